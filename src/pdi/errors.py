@@ -1,0 +1,105 @@
+"""The pdi error family.
+
+Every error a pdi function raises on bad input is a :class:`PDIError`. The
+command line maps each class to an exit status and one line on stderr; the
+resolver maps it to an HTTP status with an RFC 9457 problem body. The two
+mappings live here, beside the classes, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+
+class PDIError(Exception):
+    """Base of every error pdi raises on purpose."""
+
+    exit_code: int = 1
+    http_status: int = 400
+    title: str = "pdi error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ParseError(PDIError, ValueError):
+    """Input does not follow a grammar.
+
+    ``rule`` names the grammar rule that failed, ``offset`` is the 0-based
+    index into ``text`` where it failed (``None`` when the whole input is at
+    fault), so the message can say *what* and *where*.
+    """
+
+    exit_code = 1
+    http_status = 400
+    title = "syntax error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        text: str | None = None,
+        offset: int | None = None,
+        rule: str | None = None,
+    ) -> None:
+        self.text = text
+        self.offset = offset
+        self.rule = rule
+        where = []
+        if rule:
+            where.append(f"rule {rule}")
+        if offset is not None:
+            where.append(f"offset {offset}")
+        full = f"{message} ({', '.join(where)})" if where else message
+        super().__init__(full)
+        self.reason = message
+
+
+class IntegrityError(PDIError):
+    """Bytes are not what a check (fixity checksum, length=, md5=) says they must be."""
+
+    exit_code = 3
+    http_status = 422
+    title = "integrity check failed"
+
+
+class NotFoundError(PDIError, LookupError):
+    """A name, part, series or file that was asked for does not exist."""
+
+    exit_code = 4
+    http_status = 404
+    title = "not found"
+
+
+class ImmutabilityError(PDIError):
+    """An attempt to change what must never change (a minted name, deposited bytes)."""
+
+    exit_code = 5
+    http_status = 409
+    title = "immutability conflict"
+
+
+class UnsupportedError(PDIError):
+    """Well-formed input that pdi cannot act on (an unknown format, a scheme with no evaluator)."""
+
+    exit_code = 6
+    http_status = 415
+    title = "unsupported"
+
+
+class LimitError(PDIError):
+    """A size, depth, count or time limit was exceeded."""
+
+    exit_code = 7
+    http_status = 413
+    title = "limit exceeded"
+
+
+class StoreError(PDIError):
+    """The archive's storage could not do what was asked (not a user mistake)."""
+
+    exit_code = 8
+    http_status = 503
+    title = "storage error"
