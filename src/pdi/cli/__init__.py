@@ -40,9 +40,11 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from pdi.cli import uri_cmd
+    # One module per family of subcommands, each owning its own commands.
+    from pdi.cli import archive_cmd, capture_cmd, mhtml_cmd, parse_cmd, text_cmd, uri_cmd
 
-    cli.add_command(uri_cmd.uri)
+    for module in (uri_cmd, parse_cmd, text_cmd, archive_cmd, mhtml_cmd, capture_cmd):
+        module.register(cli)
 
 
 _register()

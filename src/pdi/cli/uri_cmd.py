@@ -1,10 +1,9 @@
-"""``pdi uri …``: RFC 3986 parsing, resolution and normalization from the shell."""
+"""URI commands: `pdi uri parse|resolve|normalize` (issue 2)."""
 
 from __future__ import annotations
 
 import click
 
 
-@click.group()
-def uri() -> None:
-    """Parse, resolve and normalize URIs (RFC 3986; RFC 2396 as a mode)."""
+def register(cli: click.Group) -> None:
+    """Add this module's commands to the top-level ``pdi`` group."""
