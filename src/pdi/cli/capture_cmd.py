@@ -1,4 +1,4 @@
-"""Capture command: `pdi capture URL` (issue 6)."""
+"""Writing commands: `pdi mhtml pack|unpack` and `pdi capture URL` (issue 6)."""
 
 from __future__ import annotations
 
@@ -6,4 +6,4 @@ import click
 
 
 def register(cli: click.Group) -> None:
-    """Add this module's commands to the top-level ``pdi`` group."""
+    """Add ``capture`` to the top-level group (``pack``/``unpack`` go on ``pdi.cli.mhtml_group.mhtml``)."""

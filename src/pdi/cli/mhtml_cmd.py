@@ -1,9 +1,12 @@
-"""MHTML commands: `pdi mhtml ls|check|pack|unpack` (issue 6)."""
+"""MHTML reading commands: `pdi mhtml ls|check` (issue 6)."""
 
 from __future__ import annotations
 
 import click
 
+from pdi.cli.mhtml_group import mhtml
+
 
 def register(cli: click.Group) -> None:
-    """Add this module's commands to the top-level ``pdi`` group."""
+    """Add the ``mhtml`` group (with its commands) to the top-level ``pdi`` group."""
+    cli.add_command(mhtml)
