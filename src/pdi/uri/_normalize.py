@@ -27,6 +27,13 @@ def _percent(text: str | None) -> str | None:
     return _PCT_TRIPLE.sub(_triple, text)
 
 
+def _lower_domain(address: str) -> str:
+    at = address.rfind("@")
+    if at < 0:
+        return address
+    return address[: at + 1] + (_percent(address[at + 1 :].lower()) or "")
+
+
 def normalize_uri(uri: URI) -> URI:
     """The §6.2.2 and §6.2.3 normal form of a parsed reference."""
     scheme = uri.scheme.lower() if uri.scheme is not None else None
@@ -47,10 +54,15 @@ def normalize_uri(uri: URI) -> URI:
             path = "/"
     elif scheme == "file":
         # RFC 8089 §2: "localhost" and no authority both mean the local host.
-        if host == "localhost" or (host is None and path.startswith("/")):
+        if (host == "localhost" and uri.userinfo is None and port is None) or (
+            host is None and path.startswith("/")
+        ):
             host = ""
         if host is not None and path == "":
             path = "/"
+    elif scheme == "mailto" and "@" in path:
+        # §6.2.3's own example: the domain of each address is case-insensitive.
+        path = ",".join(_lower_domain(address) for address in path.split(","))
     if host is None and path.startswith("//"):
         path = "/." + path  # keep the path from re-parsing as an authority
     return URI(
@@ -74,7 +86,9 @@ def normalize(text: str) -> str:
     path; for ``http``, ``https``, ``ws``, ``wss`` and ``ftp`` an empty or
     default port dropped, leading zeros dropped from a port, and an empty
     path with an authority made ``/`` (§6.2.3); for ``file``, ``localhost``
-    and a missing authority both become the empty authority (RFC 8089 §2).
+    and a missing authority both become the empty authority (RFC 8089 §2);
+    for ``mailto``, the domain of each address is lower-cased (§6.2.3's
+    example, RFC 6068).
     Empty queries, fragments and userinfo are kept (§6.2.3: their
     delimiters are significant). ``normalize`` is idempotent.
     """
