@@ -20,7 +20,8 @@ _REG_NAME = re.compile(rf"(?:[{_UNRESERVED}{_SUB_DELIMS}]|{_PCT})*")
 _PORT = re.compile(r"[0-9]*")
 _PATH = re.compile(rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:@/]|{_PCT})*")
 _QUERY = re.compile(rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:@/?]|{_PCT})*")
-_IPV_FUTURE = re.compile(rf"[vV][0-9A-Fa-f]+\.[{_UNRESERVED}{_SUB_DELIMS}:]+")
+_IPV_FUTURE_TAIL = re.compile(rf"[{_UNRESERVED}{_SUB_DELIMS}:]*")
+_HEXDIGITS = frozenset("0123456789ABCDEFabcdef")
 _DEC_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4 = re.compile(rf"{_DEC_OCTET}\.{_DEC_OCTET}\.{_DEC_OCTET}\.{_DEC_OCTET}")
 _H16 = re.compile(r"[0-9A-Fa-f]{1,4}")
@@ -192,10 +193,13 @@ def _check_ipv6(text: str, start: int, end: int) -> None:
         for piece in addr.split(":"):
             pieces.append((pos, piece))
             pos += len(piece) + 1
+    # An IPv4 address may only end the address (ls32): after "::" it must be
+    # on the right of it.
+    ipv4_allowed = double < 0 or bool(addr[double + 2 :])
     units = 0
     for index, (pos, piece) in enumerate(pieces):
         last = index == len(pieces) - 1
-        if last and "." in piece:
+        if last and ipv4_allowed and "." in piece:
             if not _IPV4.fullmatch(piece):
                 raise _fail(text, pos, "IPv4address", f"{piece!r} is not a dotted-decimal IPv4 address")
             units += 2
@@ -209,6 +213,21 @@ def _check_ipv6(text: str, start: int, end: int) -> None:
         raise _fail(text, start + double, "IPv6address", "'::' must stand for at least one 16-bit group")
     if double < 0 and units != 8:
         raise _fail(text, end, "IPv6address", "an IPv6 address without '::' needs eight 16-bit groups")
+
+
+def _check_ipvfuture(text: str, start: int, end: int) -> None:
+    """``IPvFuture = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )`` after its "v"."""
+    pos = start
+    while pos < end and text[pos] in _HEXDIGITS:
+        pos += 1
+    if pos == start:
+        raise _fail(text, pos, "IPvFuture", "expected a hexadecimal version number after 'v'")
+    if pos == end or text[pos] != ".":
+        raise _fail(text, pos, "IPvFuture", "expected '.' after the version number")
+    pos += 1
+    if pos == end:
+        raise _fail(text, pos, "IPvFuture", "expected an address after 'v<version>.'")
+    _check(_IPV_FUTURE_TAIL, text, pos, end, "IPvFuture")
 
 
 def _parse_authority(text: str, start: int, end: int) -> tuple[str | None, str, str | None]:
@@ -225,7 +244,7 @@ def _parse_authority(text: str, start: int, end: int) -> tuple[str | None, str, 
         if close < 0:
             raise _fail(text, end, "IP-literal", "IP literal has no closing ']'")
         if text[host_start + 1 : host_start + 2] in ("v", "V"):
-            _check(_IPV_FUTURE, text, host_start + 1, close, "IPvFuture")
+            _check_ipvfuture(text, host_start + 2, close)
         else:
             _check_ipv6(text, host_start + 1, close)
         host = text[host_start : close + 1]
