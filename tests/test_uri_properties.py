@@ -26,7 +26,7 @@ from pdi.uri import (
     resolve,
     split,
 )
-from pdi.uri._resolve import split5
+from pdi.uri._resolve import _resolve_3986_plain, split5
 
 # --- RFC 3986 Appendix A, transcribed rule by rule --------------------------------
 UNRESERVED = r"[A-Za-z0-9\-._~]"
@@ -290,7 +290,9 @@ def test_remove_dot_segments_matches_literal_algorithm(path: str) -> None:
     st.booleans(),
 )
 def test_resolve_matches_literal_transcription(base: str, reference: str, strict: bool) -> None:
-    assert resolve(base, reference, strict=strict) == literal_resolve(base, reference, strict)
+    expected = literal_resolve(base, reference, strict)
+    assert resolve(base, reference, strict=strict) == expected
+    assert _resolve_3986_plain(base, reference, strict) == expected
 
 
 @settings(max_examples=200, deadline=None)

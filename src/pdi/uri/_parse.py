@@ -25,6 +25,15 @@ _HEXDIGITS = frozenset("0123456789ABCDEFabcdef")
 _DEC_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4 = re.compile(rf"{_DEC_OCTET}\.{_DEC_OCTET}\.{_DEC_OCTET}\.{_DEC_OCTET}")
 _H16 = re.compile(r"[0-9A-Fa-f]{1,4}")
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_FAST = re.compile(
+    r"(?:([A-Za-z][A-Za-z0-9+\-.]*):)?"
+    rf"(?://(?:([{_UNRESERVED}{_SUB_DELIMS}:%]*)@)?([{_UNRESERVED}{_SUB_DELIMS}%]*)(?::([0-9]*))?"
+    rf"(/[{_UNRESERVED}{_SUB_DELIMS}:@/%]*)?"
+    rf"|(?!//)([{_UNRESERVED}{_SUB_DELIMS}:@/%]*))"
+    rf"(?:\?([{_UNRESERVED}{_SUB_DELIMS}:@/?%]*))?"
+    rf"(?:#([{_UNRESERVED}{_SUB_DELIMS}:@/?%]*))?"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +280,24 @@ def parse(text: str) -> URI:
     first character that breaks it. Non-ASCII characters are not allowed
     (map an IRI first with :func:`iri_to_uri`).
     """
+    # Fast path: one expression for the grammar without IP literals, with
+    # "%" checked separately; anything it does not settle goes to the
+    # component-by-component parser, which also finds the error's place.
+    m = _FAST.fullmatch(text)
+    if m is not None and ("%" not in text or _BAD_PERCENT.search(text) is None):
+        scheme, userinfo, host, port, abempty, path, query, fragment = m.groups()
+        if host is not None:
+            return URI(scheme, userinfo, host, port, abempty or "", query, fragment)
+        if scheme is not None or ":" not in path:
+            return URI(scheme, None, None, None, path, query, fragment)
+        colon = path.find(":")
+        slash = path.find("/")
+        if 0 <= slash < colon:
+            return URI(None, None, None, None, path, query, fragment)
+    return _parse_slowly(text)
+
+
+def _parse_slowly(text: str) -> URI:
     m = _SPLIT.fullmatch(text)
     if m is None:  # pragma: no cover - the Appendix B expression matches every string
         raise ParseError("unsplittable", text=text, offset=0, rule="URI-reference")
