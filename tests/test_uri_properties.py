@@ -242,13 +242,13 @@ def literal_rfc2396_step6(buffer: str) -> str:
 
 
 # --- properties ----------------------------------------------------------------------
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(valid_references)
 def test_generator_follows_the_grammar(text: str) -> None:
     assert URI_REFERENCE_RE.fullmatch(text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(valid_references)
 def test_parse_print_round_trip(text: str) -> None:
     uri = parse(text)
@@ -257,7 +257,7 @@ def test_parse_print_round_trip(text: str) -> None:
     assert split(text) == uri
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(st.one_of(hostile_text, valid_references, st.tuples(valid_references, hostile_text).map("".join)))
 def test_parse_accepts_exactly_the_appendix_a_grammar(text: str) -> None:
     grammatical = URI_REFERENCE_RE.fullmatch(text) is not None
@@ -270,20 +270,20 @@ def test_parse_accepts_exactly_the_appendix_a_grammar(text: str) -> None:
     assert accepted == grammatical
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(hostile_text)
 def test_split_round_trip_and_appendix_b(text: str) -> None:
     assert str(split(text)) == text
     assert split5(text) == appendix_b(text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.one_of(path_text, hostile_text))
 def test_remove_dot_segments_matches_literal_algorithm(path: str) -> None:
     assert remove_dot_segments(path) == literal_remove_dot_segments(path)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     st.tuples(st.sampled_from(["http://a", "s:", "s:/", "s://", "f:a/"]), path_text).map("".join),
     st.one_of(path_text, hostile_text, valid_references),
@@ -295,7 +295,7 @@ def test_resolve_matches_literal_transcription(base: str, reference: str, strict
     assert _resolve_3986_plain(base, reference, strict) == expected
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(absolute_uris, valid_references)
 def test_resolve_returns_absolute_uri_without_dot_segments(base: str, reference: str) -> None:
     # An empty or query-only reference keeps the base path as it is (§5.2.2),
@@ -311,7 +311,7 @@ def test_resolve_returns_absolute_uri_without_dot_segments(base: str, reference:
     assert not {".", ".."} & set(path.split("/"))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(
     st.tuples(st.sampled_from(["http://a", "s:", "s:/", "f:a/", "s://h/x/"]), path_text).map("".join),
     path_text,
@@ -328,7 +328,7 @@ def test_rfc2396_mode_matches_literal_step_6(base: str, reference: str) -> None:
     assert resolve(base, reference, rfc=2396) == expected + path + ("?" + rq if rq is not None else "")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(absolute_uris.map(lambda t: t.replace(".", "x")), valid_references.map(lambda t: t.replace(".", "x")))
 def test_rfc2396_agrees_with_3986_without_dot_segments(base: str, reference: str) -> None:
     # The docstring's list of differences is complete for references and bases
@@ -338,7 +338,7 @@ def test_rfc2396_agrees_with_3986_without_dot_segments(base: str, reference: str
     assert resolve(base, reference, rfc=2396) == resolve(base, reference)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(valid_references)
 def test_normalize_is_idempotent(text: str) -> None:
     once = normalize(text)
@@ -347,7 +347,7 @@ def test_normalize_is_idempotent(text: str) -> None:
     assert equivalent(text, text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(valid_references)
 def test_normalize_decodes_only_unreserved(text: str) -> None:
     once = normalize(text)
@@ -356,7 +356,7 @@ def test_normalize_decodes_only_unreserved(text: str) -> None:
         assert chr(int(triple[1:], 16)) not in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(st.text(st.characters(exclude_categories=["Cs"])), st.text(alphabet="/?:@!$&'()*+,;=", max_size=5))
 def test_percent_round_trips(text: str, safe: str) -> None:
     encoded = percent_encode(text, safe)
@@ -367,7 +367,7 @@ def test_percent_round_trips(text: str, safe: str) -> None:
         assert percent_decode_bytes(encoded) == text.encode("utf-8")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(valid_references, st.text(st.characters(min_codepoint=0xA0, max_codepoint=0xD7FF), max_size=5))
 def test_iri_to_uri_gives_a_uri(text: str, extra: str) -> None:
     # Non-ASCII characters in the path, query and fragment of a valid reference.
@@ -378,7 +378,7 @@ def test_iri_to_uri_gives_a_uri(text: str, extra: str) -> None:
     assert iri_to_uri(text) == text
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(hostile_text, hostile_text, st.sampled_from([3986, 2396]), st.booleans())
 def test_no_input_raises_anything_but_pdi_errors(a: str, b: str, rfc: int, strict: bool) -> None:
     calls = [

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from pdi.errors import ParseError
+from pdi.uri._resolve import split5
 
 # RFC 3986 Appendix B, the regular expression that splits any string.
 _SPLIT = re.compile(r"(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?", re.S)
@@ -131,10 +132,7 @@ def split(text: str) -> URI:
     at its last ``@`` and, after the host (an IP literal in brackets, or up
     to the last ``:``), at ``:`` for the port. ``str(split(text)) == text``.
     """
-    m = _SPLIT.fullmatch(text)
-    if m is None:  # pragma: no cover - the Appendix B expression matches every string
-        raise ParseError("unsplittable", text=text, offset=0, rule="URI-reference")
-    scheme, authority, path, query, fragment = m.groups()
+    scheme, authority, path, query, fragment = split5(text)
     userinfo = host = port = None
     if authority is not None:
         at = authority.rfind("@")
