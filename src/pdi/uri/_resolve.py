@@ -183,6 +183,9 @@ def resolve(base: str, reference: str, *, rfc: int = 3986, strict: bool = True) 
     authority and an empty path merges as ``/`` + reference
     (``http://a`` + ``g`` = ``http://a/g``, not ``http://ag``). The ``/.``
     prefix for a ``//`` path without authority also applies in both modes.
+    Outside the seven cases above the two modes agree (a property test
+    checks it for bases and references with no ``.`` that are not
+    query-only references).
     """
     if rfc != 3986:
         if rfc == 2396:
