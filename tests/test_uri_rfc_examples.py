@@ -371,3 +371,12 @@ def test_resolve_many_distinct_bases() -> None:
     for _ in range(2):  # a bad base is refused every time, never remembered
         with pytest.raises(ParseError):
             resolve("no-scheme/a", "b")
+
+
+def test_long_inputs_resolve_in_linear_time() -> None:
+    # A stranger's reference must not make resolution quadratic (RFC 2396 6e included).
+    n = 50_000
+    reference = "x/" * n + "../" * n + "g"
+    assert resolve("http://a/b", reference) == "http://a/g"
+    assert resolve("http://a/b", reference, rfc=2396) == "http://a/g"
+    assert normalize("http://a/" + reference) == "http://a/g"

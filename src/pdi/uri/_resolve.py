@@ -308,15 +308,16 @@ def _dot_rules_2396(buffer: str) -> str:
     kept.append("" if segments[-1] == "." else segments[-1])
     segments = kept
     first = 1 if absolute else 0
-    # e) "<segment>/../" with segment not "..", leftmost first, until none is left.
-    changed = True
-    while changed:
-        changed = False
-        for i in range(first, len(segments) - 2):
-            if segments[i] != ".." and segments[i + 1] == "..":
-                del segments[i : i + 2]
-                changed = True
-                break
+    # e) "<segment>/../" with segment not "..", leftmost first, until none is
+    # left: the same as cancelling pairs on a stack, left to right (linear).
+    stack = segments[:first]
+    for seg in segments[first:-1]:
+        if seg == ".." and len(stack) > first and stack[-1] != "..":
+            stack.pop()
+        else:
+            stack.append(seg)
+    stack.append(segments[-1])
+    segments = stack
     # f) a final "<segment>/.." with segment not "..".
     if len(segments) - 2 >= first and segments[-1] == ".." and segments[-2] != "..":
         segments[-2:] = [""]
