@@ -109,3 +109,14 @@ def test_uri_resolve_as_a_real_process() -> None:
     )
     assert done.returncode == 0
     assert done.stdout == "pdi://oma.eop.gov.us/1997/01/27/4\n"
+
+
+def test_uri_iri_option() -> None:
+    code, out, err = run("uri", "parse", "--json", "--iri", "http://r\u00e9sum\u00e9.example/d\u00e9j\u00e0")
+    assert code == 0, err
+    assert json.loads(out)["host"] == "r%C3%A9sum%C3%A9.example"
+    assert json.loads(out)["path"] == "/d%C3%A9j%C3%A0"
+    assert run("uri", "normalize", "--iri", "HTTP://A/\u00e9")[1] == "http://a/%C3%A9\n"
+    code, _, err = run("uri", "parse", "http://a/\u00e9")
+    assert code == 1
+    assert "offset 9" in err

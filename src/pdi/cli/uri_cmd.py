@@ -8,6 +8,12 @@ import click
 
 from pdi import uri as uri_core
 
+_IRI_OPTION = click.option(
+    "--iri",
+    is_flag=True,
+    help="Map an IRI to a URI first: non-ASCII characters become %-encoded UTF-8 (RFC 3987 §3.1).",
+)
+
 
 @click.group("uri")
 def uri_group() -> None:
@@ -22,13 +28,16 @@ def uri_group() -> None:
     is_flag=True,
     help="Split with the RFC 3986 Appendix B expression instead of checking the grammar.",
 )
-def parse_command(text: str, as_json: bool, lenient: bool) -> None:
+@_IRI_OPTION
+def parse_command(text: str, as_json: bool, lenient: bool, iri: bool) -> None:
     """Print the components of URI (a URI reference, strict RFC 3986 grammar).
 
     Absent components print as null in JSON and as a dash otherwise; present
     but empty ones as "". Exit status 1 (syntax error) names the rule and the
     offset that broke it.
     """
+    if iri:
+        text = uri_core.iri_to_uri(text)
     parsed = uri_core.split(text) if lenient else uri_core.parse(text)
     fields: dict[str, str | None] = {
         "scheme": parsed.scheme,
@@ -70,9 +79,10 @@ def resolve_command(base: str, reference: str, rfc: str, non_strict: bool) -> No
 
 @uri_group.command("normalize")
 @click.argument("text", metavar="URI")
-def normalize_command(text: str) -> None:
+@_IRI_OPTION
+def normalize_command(text: str, iri: bool) -> None:
     """Print the RFC 3986 §6.2.2/§6.2.3 normal form of URI (used to compare URIs)."""
-    click.echo(uri_core.normalize(text))
+    click.echo(uri_core.normalize(uri_core.iri_to_uri(text) if iri else text))
 
 
 def register(cli: click.Group) -> None:
