@@ -2,7 +2,7 @@
 
 Where a suite's expectation differs from our reading of RFC 3986
 (shared/specs/README.md), the case is listed in an override table below
-with our expected value and the reason; nothing is skipped.
+with our expected value and the reason; every case runs.
 """
 
 from __future__ import annotations

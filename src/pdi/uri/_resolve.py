@@ -155,7 +155,7 @@ def resolve(base: str, reference: str, *, rfc: int = 3986, strict: bool = True) 
        C choice): ``../../../g`` = ``http://a/../g``, ``../../../../g`` =
        ``http://a/../../g``; a base path's own leading ``..`` stays too.
        RFC 3986 drops them: ``http://a/g``.
-    3. Absolute-path references. RFC 2396 step 5 skips the dot rules:
+    3. Absolute-path references. RFC 2396 step 5 goes straight to step 7:
        ``/./g`` = ``http://a/./g``, ``/../g`` = ``http://a/../g``. RFC 3986
        removes dot segments: ``http://a/g``.
     4. References with a scheme or an authority. RFC 2396 steps 3 and 4 take
