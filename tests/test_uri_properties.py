@@ -401,3 +401,36 @@ def test_no_input_raises_anything_but_pdi_errors(a: str, b: str, rfc: int, stric
             call()
         except PDIError:
             pass
+
+
+_h16 = st.text(alphabet="0123456789abcdefABCDEF", min_size=1, max_size=4)
+
+
+@st.composite
+def _ipv6_like(draw: st.DrawFn) -> str:
+    left = [draw(_h16) for _ in range(draw(st.integers(0, 8)))]
+    text = ":".join(left)
+    if draw(st.booleans()):
+        text += "::" + ":".join(draw(_h16) for _ in range(draw(st.integers(0, 7))))
+    tail = draw(st.sampled_from(["", "", "1.2.3.4", "255.255.255.255", "256.1.1.1", "01.2.3.4", "1.2.3"]))
+    if tail:
+        text += tail if text.endswith(":") or not text else ":" + tail
+    if draw(st.integers(0, 3)) == 0:  # a stray character somewhere
+        at = draw(st.integers(0, len(text)))
+        text = text[:at] + draw(st.sampled_from([":", ".", "g", "::", "0"])) + text[at:]
+    return text
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ipv6_like(), st.booleans())
+def test_ipv6_check_matches_the_grammar(literal: str, vfuture: bool) -> None:
+    if vfuture:
+        literal = "v" + literal.replace(":", ".", 1)
+    text = f"http://[{literal}]/"
+    grammatical = URI_REFERENCE_RE.fullmatch(text) is not None
+    try:
+        parse(text)
+        accepted = True
+    except PDIError:
+        accepted = False
+    assert accepted == grammatical
