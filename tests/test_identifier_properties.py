@@ -81,9 +81,11 @@ def fragments_for(draw: st.DrawFn, token: str) -> Fragment:
                 nat,
                 element_names,
                 st.tuples(nat, nat),
-                st.lists(
-                    st.text(alphabet="ab12", min_size=1, max_size=3), min_size=1, max_size=3
-                ).map(tuple),
+                # Two digit-only items are written like an (x,y) coordinate and
+                # read back as one, so extension positions here are other shapes.
+                st.lists(st.text(alphabet="ab12", min_size=1, max_size=3), min_size=1, max_size=3)
+                .map(tuple)
+                .filter(lambda t: not (len(t) == 2 and all(x.isdigit() for x in t))),
             ),
             min_size=1,
             max_size=3,
