@@ -251,7 +251,8 @@ class Fragment:
             raise ParseError(f"not a fragment: {text!r}", rule="fragment-specifier")
         frag = _parse_fragment(text, text, 0)
         if format is not None:
-            formats.check_token(format)
+            if format != "*":
+                formats.check_token(format)
             _check_fragment(frag, format, text, 0, [])
         return frag
 
