@@ -18,9 +18,10 @@ import re
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from pdi import formats, identifier
+from pdi import formats
 from pdi.errors import PDIError, UnsupportedError
 from pdi.identifier import ISO_3166_ALPHA2, PDI, Fragment, equivalent
+from pdi.identifier._pdi import _parse_pdi
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -446,7 +447,7 @@ def test_equivalent_and_matches_raise_only_pdi_errors(a: str, b: str, flag: bool
 
 def _outcome(text: str, fast: bool) -> object:
     try:
-        return identifier._parse_pdi(text, 0, len(text), False, 0, fast=fast)
+        return _parse_pdi(text, 0, len(text), False, 0, fast=fast)
     except PDIError as exc:
         return (type(exc), str(exc))
 
