@@ -117,3 +117,10 @@ def test_parse_as_a_process() -> None:
     assert bad.returncode == 1
     assert bad.stdout == ""
     assert len(bad.stderr.splitlines()) == 1
+
+
+def test_parse_help_is_true() -> None:
+    result = CliRunner().invoke(cli, ["parse", "--help"])
+    assert result.exit_code == 0
+    assert "--strict" in result.output and "--json" in result.output
+    assert "Exit status 0 for a valid PDI, 1 for an invalid one" in result.output

@@ -16,7 +16,13 @@ as ``shared/specs/PDI-GRAMMAR.md`` §2.6 and §3 say:
   (``utf-8``, ``shift_jis``; draft line 586), and such a token means text/plain
   in that charset;
 - tokens are case-insensitive; :func:`canonical_token` gives the canonical
-  spelling (lower case, upper-case hex in %-escapes).
+  spelling (lower case, upper-case hex in %-escapes);
+- a token is written with the unique-id characters of the grammar (alpha,
+  digit, ``()-:;$_!'``), %-escapes, and the literal ``+`` of ``major+minor``
+  (:func:`is_valid_token`). That is wider than the draft's ``alpha-hyphen``
+  (line 160), as the tokens the draft itself asks for need it (``utf-8``,
+  ``shift_jis``, ``audio+mpeg``). A well-formed token that the registry does
+  not resolve is still a valid token; it just cannot be resolved.
 
 Pure: the only input is the package's own data file, read once.
 """
