@@ -558,3 +558,12 @@ def test_build_rejects(kwargs: dict[str, object], rule: str) -> None:
 def test_build_rejects_a_non_date() -> None:
     with pytest.raises(ParseError):
         PDI.build(series="a.us", date="2000-01-02", serial=1)  # type: ignore[arg-type]
+
+
+def test_grammar_3_fragment_errors_point_at_the_position() -> None:
+    # The offset is that of the position at fault.
+    assert err(BASE + "1.text.1#char=20,10").offset == len(BASE + "1.text.1#char=20,")
+    assert err(BASE + "1.gif.1#(5,10),(4,30)").offset == len(BASE + "1.gif.1#(5,10),")
+    assert err(BASE + "1.text.1#char=1,b").offset == len(BASE + "1.text.1#char=1,")
+    assert err(BASE + "1.text.1#1,2,3").offset == len(BASE + "1.text.1#1,2,")
+    assert err(BASE + "1.wav.1#sec=1,msec=2").offset == len(BASE + "1.wav.1#sec=1,msec")

@@ -81,11 +81,11 @@ class Fragment:
         """Parse the text after ``#``; with ``format`` (a token), check it against the format."""
         if not isinstance(text, str):
             raise ParseError(f"not a fragment: {text!r}", rule="fragment-specifier")
-        frag = _parse_fragment(text, text, 0)
+        frag, at = _parse_fragment(text, text, 0)
         if format is not None:
             if format != "*":
                 formats.check_token(format)
-            _check_fragment(frag, format, text, 0, [])
+            _check_fragment(frag, format, text, 0, [], at)
         return frag
 
     def __str__(self) -> str:
@@ -218,8 +218,11 @@ def _parse_position(raw: str, scheme: str | None, text: str, offset: int) -> Pos
     return _percent_decode(raw, text=text, offset=offset, rule="element-name")
 
 
-def _parse_fragment(body: str, text: str, offset: int) -> Fragment:
-    """Parse the text after ``#`` (``offset`` is its place in ``text``)."""
+def _parse_fragment(body: str, text: str, offset: int) -> tuple[Fragment, tuple[int, ...]]:
+    """Parse the text after ``#`` (``offset`` is its place in ``text``).
+
+    Returns the fragment and the offset of each position in ``text``.
+    """
     scheme: str | None = None
     pos_start = 0
     m = _SCHEME_RE.match(body)
@@ -237,11 +240,13 @@ def _parse_fragment(body: str, text: str, offset: int) -> Fragment:
     rest = body[pos_start:]
     if not rest:
         raise _fail("a fragment needs at least one position", text, offset + pos_start, "position")
+    pieces = _split_top(rest)
+    at = tuple(offset + pos_start + piece_at for _, piece_at in pieces)
     positions = tuple(
-        _parse_position(piece, scheme, text, offset + pos_start + at)
-        for piece, at in _split_top(rest)
+        _parse_position(piece, scheme, text, where)
+        for (piece, _), where in zip(pieces, at, strict=True)
     )
-    return Fragment(scheme, positions)
+    return Fragment(scheme, positions), at
 
 
 _FAMILY_SCHEMES = {
@@ -267,9 +272,17 @@ def _allowed_schemes(media_type: str) -> frozenset[str]:
 
 
 def _check_fragment(
-    frag: Fragment, format: str, text: str, offset: int, warnings: list[_Warning]
+    frag: Fragment,
+    format: str,
+    text: str,
+    offset: int,
+    warnings: list[_Warning],
+    at: tuple[int, ...] = (),
 ) -> str | None:
-    """Check a fragment against its PDI's format; return the effective scheme (None if unknown)."""
+    """Check a fragment against its PDI's format; return the effective scheme (None if unknown).
+
+    ``offset`` is where the fragment starts in ``text``, ``at`` where each position does.
+    """
     media_type: str | None = None
     if format != "*":
         try:
@@ -315,38 +328,56 @@ def _check_fragment(
                 offset,
                 "fragment-scheme",
             )
-    _check_positions(frag, scheme, text, offset)
+    _check_positions(frag, scheme, text, offset, at)
     return scheme
 
 
-def _check_positions(frag: Fragment, scheme: str, text: str, offset: int) -> None:
+def _check_positions(
+    frag: Fragment, scheme: str, text: str, offset: int, at: tuple[int, ...]
+) -> None:
     pos = frag.positions
     n = len(pos)
 
-    def need(cond: bool, message: str, rule: str = "position") -> None:
+    def need(cond: bool, message: str, rule: str = "position", index: int | None = None) -> None:
         if not cond:
-            raise _fail(message, text, offset, rule)
+            where = at[index] if index is not None and index < len(at) else offset
+            raise _fail(message, text, where, rule)
+
+    def first_not(kind: type) -> int | None:
+        return next((i for i, p in enumerate(pos) if not isinstance(p, kind)), None)
 
     def ordered(a: int, b: int, what: str) -> None:
-        need(b >= a, f"{scheme} fragment ends before it starts: {what} (end < start)")
+        need(b >= a, f"{scheme} fragment ends before it starts: {what} (end < start)", index=1)
 
     if scheme in ("char", "line"):
-        need(n in (1, 2), f"a {scheme} fragment is one position or two (start,end), not {n}")
         need(
-            all(isinstance(p, int) for p in pos),
-            f"{scheme} positions are digits",
+            n in (1, 2),
+            f"a {scheme} fragment is one position or two (start,end), not {n}",
+            index=2,
         )
+        bad = first_not(int)
+        need(bad is None, f"{scheme} positions are digits", index=bad)
         if n == 2:
             assert isinstance(pos[0], int) and isinstance(pos[1], int)
             ordered(pos[0], pos[1], f"{pos[0]},{pos[1]}")
     elif scheme in ("byte", "sec", "msec", "elt"):
-        need(n == 2, f"a {scheme} fragment is two positions (start,end), not {n}")
-        need(all(isinstance(p, int) for p in pos), f"{scheme} positions are digits")
+        need(
+            n == 2,
+            f"a {scheme} fragment is two positions (start,end), not {n}",
+            index=2 if n > 2 else None,
+        )
+        bad = first_not(int)
+        need(bad is None, f"{scheme} positions are digits", index=bad)
         assert isinstance(pos[0], int) and isinstance(pos[1], int)
         ordered(pos[0], pos[1], f"{pos[0]},{pos[1]}")
     elif scheme == "name":
-        need(n == 2, f"a name fragment is two element names (start,end), not {n}")
-        need(all(isinstance(p, str) for p in pos), "name positions are element names")
+        need(
+            n == 2,
+            f"a name fragment is two element names (start,end), not {n}",
+            index=2 if n > 2 else None,
+        )
+        bad = first_not(str)
+        need(bad is None, "name positions are element names", index=bad)
     elif scheme in ("rect", "crop"):
         need(
             n in (2, 3)
@@ -362,6 +393,7 @@ def _check_positions(frag: Fragment, scheme: str, text: str, offset: int) -> Non
             b[0] >= a[0] and b[1] >= a[1],  # type: ignore[operator]
             f"{scheme} fragment ends before it starts: ({a[0]},{a[1]}),({b[0]},{b[1]}) "
             "(end < start)",
+            index=1,
         )
 
 

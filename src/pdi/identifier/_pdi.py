@@ -816,8 +816,8 @@ def _parse_pdi(
             )
             version = 1
         if mark == "#":
-            fragment = _parse_fragment(text[ri_end + 1 : end], text, ri_end + 1)
-            _check_fragment(fragment, fmt, text, ri_end + 1, warnings)
+            fragment, at = _parse_fragment(text[ri_end + 1 : end], text, ri_end + 1)
+            _check_fragment(fragment, fmt, text, ri_end + 1, warnings, at)
         else:
             citation = _parse_citation(
                 text, ri_end + 1, end, fmt, strict, depth, warnings, fast=fast
