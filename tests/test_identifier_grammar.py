@@ -484,7 +484,8 @@ def test_build_foreign_ids_round_trip() -> None:
         "http://www.whitehouse.gov/": "http:%2F%2Fwww%2Ewhitehouse%2Egov%2F",
         "10.1000/182": "10%2E1000%2F182",
         "978-3-16-148410-0": "978-3-16-148410-0",
-        "0306406152": "%30306406152",
+        "0306406152": "0306406152",
+        "1234": "%31234",
         "a b#c@d=e?f+g,h*i%j": "a%20b%23c%40d%3De%3Ff%2Bg%2Ch%2Ai%25j",
         "été": "%C3%A9t%C3%A9",
     }

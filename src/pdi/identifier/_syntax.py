@@ -104,13 +104,15 @@ def escape_unique_id(foreign_id: str) -> str:
 
     Every character outside ``alpha / digit / other`` (line 154) is %-escaped
     as UTF-8 with upper-case hex, reserved characters (line 217) included. An
-    all-digit foreign id has its first digit escaped, so that it is never read
-    back as a daily serial number.
+    all-digit foreign id that would read as a daily serial number (no leading
+    zero) has its first digit escaped (``%31234``), so that it is never read
+    back as one; one with a leading zero (``0306406152``) is not a serial and
+    stays as it is.
     """
     if not isinstance(foreign_id, str) or not foreign_id:
         raise ParseError("a foreign id must be a non-empty string", rule="encapsulated-unique-id")
     escaped = _escape(foreign_id, _UNIQUE_SAFE)
-    if escaped.isdigit() and escaped.isascii():
+    if escaped.isdigit() and escaped.isascii() and escaped[0] != "0":
         escaped = f"%{ord(escaped[0]):02X}" + escaped[1:]
     return escaped
 
