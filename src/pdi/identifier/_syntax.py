@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import Union
+from urllib.parse import unquote_to_bytes
 
 from pdi.errors import LimitError, ParseError
 
@@ -64,21 +65,11 @@ def _upper_hex(text: str) -> str:
 
 
 def _percent_decode(raw: str, *, text: str, offset: int, rule: str) -> str:
+    """%-decode ``raw`` (already checked: ASCII with well-formed escapes) as UTF-8."""
     if "%" not in raw:
         return raw
-    data = bytearray()
-    i = 0
-    n = len(raw)
-    while i < n:
-        ch = raw[i]
-        if ch == "%":
-            data.append(int(raw[i + 1 : i + 3], 16))
-            i += 3
-        else:
-            data.extend(ch.encode("utf-8"))
-            i += 1
     try:
-        return data.decode("utf-8")
+        return unquote_to_bytes(raw).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ParseError(
             f"the %-escapes of {raw!r} are not UTF-8", text=text, offset=offset, rule=rule
