@@ -326,9 +326,11 @@ class PDI:
         Exactly one of ``serial`` (a positive daily serial number) and
         ``foreign_id`` (any text; reserved characters are %-escaped, so a URL,
         a DOI or an ISBN round-trips exactly as ``unique_id``). The country must
-        be an ISO 3166-1 alpha-2 code (§2.3), the date two-digit month and day.
-        A foreign id, a version or a fragment needs a format; a fragment needs
-        a version.
+        be an ISO 3166-1 alpha-2 code (§2.3); ``date`` is the GMT day of minting
+        (§2.4), written with two-digit month and day. A foreign id, a version or
+        a fragment needs a format; with a format and no version, version 1 is
+        written (§2.2); a fragment needs an explicit version. The series is
+        written in lower case. Every result is re-parsed strictly.
         """
         comps = _build_series(series)
         if not isinstance(date, datetime.date):
