@@ -506,3 +506,39 @@ def test_derived_identifiers_raise_only_pdi_errors(
         except PDIError:
             continue
         assert type(result).parse(str(result)) == result
+
+
+@SETTINGS
+@given(built(), st.lists(st.booleans(), min_size=6, max_size=6), st.booleans())
+def test_patterns_made_from_an_identifier_match_it(
+    case: tuple[PDI, dict[str, object]], stars: list[bool], drop_format: bool
+) -> None:
+    pdi, _ = case
+    concrete = pdi.without_fragment()
+    date = concrete.date
+    assert date is not None
+    year = "*" if stars[0] else f"{date.year:04d}"
+    month = "*" if stars[1] else f"{date.month:02d}"
+    day = "*" if stars[2] else f"{date.day:02d}"
+    uid = "*" if stars[3] else concrete.unique_id_raw
+    text = f"pdi://{concrete.series_name}/{year}/{month}/{day}/{uid}"
+    if concrete.format is not None and not drop_format:
+        fmt = "*" if stars[4] else concrete.format
+        version = "*" if stars[5] else str(concrete.version)
+        text += f".{fmt}.{version}"
+    pattern = PDI.parse(text)
+    assert pattern.is_pattern == (any(stars[:4]) or (".*" in text[len("pdi://") :]))
+    assert pattern.matches(concrete)
+    assert pattern.matches(pdi)  # a pattern without a fragment ignores the other's
+    query = pattern.to_query()
+    assert query.series == concrete.series_name
+    if query.date_from is not None and query.date_to is not None:
+        assert query.date_from <= date <= query.date_to
+    if query.unique_id is not None:
+        assert query.unique_id == concrete.unique_id
+    if query.format is not None:
+        assert query.format == concrete.format
+    if query.version is not None:
+        assert query.version == concrete.version
+    other_series = PDI.parse(str(concrete).replace("urn:pdi://", "urn:pdi://zz-", 1))
+    assert not pattern.matches(other_series)
