@@ -56,6 +56,13 @@ def test_parse_json() -> None:
     assert data["components"] == ["oma", "eop", "gov", "us"]
     assert data["fragment"] is None and data["citation"] is None
     assert data["warnings"] == []
+    assert data["version_omitted"] is False
+    code, out, _ = run("--json", "pdi://a.us/2000/01/02/3.text")
+    data = json.loads(out)
+    assert (data["version"], data["version_omitted"]) == (1, True)
+    code, out, _ = run("--json", "pdi://a.us/2000/01/02/3")
+    data = json.loads(out)
+    assert (data["format"], data["version"], data["version_omitted"]) == (None, None, False)
 
 
 def test_parse_json_citation_and_pattern() -> None:

@@ -35,6 +35,13 @@ def _citation_json(citation: Citation) -> dict[str, Any]:
     return {"origin": _position_json(citation.origin), "cited": describe(citation.cited)}
 
 
+def _effective_version(pdi: PDI) -> int | None:
+    """The version the PDI names: as written, else 1 when it has a format (§2.2)."""
+    if pdi.version is not None:
+        return pdi.version
+    return 1 if pdi.format is not None else None
+
+
 def describe(pdi: PDI) -> dict[str, Any]:
     """The components of ``pdi`` as plain JSON values."""
     media_type: str | None = None
@@ -57,7 +64,10 @@ def describe(pdi: PDI) -> dict[str, Any]:
         "serial": pdi.serial,
         "format": pdi.format,
         "media_type": media_type,
-        "version": "*" if pdi.version_wildcard else pdi.version,
+        "version": "*" if pdi.version_wildcard else _effective_version(pdi),
+        "version_omitted": pdi.format is not None
+        and pdi.version is None
+        and not pdi.version_wildcard,
         "fragment": _fragment_json(pdi.fragment, pdi.format) if pdi.fragment else None,
         "citation": _citation_json(pdi.citation) if pdi.citation else None,
         "is_pattern": pdi.is_pattern,
