@@ -1,0 +1,893 @@
+"""The PDI value, its canonical form, equivalence, patterns, minting and the parser."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pdi import formats
+from pdi.errors import LimitError, ParseError, UnsupportedError
+from pdi.identifier._fragment import (
+    Fragment,
+    _check_fragment,
+    _check_position_value,
+    _is_coordinate,
+    _parse_fragment,
+    _parse_position,
+    _position_text,
+)
+from pdi.identifier._syntax import (
+    _COMPONENT_RE,
+    _COUNTRY_RE,
+    _MAX_DEPTH,
+    _MAX_LENGTH,
+    _RESERVED,
+    _UNIQUE_ID_RE,
+    _UNIQUE_SAFE,
+    ISO_3166_ALPHA2,
+    Position,
+    _fail,
+    _first_bad,
+    _number,
+    _percent_decode,
+    _upper_hex,
+    _Warning,
+    escape_unique_id,
+)
+
+# The resource identifier's values: series components, year, month, day,
+# unique-id as written, unique-id decoded, is_serial, serial, format, version,
+# version_wildcard, and the offset where the resource identifier ends.
+_Head = tuple[
+    tuple[str, ...],
+    int | None,
+    int | None,
+    int | None,
+    str,
+    str,
+    bool,
+    int | None,
+    str | None,
+    int | None,
+    bool,
+    int,
+]
+
+
+# ---------------------------------------------------------------------------
+# Citations
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A citation specifier (line 168): ``@origin=pdi``.
+
+    ``origin`` is the position in the citing document (in its format's default
+    scheme) where the ``cited`` PDI (usually a fragment) is quoted.
+    """
+
+    origin: Position
+    cited: PDI
+
+    def __str__(self) -> str:
+        return f"@{_position_text(self.origin, None)}={self.cited}"
+
+
+# ---------------------------------------------------------------------------
+# The identifier
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PDIQuery:
+    """A listing query made from a pattern (§2.9): ``None`` = any."""
+
+    series: str
+    year: int | None
+    month: int | None
+    day: int | None
+    date_from: datetime.date | None
+    date_to: datetime.date | None
+    unique_id: str | None
+    format: str | None
+    version: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class PDI:
+    """A persistent document identifier (PDI-GRAMMAR.md §1).
+
+    Fields are as written, except where noted: ``series`` components (the
+    last is the country); ``year``/``month``/``day`` (``None`` = wildcard);
+    ``unique_id`` %-decoded and ``unique_id_raw`` as written (``"*"`` for the
+    wildcard); ``is_serial``/``serial`` for a daily serial number (digits, no
+    leading zero); ``format`` the token as written; ``version`` (``None`` when
+    omitted, or the wildcard when ``version_wildcard``); ``fragment`` or
+    ``citation``; ``warnings`` of the lenient reading.
+    """
+
+    series: tuple[str, ...]
+    year: int | None
+    month: int | None
+    day: int | None
+    unique_id: str
+    unique_id_raw: str
+    is_serial: bool
+    serial: int | None
+    format: str | None
+    version: int | None
+    fragment: Fragment | None = None
+    citation: Citation | None = None
+    warnings: tuple[str, ...] = ()
+    version_wildcard: bool = False
+
+    # -- parsing and printing ------------------------------------------------
+
+    @classmethod
+    def parse(cls, text: str, *, strict: bool = False) -> PDI:
+        """Parse ``urn:pdi://…`` or ``pdi://…``.
+
+        Raises :class:`ParseError` (rule and offset) for text outside the
+        grammar; with ``strict=True`` also for each lenient reading that would
+        otherwise be a warning (one-digit month or day, non-ISO country, missing
+        version on a fragment or citation, foreign id without format, …).
+        """
+        if not isinstance(text, str):
+            raise ParseError(f"a PDI is a string, not {type(text).__name__}", rule="pdi-urn")
+        if len(text) > _MAX_LENGTH:
+            raise LimitError(f"a PDI of {len(text)} characters is longer than {_MAX_LENGTH}")
+        return _parse_pdi(text, 0, len(text), strict, 0)
+
+    def __str__(self) -> str:
+        return "urn:" + self._nss_text()
+
+    def _nss_text(self) -> str:
+        year, month, day = self.year, self.month, self.day
+        text = (
+            f"pdi://{'.'.join(self.series).lower()}"
+            f"/{'*' if year is None else format(year, '04d')}"
+            f"/{'*' if month is None else format(month, '02d')}"
+            f"/{'*' if day is None else format(day, '02d')}"
+            f"/{_upper_hex(self.unique_id_raw)}"
+        )
+        fmt = self.format
+        if fmt is not None:
+            if self.version_wildcard:
+                version = "*"
+            else:
+                version = str(self.version if self.version is not None else 1)
+            text = f"{text}.{formats.canonical_token(fmt)}.{version}"
+        if self.fragment is not None:
+            return f"{text}#{self.fragment.canonical(fmt)}"
+        if self.citation is not None:
+            return f"{text}{self.citation}"
+        return text
+
+    def canonical(self) -> PDI:
+        """The canonical PDI (§2.2), parsed back from ``str(self)``."""
+        text = str(self)
+        return _parse_pdi(text, 0, len(text), False, 0)
+
+    # -- views ---------------------------------------------------------------
+
+    @property
+    def series_name(self) -> str:
+        """The document series, lower case (``"oma.eop.gov.us"``)."""
+        return ".".join(self.series).lower()
+
+    @property
+    def country(self) -> str:
+        """The last component of the series, lower case."""
+        return self.series[-1].lower()
+
+    @property
+    def date(self) -> datetime.date | None:
+        """The GMT day of minting, ``None`` if any part is a wildcard."""
+        if self.year is None or self.month is None or self.day is None:
+            return None
+        return datetime.date(self.year, self.month, self.day)
+
+    @property
+    def unique_id_is_wildcard(self) -> bool:
+        return self.unique_id_raw == "*"
+
+    @property
+    def is_pattern(self) -> bool:
+        """Whether a wildcard stands in the date, unique id, format or version (§2.9)."""
+        return (
+            self.year is None
+            or self.month is None
+            or self.day is None
+            or self.unique_id_raw == "*"
+            or self.format == "*"
+            or self.version_wildcard
+            or (self.citation is not None and self.citation.cited.is_pattern)
+        )
+
+    @property
+    def media_type(self) -> str:
+        """The media type of the format (raises :class:`UnsupportedError` when unknown)."""
+        if self.format is None:
+            raise UnsupportedError(f"{self} has no format")
+        return formats.media_type_for(self.format)
+
+    # -- derived identifiers -------------------------------------------------
+
+    def without_fragment(self) -> PDI:
+        """The canonical PDI of the whole resource (fragment and citation dropped)."""
+        return dataclasses.replace(self, fragment=None, citation=None).canonical()
+
+    def with_version(self, n: int) -> PDI:
+        """The canonical PDI with version ``n`` (a positive integer)."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ParseError(f"a version is a positive integer, not {n!r}", rule="version")
+        if self.format is None:
+            raise ParseError("a version requires a format (line 145)", rule="version")
+        return dataclasses.replace(self, version=n, version_wildcard=False).canonical()
+
+    def with_format(self, token: str) -> PDI:
+        """The canonical PDI with another format token (the fragment is checked against it)."""
+        if not isinstance(token, str) or not (token == "*" or formats.is_valid_token(token)):
+            raise ParseError(f"invalid format token {token!r}", rule="format")
+        return dataclasses.replace(self, format=token).canonical()
+
+    # -- patterns ------------------------------------------------------------
+
+    def matches(self, other: PDI | str) -> bool:
+        """Whether the concrete ``other`` is one of the identifiers this pattern names.
+
+        A wildcard matches anything; an omitted format matches every format and
+        version (the generic resource, lines 412-415); an omitted version is
+        version 1; a pattern without fragment or citation ignores the other's.
+        """
+        if isinstance(other, str):
+            other = PDI.parse(other)
+        if self.series_name != other.series_name:
+            return False
+        for mine, theirs in (
+            (self.year, other.year),
+            (self.month, other.month),
+            (self.day, other.day),
+        ):
+            if mine is not None and mine != theirs:
+                return False
+        if self.unique_id_raw != "*" and _upper_hex(self.unique_id_raw) != _upper_hex(
+            other.unique_id_raw
+        ):
+            return False
+        if self.format is not None:
+            if other.format is None:
+                return False
+            if self.format != "*" and formats.canonical_token(
+                self.format
+            ) != formats.canonical_token(other.format):
+                return False
+            if not self.version_wildcard:
+                if other.version_wildcard:
+                    return False
+                if (self.version or 1) != (other.version or 1):
+                    return False
+        if self.fragment is not None or self.citation is not None:
+            tail_self = str(self)[len("urn:pdi:") :]
+            tail_other = str(other)[len("urn:pdi:") :]
+            return _tail(tail_self) == _tail(tail_other)
+        return True
+
+    def to_query(self) -> PDIQuery:
+        """The listing query this identifier (usually a pattern) stands for."""
+        date_from: datetime.date | None = None
+        date_to: datetime.date | None = None
+        if self.year is not None:
+            if self.month is not None:
+                if self.day is not None:
+                    date_from = date_to = datetime.date(self.year, self.month, self.day)
+                else:
+                    date_from = datetime.date(self.year, self.month, 1)
+                    date_to = _month_end(self.year, self.month)
+            else:
+                date_from = datetime.date(self.year, 1, 1)
+                date_to = datetime.date(self.year, 12, 31)
+        fmt = None if self.format in (None, "*") else formats.canonical_token(self.format or "")
+        version = None
+        if self.format is not None and not self.version_wildcard:
+            version = self.version or 1
+        return PDIQuery(
+            series=self.series_name,
+            year=self.year,
+            month=self.month,
+            day=self.day,
+            date_from=date_from,
+            date_to=date_to,
+            unique_id=None if self.unique_id_raw == "*" else self.unique_id,
+            format=fmt,
+            version=version,
+        )
+
+    # -- minting -------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        series: str | Sequence[str],
+        date: datetime.date,
+        serial: int | None = None,
+        foreign_id: str | None = None,
+        format: str | None = None,
+        version: int | None = None,
+        fragment: Fragment | None = None,
+    ) -> PDI:
+        """The canonical PDI with these parts, as minting writes it.
+
+        Exactly one of ``serial`` (a positive daily serial number) and
+        ``foreign_id`` (any text; reserved characters are %-escaped, so a URL,
+        a DOI or an ISBN round-trips exactly as ``unique_id``). The country must
+        be an ISO 3166-1 alpha-2 code (§2.3); ``date`` is the GMT day of minting
+        (§2.4), written with two-digit month and day. A foreign id, a version or
+        a fragment needs a format; with a format and no version, version 1 is
+        written (§2.2); a fragment needs an explicit version. The series is
+        written in lower case. Every result is re-parsed strictly.
+        """
+        comps = _build_series(series)
+        if not isinstance(date, datetime.date):
+            raise ParseError(f"date must be a datetime.date, not {date!r}", rule="iso-date")
+        if (serial is None) == (foreign_id is None):
+            raise ParseError("give exactly one of serial and foreign_id", rule="unique-id")
+        if serial is not None:
+            if isinstance(serial, bool) or not isinstance(serial, int) or serial < 1:
+                raise ParseError(
+                    f"a daily serial number is a positive integer, not {serial!r}",
+                    rule="daily-serial-number",
+                )
+            uid = str(serial)
+        else:
+            assert foreign_id is not None
+            if format is None:
+                raise ParseError(
+                    "an encapsulated foreign id requires a format (line 347)", rule="format"
+                )
+            uid = escape_unique_id(foreign_id)
+        text = f"urn:pdi://{'.'.join(comps)}/{date.year:04d}/{date.month:02d}/{date.day:02d}/{uid}"
+        if format is not None:
+            if not isinstance(format, str) or not formats.is_valid_token(format):
+                raise ParseError(f"invalid format token {format!r}", rule="format")
+            text += "." + formats.canonical_token(format)
+            if version is not None and (
+                isinstance(version, bool) or not isinstance(version, int) or version < 1
+            ):
+                raise ParseError(
+                    f"a version is a positive integer, not {version!r}", rule="version"
+                )
+            text += f".{1 if version is None else version}"
+        elif version is not None:
+            raise ParseError("a version requires a format (line 145)", rule="version")
+        if fragment is not None:
+            if not isinstance(fragment, Fragment):
+                raise ParseError(f"not a Fragment: {fragment!r}", rule="fragment-specifier")
+            for position in fragment.positions:
+                _check_position_value(position)
+            if format is None:
+                raise ParseError("a fragment needs a format (line 404)", rule="fragment-specifier")
+            if version is None:
+                raise ParseError("a fragment needs a version (line 457)", rule="fragment-specifier")
+            text += "#" + str(fragment.canonical(format))
+        return _parse_pdi(text, 0, len(text), True, 0)
+
+
+def _tail(nss_tail: str) -> str:
+    """The fragment or citation part of a canonical NSS."""
+    cut = min((i for i in (nss_tail.find("#"), nss_tail.find("@")) if i >= 0), default=-1)
+    return "" if cut < 0 else nss_tail[cut:]
+
+
+def _month_end(year: int, month: int) -> datetime.date:
+    if month == 12:
+        return datetime.date(year, 12, 31)
+    return datetime.date(year, month + 1, 1) - datetime.timedelta(days=1)
+
+
+def _build_series(series: str | Sequence[str]) -> tuple[str, ...]:
+    if isinstance(series, str):
+        comps: list[str] = series.split(".")
+    elif isinstance(series, Sequence) and all(isinstance(c, str) for c in series):
+        comps = list(series)
+    else:
+        raise ParseError(f"not a document series: {series!r}", rule="document-series")
+    if len(comps) < 2:
+        raise ParseError(
+            f"a document series is a component and a country: {series!r}", rule="document-series"
+        )
+    for comp in comps:
+        if not _COMPONENT_RE.fullmatch(comp) or not comp.isascii():
+            raise ParseError(
+                f"invalid series component {comp!r}: letters, digits and '-' only",
+                rule="component",
+            )
+    country = comps[-1].lower()
+    if country not in ISO_3166_ALPHA2:
+        raise ParseError(
+            f"minting needs an ISO 3166-1 alpha-2 country code, not {comps[-1]!r} (§2.3)",
+            rule="iso-country",
+        )
+    return tuple(c.lower() for c in comps)
+
+
+def equivalent(a: PDI | str, b: PDI | str, *, ignore_fragment: bool = False) -> bool:
+    """Whether ``a`` and ``b`` are the same identifier (PDI-GRAMMAR.md §2.2).
+
+    With ``ignore_fragment=True``, RFC 8141 equivalence (§2.10): everything from
+    the first ``#`` (the f-component) on is ignored.
+    """
+    ta = str(a if isinstance(a, PDI) else PDI.parse(a))
+    tb = str(b if isinstance(b, PDI) else PDI.parse(b))
+    if ignore_fragment:
+        ta = ta.split("#", 1)[0]
+        tb = tb.split("#", 1)[0]
+    return ta == tb
+
+
+# ---------------------------------------------------------------------------
+# The parser
+# ---------------------------------------------------------------------------
+
+
+def _days_in(year: int | None, month: int | None) -> int:
+    if month is None:
+        return 31
+    if month == 2:
+        if year is None:
+            return 29
+        leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+        return 29 if leap else 28
+    return 30 if month in (4, 6, 9, 11) else 31
+
+
+def _date_part(raw: str, text: str, at: int, rule: str, warnings: list[_Warning]) -> int | None:
+    if raw == "*":
+        return None
+    if not raw:
+        raise _fail(f"the {rule} is missing", text, at, rule)
+    if not (raw.isdigit() and raw.isascii()):
+        bad = next(i for i, c in enumerate(raw) if not ("0" <= c <= "9"))
+        raise _fail(
+            f"invalid character {raw[bad]!r} in the {rule}: digits or '*' only",
+            text,
+            at + bad,
+            rule,
+        )
+    if rule == "year":
+        if len(raw) != 4:
+            raise _fail(f"the year is four digits, not {raw!r}", text, at, rule)
+        value = int(raw)
+        if value == 0:
+            raise _fail("year 0000 is not a calendar year", text, at, rule)
+        return value
+    if len(raw) == 1:
+        warnings.append((f"one-digit {rule} {raw!r} read as {int(raw):02d} (§2.4)", at, rule))
+    elif len(raw) != 2:
+        raise _fail(f"the {rule} is two digits, not {raw!r}", text, at, rule)
+    return int(raw)
+
+
+def _slow_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _Head:
+    """The resource identifier, rule by rule, with an exact error for any input."""
+    pos = start
+    head = text[pos : pos + 4].lower()
+    if head == "urn:":
+        pos += 4
+        head = text[pos : pos + 4].lower()
+    if head != "pdi:":
+        raise _fail("expected 'urn:pdi:' or 'pdi:'", text, pos, "pdi")
+    pos += 4
+    if text[pos : pos + 2] != "//":
+        raise _fail("expected '//' before the document series", text, pos, "resource-identifier")
+    pos += 2
+
+    # The resource identifier runs to the first '#' or '@' (both reserved, line 217).
+    hash_at = text.find("#", pos, end)
+    at_at = text.find("@", pos, end)
+    if hash_at < 0:
+        ri_end = at_at if at_at >= 0 else end
+    elif at_at < 0:
+        ri_end = hash_at
+    else:
+        ri_end = min(hash_at, at_at)
+
+    # document-series
+    slash = text.find("/", pos, ri_end)
+    if slash < 0:
+        raise _fail(
+            "expected '/' and the date after the document series",
+            text,
+            ri_end,
+            "resource-identifier",
+        )
+    series_text = text[pos:slash]
+    if not series_text:
+        raise _fail("the document series is missing", text, pos, "document-series")
+    comps = series_text.split(".")
+    at = pos
+    for comp in comps:
+        if not comp or not (_COMPONENT_RE.fullmatch(comp) and comp.isascii()):
+            bad = next(
+                (i for i, c in enumerate(comp) if not (c.isascii() and (c.isalnum() or c == "-"))),
+                0,
+            )
+            what = (
+                "empty component"
+                if not comp
+                else f"invalid character {comp[bad]!r} in a series component"
+            )
+            raise _fail(f"{what}: letters, digits and '-' only", text, at + bad, "component")
+        at += len(comp) + 1
+    if len(comps) < 2:
+        raise _fail(
+            "the document series needs a component and a country code ('name.cc')",
+            text,
+            slash,
+            "document-series",
+        )
+    country = comps[-1]
+    country_at = slash - len(country)
+    if not (_COUNTRY_RE.fullmatch(country) and country.isascii()):
+        raise _fail(
+            f"the last series component {country!r} must be a country code (2*alpha)",
+            text,
+            country_at,
+            "iso-country",
+        )
+    if country.lower() not in ISO_3166_ALPHA2:
+        warnings.append(
+            (
+                f"{country!r} is not an ISO 3166-1 alpha-2 country code (§2.3)",
+                country_at,
+                "iso-country",
+            )
+        )
+
+    # iso-date and specifier
+    fields: list[tuple[str, int]] = []
+    at = slash + 1
+    while len(fields) < 3:
+        nxt = text.find("/", at, ri_end)
+        if nxt < 0:
+            rule = ("year", "month", "day")[len(fields)]
+            seg = text[at:ri_end]
+            if rule == "day" or (rule == "month" and "." in seg):
+                # pdi://oma.eop.gov/1997/09/01.html.1 (draft lines 437-448).
+                raise _fail(
+                    "the unique id is missing: expected '/' and a unique id after the "
+                    'day (line 129: "//" document-series "/" iso-date "/" specifier)',
+                    text,
+                    at + len(seg.split(".", 1)[0]),
+                    "resource-identifier",
+                )
+            raise _fail(
+                f"the date is incomplete: expected '/' after the {rule}",
+                text,
+                ri_end,
+                "iso-date",
+            )
+        fields.append((text[at:nxt], at))
+        at = nxt + 1
+    year = _date_part(fields[0][0], text, fields[0][1], "year", warnings)
+    month = _date_part(fields[1][0], text, fields[1][1], "month", warnings)
+    day = _date_part(fields[2][0], text, fields[2][1], "day", warnings)
+    if month is not None and not 1 <= month <= 12:
+        raise _fail(f"month {month:02d} is not 01-12", text, fields[1][1], "month")
+    if day is not None and not 1 <= day <= _days_in(year, month):
+        raise _fail(
+            f"day {day:02d} is not a day of "
+            + (
+                f"{year:04d}-{month:02d}" if year is not None and month is not None else "the month"
+            ),
+            text,
+            fields[2][1],
+            "day",
+        )
+
+    spec_start = at
+    spec = text[spec_start:ri_end]
+    slash_in_spec = spec.find("/")
+    if slash_in_spec >= 0:
+        raise _fail(
+            "reserved character '/' in the specifier must be %-escaped (%2F)",
+            text,
+            spec_start + slash_in_spec,
+            "unique-id",
+        )
+    parts = spec.split(".")
+    if len(parts) > 3:
+        extra = spec_start + len(parts[0]) + len(parts[1]) + len(parts[2]) + 2
+        raise _fail(
+            "more than unique-id.format.version: a '.' inside a unique id or format must be "
+            "%-escaped (%2E)",
+            text,
+            extra,
+            "specifier",
+        )
+    uid_raw = parts[0]
+    if not uid_raw:
+        raise _fail("the unique id is missing", text, spec_start, "unique-id")
+    is_serial = False
+    serial: int | None = None
+    if uid_raw == "*":
+        unique_id = "*"
+    else:
+        if not _UNIQUE_ID_RE.fullmatch(uid_raw):
+            bad = _first_bad(uid_raw, _UNIQUE_SAFE)
+            ch = uid_raw[bad]
+            if ch in _RESERVED:
+                why = f"reserved character {ch!r} in the unique id must be %-escaped"
+            else:
+                why = f"character {ch!r} is not allowed in the unique id (escape it as UTF-8 %XX)"
+            raise _fail(why, text, spec_start + bad, "unique-id")
+        unique_id = _percent_decode(uid_raw, text=text, offset=spec_start, rule="unique-id")
+        if uid_raw.isdigit() and uid_raw[0] != "0":
+            is_serial = True
+            serial = _number(uid_raw, text=text, offset=spec_start, rule="daily-serial-number")
+
+    fmt: str | None = None
+    version: int | None = None
+    version_wildcard = False
+    fmt_at = spec_start + len(uid_raw) + 1
+    if len(parts) >= 2:
+        fmt = parts[1]
+        if not fmt:
+            raise _fail("the format is empty", text, fmt_at, "format")
+        if fmt != "*" and not formats.is_valid_token(fmt):
+            bad = _first_bad(fmt, _UNIQUE_SAFE | {"+"})
+            raise _fail(
+                f"invalid character {fmt[bad]!r} in the format token", text, fmt_at + bad, "format"
+            )
+    if len(parts) == 3:
+        v_raw = parts[2]
+        v_at = fmt_at + len(parts[1]) + 1
+        if v_raw == "*":
+            version_wildcard = True
+        elif not (v_raw.isdigit() and v_raw.isascii()):
+            raise _fail(
+                f"the version is a positive integer or '*', not {v_raw!r}", text, v_at, "version"
+            )
+        else:
+            version = _number(v_raw, text=text, offset=v_at, rule="version")
+            if version == 0:
+                raise _fail(
+                    "the version is a positive integer: 0 is not one", text, v_at, "version"
+                )
+            if v_raw[0] == "0":
+                warnings.append((f"version {v_raw!r} has leading zeros", v_at, "version"))
+    if not is_serial and uid_raw != "*" and fmt is None:
+        warnings.append(
+            (
+                "an encapsulated unique id requires a format (lines 347, 395)",
+                spec_start,
+                "format",
+            )
+        )
+
+    return (
+        tuple(comps),
+        year,
+        month,
+        day,
+        uid_raw,
+        unique_id,
+        is_serial,
+        serial,
+        fmt,
+        version,
+        version_wildcard,
+        ri_end,
+    )
+
+
+# The resource identifier of the common, fully valid case in one expression
+# (the ABNF of PDI-GRAMMAR.md §1 with two-digit month and day). Whatever it does
+# not match, or matches with a value out of range, goes the rule-by-rule way.
+_FAST_HEAD = re.compile(
+    r"(?:[uU][rR][nN]:)?[pP][dD][iI]://"
+    r"((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,})/"
+    r"([0-9]{4}|\*)/([0-9]{2}|\*)/([0-9]{2}|\*)/"
+    r"((?:[A-Za-z0-9()\-:;$_!']|%[0-9A-Fa-f]{2})+|\*)"
+    r"(?:\.((?:[A-Za-z0-9()\-:;$_!'+]|%[0-9A-Fa-f]{2})+|\*)(?:\.([1-9][0-9]*|\*))?)?"
+)
+
+
+def _fast_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _Head | None:
+    m = _FAST_HEAD.match(text, start, end)
+    if m is None:
+        return None
+    ri_end = m.end()
+    if ri_end != end and text[ri_end] not in "#@":
+        return None
+    series_text, y, mo, d, uid_raw, fmt, v = m.groups()
+    if y == "*":
+        year = None
+    else:
+        year = int(y)
+        if year == 0:
+            return None
+    month = None if mo == "*" else int(mo)
+    if month is not None and not 1 <= month <= 12:
+        return None
+    day = None if d == "*" else int(d)
+    if day is not None and not 1 <= day <= _days_in(year, month):
+        return None
+    comps = series_text.split(".")
+    country = comps[-1]
+    if country.lower() not in ISO_3166_ALPHA2:
+        warnings.append(
+            (
+                f"{country!r} is not an ISO 3166-1 alpha-2 country code (§2.3)",
+                m.end(1) - len(country),
+                "iso-country",
+            )
+        )
+    spec_start = m.start(5)
+    is_serial = False
+    serial: int | None = None
+    if uid_raw == "*":
+        unique_id = "*"
+    else:
+        unique_id = _percent_decode(uid_raw, text=text, offset=spec_start, rule="unique-id")
+        if uid_raw.isdigit() and uid_raw[0] != "0":
+            is_serial = True
+            serial = _number(uid_raw, text=text, offset=spec_start, rule="daily-serial-number")
+    version: int | None = None
+    version_wildcard = False
+    if v == "*":
+        version_wildcard = True
+    elif v is not None:
+        version = _number(v, text=text, offset=m.start(7), rule="version")
+    if not is_serial and uid_raw != "*" and fmt is None:
+        warnings.append(
+            (
+                "an encapsulated unique id requires a format (lines 347, 395)",
+                spec_start,
+                "format",
+            )
+        )
+    return (
+        tuple(comps),
+        year,
+        month,
+        day,
+        uid_raw,
+        unique_id,
+        is_serial,
+        serial,
+        fmt,
+        version,
+        version_wildcard,
+        ri_end,
+    )
+
+
+def _parse_pdi(
+    text: str, start: int, end: int, strict: bool, depth: int, *, fast: bool = True
+) -> PDI:
+    """Parse ``text[start:end]`` as ``pdi-urn / pdi``; offsets are into ``text``.
+
+    ``fast=False`` skips the one-expression path (the tests compare the two).
+    """
+    if depth > _MAX_DEPTH:
+        raise LimitError(f"citations nested deeper than {_MAX_DEPTH} levels")
+    warnings: list[_Warning] = []
+    head = _fast_head(text, start, end, warnings) if fast else None
+    if head is None:
+        del warnings[:]
+        head = _slow_head(text, start, end, warnings)
+    (
+        comps,
+        year,
+        month,
+        day,
+        uid_raw,
+        unique_id,
+        is_serial,
+        serial,
+        fmt,
+        version,
+        version_wildcard,
+        ri_end,
+    ) = head
+    fragment: Fragment | None = None
+    citation: Citation | None = None
+    if ri_end < end:
+        mark = text[ri_end]
+        what = "fragment" if mark == "#" else "citation"
+        if fmt is None:
+            raise _fail(
+                f"a {what} needs a format (line 404)",
+                text,
+                ri_end,
+                "fragment-specifier" if mark == "#" else "citation-specifier",
+            )
+        if version is None and not version_wildcard:
+            warnings.append(
+                (
+                    f"no version on a {what} PDI (line 457 requires one): read as version 1",
+                    ri_end,
+                    "version",
+                )
+            )
+            version = 1
+        if mark == "#":
+            fragment, at = _parse_fragment(text[ri_end + 1 : end], text, ri_end + 1)
+            _check_fragment(fragment, fmt, text, ri_end + 1, warnings, at)
+        else:
+            citation = _parse_citation(
+                text, ri_end + 1, end, fmt, strict, depth, warnings, fast=fast
+            )
+
+    if strict and warnings:
+        message, offset, rule = warnings[0]
+        raise _fail(f"{message} (not accepted by strict parsing)", text, offset, rule)
+    return PDI(
+        series=comps,
+        year=year,
+        month=month,
+        day=day,
+        unique_id=unique_id,
+        unique_id_raw=uid_raw,
+        is_serial=is_serial,
+        serial=serial,
+        format=fmt,
+        version=version,
+        fragment=fragment,
+        citation=citation,
+        warnings=tuple(w[0] for w in warnings),
+        version_wildcard=version_wildcard,
+    )
+
+
+def _parse_citation(
+    text: str,
+    start: int,
+    end: int,
+    fmt: str,
+    strict: bool,
+    depth: int,
+    warnings: list[_Warning],
+    *,
+    fast: bool = True,
+) -> Citation:
+    eq = text.find("=", start, end)
+    if eq < 0:
+        raise _fail(
+            "a citation is '@' origin-position '=' pdi (line 168): '=' missing",
+            text,
+            end,
+            "citation-specifier",
+        )
+    origin_raw = text[start:eq]
+    origin = _parse_position(origin_raw, None, text, start)
+    scheme: str | None = None
+    if fmt != "*":
+        try:
+            scheme = formats.default_fragment_scheme(fmt)
+        except UnsupportedError:
+            scheme = None
+    if scheme in ("rect", "crop"):
+        if not _is_coordinate(origin):
+            raise _fail(
+                f"the origin of a citation in {fmt!r} is a coordinate (x,y)",
+                text,
+                start,
+                "origin-position",
+            )
+    elif scheme is not None and not isinstance(origin, int):
+        raise _fail(
+            f"the origin of a citation in {fmt!r} is a {scheme} position (digits)",
+            text,
+            start,
+            "origin-position",
+        )
+    cited = _parse_pdi(text, eq + 1, end, strict, depth + 1, fast=fast)
+    warnings.extend((f"cited: {w}", eq + 1, "citation-specifier") for w in cited.warnings)
+    return Citation(origin, cited)
