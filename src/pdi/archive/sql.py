@@ -246,8 +246,6 @@ class SQLStore(ABC):
 
     # --- deposits ----------------------------------------------------------------
     def _stage(self, representations: Sequence[NewRepresentation]) -> None:
-        if not representations:
-            raise StoreError("a deposit needs at least one format")
         formats = [r.format for r in representations]
         if len(set(formats)) != len(formats):
             raise ImmutabilityError(f"a deposit names a format twice: {', '.join(formats)}")
@@ -302,6 +300,18 @@ class SQLStore(ABC):
         )
         return int(rows[0][0])
 
+    # Each deposit checks its preconditions twice: before any blob is staged
+    # (so refused input leaves no trace, not even an unreferenced blob file),
+    # and again inside the write transaction, which is what makes it safe
+    # against a concurrent writer.
+    def _check_mint(self, series: str, key: DocumentKey | None) -> None:
+        if not self._query("SELECT 1 FROM series WHERE name = ?", (series,)):
+            raise NotFoundError(f"series {series} is not registered (pdi series add {series})")
+        if key is not None and self._document_id(key) is not None:
+            raise ImmutabilityError(
+                f"{_describe(key)} is already minted; deposit a new version of it instead"
+            )
+
     def mint(
         self,
         series: str,
@@ -310,22 +320,20 @@ class SQLStore(ABC):
         representations: Sequence[NewRepresentation],
         at: str,
     ) -> DepositResult:
+        if not representations:
+            raise StoreError("a deposit needs at least one format")
+        given = None if unique_id is None else DocumentKey(series, day, unique_id)
+        with self._read():
+            self._check_mint(series, given)
         self._stage(representations)
         with self._write():
-            if not self._query("SELECT 1 FROM series WHERE name = ?", (series,)):
-                raise NotFoundError(
-                    f"series {series} is not registered (pdi series add {series})"
-                )
+            self._check_mint(series, given)
             serial: int | None = None
             if unique_id is None:
                 serial = self._next_serial(series, day.isoformat())
                 unique_id = str(serial)
+                self._check_mint(series, DocumentKey(series, day, unique_id))
             key = DocumentKey(series, day, unique_id)
-            if self._document_id(key) is not None:
-                raise ImmutabilityError(
-                    f"{series} {day.isoformat()} {unique_id} is already minted; deposit a new"
-                    " version of it instead"
-                )
             doc = self._insert_document(series, day, unique_id, serial, at)
             self._query(
                 "INSERT INTO versions (document, version, created_at) VALUES (?, 1, ?)", (doc, at)
@@ -333,16 +341,24 @@ class SQLStore(ABC):
             self._insert_reps(doc, 1, representations, at)
         return DepositResult(key, serial, 1)
 
+    def _check_document(self, key: DocumentKey, *, lock: bool = False) -> int:
+        doc = self._document_id(key, lock=lock)
+        if doc is None:
+            raise NotFoundError(f"no document {_describe(key)} in the archive")
+        return doc
+
     def new_version(
         self, key: DocumentKey, representations: Sequence[NewRepresentation], at: str
     ) -> DepositResult:
+        if not representations:
+            raise StoreError("a version needs at least one format")
+        with self._read():
+            self._check_document(key)
         self._stage(representations)
         with self._write():
-            doc = self._document_id(key, lock=True)
-            if doc is None:
-                raise NotFoundError(f"no document {_describe(key)} in the archive")
+            doc = self._check_document(key, lock=True)
             rows = self._query(
-                "SELECT MAX(version), MAX(d.serial) FROM versions v JOIN documents d"
+                "SELECT MAX(v.version), MAX(d.serial) FROM versions v JOIN documents d"
                 " ON d.id = v.document WHERE v.document = ?",
                 (doc,),
             )
@@ -355,6 +371,36 @@ class SQLStore(ABC):
             serial = None if rows[0][1] is None else int(rows[0][1])
         return DepositResult(key, serial, version)
 
+    def _check_formats(
+        self,
+        key: DocumentKey,
+        version: int,
+        representations: Sequence[NewRepresentation],
+        *,
+        lock: bool = False,
+    ) -> tuple[int, list[NewRepresentation]]:
+        doc = self._check_document(key, lock=lock)
+        if not self._query(
+            "SELECT 1 FROM versions WHERE document = ? AND version = ?", (doc, version)
+        ):
+            raise NotFoundError(f"no version {version} of {_describe(key)} in the archive")
+        new: list[NewRepresentation] = []
+        for rep in representations:
+            rows = self._query(
+                "SELECT sha256 FROM representations WHERE document = ? AND version = ?"
+                " AND format = ?",
+                (doc, version, rep.format),
+            )
+            if not rows:
+                new.append(rep)
+            elif str(rows[0][0]) != rep.sha256:
+                raise ImmutabilityError(
+                    f"format {rep.format} of version {version} of {_describe(key)} is already"
+                    " deposited with other bytes; deposited bytes never change (deposit a"
+                    " new version instead)"
+                )
+        return doc, new
+
     def add_formats(
         self,
         key: DocumentKey,
@@ -362,30 +408,11 @@ class SQLStore(ABC):
         representations: Sequence[NewRepresentation],
         at: str,
     ) -> DepositResult:
-        self._stage(representations)
+        with self._read():
+            _, new = self._check_formats(key, version, representations)
+        self._stage(new or representations[:0])
         with self._write():
-            doc = self._document_id(key, lock=True)
-            if doc is None:
-                raise NotFoundError(f"no document {_describe(key)} in the archive")
-            if not self._query(
-                "SELECT 1 FROM versions WHERE document = ? AND version = ?", (doc, version)
-            ):
-                raise NotFoundError(f"no version {version} of {_describe(key)} in the archive")
-            new: list[NewRepresentation] = []
-            for rep in representations:
-                rows = self._query(
-                    "SELECT sha256 FROM representations WHERE document = ? AND version = ?"
-                    " AND format = ?",
-                    (doc, version, rep.format),
-                )
-                if not rows:
-                    new.append(rep)
-                elif str(rows[0][0]) != rep.sha256:
-                    raise ImmutabilityError(
-                        f"format {rep.format} of version {version} of {_describe(key)} is already"
-                        " deposited with other bytes; deposited bytes never change (deposit a"
-                        " new version instead)"
-                    )
+            doc, new = self._check_formats(key, version, representations, lock=True)
             self._insert_reps(doc, version, new, at)
             serial_rows = self._query("SELECT serial FROM documents WHERE id = ?", (doc,))
             serial = None if serial_rows[0][0] is None else int(serial_rows[0][0])
