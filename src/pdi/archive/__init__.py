@@ -702,7 +702,7 @@ class Archive:
         report = VerifyReport(checked_representations=sum(len(v) for v in by_sha.values()))
         total = len(by_sha)
         for done, (sha, records) in enumerate(sorted(by_sha.items()), start=1):
-            names = tuple(str(_name(r)) for r in records)
+            names = tuple(sorted(str(_name(r)) for r in records))
             data = self.store.read_blob(sha)
             if data is None:
                 report.problems.append(Problem("missing", sha, names, "no stored bytes"))
