@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
+from archive_helpers import SRC, snapshot
 from click.testing import CliRunner
-from conftest import SRC, snapshot
 
 from pdi.archive import Archive
 from pdi.cli import cli
