@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -96,6 +97,23 @@ _ESCAPE_RE = re.compile(r"%([0-9A-Fa-f]{2})")
 _BAD_ESCAPE_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 _Warning = tuple[str, int | None, str]  # message, offset, rule
+# The resource identifier's values: series components, year, month, day,
+# unique-id as written, unique-id decoded, is_serial, serial, format, version,
+# version_wildcard, and the offset where the resource identifier ends.
+_Head = tuple[
+    tuple[str, ...],
+    int | None,
+    int | None,
+    int | None,
+    str,
+    str,
+    bool,
+    int | None,
+    str | None,
+    int | None,
+    bool,
+    int,
+]
 
 
 def _upper_hex(text: str) -> str:
@@ -292,6 +310,13 @@ class Fragment:
 
 def _split_top(body: str) -> list[tuple[str, int]]:
     """Split at commas outside parentheses; each piece with its offset in ``body``."""
+    if "(" not in body and ")" not in body:
+        out: list[tuple[str, int]] = []
+        at = 0
+        for piece in body.split(","):
+            out.append((piece, at))
+            at += len(piece) + 1
+        return out
     pieces: list[tuple[str, int]] = []
     depth = 0
     start = 0
@@ -331,18 +356,19 @@ def _parse_position(raw: str, scheme: str | None, text: str, offset: int) -> Pos
             y = _number(items[1], text=text, offset=offset + 2 + len(items[0]), rule="y-coordinate")
             return (x, y)
         return tuple(items)
-    if "=" in raw:
+    if "=" in raw and raw[_first_bad(raw, _NAME_SAFE)] == "=":
+        eq = offset + raw.index("=")
         if scheme in ("sec", "msec"):
             raise _fail(
                 "a fragment has one scheme: time units (sec, msec) are never mixed (line 734)",
                 text,
-                offset + raw.index("="),
+                eq,
                 "fragment-specifier",
             )
         raise _fail(
             "a fragment has one scheme; '=' inside a position must be %-escaped (%3D)",
             text,
-            offset + raw.index("="),
+            eq,
             "fragment-specifier",
         )
     if scheme != "name" and raw.isdigit() and raw.isascii():
@@ -411,6 +437,18 @@ _FAMILY_SCHEMES = {
 }
 
 
+@functools.lru_cache(maxsize=1024)
+def _allowed_schemes(media_type: str) -> frozenset[str]:
+    """The defined schemes that apply to a media type (an SVG image is an image and XML)."""
+    allowed = _FAMILY_SCHEMES[formats.media_family(media_type)]
+    major, _, minor = media_type.partition("/")
+    if major == "image":
+        allowed = allowed | _FAMILY_SCHEMES["image"]
+    if minor.endswith("+xml"):
+        allowed = allowed | _FAMILY_SCHEMES["xml"]
+    return allowed
+
+
 def _check_fragment(
     frag: Fragment, format: str, text: str, offset: int, warnings: list[_Warning]
 ) -> str | None:
@@ -451,11 +489,11 @@ def _check_fragment(
                 "fragment-scheme",
             ) from exc
     if media_type is not None and scheme in FRAGMENT_SCHEMES:
-        family = formats.media_family(media_type)
-        if scheme not in _FAMILY_SCHEMES[family]:
+        allowed = _allowed_schemes(media_type)
+        if scheme not in allowed:
             raise _fail(
                 f"fragment scheme {scheme!r} is not defined for {media_type} "
-                f"(allowed: {', '.join(sorted(_FAMILY_SCHEMES[family]))}, or an extension scheme)",
+                f"(allowed: {', '.join(sorted(allowed))}, or an extension scheme)",
                 text,
                 offset,
                 "fragment-scheme",
@@ -818,22 +856,25 @@ class PDI:
             if not isinstance(format, str) or not formats.is_valid_token(format):
                 raise ParseError(f"invalid format token {format!r}", rule="format")
             text += "." + formats.canonical_token(format)
-            if version is not None:
-                if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-                    raise ParseError(
-                        f"a version is a positive integer, not {version!r}", rule="version"
-                    )
-                text += f".{version}"
+            if version is not None and (
+                isinstance(version, bool) or not isinstance(version, int) or version < 1
+            ):
+                raise ParseError(
+                    f"a version is a positive integer, not {version!r}", rule="version"
+                )
+            text += f".{1 if version is None else version}"
         elif version is not None:
             raise ParseError("a version requires a format (line 145)", rule="version")
         if fragment is not None:
             if not isinstance(fragment, Fragment):
                 raise ParseError(f"not a Fragment: {fragment!r}", rule="fragment-specifier")
+            for position in fragment.positions:
+                _check_position_value(position)
             if format is None:
                 raise ParseError("a fragment needs a format (line 404)", rule="fragment-specifier")
             if version is None:
                 raise ParseError("a fragment needs a version (line 457)", rule="fragment-specifier")
-            text += "#" + str(fragment)
+            text += "#" + str(fragment.canonical(format))
         return _parse_pdi(text, 0, len(text), True, 0)
 
 
@@ -932,11 +973,8 @@ def _date_part(raw: str, text: str, at: int, rule: str, warnings: list[_Warning]
     return int(raw)
 
 
-def _parse_pdi(text: str, start: int, end: int, strict: bool, depth: int) -> PDI:
-    """Parse ``text[start:end]`` as ``pdi-urn / pdi``; offsets are into ``text``."""
-    if depth > _MAX_DEPTH:
-        raise LimitError(f"citations nested deeper than {_MAX_DEPTH} levels")
-    warnings: list[_Warning] = []
+def _slow_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _Head:
+    """The resource identifier, rule by rule, with an exact error for any input."""
     pos = start
     head = text[pos : pos + 4].lower()
     if head == "urn:":
@@ -1132,6 +1170,132 @@ def _parse_pdi(text: str, start: int, end: int, strict: bool, depth: int) -> PDI
             )
         )
 
+    return (
+        tuple(comps),
+        year,
+        month,
+        day,
+        uid_raw,
+        unique_id,
+        is_serial,
+        serial,
+        fmt,
+        version,
+        version_wildcard,
+        ri_end,
+    )
+
+
+# The resource identifier of the common, fully valid case in one expression
+# (the ABNF of PDI-GRAMMAR.md §1 with two-digit month and day). Whatever it does
+# not match, or matches with a value out of range, goes the rule-by-rule way.
+_FAST_HEAD = re.compile(
+    r"(?:[uU][rR][nN]:)?[pP][dD][iI]://"
+    r"((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,})/"
+    r"([0-9]{4}|\*)/([0-9]{2}|\*)/([0-9]{2}|\*)/"
+    r"((?:[A-Za-z0-9()\-:;$_!']|%[0-9A-Fa-f]{2})+|\*)"
+    r"(?:\.((?:[A-Za-z0-9()\-:;$_!'+]|%[0-9A-Fa-f]{2})+|\*)(?:\.([1-9][0-9]*|\*))?)?"
+)
+
+
+def _fast_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _Head | None:
+    m = _FAST_HEAD.match(text, start, end)
+    if m is None:
+        return None
+    ri_end = m.end()
+    if ri_end != end and text[ri_end] not in "#@":
+        return None
+    series_text, y, mo, d, uid_raw, fmt, v = m.groups()
+    if y == "*":
+        year = None
+    else:
+        year = int(y)
+        if year == 0:
+            return None
+    month = None if mo == "*" else int(mo)
+    if month is not None and not 1 <= month <= 12:
+        return None
+    day = None if d == "*" else int(d)
+    if day is not None and not 1 <= day <= _days_in(year, month):
+        return None
+    comps = series_text.split(".")
+    country = comps[-1]
+    if country.lower() not in ISO_3166_ALPHA2:
+        warnings.append(
+            (
+                f"{country!r} is not an ISO 3166-1 alpha-2 country code (§2.3)",
+                m.end(1) - len(country),
+                "iso-country",
+            )
+        )
+    spec_start = m.start(5)
+    is_serial = False
+    serial: int | None = None
+    if uid_raw == "*":
+        unique_id = "*"
+    else:
+        unique_id = _percent_decode(uid_raw, text=text, offset=spec_start, rule="unique-id")
+        if uid_raw.isdigit() and uid_raw[0] != "0":
+            is_serial = True
+            serial = _number(uid_raw, text=text, offset=spec_start, rule="daily-serial-number")
+    version: int | None = None
+    version_wildcard = False
+    if v == "*":
+        version_wildcard = True
+    elif v is not None:
+        version = _number(v, text=text, offset=m.start(7), rule="version")
+    if not is_serial and uid_raw != "*" and fmt is None:
+        warnings.append(
+            (
+                "an encapsulated unique id requires a format (lines 347, 395)",
+                spec_start,
+                "format",
+            )
+        )
+    return (
+        tuple(comps),
+        year,
+        month,
+        day,
+        uid_raw,
+        unique_id,
+        is_serial,
+        serial,
+        fmt,
+        version,
+        version_wildcard,
+        ri_end,
+    )
+
+
+def _parse_pdi(
+    text: str, start: int, end: int, strict: bool, depth: int, *, fast: bool = True
+) -> PDI:
+    """Parse ``text[start:end]`` as ``pdi-urn / pdi``; offsets are into ``text``.
+
+    ``fast=False`` skips the one-expression path (the tests compare the two).
+    """
+    if depth > _MAX_DEPTH:
+        raise LimitError(f"citations nested deeper than {_MAX_DEPTH} levels")
+    warnings: list[_Warning] = []
+    head = _fast_head(text, start, end, warnings) if fast else None
+    if head is None:
+        del warnings[:]
+        head = _slow_head(text, start, end, warnings)
+    (
+        comps,
+        year,
+        month,
+        day,
+        uid_raw,
+        unique_id,
+        is_serial,
+        serial,
+        fmt,
+        version,
+        version_wildcard,
+        ri_end,
+    ) = head
     fragment: Fragment | None = None
     citation: Citation | None = None
     if ri_end < end:
@@ -1146,20 +1310,26 @@ def _parse_pdi(text: str, start: int, end: int, strict: bool, depth: int) -> PDI
             )
         if version is None and not version_wildcard:
             warnings.append(
-                (f"no version on a {what} PDI (line 457 requires one): read as version 1", ri_end, "version")
+                (
+                    f"no version on a {what} PDI (line 457 requires one): read as version 1",
+                    ri_end,
+                    "version",
+                )
             )
             version = 1
         if mark == "#":
             fragment = _parse_fragment(text[ri_end + 1 : end], text, ri_end + 1)
             _check_fragment(fragment, fmt, text, ri_end + 1, warnings)
         else:
-            citation = _parse_citation(text, ri_end + 1, end, fmt, strict, depth, warnings)
+            citation = _parse_citation(
+                text, ri_end + 1, end, fmt, strict, depth, warnings, fast=fast
+            )
 
     if strict and warnings:
         message, offset, rule = warnings[0]
         raise _fail(f"{message} (not accepted by strict parsing)", text, offset, rule)
     return PDI(
-        series=tuple(comps),
+        series=comps,
         year=year,
         month=month,
         day=day,
@@ -1184,6 +1354,8 @@ def _parse_citation(
     strict: bool,
     depth: int,
     warnings: list[_Warning],
+    *,
+    fast: bool = True,
 ) -> Citation:
     eq = text.find("=", start, end)
     if eq < 0:
@@ -1216,6 +1388,6 @@ def _parse_citation(
             start,
             "origin-position",
         )
-    cited = _parse_pdi(text, eq + 1, end, strict, depth + 1)
+    cited = _parse_pdi(text, eq + 1, end, strict, depth + 1, fast=fast)
     warnings.extend((f"cited: {w}", eq + 1, "citation-specifier") for w in cited.warnings)
     return Citation(origin, cited)
