@@ -70,8 +70,8 @@ class IntegrityCheck:
 
     ``name`` is ``"length"``, ``"md5"`` or the name of a check this
     implementation does not know (kept, never used). ``value`` is the number
-    or the hex digits as written (an unknown check keeps everything after
-    ``=``, and its ``charset`` is ``None``).
+    without leading zeros or the hex digits in lower case (an unknown check
+    keeps everything after ``=`` as written, and its ``charset`` is ``None``).
     """
 
     name: str
@@ -84,9 +84,7 @@ class IntegrityCheck:
         return self.name in ("length", "md5")
 
     def __str__(self) -> str:
-        value = self.value.lower() if self.name == "md5" else self.value
-        if self.name == "length":
-            value = str(int(self.value))
+        value = self.value
         tail = f",{self.charset}" if self.charset is not None else ""
         return f"{self.name}={value}{tail}"
 
@@ -214,13 +212,12 @@ class _Parser:
             raise self.error("an integrity check is written name=value", "integrity-check")
         self.i += 1
         if name == "length":
-            self.number("length-scheme")
-            value = text[start + len("length=") : self.i]
+            value = str(self.number("length-scheme"))
         elif name == "md5":
             vstart = self.i
             while self.peek() and self.peek() in _HEX:
                 self.i += 1
-            value = text[vstart : self.i]
+            value = text[vstart : self.i].lower()
             if len(value) != 32:
                 raise self.error(
                     f"md5-value is 32 hex digits, found {len(value)}", "md5-value", vstart
