@@ -34,7 +34,8 @@ The first draft of what became RFC 5147, implemented as written:
   ``re`` (non-overlapping, leftmost-longest, searched left to right over
   the whole text) — run by RE2 in linear time, see :mod:`.bre`. A match
   edge between the two code points of a CR+LF is widened to the whole line
-  ending.
+  ending. An empty match (``a*`` where there is no ``a``) identifies no
+  character and is left out.
 * §2.1.6: several schemes mean the union of what they identify, which may be
   disjoint; overlapping or touching ranges are merged.
 
@@ -278,8 +279,10 @@ def _matches(index: TextIndex, regex: str, max_matches: int) -> list[tuple[int, 
     text = index.whole_text()
     spans: list[tuple[int, int]] = []
     for n, match in enumerate(compiled.finditer(text)):
-        if n >= max_matches:
+        if n >= max_matches:  # empty matches count too: they cost time
             raise LimitError(f"match({regex}) has more than {max_matches} occurrences")
         start, end = match.span()
+        if start == end:
+            continue
         spans.append((index.cp_to_char(start), index.cp_to_char(end, round_up=True)))
     return spans
