@@ -117,9 +117,15 @@ class PostgresStore(SQLStore):
         )
 
     def read_blob(self, sha256: str) -> bytes | None:
-        with self._read():
-            rows = self._query("SELECT data FROM blobs WHERE sha256 = ?", (sha256,))
-        return bytes(rows[0][0]) if rows else None
+        # Binary results: a bytea in text format would arrive hex-encoded, twice the size.
+        with self._lock:
+            try:
+                cursor = self._conn.cursor(binary=True)
+                cursor.execute("SELECT data FROM blobs WHERE sha256 = %s", (sha256,))
+                row = cursor.fetchone()
+            except psycopg.Error as exc:
+                raise StoreError(f"{self.location}: {exc}") from exc
+        return bytes(row[0]) if row is not None else None
 
     def blob_names(self) -> set[str]:
         with self._read():
