@@ -46,7 +46,10 @@ class TemporaryCluster:
 
     def __init__(self) -> None:
         self.bindir = find_bindir()
-        self.directory = Path(tempfile.mkdtemp(prefix="pdi-pg-"))
+        # /tmp: short enough for a unix socket path (107 bytes) and open to the
+        # postgres user, which a private $TMPDIR of root's may not be.
+        base = "/tmp" if os.access("/tmp", os.W_OK | os.X_OK) else None
+        self.directory = Path(tempfile.mkdtemp(prefix="pdi-pg-", dir=base))
         self.data = self.directory / "data"
         self._user: dict[str, Any] = {}
         if os.geteuid() == 0:
