@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import codecs
+import datetime
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
 
+import pytest
+from archive_helpers import Clock, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -116,3 +123,58 @@ def test_char_fragment_is_a_slice_of_the_canonical_text(
     canonical = source.replace("\n", "\r\n")
     got = archive.get(f"{pdi}#char={start},{start + length}")
     assert got.data == canonical[start : start + length].encode()
+
+
+def _reseal(bag: Path) -> None:
+    # Recompute the manifests and the Payload-Oxum, as a careless tool editing a bag would.
+    files = sorted(p for p in (bag / "data").rglob("*") if p.is_file())
+    lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(bag).as_posix()}\n"
+             for p in files]
+    (bag / "manifest-sha256.txt").write_text("".join(lines))
+    octets = sum(p.stat().st_size for p in files)
+    (bag / "bag-info.txt").write_text(f"Payload-Oxum: {octets}.{len(files)}\n")
+    (bag / "tagmanifest-sha256.txt").unlink()
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _mutate(tree: Any, path: list[int], value: Any) -> Any:
+    if not path or not isinstance(tree, dict | list) or not tree:
+        return value
+    keys = list(tree) if isinstance(tree, dict) else list(range(len(tree)))
+    key = keys[path[0] % len(keys)]
+    tree[key] = _mutate(tree[key], path[1:], value)
+    return tree
+
+
+@SETTINGS
+@given(path=st.lists(st.integers(0, 20), max_size=4), value=json_values)
+def test_any_catalog_in_a_bag_imports_or_gives_a_pdi_error(
+    tmp_path_factory: pytest.TempPathFactory, path: list[int], value: Any
+) -> None:
+    root = tmp_path_factory.mktemp("bag")
+    clock = Clock(datetime.datetime(2026, 11, 22, 12, tzinfo=datetime.UTC))
+    with Archive.init(root / "source", clock=clock) as source:
+        source.add_series(S)
+        first = source.add(S, b"one\n", format="text")
+        source.add(S, b"GIF89a", format="gif", foreign_id="doi:10.1/x")
+        source.annotate(first, "title", "One")
+        source.export_bag(root / "bag")
+    catalog = json.loads((root / "bag" / "data" / "catalog.json").read_text())
+    (root / "bag" / "data" / "catalog.json").write_text(json.dumps(_mutate(catalog, path, value)))
+    _reseal(root / "bag")
+    with Archive.init(root / "target", clock=clock) as target:
+        before = snapshot(target)
+        try:
+            target.import_bag(root / "bag")
+        except PDIError:
+            assert snapshot(target) == before  # all or nothing
+            return
+        assert target.verify().ok
+        for name in target.ls(series=S):
+            target.get(name)

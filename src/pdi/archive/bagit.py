@@ -21,6 +21,7 @@ import datetime
 import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 EXPORT_FORMAT = "pdi-archive-export"
 EXPORT_VERSION = 1
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def _in_selection(name: str, series: str | None) -> bool:
@@ -223,6 +225,13 @@ def validate_bag(bag: Path) -> dict[str, str]:
     return manifest
 
 
+def _entries(catalog: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    entries = catalog.get(name)
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ParseError(f"catalog.json: {name} must be a list of objects", rule="catalog")
+    return entries
+
+
 def _field(entry: dict[str, Any], name: str, kind: type) -> Any:
     value = entry.get(name)
     if not isinstance(value, kind) or isinstance(value, bool):
@@ -241,6 +250,7 @@ def import_bag(
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Validate the bag, then import all of it into the archive in one transaction."""
+    from pdi.archive import _name, canonical_series
     try:
         validate_bag(bag)
         raw = (bag / "data" / "catalog.json").read_bytes()
@@ -260,10 +270,14 @@ def import_bag(
                 _field(s, "name", str), _optional(s, "parent", str),
                 _field(s, "authority", str), _field(s, "created_at", str),
             )
-            for s in catalog["series"]
+            for s in _entries(catalog, "series")
         ]
+        for one in series:
+            if canonical_series(one.name) != one.name:
+                raise ParseError(f"catalog.json: series {one.name!r} is not canonical",
+                                 rule="catalog")
         reps: list[tuple[RepresentationRecord, bytes]] = []
-        entries = catalog["representations"]
+        entries = _entries(catalog, "representations")
         for done, r in enumerate(entries, start=1):
             record = RepresentationRecord(
                 series=_field(r, "series", str),
@@ -279,6 +293,14 @@ def import_bag(
                 size=_field(r, "size", int),
                 created_at=_field(r, "created_at", str),
             )
+            if _field(r, "pdi", str) != str(_name(record)):
+                raise ParseError(
+                    f"catalog.json: {r['pdi']} does not match its own parts", rule="catalog"
+                )
+            if not _SHA256.fullmatch(record.sha256) or record.version < 1:
+                raise ParseError(f"catalog.json: bad entry for {r['pdi']}", rule="catalog")
+            if (record.serial is not None) != record.unique_id.isdigit():
+                raise ParseError(f"catalog.json: bad serial for {r['pdi']}", rule="catalog")
             data = (bag / "data" / "objects" / record.sha256).read_bytes()
             if hashlib.sha256(data).hexdigest() != record.sha256 or len(data) != record.size:
                 raise IntegrityError(f"object {record.sha256} does not match its catalog entry")
@@ -297,7 +319,7 @@ def import_bag(
                     _field(a, "who", str), _field(a, "at", str),
                 ),
             )
-            for a in catalog["assertions"]
+            for a in _entries(catalog, "assertions")
         ]
     except (KeyError, TypeError, ValueError) as exc:
         raise ParseError(f"catalog.json is malformed: {exc!r}", rule="catalog") from exc

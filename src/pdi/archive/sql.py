@@ -430,9 +430,21 @@ class SQLStore(ABC):
         what is stored under an existing name raises :class:`ImmutabilityError`
         and nothing is imported. Returns the number of new representations.
         """
-        with self._read():  # refuse conflicts before staging any blob
+        with self._read():  # refuse bad imports before staging any blob
+            known = {str(r[0]) for r in self._query("SELECT name FROM series")}
+            known |= {s.name for s in series}
+            for s in series:
+                if s.parent is not None and s.parent not in known:
+                    raise NotFoundError(f"parent series {s.parent} of {s.name} is not in the import")
+            imported = set()
             for rec, _ in representations:
+                if rec.series not in known:
+                    raise NotFoundError(f"series {rec.series} is not in the import")
                 self._check_import(rec)
+                imported.add(DocumentKey(rec.series, rec.day, rec.unique_id))
+            for about, a in assertions:
+                if about not in imported and self._document_id(about) is None:
+                    raise NotFoundError(f"assertion about {a.subject}: no such document")
         for rec, content in representations:
             self._stage_blob(rec.sha256, content)
         added = 0
