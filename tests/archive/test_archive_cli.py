@@ -10,6 +10,7 @@ import pytest
 from archive_helpers import SRC
 from click.testing import CliRunner, Result
 
+from pdi.archive.pgcluster import TemporaryCluster
 from pdi.cli import cli
 
 S = "archives.gov.us"
@@ -139,3 +140,11 @@ def test_readme_main_job(tmp_path: Path) -> None:
     # Line 5 (0-based) of examples/declaration.txt, and its first ten characters.
     assert "We hold these truths to be self-evident, that all men are created equal," in lines
     assert "In Congres" in lines
+
+
+def test_unreachable_postgres_is_a_storage_error(pg_cluster: TemporaryCluster) -> None:
+    url = pg_cluster.url("no_such_database")
+    result = run(url, "init", code=8)
+    assert result.stderr.startswith("pdi: storage error: cannot connect to postgresql://")
+    assert result.stderr.count("\n") == 1
+    assert run(url, "ls", code=8)
