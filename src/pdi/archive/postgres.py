@@ -32,6 +32,11 @@ def is_postgres_url(location: str) -> bool:
     return location.startswith(("postgresql://", "postgres://"))
 
 
+def _oneline(exc: BaseException) -> str:
+    # psycopg's messages span lines (a hint on the next one); the CLI prints one line.
+    return " ".join(str(exc).split())
+
+
 def _redact(url: str) -> str:
     # Never print a password that was written into the URL.
     head, sep, tail = url.partition("@")
@@ -54,7 +59,7 @@ class PostgresStore(SQLStore):
         try:
             self._conn = psycopg.connect(url, autocommit=True)
         except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to {self.location}: {exc}") from exc
+            raise StoreError(f"cannot connect to {self.location}: {_oneline(exc)}") from exc
         self._lock = threading.RLock()
         self._depth = 0
 
@@ -71,7 +76,7 @@ class PostgresStore(SQLStore):
         except psycopg.errors.UniqueViolation as exc:
             raise ImmutabilityError(f"already in the archive: {exc.diag.message_detail}") from exc
         except psycopg.Error as exc:
-            raise StoreError(f"{self.location}: {exc}") from exc
+            raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -88,7 +93,7 @@ class PostgresStore(SQLStore):
                 with self._conn.transaction():
                     yield
             except psycopg.Error as exc:
-                raise StoreError(f"{self.location}: {exc}") from exc
+                raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
             finally:
                 self._depth = 0
 
@@ -124,7 +129,7 @@ class PostgresStore(SQLStore):
                 cursor.execute("SELECT data FROM blobs WHERE sha256 = %s", (sha256,))
                 row = cursor.fetchone()
             except psycopg.Error as exc:
-                raise StoreError(f"{self.location}: {exc}") from exc
+                raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
         return bytes(row[0]) if row is not None else None
 
     def blob_names(self) -> set[str]:
