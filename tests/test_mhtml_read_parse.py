@@ -266,10 +266,10 @@ def test_limit_on_part_count_and_header_size() -> None:
 def test_long_folded_headers_and_many_parameters() -> None:
     # email.policy.default needs seconds for a Content-Type with thousands of parameters
     # (its parser grows quadratically); compat32 values and our unfolding do not.
-    folded = "Content-Location: http://a.example/" + "\n ".join(f"seg{i}/" for i in range(20000)) + "x"
+    folded = "Content-Location: http://a.example/" + "\n ".join(f"seg{i}/" for i in range(10000)) + "x"
     params = "Content-Type: image/png; " + "; ".join(f'p{i}="v{i}"' for i in range(4000))
     p = parse(mhtml(PAGE, folded + "\n" + params + "\n\nX")).parts[1]
-    assert p.location is not None and p.location.endswith("seg19999/x")
+    assert p.location is not None and p.location.endswith("seg9999/x")
     assert len(p.params) == 4000 and p.params[-1] == ("p3999", "v3999")
 
 
