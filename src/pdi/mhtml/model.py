@@ -207,8 +207,8 @@ class Aggregate:
     base: str | None
     size: int
     warnings: tuple[str, ...] = ()
-    _cid: dict[str, Part] = field(default_factory=dict, repr=False)
-    _loc: dict[str, Part] = field(default_factory=dict, repr=False)
+    _cid: dict[str, Part] = field(default_factory=dict, init=False, repr=False)
+    _loc: dict[str, Part] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for p in self.parts:
