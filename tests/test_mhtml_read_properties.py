@@ -9,7 +9,7 @@ import html
 import io
 from email.policy import compat32
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from pdi.errors import PDIError
@@ -174,3 +174,57 @@ def test_charset_functions_never_raise(label: str, data: bytes, name: str) -> No
     assert isinstance(decode(data, name), str)
     enc, _, _ = sniff(data, declared=label or None, media_type="text/html")
     assert isinstance(decode(data, enc), str)
+
+
+segment = st.text(alphabet="abcxyz019-_.", min_size=1, max_size=5).filter(lambda s: s not in (".", ".."))
+paths = st.lists(st.lists(segment, min_size=1, max_size=4).map("/".join), min_size=1, max_size=8, unique=True)
+
+
+@SETTINGS
+@given(paths, st.lists(segment, max_size=3).map("/".join), st.booleans())
+def test_relative_references_reach_every_part_of_a_tree(files: list[str], page_dir: str, lf: bool) -> None:
+    # Oracle: posixpath.relpath writes each reference; every one must resolve back to
+    # the part labelled with the file's absolute URI, and nothing else is reported.
+    import posixpath
+
+    root = "/" + page_dir if page_dir else "/"
+    page_uri = "http://h.example" + posixpath.join(root, "index.html")
+    # a file tree: no name is both a file and a directory
+    dirs = {posixpath.dirname(p) for p in [*files, root.strip("/") + "/index.html"]}
+    dirs = {"/".join(d.split("/")[:i]) for d in dirs for i in range(1, d.count("/") + 2)}
+    assume(not dirs & set(files))
+    targets = [f for f in files if posixpath.join("/", f) != posixpath.join(root, "index.html")]
+    imgs = "".join(f'<img src="{posixpath.relpath("/" + f, root)}">' for f in targets)
+    chunks = [
+        'Content-Type: multipart/related; boundary="b"; type="text/html"',
+        "",
+        "--b",
+        "Content-Type: text/html",
+        f"Content-Location: {page_uri}",
+        "",
+        f"<html>{imgs}</html>",
+    ]
+    for f in targets:
+        chunks += ["--b", "Content-Type: image/png", f"Content-Location: http://h.example/{f}", "", "P"]
+    chunks.append("--b--")
+    nl = "\n" if lf else "\r\n"
+    agg = parse((nl.join(chunks) + nl).encode())
+    refs = agg.references
+    assert [r.target.location if r.target else None for r in refs] == [f"http://h.example/{f}" for f in targets]
+    assert all(r.rule == "content-location" for r in refs)
+    assert check(agg).findings == ()
+
+
+@SETTINGS
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zs")), min_size=1, max_size=20).filter(lambda s: "<" not in s and ">" not in s and s.strip() == s))
+def test_cid_references_are_percent_decoded(cid: str) -> None:
+    import urllib.parse
+
+    ref = "cid:" + urllib.parse.quote(cid, safe="@")
+    data = (
+        'Content-Type: multipart/related; boundary="b"\r\n\r\n--b\r\nContent-Type: text/html\r\n\r\n'
+        f'<img src="{html.escape(ref)}">\r\n--b\r\nContent-ID: <{cid}>\r\n\r\nX\r\n--b--\r\n'
+    ).encode()
+    agg = parse(data)
+    (r,) = agg.references
+    assert (r.status, r.rule, r.target) == ("satisfied", "content-id", agg.parts[1])
