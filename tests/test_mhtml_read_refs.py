@@ -248,3 +248,17 @@ def test_check_duplicates_unreferenced_and_unsatisfied() -> None:
     ]
     assert report.unsatisfied_links == 1
     assert not report.ok
+
+
+def test_chromium_style_element_part_resolves_against_its_page() -> None:
+    # Chromium saves a <style> element as a part labelled cid:…; its relative url()
+    # is relative to the page that holds it, as in the browser.
+    data = page(
+        '<link rel="stylesheet" href="cid:css-9@mhtml.blink">',
+        "Content-Type: text/css\nContent-Location: cid:css-9@mhtml.blink\n\np { background: url(img/p.png) }",
+        "Content-Type: image/png\nContent-Location: http://a.example/dir/img/p.png\n\nP",
+    )
+    agg = parse(data)
+    sheet_refs = [r for r in agg.references if r.source is agg.parts[1]]
+    assert [(r.uri, r.target) for r in sheet_refs] == [("http://a.example/dir/img/p.png", agg.parts[2])]
+    assert agg.parts[1].base == "thismessage:/"  # §5 alone gives it no base of its own
