@@ -311,3 +311,14 @@ def test_base_with_dot_segments_is_absolute() -> None:
     agg = parse(b"Content-Type: text/html\r\n\r\n<img src=a.png>", base="http://h.example/a/../b/")
     assert agg.root.base == "http://h.example/a/../b/"
     assert agg.references[0].uri == "http://h.example/b/a.png"
+
+
+def test_rfc2047_header_values_decoded_on_request() -> None:
+    head = (
+        "Subject: =?utf-8?Q?Caf=C3=A9_?=\n =?iso-8859-1?B?cOJ0ZQ==?= du jour\n"
+        'Content-Type: multipart/related; boundary="b1"'
+    )
+    agg = parse(mhtml("Content-Type: text/plain\nContent-Description: =?x-nope?q?a=E9?=\n\nx", head=head))
+    assert agg.header("subject") == "=?utf-8?Q?Caf=C3=A9_?= =?iso-8859-1?B?cOJ0ZQ==?= du jour"
+    assert agg.header("subject", decode=True) == "Café pâte du jour"
+    assert agg.parts[0].header("content-description", decode=True) == "aé"  # unknown charset: Latin-1

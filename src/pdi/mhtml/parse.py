@@ -59,9 +59,6 @@ Chromium writes for inline stylesheets) labels its part but is never a base.
 from __future__ import annotations
 
 import binascii
-import codecs
-import email.errors
-import email.header
 import email.utils
 import re
 from dataclasses import dataclass
@@ -70,6 +67,7 @@ from email.policy import compat32
 from typing import BinaryIO
 
 from pdi.errors import LimitError, ParseError, PDIError
+from pdi.mhtml.headers import decode_words
 from pdi.mhtml.model import Aggregate, Headers, Multipart, Part
 from pdi.mhtml.resolve import is_cid, resolve_uri
 
@@ -589,27 +587,10 @@ class _HeaderInfo:
 
 def _decode_words(value: str, info: _HeaderInfo, ctx: _Ctx) -> str:
     """Remove RFC 2047 encoded words (§4.4.3), keeping everything else as written."""
-    if "=?" not in value:
-        return value
-    try:
-        chunks = email.header.decode_header(value)
-    except email.errors.HeaderParseError as exc:
-        info._warn(ctx, f"bad RFC 2047 encoded word kept as written: {exc}")
-        return value
-    out: list[str] = []
-    for chunk, cs in chunks:
-        if isinstance(chunk, str):
-            out.append(chunk)
-        elif cs is None:
-            out.append(chunk.decode("raw-unicode-escape"))
-        else:
-            try:
-                codecs.lookup(cs)
-                out.append(chunk.decode(cs, "replace"))
-            except LookupError:
-                info._warn(ctx, f"unknown charset {cs!r} in an encoded word: read as Latin-1")
-                out.append(chunk.decode("latin-1"))
-    return "".join(out)
+    text, warnings = decode_words(value)
+    for w in warnings:
+        info._warn(ctx, w)
+    return text
 
 
 def parse(
