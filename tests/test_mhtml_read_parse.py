@@ -322,3 +322,13 @@ def test_rfc2047_header_values_decoded_on_request() -> None:
     assert agg.header("subject") == "=?utf-8?Q?Caf=C3=A9_?= =?iso-8859-1?B?cOJ0ZQ==?= du jour"
     assert agg.header("subject", decode=True) == "Café pâte du jour"
     assert agg.parts[0].header("content-description", decode=True) == "aé"  # unknown charset: Latin-1
+
+
+def test_long_line_starting_like_a_delimiter_is_read_once() -> None:
+    # Only a bounded window after "--boundary" is examined, so a stream delivering a
+    # 300 kB line in 16-byte chunks is not re-scanned for each chunk.
+    trap = "--b1" + "x" * 300_000
+    data = mhtml(PAGE, f"Content-Type: text/plain\n\n{trap}\n--b1   {' ' * 5000}")
+    agg = parse(io.BytesIO(data), limits=Limits(chunk_size=16))
+    assert agg.parts[1].data.startswith(trap.encode())
+    assert agg.parts[1].data.endswith(b"\r\n--b1   " + b" " * 5000)

@@ -152,6 +152,10 @@ class _Hit:
     close: bool
 
 
+_PADDING_MAX = 1024  # longest "--" + transport padding read after a boundary
+_MAYBE_REST = re.compile(rb"^(?:-|--)?[ \t\r]*$")
+
+
 def _delim_match(line: bytes, delims: list[bytes]) -> tuple[int, bool] | None:
     """(level, is_close) when ``line`` (no line end) is a delimiter of one of ``delims``."""
     for level in range(len(delims) - 1, -1, -1):
@@ -193,15 +197,20 @@ class _Ctx:
                 j = buf.find(d, search_from)
                 while j >= 0 and (best is None or j < best[0]):
                     if j == pos or buf[j - 1] == 0x0A:
-                        e = buf.find(b"\n", j)
-                        if e < 0 and not src.eof:
+                        # The rest of a delimiter line is "--" and padding: look at a
+                        # bounded window, so a huge line never makes us read on.
+                        k = j + len(d)
+                        window = bytes(buf[k : k + _PADDING_MAX])
+                        nl = window.find(b"\n")
+                        if nl < 0 and not src.eof and len(window) < _PADDING_MAX and _MAYBE_REST.match(window):
                             need_more = True
                             break
-                        line = bytes(buf[j : e if e >= 0 else len(buf)])
-                        m = _delim_match(line, [d])
-                        if m is not None:
-                            best = (j, level, m[1], e)
-                            break
+                        rest = window[:nl] if nl >= 0 else window
+                        if nl >= 0 or src.eof or len(window) < _PADDING_MAX:
+                            m = _delim_match(d + rest, [d])
+                            if m is not None:
+                                best = (j, level, m[1], k + nl if nl >= 0 else -1)
+                                break
                     j = buf.find(d, j + 1)
                 if need_more:
                     break
