@@ -332,3 +332,18 @@ def test_long_line_starting_like_a_delimiter_is_read_once() -> None:
     agg = parse(io.BytesIO(data), limits=Limits(chunk_size=16))
     assert agg.parts[1].data.startswith(trap.encode())
     assert agg.parts[1].data.endswith(b"\r\n--b1   " + b" " * 5000)
+
+
+def test_base64_padded_line_by_line_loses_nothing() -> None:
+    # some writers pad every line; binascii alone would stop at the first "="
+    lines = "\n".join(base64.b64encode(w).decode() for w in (b"one ", b"two  ", b"three"))
+    part = f"Content-Type: application/octet-stream\nContent-Transfer-Encoding: base64\n\n{lines}"
+    agg = parse(mhtml(part, head=PLAIN_HEAD))
+    assert agg.parts[0].data == b"one two  three"
+    assert "data after padding" in agg.warnings[0]
+
+
+def test_byte_order_mark_before_the_headers() -> None:
+    agg = parse(b"\xef\xbb\xbf" + mhtml(PAGE))
+    assert len(agg.parts) == 1 and agg.root.location == "http://a.example/"
+    assert agg.warnings == ("offset 0: byte order mark before the headers skipped",)

@@ -35,8 +35,10 @@ white space (RFC 2046 transport padding); a missing closing delimiter (warning; 
 last part runs to the end of the file or to the enclosing structure's next delimiter);
 header lines without a colon (warning; a continuation); lower-case header names;
 quoted-printable with ``=\\n`` soft breaks, lower-case hex and bad escapes (kept as
-written, as RFC 2045 §6.7 note (2) suggests); base64 with stray characters (dropped)
-or bad padding (repaired, warning); 7bit/8bit/binary bodies byte for byte (line ends
+written, as RFC 2045 §6.7 note (2) suggests); base64 with stray characters (dropped),
+bad padding (repaired, warning) or padding inside (each padded run decoded, warning;
+``binascii`` alone would drop the rest silently); a byte order mark before the first
+header (skipped, warning); 7bit/8bit/binary bodies byte for byte (line ends
 kept); no Content-Transfer-Encoding (read as binary); an unknown one (body kept as
 is, warning); headers in UTF-8 or, failing that, Latin-1 (warning).
 
@@ -464,6 +466,13 @@ class _Ctx:
         cte = info.transfer_encoding
         with memoryview(self.src.buf) as whole, whole[start:end] as body:
             if cte == "base64":
+                eq = self.src.buf.find(b"=", start, end)
+                if eq >= 0 and _B64_AFTER_PAD.search(self.src.buf, eq, end):
+                    # binascii stops at the first padding and drops the rest silently
+                    message = "base64 body with data after padding: each padded run decoded"
+                    info.warnings.append(message)
+                    self.warn(start, message)
+                    return b"".join(_lenient_base64(run) for run in re.split(rb"=+", bytes(body)))
                 try:
                     return binascii.a2b_base64(body)
                 except binascii.Error:
@@ -482,6 +491,9 @@ _B64_KEEP = bytes(
     b for b in range(256) if chr(b) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 )
 _B64_DROP = bytes(b for b in range(256) if b not in _B64_KEEP)
+
+
+_B64_AFTER_PAD = re.compile(rb"=[=\s]*[A-Za-z0-9+/]")
 
 
 def _lenient_base64(body: bytes) -> bytes:
@@ -622,8 +634,14 @@ def parse(
     if not src.buf and not src.more():
         raise ParseError("the input is empty", offset=0, rule="message")
     ctx = _Ctx(src, lim, base)
+    while len(src.buf) < 3 and src.more():
+        pass
+    start = 0
+    if src.buf[:3] == b"\xef\xbb\xbf":
+        start = 3
+        ctx.warnings.append("offset 0: byte order mark before the headers skipped")
     try:
-        node, _pos, _hit, _ended = ctx.entity(0, [], base or THISMESSAGE, (), 0, top=True)
+        node, _pos, _hit, _ended = ctx.entity(start, [], base or THISMESSAGE, (), 0, top=True)
     except RecursionError as exc:  # pragma: no cover - max_depth keeps recursion shallow
         raise LimitError("MIME structure nested too deeply") from exc
     except PDIError:
