@@ -197,6 +197,7 @@ def test_multipart_alternative_start_part_roots_at_its_html_alternative() -> Non
     (ref,) = agg.references
     assert ref.source is html and ref.target is image
     assert agg.warnings == ()
+    assert check(agg).findings == ()  # the plain alternative is not "unreferenced"
 
 
 def test_nested_multipart_missing_its_closing_delimiter() -> None:
