@@ -228,3 +228,25 @@ def test_cid_references_are_percent_decoded(cid: str) -> None:
     agg = parse(data)
     (r,) = agg.references
     assert (r.status, r.rule, r.target) == ("satisfied", "content-id", agg.parts[1])
+
+
+@SETTINGS
+@given(st.text(max_size=40), st.text(max_size=20))
+def test_lookups_and_decoders_raise_only_pdi_errors(uri: str, name: str) -> None:
+    agg = parse(VALID)
+    agg.by_location(uri)
+    agg.by_content_id(uri)
+    agg.root.header(uri, decode=True)
+    try:
+        decode(b"abc", name)
+    except PDIError:
+        pass
+
+
+def test_input_of_the_wrong_type_is_a_parse_error() -> None:
+    for bad in (None, 42, "text", [b"x"]):
+        try:
+            parse(bad)  # type: ignore[arg-type]
+        except PDIError:
+            continue
+        raise AssertionError(f"{bad!r} was accepted")

@@ -23,6 +23,8 @@ from __future__ import annotations
 import codecs
 import re
 
+from pdi.errors import UnsupportedError
+
 # WHATWG encoding name -> Python codec.
 _CODECS: dict[str, str] = {
     "UTF-8": "utf-8",
@@ -142,8 +144,11 @@ _X_USER_DEFINED_MAP = {i: c for i, c in enumerate(_X_USER_DEFINED_TABLE) if chr(
 def decode(data: bytes, encoding: str) -> str:
     """Decode ``data`` with a WHATWG encoding name (malformed sequences become U+FFFD, as browsers do).
 
-    A byte order mark matching the encoding is removed.
+    A byte order mark matching the encoding is removed. An unknown name is an
+    :class:`~pdi.errors.UnsupportedError` (use :func:`lookup` to turn a label into a name).
     """
+    if encoding not in _CODECS and encoding != "x-user-defined":
+        raise UnsupportedError(f"no decoder for encoding {encoding!r} (a WHATWG encoding name is needed)")
     if encoding == "UTF-8" and data.startswith(codecs.BOM_UTF8):
         data = data[3:]
     elif encoding == "UTF-16LE" and data.startswith(codecs.BOM_UTF16_LE):

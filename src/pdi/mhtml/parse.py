@@ -98,8 +98,10 @@ class _Source:
             self.buf, self.stream, self.eof = data, None, True
         elif isinstance(data, (bytearray, memoryview)):
             self.buf, self.stream, self.eof = bytes(data), None, True
-        else:
+        elif callable(getattr(data, "read", None)):
             self.buf, self.stream, self.eof = bytearray(), data, False
+        else:
+            raise ParseError(f"the input must be bytes or a binary stream, not {type(data).__name__}", rule="input")
 
     def more(self) -> bool:
         """Read one more chunk; False at the end of the input."""
