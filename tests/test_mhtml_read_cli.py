@@ -31,6 +31,7 @@ def test_ls_json_lists_parts_and_their_references() -> None:
     assert parts[1]["referenced_by"] == [0]
     assert parts[2]["referenced_by"] == []
     assert out["warnings"] == []
+    assert (out["root"], out["title"], out["snapshot_location"]) == (0, "Example Domain", "https://www.example.com/")
 
 
 def test_ls_table() -> None:
@@ -38,6 +39,7 @@ def test_ls_table() -> None:
     assert r.exit_code == 0
     assert "https://news.ycombinator.com/news.css?i3QZFyQGGgTNEupNTrnX" in r.output
     assert "image/gif" in r.output
+    assert r.output.startswith("5 parts, 53120 bytes; root: part 0\nsaved from: https://news.ycombinator.com/\ntitle: Hacker News\n")
 
 
 def test_check_clean_file_exits_zero() -> None:

@@ -78,8 +78,24 @@ def ls_command(file: str, as_json: bool, base: str | None) -> None:
     agg = _read(file, base)
     listing = _listing(agg)
     if as_json:
-        click.echo(json.dumps({"parts": listing, "warnings": list(agg.warnings)}, indent=2, ensure_ascii=False))
+        doc = {
+            "size": agg.size,
+            "root": agg.root.index,
+            "boundary": agg.boundary,
+            "title": agg.header("Subject", decode=True),
+            "snapshot_location": agg.header("Snapshot-Content-Location"),
+            "parts": listing,
+            "warnings": list(agg.warnings),
+        }
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return
+    title = agg.header("Subject", decode=True)
+    snapshot = agg.header("Snapshot-Content-Location")
+    click.echo(f"{len(agg.parts)} parts, {agg.size} bytes; root: part {agg.root.index}")
+    if snapshot:
+        click.echo(f"saved from: {snapshot}")
+    if title:
+        click.echo(f"title: {title}")
     table = Table(show_lines=False)
     for col in ("#", "type", "size", "location / content-id", "refs in file", "used by"):
         table.add_column(col, overflow="fold")
