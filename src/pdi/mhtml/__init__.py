@@ -6,6 +6,7 @@ The door of the package. Modules:
   :class:`Aggregate` (streaming multipart scanner, ``email`` with ``compat32`` for
   header values; why, and what is tolerated, is in that module's docstring).
 * :mod:`pdi.mhtml.model` — :class:`Aggregate`, :class:`Multipart`, :class:`Part`.
+* :mod:`pdi.mhtml.headers` — RFC 2047 encoded words in header values.
 * :mod:`pdi.mhtml.charset` — the encoding of text parts (BOM, ``charset=``, ``<meta>``,
   WHATWG labels).
 * :mod:`pdi.mhtml.refs` — references in HTML and CSS with source offsets
