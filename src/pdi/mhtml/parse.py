@@ -174,10 +174,9 @@ def _delim_match(line: bytes, delims: list[bytes]) -> tuple[int, bool] | None:
 
 
 class _Ctx:
-    def __init__(self, src: _Source, limits: Limits, base: str | None) -> None:
+    def __init__(self, src: _Source, limits: Limits) -> None:
         self.src = src
         self.limits = limits
-        self.base = base
         self.warnings: list[str] = []
         self.parts: list[Part] = []
         self.next_multipart = 0
@@ -294,7 +293,7 @@ class _Ctx:
         own_base = location if location is not None and not is_cid(location) else enclosing_base
 
         if info.content_type.startswith("multipart/"):
-            return self.multipart(info, pos, delims, location, own_base, enclosing_base, scope, depth, how)
+            return self.multipart(info, pos, delims, location, own_base, scope, depth, how)
 
         if how == "blank":
             if not delims:
@@ -344,7 +343,6 @@ class _Ctx:
         delims: list[bytes],
         location: str | None,
         own_base: str,
-        enclosing_base: str,
         scope: tuple[int, ...],
         depth: int,
         how: str,
@@ -635,7 +633,7 @@ def parse(
     src = _Source(data, lim.chunk_size)
     if not src.buf and not src.more():
         raise ParseError("the input is empty", offset=0, rule="message")
-    ctx = _Ctx(src, lim, base)
+    ctx = _Ctx(src, lim)
     while len(src.buf) < 3 and src.more():
         pass
     start = 0
