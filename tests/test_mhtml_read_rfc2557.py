@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 from pdi.mhtml import Aggregate, Part, parse
+from pdi.mhtml.resolve import resolve_reference
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 RFC2557 = SHARED / "specs" / "003_7656ea04886e5ede.txt"
@@ -182,6 +183,9 @@ def test_rfc2557_9_5_cid_url_matches_content_id_only() -> None:
     assert gif.content_location == "CID:something@else"  # a label, disregarded for cid: URIs
     assert refs_of(agg, html) == [("cid:foo4@foo1@bar.net", "satisfied", 1, "content-id")]
     assert gif.data.startswith(GIF_START)
+    # "this header is disregarded": the cid: Content-Location of a part with a
+    # Content-ID satisfies nothing
+    assert resolve_reference(agg, html, "cid:something@else").status == "unsatisfied"
 
 
 # RFC 2557 §9.6 as printed has typos the explanatory text contradicts (it is
@@ -236,3 +240,22 @@ def test_rfc2557_9_6_permitted_and_forbidden_references_between_nested_parts() -
         ("images/ietflogo2e.gif", "unsatisfied", None, None),
     ]
     assert [r.uri for r in agg.references if r.source is inner3_html][1] == logo2e.location
+
+
+def test_rfc2557_8_3_cid_urls_match_content_id_headers() -> None:
+    # §8.3's two headers, taken from the RFC text: only the Content-ID is matched.
+    lines = RFC2557.read_text(encoding="utf-8").splitlines()
+    cid_line = next(line for line in lines if line.startswith("Content-ID: <foo@bar.net>"))
+    loc_line = next(line for line in lines if line.startswith("Content-Location: CID: foo@bar.net"))
+    data = (
+        'Content-Type: multipart/related; boundary="b"; type="text/html"\r\n\r\n'
+        '--b\r\nContent-Type: text/html\r\n\r\n<img src="cid:foo@bar.net"><img src="CID:%20foo@bar.net">\r\n'
+        f"--b\r\nContent-Type: image/gif\r\n{cid_line}\r\n{loc_line}\r\n\r\nGIF89a\r\n--b--\r\n"
+    ).encode()
+    agg = parse(data)
+    assert agg.parts[1].content_location == "CID: foo@bar.net"
+    assert refs_of(agg, agg.root) == [
+        ("cid:foo@bar.net", "satisfied", 1, "content-id"),
+        # "CID: foo@bar.net" as a cid: URI names the Content-ID " foo@bar.net": no part
+        ("CID:%20foo@bar.net", "unsatisfied", None, None),
+    ]

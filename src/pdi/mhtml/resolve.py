@@ -6,7 +6,9 @@ For every reference in an HTML or CSS part (:mod:`pdi.mhtml.refs`):
   (§8.3, rule ``"content-id"``); then, as the compatibility rule of
   ``specs/README.md`` for files Chromium writes (inline stylesheets labelled
   ``Content-Location: cid:…`` with no Content-ID), against a Content-Location equal
-  to the ``cid:`` URI (rule ``"cid-content-location"``).
+  to the ``cid:`` URI on a part that has no Content-ID (rule
+  ``"cid-content-location"``). A part with a Content-ID keeps §8.3 exactly: its
+  ``cid:`` Content-Location is ignored.
 * every other URI is resolved against the part's base (§5: ``<base>``, the part's
   Content-Location, the enclosing ones, the retrieval URI, ``thismessage:/``) with
   :func:`pdi.uri.resolve` and compared octet by octet with the parts' resolved
@@ -92,6 +94,11 @@ def comparable(uri: str) -> str:
     return uri
 
 
+def _cid_key(uri: str) -> str:
+    # a cid: URI as the Chromium rule compares it: scheme case-folded, rest octet by octet
+    return "cid:" + comparable(uri)[4:]
+
+
 def cid_of(reference: str) -> str:
     """The Content-ID a ``cid:`` URI names (RFC 2392: the rest of the URI, %-decoded)."""
     return urllib.parse.unquote(_clean(reference)[4:], encoding="utf-8", errors="replace")
@@ -129,16 +136,21 @@ class _Index:
 
         self.loc: dict[int, dict[str, Part | Multipart]] = {}
         self.cid: dict[int, dict[str, Part | Multipart]] = {}
+        self.cid_loc: dict[int, dict[str, Part | Multipart]] = {}
         for mp in agg.multiparts:
             locs: dict[str, Part | Multipart] = {}
             cids: dict[str, Part | Multipart] = {}
+            cid_locs: dict[str, Part | Multipart] = {}
             for child in mp.children:
                 if child.location is not None:
                     locs.setdefault(comparable(child.location), child)
+                    if child.content_id is None and is_cid(child.location):
+                        cid_locs.setdefault(_cid_key(child.location), child)
                 if child.content_id is not None:
                     cids.setdefault(child.content_id, child)
             self.loc[mp.id] = locs
             self.cid[mp.id] = cids
+            self.cid_loc[mp.id] = cid_locs
         self.Multipart = Multipart
 
     def _root(self, node: Part | Multipart) -> Part | None:
@@ -148,6 +160,14 @@ class _Index:
         key = comparable(uri)
         for mp in reversed(scope):
             node = self.loc[mp].get(key)
+            if node is not None:
+                return self._root(node)
+        return None
+
+    def by_cid_location(self, scope: tuple[int, ...], uri: str) -> Part | None:
+        key = _cid_key(uri)
+        for mp in reversed(scope):
+            node = self.cid_loc[mp].get(key)
             if node is not None:
                 return self._root(node)
         return None
@@ -177,9 +197,7 @@ def resolve_one(part: Part, ref: Reference, index: _Index, base: str | None = No
         target = index.by_cid(part.scope, cid_of(text))
         if target is not None:
             return ResolvedReference(part, ref, text, "satisfied", target, "content-id")
-        target = index.by_location(part.scope, text)
-        if target is None and text[:4] != "cid:":
-            target = index.by_location(part.scope, "cid:" + text[4:])
+        target = index.by_cid_location(part.scope, text)
         if target is not None:
             return ResolvedReference(part, ref, text, "satisfied", target, "cid-content-location")
         return ResolvedReference(part, ref, text, "unsatisfied")
