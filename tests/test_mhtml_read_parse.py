@@ -277,9 +277,10 @@ def test_long_folded_headers_and_many_parameters() -> None:
 def test_stream_input_in_tiny_chunks_equals_bytes_input() -> None:
     data = mhtml(PAGE, IMAGE, "Content-Type: text/plain\n\n" + "line\n" * 500, boundary=CHROME_BOUNDARY)
     a = parse(data)
-    b = parse(io.BytesIO(data), limits=Limits(chunk_size=7))
+    b = parse(io.BytesIO(data + b"epilogue\r\n" * 100), limits=Limits(chunk_size=7))
     assert [p.data for p in a.parts] == [p.data for p in b.parts]
     assert [p.offset for p in a.parts] == [p.offset for p in b.parts]
+    assert b.size == len(data) + 1000 and a.size == len(data)
 
 
 def test_stream_that_gives_text_is_refused() -> None:

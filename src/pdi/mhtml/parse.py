@@ -120,6 +120,21 @@ class _Source:
         self.buf += chunk
         return True
 
+    def drain(self) -> int:
+        """Total input length: the rest of a stream is read (the epilogue) and counted, not kept."""
+        total = self.shift + len(self.buf)
+        while not self.eof and self.stream is not None:
+            try:
+                chunk = self.stream.read(self.chunk)
+            except (OSError, ValueError) as exc:
+                raise ParseError(f"reading the input failed: {exc}", offset=total) from exc
+            if not isinstance(chunk, (bytes, bytearray)):
+                raise ParseError("the input stream must give bytes", rule="input")
+            if not chunk:
+                self.eof = True
+            total += len(chunk)
+        return total
+
     def compact(self, pos: int) -> int:
         """Forget the bytes before ``pos`` (streams only); returns the new position of ``pos``."""
         if self.stream is None or pos < self.chunk:
@@ -646,7 +661,7 @@ def parse(
         raise LimitError("MIME structure nested too deeply") from exc
     except PDIError:
         raise
-    size = src.shift + len(src.buf)
+    size = src.drain()
     if isinstance(node, Part):
         return Aggregate(
             root=node,
