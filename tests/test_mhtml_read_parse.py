@@ -8,7 +8,7 @@ import io
 import pytest
 
 from pdi.errors import LimitError, ParseError
-from pdi.mhtml import Limits, Part, check, parse
+from pdi.mhtml import Aggregate, Limits, Part, check, parse
 
 CHROME_BOUNDARY = "----MultipartBoundary--aBcD1234eFgH5678iJkL----"
 
@@ -349,3 +349,8 @@ def test_byte_order_mark_before_the_headers() -> None:
     agg = parse(b"\xef\xbb\xbf" + mhtml(PAGE))
     assert len(agg.parts) == 1 and agg.root.location == "http://a.example/"
     assert agg.warnings == ("offset 0: byte order mark before the headers skipped",)
+
+
+def test_aggregate_parse_is_parse() -> None:
+    agg = Aggregate.parse(mhtml(PAGE), base="http://x.example/")
+    assert agg.base == "http://x.example/" and agg.root.data == b'<img src="i.png">'

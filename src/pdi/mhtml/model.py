@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from pdi.mhtml import charset as _charset
 from pdi.mhtml.headers import decoded
@@ -244,6 +244,13 @@ class Aggregate:
                 self._cid.setdefault(p.content_id, p)
             if p.location is not None:
                 self._loc.setdefault(comparable(p.location), p)
+
+    @classmethod
+    def parse(cls, data: bytes | BinaryIO, *, base: str | None = None) -> Aggregate:
+        """Same as :func:`pdi.mhtml.parse` (the project's ``Value.parse`` convention)."""
+        from pdi.mhtml.parse import parse
+
+        return parse(data, base=base)
 
     def header(self, name: str, *, decode: bool = False) -> str | None:
         """The first top-level header field of that name (case-insensitive), unfolded.
