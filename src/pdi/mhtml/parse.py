@@ -78,7 +78,17 @@ THISMESSAGE = "thismessage:/"
 
 @dataclass(frozen=True)
 class Limits:
-    """Limits that turn hostile input into a clear :class:`~pdi.errors.LimitError`."""
+    """Limits that turn hostile input into a clear :class:`~pdi.errors.LimitError`.
+
+    The defaults sit far above what browsers write and far below what hurts:
+    ``max_depth`` 16 nested multiparts (captures nest two or three deep; the parser
+    recurses once per level); ``max_parts`` 100,000 body parts (the largest corpus
+    capture has 124); ``max_header_bytes`` 256 KiB per header block, which also bounds
+    a single header line (Chromium's blocks are a few hundred bytes; a URL rarely tops
+    8 KiB; it keeps ``compat32``'s parameter splitting, quadratic at worst, under a
+    second); ``chunk_size`` 1 MiB read at a time from a stream (not a limit: the
+    buffer grows to the largest part).
+    """
 
     max_depth: int = 16
     max_parts: int = 100_000
