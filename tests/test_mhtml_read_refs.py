@@ -262,3 +262,13 @@ def test_chromium_style_element_part_resolves_against_its_page() -> None:
     sheet_refs = [r for r in agg.references if r.source is agg.parts[1]]
     assert [(r.uri, r.target) for r in sheet_refs] == [("http://a.example/dir/img/p.png", agg.parts[2])]
     assert agg.parts[1].base == "thismessage:/"  # §5 alone gives it no base of its own
+
+
+def test_css_image_set_strings_are_urls() -> None:
+    css = 'a { background-image: -webkit-image-set("a1.png" 1x, url(a2.png) 2x, "a\\"3.png" type("image/png")) }'
+    assert spans(css, css_references(css)) == [
+        ("style-url", "a1.png", "a1.png"),
+        ("style-url", "a2.png", "a2.png"),
+        ("style-url", 'a"3.png', 'a\\"3.png'),
+    ]
+    assert [r.url for r in css_references("b { x: image-set('b.png' 1x); y: 'not-a-url.png' }")] == ["b.png"]

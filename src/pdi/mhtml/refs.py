@@ -14,7 +14,8 @@ html5lib would give a spec-exact tree but no source offsets for attributes, and
 lxml none at all.
 
 CSS: a small scanner for what CSS Syntax Level 3 tokenizes as ``url(…)`` (quoted or
-not), ``@import "…"`` and ``@import url(…)``, skipping comments and other strings;
+not), ``@import "…"`` and ``@import url(…)``, and the strings of ``image-set(…)``
+(CSS Images 4: they are URLs too), skipping comments and other strings;
 CSS escapes are decoded in ``url``.
 
 Kinds: ``src`` (img, script, input, embed, audio, video, source, track), ``frame``
@@ -360,7 +361,7 @@ def _string_end(css: str, pos: int) -> int:
     return n
 
 
-_CSS_TOKEN = re.compile(r"""/\*|["']|url\(|@import""", re.I)
+_CSS_TOKEN = re.compile(r"""/\*|["']|url\(|@import|(?:-webkit-)?image-set\(""", re.I)
 
 
 def css_references(css: str) -> list[Reference]:
@@ -379,6 +380,13 @@ def css_references(css: str) -> list[Reference]:
             continue
         if tok in ("'", '"'):
             pos = _string_end(css, m.start()) + 1
+            continue
+        if tok.lower().endswith("image-set("):
+            # image-set("a.png" 1x, url(b.png) 2x): its strings are URLs too (CSS Images 4)
+            if m.start() > 0 and (css[m.start() - 1].isalnum() or css[m.start() - 1] in "-_\\"):
+                pos = m.end()
+                continue
+            pos = _image_set(css, m.end(), refs)
             continue
         if tok.lower() == "url(":
             # "url(" must start an identifier: not preceded by a name character
@@ -408,6 +416,40 @@ def css_references(css: str) -> list[Reference]:
         else:
             pos = i
     return refs
+
+
+def _image_set(css: str, pos: int, refs: list[Reference]) -> int:
+    """Collect the URLs of an ``image-set(`` whose arguments start at ``pos``; returns the end."""
+    n = len(css)
+    depth = 0
+    i = pos
+    while i < n:
+        c = css[i]
+        if c in "'\"":
+            end = _string_end(css, i)
+            if depth == 0:
+                refs.append(Reference(_css_unescape(css[i + 1 : end]), i + 1, end, "style-url", None))
+            i = end + 1
+        elif css.startswith("/*", i):
+            end = css.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        elif css[i : i + 4].lower() == "url(" and not (css[i - 1].isalnum() or css[i - 1] in "-_\\"):
+            r, i = _url_token(css, i + 4, "style-url")
+            if r:
+                refs.append(r)
+        elif c == "(":
+            depth += 1
+            i += 1
+        elif c == ")":
+            if depth == 0:
+                return i + 1
+            depth -= 1
+            i += 1
+        elif c == "\\":
+            i += 2
+        else:
+            i += 1
+    return n
 
 
 def _url_token(css: str, pos: int, kind: str) -> tuple[Reference | None, int]:
