@@ -272,3 +272,12 @@ def test_css_image_set_strings_are_urls() -> None:
         ("style-url", 'a"3.png', 'a\\"3.png'),
     ]
     assert [r.url for r in css_references("b { x: image-set('b.png' 1x); y: 'not-a-url.png' }")] == ["b.png"]
+
+
+def test_inline_svg_image_references() -> None:
+    text = '<svg><image href="i.png"/><use xlink:href="s.svg#a"></use><a href="l.html">x</a></svg>'
+    assert [(r.kind, r.url, r.element) for r in html_references(text)] == [
+        ("src", "i.png", "image"),
+        ("src", "s.svg#a", "use"),
+        ("href", "l.html", "a"),
+    ]

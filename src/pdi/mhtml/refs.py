@@ -18,7 +18,8 @@ not), ``@import "…"`` and ``@import url(…)``, and the strings of ``image-set
 (CSS Images 4: they are URLs too), skipping comments and other strings;
 CSS escapes are decoded in ``url``.
 
-Kinds: ``src`` (img, script, input, embed, audio, video, source, track), ``frame``
+Kinds: ``src`` (img, script, input, embed, audio, video, source, track, and the
+``href``/``xlink:href`` of inline SVG's image, use and feImage), ``frame``
 (frame and iframe ``src``), ``srcset`` (one reference per candidate), ``stylesheet``
 (link rel=stylesheet), ``icon`` (link rel=icon and similar), ``href`` (a, area, other
 links: navigation, not needed to render the page), ``poster`` (video), ``data``
@@ -68,6 +69,7 @@ _TAGNAME = re.compile(r"<([a-zA-Z][^\t\n\r\f />\x00]*)(?:\s|/(?!>))*")
 _ENTITY = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)")
 
 _SRC_ELEMENTS = frozenset({"img", "script", "input", "embed", "audio", "video", "source", "track"})
+_SVG_HREF_ELEMENTS = frozenset({"image", "use", "feimage"})  # inline SVG: href / xlink:href
 _ICON_RELS = frozenset({"icon", "shortcut", "apple-touch-icon", "apple-touch-icon-precomposed", "mask-icon"})
 
 
@@ -274,6 +276,8 @@ class _Collector(HTMLParser):
                 for s, e in _srcset_candidates(value):
                     rs, re_ = _mapped(s, e, offsets, a.raw_start)
                     self.refs.append(Reference(value[s:e], rs, re_, "srcset", name))
+            elif n in ("href", "xlink:href") and name in _SVG_HREF_ELEMENTS:
+                self._add(a, "src", name)
             elif n == "href":
                 if name == "base":
                     if not self.base_seen and a.value is not None:
