@@ -281,3 +281,21 @@ def test_inline_svg_image_references() -> None:
         ("src", "s.svg#a", "use"),
         ("href", "l.html", "a"),
     ]
+
+
+def test_relative_content_location_of_a_nested_multipart_is_resolved_then_a_base() -> None:
+    data = (
+        b"Content-Location: http://t.example/top/\r\n"
+        b'Content-Type: multipart/related; boundary="o"\r\n\r\n'
+        b"--o\r\nContent-Location: sub/\r\n"
+        b'Content-Type: multipart/related; boundary="i"\r\n\r\n'
+        b"--i\r\nContent-Type: text/html\r\n\r\n<img src=i.png>\r\n"
+        b"--i\r\nContent-Location: i.png\r\n\r\nI\r\n--i--\r\n--o--\r\n"
+    )
+    agg = parse(data)
+    inner = agg.multiparts[1]
+    assert inner.location == "http://t.example/top/sub/"
+    html, image = agg.parts
+    assert html.base == "http://t.example/top/sub/"
+    assert image.location == "http://t.example/top/sub/i.png"
+    assert agg.references[0].target is image
