@@ -354,3 +354,16 @@ def test_byte_order_mark_before_the_headers() -> None:
 def test_aggregate_parse_is_parse() -> None:
     agg = Aggregate.parse(mhtml(PAGE), base="http://x.example/")
     assert agg.base == "http://x.example/" and agg.root.data == b'<img src="i.png">'
+
+
+@pytest.mark.parametrize(
+    "inner_body",
+    ["no delimiter at all", "--in--", ""],
+)
+def test_nested_multipart_with_nothing_in_it_is_read_as_empty(inner_body: str) -> None:
+    inner = f'Content-Type: multipart/related; boundary="in"\n\n{inner_body}'
+    agg = parse(mhtml(PAGE, inner, IMAGE))
+    assert [p.content_type for p in agg.parts] == ["text/html", "image/png"]
+    assert agg.tree is not None and agg.tree.children[1].root is None
+    assert any("read as empty" in w for w in agg.warnings)
+    assert agg.references[0].target is agg.parts[1]

@@ -43,9 +43,9 @@ kept); no Content-Transfer-Encoding (read as binary); an unknown one (body kept 
 is, warning); headers in UTF-8 or, failing that, Latin-1 (warning).
 
 What is refused (a :class:`~pdi.errors.ParseError` naming the offset): a multipart
-without a ``boundary`` parameter, a multipart whose body holds no delimiter line for
-its boundary, a multipart with no body parts, an empty input, a stream that does not
-give bytes.
+without a ``boundary`` parameter; an outermost multipart whose body holds no delimiter
+line for its boundary, or no body parts (a nested one is kept empty, with a warning);
+an empty input; a stream that does not give bytes.
 :class:`~pdi.errors.LimitError`: nesting deeper than ``Limits.max_depth``, more parts
 than ``Limits.max_parts``, a header block longer than ``Limits.max_header_bytes``.
 
@@ -396,16 +396,22 @@ class _Ctx:
             m = _delim_match(line, my_delims)
             assert m is not None
             hit = self._hit_at(pos, m)
-        if hit is None or hit.level != level:
-            raise ParseError(
-                f"{info.content_type} body holds no delimiter line for its boundary {boundary!r}",
-                offset=info.offset,
-                rule="multipart-body",
+        if hit is None or hit.level != level or hit.close:
+            problem = (
+                "has no body parts"
+                if hit is not None and hit.level == level
+                else f"body holds no delimiter line for its boundary {boundary!r}"
             )
-        if hit.close:
-            raise ParseError(
-                f"{info.content_type} has no body parts", offset=self.src.shift + hit.start, rule="multipart-body"
-            )
+            if depth == 0:
+                raise ParseError(f"{info.content_type} {problem}", offset=info.offset, rule="multipart-body")
+            # A nested structure that holds nothing: kept empty, the rest of the file is read.
+            self.warnings.append(f"offset {info.offset}: nested {info.content_type} {problem}: read as empty")
+            empty = self._make_multipart(my_id, info, boundary, location, own_base, scope, [])
+            if hit is None:
+                return empty, len(self.src.buf), None, False
+            if hit.level != level:
+                return empty, hit.start, hit, False
+            return empty, hit.after, None, True
         pos = hit.after
         while True:
             node, pos, hit, child_ended = self.entity(
