@@ -348,7 +348,7 @@ def test_base64_padded_line_by_line_loses_nothing() -> None:
 def test_byte_order_mark_before_the_headers() -> None:
     agg = parse(b"\xef\xbb\xbf" + mhtml(PAGE))
     assert len(agg.parts) == 1 and agg.root.location == "http://a.example/"
-    assert agg.warnings == ("offset 0: byte order mark before the headers skipped",)
+    assert agg.warnings == ("offset 0: byte order mark before the headers passed over",)
 
 
 def test_aggregate_parse_is_parse() -> None:

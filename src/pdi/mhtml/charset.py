@@ -181,7 +181,7 @@ def meta_charset(data: bytes) -> str | None:
     """The WHATWG encoding the first declaring ``<meta>`` in the first 1024 bytes names.
 
     ``UTF-16LE``/``UTF-16BE`` from a ``<meta>`` mean UTF-8 and ``x-user-defined`` means
-    windows-1252, as the WHATWG prescan says. Comments are skipped.
+    windows-1252, as the WHATWG prescan says. Comments are ignored.
     """
     head = _COMMENT.sub(b"", data[:1024])
     for m in _META.finditer(head):

@@ -38,7 +38,7 @@ quoted-printable with ``=\\n`` soft breaks, lower-case hex and bad escapes (kept
 written, as RFC 2045 §6.7 note (2) suggests); base64 with stray characters (dropped),
 bad padding (repaired, warning) or padding inside (each padded run decoded, warning;
 ``binascii`` alone would drop the rest silently); a byte order mark before the first
-header (skipped, warning); 7bit/8bit/binary bodies byte for byte (line ends
+header (passed over, warning); 7bit/8bit/binary bodies byte for byte (line ends
 kept); no Content-Transfer-Encoding (read as binary); an unknown one (body kept as
 is, warning); headers in UTF-8 or, failing that, Latin-1 (warning).
 
@@ -670,7 +670,7 @@ def parse(
     start = 0
     if src.buf[:3] == b"\xef\xbb\xbf":
         start = 3
-        ctx.warnings.append("offset 0: byte order mark before the headers skipped")
+        ctx.warnings.append("offset 0: byte order mark before the headers passed over")
     try:
         node, _pos, _hit, _ended = ctx.entity(start, [], base or THISMESSAGE, (), 0, top=True)
     except RecursionError as exc:  # pragma: no cover - max_depth keeps recursion shallow

@@ -15,7 +15,7 @@ lxml none at all.
 
 CSS: a small scanner for what CSS Syntax Level 3 tokenizes as ``url(…)`` (quoted or
 not), ``@import "…"`` and ``@import url(…)``, and the strings of ``image-set(…)``
-(CSS Images 4: they are URLs too), skipping comments and other strings;
+(CSS Images 4: they are URLs too), passing over comments and other strings;
 CSS escapes are decoded in ``url``.
 
 Kinds: ``src`` (img, script, input, embed, audio, video, source, track, and the
