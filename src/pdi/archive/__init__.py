@@ -1,1 +1,759 @@
-"""The archive: the one domain service (mint, deposit, version, resolve, list, assert, verify)."""
+"""The archive: the one domain service (mint, deposit, version, resolve, list, assert, verify).
+
+:class:`Archive` is the only place in pdi that knows about storage and time.
+It mints PDIs (draft-mallery-urn-pdi-00 §2, read as ``PDI-GRAMMAR.md``: the
+GMT day of minting, gap-free daily serials, or an encapsulated foreign id),
+deposits the formats of each version immutably, resolves a name — down to a
+fragment, through :mod:`pdi.fragments` — to exactly the stored bytes, lists
+names, keeps append-only assertions, audits fixity, and moves whole archives
+between stores as BagIt bags (:mod:`pdi.archive.bagit`).
+
+Storage is behind the :class:`~pdi.archive.store.Store` protocol: a directory
+(SQLite catalog + content-addressed blob files, the default) or a
+``postgresql://`` URL. ``text/*`` formats are stored CRLF-canonical, as the
+draft requires (lines 551-588), in their declared or detected charset; the
+original line-ending convention is recorded with the representation.
+"""
+
+from __future__ import annotations
+
+import codecs
+import datetime
+import hashlib
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pdi import formats
+from pdi.archive.store import (
+    AssertionRecord,
+    DepositResult,
+    DocumentKey,
+    ListQuery,
+    NewRepresentation,
+    RepresentationRecord,
+    SeriesRecord,
+    Store,
+)
+from pdi.errors import (
+    IntegrityError,
+    LimitError,
+    NotFoundError,
+    ParseError,
+    UnsupportedError,
+)
+from pdi.identifier import PDI
+
+if TYPE_CHECKING:
+    from pdi.fragments import FragmentResult
+
+__all__ = [
+    "DEFAULT_LOCATION",
+    "Archive",
+    "AssertionRecord",
+    "Content",
+    "Generic",
+    "Resolved",
+    "SeriesRecord",
+    "VerifyReport",
+    "resolve_location",
+]
+
+#: Where the archive lives when neither ``--archive`` nor ``$PDI_ARCHIVE`` says.
+DEFAULT_LOCATION = "pdi-archive"
+
+#: The largest single assertion value accepted (characters).
+MAX_ASSERTION_VALUE = 1 << 16
+
+_COMPONENT = re.compile(r"[A-Za-z0-9-]+\Z")
+_KEY = re.compile(r"[A-Za-z][A-Za-z0-9._:-]{0,199}\Z")
+
+# ISO 3166-1 alpha-2 codes, officially assigned (minting requires one as the
+# last series component, PDI-GRAMMAR.md §2.3).
+ISO_3166_ALPHA2 = frozenset(
+    """ad ae af ag ai al am ao aq ar as at au aw ax az ba bb bd be bf bg bh bi bj bl bm bn bo
+    bq br bs bt bv bw by bz ca cc cd cf cg ch ci ck cl cm cn co cr cu cv cw cx cy cz de dj dk
+    dm do dz ec ee eg eh er es et fi fj fk fm fo fr ga gb gd ge gf gg gh gi gl gm gn gp gq gr
+    gs gt gu gw gy hk hm hn hr ht hu id ie il im in io iq ir is it je jm jo jp ke kg kh ki km
+    kn kp kr kw ky kz la lb lc li lk lr ls lt lu lv ly ma mc md me mf mg mh mk ml mm mn mo mp
+    mq mr ms mt mu mv mw mx my mz na nc ne nf ng ni nl no np nr nu nz om pa pe pf pg ph pk pl
+    pm pn pr ps pt pw py qa re ro rs ru rw sa sb sc sd se sg sh si sj sk sl sm sn so sr ss st
+    sv sx sy sz tc td tf tg th tj tk tl tm tn to tr tt tv tw tz ua ug um us uy uz va vc ve vg
+    vi vn vu wf ws ye yt za zm zw""".split()
+)
+
+
+def resolve_location(location: str | os.PathLike[str] | None) -> str:
+    """The archive location: the argument, else ``$PDI_ARCHIVE``, else ``./pdi-archive``."""
+    if location is not None and str(location) != "":
+        return str(location)
+    return os.environ.get("PDI_ARCHIVE") or DEFAULT_LOCATION
+
+
+def _open_store(location: str, *, create: bool) -> Store:
+    from pdi.archive.postgres import is_postgres_url, open_postgres
+    from pdi.archive.sqlite import open_sqlite
+
+    if is_postgres_url(location):
+        return open_postgres(location, create=create)
+    return open_sqlite(location, create=create)
+
+
+@dataclass(frozen=True)
+class Content:
+    """One format of a deposit: its bytes, its format token, and optionally its charset."""
+
+    data: bytes
+    format: str
+    charset: str | None = None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A resolved PDI: the bytes of one format of one version (or of a fragment of it)."""
+
+    pdi: PDI
+    data: bytes
+    media_type: str
+    charset: str | None
+    record: RepresentationRecord
+    fragment: FragmentResult | None = None
+
+    @property
+    def sha256(self) -> str:
+        """The fixity checksum of the whole stored representation."""
+        return self.record.sha256
+
+
+@dataclass(frozen=True)
+class Generic:
+    """A resolved generic PDI (no format): the formats of the version it names."""
+
+    pdi: PDI
+    version: int
+    formats: tuple[PDI, ...]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One fixity problem found by :meth:`Archive.verify`."""
+
+    kind: str  # "missing" | "altered" | "size"
+    sha256: str
+    names: tuple[str, ...]
+    detail: str
+
+
+@dataclass
+class VerifyReport:
+    """The result of a fixity audit."""
+
+    checked_blobs: int = 0
+    checked_representations: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    unreferenced: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every stored representation is present and unaltered."""
+        return not self.problems
+
+
+def _utc_now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+def _timestamp(now: datetime.datetime) -> str:
+    return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _default_who() -> str:
+    for variable in ("PDI_USER", "USER", "LOGNAME"):
+        value = os.environ.get(variable)
+        if value:
+            return value
+    return f"uid {os.getuid()}"
+
+
+def canonical_series(name: str) -> str:
+    """Check a series name for minting and return it lower-cased.
+
+    Components are ``1*(alpha / digit / "-")`` (grammar line 133); at least one
+    component precedes the country; the last is an ISO 3166-1 alpha-2 code
+    (PDI-GRAMMAR.md §2.3: minting requires one).
+    """
+    if not isinstance(name, str):
+        raise ParseError("a series name must be text", rule="document-series")
+    components = name.split(".")
+    offset = 0
+    for component in components:
+        if not _COMPONENT.match(component):
+            raise ParseError(
+                f"series component {component!r} must be letters, digits and hyphens",
+                text=name,
+                offset=offset,
+                rule="component",
+            )
+        offset += len(component) + 1
+    if len(components) < 2:
+        raise ParseError(
+            "a series needs at least one component before its country code",
+            text=name,
+            offset=0,
+            rule="document-series",
+        )
+    country = components[-1].lower()
+    if country not in ISO_3166_ALPHA2:
+        raise ParseError(
+            f"the last component of a series must be an ISO 3166-1 alpha-2 country code, not {components[-1]!r}",
+            text=name,
+            offset=len(name) - len(components[-1]),
+            rule="iso-country",
+        )
+    return name.lower()
+
+
+def _codec(charset: str) -> codecs.CodecInfo:
+    try:
+        return codecs.lookup(charset)
+    except LookupError as exc:
+        raise UnsupportedError(f"unknown charset {charset!r}") from exc
+
+
+# Charsets whose byte order a BOM decides; we decode and encode them with the
+# explicit-order codec and keep the BOM as U+FEFF, so the bytes round-trip.
+_BOM_ORDERED = {
+    "utf-16": (codecs.BOM_UTF16_LE, "utf-16-le", "utf-16-be"),
+    "utf-32": (codecs.BOM_UTF32_LE, "utf-32-le", "utf-32-be"),
+}
+
+
+def _text_codec(data: bytes, charset: str) -> str:
+    """The Python codec that decodes and re-encodes ``data`` byte-exactly in ``charset``."""
+    name = _codec(charset).name
+    if name in _BOM_ORDERED:
+        little_bom, little, big = _BOM_ORDERED[name]
+        return little if data.startswith(little_bom) else big
+    return name
+
+
+def detect_charset(data: bytes) -> str:
+    """The charset of text bytes: a byte-order mark, else UTF-8 if they decode as UTF-8.
+
+    Anything else must be declared: guessing an 8-bit charset would silently
+    change which characters a ``char=`` fragment counts.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        return "utf-8"
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "utf-32"
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(
+            "the text is not UTF-8 and has no byte-order mark; declare its charset"
+            " (--charset, or charset=)",
+            offset=exc.start,
+            rule="charset",
+        ) from exc
+    return "utf-8"
+
+
+def canonical_text(data: bytes, charset: str) -> tuple[bytes, str]:
+    """CRLF-canonical bytes of a text in ``charset`` and its original line-ending convention."""
+    from pdi.fragments.text import line_ending_convention, to_crlf
+
+    codec = _text_codec(data, charset)
+    try:
+        text = data.decode(codec)
+    except UnicodeDecodeError as exc:
+        raise ParseError(
+            f"the bytes are not valid {charset}: {exc.reason}", offset=exc.start, rule="charset"
+        ) from exc
+    convention = line_ending_convention(text)
+    try:
+        canonical = to_crlf(text).encode(codec)
+    except UnicodeEncodeError as exc:
+        raise UnsupportedError(f"CRLF line endings cannot be written in {charset}") from exc
+    return canonical, convention
+
+
+def _is_text(token: str, media_type: str) -> bool:
+    return media_type.startswith("text/") or formats.charset_for(token) is not None
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _key_of(pdi: PDI) -> DocumentKey:
+    date = pdi.date
+    if date is None:
+        raise UnsupportedError(f"{pdi} has a wildcard date: it is a pattern (use ls)")
+    return DocumentKey(pdi.series_name.lower(), date, pdi.unique_id)
+
+
+def _name(record: RepresentationRecord, *, generic: bool = False) -> PDI:
+    if generic:
+        return PDI.build(
+            series=record.series,
+            date=record.day,
+            serial=record.serial,
+            foreign_id=None if record.serial is not None else record.unique_id,
+        )
+    return PDI.build(
+        series=record.series,
+        date=record.day,
+        serial=record.serial,
+        foreign_id=None if record.serial is not None else record.unique_id,
+        format=record.format,
+        version=record.version,
+    )
+
+
+def parse_pdi(pdi: PDI | str) -> PDI:
+    """A PDI value from a PDI or its text (lenient parsing)."""
+    if isinstance(pdi, PDI):
+        return pdi
+    if not isinstance(pdi, str):
+        raise ParseError("a PDI must be given as text", rule="pdi-urn")
+    return PDI.parse(pdi.strip())
+
+
+class Archive:
+    """Mint, deposit, version, resolve, list, assert and verify, over one :class:`Store`."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Callable[[], datetime.datetime] = _utc_now,
+        who: str | None = None,
+    ) -> None:
+        self.store = store
+        self._clock = clock
+        self.who = who or _default_who()
+
+    # --- opening -----------------------------------------------------------------
+    @classmethod
+    def init(
+        cls,
+        location: str | os.PathLike[str] | None = None,
+        *,
+        clock: Callable[[], datetime.datetime] = _utc_now,
+    ) -> Archive:
+        """Create an archive (or open and migrate an existing one) at ``location``."""
+        return cls(_open_store(resolve_location(location), create=True), clock=clock)
+
+    @classmethod
+    def open(
+        cls,
+        location: str | os.PathLike[str] | None = None,
+        *,
+        clock: Callable[[], datetime.datetime] = _utc_now,
+    ) -> Archive:
+        """Open an existing archive; :class:`NotFoundError` when there is none."""
+        return cls(_open_store(resolve_location(location), create=False), clock=clock)
+
+    @property
+    def location(self) -> str:
+        """Where the archive lives (a directory or a URL without its password)."""
+        return self.store.location
+
+    def close(self) -> None:
+        """Release the store's connections."""
+        self.store.close()
+
+    def __enter__(self) -> Archive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _now(self) -> datetime.datetime:
+        return self._clock().astimezone(datetime.UTC)
+
+    # --- series ----------------------------------------------------------------------
+    def add_series(self, name: str, *, parent: str | None = None, authority: str = "") -> None:
+        """Register a document series; with ``parent``, a subseries delegated under it.
+
+        A subseries adds components in front of its parent's name
+        (``press.oma.eop.gov.us`` under ``oma.eop.gov.us``). Without ``parent``,
+        the nearest registered series the name ends with becomes its parent.
+        """
+        series = canonical_series(name)
+        if parent is not None:
+            parent = canonical_series(parent)
+            if not series.endswith("." + parent):
+                raise ParseError(
+                    f"subseries {series} must end with its parent's name .{parent}",
+                    text=name,
+                    rule="document-series",
+                )
+            if self.store.get_series(parent) is None:
+                raise NotFoundError(f"parent series {parent} is not registered")
+        else:
+            parts = series.split(".")
+            for i in range(1, len(parts) - 1):
+                candidate = ".".join(parts[i:])
+                if self.store.get_series(candidate) is not None:
+                    parent = candidate
+                    break
+        self.store.add_series(SeriesRecord(series, parent, authority, _timestamp(self._now())))
+
+    def series(self) -> list[SeriesRecord]:
+        """Every registered series, by name."""
+        return self.store.list_series()
+
+    # --- deposits ---------------------------------------------------------------------
+    def _prepare(self, content: Content) -> NewRepresentation:
+        if not isinstance(content.data, bytes | bytearray | memoryview):
+            raise ParseError("content must be bytes", rule="content")
+        data = bytes(content.data)
+        token = formats.canonical_token(content.format)
+        media_type = formats.media_type_for(token)
+        charset: str | None = None
+        line_ending: str | None = None
+        if _is_text(token, media_type):
+            implied = formats.charset_for(token)
+            declared = content.charset.strip().lower() if content.charset else None
+            if declared is not None:
+                _codec(declared)
+            if implied and declared and _codec(implied).name != _codec(declared).name:
+                raise UnsupportedError(
+                    f"format {token} means charset {implied}, but charset {declared} was declared"
+                )
+            charset = declared or implied or detect_charset(data)
+            data, line_ending = canonical_text(data, charset)
+        elif content.charset:
+            raise UnsupportedError(f"format {token} ({media_type}) is not text: it has no charset")
+        return NewRepresentation(token, media_type, charset, line_ending, data, _sha256(data))
+
+    def _result(self, result: DepositResult, token: str) -> PDI:
+        for record in self.store.representations(result.key, result.version):
+            if record.format == token:
+                return _name(record)
+        raise NotFoundError(f"deposit of {token} vanished")  # pragma: no cover - a store bug
+
+    def add(
+        self,
+        series: str,
+        content: bytes,
+        *,
+        format: str,
+        foreign_id: str | None = None,
+        charset: str | None = None,
+    ) -> PDI:
+        """Mint a PDI in ``series`` for today (GMT) and deposit one format; returns the versioned PDI."""
+        return self.deposit(series, [Content(content, format, charset)], foreign_id=foreign_id)[0]
+
+    def deposit(
+        self, series: str, contents: Sequence[Content], *, foreign_id: str | None = None
+    ) -> list[PDI]:
+        """Mint a PDI and deposit every format of version 1 at once (all or nothing)."""
+        name = canonical_series(series)
+        if foreign_id is not None:
+            foreign_id = self._check_foreign_id(name, foreign_id)
+        reps = [self._prepare(c) for c in contents]
+        if not reps:
+            raise ParseError("a deposit needs at least one format", rule="format")
+        day = self._now().date()
+        result = self.store.mint(name, day, foreign_id, reps, _timestamp(self._now()))
+        return [self._result(result, r.format) for r in reps]
+
+    def _check_foreign_id(self, series: str, foreign_id: str) -> str:
+        if not isinstance(foreign_id, str) or foreign_id == "":
+            raise ParseError("a foreign id must be non-empty text", rule="encapsulated-unique-id")
+        if foreign_id.isascii() and foreign_id.isdigit():
+            raise ParseError(
+                "an id of digits only is a daily serial, which the archive mints itself",
+                text=foreign_id,
+                offset=0,
+                rule="encapsulated-unique-id",
+            )
+        if foreign_id == "*":
+            raise ParseError(
+                "* is a wildcard, not an id", text=foreign_id, offset=0, rule="unique-id"
+            )
+        # Round-trip through the grammar so the name we mint parses back to this id.
+        built = PDI.build(series=series, date=self._now().date(), foreign_id=foreign_id)
+        if PDI.parse(str(built)).unique_id != foreign_id:
+            raise ParseError(
+                "this id cannot be written in a PDI", text=foreign_id, rule="encapsulated-unique-id"
+            )
+        return foreign_id
+
+    def add_version(self, pdi: PDI | str, contents: Sequence[Content]) -> list[PDI]:
+        """Deposit a new version of a document; it must cover every format it is to have."""
+        key = _key_of(parse_pdi(pdi))
+        reps = [self._prepare(c) for c in contents]
+        if not reps:
+            raise ParseError("a version needs at least one format", rule="format")
+        result = self.store.new_version(key, reps, _timestamp(self._now()))
+        return [self._result(result, r.format) for r in reps]
+
+    def add_format(
+        self, pdi: PDI | str, content: bytes, *, format: str, charset: str | None = None
+    ) -> PDI:
+        """Add a format with the same content to an existing version (named by ``pdi``)."""
+        parsed = parse_pdi(pdi)
+        key = _key_of(parsed)
+        version = parsed.version if parsed.version is not None else 1
+        rep = self._prepare(Content(content, format, charset))
+        result = self.store.add_formats(key, version, [rep], _timestamp(self._now()))
+        return self._result(result, rep.format)
+
+    # --- resolving -----------------------------------------------------------------------
+    def _version_of(self, pdi: PDI, key: DocumentKey, latest: bool) -> int:
+        versions = self.store.versions(key)
+        if not versions:
+            raise NotFoundError(f"{pdi.without_fragment()} is not in this archive")
+        if latest:
+            return versions[-1]
+        version = pdi.version if pdi.version is not None else 1
+        if version not in versions:
+            raise NotFoundError(
+                f"{pdi.without_fragment()}: no version {version} (versions: "
+                f"{', '.join(map(str, versions))})"
+            )
+        return version
+
+    def resolve(self, pdi: PDI | str, *, latest: bool = False) -> Resolved | Generic:
+        """Bytes of a format of a version (or of its fragment), or for a generic PDI its formats.
+
+        ``latest=True`` takes the newest version whatever version the PDI names;
+        otherwise an omitted version is version 1 (draft: "when VERSION is
+        omitted, it defaults to version 1").
+        """
+        parsed = parse_pdi(pdi)
+        if parsed.is_pattern:
+            raise UnsupportedError(f"{parsed} is a pattern; list it with ls")
+        if parsed.citation is not None:
+            raise UnsupportedError("resolve each side of a citation separately")
+        key = _key_of(parsed)
+        version = self._version_of(parsed, key, latest)
+        records = self.store.representations(key, version)
+        if parsed.format is None:
+            if parsed.fragment is not None:
+                raise UnsupportedError("a fragment needs a format: name one")
+            return Generic(
+                _name(records[0], generic=True), version, tuple(_name(r) for r in records)
+            )
+        token = formats.canonical_token(parsed.format)
+        for record in records:
+            if record.format == token:
+                return self._read(parsed, record)
+        raise NotFoundError(
+            f"{parsed.without_fragment()}: version {version} has no format {token} (formats: "
+            f"{', '.join(r.format for r in records)})"
+        )
+
+    def get(self, pdi: PDI | str, *, latest: bool = False) -> Resolved:
+        """Bytes of a format of a version, or of a fragment of it; a generic PDI is refused."""
+        result = self.resolve(pdi, latest=latest)
+        if isinstance(result, Generic):
+            raise UnsupportedError(
+                f"{result.pdi} is generic (no format); version {result.version} has: "
+                + ", ".join(str(p) for p in result.formats)
+            )
+        return result
+
+    def formats(self, pdi: PDI | str, *, latest: bool = False) -> list[PDI]:
+        """The versioned PDIs of every format of the version a PDI names."""
+        parsed = parse_pdi(pdi)
+        key = _key_of(parsed)
+        version = self._version_of(parsed, key, latest)
+        return [_name(r) for r in self.store.representations(key, version)]
+
+    def versions(self, pdi: PDI | str) -> list[int]:
+        """The version numbers of the document a PDI names."""
+        return self.store.versions(_key_of(parse_pdi(pdi)))
+
+    def _read(self, parsed: PDI, record: RepresentationRecord) -> Resolved:
+        data = self.store.read_blob(record.sha256)
+        if data is None:
+            raise IntegrityError(f"the bytes of {_name(record)} are missing from the store")
+        if _sha256(data) != record.sha256:
+            raise IntegrityError(
+                f"the bytes of {_name(record)} do not match their SHA-256 {record.sha256}"
+            )
+        name = _name(record)
+        if parsed.fragment is None:
+            return Resolved(name, data, record.media_type, record.charset, record)
+        from pdi import fragments
+
+        fragment = parsed.fragment
+        scheme = fragment.effective_scheme(record.format)
+        result = fragments.evaluate(
+            scheme,
+            fragment.positions,
+            data,
+            media_type=record.media_type,
+            charset=record.charset,
+        )
+        return Resolved(
+            PDI.build(
+                series=record.series,
+                date=record.day,
+                serial=record.serial,
+                foreign_id=None if record.serial is not None else record.unique_id,
+                format=record.format,
+                version=record.version,
+                fragment=fragment,
+            ),
+            result.data,
+            result.media_type,
+            record.charset,
+            record,
+            result,
+        )
+
+    # --- listing -----------------------------------------------------------------------
+    def ls(
+        self,
+        pattern: PDI | str | None = None,
+        *,
+        series: str | None = None,
+        year: int | None = None,
+        month: int | None = None,
+        day: int | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[PDI]:
+        """Versioned PDIs in date, then serial order: by pattern, series and/or date; paginated."""
+        if limit is not None and limit < 0:
+            raise LimitError("limit must not be negative")
+        if offset < 0:
+            raise LimitError("offset must not be negative")
+        query = ListQuery(
+            series=canonical_series(series) if series is not None else None,
+            year=year,
+            month=month,
+            day=day,
+            limit=limit,
+            offset=offset,
+        )
+        if pattern is not None:
+            parsed = parse_pdi(pattern)
+            if parsed.citation is not None or parsed.fragment is not None:
+                raise UnsupportedError("list with a pattern without fragment or citation")
+            wild_format = parsed.format is None or parsed.format == "*"
+            query = ListQuery(
+                series=parsed.series_name.lower(),
+                year=parsed.year,
+                month=parsed.month,
+                day=parsed.day,
+                unique_id=None if parsed.unique_id == "*" else parsed.unique_id,
+                format=None if wild_format else formats.canonical_token(str(parsed.format)),
+                version=None if wild_format else parsed.version,
+                limit=limit,
+                offset=offset,
+            )
+            for name, value in (("series", query.series), ("year", year), ("month", month),
+                                ("day", day)):
+                if name != "series" and value is not None:
+                    raise UnsupportedError(f"give the {name} in the pattern, not beside it")
+        return [_name(r) for r in self.store.list_representations(query)]
+
+    # --- assertions ------------------------------------------------------------------------
+    def annotate(self, pdi: PDI | str, key: str, value: str, *, who: str | None = None) -> AssertionRecord:
+        """Append a statement ``key = value`` about a PDI (or fragment PDI); history is kept.
+
+        Keys are Dublin Core terms (``title``, ``creator``, ``date``, ``dcterms:…``)
+        or free keys: a letter, then letters, digits, ``.``, ``_``, ``:``, ``-``.
+        """
+        parsed = parse_pdi(pdi)
+        if parsed.is_pattern:
+            raise UnsupportedError(f"{parsed} is a pattern; statements are about one name")
+        if not isinstance(key, str) or not _KEY.match(key):
+            raise ParseError(
+                f"bad key {key!r}: a letter, then up to 199 letters, digits, '.', '_', ':', '-'",
+                rule="key",
+            )
+        if not isinstance(value, str):
+            raise ParseError("a value must be text", rule="value")
+        if len(value) > MAX_ASSERTION_VALUE:
+            raise LimitError(f"a value may have at most {MAX_ASSERTION_VALUE} characters")
+        key_ = _key_of(parsed)
+        subject = self._subject(parsed, key_)
+        return self.store.add_assertion(
+            key_, subject, key, value, who or self.who, _timestamp(self._now())
+        )
+
+    def _subject(self, parsed: PDI, key: DocumentKey) -> str:
+        # The subject must exist: the document, and the version and format if named.
+        if parsed.format is not None:
+            self.resolve(parsed.without_fragment())
+        elif not self.store.document_exists(key):
+            raise NotFoundError(f"{parsed} is not in this archive")
+        return str(parsed.canonical())
+
+    def history(self, pdi: PDI | str) -> list[AssertionRecord]:
+        """Every statement made about exactly this PDI, oldest first."""
+        parsed = parse_pdi(pdi)
+        return self.store.assertions(str(parsed.canonical()))
+
+    def meta(self, pdi: PDI | str) -> dict[str, str]:
+        """The latest value of each key stated about exactly this PDI."""
+        current: dict[str, str] = {}
+        for record in self.history(pdi):
+            current[record.key] = record.value
+        return current
+
+    # --- fixity -------------------------------------------------------------------------------
+    def verify(self, progress: Callable[[int, int], None] | None = None) -> VerifyReport:
+        """Recompute the SHA-256 of every stored representation; report missing or altered ones."""
+        by_sha: dict[str, list[RepresentationRecord]] = {}
+        for record in self.store.iter_representations():
+            by_sha.setdefault(record.sha256, []).append(record)
+        report = VerifyReport(checked_representations=sum(len(v) for v in by_sha.values()))
+        total = len(by_sha)
+        for done, (sha, records) in enumerate(sorted(by_sha.items()), start=1):
+            names = tuple(str(_name(r)) for r in records)
+            data = self.store.read_blob(sha)
+            if data is None:
+                report.problems.append(Problem("missing", sha, names, "no stored bytes"))
+            else:
+                actual = _sha256(data)
+                if actual != sha:
+                    report.problems.append(
+                        Problem("altered", sha, names, f"SHA-256 is now {actual}")
+                    )
+                elif any(r.size != len(data) for r in records):
+                    report.problems.append(
+                        Problem("size", sha, names, f"size {len(data)} differs from the catalog")
+                    )
+            report.checked_blobs += 1
+            if progress is not None:
+                progress(done, total)
+        report.unreferenced = sorted(self.store.blob_names() - set(by_sha))
+        return report
+
+    # --- moving ----------------------------------------------------------------------------------
+    def export_bag(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        series: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Write the archive (or one series and its subseries) as a BagIt bag; returns the names."""
+        from pdi.archive.bagit import export_bag
+
+        return export_bag(self, Path(directory), series=series, progress=progress)
+
+    def import_bag(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Validate a bag and bring every name and byte in it into this archive (all or nothing)."""
+        from pdi.archive.bagit import import_bag
+
+        return import_bag(self, Path(directory), progress=progress)

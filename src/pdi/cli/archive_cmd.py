@@ -1,9 +1,290 @@
-"""Archive commands: `pdi init`, `series`, `add`, `version`, `get`, `ls`, `meta`, `verify`, `export`, `import` (issue 5)."""
+"""Archive commands: `pdi init`, `series`, `add`, `version`, `get`, `ls`, `meta`, `verify`, `export`, `import` (issue 5).
+
+Thin: each command parses its arguments, calls :class:`pdi.archive.Archive`,
+and prints. :data:`archive_option` is the ``--archive`` option every command
+that deposits or reads the archive uses (other command modules too).
+"""
 
 from __future__ import annotations
 
+import mimetypes
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
 import click
+
+from pdi.archive import DEFAULT_LOCATION, Archive, Content, Generic, resolve_location
+from pdi.errors import IntegrityError, NotFoundError, ParseError, StoreError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: ``--archive DIR|URL``: where the archive is; falls back to ``$PDI_ARCHIVE``, then ``./pdi-archive``.
+archive_option: Callable[[F], F] = click.option(
+    "--archive",
+    "archive",
+    envvar="PDI_ARCHIVE",
+    default=DEFAULT_LOCATION,
+    show_default=True,
+    metavar="DIR|URL",
+    help="The archive: a directory (SQLite + blob files) or a postgresql:// URL"
+    " [env PDI_ARCHIVE].",
+)
+
+
+@contextmanager
+def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr; yields a ``(done, total)`` callback."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        console=console, transient=True, disable=not console.is_terminal,
+    ) as progress:
+        task = progress.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _read_file(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError as exc:
+        raise NotFoundError(f"cannot read {path}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise NotFoundError(f"cannot read {path}: it is a directory") from exc
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def _guess_format(path: str) -> str:
+    from pdi import formats
+
+    media_type, _ = mimetypes.guess_type(path, strict=False)
+    if media_type is None:
+        raise click.UsageError(f"cannot tell the format of {path} from its name: give --format")
+    return formats.token_for(media_type)
+
+
+def _open(archive: str) -> Archive:
+    return Archive.open(archive)
 
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to the top-level ``pdi`` group."""
+
+    @cli.command("init")
+    @click.argument("location", required=False, metavar="[DIR|URL]")
+    @archive_option
+    def init_cmd(location: str | None, archive: str) -> None:
+        """Create an archive at DIR or in a postgresql:// database (default: --archive).
+
+        Running it again on an existing archive only migrates its schema forward.
+        """
+        with Archive.init(location or resolve_location(archive)) as opened:
+            click.echo(
+                f"archive at {opened.location} (schema version {opened.store.schema_version()})"
+            )
+
+    @cli.group("series")
+    def series_group() -> None:
+        """Register and list document series (issuing authority, ISO 3166 country last)."""
+
+    @series_group.command("add")
+    @click.argument("name")
+    @click.option("--parent", help="Delegate NAME as a subseries of this registered series.")
+    @click.option("--authority", default="", help="Who issues names in this series (free text).")
+    @archive_option
+    def series_add(name: str, parent: str | None, authority: str, archive: str) -> None:
+        """Register the series NAME, e.g. oma.eop.gov.us (last component: a country code)."""
+        with _open(archive) as opened:
+            opened.add_series(name, parent=parent, authority=authority)
+            record = opened.store.get_series(name.lower())
+            under = f" under {record.parent}" if record and record.parent else ""
+            click.echo(f"series {name.lower()}{under}")
+
+    @series_group.command("ls")
+    @archive_option
+    def series_ls(archive: str) -> None:
+        """List the registered series."""
+        with _open(archive) as opened:
+            for record in opened.series():
+                parent = f"\t(under {record.parent})" if record.parent else ""
+                click.echo(f"{record.name}{parent}")
+
+    @cli.command("add")
+    @click.argument("file")
+    @click.option("--series", "-s", required=True, help="A registered series.")
+    @click.option("--format", "-f", "format_", help="Format token (default: from the file name).")
+    @click.option("--id", "foreign_id", help="A mnemonic or foreign id (URL, DOI) instead of the next daily serial.")
+    @click.option("--charset", help="The charset of a text file (default: BOM, else UTF-8).")
+    @archive_option
+    def add_cmd(
+        file: str, series: str, format_: str | None, foreign_id: str | None,
+        charset: str | None, archive: str,
+    ) -> None:
+        """Mint a PDI for FILE ('-' = stdin) today (GMT) and deposit it; prints the PDI."""
+        data = _read_file(file)
+        token = format_ or _guess_format(file)
+        with _open(archive) as opened:
+            pdi = opened.add(series, data, format=token, foreign_id=foreign_id, charset=charset)
+            click.echo(str(pdi))
+
+    @cli.command("version")
+    @click.argument("pdi")
+    @click.argument("files", nargs=-1, required=True)
+    @click.option("--format", "-f", "formats_", multiple=True,
+                  help="Format of each FILE, in order (default: from the file names).")
+    @click.option("--charset", help="The charset of the text files.")
+    @click.option("--add-format", is_flag=True,
+                  help="Add FILES as new formats (same content) of the version PDI names,"
+                  " instead of depositing a new version.")
+    @archive_option
+    def version_cmd(
+        pdi: str, files: tuple[str, ...], formats_: tuple[str, ...], charset: str | None,
+        add_format: bool, archive: str,
+    ) -> None:
+        """Deposit FILES as the next version of PDI (every format it is to have); prints the PDIs."""
+        if formats_ and len(formats_) != len(files):
+            raise click.UsageError("give one --format per FILE, or none")
+        tokens = list(formats_) or [_guess_format(f) for f in files]
+        contents = [Content(_read_file(f), t, charset) for f, t in zip(files, tokens, strict=True)]
+        with _open(archive) as opened:
+            if add_format:
+                names = [
+                    opened.add_format(pdi, c.data, format=c.format, charset=c.charset)
+                    for c in contents
+                ]
+            else:
+                names = opened.add_version(pdi, contents)
+            for name in names:
+                click.echo(str(name))
+
+    @cli.command("get")
+    @click.argument("pdi")
+    @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
+                  help="Write the bytes here instead of to stdout.")
+    @click.option("--latest", is_flag=True, help="Use the newest version, whatever PDI says.")
+    @click.option("--info", is_flag=True, help="Print the name, media type, size and SHA-256 instead.")
+    @archive_option
+    def get_cmd(pdi: str, output: str | None, latest: bool, info: bool, archive: str) -> None:
+        """Write the bytes PDI[#fragment] names; a generic PDI lists its formats."""
+        with _open(archive) as opened:
+            result = opened.resolve(pdi, latest=latest)
+        if isinstance(result, Generic):
+            click.echo(f"# {result.pdi}: formats of version {result.version}")
+            for name in result.formats:
+                click.echo(str(name))
+            return
+        if info:
+            click.echo(f"pdi\t{result.pdi}")
+            click.echo(f"media-type\t{result.media_type}")
+            if result.charset:
+                click.echo(f"charset\t{result.charset}")
+            click.echo(f"bytes\t{len(result.data)}")
+            click.echo(f"sha256\t{result.sha256}")
+            if result.record.line_ending:
+                click.echo(f"original-line-endings\t{result.record.line_ending}")
+            if result.fragment is not None and result.fragment.clamped:
+                click.echo("clamped\ttrue")
+            return
+        if output:
+            try:
+                Path(output).write_bytes(result.data)
+            except OSError as exc:
+                raise StoreError(f"cannot write {output}: {exc.strerror}") from exc
+        else:
+            sys.stdout.buffer.write(result.data)
+            sys.stdout.buffer.flush()
+
+    @cli.command("ls")
+    @click.argument("pattern", required=False)
+    @click.option("--series", "-s", help="Only this series.")
+    @click.option("--limit", type=click.IntRange(min=0), help="At most this many names.")
+    @click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many names.")
+    @archive_option
+    def ls_cmd(
+        pattern: str | None, series: str | None, limit: int | None, offset: int, archive: str
+    ) -> None:
+        """List names in date, then serial order.
+
+        PATTERN is a PDI with wildcards (urn:pdi://x.us/2026/*/*/*), or a series name.
+        """
+        if pattern is not None and ":" not in pattern:
+            series, pattern = pattern, None
+        with _open(archive) as opened:
+            for name in opened.ls(pattern, series=series, limit=limit, offset=offset):
+                click.echo(str(name))
+
+    @cli.command("meta")
+    @click.argument("pdi")
+    @click.argument("statements", nargs=-1, metavar="[KEY=VALUE]...")
+    @click.option("--who", help="Who makes the statements (default: $PDI_USER, then $USER).")
+    @click.option("--history", is_flag=True, help="Print every statement ever made, oldest first.")
+    @archive_option
+    def meta_cmd(
+        pdi: str, statements: tuple[str, ...], who: str | None, history: bool, archive: str
+    ) -> None:
+        """Add statements (Dublin Core: title=, creator=, date= … or free keys) about PDI, or show them."""
+        pairs = []
+        for statement in statements:
+            key, sep, value = statement.partition("=")
+            if not sep:
+                raise ParseError(f"{statement!r} is not KEY=VALUE", text=statement, rule="statement")
+            pairs.append((key, value))
+        with _open(archive) as opened:
+            for key, value in pairs:
+                opened.annotate(pdi, key, value, who=who)
+            if history:
+                for record in opened.history(pdi):
+                    click.echo(f"{record.at}\t{record.who}\t{record.key}\t{record.value}")
+            elif not pairs:
+                for key, value in opened.meta(pdi).items():
+                    click.echo(f"{key}\t{value}")
+
+    @cli.command("verify")
+    @archive_option
+    def verify_cmd(archive: str) -> None:
+        """Recompute the SHA-256 of every stored representation; exit 3 if any is missing or altered."""
+        with _open(archive) as opened, _progress("verifying") as progress:
+            report = opened.verify(progress)
+        for problem in report.problems:
+            for name in problem.names:
+                click.echo(f"{problem.kind}\t{name}\t{problem.detail}")
+        if report.unreferenced:
+            click.echo(f"note: {len(report.unreferenced)} stored blobs belong to no name"
+                       " (left by interrupted deposits; harmless)")
+        click.echo(
+            f"checked {report.checked_representations} representations in"
+            f" {report.checked_blobs} blobs: {len(report.problems)} problems"
+        )
+        if not report.ok:
+            raise IntegrityError(f"{len(report.problems)} stored blobs are missing or altered")
+
+    @cli.command("export")
+    @click.argument("directory")
+    @click.option("--series", "-s", help="Only this series and its subseries.")
+    @archive_option
+    def export_cmd(directory: str, series: str | None, archive: str) -> None:
+        """Write the archive (or a series) to DIRECTORY as a BagIt bag."""
+        with _open(archive) as opened, _progress("exporting") as progress:
+            count = opened.export_bag(directory, series=series, progress=progress)
+        click.echo(f"exported {count} representations to {directory}")
+
+    @cli.command("import")
+    @click.argument("directory")
+    @archive_option
+    def import_cmd(directory: str, archive: str) -> None:
+        """Check the BagIt bag DIRECTORY and import every name and byte in it (all or nothing)."""
+        with _open(archive) as opened, _progress("importing") as progress:
+            count = opened.import_bag(directory, progress=progress)
+        click.echo(f"imported {count} new representations into {opened.location}")

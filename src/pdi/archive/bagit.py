@@ -1,0 +1,308 @@
+"""Moving an archive: export to a BagIt bag (RFC 8493) and import from one.
+
+A bag written by :func:`export_bag`::
+
+    bagit.txt                 BagIt-Version: 1.0
+    bag-info.txt              Bagging-Date, Payload-Oxum, Bag-Count …
+    manifest-sha256.txt       a SHA-256 line for every payload file
+    tagmanifest-sha256.txt    a SHA-256 line for every tag file
+    data/catalog.json         series, every representation under its PDI, assertions
+    data/objects/<sha256>     the bytes of each representation, named by their SHA-256
+
+Every name and every byte survives the move: :func:`import_bag` checks the
+bag is complete and valid (every payload file listed, every checksum right,
+the Payload-Oxum right) before the target store sees anything, then imports
+everything in one transaction of the target store.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pdi.archive.store import AssertionRecord, DocumentKey, RepresentationRecord, SeriesRecord
+from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, ParseError, StoreError
+
+if TYPE_CHECKING:
+    from pdi.archive import Archive
+
+EXPORT_FORMAT = "pdi-archive-export"
+EXPORT_VERSION = 1
+
+
+def _in_selection(name: str, series: str | None) -> bool:
+    return series is None or name == series or name.endswith("." + series)
+
+
+def _hash_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def export_bag(
+    archive: Archive,
+    directory: Path,
+    *,
+    series: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Write the archive (or ``series`` and its subseries) as a bag at ``directory``."""
+    from pdi.archive import _key_of, _name, canonical_series, parse_pdi
+
+    if series is not None:
+        series = canonical_series(series)
+        if archive.store.get_series(series) is None:
+            raise NotFoundError(f"series {series} is not registered")
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise ImmutabilityError(f"export never overwrites: {directory} exists and is not empty")
+    all_series = {s.name: s for s in archive.store.list_series()}
+    chosen = {n for n in all_series if _in_selection(n, series)}
+    for name in list(chosen):  # ancestors, so the bag imports on its own
+        parent = all_series[name].parent
+        while parent is not None and parent not in chosen:
+            chosen.add(parent)
+            parent = all_series[parent].parent
+    records = [r for r in archive.store.iter_representations() if _in_selection(r.series, series)]
+    keys = {DocumentKey(r.series, r.day, r.unique_id) for r in records}
+    assertions: list[dict[str, Any]] = []
+    for a in archive.store.assertions():
+        key = _key_of(parse_pdi(a.subject))
+        if key in keys:
+            assertions.append(
+                {"series": key.series, "day": key.day.isoformat(), "unique_id": key.unique_id,
+                 "subject": a.subject, "key": a.key, "value": a.value, "who": a.who, "at": a.at}
+            )
+    catalog = {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "source": archive.location,
+        "series": [
+            {"name": s.name, "parent": s.parent, "authority": s.authority,
+             "created_at": s.created_at}
+            for s in sorted((all_series[n] for n in chosen), key=lambda s: s.name)
+        ],
+        "representations": [
+            {"pdi": str(_name(r)), "series": r.series, "day": r.day.isoformat(),
+             "unique_id": r.unique_id, "serial": r.serial, "version": r.version,
+             "format": r.format, "media_type": r.media_type, "charset": r.charset,
+             "line_ending": r.line_ending, "sha256": r.sha256, "size": r.size,
+             "created_at": r.created_at}
+            for r in records
+        ],
+        "assertions": assertions,
+    }
+    staging = directory.parent / f".{directory.name}.partial-{os.getpid()}"
+    try:
+        if staging.exists():
+            shutil.rmtree(staging)
+        (staging / "data" / "objects").mkdir(parents=True)
+        manifest: list[tuple[str, str]] = []
+        octets = 0
+        shas = sorted({r.sha256 for r in records})
+        for done, sha in enumerate(shas, start=1):
+            data = archive.store.read_blob(sha)
+            if data is None or hashlib.sha256(data).hexdigest() != sha:
+                raise IntegrityError(
+                    f"blob {sha} is missing or altered; run pdi verify before exporting"
+                )
+            (staging / "data" / "objects" / sha).write_bytes(data)
+            manifest.append((sha, f"data/objects/{sha}"))
+            octets += len(data)
+            if progress is not None:
+                progress(done, len(shas))
+        catalog_bytes = json.dumps(catalog, indent=1, ensure_ascii=False).encode("utf-8")
+        (staging / "data" / "catalog.json").write_bytes(catalog_bytes)
+        manifest.append((hashlib.sha256(catalog_bytes).hexdigest(), "data/catalog.json"))
+        octets += len(catalog_bytes)
+        _write_tag(staging, "bagit.txt", "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n")
+        _write_tag(
+            staging,
+            "bag-info.txt",
+            f"Bagging-Date: {datetime.datetime.now(datetime.UTC).date().isoformat()}\n"
+            f"Payload-Oxum: {octets}.{len(manifest)}\n"
+            f"External-Description: pdi archive export ({len(records)} representations"
+            f"{'' if series is None else ', series ' + series})\n"
+            "Bag-Software-Agent: pdi\n",
+        )
+        _write_tag(
+            staging,
+            "manifest-sha256.txt",
+            "".join(f"{sha}  {path}\n" for sha, path in sorted(manifest, key=lambda m: m[1])),
+        )
+        tags = ["bagit.txt", "bag-info.txt", "manifest-sha256.txt"]
+        _write_tag(
+            staging,
+            "tagmanifest-sha256.txt",
+            "".join(f"{_hash_file(staging / t)}  {t}\n" for t in tags),
+        )
+        if directory.exists():
+            directory.rmdir()
+        os.replace(staging, directory)
+    except OSError as exc:
+        raise StoreError(f"cannot write bag {directory}: {exc}") from exc
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return len(records)
+
+
+def _write_tag(bag: Path, name: str, text: str) -> None:
+    (bag / name).write_text(text, encoding="utf-8")
+
+
+def _read_manifest(bag: Path, name: str) -> dict[str, str]:
+    entries: dict[str, str] = {}
+    try:
+        lines = (bag / name).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError as exc:
+        raise IntegrityError(f"{bag} is not a complete bag: {name} is missing") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise IntegrityError(f"cannot read {bag / name}: {exc}") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        checksum, sep, path = line.partition(" ")
+        path = path.lstrip(" ")
+        if not sep or len(checksum) != 64 or not path:
+            raise ParseError(
+                f"{name} line {number} is not '<sha256> <path>'", text=line, rule="manifest"
+            )
+        parts = Path(path).parts
+        if Path(path).is_absolute() or ".." in parts:
+            raise ParseError(
+                f"{name} line {number} names a path outside the bag", text=line, rule="manifest"
+            )
+        entries[path] = checksum.lower()
+    return entries
+
+
+def validate_bag(bag: Path) -> dict[str, str]:
+    """Check a bag is complete and valid (RFC 8493 §3); returns its payload manifest."""
+    if not (bag / "bagit.txt").is_file():
+        raise NotFoundError(f"{bag} is not a bag (no bagit.txt)")
+    declaration = (bag / "bagit.txt").read_text(encoding="utf-8", errors="replace")
+    if "BagIt-Version:" not in declaration:
+        raise IntegrityError(f"{bag / 'bagit.txt'} does not declare a BagIt-Version")
+    manifest = _read_manifest(bag, "manifest-sha256.txt")
+    on_disk = {
+        p.relative_to(bag).as_posix() for p in (bag / "data").rglob("*") if p.is_file()
+    } if (bag / "data").is_dir() else set()
+    unlisted = on_disk - set(manifest)
+    if unlisted:
+        raise IntegrityError(f"payload files not in the manifest: {', '.join(sorted(unlisted))}")
+    octets = 0
+    for path, checksum in manifest.items():
+        file = bag / path
+        if not file.is_file():
+            raise IntegrityError(f"{bag} is incomplete: {path} is missing")
+        if _hash_file(file) != checksum:
+            raise IntegrityError(f"{path} in {bag} does not match its SHA-256 in the manifest")
+        octets += file.stat().st_size
+    if (bag / "tagmanifest-sha256.txt").is_file():
+        for path, checksum in _read_manifest(bag, "tagmanifest-sha256.txt").items():
+            if not (bag / path).is_file() or _hash_file(bag / path) != checksum:
+                raise IntegrityError(f"tag file {path} in {bag} does not match its SHA-256")
+    info = (bag / "bag-info.txt")
+    if info.is_file():
+        for line in info.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("Payload-Oxum:"):
+                expected = line.split(":", 1)[1].strip()
+                if expected != f"{octets}.{len(manifest)}":
+                    raise IntegrityError(
+                        f"Payload-Oxum says {expected}, the payload is {octets}.{len(manifest)}"
+                    )
+    return manifest
+
+
+def _field(entry: dict[str, Any], name: str, kind: type) -> Any:
+    value = entry.get(name)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ParseError(f"catalog.json: {name} must be {kind.__name__}", rule="catalog")
+    return value
+
+
+def _optional(entry: dict[str, Any], name: str, kind: type) -> Any:
+    return None if entry.get(name) is None else _field(entry, name, kind)
+
+
+def import_bag(
+    archive: Archive,
+    bag: Path,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Validate the bag, then import all of it into the archive in one transaction."""
+    try:
+        validate_bag(bag)
+        raw = (bag / "data" / "catalog.json").read_bytes()
+    except OSError as exc:
+        raise IntegrityError(f"cannot read bag {bag}: {exc}") from exc
+    try:
+        catalog = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ParseError(f"catalog.json is not JSON: {exc}", rule="catalog") from exc
+    if not isinstance(catalog, dict) or catalog.get("format") != EXPORT_FORMAT:
+        raise ParseError("this bag is not a pdi archive export", rule="catalog")
+    if catalog.get("version") != EXPORT_VERSION:
+        raise ParseError(f"unknown export version {catalog.get('version')!r}", rule="catalog")
+    try:
+        series = [
+            SeriesRecord(
+                _field(s, "name", str), _optional(s, "parent", str),
+                _field(s, "authority", str), _field(s, "created_at", str),
+            )
+            for s in catalog["series"]
+        ]
+        reps: list[tuple[RepresentationRecord, bytes]] = []
+        entries = catalog["representations"]
+        for done, r in enumerate(entries, start=1):
+            record = RepresentationRecord(
+                series=_field(r, "series", str),
+                day=datetime.date.fromisoformat(_field(r, "day", str)),
+                unique_id=_field(r, "unique_id", str),
+                serial=_optional(r, "serial", int),
+                version=_field(r, "version", int),
+                format=_field(r, "format", str),
+                media_type=_field(r, "media_type", str),
+                charset=_optional(r, "charset", str),
+                line_ending=_optional(r, "line_ending", str),
+                sha256=_field(r, "sha256", str),
+                size=_field(r, "size", int),
+                created_at=_field(r, "created_at", str),
+            )
+            data = (bag / "data" / "objects" / record.sha256).read_bytes()
+            if hashlib.sha256(data).hexdigest() != record.sha256 or len(data) != record.size:
+                raise IntegrityError(f"object {record.sha256} does not match its catalog entry")
+            reps.append((record, data))
+            if progress is not None:
+                progress(done, len(entries))
+        assertions = [
+            (
+                DocumentKey(
+                    _field(a, "series", str),
+                    datetime.date.fromisoformat(_field(a, "day", str)),
+                    _field(a, "unique_id", str),
+                ),
+                AssertionRecord(
+                    0, _field(a, "subject", str), _field(a, "key", str), _field(a, "value", str),
+                    _field(a, "who", str), _field(a, "at", str),
+                ),
+            )
+            for a in catalog["assertions"]
+        ]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ParseError(f"catalog.json is malformed: {exc!r}", rule="catalog") from exc
+    except FileNotFoundError as exc:
+        raise IntegrityError(f"bag object missing: {exc.filename}") from exc
+    except OSError as exc:
+        raise IntegrityError(f"cannot read bag {bag}: {exc}") from exc
+    return archive.store.import_all(series, reps, assertions)

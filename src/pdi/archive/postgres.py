@@ -1,0 +1,141 @@
+"""The team store: catalog and blobs in PostgreSQL, through psycopg 3.
+
+Selected by a ``postgresql://`` (or ``postgres://``) URL. The database must
+exist; ``pdi init URL`` creates the tables in it. Blobs live in a ``blobs``
+table (``bytea``, named by SHA-256) written in the same transaction as the
+catalog rows, so a deposit is atomic with no file system involved. Daily
+serials come from a counter row updated inside the deposit's transaction
+(``INSERT … ON CONFLICT DO UPDATE … RETURNING``): concurrent minters queue on
+that row, and a rolled-back deposit gives its serial back.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+import psycopg.errors
+
+from pdi.archive.sql import SQLStore
+from pdi.archive.store import SCHEMA_VERSION
+from pdi.errors import ImmutabilityError, NotFoundError, PDIError, StoreError
+
+# Any fixed number: the advisory lock that serializes schema migrations.
+_MIGRATION_LOCK = 0x0A5C1E
+
+
+def is_postgres_url(location: str) -> bool:
+    """Whether a location names a PostgreSQL database rather than a directory."""
+    return location.startswith(("postgresql://", "postgres://"))
+
+
+def _redact(url: str) -> str:
+    # Never print a password that was written into the URL.
+    head, sep, tail = url.partition("@")
+    if not sep or ":" not in head.split("//", 1)[-1]:
+        return url
+    scheme, _, user = head.partition("//")
+    return f"{scheme}//{user.split(':', 1)[0]}:***@{tail}"
+
+
+class PostgresStore(SQLStore):
+    """A PostgreSQL database holding the catalog and the blobs."""
+
+    id_pk = "BIGSERIAL PRIMARY KEY"
+    blob_type = "BYTEA"
+    blob_table = True
+    for_update = " FOR UPDATE"
+
+    def __init__(self, url: str) -> None:
+        self.location = _redact(url)
+        try:
+            self._conn = psycopg.connect(url, autocommit=True)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to {self.location}: {exc}") from exc
+        self._lock = threading.RLock()
+        self._depth = 0
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            cursor = self._conn.execute(sql.replace("?", "%s"), tuple(params))
+            if cursor.description is None:
+                return []
+            return list(cursor.fetchall())
+        except psycopg.errors.UniqueViolation as exc:
+            raise ImmutabilityError(f"already in the archive: {exc.diag.message_detail}") from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.location}: {exc}") from exc
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self._depth = 1
+            try:
+                with self._conn.transaction():
+                    yield
+            except psycopg.Error as exc:
+                raise StoreError(f"{self.location}: {exc}") from exc
+            finally:
+                self._depth = 0
+
+    def _write(self) -> Any:
+        return self._transaction()
+
+    def _read(self) -> Any:
+        return self._transaction()
+
+    def _has_table(self, name: str) -> bool:
+        rows = self._query("SELECT to_regclass(?)", (name,))
+        return rows[0][0] is not None
+
+    def migrate(self, target: int = SCHEMA_VERSION) -> int:
+        with self._write():
+            self._query("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
+            return super().migrate(target)
+
+    def _stage_blob(self, sha256: str, content: bytes) -> None:
+        return None
+
+    def _store_blob(self, sha256: str, content: bytes) -> None:
+        self._query(
+            "INSERT INTO blobs (sha256, data) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING",
+            (sha256, content),
+        )
+
+    def read_blob(self, sha256: str) -> bytes | None:
+        with self._read():
+            rows = self._query("SELECT data FROM blobs WHERE sha256 = ?", (sha256,))
+        return bytes(rows[0][0]) if rows else None
+
+    def blob_names(self) -> set[str]:
+        with self._read():
+            return {str(r[0]) for r in self._query("SELECT sha256 FROM blobs")}
+
+
+def open_postgres(url: str, *, create: bool) -> PostgresStore:
+    """Connect to an archive database (with ``create``, make its tables) and migrate forward."""
+    store = PostgresStore(url)
+    try:
+        if not create and store.schema_version() == 0:
+            raise NotFoundError(
+                f"no archive in {store.location} (no pdi tables); create one with pdi init"
+            )
+        store.migrate()
+    except PDIError:
+        store.close()
+        raise
+    return store

@@ -1,0 +1,622 @@
+"""The SQL both stores share: schema, migrations and every catalog operation.
+
+A backend supplies the dialect (a few type names), a way to run statements,
+a transaction that serializes writers, and where blob bytes live. Statements
+are written with ``?`` placeholders; the PostgreSQL backend rewrites them.
+
+Gap-free daily serials: the counter row ``daily_serials(series, day)`` is
+incremented inside the deposit's own transaction. A second writer waits for
+the row (PostgreSQL) or the database write lock (SQLite), so two deposits can
+never take the same serial, and a deposit that fails or is killed rolls its
+increment back with everything else, so no serial is ever skipped.
+"""
+
+from __future__ import annotations
+
+import datetime
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from pdi.archive.store import (
+    SCHEMA_VERSION,
+    AssertionRecord,
+    DepositResult,
+    DocumentKey,
+    ListQuery,
+    NewRepresentation,
+    RepresentationRecord,
+    SeriesRecord,
+)
+from pdi.errors import ImmutabilityError, NotFoundError, StoreError
+
+
+def migrations(id_pk: str, blob_type: str, with_blob_table: bool) -> dict[int, list[str]]:
+    """Schema migrations by version; version *n* takes a catalog from *n-1* to *n*."""
+    first = [
+        """CREATE TABLE series (
+            name TEXT PRIMARY KEY,
+            parent TEXT REFERENCES series(name),
+            authority TEXT NOT NULL,
+            created_at TEXT NOT NULL)""",
+        f"""CREATE TABLE documents (
+            id {id_pk},
+            series TEXT NOT NULL REFERENCES series(name),
+            day TEXT NOT NULL,
+            year INTEGER NOT NULL,
+            month INTEGER NOT NULL,
+            dom INTEGER NOT NULL,
+            unique_id TEXT NOT NULL,
+            serial INTEGER,
+            created_at TEXT NOT NULL,
+            UNIQUE (series, day, unique_id))""",
+        """CREATE TABLE daily_serials (
+            series TEXT NOT NULL REFERENCES series(name),
+            day TEXT NOT NULL,
+            last INTEGER NOT NULL,
+            PRIMARY KEY (series, day))""",
+        """CREATE TABLE versions (
+            document INTEGER NOT NULL REFERENCES documents(id),
+            version INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (document, version))""",
+        """CREATE TABLE representations (
+            document INTEGER NOT NULL,
+            version INTEGER NOT NULL,
+            format TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            charset TEXT,
+            line_ending TEXT,
+            sha256 TEXT NOT NULL,
+            size BIGINT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (document, version, format),
+            FOREIGN KEY (document, version) REFERENCES versions(document, version))""",
+        f"""CREATE TABLE assertions (
+            id {id_pk},
+            document INTEGER NOT NULL REFERENCES documents(id),
+            subject TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            who TEXT NOT NULL,
+            at TEXT NOT NULL)""",
+    ]
+    if with_blob_table:
+        first.append(f"CREATE TABLE blobs (sha256 TEXT PRIMARY KEY, data {blob_type} NOT NULL)")
+    second = [
+        "CREATE INDEX documents_by_day ON documents (day, serial, unique_id)",
+        "CREATE INDEX assertions_by_subject ON assertions (subject, id)",
+        "CREATE INDEX representations_by_sha ON representations (sha256)",
+    ]
+    return {1: first, 2: second}
+
+
+_REP_COLUMNS = (
+    "d.series, d.day, d.unique_id, d.serial, r.version, r.format, r.media_type,"
+    " r.charset, r.line_ending, r.sha256, r.size, r.created_at"
+)
+_ORDER = " ORDER BY d.day, d.serial IS NULL, d.serial, d.unique_id, r.version, r.format"
+
+
+def _rep(row: Sequence[Any]) -> RepresentationRecord:
+    return RepresentationRecord(
+        series=str(row[0]),
+        day=datetime.date.fromisoformat(str(row[1])),
+        unique_id=str(row[2]),
+        serial=None if row[3] is None else int(row[3]),
+        version=int(row[4]),
+        format=str(row[5]),
+        media_type=str(row[6]),
+        charset=None if row[7] is None else str(row[7]),
+        line_ending=None if row[8] is None else str(row[8]),
+        sha256=str(row[9]),
+        size=int(row[10]),
+        created_at=str(row[11]),
+    )
+
+
+def _assertion(row: Sequence[Any]) -> AssertionRecord:
+    return AssertionRecord(
+        id=int(row[0]),
+        subject=str(row[1]),
+        key=str(row[2]),
+        value=str(row[3]),
+        who=str(row[4]),
+        at=str(row[5]),
+    )
+
+
+class SQLStore(ABC):
+    """Catalog operations over a SQL database; subclasses supply the dialect and blobs."""
+
+    location: str
+    id_pk: str = "INTEGER PRIMARY KEY"
+    blob_type: str = "BLOB"
+    blob_table: bool = False
+    #: Appended to a SELECT that must lock the document row until commit.
+    for_update: str = ""
+
+    # --- what a backend supplies -------------------------------------------
+    @abstractmethod
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run one statement and return its rows (empty for statements without rows)."""
+
+    @abstractmethod
+    def _write(self) -> AbstractContextManager[None]:
+        """A transaction that serializes writers and rolls back on any exception."""
+
+    @abstractmethod
+    def _read(self) -> AbstractContextManager[None]:
+        """A read transaction (a consistent snapshot)."""
+
+    @abstractmethod
+    def _stage_blob(self, sha256: str, content: bytes) -> None:
+        """Make bytes durable before the catalog transaction (files), or do nothing."""
+
+    @abstractmethod
+    def _store_blob(self, sha256: str, content: bytes) -> None:
+        """Inside the catalog transaction: record the bytes (a blob table), or do nothing."""
+
+    @abstractmethod
+    def read_blob(self, sha256: str) -> bytes | None:
+        """The stored bytes named by ``sha256`` as they are now, or ``None`` if missing."""
+
+    @abstractmethod
+    def blob_names(self) -> set[str]:
+        """The SHA-256 names of every stored blob."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections."""
+
+    # --- schema --------------------------------------------------------------
+    def schema_version(self) -> int:
+        with self._read():
+            if not self._has_table("schema_migrations"):
+                return 0
+            rows = self._query("SELECT MAX(version) FROM schema_migrations")
+        return int(rows[0][0] or 0)
+
+    @abstractmethod
+    def _has_table(self, name: str) -> bool:
+        """Whether a table of that name exists."""
+
+    def migrate(self, target: int = SCHEMA_VERSION) -> int:
+        """Apply missing migrations up to ``target``; returns the schema version now."""
+        steps = migrations(self.id_pk, self.blob_type, self.blob_table)
+        with self._write():
+            if not self._has_table("schema_migrations"):
+                self._query(
+                    "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+                )
+            rows = self._query("SELECT MAX(version) FROM schema_migrations")
+            current = int(rows[0][0] or 0)
+            if current > SCHEMA_VERSION:
+                raise StoreError(
+                    f"the archive at {self.location} has schema version {current}, newer than "
+                    f"this pdi understands ({SCHEMA_VERSION}); upgrade pdi"
+                )
+            for version in range(current + 1, target + 1):
+                for statement in steps[version]:
+                    self._query(statement)
+                self._query(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                    (version, _now()),
+                )
+                current = version
+        return current
+
+    # --- series ----------------------------------------------------------------
+    def add_series(self, record: SeriesRecord) -> None:
+        with self._write():
+            self._insert_series(record)
+
+    def _insert_series(self, record: SeriesRecord) -> None:
+        if self._query("SELECT 1 FROM series WHERE name = ?", (record.name,)):
+            raise ImmutabilityError(f"series {record.name} is already registered")
+        if record.parent is not None and not self._query(
+            "SELECT 1 FROM series WHERE name = ?", (record.parent,)
+        ):
+            raise NotFoundError(f"parent series {record.parent} is not registered")
+        self._query(
+            "INSERT INTO series (name, parent, authority, created_at) VALUES (?, ?, ?, ?)",
+            (record.name, record.parent, record.authority, record.created_at),
+        )
+
+    def get_series(self, name: str) -> SeriesRecord | None:
+        with self._read():
+            rows = self._query(
+                "SELECT name, parent, authority, created_at FROM series WHERE name = ?", (name,)
+            )
+        if not rows:
+            return None
+        r = rows[0]
+        return SeriesRecord(str(r[0]), None if r[1] is None else str(r[1]), str(r[2]), str(r[3]))
+
+    def list_series(self) -> list[SeriesRecord]:
+        with self._read():
+            rows = self._query(
+                "SELECT name, parent, authority, created_at FROM series ORDER BY name"
+            )
+        return [
+            SeriesRecord(str(r[0]), None if r[1] is None else str(r[1]), str(r[2]), str(r[3]))
+            for r in rows
+        ]
+
+    # --- deposits ----------------------------------------------------------------
+    def _stage(self, representations: Sequence[NewRepresentation]) -> None:
+        formats = [r.format for r in representations]
+        if len(set(formats)) != len(formats):
+            raise ImmutabilityError(f"a deposit names a format twice: {', '.join(formats)}")
+        for rep in representations:
+            self._stage_blob(rep.sha256, rep.content)
+
+    def _document_id(self, key: DocumentKey, *, lock: bool = False) -> int | None:
+        rows = self._query(
+            "SELECT id FROM documents WHERE series = ? AND day = ? AND unique_id = ?"
+            + (self.for_update if lock else ""),
+            (key.series, key.day.isoformat(), key.unique_id),
+        )
+        return int(rows[0][0]) if rows else None
+
+    def _insert_reps(
+        self, doc: int, version: int, representations: Sequence[NewRepresentation], at: str
+    ) -> None:
+        for rep in representations:
+            self._store_blob(rep.sha256, rep.content)
+            self._query(
+                "INSERT INTO representations (document, version, format, media_type, charset,"
+                " line_ending, sha256, size, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    doc,
+                    version,
+                    rep.format,
+                    rep.media_type,
+                    rep.charset,
+                    rep.line_ending,
+                    rep.sha256,
+                    len(rep.content),
+                    at,
+                ),
+            )
+
+    def _next_serial(self, series: str, day: str) -> int:
+        rows = self._query(
+            "INSERT INTO daily_serials (series, day, last) VALUES (?, ?, 1)"
+            " ON CONFLICT (series, day) DO UPDATE SET last = daily_serials.last + 1"
+            " RETURNING last",
+            (series, day),
+        )
+        return int(rows[0][0])
+
+    def _insert_document(
+        self, series: str, day: datetime.date, unique_id: str, serial: int | None, at: str
+    ) -> int:
+        rows = self._query(
+            "INSERT INTO documents (series, day, year, month, dom, unique_id, serial, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (series, day.isoformat(), day.year, day.month, day.day, unique_id, serial, at),
+        )
+        return int(rows[0][0])
+
+    # Each deposit checks its preconditions twice: before any blob is staged
+    # (so refused input leaves no trace, not even an unreferenced blob file),
+    # and again inside the write transaction, which is what makes it safe
+    # against a concurrent writer.
+    def _check_mint(self, series: str, key: DocumentKey | None) -> None:
+        if not self._query("SELECT 1 FROM series WHERE name = ?", (series,)):
+            raise NotFoundError(f"series {series} is not registered (pdi series add {series})")
+        if key is not None and self._document_id(key) is not None:
+            raise ImmutabilityError(
+                f"{_describe(key)} is already minted; deposit a new version of it instead"
+            )
+
+    def mint(
+        self,
+        series: str,
+        day: datetime.date,
+        unique_id: str | None,
+        representations: Sequence[NewRepresentation],
+        at: str,
+    ) -> DepositResult:
+        if not representations:
+            raise StoreError("a deposit needs at least one format")
+        given = None if unique_id is None else DocumentKey(series, day, unique_id)
+        with self._read():
+            self._check_mint(series, given)
+        self._stage(representations)
+        with self._write():
+            self._check_mint(series, given)
+            serial: int | None = None
+            if unique_id is None:
+                serial = self._next_serial(series, day.isoformat())
+                unique_id = str(serial)
+                self._check_mint(series, DocumentKey(series, day, unique_id))
+            key = DocumentKey(series, day, unique_id)
+            doc = self._insert_document(series, day, unique_id, serial, at)
+            self._query(
+                "INSERT INTO versions (document, version, created_at) VALUES (?, 1, ?)", (doc, at)
+            )
+            self._insert_reps(doc, 1, representations, at)
+        return DepositResult(key, serial, 1)
+
+    def _check_document(self, key: DocumentKey, *, lock: bool = False) -> int:
+        doc = self._document_id(key, lock=lock)
+        if doc is None:
+            raise NotFoundError(f"no document {_describe(key)} in the archive")
+        return doc
+
+    def new_version(
+        self, key: DocumentKey, representations: Sequence[NewRepresentation], at: str
+    ) -> DepositResult:
+        if not representations:
+            raise StoreError("a version needs at least one format")
+        with self._read():
+            self._check_document(key)
+        self._stage(representations)
+        with self._write():
+            doc = self._check_document(key, lock=True)
+            rows = self._query(
+                "SELECT MAX(v.version), MAX(d.serial) FROM versions v JOIN documents d"
+                " ON d.id = v.document WHERE v.document = ?",
+                (doc,),
+            )
+            version = int(rows[0][0]) + 1
+            self._query(
+                "INSERT INTO versions (document, version, created_at) VALUES (?, ?, ?)",
+                (doc, version, at),
+            )
+            self._insert_reps(doc, version, representations, at)
+            serial = None if rows[0][1] is None else int(rows[0][1])
+        return DepositResult(key, serial, version)
+
+    def _check_formats(
+        self,
+        key: DocumentKey,
+        version: int,
+        representations: Sequence[NewRepresentation],
+        *,
+        lock: bool = False,
+    ) -> tuple[int, list[NewRepresentation]]:
+        doc = self._check_document(key, lock=lock)
+        if not self._query(
+            "SELECT 1 FROM versions WHERE document = ? AND version = ?", (doc, version)
+        ):
+            raise NotFoundError(f"no version {version} of {_describe(key)} in the archive")
+        new: list[NewRepresentation] = []
+        for rep in representations:
+            rows = self._query(
+                "SELECT sha256 FROM representations WHERE document = ? AND version = ?"
+                " AND format = ?",
+                (doc, version, rep.format),
+            )
+            if not rows:
+                new.append(rep)
+            elif str(rows[0][0]) != rep.sha256:
+                raise ImmutabilityError(
+                    f"format {rep.format} of version {version} of {_describe(key)} is already"
+                    " deposited with other bytes; deposited bytes never change (deposit a"
+                    " new version instead)"
+                )
+        return doc, new
+
+    def add_formats(
+        self,
+        key: DocumentKey,
+        version: int,
+        representations: Sequence[NewRepresentation],
+        at: str,
+    ) -> DepositResult:
+        with self._read():
+            _, new = self._check_formats(key, version, representations)
+        self._stage(new or representations[:0])
+        with self._write():
+            doc, new = self._check_formats(key, version, representations, lock=True)
+            self._insert_reps(doc, version, new, at)
+            serial_rows = self._query("SELECT serial FROM documents WHERE id = ?", (doc,))
+            serial = None if serial_rows[0][0] is None else int(serial_rows[0][0])
+        return DepositResult(key, serial, version)
+
+    def import_all(
+        self,
+        series: Sequence[SeriesRecord],
+        representations: Sequence[tuple[RepresentationRecord, bytes]],
+        assertions: Sequence[tuple[DocumentKey, AssertionRecord]],
+    ) -> int:
+        """Bring records from another archive in, exactly as named; one transaction.
+
+        Identical records already present are kept; a record that would change
+        what is stored under an existing name raises :class:`ImmutabilityError`
+        and nothing is imported. Returns the number of new representations.
+        """
+        for rec, content in representations:
+            self._stage_blob(rec.sha256, content)
+        added = 0
+        with self._write():
+            for s in sorted(series, key=lambda s: (s.name.count("."), s.name)):
+                existing = self._query("SELECT parent FROM series WHERE name = ?", (s.name,))
+                if not existing:
+                    self._insert_series(s)
+            for rec, content in representations:
+                key = DocumentKey(rec.series, rec.day, rec.unique_id)
+                if not self._query("SELECT 1 FROM series WHERE name = ?", (rec.series,)):
+                    raise NotFoundError(f"series {rec.series} is not in the import")
+                doc = self._document_id(key)
+                if doc is None:
+                    doc = self._insert_document(
+                        rec.series, rec.day, rec.unique_id, rec.serial, rec.created_at
+                    )
+                    if rec.serial is not None:
+                        self._query(
+                            "INSERT INTO daily_serials (series, day, last) VALUES (?, ?, ?)"
+                            " ON CONFLICT (series, day) DO UPDATE SET last ="
+                            " CASE WHEN daily_serials.last > ? THEN daily_serials.last ELSE ? END",
+                            (rec.series, rec.day.isoformat(), rec.serial, rec.serial, rec.serial),
+                        )
+                if not self._query(
+                    "SELECT 1 FROM versions WHERE document = ? AND version = ?", (doc, rec.version)
+                ):
+                    self._query(
+                        "INSERT INTO versions (document, version, created_at) VALUES (?, ?, ?)",
+                        (doc, rec.version, rec.created_at),
+                    )
+                rows = self._query(
+                    "SELECT sha256 FROM representations WHERE document = ? AND version = ?"
+                    " AND format = ?",
+                    (doc, rec.version, rec.format),
+                )
+                if rows:
+                    if str(rows[0][0]) != rec.sha256:
+                        raise ImmutabilityError(
+                            f"format {rec.format} of version {rec.version} of {_describe(key)}"
+                            " is already in this archive with other bytes; nothing was imported"
+                        )
+                    continue
+                self._store_blob(rec.sha256, content)
+                self._query(
+                    "INSERT INTO representations (document, version, format, media_type, charset,"
+                    " line_ending, sha256, size, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        doc,
+                        rec.version,
+                        rec.format,
+                        rec.media_type,
+                        rec.charset,
+                        rec.line_ending,
+                        rec.sha256,
+                        rec.size,
+                        rec.created_at,
+                    ),
+                )
+                added += 1
+            for about, a in assertions:
+                doc_rows = self._query(
+                    "SELECT document FROM assertions WHERE subject = ? AND key = ? AND value = ?"
+                    " AND who = ? AND at = ?",
+                    (a.subject, a.key, a.value, a.who, a.at),
+                )
+                if doc_rows:
+                    continue
+                target = self._document_id(about)
+                if target is None:
+                    raise NotFoundError(f"assertion about {a.subject}: no such document")
+                self._query(
+                    "INSERT INTO assertions (document, subject, key, value, who, at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (target, a.subject, a.key, a.value, a.who, a.at),
+                )
+        return added
+
+    # --- reading ---------------------------------------------------------------------
+    def document_exists(self, key: DocumentKey) -> bool:
+        with self._read():
+            return self._document_id(key) is not None
+
+    def document_serial(self, key: DocumentKey) -> int | None:
+        with self._read():
+            rows = self._query(
+                "SELECT serial FROM documents WHERE series = ? AND day = ? AND unique_id = ?",
+                (key.series, key.day.isoformat(), key.unique_id),
+            )
+        if not rows or rows[0][0] is None:
+            return None
+        return int(rows[0][0])
+
+    def versions(self, key: DocumentKey) -> list[int]:
+        with self._read():
+            rows = self._query(
+                "SELECT v.version FROM versions v JOIN documents d ON d.id = v.document"
+                " WHERE d.series = ? AND d.day = ? AND d.unique_id = ? ORDER BY v.version",
+                (key.series, key.day.isoformat(), key.unique_id),
+            )
+        return [int(r[0]) for r in rows]
+
+    def representations(
+        self, key: DocumentKey, version: int | None = None
+    ) -> list[RepresentationRecord]:
+        sql = (
+            f"SELECT {_REP_COLUMNS} FROM representations r JOIN documents d ON d.id = r.document"
+            " WHERE d.series = ? AND d.day = ? AND d.unique_id = ?"
+        )
+        params: list[Any] = [key.series, key.day.isoformat(), key.unique_id]
+        if version is not None:
+            sql += " AND r.version = ?"
+            params.append(version)
+        with self._read():
+            rows = self._query(sql + _ORDER, params)
+        return [_rep(r) for r in rows]
+
+    def list_representations(self, query: ListQuery) -> list[RepresentationRecord]:
+        sql = (
+            f"SELECT {_REP_COLUMNS} FROM representations r JOIN documents d ON d.id = r.document"
+            " WHERE 1 = 1"
+        )
+        params: list[Any] = []
+        for column, value in (
+            ("d.series", query.series),
+            ("d.year", query.year),
+            ("d.month", query.month),
+            ("d.dom", query.day),
+            ("d.unique_id", query.unique_id),
+            ("r.format", query.format),
+            ("r.version", query.version),
+        ):
+            if value is not None:
+                sql += f" AND {column} = ?"
+                params.append(value)
+        sql += _ORDER
+        if query.limit is not None:
+            sql += " LIMIT ?"
+            params.append(query.limit)
+        if query.offset:
+            if query.limit is None:
+                sql += " LIMIT ?"
+                params.append(2**62)
+            sql += " OFFSET ?"
+            params.append(query.offset)
+        with self._read():
+            rows = self._query(sql, params)
+        return [_rep(r) for r in rows]
+
+    def iter_representations(self) -> Iterator[RepresentationRecord]:
+        with self._read():
+            rows = self._query(
+                f"SELECT {_REP_COLUMNS} FROM representations r JOIN documents d"
+                f" ON d.id = r.document{_ORDER}"
+            )
+        for row in rows:
+            yield _rep(row)
+
+    # --- assertions ---------------------------------------------------------------------
+    def add_assertion(
+        self, key: DocumentKey, subject: str, name: str, value: str, who: str, at: str
+    ) -> AssertionRecord:
+        with self._write():
+            doc = self._document_id(key)
+            if doc is None:
+                raise NotFoundError(f"no document {_describe(key)} in the archive")
+            rows = self._query(
+                "INSERT INTO assertions (document, subject, key, value, who, at)"
+                " VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                (doc, subject, name, value, who, at),
+            )
+        return AssertionRecord(int(rows[0][0]), subject, name, value, who, at)
+
+    def assertions(self, subject: str | None = None) -> list[AssertionRecord]:
+        sql = "SELECT id, subject, key, value, who, at FROM assertions"
+        params: list[Any] = []
+        if subject is not None:
+            sql += " WHERE subject = ?"
+            params.append(subject)
+        with self._read():
+            rows = self._query(sql + " ORDER BY id", params)
+        return [_assertion(r) for r in rows]
+
+
+def _describe(key: DocumentKey) -> str:
+    return f"{key.series} {key.day.isoformat()} {key.unique_id}"
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -1,0 +1,188 @@
+"""The embedded store: a SQLite catalog (WAL) plus content-addressed blob files.
+
+Layout of an archive directory::
+
+    catalog.sqlite        the catalog (series, documents, versions, representations, assertions)
+    blobs/ab/abcdef…      the bytes of each representation, named by their SHA-256
+    tmp/                  blobs being written
+
+A blob is written to a temporary file in ``tmp/``, fsynced, renamed to its
+name and the directory fsynced, all *before* the catalog transaction that
+refers to it commits. A process killed at any point therefore leaves either a
+committed deposit whose blobs are all durable, or no deposit (at worst an
+unreferenced blob, which verification reports but does not count as damage).
+Writers take SQLite's write lock up front (``BEGIN IMMEDIATE``), which
+serializes deposits across processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from pdi.archive.sql import SQLStore
+from pdi.errors import NotFoundError, PDIError, StoreError
+
+CATALOG = "catalog.sqlite"
+
+
+class SQLiteStore(SQLStore):
+    """A directory holding ``catalog.sqlite`` and ``blobs/``."""
+
+    def __init__(self, directory: str | os.PathLike[str], *, create: bool = False) -> None:
+        self.root = Path(directory)
+        self.location = str(self.root)
+        catalog = self.root / CATALOG
+        if not catalog.exists():
+            if not create:
+                raise NotFoundError(
+                    f"no archive at {self.root} (no {CATALOG}); create one with pdi init"
+                )
+            try:
+                self.root.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create archive directory {self.root}: {exc}") from exc
+        try:
+            (self.root / "blobs").mkdir(exist_ok=True)
+            (self.root / "tmp").mkdir(exist_ok=True)
+            self._conn = sqlite3.connect(
+                str(catalog), isolation_level=None, timeout=120.0, check_same_thread=False
+            )
+            self._conn.execute("PRAGMA busy_timeout = 120000")
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA synchronous = FULL")
+            self._conn.execute("PRAGMA foreign_keys = ON")
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open archive catalog {catalog}: {exc}") from exc
+        self._lock = threading.RLock()
+        self._depth = 0
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # --- SQL ---------------------------------------------------------------------
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return list(self._conn.execute(sql, tuple(params)).fetchall())
+        except sqlite3.Error as exc:
+            raise StoreError(f"catalog {self.root / CATALOG}: {exc}") from exc
+
+    @contextmanager
+    def _transaction(self, begin: str) -> Iterator[None]:
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            try:
+                self._conn.execute(begin)
+            except sqlite3.Error as exc:
+                raise StoreError(f"catalog {self.root / CATALOG}: {exc}") from exc
+            self._depth = 1
+            try:
+                yield
+            except BaseException:
+                self._depth = 0
+                try:
+                    self._conn.execute("ROLLBACK")
+                except sqlite3.Error as exc:
+                    raise StoreError(f"rollback failed: {exc}") from exc
+                raise
+            self._depth = 0
+            try:
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                try:
+                    self._conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                raise StoreError(f"commit failed: {exc}") from exc
+
+    def _write(self) -> Any:
+        return self._transaction("BEGIN IMMEDIATE")
+
+    def _read(self) -> Any:
+        return self._transaction("BEGIN")
+
+    def _has_table(self, name: str) -> bool:
+        return bool(
+            self._query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+        )
+
+    # --- blobs ---------------------------------------------------------------------
+    def blob_path(self, sha256: str) -> Path:
+        """Where the blob named ``sha256`` lives."""
+        return self.root / "blobs" / sha256[:2] / sha256
+
+    def _stage_blob(self, sha256: str, content: bytes) -> None:
+        path = self.blob_path(sha256)
+        existing = self.read_blob(sha256)
+        if existing is not None and hashlib.sha256(existing).hexdigest() == sha256:
+            return
+        try:
+            path.parent.mkdir(exist_ok=True)
+            tmp = self.root / "tmp" / f"{sha256}.{os.getpid()}.{threading.get_ident()}"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
+            try:
+                view = memoryview(content)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+            _fsync_dir(path.parent)
+        except OSError as exc:
+            raise StoreError(f"cannot write blob {path}: {exc}") from exc
+
+    def _store_blob(self, sha256: str, content: bytes) -> None:
+        # The file was made durable by _stage_blob before the transaction began.
+        return None
+
+    def read_blob(self, sha256: str) -> bytes | None:
+        try:
+            return self.blob_path(sha256).read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(f"cannot read blob {self.blob_path(sha256)}: {exc}") from exc
+
+    def blob_names(self) -> set[str]:
+        names: set[str] = set()
+        try:
+            for sub in (self.root / "blobs").iterdir():
+                if sub.is_dir():
+                    names.update(p.name for p in sub.iterdir())
+        except OSError as exc:
+            raise StoreError(f"cannot list blobs in {self.root}: {exc}") from exc
+        return names
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def open_sqlite(directory: str | os.PathLike[str], *, create: bool) -> SQLiteStore:
+    """Open (or with ``create`` make) an archive directory and migrate its schema forward."""
+    store = SQLiteStore(directory, create=create)
+    try:
+        store.migrate()
+    except PDIError:
+        store.close()
+        raise
+    return store

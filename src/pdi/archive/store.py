@@ -1,0 +1,182 @@
+"""The ``Store`` protocol: what the archive needs from a storage backend.
+
+A store keeps the catalog (series, documents, versions, representations,
+assertions, daily serial counters) and the bytes of every representation.
+Every operation that changes something is one transaction: a deposit is
+either wholly in the store or not at all, and the daily serial a deposit
+takes is allocated inside the same transaction, so serials are gap-free and
+never reused even when several processes mint at once or one dies midway.
+
+Two implementations: :mod:`pdi.archive.sqlite` (SQLite in WAL mode plus
+content-addressed blob files, the embedded default) and
+:mod:`pdi.archive.postgres` (PostgreSQL through psycopg 3). Both share the
+SQL in :mod:`pdi.archive.sql`; the protocol is what :class:`pdi.archive.Archive`
+relies on.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+#: The schema version this code writes. Older catalogs are migrated forward on open.
+SCHEMA_VERSION = 2
+
+
+@dataclass(frozen=True)
+class SeriesRecord:
+    """A registered document series; ``parent`` is the series it was delegated under."""
+
+    name: str
+    parent: str | None
+    authority: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class NewRepresentation:
+    """One format of a deposit, ready to be stored (bytes already canonical)."""
+
+    format: str
+    media_type: str
+    charset: str | None
+    line_ending: str | None
+    content: bytes
+    sha256: str
+
+
+@dataclass(frozen=True)
+class RepresentationRecord:
+    """One stored format of one version of one document."""
+
+    series: str
+    day: datetime.date
+    unique_id: str
+    serial: int | None
+    version: int
+    format: str
+    media_type: str
+    charset: str | None
+    line_ending: str | None
+    sha256: str
+    size: int
+    created_at: str
+
+
+@dataclass(frozen=True)
+class DocumentKey:
+    """A document (a generic, unversioned name): series, GMT day of minting, unique id."""
+
+    series: str
+    day: datetime.date
+    unique_id: str
+
+
+@dataclass(frozen=True)
+class DepositResult:
+    """What a deposit created: the document's key, its serial (if minted so) and the version."""
+
+    key: DocumentKey
+    serial: int | None
+    version: int
+
+
+@dataclass(frozen=True)
+class AssertionRecord:
+    """An append-only statement ``key = value`` about ``subject`` (a canonical PDI string)."""
+
+    id: int
+    subject: str
+    key: str
+    value: str
+    who: str
+    at: str
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    """Filters for listing representations; ``None`` means any."""
+
+    series: str | None = None
+    year: int | None = None
+    month: int | None = None
+    day: int | None = None
+    unique_id: str | None = None
+    format: str | None = None
+    version: int | None = None
+    limit: int | None = None
+    offset: int = 0
+
+
+class Store(Protocol):
+    """A catalog plus blob storage with transactional deposits."""
+
+    location: str
+
+    def schema_version(self) -> int: ...
+
+    def close(self) -> None: ...
+
+    # series
+    def add_series(self, record: SeriesRecord) -> None: ...
+
+    def get_series(self, name: str) -> SeriesRecord | None: ...
+
+    def list_series(self) -> list[SeriesRecord]: ...
+
+    # deposits (each is one transaction)
+    def mint(
+        self,
+        series: str,
+        day: datetime.date,
+        unique_id: str | None,
+        representations: Sequence[NewRepresentation],
+        at: str,
+    ) -> DepositResult: ...
+
+    def new_version(
+        self, key: DocumentKey, representations: Sequence[NewRepresentation], at: str
+    ) -> DepositResult: ...
+
+    def add_formats(
+        self,
+        key: DocumentKey,
+        version: int,
+        representations: Sequence[NewRepresentation],
+        at: str,
+    ) -> DepositResult: ...
+
+    def import_all(
+        self,
+        series: Sequence[SeriesRecord],
+        representations: Sequence[tuple[RepresentationRecord, bytes]],
+        assertions: Sequence[tuple[DocumentKey, AssertionRecord]],
+    ) -> int: ...
+
+    # reading
+    def document_serial(self, key: DocumentKey) -> int | None: ...
+
+    def document_exists(self, key: DocumentKey) -> bool: ...
+
+    def versions(self, key: DocumentKey) -> list[int]: ...
+
+    def representations(
+        self, key: DocumentKey, version: int | None = None
+    ) -> list[RepresentationRecord]: ...
+
+    def list_representations(self, query: ListQuery) -> list[RepresentationRecord]: ...
+
+    def iter_representations(self) -> Iterator[RepresentationRecord]: ...
+
+    def read_blob(self, sha256: str) -> bytes | None: ...
+
+    def blob_names(self) -> set[str]: ...
+
+    # assertions
+    def add_assertion(
+        self, key: DocumentKey, subject: str, name: str, value: str, who: str, at: str
+    ) -> AssertionRecord: ...
+
+    def assertions(self, subject: str | None = None) -> list[AssertionRecord]: ...

@@ -1,0 +1,409 @@
+"""PDI format tokens, media types, charsets and default fragment schemes.
+
+draft-mallery-urn-pdi-00 §2.5 (lines 354-415), §3.3-3.4 (lines 533-749), read
+as ``shared/specs/PDI-GRAMMAR.md`` §2.6 and §3 say:
+
+- the special tokens ``text`` (text/plain), ``header`` (RFC 822 message headers,
+  the draft's "message/header", which we name ``message/rfc822``), ``html``
+  (text/html), ``xml`` (text/xml) and ``sgml`` (text/sgml);
+- any other media type's token is its minor type where that minor type is
+  unique among the registered media types, else ``major+minor``
+  (``audio+mpeg``); reserved characters inside a minor type are %-escaped
+  (``svg%2Bxml``, ``vnd%2Ems-excel``). The registry is the list shipped in
+  ``pdi/data/media-types.txt`` (its header names its source), never what the
+  local ``mimetypes`` module happens to know;
+- for text/plain in a multi-byte charset the token is the IANA charset name
+  (``utf-8``, ``shift_jis``; draft line 586), and such a token means text/plain
+  in that charset;
+- tokens are case-insensitive; :func:`canonical_token` gives the canonical
+  spelling (lower case, upper-case hex in %-escapes).
+
+Pure: the only input is the package's own data file, read once.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from importlib import resources
+
+from pdi.errors import ParseError, UnsupportedError
+
+__all__ = [
+    "CHARSET_TOKENS",
+    "SPECIAL_TOKENS",
+    "canonical_token",
+    "charset_for",
+    "check_token",
+    "default_fragment_scheme",
+    "is_known_token",
+    "is_valid_token",
+    "media_family",
+    "media_type_for",
+    "registered_media_types",
+    "token_for",
+]
+
+#: The draft's tokens that are not built by the minor-type rule (lines 379-385,
+#: 593, 668-671).
+SPECIAL_TOKENS: dict[str, str] = {
+    "text": "text/plain",
+    "header": "message/rfc822",
+    "html": "text/html",
+    "xml": "text/xml",
+    "sgml": "text/sgml",
+}
+
+# The media types the special tokens stand for, in the other direction. The
+# minor-type rule would give text/html the token "html" too; for text/plain it
+# would give "plain", which the draft replaces by "text".
+_SPECIAL_BY_TYPE: dict[str, str] = {
+    "text/plain": "text",
+    "text/html": "html",
+    "text/xml": "xml",
+    "text/sgml": "sgml",
+}
+
+#: IANA Character Set Registry names (lower-cased preferred names) that are
+#: accepted as text/plain format tokens, mapped to whether the charset is
+#: multi-byte. Only multi-byte charsets are *produced* by :func:`token_for`
+#: (draft line 586); the common 8-bit ones are accepted as tokens too, since a
+#: publisher may name the charset explicitly.
+CHARSET_TOKENS: dict[str, bool] = {
+    # Unicode encoding forms
+    "utf-8": True,
+    "utf-16": True,
+    "utf-16be": True,
+    "utf-16le": True,
+    "utf-32": True,
+    "utf-32be": True,
+    "utf-32le": True,
+    "utf-7": True,
+    "cesu-8": True,
+    "scsu": True,
+    "bocu-1": True,
+    "iso-10646-ucs-2": True,
+    "iso-10646-ucs-4": True,
+    # East Asian multi-byte charsets
+    "shift_jis": True,
+    "windows-31j": True,
+    "euc-jp": True,
+    "iso-2022-jp": True,
+    "iso-2022-jp-2": True,
+    "euc-kr": True,
+    "iso-2022-kr": True,
+    "ks_c_5601-1987": True,
+    "gb2312": True,
+    "gbk": True,
+    "gb18030": True,
+    "hz-gb-2312": True,
+    "iso-2022-cn": True,
+    "iso-2022-cn-ext": True,
+    "big5": True,
+    "big5-hkscs": True,
+    # 8-bit charsets
+    "us-ascii": False,
+    "iso-8859-1": False,
+    "iso-8859-2": False,
+    "iso-8859-3": False,
+    "iso-8859-4": False,
+    "iso-8859-5": False,
+    "iso-8859-6": False,
+    "iso-8859-7": False,
+    "iso-8859-8": False,
+    "iso-8859-9": False,
+    "iso-8859-10": False,
+    "iso-8859-13": False,
+    "iso-8859-14": False,
+    "iso-8859-15": False,
+    "iso-8859-16": False,
+    "windows-1250": False,
+    "windows-1251": False,
+    "windows-1252": False,
+    "windows-1253": False,
+    "windows-1254": False,
+    "windows-1255": False,
+    "windows-1256": False,
+    "windows-1257": False,
+    "windows-1258": False,
+    "koi8-r": False,
+    "koi8-u": False,
+    "tis-620": False,
+}
+
+# Registered aliases of the names above (IANA lists them as aliases).
+_CHARSET_ALIASES: dict[str, str] = {
+    "csutf8": "utf-8",
+    "csshiftjis": "shift_jis",
+    "ms_kanji": "shift_jis",
+    "cseucpkdfmtjapanese": "euc-jp",
+    "csiso2022jp": "iso-2022-jp",
+    "cseuckr": "euc-kr",
+    "csgb2312": "gb2312",
+    "cp936": "gbk",
+    "ms936": "gbk",
+    "windows-936": "gbk",
+    "csbig5": "big5",
+    "ascii": "us-ascii",
+    "us": "us-ascii",
+    "iso-ir-6": "us-ascii",
+    "ansi_x3.4-1968": "us-ascii",
+    "iso_8859-1": "iso-8859-1",
+    "latin1": "iso-8859-1",
+    "l1": "iso-8859-1",
+    "csisolatin1": "iso-8859-1",
+}
+
+# Reserved characters of the PDI grammar (line 217) and the characters a token
+# may carry unescaped (alpha / digit / other, line 154-215).
+_TOKEN_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789()-:;$_!'")
+
+# A format token as it may appear in a PDI: unique-id characters, %-escapes, and
+# the literal "+" of the major+minor form.
+_TOKEN_RE = re.compile(r"(?:[A-Za-z0-9()\-:;$_!'+]|%[0-9A-Fa-f]{2})+")
+_ESCAPE_RE = re.compile(r"%([0-9A-Fa-f]{2})")
+
+
+def is_valid_token(token: str) -> bool:
+    """Whether ``token`` is a syntactically valid format token (not the wildcard)."""
+    return _TOKEN_RE.fullmatch(token) is not None
+
+
+def canonical_token(token: str) -> str:
+    """The canonical spelling of a format token: lower case, upper-case %-escape hex."""
+    low = token.lower()
+    if "%" not in low:
+        return low
+    return _ESCAPE_RE.sub(lambda m: "%" + m.group(1).upper(), low)
+
+
+def _escape_minor(minor: str) -> str:
+    out = []
+    for ch in minor:
+        if ch in _TOKEN_SAFE:
+            out.append(ch)
+        else:
+            out.extend(f"%{b:02X}" for b in ch.encode("utf-8"))
+    return "".join(out)
+
+
+def _decode(token: str) -> str:
+    """%-decode a (syntactically valid) token; UTF-8."""
+    if "%" not in token:
+        return token
+    data = bytearray()
+    i = 0
+    while i < len(token):
+        ch = token[i]
+        if ch == "%":
+            data.append(int(token[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            data.extend(ch.encode("utf-8"))
+            i += 1
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnsupportedError(f"format token {token!r}: %-escapes are not UTF-8") from exc
+
+
+class _Registry:
+    """The shipped registry and the tables derived from it."""
+
+    def __init__(self, types: tuple[str, ...]) -> None:
+        self.types = types
+        self.lower: frozenset[str] = frozenset(t.lower() for t in types)
+        majors_by_minor: dict[str, set[str]] = {}
+        for t in self.lower:
+            major, _, minor = t.partition("/")
+            majors_by_minor.setdefault(minor, set()).add(major)
+        self.majors_by_minor = majors_by_minor
+
+    def token_for(self, media_type: str) -> str:
+        """The rule's token for a registered, lower-case ``major/minor``."""
+        special = _SPECIAL_BY_TYPE.get(media_type)
+        if special is not None:
+            return special
+        major, _, minor = media_type.partition("/")
+        if len(self.majors_by_minor.get(minor, ())) == 1:
+            return _escape_minor(minor)
+        return major + "+" + _escape_minor(minor)
+
+
+@functools.cache
+def _registry() -> _Registry:
+    text = resources.files("pdi").joinpath("data/media-types.txt").read_text(encoding="utf-8")
+    types = tuple(
+        line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
+    )
+    return _Registry(types)
+
+
+def registered_media_types() -> tuple[str, ...]:
+    """The shipped registry of media types (case as registered, file order)."""
+    return _registry().types
+
+
+def _split_media_type(media_type: str) -> tuple[str, str | None]:
+    """``major/minor`` lower-cased, and the charset parameter if one is given."""
+    if not isinstance(media_type, str):
+        raise UnsupportedError(f"not a media type: {media_type!r}")
+    head, *params = media_type.split(";")
+    mt = head.strip().lower()
+    major, slash, minor = mt.partition("/")
+    if not slash or not major or not minor or any(c.isspace() for c in mt):
+        raise UnsupportedError(f"not a media type: {media_type!r}")
+    charset = None
+    for param in params:
+        name, eq, value = param.partition("=")
+        if eq and name.strip().lower() == "charset":
+            charset = value.strip().strip('"')
+    return mt, charset
+
+
+def _charset_name(charset: str) -> str | None:
+    low = charset.strip().lower()
+    if low in CHARSET_TOKENS:
+        return low
+    return _CHARSET_ALIASES.get(low)
+
+
+def media_type_for(token: str) -> str:
+    """The media type (lower case ``major/minor``) a format token names.
+
+    Raises :class:`UnsupportedError` for a token the registry does not resolve:
+    unknown, not the rule's token (``plain`` is spelled ``text``, ``image+gif``
+    is spelled ``gif``), or the wildcard.
+    """
+    if not isinstance(token, str) or not is_valid_token(token):
+        raise UnsupportedError(f"not a format token: {token!r}")
+    tok = canonical_token(token)
+    special = SPECIAL_TOKENS.get(tok)
+    if special is not None:
+        return special
+    if tok in CHARSET_TOKENS:
+        return "text/plain"
+    reg = _registry()
+    if "+" in tok:
+        major, _, minor_tok = tok.partition("+")
+        minor = _decode(minor_tok).lower()
+        media_type = f"{major}/{minor}"
+    else:
+        minor = _decode(tok).lower()
+        majors = reg.majors_by_minor.get(minor)
+        if not majors:
+            raise UnsupportedError(f"unknown format token {token!r}")
+        if len(majors) > 1:
+            choices = ", ".join(sorted(f"{m}+{tok}" for m in majors))
+            raise UnsupportedError(
+                f"format token {token!r} is ambiguous: the minor type {minor!r} is registered "
+                f"under several major types; use one of {choices}"
+            )
+        media_type = f"{next(iter(majors))}/{minor}"
+    if media_type not in reg.lower:
+        raise UnsupportedError(f"unknown format token {token!r}")
+    right = reg.token_for(media_type)
+    if right != tok:
+        raise UnsupportedError(f"format token {token!r}: the token for {media_type} is {right!r}")
+    return media_type
+
+
+def is_known_token(token: str) -> bool:
+    """Whether :func:`media_type_for` resolves ``token``."""
+    try:
+        media_type_for(token)
+    except UnsupportedError:
+        return False
+    return True
+
+
+def token_for(media_type: str, *, charset: str | None = None) -> str:
+    """The format token of a registered media type.
+
+    For text/plain, a multi-byte ``charset`` (given here or as the media type's
+    ``charset`` parameter) gives the IANA charset name as the token (draft line
+    586); an 8-bit one gives ``text``. Raises :class:`UnsupportedError` for a
+    media type that is not registered or a charset pdi does not know.
+    """
+    mt, param_charset = _split_media_type(media_type)
+    if charset is None:
+        charset = param_charset
+    reg = _registry()
+    if mt not in reg.lower and mt not in _SPECIAL_BY_TYPE:
+        raise UnsupportedError(f"media type {mt!r} is not in the registry")
+    if mt == "text/plain" and charset is not None:
+        name = _charset_name(charset)
+        if name is None:
+            raise UnsupportedError(f"charset {charset!r} is not a known IANA charset name")
+        if CHARSET_TOKENS[name]:
+            return name
+    return reg.token_for(mt)
+
+
+def charset_for(token: str) -> str | None:
+    """The IANA charset (lower-case preferred name) a token implies, else ``None``.
+
+    ``utf-8`` → ``"utf-8"``; ``text``, ``html`` and every non-charset token →
+    ``None`` (the entity says its own charset). Unknown tokens raise
+    :class:`UnsupportedError`, as in :func:`media_type_for`.
+    """
+    media_type_for(token)
+    tok = canonical_token(token)
+    return tok if tok in CHARSET_TOKENS else None
+
+
+def media_family(media_type: str) -> str:
+    """The fragment family of a media type.
+
+    ``"html"`` (text/html, application/xhtml+xml), ``"xml"`` (text/xml,
+    text/sgml, application/xml, application/sgml, any ``+xml``), ``"text"``
+    (other text/*, and message/rfc822 headers), ``"image"``, ``"timed"``
+    (audio/*, video/*), or ``"other"``.
+    """
+    mt, _ = _split_media_type(media_type)
+    major, _, minor = mt.partition("/")
+    if mt in ("text/html", "application/xhtml+xml"):
+        return "html"
+    if mt in ("text/xml", "text/sgml", "application/xml", "application/sgml") or minor.endswith(
+        "+xml"
+    ):
+        return "xml"
+    if major == "text" or mt == "message/rfc822":
+        return "text"
+    if major == "image":
+        return "image"
+    if major in ("audio", "video"):
+        return "timed"
+    return "other"
+
+
+def default_fragment_scheme(token_or_media_type: str) -> str:
+    """The fragment scheme a PDI of this format uses when none is written.
+
+    PDI-GRAMMAR.md §3: text/* (with html, xml, sgml and charset tokens) →
+    ``char``; image/* → ``rect``; audio/* and video/* → ``sec``. The ``header``
+    token (RFC 822 headers, text) → ``char`` as well. Any other format has no
+    default (the draft, lines 538-542: the scheme MUST then be written), and an
+    unknown token cannot be resolved: both raise :class:`UnsupportedError`.
+    """
+    if not isinstance(token_or_media_type, str):
+        raise UnsupportedError(f"not a format: {token_or_media_type!r}")
+    if "/" in token_or_media_type:
+        mt, _ = _split_media_type(token_or_media_type)
+    else:
+        mt = media_type_for(token_or_media_type)
+    major = mt.partition("/")[0]
+    if major == "text" or mt == "message/rfc822":
+        return "char"
+    if major == "image":
+        return "rect"
+    if major in ("audio", "video"):
+        return "sec"
+    raise UnsupportedError(f"{token_or_media_type!r} has no default fragment scheme; name one")
+
+
+def check_token(token: str, *, text: str | None = None, offset: int | None = None) -> str:
+    """Raise :class:`ParseError` unless ``token`` is a format token; return it canonical."""
+    if not is_valid_token(token):
+        raise ParseError(f"invalid format token {token!r}", text=text, offset=offset, rule="format")
+    return canonical_token(token)

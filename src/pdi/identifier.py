@@ -1,0 +1,1221 @@
+"""Persistent document identifiers: the grammar of draft-mallery-urn-pdi-00.
+
+Implements ``shared/specs/PDI-GRAMMAR.md`` (the restored ABNF of §1 and the
+readings of §2 and §3) over the draft's own lines 112-218 (syntax), 228-462
+(semantics: series, date, unique id, format, version) and 464-749 (fragments
+and citations):
+
+    urn:pdi://series.cc/YYYY/MM/DD/unique-id.format.version[#fragment | @pos=pdi]
+
+- :class:`PDI` is a frozen value. :meth:`PDI.parse` reads both spellings
+  (``urn:pdi://`` and ``pdi://``), raises :class:`~pdi.errors.ParseError`
+  naming the rule and the offset, and records lenient readings as warnings
+  (``strict=True`` turns each into an error). ``str(pdi)`` is the canonical
+  form of §2.2.
+- :class:`Fragment` and :class:`Citation` are the fragment and citation syntax,
+  checked against the format (§3). Evaluating fragments against bytes lives in
+  :mod:`pdi.fragments`.
+- :func:`equivalent` is the equivalence of §2.2 (and RFC 8141's with
+  ``ignore_fragment=True``, §2.10); :meth:`PDI.matches` and
+  :meth:`PDI.to_query` serve wildcard patterns (§2.9); :meth:`PDI.build` mints
+  the text of a new identifier, escaping a foreign id.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Union
+
+from pdi import formats
+from pdi.errors import LimitError, ParseError, UnsupportedError
+
+__all__ = [
+    "FRAGMENT_SCHEMES",
+    "ISO_3166_ALPHA2",
+    "PDI",
+    "Citation",
+    "Fragment",
+    "PDIQuery",
+    "Position",
+    "equivalent",
+    "escape_unique_id",
+]
+
+#: A fragment position: ``int`` (digits), ``str`` (a %-decoded element name),
+#: ``tuple[int, int]`` (an ``(x,y)`` coordinate) or ``tuple[str, ...]`` (an
+#: extension position).
+Position = Union[int, str, tuple[int, int], tuple[str, ...]]  # noqa: UP007
+
+#: The fragment schemes the draft defines (line 176), plus ``line``
+#: (PDI-GRAMMAR.md §3, an extension scheme that pdi defines for text).
+FRAGMENT_SCHEMES = frozenset({"char", "elt", "name", "rect", "msec", "sec", "crop", "byte", "line"})
+
+#: ISO 3166-1 alpha-2 codes, lower case. Source: Debian's iso-codes 4.15.0
+#: (``/usr/share/iso-codes/json/iso_3166-1.json``), 249 codes.
+_ISO_3166_TEXT = """
+    ad ae af ag ai al am ao aq ar as at au aw ax az ba bb bd be bf bg bh bi bj bl bm bn bo bq br
+    bs bt bv bw by bz ca cc cd cf cg ch ci ck cl cm cn co cr cu cv cw cx cy cz de dj dk dm do dz
+    ec ee eg eh er es et fi fj fk fm fo fr ga gb gd ge gf gg gh gi gl gm gn gp gq gr gs gt gu gw
+    gy hk hm hn hr ht hu id ie il im in io iq ir is it je jm jo jp ke kg kh ki km kn kp kr kw ky
+    kz la lb lc li lk lr ls lt lu lv ly ma mc md me mf mg mh mk ml mm mn mo mp mq mr ms mt mu mv
+    mw mx my mz na nc ne nf ng ni nl no np nr nu nz om pa pe pf pg ph pk pl pm pn pr ps pt pw py
+    qa re ro rs ru rw sa sb sc sd se sg sh si sj sk sl sm sn so sr ss st sv sx sy sz tc td tf tg
+    th tj tk tl tm tn to tr tt tv tw tz ua ug um us uy uz va vc ve vg vi vn vu wf ws ye yt za zm
+    zw
+"""
+ISO_3166_ALPHA2 = frozenset(_ISO_3166_TEXT.split())
+
+# Longest digit run read as a number (positions, serials, versions): beyond it
+# a number is no use and Python's int() would refuse it anyway.
+_MAX_DIGITS = 100
+# Deepest nesting of citations (a citation cites a PDI that may cite another).
+_MAX_DEPTH = 16
+# Longest identifier read at all.
+_MAX_LENGTH = 1 << 20
+
+_RESERVED = "%.,/#*@=?+"  # line 217
+_UNIQUE_SAFE = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789()-:;$_!'"
+)  # alpha / digit / other (line 154, 215)
+_NAME_SAFE = _UNIQUE_SAFE - {"(", ")"}  # an element name never starts a parenthesised position
+
+_COMPONENT_RE = re.compile(r"[A-Za-z0-9-]+")
+_COUNTRY_RE = re.compile(r"[A-Za-z]{2,}")
+_DIGITS_RE = re.compile(r"[0-9]+")
+_UNIQUE_ID_RE = re.compile(r"(?:[A-Za-z0-9()\-:;$_!']|%[0-9A-Fa-f]{2})+")
+_NAME_RE = re.compile(r"(?:[A-Za-z0-9\-:;$_!']|%[0-9A-Fa-f]{2})+")
+_SCHEME_RE = re.compile(r"([A-Za-z-]+)=")
+_SPEC_ITEM_RE = re.compile(r"[A-Za-z0-9]+")
+_ESCAPE_RE = re.compile(r"%([0-9A-Fa-f]{2})")
+_BAD_ESCAPE_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+_Warning = tuple[str, int | None, str]  # message, offset, rule
+
+
+def _upper_hex(text: str) -> str:
+    if "%" not in text:
+        return text
+    return _ESCAPE_RE.sub(lambda m: "%" + m.group(1).upper(), text)
+
+
+def _percent_decode(raw: str, *, text: str, offset: int, rule: str) -> str:
+    if "%" not in raw:
+        return raw
+    data = bytearray()
+    i = 0
+    n = len(raw)
+    while i < n:
+        ch = raw[i]
+        if ch == "%":
+            data.append(int(raw[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            data.extend(ch.encode("utf-8"))
+            i += 1
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(
+            f"the %-escapes of {raw!r} are not UTF-8", text=text, offset=offset, rule=rule
+        ) from exc
+
+
+def _escape(value: str, safe: frozenset[str]) -> str:
+    out: list[str] = []
+    for ch in value:
+        if ch in safe:
+            out.append(ch)
+        else:
+            try:
+                data = ch.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ParseError(f"{value!r} is not valid Unicode text", rule="unique-id") from exc
+            out.extend(f"%{b:02X}" for b in data)
+    return "".join(out)
+
+
+def escape_unique_id(foreign_id: str) -> str:
+    """The unique-id text for a foreign identifier (draft §2.4.1, line 367).
+
+    Every character outside ``alpha / digit / other`` (line 154) is %-escaped
+    as UTF-8 with upper-case hex, reserved characters (line 217) included. An
+    all-digit foreign id has its first digit escaped, so that it is never read
+    back as a daily serial number.
+    """
+    if not isinstance(foreign_id, str) or not foreign_id:
+        raise ParseError("a foreign id must be a non-empty string", rule="encapsulated-unique-id")
+    escaped = _escape(foreign_id, _UNIQUE_SAFE)
+    if escaped.isdigit() and escaped.isascii():
+        escaped = f"%{ord(escaped[0]):02X}" + escaped[1:]
+    return escaped
+
+
+def _escape_name(name: str, *, digits_ok: bool) -> str:
+    escaped = _escape(name, _NAME_SAFE)
+    if not digits_ok and escaped.isdigit() and escaped.isascii():
+        escaped = f"%{ord(escaped[0]):02X}" + escaped[1:]
+    return escaped
+
+
+def _number(raw: str, *, text: str, offset: int, rule: str) -> int:
+    if len(raw) > _MAX_DIGITS:
+        raise LimitError(
+            f"number of {len(raw)} digits at offset {offset} (rule {rule}) is longer than "
+            f"{_MAX_DIGITS} digits"
+        )
+    return int(raw)
+
+
+def _fail(message: str, text: str, offset: int | None, rule: str) -> ParseError:
+    return ParseError(message, text=text, offset=offset, rule=rule)
+
+
+def _position_text(pos: Position, scheme: str | None) -> str:
+    if isinstance(pos, bool):  # pragma: no cover - bool is not a position; guarded by callers
+        raise ParseError(f"not a fragment position: {pos!r}", rule="position")
+    if isinstance(pos, int):
+        return str(pos)
+    if isinstance(pos, str):
+        return _escape_name(pos, digits_ok=scheme == "name")
+    return "(" + ",".join(str(item) for item in pos) + ")"
+
+
+def _check_position_value(pos: object) -> Position:
+    """Validate a position handed in by a caller (not parsed from text)."""
+    if isinstance(pos, bool):
+        raise ParseError(f"not a fragment position: {pos!r}", rule="position")
+    if isinstance(pos, int):
+        if pos < 0:
+            raise ParseError(f"a position is never negative: {pos}", rule="position")
+        return pos
+    if isinstance(pos, str):
+        if not pos:
+            raise ParseError("an element name is never empty", rule="element-name")
+        return pos
+    if isinstance(pos, tuple) and pos:
+        if len(pos) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in pos):
+            if pos[0] < 0 or pos[1] < 0:
+                raise ParseError(f"a coordinate is never negative: {pos}", rule="2-dim-coordinate")
+            return (int(pos[0]), int(pos[1]))
+        if all(isinstance(v, str) and _SPEC_ITEM_RE.fullmatch(v) for v in pos):
+            return tuple(str(v) for v in pos)
+    raise ParseError(f"not a fragment position: {pos!r}", rule="position")
+
+
+# ---------------------------------------------------------------------------
+# Fragments
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    """A fragment specifier (draft §1.2.3 line 174, §3; PDI-GRAMMAR.md §3).
+
+    ``scheme`` is lower-cased, ``None`` when the text omits it (the format's
+    default scheme applies, see :meth:`effective_scheme`). ``positions`` are
+    typed as :data:`Position` says; element names are %-decoded.
+    """
+
+    scheme: str | None
+    positions: tuple[Position, ...]
+
+    @classmethod
+    def parse(cls, text: str, *, format: str | None = None) -> Fragment:
+        """Parse the text after ``#``; with ``format`` (a token), check it against the format."""
+        if not isinstance(text, str):
+            raise ParseError(f"not a fragment: {text!r}", rule="fragment-specifier")
+        frag = _parse_fragment(text, text, 0)
+        if format is not None:
+            formats.check_token(format)
+            _check_fragment(frag, format, text, 0, [])
+        return frag
+
+    def __str__(self) -> str:
+        body = ",".join(_position_text(p, self.scheme) for p in self.positions)
+        return f"{self.scheme}={body}" if self.scheme is not None else body
+
+    def effective_scheme(self, format: str | None) -> str:
+        """The scheme in force: the written one, else the format's default.
+
+        Raises :class:`UnsupportedError` when the scheme is omitted and the format
+        has none (or is unknown, or absent).
+        """
+        if self.scheme is not None:
+            return self.scheme
+        if format is None or format == "*":
+            raise UnsupportedError("a fragment without a scheme needs a format to name its default")
+        return formats.default_fragment_scheme(format)
+
+    def canonical(self, format: str | None = None) -> Fragment:
+        """The canonical fragment (§2.2): explicit default scheme, image frame 0 dropped.
+
+        Where the format is unknown, the omitted scheme stays omitted.
+        """
+        scheme = self.scheme
+        if scheme is None and format is not None and format != "*":
+            try:
+                scheme = formats.default_fragment_scheme(format)
+            except UnsupportedError:
+                scheme = None
+        positions = self.positions
+        if (
+            scheme in ("rect", "crop")
+            and len(positions) == 3
+            and isinstance(positions[2], int)
+            and positions[2] == 0
+        ):
+            positions = positions[:2]
+        if scheme == self.scheme and positions is self.positions:
+            return self
+        return Fragment(scheme, positions)
+
+    @classmethod
+    def of(cls, scheme: str | None, *positions: object, format: str | None = None) -> Fragment:
+        """Build a fragment from values (``Fragment.of("char", 37, 51)``), checked like parse."""
+        if scheme is not None and (
+            not isinstance(scheme, str) or _SCHEME_RE.fullmatch(scheme + "=") is None
+        ):
+            raise ParseError(f"invalid fragment scheme {scheme!r}", rule="fragment-scheme")
+        checked = tuple(_check_position_value(p) for p in positions)
+        if not checked:
+            raise ParseError("a fragment has at least one position", rule="fragment-specifier")
+        frag = Fragment(scheme.lower() if scheme is not None else None, checked)
+        # Round-trip through the text, so a value is exactly what parsing would give.
+        return Fragment.parse(str(frag), format=format)
+
+
+def _split_top(body: str) -> list[tuple[str, int]]:
+    """Split at commas outside parentheses; each piece with its offset in ``body``."""
+    pieces: list[tuple[str, int]] = []
+    depth = 0
+    start = 0
+    for i, ch in enumerate(body):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth <= 0:
+            pieces.append((body[start:i], start))
+            start = i + 1
+            depth = 0
+    pieces.append((body[start:], start))
+    return pieces
+
+
+def _parse_position(raw: str, scheme: str | None, text: str, offset: int) -> Position:
+    if not raw:
+        raise _fail("empty fragment position", text, offset, "position")
+    first = raw[0]
+    if first == "(":
+        if not raw.endswith(")") or raw.count("(") != 1 or raw.count(")") != 1:
+            raise _fail(f"unbalanced parentheses in position {raw!r}", text, offset, "ext-position")
+        items = raw[1:-1].split(",")
+        item_offset = offset + 1
+        for item in items:
+            if not _SPEC_ITEM_RE.fullmatch(item):
+                raise _fail(
+                    f"invalid item {item!r} in a parenthesised position: expected letters or digits",
+                    text,
+                    item_offset,
+                    "position-specifier",
+                )
+            item_offset += len(item) + 1
+        if len(items) == 2 and items[0].isdigit() and items[1].isdigit():
+            x = _number(items[0], text=text, offset=offset + 1, rule="x-coordinate")
+            y = _number(items[1], text=text, offset=offset + 2 + len(items[0]), rule="y-coordinate")
+            return (x, y)
+        return tuple(items)
+    if "=" in raw:
+        if scheme in ("sec", "msec"):
+            raise _fail(
+                "a fragment has one scheme: time units (sec, msec) are never mixed (line 734)",
+                text,
+                offset + raw.index("="),
+                "fragment-specifier",
+            )
+        raise _fail(
+            "a fragment has one scheme; '=' inside a position must be %-escaped (%3D)",
+            text,
+            offset + raw.index("="),
+            "fragment-specifier",
+        )
+    if scheme != "name" and raw.isdigit() and raw.isascii():
+        return _number(raw, text=text, offset=offset, rule="position")
+    if not _NAME_RE.fullmatch(raw):
+        bad = _first_bad(raw, _NAME_SAFE)
+        ch = raw[bad]
+        if ch in _RESERVED or ch in "()":
+            why = f"reserved character {ch!r} in an element name must be %-escaped"
+        else:
+            why = f"character {ch!r} is not allowed in an element name"
+        raise _fail(why, text, offset + bad, "element-name")
+    return _percent_decode(raw, text=text, offset=offset, rule="element-name")
+
+
+def _first_bad(raw: str, safe: frozenset[str]) -> int:
+    """Offset of the first character of ``raw`` that is neither in ``safe`` nor a %-escape."""
+    i = 0
+    n = len(raw)
+    while i < n:
+        ch = raw[i]
+        if ch == "%":
+            if _ESCAPE_RE.match(raw, i):
+                i += 3
+                continue
+            return i
+        if ch not in safe:
+            return i
+        i += 1
+    return 0
+
+
+def _parse_fragment(body: str, text: str, offset: int) -> Fragment:
+    """Parse the text after ``#`` (``offset`` is its place in ``text``)."""
+    scheme: str | None = None
+    pos_start = 0
+    m = _SCHEME_RE.match(body)
+    if m is not None:
+        scheme = m.group(1).lower()
+        pos_start = m.end()
+    elif "=" in body:
+        cut = body.index("=")
+        raise _fail(
+            f"invalid fragment scheme {body[:cut]!r}: expected letters and '-' (line 179)",
+            text,
+            offset,
+            "fragment-scheme",
+        )
+    rest = body[pos_start:]
+    if not rest:
+        raise _fail("a fragment needs at least one position", text, offset + pos_start, "position")
+    positions = tuple(
+        _parse_position(piece, scheme, text, offset + pos_start + at)
+        for piece, at in _split_top(rest)
+    )
+    return Fragment(scheme, positions)
+
+
+_FAMILY_SCHEMES = {
+    "text": frozenset({"char", "line", "byte"}),
+    "html": frozenset({"char", "line", "elt", "name", "byte"}),
+    "xml": frozenset({"char", "line", "elt", "byte"}),
+    "image": frozenset({"rect", "crop", "byte"}),
+    "timed": frozenset({"sec", "msec", "byte"}),
+    "other": frozenset({"byte"}),
+}
+
+
+def _check_fragment(
+    frag: Fragment, format: str, text: str, offset: int, warnings: list[_Warning]
+) -> str | None:
+    """Check a fragment against its PDI's format; return the effective scheme (None if unknown)."""
+    media_type: str | None = None
+    if format != "*":
+        try:
+            media_type = formats.media_type_for(format)
+        except UnsupportedError:
+            media_type = None
+    scheme = frag.scheme
+    if scheme is None:
+        if format == "*":
+            raise _fail(
+                "a fragment on a wildcard format must name its scheme",
+                text,
+                offset,
+                "fragment-scheme",
+            )
+        if media_type is None:
+            warnings.append(
+                (
+                    f"format {format!r} is not in the registry: the default scheme of the "
+                    "fragment is unknown (name the scheme)",
+                    offset,
+                    "fragment-scheme",
+                )
+            )
+            return None
+        try:
+            scheme = formats.default_fragment_scheme(media_type)
+        except UnsupportedError as exc:
+            raise _fail(
+                f"format {format!r} ({media_type}) has no default fragment scheme: name one "
+                "(lines 538-542)",
+                text,
+                offset,
+                "fragment-scheme",
+            ) from exc
+    if media_type is not None and scheme in FRAGMENT_SCHEMES:
+        family = formats.media_family(media_type)
+        if scheme not in _FAMILY_SCHEMES[family]:
+            raise _fail(
+                f"fragment scheme {scheme!r} is not defined for {media_type} "
+                f"(allowed: {', '.join(sorted(_FAMILY_SCHEMES[family]))}, or an extension scheme)",
+                text,
+                offset,
+                "fragment-scheme",
+            )
+    _check_positions(frag, scheme, text, offset)
+    return scheme
+
+
+def _check_positions(frag: Fragment, scheme: str, text: str, offset: int) -> None:
+    pos = frag.positions
+    n = len(pos)
+
+    def need(cond: bool, message: str, rule: str = "position") -> None:
+        if not cond:
+            raise _fail(message, text, offset, rule)
+
+    def ordered(a: int, b: int, what: str) -> None:
+        need(b >= a, f"{scheme} fragment ends before it starts: {what} (end < start)")
+
+    if scheme in ("char", "line"):
+        need(n in (1, 2), f"a {scheme} fragment is one position or two (start,end), not {n}")
+        need(
+            all(isinstance(p, int) for p in pos),
+            f"{scheme} positions are digits",
+        )
+        if n == 2:
+            assert isinstance(pos[0], int) and isinstance(pos[1], int)
+            ordered(pos[0], pos[1], f"{pos[0]},{pos[1]}")
+    elif scheme in ("byte", "sec", "msec", "elt"):
+        need(n == 2, f"a {scheme} fragment is two positions (start,end), not {n}")
+        need(all(isinstance(p, int) for p in pos), f"{scheme} positions are digits")
+        assert isinstance(pos[0], int) and isinstance(pos[1], int)
+        ordered(pos[0], pos[1], f"{pos[0]},{pos[1]}")
+    elif scheme == "name":
+        need(n == 2, f"a name fragment is two element names (start,end), not {n}")
+        need(all(isinstance(p, str) for p in pos), "name positions are element names")
+    elif scheme in ("rect", "crop"):
+        need(
+            n in (2, 3)
+            and all(_is_coordinate(p) for p in pos[:2])
+            and (n == 2 or isinstance(pos[2], int)),
+            f"a {scheme} fragment needs two coordinates (x1,y1),(x2,y2) and an optional frame "
+            "(lines 692-701)",
+            "2-dim-coordinate",
+        )
+        a, b = pos[0], pos[1]
+        assert isinstance(a, tuple) and isinstance(b, tuple)
+        need(
+            b[0] >= a[0] and b[1] >= a[1],  # type: ignore[operator]
+            f"{scheme} fragment ends before it starts: ({a[0]},{a[1]}),({b[0]},{b[1]}) "
+            "(end < start)",
+        )
+
+
+def _is_coordinate(p: Position) -> bool:
+    return isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], int)
+
+
+# ---------------------------------------------------------------------------
+# Citations
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A citation specifier (line 168): ``@origin=pdi``.
+
+    ``origin`` is the position in the citing document (in its format's default
+    scheme) where the ``cited`` PDI (usually a fragment) is quoted.
+    """
+
+    origin: Position
+    cited: PDI
+
+    def __str__(self) -> str:
+        return f"@{_position_text(self.origin, None)}={self.cited}"
+
+
+# ---------------------------------------------------------------------------
+# The identifier
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PDIQuery:
+    """A listing query made from a pattern (§2.9): ``None`` = any."""
+
+    series: str
+    year: int | None
+    month: int | None
+    day: int | None
+    date_from: datetime.date | None
+    date_to: datetime.date | None
+    unique_id: str | None
+    format: str | None
+    version: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class PDI:
+    """A persistent document identifier (PDI-GRAMMAR.md §1).
+
+    Fields are as written, except where noted: ``series`` components (the
+    last is the country); ``year``/``month``/``day`` (``None`` = wildcard);
+    ``unique_id`` %-decoded and ``unique_id_raw`` as written (``"*"`` for the
+    wildcard); ``is_serial``/``serial`` for a daily serial number (digits, no
+    leading zero); ``format`` the token as written; ``version`` (``None`` when
+    omitted, or the wildcard when ``version_wildcard``); ``fragment`` or
+    ``citation``; ``warnings`` of the lenient reading.
+    """
+
+    series: tuple[str, ...]
+    year: int | None
+    month: int | None
+    day: int | None
+    unique_id: str
+    unique_id_raw: str
+    is_serial: bool
+    serial: int | None
+    format: str | None
+    version: int | None
+    fragment: Fragment | None = None
+    citation: Citation | None = None
+    warnings: tuple[str, ...] = ()
+    version_wildcard: bool = False
+
+    # -- parsing and printing ------------------------------------------------
+
+    @classmethod
+    def parse(cls, text: str, *, strict: bool = False) -> PDI:
+        """Parse ``urn:pdi://…`` or ``pdi://…``.
+
+        Raises :class:`ParseError` (rule and offset) for text outside the
+        grammar; with ``strict=True`` also for each lenient reading that would
+        otherwise be a warning (one-digit month or day, non-ISO country, missing
+        version on a fragment or citation, foreign id without format, …).
+        """
+        if not isinstance(text, str):
+            raise ParseError(f"a PDI is a string, not {type(text).__name__}", rule="pdi-urn")
+        if len(text) > _MAX_LENGTH:
+            raise LimitError(f"a PDI of {len(text)} characters is longer than {_MAX_LENGTH}")
+        return _parse_pdi(text, 0, len(text), strict, 0)
+
+    def __str__(self) -> str:
+        return "urn:" + self._nss_text()
+
+    def _nss_text(self) -> str:
+        parts = [
+            "pdi://",
+            ".".join(self.series).lower(),
+            "/",
+            "*" if self.year is None else f"{self.year:04d}",
+            "/",
+            "*" if self.month is None else f"{self.month:02d}",
+            "/",
+            "*" if self.day is None else f"{self.day:02d}",
+            "/",
+            _upper_hex(self.unique_id_raw),
+        ]
+        fmt = self.format
+        if fmt is not None:
+            parts.append(".")
+            parts.append(formats.canonical_token(fmt))
+            parts.append(".")
+            if self.version_wildcard:
+                parts.append("*")
+            else:
+                parts.append(str(self.version if self.version is not None else 1))
+        if self.fragment is not None:
+            parts.append("#")
+            parts.append(str(self.fragment.canonical(fmt)))
+        elif self.citation is not None:
+            parts.append(str(self.citation))
+        return "".join(parts)
+
+    def canonical(self) -> PDI:
+        """The canonical PDI (§2.2), parsed back from ``str(self)``."""
+        text = str(self)
+        return _parse_pdi(text, 0, len(text), False, 0)
+
+    # -- views ---------------------------------------------------------------
+
+    @property
+    def series_name(self) -> str:
+        """The document series, lower case (``"oma.eop.gov.us"``)."""
+        return ".".join(self.series).lower()
+
+    @property
+    def country(self) -> str:
+        """The last component of the series, lower case."""
+        return self.series[-1].lower()
+
+    @property
+    def date(self) -> datetime.date | None:
+        """The GMT day of minting, ``None`` if any part is a wildcard."""
+        if self.year is None or self.month is None or self.day is None:
+            return None
+        return datetime.date(self.year, self.month, self.day)
+
+    @property
+    def unique_id_is_wildcard(self) -> bool:
+        return self.unique_id_raw == "*"
+
+    @property
+    def is_pattern(self) -> bool:
+        """Whether a wildcard stands in the date, unique id, format or version (§2.9)."""
+        return (
+            self.year is None
+            or self.month is None
+            or self.day is None
+            or self.unique_id_raw == "*"
+            or self.format == "*"
+            or self.version_wildcard
+            or (self.citation is not None and self.citation.cited.is_pattern)
+        )
+
+    @property
+    def media_type(self) -> str:
+        """The media type of the format (raises :class:`UnsupportedError` when unknown)."""
+        if self.format is None:
+            raise UnsupportedError(f"{self} has no format")
+        return formats.media_type_for(self.format)
+
+    # -- derived identifiers -------------------------------------------------
+
+    def without_fragment(self) -> PDI:
+        """The canonical PDI of the whole resource (fragment and citation dropped)."""
+        return dataclasses.replace(self, fragment=None, citation=None).canonical()
+
+    def with_version(self, n: int) -> PDI:
+        """The canonical PDI with version ``n`` (a positive integer)."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ParseError(f"a version is a positive integer, not {n!r}", rule="version")
+        if self.format is None:
+            raise ParseError("a version requires a format (line 145)", rule="version")
+        return dataclasses.replace(self, version=n, version_wildcard=False).canonical()
+
+    def with_format(self, token: str) -> PDI:
+        """The canonical PDI with another format token (the fragment is checked against it)."""
+        if not isinstance(token, str) or not (token == "*" or formats.is_valid_token(token)):
+            raise ParseError(f"invalid format token {token!r}", rule="format")
+        return dataclasses.replace(self, format=token).canonical()
+
+    # -- patterns ------------------------------------------------------------
+
+    def matches(self, other: PDI | str) -> bool:
+        """Whether the concrete ``other`` is one of the identifiers this pattern names.
+
+        A wildcard matches anything; an omitted format matches every format and
+        version (the generic resource, lines 412-415); an omitted version is
+        version 1; a pattern without fragment or citation ignores the other's.
+        """
+        if isinstance(other, str):
+            other = PDI.parse(other)
+        if self.series_name != other.series_name:
+            return False
+        for mine, theirs in (
+            (self.year, other.year),
+            (self.month, other.month),
+            (self.day, other.day),
+        ):
+            if mine is not None and mine != theirs:
+                return False
+        if self.unique_id_raw != "*" and _upper_hex(self.unique_id_raw) != _upper_hex(
+            other.unique_id_raw
+        ):
+            return False
+        if self.format is not None:
+            if other.format is None:
+                return False
+            if self.format != "*" and formats.canonical_token(
+                self.format
+            ) != formats.canonical_token(other.format):
+                return False
+            if not self.version_wildcard:
+                if other.version_wildcard:
+                    return False
+                if (self.version or 1) != (other.version or 1):
+                    return False
+        if self.fragment is not None or self.citation is not None:
+            tail_self = str(self)[len("urn:pdi:") :]
+            tail_other = str(other)[len("urn:pdi:") :]
+            return _tail(tail_self) == _tail(tail_other)
+        return True
+
+    def to_query(self) -> PDIQuery:
+        """The listing query this identifier (usually a pattern) stands for."""
+        date_from: datetime.date | None = None
+        date_to: datetime.date | None = None
+        if self.year is not None:
+            if self.month is not None:
+                if self.day is not None:
+                    date_from = date_to = datetime.date(self.year, self.month, self.day)
+                else:
+                    date_from = datetime.date(self.year, self.month, 1)
+                    date_to = _month_end(self.year, self.month)
+            else:
+                date_from = datetime.date(self.year, 1, 1)
+                date_to = datetime.date(self.year, 12, 31)
+        fmt = None if self.format in (None, "*") else formats.canonical_token(self.format or "")
+        version = None
+        if self.format is not None and not self.version_wildcard:
+            version = self.version or 1
+        return PDIQuery(
+            series=self.series_name,
+            year=self.year,
+            month=self.month,
+            day=self.day,
+            date_from=date_from,
+            date_to=date_to,
+            unique_id=None if self.unique_id_raw == "*" else self.unique_id,
+            format=fmt,
+            version=version,
+        )
+
+    # -- minting -------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        series: str | Sequence[str],
+        date: datetime.date,
+        serial: int | None = None,
+        foreign_id: str | None = None,
+        format: str | None = None,
+        version: int | None = None,
+        fragment: Fragment | None = None,
+    ) -> PDI:
+        """The canonical PDI with these parts, as minting writes it.
+
+        Exactly one of ``serial`` (a positive daily serial number) and
+        ``foreign_id`` (any text; reserved characters are %-escaped, so a URL,
+        a DOI or an ISBN round-trips exactly as ``unique_id``). The country must
+        be an ISO 3166-1 alpha-2 code (§2.3), the date two-digit month and day.
+        A foreign id, a version or a fragment needs a format; a fragment needs
+        a version.
+        """
+        comps = _build_series(series)
+        if not isinstance(date, datetime.date):
+            raise ParseError(f"date must be a datetime.date, not {date!r}", rule="iso-date")
+        if (serial is None) == (foreign_id is None):
+            raise ParseError("give exactly one of serial and foreign_id", rule="unique-id")
+        if serial is not None:
+            if isinstance(serial, bool) or not isinstance(serial, int) or serial < 1:
+                raise ParseError(
+                    f"a daily serial number is a positive integer, not {serial!r}",
+                    rule="daily-serial-number",
+                )
+            uid = str(serial)
+        else:
+            assert foreign_id is not None
+            if format is None:
+                raise ParseError(
+                    "an encapsulated foreign id requires a format (line 347)", rule="format"
+                )
+            uid = escape_unique_id(foreign_id)
+        text = f"urn:pdi://{'.'.join(comps)}/{date.year:04d}/{date.month:02d}/{date.day:02d}/{uid}"
+        if format is not None:
+            if not isinstance(format, str) or not formats.is_valid_token(format):
+                raise ParseError(f"invalid format token {format!r}", rule="format")
+            text += "." + formats.canonical_token(format)
+            if version is not None:
+                if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+                    raise ParseError(
+                        f"a version is a positive integer, not {version!r}", rule="version"
+                    )
+                text += f".{version}"
+        elif version is not None:
+            raise ParseError("a version requires a format (line 145)", rule="version")
+        if fragment is not None:
+            if not isinstance(fragment, Fragment):
+                raise ParseError(f"not a Fragment: {fragment!r}", rule="fragment-specifier")
+            if format is None:
+                raise ParseError("a fragment needs a format (line 404)", rule="fragment-specifier")
+            if version is None:
+                raise ParseError("a fragment needs a version (line 457)", rule="fragment-specifier")
+            text += "#" + str(fragment)
+        return _parse_pdi(text, 0, len(text), True, 0)
+
+
+def _tail(nss_tail: str) -> str:
+    """The fragment or citation part of a canonical NSS."""
+    cut = min((i for i in (nss_tail.find("#"), nss_tail.find("@")) if i >= 0), default=-1)
+    return "" if cut < 0 else nss_tail[cut:]
+
+
+def _month_end(year: int, month: int) -> datetime.date:
+    if month == 12:
+        return datetime.date(year, 12, 31)
+    return datetime.date(year, month + 1, 1) - datetime.timedelta(days=1)
+
+
+def _build_series(series: str | Sequence[str]) -> tuple[str, ...]:
+    if isinstance(series, str):
+        comps: list[str] = series.split(".")
+    elif isinstance(series, Sequence) and all(isinstance(c, str) for c in series):
+        comps = list(series)
+    else:
+        raise ParseError(f"not a document series: {series!r}", rule="document-series")
+    if len(comps) < 2:
+        raise ParseError(
+            f"a document series is a component and a country: {series!r}", rule="document-series"
+        )
+    for comp in comps:
+        if not _COMPONENT_RE.fullmatch(comp) or not comp.isascii():
+            raise ParseError(
+                f"invalid series component {comp!r}: letters, digits and '-' only",
+                rule="component",
+            )
+    country = comps[-1].lower()
+    if country not in ISO_3166_ALPHA2:
+        raise ParseError(
+            f"minting needs an ISO 3166-1 alpha-2 country code, not {comps[-1]!r} (§2.3)",
+            rule="iso-country",
+        )
+    return tuple(c.lower() for c in comps)
+
+
+def equivalent(a: PDI | str, b: PDI | str, *, ignore_fragment: bool = False) -> bool:
+    """Whether ``a`` and ``b`` are the same identifier (PDI-GRAMMAR.md §2.2).
+
+    With ``ignore_fragment=True``, RFC 8141 equivalence (§2.10): everything from
+    the first ``#`` (the f-component) on is ignored.
+    """
+    ta = str(a if isinstance(a, PDI) else PDI.parse(a))
+    tb = str(b if isinstance(b, PDI) else PDI.parse(b))
+    if ignore_fragment:
+        ta = ta.split("#", 1)[0]
+        tb = tb.split("#", 1)[0]
+    return ta == tb
+
+
+# ---------------------------------------------------------------------------
+# The parser
+# ---------------------------------------------------------------------------
+
+
+def _days_in(year: int | None, month: int | None) -> int:
+    if month is None:
+        return 31
+    if month == 2:
+        if year is None:
+            return 29
+        leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+        return 29 if leap else 28
+    return 30 if month in (4, 6, 9, 11) else 31
+
+
+def _date_part(raw: str, text: str, at: int, rule: str, warnings: list[_Warning]) -> int | None:
+    if raw == "*":
+        return None
+    if not raw:
+        raise _fail(f"the {rule} is missing", text, at, rule)
+    if not (raw.isdigit() and raw.isascii()):
+        bad = next(i for i, c in enumerate(raw) if not ("0" <= c <= "9"))
+        raise _fail(
+            f"invalid character {raw[bad]!r} in the {rule}: digits or '*' only",
+            text,
+            at + bad,
+            rule,
+        )
+    if rule == "year":
+        if len(raw) != 4:
+            raise _fail(f"the year is four digits, not {raw!r}", text, at, rule)
+        value = int(raw)
+        if value == 0:
+            raise _fail("year 0000 is not a calendar year", text, at, rule)
+        return value
+    if len(raw) == 1:
+        warnings.append((f"one-digit {rule} {raw!r} read as {int(raw):02d} (§2.4)", at, rule))
+    elif len(raw) != 2:
+        raise _fail(f"the {rule} is two digits, not {raw!r}", text, at, rule)
+    return int(raw)
+
+
+def _parse_pdi(text: str, start: int, end: int, strict: bool, depth: int) -> PDI:
+    """Parse ``text[start:end]`` as ``pdi-urn / pdi``; offsets are into ``text``."""
+    if depth > _MAX_DEPTH:
+        raise LimitError(f"citations nested deeper than {_MAX_DEPTH} levels")
+    warnings: list[_Warning] = []
+    pos = start
+    head = text[pos : pos + 4].lower()
+    if head == "urn:":
+        pos += 4
+        head = text[pos : pos + 4].lower()
+    if head != "pdi:":
+        raise _fail("expected 'urn:pdi:' or 'pdi:'", text, pos, "pdi")
+    pos += 4
+    if text[pos : pos + 2] != "//":
+        raise _fail("expected '//' before the document series", text, pos, "resource-identifier")
+    pos += 2
+
+    # The resource identifier runs to the first '#' or '@' (both reserved, line 217).
+    hash_at = text.find("#", pos, end)
+    at_at = text.find("@", pos, end)
+    if hash_at < 0:
+        ri_end = at_at if at_at >= 0 else end
+    elif at_at < 0:
+        ri_end = hash_at
+    else:
+        ri_end = min(hash_at, at_at)
+
+    # document-series
+    slash = text.find("/", pos, ri_end)
+    if slash < 0:
+        raise _fail(
+            "expected '/' and the date after the document series",
+            text,
+            ri_end,
+            "resource-identifier",
+        )
+    series_text = text[pos:slash]
+    if not series_text:
+        raise _fail("the document series is missing", text, pos, "document-series")
+    comps = series_text.split(".")
+    at = pos
+    for comp in comps:
+        if not comp or not (_COMPONENT_RE.fullmatch(comp) and comp.isascii()):
+            bad = next(
+                (i for i, c in enumerate(comp) if not (c.isascii() and (c.isalnum() or c == "-"))),
+                0,
+            )
+            what = (
+                "empty component"
+                if not comp
+                else f"invalid character {comp[bad]!r} in a series component"
+            )
+            raise _fail(f"{what}: letters, digits and '-' only", text, at + bad, "component")
+        at += len(comp) + 1
+    if len(comps) < 2:
+        raise _fail(
+            "the document series needs a component and a country code ('name.cc')",
+            text,
+            slash,
+            "document-series",
+        )
+    country = comps[-1]
+    country_at = slash - len(country)
+    if not (_COUNTRY_RE.fullmatch(country) and country.isascii()):
+        raise _fail(
+            f"the last series component {country!r} must be a country code (2*alpha)",
+            text,
+            country_at,
+            "iso-country",
+        )
+    if country.lower() not in ISO_3166_ALPHA2:
+        warnings.append(
+            (
+                f"{country!r} is not an ISO 3166-1 alpha-2 country code (§2.3)",
+                country_at,
+                "iso-country",
+            )
+        )
+
+    # iso-date and specifier
+    fields: list[tuple[str, int]] = []
+    at = slash + 1
+    while len(fields) < 3:
+        nxt = text.find("/", at, ri_end)
+        if nxt < 0:
+            rule = ("year", "month", "day")[len(fields)]
+            seg = text[at:ri_end]
+            if rule == "day" or (rule == "month" and "." in seg):
+                # pdi://oma.eop.gov/1997/09/01.html.1 (draft lines 437-448).
+                raise _fail(
+                    "the unique id is missing: expected '/' and a unique id after the "
+                    'day (line 129: "//" document-series "/" iso-date "/" specifier)',
+                    text,
+                    at + len(seg.split(".", 1)[0]),
+                    "resource-identifier",
+                )
+            raise _fail(
+                f"the date is incomplete: expected '/' after the {rule}",
+                text,
+                ri_end,
+                "iso-date",
+            )
+        fields.append((text[at:nxt], at))
+        at = nxt + 1
+    year = _date_part(fields[0][0], text, fields[0][1], "year", warnings)
+    month = _date_part(fields[1][0], text, fields[1][1], "month", warnings)
+    day = _date_part(fields[2][0], text, fields[2][1], "day", warnings)
+    if month is not None and not 1 <= month <= 12:
+        raise _fail(f"month {month:02d} is not 01-12", text, fields[1][1], "month")
+    if day is not None and not 1 <= day <= _days_in(year, month):
+        raise _fail(
+            f"day {day:02d} is not a day of "
+            + (
+                f"{year:04d}-{month:02d}" if year is not None and month is not None else "the month"
+            ),
+            text,
+            fields[2][1],
+            "day",
+        )
+
+    spec_start = at
+    spec = text[spec_start:ri_end]
+    slash_in_spec = spec.find("/")
+    if slash_in_spec >= 0:
+        raise _fail(
+            "reserved character '/' in the specifier must be %-escaped (%2F)",
+            text,
+            spec_start + slash_in_spec,
+            "unique-id",
+        )
+    parts = spec.split(".")
+    if len(parts) > 3:
+        extra = spec_start + len(parts[0]) + len(parts[1]) + len(parts[2]) + 2
+        raise _fail(
+            "more than unique-id.format.version: a '.' inside a unique id or format must be "
+            "%-escaped (%2E)",
+            text,
+            extra,
+            "specifier",
+        )
+    uid_raw = parts[0]
+    if not uid_raw:
+        raise _fail("the unique id is missing", text, spec_start, "unique-id")
+    is_serial = False
+    serial: int | None = None
+    if uid_raw == "*":
+        unique_id = "*"
+    else:
+        if not _UNIQUE_ID_RE.fullmatch(uid_raw):
+            bad = _first_bad(uid_raw, _UNIQUE_SAFE)
+            ch = uid_raw[bad]
+            if ch in _RESERVED:
+                why = f"reserved character {ch!r} in the unique id must be %-escaped"
+            else:
+                why = f"character {ch!r} is not allowed in the unique id (escape it as UTF-8 %XX)"
+            raise _fail(why, text, spec_start + bad, "unique-id")
+        unique_id = _percent_decode(uid_raw, text=text, offset=spec_start, rule="unique-id")
+        if uid_raw.isdigit() and uid_raw[0] != "0":
+            is_serial = True
+            serial = _number(uid_raw, text=text, offset=spec_start, rule="daily-serial-number")
+
+    fmt: str | None = None
+    version: int | None = None
+    version_wildcard = False
+    fmt_at = spec_start + len(uid_raw) + 1
+    if len(parts) >= 2:
+        fmt = parts[1]
+        if not fmt:
+            raise _fail("the format is empty", text, fmt_at, "format")
+        if fmt != "*" and not formats.is_valid_token(fmt):
+            bad = _first_bad(fmt, _UNIQUE_SAFE | {"+"})
+            raise _fail(
+                f"invalid character {fmt[bad]!r} in the format token", text, fmt_at + bad, "format"
+            )
+    if len(parts) == 3:
+        v_raw = parts[2]
+        v_at = fmt_at + len(parts[1]) + 1
+        if v_raw == "*":
+            version_wildcard = True
+        elif not (v_raw.isdigit() and v_raw.isascii()):
+            raise _fail(
+                f"the version is a positive integer or '*', not {v_raw!r}", text, v_at, "version"
+            )
+        else:
+            version = _number(v_raw, text=text, offset=v_at, rule="version")
+            if version == 0:
+                raise _fail(
+                    "the version is a positive integer: 0 is not one", text, v_at, "version"
+                )
+            if v_raw[0] == "0":
+                warnings.append((f"version {v_raw!r} has leading zeros", v_at, "version"))
+    if not is_serial and uid_raw != "*" and fmt is None:
+        warnings.append(
+            (
+                "an encapsulated unique id requires a format (lines 347, 395)",
+                spec_start,
+                "format",
+            )
+        )
+
+    fragment: Fragment | None = None
+    citation: Citation | None = None
+    if ri_end < end:
+        mark = text[ri_end]
+        what = "fragment" if mark == "#" else "citation"
+        if fmt is None:
+            raise _fail(
+                f"a {what} needs a format (line 404)",
+                text,
+                ri_end,
+                "fragment-specifier" if mark == "#" else "citation-specifier",
+            )
+        if version is None and not version_wildcard:
+            warnings.append(
+                (f"no version on a {what} PDI (line 457 requires one): read as version 1", ri_end, "version")
+            )
+            version = 1
+        if mark == "#":
+            fragment = _parse_fragment(text[ri_end + 1 : end], text, ri_end + 1)
+            _check_fragment(fragment, fmt, text, ri_end + 1, warnings)
+        else:
+            citation = _parse_citation(text, ri_end + 1, end, fmt, strict, depth, warnings)
+
+    if strict and warnings:
+        message, offset, rule = warnings[0]
+        raise _fail(f"{message} (not accepted by strict parsing)", text, offset, rule)
+    return PDI(
+        series=tuple(comps),
+        year=year,
+        month=month,
+        day=day,
+        unique_id=unique_id,
+        unique_id_raw=uid_raw,
+        is_serial=is_serial,
+        serial=serial,
+        format=fmt,
+        version=version,
+        fragment=fragment,
+        citation=citation,
+        warnings=tuple(w[0] for w in warnings),
+        version_wildcard=version_wildcard,
+    )
+
+
+def _parse_citation(
+    text: str,
+    start: int,
+    end: int,
+    fmt: str,
+    strict: bool,
+    depth: int,
+    warnings: list[_Warning],
+) -> Citation:
+    eq = text.find("=", start, end)
+    if eq < 0:
+        raise _fail(
+            "a citation is '@' origin-position '=' pdi (line 168): '=' missing",
+            text,
+            end,
+            "citation-specifier",
+        )
+    origin_raw = text[start:eq]
+    origin = _parse_position(origin_raw, None, text, start)
+    scheme: str | None = None
+    if fmt != "*":
+        try:
+            scheme = formats.default_fragment_scheme(fmt)
+        except UnsupportedError:
+            scheme = None
+    if scheme in ("rect", "crop"):
+        if not _is_coordinate(origin):
+            raise _fail(
+                f"the origin of a citation in {fmt!r} is a coordinate (x,y)",
+                text,
+                start,
+                "origin-position",
+            )
+    elif scheme is not None and not isinstance(origin, int):
+        raise _fail(
+            f"the origin of a citation in {fmt!r} is a {scheme} position (digits)",
+            text,
+            start,
+            "origin-position",
+        )
+    cited = _parse_pdi(text, eq + 1, end, strict, depth + 1)
+    warnings.extend((f"cited: {w}", eq + 1, "citation-specifier") for w in cited.warnings)
+    return Citation(origin, cited)

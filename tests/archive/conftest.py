@@ -1,0 +1,84 @@
+"""Fixtures for the archive tests: every store-level test runs against both stores.
+
+The PostgreSQL store runs on a throw-away cluster this session creates in a
+temporary directory (``pdi.archive.pgcluster``) and deletes at the end; each
+test gets a fresh database in it. When the server binaries are missing the
+fixture fails with a message saying to run ``scripts/bootstrap``: these tests
+are never skipped.
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from pdi.archive import Archive
+from pdi.archive.pgcluster import TemporaryCluster
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+_databases = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[TemporaryCluster]:
+    cluster = TemporaryCluster()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty archive location of each kind: a directory, or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "archive")
+    cluster: TemporaryCluster = request.getfixturevalue("pg_cluster")
+    return cluster.create_database(f"pdi_test_{next(_databases)}")
+
+
+class Clock:
+    """A settable clock, so minting dates are known to the test."""
+
+    def __init__(self, now: datetime.datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime.datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(datetime.datetime(2026, 11, 22, 14, 30, tzinfo=datetime.UTC))
+
+
+@pytest.fixture
+def archive(location: str, clock: Clock) -> Iterator[Archive]:
+    """An initialized archive at ``location`` with the series ``oma.eop.gov.us`` registered."""
+    opened = Archive.init(location, clock=clock)
+    opened.add_series("oma.eop.gov.us")
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+Snapshot = Callable[[], object]
+
+
+def snapshot(archive: Archive) -> object:
+    """Everything observable in an archive: series, representations, assertions, blobs."""
+    store = archive.store
+    return (
+        store.list_series(),
+        list(store.iter_representations()),
+        store.assertions(),
+        {name: store.read_blob(name) for name in sorted(store.blob_names())},
+        store.schema_version(),
+    )
