@@ -1,0 +1,43 @@
+"""RFC 2557 MHTML: web pages kept whole (reading; writing lives beside it).
+
+The door of the package. Modules:
+
+* :mod:`pdi.mhtml.parse` — :func:`parse` reads a file or stream into an
+  :class:`Aggregate` (streaming multipart scanner, ``email`` with ``compat32`` for
+  header values; why, and what is tolerated, is in that module's docstring).
+* :mod:`pdi.mhtml.model` — :class:`Aggregate`, :class:`Multipart`, :class:`Part`.
+* :mod:`pdi.mhtml.charset` — the encoding of text parts (BOM, ``charset=``, ``<meta>``,
+  WHATWG labels).
+* :mod:`pdi.mhtml.refs` — references in HTML and CSS with source offsets
+  (``html.parser`` as the tokenizer; why is in that module's docstring).
+* :mod:`pdi.mhtml.resolve` — which part a reference means (§5, §8.2, §8.3, Chromium).
+* :mod:`pdi.mhtml.check` — what §7 forbids and what a page misses.
+
+Pure: no I/O beyond reading a stream the caller hands in.
+"""
+
+from __future__ import annotations
+
+from pdi.mhtml.check import CheckReport, Finding, check
+from pdi.mhtml.model import Aggregate, Multipart, Part
+from pdi.mhtml.parse import THISMESSAGE, Limits, parse
+from pdi.mhtml.refs import Reference, css_references, html_base, html_references
+from pdi.mhtml.resolve import ResolvedReference, resolve_references
+
+__all__ = [
+    "THISMESSAGE",
+    "Aggregate",
+    "CheckReport",
+    "Finding",
+    "Limits",
+    "Multipart",
+    "Part",
+    "Reference",
+    "ResolvedReference",
+    "check",
+    "css_references",
+    "html_base",
+    "html_references",
+    "parse",
+    "resolve_references",
+]

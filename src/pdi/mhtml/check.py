@@ -1,0 +1,141 @@
+"""Checks of an aggregate: what RFC 2557 §7 forbids and what the page misses.
+
+Errors (the file breaks a MUST): two body parts of one multipart/related with the
+same Content-ID, or whose Content-Locations resolve to the same URI (§7; Content-IDs
+are compared across the whole file, since they must be globally unique); a ``start``
+parameter naming no body part (RFC 2387).
+
+Warnings: parts nobody references (the root excepted), references a page needs to
+render (``img src``, stylesheets, frames, CSS ``url()`` …) that no part satisfies,
+and every recovery the parser made. Unsatisfied ``<a href>`` links are counted but
+are not findings: a saved page is not expected to hold the pages it links to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pdi.mhtml.model import Aggregate, Multipart, Part
+from pdi.mhtml.resolve import ResolvedReference, comparable
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: ``severity`` is ``"error"`` or ``"warning"``; ``code`` a stable name."""
+
+    severity: str
+    code: str
+    message: str
+    part: int | None = None
+
+    def __str__(self) -> str:
+        where = f" (part {self.part})" if self.part is not None else ""
+        return f"{self.severity}: {self.code}{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """The findings of :func:`check` and the resolved references they come from."""
+
+    findings: tuple[Finding, ...]
+    references: tuple[ResolvedReference, ...]
+    unsatisfied_links: int
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        """Findings of severity ``error``."""
+        return tuple(f for f in self.findings if f.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Finding, ...]:
+        """Findings of severity ``warning``."""
+        return tuple(f for f in self.findings if f.severity == "warning")
+
+    @property
+    def ok(self) -> bool:
+        """True when there is no error."""
+        return not self.errors
+
+
+def _label(node: Part | Multipart) -> str:
+    return f"part {node.index}" if isinstance(node, Part) else f"multipart {node.id}"
+
+
+def check(agg: Aggregate) -> CheckReport:
+    """Check ``agg`` (see the module docstring for what is an error and what a warning)."""
+    findings: list[Finding] = []
+    for w in agg.warnings:
+        findings.append(Finding("warning", "parse-recovery", w))
+
+    nodes: list[Part | Multipart] = list(agg.tree.walk()) if agg.tree is not None else [agg.root]
+    seen_cid: dict[str, Part | Multipart] = {}
+    for node in nodes:
+        if node.content_id is None:
+            continue
+        first = seen_cid.setdefault(node.content_id, node)
+        if first is not node:
+            findings.append(
+                Finding(
+                    "error",
+                    "duplicate-content-id",
+                    f"Content-ID <{node.content_id}> of {_label(node)} already labels {_label(first)} "
+                    "(the first wins)",
+                    node.index if isinstance(node, Part) else None,
+                )
+            )
+    for mp in agg.multiparts:
+        seen_loc: dict[str, Part | Multipart] = {}
+        for child in mp.children:
+            if child.location is None:
+                continue
+            key = comparable(child.location)
+            first = seen_loc.setdefault(key, child)
+            if first is not child:
+                findings.append(
+                    Finding(
+                        "error",
+                        "duplicate-location",
+                        f"Content-Location of {_label(child)} resolves to {child.location}, "
+                        f"as that of {_label(first)} does (the first wins)",
+                        child.index if isinstance(child, Part) else None,
+                    )
+                )
+        if mp.start is not None and not mp.start_found:
+            findings.append(
+                Finding(
+                    "error",
+                    "missing-start",
+                    f"start=<{mp.start}> of multipart {mp.id} names no body part",
+                )
+            )
+
+    refs = agg.references
+    targeted = {id(r.target) for r in refs if r.target is not None}
+    for part in agg.parts:
+        if part is not agg.root and id(part) not in targeted:
+            findings.append(
+                Finding(
+                    "warning",
+                    "unreferenced-part",
+                    f"{part.content_type} {part.location or part.content_id or ''} is referenced by no part".replace(
+                        "  ", " "
+                    ),
+                    part.index,
+                )
+            )
+    links = 0
+    for r in refs:
+        if r.status != "unsatisfied":
+            continue
+        if not r.reference.inline:
+            links += 1
+            continue
+        findings.append(
+            Finding(
+                "warning",
+                "unsatisfied-reference",
+                f"{r.reference.kind} {r.reference.url!r} -> {r.uri} is in no part",
+                r.source.index,
+            )
+        )
+    return CheckReport(tuple(findings), refs, links)

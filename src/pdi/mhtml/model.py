@@ -1,0 +1,251 @@
+"""The RFC 2557 aggregate as values: parts, multipart structures and the aggregate.
+
+A :class:`Part` is a leaf body part (decoded bytes and its labels); a
+:class:`Multipart` is a ``multipart/*`` structure with its children; an
+:class:`Aggregate` is the whole file with its root (start) part. All are frozen;
+they compare by identity (two parts with the same bytes are still two parts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from pdi.mhtml import charset as _charset
+
+if TYPE_CHECKING:
+    from pdi.mhtml.resolve import ResolvedReference
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+
+Headers = tuple[tuple[str, str], ...]
+
+
+def _header(headers: Headers, name: str) -> str | None:
+    low = name.lower()
+    for n, v in headers:
+        if n.lower() == low:
+            return v
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class Part:
+    """A leaf body part.
+
+    ``headers`` are (name as written, unfolded value) pairs in file order;
+    ``content_type`` is ``type/subtype`` lower-cased (``text/plain`` when absent or
+    unreadable, as MIME says); ``charset`` is the ``charset=`` parameter as written
+    (``None`` when absent); ``content_location`` is the header's URI after §4.4
+    unfolding and RFC 2047 decoding; ``location`` is that URI resolved against the
+    enclosing base (§5 (c)–(e)); ``content_id`` has no ``<>``; ``data`` is the body
+    with the transfer encoding removed (no other change: line ends are kept).
+    """
+
+    index: int
+    headers: Headers
+    content_type: str
+    params: tuple[tuple[str, str], ...]
+    charset: str | None
+    content_location: str | None
+    location: str | None
+    content_id: str | None
+    transfer_encoding: str | None
+    data: bytes
+    offset: int
+    outer_base: str
+    scope: tuple[int, ...]
+    warnings: tuple[str, ...] = ()
+
+    def header(self, name: str) -> str | None:
+        """The first header field of that name (case-insensitive), unfolded."""
+        return _header(self.headers, name)
+
+    @property
+    def is_text(self) -> bool:
+        """True for ``text/*`` parts and the XML/JSON/script types read as text."""
+        t = self.content_type
+        return t.startswith("text/") or t in HTML_TYPES or t in (
+            "application/javascript",
+            "application/json",
+            "image/svg+xml",
+            "application/xml",
+        )
+
+    @property
+    def is_html(self) -> bool:
+        """True for ``text/html`` and ``application/xhtml+xml``."""
+        return self.content_type in HTML_TYPES
+
+    @property
+    def is_css(self) -> bool:
+        """True for ``text/css``."""
+        return self.content_type == "text/css"
+
+    @cached_property
+    def _sniffed(self) -> tuple[str, str, str | None]:
+        return _charset.sniff(self.data, declared=self.charset, media_type=self.content_type)
+
+    @property
+    def encoding(self) -> str:
+        """The WHATWG name of the encoding :meth:`text` uses (see :mod:`pdi.mhtml.charset`)."""
+        return self._sniffed[0]
+
+    @property
+    def encoding_source(self) -> str:
+        """Where :attr:`encoding` came from: bom, charset, meta, @charset, utf-8 or default."""
+        return self._sniffed[1]
+
+    @property
+    def encoding_warning(self) -> str | None:
+        """Why the encoding may be wrong (an unknown label, a windows-1252 guess), if so."""
+        return self._sniffed[2]
+
+    def text(self) -> str:
+        """The body as text, decoded as :attr:`encoding` says (a byte order mark is dropped)."""
+        return self._text
+
+    @cached_property
+    def _text(self) -> str:
+        return _charset.decode(self.data, self.encoding)
+
+    @cached_property
+    def html_base(self) -> str | None:
+        """The ``href`` of the part's ``<base>`` element as written (HTML parts only)."""
+        if not self.is_html:
+            return None
+        from pdi.mhtml.refs import html_base
+
+        return html_base(self.text())
+
+    @cached_property
+    def base(self) -> str:
+        """The base URI for relative references in this part (RFC 2557 §5 (a)–(e))."""
+        b = self.html_base
+        if b is not None and b.strip():
+            from pdi.mhtml.resolve import resolve_uri
+
+            resolved = resolve_uri(self.outer_base, b)
+            if resolved is not None:
+                return resolved
+        return self.outer_base
+
+    def __repr__(self) -> str:
+        return (
+            f"Part(index={self.index}, content_type={self.content_type!r}, "
+            f"location={self.location!r}, content_id={self.content_id!r}, size={len(self.data)})"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Multipart:
+    """A ``multipart/*`` structure: its heading, its children and its root.
+
+    ``root`` is the leaf a reference to this structure means: for
+    ``multipart/related`` the start part (``start=`` parameter, else the first
+    child), for ``multipart/alternative`` the HTML alternative (else the last one,
+    MIME's preferred), recursively (§7).
+    """
+
+    id: int
+    headers: Headers
+    content_type: str
+    params: tuple[tuple[str, str], ...]
+    boundary: str
+    content_location: str | None
+    location: str | None
+    content_id: str | None
+    offset: int
+    outer_base: str
+    scope: tuple[int, ...]
+    children: tuple[Part | Multipart, ...]
+    root: Part | None
+    start: str | None
+    type: str | None
+    start_found: bool
+
+    def header(self, name: str) -> str | None:
+        """The first header field of that name (case-insensitive), unfolded."""
+        return _header(self.headers, name)
+
+    def walk(self) -> list[Part | Multipart]:
+        """This structure and every node inside it, depth first, in file order."""
+        out: list[Part | Multipart] = [self]
+        for c in self.children:
+            if isinstance(c, Multipart):
+                out.extend(c.walk())
+            else:
+                out.append(c)
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"Multipart(id={self.id}, content_type={self.content_type!r}, "
+            f"location={self.location!r}, children={len(self.children)})"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Aggregate:
+    """An MHTML file read by :func:`pdi.mhtml.parse`.
+
+    ``root`` is the start part (the page); ``parts`` are the leaves in file order;
+    ``tree`` is the outermost ``multipart`` (``None`` for a single-part message as in
+    §9.1); ``boundary`` its boundary; ``base`` the retrieval URI given to ``parse``;
+    ``warnings`` the recoveries made while reading, each naming where.
+
+    Duplicate labels: the lookups return the FIRST part in file order that carries
+    the label; :func:`pdi.mhtml.check.check` reports the duplicates (§7 forbids them).
+    """
+
+    root: Part
+    parts: tuple[Part, ...]
+    tree: Multipart | None
+    boundary: str | None
+    headers: Headers
+    base: str | None
+    size: int
+    warnings: tuple[str, ...] = ()
+    _cid: dict[str, Part] = field(default_factory=dict, repr=False)
+    _loc: dict[str, Part] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for p in self.parts:
+            if p.content_id is not None:
+                self._cid.setdefault(p.content_id, p)
+            if p.location is not None:
+                self._loc.setdefault(p.location, p)
+
+    def header(self, name: str) -> str | None:
+        """The first top-level header field of that name (case-insensitive), unfolded."""
+        return _header(self.headers, name)
+
+    def by_content_id(self, cid: str) -> Part | None:
+        """The first part whose Content-ID is ``cid`` (with or without ``<>``)."""
+        c = cid.strip()
+        if c.startswith("<") and c.endswith(">"):
+            c = c[1:-1]
+        return self._cid.get(c)
+
+    def by_location(self, uri: str) -> Part | None:
+        """The first part whose resolved Content-Location is exactly ``uri`` (octet by octet)."""
+        return self._loc.get(uri)
+
+    @property
+    def multiparts(self) -> tuple[Multipart, ...]:
+        """Every multipart structure, outermost first, in file order."""
+        if self.tree is None:
+            return ()
+        return tuple(n for n in self.tree.walk() if isinstance(n, Multipart))
+
+    @cached_property
+    def references(self) -> tuple[ResolvedReference, ...]:
+        """Every reference of every HTML and CSS part, resolved (RFC 2557 §8.2, §8.3)."""
+        from pdi.mhtml.resolve import resolve_references
+
+        return resolve_references(self)
+
+    def __repr__(self) -> str:
+        return f"Aggregate(parts={len(self.parts)}, root={self.root!r}, size={self.size})"
+

@@ -1,0 +1,651 @@
+"""Reading MHTML files (RFC 2557 on RFC 2045/2046 MIME), robust to what browsers write.
+
+How the work is split with the standard library's ``email`` package
+--------------------------------------------------------------------
+The multipart structure is split here, by a streaming scanner over the bytes;
+``email`` (policy :data:`email.policy.compat32`) reads each header's *meaning*:
+``Content-Type`` with its parameters (quoting, RFC 2231, ``boundary`` anywhere among
+the parameters, unquoted values containing ``=``) and RFC 2047 encoded words
+(``email.header.decode_header``).
+
+Why not hand the whole file to ``email.message_from_bytes``:
+
+* memory: the feed parser keeps every line of the file as a separate ``str`` plus
+  the joined payloads; a 67 MB capture peaks near seven times its size. The scanner
+  here keeps the input (or, for a stream, only the current part's raw bytes, read in
+  1 MiB chunks) and the decoded parts: well under three times the file size.
+* ``email.policy.default`` (and ``SMTP``/``HTTP``) refuses or rewrites what browsers
+  write: its header parser is quadratic on long folded headers (seconds on a 100 kB
+  ``Content-Location``), it raises on some malformed values where we want a warning,
+  and ``get_content()`` re-decodes text with its own charset guess. ``compat32`` is
+  linear and never raises on a header value, so it is the policy used, and only for
+  single header values.
+* ``email``'s header splitter ends the header block at the first line without a
+  colon, so the rest of the headers (``Content-Type`` included) would become body;
+  Chromium has written such lines (a folded ``X-Snapshot-Title`` that lost its
+  indentation). Here such a line is read as a continuation of the previous field,
+  with a warning.
+
+What is tolerated (each seen in files browsers wrote), always with the body bytes kept
+-------------------------------------------------------------------------------------
+CRLF, LF-only and mixed line ends; boundaries containing ``--`` (Chromium's
+``----MultipartBoundary--…----``) or ``=`` (unquoted); a delimiter line followed by
+white space (RFC 2046 transport padding); a missing closing delimiter (warning; the
+last part runs to the end of the file or to the enclosing structure's next delimiter);
+header lines without a colon (warning; a continuation); lower-case header names;
+quoted-printable with ``=\\n`` soft breaks, lower-case hex and bad escapes (kept as
+written, as RFC 2045 §6.7 note (2) suggests); base64 with stray characters (dropped)
+or bad padding (repaired, warning); 7bit/8bit/binary bodies byte for byte (line ends
+kept); no Content-Transfer-Encoding (read as binary); an unknown one (body kept as
+is, warning); headers in UTF-8 or, failing that, Latin-1 (warning).
+
+What is refused (a :class:`~pdi.errors.ParseError` naming the offset): a multipart
+without a ``boundary`` parameter, a multipart whose body holds no delimiter line for
+its boundary, a multipart with no body parts, a stream that does not give bytes.
+:class:`~pdi.errors.LimitError`: nesting deeper than ``Limits.max_depth``, more parts
+than ``Limits.max_parts``, a header block longer than ``Limits.max_header_bytes``.
+
+URIs (§4.4, §5): ``Content-Location`` is unfolded by removing the folding line breaks
+*and* the white space around them (URLBODY §3.1: a URI holds no white space), then
+RFC 2047-decoded, and RFC 822 comments in parentheses at either end are dropped. It is
+resolved with :func:`pdi.uri.resolve` against the enclosing base (§5 (c)–(e)): the
+nearest enclosing multipart's resolved Content-Location, else the URI the file was
+retrieved from (``base=``), else ``thismessage:/``. A ``cid:`` Content-Location (as
+Chromium writes for inline stylesheets) labels its part but is never a base.
+"""
+
+from __future__ import annotations
+
+import binascii
+import codecs
+import email.errors
+import email.header
+import email.utils
+import re
+from dataclasses import dataclass
+from email.message import Message
+from email.policy import compat32
+from typing import BinaryIO
+
+from pdi.errors import LimitError, ParseError, PDIError
+from pdi.mhtml.model import Aggregate, Headers, Multipart, Part
+from pdi.mhtml.resolve import is_cid, resolve_uri
+
+THISMESSAGE = "thismessage:/"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Limits that turn hostile input into a clear :class:`~pdi.errors.LimitError`."""
+
+    max_depth: int = 16
+    max_parts: int = 100_000
+    max_header_bytes: int = 256 * 1024
+    chunk_size: int = 1 << 20
+
+
+class _Source:
+    """The input as a growing buffer: all of it for bytes, a sliding window for a stream."""
+
+    def __init__(self, data: bytes | bytearray | memoryview | BinaryIO, chunk: int) -> None:
+        self.chunk = chunk
+        self.shift = 0  # absolute offset of buf[0]
+        self.stream: BinaryIO | None
+        self.buf: bytes | bytearray
+        if isinstance(data, bytes):
+            self.buf, self.stream, self.eof = data, None, True
+        elif isinstance(data, (bytearray, memoryview)):
+            self.buf, self.stream, self.eof = bytes(data), None, True
+        else:
+            self.buf, self.stream, self.eof = bytearray(), data, False
+
+    def more(self) -> bool:
+        """Read one more chunk; False at the end of the input."""
+        if self.eof or self.stream is None:
+            return False
+        try:
+            chunk = self.stream.read(self.chunk)
+        except (OSError, ValueError) as exc:
+            raise ParseError(f"reading the input failed: {exc}", offset=self.shift + len(self.buf)) from exc
+        if not isinstance(chunk, (bytes, bytearray)):
+            raise ParseError("the input stream must give bytes", rule="input")
+        if not chunk:
+            self.eof = True
+            return False
+        assert isinstance(self.buf, bytearray)
+        self.buf += chunk
+        return True
+
+    def compact(self, pos: int) -> int:
+        """Forget the bytes before ``pos`` (streams only); returns the new position of ``pos``."""
+        if self.stream is None or pos < self.chunk:
+            return pos
+        assert isinstance(self.buf, bytearray)
+        del self.buf[:pos]
+        self.shift += pos
+        return 0
+
+    def line_end(self, pos: int) -> int:
+        """Index of the next ``\\n`` at or after ``pos`` (``len(buf)`` at the end of the input)."""
+        while True:
+            i = self.buf.find(b"\n", pos)
+            if i >= 0:
+                return i
+            if not self.more():
+                return len(self.buf)
+
+
+@dataclass
+class _Hit:
+    start: int  # line start of the delimiter
+    content_end: int  # end of the content before it (its line break excluded)
+    after: int  # just after the delimiter line
+    level: int  # index into the delimiter stack
+    close: bool
+
+
+def _delim_match(line: bytes, delims: list[bytes]) -> tuple[int, bool] | None:
+    """(level, is_close) when ``line`` (no line end) is a delimiter of one of ``delims``."""
+    for level in range(len(delims) - 1, -1, -1):
+        d = delims[level]
+        if line.startswith(d):
+            rest = line[len(d) :].rstrip(b" \t\r")
+            if rest == b"":
+                return level, False
+            if rest == b"--" or (rest.startswith(b"--") and rest[2:].strip(b" \t") == b""):
+                return level, True
+    return None
+
+
+class _Ctx:
+    def __init__(self, src: _Source, limits: Limits, base: str | None) -> None:
+        self.src = src
+        self.limits = limits
+        self.base = base
+        self.warnings: list[str] = []
+        self.parts: list[Part] = []
+        self.next_multipart = 0
+
+    def warn(self, pos: int, message: str) -> None:
+        self.warnings.append(f"offset {self.src.shift + pos}: {message}")
+
+    # -- scanning --------------------------------------------------------------------
+
+    def scan(self, pos: int, delims: list[bytes]) -> _Hit | None:
+        """Find the next delimiter line of any of ``delims`` at or after ``pos`` (a line start)."""
+        src = self.src
+        search_from = pos
+        longest = max(len(d) for d in delims)
+        while True:
+            buf = src.buf
+            best: tuple[int, int, bool, int] | None = None
+            need_more = False
+            for level in range(len(delims) - 1, -1, -1):
+                d = delims[level]
+                j = buf.find(d, search_from)
+                while j >= 0 and (best is None or j < best[0]):
+                    if j == pos or buf[j - 1] == 0x0A:
+                        e = buf.find(b"\n", j)
+                        if e < 0 and not src.eof:
+                            need_more = True
+                            break
+                        line = bytes(buf[j : e if e >= 0 else len(buf)])
+                        m = _delim_match(line, [d])
+                        if m is not None:
+                            best = (j, level, m[1], e)
+                            break
+                    j = buf.find(d, j + 1)
+                if need_more:
+                    break
+            if need_more:
+                src.more()
+                continue
+            if best is not None:
+                j, level, close, e = best
+                end = j
+                if j > pos and buf[j - 1] == 0x0A:
+                    end = j - 1
+                    if end > pos and buf[end - 1] == 0x0D:
+                        end -= 1
+                return _Hit(j, end, e + 1 if e >= 0 else len(buf), level, close)
+            if src.eof:
+                return None
+            search_from = max(pos, len(buf) - longest - 1)
+            src.more()
+
+    def read_header_lines(self, pos: int, delims: list[bytes]) -> tuple[list[bytes], int, str]:
+        """Header lines from ``pos`` up to the blank line.
+
+        Returns (lines, position after the block, how it ended: ``"blank"``, ``"delimiter"``
+        (a delimiter line came before any blank line; position is at that line) or ``"eof"``).
+        """
+        src = self.src
+        lines: list[bytes] = []
+        total = 0
+        while True:
+            if pos >= len(src.buf) and not src.more():
+                return lines, pos, "eof"
+            e = src.line_end(pos)
+            line = bytes(src.buf[pos:e])
+            nxt = e + 1 if e < len(src.buf) else e
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if line == b"":
+                return lines, nxt, "blank"
+            if delims and line.startswith(b"--") and _delim_match(line, delims) is not None:
+                return lines, pos, "delimiter"
+            total += len(line) + 2
+            if total > self.limits.max_header_bytes:
+                raise LimitError(
+                    f"header block at offset {src.shift + pos} is longer than "
+                    f"{self.limits.max_header_bytes} bytes"
+                )
+            lines.append(line)
+            pos = nxt
+
+    # -- structure ---------------------------------------------------------------------
+
+    def entity(
+        self,
+        pos: int,
+        delims: list[bytes],
+        enclosing_base: str,
+        scope: tuple[int, ...],
+        depth: int,
+        top: bool,
+    ) -> tuple[Part | Multipart, int, _Hit | None, bool]:
+        """Read one entity (headers and body) starting at ``pos``.
+
+        Returns (node, position, hit, ended): ``hit`` is the delimiter of an enclosing
+        structure that ended the entity (``None`` at the end of the input or, for a
+        multipart, after its own closing delimiter, in which case ``ended`` is True).
+        """
+        start_abs = self.src.shift + pos
+        lines, pos, how = self.read_header_lines(pos, delims)
+        if how == "delimiter":
+            self.warn(pos, "body part has no blank line after its headers: read as headers only")
+        elif how == "eof" and not top:
+            self.warn(pos, "input ends inside a body part's headers")
+        info = _HeaderInfo(lines, start_abs, self)
+        location = resolve_uri(enclosing_base, info.content_location) if info.content_location else None
+        if info.content_location and location is None:
+            self.warn(pos, f"Content-Location {info.content_location!r} cannot be resolved")
+        own_base = location if location is not None and not is_cid(location) else enclosing_base
+
+        if info.content_type.startswith("multipart/"):
+            return self.multipart(info, pos, delims, location, own_base, enclosing_base, scope, depth, how)
+
+        if how == "blank":
+            if not delims:
+                while self.src.more():
+                    pass
+            hit = self.scan(pos, delims) if delims else None
+            end = hit.content_end if hit is not None else len(self.src.buf)
+        else:
+            hit = None
+            end = pos
+            if how == "delimiter":
+                m = _delim_match(bytes(self.src.buf[pos : self.src.line_end(pos)]).rstrip(b"\r"), delims)
+                assert m is not None
+                hit = self._hit_at(pos, m)
+        data = self.decode(pos, end, info)
+        if len(self.parts) >= self.limits.max_parts:
+            raise LimitError(f"more than {self.limits.max_parts} body parts")
+        part = Part(
+            index=len(self.parts),
+            headers=info.headers,
+            content_type=info.content_type,
+            params=info.params,
+            charset=info.charset,
+            content_location=info.content_location,
+            location=location,
+            content_id=info.content_id,
+            transfer_encoding=info.transfer_encoding,
+            data=data,
+            offset=start_abs,
+            outer_base=own_base,
+            scope=scope,
+            warnings=tuple(info.warnings),
+        )
+        self.parts.append(part)
+        if hit is None:
+            return part, len(self.src.buf), None, False
+        return part, hit.start, hit, False
+
+    def _hit_at(self, pos: int, m: tuple[int, bool]) -> _Hit:
+        e = self.src.line_end(pos)
+        return _Hit(pos, pos, e + 1 if e < len(self.src.buf) else e, m[0], m[1])
+
+    def multipart(
+        self,
+        info: _HeaderInfo,
+        pos: int,
+        delims: list[bytes],
+        location: str | None,
+        own_base: str,
+        enclosing_base: str,
+        scope: tuple[int, ...],
+        depth: int,
+        how: str,
+    ) -> tuple[Multipart, int, _Hit | None, bool]:
+        if depth >= self.limits.max_depth:
+            raise LimitError(
+                f"multipart nesting deeper than {self.limits.max_depth} at offset {info.offset}"
+            )
+        boundary = info.param("boundary")
+        if boundary is None or boundary == "":
+            raise ParseError(
+                f"{info.content_type} has no boundary parameter", offset=info.offset, rule="boundary"
+            )
+        boundary = boundary.rstrip(" \t")
+        my_id = self.next_multipart
+        self.next_multipart += 1
+        my_delims = [*delims, b"--" + boundary.encode("utf-8", "surrogateescape")]
+        level = len(my_delims) - 1
+        children: list[Part | Multipart] = []
+        child_scope = (*scope, my_id)
+        ended = False
+        outer_hit: _Hit | None = None
+        hit = self.scan(pos, my_delims) if how == "blank" else None
+        if how == "delimiter":
+            line = bytes(self.src.buf[pos : self.src.line_end(pos)]).rstrip(b"\r")
+            m = _delim_match(line, my_delims)
+            assert m is not None
+            hit = self._hit_at(pos, m)
+        if hit is None or hit.level != level:
+            raise ParseError(
+                f"{info.content_type} body holds no delimiter line for its boundary {boundary!r}",
+                offset=info.offset,
+                rule="multipart-body",
+            )
+        if hit.close:
+            raise ParseError(
+                f"{info.content_type} has no body parts", offset=self.src.shift + hit.start, rule="multipart-body"
+            )
+        pos = hit.after
+        while True:
+            node, pos, hit, child_ended = self.entity(
+                pos, my_delims, own_base, child_scope, depth + 1, top=False
+            )
+            children.append(node)
+            if child_ended:
+                hit = self.scan(pos, my_delims)  # the nested structure's epilogue
+            if hit is None:
+                self.warn(pos, f"missing closing delimiter for boundary {boundary!r}")
+                pos = len(self.src.buf)
+                break
+            if hit.level != level:
+                self.warn(hit.start, f"missing closing delimiter for boundary {boundary!r}")
+                outer_hit = hit
+                pos = hit.start
+                break
+            pos = hit.after
+            if hit.close:
+                ended = True
+                break
+            if isinstance(node, Part):
+                pos = self.src.compact(pos)
+        node_mp = self._make_multipart(my_id, info, boundary, location, own_base, scope, children)
+        return node_mp, pos, outer_hit, ended
+
+    def _make_multipart(
+        self,
+        my_id: int,
+        info: _HeaderInfo,
+        boundary: str,
+        location: str | None,
+        own_base: str,
+        scope: tuple[int, ...],
+        children: list[Part | Multipart],
+    ) -> Multipart:
+        start = info.param("start")
+        if start is not None:
+            start = _strip_angle(start)
+        type_ = info.param("type")
+        chosen: Part | Multipart | None = children[0] if children else None
+        start_found = True
+        if start is not None:
+            match = next((c for c in children if c.content_id == start), None)
+            if match is None:
+                start_found = False
+                self.warnings.append(
+                    f"offset {info.offset}: start part <{start}> not found; the first body part is the root"
+                )
+            else:
+                chosen = match
+        if info.content_type == "multipart/alternative" and children:
+            html = [c for c in children if _root_of(c) is not None and c.content_type in ("text/html", "application/xhtml+xml")]
+            chosen = html[0] if html else children[-1]
+        if type_ is not None and chosen is not None and chosen.content_type != type_.strip().lower():
+            self.warnings.append(
+                f"offset {info.offset}: type parameter {type_!r} differs from the start part's "
+                f"{chosen.content_type!r}"
+            )
+        root = _root_of(chosen) if chosen is not None else None
+        return Multipart(
+            id=my_id,
+            headers=info.headers,
+            content_type=info.content_type,
+            params=info.params,
+            boundary=boundary,
+            content_location=info.content_location,
+            location=location,
+            content_id=info.content_id,
+            offset=info.offset,
+            outer_base=own_base,
+            scope=scope,
+            children=tuple(children),
+            root=root,
+            start=start,
+            type=type_,
+            start_found=start_found,
+        )
+
+    # -- bodies ------------------------------------------------------------------------
+
+    def decode(self, start: int, end: int, info: _HeaderInfo) -> bytes:
+        cte = info.transfer_encoding
+        with memoryview(self.src.buf) as whole, whole[start:end] as body:
+            if cte == "base64":
+                try:
+                    return binascii.a2b_base64(body)
+                except binascii.Error:
+                    info.warnings.append("base64 body with bad padding: repaired")
+                    self.warn(start, "base64 body with bad padding: repaired")
+                    return _lenient_base64(bytes(body))
+            if cte == "quoted-printable":
+                return binascii.a2b_qp(body)
+            if cte not in (None, "7bit", "8bit", "binary"):
+                info.warnings.append(f"unknown Content-Transfer-Encoding {cte!r}: body kept as is")
+                self.warn(start, f"unknown Content-Transfer-Encoding {cte!r}: body kept as is")
+            return bytes(body)
+
+
+_B64_KEEP = bytes(
+    b for b in range(256) if chr(b) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+)
+_B64_DROP = bytes(b for b in range(256) if b not in _B64_KEEP)
+
+
+def _lenient_base64(body: bytes) -> bytes:
+    """Decode base64 after dropping every non-alphabet byte and repairing the padding."""
+    clean = body.translate(None, _B64_DROP)
+    if len(clean) % 4 == 1:
+        clean = clean[:-1]  # a lone trailing sextet carries no whole byte
+    clean += b"=" * (-len(clean) % 4)
+    return binascii.a2b_base64(clean)
+
+
+def _strip_angle(value: str) -> str:
+    v = value.strip()
+    if v.startswith("<") and v.endswith(">"):
+        v = v[1:-1]
+    return v.strip()
+
+
+def _root_of(node: Part | Multipart) -> Part | None:
+    return node if isinstance(node, Part) else node.root
+
+
+_COMMENT_END = re.compile(r"\s*\((?:[^()\\]|\\.)*\)\s*$")
+_COMMENT_START = re.compile(r"^\s*\((?:[^()\\]|\\.)*\)\s*")
+
+
+class _HeaderInfo:
+    """One header block read into fields and the MIME values RFC 2557 needs."""
+
+    def __init__(self, lines: list[bytes], offset: int, ctx: _Ctx) -> None:
+        self.offset = offset
+        self.warnings: list[str] = []
+        fields: list[tuple[str, list[str]]] = []
+        latin1 = False
+        for raw in lines:
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                line = raw.decode("latin-1")
+                latin1 = True
+            if line[:1] in (" ", "\t"):
+                if fields:
+                    fields[-1][1].append(line)
+                else:
+                    self._warn(ctx, "continuation line before any header field dropped")
+                continue
+            name, colon, value = line.partition(":")
+            name = name.rstrip(" \t")
+            if not colon or not name or any(c in name for c in " \t"):
+                if fields:
+                    fields[-1][1].append(" " + line)
+                    self._warn(ctx, f"header line without a colon read as a continuation: {line[:60]!r}")
+                else:
+                    self._warn(ctx, f"header line without a colon dropped: {line[:60]!r}")
+                continue
+            fields.append((name, [value]))
+        if latin1:
+            self._warn(ctx, "header bytes are not UTF-8: read as Latin-1")
+        self.headers: Headers = tuple((n, "".join(v).strip()) for n, v in fields)
+        self._pieces = fields
+
+        ct = self.get("content-type")
+        msg = Message(policy=compat32)
+        if ct is not None:
+            msg["Content-Type"] = ct
+        self.content_type = msg.get_content_type()
+        if ct is not None and "/" not in ct.split(";", 1)[0]:
+            self._warn(ctx, f"unreadable Content-Type {ct!r}: read as text/plain")
+        params: list[tuple[str, str]] = []
+        for k, v in (msg.get_params() or [])[1:]:
+            params.append((k.lower(), email.utils.collapse_rfc2231_value(v)))
+        self.params = tuple(params)
+        self.charset = self.param("charset")
+
+        cte = self.get("content-transfer-encoding")
+        self.transfer_encoding = cte.strip().lower() if cte else None
+
+        cid = self.get("content-id")
+        self.content_id = _strip_angle(cid) if cid else None
+        if self.content_id == "":
+            self.content_id = None
+
+        self.content_location: str | None = None
+        for n, pieces in fields:
+            if n.lower() == "content-location":
+                if self.content_location is not None:
+                    self._warn(ctx, "more than one Content-Location: the first is used")
+                    break
+                joined = "".join(p.strip(" \t") for p in pieces)
+                value = _decode_words(joined, self, ctx)
+                value = _COMMENT_START.sub("", _COMMENT_END.sub("", value)).strip()
+                self.content_location = value or None
+
+    def _warn(self, ctx: _Ctx, message: str) -> None:
+        self.warnings.append(message)
+        ctx.warnings.append(f"offset {self.offset}: {message}")
+
+    def get(self, name: str) -> str | None:
+        low = name.lower()
+        for n, v in self.headers:
+            if n.lower() == low:
+                return v
+        return None
+
+    def param(self, name: str) -> str | None:
+        for k, v in self.params:
+            if k == name:
+                return v
+        return None
+
+
+def _decode_words(value: str, info: _HeaderInfo, ctx: _Ctx) -> str:
+    """Remove RFC 2047 encoded words (§4.4.3), keeping everything else as written."""
+    if "=?" not in value:
+        return value
+    try:
+        chunks = email.header.decode_header(value)
+    except email.errors.HeaderParseError as exc:
+        info._warn(ctx, f"bad RFC 2047 encoded word kept as written: {exc}")
+        return value
+    out: list[str] = []
+    for chunk, cs in chunks:
+        if isinstance(chunk, str):
+            out.append(chunk)
+        elif cs is None:
+            out.append(chunk.decode("raw-unicode-escape"))
+        else:
+            try:
+                codecs.lookup(cs)
+                out.append(chunk.decode(cs, "replace"))
+            except LookupError:
+                info._warn(ctx, f"unknown charset {cs!r} in an encoded word: read as Latin-1")
+                out.append(chunk.decode("latin-1"))
+    return "".join(out)
+
+
+def parse(
+    data: bytes | bytearray | memoryview | BinaryIO,
+    *,
+    base: str | None = None,
+    limits: Limits | None = None,
+) -> Aggregate:
+    """Read an MHTML file (or any MIME message) into an :class:`Aggregate`.
+
+    ``data`` is the whole file or a binary stream, read in chunks; ``base`` is the URI
+    the file was retrieved from (RFC 2557 §5 (d)), if any. Raises
+    :class:`~pdi.errors.ParseError` or :class:`~pdi.errors.LimitError`; recoveries are
+    listed in :attr:`Aggregate.warnings`.
+    """
+    lim = limits or Limits()
+    if base is not None and resolve_uri(THISMESSAGE, base) != base:
+        raise ParseError(f"base {base!r} is not an absolute URI", text=base, offset=0, rule="absolute-URI")
+    src = _Source(data, lim.chunk_size)
+    ctx = _Ctx(src, lim, base)
+    try:
+        node, _pos, _hit, _ended = ctx.entity(0, [], base or THISMESSAGE, (), 0, top=True)
+    except RecursionError as exc:  # pragma: no cover - max_depth keeps recursion shallow
+        raise LimitError("MIME structure nested too deeply") from exc
+    except PDIError:
+        raise
+    size = src.shift + len(src.buf)
+    if isinstance(node, Part):
+        return Aggregate(
+            root=node,
+            parts=tuple(ctx.parts),
+            tree=None,
+            boundary=None,
+            headers=node.headers,
+            base=base,
+            size=size,
+            warnings=tuple(ctx.warnings),
+        )
+    if node.root is None:
+        raise ParseError("the multipart has no root part", offset=node.offset, rule="start")
+    return Aggregate(
+        root=node.root,
+        parts=tuple(ctx.parts),
+        tree=node,
+        boundary=node.boundary,
+        headers=node.headers,
+        base=base,
+        size=size,
+        warnings=tuple(ctx.warnings),
+    )

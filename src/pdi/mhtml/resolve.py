@@ -1,0 +1,210 @@
+"""Which part a reference means (RFC 2557 §8.2, §8.3, and the Chromium rule).
+
+For every reference in an HTML or CSS part (:mod:`pdi.mhtml.refs`):
+
+* ``cid:`` URIs are percent-decoded (RFC 2392) and matched against Content-IDs
+  (§8.3, rule ``"content-id"``); then, as the compatibility rule of
+  ``specs/README.md`` for files Chromium writes (inline stylesheets labelled
+  ``Content-Location: cid:…`` with no Content-ID), against a Content-Location equal
+  to the ``cid:`` URI (rule ``"cid-content-location"``).
+* every other URI is resolved against the part's base (§5: ``<base>``, the part's
+  Content-Location, the enclosing ones, the retrieval URI, ``thismessage:/``) with
+  :func:`pdi.uri.resolve` and compared octet by octet with the parts' resolved
+  Content-Locations (§8.2 (d), rule ``"content-location"``).
+
+Before comparing, both sides lose their fragment (``#…`` selects inside a resource,
+it does not name another one) and characters that may not appear in a URI (non-ASCII,
+spaces, controls) are percent-encoded as UTF-8, as browsers do before fetching; nothing
+else is normalised (``%2e`` stays ``%2e``, §8.2 (a)).
+
+Resolution uses the RFC 3986 algorithm in its backward-compatible mode
+(``strict=False``, §5.2.2): a reference whose scheme equals the base's scheme, such as
+``http:images/a.gif`` in §9.6, is read as relative, as RFC 1808 (which RFC 2557 cites)
+and browsers read it.
+
+Scope (§7, §9.6): a reference from a part is satisfied only by a body part of the
+multipart/related that contains it or of one that encloses it, nearest first; parts
+inside a nested or a parallel structure are out of reach. A reference that names a
+nested multipart (by its Content-Location or Content-ID) means that structure's root.
+Within one structure the FIRST of several parts carrying the same label wins (the
+check reports the duplicates). Frames are matched like every other reference, so a
+``cid:`` frame reference reaches its own part even when 27 frames share one
+Content-Location.
+
+References that cannot name a part are ``ignored``: empty, fragment-only (``#top``),
+``data:``, ``javascript:``, ``about:``, ``mailto:``, ``tel:``, ``blob:`` URIs, and the
+``<base href>`` itself.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pdi import uri as _uri
+from pdi.errors import PDIError
+
+if TYPE_CHECKING:
+    from pdi.mhtml.model import Aggregate, Multipart, Part
+    from pdi.mhtml.refs import Reference
+
+IGNORED_SCHEMES = frozenset({"data", "javascript", "about", "mailto", "tel", "blob"})
+
+_WS_EDGE = " \t\n\f\r"
+_TAB_NL = re.compile(r"[\t\n\r]")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
+_UNSAFE = re.compile(r"[^\x21-\x7e]")
+
+
+def is_cid(text: str) -> bool:
+    """True when ``text`` is a ``cid:`` URI (scheme compared case-insensitively)."""
+    return text[:4].lower() == "cid:"
+
+
+def _clean(reference: str) -> str:
+    # What browsers do to a URL attribute before parsing it: trim ASCII white space,
+    # drop tabs and line breaks inside.
+    return _TAB_NL.sub("", reference.strip(_WS_EDGE))
+
+
+def resolve_uri(base: str, reference: str) -> str | None:
+    """``reference`` resolved against ``base`` with :func:`pdi.uri.resolve`; ``None`` if impossible."""
+    try:
+        return _uri.resolve(base, _clean(reference), strict=False)
+    except PDIError:
+        return None
+
+
+def comparable(uri: str) -> str:
+    """The form two URIs are compared in: no fragment, unsafe characters %-encoded (UTF-8)."""
+    cut = uri.find("#")
+    if cut >= 0:
+        uri = uri[:cut]
+    if _UNSAFE.search(uri):
+        uri = _UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group(0).encode("utf-8", "surrogatepass")), uri)
+    return uri
+
+
+def cid_of(reference: str) -> str:
+    """The Content-ID a ``cid:`` URI names (RFC 2392: the rest of the URI, %-decoded)."""
+    return urllib.parse.unquote(_clean(reference)[4:], encoding="utf-8", errors="replace")
+
+
+@dataclass(frozen=True)
+class ResolvedReference:
+    """One reference of one part and what it resolved to.
+
+    ``status`` is ``"satisfied"`` (``target`` is the part it means, ``rule`` says how:
+    ``"content-location"``, ``"content-id"`` or ``"cid-content-location"``),
+    ``"unsatisfied"`` (no part of the aggregate in scope carries that URI) or
+    ``"ignored"`` (it cannot name a part). ``uri`` is the resolved URI (``None``
+    when ignored).
+    """
+
+    source: Part
+    reference: Reference
+    uri: str | None
+    status: str
+    target: Part | None = None
+    rule: str | None = None
+
+    @property
+    def satisfied(self) -> bool:
+        """True when a part of the aggregate satisfies the reference."""
+        return self.status == "satisfied"
+
+
+class _Index:
+    """Per multipart structure: its children's labels, first occurrence winning."""
+
+    def __init__(self, agg: Aggregate) -> None:
+        from pdi.mhtml.model import Multipart
+
+        self.loc: dict[int, dict[str, Part | Multipart]] = {}
+        self.cid: dict[int, dict[str, Part | Multipart]] = {}
+        for mp in agg.multiparts:
+            locs: dict[str, Part | Multipart] = {}
+            cids: dict[str, Part | Multipart] = {}
+            for child in mp.children:
+                if child.location is not None:
+                    locs.setdefault(comparable(child.location), child)
+                if child.content_id is not None:
+                    cids.setdefault(child.content_id, child)
+            self.loc[mp.id] = locs
+            self.cid[mp.id] = cids
+        self.Multipart = Multipart
+
+    def _root(self, node: Part | Multipart) -> Part | None:
+        return node.root if isinstance(node, self.Multipart) else node
+
+    def by_location(self, scope: tuple[int, ...], uri: str) -> Part | None:
+        key = comparable(uri)
+        for mp in reversed(scope):
+            node = self.loc[mp].get(key)
+            if node is not None:
+                return self._root(node)
+        return None
+
+    def by_cid(self, scope: tuple[int, ...], cid: str) -> Part | None:
+        for mp in reversed(scope):
+            node = self.cid[mp].get(cid)
+            if node is not None:
+                return self._root(node)
+        return None
+
+
+def references_of(part: Part) -> list[Reference]:
+    """The references written in an HTML or CSS part (none for other types)."""
+    from pdi.mhtml.refs import css_references, html_references
+
+    if part.is_html:
+        return html_references(part.text())
+    if part.is_css:
+        return css_references(part.text())
+    return []
+
+
+def resolve_one(part: Part, ref: Reference, index: _Index) -> ResolvedReference:
+    """Resolve one reference of ``part`` (see the module docstring)."""
+    text = _clean(ref.url)
+    if ref.kind == "base" or text == "" or text.startswith("#"):
+        return ResolvedReference(part, ref, None, "ignored")
+    m = _SCHEME.match(text)
+    if m and m.group(1).lower() in IGNORED_SCHEMES:
+        return ResolvedReference(part, ref, None, "ignored")
+    if is_cid(text):
+        target = index.by_cid(part.scope, cid_of(text))
+        if target is not None:
+            return ResolvedReference(part, ref, text, "satisfied", target, "content-id")
+        target = index.by_location(part.scope, text)
+        if target is None and text[:4] != "cid:":
+            target = index.by_location(part.scope, "cid:" + text[4:])
+        if target is not None:
+            return ResolvedReference(part, ref, text, "satisfied", target, "cid-content-location")
+        return ResolvedReference(part, ref, text, "unsatisfied")
+    resolved = resolve_uri(part.base, text)
+    if resolved is None:
+        return ResolvedReference(part, ref, None, "unsatisfied")
+    target = index.by_location(part.scope, resolved)
+    if target is not None:
+        return ResolvedReference(part, ref, resolved, "satisfied", target, "content-location")
+    return ResolvedReference(part, ref, resolved, "unsatisfied")
+
+
+def resolve_references(agg: Aggregate) -> tuple[ResolvedReference, ...]:
+    """Every reference of every HTML and CSS part of ``agg``, in part then source order."""
+    index = _Index(agg)
+    out: list[ResolvedReference] = []
+    for part in agg.parts:
+        for ref in references_of(part):
+            out.append(resolve_one(part, ref, index))
+    return tuple(out)
+
+
+def resolve_reference(agg: Aggregate, part: Part, reference: str, kind: str = "src") -> ResolvedReference:
+    """Resolve one URI as if it were written in ``part`` (for callers with their own references)."""
+    from pdi.mhtml.refs import Reference
+
+    return resolve_one(part, Reference(reference, 0, len(reference), kind, None), _Index(agg))
