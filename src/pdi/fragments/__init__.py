@@ -1,1 +1,134 @@
-"""Fragments: one module per media family, and the registry that picks the evaluator."""
+"""Fragments: one module per media family, and the registry that picks the evaluator.
+
+:func:`evaluate` takes the *effective* PDI fragment scheme (``char``, ``line``,
+later ``elt``, ``rect`` …), its positions as the identifier parser gives them,
+and the octets and media type of the archived entity, and returns a
+:class:`FragmentResult`. The evaluator is chosen by (scheme, media family);
+a pair without an evaluator raises :class:`~pdi.errors.UnsupportedError`.
+
+Registered now:
+
+* ``char`` and ``line`` on text (``text/*``, XML media types): the PDI reading
+  of ``PDI-GRAMMAR.md`` §3, in :mod:`pdi.fragments.text`: positions over the
+  CRLF-canonical text, ``char`` half-open over code points (CR and LF count
+  one each), ``line`` as RFC 5147 line positions with the line endings
+  included.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from pdi.errors import UnsupportedError
+
+
+@dataclass(frozen=True)
+class Range:
+    """One selected stretch: character positions ``[start, end)`` and octet offsets ``[byte_start, byte_end)``.
+
+    Characters are counted the way the scheme counts them (code points of the
+    CRLF-canonical text for PDI ``char``; RFC 5147 characters for RFC 5147
+    fragments); octet offsets are into the entity the evaluator was given
+    (or its CRLF-canonical form, see :attr:`FragmentResult.canonicalized`).
+    """
+
+    start: int
+    end: int
+    byte_start: int
+    byte_end: int
+
+
+@dataclass(frozen=True)
+class FragmentResult:
+    """What a fragment selects.
+
+    ``data`` holds the selected octets in the entity's charset (for several
+    ranges, their concatenation in order), ``clamped`` says a position past
+    the end was taken as the end, ``ranges`` the stretches selected.
+    ``canonicalized`` is true when the entity was not CRLF-canonical and the
+    positions were counted over (and the octets cut from) its CRLF-canonical
+    form, as the PDI reading requires.
+    """
+
+    data: bytes
+    media_type: str
+    clamped: bool
+    ranges: tuple[Range, ...]
+    charset: str | None = None
+    scheme: str = ""
+    canonicalized: bool = False
+
+    def text(self) -> str:
+        """The selected text, decoded with the entity's charset (US-ASCII if none)."""
+        import codecs
+
+        return codecs.decode(self.data, self.charset or "us-ascii", "strict")
+
+
+Evaluator = Callable[[str, Sequence[object], bytes, str, "str | None"], FragmentResult]
+
+
+def _media_family(media_type: str) -> tuple[str, dict[str, str]]:
+    """``("text", {"charset": "utf-8"})`` for ``"text/plain; charset=UTF-8"``."""
+    head, *params = media_type.split(";")
+    mtype = head.strip().lower()
+    parameters: dict[str, str] = {}
+    for param in params:
+        key, sep, value = param.partition("=")
+        if sep:
+            parameters[key.strip().lower()] = value.strip().strip('"')
+    major, _, minor = mtype.partition("/")
+    if major == "text" or minor in ("xml", "xhtml+xml", "sgml") or minor.endswith("+xml"):
+        return "text", parameters
+    return major, parameters
+
+
+def _text_evaluator(
+    scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
+) -> FragmentResult:
+    from pdi.fragments.text import evaluate_pdi
+
+    return evaluate_pdi(scheme, positions, data, charset=charset, media_type=media_type)
+
+
+_REGISTRY: dict[tuple[str, str], Evaluator] = {
+    ("char", "text"): _text_evaluator,
+    ("line", "text"): _text_evaluator,
+}
+
+
+def register(scheme: str, family: str, evaluator: Evaluator) -> None:
+    """Register ``evaluator`` for ``scheme`` on media family ``family`` (``"text"``, ``"image"`` …)."""
+    _REGISTRY[(scheme.lower(), family.lower())] = evaluator
+
+
+def evaluators() -> tuple[tuple[str, str], ...]:
+    """The (scheme, media family) pairs that have an evaluator."""
+    return tuple(sorted(_REGISTRY))
+
+
+def evaluate(
+    scheme: str,
+    positions: Sequence[object],
+    data: bytes,
+    *,
+    media_type: str,
+    charset: str | None = None,
+) -> FragmentResult:
+    """Evaluate the PDI fragment ``scheme=positions`` on the entity ``data`` of ``media_type``.
+
+    ``charset`` defaults to the ``charset`` parameter of ``media_type``, then
+    to US-ASCII (RFC 2046 §4.1.2). Raises :class:`UnsupportedError` when no
+    evaluator handles the scheme on this media family, and the evaluator's
+    errors (:class:`~pdi.errors.ParseError` for bad positions) otherwise.
+    """
+    family, parameters = _media_family(media_type)
+    evaluator = _REGISTRY.get((scheme.lower(), family))
+    if evaluator is None:
+        raise UnsupportedError(f"no evaluator for fragment scheme {scheme!r} on {media_type}")
+    if charset is None:
+        charset = parameters.get("charset")
+    return evaluator(scheme.lower(), positions, data, media_type, charset)

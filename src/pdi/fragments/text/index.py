@@ -1,0 +1,405 @@
+"""A position index over the octets of a text entity: characters, code points, lines ↔ octets.
+
+The index cuts the octets into blocks of ``block_size`` octets (64 KiB by
+default; a cut never falls inside a multi-octet character, a CR+LF or a
+CR+NEL) and keeps, for the start of each block, the running counts of code
+points, RFC 5147 characters, line endings and two-code-point line endings.
+
+* For UTF-8 and one-octet-per-character charsets the counts of a block come
+  from bytes primitives (``bytes.count``, ``bytes.isascii``,
+  ``bytes.translate``), never from a per-character Python loop: a UTF-8 code
+  point is an octet that is not a continuation octet (``80``–``BF``).
+* Blocks are counted lazily, only as far as a query needs ("cold" query);
+  once the whole entity has been counted every query is a binary search over
+  the block table plus the decoding of one block ("indexed" query,
+  logarithmic in the size of the entity).
+* Only the block that holds a position is ever decoded to ``str``; the
+  octets may be ``bytes``, ``bytearray``, a ``memoryview`` or an ``mmap``, so
+  a file far larger than memory can be memory-mapped and queried.
+* Other charsets (UTF-16, UTF-32, Shift_JIS, ISO-2022-JP …) are decoded whole
+  with Python's codec, as one block: correct, not fast.
+
+Counting models (code points are what the charset decodes to, after the BOM):
+
+* ``cp``: code points. The PDI ``char`` scheme counts these over
+  CRLF-canonical text, so CR and LF count one each.
+* ``char``: RFC 5147 characters: code points, except that every line ending
+  (CR+LF, LF, CR, NEL, CR+NEL) is one character.
+* ``line``: RFC 5147 line positions: position ``k`` (``k ≥ 1``) is just after
+  the ``k``-th line ending; the text's end is the last line position. A final
+  line ending does not open an empty last line (``a\\n`` has one line).
+"""
+
+from __future__ import annotations
+
+import codecs
+import mmap
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from typing import Final
+
+from pdi.errors import ParseError
+from pdi.fragments.text.charset import Encoding, encoding_for
+from pdi.fragments.text.lines import LINE_ENDING_RE
+
+Buffer = bytes | bytearray | memoryview | mmap.mmap
+
+_CONTINUATION: Final = bytes(range(0x80, 0xC0))
+_ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
+_CACHE_BLOCKS: Final = 16
+
+
+@dataclass(frozen=True)
+class _Local:
+    """One decoded block and where its line endings are."""
+
+    text: str
+    ends: list[int]  # code point offset just after each line ending
+    twos: list[int]  # twos[j]: two-code-point endings among the first j endings
+    char_ends: list[int]  # RFC 5147 character offset just after each line ending
+
+
+def _local(text: str) -> _Local:
+    ends: list[int] = []
+    twos = [0]
+    char_ends: list[int] = []
+    n_two = 0
+    for match in LINE_ENDING_RE.finditer(text):
+        end = match.end()
+        if end - match.start() == 2:
+            n_two += 1
+        ends.append(end)
+        twos.append(n_two)
+        char_ends.append(end - n_two)
+    return _Local(text, ends, twos, char_ends)
+
+
+class TextIndex:
+    """Positions in the octets ``data`` of a text entity in ``charset``.
+
+    ``charset`` is an IANA charset label (``None``: US-ASCII, RFC 5147 §1.1).
+    The octets are not copied; they must not change while the index is used.
+    """
+
+    def __init__(self, data: Buffer, charset: str | None = None, *, block_size: int = 1 << 16) -> None:
+        self._buf = data
+        self._size = len(data)
+        self.encoding: Encoding = encoding_for(charset, self._slice(0, min(4, self._size)))
+        self._start = len(self.encoding.bom)
+        self._block_size = max(16, block_size)
+        self._bounds: list[int] = [self._start]  # octet offset where each block starts
+        self._cps: list[int] = [0]  # code points before each block
+        self._chars: list[int] = [0]  # RFC 5147 characters before each block
+        self._endings: list[int] = [0]  # line endings before each block
+        self._first_noncanonical: int | None = None  # first block that is not CRLF-canonical
+        self._done = self._start >= self._size
+        self._cache: dict[int, _Local] = {}
+        self._whole: str | None = None
+        if self.encoding.kind == "general" and not self._done:
+            self._index_whole()
+
+    # ------------------------------------------------------------------ octets
+    @property
+    def data(self) -> Buffer:
+        """The octets this index is over."""
+        return self._buf
+
+    @property
+    def size(self) -> int:
+        """Number of octets of the entity, BOM included."""
+        return self._size
+
+    @property
+    def bom_length(self) -> int:
+        """Octets of the byte-order mark at the start (0 if none)."""
+        return self._start
+
+    def _slice(self, a: int, b: int) -> bytes:
+        chunk = self._buf[a:b]
+        if isinstance(chunk, memoryview):
+            return chunk.tobytes()
+        return bytes(chunk) if isinstance(chunk, bytearray) else chunk
+
+    def decode(self, start: int, end: int) -> str:
+        """Decode the octets ``[start, end)`` (both on character boundaries)."""
+        try:
+            return codecs.decode(self._slice(start, end), self.encoding.body, "strict")
+        except UnicodeDecodeError as exc:
+            raise ParseError(
+                f"the text is not valid {self.encoding.name} at octet {start + exc.start}",
+                offset=start + exc.start,
+                rule="charset",
+            ) from None
+
+    def octets(self, start: int, end: int) -> bytes:
+        """The octets ``[start, end)``."""
+        return self._slice(start, end)
+
+    # ---------------------------------------------------------------- counting
+    def _index_whole(self) -> None:
+        text = self.decode(self._start, self._size)
+        local = _local(text)
+        self._whole = text
+        self._cache[0] = local
+        self._bounds.append(self._size)
+        self._cps.append(len(text))
+        n_two = local.twos[-1]
+        self._chars.append(len(text) - n_two)
+        self._endings.append(len(local.ends))
+        if not _is_crlf_canonical(text):
+            self._first_noncanonical = 0
+        self._done = True
+
+    def _safe_cut(self, a: int, b: int) -> int:
+        """Move a block cut at ``b`` back so it splits no character and no two-part line ending."""
+        buf = self._buf
+        enc = self.encoding
+        if enc.kind == "utf-8":
+            while b > a and 0x80 <= buf[b] < 0xC0:
+                b -= 1
+        if b > a and buf[b - 1] == enc.cr[0]:
+            rest = self._slice(b, b + max(len(enc.lf), len(enc.nel)))
+            if rest.startswith(enc.lf) or (enc.nel and rest.startswith(enc.nel)):
+                b -= 1
+        if b <= a:  # only on octets that are not valid text; decoding will say where
+            b = min(a + self._block_size, self._size)
+        return b
+
+    def _scan(self) -> None:
+        """Count one more block."""
+        a = self._bounds[-1]
+        b = a + self._block_size
+        b = self._size if b >= self._size else self._safe_cut(a, b)
+        chunk = self._slice(a, b)
+        enc = self.encoding
+        cr_b, lf_b, nel_b = enc.cr, enc.lf, enc.nel
+        lf = chunk.count(lf_b)
+        cr = chunk.count(cr_b)
+        crlf = chunk.count(cr_b + lf_b) if cr and lf else 0
+        if enc.kind == "utf-8":
+            if chunk.isascii():
+                cps = len(chunk)
+                nel = 0
+            else:
+                cps = len(chunk.translate(None, _CONTINUATION))
+                nel = chunk.count(nel_b)
+        else:
+            cps = len(chunk)
+            nel = chunk.count(nel_b) if nel_b else 0
+        crnel = chunk.count(cr_b + nel_b) if cr and nel else 0
+        two = crlf + crnel
+        self._bounds.append(b)
+        self._cps.append(self._cps[-1] + cps)
+        self._chars.append(self._chars[-1] + cps - two)
+        self._endings.append(self._endings[-1] + lf + cr + nel - two)
+        if self._first_noncanonical is None and not (cr == crlf == lf and nel == 0):
+            self._first_noncanonical = len(self._bounds) - 2
+        if b >= self._size:
+            self._done = True
+
+    def build(self) -> TextIndex:
+        """Count the whole entity now, so every later query is logarithmic. Returns ``self``."""
+        while not self._done:
+            self._scan()
+        return self
+
+    @property
+    def complete(self) -> bool:
+        """True once every block has been counted."""
+        return self._done
+
+    def _local(self, block: int) -> _Local:
+        local = self._cache.get(block)
+        if local is None:
+            local = _local(self.decode(self._bounds[block], self._bounds[block + 1]))
+            if len(self._cache) >= _CACHE_BLOCKS:
+                del self._cache[next(iter(self._cache))]
+            self._cache[block] = local
+        return local
+
+    def _block_of(self, table: list[int], value: int) -> int | None:
+        """The block whose running count in ``table`` covers ``value``, or ``None`` past the end."""
+        while not self._done and table[-1] <= value:
+            self._scan()
+        if value >= table[-1]:
+            return None
+        return bisect_right(table, value) - 1
+
+    # ------------------------------------------------------------------ totals
+    @property
+    def cp_count(self) -> int:
+        """Number of code points (BOM excluded)."""
+        self.build()
+        return self._cps[-1]
+
+    @property
+    def char_count(self) -> int:
+        """Number of RFC 5147 characters (every line ending is one; BOM excluded)."""
+        self.build()
+        return self._chars[-1]
+
+    @property
+    def ending_count(self) -> int:
+        """Number of line endings."""
+        self.build()
+        return self._endings[-1]
+
+    @property
+    def ends_with_line_ending(self) -> bool:
+        """True when the last character of the text is a line ending."""
+        self.build()
+        if len(self._bounds) < 2:
+            return False
+        last = self._local(len(self._bounds) - 2)
+        return bool(last.ends) and last.ends[-1] == len(last.text)
+
+    @property
+    def line_count(self) -> int:
+        """Number of lines (RFC 5147 §2.1.2): a text without line endings is one line."""
+        return self.ending_count + (0 if self.ends_with_line_ending else 1)
+
+    def is_crlf_canonical(self, through_cp: int | None = None) -> bool:
+        """True when every line ending up to code point ``through_cp`` (default: all) is CR+LF."""
+        if through_cp is None:
+            self.build()
+            return self._first_noncanonical is None
+        block = self._block_of(self._cps, through_cp)
+        last = len(self._bounds) - 2 if block is None else block
+        return self._first_noncanonical is None or self._first_noncanonical > last
+
+    # ------------------------------------------------------------- conversions
+    def clamp_cp(self, cp: int) -> tuple[int, bool]:
+        """``cp`` if it is a code point position of the text, else the end; and whether it was clamped."""
+        if self._block_of(self._cps, cp) is None:
+            return self._cps[-1], cp > self._cps[-1]
+        return cp, False
+
+    def clamp_char(self, char: int) -> tuple[int, bool]:
+        """``char`` if it is an RFC 5147 character position of the text, else the end; and whether it was clamped."""
+        if self._block_of(self._chars, char) is None:
+            return self._chars[-1], char > self._chars[-1]
+        return char, False
+
+    def cp_to_octet(self, cp: int) -> int:
+        """Octet offset of code point position ``cp`` (``0 ≤ cp ≤ cp_count``)."""
+        block = self._block_of(self._cps, cp)
+        if block is None:
+            return self._size
+        rest = cp - self._cps[block]
+        if rest == 0:
+            return self._bounds[block]
+        return self._bounds[block] + self._local_octets(block, rest)
+
+    def _local_octets(self, block: int, cps: int) -> int:
+        enc = self.encoding
+        if enc.kind == "single":
+            return cps
+        text = self._local(block).text
+        if enc.kind == "utf-8":
+            return len(text[:cps].encode("utf-8"))
+        body = enc.body
+        if body.startswith("utf-32"):
+            return 4 * cps
+        if body.startswith("utf-16"):
+            return 2 * (cps + len(_ASTRAL.findall(text, 0, cps)))
+        return self._search_octets(cps)
+
+    def _search_octets(self, cps: int) -> int:
+        """Smallest octet count whose incremental decoding yields ``cps`` code points (any codec)."""
+        lo, hi = 0, self._size - self._start
+        while lo < hi:
+            mid = (lo + hi) // 2
+            decoder = codecs.getincrementaldecoder(self.encoding.body)("strict")
+            if len(decoder.decode(self._slice(self._start, self._start + mid), False)) >= cps:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def char_to_cp(self, char: int) -> tuple[int, bool]:
+        """Code point position of RFC 5147 character position ``char``, and whether it was clamped."""
+        block = self._block_of(self._chars, char)
+        if block is None:
+            total = self._chars[-1]
+            return self._cps[-1], char > total
+        local = self._local(block)
+        rest = char - self._chars[block]
+        j = bisect_right(local.char_ends, rest)
+        return self._cps[block] + rest + local.twos[j], False
+
+    def cp_to_char(self, cp: int, *, round_up: bool = False) -> int:
+        """RFC 5147 character position of code point position ``cp``.
+
+        A position between the two code points of a CR+LF or CR+NEL is not a
+        character position; it becomes the position before that line ending,
+        or after it with ``round_up``.
+        """
+        block = self._block_of(self._cps, cp)
+        if block is None:
+            return self._chars[-1]
+        local = self._local(block)
+        rest = cp - self._cps[block]
+        j = bisect_right(local.ends, rest)
+        inside = (
+            j < len(local.ends)
+            and local.twos[j + 1] > local.twos[j]
+            and local.ends[j] - 1 == rest
+        )
+        if inside:
+            return self._chars[block] + rest - 1 - local.twos[j] + (1 if round_up else 0)
+        return self._chars[block] + rest - local.twos[j]
+
+    def line_to_cp(self, line: int) -> tuple[int, bool]:
+        """Code point position of RFC 5147 line position ``line``, and whether it was clamped."""
+        if line <= 0:
+            return 0, False
+        block = self._block_of(self._endings, line - 1)
+        if block is None:
+            total_cp = self._cps[-1]
+            return total_cp, line > self.line_count
+        local = self._local(block)
+        return self._cps[block] + local.ends[line - 1 - self._endings[block]], False
+
+    def octet_to_cp(self, octet: int) -> int:
+        """Code point position of octet offset ``octet`` (which must start a character)."""
+        if octet <= self._start:
+            return 0
+        block = self._block_of(self._bounds, octet)
+        if block is None:
+            return self._cps[-1]
+        rest = octet - self._bounds[block]
+        if rest == 0:
+            return self._cps[block]
+        enc = self.encoding
+        if enc.kind == "single":
+            return self._cps[block] + rest
+        if enc.kind == "utf-8":
+            return self._cps[block] + len(self._slice(self._bounds[block], octet).translate(None, _CONTINUATION))
+        decoder = codecs.getincrementaldecoder(enc.body)("strict")
+        return len(decoder.decode(self._slice(self._start, octet), False))
+
+    def text(self, cp_start: int, cp_end: int) -> str:
+        """The code points ``[cp_start, cp_end)`` as a string."""
+        if self._whole is not None:
+            return self._whole[cp_start:cp_end]
+        return self.decode(self.cp_to_octet(cp_start), self.cp_to_octet(cp_end))
+
+    def whole_text(self) -> str:
+        """The whole text (BOM removed). Decodes everything: for small texts and regular expressions."""
+        if self._whole is not None:
+            return self._whole
+        return self.decode(self._start, self._size)
+
+    def line_of_cp(self, cp: int) -> int:
+        """Number of line endings that end at or before code point ``cp``."""
+        block = self._block_of(self._cps, cp)
+        if block is None:
+            return self._endings[-1]
+        local = self._local(block)
+        return self._endings[block] + bisect_left(local.ends, cp - self._cps[block] + 1)
+
+
+def _is_crlf_canonical(text: str) -> bool:
+    crlf = text.count("\r\n")
+    return text.count("\r") == crlf and text.count("\n") == crlf and "\x85" not in text

@@ -1,0 +1,144 @@
+"""The PDI reading of ``char`` and ``line`` on text (``PDI-GRAMMAR.md`` §3).
+
+* ``char=a,b`` — half-open ``[a, b)`` over the code points of the
+  **CRLF-canonical** text: CR and LF count one character each, as octets do
+  in an 8-bit charset (draft-mallery-urn-pdi-00 lines 551–588). ``char=a`` is
+  the zero-length position ``a``. ``b < a`` is an error; a position past the
+  end is the end, and the result says it was clamped.
+* ``line=a,b`` — the extension scheme: RFC 5147 line positions over the
+  CRLF-canonical text, line endings included.
+
+An archived text is stored CRLF-canonical; an entity that is not (any bare
+CR, LF, NEL or CR+NEL before the selection) is canonicalized with
+:func:`~pdi.fragments.text.lines.to_crlf` first, and the result says so.
+
+RFC 5147 counts every line ending as one character, the PDI draft counts CR
+and LF apart: :func:`rfc5147_to_pdi_char` and :func:`pdi_to_rfc5147_char`
+convert between the two counts. Line positions are the same in both.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Sequence
+
+from pdi.errors import ParseError
+from pdi.fragments import FragmentResult, Range
+from pdi.fragments.text.index import Buffer, TextIndex
+from pdi.fragments.text.lines import to_crlf
+
+
+def canonical_index(index: TextIndex) -> tuple[TextIndex, bool]:
+    """An index over the CRLF-canonical form of ``index``'s text, and whether it had to be rewritten."""
+    if index.is_crlf_canonical():
+        return index, False
+    return _canonicalized(index), True
+
+
+def _canonicalized(index: TextIndex) -> TextIndex:
+    text = to_crlf(index.whole_text())
+    enc = index.encoding
+    try:
+        octets = enc.bom + codecs.encode(text, enc.body, "strict")
+    except UnicodeEncodeError as exc:  # a charset without CR or LF cannot hold CRLF text
+        raise ParseError(
+            f"the text cannot be written CRLF-canonical in {enc.name}: {exc.reason}", rule="charset"
+        ) from None
+    return TextIndex(octets, enc.name)
+
+
+def canonical_octets(data: Buffer, charset: str | None = None) -> bytes:
+    """The octets of ``data`` with every line ending written CR+LF (the BOM, if any, kept)."""
+    index, _ = canonical_index(TextIndex(data, charset))
+    return index.octets(0, index.size)
+
+
+def _positions(scheme: str, positions: Sequence[object]) -> tuple[int, int, bool]:
+    if not 1 <= len(positions) <= 2:
+        raise ParseError(
+            f"{scheme}= takes one position or two (a range), not {len(positions)}",
+            rule="fragment-specifier",
+        )
+    values: list[int] = []
+    for i, value in enumerate(positions):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ParseError(
+                f"{scheme}= position {i + 1} must be a non-negative integer, not {value!r}",
+                rule="position",
+            )
+        values.append(value)
+    start = values[0]
+    end = values[-1]
+    if end < start:
+        raise ParseError(
+            f"{scheme}= range ends ({end}) before it starts ({start})", rule="fragment-specifier"
+        )
+    return start, end, len(values) == 2
+
+
+def evaluate_pdi(
+    scheme: str,
+    positions: Sequence[object],
+    data: Buffer | TextIndex,
+    *,
+    charset: str | None = None,
+    media_type: str = "text/plain",
+) -> FragmentResult:
+    """Evaluate PDI ``char`` or ``line`` positions on a text entity (see the module docstring).
+
+    ``data`` is the entity's octets (or a :class:`TextIndex` over them, to
+    reuse its counts); ``charset`` its charset (default US-ASCII).
+    """
+    scheme = scheme.lower()
+    if scheme not in ("char", "line"):
+        raise ParseError(f"not a text scheme: {scheme!r}", rule="fragment-scheme")
+    start, end, _ = _positions(scheme, positions)
+    index = data if isinstance(data, TextIndex) else TextIndex(data, charset)
+    if scheme == "char":
+        through = end
+    else:
+        through, _ = index.line_to_cp(end)
+    canonicalized = False
+    if not index.is_crlf_canonical(through):
+        index = _canonicalized(index)
+        canonicalized = True
+    if scheme == "char":
+        cp0, clamped0 = index.clamp_cp(start)
+        cp1, clamped1 = index.clamp_cp(end)
+    else:
+        cp0, clamped0 = index.line_to_cp(start)
+        cp1, clamped1 = index.line_to_cp(end)
+    b0 = index.cp_to_octet(cp0)
+    b1 = index.cp_to_octet(cp1)
+    index.decode(b0, b1)  # the selection must be text in its charset
+    return FragmentResult(
+        data=index.octets(b0, b1),
+        media_type=media_type,
+        clamped=clamped0 or clamped1,
+        ranges=(Range(cp0, cp1, b0, b1),),
+        charset=index.encoding.body,
+        scheme=scheme,
+        canonicalized=canonicalized,
+    )
+
+
+def rfc5147_to_pdi_char(position: int, index: TextIndex) -> int:
+    """The PDI ``char`` position (CR and LF apart) of RFC 5147 character position ``position``.
+
+    Positions past the end are the end.
+    """
+    canonical, _ = canonical_index(index)
+    cp, _ = canonical.char_to_cp(position)
+    return cp
+
+
+def pdi_to_rfc5147_char(position: int, index: TextIndex, *, round_up: bool = False) -> int:
+    """The RFC 5147 character position of PDI ``char`` position ``position``.
+
+    A PDI position between the CR and the LF of a line ending has no RFC 5147
+    counterpart: it becomes the position before that line ending (after it
+    with ``round_up``). Positions past the end are the end.
+    """
+    canonical, _ = canonical_index(index)
+    cp, _ = canonical.clamp_cp(position)
+    return canonical.cp_to_char(cp, round_up=round_up)
