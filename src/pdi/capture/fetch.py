@@ -187,7 +187,6 @@ class Fetcher:
     def __init__(self, *, allow_private: bool = False, limits: Limits | None = None, user_agent: str | None = None) -> None:
         self.limits = limits or Limits()
         self.allow_private = allow_private
-        self.total_bytes = 0
         headers = {"User-Agent": user_agent or "pdi-capture/0.1 (+RFC 2557 archiver)"}
         self._client = httpx.AsyncClient(
             transport=_GuardedTransport(allow_private=allow_private, limits=self.limits),
@@ -243,9 +242,6 @@ class Fetcher:
                             raise LimitError(
                                 f"{current} is larger than the limit of {self.limits.max_resource_bytes} bytes"
                             )
-                    self.total_bytes += len(body)
-                    if self.total_bytes > self.limits.max_total_bytes:
-                        raise LimitError(f"the capture is larger than the limit of {self.limits.max_total_bytes} bytes")
                     media, charset = _media_type(response.headers)
                     return Fetched(
                         url=url,

@@ -39,7 +39,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pdi.errors import ParseError
+from pdi.errors import ParseError, PDIError
 from pdi.uri import resolve
 
 __all__ = [
@@ -335,3 +335,68 @@ def _encode_subject(subject: str) -> str:
         return f"Subject: {subject}"
     charset = "us-ascii" if subject.isascii() else "utf-8"
     return "Subject: " + "\r\n ".join(_q_word_chunks(subject, charset, 76 - 9))
+
+
+# --- What a page needs (the crawl is done by the edges: pdi.capture) --------------------------
+
+@dataclass(frozen=True)
+class Need:
+    """A resource a part needs: its absolute URI (no fragment) and how it is used.
+
+    ``as_document`` is ``"html"`` for frames, ``"css"`` for style sheets and
+    ``@import``, ``None`` otherwise (the fetched media type decides).
+    """
+
+    url: str
+    as_document: str | None
+
+
+def decode_text(data: bytes, declared: str | None, media_type: str) -> str:
+    """The text of an HTML or CSS resource, decoded as :mod:`pdi.mhtml.charset` decides
+    (BOM, then ``declared``, then ``<meta>`` or ``@charset``, then UTF-8, else windows-1252)."""
+    from pdi.mhtml import charset
+
+    encoding, _source, _warning = charset.sniff(data, declared=declared, media_type=media_type)
+    return charset.decode(data, encoding)
+
+
+_SKIP_SCHEMES = ("data:", "javascript:", "about:", "mailto:", "cid:", "blob:", "tel:")
+
+
+def needed_references(url: str, media_type: str, data: bytes, charset: str | None = None) -> list[Need]:
+    """What an HTML or CSS resource at ``url`` pulls in to render (not navigation links),
+    as absolute URIs without fragment, in document order, each once."""
+    from pdi.mhtml.refs import css_references, html_base, html_references
+
+    kind = media_type.lower()
+    if kind in ("text/html", "application/xhtml+xml"):
+        text = decode_text(data, charset, kind)
+        refs = html_references(text)
+        base_href = html_base(text)
+        base = url
+        if base_href is not None and base_href.strip():
+            base = resolve(url, _clean(base_href), strict=False)
+    elif kind == "text/css":
+        refs = css_references(decode_text(data, charset, kind))
+        base = url
+    else:
+        return []
+    needs: dict[str, Need] = {}
+    for ref in refs:
+        if not ref.inline:
+            continue
+        raw = _clean(ref.url)
+        if not raw or raw.startswith("#") or raw.lower().startswith(_SKIP_SCHEMES):
+            continue
+        try:
+            absolute = resolve(base, raw, strict=False).split("#", 1)[0]
+        except PDIError:
+            continue
+        doc = "html" if ref.kind == "frame" else "css" if ref.kind in ("stylesheet", "import") else None
+        needs.setdefault(absolute, Need(absolute, doc))
+    return list(needs.values())
+
+
+def _clean(reference: str) -> str:
+    # What browsers do to a URL attribute before parsing it: trim white space, drop tabs and newlines.
+    return re.sub(r"[\t\n\r]", "", reference.strip(" \t\n\f\r"))
