@@ -53,17 +53,6 @@ def _write(path: str, data: bytes) -> None:
         raise StoreError(f"cannot write {path}: {exc.strerror}") from exc
 
 
-def _read(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except FileNotFoundError as exc:
-        raise NotFoundError(f"cannot read {path}: no such file") from exc
-    except OSError as exc:
-        raise StoreError(f"cannot read {path}: {exc.strerror}") from exc
-
-
 @mhtml.command("pack")
 @click.argument("index", metavar="INDEX.html")
 @click.option("-o", "--output", required=True, metavar="OUT.mht", help="Where to write the MHTML file ('-' for stdout).")
@@ -97,7 +86,17 @@ def pack_command(index: str, output: str, base: str, root: str | None) -> None:
 @click.option("--max-parts", type=int, default=10_000, show_default=True, help="Refuse files with more parts.")
 @click.option("--max-part-mb", type=float, default=200.0, show_default=True, help="Refuse any part larger than this.")
 @click.option("--max-total-mb", type=float, default=1024.0, show_default=True, help="Refuse parts adding up to more.")
-def unpack_command(file: str, directory: str, max_parts: int, max_part_mb: float, max_total_mb: float) -> None:
+@click.option("--max-depth", type=int, default=16, show_default=True, help="Refuse multiparts nested deeper.")
+@click.option("--max-header-kb", type=float, default=256.0, show_default=True, help="Refuse longer header blocks.")
+def unpack_command(
+    file: str,
+    directory: str,
+    max_parts: int,
+    max_part_mb: float,
+    max_total_mb: float,
+    max_depth: int,
+    max_header_kb: float,
+) -> None:
     """Write every part of an MHTML FILE into DIR so the page opens offline from DIR/index.html.
 
     File names are made from the parts' labels but never taken from them: no
@@ -107,13 +106,23 @@ def unpack_command(file: str, directory: str, max_parts: int, max_part_mb: float
     the <base> element to './'.
     """
     from pdi.capture import unpack_to
-    from pdi.mhtml import parse
+    from pdi.mhtml import Limits, parse
     from pdi.mhtml.unpack import UnpackLimits, plan
 
     limits = UnpackLimits(
         max_parts=max_parts, max_part_bytes=int(max_part_mb * _MB), max_total_bytes=int(max_total_mb * _MB)
     )
-    aggregate = parse(_read(file))
+    parse_limits = Limits(max_depth=max_depth, max_parts=max_parts, max_header_bytes=int(max_header_kb * 1024))
+    if file == "-":
+        aggregate = parse(sys.stdin.buffer, limits=parse_limits)
+    else:
+        try:
+            with open(file, "rb") as stream:  # streamed: the parser reads it in chunks
+                aggregate = parse(stream, limits=parse_limits)
+        except FileNotFoundError as exc:
+            raise NotFoundError(f"cannot read {file}: no such file") from exc
+        except OSError as exc:
+            raise StoreError(f"cannot read {file}: {exc.strerror}") from exc
     result = plan(aggregate, limits=limits)
     written = unpack_to(result, directory)
     click.echo(f"wrote {len(written)} files into {directory}", err=True)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -123,11 +124,14 @@ def _label_segment(label: str | None) -> str:
     if text[:4].lower() == "cid:":
         return text[4:].split("@", 1)[0]
     text = text.split("#", 1)[0].split("?", 1)[0]
-    text = text.replace("\\", "/").rstrip("/")
+    text = text.replace("\\", "/")
+    if "://" in text:  # drop scheme and authority: the host is not a file name
+        after = text.split("://", 1)[1]
+        text = after.split("/", 1)[1] if "/" in after else ""
     segment = text.rsplit("/", 1)[-1]
     if ":" in segment and "/" not in text:
         segment = segment.split(":", 1)[1]  # "mid:x", "C:x"
-    return re.sub(r"%([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)) if int(m.group(1), 16) < 128 else "_", segment)
+    return urllib.parse.unquote(segment, encoding="utf-8", errors="replace")
 
 
 def safe_name(label: str | None, media_type: str, taken: set[str], *, stem: str | None = None) -> str:
@@ -138,15 +142,14 @@ def safe_name(label: str | None, media_type: str, taken: set[str], *, stem: str 
     if stem is None:
         raw = unicodedata.normalize("NFKD", _label_segment(label))
         raw = raw.encode("ascii", "ignore").decode("ascii")
-        name = _UNSAFE.sub("_", raw).strip("._- ")
-        name = re.sub(r"_+", "_", name)
+        name = re.sub(r"_+", "_", _UNSAFE.sub("_", raw))
     else:
         name = stem
     wanted = _EXTENSIONS.get(media_type.lower())
     ext = wanted[0] if wanted else ".bin"
     lower = name.lower()
     if wanted and any(lower.endswith(e) for e in wanted):
-        ext = next(e for e in wanted if lower.endswith(e))
+        ext = name[-len(next(e for e in wanted if lower.endswith(e))) :]
         name = name[: -len(ext)]
     elif not wanted and "." in name:
         own = name[name.rfind(".") :]
@@ -207,7 +210,10 @@ def plan(aggregate: Aggregate, *, limits: UnpackLimits | None = None) -> UnpackP
     order = [aggregate.root, *(p for p in aggregate.parts if p is not aggregate.root)]
     for part in order:
         stem = "index" if part is aggregate.root else None
-        names[id(part)] = safe_name(part.content_location, part.content_type, taken, stem=stem)
+        label = part.content_location
+        if not label and part.content_id:
+            label = "cid:" + part.content_id
+        names[id(part)] = safe_name(label, part.content_type, taken, stem=stem)
 
     files: list[PlannedFile] = []
     unsatisfied: list[str] = []
