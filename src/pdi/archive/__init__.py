@@ -18,6 +18,7 @@ original line-ending convention is recorded with the representation.
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import datetime
 import hashlib
 import os
@@ -45,7 +46,7 @@ from pdi.errors import (
     ParseError,
     UnsupportedError,
 )
-from pdi.identifier import PDI
+from pdi.identifier import ISO_3166_ALPHA2, PDI
 
 if TYPE_CHECKING:
     from pdi.fragments import FragmentResult
@@ -71,19 +72,6 @@ MAX_ASSERTION_VALUE = 1 << 16
 _COMPONENT = re.compile(r"[A-Za-z0-9-]+\Z")
 _KEY = re.compile(r"[A-Za-z][A-Za-z0-9._:-]{0,199}\Z")
 
-# ISO 3166-1 alpha-2 codes, officially assigned (minting requires one as the
-# last series component, PDI-GRAMMAR.md §2.3).
-ISO_3166_ALPHA2 = frozenset(
-    """ad ae af ag ai al am ao aq ar as at au aw ax az ba bb bd be bf bg bh bi bj bl bm bn bo
-    bq br bs bt bv bw by bz ca cc cd cf cg ch ci ck cl cm cn co cr cu cv cw cx cy cz de dj dk
-    dm do dz ec ee eg eh er es et fi fj fk fm fo fr ga gb gd ge gf gg gh gi gl gm gn gp gq gr
-    gs gt gu gw gy hk hm hn hr ht hu id ie il im in io iq ir is it je jm jo jp ke kg kh ki km
-    kn kp kr kw ky kz la lb lc li lk lr ls lt lu lv ly ma mc md me mf mg mh mk ml mm mn mo mp
-    mq mr ms mt mu mv mw mx my mz na nc ne nf ng ni nl no np nr nu nz om pa pe pf pg ph pk pl
-    pm pn pr ps pt pw py qa re ro rs ru rw sa sb sc sd se sg sh si sj sk sl sm sn so sr ss st
-    sv sx sy sz tc td tf tg th tj tk tl tm tn to tr tt tv tw tz ua ug um us uy uz va vc ve vg
-    vi vn vu wf ws ye yt za zm zw""".split()
-)
 
 
 def resolve_location(location: str | os.PathLike[str] | None) -> str:
@@ -299,14 +287,7 @@ def _key_of(pdi: PDI) -> DocumentKey:
 
 
 def _name(record: RepresentationRecord, *, generic: bool = False) -> PDI:
-    if generic:
-        return PDI.build(
-            series=record.series,
-            date=record.day,
-            serial=record.serial,
-            foreign_id=None if record.serial is not None else record.unique_id,
-        )
-    return PDI.build(
+    versioned = PDI.build(
         series=record.series,
         date=record.day,
         serial=record.serial,
@@ -314,6 +295,10 @@ def _name(record: RepresentationRecord, *, generic: bool = False) -> PDI:
         format=record.format,
         version=record.version,
     )
+    if generic:
+        # PDI.build wants a format with a foreign id; the generic name drops it.
+        return PDI.parse(str(dataclasses.replace(versioned, format=None, version=None)))
+    return versioned
 
 
 def parse_pdi(pdi: PDI | str) -> PDI:
@@ -457,16 +442,16 @@ class Archive:
     ) -> list[PDI]:
         """Mint a PDI and deposit every format of version 1 at once (all or nothing)."""
         name = canonical_series(series)
-        if foreign_id is not None:
-            foreign_id = self._check_foreign_id(name, foreign_id)
         reps = [self._prepare(c) for c in contents]
         if not reps:
             raise ParseError("a deposit needs at least one format", rule="format")
+        if foreign_id is not None:
+            foreign_id = self._check_foreign_id(name, foreign_id, reps[0].format)
         day = self._now().date()
         result = self.store.mint(name, day, foreign_id, reps, _timestamp(self._now()))
         return [self._result(result, r.format) for r in reps]
 
-    def _check_foreign_id(self, series: str, foreign_id: str) -> str:
+    def _check_foreign_id(self, series: str, foreign_id: str, token: str) -> str:
         if not isinstance(foreign_id, str) or foreign_id == "":
             raise ParseError("a foreign id must be non-empty text", rule="encapsulated-unique-id")
         if foreign_id.isascii() and foreign_id.isdigit():
@@ -481,7 +466,9 @@ class Archive:
                 "* is a wildcard, not an id", text=foreign_id, offset=0, rule="unique-id"
             )
         # Round-trip through the grammar so the name we mint parses back to this id.
-        built = PDI.build(series=series, date=self._now().date(), foreign_id=foreign_id)
+        built = PDI.build(
+            series=series, date=self._now().date(), foreign_id=foreign_id, format=token, version=1
+        )
         if PDI.parse(str(built)).unique_id != foreign_id:
             raise ParseError(
                 "this id cannot be written in a PDI", text=foreign_id, rule="encapsulated-unique-id"
@@ -642,22 +629,23 @@ class Archive:
             parsed = parse_pdi(pattern)
             if parsed.citation is not None or parsed.fragment is not None:
                 raise UnsupportedError("list with a pattern without fragment or citation")
-            wild_format = parsed.format is None or parsed.format == "*"
+            for name, value in (("year", year), ("month", month), ("day", day)):
+                if value is not None:
+                    raise UnsupportedError(f"give the {name} in the pattern, not beside it")
+            wanted = parsed.to_query()
+            if series is not None and canonical_series(series) != wanted.series.lower():
+                raise UnsupportedError("the pattern names another series than --series")
             query = ListQuery(
-                series=parsed.series_name.lower(),
-                year=parsed.year,
-                month=parsed.month,
-                day=parsed.day,
-                unique_id=None if parsed.unique_id == "*" else parsed.unique_id,
-                format=None if wild_format else formats.canonical_token(str(parsed.format)),
-                version=None if wild_format else parsed.version,
+                series=wanted.series.lower(),
+                year=wanted.year,
+                month=wanted.month,
+                day=wanted.day,
+                unique_id=wanted.unique_id,
+                format=wanted.format,
+                version=wanted.version,
                 limit=limit,
                 offset=offset,
             )
-            for name, value in (("series", query.series), ("year", year), ("month", month),
-                                ("day", day)):
-                if name != "series" and value is not None:
-                    raise UnsupportedError(f"give the {name} in the pattern, not beside it")
         return [_name(r) for r in self.store.list_representations(query)]
 
     # --- assertions ------------------------------------------------------------------------

@@ -1,0 +1,346 @@
+"""Minting, depositing, versions, resolving, listing, assertions: each against both stores."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from conftest import Clock, snapshot
+
+from pdi.archive import Archive, Content, Generic, Resolved
+from pdi.errors import (
+    ImmutabilityError,
+    NotFoundError,
+    ParseError,
+    PDIError,
+    UnsupportedError,
+)
+
+S = "oma.eop.gov.us"
+
+
+# --- series ---------------------------------------------------------------------------
+
+
+def test_series_register_and_delegate(archive: Archive) -> None:
+    archive.add_series("press.oma.eop.gov.us")
+    archive.add_series("Wire.OMA.eop.gov.us", parent="oma.eop.gov.us")
+    by_name = {s.name: s for s in archive.series()}
+    assert by_name["press.oma.eop.gov.us"].parent == "oma.eop.gov.us"
+    assert by_name["wire.oma.eop.gov.us"].parent == "oma.eop.gov.us"
+    assert by_name["oma.eop.gov.us"].parent is None
+
+
+@pytest.mark.parametrize(
+    ("name", "rule"),
+    [
+        ("oma.eop.gov", "iso-country"),  # 'gov' is no ISO 3166 code (PDI-GRAMMAR §2.3)
+        ("oma.eop.gov.xx", "iso-country"),
+        ("us", "document-series"),
+        ("oma..us", "component"),
+        ("oma_x.us", "component"),
+    ],
+)
+def test_series_refused(archive: Archive, name: str, rule: str) -> None:
+    with pytest.raises(ParseError) as caught:
+        archive.add_series(name)
+    assert caught.value.rule == rule
+
+
+def test_series_twice_and_bad_parent(archive: Archive) -> None:
+    with pytest.raises(ImmutabilityError):
+        archive.add_series(S)
+    with pytest.raises(NotFoundError):
+        archive.add_series("a.b.fr", parent="b.fr")
+    with pytest.raises(ParseError):
+        archive.add_series("a.b.fr", parent=S)
+
+
+# --- minting ------------------------------------------------------------------------------
+
+
+def test_daily_serials_start_at_one_per_series_per_day(archive: Archive, clock: Clock) -> None:
+    archive.add_series("whitehouse.gov.us")
+    names = [str(archive.add(S, b"%d" % i, format="gif")) for i in range(3)]
+    assert names == [
+        "urn:pdi://oma.eop.gov.us/2026/11/22/1.gif.1",
+        "urn:pdi://oma.eop.gov.us/2026/11/22/2.gif.1",
+        "urn:pdi://oma.eop.gov.us/2026/11/22/3.gif.1",
+    ]
+    assert str(archive.add("whitehouse.gov.us", b"x", format="gif")) == (
+        "urn:pdi://whitehouse.gov.us/2026/11/22/1.gif.1"
+    )
+    clock.now = datetime.datetime(2026, 11, 23, 0, 0, 1, tzinfo=datetime.UTC)
+    assert str(archive.add(S, b"next day", format="gif")) == (
+        "urn:pdi://oma.eop.gov.us/2026/11/23/1.gif.1"
+    )
+
+
+def test_minting_date_is_the_gmt_day(archive: Archive, clock: Clock) -> None:
+    # 20:30 on 22 November in New York (UTC-5) is 01:30 GMT on the 23rd.
+    new_york = datetime.timezone(datetime.timedelta(hours=-5))
+    clock.now = datetime.datetime(2026, 11, 22, 20, 30, tzinfo=new_york)
+    assert str(archive.add(S, b"x", format="png")).startswith(
+        "urn:pdi://oma.eop.gov.us/2026/11/23/1."
+    )
+
+
+def test_foreign_id_is_escaped_and_round_trips(archive: Archive) -> None:
+    pdi = archive.add(S, b"<html></html>", format="html", foreign_id="http://www.whitehouse.gov/")
+    # PDI-GRAMMAR §1: reserved characters (here '.' and '/') inside the id are %-escaped.
+    assert str(pdi) == (
+        "urn:pdi://oma.eop.gov.us/2026/11/22/http:%2F%2Fwww%2Ewhitehouse%2Egov%2F.html.1"
+    )
+    assert pdi.unique_id == "http://www.whitehouse.gov/"
+    got = archive.get("pdi://oma.eop.gov.us/2026/11/22/http%3a%2f%2fwww%2ewhitehouse%2egov%2f.html.1")
+    assert got.data == b"<html></html>"
+    with pytest.raises(ImmutabilityError):
+        archive.add(S, b"again", format="html", foreign_id="http://www.whitehouse.gov/")
+
+
+@pytest.mark.parametrize("bad", ["", "42", "*"])
+def test_foreign_id_refused(archive: Archive, bad: str) -> None:
+    with pytest.raises(ParseError):
+        archive.add(S, b"x", format="gif", foreign_id=bad)
+
+
+def test_unknown_series_refused(archive: Archive) -> None:
+    before = snapshot(archive)
+    with pytest.raises(NotFoundError):
+        archive.add("nobody.fr", b"x", format="gif")
+    assert snapshot(archive) == before
+
+
+def test_unknown_format_refused(archive: Archive) -> None:
+    with pytest.raises(UnsupportedError):
+        archive.add(S, b"x", format="no-such-format")
+
+
+# --- text -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("original", "stored", "convention"),
+    [
+        (b"one\ntwo\n", b"one\r\ntwo\r\n", "lf"),
+        (b"one\rtwo\r", b"one\r\ntwo\r\n", "cr"),
+        (b"one\r\ntwo", b"one\r\ntwo", "crlf"),
+        (b"one\ntwo\r\n", b"one\r\ntwo\r\n", "mixed"),
+        (b"no line end", b"no line end", "none"),
+    ],
+)
+def test_text_is_stored_crlf_canonical(
+    archive: Archive, original: bytes, stored: bytes, convention: str
+) -> None:
+    pdi = archive.add(S, original, format="text")
+    got = archive.get(pdi)
+    assert got.data == stored
+    assert got.media_type == "text/plain"
+    assert got.charset == "utf-8"
+    assert got.record.line_ending == convention
+
+
+def test_text_charsets(archive: Archive) -> None:
+    latin = "café\n".encode("latin-1")
+    got = archive.get(archive.add(S, latin, format="text", charset="ISO-8859-1"))
+    assert got.data == "café\r\n".encode("latin-1")
+    assert got.charset == "iso-8859-1"
+    # UTF-16 big-endian with a BOM: detected, kept big-endian, BOM kept.
+    utf16 = "\ufeffa\nb".encode("utf-16-be")
+    got = archive.get(archive.add(S, utf16, format="text"))
+    assert got.data == "\ufeffa\r\nb".encode("utf-16-be")
+    assert got.charset == "utf-16"
+    # The format token utf-8 implies the charset (draft line 586).
+    got = archive.get(archive.add(S, "ü\n".encode(), format="utf-8"))
+    assert (got.data, got.charset, got.media_type) == ("ü\r\n".encode(), "utf-8", "text/plain")
+
+
+def test_wrong_or_unknown_charset_refused(archive: Archive) -> None:
+    before = snapshot(archive)
+    with pytest.raises(ParseError) as caught:
+        archive.add(S, b"caf\xe9\n", format="text")  # latin-1, not UTF-8, undeclared
+    assert caught.value.offset == 3
+    with pytest.raises(ParseError):
+        archive.add(S, b"caf\xe9\n", format="text", charset="utf-8")
+    with pytest.raises(UnsupportedError):
+        archive.add(S, b"x", format="text", charset="no-such-charset")
+    with pytest.raises(UnsupportedError):
+        archive.add(S, b"x", format="utf-8", charset="latin-1")
+    with pytest.raises(UnsupportedError):
+        archive.add(S, b"GIF89a", format="gif", charset="utf-8")
+    assert snapshot(archive) == before
+
+
+# --- versions and immutability ----------------------------------------------------------------
+
+
+def test_versions_cover_every_format(archive: Archive) -> None:
+    v1 = archive.deposit(S, [Content(b"<p>a</p>", "html"), Content(b"a", "text")])
+    assert [str(p) for p in v1] == [
+        "urn:pdi://oma.eop.gov.us/2026/11/22/1.html.1",
+        "urn:pdi://oma.eop.gov.us/2026/11/22/1.text.1",
+    ]
+    v2 = archive.add_version(v1[0], [Content(b"<p>b</p>", "html"), Content(b"b", "text")])
+    assert [str(p) for p in v2] == [
+        "urn:pdi://oma.eop.gov.us/2026/11/22/1.html.2",
+        "urn:pdi://oma.eop.gov.us/2026/11/22/1.text.2",
+    ]
+    assert archive.versions("urn:pdi://oma.eop.gov.us/2026/11/22/1") == [1, 2]
+    assert archive.get("urn:pdi://oma.eop.gov.us/2026/11/22/1.html.1").data == b"<p>a</p>"
+    # An omitted version is version 1 (draft); the latest version only on request.
+    assert archive.get("urn:pdi://oma.eop.gov.us/2026/11/22/1.text").data == b"a"
+    assert archive.get("urn:pdi://oma.eop.gov.us/2026/11/22/1.text", latest=True).data == b"b"
+    with pytest.raises(NotFoundError):
+        archive.get("urn:pdi://oma.eop.gov.us/2026/11/22/1.text.3")
+    with pytest.raises(NotFoundError):
+        archive.get("urn:pdi://oma.eop.gov.us/2026/11/22/1.gif.1")
+
+
+def test_add_format_to_existing_version(archive: Archive) -> None:
+    (html,) = archive.deposit(S, [Content(b"<p>a</p>", "html")])
+    text = archive.add_format(html, b"a", format="text")
+    assert str(text) == "urn:pdi://oma.eop.gov.us/2026/11/22/1.text.1"
+    assert archive.get(text).data == b"a"
+    # The same bytes again change nothing and are no error.
+    assert archive.add_format(html, b"a", format="text") == text
+
+
+def test_overwrite_refused_and_nothing_changes(archive: Archive) -> None:
+    pdi = archive.add(S, b"original", format="text")
+    before = snapshot(archive)
+    with pytest.raises(ImmutabilityError):
+        archive.add_format(pdi, b"changed", format="text")
+    with pytest.raises(ImmutabilityError):
+        archive.deposit(S, [Content(b"a", "text"), Content(b"b", "text")])
+    assert snapshot(archive) == before
+    assert archive.get(pdi).data == b"original"
+
+
+def test_generic_pdi_lists_formats(archive: Archive) -> None:
+    archive.deposit(S, [Content(b"<p>a</p>", "html"), Content(b"a", "text")])
+    result = archive.resolve("pdi://oma.eop.gov.us/2026/11/22/1")
+    assert isinstance(result, Generic)
+    assert str(result.pdi) == "urn:pdi://oma.eop.gov.us/2026/11/22/1"
+    assert [str(p) for p in result.formats] == [
+        "urn:pdi://oma.eop.gov.us/2026/11/22/1.html.1",
+        "urn:pdi://oma.eop.gov.us/2026/11/22/1.text.1",
+    ]
+    with pytest.raises(UnsupportedError):
+        archive.get("pdi://oma.eop.gov.us/2026/11/22/1")
+
+
+def test_resolve_errors(archive: Archive) -> None:
+    with pytest.raises(ParseError):
+        archive.get("pdi://oma.eop.gov/1997/09/01.html.1")  # no unique id (PDI-GRAMMAR §2.8)
+    with pytest.raises(NotFoundError):
+        archive.get("urn:pdi://oma.eop.gov.us/2026/11/22/9.text.1")
+    with pytest.raises(UnsupportedError):
+        archive.get("urn:pdi://oma.eop.gov.us/2026/*/*/1.text.1")
+    resolved = archive.resolve(archive.add(S, b"x", format="png"))
+    assert isinstance(resolved, Resolved)
+    assert resolved.media_type == "image/png"
+    assert resolved.charset is None
+
+
+# --- listing ------------------------------------------------------------------------------
+
+
+def _fill(archive: Archive, clock: Clock) -> None:
+    for day in (21, 22):
+        clock.now = datetime.datetime(2026, 11, day, 12, tzinfo=datetime.UTC)
+        for i in range(3):
+            archive.add(S, b"%d-%d" % (day, i), format="gif")
+    archive.add(S, b"foreign", format="gif", foreign_id="a-mnemonic")
+    clock.now = datetime.datetime(2026, 12, 1, 12, tzinfo=datetime.UTC)
+    archive.add(S, b"december", format="gif")
+
+
+def test_list_in_date_then_serial_order(archive: Archive, clock: Clock) -> None:
+    _fill(archive, clock)
+    assert [str(p).removeprefix("urn:pdi://oma.eop.gov.us/") for p in archive.ls(series=S)] == [
+        "2026/11/21/1.gif.1",
+        "2026/11/21/2.gif.1",
+        "2026/11/21/3.gif.1",
+        "2026/11/22/1.gif.1",
+        "2026/11/22/2.gif.1",
+        "2026/11/22/3.gif.1",
+        "2026/11/22/a-mnemonic.gif.1",
+        "2026/12/01/1.gif.1",
+    ]
+
+
+def test_list_by_date_pattern_and_pages(archive: Archive, clock: Clock) -> None:
+    _fill(archive, clock)
+
+    def short(names: list[object]) -> list[str]:
+        return [str(p).removeprefix("urn:pdi://oma.eop.gov.us/") for p in names]
+
+    assert short(archive.ls("urn:pdi://oma.eop.gov.us/2026/11/*/*")) == [
+        "2026/11/21/1.gif.1", "2026/11/21/2.gif.1", "2026/11/21/3.gif.1",
+        "2026/11/22/1.gif.1", "2026/11/22/2.gif.1", "2026/11/22/3.gif.1",
+        "2026/11/22/a-mnemonic.gif.1",
+    ]
+    assert short(archive.ls("urn:pdi://oma.eop.gov.us/2026/11/22/2.*.*")) == ["2026/11/22/2.gif.1"]
+    assert short(archive.ls("urn:pdi://oma.eop.gov.us/*/*/*/1.gif.1")) == [
+        "2026/11/21/1.gif.1", "2026/11/22/1.gif.1", "2026/12/01/1.gif.1",
+    ]
+    assert short(archive.ls(series=S, year=2026, month=12)) == ["2026/12/01/1.gif.1"]
+    assert short(archive.ls(series=S, day=21, limit=2)) == ["2026/11/21/1.gif.1", "2026/11/21/2.gif.1"]
+    assert short(archive.ls(series=S, limit=2, offset=5)) == [
+        "2026/11/22/3.gif.1", "2026/11/22/a-mnemonic.gif.1",
+    ]
+    assert short(archive.ls(series=S, offset=7)) == ["2026/12/01/1.gif.1"]
+    assert archive.ls("urn:pdi://other.fr/*/*/*/*") == []
+
+
+# --- assertions ------------------------------------------------------------------------------
+
+
+def test_assertions_are_append_only_with_history(archive: Archive, clock: Clock) -> None:
+    pdi = archive.add(S, b"hello world\n", format="text")
+    archive.annotate(pdi, "title", "Draft", who="ann")
+    clock.now = datetime.datetime(2026, 11, 22, 15, tzinfo=datetime.UTC)
+    archive.annotate(pdi, "title", "Final", who="bob")
+    archive.annotate(pdi, "dcterms:creator", "White House", who="bob")
+    fragment = f"{pdi}#char=0,5"
+    archive.annotate(fragment, "x-note", "the greeting", who="ann")
+    assert archive.meta(pdi) == {"title": "Final", "dcterms:creator": "White House"}
+    history = archive.history(pdi)
+    assert [(h.key, h.value, h.who, h.at) for h in history] == [
+        ("title", "Draft", "ann", "2026-11-22T14:30:00.000000Z"),
+        ("title", "Final", "bob", "2026-11-22T15:00:00.000000Z"),
+        ("dcterms:creator", "White House", "bob", "2026-11-22T15:00:00.000000Z"),
+    ]
+    assert archive.meta(fragment) == {"x-note": "the greeting"}
+    with pytest.raises(NotFoundError):
+        archive.annotate("urn:pdi://oma.eop.gov.us/2026/11/22/7.text.1", "title", "x")
+    with pytest.raises(ParseError):
+        archive.annotate(pdi, "bad key", "x")
+
+
+# --- opening ------------------------------------------------------------------------------
+
+
+def test_open_missing_archive(tmp_path: object) -> None:
+    with pytest.raises(NotFoundError):
+        Archive.open(f"{tmp_path}/nothing-here")
+
+
+def test_init_twice_keeps_everything(location: str, clock: Clock) -> None:
+    with Archive.init(location, clock=clock) as first:
+        first.add_series(S)
+        pdi = first.add(S, b"kept", format="gif")
+    with Archive.init(location, clock=clock) as second:
+        assert second.get(pdi).data == b"kept"
+
+
+def test_errors_are_pdi_errors(archive: Archive) -> None:
+    for call in (
+        lambda: archive.get(""),
+        lambda: archive.get("urn:pdi:"),
+        lambda: archive.ls("garbage"),
+        lambda: archive.add(S, b"", format=""),
+        lambda: archive.annotate("x", "title", "y"),
+    ):
+        with pytest.raises(PDIError):
+            call()
