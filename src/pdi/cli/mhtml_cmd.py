@@ -2,9 +2,128 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import click
+from rich.console import Console
+from rich.table import Table
 
 from pdi.cli.mhtml_group import mhtml
+from pdi.errors import IntegrityError, NotFoundError
+from pdi.mhtml import Aggregate, check, parse
+
+
+def _read(path: str, base: str | None) -> Aggregate:
+    p = Path(path)
+    try:
+        with p.open("rb") as f:
+            return parse(f, base=base)
+    except FileNotFoundError as exc:
+        raise NotFoundError(f"no such file: {path}") from exc
+    except IsADirectoryError as exc:
+        raise NotFoundError(f"not a file: {path}") from exc
+
+
+def _listing(agg: Aggregate) -> list[dict[str, Any]]:
+    by_part: dict[int, list[dict[str, Any]]] = {p.index: [] for p in agg.parts}
+    referenced_by: dict[int, set[int]] = {p.index: set() for p in agg.parts}
+    for r in agg.references:
+        if r.status == "ignored":
+            continue
+        by_part[r.source.index].append(
+            {
+                "url": r.reference.url,
+                "kind": r.reference.kind,
+                "uri": r.uri,
+                "status": r.status,
+                "part": r.target.index if r.target is not None else None,
+                "rule": r.rule,
+            }
+        )
+        if r.target is not None:
+            referenced_by[r.target.index].add(r.source.index)
+    out = []
+    for p in agg.parts:
+        out.append(
+            {
+                "index": p.index,
+                "root": p is agg.root,
+                "content_type": p.content_type,
+                "charset": p.charset,
+                "encoding": p.encoding if p.is_text else None,
+                "size": len(p.data),
+                "content_location": p.content_location,
+                "location": p.location,
+                "content_id": p.content_id,
+                "base": p.base,
+                "references": by_part[p.index],
+                "referenced_by": sorted(referenced_by[p.index]),
+            }
+        )
+    return out
+
+
+@mhtml.command("ls")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: every part with its references.")
+@click.option("--base", default=None, help="The URI the file was retrieved from (RFC 2557 §5 (d)).")
+def ls_command(file: str, as_json: bool, base: str | None) -> None:
+    """List the parts of an MHTML FILE: type, size, resolved URI, and what each references.
+
+    The table shows, per part, how many of its references the file itself satisfies;
+    --json gives every reference with the part it resolves to.
+    """
+    agg = _read(file, base)
+    listing = _listing(agg)
+    if as_json:
+        click.echo(json.dumps({"parts": listing, "warnings": list(agg.warnings)}, indent=2, ensure_ascii=False))
+        return
+    table = Table(show_lines=False)
+    for col in ("#", "type", "size", "location / content-id", "refs in file", "used by"):
+        table.add_column(col, overflow="fold")
+    for row in listing:
+        refs = row["references"]
+        sat = sum(1 for r in refs if r["status"] == "satisfied")
+        label = row["location"] or (f"cid:{row['content_id']}" if row["content_id"] else "")
+        table.add_row(
+            f"{row['index']}{'*' if row['root'] else ''}",
+            row["content_type"],
+            str(row["size"]),
+            label,
+            f"{sat}/{len(refs)}" if refs else "",
+            ",".join(str(i) for i in row["referenced_by"]),
+        )
+    Console(width=200).print(table)
+    for w in agg.warnings:
+        click.echo(f"warning: {w}", err=True)
+
+
+@mhtml.command("check")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--strict", is_flag=True, help="Fail on warnings too (unreferenced parts, unsatisfied references).")
+@click.option("--base", default=None, help="The URI the file was retrieved from (RFC 2557 §5 (d)).")
+def check_command(file: str, strict: bool, base: str | None) -> None:
+    """Check an MHTML FILE: duplicate labels (§7), a missing start part, parts nobody
+    references and references no part satisfies.
+
+    Prints one line per finding. Exits 0 when there is no error (3 with --strict and
+    a warning, or on any error).
+    """
+    agg = _read(file, base)
+    report = check(agg)
+    for f in report.findings:
+        click.echo(str(f))
+    click.echo(
+        f"{len(agg.parts)} parts, {sum(1 for r in report.references if r.satisfied)} references satisfied, "
+        f"{len(report.errors)} errors, {len(report.warnings)} warnings, "
+        f"{report.unsatisfied_links} links to pages outside the file"
+    )
+    if report.errors or (strict and report.warnings):
+        raise IntegrityError(
+            f"{file}: {len(report.errors)} errors, {len(report.warnings)} warnings"
+        )
 
 
 def register(cli: click.Group) -> None:

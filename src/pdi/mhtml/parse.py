@@ -15,9 +15,10 @@ Why not hand the whole file to ``email.message_from_bytes``:
   here keeps the input (or, for a stream, only the current part's raw bytes, read in
   1 MiB chunks) and the decoded parts: well under three times the file size.
 * ``email.policy.default`` (and ``SMTP``/``HTTP``) refuses or rewrites what browsers
-  write: its header parser is quadratic on long folded headers (seconds on a 100 kB
-  ``Content-Location``), it raises on some malformed values where we want a warning,
-  and ``get_content()`` re-decodes text with its own charset guess. ``compat32`` is
+  write: its structured header parser grows quadratically (a ``Content-Type`` with
+  4,000 parameters takes about 3 s on the project machine, against 0.06 s here), it
+  raises on some malformed values where we want a warning, and ``get_content()``
+  re-decodes text with its own charset guess. ``compat32`` is
   linear and never raises on a header value, so it is the policy used, and only for
   single header values.
 * ``email``'s header splitter ends the header block at the first line without a
@@ -41,7 +42,8 @@ is, warning); headers in UTF-8 or, failing that, Latin-1 (warning).
 
 What is refused (a :class:`~pdi.errors.ParseError` naming the offset): a multipart
 without a ``boundary`` parameter, a multipart whose body holds no delimiter line for
-its boundary, a multipart with no body parts, a stream that does not give bytes.
+its boundary, a multipart with no body parts, an empty input, a stream that does not
+give bytes.
 :class:`~pdi.errors.LimitError`: nesting deeper than ``Limits.max_depth``, more parts
 than ``Limits.max_parts``, a header block longer than ``Limits.max_header_bytes``.
 
@@ -618,6 +620,8 @@ def parse(
     if base is not None and resolve_uri(THISMESSAGE, base) != base:
         raise ParseError(f"base {base!r} is not an absolute URI", text=base, offset=0, rule="absolute-URI")
     src = _Source(data, lim.chunk_size)
+    if not src.buf and not src.more():
+        raise ParseError("the input is empty", offset=0, rule="message")
     ctx = _Ctx(src, lim, base)
     try:
         node, _pos, _hit, _ended = ctx.entity(0, [], base or THISMESSAGE, (), 0, top=True)

@@ -1,0 +1,294 @@
+"""Reading what browsers and mailers really write, one quirk at a time (issue 6)."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import pytest
+
+from pdi.errors import LimitError, ParseError
+from pdi.mhtml import Limits, Part, check, parse
+
+CHROME_BOUNDARY = "----MultipartBoundary--aBcD1234eFgH5678iJkL----"
+
+
+def mhtml(*parts: str, boundary: str = "b1", head: str | None = None, nl: str = "\r\n", close: bool = True) -> bytes:
+    """A multipart/related message; each part is 'headers\\n\\nbody' with \\n as the line end."""
+    top = head if head is not None else f'Content-Type: multipart/related; type="text/html"; boundary="{boundary}"'
+    lines = [*top.split("\n"), ""]
+    for p in parts:
+        lines.append(f"--{boundary}")
+        lines.extend(p.split("\n"))
+    if close:
+        lines.append(f"--{boundary}--")
+    return (nl.join(lines) + nl).encode("utf-8")
+
+
+PLAIN_HEAD = 'Content-Type: multipart/related; boundary="b1"'
+PAGE = 'Content-Type: text/html\nContent-Location: http://a.example/\n\n<img src="i.png">'
+IMAGE_B64 = base64.b64encode(b"\x89PNG\r\n\x1a\n\x00\x01\x02").decode()
+IMAGE = f"Content-Type: image/png\nContent-Transfer-Encoding: base64\nContent-Location: http://a.example/i.png\n\n{IMAGE_B64}"
+
+
+@pytest.mark.parametrize("nl", ["\r\n", "\n"])
+def test_line_ends_crlf_and_lf_only_give_the_same_parts(nl: str) -> None:
+    agg = parse(mhtml(PAGE, IMAGE, nl=nl))
+    page, image = agg.parts
+    assert page.data == b'<img src="i.png">'
+    assert image.data == b"\x89PNG\r\n\x1a\n\x00\x01\x02"
+    assert agg.references[0].target is image
+    assert agg.warnings == ()
+
+
+def test_mixed_line_ends_in_one_file() -> None:
+    data = (
+        b'Content-Type: multipart/related; boundary="b1"\r\n\n'
+        b"--b1\nContent-Type: text/plain\r\n\r\nline one\nline two\r\n--b1\r\n"
+        b"Content-Type: text/plain\n\nthree\r\n--b1--\n"
+    )
+    agg = parse(data)
+    assert [p.data for p in agg.parts] == [b"line one\nline two", b"three"]
+
+
+def test_chromium_boundary_containing_dashes() -> None:
+    agg = parse(mhtml(PAGE, IMAGE, boundary=CHROME_BOUNDARY))
+    assert agg.boundary == CHROME_BOUNDARY
+    assert len(agg.parts) == 2 and agg.warnings == ()
+
+
+def test_unquoted_boundary_with_equals_and_not_last_parameter() -> None:
+    head = "Content-Type: multipart/related; boundary=abc=def; type=text/html; start=<p1@x>"
+    agg = parse(mhtml("Content-ID: <p1@x>\nContent-Type: text/html\n\nhi", boundary="abc=def", head=head))
+    assert agg.boundary == "abc=def"
+    assert agg.root.content_id == "p1@x" and agg.root.data == b"hi"
+
+
+def test_boundary_string_inside_a_line_is_not_a_delimiter() -> None:
+    body = "Content-Type: text/plain\n\nsee --b1 here\n--b1x is not one\n --b1 neither"
+    agg = parse(mhtml(body))
+    assert agg.parts[0].data == b"see --b1 here\r\n--b1x is not one\r\n --b1 neither"
+
+
+def test_delimiter_with_transport_padding() -> None:
+    data = b'Content-Type: multipart/related; boundary="b1"\r\n\r\n--b1  \t\r\nContent-Type: text/plain\r\n\r\nx\r\n--b1-- \r\n'
+    agg = parse(data)
+    assert agg.parts[0].data == b"x" and agg.warnings == ()
+
+
+def test_missing_closing_delimiter_is_a_warning() -> None:
+    agg = parse(mhtml(PAGE, IMAGE, close=False))
+    assert len(agg.parts) == 2
+    assert agg.parts[1].data == b"\x89PNG\r\n\x1a\n\x00\x01\x02"
+    assert len(agg.warnings) == 1 and "missing closing delimiter" in agg.warnings[0]
+
+
+def test_preamble_and_epilogue_are_ignored() -> None:
+    data = mhtml(PAGE).replace(b"\r\n\r\n--b1", b"\r\n\r\nThis is a MIME message.\r\n--b1", 1) + b"epilogue\r\n"
+    agg = parse(data)
+    assert [p.data for p in agg.parts] == [b'<img src="i.png">']
+
+
+def test_header_line_without_colon_continues_the_previous_field() -> None:
+    head = 'Subject: two\nwords\nContent-Type: multipart/related; boundary="b1"'
+    agg = parse(mhtml(PAGE, head=head))
+    assert agg.header("subject") == "two words"
+    assert len(agg.parts) == 1
+    assert agg.warnings == ("offset 0: header line without a colon read as a continuation: 'words'",)
+
+
+def test_lower_case_header_names() -> None:
+    part = "content-type: text/css\ncontent-location: http://a.example/s.css\ncontent-id: <s@x>\ncontent-transfer-encoding: QUOTED-PRINTABLE\n\nb{}"
+    head = 'content-type: MULTIPART/RELATED; BOUNDARY="b1"'
+    p = parse(mhtml(part, head=head)).parts[0]
+    assert (p.content_type, p.location, p.content_id, p.transfer_encoding) == (
+        "text/css",
+        "http://a.example/s.css",
+        "s@x",
+        "quoted-printable",
+    )
+
+
+def test_quoted_printable_soft_breaks_lower_case_hex_and_bad_escapes() -> None:
+    body = "caf=c3=a9 a=\nb =ZZ 100=\r\n% end=3D"
+    part = f"Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: quoted-printable\n\n{body}"
+    data = mhtml(part).replace(b"=\r\nb", b"=\nb")  # one soft break as LF only
+    p = parse(data).parts[0]
+    assert p.data == "café ab =ZZ 100% end=".encode()
+    assert p.text() == "café ab =ZZ 100% end="
+
+
+def test_dirty_base64_is_repaired_with_a_warning() -> None:
+    raw = bytes(range(256))
+    enc = base64.b64encode(raw).decode()
+    dirty = enc[:40] + "!*" + enc[40:100] + "\n" + enc[100:].rstrip("=")  # stray chars, no padding
+    part = f"Content-Type: application/octet-stream\nContent-Transfer-Encoding: base64\n\n{dirty}"
+    agg = parse(mhtml(part, head=PLAIN_HEAD))
+    assert agg.parts[0].data == raw
+    assert len(agg.warnings) == 1 and "base64" in agg.warnings[0]
+
+
+def test_stray_characters_in_base64_are_dropped() -> None:
+    enc = base64.b64encode(b"hello world").decode()
+    part = f"Content-Type: application/octet-stream\nContent-Transfer-Encoding: base64\n\n{enc[:4]} ...{enc[4:]}"
+    assert parse(mhtml(part)).parts[0].data == b"hello world"
+
+
+@pytest.mark.parametrize("cte", ["7bit", "8bit", "binary", None])
+def test_identity_bodies_keep_their_line_breaks(cte: str | None) -> None:
+    header = f"Content-Transfer-Encoding: {cte}\n" if cte else ""
+    data = (
+        b'Content-Type: multipart/related; boundary="b1"\r\n\r\n--b1\r\n'
+        + f"Content-Type: text/plain\r\n{header}\r\n".replace("\n", "\r\n").replace("\r\r", "\r").encode()
+        + b"one\r\ntwo\nthree\rfour\r\n\r\n\xff\r\n--b1--\r\n"
+    )
+    p = parse(data).parts[0]
+    assert p.data == b"one\r\ntwo\nthree\rfour\r\n\r\n\xff"
+    assert p.transfer_encoding == cte
+
+
+def test_unknown_transfer_encoding_keeps_the_body_with_a_warning() -> None:
+    part = "Content-Type: text/plain\nContent-Transfer-Encoding: x-uuencode\n\nbegin 644"
+    agg = parse(mhtml(part))
+    assert agg.parts[0].data == b"begin 644"
+    assert "x-uuencode" in agg.warnings[0]
+
+
+def test_folded_and_rfc2047_encoded_content_location() -> None:
+    part = (
+        "Content-Type: image/png\nContent-Location:\n http://a.example/very/long/\n path/caf=?iso-8859-1?q?=E9?=.png"
+    )
+    p = parse(mhtml(PAGE, part)).parts[1]
+    # §4.4: unfold (the folding white space goes: a URI has none), then decode
+    assert p.content_location == "http://a.example/very/long/path/café.png"
+    assert p.location == p.content_location
+
+
+def test_content_location_with_comments() -> None:
+    part = "Content-Type: image/png\nContent-Location: (the logo) http://a.example/l.png (end)"
+    assert parse(mhtml(PAGE, part)).parts[1].content_location == "http://a.example/l.png"
+
+
+def test_start_part_is_found_by_content_id_not_position() -> None:
+    head = 'Content-Type: multipart/related; boundary="b1"; type="text/html"; start="<root@x>"'
+    agg = parse(mhtml(IMAGE, "Content-ID: <root@x>\nContent-Type: text/html\n\n<p>", head=head))
+    assert agg.root is agg.parts[1]
+    assert agg.tree is not None and agg.tree.start_found
+
+
+def test_missing_start_part_is_a_warning_and_a_check_error() -> None:
+    head = 'Content-Type: multipart/related; boundary="b1"; start="<nope@x>"'
+    agg = parse(mhtml(PAGE, head=head))
+    assert agg.root is agg.parts[0]
+    assert "start part <nope@x> not found" in agg.warnings[0]
+    assert [f.code for f in check(agg).errors] == ["missing-start"]
+
+
+def test_multipart_alternative_start_part_roots_at_its_html_alternative() -> None:
+    alt = (
+        'Content-Type: multipart/alternative; boundary="alt"\n\n--alt\nContent-Type: text/plain\n\nplain'
+        '\n--alt\nContent-Type: text/html\nContent-Location: http://a.example/\n\n<img src="i.png">\n--alt--'
+    )
+    head = 'Content-Type: multipart/related; boundary="b1"; type="multipart/alternative"'
+    agg = parse(mhtml(alt, IMAGE, head=head))
+    plain, html, image = agg.parts
+    assert agg.root is html
+    assert plain.data == b"plain"
+    (ref,) = agg.references
+    assert ref.source is html and ref.target is image
+    assert agg.warnings == ()
+
+
+def test_nested_multipart_missing_its_closing_delimiter() -> None:
+    inner = 'Content-Type: multipart/related; boundary="in"\n\n--in\nContent-Type: text/plain\n\ninner'
+    agg = parse(mhtml(inner, "Content-Type: text/plain\n\nouter", head=PLAIN_HEAD))
+    assert [p.data for p in agg.parts] == [b"inner", b"outer"]
+    assert len(agg.warnings) == 1 and "'in'" in agg.warnings[0]
+
+
+def test_retrieval_uri_is_the_base_when_no_content_location() -> None:
+    agg = parse(mhtml("Content-Type: text/html\n\n<img src=a.png>", "Content-Location: a.png\n\nA"), base="http://h.example/d/p")
+    page, image = agg.parts
+    assert page.base == "http://h.example/d/p"
+    assert image.location == "http://h.example/d/a.png"
+    assert agg.references[0].target is image
+
+
+def test_base_must_be_absolute() -> None:
+    with pytest.raises(ParseError) as exc:
+        parse(mhtml(PAGE), base="relative/path")
+    assert exc.value.rule == "absolute-URI"
+
+
+def test_single_part_message_is_an_aggregate_of_one() -> None:
+    agg = parse(b"Content-Type: text/html\r\n\r\n<p>hi</p>\r\n")
+    assert agg.tree is None and agg.root.data == b"<p>hi</p>\r\n"
+
+
+def test_empty_input_is_a_parse_error() -> None:
+    with pytest.raises(ParseError):
+        parse(b"")
+
+
+def test_multipart_without_boundary_parameter() -> None:
+    with pytest.raises(ParseError) as exc:
+        parse(b"Content-Type: multipart/related\r\n\r\n--x\r\n\r\na\r\n--x--\r\n")
+    assert exc.value.rule == "boundary"
+
+
+def test_multipart_with_no_body_parts() -> None:
+    with pytest.raises(ParseError) as exc:
+        parse(b'Content-Type: multipart/related; boundary="b"\r\n\r\n--b--\r\n')
+    assert exc.value.rule == "multipart-body"
+
+
+def test_limit_on_nesting_depth() -> None:
+    depth = 5
+    text = "Content-Type: text/plain\n\nleaf"
+    for i in range(depth):
+        text = f'Content-Type: multipart/mixed; boundary="d{i}"\n\n--d{i}\n{text}\n--d{i}--'
+    data = text.replace("\n", "\r\n").encode()
+    assert parse(data, limits=Limits(max_depth=5)).root.data == b"leaf"
+    with pytest.raises(LimitError):
+        parse(data, limits=Limits(max_depth=4))
+
+
+def test_limit_on_part_count_and_header_size() -> None:
+    data = mhtml(*(["Content-Type: text/plain\n\nx"] * 10))
+    assert len(parse(data).parts) == 10
+    with pytest.raises(LimitError):
+        parse(data, limits=Limits(max_parts=9))
+    long_header = mhtml("X-Long: " + "a" * 5000 + "\n\nbody")
+    with pytest.raises(LimitError):
+        parse(long_header, limits=Limits(max_header_bytes=4096))
+
+
+def test_long_folded_headers_and_many_parameters() -> None:
+    # email.policy.default needs seconds for a Content-Type with thousands of parameters
+    # (its parser grows quadratically); compat32 values and our unfolding do not.
+    folded = "Content-Location: http://a.example/" + "\n ".join(f"seg{i}/" for i in range(10000)) + "x"
+    params = "Content-Type: image/png; " + "; ".join(f'p{i}="v{i}"' for i in range(4000))
+    p = parse(mhtml(PAGE, folded + "\n" + params + "\n\nX")).parts[1]
+    assert p.location is not None and p.location.endswith("seg9999/x")
+    assert len(p.params) == 4000 and p.params[-1] == ("p3999", "v3999")
+
+
+def test_stream_input_in_tiny_chunks_equals_bytes_input() -> None:
+    data = mhtml(PAGE, IMAGE, "Content-Type: text/plain\n\n" + "line\n" * 500, boundary=CHROME_BOUNDARY)
+    a = parse(data)
+    b = parse(io.BytesIO(data), limits=Limits(chunk_size=7))
+    assert [p.data for p in a.parts] == [p.data for p in b.parts]
+    assert [p.offset for p in a.parts] == [p.offset for p in b.parts]
+
+
+def test_stream_that_gives_text_is_refused() -> None:
+    with pytest.raises(ParseError):
+        parse(io.StringIO("Content-Type: text/plain\n\nx"))  # type: ignore[arg-type]
+
+
+def test_parts_are_values_with_their_headers() -> None:
+    p: Part = parse(mhtml(PAGE)).parts[0]
+    assert p.header("CONTENT-LOCATION") == "http://a.example/"
+    assert p.headers == (("Content-Type", "text/html"), ("Content-Location", "http://a.example/"))
+    with pytest.raises(AttributeError):
+        p.data = b""  # type: ignore[misc]
