@@ -20,7 +20,9 @@ climb out of it.
 References are rewritten in place, using the reader's source offsets
 (:mod:`pdi.mhtml.refs`): one satisfied inside the aggregate (RFC 2557 §8.2
 by resolved Content-Location, §8.3 ``cid:`` by Content-ID, then Chromium's
-``cid:`` Content-Location) becomes the local file name (its ``#fragment``
+``cid:`` Content-Location; and, for a style sheet Chromium labelled ``cid:…``
+from a ``<style>`` element, relative ``url()``s resolved against the page
+that uses it, as Chromium does) becomes the local file name (its ``#fragment``
 kept); one not satisfied becomes its absolute URI, so links still lead to the
 web; the ``<base href>`` becomes ``./``, so the local names resolve against
 the folder. A part's text is decoded with the charset the reader found and
@@ -219,9 +221,20 @@ def plan(aggregate: Aggregate, *, limits: UnpackLimits | None = None) -> UnpackP
     unsatisfied: list[str] = []
     for part in order:
         index = part.index
-        data, count = _rewrite(aggregate, part, names, unsatisfied)
+        referrer = _cid_referrer(aggregate, part)
+        data, count = _rewrite(aggregate, part, names, unsatisfied, referrer)
         files.append(PlannedFile(names[id(part)], data, index, part.content_location, count))
     return UnpackPlan(tuple(files), tuple(dict.fromkeys(unsatisfied)))
+
+
+def _cid_referrer(aggregate: Aggregate, part: Part) -> Part | None:
+    """For a style sheet labelled ``cid:…`` (Chromium's <style> parts): the HTML part that uses it."""
+    if not (part.is_css and (part.content_location or "")[:4].lower() == "cid:"):
+        return None
+    for ref in aggregate.references:
+        if ref.target is part and ref.source.is_html:
+            return ref.source
+    return None
 
 
 def _source_text(part: Part) -> tuple[str, Callable[[str], bytes]] | None:
@@ -249,7 +262,9 @@ def _true_url(part: Part, ref: Reference, raw_bytes: bytes) -> str:
     return html.unescape(decoded) if part.is_html else decoded
 
 
-def _rewrite(aggregate: Aggregate, part: Part, names: dict[int, str], unsatisfied: list[str]) -> tuple[bytes, int]:
+def _rewrite(
+    aggregate: Aggregate, part: Part, names: dict[int, str], unsatisfied: list[str], referrer: Part | None
+) -> tuple[bytes, int]:
     if not (part.is_html or part.is_css):
         return part.data, 0
     source = _source_text(part)
@@ -271,6 +286,12 @@ def _rewrite(aggregate: Aggregate, part: Part, names: dict[int, str], unsatisfie
             found = resolve_reference(aggregate, part, url, ref.kind)
             if found.status == "ignored":
                 continue
+            if found.target is None and referrer is not None:
+                # Chromium writes a page's <style> elements as parts labelled cid:…, whose
+                # relative url()s it resolves against the page that holds them.
+                again = resolve_reference(aggregate, referrer, url, ref.kind)
+                if again.target is not None:
+                    found = again
             if found.target is not None and id(found.target) in names:
                 absolute = found.uri or ""
                 cut = absolute.find("#")
