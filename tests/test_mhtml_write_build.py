@@ -120,11 +120,16 @@ def test_quoted_printable_keeps_lf_only_and_mixed_line_ends() -> None:
     data = b"a\nb\r\nc\rd \t\nFrom here\n.\n"
     encoded = encode_quoted_printable(data)
     assert quopri.decodestring(encoded) == data
-    # Worked by hand: LF and CR are encoded, a soft break follows each LF,
-    # "From " at a line start and the lone "." are encoded.
-    assert encoded == (
-        b"a=0A=\r\nb=0D=0A=\r\nc=0Dd \t=0A=\r\n=46rom here=0A=\r\n=2E=0A"
-    )
+    # Worked by hand: LF and CR are encoded, a soft break follows each LF, white
+    # space ending a source line is encoded, and so is a lone "." at a line start.
+    assert encoded == b"a=0A=\r\nb=0D=0A=\r\nc=0Dd =09=0A=\r\nFrom here=0A=\r\n=2E=0A"
+
+
+def test_quoted_printable_line_length_around_an_encoded_lf() -> None:
+    # 74 characters, then "=0A" would make 77: a soft break comes first.
+    assert encode_quoted_printable(b"x" * 74 + b"\ny") == b"x" * 74 + b"=\r\n=0A=\r\ny"
+    # 72 characters and "=0A" make 75, and the soft break's "=" 76: no extra break.
+    assert encode_quoted_printable(b"x" * 72 + b"\ny") == b"x" * 72 + b"=0A=\r\ny"
 
 
 def test_quoted_printable_trailing_white_space_encoded() -> None:

@@ -67,7 +67,7 @@ class Fetched:
     status: int
     media_type: str | None
     charset: str | None
-    data: bytes
+    data: bytes = field(repr=False)
     redirects: tuple[Redirect, ...] = field(default=())
 
 

@@ -32,12 +32,13 @@
 from __future__ import annotations
 
 import base64
+import binascii
 import datetime
 import email.utils
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pdi.errors import ParseError, PDIError
 from pdi.uri import resolve
@@ -101,7 +102,7 @@ class Resource:
 
     content_location: str | None
     media_type: str
-    data: bytes
+    data: bytes = field(repr=False)
     charset: str | None = None
     content_id: str | None = None
 
@@ -109,46 +110,29 @@ class Resource:
 def encode_quoted_printable(data: bytes) -> bytes:
     """Quoted-printable (RFC 2045 §6.7) that keeps every byte, CR and LF included.
 
-    Printable ASCII other than ``=`` stands for itself, space and tab too
-    except before a line break; everything else is ``=XX`` (upper-case hex).
-    Lines are at most 76 characters, with ``=`` soft breaks; after an encoded
-    LF the line is broken softly so the text keeps its shape. A line that
-    would start with ``From `` or be a lone ``.`` has its first character
-    encoded, so no mail transport mangles it.
+    Each LF-terminated line of the input is encoded by :func:`binascii.b2a_qp`
+    in binary mode (printable ASCII but ``=`` stands for itself, white space too
+    except at the end of a line, CR and everything else becomes ``=XX``, lines
+    are at most 76 characters with ``=`` soft breaks, a lone ``.`` at a line
+    start is encoded), then its LF is written ``=0A`` followed by a soft break,
+    so the text keeps its shape and a reader gets back the very bytes.
     """
-    out: list[bytes] = []
-    line = bytearray()
-
-    def soft_break() -> None:
-        out.append(bytes(line) + b"=\r\n")
-        line.clear()
-
-    n = len(data)
-    for i in range(n):
-        b = data[i]
-        if b in (0x20, 0x09):
-            # White space is literal unless it would end an encoded line.
-            nxt = data[i + 1] if i + 1 < n else None
-            token = b"=%02X" % b if nxt is None else bytes((b,))
-        elif 33 <= b <= 126 and b != 0x3D:
-            token = bytes((b,))
-            if not line and b in (0x46, 0x2E):  # "F" of "From ", a lone "."
-                if b == 0x46 and data[i : i + 5] == b"From ":
-                    token = b"=46"
-                elif b == 0x2E and (i + 1 >= n or data[i + 1] in (0x0D, 0x0A)):
-                    token = b"=2E"
-        else:
-            token = b"=%02X" % b
-        if len(line) + len(token) > _LINE - 1:
-            # White space before the soft break's "=" is not at the end of the line
-            # (RFC 2045 §6.7 rule 3), so breaking anywhere between tokens is safe.
-            soft_break()
-        line.extend(token)
-        if b == 0x0A and i + 1 < n:
-            soft_break()
-    if line:
-        out.append(bytes(line))
-    return b"".join(out)
+    out = bytearray()
+    lines = data.split(b"\n")
+    last = len(lines) - 1
+    for i, line in enumerate(lines):
+        # In binary mode b2a_qp writes no raw line ends: every "\n" in its output is a soft break.
+        encoded = binascii.b2a_qp(line, quotetabs=False, istext=False, header=False).replace(b"=\n", b"=\r\n")
+        out += encoded
+        if i == last:
+            break
+        tail = len(encoded) - (encoded.rfind(b"\n") + 1)
+        if tail + 3 > _LINE - 1:
+            out += b"=\r\n"
+        out += b"=0A"
+        if i + 1 < last or lines[last]:
+            out += b"=\r\n"
+    return bytes(out)
 
 
 def _encode_base64(data: bytes) -> bytes:
@@ -316,12 +300,11 @@ def build(
     top.append(f' boundary="{boundary}"')
 
     delimiter = b"--" + boundary.encode("ascii")
-    out = bytearray("\r\n".join(top).encode("ascii"))
-    out += b"\r\n\r\n"
+    pieces: list[bytes] = ["\r\n".join(top).encode("ascii"), b"\r\n\r\n"]
     for part in rendered:
-        out += delimiter + b"\r\n" + part + b"\r\n"
-    out += delimiter + b"--\r\n"
-    return bytes(out)
+        pieces += (delimiter, b"\r\n", part, b"\r\n")
+    pieces += (delimiter, b"--\r\n")
+    return b"".join(pieces)
 
 
 def _encode_subject(subject: str) -> str:
