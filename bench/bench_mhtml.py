@@ -1,8 +1,7 @@
 """MHTML benchmark: parse throughput (MB/s) and peak memory on a large capture.
 
 Builds a Chromium-like capture (a quoted-printable HTML root, CSS, and large base64
-images and fonts, CRLF line ends, ``----MultipartBoundary--…----`` boundary) of about
-67 MB under ``bench/data/`` (git-ignored), then times, in the same run:
+images and fonts, CRLF line ends, ``----MultipartBoundary--…----`` boundary) of 67 MB under ``bench/data/`` (git-ignored), then times, in the same run:
 
 * ``pdi.mhtml.parse`` on the file as bytes and as a stream (1 MiB chunks),
 * the bare standard-library parse of the same bytes:
@@ -58,8 +57,9 @@ def make_capture(size: int, *, seed: int = 2557) -> bytes:
     out.write(head.encode())
     images = []
     n = 0
-    while out.tell() < size - 1_000_000:
-        blob = rng.randbytes(rng.randrange(200_000, 3_000_000))
+    while out.tell() < size - 20_000:
+        left = int((size - 20_000 - out.tell()) * 0.74) + 3
+        blob = rng.randbytes(min(rng.randrange(200_000, 3_000_000), left))
         url = f"https://bench.example/img/{n}.png"
         images.append(url)
         n += 1

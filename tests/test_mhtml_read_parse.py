@@ -292,3 +292,22 @@ def test_parts_are_values_with_their_headers() -> None:
     assert p.headers == (("Content-Type", "text/html"), ("Content-Location", "http://a.example/"))
     with pytest.raises(AttributeError):
         p.data = b""  # type: ignore[misc]
+
+
+def test_endless_header_line_in_a_stream_hits_the_limit() -> None:
+    class Endless(io.RawIOBase):
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, b: bytearray) -> int:  # type: ignore[override]
+            b[:] = b"x" * len(b)
+            return len(b)
+
+    with pytest.raises(LimitError):
+        parse(Endless(), limits=Limits(max_header_bytes=10_000, chunk_size=1000))  # type: ignore[arg-type]
+
+
+def test_base_with_dot_segments_is_absolute() -> None:
+    agg = parse(b"Content-Type: text/html\r\n\r\n<img src=a.png>", base="http://h.example/a/../b/")
+    assert agg.root.base == "http://h.example/a/../b/"
+    assert agg.references[0].uri == "http://h.example/b/a.png"

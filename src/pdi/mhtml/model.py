@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from pdi.mhtml import charset as _charset
+from pdi.mhtml.resolve import comparable
 
 if TYPE_CHECKING:
     from pdi.mhtml.resolve import ResolvedReference
@@ -207,15 +208,15 @@ class Aggregate:
     base: str | None
     size: int
     warnings: tuple[str, ...] = ()
-    _cid: dict[str, Part] = field(default_factory=dict, repr=False)
-    _loc: dict[str, Part] = field(default_factory=dict, repr=False)
+    _cid: dict[str, Part] = field(default_factory=dict, init=False, repr=False)
+    _loc: dict[str, Part] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for p in self.parts:
             if p.content_id is not None:
                 self._cid.setdefault(p.content_id, p)
             if p.location is not None:
-                self._loc.setdefault(p.location, p)
+                self._loc.setdefault(comparable(p.location), p)
 
     def header(self, name: str) -> str | None:
         """The first top-level header field of that name (case-insensitive), unfolded."""
@@ -229,8 +230,12 @@ class Aggregate:
         return self._cid.get(c)
 
     def by_location(self, uri: str) -> Part | None:
-        """The first part whose resolved Content-Location is exactly ``uri`` (octet by octet)."""
-        return self._loc.get(uri)
+        """The first part whose resolved Content-Location is ``uri``, octet by octet.
+
+        Both sides are compared without their fragment and with characters a URI may
+        not hold %-encoded (:func:`pdi.mhtml.resolve.comparable`), as references are.
+        """
+        return self._loc.get(comparable(uri))
 
     @property
     def multiparts(self) -> tuple[Multipart, ...]:

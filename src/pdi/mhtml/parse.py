@@ -127,12 +127,20 @@ class _Source:
         self.shift += pos
         return 0
 
-    def line_end(self, pos: int) -> int:
-        """Index of the next ``\\n`` at or after ``pos`` (``len(buf)`` at the end of the input)."""
+    def line_end(self, pos: int, limit: int | None = None) -> int:
+        """Index of the next ``\\n`` at or after ``pos`` (``len(buf)`` at the end of the input).
+
+        With ``limit``, a line longer than that many bytes is a :class:`LimitError`
+        (a stream with no line break must not be read whole into memory).
+        """
+        start = pos
         while True:
-            i = self.buf.find(b"\n", pos)
+            i = self.buf.find(b"\n", start)
             if i >= 0:
                 return i
+            if limit is not None and len(self.buf) - pos > limit:
+                raise LimitError(f"header line at offset {self.shift + pos} is longer than {limit} bytes")
+            start = max(pos, len(self.buf))
             if not self.more():
                 return len(self.buf)
 
@@ -227,7 +235,7 @@ class _Ctx:
         while True:
             if pos >= len(src.buf) and not src.more():
                 return lines, pos, "eof"
-            e = src.line_end(pos)
+            e = src.line_end(pos, self.limits.max_header_bytes)
             line = bytes(src.buf[pos:e])
             nxt = e + 1 if e < len(src.buf) else e
             if line.endswith(b"\r"):
@@ -489,6 +497,7 @@ def _root_of(node: Part | Multipart) -> Part | None:
     return node if isinstance(node, Part) else node.root
 
 
+_ABSOLUTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:[^\s]*$")
 _COMMENT_END = re.compile(r"\s*\((?:[^()\\]|\\.)*\)\s*$")
 _COMMENT_START = re.compile(r"^\s*\((?:[^()\\]|\\.)*\)\s*")
 
@@ -617,7 +626,7 @@ def parse(
     listed in :attr:`Aggregate.warnings`.
     """
     lim = limits or Limits()
-    if base is not None and resolve_uri(THISMESSAGE, base) != base:
+    if base is not None and not _ABSOLUTE.match(base):
         raise ParseError(f"base {base!r} is not an absolute URI", text=base, offset=0, rule="absolute-URI")
     src = _Source(data, lim.chunk_size)
     if not src.buf and not src.more():

@@ -12,6 +12,11 @@ For every reference in an HTML or CSS part (:mod:`pdi.mhtml.refs`):
   :func:`pdi.uri.resolve` and compared octet by octet with the parts' resolved
   Content-Locations (§8.2 (d), rule ``"content-location"``).
 
+A style sheet labelled ``Content-Location: cid:…`` (how Chromium saves a ``<style>``
+element) has no URI to serve as its base: its relative references resolve against the
+base of the first HTML part that uses it, as they do in the browser (the second half
+of the Chromium compatibility rule).
+
 Before comparing, both sides lose their fragment (``#…`` selects inside a resource,
 it does not name another one) and characters that may not appear in a URI (non-ASCII,
 spaces, controls) are percent-encoded as UTF-8, as browsers do before fetching; nothing
@@ -166,8 +171,8 @@ def references_of(part: Part) -> list[Reference]:
     return []
 
 
-def resolve_one(part: Part, ref: Reference, index: _Index) -> ResolvedReference:
-    """Resolve one reference of ``part`` (see the module docstring)."""
+def resolve_one(part: Part, ref: Reference, index: _Index, base: str | None = None) -> ResolvedReference:
+    """Resolve one reference of ``part`` (see the module docstring); ``base`` overrides ``part.base``."""
     text = _clean(ref.url)
     if ref.kind == "base" or text == "" or text.startswith("#"):
         return ResolvedReference(part, ref, None, "ignored")
@@ -184,7 +189,7 @@ def resolve_one(part: Part, ref: Reference, index: _Index) -> ResolvedReference:
         if target is not None:
             return ResolvedReference(part, ref, text, "satisfied", target, "cid-content-location")
         return ResolvedReference(part, ref, text, "unsatisfied")
-    resolved = resolve_uri(part.base, text)
+    resolved = resolve_uri(base if base is not None else part.base, text)
     if resolved is None:
         return ResolvedReference(part, ref, None, "unsatisfied")
     target = index.by_location(part.scope, resolved)
@@ -193,14 +198,35 @@ def resolve_one(part: Part, ref: Reference, index: _Index) -> ResolvedReference:
     return ResolvedReference(part, ref, resolved, "unsatisfied")
 
 
+def _is_embedded_sheet(part: Part) -> bool:
+    return part.is_css and part.content_location is not None and is_cid(part.content_location)
+
+
 def resolve_references(agg: Aggregate) -> tuple[ResolvedReference, ...]:
-    """Every reference of every HTML and CSS part of ``agg``, in part then source order."""
+    """Every reference of every HTML and CSS part of ``agg``, in part then source order.
+
+    A style sheet labelled ``Content-Location: cid:…`` (Chromium's way of saving a
+    ``<style>`` element) has no URI of its own to resolve against; as in the browser,
+    its relative references resolve against the base of the HTML part that uses it
+    (the first one, in file order), part of the Chromium compatibility rule.
+    """
     index = _Index(agg)
-    out: list[ResolvedReference] = []
+    found: dict[int, list[ResolvedReference]] = {}
+    sheets: list[Part] = []
     for part in agg.parts:
-        for ref in references_of(part):
-            out.append(resolve_one(part, ref, index))
-    return tuple(out)
+        if _is_embedded_sheet(part):
+            sheets.append(part)
+            continue
+        found[part.index] = [resolve_one(part, ref, index) for ref in references_of(part)]
+    for sheet in sheets:
+        base = None
+        for results in found.values():
+            hit = next((r for r in results if r.target is sheet and r.source.is_html), None)
+            if hit is not None:
+                base = hit.source.base
+                break
+        found[sheet.index] = [resolve_one(sheet, ref, index, base) for ref in references_of(sheet)]
+    return tuple(r for part in agg.parts for r in found[part.index])
 
 
 def resolve_reference(agg: Aggregate, part: Part, reference: str, kind: str = "src") -> ResolvedReference:

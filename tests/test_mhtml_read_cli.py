@@ -1,0 +1,72 @@
+"""`pdi mhtml ls` and `pdi mhtml check` on corpus files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from pdi.cli import cli
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+CORPUS = SHARED / "corpus" / "mhtml"
+
+
+def test_ls_json_lists_parts_and_their_references() -> None:
+    r = CliRunner().invoke(cli, ["mhtml", "ls", "--json", str(CORPUS / "pimht_example_com.mhtml")])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    parts = out["parts"]
+    assert [p["content_type"] for p in parts] == ["text/html", "text/css", "image/png"]
+    assert parts[0]["root"] is True
+    assert parts[0]["location"] == "https://www.example.com/"
+    sheet = parts[0]["references"][0]
+    assert (sheet["kind"], sheet["status"], sheet["part"], sheet["rule"]) == (
+        "stylesheet",
+        "satisfied",
+        1,
+        "cid-content-location",
+    )
+    assert parts[1]["referenced_by"] == [0]
+    assert parts[2]["referenced_by"] == []
+    assert out["warnings"] == []
+
+
+def test_ls_table() -> None:
+    r = CliRunner().invoke(cli, ["mhtml", "ls", str(CORPUS / "fastmhtml_hn.mhtml")])
+    assert r.exit_code == 0
+    assert "https://news.ycombinator.com/news.css?i3QZFyQGGgTNEupNTrnX" in r.output
+    assert "image/gif" in r.output
+
+
+def test_check_clean_file_exits_zero() -> None:
+    r = CliRunner().invoke(cli, ["mhtml", "check", str(CORPUS / "fastmhtml_example.com.mhtml")])
+    assert r.exit_code == 0
+    assert "1 parts, 0 references satisfied, 0 errors, 0 warnings, 1 links" in r.output
+
+
+def test_check_warnings_fail_only_with_strict() -> None:
+    path = str(CORPUS / "pimht_example_com.mhtml")
+    r = CliRunner().invoke(cli, ["mhtml", "check", path])
+    assert r.exit_code == 0
+    assert "warning: unreferenced-part (part 2)" in r.output
+    r = CliRunner().invoke(cli, ["mhtml", "check", "--strict", path])
+    assert r.exit_code == 3
+
+
+def test_check_duplicate_locations_is_an_error() -> None:
+    r = CliRunner().invoke(cli, ["mhtml", "check", str(CORPUS / "fastmhtml_marketwatch.mhtml")])
+    assert r.exit_code == 3
+    assert r.output.count("error: duplicate-location") == 26
+
+
+def test_malformed_file_is_one_line_and_a_syntax_status() -> None:
+    r = CliRunner().invoke(cli, ["mhtml", "check", str(CORPUS / "msindwan_missing_boundary_header.mhtml")])
+    assert r.exit_code == 1
+    assert r.output.strip() == "pdi: syntax error: multipart/related has no boundary parameter (rule boundary, offset 0)"
+
+
+def test_missing_file_is_not_found(tmp_path: Path) -> None:
+    r = CliRunner().invoke(cli, ["mhtml", "ls", str(tmp_path / "nope.mhtml")])
+    assert r.exit_code == 4
