@@ -2,7 +2,7 @@
 
 The PostgreSQL store runs on a throw-away cluster this session creates in a
 temporary directory (``pdi.archive.pgcluster``) and deletes at the end; each
-test gets a fresh database in it. When the server binaries are missing the
+test gets a fresh schema in it. When the server binaries are missing the
 fixture fails with a message saying to run ``scripts/bootstrap``: these tests
 are never skipped.
 """
@@ -40,7 +40,7 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "archive")
     cluster: TemporaryCluster = request.getfixturevalue("pg_cluster")
-    return cluster.create_database(f"pdi_test_{next(_databases)}")
+    return cluster.create_schema(f"pdi_test_{next(_databases)}")
 
 
 class Clock:

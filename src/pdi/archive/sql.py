@@ -430,6 +430,9 @@ class SQLStore(ABC):
         what is stored under an existing name raises :class:`ImmutabilityError`
         and nothing is imported. Returns the number of new representations.
         """
+        with self._read():  # refuse conflicts before staging any blob
+            for rec, _ in representations:
+                self._check_import(rec)
         for rec, content in representations:
             self._stage_blob(rec.sha256, content)
         added = 0
@@ -507,6 +510,20 @@ class SQLStore(ABC):
                     (target, a.subject, a.key, a.value, a.who, a.at),
                 )
         return added
+
+    def _check_import(self, rec: RepresentationRecord) -> None:
+        rows = self._query(
+            "SELECT r.sha256 FROM representations r JOIN documents d ON d.id = r.document"
+            " WHERE d.series = ? AND d.day = ? AND d.unique_id = ? AND r.version = ?"
+            " AND r.format = ?",
+            (rec.series, rec.day.isoformat(), rec.unique_id, rec.version, rec.format),
+        )
+        if rows and str(rows[0][0]) != rec.sha256:
+            key = DocumentKey(rec.series, rec.day, rec.unique_id)
+            raise ImmutabilityError(
+                f"format {rec.format} of version {rec.version} of {_describe(key)}"
+                " is already in this archive with other bytes; nothing was imported"
+            )
 
     # --- reading ---------------------------------------------------------------------
     def document_exists(self, key: DocumentKey) -> bool:

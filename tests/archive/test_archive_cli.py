@@ -1,0 +1,141 @@
+"""The archive commands of ``pdi``, through click's runner and as the README's main job."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from conftest import SRC
+
+from pdi.cli import cli
+
+S = "archives.gov.us"
+EXAMPLES = SRC.parent / "examples"
+
+
+def run(location: str, *argv: str, code: int = 0) -> Result:
+    result = CliRunner().invoke(cli, [*argv, "--archive", location])
+    assert result.exit_code == code, (argv, result.output, result.stderr, result.exception)
+    return result
+
+
+def test_archive_commands_end_to_end(location: str, tmp_path: Path) -> None:
+    doc = tmp_path / "doc.txt"
+    doc.write_bytes(b"first line\nsecond line\n")
+    assert "schema version 2" in run(location, "init").stdout
+    assert run(location, "series", "add", S).stdout == f"series {S}\n"
+    assert run(location, "series", "add", "press.archives.gov.us").stdout == (
+        "series press.archives.gov.us under archives.gov.us\n"
+    )
+    name = run(location, "add", str(doc), "--series", S).stdout.strip()
+    assert name.startswith(f"urn:pdi://{S}/") and name.endswith("/1.text.1")
+    assert run(location, "get", name).stdout_bytes == b"first line\r\nsecond line\r\n"
+    assert run(location, "get", f"{name}#line=1,2").stdout_bytes == b"second line\r\n"
+    out = tmp_path / "passage.txt"
+    run(location, "get", f"{name}#char=0,5", "-o", str(out))
+    assert out.read_bytes() == b"first"
+    info = run(location, "get", name, "--info").stdout
+    assert "media-type\ttext/plain\n" in info and "original-line-endings\tlf\n" in info
+
+    html = tmp_path / "doc.html"
+    html.write_bytes(b"<p>first line</p>")
+    generic = name.rsplit(".", 2)[0]
+    assert run(location, "version", name, str(html), "--add-format").stdout == (
+        f"{generic}.html.1\n"
+    )
+    v2 = tmp_path / "v2.txt"
+    v2.write_bytes(b"revised\n")
+    assert run(location, "version", generic, str(v2)).stdout == f"{generic}.text.2\n"
+    assert run(location, "get", f"{generic}.text", "--latest").stdout_bytes == b"revised\r\n"
+    assert run(location, "get", generic).stdout == (
+        f"# {generic}: formats of version 1\n{generic}.html.1\n{generic}.text.1\n"
+    )
+    assert run(location, "ls", S).stdout == (
+        f"{generic}.html.1\n{generic}.text.1\n{generic}.text.2\n"
+    )
+    assert run(location, "ls", f"{generic}.text.*", "--limit", "1", "--offset", "1").stdout == (
+        f"{generic}.text.2\n"
+    )
+
+    run(location, "meta", name, "title=First", "creator=Me", "--who", "ann")
+    run(location, "meta", name, "title=Second", "--who", "bob")
+    assert run(location, "meta", name).stdout == "title\tSecond\ncreator\tMe\n"
+    history = run(location, "meta", name, "--history").stdout.splitlines()
+    assert [line.split("\t")[1:] for line in history] == [
+        ["ann", "title", "First"], ["ann", "creator", "Me"], ["bob", "title", "Second"],
+    ]
+    assert "0 problems" in run(location, "verify").stdout
+
+    bag = tmp_path / "bag"
+    assert run(location, "export", str(bag)).stdout == f"exported 3 representations to {bag}\n"
+    target = str(tmp_path / "target")
+    run(target, "init")
+    assert "imported 3 new representations" in run(target, "import", str(bag)).stdout
+    assert run(target, "ls", S).stdout == run(location, "ls", S).stdout
+
+
+def test_verify_fails_with_exit_3_on_damage(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    doc = tmp_path / "x.png"
+    doc.write_bytes(b"\x89PNG")
+    name = run(location, "add", str(doc), "--series", S).stdout.strip()
+    for blob in (tmp_path / "a" / "blobs").rglob("*"):
+        if blob.is_file():
+            os.chmod(blob, 0o644)
+            blob.write_bytes(b"rot")
+    result = run(location, "verify", code=3)
+    assert f"altered\t{name}\t" in result.stdout
+    assert result.stderr.startswith("pdi: integrity check failed:")
+
+
+def test_errors_are_one_line_with_exit_codes(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    assert run(location, "ls", code=4).stderr.startswith("pdi: not found: no archive at")
+    run(location, "init")
+    assert run(location, "series", "add", "nocountry", code=1).stderr.count("\n") == 1
+    assert run(location, "get", "urn:pdi://a.us/2026/01/01/1.text.1", code=4).stderr.count(
+        "\n"
+    ) == 1
+    assert run(location, "meta", "urn:pdi://a.us/2026/01/01/1.text.1", "novalue", code=1)
+    doc = tmp_path / "noext"
+    doc.write_bytes(b"x")
+    assert "give --format" in run(location, "add", str(doc), "--series", S, code=2).stderr
+
+
+def test_archive_location_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PDI_ARCHIVE", str(tmp_path / "env-archive"))
+    result = CliRunner().invoke(cli, ["init"])
+    assert result.exit_code == 0
+    assert (tmp_path / "env-archive" / "catalog.sqlite").exists()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PDI_ARCHIVE")
+    assert CliRunner().invoke(cli, ["init"]).exit_code == 0
+    assert (tmp_path / "pdi-archive" / "catalog.sqlite").exists()
+
+
+def test_help_texts() -> None:
+    for command in ("init", "series", "add", "version", "get", "ls", "meta", "verify",
+                    "export", "import"):
+        result = CliRunner().invoke(cli, [command, "--help"])
+        assert result.exit_code == 0, command
+        if command != "series":
+            assert "--archive DIR|URL" in result.output, command
+
+
+def test_readme_main_job(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(SRC), PDI_ARCHIVE=str(tmp_path / "archive"))
+    result = subprocess.run(
+        [str(EXAMPLES / "main_job.sh")], capture_output=True, text=True, env=env, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    minted = next(line for line in lines if line.startswith("minted:")).split()[1]
+    assert minted.startswith("urn:pdi://archives.gov.us/") and minted.endswith("/1.text.1")
+    # Line 5 (0-based) of examples/declaration.txt, and its first ten characters.
+    assert "We hold these truths to be self-evident, that all men are created equal," in lines
+    assert "In Congres" in lines

@@ -1,0 +1,114 @@
+"""Property tests: no input makes the archive raise anything but a pdi error; deposits round-trip."""
+
+from __future__ import annotations
+
+import codecs
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pdi.archive import Archive
+from pdi.errors import PDIError
+
+S = "oma.eop.gov.us"
+SETTINGS = settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+pdi_like = st.one_of(
+    st.text(max_size=60),
+    st.builds(
+        lambda tail: "urn:pdi://oma.eop.gov.us/" + tail,
+        st.text(alphabet="0123456789/.*#=,()@%abcxyz-", max_size=40),
+    ),
+)
+
+
+@SETTINGS
+@given(text=pdi_like, latest=st.booleans())
+def test_any_name_gives_a_result_or_a_pdi_error(archive: Archive, text: str, latest: bool) -> None:
+    for call in (
+        lambda: archive.resolve(text, latest=latest),
+        lambda: archive.ls(text, limit=5),
+        lambda: archive.versions(text),
+        lambda: archive.annotate(text, "title", "x"),
+        lambda: archive.history(text),
+    ):
+        try:
+            call()
+        except PDIError:
+            pass
+
+
+CHARSETS = [None, "utf-8", "latin-1", "utf-16", "shift_jis", "ascii", "no-such-charset"]
+FORMATS = ["text", "html", "utf-8", "png", "xml", "bogus"]
+
+
+def _slow_crlf(text: str) -> str:
+    # Obviously correct: walk the characters; CR LF, CR NEL, CR, LF and NEL each end a line.
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\r":
+            out.append("\r\n")
+            i += 2 if i + 1 < len(text) and text[i + 1] in "\n\x85" else 1
+        elif ch in "\n\x85":
+            out.append("\r\n")
+            i += 1
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+@SETTINGS
+@given(
+    text=st.text(alphabet=st.sampled_from("ab é\r\n\x85ü語"), max_size=30),
+    charset=st.sampled_from(CHARSETS),
+    token=st.sampled_from(FORMATS),
+    raw=st.binary(max_size=20),
+    use_raw=st.booleans(),
+)
+def test_deposit_round_trips_or_refuses(
+    archive: Archive, text: str, charset: str | None, token: str, raw: bytes, use_raw: bool
+) -> None:
+    encode_as = charset if charset not in (None, "no-such-charset") else "utf-8"
+    try:
+        data = raw if use_raw else text.encode(encode_as)
+    except UnicodeEncodeError:
+        data = raw
+    try:
+        pdi = archive.add(S, data, format=token, charset=charset)
+    except PDIError:
+        return
+    got = archive.get(pdi)
+    if got.charset is None:
+        assert got.data == data
+        return
+    codec = got.charset
+    if codecs.lookup(codec).name in ("utf-16", "utf-32"):
+        codec = "utf-16-be" if not data.startswith(codecs.BOM_UTF16_LE) else "utf-16-le"
+    original = data.decode(codec)
+    assert got.data.decode(codec) == _slow_crlf(original)
+    # The canonical form is a fixed point: depositing it again gives the same bytes.
+    again = archive.get(archive.add(S, got.data, format=token, charset=got.charset))
+    assert again.data == got.data and again.record.line_ending in ("crlf", "none")
+
+
+@SETTINGS
+@given(
+    lines=st.lists(st.text(alphabet="abcé ", max_size=8), max_size=6),
+    start=st.integers(0, 60),
+    length=st.integers(0, 60),
+)
+def test_char_fragment_is_a_slice_of_the_canonical_text(
+    archive: Archive, lines: list[str], start: int, length: int
+) -> None:
+    source = "\n".join(lines)
+    pdi = archive.add(S, source.encode(), format="text")
+    canonical = source.replace("\n", "\r\n")
+    got = archive.get(f"{pdi}#char={start},{start + length}")
+    assert got.data == canonical[start : start + length].encode()

@@ -1,0 +1,238 @@
+"""Resolving fragments, fixity audits, schema migrations, BagIt moves: each against both stores."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+from conftest import Clock, snapshot
+
+from pdi.archive import Archive, Content
+from pdi.archive.pgcluster import TemporaryCluster
+from pdi.archive.postgres import PostgresStore, is_postgres_url
+from pdi.archive.sqlite import SQLiteStore
+from pdi.archive.store import SCHEMA_VERSION
+from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
+
+S = "oma.eop.gov.us"
+TEXT = b"Hello, world.\nSecond line here.\nThird.\n"
+# Stored CRLF-canonical: "Hello, world.\r\n" (15 characters: CR and LF count one each,
+# draft lines 551-588), "Second line here.\r\n" (19), "Third.\r\n" (8): 42 in all.
+
+
+# --- fragments ----------------------------------------------------------------------------
+
+
+def test_char_fragment_counts_crlf_canonical_text(archive: Archive) -> None:
+    pdi = archive.add(S, TEXT, format="text")
+    assert archive.get(f"{pdi}#char=7,12").data == b"world"
+    assert archive.get(f"{pdi}#7,12").data == b"world"  # char is text's default scheme
+    assert archive.get(f"{pdi}#char=15,21").data == b"Second"
+    assert archive.get(f"{pdi}#char=12,16").data == b".\r\nS"
+    whole = archive.get(f"{pdi}#char=0,42")
+    assert whole.data == TEXT.replace(b"\n", b"\r\n")
+    assert whole.fragment is not None and not whole.fragment.clamped
+
+
+def test_char_fragment_past_the_end_is_clamped(archive: Archive) -> None:
+    pdi = archive.add(S, TEXT, format="text")
+    result = archive.get(f"{pdi}#char=40,100")
+    assert result.data == b"\r\n"
+    assert result.fragment is not None and result.fragment.clamped
+
+
+def test_line_fragment(archive: Archive) -> None:
+    pdi = archive.add(S, TEXT, format="text")
+    # RFC 5147 line positions: line=1,2 runs from the start of the second line
+    # to the start of the third, its line ending included (PDI-GRAMMAR §3).
+    assert archive.get(f"{pdi}#line=1,2").data == b"Second line here.\r\n"
+    assert archive.get(f"{pdi}#line=0,1").data == b"Hello, world.\r\n"
+    assert archive.get(f"{pdi}#line=2,3").data == b"Third.\r\n"
+
+
+def test_fragment_in_a_multibyte_charset(archive: Archive) -> None:
+    pdi = archive.add(S, "naïve café\n".encode(), format="text")
+    # Characters, not bytes: n a ï v e ␠ c a f é → [6, 10) is "café".
+    assert archive.get(f"{pdi}#char=6,10").data == "café".encode()
+    latin = archive.add(S, "naïve café\n".encode("latin-1"), format="text", charset="latin-1")
+    assert archive.get(f"{latin}#char=6,10").data == "café".encode("latin-1")
+
+
+def test_fragment_name_is_the_full_name(archive: Archive) -> None:
+    pdi = archive.add(S, TEXT, format="text")
+    result = archive.get("pdi://OMA.eop.gov.us/2026/11/22/1.TEXT.1#CHAR=7,12")
+    assert str(result.pdi) == f"{pdi}#char=7,12"
+
+
+# --- fixity ----------------------------------------------------------------------------------
+
+
+def _damage(archive: Archive, sha: str, how: str) -> None:
+    store = archive.store
+    if isinstance(store, SQLiteStore):
+        path = store.blob_path(sha)
+        if how == "delete":
+            path.unlink()
+        else:
+            os.chmod(path, 0o644)
+            path.write_bytes(b"tampered")
+    else:
+        assert isinstance(store, PostgresStore)
+        if how == "delete":
+            store._query("DELETE FROM blobs WHERE sha256 = ?", (sha,))
+        else:
+            store._query("UPDATE blobs SET data = ? WHERE sha256 = ?", (b"tampered", sha))
+
+
+def test_verify_clean_then_reports_altered_and_missing(archive: Archive) -> None:
+    a = archive.add(S, b"first", format="png")
+    b = archive.add(S, b"second", format="png")
+    archive.add_format(b, b"second", format="gif")  # same bytes, one blob, two names
+    report = archive.verify()
+    assert report.ok
+    assert (report.checked_blobs, report.checked_representations) == (2, 3)
+    sha_a = hashlib.sha256(b"first").hexdigest()
+    sha_b = hashlib.sha256(b"second").hexdigest()
+    _damage(archive, sha_a, "alter")
+    _damage(archive, sha_b, "delete")
+    report = archive.verify()
+    assert not report.ok
+    problems = {(p.kind, p.sha256): p.names for p in report.problems}
+    assert problems == {
+        ("altered", sha_a): (str(a),),
+        ("missing", sha_b): (str(b).replace(".png.", ".gif."), str(b)),
+    }
+    with pytest.raises(IntegrityError):
+        archive.get(a)
+
+
+# --- migrations --------------------------------------------------------------------------------
+
+
+def _store(location: str, create: bool) -> SQLiteStore | PostgresStore:
+    if is_postgres_url(location):
+        return PostgresStore(location)
+    return SQLiteStore(location, create=create)
+
+
+def test_schema_is_migrated_forward(location: str, clock: Clock) -> None:
+    old = _store(location, True)
+    assert old.migrate(1) == 1
+    assert old.schema_version() == 1
+    old.close()
+    with Archive.open(location, clock=clock) as archive:
+        assert archive.store.schema_version() == SCHEMA_VERSION == 2
+        archive.add_series(S)
+        pdi = archive.add(S, b"after migration", format="png")
+        assert archive.get(pdi).data == b"after migration"
+
+
+def test_newer_schema_is_refused(location: str) -> None:
+    Archive.init(location).close()
+    store = _store(location, False)
+    store._query("INSERT INTO schema_migrations (version, applied_at) VALUES (99, 'future')")
+    store.close()
+    with pytest.raises(StoreError, match="newer"):
+        Archive.open(location)
+
+
+# --- BagIt ---------------------------------------------------------------------------------------
+
+
+def _populate(archive: Archive, clock: Clock) -> None:
+    archive.add_series("press.oma.eop.gov.us")
+    one = archive.deposit(S, [Content(b"<p>one</p>", "html"), Content(b"one\n", "text")])
+    archive.add_version(one[0], [Content(b"<p>one v2</p>", "html"), Content(b"one v2\n", "text")])
+    archive.add(S, b"GIF89a", format="gif", foreign_id="doi:10.1000/182")
+    text = archive.add("press.oma.eop.gov.us", "Grüße\r\n".encode("latin-1"), format="text",
+                       charset="latin-1")
+    archive.annotate(one[0], "title", "One", who="ann")
+    archive.annotate(one[0], "title", "One, corrected", who="bob")
+    archive.annotate(f"{text}#char=0,5", "x-note", "greeting", who="ann")
+
+
+def _everything(archive: Archive) -> object:
+    names = archive.ls(series=S) + archive.ls(series="press.oma.eop.gov.us")
+    return (
+        [(s.name, s.parent) for s in archive.series()],
+        [(str(p), archive.get(p).data, archive.get(p).record.line_ending) for p in names],
+        [(a.subject, a.key, a.value, a.who, a.at) for a in archive.store.assertions()],
+    )
+
+
+@pytest.fixture
+def other_location(location: str, tmp_path: Path, pg_cluster: TemporaryCluster) -> str:
+    """A location of the other kind of store than ``location``."""
+    if is_postgres_url(location):
+        return str(tmp_path / "moved")
+    return pg_cluster.create_schema(f"moved_{tmp_path.name[-20:].replace('-', '_')}")
+
+
+def test_export_import_moves_every_name_and_byte(
+    archive: Archive, clock: Clock, tmp_path: Path, other_location: str
+) -> None:
+    _populate(archive, clock)
+    bag = tmp_path / "bag"
+    assert archive.export_bag(bag) == 6
+    assert (bag / "bagit.txt").read_text() == (
+        "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n"
+    )
+    with Archive.init(other_location, clock=clock) as moved:
+        assert moved.import_bag(bag) == 6
+        assert _everything(moved) == _everything(archive)
+        assert moved.verify().ok
+        # Minting continues after the imported serials, gap-free.
+        assert str(moved.add(S, b"new", format="png")).endswith("/2026/11/22/2.png.1")
+        # Importing again adds nothing and is no error.
+        assert moved.import_bag(bag) == 0
+
+
+def test_export_one_series(archive: Archive, clock: Clock, tmp_path: Path) -> None:
+    _populate(archive, clock)
+    assert archive.export_bag(tmp_path / "press", series="press.oma.eop.gov.us") == 1
+    target = Archive.init(tmp_path / "target", clock=clock)
+    assert target.import_bag(tmp_path / "press") == 1
+    assert [s.name for s in target.series()] == ["oma.eop.gov.us", "press.oma.eop.gov.us"]
+    assert target.ls(series=S) == []
+    assert len(target.ls(series="press.oma.eop.gov.us")) == 1
+    with pytest.raises(ImmutabilityError):
+        archive.export_bag(tmp_path / "press")  # never overwrites
+
+
+def test_import_conflict_changes_nothing(
+    archive: Archive, clock: Clock, tmp_path: Path, other_location: str
+) -> None:
+    _populate(archive, clock)
+    archive.export_bag(tmp_path / "bag")
+    with Archive.init(other_location, clock=clock) as target:
+        target.add_series(S)
+        target.add(S, b"<p>something else</p>", format="html")  # takes 1.html.1
+        before = snapshot(target)
+        with pytest.raises(ImmutabilityError):
+            target.import_bag(tmp_path / "bag")
+        assert snapshot(target) == before
+
+
+@pytest.mark.parametrize("damage", ["alter", "remove", "add"])
+def test_damaged_bag_is_refused(
+    archive: Archive, clock: Clock, tmp_path: Path, damage: str
+) -> None:
+    _populate(archive, clock)
+    bag = tmp_path / "bag"
+    archive.export_bag(bag)
+    victim = next((bag / "data" / "objects").iterdir())
+    if damage == "alter":
+        victim.write_bytes(b"changed")
+    elif damage == "remove":
+        victim.unlink()
+    else:
+        (bag / "data" / "stray.txt").write_bytes(b"not in the manifest")
+    target = Archive.init(tmp_path / "target", clock=clock)
+    before = snapshot(target)
+    with pytest.raises(IntegrityError):
+        target.import_bag(bag)
+    assert snapshot(target) == before
+    with pytest.raises(NotFoundError):
+        target.import_bag(tmp_path / "no-bag-here")
