@@ -331,18 +331,19 @@ def _parse_position(raw: str, scheme: str | None, text: str, offset: int) -> Pos
             y = _number(items[1], text=text, offset=offset + 2 + len(items[0]), rule="y-coordinate")
             return (x, y)
         return tuple(items)
-    if "=" in raw:
+    if "=" in raw and raw[_first_bad(raw, _NAME_SAFE)] == "=":
+        eq = offset + raw.index("=")
         if scheme in ("sec", "msec"):
             raise _fail(
                 "a fragment has one scheme: time units (sec, msec) are never mixed (line 734)",
                 text,
-                offset + raw.index("="),
+                eq,
                 "fragment-specifier",
             )
         raise _fail(
             "a fragment has one scheme; '=' inside a position must be %-escaped (%3D)",
             text,
-            offset + raw.index("="),
+            eq,
             "fragment-specifier",
         )
     if scheme != "name" and raw.isdigit() and raw.isascii():
@@ -411,6 +412,17 @@ _FAMILY_SCHEMES = {
 }
 
 
+def _allowed_schemes(media_type: str) -> frozenset[str]:
+    """The defined schemes that apply to a media type (an SVG image is an image and XML)."""
+    allowed = _FAMILY_SCHEMES[formats.media_family(media_type)]
+    major, _, minor = media_type.partition("/")
+    if major == "image":
+        allowed = allowed | _FAMILY_SCHEMES["image"]
+    if minor.endswith("+xml"):
+        allowed = allowed | _FAMILY_SCHEMES["xml"]
+    return allowed
+
+
 def _check_fragment(
     frag: Fragment, format: str, text: str, offset: int, warnings: list[_Warning]
 ) -> str | None:
@@ -451,11 +463,11 @@ def _check_fragment(
                 "fragment-scheme",
             ) from exc
     if media_type is not None and scheme in FRAGMENT_SCHEMES:
-        family = formats.media_family(media_type)
-        if scheme not in _FAMILY_SCHEMES[family]:
+        allowed = _allowed_schemes(media_type)
+        if scheme not in allowed:
             raise _fail(
                 f"fragment scheme {scheme!r} is not defined for {media_type} "
-                f"(allowed: {', '.join(sorted(_FAMILY_SCHEMES[family]))}, or an extension scheme)",
+                f"(allowed: {', '.join(sorted(allowed))}, or an extension scheme)",
                 text,
                 offset,
                 "fragment-scheme",
@@ -818,22 +830,25 @@ class PDI:
             if not isinstance(format, str) or not formats.is_valid_token(format):
                 raise ParseError(f"invalid format token {format!r}", rule="format")
             text += "." + formats.canonical_token(format)
-            if version is not None:
-                if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-                    raise ParseError(
-                        f"a version is a positive integer, not {version!r}", rule="version"
-                    )
-                text += f".{version}"
+            if version is not None and (
+                isinstance(version, bool) or not isinstance(version, int) or version < 1
+            ):
+                raise ParseError(
+                    f"a version is a positive integer, not {version!r}", rule="version"
+                )
+            text += f".{1 if version is None else version}"
         elif version is not None:
             raise ParseError("a version requires a format (line 145)", rule="version")
         if fragment is not None:
             if not isinstance(fragment, Fragment):
                 raise ParseError(f"not a Fragment: {fragment!r}", rule="fragment-specifier")
+            for position in fragment.positions:
+                _check_position_value(position)
             if format is None:
                 raise ParseError("a fragment needs a format (line 404)", rule="fragment-specifier")
             if version is None:
                 raise ParseError("a fragment needs a version (line 457)", rule="fragment-specifier")
-            text += "#" + str(fragment)
+            text += "#" + str(fragment.canonical(format))
         return _parse_pdi(text, 0, len(text), True, 0)
 
 
@@ -1146,7 +1161,11 @@ def _parse_pdi(text: str, start: int, end: int, strict: bool, depth: int) -> PDI
             )
         if version is None and not version_wildcard:
             warnings.append(
-                (f"no version on a {what} PDI (line 457 requires one): read as version 1", ri_end, "version")
+                (
+                    f"no version on a {what} PDI (line 457 requires one): read as version 1",
+                    ri_end,
+                    "version",
+                )
             )
             version = 1
         if mark == "#":

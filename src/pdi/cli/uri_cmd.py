@@ -2,8 +2,79 @@
 
 from __future__ import annotations
 
+import json
+
 import click
+
+from pdi import uri as uri_core
+
+
+@click.group("uri")
+def uri_group() -> None:
+    """Parse, resolve and normalize URIs (RFC 3986; RFC 2396 resolution as a mode)."""
+
+
+@uri_group.command("parse")
+@click.argument("text", metavar="URI")
+@click.option("--json", "as_json", is_flag=True, help="Print the components as one JSON object.")
+@click.option(
+    "--lenient",
+    is_flag=True,
+    help="Split with the RFC 3986 Appendix B expression instead of checking the grammar.",
+)
+def parse_command(text: str, as_json: bool, lenient: bool) -> None:
+    """Print the components of URI (a URI reference, strict RFC 3986 grammar).
+
+    Absent components print as null in JSON and as a dash otherwise; present
+    but empty ones as "". Exit status 1 (syntax error) names the rule and the
+    offset that broke it.
+    """
+    parsed = uri_core.split(text) if lenient else uri_core.parse(text)
+    fields: dict[str, str | None] = {
+        "scheme": parsed.scheme,
+        "authority": parsed.authority,
+        "userinfo": parsed.userinfo,
+        "host": parsed.host,
+        "host_type": parsed.host_type,
+        "port": parsed.port,
+        "path": parsed.path,
+        "query": parsed.query,
+        "fragment": parsed.fragment,
+    }
+    if as_json:
+        click.echo(json.dumps(fields, ensure_ascii=False))
+        return
+    for name, value in fields.items():
+        click.echo(f"{name:<10} {'-' if value is None else json.dumps(value, ensure_ascii=False)}")
+
+
+@uri_group.command("resolve")
+@click.argument("base")
+@click.argument("reference", metavar="REF")
+@click.option(
+    "--rfc",
+    type=click.Choice(["3986", "2396"]),
+    default="3986",
+    show_default=True,
+    help="Which RFC's §5.2 results to give.",
+)
+@click.option(
+    "--non-strict",
+    is_flag=True,
+    help="Drop a scheme in REF that equals BASE's (the non-strict parser of RFC 3986 §5.2.2).",
+)
+def resolve_command(base: str, reference: str, rfc: str, non_strict: bool) -> None:
+    """Resolve REF against the absolute URI BASE, for any scheme, and print the result."""
+    click.echo(uri_core.resolve(base, reference, rfc=int(rfc), strict=not non_strict))
+
+
+@uri_group.command("normalize")
+@click.argument("text", metavar="URI")
+def normalize_command(text: str) -> None:
+    """Print the RFC 3986 §6.2.2/§6.2.3 normal form of URI (used to compare URIs)."""
+    click.echo(uri_core.normalize(text))
 
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to the top-level ``pdi`` group."""
+    cli.add_command(uri_group)

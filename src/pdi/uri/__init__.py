@@ -1,0 +1,43 @@
+"""URIs as RFC 3986 defines them, with RFC 2396 resolution results as a mode.
+
+- :func:`parse` (strict, Appendix A grammar, errors name the rule and the
+  offset) and :func:`split` (lenient, Appendix B) give a :class:`URI`, whose
+  ``str()`` recomposes it (§5.3).
+- :func:`resolve` is §5.2 for any scheme (``thismessage:``, ``pdi:``,
+  ``urn:``, ``cid:``, made-up ones), strict or not (§5.2.2), or RFC 2396
+  §5.2 with ``rfc=2396``; :func:`remove_dot_segments` is §5.2.4.
+- :func:`normalize` and :func:`equivalent`: §6.2.2 and §6.2.3.
+- :func:`percent_encode`, :func:`percent_decode`, :func:`percent_decode_bytes`
+  (§2.1, UTF-8) and :func:`iri_to_uri` (RFC 3987 §3.1).
+
+Pure: no I/O. Every error is a :mod:`pdi.errors` error.
+"""
+
+from __future__ import annotations
+
+from pdi.uri._normalize import equivalent, normalize, normalize_uri
+from pdi.uri._parse import URI, parse, split
+from pdi.uri._percent import (
+    UNRESERVED,
+    iri_to_uri,
+    percent_decode,
+    percent_decode_bytes,
+    percent_encode,
+)
+from pdi.uri._resolve import remove_dot_segments, resolve
+
+__all__ = [
+    "UNRESERVED",
+    "URI",
+    "equivalent",
+    "iri_to_uri",
+    "normalize",
+    "normalize_uri",
+    "parse",
+    "percent_decode",
+    "percent_decode_bytes",
+    "percent_encode",
+    "remove_dot_segments",
+    "resolve",
+    "split",
+]

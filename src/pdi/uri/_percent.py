@@ -1,0 +1,153 @@
+"""Percent-encoding (RFC 3986 §2.1, §2.4) and IRI to URI mapping (RFC 3987 §3.1)."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+from pdi.errors import ParseError, UnsupportedError
+
+UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+"""RFC 3986 §2.3 ``unreserved``."""
+
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_PCT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+def _check_percent(text: str) -> None:
+    """Every ``%`` must start a ``pct-encoded`` triple (§2.1)."""
+    bad = _BAD_PERCENT.search(text)
+    if bad is not None:
+        raise ParseError(
+            "'%' is not followed by two hexadecimal digits",
+            text=text,
+            offset=bad.start(),
+            rule="pct-encoded",
+        )
+
+
+def percent_encode(text: str, safe: str = "") -> str:
+    """Percent-encode ``text`` as UTF-8 (RFC 3986 §2.1, §2.5).
+
+    Unreserved characters (§2.3) and the characters of ``safe`` are kept;
+    every other character becomes ``%HH`` triples of its UTF-8 octets, with
+    upper-case hexadecimal digits (§2.1). ``%`` itself is encoded unless it
+    is in ``safe``. A lone surrogate cannot be encoded: :class:`ParseError`.
+    """
+    try:
+        if safe.isascii():
+            return quote(text, safe=safe, encoding="utf-8", errors="strict")
+        keep = set(safe)
+        return "".join(ch if ch in keep else quote(ch, safe="", errors="strict") for ch in text)
+    except UnicodeEncodeError as exc:
+        offset = exc.start if safe.isascii() else text.index(exc.object)
+        raise ParseError(
+            "a lone surrogate has no UTF-8 encoding", text=text, offset=offset, rule="pct-encoded"
+        ) from None
+
+
+def percent_decode_bytes(text: str) -> bytes:
+    """The octets ``text`` stands for: ``%HH`` triples decoded, other characters as UTF-8.
+
+    A ``%`` not followed by two hexadecimal digits is a :class:`ParseError`.
+    """
+    _check_percent(text)
+    parts: list[bytes] = []
+    pos = 0
+    try:
+        for m in _PCT_RUN.finditer(text):
+            parts.append(text[pos : m.start()].encode("utf-8"))
+            parts.append(bytes.fromhex(m.group().replace("%", "")))
+            pos = m.end()
+        parts.append(text[pos:].encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise ParseError(
+            "a lone surrogate has no UTF-8 encoding",
+            text=text,
+            offset=pos + exc.start,
+            rule="pct-encoded",
+        ) from None
+    return b"".join(parts)
+
+
+def percent_decode(text: str, *, encoding: str = "utf-8", errors: str = "strict") -> str:
+    """Decode ``%HH`` triples; each run of triples is decoded with ``encoding``.
+
+    Characters that are not percent-encoded are kept as they are. A ``%``
+    not followed by two hexadecimal digits, or octets that are not valid in
+    ``encoding`` (with ``errors="strict"``), raise :class:`ParseError` with
+    the offset of the first bad triple; an unknown encoding or error handler
+    raises :class:`UnsupportedError`.
+    """
+    if "%" not in text:
+        return text
+    _check_percent(text)
+    parts: list[str] = []
+    pos = 0
+    for m in _PCT_RUN.finditer(text):
+        parts.append(text[pos : m.start()])
+        raw = bytes.fromhex(m.group().replace("%", ""))
+        try:
+            parts.append(raw.decode(encoding, errors))
+        except UnicodeError as exc:
+            where = getattr(exc, "start", 0)
+            raise ParseError(
+                f"percent-encoded octets are not valid {encoding}",
+                text=text,
+                offset=m.start() + 3 * (where if isinstance(where, int) else 0),
+                rule="pct-encoded",
+            ) from None
+        except LookupError as exc:
+            raise UnsupportedError(f"cannot decode with {encoding!r}/{errors!r}: {exc}") from None
+        pos = m.end()
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def _iri_char_allowed(o: int) -> bool:
+    """RFC 3987 §2.2 ``ucschar`` or ``iprivate``."""
+    if o < 0xA0:
+        return False
+    if o <= 0xD7FF:
+        return True
+    if o < 0xE000:  # surrogates
+        return False
+    if o <= 0xFDCF:  # iprivate E000-F8FF, then ucschar F900-FDCF
+        return True
+    if o < 0xFDF0:
+        return False
+    if o <= 0xFFEF:
+        return True
+    if o <= 0xFFFF:
+        return False
+    if (o & 0xFFFF) >= 0xFFFE:
+        return False
+    return not 0xE0000 <= o <= 0xE0FFF
+
+
+def iri_to_uri(text: str) -> str:
+    """Map an IRI to a URI (RFC 3987 §3.1, step 2).
+
+    Every ``ucschar`` and ``iprivate`` character becomes the ``%HH`` triples
+    of its UTF-8 octets; every ASCII character is kept as it is (so an
+    already valid URI is returned unchanged). A non-ASCII character that is
+    neither (C1 controls, surrogates, non-characters, U+E0000–E0FFF) is not
+    allowed in an IRI: :class:`ParseError` with its offset.
+    """
+    if text.isascii():
+        return text
+
+    def encode(m: re.Match[str]) -> str:
+        run = m.group()
+        for i, ch in enumerate(run):
+            if not _iri_char_allowed(ord(ch)):
+                raise ParseError(
+                    f"character U+{ord(ch):04X} is not allowed in an IRI",
+                    text=text,
+                    offset=m.start() + i,
+                    rule="ucschar",
+                )
+        return "".join(f"%{b:02X}" for b in run.encode("utf-8"))
+
+    return _NON_ASCII_RUN.sub(encode, text)

@@ -1,0 +1,442 @@
+"""Property tests for pdi.identifier and pdi.formats (hypothesis).
+
+- build -> print -> parse round trip (random series, dates, foreign ids with
+  every reserved character, formats, versions, fragments);
+- the canonical form is idempotent and every spelling variant is equivalent to it;
+- equivalence is an equivalence relation;
+- validity agrees with a slow, obviously-correct reference (a regular
+  expression written straight from the ABNF plus the calendar);
+- no input makes a public function raise anything but a pdi.errors error.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime
+import re
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from pdi import formats
+from pdi.errors import PDIError, UnsupportedError
+from pdi.identifier import ISO_3166_ALPHA2, PDI, Fragment, equivalent
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+RESERVED = "%.,/#*@=?+"
+OTHER = "()-:;$_!'"
+ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+components = st.text(alphabet=ALNUM + "-", min_size=1, max_size=8)
+countries = st.sampled_from(sorted(ISO_3166_ALPHA2)).map(lambda c: c.upper() if len(c) % 2 else c)
+series_st = st.tuples(st.lists(components, min_size=1, max_size=3), countries).map(
+    lambda t: (*t[0], t[1])
+)
+dates = st.dates(min_value=datetime.date(1, 1, 1), max_value=datetime.date(9999, 12, 31))
+foreign_ids = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(RESERVED + OTHER + ALNUM + ' ~"<>[]{}|\\^`&'),
+        st.characters(codec="utf-8", categories=("L", "N", "S", "P", "Z")),
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+TEXT_TOKENS = ["text", "utf-8", "shift_jis", "css", "header"]
+MARKUP_TOKENS = ["html", "xml", "sgml"]
+IMAGE_TOKENS = ["gif", "png", "svg%2Bxml", "image+jpeg"]
+TIMED_TOKENS = ["wav", "audio+mpeg", "video+mpeg"]
+OTHER_TOKENS = ["pdf", "application+xml", "vnd%2Ems-excel", "zzunknown"]
+ALL_TOKENS = TEXT_TOKENS + MARKUP_TOKENS + IMAGE_TOKENS + TIMED_TOKENS + OTHER_TOKENS
+
+nat = st.integers(min_value=0, max_value=10**9)
+
+
+@st.composite
+def ordered_pair(draw: st.DrawFn) -> tuple[int, int]:
+    a, b = draw(nat), draw(nat)
+    return (min(a, b), max(a, b))
+
+
+element_names = st.text(
+    alphabet=st.one_of(st.sampled_from(RESERVED + OTHER + ALNUM), st.characters(codec="utf-8")),
+    min_size=1,
+    max_size=10,
+)
+
+
+@st.composite
+def fragments_for(draw: st.DrawFn, token: str) -> Fragment:
+    """A fragment valid for ``token`` (scheme written or omitted)."""
+    ext = st.builds(
+        lambda scheme, pos: Fragment(scheme, tuple(pos)),
+        st.text(alphabet="abcxyz-", min_size=1, max_size=6).filter(
+            lambda s: (
+                s not in {"char", "elt", "name", "rect", "msec", "sec", "crop", "byte", "line"}
+            )
+        ),
+        st.lists(
+            st.one_of(
+                nat,
+                element_names,
+                st.tuples(nat, nat),
+                st.lists(
+                    st.text(alphabet="ab12", min_size=1, max_size=3), min_size=1, max_size=3
+                ).map(tuple),
+            ),
+            min_size=1,
+            max_size=3,
+        ),
+    )
+    if token in TEXT_TOKENS or token in MARKUP_TOKENS:
+        choices = [
+            st.builds(
+                lambda s, p: Fragment(s, p), st.sampled_from([None, "char", "line"]), ordered_pair()
+            ),
+            st.builds(lambda s, n: Fragment(s, (n,)), st.sampled_from([None, "char", "line"]), nat),
+            st.builds(lambda p: Fragment("byte", p), ordered_pair()),
+        ]
+        if token in MARKUP_TOKENS:
+            choices.append(st.builds(lambda p: Fragment("elt", p), ordered_pair()))
+        if token == "html":
+            choices.append(
+                st.builds(lambda a, b: Fragment("name", (a, b)), element_names, element_names)
+            )
+    elif token in IMAGE_TOKENS:
+        choices = [
+            st.builds(
+                lambda s, x, y, frame: Fragment(
+                    s, ((x[0], y[0]), (x[1], y[1])) + (() if frame is None else (frame,))
+                ),
+                st.sampled_from([None, "rect", "crop"]),
+                ordered_pair(),
+                ordered_pair(),
+                st.one_of(st.none(), nat),
+            )
+        ]
+    elif token in TIMED_TOKENS:
+        choices = [
+            st.builds(
+                lambda s, p: Fragment(s, p),
+                st.sampled_from([None, "sec", "msec", "byte"]),
+                ordered_pair(),
+            )
+        ]
+    else:
+        choices = [st.builds(lambda p: Fragment("byte", p), ordered_pair())]
+    choices.append(ext)
+    return draw(st.one_of(choices))
+
+
+@st.composite
+def built(draw: st.DrawFn) -> tuple[PDI, dict[str, object]]:
+    series = draw(series_st)
+    date = draw(dates)
+    token = draw(st.one_of(st.none(), st.sampled_from(ALL_TOKENS)))
+    use_serial = token is None or draw(st.booleans())
+    kwargs: dict[str, object] = {"series": series if draw(st.booleans()) else ".".join(series)}
+    kwargs["date"] = date
+    if use_serial:
+        kwargs["serial"] = draw(st.integers(min_value=1, max_value=10**12))
+    else:
+        kwargs["foreign_id"] = draw(foreign_ids)
+    version = None
+    if token is not None:
+        kwargs["format"] = token.upper() if draw(st.booleans()) else token
+        version = draw(st.one_of(st.none(), st.integers(min_value=1, max_value=10**6)))
+        kwargs["version"] = version
+        if version is not None and token != "zzunknown" and draw(st.booleans()):
+            kwargs["fragment"] = draw(fragments_for(token))
+    return PDI.build(**kwargs), kwargs  # type: ignore[arg-type]
+
+
+@SETTINGS
+@given(built())
+def test_build_print_parse_round_trip(case: tuple[PDI, dict[str, object]]) -> None:
+    pdi, kwargs = case
+    text = str(pdi)
+    again = PDI.parse(text, strict=True)
+    assert again == pdi
+    assert str(again) == text
+    assert pdi.warnings == ()
+    assert (
+        pdi.series_name
+        == ".".join(
+            kwargs["series"]
+            if isinstance(kwargs["series"], tuple)
+            else str(kwargs["series"]).split(".")
+        ).lower()
+    )
+    assert pdi.date == kwargs["date"]
+    if "serial" in kwargs:
+        assert pdi.is_serial and pdi.serial == kwargs["serial"]
+        assert pdi.unique_id == str(kwargs["serial"])
+    else:
+        assert not pdi.is_serial
+        assert pdi.unique_id == kwargs["foreign_id"]
+    if kwargs.get("format") is not None:
+        assert pdi.format == formats.canonical_token(str(kwargs["format"]))
+        assert pdi.version == (kwargs["version"] or 1)
+    frag = kwargs.get("fragment")
+    if isinstance(frag, Fragment):
+        assert pdi.fragment is not None
+        assert pdi.fragment == frag.canonical(pdi.format)
+
+
+def _spelling_variants(draw: st.DrawFn, pdi: PDI) -> str:
+    """Another spelling of the same identifier (the §2.2 differences only)."""
+    text = str(pdi)
+    if draw(st.booleans()):
+        text = text[len("urn:") :]
+    head, sep, tail = text.partition("//")
+    if draw(st.booleans()):
+        head = head.upper()
+    series, _, rest = tail.partition("/")
+    series = "".join(c.upper() if draw(st.booleans()) else c for c in series)
+    # lower-case some hex digits of %-escapes (in the unique id and element names)
+    rest = re.sub(
+        r"%[0-9A-F]{2}", lambda m: m.group(0).lower() if draw(st.booleans()) else m.group(0), rest
+    )
+    if pdi.format is not None and draw(st.booleans()):
+        fmt = formats.canonical_token(pdi.format)
+        rest = rest.replace("." + fmt + ".", "." + fmt.upper() + ".", 1)
+    if pdi.fragment is not None and pdi.fragment.scheme is not None and draw(st.booleans()):
+        rest = rest.replace(
+            "#" + pdi.fragment.scheme + "=", "#" + pdi.fragment.scheme.upper() + "=", 1
+        )
+    return head + sep + series + "/" + rest
+
+
+@SETTINGS
+@given(st.data())
+def test_canonical_form_is_idempotent_and_spellings_are_equivalent(data: st.DataObject) -> None:
+    pdi, _ = data.draw(built())
+    spelled = _spelling_variants(data.draw, pdi)
+    parsed = PDI.parse(spelled)
+    canon = parsed.canonical()
+    assert canon.canonical() == canon
+    assert str(canon) == str(parsed) == str(pdi)
+    assert equivalent(spelled, pdi)
+    assert equivalent(canon, spelled, ignore_fragment=True)
+
+
+def _pool_member(draw: st.DrawFn) -> str:
+    base = draw(
+        st.sampled_from(
+            [
+                "pdi://a.us/2000/01/02/1.text.1",
+                "pdi://a.us/2000/01/02/1.text.2",
+                "pdi://a.us/2000/01/02/1.gif.1#(1,2),(3,4)",
+                "pdi://a.us/2000/01/02/x%2fy.pdf.1",
+            ]
+        )
+    )
+    variants = {
+        "pdi://a.us/2000/01/02/1.text.1": [
+            "urn:pdi://A.US/2000/01/02/1.text",
+            "PDI://a.us/2000/1/2/1.TEXT.1",
+            "urn:pdi://a.us/2000/01/02/1.text.01",
+        ],
+        "pdi://a.us/2000/01/02/1.text.2": ["urn:PDI://a.Us/2000/01/02/1.Text.2"],
+        "pdi://a.us/2000/01/02/1.gif.1#(1,2),(3,4)": [
+            "pdi://a.us/2000/01/02/1.gif#rect=(1,2),(3,4),0",
+            "urn:pdi://a.us/2000/01/02/1.GIF.1#RECT=(1,2),(3,4)",
+        ],
+        "pdi://a.us/2000/01/02/x%2fy.pdf.1": ["pdi://a.us/2000/01/02/x%2Fy.pdf"],
+    }
+    return draw(st.sampled_from([base, *variants[base]]))
+
+
+@SETTINGS
+@given(st.data())
+def test_equivalence_is_an_equivalence_relation(data: st.DataObject) -> None:
+    a, b, c = (_pool_member(data.draw) for _ in range(3))
+    flag = data.draw(st.booleans())
+    assert equivalent(a, a, ignore_fragment=flag)
+    assert equivalent(a, b, ignore_fragment=flag) == equivalent(b, a, ignore_fragment=flag)
+    if equivalent(a, b, ignore_fragment=flag) and equivalent(b, c, ignore_fragment=flag):
+        assert equivalent(a, c, ignore_fragment=flag)
+
+
+# -- a slow reference for validity (no fragment, no citation) --------------------
+
+_REF = re.compile(
+    r"(?:[uU][rR][nN]:)?[pP][dD][iI]://"
+    r"(?P<series>[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})/"
+    r"(?P<year>[0-9]{4}|\*)/(?P<month>[0-9]{1,2}|\*)/(?P<day>[0-9]{1,2}|\*)/"
+    r"(?P<uid>(?:[A-Za-z0-9()\-:;$_!']|%[0-9A-Fa-f]{2})+|\*)"
+    r"(?:\.(?P<fmt>(?:[A-Za-z0-9()\-:;$_!'+]|%[0-9A-Fa-f]{2})+|\*)(?:\.(?P<ver>[0-9]+|\*))?)?"
+)
+
+
+def reference_valid(text: str) -> bool:
+    m = _REF.fullmatch(text)
+    if m is None:
+        return False
+    year, month, day = m["year"], m["month"], m["day"]
+    if year != "*" and int(year) == 0:
+        return False
+    if month != "*" and not 1 <= int(month) <= 12:
+        return False
+    if day != "*":
+        top = 31
+        if month != "*":
+            top = calendar.monthrange(int(year) if year != "*" else 2000, int(month))[1]
+        if not 1 <= int(day) <= top:
+            return False
+    if m["ver"] not in (None, "*") and int(m["ver"]) == 0:
+        return False
+    uid = m["uid"]
+    decoded = bytearray()
+    i = 0
+    while i < len(uid):
+        if uid[i] == "%":
+            decoded.append(int(uid[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            decoded.extend(uid[i].encode())
+            i += 1
+    try:
+        decoded.decode("utf-8")
+    except UnicodeDecodeError:
+        return uid == "*"
+    return True
+
+
+GRAMMAR_CHARS = "pdiurn:/.-*%aA0123456789zus(_)+!#@=?,"
+
+
+@st.composite
+def near_pdis(draw: st.DrawFn) -> str:
+    """Strings close to PDIs: a valid skeleton with random edits."""
+    parts = [
+        draw(st.sampled_from(["urn:pdi://", "pdi://", "URN:Pdi://", "pdi:/", "urn:pdi:/", ""])),
+        draw(st.sampled_from(["a.us", "Oma.eop.gov.us", "x-1.b2.de", "a.b", "us", "a..us", "a.u"])),
+        "/",
+        draw(st.sampled_from(["1997", "*", "0000", "19977", "197"])),
+        "/",
+        draw(st.sampled_from(["09", "9", "*", "13", "00", "009"])),
+        "/",
+        draw(st.sampled_from(["01", "1", "*", "31", "30", "29", "00", "32"])),
+        draw(st.sampled_from(["/", "", "//"])),
+        draw(st.text(alphabet=GRAMMAR_CHARS, max_size=12)),
+    ]
+    return "".join(parts)
+
+
+@SETTINGS
+@given(near_pdis())
+def test_validity_agrees_with_the_reference(text: str) -> None:
+    assume("#" not in text and "@" not in text)
+    try:
+        PDI.parse(text)
+        ok = True
+    except PDIError:
+        ok = False
+    assert ok == reference_valid(text), text
+
+
+# -- robustness: only pdi.errors escape ------------------------------------------
+
+any_text = st.one_of(
+    st.text(max_size=80), near_pdis(), st.text(alphabet=GRAMMAR_CHARS, max_size=60)
+)
+
+
+@SETTINGS
+@given(any_text, st.booleans())
+def test_parse_raises_only_pdi_errors(text: str, strict: bool) -> None:
+    try:
+        p = PDI.parse(text, strict=strict)
+    except PDIError:
+        return
+    # Whatever parses prints, re-parses to its canonical self, and answers questions.
+    assert PDI.parse(str(p)) == p.canonical()
+    assert equivalent(p, str(p))
+    p.is_pattern  # noqa: B018
+    p.to_query()
+    p.matches(p)
+    try:
+        p.media_type  # noqa: B018
+    except UnsupportedError:
+        pass
+
+
+@SETTINGS
+@given(
+    st.one_of(
+        st.text(max_size=40),
+        st.text(alphabet="char=elt,name()0123456789%2Fab-#@*", max_size=40),
+    ),
+    st.one_of(st.none(), st.sampled_from([*ALL_TOKENS, "*", "a.b", ""])),
+)
+def test_fragment_parse_raises_only_pdi_errors(text: str, token: str | None) -> None:
+    try:
+        f = Fragment.parse(text, format=token)
+    except PDIError:
+        return
+    assert Fragment.parse(str(f)) == f
+    try:
+        f.effective_scheme(token)
+    except PDIError:
+        pass
+
+
+@SETTINGS
+@given(
+    st.one_of(st.text(max_size=30), st.sampled_from(ALL_TOKENS)),
+    st.one_of(st.none(), st.text(max_size=12)),
+)
+def test_formats_raise_only_pdi_errors(text: str, charset: str | None) -> None:
+    for call in (
+        lambda: formats.media_type_for(text),
+        lambda: formats.token_for(text, charset=charset),
+        lambda: formats.charset_for(text),
+        lambda: formats.default_fragment_scheme(text),
+        lambda: formats.media_family(text),
+        lambda: formats.check_token(text),
+    ):
+        try:
+            call()
+        except PDIError:
+            pass
+    formats.is_known_token(text)
+    formats.is_valid_token(text)
+
+
+@SETTINGS
+@given(
+    st.one_of(st.text(max_size=20), st.lists(st.text(max_size=5), max_size=3)),
+    st.one_of(st.none(), st.integers(), st.booleans()),
+    st.one_of(st.none(), st.text(max_size=10)),
+    st.one_of(st.none(), st.text(max_size=10)),
+    st.one_of(st.none(), st.integers()),
+)
+def test_build_raises_only_pdi_errors(
+    series: object, serial: object, foreign_id: object, fmt: object, version: object
+) -> None:
+    try:
+        PDI.build(
+            series=series,  # type: ignore[arg-type]
+            date=datetime.date(2000, 1, 1),
+            serial=serial,  # type: ignore[arg-type]
+            foreign_id=foreign_id,  # type: ignore[arg-type]
+            format=fmt,  # type: ignore[arg-type]
+            version=version,  # type: ignore[arg-type]
+        )
+    except PDIError:
+        pass
+
+
+@SETTINGS
+@given(any_text, any_text, st.booleans())
+def test_equivalent_and_matches_raise_only_pdi_errors(a: str, b: str, flag: bool) -> None:
+    try:
+        equivalent(a, b, ignore_fragment=flag)
+    except PDIError:
+        pass
+    try:
+        PDI.parse(a).matches(b)
+    except PDIError:
+        pass
