@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-import pytest
+import mmap
+from pathlib import Path
 
-from pdi.errors import ParseError, UnsupportedError
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from pdi.errors import ParseError, PDIError, UnsupportedError
 from pdi.fragments import FragmentResult, Range, evaluate
-from pdi.fragments.text import line_ending_convention, to_crlf
+from pdi.fragments.text import (
+    TextIndex,
+    canonical_octets,
+    evaluate_rfc5147,
+    line_ending_convention,
+    parse_pdi_text_fragment,
+    pdi_to_rfc5147_char,
+    rfc5147_to_pdi_char,
+    to_crlf,
+)
 
 
 def test_to_crlf_every_line_ending_becomes_crlf() -> None:
@@ -63,3 +77,164 @@ def test_registry_rejects_unknown_pairs() -> None:
         evaluate("rect", (1, 2), b"abc", media_type="text/plain")
     with pytest.raises(UnsupportedError):
         evaluate("char", (1, 2), b"abc", media_type="image/png")
+
+
+# --------------------------------------------------------------------------- references and properties
+
+def ref_to_crlf(text: str) -> str:
+    """Replace each line ending, scanning left to right, by CR LF."""
+    out = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\r" and text[i + 1 : i + 2] in ("\n", "\x85"):
+            out.append("\r\n")
+            i += 2
+        elif c in "\r\n\x85":
+            out.append("\r\n")
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def ref_pdi_lines(canon: str) -> list[int]:
+    """Code point offsets of the line positions of CRLF-canonical text."""
+    starts = [0]
+    i = 0
+    while i < len(canon):
+        if canon.startswith("\r\n", i):
+            starts.append(i + 2)
+            i += 2
+        else:
+            i += 1
+    if starts[-1] != len(canon) or len(starts) == 1:
+        starts.append(len(canon))
+    return starts
+
+
+TEXTS = st.lists(st.sampled_from(["a", "é", "😀", "日", " ", "\r", "\n", "\x85", "\r\n", "\r\x85"]), max_size=30).map(
+    "".join
+)
+CHARSETS = st.sampled_from(["utf-8", "utf-16", "utf-32-le", "iso-8859-1", "cp037", "shift_jis", "gb18030"])
+
+
+def _encode(text: str, charset: str) -> bytes:
+    try:
+        return text.encode(charset)
+    except UnicodeEncodeError:
+        assume(False)
+        raise
+
+
+@settings(max_examples=300)
+@given(TEXTS, CHARSETS, st.sampled_from(["char", "line"]), st.integers(0, 40), st.integers(0, 40), st.booleans())
+def test_pdi_matches_the_reference(
+    text: str, charset: str, scheme: str, a: int, b: int, single: bool
+) -> None:
+    data = _encode(text, charset)
+    canon = ref_to_crlf(text)
+    start, end = (a, a) if single else (min(a, b), max(a, b))
+    positions = (start,) if single else (start, end)
+    result = evaluate("char" if scheme == "char" else "line", positions, data, media_type="text/plain", charset=charset)
+    if scheme == "char":
+        top = len(canon)
+        want = canon[min(start, top) : min(end, top)]
+        clamped = end > top
+    else:
+        starts = ref_pdi_lines(canon)
+        top = len(starts) - 1
+        want = canon[starts[min(start, top)] : starts[min(end, top)]]
+        clamped = end > top
+    assert result.text() == want
+    assert result.clamped == clamped
+    if canon == text:
+        assert not result.canonicalized
+
+
+@settings(max_examples=200)
+@given(TEXTS, CHARSETS)
+def test_pdi_conversions_between_counts(text: str, charset: str) -> None:
+    data = _encode(text, charset)
+    index = TextIndex(data, charset)
+    canon = ref_to_crlf(text)
+    # RFC 5147 character r is preceded by as many line endings as RFC characters ending one
+    rfc_chars = evaluate_rfc5147(f"char=0,{len(text) + 5}", index).text
+    n = index.char_count
+    for r in range(n + 1):
+        prefix = evaluate_rfc5147(f"char=0,{r}", index).text
+        pdi = rfc5147_to_pdi_char(r, index)
+        assert pdi == len(ref_to_crlf(prefix))
+        assert pdi_to_rfc5147_char(pdi, index) == r
+    assert rfc_chars == text
+    # a PDI position between CR and LF rounds down (or up) to the line ending's edges
+    for i in range(len(canon) - 1):
+        if canon[i : i + 2] == "\r\n":
+            down = pdi_to_rfc5147_char(i + 1, index)
+            up = pdi_to_rfc5147_char(i + 1, index, round_up=True)
+            assert up == down + 1
+            assert rfc5147_to_pdi_char(down, index) == i
+
+
+@settings(max_examples=100)
+@given(TEXTS, CHARSETS)
+def test_pdi_canonical_octets(text: str, charset: str) -> None:
+    data = _encode(text, charset)
+    octets = canonical_octets(data, charset)
+    assert TextIndex(octets, charset).whole_text() == ref_to_crlf(text)
+
+
+@settings(max_examples=200)
+@given(TEXTS)
+def test_to_crlf_matches_the_reference(text: str) -> None:
+    assert to_crlf(text) == ref_to_crlf(text)
+    assert line_ending_convention(to_crlf(text)) in ("crlf", "none")
+
+
+@settings(max_examples=200)
+@given(st.lists(st.one_of(st.integers(-3, 50), st.text(max_size=3), st.booleans(), st.none()), max_size=4), st.binary(max_size=20))
+def test_pdi_no_input_raises_anything_but_pdi_errors(positions: list[object], data: bytes) -> None:
+    for scheme in ("char", "line", "rect"):
+        try:
+            evaluate(scheme, positions, data, media_type="text/plain; charset=utf-8")
+        except PDIError:
+            pass
+
+
+@settings(max_examples=200)
+@given(st.text(max_size=20))
+def test_pdi_fragment_parse_raises_only_parse_errors(text: str) -> None:
+    try:
+        scheme, positions = parse_pdi_text_fragment(text)
+    except ParseError:
+        return
+    assert scheme in ("char", "line")
+    assert 1 <= len(positions) <= 2
+
+
+def test_pdi_fragment_parse_forms() -> None:
+    assert parse_pdi_text_fragment("37,51") == ("char", (37, 51))
+    assert parse_pdi_text_fragment("CHAR=37") == ("char", (37,))
+    assert parse_pdi_text_fragment("line=10,20") == ("line", (10, 20))
+    with pytest.raises(ParseError):
+        parse_pdi_text_fragment("rect=1,2")
+    with pytest.raises(ParseError):
+        parse_pdi_text_fragment("char=5,2")
+
+
+def test_pdi_on_a_memory_map(tmp_path: Path) -> None:
+    path = tmp_path / "big.txt"
+    line = "Grüße, 世界!\r\n"
+    path.write_bytes((line * 5000).encode())
+    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        index = TextIndex(mapped, "utf-8", block_size=4096)
+        result = evaluate("line", (4000, 4002), mapped, media_type="text/plain", charset="utf-8")
+        assert result.text() == line * 2
+        assert not result.canonicalized
+        # each line is 12 code points (CR and LF apart), 11 RFC 5147 characters, 18 octets
+        assert result.ranges[0].start == 4000 * 12
+        assert result.ranges[0].byte_start == 4000 * len(line.encode())
+        assert index.line_count == 5000
+        assert index.cp_count == 5000 * 12
+        assert index.char_count == 5000 * 11

@@ -7,6 +7,11 @@ The door of the text fragment engine; the work is done in:
 * :mod:`~pdi.fragments.text.charset` — charsets and byte-order marks;
 * :mod:`~pdi.fragments.text.index` — :class:`TextIndex`, positions ↔ octets
   over ``bytes`` or a memory map, at bytes-primitive speed for UTF-8;
+* :mod:`~pdi.fragments.text.rfc5147` — RFC 5147: :class:`TextFragment`,
+  :func:`evaluate_rfc5147`, :func:`make_rfc5147`;
+* :mod:`~pdi.fragments.text.wilde` — draft-wilde-text-fragment-00:
+  :class:`WildeFragment`, :func:`evaluate_wilde`;
+* :mod:`~pdi.fragments.text.bre` — POSIX BRE on linear-time RE2;
 * :mod:`~pdi.fragments.text.pdi_reading` — the PDI ``char``/``line`` schemes
   (``PDI-GRAMMAR.md`` §3) and the conversion to and from RFC 5147 counts.
 
@@ -15,6 +20,7 @@ Pure: no I/O (a memory map is made by the caller).
 
 from __future__ import annotations
 
+from pdi.fragments.text.bre import bre_to_re2, compile_bre
 from pdi.fragments.text.charset import DEFAULT_CHARSET, codec_name, same_charset
 from pdi.fragments.text.index import TextIndex
 from pdi.fragments.text.lines import (
@@ -27,22 +33,46 @@ from pdi.fragments.text.pdi_reading import (
     canonical_index,
     canonical_octets,
     evaluate_pdi,
+    parse_pdi_text_fragment,
     pdi_to_rfc5147_char,
     rfc5147_to_pdi_char,
 )
+from pdi.fragments.text.rfc5147 import (
+    CheckOutcome,
+    IntegrityCheck,
+    TextFragment,
+    TextSelection,
+    evaluate_rfc5147,
+    make_rfc5147,
+    run_checks,
+)
+from pdi.fragments.text.wilde import WildeFragment, WildePart, evaluate_wilde
 
 __all__ = [
     "DEFAULT_CHARSET",
     "LINE_ENDINGS",
+    "CheckOutcome",
+    "IntegrityCheck",
+    "TextFragment",
     "TextIndex",
+    "TextSelection",
+    "WildeFragment",
+    "WildePart",
+    "bre_to_re2",
     "canonical_index",
     "canonical_octets",
     "codec_name",
+    "compile_bre",
     "evaluate_pdi",
+    "evaluate_rfc5147",
+    "evaluate_wilde",
     "from_crlf",
     "line_ending_convention",
+    "make_rfc5147",
+    "parse_pdi_text_fragment",
     "pdi_to_rfc5147_char",
     "rfc5147_to_pdi_char",
+    "run_checks",
     "same_charset",
     "to_crlf",
 ]

@@ -1,20 +1,21 @@
 """A position index over the octets of a text entity: characters, code points, lines ↔ octets.
 
-The index cuts the octets into blocks of ``block_size`` octets (64 KiB by
+The index cuts the octets into blocks of ``block_size`` octets (256 KiB by
 default; a cut never falls inside a multi-octet character, a CR+LF or a
 CR+NEL) and keeps, for the start of each block, the running counts of code
 points, RFC 5147 characters, line endings and two-code-point line endings.
 
 * For UTF-8 and one-octet-per-character charsets the counts of a block come
-  from bytes primitives (``bytes.count``, ``bytes.isascii``,
-  ``bytes.translate``), never from a per-character Python loop: a UTF-8 code
-  point is an octet that is not a continuation octet (``80``–``BF``).
+  from vectorized comparisons over the octets (numpy views of the buffer, no
+  copy), never from a per-character Python loop or a decode: a UTF-8 code
+  point starts at every octet that is not a continuation octet
+  (``80``–``BF``); a line ending is found by its octets (``0A``, ``0D``,
+  ``C2 85`` …). Only the selection itself is decoded (and so validated).
 * Blocks are counted lazily, only as far as a query needs ("cold" query);
   once the whole entity has been counted every query is a binary search over
   the block table plus the decoding of one block ("indexed" query,
   logarithmic in the size of the entity).
-* Only the block that holds a position is ever decoded to ``str``; the
-  octets may be ``bytes``, ``bytearray``, a ``memoryview`` or an ``mmap``, so
+* Nothing but the selection is decoded to ``str``; the octets may be ``bytes``, ``bytearray``, a ``memoryview`` or an ``mmap``, so
   a file far larger than memory can be memory-mapped and queried.
 * Other charsets (UTF-16, UTF-32, Shift_JIS, ISO-2022-JP …) are decoded whole
   with Python's codec, as one block: correct, not fast.
@@ -36,8 +37,11 @@ import codecs
 import mmap
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
+
+import numpy as np
 
 from pdi.errors import ParseError
 from pdi.fragments.text.charset import Encoding, encoding_for
@@ -45,22 +49,23 @@ from pdi.fragments.text.lines import LINE_ENDING_RE
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
 
-_CONTINUATION: Final = bytes(range(0x80, 0xC0))
 _ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
 _CACHE_BLOCKS: Final = 16
 
 
 @dataclass(frozen=True)
 class _Local:
-    """One decoded block and where its line endings are."""
+    """Where the code points and line endings of one block are (offsets local to the block)."""
 
-    text: str
-    ends: list[int]  # code point offset just after each line ending
-    twos: list[int]  # twos[j]: two-code-point endings among the first j endings
-    char_ends: list[int]  # RFC 5147 character offset just after each line ending
+    cps: int  # code points in the block
+    ends: Sequence[int]  # code point offset just after each line ending
+    twos: Sequence[int]  # twos[j]: two-code-point endings among the first j endings
+    char_ends: Sequence[int]  # RFC 5147 character offset just after each line ending
+    text: str | None = None  # the decoded block (general charsets only)
+    starts: Any = None  # UTF-8: octet offset of each code point (numpy array)
 
 
-def _local(text: str) -> _Local:
+def _local_from_text(text: str) -> _Local:
     ends: list[int] = []
     twos = [0]
     char_ends: list[int] = []
@@ -72,7 +77,27 @@ def _local(text: str) -> _Local:
         ends.append(end)
         twos.append(n_two)
         char_ends.append(end - n_two)
-    return _Local(text, ends, twos, char_ends)
+    return _Local(len(text), ends, twos, char_ends, text=text)
+
+
+def _count(mask: Any) -> int:
+    return int(np.count_nonzero(mask))
+
+
+def _shift_right(mask: Any, by: int = 1) -> Any:
+    """``out[i] = mask[i - by]`` (``False`` for the first ``by``)."""
+    out = np.zeros_like(mask)
+    if by < len(mask):
+        out[by:] = mask[:-by]
+    return out
+
+
+def _shift_left(mask: Any, by: int = 1) -> Any:
+    """``out[i] = mask[i + by]`` (``False`` for the last ``by``)."""
+    out = np.zeros_like(mask)
+    if by < len(mask):
+        out[:-by] = mask[by:]
+    return out
 
 
 class TextIndex:
@@ -82,7 +107,7 @@ class TextIndex:
     The octets are not copied; they must not change while the index is used.
     """
 
-    def __init__(self, data: Buffer, charset: str | None = None, *, block_size: int = 1 << 16) -> None:
+    def __init__(self, data: Buffer, charset: str | None = None, *, block_size: int = 1 << 18) -> None:
         self._buf = data
         self._size = len(data)
         self.encoding: Encoding = encoding_for(charset, self._slice(0, min(4, self._size)))
@@ -139,7 +164,7 @@ class TextIndex:
     # ---------------------------------------------------------------- counting
     def _index_whole(self) -> None:
         text = self.decode(self._start, self._size)
-        local = _local(text)
+        local = _local_from_text(text)
         self._whole = text
         self._cache[0] = local
         self._bounds.append(self._size)
@@ -166,28 +191,37 @@ class TextIndex:
             b = min(a + self._block_size, self._size)
         return b
 
+    def _octets(self, a: int, b: int) -> Any:
+        """A numpy view (no copy) of the octets ``[a, b)``."""
+        return np.frombuffer(self._buf, dtype=np.uint8, count=b - a, offset=a)
+
     def _scan(self) -> None:
         """Count one more block."""
         a = self._bounds[-1]
         b = a + self._block_size
         b = self._size if b >= self._size else self._safe_cut(a, b)
-        chunk = self._slice(a, b)
+        c = self._octets(a, b)
         enc = self.encoding
-        cr_b, lf_b, nel_b = enc.cr, enc.lf, enc.nel
-        lf = chunk.count(lf_b)
-        cr = chunk.count(cr_b)
-        crlf = chunk.count(cr_b + lf_b) if cr and lf else 0
+        is_lf = c == enc.lf[0]
+        is_cr = c == enc.cr[0]
+        lf = _count(is_lf)
+        cr = _count(is_cr)
+        crlf = _count(is_cr[:-1] & is_lf[1:]) if cr and lf else 0
+        nel = crnel = 0
         if enc.kind == "utf-8":
-            if chunk.isascii():
-                cps = len(chunk)
-                nel = 0
-            else:
-                cps = len(chunk.translate(None, _CONTINUATION))
-                nel = chunk.count(nel_b)
+            cont = _count(c.view(np.int8) < -64)
+            cps = len(c) - cont
+            if cont:
+                nel_first = (c[:-1] == 0xC2) & (c[1:] == 0x85)
+                nel = _count(nel_first)
+                crnel = _count(is_cr[:-2] & nel_first[1:]) if cr and nel else 0
         else:
-            cps = len(chunk)
-            nel = chunk.count(nel_b) if nel_b else 0
-        crnel = chunk.count(cr_b + nel_b) if cr and nel else 0
+            cps = len(c)
+            if enc.nel:
+                is_nel = c == enc.nel[0]
+                nel = _count(is_nel)
+                crnel = _count(is_cr[:-1] & is_nel[1:]) if cr and nel else 0
+        del c, is_lf, is_cr  # release the views of the buffer at once
         two = crlf + crnel
         self._bounds.append(b)
         self._cps.append(self._cps[-1] + cps)
@@ -212,11 +246,43 @@ class TextIndex:
     def _local(self, block: int) -> _Local:
         local = self._cache.get(block)
         if local is None:
-            local = _local(self.decode(self._bounds[block], self._bounds[block + 1]))
+            local = self._local_from_octets(self._bounds[block], self._bounds[block + 1])
             if len(self._cache) >= _CACHE_BLOCKS:
                 del self._cache[next(iter(self._cache))]
             self._cache[block] = local
         return local
+
+    def _local_from_octets(self, a: int, b: int) -> _Local:
+        """Find code points and line endings of the octets ``[a, b)`` with vectorized comparisons."""
+        enc = self.encoding
+        c = self._octets(a, b)
+        is_lf = c == enc.lf[0]
+        is_cr = c == enc.cr[0]
+        if enc.kind == "utf-8":
+            nel_first = np.zeros_like(is_lf)
+            nel_first[:-1] = (c[:-1] == 0xC2) & (c[1:] == 0x85)
+            nel_last = _shift_right(nel_first)
+            starts = np.flatnonzero(c.view(np.int8) >= -64)
+        else:
+            nel_first = nel_last = (c == enc.nel[0]) if enc.nel else np.zeros_like(is_lf)
+            starts = None
+        # the last octet of each line ending: an LF, the last octet of a NEL, a CR not followed by either
+        end_mask = is_lf | nel_last | (is_cr & ~(_shift_left(is_lf) | _shift_left(nel_first)))
+        end_octets = np.flatnonzero(end_mask) + 1
+        # two-code-point endings: LF or NEL right after a CR
+        nel_gap = 2 if enc.kind == "utf-8" else 1  # octets from the CR to the last octet of a NEL
+        two = (is_lf & _shift_right(is_cr)) | (nel_last & _shift_right(is_cr, nel_gap))
+        two_at_end = two[end_octets - 1] if len(end_octets) else np.zeros(0, dtype=bool)
+        if starts is None:
+            ends = end_octets
+            cps = len(c)
+        else:
+            ends = np.searchsorted(starts, end_octets)
+            cps = len(starts)
+        twos = np.concatenate(([0], np.cumsum(two_at_end, dtype=np.int64)))
+        char_ends = ends - twos[1:]
+        del c
+        return _Local(cps, ends.tolist(), twos.tolist(), char_ends.tolist(), starts=starts)
 
     def _block_of(self, table: list[int], value: int) -> int | None:
         """The block whose running count in ``table`` covers ``value``, or ``None`` past the end."""
@@ -252,7 +318,7 @@ class TextIndex:
         if len(self._bounds) < 2:
             return False
         last = self._local(len(self._bounds) - 2)
-        return bool(last.ends) and last.ends[-1] == len(last.text)
+        return bool(last.ends) and last.ends[-1] == last.cps
 
     @property
     def line_count(self) -> int:
@@ -295,9 +361,12 @@ class TextIndex:
         enc = self.encoding
         if enc.kind == "single":
             return cps
-        text = self._local(block).text
+        local = self._local(block)
         if enc.kind == "utf-8":
-            return len(text[:cps].encode("utf-8"))
+            if cps >= local.cps:
+                return self._bounds[block + 1] - self._bounds[block]
+            return int(local.starts[cps])
+        text = local.text or ""
         body = enc.body
         if body.startswith("utf-32"):
             return 4 * cps
@@ -375,7 +444,7 @@ class TextIndex:
         if enc.kind == "single":
             return self._cps[block] + rest
         if enc.kind == "utf-8":
-            return self._cps[block] + len(self._slice(self._bounds[block], octet).translate(None, _CONTINUATION))
+            return self._cps[block] + int(np.searchsorted(self._local(block).starts, rest))
         decoder = codecs.getincrementaldecoder(enc.body)("strict")
         return len(decoder.decode(self._slice(self._start, octet), False))
 

@@ -142,3 +142,44 @@ def pdi_to_rfc5147_char(position: int, index: TextIndex, *, round_up: bool = Fal
     canonical, _ = canonical_index(index)
     cp, _ = canonical.clamp_cp(position)
     return canonical.cp_to_char(cp, round_up=round_up)
+
+
+def parse_pdi_text_fragment(text: str) -> tuple[str, tuple[int, ...]]:
+    """Parse a PDI text fragment ``[scheme "="] position *("," position)`` (``PDI-GRAMMAR.md`` §1).
+
+    The scheme is case-insensitive and defaults to ``char``; only ``char`` and
+    ``line`` apply to text. Returns the lower-cased scheme and the positions.
+    """
+    scheme, sep, rest = text.partition("=")
+    if not sep:
+        scheme, rest = "char", text
+        offset = 0
+    else:
+        offset = len(scheme) + 1
+        if not scheme or not all(c.isascii() and (c.isalpha() or c == "-") for c in scheme):
+            raise ParseError("a fragment scheme is letters and '-'", text=text, offset=0, rule="fragment-scheme")
+        scheme = scheme.lower()
+        if scheme not in ("char", "line"):
+            raise ParseError(
+                f"scheme {scheme!r} does not apply to text (char or line)", text=text, offset=0, rule="fragment-scheme"
+            )
+    positions: list[int] = []
+    for piece in rest.split(","):
+        if not piece or not (piece.isascii() and piece.isdigit()):
+            raise ParseError("a text position is 1*digit", text=text, offset=offset, rule="position")
+        if len(piece.lstrip("0")) > 4000:
+            raise ParseError("a position of more than 4000 digits", text=text, offset=offset, rule="position")
+        positions.append(int(piece))
+        offset += len(piece) + 1
+    if len(positions) > 2:
+        raise ParseError(
+            f"{scheme}= takes one position or two, not {len(positions)}", text=text, offset=0, rule="fragment-specifier"
+        )
+    if len(positions) == 2 and positions[1] < positions[0]:
+        raise ParseError(
+            f"{scheme}= range ends ({positions[1]}) before it starts ({positions[0]})",
+            text=text,
+            offset=len(text) - len(rest.split(",")[-1]),
+            rule="fragment-specifier",
+        )
+    return scheme, tuple(positions)

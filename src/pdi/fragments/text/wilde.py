@@ -1,0 +1,288 @@
+"""draft-wilde-text-fragment-00 (2002): ``char(n)``, ``line(a,b)``, ``match(regex)`` and their unions.
+
+The first draft of what became RFC 5147, implemented as written:
+
+* §3 syntax (RFC 2234 ABNF, so the scheme names are case-insensitive)::
+
+    text-fragment = 1*text-scheme
+    text-scheme   = ( char-scheme / line-scheme / match-scheme )
+    char-scheme   = "char(" ( count / range ) ")"
+    line-scheme   = "line(" ( count / range ) ")"
+    match-scheme  = "match(" regex ")"
+    count         = 1*DIGIT
+    range         = count "," count
+    regex         = StringWithBalancedParens
+
+  §3 names ``regex-scheme`` in one rule and defines ``match-scheme`` in the
+  next: the same thing (``shared/specs/README.md``). The fragment is
+  percent-decoded (UTF-8) first, as §4's last example does; then in the
+  regex ``^(``, ``^)`` and ``^^`` stand for ``(``, ``)`` and ``^``, any
+  other ``^`` is a syntax error, and unescaped parentheses must balance.
+* §2.1: counts start at 1 and ranges are closed: ``char(3,5)`` is the third
+  to the fifth character, ``line(10,20)`` lines 10 to 20 with their line
+  endings. Characters and lines are counted as RFC 5147 does (every line
+  ending — CR+LF, LF, CR, NEL, CR+NEL — is one character and ends a line),
+  the reading the draft's successor made precise; the draft itself mentions
+  only CR+LF.
+* §3: a count past the end identifies the last character or line
+  (``clamped``); a range whose first count is *greater* than the second is
+  ignored (the parenthesis "ie, the first number is less than the second" is
+  inverted, as in RFC 5147 §4.4); a count of 0, which names nothing since
+  counting starts at 1, is ignored the same way. Equal counts are one
+  character or line.
+* §2.1.5/§4: ``match(re)`` identifies every occurrence of the POSIX BRE
+  ``re`` (non-overlapping, leftmost-longest, searched left to right over
+  the whole text) — run by RE2 in linear time, see :mod:`.bre`. A match
+  edge between the two code points of a CR+LF is widened to the whole line
+  ending. An empty match (``a*`` where there is no ``a``) identifies no
+  character and is left out.
+* §2.1.6: several schemes mean the union of what they identify, which may be
+  disjoint; overlapping or touching ranges are merged.
+
+Selections are reported as 0-based, half-open RFC 5147 character ranges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from pdi.errors import LimitError, ParseError
+from pdi.fragments import Range
+from pdi.fragments.text.bre import compile_bre
+from pdi.fragments.text.index import Buffer, TextIndex
+from pdi.fragments.text.rfc5147 import MAX_DIGITS, OnError, TextSelection
+
+MAX_MATCHES: Final = 100_000
+_HEXDIGITS: Final = frozenset("0123456789abcdefABCDEF")
+
+
+@dataclass(frozen=True)
+class WildePart:
+    """One scheme of a wilde fragment: ``char``/``line`` with 1-based closed counts, or ``match`` with a BRE."""
+
+    scheme: Literal["char", "line", "match"]
+    start: int = 0
+    end: int = 0
+    is_range: bool = False
+    regex: str = ""  # the BRE, unescaped (for match)
+
+    def __str__(self) -> str:
+        if self.scheme == "match":
+            escaped = self.regex.replace("^", "^^").replace("(", "^(").replace(")", "^)")
+            return f"match({_percent_encode(escaped)})"
+        body = f"{self.start},{self.end}" if self.is_range else str(self.start)
+        return f"{self.scheme}({body})"
+
+
+@dataclass(frozen=True)
+class WildeFragment:
+    """A draft-wilde fragment identifier: one or more schemes, meaning their union."""
+
+    parts: tuple[WildePart, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> WildeFragment:
+        """Percent-decode then parse the §3 grammar; :class:`ParseError` names rule and offset.
+
+        Offsets are into the percent-decoded text.
+        """
+        return cls(_parse(_percent_decode(text)))
+
+    def __str__(self) -> str:
+        return "".join(str(part) for part in self.parts)
+
+
+def _percent_decode(text: str) -> str:
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "%":
+            pair = text[i + 1 : i + 3]
+            if len(pair) != 2 or not set(pair) <= _HEXDIGITS:
+                raise ParseError("'%' must be followed by two hex digits", text=text, offset=i, rule="pct-encoded")
+            out.append(int(pair, 16))
+            i += 3
+        else:
+            out.extend(c.encode("utf-8", "surrogatepass"))
+            i += 1
+    try:
+        return out.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(
+            "percent-decoded fragment is not UTF-8", text=text, offset=exc.start, rule="pct-encoded"
+        ) from None
+
+
+_SAFE: Final = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/?"
+)
+
+
+def _percent_encode(text: str) -> str:
+    return "".join(
+        c if c in _SAFE else "".join(f"%{b:02X}" for b in c.encode("utf-8")) for c in text
+    )
+
+
+def _parse(text: str) -> tuple[WildePart, ...]:
+    parts: list[WildePart] = []
+    i = 0
+    if not text:
+        raise ParseError("empty fragment: text-fragment = 1*text-scheme", text=text, offset=0, rule="text-fragment")
+    while i < len(text):
+        head = text[i : i + 6].lower()
+        if head.startswith(("char(", "line(")):
+            scheme: Literal["char", "line"] = "char" if head.startswith("char(") else "line"
+            i += 5
+            start, i = _count(text, i, f"{scheme}-scheme")
+            end, is_range = start, False
+            if i < len(text) and text[i] == ",":
+                end, i = _count(text, i + 1, "range")
+                is_range = True
+            if i >= len(text) or text[i] != ")":
+                raise ParseError(f"expected ')' to close {scheme}(", text=text, offset=i, rule=f"{scheme}-scheme")
+            parts.append(WildePart(scheme, start, end, is_range))
+            i += 1
+        elif head == "match(":
+            regex, i = _balanced(text, i + 6)
+            if not regex:
+                raise ParseError("empty regular expression in match()", text=text, offset=i - 1, rule="regex")
+            parts.append(WildePart("match", regex=regex))
+        else:
+            raise ParseError(
+                "expected 'char(', 'line(' or 'match('", text=text, offset=i, rule="text-scheme"
+            )
+    return tuple(parts)
+
+
+def _count(text: str, i: int, rule: str) -> tuple[int, int]:
+    j = i
+    while j < len(text) and text[j] in "0123456789":
+        j += 1
+    if j == i:
+        raise ParseError("expected a count (digits)", text=text, offset=i, rule=rule)
+    if len(text[i:j].lstrip("0")) > MAX_DIGITS:
+        raise LimitError(f"number at offset {i} has more than {MAX_DIGITS} digits")
+    return int(text[i:j]), j
+
+
+def _balanced(text: str, i: int) -> tuple[str, int]:
+    """Read a StringWithBalancedParens up to its closing ')'; return it unescaped and the offset after ')'."""
+    out: list[str] = []
+    depth = 0
+    while i < len(text):
+        c = text[i]
+        if c == "^":
+            nxt = text[i + 1 : i + 2]
+            if nxt not in ("(", ")", "^"):
+                raise ParseError(
+                    "in match(), '^' must be followed by '(', ')' or '^' (write '^^' for '^')",
+                    text=text,
+                    offset=i,
+                    rule="StringWithBalancedParens",
+                )
+            out.append(nxt)
+            i += 2
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            if depth == 0:
+                return "".join(out), i + 1
+            depth -= 1
+        out.append(c)
+        i += 1
+    raise ParseError("match( is never closed: unbalanced parentheses", text=text, offset=i, rule="StringWithBalancedParens")
+
+
+def _clamp(index: TextIndex, scheme: str, count: int) -> tuple[int, int, bool]:
+    """1-based count → RFC 5147 positions [count-1, count), clamped to the last character or line."""
+    total = index.char_count if scheme == "char" else index.line_count
+    if count > total:
+        return max(total - 1, 0), total, True
+    return count - 1, count, False
+
+
+def evaluate_wilde(
+    fragment: WildeFragment | str,
+    data: Buffer | TextIndex,
+    *,
+    charset: str | None = None,
+    max_matches: int = MAX_MATCHES,
+    on_error: OnError = "raise",
+) -> TextSelection:
+    """Evaluate a draft-wilde fragment on the octets of a text entity (see the module docstring)."""
+    index = data if isinstance(data, TextIndex) else TextIndex(data, charset)
+    if isinstance(fragment, str):
+        try:
+            fragment = WildeFragment.parse(fragment)
+        except ParseError as exc:
+            if on_error == "raise":
+                raise
+            return TextSelection(
+                ranges=(), text="", data=b"", clamped=False, charset=index.encoding.body,
+                interpreted=False, reason=f"syntax error: {exc}",
+            )
+    spans: list[tuple[int, int]] = []  # (start, end) in RFC 5147 characters, or lines to convert
+    ignored: list[str] = []
+    clamped = False
+    for part in fragment.parts:
+        if part.scheme == "match":
+            spans.extend(_matches(index, part.regex, max_matches))
+            continue
+        if part.start == 0 or part.end == 0:
+            ignored.append(f"{part}: counts start at 1")
+            continue
+        if part.start > part.end:
+            ignored.append(f"{part}: range is not properly ordered")
+            continue
+        a0, _, c0 = _clamp(index, part.scheme, part.start)
+        _, b1, c1 = _clamp(index, part.scheme, part.end)
+        clamped = clamped or c0 or c1
+        if part.scheme == "char":
+            spans.append((a0, b1))
+        else:
+            cp0, _ = index.line_to_cp(a0)
+            cp1, _ = index.line_to_cp(b1)
+            spans.append((index.cp_to_char(cp0), index.cp_to_char(cp1)))
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    ranges: list[Range] = []
+    texts: list[str] = []
+    datas: list[bytes] = []
+    for start, end in merged:
+        cp0, _ = index.char_to_cp(start)
+        cp1, _ = index.char_to_cp(end)
+        b0, b1 = index.cp_to_octet(cp0), index.cp_to_octet(cp1)
+        ranges.append(Range(start, end, b0, b1))
+        texts.append(index.decode(b0, b1))
+        datas.append(index.octets(b0, b1))
+    return TextSelection(
+        ranges=tuple(ranges),
+        text="".join(texts),
+        data=b"".join(datas),
+        clamped=clamped,
+        charset=index.encoding.body,
+        ignored=tuple(ignored),
+    )
+
+
+def _matches(index: TextIndex, regex: str, max_matches: int) -> list[tuple[int, int]]:
+    compiled = compile_bre(regex)
+    text = index.whole_text()
+    spans: list[tuple[int, int]] = []
+    for n, match in enumerate(compiled.finditer(text)):
+        if n >= max_matches:  # empty matches count too: they cost time
+            raise LimitError(f"match({regex}) has more than {max_matches} occurrences")
+        start, end = match.span()
+        if start == end:
+            continue
+        spans.append((index.cp_to_char(start), index.cp_to_char(end, round_up=True)))
+    return spans

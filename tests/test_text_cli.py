@@ -1,0 +1,105 @@
+"""`pdi text FILE FRAGMENT`: output, JSON, --make, exit statuses and the one stderr line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from pdi.cli import cli
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+TEXT = "ünë\r\ntwo\nthree\rfour\x85five"
+
+
+def _file(tmp_path: Path, text: str = TEXT, charset: str = "utf-8") -> Path:
+    path = tmp_path / "t.txt"
+    path.write_bytes(text.encode(charset))
+    return path
+
+
+def test_text_prints_the_selection(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["text", str(_file(tmp_path)), "line=1,3"])
+    assert result.exit_code == 0, result.output
+    assert result.output == "two\nthree\r"
+
+
+def test_text_json(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["text", str(_file(tmp_path)), "#char=0,4", "--json"])
+    assert result.exit_code == 0, result.output
+    # ü n ë CRLF: four characters, 3 + 2 + 2 octets... "ü"=2, "n"=1, "ë"=2, CRLF=2: 7 octets
+    assert json.loads(result.output) == {
+        "ranges": [{"start": 0, "end": 4, "byte_start": 0, "byte_end": 7}],
+        "text": "ünë\r\n",
+        "clamped": False,
+        "integrity": "unchecked",
+    }
+
+
+def test_text_wilde_and_pdi_syntaxes(tmp_path: Path) -> None:
+    path = _file(tmp_path)
+    wilde = CliRunner().invoke(cli, ["text", str(path), "line(2)match(f[a-z]*)", "--syntax", "wilde"])
+    assert wilde.exit_code == 0, wilde.output
+    assert wilde.output == "two\nfourfive"
+    pdi = CliRunner().invoke(cli, ["text", str(path), "char=3,6", "--syntax", "pdi", "--json"])
+    assert pdi.exit_code == 0, pdi.output
+    out = json.loads(pdi.output)
+    assert out["text"] == "\r\nt"
+    assert out["canonicalized"] is True
+
+
+def test_text_charset(tmp_path: Path) -> None:
+    path = _file(tmp_path, "a\nb\nc", "utf-16")
+    result = CliRunner().invoke(cli, ["text", str(path), "line=1,2", "--charset", "UTF-16"])
+    assert result.exit_code == 0, result.output
+    assert result.output == "b\n"
+
+
+def test_text_make_and_verify(tmp_path: Path) -> None:
+    path = _file(tmp_path)
+    digest = hashlib.md5(path.read_bytes()).hexdigest()
+    made = CliRunner().invoke(cli, ["text", str(path), "--make", "line=1,2", "--md5", "--length"])
+    assert made.exit_code == 0, made.output
+    # 3 + 1 (CRLF) + 3 + 1 + 5 + 1 + 4 + 1 (NEL) + 4 = 23 characters
+    assert made.output == f"line=1,2;length=23,UTF-8;md5={digest},UTF-8\n"
+    checked = CliRunner().invoke(cli, ["text", str(path), made.output.strip(), "--json"])
+    assert json.loads(checked.output)["integrity"] == "ok"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    return subprocess.run(
+        [sys.executable, "-m", "pdi", "text", *args], capture_output=True, text=True, env=env, check=False
+    )
+
+
+def test_text_exit_statuses(tmp_path: Path) -> None:
+    path = str(_file(tmp_path))
+    ok = _run(path, "char=0,1")
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, "ü", "")
+    syntax = _run(path, "line=20,10")
+    assert syntax.returncode == 1
+    assert syntax.stdout == ""
+    assert len(syntax.stderr.strip().splitlines()) == 1
+    assert "not properly ordered" in syntax.stderr
+    failed = _run(path, "char=0,1;length=99")
+    assert failed.returncode == 3
+    assert len(failed.stderr.strip().splitlines()) == 1
+    assert "length=99" in failed.stderr
+    missing = _run(str(tmp_path / "nope.txt"), "char=0")
+    assert missing.returncode == 4
+    usage = _run(path)
+    assert usage.returncode == 2
+
+
+def test_text_empty_file(tmp_path: Path) -> None:
+    path = tmp_path / "empty.txt"
+    path.write_bytes(b"")
+    result = CliRunner().invoke(cli, ["text", str(path), "line=0,5", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["clamped"] is True
