@@ -165,8 +165,8 @@ def register(cli: click.Group) -> None:
     @click.option("-o", "--output", metavar="FILE", help="Also (or only) write the MHTML to FILE ('-' for stdout).")
     @click.option("--allow-private", is_flag=True, help="Allow private, loopback and link-local addresses.")
     @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds for the whole capture.")
-    @click.option("--max-mb", type=float, default=50.0, show_default=True, help="Largest single resource (MB); 4x for the whole page.")
-    @click.option("--concurrency", type=click.IntRange(1, 64), default=6, show_default=True, help="Parallel fetches.")
+    @click.option("--max-mb", type=float, default=50.0, show_default=True, help="Largest single resource (MB); 4x for the whole page (not with --browser).")
+    @click.option("--concurrency", type=click.IntRange(1, 64), default=6, show_default=True, help="Parallel fetches (not with --browser).")
     @click.option("--settle", type=float, default=1.0, show_default=True, help="--browser: seconds to wait after the load event.")
     @archive_option
     def capture_command(
@@ -184,7 +184,7 @@ def register(cli: click.Group) -> None:
         """Capture the web page at URL with everything it needs, as RFC 2557 MHTML.
 
         With --series, deposit it as a PDI whose unique id encapsulates URL,
-        minted on today's date (e.g. urn:pdi://oma.eop.gov.us/2026/11/22/
+        minted on today's date (urn:pdi://S/YYYY/MM/DD/
         http:%2F%2Fwww%2Ewhitehouse%2Egov%2F.related.1) and print the PDI.
         Refuses private, loopback and link-local addresses unless
         --allow-private.
