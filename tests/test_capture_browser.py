@@ -212,3 +212,31 @@ def test_cli_capture_browser_shift_jis_root(server: str, tmp_path: Path) -> None
     assert SJIS_TEXT in agg.root.text()
     assert _by_location(agg)[server + "/sub/img/a.png"].data == IMAGES["a"]
     assert all(r.satisfied for r in agg.references)
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("http://127.0.0.1/x", False),
+        ("http://localhost:9/x", False),
+        ("https://[::1]/", False),
+        ("http://169.254.169.254/latest/meta-data/", False),
+        ("file:///etc/passwd", False),
+        ("ftp://127.0.0.1/", False),
+        ("chrome://settings", False),
+        ("http:///nohost", False),
+        ("data:text/plain,hi", True),
+        ("about:blank", True),
+    ],
+)
+def test_browser_request_guard(url: str, allowed: bool) -> None:
+    from pdi.capture.browser import _host_allowed
+
+    assert _host_allowed(url, allow_private=False) is allowed
+
+
+def test_browser_request_guard_with_allow_private() -> None:
+    from pdi.capture.browser import _host_allowed
+
+    assert _host_allowed("http://127.0.0.1/x", allow_private=True)
+    assert not _host_allowed("file:///etc/passwd", allow_private=True)

@@ -234,3 +234,24 @@ def test_corpus_unpacks_safely_and_opens_offline(path: Path, tmp_path: Path) -> 
         hits = sum(1 for n in names if n in local)
         assert hits >= satisfied_in.get(part.index, 0)
         assert not any(n.lower().startswith("cid:") and n for n in names if n in local)
+
+
+def test_unpack_rewrites_srcset_import_and_inline_styles(tmp_path: Path) -> None:
+    data = mhtml(
+        (["Content-Type: text/html", "Content-Location: http://e.org/p/index.html"],
+         b'<img srcset="a.png 1x, /b.png 2x" src="a.png"><div style="background:url(&quot;a.png&quot;)"></div>'
+         b'<link rel=stylesheet href=s.css><style>@import url(s.css); p{background:url(x.png)}</style>'),
+        (["Content-Type: image/png", "Content-Location: http://e.org/p/a.png"], b"A"),
+        (["Content-Type: image/png", "Content-Location: http://e.org/b.png"], b"B"),
+        (["Content-Type: text/css", "Content-Location: http://e.org/p/s.css"], b'@import "t.css";\r\nq { background: url( "../b.png#f" ) }'),
+        (["Content-Type: text/css", "Content-Location: http://e.org/p/t.css"], b""),
+    )
+    result = plan(parse(data))
+    files = {f.name: f.data for f in result.files}
+    assert sorted(files) == ["a.png", "b.png", "index.html", "s.css", "t.css"]
+    assert files["index.html"] == (
+        b'<img srcset="a.png 1x, b.png 2x" src="a.png"><div style="background:url(&quot;a.png&quot;)"></div>'
+        b"<link rel=stylesheet href=s.css><style>@import url(s.css); p{background:url(http://e.org/p/x.png)}</style>"
+    )
+    assert files["s.css"] == b'@import "t.css";\r\nq { background: url( "b.png#f" ) }'
+    assert result.unsatisfied == ("http://e.org/p/x.png",)

@@ -183,9 +183,9 @@ def register(cli: click.Group) -> None:
     ) -> None:
         """Capture the web page at URL with everything it needs, as RFC 2557 MHTML.
 
-        With --series, deposit it as a PDI whose unique id encapsulates URL,
-        minted on today's date (urn:pdi://S/YYYY/MM/DD/
-        http:%2F%2Fwww%2Ewhitehouse%2Egov%2F.related.1) and print the PDI.
+        With --series S, deposit it as a PDI whose unique id encapsulates URL,
+        minted on today's date, and print the PDI (for http://www.whitehouse.gov/:
+        urn:pdi://S/YYYY/MM/DD/http:%2F%2Fwww%2Ewhitehouse%2Egov%2F.related.1).
         Refuses private, loopback and link-local addresses unless
         --allow-private.
         """
