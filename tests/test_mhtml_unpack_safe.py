@@ -182,6 +182,11 @@ def test_cli_unpack_limits_on_depth_headers_and_sizes(tmp_path: Path) -> None:
     assert "wrote 8 files" in result.output
     again = runner.invoke(cli, ["mhtml", "unpack", str(hostile), str(tmp_path / "o4")])
     assert again.exit_code == 5
+    # A file too large to fit the total limit is refused before it is read.
+    huge = tmp_path / "huge.mht"
+    huge.write_bytes(HOSTILE + b"x" * (4 * 1024 * 1024))
+    result = runner.invoke(cli, ["mhtml", "unpack", str(huge), str(tmp_path / "o5"), "--max-total-mb", "1"])
+    assert result.exit_code == 7 and "max-total-mb" in result.output
 
 
 def test_unpack_keeps_legacy_bytes_outside_rewritten_references(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import click
 
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.mhtml_group import mhtml
-from pdi.errors import NotFoundError, StoreError
+from pdi.errors import LimitError, NotFoundError, StoreError
 
 _MB = 1024 * 1024
 
@@ -116,6 +116,11 @@ def unpack_command(
     if file == "-":
         aggregate = parse(sys.stdin.buffer, limits=parse_limits)
     else:
+        # Quoted-printable is at most three times the bytes it encodes: a larger file
+        # cannot fit the total limit, so it is refused before it is read into memory.
+        size = Path(file).stat().st_size if Path(file).is_file() else 0
+        if size > 3 * limits.max_total_bytes + _MB:
+            raise LimitError(f"{file} is {size} bytes: its parts would exceed --max-total-mb {max_total_mb}")
         try:
             with open(file, "rb") as stream:  # streamed: the parser reads it in chunks
                 aggregate = parse(stream, limits=parse_limits)
