@@ -84,7 +84,10 @@ class Packed:
 
 
 def _url_for(base: str, relative: Path) -> str:
-    return base + "/".join(urllib.parse.quote(part, safe="!$&'()*+,;=:@~") for part in relative.parts)
+    # A file name that is not UTF-8 (surrogate-escaped by Python) keeps its raw bytes, %-encoded.
+    return base + "/".join(
+        urllib.parse.quote(part, safe="!$&'()*+,;=:@~", errors="surrogateescape") for part in relative.parts
+    )
 
 
 def pack_path(

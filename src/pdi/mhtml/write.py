@@ -62,7 +62,8 @@ _CHARSET = re.compile(rf"^{_TOKEN}$")
 _CONTENT_ID = re.compile(r"^[!-;=?-~]+$")
 # What may stand in a header line unencoded: printable ASCII without space.
 _PLAIN_HEADER_URI = re.compile(r"^[!-~]*$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Control characters (CR and LF above all) and lone surrogates (not characters at all).
+_CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 
 _TEXTUAL_APPLICATION = frozenset(
     {
@@ -166,13 +167,7 @@ def encode_header_uri(name: str, uri: str) -> str:
     Q encoded-words in ``US-ASCII`` (or ``UTF-8`` when the URI has non-ASCII
     characters, §4.4.1), one per folded line, none longer than 76 characters.
     """
-    if _CONTROL.search(uri):
-        raise ParseError(
-            f"{name} value contains a control character",
-            text=uri,
-            offset=_CONTROL.search(uri).start(),  # type: ignore[union-attr]
-            rule="RFC 2557 §4.4.1",
-        )
+    _check_label(uri, f"{name} value")
     if _PLAIN_HEADER_URI.match(uri) and len(name) + 2 + len(uri) <= 78 and "=?" not in uri:
         return f"{name}: {uri}"
     charset = "us-ascii" if uri.isascii() else "utf-8"
@@ -183,7 +178,12 @@ def encode_header_uri(name: str, uri: str) -> str:
 def _check_label(value: str, what: str) -> None:
     m = _CONTROL.search(value)
     if m:
-        raise ParseError(f"{what} contains a control character", text=value, offset=m.start(), rule="RFC 2557 §4.4.1")
+        raise ParseError(
+            f"{what} contains a control character or a lone surrogate",
+            text=value,
+            offset=m.start(),
+            rule="RFC 2557 §4.4.1",
+        )
 
 
 def _part_headers(res: Resource) -> list[str]:
