@@ -144,6 +144,8 @@ def _capture(
         shot = capture_with_browser(url, allow_private=allow_private, timeout=timeout, settle=settle)
         for refused in shot.refused:
             click.echo(f"refused: {refused}", err=True)
+        if len(shot.mhtml) > 4 * max_mb * _MB:
+            raise LimitError(f"Chromium wrote {len(shot.mhtml)} bytes, more than 4 x --max-mb {max_mb} MB")
         return shot.mhtml, shot.final_url
     limits = Limits(
         total_timeout=timeout,
@@ -170,7 +172,7 @@ def register(cli: click.Group) -> None:
     @click.option("-o", "--output", metavar="FILE", help="Also (or only) write the MHTML to FILE ('-' for stdout).")
     @click.option("--allow-private", is_flag=True, help="Allow private, loopback and link-local addresses.")
     @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds for the whole capture.")
-    @click.option("--max-mb", type=float, default=50.0, show_default=True, help="Largest single resource (MB); 4x for the whole page (not with --browser).")
+    @click.option("--max-mb", type=float, default=50.0, show_default=True, help="Largest single resource (MB); 4x for the whole page (with --browser: for Chromium's file).")
     @click.option("--concurrency", type=click.IntRange(1, 64), default=6, show_default=True, help="Parallel fetches (not with --browser).")
     @click.option("--settle", type=float, default=1.0, show_default=True, help="--browser: seconds to wait after the load event.")
     @archive_option
