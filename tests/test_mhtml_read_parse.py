@@ -197,6 +197,7 @@ def test_multipart_alternative_start_part_roots_at_its_html_alternative() -> Non
     (ref,) = agg.references
     assert ref.source is html and ref.target is image
     assert agg.warnings == ()
+    assert check(agg).findings == ()  # the plain alternative is not "unreferenced"
 
 
 def test_nested_multipart_missing_its_closing_delimiter() -> None:
@@ -311,3 +312,39 @@ def test_base_with_dot_segments_is_absolute() -> None:
     agg = parse(b"Content-Type: text/html\r\n\r\n<img src=a.png>", base="http://h.example/a/../b/")
     assert agg.root.base == "http://h.example/a/../b/"
     assert agg.references[0].uri == "http://h.example/b/a.png"
+
+
+def test_rfc2047_header_values_decoded_on_request() -> None:
+    head = (
+        "Subject: =?utf-8?Q?Caf=C3=A9_?=\n =?iso-8859-1?B?cOJ0ZQ==?= du jour\n"
+        'Content-Type: multipart/related; boundary="b1"'
+    )
+    agg = parse(mhtml("Content-Type: text/plain\nContent-Description: =?x-nope?q?a=E9?=\n\nx", head=head))
+    assert agg.header("subject") == "=?utf-8?Q?Caf=C3=A9_?= =?iso-8859-1?B?cOJ0ZQ==?= du jour"
+    assert agg.header("subject", decode=True) == "Café pâte du jour"
+    assert agg.parts[0].header("content-description", decode=True) == "aé"  # unknown charset: Latin-1
+
+
+def test_long_line_starting_like_a_delimiter_is_read_once() -> None:
+    # Only a bounded window after "--boundary" is examined, so a stream delivering a
+    # 300 kB line in 16-byte chunks is not re-scanned for each chunk.
+    trap = "--b1" + "x" * 300_000
+    data = mhtml(PAGE, f"Content-Type: text/plain\n\n{trap}\n--b1   {' ' * 5000}")
+    agg = parse(io.BytesIO(data), limits=Limits(chunk_size=16))
+    assert agg.parts[1].data.startswith(trap.encode())
+    assert agg.parts[1].data.endswith(b"\r\n--b1   " + b" " * 5000)
+
+
+def test_base64_padded_line_by_line_loses_nothing() -> None:
+    # some writers pad every line; binascii alone would stop at the first "="
+    lines = "\n".join(base64.b64encode(w).decode() for w in (b"one ", b"two  ", b"three"))
+    part = f"Content-Type: application/octet-stream\nContent-Transfer-Encoding: base64\n\n{lines}"
+    agg = parse(mhtml(part, head=PLAIN_HEAD))
+    assert agg.parts[0].data == b"one two  three"
+    assert "data after padding" in agg.warnings[0]
+
+
+def test_byte_order_mark_before_the_headers() -> None:
+    agg = parse(b"\xef\xbb\xbf" + mhtml(PAGE))
+    assert len(agg.parts) == 1 and agg.root.location == "http://a.example/"
+    assert agg.warnings == ("offset 0: byte order mark before the headers skipped",)

@@ -32,14 +32,18 @@ GIF_START = b"GIF89a"
 GIF_COMMENT = b"Copyright (C) 1995 IETF. Unauthorized duplication prohibited."
 
 
-def rfc_example(section: str) -> bytes:
-    """The message of RFC 2557 example ``section`` (e.g. ``"9.2"``) as bytes."""
+def rfc_example(section: str, heading: str = "Example", first: str = "From: ") -> bytes:
+    """The message of RFC 2557 example ``section`` (e.g. ``"9.2"``) as bytes.
+
+    The example runs from the section's first line starting with ``first`` to the
+    next section heading.
+    """
     lines = RFC2557.read_text(encoding="utf-8").splitlines()
-    heads = [i for i, line in enumerate(lines) if line.startswith(f"{section} Example")]
+    heads = [i for i, line in enumerate(lines) if line.startswith(f"{section} {heading}")]
     start = heads[-1]  # the first is the table of contents
-    end = next(i for i in range(start + 1, len(lines)) if re.match(r"^(9\.\d |10\. )", lines[i]))
+    end = next(i for i in range(start + 1, len(lines)) if re.match(r"^\d+\.(\d+)? [A-Z]", lines[i]))
     body = [line for line in lines[start:end] if not _PAGE_BREAK.match(line)]
-    body = body[next(i for i, line in enumerate(body) if line.startswith("From: ")) :]
+    body = body[next(i for i, line in enumerate(body) if line.startswith(first)) :]
     out: list[str] = []
     in_headers = True
     open_field = False  # the previous header line asks for a continuation
@@ -83,6 +87,21 @@ def refs_of(agg: Aggregate, part: Part) -> list[tuple[str, str, int | None, str 
         (r.reference.url, r.status, r.target.index if r.target else None, r.rule)
         for r in agg.references
         if r.source is part
+    ]
+
+
+def test_rfc2557_4_2_content_location_and_content_id_labels() -> None:
+    # §4.2's example: parts with both labels; a relative Content-Location is resolved
+    # against thismessage:/ (no base), a cid: URI reaches the Content-ID.
+    agg = parse(rfc_example("4.2", "The Content-Location Header", "Content-Type: multipart/related"))
+    html, gif1, gif2 = agg.parts
+    assert (gif1.content_id, gif1.location) == ("97116092511xyz@foo.bar.net", "thismessage:/fiction1/fiction2")
+    assert (gif2.content_id, gif2.location) == ("97116092811xyz@foo.bar.net", "thismessage:/fiction1/fiction3")
+    assert gif1.data == b"" and gif2.data == b""
+    assert html.charset == "US-ASCII" and html.encoding == "windows-1252"
+    assert refs_of(agg, html) == [
+        ("fiction1/fiction2", "satisfied", 1, "content-location"),
+        ("cid:97116092811xyz@foo.bar.net", "satisfied", 2, "content-id"),
     ]
 
 

@@ -108,8 +108,8 @@ def check_command(file: str, strict: bool, base: str | None) -> None:
     """Check an MHTML FILE: duplicate labels (§7), a missing start part, parts nobody
     references and references no part satisfies.
 
-    Prints one line per finding. Exits 0 when there is no error (3 with --strict and
-    a warning, or on any error).
+    Prints one line per finding and a summary. Exit status: 0 without errors; 3 on an
+    error, or with --strict on a warning too; 1 when the file cannot be read as MIME.
     """
     agg = _read(file, base)
     report = check(agg)

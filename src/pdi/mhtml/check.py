@@ -5,7 +5,8 @@ same Content-ID, or whose Content-Locations resolve to the same URI (§7; Conten
 are compared across the whole file, since they must be globally unique); a ``start``
 parameter naming no body part (RFC 2387).
 
-Warnings: parts nobody references (the root excepted), references a page needs to
+Warnings: parts nobody references (the root, and the other alternatives of a used
+multipart/alternative, excepted), references a page needs to
 render (``img src``, stylesheets, frames, CSS ``url()`` …) that no part satisfies,
 and every recovery the parser made. Unsatisfied ``<a href>`` links are counted but
 are not findings: a saved page is not expected to hold the pages it links to.
@@ -111,8 +112,17 @@ def check(agg: Aggregate) -> CheckReport:
 
     refs = agg.references
     targeted = {id(r.target) for r in refs if r.target is not None}
+    targeted.add(id(agg.root))
+    by_id = {mp.id: mp for mp in agg.multiparts}
     for part in agg.parts:
-        if part is not agg.root and id(part) not in targeted:
+        parent = by_id.get(part.scope[-1]) if part.scope else None
+        if (
+            parent is not None
+            and parent.content_type == "multipart/alternative"
+            and id(parent.root) in targeted
+        ):
+            continue  # another rendering of a part that is used
+        if id(part) not in targeted:
             findings.append(
                 Finding(
                     "warning",

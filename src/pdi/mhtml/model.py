@@ -13,9 +13,11 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from pdi.mhtml import charset as _charset
+from pdi.mhtml.headers import decoded
 from pdi.mhtml.resolve import comparable
 
 if TYPE_CHECKING:
+    from pdi.mhtml.refs import Reference
     from pdi.mhtml.resolve import ResolvedReference
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -59,9 +61,13 @@ class Part:
     scope: tuple[int, ...]
     warnings: tuple[str, ...] = ()
 
-    def header(self, name: str) -> str | None:
-        """The first header field of that name (case-insensitive), unfolded."""
-        return _header(self.headers, name)
+    def header(self, name: str, *, decode: bool = False) -> str | None:
+        """The first header field of that name (case-insensitive), unfolded.
+
+        With ``decode``, RFC 2047 encoded words are decoded (``=?utf-8?q?…?=``).
+        """
+        value = _header(self.headers, name)
+        return decoded(value) if decode else value
 
     @property
     def is_text(self) -> bool:
@@ -112,13 +118,30 @@ class Part:
         return _charset.decode(self.data, self.encoding)
 
     @cached_property
+    def _html_scan(self) -> tuple[list[Reference], str | None]:
+        from pdi.mhtml.refs import scan_html
+
+        return scan_html(self.text())
+
+    @property
     def html_base(self) -> str | None:
         """The ``href`` of the part's ``<base>`` element as written (HTML parts only)."""
-        if not self.is_html:
-            return None
-        from pdi.mhtml.refs import html_base
+        return self._html_scan[1] if self.is_html else None
 
-        return html_base(self.text())
+    @property
+    def references(self) -> tuple[Reference, ...]:
+        """The references written in this part: HTML and CSS parts (none for other types)."""
+        if self.is_html:
+            return tuple(self._html_scan[0])
+        if self.is_css:
+            return self._css_references
+        return ()
+
+    @cached_property
+    def _css_references(self) -> tuple[Reference, ...]:
+        from pdi.mhtml.refs import css_references
+
+        return tuple(css_references(self.text()))
 
     @cached_property
     def base(self) -> str:
@@ -166,9 +189,13 @@ class Multipart:
     type: str | None
     start_found: bool
 
-    def header(self, name: str) -> str | None:
-        """The first header field of that name (case-insensitive), unfolded."""
-        return _header(self.headers, name)
+    def header(self, name: str, *, decode: bool = False) -> str | None:
+        """The first header field of that name (case-insensitive), unfolded.
+
+        With ``decode``, RFC 2047 encoded words are decoded (``=?utf-8?q?…?=``).
+        """
+        value = _header(self.headers, name)
+        return decoded(value) if decode else value
 
     def walk(self) -> list[Part | Multipart]:
         """This structure and every node inside it, depth first, in file order."""
@@ -218,9 +245,13 @@ class Aggregate:
             if p.location is not None:
                 self._loc.setdefault(comparable(p.location), p)
 
-    def header(self, name: str) -> str | None:
-        """The first top-level header field of that name (case-insensitive), unfolded."""
-        return _header(self.headers, name)
+    def header(self, name: str, *, decode: bool = False) -> str | None:
+        """The first top-level header field of that name (case-insensitive), unfolded.
+
+        With ``decode``, RFC 2047 encoded words are decoded (``=?utf-8?q?…?=``).
+        """
+        value = _header(self.headers, name)
+        return decoded(value) if decode else value
 
     def by_content_id(self, cid: str) -> Part | None:
         """The first part whose Content-ID is ``cid`` (with or without ``<>``)."""

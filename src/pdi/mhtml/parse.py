@@ -35,8 +35,10 @@ white space (RFC 2046 transport padding); a missing closing delimiter (warning; 
 last part runs to the end of the file or to the enclosing structure's next delimiter);
 header lines without a colon (warning; a continuation); lower-case header names;
 quoted-printable with ``=\\n`` soft breaks, lower-case hex and bad escapes (kept as
-written, as RFC 2045 §6.7 note (2) suggests); base64 with stray characters (dropped)
-or bad padding (repaired, warning); 7bit/8bit/binary bodies byte for byte (line ends
+written, as RFC 2045 §6.7 note (2) suggests); base64 with stray characters (dropped),
+bad padding (repaired, warning) or padding inside (each padded run decoded, warning;
+``binascii`` alone would drop the rest silently); a byte order mark before the first
+header (skipped, warning); 7bit/8bit/binary bodies byte for byte (line ends
 kept); no Content-Transfer-Encoding (read as binary); an unknown one (body kept as
 is, warning); headers in UTF-8 or, failing that, Latin-1 (warning).
 
@@ -59,9 +61,6 @@ Chromium writes for inline stylesheets) labels its part but is never a base.
 from __future__ import annotations
 
 import binascii
-import codecs
-import email.errors
-import email.header
 import email.utils
 import re
 from dataclasses import dataclass
@@ -70,6 +69,7 @@ from email.policy import compat32
 from typing import BinaryIO
 
 from pdi.errors import LimitError, ParseError, PDIError
+from pdi.mhtml.headers import decode_words
 from pdi.mhtml.model import Aggregate, Headers, Multipart, Part
 from pdi.mhtml.resolve import is_cid, resolve_uri
 
@@ -154,6 +154,10 @@ class _Hit:
     close: bool
 
 
+_PADDING_MAX = 1024  # longest "--" + transport padding read after a boundary
+_MAYBE_REST = re.compile(rb"^(?:-|--)?[ \t\r]*$")
+
+
 def _delim_match(line: bytes, delims: list[bytes]) -> tuple[int, bool] | None:
     """(level, is_close) when ``line`` (no line end) is a delimiter of one of ``delims``."""
     for level in range(len(delims) - 1, -1, -1):
@@ -195,15 +199,20 @@ class _Ctx:
                 j = buf.find(d, search_from)
                 while j >= 0 and (best is None or j < best[0]):
                     if j == pos or buf[j - 1] == 0x0A:
-                        e = buf.find(b"\n", j)
-                        if e < 0 and not src.eof:
+                        # The rest of a delimiter line is "--" and padding: look at a
+                        # bounded window, so a huge line never makes us read on.
+                        k = j + len(d)
+                        window = bytes(buf[k : k + _PADDING_MAX])
+                        nl = window.find(b"\n")
+                        if nl < 0 and not src.eof and len(window) < _PADDING_MAX and _MAYBE_REST.match(window):
                             need_more = True
                             break
-                        line = bytes(buf[j : e if e >= 0 else len(buf)])
-                        m = _delim_match(line, [d])
-                        if m is not None:
-                            best = (j, level, m[1], e)
-                            break
+                        rest = window[:nl] if nl >= 0 else window
+                        if nl >= 0 or src.eof or len(window) < _PADDING_MAX:
+                            m = _delim_match(d + rest, [d])
+                            if m is not None:
+                                best = (j, level, m[1], k + nl if nl >= 0 else -1)
+                                break
                     j = buf.find(d, j + 1)
                 if need_more:
                     break
@@ -457,6 +466,13 @@ class _Ctx:
         cte = info.transfer_encoding
         with memoryview(self.src.buf) as whole, whole[start:end] as body:
             if cte == "base64":
+                eq = self.src.buf.find(b"=", start, end)
+                if eq >= 0 and _B64_AFTER_PAD.search(self.src.buf, eq, end):
+                    # binascii stops at the first padding and drops the rest silently
+                    message = "base64 body with data after padding: each padded run decoded"
+                    info.warnings.append(message)
+                    self.warn(start, message)
+                    return b"".join(_lenient_base64(run) for run in re.split(rb"=+", bytes(body)))
                 try:
                     return binascii.a2b_base64(body)
                 except binascii.Error:
@@ -475,6 +491,9 @@ _B64_KEEP = bytes(
     b for b in range(256) if chr(b) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 )
 _B64_DROP = bytes(b for b in range(256) if b not in _B64_KEEP)
+
+
+_B64_AFTER_PAD = re.compile(rb"=[=\s]*[A-Za-z0-9+/]")
 
 
 def _lenient_base64(body: bytes) -> bytes:
@@ -589,27 +608,10 @@ class _HeaderInfo:
 
 def _decode_words(value: str, info: _HeaderInfo, ctx: _Ctx) -> str:
     """Remove RFC 2047 encoded words (§4.4.3), keeping everything else as written."""
-    if "=?" not in value:
-        return value
-    try:
-        chunks = email.header.decode_header(value)
-    except email.errors.HeaderParseError as exc:
-        info._warn(ctx, f"bad RFC 2047 encoded word kept as written: {exc}")
-        return value
-    out: list[str] = []
-    for chunk, cs in chunks:
-        if isinstance(chunk, str):
-            out.append(chunk)
-        elif cs is None:
-            out.append(chunk.decode("raw-unicode-escape"))
-        else:
-            try:
-                codecs.lookup(cs)
-                out.append(chunk.decode(cs, "replace"))
-            except LookupError:
-                info._warn(ctx, f"unknown charset {cs!r} in an encoded word: read as Latin-1")
-                out.append(chunk.decode("latin-1"))
-    return "".join(out)
+    text, warnings = decode_words(value)
+    for w in warnings:
+        info._warn(ctx, w)
+    return text
 
 
 def parse(
@@ -632,8 +634,14 @@ def parse(
     if not src.buf and not src.more():
         raise ParseError("the input is empty", offset=0, rule="message")
     ctx = _Ctx(src, lim, base)
+    while len(src.buf) < 3 and src.more():
+        pass
+    start = 0
+    if src.buf[:3] == b"\xef\xbb\xbf":
+        start = 3
+        ctx.warnings.append("offset 0: byte order mark before the headers skipped")
     try:
-        node, _pos, _hit, _ended = ctx.entity(0, [], base or THISMESSAGE, (), 0, top=True)
+        node, _pos, _hit, _ended = ctx.entity(start, [], base or THISMESSAGE, (), 0, top=True)
     except RecursionError as exc:  # pragma: no cover - max_depth keeps recursion shallow
         raise LimitError("MIME structure nested too deeply") from exc
     except PDIError:

@@ -305,11 +305,16 @@ def _collect(text: str) -> _Collector:
     return c
 
 
+def scan_html(html_text: str) -> tuple[list[Reference], str | None]:
+    """:func:`html_references` and :func:`html_base` in one pass over the text."""
+    c = _collect(html_text)
+    c.refs.sort(key=lambda r: r.start)
+    return c.refs, c.base
+
+
 def html_references(html_text: str) -> list[Reference]:
     """Every URI reference in an HTML text, in source order, with its source offsets."""
-    refs = _collect(html_text).refs
-    refs.sort(key=lambda r: r.start)
-    return refs
+    return scan_html(html_text)[0]
 
 
 def html_base(html_text: str) -> str | None:

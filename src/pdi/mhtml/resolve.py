@@ -160,15 +160,9 @@ class _Index:
         return None
 
 
-def references_of(part: Part) -> list[Reference]:
+def references_of(part: Part) -> tuple[Reference, ...]:
     """The references written in an HTML or CSS part (none for other types)."""
-    from pdi.mhtml.refs import css_references, html_references
-
-    if part.is_html:
-        return html_references(part.text())
-    if part.is_css:
-        return css_references(part.text())
-    return []
+    return part.references
 
 
 def resolve_one(part: Part, ref: Reference, index: _Index, base: str | None = None) -> ResolvedReference:
