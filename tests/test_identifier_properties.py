@@ -18,7 +18,7 @@ import re
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from pdi import formats
+from pdi import formats, identifier
 from pdi.errors import PDIError, UnsupportedError
 from pdi.identifier import ISO_3166_ALPHA2, PDI, Fragment, equivalent
 
@@ -440,3 +440,16 @@ def test_equivalent_and_matches_raise_only_pdi_errors(a: str, b: str, flag: bool
         PDI.parse(a).matches(b)
     except PDIError:
         pass
+
+
+def _outcome(text: str, fast: bool) -> object:
+    try:
+        return identifier._parse_pdi(text, 0, len(text), False, 0, fast=fast)
+    except PDIError as exc:
+        return (type(exc), str(exc))
+
+
+@SETTINGS
+@given(st.one_of(near_pdis(), built().map(lambda case: str(case[0]))))
+def test_fast_path_agrees_with_the_rule_by_rule_parser(text: str) -> None:
+    assert _outcome(text, True) == _outcome(text, False)

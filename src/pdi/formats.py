@@ -268,6 +268,11 @@ def _charset_name(charset: str) -> str | None:
     return _CHARSET_ALIASES.get(low)
 
 
+# Tokens already resolved (successes only), so parsing many PDIs stays cheap.
+_MEDIA_TYPE_CACHE: dict[str, str] = {}
+_CACHE_LIMIT = 4096
+
+
 def media_type_for(token: str) -> str:
     """The media type (lower case ``major/minor``) a format token names.
 
@@ -275,6 +280,17 @@ def media_type_for(token: str) -> str:
     unknown, not the rule's token (``plain`` is spelled ``text``, ``image+gif``
     is spelled ``gif``), or the wildcard.
     """
+    if isinstance(token, str):
+        hit = _MEDIA_TYPE_CACHE.get(token)
+        if hit is not None:
+            return hit
+    result = _media_type_for(token)
+    if len(_MEDIA_TYPE_CACHE) < _CACHE_LIMIT:
+        _MEDIA_TYPE_CACHE[token] = result
+    return result
+
+
+def _media_type_for(token: str) -> str:
     if not isinstance(token, str) or not is_valid_token(token):
         raise UnsupportedError(f"not a format token: {token!r}")
     tok = canonical_token(token)
@@ -388,6 +404,11 @@ def default_fragment_scheme(token_or_media_type: str) -> str:
     """
     if not isinstance(token_or_media_type, str):
         raise UnsupportedError(f"not a format: {token_or_media_type!r}")
+    return _default_fragment_scheme(token_or_media_type)
+
+
+@functools.lru_cache(maxsize=1024)
+def _default_fragment_scheme(token_or_media_type: str) -> str:
     if "/" in token_or_media_type:
         mt, _ = _split_media_type(token_or_media_type)
     else:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -96,6 +97,23 @@ _ESCAPE_RE = re.compile(r"%([0-9A-Fa-f]{2})")
 _BAD_ESCAPE_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 _Warning = tuple[str, int | None, str]  # message, offset, rule
+# The resource identifier's values: series components, year, month, day,
+# unique-id as written, unique-id decoded, is_serial, serial, format, version,
+# version_wildcard, and the offset where the resource identifier ends.
+_Head = tuple[
+    tuple[str, ...],
+    int | None,
+    int | None,
+    int | None,
+    str,
+    str,
+    bool,
+    int | None,
+    str | None,
+    int | None,
+    bool,
+    int,
+]
 
 
 def _upper_hex(text: str) -> str:
@@ -292,6 +310,13 @@ class Fragment:
 
 def _split_top(body: str) -> list[tuple[str, int]]:
     """Split at commas outside parentheses; each piece with its offset in ``body``."""
+    if "(" not in body and ")" not in body:
+        out: list[tuple[str, int]] = []
+        at = 0
+        for piece in body.split(","):
+            out.append((piece, at))
+            at += len(piece) + 1
+        return out
     pieces: list[tuple[str, int]] = []
     depth = 0
     start = 0
@@ -412,6 +437,7 @@ _FAMILY_SCHEMES = {
 }
 
 
+@functools.lru_cache(maxsize=1024)
 def _allowed_schemes(media_type: str) -> frozenset[str]:
     """The defined schemes that apply to a media type (an SVG image is an image and XML)."""
     allowed = _FAMILY_SCHEMES[formats.media_family(media_type)]
@@ -947,11 +973,8 @@ def _date_part(raw: str, text: str, at: int, rule: str, warnings: list[_Warning]
     return int(raw)
 
 
-def _parse_pdi(text: str, start: int, end: int, strict: bool, depth: int) -> PDI:
-    """Parse ``text[start:end]`` as ``pdi-urn / pdi``; offsets are into ``text``."""
-    if depth > _MAX_DEPTH:
-        raise LimitError(f"citations nested deeper than {_MAX_DEPTH} levels")
-    warnings: list[_Warning] = []
+def _slow_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _Head:
+    """The resource identifier, rule by rule, with an exact error for any input."""
     pos = start
     head = text[pos : pos + 4].lower()
     if head == "urn:":
@@ -1147,6 +1170,132 @@ def _parse_pdi(text: str, start: int, end: int, strict: bool, depth: int) -> PDI
             )
         )
 
+    return (
+        tuple(comps),
+        year,
+        month,
+        day,
+        uid_raw,
+        unique_id,
+        is_serial,
+        serial,
+        fmt,
+        version,
+        version_wildcard,
+        ri_end,
+    )
+
+
+# The resource identifier of the common, fully valid case in one expression
+# (the ABNF of PDI-GRAMMAR.md §1 with two-digit month and day). Whatever it does
+# not match, or matches with a value out of range, goes the rule-by-rule way.
+_FAST_HEAD = re.compile(
+    r"(?:[uU][rR][nN]:)?[pP][dD][iI]://"
+    r"((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,})/"
+    r"([0-9]{4}|\*)/([0-9]{2}|\*)/([0-9]{2}|\*)/"
+    r"((?:[A-Za-z0-9()\-:;$_!']|%[0-9A-Fa-f]{2})+|\*)"
+    r"(?:\.((?:[A-Za-z0-9()\-:;$_!'+]|%[0-9A-Fa-f]{2})+|\*)(?:\.([1-9][0-9]*|\*))?)?"
+)
+
+
+def _fast_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _Head | None:
+    m = _FAST_HEAD.match(text, start, end)
+    if m is None:
+        return None
+    ri_end = m.end()
+    if ri_end != end and text[ri_end] not in "#@":
+        return None
+    series_text, y, mo, d, uid_raw, fmt, v = m.groups()
+    if y == "*":
+        year = None
+    else:
+        year = int(y)
+        if year == 0:
+            return None
+    month = None if mo == "*" else int(mo)
+    if month is not None and not 1 <= month <= 12:
+        return None
+    day = None if d == "*" else int(d)
+    if day is not None and not 1 <= day <= _days_in(year, month):
+        return None
+    comps = series_text.split(".")
+    country = comps[-1]
+    if country.lower() not in ISO_3166_ALPHA2:
+        warnings.append(
+            (
+                f"{country!r} is not an ISO 3166-1 alpha-2 country code (§2.3)",
+                m.end(1) - len(country),
+                "iso-country",
+            )
+        )
+    spec_start = m.start(5)
+    is_serial = False
+    serial: int | None = None
+    if uid_raw == "*":
+        unique_id = "*"
+    else:
+        unique_id = _percent_decode(uid_raw, text=text, offset=spec_start, rule="unique-id")
+        if uid_raw.isdigit() and uid_raw[0] != "0":
+            is_serial = True
+            serial = _number(uid_raw, text=text, offset=spec_start, rule="daily-serial-number")
+    version: int | None = None
+    version_wildcard = False
+    if v == "*":
+        version_wildcard = True
+    elif v is not None:
+        version = _number(v, text=text, offset=m.start(7), rule="version")
+    if not is_serial and uid_raw != "*" and fmt is None:
+        warnings.append(
+            (
+                "an encapsulated unique id requires a format (lines 347, 395)",
+                spec_start,
+                "format",
+            )
+        )
+    return (
+        tuple(comps),
+        year,
+        month,
+        day,
+        uid_raw,
+        unique_id,
+        is_serial,
+        serial,
+        fmt,
+        version,
+        version_wildcard,
+        ri_end,
+    )
+
+
+def _parse_pdi(
+    text: str, start: int, end: int, strict: bool, depth: int, *, fast: bool = True
+) -> PDI:
+    """Parse ``text[start:end]`` as ``pdi-urn / pdi``; offsets are into ``text``.
+
+    ``fast=False`` skips the one-expression path (the tests compare the two).
+    """
+    if depth > _MAX_DEPTH:
+        raise LimitError(f"citations nested deeper than {_MAX_DEPTH} levels")
+    warnings: list[_Warning] = []
+    head = _fast_head(text, start, end, warnings) if fast else None
+    if head is None:
+        del warnings[:]
+        head = _slow_head(text, start, end, warnings)
+    (
+        comps,
+        year,
+        month,
+        day,
+        uid_raw,
+        unique_id,
+        is_serial,
+        serial,
+        fmt,
+        version,
+        version_wildcard,
+        ri_end,
+    ) = head
     fragment: Fragment | None = None
     citation: Citation | None = None
     if ri_end < end:
@@ -1172,13 +1321,15 @@ def _parse_pdi(text: str, start: int, end: int, strict: bool, depth: int) -> PDI
             fragment = _parse_fragment(text[ri_end + 1 : end], text, ri_end + 1)
             _check_fragment(fragment, fmt, text, ri_end + 1, warnings)
         else:
-            citation = _parse_citation(text, ri_end + 1, end, fmt, strict, depth, warnings)
+            citation = _parse_citation(
+                text, ri_end + 1, end, fmt, strict, depth, warnings, fast=fast
+            )
 
     if strict and warnings:
         message, offset, rule = warnings[0]
         raise _fail(f"{message} (not accepted by strict parsing)", text, offset, rule)
     return PDI(
-        series=tuple(comps),
+        series=comps,
         year=year,
         month=month,
         day=day,
@@ -1203,6 +1354,8 @@ def _parse_citation(
     strict: bool,
     depth: int,
     warnings: list[_Warning],
+    *,
+    fast: bool = True,
 ) -> Citation:
     eq = text.find("=", start, end)
     if eq < 0:
@@ -1235,6 +1388,6 @@ def _parse_citation(
             start,
             "origin-position",
         )
-    cited = _parse_pdi(text, eq + 1, end, strict, depth + 1)
+    cited = _parse_pdi(text, eq + 1, end, strict, depth + 1, fast=fast)
     warnings.extend((f"cited: {w}", eq + 1, "citation-specifier") for w in cited.warnings)
     return Citation(origin, cited)

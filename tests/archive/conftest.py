@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import datetime
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from archive_helpers import Clock
 
 from pdi.archive import Archive
 from pdi.archive.pgcluster import TemporaryCluster
-
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 _databases = itertools.count(1)
 
@@ -43,16 +42,6 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return cluster.create_schema(f"pdi_test_{next(_databases)}")
 
 
-class Clock:
-    """A settable clock, so minting dates are known to the test."""
-
-    def __init__(self, now: datetime.datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime.datetime:
-        return self.now
-
-
 @pytest.fixture
 def clock() -> Clock:
     return Clock(datetime.datetime(2026, 11, 22, 14, 30, tzinfo=datetime.UTC))
@@ -67,18 +56,3 @@ def archive(location: str, clock: Clock) -> Iterator[Archive]:
         yield opened
     finally:
         opened.close()
-
-
-Snapshot = Callable[[], object]
-
-
-def snapshot(archive: Archive) -> object:
-    """Everything observable in an archive: series, representations, assertions, blobs."""
-    store = archive.store
-    return (
-        store.list_series(),
-        list(store.iter_representations()),
-        store.assertions(),
-        {name: store.read_blob(name) for name in sorted(store.blob_names())},
-        store.schema_version(),
-    )

@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from archive_helpers import SRC
 from click.testing import CliRunner, Result
-from conftest import SRC
 
 from pdi.cli import cli
 

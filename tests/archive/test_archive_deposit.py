@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 
 import pytest
-from conftest import Clock, snapshot
+from archive_helpers import Clock, snapshot
 
 from pdi.archive import Archive, Content, Generic, Resolved
 from pdi.errors import (

@@ -35,6 +35,10 @@ def test_any_name_gives_a_result_or_a_pdi_error(archive: Archive, text: str, lat
         lambda: archive.versions(text),
         lambda: archive.annotate(text, "title", "x"),
         lambda: archive.history(text),
+        lambda: archive.add_series(text),
+        lambda: archive.add(S, b"x", format=text),
+        lambda: archive.add(S, b"x", format="png", foreign_id=text),
+        lambda: archive.ls(series=text),
     ):
         try:
             call()

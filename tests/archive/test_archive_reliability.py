@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
+from archive_helpers import SRC, snapshot
 from click.testing import CliRunner
-from conftest import SRC, snapshot
 
 from pdi.archive import Archive
 from pdi.cli import cli
@@ -40,6 +40,8 @@ def contents(tag, size):
 
 archive = Archive.open(sys.argv[1])
 run, size = sys.argv[2], int(sys.argv[3])
+from pdi.fragments.text import to_crlf  # import everything a deposit needs before "ready"
+to_crlf("warm up\n")
 print("ready", flush=True)
 n = 0
 while True:
@@ -124,7 +126,7 @@ def test_sigkill_during_deposits_leaves_whole_deposits_only(location: str) -> No
         )
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "ready", child.stderr.read() if child.stderr else ""
-        time.sleep(rng.uniform(0.0, 0.25))
+        time.sleep(rng.uniform(0.0, 0.4))
         child.send_signal(signal.SIGKILL)
         out, _ = child.communicate()
         assert child.returncode == -signal.SIGKILL

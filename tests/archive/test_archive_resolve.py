@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import Clock, snapshot
+from archive_helpers import Clock, snapshot
 
 from pdi.archive import Archive, Content
 from pdi.archive.pgcluster import TemporaryCluster

@@ -66,6 +66,9 @@ __all__ = [
 #: Where the archive lives when neither ``--archive`` nor ``$PDI_ARCHIVE`` says.
 DEFAULT_LOCATION = "pdi-archive"
 
+#: The largest representation accepted (bytes): PostgreSQL's bytea holds under 1 GiB.
+MAX_REPRESENTATION_BYTES = (1 << 30) - (1 << 20)
+
 #: The largest single assertion value accepted (characters).
 MAX_ASSERTION_VALUE = 1 << 16
 
@@ -428,6 +431,10 @@ class Archive:
     def _prepare(self, content: Content) -> NewRepresentation:
         if not isinstance(content.data, bytes | bytearray | memoryview):
             raise ParseError("content must be bytes", rule="content")
+        if len(content.data) > MAX_REPRESENTATION_BYTES:
+            raise LimitError(
+                f"a representation may have at most {MAX_REPRESENTATION_BYTES} bytes"
+            )
         data = bytes(content.data)
         token = formats.canonical_token(content.format)
         media_type = formats.media_type_for(token)

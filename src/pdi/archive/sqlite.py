@@ -130,7 +130,9 @@ class SQLiteStore(SQLStore):
         if existing is not None and hashlib.sha256(existing).hexdigest() == sha256:
             return
         try:
-            path.parent.mkdir(exist_ok=True)
+            if not path.parent.is_dir():
+                path.parent.mkdir(exist_ok=True)
+                _fsync_dir(path.parent.parent)  # the new subdirectory's entry is durable too
             tmp = self.root / "tmp" / f"{sha256}.{os.getpid()}.{threading.get_ident()}"
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
             try:

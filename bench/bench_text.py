@@ -1,0 +1,167 @@
+"""Text fragments at file-system speed: RFC 5147 ``line=``/``char=`` on a 1 GiB UTF-8 file.
+
+Generates a UTF-8 text (1 GiB by default; ``PDI_BENCH_TEXT_MB`` changes it)
+with mixed line endings (LF, CRLF, CR, NEL) and non-ASCII characters under
+``bench/data/``, then times, in the same run:
+
+* ``wc -l`` on the file (the memory-bandwidth floor for counting lines);
+* a naive Python baseline: ``f.read().decode().splitlines(keepends=True)``
+  and a slice of the lines;
+* pdi cold: a new memory map and :class:`~pdi.fragments.text.TextIndex` per
+  query (nothing counted beforehand), ``line=`` and ``char=`` ranges near the
+  middle and near the end;
+* pdi indexed: the same queries on an index built once.
+
+Prints medians (and p99 for indexed queries) and the ratios, checks that pdi
+and the baseline select the same text, and deletes the file at the end.
+Run with ``python3 bench/run_all.py text``.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))
+
+from pdi.fragments.text import TextIndex, evaluate_rfc5147  # noqa: E402
+
+SIZE_MB = int(os.environ.get("PDI_BENCH_TEXT_MB", "1024"))
+DATA = HERE / "data"
+WORDS = ["the", "archive", "Grüße", "naïve", "日本語", "café", "€uro", "passage", "ﬁle", "Ελλάδα", "text", "a"]
+ENDINGS = ["\n", "\r\n", "\r", "\x85"]
+
+
+def _template(rng: random.Random, size: int) -> tuple[bytes, int, int]:
+    """A block of random lines, ending with LF: (octets, lines, RFC 5147 characters)."""
+    lines: list[str] = []
+    total = 0
+    chars = 0
+    while total < size:
+        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 16)))
+        ending = rng.choice(ENDINGS)
+        line = words + ending
+        lines.append(line)
+        total += len(line.encode())
+        chars += len(words) + 1
+    lines.append("end\n")
+    chars += 4
+    data = "".join(lines).encode()
+    return data, len(lines), chars
+
+
+def generate(path: Path, size_mb: int) -> tuple[int, int]:
+    """Write ``size_mb`` MiB of text; return (lines, characters)."""
+    rng = random.Random(5147)
+    block, block_lines, block_chars = _template(rng, 4 << 20)
+    repeats = max(1, (size_mb << 20) // len(block))
+    with path.open("wb") as out:
+        for _ in range(repeats):
+            out.write(block)
+    return block_lines * repeats, block_chars * repeats
+
+
+def timed(fn: Callable[[], object], runs: int) -> tuple[list[float], object]:
+    times: list[float] = []
+    result: object = None
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return times, result
+
+
+def p99(times: list[float]) -> float:
+    ordered = sorted(times)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+def main() -> None:
+    DATA.mkdir(exist_ok=True)
+    path = DATA / "text-1g.txt"
+    try:
+        t0 = time.perf_counter()
+        lines, chars = generate(path, SIZE_MB)
+        size = path.stat().st_size
+        print(f"generated {size / 2**20:.0f} MiB, {lines} lines, {chars} characters "
+              f"in {time.perf_counter() - t0:.1f} s: {path}")
+        run(path, lines, chars)
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def run(path: Path, lines: int, chars: int) -> None:
+    subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+    wc = shutil.which("wc") or "wc"
+    wc_times, wc_out = timed(
+        lambda: subprocess.run([wc, "-l", str(path)], capture_output=True, check=True).stdout, 5
+    )
+    wc_median = statistics.median(wc_times)
+    print(f"wc -l: {str(wc_out, 'ascii').split()[0]} LF   median {wc_median * 1000:.0f} ms")
+
+    queries = {
+        "line middle": f"line={lines // 2},{lines // 2 + 10}",
+        "line end": f"line={lines - 20},{lines - 10}",
+        "char middle": f"char={chars // 2},{chars // 2 + 200}",
+        "char end": f"char={chars - 300},{chars - 100}",
+    }
+
+    def cold(fragment: str) -> str:
+        with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            index = TextIndex(mapped, "utf-8")
+            return evaluate_rfc5147(fragment, index).text
+
+    print(f"\n{'query':<12} {'fragment':<28} {'cold median':>12} {'× wc -l':>8}")
+    cold_results: dict[str, str] = {}
+    for name, fragment in queries.items():
+        times, result = timed(lambda fragment=fragment: cold(fragment), 3)  # type: ignore[misc]
+        cold_results[name] = str(result)
+        median = statistics.median(times)
+        print(f"{name:<12} {fragment:<28} {median * 1000:>9.0f} ms {median / wc_median:>7.1f}×")
+
+    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        index = TextIndex(mapped, "utf-8")
+        build_times, _ = timed(index.build, 1)
+        print(f"\nindex build (whole file): {build_times[0] * 1000:.0f} ms "
+              f"({build_times[0] / wc_median:.1f}× wc -l)")
+        assert index.line_count == lines, (index.line_count, lines)
+        assert index.char_count == chars, (index.char_count, chars)
+        print(f"\n{'query':<12} {'indexed median':>15} {'p99':>9}")
+        for name, fragment in queries.items():
+            times, result = timed(lambda fragment=fragment: evaluate_rfc5147(fragment, index).text, 200)  # type: ignore[misc]
+            assert result == cold_results[name]
+            print(f"{name:<12} {statistics.median(times) * 1000:>12.2f} ms {p99(times) * 1000:>6.2f} ms")
+        # a different place each time: the block holding it has not been looked at yet
+        rng = random.Random(1)
+        for scheme, top in (("line", lines), ("char", chars)):
+            spots = [rng.randrange(top - 100) for _ in range(200)]
+            fragments = iter(f"{scheme}={n},{n + 10}" for n in spots)
+            times, _ = timed(lambda fragments=fragments: evaluate_rfc5147(next(fragments), index), 200)  # type: ignore[misc]
+            label = f"{scheme} random"
+            print(f"{label:<12} {statistics.median(times) * 1000:>12.2f} ms {p99(times) * 1000:>6.2f} ms")
+
+    def naive() -> str:
+        with path.open("rb") as handle:
+            text = handle.read().decode("utf-8").splitlines(keepends=True)
+        start = lines // 2
+        return "".join(text[start : start + 10])
+
+    naive_times, naive_result = timed(naive, 1)
+    assert naive_result == cold_results["line middle"]
+    print(f"\nnaive decode().splitlines() line middle: {naive_times[0] * 1000:.0f} ms "
+          f"({naive_times[0] / wc_median:.1f}× wc -l)")
+    cold_line = statistics.median(timed(lambda: cold(queries["line middle"]), 3)[0])
+    print(f"pdi cold line middle: {cold_line * 1000:.0f} ms, naive / pdi = {naive_times[0] / cold_line:.1f}×")
+
+
+if __name__ == "__main__":
+    main()

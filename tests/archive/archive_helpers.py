@@ -1,0 +1,32 @@
+"""Helpers shared by the archive tests (a module with a unique name, not conftest)."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+from pdi.archive import Archive
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+class Clock:
+    """A settable clock, so minting dates are known to the test."""
+
+    def __init__(self, now: datetime.datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime.datetime:
+        return self.now
+
+
+def snapshot(archive: Archive) -> object:
+    """Everything observable in an archive: series, representations, assertions, blobs."""
+    store = archive.store
+    return (
+        store.list_series(),
+        list(store.iter_representations()),
+        store.assertions(),
+        {name: store.read_blob(name) for name in sorted(store.blob_names())},
+        store.schema_version(),
+    )
