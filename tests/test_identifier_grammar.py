@@ -354,6 +354,12 @@ def test_grammar_3_fragment_parse_and_print() -> None:
     assert Fragment.of(None, (1, 2), (3, 4), format="png") == Fragment(None, ((1, 2), (3, 4)))
     with pytest.raises(ParseError):
         Fragment.of("char", -1, 2)
+    # A wildcard format: the scheme must be written, and is then checked on its own.
+    assert Fragment.parse("sec=1,2", format="*") == Fragment("sec", (1, 2))
+    with pytest.raises(ParseError):
+        Fragment.parse("1,2", format="*")
+    with pytest.raises(ParseError):
+        Fragment.parse("1,2", format="a.b")
 
 
 def test_grammar_3_element_name_that_looks_like_a_number() -> None:

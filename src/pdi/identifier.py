@@ -50,7 +50,8 @@ __all__ = [
 
 #: A fragment position: ``int`` (digits), ``str`` (a %-decoded element name),
 #: ``tuple[int, int]`` (an ``(x,y)`` coordinate) or ``tuple[str, ...]`` (an
-#: extension position).
+#: extension position). An extension position of exactly two digit-only items
+#: is written like a coordinate and is read back as one.
 Position = Union[int, str, tuple[int, int], tuple[str, ...]]  # noqa: UP007
 
 #: The fragment schemes the draft defines (line 176), plus ``line``
@@ -250,7 +251,8 @@ class Fragment:
             raise ParseError(f"not a fragment: {text!r}", rule="fragment-specifier")
         frag = _parse_fragment(text, text, 0)
         if format is not None:
-            formats.check_token(format)
+            if format != "*":
+                formats.check_token(format)
             _check_fragment(frag, format, text, 0, [])
         return frag
 
@@ -641,33 +643,26 @@ class PDI:
         return "urn:" + self._nss_text()
 
     def _nss_text(self) -> str:
-        parts = [
-            "pdi://",
-            ".".join(self.series).lower(),
-            "/",
-            "*" if self.year is None else f"{self.year:04d}",
-            "/",
-            "*" if self.month is None else f"{self.month:02d}",
-            "/",
-            "*" if self.day is None else f"{self.day:02d}",
-            "/",
-            _upper_hex(self.unique_id_raw),
-        ]
+        year, month, day = self.year, self.month, self.day
+        text = (
+            f"pdi://{'.'.join(self.series).lower()}"
+            f"/{'*' if year is None else format(year, '04d')}"
+            f"/{'*' if month is None else format(month, '02d')}"
+            f"/{'*' if day is None else format(day, '02d')}"
+            f"/{_upper_hex(self.unique_id_raw)}"
+        )
         fmt = self.format
         if fmt is not None:
-            parts.append(".")
-            parts.append(formats.canonical_token(fmt))
-            parts.append(".")
             if self.version_wildcard:
-                parts.append("*")
+                version = "*"
             else:
-                parts.append(str(self.version if self.version is not None else 1))
+                version = str(self.version if self.version is not None else 1)
+            text = f"{text}.{formats.canonical_token(fmt)}.{version}"
         if self.fragment is not None:
-            parts.append("#")
-            parts.append(str(self.fragment.canonical(fmt)))
-        elif self.citation is not None:
-            parts.append(str(self.citation))
-        return "".join(parts)
+            return f"{text}#{self.fragment.canonical(fmt)}"
+        if self.citation is not None:
+            return f"{text}{self.citation}"
+        return text
 
     def canonical(self) -> PDI:
         """The canonical PDI (§2.2), parsed back from ``str(self)``."""
