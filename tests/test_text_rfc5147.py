@@ -492,3 +492,20 @@ def test_rfc5147_parse_print_parse(text: str) -> None:
         assert exc.rule == "range"  # only an improperly ordered range is rejected
         return
     assert TextFragment.parse(str(frag)) == frag
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=40), st.sampled_from(CHARSETS), st.integers(-5, 60), st.integers(16, 64))
+def test_text_index_methods_raise_only_pdi_errors(data: bytes, charset: str, value: int, block: int) -> None:
+    try:
+        index = TextIndex(data, charset, block_size=block)
+        index.char_to_cp(value)
+        index.cp_to_char(value)
+        index.line_to_cp(value)
+        index.clamp_cp(value)
+        index.clamp_char(value)
+        index.cp_to_octet(max(0, min(value, index.cp_count)))
+        index.octet_to_cp(value)
+        _ = (index.char_count, index.line_count, index.ends_with_line_ending)
+    except PDIError:
+        pass
