@@ -360,3 +360,14 @@ def test_normalize_rejects_invalid_references() -> None:
         normalize("http://a b/")
     with pytest.raises(ParseError):
         equivalent("http://a/", "http://[::1/")
+
+
+def test_resolve_many_distinct_bases() -> None:
+    # More distinct bases than resolve keeps prepared: every one still resolves by §5.2.
+    for n in range(700):
+        base = f"http://h{n}.example/a/{n}/b"
+        assert resolve(base, "../c?x") == f"http://h{n}.example/a/c?x"
+        assert resolve(base, "") == base
+    for _ in range(2):  # a bad base is refused every time, never remembered
+        with pytest.raises(ParseError):
+            resolve("no-scheme/a", "b")

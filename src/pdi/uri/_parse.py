@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from pdi.errors import ParseError
+from pdi.uri._resolve import split5
 
 # RFC 3986 Appendix B, the regular expression that splits any string.
 _SPLIT = re.compile(r"(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?", re.S)
@@ -20,10 +21,20 @@ _REG_NAME = re.compile(rf"(?:[{_UNRESERVED}{_SUB_DELIMS}]|{_PCT})*")
 _PORT = re.compile(r"[0-9]*")
 _PATH = re.compile(rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:@/]|{_PCT})*")
 _QUERY = re.compile(rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:@/?]|{_PCT})*")
-_IPV_FUTURE = re.compile(rf"[vV][0-9A-Fa-f]+\.[{_UNRESERVED}{_SUB_DELIMS}:]+")
+_IPV_FUTURE_TAIL = re.compile(rf"[{_UNRESERVED}{_SUB_DELIMS}:]*")
+_HEXDIGITS = frozenset("0123456789ABCDEFabcdef")
 _DEC_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4 = re.compile(rf"{_DEC_OCTET}\.{_DEC_OCTET}\.{_DEC_OCTET}\.{_DEC_OCTET}")
 _H16 = re.compile(r"[0-9A-Fa-f]{1,4}")
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_FAST = re.compile(
+    r"(?:([A-Za-z][A-Za-z0-9+\-.]*):)?"
+    rf"(?://(?:([{_UNRESERVED}{_SUB_DELIMS}:%]*)@)?([{_UNRESERVED}{_SUB_DELIMS}%]*)(?::([0-9]*))?"
+    rf"(/[{_UNRESERVED}{_SUB_DELIMS}:@/%]*)?"
+    rf"|(?!//)([{_UNRESERVED}{_SUB_DELIMS}:@/%]*))"
+    rf"(?:\?([{_UNRESERVED}{_SUB_DELIMS}:@/?%]*))?"
+    rf"(?:#([{_UNRESERVED}{_SUB_DELIMS}:@/?%]*))?"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,10 +132,7 @@ def split(text: str) -> URI:
     at its last ``@`` and, after the host (an IP literal in brackets, or up
     to the last ``:``), at ``:`` for the port. ``str(split(text)) == text``.
     """
-    m = _SPLIT.fullmatch(text)
-    if m is None:  # pragma: no cover - the Appendix B expression matches every string
-        raise ParseError("unsplittable", text=text, offset=0, rule="URI-reference")
-    scheme, authority, path, query, fragment = m.groups()
+    scheme, authority, path, query, fragment = split5(text)
     userinfo = host = port = None
     if authority is not None:
         at = authority.rfind("@")
@@ -192,10 +200,13 @@ def _check_ipv6(text: str, start: int, end: int) -> None:
         for piece in addr.split(":"):
             pieces.append((pos, piece))
             pos += len(piece) + 1
+    # An IPv4 address may only end the address (ls32): after "::" it must be
+    # on the right of it.
+    ipv4_allowed = double < 0 or bool(addr[double + 2 :])
     units = 0
     for index, (pos, piece) in enumerate(pieces):
         last = index == len(pieces) - 1
-        if last and "." in piece:
+        if last and ipv4_allowed and "." in piece:
             if not _IPV4.fullmatch(piece):
                 raise _fail(text, pos, "IPv4address", f"{piece!r} is not a dotted-decimal IPv4 address")
             units += 2
@@ -209,6 +220,21 @@ def _check_ipv6(text: str, start: int, end: int) -> None:
         raise _fail(text, start + double, "IPv6address", "'::' must stand for at least one 16-bit group")
     if double < 0 and units != 8:
         raise _fail(text, end, "IPv6address", "an IPv6 address without '::' needs eight 16-bit groups")
+
+
+def _check_ipvfuture(text: str, start: int, end: int) -> None:
+    """``IPvFuture = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )`` after its "v"."""
+    pos = start
+    while pos < end and text[pos] in _HEXDIGITS:
+        pos += 1
+    if pos == start:
+        raise _fail(text, pos, "IPvFuture", "expected a hexadecimal version number after 'v'")
+    if pos == end or text[pos] != ".":
+        raise _fail(text, pos, "IPvFuture", "expected '.' after the version number")
+    pos += 1
+    if pos == end:
+        raise _fail(text, pos, "IPvFuture", "expected an address after 'v<version>.'")
+    _check(_IPV_FUTURE_TAIL, text, pos, end, "IPvFuture")
 
 
 def _parse_authority(text: str, start: int, end: int) -> tuple[str | None, str, str | None]:
@@ -225,7 +251,7 @@ def _parse_authority(text: str, start: int, end: int) -> tuple[str | None, str, 
         if close < 0:
             raise _fail(text, end, "IP-literal", "IP literal has no closing ']'")
         if text[host_start + 1 : host_start + 2] in ("v", "V"):
-            _check(_IPV_FUTURE, text, host_start + 1, close, "IPvFuture")
+            _check_ipvfuture(text, host_start + 2, close)
         else:
             _check_ipv6(text, host_start + 1, close)
         host = text[host_start : close + 1]
@@ -252,6 +278,24 @@ def parse(text: str) -> URI:
     first character that breaks it. Non-ASCII characters are not allowed
     (map an IRI first with :func:`iri_to_uri`).
     """
+    # Fast path: one expression for the grammar without IP literals, with
+    # "%" checked separately; anything it does not settle goes to the
+    # component-by-component parser, which also finds the error's place.
+    m = _FAST.fullmatch(text)
+    if m is not None and ("%" not in text or _BAD_PERCENT.search(text) is None):
+        scheme, userinfo, host, port, abempty, path, query, fragment = m.groups()
+        if host is not None:
+            return URI(scheme, userinfo, host, port, abempty or "", query, fragment)
+        if scheme is not None or ":" not in path:
+            return URI(scheme, None, None, None, path, query, fragment)
+        colon = path.find(":")
+        slash = path.find("/")
+        if 0 <= slash < colon:
+            return URI(None, None, None, None, path, query, fragment)
+    return _parse_slowly(text)
+
+
+def _parse_slowly(text: str) -> URI:
     m = _SPLIT.fullmatch(text)
     if m is None:  # pragma: no cover - the Appendix B expression matches every string
         raise ParseError("unsplittable", text=text, offset=0, rule="URI-reference")

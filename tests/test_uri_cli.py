@@ -1,0 +1,111 @@
+"""The `pdi uri` commands (click's CliRunner on pdi.cli.cli, and one real subprocess)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from pdi.cli import cli
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_uri_parse_json() -> None:
+    code, out, _ = run("uri", "parse", "--json", "foo://u@example.com:8042/over/there?name=ferret#nose")
+    assert code == 0
+    assert json.loads(out) == {
+        "scheme": "foo",
+        "authority": "u@example.com:8042",
+        "userinfo": "u",
+        "host": "example.com",
+        "host_type": "reg-name",
+        "port": "8042",
+        "path": "/over/there",
+        "query": "name=ferret",
+        "fragment": "nose",
+    }
+
+
+def test_uri_parse_table_shows_absent_and_empty() -> None:
+    code, out, _ = run("uri", "parse", "urn:x?")
+    assert code == 0
+    lines = dict(line.split(None, 1) for line in out.splitlines())
+    assert lines["scheme"] == '"urn"'
+    assert lines["authority"] == "-"
+    assert lines["query"] == '""'
+    assert lines["fragment"] == "-"
+
+
+def test_uri_parse_syntax_error_exit_1_names_rule_and_offset() -> None:
+    code, out, err = run("uri", "parse", "http://a b/")
+    assert code == 1
+    assert out == ""
+    assert err.strip() == "pdi: syntax error: character ' ' is not allowed in reg-name (rule reg-name, offset 8)"
+
+
+def test_uri_parse_lenient() -> None:
+    code, out, _ = run("uri", "parse", "--lenient", "--json", "http://a b/c d")
+    assert code == 0
+    assert json.loads(out)["host"] == "a b"
+
+
+def test_uri_resolve_both_rfcs() -> None:
+    assert run("uri", "resolve", "http://a/b/c/d;p?q", "../../../g") == (0, "http://a/g\n", "")
+    assert run("uri", "resolve", "--rfc", "2396", "http://a/b/c/d;p?q", "../../../g") == (
+        0,
+        "http://a/../g\n",
+        "",
+    )
+    assert run("uri", "resolve", "thismessage:/", "images/a.gif")[1] == "thismessage:/images/a.gif\n"
+    assert run("uri", "resolve", "--non-strict", "http://a/b/c/d;p?q", "http:g")[1] == "http://a/b/c/g\n"
+    assert run("uri", "resolve", "http://a/b/c/d;p?q", "http:g")[1] == "http:g\n"
+
+
+def test_uri_resolve_relative_base_is_a_syntax_error() -> None:
+    code, _, err = run("uri", "resolve", "a/b", "c")
+    assert code == 1
+    assert "absolute-URI" in err
+
+
+def test_uri_resolve_bad_rfc_is_usage_error() -> None:
+    code, _, _ = run("uri", "resolve", "--rfc", "1808", "http://a/", "b")
+    assert code == 2
+
+
+def test_uri_normalize() -> None:
+    assert run("uri", "normalize", "eXAMPLE://a/./b/../b/%63/%7bfoo%7d") == (
+        0,
+        "example://a/b/c/%7Bfoo%7D\n",
+        "",
+    )
+    assert run("uri", "normalize", "HTTP://Example.COM:80")[1] == "http://example.com/\n"
+
+
+def test_uri_help_lists_the_commands() -> None:
+    code, out, _ = run("uri", "--help")
+    assert code == 0
+    for name in ("parse", "resolve", "normalize"):
+        assert name in out
+
+
+def test_uri_resolve_as_a_real_process() -> None:
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    done = subprocess.run(
+        [sys.executable, "-m", "pdi", "uri", "resolve", "pdi://oma.eop.gov.us/1997/01/27/3", "4"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert done.stdout == "pdi://oma.eop.gov.us/1997/01/27/4\n"

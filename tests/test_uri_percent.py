@@ -1,0 +1,151 @@
+"""Percent-encoding (RFC 3986 §2.1-§2.5) and IRI to URI mapping (RFC 3987 §3.1)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pdi.errors import ParseError, UnsupportedError
+from pdi.uri import (
+    UNRESERVED,
+    iri_to_uri,
+    parse,
+    percent_decode,
+    percent_decode_bytes,
+    percent_encode,
+)
+
+
+def test_rfc3986_2_3_unreserved_set() -> None:
+    assert len(UNRESERVED) == 26 + 26 + 10 + 4
+    assert set("-._~") <= UNRESERVED
+    assert not set("!$&'()*+,;=:/?#[]@%") & UNRESERVED
+
+
+@pytest.mark.parametrize(
+    ("text", "safe", "expected"),
+    [
+        ("", "", ""),
+        ("AZaz09-._~", "", "AZaz09-._~"),
+        ("a b", "", "a%20b"),
+        ("a/b?c", "", "a%2Fb%3Fc"),
+        ("a/b?c", "/", "a/b%3Fc"),
+        ("100%", "", "100%25"),
+        ("100%", "%", "100%"),
+        ("é", "", "%C3%A9"),  # UTF-8, upper-case hexadecimal digits (§2.1)
+        ("€", "", "%E2%82%AC"),
+        ("😀", "", "%F0%9F%98%80"),
+        ("!$&'()*+,;=", "", "%21%24%26%27%28%29%2A%2B%2C%3B%3D"),
+        ("!$&'()*+,;=", "!$&'()*+,;=", "!$&'()*+,;="),
+        ("é/ü", "é", "é%2F%C3%BC"),  # a non-ASCII safe character is kept
+        ("\x00\x7f", "", "%00%7F"),
+    ],
+)
+def test_percent_encode(text: str, safe: str, expected: str) -> None:
+    assert percent_encode(text, safe) == expected
+
+
+def test_percent_encode_lone_surrogate() -> None:
+    with pytest.raises(ParseError) as info:
+        percent_encode("ab\ud800c")
+    assert info.value.offset == 2
+    with pytest.raises(ParseError) as info:
+        percent_encode("ab\ud800c", safe="é")
+    assert info.value.offset == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", ""),
+        ("abc", "abc"),
+        ("a%20b", "a b"),
+        ("%C3%A9", "é"),
+        ("%c3%a9", "é"),
+        ("%E2%82%ACx%41", "€xA"),
+        ("é%2F", "é/"),
+        ("%25", "%"),
+        ("%2525", "%25"),
+    ],
+)
+def test_percent_decode(text: str, expected: str) -> None:
+    assert percent_decode(text) == expected
+
+
+def test_percent_decode_other_encodings_and_errors() -> None:
+    assert percent_decode("%E9t%E9", encoding="latin-1") == "été"
+    assert percent_decode("a%FFb", errors="replace") == "a\ufffdb"
+    assert percent_decode("a%FFb", errors="surrogateescape") == "a\udcffb"
+    with pytest.raises(ParseError) as info:
+        percent_decode("ab%C3%28")
+    assert info.value.offset == 2
+    assert info.value.rule == "pct-encoded"
+    with pytest.raises(ParseError) as info:
+        percent_decode("x%41%41%FF")
+    assert info.value.offset == 7  # the third triple of the run
+    with pytest.raises(UnsupportedError):
+        percent_decode("%41", encoding="no-such-codec")
+    with pytest.raises(UnsupportedError):
+        percent_decode("%FF", errors="no-such-handler")
+
+
+@pytest.mark.parametrize(("text", "offset"), [("%", 0), ("a%4", 1), ("a%zz", 1), ("%41%", 3), ("%%41", 0)])
+def test_percent_decode_malformed(text: str, offset: int) -> None:
+    for function in (percent_decode, percent_decode_bytes):
+        with pytest.raises(ParseError) as info:
+            function(text)
+        assert info.value.offset == offset
+        assert info.value.rule == "pct-encoded"
+
+
+def test_percent_decode_bytes() -> None:
+    assert percent_decode_bytes("") == b""
+    assert percent_decode_bytes("%FFa%00") == b"\xffa\x00"
+    assert percent_decode_bytes("é%C3%A9") == b"\xc3\xa9\xc3\xa9"
+    with pytest.raises(ParseError) as info:
+        percent_decode_bytes("%41\udc80")
+    assert info.value.offset == 3
+
+
+@pytest.mark.parametrize(
+    ("iri", "uri"),
+    [
+        ("http://example.org/", "http://example.org/"),
+        # RFC 3987 §3.1's example: "http://www.example.org/red%09ros\u00E9#red" (with é).
+        ("http://www.example.org/red%09ros\u00e9#red", "http://www.example.org/red%09ros%C3%A9#red"),
+        # RFC 3987 §3.1 example 2: U+10300 OLD ITALIC LETTER A etc.
+        (
+            "http://example.com/\U00010300\U00010301\U00010302",
+            "http://example.com/%F0%90%8C%80%F0%90%8C%81%F0%90%8C%82",
+        ),
+        ("http://r\u00e9sum\u00e9.example.org", "http://r%C3%A9sum%C3%A9.example.org"),
+        ("x:?q=\ue000", "x:?q=%EE%80%80"),  # iprivate
+        ("a b", "a b"),  # ASCII is left alone, valid or not
+    ],
+)
+def test_rfc3987_3_1_iri_to_uri(iri: str, uri: str) -> None:
+    assert iri_to_uri(iri) == uri
+
+
+def test_rfc3987_3_1_iri_to_uri_results_parse() -> None:
+    assert parse(iri_to_uri("http://r\u00e9sum\u00e9.example.org/d\u00e9j\u00e0?\u00e9#\u00e9")).host == (
+        "r%C3%A9sum%C3%A9.example.org"
+    )
+
+
+@pytest.mark.parametrize(
+    ("iri", "offset"),
+    [
+        ("x:\u0085", 2),  # C1 control
+        ("x:a\ud800", 3),  # surrogate
+        ("x:\ufdd0", 2),  # non-character
+        ("x:\ufffe", 2),
+        ("x:\U0001fffe", 2),
+        ("x:\U000e0001", 2),  # tag characters (E0000-E0FFF) are not ucschar
+        ("x:é\u0080", 3),
+    ],
+)
+def test_rfc3987_3_1_iri_to_uri_rejects_non_iri_characters(iri: str, offset: int) -> None:
+    with pytest.raises(ParseError) as info:
+        iri_to_uri(iri)
+    assert info.value.offset == offset
+    assert info.value.rule == "ucschar"
