@@ -205,3 +205,17 @@ def test_property_random_trees_read_back_byte_for_byte(tree: dict[tuple[str, ...
             assert got["thismessage:/" + urllib.parse.quote(rel)] == data
         assert len(agg.parts) == len(files) + 1
         assert not [r for r in agg.references if r.status == "unsatisfied"]
+
+
+def test_pack_follows_base_href(tmp_path: Path) -> None:
+    write(tmp_path, "assets/a.png", png(1))
+    write(tmp_path, "assets/css/s.css", "p { background: url(../a.png) }")
+    write(tmp_path, "index.html", '<base href="assets/"><img src="a.png"><link rel=stylesheet href="css/s.css">')
+    agg = parse(pack_path(tmp_path / "index.html").mhtml)
+    # References resolve against the <base> (RFC 2557 §5 (a)); the parts are labelled so.
+    assert sorted(by_location(agg)) == [
+        "thismessage:/assets/a.png",
+        "thismessage:/assets/css/s.css",
+        "thismessage:/index.html",
+    ]
+    assert all(r.satisfied for r in agg.references if r.reference.kind != "base")
