@@ -14,6 +14,7 @@ from pdi.fragments import FragmentResult, Range, evaluate
 from pdi.fragments.text import (
     TextIndex,
     canonical_octets,
+    evaluate_pdi,
     evaluate_rfc5147,
     line_ending_convention,
     parse_pdi_text_fragment,
@@ -128,7 +129,7 @@ def _encode(text: str, charset: str) -> bytes:
         raise
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(TEXTS, CHARSETS, st.sampled_from(["char", "line"]), st.integers(0, 40), st.integers(0, 40), st.booleans())
 def test_pdi_matches_the_reference(
     text: str, charset: str, scheme: str, a: int, b: int, single: bool
@@ -153,7 +154,7 @@ def test_pdi_matches_the_reference(
         assert not result.canonicalized
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(TEXTS, CHARSETS)
 def test_pdi_conversions_between_counts(text: str, charset: str) -> None:
     data = _encode(text, charset)
@@ -177,7 +178,7 @@ def test_pdi_conversions_between_counts(text: str, charset: str) -> None:
             assert rfc5147_to_pdi_char(down, index) == i
 
 
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)
 @given(TEXTS, CHARSETS)
 def test_pdi_canonical_octets(text: str, charset: str) -> None:
     data = _encode(text, charset)
@@ -185,14 +186,14 @@ def test_pdi_canonical_octets(text: str, charset: str) -> None:
     assert TextIndex(octets, charset).whole_text() == ref_to_crlf(text)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(TEXTS)
 def test_to_crlf_matches_the_reference(text: str) -> None:
     assert to_crlf(text) == ref_to_crlf(text)
     assert line_ending_convention(to_crlf(text)) in ("crlf", "none")
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(st.integers(-3, 50), st.text(max_size=3), st.booleans(), st.none()), max_size=4), st.binary(max_size=20))
 def test_pdi_no_input_raises_anything_but_pdi_errors(positions: list[object], data: bytes) -> None:
     for scheme in ("char", "line", "rect"):
@@ -202,7 +203,7 @@ def test_pdi_no_input_raises_anything_but_pdi_errors(positions: list[object], da
             pass
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(st.text(max_size=20))
 def test_pdi_fragment_parse_raises_only_parse_errors(text: str) -> None:
     try:
@@ -238,3 +239,29 @@ def test_pdi_on_a_memory_map(tmp_path: Path) -> None:
         assert index.line_count == 5000
         assert index.cp_count == 5000 * 12
         assert index.char_count == 5000 * 11
+
+
+def test_registry_text_media_types_and_charset_parameter() -> None:
+    data = "<p>Grüße</p>\n".encode("iso-8859-1")
+    html = evaluate("char", (3, 8), data, media_type="text/html; charset=ISO-8859-1")
+    assert html.text() == "Grüße"
+    assert html.data == "Grüße".encode("iso-8859-1")
+    xml = evaluate("line", (0, 1), b"<a/>\n<b/>", media_type="application/xml", charset="utf-8")
+    assert xml.data == b"<a/>\r\n"  # counted and cut over the CRLF-canonical form
+    assert xml.canonicalized
+    assert evaluate("CHAR", (0, 1), b"ab", media_type="TEXT/PLAIN").data == b"a"
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS, st.sampled_from(["utf-8", "iso-8859-1", "cp037"]), st.integers(16, 40), st.integers(0, 40), st.integers(0, 40))
+def test_pdi_small_blocks_match_the_reference(text: str, charset: str, block: int, a: int, b: int) -> None:
+    data = _encode(text, charset)
+    canon = ref_to_crlf(text)
+    start, end = min(a, b), max(a, b)
+    index = TextIndex(data, charset, block_size=block)
+    result = evaluate_pdi("char", (start, end), index)
+    assert result.text() == canon[min(start, len(canon)) : min(end, len(canon))]
+    starts = ref_pdi_lines(canon)
+    top = len(starts) - 1
+    lines = evaluate_pdi("line", (start, end), TextIndex(data, charset, block_size=block))
+    assert lines.text() == canon[starts[min(start, top)] : starts[min(end, top)]]

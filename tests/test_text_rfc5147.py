@@ -437,7 +437,7 @@ def _fragment_text(scheme: str, start: int | None, end: int | None, is_range: bo
     return f"{scheme}={'' if start is None else start},{'' if end is None else end}"
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(entities(), selections(), st.sampled_from([16, 17, 64, 1 << 16]))
 def test_rfc5147_matches_the_reference(
     entity: tuple[str, str, bytes], selection: tuple[str, int | None, int | None, bool], block: int
@@ -461,7 +461,7 @@ def test_rfc5147_matches_the_reference(
     assert index.line_count == len(ref_line_starts(ref_chars(text))) - 1
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(entities(), st.booleans(), st.booleans())
 def test_rfc5147_generated_identifiers_verify(entity: tuple[str, str, bytes], md5: bool, length: bool) -> None:
     text, charset, data = entity
@@ -474,7 +474,7 @@ def test_rfc5147_generated_identifiers_verify(entity: tuple[str, str, bytes], md
     assert TextFragment.parse(str(frag)) == frag
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.text(max_size=40), st.binary(max_size=30))
 def test_rfc5147_no_input_raises_anything_but_pdi_errors(fragment: str, data: bytes) -> None:
     try:
@@ -483,7 +483,7 @@ def test_rfc5147_no_input_raises_anything_but_pdi_errors(fragment: str, data: by
         pass
 
 
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)
 @given(st.from_regex(r"(char|line)=([0-9]{1,3}|[0-9]{0,3},[0-9]{1,3}|[0-9]{1,3},)(;(length=[0-9]{1,3}|md5=[0-9a-fA-F]{32})(,[A-Za-z0-9-]{1,8})?)*", fullmatch=True))
 def test_rfc5147_parse_print_parse(text: str) -> None:
     try:
@@ -492,3 +492,20 @@ def test_rfc5147_parse_print_parse(text: str) -> None:
         assert exc.rule == "range"  # only an improperly ordered range is rejected
         return
     assert TextFragment.parse(str(frag)) == frag
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=40), st.sampled_from(CHARSETS), st.integers(-5, 60), st.integers(16, 64))
+def test_text_index_methods_raise_only_pdi_errors(data: bytes, charset: str, value: int, block: int) -> None:
+    try:
+        index = TextIndex(data, charset, block_size=block)
+        index.char_to_cp(value)
+        index.cp_to_char(value)
+        index.line_to_cp(value)
+        index.clamp_cp(value)
+        index.clamp_char(value)
+        index.cp_to_octet(max(0, min(value, index.cp_count)))
+        index.octet_to_cp(value)
+        _ = (index.char_count, index.line_count, index.ends_with_line_ending)
+    except PDIError:
+        pass

@@ -291,7 +291,7 @@ def ref_wilde(text: str, parts: list[tuple[str, int, int]]) -> set[int]:
 TEXTS = st.lists(st.sampled_from(["a", "é", "😀", " ", "\r", "\n", "\x85", "\r\n"]), max_size=30).map("".join)
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(
     TEXTS,
     st.lists(st.tuples(st.sampled_from(["char", "line"]), st.integers(0, 35), st.integers(0, 35)), min_size=1, max_size=4),
@@ -382,7 +382,7 @@ def test_wilde_match_agrees_with_brute_force_posix(regex: tuple[str, str], text:
     assert [(r.start, r.end) for r in sel.ranges] == merged
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.text(max_size=30), st.binary(max_size=20))
 def test_wilde_no_input_raises_anything_but_pdi_errors(fragment: str, data: bytes) -> None:
     try:

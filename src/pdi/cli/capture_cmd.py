@@ -1,9 +1,219 @@
-"""Writing commands: `pdi mhtml pack|unpack` and `pdi capture URL` (issue 6)."""
+"""Writing commands: `pdi mhtml pack|unpack` and `pdi capture URL` (issue 6).
+
+Thin: parse arguments, call :mod:`pdi.capture` / :mod:`pdi.mhtml`, print.
+"""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 import click
+
+from pdi.cli.archive_cmd import archive_option
+from pdi.cli.mhtml_group import mhtml
+from pdi.errors import LimitError, NotFoundError, StoreError
+
+_MB = 1024 * 1024
+
+
+@contextmanager
+def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr (only on a terminal); yields a ``(done, total)`` callback."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    ) as progress:
+        task = progress.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _write(path: str, data: bytes) -> None:
+    if path == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    try:
+        Path(path).write_bytes(data)
+    except OSError as exc:
+        raise StoreError(f"cannot write {path}: {exc.strerror}") from exc
+
+
+@mhtml.command("pack")
+@click.argument("index", metavar="INDEX.html")
+@click.option("-o", "--output", required=True, metavar="OUT.mht", help="Where to write the MHTML file ('-' for stdout).")
+@click.option(
+    "--base",
+    default="thismessage:/",
+    show_default=True,
+    help="The URI of the root folder, ending with '/': parts are labelled with it (give the site's URL to keep real URIs).",
+)
+@click.option("--root", type=click.Path(file_okay=False), help="Folder files may come from (default: INDEX's folder).")
+def pack_command(index: str, output: str, base: str, root: str | None) -> None:
+    """Pack INDEX.html and the local files it uses into one MHTML file.
+
+    Follows src, srcset, poster, object data, stylesheet and icon links,
+    frames, inline style and <style> url(), and CSS @import and url()
+    recursively; never reads outside the root folder. References it cannot
+    satisfy are listed on stderr. The same files always give the same bytes.
+    """
+    from pdi.capture import pack_path
+
+    packed = pack_path(index, base=base, root=root)
+    _write(output, packed.mhtml)
+    click.echo(f"packed {len(packed.files)} parts, {len(packed.mhtml)} bytes", err=True)
+    for failure in packed.failures:
+        click.echo(f"not packed: {failure.reason}", err=True)
+
+
+@mhtml.command("unpack")
+@click.argument("file", metavar="FILE")
+@click.argument("directory", metavar="DIR")
+@click.option("--max-parts", type=int, default=10_000, show_default=True, help="Refuse files with more parts.")
+@click.option("--max-part-mb", type=float, default=200.0, show_default=True, help="Refuse any part larger than this.")
+@click.option("--max-total-mb", type=float, default=1024.0, show_default=True, help="Refuse parts adding up to more.")
+@click.option("--max-depth", type=int, default=16, show_default=True, help="Refuse multiparts nested deeper.")
+@click.option("--max-header-kb", type=float, default=256.0, show_default=True, help="Refuse longer header blocks.")
+def unpack_command(
+    file: str,
+    directory: str,
+    max_parts: int,
+    max_part_mb: float,
+    max_total_mb: float,
+    max_depth: int,
+    max_header_kb: float,
+) -> None:
+    """Write every part of an MHTML FILE into DIR so the page opens offline from DIR/index.html.
+
+    File names are made from the parts' labels but never taken from them: no
+    sub-folders, no '..', no absolute paths, no device names, nothing
+    overwritten, no links followed. References (including cid: ones) are
+    rewritten to the local files; unsatisfied ones to their absolute URIs;
+    the <base> element to './'.
+    """
+    from pdi.capture import unpack_to
+    from pdi.mhtml import Limits, parse
+    from pdi.mhtml.unpack import UnpackLimits, plan
+
+    limits = UnpackLimits(
+        max_parts=max_parts, max_part_bytes=int(max_part_mb * _MB), max_total_bytes=int(max_total_mb * _MB)
+    )
+    parse_limits = Limits(max_depth=max_depth, max_parts=max_parts, max_header_bytes=int(max_header_kb * 1024))
+    if file == "-":
+        aggregate = parse(sys.stdin.buffer, limits=parse_limits)
+    else:
+        # Quoted-printable is at most three times the bytes it encodes: a larger file
+        # cannot fit the total limit, so it is refused before it is read into memory.
+        size = Path(file).stat().st_size if Path(file).is_file() else 0
+        if size > 3 * limits.max_total_bytes + _MB:
+            raise LimitError(f"{file} is {size} bytes: its parts would exceed --max-total-mb {max_total_mb}")
+        try:
+            with open(file, "rb") as stream:  # streamed: the parser reads it in chunks
+                aggregate = parse(stream, limits=parse_limits)
+        except FileNotFoundError as exc:
+            raise NotFoundError(f"cannot read {file}: no such file") from exc
+        except OSError as exc:
+            raise StoreError(f"cannot read {file}: {exc.strerror}") from exc
+    result = plan(aggregate, limits=limits)
+    written = unpack_to(result, directory)
+    click.echo(f"wrote {len(written)} files into {directory}", err=True)
+    for url in result.unsatisfied:
+        click.echo(f"left pointing at: {url}", err=True)
+
+
+def _capture(
+    url: str, *, browser: bool, allow_private: bool, timeout: float, max_mb: float, concurrency: int, settle: float
+) -> tuple[bytes, str]:
+    from pdi.capture import Limits, capture, capture_with_browser
+
+    if browser:
+        shot = capture_with_browser(url, allow_private=allow_private, timeout=timeout, settle=settle)
+        for refused in shot.refused:
+            click.echo(f"refused: {refused}", err=True)
+        if len(shot.mhtml) > 4 * max_mb * _MB:
+            raise LimitError(f"Chromium wrote {len(shot.mhtml)} bytes, more than 4 x --max-mb {max_mb} MB")
+        return shot.mhtml, shot.final_url
+    limits = Limits(
+        total_timeout=timeout,
+        max_resource_bytes=int(max_mb * _MB),
+        max_total_bytes=int(4 * max_mb * _MB),
+        concurrency=concurrency,
+    )
+    with _progress(f"capturing {url}") as update:
+        got = capture(url, allow_private=allow_private, limits=limits, progress=update)
+    for hop in got.redirects:
+        click.echo(f"redirect {hop.status}: {hop.source} -> {hop.target}", err=True)
+    for failure in got.failures:
+        click.echo(f"missing: {failure.reason}", err=True)
+    return got.mhtml, got.final_url
 
 
 def register(cli: click.Group) -> None:
-    """Add ``capture`` to the top-level group (``pack``/``unpack`` go on ``pdi.cli.mhtml_group.mhtml``)."""
+    """Add ``capture`` to the top-level group (``pack``/``unpack`` are on ``pdi.cli.mhtml_group.mhtml``)."""
+
+    @cli.command("capture")
+    @click.argument("url")
+    @click.option("--browser", is_flag=True, help="Let headless Chromium load the page (runs its JavaScript).")
+    @click.option("--series", metavar="S", help="Deposit the MHTML in the archive under series S.")
+    @click.option("-o", "--output", metavar="FILE", help="Also (or only) write the MHTML to FILE ('-' for stdout).")
+    @click.option("--allow-private", is_flag=True, help="Allow private, loopback and link-local addresses.")
+    @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds for the whole capture.")
+    @click.option("--max-mb", type=float, default=50.0, show_default=True, help="Largest single resource (MB); 4x for the whole page (with --browser: for Chromium's file).")
+    @click.option("--concurrency", type=click.IntRange(1, 64), default=6, show_default=True, help="Parallel fetches (not with --browser).")
+    @click.option("--settle", type=float, default=1.0, show_default=True, help="--browser: seconds to wait after the load event.")
+    @archive_option
+    def capture_command(
+        url: str,
+        browser: bool,
+        series: str | None,
+        output: str | None,
+        allow_private: bool,
+        timeout: float,
+        max_mb: float,
+        concurrency: int,
+        settle: float,
+        archive: str,
+    ) -> None:
+        """Capture the web page at URL with everything it needs, as RFC 2557 MHTML.
+
+        With --series S, deposit it as a PDI whose unique id encapsulates URL,
+        minted on today's date, and print the PDI (for http://www.whitehouse.gov/:
+        urn:pdi://S/YYYY/MM/DD/http:%2F%2Fwww%2Ewhitehouse%2Egov%2F.related.1).
+        Refuses private, loopback and link-local addresses unless
+        --allow-private.
+        """
+        if series is None and output is None:
+            raise click.UsageError("give --series S (deposit in the archive) and/or -o FILE")
+        data, _final = _capture(
+            url,
+            browser=browser,
+            allow_private=allow_private,
+            timeout=timeout,
+            max_mb=max_mb,
+            concurrency=concurrency,
+            settle=settle,
+        )
+        if output is not None:
+            _write(output, data)
+        if series is not None:
+            from pdi import formats
+            from pdi.archive import Archive
+
+            pdi = Archive.open(archive).add(
+                series, data, format=formats.token_for("multipart/related"), foreign_id=url
+            )
+            click.echo(str(pdi))

@@ -286,6 +286,8 @@ class TextIndex:
 
     def _block_of(self, table: list[int], value: int) -> int | None:
         """The block whose running count in ``table`` covers ``value``, or ``None`` past the end."""
+        if value < 0:
+            raise ParseError(f"a position cannot be negative ({value})", rule="position")
         while not self._done and table[-1] <= value:
             self._scan()
         if value >= table[-1]:
@@ -421,7 +423,9 @@ class TextIndex:
 
     def line_to_cp(self, line: int) -> tuple[int, bool]:
         """Code point position of RFC 5147 line position ``line``, and whether it was clamped."""
-        if line <= 0:
+        if line < 0:
+            raise ParseError(f"a line position cannot be negative ({line})", rule="position")
+        if line == 0:
             return 0, False
         block = self._block_of(self._endings, line - 1)
         if block is None:
@@ -432,6 +436,8 @@ class TextIndex:
 
     def octet_to_cp(self, octet: int) -> int:
         """Code point position of octet offset ``octet`` (which must start a character)."""
+        if octet < 0:
+            raise ParseError(f"an octet offset cannot be negative ({octet})", rule="position")
         if octet <= self._start:
             return 0
         block = self._block_of(self._bounds, octet)

@@ -1,0 +1,82 @@
+"""Capturing web pages whole (the network edge, issue 6).
+
+- :func:`capture` fetches a page and everything it needs with ``httpx``
+  (:mod:`pdi.capture.fetch`: time-outs, size limits, a concurrency limit,
+  redirects recorded, private addresses refused unless ``allow_private``) and
+  packs it as RFC 2557 MHTML with :func:`pdi.mhtml.write.build`.
+- :func:`capture_with_browser` lets Debian's Chromium load the page (for pages
+  that build themselves with JavaScript) and keeps Chromium's own MHTML
+  (:mod:`pdi.capture.browser`).
+- :func:`pack_path` and :func:`unpack_to` are the file-system side
+  (:mod:`pdi.capture.local`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pdi.capture.browser import BrowserCapture, capture_with_browser
+from pdi.capture.crawl import Crawl, Failure, crawl, pack_crawl
+from pdi.capture.fetch import Fetcher, Limits, Redirect, check_address
+from pdi.capture.local import Packed, media_type_for_name, pack_path, unpack_to
+from pdi.errors import LimitError
+
+__all__ = [
+    "BrowserCapture",
+    "Captured",
+    "Failure",
+    "Limits",
+    "Packed",
+    "Redirect",
+    "capture",
+    "capture_with_browser",
+    "check_address",
+    "media_type_for_name",
+    "pack_path",
+    "unpack_to",
+]
+
+
+@dataclass(frozen=True)
+class Captured:
+    """A captured page: the MHTML, where it came from, how it got there, what is missing."""
+
+    mhtml: bytes
+    url: str
+    final_url: str
+    redirects: tuple[Redirect, ...]
+    parts: int
+    failures: tuple[Failure, ...]
+
+
+def capture(
+    url: str,
+    *,
+    allow_private: bool = False,
+    limits: Limits | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Captured:
+    """Fetch ``url`` and what it needs, and pack it as MHTML (deterministic for the same bytes)."""
+    limits = limits or Limits()
+
+    async def run() -> Crawl:
+        async with Fetcher(allow_private=allow_private, limits=limits) as fetcher:
+            return await crawl(url, fetcher.fetch, limits=limits, progress=progress)
+
+    async def bounded() -> Crawl:
+        try:
+            return await asyncio.wait_for(run(), timeout=limits.total_timeout)
+        except TimeoutError as exc:
+            raise LimitError(f"capturing {url} took longer than {limits.total_timeout} s") from exc
+
+    result = asyncio.run(bounded())
+    return Captured(
+        mhtml=pack_crawl(result),
+        url=url,
+        final_url=result.root.final_url,
+        redirects=result.root.redirects + tuple(hop for r in result.resources for hop in r.redirects),
+        parts=1 + len(result.resources),
+        failures=result.failures,
+    )

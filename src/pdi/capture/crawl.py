@@ -1,0 +1,131 @@
+"""Gathering a page and everything it needs, level by level (an edge, I/O through ``fetch``).
+
+The crawl is breadth-first: the root, then everything the root needs
+(fetched concurrently, bounded by the fetcher's semaphore), then what those
+need (style sheets' ``@import`` and ``url()``, frames' own resources), down
+to ``max_depth`` levels. The same absolute URI is fetched once. A failing
+root is an error; a failing sub-resource is recorded and left out (the page
+still refers to it; :func:`pdi.mhtml` checks report it as unsatisfied).
+The result is packed with :func:`pdi.mhtml.write.build` in first-seen order,
+so the same site gives the same file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+
+from pdi.capture.fetch import Fetched, Limits
+from pdi.errors import LimitError, PDIError
+from pdi.mhtml.write import Need, Resource, build, needed_references
+
+__all__ = ["Crawl", "Failure", "crawl", "pack_crawl"]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A sub-resource that could not be had, and why."""
+
+    url: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Crawl:
+    """The root as fetched, the sub-resources in first-seen order, and the failures."""
+
+    root: Fetched
+    resources: tuple[Fetched, ...]
+    failures: tuple[Failure, ...]
+
+
+Fetch = Callable[[str], Awaitable[Fetched]]
+Progress = Callable[[int, int], None]
+
+
+def _media(fetched: Fetched, need: Need | None) -> str:
+    if fetched.media_type and "/" in fetched.media_type:
+        return fetched.media_type
+    if need is not None and need.as_document == "html":
+        return "text/html"
+    if need is not None and need.as_document == "css":
+        return "text/css"
+    return "application/octet-stream"
+
+
+async def crawl(root_url: str, fetch: Fetch, *, limits: Limits, progress: Progress | None = None) -> Crawl:
+    """Fetch ``root_url`` and, breadth-first, everything it needs."""
+    root = await fetch(root_url)
+    if not root.media_type or "/" not in root.media_type:
+        root = replace(root, media_type=_media(root, Need(root.final_url, "html")))
+    total = len(root.data)
+    seen: set[str] = {root_url.split("#", 1)[0], root.final_url.split("#", 1)[0]}
+    resources: list[Fetched] = []
+    failures: list[Failure] = []
+    done = 1
+    level: list[tuple[Fetched, Need | None]] = [(root, Need(root.final_url, "html"))]
+    for _depth in range(limits.max_depth):
+        wanted: list[Need] = []
+        for fetched, need in level:
+            media = _media(fetched, need)
+            for item in needed_references(fetched.final_url, media, fetched.data, fetched.charset):
+                if item.url in seen:
+                    continue
+                seen.add(item.url)
+                wanted.append(item)
+        if not wanted:
+            break
+        if len(resources) + len(wanted) > limits.max_resources:
+            raise LimitError(f"the page needs more than {limits.max_resources} resources")
+        if progress is not None:
+            progress(done, done + len(wanted))
+
+        async def one(item: Need) -> tuple[Need, Fetched | Failure]:
+            try:
+                got = await fetch(item.url)
+            except PDIError as exc:
+                return item, Failure(item.url, str(exc))
+            if not got.media_type or "/" not in got.media_type:
+                got = replace(got, media_type=_media(got, item))
+            return item, got
+
+        results = await asyncio.gather(*(one(item) for item in wanted))
+        level = []
+        for item, result in results:
+            done += 1
+            if isinstance(result, Failure):
+                failures.append(result)
+            else:
+                total += len(result.data)
+                if total > limits.max_total_bytes:
+                    raise LimitError(f"the capture is larger than the limit of {limits.max_total_bytes} bytes")
+                resources.append(result)
+                level.append((result, item))
+        if progress is not None:
+            progress(done, done)
+    return Crawl(root, tuple(resources), tuple(failures))
+
+
+def pack_crawl(result: Crawl, *, subject: str | None = None) -> bytes:
+    """Write a crawl as MHTML: the root labelled with its final URL, each other part with the
+    URL the page asked for (what its references resolve to, RFC 2557 §7, §8.2)."""
+    root = result.root
+    root_res = Resource(root.final_url, _media(root, None), root.data, charset=_charset(root))
+    seen = {root.final_url}
+    others: list[Resource] = []
+    for fetched in result.resources:
+        if fetched.url in seen:
+            continue
+        seen.add(fetched.url)
+        others.append(Resource(fetched.url, _media(fetched, None), fetched.data, charset=_charset(fetched)))
+    return build(root_res, others, subject=subject)
+
+
+def _charset(fetched: Fetched) -> str | None:
+    if fetched.charset is None:
+        return None
+    token = fetched.charset.strip()
+    if token and all(c.isalnum() or c in "-_.:+" for c in token) and token.isascii():
+        return token
+    return None

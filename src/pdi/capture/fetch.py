@@ -1,0 +1,258 @@
+"""Fetching over HTTP with ``httpx``, guarded and bounded (an edge).
+
+- Only ``http`` and ``https``.
+- Every TCP connection goes through :class:`_GuardedBackend`, which resolves
+  the host itself, refuses private, loopback, link-local, shared, reserved,
+  multicast and unspecified addresses (anything that is not globally
+  routable) unless ``allow_private`` is set, and then connects to the address
+  it checked. Checking the address that is actually connected to (not a
+  second lookup) closes the DNS-rebinding hole; TLS still verifies the host
+  name, which httpcore takes from the URL, not from the connected address.
+- Proxies from the environment are not used (``trust_env=False``): a proxy
+  would connect on our behalf to addresses we never see.
+- Redirects are followed by hand, at most ``max_redirects``, each hop
+  checked and recorded.
+- Bodies are streamed and cut off at ``max_resource_bytes``; time-outs apply
+  to connecting, each read, and the whole capture.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import ssl
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import httpcore
+import httpx
+
+from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
+from pdi.uri import resolve
+
+__all__ = ["Fetched", "Fetcher", "Limits", "Redirect", "check_address"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds of one capture. Sizes in bytes, times in seconds."""
+
+    connect_timeout: float = 10.0
+    read_timeout: float = 20.0
+    total_timeout: float = 120.0
+    max_resource_bytes: int = 50 * 1024 * 1024
+    max_total_bytes: int = 200 * 1024 * 1024
+    max_resources: int = 500
+    concurrency: int = 6
+    max_redirects: int = 10
+    max_depth: int = 6  # frames within frames, @import within @import
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """One hop: ``status`` answered for ``source`` pointed to ``target``."""
+
+    status: int
+    source: str
+    target: str
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """One resource as fetched: ``url`` as asked for, ``final_url`` after redirects."""
+
+    url: str
+    final_url: str
+    status: int
+    media_type: str | None
+    charset: str | None
+    data: bytes = field(repr=False)
+    redirects: tuple[Redirect, ...] = field(default=())
+
+
+def check_address(host: str, address: str, *, allow_private: bool) -> None:
+    """Refuse ``address`` (found for ``host``) unless it is globally routable or private ones are allowed."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if allow_private:
+        return
+    if not ip.is_global or ip.is_multicast:
+        raise UnsupportedError(
+            f"refusing to connect to {host} at {ip}: not a public address "
+            "(private, loopback, link-local or reserved); pass --allow-private to allow it"
+        )
+
+
+class _GuardedBackend(httpcore.AsyncNetworkBackend):
+    """Resolve, check, then connect to the checked address."""
+
+    def __init__(self, allow_private: bool) -> None:
+        self._allow_private = allow_private
+        self._inner = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        loop = asyncio.get_running_loop()
+        try:
+            infos = await asyncio.wait_for(
+                loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), timeout=timeout
+            )
+        except (OSError, TimeoutError) as exc:
+            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
+        addresses: list[str] = []
+        for _family, _type, _proto, _canon, sockaddr in infos:
+            address = str(sockaddr[0])
+            check_address(host, address, allow_private=self._allow_private)
+            if address not in addresses:
+                addresses.append(address)
+        last: Exception | None = None
+        for address in addresses:
+            try:
+                return await self._inner.connect_tcp(
+                    address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+                )
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                last = exc
+        raise httpcore.ConnectError(f"cannot connect to {host}:{port}: {last}")
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise UnsupportedError("capture does not use Unix sockets")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+class _GuardedTransport(httpx.AsyncHTTPTransport):
+    """httpx's transport, with its connection pool built over :class:`_GuardedBackend`.
+
+    httpx does not take a network backend as an argument, so the pool it made
+    is replaced by one that has ours (same arguments httpx would pass).
+    """
+
+    def __init__(self, *, allow_private: bool, limits: Limits) -> None:
+        super().__init__(trust_env=False)
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=ssl.create_default_context(),
+            max_connections=limits.concurrency,
+            max_keepalive_connections=limits.concurrency,
+            keepalive_expiry=5.0,
+            http1=True,
+            http2=False,
+            network_backend=_GuardedBackend(allow_private),
+        )
+
+
+def _check_url(url: str) -> httpx.URL:
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        raise ParseError(f"not a URL capture can fetch: {exc}", text=url, offset=0, rule="RFC 3986 URI") from exc
+    if parsed.scheme not in ("http", "https"):
+        raise UnsupportedError(f"capture fetches only http and https URLs, not {parsed.scheme or 'no scheme'}: {url}")
+    if not parsed.host:
+        raise ParseError("URL has no host", text=url, offset=0, rule="RFC 3986 authority")
+    return parsed
+
+
+def _media_type(headers: httpx.Headers) -> tuple[str | None, str | None]:
+    value = headers.get("content-type")
+    if not value:
+        return None, None
+    pieces = [p.strip() for p in value.split(";")]
+    media = pieces[0].lower() or None
+    charset = None
+    for p in pieces[1:]:
+        name, _, val = p.partition("=")
+        if name.strip().lower() == "charset":
+            charset = val.strip().strip('"').strip() or None
+    return media, charset
+
+
+class Fetcher:
+    """A bounded HTTP client for one capture. Use as ``async with Fetcher(...) as f``."""
+
+    def __init__(self, *, allow_private: bool = False, limits: Limits | None = None, user_agent: str | None = None) -> None:
+        self.limits = limits or Limits()
+        self.allow_private = allow_private
+        headers = {"User-Agent": user_agent or "pdi-capture/0.1 (+RFC 2557 archiver)"}
+        self._client = httpx.AsyncClient(
+            transport=_GuardedTransport(allow_private=allow_private, limits=self.limits),
+            timeout=httpx.Timeout(
+                connect=self.limits.connect_timeout,
+                read=self.limits.read_timeout,
+                write=self.limits.read_timeout,
+                pool=self.limits.total_timeout,
+            ),
+            follow_redirects=False,
+            trust_env=False,
+            headers=headers,
+        )
+        self._semaphore = asyncio.Semaphore(self.limits.concurrency)
+
+    async def __aenter__(self) -> Fetcher:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._client.aclose()
+
+    async def fetch(self, url: str) -> Fetched:
+        """GET ``url``, following and recording redirects; raises a :mod:`pdi.errors` error on failure."""
+        async with self._semaphore:
+            return await self._fetch(url)
+
+    async def _fetch(self, url: str) -> Fetched:
+        current = url
+        hops: list[Redirect] = []
+        while True:
+            _check_url(current)
+            try:
+                async with self._client.stream("GET", current) as response:
+                    location = response.headers.get("location")
+                    if response.is_redirect and location is not None:
+                        target = resolve(str(response.url), location, strict=False)
+                        hops.append(Redirect(response.status_code, current, target))
+                        if len(hops) > self.limits.max_redirects:
+                            raise LimitError(f"more than {self.limits.max_redirects} redirects from {url}")
+                        current = target
+                        continue
+                    if response.status_code >= 400:
+                        raise NotFoundError(f"{current} answered HTTP {response.status_code}")
+                    declared = response.headers.get("content-length")
+                    if declared is not None and declared.isdigit() and int(declared) > self.limits.max_resource_bytes:
+                        raise LimitError(
+                            f"{current} is {declared} bytes, more than the limit of {self.limits.max_resource_bytes}"
+                        )
+                    body = bytearray()
+                    async for chunk in response.aiter_bytes():
+                        body += chunk
+                        if len(body) > self.limits.max_resource_bytes:
+                            raise LimitError(
+                                f"{current} is larger than the limit of {self.limits.max_resource_bytes} bytes"
+                            )
+                    media, charset = _media_type(response.headers)
+                    return Fetched(
+                        url=url,
+                        final_url=current,
+                        status=response.status_code,
+                        media_type=media,
+                        charset=charset,
+                        data=bytes(body),
+                        redirects=tuple(hops),
+                    )
+            except httpx.TimeoutException as exc:
+                raise LimitError(f"timed out fetching {current}: {type(exc).__name__}") from exc
+            except httpx.HTTPError as exc:
+                raise NotFoundError(f"cannot fetch {current}: {exc}") from exc

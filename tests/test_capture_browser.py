@@ -1,0 +1,242 @@
+"""Debian's Chromium writes MHTML from local test pages; we read it back with every part and reference checked.
+
+The tests start their own HTTP server on 127.0.0.1 and their own headless
+Chromium (``/usr/bin/chromium``, which ``scripts/bootstrap`` installs).
+Chromium's Content-IDs are random, so parts are identified by their
+Content-Location, or (for the style sheets Chromium makes of ``<style>``
+elements) by their text.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+import zlib
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pdi.capture import capture_with_browser, unpack_to
+from pdi.cli import cli
+from pdi.errors import UnsupportedError
+from pdi.mhtml import Aggregate, Part, parse
+from pdi.mhtml.unpack import plan
+
+
+def png(seed: int) -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(bytes((0, seed, 0, 0))))
+        + chunk(b"IEND", b"")
+    )
+
+
+IMAGES = {name: png(i + 1) for i, name in enumerate(["a", "bg", "inl", "fr", "st"])}
+SJIS_TEXT = "日本語の表示"
+
+FILES: dict[str, tuple[str, bytes]] = {
+    "/main.html": (
+        "text/html",
+        b'<!doctype html><html><head><base href="/sub/"><link rel="stylesheet" href="s.css">'
+        b"<style>h2 { background: url(img/st.png) }</style></head><body>"
+        b"<h2>S</h2><h1 style=\"background: url('img/inl.png')\">T</h1>"
+        b'<img src="img/a.png"><iframe src="frame.html"></iframe><iframe src="/sjis.html"></iframe>'
+        b'<a href="next.html">next</a><script>document.body.insertAdjacentHTML("beforeend", "<p id=js>built by script</p>")</script>'
+        b"</body></html>",
+    ),
+    "/sub/s.css": ("text/css", b"body { background: url(img/bg.png) }"),
+    "/sub/frame.html": ("text/html", b'<p style="color: red">frame <img src="img/fr.png"></p>'),
+    "/sjis.html": (
+        "text/html",
+        f'<html><head><meta charset="shift_jis"></head><body><p>{SJIS_TEXT}</p><img src="sub/img/a.png"></body></html>'.encode(
+            "shift_jis"
+        ),
+    ),
+    **{f"/sub/img/{name}.png": ("image/png", data) for name, data in IMAGES.items()},
+}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+    def do_GET(self) -> None:
+        media, body = FILES.get(self.path.split("?", 1)[0], ("text/plain", b"not here"))
+        self.send_response(200 if self.path.split("?", 1)[0] in FILES else 404)
+        self.send_header("Content-Type", media)  # no charset: Chromium must find Shift_JIS in <meta>
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+@pytest.fixture(scope="module")
+def main_capture(server: str) -> bytes:
+    return capture_with_browser(server + "/main.html", allow_private=True, settle=0.3).mhtml
+
+
+def _by_location(agg: Aggregate) -> dict[str, Part]:
+    return {p.location or "": p for p in agg.parts}
+
+
+def test_chromium_capture_every_part(server: str, main_capture: bytes) -> None:
+    agg = parse(main_capture)
+    assert agg.warnings == ()
+    parts = _by_location(agg)
+    s = server
+    cid_css = [p for p in agg.parts if (p.content_location or "").startswith("cid:")]
+    assert sorted(parts) == sorted(
+        [
+            s + "/main.html",
+            s + "/sub/s.css",
+            s + "/sub/frame.html",
+            s + "/sjis.html",
+            *(f"{s}/sub/img/{name}.png" for name in IMAGES),
+            *(p.location or "" for p in cid_css),
+        ]
+    )
+    assert len(agg.parts) == 10
+    # Images byte for byte.
+    for name, data in IMAGES.items():
+        part = parts[f"{s}/sub/img/{name}.png"]
+        assert part.content_type == "image/png"
+        assert part.data == data
+    # The root is the page, its <base href> kept, its script's work in the DOM.
+    root = agg.root
+    assert root.location == s + "/main.html"
+    assert root.content_type == "text/html"
+    assert '<base href="' + s + '/sub/">' in root.text()
+    assert "built by script" in root.text()
+    # Inline styles: the style attribute stays in the page, the <style> element becomes a cid: part.
+    assert "url('img/inl.png')" in root.text() or "url(img/inl.png)" in root.text() or 'url("img/inl.png")' in root.text()
+    assert len(cid_css) == 1 and cid_css[0].content_type == "text/css"
+    assert "img/st.png" in cid_css[0].text()
+    # The Shift_JIS frame: Chromium writes no charset= and keeps the page's bytes.
+    sjis = parts[s + "/sjis.html"]
+    assert sjis.charset is None
+    assert sjis.encoding == "Shift_JIS"
+    assert SJIS_TEXT in sjis.text()
+    assert SJIS_TEXT.encode("shift_jis") in sjis.data
+    # Frames are parts with Content-IDs.
+    assert parts[s + "/sub/frame.html"].content_id is not None
+    assert sjis.content_id is not None
+
+
+def test_chromium_capture_every_reference(server: str, main_capture: bytes) -> None:
+    agg = parse(main_capture)
+    s = server
+    got = sorted(
+        (
+            (r.source.location or "")[: len(s) + 20],
+            r.reference.kind,
+            r.status,
+            r.rule,
+            (r.target.location or "") if r.target is not None else None,
+        )
+        for r in agg.references
+    )
+    cid_css = next(p.location or "" for p in agg.parts if (p.content_location or "").startswith("cid:"))
+    main, frame, sjis, css = s + "/main.html", s + "/sub/frame.html", s + "/sjis.html", s + "/sub/s.css"
+    expected = sorted(
+        [
+            (main, "base", "ignored", None, None),
+            (main, "stylesheet", "satisfied", "cid-content-location", cid_css),
+            (main, "stylesheet", "satisfied", "content-location", css),
+            (main, "style-url", "satisfied", "content-location", s + "/sub/img/inl.png"),
+            (main, "src", "satisfied", "content-location", s + "/sub/img/a.png"),
+            (main, "frame", "satisfied", "content-id", frame),
+            (main, "frame", "satisfied", "content-id", sjis),
+            (main, "href", "unsatisfied", None, None),  # a link, not part of the page
+            (css, "style-url", "satisfied", "content-location", s + "/sub/img/bg.png"),
+            (frame, "src", "satisfied", "content-location", s + "/sub/img/fr.png"),
+            (sjis, "src", "satisfied", "content-location", s + "/sub/img/a.png"),
+            # The <style> element Chromium wrote as a cid: part: its url(img/st.png) is
+            # resolved against the page that holds it (the reader's Chromium rule).
+            (cid_css[: len(s) + 20], "style-url", "satisfied", "content-location", s + "/sub/img/st.png"),
+        ]
+    )
+    assert got == expected
+
+
+def test_chromium_capture_unpacks_to_a_page_that_opens_offline(main_capture: bytes, tmp_path: Path) -> None:
+    agg = parse(main_capture)
+    result = plan(agg)
+    unpack_to(result, tmp_path)
+    index = (tmp_path / "index.html").read_text("windows-1252")
+    assert '<base href="./">' in index
+    assert 'src="a.png"' in index and 'href="s.css"' in index
+    assert "cid:" not in index
+    css_name = next(f.name for f in result.files if f.name.startswith("css-"))
+    assert f'href="{css_name}"' in index
+    assert 'url("st.png")' in (tmp_path / css_name).read_text() or "url(st.png)" in (tmp_path / css_name).read_text()
+    assert (tmp_path / "st.png").read_bytes() == IMAGES["st"]
+    sjis = (tmp_path / "sjis.html").read_bytes()
+    assert SJIS_TEXT.encode("shift_jis") in sjis and b'src="a.png"' in sjis
+    assert [u.rsplit("/", 1)[1] for u in result.unsatisfied] == ["next.html"]
+
+
+def test_chromium_refuses_private_pages_without_permission(server: str) -> None:
+    with pytest.raises(UnsupportedError, match="allow-private"):
+        capture_with_browser(server + "/main.html")
+
+
+def test_cli_capture_browser_shift_jis_root(server: str, tmp_path: Path) -> None:
+    out = tmp_path / "sjis.mht"
+    result = CliRunner().invoke(
+        cli, ["capture", server + "/sjis.html", "--browser", "--allow-private", "--settle", "0.2", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    agg = parse(out.read_bytes())
+    assert agg.root.location == server + "/sjis.html"
+    assert agg.root.encoding == "Shift_JIS"
+    assert SJIS_TEXT in agg.root.text()
+    assert _by_location(agg)[server + "/sub/img/a.png"].data == IMAGES["a"]
+    assert all(r.satisfied for r in agg.references)
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("http://127.0.0.1/x", False),
+        ("http://localhost:9/x", False),
+        ("https://[::1]/", False),
+        ("http://169.254.169.254/latest/meta-data/", False),
+        ("file:///etc/passwd", False),
+        ("ftp://127.0.0.1/", False),
+        ("chrome://settings", False),
+        ("http:///nohost", False),
+        ("data:text/plain,hi", True),
+        ("about:blank", True),
+    ],
+)
+def test_browser_request_guard(url: str, allowed: bool) -> None:
+    from pdi.capture.browser import _host_allowed
+
+    assert _host_allowed(url, allow_private=False) is allowed
+
+
+def test_browser_request_guard_with_allow_private() -> None:
+    from pdi.capture.browser import _host_allowed
+
+    assert _host_allowed("http://127.0.0.1/x", allow_private=True)
+    assert not _host_allowed("file:///etc/passwd", allow_private=True)

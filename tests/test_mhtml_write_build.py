@@ -1,0 +1,235 @@
+"""The MHTML writer (pdi.mhtml.write.build), read back by an independent reader.
+
+The reader here is the standard library's ``email`` package (and ``quopri`` for
+quoted-printable), not our own parser, so a bug shared by writer and reader
+cannot hide. Expected values come from RFC 2045/2047/2557, worked by hand.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import quopri
+import re
+from email.message import EmailMessage
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pdi.errors import ParseError, PDIError
+from pdi.mhtml.write import Resource, build, encode_header_uri, encode_quoted_printable
+
+GIF = b"GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;"
+
+
+def read(data: bytes) -> EmailMessage:
+    msg = email.message_from_bytes(data, policy=email.policy.default)
+    assert isinstance(msg, EmailMessage)
+    return msg
+
+
+def parts(data: bytes) -> list[EmailMessage]:
+    return list(read(data).iter_parts())  # type: ignore[arg-type]
+
+
+def test_rfc2557_9_3_relative_uris_to_embedded_gifs() -> None:
+    html = b'<IMG SRC="images/ietflogo1.gif" ALT="IETF logo1">\r\n<IMG SRC="images/ietflogo2.gif">\r\n'
+    out = build(
+        Resource(None, "text/html", html, charset="ISO-8859-1"),
+        [
+            Resource("http://www.ietf.cnri.reston.va.us/images/ietflogo1.gif", "image/gif", GIF),
+            Resource("images/ietflogo2.gif", "image/gif", GIF + b"2"),
+        ],
+        location="http://www.ietf.cnri.reston.va.us/",
+    )
+    msg = read(out)
+    assert msg.get_content_type() == "multipart/related"
+    assert msg.get_param("type") == "text/html"
+    assert msg["Content-Location"] == "http://www.ietf.cnri.reston.va.us/"
+    p = parts(out)
+    assert [x.get_content_type() for x in p] == ["text/html", "image/gif", "image/gif"]
+    assert p[0].get_param("charset") == "ISO-8859-1"
+    assert p[0]["Content-Transfer-Encoding"] == "quoted-printable"
+    assert p[1]["Content-Transfer-Encoding"] == "base64"
+    assert p[0].get_payload(decode=True) == html
+    assert p[1]["Content-Location"] == "http://www.ietf.cnri.reston.va.us/images/ietflogo1.gif"
+    assert p[2]["Content-Location"] == "images/ietflogo2.gif"
+    assert p[2].get_payload(decode=True) == GIF + b"2"
+
+
+def test_rfc2557_9_4_relative_uri_and_no_base() -> None:
+    html = b'<IMG SRC="ietflogo.gif" ALT="IETF logo">\r\nExample of a copyright sign encoded with Quoted-Printable: \xa9\r\n'
+    out = build(Resource(None, "text/html", html, charset="iso-8859-1"), [Resource("ietflogo.gif", "image/gif", GIF)])
+    # The copyright sign is written =A9 as in the RFC's own example.
+    assert b"Quoted-Printable: =A9" in out
+    p = parts(out)
+    assert p[0].get_payload(decode=True) == html
+    assert p[1]["Content-Location"] == "ietflogo.gif"
+    assert "Content-Location" not in read(out)
+
+
+def test_rfc2557_9_5_cid_url_and_content_id() -> None:
+    html = b'<IMG SRC="cid:foo4@foo1@bar.net" ALT="IETF logo">'
+    out = build(Resource(None, "text/html", html, charset="US-ASCII"), [Resource(None, "image/gif", GIF, content_id="foo4@foo1@bar.net")])
+    p = parts(out)
+    assert p[1]["Content-ID"] == "<foo4@foo1@bar.net>"
+    assert p[1].get_payload(decode=True) == GIF
+
+
+def test_rfc2557_7_root_first_and_type_parameter() -> None:
+    out = build(Resource("a.css", "text/css", b"p{}"), [Resource("b.png", "image/png", b"\x89PNG")])
+    msg = read(out)
+    assert msg.get_param("type") == "text/css"
+    assert msg.get_param("start") is None  # the root is the first part
+    assert parts(out)[0]["Content-Location"] == "a.css"
+
+
+def test_rfc2557_7_duplicate_locations_refused() -> None:
+    with pytest.raises(ParseError, match="same URI"):
+        build(Resource("http://x/a", "text/html", b""), [Resource("a", "image/png", b"")], location="http://x/")
+    with pytest.raises(ParseError, match="same URI"):
+        build(Resource("./a", "text/html", b""), [Resource("a", "image/png", b"")])
+    # Different after resolution: allowed (§7, last paragraph).
+    build(Resource("a", "text/html", b""), [Resource("b/../c", "image/png", b"")])
+
+
+def test_rfc2557_7_duplicate_content_ids_refused() -> None:
+    with pytest.raises(ParseError, match="Content-ID"):
+        build(Resource(None, "text/html", b"", content_id="x@y"), [Resource(None, "image/png", b"", content_id="x@y")])
+
+
+def test_deterministic_same_input_same_bytes() -> None:
+    def make() -> bytes:
+        return build(Resource("index.html", "text/html", b"<p>\xe9</p>\n"), [Resource("a.gif", "image/gif", GIF)])
+
+    assert make() == make()
+    other = build(Resource("index.html", "text/html", b"<p>\xe8</p>\n"), [Resource("a.gif", "image/gif", GIF)])
+    assert make() != other
+    assert b"Date:" not in make()
+
+
+def test_all_line_ends_are_crlf_and_lines_short() -> None:
+    out = build(Resource("index.html", "text/html", b"x" * 500 + b"\n" + b"y\r" * 40), [Resource("a.bin", "application/octet-stream", bytes(range(256)) * 20)])
+    assert b"\n" not in out.replace(b"\r\n", b"")
+    assert b"\r" not in out.replace(b"\r\n", b"")
+    assert max(len(line) for line in out.split(b"\r\n")) <= 78
+
+
+def test_quoted_printable_keeps_lf_only_and_mixed_line_ends() -> None:
+    data = b"a\nb\r\nc\rd \t\nFrom here\n.\n"
+    encoded = encode_quoted_printable(data)
+    assert quopri.decodestring(encoded) == data
+    # Worked by hand: LF and CR are encoded, a soft break follows each LF, white
+    # space ending a source line is encoded, and so is a lone "." at a line start.
+    assert encoded == b"a=0A=\r\nb=0D=0A=\r\nc=0Dd =09=0A=\r\nFrom here=0A=\r\n=2E=0A"
+
+
+def test_quoted_printable_line_length_around_an_encoded_lf() -> None:
+    # 74 characters, then "=0A" would make 77: a soft break comes first.
+    assert encode_quoted_printable(b"x" * 74 + b"\ny") == b"x" * 74 + b"=\r\n=0A=\r\ny"
+    # 72 characters and "=0A" make 75, and the soft break's "=" 76: no extra break.
+    assert encode_quoted_printable(b"x" * 72 + b"\ny") == b"x" * 72 + b"=0A=\r\ny"
+
+
+def test_quoted_printable_trailing_white_space_encoded() -> None:
+    assert encode_quoted_printable(b"ab ") == b"ab=20"
+    assert encode_quoted_printable(b"ab\t") == b"ab=09"
+    assert encode_quoted_printable(b"=") == b"=3D"
+    assert encode_quoted_printable(b"") == b""
+
+
+def test_long_content_location_folded_and_read_back() -> None:
+    uri = "http://example.com/" + "seg/" * 40 + "page.html?q=1&lang=fr#top"
+    line = encode_header_uri("Content-Location", uri)
+    assert "\r" not in line.replace("\r\n ", "")
+    assert all(len(x) <= 76 for x in line.split("\r\n"))
+    out = build(Resource(uri, "text/html", b"<p>"))
+    assert parts(out)[0]["Content-Location"] == uri
+
+
+def test_content_location_with_space_and_non_ascii_encoded() -> None:
+    uri = "images/caf\u00e9 cr\u00e8me.png"
+    line = encode_header_uri("Content-Location", uri)
+    # RFC 2557 §4.4.1: illegal characters are encoded (RFC 2047), UTF-8 for non-ASCII.
+    assert line.isascii() and " " not in line.split(": ", 1)[1].replace("\r\n ", "")
+    assert "=?utf-8?Q?" in line
+    out = build(Resource("index.html", "text/html", b""), [Resource(uri, "image/png", b"x")])
+    assert parts(out)[1]["Content-Location"] == uri
+
+
+def test_short_ascii_content_location_written_as_is() -> None:
+    assert encode_header_uri("Content-Location", "http://a/b.png") == "Content-Location: http://a/b.png"
+
+
+@pytest.mark.parametrize("bad", ["a\r\nX-Evil: 1", "a\nb", "a\rb", "a\x00b", "tab\there", "lone\udcffsurrogate"])
+def test_no_cr_or_lf_ever_inside_a_header_value(bad: str) -> None:
+    with pytest.raises(ParseError):
+        build(Resource(bad, "text/html", b""))
+    with pytest.raises(ParseError):
+        build(Resource("ok", "text/html", b""), location=bad)
+
+
+@pytest.mark.parametrize(
+    "resource",
+    [
+        Resource("a", "text html", b""),
+        Resource("a", "text/html\r\nX: y", b""),
+        Resource("a", "text/html", b"", charset="utf-8\r\nX: y"),
+        Resource("a", "text/html", b"", content_id="a>b"),
+        Resource("a", "text/html", b"", content_id="a b"),
+    ],
+)
+def test_malformed_header_material_refused(resource: Resource) -> None:
+    with pytest.raises(ParseError):
+        build(resource)
+
+
+def test_boundary_does_not_occur_in_any_part() -> None:
+    # A part that contains what looks like a boundary line in its raw bytes.
+    tricky = b"--=_pdi_0000\r\n--" + b"=_pdi_" * 50
+    out = build(Resource("index.html", "text/html", tricky), [Resource("x", "text/plain", b"--")])
+    boundary = read(out).get_boundary()
+    assert boundary is not None
+    body_parts = out.split(b"--" + boundary.encode())
+    assert len(body_parts) == 4  # preamble, two parts, epilogue after the closing delimiter
+    assert parts(out)[0].get_payload(decode=True) == tricky
+
+
+_media = st.sampled_from(["text/html", "text/css", "text/plain", "image/png", "application/octet-stream", "image/svg+xml", "font/woff2"])
+_label = st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=120)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(_label, _media, st.binary(max_size=600)), min_size=1, max_size=6, unique_by=lambda t: t[0]))
+def test_property_random_parts_read_back_byte_for_byte(items: list[tuple[str, str, bytes]]) -> None:
+    resources = [Resource("L/" + str(i) + "/" + label, media, data) for i, (label, media, data) in enumerate(items)]
+    out = build(resources[0], resources[1:])
+    assert out.isascii()
+    assert max(len(line) for line in out.split(b"\r\n")) <= 78
+    got = parts(out)
+    assert len(got) == len(resources)
+    for res, part in zip(resources, got, strict=True):
+        assert part.get_content_type() == res.media_type
+        assert part.get_payload(decode=True) == res.data
+        assert part["Content-Location"] == res.content_location
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=400))
+def test_property_quoted_printable_round_trip(data: bytes) -> None:
+    encoded = encode_quoted_printable(data)
+    assert quopri.decodestring(encoded) == data
+    for line in encoded.split(b"\r\n"):
+        assert len(line) <= 76
+        assert re.fullmatch(rb"[\t -~]*", line)
+        assert not line.endswith((b" ", b"\t"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(st.characters(codec=None, exclude_categories=()), max_size=80), st.text(max_size=30))
+def test_property_build_raises_only_pdi_errors(label: str, media: str) -> None:
+    try:
+        build(Resource(label, media or "x", label.encode("utf-8", "surrogatepass")))
+    except PDIError:
+        pass
