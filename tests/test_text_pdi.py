@@ -281,3 +281,16 @@ def test_pdi_char_halves_of_a_synthesized_crlf() -> None:
     lines = evaluate("line", (1, 2), b"x\ry\rz", media_type="text/plain")
     assert lines.data == b"y\r\n"
     assert lines.ranges == (Range(3, 6, 2, 4),)
+
+
+def test_from_crlf_restores_a_recorded_convention() -> None:
+    from pdi.fragments.text import from_crlf
+
+    canonical = "a\r\nb\r\n"
+    assert from_crlf(canonical, "lf") == "a\nb\n"
+    assert from_crlf(canonical, "cr") == "a\rb\r"
+    assert from_crlf(canonical, "nel") == "a\x85b\x85"
+    assert from_crlf(canonical, "crnel") == "a\r\x85b\r\x85"
+    assert from_crlf(canonical, "mixed") == canonical
+    with pytest.raises(UnsupportedError):
+        from_crlf(canonical, "vt")
