@@ -265,3 +265,32 @@ def test_pdi_small_blocks_match_the_reference(text: str, charset: str, block: in
     top = len(starts) - 1
     lines = evaluate_pdi("line", (start, end), TextIndex(data, charset, block_size=block))
     assert lines.text() == canon[starts[min(start, top)] : starts[min(end, top)]]
+
+
+def test_pdi_char_halves_of_a_synthesized_crlf() -> None:
+    # "a\nb" reads "a\r\nb": [2, 4) is the LF half and "b"; the octets cover the original LF and b
+    result = evaluate("char", (2, 4), b"a\nb", media_type="text/plain")
+    assert result.data == b"\nb"
+    assert result.canonicalized
+    assert result.ranges == (Range(2, 4, 1, 3),)
+    # [1, 2) is the CR half of the ending written for a NEL
+    nel = evaluate("char", (1, 2), "a\x85b".encode(), media_type="text/plain", charset="utf-8")
+    assert nel.data == b"\r"
+    assert nel.ranges == (Range(1, 2, 1, 3),)
+    # line ranges: canonical positions, original octets
+    lines = evaluate("line", (1, 2), b"x\ry\rz", media_type="text/plain")
+    assert lines.data == b"y\r\n"
+    assert lines.ranges == (Range(3, 6, 2, 4),)
+
+
+def test_from_crlf_restores_a_recorded_convention() -> None:
+    from pdi.fragments.text import from_crlf
+
+    canonical = "a\r\nb\r\n"
+    assert from_crlf(canonical, "lf") == "a\nb\n"
+    assert from_crlf(canonical, "cr") == "a\rb\r"
+    assert from_crlf(canonical, "nel") == "a\x85b\x85"
+    assert from_crlf(canonical, "crnel") == "a\r\x85b\r\x85"
+    assert from_crlf(canonical, "mixed") == canonical
+    with pytest.raises(UnsupportedError):
+        from_crlf(canonical, "vt")

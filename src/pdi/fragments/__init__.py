@@ -30,9 +30,9 @@ class Range:
     """One selected stretch: character positions ``[start, end)`` and octet offsets ``[byte_start, byte_end)``.
 
     Characters are counted the way the scheme counts them (code points of the
-    CRLF-canonical text for PDI ``char``; RFC 5147 characters for RFC 5147
-    fragments); octet offsets are into the entity the evaluator was given
-    (or its CRLF-canonical form, see :attr:`FragmentResult.canonicalized`).
+    CRLF-canonical text for PDI ``char`` and ``line``; RFC 5147 characters for
+    RFC 5147 fragments); octet offsets are into the entity the evaluator was
+    given.
     """
 
     start: int
@@ -48,9 +48,10 @@ class FragmentResult:
     ``data`` holds the selected octets in the entity's charset (for several
     ranges, their concatenation in order), ``clamped`` says a position past
     the end was taken as the end, ``ranges`` the stretches selected.
-    ``canonicalized`` is true when the entity was not CRLF-canonical and the
-    positions were counted over (and the octets cut from) its CRLF-canonical
-    form, as the PDI reading requires.
+    ``canonicalized`` is true when the entity was not CRLF-canonical: the
+    positions were counted over its CRLF-canonical form, as the PDI reading
+    requires, and ``data`` is the selection written with CRLF line endings
+    (the octet offsets in ``ranges`` still point into the entity as given).
     """
 
     data: bytes

@@ -475,6 +475,64 @@ class TextIndex:
         return self._endings[block] + bisect_left(local.ends, cp - self._cps[block] + 1)
 
 
+    # ------------------------------------------- the CRLF-canonical count (PDI char)
+    def _canonical_before(self, block: int) -> int:
+        """Code points of the CRLF-canonical text before ``block``: every line ending becomes two."""
+        return self._chars[block] + self._endings[block]
+
+    def canonical_count(self) -> int:
+        """Code points of the CRLF-canonical form of the text."""
+        self.build()
+        return self._canonical_before(len(self._chars) - 1)
+
+    def canonical_to_char(self, pos: int) -> tuple[int, bool, bool]:
+        """The RFC 5147 character position of code point ``pos`` of the CRLF-canonical text.
+
+        Returns ``(char, inside, clamped)``: ``inside`` when ``pos`` falls
+        between the CR and the LF of a line ending (``char`` is then the
+        position before that ending), ``clamped`` when ``pos`` is past the end.
+        The text is not rewritten: counts come from the index.
+        """
+        if pos < 0:
+            raise ParseError(f"a position cannot be negative ({pos})", rule="position")
+        while not self._done and self._canonical_before(len(self._chars) - 1) <= pos:
+            self._scan()
+        last = len(self._chars) - 1
+        total = self._canonical_before(last)
+        if pos >= total:
+            return self._chars[last], False, pos > total
+        lo, hi = 0, last - 1  # the last block whose canonical start is <= pos
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self._canonical_before(mid) <= pos:
+                lo = mid
+            else:
+                hi = mid - 1
+        block = lo
+        local = self._local(block)
+        rest = pos - self._canonical_before(block)
+        ends = local.char_ends  # ending j ends at canonical offset ends[j] + j + 1
+        lo, hi = 0, len(ends)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if ends[mid] + mid + 1 <= rest:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < len(ends) and ends[lo] + lo == rest:
+            return self._chars[block] + ends[lo] - 1, True, False
+        return self._chars[block] + rest - lo, False, False
+
+    def char_to_canonical(self, char: int) -> int:
+        """The code point position in the CRLF-canonical text of RFC 5147 character position ``char``.
+
+        Positions past the end are the end.
+        """
+        char, _ = self.clamp_char(char)
+        cp, _ = self.char_to_cp(char)
+        return char + self.line_of_cp(cp)
+
+
 def _is_crlf_canonical(text: str) -> bool:
     crlf = text.count("\r\n")
     return text.count("\r") == crlf and text.count("\n") == crlf and "\x85" not in text

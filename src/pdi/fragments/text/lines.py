@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from pdi.errors import UnsupportedError
+
 #: Every line ending of RFC 5147 §4.1, longest first so CR+LF and CR+NEL win over a lone CR.
 LINE_ENDING_RE: Final = re.compile("\r\n|\r\x85|[\r\n\x85]")
 
@@ -48,8 +50,6 @@ def from_crlf(text: str, convention: str) -> str:
         return text
     ending = LINE_ENDINGS.get(convention)
     if ending is None:
-        from pdi.errors import UnsupportedError
-
         raise UnsupportedError(f"unknown line-ending convention {convention!r}")
     return text.replace("\r\n", ending)
 

@@ -8,9 +8,14 @@
 * ``line=a,b`` — the extension scheme: RFC 5147 line positions over the
   CRLF-canonical text, line endings included.
 
-An archived text is stored CRLF-canonical; an entity that is not (any bare
-CR, LF, NEL or CR+NEL before the selection) is canonicalized with
-:func:`~pdi.fragments.text.lines.to_crlf` first, and the result says so.
+An archived text is stored CRLF-canonical, and then the selected octets are
+cut straight from it. For an entity that is not (any bare CR, LF, NEL or
+CR+NEL before the selection) the positions are still counted over its
+CRLF-canonical form, from the index's counts, without rewriting the whole
+text: only the selection is decoded and written with CRLF
+(:func:`~pdi.fragments.text.lines.to_crlf`); the result says
+``canonicalized``, its octets are the canonical selection and its octet
+offsets are into the entity as given.
 
 RFC 5147 counts every line ending as one character, the PDI draft counts CR
 and LF apart: :func:`rfc5147_to_pdi_char` and :func:`pdi_to_rfc5147_char`
@@ -98,10 +103,8 @@ def evaluate_pdi(
         through = end
     else:
         through, _ = index.line_to_cp(end)
-    canonicalized = False
     if not index.is_crlf_canonical(through):
-        index = _canonicalized(index)
-        canonicalized = True
+        return _evaluate_rewritten(scheme, start, end, index, media_type)
     if scheme == "char":
         cp0, clamped0 = index.clamp_cp(start)
         cp1, clamped1 = index.clamp_cp(end)
@@ -118,7 +121,57 @@ def evaluate_pdi(
         ranges=(Range(cp0, cp1, b0, b1),),
         charset=index.encoding.body,
         scheme=scheme,
-        canonicalized=canonicalized,
+    )
+
+
+def _evaluate_rewritten(
+    scheme: str, start: int, end: int, index: TextIndex, media_type: str
+) -> FragmentResult:
+    """PDI positions on a text that is not CRLF-canonical, without rewriting the whole text.
+
+    Positions are counted over the CRLF-canonical form (from the index's
+    counts); only the selection is decoded and written with CRLF line
+    endings. The octet offsets are into the entity as given (a line ending
+    cut between its CR and LF is covered whole).
+    """
+    if scheme == "char":
+        char0, inside0, clamped0 = index.canonical_to_char(start)
+        char1, inside1, clamped1 = index.canonical_to_char(end)
+        total = index.canonical_count() if clamped0 or clamped1 else end
+        pos0, pos1 = min(start, total), min(end, total)
+        if inside1:
+            char1 += 1
+    else:
+        cp_a, clamped0 = index.line_to_cp(start)
+        cp_b, clamped1 = index.line_to_cp(end)
+        char0, char1 = index.cp_to_char(cp_a), index.cp_to_char(cp_b)
+        inside0 = inside1 = False
+        pos0 = char0 + index.line_of_cp(cp_a)
+        pos1 = char1 + index.line_of_cp(cp_b)
+    cp0, _ = index.char_to_cp(char0)
+    cp1, _ = index.char_to_cp(char1)
+    b0 = index.cp_to_octet(cp0)
+    b1 = index.cp_to_octet(cp1)
+    text = to_crlf(index.decode(b0, b1))
+    if inside0:
+        text = text[1:]  # the selection starts with the LF of a CRLF
+    if inside1:
+        text = text[:-1]  # ... or ends with its CR
+    enc = index.encoding
+    try:
+        octets = codecs.encode(text, enc.body, "strict")
+    except UnicodeEncodeError as exc:  # a charset without CR or LF cannot hold CRLF text
+        raise ParseError(
+            f"the text cannot be written CRLF-canonical in {enc.name}: {exc.reason}", rule="charset"
+        ) from None
+    return FragmentResult(
+        data=octets,
+        media_type=media_type,
+        clamped=clamped0 or clamped1,
+        ranges=(Range(pos0, pos1, b0, b1),),
+        charset=enc.body,
+        scheme=scheme,
+        canonicalized=True,
     )
 
 
@@ -127,9 +180,7 @@ def rfc5147_to_pdi_char(position: int, index: TextIndex) -> int:
 
     Positions past the end are the end.
     """
-    canonical, _ = canonical_index(index)
-    cp, _ = canonical.char_to_cp(position)
-    return cp
+    return index.char_to_canonical(position)
 
 
 def pdi_to_rfc5147_char(position: int, index: TextIndex, *, round_up: bool = False) -> int:
@@ -139,9 +190,8 @@ def pdi_to_rfc5147_char(position: int, index: TextIndex, *, round_up: bool = Fal
     counterpart: it becomes the position before that line ending (after it
     with ``round_up``). Positions past the end are the end.
     """
-    canonical, _ = canonical_index(index)
-    cp, _ = canonical.clamp_cp(position)
-    return canonical.cp_to_char(cp, round_up=round_up)
+    char, inside, _ = index.canonical_to_char(position)
+    return char + 1 if inside and round_up else char
 
 
 def parse_pdi_text_fragment(text: str) -> tuple[str, tuple[int, ...]]:
