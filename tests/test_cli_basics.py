@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from pdi import __version__
 from pdi.cli import PDIGroup, cli
-from pdi.errors import IntegrityError, ParseError
+from pdi.errors import IntegrityError, NotFoundError, ParseError
 
 
 def test_version_prints_package_version() -> None:
@@ -36,3 +36,17 @@ def test_pdi_errors_become_one_line_and_their_exit_status() -> None:
     r = runner.invoke(g, ["corrupt"])
     assert r.exit_code == 3
     assert r.output.count("\n") == 1
+
+
+def test_an_error_message_with_line_breaks_and_escapes_stays_one_line() -> None:
+    @click.group(cls=PDIGroup)
+    def g() -> None:
+        pass
+
+    @g.command()
+    def missing() -> None:
+        raise NotFoundError("no part labelled 'a\r\nb\x1b[31m' (caf\u00e9)")
+
+    r = CliRunner().invoke(g, ["missing"])
+    assert r.exit_code == 4
+    assert r.output == "pdi: not found: no part labelled 'a\\r\\nb\\x1b[31m' (caf\u00e9)\n"

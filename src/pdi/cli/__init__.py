@@ -17,6 +17,13 @@ from pdi import __version__
 from pdi.errors import PDIError
 
 
+def one_line(text: str) -> str:
+    """``text`` with every control character (CR, LF, ESC …) escaped, so it prints as one line."""
+    return "".join(
+        ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text
+    )
+
+
 class PDIGroup(click.Group):
     """A click group that turns :class:`PDIError` into one stderr line and an exit status."""
 
@@ -24,7 +31,7 @@ class PDIGroup(click.Group):
         try:
             return super().invoke(ctx)
         except PDIError as exc:
-            click.echo(f"pdi: {exc.title}: {exc}", err=True)
+            click.echo(f"pdi: {exc.title}: {one_line(str(exc))}", err=True)
             ctx.exit(exc.exit_code)
 
 
