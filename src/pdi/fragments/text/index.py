@@ -45,12 +45,15 @@ import numpy as np
 
 from pdi.errors import ParseError
 from pdi.fragments.text.charset import Encoding, encoding_for
+from pdi.fragments.text.counting import count_blocks
 from pdi.fragments.text.lines import LINE_ENDING_RE
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
 
 _ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
 _CACHE_BLOCKS: Final = 16
+#: Most blocks one cold scan step counts (see ``TextIndex._scan``).
+_MAX_BATCH: Final = 64
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,7 @@ class TextIndex:
         self._first_noncanonical: int | None = None  # first block that is not CRLF-canonical
         self._done = self._start >= self._size
         self._cache: dict[int, _Local] = {}
+        self._batch = 1  # blocks the next _scan counts
         self._whole: str | None = None
         if self.encoding.kind == "general" and not self._done:
             self._index_whole()
@@ -196,40 +200,28 @@ class TextIndex:
         return np.frombuffer(self._buf, dtype=np.uint8, count=b - a, offset=a)
 
     def _scan(self) -> None:
-        """Count one more block."""
-        a = self._bounds[-1]
-        b = a + self._block_size
-        b = self._size if b >= self._size else self._safe_cut(a, b)
-        c = self._octets(a, b)
-        enc = self.encoding
-        is_lf = c == enc.lf[0]
-        is_cr = c == enc.cr[0]
-        lf = _count(is_lf)
-        cr = _count(is_cr)
-        crlf = _count(is_cr[:-1] & is_lf[1:]) if cr and lf else 0
-        nel = crnel = 0
-        if enc.kind == "utf-8":
-            cont = _count(c.view(np.int8) < -64)
-            cps = len(c) - cont
-            if cont:
-                nel_first = (c[:-1] == 0xC2) & (c[1:] == 0x85)
-                nel = _count(nel_first)
-                crnel = _count(is_cr[:-2] & nel_first[1:]) if cr and nel else 0
-        else:
-            cps = len(c)
-            if enc.nel:
-                is_nel = c == enc.nel[0]
-                nel = _count(is_nel)
-                crnel = _count(is_cr[:-1] & is_nel[1:]) if cr and nel else 0
-        del c, is_lf, is_cr  # release the views of the buffer at once
-        two = crlf + crnel
-        self._bounds.append(b)
-        self._cps.append(self._cps[-1] + cps)
-        self._chars.append(self._chars[-1] + cps - two)
-        self._endings.append(self._endings[-1] + lf + cr + nel - two)
-        if self._first_noncanonical is None and not (cr == crlf == lf and nel == 0):
-            self._first_noncanonical = len(self._bounds) - 2
-        if b >= self._size:
+        """Count the next batch of blocks (at least one).
+
+        Batches grow from one block to :data:`_MAX_BATCH` blocks, doubling
+        each time: a query near the start counts little, a query far into a
+        large text counts in big batches that :func:`count_blocks` shares
+        between threads. A batch may count up to ``_MAX_BATCH`` blocks past
+        the block a query needs.
+        """
+        cuts = [self._bounds[-1]]
+        while len(cuts) <= self._batch and cuts[-1] < self._size:
+            a = cuts[-1]
+            b = a + self._block_size
+            cuts.append(self._size if b >= self._size else self._safe_cut(a, b))
+        self._batch = min(2 * self._batch, _MAX_BATCH)
+        for b, counts in zip(cuts[1:], count_blocks(self._buf, self.encoding, cuts, self._block_size), strict=True):
+            self._bounds.append(b)
+            self._cps.append(self._cps[-1] + counts.cps)
+            self._chars.append(self._chars[-1] + counts.chars)
+            self._endings.append(self._endings[-1] + counts.endings)
+            if self._first_noncanonical is None and not counts.canonical:
+                self._first_noncanonical = len(self._bounds) - 2
+        if self._bounds[-1] >= self._size:
             self._done = True
 
     def build(self) -> TextIndex:

@@ -1,0 +1,211 @@
+"""Counting the blocks of a UTF-8 or one-octet-per-character text at memory speed ("cold" queries).
+
+A cold query on a large text spends all its time here: before it can find
+line ``n`` or character ``n``, :class:`~pdi.fragments.text.TextIndex` must
+count, for every block of octets before it, the code points, the RFC 5147
+characters and the line endings. Those counts are exact and need no decoding:
+
+* UTF-8 code points = octets − continuation octets (``80``–``BF``);
+* line endings = LF + CR + NEL − CR+LF pairs − CR+NEL pairs (a CR+LF or a
+  CR+NEL is *one* ending, RFC 5147 §4.1);
+* RFC 5147 characters = code points − CR+LF pairs − CR+NEL pairs (each
+  two-code-point line ending is one character);
+* a block is CRLF-canonical when CR = LF = CR+LF pairs and there is no NEL.
+
+The block cuts are made by the caller so that no multi-octet character, no
+CR+LF and no CR+NEL is split (``TextIndex._safe_cut``): a block's counts then
+depend on its own octets only, which is what lets blocks be counted in any
+order and on several threads.
+
+How it is fast (the work is numpy passes over a block of the buffer, a view,
+never a copy; each pass costs about as much as reading the block once):
+
+* **Few passes, few calls.** A comparison writes a mask into a scratch array
+  allocated once (no allocation per block). A mask is counted by adding its
+  octets (0 or 1) as ``uint64`` words, ``_LANES`` words per lane: eight
+  independent octet lanes, none of which can exceed ``_LANES`` < 256, so no
+  carry crosses a lane; this is faster than ``np.count_nonzero``. The
+  partial sums of all masks of a block are added up by one call at the end.
+* **Work only where the octets occur.** Before counting CRs, CR+LF pairs or
+  NELs, the block is searched for a CR (resp. an ``85`` octet) with the
+  buffer's own ``find`` (``memchr`` speed); most texts have no CR or no NEL
+  and skip those passes. A CR+NEL is looked for only when the block has both.
+  Buffers without ``find`` (a ``memoryview``) take every pass: same counts.
+* **Both cores.** :func:`count_blocks` hands the blocks of a batch to a small
+  thread pool (numpy releases the GIL in its loops) and the calling thread;
+  the counts come back in block order. With one CPU it counts alone.
+
+Other charsets (UTF-16, UTF-32, multi-octet legacy codecs) are not counted
+here: the index decodes them whole.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
+from typing import Any, Final, NamedTuple
+
+import numpy as np
+
+from pdi.fragments.text.charset import Encoding
+
+Buffer = bytes | bytearray | memoryview | mmap.mmap
+
+#: uint64 words added lane by lane in :func:`_ones`; at most 255 so no octet lane overflows.
+_LANES: Final = 128
+#: Threads besides the caller's that count blocks (one less than the CPUs, at most 3).
+WORKERS: Final = max(0, min(3, (os.cpu_count() or 1) - 1))
+#: A batch is split between threads only when each gets at least this many blocks.
+_MIN_BLOCKS_PER_THREAD: Final = 2
+
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+
+
+class BlockCounts(NamedTuple):
+    """What one block holds: code points, RFC 5147 characters, line endings, and CRLF-canonical or not."""
+
+    cps: int
+    chars: int
+    endings: int
+    canonical: bool
+
+
+# the rows of BlockCounter._partials
+_CONT, _LF, _CR, _CRLF, _NEL, _CRNEL = range(6)
+_ROW: Final = 8 * _LANES
+_MINUS_64: Final = np.int8(-64)
+_C2: Final = np.uint8(0xC2)
+_85: Final = np.uint8(0x85)  # octets of a mask that one partial-sum word covers
+
+
+class BlockCounter:
+    """Counts blocks of ``buf`` (UTF-8 or one octet per character) with scratch space for blocks up to ``capacity`` octets.
+
+    One counter per thread: the scratch arrays are reused from block to block.
+
+    Each feature is marked in a boolean mask (``m1``, ``m2``, ``m3``: an
+    octet is a continuation octet, an LF, a CR, the first of a CR+LF …) and
+    counted as :func:`_ones` does, but all partial sums of a block go to the
+    rows of one array, added up with a single call at the end: a block costs
+    a few dozen numpy calls, whatever its size. Masks are padded with
+    ``False`` to a whole number of rows.
+    """
+
+    def __init__(self, buf: Buffer, encoding: Encoding, capacity: int) -> None:
+        if encoding.kind not in ("utf-8", "single"):
+            raise ValueError(f"cannot count {encoding.kind} charsets by blocks")
+        self._buf = buf
+        self._utf8 = encoding.kind == "utf-8"
+        self._lf = np.uint8(encoding.lf[0])
+        self._cr = np.uint8(encoding.cr[0])
+        self._cr_needle = encoding.cr
+        # UTF-8 NEL is C2 85: look for the 85; a one-octet charset's NEL is one octet (or none)
+        self._nel_exists = bool(encoding.nel)
+        self._nel = np.uint8(encoding.nel[-1] if encoding.nel else 0)
+        self._nel_needle = encoding.nel[-1:]
+        self._findable = isinstance(buf, (bytes, bytearray, mmap.mmap))
+        size = -(-max(1, capacity) // _ROW) * _ROW
+        self._m1 = np.zeros(size, dtype=bool)
+        self._m2 = np.zeros(size, dtype=bool)
+        self._m3 = np.zeros(size, dtype=bool)
+        self._partials = np.zeros((6, size // _ROW), dtype=np.uint64)
+        self._views: dict[int, tuple[Any, ...]] = {}  # padded length -> word views of the masks, partial rows
+
+    def _words(self, padded: int) -> tuple[Any, ...]:
+        """The masks' first ``padded`` octets as ``(_LANES, rows)`` word arrays, and the partial sums to fill."""
+        views = self._views.get(padded)
+        if views is None:
+            rows = padded // _ROW
+            views = tuple(m[:padded].view(np.uint64).reshape(_LANES, rows) for m in (self._m1, self._m2, self._m3))
+            views += (self._partials[:, :rows],)
+            self._views[padded] = views
+        return views
+
+    def _has(self, needle: bytes, a: int, b: int) -> bool:
+        """Whether ``needle`` may occur in ``[a, b)``: ``find`` where the buffer has it, else ``True``."""
+        if not self._findable:
+            return True
+        buf: bytes | bytearray | mmap.mmap = self._buf  # type: ignore[assignment]
+        return buf.find(needle, a, b) >= 0
+
+    def count(self, a: int, b: int) -> BlockCounts:
+        """Count the octets ``[a, b)`` (``b - a`` ≤ capacity; the cut splits no character or CR+LF/CR+NEL)."""
+        n = b - a
+        if n <= 0:
+            return BlockCounts(0, 0, 0, True)
+        c = np.frombuffer(self._buf, dtype=np.uint8, count=n, offset=a)
+        padded = -(-n // _ROW) * _ROW
+        w1, w2, w3, partials = self._words(padded)
+        partials[:] = 0
+        m1, m2, m3 = self._m1, self._m2, self._m3
+        m1[n:padded] = m2[n:padded] = m3[n - 1 : padded] = False
+        reduce = np.add.reduce
+
+        if self._utf8:
+            np.less(c.view(np.int8), _MINUS_64, out=m1[:n])  # 80–BF as signed octets: -128 … -65
+            reduce(w1, axis=0, out=partials[_CONT])
+        np.equal(c, self._lf, out=m1[:n])
+        reduce(w1, axis=0, out=partials[_LF])
+        has_cr = self._has(self._cr_needle, a, b)
+        if has_cr:
+            np.equal(c, self._cr, out=m2[:n])  # m2 keeps the CRs for CR+NEL below
+            reduce(w2, axis=0, out=partials[_CR])
+            np.logical_and(m2[: n - 1], m1[1:n], out=m3[: n - 1])  # a CR whose next octet is an LF
+            reduce(w3, axis=0, out=partials[_CRLF])
+        has_nel = self._nel_exists and self._has(self._nel_needle, a, b)
+        if has_nel:
+            if self._utf8:  # NEL is C2 85: mark the C2 of each pair
+                np.equal(c[:-1], _C2, out=m1[: n - 1])
+                np.equal(c[1:], _85, out=m3[: n - 1])
+                np.logical_and(m1[: n - 1], m3[: n - 1], out=m1[: n - 1])
+                m1[n - 1] = False
+            else:  # one octet
+                np.equal(c, self._nel, out=m1[:n])
+            reduce(w1, axis=0, out=partials[_NEL])
+            if has_cr:  # a CR right before the first octet of a NEL
+                np.logical_and(m2[: n - 1], m1[1:n], out=m3[: n - 1])
+                reduce(w3, axis=0, out=partials[_CRNEL])
+        del c  # release the view of the buffer at once
+        totals = partials.view(np.uint8).reshape(6, -1).sum(axis=1, dtype=np.int64).tolist()
+        cont, lf, cr, crlf, nel, crnel = totals
+        cps = n - cont
+        two = crlf + crnel
+        return BlockCounts(cps, cps - two, lf + cr + nel - two, cr == crlf == lf and nel == 0)
+
+
+def _count_run(counter: BlockCounter, cuts: list[int]) -> list[BlockCounts]:
+    return [counter.count(a, b) for a, b in pairwise(cuts)]
+
+
+def count_blocks(
+    buf: Buffer, encoding: Encoding, cuts: list[int], capacity: int, *, workers: int | None = None
+) -> list[BlockCounts]:
+    """Counts of the blocks ``[cuts[i], cuts[i + 1])``, in order.
+
+    The blocks are split into ``workers + 1`` runs of consecutive blocks
+    (``workers`` defaults to :data:`WORKERS`); the first run is counted by
+    the calling thread, the others by a shared thread pool. Runs get at
+    least two blocks each, so a short batch is counted by the caller alone.
+    The result does not depend on the split: each block is counted on its own.
+    """
+    global _pool, _pool_size
+    blocks = len(cuts) - 1
+    extra = WORKERS if workers is None else workers
+    runs = max(1, min(extra + 1, blocks // _MIN_BLOCKS_PER_THREAD))
+    if runs == 1:
+        return _count_run(BlockCounter(buf, encoding, capacity), cuts)
+    if _pool is None or _pool_size < runs - 1:
+        _pool_size = max(runs - 1, WORKERS)
+        _pool = ThreadPoolExecutor(max_workers=_pool_size, thread_name_prefix="pdi-text-count")
+    edges = [blocks * i // runs for i in range(runs + 1)]
+    futures = [
+        _pool.submit(_count_run, BlockCounter(buf, encoding, capacity), cuts[edges[i] : edges[i + 1] + 1])
+        for i in range(1, runs)
+    ]
+    result = _count_run(BlockCounter(buf, encoding, capacity), cuts[edges[0] : edges[1] + 1])
+    for future in futures:
+        result.extend(future.result())
+    return result
