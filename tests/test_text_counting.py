@@ -27,7 +27,8 @@ ENDINGS = ("\r\n", "\r\x85", "\r", "\n", "\x85")
 
 #: charset -> characters it can write (line-ending characters included where the charset has them)
 ALPHABETS = {
-    "utf-8": "ab \r\n\x85é€😀\u0100\u00c2",  # U+0100 is C4 80, U+00C2 is C3 82: octets next to the NEL's C2 85
+    # U+0100 is C4 80, U+00C2 is C3 82, U+0145 is C5 85: octets like the NEL's C2 85 that are not a NEL
+    "utf-8": "ab \r\n\x85é€😀\u0100\u00c2\u0145",
     "iso-8859-1": "ab \r\n\x85éÂ",
     "cp037": "ab \r\n\x85é",  # EBCDIC: LF is 25, NEL is 15
     "us-ascii": "ab \r\n",
@@ -117,6 +118,21 @@ def test_counting_ending_pairs_right_at_the_cuts() -> None:
         # a b CRLF CRNEL LF x CR y NEL CRLF é CR € LF: 14 characters, 8 line endings
         assert sum(c.chars for c in counts) == 14
         assert sum(c.endings for c in counts) == 8
+
+
+def test_counting_canonical_blocks() -> None:
+    enc = encoding_for("utf-8", b"")
+    for text, canonical in [
+        ("a\r\nŅ\r\n", True),  # an 85 octet (C5 85) but no NEL
+        ("a\r\n\r\x85", False),  # every ending a pair, one of them CR+NEL
+        ("\r\n\x85", False),
+        ("abc", True),  # no line ending at all
+        ("", True),
+    ]:
+        data = text.encode()
+        counts = count_blocks(data, enc, [0, len(data)], max(1, len(data)))
+        assert counts == [ref_counts(text)]
+        assert counts[0].canonical is canonical
 
 
 def test_counting_through_a_memory_map(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ class BlockCounts(NamedTuple):
 
 
 # the rows of BlockCounter._partials
-_CONT, _LF, _CR, _CRLF, _NEL, _CRNEL = range(6)
+_CONT, _LF_NEL, _CR, _TWO = range(4)
 _ROW: Final = 8 * _LANES
 _MINUS_64: Final = np.int8(-64)
 _C2: Final = np.uint8(0xC2)
@@ -86,12 +86,12 @@ class BlockCounter:
 
     One counter per thread: the scratch arrays are reused from block to block.
 
-    Each feature is marked in a boolean mask (``m1``, ``m2``, ``m3``: an
-    octet is a continuation octet, an LF, a CR, the first of a CR+LF …) and
-    counted as :func:`_ones` does, but all partial sums of a block go to the
-    rows of one array, added up with a single call at the end: a block costs
-    a few dozen numpy calls, whatever its size. Masks are padded with
-    ``False`` to a whole number of rows.
+    Each feature is marked in a boolean mask (``m1`` … ``m4``: an octet is a
+    continuation octet, an LF, a CR, the first octet of a NEL …) and summed
+    ``_LANES`` ``uint64`` words per lane into one row of ``_partials``; the
+    rows are added up with a single call at the end: a block costs a few
+    dozen numpy calls, whatever its size. Masks are padded with ``False`` to
+    a whole number of rows.
     """
 
     def __init__(self, buf: Buffer, encoding: Encoding, capacity: int) -> None:
@@ -111,7 +111,8 @@ class BlockCounter:
         self._m1 = np.zeros(size, dtype=bool)
         self._m2 = np.zeros(size, dtype=bool)
         self._m3 = np.zeros(size, dtype=bool)
-        self._partials = np.zeros((6, size // _ROW), dtype=np.uint64)
+        self._m4 = np.zeros(size, dtype=bool)
+        self._partials = np.zeros((4, size // _ROW), dtype=np.uint64)
         self._views: dict[int, tuple[Any, ...]] = {}  # padded length -> word views of the masks, partial rows
 
     def _words(self, padded: int) -> tuple[Any, ...]:
@@ -119,7 +120,7 @@ class BlockCounter:
         views = self._views.get(padded)
         if views is None:
             rows = padded // _ROW
-            views = tuple(m[:padded].view(np.uint64).reshape(_LANES, rows) for m in (self._m1, self._m2, self._m3))
+            views = tuple(m[:padded].view(np.uint64).reshape(_LANES, rows) for m in (self._m1, self._m2, self._m3, self._m4))
             views += (self._partials[:, :rows],)
             self._views[padded] = views
         return views
@@ -132,48 +133,53 @@ class BlockCounter:
         return buf.find(needle, a, b) >= 0
 
     def count(self, a: int, b: int) -> BlockCounts:
-        """Count the octets ``[a, b)`` (``b - a`` ≤ capacity; the cut splits no character or CR+LF/CR+NEL)."""
+        """Count the octets ``[a, b)`` (``b - a`` ≤ capacity; the cut splits no character or CR+LF/CR+NEL).
+
+        Four numbers are summed: continuation octets (UTF-8), "LF or NEL"
+        (``m1``), CRs (``m2``) and "a CR right before an LF or a NEL" (the
+        two-code-point endings, ``m4``). Then line endings = CRs + LFs + NELs −
+        two-code-point endings, and characters = code points − two-code-point
+        endings. A block is CRLF-canonical when every ending is a pair and no
+        pair is a CR+NEL (looked at only in that rare case).
+        """
         n = b - a
         if n <= 0:
             return BlockCounts(0, 0, 0, True)
         c = np.frombuffer(self._buf, dtype=np.uint8, count=n, offset=a)
         padded = -(-n // _ROW) * _ROW
-        w1, w2, w3, partials = self._words(padded)
+        w1, w2, _, w4, partials = self._words(padded)
         partials[:] = 0
-        m1, m2, m3 = self._m1, self._m2, self._m3
-        m1[n:padded] = m2[n:padded] = m3[n - 1 : padded] = False
+        m1, m2, m3, m4 = self._m1, self._m2, self._m3, self._m4
+        m1[n:padded] = m2[n:padded] = m3[n:padded] = m4[n - 1 : padded] = False
         reduce = np.add.reduce
 
         if self._utf8:
             np.less(c.view(np.int8), _MINUS_64, out=m1[:n])  # 80–BF as signed octets: -128 … -65
             reduce(w1, axis=0, out=partials[_CONT])
         np.equal(c, self._lf, out=m1[:n])
-        reduce(w1, axis=0, out=partials[_LF])
-        has_cr = self._has(self._cr_needle, a, b)
-        if has_cr:
-            np.equal(c, self._cr, out=m2[:n])  # m2 keeps the CRs for CR+NEL below
-            reduce(w2, axis=0, out=partials[_CR])
-            np.logical_and(m2[: n - 1], m1[1:n], out=m3[: n - 1])  # a CR whose next octet is an LF
-            reduce(w3, axis=0, out=partials[_CRLF])
         has_nel = self._nel_exists and self._has(self._nel_needle, a, b)
-        if has_nel:
-            if self._utf8:  # NEL is C2 85: mark the C2 of each pair
-                np.equal(c[:-1], _C2, out=m1[: n - 1])
-                np.equal(c[1:], _85, out=m3[: n - 1])
-                np.logical_and(m1[: n - 1], m3[: n - 1], out=m1[: n - 1])
-                m1[n - 1] = False
+        if has_nel:  # m3: the first octet of each NEL
+            if self._utf8:  # C2 85
+                np.equal(c[:-1], _C2, out=m3[: n - 1])
+                np.equal(c[1:], _85, out=m4[: n - 1])
+                np.logical_and(m3[: n - 1], m4[: n - 1], out=m3[: n - 1])
+                m3[n - 1] = False
             else:  # one octet
-                np.equal(c, self._nel, out=m1[:n])
-            reduce(w1, axis=0, out=partials[_NEL])
-            if has_cr:  # a CR right before the first octet of a NEL
-                np.logical_and(m2[: n - 1], m1[1:n], out=m3[: n - 1])
-                reduce(w3, axis=0, out=partials[_CRNEL])
-        del c  # release the view of the buffer at once
-        totals = partials.view(np.uint8).reshape(6, -1).sum(axis=1, dtype=np.int64).tolist()
-        cont, lf, cr, crlf, nel, crnel = totals
+                np.equal(c, self._nel, out=m3[:n])
+            np.logical_or(m1[:n], m3[:n], out=m1[:n])
+        reduce(w1, axis=0, out=partials[_LF_NEL])
+        if self._has(self._cr_needle, a, b):
+            np.equal(c, self._cr, out=m2[:n])
+            reduce(w2, axis=0, out=partials[_CR])
+            np.logical_and(m2[: n - 1], m1[1:n], out=m4[: n - 1])  # a CR whose next octet starts an LF or a NEL
+            reduce(w4, axis=0, out=partials[_TWO])
+        totals = partials.view(np.uint8).reshape(len(partials), -1).sum(axis=1, dtype=np.int64).tolist()
+        cont, lf_nel, cr, two = totals
         cps = n - cont
-        two = crlf + crnel
-        return BlockCounts(cps, cps - two, lf + cr + nel - two, cr == crlf == lf and nel == 0)
+        endings = cr + lf_nel - two
+        canonical = endings == two and not (has_nel and np.any(m3[:n]))
+        del c  # release the view of the buffer at once
+        return BlockCounts(cps, cps - two, endings, bool(canonical))
 
 
 def _count_run(counter: BlockCounter, cuts: list[int]) -> list[BlockCounts]:
