@@ -84,7 +84,7 @@ def test_counting_blocks_matches_the_reference(
     ]
     encoding = encoding_for(charset, b"")
     capacity = max([b - a for a, b in pairwise(cuts)] + [1])
-    got = count_blocks(buf, encoding, cuts, capacity, workers=workers)
+    got = count_blocks([BlockCounter(buf, encoding, capacity) for _ in range(workers + 1)], cuts)
     assert got == [ref_counts(block) for block in blocks]
 
 
@@ -106,7 +106,7 @@ def test_counting_ending_pairs_right_at_the_cuts() -> None:
     data, cuts = _cuts("utf-8", blocks)
     enc = encoding_for("utf-8", b"")
     for workers in range(4):
-        counts = count_blocks(data, enc, cuts, 8, workers=workers)
+        counts = count_blocks([BlockCounter(data, enc, 8) for _ in range(workers + 1)], cuts)
         assert counts == [
             BlockCounts(4, 3, 1, True),  # a b CRLF
             BlockCounts(2, 1, 1, False),  # CR+NEL
@@ -130,7 +130,7 @@ def test_counting_canonical_blocks() -> None:
         ("", True),
     ]:
         data = text.encode()
-        counts = count_blocks(data, enc, [0, len(data)], max(1, len(data)))
+        counts = count_blocks([BlockCounter(data, enc, max(1, len(data)))], [0, len(data)])
         assert counts == [ref_counts(text)]
         assert counts[0].canonical is canonical
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import mmap
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
 from typing import Any, Final, NamedTuple
@@ -186,32 +187,26 @@ def _count_run(counter: BlockCounter, cuts: list[int]) -> list[BlockCounts]:
     return [counter.count(a, b) for a, b in pairwise(cuts)]
 
 
-def count_blocks(
-    buf: Buffer, encoding: Encoding, cuts: list[int], capacity: int, *, workers: int | None = None
-) -> list[BlockCounts]:
-    """Counts of the blocks ``[cuts[i], cuts[i + 1])``, in order.
+def count_blocks(counters: Sequence[BlockCounter], cuts: list[int]) -> list[BlockCounts]:
+    """Counts of the blocks ``[cuts[i], cuts[i + 1])``, in order, with one counter per thread.
 
-    The blocks are split into ``workers + 1`` runs of consecutive blocks
-    (``workers`` defaults to :data:`WORKERS`); the first run is counted by
-    the calling thread, the others by a shared thread pool. Runs get at
-    least two blocks each, so a short batch is counted by the caller alone.
-    The result does not depend on the split: each block is counted on its own.
+    The blocks are split into at most ``len(counters)`` runs of consecutive
+    blocks, each run at least two blocks long (a short batch is counted by
+    the caller alone); the first run is counted by the calling thread with
+    ``counters[0]``, the others by a shared thread pool. The result does not
+    depend on the split: each block is counted on its own.
     """
     global _pool, _pool_size
     blocks = len(cuts) - 1
-    extra = WORKERS if workers is None else workers
-    runs = max(1, min(extra + 1, blocks // _MIN_BLOCKS_PER_THREAD))
+    runs = max(1, min(len(counters), blocks // _MIN_BLOCKS_PER_THREAD))
     if runs == 1:
-        return _count_run(BlockCounter(buf, encoding, capacity), cuts)
+        return _count_run(counters[0], cuts)
     if _pool is None or _pool_size < runs - 1:
         _pool_size = max(runs - 1, WORKERS)
         _pool = ThreadPoolExecutor(max_workers=_pool_size, thread_name_prefix="pdi-text-count")
     edges = [blocks * i // runs for i in range(runs + 1)]
-    futures = [
-        _pool.submit(_count_run, BlockCounter(buf, encoding, capacity), cuts[edges[i] : edges[i + 1] + 1])
-        for i in range(1, runs)
-    ]
-    result = _count_run(BlockCounter(buf, encoding, capacity), cuts[edges[0] : edges[1] + 1])
+    futures = [_pool.submit(_count_run, counters[i], cuts[edges[i] : edges[i + 1] + 1]) for i in range(1, runs)]
+    result = _count_run(counters[0], cuts[edges[0] : edges[1] + 1])
     for future in futures:
         result.extend(future.result())
     return result

@@ -45,7 +45,7 @@ import numpy as np
 
 from pdi.errors import ParseError
 from pdi.fragments.text.charset import Encoding, encoding_for
-from pdi.fragments.text.counting import count_blocks
+from pdi.fragments.text.counting import WORKERS, BlockCounter, count_blocks
 from pdi.fragments.text.lines import LINE_ENDING_RE
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
@@ -124,6 +124,7 @@ class TextIndex:
         self._done = self._start >= self._size
         self._cache: dict[int, _Local] = {}
         self._batch = 1  # blocks the next _scan counts
+        self._block_counters: list[BlockCounter] | None = None
         self._whole: str | None = None
         if self.encoding.kind == "general" and not self._done:
             self._index_whole()
@@ -214,7 +215,7 @@ class TextIndex:
             b = a + self._block_size
             cuts.append(self._size if b >= self._size else self._safe_cut(a, b))
         self._batch = min(2 * self._batch, _MAX_BATCH)
-        for b, counts in zip(cuts[1:], count_blocks(self._buf, self.encoding, cuts, self._block_size), strict=True):
+        for b, counts in zip(cuts[1:], count_blocks(self._counters(), cuts), strict=True):
             self._bounds.append(b)
             self._cps.append(self._cps[-1] + counts.cps)
             self._chars.append(self._chars[-1] + counts.chars)
@@ -223,6 +224,14 @@ class TextIndex:
                 self._first_noncanonical = len(self._bounds) - 2
         if self._bounds[-1] >= self._size:
             self._done = True
+            self._block_counters = None  # their scratch arrays are not needed any more
+
+    def _counters(self) -> list[BlockCounter]:
+        """One block counter per counting thread, made once per index (their scratch arrays are reused)."""
+        if self._block_counters is None:
+            capacity = min(self._block_size, self._size - self._start)
+            self._block_counters = [BlockCounter(self._buf, self.encoding, capacity) for _ in range(WORKERS + 1)]
+        return self._block_counters
 
     def build(self) -> TextIndex:
         """Count the whole entity now, so every later query is logarithmic. Returns ``self``."""
