@@ -50,11 +50,12 @@ from typing import Any, Final, NamedTuple
 
 import numpy as np
 
+from pdi.errors import UnsupportedError
 from pdi.fragments.text.charset import Encoding
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
 
-#: uint64 words added lane by lane in :func:`_ones`; at most 255 so no octet lane overflows.
+#: uint64 words of a mask added lane by lane; at most 255, so no octet lane overflows.
 _LANES: Final = 128
 #: Threads besides the caller's that count blocks (one less than the CPUs, at most 3).
 WORKERS: Final = max(0, min(3, (os.cpu_count() or 1) - 1))
@@ -97,7 +98,7 @@ class BlockCounter:
 
     def __init__(self, buf: Buffer, encoding: Encoding, capacity: int) -> None:
         if encoding.kind not in ("utf-8", "single"):
-            raise ValueError(f"cannot count {encoding.kind} charsets by blocks")
+            raise UnsupportedError(f"cannot count {encoding.kind} charsets by blocks")
         self._buf = buf
         self._utf8 = encoding.kind == "utf-8"
         self._lf = np.uint8(encoding.lf[0])

@@ -10,11 +10,15 @@ points, RFC 5147 characters, line endings and two-code-point line endings.
   copy), never from a per-character Python loop or a decode: a UTF-8 code
   point starts at every octet that is not a continuation octet
   (``80``–``BF``); a line ending is found by its octets (``0A``, ``0D``,
-  ``C2 85`` …). Only the selection itself is decoded (and so validated).
-* Blocks are counted lazily, only as far as a query needs ("cold" query);
-  once the whole entity has been counted every query is a binary search over
-  the block table plus the decoding of one block ("indexed" query,
-  logarithmic in the size of the entity).
+  ``C2 85`` …). :mod:`~pdi.fragments.text.counting` does this with as few
+  passes as it can, skips the CR and NEL passes of blocks that ``find`` shows
+  have none, and counts the blocks of a batch on several threads. Only the
+  selection itself is decoded (and so validated).
+* Blocks are counted lazily, only as far as a query needs ("cold" query), in
+  batches that grow from one block to :data:`_MAX_BATCH`; once the whole
+  entity has been counted every query is a binary search over the block
+  table plus the decoding of one block ("indexed" query, logarithmic in the
+  size of the entity).
 * Nothing but the selection is decoded to ``str``; the octets may be ``bytes``, ``bytearray``, a ``memoryview`` or an ``mmap``, so
   a file far larger than memory can be memory-mapped and queried.
 * Other charsets (UTF-16, UTF-32, Shift_JIS, ISO-2022-JP …) are decoded whole
@@ -81,10 +85,6 @@ def _local_from_text(text: str) -> _Local:
         twos.append(n_two)
         char_ends.append(end - n_two)
     return _Local(len(text), ends, twos, char_ends, text=text)
-
-
-def _count(mask: Any) -> int:
-    return int(np.count_nonzero(mask))
 
 
 def _shift_right(mask: Any, by: int = 1) -> Any:
