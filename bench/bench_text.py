@@ -11,7 +11,8 @@ with mixed line endings (LF, CRLF, CR, NEL) and non-ASCII characters under
   query (nothing counted beforehand), ``line=`` and ``char=`` ranges near the
   middle and near the end; each run right after a ``wc -l`` run, so both see
   the same load on a shared machine, and with the CPU time of the process
-  (all its threads: pdi counts on every core);
+  (all its threads: pdi counts on every core) beside the CPU time of
+  ``wc -l`` (a measure of work that the load of the machine disturbs less);
 * pdi indexed: the same queries on an index built once;
 * then the cold queries again on the same text with LF endings only (no CR,
   no NEL: the counter skips those passes).
@@ -26,6 +27,7 @@ from __future__ import annotations
 import mmap
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -134,15 +136,20 @@ def run_cold(path: Path, lines: int, chars: int, rounds: int = 5) -> tuple[dict[
     """Time the cold queries, each run right after a ``wc -l`` run; return the selections and the wc median."""
     wc_out = _wc(path)
     print(f"wc -l: {str(wc_out, 'ascii').split()[0]} LF")
-    print(f"\n{'query':<12} {'fragment':<28} {'cold median':>12} {'CPU':>8} {'wc -l':>8} {'× wc -l':>8}")
+    print(f"\n{'query':<12} {'fragment':<28} {'cold median':>12} {'CPU':>8} {'wc -l':>8} {'× wc -l':>8} "
+          f"{'wc CPU':>7} {'CPU ×':>6}")
     results: dict[str, str] = {}
     wc_all: list[float] = []
     for name, fragment in _queries(lines, chars).items():
         walls: list[float] = []
         cpus: list[float] = []
         wcs: list[float] = []
+        wc_cpus: list[float] = []
         for _ in range(rounds):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             wcs.append(timed(lambda: _wc(path), 1)[0][0])
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            wc_cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
             cpu0 = time.process_time()
             times, result = timed(lambda fragment=fragment: _cold(path, fragment), 1)  # type: ignore[misc]
             cpus.append(time.process_time() - cpu0)
@@ -150,8 +157,9 @@ def run_cold(path: Path, lines: int, chars: int, rounds: int = 5) -> tuple[dict[
             results[name] = str(result)
         wall, wc_median = statistics.median(walls), statistics.median(wcs)
         wc_all.extend(wcs)
-        print(f"{name:<12} {fragment:<28} {wall * 1000:>9.0f} ms {statistics.median(cpus) * 1000:>5.0f} ms "
-              f"{wc_median * 1000:>5.0f} ms {wall / wc_median:>7.1f}×")
+        cpu, wc_cpu = statistics.median(cpus), statistics.median(wc_cpus)
+        print(f"{name:<12} {fragment:<28} {wall * 1000:>9.0f} ms {cpu * 1000:>5.0f} ms "
+              f"{wc_median * 1000:>5.0f} ms {wall / wc_median:>7.1f}× {wc_cpu * 1000:>4.0f} ms {cpu / wc_cpu:>5.1f}×")
     return results, statistics.median(wc_all)
 
 
