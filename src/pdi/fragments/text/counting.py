@@ -31,9 +31,10 @@ never a copy; each pass costs about as much as reading the block once):
   buffer's own ``find`` (``memchr`` speed); most texts have no CR or no NEL
   and skip those passes. A CR+NEL is looked for only when the block has both.
   Buffers without ``find`` (a ``memoryview``) take every pass: same counts.
-* **Both cores.** :func:`count_blocks` hands the blocks of a batch to a small
-  thread pool (numpy releases the GIL in its loops) and the calling thread;
-  the counts come back in block order. With one CPU it counts alone.
+* **Both cores.** :func:`count_blocks` shares the blocks of a batch between
+  the calling thread and a small thread pool (numpy releases the GIL in its
+  loops), one block at a time to whichever thread is free; the counts come
+  back in block order. With one CPU it counts alone.
 
 Other charsets (UTF-16, UTF-32, multi-octet legacy codecs) are not counted
 here: the index decodes them whole.
@@ -43,10 +44,10 @@ from __future__ import annotations
 
 import mmap
 import os
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from itertools import pairwise
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, cast
 
 import numpy as np
 
@@ -59,7 +60,7 @@ Buffer = bytes | bytearray | memoryview | mmap.mmap
 _LANES: Final = 128
 #: Threads besides the caller's that count blocks (one less than the CPUs, at most 3).
 WORKERS: Final = max(0, min(3, (os.cpu_count() or 1) - 1))
-#: A batch is split between threads only when each gets at least this many blocks.
+#: A batch is shared between threads only when there are at least this many blocks per thread.
 _MIN_BLOCKS_PER_THREAD: Final = 2
 
 _pool: ThreadPoolExecutor | None = None
@@ -184,30 +185,50 @@ class BlockCounter:
         return BlockCounts(cps, cps - two, endings, bool(canonical))
 
 
-def _count_run(counter: BlockCounter, cuts: list[int]) -> list[BlockCounts]:
-    return [counter.count(a, b) for a, b in pairwise(cuts)]
+class _Batch:
+    """The blocks of one batch, handed out one at a time to whichever thread asks first."""
+
+    def __init__(self, cuts: list[int]) -> None:
+        self.cuts = cuts
+        self.counts: list[BlockCounts | None] = [None] * (len(cuts) - 1)
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def work(self, counter: BlockCounter) -> None:
+        """Count blocks with ``counter`` until none is left."""
+        cuts, counts = self.cuts, self.counts
+        while True:
+            with self._lock:
+                i = self._next
+                self._next += 1
+            if i >= len(counts):
+                return
+            counts[i] = counter.count(cuts[i], cuts[i + 1])
 
 
 def count_blocks(counters: Sequence[BlockCounter], cuts: list[int]) -> list[BlockCounts]:
     """Counts of the blocks ``[cuts[i], cuts[i + 1])``, in order, with one counter per thread.
 
-    The blocks are split into at most ``len(counters)`` runs of consecutive
-    blocks, each run at least two blocks long (a short batch is counted by
-    the caller alone); the first run is counted by the calling thread with
-    ``counters[0]``, the others by a shared thread pool. The result does not
-    depend on the split: each block is counted on its own.
+    The calling thread (with ``counters[0]``) and up to ``len(counters) - 1``
+    threads of a shared pool take the blocks one at a time, each the next
+    block nobody has taken yet, so a thread that the machine's load slows
+    down takes fewer blocks and the caller waits at most for the block
+    another thread is counting. A batch of fewer than two blocks per thread
+    is counted by the caller alone. The result does not depend on who
+    counted what: each block is counted on its own.
     """
     global _pool, _pool_size
     blocks = len(cuts) - 1
-    runs = max(1, min(len(counters), blocks // _MIN_BLOCKS_PER_THREAD))
-    if runs == 1:
-        return _count_run(counters[0], cuts)
-    if _pool is None or _pool_size < runs - 1:
-        _pool_size = max(runs - 1, WORKERS)
-        _pool = ThreadPoolExecutor(max_workers=_pool_size, thread_name_prefix="pdi-text-count")
-    edges = [blocks * i // runs for i in range(runs + 1)]
-    futures = [_pool.submit(_count_run, counters[i], cuts[edges[i] : edges[i + 1] + 1]) for i in range(1, runs)]
-    result = _count_run(counters[0], cuts[edges[0] : edges[1] + 1])
-    for future in futures:
-        result.extend(future.result())
-    return result
+    threads = max(1, min(len(counters), blocks // _MIN_BLOCKS_PER_THREAD))
+    batch = _Batch(cuts)
+    if threads > 1:
+        if _pool is None or _pool_size < threads - 1:
+            _pool_size = max(threads - 1, WORKERS)
+            _pool = ThreadPoolExecutor(max_workers=_pool_size, thread_name_prefix="pdi-text-count")
+        futures = [_pool.submit(batch.work, counters[i]) for i in range(1, threads)]
+        batch.work(counters[0])
+        for future in futures:
+            future.result()
+    else:
+        batch.work(counters[0])
+    return cast(list[BlockCounts], batch.counts)  # every block counted: no None left
