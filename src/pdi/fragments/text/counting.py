@@ -78,10 +78,11 @@ class BlockCounts(NamedTuple):
 
 # the rows of BlockCounter._partials
 _CONT, _LF_NEL, _CR, _TWO = range(4)
+#: Octets of a mask that one column of partial sums covers (``_LANES`` words of eight).
 _ROW: Final = 8 * _LANES
 _MINUS_64: Final = np.int8(-64)
 _C2: Final = np.uint8(0xC2)
-_85: Final = np.uint8(0x85)  # octets of a mask that one partial-sum word covers
+_85: Final = np.uint8(0x85)
 
 
 class BlockCounter:
