@@ -224,6 +224,8 @@ def count_blocks(counters: Sequence[BlockCounter], cuts: list[int]) -> list[Bloc
     batch = _Batch(cuts)
     if threads > 1:
         if _pool is None or _pool_size < threads - 1:
+            if _pool is not None:  # too small for these counters: its threads end once idle
+                _pool.shutdown(wait=False)
             _pool_size = max(threads - 1, WORKERS)
             _pool = ThreadPoolExecutor(max_workers=_pool_size, thread_name_prefix="pdi-text-count")
         futures = [_pool.submit(batch.work, counters[i]) for i in range(1, threads)]
