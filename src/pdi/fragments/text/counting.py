@@ -65,6 +65,7 @@ _MIN_BLOCKS_PER_THREAD: Final = 2
 
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
+_pool_lock = threading.Lock()
 
 
 class BlockCounts(NamedTuple):
@@ -223,12 +224,13 @@ def count_blocks(counters: Sequence[BlockCounter], cuts: list[int]) -> list[Bloc
     threads = max(1, min(len(counters), blocks // _MIN_BLOCKS_PER_THREAD))
     batch = _Batch(cuts)
     if threads > 1:
-        if _pool is None or _pool_size < threads - 1:
-            if _pool is not None:  # too small for these counters: its threads end once idle
-                _pool.shutdown(wait=False)
-            _pool_size = max(threads - 1, WORKERS)
-            _pool = ThreadPoolExecutor(max_workers=_pool_size, thread_name_prefix="pdi-text-count")
-        futures = [_pool.submit(batch.work, counters[i]) for i in range(1, threads)]
+        with _pool_lock:  # a pool is replaced (by a larger one) only between submissions
+            if _pool is None or _pool_size < threads - 1:
+                if _pool is not None:  # too small for these counters: its threads end once idle
+                    _pool.shutdown(wait=False)
+                _pool_size = max(threads - 1, WORKERS)
+                _pool = ThreadPoolExecutor(max_workers=_pool_size, thread_name_prefix="pdi-text-count")
+            futures = [_pool.submit(batch.work, counters[i]) for i in range(1, threads)]
         batch.work(counters[0])
         for future in futures:
             future.result()
