@@ -233,7 +233,8 @@ def count_blocks(counters: Sequence[BlockCounter], cuts: list[int]) -> list[Bloc
             futures = [_pool.submit(batch.work, counters[i]) for i in range(1, threads)]
         batch.work(counters[0])
         for future in futures:
-            future.result()
+            if not future.cancel():  # a worker that has not started (the pool is busy) is not waited for
+                future.result()
     else:
         batch.work(counters[0])
     return cast(list[BlockCounts], batch.counts)  # every block counted: no None left
