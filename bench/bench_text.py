@@ -9,11 +9,16 @@ with mixed line endings (LF, CRLF, CR, NEL) and non-ASCII characters under
   and a slice of the lines;
 * pdi cold: a new memory map and :class:`~pdi.fragments.text.TextIndex` per
   query (nothing counted beforehand), ``line=`` and ``char=`` ranges near the
-  middle and near the end;
-* pdi indexed: the same queries on an index built once.
+  middle and near the end; each run right after a ``wc -l`` run, so both see
+  the same load on a shared machine, and with the CPU time of the process
+  (all its threads: pdi counts on every core) beside the CPU time of
+  ``wc -l`` (a measure of work that the load of the machine disturbs less);
+* pdi indexed: the same queries on an index built once;
+* then the cold queries again on the same text with LF endings only (no CR,
+  no NEL: the counter skips those passes).
 
 Prints medians (and p99 for indexed queries) and the ratios, checks that pdi
-and the baseline select the same text, and deletes the file at the end.
+and the baseline select the same text, and deletes the files at the end.
 Run with ``python3 bench/run_all.py text``.
 """
 
@@ -22,6 +27,7 @@ from __future__ import annotations
 import mmap
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -41,14 +47,14 @@ WORDS = ["the", "archive", "Grüße", "naïve", "日本語", "café", "€uro", 
 ENDINGS = ["\n", "\r\n", "\r", "\x85"]
 
 
-def _template(rng: random.Random, size: int) -> tuple[bytes, int, int]:
+def _template(rng: random.Random, size: int, endings: list[str]) -> tuple[bytes, int, int]:
     """A block of random lines, ending with LF: (octets, lines, RFC 5147 characters)."""
     lines: list[str] = []
     total = 0
     chars = 0
     while total < size:
         words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 16)))
-        ending = rng.choice(ENDINGS)
+        ending = rng.choice(endings)
         line = words + ending
         lines.append(line)
         total += len(line.encode())
@@ -59,10 +65,10 @@ def _template(rng: random.Random, size: int) -> tuple[bytes, int, int]:
     return data, len(lines), chars
 
 
-def generate(path: Path, size_mb: int) -> tuple[int, int]:
+def generate(path: Path, size_mb: int, endings: list[str] = ENDINGS) -> tuple[int, int]:
     """Write ``size_mb`` MiB of text; return (lines, characters)."""
     rng = random.Random(5147)
-    block, block_lines, block_chars = _template(rng, 4 << 20)
+    block, block_lines, block_chars = _template(rng, 4 << 20, endings)
     repeats = max(1, (size_mb << 20) // len(block))
     with path.open("wb") as out:
         for _ in range(repeats):
@@ -97,36 +103,71 @@ def main() -> None:
         run(path, lines, chars)
     finally:
         path.unlink(missing_ok=True)
+    try:
+        lines, chars = generate(path, SIZE_MB, ["\n"])
+        print(f"\nthe same text with LF endings only: {path.stat().st_size / 2**20:.0f} MiB, {lines} lines")
+        subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)
+        results, _ = run_cold(path, lines, chars)
+        assert results["line middle"].count("\n") == 10
+    finally:
+        path.unlink(missing_ok=True)
 
 
-def run(path: Path, lines: int, chars: int) -> None:
-    subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
-    wc = shutil.which("wc") or "wc"
-    wc_times, wc_out = timed(
-        lambda: subprocess.run([wc, "-l", str(path)], capture_output=True, check=True).stdout, 5
-    )
-    wc_median = statistics.median(wc_times)
-    print(f"wc -l: {str(wc_out, 'ascii').split()[0]} LF   median {wc_median * 1000:.0f} ms")
-
-    queries = {
+def _queries(lines: int, chars: int) -> dict[str, str]:
+    return {
         "line middle": f"line={lines // 2},{lines // 2 + 10}",
         "line end": f"line={lines - 20},{lines - 10}",
         "char middle": f"char={chars // 2},{chars // 2 + 200}",
         "char end": f"char={chars - 300},{chars - 100}",
     }
 
-    def cold(fragment: str) -> str:
-        with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            index = TextIndex(mapped, "utf-8")
-            return evaluate_rfc5147(fragment, index).text
 
-    print(f"\n{'query':<12} {'fragment':<28} {'cold median':>12} {'× wc -l':>8}")
-    cold_results: dict[str, str] = {}
-    for name, fragment in queries.items():
-        times, result = timed(lambda fragment=fragment: cold(fragment), 3)  # type: ignore[misc]
-        cold_results[name] = str(result)
-        median = statistics.median(times)
-        print(f"{name:<12} {fragment:<28} {median * 1000:>9.0f} ms {median / wc_median:>7.1f}×")
+def _cold(path: Path, fragment: str) -> str:
+    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        index = TextIndex(mapped, "utf-8")
+        return evaluate_rfc5147(fragment, index).text
+
+
+def _wc(path: Path) -> bytes:
+    return subprocess.run([shutil.which("wc") or "wc", "-l", str(path)], capture_output=True, check=True).stdout
+
+
+def run_cold(path: Path, lines: int, chars: int, rounds: int = 5) -> tuple[dict[str, str], float]:
+    """Time the cold queries, each run right after a ``wc -l`` run; return the selections and the wc median."""
+    wc_out = _wc(path)
+    print(f"wc -l: {str(wc_out, 'ascii').split()[0]} LF")
+    print(f"\n{'query':<12} {'fragment':<28} {'cold median':>12} {'CPU':>8} {'wc -l':>8} {'× wc -l':>8} "
+          f"{'wc CPU':>7} {'CPU ×':>6}")
+    results: dict[str, str] = {}
+    wc_all: list[float] = []
+    for name, fragment in _queries(lines, chars).items():
+        walls: list[float] = []
+        cpus: list[float] = []
+        wcs: list[float] = []
+        wc_cpus: list[float] = []
+        for _ in range(rounds):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            wcs.append(timed(lambda: _wc(path), 1)[0][0])
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            wc_cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+            cpu0 = time.process_time()
+            times, result = timed(lambda fragment=fragment: _cold(path, fragment), 1)  # type: ignore[misc]
+            cpus.append(time.process_time() - cpu0)
+            walls.append(times[0])
+            results[name] = str(result)
+        wall, wc_median = statistics.median(walls), statistics.median(wcs)
+        wc_all.extend(wcs)
+        cpu, wc_cpu = statistics.median(cpus), statistics.median(wc_cpus)
+        print(f"{name:<12} {fragment:<28} {wall * 1000:>9.0f} ms {cpu * 1000:>5.0f} ms "
+              f"{wc_median * 1000:>5.0f} ms {wall / wc_median:>7.1f}× {wc_cpu * 1000:>4.0f} ms {cpu / wc_cpu:>5.1f}×")
+    return results, statistics.median(wc_all)
+
+
+def run(path: Path, lines: int, chars: int) -> None:
+    subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+    queries = _queries(lines, chars)
+    cold_results, wc_median = run_cold(path, lines, chars)
+    print(f"wc -l median over all rounds: {wc_median * 1000:.0f} ms")
 
     with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
         index = TextIndex(mapped, "utf-8")
@@ -159,7 +200,7 @@ def run(path: Path, lines: int, chars: int) -> None:
     assert naive_result == cold_results["line middle"]
     print(f"\nnaive decode().splitlines() line middle: {naive_times[0] * 1000:.0f} ms "
           f"({naive_times[0] / wc_median:.1f}× wc -l)")
-    cold_line = statistics.median(timed(lambda: cold(queries["line middle"]), 3)[0])
+    cold_line = statistics.median(timed(lambda: _cold(path, queries["line middle"]), 3)[0])
     print(f"pdi cold line middle: {cold_line * 1000:.0f} ms, naive / pdi = {naive_times[0] / cold_line:.1f}×")
 
 

@@ -10,11 +10,15 @@ points, RFC 5147 characters, line endings and two-code-point line endings.
   copy), never from a per-character Python loop or a decode: a UTF-8 code
   point starts at every octet that is not a continuation octet
   (``80``–``BF``); a line ending is found by its octets (``0A``, ``0D``,
-  ``C2 85`` …). Only the selection itself is decoded (and so validated).
-* Blocks are counted lazily, only as far as a query needs ("cold" query);
-  once the whole entity has been counted every query is a binary search over
-  the block table plus the decoding of one block ("indexed" query,
-  logarithmic in the size of the entity).
+  ``C2 85`` …). :mod:`~pdi.fragments.text.counting` does this with as few
+  passes as it can, skips the CR and NEL passes of blocks that ``find`` shows
+  have none, and counts the blocks of a batch on several threads. Only the
+  selection itself is decoded (and so validated).
+* Blocks are counted lazily, only as far as a query needs ("cold" query), in
+  batches that grow from one block to :data:`_MAX_BATCH`; once the whole
+  entity has been counted every query is a binary search over the block
+  table plus the decoding of one block ("indexed" query, logarithmic in the
+  size of the entity).
 * Nothing but the selection is decoded to ``str``; the octets may be ``bytes``, ``bytearray``, a ``memoryview`` or an ``mmap``, so
   a file far larger than memory can be memory-mapped and queried.
 * Other charsets (UTF-16, UTF-32, Shift_JIS, ISO-2022-JP …) are decoded whole
@@ -45,12 +49,15 @@ import numpy as np
 
 from pdi.errors import ParseError
 from pdi.fragments.text.charset import Encoding, encoding_for
+from pdi.fragments.text.counting import WORKERS, BlockCounter, count_blocks
 from pdi.fragments.text.lines import LINE_ENDING_RE
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
 
 _ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
 _CACHE_BLOCKS: Final = 16
+#: Most blocks one cold scan step counts (see ``TextIndex._scan``).
+_MAX_BATCH: Final = 64
 
 
 @dataclass(frozen=True)
@@ -78,10 +85,6 @@ def _local_from_text(text: str) -> _Local:
         twos.append(n_two)
         char_ends.append(end - n_two)
     return _Local(len(text), ends, twos, char_ends, text=text)
-
-
-def _count(mask: Any) -> int:
-    return int(np.count_nonzero(mask))
 
 
 def _shift_right(mask: Any, by: int = 1) -> Any:
@@ -120,6 +123,8 @@ class TextIndex:
         self._first_noncanonical: int | None = None  # first block that is not CRLF-canonical
         self._done = self._start >= self._size
         self._cache: dict[int, _Local] = {}
+        self._batch = 1  # blocks the next _scan counts
+        self._block_counters: list[BlockCounter] | None = None
         self._whole: str | None = None
         if self.encoding.kind == "general" and not self._done:
             self._index_whole()
@@ -196,41 +201,37 @@ class TextIndex:
         return np.frombuffer(self._buf, dtype=np.uint8, count=b - a, offset=a)
 
     def _scan(self) -> None:
-        """Count one more block."""
-        a = self._bounds[-1]
-        b = a + self._block_size
-        b = self._size if b >= self._size else self._safe_cut(a, b)
-        c = self._octets(a, b)
-        enc = self.encoding
-        is_lf = c == enc.lf[0]
-        is_cr = c == enc.cr[0]
-        lf = _count(is_lf)
-        cr = _count(is_cr)
-        crlf = _count(is_cr[:-1] & is_lf[1:]) if cr and lf else 0
-        nel = crnel = 0
-        if enc.kind == "utf-8":
-            cont = _count(c.view(np.int8) < -64)
-            cps = len(c) - cont
-            if cont:
-                nel_first = (c[:-1] == 0xC2) & (c[1:] == 0x85)
-                nel = _count(nel_first)
-                crnel = _count(is_cr[:-2] & nel_first[1:]) if cr and nel else 0
-        else:
-            cps = len(c)
-            if enc.nel:
-                is_nel = c == enc.nel[0]
-                nel = _count(is_nel)
-                crnel = _count(is_cr[:-1] & is_nel[1:]) if cr and nel else 0
-        del c, is_lf, is_cr  # release the views of the buffer at once
-        two = crlf + crnel
-        self._bounds.append(b)
-        self._cps.append(self._cps[-1] + cps)
-        self._chars.append(self._chars[-1] + cps - two)
-        self._endings.append(self._endings[-1] + lf + cr + nel - two)
-        if self._first_noncanonical is None and not (cr == crlf == lf and nel == 0):
-            self._first_noncanonical = len(self._bounds) - 2
-        if b >= self._size:
+        """Count the next batch of blocks (at least one).
+
+        Batches grow from one block to :data:`_MAX_BATCH` blocks, doubling
+        each time: a query near the start counts little, a query far into a
+        large text counts in big batches that :func:`count_blocks` shares
+        between threads. A batch may count up to ``_MAX_BATCH`` blocks past
+        the block a query needs.
+        """
+        cuts = [self._bounds[-1]]
+        while len(cuts) <= self._batch and cuts[-1] < self._size:
+            a = cuts[-1]
+            b = a + self._block_size
+            cuts.append(self._size if b >= self._size else self._safe_cut(a, b))
+        self._batch = min(2 * self._batch, _MAX_BATCH)
+        for b, counts in zip(cuts[1:], count_blocks(self._counters(), cuts), strict=True):
+            self._bounds.append(b)
+            self._cps.append(self._cps[-1] + counts.cps)
+            self._chars.append(self._chars[-1] + counts.chars)
+            self._endings.append(self._endings[-1] + counts.endings)
+            if self._first_noncanonical is None and not counts.canonical:
+                self._first_noncanonical = len(self._bounds) - 2
+        if self._bounds[-1] >= self._size:
             self._done = True
+            self._block_counters = None  # their scratch arrays are not needed any more
+
+    def _counters(self) -> list[BlockCounter]:
+        """One block counter per counting thread, made once per index (their scratch arrays are reused)."""
+        if self._block_counters is None:
+            capacity = min(self._block_size, self._size - self._start)
+            self._block_counters = [BlockCounter(self._buf, self.encoding, capacity) for _ in range(WORKERS + 1)]
+        return self._block_counters
 
     def build(self) -> TextIndex:
         """Count the whole entity now, so every later query is logarithmic. Returns ``self``."""
