@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -214,6 +215,12 @@ def _is_embedded_sheet(part: Part) -> bool:
     return part.is_css and part.content_location is not None and is_cid(part.content_location)
 
 
+def _user_base(sheet: Part, resolved: Iterable[ResolvedReference]) -> str | None:
+    """The base of the first HTML part (in ``resolved`` order) whose reference reaches ``sheet``."""
+    hit = next((r for r in resolved if r.target is sheet and r.source.is_html), None)
+    return None if hit is None else hit.source.base
+
+
 def resolve_references(agg: Aggregate) -> tuple[ResolvedReference, ...]:
     """Every reference of every HTML and CSS part of ``agg``, in part then source order.
 
@@ -230,19 +237,39 @@ def resolve_references(agg: Aggregate) -> tuple[ResolvedReference, ...]:
             sheets.append(part)
             continue
         found[part.index] = [resolve_one(part, ref, index) for ref in references_of(part)]
+    pages = [r for results in found.values() for r in results]
     for sheet in sheets:
-        base = None
-        for results in found.values():
-            hit = next((r for r in results if r.target is sheet and r.source.is_html), None)
-            if hit is not None:
-                base = hit.source.base
-                break
+        base = _user_base(sheet, pages)
         found[sheet.index] = [resolve_one(sheet, ref, index, base) for ref in references_of(sheet)]
     return tuple(r for part in agg.parts for r in found[part.index])
 
 
+class Resolver:
+    """Resolves URIs as if written in the parts of one aggregate, exactly as the reader does.
+
+    The label index is built once; an embedded style sheet's references resolve against
+    the base of the page that uses it, as in :func:`resolve_references`.
+    """
+
+    def __init__(self, agg: Aggregate) -> None:
+        self._agg = agg
+        self._index = _Index(agg)
+
+    def base_of(self, part: Part) -> str:
+        """The base URI ``part``'s relative references resolve against."""
+        if _is_embedded_sheet(part):
+            base = _user_base(part, self._agg.references)
+            if base is not None:
+                return base
+        return part.base
+
+    def resolve(self, part: Part, reference: str, kind: str = "src") -> ResolvedReference:
+        """Resolve one URI as if it were written in ``part``."""
+        from pdi.mhtml.refs import Reference
+
+        return resolve_one(part, Reference(reference, 0, len(reference), kind, None), self._index, self.base_of(part))
+
+
 def resolve_reference(agg: Aggregate, part: Part, reference: str, kind: str = "src") -> ResolvedReference:
     """Resolve one URI as if it were written in ``part`` (for callers with their own references)."""
-    from pdi.mhtml.refs import Reference
-
-    return resolve_one(part, Reference(reference, 0, len(reference), kind, None), _Index(agg))
+    return Resolver(agg).resolve(part, reference, kind)

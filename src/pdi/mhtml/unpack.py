@@ -22,9 +22,11 @@ References are rewritten in place, using the reader's source offsets
 by resolved Content-Location, §8.3 ``cid:`` by Content-ID, then Chromium's
 ``cid:`` Content-Location; and, for a style sheet Chromium labelled ``cid:…``
 from a ``<style>`` element, relative ``url()``s resolved against the page
-that uses it, as Chromium does) becomes the local file name (its ``#fragment``
+that uses it: :class:`pdi.mhtml.resolve.Resolver`, the reader's own rules) becomes the local file name (its ``#fragment``
 kept); one not satisfied becomes its absolute URI, so links still lead to the
-web; the ``<base href>`` becomes ``./``, so the local names resolve against
+web and ``thismessage:`` or ``cid:`` ones name nothing, except that a ``file:`` URI or
+one that cannot be resolved becomes ``about:blank`` (nothing in the folder may lead to
+the local disk or a network share); the ``<base href>`` becomes ``./``, so the local names resolve against
 the folder. A part's text is decoded with the charset the reader found and
 encoded back with it (undecodable bytes are carried through unchanged with
 ``surrogateescape``), so bytes outside the rewritten references do not change.
@@ -46,7 +48,7 @@ from pdi.errors import LimitError
 from pdi.mhtml import charset as _charset
 from pdi.mhtml.model import Aggregate, Part
 from pdi.mhtml.refs import Reference, css_references, html_references
-from pdi.mhtml.resolve import resolve_reference
+from pdi.mhtml.resolve import Resolver
 
 __all__ = ["PlannedFile", "UnpackLimits", "UnpackPlan", "plan", "safe_name"]
 
@@ -217,28 +219,23 @@ def plan(aggregate: Aggregate, *, limits: UnpackLimits | None = None) -> UnpackP
             label = "cid:" + part.content_id
         names[id(part)] = safe_name(label, part.content_type, taken, stem=stem)
 
+    resolver = Resolver(aggregate)
     files: list[PlannedFile] = []
     unsatisfied: list[str] = []
     for part in order:
-        index = part.index
-        referrer = _cid_referrer(aggregate, part)
-        data, count = _rewrite(aggregate, part, names, unsatisfied, referrer)
-        files.append(PlannedFile(names[id(part)], data, index, part.content_location, count))
+        data, count = _rewrite(resolver, part, names, unsatisfied)
+        files.append(PlannedFile(names[id(part)], data, part.index, part.content_location, count))
     return UnpackPlan(tuple(files), tuple(dict.fromkeys(unsatisfied)))
 
 
-def _cid_referrer(aggregate: Aggregate, part: Part) -> Part | None:
-    """For a style sheet labelled ``cid:…`` (Chromium's <style> parts): the HTML part that uses it."""
-    if not (part.is_css and (part.content_location or "")[:4].lower() == "cid:"):
-        return None
-    for ref in aggregate.references:
-        if ref.target is part and ref.source.is_html:
-            return ref.source
-    return None
+# Bytes 0x85 and 0xA0 are white space to Python's re and HTMLParser, not to HTML or CSS; in
+# the one-character-per-byte view they are continuation or trail bytes of multi-byte
+# characters (UTF-8 "à" is C3 A0), so the scanner sees them as a plain non-ASCII character.
+_NOT_SPACE = str.maketrans({"\x85": "\x80", "\xa0": "\x80"})
 
 
-def _source_text(part: Part) -> tuple[str, Callable[[str], bytes]] | None:
-    """The part's bytes as a string whose offsets map back exactly, and the way back.
+def _source_text(part: Part) -> tuple[str, str, Callable[[str], bytes]] | None:
+    """The part's bytes as a string whose offsets map back exactly, the same to scan, and the way back.
 
     For ASCII-compatible encodings (all but UTF-16) each byte becomes one character
     (latin-1): offsets are byte offsets, and the markup HTML and CSS are scanned for
@@ -250,8 +247,10 @@ def _source_text(part: Part) -> tuple[str, Callable[[str], bytes]] | None:
         codec = "utf-16-le" if part.encoding == "UTF-16LE" else "utf-16-be"
         if len(part.data) % 2:
             return None
-        return part.data.decode(codec, "surrogatepass"), lambda s: s.encode(codec, "surrogatepass")
-    return part.data.decode("latin-1"), lambda s: s.encode("latin-1")
+        text = part.data.decode(codec, "surrogatepass")
+        return text, text, lambda s: s.encode(codec, "surrogatepass")
+    text = part.data.decode("latin-1")
+    return text, text.translate(_NOT_SPACE), lambda s: s.encode("latin-1")
 
 
 def _true_url(part: Part, ref: Reference, raw_bytes: bytes) -> str:
@@ -262,17 +261,32 @@ def _true_url(part: Part, ref: Reference, raw_bytes: bytes) -> str:
     return html.unescape(decoded) if part.is_html else decoded
 
 
-def _rewrite(
-    aggregate: Aggregate, part: Part, names: dict[int, str], unsatisfied: list[str], referrer: Part | None
-) -> tuple[bytes, int]:
+_OFFLINE_SAFE = re.compile(r"^(?!file:)[A-Za-z][A-Za-z0-9+.\-]+:")
+
+
+def _unsatisfied(absolute: str | None) -> str:
+    """What an unsatisfied reference becomes in the folder.
+
+    Its absolute URI (``http:``, ``https:`` and ``ftp:`` still lead to the web;
+    ``thismessage:``, ``cid:`` … name nothing offline). A ``file:`` URI, a
+    one-letter scheme (a Windows drive) or a reference that could not be resolved
+    would, from a page opened out of the folder, reach the local disk or a network
+    share: it becomes ``about:blank``.
+    """
+    if absolute is None or not _OFFLINE_SAFE.match(absolute):
+        return "about:blank"
+    return absolute
+
+
+def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied: list[str]) -> tuple[bytes, int]:
     if not (part.is_html or part.is_css):
         return part.data, 0
     source = _source_text(part)
     if source is None:
         return part.data, 0
-    text, back = source
+    text, scan, back = source
     single_byte_view = part.encoding not in ("UTF-16LE", "UTF-16BE")
-    refs: list[Reference] = html_references(text) if part.is_html else css_references(text)
+    refs: list[Reference] = html_references(scan) if part.is_html else css_references(scan)
     pieces: list[str] = []
     last = 0
     count = 0
@@ -283,26 +297,17 @@ def _rewrite(
             replacement = "./"
         else:
             url = _true_url(part, ref, part.data[ref.start : ref.end]) if single_byte_view else ref.url
-            found = resolve_reference(aggregate, part, url, ref.kind)
+            found = resolver.resolve(part, url, ref.kind)
             if found.status == "ignored":
                 continue
-            if found.target is None and referrer is not None:
-                # Chromium writes a page's <style> elements as parts labelled cid:…, whose
-                # relative url()s it resolves against the page that holds them.
-                again = resolve_reference(aggregate, referrer, url, ref.kind)
-                if again.target is not None:
-                    found = again
-            if found.target is not None and id(found.target) in names:
+            if found.target is not None:
                 absolute = found.uri or ""
                 cut = absolute.find("#")
                 fragment = absolute[cut:] if cut >= 0 and not absolute.lower().startswith("cid:") else ""
                 replacement = names[id(found.target)] + _escape_for(fragment, part.is_css)
             else:
-                absolute = found.uri or url
-                unsatisfied.append(absolute)
-                if not re.match(r"^(https?|ftp):", absolute, re.I):
-                    continue  # thismessage:, cid:, file: … have nothing to point at offline
-                replacement = _escape_for(absolute, part.is_css)
+                unsatisfied.append(found.uri or url)
+                replacement = _escape_for(_unsatisfied(found.uri), part.is_css)
         pieces.append(text[last : ref.start])
         pieces.append(replacement)
         last = ref.end
