@@ -154,31 +154,22 @@ class _Index:
             self.cid_loc[mp.id] = cid_locs
         self.Multipart = Multipart
 
-    def _root(self, node: Part | Multipart) -> Part | None:
-        return node.root if isinstance(node, self.Multipart) else node
+    def _find(self, table: dict[int, dict[str, Part | Multipart]], scope: tuple[int, ...], key: str) -> Part | None:
+        # the nearest structure first; a multipart found means its root
+        for mp in reversed(scope):
+            node = table[mp].get(key)
+            if node is not None:
+                return node.root if isinstance(node, self.Multipart) else node
+        return None
 
     def by_location(self, scope: tuple[int, ...], uri: str) -> Part | None:
-        key = comparable(uri)
-        for mp in reversed(scope):
-            node = self.loc[mp].get(key)
-            if node is not None:
-                return self._root(node)
-        return None
+        return self._find(self.loc, scope, comparable(uri))
 
     def by_cid_location(self, scope: tuple[int, ...], uri: str) -> Part | None:
-        key = _cid_key(uri)
-        for mp in reversed(scope):
-            node = self.cid_loc[mp].get(key)
-            if node is not None:
-                return self._root(node)
-        return None
+        return self._find(self.cid_loc, scope, _cid_key(uri))
 
     def by_cid(self, scope: tuple[int, ...], cid: str) -> Part | None:
-        for mp in reversed(scope):
-            node = self.cid[mp].get(cid)
-            if node is not None:
-                return self._root(node)
-        return None
+        return self._find(self.cid, scope, cid)
 
 
 def references_of(part: Part) -> tuple[Reference, ...]:
