@@ -5,6 +5,7 @@ Thin: parse arguments, call :mod:`pdi.capture` / :mod:`pdi.mhtml`, print.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,7 +15,7 @@ import click
 
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.mhtml_group import mhtml
-from pdi.errors import LimitError, NotFoundError, StoreError
+from pdi.errors import ImmutabilityError, LimitError, NotFoundError, StoreError
 
 _MB = 1024 * 1024
 
@@ -53,6 +54,21 @@ def _write(path: str, data: bytes) -> None:
         raise StoreError(f"cannot write {path}: {exc.strerror}") from exc
 
 
+def _refuse_overwriting_inputs(output: str, index: str, root: str | None, files: tuple[tuple[str, str], ...]) -> None:
+    try:
+        out = os.stat(output)
+    except OSError:
+        return  # nothing there yet (or unreachable: writing will say so)
+    folder = Path(root) if root is not None else Path(index).parent
+    for path in [Path(index), *(folder / rel for _url, rel in files)]:
+        try:
+            same = os.path.samestat(os.stat(path), out)
+        except OSError:
+            continue
+        if same:
+            raise ImmutabilityError(f"{output} is {path}, one of the packed files: refusing to write over it")
+
+
 @mhtml.command("pack")
 @click.argument("index", metavar="INDEX.html")
 @click.option("-o", "--output", required=True, metavar="OUT.mht", help="Where to write the MHTML file ('-' for stdout).")
@@ -70,10 +86,13 @@ def pack_command(index: str, output: str, base: str, root: str | None) -> None:
     frames, inline style and <style> url(), and CSS @import and url()
     recursively; never reads outside the root folder. References it cannot
     satisfy are listed on stderr. The same files always give the same bytes.
+    OUT may not be one of the files packed (exit 5).
     """
     from pdi.capture import pack_path
 
     packed = pack_path(index, base=base, root=root)
+    if output != "-":
+        _refuse_overwriting_inputs(output, index, root, packed.files)
     _write(output, packed.mhtml)
     click.echo(f"packed {len(packed.files)} parts, {len(packed.mhtml)} bytes", err=True)
     for failure in packed.failures:
