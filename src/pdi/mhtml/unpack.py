@@ -228,14 +228,8 @@ def plan(aggregate: Aggregate, *, limits: UnpackLimits | None = None) -> UnpackP
     return UnpackPlan(tuple(files), tuple(dict.fromkeys(unsatisfied)))
 
 
-# Bytes 0x85 and 0xA0 are white space to Python's re and HTMLParser, not to HTML or CSS; in
-# the one-character-per-byte view they are continuation or trail bytes of multi-byte
-# characters (UTF-8 "à" is C3 A0), so the scanner sees them as a plain non-ASCII character.
-_NOT_SPACE = str.maketrans({"\x85": "\x80", "\xa0": "\x80"})
-
-
-def _source_text(part: Part) -> tuple[str, str, Callable[[str], bytes]] | None:
-    """The part's bytes as a string whose offsets map back exactly, the same to scan, and the way back.
+def _source_text(part: Part) -> tuple[str, Callable[[str], bytes]] | None:
+    """The part's bytes as a string whose offsets map back exactly, and the way back.
 
     For ASCII-compatible encodings (all but UTF-16) each byte becomes one character
     (latin-1): offsets are byte offsets, and the markup HTML and CSS are scanned for
@@ -247,10 +241,8 @@ def _source_text(part: Part) -> tuple[str, str, Callable[[str], bytes]] | None:
         codec = "utf-16-le" if part.encoding == "UTF-16LE" else "utf-16-be"
         if len(part.data) % 2:
             return None
-        text = part.data.decode(codec, "surrogatepass")
-        return text, text, lambda s: s.encode(codec, "surrogatepass")
-    text = part.data.decode("latin-1")
-    return text, text.translate(_NOT_SPACE), lambda s: s.encode("latin-1")
+        return part.data.decode(codec, "surrogatepass"), lambda s: s.encode(codec, "surrogatepass")
+    return part.data.decode("latin-1"), lambda s: s.encode("latin-1")
 
 
 def _true_url(part: Part, ref: Reference, raw_bytes: bytes) -> str:
@@ -284,9 +276,9 @@ def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied:
     source = _source_text(part)
     if source is None:
         return part.data, 0
-    text, scan, back = source
+    text, back = source
     single_byte_view = part.encoding not in ("UTF-16LE", "UTF-16BE")
-    refs: list[Reference] = html_references(scan) if part.is_html else css_references(scan)
+    refs: list[Reference] = html_references(text) if part.is_html else css_references(text)
     pieces: list[str] = []
     last = 0
     count = 0
