@@ -298,3 +298,32 @@ def test_unpack_leaves_no_reference_that_leads_out_of_the_folder(tmp_path: Path)
         b'<img src="thismessage://evil/share/x.png"><img src="about:blank">'
         b'<a href="https://e.org/x">w</a><img src="ok.png">'
     )
+
+
+def test_unpack_multibyte_encodings_whose_characters_hold_ascii_bytes(tmp_path: Path) -> None:
+    # Shift_JIS "ソ" is 83 5C: its trail byte is "\" in ASCII, a CSS escape that would
+    # swallow the closing quote. ISO-2022-JP "、" is 21 22 after ESC $ B: the second byte is
+    # '"', which would end an attribute value early. Only the references may change.
+    css = '@charset "shift_jis"; p{background:url("ソ")} q{background:url(b.png)}'.encode("shift_jis")
+    page = '<meta charset="iso-2022-jp"><img alt="、" src="b.png"><p>日本、</p>'.encode("iso2022_jp")
+    data = mhtml(
+        (["Content-Type: text/html", "Content-Location: http://e.org/i.html"], page),
+        (["Content-Type: text/css", "Content-Location: http://e.org/s.css"], css),
+        (["Content-Type: image/png", "Content-Location: http://e.org/%E3%82%BD"], b"S"),
+        (["Content-Type: image/png", "Content-Location: http://e.org/b.png"], b"B"),
+    )
+    files = {f.name: f.data for f in plan(parse(data)).files}
+    assert sorted(files) == ["b.png", "index.html", "part.png", "s.css"]
+    assert files["s.css"] == '@charset "shift_jis"; p{background:url("part.png")} q{background:url(b.png)}'.encode("shift_jis")
+    assert files["index.html"] == page  # "b.png" is the name b.png gets: nothing to change
+    assert "alt=\"\x1b$B!\"\x1b(B\" src=\"b.png\"" in page.decode("latin-1")
+
+
+def test_unpack_iso_2022_jp_reference_with_japanese(tmp_path: Path) -> None:
+    page = '<meta charset="iso-2022-jp"><img alt="、" src="画像.png">'.encode("iso2022_jp")
+    data = mhtml(
+        (["Content-Type: text/html", "Content-Location: http://e.org/i.html"], page),
+        (["Content-Type: image/png", "Content-Location: http://e.org/%E7%94%BB%E5%83%8F.png"], b"G"),
+    )
+    files = {f.name: f.data for f in plan(parse(data)).files}
+    assert files["index.html"] == '<meta charset="iso-2022-jp"><img alt="、" src="part.png">'.encode("iso2022_jp")

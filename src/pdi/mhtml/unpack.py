@@ -37,11 +37,11 @@ before anything is written.
 
 from __future__ import annotations
 
+import codecs
 import html
 import re
 import unicodedata
 import urllib.parse
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from pdi.errors import LimitError
@@ -228,21 +228,76 @@ def plan(aggregate: Aggregate, *, limits: UnpackLimits | None = None) -> UnpackP
     return UnpackPlan(tuple(files), tuple(dict.fromkeys(unsatisfied)))
 
 
-def _source_text(part: Part) -> tuple[str, Callable[[str], bytes]] | None:
-    """The part's bytes as a string whose offsets map back exactly, and the way back.
+# Encodings whose multi-byte characters hold bytes below 0x80 (Shift_JIS and Big5 trail
+# bytes include "\\"; gb18030's include digits; ISO-2022-JP is all 7-bit): read one byte
+# per character, their text would show markup that is not there.
+_ASCII_UNSAFE = frozenset({"Shift_JIS", "Big5", "GBK", "gb18030", "ISO-2022-JP"})
 
-    For ASCII-compatible encodings (all but UTF-16) each byte becomes one character
-    (latin-1): offsets are byte offsets, and the markup HTML and CSS are scanned for
-    (``<``, ``>``, quotes, ``=``, white space, parentheses) is ASCII that no
-    multi-byte encoding uses inside a character, so every byte outside a rewritten
-    reference comes back unchanged. UTF-16 is decoded and encoded back losslessly.
+
+@dataclass(frozen=True)
+class _View:
+    """A part's bytes as text to scan, and where each character starts in the bytes.
+
+    ``starts[i]`` is the byte offset of character ``i`` (``starts[len(text)]`` is the
+    length); ``None`` means one byte per character. ``decoded`` says whether the text is
+    the page's own characters (else non-ASCII references are decoded from their bytes).
+    """
+
+    text: str
+    starts: list[int] | None
+    codec: str
+    decoded: bool
+
+    def byte(self, i: int) -> int:
+        return i if self.starts is None else self.starts[i]
+
+
+def _offsets(data: bytes, codec: str) -> tuple[str, list[int]]:
+    """Decode byte by byte, noting where each character starts (an escape sequence or a
+    lead byte belongs to the character it introduces)."""
+    decoder = codecs.getincrementaldecoder(codec)("replace")
+    chars: list[str] = []
+    starts: list[int] = []
+    begun = 0
+    for i in range(len(data)):
+        out = decoder.decode(data[i : i + 1])
+        if not out:
+            continue
+        if len(out) > 1 and out[-1] == chr(data[i]) and data[i] < 0x80:
+            # a broken sequence cut short by an ASCII byte: U+FFFD…, then that byte
+            starts.extend([begun] * (len(out) - 1) + [i])
+        else:
+            starts.extend([begun] + [i + 1] * (len(out) - 1))
+        chars.append(out)
+        begun = i + 1
+    tail = decoder.decode(b"", final=True)
+    starts.extend([begun] * len(tail))
+    chars.append(tail)
+    starts.append(len(data))
+    return "".join(chars), starts
+
+
+def _view(part: Part) -> _View | None:
+    """How to read the part for rewriting (``None``: it cannot be rewritten safely).
+
+    For ASCII-compatible encodings each byte becomes one character (latin-1):
+    offsets are byte offsets, and the markup HTML and CSS are scanned for (``<``,
+    ``>``, quotes, ``=``, white space, parentheses, ``\\``) is ASCII that no such
+    encoding uses inside a character. UTF-16 and the encodings of ``_ASCII_UNSAFE``
+    are decoded, each character's byte offset noted. Either way, every byte outside
+    a rewritten reference comes back unchanged.
     """
     if part.encoding in ("UTF-16LE", "UTF-16BE"):
-        codec = "utf-16-le" if part.encoding == "UTF-16LE" else "utf-16-be"
         if len(part.data) % 2:
             return None
-        return part.data.decode(codec, "surrogatepass"), lambda s: s.encode(codec, "surrogatepass")
-    return part.data.decode("latin-1"), lambda s: s.encode("latin-1")
+        codec = "utf-16-le" if part.encoding == "UTF-16LE" else "utf-16-be"
+        text, starts = _offsets(part.data, codec)
+        return _View(text, starts, codec, True)
+    if part.encoding in _ASCII_UNSAFE:
+        codec = _charset.codec_name(part.encoding)
+        text, starts = _offsets(part.data, codec)
+        return _View(text, starts, codec, True)
+    return _View(part.data.decode("latin-1"), None, "latin-1", False)
 
 
 def _true_url(part: Part, ref: Reference, raw_bytes: bytes) -> str:
@@ -273,22 +328,21 @@ def _unsatisfied(absolute: str | None) -> str:
 def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied: list[str]) -> tuple[bytes, int]:
     if not (part.is_html or part.is_css):
         return part.data, 0
-    source = _source_text(part)
-    if source is None:
+    view = _view(part)
+    if view is None:
         return part.data, 0
-    text, back = source
-    single_byte_view = part.encoding not in ("UTF-16LE", "UTF-16BE")
-    refs: list[Reference] = html_references(text) if part.is_html else css_references(text)
-    pieces: list[str] = []
+    refs: list[Reference] = html_references(view.text) if part.is_html else css_references(view.text)
+    pieces: list[bytes] = []
     last = 0
     count = 0
     for ref in sorted(refs, key=lambda r: r.start):
-        if ref.start < last:
+        start, end = view.byte(ref.start), view.byte(ref.end)
+        if start < last:
             continue
         if ref.kind == "base":
             replacement = "./"
         else:
-            url = _true_url(part, ref, part.data[ref.start : ref.end]) if single_byte_view else ref.url
+            url = ref.url if view.decoded else _true_url(part, ref, part.data[start:end])
             found = resolver.resolve(part, url, ref.kind)
             if found.status == "ignored":
                 continue
@@ -300,11 +354,11 @@ def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied:
             else:
                 unsatisfied.append(found.uri or url)
                 replacement = _escape_for(_unsatisfied(found.uri), part.is_css)
-        pieces.append(text[last : ref.start])
-        pieces.append(replacement)
-        last = ref.end
+        pieces.append(part.data[last:start])
+        pieces.append(replacement.encode(view.codec))  # ASCII text: no escape sequence in ISO-2022-JP
+        last = end
         count += 1
     if count == 0:
         return part.data, 0
-    pieces.append(text[last:])
-    return back("".join(pieces)), count
+    pieces.append(part.data[last:])
+    return b"".join(pieces), count
