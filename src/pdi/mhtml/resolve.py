@@ -71,16 +71,16 @@ def is_cid(text: str) -> bool:
     return text[:4].lower() == "cid:"
 
 
-def _clean(reference: str) -> str:
-    # What browsers do to a URL attribute before parsing it: trim ASCII white space,
-    # drop tabs and line breaks inside.
+def clean_reference(reference: str) -> str:
+    """What browsers do to a URL attribute before parsing it: trim ASCII white space,
+    drop tabs and line breaks inside."""
     return _TAB_NL.sub("", reference.strip(_WS_EDGE))
 
 
 def resolve_uri(base: str, reference: str) -> str | None:
     """``reference`` resolved against ``base`` with :func:`pdi.uri.resolve`; ``None`` if impossible."""
     try:
-        return _uri.resolve(base, _clean(reference), strict=False)
+        return _uri.resolve(base, clean_reference(reference), strict=False)
     except PDIError:
         return None
 
@@ -102,7 +102,7 @@ def _cid_key(uri: str) -> str:
 
 def cid_of(reference: str) -> str:
     """The Content-ID a ``cid:`` URI names (RFC 2392: the rest of the URI, %-decoded)."""
-    return urllib.parse.unquote(_clean(reference)[4:], encoding="utf-8", errors="replace")
+    return urllib.parse.unquote(clean_reference(reference)[4:], encoding="utf-8", errors="replace")
 
 
 @dataclass(frozen=True)
@@ -179,7 +179,7 @@ def references_of(part: Part) -> tuple[Reference, ...]:
 
 def resolve_one(part: Part, ref: Reference, index: _Index, base: str | None = None) -> ResolvedReference:
     """Resolve one reference of ``part`` (see the module docstring); ``base`` overrides ``part.base``."""
-    text = _clean(ref.url)
+    text = clean_reference(ref.url)
     if ref.kind == "base" or text == "" or text.startswith("#"):
         return ResolvedReference(part, ref, None, "ignored")
     m = _SCHEME.match(text)
