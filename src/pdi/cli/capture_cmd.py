@@ -121,8 +121,9 @@ def unpack_command(
     File names are made from the parts' labels but never taken from them: no
     sub-folders, no '..', no absolute paths, no device names, nothing
     overwritten, no links followed. References (including cid: ones) are
-    rewritten to the local files; unsatisfied ones to their absolute URIs;
-    the <base> element to './'.
+    rewritten to the local files; unsatisfied ones to their absolute URIs
+    (file: ones, which would reach the local disk, to about:blank); the
+    <base> element to './'.
     """
     from pdi.capture import unpack_to
     from pdi.mhtml import Limits, parse
