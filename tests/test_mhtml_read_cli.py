@@ -72,3 +72,18 @@ def test_malformed_file_is_one_line_and_a_syntax_status() -> None:
 def test_missing_file_is_not_found(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["mhtml", "ls", str(tmp_path / "nope.mhtml")])
     assert r.exit_code == 4
+
+
+def test_ls_and_check_read_standard_input_as_unpack_does(tmp_path: Path) -> None:
+    data = (CORPUS / "pimht_example_com.mhtml").read_bytes()
+    r = CliRunner().invoke(cli, ["mhtml", "ls", "--json", "-"], input=data)
+    assert r.exit_code == 0, r.output
+    assert [p["content_type"] for p in json.loads(r.output)["parts"]] == ["text/html", "text/css", "image/png"]
+    r = CliRunner().invoke(cli, ["mhtml", "check", "-"], input=data)
+    assert r.exit_code == 0, r.output
+    assert "3 parts" in r.output
+    # Something that is not a readable file is a storage error (exit 8), not a traceback.
+    (tmp_path / "f").write_bytes(data)
+    r = CliRunner().invoke(cli, ["mhtml", "check", str(tmp_path / "f" / "y")])  # ENOTDIR
+    assert r.exit_code == 8, r.output
+    assert r.output.count("\n") == 1

@@ -15,7 +15,7 @@ import click
 
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.mhtml_group import mhtml
-from pdi.errors import ImmutabilityError, LimitError, NotFoundError, StoreError
+from pdi.errors import ImmutabilityError, LimitError, StoreError
 
 _MB = 1024 * 1024
 
@@ -126,28 +126,20 @@ def unpack_command(
     <base> element to './'.
     """
     from pdi.capture import unpack_to
-    from pdi.mhtml import Limits, parse
+    from pdi.cli.mhtml_cmd import read_file
+    from pdi.mhtml import Limits
     from pdi.mhtml.unpack import UnpackLimits, plan
 
     limits = UnpackLimits(
         max_parts=max_parts, max_part_bytes=int(max_part_mb * _MB), max_total_bytes=int(max_total_mb * _MB)
     )
     parse_limits = Limits(max_depth=max_depth, max_parts=max_parts, max_header_bytes=int(max_header_kb * 1024))
-    if file == "-":
-        aggregate = parse(sys.stdin.buffer, limits=parse_limits)
-    else:
-        # Quoted-printable is at most three times the bytes it encodes: a larger file
-        # cannot fit the total limit, so it is refused before it is read into memory.
-        size = Path(file).stat().st_size if Path(file).is_file() else 0
-        if size > 3 * limits.max_total_bytes + _MB:
-            raise LimitError(f"{file} is {size} bytes: its parts would exceed --max-total-mb {max_total_mb}")
-        try:
-            with open(file, "rb") as stream:  # streamed: the parser reads it in chunks
-                aggregate = parse(stream, limits=parse_limits)
-        except FileNotFoundError as exc:
-            raise NotFoundError(f"cannot read {file}: no such file") from exc
-        except OSError as exc:
-            raise StoreError(f"cannot read {file}: {exc.strerror}") from exc
+    # Quoted-printable is at most three times the bytes it encodes: a larger file
+    # cannot fit the total limit, so it is refused before it is read into memory.
+    size = Path(file).stat().st_size if file != "-" and Path(file).is_file() else 0
+    if size > 3 * limits.max_total_bytes + _MB:
+        raise LimitError(f"{file} is {size} bytes: its parts would exceed --max-total-mb {max_total_mb}")
+    aggregate = read_file(file, limits=parse_limits)
     result = plan(aggregate, limits=limits)
     written = unpack_to(result, directory)
     click.echo(f"wrote {len(written)} files into {directory}", err=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import click
@@ -11,19 +10,24 @@ from rich.console import Console
 from rich.table import Table
 
 from pdi.cli.mhtml_group import mhtml
-from pdi.errors import IntegrityError, NotFoundError
-from pdi.mhtml import Aggregate, check, parse
+from pdi.errors import IntegrityError, NotFoundError, StoreError
+from pdi.mhtml import Aggregate, Limits, check, parse
 
 
-def _read(path: str, base: str | None) -> Aggregate:
-    p = Path(path)
+def read_file(path: str, *, base: str | None = None, limits: Limits | None = None) -> Aggregate:
+    """Parse the MHTML file at ``path`` (``-``: standard input), streamed in chunks.
+
+    A missing file is a not-found error; any other failure to read it a storage error.
+    """
+    if path == "-":
+        return parse(click.get_binary_stream("stdin"), base=base, limits=limits)
     try:
-        with p.open("rb") as f:
-            return parse(f, base=base)
+        with open(path, "rb") as f:
+            return parse(f, base=base, limits=limits)
     except FileNotFoundError as exc:
         raise NotFoundError(f"no such file: {path}") from exc
-    except IsADirectoryError as exc:
-        raise NotFoundError(f"not a file: {path}") from exc
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror}") from exc
 
 
 def _listing(agg: Aggregate) -> list[dict[str, Any]]:
@@ -75,7 +79,7 @@ def ls_command(file: str, as_json: bool, base: str | None) -> None:
     The table shows, per part, how many of its references the file itself satisfies;
     --json gives every reference with the part it resolves to.
     """
-    agg = _read(file, base)
+    agg = read_file(file, base=base)
     listing = _listing(agg)
     if as_json:
         doc = {
@@ -127,7 +131,7 @@ def check_command(file: str, strict: bool, base: str | None) -> None:
     Prints one line per finding and a summary. Exit status: 0 without errors; 3 on an
     error, or with --strict on a warning too; 1 when the file cannot be read as MIME.
     """
-    agg = _read(file, base)
+    agg = read_file(file, base=base)
     report = check(agg)
     for f in report.findings:
         click.echo(str(f))
