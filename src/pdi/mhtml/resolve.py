@@ -172,11 +172,6 @@ class _Index:
         return self._find(self.cid, scope, cid)
 
 
-def references_of(part: Part) -> tuple[Reference, ...]:
-    """The references written in an HTML or CSS part (none for other types)."""
-    return part.references
-
-
 def resolve_one(part: Part, ref: Reference, index: _Index, base: str | None = None) -> ResolvedReference:
     """Resolve one reference of ``part`` (see the module docstring); ``base`` overrides ``part.base``."""
     text = clean_reference(ref.url)
@@ -227,11 +222,11 @@ def resolve_references(agg: Aggregate) -> tuple[ResolvedReference, ...]:
         if _is_embedded_sheet(part):
             sheets.append(part)
             continue
-        found[part.index] = [resolve_one(part, ref, index) for ref in references_of(part)]
+        found[part.index] = [resolve_one(part, ref, index) for ref in part.references]
     pages = [r for results in found.values() for r in results]
     for sheet in sheets:
         base = _user_base(sheet, pages)
-        found[sheet.index] = [resolve_one(sheet, ref, index, base) for ref in references_of(sheet)]
+        found[sheet.index] = [resolve_one(sheet, ref, index, base) for ref in sheet.references]
     return tuple(r for part in agg.parts for r in found[part.index])
 
 

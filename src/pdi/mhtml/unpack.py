@@ -88,11 +88,6 @@ _EXTENSIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def extension_for(media_type: str) -> str:
-    """The file extension a part of this media type gets (``.bin`` when unknown)."""
-    return _EXTENSIONS.get(media_type.lower(), (".bin",))[0]
-
-
 @dataclass(frozen=True)
 class UnpackLimits:
     """Bounds of one unpacking (bytes and counts)."""

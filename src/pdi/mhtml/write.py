@@ -41,6 +41,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pdi.errors import ParseError
+from pdi.mhtml.parse import THISMESSAGE
 from pdi.mhtml.resolve import IGNORED_SCHEMES, clean_reference, resolve_uri
 from pdi.uri import resolve
 
@@ -53,7 +54,6 @@ __all__ = [
     "is_textual",
 ]
 
-THISMESSAGE = "thismessage:/"
 
 # A media type as RFC 2045 §5.1 writes it: token "/" token.
 _TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
