@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from pdi.capture import capture_with_browser, unpack_to
 from pdi.cli import cli
-from pdi.errors import UnsupportedError
+from pdi.errors import LimitError, UnsupportedError
 from pdi.mhtml import Aggregate, Part, parse
 from pdi.mhtml.unpack import plan
 
@@ -58,6 +58,7 @@ FILES: dict[str, tuple[str, bytes]] = {
         ),
     ),
     **{f"/sub/img/{name}.png": ("image/png", data) for name, data in IMAGES.items()},
+    "/big.html": ("text/html", b"<p>" + b"0123456789 " * 200_000 + b"</p>"),
 }
 
 
@@ -224,3 +225,11 @@ def test_browser_request_guard_with_allow_private() -> None:
 
     assert _host_allowed("http://127.0.0.1/x", allow_private=True)
     assert not _host_allowed("file:///etc/passwd", allow_private=True)
+
+
+def test_chromium_snapshot_larger_than_the_limit_is_refused_as_it_arrives(server: str) -> None:
+    # The page alone is 2.2 MB: its snapshot cannot fit 1 MB, and is not kept in memory whole.
+    with pytest.raises(LimitError, match="1000000"):
+        capture_with_browser(server + "/big.html", allow_private=True, settle=0.1, max_bytes=1_000_000)
+    small = capture_with_browser(server + "/sjis.html", allow_private=True, settle=0.1, max_bytes=1_000_000)
+    assert len(small.mhtml) < 1_000_000

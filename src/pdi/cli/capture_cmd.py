@@ -153,11 +153,11 @@ def _capture(
     from pdi.capture import Limits, capture, capture_with_browser
 
     if browser:
-        shot = capture_with_browser(url, allow_private=allow_private, timeout=timeout, settle=settle)
+        shot = capture_with_browser(
+            url, allow_private=allow_private, timeout=timeout, settle=settle, max_bytes=int(4 * max_mb * _MB)
+        )
         for refused in shot.refused:
             click.echo(f"refused: {refused}", err=True)
-        if len(shot.mhtml) > 4 * max_mb * _MB:
-            raise LimitError(f"Chromium wrote {len(shot.mhtml)} bytes, more than 4 x --max-mb {max_mb} MB")
         return shot.mhtml, shot.final_url
     limits = Limits(
         total_timeout=timeout,
