@@ -240,14 +240,14 @@ class Resolver:
     def __init__(self, agg: Aggregate) -> None:
         self._agg = agg
         self._index = _Index(agg)
+        self._bases: dict[int, str] = {}
 
     def base_of(self, part: Part) -> str:
         """The base URI ``part``'s relative references resolve against."""
-        if _is_embedded_sheet(part):
-            base = _user_base(part, self._agg.references)
-            if base is not None:
-                return base
-        return part.base
+        if part.index not in self._bases:
+            base = _user_base(part, self._agg.references) if _is_embedded_sheet(part) else None
+            self._bases[part.index] = part.base if base is None else base
+        return self._bases[part.index]
 
     def resolve(self, part: Part, reference: str, kind: str = "src") -> ResolvedReference:
         """Resolve one URI as if it were written in ``part``."""
