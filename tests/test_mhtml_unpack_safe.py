@@ -286,6 +286,7 @@ def test_unpack_leaves_no_reference_that_leads_out_of_the_folder(tmp_path: Path)
     body = (
         b'<img src="../../../../etc/hostname"><img src="/etc/passwd"><img src="//evil/share/x.png">'
         b'<img src="file:///etc/passwd"><a href="https://e.org/x">w</a><img src="ok.png">'
+        b'<img src="FiLe://server/share/x.png"><img src="c:/windows/x.png">'
     )
     data = mhtml(
         (["Content-Type: text/html"], body),
@@ -297,6 +298,7 @@ def test_unpack_leaves_no_reference_that_leads_out_of_the_folder(tmp_path: Path)
         b'<img src="thismessage:/etc/hostname"><img src="thismessage:/etc/passwd">'
         b'<img src="thismessage://evil/share/x.png"><img src="about:blank">'
         b'<a href="https://e.org/x">w</a><img src="ok.png">'
+        b'<img src="about:blank"><img src="about:blank">'
     )
 
 

@@ -303,7 +303,7 @@ def _true_url(part: Part, ref: Reference, raw_bytes: bytes) -> str:
     return html.unescape(decoded) if part.is_html else decoded
 
 
-_OFFLINE_SAFE = re.compile(r"^(?!file:)[A-Za-z][A-Za-z0-9+.\-]+:")
+_OFFLINE_SAFE = re.compile(r"^(?!file:)[a-z][a-z0-9+.\-]+:", re.IGNORECASE)
 
 
 def _unsatisfied(absolute: str | None) -> str:
