@@ -87,3 +87,22 @@ def test_ls_and_check_read_standard_input_as_unpack_does(tmp_path: Path) -> None
     r = CliRunner().invoke(cli, ["mhtml", "check", str(tmp_path / "f" / "y")])  # ENOTDIR
     assert r.exit_code == 8, r.output
     assert r.output.count("\n") == 1
+
+
+def test_ls_prints_labels_as_written_never_as_terminal_markup(tmp_path: Path) -> None:
+    # A label is data from the file: "[/x]" or "[bold]" (rich markup) and ":smile:" (an
+    # emoji code) are printed as they are, and never make the listing fail.
+    data = (
+        b'MIME-Version: 1.0\r\nContent-Type: multipart/related; boundary="b"; type="text/html"\r\n\r\n'
+        b"--b\r\nContent-Type: text/html\r\nContent-Location: http://x/[/nope]\r\n\r\n"
+        b'<img src="http://x/[bold]a[/bold].png">\r\n'
+        b"--b\r\nContent-Type: image/png\r\nContent-Location: http://x/[bold]a[/bold].png\r\n\r\nPNG\r\n"
+        b"--b\r\nContent-Type: image/png\r\nContent-Location: http://x/:smile:.png\r\n\r\nPNG\r\n"
+        b"--b--\r\n"
+    )
+    path = tmp_path / "m.mht"
+    path.write_bytes(data)
+    r = CliRunner().invoke(cli, ["mhtml", "ls", str(path)])
+    assert r.exit_code == 0, r.output
+    for label in ("http://x/[/nope]", "http://x/[bold]a[/bold].png", "http://x/:smile:.png"):
+        assert label in r.output

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import click
+from rich.markup import escape
 
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.mhtml_group import mhtml
@@ -165,7 +166,7 @@ def _capture(
         max_total_bytes=int(4 * max_mb * _MB),
         concurrency=concurrency,
     )
-    with _progress(f"capturing {url}") as update:
+    with _progress(f"capturing {escape(url)}") as update:
         got = capture(url, allow_private=allow_private, limits=limits, progress=update)
     for hop in got.redirects:
         click.echo(f"redirect {hop.status}: {hop.source} -> {hop.target}", err=True)

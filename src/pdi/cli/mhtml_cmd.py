@@ -115,7 +115,8 @@ def ls_command(file: str, as_json: bool, base: str | None) -> None:
             f"{sat}/{len(refs)}" if refs else "",
             ",".join(str(i) for i in row["referenced_by"]),
         )
-    Console(width=200).print(table)
+    # Labels are data from the file: no rich markup, emoji codes or highlighting in them.
+    Console(width=200, markup=False, emoji=False, highlight=False).print(table)
     for w in agg.warnings:
         click.echo(f"warning: {w}", err=True)
 
