@@ -106,3 +106,20 @@ def test_ls_prints_labels_as_written_never_as_terminal_markup(tmp_path: Path) ->
     assert r.exit_code == 0, r.output
     for label in ("http://x/[/nope]", "http://x/[bold]a[/bold].png", "http://x/:smile:.png"):
         assert label in r.output
+
+
+def test_check_and_unpack_never_send_control_characters_from_the_file_to_the_terminal(tmp_path: Path) -> None:
+    # An OSC sequence (ESC ] … BEL) in a label would retitle or confuse a terminal.
+    data = (
+        b'MIME-Version: 1.0\r\nContent-Type: multipart/related; boundary="b"; type="text/html"\r\n\r\n'
+        b'--b\r\nContent-Type: text/html\r\nContent-Location: http://x/i.html\r\n\r\n<img src="a\x1b]0;pwned\x07.png">\r\n'
+        b"--b\r\nContent-Type: image/png\r\nContent-Location: http://x/\x1b]0;pwned\x07\r\n\r\nPNG\r\n"
+        b"--b--\r\n"
+    )
+    path = tmp_path / "m.mht"
+    path.write_bytes(data)
+    for args in (["check", str(path)], ["ls", str(path)], ["unpack", str(path), str(tmp_path / "out")]):
+        r = CliRunner().invoke(cli, ["mhtml", *args])
+        assert r.exit_code == 0, r.output
+        assert "\x1b" not in r.output and "\x07" not in r.output, (args, r.output)
+        assert "pwned" in r.output or args[0] == "unpack"

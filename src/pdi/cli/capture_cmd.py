@@ -15,6 +15,7 @@ import click
 from rich.markup import escape
 
 from pdi.cli.archive_cmd import archive_option
+from pdi.cli.mhtml_cmd import printable
 from pdi.cli.mhtml_group import mhtml
 from pdi.errors import ImmutabilityError, LimitError, StoreError
 
@@ -97,7 +98,7 @@ def pack_command(index: str, output: str, base: str, root: str | None) -> None:
     _write(output, packed.mhtml)
     click.echo(f"packed {len(packed.files)} parts, {len(packed.mhtml)} bytes", err=True)
     for failure in packed.failures:
-        click.echo(f"not packed: {failure.reason}", err=True)
+        click.echo(f"not packed: {printable(failure.reason)}", err=True)
 
 
 @mhtml.command("unpack")
@@ -145,7 +146,7 @@ def unpack_command(
     written = unpack_to(result, directory)
     click.echo(f"wrote {len(written)} files into {directory}", err=True)
     for url in result.unsatisfied:
-        click.echo(f"left pointing at: {url}", err=True)
+        click.echo(f"left pointing at: {printable(url)}", err=True)
 
 
 def _capture(
@@ -158,7 +159,7 @@ def _capture(
             url, allow_private=allow_private, timeout=timeout, settle=settle, max_bytes=int(4 * max_mb * _MB)
         )
         for refused in shot.refused:
-            click.echo(f"refused: {refused}", err=True)
+            click.echo(f"refused: {printable(refused)}", err=True)
         return shot.mhtml, shot.final_url
     limits = Limits(
         total_timeout=timeout,
@@ -169,9 +170,9 @@ def _capture(
     with _progress(f"capturing {escape(url)}") as update:
         got = capture(url, allow_private=allow_private, limits=limits, progress=update)
     for hop in got.redirects:
-        click.echo(f"redirect {hop.status}: {hop.source} -> {hop.target}", err=True)
+        click.echo(f"redirect {hop.status}: {printable(hop.source)} -> {printable(hop.target)}", err=True)
     for failure in got.failures:
-        click.echo(f"missing: {failure.reason}", err=True)
+        click.echo(f"missing: {printable(failure.reason)}", err=True)
     return got.mhtml, got.final_url
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import click
@@ -12,6 +13,14 @@ from rich.table import Table
 from pdi.cli.mhtml_group import mhtml
 from pdi.errors import IntegrityError, NotFoundError, StoreError
 from pdi.mhtml import Aggregate, Limits, check, parse
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (C0, DEL, C1, bidirectional overrides) shown as
+    ``\\xNN`` or ``\\uNNNN``: what a file says never drives the terminal."""
+    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
 
 
 def read_file(path: str, *, base: str | None = None, limits: Limits | None = None) -> Aggregate:
@@ -97,9 +106,9 @@ def ls_command(file: str, as_json: bool, base: str | None) -> None:
     snapshot = agg.header("Snapshot-Content-Location")
     click.echo(f"{len(agg.parts)} parts, {agg.size} bytes; root: part {agg.root.index}")
     if snapshot:
-        click.echo(f"saved from: {snapshot}")
+        click.echo(f"saved from: {printable(snapshot)}")
     if title:
-        click.echo(f"title: {title}")
+        click.echo(f"title: {printable(title)}")
     table = Table(show_lines=False)
     for col in ("#", "type", "size", "location / content-id", "refs in file", "used by"):
         table.add_column(col, overflow="fold")
@@ -109,16 +118,16 @@ def ls_command(file: str, as_json: bool, base: str | None) -> None:
         label = row["location"] or (f"cid:{row['content_id']}" if row["content_id"] else "")
         table.add_row(
             f"{row['index']}{'*' if row['root'] else ''}",
-            row["content_type"],
+            printable(row["content_type"]),
             str(row["size"]),
-            label,
+            printable(label),
             f"{sat}/{len(refs)}" if refs else "",
             ",".join(str(i) for i in row["referenced_by"]),
         )
     # Labels are data from the file: no rich markup, emoji codes or highlighting in them.
     Console(width=200, markup=False, emoji=False, highlight=False).print(table)
     for w in agg.warnings:
-        click.echo(f"warning: {w}", err=True)
+        click.echo(f"warning: {printable(w)}", err=True)
 
 
 @mhtml.command("check")
@@ -135,7 +144,7 @@ def check_command(file: str, strict: bool, base: str | None) -> None:
     agg = read_file(file, base=base)
     report = check(agg)
     for f in report.findings:
-        click.echo(str(f))
+        click.echo(printable(str(f)))
     click.echo(
         f"{len(agg.parts)} parts, {sum(1 for r in report.references if r.satisfied)} references satisfied, "
         f"{len(report.errors)} errors, {len(report.warnings)} warnings, "
