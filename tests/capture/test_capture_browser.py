@@ -233,3 +233,38 @@ def test_chromium_snapshot_larger_than_the_limit_is_refused_as_it_arrives(server
         capture_with_browser(server + "/big.html", allow_private=True, settle=0.1, max_bytes=1_000_000)
     small = capture_with_browser(server + "/sjis.html", allow_private=True, settle=0.1, max_bytes=1_000_000)
     assert len(small.mhtml) < 1_000_000
+
+
+def test_unpacked_capture_opens_offline_in_chromium(main_capture: bytes, tmp_path: Path) -> None:
+    # Chromium opens out/index.html from disk, with no server running for it to reach:
+    # every image of the page must have loaded from the folder (a 1x1 PNG each), and the
+    # style sheets must apply (s.css gives the body a background image, the <style>
+    # element, saved as a cid: part, gives h2 one).
+    import shutil
+    import subprocess
+    import tempfile
+
+    from pdi.capture.browser import _FLAGS, chromium_path
+
+    out = tmp_path / "out"
+    unpack_to(plan(parse(main_capture)), out)
+    probe = (
+        b"<script>addEventListener('load', () => { const s = e => getComputedStyle(e).backgroundImage;"
+        b" document.title = [...document.images].map(i => i.naturalWidth).join(',')"
+        b" + '|' + (s(document.body).includes('bg.png') && s(document.querySelector('h2')).includes('st.png')); });"
+        b"</script>"
+    )
+    index = out / "index.html"
+    index.write_bytes(index.read_bytes() + probe)
+    flags = [f for f in _FLAGS if f != "--remote-debugging-pipe"]
+    profile = tempfile.mkdtemp(prefix="pdi-test-chromium-")
+    try:
+        done = subprocess.run(
+            [chromium_path(), *flags, f"--user-data-dir={profile}", "--virtual-time-budget=3000", "--dump-dom",
+             index.as_uri()],
+            capture_output=True, timeout=60, check=False,
+        )
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    title = done.stdout.decode("utf-8", "replace").split("<title>", 1)[1].split("</title>", 1)[0]
+    assert title == "1|true", done.stdout[:2000]
