@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pdi.capture import pack_path
 from pdi.cli import cli
 from pdi.errors import NotFoundError, UnsupportedError
-from pdi.mhtml import Aggregate, parse
+from pdi.mhtml import Aggregate, check, parse
 
 
 def png(seed: int = 0) -> bytes:
@@ -239,3 +239,14 @@ def test_pack_follows_base_href(tmp_path: Path) -> None:
         "thismessage:/index.html",
     ]
     assert all(r.satisfied for r in agg.references if r.reference.kind != "base")
+
+
+def test_pack_two_spellings_of_one_file_give_one_part(tmp_path: Path) -> None:
+    # "sp ace.png" and "sp%20ace.png" are the same URI to a browser and to §8.2's comparison
+    # (the reader %-encodes the space): one part, both references satisfied, no §7 error.
+    write(tmp_path, "index.html", '<img src="sp ace.png"><img src="sp%20ace.png">')
+    write(tmp_path, "sp ace.png", b"PNG")
+    agg = parse(pack_path(tmp_path / "index.html").mhtml)
+    assert [p.data for p in agg.parts] == [b'<img src="sp ace.png"><img src="sp%20ace.png">', b"PNG"]
+    assert all(r.satisfied for r in agg.references)
+    assert check(agg).errors == ()

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 from pdi.errors import ParseError
 from pdi.mhtml.parse import THISMESSAGE
-from pdi.mhtml.resolve import IGNORED_SCHEMES, clean_reference, resolve_uri
+from pdi.mhtml.resolve import IGNORED_SCHEMES, clean_reference, comparable, resolve_uri
 from pdi.uri import resolve
 
 __all__ = [
@@ -228,8 +228,8 @@ def _check_unique(resources: Sequence[Resource], base: str) -> None:
     seen_cid: dict[str, int] = {}
     for i, res in enumerate(resources):
         if res.content_location is not None:
-            uri = resolve(base, res.content_location, strict=False)
-            uri = uri.split("#", 1)[0]
+            # compared as the reader compares them (§8.2): no fragment, unsafe characters %-encoded
+            uri = comparable(resolve(base, res.content_location, strict=False))
             if uri in seen_loc:
                 raise ParseError(
                     f"parts {seen_loc[uri]} and {i} have Content-Locations that resolve to the same URI {uri}",
@@ -378,5 +378,5 @@ def needed_references(url: str, media_type: str, data: bytes, charset: str | Non
             continue
         absolute = absolute.split("#", 1)[0]
         doc = "html" if ref.kind == "frame" else "css" if ref.kind in ("stylesheet", "import") else None
-        needs.setdefault(absolute, Need(absolute, doc))
+        needs.setdefault(comparable(absolute), Need(absolute, doc))  # one per URI as the reader compares
     return list(needs.values())
