@@ -10,7 +10,7 @@ images and fonts, CRLF line ends, ``----MultipartBoundary--…----`` boundary) o
 
 and prints the median seconds, MB/s, the peak memory each needs (``tracemalloc``,
 in a separate pass so tracing does not slow the timed runs) as a multiple of the file
-size, and the ratios. One function per measurement, so the pack half can be added.
+size, and the ratios. ``bench_mhtml_pack.py`` (the pack half) uses the same ``timed`` and ``peak``.
 
 Run: ``python3 bench/run_all.py mhtml`` (about a minute).
 """
@@ -119,7 +119,7 @@ def pdi_parse_stream(path: Path) -> int:
         return sum(len(p.data) for p in parse(f).parts)
 
 
-def timed(fn: Callable[[], int], runs: int) -> list[float]:
+def timed(fn: Callable[[], object], runs: int) -> list[float]:
     """Wall-clock seconds of ``runs`` calls."""
     out = []
     for _ in range(runs):
@@ -130,7 +130,7 @@ def timed(fn: Callable[[], int], runs: int) -> list[float]:
     return out
 
 
-def peak(fn: Callable[[], int]) -> int:
+def peak(fn: Callable[[], object]) -> int:
     """Peak traced memory (bytes) of one call, the input excluded when it exists before."""
     gc.collect()
     tracemalloc.start()

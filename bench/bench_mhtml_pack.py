@@ -19,12 +19,9 @@ Run: ``python3 bench/run_all.py mhtml_pack`` (about a minute).
 
 from __future__ import annotations
 
-import gc
 import random
 import statistics
 import sys
-import time
-import tracemalloc
 from collections.abc import Callable
 from email import encoders
 from email.mime.base import MIMEBase
@@ -33,7 +30,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
+sys.path.insert(0, str(HERE))
 
+from bench_mhtml import peak, timed  # noqa: E402  (the parse benchmark's timers: the same measure)
 from pdi.capture import pack_path  # noqa: E402
 from pdi.capture.local import media_type_for_name  # noqa: E402
 from pdi.mhtml.write import Resource, build, is_textual  # noqa: E402
@@ -95,25 +94,6 @@ def email_pack(root: Resource, others: list[Resource]) -> bytes:
         part["Content-Location"] = res.content_location or ""
         msg.attach(part)
     return msg.as_bytes()
-
-
-def timed(fn: Callable[[], object], runs: int) -> list[float]:
-    times = []
-    for _ in range(runs):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return times
-
-
-def peak(fn: Callable[[], object]) -> int:
-    gc.collect()
-    tracemalloc.start()
-    fn()
-    _, top = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return top
 
 
 def main() -> None:

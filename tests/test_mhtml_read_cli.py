@@ -72,3 +72,54 @@ def test_malformed_file_is_one_line_and_a_syntax_status() -> None:
 def test_missing_file_is_not_found(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["mhtml", "ls", str(tmp_path / "nope.mhtml")])
     assert r.exit_code == 4
+
+
+def test_ls_and_check_read_standard_input_as_unpack_does(tmp_path: Path) -> None:
+    data = (CORPUS / "pimht_example_com.mhtml").read_bytes()
+    r = CliRunner().invoke(cli, ["mhtml", "ls", "--json", "-"], input=data)
+    assert r.exit_code == 0, r.output
+    assert [p["content_type"] for p in json.loads(r.output)["parts"]] == ["text/html", "text/css", "image/png"]
+    r = CliRunner().invoke(cli, ["mhtml", "check", "-"], input=data)
+    assert r.exit_code == 0, r.output
+    assert "3 parts" in r.output
+    # Something that is not a readable file is a storage error (exit 8), not a traceback.
+    (tmp_path / "f").write_bytes(data)
+    r = CliRunner().invoke(cli, ["mhtml", "check", str(tmp_path / "f" / "y")])  # ENOTDIR
+    assert r.exit_code == 8, r.output
+    assert r.output.count("\n") == 1
+
+
+def test_ls_prints_labels_as_written_never_as_terminal_markup(tmp_path: Path) -> None:
+    # A label is data from the file: "[/x]" or "[bold]" (rich markup) and ":smile:" (an
+    # emoji code) are printed as they are, and never make the listing fail.
+    data = (
+        b'MIME-Version: 1.0\r\nContent-Type: multipart/related; boundary="b"; type="text/html"\r\n\r\n'
+        b"--b\r\nContent-Type: text/html\r\nContent-Location: http://x/[/nope]\r\n\r\n"
+        b'<img src="http://x/[bold]a[/bold].png">\r\n'
+        b"--b\r\nContent-Type: image/png\r\nContent-Location: http://x/[bold]a[/bold].png\r\n\r\nPNG\r\n"
+        b"--b\r\nContent-Type: image/png\r\nContent-Location: http://x/:smile:.png\r\n\r\nPNG\r\n"
+        b"--b--\r\n"
+    )
+    path = tmp_path / "m.mht"
+    path.write_bytes(data)
+    r = CliRunner().invoke(cli, ["mhtml", "ls", str(path)])
+    assert r.exit_code == 0, r.output
+    for label in ("http://x/[/nope]", "http://x/[bold]a[/bold].png", "http://x/:smile:.png"):
+        assert label in r.output
+
+
+def test_check_and_unpack_never_send_control_characters_from_the_file_to_the_terminal(tmp_path: Path) -> None:
+    # An OSC sequence (ESC ] … BEL) in a label would retitle or confuse a terminal.
+    data = (
+        b'MIME-Version: 1.0\r\nContent-Type: multipart/related; boundary="b"; type="text/html"\r\n\r\n'
+        b'--b\r\nContent-Type: text/html\r\nContent-Location: http://x/i.html\r\n\r\n<img src="a\x1b]0;pwned\x07.png">\r\n'
+        b"--b\r\nContent-Type: image/png\r\nContent-Location: http://x/\x1b]0;pwned\x07\r\n\r\nPNG\r\n"
+        b"--b--\r\n"
+    )
+    path = tmp_path / "m.mht"
+    path.write_bytes(data)
+    for args in (["check", str(path)], ["ls", str(path)], ["unpack", str(path), str(tmp_path / "out")]):
+        r = CliRunner().invoke(cli, ["mhtml", *args])
+        assert r.exit_code == 0, r.output
+        assert "\x1b" not in r.output and "\x07" not in r.output, (args, r.output)
+        assert "pwned" in r.output or args[0] == "unpack"

@@ -299,3 +299,13 @@ def test_relative_content_location_of_a_nested_multipart_is_resolved_then_a_base
     assert html.base == "http://t.example/top/sub/"
     assert image.location == "http://t.example/top/sub/i.png"
     assert agg.references[0].target is image
+
+
+def test_html_attributes_split_at_ascii_white_space_only() -> None:
+    # HTML §13.2.5.36-38: an unquoted value ends at ASCII white space (tab, LF, FF, space)
+    # or ">"; U+00A0 NO-BREAK SPACE is part of the value, as any other character.
+    text = "<img src=x\u00a0y.png alt=1><img alt=\u00a0 src=a.png>"
+    assert spans(text, html_references(text)) == [
+        ("src", "x\u00a0y.png", "x\u00a0y.png"),
+        ("src", "a.png", "a.png"),
+    ]

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import tempfile
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pdi.capture import unpack_to
 from pdi.errors import PDIError
-from pdi.mhtml import parse
+from pdi.mhtml import css_references, html_references, parse
 from pdi.mhtml.unpack import plan
 from pdi.mhtml.write import needed_references
 
@@ -68,3 +69,55 @@ def test_property_needed_references_raises_only_pdi_errors(url: str, media: str,
     for need in needs:
         assert "#" not in need.url
         assert need.as_document in (None, "html", "css")
+
+
+_ENCODINGS = st.sampled_from(
+    [("shift_jis", "cp932"), ("iso-2022-jp", "iso2022_jp"), ("gbk", "gb18030"), ("big5", "big5hkscs"),
+     ("euc-jp", "euc_jp"), ("utf-16le", "utf-16-le"), ("utf-8", "utf-8"), ("windows-1252", "cp1252")]
+)
+_CJK = ["日本", "ソ", "表", "、", "能", "x", " ", '"', "'", "\\", "(", ")", "p", "{", "}", ";", "\u00e9", ".png"]
+_PAGE = st.lists(
+    st.sampled_from([*_CJK, "<p>", '<img alt="', '<img src="', "<img src=", '<a href="', '">', ">", "x.png", "#f"]), max_size=30
+)
+_SHEET = st.lists(st.sampled_from([*_CJK, "url(", 'url("', "url('", "@import '", "x.png"]), max_size=30)
+
+
+def _gaps(text: str, html: bool) -> list[str]:
+    refs = sorted(html_references(text) if html else css_references(text), key=lambda r: r.start)
+    edges = [0, *(i for r in refs for i in (r.start, r.end)), len(text)]
+    return [text[edges[i] : edges[i + 1]] for i in range(0, len(edges), 2)]
+
+
+_DOCS = st.one_of(_PAGE.map(lambda xs: (True, "".join(xs))), _SHEET.map(lambda xs: (False, "".join(xs))))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_ENCODINGS, _DOCS)
+@example(("shift_jis", "cp932"), (False, 'url("ソ") p{} url(x.png)'))
+@example(("iso-2022-jp", "iso2022_jp"), (True, '<img alt="、" src="x.png"><img src=日本.png>'))
+def test_property_rewriting_changes_only_the_references_in_any_encoding(
+    encoding: tuple[str, str], doc: tuple[bool, str]
+) -> None:
+    # Read as a browser reads it (decoded), the unpacked page holds the same references
+    # with the same text between them, whatever its encoding does with the ASCII values
+    # of its bytes (Shift_JIS "ソ" holds "\\", ISO-2022-JP "、" holds '"').
+    label, codec = encoding
+    html, text = doc
+    body = text.encode(codec, "ignore")
+    media = "text/html" if html else "text/css"
+    page = (["Content-Type: " + media + "; charset=" + label, "Content-Location: http://e.org/i"], body)
+    image = (["Content-Type: image/png", "Content-Location: http://e.org/x.png"], b"X")
+    files = {f.name: f.data for f in plan(parse(_mhtml_parts(page, image))).files}
+    out = files["index.html" if html else "index.css"]
+    before, after = codecs.decode(body, codec, "replace"), codecs.decode(out, codec, "replace")
+    assert _gaps(after, html) == _gaps(before, html)
+    assert files["x.png"] == b"X"
+
+
+def _mhtml_parts(*parts: tuple[list[str], bytes]) -> bytes:
+    out = [b'MIME-Version: 1.0\r\nContent-Type: multipart/related; boundary="=_b"\r\n\r\n']
+    for headers, body in parts:
+        out.append(b"--=_b\r\n" + "".join(h + "\r\n" for h in headers).encode() + b"Content-Transfer-Encoding: binary\r\n\r\n")
+        out.append(body + b"\r\n")
+    out.append(b"--=_b--\r\n")
+    return b"".join(out)

@@ -260,3 +260,72 @@ def test_unpack_rewrites_srcset_import_and_inline_styles(tmp_path: Path) -> None
     )
     assert files["s.css"] == b'@import "t.css";\r\nq { background: url( "b.png#f" ) }'
     assert result.unsatisfied == ("http://e.org/p/x.png",)
+
+
+def test_unpack_rewrites_unquoted_non_ascii_references(tmp_path: Path) -> None:
+    # UTF-8 "à" is C3 A0 and "Å" is C3 85: as single bytes, A0 and 85 are white space to
+    # Python's re, not to HTML. An unquoted value ends only at ASCII white space or ">".
+    body = "<meta charset=utf-8><img src=à.png><img src=Å.png>".encode()
+    data = mhtml(
+        (["Content-Type: text/html", "Content-Location: http://e.org/index.html"], body),
+        (["Content-Type: image/png", "Content-Location: http://e.org/%C3%A0.png"], b"A"),
+        (["Content-Type: image/png", "Content-Location: http://e.org/%C3%85.png"], b"B"),
+    )
+    result = plan(parse(data))
+    files = {f.name: f.data for f in result.files}
+    assert sorted(files) == ["A-2.png", "a.png", "index.html"]
+    assert files["index.html"] == b"<meta charset=utf-8><img src=a.png><img src=A-2.png>"
+    assert result.unsatisfied == ()
+
+
+def test_unpack_leaves_no_reference_that_leads_out_of_the_folder(tmp_path: Path) -> None:
+    # No retrieval URI: the base is thismessage:/ (RFC 2557 §5 (e)). Unsatisfied references
+    # that are relative, protocol-relative or file: would, from out/index.html, reach the
+    # local disk or a network share; they become their absolute thismessage: URI (which
+    # names nothing offline) or about:blank. Web links stay web links.
+    body = (
+        b'<img src="../../../../etc/hostname"><img src="/etc/passwd"><img src="//evil/share/x.png">'
+        b'<img src="file:///etc/passwd"><a href="https://e.org/x">w</a><img src="ok.png">'
+        b'<img src="FiLe://server/share/x.png"><img src="c:/windows/x.png">'
+    )
+    data = mhtml(
+        (["Content-Type: text/html"], body),
+        (["Content-Type: image/png", "Content-Location: ok.png"], b"OK"),
+    )
+    result = plan(parse(data))
+    index = next(f for f in result.files if f.name == "index.html").data
+    assert index == (
+        b'<img src="thismessage:/etc/hostname"><img src="thismessage:/etc/passwd">'
+        b'<img src="thismessage://evil/share/x.png"><img src="about:blank">'
+        b'<a href="https://e.org/x">w</a><img src="ok.png">'
+        b'<img src="about:blank"><img src="about:blank">'
+    )
+
+
+def test_unpack_multibyte_encodings_whose_characters_hold_ascii_bytes(tmp_path: Path) -> None:
+    # Shift_JIS "ソ" is 83 5C: its trail byte is "\" in ASCII, a CSS escape that would
+    # swallow the closing quote. ISO-2022-JP "、" is 21 22 after ESC $ B: the second byte is
+    # '"', which would end an attribute value early. Only the references may change.
+    css = '@charset "shift_jis"; p{background:url("ソ")} q{background:url(b.png)}'.encode("shift_jis")
+    page = '<meta charset="iso-2022-jp"><img alt="、" src="b.png"><p>日本、</p>'.encode("iso2022_jp")
+    data = mhtml(
+        (["Content-Type: text/html", "Content-Location: http://e.org/i.html"], page),
+        (["Content-Type: text/css", "Content-Location: http://e.org/s.css"], css),
+        (["Content-Type: image/png", "Content-Location: http://e.org/%E3%82%BD"], b"S"),
+        (["Content-Type: image/png", "Content-Location: http://e.org/b.png"], b"B"),
+    )
+    files = {f.name: f.data for f in plan(parse(data)).files}
+    assert sorted(files) == ["b.png", "index.html", "part.png", "s.css"]
+    assert files["s.css"] == '@charset "shift_jis"; p{background:url("part.png")} q{background:url(b.png)}'.encode("shift_jis")
+    assert files["index.html"] == page  # "b.png" is the name b.png gets: nothing to change
+    assert "alt=\"\x1b$B!\"\x1b(B\" src=\"b.png\"" in page.decode("latin-1")
+
+
+def test_unpack_iso_2022_jp_reference_with_japanese(tmp_path: Path) -> None:
+    page = '<meta charset="iso-2022-jp"><img alt="、" src="画像.png">'.encode("iso2022_jp")
+    data = mhtml(
+        (["Content-Type: text/html", "Content-Location: http://e.org/i.html"], page),
+        (["Content-Type: image/png", "Content-Location: http://e.org/%E7%94%BB%E5%83%8F.png"], b"G"),
+    )
+    files = {f.name: f.data for f in plan(parse(data)).files}
+    assert files["index.html"] == '<meta charset="iso-2022-jp"><img alt="、" src="part.png">'.encode("iso2022_jp")

@@ -233,3 +233,11 @@ def test_property_build_raises_only_pdi_errors(label: str, media: str) -> None:
         build(Resource(label, media or "x", label.encode("utf-8", "surrogatepass")))
     except PDIError:
         pass
+
+
+def test_rfc2557_7_locations_equal_as_the_reader_compares_them_refused() -> None:
+    # §8.2 compares resolved URIs octet by octet, after the reader %-encodes what a URI
+    # may not hold (a space is %20): "a b.png" and "a%20b.png" name one resource.
+    root = Resource("http://e.org/i.html", "text/html", b"<p>")
+    with pytest.raises(ParseError, match="same URI"):
+        build(root, [Resource("http://e.org/a b.png", "image/png", b"1"), Resource("http://e.org/a%20b.png", "image/png", b"2")])

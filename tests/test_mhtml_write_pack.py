@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pdi.capture import pack_path
 from pdi.cli import cli
 from pdi.errors import NotFoundError, UnsupportedError
-from pdi.mhtml import Aggregate, parse
+from pdi.mhtml import Aggregate, check, parse
 
 
 def png(seed: int = 0) -> bytes:
@@ -151,6 +151,26 @@ def test_pack_missing_index_and_bad_base(tmp_path: Path) -> None:
         pack_path(tmp_path / "i.html", base="http://example.org/no-slash")
 
 
+def test_pack_refuses_a_relative_base(tmp_path: Path) -> None:
+    # RFC 2557 §5: a base URI is absolute; a relative one would resolve no reference at
+    # all, and the page would be packed alone without a word.
+    write(tmp_path, "i.html", '<img src="a.png">')
+    write(tmp_path, "a.png", b"A")
+    for base in ("relative/", "//host/dir/", "/dir/"):
+        with pytest.raises(UnsupportedError, match="absolute"):
+            pack_path(tmp_path / "i.html", base=base)
+
+
+def test_cli_pack_never_writes_over_what_it_packs(tmp_path: Path) -> None:
+    write(tmp_path, "index.html", '<img src="a.png">')
+    write(tmp_path, "a.png", b"A")
+    for target in ("index.html", "a.png"):
+        result = CliRunner().invoke(cli, ["mhtml", "pack", str(tmp_path / "index.html"), "-o", str(tmp_path / target)])
+        assert result.exit_code == 5, result.output
+    assert (tmp_path / "index.html").read_bytes() == b'<img src="a.png">'
+    assert (tmp_path / "a.png").read_bytes() == b"A"
+
+
 def test_pack_lf_only_and_legacy_text_kept_byte_for_byte(tmp_path: Path) -> None:
     html = b"<html><head><meta charset=shift_jis></head>\n<body>\x93\xfa\x96\x7b\x8c\xea\r\nmixed\rends\n</body></html>"
     write(tmp_path, "index.html", html)
@@ -219,3 +239,14 @@ def test_pack_follows_base_href(tmp_path: Path) -> None:
         "thismessage:/index.html",
     ]
     assert all(r.satisfied for r in agg.references if r.reference.kind != "base")
+
+
+def test_pack_two_spellings_of_one_file_give_one_part(tmp_path: Path) -> None:
+    # "sp ace.png" and "sp%20ace.png" are the same URI to a browser and to §8.2's comparison
+    # (the reader %-encodes the space): one part, both references satisfied, no §7 error.
+    write(tmp_path, "index.html", '<img src="sp ace.png"><img src="sp%20ace.png">')
+    write(tmp_path, "sp ace.png", b"PNG")
+    agg = parse(pack_path(tmp_path / "index.html").mhtml)
+    assert [p.data for p in agg.parts] == [b'<img src="sp ace.png"><img src="sp%20ace.png">', b"PNG"]
+    assert all(r.satisfied for r in agg.references)
+    assert check(agg).errors == ()

@@ -73,9 +73,12 @@ def chromium_path() -> str:
 class _Pipe:
     """The DevTools protocol over two pipes: send commands, collect events."""
 
-    def __init__(self, to_browser: int, from_browser: int) -> None:
+    def __init__(self, to_browser: int, from_browser: int, max_bytes: int | None = None) -> None:
         self._out = to_browser
         self._in = from_browser
+        self._max_bytes = max_bytes
+        # A message carries the MHTML JSON-escaped: at most twice as long, and a little more.
+        self._max = None if max_bytes is None else 2 * max_bytes + 65536
         self._buffer = b""
         self._next_id = 0
         self.events: list[dict[str, Any]] = []
@@ -104,6 +107,11 @@ class _Pipe:
             if not chunk:
                 raise NotFoundError("Chromium closed the DevTools pipe (did it crash?)")
             self._buffer += chunk
+            if self._max is not None and len(self._buffer) > self._max:
+                raise LimitError(
+                    f"Chromium sent more than {self._max} bytes at once: the MHTML cannot fit the limit of "
+                    f"{self._max_bytes} bytes"
+                )
         raw, _, self._buffer = self._buffer.partition(b"\0")
         message: dict[str, Any] = json.loads(raw)
         return message
@@ -160,8 +168,14 @@ def capture_with_browser(
     timeout: float = 60.0,
     settle: float = 1.0,
     chromium: str | None = None,
+    max_bytes: int | None = None,
 ) -> BrowserCapture:
-    """Load ``url`` in headless Chromium and return its ``Page.captureSnapshot`` MHTML."""
+    """Load ``url`` in headless Chromium and return its ``Page.captureSnapshot`` MHTML.
+
+    ``max_bytes`` bounds the MHTML: a larger one is a :class:`LimitError`, raised while
+    it arrives (a DevTools message may carry at most twice that, for JSON escapes), so
+    no more than that is ever held.
+    """
     scheme = urllib.parse.urlsplit(url).scheme
     if scheme not in ("http", "https"):
         raise UnsupportedError(f"capture fetches only http and https URLs, not {scheme or 'no scheme'}: {url}")
@@ -192,9 +206,9 @@ def capture_with_browser(
         )
         os.close(to_browser_r)
         os.close(from_browser_w)
-        pipe = _Pipe(to_browser_w, from_browser_r)
+        pipe = _Pipe(to_browser_w, from_browser_r, max_bytes)
         try:
-            return _drive(pipe, url, allow_private=allow_private, deadline=deadline, settle=settle)
+            return _drive(pipe, url, allow_private=allow_private, deadline=deadline, settle=settle, max_bytes=max_bytes)
         finally:
             try:
                 pipe.send("Browser.close")
@@ -209,7 +223,9 @@ def capture_with_browser(
             os.close(from_browser_r)
 
 
-def _drive(pipe: _Pipe, url: str, *, allow_private: bool, deadline: float, settle: float) -> BrowserCapture:
+def _drive(
+    pipe: _Pipe, url: str, *, allow_private: bool, deadline: float, settle: float, max_bytes: int | None
+) -> BrowserCapture:
     target = pipe.call("Target.createTarget", {"url": "about:blank"}, None, deadline)["targetId"]
     session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True}, None, deadline)["sessionId"]
     pipe.call("Page.enable", None, session, deadline)
@@ -254,5 +270,7 @@ def _drive(pipe: _Pipe, url: str, *, allow_private: bool, deadline: float, settl
     if not loaded:
         raise LimitError(f"{url} did not finish loading in time")
     snapshot = pipe.call("Page.captureSnapshot", {"format": "mhtml"}, session, deadline)
-    data: str = snapshot["data"]
-    return BrowserCapture(mhtml=data.encode("utf-8"), url=url, final_url=final_url, refused=tuple(refused))
+    mhtml = str(snapshot["data"]).encode("utf-8")
+    if max_bytes is not None and len(mhtml) > max_bytes:
+        raise LimitError(f"Chromium wrote {len(mhtml)} bytes of MHTML, more than the limit of {max_bytes}")
+    return BrowserCapture(mhtml=mhtml, url=url, final_url=final_url, refused=tuple(refused))

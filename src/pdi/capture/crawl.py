@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from pdi.capture.fetch import Fetched, Limits
 from pdi.errors import LimitError, PDIError
+from pdi.mhtml.resolve import comparable
 from pdi.mhtml.write import Need, Resource, build, needed_references
 
 __all__ = ["Crawl", "Failure", "crawl", "pack_crawl"]
@@ -60,7 +61,8 @@ async def crawl(root_url: str, fetch: Fetch, *, limits: Limits, progress: Progre
     if not root.media_type or "/" not in root.media_type:
         root = replace(root, media_type=_media(root, Need(root.final_url, "html")))
     total = len(root.data)
-    seen: set[str] = {root_url.split("#", 1)[0], root.final_url.split("#", 1)[0]}
+    # URIs as the reader compares them (§8.2): "a b.png" and "a%20b.png" are fetched once
+    seen: set[str] = {comparable(root_url), comparable(root.final_url)}
     resources: list[Fetched] = []
     failures: list[Failure] = []
     done = 1
@@ -70,9 +72,9 @@ async def crawl(root_url: str, fetch: Fetch, *, limits: Limits, progress: Progre
         for fetched, need in level:
             media = _media(fetched, need)
             for item in needed_references(fetched.final_url, media, fetched.data, fetched.charset):
-                if item.url in seen:
+                if comparable(item.url) in seen:
                     continue
-                seen.add(item.url)
+                seen.add(comparable(item.url))
                 wanted.append(item)
         if not wanted:
             break
@@ -112,12 +114,12 @@ def pack_crawl(result: Crawl, *, subject: str | None = None) -> bytes:
     URL the page asked for (what its references resolve to, RFC 2557 §7, §8.2)."""
     root = result.root
     root_res = Resource(root.final_url, _media(root, None), root.data, charset=_charset(root))
-    seen = {root.final_url}
+    seen = {comparable(root.final_url)}
     others: list[Resource] = []
     for fetched in result.resources:
-        if fetched.url in seen:
+        if comparable(fetched.url) in seen:
             continue
-        seen.add(fetched.url)
+        seen.add(comparable(fetched.url))
         others.append(Resource(fetched.url, _media(fetched, None), fetched.data, charset=_charset(fetched)))
     return build(root_res, others, subject=subject)
 

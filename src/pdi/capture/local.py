@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import mimetypes
 import os
+import re
 import stat
 import urllib.parse
 from dataclasses import dataclass
@@ -100,7 +101,7 @@ def pack_path(
     """Pack the HTML file ``index`` and the local files it needs (recursively) into MHTML.
 
     ``root`` is the folder files may come from (default: the folder of
-    ``index``); ``base`` is that folder's URI and must end with ``/``.
+    ``index``); ``base`` is that folder's URI: absolute, ending with ``/``.
     """
     limits = limits or Limits()
     index_path = Path(index)
@@ -111,6 +112,8 @@ def pack_path(
     index_real = Path(os.path.realpath(index_path))
     if root_real != index_real.parent and root_real not in index_real.parents:
         raise UnsupportedError(f"{index_path} is not inside the root folder {root_dir}")
+    if not re.match(r"[A-Za-z][A-Za-z0-9+.\-]*:", base):
+        raise UnsupportedError(f"the base URI of the root folder must be absolute (RFC 2557 §5): {base}")
     if not base.endswith("/"):
         raise UnsupportedError(f"the base URI of the root folder must end with '/': {base}")
     if "#" in base or "?" in base:

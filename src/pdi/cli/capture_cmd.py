@@ -5,16 +5,19 @@ Thin: parse arguments, call :mod:`pdi.capture` / :mod:`pdi.mhtml`, print.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import click
+from rich.markup import escape
 
 from pdi.cli.archive_cmd import archive_option
+from pdi.cli.mhtml_cmd import printable
 from pdi.cli.mhtml_group import mhtml
-from pdi.errors import LimitError, NotFoundError, StoreError
+from pdi.errors import ImmutabilityError, LimitError, StoreError
 
 _MB = 1024 * 1024
 
@@ -53,6 +56,21 @@ def _write(path: str, data: bytes) -> None:
         raise StoreError(f"cannot write {path}: {exc.strerror}") from exc
 
 
+def _refuse_overwriting_inputs(output: str, index: str, root: str | None, files: tuple[tuple[str, str], ...]) -> None:
+    try:
+        out = os.stat(output)
+    except OSError:
+        return  # nothing there yet (or unreachable: writing will say so)
+    folder = Path(root) if root is not None else Path(index).parent
+    for path in [Path(index), *(folder / rel for _url, rel in files)]:
+        try:
+            same = os.path.samestat(os.stat(path), out)
+        except OSError:
+            continue
+        if same:
+            raise ImmutabilityError(f"{output} is {path}, one of the packed files: refusing to write over it")
+
+
 @mhtml.command("pack")
 @click.argument("index", metavar="INDEX.html")
 @click.option("-o", "--output", required=True, metavar="OUT.mht", help="Where to write the MHTML file ('-' for stdout).")
@@ -70,14 +88,17 @@ def pack_command(index: str, output: str, base: str, root: str | None) -> None:
     frames, inline style and <style> url(), and CSS @import and url()
     recursively; never reads outside the root folder. References it cannot
     satisfy are listed on stderr. The same files always give the same bytes.
+    OUT may not be one of the files packed (exit 5).
     """
     from pdi.capture import pack_path
 
     packed = pack_path(index, base=base, root=root)
+    if output != "-":
+        _refuse_overwriting_inputs(output, index, root, packed.files)
     _write(output, packed.mhtml)
     click.echo(f"packed {len(packed.files)} parts, {len(packed.mhtml)} bytes", err=True)
     for failure in packed.failures:
-        click.echo(f"not packed: {failure.reason}", err=True)
+        click.echo(f"not packed: {printable(failure.reason)}", err=True)
 
 
 @mhtml.command("unpack")
@@ -102,37 +123,30 @@ def unpack_command(
     File names are made from the parts' labels but never taken from them: no
     sub-folders, no '..', no absolute paths, no device names, nothing
     overwritten, no links followed. References (including cid: ones) are
-    rewritten to the local files; unsatisfied ones to their absolute URIs;
-    the <base> element to './'.
+    rewritten to the local files; unsatisfied ones to their absolute URIs
+    (file: ones, which would reach the local disk, to about:blank); the
+    <base> element to './'.
     """
     from pdi.capture import unpack_to
-    from pdi.mhtml import Limits, parse
+    from pdi.cli.mhtml_cmd import read_file
+    from pdi.mhtml import Limits
     from pdi.mhtml.unpack import UnpackLimits, plan
 
     limits = UnpackLimits(
         max_parts=max_parts, max_part_bytes=int(max_part_mb * _MB), max_total_bytes=int(max_total_mb * _MB)
     )
     parse_limits = Limits(max_depth=max_depth, max_parts=max_parts, max_header_bytes=int(max_header_kb * 1024))
-    if file == "-":
-        aggregate = parse(sys.stdin.buffer, limits=parse_limits)
-    else:
-        # Quoted-printable is at most three times the bytes it encodes: a larger file
-        # cannot fit the total limit, so it is refused before it is read into memory.
-        size = Path(file).stat().st_size if Path(file).is_file() else 0
-        if size > 3 * limits.max_total_bytes + _MB:
-            raise LimitError(f"{file} is {size} bytes: its parts would exceed --max-total-mb {max_total_mb}")
-        try:
-            with open(file, "rb") as stream:  # streamed: the parser reads it in chunks
-                aggregate = parse(stream, limits=parse_limits)
-        except FileNotFoundError as exc:
-            raise NotFoundError(f"cannot read {file}: no such file") from exc
-        except OSError as exc:
-            raise StoreError(f"cannot read {file}: {exc.strerror}") from exc
+    # Quoted-printable is at most three times the bytes it encodes: a larger file
+    # cannot fit the total limit, so it is refused before it is read into memory.
+    size = Path(file).stat().st_size if file != "-" and Path(file).is_file() else 0
+    if size > 3 * limits.max_total_bytes + _MB:
+        raise LimitError(f"{file} is {size} bytes: its parts would exceed --max-total-mb {max_total_mb}")
+    aggregate = read_file(file, limits=parse_limits)
     result = plan(aggregate, limits=limits)
     written = unpack_to(result, directory)
     click.echo(f"wrote {len(written)} files into {directory}", err=True)
     for url in result.unsatisfied:
-        click.echo(f"left pointing at: {url}", err=True)
+        click.echo(f"left pointing at: {printable(url)}", err=True)
 
 
 def _capture(
@@ -141,11 +155,11 @@ def _capture(
     from pdi.capture import Limits, capture, capture_with_browser
 
     if browser:
-        shot = capture_with_browser(url, allow_private=allow_private, timeout=timeout, settle=settle)
+        shot = capture_with_browser(
+            url, allow_private=allow_private, timeout=timeout, settle=settle, max_bytes=int(4 * max_mb * _MB)
+        )
         for refused in shot.refused:
-            click.echo(f"refused: {refused}", err=True)
-        if len(shot.mhtml) > 4 * max_mb * _MB:
-            raise LimitError(f"Chromium wrote {len(shot.mhtml)} bytes, more than 4 x --max-mb {max_mb} MB")
+            click.echo(f"refused: {printable(refused)}", err=True)
         return shot.mhtml, shot.final_url
     limits = Limits(
         total_timeout=timeout,
@@ -153,12 +167,12 @@ def _capture(
         max_total_bytes=int(4 * max_mb * _MB),
         concurrency=concurrency,
     )
-    with _progress(f"capturing {url}") as update:
+    with _progress(f"capturing {escape(url)}") as update:
         got = capture(url, allow_private=allow_private, limits=limits, progress=update)
     for hop in got.redirects:
-        click.echo(f"redirect {hop.status}: {hop.source} -> {hop.target}", err=True)
+        click.echo(f"redirect {hop.status}: {printable(hop.source)} -> {printable(hop.target)}", err=True)
     for failure in got.failures:
-        click.echo(f"missing: {failure.reason}", err=True)
+        click.echo(f"missing: {printable(failure.reason)}", err=True)
     return got.mhtml, got.final_url
 
 

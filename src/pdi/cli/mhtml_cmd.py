@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import re
 from typing import Any
 
 import click
@@ -11,19 +11,32 @@ from rich.console import Console
 from rich.table import Table
 
 from pdi.cli.mhtml_group import mhtml
-from pdi.errors import IntegrityError, NotFoundError
-from pdi.mhtml import Aggregate, check, parse
+from pdi.errors import IntegrityError, NotFoundError, StoreError
+from pdi.mhtml import Aggregate, Limits, check, parse
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-def _read(path: str, base: str | None) -> Aggregate:
-    p = Path(path)
+def printable(text: str) -> str:
+    """``text`` with control characters (C0, DEL, C1, bidirectional overrides) shown as
+    ``\\xNN`` or ``\\uNNNN``: what a file says never drives the terminal."""
+    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+
+
+def read_file(path: str, *, base: str | None = None, limits: Limits | None = None) -> Aggregate:
+    """Parse the MHTML file at ``path`` (``-``: standard input), streamed in chunks.
+
+    A missing file is a not-found error; any other failure to read it a storage error.
+    """
+    if path == "-":
+        return parse(click.get_binary_stream("stdin"), base=base, limits=limits)
     try:
-        with p.open("rb") as f:
-            return parse(f, base=base)
+        with open(path, "rb") as f:
+            return parse(f, base=base, limits=limits)
     except FileNotFoundError as exc:
         raise NotFoundError(f"no such file: {path}") from exc
-    except IsADirectoryError as exc:
-        raise NotFoundError(f"not a file: {path}") from exc
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror}") from exc
 
 
 def _listing(agg: Aggregate) -> list[dict[str, Any]]:
@@ -75,7 +88,7 @@ def ls_command(file: str, as_json: bool, base: str | None) -> None:
     The table shows, per part, how many of its references the file itself satisfies;
     --json gives every reference with the part it resolves to.
     """
-    agg = _read(file, base)
+    agg = read_file(file, base=base)
     listing = _listing(agg)
     if as_json:
         doc = {
@@ -93,9 +106,9 @@ def ls_command(file: str, as_json: bool, base: str | None) -> None:
     snapshot = agg.header("Snapshot-Content-Location")
     click.echo(f"{len(agg.parts)} parts, {agg.size} bytes; root: part {agg.root.index}")
     if snapshot:
-        click.echo(f"saved from: {snapshot}")
+        click.echo(f"saved from: {printable(snapshot)}")
     if title:
-        click.echo(f"title: {title}")
+        click.echo(f"title: {printable(title)}")
     table = Table(show_lines=False)
     for col in ("#", "type", "size", "location / content-id", "refs in file", "used by"):
         table.add_column(col, overflow="fold")
@@ -105,15 +118,16 @@ def ls_command(file: str, as_json: bool, base: str | None) -> None:
         label = row["location"] or (f"cid:{row['content_id']}" if row["content_id"] else "")
         table.add_row(
             f"{row['index']}{'*' if row['root'] else ''}",
-            row["content_type"],
+            printable(row["content_type"]),
             str(row["size"]),
-            label,
+            printable(label),
             f"{sat}/{len(refs)}" if refs else "",
             ",".join(str(i) for i in row["referenced_by"]),
         )
-    Console(width=200).print(table)
+    # Labels are data from the file: no rich markup, emoji codes or highlighting in them.
+    Console(width=200, markup=False, emoji=False, highlight=False).print(table)
     for w in agg.warnings:
-        click.echo(f"warning: {w}", err=True)
+        click.echo(f"warning: {printable(w)}", err=True)
 
 
 @mhtml.command("check")
@@ -127,10 +141,10 @@ def check_command(file: str, strict: bool, base: str | None) -> None:
     Prints one line per finding and a summary. Exit status: 0 without errors; 3 on an
     error, or with --strict on a warning too; 1 when the file cannot be read as MIME.
     """
-    agg = _read(file, base)
+    agg = read_file(file, base=base)
     report = check(agg)
     for f in report.findings:
-        click.echo(str(f))
+        click.echo(printable(str(f)))
     click.echo(
         f"{len(agg.parts)} parts, {sum(1 for r in report.references if r.satisfied)} references satisfied, "
         f"{len(report.errors)} errors, {len(report.warnings)} warnings, "

@@ -1,4 +1,4 @@
-"""RFC 2557 MHTML: web pages kept whole (reading; writing lives beside it).
+"""RFC 2557 MHTML: web pages kept whole: read, written, unpacked.
 
 The door of the package. Modules:
 
@@ -13,6 +13,10 @@ The door of the package. Modules:
   (``html.parser`` as the tokenizer; why is in that module's docstring).
 * :mod:`pdi.mhtml.resolve` — which part a reference means (§5, §8.2, §8.3, Chromium).
 * :mod:`pdi.mhtml.check` — what §7 forbids and what a page misses.
+* :mod:`pdi.mhtml.write` — :func:`~pdi.mhtml.write.build` writes parts as one MHTML file
+  (deterministic), and what an HTML or CSS resource needs.
+* :mod:`pdi.mhtml.unpack` — :func:`~pdi.mhtml.unpack.plan` names every part safely and
+  rewrites references for an offline folder (:func:`pdi.capture.unpack_to` writes it).
 
 Pure: no I/O beyond reading a stream the caller hands in.
 """

@@ -141,6 +141,11 @@ _WINDOWS_1252_TABLE_MAP = {i: c for i, c in enumerate(_WINDOWS_1252_TABLE) if ch
 _X_USER_DEFINED_MAP = {i: c for i, c in enumerate(_X_USER_DEFINED_TABLE) if chr(i) != c}
 
 
+def codec_name(encoding: str) -> str:
+    """The Python codec that decodes a WHATWG encoding (``KeyError`` for one it has not)."""
+    return _CODECS[encoding]
+
+
 def decode(data: bytes, encoding: str) -> str:
     """Decode ``data`` with a WHATWG encoding name (malformed sequences become U+FFFD, as browsers do).
 

@@ -25,16 +25,24 @@ HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 Headers = tuple[tuple[str, str], ...]
 
 
-def _header(headers: Headers, name: str) -> str | None:
-    low = name.lower()
-    for n, v in headers:
-        if n.lower() == low:
-            return v
-    return None
+class _Headed:
+    """What the part, the multipart and the aggregate share: their header fields."""
+
+    headers: Headers
+
+    def header(self, name: str, *, decode: bool = False) -> str | None:
+        """The first header field of that name (case-insensitive), unfolded; the
+        aggregate's are the top-level ones.
+
+        With ``decode``, RFC 2047 encoded words are decoded (``=?utf-8?q?…?=``).
+        """
+        low = name.lower()
+        value = next((v for n, v in self.headers if n.lower() == low), None)
+        return decoded(value) if decode else value
 
 
 @dataclass(frozen=True, eq=False)
-class Part:
+class Part(_Headed):
     """A leaf body part.
 
     ``headers`` are (name as written, unfolded value) pairs in file order;
@@ -60,14 +68,6 @@ class Part:
     outer_base: str
     scope: tuple[int, ...]
     warnings: tuple[str, ...] = ()
-
-    def header(self, name: str, *, decode: bool = False) -> str | None:
-        """The first header field of that name (case-insensitive), unfolded.
-
-        With ``decode``, RFC 2047 encoded words are decoded (``=?utf-8?q?…?=``).
-        """
-        value = _header(self.headers, name)
-        return decoded(value) if decode else value
 
     @property
     def is_text(self) -> bool:
@@ -163,7 +163,7 @@ class Part:
 
 
 @dataclass(frozen=True, eq=False)
-class Multipart:
+class Multipart(_Headed):
     """A ``multipart/*`` structure: its heading, its children and its root.
 
     ``root`` is the leaf a reference to this structure means: for
@@ -189,14 +189,6 @@ class Multipart:
     type: str | None
     start_found: bool
 
-    def header(self, name: str, *, decode: bool = False) -> str | None:
-        """The first header field of that name (case-insensitive), unfolded.
-
-        With ``decode``, RFC 2047 encoded words are decoded (``=?utf-8?q?…?=``).
-        """
-        value = _header(self.headers, name)
-        return decoded(value) if decode else value
-
     def walk(self) -> list[Part | Multipart]:
         """This structure and every node inside it, depth first, in file order."""
         out: list[Part | Multipart] = [self]
@@ -215,7 +207,7 @@ class Multipart:
 
 
 @dataclass(frozen=True, eq=False)
-class Aggregate:
+class Aggregate(_Headed):
     """An MHTML file read by :func:`pdi.mhtml.parse`.
 
     ``root`` is the start part (the page); ``parts`` are the leaves in file order;
@@ -251,14 +243,6 @@ class Aggregate:
         from pdi.mhtml.parse import parse
 
         return parse(data, base=base)
-
-    def header(self, name: str, *, decode: bool = False) -> str | None:
-        """The first top-level header field of that name (case-insensitive), unfolded.
-
-        With ``decode``, RFC 2047 encoded words are decoded (``=?utf-8?q?…?=``).
-        """
-        value = _header(self.headers, name)
-        return decoded(value) if decode else value
 
     def by_content_id(self, cid: str) -> Part | None:
         """The first part whose Content-ID is ``cid`` (with or without ``<>``)."""

@@ -7,7 +7,8 @@ attributes), it treats ``<style>`` and ``<script>`` content as raw text as HTML
 does, and it reports where each tag starts (:meth:`~html.parser.HTMLParser.getpos`,
 a line and a column counted in characters). Attribute value offsets are not
 reported by it, so each start tag's raw text (``get_starttag_text()``) is
-re-scanned here with the same attribute grammar the parser uses; an entity in a
+re-scanned here with the parser's attribute grammar, white space being HTML's
+(ASCII only: a no-break space belongs to a value); an entity in a
 value (``&amp;``, ``&quot;``) is decoded in :attr:`Reference.url` while
 ``start``/``end`` span the raw text, so a writer can replace ``text[start:end]``.
 html5lib would give a spec-exact tree but no source offsets for attributes, and
@@ -61,11 +62,14 @@ class Reference:
         return self.kind in INLINE_KINDS
 
 
-# The attribute grammar of html.parser (attrfind_tolerant), with the value groups split.
+# The attribute grammar of html.parser (attrfind_tolerant), with the value groups split,
+# and with HTML's white space (ASCII: tab, LF, FF, CR, space) where html.parser has
+# Python's \s, which also matches U+00A0 and U+0085 (a browser keeps those in a value).
 _ATTR = re.compile(
-    r"""((?<=['"\s/])[^\s/>][^\s/=>]*)(\s*=+\s*('([^']*)'|"([^"]*)"|(?!['"])([^>\s]*)))?(?:\s|/(?!>))*"""
+    r"""((?<=['"\t\n\f\r /])[^\t\n\f\r />][^\t\n\f\r /=>]*)"""
+    r"""([\t\n\f\r ]*=+[\t\n\f\r ]*('([^']*)'|"([^"]*)"|(?!['"])([^>\t\n\f\r ]*)))?(?:[\t\n\f\r ]|/(?!>))*"""
 )
-_TAGNAME = re.compile(r"<([a-zA-Z][^\t\n\r\f />\x00]*)(?:\s|/(?!>))*")
+_TAGNAME = re.compile(r"<([a-zA-Z][^\t\n\r\f />\x00]*)(?:[\t\n\f\r ]|/(?!>))*")
 _ENTITY = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)")
 
 _SRC_ELEMENTS = frozenset({"img", "script", "input", "embed", "audio", "video", "source", "track"})

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -70,16 +71,16 @@ def is_cid(text: str) -> bool:
     return text[:4].lower() == "cid:"
 
 
-def _clean(reference: str) -> str:
-    # What browsers do to a URL attribute before parsing it: trim ASCII white space,
-    # drop tabs and line breaks inside.
+def clean_reference(reference: str) -> str:
+    """What browsers do to a URL attribute before parsing it: trim ASCII white space,
+    drop tabs and line breaks inside."""
     return _TAB_NL.sub("", reference.strip(_WS_EDGE))
 
 
 def resolve_uri(base: str, reference: str) -> str | None:
     """``reference`` resolved against ``base`` with :func:`pdi.uri.resolve`; ``None`` if impossible."""
     try:
-        return _uri.resolve(base, _clean(reference), strict=False)
+        return _uri.resolve(base, clean_reference(reference), strict=False)
     except PDIError:
         return None
 
@@ -101,7 +102,7 @@ def _cid_key(uri: str) -> str:
 
 def cid_of(reference: str) -> str:
     """The Content-ID a ``cid:`` URI names (RFC 2392: the rest of the URI, %-decoded)."""
-    return urllib.parse.unquote(_clean(reference)[4:], encoding="utf-8", errors="replace")
+    return urllib.parse.unquote(clean_reference(reference)[4:], encoding="utf-8", errors="replace")
 
 
 @dataclass(frozen=True)
@@ -153,41 +154,27 @@ class _Index:
             self.cid_loc[mp.id] = cid_locs
         self.Multipart = Multipart
 
-    def _root(self, node: Part | Multipart) -> Part | None:
-        return node.root if isinstance(node, self.Multipart) else node
+    def _find(self, table: dict[int, dict[str, Part | Multipart]], scope: tuple[int, ...], key: str) -> Part | None:
+        # the nearest structure first; a multipart found means its root
+        for mp in reversed(scope):
+            node = table[mp].get(key)
+            if node is not None:
+                return node.root if isinstance(node, self.Multipart) else node
+        return None
 
     def by_location(self, scope: tuple[int, ...], uri: str) -> Part | None:
-        key = comparable(uri)
-        for mp in reversed(scope):
-            node = self.loc[mp].get(key)
-            if node is not None:
-                return self._root(node)
-        return None
+        return self._find(self.loc, scope, comparable(uri))
 
     def by_cid_location(self, scope: tuple[int, ...], uri: str) -> Part | None:
-        key = _cid_key(uri)
-        for mp in reversed(scope):
-            node = self.cid_loc[mp].get(key)
-            if node is not None:
-                return self._root(node)
-        return None
+        return self._find(self.cid_loc, scope, _cid_key(uri))
 
     def by_cid(self, scope: tuple[int, ...], cid: str) -> Part | None:
-        for mp in reversed(scope):
-            node = self.cid[mp].get(cid)
-            if node is not None:
-                return self._root(node)
-        return None
-
-
-def references_of(part: Part) -> tuple[Reference, ...]:
-    """The references written in an HTML or CSS part (none for other types)."""
-    return part.references
+        return self._find(self.cid, scope, cid)
 
 
 def resolve_one(part: Part, ref: Reference, index: _Index, base: str | None = None) -> ResolvedReference:
     """Resolve one reference of ``part`` (see the module docstring); ``base`` overrides ``part.base``."""
-    text = _clean(ref.url)
+    text = clean_reference(ref.url)
     if ref.kind == "base" or text == "" or text.startswith("#"):
         return ResolvedReference(part, ref, None, "ignored")
     m = _SCHEME.match(text)
@@ -214,6 +201,12 @@ def _is_embedded_sheet(part: Part) -> bool:
     return part.is_css and part.content_location is not None and is_cid(part.content_location)
 
 
+def _user_base(sheet: Part, resolved: Iterable[ResolvedReference]) -> str | None:
+    """The base of the first HTML part (in ``resolved`` order) whose reference reaches ``sheet``."""
+    hit = next((r for r in resolved if r.target is sheet and r.source.is_html), None)
+    return None if hit is None else hit.source.base
+
+
 def resolve_references(agg: Aggregate) -> tuple[ResolvedReference, ...]:
     """Every reference of every HTML and CSS part of ``agg``, in part then source order.
 
@@ -229,20 +222,40 @@ def resolve_references(agg: Aggregate) -> tuple[ResolvedReference, ...]:
         if _is_embedded_sheet(part):
             sheets.append(part)
             continue
-        found[part.index] = [resolve_one(part, ref, index) for ref in references_of(part)]
+        found[part.index] = [resolve_one(part, ref, index) for ref in part.references]
+    pages = [r for results in found.values() for r in results]
     for sheet in sheets:
-        base = None
-        for results in found.values():
-            hit = next((r for r in results if r.target is sheet and r.source.is_html), None)
-            if hit is not None:
-                base = hit.source.base
-                break
-        found[sheet.index] = [resolve_one(sheet, ref, index, base) for ref in references_of(sheet)]
+        base = _user_base(sheet, pages)
+        found[sheet.index] = [resolve_one(sheet, ref, index, base) for ref in sheet.references]
     return tuple(r for part in agg.parts for r in found[part.index])
+
+
+class Resolver:
+    """Resolves URIs as if written in the parts of one aggregate, exactly as the reader does.
+
+    The label index is built once; an embedded style sheet's references resolve against
+    the base of the page that uses it, as in :func:`resolve_references`.
+    """
+
+    def __init__(self, agg: Aggregate) -> None:
+        self._agg = agg
+        self._index = _Index(agg)
+        self._bases: dict[int, str] = {}
+
+    def base_of(self, part: Part) -> str:
+        """The base URI ``part``'s relative references resolve against."""
+        if part.index not in self._bases:
+            base = _user_base(part, self._agg.references) if _is_embedded_sheet(part) else None
+            self._bases[part.index] = part.base if base is None else base
+        return self._bases[part.index]
+
+    def resolve(self, part: Part, reference: str, kind: str = "src") -> ResolvedReference:
+        """Resolve one URI as if it were written in ``part``."""
+        from pdi.mhtml.refs import Reference
+
+        return resolve_one(part, Reference(reference, 0, len(reference), kind, None), self._index, self.base_of(part))
 
 
 def resolve_reference(agg: Aggregate, part: Part, reference: str, kind: str = "src") -> ResolvedReference:
     """Resolve one URI as if it were written in ``part`` (for callers with their own references)."""
-    from pdi.mhtml.refs import Reference
-
-    return resolve_one(part, Reference(reference, 0, len(reference), kind, None), _Index(agg))
+    return Resolver(agg).resolve(part, reference, kind)

@@ -22,9 +22,11 @@ References are rewritten in place, using the reader's source offsets
 by resolved Content-Location, §8.3 ``cid:`` by Content-ID, then Chromium's
 ``cid:`` Content-Location; and, for a style sheet Chromium labelled ``cid:…``
 from a ``<style>`` element, relative ``url()``s resolved against the page
-that uses it, as Chromium does) becomes the local file name (its ``#fragment``
+that uses it: :class:`pdi.mhtml.resolve.Resolver`, the reader's own rules) becomes the local file name (its ``#fragment``
 kept); one not satisfied becomes its absolute URI, so links still lead to the
-web; the ``<base href>`` becomes ``./``, so the local names resolve against
+web and ``thismessage:`` or ``cid:`` ones name nothing, except that a ``file:`` URI or
+one that cannot be resolved becomes ``about:blank`` (nothing in the folder may lead to
+the local disk or a network share); the ``<base href>`` becomes ``./``, so the local names resolve against
 the folder. A part's text is decoded with the charset the reader found and
 encoded back with it (undecodable bytes are carried through unchanged with
 ``surrogateescape``), so bytes outside the rewritten references do not change.
@@ -35,18 +37,18 @@ before anything is written.
 
 from __future__ import annotations
 
+import codecs
 import html
 import re
 import unicodedata
 import urllib.parse
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from pdi.errors import LimitError
 from pdi.mhtml import charset as _charset
 from pdi.mhtml.model import Aggregate, Part
 from pdi.mhtml.refs import Reference, css_references, html_references
-from pdi.mhtml.resolve import resolve_reference
+from pdi.mhtml.resolve import Resolver
 
 __all__ = ["PlannedFile", "UnpackLimits", "UnpackPlan", "plan", "safe_name"]
 
@@ -84,11 +86,6 @@ _EXTENSIONS: dict[str, tuple[str, ...]] = {
     "video/mp4": (".mp4",),
     "video/webm": (".webm",),
 }
-
-
-def extension_for(media_type: str) -> str:
-    """The file extension a part of this media type gets (``.bin`` when unknown)."""
-    return _EXTENSIONS.get(media_type.lower(), (".bin",))[0]
 
 
 @dataclass(frozen=True)
@@ -217,41 +214,85 @@ def plan(aggregate: Aggregate, *, limits: UnpackLimits | None = None) -> UnpackP
             label = "cid:" + part.content_id
         names[id(part)] = safe_name(label, part.content_type, taken, stem=stem)
 
+    resolver = Resolver(aggregate)
     files: list[PlannedFile] = []
     unsatisfied: list[str] = []
     for part in order:
-        index = part.index
-        referrer = _cid_referrer(aggregate, part)
-        data, count = _rewrite(aggregate, part, names, unsatisfied, referrer)
-        files.append(PlannedFile(names[id(part)], data, index, part.content_location, count))
+        data, count = _rewrite(resolver, part, names, unsatisfied)
+        files.append(PlannedFile(names[id(part)], data, part.index, part.content_location, count))
     return UnpackPlan(tuple(files), tuple(dict.fromkeys(unsatisfied)))
 
 
-def _cid_referrer(aggregate: Aggregate, part: Part) -> Part | None:
-    """For a style sheet labelled ``cid:…`` (Chromium's <style> parts): the HTML part that uses it."""
-    if not (part.is_css and (part.content_location or "")[:4].lower() == "cid:"):
-        return None
-    for ref in aggregate.references:
-        if ref.target is part and ref.source.is_html:
-            return ref.source
-    return None
+# Encodings whose multi-byte characters hold bytes below 0x80 (Shift_JIS and Big5 trail
+# bytes include "\\"; gb18030's include digits; ISO-2022-JP is all 7-bit): read one byte
+# per character, their text would show markup that is not there.
+_ASCII_UNSAFE = frozenset({"Shift_JIS", "Big5", "GBK", "gb18030", "ISO-2022-JP"})
 
 
-def _source_text(part: Part) -> tuple[str, Callable[[str], bytes]] | None:
-    """The part's bytes as a string whose offsets map back exactly, and the way back.
+@dataclass(frozen=True)
+class _View:
+    """A part's bytes as text to scan, and where each character starts in the bytes.
 
-    For ASCII-compatible encodings (all but UTF-16) each byte becomes one character
-    (latin-1): offsets are byte offsets, and the markup HTML and CSS are scanned for
-    (``<``, ``>``, quotes, ``=``, white space, parentheses) is ASCII that no
-    multi-byte encoding uses inside a character, so every byte outside a rewritten
-    reference comes back unchanged. UTF-16 is decoded and encoded back losslessly.
+    ``starts[i]`` is the byte offset of character ``i`` (``starts[len(text)]`` is the
+    length); ``None`` means one byte per character. ``decoded`` says whether the text is
+    the page's own characters (else non-ASCII references are decoded from their bytes).
+    """
+
+    text: str
+    starts: list[int] | None
+    codec: str
+    decoded: bool
+
+    def byte(self, i: int) -> int:
+        return i if self.starts is None else self.starts[i]
+
+
+def _offsets(data: bytes, codec: str) -> tuple[str, list[int]]:
+    """Decode byte by byte, noting where each character starts (an escape sequence or a
+    lead byte belongs to the character it introduces)."""
+    decoder = codecs.getincrementaldecoder(codec)("replace")
+    chars: list[str] = []
+    starts: list[int] = []
+    begun = 0
+    for i in range(len(data)):
+        out = decoder.decode(data[i : i + 1])
+        if not out:
+            continue
+        if len(out) > 1 and out[-1] == chr(data[i]) and data[i] < 0x80:
+            # a broken sequence cut short by an ASCII byte: U+FFFD…, then that byte
+            starts.extend([begun] * (len(out) - 1) + [i])
+        else:
+            starts.extend([begun] + [i + 1] * (len(out) - 1))
+        chars.append(out)
+        begun = i + 1
+    tail = decoder.decode(b"", final=True)
+    starts.extend([begun] * len(tail))
+    chars.append(tail)
+    starts.append(len(data))
+    return "".join(chars), starts
+
+
+def _view(part: Part) -> _View | None:
+    """How to read the part for rewriting (``None``: it cannot be rewritten safely).
+
+    For ASCII-compatible encodings each byte becomes one character (latin-1):
+    offsets are byte offsets, and the markup HTML and CSS are scanned for (``<``,
+    ``>``, quotes, ``=``, white space, parentheses, ``\\``) is ASCII that no such
+    encoding uses inside a character. UTF-16 and the encodings of ``_ASCII_UNSAFE``
+    are decoded, each character's byte offset noted. Either way, every byte outside
+    a rewritten reference comes back unchanged.
     """
     if part.encoding in ("UTF-16LE", "UTF-16BE"):
-        codec = "utf-16-le" if part.encoding == "UTF-16LE" else "utf-16-be"
         if len(part.data) % 2:
             return None
-        return part.data.decode(codec, "surrogatepass"), lambda s: s.encode(codec, "surrogatepass")
-    return part.data.decode("latin-1"), lambda s: s.encode("latin-1")
+        codec = "utf-16-le" if part.encoding == "UTF-16LE" else "utf-16-be"
+        text, starts = _offsets(part.data, codec)
+        return _View(text, starts, codec, True)
+    if part.encoding in _ASCII_UNSAFE:
+        codec = _charset.codec_name(part.encoding)
+        text, starts = _offsets(part.data, codec)
+        return _View(text, starts, codec, True)
+    return _View(part.data.decode("latin-1"), None, "latin-1", False)
 
 
 def _true_url(part: Part, ref: Reference, raw_bytes: bytes) -> str:
@@ -262,52 +303,57 @@ def _true_url(part: Part, ref: Reference, raw_bytes: bytes) -> str:
     return html.unescape(decoded) if part.is_html else decoded
 
 
-def _rewrite(
-    aggregate: Aggregate, part: Part, names: dict[int, str], unsatisfied: list[str], referrer: Part | None
-) -> tuple[bytes, int]:
+_OFFLINE_SAFE = re.compile(r"^(?!file:)[a-z][a-z0-9+.\-]+:", re.IGNORECASE)
+
+
+def _unsatisfied(absolute: str | None) -> str:
+    """What an unsatisfied reference becomes in the folder.
+
+    Its absolute URI (``http:``, ``https:`` and ``ftp:`` still lead to the web;
+    ``thismessage:``, ``cid:`` … name nothing offline). A ``file:`` URI, a
+    one-letter scheme (a Windows drive) or a reference that could not be resolved
+    would, from a page opened out of the folder, reach the local disk or a network
+    share: it becomes ``about:blank``.
+    """
+    if absolute is None or not _OFFLINE_SAFE.match(absolute):
+        return "about:blank"
+    return absolute
+
+
+def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied: list[str]) -> tuple[bytes, int]:
     if not (part.is_html or part.is_css):
         return part.data, 0
-    source = _source_text(part)
-    if source is None:
+    view = _view(part)
+    if view is None:
         return part.data, 0
-    text, back = source
-    single_byte_view = part.encoding not in ("UTF-16LE", "UTF-16BE")
-    refs: list[Reference] = html_references(text) if part.is_html else css_references(text)
-    pieces: list[str] = []
+    refs: list[Reference] = html_references(view.text) if part.is_html else css_references(view.text)
+    pieces: list[bytes] = []
     last = 0
     count = 0
     for ref in sorted(refs, key=lambda r: r.start):
-        if ref.start < last:
+        start, end = view.byte(ref.start), view.byte(ref.end)
+        if start < last:
             continue
         if ref.kind == "base":
             replacement = "./"
         else:
-            url = _true_url(part, ref, part.data[ref.start : ref.end]) if single_byte_view else ref.url
-            found = resolve_reference(aggregate, part, url, ref.kind)
+            url = ref.url if view.decoded else _true_url(part, ref, part.data[start:end])
+            found = resolver.resolve(part, url, ref.kind)
             if found.status == "ignored":
                 continue
-            if found.target is None and referrer is not None:
-                # Chromium writes a page's <style> elements as parts labelled cid:…, whose
-                # relative url()s it resolves against the page that holds them.
-                again = resolve_reference(aggregate, referrer, url, ref.kind)
-                if again.target is not None:
-                    found = again
-            if found.target is not None and id(found.target) in names:
+            if found.target is not None:
                 absolute = found.uri or ""
                 cut = absolute.find("#")
                 fragment = absolute[cut:] if cut >= 0 and not absolute.lower().startswith("cid:") else ""
                 replacement = names[id(found.target)] + _escape_for(fragment, part.is_css)
             else:
-                absolute = found.uri or url
-                unsatisfied.append(absolute)
-                if not re.match(r"^(https?|ftp):", absolute, re.I):
-                    continue  # thismessage:, cid:, file: … have nothing to point at offline
-                replacement = _escape_for(absolute, part.is_css)
-        pieces.append(text[last : ref.start])
-        pieces.append(replacement)
-        last = ref.end
+                unsatisfied.append(found.uri or url)
+                replacement = _escape_for(_unsatisfied(found.uri), part.is_css)
+        pieces.append(part.data[last:start])
+        pieces.append(replacement.encode(view.codec))  # ASCII text: no escape sequence in ISO-2022-JP
+        last = end
         count += 1
     if count == 0:
         return part.data, 0
-    pieces.append(text[last:])
-    return back("".join(pieces)), count
+    pieces.append(part.data[last:])
+    return b"".join(pieces), count

@@ -40,7 +40,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from pdi.errors import ParseError, PDIError
+from pdi.errors import ParseError
+from pdi.mhtml.parse import THISMESSAGE
+from pdi.mhtml.resolve import IGNORED_SCHEMES, clean_reference, comparable, resolve_uri
 from pdi.uri import resolve
 
 __all__ = [
@@ -52,7 +54,6 @@ __all__ = [
     "is_textual",
 ]
 
-THISMESSAGE = "thismessage:/"
 
 # A media type as RFC 2045 §5.1 writes it: token "/" token.
 _TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
@@ -227,8 +228,8 @@ def _check_unique(resources: Sequence[Resource], base: str) -> None:
     seen_cid: dict[str, int] = {}
     for i, res in enumerate(resources):
         if res.content_location is not None:
-            uri = resolve(base, res.content_location, strict=False)
-            uri = uri.split("#", 1)[0]
+            # compared as the reader compares them (§8.2): no fragment, unsafe characters %-encoded
+            uri = comparable(resolve(base, res.content_location, strict=False))
             if uri in seen_loc:
                 raise ParseError(
                     f"parts {seen_loc[uri]} and {i} have Content-Locations that resolve to the same URI {uri}",
@@ -343,7 +344,8 @@ def decode_text(data: bytes, declared: str | None, media_type: str) -> str:
     return charset.decode(data, encoding)
 
 
-_SKIP_SCHEMES = ("data:", "javascript:", "about:", "mailto:", "cid:", "blob:", "tel:")
+# What the reader ignores (pdi.mhtml.resolve), and cid: (a part of the file, not a resource to fetch).
+_SKIP_SCHEMES = (*sorted(f"{s}:" for s in IGNORED_SCHEMES), "cid:")
 
 
 def needed_references(url: str, media_type: str, data: bytes, charset: str | None = None) -> list[Need]:
@@ -358,7 +360,7 @@ def needed_references(url: str, media_type: str, data: bytes, charset: str | Non
         base_href = html_base(text)
         base = url
         if base_href is not None and base_href.strip():
-            base = resolve(url, _clean(base_href), strict=False)
+            base = resolve_uri(url, base_href) or url  # as the reader does (Part.base)
     elif kind == "text/css":
         refs = css_references(decode_text(data, charset, kind))
         base = url
@@ -368,18 +370,13 @@ def needed_references(url: str, media_type: str, data: bytes, charset: str | Non
     for ref in refs:
         if not ref.inline:
             continue
-        raw = _clean(ref.url)
+        raw = clean_reference(ref.url)
         if not raw or raw.startswith("#") or raw.lower().startswith(_SKIP_SCHEMES):
             continue
-        try:
-            absolute = resolve(base, raw, strict=False).split("#", 1)[0]
-        except PDIError:
+        absolute = resolve_uri(base, raw)
+        if absolute is None:
             continue
+        absolute = absolute.split("#", 1)[0]
         doc = "html" if ref.kind == "frame" else "css" if ref.kind in ("stylesheet", "import") else None
-        needs.setdefault(absolute, Need(absolute, doc))
+        needs.setdefault(comparable(absolute), Need(absolute, doc))  # one per URI as the reader compares
     return list(needs.values())
-
-
-def _clean(reference: str) -> str:
-    # What browsers do to a URL attribute before parsing it: trim white space, drop tabs and newlines.
-    return re.sub(r"[\t\n\r]", "", reference.strip(" \t\n\f\r"))

@@ -5,8 +5,7 @@ from __future__ import annotations
 import datetime
 import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from click.testing import CliRunner
@@ -46,7 +45,7 @@ PAGES: dict[str, tuple[int, dict[str, str], bytes]] = {
 }
 
 
-class _Handler(BaseHTTPRequestHandler):
+class Handler(BaseHTTPRequestHandler):
     active = 0
     peak = 0
     lock = threading.Lock()
@@ -58,12 +57,12 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path
         if path.startswith("/slow/"):
             # Count requests in flight at once (only these: the slow root below may still be asleep).
-            with _Handler.lock:
-                _Handler.active += 1
-                _Handler.peak = max(_Handler.peak, _Handler.active)
+            with Handler.lock:
+                Handler.active += 1
+                Handler.peak = max(Handler.peak, Handler.active)
             time.sleep(0.25)
-            with _Handler.lock:
-                _Handler.active -= 1
+            with Handler.lock:
+                Handler.active -= 1
             status, headers, body = 200, {"Content-Type": "image/png"}, PNG + path.encode()
         elif path == "/slow-root.html":
             time.sleep(3)
@@ -79,20 +78,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
         except (BrokenPipeError, ConnectionResetError):
             pass
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
 
 
 def test_capture_page_with_everything_it_needs(server: str) -> None:
@@ -194,10 +179,10 @@ def test_capture_redirect_loop(server: str) -> None:
 
 
 def test_capture_concurrency_limit(server: str) -> None:
-    _Handler.peak = 0
+    Handler.peak = 0
     got = capture(server + "/many.html", allow_private=True, limits=Limits(concurrency=3))
     assert got.parts == 13
-    assert 2 <= _Handler.peak <= 3
+    assert 2 <= Handler.peak <= 3
 
 
 def test_capture_progress_reported(server: str) -> None:
