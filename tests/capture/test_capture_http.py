@@ -48,6 +48,7 @@ PAGES: dict[str, tuple[int, dict[str, str], bytes]] = {
 class Handler(BaseHTTPRequestHandler):
     active = 0
     peak = 0
+    served_changing = 0
     lock = threading.Lock()
 
     def log_message(self, format: str, *args: object) -> None:
@@ -64,6 +65,11 @@ class Handler(BaseHTTPRequestHandler):
             with Handler.lock:
                 Handler.active -= 1
             status, headers, body = 200, {"Content-Type": "image/png"}, PNG + path.encode()
+        elif path == "/changing.html":
+            with Handler.lock:
+                Handler.served_changing += 1
+                body = b"<p>edition %d</p>" % Handler.served_changing
+            status, headers = 200, {"Content-Type": "text/html"}
         elif path == "/slow-root.html":
             time.sleep(3)
             status, headers, body = 200, {"Content-Type": "text/html"}, b"late"
@@ -220,3 +226,37 @@ def test_cli_capture_to_file_and_archive(server: str, tmp_path: object) -> None:
     assert refused.exit_code == 6
     usage = CliRunner().invoke(cli, ["capture", url])
     assert usage.exit_code == 2
+
+
+def test_cli_capture_same_url_same_day_is_a_new_version_only_when_the_page_changed(
+    server: str, tmp_path: object
+) -> None:
+    from pathlib import Path
+
+    from pdi.archive import Archive
+    from pdi.identifier import PDI
+
+    folder = Path(str(tmp_path))
+    Archive.init(folder / "arch").add_series("web.example.us")
+
+    def run(url: str) -> PDI:
+        result = CliRunner().invoke(
+            cli,
+            ["capture", url, "--allow-private", "--series", "web.example.us", "--archive", str(folder / "arch")],
+        )
+        assert result.exit_code == 0, result.output
+        return PDI.parse(result.stdout.strip().splitlines()[-1])
+
+    changing = server + "/changing.html"
+    first, second = run(changing), run(changing)
+    # One document (the URL on today's date), two versions: the draft's monotonic versions.
+    assert first.without_fragment().with_version(2) == second
+    assert (first.version, second.version) == (1, 2)
+    archive = Archive.open(folder / "arch")
+    assert b"edition" in archive.get(first).data
+    assert archive.get(first).data != archive.get(second).data
+    assert archive.versions(first) == [1, 2]
+    # An unchanged page is not stored twice: the same name comes back.
+    steady = server + "/index.html"
+    assert run(steady) == run(steady)
+    assert archive.versions(PDI.build(series="web.example.us", date=first.date, foreign_id=steady, format="related")) == [1]

@@ -5,6 +5,7 @@ Thin: parse arguments, call :mod:`pdi.capture` / :mod:`pdi.mhtml`, print.
 
 from __future__ import annotations
 
+import datetime
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -14,10 +15,13 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from pdi import formats
+from pdi.archive import Archive, Content
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.mhtml_cmd import printable
 from pdi.cli.mhtml_group import mhtml
 from pdi.errors import ImmutabilityError, LimitError, StoreError
+from pdi.identifier import PDI
 
 _MB = 1024 * 1024
 
@@ -176,6 +180,26 @@ def _capture(
     return got.mhtml, got.final_url
 
 
+def _deposit_capture(archive: Archive, series: str, url: str, data: bytes) -> PDI:
+    """Deposit a capture of ``url`` under a name that encapsulates it on today's (GMT) date.
+
+    The first capture of a day mints ``…/YYYY/MM/DD/<url>.related.1``. A later
+    capture of the same URL on the same day is the same document: when its
+    bytes differ from the newest version it becomes the next version, and when
+    they are the same, the existing name is returned and nothing is stored.
+    """
+    token = formats.token_for("multipart/related")
+    today = datetime.datetime.now(datetime.UTC).date()
+    name = PDI.build(series=series, date=today, foreign_id=url, format=token, version=1)
+    versions = archive.versions(name)  # empty when the URL was not captured today
+    if not versions:
+        return archive.add(series, data, format=token, foreign_id=url)
+    newest = name.with_version(versions[-1])
+    if archive.get(newest).data == data:
+        return newest
+    return archive.add_version(name, [Content(data, token)])[0]
+
+
 def register(cli: click.Group) -> None:
     """Add ``capture`` to the top-level group (``pack``/``unpack`` are on ``pdi.cli.mhtml_group.mhtml``)."""
 
@@ -207,6 +231,8 @@ def register(cli: click.Group) -> None:
         With --series S, deposit it as a PDI whose unique id encapsulates URL,
         minted on today's date, and print the PDI (for http://www.whitehouse.gov/:
         urn:pdi://S/YYYY/MM/DD/http:%2F%2Fwww%2Ewhitehouse%2Egov%2F.related.1).
+        Capturing the same URL again on the same day deposits the next version
+        when the page changed, and prints the existing name when it did not.
         Refuses private, loopback and link-local addresses unless
         --allow-private.
         """
@@ -224,10 +250,4 @@ def register(cli: click.Group) -> None:
         if output is not None:
             _write(output, data)
         if series is not None:
-            from pdi import formats
-            from pdi.archive import Archive
-
-            pdi = Archive.open(archive).add(
-                series, data, format=formats.token_for("multipart/related"), foreign_id=url
-            )
-            click.echo(str(pdi))
+            click.echo(str(_deposit_capture(Archive.open(archive), series, url, data)))
