@@ -103,8 +103,7 @@ def _lines(pdi: PDI, indent: str = "") -> list[str]:
     if d["media_type"]:
         rows.append(("media type", d["media_type"]))
     if pdi.format is not None:
-        version = "*" if pdi.version_wildcard else str(pdi.version or 1)
-        rows.append(("version", version + ("" if pdi.version is not None else " (omitted)")))
+        rows.append(("version", f"{d['version']}" + (" (omitted)" if d["version_omitted"] else "")))
     if pdi.fragment is not None:
         frag = d["fragment"]
         scheme = frag["scheme"] or f"{frag['effective_scheme'] or '?'} (default)"
