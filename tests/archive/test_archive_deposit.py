@@ -98,6 +98,19 @@ def test_foreign_id_is_escaped_and_round_trips(archive: Archive) -> None:
         archive.add(S, b"again", format="html", foreign_id="http://www.whitehouse.gov/")
 
 
+@pytest.mark.parametrize("mnemonic", ["007", "0"])
+def test_digit_ids_that_are_not_serials_are_foreign_ids(archive: Archive, mnemonic: str) -> None:
+    # Daily serials start at 1 and have no leading zero (PDI-GRAMMAR §2.5), so
+    # "007" and "0" can never be one: they are ordinary foreign ids.
+    pdi = archive.add(S, b"GIF89a", format="gif", foreign_id=mnemonic)
+    assert str(pdi) == f"urn:pdi://oma.eop.gov.us/2026/11/22/{mnemonic}.gif.1"
+    assert pdi.serial is None and pdi.unique_id == mnemonic
+    assert archive.get(f"urn:pdi://oma.eop.gov.us/2026/11/22/{mnemonic}.gif.1").data == b"GIF89a"
+    assert str(archive.add(S, b"GIF87a", format="gif")) == (
+        "urn:pdi://oma.eop.gov.us/2026/11/22/1.gif.1"
+    )
+
+
 @pytest.mark.parametrize("bad", ["", "42", "*"])
 def test_foreign_id_refused(archive: Archive, bad: str) -> None:
     with pytest.raises(ParseError):

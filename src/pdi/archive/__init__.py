@@ -490,9 +490,12 @@ class Archive:
     def _check_foreign_id(self, series: str, foreign_id: str, token: str) -> str:
         if not isinstance(foreign_id, str) or foreign_id == "":
             raise ParseError("a foreign id must be non-empty text", rule="encapsulated-unique-id")
-        if foreign_id.isascii() and foreign_id.isdigit():
+        # Digits with no leading zero spell a daily serial (PDI-GRAMMAR §2.5); the
+        # document key is the decoded id, so such an id would take a serial's place.
+        if foreign_id.isascii() and foreign_id.isdigit() and foreign_id[0] != "0":
             raise ParseError(
-                "an id of digits only is a daily serial, which the archive mints itself",
+                "an id of digits only (no leading zero) is a daily serial, which the archive"
+                " mints itself",
                 text=foreign_id,
                 offset=0,
                 rule="encapsulated-unique-id",
