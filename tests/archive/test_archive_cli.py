@@ -94,6 +94,22 @@ def test_verify_fails_with_exit_3_on_damage(tmp_path: Path) -> None:
     assert result.stderr.startswith("pdi: integrity check failed:")
 
 
+def test_get_says_when_a_fragment_was_clamped(tmp_path: Path) -> None:
+    # PDI-GRAMMAR §3: a position past the end refers to the end, and the result
+    # says it was clamped; the bytes alone cannot say so.
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    doc = tmp_path / "short.txt"
+    doc.write_bytes(b"abc\n")
+    name = run(location, "add", str(doc), "--series", S).stdout.strip()
+    result = run(location, "get", f"{name}#char=2,99")
+    assert result.stdout_bytes == b"c\r\n"
+    assert result.stderr.count("\n") == 1 and "clamped" in result.stderr
+    result = run(location, "get", f"{name}#char=0,2")
+    assert (result.stdout_bytes, result.stderr) == (b"ab", "")
+
+
 def test_errors_are_one_line_with_exit_codes(tmp_path: Path) -> None:
     location = str(tmp_path / "a")
     assert run(location, "ls", code=4).stderr.startswith("pdi: not found: no archive at")

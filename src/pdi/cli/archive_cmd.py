@@ -177,7 +177,10 @@ def register(cli: click.Group) -> None:
     @click.option("--info", is_flag=True, help="Print the name, media type, size and SHA-256 instead.")
     @archive_option
     def get_cmd(pdi: str, output: str | None, latest: bool, info: bool, archive: str) -> None:
-        """Write the bytes PDI[#fragment] names; a generic PDI lists its formats."""
+        """Write the bytes PDI[#fragment] names; a generic PDI lists its formats.
+
+        A fragment reaching past the end is cut there, with a warning on stderr.
+        """
         with _open(archive) as opened:
             result = opened.resolve(pdi, latest=latest)
         if isinstance(result, Generic):
@@ -197,6 +200,8 @@ def register(cli: click.Group) -> None:
             if result.fragment is not None and result.fragment.clamped:
                 click.echo("clamped\ttrue")
             return
+        if result.fragment is not None and result.fragment.clamped:
+            click.echo(f"warning: {result.pdi} reaches past the end: clamped to it", err=True)
         if output:
             try:
                 Path(output).write_bytes(result.data)
