@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import subprocess
 from pathlib import Path
 
+import click
 import pytest
 from archive_helpers import SRC
 from click.testing import CliRunner, Result
@@ -164,3 +167,24 @@ def test_unreachable_postgres_is_a_storage_error(pg_cluster: TemporaryCluster) -
     assert result.stderr.startswith("pdi: storage error: cannot connect to postgresql://")
     assert result.stderr.count("\n") == 1
     assert run(url, "ls", code=8)
+
+
+def test_readme_archive_commands_parse() -> None:
+    # Every command line of the README's archive section names options its command has.
+    readme = (SRC.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### The archive", 1)[1].split("\n### ", 1)[0]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    checked = 0
+    for line in block.splitlines():
+        # Drop the comment ("# …") and optional parts in brackets.
+        words = shlex.split(re.sub(r"\[[^]]*\]", "", re.sub(r"\s+# .*", "", line)))
+        assert words[0] == "pdi", line
+        command: click.Command = cli
+        args = words[1:]
+        while isinstance(command, click.Group):
+            sub = command.get_command(click.Context(command), args[0])
+            assert sub is not None, line
+            command, args = sub, args[1:]
+        command.make_context(command.name, list(args), resilient_parsing=False)
+        checked += 1
+    assert checked >= 15
