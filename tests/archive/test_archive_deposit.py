@@ -331,6 +331,24 @@ def test_assertions_are_append_only_with_history(archive: Archive, clock: Clock)
         archive.annotate(pdi, "bad key", "x")
 
 
+def test_statements_about_what_is_not_archived_are_an_error(archive: Archive) -> None:
+    # Reading statements about a name the archive does not hold is bad input, as
+    # writing them is: one clear error, not an empty answer.
+    pdi = archive.add(S, b"hello world\n", format="text")
+    for missing in (
+        "urn:pdi://oma.eop.gov.us/2026/11/22/7.text.1",
+        f"{pdi.without_fragment()}".replace(".text.1", ".text.2"),
+        f"{pdi}".replace(".text.", ".html."),
+    ):
+        with pytest.raises(NotFoundError):
+            archive.history(missing)
+        with pytest.raises(NotFoundError):
+            archive.meta(missing)
+    with pytest.raises(UnsupportedError):
+        archive.history("urn:pdi://oma.eop.gov.us/2026/*/*/*")
+    assert archive.history(pdi) == [] and archive.meta(f"{pdi}#char=0,5") == {}
+
+
 # --- opening ------------------------------------------------------------------------------
 
 

@@ -561,19 +561,30 @@ class Archive:
             raise UnsupportedError(f"{parsed} is a pattern; list it with ls")
         if parsed.citation is not None:
             raise UnsupportedError("resolve each side of a citation separately")
-        key = _key_of(parsed)
-        version = self._version_of(parsed, key, latest)
-        records = self.store.representations(key, version)
+        version, records = self._records(parsed, latest)
         if parsed.format is None:
             if parsed.fragment is not None:
                 raise UnsupportedError("a fragment needs a format: name one")
             return Generic(
                 _name(records[0], generic=True), version, tuple(_name(r) for r in records)
             )
-        token = formats.canonical_token(parsed.format)
+        return self._read(parsed, self._record(parsed, version, records))
+
+    def _records(self, parsed: PDI, latest: bool) -> tuple[int, list[RepresentationRecord]]:
+        """The version a PDI names and the records of its formats (not their bytes)."""
+        key = _key_of(parsed)
+        version = self._version_of(parsed, key, latest)
+        return version, self.store.representations(key, version)
+
+    @staticmethod
+    def _record(
+        parsed: PDI, version: int, records: list[RepresentationRecord]
+    ) -> RepresentationRecord:
+        """The record of the format ``parsed`` names among ``records`` (of ``version``)."""
+        token = formats.canonical_token(parsed.format or "")
         for record in records:
             if record.format == token:
-                return self._read(parsed, record)
+                return record
         raise NotFoundError(
             f"{parsed.without_fragment()}: version {version} has no format {token} (formats: "
             f"{', '.join(r.format for r in records)})"
@@ -591,10 +602,8 @@ class Archive:
 
     def formats(self, pdi: PDI | str, *, latest: bool = False) -> list[PDI]:
         """The versioned PDIs of every format of the version a PDI names."""
-        parsed = parse_pdi(pdi)
-        key = _key_of(parsed)
-        version = self._version_of(parsed, key, latest)
-        return [_name(r) for r in self.store.representations(key, version)]
+        _, records = self._records(parse_pdi(pdi), latest)
+        return [_name(r) for r in records]
 
     def versions(self, pdi: PDI | str) -> list[int]:
         """The version numbers of the document a PDI names."""
@@ -696,8 +705,6 @@ class Archive:
         or free keys: a letter, then letters, digits, ``.``, ``_``, ``:``, ``-``.
         """
         parsed = parse_pdi(pdi)
-        if parsed.is_pattern:
-            raise UnsupportedError(f"{parsed} is a pattern; statements are about one name")
         if not isinstance(key, str) or not _KEY.match(key):
             raise ParseError(
                 f"bad key {key!r}: a letter, then up to 199 letters, digits, '.', '_', ':', '-'",
@@ -707,24 +714,28 @@ class Archive:
             raise ParseError("a value must be text", rule="value")
         if len(value) > MAX_ASSERTION_VALUE:
             raise LimitError(f"a value may have at most {MAX_ASSERTION_VALUE} characters")
-        key_ = _key_of(parsed)
-        subject = self._subject(parsed, key_)
+        subject = self._subject(parsed)
         return self.store.add_assertion(
-            key_, subject, key, value, who or self.who, _timestamp(self._now())
+            _key_of(parsed), subject, key, value, who or self.who, _timestamp(self._now())
         )
 
-    def _subject(self, parsed: PDI, key: DocumentKey) -> str:
-        # The subject must exist: the document, and the version and format if named.
+    def _subject(self, parsed: PDI) -> str:
+        """The canonical text of a name statements are about; it must be in the archive.
+
+        The document must exist, and the version and format if named (their
+        bytes are not read: that is :meth:`verify`'s work).
+        """
+        if parsed.is_pattern:
+            raise UnsupportedError(f"{parsed} is a pattern; statements are about one name")
         if parsed.format is not None:
-            self.resolve(parsed.without_fragment())
-        elif not self.store.document_exists(key):
+            self._record(parsed, *self._records(parsed, latest=False))
+        elif not self.store.document_exists(_key_of(parsed)):
             raise NotFoundError(f"{parsed} is not in this archive")
         return str(parsed.canonical())
 
     def history(self, pdi: PDI | str) -> list[AssertionRecord]:
-        """Every statement made about exactly this PDI, oldest first."""
-        parsed = parse_pdi(pdi)
-        return self.store.assertions(str(parsed.canonical()))
+        """Every statement made about exactly this PDI, oldest first; it must be in the archive."""
+        return self.store.assertions(self._subject(parse_pdi(pdi)))
 
     def meta(self, pdi: PDI | str) -> dict[str, str]:
         """The latest value of each key stated about exactly this PDI."""
