@@ -188,3 +188,31 @@ def test_readme_archive_commands_parse() -> None:
         command.make_context(command.name, list(args), resilient_parsing=False)
         checked += 1
     assert checked >= 15
+
+
+def test_too_large_a_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    # A file over the representation limit is refused from its size alone:
+    # a process that may not hold 1 GiB still answers with the limit error (exit 7).
+    import resource
+    import sys
+
+    from pdi.archive import MAX_REPRESENTATION_BYTES
+
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    big = tmp_path / "big.bin"
+    with big.open("wb") as f:
+        f.truncate(MAX_REPRESENTATION_BYTES + 1)  # sparse: no disk space used
+
+    def limit_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (768 << 20, 768 << 20))
+
+    result = subprocess.run(
+        [sys.executable, "-m", "pdi", "add", str(big), "-s", S, "-f", "octet-stream",
+         "--archive", location],
+        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(SRC)),
+        preexec_fn=limit_memory, check=False,
+    )
+    assert result.returncode == 7, result.stderr
+    assert result.stderr.startswith("pdi: limit exceeded:") and result.stderr.count("\n") == 1

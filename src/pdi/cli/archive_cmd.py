@@ -8,6 +8,7 @@ that deposits or reads the archive uses (other command modules too).
 from __future__ import annotations
 
 import mimetypes
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,8 +17,15 @@ from typing import Any, TypeVar
 
 import click
 
-from pdi.archive import DEFAULT_LOCATION, Archive, Content, Generic, resolve_location
-from pdi.errors import IntegrityError, NotFoundError, ParseError, StoreError
+from pdi.archive import (
+    DEFAULT_LOCATION,
+    MAX_REPRESENTATION_BYTES,
+    Archive,
+    Content,
+    Generic,
+    resolve_location,
+)
+from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, StoreError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,10 +62,18 @@ def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
 
 
 def _read_file(path: str) -> bytes:
+    """The bytes of a file to deposit ('-' = stdin); over the limit, refused unread."""
+    too_big = LimitError(f"{path}: a representation may have at most {MAX_REPRESENTATION_BYTES} bytes")
     if path == "-":
-        return sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(MAX_REPRESENTATION_BYTES + 1)
+        if len(data) > MAX_REPRESENTATION_BYTES:
+            raise too_big
+        return data
     try:
-        return Path(path).read_bytes()
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size > MAX_REPRESENTATION_BYTES:
+                raise too_big
+            return f.read()
     except FileNotFoundError as exc:
         raise NotFoundError(f"cannot read {path}: no such file") from exc
     except IsADirectoryError as exc:
