@@ -282,6 +282,16 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def spells_serial(unique_id: str) -> bool:
+    """Whether a (decoded) unique id is written as a daily serial: digits, no leading zero.
+
+    Serials start at 1 (PDI-GRAMMAR §2.5), so ``007`` and ``0`` are foreign ids.
+    The catalog keys a document by its decoded id, so a foreign id that spells a
+    serial would take that serial's place.
+    """
+    return unique_id.isascii() and unique_id.isdigit() and unique_id[0] != "0"
+
+
 def _key_of(pdi: PDI) -> DocumentKey:
     date = pdi.date
     if date is None:
@@ -490,9 +500,7 @@ class Archive:
     def _check_foreign_id(self, series: str, foreign_id: str, token: str) -> str:
         if not isinstance(foreign_id, str) or foreign_id == "":
             raise ParseError("a foreign id must be non-empty text", rule="encapsulated-unique-id")
-        # Digits with no leading zero spell a daily serial (PDI-GRAMMAR §2.5); the
-        # document key is the decoded id, so such an id would take a serial's place.
-        if foreign_id.isascii() and foreign_id.isdigit() and foreign_id[0] != "0":
+        if spells_serial(foreign_id):
             raise ParseError(
                 "an id of digits only (no leading zero) is a daily serial, which the archive"
                 " mints itself",
