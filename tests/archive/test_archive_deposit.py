@@ -111,6 +111,20 @@ def test_digit_ids_that_are_not_serials_are_foreign_ids(archive: Archive, mnemon
     )
 
 
+def test_an_escaped_digit_id_is_not_the_serial(archive: Archive) -> None:
+    # "%31" decodes to "1" but is not a daily serial (an all-digit id whose first
+    # digit is escaped is never read back as one): it names the foreign id "1",
+    # which the archive refuses to mint, so it names nothing here, not serial 1.
+    archive.add(S, b"serial one", format="text")
+    escaped = "urn:pdi://oma.eop.gov.us/2026/11/22/%31.text.1"
+    for call in (archive.get, archive.history, archive.versions, archive.formats):
+        with pytest.raises(NotFoundError):
+            call(escaped)
+    with pytest.raises(NotFoundError):
+        archive.annotate(escaped, "title", "x")
+    assert archive.ls("urn:pdi://oma.eop.gov.us/2026/11/22/%31") == []
+
+
 @pytest.mark.parametrize("bad", ["", "42", "*"])
 def test_foreign_id_refused(archive: Archive, bad: str) -> None:
     with pytest.raises(ParseError):

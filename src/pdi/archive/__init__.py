@@ -292,10 +292,21 @@ def spells_serial(unique_id: str) -> bool:
     return unique_id.isascii() and unique_id.isdigit() and unique_id[0] != "0"
 
 
+def _foreign_serial(pdi: PDI) -> bool:
+    # "%31" decodes to "1" but is a foreign id, not serial 1 (the catalog keys by the
+    # decoded id, so it must not be looked up as one).
+    return not pdi.is_serial and not pdi.unique_id_is_wildcard and spells_serial(pdi.unique_id)
+
+
 def _key_of(pdi: PDI) -> DocumentKey:
     date = pdi.date
     if date is None:
         raise UnsupportedError(f"{pdi} has a wildcard date: it is a pattern (use ls)")
+    if _foreign_serial(pdi):
+        raise NotFoundError(
+            f"{pdi.without_fragment()} is not in this archive: its foreign id"
+            f" {pdi.unique_id!r} is spelled like a daily serial, which no archive mints"
+        )
     return DocumentKey(pdi.series_name.lower(), date, pdi.unique_id)
 
 
@@ -688,6 +699,8 @@ class Archive:
             for name, value in (("year", year), ("month", month), ("day", day)):
                 if value is not None:
                     raise UnsupportedError(f"give the {name} in the pattern, not beside it")
+            if _foreign_serial(parsed):
+                return []
             wanted = parsed.to_query()
             if series is not None and canonical_series(series) != wanted.series.lower():
                 raise UnsupportedError("the pattern names another series than --series")
