@@ -46,7 +46,7 @@ from pdi.errors import (
     ParseError,
     UnsupportedError,
 )
-from pdi.identifier import ISO_3166_ALPHA2, PDI
+from pdi.identifier import ISO_3166_ALPHA2, PDI, Fragment
 
 if TYPE_CHECKING:
     from pdi.fragments import FragmentResult
@@ -310,7 +310,10 @@ def _key_of(pdi: PDI) -> DocumentKey:
     return DocumentKey(pdi.series_name.lower(), date, pdi.unique_id)
 
 
-def _name(record: RepresentationRecord, *, generic: bool = False) -> PDI:
+def _name(
+    record: RepresentationRecord, *, generic: bool = False, fragment: Fragment | None = None
+) -> PDI:
+    """The versioned name of a record (with ``fragment``), or the generic name of its document."""
     versioned = PDI.build(
         series=record.series,
         date=record.day,
@@ -318,10 +321,11 @@ def _name(record: RepresentationRecord, *, generic: bool = False) -> PDI:
         foreign_id=None if record.serial is not None else record.unique_id,
         format=record.format,
         version=record.version,
+        fragment=fragment,
     )
     if generic:
         # PDI.build wants a format with a foreign id; the generic name drops it.
-        return PDI.parse(str(dataclasses.replace(versioned, format=None, version=None)))
+        return dataclasses.replace(versioned, format=None, version=None).canonical()
     return versioned
 
 
@@ -636,9 +640,8 @@ class Archive:
             raise IntegrityError(
                 f"the bytes of {_name(record)} do not match their SHA-256 {record.sha256}"
             )
-        name = _name(record)
         if parsed.fragment is None:
-            return Resolved(name, data, record.media_type, record.charset, record)
+            return Resolved(_name(record), data, record.media_type, record.charset, record)
         from pdi import fragments
 
         fragment = parsed.fragment
@@ -651,15 +654,7 @@ class Archive:
             charset=record.charset,
         )
         return Resolved(
-            PDI.build(
-                series=record.series,
-                date=record.day,
-                serial=record.serial,
-                foreign_id=None if record.serial is not None else record.unique_id,
-                format=record.format,
-                version=record.version,
-                fragment=fragment,
-            ),
+            _name(record, fragment=fragment),
             result.data,
             result.media_type,
             record.charset,
