@@ -61,7 +61,6 @@ class PostgresStore(SQLStore):
         except psycopg.Error as exc:
             raise StoreError(f"cannot connect to {self.location}: {_oneline(exc)}") from exc
         self._lock = threading.RLock()
-        self._depth = 0
 
     def close(self) -> None:
         with self._lock:
@@ -79,29 +78,13 @@ class PostgresStore(SQLStore):
             raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
 
     @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        with self._lock:
-            if self._depth:
-                self._depth += 1
-                try:
-                    yield
-                finally:
-                    self._depth -= 1
-                return
-            self._depth = 1
-            try:
-                with self._conn.transaction():
-                    yield
-            except psycopg.Error as exc:
-                raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
-            finally:
-                self._depth = 0
-
-    def _write(self) -> Any:
-        return self._transaction()
-
-    def _read(self) -> Any:
-        return self._transaction()
+    def _outermost(self, write: bool) -> Iterator[None]:
+        # Writers queue on the rows they update (the serial counter, FOR UPDATE).
+        try:
+            with self._conn.transaction():
+                yield
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
 
     def _has_table(self, name: str) -> bool:
         rows = self._query("SELECT to_regclass(?)", (name,))

@@ -14,9 +14,10 @@ increment back with everything else, so no serial is ever skipped.
 from __future__ import annotations
 
 import datetime
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from pdi.archive.store import (
@@ -143,12 +144,38 @@ class SQLStore(ABC):
         """Run one statement and return its rows (empty for statements without rows)."""
 
     @abstractmethod
+    def _outermost(self, write: bool) -> AbstractContextManager[None]:
+        """A database transaction (serializing writers when ``write``), rolled back on any exception."""
+
+    # Both stores share one connection per store object, guarded by ``_lock``;
+    # a transaction opened inside another joins it.
+    _lock: threading.RLock
+    _depth: int = 0
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[None]:
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self._depth = 1
+            try:
+                with self._outermost(write):
+                    yield
+            finally:
+                self._depth = 0
+
     def _write(self) -> AbstractContextManager[None]:
         """A transaction that serializes writers and rolls back on any exception."""
+        return self._transaction(True)
 
-    @abstractmethod
     def _read(self) -> AbstractContextManager[None]:
         """A read transaction (a consistent snapshot)."""
+        return self._transaction(False)
 
     @abstractmethod
     def _stage_blob(self, sha256: str, content: bytes) -> None:
