@@ -292,21 +292,27 @@ class SQLStore(ABC):
     ) -> None:
         for rep in representations:
             self._store_blob(rep.sha256, rep.content)
-            self._query(
-                "INSERT INTO representations (document, version, format, media_type, charset,"
-                " line_ending, sha256, size, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    doc,
-                    version,
-                    rep.format,
-                    rep.media_type,
-                    rep.charset,
-                    rep.line_ending,
-                    rep.sha256,
-                    len(rep.content),
-                    at,
-                ),
+            self._insert_rep(
+                doc, version, rep.format, rep.media_type, rep.charset, rep.line_ending,
+                rep.sha256, len(rep.content), at,
             )
+
+    def _insert_rep(self, doc: int, version: int, *columns: Any) -> None:
+        """One representations row: format, media type, charset, line ending, sha256, size, at."""
+        self._query(
+            "INSERT INTO representations (document, version, format, media_type, charset,"
+            " line_ending, sha256, size, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (doc, version, *columns),
+        )
+
+    def _stored_sha(self, doc: int, version: int, format: str) -> str | None:
+        """The SHA-256 of the bytes stored for a format of a version, if any."""
+        rows = self._query(
+            "SELECT sha256 FROM representations WHERE document = ? AND version = ?"
+            " AND format = ?",
+            (doc, version, format),
+        )
+        return str(rows[0][0]) if rows else None
 
     def _next_serial(self, series: str, day: str) -> int:
         rows = self._query(
@@ -413,14 +419,10 @@ class SQLStore(ABC):
             raise NotFoundError(f"no version {version} of {_describe(key)} in the archive")
         new: list[NewRepresentation] = []
         for rep in representations:
-            rows = self._query(
-                "SELECT sha256 FROM representations WHERE document = ? AND version = ?"
-                " AND format = ?",
-                (doc, version, rep.format),
-            )
-            if not rows:
+            stored = self._stored_sha(doc, version, rep.format)
+            if stored is None:
                 new.append(rep)
-            elif str(rows[0][0]) != rep.sha256:
+            elif stored != rep.sha256:
                 raise ImmutabilityError(
                     f"format {rep.format} of version {version} of {_describe(key)} is already"
                     " deposited with other bytes; deposited bytes never change (deposit a"
@@ -503,33 +505,15 @@ class SQLStore(ABC):
                         "INSERT INTO versions (document, version, created_at) VALUES (?, ?, ?)",
                         (doc, rec.version, rec.created_at),
                     )
-                rows = self._query(
-                    "SELECT sha256 FROM representations WHERE document = ? AND version = ?"
-                    " AND format = ?",
-                    (doc, rec.version, rec.format),
-                )
-                if rows:
-                    if str(rows[0][0]) != rec.sha256:
-                        raise ImmutabilityError(
-                            f"format {rec.format} of version {rec.version} of {_describe(key)}"
-                            " is already in this archive with other bytes; nothing was imported"
-                        )
+                stored = self._stored_sha(doc, rec.version, rec.format)
+                if stored is not None:
+                    if stored != rec.sha256:
+                        raise _import_conflict(rec)
                     continue
                 self._store_blob(rec.sha256, content)
-                self._query(
-                    "INSERT INTO representations (document, version, format, media_type, charset,"
-                    " line_ending, sha256, size, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        doc,
-                        rec.version,
-                        rec.format,
-                        rec.media_type,
-                        rec.charset,
-                        rec.line_ending,
-                        rec.sha256,
-                        rec.size,
-                        rec.created_at,
-                    ),
+                self._insert_rep(
+                    doc, rec.version, rec.format, rec.media_type, rec.charset, rec.line_ending,
+                    rec.sha256, rec.size, rec.created_at,
                 )
                 added += 1
             for about, a in assertions:
@@ -558,11 +542,7 @@ class SQLStore(ABC):
             (rec.series, rec.day.isoformat(), rec.unique_id, rec.version, rec.format),
         )
         if rows and str(rows[0][0]) != rec.sha256:
-            key = DocumentKey(rec.series, rec.day, rec.unique_id)
-            raise ImmutabilityError(
-                f"format {rec.format} of version {rec.version} of {_describe(key)}"
-                " is already in this archive with other bytes; nothing was imported"
-            )
+            raise _import_conflict(rec)
 
     # --- reading ---------------------------------------------------------------------
     def document_exists(self, key: DocumentKey) -> bool:
@@ -668,6 +648,14 @@ class SQLStore(ABC):
         with self._read():
             rows = self._query(sql + " ORDER BY id", params)
         return [_assertion(r) for r in rows]
+
+
+def _import_conflict(rec: RepresentationRecord) -> ImmutabilityError:
+    key = DocumentKey(rec.series, rec.day, rec.unique_id)
+    return ImmutabilityError(
+        f"format {rec.format} of version {rec.version} of {_describe(key)}"
+        " is already in this archive with other bytes; nothing was imported"
+    )
 
 
 def _describe(key: DocumentKey) -> str:
