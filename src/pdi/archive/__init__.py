@@ -769,20 +769,17 @@ class Archive:
         report = VerifyReport(checked_representations=sum(len(v) for v in by_sha.values()))
         total = len(by_sha)
         for done, (sha, records) in enumerate(sorted(by_sha.items()), start=1):
-            names = tuple(sorted(str(_name(r)) for r in records))
             data = self.store.read_blob(sha)
+            problem: tuple[str, str] | None = None
             if data is None:
-                report.problems.append(Problem("missing", sha, names, "no stored bytes"))
-            else:
-                actual = _sha256(data)
-                if actual != sha:
-                    report.problems.append(
-                        Problem("altered", sha, names, f"SHA-256 is now {actual}")
-                    )
-                elif any(r.size != len(data) for r in records):
-                    report.problems.append(
-                        Problem("size", sha, names, f"size {len(data)} differs from the catalog")
-                    )
+                problem = ("missing", "no stored bytes")
+            elif (actual := _sha256(data)) != sha:
+                problem = ("altered", f"SHA-256 is now {actual}")
+            elif any(r.size != len(data) for r in records):
+                problem = ("size", f"size {len(data)} differs from the catalog")
+            if problem is not None:
+                names = tuple(sorted(str(_name(r)) for r in records))
+                report.problems.append(Problem(problem[0], sha, names, problem[1]))
             report.checked_blobs += 1
             if progress is not None:
                 progress(done, total)
