@@ -46,7 +46,7 @@ from pdi.errors import (
     ParseError,
     UnsupportedError,
 )
-from pdi.identifier import ISO_3166_ALPHA2, PDI, Fragment
+from pdi.identifier import PDI, Fragment, series_for_minting
 
 if TYPE_CHECKING:
     from pdi.fragments import FragmentResult
@@ -72,7 +72,6 @@ MAX_REPRESENTATION_BYTES = (1 << 30) - (1 << 20)
 #: The largest single assertion value accepted (characters).
 MAX_ASSERTION_VALUE = 1 << 16
 
-_COMPONENT = re.compile(r"[A-Za-z0-9-]+\Z")
 _KEY = re.compile(r"[A-Za-z][A-Za-z0-9._:-]{0,199}\Z")
 
 
@@ -170,41 +169,10 @@ def _default_who() -> str:
 
 
 def canonical_series(name: str) -> str:
-    """Check a series name for minting and return it lower-cased.
-
-    Components are ``1*(alpha / digit / "-")`` (grammar line 133); at least one
-    component precedes the country; the last is an ISO 3166-1 alpha-2 code
-    (PDI-GRAMMAR.md §2.3: minting requires one).
-    """
+    """Check a series name for minting (:func:`pdi.identifier.series_for_minting`); lower-cased."""
     if not isinstance(name, str):
         raise ParseError("a series name must be text", rule="document-series")
-    components = name.split(".")
-    offset = 0
-    for component in components:
-        if not _COMPONENT.match(component):
-            raise ParseError(
-                f"series component {component!r} must be letters, digits and hyphens",
-                text=name,
-                offset=offset,
-                rule="component",
-            )
-        offset += len(component) + 1
-    if len(components) < 2:
-        raise ParseError(
-            "a series needs at least one component before its country code",
-            text=name,
-            offset=0,
-            rule="document-series",
-        )
-    country = components[-1].lower()
-    if country not in ISO_3166_ALPHA2:
-        raise ParseError(
-            f"the last component of a series must be an ISO 3166-1 alpha-2 country code, not {components[-1]!r}",
-            text=name,
-            offset=len(name) - len(components[-1]),
-            rule="iso-country",
-        )
-    return name.lower()
+    return ".".join(series_for_minting(name))
 
 
 def _codec(charset: str) -> codecs.CodecInfo:
