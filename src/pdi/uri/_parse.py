@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from pdi.errors import ParseError
-from pdi.uri._resolve import require_text, split5
+from pdi.uri._resolve import not_text, split5
 
 # RFC 3986 Appendix B, the regular expression that splits any string.
 _SPLIT = re.compile(r"(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?", re.S)
@@ -133,7 +133,7 @@ def split(text: str) -> URI:
     to the last ``:``), at ``:`` for the port. ``str(split(text)) == text``.
     """
     if not isinstance(text, str):
-        require_text(text)
+        raise not_text(text)
     scheme, authority, path, query, fragment = split5(text)
     userinfo = host = port = None
     if authority is not None:
@@ -281,7 +281,7 @@ def parse(text: str) -> URI:
     (map an IRI first with :func:`iri_to_uri`).
     """
     if not isinstance(text, str):
-        require_text(text)
+        raise not_text(text)
     # Fast path: one expression for the grammar without IP literals, with
     # "%" checked separately; anything it does not settle goes to the
     # component-by-component parser, which also finds the error's place.
