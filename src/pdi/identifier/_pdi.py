@@ -244,8 +244,8 @@ class PDI:
         version (the generic resource, lines 412-415); an omitted version is
         version 1; a pattern without fragment or citation ignores the other's.
         """
-        if isinstance(other, str):
-            other = PDI.parse(other)
+        if not isinstance(other, PDI):
+            other = PDI.parse(other)  # a ParseError for anything but text
         if self.series_name != other.series_name:
             return False
         for mine, theirs in (
