@@ -317,12 +317,12 @@ class _Namer:
         if template is None:
             template = self._templates[key] = _name(record)
         serial = str(record.serial)
-        return dataclasses.replace(
-            template,
-            unique_id=serial,
-            unique_id_raw=serial,
-            serial=record.serial,
-            version=record.version,
+        # The constructor, not dataclasses.replace: five times faster, and this
+        # runs once per listed name (a template has no fragment or warnings).
+        t = template
+        return PDI(
+            t.series, t.year, t.month, t.day, serial, serial, True, record.serial, t.format,
+            record.version,
         )
 
 
