@@ -85,6 +85,22 @@ def test_minting_date_is_the_gmt_day(archive: Archive, clock: Clock) -> None:
     )
 
 
+def test_a_deposit_reads_the_clock_once(location: str) -> None:
+    # The minting day and the deposit's time are one instant: a deposit made as
+    # a GMT day ends is named and stamped on the same day.
+    ticks = iter(
+        datetime.datetime(2026, 11, 22, 23, 59, 59, 999999 - i, tzinfo=datetime.UTC)
+        if i < 2
+        else datetime.datetime(2026, 11, 23, 0, 0, 0, i, tzinfo=datetime.UTC)
+        for i in range(100)
+    )
+    with Archive.init(location, clock=lambda: next(ticks)) as archive:
+        archive.add_series(S)  # one tick: the next one is the last of the 22nd
+        pdi = archive.add(S, b"GIF89a", format="gif")
+        assert str(pdi) == "urn:pdi://oma.eop.gov.us/2026/11/22/1.gif.1"
+        assert archive.get(pdi).record.created_at == "2026-11-22T23:59:59.999998Z"
+
+
 def test_foreign_id_is_escaped_and_round_trips(archive: Archive) -> None:
     pdi = archive.add(S, b"<html></html>", format="html", foreign_id="http://www.whitehouse.gov/")
     # PDI-GRAMMAR §1: reserved characters (here '.' and '/') inside the id are %-escaped.

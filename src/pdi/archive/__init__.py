@@ -474,13 +474,15 @@ class Archive:
         reps = [self._prepare(c) for c in contents]
         if not reps:
             raise ParseError("a deposit needs at least one format", rule="format")
+        now = self._now()  # one instant: the minting day and the deposit's time agree
         if foreign_id is not None:
-            foreign_id = self._check_foreign_id(name, foreign_id, reps[0].format)
-        day = self._now().date()
-        result = self.store.mint(name, day, foreign_id, reps, _timestamp(self._now()))
+            foreign_id = self._check_foreign_id(name, foreign_id, reps[0].format, now.date())
+        result = self.store.mint(name, now.date(), foreign_id, reps, _timestamp(now))
         return [self._result(result, r.format) for r in reps]
 
-    def _check_foreign_id(self, series: str, foreign_id: str, token: str) -> str:
+    def _check_foreign_id(
+        self, series: str, foreign_id: str, token: str, day: datetime.date
+    ) -> str:
         if not isinstance(foreign_id, str) or foreign_id == "":
             raise ParseError("a foreign id must be non-empty text", rule="encapsulated-unique-id")
         if spells_serial(foreign_id):
@@ -497,7 +499,7 @@ class Archive:
             )
         # Round-trip through the grammar so the name we mint parses back to this id.
         built = PDI.build(
-            series=series, date=self._now().date(), foreign_id=foreign_id, format=token, version=1
+            series=series, date=day, foreign_id=foreign_id, format=token, version=1
         )
         if PDI.parse(str(built)).unique_id != foreign_id:
             raise ParseError(
