@@ -140,3 +140,13 @@ def test_parse_wildcard_version_is_not_omitted() -> None:
     assert "version:         *" in out.splitlines()
     code, out, _ = run("urn:pdi://oma.eop.gov.us/1997/09/01/1.text")
     assert "version:         1 (omitted)" in out.splitlines()
+
+
+def test_parse_short_help_is_its_first_sentence() -> None:
+    # `pdi --help` shows each command's first sentence; "..." would end it early.
+    import click
+
+    command = cli.get_command(click.Context(cli), "parse")
+    assert command is not None
+    short = command.get_short_help_str(limit=200)
+    assert "print its components" in short, short

@@ -132,7 +132,7 @@ def register(cli: click.Group) -> None:
     )
     @click.option("--json", "as_json", is_flag=True, help="Print the components as JSON.")
     def parse_command(pdi: str, strict: bool, as_json: bool) -> None:
-        """Parse PDI (urn:pdi://... or pdi://...) and print its components,
+        """Parse PDI (urn:pdi://… or pdi://…) and print its components,
         canonical form and warnings.
 
         Exit status 0 for a valid PDI, 1 for an invalid one (one line on stderr).
