@@ -389,7 +389,9 @@ class Archive:
         return self._clock().astimezone(datetime.UTC)
 
     # --- series ----------------------------------------------------------------------
-    def add_series(self, name: str, *, parent: str | None = None, authority: str = "") -> None:
+    def add_series(
+        self, name: str, *, parent: str | None = None, authority: str = ""
+    ) -> SeriesRecord:
         """Register a document series; with ``parent``, a subseries delegated under it.
 
         A subseries adds components in front of its parent's name
@@ -414,7 +416,9 @@ class Archive:
                 if self.store.get_series(candidate) is not None:
                     parent = candidate
                     break
-        self.store.add_series(SeriesRecord(series, parent, authority, _timestamp(self._now())))
+        record = SeriesRecord(series, parent, authority, _timestamp(self._now()))
+        self.store.add_series(record)
+        return record
 
     def series(self) -> list[SeriesRecord]:
         """Every registered series, by name."""

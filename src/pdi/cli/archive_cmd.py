@@ -123,10 +123,9 @@ def register(cli: click.Group) -> None:
     def series_add(name: str, parent: str | None, authority: str, archive: str) -> None:
         """Register the series NAME, e.g. oma.eop.gov.us (last component: a country code)."""
         with _open(archive) as opened:
-            opened.add_series(name, parent=parent, authority=authority)
-            record = opened.store.get_series(name.lower())
-            under = f" under {record.parent}" if record and record.parent else ""
-            click.echo(f"series {name.lower()}{under}")
+            record = opened.add_series(name, parent=parent, authority=authority)
+            under = f" under {record.parent}" if record.parent else ""
+            click.echo(f"series {record.name}{under}")
 
     @series_group.command("ls")
     @archive_option
