@@ -62,10 +62,6 @@ class PostgresStore(SQLStore):
             raise StoreError(f"cannot connect to {self.location}: {_oneline(exc)}") from exc
         self._lock = threading.RLock()
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
             cursor = self._conn.execute(sql.replace("?", "%s"), tuple(params))

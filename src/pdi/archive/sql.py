@@ -149,6 +149,7 @@ class SQLStore(ABC):
 
     # Both stores share one connection per store object, guarded by ``_lock``;
     # a transaction opened inside another joins it.
+    _conn: Any
     _lock: threading.RLock
     _depth: int = 0
 
@@ -193,9 +194,10 @@ class SQLStore(ABC):
     def blob_names(self) -> set[str]:
         """The SHA-256 names of every stored blob."""
 
-    @abstractmethod
     def close(self) -> None:
-        """Release connections."""
+        """Release the connection."""
+        with self._lock:
+            self._conn.close()
 
     # --- schema --------------------------------------------------------------
     def schema_version(self) -> int:

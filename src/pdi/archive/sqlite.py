@@ -62,10 +62,6 @@ class SQLiteStore(SQLStore):
             raise StoreError(f"cannot open archive catalog {catalog}: {exc}") from exc
         self._lock = threading.RLock()
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
     # --- SQL ---------------------------------------------------------------------
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
