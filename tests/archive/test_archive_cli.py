@@ -216,3 +216,23 @@ def test_too_large_a_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
     )
     assert result.returncode == 7, result.stderr
     assert result.stderr.startswith("pdi: limit exceeded:") and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://me:s3cret@127.0.0.1:1/pdi",
+        "postgresql://me@127.0.0.1:1/pdi?password=s3cret",
+        "postgres://me@127.0.0.1:1/pdi?sslmode=disable&password=s3cret&connect_timeout=1",
+    ],
+)
+def test_a_password_in_the_url_is_never_printed(url: str) -> None:
+    # The archive's location is shown without its password, wherever the URL
+    # carries one (userinfo, or libpq's password= parameter).
+    from pdi.archive.postgres import _redact
+
+    assert "s3cret" not in _redact(url)
+    assert _redact(url).startswith(url.split(":", 1)[0] + "://me")
+    result = CliRunner().invoke(cli, ["ls", "--archive", url])
+    assert result.exit_code == 8
+    assert "s3cret" not in result.output + result.stderr

@@ -11,6 +11,7 @@ that row, and a rolled-back deposit gives its serial back.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -38,12 +39,17 @@ def _oneline(exc: BaseException) -> str:
 
 
 def _redact(url: str) -> str:
-    # Never print a password that was written into the URL.
+    # Never print a password written into the URL: in its userinfo, or as
+    # libpq's password= query parameter.
+    url = _PASSWORD_PARAMETER.sub(r"\1***", url)
     head, sep, tail = url.partition("@")
     if not sep or ":" not in head.split("//", 1)[-1]:
         return url
     scheme, _, user = head.partition("//")
     return f"{scheme}//{user.split(':', 1)[0]}:***@{tail}"
+
+
+_PASSWORD_PARAMETER = re.compile(r"([?&]password=)[^&]*", re.IGNORECASE)
 
 
 class PostgresStore(SQLStore):
