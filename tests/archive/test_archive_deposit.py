@@ -239,6 +239,23 @@ def test_versions_cover_every_format(archive: Archive) -> None:
         archive.get("urn:pdi://oma.eop.gov.us/2026/11/22/1.gif.1")
 
 
+def test_versions_and_formats_are_of_whole_documents(archive: Archive) -> None:
+    # A fragment or citation names a passage, not a document: depositing a
+    # version or a format "of" one is bad input, refused with nothing changed.
+    pdi = archive.add(S, b"hello world\n", format="text")
+    before = snapshot(archive)
+    for name in (
+        f"{pdi}#char=0,5",
+        f"{pdi}@3=urn:pdi://oma.eop.gov.us/2026/11/22/1.text.1#char=0,5",
+        "urn:pdi://oma.eop.gov.us/2026/11/22/*",
+    ):
+        with pytest.raises(UnsupportedError):
+            archive.add_version(name, [Content(b"new\n", "text")])
+        with pytest.raises(UnsupportedError):
+            archive.add_format(name, b"<p>hello world</p>", format="html")
+    assert snapshot(archive) == before
+
+
 def test_add_format_to_existing_version(archive: Archive) -> None:
     (html,) = archive.deposit(S, [Content(b"<p>a</p>", "html")])
     text = archive.add_format(html, b"a", format="text")

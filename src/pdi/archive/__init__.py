@@ -335,6 +335,18 @@ def parse_pdi(pdi: PDI | str) -> PDI:
     return PDI.parse(pdi.strip())
 
 
+def _document(pdi: PDI | str, what: str) -> PDI:
+    """A PDI that names one whole document (no pattern, fragment or citation)."""
+    parsed = parse_pdi(pdi)
+    if parsed.is_pattern:
+        raise UnsupportedError(f"{parsed} is a pattern: {what} is of one document")
+    if parsed.fragment is not None or parsed.citation is not None:
+        raise UnsupportedError(
+            f"{what} is of the whole document {parsed.without_fragment()}, not of a passage"
+        )
+    return parsed
+
+
 class Archive:
     """Mint, deposit, version, resolve, list, assert and verify, over one :class:`Store`."""
 
@@ -513,7 +525,7 @@ class Archive:
 
     def add_version(self, pdi: PDI | str, contents: Sequence[Content]) -> list[PDI]:
         """Deposit a new version of a document; it must cover every format it is to have."""
-        key = _key_of(parse_pdi(pdi))
+        key = _key_of(_document(pdi, "a new version"))
         reps = [self._prepare(c) for c in contents]
         if not reps:
             raise ParseError("a version needs at least one format", rule="format")
@@ -524,7 +536,7 @@ class Archive:
         self, pdi: PDI | str, content: bytes, *, format: str, charset: str | None = None
     ) -> PDI:
         """Add a format with the same content to an existing version (named by ``pdi``)."""
-        parsed = parse_pdi(pdi)
+        parsed = _document(pdi, "a new format")
         key = _key_of(parsed)
         version = parsed.version if parsed.version is not None else 1
         rep = self._prepare(Content(content, format, charset))
