@@ -236,3 +236,18 @@ def test_a_password_in_the_url_is_never_printed(url: str) -> None:
     result = CliRunner().invoke(cli, ["ls", "--archive", url])
     assert result.exit_code == 8
     assert "s3cret" not in result.output + result.stderr
+
+
+def test_version_charset_applies_to_the_text_files(tmp_path: Path) -> None:
+    # `--charset` is "the charset of the text files": an image beside them has none.
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    text, image = tmp_path / "notes.txt", tmp_path / "scan.gif"
+    text.write_bytes(b"caf\xe9\n")
+    image.write_bytes(b"GIF89a")
+    name = run(location, "add", str(text), "-s", S, "--charset", "latin-1").stdout.strip()
+    generic = name.rsplit(".", 2)[0]
+    out = run(location, "version", name, str(text), str(image), "--charset", "latin-1").stdout
+    assert out == f"{generic}.text.2\n{generic}.gif.2\n"
+    assert run(location, "get", f"{generic}.text.2").stdout_bytes == b"caf\xe9\r\n"

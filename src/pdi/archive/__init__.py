@@ -60,6 +60,7 @@ __all__ = [
     "Resolved",
     "SeriesRecord",
     "VerifyReport",
+    "is_text_format",
     "resolve_location",
 ]
 
@@ -244,6 +245,12 @@ def canonical_text(data: bytes, charset: str) -> tuple[bytes, str]:
 
 def _is_text(token: str, media_type: str) -> bool:
     return media_type.startswith("text/") or formats.charset_for(token) is not None
+
+
+def is_text_format(token: str) -> bool:
+    """Whether a format token names text (stored CRLF-canonical, in a charset)."""
+    canonical = formats.canonical_token(token)
+    return _is_text(canonical, formats.media_type_for(canonical))
 
 
 def _sha256(data: bytes) -> str:

@@ -23,6 +23,7 @@ from pdi.archive import (
     Archive,
     Content,
     Generic,
+    is_text_format,
     resolve_location,
 )
 from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, StoreError
@@ -159,7 +160,7 @@ def register(cli: click.Group) -> None:
     @click.argument("files", nargs=-1, required=True)
     @click.option("--format", "-f", "formats_", multiple=True,
                   help="Format of each FILE, in order (default: from the file names).")
-    @click.option("--charset", help="The charset of the text files.")
+    @click.option("--charset", help="The charset of the text files among FILES.")
     @click.option("--add-format", is_flag=True,
                   help="Add FILES as new formats (same content) of the version PDI names,"
                   " instead of depositing a new version.")
@@ -172,7 +173,10 @@ def register(cli: click.Group) -> None:
         if formats_ and len(formats_) != len(files):
             raise click.UsageError("give one --format per FILE, or none")
         tokens = list(formats_) or [_guess_format(f) for f in files]
-        contents = [Content(_read_file(f), t, charset) for f, t in zip(files, tokens, strict=True)]
+        contents = [
+            Content(_read_file(f), t, charset if charset and is_text_format(t) else None)
+            for f, t in zip(files, tokens, strict=True)
+        ]
         with _open(archive) as opened:
             if add_format:
                 names = [
