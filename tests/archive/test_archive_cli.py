@@ -251,3 +251,21 @@ def test_version_charset_applies_to_the_text_files(tmp_path: Path) -> None:
     out = run(location, "version", name, str(text), str(image), "--charset", "latin-1").stdout
     assert out == f"{generic}.text.2\n{generic}.gif.2\n"
     assert run(location, "get", f"{generic}.text.2").stdout_bytes == b"caf\xe9\r\n"
+
+
+def test_a_compressed_file_is_not_guessed_as_what_it_contains(tmp_path: Path) -> None:
+    # notes.txt.gz holds gzip bytes, not text: its format is gzip (application/gzip),
+    # and its bytes are deposited unchanged.
+    import gzip
+
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    packed = tmp_path / "notes.txt.gz"
+    packed.write_bytes(gzip.compress(b"caf\xe9\n", mtime=0))
+    name = run(location, "add", str(packed), "-s", S).stdout.strip()
+    assert name.endswith("/1.gzip.1")
+    assert run(location, "get", name).stdout_bytes == packed.read_bytes()
+    odd = tmp_path / "notes.txt.Z"
+    odd.write_bytes(b"\x1f\x9d")
+    assert "give --format" in run(location, "add", str(odd), "-s", S, code=2).stderr

@@ -86,10 +86,17 @@ def _read_file(path: str) -> bytes:
 def _guess_format(path: str) -> str:
     from pdi import formats
 
-    media_type, _ = mimetypes.guess_type(path, strict=False)
+    media_type, encoding = mimetypes.guess_type(path, strict=False)
+    if encoding is not None:
+        # notes.txt.gz holds compressed bytes: its format is the compression's.
+        media_type = _COMPRESSED.get(encoding)
     if media_type is None:
         raise click.UsageError(f"cannot tell the format of {path} from its name: give --format")
     return formats.token_for(media_type)
+
+
+#: Registered media types of the encodings ``mimetypes`` reads from a name (.gz …).
+_COMPRESSED = {"gzip": "application/gzip"}
 
 
 def _open(archive: str) -> Archive:
