@@ -257,7 +257,7 @@ def import_bag(
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Validate the bag, then import all of it into the archive in one transaction."""
-    from pdi.archive import _name, canonical_series, spells_serial
+    from pdi.archive import _key_of, _name, canonical_series, parse_pdi, spells_serial
     try:
         manifest = validate_bag(bag)
         raw = (bag / "data" / "catalog.json").read_bytes()
@@ -337,6 +337,13 @@ def import_bag(
             )
             for a in _entries(catalog, "assertions")
         ]
+        for about, a in assertions:
+            if _key_of(parse_pdi(a.subject)) != about:
+                raise ParseError(
+                    f"catalog.json: the statement about {a.subject} is filed under another"
+                    " document",
+                    rule="catalog",
+                )
     except PDIError:
         raise
     except (KeyError, TypeError, ValueError) as exc:
