@@ -374,7 +374,7 @@ class SQLStore(ABC):
                 "INSERT INTO versions (document, version, created_at) VALUES (?, 1, ?)", (doc, at)
             )
             self._insert_reps(doc, 1, representations, at)
-        return DepositResult(key, serial, 1)
+        return DepositResult(key, 1)
 
     def _check_document(self, key: DocumentKey, *, lock: bool = False) -> int:
         doc = self._document_id(key, lock=lock)
@@ -392,19 +392,14 @@ class SQLStore(ABC):
         self._stage(representations)
         with self._write():
             doc = self._check_document(key, lock=True)
-            rows = self._query(
-                "SELECT MAX(v.version), MAX(d.serial) FROM versions v JOIN documents d"
-                " ON d.id = v.document WHERE v.document = ?",
-                (doc,),
-            )
+            rows = self._query("SELECT MAX(version) FROM versions WHERE document = ?", (doc,))
             version = int(rows[0][0]) + 1
             self._query(
                 "INSERT INTO versions (document, version, created_at) VALUES (?, ?, ?)",
                 (doc, version, at),
             )
             self._insert_reps(doc, version, representations, at)
-            serial = None if rows[0][1] is None else int(rows[0][1])
-        return DepositResult(key, serial, version)
+        return DepositResult(key, version)
 
     def _check_formats(
         self,
@@ -441,13 +436,11 @@ class SQLStore(ABC):
     ) -> DepositResult:
         with self._read():
             _, new = self._check_formats(key, version, representations)
-        self._stage(new or representations[:0])
+        self._stage(new)
         with self._write():
             doc, new = self._check_formats(key, version, representations, lock=True)
             self._insert_reps(doc, version, new, at)
-            serial_rows = self._query("SELECT serial FROM documents WHERE id = ?", (doc,))
-            serial = None if serial_rows[0][0] is None else int(serial_rows[0][0])
-        return DepositResult(key, serial, version)
+        return DepositResult(key, version)
 
     def import_all(
         self,
@@ -550,16 +543,6 @@ class SQLStore(ABC):
     def document_exists(self, key: DocumentKey) -> bool:
         with self._read():
             return self._document_id(key) is not None
-
-    def document_serial(self, key: DocumentKey) -> int | None:
-        with self._read():
-            rows = self._query(
-                "SELECT serial FROM documents WHERE series = ? AND day = ? AND unique_id = ?",
-                (key.series, key.day.isoformat(), key.unique_id),
-            )
-        if not rows or rows[0][0] is None:
-            return None
-        return int(rows[0][0])
 
     def versions(self, key: DocumentKey) -> list[int]:
         with self._read():
