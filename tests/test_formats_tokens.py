@@ -161,3 +161,14 @@ def test_canonical_token_and_check() -> None:
         formats.check_token("a.b")
     assert formats.is_valid_token("audio+mpeg")
     assert not formats.is_valid_token("a b")
+
+
+@pytest.mark.parametrize("value", [None, b"gif", 3, ["gif"]])
+def test_a_token_that_is_not_text(value: object) -> None:
+    # No input raises anything but a pdi error: a value that is not a string is
+    # not a valid token, and the functions that need one say so.
+    assert formats.is_valid_token(value) is False  # type: ignore[arg-type]
+    assert formats.is_known_token(value) is False  # type: ignore[arg-type]
+    for call in (formats.canonical_token, formats.check_token):
+        with pytest.raises(ParseError):
+            call(value)  # type: ignore[arg-type]

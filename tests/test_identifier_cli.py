@@ -131,3 +131,22 @@ def test_parse_help_is_true() -> None:
     assert result.exit_code == 0
     assert "--strict" in result.output and "--json" in result.output
     assert "Exit status 0 for a valid PDI, 1 for an invalid one" in result.output
+
+
+def test_parse_wildcard_version_is_not_omitted() -> None:
+    # `.*.*` writes the version, as a wildcard; only a missing version is "omitted".
+    code, out, _ = run("urn:pdi://oma.eop.gov.us/*/*/*/*.*.*")
+    assert code == 0
+    assert "version:         *" in out.splitlines()
+    code, out, _ = run("urn:pdi://oma.eop.gov.us/1997/09/01/1.text")
+    assert "version:         1 (omitted)" in out.splitlines()
+
+
+def test_parse_short_help_is_its_first_sentence() -> None:
+    # `pdi --help` shows each command's first sentence; "..." would end it early.
+    import click
+
+    command = cli.get_command(click.Context(cli), "parse")
+    assert command is not None
+    short = command.get_short_help_str(limit=200)
+    assert "print its components" in short, short

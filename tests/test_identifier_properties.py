@@ -445,6 +445,22 @@ def test_equivalent_and_matches_raise_only_pdi_errors(a: str, b: str, flag: bool
         pass
 
 
+@given(st.one_of(st.none(), st.binary(max_size=8), st.integers(), st.lists(st.text(max_size=3))))
+def test_values_that_are_not_text_give_pdi_errors(value: object) -> None:
+    pattern = PDI.parse("pdi://a.us/2000/*/*/*.text")
+    for call in (
+        PDI.parse,
+        pattern.matches,
+        lambda v: equivalent(v, "pdi://a.us/2000/01/01/1"),
+        lambda v: equivalent("pdi://a.us/2000/01/01/1", v),
+    ):
+        try:
+            call(value)
+        except PDIError:
+            continue
+        raise AssertionError(f"{call} accepted {value!r}")
+
+
 def _outcome(text: str, fast: bool) -> object:
     try:
         return _parse_pdi(text, 0, len(text), False, 0, fast=fast)

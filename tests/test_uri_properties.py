@@ -434,3 +434,26 @@ def test_ipv6_check_matches_the_grammar(literal: str, vfuture: bool) -> None:
     except PDIError:
         accepted = False
     assert accepted == grammatical
+
+
+@given(
+    value=st.one_of(
+        st.none(), st.binary(max_size=10), st.integers(), st.lists(st.text(max_size=3), max_size=2)
+    )
+)
+def test_input_that_is_not_text_is_a_parse_error(value: object) -> None:
+    # "No input may make a public function raise anything but a pdi.errors error":
+    # values that are not strings included, as PDI.parse does.
+    calls = [
+        parse, split, normalize, remove_dot_segments, percent_encode, percent_decode,
+        percent_decode_bytes, iri_to_uri,
+        lambda v: resolve(v, "g"), lambda v: resolve("http://a/", v),
+        lambda v: resolve(v, "g", rfc=2396), lambda v: resolve("http://a/", v, rfc=2396),
+        lambda v: equivalent(v, "http://a/"), lambda v: equivalent("http://a/", v),
+    ]
+    for call in calls:
+        try:
+            call(value)
+        except PDIError:
+            continue
+        raise AssertionError(f"{call} accepted {value!r}")

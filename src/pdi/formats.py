@@ -172,11 +172,13 @@ _ESCAPE_RE = re.compile(r"%([0-9A-Fa-f]{2})")
 
 def is_valid_token(token: str) -> bool:
     """Whether ``token`` is a syntactically valid format token (not the wildcard)."""
-    return _TOKEN_RE.fullmatch(token) is not None
+    return isinstance(token, str) and _TOKEN_RE.fullmatch(token) is not None
 
 
 def canonical_token(token: str) -> str:
     """The canonical spelling of a format token: lower case, upper-case %-escape hex."""
+    if not isinstance(token, str):
+        raise ParseError(f"a format token is text, not {type(token).__name__}", rule="format")
     low = token.lower()
     if "%" not in low:
         return low

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import subprocess
 from pathlib import Path
 
+import click
 import pytest
 from archive_helpers import SRC
 from click.testing import CliRunner, Result
@@ -94,6 +97,22 @@ def test_verify_fails_with_exit_3_on_damage(tmp_path: Path) -> None:
     assert result.stderr.startswith("pdi: integrity check failed:")
 
 
+def test_get_says_when_a_fragment_was_clamped(tmp_path: Path) -> None:
+    # PDI-GRAMMAR §3: a position past the end refers to the end, and the result
+    # says it was clamped; the bytes alone cannot say so.
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    doc = tmp_path / "short.txt"
+    doc.write_bytes(b"abc\n")
+    name = run(location, "add", str(doc), "--series", S).stdout.strip()
+    result = run(location, "get", f"{name}#char=2,99")
+    assert result.stdout_bytes == b"c\r\n"
+    assert result.stderr.count("\n") == 1 and "clamped" in result.stderr
+    result = run(location, "get", f"{name}#char=0,2")
+    assert (result.stdout_bytes, result.stderr) == (b"ab", "")
+
+
 def test_errors_are_one_line_with_exit_codes(tmp_path: Path) -> None:
     location = str(tmp_path / "a")
     assert run(location, "ls", code=4).stderr.startswith("pdi: not found: no archive at")
@@ -148,3 +167,105 @@ def test_unreachable_postgres_is_a_storage_error(pg_cluster: TemporaryCluster) -
     assert result.stderr.startswith("pdi: storage error: cannot connect to postgresql://")
     assert result.stderr.count("\n") == 1
     assert run(url, "ls", code=8)
+
+
+def test_readme_archive_commands_parse() -> None:
+    # Every command line of the README's archive section names options its command has.
+    readme = (SRC.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### The archive", 1)[1].split("\n### ", 1)[0]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    checked = 0
+    for line in block.splitlines():
+        # Drop the comment ("# …") and optional parts in brackets.
+        words = shlex.split(re.sub(r"\[[^]]*\]", "", re.sub(r"\s+# .*", "", line)))
+        assert words[0] == "pdi", line
+        command: click.Command = cli
+        args = words[1:]
+        while isinstance(command, click.Group):
+            sub = command.get_command(click.Context(command), args[0])
+            assert sub is not None, line
+            command, args = sub, args[1:]
+        command.make_context(command.name, list(args), resilient_parsing=False)
+        checked += 1
+    assert checked >= 15
+
+
+def test_too_large_a_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    # A file over the representation limit is refused from its size alone:
+    # a process that may not hold 1 GiB still answers with the limit error (exit 7).
+    import resource
+    import sys
+
+    from pdi.archive import MAX_REPRESENTATION_BYTES
+
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    big = tmp_path / "big.bin"
+    with big.open("wb") as f:
+        f.truncate(MAX_REPRESENTATION_BYTES + 1)  # sparse: no disk space used
+
+    def limit_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (768 << 20, 768 << 20))
+
+    result = subprocess.run(
+        [sys.executable, "-m", "pdi", "add", str(big), "-s", S, "-f", "octet-stream",
+         "--archive", location],
+        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(SRC)),
+        preexec_fn=limit_memory, check=False,
+    )
+    assert result.returncode == 7, result.stderr
+    assert result.stderr.startswith("pdi: limit exceeded:") and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://me:s3cret@127.0.0.1:1/pdi",
+        "postgresql://me@127.0.0.1:1/pdi?password=s3cret",
+        "postgres://me@127.0.0.1:1/pdi?sslmode=disable&password=s3cret&connect_timeout=1",
+    ],
+)
+def test_a_password_in_the_url_is_never_printed(url: str) -> None:
+    # The archive's location is shown without its password, wherever the URL
+    # carries one (userinfo, or libpq's password= parameter).
+    from pdi.archive.postgres import _redact
+
+    assert "s3cret" not in _redact(url)
+    assert _redact(url).startswith(url.split(":", 1)[0] + "://me")
+    result = CliRunner().invoke(cli, ["ls", "--archive", url])
+    assert result.exit_code == 8
+    assert "s3cret" not in result.output + result.stderr
+
+
+def test_version_charset_applies_to_the_text_files(tmp_path: Path) -> None:
+    # `--charset` is "the charset of the text files": an image beside them has none.
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    text, image = tmp_path / "notes.txt", tmp_path / "scan.gif"
+    text.write_bytes(b"caf\xe9\n")
+    image.write_bytes(b"GIF89a")
+    name = run(location, "add", str(text), "-s", S, "--charset", "latin-1").stdout.strip()
+    generic = name.rsplit(".", 2)[0]
+    out = run(location, "version", name, str(text), str(image), "--charset", "latin-1").stdout
+    assert out == f"{generic}.text.2\n{generic}.gif.2\n"
+    assert run(location, "get", f"{generic}.text.2").stdout_bytes == b"caf\xe9\r\n"
+
+
+def test_a_compressed_file_is_not_guessed_as_what_it_contains(tmp_path: Path) -> None:
+    # notes.txt.gz holds gzip bytes, not text: its format is gzip (application/gzip),
+    # and its bytes are deposited unchanged.
+    import gzip
+
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    packed = tmp_path / "notes.txt.gz"
+    packed.write_bytes(gzip.compress(b"caf\xe9\n", mtime=0))
+    name = run(location, "add", str(packed), "-s", S).stdout.strip()
+    assert name.endswith("/1.gzip.1")
+    assert run(location, "get", name).stdout_bytes == packed.read_bytes()
+    odd = tmp_path / "notes.txt.Z"
+    odd.write_bytes(b"\x1f\x9d")
+    assert "give --format" in run(location, "add", str(odd), "-s", S, code=2).stderr

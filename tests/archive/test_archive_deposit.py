@@ -85,6 +85,22 @@ def test_minting_date_is_the_gmt_day(archive: Archive, clock: Clock) -> None:
     )
 
 
+def test_a_deposit_reads_the_clock_once(location: str) -> None:
+    # The minting day and the deposit's time are one instant: a deposit made as
+    # a GMT day ends is named and stamped on the same day.
+    ticks = iter(
+        datetime.datetime(2026, 11, 22, 23, 59, 59, 999999 - i, tzinfo=datetime.UTC)
+        if i < 2
+        else datetime.datetime(2026, 11, 23, 0, 0, 0, i, tzinfo=datetime.UTC)
+        for i in range(100)
+    )
+    with Archive.init(location, clock=lambda: next(ticks)) as archive:
+        archive.add_series(S)  # one tick: the next one is the last of the 22nd
+        pdi = archive.add(S, b"GIF89a", format="gif")
+        assert str(pdi) == "urn:pdi://oma.eop.gov.us/2026/11/22/1.gif.1"
+        assert archive.get(pdi).record.created_at == "2026-11-22T23:59:59.999998Z"
+
+
 def test_foreign_id_is_escaped_and_round_trips(archive: Archive) -> None:
     pdi = archive.add(S, b"<html></html>", format="html", foreign_id="http://www.whitehouse.gov/")
     # PDI-GRAMMAR §1: reserved characters (here '.' and '/') inside the id are %-escaped.
@@ -96,6 +112,33 @@ def test_foreign_id_is_escaped_and_round_trips(archive: Archive) -> None:
     assert got.data == b"<html></html>"
     with pytest.raises(ImmutabilityError):
         archive.add(S, b"again", format="html", foreign_id="http://www.whitehouse.gov/")
+
+
+@pytest.mark.parametrize("mnemonic", ["007", "0"])
+def test_digit_ids_that_are_not_serials_are_foreign_ids(archive: Archive, mnemonic: str) -> None:
+    # Daily serials start at 1 and have no leading zero (PDI-GRAMMAR §2.5), so
+    # "007" and "0" can never be one: they are ordinary foreign ids.
+    pdi = archive.add(S, b"GIF89a", format="gif", foreign_id=mnemonic)
+    assert str(pdi) == f"urn:pdi://oma.eop.gov.us/2026/11/22/{mnemonic}.gif.1"
+    assert pdi.serial is None and pdi.unique_id == mnemonic
+    assert archive.get(f"urn:pdi://oma.eop.gov.us/2026/11/22/{mnemonic}.gif.1").data == b"GIF89a"
+    assert str(archive.add(S, b"GIF87a", format="gif")) == (
+        "urn:pdi://oma.eop.gov.us/2026/11/22/1.gif.1"
+    )
+
+
+def test_an_escaped_digit_id_is_not_the_serial(archive: Archive) -> None:
+    # "%31" decodes to "1" but is not a daily serial (an all-digit id whose first
+    # digit is escaped is never read back as one): it names the foreign id "1",
+    # which the archive refuses to mint, so it names nothing here, not serial 1.
+    archive.add(S, b"serial one", format="text")
+    escaped = "urn:pdi://oma.eop.gov.us/2026/11/22/%31.text.1"
+    for call in (archive.get, archive.history, archive.versions, archive.formats):
+        with pytest.raises(NotFoundError):
+            call(escaped)
+    with pytest.raises(NotFoundError):
+        archive.annotate(escaped, "title", "x")
+    assert archive.ls("urn:pdi://oma.eop.gov.us/2026/11/22/%31") == []
 
 
 @pytest.mark.parametrize("bad", ["", "42", "*"])
@@ -194,6 +237,23 @@ def test_versions_cover_every_format(archive: Archive) -> None:
         archive.get("urn:pdi://oma.eop.gov.us/2026/11/22/1.text.3")
     with pytest.raises(NotFoundError):
         archive.get("urn:pdi://oma.eop.gov.us/2026/11/22/1.gif.1")
+
+
+def test_versions_and_formats_are_of_whole_documents(archive: Archive) -> None:
+    # A fragment or citation names a passage, not a document: depositing a
+    # version or a format "of" one is bad input, refused with nothing changed.
+    pdi = archive.add(S, b"hello world\n", format="text")
+    before = snapshot(archive)
+    for name in (
+        f"{pdi}#char=0,5",
+        f"{pdi}@3=urn:pdi://oma.eop.gov.us/2026/11/22/1.text.1#char=0,5",
+        "urn:pdi://oma.eop.gov.us/2026/11/22/*",
+    ):
+        with pytest.raises(UnsupportedError):
+            archive.add_version(name, [Content(b"new\n", "text")])
+        with pytest.raises(UnsupportedError):
+            archive.add_format(name, b"<p>hello world</p>", format="html")
+    assert snapshot(archive) == before
 
 
 def test_add_format_to_existing_version(archive: Archive) -> None:
@@ -316,6 +376,24 @@ def test_assertions_are_append_only_with_history(archive: Archive, clock: Clock)
         archive.annotate("urn:pdi://oma.eop.gov.us/2026/11/22/7.text.1", "title", "x")
     with pytest.raises(ParseError):
         archive.annotate(pdi, "bad key", "x")
+
+
+def test_statements_about_what_is_not_archived_are_an_error(archive: Archive) -> None:
+    # Reading statements about a name the archive does not hold is bad input, as
+    # writing them is: one clear error, not an empty answer.
+    pdi = archive.add(S, b"hello world\n", format="text")
+    for missing in (
+        "urn:pdi://oma.eop.gov.us/2026/11/22/7.text.1",
+        f"{pdi.without_fragment()}".replace(".text.1", ".text.2"),
+        f"{pdi}".replace(".text.", ".html."),
+    ):
+        with pytest.raises(NotFoundError):
+            archive.history(missing)
+        with pytest.raises(NotFoundError):
+            archive.meta(missing)
+    with pytest.raises(UnsupportedError):
+        archive.history("urn:pdi://oma.eop.gov.us/2026/*/*/*")
+    assert archive.history(pdi) == [] and archive.meta(f"{pdi}#char=0,5") == {}
 
 
 # --- opening ------------------------------------------------------------------------------

@@ -178,3 +178,55 @@ def test_any_catalog_in_a_bag_imports_or_gives_a_pdi_error(
         assert target.verify().ok
         for name in target.ls(series=S):
             target.get(name)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    records=st.lists(
+        st.tuples(
+            st.sampled_from(["oma.eop.gov.us", "press.oma.eop.gov.us", "a.fr"]),
+            st.dates(datetime.date(1990, 1, 1), datetime.date(2100, 12, 31)),
+            st.integers(1, 10**6),
+            st.integers(1, 50),
+            st.sampled_from(["text", "html", "gif", "utf-8", "audio+mpeg"]),
+        ),
+        max_size=12,
+    )
+)
+def test_listing_names_are_the_names_built_one_by_one(
+    records: list[tuple[str, datetime.date, int, int, str]],
+) -> None:
+    # The listing's shortcut (one template per series, day and format) gives the
+    # names PDI.build gives for each record.
+    from pdi.archive import _name, _Namer
+    from pdi.archive.store import RepresentationRecord
+
+    namer = _Namer()
+    for series, day, serial, version, token in records:
+        record = RepresentationRecord(
+            series, day, str(serial), serial, version, token, "x/y", None, None, "0" * 64, 0, ""
+        )
+        assert namer(record) == _name(record)
+
+
+def test_an_assertion_moves_with_the_document_its_subject_names(tmp_path: Path) -> None:
+    # A statement is about the name in its subject; a bag whose entry files it
+    # under another document is refused, not imported under the wrong one.
+    clock = Clock(datetime.datetime(2026, 11, 22, 12, tzinfo=datetime.UTC))
+    with Archive.init(tmp_path / "source", clock=clock) as source:
+        source.add_series(S)
+        first = source.add(S, b"one\n", format="text")
+        source.add(S, b"two\n", format="text")
+        source.annotate(first, "title", "One")
+        source.export_bag(tmp_path / "bag")
+    catalog_path = tmp_path / "bag" / "data" / "catalog.json"
+    catalog = json.loads(catalog_path.read_text())
+    assert catalog["assertions"][0]["unique_id"] == "1"
+    catalog["assertions"][0]["unique_id"] = "2"
+    catalog_path.write_text(json.dumps(catalog))
+    _reseal(tmp_path / "bag")
+    with Archive.init(tmp_path / "target", clock=clock) as target:
+        before = snapshot(target)
+        with pytest.raises(PDIError):
+            target.import_bag(tmp_path / "bag")
+        assert snapshot(target) == before

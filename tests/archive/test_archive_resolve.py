@@ -189,6 +189,28 @@ def test_export_import_moves_every_name_and_byte(
         assert moved.import_bag(bag) == 0
 
 
+def test_export_import_keeps_all_digit_foreign_ids(
+    archive: Archive, tmp_path: Path, clock: Clock
+) -> None:
+    # "007" and "0" are foreign ids, not daily serials (PDI-GRAMMAR §2.5): they
+    # move like any other name.
+    names = [
+        str(archive.add(S, b"GIF89a", format="gif", foreign_id="007")),
+        str(archive.add(S, b"GIF87a", format="gif", foreign_id="0")),
+        str(archive.add(S, b"GIF87a", format="gif")),
+    ]
+    assert names == [
+        "urn:pdi://oma.eop.gov.us/2026/11/22/007.gif.1",
+        "urn:pdi://oma.eop.gov.us/2026/11/22/0.gif.1",
+        "urn:pdi://oma.eop.gov.us/2026/11/22/1.gif.1",
+    ]
+    archive.export_bag(tmp_path / "bag")
+    with Archive.init(tmp_path / "moved", clock=clock) as moved:
+        assert moved.import_bag(tmp_path / "bag") == 3
+        assert sorted(str(p) for p in moved.ls(series=S)) == sorted(names)
+        assert moved.get(names[0]).data == b"GIF89a"
+
+
 def test_export_one_series(archive: Archive, clock: Clock, tmp_path: Path) -> None:
     _populate(archive, clock)
     assert archive.export_bag(tmp_path / "press", series="press.oma.eop.gov.us") == 1

@@ -46,7 +46,7 @@ from pdi.errors import (
     ParseError,
     UnsupportedError,
 )
-from pdi.identifier import ISO_3166_ALPHA2, PDI
+from pdi.identifier import PDI, Fragment, series_for_minting
 
 if TYPE_CHECKING:
     from pdi.fragments import FragmentResult
@@ -60,6 +60,7 @@ __all__ = [
     "Resolved",
     "SeriesRecord",
     "VerifyReport",
+    "is_text_format",
     "resolve_location",
 ]
 
@@ -72,7 +73,6 @@ MAX_REPRESENTATION_BYTES = (1 << 30) - (1 << 20)
 #: The largest single assertion value accepted (characters).
 MAX_ASSERTION_VALUE = 1 << 16
 
-_COMPONENT = re.compile(r"[A-Za-z0-9-]+\Z")
 _KEY = re.compile(r"[A-Za-z][A-Za-z0-9._:-]{0,199}\Z")
 
 
@@ -170,41 +170,10 @@ def _default_who() -> str:
 
 
 def canonical_series(name: str) -> str:
-    """Check a series name for minting and return it lower-cased.
-
-    Components are ``1*(alpha / digit / "-")`` (grammar line 133); at least one
-    component precedes the country; the last is an ISO 3166-1 alpha-2 code
-    (PDI-GRAMMAR.md §2.3: minting requires one).
-    """
+    """Check a series name for minting (:func:`pdi.identifier.series_for_minting`); lower-cased."""
     if not isinstance(name, str):
         raise ParseError("a series name must be text", rule="document-series")
-    components = name.split(".")
-    offset = 0
-    for component in components:
-        if not _COMPONENT.match(component):
-            raise ParseError(
-                f"series component {component!r} must be letters, digits and hyphens",
-                text=name,
-                offset=offset,
-                rule="component",
-            )
-        offset += len(component) + 1
-    if len(components) < 2:
-        raise ParseError(
-            "a series needs at least one component before its country code",
-            text=name,
-            offset=0,
-            rule="document-series",
-        )
-    country = components[-1].lower()
-    if country not in ISO_3166_ALPHA2:
-        raise ParseError(
-            f"the last component of a series must be an ISO 3166-1 alpha-2 country code, not {components[-1]!r}",
-            text=name,
-            offset=len(name) - len(components[-1]),
-            rule="iso-country",
-        )
-    return name.lower()
+    return ".".join(series_for_minting(name))
 
 
 def _codec(charset: str) -> codecs.CodecInfo:
@@ -278,18 +247,48 @@ def _is_text(token: str, media_type: str) -> bool:
     return media_type.startswith("text/") or formats.charset_for(token) is not None
 
 
+def is_text_format(token: str) -> bool:
+    """Whether a format token names text (stored CRLF-canonical, in a charset)."""
+    canonical = formats.canonical_token(token)
+    return _is_text(canonical, formats.media_type_for(canonical))
+
+
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def spells_serial(unique_id: str) -> bool:
+    """Whether a (decoded) unique id is written as a daily serial: digits, no leading zero.
+
+    Serials start at 1 (PDI-GRAMMAR §2.5), so ``007`` and ``0`` are foreign ids.
+    The catalog keys a document by its decoded id, so a foreign id that spells a
+    serial would take that serial's place.
+    """
+    return unique_id.isascii() and unique_id.isdigit() and unique_id[0] != "0"
+
+
+def _foreign_serial(pdi: PDI) -> bool:
+    # "%31" decodes to "1" but is a foreign id, not serial 1 (the catalog keys by the
+    # decoded id, so it must not be looked up as one).
+    return not pdi.is_serial and not pdi.unique_id_is_wildcard and spells_serial(pdi.unique_id)
 
 
 def _key_of(pdi: PDI) -> DocumentKey:
     date = pdi.date
     if date is None:
         raise UnsupportedError(f"{pdi} has a wildcard date: it is a pattern (use ls)")
+    if _foreign_serial(pdi):
+        raise NotFoundError(
+            f"{pdi.without_fragment()} is not in this archive: its foreign id"
+            f" {pdi.unique_id!r} is spelled like a daily serial, which no archive mints"
+        )
     return DocumentKey(pdi.series_name.lower(), date, pdi.unique_id)
 
 
-def _name(record: RepresentationRecord, *, generic: bool = False) -> PDI:
+def _name(
+    record: RepresentationRecord, *, generic: bool = False, fragment: Fragment | None = None
+) -> PDI:
+    """The versioned name of a record (with ``fragment``), or the generic name of its document."""
     versioned = PDI.build(
         series=record.series,
         date=record.day,
@@ -297,10 +296,11 @@ def _name(record: RepresentationRecord, *, generic: bool = False) -> PDI:
         foreign_id=None if record.serial is not None else record.unique_id,
         format=record.format,
         version=record.version,
+        fragment=fragment,
     )
     if generic:
         # PDI.build wants a format with a foreign id; the generic name drops it.
-        return PDI.parse(str(dataclasses.replace(versioned, format=None, version=None)))
+        return dataclasses.replace(versioned, format=None, version=None).canonical()
     return versioned
 
 
@@ -324,12 +324,12 @@ class _Namer:
         if template is None:
             template = self._templates[key] = _name(record)
         serial = str(record.serial)
-        return dataclasses.replace(
-            template,
-            unique_id=serial,
-            unique_id_raw=serial,
-            serial=record.serial,
-            version=record.version,
+        # The constructor, not dataclasses.replace: five times faster, and this
+        # runs once per listed name (a template has no fragment or warnings).
+        t = template
+        return PDI(
+            t.series, t.year, t.month, t.day, serial, serial, True, record.serial, t.format,
+            record.version,
         )
 
 
@@ -340,6 +340,18 @@ def parse_pdi(pdi: PDI | str) -> PDI:
     if not isinstance(pdi, str):
         raise ParseError("a PDI must be given as text", rule="pdi-urn")
     return PDI.parse(pdi.strip())
+
+
+def _document(pdi: PDI | str, what: str) -> PDI:
+    """A PDI that names one whole document (no pattern, fragment or citation)."""
+    parsed = parse_pdi(pdi)
+    if parsed.is_pattern:
+        raise UnsupportedError(f"{parsed} is a pattern: {what} is of one document")
+    if parsed.fragment is not None or parsed.citation is not None:
+        raise UnsupportedError(
+            f"{what} is of the whole document {parsed.without_fragment()}, not of a passage"
+        )
+    return parsed
 
 
 class Archive:
@@ -396,7 +408,9 @@ class Archive:
         return self._clock().astimezone(datetime.UTC)
 
     # --- series ----------------------------------------------------------------------
-    def add_series(self, name: str, *, parent: str | None = None, authority: str = "") -> None:
+    def add_series(
+        self, name: str, *, parent: str | None = None, authority: str = ""
+    ) -> SeriesRecord:
         """Register a document series; with ``parent``, a subseries delegated under it.
 
         A subseries adds components in front of its parent's name
@@ -421,7 +435,9 @@ class Archive:
                 if self.store.get_series(candidate) is not None:
                     parent = candidate
                     break
-        self.store.add_series(SeriesRecord(series, parent, authority, _timestamp(self._now())))
+        record = SeriesRecord(series, parent, authority, _timestamp(self._now()))
+        self.store.add_series(record)
+        return record
 
     def series(self) -> list[SeriesRecord]:
         """Every registered series, by name."""
@@ -481,18 +497,21 @@ class Archive:
         reps = [self._prepare(c) for c in contents]
         if not reps:
             raise ParseError("a deposit needs at least one format", rule="format")
+        now = self._now()  # one instant: the minting day and the deposit's time agree
         if foreign_id is not None:
-            foreign_id = self._check_foreign_id(name, foreign_id, reps[0].format)
-        day = self._now().date()
-        result = self.store.mint(name, day, foreign_id, reps, _timestamp(self._now()))
+            foreign_id = self._check_foreign_id(name, foreign_id, reps[0].format, now.date())
+        result = self.store.mint(name, now.date(), foreign_id, reps, _timestamp(now))
         return [self._result(result, r.format) for r in reps]
 
-    def _check_foreign_id(self, series: str, foreign_id: str, token: str) -> str:
+    def _check_foreign_id(
+        self, series: str, foreign_id: str, token: str, day: datetime.date
+    ) -> str:
         if not isinstance(foreign_id, str) or foreign_id == "":
             raise ParseError("a foreign id must be non-empty text", rule="encapsulated-unique-id")
-        if foreign_id.isascii() and foreign_id.isdigit():
+        if spells_serial(foreign_id):
             raise ParseError(
-                "an id of digits only is a daily serial, which the archive mints itself",
+                "an id of digits only (no leading zero) is a daily serial, which the archive"
+                " mints itself",
                 text=foreign_id,
                 offset=0,
                 rule="encapsulated-unique-id",
@@ -503,7 +522,7 @@ class Archive:
             )
         # Round-trip through the grammar so the name we mint parses back to this id.
         built = PDI.build(
-            series=series, date=self._now().date(), foreign_id=foreign_id, format=token, version=1
+            series=series, date=day, foreign_id=foreign_id, format=token, version=1
         )
         if PDI.parse(str(built)).unique_id != foreign_id:
             raise ParseError(
@@ -513,7 +532,7 @@ class Archive:
 
     def add_version(self, pdi: PDI | str, contents: Sequence[Content]) -> list[PDI]:
         """Deposit a new version of a document; it must cover every format it is to have."""
-        key = _key_of(parse_pdi(pdi))
+        key = _key_of(_document(pdi, "a new version"))
         reps = [self._prepare(c) for c in contents]
         if not reps:
             raise ParseError("a version needs at least one format", rule="format")
@@ -524,7 +543,7 @@ class Archive:
         self, pdi: PDI | str, content: bytes, *, format: str, charset: str | None = None
     ) -> PDI:
         """Add a format with the same content to an existing version (named by ``pdi``)."""
-        parsed = parse_pdi(pdi)
+        parsed = _document(pdi, "a new format")
         key = _key_of(parsed)
         version = parsed.version if parsed.version is not None else 1
         rep = self._prepare(Content(content, format, charset))
@@ -558,19 +577,30 @@ class Archive:
             raise UnsupportedError(f"{parsed} is a pattern; list it with ls")
         if parsed.citation is not None:
             raise UnsupportedError("resolve each side of a citation separately")
-        key = _key_of(parsed)
-        version = self._version_of(parsed, key, latest)
-        records = self.store.representations(key, version)
+        version, records = self._records(parsed, latest)
         if parsed.format is None:
             if parsed.fragment is not None:
                 raise UnsupportedError("a fragment needs a format: name one")
             return Generic(
                 _name(records[0], generic=True), version, tuple(_name(r) for r in records)
             )
-        token = formats.canonical_token(parsed.format)
+        return self._read(parsed, self._record(parsed, version, records))
+
+    def _records(self, parsed: PDI, latest: bool) -> tuple[int, list[RepresentationRecord]]:
+        """The version a PDI names and the records of its formats (not their bytes)."""
+        key = _key_of(parsed)
+        version = self._version_of(parsed, key, latest)
+        return version, self.store.representations(key, version)
+
+    @staticmethod
+    def _record(
+        parsed: PDI, version: int, records: list[RepresentationRecord]
+    ) -> RepresentationRecord:
+        """The record of the format ``parsed`` names among ``records`` (of ``version``)."""
+        token = formats.canonical_token(parsed.format or "")
         for record in records:
             if record.format == token:
-                return self._read(parsed, record)
+                return record
         raise NotFoundError(
             f"{parsed.without_fragment()}: version {version} has no format {token} (formats: "
             f"{', '.join(r.format for r in records)})"
@@ -588,10 +618,8 @@ class Archive:
 
     def formats(self, pdi: PDI | str, *, latest: bool = False) -> list[PDI]:
         """The versioned PDIs of every format of the version a PDI names."""
-        parsed = parse_pdi(pdi)
-        key = _key_of(parsed)
-        version = self._version_of(parsed, key, latest)
-        return [_name(r) for r in self.store.representations(key, version)]
+        _, records = self._records(parse_pdi(pdi), latest)
+        return [_name(r) for r in records]
 
     def versions(self, pdi: PDI | str) -> list[int]:
         """The version numbers of the document a PDI names."""
@@ -605,9 +633,8 @@ class Archive:
             raise IntegrityError(
                 f"the bytes of {_name(record)} do not match their SHA-256 {record.sha256}"
             )
-        name = _name(record)
         if parsed.fragment is None:
-            return Resolved(name, data, record.media_type, record.charset, record)
+            return Resolved(_name(record), data, record.media_type, record.charset, record)
         from pdi import fragments
 
         fragment = parsed.fragment
@@ -620,15 +647,7 @@ class Archive:
             charset=record.charset,
         )
         return Resolved(
-            PDI.build(
-                series=record.series,
-                date=record.day,
-                serial=record.serial,
-                foreign_id=None if record.serial is not None else record.unique_id,
-                format=record.format,
-                version=record.version,
-                fragment=fragment,
-            ),
+            _name(record, fragment=fragment),
             result.data,
             result.media_type,
             record.charset,
@@ -668,6 +687,8 @@ class Archive:
             for name, value in (("year", year), ("month", month), ("day", day)):
                 if value is not None:
                     raise UnsupportedError(f"give the {name} in the pattern, not beside it")
+            if _foreign_serial(parsed):
+                return []
             wanted = parsed.to_query()
             if series is not None and canonical_series(series) != wanted.series.lower():
                 raise UnsupportedError("the pattern names another series than --series")
@@ -693,8 +714,6 @@ class Archive:
         or free keys: a letter, then letters, digits, ``.``, ``_``, ``:``, ``-``.
         """
         parsed = parse_pdi(pdi)
-        if parsed.is_pattern:
-            raise UnsupportedError(f"{parsed} is a pattern; statements are about one name")
         if not isinstance(key, str) or not _KEY.match(key):
             raise ParseError(
                 f"bad key {key!r}: a letter, then up to 199 letters, digits, '.', '_', ':', '-'",
@@ -704,24 +723,28 @@ class Archive:
             raise ParseError("a value must be text", rule="value")
         if len(value) > MAX_ASSERTION_VALUE:
             raise LimitError(f"a value may have at most {MAX_ASSERTION_VALUE} characters")
-        key_ = _key_of(parsed)
-        subject = self._subject(parsed, key_)
+        subject = self._subject(parsed)
         return self.store.add_assertion(
-            key_, subject, key, value, who or self.who, _timestamp(self._now())
+            _key_of(parsed), subject, key, value, who or self.who, _timestamp(self._now())
         )
 
-    def _subject(self, parsed: PDI, key: DocumentKey) -> str:
-        # The subject must exist: the document, and the version and format if named.
+    def _subject(self, parsed: PDI) -> str:
+        """The canonical text of a name statements are about; it must be in the archive.
+
+        The document must exist, and the version and format if named (their
+        bytes are not read: that is :meth:`verify`'s work).
+        """
+        if parsed.is_pattern:
+            raise UnsupportedError(f"{parsed} is a pattern; statements are about one name")
         if parsed.format is not None:
-            self.resolve(parsed.without_fragment())
-        elif not self.store.document_exists(key):
+            self._record(parsed, *self._records(parsed, latest=False))
+        elif not self.store.document_exists(_key_of(parsed)):
             raise NotFoundError(f"{parsed} is not in this archive")
         return str(parsed.canonical())
 
     def history(self, pdi: PDI | str) -> list[AssertionRecord]:
-        """Every statement made about exactly this PDI, oldest first."""
-        parsed = parse_pdi(pdi)
-        return self.store.assertions(str(parsed.canonical()))
+        """Every statement made about exactly this PDI, oldest first; it must be in the archive."""
+        return self.store.assertions(self._subject(parse_pdi(pdi)))
 
     def meta(self, pdi: PDI | str) -> dict[str, str]:
         """The latest value of each key stated about exactly this PDI."""
@@ -739,20 +762,17 @@ class Archive:
         report = VerifyReport(checked_representations=sum(len(v) for v in by_sha.values()))
         total = len(by_sha)
         for done, (sha, records) in enumerate(sorted(by_sha.items()), start=1):
-            names = tuple(sorted(str(_name(r)) for r in records))
             data = self.store.read_blob(sha)
+            problem: tuple[str, str] | None = None
             if data is None:
-                report.problems.append(Problem("missing", sha, names, "no stored bytes"))
-            else:
-                actual = _sha256(data)
-                if actual != sha:
-                    report.problems.append(
-                        Problem("altered", sha, names, f"SHA-256 is now {actual}")
-                    )
-                elif any(r.size != len(data) for r in records):
-                    report.problems.append(
-                        Problem("size", sha, names, f"size {len(data)} differs from the catalog")
-                    )
+                problem = ("missing", "no stored bytes")
+            elif (actual := _sha256(data)) != sha:
+                problem = ("altered", f"SHA-256 is now {actual}")
+            elif any(r.size != len(data) for r in records):
+                problem = ("size", f"size {len(data)} differs from the catalog")
+            if problem is not None:
+                names = tuple(sorted(str(_name(r)) for r in records))
+                report.problems.append(Problem(problem[0], sha, names, problem[1]))
             report.checked_blobs += 1
             if progress is not None:
                 progress(done, total)

@@ -28,7 +28,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pdi.archive.store import AssertionRecord, DocumentKey, RepresentationRecord, SeriesRecord
-from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, ParseError, StoreError
+from pdi.errors import (
+    ImmutabilityError,
+    IntegrityError,
+    NotFoundError,
+    ParseError,
+    PDIError,
+    StoreError,
+)
 
 if TYPE_CHECKING:
     from pdi.archive import Archive
@@ -250,9 +257,9 @@ def import_bag(
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Validate the bag, then import all of it into the archive in one transaction."""
-    from pdi.archive import _name, canonical_series
+    from pdi.archive import _key_of, _name, canonical_series, parse_pdi, spells_serial
     try:
-        validate_bag(bag)
+        manifest = validate_bag(bag)
         raw = (bag / "data" / "catalog.json").read_bytes()
     except OSError as exc:
         raise IntegrityError(f"cannot read bag {bag}: {exc}") from exc
@@ -277,6 +284,7 @@ def import_bag(
                 raise ParseError(f"catalog.json: series {one.name!r} is not canonical",
                                  rule="catalog")
         reps: list[tuple[RepresentationRecord, bytes]] = []
+        objects: dict[str, bytes] = {}  # each object read once, however many names share it
         entries = _entries(catalog, "representations")
         for done, r in enumerate(entries, start=1):
             record = RepresentationRecord(
@@ -299,10 +307,18 @@ def import_bag(
                 )
             if not _SHA256.fullmatch(record.sha256) or record.version < 1:
                 raise ParseError(f"catalog.json: bad entry for {r['pdi']}", rule="catalog")
-            if (record.serial is not None) != record.unique_id.isdigit():
+            spelled = int(record.unique_id) if spells_serial(record.unique_id) else None
+            if record.serial != spelled:
                 raise ParseError(f"catalog.json: bad serial for {r['pdi']}", rule="catalog")
-            data = (bag / "data" / "objects" / record.sha256).read_bytes()
-            if hashlib.sha256(data).hexdigest() != record.sha256 or len(data) != record.size:
+            data = objects.get(record.sha256)
+            if data is None:
+                # validate_bag hashed every payload file against the manifest: the
+                # object is right when its manifest checksum is its own name.
+                path = f"data/objects/{record.sha256}"
+                if manifest.get(path) != record.sha256:
+                    raise IntegrityError(f"object {record.sha256} is not in the bag's manifest")
+                data = objects[record.sha256] = (bag / path).read_bytes()
+            if len(data) != record.size:
                 raise IntegrityError(f"object {record.sha256} does not match its catalog entry")
             reps.append((record, data))
             if progress is not None:
@@ -321,6 +337,15 @@ def import_bag(
             )
             for a in _entries(catalog, "assertions")
         ]
+        for about, a in assertions:
+            if _key_of(parse_pdi(a.subject)) != about:
+                raise ParseError(
+                    f"catalog.json: the statement about {a.subject} is filed under another"
+                    " document",
+                    rule="catalog",
+                )
+    except PDIError:
+        raise
     except (KeyError, TypeError, ValueError) as exc:
         raise ParseError(f"catalog.json is malformed: {exc!r}", rule="catalog") from exc
     except FileNotFoundError as exc:

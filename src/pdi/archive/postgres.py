@@ -11,6 +11,7 @@ that row, and a rolled-back deposit gives its serial back.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -38,12 +39,17 @@ def _oneline(exc: BaseException) -> str:
 
 
 def _redact(url: str) -> str:
-    # Never print a password that was written into the URL.
+    # Never print a password written into the URL: in its userinfo, or as
+    # libpq's password= query parameter.
+    url = _PASSWORD_PARAMETER.sub(r"\1***", url)
     head, sep, tail = url.partition("@")
     if not sep or ":" not in head.split("//", 1)[-1]:
         return url
     scheme, _, user = head.partition("//")
     return f"{scheme}//{user.split(':', 1)[0]}:***@{tail}"
+
+
+_PASSWORD_PARAMETER = re.compile(r"([?&]password=)[^&]*", re.IGNORECASE)
 
 
 class PostgresStore(SQLStore):
@@ -61,11 +67,6 @@ class PostgresStore(SQLStore):
         except psycopg.Error as exc:
             raise StoreError(f"cannot connect to {self.location}: {_oneline(exc)}") from exc
         self._lock = threading.RLock()
-        self._depth = 0
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
@@ -79,29 +80,13 @@ class PostgresStore(SQLStore):
             raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
 
     @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        with self._lock:
-            if self._depth:
-                self._depth += 1
-                try:
-                    yield
-                finally:
-                    self._depth -= 1
-                return
-            self._depth = 1
-            try:
-                with self._conn.transaction():
-                    yield
-            except psycopg.Error as exc:
-                raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
-            finally:
-                self._depth = 0
-
-    def _write(self) -> Any:
-        return self._transaction()
-
-    def _read(self) -> Any:
-        return self._transaction()
+    def _outermost(self, write: bool) -> Iterator[None]:
+        # Writers queue on the rows they update (the serial counter, FOR UPDATE).
+        try:
+            with self._conn.transaction():
+                yield
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
 
     def _has_table(self, name: str) -> bool:
         rows = self._query("SELECT to_regclass(?)", (name,))

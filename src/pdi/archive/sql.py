@@ -14,9 +14,10 @@ increment back with everything else, so no serial is ever skipped.
 from __future__ import annotations
 
 import datetime
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from pdi.archive.store import (
@@ -143,12 +144,39 @@ class SQLStore(ABC):
         """Run one statement and return its rows (empty for statements without rows)."""
 
     @abstractmethod
+    def _outermost(self, write: bool) -> AbstractContextManager[None]:
+        """A database transaction (serializing writers when ``write``), rolled back on any exception."""
+
+    # Both stores share one connection per store object, guarded by ``_lock``;
+    # a transaction opened inside another joins it.
+    _conn: Any
+    _lock: threading.RLock
+    _depth: int = 0
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[None]:
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self._depth = 1
+            try:
+                with self._outermost(write):
+                    yield
+            finally:
+                self._depth = 0
+
     def _write(self) -> AbstractContextManager[None]:
         """A transaction that serializes writers and rolls back on any exception."""
+        return self._transaction(True)
 
-    @abstractmethod
     def _read(self) -> AbstractContextManager[None]:
         """A read transaction (a consistent snapshot)."""
+        return self._transaction(False)
 
     @abstractmethod
     def _stage_blob(self, sha256: str, content: bytes) -> None:
@@ -166,9 +194,10 @@ class SQLStore(ABC):
     def blob_names(self) -> set[str]:
         """The SHA-256 names of every stored blob."""
 
-    @abstractmethod
     def close(self) -> None:
-        """Release connections."""
+        """Release the connection."""
+        with self._lock:
+            self._conn.close()
 
     # --- schema --------------------------------------------------------------
     def schema_version(self) -> int:
@@ -265,21 +294,27 @@ class SQLStore(ABC):
     ) -> None:
         for rep in representations:
             self._store_blob(rep.sha256, rep.content)
-            self._query(
-                "INSERT INTO representations (document, version, format, media_type, charset,"
-                " line_ending, sha256, size, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    doc,
-                    version,
-                    rep.format,
-                    rep.media_type,
-                    rep.charset,
-                    rep.line_ending,
-                    rep.sha256,
-                    len(rep.content),
-                    at,
-                ),
+            self._insert_rep(
+                doc, version, rep.format, rep.media_type, rep.charset, rep.line_ending,
+                rep.sha256, len(rep.content), at,
             )
+
+    def _insert_rep(self, doc: int, version: int, *columns: Any) -> None:
+        """One representations row: format, media type, charset, line ending, sha256, size, at."""
+        self._query(
+            "INSERT INTO representations (document, version, format, media_type, charset,"
+            " line_ending, sha256, size, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (doc, version, *columns),
+        )
+
+    def _stored_sha(self, doc: int, version: int, format: str) -> str | None:
+        """The SHA-256 of the bytes stored for a format of a version, if any."""
+        rows = self._query(
+            "SELECT sha256 FROM representations WHERE document = ? AND version = ?"
+            " AND format = ?",
+            (doc, version, format),
+        )
+        return str(rows[0][0]) if rows else None
 
     def _next_serial(self, series: str, day: str) -> int:
         rows = self._query(
@@ -339,7 +374,7 @@ class SQLStore(ABC):
                 "INSERT INTO versions (document, version, created_at) VALUES (?, 1, ?)", (doc, at)
             )
             self._insert_reps(doc, 1, representations, at)
-        return DepositResult(key, serial, 1)
+        return DepositResult(key, 1)
 
     def _check_document(self, key: DocumentKey, *, lock: bool = False) -> int:
         doc = self._document_id(key, lock=lock)
@@ -357,19 +392,14 @@ class SQLStore(ABC):
         self._stage(representations)
         with self._write():
             doc = self._check_document(key, lock=True)
-            rows = self._query(
-                "SELECT MAX(v.version), MAX(d.serial) FROM versions v JOIN documents d"
-                " ON d.id = v.document WHERE v.document = ?",
-                (doc,),
-            )
+            rows = self._query("SELECT MAX(version) FROM versions WHERE document = ?", (doc,))
             version = int(rows[0][0]) + 1
             self._query(
                 "INSERT INTO versions (document, version, created_at) VALUES (?, ?, ?)",
                 (doc, version, at),
             )
             self._insert_reps(doc, version, representations, at)
-            serial = None if rows[0][1] is None else int(rows[0][1])
-        return DepositResult(key, serial, version)
+        return DepositResult(key, version)
 
     def _check_formats(
         self,
@@ -386,14 +416,10 @@ class SQLStore(ABC):
             raise NotFoundError(f"no version {version} of {_describe(key)} in the archive")
         new: list[NewRepresentation] = []
         for rep in representations:
-            rows = self._query(
-                "SELECT sha256 FROM representations WHERE document = ? AND version = ?"
-                " AND format = ?",
-                (doc, version, rep.format),
-            )
-            if not rows:
+            stored = self._stored_sha(doc, version, rep.format)
+            if stored is None:
                 new.append(rep)
-            elif str(rows[0][0]) != rep.sha256:
+            elif stored != rep.sha256:
                 raise ImmutabilityError(
                     f"format {rep.format} of version {version} of {_describe(key)} is already"
                     " deposited with other bytes; deposited bytes never change (deposit a"
@@ -410,13 +436,11 @@ class SQLStore(ABC):
     ) -> DepositResult:
         with self._read():
             _, new = self._check_formats(key, version, representations)
-        self._stage(new or representations[:0])
+        self._stage(new)
         with self._write():
             doc, new = self._check_formats(key, version, representations, lock=True)
             self._insert_reps(doc, version, new, at)
-            serial_rows = self._query("SELECT serial FROM documents WHERE id = ?", (doc,))
-            serial = None if serial_rows[0][0] is None else int(serial_rows[0][0])
-        return DepositResult(key, serial, version)
+        return DepositResult(key, version)
 
     def import_all(
         self,
@@ -476,33 +500,15 @@ class SQLStore(ABC):
                         "INSERT INTO versions (document, version, created_at) VALUES (?, ?, ?)",
                         (doc, rec.version, rec.created_at),
                     )
-                rows = self._query(
-                    "SELECT sha256 FROM representations WHERE document = ? AND version = ?"
-                    " AND format = ?",
-                    (doc, rec.version, rec.format),
-                )
-                if rows:
-                    if str(rows[0][0]) != rec.sha256:
-                        raise ImmutabilityError(
-                            f"format {rec.format} of version {rec.version} of {_describe(key)}"
-                            " is already in this archive with other bytes; nothing was imported"
-                        )
+                stored = self._stored_sha(doc, rec.version, rec.format)
+                if stored is not None:
+                    if stored != rec.sha256:
+                        raise _import_conflict(rec)
                     continue
                 self._store_blob(rec.sha256, content)
-                self._query(
-                    "INSERT INTO representations (document, version, format, media_type, charset,"
-                    " line_ending, sha256, size, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        doc,
-                        rec.version,
-                        rec.format,
-                        rec.media_type,
-                        rec.charset,
-                        rec.line_ending,
-                        rec.sha256,
-                        rec.size,
-                        rec.created_at,
-                    ),
+                self._insert_rep(
+                    doc, rec.version, rec.format, rec.media_type, rec.charset, rec.line_ending,
+                    rec.sha256, rec.size, rec.created_at,
                 )
                 added += 1
             for about, a in assertions:
@@ -531,26 +537,12 @@ class SQLStore(ABC):
             (rec.series, rec.day.isoformat(), rec.unique_id, rec.version, rec.format),
         )
         if rows and str(rows[0][0]) != rec.sha256:
-            key = DocumentKey(rec.series, rec.day, rec.unique_id)
-            raise ImmutabilityError(
-                f"format {rec.format} of version {rec.version} of {_describe(key)}"
-                " is already in this archive with other bytes; nothing was imported"
-            )
+            raise _import_conflict(rec)
 
     # --- reading ---------------------------------------------------------------------
     def document_exists(self, key: DocumentKey) -> bool:
         with self._read():
             return self._document_id(key) is not None
-
-    def document_serial(self, key: DocumentKey) -> int | None:
-        with self._read():
-            rows = self._query(
-                "SELECT serial FROM documents WHERE series = ? AND day = ? AND unique_id = ?",
-                (key.series, key.day.isoformat(), key.unique_id),
-            )
-        if not rows or rows[0][0] is None:
-            return None
-        return int(rows[0][0])
 
     def versions(self, key: DocumentKey) -> list[int]:
         with self._read():
@@ -641,6 +633,14 @@ class SQLStore(ABC):
         with self._read():
             rows = self._query(sql + " ORDER BY id", params)
         return [_assertion(r) for r in rows]
+
+
+def _import_conflict(rec: RepresentationRecord) -> ImmutabilityError:
+    key = DocumentKey(rec.series, rec.day, rec.unique_id)
+    return ImmutabilityError(
+        f"format {rec.format} of version {rec.version} of {_describe(key)}"
+        " is already in this archive with other bytes; nothing was imported"
+    )
 
 
 def _describe(key: DocumentKey) -> str:

@@ -61,11 +61,6 @@ class SQLiteStore(SQLStore):
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open archive catalog {catalog}: {exc}") from exc
         self._lock = threading.RLock()
-        self._depth = 0
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
 
     # --- SQL ---------------------------------------------------------------------
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -75,44 +70,28 @@ class SQLiteStore(SQLStore):
             raise StoreError(f"catalog {self.root / CATALOG}: {exc}") from exc
 
     @contextmanager
-    def _transaction(self, begin: str) -> Iterator[None]:
-        with self._lock:
-            if self._depth:
-                self._depth += 1
-                try:
-                    yield
-                finally:
-                    self._depth -= 1
-                return
+    def _outermost(self, write: bool) -> Iterator[None]:
+        # A writer takes the write lock up front, so deposits queue across processes.
+        try:
+            self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        except sqlite3.Error as exc:
+            raise StoreError(f"catalog {self.root / CATALOG}: {exc}") from exc
+        try:
+            yield
+        except BaseException:
             try:
-                self._conn.execute(begin)
+                self._conn.execute("ROLLBACK")
             except sqlite3.Error as exc:
-                raise StoreError(f"catalog {self.root / CATALOG}: {exc}") from exc
-            self._depth = 1
+                raise StoreError(f"rollback failed: {exc}") from exc
+            raise
+        try:
+            self._conn.execute("COMMIT")
+        except sqlite3.Error as exc:
             try:
-                yield
-            except BaseException:
-                self._depth = 0
-                try:
-                    self._conn.execute("ROLLBACK")
-                except sqlite3.Error as exc:
-                    raise StoreError(f"rollback failed: {exc}") from exc
-                raise
-            self._depth = 0
-            try:
-                self._conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                try:
-                    self._conn.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
-                raise StoreError(f"commit failed: {exc}") from exc
-
-    def _write(self) -> Any:
-        return self._transaction("BEGIN IMMEDIATE")
-
-    def _read(self) -> Any:
-        return self._transaction("BEGIN")
+                self._conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise StoreError(f"commit failed: {exc}") from exc
 
     def _has_table(self, name: str) -> bool:
         return bool(

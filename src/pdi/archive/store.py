@@ -76,10 +76,9 @@ class DocumentKey:
 
 @dataclass(frozen=True)
 class DepositResult:
-    """What a deposit created: the document's key, its serial (if minted so) and the version."""
+    """What a deposit created: the document's key and the version."""
 
     key: DocumentKey
-    serial: int | None
     version: int
 
 
@@ -156,8 +155,6 @@ class Store(Protocol):
     ) -> int: ...
 
     # reading
-    def document_serial(self, key: DocumentKey) -> int | None: ...
-
     def document_exists(self, key: DocumentKey) -> bool: ...
 
     def versions(self, key: DocumentKey) -> list[int]: ...

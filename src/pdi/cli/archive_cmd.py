@@ -8,6 +8,7 @@ that deposits or reads the archive uses (other command modules too).
 from __future__ import annotations
 
 import mimetypes
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,8 +17,16 @@ from typing import Any, TypeVar
 
 import click
 
-from pdi.archive import DEFAULT_LOCATION, Archive, Content, Generic, resolve_location
-from pdi.errors import IntegrityError, NotFoundError, ParseError, StoreError
+from pdi.archive import (
+    DEFAULT_LOCATION,
+    MAX_REPRESENTATION_BYTES,
+    Archive,
+    Content,
+    Generic,
+    is_text_format,
+    resolve_location,
+)
+from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, StoreError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,10 +63,18 @@ def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
 
 
 def _read_file(path: str) -> bytes:
+    """The bytes of a file to deposit ('-' = stdin); over the limit, refused unread."""
+    too_big = LimitError(f"{path}: a representation may have at most {MAX_REPRESENTATION_BYTES} bytes")
     if path == "-":
-        return sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(MAX_REPRESENTATION_BYTES + 1)
+        if len(data) > MAX_REPRESENTATION_BYTES:
+            raise too_big
+        return data
     try:
-        return Path(path).read_bytes()
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size > MAX_REPRESENTATION_BYTES:
+                raise too_big
+            return f.read()
     except FileNotFoundError as exc:
         raise NotFoundError(f"cannot read {path}: no such file") from exc
     except IsADirectoryError as exc:
@@ -69,10 +86,17 @@ def _read_file(path: str) -> bytes:
 def _guess_format(path: str) -> str:
     from pdi import formats
 
-    media_type, _ = mimetypes.guess_type(path, strict=False)
+    media_type, encoding = mimetypes.guess_type(path, strict=False)
+    if encoding is not None:
+        # notes.txt.gz holds compressed bytes: its format is the compression's.
+        media_type = _COMPRESSED.get(encoding)
     if media_type is None:
         raise click.UsageError(f"cannot tell the format of {path} from its name: give --format")
     return formats.token_for(media_type)
+
+
+#: Registered media types of the encodings ``mimetypes`` reads from a name (.gz …).
+_COMPRESSED = {"gzip": "application/gzip"}
 
 
 def _open(archive: str) -> Archive:
@@ -107,10 +131,9 @@ def register(cli: click.Group) -> None:
     def series_add(name: str, parent: str | None, authority: str, archive: str) -> None:
         """Register the series NAME, e.g. oma.eop.gov.us (last component: a country code)."""
         with _open(archive) as opened:
-            opened.add_series(name, parent=parent, authority=authority)
-            record = opened.store.get_series(name.lower())
-            under = f" under {record.parent}" if record and record.parent else ""
-            click.echo(f"series {name.lower()}{under}")
+            record = opened.add_series(name, parent=parent, authority=authority)
+            under = f" under {record.parent}" if record.parent else ""
+            click.echo(f"series {record.name}{under}")
 
     @series_group.command("ls")
     @archive_option
@@ -144,7 +167,7 @@ def register(cli: click.Group) -> None:
     @click.argument("files", nargs=-1, required=True)
     @click.option("--format", "-f", "formats_", multiple=True,
                   help="Format of each FILE, in order (default: from the file names).")
-    @click.option("--charset", help="The charset of the text files.")
+    @click.option("--charset", help="The charset of the text files among FILES.")
     @click.option("--add-format", is_flag=True,
                   help="Add FILES as new formats (same content) of the version PDI names,"
                   " instead of depositing a new version.")
@@ -157,7 +180,10 @@ def register(cli: click.Group) -> None:
         if formats_ and len(formats_) != len(files):
             raise click.UsageError("give one --format per FILE, or none")
         tokens = list(formats_) or [_guess_format(f) for f in files]
-        contents = [Content(_read_file(f), t, charset) for f, t in zip(files, tokens, strict=True)]
+        contents = [
+            Content(_read_file(f), t, charset if charset and is_text_format(t) else None)
+            for f, t in zip(files, tokens, strict=True)
+        ]
         with _open(archive) as opened:
             if add_format:
                 names = [
@@ -177,7 +203,10 @@ def register(cli: click.Group) -> None:
     @click.option("--info", is_flag=True, help="Print the name, media type, size and SHA-256 instead.")
     @archive_option
     def get_cmd(pdi: str, output: str | None, latest: bool, info: bool, archive: str) -> None:
-        """Write the bytes PDI[#fragment] names; a generic PDI lists its formats."""
+        """Write the bytes PDI[#fragment] names; a generic PDI lists its formats.
+
+        A fragment reaching past the end is cut there, with a warning on stderr.
+        """
         with _open(archive) as opened:
             result = opened.resolve(pdi, latest=latest)
         if isinstance(result, Generic):
@@ -197,6 +226,8 @@ def register(cli: click.Group) -> None:
             if result.fragment is not None and result.fragment.clamped:
                 click.echo("clamped\ttrue")
             return
+        if result.fragment is not None and result.fragment.clamped:
+            click.echo(f"warning: {result.pdi} reaches past the end: clamped to it", err=True)
         if output:
             try:
                 Path(output).write_bytes(result.data)

@@ -103,8 +103,7 @@ def _lines(pdi: PDI, indent: str = "") -> list[str]:
     if d["media_type"]:
         rows.append(("media type", d["media_type"]))
     if pdi.format is not None:
-        version = "*" if pdi.version_wildcard else str(pdi.version or 1)
-        rows.append(("version", version + ("" if pdi.version is not None else " (omitted)")))
+        rows.append(("version", f"{d['version']}" + (" (omitted)" if d["version_omitted"] else "")))
     if pdi.fragment is not None:
         frag = d["fragment"]
         scheme = frag["scheme"] or f"{frag['effective_scheme'] or '?'} (default)"
@@ -133,7 +132,7 @@ def register(cli: click.Group) -> None:
     )
     @click.option("--json", "as_json", is_flag=True, help="Print the components as JSON.")
     def parse_command(pdi: str, strict: bool, as_json: bool) -> None:
-        """Parse PDI (urn:pdi://... or pdi://...) and print its components,
+        """Parse PDI (urn:pdi://… or pdi://…) and print its components,
         canonical form and warnings.
 
         Exit status 0 for a valid PDI, 1 for an invalid one (one line on stderr).

@@ -26,7 +26,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 from pdi.identifier._fragment import Fragment
-from pdi.identifier._pdi import PDI, Citation, PDIQuery, equivalent
+from pdi.identifier._pdi import PDI, Citation, PDIQuery, equivalent, series_for_minting
 from pdi.identifier._syntax import (
     FRAGMENT_SCHEMES,
     ISO_3166_ALPHA2,
@@ -44,4 +44,5 @@ __all__ = [
     "Position",
     "equivalent",
     "escape_unique_id",
+    "series_for_minting",
 ]

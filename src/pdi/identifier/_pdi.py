@@ -244,8 +244,8 @@ class PDI:
         version (the generic resource, lines 412-415); an omitted version is
         version 1; a pattern without fragment or citation ignores the other's.
         """
-        if isinstance(other, str):
-            other = PDI.parse(other)
+        if not isinstance(other, PDI):
+            other = PDI.parse(other)  # a ParseError for anything but text
         if self.series_name != other.series_name:
             return False
         for mine, theirs in (
@@ -332,7 +332,7 @@ class PDI:
         written (§2.2); a fragment needs an explicit version. The series is
         written in lower case. Every result is re-parsed strictly.
         """
-        comps = _build_series(series)
+        comps = series_for_minting(series)
         if not isinstance(date, datetime.date):
             raise ParseError(f"date must be a datetime.date, not {date!r}", rule="iso-date")
         if (serial is None) == (foreign_id is None):
@@ -390,27 +390,43 @@ def _month_end(year: int, month: int) -> datetime.date:
     return datetime.date(year, month + 1, 1) - datetime.timedelta(days=1)
 
 
-def _build_series(series: str | Sequence[str]) -> tuple[str, ...]:
+def series_for_minting(series: str | Sequence[str]) -> tuple[str, ...]:
+    """The lower-case components of a series that PDIs may be minted in.
+
+    Components are ``1*(alpha / digit / "-")`` (line 133), at least one before
+    the country, which must be an ISO 3166-1 alpha-2 code (§2.3: minting
+    requires one). Errors give the offset in the series text.
+    """
     if isinstance(series, str):
         comps: list[str] = series.split(".")
     elif isinstance(series, Sequence) and all(isinstance(c, str) for c in series):
         comps = list(series)
     else:
         raise ParseError(f"not a document series: {series!r}", rule="document-series")
-    if len(comps) < 2:
-        raise ParseError(
-            f"a document series is a component and a country: {series!r}", rule="document-series"
-        )
+    text = ".".join(comps)
+    offset = 0
     for comp in comps:
-        if not _COMPONENT_RE.fullmatch(comp) or not comp.isascii():
+        if not _COMPONENT_RE.fullmatch(comp):
             raise ParseError(
                 f"invalid series component {comp!r}: letters, digits and '-' only",
+                text=text,
+                offset=offset,
                 rule="component",
             )
+        offset += len(comp) + 1
+    if len(comps) < 2:
+        raise ParseError(
+            f"a document series is a component and a country: {text!r}",
+            text=text,
+            offset=0,
+            rule="document-series",
+        )
     country = comps[-1].lower()
     if country not in ISO_3166_ALPHA2:
         raise ParseError(
             f"minting needs an ISO 3166-1 alpha-2 country code, not {comps[-1]!r} (§2.3)",
+            text=text,
+            offset=len(text) - len(comps[-1]),
             rule="iso-country",
         )
     return tuple(c.lower() for c in comps)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from pdi.errors import ParseError
-from pdi.uri._resolve import split5
+from pdi.uri._resolve import not_text, split5
 
 # RFC 3986 Appendix B, the regular expression that splits any string.
 _SPLIT = re.compile(r"(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?", re.S)
@@ -128,10 +128,12 @@ class URI:
 def split(text: str) -> URI:
     """Split any string into components with the RFC 3986 Appendix B expression.
 
-    Never fails: meant for messy real-world input. The authority is split
+    Never fails on text: meant for messy real-world input. The authority is split
     at its last ``@`` and, after the host (an IP literal in brackets, or up
     to the last ``:``), at ``:`` for the port. ``str(split(text)) == text``.
     """
+    if not isinstance(text, str):
+        raise not_text(text)
     scheme, authority, path, query, fragment = split5(text)
     userinfo = host = port = None
     if authority is not None:
@@ -278,6 +280,8 @@ def parse(text: str) -> URI:
     first character that breaks it. Non-ASCII characters are not allowed
     (map an IRI first with :func:`iri_to_uri`).
     """
+    if not isinstance(text, str):
+        raise not_text(text)
     # Fast path: one expression for the grammar without IP literals, with
     # "%" checked separately; anything it does not settle goes to the
     # component-by-component parser, which also finds the error's place.

@@ -6,6 +6,7 @@ import re
 from urllib.parse import quote
 
 from pdi.errors import ParseError, UnsupportedError
+from pdi.uri._resolve import not_text
 
 UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 """RFC 3986 §2.3 ``unreserved``."""
@@ -35,6 +36,8 @@ def percent_encode(text: str, safe: str = "") -> str:
     upper-case hexadecimal digits (§2.1). ``%`` itself is encoded unless it
     is in ``safe``. A lone surrogate cannot be encoded: :class:`ParseError`.
     """
+    if not isinstance(text, str) or not isinstance(safe, str):
+        raise not_text(text, safe)
     try:
         if safe.isascii():
             return quote(text, safe=safe, encoding="utf-8", errors="strict")
@@ -52,6 +55,8 @@ def percent_decode_bytes(text: str) -> bytes:
 
     A ``%`` not followed by two hexadecimal digits is a :class:`ParseError`.
     """
+    if not isinstance(text, str):
+        raise not_text(text)
     _check_percent(text)
     parts: list[bytes] = []
     pos = 0
@@ -80,6 +85,8 @@ def percent_decode(text: str, *, encoding: str = "utf-8", errors: str = "strict"
     the offset of the first bad triple; an unknown encoding or error handler
     raises :class:`UnsupportedError`.
     """
+    if not isinstance(text, str):
+        raise not_text(text)
     if "%" not in text:
         return text
     _check_percent(text)
@@ -135,6 +142,8 @@ def iri_to_uri(text: str) -> str:
     neither (C1 controls, surrogates, non-characters, U+E0000–E0FFF) is not
     allowed in an IRI: :class:`ParseError` with its offset.
     """
+    if not isinstance(text, str):
+        raise not_text(text)
     if text.isascii():
         return text
 

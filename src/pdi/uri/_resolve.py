@@ -13,6 +13,12 @@ from pdi.errors import ParseError, UnsupportedError
 _Parts = tuple[str | None, str | None, str, str | None, str | None]
 
 
+def not_text(*values: object) -> ParseError:
+    """The error for a value that is not a string (the public functions take text)."""
+    wrong = next((v for v in values if not isinstance(v, str)), None)
+    return ParseError(f"a URI is text, not {type(wrong).__name__}", rule="URI-reference")
+
+
 def split5(text: str) -> _Parts:
     """RFC 3986 Appendix B: ``(scheme, authority, path, query, fragment)`` of any string."""
     fragment = query = scheme = authority = None
@@ -45,6 +51,8 @@ def remove_dot_segments(path: str) -> str:
     On a rootless path the literal algorithm can produce a leading ``/``
     (``a/../b`` gives ``/b``); we keep that (shared/specs/README.md).
     """
+    if not isinstance(path, str):
+        raise not_text(path)
     if "/." not in path and not path.startswith("."):
         return path  # no complete "." or ".." segment can be present
     segments = path.split("/")
@@ -187,6 +195,8 @@ def resolve(base: str, reference: str, *, rfc: int = 3986, strict: bool = True) 
     checks it for bases and references with no ``.`` that are not
     query-only references).
     """
+    if not isinstance(base, str) or not isinstance(reference, str):
+        raise not_text(base, reference)
     if rfc != 3986:
         if rfc == 2396:
             return _resolve_2396(base, reference, strict)
