@@ -60,6 +60,18 @@ def test_fragment_in_a_multibyte_charset(archive: Archive) -> None:
     assert archive.get(f"{latin}#char=6,10").data == "café".encode("latin-1")
 
 
+def test_byte_fragment_of_any_format_is_an_octet_range_of_the_stored_bytes(archive: Archive) -> None:
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(32))
+    pdi = archive.add(S, png, format="png")
+    assert archive.get(f"{pdi}#byte=1,4").data == b"PNG"
+    text = archive.add(S, TEXT, format="text")
+    # Octets of the stored, CRLF-canonical bytes: "Hello, world.\r\n" is octets 0-14,
+    # its "." octet 12, so 12-16 is ".", CR, LF and the "S" of the second line.
+    assert archive.get(f"{text}#byte=12,16").data == b".\r\nS"
+    past = archive.get(f"{pdi}#byte=40,99")
+    assert past.data == png[40:] and past.fragment is not None and past.fragment.clamped
+
+
 def test_fragment_name_is_the_full_name(archive: Archive) -> None:
     pdi = archive.add(S, TEXT, format="text")
     result = archive.get("pdi://OMA.eop.gov.us/2026/11/22/1.TEXT.1#CHAR=7,12")

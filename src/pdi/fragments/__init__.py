@@ -13,6 +13,11 @@ Registered now:
   CRLF-canonical text, ``char`` half-open over code points (CR and LF count
   one each), ``line`` as RFC 5147 line positions with the line endings
   included.
+* ``byte`` on any media type (family ``*``): the half-open octet range of the
+  stored representation, in :mod:`pdi.fragments.octets`.
+
+An evaluator registered for the family ``*`` serves every media type that has
+no evaluator of its own for that scheme.
 
 Pure: no I/O.
 """
@@ -95,9 +100,18 @@ def _text_evaluator(
     return evaluate_pdi(scheme, positions, data, charset=charset, media_type=media_type)
 
 
+def _octet_evaluator(
+    scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
+) -> FragmentResult:
+    from pdi.fragments.octets import evaluate_bytes
+
+    return evaluate_bytes(scheme, positions, data, media_type, charset)
+
+
 _REGISTRY: dict[tuple[str, str], Evaluator] = {
     ("char", "text"): _text_evaluator,
     ("line", "text"): _text_evaluator,
+    ("byte", "*"): _octet_evaluator,
 }
 
 
@@ -127,7 +141,7 @@ def evaluate(
     errors (:class:`~pdi.errors.ParseError` for bad positions) otherwise.
     """
     family, parameters = _media_family(media_type)
-    evaluator = _REGISTRY.get((scheme.lower(), family))
+    evaluator = _REGISTRY.get((scheme.lower(), family)) or _REGISTRY.get((scheme.lower(), "*"))
     if evaluator is None:
         raise UnsupportedError(f"no evaluator for fragment scheme {scheme!r} on {media_type}")
     if charset is None:
