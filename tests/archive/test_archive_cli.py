@@ -269,3 +269,17 @@ def test_a_compressed_file_is_not_guessed_as_what_it_contains(tmp_path: Path) ->
     odd = tmp_path / "notes.txt.Z"
     odd.write_bytes(b"\x1f\x9d")
     assert "give --format" in run(location, "add", str(odd), "-s", S, code=2).stderr
+
+
+def test_a_saved_web_page_is_stored_as_the_aggregate_capture_stores(tmp_path: Path) -> None:
+    # RFC 2557: an .mht/.mhtml file is a multipart/related aggregate, format token
+    # "related" (the unique minor type), the same token `pdi capture` deposits with.
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    for name in ("page.mht", "Page.MHTML"):
+        page = tmp_path / name
+        page.write_bytes(b'Content-Type: multipart/related; boundary="b"\r\n\r\n--b--\r\n')
+        minted = run(location, "add", str(page), "-s", S).stdout.strip()
+        assert minted.endswith(".related.1")
+        assert run(location, "get", minted).stdout_bytes == page.read_bytes()

@@ -87,6 +87,9 @@ def _guess_format(path: str) -> str:
     from pdi import formats
 
     media_type, encoding = mimetypes.guess_type(path, strict=False)
+    if Path(path).suffix.lower() in _AGGREGATE_SUFFIXES:
+        # A saved web page is an RFC 2557 aggregate, stored as `pdi capture` stores it.
+        media_type = "multipart/related"
     if encoding is not None:
         # notes.txt.gz holds compressed bytes: its format is the compression's.
         media_type = _COMPRESSED.get(encoding)
@@ -94,6 +97,9 @@ def _guess_format(path: str) -> str:
         raise click.UsageError(f"cannot tell the format of {path} from its name: give --format")
     return formats.token_for(media_type)
 
+
+#: Names of RFC 2557 MHTML files (``mimetypes`` calls them message/rfc822).
+_AGGREGATE_SUFFIXES = (".mht", ".mhtml")
 
 #: Registered media types of the encodings ``mimetypes`` reads from a name (.gz …).
 _COMPRESSED = {"gzip": "application/gzip"}
