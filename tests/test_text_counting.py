@@ -2,12 +2,14 @@
 
 The reference decodes each block and walks it one code point at a time,
 reading RFC 5147 §4.1 literally: CR+LF and CR+NEL are one line ending and one
-character, a lone CR, LF or NEL is one. The fast path counts octets with numpy
-masks, skips the CR and NEL passes when ``find`` says those octets are absent,
-pads masks to whole rows and splits batches between threads; the tests cut
-random texts into random blocks (line endings and multi-octet characters right
-at the cuts), count them with every number of threads and through every kind
-of buffer, and compare.
+character, a lone CR, LF or NEL is one. Both engines are tested: the compiled
+one-pass counter (``_count.c``: 32-octet vector steps, 8-bit lane counters
+added up every 255 steps, a scalar tail) and the numpy passes (masks padded to
+whole rows, CR and NEL passes skipped when ``find`` says those octets are
+absent). The tests cut random texts into random blocks (line endings and
+multi-octet characters right at the cuts), count them with every number of
+threads and through every kind of buffer, and compare; the compiled kernel is
+also compared, octet by octet, with a plain count over long random ranges.
 """
 
 from __future__ import annotations
@@ -16,12 +18,17 @@ import mmap
 from itertools import pairwise
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pdi.fragments.text import TextIndex
+from pdi.errors import UnsupportedError
+from pdi.fragments.text import TextIndex, counting
 from pdi.fragments.text.charset import encoding_for
-from pdi.fragments.text.counting import BlockCounter, BlockCounts, count_blocks
+from pdi.fragments.text.counting import BlockCounter, BlockCounts, count_blocks, resolve_engine
+
+#: both engines, in every test that counts
+engines = pytest.mark.parametrize("engine", ["compiled", "numpy"])
 
 ENDINGS = ("\r\n", "\r\x85", "\r", "\n", "\x85")
 
@@ -71,10 +78,11 @@ def _cuts(charset: str, blocks: list[str], start: int = 0) -> tuple[bytes, list[
     return b"".join(block.encode(charset) for block in blocks), cuts
 
 
+@engines
 @settings(max_examples=400, deadline=None)
 @given(blocked_texts(), st.integers(0, 4), st.sampled_from(["bytes", "bytearray", "memoryview"]), st.integers(0, 3))
 def test_counting_blocks_matches_the_reference(
-    entity: tuple[str, list[str]], workers: int, kind: str, lead: int
+    engine: str, entity: tuple[str, list[str]], workers: int, kind: str, lead: int
 ) -> None:
     charset, blocks = entity
     body, cuts = _cuts(charset, blocks, lead)
@@ -84,29 +92,31 @@ def test_counting_blocks_matches_the_reference(
     ]
     encoding = encoding_for(charset, b"")
     capacity = max([b - a for a, b in pairwise(cuts)] + [1])
-    got = count_blocks([BlockCounter(buf, encoding, capacity) for _ in range(workers + 1)], cuts)
+    got = count_blocks([BlockCounter(buf, encoding, capacity, engine) for _ in range(workers + 1)], cuts)
     assert got == [ref_counts(block) for block in blocks]
 
 
+@engines
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from(["a", "é", "€", "\r\n", "\r", "\n", "\x85", "\r\x85"]), max_size=3000).map("".join))
-def test_counting_one_block_over_many_rows(text: str) -> None:
+def test_counting_one_block_over_many_rows(engine: str, text: str) -> None:
     """Blocks of several 1024-octet mask rows, padded, reused for a shorter block afterwards."""
     data = text.encode("utf-8")
-    counter = BlockCounter(data, encoding_for("utf-8", b""), max(1, len(data)))
+    counter = BlockCounter(data, encoding_for("utf-8", b""), max(1, len(data)), engine)
     assert counter.count(0, len(data)) == ref_counts(text)
     half = len(text) // 2
     assert counter.count(0, len(text[:half].encode())) == ref_counts(text[:half])
     assert counter.count(0, len(data)) == ref_counts(text)
 
 
-def test_counting_ending_pairs_right_at_the_cuts() -> None:
+@engines
+def test_counting_ending_pairs_right_at_the_cuts(engine: str) -> None:
     # line endings and multi-octet characters at both edges of the blocks; no pair is split
     blocks = ["ab\r\n", "\r\x85", "\nx\r", "y\x85\r\n", "é\r", "€\n"]
     data, cuts = _cuts("utf-8", blocks)
     enc = encoding_for("utf-8", b"")
     for workers in range(4):
-        counts = count_blocks([BlockCounter(data, enc, 8) for _ in range(workers + 1)], cuts)
+        counts = count_blocks([BlockCounter(data, enc, 8, engine) for _ in range(workers + 1)], cuts)
         assert counts == [
             BlockCounts(4, 3, 1, True),  # a b CRLF
             BlockCounts(2, 1, 1, False),  # CR+NEL
@@ -120,7 +130,8 @@ def test_counting_ending_pairs_right_at_the_cuts() -> None:
         assert sum(c.endings for c in counts) == 8
 
 
-def test_counting_canonical_blocks() -> None:
+@engines
+def test_counting_canonical_blocks(engine: str) -> None:
     enc = encoding_for("utf-8", b"")
     for text, canonical in [
         ("a\r\nŅ\r\n", True),  # an 85 octet (C5 85) but no NEL
@@ -130,31 +141,35 @@ def test_counting_canonical_blocks() -> None:
         ("", True),
     ]:
         data = text.encode()
-        counts = count_blocks([BlockCounter(data, enc, max(1, len(data)))], [0, len(data)])
+        counts = count_blocks([BlockCounter(data, enc, max(1, len(data)), engine)], [0, len(data)])
         assert counts == [ref_counts(text)]
         assert counts[0].canonical is canonical
 
 
-def test_counting_through_a_memory_map(tmp_path: Path) -> None:
+@engines
+def test_counting_through_a_memory_map(tmp_path: Path, engine: str) -> None:
     text = ("Grüße\r\nnaïve\rcafé\x85日本語\n" * 500) + "end"
     path = tmp_path / "t.txt"
     path.write_bytes(text.encode("utf-8"))
     with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-        index = TextIndex(mapped, "utf-8", block_size=64)
+        index = TextIndex(mapped, "utf-8", block_size=64, engine=engine)
         assert index.char_count == ref_counts(text).chars
         assert index.ending_count == ref_counts(text).endings
         assert not index.is_crlf_canonical()
         del index
 
 
+@engines
 @settings(max_examples=150, deadline=None)
 @given(blocked_texts(), st.sampled_from([16, 17, 23, 64]), st.data())
-def test_counting_index_over_many_batches(entity: tuple[str, list[str]], block: int, data: st.DataObject) -> None:
+def test_counting_index_over_many_batches(
+    engine: str, entity: tuple[str, list[str]], block: int, data: st.DataObject
+) -> None:
     """A text of many small blocks: batches grow and are split between threads; totals and positions stay exact."""
     charset, blocks = entity
     text = "".join(blocks) * 8
     raw = text.encode(charset)
-    index = TextIndex(raw, charset, block_size=block)
+    index = TextIndex(raw, charset, block_size=block, engine=engine)
     ref = ref_counts(text)
     probe = data.draw(st.integers(0, ref.chars))
     # a cold query first (counts only as far as it needs), then the totals
@@ -166,3 +181,78 @@ def test_counting_index_over_many_batches(entity: tuple[str, list[str]], block: 
     assert index.is_crlf_canonical() == ref.canonical
     assert ref_counts(text[:cp]).chars == probe
     assert text[max(0, cp - 1) : cp + 1] not in ("\r\n", "\r\x85")  # never between the two halves of an ending
+
+
+def plain_octet_counts(data: bytes, utf8: bool, lf: int, cr: int, nel: bytes) -> tuple[int, ...]:
+    """Continuation octets, LF, CR, NEL, CR+LF, CR+NEL in ``data``, one octet at a time, looking at nothing outside it."""
+    cont = lfs = crs = nels = crlf = crnel = 0
+    for i, octet in enumerate(data):
+        rest = data[i + 1 :]
+        cont += utf8 and 0x80 <= octet < 0xC0
+        lfs += octet == lf
+        crs += octet == cr
+        nels += bool(nel) and data[i:].startswith(nel)
+        if octet == cr:
+            crlf += rest[:1] == bytes([lf])
+            crnel += bool(nel) and rest.startswith(nel)
+    return cont, lfs, crs, nels, crlf, crnel
+
+
+#: octets that matter (CR, LF, C2 85, continuation octets, EBCDIC's 25 and 15) and some that do not
+_OCTETS = st.sampled_from([0x0A, 0x0D, 0xC2, 0x85, 0x80, 0xBF, 0xC0, 0x25, 0x15, 0x41, 0x00, 0xFF])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(_OCTETS, st.integers(0, 255)), max_size=9000).map(bytes),
+    st.data(),
+    st.sampled_from([(True, 0x0A, 0x0D, b"\xc2\x85"), (False, 0x0A, 0x0D, b"\x85"), (False, 0x25, 0x0D, b"\x15"),
+                     (False, 0x0A, 0x0D, b"")]),
+)
+def test_compiled_kernel_matches_a_plain_count(
+    data: bytes, draw: st.DataObject, charset: tuple[bool, int, int, bytes]
+) -> None:
+    """Any range of any octets, long enough for 255 vector steps (8 160 octets) and the scalar tail, and short ones."""
+    from pdi.fragments.text import _count
+
+    a = draw.draw(st.integers(0, len(data)))
+    b = draw.draw(st.integers(a, len(data)))
+    utf8, lf, cr, nel = charset
+    assert _count.count(data, a, b, utf8, lf, cr, nel) == plain_octet_counts(data[a:b], utf8, lf, cr, nel)
+
+
+def test_compiled_kernel_counts_past_255_steps_per_lane() -> None:
+    """Every octet of a long run is the same feature: each 8-bit lane reaches 255 and is added up, never wraps."""
+    from pdi.fragments.text import _count
+
+    for n in (32 * 255 + 34, 32 * 255 * 3 + 1, 100_003):
+        assert _count.count(b"\r\n" * n, 0, 2 * n, True, 10, 13, b"\xc2\x85") == (0, n, n, 0, n, 0)
+        assert _count.count(b"\x80" * n, 0, n, True, 10, 13, b"\xc2\x85") == (n, 0, 0, 0, 0, 0)
+        assert _count.count(b"\r\xc2\x85" * n, 0, 3 * n, True, 10, 13, b"\xc2\x85") == (n, 0, n, n, 0, n)
+
+
+def test_compiled_kernel_rejects_ranges_outside_the_buffer() -> None:
+    from pdi.fragments.text import _count
+
+    for a, b in ((-1, 2), (2, 1), (0, 5)):
+        with pytest.raises(ValueError, match="not within the 4 octets"):
+            _count.count(b"abcd", a, b, True, 10, 13, b"")
+
+
+def test_the_compiled_counter_is_built() -> None:
+    """``pip install`` builds ``_count`` where there is a C compiler (every machine ``scripts/bootstrap`` sets up)."""
+    assert counting.COMPILED
+    assert resolve_engine("auto") == "compiled"
+
+
+def test_counting_engines_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PDI_TEXT_COUNTER", "numpy")
+    assert resolve_engine("auto") == "numpy"
+    assert resolve_engine("compiled") == "compiled"
+    with pytest.raises(ValueError, match="unknown counting engine 'fast'"):
+        resolve_engine("fast")
+    monkeypatch.setattr(counting, "COMPILED", False)
+    with pytest.raises(UnsupportedError, match="was not built"):
+        resolve_engine("compiled")
+    monkeypatch.delenv("PDI_TEXT_COUNTER")
+    assert resolve_engine("auto") == "numpy"

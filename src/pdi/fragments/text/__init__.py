@@ -6,9 +6,10 @@ The door of the text fragment engine; the work is done in:
   :func:`line_ending_convention`;
 * :mod:`~pdi.fragments.text.charset` — charsets and byte-order marks;
 * :mod:`~pdi.fragments.text.index` — :class:`TextIndex`, positions ↔ octets
-  over ``bytes`` or a memory map, at bytes-primitive speed for UTF-8;
+  over ``bytes`` or a memory map, at memory speed for UTF-8;
 * :mod:`~pdi.fragments.text.counting` — the block counter of cold queries
-  (numpy passes over the octets, shared between threads);
+  (one pass of the compiled ``_count`` module, or numpy passes where it was
+  not built; blocks shared between threads);
 * :mod:`~pdi.fragments.text.rfc5147` — RFC 5147: :class:`TextFragment`,
   :func:`evaluate_rfc5147`, :func:`make_rfc5147`;
 * :mod:`~pdi.fragments.text.wilde` — draft-wilde-text-fragment-00:

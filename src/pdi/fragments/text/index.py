@@ -6,13 +6,12 @@ CR+NEL) and keeps, for the start of each block, the running counts of code
 points, RFC 5147 characters, line endings and two-code-point line endings.
 
 * For UTF-8 and one-octet-per-character charsets the counts of a block come
-  from vectorized comparisons over the octets (numpy views of the buffer, no
-  copy), never from a per-character Python loop or a decode: a UTF-8 code
-  point starts at every octet that is not a continuation octet
-  (``80``–``BF``); a line ending is found by its octets (``0A``, ``0D``,
-  ``C2 85`` …). :mod:`~pdi.fragments.text.counting` does this with as few
-  passes as it can, skips the CR and NEL passes of blocks that ``find`` shows
-  have none, and counts the blocks of a batch on several threads. Only the
+  from the octets themselves, never from a per-character Python loop or a
+  decode: a UTF-8 code point starts at every octet that is not a
+  continuation octet (``80``–``BF``); a line ending is found by its octets
+  (``0A``, ``0D``, ``C2 85`` …). :mod:`~pdi.fragments.text.counting` counts
+  them in one pass of its compiled module (numpy passes where it was not
+  built) and shares the blocks of a batch between threads. Only the
   selection itself is decoded (and so validated).
 * Blocks are counted lazily, only as far as a query needs ("cold" query), in
   batches that grow from one block to :data:`_MAX_BATCH`; once the whole
@@ -49,7 +48,7 @@ import numpy as np
 
 from pdi.errors import ParseError
 from pdi.fragments.text.charset import Encoding, encoding_for
-from pdi.fragments.text.counting import WORKERS, BlockCounter, count_blocks
+from pdi.fragments.text.counting import WORKERS, BlockCounter, count_blocks, resolve_engine
 from pdi.fragments.text.lines import LINE_ENDING_RE
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
@@ -108,10 +107,16 @@ class TextIndex:
 
     ``charset`` is an IANA charset label (``None``: US-ASCII, RFC 5147 §1.1).
     The octets are not copied; they must not change while the index is used.
+    ``engine`` picks how UTF-8 and one-octet texts are counted (``auto``,
+    ``compiled`` or ``numpy``: :func:`~pdi.fragments.text.counting.resolve_engine`);
+    every engine gives the same positions.
     """
 
-    def __init__(self, data: Buffer, charset: str | None = None, *, block_size: int = 1 << 18) -> None:
+    def __init__(
+        self, data: Buffer, charset: str | None = None, *, block_size: int = 1 << 18, engine: str = "auto"
+    ) -> None:
         self._buf = data
+        self._engine = resolve_engine(engine)
         self._size = len(data)
         self.encoding: Encoding = encoding_for(charset, self._slice(0, min(4, self._size)))
         self._start = len(self.encoding.bom)
@@ -230,7 +235,7 @@ class TextIndex:
         """One block counter per counting thread, made once per index (their scratch arrays are reused)."""
         if self._block_counters is None:
             capacity = min(self._block_size, self._size - self._start)
-            self._block_counters = [BlockCounter(self._buf, self.encoding, capacity) for _ in range(WORKERS + 1)]
+            self._block_counters = [BlockCounter(self._buf, self.encoding, capacity, self._engine) for _ in range(WORKERS + 1)]
         return self._block_counters
 
     def build(self) -> TextIndex:
