@@ -12,7 +12,10 @@ with mixed line endings (LF, CRLF, CR, NEL) and non-ASCII characters under
   middle and near the end; each run right after a ``wc -l`` run, so both see
   the same load on a shared machine, and with the CPU time of the process
   (all its threads: pdi counts on every core) beside the CPU time of
-  ``wc -l`` (a measure of work that the load of the machine disturbs less);
+  ``wc -l`` (a measure of work that the load of the machine disturbs less).
+  First with the compiled one-pass counter (``pdi.fragments.text._count``,
+  what ``pip install`` builds), then with the numpy engine that pdi falls
+  back on where no C compiler was found;
 * pdi indexed: the same queries on an index built once;
 * then the cold queries again on the same text with LF endings only (no CR,
   no NEL: the counter skips those passes).
@@ -40,6 +43,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 from pdi.fragments.text import TextIndex, evaluate_rfc5147  # noqa: E402
+from pdi.fragments.text.counting import resolve_engine  # noqa: E402
 
 SIZE_MB = int(os.environ.get("PDI_BENCH_TEXT_MB", "1024"))
 DATA = HERE / "data"
@@ -107,7 +111,7 @@ def main() -> None:
         lines, chars = generate(path, SIZE_MB, ["\n"])
         print(f"\nthe same text with LF endings only: {path.stat().st_size / 2**20:.0f} MiB, {lines} lines")
         subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)
-        results, _ = run_cold(path, lines, chars)
+        results, _ = run_cold(path, lines, chars, engine="auto")
         assert results["line middle"].count("\n") == 10
     finally:
         path.unlink(missing_ok=True)
@@ -122,9 +126,9 @@ def _queries(lines: int, chars: int) -> dict[str, str]:
     }
 
 
-def _cold(path: Path, fragment: str) -> str:
+def _cold(path: Path, fragment: str, engine: str = "auto") -> str:
     with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-        index = TextIndex(mapped, "utf-8")
+        index = TextIndex(mapped, "utf-8", engine=engine)
         return evaluate_rfc5147(fragment, index).text
 
 
@@ -132,11 +136,14 @@ def _wc(path: Path) -> bytes:
     return subprocess.run([shutil.which("wc") or "wc", "-l", str(path)], capture_output=True, check=True).stdout
 
 
-def run_cold(path: Path, lines: int, chars: int, rounds: int = 5) -> tuple[dict[str, str], float]:
+def run_cold(
+    path: Path, lines: int, chars: int, rounds: int = 5, engine: str = "auto"
+) -> tuple[dict[str, str], float]:
     """Time the cold queries, each run right after a ``wc -l`` run; return the selections and the wc median."""
     wc_out = _wc(path)
     print(f"wc -l: {str(wc_out, 'ascii').split()[0]} LF")
-    print(f"\n{'query':<12} {'fragment':<28} {'cold median':>12} {'CPU':>8} {'wc -l':>8} {'× wc -l':>8} "
+    print(f"\ncold queries, {resolve_engine(engine)} counter")
+    print(f"{'query':<12} {'fragment':<28} {'cold median':>12} {'CPU':>8} {'wc -l':>8} {'× wc -l':>8} "
           f"{'wc CPU':>7} {'CPU ×':>6}")
     results: dict[str, str] = {}
     wc_all: list[float] = []
@@ -151,7 +158,7 @@ def run_cold(path: Path, lines: int, chars: int, rounds: int = 5) -> tuple[dict[
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             wc_cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
             cpu0 = time.process_time()
-            times, result = timed(lambda fragment=fragment: _cold(path, fragment), 1)  # type: ignore[misc]
+            times, result = timed(lambda fragment=fragment: _cold(path, fragment, engine), 1)  # type: ignore[misc]
             cpus.append(time.process_time() - cpu0)
             walls.append(times[0])
             results[name] = str(result)
@@ -168,6 +175,9 @@ def run(path: Path, lines: int, chars: int) -> None:
     queries = _queries(lines, chars)
     cold_results, wc_median = run_cold(path, lines, chars)
     print(f"wc -l median over all rounds: {wc_median * 1000:.0f} ms")
+    if resolve_engine("auto") == "compiled":
+        numpy_results, _ = run_cold(path, lines, chars, rounds=3, engine="numpy")
+        assert numpy_results == cold_results
 
     with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
         index = TextIndex(mapped, "utf-8")
