@@ -667,7 +667,12 @@ class Archive:
         limit: int | None = None,
         offset: int = 0,
     ) -> list[PDI]:
-        """Versioned PDIs in date, then serial order: by pattern, series and/or date; paginated."""
+        """Versioned PDIs in date, then serial order: by pattern, series and/or date; paginated.
+
+        A series (given, or named by the pattern) that is not registered is a
+        :class:`~pdi.errors.NotFoundError`, not an empty list: a mistyped
+        series name must not look like an empty series.
+        """
         if limit is not None and limit < 0:
             raise LimitError("limit must not be negative")
         if offset < 0:
@@ -680,6 +685,8 @@ class Archive:
             limit=limit,
             offset=offset,
         )
+        if query.series is not None:
+            self._require_series(query.series)
         if pattern is not None:
             parsed = parse_pdi(pattern)
             if parsed.citation is not None or parsed.fragment is not None:
@@ -687,9 +694,10 @@ class Archive:
             for name, value in (("year", year), ("month", month), ("day", day)):
                 if value is not None:
                     raise UnsupportedError(f"give the {name} in the pattern, not beside it")
+            wanted = parsed.to_query()
+            self._require_series(wanted.series.lower())
             if _foreign_serial(parsed):
                 return []
-            wanted = parsed.to_query()
             if series is not None and canonical_series(series) != wanted.series.lower():
                 raise UnsupportedError("the pattern names another series than --series")
             query = ListQuery(
@@ -705,6 +713,11 @@ class Archive:
             )
         namer = _Namer()
         return [namer(r) for r in self.store.list_representations(query)]
+
+    def _require_series(self, series: str) -> None:
+        """:class:`NotFoundError` unless ``series`` (canonical) is registered."""
+        if self.store.get_series(series) is None:
+            raise NotFoundError(f"series {series} is not registered (`pdi series ls` lists those that are)")
 
     # --- assertions ------------------------------------------------------------------------
     def annotate(self, pdi: PDI | str, key: str, value: str, *, who: str | None = None) -> AssertionRecord:
