@@ -270,3 +270,29 @@ def test_damaged_bag_is_refused(
     assert snapshot(target) == before
     with pytest.raises(NotFoundError):
         target.import_bag(tmp_path / "no-bag-here")
+
+
+def test_object_changed_during_import_changes_nothing(
+    archive: Archive, clock: Clock, tmp_path: Path, other_location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The import reads objects one at a time after validating the bag; each is hashed again as it is read."""
+    _populate(archive, clock)
+    bag = tmp_path / "bag"
+    archive.export_bag(bag)
+    objects = sorted((bag / "data" / "objects").iterdir())
+    assert len(objects) >= 2
+    with Archive.init(other_location, clock=clock) as target:
+        before = snapshot(target)
+        store = type(target.store)
+        real_import = store.import_all
+
+        def import_after_tampering(self: object, *args: object) -> int:
+            objects[-1].write_bytes(b"changed after the bag was validated")  # validate_bag saw it intact
+            return real_import(self, *args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(store, "import_all", import_after_tampering)
+        with pytest.raises(IntegrityError, match="changed during the import"):
+            target.import_bag(bag)
+        assert snapshot(target) == before
+        if not is_postgres_url(other_location):  # no temporary file left behind either
+            assert list((Path(other_location) / "tmp").iterdir()) == []

@@ -12,7 +12,9 @@ A bag written by :func:`export_bag`::
 Every name and every byte survives the move: :func:`import_bag` checks the
 bag is complete and valid (every payload file listed, every checksum right,
 the Payload-Oxum right) before the target store sees anything, then imports
-everything in one transaction of the target store.
+everything in one transaction of the target store, reading the objects one at
+a time as the store writes them (so an import holds one object in memory, not
+the bag) and hashing each again as it is read.
 """
 
 from __future__ import annotations
@@ -27,7 +29,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pdi.archive.store import AssertionRecord, DocumentKey, RepresentationRecord, SeriesRecord
+from pdi.archive.store import (
+    AssertionRecord,
+    BlobSource,
+    DocumentKey,
+    RepresentationRecord,
+    SeriesRecord,
+)
 from pdi.errors import (
     ImmutabilityError,
     IntegrityError,
@@ -250,6 +258,27 @@ def _optional(entry: dict[str, Any], name: str, kind: type) -> Any:
     return None if entry.get(name) is None else _field(entry, name, kind)
 
 
+def _object_reader(bag: Path, sha256: str) -> Callable[[], bytes]:
+    """A function that reads one object of the bag when the store writes it, checking it again.
+
+    The store reads objects one at a time, so an import never holds more
+    than one in memory; the second hash catches a file changed since
+    :func:`validate_bag` hashed it (the import then stops, all or nothing).
+    """
+
+    def read() -> bytes:
+        path = bag / "data" / "objects" / sha256
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise IntegrityError(f"cannot read bag object {path}: {exc}") from exc
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise IntegrityError(f"bag object {path} changed during the import: its SHA-256 is no longer its name")
+        return data
+
+    return read
+
+
 def import_bag(
     archive: Archive,
     bag: Path,
@@ -283,8 +312,8 @@ def import_bag(
             if canonical_series(one.name) != one.name:
                 raise ParseError(f"catalog.json: series {one.name!r} is not canonical",
                                  rule="catalog")
-        reps: list[tuple[RepresentationRecord, bytes]] = []
-        objects: dict[str, bytes] = {}  # each object read once, however many names share it
+        reps: list[tuple[RepresentationRecord, BlobSource]] = []
+        sizes: dict[str, int] = {}  # each object looked at once, however many names share it
         entries = _entries(catalog, "representations")
         for done, r in enumerate(entries, start=1):
             record = RepresentationRecord(
@@ -310,17 +339,17 @@ def import_bag(
             spelled = int(record.unique_id) if spells_serial(record.unique_id) else None
             if record.serial != spelled:
                 raise ParseError(f"catalog.json: bad serial for {r['pdi']}", rule="catalog")
-            data = objects.get(record.sha256)
-            if data is None:
+            size = sizes.get(record.sha256)
+            if size is None:
                 # validate_bag hashed every payload file against the manifest: the
                 # object is right when its manifest checksum is its own name.
                 path = f"data/objects/{record.sha256}"
                 if manifest.get(path) != record.sha256:
                     raise IntegrityError(f"object {record.sha256} is not in the bag's manifest")
-                data = objects[record.sha256] = (bag / path).read_bytes()
-            if len(data) != record.size:
+                size = sizes[record.sha256] = (bag / path).stat().st_size
+            if size != record.size:
                 raise IntegrityError(f"object {record.sha256} does not match its catalog entry")
-            reps.append((record, data))
+            reps.append((record, _object_reader(bag, record.sha256)))
             if progress is not None:
                 progress(done, len(entries))
         assertions = [

@@ -21,7 +21,7 @@ import psycopg
 import psycopg.errors
 
 from pdi.archive.sql import SQLStore
-from pdi.archive.store import SCHEMA_VERSION
+from pdi.archive.store import SCHEMA_VERSION, BlobSource, blob_bytes
 from pdi.errors import ImmutabilityError, NotFoundError, PDIError, StoreError
 
 # Any fixed number: the advisory lock that serializes schema migrations.
@@ -97,13 +97,15 @@ class PostgresStore(SQLStore):
             self._query("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
             return super().migrate(target)
 
-    def _stage_blob(self, sha256: str, content: bytes) -> None:
+    def _stage_blob(self, sha256: str, content: BlobSource) -> None:
         return None
 
-    def _store_blob(self, sha256: str, content: bytes) -> None:
+    def _store_blob(self, sha256: str, content: BlobSource) -> None:
+        if self._query("SELECT 1 FROM blobs WHERE sha256 = ?", (sha256,)):
+            return  # content-addressed: the same name is the same bytes
         self._query(
             "INSERT INTO blobs (sha256, data) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING",
-            (sha256, content),
+            (sha256, blob_bytes(content)),
         )
 
     def read_blob(self, sha256: str) -> bytes | None:

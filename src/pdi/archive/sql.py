@@ -23,6 +23,7 @@ from typing import Any
 from pdi.archive.store import (
     SCHEMA_VERSION,
     AssertionRecord,
+    BlobSource,
     DepositResult,
     DocumentKey,
     ListQuery,
@@ -179,11 +180,20 @@ class SQLStore(ABC):
         return self._transaction(False)
 
     @abstractmethod
-    def _stage_blob(self, sha256: str, content: bytes) -> None:
-        """Make bytes durable before the catalog transaction (files), or do nothing."""
+    def _stage_blob(self, sha256: str, content: BlobSource) -> None:
+        """Make bytes durable before the catalog transaction (files), or do nothing.
+
+        ``content`` may be a function that reads the bytes: it is called only
+        if they are needed, so an import holds one blob in memory at a time.
+        """
+
+    def _stage_import(self, blobs: Sequence[tuple[str, BlobSource]]) -> None:
+        """Stage the blobs of an import (``_stage_blob`` each, unless a store does better)."""
+        for sha256, content in blobs:
+            self._stage_blob(sha256, content)
 
     @abstractmethod
-    def _store_blob(self, sha256: str, content: bytes) -> None:
+    def _store_blob(self, sha256: str, content: BlobSource) -> None:
         """Inside the catalog transaction: record the bytes (a blob table), or do nothing."""
 
     @abstractmethod
@@ -445,7 +455,7 @@ class SQLStore(ABC):
     def import_all(
         self,
         series: Sequence[SeriesRecord],
-        representations: Sequence[tuple[RepresentationRecord, bytes]],
+        representations: Sequence[tuple[RepresentationRecord, BlobSource]],
         assertions: Sequence[tuple[DocumentKey, AssertionRecord]],
     ) -> int:
         """Bring records from another archive in, exactly as named; one transaction.
@@ -453,6 +463,8 @@ class SQLStore(ABC):
         Identical records already present are kept; a record that would change
         what is stored under an existing name raises :class:`ImmutabilityError`
         and nothing is imported. Returns the number of new representations.
+        Each blob may come as a function that reads it (:data:`BlobSource`),
+        called when the store writes that blob.
         """
         with self._read():  # refuse bad imports before staging any blob
             known = {str(r[0]) for r in self._query("SELECT name FROM series")}
@@ -469,8 +481,7 @@ class SQLStore(ABC):
             for about, a in assertions:
                 if about not in imported and self._document_id(about) is None:
                     raise NotFoundError(f"assertion about {a.subject}: no such document")
-        for rec, content in representations:
-            self._stage_blob(rec.sha256, content)
+        self._stage_import([(rec.sha256, content) for rec, content in representations])
         added = 0
         with self._write():
             for s in sorted(series, key=lambda s: (s.name.count("."), s.name)):

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pdi.archive.sql import SQLStore
+from pdi.archive.store import BlobSource, blob_bytes
 from pdi.errors import NotFoundError, PDIError, StoreError
 
 CATALOG = "catalog.sqlite"
@@ -103,16 +104,15 @@ class SQLiteStore(SQLStore):
         """Where the blob named ``sha256`` lives."""
         return self.root / "blobs" / sha256[:2] / sha256
 
-    def _stage_blob(self, sha256: str, content: bytes) -> None:
-        path = self.blob_path(sha256)
+    def _has_blob(self, sha256: str) -> bool:
+        """Whether the blob file is there with the right bytes (a damaged one is written again)."""
         existing = self.read_blob(sha256)
-        if existing is not None and hashlib.sha256(existing).hexdigest() == sha256:
-            return
+        return existing is not None and hashlib.sha256(existing).hexdigest() == sha256
+
+    def _write_temporary(self, sha256: str, content: bytes) -> Path:
+        """Write ``content`` to a new temporary file of this process and thread and fsync it."""
+        tmp = self.root / "tmp" / f"{sha256}.{os.getpid()}.{threading.get_ident()}"
         try:
-            if not path.parent.is_dir():
-                path.parent.mkdir(exist_ok=True)
-                _fsync_dir(path.parent.parent)  # the new subdirectory's entry is durable too
-            tmp = self.root / "tmp" / f"{sha256}.{os.getpid()}.{threading.get_ident()}"
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
             try:
                 view = memoryview(content)
@@ -122,12 +122,48 @@ class SQLiteStore(SQLStore):
                 os.fsync(fd)
             finally:
                 os.close(fd)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise StoreError(f"cannot write blob {self.blob_path(sha256)}: {exc}") from exc
+        return tmp
+
+    def _place(self, tmp: Path, sha256: str) -> None:
+        """Rename a written temporary file to the blob's name, durably."""
+        path = self.blob_path(sha256)
+        try:
+            if not path.parent.is_dir():
+                path.parent.mkdir(exist_ok=True)
+                _fsync_dir(path.parent.parent)  # the new subdirectory's entry is durable too
             os.replace(tmp, path)
             _fsync_dir(path.parent)
         except OSError as exc:
+            tmp.unlink(missing_ok=True)
             raise StoreError(f"cannot write blob {path}: {exc}") from exc
 
-    def _store_blob(self, sha256: str, content: bytes) -> None:
+    def _stage_blob(self, sha256: str, content: BlobSource) -> None:
+        if not self._has_blob(sha256):
+            self._place(self._write_temporary(sha256, blob_bytes(content)), sha256)
+
+    def _stage_import(self, blobs: Sequence[tuple[str, BlobSource]]) -> None:
+        """Write every new blob of an import to a temporary file first; rename them only when all are read.
+
+        A bag object that cannot be read (or no longer has its hash) stops
+        the import before any blob file is put in place: the temporary files
+        are removed and the archive is as it was.
+        """
+        pending: dict[str, Path] = {}
+        try:
+            for sha256, content in blobs:
+                if sha256 not in pending and not self._has_blob(sha256):
+                    pending[sha256] = self._write_temporary(sha256, blob_bytes(content))
+        except BaseException:
+            for tmp in pending.values():
+                tmp.unlink(missing_ok=True)
+            raise
+        for sha256, tmp in pending.items():
+            self._place(tmp, sha256)
+
+    def _store_blob(self, sha256: str, content: BlobSource) -> None:
         # The file was made durable by _stage_blob before the transaction began.
         return None
 

@@ -17,9 +17,18 @@ relies on.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+#: A blob's bytes, or a function that reads them when the store needs them
+#: (an import reads one object at a time, not the whole bag).
+BlobSource = bytes | Callable[[], bytes]
+
+
+def blob_bytes(source: BlobSource) -> bytes:
+    """The bytes of ``source``, read now if it is a function."""
+    return source if isinstance(source, bytes) else source()
 
 #: The schema version this code writes. Older catalogs are migrated forward on open.
 SCHEMA_VERSION = 2
@@ -150,7 +159,7 @@ class Store(Protocol):
     def import_all(
         self,
         series: Sequence[SeriesRecord],
-        representations: Sequence[tuple[RepresentationRecord, bytes]],
+        representations: Sequence[tuple[RepresentationRecord, BlobSource]],
         assertions: Sequence[tuple[DocumentKey, AssertionRecord]],
     ) -> int: ...
 
