@@ -352,7 +352,7 @@ def test_list_by_date_pattern_and_pages(archive: Archive, clock: Clock) -> None:
     assert short(archive.ls(series=S, offset=7)) == ["2026/12/01/1.gif.1"]
     # a series with no names lists nothing; a series nobody registered is an error, not an empty list
     for pattern, series in (("urn:pdi://other.fr/*/*/*/*", None), (None, "Other.FR")):
-        with pytest.raises(NotFoundError, match="series other.fr is not registered"):
+        with pytest.raises(NotFoundError, match=r"series other\.fr is not registered"):
             archive.ls(pattern, series=series)
     archive.add_series("other.fr")
     assert archive.ls("urn:pdi://other.fr/*/*/*/*") == []
