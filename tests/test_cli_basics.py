@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import click
 from click.testing import CliRunner
 
 from pdi import __version__
-from pdi.cli import PDIGroup, cli
+from pdi.cli import COMMAND_MODULES, PDIGroup, cli, load_all
 from pdi.errors import IntegrityError, NotFoundError, ParseError
 
 
@@ -50,3 +54,32 @@ def test_an_error_message_with_line_breaks_and_escapes_stays_one_line() -> None:
     r = CliRunner().invoke(g, ["missing"])
     assert r.exit_code == 4
     assert r.output == "pdi: not found: no part labelled 'a\\r\\nb\\x1b[31m' (caf\u00e9)\n"
+
+
+def test_every_command_is_loaded_from_the_modules_that_add_it() -> None:
+    """``COMMAND_MODULES`` says which modules make each command; the first one adds it to the top group."""
+    for module in sorted({m for modules in COMMAND_MODULES.values() for m in modules}):
+        group = PDIGroup()
+        group.load(module)
+        expected = {name for name, modules in COMMAND_MODULES.items() if modules[0] == module}
+        assert set(group.commands) == expected, module
+    assert set(PDIGroup(lazy=COMMAND_MODULES).list_commands(click.Context(cli))) == set(COMMAND_MODULES)
+    load_all()
+    assert set(cli.commands) == set(COMMAND_MODULES)
+    mhtml = cli.commands["mhtml"]
+    assert isinstance(mhtml, click.Group)
+    assert set(mhtml.commands) == {"ls", "check", "pack", "unpack"}  # from mhtml_cmd and capture_cmd
+
+
+def test_a_command_loads_only_its_own_modules(tmp_path: Path) -> None:
+    """``pdi text`` starts without the HTTP client, the database driver or the MHTML reader."""
+    sample = tmp_path / "t.txt"
+    sample.write_bytes(b"one\ntwo\n")
+    script = (
+        "import sys\n"
+        "from pdi.cli import cli\n"
+        f"cli.main(['text', {str(sample)!r}, 'line=1,2'], standalone_mode=False)\n"
+        "print(sorted(m for m in ('httpx', 'psycopg', 'pdi.mhtml', 'pdi.archive') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout == "two\n[]\n"

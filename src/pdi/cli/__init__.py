@@ -1,13 +1,16 @@
 """The ``pdi`` command (an edge: parse argv, call a core or the archive, print).
 
 Each family of subcommands lives in its own module here and is added to the
-top-level group below. Errors from the :mod:`pdi.errors` family become one
-line on stderr and the exit status the error class names; nothing else is
-caught, so a bug still shows its traceback.
+top-level group below, when a command of it is first asked for: ``pdi text``
+imports the text engine, not the HTTP client or the archive, so a command
+starts in the time its own modules take to load. Errors from the
+:mod:`pdi.errors` family become one line on stderr and the exit status the
+error class names; nothing else is caught, so a bug still shows its traceback.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
@@ -24,8 +27,47 @@ def one_line(text: str) -> str:
     )
 
 
+#: The modules that add each top-level command (``register(cli)`` in each).
+#: ``mhtml`` is one group whose commands two modules add (reading; packing).
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "uri": ("uri_cmd",),
+    "parse": ("parse_cmd",),
+    "text": ("text_cmd",),
+    **dict.fromkeys(
+        ("init", "series", "add", "version", "get", "ls", "meta", "verify", "export", "import"),
+        ("archive_cmd",),
+    ),
+    "mhtml": ("mhtml_cmd", "capture_cmd"),
+    "capture": ("capture_cmd",),
+}
+
+
 class PDIGroup(click.Group):
-    """A click group that turns :class:`PDIError` into one stderr line and an exit status."""
+    """A click group that turns :class:`PDIError` into one stderr line and an exit status.
+
+    With ``lazy`` (command name -> modules of ``pdi.cli``, as
+    :data:`COMMAND_MODULES`), it loads the modules of a command the first
+    time the command is looked up.
+    """
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, ...]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._lazy = lazy or {}
+        self._loaded: set[str] = set()
+
+    def load(self, module: str) -> None:
+        """Import ``pdi.cli.<module>`` and let it add its commands (once)."""
+        if module not in self._loaded:
+            self._loaded.add(module)
+            importlib.import_module(f"pdi.cli.{module}").register(self)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        for module in self._lazy.get(cmd_name, ()):
+            self.load(module)
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self._lazy) | set(self.commands))
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -35,7 +77,7 @@ class PDIGroup(click.Group):
             ctx.exit(exc.exit_code)
 
 
-@click.group(cls=PDIGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=PDIGroup, lazy=COMMAND_MODULES, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="pdi")
 def cli() -> None:
     """Persistent document identifiers: mint, archive and resolve urn:pdi names.
@@ -46,15 +88,12 @@ def cli() -> None:
     """
 
 
-def _register() -> None:
-    # One module per family of subcommands, each owning its own commands.
-    from pdi.cli import archive_cmd, capture_cmd, mhtml_cmd, parse_cmd, text_cmd, uri_cmd
-
-    for module in (uri_cmd, parse_cmd, text_cmd, archive_cmd, mhtml_cmd, capture_cmd):
-        module.register(cli)
-
-
-_register()
+def load_all() -> None:
+    """Add every command now (for tests and tools that walk the command tree)."""
+    assert isinstance(cli, PDIGroup)
+    for modules in COMMAND_MODULES.values():
+        for module in modules:
+            cli.load(module)
 
 
 def main(argv: list[str] | None = None) -> None:
