@@ -237,6 +237,15 @@ def test_rfc5147_4_4_syntax_errors_are_never_guessed(text: str, offset: int, rul
     assert info.value.rule == rule
 
 
+def test_rfc5147_3_upper_case_check_names_are_named_as_the_error() -> None:
+    for text, offset in (("char=1;LENGTH=5", 7), ("char=1;md5X=0", 10), ("char=1;leNgth=5", 9)):
+        with pytest.raises(ParseError, match="integrity check names are lower case") as info:
+            TextFragment.parse(text)
+        assert info.value.offset == offset
+    with pytest.raises(ParseError, match="written name=value"):  # not a letter at all
+        TextFragment.parse("char=1;\u00e9=5")
+
+
 def test_rfc5147_4_4_ignore_option() -> None:
     sel = evaluate_rfc5147("line=20,10", b"a\nb\n", charset="us-ascii", on_error="ignore")
     assert not sel.interpreted

@@ -208,6 +208,10 @@ class _Parser:
         while self.peek() and self.peek() in _NAME_CHARS:
             self.i += 1
         name = text[start : self.i]
+        if self.peek() and self.peek() in "ABCDEFGHIJKLMNOPQRSTUVWXYZ":
+            raise self.error(
+                f"integrity check names are lower case (RFC 5147 §3): {self.peek()!r} is not", "integrity-check"
+            )
         if not name or self.peek() != "=":
             raise self.error("an integrity check is written name=value", "integrity-check")
         self.i += 1
