@@ -81,6 +81,32 @@ def test_archive_commands_end_to_end(location: str, tmp_path: Path) -> None:
     assert run(target, "ls", S).stdout == run(location, "ls", S).stdout
 
 
+def test_get_info_says_which_region_or_samples_a_fragment_selects(location: str, tmp_path: Path) -> None:
+    import io
+    import wave
+
+    from PIL import Image
+
+    run(location, "init")
+    run(location, "series", "add", S)
+
+    picture, sound = tmp_path / "map.gif", tmp_path / "talk.wav"
+    Image.new("P", (30, 20)).save(picture, format="GIF")
+    with wave.open(str(sound), "wb") as w:
+        w.setparams((2, 2, 1000, 0, "NONE", "not compressed"))
+        w.writeframes(bytes(4 * 2500))
+    gif = run(location, "add", str(picture), "--series", S).stdout.strip()
+    assert gif.endswith(".gif.1")
+    info = run(location, "get", f"{gif}#crop=(10,5),(40,15)", "--info").stdout
+    assert "media-type\timage/png\n" in info and "clamped\ttrue\n" in info
+    assert "region\t(10,5),(30,15) of frame 0 (1 frames of 30x20 pixels)\n" in info
+    assert Image.open(io.BytesIO(run(location, "get", f"{gif}#crop=(10,5),(40,15)").stdout_bytes)).size == (20, 10)
+    talk = run(location, "add", str(sound), "--series", S).stdout.strip()
+    info = run(location, "get", f"{talk}#msec=500,1500", "--info").stdout
+    assert "interval\tsample frames 500 to 1500 of 2500 (0.500 s to 1.500 s at 1000 Hz, 2 channels)\n" in info
+    assert "bytes\t4044\n" in info  # a 44-octet WAV header and 1000 frames of 2 × 2 octets
+
+
 def test_verify_fails_with_exit_3_on_damage(tmp_path: Path) -> None:
     location = str(tmp_path / "a")
     run(location, "init")

@@ -72,6 +72,41 @@ def test_byte_fragment_of_any_format_is_an_octet_range_of_the_stored_bytes(archi
     assert past.data == png[40:] and past.fragment is not None and past.fragment.clamped
 
 
+def test_image_and_audio_fragments_resolve_through_the_archive(archive: Archive) -> None:
+    import io
+    import wave
+
+    from PIL import Image
+
+    picture = Image.new("RGB", (40, 40))
+    picture.putdata([(x, y, 0) for y in range(40) for x in range(40)])
+    out = io.BytesIO()
+    picture.save(out, format="PNG")
+    png = archive.add(S, out.getvalue(), format="png")
+    # the image default scheme is rect: the whole stored image, and the region
+    whole = archive.get(f"{png}#(5,10),(25,30)")
+    assert whole.data == out.getvalue() and whole.media_type == "image/png"
+    assert whole.fragment is not None and whole.fragment.region is not None
+    assert (whole.fragment.region.x1, whole.fragment.region.y2) == (5, 30)
+    cut = archive.get(f"{png}#crop=(5,10),(25,30)")
+    assert str(cut.pdi).endswith(".png.1#crop=(5,10),(25,30)")
+    assert Image.open(io.BytesIO(cut.data)).getpixel((0, 0)) == (5, 10, 0)
+
+    sound = io.BytesIO()
+    with wave.open(sound, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(1)
+        w.setframerate(100)
+        w.writeframes(bytes(range(250)))
+    wav = archive.add(S, sound.getvalue(), format="wav")
+    second = archive.get(f"{wav}#1,2")  # sec, the audio default
+    assert second.media_type == "audio/wav"
+    with wave.open(io.BytesIO(second.data)) as w:
+        assert w.readframes(w.getnframes()) == bytes(range(100, 200))
+    tail = archive.get(f"{wav}#msec=2400,9000")
+    assert tail.fragment is not None and tail.fragment.clamped
+
+
 def test_fragment_name_is_the_full_name(archive: Archive) -> None:
     pdi = archive.add(S, TEXT, format="text")
     result = archive.get("pdi://OMA.eop.gov.us/2026/11/22/1.TEXT.1#CHAR=7,12")

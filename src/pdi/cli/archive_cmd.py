@@ -95,11 +95,14 @@ def _guess_format(path: str) -> str:
         media_type = _COMPRESSED.get(encoding)
     if media_type is None:
         raise click.UsageError(f"cannot tell the format of {path} from its name: give --format")
-    return formats.token_for(media_type)
+    return formats.token_for(_REGISTERED.get(media_type, media_type))
 
 
 #: Names of RFC 2557 MHTML files (``mimetypes`` calls them message/rfc822).
 _AGGREGATE_SUFFIXES = (".mht", ".mhtml")
+
+#: The registered media type of an unregistered name ``mimetypes`` gives (.wav).
+_REGISTERED = {"audio/x-wav": "audio/wav"}
 
 #: Registered media types of the encodings ``mimetypes`` reads from a name (.gz …).
 _COMPRESSED = {"gzip": "application/gzip"}
@@ -212,6 +215,10 @@ def register(cli: click.Group) -> None:
         """Write the bytes PDI[#fragment] names; a generic PDI lists its formats.
 
         A fragment reaching past the end is cut there, with a warning on stderr.
+        On an image, #rect=(x1,y1),(x2,y2)[,frame] (the default scheme) gives
+        the whole image and #crop=… the cut-out pixels as PNG; on audio,
+        #sec=a,b (the default) or #msec=a,b gives those samples as WAV.
+        --info says which region or samples a fragment selects.
         """
         with _open(archive) as opened:
             result = opened.resolve(pdi, latest=latest)
@@ -229,7 +236,17 @@ def register(cli: click.Group) -> None:
             click.echo(f"sha256\t{result.sha256}")
             if result.record.line_ending:
                 click.echo(f"original-line-endings\t{result.record.line_ending}")
-            if result.fragment is not None and result.fragment.clamped:
+            selection = result.fragment
+            if selection is not None and selection.region is not None:
+                r = selection.region
+                click.echo(f"region\t({r.x1},{r.y1}),({r.x2},{r.y2}) of frame {r.frame}"
+                           f" ({r.frames} frames of {r.width}x{r.height} pixels)")
+            if selection is not None and selection.interval is not None:
+                i = selection.interval
+                start, end = i.seconds
+                click.echo(f"interval\tsample frames {i.start} to {i.end} of {i.length}"
+                           f" ({start:.3f} s to {end:.3f} s at {i.rate} Hz, {i.channels} channels)")
+            if selection is not None and selection.clamped:
                 click.echo("clamped\ttrue")
             return
         if result.fragment is not None and result.fragment.clamped:

@@ -1,7 +1,7 @@
 """Fragments: one module per media family, and the registry that picks the evaluator.
 
 :func:`evaluate` takes the *effective* PDI fragment scheme (``char``, ``line``,
-later ``elt``, ``rect`` …), its positions as the identifier parser gives them,
+``rect``, ``sec`` …), its positions as the identifier parser gives them,
 and the octets and media type of the archived entity, and returns a
 :class:`FragmentResult`. The evaluator is chosen by (scheme, media family);
 a pair without an evaluator raises :class:`~pdi.errors.UnsupportedError`.
@@ -15,6 +15,15 @@ Registered now:
   included.
 * ``byte`` on any media type (family ``*``): the half-open octet range of the
   stored representation, in :mod:`pdi.fragments.octets`.
+* ``rect`` and ``crop`` on ``image/*``: a rectangle of pixels of one frame
+  (``rect`` returns the whole image and the region, ``crop`` the cut-out
+  pixels as PNG), in :mod:`pdi.fragments.image`.
+* ``sec`` and ``msec`` on ``audio/*``: a time range, returned as a WAV file
+  of the selected samples, in :mod:`pdi.fragments.audio`.
+
+Not yet: ``elt`` and ``name`` (elements of HTML, XML and SGML) and the time
+schemes on ``video/*``: they parse, and resolving them is
+:class:`~pdi.errors.UnsupportedError`.
 
 An evaluator registered for the family ``*`` serves every media type that has
 no evaluator of its own for that scheme.
@@ -47,6 +56,44 @@ class Range:
 
 
 @dataclass(frozen=True)
+class Region:
+    """The rectangle an image fragment selects: pixels ``x1 ≤ x < x2``, ``y1 ≤ y < y2`` of ``frame``.
+
+    The corners are clamped to the image (``width`` × ``height`` pixels, the
+    size of the frame); ``frames`` is how many frames the image has.
+    """
+
+    x1: int
+    y1: int
+    x2: int
+    y2: int
+    frame: int
+    width: int
+    height: int
+    frames: int
+
+
+@dataclass(frozen=True)
+class Interval:
+    """The stretch of sound a time fragment selects: sample frames ``[start, end)`` at ``rate`` per second.
+
+    ``start`` and ``end`` are clamped to the ``length`` of the recording (in
+    sample frames); ``channels`` is the number of channels.
+    """
+
+    start: int
+    end: int
+    rate: int
+    channels: int
+    length: int
+
+    @property
+    def seconds(self) -> tuple[float, float]:
+        """Start and end in seconds."""
+        return self.start / self.rate, self.end / self.rate
+
+
+@dataclass(frozen=True)
 class FragmentResult:
     """What a fragment selects.
 
@@ -57,6 +104,10 @@ class FragmentResult:
     positions were counted over its CRLF-canonical form, as the PDI reading
     requires, and ``data`` is the selection written with CRLF line endings
     (the octet offsets in ``ranges`` still point into the entity as given).
+    Image fragments set ``region`` and audio fragments ``interval`` (their
+    ``ranges`` are empty); ``media_type`` is that of ``data``, which may
+    differ from the entity's (a ``crop`` is a PNG image, a time range a WAV
+    file).
     """
 
     data: bytes
@@ -66,6 +117,8 @@ class FragmentResult:
     charset: str | None = None
     scheme: str = ""
     canonicalized: bool = False
+    region: Region | None = None
+    interval: Interval | None = None
 
     def text(self) -> str:
         """The selected text, decoded with the entity's charset (US-ASCII if none)."""
@@ -108,10 +161,30 @@ def _octet_evaluator(
     return evaluate_bytes(scheme, positions, data, media_type, charset)
 
 
+def _image_evaluator(
+    scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
+) -> FragmentResult:
+    from pdi.fragments.image import evaluate_image
+
+    return evaluate_image(scheme, positions, data, media_type, charset)
+
+
+def _audio_evaluator(
+    scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
+) -> FragmentResult:
+    from pdi.fragments.audio import evaluate_audio
+
+    return evaluate_audio(scheme, positions, data, media_type, charset)
+
+
 _REGISTRY: dict[tuple[str, str], Evaluator] = {
     ("char", "text"): _text_evaluator,
     ("line", "text"): _text_evaluator,
     ("byte", "*"): _octet_evaluator,
+    ("rect", "image"): _image_evaluator,
+    ("crop", "image"): _image_evaluator,
+    ("sec", "audio"): _audio_evaluator,
+    ("msec", "audio"): _audio_evaluator,
 }
 
 

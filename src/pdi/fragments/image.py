@@ -1,0 +1,135 @@
+"""Image fragments: ``rect`` and ``crop`` (draft lines 676–723; PDI-GRAMMAR.md §3).
+
+``#rect=(x1,y1),(x2,y2)[,frame]`` (the scheme name may be omitted on an
+image: ``rect`` is the default) selects the pixels ``x1 ≤ x < x2``,
+``y1 ≤ y < y2`` of frame ``frame`` (0-based, default 0), with the origin in
+the upper left corner and one unit per pixel: ``#(5,10),(25,30)`` is the
+maximal rectangle containing (5,10), (24,10), (24,29) and (5,29) (line 708).
+
+* ``rect`` returns the stored image unchanged, with the region in
+  :attr:`~pdi.fragments.FragmentResult.region`: a viewer shows it
+  highlighted in the whole image (PDI-GRAMMAR.md's reading).
+* ``crop`` (PDI-GRAMMAR.md's decision; the draft does not define it)
+  returns the cut-out pixels as a PNG image (``image/png``): lossless
+  whatever the stored format, so cutting a JPEG does not compress it again,
+  and the same bytes every time for the same Pillow and zlib. Modes PNG
+  cannot hold (CMYK, YCbCr, LAB …) are converted to RGB (RGBA where there is
+  an alpha channel); an ICC profile is kept.
+
+A corner past the right or bottom edge is taken as the edge and the result
+says ``clamped`` (as text positions past the end are). A frame the image does
+not have is :class:`~pdi.errors.NotFoundError`; a ``crop`` with no pixels
+(zero width or height) is :class:`~pdi.errors.UnsupportedError`, since there
+is no empty image to return. Images are read with Pillow (PNG, GIF, JPEG,
+TIFF, WebP, BMP …); a format it cannot read is
+:class:`~pdi.errors.UnsupportedError`, an image above Pillow's
+decompression-bomb limit (about 179 million pixels) is
+:class:`~pdi.errors.LimitError`. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from collections.abc import Sequence
+
+from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
+from pdi.fragments import FragmentResult, Region
+
+#: Image modes a PNG file holds as they are.
+_PNG_MODES = frozenset({"1", "L", "LA", "I", "I;16", "P", "RGB", "RGBA"})
+
+
+def _rectangle(scheme: str, positions: Sequence[object]) -> tuple[int, int, int, int, int]:
+    """``x1, y1, x2, y2, frame`` from the parsed positions, checked (callers may build them by hand)."""
+
+    def offset(value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+    corners = positions[:2]
+    if (
+        len(positions) not in (2, 3)
+        or not all(isinstance(c, tuple) and len(c) == 2 and all(offset(v) for v in c) for c in corners)
+        or (len(positions) == 3 and not offset(positions[2]))
+    ):
+        raise ParseError(
+            f"a {scheme} fragment is two corners (x1,y1),(x2,y2) of non-negative pixels and an"
+            f" optional frame, not {tuple(positions)!r}",
+            rule="2-dim-coordinate",
+        )
+    numbers = [int(v) for corner in corners for v in corner]  # type: ignore[attr-defined]
+    x1, y1, x2, y2 = numbers
+    frame = int(positions[2]) if len(positions) == 3 else 0  # type: ignore[call-overload]
+    if x2 < x1 or y2 < y1:
+        raise ParseError(
+            f"{scheme} fragment ends before it starts: ({x1},{y1}),({x2},{y2}) (end < start)",
+            rule="2-dim-coordinate",
+        )
+    return x1, y1, x2, y2, frame
+
+
+def evaluate_image(
+    scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
+) -> FragmentResult:
+    """Evaluate ``rect`` or ``crop`` on the image ``data`` (see the module docstring)."""
+    from PIL import Image, UnidentifiedImageError
+
+    if scheme not in ("rect", "crop"):
+        raise UnsupportedError(f"no image fragment scheme {scheme!r}: rect or crop")
+    x1, y1, x2, y2, frame = _rectangle(scheme, positions)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data))
+            frames = getattr(image, "n_frames", 1)
+            if frame >= frames:
+                raise NotFoundError(
+                    f"frame {frame} is not in this image: it has {frames} frame"
+                    f"{'s' if frames != 1 else ''} (0 to {frames - 1})"
+                )
+            if frame:
+                image.seek(frame)
+            width, height = image.size
+            region = Region(
+                min(x1, width), min(y1, height), min(x2, width), min(y2, height),
+                frame, width, height, frames,
+            )
+            clamped = x2 > width or y2 > height
+            if scheme == "rect":
+                return FragmentResult(
+                    data=data, media_type=media_type, clamped=clamped, ranges=(), scheme=scheme,
+                    region=region,
+                )
+            if region.x1 == region.x2 or region.y1 == region.y2:
+                raise UnsupportedError(
+                    f"crop ({region.x1},{region.y1}),({region.x2},{region.y2}) holds no pixels"
+                    f" of this {width}×{height} image: there is no empty image to return"
+                )
+            cut = image.crop((region.x1, region.y1, region.x2, region.y2))
+            png = _png(cut, image.info.get("icc_profile"))
+    except PDIError:
+        raise
+    except Image.DecompressionBombError as exc:
+        raise LimitError(f"image too large to cut: {exc}") from exc
+    except UnidentifiedImageError as exc:
+        raise UnsupportedError(f"{scheme} on {media_type}: not an image format pdi can read") from exc
+    except (OSError, ValueError, SyntaxError) as exc:  # Pillow's errors for damaged files
+        raise UnsupportedError(f"{scheme} on {media_type}: cannot read this image: {exc}") from exc
+    return FragmentResult(
+        data=png, media_type="image/png", clamped=clamped, ranges=(), scheme=scheme, region=region
+    )
+
+
+def _png(image: object, icc_profile: object) -> bytes:
+    """``image`` as PNG bytes, converted to RGB or RGBA where PNG cannot hold its mode."""
+    from PIL import Image
+
+    assert isinstance(image, Image.Image)
+    if image.mode not in _PNG_MODES:
+        image = image.convert("RGBA" if "A" in image.mode else "RGB")
+    out = io.BytesIO()
+    options: dict[str, object] = {"compress_level": 6}
+    if isinstance(icc_profile, bytes) and icc_profile:
+        options["icc_profile"] = icc_profile
+    image.save(out, format="PNG", **options)
+    return out.getvalue()

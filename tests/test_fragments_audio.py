@@ -1,0 +1,187 @@
+"""Audio fragments ``sec`` and ``msec`` (draft lines 725–749, PDI-GRAMMAR.md §3) on recordings made here.
+
+Each test recording carries its own sample numbers as sample values, so a
+cut can be checked sample by sample against the frames the spec's rule
+names: sample frame ``k`` sounds at time ``k / rate`` and belongs to
+``[a, b)`` when ``a ≤ k / rate < b``, worked out in the tests with exact
+fractions, not with the code under test.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import struct
+import wave
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import soundfile
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pdi import fragments
+from pdi.errors import ParseError, UnsupportedError
+from pdi.fragments import Interval
+from pdi.fragments.audio import evaluate_audio
+from pdi.identifier import PDI
+
+
+def pcm_wav(frames: int, rate: int, channels: int = 1, width: int = 2) -> bytes:
+    """A PCM WAV whose sample ``k`` of channel ``c`` is ``k * channels + c`` (wrapped to the width)."""
+    count = frames * channels
+    if width == 1:
+        samples = bytes(k % 256 for k in range(count))
+    else:
+        modulus = 1 << (8 * width)
+        samples = b"".join(
+            ((k % modulus) - (modulus >> 1)).to_bytes(width, "little", signed=True) for k in range(count)
+        )
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(channels)
+        w.setsampwidth(width)
+        w.setframerate(rate)
+        w.writeframes(samples)
+    return out.getvalue()
+
+
+def frames_of(data: bytes) -> tuple[wave._wave_params, bytes]:
+    with wave.open(io.BytesIO(data), "rb") as w:
+        return w.getparams(), w.readframes(w.getnframes())
+
+
+def selected(start: int, end: int, per_second: int, rate: int, length: int) -> tuple[int, int]:
+    """The frames k with start ≤ k / rate < end (times in 1/per_second s), clamped to the length."""
+    first = math.ceil(Fraction(start, per_second) * rate)
+    stop = math.ceil(Fraction(end, per_second) * rate)
+    return min(first, length), min(stop, length)
+
+
+def test_sec_selects_the_samples_from_a_up_to_b_excluded() -> None:
+    data = pcm_wav(3 * 8000, 8000)
+    result = evaluate_audio("sec", (1, 2), data, "audio/wav", None)
+    params, samples = frames_of(result.data)
+    _, everything = frames_of(data)
+    assert (params.nchannels, params.sampwidth, params.framerate, params.nframes) == (1, 2, 8000, 8000)
+    assert samples == everything[8000 * 2 : 16000 * 2]
+    assert result.interval == Interval(8000, 16000, 8000, 1, 24000)
+    assert result.interval.seconds == (1.0, 2.0)
+    assert result.media_type == "audio/wav" and not result.clamped
+
+
+def test_msec_boundaries_fall_on_the_first_sample_at_or_after_the_time() -> None:
+    # at 44 100 Hz one millisecond is 44.1 frames: frame 44 sounds at 0.9977 ms, before 1 ms
+    data = pcm_wav(44100, 44100, channels=2)
+    result = evaluate_audio("msec", (1, 2), data, "audio/wav", None)
+    assert result.interval is not None and (result.interval.start, result.interval.end) == (45, 89)
+    # fragments that meet share no sample and miss none
+    joined = b"".join(frames_of(evaluate_audio("msec", (a, a + 1), data, "audio/wav", None).data)[1] for a in range(10))
+    assert joined == frames_of(evaluate_audio("msec", (0, 10), data, "audio/wav", None).data)[1]
+
+
+def test_the_default_scheme_on_audio_is_sec() -> None:
+    fragment = PDI.parse("urn:pdi://radio.gov.us/2026/11/22/1.wav.1#2,3").fragment
+    assert fragment is not None and fragment.effective_scheme("wav") == "sec"
+    data = pcm_wav(4 * 100, 100)
+    result = fragments.evaluate("sec", fragment.positions, data, media_type="audio/x-wav")
+    assert result.interval == Interval(200, 300, 100, 1, 400)
+
+
+def test_times_past_the_end_are_the_end_and_say_so() -> None:
+    data = pcm_wav(250, 100)  # 2.5 s
+    result = evaluate_audio("sec", (2, 9), data, "audio/wav", None)
+    assert result.clamped and result.interval == Interval(200, 250, 100, 1, 250)
+    empty = evaluate_audio("sec", (5, 9), data, "audio/wav", None)
+    assert empty.clamped and frames_of(empty.data)[0].nframes == 0
+
+
+def test_the_wav_written_is_the_one_the_standard_library_writes() -> None:
+    data = pcm_wav(1000, 1000, channels=3, width=3)
+    result = evaluate_audio("msec", (100, 350), data, "audio/wav", None)
+    params, samples = frames_of(result.data)
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setparams(params)
+        w.writeframes(samples)
+    assert result.data == out.getvalue()
+    assert frames_of(data)[1][100 * 9 : 350 * 9] == samples
+
+
+def test_flac_24_bit_keeps_its_samples() -> None:
+    rate, n = 16000, 20000
+    values = (np.arange(n * 2, dtype=np.int64).reshape(n, 2) * 97 % (1 << 23) - (1 << 22)).astype(np.int32)
+    out = io.BytesIO()
+    soundfile.write(out, values << 8, rate, format="FLAC", subtype="PCM_24")  # int32 scale: 24 bits on top
+    result = evaluate_audio("msec", (250, 1000), out.getvalue(), "audio/flac", None)
+    params, samples = frames_of(result.data)
+    assert (params.sampwidth, params.nchannels, params.framerate) == (3, 2, rate)
+    a, b = selected(250, 1000, 1000, rate, n)
+    got = [int.from_bytes(samples[i : i + 3], "little", signed=True) for i in range(0, len(samples), 3)]
+    assert got == values[a:b].reshape(-1).tolist()
+
+
+def test_float_wav_ogg_and_mp3_come_back_as_float_wav() -> None:
+    rate = 8000
+    tone = np.sin(np.arange(rate * 2) / 10).astype(np.float32)
+    out = io.BytesIO()
+    soundfile.write(out, tone, rate, format="WAV", subtype="FLOAT")  # the wave module cannot read it
+    result = evaluate_audio("sec", (1, 2), out.getvalue(), "audio/wav", None)
+    assert result.data[20:22] == struct.pack("<H", 3)  # WAVE_FORMAT_IEEE_FLOAT
+    back, back_rate = soundfile.read(io.BytesIO(result.data), dtype="float32")
+    assert back_rate == rate and np.array_equal(back, tone[rate : 2 * rate])
+    for fmt, subtype, media_type in (("OGG", "VORBIS", "audio/ogg"), ("MP3", "MPEG_LAYER_III", "audio/mpeg")):
+        compressed = io.BytesIO()
+        soundfile.write(compressed, tone, rate, format=fmt, subtype=subtype)
+        lossy = evaluate_audio("msec", (500, 1500), compressed.getvalue(), media_type, None)
+        decoded, _ = soundfile.read(io.BytesIO(lossy.data), dtype="float32")
+        assert lossy.interval is not None and len(decoded) == lossy.interval.end - lossy.interval.start == 8000
+
+
+def test_the_same_fragment_is_the_same_bytes() -> None:
+    out = io.BytesIO()
+    soundfile.write(out, np.zeros((800, 2), dtype=np.int16), 800, format="FLAC")
+    first = evaluate_audio("sec", (0, 1), out.getvalue(), "audio/flac", None).data
+    assert evaluate_audio("sec", (0, 1), out.getvalue(), "audio/flac", None).data == first
+
+
+@pytest.mark.parametrize(
+    ("positions", "message"),
+    [((1,), "two times"), ((2, 1), "ends before it starts"), ((-1, 2), "two times"), ((0, True), "two times")],
+)
+def test_bad_times_are_syntax_errors(positions: tuple[object, ...], message: str) -> None:
+    with pytest.raises(ParseError, match=message):
+        evaluate_audio("sec", positions, pcm_wav(10, 10), "audio/wav", None)
+
+
+def test_bytes_that_are_no_recording_are_unsupported() -> None:
+    with pytest.raises(UnsupportedError, match="not a recording pdi can read"):
+        evaluate_audio("sec", (0, 1), b"ID3 this is not audio at all", "audio/mpeg", None)
+    with pytest.raises(UnsupportedError, match="no evaluator"):
+        fragments.evaluate("sec", (0, 1), b"", media_type="video/mp4")
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.integers(1, 4000),
+    st.integers(0, 3000),
+    st.sampled_from([1, 2]),
+    st.sampled_from([1, 2, 3, 4]),
+    st.sampled_from(["sec", "msec"]),
+    st.tuples(st.integers(0, 5000), st.integers(0, 5000)),
+)
+def test_any_range_selects_the_frames_the_rule_names(
+    rate: int, length: int, channels: int, width: int, scheme: str, times: tuple[int, int]
+) -> None:
+    start, end = sorted(times)
+    if scheme == "sec":
+        start, end = start % 5, end % 5 + start % 5
+    data = pcm_wav(length, rate, channels, width)
+    per_second = 1 if scheme == "sec" else 1000
+    result = evaluate_audio(scheme, (start, end), data, "audio/wav", None)
+    a, b = selected(start, end, per_second, rate, length)
+    assert result.interval == Interval(a, b, rate, channels, length)
+    assert result.clamped == (math.ceil(Fraction(end, per_second) * rate) > length)
+    block = channels * width
+    assert frames_of(result.data)[1] == frames_of(data)[1][a * block : b * block]

@@ -1,0 +1,172 @@
+"""Image fragments ``rect`` and ``crop`` (draft lines 676–723, PDI-GRAMMAR.md §3) on images made here.
+
+Every test image is painted so that each pixel says where it is (red = x,
+green = y), and the expected pixels of a cut are read one by one from the
+source image: the reference is ``getpixel``, not the code under test.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image
+
+from pdi import fragments
+from pdi.errors import NotFoundError, ParseError, UnsupportedError
+from pdi.fragments import Region
+from pdi.fragments.image import evaluate_image
+from pdi.identifier import PDI
+
+
+def painted(width: int, height: int, mode: str = "RGB", blue: int = 7) -> Image.Image:
+    image = Image.new("RGB", (width, height))
+    image.putdata([(x % 256, y % 256, blue) for y in range(height) for x in range(width)])
+    return image if mode == "RGB" else image.convert(mode)
+
+
+def encoded(image: Image.Image, fmt: str = "PNG", **options: object) -> bytes:
+    out = io.BytesIO()
+    image.save(out, format=fmt, **options)
+    return out.getvalue()
+
+
+def opened(data: bytes) -> Image.Image:
+    image = Image.open(io.BytesIO(data))
+    image.load()
+    return image
+
+
+def test_draft_line_707_example_selects_x_5_to_24_and_y_10_to_29() -> None:
+    # "#(5,10),(25,30)" is the maximal rectangle with corners (5,10), (24,10), (24,29), (5,29)
+    source = painted(40, 40)
+    data = encoded(source)
+    fragment = PDI.parse("pdi://images.satellite.nasa.gov.us/1997/09/30/1234.gif#(5,10),(25,30)").fragment
+    assert fragment is not None and fragment.effective_scheme("gif") == "rect"
+    crop = evaluate_image("crop", fragment.positions, data, "image/png", None)
+    cut = opened(crop.data)
+    assert crop.media_type == "image/png" and cut.format == "PNG"
+    assert cut.size == (20, 20)
+    assert cut.getpixel((0, 0)) == (5, 10, 7)
+    assert cut.getpixel((19, 19)) == (24, 29, 7)
+    assert crop.region == Region(5, 10, 25, 30, frame=0, width=40, height=40, frames=1)
+    assert not crop.clamped
+
+
+def test_rect_returns_the_whole_image_and_the_region() -> None:
+    data = encoded(painted(40, 30), "GIF")
+    result = fragments.evaluate("rect", ((5, 10), (25, 30)), data, media_type="image/gif")
+    assert result.data == data  # unchanged: a viewer highlights the region
+    assert result.media_type == "image/gif"
+    assert result.region == Region(5, 10, 25, 30, 0, 40, 30, 1)
+    assert result.ranges == ()
+
+
+def test_frames_are_zero_based_and_a_missing_frame_is_not_found() -> None:
+    # draft line 719: "#(5,10),(25,30),2 refers to the third frame"
+    colours = [(255, 0, 0), (0, 255, 0), (0, 0, 255)]
+    frames = [Image.new("RGB", (30, 30), colour) for colour in colours]
+    out = io.BytesIO()
+    frames[0].save(out, format="GIF", save_all=True, append_images=frames[1:], duration=100, disposal=1)
+    data = out.getvalue()
+    for frame, colour in enumerate(colours):
+        cut = opened(evaluate_image("crop", ((5, 10), (25, 30), frame), data, "image/gif", None).data)
+        assert cut.size == (20, 20)
+        rgb = cut.convert("RGB")
+        assert {rgb.getpixel((x, y)) for x in range(20) for y in range(20)} == {colour}
+    result = evaluate_image("rect", ((5, 10), (25, 30), 2), data, "image/gif", None)
+    assert result.region is not None and (result.region.frame, result.region.frames) == (2, 3)
+    with pytest.raises(NotFoundError, match=r"frame 3 is not in this image: it has 3 frames \(0 to 2\)"):
+        evaluate_image("crop", ((5, 10), (25, 30), 3), data, "image/gif", None)
+
+
+def test_corners_past_the_edge_are_the_edge_and_say_so() -> None:
+    data = encoded(painted(40, 40))
+    result = evaluate_image("crop", ((30, 35), (100, 100)), data, "image/png", None)
+    assert result.clamped
+    assert result.region == Region(30, 35, 40, 40, 0, 40, 40, 1)
+    cut = opened(result.data)
+    assert cut.size == (10, 5) and cut.getpixel((9, 4)) == (39, 39, 7)
+    whole = evaluate_image("rect", ((50, 50), (60, 60)), data, "image/png", None)
+    assert whole.clamped and whole.region == Region(40, 40, 40, 40, 0, 40, 40, 1)
+
+
+def test_an_empty_crop_has_no_image_but_an_empty_rect_is_a_place() -> None:
+    data = encoded(painted(10, 10))
+    assert evaluate_image("rect", ((3, 3), (3, 8)), data, "image/png", None).region == Region(3, 3, 3, 8, 0, 10, 10, 1)
+    with pytest.raises(UnsupportedError, match="holds no pixels"):
+        evaluate_image("crop", ((3, 3), (3, 8)), data, "image/png", None)
+
+
+def test_a_jpeg_is_cut_without_loss_and_cmyk_becomes_rgb() -> None:
+    source = painted(32, 32, "CMYK")
+    data = encoded(source, "JPEG", quality=90)
+    decoded = opened(data)
+    cut = opened(evaluate_image("crop", ((8, 8), (24, 24)), data, "image/jpeg", None).data)
+    assert cut.mode == "RGB" and cut.size == (16, 16)
+    expected = decoded.convert("RGB")
+    assert all(cut.getpixel((x, y)) == expected.getpixel((x + 8, y + 8)) for x in range(16) for y in range(16))
+
+
+def test_the_same_crop_is_the_same_bytes() -> None:
+    data = encoded(painted(50, 50, "P"))
+    first = evaluate_image("crop", ((1, 2), (30, 40)), data, "image/png", None).data
+    assert evaluate_image("crop", ((1, 2), (30, 40)), data, "image/png", None).data == first
+
+
+@pytest.mark.parametrize(
+    ("positions", "message"),
+    [
+        (((5, 10),), "two corners"),
+        (((5, 10), (1, 1)), "ends before it starts"),
+        (((5, -1), (9, 9)), "two corners"),
+        (((5, 1), (9, 9), -1), "two corners"),
+        (((True, 1), (9, 9)), "two corners"),
+    ],
+)
+def test_bad_positions_are_syntax_errors(positions: tuple[object, ...], message: str) -> None:
+    with pytest.raises(ParseError, match=message):
+        evaluate_image("crop", positions, encoded(painted(10, 10)), "image/png", None)
+
+
+def test_bytes_that_are_no_image_are_unsupported() -> None:
+    with pytest.raises(UnsupportedError, match="not an image format pdi can read"):
+        evaluate_image("rect", ((0, 0), (1, 1)), b"<svg xmlns='http://www.w3.org/2000/svg'/>", "image/svg+xml", None)
+    whole = encoded(painted(64, 64))
+    truncated = whole[: len(whole) // 2]  # the pixel data stops half way
+    with pytest.raises(UnsupportedError, match="truncated"):
+        evaluate_image("crop", ((0, 0), (60, 60)), truncated, "image/png", None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 24),
+    st.integers(1, 24),
+    st.sampled_from(["RGB", "RGBA", "L", "P", "1"]),
+    st.sampled_from(["PNG", "GIF", "BMP", "TIFF"]),
+    st.tuples(st.integers(0, 30), st.integers(0, 30), st.integers(0, 30), st.integers(0, 30)),
+)
+def test_crop_holds_exactly_the_source_pixels(
+    width: int, height: int, mode: str, fmt: str, corners: tuple[int, int, int, int]
+) -> None:
+    xa, ya, xb, yb = corners
+    x1, x2, y1, y2 = min(xa, xb), max(xa, xb), min(ya, yb), max(ya, yb)
+    if fmt == "GIF" and mode in ("RGBA",):
+        mode = "P"
+    data = encoded(painted(width, height, mode), fmt)
+    source = opened(data)
+    cx1, cy1, cx2, cy2 = min(x1, width), min(y1, height), min(x2, width), min(y2, height)
+    if cx1 == cx2 or cy1 == cy2:
+        with pytest.raises(UnsupportedError):
+            evaluate_image("crop", ((x1, y1), (x2, y2)), data, "image/x", None)
+        return
+    result = evaluate_image("crop", ((x1, y1), (x2, y2)), data, "image/x", None)
+    assert result.clamped == (x2 > width or y2 > height)
+    cut = opened(result.data)
+    assert cut.size == (cx2 - cx1, cy2 - cy1)
+    want, got = source.convert("RGBA"), cut.convert("RGBA")
+    for y in range(cy1, cy2):
+        for x in range(cx1, cx2):
+            assert got.getpixel((x - cx1, y - cy1)) == want.getpixel((x, y))
