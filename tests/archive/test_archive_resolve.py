@@ -107,6 +107,15 @@ def test_image_and_audio_fragments_resolve_through_the_archive(archive: Archive)
     assert tail.fragment is not None and tail.fragment.clamped
 
 
+def test_element_fragments_resolve_through_the_archive(archive: Archive) -> None:
+    page = archive.add(S, b"<html><body>\n<p id=a>one<p>two\n</body></html>\n", format="html")
+    # stored CRLF-canonical (text/html is text): <html>=0, <body>=1, the two p are 2 and 3
+    assert archive.get(f"{page}#elt=2,3").data == b"<p id=a>one<p>two\r\n"
+    assert archive.get(f"{page}#name=a,a").data == b"<p id=a>one"
+    feed = archive.add(S, b"<feed><entry/><entry>x</entry></feed>", format="xml")
+    assert archive.get(f"{feed}#elt=2,2").data == b"<entry>x</entry>"
+
+
 def test_fragment_name_is_the_full_name(archive: Archive) -> None:
     pdi = archive.add(S, TEXT, format="text")
     result = archive.get("pdi://OMA.eop.gov.us/2026/11/22/1.TEXT.1#CHAR=7,12")

@@ -217,8 +217,10 @@ def register(cli: click.Group) -> None:
         A fragment reaching past the end is cut there, with a warning on stderr.
         On an image, #rect=(x1,y1),(x2,y2)[,frame] (the default scheme) gives
         the whole image and #crop=… the cut-out pixels as PNG; on audio,
-        #sec=a,b (the default) or #msec=a,b gives those samples as WAV.
-        --info says which region or samples a fragment selects.
+        #sec=a,b (the default) or #msec=a,b gives those samples as WAV; on HTML
+        and XML, #elt=a,b runs from start tag a through the end of element b
+        (HTML also #name=x,y, by name= or id=). --info says which range,
+        region or samples a fragment selects.
         """
         with _open(archive) as opened:
             result = opened.resolve(pdi, latest=latest)
@@ -237,6 +239,8 @@ def register(cli: click.Group) -> None:
             if result.record.line_ending:
                 click.echo(f"original-line-endings\t{result.record.line_ending}")
             selection = result.fragment
+            for span in selection.ranges if selection is not None else ():
+                click.echo(f"range\tchar={span.start},{span.end} (octets {span.byte_start} to {span.byte_end})")
             if selection is not None and selection.region is not None:
                 r = selection.region
                 click.echo(f"region\t({r.x1},{r.y1}),({r.x2},{r.y2}) of frame {r.frame}"

@@ -21,9 +21,12 @@ Registered now:
 * ``sec`` and ``msec`` on ``audio/*``: a time range, returned as a WAV file
   of the selected samples, in :mod:`pdi.fragments.audio`.
 
-Not yet: ``elt`` and ``name`` (elements of HTML, XML and SGML) and the time
-schemes on ``video/*``: they parse, and resolving them is
-:class:`~pdi.errors.UnsupportedError`.
+* ``elt`` on HTML and XML and ``name`` on HTML (the text family): from a
+  start tag through the end of an element, as a ``char`` range of the
+  CRLF-canonical source, in :mod:`pdi.fragments.markup`.
+
+Not evaluated: ``elt`` on SGML and the time schemes on ``video/*``: they
+parse, and resolving them is :class:`~pdi.errors.UnsupportedError`.
 
 An evaluator registered for the family ``*`` serves every media type that has
 no evaluator of its own for that scheme.
@@ -177,6 +180,14 @@ def _audio_evaluator(
     return evaluate_audio(scheme, positions, data, media_type, charset)
 
 
+def _markup_evaluator(
+    scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
+) -> FragmentResult:
+    from pdi.fragments.markup import evaluate_markup
+
+    return evaluate_markup(scheme, positions, data, media_type, charset)
+
+
 _REGISTRY: dict[tuple[str, str], Evaluator] = {
     ("char", "text"): _text_evaluator,
     ("line", "text"): _text_evaluator,
@@ -185,6 +196,8 @@ _REGISTRY: dict[tuple[str, str], Evaluator] = {
     ("crop", "image"): _image_evaluator,
     ("sec", "audio"): _audio_evaluator,
     ("msec", "audio"): _audio_evaluator,
+    ("elt", "text"): _markup_evaluator,
+    ("name", "text"): _markup_evaluator,
 }
 
 

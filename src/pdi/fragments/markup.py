@@ -1,0 +1,388 @@
+"""Element fragments on HTML and XML: ``elt`` and ``name`` (draft lines 590–674; PDI-GRAMMAR.md §3).
+
+* ``elt=a,b`` — start tags are counted from 0 in source order; the fragment
+  runs from the ``<`` of start tag ``a`` through the end of the element that
+  start tag ``b`` opens. On XML (``text/xml``, ``application/xml``, ``+xml``)
+  start tags and empty-element tags are counted and an element ends with its
+  end tag (or with its empty-element tag). On HTML the end is the element's
+  explicit end tag, or the point where an HTML5 parser closes it implicitly:
+  the start of the tag that closes it (``<p>one<p>two``: the first ``p``
+  ends where the second begins), the tag itself for a void element
+  (``<br>``), the end of the document for an element left open. ``body``
+  and ``html`` end with their end tags, though the parser keeps them (and
+  what is open inside them) open for what follows; an element still open
+  inside them ends where ``</body>`` or ``</html>`` begins.
+* ``name=x,y`` (HTML only) — ``x`` is the first element whose ``name`` or
+  ``id`` attribute equals ``x`` (%-decoded by the identifier parser,
+  compared case-sensitively); the fragment runs from its start tag through
+  the end of the first element named ``y``.
+
+The result is exactly the ``char`` fragment over the same stretch of the
+CRLF-canonical source (PDI-GRAMMAR.md: "``char`` as for text, on the HTML
+source"): positions are code points of the CRLF-canonical text, and
+:func:`~pdi.fragments.text.evaluate_pdi` cuts the octets, so ``elt=a,b``
+and the ``char=s,e`` in its ranges select the same bytes.
+
+How the source is read:
+
+* **HTML** with ``html5lib``, the HTML5 parsing algorithm in pure Python,
+  chosen because its tokenizer can be asked where each tag starts and ends
+  and its tree builder shows when each element is taken off the stack of
+  open elements, which is what "the point where an HTML5 parser closes it"
+  means; the standard ``html.parser`` has positions but no tree
+  construction, and the C parsers (lxml, html5-parser, selectolax) report
+  no source positions. A start tag that makes no element of its own (a
+  second ``<body>``) spans just itself.
+* **XML** with the standard ``pyexpat`` (non-validating, no external
+  entities fetched, expat's limits on entity amplification); a document that
+  is not well-formed cannot be cut and is
+  :class:`~pdi.errors.UnsupportedError`, with expat's line and column.
+* The charset is the stored one; without one, HTML is sniffed as a browser
+  would (BOM, ``<meta charset>``, UTF-8, windows-1252) and XML read by its
+  BOM and encoding declaration (default UTF-8).
+
+A start tag number past the last one, or a name no element has, is
+:class:`~pdi.errors.NotFoundError`; a ``name`` range whose second element
+ends before the first begins is a :class:`~pdi.errors.ParseError`. SGML
+(``text/sgml``) needs its DTD to be parsed and is not evaluated. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import codecs
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, SupportsIndex
+
+from pdi.errors import NotFoundError, ParseError, UnsupportedError
+from pdi.fragments import FragmentResult
+
+_XML_DECLARATION: Final = re.compile(rb"""<\?xml\s[^>]*?encoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']""")
+
+
+@dataclass(frozen=True)
+class Element:
+    """One start tag of the source and the element it opens: code points ``[start, end)`` of the CRLF-canonical text."""
+
+    number: int
+    name: str
+    start: int
+    end: int
+    attributes: dict[str, str]
+
+
+def markup_kind(media_type: str) -> str | None:
+    """``"html"``, ``"xml"``, ``"sgml"`` or ``None`` for a media type (parameters ignored)."""
+    mtype = media_type.split(";")[0].strip().lower()
+    minor = mtype.partition("/")[2]
+    if mtype == "text/html":
+        return "html"
+    if minor in ("xml", "xhtml+xml") or minor.endswith("+xml"):
+        return "xml"
+    if minor == "sgml":
+        return "sgml"
+    return None
+
+
+def evaluate_markup(
+    scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
+) -> FragmentResult:
+    """Evaluate ``elt`` or ``name`` on an HTML or XML entity (see the module docstring)."""
+    from pdi.fragments.text import TextIndex, evaluate_pdi
+    from pdi.fragments.text.lines import to_crlf
+
+    kind = markup_kind(media_type)
+    if scheme not in ("elt", "name"):
+        raise UnsupportedError(f"no element fragment scheme {scheme!r}: elt or name")
+    if kind is None:
+        raise UnsupportedError(f"{scheme} fragments are for HTML and XML, not {media_type}")
+    if kind == "sgml":
+        raise UnsupportedError("elt on SGML is not evaluated: SGML cannot be parsed without its DTD")
+    if scheme == "name" and kind != "html":
+        raise UnsupportedError("name fragments are HTML's (draft lines 612-628); XML has elt and char")
+    first, last = _ends(scheme, positions)
+    if charset is None:
+        charset = _html_charset(data) if kind == "html" else _xml_charset(data)
+    index = TextIndex(data, charset)
+    text = to_crlf(index.whole_text())
+    elements = html_elements(text) if kind == "html" else xml_elements(text)
+    if scheme == "elt":
+        a, b = _numbered(elements, first), _numbered(elements, last)
+    else:
+        a, b = _named(elements, first), _named(elements, last)
+    if b.end < a.start:
+        raise ParseError(
+            f"{scheme} fragment ends before it starts: element {b.number} ({b.name}) ends at {b.end},"
+            f" before element {a.number} ({a.name}) starts at {a.start}",
+            rule="fragment-specifier",
+        )
+    result = evaluate_pdi("char", (a.start, b.end), index, media_type=media_type)
+    return dataclasses.replace(result, scheme=scheme)
+
+
+def _ends(scheme: str, positions: Sequence[object]) -> tuple[Any, Any]:
+    if scheme == "elt":
+        ok = len(positions) == 2 and all(
+            isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in positions
+        )
+        what = "start tag numbers"
+    else:
+        ok = len(positions) == 2 and all(isinstance(p, str) and p for p in positions)
+        what = "element names"
+    if not ok:
+        raise ParseError(f"a {scheme} fragment is two {what} (start,end), not {tuple(positions)!r}", rule="position")
+    if scheme == "elt" and positions[1] < positions[0]:  # type: ignore[operator]
+        raise ParseError(
+            f"elt fragment ends before it starts ({positions[1]} < {positions[0]})", rule="fragment-specifier"
+        )
+    return positions[0], positions[1]
+
+
+def _numbered(elements: list[Element], number: int) -> Element:
+    if number >= len(elements):
+        raise NotFoundError(
+            f"no start tag {number}: the document has {len(elements)} (0 to {len(elements) - 1})"
+            if elements
+            else f"no start tag {number}: the document has none"
+        )
+    return elements[number]
+
+
+def _named(elements: list[Element], name: str) -> Element:
+    for element in elements:
+        if element.attributes.get("name") == name or element.attributes.get("id") == name:
+            return element
+    raise NotFoundError(f"no element has the name or id {name!r}")
+
+
+# --- charsets ---------------------------------------------------------------------------------
+
+
+def _html_charset(data: bytes) -> str:
+    from pdi.mhtml.charset import sniff
+
+    encoding, _, _ = sniff(data, declared=None, media_type="text/html")
+    return encoding
+
+
+def _xml_charset(data: bytes) -> str:
+    """XML 1.0 Appendix F: a byte-order mark, else the encoding declaration, else UTF-8."""
+    for bom, name in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+        if data.startswith(bom):
+            return name
+    declared = _XML_DECLARATION.match(data[:1024])
+    return declared.group(1).decode("ascii") if declared else "utf-8"
+
+
+# --- XML ----------------------------------------------------------------------------------------
+
+
+def xml_elements(text: str) -> list[Element]:
+    """Every start tag and empty-element tag of the XML ``text``, with the extent of its element."""
+    import xml.parsers.expat
+
+    parser = xml.parsers.expat.ParserCreate()
+    starts: list[tuple[str, int, dict[str, str]]] = []  # name, UTF-8 index of '<', attributes
+    ends: dict[int, int] = {}  # element number -> UTF-8 index where its end event came
+    open_stack: list[int] = []
+
+    def start(name: str, attributes: dict[str, str]) -> None:
+        open_stack.append(len(starts))
+        starts.append((name, parser.CurrentByteIndex, attributes))
+
+    def end(name: str) -> None:
+        ends[open_stack.pop()] = parser.CurrentByteIndex
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    try:
+        parser.Parse(text, True)  # a str is parsed as UTF-8: the indexes are into text.encode()
+    except xml.parsers.expat.ExpatError as exc:
+        raise UnsupportedError(
+            f"elt on XML that is not well-formed: {xml.parsers.expat.ErrorString(exc.code)}"
+            f" at line {exc.lineno}, column {exc.offset}"
+        ) from exc
+    to_char = _utf8_to_code_points(text, [i for _, i, _ in starts] + list(ends.values()))
+    elements = []
+    for number, (name, index, attributes) in enumerate(starts):
+        start_char = to_char[index]
+        tag_end = _tag_end(text, start_char)
+        if text[tag_end - 2] == "/":  # <name .../>: the tag is the element
+            end_char = tag_end
+        else:  # the end event comes at the '<' of </name ...>
+            end_char = text.index(">", to_char[ends[number]]) + 1
+        elements.append(Element(number, name, start_char, end_char, dict(attributes)))
+    return elements
+
+
+def _utf8_to_code_points(text: str, indexes: list[int]) -> dict[int, int]:
+    """The code point offset in ``text`` of each octet offset in ``text.encode()``, in one pass."""
+    utf8 = text.encode("utf-8")
+    found: dict[int, int] = {}
+    octet = code_point = 0
+    for index in sorted(set(indexes)):
+        code_point += len(utf8[octet:index].decode("utf-8"))
+        octet = index
+        found[index] = code_point
+    return found
+
+
+def _tag_end(text: str, start: int) -> int:
+    """The offset just after the ``>`` of the tag that starts at ``start`` (quoted values may hold ``>``)."""
+    quote = ""
+    for i in range(start + 1, len(text)):
+        ch = text[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == ">":
+            return i + 1
+    raise UnsupportedError(f"the tag at character {start} has no end")  # expat would have said so
+
+
+# --- HTML ---------------------------------------------------------------------------------------
+
+
+def html_elements(text: str) -> list[Element]:
+    """Every start tag of the HTML ``text``, with the extent of the element an HTML5 parser makes of it."""
+    import html5lib
+    from html5lib import _tokenizer, html5parser
+    from html5lib.constants import tokenTypes
+
+    start_tag, end_tag = tokenTypes["StartTag"], tokenTypes["EndTag"]
+    line_starts = [0, *(m.end() for m in re.finditer("\r\n", text))]
+    tags: list[dict[str, Any]] = []  # the start tag tokens, in source order
+    closed: dict[int, int] = {}  # id(element) -> where it ends
+    made: dict[int, int] = {}  # id(element) -> number of the start tag that made it
+    seen: list[Any] = []  # every element in those tables, kept alive so that no id is reused
+    state: dict[str, Any] = {"token": None}
+
+    def offset(position: tuple[int, int]) -> int:
+        line, column = position  # html5lib reads CRLF as one newline; the text has only CRLF
+        return line_starts[line - 1] + column
+
+    class Tokenizer(_tokenizer.HTMLTokenizer):  # type: ignore[misc]
+        def tagOpenState(self) -> bool:
+            return self._opened(_tokenizer.HTMLTokenizer.tagOpenState, start_tag, 1)
+
+        def closeTagOpenState(self) -> bool:
+            return self._opened(_tokenizer.HTMLTokenizer.closeTagOpenState, end_tag, 2)
+
+        def _opened(self, state_method: Callable[[Any], bool], kind: int, back: int) -> bool:
+            at = offset(self.stream.position()) - back  # the '<' (and '/') are read already
+            before = self.currentToken
+            result = state_method(self)
+            token = self.currentToken
+            if token is not before and isinstance(token, dict) and token.get("type") == kind:
+                token["_start"] = at
+            return result
+
+        def emitCurrentToken(self) -> None:
+            token = self.currentToken
+            if token.get("type") in (start_tag, end_tag):
+                token["_end"] = end = offset(self.stream.position())
+                if "_start" not in token:  # an end tag of RCDATA, RAWTEXT or script text: </title>
+                    token["_start"] = text.rfind("</" if token["type"] == end_tag else "<", 0, end)
+                if token["type"] == start_tag:
+                    token["_number"] = len(tags)
+                    tags.append(token)
+            super().emitCurrentToken()
+
+        def __iter__(self) -> Any:
+            for token in super().__iter__():
+                state["token"] = token
+                yield token
+                if token.get("type") == end_tag and token.get("name") in ("body", "html"):
+                    # the parser keeps body and html open after </body> and </html> (later
+                    # content still goes in), and what is open inside them; their source
+                    # ends at that tag, and what is open inside ends where it begins
+                    stack = list(self.parser.tree.openElements)
+                    for depth, element in enumerate(stack):
+                        if element.name == token["name"] and id(element) not in closed:
+                            for inner in [element, *stack[depth + 1 :]]:
+                                if id(inner) not in closed:
+                                    seen.append(inner)
+                                    closed[id(inner)] = token["_end" if inner is element else "_start"]
+                            break
+            state["token"] = None
+
+    def close(element: Any) -> None:
+        if id(element) in closed:
+            return
+        seen.append(element)
+        token = state["token"]
+        if token is None:  # the end of the document
+            closed[id(element)] = len(text)
+        elif id(element) in made and made[id(element)] == token.get("_number"):
+            closed[id(element)] = token["_end"]  # a void or self-closed element: the tag itself
+        elif token.get("type") == end_tag and token.get("name") == element.name and "_end" in token:
+            closed[id(element)] = token["_end"]  # its own end tag
+        else:
+            closed[id(element)] = token.get("_start", token.get("_end", len(text)))
+
+    class Stack(list):  # type: ignore[type-arg]
+        def pop(self, index: SupportsIndex = -1) -> Any:
+            element = super().pop(index)
+            close(element)
+            return element
+
+        def remove(self, element: Any) -> None:
+            super().remove(element)
+            close(element)
+
+    base = html5lib.getTreeBuilder("etree")
+
+    class Tree(base):  # type: ignore[misc, valid-type]
+        def reset(self) -> None:
+            super().reset()
+            self.openElements = Stack()
+
+        def _made(self, token: dict[str, Any], element: Any) -> None:
+            number = token.get("_number")
+            if number is not None and "_element" not in token:
+                seen.append(element)
+                token["_element"] = element
+                made[id(element)] = number
+
+        def insertElementNormal(self, token: dict[str, Any]) -> Any:
+            element = super().insertElementNormal(token)
+            self._made(token, element)
+            return element
+
+        def insertElementTable(self, token: dict[str, Any]) -> Any:
+            element = super().insertElementTable(token)
+            self._made(token, element)
+            return element
+
+        def insertRoot(self, token: dict[str, Any]) -> None:
+            super().insertRoot(token)
+            # html5lib makes the root from an implied token and merges a real <html>
+            # into it; the HTML5 algorithm makes the root for that <html> start tag
+            current = state["token"]
+            if current is not None and current.get("type") == start_tag and current.get("name") == "html":
+                token = current
+            self._made(token, self.openElements[-1])
+
+    class Parser(html5parser.HTMLParser):  # type: ignore[misc]
+        def _parse(self, stream: Any, innerHTML: bool = False, container: str = "div",
+                   scripting: bool = False, **kwargs: Any) -> None:
+            self.innerHTMLMode = innerHTML
+            self.container = container
+            self.scripting = scripting
+            self.tokenizer = Tokenizer(stream, parser=self, **kwargs)
+            self.reset()
+            self.mainLoop()
+
+    parser = Parser(tree=Tree, namespaceHTMLElements=False)
+    parser.parse(text)
+    elements = []
+    for token in tags:
+        element = token.get("_element")
+        end = token["_end"] if element is None else closed.get(id(element), len(text))
+        attributes = {str(k) if not isinstance(k, tuple) else k[1]: v for k, v in token["data"].items()}
+        elements.append(Element(token["_number"], token["name"], token["_start"], max(end, token["_end"]), attributes))
+    return elements

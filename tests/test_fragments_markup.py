@@ -1,0 +1,249 @@
+"""Element fragments ``elt`` and ``name`` on HTML and XML (draft lines 590–674, PDI-GRAMMAR.md §3).
+
+The expected extents are worked out by hand from the HTML5 tree-construction
+rules (which tag closes which element) or, in the property tests, recorded
+while the test writes the document, never read back from the code under test.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pdi import fragments
+from pdi.errors import NotFoundError, ParseError, UnsupportedError
+from pdi.fragments.markup import html_elements, xml_elements
+from pdi.fragments.text import evaluate_pdi
+
+PAGE = (
+    "<!DOCTYPE html>\r\n<html><head><title id=t>T</title></head><body>\r\n"
+    "<p id=intro>one<p name=second>two <b>bold<br>x</b></p>\r\n"
+    "<ul><li>a<li>b</ul><dl><dt>t<dd>d</dl><select><option>1<option>2</select>\r\n"
+    "<table><tr><td>c<td>d<tr><td>e</table><div><span>open</div>\r\n"
+    "<p>last"
+)
+
+
+def spans(text: str) -> list[tuple[str, str]]:
+    return [(e.name, text[e.start : e.end]) for e in html_elements(text)]
+
+
+def test_html_elements_end_where_an_html5_parser_closes_them() -> None:
+    assert spans(PAGE) == [
+        ("html", PAGE[PAGE.index("<html>") :]),  # open to the end of the document
+        ("head", "<head><title id=t>T</title></head>"),
+        ("title", "<title id=t>T</title>"),
+        ("body", PAGE[PAGE.index("<body>") :]),
+        ("p", "<p id=intro>one"),  # closed by the next <p>
+        ("p", "<p name=second>two <b>bold<br>x</b></p>"),
+        ("b", "<b>bold<br>x</b>"),
+        ("br", "<br>"),  # void: the tag itself
+        ("ul", "<ul><li>a<li>b</ul>"),
+        ("li", "<li>a"),
+        ("li", "<li>b"),  # closed by </ul>
+        ("dl", "<dl><dt>t<dd>d</dl>"),
+        ("dt", "<dt>t"),
+        ("dd", "<dd>d"),
+        ("select", "<select><option>1<option>2</select>"),
+        ("option", "<option>1"),
+        ("option", "<option>2"),
+        ("table", "<table><tr><td>c<td>d<tr><td>e</table>"),
+        ("tr", "<tr><td>c<td>d"),
+        ("td", "<td>c"),
+        ("td", "<td>d"),
+        ("tr", "<tr><td>e"),
+        ("td", "<td>e"),
+        ("div", "<div><span>open</div>"),
+        ("span", "<span>open"),  # closed by its parent's end tag
+        ("p", "<p>last"),  # left open: the end of the document
+    ]
+
+
+def test_html_an_a_inside_an_a_closes_the_outer_one() -> None:
+    # the adoption agency algorithm: a second <a> start tag ends the first
+    assert spans("<a href=1>one<a href=2>two</a></a>") == [("a", "<a href=1>one"), ("a", "<a href=2>two</a>")]
+
+
+def test_html_body_and_html_end_with_their_end_tags() -> None:
+    # the parser keeps body, html and the open p on its stack after </body>; their source ends there
+    page = "<html><body><p>x</body></html>\r\n"
+    assert spans(page) == [("html", "<html><body><p>x</body></html>"), ("body", "<body><p>x</body>"), ("p", "<p>x")]
+
+
+def test_html_text_elements_hold_what_looks_like_tags() -> None:
+    page = '<title>a<b></title><script>if (a</b) s="</p>"</script><textarea><i>t</textarea>'
+    assert spans(page)[:3] == [
+        ("title", "<title>a<b></title>"),
+        ("script", '<script>if (a</b) s="</p>"</script>'),
+        ("textarea", "<textarea><i>t</textarea>"),
+    ]
+
+
+def test_elt_runs_from_start_tag_a_through_the_end_of_element_b() -> None:
+    data = PAGE.encode()
+    result = fragments.evaluate("elt", (4, 5), data, media_type="text/html; charset=utf-8")
+    assert result.data == b"<p id=intro>one<p name=second>two <b>bold<br>x</b></p>"
+    assert result.scheme == "elt"
+    (span,) = result.ranges
+    # the same stretch as a char fragment of the CRLF-canonical source
+    assert evaluate_pdi("char", (span.start, span.end), data, charset="utf-8").data == result.data
+
+
+def test_name_finds_the_first_element_by_name_or_id_case_sensitively() -> None:
+    data = PAGE.encode()
+    result = fragments.evaluate("name", ("intro", "second"), data, media_type="text/html", charset="utf-8")
+    assert result.data == b"<p id=intro>one<p name=second>two <b>bold<br>x</b></p>"
+    with pytest.raises(NotFoundError, match="no element has the name or id 'Intro'"):
+        fragments.evaluate("name", ("Intro", "second"), data, media_type="text/html", charset="utf-8")
+    with pytest.raises(ParseError, match="ends before it starts"):
+        fragments.evaluate("name", ("second", "t"), data, media_type="text/html", charset="utf-8")
+    # the first element ends right where the second begins: an empty selection, not an error
+    assert fragments.evaluate("name", ("second", "intro"), data, media_type="text/html", charset="utf-8").data == b""
+
+
+def test_a_start_tag_number_past_the_last_is_not_found() -> None:
+    with pytest.raises(NotFoundError, match=r"no start tag 26: the document has 26 \(0 to 25\)"):
+        fragments.evaluate("elt", (0, 26), PAGE.encode(), media_type="text/html", charset="utf-8")
+
+
+def test_positions_count_the_crlf_canonical_source() -> None:
+    page = "<p>a\nb</p>\n<p>é</p>"  # LF endings: counted as CRLF, as char counts them
+    result = fragments.evaluate("elt", (1, 1), page.encode(), media_type="text/html", charset="utf-8")
+    assert result.canonicalized and result.data == "<p>é</p>".encode()
+    assert (result.ranges[0].start, result.ranges[0].end) == (13, 21)  # "<p>a\r\nb</p>\r\n" is 13
+
+
+def test_html_without_a_charset_is_sniffed_like_a_browser() -> None:
+    page = '<meta charset="windows-1252"><p>caf\xe9</p>'.encode("cp1252")
+    assert fragments.evaluate("elt", (1, 1), page, media_type="text/html").data == "<p>café</p>".encode("cp1252")
+
+
+XML = (
+    '<?xml version="1.0" encoding="ISO-8859-1"?>\r\n<doc a="1>2">'
+    "<empty/><p>t\xe9xt</p  ><q\r\n b='x'/><r><s/></r></doc>"
+)
+
+
+def test_xml_elt_counts_start_tags_and_empty_element_tags() -> None:
+    assert [(e.name, XML[e.start : e.end]) for e in xml_elements(XML)] == [
+        ("doc", XML[XML.index("<doc") :]),
+        ("empty", "<empty/>"),
+        ("p", "<p>t\xe9xt</p  >"),
+        ("q", "<q\r\n b='x'/>"),
+        ("r", "<r><s/></r>"),
+        ("s", "<s/>"),
+    ]
+    data = XML.encode("latin-1")  # the declaration names the charset
+    assert fragments.evaluate("elt", (2, 3), data, media_type="application/xml").data == (
+        "<p>t\xe9xt</p  ><q\r\n b='x'/>".encode("latin-1")
+    )
+
+
+def test_what_element_fragments_do_not_apply_to() -> None:
+    with pytest.raises(UnsupportedError, match="not well-formed: mismatched tag at line 1, column 8"):
+        fragments.evaluate("elt", (0, 0), b"<a><b></a>", media_type="text/xml")
+    with pytest.raises(UnsupportedError, match="name fragments are HTML's"):
+        fragments.evaluate("name", ("a", "a"), b"<a id='a'/>", media_type="text/xml")
+    with pytest.raises(UnsupportedError, match="for HTML and XML, not text/plain"):
+        fragments.evaluate("elt", (0, 0), b"<a/>", media_type="text/plain")
+    with pytest.raises(UnsupportedError, match="SGML"):
+        fragments.evaluate("elt", (0, 0), b"<a>", media_type="text/sgml")
+
+
+# --- property tests: documents written here, with the extents recorded as they are written ---
+
+NAMES = st.sampled_from(["a", "b", "para", "x-y", "\u00e9l"])
+TEXT = st.text(alphabet=st.sampled_from(list("ab <>&\"'\r\n\u00e9\u20ac")), max_size=6)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+@st.composite
+def xml_documents(draw: st.DrawFn) -> tuple[str, list[tuple[str, int, int]]]:
+    """A well-formed document and, per start tag in order, (name, start, end) of its element."""
+    out: list[str] = []
+    extents: list[list[object]] = []
+
+    def element(depth: int) -> None:
+        name = draw(NAMES)
+        value = draw(TEXT).replace('"', "&quot;").replace("&", "&amp;").replace("<", "&lt;")
+        record: list[object] = [name, sum(map(len, out)), 0]
+        extents.append(record)
+        tag = f'<{name} v="{value}"' if draw(st.booleans()) else f"<{name}"
+        children = draw(st.integers(0, 3)) if depth < 3 else 0
+        if not children and draw(st.booleans()):
+            out.append(tag + "/>")
+        else:
+            out.append(tag + ">")
+            for _ in range(children):
+                out.append(_escape(draw(TEXT)))
+                element(depth + 1)
+            out.append(_escape(draw(TEXT)) + f"</{name}{draw(st.sampled_from(['', ' ', chr(13) + chr(10)]))}>")
+        record[2] = sum(map(len, out))
+
+    element(0)
+    return "".join(out), [(str(n), int(s), int(e)) for n, s, e in extents]  # type: ignore[call-overload]
+
+
+@settings(max_examples=200, deadline=None)
+@given(xml_documents())
+def test_xml_extents_match_the_document_as_written(document: tuple[str, list[tuple[str, int, int]]]) -> None:
+    text, extents = document
+    assert [(e.name, e.start, e.end) for e in xml_elements(text)] == extents
+
+
+HTML_TEXT = st.lists(st.sampled_from(["a", " ", "<", ">", "&", '"', "\u00e9", "\r\n"]), max_size=6).map("".join)
+
+
+@st.composite
+def html_documents(draw: st.DrawFn) -> tuple[str, list[tuple[str, int, int]]]:
+    """Properly nested, explicitly closed elements in <body>, CRLF line endings: each ends with its end tag."""
+    out = ["<!DOCTYPE html><html><head></head><body>"]
+    extents: list[list[object]] = []
+
+    def element(depth: int) -> None:
+        # no <a> inside <a>: an HTML5 parser closes the outer one there (tested above)
+        names = ["div", "span", "section", "em", "a", "p"] if depth == 0 else ["span", "em", "b", "code"]
+        name = draw(st.sampled_from(names))
+        record: list[object] = [name, sum(map(len, out)), 0]
+        extents.append(record)
+        out.append(f'<{name} title="{draw(HTML_TEXT).replace(chr(34), "&quot;")}">')
+        for _ in range(draw(st.integers(0, 2)) if depth < 3 else 0):
+            out.append(_escape(draw(HTML_TEXT)))
+            element(depth + 1)
+        out.append(_escape(draw(HTML_TEXT)) + f"</{name}>")
+        record[2] = sum(map(len, out))
+
+    for _ in range(draw(st.integers(1, 3))):
+        element(0)
+    out.append("</body></html>")
+    return "".join(out), [(str(n), int(s), int(e)) for n, s, e in extents]  # type: ignore[call-overload]
+
+
+@settings(max_examples=150, deadline=None)
+@given(html_documents())
+def test_html_extents_of_explicitly_closed_elements(document: tuple[str, list[tuple[str, int, int]]]) -> None:
+    text, extents = document
+    assert [(e.name, e.start, e.end) for e in html_elements(text)][3:] == extents  # after html, head, body
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["<p>", "</p>", "<li>", "<ul>", "</ul>", "<b>", "</b>", "<i>", "</i>", "<br>", "<td>", "<tr>",
+             "<table>", "</table>", "<div>", "</div>", "x", "\r\n", "<img src=a>", "</span>", "<option>"]
+        ),
+        max_size=30,
+    ).map("".join)
+)
+def test_any_tag_soup_gives_each_start_tag_a_sound_extent(text: str) -> None:
+    data = text.encode()
+    for element in html_elements(text):
+        assert 0 <= element.start < element.end <= len(text)
+        assert text[element.start :].lower().startswith("<" + element.name)
+        result = fragments.evaluate("elt", (element.number, element.number), data, media_type="text/html", charset="utf-8")
+        assert result.data == text[element.start : element.end].encode()
