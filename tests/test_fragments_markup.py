@@ -140,6 +140,13 @@ def test_xml_elt_counts_start_tags_and_empty_element_tags() -> None:
     )
 
 
+def test_xhtml_is_read_as_xml_and_takes_name_fragments() -> None:
+    page = b'<html xmlns="http://www.w3.org/1999/xhtml"><body><p id="a">one</p><p name="b">two</p></body></html>'
+    result = fragments.evaluate("name", ("a", "b"), page, media_type="application/xhtml+xml")
+    assert result.data == b'<p id="a">one</p><p name="b">two</p>'
+    assert fragments.evaluate("elt", (2, 2), page, media_type="application/xhtml+xml").data == b'<p id="a">one</p>'
+
+
 def test_what_element_fragments_do_not_apply_to() -> None:
     with pytest.raises(UnsupportedError, match="not well-formed: mismatched tag at line 1, column 8"):
         fragments.evaluate("elt", (0, 0), b"<a><b></a>", media_type="text/xml")

@@ -81,6 +81,25 @@ def test_archive_commands_end_to_end(location: str, tmp_path: Path) -> None:
     assert run(target, "ls", S).stdout == run(location, "ls", S).stdout
 
 
+def test_cite_prints_both_ends_and_fails_on_a_misplaced_quotation(location: str, tmp_path: Path) -> None:
+    run(location, "init")
+    run(location, "series", "add", S)
+    source, page = tmp_path / "source.txt", tmp_path / "page.html"
+    source.write_bytes(b"Hello, world.\n")
+    page.write_bytes(b"<p>They said world.</p>")
+    cited = run(location, "add", str(source), "--series", S).stdout.strip()
+    citing = run(location, "add", str(page), "--series", S).stdout.strip()
+    out = run(location, "cite", f"{citing}@13={cited}#char=7,13").stdout  # "<p>They said " is 13
+    assert out == (
+        f"citing\t{citing}\ncited\t{cited}#char=7,13\nposition\t13\n"
+        'quote\t"world."\ncheck\tok: the quotation stands at char=13\n'
+    )
+    wrong = run(location, "cite", f"{citing}@3={cited}#char=7,13", "--json", code=3)
+    assert '"check": "mismatch"' in wrong.stdout and '"found": "They s"' in wrong.stdout
+    assert wrong.stderr.startswith("pdi: integrity check failed: the quotation is not at 3 in ")
+    assert wrong.stderr.count("\n") == 1
+
+
 def test_get_info_says_which_region_or_samples_a_fragment_selects(location: str, tmp_path: Path) -> None:
     import io
     import wave

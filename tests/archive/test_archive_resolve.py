@@ -14,7 +14,7 @@ from pdi.archive.pgcluster import TemporaryCluster
 from pdi.archive.postgres import PostgresStore, is_postgres_url
 from pdi.archive.sqlite import SQLiteStore
 from pdi.archive.store import SCHEMA_VERSION
-from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
+from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError, UnsupportedError
 
 S = "oma.eop.gov.us"
 TEXT = b"Hello, world.\nSecond line here.\nThird.\n"
@@ -114,6 +114,29 @@ def test_element_fragments_resolve_through_the_archive(archive: Archive) -> None
     assert archive.get(f"{page}#name=a,a").data == b"<p id=a>one"
     feed = archive.add(S, b"<feed><entry/><entry>x</entry></feed>", format="xml")
     assert archive.get(f"{feed}#elt=2,2").data == b"<entry>x</entry>"
+
+
+def test_a_citation_resolves_both_ends_and_checks_the_quotation(archive: Archive) -> None:
+    source = archive.add(S, TEXT, format="text")  # "Hello, world.\r\nSecond line here.\r\n…"
+    # the citing page quotes "Second line" (chars 15-26 of the source) at its char 9:
+    # "<p>Quote Second line</p>": "<p>Quote " is 9 characters
+    page = archive.add(S, b"<p>Quote Second line</p>\n", format="html")
+    ok = archive.cite(f"{page}@9={source}#char=15,26")
+    assert ok.check.status == "ok" and ok.check.quote == "Second line"
+    assert ok.citing.pdi == page and ok.cited is not None and ok.cited.data == b"Second line"
+    moved = archive.cite(f"{page}@8={source}#char=15,26")
+    assert moved.check.status == "mismatch" and moved.check.found == " Second lin"
+    # across a line ending: the quotation "world.\r\nSecond" is 14 characters, CR and LF one each
+    letter = archive.add(S, b"He wrote: world.\nSecond.", format="text")
+    assert archive.cite(f"{letter}@10={source}#char=7,21").check.status == "ok"
+    past = archive.cite(f"{letter}@20={source}#char=7,21")
+    assert past.check.status == "mismatch" and "ends 9 characters before" in past.check.detail
+    elsewhere = archive.cite(f"{page}@9=urn:pdi://other.gov.us/2026/11/22/1.text.1#char=0,3")
+    assert elsewhere.check.status == "unchecked" and elsewhere.cited is None
+    picture = archive.add(S, b"GIF89a", format="gif")
+    assert archive.cite(f"{picture}@(1,2)={source}#char=0,5").check.status == "unchecked"
+    with pytest.raises(UnsupportedError, match="pdi cite"):
+        archive.get(f"{page}@9={source}#char=15,26")
 
 
 def test_fragment_name_is_the_full_name(archive: Archive) -> None:

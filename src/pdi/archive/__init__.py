@@ -50,11 +50,13 @@ from pdi.identifier import PDI, Fragment, series_for_minting
 
 if TYPE_CHECKING:
     from pdi.fragments import FragmentResult
+    from pdi.fragments.citation import QuotationCheck
 
 __all__ = [
     "DEFAULT_LOCATION",
     "Archive",
     "AssertionRecord",
+    "CitationResolved",
     "Content",
     "Generic",
     "Resolved",
@@ -117,6 +119,21 @@ class Resolved:
     def sha256(self) -> str:
         """The fixity checksum of the whole stored representation."""
         return self.record.sha256
+
+
+@dataclass(frozen=True)
+class CitationResolved:
+    """Both ends of a citation ``A@origin=B#fragment`` and whether the quotation stands at ``origin`` in A.
+
+    ``cited`` is ``None`` when B is not in this archive (the check then says
+    ``unchecked``); ``check`` is a :class:`pdi.fragments.citation.QuotationCheck`.
+    """
+
+    pdi: PDI
+    citing: Resolved
+    origin: object
+    cited: Resolved | None
+    check: QuotationCheck
 
 
 @dataclass(frozen=True)
@@ -576,7 +593,7 @@ class Archive:
         if parsed.is_pattern:
             raise UnsupportedError(f"{parsed} is a pattern; list it with ls")
         if parsed.citation is not None:
-            raise UnsupportedError("resolve each side of a citation separately")
+            raise UnsupportedError("a citation names two documents: resolve it with cite (pdi cite)")
         version, records = self._records(parsed, latest)
         if parsed.format is None:
             if parsed.fragment is not None:
@@ -585,6 +602,38 @@ class Archive:
                 _name(records[0], generic=True), version, tuple(_name(r) for r in records)
             )
         return self._read(parsed, self._record(parsed, version, records))
+
+    def cite(self, pdi: PDI | str) -> CitationResolved:
+        """Resolve both ends of a citation and check that the quotation stands where it says.
+
+        ``urn:pdi://A/…/5.html.1@120=pdi://B/…/1.text.1#char=37,51``: the
+        fragment of B is quoted in A at position 120 of A's default scheme
+        (PDI-GRAMMAR.md §3). A must be in this archive; B may not be, and then
+        the check is ``unchecked``. See :func:`pdi.fragments.citation.check_quotation`.
+        """
+        from pdi.fragments.citation import QuotationCheck, check_quotation
+
+        parsed = parse_pdi(pdi)
+        if parsed.citation is None:
+            raise UnsupportedError(f"{parsed} is not a citation (NAME@position=PDI)")
+        citing = self.resolve(dataclasses.replace(parsed, citation=None))
+        if not isinstance(citing, Resolved):
+            raise UnsupportedError("the citing document needs a format and a version")
+        origin = parsed.citation.origin
+        try:
+            cited = self.resolve(parsed.citation.cited)
+        except NotFoundError as exc:
+            return CitationResolved(
+                parsed, citing, origin, None, QuotationCheck("unchecked", f"the cited document is not here: {exc}")
+            )
+        if not isinstance(cited, Resolved):
+            raise UnsupportedError("the cited PDI needs a format and a version")
+        scheme = formats.default_fragment_scheme(citing.record.format)
+        check = check_quotation(
+            citing.data, citing.media_type, citing.charset, scheme, origin,
+            cited.data, cited.media_type, cited.charset,
+        )
+        return CitationResolved(parsed, citing, origin, cited, check)
 
     def _records(self, parsed: PDI, latest: bool) -> tuple[int, list[RepresentationRecord]]:
         """The version a PDI names and the records of its formats (not their bytes)."""

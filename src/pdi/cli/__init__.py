@@ -34,7 +34,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "parse": ("parse_cmd",),
     "text": ("text_cmd",),
     **dict.fromkeys(
-        ("init", "series", "add", "version", "get", "ls", "meta", "verify", "export", "import"),
+        ("init", "series", "add", "version", "get", "cite", "ls", "meta", "verify", "export", "import"),
         ("archive_cmd",),
     ),
     "mhtml": ("mhtml_cmd", "capture_cmd"),

@@ -7,6 +7,7 @@ that deposits or reads the archive uses (other command modules too).
 
 from __future__ import annotations
 
+import json
 import mimetypes
 import os
 import sys
@@ -282,6 +283,42 @@ def register(cli: click.Group) -> None:
         with _open(archive) as opened:
             for name in opened.ls(pattern, series=series, limit=limit, offset=offset):
                 click.echo(str(name))
+
+    @cli.command("cite")
+    @click.argument("citation")
+    @click.option("--json", "as_json", is_flag=True, help="Print both ends and the check as JSON.")
+    @archive_option
+    def cite_cmd(citation: str, as_json: bool, archive: str) -> None:
+        """Resolve both ends of CITATION (A@position=B#fragment) and check the quotation.
+
+        Says whether the text of B's fragment stands in A at the position,
+        counted in A's default scheme (char: code points of the CRLF-canonical
+        text). Exit status 0 when it does or cannot be checked (an image, or B
+        not in this archive: "unchecked"), 3 when A holds other text there.
+        """
+        with _open(archive) as opened:
+            result = opened.cite(citation)
+        check = result.check
+        fields: dict[str, Any] = {
+            "citing": str(result.citing.pdi),
+            "cited": str(result.cited.pdi if result.cited is not None else result.pdi.citation.cited),  # type: ignore[union-attr]
+            "position": result.origin if isinstance(result.origin, int) else str(result.origin),
+            "check": check.status,
+            "detail": check.detail,
+            "quote": check.quote,
+            "found": check.found,
+        }
+        if as_json:
+            click.echo(json.dumps(fields, ensure_ascii=False))
+        else:
+            for key in ("citing", "cited", "position"):
+                click.echo(f"{key}\t{fields[key]}")
+            for key in ("quote", "found"):
+                if fields[key] is not None and (key == "quote" or check.status == "mismatch"):
+                    click.echo(f"{key}\t{json.dumps(fields[key], ensure_ascii=False)}")
+            click.echo(f"check\t{check.status}: {check.detail}")
+        if check.status == "mismatch":
+            raise IntegrityError(f"the quotation is not at {fields['position']} in {fields['citing']}: {check.detail}")
 
     @cli.command("meta")
     @click.argument("pdi")

@@ -2,7 +2,7 @@
 
 * ``elt=a,b`` — start tags are counted from 0 in source order; the fragment
   runs from the ``<`` of start tag ``a`` through the end of the element that
-  start tag ``b`` opens. On XML (``text/xml``, ``application/xml``, ``+xml``)
+  start tag ``b`` opens. On XML (``text/xml``, ``application/xml``, ``+xml``, XHTML)
   start tags and empty-element tags are counted and an element ends with its
   end tag (or with its empty-element tag). On HTML the end is the element's
   explicit end tag, or the point where an HTML5 parser closes it implicitly:
@@ -12,7 +12,7 @@
   and ``html`` end with their end tags, though the parser keeps them (and
   what is open inside them) open for what follows; an element still open
   inside them ends where ``</body>`` or ``</html>`` begins.
-* ``name=x,y`` (HTML only) — ``x`` is the first element whose ``name`` or
+* ``name=x,y`` (HTML and XHTML) — ``x`` is the first element whose ``name`` or
   ``id`` attribute equals ``x`` (%-decoded by the identifier parser,
   compared case-sensitively); the fragment runs from its start tag through
   the end of the first element named ``y``.
@@ -74,15 +74,20 @@ class Element:
 
 
 def markup_kind(media_type: str) -> str | None:
-    """``"html"``, ``"xml"``, ``"sgml"`` or ``None`` for a media type (parameters ignored)."""
+    """``"html"``, ``"xhtml"``, ``"xml"``, ``"sgml"`` or ``None`` for a media type (parameters ignored).
+
+    The families are :func:`pdi.formats.media_family`'s; XHTML
+    (``application/xhtml+xml``) is HTML's vocabulary in XML syntax: it is
+    read as XML, and ``name`` applies to it as to HTML.
+    """
+    from pdi import formats
+
     mtype = media_type.split(";")[0].strip().lower()
-    minor = mtype.partition("/")[2]
-    if mtype == "text/html":
-        return "html"
-    if minor in ("xml", "xhtml+xml") or minor.endswith("+xml"):
-        return "xml"
-    if minor == "sgml":
-        return "sgml"
+    family = formats.media_family(mtype)
+    if family == "html":
+        return "html" if mtype == "text/html" else "xhtml"
+    if family == "xml":
+        return "sgml" if mtype.endswith("/sgml") else "xml"
     return None
 
 
@@ -100,7 +105,7 @@ def evaluate_markup(
         raise UnsupportedError(f"{scheme} fragments are for HTML and XML, not {media_type}")
     if kind == "sgml":
         raise UnsupportedError("elt on SGML is not evaluated: SGML cannot be parsed without its DTD")
-    if scheme == "name" and kind != "html":
+    if scheme == "name" and kind not in ("html", "xhtml"):
         raise UnsupportedError("name fragments are HTML's (draft lines 612-628); XML has elt and char")
     first, last = _ends(scheme, positions)
     if charset is None:
