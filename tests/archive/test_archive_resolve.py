@@ -14,7 +14,13 @@ from pdi.archive.pgcluster import TemporaryCluster
 from pdi.archive.postgres import PostgresStore, is_postgres_url
 from pdi.archive.sqlite import SQLiteStore
 from pdi.archive.store import SCHEMA_VERSION
-from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError, UnsupportedError
+from pdi.errors import (
+    ImmutabilityError,
+    IntegrityError,
+    NotFoundError,
+    StoreError,
+    UnsupportedError,
+)
 
 S = "oma.eop.gov.us"
 TEXT = b"Hello, world.\nSecond line here.\nThird.\n"
