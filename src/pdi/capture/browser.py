@@ -28,6 +28,8 @@ import subprocess
 import tempfile
 import time
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,7 +72,7 @@ def chromium_path() -> str:
     return found
 
 
-class _Pipe:
+class Pipe:
     """The DevTools protocol over two pipes: send commands, collect events."""
 
     def __init__(self, to_browser: int, from_browser: int, max_bytes: int | None = None) -> None:
@@ -185,8 +187,20 @@ def capture_with_browser(
             f"refusing to capture {url}: {host} is not a public address or cannot be resolved "
             "(pass --allow-private for private, loopback or link-local hosts)"
         )
-    binary = chromium or chromium_path()
     deadline = time.monotonic() + timeout
+    with devtools(chromium, max_bytes) as pipe:
+        return _drive(pipe, url, allow_private=allow_private, deadline=deadline, settle=settle, max_bytes=max_bytes)
+
+
+@contextmanager
+def devtools(chromium: str | None = None, max_bytes: int | None = None) -> Iterator[Pipe]:
+    """A headless Chromium with a new empty profile, driven over the DevTools pipe; closed on exit.
+
+    Chromium reads commands on its descriptor 3 and answers on 4
+    (``--remote-debugging-pipe``): no port is opened. ``max_bytes`` bounds one
+    message (see :class:`Pipe`).
+    """
+    binary = chromium or chromium_path()
     to_browser_r, to_browser_w = os.pipe()
     from_browser_r, from_browser_w = os.pipe()
     # The child ends must not already sit on 3 or 4, where they are about to be moved.
@@ -206,9 +220,9 @@ def capture_with_browser(
         )
         os.close(to_browser_r)
         os.close(from_browser_w)
-        pipe = _Pipe(to_browser_w, from_browser_r, max_bytes)
+        pipe = Pipe(to_browser_w, from_browser_r, max_bytes)
         try:
-            return _drive(pipe, url, allow_private=allow_private, deadline=deadline, settle=settle, max_bytes=max_bytes)
+            yield pipe
         finally:
             try:
                 pipe.send("Browser.close")
@@ -224,7 +238,7 @@ def capture_with_browser(
 
 
 def _drive(
-    pipe: _Pipe, url: str, *, allow_private: bool, deadline: float, settle: float, max_bytes: int | None
+    pipe: Pipe, url: str, *, allow_private: bool, deadline: float, settle: float, max_bytes: int | None
 ) -> BrowserCapture:
     target = pipe.call("Target.createTarget", {"url": "about:blank"}, None, deadline)["targetId"]
     session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True}, None, deadline)["sessionId"]

@@ -39,6 +39,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     ),
     "mhtml": ("mhtml_cmd", "capture_cmd"),
     "capture": ("capture_cmd",),
+    "serve": ("serve_cmd",),
 }
 
 

@@ -1,0 +1,281 @@
+"""The resolver over HTTP: RFC 2169 services, a JSON API and a viewer (an edge, read-only).
+
+:func:`create_app` serves one archive (SQLite directory or PostgreSQL URL)
+with Starlette; ``pdi serve`` runs it on uvicorn. Nothing here writes to the
+archive: deposits stay with the ``pdi`` command and the Python API.
+
+RFC 2169 ("A Trivial Convention for using HTTP in URN Resolution"): the URN
+is the whole query string, ``GET /uri-res/<service>?<urn>``:
+
+* ``N2R`` — the resource: the bytes of the representation (or of its
+  fragment) with its media type. A generic PDI (no format) names several
+  resources: ``300 Multiple Choices`` with a ``text/uri-list`` of their
+  names. ``I2R`` is ``N2R`` (PDI-GRAMMAR.md §2.11: the White House resolver's
+  links of the 1990s).
+* ``N2L`` — ``302 Found``, ``Location`` the URL of the resource
+  (this server's ``N2R``; ``300`` and a list for a generic PDI); ``N2Ls`` —
+  those URLs as ``text/uri-list``.
+* A ``#`` cannot travel in a URL: write it ``%23`` (``/uri-res/N2R?urn:pdi://…/1.text.1%23char=0,5``),
+  and a ``%23`` of the PDI itself ``%2523``. Every other escape in the query
+  is the PDI's own and is kept as it is.
+* ``N2C`` — a description of the resource (its URC): JSON with the name,
+  media type, size, SHA-256 and the current statements about it.
+* ``N2Ns`` — the names of the same resource: the canonical name, and for a
+  versioned PDI its generic name.
+* Any other service of RFC 2169 (``N2Rs``, ``N2Cs``, ``L2R`` …) is ``501 Not
+  Implemented``; a name that is not in the archive ``404``.
+
+JSON API (``application/json``; ``pdi=`` and ``citation=`` are form
+parameters: percent-encode the whole name, as ``encodeURIComponent`` does):
+``/api/resolve?pdi=…`` (what a name selects:
+media type, size, SHA-256, fragment ranges, region or samples),
+``/api/ls?pattern=…&series=…&limit=…&offset=…``, ``/api/meta?pdi=…``,
+``/api/cite?citation=…`` and ``/api/series``.
+
+Errors are RFC 9457 problem details (``application/problem+json``: ``type``,
+``title``, ``status``, ``detail``), the status taken from the
+:mod:`pdi.errors` class (syntax error 400, not found 404, unsupported 415 …).
+
+The viewer, ``/view?pdi=…``, shows a text (or the source of an HTML or XML
+document) with the passage a fragment names marked; a reader selects a
+passage and reads its citable name, ``…#char=a,b`` over the CRLF-canonical
+text (:mod:`pdi.server.viewer`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
+from starlette.routing import Route
+
+from pdi.archive import Archive, Generic, Resolved
+from pdi.errors import LimitError, ParseError, PDIError
+from pdi.identifier import PDI
+
+#: RFC 2169 services this resolver answers, and the others it knows of (501).
+SERVICES = ("N2R", "I2R", "N2L", "N2Ls", "N2C", "N2Ns")
+OTHER_SERVICES = ("N2Rs", "N2Cs", "L2R", "L2Ns", "L2Ls", "L2L", "L2C", "I2L", "I2Ls", "I2C", "I2N", "I2Ns", "I2Rs")
+#: The largest ``limit`` of /api/ls.
+MAX_LIST = 10_000
+
+
+class Problem(Exception):
+    """An HTTP error with an RFC 9457 body."""
+
+    def __init__(self, status: int, title: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status, self.title, self.detail = status, title, detail
+
+
+def problem(status: int, title: str, detail: str) -> JSONResponse:
+    """An RFC 9457 problem details response."""
+    body = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+    return JSONResponse(body, status_code=status, media_type="application/problem+json")
+
+
+def create_app(location: str, *, archive: Archive | None = None) -> Starlette:
+    """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open)."""
+    opened = archive if archive is not None else Archive.open(location)
+
+    def n2r_url(request: Request, name: PDI | str) -> str:
+        return f"{str(request.base_url).rstrip('/')}/uri-res/N2R?{_quote(str(name))}"
+
+    def uri_res(request: Request) -> Response:
+        service = request.path_params["service"]
+        query = request.url.query
+        if service not in SERVICES:
+            if service in OTHER_SERVICES:
+                raise Problem(501, "not implemented", f"this resolver does not offer the RFC 2169 service {service}")
+            raise Problem(404, "not found", f"no RFC 2169 service {service!r} (try N2R, N2L, N2Ls, N2C, N2Ns)")
+        if not query:
+            raise Problem(400, "syntax error", f"{service} takes the URN as the query string: /uri-res/{service}?urn:pdi://…")
+        name = _urn(query)
+        if service in ("N2R", "I2R"):
+            resolved = opened.resolve(name)
+            if isinstance(resolved, Generic):
+                body = "".join(f"{n}\r\n" for n in resolved.formats)
+                return PlainTextResponse(body, status_code=300, media_type="text/uri-list")
+            return Response(resolved.data, media_type=_content_type(resolved), headers=_about(resolved))
+        if service == "N2C":
+            return JSONResponse(_description(opened, opened.resolve(name)))
+        if service == "N2Ns":
+            resolved = opened.resolve(name)
+            names = [resolved.pdi] if isinstance(resolved, Generic) else [resolved.pdi, _generic(resolved)]
+            return PlainTextResponse("".join(f"{n}\r\n" for n in names), media_type="text/uri-list")
+        resolved = opened.resolve(name)  # N2L, N2Ls: only names that resolve get a location
+        names = list(resolved.formats) if isinstance(resolved, Generic) else [resolved.pdi]
+        urls = "".join(f"{n2r_url(request, n)}\r\n" for n in names)
+        if service == "N2L" and len(names) == 1:
+            return RedirectResponse(n2r_url(request, names[0]), status_code=302)
+        # N2Ls, or N2L of a generic PDI: one location per format
+        return PlainTextResponse(urls, status_code=200 if service == "N2Ls" else 300, media_type="text/uri-list")
+
+    def api_resolve(request: Request) -> Response:
+        return JSONResponse(_description(opened, opened.resolve(_param(request, "pdi")), statements=False))
+
+    def api_ls(request: Request) -> Response:
+        limit = _integer(request, "limit", 100)
+        if limit > MAX_LIST:
+            raise LimitError(f"limit {limit} is more than {MAX_LIST}: page with offset")
+        names = opened.ls(
+            request.query_params.get("pattern") or None,
+            series=request.query_params.get("series") or None,
+            limit=limit,
+            offset=_integer(request, "offset", 0),
+        )
+        return JSONResponse({"names": [str(n) for n in names]})
+
+    def api_meta(request: Request) -> Response:
+        name = _param(request, "pdi")
+        history = [
+            {"key": r.key, "value": r.value, "who": r.who, "at": r.at} for r in opened.history(name)
+        ]
+        return JSONResponse({"pdi": name, "meta": opened.meta(name), "history": history})
+
+    def api_cite(request: Request) -> Response:
+        result = opened.cite(_param(request, "citation"))
+        check = result.check
+        return JSONResponse(
+            {
+                "citing": str(result.citing.pdi),
+                "cited": str(result.cited.pdi) if result.cited is not None else None,
+                "position": result.origin if isinstance(result.origin, int) else str(result.origin),
+                "check": check.status,
+                "detail": check.detail,
+                "quote": check.quote,
+                "found": check.found,
+            }
+        )
+
+    def api_series(request: Request) -> Response:
+        return JSONResponse(
+            {"series": [{"name": s.name, "parent": s.parent, "authority": s.authority} for s in opened.series()]}
+        )
+
+    def view(request: Request) -> Response:
+        from pdi.server.viewer import render_home, render_view
+
+        name = request.query_params.get("pdi")
+        if not name:
+            return HTMLResponse(render_home([s.name for s in opened.series()]))
+        try:
+            return HTMLResponse(render_view(opened, name))
+        except PDIError as exc:
+            return HTMLResponse(render_home([s.name for s in opened.series()], error=exc), status_code=exc.http_status)
+
+    async def on_problem(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, Problem)
+        return problem(exc.status, exc.title, exc.detail)
+
+    async def on_pdi_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, PDIError)
+        return problem(exc.http_status, exc.title, str(exc))
+
+    routes = [
+        Route("/", view),
+        Route("/view", view),
+        Route("/uri-res/{service}", uri_res),
+        Route("/api/resolve", api_resolve),
+        Route("/api/ls", api_ls),
+        Route("/api/meta", api_meta),
+        Route("/api/cite", api_cite),
+        Route("/api/series", api_series),
+    ]
+    app = Starlette(routes=routes, exception_handlers={Problem: on_problem, PDIError: on_pdi_error})
+    app.state.archive = opened
+    return app
+
+
+def _urn(query: str) -> str:
+    """The URN of an RFC 2169 query string.
+
+    ``%23`` is the ``#`` a URL cannot carry; ``%2523`` is a ``%23`` of the
+    PDI itself (an escaped ``#`` in a foreign id); every other escape is the
+    PDI's own and stays as it is, so ``http:%2F%2F…`` ids travel unchanged.
+    """
+    return "%23".join(part.replace("%23", "#") for part in query.split("%2523"))
+
+
+def _quote(name: str) -> str:
+    """A PDI as an RFC 2169 query string, the inverse of :func:`_urn`."""
+    return name.replace("%23", "%2523").replace("#", "%23")
+
+
+def _param(request: Request, key: str) -> str:
+    value = request.query_params.get(key)
+    if not value:
+        raise ParseError(f"the query parameter {key}= is missing", rule=key)
+    return value
+
+
+def _integer(request: Request, key: str, default: int) -> int:
+    raw = request.query_params.get(key)
+    if raw is None or raw == "":
+        return default
+    if not raw.isdigit() or not raw.isascii():
+        raise ParseError(f"{key}={raw!r} is not a number", text=raw, offset=0, rule=key)
+    return int(raw)
+
+
+def _content_type(resolved: Resolved) -> str:
+    charset = resolved.charset if resolved.fragment is None else resolved.fragment.charset
+    return f"{resolved.media_type}; charset={charset}" if charset else resolved.media_type
+
+
+def _about(resolved: Resolved) -> dict[str, str]:
+    """Headers that say which name and which stored bytes a response is."""
+    headers = {"Link": f'<{resolved.pdi}>; rel="canonical"', "X-PDI-SHA256": resolved.sha256}
+    if resolved.fragment is not None and resolved.fragment.clamped:
+        headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
+    return headers
+
+
+def _generic(resolved: Resolved) -> str:
+    name = str(resolved.pdi).split("#", 1)[0]
+    return name.rsplit(".", 2)[0]
+
+
+def _description(archive: Archive, resolved: Resolved | Generic, *, statements: bool = True) -> dict[str, Any]:
+    """JSON about a resolved name: the stored representation, what a fragment selects, the statements."""
+    if isinstance(resolved, Generic):
+        return {"pdi": str(resolved.pdi), "version": resolved.version, "formats": [str(n) for n in resolved.formats]}
+    record = resolved.record
+    out: dict[str, Any] = {
+        "pdi": str(resolved.pdi),
+        "media_type": resolved.media_type,
+        "charset": resolved.charset,
+        "bytes": len(resolved.data),
+        "stored": {
+            "media_type": record.media_type,
+            "bytes": record.size,
+            "sha256": record.sha256,
+            "created_at": record.created_at,
+            "line_ending": record.line_ending,
+        },
+    }
+    fragment = resolved.fragment
+    if fragment is not None:
+        out["fragment"] = {
+            "scheme": fragment.scheme,
+            "clamped": fragment.clamped,
+            "ranges": [
+                {"start": r.start, "end": r.end, "byte_start": r.byte_start, "byte_end": r.byte_end}
+                for r in fragment.ranges
+            ],
+            "region": None if fragment.region is None else vars(fragment.region),
+            "interval": None if fragment.interval is None else vars(fragment.interval),
+        }
+    if statements:
+        out["meta"] = archive.meta(str(resolved.pdi).split("#", 1)[0])
+    json.dumps(out)  # everything above is JSON already; fail here rather than half-way through a response
+    return out

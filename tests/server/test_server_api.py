@@ -1,0 +1,98 @@
+"""The resolver's JSON API (``/api/…``) and its viewer pages, against a live resolver."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+from server_helpers import S, Served
+
+from pdi.archive import Archive
+
+
+def api(served: Served, path: str, **params: str) -> httpx.Response:
+    return httpx.get(f"{served.url}/api/{path}", params=params, timeout=30)
+
+
+def test_resolve_says_what_a_fragment_selects(served: Served) -> None:
+    text = api(served, "resolve", pdi=f"{served.text}#line=1,2").json()
+    # "Second 𝄞 line.\r\n": 16 characters (CR and LF one each), 19 octets (the clef is four)
+    assert text["fragment"]["ranges"] == [{"start": 15, "end": 31, "byte_start": 15, "byte_end": 34}]
+    assert text["bytes"] == 19
+    crop = api(served, "resolve", pdi=f"{served.picture}#crop=(5,10),(50,20)").json()
+    assert crop["media_type"] == "image/png" and crop["fragment"]["clamped"]
+    assert crop["fragment"]["region"] == {
+        "x1": 5, "y1": 10, "x2": 40, "y2": 20, "frame": 0, "width": 40, "height": 30, "frames": 1
+    }
+    sound = api(served, "resolve", pdi=f"{served.sound}#msec=500,1500").json()
+    assert sound["fragment"]["interval"] == {"start": 50, "end": 150, "rate": 100, "channels": 1, "length": 250}
+    # a form parameter: the PDI's own escapes travel percent-encoded like everything else
+    assert api(served, "resolve", pdi=served.foreign).json()["pdi"] == served.foreign
+
+
+def test_ls_meta_cite_and_series(served: Served) -> None:
+    names = api(served, "ls", series=S).json()["names"]
+    assert served.text in names and len(names) == 5
+    assert api(served, "ls", series=S, limit="2", offset="1").json()["names"] == names[1:3]
+    assert api(served, "ls", pattern=served.text.rsplit("/", 1)[0] + "/*.png").json()["names"] == [served.picture]
+    bad = api(served, "ls", series=S, limit="-1")
+    assert bad.status_code == 400 and "limit='-1' is not a number" in bad.json()["detail"]
+    assert api(served, "ls", series=S, limit="10001").status_code == 413
+    assert api(served, "ls", series="nobody.us").status_code == 404
+    meta = api(served, "meta", pdi=served.text).json()
+    assert meta["meta"] == {"title": "A letter"} and meta["history"][0]["key"] == "title"
+    # the page is "<p id=a>one<p>two</p>": "one" stands at its character 8
+    cite = api(served, "cite", citation=f"{served.page}@8={served.page}#char=8,11").json()
+    assert (cite["check"], cite["quote"], cite["found"]) == ("ok", "one", "one")
+    other = api(served, "cite", citation=f"{served.page}@3={served.text}#char=0,3").json()
+    assert (other["check"], other["quote"], other["found"]) == ("mismatch", "Hel", "id=")
+    assert api(served, "series").json() == {"series": [{"name": S, "parent": None, "authority": ""}]}
+    missing = api(served, "resolve")
+    assert missing.status_code == 400 and "pdi= is missing" in missing.json()["detail"]
+
+
+def test_the_viewer_marks_the_passage_and_escapes_the_text(served: Served) -> None:
+    page = httpx.get(f"{served.url}/view", params={"pdi": f"{served.text}#char=7,12"})
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "Hello, <mark>world</mark>.\nSecond" in page.text  # LF in the page: a line break
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text and "<script>alert" not in page.text
+    assert f'data-pdi="{served.text}"' in page.text and "<dd>A letter</dd>" in page.text
+    generic = httpx.get(f"{served.url}/view", params={"pdi": served.text.rsplit(".", 2)[0]})
+    assert served.text in generic.text
+    image = httpx.get(f"{served.url}/view", params={"pdi": f"{served.picture}#(5,10),(25,20)"})
+    assert 'class="box" style="left:12.5000%;top:33.3333%;width:50.0000%;height:33.3333%"' in image.text
+    wrong = httpx.get(f"{served.url}/view", params={"pdi": "urn:pdi://nobody.us/2026/11/22/1.text.1"})
+    assert wrong.status_code == 404 and "not found" in wrong.text
+    home = httpx.get(f"{served.url}/")
+    assert home.status_code == 200 and S in home.text
+
+
+def test_pdi_serve_runs_the_resolver(tmp_path: Path) -> None:
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series("served.example.us")
+    with socket.socket() as probe:  # a port that is free now
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pdi", "serve", "--port", str(port), "--archive", str(tmp_path / "archive")],
+        stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stderr is not None
+        assert process.stderr.readline() == f"pdi: serving {tmp_path / 'archive'} at http://127.0.0.1:{port}/ (Ctrl-C stops)\n"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/api/series", timeout=5)
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline and process.poll() is None, "pdi serve did not start"
+                time.sleep(0.05)
+        assert answer.json()["series"][0]["name"] == "served.example.us"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -1,0 +1,77 @@
+"""RFC 2169 resolution (``/uri-res/<service>?<urn>``) and RFC 9457 errors, against a live resolver."""
+
+from __future__ import annotations
+
+import hashlib
+
+import httpx
+from server_helpers import TEXT, Served
+
+
+def get(served: Served, path: str) -> httpx.Response:
+    return httpx.get(served.url + path, follow_redirects=False, timeout=30)
+
+
+def test_n2r_returns_the_bytes_a_name_and_its_fragment_select(served: Served) -> None:
+    whole = get(served, f"/uri-res/N2R?{served.text}")
+    assert whole.status_code == 200
+    assert whole.content == TEXT.replace(b"\n", b"\r\n")  # stored CRLF-canonical
+    assert whole.headers["content-type"] == "text/plain; charset=utf-8"
+    assert whole.headers["link"] == f'<{served.text}>; rel="canonical"'
+    assert whole.headers["x-pdi-sha256"] == hashlib.sha256(whole.content).hexdigest()
+    # '#' cannot travel in a URL: %23 stands for it
+    part = get(served, f"/uri-res/N2R?{served.text}%23char=15,21")
+    assert part.content == b"Second" and part.headers["link"] == f'<{served.text}#char=15,21>; rel="canonical"'
+    assert get(served, f"/uri-res/I2R?{served.text}%23char=15,21").content == b"Second"  # the 1990s service name
+    past = get(served, f"/uri-res/N2R?{served.text}%23char=60,999")
+    assert past.status_code == 200 and "past the end" in past.headers["warning"]
+
+
+def test_n2r_keeps_the_escapes_of_a_foreign_id(served: Served) -> None:
+    assert "http:%2F%2Fwww%2Eexample%2Ecom%2Fa%20b" in served.foreign
+    assert get(served, f"/uri-res/N2R?{served.foreign}").content == b"<html>then</html>"
+
+
+def test_a_generic_name_offers_its_formats(served: Served) -> None:
+    generic = served.text.rsplit(".", 2)[0]
+    choices = get(served, f"/uri-res/N2R?{generic}")
+    assert choices.status_code == 300 and choices.headers["content-type"].startswith("text/uri-list")
+    assert choices.text == f"{served.text}\r\n"
+    assert get(served, f"/uri-res/N2Ns?{served.text}").text == f"{served.text}\r\n{generic}\r\n"
+
+
+def test_n2l_redirects_to_the_resource_and_n2ls_lists_it(served: Served) -> None:
+    found = get(served, f"/uri-res/N2L?{served.text}%23line=1,2")
+    assert found.status_code == 302
+    assert found.headers["location"] == f"{served.url}/uri-res/N2R?{served.text}%23line=1,2"
+    assert httpx.get(found.headers["location"]).content == "Second 𝄞 line.\r\n".encode()
+    listed = get(served, f"/uri-res/N2Ls?{served.text}")
+    assert listed.text == f"{served.url}/uri-res/N2R?{served.text}\r\n"
+
+
+def test_n2c_describes_the_resource(served: Served) -> None:
+    described = get(served, f"/uri-res/N2C?{served.text}").json()
+    stored = TEXT.replace(b"\n", b"\r\n")
+    assert described["pdi"] == served.text and described["media_type"] == "text/plain"
+    assert described["stored"]["sha256"] == hashlib.sha256(stored).hexdigest()
+    assert described["stored"]["bytes"] == len(stored) and described["stored"]["line_ending"] == "lf"
+    assert described["meta"] == {"title": "A letter"}
+
+
+def test_errors_are_problem_details(served: Served) -> None:
+    for path, status, title, detail in [
+        (f"/uri-res/N2Rs?{served.text}", 501, "not implemented", "N2Rs"),
+        (f"/uri-res/X2Y?{served.text}", 404, "not found", "no RFC 2169 service 'X2Y'"),
+        ("/uri-res/N2R", 400, "syntax error", "takes the URN as the query string"),
+        ("/uri-res/N2R?urn:pdi://library.example.us/2026/11/22/999.text.1", 404, "not found", "not in this archive"),
+        ("/uri-res/N2R?urn:pdi://library.example.us/2026/13/22/1.text.1", 400, "syntax error", "month"),
+        (f"/uri-res/N2R?{served.text}%23char=5,2", 400, "syntax error", "ends before it starts"),
+        (f"/uri-res/N2R?{served.picture}%23elt=0,1", 400, "syntax error", "'elt' is not defined for image/png"),
+        (f"/uri-res/N2R?{served.picture}%23crop=(3,3),(3,9)", 415, "unsupported", "holds no pixels"),
+    ]:
+        response = get(served, path)
+        assert response.status_code == status, (path, response.text)
+        assert response.headers["content-type"] == "application/problem+json"
+        body = response.json()
+        assert (body["type"], body["title"], body["status"]) == ("about:blank", title, status)
+        assert detail in body["detail"], (path, body)

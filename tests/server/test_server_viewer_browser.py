@@ -1,0 +1,86 @@
+"""The viewer in Chromium: a reader selects a passage and the page names it (``…#char=a,b``).
+
+The selection is made with the DOM Selection API, as a mouse would leave it,
+and the name the page shows is checked against positions counted by hand
+over the CRLF-canonical text, then resolved to see that it names the text
+that was selected.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+from typing import Any
+
+import httpx
+from server_helpers import Served
+
+from pdi.capture.browser import Pipe, devtools
+
+SELECT = """
+(async () => {
+  const text = document.getElementById("text");
+  function point(offset) {  // a DOM point at this many UTF-16 units into the <pre>'s text
+    const walker = document.createTreeWalker(text, NodeFilter.SHOW_TEXT);
+    let node;
+    while ((node = walker.nextNode())) {
+      if (offset <= node.length) return [node, offset];
+      offset -= node.length;
+    }
+  }
+  const wanted = WANTED;
+  const start = text.textContent.indexOf(wanted);
+  if (start < 0) return "not in the page: " + wanted;
+  const [n1, o1] = point(start), [n2, o2] = point(start + wanted.length);
+  const range = document.createRange();
+  range.setStart(n1, o1);
+  range.setEnd(n2, o2);
+  const selection = document.getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+  await new Promise((resolve) => setTimeout(resolve, 200));  // selectionchange is dispatched later
+  return document.getElementById("name").value;
+})()
+"""
+
+
+def _open(pipe: Pipe, url: str) -> str:
+    deadline = time.monotonic() + 60
+    target = pipe.call("Target.createTarget", {"url": "about:blank"}, None, deadline)["targetId"]
+    session: str = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True}, None, deadline)["sessionId"]
+    pipe.call("Page.enable", None, session, deadline)
+    pipe.call("Page.navigate", {"url": url}, session, deadline)
+    while True:
+        message = pipe.events.pop(0) if pipe.events else pipe.receive(deadline)
+        assert message is not None, f"{url} did not load"
+        if message.get("method") == "Page.loadEventFired":
+            return session
+
+
+def _select(pipe: Pipe, session: str, wanted: str) -> Any:
+    expression = SELECT.replace("WANTED", json.dumps(wanted))
+    result = pipe.call(
+        "Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True},
+        session, time.monotonic() + 30,
+    )
+    return result["result"].get("value")
+
+
+def test_selecting_a_passage_gives_its_citable_name(served: Served) -> None:
+    view = f"{served.url}/view?pdi={urllib.parse.quote(served.text + '#char=7,12', safe='')}"
+    # "Hello, world.\r\nSecond 𝄞 line.\r\n": the clef is one character (two UTF-16 units)
+    expected = {
+        "world": "#char=7,12",  # inside the marked passage
+        "world.\nSecond": "#char=7,21",  # across a line break: CR and LF, two characters
+        "Second 𝄞 line": "#char=15,28",
+        "line.": "#char=24,29",  # after the clef
+    }
+    with devtools() as pipe:
+        session = _open(pipe, view)
+        for wanted, fragment in expected.items():
+            assert _select(pipe, session, wanted) == served.text + fragment, wanted
+    for wanted, fragment in expected.items():
+        name = served.text + fragment
+        got = httpx.get(f"{served.url}/uri-res/N2R?{name.replace('#', '%23')}").content
+        assert got == wanted.replace("\n", "\r\n").encode(), name
