@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import httpx
-from server_helpers import TEXT, Served
+from server_helpers import TEXT, S, Served
 
 
 def get(served: Served, path: str) -> httpx.Response:
@@ -14,6 +14,9 @@ def get(served: Served, path: str) -> httpx.Response:
 
 def test_n2r_returns_the_bytes_a_name_and_its_fragment_select(served: Served) -> None:
     whole = get(served, f"/uri-res/N2R?{served.text}")
+    # archived pages must not run scripts in the resolver's origin
+    assert whole.headers["content-security-policy"] == "sandbox"
+    assert whole.headers["x-content-type-options"] == "nosniff"
     assert whole.status_code == 200
     assert whole.content == TEXT.replace(b"\n", b"\r\n")  # stored CRLF-canonical
     assert whole.headers["content-type"] == "text/plain; charset=utf-8"
@@ -36,17 +39,29 @@ def test_a_generic_name_offers_its_formats(served: Served) -> None:
     generic = served.text.rsplit(".", 2)[0]
     choices = get(served, f"/uri-res/N2R?{generic}")
     assert choices.status_code == 300 and choices.headers["content-type"].startswith("text/uri-list")
-    assert choices.text == f"{served.text}\r\n"
-    assert get(served, f"/uri-res/N2Ns?{served.text}").text == f"{served.text}\r\n{generic}\r\n"
+    # text/uri-list as RFC 2169's examples write it: the URN as a comment, then the locations
+    assert choices.text == f"# {generic}\r\n{served.url}/uri-res/N2R?{served.text}\r\n"
+    assert get(served, f"/uri-res/N2Ns?{served.text}").text == f"# {served.text}\r\n{served.text}\r\n{generic}\r\n"
 
 
 def test_n2l_redirects_to_the_resource_and_n2ls_lists_it(served: Served) -> None:
     found = get(served, f"/uri-res/N2L?{served.text}%23line=1,2")
     assert found.status_code == 302
-    assert found.headers["location"] == f"{served.url}/uri-res/N2R?{served.text}%23line=1,2"
-    assert httpx.get(found.headers["location"]).content == "Second 𝄞 line.\r\n".encode()
+    assert found.headers["location"] == f"/uri-res/N2R?{served.text}%23line=1,2"  # relative: no Host trusted
+    assert httpx.get(served.url + found.headers["location"]).content == "Second 𝄞 line.\r\n".encode()
     listed = get(served, f"/uri-res/N2Ls?{served.text}")
-    assert listed.text == f"{served.url}/uri-res/N2R?{served.text}\r\n"
+    assert listed.text == f"# {served.text}\r\n{served.url}/uri-res/N2R?{served.text}\r\n"
+
+
+def test_escapes_in_the_query_round_trip(served: Served) -> None:
+    # a foreign id holding "%23" is written %2523 (its '%' escaped), a '#' of the id %23, the fragment's '#' %23
+    odd = str(served.archive.add(S, b"<p>odd</p>", format="html", foreign_id="a%23b"))
+    hashed = str(served.archive.add(S, b"<p>hash</p>", format="html", foreign_id="a#b"))
+    assert odd.endswith("/a%2523b.html.1") and hashed.endswith("/a%23b.html.1")
+    assert get(served, f"/uri-res/N2R?{odd.replace('%25', '%2525')}").content == b"<p>odd</p>"
+    assert get(served, f"/uri-res/N2R?{hashed.replace('%23', '%2523')}%23char=3,7").content == b"hash"
+    redirect = get(served, f"/uri-res/N2L?{odd.replace('%25', '%2525')}").headers["location"]
+    assert get(served, redirect).content == b"<p>odd</p>"
 
 
 def test_n2c_describes_the_resource(served: Served) -> None:
@@ -68,6 +83,8 @@ def test_errors_are_problem_details(served: Served) -> None:
         (f"/uri-res/N2R?{served.text}%23char=5,2", 400, "syntax error", "ends before it starts"),
         (f"/uri-res/N2R?{served.picture}%23elt=0,1", 400, "syntax error", "'elt' is not defined for image/png"),
         (f"/uri-res/N2R?{served.picture}%23crop=(3,3),(3,9)", 415, "unsupported", "holds no pixels"),
+        ("/no/such/page", 404, "not found", "no such page: /no/such/page"),
+        ("/api/ls?series=library.example.us&offset=99999999999999999999", 413, "limit exceeded", "offset="),
     ]:
         response = get(served, path)
         assert response.status_code == status, (path, response.text)

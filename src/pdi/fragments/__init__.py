@@ -151,8 +151,10 @@ def _media_family(media_type: str) -> tuple[str, dict[str, str]]:
 def _text_evaluator(
     scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
 ) -> FragmentResult:
+    from pdi.fragments.markup import document_charset
     from pdi.fragments.text import evaluate_pdi
 
+    charset = document_charset(data, media_type, charset)  # HTML and XML without one: sniffed
     return evaluate_pdi(scheme, positions, data, charset=charset, media_type=media_type)
 
 

@@ -108,9 +108,7 @@ def evaluate_markup(
     if scheme == "name" and kind not in ("html", "xhtml"):
         raise UnsupportedError("name fragments are HTML's (draft lines 612-628); XML has elt and char")
     first, last = _ends(scheme, positions)
-    if charset is None:
-        charset = _html_charset(data) if kind == "html" else _xml_charset(data)
-    index = TextIndex(data, charset)
+    index = TextIndex(data, document_charset(data, media_type, charset))
     text = to_crlf(index.whole_text())
     elements = html_elements(text) if kind == "html" else xml_elements(text)
     if scheme == "elt":
@@ -163,6 +161,22 @@ def _named(elements: list[Element], name: str) -> Element:
 
 
 # --- charsets ---------------------------------------------------------------------------------
+
+
+def document_charset(data: bytes, media_type: str, charset: str | None) -> str | None:
+    """The charset to read ``data`` in: ``charset`` if given; else sniffed for HTML and XML; else ``None``.
+
+    Every scheme on a markup document (``char``, ``line``, ``elt``, ``name``)
+    and the resolver's viewer read it in this charset, so their positions agree.
+    """
+    if charset is not None:
+        return charset
+    kind = markup_kind(media_type)
+    if kind == "html":
+        return _html_charset(data)
+    if kind in ("xml", "xhtml"):
+        return _xml_charset(data)
+    return None
 
 
 def _html_charset(data: bytes) -> str:

@@ -48,6 +48,7 @@ import json
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import (
     HTMLResponse,
@@ -83,12 +84,25 @@ def problem(status: int, title: str, detail: str) -> JSONResponse:
     return JSONResponse(body, status_code=status, media_type="application/problem+json")
 
 
-def create_app(location: str, *, archive: Archive | None = None) -> Starlette:
-    """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open)."""
+def create_app(location: str, *, archive: Archive | None = None, base_url: str | None = None) -> Starlette:
+    """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
+
+    ``base_url`` (``https://resolver.example.org``) is put in front of the
+    URLs that ``N2Ls`` and a ``300`` list; without it they are built from
+    the request's ``Host``. ``N2L`` redirects with a relative ``Location``.
+    """
     opened = archive if archive is not None else Archive.open(location)
 
+    def n2r_path(name: PDI | str) -> str:
+        return f"/uri-res/N2R?{_quote(str(name))}"
+
     def n2r_url(request: Request, name: PDI | str) -> str:
-        return f"{str(request.base_url).rstrip('/')}/uri-res/N2R?{_quote(str(name))}"
+        base = base_url if base_url is not None else str(request.base_url)
+        return base.rstrip("/") + n2r_path(name)
+
+    def uri_list(urn: str, urls: list[str]) -> str:
+        # RFC 2169's examples: the URN first, as a comment, then one URL a line
+        return f"# {urn}\r\n" + "".join(f"{u}\r\n" for u in urls)
 
     def uri_res(request: Request) -> Response:
         service = request.path_params["service"]
@@ -102,8 +116,8 @@ def create_app(location: str, *, archive: Archive | None = None) -> Starlette:
         name = _urn(query)
         if service in ("N2R", "I2R"):
             resolved = opened.resolve(name)
-            if isinstance(resolved, Generic):
-                body = "".join(f"{n}\r\n" for n in resolved.formats)
+            if isinstance(resolved, Generic):  # one resource per format: let the client choose
+                body = uri_list(str(resolved.pdi), [n2r_url(request, n) for n in resolved.formats])
                 return PlainTextResponse(body, status_code=300, media_type="text/uri-list")
             return Response(resolved.data, media_type=_content_type(resolved), headers=_about(resolved))
         if service == "N2C":
@@ -111,14 +125,14 @@ def create_app(location: str, *, archive: Archive | None = None) -> Starlette:
         if service == "N2Ns":
             resolved = opened.resolve(name)
             names = [resolved.pdi] if isinstance(resolved, Generic) else [resolved.pdi, _generic(resolved)]
-            return PlainTextResponse("".join(f"{n}\r\n" for n in names), media_type="text/uri-list")
+            return PlainTextResponse(uri_list(name, [str(n) for n in names]), media_type="text/uri-list")
         resolved = opened.resolve(name)  # N2L, N2Ls: only names that resolve get a location
         names = list(resolved.formats) if isinstance(resolved, Generic) else [resolved.pdi]
-        urls = "".join(f"{n2r_url(request, n)}\r\n" for n in names)
         if service == "N2L" and len(names) == 1:
-            return RedirectResponse(n2r_url(request, names[0]), status_code=302)
+            return RedirectResponse(n2r_path(names[0]), status_code=302)
         # N2Ls, or N2L of a generic PDI: one location per format
-        return PlainTextResponse(urls, status_code=200 if service == "N2Ls" else 300, media_type="text/uri-list")
+        body = uri_list(name, [n2r_url(request, n) for n in names])
+        return PlainTextResponse(body, status_code=200 if service == "N2Ls" else 300, media_type="text/uri-list")
 
     def api_resolve(request: Request) -> Response:
         return JSONResponse(_description(opened, opened.resolve(_param(request, "pdi")), statements=False))
@@ -149,7 +163,7 @@ def create_app(location: str, *, archive: Archive | None = None) -> Starlette:
             {
                 "citing": str(result.citing.pdi),
                 "cited": str(result.cited.pdi) if result.cited is not None else None,
-                "position": result.origin if isinstance(result.origin, int) else str(result.origin),
+                "position": _position(result.origin),
                 "check": check.status,
                 "detail": check.detail,
                 "quote": check.quote,
@@ -171,7 +185,8 @@ def create_app(location: str, *, archive: Archive | None = None) -> Starlette:
         try:
             return HTMLResponse(render_view(opened, name))
         except PDIError as exc:
-            return HTMLResponse(render_home([s.name for s in opened.series()], error=exc), status_code=exc.http_status)
+            page = render_home([s.name for s in opened.series()], error=exc, value=name)
+            return HTMLResponse(page, status_code=exc.http_status)
 
     async def on_problem(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, Problem)
@@ -180,6 +195,15 @@ def create_app(location: str, *, archive: Archive | None = None) -> Starlette:
     async def on_pdi_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, PDIError)
         return problem(exc.http_status, exc.title, str(exc))
+
+    async def on_http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        titles = {404: "not found", 405: "method not allowed"}
+        detail = {404: f"no such page: {request.url.path}", 405: f"{request.method} is not allowed here: use GET"}
+        return problem(exc.status_code, titles.get(exc.status_code, "error"), detail.get(exc.status_code, str(exc.detail)))
+
+    async def on_bug(request: Request, exc: Exception) -> Response:
+        return problem(500, "internal error", f"the resolver failed on this request ({type(exc).__name__})")
 
     routes = [
         Route("/", view),
@@ -191,24 +215,53 @@ def create_app(location: str, *, archive: Archive | None = None) -> Starlette:
         Route("/api/cite", api_cite),
         Route("/api/series", api_series),
     ]
-    app = Starlette(routes=routes, exception_handlers={Problem: on_problem, PDIError: on_pdi_error})
+    handlers = {Problem: on_problem, PDIError: on_pdi_error, HTTPException: on_http_error, Exception: on_bug}
+    app = Starlette(routes=routes, exception_handlers=handlers)
     app.state.archive = opened
     return app
 
 
 def _urn(query: str) -> str:
-    """The URN of an RFC 2169 query string.
+    """The URN of an RFC 2169 query string: the inverse of :func:`_quote`.
 
-    ``%23`` is the ``#`` a URL cannot carry; ``%2523`` is a ``%23`` of the
-    PDI itself (an escaped ``#`` in a foreign id); every other escape is the
-    PDI's own and stays as it is, so ``http:%2F%2F…`` ids travel unchanged.
+    ``%23`` is the ``#`` a URL cannot carry and ``%25`` a ``%`` written so
+    that it is not read as one of these two; every other escape is the PDI's
+    own and is kept, so ``http:%2F%2F…`` ids travel unchanged.
     """
-    return "%23".join(part.replace("%23", "#") for part in query.split("%2523"))
+    out: list[str] = []
+    i = 0
+    while i < len(query):
+        code = query[i + 1 : i + 3] if query[i] == "%" else ""
+        if code == "23":
+            out.append("#")
+            i += 3
+        elif code == "25":
+            out.append("%")
+            i += 3
+        else:
+            out.append(query[i])
+            i += 1
+    return "".join(out)
 
 
 def _quote(name: str) -> str:
-    """A PDI as an RFC 2169 query string, the inverse of :func:`_urn`."""
-    return name.replace("%23", "%2523").replace("#", "%23")
+    """A PDI as an RFC 2169 query string: ``#`` as ``%23``, a ``%`` before ``23`` or ``25`` as ``%25``."""
+    out: list[str] = []
+    for i, ch in enumerate(name):
+        if ch == "#":
+            out.append("%23")
+        elif ch == "%" and name[i + 1 : i + 3] in ("23", "25"):
+            out.append("%25")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _position(origin: object) -> object:
+    """A citation's position as the PDI syntax writes it: a number, ``(x,y)``, or a name."""
+    if isinstance(origin, tuple):
+        return "(" + ",".join(str(v) for v in origin) + ")"
+    return origin
 
 
 def _param(request: Request, key: str) -> str:
@@ -223,7 +276,9 @@ def _integer(request: Request, key: str, default: int) -> int:
     if raw is None or raw == "":
         return default
     if not raw.isdigit() or not raw.isascii():
-        raise ParseError(f"{key}={raw!r} is not a number", text=raw, offset=0, rule=key)
+        raise ParseError(f"{key}={raw[:40]!r} is not a number", text=raw[:40], offset=0, rule=key)
+    if len(raw) > 12:
+        raise LimitError(f"{key}= is at most 999999999999")
     return int(raw)
 
 
@@ -234,7 +289,13 @@ def _content_type(resolved: Resolved) -> str:
 
 def _about(resolved: Resolved) -> dict[str, str]:
     """Headers that say which name and which stored bytes a response is."""
-    headers = {"Link": f'<{resolved.pdi}>; rel="canonical"', "X-PDI-SHA256": resolved.sha256}
+    headers = {
+        "Link": f'<{resolved.pdi}>; rel="canonical"',
+        "X-PDI-SHA256": resolved.sha256,
+        # an archived page must not run its scripts in the resolver's origin
+        "Content-Security-Policy": "sandbox",
+        "X-Content-Type-Options": "nosniff",
+    }
     if resolved.fragment is not None and resolved.fragment.clamped:
         headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
     return headers

@@ -144,9 +144,14 @@ def _n2r(name: str) -> str:
 def _text_page(whole: Resolved, selected: Resolved | None, head: str) -> str:
     from pdi.fragments.text.lines import to_crlf
 
+    from pdi.fragments.markup import document_charset
+    from pdi.fragments.text import TextIndex
+
     if len(whole.data) > 4 * MAX_VIEW:
         raise LimitError(f"{whole.pdi} is {len(whole.data)} bytes: too long to show; fetch a fragment of it")
-    text = to_crlf(whole.data.decode(whole.charset or "us-ascii", errors="replace"))
+    # decoded exactly as the fragment evaluators decode it (BOM, charset sniffing), so positions agree
+    charset = document_charset(whole.data, whole.media_type, whole.charset)
+    text = to_crlf(TextIndex(whole.data, charset).whole_text())
     if len(text) > MAX_VIEW:
         raise LimitError(f"{whole.pdi} holds {len(text)} characters: too long to show; fetch a fragment of it")
     start = end = None
@@ -168,7 +173,8 @@ def _shown(text: str, start: int | None, end: int | None) -> str:
     """The text as the ``<pre>`` holds it (LF line breaks, escaped), with ``[start, end)`` marked."""
 
     def lf(part: str) -> str:
-        return html.escape(part.replace("\r\n", "\n"), quote=False)
+        # a browser drops U+0000 from a page's text: show it as U+2400, one character for one
+        return html.escape(part.replace("\r\n", "\n").replace("\x00", "\u2400"), quote=False)
 
     if start is None or end is None:
         return lf(text)
