@@ -142,10 +142,9 @@ def _n2r(name: str) -> str:
 
 
 def _text_page(whole: Resolved, selected: Resolved | None, head: str) -> str:
-    from pdi.fragments.text.lines import to_crlf
-
     from pdi.fragments.markup import document_charset
     from pdi.fragments.text import TextIndex
+    from pdi.fragments.text.lines import to_crlf
 
     if len(whole.data) > 4 * MAX_VIEW:
         raise LimitError(f"{whole.pdi} is {len(whole.data)} bytes: too long to show; fetch a fragment of it")
