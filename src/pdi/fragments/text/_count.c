@@ -65,13 +65,13 @@ typedef int8_t s8v __attribute__((vector_size(W)));
 /* macros rather than functions: no vector passed by value, no ABI question */
 #define LOAD(v, ptr) memcpy(&(v), (ptr), W)
 
-static inline uint64_t
-lanes(const s8v *acc)
+static inline __attribute__((always_inline)) uint64_t
+lanes(const u8v *acc)
 {
-    /* each lane holds 0..255 matches (as the negative of a signed count) */
+    /* each lane holds 0..255 matches: unsigned, so the sums wrap as C defines */
     uint64_t total = 0;
     for (int k = 0; k < W; k++)
-        total += (uint8_t)(-(*acc)[k]);
+        total += (*acc)[k];
     return total;
 }
 
@@ -83,31 +83,32 @@ count_vector(const uint8_t *p, size_t n, int utf8, uint8_t lf, uint8_t cr, int n
     const u8v vlf = (u8v){0} + lf, vcr = (u8v){0} + cr;
     const u8v vn0 = (u8v){0} + nel0, vn1 = (u8v){0} + nel1;
     const s8v vmin = (s8v){0} - 64;
-    const s8v zero = {0};
+    const u8v zero = {0};
     size_t i = 0;
-    /* a step reads p[i .. i + W + 1]: the octet after each octet, and the one after that */
+    /* a step reads p[i .. i + W + 1]: the octet after each octet, and the one after that.
+       A comparison gives 0xFF where it holds; subtracting it adds one to that lane. */
     while (i + W + 2 <= n) {
-        s8v a_cont = zero, a_lf = zero, a_cr = zero, a_nel = zero, a_crlf = zero, a_crnel = zero;
+        u8v a_cont = zero, a_lf = zero, a_cr = zero, a_nel = zero, a_crlf = zero, a_crnel = zero;
         for (int step = 0; step < 255 && i + W + 2 <= n; step++, i += W) {
             u8v x, y;
             LOAD(x, p + i);
             LOAD(y, p + i + 1);
-            s8v mcr = (s8v)(x == vcr);
-            s8v mlf = (s8v)(x == vlf);
-            s8v ylf = (s8v)(y == vlf);
-            a_lf += mlf;
-            a_cr += mcr;
-            a_crlf += mcr & ylf;
+            u8v mcr = (u8v)(x == vcr);
+            u8v mlf = (u8v)(x == vlf);
+            u8v ylf = (u8v)(y == vlf);
+            a_lf -= mlf;
+            a_cr -= mcr;
+            a_crlf -= mcr & ylf;
             if (utf8)
-                a_cont += (s8v)((s8v)x < vmin);
+                a_cont -= (u8v)((s8v)x < vmin);
             if (nel_len == 2) {
                 u8v z;
                 LOAD(z, p + i + 2);
-                a_nel += (s8v)(x == vn0) & (s8v)(y == vn1);
-                a_crnel += mcr & (s8v)(y == vn0) & (s8v)(z == vn1);
+                a_nel -= (u8v)(x == vn0) & (u8v)(y == vn1);
+                a_crnel -= mcr & (u8v)(y == vn0) & (u8v)(z == vn1);
             } else if (nel_len == 1) {
-                a_nel += (s8v)(x == vn0);
-                a_crnel += mcr & (s8v)(y == vn0);
+                a_nel -= (u8v)(x == vn0);
+                a_crnel -= mcr & (u8v)(y == vn0);
             }
         }
         c->cont += lanes(&a_cont);
@@ -182,9 +183,11 @@ count(PyObject *self, PyObject *args)
         PyBuffer_Release(&view);
         return NULL;
     }
-    if (lf < 0 || lf > 255 || cr < 0 || cr > 255 || nel_len > 2) {
+    if (lf < 0 || lf > 255 || cr < 0 || cr > 255 || nel_len > 2 || lf == cr ||
+        (nel_len > 0 && ((uint8_t)nel[0] == lf || (uint8_t)nel[0] == cr))) {
         PyErr_SetString(PyExc_ValueError,
-                        "lf and cr must be octets (0-255) and nel at most two octets");
+                        "lf and cr must be two different octets (0-255), and nel at most two octets"
+                        " that do not start with either");
         PyBuffer_Release(&view);
         return NULL;
     }

@@ -226,15 +226,22 @@ class BlockCounter:
 def resolve_engine(engine: str) -> str:
     """The engine that ``engine`` (``auto``, ``compiled`` or ``numpy``) means on this machine.
 
-    ``auto`` is ``compiled`` where the module was built, unless the
-    environment says ``PDI_TEXT_COUNTER=numpy``; asking for ``compiled``
-    where it was not built is an :class:`~pdi.errors.UnsupportedError`.
+    ``auto`` is what ``PDI_TEXT_COUNTER`` in the environment says (``auto``,
+    ``compiled`` or ``numpy``; another value is an
+    :class:`~pdi.errors.UnsupportedError`), and ``auto`` there, or no such
+    variable, is ``compiled`` where the module was built. Asking for
+    ``compiled`` where it was not built is an
+    :class:`~pdi.errors.UnsupportedError`.
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown counting engine {engine!r}: expected one of {', '.join(ENGINES)}")
     if engine == "auto":
-        wanted = os.environ.get("PDI_TEXT_COUNTER", "auto")
-        return "compiled" if COMPILED and wanted != "numpy" else "numpy"
+        wanted = os.environ.get("PDI_TEXT_COUNTER", "auto") or "auto"
+        if wanted not in ENGINES:
+            raise UnsupportedError(f"PDI_TEXT_COUNTER={wanted!r}: expected one of {', '.join(ENGINES)}")
+        if wanted == "auto":
+            return "compiled" if COMPILED else "numpy"
+        engine = wanted
     if engine == "compiled" and not COMPILED:
         raise UnsupportedError("the compiled text counter (pdi.fragments.text._count) was not built: "
                                "reinstall pdi where a C compiler is found")
@@ -285,10 +292,12 @@ def count_blocks(counters: Sequence[BlockCounter], cuts: list[int]) -> list[Bloc
                 _pool_size = max(threads - 1, WORKERS)
                 _pool = ThreadPoolExecutor(max_workers=_pool_size, thread_name_prefix="pdi-text-count")
             futures = [_pool.submit(batch.work, counters[i]) for i in range(1, threads)]
-        batch.work(counters[0])
-        for future in futures:
-            if not future.cancel():  # a worker that has not started (the pool is busy) is not waited for
-                future.result()
+        try:
+            batch.work(counters[0])
+        finally:  # never return (or raise) while a worker still uses a counter's scratch arrays
+            for future in futures:
+                if not future.cancel():  # a worker that has not started (the pool is busy) is not waited for
+                    future.result()
     else:
         batch.work(counters[0])
     return cast(list[BlockCounts], batch.counts)  # every block counted: no None left
