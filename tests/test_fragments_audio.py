@@ -158,6 +158,15 @@ def test_bad_times_are_syntax_errors(positions: tuple[object, ...], message: str
 def test_bytes_that_are_no_recording_are_unsupported() -> None:
     with pytest.raises(UnsupportedError, match="not a recording pdi can read"):
         evaluate_audio("sec", (0, 1), b"ID3 this is not audio at all", "audio/mpeg", None)
+    # a chunk that runs past the RIFF size: the wave module raises RuntimeError, libsndfile says why
+    damaged = b"RIFF" + struct.pack("<I", 100) + b"WAVE" + b"LIST" + struct.pack("<I", 200) + bytes(10)
+    with pytest.raises(UnsupportedError, match=r"not a recording pdi can read \(.*data"):
+        evaluate_audio("sec", (0, 1), damaged, "audio/wav", None)
+    # a header whose rate times frame size cannot be written again: 4 000 000 000 frames a second of 2 octets
+    fmt = struct.pack("<HHIIHH", 1, 1, 4_000_000_000, 0, 2, 16)
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", 8) + bytes(8)
+    with pytest.raises(UnsupportedError, match="do not fit a WAV header"):
+        evaluate_audio("sec", (0, 1), b"RIFF" + struct.pack("<I", len(body)) + body, "audio/wav", None)
     with pytest.raises(UnsupportedError, match="no evaluator"):
         fragments.evaluate("sec", (0, 1), b"", media_type="video/mp4")
 

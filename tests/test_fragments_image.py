@@ -110,6 +110,15 @@ def test_a_jpeg_is_cut_without_loss_and_cmyk_becomes_rgb() -> None:
     assert all(cut.getpixel((x, y)) == expected.getpixel((x + 8, y + 8)) for x in range(16) for y in range(16))
 
 
+def test_sixteen_bit_grey_keeps_its_samples_and_32_bit_is_refused() -> None:
+    deep = Image.new("I;16B", (10, 10))
+    deep.putpixel((2, 2), 40000)
+    cut = opened(evaluate_image("crop", ((0, 0), (5, 5)), encoded(deep, "TIFF"), "image/tiff", None).data)
+    assert cut.mode == "I;16" and cut.getpixel((2, 2)) == 40000
+    with pytest.raises(UnsupportedError, match="32-bit samples"):
+        evaluate_image("crop", ((0, 0), (5, 5)), encoded(Image.new("I", (10, 10)), "TIFF"), "image/tiff", None)
+
+
 def test_the_same_crop_is_the_same_bytes() -> None:
     data = encoded(painted(50, 50, "P"))
     first = evaluate_image("crop", ((1, 2), (30, 40)), data, "image/png", None).data

@@ -65,6 +65,31 @@ def test_html_an_a_inside_an_a_closes_the_outer_one() -> None:
     assert spans("<a href=1>one<a href=2>two</a></a>") == [("a", "<a href=1>one"), ("a", "<a href=2>two</a>")]
 
 
+def test_html_what_html5lib_1_1_predates() -> None:
+    # <dialog> and <search> close an open <p> in today's HTML; <template> is refused, not guessed at
+    assert spans("<p>a<dialog>b</dialog><p>c<search>d</search>") == [
+        ("p", "<p>a"), ("dialog", "<dialog>b</dialog>"), ("p", "<p>c"), ("search", "<search>d</search>")
+    ]
+    with pytest.raises(UnsupportedError, match="template"):
+        html_elements("<p><template><p>a</template>b")
+
+
+def test_html_an_ignored_end_tag_closes_nothing() -> None:
+    # </body> inside a table cell is a parse error and is ignored: the table runs to its own end tag
+    page = "<body><table><tr><td>x</body>y</td></tr></table><p>after</p>"
+    assert spans(page)[1] == ("table", "<table><tr><td>x</body>y</td></tr></table>")
+
+
+def test_html_misnested_formatting_elements() -> None:
+    # the adoption agency algorithm: </b> ends <b>, and the <i> inside it ends there too (a clone goes on)
+    assert spans("<b>1<i>2<p>3</b>4</i>5</p>6") == [("b", "<b>1<i>2<p>3</b>"), ("i", "<i>2<p>3"), ("p", "<p>3</b>4</i>5</p>")]
+
+
+def test_html_a_parser_failure_is_a_clear_error() -> None:
+    with pytest.raises(UnsupportedError, match="html5lib could not parse this HTML"):
+        html_elements("<table><svg><html>")  # html5lib 1.1 trips an assertion here
+
+
 def test_html_body_and_html_end_with_their_end_tags() -> None:
     # the parser keeps body, html and the open p on its stack after </body>; their source ends there
     page = "<html><body><p>x</body></html>\r\n"
@@ -145,6 +170,21 @@ def test_xhtml_is_read_as_xml_and_takes_name_fragments() -> None:
     result = fragments.evaluate("name", ("a", "b"), page, media_type="application/xhtml+xml")
     assert result.data == b'<p id="a">one</p><p name="b">two</p>'
     assert fragments.evaluate("elt", (2, 2), page, media_type="application/xhtml+xml").data == b'<p id="a">one</p>'
+
+
+def test_xml_elements_from_entities_have_no_start_tag_of_their_own() -> None:
+    text = '<!DOCTYPE r [<!ENTITY e "<b>x</b>">]><r>&e;<c/></r>'
+    assert [(e.name, text[e.start : e.end]) for e in xml_elements(text)] == [("r", "<r>&e;<c/></r>"), ("c", "<c/>")]
+
+
+@pytest.mark.parametrize(
+    ("codec", "bom"), [("utf-32-le", True), ("utf-32-be", True), ("utf-16-be", False), ("utf-16-le", False)]
+)
+def test_xml_in_utf_16_and_utf_32_is_recognized(codec: str, bom: bool) -> None:
+    # XML 1.0 Appendix F: by the byte-order mark, or by the octets of "<?xml"
+    text = ("\ufeff" if bom else "") + '<?xml version="1.0"?><r><a>\u00e9</a></r>'
+    result = fragments.evaluate("elt", (1, 1), text.encode(codec), media_type="application/xml")
+    assert result.data == "<a>\u00e9</a>".encode(codec)
 
 
 def test_what_element_fragments_do_not_apply_to() -> None:

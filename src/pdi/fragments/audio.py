@@ -98,18 +98,19 @@ def evaluate_audio(
     reader: _WaveReader | _SoundFileReader
     try:
         reader = _WaveReader(data)
-    except (wave.Error, EOFError, struct.error):
+    except (wave.Error, EOFError, struct.error, RuntimeError, ValueError, OSError):
+        # not PCM WAV, or a damaged header the standard module trips on: libsndfile decides
         reader = _SoundFileReader(data, media_type)
     rate, length = reader.rate, reader.length
     a = min(_frame_at(start, rate, per_second), length)
     b = min(_frame_at(end, rate, per_second), length)
     clamped = _frame_at(end, rate, per_second) > length
+    if (b - a) * reader.channels * reader.width > _WAV_MAX:  # before decoding anything
+        raise LimitError(f"{scheme}={start},{end} selects more sound than a WAV file holds: cut it shorter")
     cut = reader.read(a, b)
     got = len(cut.samples) // (cut.width * reader.channels)
     if got < b - a:  # a truncated file: the header promised frames the data does not hold
         b, length, clamped = a + got, a + got, True
-    if len(cut.samples) > _WAV_MAX:
-        raise LimitError(f"{scheme}={start},{end} selects {len(cut.samples)} octets: more than a WAV file holds")
     return FragmentResult(
         data=_wav(cut, reader.channels, rate),
         media_type="audio/wav",
@@ -129,14 +130,14 @@ class _WaveReader:
             self.rate = recording.getframerate()
             self.channels = recording.getnchannels()
             self.length = recording.getnframes()
-            self._width = recording.getsampwidth()
+            self.width = recording.getsampwidth()
         if self.rate <= 0 or self.channels <= 0:
             raise wave.Error("no sample rate or no channels")
 
     def read(self, a: int, b: int) -> _Cut:
         with wave.open(io.BytesIO(self._data), "rb") as recording:
             recording.setpos(a)
-            return _Cut(recording.readframes(b - a), self._width, False)
+            return _Cut(recording.readframes(b - a), self.width, False)
 
 
 class _SoundFileReader:
@@ -153,8 +154,9 @@ class _SoundFileReader:
                 self.length = recording.frames
                 subtype = recording.subtype
         except (RuntimeError, TypeError) as exc:  # soundfile.LibsndfileError is a RuntimeError
-            raise UnsupportedError(f"time fragments on {media_type}: not a recording pdi can read ({exc})") from exc
-        self._width = _INTEGER_SUBTYPES.get(subtype, 4)
+            reason = str(exc).rsplit(">: ", 1)[-1]  # not "Error opening <_io.BytesIO object at …>"
+            raise UnsupportedError(f"time fragments on {media_type}: not a recording pdi can read ({reason})") from exc
+        self.width = _INTEGER_SUBTYPES.get(subtype, 4)
         self._float = subtype not in _INTEGER_SUBTYPES
 
     def read(self, a: int, b: int) -> _Cut:
@@ -167,18 +169,22 @@ class _SoundFileReader:
                 if self._float:
                     block = recording.read(b - a, dtype="float32", always_2d=True)
                     return _Cut(block.astype("<f4").tobytes(), 4, True)
-                block = recording.read(b - a, dtype="int16" if self._width == 2 else "int32", always_2d=True)
+                block = recording.read(b - a, dtype="int16" if self.width == 2 else "int32", always_2d=True)
         except (RuntimeError, ValueError) as exc:
             raise UnsupportedError(f"cannot decode this recording: {exc}") from exc
-        if self._width == 3:  # libsndfile gives 24-bit samples in the top three octets of an int32
+        if self.width == 3:  # libsndfile gives 24-bit samples in the top three octets of an int32
             octets = block.astype("<i4").view(np.uint8).reshape(-1, 4)[:, 1:]
             return _Cut(octets.tobytes(), 3, False)
-        return _Cut(block.astype(f"<i{self._width}").tobytes(), self._width, False)
+        return _Cut(block.astype(f"<i{self.width}").tobytes(), self.width, False)
 
 
 def _wav(cut: _Cut, channels: int, rate: int) -> bytes:
     """A canonical WAV file: RIFF, ``fmt `` (PCM or IEEE float), ``fact`` for floats, ``data``."""
     block = channels * cut.width
+    if block > 0xFFFF or rate * block > 0xFFFFFFFF:
+        raise UnsupportedError(
+            f"{channels} channels of {cut.width}-octet samples at {rate} Hz do not fit a WAV header"
+        )
     fmt = struct.pack(
         "<HHIIHH", _IEEE_FLOAT if cut.is_float else _PCM, channels, rate, rate * block, block, cut.width * 8
     )

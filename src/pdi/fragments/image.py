@@ -13,8 +13,12 @@ maximal rectangle containing (5,10), (24,10), (24,29) and (5,29) (line 708).
   returns the cut-out pixels as a PNG image (``image/png``): lossless
   whatever the stored format, so cutting a JPEG does not compress it again,
   and the same bytes every time for the same Pillow and zlib. Modes PNG
-  cannot hold (CMYK, YCbCr, LAB …) are converted to RGB (RGBA where there is
-  an alpha channel); an ICC profile is kept.
+  cannot hold are converted: to the same samples in another mode where one
+  exists (16-bit little-endian grey, premultiplied alpha), else to RGB
+  (RGBA where there is an alpha channel or a transparent colour) for CMYK,
+  YCbCr, LAB and the like, which is the one case where colours are
+  recomputed. An ICC profile is kept when the mode is; 32-bit integer or
+  float images cannot be cut without loss and are refused.
 
 A corner past the right or bottom edge is taken as the edge and the result
 says ``clamped`` (as text positions past the end are). A frame the image does
@@ -36,8 +40,10 @@ from collections.abc import Sequence
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.fragments import FragmentResult, Region
 
-#: Image modes a PNG file holds as they are.
-_PNG_MODES = frozenset({"1", "L", "LA", "I", "I;16", "P", "RGB", "RGBA"})
+#: Image modes a PNG file holds as they are (Pillow's PNG writer).
+_PNG_MODES = frozenset({"1", "L", "LA", "I;16", "I;16B", "P", "RGB", "RGBA"})
+#: Modes PNG cannot hold but can hold without loss in another mode.
+_LOSSLESS = {"I;16L": "I;16", "I;16N": "I;16", "PA": "RGBA", "RGBX": "RGB", "RGBa": "RGBA", "La": "LA"}
 
 
 def _rectangle(scheme: str, positions: Sequence[object]) -> tuple[int, int, int, int, int]:
@@ -121,15 +127,23 @@ def evaluate_image(
 
 
 def _png(image: object, icc_profile: object) -> bytes:
-    """``image`` as PNG bytes, converted to RGB or RGBA where PNG cannot hold its mode."""
+    """``image`` as PNG bytes: as it is where PNG holds its mode, else converted (see the module docstring)."""
     from PIL import Image
 
     assert isinstance(image, Image.Image)
-    if image.mode not in _PNG_MODES:
-        image = image.convert("RGBA" if "A" in image.mode else "RGB")
+    mode = image.mode
+    if mode in ("I", "F", "I;32", "I;32B", "I;32L"):
+        raise UnsupportedError(
+            f"crop of a {mode} image (32-bit samples): PNG holds at most 16 bits a sample, and a crop is never lossy;"
+            " use rect, or byte ranges"
+        )
+    if mode not in _PNG_MODES:
+        target = _LOSSLESS.get(mode) or ("RGBA" if mode.endswith("A") or "transparency" in image.info else "RGB")
+        image = image.convert(target)
     out = io.BytesIO()
     options: dict[str, object] = {"compress_level": 6}
-    if isinstance(icc_profile, bytes) and icc_profile:
+    # a profile describes the colours of the stored mode: keep it only where the mode is kept
+    if isinstance(icc_profile, bytes) and icc_profile and image.mode == mode:
         options["icc_profile"] = icc_profile
     image.save(out, format="PNG", **options)
     return out.getvalue()

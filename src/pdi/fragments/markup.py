@@ -52,13 +52,16 @@ from __future__ import annotations
 import codecs
 import dataclasses
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, SupportsIndex
 
-from pdi.errors import NotFoundError, ParseError, UnsupportedError
+from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.fragments import FragmentResult
 
+#: How long parsing one HTML document may take (seconds).
+MAX_PARSE_SECONDS: Final = 30.0
 _XML_DECLARATION: Final = re.compile(rb"""<\?xml\s[^>]*?encoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']""")
 
 
@@ -187,9 +190,15 @@ def _html_charset(data: bytes) -> str:
 
 
 def _xml_charset(data: bytes) -> str:
-    """XML 1.0 Appendix F: a byte-order mark, else the encoding declaration, else UTF-8."""
-    for bom, name in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
-        if data.startswith(bom):
+    """XML 1.0 Appendix F: a byte-order mark, else the first octets of ``<?xml``, else the declaration, else UTF-8."""
+    marks = (
+        (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),  # before UTF-16: FF FE 00 00
+        (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+        (b"\x00\x00\x00<", "utf-32-be"), (b"<\x00\x00\x00", "utf-32-le"),
+        (b"\x00<\x00?", "utf-16-be"), (b"<\x00?\x00", "utf-16-le"),
+    )
+    for mark, name in marks:
+        if data.startswith(mark):
             return name
     declared = _XML_DECLARATION.match(data[:1024])
     return declared.group(1).decode("ascii") if declared else "utf-8"
@@ -203,16 +212,23 @@ def xml_elements(text: str) -> list[Element]:
     import xml.parsers.expat
 
     parser = xml.parsers.expat.ParserCreate()
+    utf8 = text.encode("utf-8")
     starts: list[tuple[str, int, dict[str, str]]] = []  # name, UTF-8 index of '<', attributes
     ends: dict[int, int] = {}  # element number -> UTF-8 index where its end event came
-    open_stack: list[int] = []
+    open_stack: list[int | None] = []
 
     def start(name: str, attributes: dict[str, str]) -> None:
+        index = parser.CurrentByteIndex
+        if not utf8.startswith(b"<" + name.encode("utf-8"), index):
+            open_stack.append(None)  # an element from an entity's replacement text: no start tag here
+            return
         open_stack.append(len(starts))
-        starts.append((name, parser.CurrentByteIndex, attributes))
+        starts.append((name, index, attributes))
 
     def end(name: str) -> None:
-        ends[open_stack.pop()] = parser.CurrentByteIndex
+        number = open_stack.pop()
+        if number is not None:
+            ends[number] = parser.CurrentByteIndex
 
     parser.StartElementHandler = start
     parser.EndElementHandler = end
@@ -220,7 +236,7 @@ def xml_elements(text: str) -> list[Element]:
         parser.Parse(text, True)  # a str is parsed as UTF-8: the indexes are into text.encode()
     except xml.parsers.expat.ExpatError as exc:
         raise UnsupportedError(
-            f"elt on XML that is not well-formed: {xml.parsers.expat.ErrorString(exc.code)}"
+            f"element fragments on XML that is not well-formed: {xml.parsers.expat.ErrorString(exc.code)}"
             f" at line {exc.lineno}, column {exc.offset}"
         ) from exc
     to_char = _utf8_to_code_points(text, [i for _, i, _ in starts] + list(ends.values()))
@@ -266,10 +282,14 @@ def _tag_end(text: str, start: int) -> int:
 # --- HTML ---------------------------------------------------------------------------------------
 
 
-def html_elements(text: str) -> list[Element]:
-    """Every start tag of the HTML ``text``, with the extent of the element an HTML5 parser makes of it."""
+def html_elements(text: str, *, seconds: float = MAX_PARSE_SECONDS) -> list[Element]:
+    """Every start tag of the CRLF-canonical HTML ``text``, with the extent of the element an HTML5 parser makes of it.
+
+    Parsing longer than ``seconds`` is a :class:`~pdi.errors.LimitError`
+    (html5lib is pure Python, and deep nesting makes it slow).
+    """
     import html5lib
-    from html5lib import _tokenizer, html5parser
+    from html5lib import _tokenizer, _utils, html5parser
     from html5lib.constants import tokenTypes
 
     start_tag, end_tag = tokenTypes["StartTag"], tokenTypes["EndTag"]
@@ -302,6 +322,11 @@ def html_elements(text: str) -> list[Element]:
 
         def emitCurrentToken(self) -> None:
             token = self.currentToken
+            if token.get("type") == start_tag and token.get("name", "").lower() == "template":
+                raise UnsupportedError(
+                    "elt and name on HTML with <template> are not evaluated: html5lib 1.1, the parser"
+                    " used, predates the template element"
+                )
             if token.get("type") in (start_tag, end_tag):
                 token["_end"] = end = offset(self.stream.position())
                 if "_start" not in token:  # an end tag of RCDATA, RAWTEXT or script text: </title>
@@ -312,10 +337,15 @@ def html_elements(text: str) -> list[Element]:
             super().emitCurrentToken()
 
         def __iter__(self) -> Any:
-            for token in super().__iter__():
+            deadline = time.monotonic() + seconds
+            for count, token in enumerate(super().__iter__()):
+                if count % 512 == 0 and time.monotonic() > deadline:
+                    raise LimitError(f"parsing this HTML took more than {seconds:g} s: too large or too deeply nested")
                 state["token"] = token
                 yield token
-                if token.get("type") == end_tag and token.get("name") in ("body", "html"):
+                phase = self.parser.phase
+                after_body = (self.parser.phases["afterBody"], self.parser.phases["afterAfterBody"])
+                if token.get("type") == end_tag and token.get("name") in ("body", "html") and phase in after_body:
                     # the parser keeps body and html open after </body> and </html> (later
                     # content still goes in), and what is open inside them; their source
                     # ends at that tag, and what is open inside ends where it begins
@@ -353,6 +383,11 @@ def html_elements(text: str) -> list[Element]:
             super().remove(element)
             close(element)
 
+        def __setitem__(self, index: Any, element: Any) -> None:  # the adoption agency swaps in a clone
+            for old in self[index] if isinstance(index, slice) else [self[index]]:
+                close(old)
+            super().__setitem__(index, element)
+
     base = html5lib.getTreeBuilder("etree")
 
     class Tree(base):  # type: ignore[misc, valid-type]
@@ -387,6 +422,18 @@ def html_elements(text: str) -> list[Element]:
             self._made(token, self.openElements[-1])
 
     class Parser(html5parser.HTMLParser):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # HTML now closes an open <p> at <dialog> and <search> too (html5lib 1.1 predates that)
+            in_body = type(self.phases["inBody"])
+            starts, ends = vars(in_body)["startTagHandler"], vars(in_body)["endTagHandler"]  # name -> function
+            handler = _utils.MethodDispatcher([*starts.items(), (("dialog", "search"), vars(in_body)["startTagCloseP"])])
+            handler.default = starts.default
+            end_handler = _utils.MethodDispatcher([*ends.items(), ("search", vars(in_body)["endTagBlock"])])
+            end_handler.default = ends.default
+            current = type("InBody", (in_body,), {"__slots__": (), "startTagHandler": handler, "endTagHandler": end_handler})
+            self.phases["inBody"] = current(self, self.tree)
+
         def _parse(self, stream: Any, innerHTML: bool = False, container: str = "div",
                    scripting: bool = False, **kwargs: Any) -> None:
             self.innerHTMLMode = innerHTML
@@ -397,7 +444,12 @@ def html_elements(text: str) -> list[Element]:
             self.mainLoop()
 
     parser = Parser(tree=Tree, namespaceHTMLElements=False)
-    parser.parse(text)
+    try:
+        parser.parse(text)
+    except PDIError:
+        raise
+    except Exception as exc:  # html5lib's own assertions on rare inputs: a clear error, not a crash
+        raise UnsupportedError(f"html5lib could not parse this HTML ({type(exc).__name__}: {exc})") from exc
     elements = []
     for token in tags:
         element = token.get("_element")
