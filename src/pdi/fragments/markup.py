@@ -32,7 +32,13 @@ How the source is read:
   means; the standard ``html.parser`` has positions but no tree
   construction, and the C parsers (lxml, html5-parser, selectolax) report
   no source positions. A start tag that makes no element of its own (a
-  second ``<body>``) spans just itself.
+  second ``<body>``) spans just itself. html5lib 1.1 (2020) predates parts
+  of today's HTML: ``<dialog>`` and ``<search>`` are taught to close an open
+  ``<p>`` here; a document with ``<template>`` is refused
+  (:class:`~pdi.errors.UnsupportedError`) rather than cut where a current
+  parser would not cut it; scripting is off, so ``<noscript>`` content is
+  markup. Parsing is pure Python (about 3 s per MB) and stops with a
+  :class:`~pdi.errors.LimitError` after :data:`MAX_PARSE_SECONDS`.
 * **XML** with the standard ``pyexpat`` (non-validating, no external
   entities fetched, expat's limits on entity amplification); a document that
   is not well-formed cannot be cut and is
