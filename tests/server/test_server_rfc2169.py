@@ -92,3 +92,5 @@ def test_errors_are_problem_details(served: Served) -> None:
         body = response.json()
         assert (body["type"], body["title"], body["status"]) == ("about:blank", title, status)
         assert detail in body["detail"], (path, body)
+    posted = httpx.post(f"{served.url}/uri-res/N2R?{served.text}", timeout=30)
+    assert posted.status_code == 405 and posted.json()["detail"] == "POST is not allowed here: use GET"
