@@ -135,6 +135,21 @@ class CitationResolved:
     cited: Resolved | None
     check: QuotationCheck
 
+    def to_json(self) -> dict[str, object]:
+        """Both names, the position (as the PDI syntax writes it) and the check, as JSON values."""
+        origin = self.origin
+        position = "(" + ",".join(map(str, origin)) + ")" if isinstance(origin, tuple) else origin
+        assert self.pdi.citation is not None
+        return {
+            "citing": str(self.citing.pdi),
+            "cited": str(self.cited.pdi if self.cited is not None else self.pdi.citation.cited),
+            "position": position,
+            "check": self.check.status,
+            "detail": self.check.detail,
+            "quote": self.check.quote,
+            "found": self.check.found,
+        }
+
 
 @dataclass(frozen=True)
 class Generic:

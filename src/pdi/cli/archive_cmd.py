@@ -299,15 +299,7 @@ def register(cli: click.Group) -> None:
         with _open(archive) as opened:
             result = opened.cite(citation)
         check = result.check
-        fields: dict[str, Any] = {
-            "citing": str(result.citing.pdi),
-            "cited": str(result.cited.pdi if result.cited is not None else result.pdi.citation.cited),  # type: ignore[union-attr]
-            "position": result.origin if isinstance(result.origin, int) else str(result.origin),
-            "check": check.status,
-            "detail": check.detail,
-            "quote": check.quote,
-            "found": check.found,
-        }
+        fields = result.to_json()
         if as_json:
             click.echo(json.dumps(fields, ensure_ascii=False))
         else:

@@ -36,6 +36,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -158,36 +159,22 @@ def _text_evaluator(
     return evaluate_pdi(scheme, positions, data, charset=charset, media_type=media_type)
 
 
-def _octet_evaluator(
-    scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
-) -> FragmentResult:
-    from pdi.fragments.octets import evaluate_bytes
+def _lazy(module: str, function: str) -> Evaluator:
+    """The evaluator ``module.function``, imported when first used (Pillow, soundfile, html5lib load only then)."""
 
-    return evaluate_bytes(scheme, positions, data, media_type, charset)
+    def evaluate(
+        scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
+    ) -> FragmentResult:
+        evaluator: Evaluator = getattr(importlib.import_module(module), function)
+        return evaluator(scheme, positions, data, media_type, charset)
 
-
-def _image_evaluator(
-    scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
-) -> FragmentResult:
-    from pdi.fragments.image import evaluate_image
-
-    return evaluate_image(scheme, positions, data, media_type, charset)
+    return evaluate
 
 
-def _audio_evaluator(
-    scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
-) -> FragmentResult:
-    from pdi.fragments.audio import evaluate_audio
-
-    return evaluate_audio(scheme, positions, data, media_type, charset)
-
-
-def _markup_evaluator(
-    scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
-) -> FragmentResult:
-    from pdi.fragments.markup import evaluate_markup
-
-    return evaluate_markup(scheme, positions, data, media_type, charset)
+_octet_evaluator = _lazy("pdi.fragments.octets", "evaluate_bytes")
+_image_evaluator = _lazy("pdi.fragments.image", "evaluate_image")
+_audio_evaluator = _lazy("pdi.fragments.audio", "evaluate_audio")
+_markup_evaluator = _lazy("pdi.fragments.markup", "evaluate_markup")
 
 
 _REGISTRY: dict[tuple[str, str], Evaluator] = {

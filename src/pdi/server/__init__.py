@@ -157,19 +157,7 @@ def create_app(location: str, *, archive: Archive | None = None, base_url: str |
         return JSONResponse({"pdi": name, "meta": opened.meta(name), "history": history})
 
     def api_cite(request: Request) -> Response:
-        result = opened.cite(_param(request, "citation"))
-        check = result.check
-        return JSONResponse(
-            {
-                "citing": str(result.citing.pdi),
-                "cited": str(result.cited.pdi) if result.cited is not None else None,
-                "position": _position(result.origin),
-                "check": check.status,
-                "detail": check.detail,
-                "quote": check.quote,
-                "found": check.found,
-            }
-        )
+        return JSONResponse(opened.cite(_param(request, "citation")).to_json())
 
     def api_series(request: Request) -> Response:
         return JSONResponse(
@@ -255,13 +243,6 @@ def _quote(name: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
-
-
-def _position(origin: object) -> object:
-    """A citation's position as the PDI syntax writes it: a number, ``(x,y)``, or a name."""
-    if isinstance(origin, tuple):
-        return "(" + ",".join(str(v) for v in origin) + ")"
-    return origin
 
 
 def _param(request: Request, key: str) -> str:
