@@ -172,3 +172,13 @@ def test_a_token_that_is_not_text(value: object) -> None:
     for call in (formats.canonical_token, formats.check_token):
         with pytest.raises(ParseError):
             call(value)  # type: ignore[arg-type]
+
+
+def test_registered_charset_names_a_label_by_its_iana_name() -> None:
+    from pdi.formats import registered_charset
+
+    assert registered_charset(" ISO_8859-1 ") == "iso-8859-1"  # a registered alias
+    assert registered_charset("latin-1") == "iso-8859-1"  # Python's label, the same codec
+    assert registered_charset("cp1252") == "windows-1252"
+    assert registered_charset("UTF8") == "utf-8"
+    assert registered_charset("klingon") == "klingon"  # unknown: left for the codec lookup to refuse

@@ -29,6 +29,7 @@ Pure: the only input is the package's own data file, read once.
 
 from __future__ import annotations
 
+import codecs
 import functools
 import re
 from importlib import resources
@@ -274,6 +275,34 @@ def _charset_name(charset: str) -> str | None:
     if low in CHARSET_TOKENS:
         return low
     return _CHARSET_ALIASES.get(low)
+
+
+_BY_CODEC: dict[str, str] = {}
+
+
+def registered_charset(charset: str) -> str:
+    """The IANA name of ``charset`` as pdi stores and serves it (lower case).
+
+    A registered name or alias gives its name (``latin1`` → ``iso-8859-1``);
+    another label Python knows gives the registered charset of the same codec
+    (``latin-1`` → ``iso-8859-1``, ``cp1252`` → ``windows-1252``,
+    ``sjis`` → ``shift_jis``); a label of neither kind is returned as written,
+    lower-cased, for the caller's codec lookup to refuse or accept.
+    """
+    low = charset.strip().lower()
+    name = _charset_name(low)
+    if name is not None:
+        return name
+    if not _BY_CODEC:
+        for registered in CHARSET_TOKENS:
+            try:
+                _BY_CODEC.setdefault(codecs.lookup(registered).name, registered)
+            except LookupError:
+                continue
+    try:
+        return _BY_CODEC.get(codecs.lookup(low).name, low)
+    except LookupError:
+        return low
 
 
 # Tokens already resolved (successes only), so parsing many PDIs stays cheap.

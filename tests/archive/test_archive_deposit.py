@@ -188,6 +188,9 @@ def test_text_charsets(archive: Archive) -> None:
     got = archive.get(archive.add(S, latin, format="text", charset="ISO-8859-1"))
     assert got.data == "café\r\n".encode("latin-1")
     assert got.charset == "iso-8859-1"
+    # a label Python knows is stored under the IANA name of the same charset, as HTTP needs it
+    for label, name in (("latin-1", "iso-8859-1"), ("Latin1", "iso-8859-1"), ("cp1252", "windows-1252"), ("sjis", "shift_jis")):
+        assert archive.get(archive.add(S, b"plain\n", format="text", charset=label)).charset == name
     # UTF-16 big-endian with a BOM: detected, kept big-endian, BOM kept.
     utf16 = "\ufeffa\nb".encode("utf-16-be")
     got = archive.get(archive.add(S, utf16, format="text"))

@@ -490,7 +490,8 @@ class Archive:
         line_ending: str | None = None
         if _is_text(token, media_type):
             implied = formats.charset_for(token)
-            declared = content.charset.strip().lower() if content.charset else None
+            # stored and served under its IANA name: "latin-1" is iso-8859-1, "cp1252" windows-1252
+            declared = formats.registered_charset(content.charset) if content.charset else None
             if declared is not None:
                 _codec(declared)
             if implied and declared and _codec(implied).name != _codec(declared).name:
