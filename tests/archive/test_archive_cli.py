@@ -72,6 +72,8 @@ def test_archive_commands_end_to_end(location: str, tmp_path: Path) -> None:
         ["ann", "title", "First"], ["ann", "creator", "Me"], ["bob", "title", "Second"],
     ]
     assert "0 problems" in run(location, "verify").stdout
+    cleaned = run(location, "verify", "--remove-unreferenced", "--older-than", "0").stdout
+    assert "removed 0 unreferenced blobs and temporary files\n" in cleaned and "0 problems" in cleaned
 
     bag = tmp_path / "bag"
     assert run(location, "export", str(bag)).stdout == f"exported 3 representations to {bag}\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from pdi.archive.store import SCHEMA_VERSION
 from pdi.errors import (
     ImmutabilityError,
     IntegrityError,
+    LimitError,
     NotFoundError,
     StoreError,
     UnsupportedError,
@@ -191,6 +193,38 @@ def test_verify_clean_then_reports_altered_and_missing(archive: Archive) -> None
     }
     with pytest.raises(IntegrityError):
         archive.get(a)
+
+
+def test_remove_unreferenced_takes_only_old_blobs_no_name_holds(tmp_path: Path, clock: Clock) -> None:
+    archive = Archive.init(tmp_path / "archive", clock=clock)
+    archive.add_series(S)
+    kept = archive.add(S, b"named", format="png")
+    store = archive.store
+    assert isinstance(store, SQLiteStore)
+    hour_ago = time.time() - 7200
+
+    def orphan(content: bytes, old: bool) -> str:  # what a deposit killed after staging its blob leaves
+        sha = hashlib.sha256(content).hexdigest()
+        path = store.blob_path(sha)
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(content)
+        if old:
+            os.utime(path, (hour_ago, hour_ago))
+        return sha
+
+    old, fresh, reused = orphan(b"old", True), orphan(b"fresh", False), orphan(b"reused", True)
+    (store.root / "tmp" / "dead.1.2").write_bytes(b"half")
+    os.utime(store.root / "tmp" / "dead.1.2", (hour_ago, hour_ago))
+    named_sha = hashlib.sha256(b"named").hexdigest()
+    os.utime(store.blob_path(named_sha), (hour_ago, hour_ago))
+    # a new deposit of bytes an old orphan already holds touches it: it is in use again
+    archive.add(S, b"reused", format="gif")
+    assert archive.verify().unreferenced == sorted([old, fresh])
+    assert archive.remove_unreferenced(older_than=3600) == [old, "tmp/dead.1.2"]
+    assert archive.verify().unreferenced == [fresh] and archive.verify().ok
+    assert archive.get(kept).data == b"named" and reused not in archive.verify().unreferenced
+    with pytest.raises(LimitError):
+        archive.remove_unreferenced(older_than=-1)
 
 
 # --- migrations --------------------------------------------------------------------------------

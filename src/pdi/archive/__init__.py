@@ -857,6 +857,16 @@ class Archive:
         report.unreferenced = sorted(self.store.blob_names() - set(by_sha))
         return report
 
+    def remove_unreferenced(self, older_than: float = 3600.0) -> list[str]:
+        """Delete what interrupted deposits left: blobs no name holds, untouched for ``older_than`` seconds.
+
+        Nothing any name holds is ever removed; a deposit still in progress
+        keeps its blob (see the store's method). Returns what was removed.
+        """
+        if older_than < 0:
+            raise LimitError("older_than must not be negative")
+        return self.store.remove_unreferenced(older_than)
+
     # --- moving ----------------------------------------------------------------------------------
     def export_bag(
         self,

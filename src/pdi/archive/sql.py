@@ -204,6 +204,14 @@ class SQLStore(ABC):
     def blob_names(self) -> set[str]:
         """The SHA-256 names of every stored blob."""
 
+    def remove_unreferenced(self, older_than: float) -> list[str]:
+        """Delete stored blobs that no name holds, older than ``older_than`` seconds; their names.
+
+        Only a store that writes blobs before its catalog transaction can have
+        any (SQLite's files); this default has none to remove.
+        """
+        return []
+
     def close(self) -> None:
         """Release the connection."""
         with self._lock:

@@ -21,6 +21,7 @@ import hashlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -105,9 +106,49 @@ class SQLiteStore(SQLStore):
         return self.root / "blobs" / sha256[:2] / sha256
 
     def _has_blob(self, sha256: str) -> bool:
-        """Whether the blob file is there with the right bytes (a damaged one is written again)."""
+        """Whether the blob file is there with the right bytes (a damaged one is written again).
+
+        A blob found is touched: a deposit about to name a blob that no name
+        holds yet must not lose it to :meth:`remove_unreferenced`, which
+        spares files changed within its grace period.
+        """
         existing = self.read_blob(sha256)
-        return existing is not None and hashlib.sha256(existing).hexdigest() == sha256
+        if existing is None or hashlib.sha256(existing).hexdigest() != sha256:
+            return False
+        try:
+            os.utime(self.blob_path(sha256))
+        except OSError as exc:
+            raise StoreError(f"cannot touch blob {self.blob_path(sha256)}: {exc}") from exc
+        return True
+
+    def remove_unreferenced(self, older_than: float) -> list[str]:
+        """Delete blob files no name holds and temporary files, untouched for ``older_than`` seconds.
+
+        They are what a killed deposit leaves. The catalog is read and the files
+        removed inside one write transaction, so no deposit commits meanwhile;
+        a deposit that staged its blob before that still has it, because
+        staging writes or touches the file and the grace period spares it.
+        Returns the SHA-256 names (and ``tmp/`` file names) removed.
+        """
+        cutoff = time.time() - older_than
+        removed: list[str] = []
+        with self._write():
+            referenced = {str(r[0]) for r in self._query("SELECT DISTINCT sha256 FROM representations")}
+            try:
+                for name in sorted(self.blob_names() - referenced):
+                    path = self.blob_path(name)
+                    if path.stat().st_mtime < cutoff:
+                        path.unlink()
+                        removed.append(name)
+                for stale in sorted((self.root / "tmp").iterdir()):
+                    if stale.stat().st_mtime < cutoff:
+                        stale.unlink()
+                        removed.append(f"tmp/{stale.name}")
+                for sub in {self.blob_path(name).parent for name in removed if "/" not in name}:
+                    _fsync_dir(sub)
+            except OSError as exc:
+                raise StoreError(f"cannot remove unreferenced blobs in {self.root}: {exc}") from exc
+        return removed
 
     def _write_temporary(self, sha256: str, content: bytes) -> Path:
         """Write ``content`` to a new temporary file of this process and thread and fsync it."""

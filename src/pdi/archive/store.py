@@ -180,6 +180,8 @@ class Store(Protocol):
 
     def blob_names(self) -> set[str]: ...
 
+    def remove_unreferenced(self, older_than: float) -> list[str]: ...
+
     # assertions
     def add_assertion(
         self, key: DocumentKey, subject: str, name: str, value: str, who: str, at: str

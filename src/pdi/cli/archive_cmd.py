@@ -339,11 +339,19 @@ def register(cli: click.Group) -> None:
                     click.echo(f"{key}\t{value}")
 
     @cli.command("verify")
+    @click.option("--remove-unreferenced", "remove", is_flag=True,
+                  help="Also delete blobs no name holds (left by killed deposits), if untouched for --older-than.")
+    @click.option("--older-than", default=3600.0, show_default=True, type=click.FloatRange(min=0),
+                  help="Seconds a blob must be untouched before --remove-unreferenced deletes it.")
     @archive_option
-    def verify_cmd(archive: str) -> None:
+    def verify_cmd(remove: bool, older_than: float, archive: str) -> None:
         """Recompute the SHA-256 of every stored representation; exit 3 if any is missing or altered."""
         with _open(archive) as opened, _progress("verifying") as progress:
             report = opened.verify(progress)
+            if remove:
+                removed = opened.remove_unreferenced(older_than)
+                click.echo(f"removed {len(removed)} unreferenced blobs and temporary files")
+                report.unreferenced = sorted(set(report.unreferenced) - set(removed))
         for problem in report.problems:
             for name in problem.names:
                 click.echo(f"{problem.kind}\t{name}\t{problem.detail}")
