@@ -149,3 +149,20 @@ def test_rfc3987_3_1_iri_to_uri_rejects_non_iri_characters(iri: str, offset: int
         iri_to_uri(iri)
     assert info.value.offset == offset
     assert info.value.rule == "ucschar"
+
+
+@pytest.mark.parametrize(
+    ("iri", "offset"),
+    [
+        ("x:/p\ue000", 4),  # a path
+        ("http://h\U000f0000/", 8),  # a host
+        ("x:?q#\U00100000", 5),  # a fragment: the query ended at "#"
+        ("x:#a?\ue000", 5),  # a "?" after the "#" opens no query
+    ],
+)
+def test_rfc3987_2_2_private_use_characters_only_in_the_query(iri: str, offset: int) -> None:
+    # iquery = *( ipchar / iprivate / "/" / "?" ): nowhere else may iprivate stand
+    with pytest.raises(ParseError) as info:
+        iri_to_uri(iri)
+    assert (info.value.offset, info.value.rule) == (offset, "iprivate")
+    assert iri_to_uri("x:?a#b".replace("a", "\uf8ff")) == "x:?%EF%A3%BF#b"

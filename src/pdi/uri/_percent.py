@@ -133,6 +133,11 @@ def _iri_char_allowed(o: int) -> bool:
     return not 0xE0000 <= o <= 0xE0FFF
 
 
+def _is_private(code: int) -> bool:
+    """RFC 3987 ``iprivate``: U+E000–F8FF, U+F0000–FFFFD, U+100000–10FFFD."""
+    return 0xE000 <= code <= 0xF8FF or 0xF0000 <= code <= 0xFFFFD or 0x100000 <= code <= 0x10FFFD
+
+
 def iri_to_uri(text: str) -> str:
     """Map an IRI to a URI (RFC 3987 §3.1, step 2).
 
@@ -140,22 +145,36 @@ def iri_to_uri(text: str) -> str:
     of its UTF-8 octets; every ASCII character is kept as it is (so an
     already valid URI is returned unchanged). A non-ASCII character that is
     neither (C1 controls, surrogates, non-characters, U+E0000–E0FFF) is not
-    allowed in an IRI: :class:`ParseError` with its offset.
+    allowed in an IRI: :class:`ParseError` with its offset. So is a
+    private-use character (``iprivate``) outside the query, the only place
+    RFC 3987 §2.2 admits one.
     """
     if not isinstance(text, str):
         raise not_text(text)
     if text.isascii():
         return text
+    # the query, as Appendix B splits: from the first "?" before any "#" to that "#"
+    hash_at = text.find("#")
+    end = hash_at if hash_at >= 0 else len(text)
+    query_at = text.find("?", 0, end)
 
     def encode(m: re.Match[str]) -> str:
         run = m.group()
         for i, ch in enumerate(run):
+            at = m.start() + i
             if not _iri_char_allowed(ord(ch)):
                 raise ParseError(
                     f"character U+{ord(ch):04X} is not allowed in an IRI",
                     text=text,
-                    offset=m.start() + i,
+                    offset=at,
                     rule="ucschar",
+                )
+            if _is_private(ord(ch)) and not (0 <= query_at < at < end):
+                raise ParseError(
+                    f"private-use character U+{ord(ch):04X} is allowed only in the query of an IRI",
+                    text=text,
+                    offset=at,
+                    rule="iprivate",
                 )
         return "".join(f"%{b:02X}" for b in run.encode("utf-8"))
 
