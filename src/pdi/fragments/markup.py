@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
+import functools
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -118,8 +119,7 @@ def evaluate_markup(
         raise UnsupportedError("name fragments are HTML's (draft lines 612-628); XML has elt and char")
     first, last = _ends(scheme, positions)
     index = TextIndex(data, document_charset(data, media_type, charset))
-    text = to_crlf(index.whole_text())
-    elements = html_elements(text) if kind == "html" else xml_elements(text)
+    elements = _elements(kind, to_crlf(index.whole_text()))
     if scheme == "elt":
         a, b = _numbered(elements, first), _numbered(elements, last)
     else:
@@ -132,6 +132,12 @@ def evaluate_markup(
         )
     result = evaluate_pdi("char", (a.start, b.end), index, media_type=media_type)
     return dataclasses.replace(result, scheme=scheme)
+
+
+@functools.lru_cache(maxsize=4)
+def _elements(kind: str, text: str) -> tuple[Element, ...]:
+    """The element table of a document, kept for the last few documents (a resolver cites one page often)."""
+    return tuple(html_elements(text) if kind == "html" else xml_elements(text))
 
 
 def _ends(scheme: str, positions: Sequence[object]) -> tuple[Any, Any]:
@@ -152,7 +158,7 @@ def _ends(scheme: str, positions: Sequence[object]) -> tuple[Any, Any]:
     return positions[0], positions[1]
 
 
-def _numbered(elements: list[Element], number: int) -> Element:
+def _numbered(elements: Sequence[Element], number: int) -> Element:
     if number >= len(elements):
         raise NotFoundError(
             f"no start tag {number}: the document has {len(elements)} (0 to {len(elements) - 1})"
@@ -162,7 +168,7 @@ def _numbered(elements: list[Element], number: int) -> Element:
     return elements[number]
 
 
-def _named(elements: list[Element], name: str) -> Element:
+def _named(elements: Sequence[Element], name: str) -> Element:
     for element in elements:
         if element.attributes.get("name") == name or element.attributes.get("id") == name:
             return element
