@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pdi import fragments
-from pdi.errors import NotFoundError, ParseError, UnsupportedError
+from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.fragments.markup import html_elements, xml_elements
 from pdi.fragments.text import evaluate_pdi
 
@@ -185,6 +185,13 @@ def test_xml_in_utf_16_and_utf_32_is_recognized(codec: str, bom: bool) -> None:
     text = ("\ufeff" if bom else "") + '<?xml version="1.0"?><r><a>\u00e9</a></r>'
     result = fragments.evaluate("elt", (1, 1), text.encode(codec), media_type="application/xml")
     assert result.data == "<a>\u00e9</a>".encode(codec)
+
+
+def test_xml_entities_that_expand_without_end_are_a_limit() -> None:
+    entities = "".join(f'<!ENTITY {b} "{("&" + a + ";") * 10}">' for a, b in zip("abcdefg", "bcdefgh", strict=True))
+    bomb = f'<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaaaaaaaa">{entities}]><l>&h;</l>'
+    with pytest.raises(LimitError, match="amplification"):
+        fragments.evaluate("elt", (0, 0), bomb.encode(), media_type="application/xml")
 
 
 def test_what_element_fragments_do_not_apply_to() -> None:

@@ -283,11 +283,13 @@ _BY_CODEC: dict[str, str] = {}
 def registered_charset(charset: str) -> str:
     """The IANA name of ``charset`` as pdi stores and serves it (lower case).
 
-    A registered name or alias gives its name (``latin1`` → ``iso-8859-1``);
-    another label Python knows gives the registered charset of the same codec
-    (``latin-1`` → ``iso-8859-1``, ``cp1252`` → ``windows-1252``,
-    ``sjis`` → ``shift_jis``); a label of neither kind is returned as written,
-    lower-cased, for the caller's codec lookup to refuse or accept.
+    For the charsets pdi lists (:data:`CHARSET_TOKENS`, the usual Unicode,
+    East Asian and 8-bit ones): a name or one of the aliases pdi knows gives
+    the name (``latin1`` → ``iso-8859-1``), and a label Python knows for the
+    same codec too (``latin-1`` → ``iso-8859-1``, ``cp1252`` →
+    ``windows-1252``, ``sjis`` → ``shift_jis``). Any other label (``cp437``,
+    ``macroman``) is returned as written, lower-cased, for the caller's codec
+    lookup to refuse or accept.
     """
     low = charset.strip().lower()
     name = _charset_name(low)

@@ -126,6 +126,8 @@ def test_get_info_says_which_region_or_samples_a_fragment_selects(location: str,
     info = run(location, "get", f"{talk}#msec=500,1500", "--info").stdout
     assert "interval\tsample frames 500 to 1500 of 2500 (0.500 s to 1.500 s at 1000 Hz, 2 channels)\n" in info
     assert "bytes\t4044\n" in info  # a 44-octet WAV header and 1000 frames of 2 × 2 octets
+    # the hash is of the stored recording, and says so
+    assert "stored-bytes\t10044\n" in info and "\nstored-sha256\t" in info and "\nsha256\t" not in info
     page = tmp_path / "page.html"
     page.write_bytes(b"<p>one<p>two")
     html = run(location, "add", str(page), "--series", S).stdout.strip()

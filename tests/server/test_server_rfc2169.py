@@ -30,6 +30,14 @@ def test_n2r_returns_the_bytes_a_name_and_its_fragment_select(served: Served) ->
     assert past.status_code == 200 and "past the end" in past.headers["warning"]
 
 
+def test_a_fragment_is_served_under_the_iana_name_of_its_charset(served: Served) -> None:
+    latin = str(served.archive.add(S, "café au lait\n".encode("cp1252"), format="text", charset="cp1252"))
+    whole = get(served, f"/uri-res/N2R?{latin}")
+    part = get(served, f"/uri-res/N2R?{latin}%23char=0,4")
+    assert whole.headers["content-type"] == part.headers["content-type"] == "text/plain; charset=windows-1252"
+    assert part.content == "café".encode("cp1252")
+
+
 def test_n2r_keeps_the_escapes_of_a_foreign_id(served: Served) -> None:
     assert "http:%2F%2Fwww%2Eexample%2Ecom%2Fa%20b" in served.foreign
     assert get(served, f"/uri-res/N2R?{served.foreign}").content == b"<html>then</html>"

@@ -83,7 +83,8 @@ class PDIGroup(click.Group):
 def cli() -> None:
     """Persistent document identifiers: mint, archive and resolve urn:pdi names.
 
-    Exit status: 0 success, 1 syntax error, 3 integrity check failed,
+    Exit status: 0 success, 1 syntax error (or another failure, such as a
+    port already in use), 3 integrity check failed,
     4 not found, 5 immutability conflict, 6 unsupported, 7 limit exceeded,
     8 storage error, 2 bad command-line usage.
     """

@@ -210,7 +210,8 @@ def register(cli: click.Group) -> None:
     @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
                   help="Write the bytes here instead of to stdout.")
     @click.option("--latest", is_flag=True, help="Use the newest version, whatever PDI says.")
-    @click.option("--info", is_flag=True, help="Print the name, media type, size and SHA-256 instead.")
+    @click.option("--info", is_flag=True, help="Print the name, media type, size and SHA-256 instead (with a "
+                  "fragment: its size, and the size and SHA-256 of the stored representation).")
     @archive_option
     def get_cmd(pdi: str, output: str | None, latest: bool, info: bool, archive: str) -> None:
         """Write the bytes PDI[#fragment] names; a generic PDI lists its formats.
@@ -236,7 +237,11 @@ def register(cli: click.Group) -> None:
             if result.charset:
                 click.echo(f"charset\t{result.charset}")
             click.echo(f"bytes\t{len(result.data)}")
-            click.echo(f"sha256\t{result.sha256}")
+            if result.fragment is None:
+                click.echo(f"sha256\t{result.sha256}")
+            else:  # the fragment's bytes are cut (or made) from these stored ones
+                click.echo(f"stored-bytes\t{result.record.size}")
+                click.echo(f"stored-sha256\t{result.sha256}")
             if result.record.line_ending:
                 click.echo(f"original-line-endings\t{result.record.line_ending}")
             selection = result.fragment

@@ -99,7 +99,8 @@ def register(cli: click.Group) -> None:
         """Print the passage of text FILE that FRAGMENT identifies (a leading '#' is allowed).
 
         Exit status: 0 success, 1 syntax error, 3 integrity check failed
-        (RFC 5147 length=/md5=), 4 no such file.
+        (RFC 5147 length=/md5=), 4 no such file, 6 unsupported (an unknown
+        charset or PDI_TEXT_COUNTER value).
         """
         if (fragment is None) == (make is None):
             raise click.UsageError("give either FRAGMENT or --make SELECTION")

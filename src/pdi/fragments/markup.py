@@ -247,6 +247,8 @@ def xml_elements(text: str) -> list[Element]:
     try:
         parser.Parse(text, True)  # a str is parsed as UTF-8: the indexes are into text.encode()
     except xml.parsers.expat.ExpatError as exc:
+        if xml.parsers.expat.ErrorString(exc.code) == xml.parsers.expat.errors.XML_ERROR_AMPLIFICATION_LIMIT_BREACH:
+            raise LimitError(f"the XML's entities expand too much (expat's amplification limit) at line {exc.lineno}") from exc
         raise UnsupportedError(
             f"element fragments on XML that is not well-formed: {xml.parsers.expat.ErrorString(exc.code)}"
             f" at line {exc.lineno}, column {exc.offset}"

@@ -12,9 +12,9 @@ is the whole query string, ``GET /uri-res/<service>?<urn>``:
   resources: ``300 Multiple Choices`` with a ``text/uri-list`` of their
   names. ``I2R`` is ``N2R`` (PDI-GRAMMAR.md §2.11: the White House resolver's
   links of the 1990s).
-* ``N2L`` — ``302 Found``, ``Location`` the URL of the resource
-  (this server's ``N2R``; ``300`` and a list for a generic PDI); ``N2Ls`` —
-  those URLs as ``text/uri-list``.
+* ``N2L`` — ``302 Found``, ``Location`` the URL of the resource (this
+  server's ``N2R``, relative; ``300`` and a list for a generic PDI with
+  several formats); ``N2Ls`` — those URLs as ``text/uri-list``.
 * A ``#`` cannot travel in a URL: write it ``%23`` (``/uri-res/N2R?urn:pdi://…/1.text.1%23char=0,5``),
   and a ``%23`` of the PDI itself ``%2523``. Every other escape in the query
   is the PDI's own and is kept as it is.
@@ -264,7 +264,12 @@ def _integer(request: Request, key: str, default: int) -> int:
 
 
 def _content_type(resolved: Resolved) -> str:
-    charset = resolved.charset if resolved.fragment is None else resolved.fragment.charset
+    from pdi.formats import registered_charset
+
+    if resolved.fragment is None:
+        charset = resolved.charset
+    else:  # the fragment's own codec (no BOM: utf-16be), under its IANA name
+        charset = registered_charset(resolved.fragment.charset) if resolved.fragment.charset else None
     return f"{resolved.media_type}; charset={charset}" if charset else resolved.media_type
 
 
