@@ -281,7 +281,10 @@ class TextSelection:
     ignored: tuple[str, ...] = ()
 
 
-def _not_interpreted(index: TextIndex, reason: str, integrity: str, checks: tuple[CheckOutcome, ...] = ()) -> TextSelection:
+def not_interpreted(
+    index: TextIndex, reason: str, integrity: str = "unchecked", checks: tuple[CheckOutcome, ...] = ()
+) -> TextSelection:
+    """The selection of a fragment that is not interpreted (§4.4), saying why."""
     return TextSelection(
         ranges=(),
         text="",
@@ -371,7 +374,7 @@ def evaluate_rfc5147(
         except ParseError as exc:
             if on_error == "raise":
                 raise
-            return _not_interpreted(index, f"syntax error: {exc}", "unchecked")
+            return not_interpreted(index, f"syntax error: {exc}")
     outcomes: tuple[CheckOutcome, ...] = ()
     if check_integrity and fragment.checks:
         outcomes = run_checks(fragment.checks, index, transcode=transcode)
@@ -381,7 +384,7 @@ def evaluate_rfc5147(
         message = f"integrity check {failed.check} failed: {failed.detail}"
         if on_error == "raise":
             raise IntegrityError(message)
-        return _not_interpreted(index, message, integrity, outcomes)
+        return not_interpreted(index, message, integrity, outcomes)
     start = 0 if fragment.start is None else fragment.start
     if fragment.end is None:
         end: int | None = None
@@ -391,7 +394,7 @@ def evaluate_rfc5147(
         message = f"range {start},{end} is not properly ordered"
         if on_error == "raise":
             raise ParseError(message, text=str(fragment), rule="range")
-        return _not_interpreted(index, message, integrity, outcomes)
+        return not_interpreted(index, message, integrity, outcomes)
     if fragment.scheme == "char":
         cp0, c0, clamped0 = _char(index, start)
         if end is None:

@@ -51,7 +51,7 @@ from pdi.errors import LimitError, ParseError
 from pdi.fragments import Range
 from pdi.fragments.text.bre import compile_bre
 from pdi.fragments.text.index import Buffer, TextIndex
-from pdi.fragments.text.rfc5147 import MAX_DIGITS, OnError, TextSelection
+from pdi.fragments.text.rfc5147 import MAX_DIGITS, OnError, TextSelection, not_interpreted
 
 MAX_MATCHES: Final = 100_000
 _HEXDIGITS: Final = frozenset("0123456789abcdefABCDEF")
@@ -221,10 +221,7 @@ def evaluate_wilde(
         except ParseError as exc:
             if on_error == "raise":
                 raise
-            return TextSelection(
-                ranges=(), text="", data=b"", clamped=False, charset=index.encoding.body,
-                interpreted=False, reason=f"syntax error: {exc}",
-            )
+            return not_interpreted(index, f"syntax error: {exc}")
     spans: list[tuple[int, int]] = []  # (start, end) in RFC 5147 characters, or lines to convert
     ignored: list[str] = []
     clamped = False
