@@ -698,27 +698,23 @@ class Archive:
             raise IntegrityError(
                 f"the bytes of {_name(record)} do not match their SHA-256 {record.sha256}"
             )
-        if parsed.fragment is None:
-            return Resolved(_name(record), data, record.media_type, record.charset, record)
+        whole = Resolved(_name(record), data, record.media_type, record.charset, record)
+        return whole if parsed.fragment is None else self.select(whole, parsed.fragment)
+
+    @staticmethod
+    def select(whole: Resolved, fragment: Fragment) -> Resolved:
+        """What ``fragment`` selects in a whole representation already resolved (its bytes read and checked)."""
         from pdi import fragments
 
-        fragment = parsed.fragment
-        scheme = fragment.effective_scheme(record.format)
+        record = whole.record
         result = fragments.evaluate(
-            scheme,
+            fragment.effective_scheme(record.format),
             fragment.positions,
-            data,
+            whole.data,
             media_type=record.media_type,
             charset=record.charset,
         )
-        return Resolved(
-            _name(record, fragment=fragment),
-            result.data,
-            result.media_type,
-            record.charset,
-            record,
-            result,
-        )
+        return Resolved(_name(record, fragment=fragment), result.data, result.media_type, record.charset, record, result)
 
     # --- listing -----------------------------------------------------------------------
     def ls(

@@ -111,8 +111,8 @@ def render_view(archive: Archive, name: str) -> str:
         )
         return _page(str(whole.pdi), f"{_form(name)}<h1><code>{html.escape(str(whole.pdi))}</code></h1>"
                      f"<p>Version {whole.version} is held in these formats:</p><ul>{links}</ul>")
-    selected = archive.resolve(name) if parsed.fragment is not None else None
-    assert selected is None or isinstance(selected, Resolved)
+    # the fragment is cut from the bytes just read: they are not read and hashed twice
+    selected = archive.select(whole, parsed.fragment) if parsed.fragment is not None else None
     meta = archive.meta(str(whole.pdi))
     facts = "".join(
         f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>"
