@@ -605,6 +605,23 @@ class Archive:
         otherwise an omitted version is version 1 (draft: "when VERSION is
         omitted, it defaults to version 1").
         """
+        parsed, found = self._look_up(pdi, latest)
+        return found if isinstance(found, Generic) else self._read(parsed, found)
+
+    def locate(self, pdi: PDI | str, *, latest: bool = False) -> Resolved | Generic:
+        """What :meth:`resolve` would answer, from the catalog alone: no bytes are read.
+
+        For a PDI with a format the :class:`Resolved` has empty ``data`` and no
+        fragment result (the fragment is only named); a resolver uses this to
+        say where a name resolves without fetching it.
+        """
+        parsed, found = self._look_up(pdi, latest)
+        if isinstance(found, Generic):
+            return found
+        return Resolved(_name(found, fragment=parsed.fragment), b"", found.media_type, found.charset, found)
+
+    def _look_up(self, pdi: PDI | str, latest: bool) -> tuple[PDI, Generic | RepresentationRecord]:
+        """The parsed PDI and either its formats (a generic PDI) or the record of the format it names."""
         parsed = parse_pdi(pdi)
         if parsed.is_pattern:
             raise UnsupportedError(f"{parsed} is a pattern; list it with ls")
@@ -614,10 +631,8 @@ class Archive:
         if parsed.format is None:
             if parsed.fragment is not None:
                 raise UnsupportedError("a fragment needs a format: name one")
-            return Generic(
-                _name(records[0], generic=True), version, tuple(_name(r) for r in records)
-            )
-        return self._read(parsed, self._record(parsed, version, records))
+            return parsed, Generic(_name(records[0], generic=True), version, tuple(_name(r) for r in records))
+        return parsed, self._record(parsed, version, records)
 
     def cite(self, pdi: PDI | str) -> CitationResolved:
         """Resolve both ends of a citation and check that the quotation stands where it says.

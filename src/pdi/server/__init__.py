@@ -122,11 +122,11 @@ def create_app(location: str, *, archive: Archive | None = None, base_url: str |
             return Response(resolved.data, media_type=_content_type(resolved), headers=_about(resolved))
         if service == "N2C":
             return JSONResponse(_description(opened, opened.resolve(name)))
+        # N2Ns, N2L, N2Ls: only names the catalog holds, but their bytes need not be read
+        resolved = opened.locate(name)
         if service == "N2Ns":
-            resolved = opened.resolve(name)
             names = [resolved.pdi] if isinstance(resolved, Generic) else [resolved.pdi, _generic(resolved)]
             return PlainTextResponse(uri_list(name, [str(n) for n in names]), media_type="text/uri-list")
-        resolved = opened.resolve(name)  # N2L, N2Ls: only names that resolve get a location
         names = list(resolved.formats) if isinstance(resolved, Generic) else [resolved.pdi]
         if service == "N2L" and len(names) == 1:
             return RedirectResponse(n2r_path(names[0]), status_code=302)
