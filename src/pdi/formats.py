@@ -34,6 +34,7 @@ import functools
 import re
 from importlib import resources
 
+from pdi._grammar import UNIQUE_SAFE, escape, upper_hex
 from pdi.errors import ParseError, UnsupportedError
 
 __all__ = [
@@ -161,14 +162,9 @@ _CHARSET_ALIASES: dict[str, str] = {
     "csisolatin1": "iso-8859-1",
 }
 
-# Reserved characters of the PDI grammar (line 217) and the characters a token
-# may carry unescaped (alpha / digit / other, line 154-215).
-_TOKEN_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789()-:;$_!'")
-
 # A format token as it may appear in a PDI: unique-id characters, %-escapes, and
 # the literal "+" of the major+minor form.
 _TOKEN_RE = re.compile(r"(?:[A-Za-z0-9()\-:;$_!'+]|%[0-9A-Fa-f]{2})+")
-_ESCAPE_RE = re.compile(r"%([0-9A-Fa-f]{2})")
 
 
 def is_valid_token(token: str) -> bool:
@@ -180,20 +176,11 @@ def canonical_token(token: str) -> str:
     """The canonical spelling of a format token: lower case, upper-case %-escape hex."""
     if not isinstance(token, str):
         raise ParseError(f"a format token is text, not {type(token).__name__}", rule="format")
-    low = token.lower()
-    if "%" not in low:
-        return low
-    return _ESCAPE_RE.sub(lambda m: "%" + m.group(1).upper(), low)
+    return upper_hex(token.lower())
 
 
 def _escape_minor(minor: str) -> str:
-    out = []
-    for ch in minor:
-        if ch in _TOKEN_SAFE:
-            out.append(ch)
-        else:
-            out.extend(f"%{b:02X}" for b in ch.encode("utf-8"))
-    return "".join(out)
+    return escape(minor, UNIQUE_SAFE)  # alpha / digit / other, line 154-215
 
 
 def _decode(token: str) -> str:

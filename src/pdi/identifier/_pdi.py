@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pdi import formats
+from pdi._grammar import UNIQUE_SAFE, upper_hex
 from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.identifier._fragment import (
     Fragment,
@@ -26,14 +27,12 @@ from pdi.identifier._syntax import (
     _MAX_LENGTH,
     _RESERVED,
     _UNIQUE_ID_RE,
-    _UNIQUE_SAFE,
     ISO_3166_ALPHA2,
     Position,
     _fail,
     _first_bad,
     _number,
     _percent_decode,
-    _upper_hex,
     _Warning,
     escape_unique_id,
 )
@@ -152,7 +151,7 @@ class PDI:
             f"/{'*' if year is None else format(year, '04d')}"
             f"/{'*' if month is None else format(month, '02d')}"
             f"/{'*' if day is None else format(day, '02d')}"
-            f"/{_upper_hex(self.unique_id_raw)}"
+            f"/{upper_hex(self.unique_id_raw)}"
         )
         fmt = self.format
         if fmt is not None:
@@ -255,7 +254,7 @@ class PDI:
         ):
             if mine is not None and mine != theirs:
                 return False
-        if self.unique_id_raw != "*" and _upper_hex(self.unique_id_raw) != _upper_hex(
+        if self.unique_id_raw != "*" and upper_hex(self.unique_id_raw) != upper_hex(
             other.unique_id_raw
         ):
             return False
@@ -635,7 +634,7 @@ def _slow_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _He
         unique_id = "*"
     else:
         if not _UNIQUE_ID_RE.fullmatch(uid_raw):
-            bad = _first_bad(uid_raw, _UNIQUE_SAFE)
+            bad = _first_bad(uid_raw, UNIQUE_SAFE)
             ch = uid_raw[bad]
             if ch in _RESERVED:
                 why = f"reserved character {ch!r} in the unique id must be %-escaped"
@@ -656,7 +655,7 @@ def _slow_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _He
         if not fmt:
             raise _fail("the format is empty", text, fmt_at, "format")
         if fmt != "*" and not formats.is_valid_token(fmt):
-            bad = _first_bad(fmt, _UNIQUE_SAFE | {"+"})
+            bad = _first_bad(fmt, UNIQUE_SAFE | {"+"})
             raise _fail(
                 f"invalid character {fmt[bad]!r} in the format token", text, fmt_at + bad, "format"
             )

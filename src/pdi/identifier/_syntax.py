@@ -6,6 +6,7 @@ import re
 from typing import Union
 from urllib.parse import unquote_to_bytes
 
+from pdi._grammar import ESCAPE_RE, UNIQUE_SAFE, escape
 from pdi.errors import LimitError, ParseError
 
 #: A fragment position: ``int`` (digits), ``str`` (a %-decoded element name),
@@ -42,10 +43,7 @@ _MAX_DEPTH = 16
 _MAX_LENGTH = 1 << 20
 
 _RESERVED = "%.,/#*@=?+"  # line 217
-_UNIQUE_SAFE = frozenset(
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789()-:;$_!'"
-)  # alpha / digit / other (line 154, 215)
-_NAME_SAFE = _UNIQUE_SAFE - {"(", ")"}  # an element name never starts a parenthesised position
+_NAME_SAFE = UNIQUE_SAFE - {"(", ")"}  # an element name never starts a parenthesised position
 
 _COMPONENT_RE = re.compile(r"[A-Za-z0-9-]+")
 _COUNTRY_RE = re.compile(r"[A-Za-z]{2,}")
@@ -53,15 +51,8 @@ _UNIQUE_ID_RE = re.compile(r"(?:[A-Za-z0-9()\-:;$_!']|%[0-9A-Fa-f]{2})+")
 _NAME_RE = re.compile(r"(?:[A-Za-z0-9\-:;$_!']|%[0-9A-Fa-f]{2})+")
 _SCHEME_RE = re.compile(r"([A-Za-z-]+)=")
 _SPEC_ITEM_RE = re.compile(r"[A-Za-z0-9]+")
-_ESCAPE_RE = re.compile(r"%([0-9A-Fa-f]{2})")
 
 _Warning = tuple[str, int | None, str]  # message, offset, rule
-
-
-def _upper_hex(text: str) -> str:
-    if "%" not in text:
-        return text
-    return _ESCAPE_RE.sub(lambda m: "%" + m.group(1).upper(), text)
 
 
 def _percent_decode(raw: str, *, text: str, offset: int, rule: str) -> str:
@@ -76,20 +67,6 @@ def _percent_decode(raw: str, *, text: str, offset: int, rule: str) -> str:
         ) from exc
 
 
-def _escape(value: str, safe: frozenset[str]) -> str:
-    out: list[str] = []
-    for ch in value:
-        if ch in safe:
-            out.append(ch)
-        else:
-            try:
-                data = ch.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise ParseError(f"{value!r} is not valid Unicode text", rule="unique-id") from exc
-            out.extend(f"%{b:02X}" for b in data)
-    return "".join(out)
-
-
 def escape_unique_id(foreign_id: str) -> str:
     """The unique-id text for a foreign identifier (draft §2.4.1, line 367).
 
@@ -102,14 +79,14 @@ def escape_unique_id(foreign_id: str) -> str:
     """
     if not isinstance(foreign_id, str) or not foreign_id:
         raise ParseError("a foreign id must be a non-empty string", rule="encapsulated-unique-id")
-    escaped = _escape(foreign_id, _UNIQUE_SAFE)
+    escaped = escape(foreign_id, UNIQUE_SAFE)
     if escaped.isdigit() and escaped.isascii() and escaped[0] != "0":
         escaped = f"%{ord(escaped[0]):02X}" + escaped[1:]
     return escaped
 
 
 def _escape_name(name: str, *, digits_ok: bool) -> str:
-    escaped = _escape(name, _NAME_SAFE)
+    escaped = escape(name, _NAME_SAFE)
     if not digits_ok and escaped.isdigit() and escaped.isascii():
         escaped = f"%{ord(escaped[0]):02X}" + escaped[1:]
     return escaped
@@ -135,7 +112,7 @@ def _first_bad(raw: str, safe: frozenset[str]) -> int:
     while i < n:
         ch = raw[i]
         if ch == "%":
-            if _ESCAPE_RE.match(raw, i):
+            if ESCAPE_RE.match(raw, i):
                 i += 3
                 continue
             return i
