@@ -1,7 +1,7 @@
 """Every PDI that appears in draft-mallery-urn-pdi-00, read as PDI-GRAMMAR.md says.
 
 Lines 399, 437, 442, 448, 579, 584, 713, 717 and 723 of
-``shared/specs/draft-mallery-urn-pdi-00.reflowed.txt``. Expected values are
+``tests/data/specs/draft-mallery-urn-pdi-00.reflowed.txt``. Expected values are
 worked out from the draft's text and the grammar page, not from the code.
 """
 
@@ -15,8 +15,8 @@ import pytest
 from pdi.errors import ParseError
 from pdi.identifier import PDI, Fragment, equivalent
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-DRAFT = SHARED / "specs" / "draft-mallery-urn-pdi-00.reflowed.txt"
+DATA = Path(__file__).resolve().parent / "data"
+DRAFT = DATA / "specs" / "draft-mallery-urn-pdi-00.reflowed.txt"
 
 
 def draft_line(n: int) -> str:

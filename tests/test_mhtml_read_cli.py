@@ -9,8 +9,8 @@ from click.testing import CliRunner
 
 from pdi.cli import cli
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CORPUS = SHARED / "corpus" / "mhtml"
+DATA = Path(__file__).resolve().parent / "data"
+CORPUS = DATA / "corpus" / "mhtml"
 
 
 def test_ls_json_lists_parts_and_their_references() -> None:

@@ -1,4 +1,4 @@
-"""Every file of shared/corpus/mhtml read and checked.
+"""Every file of tests/data/corpus/mhtml read and checked.
 
 Well-formed files are read without loss: each part's headers, labels and decoded bytes
 are compared with what the standard library's ``email`` parser (``compat32``, whole
@@ -22,8 +22,8 @@ import pytest
 from pdi.errors import ParseError
 from pdi.mhtml import Aggregate, Limits, check, parse
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CORPUS = SHARED / "corpus" / "mhtml"
+DATA = Path(__file__).resolve().parent / "data"
+CORPUS = DATA / "corpus" / "mhtml"
 
 WELL_FORMED = [
     "fastmhtml_example.com.mhtml",

@@ -1,4 +1,4 @@
-"""Every example of RFC 2557 §9, assembled from the RFC text in shared/specs, read back.
+"""Every example of RFC 2557 §9, assembled from the RFC text in tests/data/specs/rfc2557.txt, read back.
 
 The stored RFC text lost its layout: leading indentation (so folded header lines look
 like new lines) and blank lines (so the blank line between a heading and its body is
@@ -21,8 +21,8 @@ from pathlib import Path
 from pdi.mhtml import Aggregate, Part, parse
 from pdi.mhtml.resolve import resolve_reference
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-RFC2557 = SHARED / "specs" / "003_7656ea04886e5ede.txt"
+DATA = Path(__file__).resolve().parent / "data"
+RFC2557 = DATA / "specs" / "rfc2557.txt"
 
 _HEADER = re.compile(r"^[A-Za-z][A-Za-z0-9-]*:( |$)")
 _PAGE_BREAK = re.compile(r"^(Palme, et al\. .*\[Page \d+\]|RFC 2557 .* March 1999)$")

@@ -23,8 +23,8 @@ from pdi.mhtml import parse
 from pdi.mhtml.refs import html_references
 from pdi.mhtml.unpack import UnpackLimits, plan, safe_name
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CORPUS = SHARED / "corpus" / "mhtml"
+DATA = Path(__file__).resolve().parent / "data"
+CORPUS = DATA / "corpus" / "mhtml"
 
 
 def mhtml(*parts: tuple[list[str], bytes], top: str = 'multipart/related; boundary="b"; type="text/html"') -> bytes:

@@ -1,4 +1,4 @@
-"""The other projects' URI suites in shared/corpus/uri/ (see its README): every case runs.
+"""The other projects' URI suites in tests/data/corpus/uri/ (see its README): every case runs.
 
 Where a suite's expectation differs from our reading of RFC 3986
 (shared/specs/README.md), the case is listed in an override table below
@@ -16,8 +16,8 @@ import pytest
 from pdi.errors import ParseError
 from pdi.uri import parse, resolve
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CORPUS = SHARED / "corpus" / "uri"
+DATA = Path(__file__).resolve().parent / "data"
+CORPUS = DATA / "corpus" / "uri"
 
 ROOTLESS = (
     "rootless base: we follow the literal RFC 3986 §5.2.4 algorithm, which keeps the "
