@@ -1,7 +1,7 @@
 """pdi: persistent document identifiers.
 
 Mint ``urn:pdi://series.cc/YYYY/MM/DD/id.format.version`` names
-(draft-mallery-urn-pdi-00, read as ``shared/specs/PDI-GRAMMAR.md`` says),
+(draft-mallery-urn-pdi-00, read as ``docs/specs/PDI-GRAMMAR.md`` says),
 keep every version's bytes, and resolve a name down to a passage.
 """
 

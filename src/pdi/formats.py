@@ -1,7 +1,7 @@
 """PDI format tokens, media types, charsets and default fragment schemes.
 
 draft-mallery-urn-pdi-00 §2.5 (lines 354-415), §3.3-3.4 (lines 533-749), read
-as ``shared/specs/PDI-GRAMMAR.md`` §2.6 and §3 say:
+as ``docs/specs/PDI-GRAMMAR.md`` §2.6 and §3 say:
 
 - the special tokens ``text`` (text/plain), ``header`` (RFC 822 message headers,
   the draft's "message/header", which we name ``message/rfc822``), ``html``

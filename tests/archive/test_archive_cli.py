@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 import shlex
 import subprocess
+import sys
+import wave
 from pathlib import Path
 
 import click
 import pytest
 from archive_helpers import SRC
 from click.testing import CliRunner, Result
+from PIL import Image
 
+from pdi.archive import Archive
 from pdi.archive.pgcluster import TemporaryCluster
 from pdi.cli import cli
 
@@ -201,18 +206,47 @@ def test_help_texts() -> None:
             assert "--archive DIR|URL" in result.output, command
 
 
-def test_readme_main_job(tmp_path: Path) -> None:
-    env = dict(os.environ, PYTHONPATH=str(SRC), PDI_ARCHIVE=str(tmp_path / "archive"))
-    result = subprocess.run(
-        [str(EXAMPLES / "main_job.sh")], capture_output=True, text=True, env=env, check=False
+def test_scripts_demo_runs_the_main_job(tmp_path: Path) -> None:
+    # The README's first command, on the checkout under test (no set-up: the pdi on
+    # PATH runs this tree's src), stopping before it serves.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pdi").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m pdi "$@"\n')
+    (bin_dir / "pdi").chmod(0o755)
+    env = dict(
+        os.environ, PYTHONPATH=str(SRC), PDI_SKIP_BOOTSTRAP="1",
+        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
     )
-    assert result.returncode == 0, result.stderr
+    archive = tmp_path / "archive"
+    result = subprocess.run(
+        [str(SRC.parent / "scripts" / "demo"), "--no-serve", "--archive", str(archive)],
+        capture_output=True, text=True, env=env, check=False, timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
-    minted = next(line for line in lines if line.startswith("minted:")).split()[1]
-    assert minted.startswith("urn:pdi://archives.gov.us/") and minted.endswith("/1.text.1")
+    names = dict(line.split(None, 1) for line in lines if line.startswith(("text ", "html ", "image ", "sound ", "capture ")))
+    day = datetime.datetime.now(datetime.UTC).date()
+    prefix = f"urn:pdi://archives.gov.us/{day:%Y/%m/%d}/"
+    # The day's serials in deposit order, then the captured URL encapsulated (draft line 399).
+    assert [names[k].strip() for k in ("text", "html", "image", "sound")] == [
+        prefix + "1.text.1", prefix + "2.html.1", prefix + "3.png.1", prefix + "4.wav.1"
+    ]
+    assert re.fullmatch(re.escape(prefix) + r"http:%2F%2F127%2E0%2E0%2E1:\d+%2F\.related\.1", names["capture"].strip())
     # Line 5 (0-based) of examples/declaration.txt, and its first ten characters.
     assert "We hold these truths to be self-evident, that all men are created equal," in lines
     assert "In Congres" in lines
+    assert '<blockquote id="quote">We hold these truths to be self-evident, that all men are created equal,' in lines
+    # The crop is the 48x48 pixels of the seal's centre; the clip is the second half second.
+    fetched = Path(next(line for line in lines if line.startswith("fetched: ")).split(None, 1)[1])
+    with Image.open(fetched / "crop.png") as crop:
+        assert crop.size == (48, 48)
+    with wave.open(str(fetched / "clip.wav")) as clip:  # 8000 Hz: [0.5 s, 1 s) is 4000 frames
+        assert (clip.getframerate(), clip.getnframes()) == (8000, 4000)
+    assert "check\tok" in result.stdout
+    assert re.search(r"checked 6 representations in 6 blobs: 0 problems", result.stdout)
+    # The archive it made is a real one: the text's bytes are there.
+    with Archive.open(str(archive)) as opened:
+        assert opened.get(prefix + "1.text.1#char=0,10").data == b"In Congres"
 
 
 def test_unreachable_postgres_is_a_storage_error(pg_cluster: TemporaryCluster) -> None:

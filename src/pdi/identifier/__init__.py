@@ -1,6 +1,6 @@
 """Persistent document identifiers: the grammar of draft-mallery-urn-pdi-00.
 
-Implements ``shared/specs/PDI-GRAMMAR.md`` (the restored ABNF of §1 and the
+Implements ``docs/specs/PDI-GRAMMAR.md`` (the restored ABNF of §1 and the
 readings of §2 and §3) over the draft's own lines 112-218 (syntax), 228-462
 (semantics: series, date, unique id, format, version) and 464-749 (fragments
 and citations):

@@ -49,7 +49,7 @@ def remove_dot_segments(path: str) -> str:
     """RFC 3986 §5.2.4, with the same result as the algorithm's literal text.
 
     On a rootless path the literal algorithm can produce a leading ``/``
-    (``a/../b`` gives ``/b``); we keep that (shared/specs/README.md).
+    (``a/../b`` gives ``/b``); we keep that (docs/specs/README.md).
     """
     if not isinstance(path, str):
         raise not_text(path)
@@ -108,7 +108,7 @@ def _recompose(
         result = scheme + "://" + authority + path if scheme is not None else "//" + authority + path
     else:
         if path.startswith("//"):
-            path = "/." + path  # would otherwise re-parse as an authority (shared/specs/README.md)
+            path = "/." + path  # would otherwise re-parse as an authority (docs/specs/README.md)
         result = scheme + ":" + path if scheme is not None else path
     if query is not None:
         result = result + "?" + query
@@ -143,7 +143,7 @@ def resolve(base: str, reference: str, *, rfc: int = 3986, strict: bool = True) 
     (§5.1), else :class:`ParseError`; its fragment is ignored.
 
     Our readings of three places where RFC 3986 is unclear
-    (shared/specs/README.md): a rootless base follows the literal §5.2.4
+    (docs/specs/README.md): a rootless base follows the literal §5.2.4
     (``foo:a/b`` + ``../c`` = ``foo:/c``); a result with no authority whose
     path starts with ``//`` is printed ``/.//…`` so that it re-parses to the
     same path (``f:/a`` + ``.//g`` = ``f:/.//g``); a base path ending in
@@ -255,7 +255,7 @@ def resolve(base: str, reference: str, *, rfc: int = 3986, strict: bool = True) 
             if directory_dirty or ref[0] == "." or "/." in ref:
                 path = remove_dot_segments(path)
         if b_auth is None and path[:2] == "//":
-            path = "/." + path  # would otherwise re-parse as an authority (shared/specs/README.md)
+            path = "/." + path  # would otherwise re-parse as an authority (docs/specs/README.md)
         result = prefix + path
     if query is not None:
         result = result + "?" + query

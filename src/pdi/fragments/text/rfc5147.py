@@ -24,11 +24,11 @@ Implements, to the letter:
   entity's charset, a leading BOM is not a character, and every line ending
   (CR+LF, LF, CR, NEL, CR+NEL) is one character. Lines include their line
   endings; a text without a line ending is one line; a final line ending does
-  not open an empty last line (see ``shared/specs/README.md``).
+  not open an empty last line (see ``docs/specs/README.md``).
 * §4.2: a position past the end is the end (the selection says ``clamped``);
   an omitted range start is the start, an omitted end the end; a range whose
   first number is *greater* than the second is improperly ordered (§4.4's
-  parenthesis is inverted, see ``shared/specs/README.md``) and is rejected.
+  parenthesis is inverted, see ``docs/specs/README.md``) and is rejected.
 * §3.1/§2.3/§4.3 integrity checks: ``length`` counts characters as above,
   ``md5`` is over the octets of the entity (BOM included); a check whose
   charset differs from the entity's is not used unless ``transcode=True``;

@@ -14,7 +14,7 @@ The first draft of what became RFC 5147, implemented as written:
     regex         = StringWithBalancedParens
 
   §3 names ``regex-scheme`` in one rule and defines ``match-scheme`` in the
-  next: the same thing (``shared/specs/README.md``). The fragment is
+  next: the same thing (``docs/specs/README.md``). The fragment is
   percent-decoded (UTF-8) first, as §4's last example does; then in the
   regex ``^(``, ``^)`` and ``^^`` stand for ``(``, ``)`` and ``^``, any
   other ``^`` is a syntax error, and unescaped parentheses must balance.
