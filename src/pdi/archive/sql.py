@@ -23,6 +23,7 @@ from typing import Any
 from pdi.archive.store import (
     SCHEMA_VERSION,
     AssertionRecord,
+    BlobPin,
     BlobSource,
     DepositResult,
     DocumentKey,
@@ -180,17 +181,64 @@ class SQLStore(ABC):
         return self._transaction(False)
 
     @abstractmethod
-    def _stage_blob(self, sha256: str, content: BlobSource) -> None:
+    def _stage_blob(self, sha256: str, content: BlobSource) -> BlobPin | None:
         """Make bytes durable before the catalog transaction (files), or do nothing.
 
         ``content`` may be a function that reads the bytes: it is called only
         if they are needed, so an import holds one blob in memory at a time.
+        A store whose blobs live outside the catalog returns a pin that keeps
+        :meth:`remove_unreferenced` off the staged blob until the pin is
+        closed (after the catalog transaction that names it has ended).
         """
 
-    def _stage_import(self, blobs: Sequence[tuple[str, BlobSource]]) -> None:
+    def _stage_import(self, blobs: Sequence[tuple[str, BlobSource]]) -> list[BlobPin]:
         """Stage the blobs of an import (``_stage_blob`` each, unless a store does better)."""
-        for sha256, content in blobs:
-            self._stage_blob(sha256, content)
+        pins: list[BlobPin] = []
+        try:
+            for sha256, content in blobs:
+                pin = self._stage_blob(sha256, content)
+                if pin is not None:
+                    pins.append(pin)
+        except BaseException:
+            _release(pins)
+            raise
+        return pins
+
+    @contextmanager
+    def _staged(
+        self, blobs: Sequence[tuple[str, BlobSource]], *, together: bool = False
+    ) -> Iterator[list[BlobPin]]:
+        """Stage blobs before a deposit's catalog transaction and keep them pinned until it ends.
+
+        ``together`` stages an import's blobs all or none (:meth:`_stage_import`).
+        Inside the transaction the deposit calls :meth:`_secure` with the pins.
+        """
+        if together:
+            pins = self._stage_import(blobs)
+        else:
+            pins = []
+            try:
+                for sha256, content in blobs:
+                    pin = self._stage_blob(sha256, content)
+                    if pin is not None:
+                        pins.append(pin)
+            except BaseException:
+                _release(pins)
+                raise
+        try:
+            yield pins
+        finally:
+            _release(pins)
+
+    def _secure(self, pins: Sequence[BlobPin]) -> None:
+        """Inside the catalog write transaction: make sure every staged blob is still in place.
+
+        Nothing removes a blob while a writer holds the catalog, so a blob in
+        place now stays until the deposit that names it has committed. The
+        default has nothing outside the catalog to check.
+        """
+        for pin in pins:
+            pin.secure()
 
     @abstractmethod
     def _store_blob(self, sha256: str, content: BlobSource) -> None:
@@ -292,12 +340,11 @@ class SQLStore(ABC):
         ]
 
     # --- deposits ----------------------------------------------------------------
-    def _stage(self, representations: Sequence[NewRepresentation]) -> None:
+    def _stage(self, representations: Sequence[NewRepresentation]) -> AbstractContextManager[list[BlobPin]]:
         formats = [r.format for r in representations]
         if len(set(formats)) != len(formats):
             raise ImmutabilityError(f"a deposit names a format twice: {', '.join(formats)}")
-        for rep in representations:
-            self._stage_blob(rep.sha256, rep.content)
+        return self._staged([(rep.sha256, rep.content) for rep in representations])
 
     def _document_id(self, key: DocumentKey, *, lock: bool = False) -> int | None:
         rows = self._query(
@@ -378,8 +425,8 @@ class SQLStore(ABC):
         given = None if unique_id is None else DocumentKey(series, day, unique_id)
         with self._read():
             self._check_mint(series, given)
-        self._stage(representations)
-        with self._write():
+        with self._stage(representations) as pins, self._write():
+            self._secure(pins)
             self._check_mint(series, given)
             serial: int | None = None
             if unique_id is None:
@@ -407,8 +454,8 @@ class SQLStore(ABC):
             raise StoreError("a version needs at least one format")
         with self._read():
             self._check_document(key)
-        self._stage(representations)
-        with self._write():
+        with self._stage(representations) as pins, self._write():
+            self._secure(pins)
             doc = self._check_document(key, lock=True)
             rows = self._query("SELECT MAX(version) FROM versions WHERE document = ?", (doc,))
             version = int(rows[0][0]) + 1
@@ -454,8 +501,8 @@ class SQLStore(ABC):
     ) -> DepositResult:
         with self._read():
             _, new = self._check_formats(key, version, representations)
-        self._stage(new)
-        with self._write():
+        with self._stage(new) as pins, self._write():
+            self._secure(pins)
             doc, new = self._check_formats(key, version, representations, lock=True)
             self._insert_reps(doc, version, new, at)
         return DepositResult(key, version)
@@ -489,9 +536,10 @@ class SQLStore(ABC):
             for about, a in assertions:
                 if about not in imported and self._document_id(about) is None:
                     raise NotFoundError(f"assertion about {a.subject}: no such document")
-        self._stage_import([(rec.sha256, content) for rec, content in representations])
         added = 0
-        with self._write():
+        blobs = [(rec.sha256, content) for rec, content in representations]
+        with self._staged(blobs, together=True) as pins, self._write():
+            self._secure(pins)
             for s in sorted(series, key=lambda s: (s.name.count("."), s.name)):
                 existing = self._query("SELECT parent FROM series WHERE name = ?", (s.name,))
                 if not existing:
@@ -652,6 +700,18 @@ class SQLStore(ABC):
         with self._read():
             rows = self._query(sql + " ORDER BY id", params)
         return [_assertion(r) for r in rows]
+
+
+def _release(pins: Sequence[BlobPin]) -> None:
+    """Close every pin, even when closing one fails."""
+    errors: list[BaseException] = []
+    for pin in pins:
+        try:
+            pin.close()
+        except BaseException as exc:  # close the rest, then report the first
+            errors.append(exc)
+    if errors:
+        raise errors[0]
 
 
 def _import_conflict(rec: RepresentationRecord) -> ImmutabilityError:

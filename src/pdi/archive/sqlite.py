@@ -13,10 +13,21 @@ committed deposit whose blobs are all durable, or no deposit (at worst an
 unreferenced blob, which verification reports but does not count as damage).
 Writers take SQLite's write lock up front (``BEGIN IMMEDIATE``), which
 serializes deposits across processes.
+
+Removing unreferenced blobs (:meth:`SQLiteStore.remove_unreferenced`) runs
+beside deposits without ever taking a blob a deposit is about to name: a
+deposit holds an ``flock`` on each file it stages (exclusive on its temporary
+file while writing, then shared on the placed blob) until its catalog
+transaction has ended, and the remover deletes only files it can lock
+exclusively, inside its own catalog write transaction. Inside the deposit's
+transaction, where no remover can act, the deposit checks that each blob is
+still the file at its name and puts it back from the open file if not. The
+locks are the kernel's, so a killed deposit releases them.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import sqlite3
@@ -28,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from pdi.archive.sql import SQLStore
-from pdi.archive.store import BlobSource, blob_bytes
+from pdi.archive.store import BlobPin, BlobSource, blob_bytes
 from pdi.errors import NotFoundError, PDIError, StoreError
 
 CATALOG = "catalog.sqlite"
@@ -105,29 +116,39 @@ class SQLiteStore(SQLStore):
         """Where the blob named ``sha256`` lives."""
         return self.root / "blobs" / sha256[:2] / sha256
 
-    def _has_blob(self, sha256: str) -> bool:
-        """Whether the blob file is there with the right bytes (a damaged one is written again).
+    def _pin_existing(self, sha256: str) -> _FilePin | None:
+        """Pin the blob file already at its name, if it is there with the right bytes.
 
-        A blob found is touched: a deposit about to name a blob that no name
-        holds yet must not lose it to :meth:`remove_unreferenced`, which
-        spares files changed within its grace period.
+        ``None`` when there is none, or it is damaged (then it is written
+        again), or a remover took it while we waited for the lock. A blob
+        found is touched, so that the grace period of
+        :meth:`remove_unreferenced` starts again.
         """
-        existing = self.read_blob(sha256)
-        if existing is None or hashlib.sha256(existing).hexdigest() != sha256:
-            return False
+        path = self.blob_path(sha256)
         try:
-            os.utime(self.blob_path(sha256))
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
         except OSError as exc:
-            raise StoreError(f"cannot touch blob {self.blob_path(sha256)}: {exc}") from exc
-        return True
+            raise StoreError(f"cannot read blob {path}: {exc}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            if os.fstat(fd).st_nlink == 0 or _digest(fd) != sha256:
+                os.close(fd)
+                return None
+            os.utime(path)
+        except OSError as exc:
+            os.close(fd)
+            raise StoreError(f"cannot read blob {path}: {exc}") from exc
+        return _FilePin(self, sha256, fd)
 
     def remove_unreferenced(self, older_than: float) -> list[str]:
         """Delete blob files no name holds and temporary files, untouched for ``older_than`` seconds.
 
         They are what a killed deposit leaves. The catalog is read and the files
         removed inside one write transaction, so no deposit commits meanwhile;
-        a deposit that staged its blob before that still has it, because
-        staging writes or touches the file and the grace period spares it.
+        a file a deposit in progress has staged is locked by it and spared,
+        whatever ``older_than`` is (see the module docstring).
         Returns the SHA-256 names (and ``tmp/`` file names) removed.
         """
         cutoff = time.time() - older_than
@@ -136,13 +157,10 @@ class SQLiteStore(SQLStore):
             referenced = {str(r[0]) for r in self._query("SELECT DISTINCT sha256 FROM representations")}
             try:
                 for name in sorted(self.blob_names() - referenced):
-                    path = self.blob_path(name)
-                    if path.stat().st_mtime < cutoff:
-                        path.unlink()
+                    if _unlink_if_free(self.blob_path(name), cutoff):
                         removed.append(name)
                 for stale in sorted((self.root / "tmp").iterdir()):
-                    if stale.stat().st_mtime < cutoff:
-                        stale.unlink()
+                    if _unlink_if_free(stale, cutoff):
                         removed.append(f"tmp/{stale.name}")
                 for sub in {self.blob_path(name).parent for name in removed if "/" not in name}:
                     _fsync_dir(sub)
@@ -150,23 +168,30 @@ class SQLiteStore(SQLStore):
                 raise StoreError(f"cannot remove unreferenced blobs in {self.root}: {exc}") from exc
         return removed
 
-    def _write_temporary(self, sha256: str, content: bytes) -> Path:
-        """Write ``content`` to a new temporary file of this process and thread and fsync it."""
+    def _write_temporary(self, sha256: str, content: bytes) -> tuple[Path, int]:
+        """Write ``content`` to a new temporary file, fsynced and locked; its path and open descriptor.
+
+        The descriptor holds an exclusive ``flock``, so no remover deletes the
+        file while it is written and placed; the caller closes it.
+        """
         tmp = self.root / "tmp" / f"{sha256}.{os.getpid()}.{threading.get_ident()}"
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
+            while True:
+                fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o444)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                if os.fstat(fd).st_nlink:
+                    break
+                os.close(fd)  # a remover took the new file before we locked it: make another
             try:
-                view = memoryview(content)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
+                _write_all(fd, content)
                 os.fsync(fd)
-            finally:
+            except BaseException:
                 os.close(fd)
+                raise
         except OSError as exc:
             tmp.unlink(missing_ok=True)
             raise StoreError(f"cannot write blob {self.blob_path(sha256)}: {exc}") from exc
-        return tmp
+        return tmp, fd
 
     def _place(self, tmp: Path, sha256: str) -> None:
         """Rename a written temporary file to the blob's name, durably."""
@@ -181,31 +206,57 @@ class SQLiteStore(SQLStore):
             tmp.unlink(missing_ok=True)
             raise StoreError(f"cannot write blob {path}: {exc}") from exc
 
-    def _stage_blob(self, sha256: str, content: BlobSource) -> None:
-        if not self._has_blob(sha256):
-            self._place(self._write_temporary(sha256, blob_bytes(content)), sha256)
+    def _stage_blob(self, sha256: str, content: BlobSource) -> BlobPin:
+        pin = self._pin_existing(sha256)
+        if pin is not None:
+            return pin
+        tmp, fd = self._write_temporary(sha256, blob_bytes(content))
+        try:
+            self._place(tmp, sha256)
+            fcntl.flock(fd, fcntl.LOCK_SH)  # placed: other deposits may pin it too
+        except BaseException:
+            os.close(fd)
+            raise
+        return _FilePin(self, sha256, fd)
 
-    def _stage_import(self, blobs: Sequence[tuple[str, BlobSource]]) -> None:
+    def _stage_import(self, blobs: Sequence[tuple[str, BlobSource]]) -> list[BlobPin]:
         """Write every new blob of an import to a temporary file first; rename them only when all are read.
 
         A bag object that cannot be read (or no longer has its hash) stops
         the import before any blob file is put in place: the temporary files
         are removed and the archive is as it was.
         """
-        pending: dict[str, Path] = {}
+        pins: list[BlobPin] = []
+        pending: dict[str, tuple[Path, int]] = {}
         try:
             for sha256, content in blobs:
-                if sha256 not in pending and not self._has_blob(sha256):
+                if sha256 in pending:
+                    continue
+                pin = self._pin_existing(sha256)
+                if pin is not None:
+                    pins.append(pin)
+                else:
                     pending[sha256] = self._write_temporary(sha256, blob_bytes(content))
+            while pending:
+                sha256, (tmp, fd) = pending.popitem()
+                try:
+                    self._place(tmp, sha256)
+                    fcntl.flock(fd, fcntl.LOCK_SH)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                pins.append(_FilePin(self, sha256, fd))
         except BaseException:
-            for tmp in pending.values():
+            for tmp, fd in pending.values():
                 tmp.unlink(missing_ok=True)
+                os.close(fd)
+            for held in pins:
+                held.close()
             raise
-        for sha256, tmp in pending.items():
-            self._place(tmp, sha256)
+        return pins
 
     def _store_blob(self, sha256: str, content: BlobSource) -> None:
-        # The file was made durable by _stage_blob before the transaction began.
+        # The file was made durable by _stage_blob, and secured, before this.
         return None
 
     def read_blob(self, sha256: str) -> bytes | None:
@@ -225,6 +276,81 @@ class SQLiteStore(SQLStore):
         except OSError as exc:
             raise StoreError(f"cannot list blobs in {self.root}: {exc}") from exc
         return names
+
+
+class _FilePin:
+    """An open descriptor of a staged blob file with a shared ``flock`` on it (see the module docstring)."""
+
+    def __init__(self, store: SQLiteStore, sha256: str, fd: int) -> None:
+        self.store = store
+        self.sha256 = sha256
+        self.fd = fd
+
+    def secure(self) -> None:
+        """Inside the catalog transaction: if the file at the blob's name is not ours, put ours back."""
+        path = self.store.blob_path(self.sha256)
+        try:
+            mine = os.fstat(self.fd)
+            try:
+                there = os.stat(path)
+                if (there.st_dev, there.st_ino) == (mine.st_dev, mine.st_ino):
+                    return
+            except FileNotFoundError:
+                pass
+            if _digest(self.fd) != self.sha256:
+                raise StoreError(f"the staged blob {path} changed before its deposit committed")
+            tmp = self.store.root / "tmp" / f"{self.sha256}.{os.getpid()}.{threading.get_ident()}.again"
+            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
+            try:
+                os.lseek(self.fd, 0, os.SEEK_SET)
+                while chunk := os.read(self.fd, 1 << 20):
+                    _write_all(out, chunk)
+                os.fsync(out)
+            finally:
+                os.close(out)
+        except OSError as exc:
+            raise StoreError(f"cannot restore blob {path}: {exc}") from exc
+        self.store._place(tmp, self.sha256)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def _digest(fd: int) -> str:
+    """The SHA-256 of the whole file open at ``fd``."""
+    h = hashlib.sha256()
+    os.lseek(fd, 0, os.SEEK_SET)
+    while chunk := os.read(fd, 1 << 20):
+        h.update(chunk)
+    return h.hexdigest()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _unlink_if_free(path: Path, cutoff: float) -> bool:
+    """Delete ``path`` if no deposit holds a lock on it and it is untouched since ``cutoff``."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # a deposit in progress holds it
+        mine = os.fstat(fd)
+        there = os.stat(path)
+        if (there.st_dev, there.st_ino) != (mine.st_dev, mine.st_ino) or mine.st_mtime >= cutoff:
+            return False
+        path.unlink()
+        return True
+    finally:
+        os.close(fd)
 
 
 def _fsync_dir(path: Path) -> None:

@@ -30,6 +30,23 @@ def blob_bytes(source: BlobSource) -> bytes:
     """The bytes of ``source``, read now if it is a function."""
     return source if isinstance(source, bytes) else source()
 
+class BlobPin(Protocol):
+    """A staged blob held safe from removal until the deposit that names it has committed.
+
+    A store that writes blobs before its catalog transaction hands one back
+    for each blob it staged; the deposit calls :meth:`secure` inside its
+    catalog transaction and :meth:`close` after it.
+    """
+
+    def secure(self) -> None:
+        """Inside the catalog transaction: put the blob back if it was removed meanwhile."""
+        ...
+
+    def close(self) -> None:
+        """Release the pin."""
+        ...
+
+
 #: The schema version this code writes. Older catalogs are migrated forward on open.
 SCHEMA_VERSION = 2
 
