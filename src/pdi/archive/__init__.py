@@ -44,6 +44,7 @@ from pdi.errors import (
     LimitError,
     NotFoundError,
     ParseError,
+    PDIError,
     UnsupportedError,
 )
 from pdi.identifier import PDI, Fragment, series_for_minting
@@ -164,7 +165,7 @@ class Generic:
 class Problem:
     """One fixity problem found by :meth:`Archive.verify`."""
 
-    kind: str  # "missing" | "altered" | "size"
+    kind: str  # "missing" | "altered" | "size" | "catalog-<what>" (sha256 then empty)
     sha256: str
     names: tuple[str, ...]
     detail: str
@@ -183,6 +184,29 @@ class VerifyReport:
     def ok(self) -> bool:
         """True when every stored representation is present and unaltered."""
         return not self.problems
+
+
+#: What a representation's recorded line-ending convention may be (:func:`pdi.fragments.text.line_ending_convention`).
+_LINE_ENDINGS = frozenset({"crlf", "lf", "cr", "nel", "crnel", "mixed", "none"})
+
+
+def _record_problem(records: Sequence[RepresentationRecord]) -> tuple[str, str] | None:
+    """A catalog problem in the records of one blob: what a deposit would not have written."""
+    for r in records:
+        try:
+            expected = formats.media_type_for(r.format)
+        except PDIError:
+            return ("catalog-representation", f"format {r.format!r} is not a format token")
+        if r.media_type != expected:
+            return ("catalog-representation", f"format {r.format} is {expected}, but the catalog says {r.media_type}")
+        if r.charset is not None:
+            try:
+                codecs.lookup(r.charset)
+            except LookupError:
+                return ("catalog-representation", f"charset {r.charset!r} is not a charset")
+        if r.line_ending is not None and r.line_ending not in _LINE_ENDINGS:
+            return ("catalog-representation", f"line-ending convention {r.line_ending!r} is not one pdi records")
+    return None
 
 
 def _utc_now() -> datetime.datetime:
@@ -844,7 +868,13 @@ class Archive:
 
     # --- fixity -------------------------------------------------------------------------------
     def verify(self, progress: Callable[[int, int], None] | None = None) -> VerifyReport:
-        """Recompute the SHA-256 of every stored representation; report missing or altered ones."""
+        """Recompute the SHA-256 of every stored representation and check the catalog itself.
+
+        Reports missing or altered blobs, and damage to the catalog: what the
+        database's own integrity check finds and any broken invariant of the
+        catalog (:meth:`pdi.archive.sql.SQLStore.catalog_problems`), as
+        problems of kind ``catalog-…``.
+        """
         by_sha: dict[str, list[RepresentationRecord]] = {}
         for record in self.store.iter_representations():
             by_sha.setdefault(record.sha256, []).append(record)
@@ -859,6 +889,8 @@ class Archive:
                 problem = ("altered", f"SHA-256 is now {actual}")
             elif any(r.size != len(data) for r in records):
                 problem = ("size", f"size {len(data)} differs from the catalog")
+            if problem is None:
+                problem = _record_problem(records)
             if problem is not None:
                 names = tuple(sorted(str(_name(r)) for r in records))
                 report.problems.append(Problem(problem[0], sha, names, problem[1]))
@@ -866,6 +898,8 @@ class Archive:
             if progress is not None:
                 progress(done, total)
         report.unreferenced = sorted(self.store.blob_names() - set(by_sha))
+        for found in self.store.catalog_problems():
+            report.problems.append(Problem(f"catalog-{found.kind}", "", (found.subject,), found.detail))
         return report
 
     def remove_unreferenced(self, older_than: float = 3600.0) -> list[str]:

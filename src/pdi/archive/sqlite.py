@@ -106,6 +106,15 @@ class SQLiteStore(SQLStore):
                 pass
             raise StoreError(f"commit failed: {exc}") from exc
 
+    def _database_problems(self) -> list[str]:
+        """SQLite's ``integrity_check`` (pages, records, indexes agree) and ``foreign_key_check``."""
+        found = [str(r[0]) for r in self._query("PRAGMA integrity_check(100)") if str(r[0]) != "ok"]
+        found += [
+            f"{r[0]} row {r[1]} refers to a missing row of {r[2]}"
+            for r in self._query("PRAGMA foreign_key_check")
+        ]
+        return found
+
     def _has_table(self, name: str) -> bool:
         return bool(
             self._query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))

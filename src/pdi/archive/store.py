@@ -121,6 +121,15 @@ class AssertionRecord:
 
 
 @dataclass(frozen=True)
+class CatalogProblem:
+    """One inconsistency in the catalog itself (not in the blobs): what kind, about what, and how."""
+
+    kind: str
+    subject: str
+    detail: str
+
+
+@dataclass(frozen=True)
 class ListQuery:
     """Filters for listing representations; ``None`` means any."""
 
@@ -196,6 +205,8 @@ class Store(Protocol):
     def read_blob(self, sha256: str) -> bytes | None: ...
 
     def blob_names(self) -> set[str]: ...
+
+    def catalog_problems(self, limit: int = 1000) -> list[CatalogProblem]: ...
 
     def remove_unreferenced(self, older_than: float) -> list[str]: ...
 

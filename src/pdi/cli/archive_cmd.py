@@ -350,7 +350,13 @@ def register(cli: click.Group) -> None:
                   help="Seconds a blob must be untouched before --remove-unreferenced deletes it.")
     @archive_option
     def verify_cmd(remove: bool, older_than: float, archive: str) -> None:
-        """Recompute the SHA-256 of every stored representation; exit 3 if any is missing or altered."""
+        """Recompute every stored representation's SHA-256 and check the catalog; exit 3 on any problem.
+
+        Problems print one a line: the kind (missing, altered, size, or
+        catalog-… for damage to the catalog itself: the database's own
+        integrity check and pdi's invariants such as gap-free serials), the
+        name, and what is wrong.
+        """
         with _open(archive) as opened, _progress("verifying") as progress:
             report = opened.verify(progress)
             if remove:
@@ -368,7 +374,9 @@ def register(cli: click.Group) -> None:
             f" {report.checked_blobs} blobs: {len(report.problems)} problems"
         )
         if not report.ok:
-            raise IntegrityError(f"{len(report.problems)} stored blobs are missing or altered")
+            raise IntegrityError(
+                f"verify found {len(report.problems)} problems (missing or altered blobs, catalog damage)"
+            )
 
     @cli.command("export")
     @click.argument("directory")
