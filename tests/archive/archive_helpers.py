@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import hashlib
 from pathlib import Path
 
 from pdi.archive import Archive
@@ -30,3 +31,14 @@ def snapshot(archive: Archive) -> object:
         {name: store.read_blob(name) for name in sorted(store.blob_names())},
         store.schema_version(),
     )
+
+
+def reseal(bag: Path) -> None:
+    """Recompute a bag's manifests and Payload-Oxum, as a careless tool editing a bag would."""
+    files = sorted(p for p in (bag / "data").rglob("*") if p.is_file())
+    lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(bag).as_posix()}\n"
+             for p in files]
+    (bag / "manifest-sha256.txt").write_text("".join(lines))
+    octets = sum(p.stat().st_size for p in files)
+    (bag / "bag-info.txt").write_text(f"Payload-Oxum: {octets}.{len(files)}\n")
+    (bag / "tagmanifest-sha256.txt").unlink()

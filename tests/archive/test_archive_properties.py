@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import codecs
 import datetime
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from archive_helpers import Clock, snapshot
+from archive_helpers import Clock, reseal, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -125,17 +124,6 @@ def test_char_fragment_is_a_slice_of_the_canonical_text(
     assert got.data == canonical[start : start + length].encode()
 
 
-def _reseal(bag: Path) -> None:
-    # Recompute the manifests and the Payload-Oxum, as a careless tool editing a bag would.
-    files = sorted(p for p in (bag / "data").rglob("*") if p.is_file())
-    lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(bag).as_posix()}\n"
-             for p in files]
-    (bag / "manifest-sha256.txt").write_text("".join(lines))
-    octets = sum(p.stat().st_size for p in files)
-    (bag / "bag-info.txt").write_text(f"Payload-Oxum: {octets}.{len(files)}\n")
-    (bag / "tagmanifest-sha256.txt").unlink()
-
-
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
@@ -167,7 +155,7 @@ def test_any_catalog_in_a_bag_imports_or_gives_a_pdi_error(
         source.export_bag(root / "bag")
     catalog = json.loads((root / "bag" / "data" / "catalog.json").read_text())
     (root / "bag" / "data" / "catalog.json").write_text(json.dumps(_mutate(catalog, path, value)))
-    _reseal(root / "bag")
+    reseal(root / "bag")
     with Archive.init(root / "target", clock=clock) as target:
         before = snapshot(target)
         try:
@@ -224,7 +212,7 @@ def test_an_assertion_moves_with_the_document_its_subject_names(tmp_path: Path) 
     assert catalog["assertions"][0]["unique_id"] == "1"
     catalog["assertions"][0]["unique_id"] = "2"
     catalog_path.write_text(json.dumps(catalog))
-    _reseal(tmp_path / "bag")
+    reseal(tmp_path / "bag")
     with Archive.init(tmp_path / "target", clock=clock) as target:
         before = snapshot(target)
         with pytest.raises(PDIError):

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from pdi import formats
 from pdi.archive.store import (
     AssertionRecord,
+    AuditRecord,
     DepositResult,
     DocumentKey,
     ListQuery,
@@ -57,6 +58,7 @@ __all__ = [
     "DEFAULT_LOCATION",
     "Archive",
     "AssertionRecord",
+    "AuditRecord",
     "CitationResolved",
     "Content",
     "Generic",
@@ -911,6 +913,10 @@ class Archive:
         if older_than < 0:
             raise LimitError("older_than must not be negative")
         return self.store.remove_unreferenced(older_than)
+
+    def audit(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]:
+        """The audit log after entry ``after``, oldest first: who wrote what, and when (imports today)."""
+        return self.store.audit_log(after, limit)
 
     # --- moving ----------------------------------------------------------------------------------
     def export_bag(

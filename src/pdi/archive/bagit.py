@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from pdi.archive.store import (
     AssertionRecord,
+    AuditRecord,
     BlobSource,
     DocumentKey,
     RepresentationRecord,
@@ -279,6 +280,80 @@ def _object_reader(bag: Path, sha256: str) -> Callable[[], bytes]:
     return read
 
 
+def _timestamp(moment: datetime.datetime) -> str:
+    from pdi.archive import _timestamp as stamp
+
+    return stamp(moment)
+
+
+def _moment(text: str, what: str) -> datetime.datetime:
+    """A timestamp of the catalog (``…Z``, GMT) as a value; a ParseError naming ``what`` if it is not one."""
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ParseError(f"catalog.json: {what}: {text!r} is not a timestamp", rule="catalog") from exc
+    if moment.tzinfo is None:
+        raise ParseError(f"catalog.json: {what}: {text!r} has no time zone", rule="catalog")
+    return moment.astimezone(datetime.UTC)
+
+
+def _check_as_deposited(record: RepresentationRecord, pdi: str, now: datetime.datetime) -> None:
+    """What minting and depositing would have refused, refused on import too.
+
+    A name is minted on the GMT day of its deposit, never in the future; its
+    format is a canonical token whose media type is the registry's; a charset
+    is a registered one on a text format; the line-ending convention is one
+    pdi records; the size is within the deposit limit.
+    """
+    from pdi import formats
+    from pdi.archive import _LINE_ENDINGS, MAX_REPRESENTATION_BYTES, is_text_format
+
+    created = _moment(record.created_at, f"{pdi} created_at")
+    if created > now:
+        raise ParseError(f"catalog.json: {pdi} was deposited in the future ({record.created_at})", rule="catalog")
+    if record.day != created.date():
+        raise ParseError(
+            f"catalog.json: {pdi} names the day {record.day}, but was deposited on {created.date()} (GMT)",
+            rule="catalog",
+        )
+    if formats.canonical_token(record.format) != record.format:
+        raise ParseError(f"catalog.json: {pdi}: format {record.format!r} is not a canonical token", rule="catalog")
+    if record.media_type != formats.media_type_for(record.format):
+        raise ParseError(
+            f"catalog.json: {pdi}: media type {record.media_type!r} is not that of format"
+            f" {record.format} ({formats.media_type_for(record.format)})",
+            rule="catalog",
+        )
+    if record.charset is not None:
+        if not is_text_format(record.format):
+            raise ParseError(f"catalog.json: {pdi}: a charset on a format that is not text", rule="catalog")
+        if formats.registered_charset(record.charset) != record.charset:
+            raise ParseError(f"catalog.json: {pdi}: charset {record.charset!r} is not a registered name", rule="catalog")
+    if record.line_ending is not None and record.line_ending not in _LINE_ENDINGS:
+        raise ParseError(f"catalog.json: {pdi}: line-ending convention {record.line_ending!r}", rule="catalog")
+    if not 0 <= record.size <= MAX_REPRESENTATION_BYTES:
+        raise ParseError(f"catalog.json: {pdi}: size {record.size}", rule="catalog")
+
+
+def _check_statement(a: AssertionRecord, minted_at: str | None, now: datetime.datetime) -> None:
+    """A statement is made by someone, after its document was minted and not in the future."""
+    from pdi.archive import _KEY, MAX_ASSERTION_VALUE
+
+    at = _moment(a.at, f"the statement {a.key!r} about {a.subject}")
+    if at > now:
+        raise ParseError(f"catalog.json: the statement {a.key!r} about {a.subject} is dated in the future ({a.at})", rule="catalog")
+    if minted_at is not None and at < _moment(minted_at, a.subject):
+        raise ParseError(
+            f"catalog.json: the statement {a.key!r} about {a.subject} is dated {a.at},"
+            f" before its document was minted ({minted_at})",
+            rule="catalog",
+        )
+    if not _KEY.match(a.key) or len(a.value) > MAX_ASSERTION_VALUE or not a.who.strip():
+        raise ParseError(f"catalog.json: the statement {a.key!r} about {a.subject} is malformed", rule="catalog")
+    if any(ch in a.who for ch in "\r\n\x00"):
+        raise ParseError(f"catalog.json: the statement {a.key!r} about {a.subject}: who holds a control character", rule="catalog")
+
+
 def import_bag(
     archive: Archive,
     bag: Path,
@@ -287,6 +362,8 @@ def import_bag(
 ) -> int:
     """Validate the bag, then import all of it into the archive in one transaction."""
     from pdi.archive import _key_of, _name, canonical_series, parse_pdi, spells_serial
+
+    now = archive._now()
     try:
         manifest = validate_bag(bag)
         raw = (bag / "data" / "catalog.json").read_bytes()
@@ -339,6 +416,7 @@ def import_bag(
             spelled = int(record.unique_id) if spells_serial(record.unique_id) else None
             if record.serial != spelled:
                 raise ParseError(f"catalog.json: bad serial for {r['pdi']}", rule="catalog")
+            _check_as_deposited(record, str(r["pdi"]), now)
             size = sizes.get(record.sha256)
             if size is None:
                 # validate_bag hashed every payload file against the manifest: the
@@ -366,6 +444,10 @@ def import_bag(
             )
             for a in _entries(catalog, "assertions")
         ]
+        documents: dict[DocumentKey, RepresentationRecord] = {}
+        for rec, _ in reps:
+            documents.setdefault(DocumentKey(rec.series, rec.day, rec.unique_id), rec)
+        minted = {key: rec.created_at for key, rec in documents.items() if rec.version == 1}
         for about, a in assertions:
             if _key_of(parse_pdi(a.subject)) != about:
                 raise ParseError(
@@ -373,6 +455,16 @@ def import_bag(
                     " document",
                     rule="catalog",
                 )
+            _check_statement(a, minted.get(about), now)
+        # Who brought these names in, and from which bag, goes to the audit log.
+        audit = [
+            AuditRecord(
+                _timestamp(now), archive.who, "import", str(_name(first, generic=True)),
+                f"from the bag {bag} (catalog.json source {catalog.get('source')!r})",
+            )
+            for about, first in sorted(documents.items(), key=lambda item: str(_name(item[1])))
+            if not archive.store.document_exists(about)  # only documents this import brings in
+        ]
     except PDIError:
         raise
     except (KeyError, TypeError, ValueError) as exc:
@@ -381,4 +473,4 @@ def import_bag(
         raise IntegrityError(f"bag object missing: {exc.filename}") from exc
     except OSError as exc:
         raise IntegrityError(f"cannot read bag {bag}: {exc}") from exc
-    return archive.store.import_all(series, reps, assertions)
+    return archive.store.import_all(series, reps, assertions, audit)

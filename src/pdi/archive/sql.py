@@ -23,6 +23,7 @@ from typing import Any
 from pdi.archive.store import (
     SCHEMA_VERSION,
     AssertionRecord,
+    AuditRecord,
     BlobPin,
     BlobSource,
     CatalogProblem,
@@ -33,7 +34,7 @@ from pdi.archive.store import (
     RepresentationRecord,
     SeriesRecord,
 )
-from pdi.errors import ImmutabilityError, NotFoundError, StoreError
+from pdi.errors import ImmutabilityError, NotFoundError, ParseError, StoreError
 
 
 def migrations(id_pk: str, blob_type: str, with_blob_table: bool) -> dict[int, list[str]]:
@@ -93,7 +94,19 @@ def migrations(id_pk: str, blob_type: str, with_blob_table: bool) -> dict[int, l
         "CREATE INDEX assertions_by_subject ON assertions (subject, id)",
         "CREATE INDEX representations_by_sha ON representations (sha256)",
     ]
-    return {1: first, 2: second}
+    third = [
+        # Every write, appended: who (a user, or a token's name), when, what, about
+        # which name, from which address. Imports record themselves here today.
+        f"""CREATE TABLE audit_log (
+            id {id_pk},
+            at TEXT NOT NULL,
+            who TEXT NOT NULL,
+            action TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            detail TEXT NOT NULL,
+            address TEXT)""",
+    ]
+    return {1: first, 2: second, 3: third}
 
 
 _REP_COLUMNS = (
@@ -513,6 +526,7 @@ class SQLStore(ABC):
         series: Sequence[SeriesRecord],
         representations: Sequence[tuple[RepresentationRecord, BlobSource]],
         assertions: Sequence[tuple[DocumentKey, AssertionRecord]],
+        audit: Sequence[AuditRecord] = (),
     ) -> int:
         """Bring records from another archive in, exactly as named; one transaction.
 
@@ -520,7 +534,8 @@ class SQLStore(ABC):
         what is stored under an existing name raises :class:`ImmutabilityError`
         and nothing is imported. Returns the number of new representations.
         Each blob may come as a function that reads it (:data:`BlobSource`),
-        called when the store writes that blob.
+        called when the store writes that blob. ``audit`` entries are appended
+        to the audit log in the same transaction.
         """
         with self._read():  # refuse bad imports before staging any blob
             known = {str(r[0]) for r in self._query("SELECT name FROM series")}
@@ -537,6 +552,7 @@ class SQLStore(ABC):
             for about, a in assertions:
                 if about not in imported and self._document_id(about) is None:
                     raise NotFoundError(f"assertion about {a.subject}: no such document")
+            self._check_imported_numbering(representations)
         added = 0
         blobs = [(rec.sha256, content) for rec, content in representations]
         with self._staged(blobs, together=True) as pins, self._write():
@@ -579,6 +595,9 @@ class SQLStore(ABC):
                     rec.sha256, rec.size, rec.created_at,
                 )
                 added += 1
+            self._check_imported_numbering(representations)
+            for entry in audit:
+                self._insert_audit(entry)
             for about, a in assertions:
                 doc_rows = self._query(
                     "SELECT document FROM assertions WHERE subject = ? AND key = ? AND value = ?"
@@ -596,6 +615,50 @@ class SQLStore(ABC):
                     (target, a.subject, a.key, a.value, a.who, a.at),
                 )
         return added
+
+    def _check_imported_numbering(
+        self, representations: Sequence[tuple[RepresentationRecord, BlobSource]]
+    ) -> None:
+        """Serials still run 1..n on every day an import touches, and versions 1..n.
+
+        A bag may not bring serial 999 to a day with 3 (2..998 would never
+        exist and the next mint would be 1000), nor version 5 of a document
+        with 2: minting never leaves gaps, and neither may an import. Checked
+        before anything is staged (the catalog's numbers and the bag's
+        together) and again inside the import's transaction.
+        """
+        serials: dict[tuple[str, str], set[int]] = {}
+        versions: dict[DocumentKey, set[int]] = {}
+        for r, _ in representations:
+            if r.serial is not None:
+                serials.setdefault((r.series, r.day.isoformat()), set()).add(r.serial)
+            versions.setdefault(DocumentKey(r.series, r.day, r.unique_id), set()).add(r.version)
+        for (series, day), numbers in sorted(serials.items()):
+            numbers |= {
+                int(row[0]) for row in self._query(
+                    "SELECT serial FROM documents WHERE series = ? AND day = ? AND serial IS NOT NULL",
+                    (series, day),
+                )
+            }
+            if numbers != set(range(1, len(numbers) + 1)):
+                raise ParseError(
+                    f"the import would leave gaps in the serials of {series} on {day}:"
+                    f" {len(numbers)} serials numbered {min(numbers)} to {max(numbers)}"
+                    " (serials run 1..n without gaps)",
+                    rule="catalog",
+                )
+        for key, numbers in sorted(versions.items(), key=lambda kv: (kv[0].series, kv[0].day, kv[0].unique_id)):
+            doc = self._document_id(key)
+            if doc is not None:
+                numbers |= {
+                    int(row[0]) for row in self._query("SELECT version FROM versions WHERE document = ?", (doc,))
+                }
+            if numbers != set(range(1, len(numbers) + 1)):
+                raise ParseError(
+                    f"the import would leave gaps in the versions of {_describe(key)}:"
+                    f" {len(numbers)} versions numbered {min(numbers)} to {max(numbers)}",
+                    rule="catalog",
+                )
 
     def _check_import(self, rec: RepresentationRecord) -> None:
         rows = self._query(
@@ -676,6 +739,27 @@ class SQLStore(ABC):
             )
         for row in rows:
             yield _rep(row)
+
+    # --- the audit log -------------------------------------------------------------
+    def _insert_audit(self, entry: AuditRecord) -> None:
+        self._query(
+            "INSERT INTO audit_log (at, who, action, subject, detail, address) VALUES (?, ?, ?, ?, ?, ?)",
+            (entry.at, entry.who, entry.action, entry.subject, entry.detail, entry.address),
+        )
+
+    def audit_log(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]:
+        """Audit entries with ids above ``after``, oldest first (a keyset page of at most ``limit``)."""
+        with self._read():
+            rows = self._query(
+                "SELECT id, at, who, action, subject, detail, address FROM audit_log"
+                " WHERE id > ? ORDER BY id LIMIT ?",
+                (after, limit),
+            )
+        return [
+            AuditRecord(str(r[1]), str(r[2]), str(r[3]), str(r[4]), str(r[5]),
+                        None if r[6] is None else str(r[6]), int(r[0]))
+            for r in rows
+        ]
 
     # --- the catalog's own invariants ------------------------------------------------------
     def _database_problems(self) -> list[str]:

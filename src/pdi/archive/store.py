@@ -48,7 +48,7 @@ class BlobPin(Protocol):
 
 
 #: The schema version this code writes. Older catalogs are migrated forward on open.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,19 @@ class CatalogProblem:
 
 
 @dataclass(frozen=True)
+class AuditRecord:
+    """One entry of the audit log: at what time, who, did what, to which name, in what detail, from where."""
+
+    at: str
+    who: str
+    action: str
+    subject: str
+    detail: str
+    address: str | None = None
+    id: int = 0
+
+
+@dataclass(frozen=True)
 class ListQuery:
     """Filters for listing representations; ``None`` means any."""
 
@@ -187,6 +200,7 @@ class Store(Protocol):
         series: Sequence[SeriesRecord],
         representations: Sequence[tuple[RepresentationRecord, BlobSource]],
         assertions: Sequence[tuple[DocumentKey, AssertionRecord]],
+        audit: Sequence[AuditRecord] = (),
     ) -> int: ...
 
     # reading
@@ -207,6 +221,8 @@ class Store(Protocol):
     def blob_names(self) -> set[str]: ...
 
     def catalog_problems(self, limit: int = 1000) -> list[CatalogProblem]: ...
+
+    def audit_log(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]: ...
 
     def remove_unreferenced(self, older_than: float) -> list[str]: ...
 

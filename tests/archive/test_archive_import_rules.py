@@ -1,0 +1,135 @@
+"""A bag import is held to the rules of minting and deposit, and the audit log says who imported what.
+
+Issue 12: import accepted serial 999 (so 2..998 never exist and the next mint
+is 1000), future dates, media types holding CR/LF (whose names then got an
+empty reply from the resolver), and statements backdated before their
+document with a forged ``who``. Each case is a real export whose
+``catalog.json`` is edited the way a careless or hostile tool would, and
+resealed; the import must refuse it with a syntax error naming the entry, and
+leave the target archive exactly as it was.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from archive_helpers import Clock, reseal, snapshot
+
+from pdi.archive import Archive, Content
+from pdi.errors import ParseError
+
+S = "oma.eop.gov.us"
+NOW = datetime.datetime(2026, 11, 22, 14, 30, tzinfo=datetime.UTC)
+
+Edit = Callable[[dict[str, Any]], None]
+
+
+def _serial(catalog: dict[str, Any], serial: int) -> dict[str, Any]:
+    return next(r for r in catalog["representations"] if r["serial"] == serial)
+
+
+def _renumber(rep: dict[str, Any], serial: int) -> None:
+    rep["serial"] = serial
+    rep["unique_id"] = str(serial)
+    rep["pdi"] = rep["pdi"].replace("/2.text.1", f"/{serial}.text.1")
+
+
+def _serial_999(catalog: dict[str, Any]) -> None:
+    _renumber(_serial(catalog, 2), 999)
+
+
+def _future_day(catalog: dict[str, Any]) -> None:
+    rep = _serial(catalog, 2)
+    for field in ("day", "created_at"):
+        rep[field] = rep[field].replace("2026-11-22", "2027-01-05")
+    rep["pdi"] = rep["pdi"].replace("/2026/11/22/", "/2027/01/05/")
+    _renumber(rep, 1)
+
+
+def _day_not_its_deposit(catalog: dict[str, Any]) -> None:
+    _serial(catalog, 2)["created_at"] = "2026-11-21T10:00:00.000000Z"
+
+
+def _media_type_with_crlf(catalog: dict[str, Any]) -> None:
+    _serial(catalog, 2)["media_type"] = "text/plain\r\nX-Injected: yes"
+
+
+def _media_type_of_another_format(catalog: dict[str, Any]) -> None:
+    _serial(catalog, 2)["media_type"] = "image/gif"
+
+
+def _statement_before_its_document(catalog: dict[str, Any]) -> None:
+    catalog["assertions"][0]["at"] = "1997-09-01T00:00:00.000000Z"
+    catalog["assertions"][0]["who"] = "Thomas Jefferson"
+
+
+def _statement_in_the_future(catalog: dict[str, Any]) -> None:
+    catalog["assertions"][0]["at"] = "2030-01-01T00:00:00.000000Z"
+
+
+def _version_gap(catalog: dict[str, Any]) -> None:
+    rep = next(r for r in catalog["representations"] if r["version"] == 2)
+    rep["version"] = 5
+    rep["pdi"] = rep["pdi"].replace(".text.2", ".text.5")
+
+
+CASES: dict[str, tuple[Edit, str]] = {
+    "serial 999 on a day with 2": (_serial_999, "gaps in the serials"),
+    "a day in the future": (_future_day, "in the future"),
+    "a day that is not the deposit's": (_day_not_its_deposit, "deposited on 2026-11-21"),
+    "a media type with CR/LF": (_media_type_with_crlf, "is not that of format text"),
+    "the media type of another format": (_media_type_of_another_format, "is not that of format text"),
+    "a statement before its document": (_statement_before_its_document, "before its document was minted"),
+    "a statement in the future": (_statement_in_the_future, "in the future"),
+    "version 5 after version 1": (_version_gap, "gaps in the versions"),
+}
+
+
+def _export(root: Path) -> Path:
+    with Archive.init(root / "source", clock=Clock(NOW)) as source:
+        source.add_series(S)
+        first = source.add(S, b"one\n", format="text")
+        source.add(S, b"two\n", format="text")
+        source.add_version(first, [Content(b"one, again\n", "text")])
+        source.annotate(first, "title", "One")
+        source.export_bag(root / "bag")
+    return root / "bag"
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_import_refuses_what_minting_would_refuse(tmp_path: Path, case: str) -> None:
+    edit, message = CASES[case]
+    bag = _export(tmp_path)
+    catalog = json.loads((bag / "data" / "catalog.json").read_text())
+    edit(catalog)
+    (bag / "data" / "catalog.json").write_text(json.dumps(catalog))
+    reseal(bag)
+    with Archive.init(tmp_path / "target", clock=Clock(NOW)) as target:
+        before = snapshot(target)
+        with pytest.raises(ParseError, match=message):
+            target.import_bag(bag)
+        assert snapshot(target) == before
+        assert target.audit() == []
+
+
+def test_an_untouched_bag_imports_and_the_audit_log_names_the_importer(location: str, tmp_path: Path) -> None:
+    bag = _export(tmp_path)
+    with Archive.init(location, clock=Clock(NOW + datetime.timedelta(hours=1))) as target:
+        target.who = "archivist"
+        assert target.import_bag(bag) == 3
+        entries = target.audit()
+        assert [(e.who, e.action, e.subject) for e in entries] == [
+            ("archivist", "import", f"urn:pdi://{S}/2026/11/22/1"),
+            ("archivist", "import", f"urn:pdi://{S}/2026/11/22/2"),
+        ]
+        assert all(e.at == "2026-11-22T15:30:00.000000Z" and str(bag) in e.detail for e in entries)
+        # Importing the same bag again brings nothing new, and logs nothing.
+        assert target.import_bag(bag) == 0
+        assert len(target.audit()) == 2
+        # The next mint continues the day's serials.
+        assert target.add(S, b"three\n", format="text").serial == 3
