@@ -83,3 +83,14 @@ def test_a_command_loads_only_its_own_modules(tmp_path: Path) -> None:
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert result.stdout == "two\n[]\n"
+
+
+def test_subprocesses_run_this_checkout(tmp_path: Path) -> None:
+    # tests/conftest.py puts this tree's src first, so a `python -m pdi` a test starts
+    # is the code under test even where another copy of pdi is installed.
+    result = subprocess.run(
+        [sys.executable, "-c", "import pdi; print(pdi.__file__)"],
+        capture_output=True, text=True, check=True, cwd=tmp_path,
+    )
+    here = Path(__file__).resolve().parent.parent / "src" / "pdi" / "__init__.py"
+    assert Path(result.stdout.strip()) == here
