@@ -181,4 +181,7 @@ def test_registered_charset_names_a_label_by_its_iana_name() -> None:
     assert registered_charset("latin-1") == "iso-8859-1"  # Python's label, the same codec
     assert registered_charset("cp1252") == "windows-1252"
     assert registered_charset("UTF8") == "utf-8"
-    assert registered_charset("klingon") == "klingon"  # unknown: left for the codec lookup to refuse
+    assert registered_charset("MAC-CYRILLIC") == "mac-cyrillic"  # a text codec the registry lacks: as written
+    for not_a_charset in ("klingon", "zlib_codec", "punycode"):
+        with pytest.raises(UnsupportedError, match=not_a_charset):
+            registered_charset(not_a_charset)
