@@ -17,12 +17,17 @@ as ``shared/specs/PDI-GRAMMAR.md`` §2.6 and §3 say:
   in that charset;
 - tokens are case-insensitive; :func:`canonical_token` gives the canonical
   spelling (lower case, upper-case hex in %-escapes);
-- a token is written with the unique-id characters of the grammar (alpha,
-  digit, ``()-:;$_!'``), %-escapes, and the literal ``+`` of ``major+minor``
+- a token is written with the characters media-type names (RFC 6838 §4.2)
+  and charset names (RFC 2978 §2.3) may hold, every one an RFC 2045 token
+  character, less the grammar's reserved ones (line 217): alpha, digit,
+  ``!$&'-^_`{}~`` (:data:`pdi._grammar.TOKEN_SAFE`); any other character as a
+  %-escape; and one literal ``+`` between the major and the minor type
   (:func:`is_valid_token`). That is wider than the draft's ``alpha-hyphen``
   (line 160), as the tokens the draft itself asks for need it (``utf-8``,
-  ``shift_jis``, ``audio+mpeg``). A well-formed token that the registry does
-  not resolve is still a valid token; it just cannot be resolved.
+  ``shift_jis``, ``audio+mpeg``); ``( ) : ;``, which no media-type or
+  charset name holds (RFC 2045 tspecials), are not token characters. A
+  well-formed token that the registry does not resolve is still a valid
+  token; it just cannot be resolved.
 - charset names are compared through the IANA Character Sets registry
   (:mod:`pdi.charsets`): any name or alias means the charset.
 
@@ -36,7 +41,7 @@ import re
 from importlib import resources
 
 from pdi import charsets
-from pdi._grammar import UNIQUE_SAFE, escape, upper_hex
+from pdi._grammar import TOKEN_PATTERN, TOKEN_SAFE, escape, upper_hex
 from pdi.errors import ParseError, UnsupportedError
 
 __all__ = [
@@ -141,9 +146,7 @@ CHARSET_TOKENS: dict[str, bool] = {
     "tis-620": False,
 }
 
-# A format token as it may appear in a PDI: unique-id characters, %-escapes, and
-# the literal "+" of the major+minor form.
-_TOKEN_RE = re.compile(r"(?:[A-Za-z0-9()\-:;$_!'+]|%[0-9A-Fa-f]{2})+")
+_TOKEN_RE = re.compile(TOKEN_PATTERN)
 
 
 def is_valid_token(token: str) -> bool:
@@ -159,7 +162,7 @@ def canonical_token(token: str) -> str:
 
 
 def _escape_minor(minor: str) -> str:
-    return escape(minor, UNIQUE_SAFE)  # alpha / digit / other, line 154-215
+    return escape(minor, TOKEN_SAFE)
 
 
 def _decode(token: str) -> str:
