@@ -69,7 +69,8 @@ def register(cli: click.Group) -> None:
         default="rfc5147",
         show_default=True,
         help="rfc5147: char=/line= with ;length=/;md5= checks (0-based, every line ending one "
-        "character); wilde: char(n) line(a,b) match(bre), 1-based and closed, unions; "
+        "character); wilde: char(n) line(a,b) match(bre), 1-based and closed, unions, lines end "
+        "at CRLF only (draft §2.1.3); "
         "pdi: [char=|line=]a[,b] over the CRLF-canonical text, char half-open.",
     )
     @click.option("--json", "as_json", is_flag=True, help="Print ranges, text, clamped and integrity as JSON.")
