@@ -295,3 +295,22 @@ def test_cli_add_refuses_a_codec_that_is_not_a_charset(tmp_path: Path, label: st
     assert good.exit_code == 0, good.output
     info = runner.invoke(cli, ["get", good.stdout.strip(), "--info", "--archive", archive])
     assert "charset\tiso-8859-1" in info.stdout
+
+
+# --------------------------------------------------------------------------- encoded words (RFC 2047)
+
+CRASHERS = Path(__file__).resolve().parent / "data" / "crashers"
+
+
+@pytest.mark.parametrize(("name", "label"), [("encoded_word_idna.mht", "idna"), ("encoded_word_zlib.mht", "zlib_codec")])
+def test_an_encoded_word_in_a_codec_that_is_not_a_charset(name: str, label: str) -> None:
+    from pdi.mhtml.headers import decode_words
+
+    subject = f"=?{label}?q?abc?="
+    assert subject.encode() in (CRASHERS / name).read_bytes()
+    text, warnings = decode_words(subject)
+    assert text == "abc"  # read as Latin-1, with a warning
+    assert len(warnings) == 1 and label in warnings[0]
+    result = CliRunner().invoke(cli, ["mhtml", "ls", str(CRASHERS / name)])
+    assert result.exit_code == 0, result.output
+    assert "title: abc" in result.stdout
