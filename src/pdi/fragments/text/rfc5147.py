@@ -30,8 +30,10 @@ Implements, to the letter:
   first number is *greater* than the second is improperly ordered (§4.4's
   parenthesis is inverted, see ``shared/specs/README.md``) and is rejected.
 * §3.1/§2.3/§4.3 integrity checks: ``length`` counts characters as above,
-  ``md5`` is over the octets of the entity (BOM included); a check whose
-  charset differs from the entity's is not used unless ``transcode=True``;
+  ``md5`` is over the octets of the entity (BOM included); a check applies
+  when its charset is the entity's under any name or alias of the IANA
+  registry (:func:`pdi.charsets.same_charset`); one whose charset differs
+  is not used unless ``transcode=True``;
   a failed check means the fragment is not interpreted.
 * §4.4: a syntax error is never corrected or guessed. By default
   :meth:`TextFragment.parse` and :func:`evaluate_rfc5147` raise
