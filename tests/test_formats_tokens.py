@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pdi import formats
 from pdi.errors import ParseError, UnsupportedError
+from pdi.identifier import PDI
 
 
 def test_draft_2_5_special_tokens() -> None:
@@ -181,4 +184,88 @@ def test_registered_charset_names_a_label_by_its_iana_name() -> None:
     assert registered_charset("latin-1") == "iso-8859-1"  # Python's label, the same codec
     assert registered_charset("cp1252") == "windows-1252"
     assert registered_charset("UTF8") == "utf-8"
-    assert registered_charset("klingon") == "klingon"  # unknown: left for the codec lookup to refuse
+    assert registered_charset("MAC-CYRILLIC") == "mac-cyrillic"  # a text codec the registry lacks: as written
+    for not_a_charset in ("klingon", "zlib_codec", "punycode"):
+        with pytest.raises(UnsupportedError, match=not_a_charset):
+            registered_charset(not_a_charset)
+
+
+# --------------------------------------------------------------------------- the token's characters
+# README "Format tokens": a token carries unescaped the characters that media-type names
+# (RFC 6838 §4.2 restricted-name-chars) and charset names (RFC 2978 §2.3 mime-charset-chars) may
+# hold, less the PDI's reserved characters (draft line 217, which must be %-escaped), plus one "+"
+# between the major and the minor type. Worked out here from the three lists, not from the code.
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_RFC6838 = set(_ALNUM + "!#$&-^_.+")
+_RFC2978 = set(_ALNUM + "!#$%&'+-^_`{}~")
+_RFC2045_TSPECIALS = set('()<>@,;:\\"/[]?=')
+_RESERVED = set("%.,/#*@=?+")
+TOKEN_CHARS = sorted((_RFC6838 | _RFC2978) - _RESERVED)
+_BASE = "urn:pdi://oma.eop.gov.us/1997/09/01/1."
+
+
+def test_token_characters_are_rfc2045_token_characters() -> None:
+    for ch in TOKEN_CHARS:
+        assert 0x20 < ord(ch) < 0x7F and ch not in _RFC2045_TSPECIALS
+    assert set("~^&{}`") <= set(TOKEN_CHARS)
+    assert not set("():;") & set(TOKEN_CHARS)  # tspecials no media-type or charset name holds
+
+
+def test_token_characters_exactly() -> None:
+    # both sides, every ASCII character and a few others, inside a token and at its ends
+    for code in [*range(128), 0xE9, 0x2014, 0x1F600]:
+        ch = chr(code)
+        if ch == "+":
+            continue  # below: one "+", between two names
+        for token in (f"a{ch}b", f"{ch}b", f"a{ch}"):
+            assert formats.is_valid_token(token) is (ch in TOKEN_CHARS), repr(token)
+    assert formats.is_valid_token("audio+mpeg")
+    for token in ("+mpeg", "audio+", "a+b+c", "a++b", "+"):
+        assert not formats.is_valid_token(token), token
+
+
+def test_the_issues_examples() -> None:
+    with pytest.raises(ParseError) as info:
+        PDI.parse(_BASE + "te:xt.1")
+    assert (info.value.rule, info.value.offset) == ("format", len(_BASE) + 2)
+    for bad in ("te;xt", "(text)", "a+b+c"):
+        with pytest.raises(ParseError) as info:
+            PDI.parse(_BASE + bad + ".1")
+        assert info.value.rule == "format"
+    assert PDI.parse(_BASE + "x~y^z&w{v}`u.1").format == "x~y^z&w{v}`u"
+    # what is not a token character can be written %-escaped
+    assert PDI.parse(_BASE + "te%3Axt.1").format == "te%3Axt"
+
+
+_PART = st.lists(
+    st.one_of(st.sampled_from(TOKEN_CHARS), st.integers(0, 255).map(lambda b: f"%{b:02x}")), min_size=1, max_size=8
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PART, st.one_of(st.none(), _PART))
+def test_every_token_of_the_rule_is_accepted(minor: str, major: str | None) -> None:
+    token = minor if major is None else f"{major}+{minor}"
+    assert formats.is_valid_token(token)
+    assert formats.check_token(token) == formats.canonical_token(token)
+    parsed = PDI.parse(_BASE + token + ".1")
+    assert parsed.format == token
+    again = PDI.parse(str(parsed))
+    assert again.format == formats.canonical_token(token)
+
+
+# characters that are neither token characters nor structure of the PDI around the token
+_REFUSED = [chr(c) for c in range(0x21, 0x7F) if chr(c) not in TOKEN_CHARS and chr(c) not in "%+./#@*"] + [
+    " ", "\t", "é", "—", "😀", "\x00", "\x7f"
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PART, st.sampled_from(_REFUSED), _PART)
+def test_a_token_with_any_other_character_is_refused(left: str, bad: str, right: str) -> None:
+    token = left + bad + right
+    assert not formats.is_valid_token(token)
+    with pytest.raises(ParseError) as info:
+        PDI.parse(_BASE + token + ".1")
+    assert info.value.rule == "format"
+    assert info.value.offset == len(_BASE) + len(left)

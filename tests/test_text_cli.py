@@ -43,9 +43,12 @@ def test_text_json(tmp_path: Path) -> None:
 
 def test_text_wilde_and_pdi_syntaxes(tmp_path: Path) -> None:
     path = _file(tmp_path)
-    wilde = CliRunner().invoke(cli, ["text", str(path), "line(2)match(f[a-z]*)", "--syntax", "wilde"])
+    wilde = CliRunner().invoke(cli, ["text", str(path), "line(1)match(f[a-z]*)", "--syntax", "wilde"])
     assert wilde.exit_code == 0, wilde.output
-    assert wilde.output == "two\nfourfive"
+    # draft-wilde §2.1.3: only the CRLF ends a line, so line 1 is "ünë\r\n"; the matches follow
+    assert wilde.stdout_bytes.decode("utf-8") == "ünë\r\nfourfive"  # (.output turns CRLF into LF)
+    second = CliRunner().invoke(cli, ["text", str(path), "line(2)", "--syntax", "wilde"])
+    assert second.output == "two\nthree\rfour\x85five"  # LF, CR and NEL do not end a line
     pdi = CliRunner().invoke(cli, ["text", str(path), "char=3,6", "--syntax", "pdi", "--json"])
     assert pdi.exit_code == 0, pdi.output
     out = json.loads(pdi.output)

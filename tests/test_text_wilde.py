@@ -9,9 +9,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pdi.errors import LimitError, ParseError, PDIError, UnsupportedError
-from pdi.fragments.text import WildeFragment, WildePart, bre_to_re2, evaluate_wilde
+from pdi.fragments.text import WildeFragment, WildePart, bre_to_re2, evaluate_wilde, to_crlf
 
-LINES = "".join(f"line {i} text\n" for i in range(1, 31))  # 30 lines
+LINES = "".join(f"line {i} text\r\n" for i in range(1, 31))  # 30 lines (§2.1.3: CRLF separates lines)
 
 
 def _spans(text: str, fragment: str) -> list[str]:
@@ -38,23 +38,23 @@ def test_wilde_4_example_char_100() -> None:
 def test_wilde_4_example_line_10_20() -> None:
     # "identifies lines 10 to 20"
     sel = evaluate_wilde("line(10,20)", LINES.encode(), charset="utf-8")
-    assert sel.text == "".join(f"line {i} text\n" for i in range(10, 21))
+    assert sel.text == "".join(f"line {i} text\r\n" for i in range(10, 21))
     assert not sel.clamped
 
 
 def test_wilde_4_example_line_10_20_fewer_than_10_lines() -> None:
     # "If the resource has fewer than 10 lines, it identifies the last line."
-    text = "".join(f"line {i} text\n" for i in range(1, 6))
+    text = "".join(f"line {i} text\r\n" for i in range(1, 6))
     sel = evaluate_wilde("line(10,20)", text.encode(), charset="utf-8")
-    assert sel.text == "line 5 text\n"
+    assert sel.text == "line 5 text\r\n"
     assert sel.clamped
 
 
 def test_wilde_4_example_line_10_20_between_10_and_20_lines() -> None:
     # "less than 20 but at least 10 lines, it identifies the lines 10 to the last line"
-    text = "".join(f"line {i} text\n" for i in range(1, 16))
+    text = "".join(f"line {i} text\r\n" for i in range(1, 16))
     sel = evaluate_wilde("line(10,20)", text.encode(), charset="utf-8")
-    assert sel.text == "".join(f"line {i} text\n" for i in range(10, 16))
+    assert sel.text == "".join(f"line {i} text\r\n" for i in range(10, 16))
     assert sel.clamped
 
 
@@ -69,10 +69,11 @@ def test_wilde_4_example_match_searchterm() -> None:
 
 def test_wilde_4_example_line_1_and_match() -> None:
     # "identifies the first line and all occurrences of ... 'searchterm'"
-    text = "first searchterm line\nsecond\nthird searchterm\n"
+    text = "first searchterm line\r\nsecond\r\nthird searchterm\r\n"
     sel = evaluate_wilde("line(1)match(searchterm)", text.encode(), charset="utf-8")
+    # RFC 5147 characters: each CRLF is one, so line 1 is characters [0, 22)
     assert [(r.start, r.end) for r in sel.ranges] == [(0, 22), (35, 45)]
-    assert sel.text == "first searchterm line\nsearchterm"
+    assert sel.text == "first searchterm line\r\nsearchterm"
 
 
 def test_wilde_4_example_match_escaped_parenthesis() -> None:
@@ -130,8 +131,8 @@ def test_wilde_3_syntax_errors(text: str, offset: int, rule: str) -> None:
 
 def test_wilde_3_improperly_ordered_range_part_is_ignored() -> None:
     # "this scheme part has to be ignored" (the parenthesis of §3 is inverted, as in RFC 5147)
-    sel = evaluate_wilde("line(3,2)line(1)", b"a\nb\nc\n", charset="us-ascii")
-    assert sel.text == "a\n"
+    sel = evaluate_wilde("line(3,2)line(1)", b"a\r\nb\r\nc\r\n", charset="us-ascii")
+    assert sel.text == "a\r\n"
     assert sel.ignored == ("line(3,2): range is not properly ordered",)
 
 
@@ -143,17 +144,50 @@ def test_wilde_2_1_counts_start_at_1() -> None:
     assert evaluate_wilde("char(2,3)", b"abc", charset="us-ascii").text == "bc"
 
 
-def test_wilde_2_1_line_endings_as_in_rfc5147() -> None:
-    text = "one\r\ntwo\rthree\x85four"
-    assert evaluate_wilde("line(2,3)", text.encode(), charset="utf-8").text == "two\rthree\x85"
-    # a CRLF is one character: the 4th character is the line ending of line 1
+def test_wilde_2_1_3_only_crlf_separates_lines() -> None:
+    # "Lines in text/plain resources are separated by CRLF sequences"
+    text = "one\r\ntwo\rthree\x85four\nfive\r\nsix"
+    assert evaluate_wilde("line(2)", text.encode(), charset="utf-8").text == "two\rthree\x85four\nfive\r\n"
+    sel = evaluate_wilde("line(3,9)", text.encode(), charset="utf-8")
+    assert (sel.text, sel.clamped) == ("six", True)  # three lines: a count past them is the last line
+    # a CRLF is one character (RFC 5147's count): the 4th character is the line ending of line 1
     assert evaluate_wilde("char(4)", text.encode(), charset="utf-8").text == "\r\n"
 
 
+def test_wilde_2_1_3_no_crlf_is_one_line() -> None:
+    # "If a resource does not contain any CRLF sequences, then it consists of a single (the first) line."
+    text = "a\nb\rc\x85d\n"
+    for charset in ("utf-8", "utf-16", "iso-8859-1", "cp037"):
+        data = text.encode(charset)
+        one = evaluate_wilde("line(1)", data, charset=charset)
+        assert (one.text, one.clamped) == (text, False)
+        two = evaluate_wilde("line(2)", data, charset=charset)
+        assert (two.text, two.clamped) == (text, True)
+    empty = evaluate_wilde("line(1)", b"", charset="utf-8")
+    assert (empty.text, empty.clamped, [(r.start, r.end) for r in empty.ranges]) == ("", False, [(0, 0)])
+
+
+def test_wilde_2_1_3_final_crlf_opens_no_empty_line() -> None:
+    # the project's reading (shared/specs/README.md): "a\r\nb\r\n" has two lines, not three
+    sel = evaluate_wilde("line(3)", b"a\r\nb\r\n", charset="us-ascii")
+    assert (sel.text, sel.clamped) == ("b\r\n", True)
+    assert evaluate_wilde("line(2)", b"a\r\nb\r\n", charset="us-ascii").clamped is False
+
+
+def test_wilde_2_1_3_on_crlf_canonical_text_lines_are_the_deposited_lines() -> None:
+    # the archive keeps text CRLF-canonical: there every line ending is a CRLF
+    deposited = "one\ntwo\rthree\x85four\r\nfive"
+    canonical = to_crlf(deposited).encode("utf-8")
+    assert evaluate_wilde("line(2,3)", canonical, charset="utf-8").text == "two\r\nthree\r\n"
+    assert evaluate_wilde("line(5)", canonical, charset="utf-8").text == "five"
+    # the same text as deposited (LF, CR, NEL) is one line up to its only CRLF
+    assert evaluate_wilde("line(1)", deposited.encode("utf-8"), charset="utf-8").text == "one\ntwo\rthree\x85four\r\n"
+
+
 def test_wilde_2_1_6_union_is_sorted_and_merged() -> None:
-    sel = evaluate_wilde("line(3)line(1)line(2)char(2,3)", b"a\nb\nc\nd\n", charset="us-ascii")
+    sel = evaluate_wilde("line(3)line(1)line(2)char(2,3)", b"a\r\nb\r\nc\r\nd\r\n", charset="us-ascii")
     assert [(r.start, r.end) for r in sel.ranges] == [(0, 6)]
-    assert sel.text == "a\nb\nc\n"
+    assert sel.text == "a\r\nb\r\nc\r\n"
 
 
 def test_wilde_match_edge_inside_crlf_is_widened() -> None:
@@ -243,9 +277,6 @@ def test_wilde_bre_translation_is_plain_re2() -> None:
 
 # --------------------------------------------------------------------------- references
 
-ENDINGS = ("\r\n", "\r\x85", "\r", "\n", "\x85")
-
-
 def ref_chars(text: str) -> list[str]:
     out: list[str] = []
     i = 0
@@ -257,11 +288,11 @@ def ref_chars(text: str) -> list[str]:
 
 
 def ref_lines(chars: list[str]) -> list[tuple[int, int]]:
-    """(start, end) character index of each line, line endings included."""
+    """(start, end) character index of each line (§2.1.3: only a CRLF ends one), CRLF included."""
     lines: list[tuple[int, int]] = []
     start = 0
     for i, c in enumerate(chars):
-        if c in ENDINGS:
+        if c == "\r\n":
             lines.append((start, i + 1))
             start = i + 1
     if start < len(chars) or not lines:
@@ -313,6 +344,54 @@ def test_wilde_char_line_union_matches_the_reference(
     assert got == ref_wilde(text, parts)
     chars = ref_chars(text)
     assert sel.text == "".join("".join(chars[r.start : r.end]) for r in sel.ranges)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    TEXTS,
+    st.integers(1, 12),
+    st.integers(0, 12),
+    st.sampled_from(["utf-8", "iso-8859-1", "cp037"]),
+    st.integers(2, 7),
+)
+def test_wilde_lines_across_search_chunks(text: str, a: int, extra: int, charset: str, chunk: int) -> None:
+    # the octet search for CR+LF reads the entity a chunk at a time: a pair may straddle two chunks
+    try:
+        data = text.encode(charset)
+    except UnicodeEncodeError:
+        assume(False)
+        raise
+    import pdi.fragments.text.wilde as wilde
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(wilde, "_CHUNK", chunk)
+        sel = evaluate_wilde(f"line({a},{a + extra})", data, charset=charset)
+    got: set[int] = set()
+    for r in sel.ranges:
+        got |= set(range(r.start, r.end))
+    assert got == ref_wilde(text, [("line", a, a + extra)])
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS, st.integers(1, 35), st.integers(0, 35))
+def test_wilde_lines_of_crlf_canonical_text_are_the_lines_of_every_ending(text: str, a: int, extra: int) -> None:
+    # CRLF-canonical text (what the archive stores): every line ending of the deposited text is a CRLF
+    # there, so its draft-wilde lines are the lines that every line ending of the deposit ends
+    canonical = to_crlf(text)
+    sel = evaluate_wilde(f"line({a},{a + extra})", canonical.encode("utf-8"), charset="utf-8")
+    chars = ref_chars(text)
+    lines: list[str] = []
+    line = ""
+    for c in chars:
+        line += "\r\n" if c in ("\r\n", "\r\x85", "\r", "\n", "\x85") else c
+        if line.endswith("\r\n"):
+            lines.append(line)
+            line = ""
+    if line or not lines:
+        lines.append(line)
+    n = len(lines)
+    assert sel.text == "".join(lines[min(a, n) - 1 : min(a + extra, n)])
+    assert sel.clamped == (a + extra > n)
 
 
 # A random BRE and the same expression in Python's syntax, built from one tree.

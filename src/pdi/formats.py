@@ -17,24 +17,31 @@ as ``docs/specs/PDI-GRAMMAR.md`` §2.6 and §3 say:
   in that charset;
 - tokens are case-insensitive; :func:`canonical_token` gives the canonical
   spelling (lower case, upper-case hex in %-escapes);
-- a token is written with the unique-id characters of the grammar (alpha,
-  digit, ``()-:;$_!'``), %-escapes, and the literal ``+`` of ``major+minor``
+- a token is written with the characters media-type names (RFC 6838 §4.2)
+  and charset names (RFC 2978 §2.3) may hold, every one an RFC 2045 token
+  character, less the grammar's reserved ones (line 217): alpha, digit,
+  ``!$&'-^_`{}~`` (:data:`pdi._grammar.TOKEN_SAFE`); any other character as a
+  %-escape; and one literal ``+`` between the major and the minor type
   (:func:`is_valid_token`). That is wider than the draft's ``alpha-hyphen``
   (line 160), as the tokens the draft itself asks for need it (``utf-8``,
-  ``shift_jis``, ``audio+mpeg``). A well-formed token that the registry does
-  not resolve is still a valid token; it just cannot be resolved.
+  ``shift_jis``, ``audio+mpeg``); ``( ) : ;``, which no media-type or
+  charset name holds (RFC 2045 tspecials), are not token characters. A
+  well-formed token that the registry does not resolve is still a valid
+  token; it just cannot be resolved.
+- charset names are compared through the IANA Character Sets registry
+  (:mod:`pdi.charsets`): any name or alias means the charset.
 
 Pure: the only input is the package's own data file, read once.
 """
 
 from __future__ import annotations
 
-import codecs
 import functools
 import re
 from importlib import resources
 
-from pdi._grammar import UNIQUE_SAFE, escape, upper_hex
+from pdi import charsets
+from pdi._grammar import TOKEN_PATTERN, TOKEN_SAFE, escape, upper_hex
 from pdi.errors import ParseError, UnsupportedError
 
 __all__ = [
@@ -139,32 +146,7 @@ CHARSET_TOKENS: dict[str, bool] = {
     "tis-620": False,
 }
 
-# Registered aliases of the names above (IANA lists them as aliases).
-_CHARSET_ALIASES: dict[str, str] = {
-    "csutf8": "utf-8",
-    "csshiftjis": "shift_jis",
-    "ms_kanji": "shift_jis",
-    "cseucpkdfmtjapanese": "euc-jp",
-    "csiso2022jp": "iso-2022-jp",
-    "cseuckr": "euc-kr",
-    "csgb2312": "gb2312",
-    "cp936": "gbk",
-    "ms936": "gbk",
-    "windows-936": "gbk",
-    "csbig5": "big5",
-    "ascii": "us-ascii",
-    "us": "us-ascii",
-    "iso-ir-6": "us-ascii",
-    "ansi_x3.4-1968": "us-ascii",
-    "iso_8859-1": "iso-8859-1",
-    "latin1": "iso-8859-1",
-    "l1": "iso-8859-1",
-    "csisolatin1": "iso-8859-1",
-}
-
-# A format token as it may appear in a PDI: unique-id characters, %-escapes, and
-# the literal "+" of the major+minor form.
-_TOKEN_RE = re.compile(r"(?:[A-Za-z0-9()\-:;$_!'+]|%[0-9A-Fa-f]{2})+")
+_TOKEN_RE = re.compile(TOKEN_PATTERN)
 
 
 def is_valid_token(token: str) -> bool:
@@ -180,7 +162,7 @@ def canonical_token(token: str) -> str:
 
 
 def _escape_minor(minor: str) -> str:
-    return escape(minor, UNIQUE_SAFE)  # alpha / digit / other, line 154-215
+    return escape(minor, TOKEN_SAFE)
 
 
 def _decode(token: str) -> str:
@@ -258,40 +240,30 @@ def _split_media_type(media_type: str) -> tuple[str, str | None]:
 
 
 def _charset_name(charset: str) -> str | None:
-    low = charset.strip().lower()
-    if low in CHARSET_TOKENS:
-        return low
-    return _CHARSET_ALIASES.get(low)
-
-
-_BY_CODEC: dict[str, str] = {}
+    """The lower-cased IANA name of the charset ``charset`` names, if it is a charset token."""
+    name = charsets.iana_name(charset)
+    if name is None or name.lower() not in CHARSET_TOKENS:
+        return None
+    return name.lower()
 
 
 def registered_charset(charset: str) -> str:
     """The IANA name of ``charset`` as pdi stores and serves it (lower case).
 
-    For the charsets pdi lists (:data:`CHARSET_TOKENS`, the usual Unicode,
-    East Asian and 8-bit ones): a name or one of the aliases pdi knows gives
-    the name (``latin1`` → ``iso-8859-1``), and a label Python knows for the
-    same codec too (``latin-1`` → ``iso-8859-1``, ``cp1252`` →
-    ``windows-1252``, ``sjis`` → ``shift_jis``). Any other label (``cp437``,
-    ``macroman``) is returned as written, lower-cased, for the caller's codec
-    lookup to refuse or accept.
+    Any name or alias of the IANA Character Sets registry gives the charset's
+    preferred MIME name (``latin1``, ``l1``, ``ISO_8859-1:1987`` →
+    ``iso-8859-1``; ``csUTF8`` → ``utf-8``; ``MS_Kanji`` → ``shift_jis``), and
+    so does a label Python knows for the same codec (``latin-1`` →
+    ``iso-8859-1``, ``cp1252`` → ``windows-1252``, ``sjis`` → ``shift_jis``).
+    A text codec the registry lacks keeps its label, lower-cased
+    (``mac-cyrillic``). Anything else is not a charset: ``klingon``,
+    ``zlib_codec`` and ``punycode`` raise :class:`UnsupportedError`.
     """
-    low = charset.strip().lower()
-    name = _charset_name(low)
+    name = charsets.iana_name(charset)
     if name is not None:
-        return name
-    if not _BY_CODEC:
-        for registered in CHARSET_TOKENS:
-            try:
-                _BY_CODEC.setdefault(codecs.lookup(registered).name, registered)
-            except LookupError:
-                continue
-    try:
-        return _BY_CODEC.get(codecs.lookup(low).name, low)
-    except LookupError:
-        return low
+        return name.lower()
+    charsets.codec_for(charset)
+    return charset.strip().lower()
 
 
 # Tokens already resolved (successes only), so parsing many PDIs stays cheap.

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pdi import formats
+from pdi import charsets, formats
 from pdi.archive.store import (
     AssertionRecord,
     AuditRecord,
@@ -235,10 +235,8 @@ def canonical_series(name: str) -> str:
 
 
 def _codec(charset: str) -> codecs.CodecInfo:
-    try:
-        return codecs.lookup(charset)
-    except LookupError as exc:
-        raise UnsupportedError(f"unknown charset {charset!r}") from exc
+    # IANA names and aliases first, then Python's text codecs; never a non-charset codec
+    return codecs.lookup(charsets.codec_for(charset))
 
 
 # Charsets whose byte order a BOM decides; we decode and encode them with the

@@ -7,7 +7,7 @@ import json
 import mmap
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import click
 
@@ -58,9 +58,10 @@ def register(cli: click.Group) -> None:
     @click.argument("fragment", required=False)
     @click.option(
         "--charset",
-        default="utf-8",
-        show_default=True,
-        help="Charset of FILE (any codec Python knows; US-ASCII files read the same as UTF-8).",
+        default=None,
+        help="Charset of FILE: any name or alias of the IANA registry (csUTF8, MS_Kanji, l1), or a "
+        "text codec Python knows. Without it FILE declares none and is read as UTF-8; a check "
+        "labelled US-ASCII then applies when every octet is ASCII.",
     )
     @click.option(
         "--syntax",
@@ -68,7 +69,8 @@ def register(cli: click.Group) -> None:
         default="rfc5147",
         show_default=True,
         help="rfc5147: char=/line= with ;length=/;md5= checks (0-based, every line ending one "
-        "character); wilde: char(n) line(a,b) match(bre), 1-based and closed, unions; "
+        "character); wilde: char(n) line(a,b) match(bre), 1-based and closed, unions, lines end "
+        "at CRLF only (draft §2.1.3); "
         "pdi: [char=|line=]a[,b] over the CRLF-canonical text, char half-open.",
     )
     @click.option("--json", "as_json", is_flag=True, help="Print ranges, text, clamped and integrity as JSON.")
@@ -88,7 +90,7 @@ def register(cli: click.Group) -> None:
     def text_command(
         file: Path,
         fragment: str | None,
-        charset: str,
+        charset: str | None,
         syntax: str,
         as_json: bool,
         transcode: bool,
@@ -99,8 +101,9 @@ def register(cli: click.Group) -> None:
         """Print the passage of text FILE that FRAGMENT identifies (a leading '#' is allowed).
 
         Exit status: 0 success, 1 syntax error, 3 integrity check failed
-        (RFC 5147 length=/md5=), 4 no such file, 6 unsupported (an unknown
-        charset or PDI_TEXT_COUNTER value).
+        (RFC 5147 length=/md5=), 4 no such file, 6 unsupported (a charset
+        that is neither registered nor a text codec, or an unknown
+        PDI_TEXT_COUNTER value).
         """
         if (fragment is None) == (make is None):
             raise click.UsageError("give either FRAGMENT or --make SELECTION")
@@ -115,12 +118,17 @@ def register(cli: click.Group) -> None:
             _select(data, charset, text, syntax, as_json=as_json, transcode=transcode)
 
 
-def _make(data: Buffer, charset: str, spec: str, *, md5: bool, length: bool) -> None:
+# A file that declares no charset is read as UTF-8 (RFC 2046 would assume
+# US-ASCII, of which UTF-8 is a superset).
+_UNDECLARED: Final = "utf-8"
+
+
+def _make(data: Buffer, charset: str | None, spec: str, *, md5: bool, length: bool) -> None:
     selection = TextFragment.parse(spec)
     if selection.checks:
         raise ParseError("--make takes a selection without integrity checks", text=spec, rule="text-scheme")
     fragment = make_rfc5147(
-        TextIndex(data, charset),
+        TextIndex(data, charset or _UNDECLARED),
         selection.scheme,
         selection.start,
         selection.end,
@@ -131,8 +139,9 @@ def _make(data: Buffer, charset: str, spec: str, *, md5: bool, length: bool) -> 
     click.echo(str(fragment))
 
 
-def _select(data: Buffer, charset: str, text: str, syntax: str, *, as_json: bool, transcode: bool) -> None:
+def _select(data: Buffer, declared: str | None, text: str, syntax: str, *, as_json: bool, transcode: bool) -> None:
     out: dict[str, Any]
+    charset = declared or _UNDECLARED
     if syntax == "pdi":
         scheme, positions = parse_pdi_text_fragment(text)
         result = evaluate_pdi(scheme, positions, data, charset=charset)
@@ -148,7 +157,9 @@ def _select(data: Buffer, charset: str, text: str, syntax: str, *, as_json: bool
         if syntax == "wilde":
             selection = evaluate_wilde(text, data, charset=charset)
         else:
-            selection = evaluate_rfc5147(text, data, charset=charset, transcode=transcode)
+            selection = evaluate_rfc5147(
+                text, data, charset=charset, transcode=transcode, undeclared=declared is None
+            )
         selected = selection.text
         out = {
             "ranges": _ranges(selection.ranges),

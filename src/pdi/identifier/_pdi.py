@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pdi import formats
-from pdi._grammar import UNIQUE_SAFE, upper_hex
+from pdi._grammar import TOKEN_PATTERN, TOKEN_SAFE, UNIQUE_SAFE, upper_hex
 from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.identifier._fragment import (
     Fragment,
@@ -655,10 +655,19 @@ def _slow_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _He
         if not fmt:
             raise _fail("the format is empty", text, fmt_at, "format")
         if fmt != "*" and not formats.is_valid_token(fmt):
-            bad = _first_bad(fmt, UNIQUE_SAFE | {"+"})
-            raise _fail(
-                f"invalid character {fmt[bad]!r} in the format token", text, fmt_at + bad, "format"
-            )
+            bad = _first_bad(fmt, TOKEN_SAFE | {"+"})
+            ch = fmt[bad]
+            if ch in TOKEN_SAFE | {"+"}:  # every character is allowed: the '+' is misplaced
+                bad = fmt.rfind("+") if fmt.count("+") > 1 or fmt.endswith("+") else fmt.find("+")
+                why = "a format token holds one '+', between the major and the minor type (%-escape others: %2B)"
+            elif ch in _RESERVED:
+                why = f"reserved character {ch!r} in the format token must be %-escaped"
+            else:
+                why = (
+                    f"character {ch!r} is not allowed in a format token (letters, digits, "
+                    f"!$&'-^_`{{}}~, one '+'; escape others as UTF-8 %XX)"
+                )
+            raise _fail(why, text, fmt_at + bad, "format")
     if len(parts) == 3:
         v_raw = parts[2]
         v_at = fmt_at + len(parts[1]) + 1
@@ -709,7 +718,7 @@ _FAST_HEAD = re.compile(
     r"((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,})/"
     r"([0-9]{4}|\*)/([0-9]{2}|\*)/([0-9]{2}|\*)/"
     r"((?:[A-Za-z0-9()\-:;$_!']|%[0-9A-Fa-f]{2})+|\*)"
-    r"(?:\.((?:[A-Za-z0-9()\-:;$_!'+]|%[0-9A-Fa-f]{2})+|\*)(?:\.([1-9][0-9]*|\*))?)?"
+    rf"(?:\.({TOKEN_PATTERN}|\*)(?:\.([1-9][0-9]*|\*))?)?"
 )
 
 

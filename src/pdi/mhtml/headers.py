@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import codecs
 import email.errors
 import email.header
+
+from pdi import charsets
+from pdi.errors import UnsupportedError
 
 
 def decode_words(value: str) -> tuple[str, list[str]]:
     """``value`` with its RFC 2047 encoded words decoded, and warnings about what could not be.
 
     Text outside encoded words is kept as written; a malformed encoded word is kept
-    as written (warning); an unknown charset is read as Latin-1 (warning).
+    as written (warning); an unknown charset, or a codec that is not a charset
+    (``idna``), is read as Latin-1 (warning).
     """
     if "=?" not in value:
         return value, []
@@ -29,12 +32,12 @@ def decode_words(value: str) -> tuple[str, list[str]]:
             out.append(chunk.decode("raw-unicode-escape"))
         else:
             try:
-                codecs.lookup(cs)
-            except LookupError:
+                codec = charsets.codec_for(cs)  # a charset, never a codec such as idna or zlib
+            except UnsupportedError:
                 warnings.append(f"unknown charset {cs!r} in an encoded word: read as Latin-1")
                 out.append(chunk.decode("latin-1"))
             else:
-                out.append(chunk.decode(cs, "replace"))
+                out.append(chunk.decode(codec, "replace"))
     return "".join(out), warnings
 
 

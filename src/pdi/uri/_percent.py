@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
+from pdi import charsets
 from pdi.errors import ParseError, UnsupportedError
 from pdi.uri._resolve import not_text
 
@@ -82,7 +83,8 @@ def percent_decode(text: str, *, encoding: str = "utf-8", errors: str = "strict"
     Characters that are not percent-encoded are kept as they are. A ``%``
     not followed by two hexadecimal digits, or octets that are not valid in
     ``encoding`` (with ``errors="strict"``), raise :class:`ParseError` with
-    the offset of the first bad triple; an unknown encoding or error handler
+    the offset of the first bad triple; an encoding that is not a charset
+    (:func:`pdi.charsets.codec_for`) or an unknown error handler
     raises :class:`UnsupportedError`.
     """
     if not isinstance(text, str):
@@ -90,13 +92,15 @@ def percent_decode(text: str, *, encoding: str = "utf-8", errors: str = "strict"
     if "%" not in text:
         return text
     _check_percent(text)
+    # a charset (IANA name or text codec), never idna or zlib; the default needs no look-up
+    codec = encoding if encoding == "utf-8" else charsets.codec_for(encoding)
     parts: list[str] = []
     pos = 0
     for m in _PCT_RUN.finditer(text):
         parts.append(text[pos : m.start()])
         raw = bytes.fromhex(m.group().replace("%", ""))
         try:
-            parts.append(raw.decode(encoding, errors))
+            parts.append(raw.decode(codec, errors))
         except UnicodeError as exc:
             where = getattr(exc, "start", 0)
             raise ParseError(

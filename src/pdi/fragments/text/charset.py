@@ -5,7 +5,9 @@ decides how octets map to positions; "in the absence of an explicit character
 encoding declaration, US-ASCII is assumed". A byte-order mark at the start of
 a Unicode entity "does not count as a character" (§2.1.2).
 
-Every codec Python knows is accepted. Three kinds are distinguished:
+A charset label is looked up in the IANA registry, then in Python's codec
+registry (:mod:`pdi.charsets`); codecs that are not charsets are refused.
+Three kinds are distinguished:
 
 * ``utf-8`` (UTF-8, also spelled ``utf8``, ``utf-8-sig``): counted with bytes
   primitives (continuation bytes are not characters);
@@ -22,7 +24,7 @@ import sys
 from dataclasses import dataclass
 from typing import Final
 
-from pdi.errors import UnsupportedError
+from pdi import charsets
 
 DEFAULT_CHARSET: Final = "us-ascii"
 
@@ -41,31 +43,25 @@ _NO_BOM: Final[dict[str, str]] = {"utf-16": "utf-16-be", "utf-32": "utf-32-be"}
 
 
 def codec_name(charset: str) -> str:
-    """Python's canonical codec name for an IANA charset label (``UTF-8`` → ``utf-8``).
+    """Python's canonical codec name for a charset label (``UTF-8`` → ``utf-8``, ``MS_Kanji`` → ``shift_jis``).
 
-    Raises :class:`UnsupportedError` for a label no text codec answers to.
+    Labels are looked up in the IANA registry first, then in Python's codec
+    registry (:func:`pdi.charsets.codec_for`). Raises
+    :class:`~pdi.errors.UnsupportedError` for a label that names no charset with a decoder
+    (``klingon``, ``zlib_codec``, ``punycode``).
     """
-    label = charset.strip()
-    if not label or not label.isascii():
-        raise UnsupportedError(f"unknown charset {charset!r}")
-    try:
-        info = codecs.lookup(label)
-    except LookupError:
-        raise UnsupportedError(f"unknown charset {charset!r}") from None
-    if not getattr(info, "_is_text_encoding", True):
-        raise UnsupportedError(f"{charset!r} is not a text charset")
-    name = info.name
+    name = charsets.codec_for(charset)
     if name == "utf-8-sig":
         name = "utf-8"
     return name
 
 
 def same_charset(a: str, b: str) -> bool:
-    """True when two charset labels name the same charset (``UTF-8`` and ``utf8``)."""
-    try:
-        return codec_name(a) == codec_name(b)
-    except UnsupportedError:
-        return a.strip().lower() == b.strip().lower()
+    """True when two charset labels name the same charset (``UTF-8``, ``utf8`` and ``csUTF8``).
+
+    See :func:`pdi.charsets.same_charset`.
+    """
+    return charsets.same_charset(a, b)
 
 
 @dataclass(frozen=True)

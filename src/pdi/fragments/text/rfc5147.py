@@ -30,8 +30,10 @@ Implements, to the letter:
   first number is *greater* than the second is improperly ordered (§4.4's
   parenthesis is inverted, see ``docs/specs/README.md``) and is rejected.
 * §3.1/§2.3/§4.3 integrity checks: ``length`` counts characters as above,
-  ``md5`` is over the octets of the entity (BOM included); a check whose
-  charset differs from the entity's is not used unless ``transcode=True``;
+  ``md5`` is over the octets of the entity (BOM included); a check applies
+  when its charset is the entity's under any name or alias of the IANA
+  registry (:func:`pdi.charsets.same_charset`); one whose charset differs
+  is not used unless ``transcode=True``;
   a failed check means the fragment is not interpreted.
 * §4.4: a syntax error is never corrected or guessed. By default
   :meth:`TextFragment.parse` and :func:`evaluate_rfc5147` raise
@@ -47,6 +49,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
+from pdi.charsets import iana_name
 from pdi.errors import IntegrityError, LimitError, ParseError, UnsupportedError
 from pdi.fragments import Range
 from pdi.fragments.text.charset import codec_name, same_charset
@@ -298,38 +301,61 @@ def not_interpreted(
     )
 
 
+def _all_ascii(index: TextIndex, chunk: int = 1 << 20) -> bool:
+    """Whether every octet of the entity is ASCII (read a chunk at a time: the entity may be mapped)."""
+    for start in range(0, index.size, chunk):
+        if not index.octets(start, min(start + chunk, index.size)).isascii():
+            return False
+    return True
+
+
 def run_checks(
-    checks: tuple[IntegrityCheck, ...], index: TextIndex, *, transcode: bool = False
+    checks: tuple[IntegrityCheck, ...],
+    index: TextIndex,
+    *,
+    transcode: bool = False,
+    undeclared: bool = False,
 ) -> tuple[CheckOutcome, ...]:
-    """Apply ``length`` and ``md5`` checks to the entity of ``index`` (§3.1, §4.3)."""
+    """Apply ``length`` and ``md5`` checks to the entity of ``index`` (§3.1, §4.3).
+
+    A check applies when the charset it names is the entity's charset (§2.3:
+    any name or alias of the IANA registry, :func:`pdi.charsets.same_charset`).
+    ``undeclared`` says that the entity declares no charset and ``index``
+    reads it as UTF-8: RFC 2046 would assume US-ASCII, a subset of UTF-8, so
+    a check labelled US-ASCII applies too when every octet is ASCII.
+    """
     outcomes: list[CheckOutcome] = []
+    ascii_entity: bool | None = None
     for check in checks:
         if not check.known:
             outcomes.append(CheckOutcome(check, "unchecked", "unknown integrity check, ignored (§3.1)"))
             continue
         target = index
         if check.charset is not None and not same_charset(check.charset, index.encoding.name):
-            if not transcode:
-                outcomes.append(
-                    CheckOutcome(
-                        check,
-                        "unchecked",
-                        f"check is for charset {check.charset}, the entity is {index.encoding.name} (§2.3)",
+            entity = index.encoding.name
+            ascii_subset = False
+            if undeclared and entity == "utf-8" and same_charset(check.charset, "US-ASCII"):
+                if ascii_entity is None:
+                    ascii_entity = _all_ascii(index)
+                ascii_subset = ascii_entity
+                entity = "UTF-8 with octets that are not ASCII (no charset declared)"
+            if not ascii_subset:
+                if not transcode:
+                    detail = f"check is for charset {check.charset}, the entity is {entity} (§2.3)"
+                    outcomes.append(CheckOutcome(check, "unchecked", detail))
+                    continue
+                try:
+                    target_codec = codec_name(check.charset)
+                    octets = codecs.encode(index.whole_text(), target_codec, "strict")
+                except UnsupportedError as exc:
+                    outcomes.append(CheckOutcome(check, "unchecked", str(exc)))
+                    continue
+                except UnicodeEncodeError:
+                    outcomes.append(
+                        CheckOutcome(check, "failed", f"the text cannot be transcoded to {check.charset}")
                     )
-                )
-                continue
-            try:
-                target_codec = codec_name(check.charset)
-                octets = codecs.encode(index.whole_text(), target_codec, "strict")
-            except UnsupportedError:
-                outcomes.append(CheckOutcome(check, "unchecked", f"unknown charset {check.charset}"))
-                continue
-            except UnicodeEncodeError:
-                outcomes.append(
-                    CheckOutcome(check, "failed", f"the text cannot be transcoded to {check.charset}")
-                )
-                continue
-            target = TextIndex(octets, target_codec)
+                    continue
+                target = TextIndex(octets, target_codec)
         if check.name == "length":
             actual = target.char_count
             ok = actual == int(check.value)
@@ -359,13 +385,16 @@ def evaluate_rfc5147(
     check_integrity: bool = True,
     transcode: bool = False,
     on_error: OnError = "raise",
+    undeclared: bool = False,
 ) -> TextSelection:
     """Evaluate an RFC 5147 fragment identifier on the octets of a text/plain entity.
 
     ``charset`` is the entity's charset (default US-ASCII, RFC 2046); ``data``
     may be ``bytes``, a memory map, or a :class:`TextIndex` over them (reused
     across queries). ``check_integrity=False`` ignores the checks (§4.3
-    allows it). Errors: see the module docstring.
+    allows it). ``undeclared=True`` says the entity declared no charset and
+    ``charset`` (UTF-8) is how it is read (see :func:`run_checks`). Errors:
+    see the module docstring.
     """
     index = data if isinstance(data, TextIndex) else TextIndex(data, charset)
     if isinstance(fragment, str):
@@ -377,7 +406,7 @@ def evaluate_rfc5147(
             return not_interpreted(index, f"syntax error: {exc}")
     outcomes: tuple[CheckOutcome, ...] = ()
     if check_integrity and fragment.checks:
-        outcomes = run_checks(fragment.checks, index, transcode=transcode)
+        outcomes = run_checks(fragment.checks, index, transcode=transcode, undeclared=undeclared)
     integrity = _integrity_summary(outcomes)
     if integrity.startswith("failed"):
         failed = next(o for o in outcomes if o.status == "failed")
@@ -474,31 +503,6 @@ def make_rfc5147(
     return TextFragment.position(scheme, start, tuple(checks))
 
 
-_IANA: Final[dict[str, str]] = {
-    "utf-8": "UTF-8",
-    "ascii": "US-ASCII",
-    "iso8859-1": "ISO-8859-1",
-    "utf-16": "UTF-16",
-    "utf-16-le": "UTF-16LE",
-    "utf-16-be": "UTF-16BE",
-    "utf-32": "UTF-32",
-    "utf-32-le": "UTF-32LE",
-    "utf-32-be": "UTF-32BE",
-    "shift_jis": "Shift_JIS",
-    "euc_jp": "EUC-JP",
-    "iso2022_jp": "ISO-2022-JP",
-    "gb18030": "GB18030",
-    "big5": "Big5",
-    "koi8-r": "KOI8-R",
-}
-
-
 def _iana_label(codec: str) -> str:
-    """The IANA name of a Python codec, for the ``,charset`` of a generated check."""
-    if codec in _IANA:
-        return _IANA[codec]
-    if codec.startswith("iso8859-"):
-        return "ISO-8859-" + codec.removeprefix("iso8859-")
-    if codec.startswith("cp125"):
-        return "windows-" + codec.removeprefix("cp")
-    return codec
+    """The IANA name of a Python codec, for the ``,charset`` of a generated check (the codec's name if none)."""
+    return iana_name(codec) or codec

@@ -20,10 +20,18 @@ The first draft of what became RFC 5147, implemented as written:
   other ``^`` is a syntax error, and unescaped parentheses must balance.
 * §2.1: counts start at 1 and ranges are closed: ``char(3,5)`` is the third
   to the fifth character, ``line(10,20)`` lines 10 to 20 with their line
-  endings. Characters and lines are counted as RFC 5147 does (every line
-  ending — CR+LF, LF, CR, NEL, CR+NEL — is one character and ends a line),
-  the reading the draft's successor made precise; the draft itself mentions
-  only CR+LF.
+  endings.
+* §2.1.3: "Lines in text/plain resources are separated by CRLF sequences
+  [...] If a resource does not contain any CRLF sequences, then it consists
+  of a single (the first) line." Only CR+LF ends a line: a bare LF, a bare
+  CR or a NEL is a character inside a line. A line includes its CR+LF, and a
+  final CR+LF does not open an empty last line (as the project reads RFC
+  5147, ``shared/specs/README.md``). On CRLF-canonical text (the archive's
+  stored form) every line ending is a CR+LF, so the lines are those of the
+  text as deposited.
+* Characters are counted as RFC 5147 counts them (a CR+LF, like every other
+  line ending, is one character), so ``char`` and ``line`` ranges are
+  reported in the same RFC 5147 characters as :mod:`.rfc5147`'s.
 * §3: a count past the end identifies the last character or line
   (``clamped``); a range whose first count is *greater* than the second is
   ignored (the parenthesis "ie, the first number is less than the second" is
@@ -197,12 +205,75 @@ def _balanced(text: str, i: int) -> tuple[str, int]:
     raise ParseError("match( is never closed: unbalanced parentheses", text=text, offset=i, rule="StringWithBalancedParens")
 
 
-def _clamp(index: TextIndex, scheme: str, count: int) -> tuple[int, int, bool]:
-    """1-based count → RFC 5147 positions [count-1, count), clamped to the last character or line."""
-    total = index.char_count if scheme == "char" else index.line_count
+def _clamp(index: TextIndex, count: int) -> tuple[int, int, bool]:
+    """1-based character count → RFC 5147 positions [count-1, count), clamped to the last character."""
+    total = index.char_count
     if count > total:
         return max(total - 1, 0), total, True
     return count - 1, count, False
+
+
+_CHUNK: Final = 1 << 20
+
+
+def _after_crlf(index: TextIndex, n: int) -> tuple[int | None, int]:
+    """The code point position just after the ``n``-th CR+LF (``n ≥ 1``), and how many were counted.
+
+    ``None`` when the text has fewer than ``n``; then the count is all of them.
+    UTF-8 and one-octet charsets are searched in their octets, a chunk at a
+    time (a CR+LF is the octets of CR then of LF there, and never part of
+    another character); other charsets in the decoded text.
+    """
+    enc = index.encoding
+    if enc.kind not in ("utf-8", "single"):
+        text = index.whole_text()
+        seen = text.count("\r\n")
+        if seen < n:
+            return None, seen
+        at = -2
+        for _ in range(n):
+            at = text.find("\r\n", at + 2)
+        return at + 2, n
+    pattern = enc.cr + enc.lf
+    width = len(pattern)
+    pos, size, seen = index.bom_length, index.size, 0
+    while pos < size:
+        end = min(pos + _CHUNK, size)
+        block = index.octets(pos, min(end + width - 1, size))  # a pair that starts before `end`
+        found = block.count(pattern)
+        if seen + found >= n:
+            at = -width
+            for _ in range(n - seen):
+                at = block.find(pattern, at + width)
+            return index.octet_to_cp(pos + at + width), n
+        seen += found
+        pos = end
+    return None, seen
+
+
+def _ends_with_crlf(index: TextIndex) -> bool:
+    enc = index.encoding
+    if enc.kind not in ("utf-8", "single"):
+        return index.whole_text().endswith("\r\n")
+    width = len(enc.cr) + len(enc.lf)
+    return index.size - index.bom_length >= width and index.octets(index.size - width, index.size) == enc.cr + enc.lf
+
+
+def _lines(index: TextIndex, first: int, last: int) -> tuple[int, int, bool]:
+    """Lines ``first`` to ``last`` (1-based, closed, ``first ≤ last``) as RFC 5147 positions, and whether clamped.
+
+    §2.1.3: lines are separated by CR+LF; §3: a count past the last line is the last line.
+    """
+    end_cp, crlfs = _after_crlf(index, last)
+    clamped = False
+    if end_cp is None:  # line `last` is the last line, or past it
+        total = crlfs + (0 if crlfs and _ends_with_crlf(index) else 1)
+        clamped = last > total
+        first = min(first, total)
+        end_cp = index.cp_count
+    start_cp = 0 if first == 1 else _after_crlf(index, first - 1)[0]
+    assert start_cp is not None  # line `first` exists, so does the CR+LF before it
+    return index.cp_to_char(start_cp), index.cp_to_char(end_cp), clamped
 
 
 def evaluate_wilde(
@@ -235,15 +306,15 @@ def evaluate_wilde(
         if part.start > part.end:
             ignored.append(f"{part}: range is not properly ordered")
             continue
-        a0, _, c0 = _clamp(index, part.scheme, part.start)
-        _, b1, c1 = _clamp(index, part.scheme, part.end)
-        clamped = clamped or c0 or c1
         if part.scheme == "char":
+            a0, _, c0 = _clamp(index, part.start)
+            _, b1, c1 = _clamp(index, part.end)
+            clamped = clamped or c0 or c1
             spans.append((a0, b1))
         else:
-            cp0, _ = index.line_to_cp(a0)
-            cp1, _ = index.line_to_cp(b1)
-            spans.append((index.cp_to_char(cp0), index.cp_to_char(cp1)))
+            a0, b1, c = _lines(index, part.start, part.end)
+            clamped = clamped or c
+            spans.append((a0, b1))
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
         if merged and start <= merged[-1][1]:

@@ -1,0 +1,316 @@
+"""Charset names through the IANA registry (pdi.charsets), RFC 5147 §2.3 checks, and non-charset codecs.
+
+The registry's names and aliases are read here from the shipped XML with a
+plain regular expression, not with pdi's parser, so the tests stand on the
+file itself.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import json
+import re
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pdi import charsets, formats
+from pdi.cli import cli
+from pdi.errors import IntegrityError, ParseError, UnsupportedError
+from pdi.fragments.text import evaluate_rfc5147
+
+XML = resources.files("pdi").joinpath("data/character-sets.xml").read_text(encoding="utf-8")
+RECORDS = re.findall(r"<record[^>]*>(.*?)</record>", XML, re.S)
+# RFC 2978 §2.3 mime-charset-chars: what RFC 5147 §3 lets a check's charset hold
+MIME_CHARSET = re.compile(r"[A-Za-z0-9!#$%&'+\-^_`{}~]+")
+
+
+def _labels(name: str) -> list[str]:
+    """Every label of the registered charset named ``name`` (name, preferred MIME name, aliases)."""
+    for record in RECORDS:
+        if re.search(rf"<name>{re.escape(name)}</name>", record):
+            return re.findall(r"<(?:name|preferred_alias|alias)>([^<]+)</", record)
+    raise AssertionError(f"{name} is not in the shipped registry")
+
+
+def _writable(labels: list[str]) -> list[str]:
+    return [label for label in labels if MIME_CHARSET.fullmatch(label)]
+
+
+# --------------------------------------------------------------------------- the shipped registry
+
+
+def test_registry_is_the_shipped_iana_file() -> None:
+    assert re.search(r"<registry xmlns=\"http://www.iana.org/assignments\" id=\"character-sets\">", XML)
+    updated = re.search(r"<updated>([0-9-]+)</updated>", XML)
+    assert updated is not None
+    assert charsets.registry_updated() == updated.group(1) == "2022-07-14"
+    assert len(charsets.registry()) == len(RECORDS) == 258
+
+
+def test_every_label_of_every_record_names_its_charset() -> None:
+    for record in RECORDS:
+        name = re.search(r"<name>([^<]+)</name>", record)
+        assert name is not None
+        labels = re.findall(r"<(?:name|preferred_alias|alias)>([^<]+)</", record)
+        for label in labels:
+            for spelling in (label, label.upper(), label.lower(), f" {label} "):
+                found = charsets.lookup(spelling)
+                assert found is not None and found.name == name.group(1), (spelling, name.group(1))
+
+
+@pytest.mark.parametrize(
+    ("name", "codec"),
+    [
+        ("UTF-8", "utf-8"),
+        ("US-ASCII", "ascii"),
+        ("ISO_8859-1:1987", "iso8859-1"),
+        ("Shift_JIS", "shift_jis"),  # and so MS_Kanji, whatever Python's own alias ms_kanji means
+        ("Extended_UNIX_Code_Packed_Format_for_Japanese", "euc_jp"),
+        ("Windows-31J", "cp932"),  # CODEC_TABLE
+        ("windows-874", "cp874"),
+        ("IBM00858", "cp858"),
+        ("IBM01140", "cp1140"),
+        ("ISO_8859-8-I", "iso8859-8"),
+        ("GB2312", "gb2312"),
+        ("KS_C_5601-1987", "euc_kr"),
+        ("UTF-16", "utf-16"),
+    ],
+)
+def test_each_registered_charset_has_its_codec(name: str, codec: str) -> None:
+    for label in _labels(name):
+        assert charsets.codec_for(label) == codec, label
+
+
+def test_ms_kanji_decodes_as_shift_jis_not_cp932() -> None:
+    # 0x8790 is "≒" in cp932 (an NEC row-13 character) and no character of Shift_JIS (JIS X 0208)
+    assert b"\x87\x90".decode("cp932") == "≒"
+    with pytest.raises(UnicodeDecodeError):
+        b"\x87\x90".decode(charsets.codec_for("MS_Kanji"))
+    assert b"\x93\xfa\x96\x7b".decode(charsets.codec_for("csShiftJIS")) == "日本"
+
+
+def test_no_codec_name_is_a_label_of_another_charset() -> None:
+    # pdi compares an entity's codec name with a check's label: the name must not mean another charset
+    for cs in charsets.registry():
+        if cs.codec is None:
+            continue
+        other = charsets.lookup(cs.codec)
+        assert other is None or other.codec == cs.codec, (cs.name, cs.codec, other)
+
+
+def test_charset_tokens_are_registered_names() -> None:
+    names = {cs.mime_name.lower() for cs in charsets.registry()}
+    assert set(formats.CHARSET_TOKENS) <= names
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("csUTF8", "utf-8", True),
+        ("utf8", "UTF-8", True),  # Python's label, the same codec
+        ("MS_Kanji", "Shift_JIS", True),
+        ("MS_Kanji", "shift_jis", True),
+        ("MS_Kanji", "Windows-31J", False),
+        ("MS_Kanji", "cp932", False),
+        ("Windows-31J", "cp932", True),
+        ("Extended_UNIX_Code_Packed_Format_for_Japanese", "euc_jp", True),
+        ("ISO_8859-1:1987", "csISOLatin1", True),
+        ("IBM819", "iso8859-1", True),
+        ("ISO-8859-1", "windows-1252", False),
+        ("US-ASCII", "ascii", True),
+        ("US-ASCII", "UTF-8", False),
+        ("x-klingon", "X-KLINGON", True),
+        ("x-klingon", "utf-8", False),
+    ],
+)
+def test_same_charset(a: str, b: str, same: bool) -> None:
+    assert charsets.same_charset(a, b) is same
+    assert charsets.same_charset(b, a) is same
+
+
+def test_iana_name() -> None:
+    assert charsets.iana_name("csUTF8") == "UTF-8"
+    assert charsets.iana_name("l1") == "ISO-8859-1"
+    assert charsets.iana_name("latin-1") == "ISO-8859-1"
+    assert charsets.iana_name("cp1252") == "windows-1252"
+    assert charsets.iana_name("euc-cn") == "GB2312"  # not GB_2312-80, which no preferred name names
+    assert charsets.iana_name("euc_kr") == "EUC-KR"  # not KS_C_5601-1987
+    assert charsets.iana_name("mac-cyrillic") is None  # a text codec the registry lacks
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["zlib_codec", "punycode", "idna", "rot13", "base64", "hex", "unicode_escape", "raw_unicode_escape",
+     "undefined", "charmap", "klingon", "", "  ", "utf-8\u00e9"],
+)
+def test_what_is_not_a_charset_is_unsupported(label: str) -> None:
+    with pytest.raises(UnsupportedError) as info:
+        charsets.codec_for(label)
+    assert repr(label) in str(info.value)
+
+
+def test_registered_without_a_decoder_is_unsupported_but_known() -> None:
+    with pytest.raises(UnsupportedError, match="CESU-8"):
+        charsets.codec_for("csCESU8")
+    assert charsets.same_charset("csCESU8", "CESU-8")
+    assert charsets.iana_name("csCESU8") == "CESU-8"
+
+
+# --------------------------------------------------------------------------- RFC 5147 §2.3 checks
+
+# (registered name, the entity's text, its length in RFC 5147 characters worked out by hand)
+ENTITIES = [
+    ("UTF-8", "Grüße, 世界\r\nzwei", 9 + 1 + 4),  # G r ü ß e , space 世 界; CRLF is one character
+    ("Shift_JIS", "日本語\r\nテキスト", 3 + 1 + 4),
+    ("Extended_UNIX_Code_Packed_Format_for_Japanese", "日本語\r\nテキスト", 3 + 1 + 4),
+    ("ISO_8859-1:1987", "Ça été\r\nfin", 6 + 1 + 3),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "length"), ENTITIES)
+def test_rfc5147_2_3_every_registered_label_makes_a_check_apply(name: str, text: str, length: int) -> None:
+    labels = _labels(name)
+    entity = labels[0]  # the registered name; the entity may be declared by any label
+    data = text.encode(codecs.lookup(charsets.codec_for(entity)).name)
+    digest = hashlib.md5(data).hexdigest()
+    written = _writable(labels)
+    assert len(written) >= 2
+    for declared in labels:
+        for label in written:
+            ok = evaluate_rfc5147(f"char=0,1;length={length},{label};md5={digest},{label}", data, charset=declared)
+            assert ok.integrity == "ok", (declared, label)
+            with pytest.raises(IntegrityError, match=re.escape(label)):
+                evaluate_rfc5147(f"char=0,1;length={length + 1},{label}", data, charset=declared)
+
+
+def test_rfc5147_2_3_utf8_aliases_from_the_registry() -> None:
+    assert "csUTF8" in _labels("UTF-8")
+    data = "Grüße\n".encode()
+    with pytest.raises(IntegrityError):
+        evaluate_rfc5147("char=0;length=5,csUTF8", data, charset="utf-8")
+    assert evaluate_rfc5147("char=0;length=6,csutf8", data, charset="UTF-8").integrity == "ok"
+
+
+def test_rfc5147_2_3_a_different_charset_is_not_checked() -> None:
+    data = "日本".encode("shift_jis")
+    # Windows-31J is another registration than Shift_JIS (a superset, but not the same charset)
+    sel = evaluate_rfc5147("char=0,1;length=99,Windows-31J", data, charset="MS_Kanji")
+    assert sel.integrity == "unchecked"
+    assert "Windows-31J" in sel.checks[0].detail
+
+
+def test_rfc5147_3_a_name_outside_mime_charset_chars_is_a_syntax_error() -> None:
+    # ISO_8859-1:1987 is a registered name, but ':' is not an RFC 2978 mime-charset character
+    assert "ISO_8859-1:1987" in _labels("ISO_8859-1:1987")
+    with pytest.raises(ParseError) as info:
+        evaluate_rfc5147("char=0;length=3,ISO_8859-1:1987", b"abc", charset="ISO-8859-1")
+    assert info.value.offset == len("char=0;length=3,ISO_8859-1")
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def _file(tmp_path: Path, text: str, charset: str) -> str:
+    path = tmp_path / "t.txt"
+    path.write_bytes(text.encode(charset))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("declared", "label", "encode_as", "text", "length"),
+    [
+        (None, "csUTF8", "utf-8", "Grüße, 世界\r\nzwei", 14),
+        ("UTF-8", "csUTF8", "utf-8", "Grüße, 世界\r\nzwei", 14),
+        ("Shift_JIS", "MS_Kanji", "shift_jis", "日本語\r\nテキスト", 8),
+        ("Shift_JIS", "csShiftJIS", "shift_jis", "日本語\r\nテキスト", 8),
+        ("EUC-JP", "Extended_UNIX_Code_Packed_Format_for_Japanese", "euc_jp", "日本語\r\nテキスト", 8),
+        ("ISO_8859-1:1987", "l1", "latin-1", "Ça été\r\nfin", 10),
+        ("ISO-8859-1", "IBM819", "latin-1", "Ça été\r\nfin", 10),
+        ("latin1", "CP819", "latin-1", "Ça été\r\nfin", 10),
+        ("l1", "csISOLatin1", "latin-1", "Ça été\r\nfin", 10),
+    ],
+)
+def test_cli_a_wrong_length_under_an_alias_fails(
+    tmp_path: Path, declared: str | None, label: str, encode_as: str, text: str, length: int
+) -> None:
+    path = _file(tmp_path, text, encode_as)
+    charset = [] if declared is None else ["--charset", declared]
+    good = CliRunner().invoke(cli, ["text", path, f"char=0,2;length={length},{label}", "--json", *charset])
+    assert good.exit_code == 0, good.output
+    assert json.loads(good.stdout)["integrity"] == "ok"
+    bad = CliRunner().invoke(cli, ["text", path, f"char=0,2;length={length - 1},{label}", *charset])
+    assert bad.exit_code == 3, bad.output
+    assert f"length={length - 1},{label}" in bad.stderr
+
+
+def test_cli_undeclared_ascii_file_takes_us_ascii_checks(tmp_path: Path) -> None:
+    path = _file(tmp_path, "plain\r\ntext", "ascii")  # 5 + 1 + 4 = 10 characters
+    labels = _writable(_labels("US-ASCII"))
+    assert {"US-ASCII", "csASCII", "us", "iso-ir-6", "IBM367"} <= set(labels)
+    for label in labels:
+        ok = CliRunner().invoke(cli, ["text", path, f"char=0,5;length=10,{label}", "--json"])
+        assert json.loads(ok.stdout)["integrity"] == "ok", label
+        bad = CliRunner().invoke(cli, ["text", path, f"char=0,5;length=11,{label}"])
+        assert bad.exit_code == 3, label
+    # a UTF-8 check applies to the same file too: it is read as UTF-8
+    assert CliRunner().invoke(cli, ["text", path, "char=0;length=11,UTF-8"]).exit_code == 3
+    # a file declared UTF-8 is not US-ASCII: the check is not for its charset
+    declared = CliRunner().invoke(cli, ["text", path, "char=0;length=11,US-ASCII", "--charset", "UTF-8", "--json"])
+    assert json.loads(declared.stdout)["integrity"] == "unchecked"
+
+
+def test_cli_undeclared_file_with_other_octets_is_not_us_ascii(tmp_path: Path) -> None:
+    path = _file(tmp_path, "naïve", "utf-8")
+    result = CliRunner().invoke(cli, ["text", path, "char=0;length=99,US-ASCII", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["integrity"] == "unchecked"
+    assert CliRunner().invoke(cli, ["text", path, "char=0;length=99,UTF-8"]).exit_code == 3
+
+
+@pytest.mark.parametrize("label", ["zlib_codec", "punycode", "idna", "rot13", "unicode_escape", "klingon"])
+def test_cli_text_refuses_a_codec_that_is_not_a_charset(tmp_path: Path, label: str) -> None:
+    path = _file(tmp_path, "abc\n", "ascii")
+    result = CliRunner().invoke(cli, ["text", path, "char=0,2", "--charset", label])
+    assert result.exit_code == 6, result.output
+    assert label in result.stderr
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("label", ["zlib_codec", "punycode", "idna", "klingon"])
+def test_cli_add_refuses_a_codec_that_is_not_a_charset(tmp_path: Path, label: str) -> None:
+    archive = str(tmp_path / "arc")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", archive]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", "oma.eop.gov.us", "--archive", archive]).exit_code == 0
+    path = _file(tmp_path, "abc\n", "ascii")
+    result = runner.invoke(cli, ["add", path, "-s", "oma.eop.gov.us", "--charset", label, "--archive", archive])
+    assert result.exit_code == 6, result.output
+    assert label in result.stderr
+    # a registered alias is a charset: stored under its preferred MIME name
+    good = runner.invoke(cli, ["add", path, "-s", "oma.eop.gov.us", "--charset", "csISOLatin1", "--archive", archive])
+    assert good.exit_code == 0, good.output
+    info = runner.invoke(cli, ["get", good.stdout.strip(), "--info", "--archive", archive])
+    assert "charset\tiso-8859-1" in info.stdout
+
+
+# --------------------------------------------------------------------------- encoded words (RFC 2047)
+
+CRASHERS = Path(__file__).resolve().parent / "data" / "crashers"
+
+
+@pytest.mark.parametrize(("name", "label"), [("encoded_word_idna.mht", "idna"), ("encoded_word_zlib.mht", "zlib_codec")])
+def test_an_encoded_word_in_a_codec_that_is_not_a_charset(name: str, label: str) -> None:
+    from pdi.mhtml.headers import decode_words
+
+    subject = f"=?{label}?q?abc?="
+    assert subject.encode() in (CRASHERS / name).read_bytes()
+    text, warnings = decode_words(subject)
+    assert text == "abc"  # read as Latin-1, with a warning
+    assert len(warnings) == 1 and label in warnings[0]
+    result = CliRunner().invoke(cli, ["mhtml", "ls", str(CRASHERS / name)])
+    assert result.exit_code == 0, result.output
+    assert "title: abc" in result.stdout
