@@ -27,6 +27,16 @@ def one_line(text: str) -> str:
     )
 
 
+def error_line(exc: PDIError) -> str:
+    """The one line ``pdi`` prints for ``exc``: ``pdi: not found: …``, or ``pdi: …`` for the base class.
+
+    The base class has no kind of its own to name (its title, "pdi error",
+    would only repeat the prefix).
+    """
+    kind = "" if exc.title == PDIError.title else f"{exc.title}: "
+    return f"pdi: {kind}{one_line(str(exc))}"
+
+
 #: The modules that add each top-level command (``register(cli)`` in each).
 #: ``mhtml`` is one group whose commands two modules add (reading; packing).
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
@@ -74,7 +84,7 @@ class PDIGroup(click.Group):
         try:
             return super().invoke(ctx)
         except PDIError as exc:
-            click.echo(f"pdi: {exc.title}: {one_line(str(exc))}", err=True)
+            click.echo(error_line(exc), err=True)
             ctx.exit(exc.exit_code)
 
 

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import click
 
+from pdi._wording import plural
 from pdi.archive import (
     DEFAULT_LOCATION,
     MAX_REPRESENTATION_BYTES,
@@ -250,12 +251,12 @@ def register(cli: click.Group) -> None:
             if selection is not None and selection.region is not None:
                 r = selection.region
                 click.echo(f"region\t({r.x1},{r.y1}),({r.x2},{r.y2}) of frame {r.frame}"
-                           f" ({r.frames} frames of {r.width}x{r.height} pixels)")
+                           f" ({plural(r.frames, 'frame')} of {r.width}x{r.height} pixels)")
             if selection is not None and selection.interval is not None:
                 i = selection.interval
                 start, end = i.seconds
                 click.echo(f"interval\tsample frames {i.start} to {i.end} of {i.length}"
-                           f" ({start:.3f} s to {end:.3f} s at {i.rate} Hz, {i.channels} channels)")
+                           f" ({start:.3f} s to {end:.3f} s at {i.rate} Hz, {plural(i.channels, 'channel')})")
             if selection is not None and selection.clamped:
                 click.echo("clamped\ttrue")
             return
@@ -355,20 +356,24 @@ def register(cli: click.Group) -> None:
             report = opened.verify(progress)
             if remove:
                 removed = opened.remove_unreferenced(older_than)
-                click.echo(f"removed {len(removed)} unreferenced blobs and temporary files")
+                temporary = sum(1 for name in removed if name.startswith("tmp/"))
+                click.echo(f"removed {plural(len(removed) - temporary, 'unreferenced blob')}"
+                           f" and {plural(temporary, 'temporary file')}")
                 report.unreferenced = sorted(set(report.unreferenced) - set(removed))
         for problem in report.problems:
             for name in problem.names:
                 click.echo(f"{problem.kind}\t{name}\t{problem.detail}")
         if report.unreferenced:
-            click.echo(f"note: {len(report.unreferenced)} stored blobs belong to no name"
-                       " (left by interrupted deposits; harmless)")
+            unreferenced = len(report.unreferenced)
+            click.echo(f"note: {plural(unreferenced, 'stored blob')} {'belongs' if unreferenced == 1 else 'belong'}"
+                       " to no name (left by interrupted deposits; harmless)")
         click.echo(
-            f"checked {report.checked_representations} representations in"
-            f" {report.checked_blobs} blobs: {len(report.problems)} problems"
+            f"checked {plural(report.checked_representations, 'representation')} in"
+            f" {plural(report.checked_blobs, 'blob')}: {plural(len(report.problems), 'problem')}"
         )
         if not report.ok:
-            raise IntegrityError(f"{len(report.problems)} stored blobs are missing or altered")
+            damaged = len(report.problems)
+            raise IntegrityError(f"{plural(damaged, 'stored blob')} {'is' if damaged == 1 else 'are'} missing or altered")
 
     @cli.command("export")
     @click.argument("directory")
@@ -378,7 +383,7 @@ def register(cli: click.Group) -> None:
         """Write the archive (or a series) to DIRECTORY as a BagIt bag."""
         with _open(archive) as opened, _progress("exporting") as progress:
             count = opened.export_bag(directory, series=series, progress=progress)
-        click.echo(f"exported {count} representations to {directory}")
+        click.echo(f"exported {plural(count, 'representation')} to {directory}")
 
     @cli.command("import")
     @click.argument("directory")
@@ -387,4 +392,4 @@ def register(cli: click.Group) -> None:
         """Check the BagIt bag DIRECTORY and import every name and byte in it (all or nothing)."""
         with _open(archive) as opened, _progress("importing") as progress:
             count = opened.import_bag(directory, progress=progress)
-        click.echo(f"imported {count} new representations into {opened.location}")
+        click.echo(f"imported {plural(count, 'new representation')} into {opened.location}")

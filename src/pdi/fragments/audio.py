@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from pdi._wording import plural
 from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.fragments import FragmentResult, Interval
 
@@ -183,7 +184,7 @@ def _wav(cut: _Cut, channels: int, rate: int) -> bytes:
     block = channels * cut.width
     if block > 0xFFFF or rate * block > 0xFFFFFFFF:
         raise UnsupportedError(
-            f"{channels} channels of {cut.width}-octet samples at {rate} Hz do not fit a WAV header"
+            f"{plural(channels, 'channel')} of {cut.width}-octet samples at {rate} Hz do not fit a WAV header"
         )
     fmt = struct.pack(
         "<HHIIHH", _IEEE_FLOAT if cut.is_float else _PCM, channels, rate, rate * block, block, cut.width * 8

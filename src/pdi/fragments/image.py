@@ -37,6 +37,7 @@ import io
 import warnings
 from collections.abc import Sequence
 
+from pdi._wording import plural
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.fragments import FragmentResult, Region
 
@@ -90,8 +91,7 @@ def evaluate_image(
             frames = getattr(image, "n_frames", 1)
             if frame >= frames:
                 raise NotFoundError(
-                    f"frame {frame} is not in this image: it has {frames} frame"
-                    f"{'s' if frames != 1 else ''} (0 to {frames - 1})"
+                    f"frame {frame} is not in this image: it has {plural(frames, 'frame')} (0 to {frames - 1})"
                 )
             if frame:
                 image.seek(frame)
