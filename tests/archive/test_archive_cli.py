@@ -55,9 +55,12 @@ def test_archive_commands_end_to_end(location: str, tmp_path: Path) -> None:
     v2.write_bytes(b"revised\n")
     assert run(location, "version", generic, str(v2)).stdout == f"{generic}.text.2\n"
     assert run(location, "get", f"{generic}.text", "--latest").stdout_bytes == b"revised\r\n"
-    assert run(location, "get", generic).stdout == (
-        f"# {generic}: formats of version 1\n{generic}.html.1\n{generic}.text.1\n"
-    )
+    listing = run(location, "get", generic).stdout.splitlines()
+    deposited = r"deposited \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z"  # ISO 8601, UTC
+    assert listing[0] == f"# {generic}" and len(listing) == 6
+    assert re.fullmatch(f"# version 1, {deposited}", listing[1]) and re.fullmatch(f"# version 2, {deposited}", listing[4])
+    assert [listing[2], listing[3], listing[5]] == [f"{generic}.html.1", f"{generic}.text.1", f"{generic}.text.2"]
+    assert run(location, "get", generic, "--latest").stdout.splitlines()[1:] == [listing[4], listing[5]]
     assert run(location, "ls", S).stdout == (
         f"{generic}.html.1\n{generic}.text.1\n{generic}.text.2\n"
     )
