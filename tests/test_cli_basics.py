@@ -150,3 +150,16 @@ def test_plural_agrees_in_number(count: int, noun: str) -> None:
     words = plural(count, noun)
     assert words == (f"1 {noun}" if count == 1 else f"{count} {noun}s")
     assert plural(count, "entry", "entries") == (f"{count} entry" if count == 1 else f"{count} entries")
+
+
+def test_the_readme_and_pdi_help_list_the_same_exit_statuses() -> None:
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Command line", 1)[1].split("\n### ", 1)[0]
+    in_readme = {int(n) for n in re.findall(r"^\| (\d+) \|", table, re.MULTILINE)}
+    shown = CliRunner().invoke(cli, ["--help"]).output
+    listed = " ".join(shown.split("Exit status:", 1)[1].split())
+    in_help = {int(n) for n in re.findall(r"(?:^|[,:] )(\d+) [a-z]", listed)}
+    assert in_readme == in_help == set(range(10))
+    assert "9 a fragment lies wholly past the end" in listed
