@@ -128,11 +128,12 @@ def evaluate_pdi(
 
 
 def _at_or_past_end(scheme: str, start: int, index: TextIndex) -> bool:
-    """Whether position ``start`` is at or after the end of the CRLF-canonical text.
+    """Whether position ``start`` is at or after the end of the text, in the scheme's own unit.
 
-    Counted in the scheme's own unit: an empty text still has one (empty)
-    line, so ``line=0,2`` on it starts inside the text and is only clamped.
-    Only called for a canonical text (``char``) or with ``line``.
+    ``char`` counts code points, so ``index`` must be CRLF-canonical (the
+    rewritten path compares with the canonical count itself); ``line``
+    counts lines, and an empty text still has one (empty) line, so
+    ``line=0,2`` on it starts inside the text and is only clamped.
     """
     if scheme == "char":
         return start >= index.cp_count
