@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import click
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pdi import __version__
 from pdi.cli import COMMAND_MODULES, PDIGroup, cli, load_all
@@ -94,3 +97,80 @@ def test_subprocesses_run_this_checkout(tmp_path: Path) -> None:
     )
     here = Path(__file__).resolve().parent.parent / "src" / "pdi" / "__init__.py"
     assert Path(result.stdout.strip()) == here
+
+
+def test_every_error_prints_one_pdi_prefix() -> None:
+    """``pdi: <kind>: message`` for each class; the base class names no kind ("pdi: pdi error:" would repeat it)."""
+    from pdi import errors
+
+    classes = [errors.PDIError, errors.ParseError, errors.IntegrityError, errors.NotFoundError,
+               errors.ImmutabilityError, errors.UnsupportedError, errors.LimitError, errors.StoreError]
+    expected = {
+        errors.PDIError: (1, "pdi: it failed"),
+        errors.ParseError: (1, "pdi: syntax error: it failed"),
+        errors.IntegrityError: (3, "pdi: integrity check failed: it failed"),
+        errors.NotFoundError: (4, "pdi: not found: it failed"),
+        errors.ImmutabilityError: (5, "pdi: immutability conflict: it failed"),
+        errors.UnsupportedError: (6, "pdi: unsupported: it failed"),
+        errors.LimitError: (7, "pdi: limit exceeded: it failed"),
+        errors.StoreError: (8, "pdi: storage error: it failed"),
+    }
+    for cls in classes:
+        @click.group(cls=PDIGroup)
+        def g() -> None:
+            pass
+
+        @g.command()
+        def fail(cls: type[errors.PDIError] = cls) -> None:
+            raise cls("it failed")
+
+        r = CliRunner().invoke(g, ["fail"])
+        assert (r.exit_code, r.stderr) == (expected[cls][0], expected[cls][1] + "\n"), cls
+
+
+def test_a_port_in_use_is_one_plain_line(tmp_path: Path) -> None:
+    """The one error ``pdi`` raises as the base class, for real: ``pdi serve`` on a port another socket holds."""
+    import errno
+    import socket
+
+    archive = tmp_path / "archive"
+    assert subprocess.run([sys.executable, "-m", "pdi", "init", str(archive)], capture_output=True).returncode == 0
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "pdi", "serve", "--port", str(port), "--archive", str(archive)],
+            capture_output=True, text=True, timeout=60,
+        )
+    assert result.returncode == 1
+    assert result.stderr == f"pdi: cannot listen on 127.0.0.1 port {port}: {os.strerror(errno.EADDRINUSE)}\n"
+
+
+def test_usage_errors_stay_as_click_prints_them() -> None:
+    r = CliRunner().invoke(cli, ["get"])
+    assert r.exit_code == 2
+    assert r.stderr.startswith("Usage: ") and "Error: Missing argument 'PDI'." in r.stderr
+    assert "pdi: " not in r.stderr
+
+
+@given(st.integers(min_value=0, max_value=10**12), st.sampled_from(["frame", "blob", "byte", "unreferenced blob"]))
+def test_plural_agrees_in_number(count: int, noun: str) -> None:
+    from pdi._wording import plural
+
+    words = plural(count, noun)
+    assert words == (f"1 {noun}" if count == 1 else f"{count} {noun}s")
+    assert plural(count, "entry", "entries") == (f"{count} entry" if count == 1 else f"{count} entries")
+
+
+def test_the_readme_and_pdi_help_list_the_same_exit_statuses() -> None:
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Command line", 1)[1].split("\n### ", 1)[0]
+    in_readme = {int(n) for n in re.findall(r"^\| (\d+) \|", table, re.MULTILINE)}
+    shown = CliRunner().invoke(cli, ["--help"]).output
+    listed = " ".join(shown.split("Exit status:", 1)[1].split())
+    in_help = {int(n) for n in re.findall(r"(?:^|[,:] )(\d+) [a-z]", listed)}
+    assert in_readme == in_help == set(range(10))
+    assert "9 a fragment lies wholly past the end" in listed

@@ -95,6 +95,12 @@ def test_times_past_the_end_are_the_end_and_say_so() -> None:
     assert result.clamped and result.interval == Interval(200, 250, 100, 1, 250)
     empty = evaluate_audio("sec", (5, 9), data, "audio/wav", None)
     assert empty.clamped and frames_of(empty.data)[0].nframes == 0
+    # wholly past the end: no sample, and asking for time after the last one
+    assert empty.past_end and not result.past_end
+    assert evaluate_audio("msec", (2500, 2600), data, "audio/wav", None).past_end
+    at_end = evaluate_audio("msec", (2500, 2500), data, "audio/wav", None)  # the empty range at the end
+    assert not at_end.past_end and not at_end.clamped
+    assert not evaluate_audio("msec", (2490, 2600), data, "audio/wav", None).past_end  # frame 249 is in it
 
 
 def test_the_wav_written_is_the_one_the_standard_library_writes() -> None:
@@ -192,5 +198,7 @@ def test_any_range_selects_the_frames_the_rule_names(
     a, b = selected(start, end, per_second, rate, length)
     assert result.interval == Interval(a, b, rate, channels, length)
     assert result.clamped == (math.ceil(Fraction(end, per_second) * rate) > length)
+    first_wanted = math.ceil(Fraction(start, per_second) * rate)
+    assert result.past_end == (result.clamped and first_wanted >= length)
     block = channels * width
     assert frames_of(result.data)[1] == frames_of(data)[1][a * block : b * block]

@@ -91,6 +91,19 @@ def test_corners_past_the_edge_are_the_edge_and_say_so() -> None:
     assert cut.size == (10, 5) and cut.getpixel((9, 4)) == (39, 39, 7)
     whole = evaluate_image("rect", ((50, 50), (60, 60)), data, "image/png", None)
     assert whole.clamped and whole.region == Region(40, 40, 40, 40, 0, 40, 40, 1)
+    assert whole.past_end and not result.past_end
+
+
+def test_a_rect_wholly_past_an_edge_says_so() -> None:
+    data = encoded(painted(40, 30))
+    for corners, past in [
+        (((40, 0), (41, 10)), True),  # starts at the right edge and reaches past it
+        (((0, 30), (10, 31)), True),  # the same at the bottom
+        (((40, 0), (40, 10)), False),  # zero width, exactly at the right edge: a place, not past it
+        (((39, 29), (50, 50)), False),  # holds pixel (39, 29)
+        (((0, 0), (40, 30)), False),
+    ]:
+        assert evaluate_image("rect", corners, data, "image/png", None).past_end == past, corners
 
 
 def test_an_empty_crop_has_no_image_but_an_empty_rect_is_a_place() -> None:

@@ -29,6 +29,23 @@ def test_pdi_grammar_3_a_position_past_the_end_is_the_end_and_says_so() -> None:
     assert evaluate("byte", (9, 12), b"abc", media_type="image/gif").data == b""
 
 
+def test_a_byte_range_wholly_past_the_end_says_so() -> None:
+    # four octets: byte=4,4 is the empty range at the end; byte=4,5 and byte=9,12 ask for octets after it
+    data = b"abcd"
+    for (start, end), past in [((4, 4), False), ((4, 5), True), ((9, 12), True), ((3, 9), False), ((0, 4), False)]:
+        result = evaluate("byte", (start, end), data, media_type="application/pdf")
+        assert result.past_end == past, (start, end)
+        assert result.clamped == (end > 4)
+
+
+@given(st.binary(max_size=20), st.integers(0, 30), st.integers(0, 30))
+def test_past_end_is_a_start_at_or_after_the_end_that_reaches_further(data: bytes, a: int, b: int) -> None:
+    start, end = min(a, b), max(a, b)
+    result = evaluate("byte", (start, end), data, media_type="application/octet-stream")
+    assert result.past_end == (start >= len(data) and end > len(data))
+    assert result.data == data[start:end]
+
+
 def test_pdi_grammar_3_end_before_start_is_an_error() -> None:
     with pytest.raises(ParseError, match="ends before it starts"):
         evaluate("byte", (5, 2), b"abcdefg", media_type="image/png")

@@ -45,7 +45,7 @@ def test_ls_table() -> None:
 def test_check_clean_file_exits_zero() -> None:
     r = CliRunner().invoke(cli, ["mhtml", "check", str(CORPUS / "fastmhtml_example.com.mhtml")])
     assert r.exit_code == 0
-    assert "1 parts, 0 references satisfied, 0 errors, 0 warnings, 1 links" in r.output
+    assert "1 part, 0 references satisfied, 0 errors, 0 warnings, 1 link to pages outside the file" in r.output
 
 
 def test_check_warnings_fail_only_with_strict() -> None:

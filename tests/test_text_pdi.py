@@ -68,6 +68,30 @@ def test_pdi_line_includes_line_endings_and_clamps() -> None:
     assert past.clamped
 
 
+def test_pdi_a_fragment_wholly_past_the_end_says_so() -> None:
+    fifty = b"0123456789" * 5  # 50 characters, no line ending
+    for positions, past, clamped in [
+        ((100, 200), True, True),  # starts past the end
+        ((50, 60), True, True),  # starts at the end and asks for more: nothing of the text
+        ((51,), True, True),  # a position past the end
+        ((50, 50), False, False),  # the empty range at the end is legal, not past it
+        ((50,), False, False),  # so is the position at the end
+        ((40, 60), False, True),  # reaches past the end: only cut
+        ((0, 0), False, False),
+    ]:
+        result = evaluate("char", positions, fifty, media_type="text/plain")
+        assert (result.past_end, result.clamped) == (past, clamped), positions
+        if past:
+            assert result.data == b"" and [(r.start, r.end) for r in result.ranges] == [(50, 50)]
+    # "one\ntwo\n": two lines; line position 2 is the end
+    for charset_text in (b"one\r\ntwo\r\n", b"one\ntwo\n"):  # canonical, and counted as canonical
+        for positions, past in [((2, 3), True), ((5, 9), True), ((2, 2), False), ((1, 3), False), ((2,), False)]:
+            result = evaluate("line", positions, charset_text, media_type="text/plain")
+            assert result.past_end == past, (charset_text, positions)
+        assert evaluate("char", (10, 11), charset_text, media_type="text/plain").past_end  # 10 canonical chars
+        assert not evaluate("char", (10, 10), charset_text, media_type="text/plain").past_end
+
+
 def test_pdi_range_end_before_start_is_an_error() -> None:
     with pytest.raises(ParseError):
         evaluate("char", (5, 2), b"abcdef", media_type="text/plain")
@@ -150,6 +174,8 @@ def test_pdi_matches_the_reference(
         clamped = end > top
     assert result.text() == want
     assert result.clamped == clamped
+    # wholly past the end: it starts at or after the end and reaches past it
+    assert result.past_end == (end > top and start >= top)
     if canon == text:
         assert not result.canonicalized
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import hashlib
 import os
 import re
 import shlex
@@ -59,9 +60,12 @@ def test_archive_commands_end_to_end(location: str, tmp_path: Path) -> None:
     v2.write_bytes(b"revised\n")
     assert run(location, "version", generic, str(v2)).stdout == f"{generic}.text.2\n"
     assert run(location, "get", f"{generic}.text", "--latest").stdout_bytes == b"revised\r\n"
-    assert run(location, "get", generic).stdout == (
-        f"# {generic}: formats of version 1\n{generic}.html.1\n{generic}.text.1\n"
-    )
+    listing = run(location, "get", generic).stdout.splitlines()
+    deposited = r"deposited \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z"  # ISO 8601, UTC
+    assert listing[0] == f"# {generic}" and len(listing) == 6
+    assert re.fullmatch(f"# version 1, {deposited}", listing[1]) and re.fullmatch(f"# version 2, {deposited}", listing[4])
+    assert [listing[2], listing[3], listing[5]] == [f"{generic}.html.1", f"{generic}.text.1", f"{generic}.text.2"]
+    assert run(location, "get", generic, "--latest").stdout.splitlines()[1:] == [listing[4], listing[5]]
     assert run(location, "ls", S).stdout == (
         f"{generic}.html.1\n{generic}.text.1\n{generic}.text.2\n"
     )
@@ -78,7 +82,7 @@ def test_archive_commands_end_to_end(location: str, tmp_path: Path) -> None:
     ]
     assert "0 problems" in run(location, "verify").stdout
     cleaned = run(location, "verify", "--remove-unreferenced", "--older-than", "0").stdout
-    assert "removed 0 unreferenced blobs and temporary files\n" in cleaned and "0 problems" in cleaned
+    assert "removed 0 unreferenced blobs and 0 temporary files\n" in cleaned and "0 problems" in cleaned
 
     bag = tmp_path / "bag"
     assert run(location, "export", str(bag)).stdout == f"exported 3 representations to {bag}\n"
@@ -125,7 +129,7 @@ def test_get_info_says_which_region_or_samples_a_fragment_selects(location: str,
     assert gif.endswith(".gif.1")
     info = run(location, "get", f"{gif}#crop=(10,5),(40,15)", "--info").stdout
     assert "media-type\timage/png\n" in info and "clamped\ttrue\n" in info
-    assert "region\t(10,5),(30,15) of frame 0 (1 frames of 30x20 pixels)\n" in info
+    assert "region\t(10,5),(30,15) of frame 0 (1 frame of 30x20 pixels)\n" in info
     assert Image.open(io.BytesIO(run(location, "get", f"{gif}#crop=(10,5),(40,15)").stdout_bytes)).size == (20, 10)
     talk = run(location, "add", str(sound), "--series", S).stdout.strip()
     info = run(location, "get", f"{talk}#msec=500,1500", "--info").stdout
@@ -153,7 +157,37 @@ def test_verify_fails_with_exit_3_on_damage(tmp_path: Path) -> None:
             blob.write_bytes(b"rot")
     result = run(location, "verify", code=3)
     assert f"altered\t{name}\t" in result.stdout
-    assert result.stderr.startswith("pdi: integrity check failed:")
+    # one of each: every count agrees in number with its noun
+    assert result.stdout.endswith("checked 1 representation in 1 blob: 1 problem\n")
+    assert result.stderr == (
+        "pdi: integrity check failed: verify found 1 problem (missing or altered blobs, or damage to the catalog)\n"
+    )
+
+
+def test_counts_agree_in_number(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    doc = tmp_path / "x.txt"
+    doc.write_bytes(b"x")
+    run(location, "add", str(doc), "--series", S)
+    orphan = hashlib.sha256(b"left by a killed deposit").hexdigest()
+    (tmp_path / "a" / "blobs" / orphan[:2]).mkdir(parents=True, exist_ok=True)
+    (tmp_path / "a" / "blobs" / orphan[:2] / orphan).write_bytes(b"left by a killed deposit")
+    assert run(location, "verify").stdout == (
+        "note: 1 stored blob belongs to no name (left by interrupted deposits; harmless)\n"
+        "checked 1 representation in 1 blob: 0 problems\n"
+    )
+    (tmp_path / "a" / "tmp" / "stale.1.2").write_bytes(b"half")
+    assert run(location, "verify", "--remove-unreferenced", "--older-than", "0").stdout == (
+        "removed 1 unreferenced blob and 1 temporary file\n"
+        "checked 1 representation in 1 blob: 0 problems\n"
+    )
+    bag = tmp_path / "bag"
+    assert run(location, "export", str(bag)).stdout == f"exported 1 representation to {bag}\n"
+    target = str(tmp_path / "b")
+    run(target, "init")
+    assert run(target, "import", str(bag)).stdout.startswith("imported 1 new representation into ")
 
 
 def test_get_says_when_a_fragment_was_clamped(tmp_path: Path) -> None:

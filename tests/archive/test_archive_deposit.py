@@ -7,7 +7,7 @@ import datetime
 import pytest
 from archive_helpers import Clock, snapshot
 
-from pdi.archive import Archive, Content, Generic, Resolved
+from pdi.archive import Archive, Content, Generic, GenericVersion, Resolved
 from pdi.errors import (
     ImmutabilityError,
     NotFoundError,
@@ -15,6 +15,7 @@ from pdi.errors import (
     PDIError,
     UnsupportedError,
 )
+from pdi.identifier import PDI
 
 S = "oma.eop.gov.us"
 
@@ -279,17 +280,35 @@ def test_overwrite_refused_and_nothing_changes(archive: Archive) -> None:
     assert archive.get(pdi).data == b"original"
 
 
-def test_generic_pdi_lists_formats(archive: Archive) -> None:
-    archive.deposit(S, [Content(b"<p>a</p>", "html"), Content(b"a", "text")])
+def test_generic_pdi_lists_every_version_with_its_formats_and_deposit_time(archive: Archive, clock: Clock) -> None:
+    archive.deposit(S, [Content(b"<p>a</p>", "html"), Content(b"a", "text")])  # 2026-11-22 14:30 UTC
+    generic = "urn:pdi://oma.eop.gov.us/2026/11/22/1"
+    clock.now = datetime.datetime(2026, 11, 23, 9, 5, 7, 250_000, tzinfo=datetime.UTC)
+    archive.add_version(generic, [Content(b"b", "text")])
+    clock.now = datetime.datetime(2026, 11, 24, 0, 0, tzinfo=datetime.UTC)
+    archive.add_format(f"{generic}.text.1", b"a", format="octet-stream")  # a format added to version 1 later
     result = archive.resolve("pdi://oma.eop.gov.us/2026/11/22/1")
     assert isinstance(result, Generic)
-    assert str(result.pdi) == "urn:pdi://oma.eop.gov.us/2026/11/22/1"
-    assert [str(p) for p in result.formats] == [
-        "urn:pdi://oma.eop.gov.us/2026/11/22/1.html.1",
-        "urn:pdi://oma.eop.gov.us/2026/11/22/1.text.1",
+    assert str(result.pdi) == generic
+    assert result.versions == (
+        GenericVersion(1, "2026-11-22T14:30:00.000000Z", tuple(
+            PDI.parse(f"{generic}.{token}.1") for token in ("html", "octet-stream", "text")
+        )),
+        GenericVersion(2, "2026-11-23T09:05:07.250000Z", (PDI.parse(f"{generic}.text.2"),)),
+    )
+    assert [str(p) for p in result.names] == [
+        f"{generic}.html.1", f"{generic}.octet-stream.1", f"{generic}.text.1", f"{generic}.text.2"
     ]
-    with pytest.raises(UnsupportedError):
+    newest = archive.resolve(generic, latest=True)
+    assert isinstance(newest, Generic) and newest.versions == result.versions[1:]
+    assert archive.locate(generic) == result  # from the catalog alone, the same answer
+    with pytest.raises(UnsupportedError, match="is generic"):
         archive.get("pdi://oma.eop.gov.us/2026/11/22/1")
+    # a name with a format and no version is version 1 (the draft), whatever came later
+    assert archive.get(f"{generic}.text").data == b"a"
+    assert archive.get(f"{generic}.text", latest=True).data == b"b"
+    with pytest.raises(NotFoundError):
+        archive.resolve("urn:pdi://oma.eop.gov.us/2026/11/22/2")
 
 
 def test_resolve_errors(archive: Archive) -> None:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import httpx
-from server_helpers import S, Served
+from server_helpers import VERSION_TIMES, S, Served
 
 from pdi.archive import Archive
 
@@ -32,6 +32,29 @@ def test_resolve_says_what_a_fragment_selects(served: Served) -> None:
     assert sound["fragment"]["interval"] == {"start": 50, "end": 150, "rate": 100, "channels": 1, "length": 250}
     # a form parameter: the PDI's own escapes travel percent-encoded like everything else
     assert api(served, "resolve", pdi=served.foreign).json()["pdi"] == served.foreign
+
+
+def test_resolve_says_when_a_fragment_lies_wholly_past_the_end(served: Served) -> None:
+    # the text is 58 characters stored: char=58,58 is the empty place at its end, char=58,59 past it
+    for fragment, clamped, past_end in [
+        ("char=58,59", True, True), ("char=100,200", True, True), ("char=58,58", False, False),
+        ("char=50,70", True, False), ("line=3,4", True, True), ("line=2,4", True, False),
+    ]:
+        described = api(served, "resolve", pdi=f"{served.text}#{fragment}").json()["fragment"]
+        assert (described["clamped"], described["past_end"]) == (clamped, past_end), fragment
+    sound = api(served, "resolve", pdi=f"{served.sound}#sec=3,4").json()  # 2.5 s
+    assert sound["fragment"]["past_end"] and sound["fragment"]["interval"]["start"] == 250
+
+
+def test_resolve_of_a_generic_name_lists_every_version(served: Served) -> None:
+    generic = served.versioned
+    assert api(served, "resolve", pdi=generic).json() == {
+        "pdi": generic,
+        "versions": [
+            {"version": 1, "created_at": VERSION_TIMES[0], "formats": [f"{generic}.html.1", f"{generic}.text.1"]},
+            {"version": 2, "created_at": VERSION_TIMES[1], "formats": [f"{generic}.text.2"]},
+        ],
+    }
 
 
 def test_ls_meta_cite_and_series(served: Served) -> None:
@@ -63,7 +86,16 @@ def test_the_viewer_marks_the_passage_and_escapes_the_text(served: Served) -> No
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text and "<script>alert" not in page.text
     assert f'data-pdi="{served.text}"' in page.text and "<dd>A letter</dd>" in page.text
     generic = httpx.get(f"{served.url}/view", params={"pdi": served.text.rsplit(".", 2)[0]})
-    assert served.text in generic.text
+    assert served.text in generic.text and "1 version of this document" in generic.text
+    versions = httpx.get(f"{served.url}/view", params={"pdi": served.versioned}).text
+    for number, when, tails in [(1, VERSION_TIMES[0], ("html.1", "text.1")), (2, VERSION_TIMES[1], ("text.2",))]:
+        row = versions.split(f'<td class="number">{number}</td>', 1)[1].split("</tr>", 1)[0]
+        assert f'<time datetime="{when}">{when}</time>' in row
+        assert [name.split("</code>", 1)[0] for name in row.split('<code class="name">')[1:]] == [
+            f"{served.versioned}.{tail}" for tail in tails
+        ]
+    past = httpx.get(f"{served.url}/view", params={"pdi": f"{served.text}#char=100,200"}).text
+    assert "lies wholly past the end" in past
     image = httpx.get(f"{served.url}/view", params={"pdi": f"{served.picture}#(5,10),(25,20)"})
     assert 'class="box" style="left:12.5000%;top:33.3333%;width:50.0000%;height:33.3333%"' in image.text
     wrong = httpx.get(f"{served.url}/view", params={"pdi": "urn:pdi://nobody.us/2026/11/22/1.text.1"})

@@ -26,8 +26,15 @@ def test_n2r_returns_the_bytes_a_name_and_its_fragment_select(served: Served) ->
     part = get(served, f"/uri-res/N2R?{served.text}%23char=15,21")
     assert part.content == b"Second" and part.headers["link"] == f'<{served.text}#char=15,21>; rel="canonical"'
     assert get(served, f"/uri-res/I2R?{served.text}%23char=15,21").content == b"Second"  # the 1990s service name
+    # the text is 58 characters stored (15 + 16 + 27, CR and LF one each)
+    cut = get(served, f"/uri-res/N2R?{served.text}%23char=50,999")
+    assert cut.status_code == 200 and cut.content == b"cript>\r\n"  # "</" is 47-48, "s" 49
+    assert cut.headers["warning"] == '299 pdi "the fragment reaches past the end: cut there"'
     past = get(served, f"/uri-res/N2R?{served.text}%23char=60,999")
-    assert past.status_code == 200 and "past the end" in past.headers["warning"]
+    assert past.status_code == 200 and past.content == b""
+    assert past.headers["warning"] == '299 pdi "the fragment lies wholly past the end: it selects nothing"'
+    at_end = get(served, f"/uri-res/N2R?{served.text}%23char=58,58")  # the empty place at the end
+    assert at_end.status_code == 200 and at_end.content == b"" and "warning" not in at_end.headers
 
 
 def test_a_fragment_is_served_under_the_iana_name_of_its_charset(served: Served) -> None:
@@ -50,6 +57,21 @@ def test_a_generic_name_offers_its_formats(served: Served) -> None:
     # text/uri-list as RFC 2169's examples write it: the URN as a comment, then the locations
     assert choices.text == f"# {generic}\r\n{served.url}/uri-res/N2R?{served.text}\r\n"
     assert get(served, f"/uri-res/N2Ns?{served.text}").text == f"# {served.text}\r\n{served.text}\r\n{generic}\r\n"
+
+
+def test_a_generic_name_offers_every_format_of_every_version(served: Served) -> None:
+    generic = served.versioned
+    locations = "".join(
+        f"{served.url}/uri-res/N2R?{generic}.{tail}\r\n" for tail in ("html.1", "text.1", "text.2")
+    )
+    choices = get(served, f"/uri-res/N2R?{generic}")
+    assert choices.status_code == 300 and choices.text == f"# {generic}\r\n{locations}"
+    several = get(served, f"/uri-res/N2L?{generic}")
+    assert several.status_code == 300 and several.text == f"# {generic}\r\n{locations}"
+    assert get(served, f"/uri-res/N2Ls?{generic}").text == f"# {generic}\r\n{locations}"
+    # a format without a version is version 1 (the draft's default), one resource
+    assert get(served, f"/uri-res/N2L?{generic}.text").headers["location"] == f"/uri-res/N2R?{generic}.text.1"
+    assert get(served, f"/uri-res/N2R?{generic}.text").content == b"first\r\n"
 
 
 def test_n2l_redirects_to_the_resource_and_n2ls_lists_it(served: Served) -> None:

@@ -8,13 +8,15 @@ that was selected.
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import urllib.parse
+from pathlib import Path
 from typing import Any
 
 import httpx
-from server_helpers import Served
+from server_helpers import VERSION_TIMES, Served
 
 from pdi.capture.browser import Pipe, devtools
 
@@ -84,3 +86,41 @@ def test_selecting_a_passage_gives_its_citable_name(served: Served) -> None:
         name = served.text + fragment
         got = httpx.get(f"{served.url}/uri-res/N2R?{name.replace('#', '%23')}").content
         assert got == wanted.replace("\n", "\r\n").encode(), name
+
+
+VERSIONS = """
+Array.from(document.querySelectorAll("#versions tbody tr")).map((row) => ({
+  number: row.cells[0].textContent,
+  deposited: row.cells[1].querySelector("time").getAttribute("datetime"),
+  shown: row.cells[1].innerText,
+  formats: Array.from(row.cells[2].querySelectorAll("li")).map((item) => [
+    item.querySelector("a").innerText, item.querySelector("a").getAttribute("href"), item.querySelector(".name").innerText,
+  ]),
+}))
+"""
+
+
+def test_a_generic_name_shows_every_version_with_its_formats_and_date(served: Served, tmp_path: Path) -> None:
+    generic = served.versioned
+    view = f"{served.url}/view?pdi={urllib.parse.quote(generic, safe='')}"
+
+    def link(tail: str) -> list[str]:
+        """The format token (a link to the viewer of that name), then the whole versioned name."""
+        name = f"{generic}.{tail}"
+        return [tail.split(".")[0], f"/view?pdi={urllib.parse.quote(name, safe='')}", name]
+
+    with devtools() as pipe:
+        session = _open(pipe, view)
+        deadline = time.monotonic() + 30
+        rows = pipe.call("Runtime.evaluate", {"expression": VERSIONS, "returnByValue": True}, session, deadline)
+        size = {"width": 1100, "height": 560, "deviceScaleFactor": 1, "mobile": False}  # a desktop window
+        pipe.call("Emulation.setDeviceMetricsOverride", size, session, deadline)
+        shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, deadline)
+    assert rows["result"]["value"] == [
+        {"number": "1", "deposited": VERSION_TIMES[0], "shown": VERSION_TIMES[0],
+         "formats": [link("html.1"), link("text.1")]},
+        {"number": "2", "deposited": VERSION_TIMES[1], "shown": VERSION_TIMES[1], "formats": [link("text.2")]},
+    ]
+    png = base64.b64decode(shot["data"])
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    (tmp_path / "generic-view.png").write_bytes(png)  # for a person to look at

@@ -62,6 +62,7 @@ __all__ = [
     "CitationResolved",
     "Content",
     "Generic",
+    "GenericVersion",
     "Resolved",
     "SeriesRecord",
     "VerifyReport",
@@ -155,12 +156,35 @@ class CitationResolved:
 
 
 @dataclass(frozen=True)
+class GenericVersion:
+    """One version of the document a generic PDI names: its number, when it was deposited, its formats.
+
+    ``created_at`` is the deposit time as the catalog records it (ISO 8601,
+    UTC: ``2026-11-22T14:30:00.000000Z``), that of the version's first
+    format (a format added later with :meth:`Archive.add_format` keeps its
+    own time in its record). ``formats`` are the versioned names of its
+    formats, in token order.
+    """
+
+    number: int
+    created_at: str
+    formats: tuple[PDI, ...]
+
+
+@dataclass(frozen=True)
 class Generic:
-    """A resolved generic PDI (no format): the formats of the version it names."""
+    """A resolved generic PDI (no format, so no version): every version of the document, oldest first.
+
+    Resolved with ``latest=True``, only the newest version.
+    """
 
     pdi: PDI
-    version: int
-    formats: tuple[PDI, ...]
+    versions: tuple[GenericVersion, ...]
+
+    @property
+    def names(self) -> tuple[PDI, ...]:
+        """The versioned name of every format of every version, oldest version first."""
+        return tuple(name for version in self.versions for name in version.formats)
 
 
 @dataclass(frozen=True)
@@ -623,11 +647,14 @@ class Archive:
         return version
 
     def resolve(self, pdi: PDI | str, *, latest: bool = False) -> Resolved | Generic:
-        """Bytes of a format of a version (or of its fragment), or for a generic PDI its formats.
+        """Bytes of a format of a version (or of its fragment), or for a generic PDI its versions.
 
         ``latest=True`` takes the newest version whatever version the PDI names;
         otherwise an omitted version is version 1 (draft: "when VERSION is
-        omitted, it defaults to version 1").
+        omitted, it defaults to version 1"). A generic PDI (no format, and so
+        no version: PDI-GRAMMAR.md §2.7) names the document: the
+        :class:`Generic` lists every version with its deposit time and
+        formats (with ``latest=True`` the newest only).
         """
         parsed, found = self._look_up(pdi, latest)
         return found if isinstance(found, Generic) else self._read(parsed, found)
@@ -645,18 +672,37 @@ class Archive:
         return Resolved(_name(found, fragment=parsed.fragment), b"", found.media_type, found.charset, found)
 
     def _look_up(self, pdi: PDI | str, latest: bool) -> tuple[PDI, Generic | RepresentationRecord]:
-        """The parsed PDI and either its formats (a generic PDI) or the record of the format it names."""
+        """The parsed PDI and either its versions (a generic PDI) or the record of the format it names."""
         parsed = parse_pdi(pdi)
         if parsed.is_pattern:
             raise UnsupportedError(f"{parsed} is a pattern; list it with ls")
         if parsed.citation is not None:
             raise UnsupportedError("a citation names two documents: resolve it with cite (pdi cite)")
-        version, records = self._records(parsed, latest)
         if parsed.format is None:
             if parsed.fragment is not None:
                 raise UnsupportedError("a fragment needs a format: name one")
-            return parsed, Generic(_name(records[0], generic=True), version, tuple(_name(r) for r in records))
+            return parsed, self._generic(parsed, latest)
+        version, records = self._records(parsed, latest)
         return parsed, self._record(parsed, version, records)
+
+    def _generic(self, parsed: PDI, latest: bool) -> Generic:
+        """Every version of the document a generic PDI names (the newest only with ``latest``), from one catalog query."""
+        records = self.store.representations(_key_of(parsed))
+        if not records:
+            raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
+        by_version: dict[int, list[RepresentationRecord]] = {}
+        for record in records:
+            by_version.setdefault(record.version, []).append(record)
+        numbers = sorted(by_version)[-1:] if latest else sorted(by_version)
+        versions = tuple(
+            GenericVersion(
+                n,
+                min(r.created_at for r in by_version[n]),
+                tuple(_name(r) for r in sorted(by_version[n], key=lambda r: r.format)),
+            )
+            for n in numbers
+        )
+        return Generic(_name(records[0], generic=True), versions)
 
     def cite(self, pdi: PDI | str) -> CitationResolved:
         """Resolve both ends of a citation and check that the quotation stands where it says.
@@ -715,8 +761,8 @@ class Archive:
         result = self.resolve(pdi, latest=latest)
         if isinstance(result, Generic):
             raise UnsupportedError(
-                f"{result.pdi} is generic (no format); version {result.version} has: "
-                + ", ".join(str(p) for p in result.formats)
+                f"{result.pdi} is generic (no format): name one of "
+                + ", ".join(str(p) for p in result.names)
             )
         return result
 

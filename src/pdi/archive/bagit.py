@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pdi._wording import plural
 from pdi.archive.store import (
     AssertionRecord,
     AuditRecord,
@@ -147,7 +148,7 @@ def export_bag(
             "bag-info.txt",
             f"Bagging-Date: {datetime.datetime.now(datetime.UTC).date().isoformat()}\n"
             f"Payload-Oxum: {octets}.{len(manifest)}\n"
-            f"External-Description: pdi archive export ({len(records)} representations"
+            f"External-Description: pdi archive export ({plural(len(records), 'representation')}"
             f"{'' if series is None else ', series ' + series})\n"
             "Bag-Software-Agent: pdi\n",
         )

@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from pdi._wording import plural
 from pdi.capture.fetch import check_address
 from pdi.errors import LimitError, NotFoundError, PDIError, UnsupportedError
 
@@ -109,10 +110,10 @@ class Pipe:
             if not chunk:
                 raise NotFoundError("Chromium closed the DevTools pipe (did it crash?)")
             self._buffer += chunk
-            if self._max is not None and len(self._buffer) > self._max:
+            if self._max is not None and self._max_bytes is not None and len(self._buffer) > self._max:
                 raise LimitError(
-                    f"Chromium sent more than {self._max} bytes at once: the MHTML cannot fit the limit of "
-                    f"{self._max_bytes} bytes"
+                    f"Chromium sent more than {plural(self._max, 'byte')} at once: the MHTML cannot fit the limit of "
+                    f"{plural(self._max_bytes, 'byte')}"
                 )
         raw, _, self._buffer = self._buffer.partition(b"\0")
         message: dict[str, Any] = json.loads(raw)
@@ -286,5 +287,5 @@ def _drive(
     snapshot = pipe.call("Page.captureSnapshot", {"format": "mhtml"}, session, deadline)
     mhtml = str(snapshot["data"]).encode("utf-8")
     if max_bytes is not None and len(mhtml) > max_bytes:
-        raise LimitError(f"Chromium wrote {len(mhtml)} bytes of MHTML, more than the limit of {max_bytes}")
+        raise LimitError(f"Chromium wrote {plural(len(mhtml), 'byte')} of MHTML, more than the limit of {max_bytes}")
     return BrowserCapture(mhtml=mhtml, url=url, final_url=final_url, refused=tuple(refused))

@@ -16,6 +16,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
+from pdi._wording import plural
 from pdi.capture.fetch import Fetched, Limits
 from pdi.errors import LimitError, PDIError
 from pdi.mhtml.resolve import comparable
@@ -79,7 +80,7 @@ async def crawl(root_url: str, fetch: Fetch, *, limits: Limits, progress: Progre
         if not wanted:
             break
         if len(resources) + len(wanted) > limits.max_resources:
-            raise LimitError(f"the page needs more than {limits.max_resources} resources")
+            raise LimitError(f"the page needs more than {plural(limits.max_resources, 'resource')}")
         if progress is not None:
             progress(done, done + len(wanted))
 
@@ -101,7 +102,7 @@ async def crawl(root_url: str, fetch: Fetch, *, limits: Limits, progress: Progre
             else:
                 total += len(result.data)
                 if total > limits.max_total_bytes:
-                    raise LimitError(f"the capture is larger than the limit of {limits.max_total_bytes} bytes")
+                    raise LimitError(f"the capture is larger than the limit of {plural(limits.max_total_bytes, 'byte')}")
                 resources.append(result)
                 level.append((result, item))
         if progress is not None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import httpcore
 import httpx
 
+from pdi._wording import plural
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.uri import resolve
 
@@ -225,7 +226,7 @@ class Fetcher:
                         target = resolve(str(response.url), location, strict=False)
                         hops.append(Redirect(response.status_code, current, target))
                         if len(hops) > self.limits.max_redirects:
-                            raise LimitError(f"more than {self.limits.max_redirects} redirects from {url}")
+                            raise LimitError(f"more than {plural(self.limits.max_redirects, 'redirect')} from {url}")
                         current = target
                         continue
                     if response.status_code >= 400:
@@ -233,14 +234,14 @@ class Fetcher:
                     declared = response.headers.get("content-length")
                     if declared is not None and declared.isdigit() and int(declared) > self.limits.max_resource_bytes:
                         raise LimitError(
-                            f"{current} is {declared} bytes, more than the limit of {self.limits.max_resource_bytes}"
+                            f"{current} is {plural(int(declared), 'byte')}, more than the limit of {self.limits.max_resource_bytes}"
                         )
                     body = bytearray()
                     async for chunk in response.aiter_bytes():
                         body += chunk
                         if len(body) > self.limits.max_resource_bytes:
                             raise LimitError(
-                                f"{current} is larger than the limit of {self.limits.max_resource_bytes} bytes"
+                                f"{current} is larger than the limit of {plural(self.limits.max_resource_bytes, 'byte')}"
                             )
                     media, charset = _media_type(response.headers)
                     return Fetched(

@@ -25,6 +25,7 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
+from pdi._wording import plural
 from pdi.capture.crawl import Crawl, Failure, crawl, pack_crawl
 from pdi.capture.fetch import Fetched, Limits
 from pdi.errors import ImmutabilityError, LimitError, NotFoundError, StoreError, UnsupportedError
@@ -147,7 +148,7 @@ def pack_path(
         if not stat.S_ISREG(info.st_mode):
             raise NotFoundError(f"{url} is not a regular file")
         if info.st_size > limits.max_resource_bytes:
-            raise LimitError(f"{path} is {info.st_size} bytes, more than the limit of {limits.max_resource_bytes}")
+            raise LimitError(f"{path} is {plural(info.st_size, 'byte')}, more than the limit of {limits.max_resource_bytes}")
         try:
             data = path.read_bytes()
         except OSError as exc:

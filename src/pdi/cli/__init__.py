@@ -27,6 +27,22 @@ def one_line(text: str) -> str:
     )
 
 
+def error_line(exc: PDIError) -> str:
+    """The one line ``pdi`` prints for ``exc``: ``pdi: not found: …``, or ``pdi: …`` for the base class.
+
+    The base class has no kind of its own to name (its title, "pdi error",
+    would only repeat the prefix).
+    """
+    kind = "" if exc.title == PDIError.title else f"{exc.title}: "
+    return f"pdi: {kind}{one_line(str(exc))}"
+
+
+#: Exit status of bad command-line usage (click's own), and of ``pdi get`` refusing binary output to a terminal.
+EXIT_USAGE = 2
+#: Exit status of a fragment that lies wholly past the end of its document (a warning: nothing is selected).
+EXIT_PAST_END = 9
+
+
 #: The modules that add each top-level command (``register(cli)`` in each).
 #: ``mhtml`` is one group whose commands two modules add (reading; packing).
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
@@ -74,7 +90,7 @@ class PDIGroup(click.Group):
         try:
             return super().invoke(ctx)
         except PDIError as exc:
-            click.echo(f"pdi: {exc.title}: {one_line(str(exc))}", err=True)
+            click.echo(error_line(exc), err=True)
             ctx.exit(exc.exit_code)
 
 
@@ -84,9 +100,11 @@ def cli() -> None:
     """Persistent document identifiers: mint, archive and resolve urn:pdi names.
 
     Exit status: 0 success, 1 syntax error (or another failure, such as a
-    port already in use), 3 integrity check failed,
+    port already in use), 2 bad command-line usage (also: pdi get refusing
+    to write binary content to a terminal), 3 integrity check failed,
     4 not found, 5 immutability conflict, 6 unsupported, 7 limit exceeded,
-    8 storage error, 2 bad command-line usage.
+    8 storage error, 9 a fragment lies wholly past the end of its document
+    (pdi get: a warning; nothing is selected).
     """
 
 

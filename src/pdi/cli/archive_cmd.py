@@ -14,20 +14,26 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from pdi._wording import plural
 from pdi.archive import (
     DEFAULT_LOCATION,
     MAX_REPRESENTATION_BYTES,
     Archive,
     Content,
     Generic,
+    Resolved,
     is_text_format,
     resolve_location,
 )
+from pdi.cli import EXIT_PAST_END, EXIT_USAGE
 from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, StoreError
+
+if TYPE_CHECKING:
+    from pdi.fragments import FragmentResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -107,6 +113,79 @@ _REGISTERED = {"audio/x-wav": "audio/wav"}
 
 #: Registered media types of the encodings ``mimetypes`` reads from a name (.gz …).
 _COMPRESSED = {"gzip": "application/gzip"}
+
+
+def _print_generic(generic: Generic) -> None:
+    """Every version of a generic PDI: a comment line each (number, deposit time), then its format names."""
+    click.echo(f"# {generic.pdi}")
+    for version in generic.versions:
+        click.echo(f"# version {version.number}, deposited {version.created_at}")
+        for name in version.formats:
+            click.echo(str(name))
+
+
+def _print_info(result: Resolved) -> None:
+    """``pdi get --info``: one ``key<TAB>value`` line per fact about a resolved name."""
+    click.echo(f"pdi\t{result.pdi}")
+    click.echo(f"media-type\t{result.media_type}")
+    if result.charset:
+        click.echo(f"charset\t{result.charset}")
+    click.echo(f"bytes\t{len(result.data)}")
+    if result.fragment is None:
+        click.echo(f"sha256\t{result.sha256}")
+    else:  # the fragment's bytes are cut (or made) from these stored ones
+        click.echo(f"stored-bytes\t{result.record.size}")
+        click.echo(f"stored-sha256\t{result.sha256}")
+    if result.record.line_ending:
+        click.echo(f"original-line-endings\t{result.record.line_ending}")
+    selection = result.fragment
+    if selection is None:
+        return
+    for span in selection.ranges:
+        click.echo(f"range\tchar={span.start},{span.end} (octets {span.byte_start} to {span.byte_end})")
+    if selection.region is not None:
+        r = selection.region
+        click.echo(f"region\t({r.x1},{r.y1}),({r.x2},{r.y2}) of frame {r.frame}"
+                   f" ({plural(r.frames, 'frame')} of {r.width}x{r.height} pixels)")
+    if selection.interval is not None:
+        i = selection.interval
+        start, end = i.seconds
+        click.echo(f"interval\tsample frames {i.start} to {i.end} of {i.length}"
+                   f" ({start:.3f} s to {end:.3f} s at {i.rate} Hz, {plural(i.channels, 'channel')})")
+    if selection.clamped:
+        click.echo("clamped\ttrue")
+    if selection.past_end:
+        click.echo("past-end\ttrue")
+
+
+def _is_text_media(media_type: str) -> bool:
+    """Whether content of ``media_type`` is text/*, which may be written to a terminal."""
+    return media_type.split(";", 1)[0].strip().lower().startswith("text/")
+
+
+def _extent(selection: FragmentResult) -> str:
+    """How long the document is, as far as the fragment's result says (`` (the text has 50 characters)``)."""
+    if selection.interval is not None:
+        i = selection.interval
+        return f" (the recording lasts {i.length / i.rate:.3f} s)"
+    if selection.region is not None:
+        return f" (the image is {selection.region.width}x{selection.region.height} pixels)"
+    if selection.scheme in ("char", "byte") and selection.ranges:
+        end = selection.ranges[-1].end  # clamped to the end
+        return f" (the text has {plural(end, 'character')})" if selection.scheme == "char" else f" (it has {plural(end, 'byte')})"
+    return ""
+
+
+def _write_out(data: bytes, output: str | None) -> None:
+    """Write ``data`` to the file ``output``, or to standard output (``None`` or ``-``)."""
+    if output is None or output == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    try:
+        Path(output).write_bytes(data)
+    except OSError as exc:
+        raise StoreError(f"cannot write {output}: {exc.strerror}") from exc
 
 
 def _open(archive: str) -> Archive:
@@ -207,68 +286,63 @@ def register(cli: click.Group) -> None:
 
     @cli.command("get")
     @click.argument("pdi")
-    @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
-                  help="Write the bytes here instead of to stdout.")
+    @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True, allow_dash=True),
+                  help="Write the bytes to this file; '-' is standard output, also when it is a terminal.")
     @click.option("--latest", is_flag=True, help="Use the newest version, whatever PDI says.")
     @click.option("--info", is_flag=True, help="Print the name, media type, size and SHA-256 instead (with a "
                   "fragment: its size, and the size and SHA-256 of the stored representation).")
     @archive_option
-    def get_cmd(pdi: str, output: str | None, latest: bool, info: bool, archive: str) -> None:
-        """Write the bytes PDI[#fragment] names; a generic PDI lists its formats.
+    @click.pass_context
+    def get_cmd(
+        ctx: click.Context, pdi: str, output: str | None, latest: bool, info: bool, archive: str
+    ) -> None:
+        """Write the bytes PDI[#fragment] names; a generic PDI lists its versions.
 
-        A fragment reaching past the end is cut there, with a warning on stderr.
-        On an image, #rect=(x1,y1),(x2,y2)[,frame] (the default scheme) gives
-        the whole image and #crop=… the cut-out pixels as PNG; on audio,
-        #sec=a,b (the default) or #msec=a,b gives those samples as WAV; on HTML
-        and XML, #elt=a,b runs from start tag a through the end of element b
-        (HTML also #name=x,y, by name= or id=). --info says which range,
-        region or samples a fragment selects.
+        A generic PDI (no format) lists every version, oldest first: its
+        number, when it was deposited (UTC) and the names of its formats
+        (--latest: the newest version only). A PDI with a format and no
+        version is version 1.
+
+        A fragment reaching past the end is cut there, with a warning on
+        stderr. A fragment lying wholly past the end (char=100,200 of a
+        50-character text; char=50,50 is the empty place at its end, not past
+        it) selects nothing: a warning, and exit status 9. On an image,
+        #rect=(x1,y1),(x2,y2)[,frame] (the default scheme) gives the whole
+        image and #crop=… the cut-out pixels as PNG; on audio, #sec=a,b (the
+        default) or #msec=a,b gives those samples as WAV; on HTML and XML,
+        #elt=a,b runs from start tag a through the end of element b (HTML
+        also #name=x,y, by name= or id=). --info says which range, region or
+        samples a fragment selects.
+
+        Content that is not text/* (images, sound, aggregates such as
+        multipart/related …) is not written to a terminal: give -o FILE, or
+        -o - to write it there anyway; without, a one-line hint and exit
+        status 2.
         """
         with _open(archive) as opened:
             result = opened.resolve(pdi, latest=latest)
         if isinstance(result, Generic):
-            click.echo(f"# {result.pdi}: formats of version {result.version}")
-            for name in result.formats:
-                click.echo(str(name))
+            _print_generic(result)
             return
+        selection = result.fragment
         if info:
-            click.echo(f"pdi\t{result.pdi}")
-            click.echo(f"media-type\t{result.media_type}")
-            if result.charset:
-                click.echo(f"charset\t{result.charset}")
-            click.echo(f"bytes\t{len(result.data)}")
-            if result.fragment is None:
-                click.echo(f"sha256\t{result.sha256}")
-            else:  # the fragment's bytes are cut (or made) from these stored ones
-                click.echo(f"stored-bytes\t{result.record.size}")
-                click.echo(f"stored-sha256\t{result.sha256}")
-            if result.record.line_ending:
-                click.echo(f"original-line-endings\t{result.record.line_ending}")
-            selection = result.fragment
-            for span in selection.ranges if selection is not None else ():
-                click.echo(f"range\tchar={span.start},{span.end} (octets {span.byte_start} to {span.byte_end})")
-            if selection is not None and selection.region is not None:
-                r = selection.region
-                click.echo(f"region\t({r.x1},{r.y1}),({r.x2},{r.y2}) of frame {r.frame}"
-                           f" ({r.frames} frames of {r.width}x{r.height} pixels)")
-            if selection is not None and selection.interval is not None:
-                i = selection.interval
-                start, end = i.seconds
-                click.echo(f"interval\tsample frames {i.start} to {i.end} of {i.length}"
-                           f" ({start:.3f} s to {end:.3f} s at {i.rate} Hz, {i.channels} channels)")
-            if selection is not None and selection.clamped:
-                click.echo("clamped\ttrue")
-            return
-        if result.fragment is not None and result.fragment.clamped:
+            _print_info(result)
+        elif output is None and not _is_text_media(result.media_type) and sys.stdout.isatty():
+            click.echo(
+                f"pdi: {result.pdi} is {result.media_type}, binary output that can mess up a terminal:"
+                " not written; give -o FILE, or -o - to write it to the terminal anyway",
+                err=True,
+            )
+            ctx.exit(EXIT_USAGE)
+        if selection is not None and selection.past_end:
+            click.echo(f"warning: {result.pdi} lies wholly past the end{_extent(selection)}: it selects nothing",
+                       err=True)
+        elif selection is not None and selection.clamped and not info:
             click.echo(f"warning: {result.pdi} reaches past the end: clamped to it", err=True)
-        if output:
-            try:
-                Path(output).write_bytes(result.data)
-            except OSError as exc:
-                raise StoreError(f"cannot write {output}: {exc.strerror}") from exc
-        else:
-            sys.stdout.buffer.write(result.data)
-            sys.stdout.buffer.flush()
+        if not info:
+            _write_out(result.data, output)
+        if selection is not None and selection.past_end:
+            ctx.exit(EXIT_PAST_END)
 
     @cli.command("ls")
     @click.argument("pattern", required=False)
@@ -361,21 +435,25 @@ def register(cli: click.Group) -> None:
             report = opened.verify(progress)
             if remove:
                 removed = opened.remove_unreferenced(older_than)
-                click.echo(f"removed {len(removed)} unreferenced blobs and temporary files")
+                temporary = sum(1 for name in removed if name.startswith("tmp/"))
+                click.echo(f"removed {plural(len(removed) - temporary, 'unreferenced blob')}"
+                           f" and {plural(temporary, 'temporary file')}")
                 report.unreferenced = sorted(set(report.unreferenced) - set(removed))
         for problem in report.problems:
             for name in problem.names:
                 click.echo(f"{problem.kind}\t{name}\t{problem.detail}")
         if report.unreferenced:
-            click.echo(f"note: {len(report.unreferenced)} stored blobs belong to no name"
-                       " (left by interrupted deposits; harmless)")
+            unreferenced = len(report.unreferenced)
+            click.echo(f"note: {plural(unreferenced, 'stored blob')} {'belongs' if unreferenced == 1 else 'belong'}"
+                       " to no name (left by interrupted deposits; harmless)")
         click.echo(
-            f"checked {report.checked_representations} representations in"
-            f" {report.checked_blobs} blobs: {len(report.problems)} problems"
+            f"checked {plural(report.checked_representations, 'representation')} in"
+            f" {plural(report.checked_blobs, 'blob')}: {plural(len(report.problems), 'problem')}"
         )
         if not report.ok:
             raise IntegrityError(
-                f"verify found {len(report.problems)} problems (missing or altered blobs, catalog damage)"
+                f"verify found {plural(len(report.problems), 'problem')}"
+                " (missing or altered blobs, or damage to the catalog)"
             )
 
     @cli.command("export")
@@ -386,7 +464,7 @@ def register(cli: click.Group) -> None:
         """Write the archive (or a series) to DIRECTORY as a BagIt bag."""
         with _open(archive) as opened, _progress("exporting") as progress:
             count = opened.export_bag(directory, series=series, progress=progress)
-        click.echo(f"exported {count} representations to {directory}")
+        click.echo(f"exported {plural(count, 'representation')} to {directory}")
 
     @cli.command("import")
     @click.argument("directory")
@@ -395,4 +473,4 @@ def register(cli: click.Group) -> None:
         """Check the BagIt bag DIRECTORY and import every name and byte in it (all or nothing)."""
         with _open(archive) as opened, _progress("importing") as progress:
             count = opened.import_bag(directory, progress=progress)
-        click.echo(f"imported {count} new representations into {opened.location}")
+        click.echo(f"imported {plural(count, 'new representation')} into {opened.location}")

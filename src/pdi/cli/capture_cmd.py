@@ -16,6 +16,7 @@ import click
 from rich.markup import escape
 
 from pdi import formats
+from pdi._wording import plural
 from pdi.archive import Archive, Content
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.mhtml_cmd import printable
@@ -100,7 +101,7 @@ def pack_command(index: str, output: str, base: str, root: str | None) -> None:
     if output != "-":
         _refuse_overwriting_inputs(output, index, root, packed.files)
     _write(output, packed.mhtml)
-    click.echo(f"packed {len(packed.files)} parts, {len(packed.mhtml)} bytes", err=True)
+    click.echo(f"packed {plural(len(packed.files), 'part')}, {plural(len(packed.mhtml), 'byte')}", err=True)
     for failure in packed.failures:
         click.echo(f"not packed: {printable(failure.reason)}", err=True)
 
@@ -144,11 +145,11 @@ def unpack_command(
     # cannot fit the total limit, so it is refused before it is read into memory.
     size = Path(file).stat().st_size if file != "-" and Path(file).is_file() else 0
     if size > 3 * limits.max_total_bytes + _MB:
-        raise LimitError(f"{file} is {size} bytes: its parts would exceed --max-total-mb {max_total_mb}")
+        raise LimitError(f"{file} is {plural(size, 'byte')}: its parts would exceed --max-total-mb {max_total_mb}")
     aggregate = read_file(file, limits=parse_limits)
     result = plan(aggregate, limits=limits)
     written = unpack_to(result, directory)
-    click.echo(f"wrote {len(written)} files into {directory}", err=True)
+    click.echo(f"wrote {plural(len(written), 'file')} into {directory}", err=True)
     for url in result.unsatisfied:
         click.echo(f"left pointing at: {printable(url)}", err=True)
 

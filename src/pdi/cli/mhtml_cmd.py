@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from pdi._wording import plural
 from pdi.cli.mhtml_group import mhtml
 from pdi.errors import IntegrityError, NotFoundError, StoreError
 from pdi.mhtml import Aggregate, Limits, check, parse
@@ -104,7 +105,7 @@ def ls_command(file: str, as_json: bool, base: str | None) -> None:
         return
     title = agg.header("Subject", decode=True)
     snapshot = agg.header("Snapshot-Content-Location")
-    click.echo(f"{len(agg.parts)} parts, {agg.size} bytes; root: part {agg.root.index}")
+    click.echo(f"{plural(len(agg.parts), 'part')}, {plural(agg.size, 'byte')}; root: part {agg.root.index}")
     if snapshot:
         click.echo(f"saved from: {printable(snapshot)}")
     if title:
@@ -146,13 +147,14 @@ def check_command(file: str, strict: bool, base: str | None) -> None:
     for f in report.findings:
         click.echo(printable(str(f)))
     click.echo(
-        f"{len(agg.parts)} parts, {sum(1 for r in report.references if r.satisfied)} references satisfied, "
-        f"{len(report.errors)} errors, {len(report.warnings)} warnings, "
-        f"{report.unsatisfied_links} links to pages outside the file"
+        f"{plural(len(agg.parts), 'part')}, "
+        f"{plural(sum(1 for r in report.references if r.satisfied), 'reference')} satisfied, "
+        f"{plural(len(report.errors), 'error')}, {plural(len(report.warnings), 'warning')}, "
+        f"{plural(report.unsatisfied_links, 'link')} to pages outside the file"
     )
     if report.errors or (strict and report.warnings):
         raise IntegrityError(
-            f"{file}: {len(report.errors)} errors, {len(report.warnings)} warnings"
+            f"{file}: {plural(len(report.errors), 'error')}, {plural(len(report.warnings), 'warning')}"
         )
 
 

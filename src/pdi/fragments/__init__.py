@@ -104,6 +104,15 @@ class FragmentResult:
     ``data`` holds the selected octets in the entity's charset (for several
     ranges, their concatenation in order), ``clamped`` says a position past
     the end was taken as the end, ``ranges`` the stretches selected.
+    ``past_end`` says the fragment lies wholly past the end: it starts at or
+    after the end and asks for more, so it selects nothing of the entity
+    (``char=100,200`` on 50 characters, ``char=50,60`` too). A zero-length
+    selection exactly at the end (``char=50,50``, ``char=50``) is a legal
+    empty selection *at* the end, not past it; a fragment that starts inside
+    and reaches past the end is only ``clamped``. Per dimension on an image:
+    a rectangle whose left edge is at or past the right edge and reaches
+    further (or the same for its top edge and the bottom), since it holds
+    no pixel of the image.
     ``canonicalized`` is true when the entity was not CRLF-canonical: the
     positions were counted over its CRLF-canonical form, as the PDI reading
     requires, and ``data`` is the selection written with CRLF line endings
@@ -123,6 +132,7 @@ class FragmentResult:
     canonicalized: bool = False
     region: Region | None = None
     interval: Interval | None = None
+    past_end: bool = False
 
     def text(self) -> str:
         """The selected text, decoded with the entity's charset (US-ASCII if none)."""

@@ -11,7 +11,10 @@ fragment. The draft's text is lost after line 749; our reading of the rest:
   1000), so fragments that meet (``sec=0,1`` and ``sec=1,2``) share no
   sample and miss none.
 * **Past the end.** A time past the end of the recording is its end, and
-  the result says ``clamped`` (as text positions past the end are).
+  the result says ``clamped`` (as text positions past the end are). A
+  fragment whose first sample would be at or past the end and that reaches
+  past it selects no sample and says ``past_end`` too; ``sec=d,d`` at the
+  duration ``d`` is the empty range at the end, not past it.
 * **What comes back.** A WAV file (``audio/wav``) of the selected frames,
   with the recording's channels and rate: the PCM samples as stored where the
   recording is PCM (a WAV file's bytes exactly; FLAC, AIFF and other PCM
@@ -37,6 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from pdi._wording import plural
 from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.fragments import FragmentResult, Interval
 
@@ -118,6 +122,7 @@ def evaluate_audio(
         ranges=(),
         scheme=scheme,
         interval=Interval(a, b, rate, reader.channels, length),
+        past_end=clamped and a >= length,
     )
 
 
@@ -183,7 +188,7 @@ def _wav(cut: _Cut, channels: int, rate: int) -> bytes:
     block = channels * cut.width
     if block > 0xFFFF or rate * block > 0xFFFFFFFF:
         raise UnsupportedError(
-            f"{channels} channels of {cut.width}-octet samples at {rate} Hz do not fit a WAV header"
+            f"{plural(channels, 'channel')} of {cut.width}-octet samples at {rate} Hz do not fit a WAV header"
         )
     fmt = struct.pack(
         "<HHIIHH", _IEEE_FLOAT if cut.is_float else _PCM, channels, rate, rate * block, block, cut.width * 8

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pdi import formats
+from pdi._wording import plural
 from pdi.errors import PDIError
 
 
@@ -70,7 +71,7 @@ def check_quotation(
     if found == quote:
         return QuotationCheck("ok", f"the quotation stands at char={origin}", quote, found)
     if there.clamped:
-        detail = f"the citing document ends {len(quote) - len(found)} characters before the quotation would"
+        detail = f"the citing document ends {plural(len(quote) - len(found), 'character')} before the quotation would"
     else:
         detail = f"the citing document has other text at char={origin}"
     return QuotationCheck("mismatch", detail, quote, found)

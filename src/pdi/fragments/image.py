@@ -21,7 +21,9 @@ maximal rectangle containing (5,10), (24,10), (24,29) and (5,29) (line 708).
   float images cannot be cut without loss and are refused.
 
 A corner past the right or bottom edge is taken as the edge and the result
-says ``clamped`` (as text positions past the end are). A frame the image does
+says ``clamped`` (as text positions past the end are); a ``rect`` that starts
+at or past the right (or bottom) edge and reaches further holds no pixel and
+says ``past_end`` too. A frame the image does
 not have is :class:`~pdi.errors.NotFoundError`; a ``crop`` with no pixels
 (zero width or height) is :class:`~pdi.errors.UnsupportedError`, since there
 is no empty image to return. Images are read with Pillow (PNG, GIF, JPEG,
@@ -37,6 +39,7 @@ import io
 import warnings
 from collections.abc import Sequence
 
+from pdi._wording import plural
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.fragments import FragmentResult, Region
 
@@ -90,8 +93,7 @@ def evaluate_image(
             frames = getattr(image, "n_frames", 1)
             if frame >= frames:
                 raise NotFoundError(
-                    f"frame {frame} is not in this image: it has {frames} frame"
-                    f"{'s' if frames != 1 else ''} (0 to {frames - 1})"
+                    f"frame {frame} is not in this image: it has {plural(frames, 'frame')} (0 to {frames - 1})"
                 )
             if frame:
                 image.seek(frame)
@@ -105,6 +107,7 @@ def evaluate_image(
                 return FragmentResult(
                     data=data, media_type=media_type, clamped=clamped, ranges=(), scheme=scheme,
                     region=region,
+                    past_end=(x1 >= width and x2 > width) or (y1 >= height and y2 > height),
                 )
             if region.x1 == region.x2 or region.y1 == region.y2:
                 raise UnsupportedError(

@@ -4,7 +4,9 @@ PDI-GRAMMAR.md §3: ``#byte=a,b`` selects octets ``a ≤ i < b`` of the bytes th
 archive keeps for a format of a version, whatever the media type (draft line
 495 says byte offsets are for short-term use only: they are exact, but they
 mean nothing to a reader of another representation). A position past the end
-is the end, and the result says it was clamped. Pure: no I/O.
+is the end, and the result says it was clamped; a range that starts at or past
+the end and reaches past it also says ``past_end`` (``byte=4,4`` on four octets
+is the empty range at the end, not past it). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ def evaluate_bytes(
         )
     size = len(data)
     clamped = end > size
+    past_end = clamped and start >= size
     start, end = min(start, size), min(end, size)
     return FragmentResult(
         data=data[start:end],
@@ -46,6 +49,7 @@ def evaluate_bytes(
         ranges=(Range(start, end, start, end),),
         charset=charset,
         scheme=scheme,
+        past_end=past_end,
     )
 
 

@@ -68,6 +68,7 @@ from email.message import Message
 from email.policy import compat32
 from typing import BinaryIO
 
+from pdi._wording import plural
 from pdi.errors import LimitError, ParseError, PDIError
 from pdi.mhtml.headers import decode_words
 from pdi.mhtml.model import Aggregate, Headers, Multipart, Part
@@ -166,7 +167,7 @@ class _Source:
             if i >= 0:
                 return i
             if limit is not None and len(self.buf) - pos > limit:
-                raise LimitError(f"header line at offset {self.shift + pos} is longer than {limit} bytes")
+                raise LimitError(f"header line at offset {self.shift + pos} is longer than {plural(limit, 'byte')}")
             start = max(pos, len(self.buf))
             if not self.more():
                 return len(self.buf)
@@ -283,7 +284,7 @@ class _Ctx:
             if total > self.limits.max_header_bytes:
                 raise LimitError(
                     f"header block at offset {src.shift + pos} is longer than "
-                    f"{self.limits.max_header_bytes} bytes"
+                    f"{plural(self.limits.max_header_bytes, 'byte')}"
                 )
             lines.append(line)
             pos = nxt

@@ -44,6 +44,7 @@ import unicodedata
 import urllib.parse
 from dataclasses import dataclass
 
+from pdi._wording import plural
 from pdi.errors import LimitError
 from pdi.mhtml import charset as _charset
 from pdi.mhtml.model import Aggregate, Part
@@ -177,14 +178,14 @@ _ACTIVE = frozenset(
 
 def _check_limits(aggregate: Aggregate, limits: UnpackLimits) -> None:
     if len(aggregate.parts) > limits.max_parts:
-        raise LimitError(f"{len(aggregate.parts)} parts, more than the limit of {limits.max_parts}")
+        raise LimitError(f"{plural(len(aggregate.parts), 'part')}, more than the limit of {limits.max_parts}")
     total = 0
     for i, part in enumerate(aggregate.parts):
         if len(part.data) > limits.max_part_bytes:
-            raise LimitError(f"part {i} is {len(part.data)} bytes, more than the limit of {limits.max_part_bytes}")
+            raise LimitError(f"part {i} is {plural(len(part.data), 'byte')}, more than the limit of {limits.max_part_bytes}")
         total += len(part.data)
         if total > limits.max_total_bytes:
-            raise LimitError(f"the parts add up to more than the limit of {limits.max_total_bytes} bytes")
+            raise LimitError(f"the parts add up to more than the limit of {plural(limits.max_total_bytes, 'byte')}")
 
 
 def _escape_for(text: str, in_css: bool) -> str:

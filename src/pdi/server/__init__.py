@@ -9,8 +9,14 @@ is the whole query string, ``GET /uri-res/<service>?<urn>``:
 
 * ``N2R`` — the resource: the bytes of the representation (or of its
   fragment) with its media type. A generic PDI (no format) names several
-  resources: ``300 Multiple Choices`` with a ``text/uri-list`` of their
-  names. ``I2R`` is ``N2R`` (PDI-GRAMMAR.md §2.11: the White House resolver's
+  resources: ``300 Multiple Choices`` with a ``text/uri-list`` of every
+  format of every version, oldest version first. A fragment that reaches
+  past the end is cut there, and one that lies wholly past it selects
+  nothing; both still answer ``200`` (the name is valid and resolves: the
+  draft reads a position past the end as the end), with a ``Warning: 299``
+  header saying which. ``416 Range Not Satisfiable`` was considered and not
+  used: RFC 9110 §15.5.17 defines it for the ``Range`` header field (with a
+  ``Content-Range`` it needs), not for a fragment named in the URN. ``I2R`` is ``N2R`` (PDI-GRAMMAR.md §2.11: the White House resolver's
   links of the 1990s).
 * ``N2L`` — ``302 Found``, ``Location`` the URL of the resource (this
   server's ``N2R``, relative; ``300`` and a list for a generic PDI with
@@ -28,7 +34,9 @@ is the whole query string, ``GET /uri-res/<service>?<urn>``:
 JSON API (``application/json``; ``pdi=`` and ``citation=`` are form
 parameters: percent-encode the whole name, as ``encodeURIComponent`` does):
 ``/api/resolve?pdi=…`` (what a name selects:
-media type, size, SHA-256, fragment ranges, region or samples),
+media type, size, SHA-256, fragment ranges, region or samples, and
+``clamped`` and ``past_end`` when it reaches or lies wholly past the end;
+for a generic name every version with ``created_at`` and its formats),
 ``/api/ls?pattern=…&series=…&limit=…&offset=…``, ``/api/meta?pdi=…``,
 ``/api/cite?citation=…`` and ``/api/series``.
 
@@ -116,8 +124,8 @@ def create_app(location: str, *, archive: Archive | None = None, base_url: str |
         name = _urn(query)
         if service in ("N2R", "I2R"):
             resolved = opened.resolve(name)
-            if isinstance(resolved, Generic):  # one resource per format: let the client choose
-                body = uri_list(str(resolved.pdi), [n2r_url(request, n) for n in resolved.formats])
+            if isinstance(resolved, Generic):  # one resource per format of each version: let the client choose
+                body = uri_list(str(resolved.pdi), [n2r_url(request, n) for n in resolved.names])
                 return PlainTextResponse(body, status_code=300, media_type="text/uri-list")
             return Response(resolved.data, media_type=_content_type(resolved), headers=_about(resolved))
         if service == "N2C":
@@ -127,7 +135,7 @@ def create_app(location: str, *, archive: Archive | None = None, base_url: str |
         if service == "N2Ns":
             names = [resolved.pdi] if isinstance(resolved, Generic) else [resolved.pdi, _generic(resolved)]
             return PlainTextResponse(uri_list(name, [str(n) for n in names]), media_type="text/uri-list")
-        names = list(resolved.formats) if isinstance(resolved, Generic) else [resolved.pdi]
+        names = list(resolved.names) if isinstance(resolved, Generic) else [resolved.pdi]
         if service == "N2L" and len(names) == 1:
             return RedirectResponse(n2r_path(names[0]), status_code=302)
         # N2Ls, or N2L of a generic PDI: one location per format
@@ -282,7 +290,9 @@ def _about(resolved: Resolved) -> dict[str, str]:
         "Content-Security-Policy": "sandbox",
         "X-Content-Type-Options": "nosniff",
     }
-    if resolved.fragment is not None and resolved.fragment.clamped:
+    if resolved.fragment is not None and resolved.fragment.past_end:
+        headers["Warning"] = '299 pdi "the fragment lies wholly past the end: it selects nothing"'
+    elif resolved.fragment is not None and resolved.fragment.clamped:
         headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
     return headers
 
@@ -295,7 +305,11 @@ def _generic(resolved: Resolved) -> str:
 def _description(archive: Archive, resolved: Resolved | Generic, *, statements: bool = True) -> dict[str, Any]:
     """JSON about a resolved name: the stored representation, what a fragment selects, the statements."""
     if isinstance(resolved, Generic):
-        return {"pdi": str(resolved.pdi), "version": resolved.version, "formats": [str(n) for n in resolved.formats]}
+        versions = [
+            {"version": v.number, "created_at": v.created_at, "formats": [str(n) for n in v.formats]}
+            for v in resolved.versions
+        ]
+        return {"pdi": str(resolved.pdi), "versions": versions}
     record = resolved.record
     out: dict[str, Any] = {
         "pdi": str(resolved.pdi),
@@ -315,6 +329,7 @@ def _description(archive: Archive, resolved: Resolved | Generic, *, statements: 
         out["fragment"] = {
             "scheme": fragment.scheme,
             "clamped": fragment.clamped,
+            "past_end": fragment.past_end,
             "ranges": [
                 {"start": r.start, "end": r.end, "byte_start": r.byte_start, "byte_end": r.byte_end}
                 for r in fragment.ranges

@@ -10,6 +10,10 @@ show ``NAME#char=a,b`` with a link that opens it. The page shows the text
 with LF line endings (a browser's HTML parser would turn CR LF into LF
 anyway) and the script adds one for each line break before a position.
 
+A generic name (no format) shows every version of the document: its number,
+when it was deposited, and a link to each of its formats. A fragment that
+reaches or lies wholly past the end is said so above the document.
+
 Images are shown with the region of a ``rect`` or ``crop`` fragment outlined,
 sound with a player, anything else as a link to its bytes (RFC 2169 ``N2R``).
 Everything is escaped; the page loads nothing from elsewhere.
@@ -22,6 +26,7 @@ import json
 from urllib.parse import quote
 
 from pdi import formats
+from pdi._wording import plural
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import LimitError, PDIError
 from pdi.identifier import PDI
@@ -34,6 +39,10 @@ body{font:16px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:60rem;paddin
 pre{white-space:pre-wrap;word-wrap:break-word;border:1px solid #ccc;padding:1rem;background:#fcfcfa}
 mark{background:#ffe58a} code,input{font-family:ui-monospace,monospace}
 #name{width:100%;font-size:0.95rem;padding:0.3rem} .error{color:#a00} dt{font-weight:bold}
+h1 code{overflow-wrap:anywhere} .note{color:#8a5a00}
+table{border-collapse:collapse} th,td{border:1px solid #ccc;padding:0.3rem 0.6rem;vertical-align:top;text-align:left}
+td ul{margin:0;padding-left:1.1rem} td.number{text-align:right} td time{white-space:nowrap}
+code.name{font-size:0.8rem;color:#555;overflow-wrap:anywhere}
 .figure{position:relative;display:inline-block} .figure img{display:block;max-width:100%}
 .box{position:absolute;outline:3px solid #e00;box-shadow:0 0 0 9999px rgba(0,0,0,.25)}
 """
@@ -105,12 +114,7 @@ def render_view(archive: Archive, name: str) -> str:
     whole_name = parsed.without_fragment()
     whole = archive.resolve(whole_name)
     if isinstance(whole, Generic):
-        links = "".join(
-            f'<li><a href="/view?pdi={quote(str(n), safe="")}"><code>{html.escape(str(n))}</code></a></li>'
-            for n in whole.formats
-        )
-        return _page(str(whole.pdi), f"{_form(name)}<h1><code>{html.escape(str(whole.pdi))}</code></h1>"
-                     f"<p>Version {whole.version} is held in these formats:</p><ul>{links}</ul>")
+        return _generic_page(whole, name)
     # the fragment is cut from the bytes just read: they are not read and hashed twice
     selected = archive.select(whole, parsed.fragment) if parsed.fragment is not None else None
     meta = archive.meta(str(whole.pdi))
@@ -118,8 +122,16 @@ def render_view(archive: Archive, name: str) -> str:
         f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>"
         for k, v in [("media type", whole.media_type), ("bytes", str(len(whole.data))), ("SHA-256", whole.sha256), *meta.items()]
     )
+    chosen = selected.fragment if selected is not None else None
+    note = (
+        '<p class="note">The fragment lies wholly past the end: it selects nothing.</p>'
+        if chosen is not None and chosen.past_end
+        else '<p class="note">The fragment reaches past the end: it is cut there.</p>'
+        if chosen is not None and chosen.clamped
+        else ""
+    )
     head = (
-        f"{_form(name)}<h1><code>{html.escape(str(parsed))}</code></h1><dl>{facts}</dl>"
+        f"{_form(name)}<h1><code>{html.escape(str(parsed))}</code></h1>{note}<dl>{facts}</dl>"
         f'<p><a href="/uri-res/N2R?{html.escape(_n2r(str(parsed)))}">the bytes</a> · '
         f'<a href="/api/resolve?pdi={quote(str(parsed), safe="")}">JSON</a></p>'
     )
@@ -133,6 +145,29 @@ def render_view(archive: Archive, name: str) -> str:
         player = f'<audio controls src="/uri-res/N2R?{html.escape(source)}"></audio>'
         return _page(str(parsed), head + player)
     return _page(str(parsed), head)
+
+
+def _generic_page(generic: Generic, name: str) -> str:
+    """The versions of a document: for each its number, when it was deposited, and links to its formats."""
+    rows = "".join(
+        f'<tr><td class="number">{v.number}</td>'
+        f'<td><time datetime="{html.escape(v.created_at)}">{html.escape(v.created_at)}</time></td><td><ul>'
+        + "".join(
+            f'<li><a href="/view?pdi={quote(str(n), safe="")}"><code>{html.escape(n.format or "")}</code></a>'
+            f' <code class="name">{html.escape(str(n))}</code></li>'
+            for n in v.formats
+        )
+        + "</ul></td></tr>"
+        for v in generic.versions
+    )
+    count = plural(len(generic.versions), "version")
+    body = (
+        f"{_form(name)}<h1><code>{html.escape(str(generic.pdi))}</code></h1>"
+        f"<p>{count} of this document, oldest first (deposit times in UTC):</p>"
+        '<table id="versions"><thead><tr><th>version</th><th>deposited</th><th>formats</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
+    )
+    return _page(str(generic.pdi), body)
 
 
 def _n2r(name: str) -> str:

@@ -4,7 +4,9 @@
   **CRLF-canonical** text: CR and LF count one character each, as octets do
   in an 8-bit charset (draft-mallery-urn-pdi-00 lines 551–588). ``char=a`` is
   the zero-length position ``a``. ``b < a`` is an error; a position past the
-  end is the end, and the result says it was clamped.
+  end is the end, and the result says it was clamped (and ``past_end`` when
+  the whole fragment lies past the end: see
+  :class:`~pdi.fragments.FragmentResult`).
 * ``line=a,b`` — the extension scheme: RFC 5147 line positions over the
   CRLF-canonical text, line endings included.
 
@@ -121,7 +123,21 @@ def evaluate_pdi(
         ranges=(Range(cp0, cp1, b0, b1),),
         charset=index.encoding.body,
         scheme=scheme,
+        past_end=clamped1 and _at_or_past_end(scheme, start, index),
     )
+
+
+def _at_or_past_end(scheme: str, start: int, index: TextIndex) -> bool:
+    """Whether position ``start`` is at or after the end of the text, in the scheme's own unit.
+
+    ``char`` counts code points, so ``index`` must be CRLF-canonical (the
+    rewritten path compares with the canonical count itself); ``line``
+    counts lines, and an empty text still has one (empty) line, so
+    ``line=0,2`` on it starts inside the text and is only clamped.
+    """
+    if scheme == "char":
+        return start >= index.cp_count
+    return start >= index.line_count
 
 
 def _evaluate_rewritten(
@@ -139,6 +155,7 @@ def _evaluate_rewritten(
         char1, inside1, clamped1 = index.canonical_to_char(end)
         total = index.canonical_count() if clamped0 or clamped1 else end
         pos0, pos1 = min(start, total), min(end, total)
+        past_end = clamped1 and start >= total
         if inside1:
             char1 += 1
     else:
@@ -148,6 +165,7 @@ def _evaluate_rewritten(
         inside0 = inside1 = False
         pos0 = char0 + index.line_of_cp(cp_a)
         pos1 = char1 + index.line_of_cp(cp_b)
+        past_end = clamped1 and _at_or_past_end(scheme, start, index)
     cp0, _ = index.char_to_cp(char0)
     cp1, _ = index.char_to_cp(char1)
     b0 = index.cp_to_octet(cp0)
@@ -172,6 +190,7 @@ def _evaluate_rewritten(
         charset=enc.body,
         scheme=scheme,
         canonicalized=True,
+        past_end=past_end,
     )
 
 

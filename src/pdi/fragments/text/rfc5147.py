@@ -49,6 +49,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
+from pdi._wording import plural
 from pdi.charsets import iana_name
 from pdi.errors import IntegrityError, LimitError, ParseError, UnsupportedError
 from pdi.fragments import Range
@@ -484,9 +485,9 @@ def make_rfc5147(
     limit = index.char_count if scheme == "char" else index.line_count
     for value in (start, end):
         if value is not None and not 0 <= value <= limit:
-            unit = "characters" if scheme == "char" else "lines"
+            unit = "character" if scheme == "char" else "line"
             raise ParseError(
-                f"{scheme} position {value} is outside the text, which has {limit} {unit}",
+                f"{scheme} position {value} is outside the text, which has {plural(limit, unit)}",
                 rule="position",
             )
     label = _iana_label(index.encoding.name) if label_charset else None

@@ -1,0 +1,16 @@
+"""Counted nouns in what pdi prints: ``1 frame``, ``2 frames``, ``0 frames``.
+
+One helper, so that every count the command, the resolver and the cores'
+messages print agrees in number with its noun. Pure.
+"""
+
+from __future__ import annotations
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``count`` and ``noun`` in the number the count takes: ``"1 frame"``, ``"2 frames"``, ``"0 frames"``.
+
+    The plural is ``noun`` + ``s`` unless ``nouns`` gives it
+    (``plural(2, "entry", "entries")``). Only 1 is singular, as English has it.
+    """
+    return f"{count} {noun if count == 1 else nouns if nouns is not None else noun + 's'}"
