@@ -140,7 +140,7 @@ def test_verify_fails_with_exit_3_on_damage(tmp_path: Path) -> None:
     run(location, "init")
     run(location, "series", "add", S)
     doc = tmp_path / "x.png"
-    doc.write_bytes(b"\x89PNG")
+    doc.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     name = run(location, "add", str(doc), "--series", S).stdout.strip()
     for blob in (tmp_path / "a" / "blobs").rglob("*"):
         if blob.is_file():
