@@ -197,7 +197,7 @@ def check_charset(
     if data.isascii() or not one_octet_per_character(charset):
         return
     try:
-        text = data.decode("utf-8")
+        data.decode("utf-8")
     except UnicodeDecodeError:
         return
     at = next(i for i, byte in enumerate(data) if byte > 0x7F)
@@ -210,10 +210,9 @@ def check_charset(
         else f"the charset {charset} was declared"
     )
     advice = "give --format text (UTF-8 is then detected)" if token is not None else "give --charset utf-8"
-    count = sum(1 for ch in text if ord(ch) > 0x7F)
     raise IntegrityError(
-        f"{_where(source)}the text is UTF-8 ({count} multi-byte characters; the first,"
-        f" {first!r} U+{ord(first):04X}, is the bytes {octets.hex(' ').upper()} at byte {at}),"
+        f"{_where(source)}the text is UTF-8 (its first multi-byte character, {first!r}"
+        f" U+{ord(first):04X}, is the bytes {octets.hex(' ').upper()} at byte {at}),"
         f" but {said}, in which those bytes read {misread!r}; {advice}, or --force to"
         " deposit it as declared"
     )
