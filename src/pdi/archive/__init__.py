@@ -437,10 +437,6 @@ class Archive:
     # Each deposit checks its bytes against their declared format and charset
     # (pdi.archive.content) and, unless forced, answers with the latest version
     # of the same document instead of storing bytes it already holds.
-    @staticmethod
-    def _prepare(content: Content, force: bool = False) -> NewRepresentation:
-        return prepare(content, force=force)
-
     def _deposited(self, result: DepositResult, reps: Sequence[NewRepresentation]) -> Deposit:
         records = {r.format: r for r in self.store.representations(result.key, result.version)}
         missing = [rep.format for rep in reps if rep.format not in records]
@@ -489,7 +485,7 @@ class Archive:
         deposits the same bytes again.
         """
         name = canonical_series(series)
-        reps = [self._prepare(c, force) for c in contents]
+        reps = [prepare(c, force=force) for c in contents]
         if not reps:
             raise ParseError("a deposit needs at least one format", rule="format")
         now = self._now()  # one instant: the minting day and the deposit's time agree
@@ -538,7 +534,7 @@ class Archive:
         deposits a new version all the same, and skips the content checks.
         """
         key = _key_of(_document(pdi, "a new version"))
-        reps = [self._prepare(c, force) for c in contents]
+        reps = [prepare(c, force=force) for c in contents]
         if not reps:
             raise ParseError("a version needs at least one format", rule="format")
         result = self.store.new_version(
@@ -565,7 +561,7 @@ class Archive:
         parsed = _document(pdi, "a new format")
         key = _key_of(parsed)
         version = parsed.version if parsed.version is not None else 1
-        rep = self._prepare(Content(content, format, charset, source), force)
+        rep = prepare(Content(content, format, charset, source), force=force)
         result = self.store.add_formats(key, version, [rep], _timestamp(self._now()))
         return self._deposited(result, [rep])[0]
 
