@@ -10,6 +10,14 @@ from pdi.archive import Archive
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
+#: The GIF signature and version (GIF89a specification, "Header"): enough for
+#: libmagic to call the bytes a GIF; tests of naming add a tag to tell deposits apart.
+GIF = b"GIF89a"
+
+#: The PNG signature and the start of the IHDR chunk every PNG begins with
+#: (PNG specification §5.2, §11.2.2): enough for libmagic to call the bytes a PNG.
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+
 
 class Clock:
     """A settable clock, so minting dates are known to the test."""

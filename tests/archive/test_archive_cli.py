@@ -149,7 +149,7 @@ def test_verify_fails_with_exit_3_on_damage(tmp_path: Path) -> None:
     run(location, "init")
     run(location, "series", "add", S)
     doc = tmp_path / "x.png"
-    doc.write_bytes(b"\x89PNG")
+    doc.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     name = run(location, "add", str(doc), "--series", S).stdout.strip()
     for blob in (tmp_path / "a" / "blobs").rglob("*"):
         if blob.is_file():
@@ -405,3 +405,100 @@ def test_a_saved_web_page_is_stored_as_the_aggregate_capture_stores(tmp_path: Pa
         minted = run(location, "add", str(page), "-s", S).stdout.strip()
         assert minted.endswith(".related.1")
         assert run(location, "get", minted).stdout_bytes == page.read_bytes()
+
+
+# --- content checked; identical deposits ------------------------------------------------------
+
+
+def _png() -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (2, 2), (0, 128, 255)).save(out, "PNG")
+    return out.getvalue()
+
+
+def test_add_refuses_a_png_named_jpg_unless_forced(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    report = tmp_path / "report.jpg"  # .jpg is image/jpeg, whose token is image+jpeg
+    report.write_bytes(_png())
+    refused = run(location, "add", str(report), "-s", S, code=3)
+    assert refused.stdout == ""
+    assert refused.stderr == (
+        f"pdi: integrity check failed: {report}: the content is image/png (PNG image data),"
+        " but the format image+jpeg (image/jpeg) was declared; give --format png, or --force"
+        " to deposit it as declared\n"
+    )
+    assert run(location, "ls", S).stdout == ""
+    png = run(location, "add", str(report), "-s", S, "--format", "png").stdout.strip()
+    assert png.endswith("/1.png.1")
+    forced = run(location, "add", str(report), "-s", S, "--force").stdout.strip()
+    assert forced.endswith("/2.image+jpeg.1")
+    assert run(location, "get", forced).stdout_bytes == report.read_bytes()
+
+
+def test_add_and_version_refuse_utf8_declared_latin1_unless_forced(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes("naïve\n".encode())  # ï is C3 AF, at byte 2
+    refused = run(location, "add", str(notes), "-s", S, "--charset", "latin-1", code=3)
+    assert f"{notes}: the text is UTF-8 (its first multi-byte character, 'ï' U+00EF, is the bytes C3 AF at byte 2)" in refused.stderr
+    assert "give --charset utf-8, or --force" in refused.stderr
+    name = run(location, "add", str(notes), "-s", S).stdout.strip()
+    run(location, "version", name, str(notes), "--charset", "latin-1", code=3)
+    forced = run(location, "version", name, str(notes), "--charset", "latin-1", "--force").stdout.strip()
+    assert forced.endswith(".text.2")
+    assert run(location, "get", forced).stdout_bytes.decode("latin-1") == "naÃ¯ve\r\n"
+    # Standard input is named so in the message.
+    stdin = CliRunner().invoke(cli, ["add", "-", "-s", S, "--format", "text", "--charset", "latin-1",
+                                     "--archive", location], input="naïve\n".encode())
+    assert stdin.exit_code == 3 and "standard input: the text is UTF-8" in stdin.stderr
+
+
+def test_version_with_the_same_bytes_answers_with_the_existing_names(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    text, html = tmp_path / "r.txt", tmp_path / "r.html"
+    text.write_bytes(b"one\ntwo\n")
+    html.write_bytes(b"<p>one two</p>")
+    name = run(location, "add", str(text), "-s", S).stdout.strip()
+    generic = name.rsplit(".", 2)[0]
+    v2 = run(location, "version", name, str(text), str(html)).stdout
+    assert v2 == f"{generic}.text.2\n{generic}.html.2\n"
+    text.write_bytes(b"one\r\ntwo\r\n")  # the same text as stored (CRLF-canonical)
+    again = run(location, "version", name, str(text), str(html))
+    assert again.stdout == v2
+    assert again.stderr == (
+        f"unchanged: version 2 of {generic} already holds these bytes; nothing was deposited"
+        " (--force deposits them as a new version)\n"
+    )
+    forced = run(location, "version", name, str(text), str(html), "--force")
+    assert forced.stdout == f"{generic}.text.3\n{generic}.html.3\n" and forced.stderr == ""
+    assert run(location, "get", generic + ".text", "--latest").stdout_bytes == b"one\r\ntwo\r\n"
+
+
+def test_add_with_an_id_already_minted_today(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    doc = tmp_path / "doc.txt"
+    doc.write_bytes(b"the decision\n")
+    first = run(location, "add", str(doc), "-s", S, "--id", "decision-7")
+    name = first.stdout.strip()
+    assert name.endswith("/decision-7.text.1") and first.stderr == ""
+    again = run(location, "add", str(doc), "-s", S, "--id", "decision-7")
+    assert again.stdout == f"{name}\n"
+    assert again.stderr.startswith(f"unchanged: version 1 of {name.rsplit('.', 2)[0]} already holds")
+    assert "pdi version --force" in again.stderr
+    # Other bytes under a name minted today: an immutability conflict, as before.
+    doc.write_bytes(b"another decision\n")
+    refused = run(location, "add", str(doc), "-s", S, "--id", "decision-7", code=5)
+    assert "already minted; deposit a new version of it instead" in refused.stderr
+    assert run(location, "ls", S).stdout == f"{name}\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 
 import pytest
-from archive_helpers import Clock, snapshot
+from archive_helpers import GIF, PNG, Clock, snapshot
 
 from pdi.archive import Archive, Content, Generic, GenericVersion, Resolved
 from pdi.errors import (
@@ -62,17 +62,17 @@ def test_series_twice_and_bad_parent(archive: Archive) -> None:
 
 def test_daily_serials_start_at_one_per_series_per_day(archive: Archive, clock: Clock) -> None:
     archive.add_series("whitehouse.gov.us")
-    names = [str(archive.add(S, b"%d" % i, format="gif")) for i in range(3)]
+    names = [str(archive.add(S, GIF + b"%d" % i, format="gif")) for i in range(3)]
     assert names == [
         "urn:pdi://oma.eop.gov.us/2026/11/22/1.gif.1",
         "urn:pdi://oma.eop.gov.us/2026/11/22/2.gif.1",
         "urn:pdi://oma.eop.gov.us/2026/11/22/3.gif.1",
     ]
-    assert str(archive.add("whitehouse.gov.us", b"x", format="gif")) == (
+    assert str(archive.add("whitehouse.gov.us", GIF, format="gif")) == (
         "urn:pdi://whitehouse.gov.us/2026/11/22/1.gif.1"
     )
     clock.now = datetime.datetime(2026, 11, 23, 0, 0, 1, tzinfo=datetime.UTC)
-    assert str(archive.add(S, b"next day", format="gif")) == (
+    assert str(archive.add(S, GIF + b"next day", format="gif")) == (
         "urn:pdi://oma.eop.gov.us/2026/11/23/1.gif.1"
     )
 
@@ -81,7 +81,7 @@ def test_minting_date_is_the_gmt_day(archive: Archive, clock: Clock) -> None:
     # 20:30 on 22 November in New York (UTC-5) is 01:30 GMT on the 23rd.
     new_york = datetime.timezone(datetime.timedelta(hours=-5))
     clock.now = datetime.datetime(2026, 11, 22, 20, 30, tzinfo=new_york)
-    assert str(archive.add(S, b"x", format="png")).startswith(
+    assert str(archive.add(S, PNG, format="png")).startswith(
         "urn:pdi://oma.eop.gov.us/2026/11/23/1."
     )
 
@@ -145,13 +145,13 @@ def test_an_escaped_digit_id_is_not_the_serial(archive: Archive) -> None:
 @pytest.mark.parametrize("bad", ["", "42", "*"])
 def test_foreign_id_refused(archive: Archive, bad: str) -> None:
     with pytest.raises(ParseError):
-        archive.add(S, b"x", format="gif", foreign_id=bad)
+        archive.add(S, GIF, format="gif", foreign_id=bad)
 
 
 def test_unknown_series_refused(archive: Archive) -> None:
     before = snapshot(archive)
     with pytest.raises(NotFoundError):
-        archive.add("nobody.fr", b"x", format="gif")
+        archive.add("nobody.fr", GIF, format="gif")
     assert snapshot(archive) == before
 
 
@@ -318,7 +318,7 @@ def test_resolve_errors(archive: Archive) -> None:
         archive.get("urn:pdi://oma.eop.gov.us/2026/11/22/9.text.1")
     with pytest.raises(UnsupportedError):
         archive.get("urn:pdi://oma.eop.gov.us/2026/*/*/1.text.1")
-    resolved = archive.resolve(archive.add(S, b"x", format="png"))
+    resolved = archive.resolve(archive.add(S, PNG, format="png"))
     assert isinstance(resolved, Resolved)
     assert resolved.media_type == "image/png"
     assert resolved.charset is None
@@ -331,10 +331,10 @@ def _fill(archive: Archive, clock: Clock) -> None:
     for day in (21, 22):
         clock.now = datetime.datetime(2026, 11, day, 12, tzinfo=datetime.UTC)
         for i in range(3):
-            archive.add(S, b"%d-%d" % (day, i), format="gif")
-    archive.add(S, b"foreign", format="gif", foreign_id="a-mnemonic")
+            archive.add(S, GIF + b"%d-%d" % (day, i), format="gif")
+    archive.add(S, GIF + b"foreign", format="gif", foreign_id="a-mnemonic")
     clock.now = datetime.datetime(2026, 12, 1, 12, tzinfo=datetime.UTC)
-    archive.add(S, b"december", format="gif")
+    archive.add(S, GIF + b"december", format="gif")
 
 
 def test_list_in_date_then_serial_order(archive: Archive, clock: Clock) -> None:
@@ -435,9 +435,9 @@ def test_open_missing_archive(tmp_path: object) -> None:
 def test_init_twice_keeps_everything(location: str, clock: Clock) -> None:
     with Archive.init(location, clock=clock) as first:
         first.add_series(S)
-        pdi = first.add(S, b"kept", format="gif")
+        pdi = first.add(S, GIF + b"kept", format="gif")
     with Archive.init(location, clock=clock) as second:
-        assert second.get(pdi).data == b"kept"
+        assert second.get(pdi).data == GIF + b"kept"
 
 
 def test_errors_are_pdi_errors(archive: Archive) -> None:

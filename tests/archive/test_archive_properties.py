@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from archive_helpers import Clock, reseal, snapshot
+from archive_helpers import PNG, Clock, reseal, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -43,7 +43,7 @@ def test_any_name_gives_a_result_or_a_pdi_error(archive: Archive, text: str, lat
         lambda: archive.history(text),
         lambda: archive.add_series(text),
         lambda: archive.add(S, b"x", format=text),
-        lambda: archive.add(S, b"x", format="png", foreign_id=text),
+        lambda: archive.add(S, PNG, format="png", foreign_id=text),
         lambda: archive.ls(series=text),
     ):
         try:

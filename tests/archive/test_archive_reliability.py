@@ -35,7 +35,7 @@ def contents(tag, size):
     return [
         Content((f"<p>{tag}</p>\n" * size).encode(), "html"),
         Content((f"{tag}\n" * size).encode(), "text"),
-        Content(b"\x89PNG" + tag.encode() * size, "png"),
+        Content(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + tag.encode() * size, "png"),
     ]
 
 archive = Archive.open(sys.argv[1])
@@ -60,7 +60,7 @@ print("ready", flush=True)
 while not os.path.exists(go):
     time.sleep(0.005)
 for i in range(count):
-    pdi = archive.add("oma.eop.gov.us", f"{os.getpid()}-{i}".encode(), format="gif")
+    pdi = archive.add("oma.eop.gov.us", f"GIF89a{os.getpid()}-{i}".encode(), format="gif")
     print(pdi.serial, flush=True)
 """
 
@@ -105,7 +105,7 @@ def _check_all_or_nothing(archive: Archive, completed: set[int]) -> int:
                 tags.add(_tag_of(archive.get(f"{generic}.{fmt}.{version}").data, fmt))
             png = archive.get(f"{generic}.png.{version}").data
             (tag,) = tags
-            assert png.startswith(b"\x89PNG" + tag.encode())
+            assert png.startswith(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + tag.encode())
             assert tag.endswith(f"-v{version}")
     return len(serials)
 

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from archive_helpers import Clock, snapshot
+from archive_helpers import GIF, PNG, Clock, snapshot
 
 from pdi.archive import Archive, Content
 from pdi.archive.pgcluster import TemporaryCluster
@@ -69,7 +69,7 @@ def test_fragment_in_a_multibyte_charset(archive: Archive) -> None:
 
 
 def test_byte_fragment_of_any_format_is_an_octet_range_of_the_stored_bytes(archive: Archive) -> None:
-    png = b"\x89PNG\r\n\x1a\n" + bytes(range(32))
+    png = PNG + bytes(range(32))
     pdi = archive.add(S, png, format="png")
     assert archive.get(f"{pdi}#byte=1,4").data == b"PNG"
     text = archive.add(S, TEXT, format="text")
@@ -174,14 +174,15 @@ def _damage(archive: Archive, sha: str, how: str) -> None:
 
 
 def test_verify_clean_then_reports_altered_and_missing(archive: Archive) -> None:
-    a = archive.add(S, b"first", format="png")
-    b = archive.add(S, b"second", format="png")
-    archive.add_format(b, b"second", format="gif")  # same bytes, one blob, two names
+    a = archive.add(S, PNG + b"first", format="png")
+    b = archive.add(S, PNG + b"second", format="png")
+    # an APNG is a PNG (libmagic calls both image/png): same bytes, one blob, two names
+    archive.add_format(b, PNG + b"second", format="apng")
     report = archive.verify()
     assert report.ok
     assert (report.checked_blobs, report.checked_representations) == (2, 3)
-    sha_a = hashlib.sha256(b"first").hexdigest()
-    sha_b = hashlib.sha256(b"second").hexdigest()
+    sha_a = hashlib.sha256(PNG + b"first").hexdigest()
+    sha_b = hashlib.sha256(PNG + b"second").hexdigest()
     _damage(archive, sha_a, "alter")
     _damage(archive, sha_b, "delete")
     report = archive.verify()
@@ -189,7 +190,7 @@ def test_verify_clean_then_reports_altered_and_missing(archive: Archive) -> None
     problems = {(p.kind, p.sha256): p.names for p in report.problems}
     assert problems == {
         ("altered", sha_a): (str(a),),
-        ("missing", sha_b): (str(b).replace(".png.", ".gif."), str(b)),
+        ("missing", sha_b): (str(b).replace(".png.", ".apng."), str(b)),
     }
     with pytest.raises(IntegrityError):
         archive.get(a)
@@ -198,7 +199,7 @@ def test_verify_clean_then_reports_altered_and_missing(archive: Archive) -> None
 def test_remove_unreferenced_takes_only_old_blobs_no_name_holds(tmp_path: Path, clock: Clock) -> None:
     archive = Archive.init(tmp_path / "archive", clock=clock)
     archive.add_series(S)
-    kept = archive.add(S, b"named", format="png")
+    kept = archive.add(S, PNG + b"named", format="png")
     store = archive.store
     assert isinstance(store, SQLiteStore)
     hour_ago = time.time() - 7200
@@ -212,17 +213,17 @@ def test_remove_unreferenced_takes_only_old_blobs_no_name_holds(tmp_path: Path, 
             os.utime(path, (hour_ago, hour_ago))
         return sha
 
-    old, fresh, reused = orphan(b"old", True), orphan(b"fresh", False), orphan(b"reused", True)
+    old, fresh, reused = orphan(b"old", True), orphan(b"fresh", False), orphan(GIF + b"reused", True)
     (store.root / "tmp" / "dead.1.2").write_bytes(b"half")
     os.utime(store.root / "tmp" / "dead.1.2", (hour_ago, hour_ago))
-    named_sha = hashlib.sha256(b"named").hexdigest()
+    named_sha = hashlib.sha256(PNG + b"named").hexdigest()
     os.utime(store.blob_path(named_sha), (hour_ago, hour_ago))
     # a new deposit of bytes an old orphan already holds touches it: it is in use again
-    archive.add(S, b"reused", format="gif")
+    archive.add(S, GIF + b"reused", format="gif")
     assert archive.verify().unreferenced == sorted([old, fresh])
     assert archive.remove_unreferenced(older_than=3600) == [old, "tmp/dead.1.2"]
     assert archive.verify().unreferenced == [fresh] and archive.verify().ok
-    assert archive.get(kept).data == b"named" and reused not in archive.verify().unreferenced
+    assert archive.get(kept).data == PNG + b"named" and reused not in archive.verify().unreferenced
     with pytest.raises(LimitError):
         archive.remove_unreferenced(older_than=-1)
 
@@ -244,8 +245,8 @@ def test_schema_is_migrated_forward(location: str, clock: Clock) -> None:
     with Archive.open(location, clock=clock) as archive:
         assert archive.store.schema_version() == SCHEMA_VERSION == 3
         archive.add_series(S)
-        pdi = archive.add(S, b"after migration", format="png")
-        assert archive.get(pdi).data == b"after migration"
+        pdi = archive.add(S, PNG + b"after migration", format="png")
+        assert archive.get(pdi).data == PNG + b"after migration"
 
 
 def test_newer_schema_is_refused(location: str) -> None:
@@ -303,7 +304,7 @@ def test_export_import_moves_every_name_and_byte(
         assert _everything(moved) == _everything(archive)
         assert moved.verify().ok
         # Minting continues after the imported serials, gap-free.
-        assert str(moved.add(S, b"new", format="png")).endswith("/2026/11/22/2.png.1")
+        assert str(moved.add(S, PNG + b"new", format="png")).endswith("/2026/11/22/2.png.1")
         # Importing again adds nothing and is no error.
         assert moved.import_bag(bag) == 0
 

@@ -267,3 +267,55 @@ def test_unpacked_capture_opens_offline_in_chromium(main_capture: bytes, tmp_pat
         shutil.rmtree(profile, ignore_errors=True)
     title = done.stdout.decode("utf-8", "replace").split("<title>", 1)[1].split("</title>", 1)[0]
     assert title == "1|true", done.stdout[:2000]
+
+
+def _edition(n: int) -> bytes:
+    # A frame and a <style> element: Chromium gives both a random Content-ID in each snapshot,
+    # and the page refers to them by those ids (cid: URLs).
+    return (
+        b"<!doctype html><html><head><style>p { color: blue }</style></head><body>"
+        b'<iframe src="/sub/frame.html"></iframe><img src="/sub/img/a.png">'
+        b"<p>edition %d</p></body></html>" % n
+    )
+
+
+def test_cli_capture_browser_unchanged_page_is_one_version(
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pdi.archive import Archive
+    from pdi.identifier import PDI
+
+    location = str(tmp_path / "arch")
+    Archive.init(location).add_series("web.example.us")
+    url = server + "/edition.html"
+    monkeypatch.setitem(FILES, "/edition.html", ("text/html", _edition(1)))
+
+    def capture(out: str, *extra: str) -> tuple[PDI, str]:
+        result = CliRunner().invoke(
+            cli,
+            ["capture", url, "--browser", "--allow-private", "--settle", "0.2", "--series", "web.example.us",
+             "--archive", location, "-o", str(tmp_path / out), *extra],
+        )
+        assert result.exit_code == 0, result.output
+        return PDI.parse(result.stdout.strip()), result.stderr
+
+    first, quiet = capture("1.mht")
+    second, note = capture("2.mht")
+    one, two = (tmp_path / "1.mht").read_bytes(), (tmp_path / "2.mht").read_bytes()
+    # Chromium wrote the same page as other bytes (its boundary is random) ...
+    assert one != two
+    assert parse(one).boundary != parse(two).boundary
+    # ... with the same parts, which is what decides: one version, the first name again.
+    assert first.version == 1 and second == first
+    assert quiet == "" and note.startswith("unchanged: version 1 of ")
+    archive = Archive.open(location)
+    assert archive.versions(first) == [1]
+    assert archive.get(first).data == one
+
+    monkeypatch.setitem(FILES, "/edition.html", ("text/html", _edition(2)))
+    third, _ = capture("3.mht")
+    assert third == first.with_version(2)
+    assert "edition 2" in parse(archive.get(third).data).root.text()
+    forced, note = capture("4.mht", "--force")
+    assert forced == first.with_version(3) and note == ""
+    assert archive.versions(first) == [1, 2, 3]

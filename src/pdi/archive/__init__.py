@@ -10,14 +10,15 @@ between stores as BagIt bags (:mod:`pdi.archive.bagit`).
 
 Storage is behind the :class:`~pdi.archive.store.Store` protocol: a directory
 (SQLite catalog + content-addressed blob files, the default) or a
-``postgresql://`` URL. ``text/*`` formats are stored CRLF-canonical, as the
-draft requires (lines 551-588), in their declared or detected charset; the
-original line-ending convention is recorded with the representation.
+``postgresql://`` URL. What a deposit is — its format and charset, checked
+against its bytes, and its CRLF-canonical text — is :mod:`pdi.archive.content`.
+A deposit whose bytes equal the latest version's of the same document stores
+nothing and answers with that version (:class:`Deposit`, ``unchanged``)
+unless forced.
 """
 
 from __future__ import annotations
 
-import codecs
 import dataclasses
 import datetime
 import hashlib
@@ -26,9 +27,17 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 from pdi import charsets, formats
+from pdi.archive.content import (
+    MAX_REPRESENTATION_BYTES,
+    Content,
+    canonical_text,
+    detect_charset,
+    is_text_format,
+    prepare,
+)
 from pdi.archive.store import (
     AssertionRecord,
     AuditRecord,
@@ -56,25 +65,26 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_LOCATION",
+    "MAX_REPRESENTATION_BYTES",
     "Archive",
     "AssertionRecord",
     "AuditRecord",
     "CitationResolved",
     "Content",
+    "Deposit",
     "Generic",
     "GenericVersion",
     "Resolved",
     "SeriesRecord",
     "VerifyReport",
+    "canonical_text",
+    "detect_charset",
     "is_text_format",
     "resolve_location",
 ]
 
 #: Where the archive lives when neither ``--archive`` nor ``$PDI_ARCHIVE`` says.
 DEFAULT_LOCATION = "pdi-archive"
-
-#: The largest representation accepted (bytes): PostgreSQL's bytea holds under 1 GiB.
-MAX_REPRESENTATION_BYTES = (1 << 30) - (1 << 20)
 
 #: The largest single assertion value accepted (characters).
 MAX_ASSERTION_VALUE = 1 << 16
@@ -100,12 +110,37 @@ def _open_store(location: str, *, create: bool) -> Store:
 
 
 @dataclass(frozen=True)
-class Content:
-    """One format of a deposit: its bytes, its format token, and optionally its charset."""
+class Deposit(Sequence[PDI]):
+    """What a deposit answers: the versioned names of its formats, and whether it stored them.
 
-    data: bytes
-    format: str
-    charset: str | None = None
+    ``unchanged`` is ``True`` when nothing was stored because every format's
+    bytes (as the archive stores them: text CRLF-canonical) and charset equal
+    those of the latest version of the same document, which has the same
+    formats; ``names`` are then that version's existing names. A deposit is
+    a sequence of its names, so ``deposit[0]`` and ``(name,) = deposit`` work.
+    """
+
+    names: tuple[PDI, ...]
+    unchanged: bool = False
+
+    @property
+    def version(self) -> int:
+        """The version the names are of (the new one, or the unchanged latest one)."""
+        version = self.names[0].version
+        assert version is not None
+        return version
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @overload
+    def __getitem__(self, index: int) -> PDI: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[PDI, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> PDI | tuple[PDI, ...]:
+        return self.names[index]
 
 
 @dataclass(frozen=True)
@@ -227,8 +262,8 @@ def _record_problem(records: Sequence[RepresentationRecord]) -> tuple[str, str] 
             return ("catalog-representation", f"format {r.format} is {expected}, but the catalog says {r.media_type}")
         if r.charset is not None:
             try:
-                codecs.lookup(r.charset)
-            except LookupError:
+                charsets.codec_for(r.charset)
+            except PDIError:
                 return ("catalog-representation", f"charset {r.charset!r} is not a charset")
         if r.line_ending is not None and r.line_ending not in _LINE_ENDINGS:
             return ("catalog-representation", f"line-ending convention {r.line_ending!r} is not one pdi records")
@@ -256,81 +291,6 @@ def canonical_series(name: str) -> str:
     if not isinstance(name, str):
         raise ParseError("a series name must be text", rule="document-series")
     return ".".join(series_for_minting(name))
-
-
-def _codec(charset: str) -> codecs.CodecInfo:
-    # IANA names and aliases first, then Python's text codecs; never a non-charset codec
-    return codecs.lookup(charsets.codec_for(charset))
-
-
-# Charsets whose byte order a BOM decides; we decode and encode them with the
-# explicit-order codec and keep the BOM as U+FEFF, so the bytes round-trip.
-_BOM_ORDERED = {
-    "utf-16": (codecs.BOM_UTF16_LE, "utf-16-le", "utf-16-be"),
-    "utf-32": (codecs.BOM_UTF32_LE, "utf-32-le", "utf-32-be"),
-}
-
-
-def _text_codec(data: bytes, charset: str) -> str:
-    """The Python codec that decodes and re-encodes ``data`` byte-exactly in ``charset``."""
-    name = _codec(charset).name
-    if name in _BOM_ORDERED:
-        little_bom, little, big = _BOM_ORDERED[name]
-        return little if data.startswith(little_bom) else big
-    return name
-
-
-def detect_charset(data: bytes) -> str:
-    """The charset of text bytes: a byte-order mark, else UTF-8 if they decode as UTF-8.
-
-    Anything else must be declared: guessing an 8-bit charset would silently
-    change which characters a ``char=`` fragment counts.
-    """
-    if data.startswith(codecs.BOM_UTF8):
-        return "utf-8"
-    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
-        return "utf-32"
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16"
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ParseError(
-            "the text is not UTF-8 and has no byte-order mark; declare its charset"
-            " (--charset, or charset=)",
-            offset=exc.start,
-            rule="charset",
-        ) from exc
-    return "utf-8"
-
-
-def canonical_text(data: bytes, charset: str) -> tuple[bytes, str]:
-    """CRLF-canonical bytes of a text in ``charset`` and its original line-ending convention."""
-    from pdi.fragments.text import line_ending_convention, to_crlf
-
-    codec = _text_codec(data, charset)
-    try:
-        text = data.decode(codec)
-    except UnicodeDecodeError as exc:
-        raise ParseError(
-            f"the bytes are not valid {charset}: {exc.reason}", offset=exc.start, rule="charset"
-        ) from exc
-    convention = line_ending_convention(text)
-    try:
-        canonical = to_crlf(text).encode(codec)
-    except UnicodeEncodeError as exc:
-        raise UnsupportedError(f"CRLF line endings cannot be written in {charset}") from exc
-    return canonical, convention
-
-
-def _is_text(token: str, media_type: str) -> bool:
-    return media_type.startswith("text/") or formats.charset_for(token) is not None
-
-
-def is_text_format(token: str) -> bool:
-    """Whether a format token names text (stored CRLF-canonical, in a charset)."""
-    canonical = formats.canonical_token(token)
-    return _is_text(canonical, formats.media_type_for(canonical))
 
 
 def _sha256(data: bytes) -> str:
@@ -524,39 +484,15 @@ class Archive:
         return self.store.list_series()
 
     # --- deposits ---------------------------------------------------------------------
-    def _prepare(self, content: Content) -> NewRepresentation:
-        if not isinstance(content.data, bytes | bytearray | memoryview):
-            raise ParseError("content must be bytes", rule="content")
-        if len(content.data) > MAX_REPRESENTATION_BYTES:
-            raise LimitError(
-                f"a representation may have at most {MAX_REPRESENTATION_BYTES} bytes"
-            )
-        data = bytes(content.data)
-        token = formats.canonical_token(content.format)
-        media_type = formats.media_type_for(token)
-        charset: str | None = None
-        line_ending: str | None = None
-        if _is_text(token, media_type):
-            implied = formats.charset_for(token)
-            # stored and served under its IANA name: "latin-1" is iso-8859-1, "cp1252" windows-1252
-            declared = formats.registered_charset(content.charset) if content.charset else None
-            if declared is not None:
-                _codec(declared)
-            if implied and declared and _codec(implied).name != _codec(declared).name:
-                raise UnsupportedError(
-                    f"format {token} means charset {implied}, but charset {declared} was declared"
-                )
-            charset = declared or implied or detect_charset(data)
-            data, line_ending = canonical_text(data, charset)
-        elif content.charset:
-            raise UnsupportedError(f"format {token} ({media_type}) is not text: it has no charset")
-        return NewRepresentation(token, media_type, charset, line_ending, data, _sha256(data))
-
-    def _result(self, result: DepositResult, token: str) -> PDI:
-        for record in self.store.representations(result.key, result.version):
-            if record.format == token:
-                return _name(record)
-        raise NotFoundError(f"deposit of {token} vanished")  # pragma: no cover - a store bug
+    # Each deposit checks its bytes against their declared format and charset
+    # (pdi.archive.content) and, unless forced, answers with the latest version
+    # of the same document instead of storing bytes it already holds.
+    def _deposited(self, result: DepositResult, reps: Sequence[NewRepresentation]) -> Deposit:
+        records = {r.format: r for r in self.store.representations(result.key, result.version)}
+        missing = [rep.format for rep in reps if rep.format not in records]
+        if missing:  # pragma: no cover - a store bug
+            raise NotFoundError(f"deposit of {', '.join(missing)} vanished")
+        return Deposit(tuple(_name(records[rep.format]) for rep in reps), result.unchanged)
 
     def add(
         self,
@@ -566,23 +502,49 @@ class Archive:
         format: str,
         foreign_id: str | None = None,
         charset: str | None = None,
+        force: bool = False,
     ) -> PDI:
-        """Mint a PDI in ``series`` for today (GMT) and deposit one format; returns the versioned PDI."""
-        return self.deposit(series, [Content(content, format, charset)], foreign_id=foreign_id)[0]
+        """Mint a PDI in ``series`` for today (GMT) and deposit one format; returns the versioned PDI.
+
+        The one-format :meth:`deposit`: with a ``foreign_id`` already minted
+        today whose latest version holds these bytes, it returns that name
+        (:meth:`deposit` says whether it did).
+        """
+        return self.deposit(
+            series, [Content(content, format, charset)], foreign_id=foreign_id, force=force
+        )[0]
 
     def deposit(
-        self, series: str, contents: Sequence[Content], *, foreign_id: str | None = None
-    ) -> list[PDI]:
-        """Mint a PDI and deposit every format of version 1 at once (all or nothing)."""
+        self,
+        series: str,
+        contents: Sequence[Content],
+        *,
+        foreign_id: str | None = None,
+        force: bool = False,
+    ) -> Deposit:
+        """Mint a PDI and deposit every format of version 1 at once (all or nothing).
+
+        Each format's bytes are checked against their format and charset
+        (:func:`pdi.archive.content.prepare`): a contradiction is an
+        :class:`IntegrityError` unless ``force``. A ``foreign_id`` already
+        minted today is an :class:`~pdi.errors.ImmutabilityError`, except that
+        when its latest version holds exactly these formats and bytes the
+        answer is that version, ``unchanged`` (and nothing is stored). With
+        ``force`` the content checks are skipped and that exception is not
+        made: a name is minted once, and ``add_version(..., force=True)``
+        deposits the same bytes again.
+        """
         name = canonical_series(series)
-        reps = [self._prepare(c) for c in contents]
+        reps = [prepare(c, force=force) for c in contents]
         if not reps:
             raise ParseError("a deposit needs at least one format", rule="format")
         now = self._now()  # one instant: the minting day and the deposit's time agree
         if foreign_id is not None:
             foreign_id = self._check_foreign_id(name, foreign_id, reps[0].format, now.date())
-        result = self.store.mint(name, now.date(), foreign_id, reps, _timestamp(now))
-        return [self._result(result, r.format) for r in reps]
+        result = self.store.mint(
+            name, now.date(), foreign_id, reps, _timestamp(now), skip_identical=not force
+        )
+        return self._deposited(result, reps)
 
     def _check_foreign_id(
         self, series: str, foreign_id: str, token: str, day: datetime.date
@@ -611,25 +573,47 @@ class Archive:
             )
         return foreign_id
 
-    def add_version(self, pdi: PDI | str, contents: Sequence[Content]) -> list[PDI]:
-        """Deposit a new version of a document; it must cover every format it is to have."""
+    def add_version(
+        self, pdi: PDI | str, contents: Sequence[Content], *, force: bool = False
+    ) -> Deposit:
+        """Deposit a new version of a document; it must cover every format it is to have.
+
+        When the latest version has exactly these formats with these bytes
+        (compared by the SHA-256 of what would be stored) and charsets, nothing
+        is stored and the answer is that version, ``unchanged``; ``force``
+        deposits a new version all the same, and skips the content checks.
+        """
         key = _key_of(_document(pdi, "a new version"))
-        reps = [self._prepare(c) for c in contents]
+        reps = [prepare(c, force=force) for c in contents]
         if not reps:
             raise ParseError("a version needs at least one format", rule="format")
-        result = self.store.new_version(key, reps, _timestamp(self._now()))
-        return [self._result(result, r.format) for r in reps]
+        result = self.store.new_version(
+            key, reps, _timestamp(self._now()), skip_identical=not force
+        )
+        return self._deposited(result, reps)
 
     def add_format(
-        self, pdi: PDI | str, content: bytes, *, format: str, charset: str | None = None
+        self,
+        pdi: PDI | str,
+        content: bytes,
+        *,
+        format: str,
+        charset: str | None = None,
+        force: bool = False,
+        source: str | None = None,
     ) -> PDI:
-        """Add a format with the same content to an existing version (named by ``pdi``)."""
+        """Add a format with the same content to an existing version (named by ``pdi``).
+
+        The same bytes again change nothing and answer with the same name;
+        ``force`` skips the content checks; ``source`` (a file name) is named
+        when they refuse.
+        """
         parsed = _document(pdi, "a new format")
         key = _key_of(parsed)
         version = parsed.version if parsed.version is not None else 1
-        rep = self._prepare(Content(content, format, charset))
+        rep = prepare(Content(content, format, charset, source), force=force)
         result = self.store.add_formats(key, version, [rep], _timestamp(self._now()))
-        return self._result(result, rep.format)
+        return self._deposited(result, [rep])[0]
 
     # --- resolving -----------------------------------------------------------------------
     def _version_of(self, pdi: PDI, key: DocumentKey, latest: bool) -> int:

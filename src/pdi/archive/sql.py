@@ -418,13 +418,41 @@ class SQLStore(ABC):
     # (so refused input leaves no trace, not even an unreferenced blob file),
     # and again inside the write transaction, which is what makes it safe
     # against a concurrent writer.
-    def _check_mint(self, series: str, key: DocumentKey | None) -> None:
+    def _check_mint(
+        self,
+        series: str,
+        key: DocumentKey | None,
+        same: Sequence[NewRepresentation] | None = None,
+    ) -> DepositResult | None:
+        """``None`` when a document may be minted; its latest version when it holds ``same``."""
         if not self._query("SELECT 1 FROM series WHERE name = ?", (series,)):
             raise NotFoundError(f"series {series} is not registered (pdi series add {series})")
-        if key is not None and self._document_id(key) is not None:
-            raise ImmutabilityError(
-                f"{_describe(key)} is already minted; deposit a new version of it instead"
-            )
+        doc = None if key is None else self._document_id(key)
+        if key is None or doc is None:
+            return None
+        if same is not None:
+            latest = self._latest_if_identical(doc, same)
+            if latest is not None:
+                return DepositResult(key, latest, unchanged=True)
+        raise ImmutabilityError(
+            f"{_describe(key)} is already minted; deposit a new version of it instead"
+        )
+
+    def _latest_if_identical(
+        self, doc: int, representations: Sequence[NewRepresentation]
+    ) -> int | None:
+        """The latest version of ``doc`` if it holds exactly ``representations`` (format, SHA-256, charset)."""
+        rows = self._query("SELECT MAX(version) FROM versions WHERE document = ?", (doc,))
+        if not rows or rows[0][0] is None:
+            return None
+        latest = int(rows[0][0])
+        stored = self._query(
+            "SELECT format, sha256, charset FROM representations WHERE document = ? AND version = ?",
+            (doc, latest),
+        )
+        held = {(str(r[0]), str(r[1]), None if r[2] is None else str(r[2])) for r in stored}
+        given = {(r.format, r.sha256, r.charset) for r in representations}
+        return latest if held == given and len(stored) == len(representations) else None
 
     def mint(
         self,
@@ -433,15 +461,22 @@ class SQLStore(ABC):
         unique_id: str | None,
         representations: Sequence[NewRepresentation],
         at: str,
+        *,
+        skip_identical: bool = False,
     ) -> DepositResult:
         if not representations:
             raise StoreError("a deposit needs at least one format")
         given = None if unique_id is None else DocumentKey(series, day, unique_id)
+        same = representations if skip_identical else None
         with self._read():
-            self._check_mint(series, given)
+            found = self._check_mint(series, given, same)
+        if found is not None:
+            return found
         with self._stage(representations) as pins, self._write():
             self._secure(pins)
-            self._check_mint(series, given)
+            found = self._check_mint(series, given, same)
+            if found is not None:
+                return found
             serial: int | None = None
             if unique_id is None:
                 serial = self._next_serial(series, day.isoformat())
@@ -462,15 +497,27 @@ class SQLStore(ABC):
         return doc
 
     def new_version(
-        self, key: DocumentKey, representations: Sequence[NewRepresentation], at: str
+        self,
+        key: DocumentKey,
+        representations: Sequence[NewRepresentation],
+        at: str,
+        *,
+        skip_identical: bool = False,
     ) -> DepositResult:
         if not representations:
             raise StoreError("a version needs at least one format")
         with self._read():
-            self._check_document(key)
+            doc = self._check_document(key)
+            latest = self._latest_if_identical(doc, representations) if skip_identical else None
+        if latest is not None:
+            return DepositResult(key, latest, unchanged=True)
         with self._stage(representations) as pins, self._write():
             self._secure(pins)
             doc = self._check_document(key, lock=True)
+            if skip_identical:
+                latest = self._latest_if_identical(doc, representations)
+                if latest is not None:
+                    return DepositResult(key, latest, unchanged=True)
             rows = self._query("SELECT MAX(version) FROM versions WHERE document = ?", (doc,))
             version = int(rows[0][0]) + 1
             self._query(

@@ -102,10 +102,15 @@ class DocumentKey:
 
 @dataclass(frozen=True)
 class DepositResult:
-    """What a deposit created: the document's key and the version."""
+    """What a deposit created: the document's key and the version.
+
+    ``unchanged``: nothing was created, as the latest version ``version``
+    already holds exactly these representations (a deposit with ``skip_identical``).
+    """
 
     key: DocumentKey
     version: int
+    unchanged: bool = False
 
 
 @dataclass(frozen=True)
@@ -173,7 +178,11 @@ class Store(Protocol):
 
     def list_series(self) -> list[SeriesRecord]: ...
 
-    # deposits (each is one transaction)
+    # deposits (each is one transaction). With ``skip_identical``, a deposit
+    # whose representations (format, SHA-256, charset: the same set) equal those
+    # of the document's latest version creates nothing and answers with that
+    # version, ``unchanged``; for ``mint`` this applies to an existing unique id,
+    # which is otherwise an ImmutabilityError.
     def mint(
         self,
         series: str,
@@ -181,10 +190,17 @@ class Store(Protocol):
         unique_id: str | None,
         representations: Sequence[NewRepresentation],
         at: str,
+        *,
+        skip_identical: bool = False,
     ) -> DepositResult: ...
 
     def new_version(
-        self, key: DocumentKey, representations: Sequence[NewRepresentation], at: str
+        self,
+        key: DocumentKey,
+        representations: Sequence[NewRepresentation],
+        at: str,
+        *,
+        skip_identical: bool = False,
     ) -> DepositResult: ...
 
     def add_formats(

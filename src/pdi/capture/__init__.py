@@ -9,6 +9,9 @@
   (:mod:`pdi.capture.browser`).
 - :func:`pack_path` and :func:`unpack_to` are the file-system side
   (:mod:`pdi.capture.local`).
+- :func:`pdi.capture.deposit.deposit_capture` deposits a capture in the
+  archive: one document per URL and day, a new version only when the page's
+  parts changed.
 """
 
 from __future__ import annotations

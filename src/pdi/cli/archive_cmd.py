@@ -7,6 +7,7 @@ that deposits or reads the archive uses (other command modules too).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import mimetypes
 import os
@@ -24,6 +25,7 @@ from pdi.archive import (
     MAX_REPRESENTATION_BYTES,
     Archive,
     Content,
+    Deposit,
     Generic,
     Resolved,
     is_text_format,
@@ -188,6 +190,30 @@ def _write_out(data: bytes, output: str | None) -> None:
         raise StoreError(f"cannot write {output}: {exc.strerror}") from exc
 
 
+_FORCE_HELP = (
+    "Deposit even when the bytes contradict the format or charset, or equal the latest"
+    " version's bytes."
+)
+
+
+def _source(path: str) -> str:
+    """How a refusal names the file the bytes came from."""
+    return "standard input" if path == "-" else path
+
+
+def _print_deposit(deposit: Deposit, how_to_force: str) -> None:
+    """Print the names a deposit answers with; when it stored nothing, say so on stderr."""
+    if deposit.unchanged:
+        generic = dataclasses.replace(deposit[0], format=None, version=None).canonical()
+        click.echo(
+            f"unchanged: version {deposit.version} of {generic} already holds these bytes;"
+            f" nothing was deposited ({how_to_force})",
+            err=True,
+        )
+    for name in deposit:
+        click.echo(str(name))
+
+
 def _open(archive: str) -> Archive:
     return Archive.open(archive)
 
@@ -239,17 +265,30 @@ def register(cli: click.Group) -> None:
     @click.option("--format", "-f", "format_", help="Format token (default: from the file name).")
     @click.option("--id", "foreign_id", help="A mnemonic or foreign id (URL, DOI) instead of the next daily serial.")
     @click.option("--charset", help="The charset of a text file (default: BOM, else UTF-8).")
+    @click.option("--force", is_flag=True,
+                  help="Deposit even when the bytes contradict the format or charset.")
     @archive_option
     def add_cmd(
         file: str, series: str, format_: str | None, foreign_id: str | None,
-        charset: str | None, archive: str,
+        charset: str | None, force: bool, archive: str,
     ) -> None:
-        """Mint a PDI for FILE ('-' = stdin) today (GMT) and deposit it; prints the PDI."""
+        """Mint a PDI for FILE ('-' = stdin) today (GMT) and deposit it; prints the PDI.
+
+        The bytes are checked against the format (its file signature, by
+        libmagic) and the charset (bytes that are UTF-8 but declared latin-1 or
+        another one-byte charset): a contradiction is refused with exit 3
+        unless --force. With --id naming a document minted today whose latest
+        version holds the same bytes, nothing is deposited: its name is
+        printed (and a note on stderr), exit 0. Other bytes, or --force, are
+        refused with exit 5: a name is minted once (pdi version deposits a
+        new version of it).
+        """
         data = _read_file(file)
         token = format_ or _guess_format(file)
+        content = Content(data, token, charset, _source(file))
         with _open(archive) as opened:
-            pdi = opened.add(series, data, format=token, foreign_id=foreign_id, charset=charset)
-            click.echo(str(pdi))
+            deposit = opened.deposit(series, [content], foreign_id=foreign_id, force=force)
+            _print_deposit(deposit, "pdi version --force deposits them as a new version")
 
     @cli.command("version")
     @click.argument("pdi")
@@ -260,29 +299,37 @@ def register(cli: click.Group) -> None:
     @click.option("--add-format", is_flag=True,
                   help="Add FILES as new formats (same content) of the version PDI names,"
                   " instead of depositing a new version.")
+    @click.option("--force", is_flag=True, help=_FORCE_HELP)
     @archive_option
     def version_cmd(
         pdi: str, files: tuple[str, ...], formats_: tuple[str, ...], charset: str | None,
-        add_format: bool, archive: str,
+        add_format: bool, force: bool, archive: str,
     ) -> None:
-        """Deposit FILES as the next version of PDI (every format it is to have); prints the PDIs."""
+        """Deposit FILES as the next version of PDI (every format it is to have); prints the PDIs.
+
+        When the latest version has the same formats with the same bytes (as
+        stored: text CRLF-canonical) and charsets, nothing is deposited: its
+        names are printed, with a note on stderr, and the exit status is 0;
+        --force deposits a new version all the same. The bytes are checked
+        as for pdi add (exit 3 unless --force).
+        """
         if formats_ and len(formats_) != len(files):
             raise click.UsageError("give one --format per FILE, or none")
         tokens = list(formats_) or [_guess_format(f) for f in files]
         contents = [
-            Content(_read_file(f), t, charset if charset and is_text_format(t) else None)
+            Content(_read_file(f), t, charset if charset and is_text_format(t) else None, _source(f))
             for f, t in zip(files, tokens, strict=True)
         ]
         with _open(archive) as opened:
             if add_format:
-                names = [
-                    opened.add_format(pdi, c.data, format=c.format, charset=c.charset)
-                    for c in contents
-                ]
+                for c in contents:
+                    name = opened.add_format(
+                        pdi, c.data, format=c.format, charset=c.charset, force=force, source=c.source
+                    )
+                    click.echo(str(name))
             else:
-                names = opened.add_version(pdi, contents)
-            for name in names:
-                click.echo(str(name))
+                deposit = opened.add_version(pdi, contents, force=force)
+                _print_deposit(deposit, "--force deposits them as a new version")
 
     @cli.command("get")
     @click.argument("pdi")

@@ -5,7 +5,6 @@ Thin: parse arguments, call :mod:`pdi.capture` / :mod:`pdi.mhtml`, print.
 
 from __future__ import annotations
 
-import datetime
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -15,14 +14,12 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from pdi import formats
 from pdi._wording import plural
-from pdi.archive import Archive, Content
+from pdi.archive import Archive
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.mhtml_cmd import printable
 from pdi.cli.mhtml_group import mhtml
 from pdi.errors import ImmutabilityError, LimitError, StoreError
-from pdi.identifier import PDI
 
 _MB = 1024 * 1024
 
@@ -181,26 +178,6 @@ def _capture(
     return got.mhtml, got.final_url
 
 
-def _deposit_capture(archive: Archive, series: str, url: str, data: bytes) -> PDI:
-    """Deposit a capture of ``url`` under a name that encapsulates it on today's (GMT) date.
-
-    The first capture of a day mints ``…/YYYY/MM/DD/<url>.related.1``. A later
-    capture of the same URL on the same day is the same document: when its
-    bytes differ from the newest version it becomes the next version, and when
-    they are the same, the existing name is returned and nothing is stored.
-    """
-    token = formats.token_for("multipart/related")
-    today = datetime.datetime.now(datetime.UTC).date()
-    name = PDI.build(series=series, date=today, foreign_id=url, format=token, version=1)
-    versions = archive.versions(name)  # empty when the URL was not captured today
-    if not versions:
-        return archive.add(series, data, format=token, foreign_id=url)
-    newest = name.with_version(versions[-1])
-    if archive.get(newest).data == data:
-        return newest
-    return archive.add_version(name, [Content(data, token)])[0]
-
-
 def register(cli: click.Group) -> None:
     """Add ``capture`` to the top-level group (``pack``/``unpack`` are on ``pdi.cli.mhtml_group.mhtml``)."""
 
@@ -214,6 +191,7 @@ def register(cli: click.Group) -> None:
     @click.option("--max-mb", type=float, default=50.0, show_default=True, help="Largest single resource (MB); 4x for the whole page (with --browser: for Chromium's file).")
     @click.option("--concurrency", type=click.IntRange(1, 64), default=6, show_default=True, help="Parallel fetches (not with --browser).")
     @click.option("--settle", type=float, default=1.0, show_default=True, help="--browser: seconds to wait after the load event.")
+    @click.option("--force", is_flag=True, help="With --series: deposit a new version even when the page did not change.")
     @archive_option
     def capture_command(
         url: str,
@@ -225,6 +203,7 @@ def register(cli: click.Group) -> None:
         max_mb: float,
         concurrency: int,
         settle: float,
+        force: bool,
         archive: str,
     ) -> None:
         """Capture the web page at URL with everything it needs, as RFC 2557 MHTML.
@@ -233,9 +212,11 @@ def register(cli: click.Group) -> None:
         minted on today's date, and print the PDI (for http://www.whitehouse.gov/:
         urn:pdi://S/YYYY/MM/DD/http:%2F%2Fwww%2Ewhitehouse%2Egov%2F.related.1).
         Capturing the same URL again on the same day deposits the next version
-        when the page changed, and prints the existing name when it did not.
-        Refuses private, loopback and link-local addresses unless
-        --allow-private.
+        when the page changed, and prints the existing name when it did not
+        (with a note on stderr; --force deposits it again): pages are compared
+        by their parts (each one's URL, type and bytes), so a --browser
+        capture's new date, boundary and Content-IDs are no change. Refuses
+        private, loopback and link-local addresses unless --allow-private.
         """
         if series is None and output is None:
             raise click.UsageError("give --series S (deposit in the archive) and/or -o FILE")
@@ -251,4 +232,14 @@ def register(cli: click.Group) -> None:
         if output is not None:
             _write(output, data)
         if series is not None:
-            click.echo(str(_deposit_capture(Archive.open(archive), series, url, data)))
+            from pdi.capture.deposit import deposit_capture
+
+            with Archive.open(archive) as opened:
+                deposit = deposit_capture(opened, series, url, data, force=force)
+            if deposit.unchanged:
+                click.echo(
+                    f"unchanged: version {deposit.version} of {printable(url)} captured today holds"
+                    " the same page; nothing was deposited (--force deposits it as a new version)",
+                    err=True,
+                )
+            click.echo(str(deposit[0]))

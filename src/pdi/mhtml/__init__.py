@@ -17,6 +17,8 @@ The door of the package. Modules:
   (deterministic), and what an HTML or CSS resource needs.
 * :mod:`pdi.mhtml.unpack` — :func:`~pdi.mhtml.unpack.plan` names every part safely and
   rewrites references for an offline folder (:func:`pdi.capture.unpack_to` writes it).
+* :mod:`pdi.mhtml.compare` — :func:`~pdi.mhtml.compare.same_content`: whether two files
+  hold the same page (parts' labels, types and bytes; not the date, boundary or cid spellings).
 
 Pure: no I/O beyond reading a stream the caller hands in.
 """

@@ -1,0 +1,411 @@
+"""What a deposit is: its format, its charset and its canonical text — checked, not trusted.
+
+A deposit is permanent (deposited bytes never change), so a mistake in what
+the depositor says about the bytes must be caught here, before it is stored:
+
+- **Format.** libmagic (through ``python-magic``; Debian's ``libmagic1``)
+  names what the bytes are, and :func:`check_format` refuses a declared
+  format (given, or guessed from a file name) that they contradict: a format
+  with a file signature (PNG, JPEG, GIF, WebP, TIFF, BMP, PDF, WAV, FLAC, MP3,
+  Ogg, ZIP and the formats built on it, gzip, bzip2, xz) whose bytes are
+  something else, and a text or other format whose bytes are clearly one of
+  those. Families are compared, not media types: a ``docx`` or ``epub`` that
+  libmagic calls ``application/zip`` is a ZIP, a ``video/ogg`` it calls
+  ``audio/ogg`` is an Ogg. Text and HTML, XML and its subtypes, and any other
+  pair libmagic cannot tell apart by a signature are never refused.
+- **Charset.** Bytes that do not decode in the declared charset are a syntax
+  error (:func:`canonical_text`); :func:`check_charset` also refuses bytes
+  that are valid UTF-8 with at least one multi-byte character but are
+  declared in a one-octet-per-character charset (ISO-8859-x, windows-125x,
+  KOI8 …): read in that charset they would be mojibake (``Ã©`` for ``é``)
+  forever. Plain ASCII declared ``latin-1`` is fine.
+- **Canonical text.** ``text/*`` formats are stored CRLF-canonical, as the
+  draft requires (lines 551-588), in their declared or detected charset; the
+  original line-ending convention is recorded with the representation.
+
+Both checks raise :class:`~pdi.errors.IntegrityError` (the bytes are not what
+was said of them), naming what the bytes are, what was declared, and how to
+proceed; ``force=True`` (``--force``) deposits as declared instead.
+"""
+
+from __future__ import annotations
+
+import codecs
+import functools
+import hashlib
+import re
+from dataclasses import dataclass
+
+from pdi import charsets, formats
+from pdi.archive.store import NewRepresentation
+from pdi.errors import IntegrityError, LimitError, ParseError, UnsupportedError
+
+__all__ = [
+    "MAX_REPRESENTATION_BYTES",
+    "Content",
+    "canonical_text",
+    "check_charset",
+    "check_format",
+    "detect_charset",
+    "is_text_format",
+    "one_octet_per_character",
+    "prepare",
+    "signature_family",
+    "sniff",
+]
+
+#: The largest representation accepted (bytes): PostgreSQL's bytea holds under 1 GiB.
+MAX_REPRESENTATION_BYTES = (1 << 30) - (1 << 20)
+
+#: How much of the bytes libmagic is shown: signatures sit in the first bytes,
+#: and the zip-based formats name themselves in their first entries.
+SNIFF_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Content:
+    """One format of a deposit: its bytes, its format token, and optionally its charset.
+
+    ``source`` says where the bytes came from (a file name); a refusal names it.
+    """
+
+    data: bytes
+    format: str
+    charset: str | None = None
+    source: str | None = None
+
+
+def _where(source: str | None) -> str:
+    return f"{source}: " if source else ""
+
+
+# --- charsets and canonical text ----------------------------------------------------------
+
+
+def codec(charset: str) -> codecs.CodecInfo:
+    """Python's codec for ``charset``; :class:`UnsupportedError` when there is none.
+
+    IANA names and aliases first, then Python's text codecs; never a codec
+    that is not a charset (``zlib_codec``, ``punycode``): :func:`pdi.charsets.codec_for`.
+    """
+    return codecs.lookup(charsets.codec_for(charset))
+
+
+# Charsets whose byte order a BOM decides; we decode and encode them with the
+# explicit-order codec and keep the BOM as U+FEFF, so the bytes round-trip.
+_BOM_ORDERED = {
+    "utf-16": (codecs.BOM_UTF16_LE, "utf-16-le", "utf-16-be"),
+    "utf-32": (codecs.BOM_UTF32_LE, "utf-32-le", "utf-32-be"),
+}
+
+
+def _text_codec(data: bytes, charset: str) -> str:
+    """The Python codec that decodes and re-encodes ``data`` byte-exactly in ``charset``."""
+    name = codec(charset).name
+    if name in _BOM_ORDERED:
+        little_bom, little, big = _BOM_ORDERED[name]
+        return little if data.startswith(little_bom) else big
+    return name
+
+
+def detect_charset(data: bytes, *, source: str | None = None) -> str:
+    """The charset of text bytes: a byte-order mark, else UTF-8 if they decode as UTF-8.
+
+    Anything else must be declared: guessing an 8-bit charset would silently
+    change which characters a ``char=`` fragment counts.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        return "utf-8"
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "utf-32"
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(
+            f"{_where(source)}the text is not UTF-8 and has no byte-order mark; declare its"
+            " charset (--charset, or charset=)",
+            offset=exc.start,
+            rule="charset",
+        ) from exc
+    return "utf-8"
+
+
+def canonical_text(data: bytes, charset: str, *, source: str | None = None) -> tuple[bytes, str]:
+    """CRLF-canonical bytes of a text in ``charset`` and its original line-ending convention."""
+    from pdi.fragments.text import line_ending_convention, to_crlf
+
+    text_codec = _text_codec(data, charset)
+    try:
+        text = data.decode(text_codec)
+    except UnicodeDecodeError as exc:
+        raise ParseError(
+            f"{_where(source)}the bytes are not valid {charset}: {exc.reason}",
+            offset=exc.start,
+            rule="charset",
+        ) from exc
+    convention = line_ending_convention(text)
+    try:
+        canonical = to_crlf(text).encode(text_codec)
+    except UnicodeEncodeError as exc:
+        raise UnsupportedError(f"CRLF line endings cannot be written in {charset}") from exc
+    return canonical, convention
+
+
+def is_text(token: str, media_type: str) -> bool:
+    """Whether a (canonical) token and its media type are text: stored CRLF-canonical, in a charset."""
+    return media_type.startswith("text/") or formats.charset_for(token) is not None
+
+
+def is_text_format(token: str) -> bool:
+    """Whether a format token names text (stored CRLF-canonical, in a charset)."""
+    canonical = formats.canonical_token(token)
+    return is_text(canonical, formats.media_type_for(canonical))
+
+
+@functools.cache
+def one_octet_per_character(charset: str) -> bool:
+    """Whether every octet of ``charset`` is one character by itself (ISO-8859-x, windows-125x, KOI8 …).
+
+    Asked of the codec, not of a list: its incremental decoder is given each
+    octet alone, and a charset where some octet starts a longer sequence
+    (UTF-8, UTF-16, Shift_JIS, GB18030, ISO-2022-JP's escapes) holds it back.
+    """
+    decoder = codecs.getincrementaldecoder(codec(charset).name)()
+    for octet in range(256):
+        decoder.reset()
+        try:
+            decoded = decoder.decode(bytes((octet,)), final=False)
+        except UnicodeDecodeError:
+            continue  # an octet the charset leaves undefined (0x81 in windows-1252)
+        if len(decoded) != 1:
+            return False
+    return True
+
+
+def check_charset(
+    data: bytes, charset: str, *, token: str | None = None, source: str | None = None
+) -> None:
+    """Refuse valid multi-byte UTF-8 declared in a one-octet-per-character ``charset``.
+
+    Such bytes are almost never a real ISO-8859 or windows-125x text (it
+    would need ``Ã`` followed by ``©`` and the like throughout) and almost
+    always UTF-8 declared wrongly; stored as declared, every non-ASCII
+    character would be read as two or more others forever. ``token`` is the
+    format when it, not ``--charset``, named the charset. ASCII passes.
+    """
+    if data.isascii() or not one_octet_per_character(charset):
+        return
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    at = next(i for i, byte in enumerate(data) if byte > 0x7F)
+    first = data[at:].decode("utf-8")[0]
+    octets = first.encode("utf-8")
+    misread = octets.decode(codec(charset).name, "replace")
+    said = (
+        f"the format {token} means the charset {charset}"
+        if token is not None
+        else f"the charset {charset} was declared"
+    )
+    advice = "give --format text (UTF-8 is then detected)" if token is not None else "give --charset utf-8"
+    raise IntegrityError(
+        f"{_where(source)}the text is UTF-8 (its first multi-byte character, {first!r}"
+        f" U+{ord(first):04X}, is the bytes {octets.hex(' ').upper()} at byte {at}),"
+        f" but {said}, in which those bytes read {misread!r}; {advice}, or --force to"
+        " deposit it as declared"
+    )
+
+
+# --- formats --------------------------------------------------------------------------------
+
+#: Media types whose files start with a signature, by family (the names libmagic
+#: gives and the registered ones). Members of one family never contradict each other.
+_FAMILIES: dict[str, str] = {
+    "image/png": "PNG",
+    "image/apng": "PNG",
+    "image/vnd.mozilla.apng": "PNG",
+    "image/jpeg": "JPEG",
+    "image/gif": "GIF",
+    "image/webp": "WebP",
+    "image/tiff": "TIFF",
+    "image/tiff-fx": "TIFF",
+    "image/bmp": "BMP",
+    "image/x-ms-bmp": "BMP",
+    "application/pdf": "PDF",
+    "audio/wav": "WAV",
+    "audio/x-wav": "WAV",
+    "audio/wave": "WAV",
+    "audio/vnd.wave": "WAV",
+    "audio/flac": "FLAC",
+    "audio/x-flac": "FLAC",
+    "audio/mpeg": "MPEG audio",
+    "audio/ogg": "Ogg",
+    "video/ogg": "Ogg",
+    "application/ogg": "Ogg",
+    "audio/opus": "Ogg",  # an .opus file is Ogg-encapsulated (RFC 7845)
+    "audio/vorbis": "Ogg",
+    "application/zip": "ZIP",
+    "application/java-archive": "ZIP",
+    "application/vnd.android.package-archive": "ZIP",
+    "application/gzip": "gzip",
+    "application/x-gzip": "gzip",
+    "application/x-bzip2": "bzip2",
+    "application/x-xz": "xz",
+}
+
+#: Zip-based formats named by prefix: OOXML and OpenDocument (``+zip`` types too).
+_ZIP_PREFIXES = (
+    "application/vnd.openxmlformats-officedocument.",
+    "application/vnd.oasis.opendocument.",
+)
+
+#: Families a valid file of which libmagic may fail to recognise, calling it
+#: application/octet-stream: MP3 has no file signature (frames may follow any
+#: padding), and a zip may have bytes before its first entry (self-extracting).
+_UNSURE = frozenset({"MPEG audio", "ZIP"})
+
+#: libmagic's unregistered names, as the registered types a --format suggestion uses.
+_REGISTERED_AS = {
+    "audio/x-wav": "audio/wav",
+    "audio/x-flac": "audio/flac",
+    "application/x-gzip": "application/gzip",
+    "image/x-ms-bmp": "image/bmp",
+}
+
+# Octets no text holds (C0 controls but TAB, LF, VT, FF, CR, SUB, ESC): bytes
+# with one of these are binary. ESC stays allowed for ISO-2022 texts.
+_BINARY_OCTET = re.compile(rb"[\x00-\x08\x0e-\x19\x1c-\x1f]")
+
+
+def signature_family(media_type: str) -> str | None:
+    """The family of files with one signature a media type belongs to (``"ZIP"``), or ``None``."""
+    family = _FAMILIES.get(media_type)
+    if family is not None:
+        return family
+    if media_type.endswith("+zip") or media_type.startswith(_ZIP_PREFIXES):
+        return "ZIP"
+    return None
+
+
+def _textual(media_type: str) -> bool:
+    """Media types whose bytes are text (whatever their charset)."""
+    major, _, minor = media_type.partition("/")
+    return (
+        major in ("text", "message", "multipart")
+        or minor.endswith(("+xml", "+json"))
+        or media_type in ("application/json", "application/xml", "application/javascript")
+    )
+
+
+def _libmagic(sample: bytes, *, mime: bool) -> str:
+    try:
+        import magic
+    except ImportError as exc:  # python-magic loads libmagic when imported
+        raise UnsupportedError(
+            f"the content cannot be checked: {exc} (install libmagic: Debian's libmagic1),"
+            " or deposit with --force"
+        ) from exc
+    try:
+        return magic.from_buffer(sample, mime=mime)
+    except magic.MagicException as exc:
+        raise UnsupportedError(f"libmagic could not read the content: {exc.message}") from exc
+
+
+def sniff(data: bytes) -> str:
+    """The media type libmagic finds for ``data`` (its first :data:`SNIFF_BYTES`), lower case."""
+    return _libmagic(data[:SNIFF_BYTES], mime=True).strip().lower()
+
+
+def _describe(data: bytes) -> str:
+    """libmagic's description of ``data``, up to its first comma (``PNG image data``)."""
+    text = _libmagic(data[:SNIFF_BYTES], mime=False)
+    return text.split(", ", 1)[0][:100]
+
+
+def check_format(data: bytes, token: str, media_type: str, *, source: str | None = None) -> None:
+    """Refuse bytes that contradict the format they are declared in (see the module's docstring).
+
+    With D the declared media type and S the one libmagic finds:
+
+    - D has a signature (:func:`signature_family`): S must be of D's family;
+      for MP3 and ZIP (:data:`_UNSURE`) S may also be application/octet-stream.
+    - D is text (text/*, XML, JSON, messages, multipart): refused only when S
+      has a signature *and* the bytes hold octets no text holds (a NUL …),
+      so a text that happens to start like a GIF (``GIF8…``) stays text.
+    - Any other D: refused when S has a signature, unless S is a ZIP (many
+      formats are zip containers) or D is application/octet-stream, which
+      claims nothing.
+    """
+    if media_type == "application/octet-stream":
+        return
+    declared = signature_family(media_type)
+    if declared is None and _textual(media_type) and not _BINARY_OCTET.search(data, 0, SNIFF_BYTES):
+        return  # no libmagic run for the usual text deposit: it cannot be refused
+    found_type = sniff(data)
+    found = signature_family(found_type)
+    if declared is not None:
+        if found == declared or (
+            found is None and found_type == "application/octet-stream" and declared in _UNSURE
+        ):
+            return
+    elif found is None or (found == "ZIP" and not _textual(media_type)):
+        return
+    try:
+        suggestion = "give --format " + formats.token_for(_REGISTERED_AS.get(found_type, found_type))
+    except UnsupportedError:
+        suggestion = "give its format (--format)"
+    what = "empty" if found_type == "application/x-empty" else f"{found_type} ({_describe(data)})"
+    raise IntegrityError(
+        f"{_where(source)}the content is {what}, but the format {token} ({media_type}) was"
+        f" declared; {suggestion}, or --force to deposit it as declared"
+    )
+
+
+# --- a deposit ------------------------------------------------------------------------------
+
+
+def prepare(content: Content, *, force: bool = False) -> NewRepresentation:
+    """One format of a deposit checked and made ready to store (canonical bytes and their SHA-256).
+
+    Refuses (unless ``force``) bytes that contradict their format
+    (:func:`check_format`) or their declared charset (:func:`check_charset`);
+    bytes that do not decode in their charset are refused even so.
+    """
+    if not isinstance(content.data, bytes | bytearray | memoryview):
+        raise ParseError("content must be bytes", rule="content")
+    if len(content.data) > MAX_REPRESENTATION_BYTES:
+        raise LimitError(
+            f"{_where(content.source)}a representation may have at most"
+            f" {MAX_REPRESENTATION_BYTES} bytes"
+        )
+    data = bytes(content.data)
+    token = formats.canonical_token(content.format)
+    media_type = formats.media_type_for(token)
+    if not force:
+        check_format(data, token, media_type, source=content.source)
+    charset: str | None = None
+    line_ending: str | None = None
+    if is_text(token, media_type):
+        implied = formats.charset_for(token)
+        # stored and served under its IANA name: "latin-1" is iso-8859-1, "cp1252" windows-1252
+        declared = formats.registered_charset(content.charset) if content.charset else None
+        if declared is not None:
+            codec(declared)
+        if implied and declared and codec(implied).name != codec(declared).name:
+            raise UnsupportedError(
+                f"format {token} means charset {implied}, but charset {declared} was declared"
+            )
+        charset = declared or implied or detect_charset(data, source=content.source)
+        if not force and (declared or implied):
+            check_charset(
+                data, charset, token=None if declared else token, source=content.source
+            )
+        data, line_ending = canonical_text(data, charset, source=content.source)
+    elif content.charset:
+        raise UnsupportedError(f"format {token} ({media_type}) is not text: it has no charset")
+    return NewRepresentation(
+        token, media_type, charset, line_ending, data, hashlib.sha256(data).hexdigest()
+    )

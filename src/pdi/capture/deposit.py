@@ -1,0 +1,43 @@
+"""Depositing a capture: one document per URL and GMT day, a new version only when the page changed.
+
+A capture is deposited as ``multipart/related`` (format token ``related``)
+under a name whose unique id encapsulates the URL, on today's (GMT) date, as
+in the draft's line 399. Whether the page changed is decided by its parts'
+content (:func:`pdi.mhtml.compare.same_content`), not by the file's bytes,
+since Chromium writes an unchanged page with a new date, boundary and
+Content-IDs each time.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from pdi import formats
+from pdi.archive import Archive, Content, Deposit
+from pdi.identifier import PDI
+from pdi.mhtml.compare import same_content
+
+__all__ = ["deposit_capture"]
+
+
+def deposit_capture(
+    archive: Archive, series: str, url: str, data: bytes, *, force: bool = False
+) -> Deposit:
+    """Deposit a capture of ``url``; the answer says whether it was stored.
+
+    The first capture of a day mints ``…/YYYY/MM/DD/<url>.related.1``. A later
+    capture of the same URL on the same day is the same document: when its
+    parts differ from the newest version's it becomes the next version, and
+    when they hold the same content, nothing is stored and the answer is the
+    newest version, ``unchanged``. ``force`` deposits a new version all the same.
+    """
+    token = formats.token_for("multipart/related")
+    today = datetime.datetime.now(datetime.UTC).date()
+    name = PDI.build(series=series, date=today, foreign_id=url, format=token, version=1)
+    versions = archive.versions(name)  # empty when the URL was not captured today
+    if not versions:
+        return archive.deposit(series, [Content(data, token)], foreign_id=url, force=force)
+    newest = name.with_version(versions[-1])
+    if not force and same_content(archive.get(newest).data, data):
+        return Deposit((newest,), unchanged=True)
+    return archive.add_version(name, [Content(data, token)], force=force)
