@@ -55,6 +55,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -70,10 +72,13 @@ from starlette.routing import Route
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import LimitError, ParseError, PDIError
 from pdi.identifier import PDI
+from pdi.server.limits import Busy, WorkLimits
 
 #: RFC 2169 services this resolver answers, and the others it knows of (501).
 SERVICES = ("N2R", "I2R", "N2L", "N2Ls", "N2C", "N2Ns")
 OTHER_SERVICES = ("N2Rs", "N2Cs", "L2R", "L2Ns", "L2Ls", "L2L", "L2C", "I2L", "I2Ls", "I2C", "I2N", "I2Ns", "I2Rs")
+#: Services that read (and hash) a whole representation: they run within :class:`WorkLimits`.
+EXPENSIVE_SERVICES = ("N2R", "I2R", "N2C")
 #: The largest ``limit`` of /api/ls.
 MAX_LIST = 10_000
 
@@ -92,14 +97,24 @@ def problem(status: int, title: str, detail: str) -> JSONResponse:
     return JSONResponse(body, status_code=status, media_type="application/problem+json")
 
 
-def create_app(location: str, *, archive: Archive | None = None, base_url: str | None = None) -> Starlette:
+def create_app(
+    location: str,
+    *,
+    archive: Archive | None = None,
+    base_url: str | None = None,
+    limits: WorkLimits | None = None,
+) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
     ``base_url`` (``https://resolver.example.org``) is put in front of the
     URLs that ``N2Ls`` and a ``300`` list; without it they are built from
     the request's ``Host``. ``N2L`` redirects with a relative ``Location``.
+    ``limits`` bounds the expensive requests (those that read a whole
+    representation) running at once and how long one may wait for a place
+    (:mod:`pdi.server.limits`); cheap catalog look-ups never wait for them.
     """
     opened = archive if archive is not None else Archive.open(location)
+    work = limits if limits is not None else WorkLimits()
 
     def n2r_path(name: PDI | str) -> str:
         return f"/uri-res/N2R?{_quote(str(name))}"
@@ -112,7 +127,12 @@ def create_app(location: str, *, archive: Archive | None = None, base_url: str |
         # RFC 2169's examples: the URN first, as a comment, then one URL a line
         return f"# {urn}\r\n" + "".join(f"{u}\r\n" for u in urls)
 
-    def uri_res(request: Request) -> Response:
+    async def uri_res(request: Request) -> Response:
+        if request.path_params["service"] in EXPENSIVE_SERVICES:
+            return await work.run(answer_uri_res, request)
+        return await anyio.to_thread.run_sync(answer_uri_res, request)
+
+    def answer_uri_res(request: Request) -> Response:
         service = request.path_params["service"]
         query = request.url.query
         if service not in SERVICES:
@@ -142,8 +162,10 @@ def create_app(location: str, *, archive: Archive | None = None, base_url: str |
         body = uri_list(name, [n2r_url(request, n) for n in names])
         return PlainTextResponse(body, status_code=200 if service == "N2Ls" else 300, media_type="text/uri-list")
 
-    def api_resolve(request: Request) -> Response:
-        return JSONResponse(_description(opened, opened.resolve(_param(request, "pdi")), statements=False))
+    async def api_resolve(request: Request) -> Response:
+        name = _param(request, "pdi")
+        resolved = await work.run(opened.resolve, name)
+        return JSONResponse(_description(opened, resolved, statements=False))
 
     def api_ls(request: Request) -> Response:
         limit = _integer(request, "limit", 100)
@@ -164,22 +186,23 @@ def create_app(location: str, *, archive: Archive | None = None, base_url: str |
         ]
         return JSONResponse({"pdi": name, "meta": opened.meta(name), "history": history})
 
-    def api_cite(request: Request) -> Response:
-        return JSONResponse(opened.cite(_param(request, "citation")).to_json())
+    async def api_cite(request: Request) -> Response:
+        citation = _param(request, "citation")
+        return JSONResponse((await work.run(opened.cite, citation)).to_json())
 
     def api_series(request: Request) -> Response:
         return JSONResponse(
             {"series": [{"name": s.name, "parent": s.parent, "authority": s.authority} for s in opened.series()]}
         )
 
-    def view(request: Request) -> Response:
+    async def view(request: Request) -> Response:
         from pdi.server.viewer import render_home, render_view
 
         name = request.query_params.get("pdi")
         if not name:
             return HTMLResponse(render_home([s.name for s in opened.series()]))
         try:
-            return HTMLResponse(render_view(opened, name))
+            return HTMLResponse(await work.run(render_view, opened, name))
         except PDIError as exc:
             page = render_home([s.name for s in opened.series()], error=exc, value=name)
             return HTMLResponse(page, status_code=exc.http_status)
@@ -198,6 +221,12 @@ def create_app(location: str, *, archive: Archive | None = None, base_url: str |
         detail = {404: f"no such page: {request.url.path}", 405: f"{request.method} is not allowed here: use GET"}
         return problem(exc.status_code, titles.get(exc.status_code, "error"), detail.get(exc.status_code, str(exc.detail)))
 
+    async def on_busy(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, Busy)
+        answer = problem(503, "service unavailable", str(exc))
+        answer.headers["Retry-After"] = str(max(1, round(exc.waited / 3)))
+        return answer
+
     async def on_bug(request: Request, exc: Exception) -> Response:
         return problem(500, "internal error", f"the resolver failed on this request ({type(exc).__name__})")
 
@@ -211,7 +240,9 @@ def create_app(location: str, *, archive: Archive | None = None, base_url: str |
         Route("/api/cite", api_cite),
         Route("/api/series", api_series),
     ]
-    handlers = {Problem: on_problem, PDIError: on_pdi_error, HTTPException: on_http_error, Exception: on_bug}
+    handlers = {
+        Problem: on_problem, PDIError: on_pdi_error, Busy: on_busy, HTTPException: on_http_error, Exception: on_bug,
+    }
     app = Starlette(routes=routes, exception_handlers=handlers)
     app.state.archive = opened
     return app
