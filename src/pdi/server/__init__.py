@@ -77,6 +77,14 @@ from pdi.server.limits import Busy, WorkLimits
 #: RFC 2169 services this resolver answers, and the others it knows of (501).
 SERVICES = ("N2R", "I2R", "N2L", "N2Ls", "N2C", "N2Ns")
 OTHER_SERVICES = ("N2Rs", "N2Cs", "L2R", "L2Ns", "L2Ls", "L2L", "L2C", "I2L", "I2Ls", "I2C", "I2N", "I2Ns", "I2Rs")
+#: What an archived page served by N2R may do: run no script (``sandbox`` without
+#: ``allow-scripts``, which also gives it an opaque origin, so it can read nothing of
+#: the resolver's), and load nothing from anywhere but the archive itself: no image,
+#: style sheet, font, frame or media from the live web, no form sent, no base reset.
+ARCHIVED_CONTENT_POLICY = (
+    "sandbox; default-src 'self' data:; script-src 'none'; object-src 'none';"
+    " connect-src 'none'; form-action 'none'; base-uri 'none'; frame-ancestors 'self'"
+)
 #: Services that read (and hash) a whole representation: they run within :class:`WorkLimits`.
 EXPENSIVE_SERVICES = ("N2R", "I2R", "N2C")
 #: The largest ``limit`` of /api/ls.
@@ -317,8 +325,7 @@ def _about(resolved: Resolved) -> dict[str, str]:
     headers = {
         "Link": f'<{resolved.pdi}>; rel="canonical"',
         "X-PDI-SHA256": resolved.sha256,
-        # an archived page must not run its scripts in the resolver's origin
-        "Content-Security-Policy": "sandbox",
+        "Content-Security-Policy": ARCHIVED_CONTENT_POLICY,
         "X-Content-Type-Options": "nosniff",
     }
     if resolved.fragment is not None and resolved.fragment.past_end:
