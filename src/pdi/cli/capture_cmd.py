@@ -178,68 +178,71 @@ def _capture(
     return got.mhtml, got.final_url
 
 
+
+@click.command("capture")
+@click.argument("url")
+@click.option("--browser", is_flag=True, help="Let headless Chromium load the page (runs its JavaScript).")
+@click.option("--series", metavar="S", help="Deposit the MHTML in the archive under series S.")
+@click.option("-o", "--output", metavar="FILE", help="Also (or only) write the MHTML to FILE ('-' for stdout).")
+@click.option("--allow-private", is_flag=True, help="Allow private, loopback and link-local addresses.")
+@click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds for the whole capture.")
+@click.option("--max-mb", type=float, default=50.0, show_default=True, help="Largest single resource (MB); 4x for the whole page (with --browser: for Chromium's file).")
+@click.option("--concurrency", type=click.IntRange(1, 64), default=6, show_default=True, help="Parallel fetches (not with --browser).")
+@click.option("--settle", type=float, default=1.0, show_default=True, help="--browser: seconds to wait after the load event.")
+@click.option("--force", is_flag=True, help="With --series: deposit a new version even when the page did not change.")
+@archive_option
+def capture_command(
+    url: str,
+    browser: bool,
+    series: str | None,
+    output: str | None,
+    allow_private: bool,
+    timeout: float,
+    max_mb: float,
+    concurrency: int,
+    settle: float,
+    force: bool,
+    archive: str,
+) -> None:
+    """Capture the web page at URL with everything it needs, as RFC 2557 MHTML.
+
+    With --series S, deposit it as a PDI whose unique id encapsulates URL,
+    minted on today's date, and print the PDI (for http://www.whitehouse.gov/:
+    urn:pdi://S/YYYY/MM/DD/http:%2F%2Fwww%2Ewhitehouse%2Egov%2F.related.1).
+    Capturing the same URL again on the same day deposits the next version
+    when the page changed, and prints the existing name when it did not
+    (with a note on stderr; --force deposits it again): pages are compared
+    by their parts (each one's URL, type and bytes), so a --browser
+    capture's new date, boundary and Content-IDs are no change. Refuses
+    private, loopback and link-local addresses unless --allow-private.
+    """
+    if series is None and output is None:
+        raise click.UsageError("give --series S (deposit in the archive) and/or -o FILE")
+    data, _final = _capture(
+        url,
+        browser=browser,
+        allow_private=allow_private,
+        timeout=timeout,
+        max_mb=max_mb,
+        concurrency=concurrency,
+        settle=settle,
+    )
+    if output is not None:
+        _write(output, data)
+    if series is not None:
+        from pdi.capture.deposit import deposit_capture
+
+        with Archive.open(archive) as opened:
+            deposit = deposit_capture(opened, series, url, data, force=force)
+        if deposit.unchanged:
+            click.echo(
+                f"unchanged: version {deposit.version} of {printable(url)} captured today holds"
+                " the same page; nothing was deposited (--force deposits it as a new version)",
+                err=True,
+            )
+        click.echo(str(deposit[0]))
+
+
 def register(cli: click.Group) -> None:
-    """Add ``capture`` to the top-level group (``pack``/``unpack`` are on ``pdi.cli.mhtml_group.mhtml``)."""
-
-    @cli.command("capture")
-    @click.argument("url")
-    @click.option("--browser", is_flag=True, help="Let headless Chromium load the page (runs its JavaScript).")
-    @click.option("--series", metavar="S", help="Deposit the MHTML in the archive under series S.")
-    @click.option("-o", "--output", metavar="FILE", help="Also (or only) write the MHTML to FILE ('-' for stdout).")
-    @click.option("--allow-private", is_flag=True, help="Allow private, loopback and link-local addresses.")
-    @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds for the whole capture.")
-    @click.option("--max-mb", type=float, default=50.0, show_default=True, help="Largest single resource (MB); 4x for the whole page (with --browser: for Chromium's file).")
-    @click.option("--concurrency", type=click.IntRange(1, 64), default=6, show_default=True, help="Parallel fetches (not with --browser).")
-    @click.option("--settle", type=float, default=1.0, show_default=True, help="--browser: seconds to wait after the load event.")
-    @click.option("--force", is_flag=True, help="With --series: deposit a new version even when the page did not change.")
-    @archive_option
-    def capture_command(
-        url: str,
-        browser: bool,
-        series: str | None,
-        output: str | None,
-        allow_private: bool,
-        timeout: float,
-        max_mb: float,
-        concurrency: int,
-        settle: float,
-        force: bool,
-        archive: str,
-    ) -> None:
-        """Capture the web page at URL with everything it needs, as RFC 2557 MHTML.
-
-        With --series S, deposit it as a PDI whose unique id encapsulates URL,
-        minted on today's date, and print the PDI (for http://www.whitehouse.gov/:
-        urn:pdi://S/YYYY/MM/DD/http:%2F%2Fwww%2Ewhitehouse%2Egov%2F.related.1).
-        Capturing the same URL again on the same day deposits the next version
-        when the page changed, and prints the existing name when it did not
-        (with a note on stderr; --force deposits it again): pages are compared
-        by their parts (each one's URL, type and bytes), so a --browser
-        capture's new date, boundary and Content-IDs are no change. Refuses
-        private, loopback and link-local addresses unless --allow-private.
-        """
-        if series is None and output is None:
-            raise click.UsageError("give --series S (deposit in the archive) and/or -o FILE")
-        data, _final = _capture(
-            url,
-            browser=browser,
-            allow_private=allow_private,
-            timeout=timeout,
-            max_mb=max_mb,
-            concurrency=concurrency,
-            settle=settle,
-        )
-        if output is not None:
-            _write(output, data)
-        if series is not None:
-            from pdi.capture.deposit import deposit_capture
-
-            with Archive.open(archive) as opened:
-                deposit = deposit_capture(opened, series, url, data, force=force)
-            if deposit.unchanged:
-                click.echo(
-                    f"unchanged: version {deposit.version} of {printable(url)} captured today holds"
-                    " the same page; nothing was deposited (--force deposits it as a new version)",
-                    err=True,
-                )
-            click.echo(str(deposit[0]))
+    """Add this module's commands to the top-level ``pdi`` group."""
+    cli.add_command(capture_command)

@@ -119,29 +119,32 @@ def _lines(pdi: PDI, indent: str = "") -> list[str]:
     return out
 
 
+
+@click.command("parse")
+@click.argument("pdi")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Turn every lenient reading (one-digit month, non-ISO country, "
+    "missing version, ...) into an error.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the components as JSON.")
+def parse_command(pdi: str, strict: bool, as_json: bool) -> None:
+    """Parse PDI (urn:pdi://… or pdi://…) and print its components,
+    canonical form and warnings.
+
+    Exit status 0 for a valid PDI, 1 for an invalid one (one line on stderr).
+    """
+    value = PDI.parse(pdi, strict=strict)
+    if as_json:
+        click.echo(json.dumps(describe(value), indent=2, ensure_ascii=False))
+        return
+    for line in _lines(value):
+        click.echo(line)
+    for warning in value.warnings:
+        click.echo(f"warning: {warning}")
+
+
 def register(cli: click.Group) -> None:
     """Add this module's commands to the top-level ``pdi`` group."""
-
-    @cli.command("parse")
-    @click.argument("pdi")
-    @click.option(
-        "--strict",
-        is_flag=True,
-        help="Turn every lenient reading (one-digit month, non-ISO country, "
-        "missing version, ...) into an error.",
-    )
-    @click.option("--json", "as_json", is_flag=True, help="Print the components as JSON.")
-    def parse_command(pdi: str, strict: bool, as_json: bool) -> None:
-        """Parse PDI (urn:pdi://… or pdi://…) and print its components,
-        canonical form and warnings.
-
-        Exit status 0 for a valid PDI, 1 for an invalid one (one line on stderr).
-        """
-        value = PDI.parse(pdi, strict=strict)
-        if as_json:
-            click.echo(json.dumps(describe(value), indent=2, ensure_ascii=False))
-            return
-        for line in _lines(value):
-            click.echo(line)
-        for warning in value.warnings:
-            click.echo(f"warning: {warning}")
+    cli.add_command(parse_command)

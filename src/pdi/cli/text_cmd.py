@@ -50,72 +50,69 @@ def _ranges(ranges: tuple[Range, ...]) -> list[dict[str, int]]:
     ]
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to the top-level ``pdi`` group."""
+@click.command("text")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("fragment", required=False)
+@click.option(
+    "--charset",
+    default=None,
+    help="Charset of FILE: any name or alias of the IANA registry (csUTF8, MS_Kanji, l1), or a "
+    "text codec Python knows. Without it FILE declares none and is read as UTF-8; a check "
+    "labelled US-ASCII then applies when every octet is ASCII.",
+)
+@click.option(
+    "--syntax",
+    type=click.Choice(["rfc5147", "wilde", "pdi"]),
+    default="rfc5147",
+    show_default=True,
+    help="rfc5147: char=/line= with ;length=/;md5= checks (0-based, every line ending one "
+    "character); wilde: char(n) line(a,b) match(bre), 1-based and closed, unions, lines end "
+    "at CRLF only (draft §2.1.3); "
+    "pdi: [char=|line=]a[,b] over the CRLF-canonical text, char half-open.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print ranges, text, clamped and integrity as JSON.")
+@click.option(
+    "--transcode",
+    is_flag=True,
+    help="Apply an integrity check labelled with another charset after transcoding (RFC 5147 §2.3).",
+)
+@click.option(
+    "--make",
+    "make",
+    metavar="char=A[,B]|line=A[,B]",
+    help="Instead of selecting, print the RFC 5147 fragment identifier of this selection of FILE.",
+)
+@click.option("--md5", is_flag=True, help="With --make: add an md5= integrity check.")
+@click.option("--length", is_flag=True, help="With --make: add a length= integrity check.")
+def text_command(
+    file: Path,
+    fragment: str | None,
+    charset: str | None,
+    syntax: str,
+    as_json: bool,
+    transcode: bool,
+    make: str | None,
+    md5: bool,
+    length: bool,
+) -> None:
+    """Print the passage of text FILE that FRAGMENT identifies (a leading '#' is allowed).
 
-    @cli.command("text")
-    @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-    @click.argument("fragment", required=False)
-    @click.option(
-        "--charset",
-        default=None,
-        help="Charset of FILE: any name or alias of the IANA registry (csUTF8, MS_Kanji, l1), or a "
-        "text codec Python knows. Without it FILE declares none and is read as UTF-8; a check "
-        "labelled US-ASCII then applies when every octet is ASCII.",
-    )
-    @click.option(
-        "--syntax",
-        type=click.Choice(["rfc5147", "wilde", "pdi"]),
-        default="rfc5147",
-        show_default=True,
-        help="rfc5147: char=/line= with ;length=/;md5= checks (0-based, every line ending one "
-        "character); wilde: char(n) line(a,b) match(bre), 1-based and closed, unions, lines end "
-        "at CRLF only (draft §2.1.3); "
-        "pdi: [char=|line=]a[,b] over the CRLF-canonical text, char half-open.",
-    )
-    @click.option("--json", "as_json", is_flag=True, help="Print ranges, text, clamped and integrity as JSON.")
-    @click.option(
-        "--transcode",
-        is_flag=True,
-        help="Apply an integrity check labelled with another charset after transcoding (RFC 5147 §2.3).",
-    )
-    @click.option(
-        "--make",
-        "make",
-        metavar="char=A[,B]|line=A[,B]",
-        help="Instead of selecting, print the RFC 5147 fragment identifier of this selection of FILE.",
-    )
-    @click.option("--md5", is_flag=True, help="With --make: add an md5= integrity check.")
-    @click.option("--length", is_flag=True, help="With --make: add a length= integrity check.")
-    def text_command(
-        file: Path,
-        fragment: str | None,
-        charset: str | None,
-        syntax: str,
-        as_json: bool,
-        transcode: bool,
-        make: str | None,
-        md5: bool,
-        length: bool,
-    ) -> None:
-        """Print the passage of text FILE that FRAGMENT identifies (a leading '#' is allowed).
-
-        Exit status: 0 success, 1 syntax error, 3 integrity check failed
-        (RFC 5147 length=/md5=), 4 no such file, 6 unsupported (a charset
-        that is neither registered nor a text codec, or an unknown
-        PDI_TEXT_COUNTER value).
-        """
-        if (fragment is None) == (make is None):
-            raise click.UsageError("give either FRAGMENT or --make SELECTION")
-        if (md5 or length) and make is None:
-            raise click.UsageError("--md5 and --length go with --make")
-        with _mapped(file) as data:
-            if make is not None:
-                _make(data, charset, make, md5=md5, length=length)
-                return
-            assert fragment is not None
-            text = fragment[1:] if fragment.startswith("#") else fragment
-            _select(data, charset, text, syntax, as_json=as_json, transcode=transcode)
+    Exit status: 0 success, 1 syntax error, 3 integrity check failed
+    (RFC 5147 length=/md5=), 4 no such file, 6 unsupported (a charset
+    that is neither registered nor a text codec, or an unknown
+    PDI_TEXT_COUNTER value).
+    """
+    if (fragment is None) == (make is None):
+        raise click.UsageError("give either FRAGMENT or --make SELECTION")
+    if (md5 or length) and make is None:
+        raise click.UsageError("--md5 and --length go with --make")
+    with _mapped(file) as data:
+        if make is not None:
+            _make(data, charset, make, md5=md5, length=length)
+            return
+        assert fragment is not None
+        text = fragment[1:] if fragment.startswith("#") else fragment
+        _select(data, charset, text, syntax, as_json=as_json, transcode=transcode)
 
 
 # A file that declares no charset is read as UTF-8 (RFC 2046 would assume
@@ -174,3 +171,7 @@ def _select(data: Buffer, declared: str | None, text: str, syntax: str, *, as_js
     else:
         click.echo(selected, nl=False)
 
+
+def register(cli: click.Group) -> None:
+    """Add ``text`` to the top-level ``pdi`` group."""
+    cli.add_command(text_command)
