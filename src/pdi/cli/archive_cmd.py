@@ -127,36 +127,38 @@ def _print_generic(generic: Generic) -> None:
 
 
 def _print_info(result: Resolved) -> None:
-    """``pdi get --info``: one ``key<TAB>value`` line per fact about a resolved name."""
-    click.echo(f"pdi\t{result.pdi}")
-    click.echo(f"media-type\t{result.media_type}")
-    if result.charset:
-        click.echo(f"charset\t{result.charset}")
-    click.echo(f"bytes\t{len(result.data)}")
-    if result.fragment is None:
-        click.echo(f"sha256\t{result.sha256}")
+    """``pdi get --info``: one ``key<TAB>value`` line per fact of :func:`pdi.archive.describe.describe`."""
+    from pdi.archive.describe import describe
+
+    about = describe(result)
+    stored = about["stored"]
+    click.echo(f"pdi\t{about['pdi']}")
+    click.echo(f"media-type\t{about['media_type']}")
+    if about["charset"]:
+        click.echo(f"charset\t{about['charset']}")
+    click.echo(f"bytes\t{about['bytes']}")
+    selection = about.get("fragment")
+    if selection is None:
+        click.echo(f"sha256\t{stored['sha256']}")
     else:  # the fragment's bytes are cut (or made) from these stored ones
-        click.echo(f"stored-bytes\t{result.record.size}")
-        click.echo(f"stored-sha256\t{result.sha256}")
-    if result.record.line_ending:
-        click.echo(f"original-line-endings\t{result.record.line_ending}")
-    selection = result.fragment
+        click.echo(f"stored-bytes\t{stored['bytes']}")
+        click.echo(f"stored-sha256\t{stored['sha256']}")
+    if stored["line_ending"]:
+        click.echo(f"original-line-endings\t{stored['line_ending']}")
     if selection is None:
         return
-    for span in selection.ranges:
-        click.echo(f"range\tchar={span.start},{span.end} (octets {span.byte_start} to {span.byte_end})")
-    if selection.region is not None:
-        r = selection.region
-        click.echo(f"region\t({r.x1},{r.y1}),({r.x2},{r.y2}) of frame {r.frame}"
-                   f" ({plural(r.frames, 'frame')} of {r.width}x{r.height} pixels)")
-    if selection.interval is not None:
-        i = selection.interval
-        start, end = i.seconds
-        click.echo(f"interval\tsample frames {i.start} to {i.end} of {i.length}"
-                   f" ({start:.3f} s to {end:.3f} s at {i.rate} Hz, {plural(i.channels, 'channel')})")
-    if selection.clamped:
+    for span in selection["ranges"]:
+        click.echo(f"range\tchar={span['start']},{span['end']} (octets {span['byte_start']} to {span['byte_end']})")
+    if (r := selection["region"]) is not None:
+        click.echo(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) of frame {r['frame']}"
+                   f" ({plural(r['frames'], 'frame')} of {r['width']}x{r['height']} pixels)")
+    if (i := selection["interval"]) is not None:
+        click.echo(f"interval\tsample frames {i['start']} to {i['end']} of {i['length']}"
+                   f" ({i['start'] / i['rate']:.3f} s to {i['end'] / i['rate']:.3f} s at {i['rate']} Hz,"
+                   f" {plural(i['channels'], 'channel')})")
+    if selection["clamped"]:
         click.echo("clamped\ttrue")
-    if selection.past_end:
+    if selection["past_end"]:
         click.echo("past-end\ttrue")
 
 

@@ -70,6 +70,7 @@ from starlette.responses import (
 from starlette.routing import Route
 
 from pdi.archive import Archive, Generic, Resolved
+from pdi.archive.describe import describe
 from pdi.errors import LimitError, ParseError, PDIError
 from pdi.identifier import PDI
 from pdi.server.limits import Busy, WorkLimits
@@ -341,41 +342,9 @@ def _generic(resolved: Resolved) -> str:
 
 
 def _description(archive: Archive, resolved: Resolved | Generic, *, statements: bool = True) -> dict[str, Any]:
-    """JSON about a resolved name: the stored representation, what a fragment selects, the statements."""
-    if isinstance(resolved, Generic):
-        versions = [
-            {"version": v.number, "created_at": v.created_at, "formats": [str(n) for n in v.formats]}
-            for v in resolved.versions
-        ]
-        return {"pdi": str(resolved.pdi), "versions": versions}
-    record = resolved.record
-    out: dict[str, Any] = {
-        "pdi": str(resolved.pdi),
-        "media_type": resolved.media_type,
-        "charset": resolved.charset,
-        "bytes": len(resolved.data),
-        "stored": {
-            "media_type": record.media_type,
-            "bytes": record.size,
-            "sha256": record.sha256,
-            "created_at": record.created_at,
-            "line_ending": record.line_ending,
-        },
-    }
-    fragment = resolved.fragment
-    if fragment is not None:
-        out["fragment"] = {
-            "scheme": fragment.scheme,
-            "clamped": fragment.clamped,
-            "past_end": fragment.past_end,
-            "ranges": [
-                {"start": r.start, "end": r.end, "byte_start": r.byte_start, "byte_end": r.byte_end}
-                for r in fragment.ranges
-            ],
-            "region": None if fragment.region is None else vars(fragment.region),
-            "interval": None if fragment.interval is None else vars(fragment.interval),
-        }
-    if statements:
+    """JSON about a resolved name (:func:`pdi.archive.describe.describe`), with the statements about it."""
+    out = describe(resolved)
+    if statements and isinstance(resolved, Resolved):
         out["meta"] = archive.meta(str(resolved.pdi).split("#", 1)[0])
     json.dumps(out)  # everything above is JSON already; fail here rather than half-way through a response
     return out

@@ -1,0 +1,58 @@
+"""What a resolved name is, as JSON values: one description for every edge that shows it.
+
+``pdi get --info`` prints it as lines, the resolver's ``N2C`` and
+``/api/resolve`` answer it as JSON; both take it from :func:`describe`, so
+they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pdi.archive import Generic, Resolved
+
+
+def describe(resolved: Resolved | Generic) -> dict[str, Any]:
+    """The name, media type, size and stored representation of a resolved name, and what its fragment selects.
+
+    A generic name is described by its versions (number, deposit time, the
+    names of its formats). For a name with a fragment, ``bytes`` is the size
+    of what the fragment selects and ``stored`` the representation it is cut
+    from; ``fragment`` holds the scheme, whether a position was clamped or
+    the whole fragment lies past the end, and the character ranges, image
+    region or audio samples selected.
+    """
+    if isinstance(resolved, Generic):
+        versions = [
+            {"version": v.number, "created_at": v.created_at, "formats": [str(n) for n in v.formats]}
+            for v in resolved.versions
+        ]
+        return {"pdi": str(resolved.pdi), "versions": versions}
+    record = resolved.record
+    out: dict[str, Any] = {
+        "pdi": str(resolved.pdi),
+        "media_type": resolved.media_type,
+        "charset": resolved.charset,
+        "bytes": len(resolved.data),
+        "stored": {
+            "media_type": record.media_type,
+            "bytes": record.size,
+            "sha256": record.sha256,
+            "created_at": record.created_at,
+            "line_ending": record.line_ending,
+        },
+    }
+    fragment = resolved.fragment
+    if fragment is not None:
+        out["fragment"] = {
+            "scheme": fragment.scheme,
+            "clamped": fragment.clamped,
+            "past_end": fragment.past_end,
+            "ranges": [
+                {"start": r.start, "end": r.end, "byte_start": r.byte_start, "byte_end": r.byte_end}
+                for r in fragment.ranges
+            ],
+            "region": None if fragment.region is None else vars(fragment.region).copy(),
+            "interval": None if fragment.interval is None else vars(fragment.interval).copy(),
+        }
+    return out
