@@ -126,3 +126,19 @@ def test_errors_are_problem_details(served: Served) -> None:
         assert detail in body["detail"], (path, body)
     posted = httpx.post(f"{served.url}/uri-res/N2R?{served.text}", timeout=30)
     assert posted.status_code == 405 and posted.json()["detail"] == "POST is not allowed here: use GET"
+
+
+def test_each_service_is_a_handler_that_answers_without_an_app(served: Served) -> None:
+    from pdi.server.limits import WorkLimits
+    from pdi.server.read import OTHER_SERVICES, Resolver
+
+    resolver = Resolver(served.archive, WorkLimits())
+    assert set(resolver.services) == {"N2R", "I2R", "N2L", "N2Ls", "N2C", "N2Ns"}
+    assert not set(resolver.services) & set(OTHER_SERVICES)
+    base = "https://resolver.example.org/"
+    fragment = resolver.services["N2R"](served.text + "#char=0,5", base)
+    assert (fragment.status_code, fragment.body) == (200, b"Hello")
+    moved = resolver.services["N2L"](served.text, base)
+    assert moved.status_code == 302 and moved.headers["location"] == "/uri-res/N2R?" + served.text
+    listed = resolver.services["N2Ls"](served.text, base).body.decode()
+    assert listed == f"# {served.text}\r\nhttps://resolver.example.org/uri-res/N2R?{served.text}\r\n"

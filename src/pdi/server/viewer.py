@@ -171,9 +171,9 @@ def _generic_page(generic: Generic, name: str) -> str:
 
 
 def _n2r(name: str) -> str:
-    from pdi.server import _quote
+    from pdi.server.read import rfc2169_query
 
-    return _quote(name)
+    return rfc2169_query(name)
 
 
 def _text_page(whole: Resolved, selected: Resolved | None, head: str) -> str:

@@ -1,0 +1,62 @@
+"""RFC 9457 problem details: how every error of the resolver is answered.
+
+:class:`Problem` is an HTTP error raised by the resolver's own checks; the
+:mod:`pdi.errors` family answers with the status its class names; a request
+that found no place in time (:class:`~pdi.server.limits.Busy`) is ``503``
+with ``Retry-After``; anything else is a bug, ``500``, without a traceback.
+"""
+
+from __future__ import annotations
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from pdi.errors import PDIError
+from pdi.server.limits import Busy
+
+
+class Problem(Exception):
+    """An HTTP error with an RFC 9457 body."""
+
+    def __init__(self, status: int, title: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status, self.title, self.detail = status, title, detail
+
+
+def problem(status: int, title: str, detail: str) -> JSONResponse:
+    """An RFC 9457 problem details response."""
+    body = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+    return JSONResponse(body, status_code=status, media_type="application/problem+json")
+
+
+async def on_problem(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, Problem)
+    return problem(exc.status, exc.title, exc.detail)
+
+
+async def on_pdi_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, PDIError)
+    return problem(exc.http_status, exc.title, str(exc))
+
+
+async def on_http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    titles = {404: "not found", 405: "method not allowed"}
+    detail = {404: f"no such page: {request.url.path}", 405: f"{request.method} is not allowed here: use GET"}
+    return problem(exc.status_code, titles.get(exc.status_code, "error"), detail.get(exc.status_code, str(exc.detail)))
+
+
+async def on_busy(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, Busy)
+    answer = problem(503, "service unavailable", str(exc))
+    answer.headers["Retry-After"] = str(max(1, round(exc.waited / 3)))
+    return answer
+
+
+async def on_bug(request: Request, exc: Exception) -> Response:
+    return problem(500, "internal error", f"the resolver failed on this request ({type(exc).__name__})")
+
+
+#: Starlette's exception handlers, most specific first.
+HANDLERS = {Problem: on_problem, PDIError: on_pdi_error, Busy: on_busy, HTTPException: on_http_error, Exception: on_bug}

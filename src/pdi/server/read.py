@@ -1,0 +1,259 @@
+"""The resolver for machines: RFC 2169 services and the JSON read API (an edge, read-only).
+
+RFC 2169 ("A Trivial Convention for using HTTP in URN Resolution"): the URN
+is the whole query string, ``GET /uri-res/<service>?<urn>``. :class:`Resolver`
+holds one handler per service in :attr:`Resolver.services`; each takes the
+name and the base URL and answers, so it can be called, and tested, without
+an app. :class:`ReadAPI` answers ``/api/…`` with JSON.
+
+Services that read (and hash) a whole representation (``N2R``, ``I2R``,
+``N2C``) run within the resolver's :class:`~pdi.server.limits.WorkLimits`;
+the others answer from the catalog on Starlette's own threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+
+from pdi.archive import Archive, Generic, Resolved
+from pdi.archive.describe import describe
+from pdi.errors import LimitError, ParseError
+from pdi.identifier import PDI
+from pdi.server.limits import WorkLimits
+from pdi.server.problems import Problem
+
+#: RFC 2169 services this resolver answers, and the others it knows of (501).
+SERVICES = ("N2R", "I2R", "N2L", "N2Ls", "N2C", "N2Ns")
+OTHER_SERVICES = ("N2Rs", "N2Cs", "L2R", "L2Ns", "L2Ls", "L2L", "L2C", "I2L", "I2Ls", "I2C", "I2N", "I2Ns", "I2Rs")
+#: What an archived page served by N2R may do: run no script (``sandbox`` without
+#: ``allow-scripts``, which also gives it an opaque origin, so it can read nothing of
+#: the resolver's), and load nothing from anywhere but the archive itself: no image,
+#: style sheet, font, frame or media from the live web, no form sent, no base reset.
+ARCHIVED_CONTENT_POLICY = (
+    "sandbox; default-src 'self' data:; script-src 'none'; object-src 'none';"
+    " connect-src 'none'; form-action 'none'; base-uri 'none'; frame-ancestors 'self'"
+)
+#: Services that read (and hash) a whole representation: they run within :class:`WorkLimits`.
+EXPENSIVE_SERVICES = frozenset({"N2R", "I2R", "N2C"})
+#: The largest ``limit`` of /api/ls.
+MAX_LIST = 10_000
+
+Handler = Callable[[str, str], Response]
+
+
+class Resolver:
+    """RFC 2169 resolution over one archive: ``{service: handler}``, each ``handler(name, base_url)``."""
+
+    def __init__(self, archive: Archive, work: WorkLimits, base_url: str | None = None) -> None:
+        self.archive = archive
+        self.work = work
+        self.base_url = base_url
+        self.services: dict[str, Handler] = {
+            "N2R": self.n2r, "I2R": self.n2r, "N2C": self.n2c,
+            "N2L": self.n2l, "N2Ls": self.n2ls, "N2Ns": self.n2ns,
+        }
+
+    async def endpoint(self, request: Request) -> Response:
+        """``/uri-res/{service}?{urn}``: the service's handler, on the pool its cost calls for."""
+        service = request.path_params["service"]
+        handler = self.services.get(service)
+        if handler is None:
+            if service in OTHER_SERVICES:
+                raise Problem(501, "not implemented", f"this resolver does not offer the RFC 2169 service {service}")
+            raise Problem(404, "not found", f"no RFC 2169 service {service!r} (try N2R, N2L, N2Ls, N2C, N2Ns)")
+        query = request.url.query
+        if not query:
+            raise Problem(400, "syntax error", f"{service} takes the URN as the query string: /uri-res/{service}?urn:pdi://…")
+        base = self.base_url if self.base_url is not None else str(request.base_url)
+        if service in EXPENSIVE_SERVICES:
+            return await self.work.run(handler, urn_from_query(query), base)
+        return await anyio.to_thread.run_sync(handler, urn_from_query(query), base)
+
+    # --- the services ----------------------------------------------------------------
+    def n2r(self, name: str, base: str) -> Response:
+        """The bytes a name (and its fragment) selects; a generic name: ``300`` and its formats."""
+        resolved = self.archive.resolve(name)
+        if isinstance(resolved, Generic):  # one resource per format of each version: let the client choose
+            body = _uri_list(str(resolved.pdi), [_n2r_url(base, n) for n in resolved.names])
+            return PlainTextResponse(body, status_code=300, media_type="text/uri-list")
+        return Response(resolved.data, media_type=_content_type(resolved), headers=_about(resolved))
+
+    def n2c(self, name: str, base: str) -> Response:
+        """A description of the resource (its URC): the stored representation, the fragment, the statements."""
+        return JSONResponse(description(self.archive, self.archive.resolve(name)))
+
+    def n2l(self, name: str, base: str) -> Response:
+        """``302`` to the N2R URL of a name (relative); ``300`` and a list for a generic name with several."""
+        names = self._names(name)
+        if len(names) == 1:
+            return RedirectResponse(_n2r_path(names[0]), status_code=302)
+        return PlainTextResponse(_uri_list(name, [_n2r_url(base, n) for n in names]), status_code=300,
+                                 media_type="text/uri-list")
+
+    def n2ls(self, name: str, base: str) -> Response:
+        """The N2R URLs of a name (one per format of a generic name), as ``text/uri-list``."""
+        return PlainTextResponse(_uri_list(name, [_n2r_url(base, n) for n in self._names(name)]),
+                                 media_type="text/uri-list")
+
+    def n2ns(self, name: str, base: str) -> Response:
+        """The names of the same resource: the canonical name, and for a versioned name its generic name."""
+        resolved = self.archive.locate(name)
+        names = [resolved.pdi] if isinstance(resolved, Generic) else [resolved.pdi, _generic(resolved)]
+        return PlainTextResponse(_uri_list(name, [str(n) for n in names]), media_type="text/uri-list")
+
+    def _names(self, name: str) -> list[PDI]:
+        # only names the catalog holds, but their bytes need not be read
+        resolved = self.archive.locate(name)
+        return list(resolved.names) if isinstance(resolved, Generic) else [resolved.pdi]
+
+
+class ReadAPI:
+    """``/api/…``: what a name selects, listings, statements, citations and series, as JSON."""
+
+    def __init__(self, archive: Archive, work: WorkLimits) -> None:
+        self.archive = archive
+        self.work = work
+
+    async def resolve(self, request: Request) -> Response:
+        name = _param(request, "pdi")
+        resolved = await self.work.run(self.archive.resolve, name)
+        return JSONResponse(description(self.archive, resolved, statements=False))
+
+    def ls(self, request: Request) -> Response:
+        limit = _integer(request, "limit", 100)
+        if limit > MAX_LIST:
+            raise LimitError(f"limit {limit} is more than {MAX_LIST}: page with offset")
+        names = self.archive.ls(
+            request.query_params.get("pattern") or None,
+            series=request.query_params.get("series") or None,
+            limit=limit,
+            offset=_integer(request, "offset", 0),
+        )
+        return JSONResponse({"names": [str(n) for n in names]})
+
+    def meta(self, request: Request) -> Response:
+        name = _param(request, "pdi")
+        history = [
+            {"key": r.key, "value": r.value, "who": r.who, "at": r.at} for r in self.archive.history(name)
+        ]
+        return JSONResponse({"pdi": name, "meta": self.archive.meta(name), "history": history})
+
+    async def cite(self, request: Request) -> Response:
+        citation = _param(request, "citation")
+        return JSONResponse((await self.work.run(self.archive.cite, citation)).to_json())
+
+    def series(self, request: Request) -> Response:
+        return JSONResponse(
+            {"series": [{"name": s.name, "parent": s.parent, "authority": s.authority} for s in self.archive.series()]}
+        )
+
+
+def description(archive: Archive, resolved: Resolved | Generic, *, statements: bool = True) -> dict[str, Any]:
+    """JSON about a resolved name (:func:`pdi.archive.describe.describe`), with the statements about it."""
+    out = describe(resolved)
+    if statements and isinstance(resolved, Resolved):
+        out["meta"] = archive.meta(str(resolved.pdi).split("#", 1)[0])
+    return out
+
+
+def _n2r_path(name: PDI | str) -> str:
+    return f"/uri-res/N2R?{rfc2169_query(str(name))}"
+
+
+def _n2r_url(base: str, name: PDI | str) -> str:
+    return base.rstrip("/") + _n2r_path(name)
+
+
+def _uri_list(urn: str, urls: list[str]) -> str:
+    # RFC 2169's examples: the URN first, as a comment, then one URL a line
+    return f"# {urn}\r\n" + "".join(f"{u}\r\n" for u in urls)
+
+
+def urn_from_query(query: str) -> str:
+    """The URN of an RFC 2169 query string: the inverse of :func:`rfc2169_query`.
+
+    ``%23`` is the ``#`` a URL cannot carry and ``%25`` a ``%`` written so
+    that it is not read as one of these two; every other escape is the PDI's
+    own and is kept, so ``http:%2F%2F…`` ids travel unchanged.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(query):
+        code = query[i + 1 : i + 3] if query[i] == "%" else ""
+        if code == "23":
+            out.append("#")
+            i += 3
+        elif code == "25":
+            out.append("%")
+            i += 3
+        else:
+            out.append(query[i])
+            i += 1
+    return "".join(out)
+
+
+def rfc2169_query(name: str) -> str:
+    """A PDI as an RFC 2169 query string: ``#`` as ``%23``, a ``%`` before ``23`` or ``25`` as ``%25``."""
+    out: list[str] = []
+    for i, ch in enumerate(name):
+        if ch == "#":
+            out.append("%23")
+        elif ch == "%" and name[i + 1 : i + 3] in ("23", "25"):
+            out.append("%25")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _param(request: Request, key: str) -> str:
+    value = request.query_params.get(key)
+    if not value:
+        raise ParseError(f"the query parameter {key}= is missing", rule=key)
+    return value
+
+
+def _integer(request: Request, key: str, default: int) -> int:
+    raw = request.query_params.get(key)
+    if raw is None or raw == "":
+        return default
+    if not raw.isdigit() or not raw.isascii():
+        raise ParseError(f"{key}={raw[:40]!r} is not a number", text=raw[:40], offset=0, rule=key)
+    if len(raw) > 12:
+        raise LimitError(f"{key}= is at most 999999999999")
+    return int(raw)
+
+
+def _content_type(resolved: Resolved) -> str:
+    from pdi.formats import registered_charset
+
+    if resolved.fragment is None:
+        charset = resolved.charset
+    else:  # the fragment's own codec (no BOM: utf-16be), under its IANA name
+        charset = registered_charset(resolved.fragment.charset) if resolved.fragment.charset else None
+    return f"{resolved.media_type}; charset={charset}" if charset else resolved.media_type
+
+
+def _about(resolved: Resolved) -> dict[str, str]:
+    """Headers that say which name and which stored bytes a response is."""
+    headers = {
+        "Link": f'<{resolved.pdi}>; rel="canonical"',
+        "X-PDI-SHA256": resolved.sha256,
+        "Content-Security-Policy": ARCHIVED_CONTENT_POLICY,
+        "X-Content-Type-Options": "nosniff",
+    }
+    if resolved.fragment is not None and resolved.fragment.past_end:
+        headers["Warning"] = '299 pdi "the fragment lies wholly past the end: it selects nothing"'
+    elif resolved.fragment is not None and resolved.fragment.clamped:
+        headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
+    return headers
+
+
+def _generic(resolved: Resolved) -> str:
+    name = str(resolved.pdi).split("#", 1)[0]
+    return name.rsplit(".", 2)[0]
