@@ -49,10 +49,9 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "uri": ("uri_cmd",),
     "parse": ("parse_cmd",),
     "text": ("text_cmd",),
-    **dict.fromkeys(
-        ("init", "series", "add", "version", "get", "cite", "ls", "meta", "verify", "export", "import"),
-        ("archive_cmd",),
-    ),
+    **dict.fromkeys(("init", "series", "verify", "export", "import"), ("archive_cmd",)),
+    **dict.fromkeys(("add", "version"), ("deposit_cmd",)),
+    **dict.fromkeys(("get", "cite", "ls", "meta"), ("read_cmd",)),
     "mhtml": ("mhtml_cmd", "capture_cmd"),
     "capture": ("capture_cmd",),
     "serve": ("serve_cmd",),

@@ -1,0 +1,240 @@
+"""Reading: `pdi get` (bytes, passages, --info), `pdi ls`, `pdi cite` and `pdi meta`.
+
+Thin: each command resolves names through :class:`pdi.archive.Archive` and
+prints; ``--info`` prints :func:`pdi.archive.describe.describe` as lines.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from pdi._wording import plural
+from pdi.archive import (
+    Generic,
+    Resolved,
+)
+from pdi.cli import EXIT_PAST_END, EXIT_USAGE
+from pdi.cli.archive_cmd import archive_option, open_archive
+from pdi.errors import IntegrityError, ParseError, StoreError
+
+if TYPE_CHECKING:
+    from pdi.fragments import FragmentResult
+
+
+def _print_generic(generic: Generic) -> None:
+    """Every version of a generic PDI: a comment line each (number, deposit time), then its format names."""
+    click.echo(f"# {generic.pdi}")
+    for version in generic.versions:
+        click.echo(f"# version {version.number}, deposited {version.created_at}")
+        for name in version.formats:
+            click.echo(str(name))
+
+
+def _print_info(result: Resolved) -> None:
+    """``pdi get --info``: one ``key<TAB>value`` line per fact of :func:`pdi.archive.describe.describe`."""
+    from pdi.archive.describe import describe
+
+    about = describe(result)
+    stored = about["stored"]
+    click.echo(f"pdi\t{about['pdi']}")
+    click.echo(f"media-type\t{about['media_type']}")
+    if about["charset"]:
+        click.echo(f"charset\t{about['charset']}")
+    click.echo(f"bytes\t{about['bytes']}")
+    selection = about.get("fragment")
+    if selection is None:
+        click.echo(f"sha256\t{stored['sha256']}")
+    else:  # the fragment's bytes are cut (or made) from these stored ones
+        click.echo(f"stored-bytes\t{stored['bytes']}")
+        click.echo(f"stored-sha256\t{stored['sha256']}")
+    if stored["line_ending"]:
+        click.echo(f"original-line-endings\t{stored['line_ending']}")
+    if selection is None:
+        return
+    for span in selection["ranges"]:
+        click.echo(f"range\tchar={span['start']},{span['end']} (octets {span['byte_start']} to {span['byte_end']})")
+    if (r := selection["region"]) is not None:
+        click.echo(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) of frame {r['frame']}"
+                   f" ({plural(r['frames'], 'frame')} of {r['width']}x{r['height']} pixels)")
+    if (i := selection["interval"]) is not None:
+        click.echo(f"interval\tsample frames {i['start']} to {i['end']} of {i['length']}"
+                   f" ({i['start'] / i['rate']:.3f} s to {i['end'] / i['rate']:.3f} s at {i['rate']} Hz,"
+                   f" {plural(i['channels'], 'channel')})")
+    if selection["clamped"]:
+        click.echo("clamped\ttrue")
+    if selection["past_end"]:
+        click.echo("past-end\ttrue")
+
+
+def _is_text_media(media_type: str) -> bool:
+    """Whether content of ``media_type`` is text/*, which may be written to a terminal."""
+    return media_type.split(";", 1)[0].strip().lower().startswith("text/")
+
+
+def _extent(selection: FragmentResult) -> str:
+    """How long the document is, as far as the fragment's result says (`` (the text has 50 characters)``)."""
+    if selection.interval is not None:
+        i = selection.interval
+        return f" (the recording lasts {i.length / i.rate:.3f} s)"
+    if selection.region is not None:
+        return f" (the image is {selection.region.width}x{selection.region.height} pixels)"
+    if selection.scheme in ("char", "byte") and selection.ranges:
+        end = selection.ranges[-1].end  # clamped to the end
+        return f" (the text has {plural(end, 'character')})" if selection.scheme == "char" else f" (it has {plural(end, 'byte')})"
+    return ""
+
+
+def _write_out(data: bytes, output: str | None) -> None:
+    """Write ``data`` to the file ``output``, or to standard output (``None`` or ``-``)."""
+    if output is None or output == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    try:
+        Path(output).write_bytes(data)
+    except OSError as exc:
+        raise StoreError(f"cannot write {output}: {exc.strerror}") from exc
+
+@click.command("get")
+@click.argument("pdi")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True, allow_dash=True),
+              help="Write the bytes to this file; '-' is standard output, also when it is a terminal.")
+@click.option("--latest", is_flag=True, help="Use the newest version, whatever PDI says.")
+@click.option("--info", is_flag=True, help="Print the name, media type, size and SHA-256 instead (with a "
+              "fragment: its size, and the size and SHA-256 of the stored representation).")
+@archive_option
+@click.pass_context
+def get_cmd(
+    ctx: click.Context, pdi: str, output: str | None, latest: bool, info: bool, archive: str
+) -> None:
+    """Write the bytes PDI[#fragment] names; a generic PDI lists its versions.
+
+    A generic PDI (no format) lists every version, oldest first: its
+    number, when it was deposited (UTC) and the names of its formats
+    (--latest: the newest version only). A PDI with a format and no
+    version is version 1.
+
+    A fragment reaching past the end is cut there, with a warning on
+    stderr. A fragment lying wholly past the end (char=100,200 of a
+    50-character text; char=50,50 is the empty place at its end, not past
+    it) selects nothing: a warning, and exit status 9. On an image,
+    #rect=(x1,y1),(x2,y2)[,frame] (the default scheme) gives the whole
+    image and #crop=… the cut-out pixels as PNG; on audio, #sec=a,b (the
+    default) or #msec=a,b gives those samples as WAV; on HTML and XML,
+    #elt=a,b runs from start tag a through the end of element b (HTML
+    also #name=x,y, by name= or id=). --info says which range, region or
+    samples a fragment selects.
+
+    Content that is not text/* (images, sound, aggregates such as
+    multipart/related …) is not written to a terminal: give -o FILE, or
+    -o - to write it there anyway; without, a one-line hint and exit
+    status 2.
+    """
+    with open_archive(archive) as opened:
+        result = opened.resolve(pdi, latest=latest)
+    if isinstance(result, Generic):
+        _print_generic(result)
+        return
+    selection = result.fragment
+    if info:
+        _print_info(result)
+    elif output is None and not _is_text_media(result.media_type) and sys.stdout.isatty():
+        click.echo(
+            f"pdi: {result.pdi} is {result.media_type}, binary output that can mess up a terminal:"
+            " not written; give -o FILE, or -o - to write it to the terminal anyway",
+            err=True,
+        )
+        ctx.exit(EXIT_USAGE)
+    if selection is not None and selection.past_end:
+        click.echo(f"warning: {result.pdi} lies wholly past the end{_extent(selection)}: it selects nothing",
+                   err=True)
+    elif selection is not None and selection.clamped and not info:
+        click.echo(f"warning: {result.pdi} reaches past the end: clamped to it", err=True)
+    if not info:
+        _write_out(result.data, output)
+    if selection is not None and selection.past_end:
+        ctx.exit(EXIT_PAST_END)
+
+@click.command("ls")
+@click.argument("pattern", required=False)
+@click.option("--series", "-s", help="Only this series.")
+@click.option("--limit", type=click.IntRange(min=0), help="At most this many names.")
+@click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many names.")
+@archive_option
+def ls_cmd(
+    pattern: str | None, series: str | None, limit: int | None, offset: int, archive: str
+) -> None:
+    """List names in date, then serial order.
+
+    PATTERN is a PDI with wildcards (urn:pdi://x.us/2026/*/*/*), or a series name.
+    """
+    if pattern is not None and ":" not in pattern:
+        series, pattern = pattern, None
+    with open_archive(archive) as opened:
+        for name in opened.ls(pattern, series=series, limit=limit, offset=offset):
+            click.echo(str(name))
+
+@click.command("cite")
+@click.argument("citation")
+@click.option("--json", "as_json", is_flag=True, help="Print both ends and the check as JSON.")
+@archive_option
+def cite_cmd(citation: str, as_json: bool, archive: str) -> None:
+    """Resolve both ends of CITATION (A@position=B#fragment) and check the quotation.
+
+    Says whether the text of B's fragment stands in A at the position,
+    counted in A's default scheme (char: code points of the CRLF-canonical
+    text). Exit status 0 when it does or cannot be checked (an image, or B
+    not in this archive: "unchecked"), 3 when A holds other text there.
+    """
+    with open_archive(archive) as opened:
+        result = opened.cite(citation)
+    check = result.check
+    fields = result.to_json()
+    if as_json:
+        click.echo(json.dumps(fields, ensure_ascii=False))
+    else:
+        for key in ("citing", "cited", "position"):
+            click.echo(f"{key}\t{fields[key]}")
+        for key in ("quote", "found"):
+            if fields[key] is not None and (key == "quote" or check.status == "mismatch"):
+                click.echo(f"{key}\t{json.dumps(fields[key], ensure_ascii=False)}")
+        click.echo(f"check\t{check.status}: {check.detail}")
+    if check.status == "mismatch":
+        raise IntegrityError(f"the quotation is not at {fields['position']} in {fields['citing']}: {check.detail}")
+
+@click.command("meta")
+@click.argument("pdi")
+@click.argument("statements", nargs=-1, metavar="[KEY=VALUE]...")
+@click.option("--who", help="Who makes the statements (default: $PDI_USER, then $USER).")
+@click.option("--history", is_flag=True, help="Print every statement ever made, oldest first.")
+@archive_option
+def meta_cmd(
+    pdi: str, statements: tuple[str, ...], who: str | None, history: bool, archive: str
+) -> None:
+    """Add statements (Dublin Core: title=, creator=, date= … or free keys) about PDI, or show them."""
+    pairs = []
+    for statement in statements:
+        key, sep, value = statement.partition("=")
+        if not sep:
+            raise ParseError(f"{statement!r} is not KEY=VALUE", text=statement, rule="statement")
+        pairs.append((key, value))
+    with open_archive(archive) as opened:
+        for key, value in pairs:
+            opened.annotate(pdi, key, value, who=who)
+        if history:
+            for record in opened.history(pdi):
+                click.echo(f"{record.at}\t{record.who}\t{record.key}\t{record.value}")
+        elif not pairs:
+            for key, value in opened.meta(pdi).items():
+                click.echo(f"{key}\t{value}")
+
+
+def register(cli: click.Group) -> None:
+    """Add ``get``, ``ls``, ``cite`` and ``meta`` to the top-level ``pdi`` group."""
+    for command in (get_cmd, ls_cmd, cite_cmd, meta_cmd):
+        cli.add_command(command)
