@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import wave
@@ -252,15 +252,19 @@ def test_scripts_demo_runs_the_main_job(tmp_path: Path) -> None:
         PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
     )
     archive = tmp_path / "archive"
+    # A faked clock (libfaketime, Debian's faketime), so the names' date is known and no
+    # midnight falls between two deposits: noon GMT on 22 November 2026, running on from there.
+    faketime = shutil.which("faketime")
+    assert faketime, "faketime is missing: scripts/bootstrap --dev installs Debian's faketime"
     result = subprocess.run(
-        [str(SRC.parent / "scripts" / "demo"), "--no-serve", "--archive", str(archive)],
-        capture_output=True, text=True, env=env, check=False, timeout=300,
+        [faketime, "-f", "@2026-11-22 12:00:00", str(SRC.parent / "scripts" / "demo"), "--no-serve",
+         "--archive", str(archive)],
+        capture_output=True, text=True, env=dict(env, TZ="UTC"), check=False, timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     names = dict(line.split(None, 1) for line in lines if line.startswith(("text ", "html ", "image ", "sound ", "capture ")))
-    day = datetime.datetime.now(datetime.UTC).date()
-    prefix = f"urn:pdi://archives.gov.us/{day:%Y/%m/%d}/"
+    prefix = "urn:pdi://archives.gov.us/2026/11/22/"
     # The day's serials in deposit order, then the captured URL encapsulated (draft line 399).
     assert [names[k].strip() for k in ("text", "html", "image", "sound")] == [
         prefix + "1.text.1", prefix + "2.html.1", prefix + "3.png.1", prefix + "4.wav.1"

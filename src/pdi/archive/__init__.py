@@ -444,8 +444,11 @@ class Archive:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _now(self) -> datetime.datetime:
+    def now(self) -> datetime.datetime:
+        """The archive's clock, in GMT: what a deposit made now is dated (tests give it a fixed one)."""
         return self._clock().astimezone(datetime.UTC)
+
+    _now = now
 
     # --- series ----------------------------------------------------------------------
     def add_series(

@@ -10,8 +10,6 @@ Content-IDs each time.
 
 from __future__ import annotations
 
-import datetime
-
 from pdi import formats
 from pdi.archive import Archive, Content, Deposit
 from pdi.identifier import PDI
@@ -32,7 +30,7 @@ def deposit_capture(
     newest version, ``unchanged``. ``force`` deposits a new version all the same.
     """
     token = formats.token_for("multipart/related")
-    today = datetime.datetime.now(datetime.UTC).date()
+    today = archive.now().date()  # the GMT day the archive will date the deposit
     name = PDI.build(series=series, date=today, foreign_id=url, format=token, version=1)
     versions = archive.versions(name)  # empty when the URL was not captured today
     if not versions:
