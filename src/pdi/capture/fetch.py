@@ -2,9 +2,10 @@
 
 - Only ``http`` and ``https``.
 - Every TCP connection goes through :class:`_GuardedBackend`, which resolves
-  the host itself, refuses private, loopback, link-local, shared, reserved,
-  multicast and unspecified addresses (anything that is not globally
-  routable) unless ``allow_private`` is set, and then connects to the address
+  the host itself, refuses every address that is not public
+  (:mod:`pdi.capture.addresses`: private, loopback, link-local, shared,
+  reserved, multicast, unspecified, and IPv6 forms that carry such an IPv4
+  address) unless ``allow_private`` is set, and then connects to the address
   it checked. Checking the address that is actually connected to (not a
   second lookup) closes the DNS-rebinding hole; TLS still verifies the host
   name, which httpcore takes from the URL, not from the connected address.
@@ -19,7 +20,6 @@
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import socket
 import ssl
 from collections.abc import Iterable
@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import httpcore
 import httpx
 
+from pdi.capture.addresses import not_public
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.uri import resolve
 
@@ -72,16 +73,15 @@ class Fetched:
 
 
 def check_address(host: str, address: str, *, allow_private: bool) -> None:
-    """Refuse ``address`` (found for ``host``) unless it is globally routable or private ones are allowed."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    if allow_private:
-        return
-    if not ip.is_global or ip.is_multicast:
+    """Refuse ``address`` (found for ``host``) unless it is public or private ones are allowed.
+
+    What is public is :func:`pdi.capture.addresses.not_public`'s to say.
+    """
+    reason = not_public(address)
+    if reason is not None and not allow_private:
         raise UnsupportedError(
-            f"refusing to connect to {host} at {ip}: not a public address "
-            "(private, loopback, link-local or reserved); pass --allow-private to allow it"
+            f"refusing to connect to {host} at {address.split('%', 1)[0]}: not a public address ({reason}); "
+            "pass --allow-private to allow it"
         )
 
 
