@@ -13,8 +13,10 @@
   would connect on our behalf to addresses we never see.
 - Redirects are followed by hand, at most ``max_redirects``, each hop
   checked and recorded.
-- Bodies are streamed and cut off at ``max_resource_bytes``; time-outs apply
-  to connecting, each read, and the whole capture.
+- Bodies are streamed and cut off at ``max_resource_bytes``, as sent and as
+  decoded (:mod:`pdi.capture.decoding`: each content coding is undone with its
+  output bounded, so a small compressed body cannot grow past the limit in
+  memory); time-outs apply to connecting, each read, and the whole capture.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import httpcore
 import httpx
 
 from pdi.capture.addresses import not_public
+from pdi.capture.decoding import ACCEPTED, BodyDecoder
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.uri import resolve
 
@@ -187,7 +190,7 @@ class Fetcher:
     def __init__(self, *, allow_private: bool = False, limits: Limits | None = None, user_agent: str | None = None) -> None:
         self.limits = limits or Limits()
         self.allow_private = allow_private
-        headers = {"User-Agent": user_agent or "pdi-capture/0.1 (+RFC 2557 archiver)"}
+        headers = {"User-Agent": user_agent or "pdi-capture/0.1 (+RFC 2557 archiver)", "Accept-Encoding": ACCEPTED}
         self._client = httpx.AsyncClient(
             transport=_GuardedTransport(allow_private=allow_private, limits=self.limits),
             timeout=httpx.Timeout(
@@ -235,13 +238,16 @@ class Fetcher:
                         raise LimitError(
                             f"{current} is {declared} bytes, more than the limit of {self.limits.max_resource_bytes}"
                         )
-                    body = bytearray()
-                    async for chunk in response.aiter_bytes():
-                        body += chunk
-                        if len(body) > self.limits.max_resource_bytes:
-                            raise LimitError(
-                                f"{current} is larger than the limit of {self.limits.max_resource_bytes} bytes"
-                            )
+                    limit = self.limits.max_resource_bytes
+                    decoder = BodyDecoder(
+                        response.headers.get_list("content-encoding", split_commas=True), limit=limit, url=current
+                    )
+                    received = 0
+                    async for chunk in response.aiter_raw():
+                        received += len(chunk)
+                        if received > limit:
+                            raise LimitError(f"{current} is larger than the limit of {limit} bytes")
+                        decoder.feed(chunk)
                     media, charset = _media_type(response.headers)
                     return Fetched(
                         url=url,
@@ -249,7 +255,7 @@ class Fetcher:
                         status=response.status_code,
                         media_type=media,
                         charset=charset,
-                        data=bytes(body),
+                        data=decoder.finish(),
                         redirects=tuple(hops),
                     )
             except httpx.TimeoutException as exc:
