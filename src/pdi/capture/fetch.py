@@ -35,7 +35,7 @@ from pdi.capture.decoding import ACCEPTED, BodyDecoder
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.uri import resolve
 
-__all__ = ["Fetched", "Fetcher", "Limits", "Redirect", "check_address"]
+__all__ = ["Fetched", "Fetcher", "Limits", "Redirect", "check_address", "check_url"]
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,8 @@ class _GuardedTransport(httpx.AsyncHTTPTransport):
         )
 
 
-def _check_url(url: str) -> httpx.URL:
+def check_url(url: str) -> httpx.URL:
+    """``url`` read by httpx, if capture can fetch it: http or https, with a host and a valid port."""
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
@@ -167,6 +168,8 @@ def _check_url(url: str) -> httpx.URL:
         raise UnsupportedError(f"capture fetches only http and https URLs, not {parsed.scheme or 'no scheme'}: {url}")
     if not parsed.host:
         raise ParseError("URL has no host", text=url, offset=0, rule="RFC 3986 authority")
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise ParseError(f"port {parsed.port} is not a TCP port (1 to 65535)", text=url, offset=0, rule="port")
     return parsed
 
 
@@ -182,6 +185,23 @@ def _media_type(headers: httpx.Headers) -> tuple[str | None, str | None]:
         if name.strip().lower() == "charset":
             charset = val.strip().strip('"').strip() or None
     return media, charset
+
+
+_LOCATION = "x-pdi-location"
+
+
+async def _set_location_aside(response: httpx.Response) -> None:
+    """Move ``Location`` where httpx does not look.
+
+    Even with ``follow_redirects=False`` httpx builds the next request of a redirect
+    (``response.next_request``) from the raw ``Location``, and raises
+    ``InvalidURL`` on one it cannot read (``http:127.0.0.1/x``) before the response
+    reaches us. Redirects are resolved here, with :func:`pdi.uri.resolve`.
+    """
+    location = response.headers.get_list("location")
+    if location:
+        del response.headers["location"]
+        response.headers[_LOCATION] = location[0]
 
 
 class Fetcher:
@@ -202,6 +222,7 @@ class Fetcher:
             follow_redirects=False,
             trust_env=False,
             headers=headers,
+            event_hooks={"response": [_set_location_aside]},
         )
         self._semaphore = asyncio.Semaphore(self.limits.concurrency)
 
@@ -220,10 +241,10 @@ class Fetcher:
         current = url
         hops: list[Redirect] = []
         while True:
-            _check_url(current)
+            check_url(current)
             try:
                 async with self._client.stream("GET", current) as response:
-                    location = response.headers.get("location")
+                    location = response.headers.get(_LOCATION)
                     if response.is_redirect and location is not None:
                         target = resolve(str(response.url), location, strict=False)
                         hops.append(Redirect(response.status_code, current, target))
@@ -260,5 +281,5 @@ class Fetcher:
                     )
             except httpx.TimeoutException as exc:
                 raise LimitError(f"timed out fetching {current}: {type(exc).__name__}") from exc
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 raise NotFoundError(f"cannot fetch {current}: {exc}") from exc
