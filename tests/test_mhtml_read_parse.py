@@ -415,3 +415,24 @@ def test_cli_refuses_a_file_that_is_only_a_mime_version(tmp_path: Path) -> None:
             " (rule version, offset 0)\n"
         )
 
+
+def _svg_twice(second: bytes) -> Aggregate:
+    svg = "<svg xmlns='http://www.w3.org/2000/svg'/>"
+    return parse(
+        mhtml(
+            'Content-Type: text/html\nContent-Location: http://e.org/\n\n<object data="cid:f1@x"></object><object data="cid:f2@x"></object>',
+            f"Content-Type: image/svg+xml\nContent-ID: <f1@x>\nContent-Location: http://e.org/a.svg\n\n{svg}",
+            f"Content-Type: image/svg+xml\nContent-ID: <f2@x>\nContent-Location: http://e.org/a.svg\n\n{second.decode()}",
+        )
+    )
+
+
+def test_the_same_svg_twice_under_one_location_is_not_an_error() -> None:
+    # What Chromium writes for two <object>s showing one SVG: two parts, same bytes, own cid: each.
+    report = check(_svg_twice(b"<svg xmlns='http://www.w3.org/2000/svg'/>"))
+    assert report.ok and [f.code for f in report.findings] == []
+
+
+def test_two_different_parts_under_one_location_stay_an_error() -> None:
+    report = check(_svg_twice(b"<svg xmlns='http://www.w3.org/2000/svg'><g/></svg>"))
+    assert [(f.severity, f.code, f.part) for f in report.findings] == [("error", "duplicate-location", 2)]

@@ -59,6 +59,12 @@ FILES: dict[str, tuple[str, bytes]] = {
     ),
     **{f"/sub/img/{name}.png": ("image/png", data) for name, data in IMAGES.items()},
     "/big.html": ("text/html", b"<p>" + b"0123456789 " * 100_000 + b"</p>"),
+    "/svg.html": (
+        "text/html",
+        b'<!doctype html><p>one SVG, shown twice</p><object data="a.svg" type="image/svg+xml"></object>'
+        b'<object data="a.svg" type="image/svg+xml"></object>',
+    ),
+    "/a.svg": ("image/svg+xml", b'<svg xmlns="http://www.w3.org/2000/svg" width="9" height="9"><circle r="4"/></svg>'),
 }
 
 
@@ -264,3 +270,17 @@ def test_unpacked_capture_opens_offline_in_chromium(main_capture: bytes, tmp_pat
                 break
         answer = pipe.call("Runtime.evaluate", {"expression": probe, "returnByValue": True}, session, deadline)
     assert answer["result"]["value"] == "1|true"
+
+
+def test_check_passes_a_chromium_capture_that_shows_one_svg_twice(server: str, tmp_path: Path) -> None:
+    # Chromium saves the SVG document of each <object> as a part of its own: same
+    # Content-Location, same bytes, a cid: each. That is one resource twice, not a
+    # §7 conflict.
+    out = tmp_path / "svg.mht"
+    out.write_bytes(capture_with_browser(server + "/svg.html", allow_private=True, settle=0.3).mhtml)
+    agg = parse(out.read_bytes())
+    svgs = [p for p in agg.parts if p.location == server + "/a.svg"]
+    assert len(svgs) == 2 and svgs[0].data == svgs[1].data and svgs[0].content_id != svgs[1].content_id
+    result = CliRunner().invoke(cli, ["mhtml", "check", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.output == "3 parts, 2 references satisfied, 0 errors, 0 warnings, 0 links to pages outside the file\n"
