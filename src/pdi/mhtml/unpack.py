@@ -36,7 +36,10 @@ it sits in (``&``, and the value's quote; white space and markup when unquoted).
 Scripts could lead anywhere (``location = "file:///…"``), so every HTML page gets
 :data:`NO_SCRIPTS` first, a Content-Security-Policy ``<meta>`` that lets none run
 (after the doctype, so the page keeps its rendering mode; just inside ``<head>`` in
-XHTML). A part's text is decoded with the charset the reader found and
+XHTML). Not covered yet: SVG parts are written as they came (shown as an image they
+load nothing and run nothing, but in a frame, ``<object>`` or ``<embed>`` they are
+documents), and entities declared in an XML DOCTYPE can make markup the reader does
+not see. A part's text is decoded with the charset the reader found and
 encoded back with it (undecodable bytes are carried through unchanged with
 ``surrogateescape``), so bytes outside the rewritten references and that ``<meta>``
 do not change.
