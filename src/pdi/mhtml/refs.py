@@ -723,6 +723,13 @@ def _string_end(css: str, pos: int) -> int:
     return n
 
 
+def _continues_name(ch: str) -> bool:
+    """``ch`` belongs to a CSS name (CSS Syntax 3 §4.2: ident code points are letters,
+    digits, ``-``, ``_`` and every non-ASCII code point; ``\\`` starts an escape in one):
+    "url(" right after it is part of a longer function name, not a URL."""
+    return not ch.isascii() or ch.isalnum() or ch in "-_\\"
+
+
 _CSS_TOKEN = re.compile(r"""/\*|["']|url\(|@import|(?:-webkit-)?image-set\(""", re.I)
 
 
@@ -745,14 +752,14 @@ def css_references(css: str) -> list[Reference]:
             continue
         if tok.lower().endswith("image-set("):
             # image-set("a.png" 1x, url(b.png) 2x): its strings are URLs too (CSS Images 4)
-            if m.start() > 0 and (css[m.start() - 1].isalnum() or css[m.start() - 1] in "-_\\"):
+            if m.start() > 0 and _continues_name(css[m.start() - 1]):
                 pos = m.end()
                 continue
             pos = _image_set(css, m.end(), refs)
             continue
         if tok.lower() == "url(":
             # "url(" must start an identifier: not preceded by a name character
-            if m.start() > 0 and (css[m.start() - 1].isalnum() or css[m.start() - 1] in "-_\\"):
+            if m.start() > 0 and _continues_name(css[m.start() - 1]):
                 pos = m.end()
                 continue
             kind = "style-url"
@@ -762,7 +769,7 @@ def css_references(css: str) -> list[Reference]:
             continue
         # @import
         i = m.end()
-        if i < n and (css[i].isalnum() or css[i] in "-_"):
+        if i < n and _continues_name(css[i]) and css[i] != "\\":
             pos = i
             continue
         while i < n and css[i] in _CSS_WS:
@@ -795,7 +802,7 @@ def _image_set(css: str, pos: int, refs: list[Reference]) -> int:
         elif css.startswith("/*", i):
             end = css.find("*/", i + 2)
             i = n if end < 0 else end + 2
-        elif css[i : i + 4].lower() == "url(" and not (css[i - 1].isalnum() or css[i - 1] in "-_\\"):
+        elif css[i : i + 4].lower() == "url(" and not _continues_name(css[i - 1]):
             r, i = _url_token(css, i + 4, "style-url")
             if r:
                 refs.append(r)
