@@ -8,6 +8,7 @@ source image: the reference is ``getpixel``, not the code under test.
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from pdi import fragments
-from pdi.errors import NotFoundError, ParseError, UnsupportedError
+from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.fragments import Region
 from pdi.fragments.image import evaluate_image
 from pdi.identifier import PDI
@@ -192,3 +193,45 @@ def test_crop_holds_exactly_the_source_pixels(
     for y in range(cy1, cy2):
         for x in range(cx1, cx2):
             assert got.getpixel((x - cx1, y - cy1)) == want.getpixel((x, y))
+
+
+DATA = Path(__file__).resolve().parent / "data" / "crashers"
+
+
+@pytest.mark.parametrize("name", ["crash_1734c2416e81a57c.gif", "crash_c0db7a61cd6d1b36.gif"])
+@pytest.mark.parametrize("scheme", ["rect", "crop"])
+@pytest.mark.parametrize("frame", [(), (0,), (1,), (2,)])
+def test_damaged_gifs_found_by_fuzzing_are_unsupported_not_a_crash(name: str, scheme: str, frame: tuple[int, ...]) -> None:
+    # Pillow raised IndexError and struct.error on these while counting frames.
+    data = (DATA / name).read_bytes()
+    with pytest.raises(UnsupportedError, match=f"{scheme} on image/gif: cannot read this image"):
+        evaluate_image(scheme, ((0, 0), (2, 2), *frame), data, "image/gif", None)
+
+
+def _two_frame_gif() -> bytes:
+    frames = [painted(6, 5, "P", blue=b) for b in (0, 200)]
+    out = io.BytesIO()
+    frames[0].save(out, format="GIF", save_all=True, append_images=frames[1:])
+    return out.getvalue()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["gif", "png"]),
+    st.lists(st.tuples(st.integers(0, 400), st.integers(0, 255)), max_size=4),
+    st.integers(1, 400),
+    st.sampled_from(["rect", "crop"]),
+    st.integers(0, 2),
+)
+def test_property_damaged_images_give_pdi_errors_only(
+    kind: str, changes: list[tuple[int, int]], keep: int, scheme: str, frame: int
+) -> None:
+    whole = bytearray(_two_frame_gif() if kind == "gif" else encoded(painted(6, 5)))
+    for at, value in changes:
+        whole[at % len(whole)] = value
+    data = bytes(whole[:keep])
+    try:
+        result = evaluate_image(scheme, ((0, 0), (3, 3), frame), data, f"image/{kind}", None)
+    except (UnsupportedError, NotFoundError, LimitError):
+        return
+    assert result.region is not None and result.region.frame == frame

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import base64
 import io
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from pdi.cli import cli
 from pdi.errors import LimitError, ParseError
 from pdi.mhtml import Aggregate, Limits, Part, check, parse
 
@@ -367,3 +370,69 @@ def test_nested_multipart_with_nothing_in_it_is_read_as_empty(inner_body: str) -
     assert agg.tree is not None and agg.tree.children[1].root is None
     assert any("read as empty" in w for w in agg.warnings)
     assert agg.references[0].target is agg.parts[1]
+
+
+@pytest.mark.parametrize(
+    ("data", "rule", "message"),
+    [
+        (b"MIME-Version: 2.0", "version", "MIME-Version '2.0' is not 1.0"),  # the crasher: accepted silently
+        (b"MIME-Version: 2.0\r\n\r\nbody", "version", "is not 1.0"),
+        (b"MIME-Version: 1.1\r\nContent-Type: text/html\r\n\r\n<p>", "version", "'1.1' is not 1.0"),
+        (b"MIME-Version: one\r\n\r\nx", "version", "'one' is not 1.0"),
+        (b"MIME-Version: 1.0", "entity", "ends inside its header fields"),
+        (b"Content-Type: text/html\r\nContent-Location: http://e.org/", "entity", "ends inside its header fields"),
+        (b"<html><body>a page, not a message</body></html>\r\n\r\n", "entity", "no header field"),
+        (b"\r\n<html>no headers at all</html>", "entity", "no header field"),
+        (b"just text", "entity", "no header field"),
+    ],
+)
+def test_what_is_not_a_mime_entity_is_refused(data: bytes, rule: str, message: str) -> None:
+    # RFC 2045 §4 (MIME-Version: 1.0 is the only version), RFC 5322 §2.1 (header fields,
+    # then a blank line before the body)
+    with pytest.raises(ParseError, match=message) as exc:
+        parse(data)
+    assert exc.value.rule == rule and exc.value.offset == 0
+
+
+@pytest.mark.parametrize(
+    "version", ["1.0", " 1.0 ", "1.0 (produced by MetaSend Vx.x)", "(produced by MetaSend Vx.x) 1.0", "1.(produced by MetaSend Vx.x)0", "1.00"]
+)
+def test_mime_version_1_0_with_comments_is_accepted(version: str) -> None:
+    # RFC 2045 §4 gives the three forms with comments as examples of "1.0"
+    agg = parse(f"MIME-Version: {version}\r\nContent-Type: text/plain\r\n\r\nx".encode())
+    assert agg.root.data == b"x"
+
+
+def test_cli_refuses_a_file_that_is_only_a_mime_version(tmp_path: Path) -> None:
+    path = tmp_path / "v2.mht"
+    path.write_bytes(b"MIME-Version: 2.0")
+    for command in (["mhtml", "ls"], ["mhtml", "check"], ["mhtml", "unpack"]):
+        args = [*command, str(path)] + ([str(tmp_path / "out")] if command[1] == "unpack" else [])
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 1, result.output
+        assert result.output == (
+            "pdi: syntax error: MIME-Version '2.0' is not 1.0, the only version of MIME (RFC 2045 §4)"
+            " (rule version, offset 0)\n"
+        )
+
+
+def _svg_twice(second: bytes) -> Aggregate:
+    svg = "<svg xmlns='http://www.w3.org/2000/svg'/>"
+    return parse(
+        mhtml(
+            'Content-Type: text/html\nContent-Location: http://e.org/\n\n<object data="cid:f1@x"></object><object data="cid:f2@x"></object>',
+            f"Content-Type: image/svg+xml\nContent-ID: <f1@x>\nContent-Location: http://e.org/a.svg\n\n{svg}",
+            f"Content-Type: image/svg+xml\nContent-ID: <f2@x>\nContent-Location: http://e.org/a.svg\n\n{second.decode()}",
+        )
+    )
+
+
+def test_the_same_svg_twice_under_one_location_is_not_an_error() -> None:
+    # What Chromium writes for two <object>s showing one SVG: two parts, same bytes, own cid: each.
+    report = check(_svg_twice(b"<svg xmlns='http://www.w3.org/2000/svg'/>"))
+    assert report.ok and [f.code for f in report.findings] == []
+
+
+def test_two_different_parts_under_one_location_stay_an_error() -> None:
+    report = check(_svg_twice(b"<svg xmlns='http://www.w3.org/2000/svg'><g/></svg>"))
+    assert [(f.severity, f.code, f.part) for f in report.findings] == [("error", "duplicate-location", 2)]

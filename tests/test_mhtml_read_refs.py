@@ -309,3 +309,12 @@ def test_html_attributes_split_at_ascii_white_space_only() -> None:
         ("src", "x\u00a0y.png", "x\u00a0y.png"),
         ("src", "a.png", "a.png"),
     ]
+
+
+def test_css_url_after_a_name_character_is_part_of_a_longer_name() -> None:
+    # CSS Syntax 3 §4.2: ident code points are letters, digits, "-", "_" and every non-ASCII
+    # code point, so "日本url(" and "\xacurl(" (a UTF-8 byte read as Latin-1) are function
+    # names, not url(); after white space or ":" it is a URL.
+    css = "a{b:日本url(x)} c{d:\xacurl(y)} e{f:-url(z)} g{h: url(u1)} i{j:url(u2)}"
+    assert [r.url for r in css_references(css)] == ["u1", "u2"]
+    assert [r.url for r in css_references('@importé "n"; @import "m";')] == ["m"]

@@ -22,6 +22,10 @@ from pdi.errors import ImmutabilityError, LimitError, PDIError
 from pdi.mhtml import parse
 from pdi.mhtml.refs import html_references
 from pdi.mhtml.unpack import UnpackLimits, plan, safe_name
+from pdi.uri import resolve
+
+# What unpack puts first in every page (pdi.mhtml.unpack's docstring): no script may run.
+POLICY = b"<meta http-equiv=\"Content-Security-Policy\" content=\"script-src 'none'\">"
 
 DATA = Path(__file__).resolve().parent / "data"
 CORPUS = DATA / "corpus" / "mhtml"
@@ -116,13 +120,13 @@ def test_unpack_rewrites_references_and_names_files_safely(tmp_path: Path) -> No
     assert sorted(os.listdir(out)) == names  # nothing anywhere else, no sub-folders
     assert not (tmp_path / "tmp").exists()
     index = (out / "index.html").read_bytes()
-    assert index == (
+    assert index == POLICY + (
         b'<html><head><base href="./"></head><body>\r\n'
         b'<img src="img1.png"><img src="pic.png#f"><a href="http://example.com/other/next.html?a=1&amp;b=2">n</a>\r\n'
         b'<iframe src="page.html"></iframe><img src="http://example.com/etc/passwd">\r\n'
         b"</body></html>"
     )
-    assert (out / "page.html").read_bytes() == b'<p style="background: url(css-1.css)">frame</p>'
+    assert (out / "page.html").read_bytes() == POLICY + b'<p style="background: url(css-1.css)">frame</p>'
     assert (out / "img1.png").read_bytes() == b"\x89PNG\r\n\x1a\n"
     assert result.unsatisfied == ("http://example.com/other/next.html?a=1&b=2", "http://example.com/etc/passwd")
 
@@ -199,7 +203,7 @@ def test_unpack_keeps_legacy_bytes_outside_rewritten_references(tmp_path: Path) 
     )
     result = plan(parse(data))
     index = next(f for f in result.files if f.name == "index.html").data
-    expected = body.replace('src="画像.png"'.encode("shift_jis"), b'src="part.png"')
+    expected = POLICY + body.replace('src="画像.png"'.encode("shift_jis"), b'src="part.png"')
     assert index == expected
     assert [f.name for f in result.files] == ["index.html", "part.png", "x.png"]
 
@@ -254,7 +258,7 @@ def test_unpack_rewrites_srcset_import_and_inline_styles(tmp_path: Path) -> None
     result = plan(parse(data))
     files = {f.name: f.data for f in result.files}
     assert sorted(files) == ["a.png", "b.png", "index.html", "s.css", "t.css"]
-    assert files["index.html"] == (
+    assert files["index.html"] == POLICY + (
         b'<img srcset="a.png 1x, b.png 2x" src="a.png"><div style="background:url(&quot;a.png&quot;)"></div>'
         b"<link rel=stylesheet href=s.css><style>@import url(s.css); p{background:url(http://e.org/p/x.png)}</style>"
     )
@@ -274,7 +278,7 @@ def test_unpack_rewrites_unquoted_non_ascii_references(tmp_path: Path) -> None:
     result = plan(parse(data))
     files = {f.name: f.data for f in result.files}
     assert sorted(files) == ["A-2.png", "a.png", "index.html"]
-    assert files["index.html"] == b"<meta charset=utf-8><img src=a.png><img src=A-2.png>"
+    assert files["index.html"] == POLICY + b"<meta charset=utf-8><img src=a.png><img src=A-2.png>"
     assert result.unsatisfied == ()
 
 
@@ -294,7 +298,7 @@ def test_unpack_leaves_no_reference_that_leads_out_of_the_folder(tmp_path: Path)
     )
     result = plan(parse(data))
     index = next(f for f in result.files if f.name == "index.html").data
-    assert index == (
+    assert index == POLICY + (
         b'<img src="thismessage:/etc/hostname"><img src="thismessage:/etc/passwd">'
         b'<img src="thismessage://evil/share/x.png"><img src="about:blank">'
         b'<a href="https://e.org/x">w</a><img src="ok.png">'
@@ -317,7 +321,7 @@ def test_unpack_multibyte_encodings_whose_characters_hold_ascii_bytes(tmp_path: 
     files = {f.name: f.data for f in plan(parse(data)).files}
     assert sorted(files) == ["b.png", "index.html", "part.png", "s.css"]
     assert files["s.css"] == '@charset "shift_jis"; p{background:url("part.png")} q{background:url(b.png)}'.encode("shift_jis")
-    assert files["index.html"] == page  # "b.png" is the name b.png gets: nothing to change
+    assert files["index.html"] == POLICY + page  # "b.png" is the name b.png gets: nothing to change
     assert "alt=\"\x1b$B!\"\x1b(B\" src=\"b.png\"" in page.decode("latin-1")
 
 
@@ -328,4 +332,129 @@ def test_unpack_iso_2022_jp_reference_with_japanese(tmp_path: Path) -> None:
         (["Content-Type: image/png", "Content-Location: http://e.org/%E7%94%BB%E5%83%8F.png"], b"G"),
     )
     files = {f.name: f.data for f in plan(parse(data)).files}
-    assert files["index.html"] == '<meta charset="iso-2022-jp"><img alt="、" src="part.png">'.encode("iso2022_jp")
+    assert files["index.html"] == POLICY + '<meta charset="iso-2022-jp"><img alt="、" src="part.png">'.encode("iso2022_jp")
+
+
+CRASHERS = Path(__file__).resolve().parent / "data" / "crashers"
+FILE_REF_CRASHERS = ["file_refs.mht", "cases_small_refresh.mht", "cases_small_srcdoc.mht"]
+
+
+def _reaches_out(folder: str, names: set[str], page: str, text: str) -> list[str]:
+    """References of an unpacked page that a browser would resolve to a file: URL other
+    than a file of the folder (or to a drive letter)."""
+    found = []
+    for ref in html_references(text):
+        if ref.kind == "base":
+            continue
+        # As a browser's URL parser: C0 controls and spaces around dropped, tabs and line
+        # breaks inside removed, "\" read as "/" in file: and http: URLs (WHATWG URL).
+        url = ref.url.strip("".join(map(chr, range(33)))).translate({9: None, 10: None, 13: None}).replace("\\", "/")
+        if url.startswith("#") or url == "":
+            continue
+        absolute = resolve(folder, url)  # the page's <base href> is "./": the folder
+        scheme = absolute.split(":", 1)[0].lower()
+        if len(scheme) == 1 or (scheme == "file" and absolute.split("#", 1)[0] not in {folder + n for n in names}):
+            found.append(f"{page}: {ref.kind} {ref.url!r} -> {absolute}")
+    return found
+
+
+@pytest.mark.parametrize("name", FILE_REF_CRASHERS)
+def test_unpacked_crashers_have_no_reference_to_the_local_disk(name: str, tmp_path: Path) -> None:
+    result = plan(parse((CRASHERS / name).read_bytes()))
+    written = unpack_to(result, tmp_path / "out")
+    folder = (tmp_path / "out").as_uri() + "/"
+    names = {p.name for p in written}
+    for page in written:
+        if page.suffix == ".html":
+            text = page.read_bytes().decode("latin-1")
+            assert _reaches_out(folder, names, page.name, text) == []
+            assert POLICY.decode() in text
+
+
+def test_the_check_finds_what_the_crashers_held(tmp_path: Path) -> None:
+    # The same check on the files as they were: it finds every way out the report lists.
+    folder = (tmp_path / "out").as_uri() + "/"
+    found = {
+        name: _reaches_out(folder, set(), name, parse((CRASHERS / name).read_bytes()).root.text())
+        for name in FILE_REF_CRASHERS
+    }
+    assert [f.split(" ")[1] for f in found["cases_small_refresh.mht"]] == ["refresh"]
+    assert [f.split(" ")[1] for f in found["cases_small_srcdoc.mht"]] == ["src", "frame"]
+    kinds = {f.split(" ")[1] for f in found["file_refs.mht"]}
+    assert {"refresh", "action", "ping", "src", "frame", "stylesheet", "import", "style-url", "srcset"} <= kinds
+
+
+def test_unpacked_meta_refresh_srcdoc_form_and_ping_by_hand() -> None:
+    result = plan(parse((CRASHERS / "cases_small_srcdoc.mht").read_bytes()))
+    assert result.files[0].data == POLICY + (
+        b'<html><body><iframe srcdoc="&lt;img src=about:blank onerror=1&gt;&lt;iframe src=about:blank&gt;'
+        b'&lt;/iframe&gt;"></iframe></body></html>'
+    )
+    result = plan(parse((CRASHERS / "cases_small_refresh.mht").read_bytes()))
+    assert result.files[0].data == POLICY + (
+        b'<html><head><meta http-equiv="refresh" content="0; url=about:blank"></head><body>x</body></html>'
+    )
+    index = plan(parse((CRASHERS / "file_refs.mht").read_bytes())).files[0].data
+    assert index.startswith(b"<!doctype html>" + POLICY + b"<html><head>")  # after the doctype: no quirks mode
+    assert b'<form action="about:blank"><button formaction="about:blank">' in index
+    assert b'<a ping="about:blank" href="about:blank">' in index
+
+
+def test_unpack_escapes_what_it_writes_into_srcdoc_for_each_level() -> None:
+    # Inner document: <img src="a.png#x&amp;y"> (the URL a.png#x&y), and one level deeper
+    # <img src='b.png?q=1'> that no part holds (written as its absolute URI).
+    page = (
+        b"<iframe srcdoc='<img src=\"a.png#x&amp;amp;y\"><iframe srcdoc=\"&amp;lt;img src=&amp;#39;b.png?q&amp;amp;amp;r&amp;#39;&amp;gt;\">'>"
+        b"</iframe>"
+    )
+    data = mhtml(
+        (["Content-Type: text/html", "Content-Location: http://e.org/p/index.html"], page),
+        (["Content-Type: image/png", "Content-Location: http://e.org/p/a.png"], b"A"),
+    )
+    index = next(f for f in plan(parse(data)).files if f.name == "index.html").data
+    # a.png#x&y: "&" is "&amp;" in the inner page, and that "&" is "&#38;" in the outer value;
+    # b.png?q&r, two levels down: "&amp;" inside, each "&" of it "&#38;" at each level above.
+    assert index == POLICY + (
+        b"<iframe srcdoc='<img src=\"a.png#x&#38;amp;y\"><iframe srcdoc=\"&amp;lt;img src=&amp;#39;"
+        b"http://e.org/p/b.png?q&#38;#38;amp;r&amp;#39;&amp;gt;\">'></iframe>"
+    )
+    # and read back, each level decodes to what was meant
+    inner = [r for r in html_references(index.decode()) if r.url.startswith(("a.png", "http"))]
+    assert [r.url for r in inner] == ["a.png#x&y", "http://e.org/p/b.png?q&r"]
+
+
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        (
+            b'<?xml version="1.0"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head><title>t</title></head><body/></html>',
+            b'<?xml version="1.0"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head>' + POLICY[:-1] + b"/>"
+            b"<title>t</title></head><body/></html>",
+        ),
+        (
+            b'<html xmlns="http://www.w3.org/1999/xhtml"><body><p>x</p></body></html>',
+            b'<html xmlns="http://www.w3.org/1999/xhtml"><head>' + POLICY[:-1] + b"/></head><body><p>x</p></body></html>",
+        ),
+    ],
+)
+def test_xhtml_gets_the_policy_inside_head_and_stays_well_formed(page: bytes, expected: bytes) -> None:
+    import xml.dom.minidom
+
+    data = mhtml((["Content-Type: application/xhtml+xml", "Content-Location: http://e.org/a.xhtml"], page))
+    out = plan(parse(data)).files[0].data
+    assert out == expected
+    head = xml.dom.minidom.parseString(out).getElementsByTagName("head")[0]
+    assert head.firstChild.getAttribute("http-equiv") == "Content-Security-Policy"
+
+
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        (b"\xef\xbb\xbf<!-- c --><!DOCTYPE html><p>x", b"\xef\xbb\xbf<!-- c --><!DOCTYPE html>" + POLICY + b"<p>x"),
+        (b"<p>x</p><!DOCTYPE html>", POLICY + b"<p>x</p><!DOCTYPE html>"),  # a late doctype is no doctype
+        (b"", POLICY),
+    ],
+)
+def test_the_policy_goes_after_the_doctype_or_first(page: bytes, expected: bytes) -> None:
+    data = mhtml((["Content-Type: text/html; charset=utf-8", "Content-Location: http://e.org/i.html"], page))
+    assert plan(parse(data)).files[0].data == expected

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pdi._wording import plural
-from pdi.capture.fetch import check_address
+from pdi.capture.fetch import check_address, check_url
 from pdi.errors import LimitError, NotFoundError, PDIError, UnsupportedError
 
 __all__ = ["BrowserCapture", "capture_with_browser", "chromium_path"]
@@ -136,7 +136,10 @@ class Pipe:
 
 
 def _host_allowed(url: str, allow_private: bool) -> bool:
-    parts = urllib.parse.urlsplit(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # "http://[::1": not a URL
+        return False
     if parts.scheme in ("data", "blob", "about"):
         return True
     if parts.scheme not in ("http", "https", "ws", "wss"):
@@ -145,8 +148,9 @@ def _host_allowed(url: str, allow_private: bool) -> bool:
     if not host:
         return False
     try:
-        infos = socket.getaddrinfo(host, parts.port or 80, type=socket.SOCK_STREAM)
-    except OSError:
+        port = parts.port  # ValueError when it is not a port number
+        infos = socket.getaddrinfo(host, port or 80, type=socket.SOCK_STREAM)
+    except (OSError, ValueError, UnicodeError):
         return False
     try:
         for info in infos:
@@ -179,11 +183,8 @@ def capture_with_browser(
     it arrives (a DevTools message may carry at most twice that, for JSON escapes), so
     no more than that is ever held.
     """
-    scheme = urllib.parse.urlsplit(url).scheme
-    if scheme not in ("http", "https"):
-        raise UnsupportedError(f"capture fetches only http and https URLs, not {scheme or 'no scheme'}: {url}")
+    host = check_url(url).host  # http or https, a host, a port that is one
     if not _host_allowed(url, allow_private):
-        host = urllib.parse.urlsplit(url).hostname
         raise UnsupportedError(
             f"refusing to capture {url}: {host} is not a public address or cannot be resolved "
             "(pass --allow-private for private, loopback or link-local hosts)"

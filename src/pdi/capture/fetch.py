@@ -2,9 +2,10 @@
 
 - Only ``http`` and ``https``.
 - Every TCP connection goes through :class:`_GuardedBackend`, which resolves
-  the host itself, refuses private, loopback, link-local, shared, reserved,
-  multicast and unspecified addresses (anything that is not globally
-  routable) unless ``allow_private`` is set, and then connects to the address
+  the host itself, refuses every address that is not public
+  (:mod:`pdi.capture.addresses`: private, loopback, link-local, shared,
+  reserved, multicast, unspecified, and IPv6 forms that carry such an IPv4
+  address) unless ``allow_private`` is set, and then connects to the address
   it checked. Checking the address that is actually connected to (not a
   second lookup) closes the DNS-rebinding hole; TLS still verifies the host
   name, which httpcore takes from the URL, not from the connected address.
@@ -12,14 +13,15 @@
   would connect on our behalf to addresses we never see.
 - Redirects are followed by hand, at most ``max_redirects``, each hop
   checked and recorded.
-- Bodies are streamed and cut off at ``max_resource_bytes``; time-outs apply
-  to connecting, each read, and the whole capture.
+- Bodies are streamed and cut off at ``max_resource_bytes``, as sent and as
+  decoded (:mod:`pdi.capture.decoding`: each content coding is undone with its
+  output bounded, so a small compressed body cannot grow past the limit in
+  memory); time-outs apply to connecting, each read, and the whole capture.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import socket
 import ssl
 from collections.abc import Iterable
@@ -29,10 +31,12 @@ import httpcore
 import httpx
 
 from pdi._wording import plural
+from pdi.capture.addresses import not_public
+from pdi.capture.decoding import ACCEPTED, BodyDecoder
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.uri import resolve
 
-__all__ = ["Fetched", "Fetcher", "Limits", "Redirect", "check_address"]
+__all__ = ["Fetched", "Fetcher", "Limits", "Redirect", "check_address", "check_url"]
 
 
 @dataclass(frozen=True)
@@ -73,16 +77,15 @@ class Fetched:
 
 
 def check_address(host: str, address: str, *, allow_private: bool) -> None:
-    """Refuse ``address`` (found for ``host``) unless it is globally routable or private ones are allowed."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    if allow_private:
-        return
-    if not ip.is_global or ip.is_multicast:
+    """Refuse ``address`` (found for ``host``) unless it is public or private ones are allowed.
+
+    What is public is :func:`pdi.capture.addresses.not_public`'s to say.
+    """
+    reason = not_public(address)
+    if reason is not None and not allow_private:
         raise UnsupportedError(
-            f"refusing to connect to {host} at {ip}: not a public address "
-            "(private, loopback, link-local or reserved); pass --allow-private to allow it"
+            f"refusing to connect to {host} at {address.split('%', 1)[0]}: not a public address ({reason}); "
+            "pass --allow-private to allow it"
         )
 
 
@@ -156,7 +159,8 @@ class _GuardedTransport(httpx.AsyncHTTPTransport):
         )
 
 
-def _check_url(url: str) -> httpx.URL:
+def check_url(url: str) -> httpx.URL:
+    """``url`` read by httpx, if capture can fetch it: http or https, with a host and a valid port."""
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
@@ -165,6 +169,8 @@ def _check_url(url: str) -> httpx.URL:
         raise UnsupportedError(f"capture fetches only http and https URLs, not {parsed.scheme or 'no scheme'}: {url}")
     if not parsed.host:
         raise ParseError("URL has no host", text=url, offset=0, rule="RFC 3986 authority")
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise ParseError(f"port {parsed.port} is not a TCP port (1 to 65535)", text=url, offset=0, rule="port")
     return parsed
 
 
@@ -182,13 +188,30 @@ def _media_type(headers: httpx.Headers) -> tuple[str | None, str | None]:
     return media, charset
 
 
+_LOCATION = "x-pdi-location"
+
+
+async def _set_location_aside(response: httpx.Response) -> None:
+    """Move ``Location`` where httpx does not look.
+
+    Even with ``follow_redirects=False`` httpx builds the next request of a redirect
+    (``response.next_request``) from the raw ``Location``, and raises
+    ``InvalidURL`` on one it cannot read (``http:127.0.0.1/x``) before the response
+    reaches us. Redirects are resolved here, with :func:`pdi.uri.resolve`.
+    """
+    location = response.headers.get_list("location")
+    if location:
+        del response.headers["location"]
+        response.headers[_LOCATION] = location[0]
+
+
 class Fetcher:
     """A bounded HTTP client for one capture. Use as ``async with Fetcher(...) as f``."""
 
     def __init__(self, *, allow_private: bool = False, limits: Limits | None = None, user_agent: str | None = None) -> None:
         self.limits = limits or Limits()
         self.allow_private = allow_private
-        headers = {"User-Agent": user_agent or "pdi-capture/0.1 (+RFC 2557 archiver)"}
+        headers = {"User-Agent": user_agent or "pdi-capture/0.1 (+RFC 2557 archiver)", "Accept-Encoding": ACCEPTED}
         self._client = httpx.AsyncClient(
             transport=_GuardedTransport(allow_private=allow_private, limits=self.limits),
             timeout=httpx.Timeout(
@@ -200,6 +223,7 @@ class Fetcher:
             follow_redirects=False,
             trust_env=False,
             headers=headers,
+            event_hooks={"response": [_set_location_aside]},
         )
         self._semaphore = asyncio.Semaphore(self.limits.concurrency)
 
@@ -218,10 +242,10 @@ class Fetcher:
         current = url
         hops: list[Redirect] = []
         while True:
-            _check_url(current)
+            check_url(current)
             try:
                 async with self._client.stream("GET", current) as response:
-                    location = response.headers.get("location")
+                    location = response.headers.get(_LOCATION)
                     if response.is_redirect and location is not None:
                         target = resolve(str(response.url), location, strict=False)
                         hops.append(Redirect(response.status_code, current, target))
@@ -236,13 +260,16 @@ class Fetcher:
                         raise LimitError(
                             f"{current} is {plural(int(declared), 'byte')}, more than the limit of {self.limits.max_resource_bytes}"
                         )
-                    body = bytearray()
-                    async for chunk in response.aiter_bytes():
-                        body += chunk
-                        if len(body) > self.limits.max_resource_bytes:
-                            raise LimitError(
-                                f"{current} is larger than the limit of {plural(self.limits.max_resource_bytes, 'byte')}"
-                            )
+                    limit = self.limits.max_resource_bytes
+                    decoder = BodyDecoder(
+                        response.headers.get_list("content-encoding", split_commas=True), limit=limit, url=current
+                    )
+                    received = 0
+                    async for chunk in response.aiter_raw():
+                        received += len(chunk)
+                        if received > limit:
+                            raise LimitError(f"{current} is larger than the limit of {plural(limit, 'byte')}")
+                        decoder.feed(chunk)
                     media, charset = _media_type(response.headers)
                     return Fetched(
                         url=url,
@@ -250,10 +277,10 @@ class Fetcher:
                         status=response.status_code,
                         media_type=media,
                         charset=charset,
-                        data=bytes(body),
+                        data=decoder.finish(),
                         redirects=tuple(hops),
                     )
             except httpx.TimeoutException as exc:
                 raise LimitError(f"timed out fetching {current}: {type(exc).__name__}") from exc
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 raise NotFoundError(f"cannot fetch {current}: {exc}") from exc

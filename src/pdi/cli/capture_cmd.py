@@ -124,10 +124,11 @@ def unpack_command(
 
     File names are made from the parts' labels but never taken from them: no
     sub-folders, no '..', no absolute paths, no device names, nothing
-    overwritten, no links followed. References (including cid: ones) are
-    rewritten to the local files; unsatisfied ones to their absolute URIs
-    (file: ones, which would reach the local disk, to about:blank); the
-    <base> element to './'.
+    overwritten, no links followed. References (including cid: ones, meta
+    refresh, form actions, ping and those in iframe srcdoc) are rewritten to
+    the local files; unsatisfied ones to their absolute URIs (file: ones, which
+    would reach the local disk, to about:blank); the <base> element to './'.
+    Each page gets a Content-Security-Policy <meta> first: no script runs.
     """
     from pdi.capture import unpack_to
     from pdi.cli.mhtml_cmd import read_file
@@ -184,7 +185,7 @@ def _capture(
 @click.option("--browser", is_flag=True, help="Let headless Chromium load the page (runs its JavaScript).")
 @click.option("--series", metavar="S", help="Deposit the MHTML in the archive under series S.")
 @click.option("-o", "--output", metavar="FILE", help="Also (or only) write the MHTML to FILE ('-' for stdout).")
-@click.option("--allow-private", is_flag=True, help="Allow private, loopback and link-local addresses.")
+@click.option("--allow-private", is_flag=True, help="Allow private, loopback, link-local and other non-public addresses.")
 @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds for the whole capture.")
 @click.option("--max-mb", type=float, default=50.0, show_default=True, help="Largest single resource (MB); 4x for the whole page (with --browser: for Chromium's file).")
 @click.option("--concurrency", type=click.IntRange(1, 64), default=6, show_default=True, help="Parallel fetches (not with --browser).")
@@ -214,7 +215,9 @@ def capture_command(
     (with a note on stderr; --force deposits it again): pages are compared
     by their parts (each one's URL, type and bytes), so a --browser
     capture's new date, boundary and Content-IDs are no change. Refuses
-    private, loopback and link-local addresses unless --allow-private.
+    private, loopback, link-local and other non-public addresses (IPv6
+    forms carrying one included) unless --allow-private; --max-mb bounds
+    each resource as sent and as decoded.
     """
     if series is None and output is None:
         raise click.UsageError("give --series S (deposit in the archive) and/or -o FILE")

@@ -36,7 +36,9 @@ decompression-bomb limit (about 179 million pixels) is
 from __future__ import annotations
 
 import io
+import struct
 import warnings
+import zlib
 from collections.abc import Sequence
 
 from pdi._wording import plural
@@ -122,7 +124,9 @@ def evaluate_image(
         raise LimitError(f"image too large to cut: {exc}") from exc
     except UnidentifiedImageError as exc:
         raise UnsupportedError(f"{scheme} on {media_type}: not an image format pdi can read") from exc
-    except (OSError, ValueError, SyntaxError) as exc:  # Pillow's errors for damaged files
+    except (OSError, ValueError, SyntaxError, EOFError, IndexError, struct.error, zlib.error) as exc:
+        # What Pillow raises on damaged files: its own OSError and SyntaxError, and whatever its
+        # decoders stumble on (a GIF cut inside a frame: IndexError, struct.error)
         raise UnsupportedError(f"{scheme} on {media_type}: cannot read this image: {exc}") from exc
     return FragmentResult(
         data=png, media_type="image/png", clamped=clamped, ranges=(), scheme=scheme, region=region

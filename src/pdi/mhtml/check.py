@@ -2,8 +2,11 @@
 
 Errors (the file breaks a MUST): two body parts of one multipart/related with the
 same Content-ID, or whose Content-Locations resolve to the same URI (§7; Content-IDs
-are compared across the whole file, since they must be globally unique); a ``start``
-parameter naming no body part (RFC 2387).
+are compared across the whole file, since they must be globally unique) unless the
+two are the same resource (same type, charset and bytes: Chromium saves an SVG
+document once for each ``<object>`` or frame that shows it, each with its own
+``cid:``, and a reference by URI gets the same bytes whichever part it finds); a
+``start`` parameter naming no body part (RFC 2387).
 
 Warnings: parts nobody references (the root, and the other alternatives of a used
 multipart/alternative, excepted), references a page needs to
@@ -62,6 +65,18 @@ def _label(node: Part | Multipart) -> str:
     return f"part {node.index}" if isinstance(node, Part) else f"multipart {node.id}"
 
 
+def _same_resource(first: Part | Multipart, other: Part | Multipart) -> bool:
+    """Two parts that are one resource twice: a reference to their URI gets the same bytes
+    whichever it finds (Chromium saves an SVG document once for each frame showing it)."""
+    return (
+        isinstance(first, Part)
+        and isinstance(other, Part)
+        and first.content_type == other.content_type
+        and (first.charset or "").lower() == (other.charset or "").lower()
+        and first.data == other.data
+    )
+
+
 def check(agg: Aggregate) -> CheckReport:
     """Check ``agg`` (see the module docstring for what is an error and what a warning)."""
     findings: list[Finding] = []
@@ -91,7 +106,7 @@ def check(agg: Aggregate) -> CheckReport:
                 continue
             key = comparable(child.location)
             first = seen_loc.setdefault(key, child)
-            if first is not child:
+            if first is not child and not _same_resource(first, child):
                 findings.append(
                     Finding(
                         "error",

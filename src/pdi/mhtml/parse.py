@@ -42,7 +42,9 @@ header (passed over, warning); 7bit/8bit/binary bodies byte for byte (line ends
 kept); no Content-Transfer-Encoding (read as binary); an unknown one (body kept as
 is, warning); headers in UTF-8 or, failing that, Latin-1 (warning).
 
-What is refused (a :class:`~pdi.errors.ParseError` naming the offset): a multipart
+What is refused (a :class:`~pdi.errors.ParseError` naming the offset): a top level that
+is not a MIME entity (no header field, or no blank line after the header fields, or a
+``MIME-Version`` other than 1.0, RFC 2045 §4); a multipart
 without a ``boundary`` parameter; an outermost multipart whose body holds no delimiter
 line for its boundary, or no body parts (a nested one is kept empty, with a warning);
 an empty input; a stream that does not give bytes.
@@ -308,6 +310,8 @@ class _Ctx:
         """
         start_abs = self.src.shift + pos
         lines, pos, how = self.read_header_lines(pos, delims)
+        if top:
+            _check_message(lines, how, start_abs)
         if how == "delimiter":
             self.warn(pos, "body part has no blank line after its headers: read as headers only")
         elif how == "eof" and not top:
@@ -535,6 +539,55 @@ def _lenient_base64(body: bytes) -> bytes:
         clean = clean[:-1]  # a lone trailing sextet carries no whole byte
     clean += b"=" * (-len(clean) % 4)
     return binascii.a2b_base64(clean)
+
+
+def _without_comments(value: str) -> str:
+    """``value`` less its RFC 822 comments (nested, with quoted pairs) and white space."""
+    out: list[str] = []
+    depth = 0
+    i = 0
+    while i < len(value):
+        ch = value[i]
+        if ch == "\\" and depth:
+            i += 2
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+        elif not depth and ch not in " \t":
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+_VERSION = re.compile(r"([0-9]+)\.([0-9]+)")
+
+
+def _check_message(lines: list[bytes], how: str, offset: int) -> None:
+    """Refuse a top level that is not a MIME entity (RFC 2045 §4, RFC 5322 §2.1): header
+    fields, then the blank line that ends them; a MIME-Version, if there is one, of 1.0."""
+    fields = [line for line in lines if line[:1] not in (b" ", b"\t") and b":" in line]
+    if not fields:
+        raise ParseError("not a MIME entity: no header field before the body", offset=offset, rule="entity")
+    for line in fields:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"mime-version":
+            version = _without_comments(value.decode("latin-1"))
+            m = _VERSION.fullmatch(version)
+            if m is None or (int(m.group(1)), int(m.group(2))) != (1, 0):
+                raise ParseError(
+                    f"MIME-Version {version!r} is not 1.0, the only version of MIME (RFC 2045 §4)",
+                    offset=offset,
+                    rule="version",
+                )
+            break
+    if how == "eof":
+        raise ParseError(
+            "not a MIME entity: the input ends inside its header fields (no blank line, no body)",
+            offset=offset,
+            rule="entity",
+        )
 
 
 def _strip_angle(value: str) -> str:

@@ -18,7 +18,11 @@ type). All files sit directly in the folder: no sub-folders, so no path can
 climb out of it.
 
 References are rewritten in place, using the reader's source offsets
-(:mod:`pdi.mhtml.refs`): one satisfied inside the aggregate (RFC 2557 §8.2
+(:mod:`pdi.mhtml.refs`, which reads markup as a browser's HTML parser does, so
+that no tag a browser sees is missed): every kind the reader knows, the navigating
+ones included (links, ``<meta http-equiv=refresh>``, form ``action`` and
+``formaction``, ``ping``), and those of the documents in ``<iframe srcdoc>``
+values, at any depth. One satisfied inside the aggregate (RFC 2557 §8.2
 by resolved Content-Location, §8.3 ``cid:`` by Content-ID, then Chromium's
 ``cid:`` Content-Location; and, for a style sheet Chromium labelled ``cid:…``
 from a ``<style>`` element, relative ``url()``s resolved against the page
@@ -27,9 +31,18 @@ kept); one not satisfied becomes its absolute URI, so links still lead to the
 web and ``thismessage:`` or ``cid:`` ones name nothing, except that a ``file:`` URI or
 one that cannot be resolved becomes ``about:blank`` (nothing in the folder may lead to
 the local disk or a network share); the ``<base href>`` becomes ``./``, so the local names resolve against
-the folder. A part's text is decoded with the charset the reader found and
+the folder. What is written into a ``srcdoc`` value is escaped once for each value
+it sits in (``&``, and the value's quote; white space and markup when unquoted).
+Scripts could lead anywhere (``location = "file:///…"``), so every HTML page gets
+:data:`NO_SCRIPTS` first, a Content-Security-Policy ``<meta>`` that lets none run
+(after the doctype, so the page keeps its rendering mode; just inside ``<head>`` in
+XHTML). Not covered yet: SVG parts are written as they came (shown as an image they
+load nothing and run nothing, but in a frame, ``<object>`` or ``<embed>`` they are
+documents), and entities declared in an XML DOCTYPE can make markup the reader does
+not see. A part's text is decoded with the charset the reader found and
 encoded back with it (undecodable bytes are carried through unchanged with
-``surrogateescape``), so bytes outside the rewritten references do not change.
+``surrogateescape``), so bytes outside the rewritten references and that ``<meta>``
+do not change.
 
 Limits (part count, part size, total size) give a :class:`LimitError`
 before anything is written.
@@ -189,7 +202,8 @@ def _check_limits(aggregate: Aggregate, limits: UnpackLimits) -> None:
 
 
 def _escape_for(text: str, in_css: bool) -> str:
-    """An absolute URI written back into HTML or CSS: ASCII, no quotes, spaces or markup."""
+    """An absolute URI written back into HTML or CSS: ASCII, no quotes, spaces or markup
+    (``in_css``: where character references mean nothing, so ``&`` stays as it is)."""
     out: list[str] = []
     for ch in text:
         if ch in " \"'<>`\\\t\n\r\f()" or not ch.isascii() or ord(ch) < 32:
@@ -199,6 +213,53 @@ def _escape_for(text: str, in_css: bool) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def _escape_for_value(text: str, quote: str) -> str:
+    """``text`` written into an attribute value quoted with ``quote`` (``""``: unquoted),
+    so that the value decodes to ``text`` (WHATWG HTML §13.1.2.3)."""
+    out: list[str] = []
+    for ch in text:
+        if ch == "&" or ch == quote or (not quote and (ch in "\"'<>=`" or ch in "\t\n\f\r ")):
+            out.append(f"&#{ord(ch)};")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+_BOM = re.compile(r"^(?:\ufeff|\xef\xbb\xbf)")  # a BOM, as a character or as UTF-8 read one byte a character
+_PROLOGUE = re.compile(r"(?:[\t\n\f\r ]+|<!--.*?(?:--!?>|\Z)|<\?[^>]*>?)*", re.S)
+_DOCTYPE = re.compile(r"<!doctype[^>]*>?", re.I)
+_HEAD = re.compile(r"<head(?:[\t\n\f\r ][^>]*)?>", re.I)
+_XHTML_ROOT = re.compile(r"<html(?:[\t\n\f\r ][^>]*)?>", re.I)
+
+#: Put first in every unpacked page: a script could lead anywhere (``location = "file:…"``).
+NO_SCRIPTS = "<meta http-equiv=\"Content-Security-Policy\" content=\"script-src 'none'\">"
+
+
+def _policy_at(text: str, xhtml: bool) -> tuple[int, str] | None:
+    """Where to put :data:`NO_SCRIPTS` in a page, and how it is written there.
+
+    HTML: after the doctype if one comes before any element (so the page keeps its
+    rendering mode), else at the start (after a byte order mark); the parser puts it in
+    the ``<head>`` it makes (§13.2.6.4.2–.4). XHTML: just inside ``<head>`` (in XML it
+    counts only there), or in a ``<head>`` of its own after ``<html>``; ``None`` when
+    there is neither.
+    """
+    if xhtml:
+        head = _HEAD.search(text)
+        if head is not None and not head.group(0).endswith("/>"):
+            return head.end(), NO_SCRIPTS[:-1] + "/>"
+        root = _XHTML_ROOT.search(text)
+        if root is not None and not root.group(0).endswith("/>"):
+            return root.end(), "<head>" + NO_SCRIPTS[:-1] + "/></head>"
+        return None
+    start = _BOM.match(text)
+    at = start.end() if start else 0
+    prologue = _PROLOGUE.match(text, at)
+    end = prologue.end() if prologue else at
+    doctype = _DOCTYPE.match(text, end)
+    return (doctype.end() if doctype else at), NO_SCRIPTS
 
 
 def plan(aggregate: Aggregate, *, limits: UnpackLimits | None = None) -> UnpackPlan:
@@ -297,11 +358,15 @@ def _view(part: Part) -> _View | None:
 
 
 def _true_url(part: Part, ref: Reference, raw_bytes: bytes) -> str:
-    """The reference as the page means it: non-ASCII bytes decoded with the part's encoding."""
+    """The reference as the page means it: non-ASCII bytes decoded with the part's encoding,
+    then character references, once for each attribute value it sits in."""
     if ref.url.isascii():
         return ref.url
     decoded = _charset.decode(raw_bytes, part.encoding)
-    return html.unescape(decoded) if part.is_html else decoded
+    if part.is_html:
+        for _level in range(len(ref.quoting) + (0 if ref.raw_text else 1)):
+            decoded = html.unescape(decoded)
+    return decoded
 
 
 _OFFLINE_SAFE = re.compile(r"^(?!file:)[a-z][a-z0-9+.\-]+:", re.IGNORECASE)
@@ -331,8 +396,19 @@ def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied:
     pieces: list[bytes] = []
     last = 0
     count = 0
+    policy = _policy_at(view.text, part.content_type == "application/xhtml+xml") if part.is_html else None
+    policy_at = view.byte(policy[0]) if policy is not None else -1
+
+    def put_policy() -> None:
+        nonlocal last, policy_at
+        if policy is not None and policy_at >= 0 and last <= policy_at:
+            pieces.extend((part.data[last:policy_at], policy[1].encode(view.codec)))
+            last, policy_at = policy_at, -1
+
     for ref in sorted(refs, key=lambda r: r.start):
         start, end = view.byte(ref.start), view.byte(ref.end)
+        if start >= policy_at >= 0:
+            put_policy()
         if start < last:
             continue
         if ref.kind == "base":
@@ -342,19 +418,23 @@ def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied:
             found = resolver.resolve(part, url, ref.kind)
             if found.status == "ignored":
                 continue
+            in_css = part.is_css or ref.raw_text
             if found.target is not None:
                 absolute = found.uri or ""
                 cut = absolute.find("#")
                 fragment = absolute[cut:] if cut >= 0 and not absolute.lower().startswith("cid:") else ""
-                replacement = names[id(found.target)] + _escape_for(fragment, part.is_css)
+                replacement = names[id(found.target)] + _escape_for(fragment, in_css)
             else:
                 unsatisfied.append(found.uri or url)
-                replacement = _escape_for(_unsatisfied(found.uri), part.is_css)
+                replacement = _escape_for(_unsatisfied(found.uri), in_css)
+        for quote in reversed(ref.quoting):  # inside <iframe srcdoc="…">, once for each level
+            replacement = _escape_for_value(replacement, quote)
         pieces.append(part.data[last:start])
         pieces.append(replacement.encode(view.codec))  # ASCII text: no escape sequence in ISO-2022-JP
         last = end
         count += 1
-    if count == 0:
+    put_policy()
+    if count == 0 and policy is None:
         return part.data, 0
     pieces.append(part.data[last:])
     return b"".join(pieces), count

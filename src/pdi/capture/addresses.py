@@ -1,0 +1,150 @@
+"""Which addresses a capture may connect to: the public ones (pure: no I/O).
+
+An address is public when the IANA special-purpose registries do not set it
+aside (RFC 6890 and the RFCs that update it):
+
+- IPv4: everything outside the blocks of :data:`_IPV4_NOT_PUBLIC` (this
+  network, RFC 1918 private, shared, loopback, link-local, IETF protocol
+  assignments, documentation, the deprecated 6to4 relay anycast, benchmarking,
+  multicast, reserved and broadcast).
+- IPv6 that carries an IPv4 address: the verdict is that of the IPv4 address it
+  carries, so no spelling of ``127.0.0.1`` gets through: IPv4-mapped
+  ``::ffff:0:0/96``, IPv4-compatible ``::/96`` (RFC 4291 §2.5.5, deprecated),
+  IPv4-translated ``::ffff:0:0:0/96`` (RFC 2765), the NAT64 well-known prefix
+  ``64:ff9b::/96`` (RFC 6052), 6to4 ``2002::/16`` (RFC 3056) and Teredo
+  ``2001::/32`` (RFC 4380: its server and its client, whose address is stored
+  inverted; both must be public).
+- The local-use NAT64 prefix ``64:ff9b:1::/48`` (RFC 8215) is refused whatever it
+  carries: the operator picks where in it the IPv4 address sits (RFC 6052 §2.2
+  allows six prefix lengths), so it cannot be read back, and the translator is a
+  local network's own.
+- Other IPv6: only the global unicast range ``2000::/3`` (RFC 4291 §2.4; the rest
+  is loopback, link-local, site-local ``fec0::/10`` (deprecated, RFC 3879), unique
+  local ``fc00::/7``, multicast, or unassigned), less its special-purpose blocks:
+  ``2001::/23`` (IETF protocol assignments, Teredo aside), ``2001:db8::/32`` and
+  ``3fff::/20`` (documentation).
+
+The ``ipaddress`` module reads the embedded addresses (``ipv4_mapped``,
+``sixtofour``, ``teredo``) and names the IPv6 ranges its properties get right
+(``is_unspecified``, ``is_loopback``, ``is_link_local``, ``is_site_local``,
+``is_multicast``). Its ``is_global`` and ``is_private`` are not used: their
+tables changed between patch releases of one Python version (CVE-2024-4032),
+and Python 3.11.7's call ``64:ff9b::7f00:1``, ``2002:7f00:1::`` and ``fec0::1``
+global.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from pdi.errors import ParseError
+
+__all__ = ["embedded_ipv4", "not_public"]
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_V4 = ipaddress.IPv4Network
+_V6 = ipaddress.IPv6Network
+
+#: IPv4 blocks that are not globally reachable (IANA IPv4 Special-Purpose Address Registry).
+_IPV4_NOT_PUBLIC: tuple[tuple[ipaddress.IPv4Network, str], ...] = (
+    (_V4("0.0.0.0/8"), "'this network' (RFC 791)"),
+    (_V4("10.0.0.0/8"), "private (RFC 1918)"),
+    (_V4("100.64.0.0/10"), "shared address space (RFC 6598)"),
+    (_V4("127.0.0.0/8"), "loopback"),
+    (_V4("169.254.0.0/16"), "link-local"),
+    (_V4("172.16.0.0/12"), "private (RFC 1918)"),
+    (_V4("192.0.0.0/24"), "IETF protocol assignments (RFC 6890)"),
+    (_V4("192.0.2.0/24"), "documentation (RFC 5737)"),
+    (_V4("192.88.99.0/24"), "deprecated 6to4 relay anycast (RFC 7526)"),
+    (_V4("192.168.0.0/16"), "private (RFC 1918)"),
+    (_V4("198.18.0.0/15"), "benchmarking (RFC 2544)"),
+    (_V4("198.51.100.0/24"), "documentation (RFC 5737)"),
+    (_V4("203.0.113.0/24"), "documentation (RFC 5737)"),
+    (_V4("224.0.0.0/4"), "multicast"),
+    (_V4("240.0.0.0/4"), "reserved (RFC 1112)"),
+)
+
+_MAPPED = _V6("::ffff:0:0/96")
+_COMPATIBLE = _V6("::/96")
+_TRANSLATED = _V6("::ffff:0:0:0/96")
+_NAT64 = _V6("64:ff9b::/96")
+_NAT64_LOCAL = _V6("64:ff9b:1::/48")
+_GLOBAL_UNICAST = _V6("2000::/3")
+_UNIQUE_LOCAL = _V6("fc00::/7")
+_IPV6_SPECIAL_IN_GLOBAL: tuple[tuple[ipaddress.IPv6Network, str], ...] = (
+    (_V6("2001:db8::/32"), "documentation (RFC 3849)"),
+    (_V6("2001::/23"), "IETF protocol assignments (RFC 2928)"),
+    (_V6("3fff::/20"), "documentation (RFC 9637)"),
+)
+
+
+def _low32(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address:
+    return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> tuple[str, tuple[ipaddress.IPv4Address, ...]] | None:
+    """The IPv4 addresses ``ip`` carries and how (``None`` if it is not such a form)."""
+    if ip.ipv4_mapped is not None:
+        return "IPv4-mapped", (ip.ipv4_mapped,)
+    if ip in _TRANSLATED:
+        return "IPv4-translated (RFC 2765)", (_low32(ip),)
+    if ip in _NAT64:
+        return "NAT64 (RFC 6052)", (_low32(ip),)
+    if ip.sixtofour is not None:
+        return "6to4 (RFC 3056)", (ip.sixtofour,)
+    if ip.teredo is not None:
+        server, client = ip.teredo
+        return "Teredo (RFC 4380)", (server, client)
+    if ip in _COMPATIBLE:
+        return "IPv4-compatible (RFC 4291)", (_low32(ip),)
+    return None
+
+
+def _ipv4_reason(ip: ipaddress.IPv4Address) -> str | None:
+    for network, reason in _IPV4_NOT_PUBLIC:
+        if ip in network:
+            return reason
+    return None
+
+
+def _ipv6_reason(ip: ipaddress.IPv6Address) -> str | None:
+    if ip.is_unspecified:
+        return "unspecified"
+    if ip.is_loopback:
+        return "loopback"
+    carried = embedded_ipv4(ip)
+    if carried is not None:
+        form, addresses = carried
+        for v4 in addresses:
+            reason = _ipv4_reason(v4)
+            if reason is not None:
+                return f"{form}, carrying {v4}: {reason}"
+        return None
+    if ip in _NAT64_LOCAL:
+        return "local-use NAT64 prefix (RFC 8215)"
+    if ip.is_link_local:
+        return "link-local"
+    if ip.is_site_local:
+        return "site-local (fec0::/10, deprecated by RFC 3879)"
+    if ip in _UNIQUE_LOCAL:
+        return "unique local (RFC 4193)"
+    if ip.is_multicast:
+        return "multicast"
+    if ip not in _GLOBAL_UNICAST:
+        return "outside the global unicast range 2000::/3 (reserved or unassigned)"
+    for network, reason in _IPV6_SPECIAL_IN_GLOBAL:
+        if ip in network:
+            return reason
+    return None
+
+
+def not_public(address: str) -> str | None:
+    """Why ``address`` (an IP address, perhaps with an IPv6 ``%zone``) is not public; ``None`` if it is."""
+    try:
+        ip: IPAddress = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError as exc:
+        raise ParseError(f"not an IP address: {address!r}", text=address, offset=0, rule="IP-literal") from exc
+    if isinstance(ip, ipaddress.IPv4Address):
+        return _ipv4_reason(ip)
+    return _ipv6_reason(ip)

@@ -1,0 +1,160 @@
+"""What a hostile site can send `pdi capture`: redirects httpx cannot read, bad ports, markup
+html.parser once choked on. Served by a local HTTP server on 127.0.0.1.
+
+Expected targets are worked out with RFC 3986 §5.2.2 by hand (non-strict: a reference with
+the base's scheme loses it first, as browsers do for http).
+"""
+
+from __future__ import annotations
+
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pdi.capture import capture
+from pdi.capture.browser import _host_allowed, capture_with_browser
+from pdi.capture.fetch import check_url
+from pdi.cli import cli
+from pdi.errors import ParseError, PDIError, UnsupportedError
+from pdi.mhtml import parse
+from pdi.uri import resolve
+
+CRASHERS = Path(__file__).resolve().parents[1] / "data" / "crashers"
+MARKED = b'<html><![x[ y ]]><p>hi</p><img src="a.png"><![CDATA[ > <img src="b.png"> ]]></html>'
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+    def do_GET(self) -> None:
+        port = self.server.server_address[1]
+        headers = {"Content-Type": "text/html"}
+        body = b""
+        status = 200
+        if self.path == "/colon":
+            status, headers["Location"] = 302, f"http:127.0.0.1:{port}/ok.html"
+        elif self.path == "/backslashes":
+            status, headers["Location"] = 302, "http:\\\\127.0.0.1\\ok.html"
+        elif self.path == "/bad-port":
+            status, headers["Location"] = 302, "http://127.0.0.1:99999/ok.html"
+        elif self.path == "/bad-bracket":
+            status, headers["Location"] = 302, "http://[::1/ok.html"
+        elif self.path == "/to-file":
+            status, headers["Location"] = 302, "file:///etc/passwd"
+        elif self.path == "/marked.html":
+            body = MARKED
+        elif self.path == "/crasher.html":
+            body = parse((CRASHERS / "assert_min.mht").read_bytes()).root.data
+        elif self.path.endswith((".png",)):
+            headers["Content-Type"], body = "image/png", PNG + self.path.encode()
+        elif self.path.endswith("ok.html"):
+            body = b"<p>ok " + self.path.encode() + b"</p>"
+        else:
+            status = 404
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_redirect_to_http_colon_without_slashes_is_followed_as_a_relative_reference(server: str) -> None:
+    # httpx raised InvalidURL on this Location before the response reached pdi (a traceback).
+    port = server.rsplit(":", 1)[1]
+    got = capture(server + "/colon", allow_private=True)
+    # "http:127.0.0.1:PORT/ok.html" less its scheme is the path "127.0.0.1:PORT/ok.html",
+    # merged with the base path "/colon" (§5.2.3): "/127.0.0.1:PORT/ok.html"
+    assert got.final_url == f"{server}/127.0.0.1:{port}/ok.html"
+    assert [(h.status, h.target) for h in got.redirects] == [(302, got.final_url)]
+    assert parse(got.mhtml).root.data == f"<p>ok /127.0.0.1:{port}/ok.html</p>".encode()
+
+
+def test_cli_capture_of_the_redirect_crasher_exits_0(server: str, tmp_path: Path) -> None:
+    port = server.rsplit(":", 1)[1]
+    result = CliRunner().invoke(cli, ["capture", server + "/colon", "--allow-private", "-o", str(tmp_path / "c.mht")])
+    assert result.exit_code == 0, result.output
+    assert f"redirect 302: {server}/colon -> {server}/127.0.0.1:{port}/ok.html" in result.output
+
+
+def test_redirect_with_backslashes_stays_on_the_same_host(server: str) -> None:
+    got = capture(server + "/backslashes", allow_private=True)
+    assert got.final_url.startswith(server + "/")
+
+
+@pytest.mark.parametrize(
+    ("path", "error", "message"),
+    [
+        ("/bad-port", ParseError, "port 99999 is not a TCP port"),
+        ("/bad-bracket", ParseError, "not a URL capture can fetch"),
+        ("/to-file", UnsupportedError, "only http and https"),
+    ],
+)
+def test_redirects_capture_cannot_follow_are_pdi_errors(server: str, path: str, error: type[PDIError], message: str) -> None:
+    with pytest.raises(error, match=message):
+        capture(server + path, allow_private=True)
+
+
+@pytest.mark.parametrize(("path", "status", "title"), [("/bad-port", 1, "syntax error"), ("/to-file", 6, "unsupported")])
+def test_cli_redirect_errors_are_one_line(server: str, tmp_path: Path, path: str, status: int, title: str) -> None:
+    result = CliRunner().invoke(cli, ["capture", server + path, "--allow-private", "-o", str(tmp_path / "x.mht")])
+    assert result.exit_code == status, result.output
+    assert result.output.startswith(f"pdi: {title}: ") and result.output.count("\n") == 1, result.output
+
+
+def test_capture_of_a_page_with_a_marked_section(server: str) -> None:
+    # <![x[ made html.parser raise AssertionError. HTML reads "<![x[ y ]]>" as a bogus
+    # comment up to the first ">", and "<![CDATA[ >" outside SVG likewise, so both images
+    # are on the page (Chromium loads b.png too).
+    got = capture(server + "/marked.html", allow_private=True)
+    parts = {p.location: p.data for p in parse(got.mhtml).parts}
+    assert parts == {
+        server + "/marked.html": MARKED,
+        server + "/a.png": PNG + b"/a.png",
+        server + "/b.png": PNG + b"/b.png",
+    }
+
+
+def test_cli_capture_of_the_marked_section_crasher(server: str, tmp_path: Path) -> None:
+    # The page of tests/data/crashers/assert_min.mht, served.
+    out = tmp_path / "m.mht"
+    result = CliRunner().invoke(cli, ["capture", server + "/crasher.html", "--allow-private", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert parse(out.read_bytes()).root.data == b"<html><![x[ y ]]><p>hi</p></html>"
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:99999/", "http://[::1/", "http://x:-1/", "ftp://127.0.0.1/"])
+def test_browser_capture_refuses_bad_urls_before_starting_chromium(url: str) -> None:
+    assert not _host_allowed(url, allow_private=True)
+    with pytest.raises((ParseError, UnsupportedError)):
+        capture_with_browser(url, allow_private=True, chromium="/nonexistent/chromium")
+
+
+LOCATION = st.lists(
+    st.sampled_from(
+        ["http:", "https:", "HTTP:", "//", "/", "\\", "127.0.0.1", ":", "99999", "0", "65535", "[", "]", "::1", "@",
+         "%", "%zz", "%41", "?", "#", ".", "..", " ", "\t", "é", "a", "x.html", "file:", "javascript:"]
+    ),
+    max_size=10,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(LOCATION)
+def test_property_any_location_gives_a_url_httpx_can_request_or_a_pdi_error(location: str) -> None:
+    try:
+        target = resolve("http://127.0.0.1:8000/dir/r", location, strict=False)
+        url = check_url(target)
+    except PDIError:
+        return
+    assert url.scheme in ("http", "https") and url.host
+    assert url.port is None or 0 < url.port < 65536
+    request = httpx.Request("GET", target)  # what the fetcher sends: must build
+    assert request.url.host == url.host
