@@ -156,7 +156,7 @@ def test_cli_lists_the_marked_section_crashers(name: str, command: list[str]) ->
 @pytest.mark.parametrize(
     ("name", "status", "last"),
     [
-        ("assert_min.mht", 0, "1 parts, 0 references satisfied, 0 errors, 0 warnings, 0 links to pages outside the file"),
+        ("assert_min.mht", 0, "1 part, 0 references satisfied, 0 errors, 0 warnings, 0 links to pages outside the file"),
         # the fuzzed capture really is damaged: its frames share a Content-ID
         ("9474a1eb6923f01c.bin", 3, "pdi: integrity check failed: {path}: 3 errors, 20 warnings"),
     ],
