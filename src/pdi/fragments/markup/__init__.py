@@ -31,7 +31,10 @@ How the source is read:
   open elements, which is what "the point where an HTML5 parser closes it"
   means; the standard ``html.parser`` has positions but no tree
   construction, and the C parsers (lxml, html5-parser, selectolax) report
-  no source positions. A start tag that makes no element of its own (a
+  no source positions. Asking takes extending html5lib's private classes
+  (:mod:`pdi.fragments.markup.html`), so html5lib is pinned to exactly 1.1
+  and a test names each of those parts that differs in the html5lib
+  installed. A start tag that makes no element of its own (a
   second ``<body>``) spans just itself. html5lib 1.1 (2020) predates parts
   of today's HTML: ``<dialog>`` and ``<search>`` are taught to close an open
   ``<p>`` here; a document with ``<template>`` is refused
@@ -59,12 +62,11 @@ import codecs
 import dataclasses
 import functools
 import re
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, SupportsIndex
+from typing import Any, Final
 
-from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
+from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.fragments import FragmentResult
 
 #: How long parsing one HTML document may take (seconds).
@@ -300,174 +302,11 @@ def html_elements(text: str, *, seconds: float = MAX_PARSE_SECONDS) -> list[Elem
     """Every start tag of the CRLF-canonical HTML ``text``, with the extent of the element an HTML5 parser makes of it.
 
     Parsing longer than ``seconds`` is a :class:`~pdi.errors.LimitError`
-    (html5lib is pure Python, and deep nesting makes it slow).
+    (html5lib is pure Python, and deep nesting makes it slow). The parser is
+    :mod:`pdi.fragments.markup.html`, imported here on first use: html5lib
+    takes a tenth of a second to load, and ``char`` and ``line`` fragments of
+    HTML need only :func:`document_charset` from this module.
     """
-    import html5lib
-    from html5lib import _tokenizer, _utils, html5parser
-    from html5lib.constants import tokenTypes
+    from pdi.fragments.markup import html
 
-    start_tag, end_tag = tokenTypes["StartTag"], tokenTypes["EndTag"]
-    line_starts = [0, *(m.end() for m in re.finditer("\r\n", text))]
-    tags: list[dict[str, Any]] = []  # the start tag tokens, in source order
-    closed: dict[int, int] = {}  # id(element) -> where it ends
-    made: dict[int, int] = {}  # id(element) -> number of the start tag that made it
-    seen: list[Any] = []  # every element in those tables, kept alive so that no id is reused
-    state: dict[str, Any] = {"token": None}
-
-    def offset(position: tuple[int, int]) -> int:
-        line, column = position  # html5lib reads CRLF as one newline; the text has only CRLF
-        return line_starts[line - 1] + column
-
-    class Tokenizer(_tokenizer.HTMLTokenizer):  # type: ignore[misc]
-        def tagOpenState(self) -> bool:
-            return self._opened(_tokenizer.HTMLTokenizer.tagOpenState, start_tag, 1)
-
-        def closeTagOpenState(self) -> bool:
-            return self._opened(_tokenizer.HTMLTokenizer.closeTagOpenState, end_tag, 2)
-
-        def _opened(self, state_method: Callable[[Any], bool], kind: int, back: int) -> bool:
-            at = offset(self.stream.position()) - back  # the '<' (and '/') are read already
-            before = self.currentToken
-            result = state_method(self)
-            token = self.currentToken
-            if token is not before and isinstance(token, dict) and token.get("type") == kind:
-                token["_start"] = at
-            return result
-
-        def emitCurrentToken(self) -> None:
-            token = self.currentToken
-            if token.get("type") == start_tag and token.get("name", "").lower() == "template":
-                raise UnsupportedError(
-                    "elt and name on HTML with <template> are not evaluated: html5lib 1.1, the parser"
-                    " used, predates the template element"
-                )
-            if token.get("type") in (start_tag, end_tag):
-                token["_end"] = end = offset(self.stream.position())
-                if "_start" not in token:  # an end tag of RCDATA, RAWTEXT or script text: </title>
-                    token["_start"] = text.rfind("</" if token["type"] == end_tag else "<", 0, end)
-                if token["type"] == start_tag:
-                    token["_number"] = len(tags)
-                    tags.append(token)
-            super().emitCurrentToken()
-
-        def __iter__(self) -> Any:
-            deadline = time.monotonic() + seconds
-            for count, token in enumerate(super().__iter__()):
-                if count % 512 == 0 and time.monotonic() > deadline:
-                    raise LimitError(f"parsing this HTML took more than {seconds:g} s: too large or too deeply nested")
-                state["token"] = token
-                yield token
-                phase = self.parser.phase
-                after_body = (self.parser.phases["afterBody"], self.parser.phases["afterAfterBody"])
-                if token.get("type") == end_tag and token.get("name") in ("body", "html") and phase in after_body:
-                    # the parser keeps body and html open after </body> and </html> (later
-                    # content still goes in), and what is open inside them; their source
-                    # ends at that tag, and what is open inside ends where it begins
-                    stack = list(self.parser.tree.openElements)
-                    for depth, element in enumerate(stack):
-                        if element.name == token["name"] and id(element) not in closed:
-                            for inner in [element, *stack[depth + 1 :]]:
-                                if id(inner) not in closed:
-                                    seen.append(inner)
-                                    closed[id(inner)] = token["_end" if inner is element else "_start"]
-                            break
-            state["token"] = None
-
-    def close(element: Any) -> None:
-        if id(element) in closed:
-            return
-        seen.append(element)
-        token = state["token"]
-        if token is None:  # the end of the document
-            closed[id(element)] = len(text)
-        elif id(element) in made and made[id(element)] == token.get("_number"):
-            closed[id(element)] = token["_end"]  # a void or self-closed element: the tag itself
-        elif token.get("type") == end_tag and token.get("name") == element.name and "_end" in token:
-            closed[id(element)] = token["_end"]  # its own end tag
-        else:
-            closed[id(element)] = token.get("_start", token.get("_end", len(text)))
-
-    class Stack(list):  # type: ignore[type-arg]
-        def pop(self, index: SupportsIndex = -1) -> Any:
-            element = super().pop(index)
-            close(element)
-            return element
-
-        def remove(self, element: Any) -> None:
-            super().remove(element)
-            close(element)
-
-        def __setitem__(self, index: Any, element: Any) -> None:  # the adoption agency swaps in a clone
-            for old in self[index] if isinstance(index, slice) else [self[index]]:
-                close(old)
-            super().__setitem__(index, element)
-
-    base = html5lib.getTreeBuilder("etree")
-
-    class Tree(base):  # type: ignore[misc, valid-type]
-        def reset(self) -> None:
-            super().reset()
-            self.openElements = Stack()
-
-        def _made(self, token: dict[str, Any], element: Any) -> None:
-            number = token.get("_number")
-            if number is not None and "_element" not in token:
-                seen.append(element)
-                token["_element"] = element
-                made[id(element)] = number
-
-        def insertElementNormal(self, token: dict[str, Any]) -> Any:
-            element = super().insertElementNormal(token)
-            self._made(token, element)
-            return element
-
-        def insertElementTable(self, token: dict[str, Any]) -> Any:
-            element = super().insertElementTable(token)
-            self._made(token, element)
-            return element
-
-        def insertRoot(self, token: dict[str, Any]) -> None:
-            super().insertRoot(token)
-            # html5lib makes the root from an implied token and merges a real <html>
-            # into it; the HTML5 algorithm makes the root for that <html> start tag
-            current = state["token"]
-            if current is not None and current.get("type") == start_tag and current.get("name") == "html":
-                token = current
-            self._made(token, self.openElements[-1])
-
-    class Parser(html5parser.HTMLParser):  # type: ignore[misc]
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            # HTML now closes an open <p> at <dialog> and <search> too (html5lib 1.1 predates that)
-            in_body = type(self.phases["inBody"])
-            starts, ends = vars(in_body)["startTagHandler"], vars(in_body)["endTagHandler"]  # name -> function
-            handler = _utils.MethodDispatcher([*starts.items(), (("dialog", "search"), vars(in_body)["startTagCloseP"])])
-            handler.default = starts.default
-            end_handler = _utils.MethodDispatcher([*ends.items(), ("search", vars(in_body)["endTagBlock"])])
-            end_handler.default = ends.default
-            current = type("InBody", (in_body,), {"__slots__": (), "startTagHandler": handler, "endTagHandler": end_handler})
-            self.phases["inBody"] = current(self, self.tree)
-
-        def _parse(self, stream: Any, innerHTML: bool = False, container: str = "div",
-                   scripting: bool = False, **kwargs: Any) -> None:
-            self.innerHTMLMode = innerHTML
-            self.container = container
-            self.scripting = scripting
-            self.tokenizer = Tokenizer(stream, parser=self, **kwargs)
-            self.reset()
-            self.mainLoop()
-
-    parser = Parser(tree=Tree, namespaceHTMLElements=False)
-    try:
-        parser.parse(text)
-    except PDIError:
-        raise
-    except Exception as exc:  # html5lib's own assertions on rare inputs: a clear error, not a crash
-        raise UnsupportedError(f"html5lib could not parse this HTML ({type(exc).__name__}: {exc})") from exc
-    elements = []
-    for token in tags:
-        element = token.get("_element")
-        end = token["_end"] if element is None else closed.get(id(element), len(text))
-        attributes = {str(k) if not isinstance(k, tuple) else k[1]: v for k, v in token["data"].items()}
-        elements.append(Element(token["_number"], token["name"], token["_start"], max(end, token["_end"]), attributes))
-    return elements
+    return html.elements(text, seconds)
