@@ -174,7 +174,7 @@ def test_cli_unpacks_and_packs_the_marked_section_crashers(name: str, tmp_path: 
     parts = len(parse((CRASHERS / name).read_bytes()).parts)
     result = runner.invoke(cli, ["mhtml", "unpack", str(CRASHERS / name), str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
-    assert result.output.startswith(f"wrote {parts} files into ")
+    assert result.output.startswith(f"wrote {parts} file{'' if parts == 1 else 's'} into ")
     unpacked = (tmp_path / "out" / "index.html").read_bytes()
     packed = tmp_path / "again.mht"
     result = runner.invoke(cli, ["mhtml", "pack", str(tmp_path / "out" / "index.html"), "-o", str(packed)])
