@@ -13,7 +13,8 @@ the others answer from the catalog on Starlette's own threads.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -44,11 +45,19 @@ EXPENSIVE_SERVICES = frozenset({"N2R", "I2R", "N2C"})
 #: The largest ``limit`` of /api/ls.
 MAX_LIST = 10_000
 
-Handler = Callable[[str, str], Response]
+#: ``handler(name, base_url, request_headers)``: one RFC 2169 service.
+Handler = Callable[[str, str, Mapping[str, str]], Response]
+#: How long a shared cache may keep an answer that can change: a generic name's list of
+#: formats grows with each new version. A name with a format never changes (immutable).
+GENERIC_MAX_AGE = 60
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+_NO_HEADERS: Mapping[str, str] = {}
 
 
 class Resolver:
-    """RFC 2169 resolution over one archive: ``{service: handler}``, each ``handler(name, base_url)``."""
+    """RFC 2169 resolution over one archive: ``{service: handler}``, each ``handler(name, base_url, headers)``."""
 
     def __init__(self, archive: Archive, work: WorkLimits, base_url: str | None = None) -> None:
         self.archive = archive
@@ -71,24 +80,58 @@ class Resolver:
         if not query:
             raise Problem(400, "syntax error", f"{service} takes the URN as the query string: /uri-res/{service}?urn:pdi://…")
         base = self.base_url if self.base_url is not None else str(request.base_url)
+        headers = request.headers
+        if service in ("N2R", "I2R") and "if-none-match" in headers:
+            # a cache that holds the bytes asks whether they changed: the catalog answers that
+            unchanged = await anyio.to_thread.run_sync(self.not_modified, urn_from_query(query), headers)
+            if unchanged is not None:
+                return unchanged
         if service in EXPENSIVE_SERVICES:
-            return await self.work.run(handler, urn_from_query(query), base)
-        return await anyio.to_thread.run_sync(handler, urn_from_query(query), base)
+            return await self.work.run(handler, urn_from_query(query), base, headers)
+        return await anyio.to_thread.run_sync(handler, urn_from_query(query), base, headers)
 
     # --- the services ----------------------------------------------------------------
-    def n2r(self, name: str, base: str) -> Response:
-        """The bytes a name (and its fragment) selects; a generic name: ``300`` and its formats."""
+    def n2r(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
+        """The bytes a name (and its fragment) selects; a generic name: ``300`` and its formats.
+
+        As a cache would want it (RFC 9110, RFC 9111): an ``ETag`` naming the
+        stored bytes (and the fragment), ``Cache-Control`` immutable for a name
+        with a format (its bytes can never change), ``Accept-Ranges`` and a
+        single ``Range`` answered ``206`` (``If-Range`` honoured, an
+        unsatisfiable one ``416``); ``HEAD`` answers the same headers.
+        """
         resolved = self.archive.resolve(name)
         if isinstance(resolved, Generic):  # one resource per format of each version: let the client choose
             body = _uri_list(str(resolved.pdi), [_n2r_url(base, n) for n in resolved.names])
-            return PlainTextResponse(body, status_code=300, media_type="text/uri-list")
-        return Response(resolved.data, media_type=_content_type(resolved), headers=_about(resolved))
+            return PlainTextResponse(body, status_code=300, media_type="text/uri-list",
+                                     headers={"Cache-Control": f"public, max-age={GENERIC_MAX_AGE}"})
+        tag = entity_tag(resolved)
+        about = {**_about(resolved), "ETag": tag, "Cache-Control": IMMUTABLE, "Accept-Ranges": "bytes"}
+        data = resolved.data
+        wanted = byte_range(headers.get("range"), len(data)) if _if_range_holds(headers, tag) else None
+        if wanted is None:
+            return Response(data, media_type=_content_type(resolved), headers=about)
+        if wanted == UNSATISFIABLE:
+            return Response(b"", status_code=416, headers={**about, "Content-Range": f"bytes */{len(data)}"})
+        first, last = wanted
+        about["Content-Range"] = f"bytes {first}-{last}/{len(data)}"
+        return Response(data[first : last + 1], status_code=206, media_type=_content_type(resolved), headers=about)
 
-    def n2c(self, name: str, base: str) -> Response:
+    def not_modified(self, name: str, headers: Mapping[str, str]) -> Response | None:
+        """``304`` when ``If-None-Match`` holds the name's entity tag, from the catalog alone; else ``None``."""
+        located = self.archive.locate(name)
+        if isinstance(located, Generic):
+            return None
+        tag = entity_tag(located)
+        if not _tag_matches(headers.get("if-none-match", ""), tag):
+            return None
+        return Response(status_code=304, headers={"ETag": tag, "Cache-Control": IMMUTABLE})
+
+    def n2c(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """A description of the resource (its URC): the stored representation, the fragment, the statements."""
         return JSONResponse(description(self.archive, self.archive.resolve(name)))
 
-    def n2l(self, name: str, base: str) -> Response:
+    def n2l(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """``302`` to the N2R URL of a name (relative); ``300`` and a list for a generic name with several."""
         names = self._names(name)
         if len(names) == 1:
@@ -96,12 +139,12 @@ class Resolver:
         return PlainTextResponse(_uri_list(name, [_n2r_url(base, n) for n in names]), status_code=300,
                                  media_type="text/uri-list")
 
-    def n2ls(self, name: str, base: str) -> Response:
+    def n2ls(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """The N2R URLs of a name (one per format of a generic name), as ``text/uri-list``."""
         return PlainTextResponse(_uri_list(name, [_n2r_url(base, n) for n in self._names(name)]),
                                  media_type="text/uri-list")
 
-    def n2ns(self, name: str, base: str) -> Response:
+    def n2ns(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """The names of the same resource: the canonical name, and for a versioned name its generic name."""
         resolved = self.archive.locate(name)
         names = [resolved.pdi] if isinstance(resolved, Generic) else [resolved.pdi, _generic(resolved)]
@@ -160,6 +203,68 @@ def description(archive: Archive, resolved: Resolved | Generic, *, statements: b
     if statements and isinstance(resolved, Resolved):
         out["meta"] = archive.meta(str(resolved.pdi).split("#", 1)[0])
     return out
+
+
+#: What :func:`byte_range` answers for a range that selects no byte of the body.
+UNSATISFIABLE = (-1, -1)
+
+
+def entity_tag(resolved: Resolved) -> str:
+    """A strong entity tag for what a name resolves to: the SHA-256 of the stored bytes, and the fragment.
+
+    The stored bytes never change under a name, and a fragment always selects
+    the same bytes from them, so the tag is known from the catalog alone.
+    """
+    text = str(resolved.pdi)
+    fragment = text.split("#", 1)[1] if "#" in text else ""
+    return f'"{resolved.sha256}{"#" + fragment if fragment else ""}"'
+
+
+_ENTITY_TAG = re.compile(r'(?:W/)?"([\x21\x23-\x7e\x80-\xff]*)"')
+
+
+def _tag_matches(field: str, tag: str) -> bool:
+    """``If-None-Match``: ``*`` or a list holding ``tag`` (weak comparison, RFC 9110 §13.1.2)."""
+    if field.strip() == "*":
+        return True
+    # entity tags are quoted and may hold commas (a fragment's), so the list is read tag by tag
+    return tag in (f'"{quoted}"' for quoted in _ENTITY_TAG.findall(field))
+
+
+def _if_range_holds(headers: Mapping[str, str], tag: str) -> bool:
+    """``If-Range`` (RFC 9110 §13.1.5): absent, or the current entity tag (strong comparison)."""
+    field = headers.get("if-range")
+    return field is None or field.strip() == tag
+
+
+def byte_range(field: str | None, length: int) -> tuple[int, int] | None:
+    """The one byte range ``Range: bytes=…`` asks for, inclusive, within ``length`` bytes (RFC 9110 §14.1.2).
+
+    ``None`` means: answer the whole body (no ``Range``, another unit, a
+    malformed one, or several ranges, which a server may ignore);
+    :data:`UNSATISFIABLE` means ``416``.
+    """
+    if field is None:
+        return None
+    unit, _, spec = field.strip().partition("=")
+    if unit.strip().lower() != "bytes" or "," in spec:
+        return None
+    first_text, dash, last_text = spec.strip().partition("-")
+    if not dash or not (first_text.isdigit() or first_text == "") or not (last_text.isdigit() or last_text == ""):
+        return None
+    if not first_text.isascii() or not last_text.isascii() or len(first_text) > 19 or len(last_text) > 19:
+        return None
+    if first_text == "":  # a suffix: the last N bytes
+        if last_text == "" or int(last_text) == 0 or length == 0:
+            return UNSATISFIABLE if last_text != "" else None
+        return max(0, length - int(last_text)), length - 1
+    first = int(first_text)
+    if last_text != "" and int(last_text) < first:
+        return None  # invalid: ignore it
+    if first >= length:
+        return UNSATISFIABLE
+    last = length - 1 if last_text == "" else min(int(last_text), length - 1)
+    return first, last
 
 
 def _n2r_path(name: PDI | str) -> str:
