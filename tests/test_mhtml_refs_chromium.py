@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chromium_helpers import new_tab
 from pdi.capture.browser import Pipe, devtools
 from pdi.mhtml import html_references
 
@@ -59,10 +60,7 @@ URL = re.compile(r'url\("([^"]*)"\)')  # how CSSOM serializes a URL
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[tuple[Pipe, str]]:
     with devtools() as pipe:
-        deadline = time.monotonic() + 60
-        target = pipe.call("Target.createTarget", {"url": "about:blank"}, None, deadline)["targetId"]
-        session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True}, None, deadline)["sessionId"]
-        yield pipe, session
+        yield pipe, new_tab(pipe)
 
 
 def chromium_reads(chromium: tuple[Pipe, str], documents: list[str]) -> list[tuple[list[str], list[str]]]:

@@ -248,6 +248,7 @@ def test_unpacked_capture_opens_offline_in_chromium(main_capture: bytes, tmp_pat
     # (unpack forbids them), so the question is asked over the DevTools protocol.
     import time
 
+    from chromium_helpers import open_page
     from pdi.capture.browser import devtools
 
     out = tmp_path / "out"
@@ -258,16 +259,8 @@ def test_unpacked_capture_opens_offline_in_chromium(main_capture: bytes, tmp_pat
         " + '|' + (s(document.body).includes('bg.png') && s(document.querySelector('h2')).includes('st.png')); })()"
     )
     with devtools() as pipe:
+        session = open_page(pipe, (out / "index.html").as_uri())
         deadline = time.monotonic() + 60
-        target = pipe.call("Target.createTarget", {"url": "about:blank"}, None, deadline)["targetId"]
-        session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True}, None, deadline)["sessionId"]
-        pipe.call("Page.enable", None, session, deadline)
-        pipe.call("Page.navigate", {"url": (out / "index.html").as_uri()}, session, deadline)
-        while True:
-            message = pipe.events.pop(0) if pipe.events else pipe.receive(deadline)
-            assert message is not None, "out/index.html did not load"
-            if message.get("method") == "Page.loadEventFired":
-                break
         answer = pipe.call("Runtime.evaluate", {"expression": probe, "returnByValue": True}, session, deadline)
     assert answer["result"]["value"] == "1|true"
 

@@ -19,7 +19,8 @@ from typing import ClassVar
 import pytest
 from server_helpers import S, Served
 
-from pdi.capture.browser import Pipe, devtools
+from chromium_helpers import open_page
+from pdi.capture.browser import devtools
 
 DOT = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///ywAAAAAAQABAAACAUwAOw=="
 
@@ -65,24 +66,12 @@ div {{ background-image: url({live}/background.gif); width: 10px; height: 10px }
 </body></html>""".encode()
 
 
-def _load(pipe: Pipe, url: str) -> str:
-    deadline = time.monotonic() + 60
-    target = pipe.call("Target.createTarget", {"url": "about:blank"}, None, deadline)["targetId"]
-    session: str = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True}, None, deadline)["sessionId"]
-    pipe.call("Page.enable", None, session, deadline)
-    pipe.call("Page.navigate", {"url": url}, session, deadline)
-    while True:
-        message = pipe.events.pop(0) if pipe.events else pipe.receive(deadline)
-        assert message is not None, f"{url} did not load"
-        if message.get("method") == "Page.loadEventFired":
-            return session
-
 
 def test_an_archived_page_loads_nothing_from_the_live_web(served: Served, live: str) -> None:
     name = str(served.archive.add(S, _page(live), format="html"))
     url = f"{served.url}/uri-res/N2R?{name}"
     with devtools() as pipe:
-        session = _load(pipe, url)
+        session = open_page(pipe, url)
         time.sleep(1.0)  # anything late would have started by now
         deadline = time.monotonic() + 30
         probe = pipe.call("Runtime.evaluate", {

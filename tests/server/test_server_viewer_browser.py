@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 from server_helpers import VERSION_TIMES, Served
 
+from chromium_helpers import open_page
 from pdi.capture.browser import Pipe, devtools
 
 SELECT = """
@@ -47,18 +48,6 @@ SELECT = """
 """
 
 
-def _open(pipe: Pipe, url: str) -> str:
-    deadline = time.monotonic() + 60
-    target = pipe.call("Target.createTarget", {"url": "about:blank"}, None, deadline)["targetId"]
-    session: str = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True}, None, deadline)["sessionId"]
-    pipe.call("Page.enable", None, session, deadline)
-    pipe.call("Page.navigate", {"url": url}, session, deadline)
-    while True:
-        message = pipe.events.pop(0) if pipe.events else pipe.receive(deadline)
-        assert message is not None, f"{url} did not load"
-        if message.get("method") == "Page.loadEventFired":
-            return session
-
 
 def _select(pipe: Pipe, session: str, wanted: str) -> Any:
     expression = SELECT.replace("WANTED", json.dumps(wanted))
@@ -79,7 +68,7 @@ def test_selecting_a_passage_gives_its_citable_name(served: Served) -> None:
         "line.": "#char=24,29",  # after the clef
     }
     with devtools() as pipe:
-        session = _open(pipe, view)
+        session = open_page(pipe, view)
         for wanted, fragment in expected.items():
             assert _select(pipe, session, wanted) == served.text + fragment, wanted
     for wanted, fragment in expected.items():
@@ -110,7 +99,7 @@ def test_a_generic_name_shows_every_version_with_its_formats_and_date(served: Se
         return [tail.split(".")[0], f"/view?pdi={urllib.parse.quote(name, safe='')}", name]
 
     with devtools() as pipe:
-        session = _open(pipe, view)
+        session = open_page(pipe, view)
         deadline = time.monotonic() + 30
         rows = pipe.call("Runtime.evaluate", {"expression": VERSIONS, "returnByValue": True}, session, deadline)
         size = {"width": 1100, "height": 560, "deviceScaleFactor": 1, "mobile": False}  # a desktop window

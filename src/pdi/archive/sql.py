@@ -206,7 +206,10 @@ class SQLStore(ABC):
         """
 
     def _stage_import(self, blobs: Sequence[tuple[str, BlobSource]]) -> list[BlobPin]:
-        """Stage the blobs of an import (``_stage_blob`` each, unless a store does better)."""
+        """Stage the blobs of an import (``_stage_blob`` each, unless a store does better).
+
+        This default, one blob after the other, is also how a deposit stages.
+        """
         pins: list[BlobPin] = []
         try:
             for sha256, content in blobs:
@@ -227,18 +230,7 @@ class SQLStore(ABC):
         ``together`` stages an import's blobs all or none (:meth:`_stage_import`).
         Inside the transaction the deposit calls :meth:`_secure` with the pins.
         """
-        if together:
-            pins = self._stage_import(blobs)
-        else:
-            pins = []
-            try:
-                for sha256, content in blobs:
-                    pin = self._stage_blob(sha256, content)
-                    if pin is not None:
-                        pins.append(pin)
-            except BaseException:
-                _release(pins)
-                raise
+        pins = self._stage_import(blobs) if together else SQLStore._stage_import(self, blobs)
         try:
             yield pins
         finally:

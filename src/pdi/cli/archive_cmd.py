@@ -9,8 +9,10 @@ reading :mod:`pdi.cli.read_cmd`.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -21,7 +23,7 @@ from pdi.archive import (
     Archive,
     resolve_location,
 )
-from pdi.errors import IntegrityError
+from pdi.errors import IntegrityError, StoreError
 
 if TYPE_CHECKING:
     pass
@@ -58,6 +60,18 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
             progress.update(task, completed=done, total=total)
 
         yield update
+
+
+def write_out(data: bytes, output: str | None) -> None:
+    """Write ``data`` to the file ``output``, or to standard output (``None`` or ``-``)."""
+    if output is None or output == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    try:
+        Path(output).write_bytes(data)
+    except OSError as exc:
+        raise StoreError(f"cannot write {output}: {exc.strerror}") from exc
 
 
 def open_archive(archive: str) -> Archive:

@@ -6,7 +6,6 @@ Thin: parse arguments, call :mod:`pdi.capture` / :mod:`pdi.mhtml`, print.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,10 +15,10 @@ from rich.markup import escape
 
 from pdi._wording import plural
 from pdi.archive import Archive
-from pdi.cli.archive_cmd import archive_option
+from pdi.cli.archive_cmd import archive_option, write_out
 from pdi.cli.mhtml_cmd import printable
 from pdi.cli.mhtml_group import mhtml
-from pdi.errors import ImmutabilityError, LimitError, StoreError
+from pdi.errors import ImmutabilityError, LimitError
 
 _MB = 1024 * 1024
 
@@ -45,17 +44,6 @@ def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
             progress.update(task, completed=done, total=total)
 
         yield update
-
-
-def _write(path: str, data: bytes) -> None:
-    if path == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return
-    try:
-        Path(path).write_bytes(data)
-    except OSError as exc:
-        raise StoreError(f"cannot write {path}: {exc.strerror}") from exc
 
 
 def _refuse_overwriting_inputs(output: str, index: str, root: str | None, files: tuple[tuple[str, str], ...]) -> None:
@@ -97,7 +85,7 @@ def pack_command(index: str, output: str, base: str, root: str | None) -> None:
     packed = pack_path(index, base=base, root=root)
     if output != "-":
         _refuse_overwriting_inputs(output, index, root, packed.files)
-    _write(output, packed.mhtml)
+    write_out(packed.mhtml, output)
     click.echo(f"packed {plural(len(packed.files), 'part')}, {plural(len(packed.mhtml), 'byte')}", err=True)
     for failure in packed.failures:
         click.echo(f"not packed: {printable(failure.reason)}", err=True)
@@ -231,7 +219,7 @@ def capture_command(
         settle=settle,
     )
     if output is not None:
-        _write(output, data)
+        write_out(data, output)
     if series is not None:
         from pdi.capture.deposit import deposit_capture
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -19,8 +18,8 @@ from pdi.archive import (
     Resolved,
 )
 from pdi.cli import EXIT_PAST_END, EXIT_USAGE
-from pdi.cli.archive_cmd import archive_option, open_archive
-from pdi.errors import IntegrityError, ParseError, StoreError
+from pdi.cli.archive_cmd import archive_option, open_archive, write_out
+from pdi.errors import IntegrityError, ParseError
 
 if TYPE_CHECKING:
     from pdi.fragments import FragmentResult
@@ -89,17 +88,6 @@ def _extent(selection: FragmentResult) -> str:
     return ""
 
 
-def _write_out(data: bytes, output: str | None) -> None:
-    """Write ``data`` to the file ``output``, or to standard output (``None`` or ``-``)."""
-    if output is None or output == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return
-    try:
-        Path(output).write_bytes(data)
-    except OSError as exc:
-        raise StoreError(f"cannot write {output}: {exc.strerror}") from exc
-
 @click.command("get")
 @click.argument("pdi")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True, allow_dash=True),
@@ -156,7 +144,7 @@ def get_cmd(
     elif selection is not None and selection.clamped and not info:
         click.echo(f"warning: {result.pdi} reaches past the end: clamped to it", err=True)
     if not info:
-        _write_out(result.data, output)
+        write_out(result.data, output)
     if selection is not None and selection.past_end:
         ctx.exit(EXIT_PAST_END)
 
