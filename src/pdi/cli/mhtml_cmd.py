@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 import click
@@ -30,7 +31,7 @@ def read_file(path: str, *, base: str | None = None, limits: Limits | None = Non
     A missing file is a not-found error; any other failure to read it a storage error.
     """
     if path == "-":
-        return parse(click.get_binary_stream("stdin"), base=base, limits=limits)
+        return parse(sys.stdin.buffer, base=base, limits=limits)
     try:
         with open(path, "rb") as f:
             return parse(f, base=base, limits=limits)
