@@ -40,31 +40,16 @@ def serve_cmd(
     at a time (--evaluations), a slow or silent client is disconnected
     (--header-timeout), and connections are capped (--max-connections).
     """
-    import socket
-
-    import uvicorn
-
-    from pdi.errors import PDIError
     from pdi.server import create_app
-    from pdi.server.limits import WorkLimits, guarded_protocol
+    from pdi.server.limits import WorkLimits
+    from pdi.server.run import listening_socket, serve
 
     app = create_app(archive, base_url=base_url, limits=WorkLimits(evaluations, queue_seconds))
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listener = socket.socket(family, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        listener.bind((host, port))
-    except OSError as exc:
-        listener.close()
-        raise PDIError(f"cannot listen on {host} port {port}: {exc.strerror}") from exc
+    listener = listening_socket(host, port)
     bound = listener.getsockname()[1]
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    shown = f"[{host}]" if ":" in host else host
     click.echo(f"pdi: serving {archive} at http://{shown}:{bound}/ (Ctrl-C stops)", err=True)
-    config = uvicorn.Config(
-        app, fd=listener.fileno(), log_level="warning", http=guarded_protocol(header_timeout),
-        limit_concurrency=max_connections, timeout_keep_alive=5,
-    )
-    uvicorn.Server(config).run()
+    serve(app, listener, header_timeout=header_timeout, max_connections=max_connections)
 
 
 def register(cli: click.Group) -> None:
