@@ -269,7 +269,10 @@ _REF = re.compile(
     r"(?P<series>[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})/"
     r"(?P<year>[0-9]{4}|\*)/(?P<month>[0-9]{1,2}|\*)/(?P<day>[0-9]{1,2}|\*)/"
     r"(?P<uid>(?:[A-Za-z0-9()\-:;$_!']|%[0-9A-Fa-f]{2})+|\*)"
-    r"(?:\.(?P<fmt>(?:[A-Za-z0-9()\-:;$_!'+]|%[0-9A-Fa-f]{2})+|\*)(?:\.(?P<ver>[0-9]+|\*))?)?"
+    # a format token (README "Format tokens"): letters, digits, ! $ & ' - ^ _ ` { } ~ and
+    # %-escapes, with one literal + between major and minor type
+    r"(?:\.(?P<fmt>(?:[A-Za-z0-9!$&'\-^_`{}~]|%[0-9A-Fa-f]{2})+(?:\+(?:[A-Za-z0-9!$&'\-^_`{}~]|%[0-9A-Fa-f]{2})+)?|\*)"
+    r"(?:\.(?P<ver>[0-9]+|\*))?)?"
 )
 
 
@@ -307,7 +310,7 @@ def reference_valid(text: str) -> bool:
     return True
 
 
-GRAMMAR_CHARS = "pdiurn:/.-*%aA0123456789zus(_)+!#@=?,"
+GRAMMAR_CHARS = "pdiurn:/.-*%aA0123456789zus(_)+!#@=?,~{^;"
 
 
 @st.composite
