@@ -209,8 +209,9 @@ def test_remove_unreferenced_takes_only_old_blobs_no_name_holds(tmp_path: Path, 
         path = store.blob_path(sha)
         path.parent.mkdir(exist_ok=True)
         path.write_bytes(content)
-        if old:
-            os.utime(path, (hour_ago, hour_ago))
+        # the file's times from the clock the remover reads, not the file system's
+        stamp = hour_ago if old else time.time()
+        os.utime(path, (stamp, stamp))
         return sha
 
     old, fresh, reused = orphan(b"old", True), orphan(b"fresh", False), orphan(GIF + b"reused", True)
