@@ -188,17 +188,30 @@ class _Head:
         return tokens
 
 
-async def _read_head(reader: asyncio.StreamReader, limit: int, timeout: float, what: str) -> list[bytes]:
-    """The lines of a header block (without line ends), read within ``timeout`` and ``limit`` bytes."""
+async def _read_head(reader: asyncio.StreamReader, limit: int, timeout: float, what: str) -> list[bytes] | None:
+    """The lines of a header block (without line ends), read within ``timeout`` and ``limit`` bytes.
 
-    async def lines() -> list[bytes]:
+    ``None`` when the peer sent not one byte before closing or before the time ran
+    out: Chromium opens connections ahead of need and closes those it did not use.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    try:
+        pending = await asyncio.wait_for(reader.read(1), timeout=timeout)
+    except TimeoutError:
+        return None
+    if not pending:
+        return None
+
+    async def lines(pending: bytes) -> list[bytes]:
         got: list[bytes] = []
         size = 0
         while True:
             try:
-                line = await reader.readline()
+                line = pending + await reader.readline()
             except ValueError as exc:  # one line longer than the stream's limit
                 raise LimitError(f"{what} has a header line longer than {limit} bytes") from exc
+            pending = b""
             size += len(line)
             if size > limit:
                 raise LimitError(f"{what} has a header block longer than {limit} bytes")
@@ -212,7 +225,7 @@ async def _read_head(reader: asyncio.StreamReader, limit: int, timeout: float, w
             got.append(line)
 
     try:
-        return await asyncio.wait_for(lines(), timeout=timeout)
+        return await asyncio.wait_for(lines(pending), timeout=max(deadline - loop.time(), 0.001))
     except TimeoutError as exc:
         raise LimitError(f"{what} did not send its header block within {timeout} s") from exc
 
@@ -381,9 +394,11 @@ class CaptureProxy:
         try:
             try:
                 lines = await _read_head(reader, limits.max_request_head_bytes, limits.head_timeout, "the request")
+                if lines is None:
+                    return  # a connection never used: nothing to answer
                 head = _parse_request(lines)
             except (LimitError, ParseError) as exc:
-                raise _Refused(400, request, str(exc)) from exc
+                raise _Refused(400, request, str(exc), record=False) from exc
             method, target = head.start[0].decode("ascii"), head.start[1].decode("latin-1")
             request = f"{method} {target}"
             if method == "CONNECT":
@@ -471,6 +486,8 @@ class CaptureProxy:
         while True:
             try:
                 lines = await _read_head(up_reader, limits.max_response_head_bytes, limits.idle_timeout, "the server's response")
+                if lines is None:
+                    raise ParseError("the server closed the connection without answering", text="", offset=0, rule="RFC 9112 §4")
                 head = _parse_response(lines)
             except (LimitError, ParseError) as exc:
                 raise _Refused(502, request, str(exc), record=False) from exc
