@@ -423,6 +423,17 @@ def test_connections_are_bounded() -> None:
     assert _status(answer) == 503 and b"more than 2 connections" in answer
 
 
+def test_refusals_kept_are_bounded_in_number_and_length(internal: Upstream) -> None:
+    with CaptureProxy(AddressPolicy(), ProxyLimits(max_refusals_kept=2)) as proxy:
+        long_path = "/" + "a" * 5000
+        for path in [long_path, "/2", "/3", "/4"]:
+            assert _status(_ask(proxy, f"GET http://127.0.0.2:{internal.port}{path} HTTP/1.1\r\n\r\n".encode())) == 403
+    assert len(proxy.refused) == 2 and proxy.refused_unkept == 2
+    assert len(proxy.refused[0].request) == 1001 and proxy.refused[0].request.endswith("a…")
+    assert proxy.refused[1].request == f"GET http://127.0.0.2:{internal.port}/2"
+    assert internal.connections == 0
+
+
 def test_policy_checks_before_the_capture() -> None:
     assert AddressPolicy(allow_private=True).addresses("127.0.0.1", 80) == ["127.0.0.1"]
     with pytest.raises(UnsupportedError, match="loopback"):

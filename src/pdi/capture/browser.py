@@ -283,8 +283,8 @@ def _drive(
         if message.get("id") == navigate_id:
             result = message.get("result", {})
             if "errorText" in result:
-                refused = f"; the capture proxy refused {_refusals(proxy)}" if proxy.refused else ""
-                raise NotFoundError(f"Chromium could not load {url}: {result['errorText']}{refused}")
+                why = f"; the capture proxy refused {_refusals(proxy)}" if proxy.refused else ""
+                raise NotFoundError(f"Chromium could not load {url}: {result['errorText']}{why}")
             continue
         method = message.get("method")
         params = message.get("params", {})
@@ -304,6 +304,7 @@ def _drive(
     mhtml = str(snapshot["data"]).encode("utf-8")
     if max_bytes is not None and len(mhtml) > max_bytes:
         raise LimitError(f"Chromium wrote {plural(len(mhtml), 'byte')} of MHTML, more than the limit of {max_bytes}")
-    return BrowserCapture(
-        mhtml=mhtml, url=url, final_url=final_url, refused=tuple(str(r) for r in proxy.refused)
-    )
+    refused = [str(r) for r in proxy.refused]
+    if proxy.refused_unkept:
+        refused.append(f"{plural(proxy.refused_unkept, 'more request')} (not listed)")
+    return BrowserCapture(mhtml=mhtml, url=url, final_url=final_url, refused=tuple(refused))

@@ -72,6 +72,7 @@ class ProxyLimits:
     connect_timeout: float = 10.0
     idle_timeout: float = 30.0
     max_connections: int = 64
+    max_refusals_kept: int = 1000  # the rest are only counted (a page can ask for millions)
 
 
 @dataclass(frozen=True)
@@ -295,7 +296,9 @@ def _host_and_port(authority: str, default_port: int | None, request: str) -> tu
 class CaptureProxy:
     """The proxy on ``127.0.0.1`` for one capture, run on its own thread. Use as ``with CaptureProxy(policy) as p``.
 
-    :attr:`port` is where it listens; :attr:`refused` what it has refused so far.
+    :attr:`port` is where it listens; :attr:`refused` what it has refused so far (the
+    first ``max_refusals_kept``, each request cut to 1000 characters), and
+    :attr:`refused_unkept` how many more.
     """
 
     def __init__(self, policy: AddressPolicy, limits: ProxyLimits | None = None) -> None:
@@ -303,6 +306,7 @@ class CaptureProxy:
         self._policy = policy
         self.port = 0
         self.refused: list[Refusal] = []
+        self.refused_unkept = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
@@ -368,7 +372,7 @@ class CaptureProxy:
         self._open += 1
         try:
             if self._open > self.limits.max_connections:
-                self.refused.append(Refusal("a connection", f"more than {self.limits.max_connections} open at once"))
+                self._record("a connection", f"more than {self.limits.max_connections} open at once")
                 await self._answer(writer, 503, f"more than {self.limits.max_connections} connections open at once")
                 return
             await self._handle(reader, writer)
@@ -378,6 +382,14 @@ class CaptureProxy:
             self._open -= 1
             self._connections.discard(task)
             writer.close()
+
+    def _record(self, request: str, reason: str) -> None:
+        if len(self.refused) >= self.limits.max_refusals_kept:
+            self.refused_unkept += 1
+            return
+        if len(request) > 1000:
+            request = request[:1000] + "…"
+        self.refused.append(Refusal(request, reason))
 
     async def _answer(self, writer: asyncio.StreamWriter, status: int, reason: str) -> None:
         body = f"pdi capture proxy: {reason}\n".encode("utf-8", "replace")
@@ -407,7 +419,7 @@ class CaptureProxy:
                 await self._forward(reader, writer, head, target, request)
         except _Refused as refusal:
             if refusal.record:
-                self.refused.append(Refusal(refusal.request, refusal.reason))
+                self._record(refusal.request, refusal.reason)
             await self._answer(writer, refusal.status, refusal.reason)
 
     async def _connect(self, host: str, port: int, request: str, limit: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
