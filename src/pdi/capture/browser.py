@@ -118,7 +118,10 @@ class Pipe:
             message["sessionId"] = session
         payload = json.dumps(message).encode("utf-8") + b"\0"
         while payload:
-            written = os.write(self._out, payload)
+            try:
+                written = os.write(self._out, payload)
+            except BrokenPipeError as exc:  # Chromium exited (or never started)
+                raise NotFoundError("Chromium closed the DevTools pipe (did it crash?)") from exc
             payload = payload[written:]
         return self._next_id
 
@@ -241,8 +244,8 @@ def devtools(chromium: str | None = None, max_bytes: int | None = None, proxy: s
         finally:
             try:
                 pipe.send("Browser.close")
-            except OSError:
-                pass
+            except (OSError, NotFoundError):
+                pass  # already gone
             try:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
