@@ -6,7 +6,9 @@
   packs it as RFC 2557 MHTML with :func:`pdi.mhtml.write.build`.
 - :func:`capture_with_browser` lets Debian's Chromium load the page (for pages
   that build themselves with JavaScript) and keeps Chromium's own MHTML
-  (:mod:`pdi.capture.browser`).
+  (:mod:`pdi.capture.browser`); every connection Chromium makes goes through
+  pdi's forward proxy, which applies the same address check
+  (:mod:`pdi.capture.proxy`).
 - :func:`pack_path` and :func:`unpack_to` are the file-system side
   (:mod:`pdi.capture.local`).
 - :func:`pdi.capture.deposit.deposit_capture` deposits a capture in the

@@ -4,15 +4,24 @@ Chromium is driven over the DevTools protocol through ``--remote-debugging-pipe`
 (messages are JSON objects separated by NUL bytes on file descriptors 3 and 4):
 no port is opened, nothing else on the machine can talk to the browser, and
 no WebSocket library is needed. The browser starts with a fresh, temporary
-profile and without background networking, so a capture fetches only what the
-page asks for.
+profile and without background networking.
 
-Every request the page makes passes through ``Fetch.requestPaused``: its host
-is resolved and checked like the HTTP fetcher's (no private, loopback or
-link-local addresses unless ``allow_private``); refused requests fail with
-``AccessDenied`` and are recorded. ``Page.captureSnapshot`` then returns
-Chromium's own MHTML serialization of the page as it stands after the load
-event and ``settle`` more seconds (for pages that build themselves with
+Every connection Chromium makes goes through pdi's own forward proxy
+(:mod:`pdi.capture.proxy`), which resolves each host itself, checks every
+address like the HTTP fetcher does (no private, loopback or link-local
+addresses unless ``allow_private``), connects only to an address it checked,
+and records what it refused. So the check covers every request, of every
+kind, from every frame and worker: the page's, a cross-site frame's (in a
+process of its own), a dedicated, shared or service worker's, WebSockets,
+redirects. Chromium is told to send everything there (``--proxy-server`` with
+``--proxy-bypass-list=<-loopback>``, so that loopback hosts go through it
+too), to resolve no name itself (``--host-resolver-rules``: every name but
+the proxy's address is not found), to use no QUIC (``--disable-quic``;
+WebTransport is refused when a proxy is set) and to send WebRTC only through
+the proxy (``--webrtc-ip-handling-policy=disable_non_proxied_udp``: no UDP,
+STUN included, since the proxy carries none). ``Page.captureSnapshot`` then
+returns Chromium's own MHTML serialization of the page as it stands after the
+load event and ``settle`` more seconds (for pages that build themselves with
 JavaScript).
 """
 
@@ -23,18 +32,18 @@ import json
 import os
 import select
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from pdi._wording import plural
-from pdi.capture.fetch import check_address, check_url
+from pdi.capture.fetch import check_url
+from pdi.capture.proxy import AddressPolicy, CaptureProxy
 from pdi.errors import LimitError, NotFoundError, PDIError, UnsupportedError
 
 __all__ = ["BrowserCapture", "capture_with_browser", "chromium_path"]
@@ -52,12 +61,28 @@ _FLAGS = (
     "--disable-extensions",
     "--mute-audio",
     "--remote-debugging-pipe",
+    # WebRTC only through the proxy (which carries no UDP): no STUN, no UDP candidates.
+    # (This Chromium's switch for the webrtc.ip_handling_policy preference.)
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
+
+
+def _proxy_flags(proxy: str) -> tuple[str, ...]:
+    """Chromium's flags to send every connection through ``proxy`` (``http://127.0.0.1:PORT``)."""
+    address = urllib.parse.urlsplit(proxy).hostname
+    return (
+        f"--proxy-server={proxy}",
+        # Chromium sends loopback hosts (localhost, 127/8, [::1]) direct unless told otherwise.
+        "--proxy-bypass-list=<-loopback>",
+        # Chromium resolves no name itself (the proxy does): nothing that escaped the
+        # proxy, a DNS prefetch included, could find an address.
+        f"--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE {address}",
+    )
 
 
 @dataclass(frozen=True)
 class BrowserCapture:
-    """What Chromium wrote: the MHTML bytes, the URL it ended on, requests refused."""
+    """What Chromium wrote: the MHTML bytes, the URL it ended on, what the capture proxy refused (``request: why``)."""
 
     mhtml: bytes
     url: str
@@ -93,7 +118,10 @@ class Pipe:
             message["sessionId"] = session
         payload = json.dumps(message).encode("utf-8") + b"\0"
         while payload:
-            written = os.write(self._out, payload)
+            try:
+                written = os.write(self._out, payload)
+            except BrokenPipeError as exc:  # Chromium exited (or never started)
+                raise NotFoundError("Chromium closed the DevTools pipe (did it crash?)") from exc
             payload = payload[written:]
         return self._next_id
 
@@ -135,29 +163,14 @@ class Pipe:
                 self.events.append(message)
 
 
-def _host_allowed(url: str, allow_private: bool) -> bool:
+def _check_page(url: str, policy: AddressPolicy) -> None:
+    """Refuse ``url`` before Chromium starts if its host is not one the proxy would let through."""
+    parsed = check_url(url)  # http or https, a host, a port that is one
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
     try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:  # "http://[::1": not a URL
-        return False
-    if parts.scheme in ("data", "blob", "about"):
-        return True
-    if parts.scheme not in ("http", "https", "ws", "wss"):
-        return False
-    host = parts.hostname
-    if not host:
-        return False
-    try:
-        port = parts.port  # ValueError when it is not a port number
-        infos = socket.getaddrinfo(host, port or 80, type=socket.SOCK_STREAM)
-    except (OSError, ValueError, UnicodeError):
-        return False
-    try:
-        for info in infos:
-            check_address(host, str(info[4][0]), allow_private=allow_private)
-    except PDIError:
-        return False
-    return True
+        policy.addresses(parsed.host, port)
+    except PDIError as exc:
+        raise UnsupportedError(f"refusing to capture {url}: {exc}") from exc
 
 
 def _above_four(fd: int) -> int:
@@ -172,6 +185,7 @@ def capture_with_browser(
     url: str,
     *,
     allow_private: bool = False,
+    allow: Collection[tuple[str, int]] = (),
     timeout: float = 60.0,
     settle: float = 1.0,
     chromium: str | None = None,
@@ -179,28 +193,30 @@ def capture_with_browser(
 ) -> BrowserCapture:
     """Load ``url`` in headless Chromium and return its ``Page.captureSnapshot`` MHTML.
 
+    Every connection Chromium makes passes the capture proxy's address check:
+    public addresses, every address if ``allow_private``, and the ``(address,
+    port)`` pairs of ``allow`` (a local mirror; the tests' own sites). A page
+    that ends on a URL the proxy refused is refused (:class:`UnsupportedError`).
+
     ``max_bytes`` bounds the MHTML: a larger one is a :class:`LimitError`, raised while
     it arrives (a DevTools message may carry at most twice that, for JSON escapes), so
     no more than that is ever held.
     """
-    host = check_url(url).host  # http or https, a host, a port that is one
-    if not _host_allowed(url, allow_private):
-        raise UnsupportedError(
-            f"refusing to capture {url}: {host} is not a public address or cannot be resolved "
-            "(pass --allow-private for private, loopback or link-local hosts)"
-        )
+    policy = AddressPolicy.of(allow_private=allow_private, allow=allow)
+    _check_page(url, policy)
     deadline = time.monotonic() + timeout
-    with devtools(chromium, max_bytes) as pipe:
-        return _drive(pipe, url, allow_private=allow_private, deadline=deadline, settle=settle, max_bytes=max_bytes)
+    with CaptureProxy(policy) as proxy, devtools(chromium, max_bytes, proxy=proxy.url) as pipe:
+        return _drive(pipe, proxy, url, deadline=deadline, settle=settle, max_bytes=max_bytes)
 
 
 @contextmanager
-def devtools(chromium: str | None = None, max_bytes: int | None = None) -> Iterator[Pipe]:
+def devtools(chromium: str | None = None, max_bytes: int | None = None, proxy: str | None = None) -> Iterator[Pipe]:
     """A headless Chromium with a new empty profile, driven over the DevTools pipe; closed on exit.
 
     Chromium reads commands on its descriptor 3 and answers on 4
     (``--remote-debugging-pipe``): no port is opened. ``max_bytes`` bounds one
-    message (see :class:`Pipe`).
+    message (see :class:`Pipe`). With ``proxy`` (``http://127.0.0.1:PORT``) every
+    connection goes through that proxy and Chromium resolves no name itself.
     """
     binary = chromium or chromium_path()
     to_browser_r, to_browser_w = os.pipe()
@@ -209,7 +225,7 @@ def devtools(chromium: str | None = None, max_bytes: int | None = None) -> Itera
     to_browser_r = _above_four(to_browser_r)
     from_browser_w = _above_four(from_browser_w)
     with tempfile.TemporaryDirectory(prefix="pdi-chromium-") as profile:
-        args = [*_FLAGS, f"--user-data-dir={profile}", "about:blank"]
+        args = [*_FLAGS, *(_proxy_flags(proxy) if proxy else ()), f"--user-data-dir={profile}", "about:blank"]
         # bash only moves the two pipe ends to descriptors 3 and 4, then becomes Chromium.
         script = f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w} {to_browser_r}<&- {from_browser_w}>&-'
         process = subprocess.Popen(
@@ -228,8 +244,8 @@ def devtools(chromium: str | None = None, max_bytes: int | None = None) -> Itera
         finally:
             try:
                 pipe.send("Browser.close")
-            except OSError:
-                pass
+            except (OSError, NotFoundError):
+                pass  # already gone
             try:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -239,14 +255,17 @@ def devtools(chromium: str | None = None, max_bytes: int | None = None) -> Itera
             os.close(from_browser_r)
 
 
+def _refusals(proxy: CaptureProxy) -> str:
+    refused = list(proxy.refused)
+    return "; ".join(str(r) for r in refused[-3:]) + (f" (and {len(refused) - 3} more)" if len(refused) > 3 else "")
+
+
 def _drive(
-    pipe: Pipe, url: str, *, allow_private: bool, deadline: float, settle: float, max_bytes: int | None
+    pipe: Pipe, proxy: CaptureProxy, url: str, *, deadline: float, settle: float, max_bytes: int | None
 ) -> BrowserCapture:
     target = pipe.call("Target.createTarget", {"url": "about:blank"}, None, deadline)["targetId"]
     session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True}, None, deadline)["sessionId"]
     pipe.call("Page.enable", None, session, deadline)
-    pipe.call("Fetch.enable", {"patterns": [{"urlPattern": "*"}]}, session, deadline)
-    refused: list[str] = []
     loaded = False
     navigate_id = pipe.send("Page.navigate", {"url": url}, session)
     final_url = url
@@ -267,26 +286,28 @@ def _drive(
         if message.get("id") == navigate_id:
             result = message.get("result", {})
             if "errorText" in result:
-                raise NotFoundError(f"Chromium could not load {url}: {result['errorText']}")
+                why = f"; the capture proxy refused {_refusals(proxy)}" if proxy.refused else ""
+                raise NotFoundError(f"Chromium could not load {url}: {result['errorText']}{why}")
             continue
         method = message.get("method")
         params = message.get("params", {})
-        if method == "Fetch.requestPaused":
-            request_url = params["request"]["url"]
-            if _host_allowed(request_url, allow_private):
-                pipe.send("Fetch.continueRequest", {"requestId": params["requestId"]}, session)
-            else:
-                refused.append(request_url)
-                pipe.send("Fetch.failRequest", {"requestId": params["requestId"], "errorReason": "AccessDenied"}, session)
-        elif method == "Page.frameNavigated" and "parentId" not in params.get("frame", {}):
+        if method == "Page.frameNavigated" and "parentId" not in params.get("frame", {}):
             final_url = params["frame"].get("url", final_url)
         elif method == "Page.loadEventFired" and not loaded:
             loaded = True
             settle_until = time.monotonic() + settle
     if not loaded:
         raise LimitError(f"{url} did not finish loading in time")
+    # A page that led (by a redirect, or a script) to a plain-http URL the proxy refused
+    # shows the proxy's 403 answer: that is no capture of the page.
+    for refusal in list(proxy.refused):
+        if refusal.request == f"GET {final_url.partition('#')[0]}":
+            raise UnsupportedError(f"refusing to capture {url}: it led to {refusal}")
     snapshot = pipe.call("Page.captureSnapshot", {"format": "mhtml"}, session, deadline)
     mhtml = str(snapshot["data"]).encode("utf-8")
     if max_bytes is not None and len(mhtml) > max_bytes:
         raise LimitError(f"Chromium wrote {plural(len(mhtml), 'byte')} of MHTML, more than the limit of {max_bytes}")
+    refused = [str(r) for r in proxy.refused]
+    if proxy.refused_unkept:
+        refused.append(f"{plural(proxy.refused_unkept, 'more request')} (not listed)")
     return BrowserCapture(mhtml=mhtml, url=url, final_url=final_url, refused=tuple(refused))

@@ -205,7 +205,11 @@ def capture_command(
     capture's new date, boundary and Content-IDs are no change. Refuses
     private, loopback, link-local and other non-public addresses (IPv6
     forms carrying one included) unless --allow-private; --max-mb bounds
-    each resource as sent and as decoded.
+    each resource as sent and as decoded. With --browser every connection
+    Chromium makes (the page's, other sites' frames', workers', WebSockets,
+    redirects) goes through pdi's own proxy, which resolves the host, checks
+    each address the same way and connects only to the one it checked; what
+    it refuses is listed on stderr, and no UDP (WebRTC, QUIC) is sent.
     """
     if series is None and output is None:
         raise click.UsageError("give --series S (deposit in the archive) and/or -o FILE")
