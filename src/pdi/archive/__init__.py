@@ -57,7 +57,7 @@ from pdi.errors import (
     PDIError,
     UnsupportedError,
 )
-from pdi.identifier import PDI, Fragment, series_for_minting
+from pdi.identifier import PDI, Fragment, series_for_minting, spells_serial
 
 if TYPE_CHECKING:
     from pdi.fragments import FragmentResult
@@ -295,16 +295,6 @@ def canonical_series(name: str) -> str:
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def spells_serial(unique_id: str) -> bool:
-    """Whether a (decoded) unique id is written as a daily serial: digits, no leading zero.
-
-    Serials start at 1 (PDI-GRAMMAR §2.5), so ``007`` and ``0`` are foreign ids.
-    The catalog keys a document by its decoded id, so a foreign id that spells a
-    serial would take that serial's place.
-    """
-    return unique_id.isascii() and unique_id.isdigit() and unique_id[0] != "0"
 
 
 def _foreign_serial(pdi: PDI) -> bool:

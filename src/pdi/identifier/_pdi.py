@@ -35,6 +35,7 @@ from pdi.identifier._syntax import (
     _percent_decode,
     _Warning,
     escape_unique_id,
+    spells_serial,
 )
 
 # The resource identifier's values: series components, year, month, day,
@@ -642,7 +643,7 @@ def _slow_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _He
                 why = f"character {ch!r} is not allowed in the unique id (escape it as UTF-8 %XX)"
             raise _fail(why, text, spec_start + bad, "unique-id")
         unique_id = _percent_decode(uid_raw, text=text, offset=spec_start, rule="unique-id")
-        if uid_raw.isdigit() and uid_raw[0] != "0":
+        if spells_serial(uid_raw):
             is_serial = True
             serial = _number(uid_raw, text=text, offset=spec_start, rule="daily-serial-number")
 
@@ -759,7 +760,7 @@ def _fast_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _He
         unique_id = "*"
     else:
         unique_id = _percent_decode(uid_raw, text=text, offset=spec_start, rule="unique-id")
-        if uid_raw.isdigit() and uid_raw[0] != "0":
+        if spells_serial(uid_raw):
             is_serial = True
             serial = _number(uid_raw, text=text, offset=spec_start, rule="daily-serial-number")
     version: int | None = None
