@@ -354,12 +354,13 @@ class _Namer:
         if template is None:
             template = self._templates[key] = _name(record)
         serial = str(record.serial)
-        # The constructor, not dataclasses.replace: five times faster, and this
-        # runs once per listed name (a template has no fragment or warnings).
-        t = template
+        # The constructor, not dataclasses.replace (which takes 1.6 times as
+        # long), as this runs once per listed name; a template has no fragment
+        # or warnings.
         return PDI(
-            t.series, t.year, t.month, t.day, serial, serial, True, record.serial, t.format,
-            record.version,
+            series=template.series, year=template.year, month=template.month, day=template.day,
+            unique_id=serial, unique_id_raw=serial, serial=record.serial,
+            format=template.format, version=record.version,
         )
 
 
