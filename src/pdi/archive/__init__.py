@@ -57,7 +57,7 @@ from pdi.errors import (
     PDIError,
     UnsupportedError,
 )
-from pdi.identifier import PDI, Fragment, series_for_minting
+from pdi.identifier import PDI, Fragment, series_for_minting, spells_serial
 
 if TYPE_CHECKING:
     from pdi.fragments import FragmentResult
@@ -297,16 +297,6 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def spells_serial(unique_id: str) -> bool:
-    """Whether a (decoded) unique id is written as a daily serial: digits, no leading zero.
-
-    Serials start at 1 (PDI-GRAMMAR §2.5), so ``007`` and ``0`` are foreign ids.
-    The catalog keys a document by its decoded id, so a foreign id that spells a
-    serial would take that serial's place.
-    """
-    return unique_id.isascii() and unique_id.isdigit() and unique_id[0] != "0"
-
-
 def _foreign_serial(pdi: PDI) -> bool:
     # "%31" decodes to "1" but is a foreign id, not serial 1 (the catalog keys by the
     # decoded id, so it must not be looked up as one).
@@ -364,12 +354,13 @@ class _Namer:
         if template is None:
             template = self._templates[key] = _name(record)
         serial = str(record.serial)
-        # The constructor, not dataclasses.replace: five times faster, and this
-        # runs once per listed name (a template has no fragment or warnings).
-        t = template
+        # The constructor, not dataclasses.replace (which takes 1.6 times as
+        # long), as this runs once per listed name; a template has no fragment
+        # or warnings.
         return PDI(
-            t.series, t.year, t.month, t.day, serial, serial, True, record.serial, t.format,
-            record.version,
+            series=template.series, year=template.year, month=template.month, day=template.day,
+            unique_id=serial, unique_id_raw=serial, serial=record.serial,
+            format=template.format, version=record.version,
         )
 
 

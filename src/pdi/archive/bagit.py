@@ -46,6 +46,7 @@ from pdi.errors import (
     PDIError,
     StoreError,
 )
+from pdi.identifier import spells_serial
 
 if TYPE_CHECKING:
     from pdi.archive import Archive
@@ -362,7 +363,7 @@ def import_bag(
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Validate the bag, then import all of it into the archive in one transaction."""
-    from pdi.archive import _key_of, _name, canonical_series, parse_pdi, spells_serial
+    from pdi.archive import _key_of, _name, canonical_series, parse_pdi
 
     now = archive._now()
     try:

@@ -35,6 +35,7 @@ from pdi.archive.store import (
     SeriesRecord,
 )
 from pdi.errors import ImmutabilityError, NotFoundError, ParseError, StoreError
+from pdi.identifier import spells_serial
 
 
 def migrations(id_pk: str, blob_type: str, with_blob_table: bool) -> dict[int, list[str]]:
@@ -953,11 +954,10 @@ def _document_problem(row: Sequence[Any]) -> str | None:
     if not str(created_at).startswith(str(day)):
         return f"it was minted at {created_at}, not on its day {day} (GMT)"
     uid = str(unique_id)
-    spells = uid.isascii() and uid.isdigit() and uid[0] != "0"
     if serial is None:
-        if spells:
+        if spells_serial(uid):
             return f"its unique id {uid!r} is written as a serial, but it has none"
-    elif not spells or int(uid) != int(serial):
+    elif not spells_serial(uid) or int(uid) != int(serial):
         return f"its serial {serial} disagrees with its unique id {uid!r}"
     return None
 

@@ -32,6 +32,7 @@ from pdi.identifier._syntax import (
     ISO_3166_ALPHA2,
     Position,
     escape_unique_id,
+    spells_serial,
 )
 
 __all__ = [
@@ -45,4 +46,5 @@ __all__ = [
     "equivalent",
     "escape_unique_id",
     "series_for_minting",
+    "spells_serial",
 ]

@@ -7,6 +7,7 @@ import datetime
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from pdi import formats
 from pdi._grammar import TOKEN_PATTERN, TOKEN_SAFE, UNIQUE_SAFE, upper_hex
@@ -35,26 +36,8 @@ from pdi.identifier._syntax import (
     _percent_decode,
     _Warning,
     escape_unique_id,
+    spells_serial,
 )
-
-# The resource identifier's values: series components, year, month, day,
-# unique-id as written, unique-id decoded, is_serial, serial, format, version,
-# version_wildcard, and the offset where the resource identifier ends.
-_Head = tuple[
-    tuple[str, ...],
-    int | None,
-    int | None,
-    int | None,
-    str,
-    str,
-    bool,
-    int | None,
-    str | None,
-    int | None,
-    bool,
-    int,
-]
-
 
 # ---------------------------------------------------------------------------
 # Citations
@@ -103,10 +86,11 @@ class PDI:
     Fields are as written, except where noted: ``series`` components (the
     last is the country); ``year``/``month``/``day`` (``None`` = wildcard);
     ``unique_id`` %-decoded and ``unique_id_raw`` as written (``"*"`` for the
-    wildcard); ``is_serial``/``serial`` for a daily serial number (digits, no
-    leading zero); ``format`` the token as written; ``version`` (``None`` when
-    omitted, or the wildcard when ``version_wildcard``); ``fragment`` or
-    ``citation``; ``warnings`` of the lenient reading.
+    wildcard); ``serial`` the daily serial number (``None`` for any other
+    unique id, see :attr:`is_serial`); ``format`` the token as written;
+    ``version`` (``None`` when omitted, or the wildcard when
+    ``version_wildcard``); ``fragment`` or ``citation``; ``warnings`` of the
+    lenient reading.
     """
 
     series: tuple[str, ...]
@@ -115,7 +99,6 @@ class PDI:
     day: int | None
     unique_id: str
     unique_id_raw: str
-    is_serial: bool
     serial: int | None
     format: str | None
     version: int | None
@@ -189,6 +172,11 @@ class PDI:
         if self.year is None or self.month is None or self.day is None:
             return None
         return datetime.date(self.year, self.month, self.day)
+
+    @property
+    def is_serial(self) -> bool:
+        """Whether the unique id is a daily serial number (line 150, :func:`spells_serial`)."""
+        return self.serial is not None
 
     @property
     def unique_id_is_wildcard(self) -> bool:
@@ -488,8 +476,47 @@ def _date_part(raw: str, text: str, at: int, rule: str, warnings: list[_Warning]
     return int(raw)
 
 
+class _Head(NamedTuple):
+    """The resource identifier (line 129) as the fast or the slow head reads it.
+
+    What the parts say together (country, a foreign id without format), what
+    follows (a fragment or a citation) and the :class:`PDI` itself are the
+    shared tail's (:func:`_parse_pdi`). The heads make it with
+    ``_Head.__new__(_Head, name=…)``: by keyword, without the class call, which
+    would first pack the keywords into a dict (a tenth of a short PDI's parse).
+    """
+
+    series: tuple[str, ...]  # components as written, the country last (lines 131-135)
+    series_end: int  # offset of the '/' after the series
+    year: int | None  # None: the wildcard (lines 137-143)
+    month: int | None
+    day: int | None
+    unique_id_raw: str  # as written, "*" for the wildcard (line 147)
+    unique_id: str  # %-decoded (line 154)
+    serial: int | None  # the daily serial number, if the id spells one (line 150)
+    unique_id_at: int  # offset of the unique id
+    format: str | None  # the token as written (line 156)
+    version: int | None  # None when omitted or the wildcard (line 162)
+    version_wildcard: bool
+    end: int  # offset where the resource identifier ends: '#', '@' or the end
+
+
+def _read_unique_id(raw: str, text: str, at: int) -> tuple[str, int | None]:
+    """A well-formed unique id (or ``*``), %-decoded, and its daily serial number if any.
+
+    Lines 147-154: a daily serial is spelled as :func:`spells_serial` says;
+    anything else is an encapsulated id, decoded as UTF-8.
+    """
+    if raw == "*":
+        return raw, None
+    unique_id = _percent_decode(raw, text=text, offset=at, rule="unique-id") if "%" in raw else raw
+    if spells_serial(raw):
+        return unique_id, _number(raw, text=text, offset=at, rule="daily-serial-number")
+    return unique_id, None
+
+
 def _slow_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _Head:
-    """The resource identifier, rule by rule, with an exact error for any input."""
+    """The resource identifier (lines 129-164), rule by rule, with an exact error for any input."""
     pos = start
     head = text[pos : pos + 4].lower()
     if head == "urn:":
@@ -554,14 +581,6 @@ def _slow_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _He
             text,
             country_at,
             "iso-country",
-        )
-    if country.lower() not in ISO_3166_ALPHA2:
-        warnings.append(
-            (
-                f"{country!r} is not an ISO 3166-1 alpha-2 country code (§2.3)",
-                country_at,
-                "iso-country",
-            )
         )
 
     # iso-date and specifier
@@ -628,23 +647,15 @@ def _slow_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _He
     uid_raw = parts[0]
     if not uid_raw:
         raise _fail("the unique id is missing", text, spec_start, "unique-id")
-    is_serial = False
-    serial: int | None = None
-    if uid_raw == "*":
-        unique_id = "*"
-    else:
-        if not _UNIQUE_ID_RE.fullmatch(uid_raw):
-            bad = _first_bad(uid_raw, UNIQUE_SAFE)
-            ch = uid_raw[bad]
-            if ch in _RESERVED:
-                why = f"reserved character {ch!r} in the unique id must be %-escaped"
-            else:
-                why = f"character {ch!r} is not allowed in the unique id (escape it as UTF-8 %XX)"
-            raise _fail(why, text, spec_start + bad, "unique-id")
-        unique_id = _percent_decode(uid_raw, text=text, offset=spec_start, rule="unique-id")
-        if uid_raw.isdigit() and uid_raw[0] != "0":
-            is_serial = True
-            serial = _number(uid_raw, text=text, offset=spec_start, rule="daily-serial-number")
+    if uid_raw != "*" and not _UNIQUE_ID_RE.fullmatch(uid_raw):
+        bad = _first_bad(uid_raw, UNIQUE_SAFE)
+        ch = uid_raw[bad]
+        if ch in _RESERVED:
+            why = f"reserved character {ch!r} in the unique id must be %-escaped"
+        else:
+            why = f"character {ch!r} is not allowed in the unique id (escape it as UTF-8 %XX)"
+        raise _fail(why, text, spec_start + bad, "unique-id")
+    unique_id, serial = _read_unique_id(uid_raw, text, spec_start)
 
     fmt: str | None = None
     version: int | None = None
@@ -685,28 +696,12 @@ def _slow_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _He
                 )
             if v_raw[0] == "0":
                 warnings.append((f"version {v_raw!r} has leading zeros", v_at, "version"))
-    if not is_serial and uid_raw != "*" and fmt is None:
-        warnings.append(
-            (
-                "an encapsulated unique id requires a format (lines 347, 395)",
-                spec_start,
-                "format",
-            )
-        )
-
-    return (
-        tuple(comps),
-        year,
-        month,
-        day,
-        uid_raw,
-        unique_id,
-        is_serial,
-        serial,
-        fmt,
-        version,
-        version_wildcard,
-        ri_end,
+    return _Head.__new__(
+        _Head,
+        series=tuple(comps), series_end=slash,
+        year=year, month=month, day=day,
+        unique_id_raw=uid_raw, unique_id=unique_id, serial=serial, unique_id_at=spec_start,
+        format=fmt, version=version, version_wildcard=version_wildcard, end=ri_end,
     )
 
 
@@ -717,12 +712,18 @@ _FAST_HEAD = re.compile(
     r"(?:[uU][rR][nN]:)?[pP][dD][iI]://"
     r"((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,})/"
     r"([0-9]{4}|\*)/([0-9]{2}|\*)/([0-9]{2}|\*)/"
-    r"((?:[A-Za-z0-9()\-:;$_!']|%[0-9A-Fa-f]{2})+|\*)"
+    r"((?:[A-Za-z0-9()\-:;$_!']+|%[0-9A-Fa-f]{2})+|\*)"
     rf"(?:\.({TOKEN_PATTERN}|\*)(?:\.([1-9][0-9]*|\*))?)?"
 )
 
 
-def _fast_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _Head | None:
+def _fast_head(text: str, start: int, end: int) -> _Head | None:
+    """The resource identifier (line 129) of the common case, or ``None`` for the slow head.
+
+    Whatever :data:`_FAST_HEAD` reads is valid and two-digit dated, so nothing
+    here warns or fails but a number too long to read (``_number``) or
+    %-escapes that are not UTF-8: errors the slow head gives alike.
+    """
     m = _FAST_HEAD.match(text, start, end)
     if m is None:
         return None
@@ -740,55 +741,20 @@ def _fast_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _He
     if month is not None and not 1 <= month <= 12:
         return None
     day = None if d == "*" else int(d)
-    if day is not None and not 1 <= day <= _days_in(year, month):
+    # Every month has 28 days: only a later day needs the calendar.
+    if day is not None and (day < 1 or (day > 28 and day > _days_in(year, month))):
         return None
-    comps = series_text.split(".")
-    country = comps[-1]
-    if country.lower() not in ISO_3166_ALPHA2:
-        warnings.append(
-            (
-                f"{country!r} is not an ISO 3166-1 alpha-2 country code (§2.3)",
-                m.end(1) - len(country),
-                "iso-country",
-            )
-        )
-    spec_start = m.start(5)
-    is_serial = False
-    serial: int | None = None
-    if uid_raw == "*":
-        unique_id = "*"
-    else:
-        unique_id = _percent_decode(uid_raw, text=text, offset=spec_start, rule="unique-id")
-        if uid_raw.isdigit() and uid_raw[0] != "0":
-            is_serial = True
-            serial = _number(uid_raw, text=text, offset=spec_start, rule="daily-serial-number")
+    uid_at = m.start(5)
+    unique_id, serial = _read_unique_id(uid_raw, text, uid_at)
     version: int | None = None
-    version_wildcard = False
-    if v == "*":
-        version_wildcard = True
-    elif v is not None:
+    if v is not None and v != "*":
         version = _number(v, text=text, offset=m.start(7), rule="version")
-    if not is_serial and uid_raw != "*" and fmt is None:
-        warnings.append(
-            (
-                "an encapsulated unique id requires a format (lines 347, 395)",
-                spec_start,
-                "format",
-            )
-        )
-    return (
-        tuple(comps),
-        year,
-        month,
-        day,
-        uid_raw,
-        unique_id,
-        is_serial,
-        serial,
-        fmt,
-        version,
-        version_wildcard,
-        ri_end,
+    return _Head.__new__(
+        _Head,
+        series=tuple(series_text.split(".")), series_end=m.end(1),
+        year=year, month=month, day=day,
+        unique_id_raw=uid_raw, unique_id=unique_id, serial=serial, unique_id_at=uid_at,
+        format=fmt, version=version, version_wildcard=v == "*", end=ri_end,
     )
 
 
@@ -802,24 +768,36 @@ def _parse_pdi(
     if depth > _MAX_DEPTH:
         raise LimitError(f"citations nested deeper than {_MAX_DEPTH} levels")
     warnings: list[_Warning] = []
-    head = _fast_head(text, start, end, warnings) if fast else None
+    head = _fast_head(text, start, end) if fast else None
     if head is None:
-        del warnings[:]
         head = _slow_head(text, start, end, warnings)
-    (
-        comps,
-        year,
-        month,
-        day,
-        uid_raw,
-        unique_id,
-        is_serial,
-        serial,
-        fmt,
-        version,
-        version_wildcard,
-        ri_end,
-    ) = head
+    # The shared tail: what the resource identifier's parts say together, then
+    # the fragment or citation after it (line 125).
+    series = head.series
+    country = series[-1]
+    if country.lower() not in ISO_3166_ALPHA2:
+        # The country is the first part that can warn: its warning comes first.
+        warnings.insert(
+            0,
+            (
+                f"{country!r} is not an ISO 3166-1 alpha-2 country code (§2.3)",
+                head.series_end - len(country),
+                "iso-country",
+            ),
+        )
+    unique_id_raw = head.unique_id_raw
+    serial = head.serial
+    fmt = head.format
+    version = head.version
+    if serial is None and fmt is None and unique_id_raw != "*":
+        warnings.append(
+            (
+                "an encapsulated unique id requires a format (lines 347, 395)",
+                head.unique_id_at,
+                "format",
+            )
+        )
+    ri_end = head.end
     fragment: Fragment | None = None
     citation: Citation | None = None
     if ri_end < end:
@@ -832,7 +810,7 @@ def _parse_pdi(
                 ri_end,
                 "fragment-specifier" if mark == "#" else "citation-specifier",
             )
-        if version is None and not version_wildcard:
+        if version is None and not head.version_wildcard:
             warnings.append(
                 (
                     f"no version on a {what} PDI (line 457 requires one): read as version 1",
@@ -853,20 +831,11 @@ def _parse_pdi(
         message, offset, rule = warnings[0]
         raise _fail(f"{message} (not accepted by strict parsing)", text, offset, rule)
     return PDI(
-        series=comps,
-        year=year,
-        month=month,
-        day=day,
-        unique_id=unique_id,
-        unique_id_raw=uid_raw,
-        is_serial=is_serial,
-        serial=serial,
-        format=fmt,
-        version=version,
-        fragment=fragment,
-        citation=citation,
-        warnings=tuple(w[0] for w in warnings),
-        version_wildcard=version_wildcard,
+        series=series, year=head.year, month=head.month, day=head.day,
+        unique_id=head.unique_id, unique_id_raw=unique_id_raw, serial=serial,
+        format=fmt, version=version, version_wildcard=head.version_wildcard,
+        fragment=fragment, citation=citation,
+        warnings=tuple(w[0] for w in warnings) if warnings else (),
     )
 
 

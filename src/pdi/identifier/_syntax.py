@@ -67,6 +67,19 @@ def _percent_decode(raw: str, *, text: str, offset: int, rule: str) -> str:
         ) from exc
 
 
+def spells_serial(unique_id: str) -> bool:
+    """Whether a unique id is written as a daily serial number: digits, no leading zero.
+
+    ``daily-serial-number = 1*digit`` (line 150); serials start at 1 and leading
+    zeros are never minted (PDI-GRAMMAR.md §2.5), so ``007`` and ``0`` are
+    encapsulated (foreign) ids. The parser reads the id as written with this
+    rule; the archive, which keys a document by its %-decoded id, reads the
+    decoded id with it, so that ``%31`` (a foreign id decoding to ``1``) never
+    takes serial 1's place.
+    """
+    return unique_id.isdigit() and unique_id.isascii() and unique_id[0] != "0"
+
+
 def escape_unique_id(foreign_id: str) -> str:
     """The unique-id text for a foreign identifier (draft §2.4.1, line 367).
 
@@ -80,7 +93,7 @@ def escape_unique_id(foreign_id: str) -> str:
     if not isinstance(foreign_id, str) or not foreign_id:
         raise ParseError("a foreign id must be a non-empty string", rule="encapsulated-unique-id")
     escaped = escape(foreign_id, UNIQUE_SAFE)
-    if escaped.isdigit() and escaped.isascii() and escaped[0] != "0":
+    if spells_serial(escaped):
         escaped = f"%{ord(escaped[0]):02X}" + escaped[1:]
     return escaped
 
