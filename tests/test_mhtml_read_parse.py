@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from pdi.cli import cli
 from pdi.errors import LimitError, ParseError
 from pdi.mhtml import Aggregate, Limits, Part, check, parse
+from pdi.mhtml.unpack import plan
 
 CHROME_BOUNDARY = "----MultipartBoundary--aBcD1234eFgH5678iJkL----"
 
@@ -201,6 +202,53 @@ def test_multipart_alternative_start_part_roots_at_its_html_alternative() -> Non
     assert ref.source is html and ref.target is image
     assert agg.warnings == ()
     assert check(agg).findings == ()  # the plain alternative is not "unreferenced"
+
+
+def test_rfc2557_7_an_image_before_the_alternative_the_type_parameter_names() -> None:
+    # Internet Explorer's framed-page files: an image comes first, then the
+    # multipart/alternative that type= names; the root is that alternative's page
+    # (RFC 2387 §3.1: type is the root's type; RFC 2557 §7: its text/html alternative).
+    alt = (
+        'Content-Type: multipart/alternative; boundary="alt"\n\n--alt\nContent-Type: text/plain\n\nplain'
+        '\n--alt\nContent-Type: text/html\nContent-Location: http://a.example/\n\n<img src="i.png">\n--alt--'
+    )
+    head = 'Content-Type: multipart/related; boundary="b1"; type="multipart/alternative"'
+    agg = parse(mhtml(IMAGE, alt, head=head))
+    image, _plain, html = agg.parts
+    assert agg.root is html
+    assert [r.target for r in agg.references] == [image]
+    assert any("the first body part is image/png" in w for w in agg.warnings)
+    assert [f.code for f in check(agg).findings if f.severity == "error"] == []
+    names = [f.name for f in plan(agg).files]
+    assert names[0] == "index.html"  # unpack writes the page, not index.png
+
+
+def test_rfc2557_7_type_text_html_finds_the_alternative_holding_the_page() -> None:
+    # type="text/html" with the page inside a multipart/alternative after an image: the
+    # alternative's root is of that type; a later frame page is not the root
+    alt = (
+        'Content-Type: multipart/alternative; boundary="alt"\n\n--alt\nContent-Type: text/plain\n\nplain'
+        '\n--alt\nContent-Type: text/html\nContent-Location: http://a.example/\n\n<frame src="f.html">\n--alt--'
+    )
+    frame = "Content-Type: text/html\nContent-Location: http://a.example/f.html\n\n<p>frame"
+    head = 'Content-Type: multipart/related; boundary="b1"; type="text/html"'
+    agg = parse(mhtml(IMAGE, alt, frame, head=head))
+    assert agg.root is agg.parts[2]
+
+
+def test_rfc2046_5_1_4_the_last_page_alternative_is_the_best() -> None:
+    alt = (
+        'Content-Type: multipart/alternative; boundary="b1"\n\n--b1\nContent-Type: text/html\n\n<p>simple'
+        "\n--b1\nContent-Type: text/html\n\n<p>rich\n--b1\nContent-Type: image/png\n\nnot a page\n--b1--"
+    )
+    agg = parse(alt.replace("\n", "\r\n").encode())
+    assert agg.root.data == b"<p>rich"
+
+
+def test_a_first_part_of_the_type_stays_the_root() -> None:
+    head = 'Content-Type: multipart/related; boundary="b1"; type="image/png"'
+    agg = parse(mhtml(IMAGE, PAGE, head=head))
+    assert agg.root is agg.parts[0] and agg.warnings == ()
 
 
 def test_nested_multipart_missing_its_closing_delimiter() -> None:

@@ -84,10 +84,12 @@ def test_pack_follows_every_kind_of_reference(site: Path) -> None:
         "img/a.png": png(1),
         "img/bg.png": png(2),
         "img/poster.png": png(3),
-        "img/caf\u00e9 1.png": png(4),  # the IRI as written, RFC 2047-encoded in the header (§4.4.1)
+        # the URI the browser asks for (WHATWG URL: the path in UTF-8, percent-encoded)
+        "img/caf%C3%A9%201.png": png(4),
         "img/icon.png": png(5),
         "img/in-frame.png": png(6),
-        "img/imported.png": png(7),
+        # labelled with the fragment it was named with: Chromium finds it only so
+        "img/imported.png#frag": png(7),
         "img/obj.svg": (site / "img/obj.svg").read_bytes(),
         "fr/frame.html": (site / "fr/frame.html").read_bytes(),
     }

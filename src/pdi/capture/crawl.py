@@ -2,12 +2,17 @@
 
 The crawl is breadth-first: the root, then everything the root needs
 (fetched concurrently, bounded by the fetcher's semaphore), then what those
-need (style sheets' ``@import`` and ``url()``, frames' own resources), down
-to ``max_depth`` levels. The same absolute URI is fetched once. A failing
-root is an error; a failing sub-resource is recorded and left out (the page
-still refers to it; :func:`pdi.mhtml` checks report it as unsatisfied).
-The result is packed with :func:`pdi.mhtml.write.build` in first-seen order,
-so the same site gives the same file.
+need (style sheets' ``@import`` and ``url()``, frames' own resources, the
+documents of ``<iframe srcdoc>``), down to ``max_depth`` levels. URLs are
+fetched as the browser asks for them (:class:`pdi.mhtml.write.Need`: the query
+in the encoding of the page or sheet that names it, a style sheet decoded with
+its referrer's encoding when it declares none, CSS Syntax §3.2); the same URL
+is fetched once. A failing root is an error; a failing sub-resource is recorded
+and left out (the page still refers to it; :func:`pdi.mhtml` checks report it
+as unsatisfied). The result is packed with :func:`pdi.mhtml.write.build` in
+first-seen order, so the same site gives the same file: one part for each
+label (URL and fragment) the pages name, as Chromium labels them, and a
+relative ``<base href>`` made absolute (:func:`pdi.mhtml.write.absolute_base`).
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ from dataclasses import dataclass, replace
 from pdi._wording import plural
 from pdi.capture.fetch import Fetched, Limits
 from pdi.errors import LimitError, PDIError
-from pdi.mhtml.resolve import comparable
-from pdi.mhtml.write import Need, Resource, build, needed_references
+from pdi.mhtml.resolve import comparable, location_key
+from pdi.mhtml.write import Need, Resource, absolute_base, build, needed_references
 
 __all__ = ["Crawl", "Failure", "crawl", "pack_crawl"]
 
@@ -35,11 +40,16 @@ class Failure:
 
 @dataclass(frozen=True)
 class Crawl:
-    """The root as fetched, the sub-resources in first-seen order, and the failures."""
+    """The root as fetched, the sub-resources in first-seen order, and the failures.
+
+    ``labels`` are (label, URL fetched) in first-seen order: every URL with fragment the
+    pages name, and the resource that answers it.
+    """
 
     root: Fetched
     resources: tuple[Fetched, ...]
     failures: tuple[Failure, ...]
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 Fetch = Callable[[str], Awaitable[Fetched]]
@@ -64,6 +74,7 @@ async def crawl(root_url: str, fetch: Fetch, *, limits: Limits, progress: Progre
     total = len(root.data)
     # URIs as the reader compares them (§8.2): "a b.png" and "a%20b.png" are fetched once
     seen: set[str] = {comparable(root_url), comparable(root.final_url)}
+    labels: dict[str, tuple[str, str]] = {location_key(root.final_url): (root.final_url, root.final_url)}
     resources: list[Fetched] = []
     failures: list[Failure] = []
     done = 1
@@ -72,7 +83,9 @@ async def crawl(root_url: str, fetch: Fetch, *, limits: Limits, progress: Progre
         wanted: list[Need] = []
         for fetched, need in level:
             media = _media(fetched, need)
-            for item in needed_references(fetched.final_url, media, fetched.data, fetched.charset):
+            environment = need.environment if need is not None else None
+            for item in needed_references(fetched.final_url, media, fetched.data, fetched.charset, environment):
+                labels.setdefault(location_key(item.label), (item.label, item.url))
                 if comparable(item.url) in seen:
                     continue
                 seen.add(comparable(item.url))
@@ -107,21 +120,33 @@ async def crawl(root_url: str, fetch: Fetch, *, limits: Limits, progress: Progre
                 level.append((result, item))
         if progress is not None:
             progress(done, done)
-    return Crawl(root, tuple(resources), tuple(failures))
+    return Crawl(root, tuple(resources), tuple(failures), tuple(list(labels.values())[1:]))
+
+
+def _resource(label: str, fetched: Fetched) -> Resource:
+    media = _media(fetched, None)
+    data = fetched.data
+    if media in ("text/html", "application/xhtml+xml"):
+        data = absolute_base(fetched.final_url, data, fetched.charset)
+    return Resource(label, media, data, charset=_charset(fetched))
 
 
 def pack_crawl(result: Crawl, *, subject: str | None = None) -> bytes:
     """Write a crawl as MHTML: the root labelled with its final URL, each other part with the
-    URL the page asked for (what its references resolve to, RFC 2557 §7, §8.2)."""
+    URL the page asked for (what its references resolve to, RFC 2557 §7, §8.2), once for
+    each fragment it was asked for with (Chromium finds ``a.png#x`` only under that label)."""
     root = result.root
-    root_res = Resource(root.final_url, _media(root, None), root.data, charset=_charset(root))
-    seen = {comparable(root.final_url)}
+    root_res = _resource(root.final_url, root)
+    fetched_by_url = {comparable(f.url): f for f in result.resources}
+    pairs = result.labels or tuple((f.url, f.url) for f in result.resources)
+    seen = {location_key(root.final_url)}
     others: list[Resource] = []
-    for fetched in result.resources:
-        if comparable(fetched.url) in seen:
+    for label, url in pairs:
+        fetched = fetched_by_url.get(comparable(url))
+        if fetched is None or location_key(label) in seen:
             continue
-        seen.add(comparable(fetched.url))
-        others.append(Resource(fetched.url, _media(fetched, None), fetched.data, charset=_charset(fetched)))
+        seen.add(location_key(label))
+        others.append(_resource(label, fetched))
     return build(root_res, others, subject=subject)
 
 

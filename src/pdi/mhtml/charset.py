@@ -14,13 +14,19 @@ Labels are mapped with the WHATWG Encoding Standard's label table, so ``iso-8859
 ``latin1`` and ``ascii`` mean windows-1252, ``shift_jis`` means the Windows-31J table,
 ``gb2312`` means GBK (decoded with the gb18030 decoder, a superset), ``utf-16`` means
 UTF-16LE, and a ``<meta>`` naming UTF-16 means UTF-8. Python codecs stand in for the
-WHATWG decoders; windows-1252 is decoded with the five undefined bytes mapped to the
-C1 controls, as the WHATWG index does.
+WHATWG decoders; the single-byte encodings are decoded with the bytes from 0x80 to 0x9F
+that Python leaves undefined mapped to the C1 controls, as the WHATWG indexes do
+(windows-1252's five, windows-1250's 0x81 …), and KOI8-U and windows-1255's 0xCA as the
+WHATWG indexes have them
+(:func:`single_byte_table`; ``tests/test_mhtml_urlencoding.py`` compares every table
+with the WHATWG index). Big5, GBK, gb18030 and EUC-JP are Python's codecs, which
+differ from the WHATWG indexes in some characters.
 """
 
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 
 from pdi.errors import UnsupportedError
@@ -129,15 +135,57 @@ def lookup(label: str) -> str | None:
     return LABELS.get(label.strip(_WS).lower())
 
 
-def _python_decode(data: bytes, name: str) -> str:
+SINGLE_BYTE = frozenset(
+    name
+    for name in _CODECS
+    if name.startswith(("ISO-8859-", "windows-", "KOI8-")) or name in ("IBM866", "macintosh", "x-mac-cyrillic")
+)
+"""The WHATWG single-byte encodings (each byte one character, ASCII below 0x80)."""
+
+# Where Python's codec and the WHATWG index disagree: KOI8-U is KOI8-RU in the WHATWG
+# index (0xAE and 0xBE are the Belarusian short U, where Python's koi8_u has box drawings);
+# windows-1255's 0xCA is U+05BA HEBREW POINT HOLAM HASER FOR VAV there, undefined in cp1255.
+_SINGLE_BYTE_FIXES: dict[str, dict[int, str]] = {
+    "KOI8-U": {0xAE: "\u045e", 0xBE: "\u040e"},
+    "windows-1255": {0xCA: "\u05ba"},
+}
+
+
+@functools.cache
+def single_byte_table(name: str) -> str:
+    """The 256 characters a WHATWG single-byte encoding gives for each byte (U+FFFD: none).
+
+    Python's codec, except that a byte from 0x80 to 0x9F it leaves undefined is the C1
+    control of the same number, as in the WHATWG indexes (windows-1250's 0x81 is U+0081),
+    and the fixes of :data:`_SINGLE_BYTE_FIXES`.
+    """
     if name == "windows-1252":
-        return data.decode("latin-1").translate(_WINDOWS_1252_TABLE_MAP)
+        return _WINDOWS_1252_TABLE
+    if name not in SINGLE_BYTE:
+        raise UnsupportedError(f"{name} is not a single-byte encoding")
+    fixes = _SINGLE_BYTE_FIXES.get(name, {})
+    chars: list[str] = []
+    for b in range(256):
+        ch = fixes.get(b) or codecs.decode(bytes([b]), _CODECS[name], "replace")
+        if ch == "\ufffd" and 0x80 <= b <= 0x9F:
+            ch = chr(b)
+        chars.append(ch)
+    return "".join(chars)
+
+
+def _python_decode(data: bytes, name: str) -> str:
     if name == "x-user-defined":
         return data.decode("latin-1").translate(_X_USER_DEFINED_MAP)
+    if name == "windows-1252" or name in SINGLE_BYTE:
+        return data.decode("latin-1").translate(_single_byte_map(name))
     return codecs.decode(data, _CODECS[name], "replace")
 
 
-_WINDOWS_1252_TABLE_MAP = {i: c for i, c in enumerate(_WINDOWS_1252_TABLE) if chr(i) != c}
+@functools.cache
+def _single_byte_map(name: str) -> dict[int, str]:
+    return {i: c for i, c in enumerate(single_byte_table(name)) if chr(i) != c}
+
+
 _X_USER_DEFINED_MAP = {i: c for i, c in enumerate(_X_USER_DEFINED_TABLE) if chr(i) != c}
 
 

@@ -1,8 +1,10 @@
 """Checks of an aggregate: what RFC 2557 §7 forbids and what the page misses.
 
 Errors (the file breaks a MUST): two body parts of one multipart/related with the
-same Content-ID, or whose Content-Locations resolve to the same URI (§7; Content-IDs
-are compared across the whole file, since they must be globally unique) unless the
+same Content-ID, or whose Content-Locations resolve to the same URI (§7; compared as
+the reader compares them, percent-encoded and with their fragment, so ``a.png`` and
+``a.png#x``, which Chromium writes for one image shown both ways, are two URIs;
+Content-IDs are compared across the whole file, since they must be globally unique) unless the
 two are the same resource (same type, charset and bytes: Chromium saves an SVG
 document once for each ``<object>`` or frame that shows it, each with its own
 ``cid:``, and a reference by URI gets the same bytes whichever part it finds); a
@@ -20,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pdi.mhtml.model import Aggregate, Multipart, Part
-from pdi.mhtml.resolve import ResolvedReference, comparable
+from pdi.mhtml.resolve import ResolvedReference, location_key
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ def check(agg: Aggregate) -> CheckReport:
         for child in mp.children:
             if child.location is None:
                 continue
-            key = comparable(child.location)
+            key = location_key(child.location)  # a.png and a.png#x are two URIs (§7), as Chromium writes them
             first = seen_loc.setdefault(key, child)
             if first is not child and not _same_resource(first, child):
                 findings.append(

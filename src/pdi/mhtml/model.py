@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from pdi.mhtml import charset as _charset
 from pdi.mhtml.headers import decoded
-from pdi.mhtml.resolve import comparable
+from pdi.mhtml.resolve import comparable, location_key
 
 if TYPE_CHECKING:
     from pdi.mhtml.refs import Reference
@@ -68,6 +68,7 @@ class Part(_Headed):
     outer_base: str
     scope: tuple[int, ...]
     warnings: tuple[str, ...] = ()
+    _aggregate: Aggregate | None = field(default=None, init=False, repr=False)
 
     @property
     def is_text(self) -> bool:
@@ -92,7 +93,13 @@ class Part(_Headed):
 
     @cached_property
     def _sniffed(self) -> tuple[str, str, str | None]:
-        return _charset.sniff(self.data, declared=self.charset, media_type=self.content_type)
+        found = _charset.sniff(self.data, declared=self.charset, media_type=self.content_type)
+        if self.is_css and found[1] in ("utf-8", "default") and self._aggregate is not None:
+            # CSS Syntax §3.2: no BOM, charset= or @charset: the referrer's encoding
+            environment = self._aggregate.environment_encoding(self)
+            if environment is not None:
+                return environment, "environment", None
+        return found
 
     @property
     def encoding(self) -> str:
@@ -101,7 +108,8 @@ class Part(_Headed):
 
     @property
     def encoding_source(self) -> str:
-        """Where :attr:`encoding` came from: bom, charset, meta, @charset, utf-8 or default."""
+        """Where :attr:`encoding` came from: bom, charset, meta, @charset, environment (a
+        style sheet's referrer, CSS Syntax §3.2), utf-8 or default."""
         return self._sniffed[1]
 
     @property
@@ -168,8 +176,11 @@ class Multipart(_Headed):
 
     ``root`` is the leaf a reference to this structure means: for
     ``multipart/related`` the start part (``start=`` parameter, else the first
-    child), for ``multipart/alternative`` the HTML alternative (else the last one,
-    MIME's preferred), recursively (§7).
+    child, unless the first child is not of the ``type`` parameter's type, itself or
+    as its root, and a later one is: then the first that is, as in Internet Explorer's
+    files whose multipart/alternative comes after an image), for
+    ``multipart/alternative`` the last alternative that is (or whose root is) a page
+    (RFC 2557 §7; else the last one, MIME's preferred, RFC 2046 §5.1.4), recursively.
     """
 
     id: int
@@ -229,13 +240,18 @@ class Aggregate(_Headed):
     warnings: tuple[str, ...] = ()
     _cid: dict[str, Part] = field(default_factory=dict, init=False, repr=False)
     _loc: dict[str, Part] = field(default_factory=dict, init=False, repr=False)
+    _plain: dict[str, Part] = field(default_factory=dict, init=False, repr=False)
+    _environments: dict[int, str] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for p in self.parts:
+            object.__setattr__(p, "_aggregate", self)  # a style sheet's encoding may come from its referrer
             if p.content_id is not None:
                 self._cid.setdefault(p.content_id, p)
             if p.location is not None:
-                self._loc.setdefault(comparable(p.location), p)
+                key = location_key(p.location)
+                self._loc.setdefault(key, p)
+                self._plain.setdefault(comparable(key), p)
 
     @classmethod
     def parse(cls, data: bytes | BinaryIO, *, base: str | None = None) -> Aggregate:
@@ -254,10 +270,25 @@ class Aggregate(_Headed):
     def by_location(self, uri: str) -> Part | None:
         """The first part whose resolved Content-Location is ``uri``, octet by octet.
 
-        Both sides are compared without their fragment and with characters a URI may
-        not hold %-encoded (:func:`pdi.mhtml.resolve.comparable`), as references are.
+        Both sides are compared percent-encoded as a browser writes them (UTF-8:
+        :func:`pdi.mhtml.resolve.location_key`), with their fragment, then without it,
+        as references are.
         """
-        return self._loc.get(comparable(uri))
+        key = location_key(uri)
+        found = self._loc.get(key)
+        return found if found is not None else self._plain.get(comparable(key))
+
+    def environment_encoding(self, part: Part) -> str | None:
+        """The encoding of what refers to the style sheet ``part`` (CSS Syntax §3.2; see
+        :func:`pdi.mhtml.resolve.environment_encodings`), ``None`` when nothing does."""
+        if self._environments is None:
+            found: dict[int, str] = {}
+            object.__setattr__(self, "_environments", found)  # read while being filled
+            from pdi.mhtml.resolve import environment_encodings
+
+            environment_encodings(self, found)
+        assert self._environments is not None
+        return self._environments.get(part.index)
 
     @property
     def multiparts(self) -> tuple[Multipart, ...]:

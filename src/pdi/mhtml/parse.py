@@ -468,9 +468,22 @@ class _Ctx:
                 )
             else:
                 chosen = match
+        elif type_ is not None and children and not _has_type(children[0], type_.strip().lower()):
+            # RFC 2387 §3.1: ``type`` is the root's type. A first part of another type (an
+            # image before Internet Explorer's multipart/alternative) is not the root when
+            # a later one has that type, itself or as its root: the first that does is.
+            wanted = type_.strip().lower()
+            match = next((c for c in children if _has_type(c, wanted)), None)
+            if match is not None:
+                chosen = match
+                self.warnings.append(
+                    f"offset {info.offset}: the first body part is {children[0].content_type}, not the "
+                    f"type parameter's {wanted}: the first {wanted} part is the root"
+                )
         if info.content_type == "multipart/alternative" and children:
-            html = [c for c in children if _root_of(c) is not None and c.content_type in ("text/html", "application/xhtml+xml")]
-            chosen = html[0] if html else children[-1]
+            # RFC 2557 §7: the alternative that is a page; RFC 2046 §5.1.4: the last is the best
+            html = [c for c in children if (r := _root_of(c)) is not None and r.content_type in _HTML_TYPES]
+            chosen = html[-1] if html else children[-1]
         if type_ is not None and chosen is not None and chosen.content_type != type_.strip().lower():
             self.warnings.append(
                 f"offset {info.offset}: type parameter {type_!r} differs from the start part's "
@@ -595,6 +608,15 @@ def _strip_angle(value: str) -> str:
     if v.startswith("<") and v.endswith(">"):
         v = v[1:-1]
     return v.strip()
+
+
+_HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+def _has_type(node: Part | Multipart, media_type: str) -> bool:
+    """``node`` is of ``media_type``, or its root is (a multipart/alternative holding a page)."""
+    root = _root_of(node)
+    return node.content_type == media_type or (root is not None and root.content_type == media_type)
 
 
 def _root_of(node: Part | Multipart) -> Part | None:

@@ -19,10 +19,24 @@ element) has no URI to serve as its base: its relative references resolve agains
 base of the first HTML part that uses it, as they do in the browser (the second half
 of the Chromium compatibility rule).
 
-Before comparing, both sides lose their fragment (``#…`` selects inside a resource,
-it does not name another one) and characters that may not appear in a URI (non-ASCII,
-spaces, controls) are percent-encoded as UTF-8, as browsers do before fetching; nothing
-else is normalised (``%2e`` stays ``%2e``, §8.2 (a)).
+Before comparing, both sides are percent-encoded as a browser's URL parser writes them
+(:func:`pdi.mhtml.urlencoding.browser_url`): non-ASCII, spaces and controls in UTF-8,
+except in the query of an ``http``, ``https``, ``ftp`` or ``file`` reference, which is
+encoded with the encoding of the text it is written in (WHATWG URL §4.4: a windows-1251
+page's ``?я`` is ``?%FF``, and that is the URL the browser asks for and the label it
+finds). That encoding is the part's (:attr:`~pdi.mhtml.model.Part.encoding`: for a
+style sheet as for a page, as Chromium encodes a style sheet's ``url()``), except that
+the document of an ``<iframe srcdoc>`` is always UTF-8; a Content-Location's query is
+UTF-8. Nothing else is normalised (``%2e`` stays ``%2e``, §8.2 (a)). A reference is
+matched with its fragment first (§8.2 (d), and Chromium, which finds ``a.png#x`` only
+under a label ``a.png#x``), then, as a compatibility rule for files that label a
+resource once for all its fragments, both sides without their fragment (``#…`` selects
+inside a resource, it does not name another one).
+
+A style sheet's own encoding, when neither a BOM, a ``charset=`` nor ``@charset`` gives
+one, is the encoding of what refers to it (CSS Syntax §3.2, the environment encoding):
+the first page in the file that links or imports it, or the sheet that ``@import`` rule imports it
+(:func:`environment_encodings`).
 
 Resolution uses the RFC 3986 algorithm in its backward-compatible mode
 (``strict=False``, §5.2.2): a reference whose scheme equals the base's scheme, such as
@@ -53,6 +67,7 @@ from typing import TYPE_CHECKING
 
 from pdi import uri as _uri
 from pdi.errors import PDIError
+from pdi.mhtml.urlencoding import browser_url
 
 if TYPE_CHECKING:
     from pdi.mhtml.model import Aggregate, Multipart, Part
@@ -63,7 +78,6 @@ IGNORED_SCHEMES = frozenset({"data", "javascript", "about", "mailto", "tel", "bl
 _WS_EDGE = " \t\n\f\r"
 _TAB_NL = re.compile(r"[\t\n\r]")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
-_UNSAFE = re.compile(r"[^\x21-\x7e]")
 
 
 def is_cid(text: str) -> bool:
@@ -85,14 +99,23 @@ def resolve_uri(base: str, reference: str) -> str | None:
         return None
 
 
-def comparable(uri: str) -> str:
-    """The form two URIs are compared in: no fragment, unsafe characters %-encoded (UTF-8)."""
-    cut = uri.find("#")
-    if cut >= 0:
-        uri = uri[:cut]
-    if _UNSAFE.search(uri):
-        uri = _UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group(0).encode("utf-8", "surrogatepass")), uri)
-    return uri
+def location_key(uri: str, encoding: str = "UTF-8") -> str:
+    """The form a URI is compared in, its fragment kept: percent-encoded as a browser
+    writes it, the query with ``encoding`` (:func:`pdi.mhtml.urlencoding.browser_url`)."""
+    return browser_url(uri, encoding)
+
+
+def comparable(uri: str, encoding: str = "UTF-8") -> str:
+    """:func:`location_key` without the fragment: the form URIs are compared in when
+    fragments do not count (one resource, however many fragments name places in it)."""
+    key = browser_url(uri, encoding)
+    cut = key.find("#")
+    return key if cut < 0 else key[:cut]
+
+
+def _without_fragment(key: str) -> str:
+    cut = key.find("#")
+    return key if cut < 0 else key[:cut]
 
 
 def _cid_key(uri: str) -> str:
@@ -136,20 +159,25 @@ class _Index:
         from pdi.mhtml.model import Multipart
 
         self.loc: dict[int, dict[str, Part | Multipart]] = {}
+        self.plain: dict[int, dict[str, Part | Multipart]] = {}
         self.cid: dict[int, dict[str, Part | Multipart]] = {}
         self.cid_loc: dict[int, dict[str, Part | Multipart]] = {}
         for mp in agg.multiparts:
             locs: dict[str, Part | Multipart] = {}
+            plains: dict[str, Part | Multipart] = {}
             cids: dict[str, Part | Multipart] = {}
             cid_locs: dict[str, Part | Multipart] = {}
             for child in mp.children:
                 if child.location is not None:
-                    locs.setdefault(comparable(child.location), child)
+                    key = location_key(child.location)
+                    locs.setdefault(key, child)
+                    plains.setdefault(_without_fragment(key), child)
                     if child.content_id is None and is_cid(child.location):
                         cid_locs.setdefault(_cid_key(child.location), child)
                 if child.content_id is not None:
                     cids.setdefault(child.content_id, child)
             self.loc[mp.id] = locs
+            self.plain[mp.id] = plains
             self.cid[mp.id] = cids
             self.cid_loc[mp.id] = cid_locs
         self.Multipart = Multipart
@@ -162,8 +190,11 @@ class _Index:
                 return node.root if isinstance(node, self.Multipart) else node
         return None
 
-    def by_location(self, scope: tuple[int, ...], uri: str) -> Part | None:
-        return self._find(self.loc, scope, comparable(uri))
+    def by_location(self, scope: tuple[int, ...], key: str) -> Part | None:
+        """The part labelled ``key`` (a :func:`location_key`), else one whose label is
+        ``key`` when both lose their fragment."""
+        found = self._find(self.loc, scope, key)
+        return found if found is not None else self._find(self.plain, scope, _without_fragment(key))
 
     def by_cid_location(self, scope: tuple[int, ...], uri: str) -> Part | None:
         return self._find(self.cid_loc, scope, _cid_key(uri))
@@ -172,8 +203,36 @@ class _Index:
         return self._find(self.cid, scope, cid)
 
 
+def text_encoding(part: Part, ref: Reference) -> str:
+    """The encoding of the text ``ref`` is written in: UTF-8 in the document of an
+    ``<iframe srcdoc>`` (always UTF-8), else the part's."""
+    return "UTF-8" if ref.quoting else part.encoding
+
+
+def reference_encoding(part: Part, ref: Reference) -> str:
+    """The encoding the query of ``ref`` is written with, as Chromium (156) writes it.
+
+    The encoding of the text it is in (:func:`text_encoding`: HTML's "encoding-parse a
+    URL"), except for what Chromium parses as UTF-8 whatever the page: the URL of an
+    ``@import`` and a ``url()`` in a ``style`` or SVG presentation attribute (a
+    ``url()`` in a ``<style>`` element or a style sheet takes the sheet's encoding).
+    """
+    return url_encoding(ref, part.is_html, text_encoding(part, ref))
+
+
+def url_encoding(ref: Reference, in_html: bool, encoding: str) -> str:
+    """:func:`reference_encoding` of ``ref`` written in HTML (``in_html``) or CSS text of ``encoding``."""
+    if ref.kind == "import" or (ref.kind == "style-url" and in_html and ref.element != "style"):
+        return "UTF-8"
+    return encoding
+
+
 def resolve_one(part: Part, ref: Reference, index: _Index, base: str | None = None) -> ResolvedReference:
-    """Resolve one reference of ``part`` (see the module docstring); ``base`` overrides ``part.base``."""
+    """Resolve one reference of ``part`` (see the module docstring); ``base`` overrides ``part.base``.
+
+    ``uri`` of the result is the resolved URI as a browser writes it (percent-encoded,
+    the query in the encoding of the text the reference is written in), fragment kept.
+    """
     text = clean_reference(ref.url)
     if ref.kind == "base" or text == "" or text.startswith("#"):
         return ResolvedReference(part, ref, None, "ignored")
@@ -191,6 +250,7 @@ def resolve_one(part: Part, ref: Reference, index: _Index, base: str | None = No
     resolved = resolve_uri(base if base is not None else part.base, text)
     if resolved is None:
         return ResolvedReference(part, ref, None, "unsatisfied")
+    resolved = location_key(resolved, reference_encoding(part, ref))
     target = index.by_location(part.scope, resolved)
     if target is not None:
         return ResolvedReference(part, ref, resolved, "satisfied", target, "content-location")
@@ -249,13 +309,53 @@ class Resolver:
             self._bases[part.index] = part.base if base is None else base
         return self._bases[part.index]
 
-    def resolve(self, part: Part, reference: str, kind: str = "src") -> ResolvedReference:
-        """Resolve one URI as if it were written in ``part``."""
+    def resolve(self, part: Part, reference: str, kind: str = "src", *, srcdoc: bool = False) -> ResolvedReference:
+        """Resolve one URI as if it were written in ``part`` (``srcdoc``: in the document of
+        one of its ``<iframe srcdoc>``, whose queries are UTF-8)."""
         from pdi.mhtml.refs import Reference
 
-        return resolve_one(part, Reference(reference, 0, len(reference), kind, None), self._index, self.base_of(part))
+        ref = Reference(reference, 0, len(reference), kind, None, ('"',) if srcdoc else ())
+        return resolve_one(part, ref, self._index, self.base_of(part))
 
 
 def resolve_reference(agg: Aggregate, part: Part, reference: str, kind: str = "src") -> ResolvedReference:
     """Resolve one URI as if it were written in ``part`` (for callers with their own references)."""
     return Resolver(agg).resolve(part, reference, kind)
+
+
+_SHEET_KINDS = frozenset({"stylesheet", "import"})
+
+
+def environment_encodings(agg: Aggregate, found: dict[int, str]) -> None:
+    """Fill ``found`` (part index to encoding) with the environment encoding of each style
+    sheet (CSS Syntax §3.2): a page's encoding for the sheets it links or imports
+    (UTF-8 in an ``<iframe srcdoc>`` document), a sheet's for the sheets it imports; the
+    first referrer in file order, pages before sheets, wins.
+
+    ``found`` is filled breadth first and may be read while it is: a sheet's text is read
+    (for its ``@import`` rules) only once its own entry is there.
+    """
+    from collections import deque
+
+    index = _Index(agg)
+    queue: deque[tuple[Part, str]] = deque()
+    for page in agg.parts:
+        if not page.is_html:
+            continue
+        for ref in page.references:
+            if ref.kind not in _SHEET_KINDS:
+                continue
+            target = resolve_one(page, ref, index).target
+            if target is not None and target.is_css and target.index not in found:
+                found[target.index] = text_encoding(page, ref)
+                queue.append((target, page.base))
+    while queue:
+        sheet, page_base = queue.popleft()
+        base = page_base if _is_embedded_sheet(sheet) else None
+        for ref in sheet.references:
+            if ref.kind != "import":
+                continue
+            target = resolve_one(sheet, ref, index, base).target
+            if target is not None and target.is_css and target.index not in found:
+                found[target.index] = sheet.encoding
+                queue.append((target, page_base))

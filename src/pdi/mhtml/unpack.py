@@ -215,7 +215,7 @@ def _escape_for(text: str, in_css: bool) -> str:
     return "".join(out)
 
 
-def _escape_for_value(text: str, quote: str) -> str:
+def escape_for_value(text: str, quote: str) -> str:
     """``text`` written into an attribute value quoted with ``quote`` (``""``: unquoted),
     so that the value decodes to ``text`` (WHATWG HTML §13.1.2.3)."""
     out: list[str] = []
@@ -335,7 +335,12 @@ def _offsets(data: bytes, codec: str) -> tuple[str, list[int]]:
 
 
 def _view(part: Part) -> _View | None:
-    """How to read the part for rewriting (``None``: it cannot be rewritten safely).
+    """How to read the part for rewriting (``None``: it cannot be rewritten safely)."""
+    return text_view(part.data, part.encoding)
+
+
+def text_view(data: bytes, encoding: str) -> _View | None:
+    """How to read ``data`` in ``encoding`` for rewriting (``None``: it cannot be rewritten safely).
 
     For ASCII-compatible encodings each byte becomes one character (latin-1):
     offsets are byte offsets, and the markup HTML and CSS are scanned for (``<``,
@@ -344,17 +349,17 @@ def _view(part: Part) -> _View | None:
     are decoded, each character's byte offset noted. Either way, every byte outside
     a rewritten reference comes back unchanged.
     """
-    if part.encoding in ("UTF-16LE", "UTF-16BE"):
-        if len(part.data) % 2:
+    if encoding in ("UTF-16LE", "UTF-16BE"):
+        if len(data) % 2:
             return None
-        codec = "utf-16-le" if part.encoding == "UTF-16LE" else "utf-16-be"
-        text, starts = _offsets(part.data, codec)
+        codec = "utf-16-le" if encoding == "UTF-16LE" else "utf-16-be"
+        text, starts = _offsets(data, codec)
         return _View(text, starts, codec, True)
-    if part.encoding in _ASCII_UNSAFE:
-        codec = _charset.codec_name(part.encoding)
-        text, starts = _offsets(part.data, codec)
+    if encoding in _ASCII_UNSAFE:
+        codec = _charset.codec_name(encoding)
+        text, starts = _offsets(data, codec)
         return _View(text, starts, codec, True)
-    return _View(part.data.decode("latin-1"), None, "latin-1", False)
+    return _View(data.decode("latin-1"), None, "latin-1", False)
 
 
 def _true_url(part: Part, ref: Reference, raw_bytes: bytes) -> str:
@@ -415,7 +420,7 @@ def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied:
             replacement = "./"
         else:
             url = ref.url if view.decoded else _true_url(part, ref, part.data[start:end])
-            found = resolver.resolve(part, url, ref.kind)
+            found = resolver.resolve(part, url, ref.kind, srcdoc=bool(ref.quoting))
             if found.status == "ignored":
                 continue
             in_css = part.is_css or ref.raw_text
@@ -428,7 +433,7 @@ def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied:
                 unsatisfied.append(found.uri or url)
                 replacement = _escape_for(_unsatisfied(found.uri), in_css)
         for quote in reversed(ref.quoting):  # inside <iframe srcdoc="…">, once for each level
-            replacement = _escape_for_value(replacement, quote)
+            replacement = escape_for_value(replacement, quote)
         pieces.append(part.data[last:start])
         pieces.append(replacement.encode(view.codec))  # ASCII text: no escape sequence in ISO-2022-JP
         last = end

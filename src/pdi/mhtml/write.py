@@ -16,12 +16,15 @@
   it does with line ends, which is what "same bytes back" needs for text
   with LF-only or mixed line ends.
 - Header values never contain CR or LF: labels with control characters are
-  refused. A ``Content-Location`` that does not fit on one 78-column line or
-  that contains characters not allowed in a header (spaces, non-ASCII) is
-  written as RFC 2047 encoded-words, one per folded line (§4.4.1 and §4.4.3:
-  unfold, then remove the MIME encoding, to get the original URI back; the
-  white space between adjacent encoded-words is not part of the value,
-  RFC 2047 §6.2).
+  refused. A ``Content-Location`` with characters a URI may not hold (spaces,
+  non-ASCII) is written percent-encoded, those characters as UTF-8 (the URI
+  form of an IRI, RFC 3987 §3.1, and what the browser's URL parser makes of
+  them: so Chromium, which reads no RFC 2047 encoded-word in a Content-Location,
+  finds the part); one that does not fit on a 76-column line is folded as
+  [URLBODY] §3.1 says (§4.4.2: a line break and a space anywhere, both removed
+  on unfolding; Chromium unfolds so). Only a label holding ``=?``, which a
+  reader would take for the start of an encoded-word, is written as RFC 2047
+  encoded-words (§4.4.1, §4.4.3).
 - Output is deterministic: no date unless one is given, and the boundary is
   derived from a hash of the content. The boundary starts with ``=_``, which
   can occur in neither quoted-printable nor base64 output, and is checked not
@@ -42,7 +45,13 @@ from dataclasses import dataclass, field
 
 from pdi.errors import ParseError
 from pdi.mhtml.parse import THISMESSAGE
-from pdi.mhtml.resolve import IGNORED_SCHEMES, clean_reference, comparable, resolve_uri
+from pdi.mhtml.resolve import (
+    IGNORED_SCHEMES,
+    clean_reference,
+    location_key,
+    resolve_uri,
+    url_encoding,
+)
 from pdi.uri import resolve
 
 __all__ = [
@@ -161,19 +170,34 @@ def _q_word_chunks(value: str, charset: str, first_room: int, room: int = 75) ->
     return words
 
 
-def encode_header_uri(name: str, uri: str) -> str:
-    """One header line (without the final CRLF) carrying ``uri`` exactly (RFC 2557 §4.4).
+_NOT_IN_URI = re.compile(r"[^\x21-\x7e]")
 
-    Short printable-ASCII URIs are written as they are. Others become RFC 2047
-    Q encoded-words in ``US-ASCII`` (or ``UTF-8`` when the URI has non-ASCII
-    characters, §4.4.1), one per folded line, none longer than 76 characters.
+
+def header_uri(uri: str) -> str:
+    """``uri`` as it is written in a header: characters outside printable ASCII
+    percent-encoded as UTF-8 (RFC 3987 §3.1), everything else as it is."""
+    return _NOT_IN_URI.sub(lambda m: "".join(f"%{b:02X}" for b in m.group(0).encode("utf-8")), uri)
+
+
+def encode_header_uri(name: str, uri: str) -> str:
+    """One header line (without the final CRLF) carrying ``uri`` (RFC 2557 §4.4).
+
+    Spaces and non-ASCII characters are percent-encoded (:func:`header_uri`); a line
+    longer than 76 characters is folded, a CRLF and a space before each further piece of
+    at most 75 characters ([URLBODY] §3.1: a reader removes both). A URI holding ``=?``
+    is written as RFC 2047 Q encoded-words in ``US-ASCII``, one per folded line, none
+    longer than 76 characters, so it cannot be misread as one.
     """
     _check_label(uri, f"{name} value")
-    if _PLAIN_HEADER_URI.match(uri) and len(name) + 2 + len(uri) <= 78 and "=?" not in uri:
-        return f"{name}: {uri}"
-    charset = "us-ascii" if uri.isascii() else "utf-8"
-    words = _q_word_chunks(uri, charset, 76 - len(name) - 2)
-    return f"{name}: " + "\r\n ".join(words)
+    value = header_uri(uri)
+    if "=?" in value:
+        return f"{name}: " + "\r\n ".join(_q_word_chunks(value, "us-ascii", 76 - len(name) - 2))
+    line = f"{name}: {value}"
+    if len(line) <= 76:
+        return line
+    first = 76 - len(name) - 2
+    pieces = [value[:first]] + [value[i : i + 75] for i in range(first, len(value), 75)]
+    return f"{name}: " + "\r\n ".join(pieces)
 
 
 def _check_label(value: str, what: str) -> None:
@@ -228,8 +252,9 @@ def _check_unique(resources: Sequence[Resource], base: str) -> None:
     seen_cid: dict[str, int] = {}
     for i, res in enumerate(resources):
         if res.content_location is not None:
-            # compared as the reader compares them (§8.2): no fragment, unsafe characters %-encoded
-            uri = comparable(resolve(base, res.content_location, strict=False))
+            _check_label(res.content_location, "Content-Location")
+            # compared as the reader compares them (§8.2): percent-encoded as a browser writes them
+            uri = location_key(resolve(base, header_uri(res.content_location), strict=False))
             if uri in seen_loc:
                 raise ParseError(
                     f"parts {seen_loc[uri]} and {i} have Content-Locations that resolve to the same URI {uri}",
@@ -325,47 +350,80 @@ def _encode_subject(subject: str) -> str:
 
 @dataclass(frozen=True)
 class Need:
-    """A resource a part needs: its absolute URI (no fragment) and how it is used.
+    """A resource a part needs, as the browser asks for it.
 
-    ``as_document`` is ``"html"`` for frames, ``"css"`` for style sheets and
-    ``@import``, ``None`` otherwise (the fetched media type decides).
+    ``url`` is the absolute URL to fetch, percent-encoded as the browser's URL parser
+    writes it (its query in the encoding of the text that names it,
+    :func:`pdi.mhtml.urlencoding.browser_url`), without fragment; ``label`` the same with
+    the reference's fragment, the Content-Location under which Chromium looks the part up
+    (it finds ``a.png#x`` only under ``a.png#x``, and labels it so in the files it
+    writes). ``as_document`` is ``"html"`` for frames, ``"css"`` for style sheets and
+    ``@import``, ``None`` otherwise (the fetched media type decides); ``environment`` is,
+    for a style sheet, the encoding of the text that names it (CSS Syntax §3.2: the
+    sheet's own if it declares none).
     """
 
     url: str
     as_document: str | None
+    label: str = ""
+    environment: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.url)
 
 
-def decode_text(data: bytes, declared: str | None, media_type: str) -> str:
-    """The text of an HTML or CSS resource, decoded as :mod:`pdi.mhtml.charset` decides
-    (BOM, then ``declared``, then ``<meta>`` or ``@charset``, then UTF-8, else windows-1252)."""
+def text_encoding(data: bytes, declared: str | None, media_type: str, environment: str | None = None) -> str:
+    """The encoding of an HTML or CSS resource, as :mod:`pdi.mhtml.charset` decides (BOM,
+    then ``declared``, then ``<meta>`` or ``@charset``, then, for a style sheet, the
+    ``environment`` encoding of what refers to it, then UTF-8, else windows-1252)."""
     from pdi.mhtml import charset
 
-    encoding, _source, _warning = charset.sniff(data, declared=declared, media_type=media_type)
-    return charset.decode(data, encoding)
+    encoding, source, _warning = charset.sniff(data, declared=declared, media_type=media_type)
+    if environment is not None and media_type == "text/css" and source in ("utf-8", "default"):
+        return environment
+    return encoding
+
+
+def decode_text(data: bytes, declared: str | None, media_type: str, environment: str | None = None) -> str:
+    """The text of an HTML or CSS resource, decoded as :func:`text_encoding` decides."""
+    from pdi.mhtml import charset
+
+    return charset.decode(data, text_encoding(data, declared, media_type, environment))
 
 
 # What the reader ignores (pdi.mhtml.resolve), and cid: (a part of the file, not a resource to fetch).
 _SKIP_SCHEMES = (*sorted(f"{s}:" for s in IGNORED_SCHEMES), "cid:")
 
 
-def needed_references(url: str, media_type: str, data: bytes, charset: str | None = None) -> list[Need]:
+def needed_references(
+    url: str, media_type: str, data: bytes, charset: str | None = None, environment: str | None = None
+) -> list[Need]:
     """What an HTML or CSS resource at ``url`` pulls in to render (not navigation links),
-    as absolute URIs without fragment, in document order, each once."""
+    in document order, one :class:`Need` for each label (URL and fragment) it names.
+
+    ``charset`` is the one the resource was served with; ``environment`` the encoding of
+    what refers to a style sheet (CSS Syntax §3.2). Each URL is encoded as
+    :func:`pdi.mhtml.resolve.reference_encoding` says (the page's or sheet's encoding,
+    UTF-8 for ``@import``, a ``style`` attribute and an ``<iframe srcdoc>`` document).
+    """
     from pdi.mhtml.refs import css_references, html_base, html_references
 
     kind = media_type.lower()
-    if kind in ("text/html", "application/xhtml+xml"):
-        text = decode_text(data, charset, kind)
+    if kind not in ("text/html", "application/xhtml+xml", "text/css"):
+        return []
+    encoding = text_encoding(data, charset, "text/css" if kind == "text/css" else "text/html", environment)
+    from pdi.mhtml import charset as _charset
+
+    text = _charset.decode(data, encoding)
+    base = url
+    if kind == "text/css":
+        refs = css_references(text)
+    else:
         refs = html_references(text)
         base_href = html_base(text)
-        base = url
         if base_href is not None and base_href.strip():
             base = resolve_uri(url, base_href) or url  # as the reader does (Part.base)
-    elif kind == "text/css":
-        refs = css_references(decode_text(data, charset, kind))
-        base = url
-    else:
-        return []
     needs: dict[str, Need] = {}
     for ref in refs:
         if not ref.inline:
@@ -376,7 +434,48 @@ def needed_references(url: str, media_type: str, data: bytes, charset: str | Non
         absolute = resolve_uri(base, raw)
         if absolute is None:
             continue
-        absolute = absolute.split("#", 1)[0]
+        written_in = "UTF-8" if ref.quoting else encoding  # a srcdoc document is UTF-8
+        label = location_key(absolute, url_encoding(ref, kind != "text/css", written_in))
         doc = "html" if ref.kind == "frame" else "css" if ref.kind in ("stylesheet", "import") else None
-        needs.setdefault(comparable(absolute), Need(absolute, doc))  # one per URI as the reader compares
+        env = written_in if doc == "css" else None
+        needs.setdefault(label, Need(label.split("#", 1)[0], doc, label, env))  # one per label
     return list(needs.values())
+
+
+def absolute_base(url: str, data: bytes, charset: str | None = None) -> bytes:
+    """The HTML ``data`` at ``url`` with a relative ``<base href>`` made absolute.
+
+    The first ``<base href>`` is the document's base (HTML §4.2.3); relative, it is
+    resolved against ``url`` and written back percent-encoded (its query in the page's
+    encoding) and escaped for its attribute value; every other byte stays. Chromium,
+    opening an MHTML file, resolves a relative base against the file's own URL, so a
+    page whose base is relative would find none of its parts. A page without one, or
+    with an absolute one, comes back as it was.
+    """
+    from pdi.mhtml import charset as _charset
+    from pdi.mhtml.refs import html_references
+    from pdi.mhtml.unpack import escape_for_value, text_view
+
+    encoding = text_encoding(data, charset, "text/html")
+    view = text_view(data, encoding)
+    if view is None:
+        return data
+    first = next((r for r in html_references(view.text) if r.kind == "base" and not r.quoting), None)
+    if first is None:
+        return data
+    start, end = view.byte(first.start), view.byte(first.end)
+    href = _charset.decode(data[start:end], encoding) if not view.decoded else view.text[first.start : first.end]
+    import html as _html
+
+    href = clean_reference(_html.unescape(href))
+    if _SCHEME_START.match(href):
+        return data
+    absolute = resolve_uri(url, href)
+    if absolute is None:
+        return data
+    quote = view.text[first.start - 1 : first.start]
+    written = escape_for_value(location_key(absolute, encoding), quote if quote in ("'", '"') else "")
+    return data[:start] + written.encode(view.codec) + data[end:]
+
+
+_SCHEME_START = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
