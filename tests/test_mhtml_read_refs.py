@@ -309,3 +309,10 @@ def test_html_attributes_split_at_ascii_white_space_only() -> None:
         ("src", "x\u00a0y.png", "x\u00a0y.png"),
         ("src", "a.png", "a.png"),
     ]
+
+
+def test_html_marked_sections_html_parser_does_not_know_are_bogus_comments() -> None:
+    # HTML §13.2.5.42: "<![" outside foreign content opens a bogus comment that ends at
+    # the next ">"; html.parser raised AssertionError on "<![x[" (tests/data/fuzz/mhtml_refs/).
+    text = "<![x[ <img src=hidden.png> ]]><img src=a.png><![ if x]><img src=b.png><![if !IE]><img src=c.png><![endif]>"
+    assert [r.url for r in html_references(text)] == ["a.png", "b.png", "c.png"]

@@ -184,6 +184,10 @@ def _srcset_candidates(value: str) -> list[tuple[int, int]]:
             out.append((start, url_end))
     return out
 
+# A marked section's keyword as _markupbase reads it, and the keywords it knows.
+_MARKED_SECTION = re.compile(r"<!\[([a-zA-Z][-_.a-zA-Z0-9]*)?")
+_MARKED_SECTION_KEYWORDS = frozenset({"temp", "cdata", "ignore", "include", "rcdata", "if", "else", "endif"})
+
 
 class _Collector(HTMLParser):
     def __init__(self, text: str) -> None:
@@ -211,6 +215,15 @@ class _Collector(HTMLParser):
         if tag == "style":
             self._style_start = None
             self._style_parts = []
+
+    def parse_html_declaration(self, i: int) -> int:
+        # html.parser reads "<![" as an SGML marked section and raises AssertionError on
+        # a keyword it does not know ("<![x[", "<![ if"); HTML reads any such "<![" as a
+        # bogus comment up to the next ">" (HTML §13.2.5.42), which html.parser has too.
+        m = _MARKED_SECTION.match(self.rawdata, i)
+        if m is not None and (m.group(1) or "").lower() not in _MARKED_SECTION_KEYWORDS:
+            return self.parse_bogus_comment(i)
+        return super().parse_html_declaration(i)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         raw = self.get_starttag_text() or ""
