@@ -36,6 +36,7 @@ decompression-bomb limit (about 179 million pixels) is
 from __future__ import annotations
 
 import io
+import struct
 import warnings
 from collections.abc import Sequence
 
@@ -122,7 +123,7 @@ def evaluate_image(
         raise LimitError(f"image too large to cut: {exc}") from exc
     except UnidentifiedImageError as exc:
         raise UnsupportedError(f"{scheme} on {media_type}: not an image format pdi can read") from exc
-    except (OSError, ValueError, SyntaxError) as exc:  # Pillow's errors for damaged files
+    except (OSError, ValueError, SyntaxError, TypeError, IndexError, struct.error) as exc:  # Pillow's errors for damaged files
         raise UnsupportedError(f"{scheme} on {media_type}: cannot read this image: {exc}") from exc
     return FragmentResult(
         data=png, media_type="image/png", clamped=clamped, ranges=(), scheme=scheme, region=region
