@@ -141,8 +141,12 @@ class _WaveReader:
 
     def read(self, a: int, b: int) -> _Cut:
         with wave.open(io.BytesIO(self._data), "rb") as recording:
-            recording.setpos(a)
-            return _Cut(recording.readframes(b - a), self.width, False)
+            try:
+                recording.setpos(a)
+                samples = recording.readframes(b - a)
+            except RuntimeError:  # frame a lies past the end of a truncated file: it holds none from there
+                samples = b""
+            return _Cut(samples, self.width, False)
 
 
 class _SoundFileReader:
