@@ -52,7 +52,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -90,7 +90,6 @@ class Target:
     tokens: tuple[bytes, ...] = ()
     generate: Any = None
     examples: float = 1.0
-    doc: str = field(default="", repr=False)
 
 
 def targets() -> dict[str, Target]:
@@ -208,7 +207,6 @@ def _worker(conn: Connection, cpu_seconds: float, memory_mb: int, warm: bool) ->
     global _armed
     _limit_malloc_arenas()
     warnings.simplefilter("ignore")
-    sys.setrecursionlimit(10_000)  # what an interpreter run by hand has
     from pdi.errors import PDIError
 
     registry = {**targets(), **_self_test_targets()}
@@ -445,7 +443,7 @@ def inputs(target: Target, seeds: list[bytes]) -> Any:
 
 
 def examples_per_target() -> int:
-    return int(os.environ.get("PDI_FUZZ_EXAMPLES", "120"))
+    return int(os.environ.get("PDI_FUZZ_EXAMPLES", "300"))
 
 
 def fuzz_seconds() -> float:
@@ -479,7 +477,7 @@ def fuzz(sandbox: Sandbox, target: Target) -> None:
             while time.monotonic() < stop:
                 n += 1
                 yield seed(n)(
-                    settings(max_examples=1000, suppress_health_check=checks, derandomize=False)(
+                    settings(max_examples=200, suppress_health_check=checks, derandomize=False)(
                         given(strategy)(one)
                     )
                 )

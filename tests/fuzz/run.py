@@ -28,15 +28,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-from fuzz_harness import CORPUS, MAX_INPUT, REPO, targets  # noqa: E402
+from fuzz_harness import CORPUS, MAX_INPUT, REPO, targets
 
 
 def _dictionary(tokens: tuple[bytes, ...]) -> str:
     """A libFuzzer dictionary file of the target's tokens."""
     lines = ['"' + "".join(f"\\x{b:02x}" for b in token) + '"' for token in tokens if token]
-    f = tempfile.NamedTemporaryFile("w", suffix=".dict", delete=False)
-    f.write("\n".join(lines) + "\n")
-    f.close()
+    with tempfile.NamedTemporaryFile("w", suffix=".dict", delete=False) as f:
+        f.write("\n".join(lines) + "\n")
     return f.name
 
 
@@ -51,7 +50,8 @@ def main() -> int:
     args, extra = parser.parse_known_args()
     if args.list or args.target is None:
         for name, target in found.items():
-            print(f"{name:16} {(target.run.__module__ and sys.modules[target.run.__module__].__doc__ or '').splitlines()[0]}")
+            doc = sys.modules[target.run.__module__].__doc__ or ""
+            print(f"{name:16} {doc.strip().splitlines()[0] if doc.strip() else ''}")
         return 0
     try:
         import atheris

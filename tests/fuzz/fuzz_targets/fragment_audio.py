@@ -2,12 +2,12 @@
 
 Input: ``fragment NUL media-type NUL recording`` (``audio/*``). What must hold
 (the module docstring): an interval inside the recording; a WAV file of
-exactly the selected frames, with the recording's channels and rate.
+exactly the selected frames, with the recording's channels and rate (its
+RIFF chunks read here by hand, from the WAV format's own layout).
 """
 
 from __future__ import annotations
 
-import io
 import struct
 
 from fuzz_harness import Target
@@ -26,14 +26,28 @@ def run(data: bytes) -> None:
     assert 0 <= interval.start <= interval.end <= interval.length
     assert interval.rate > 0 and interval.channels > 0
     assert result.media_type == "audio/wav"
-    import soundfile
+    channels, rate, frames = _wav_header(result.data)
+    assert (frames, channels, rate) == (interval.end - interval.start, interval.channels, interval.rate)
 
-    info = soundfile.info(io.BytesIO(result.data))
-    assert info.format == "WAV"
-    assert (info.frames, info.channels, info.samplerate) == (
-        interval.end - interval.start, interval.channels, interval.rate,
-    )
 
+def _wav_header(data: bytes) -> tuple[int, int, int]:
+    """Channels, rate and frames of a WAV file, read from its RIFF chunks (libsndfile refuses over 1024 channels)."""
+    assert data[:4] == b"RIFF" and data[8:12] == b"WAVE"
+    assert struct.unpack_from("<I", data, 4)[0] == len(data) - 8
+    pos, fmt, frames = 12, None, None
+    while pos < len(data):
+        kind, size = data[pos : pos + 4], struct.unpack_from("<I", data, pos + 4)[0]
+        if kind == b"fmt ":
+            fmt = struct.unpack_from("<HHIIHH", data, pos + 8)
+        elif kind == b"data":
+            assert fmt is not None
+            frames, rest = divmod(size, fmt[4])
+            assert rest == 0
+        pos += 8 + size + size % 2
+    assert fmt is not None and frames is not None and pos == len(data)
+    tag, channels, rate, per_second, block, bits = fmt
+    assert tag in (1, 3) and block == channels * bits // 8 and per_second == rate * block
+    return channels, rate, frames
 
 def _wav(frames: int) -> bytes:
     """A mono 8 kHz 16-bit PCM WAV file of ``frames`` silent frames (the format written out by hand)."""
