@@ -112,9 +112,11 @@ def evaluate_audio(
     if (b - a) * reader.channels * reader.width > _WAV_MAX:  # before decoding anything
         raise LimitError(f"{scheme}={start},{end} selects more sound than a WAV file holds: cut it shorter")
     cut = reader.read(a, b)
-    got = len(cut.samples) // (cut.width * reader.channels)
+    frame = cut.width * reader.channels
+    got = len(cut.samples) // frame
     if got < b - a:  # a truncated file: the header promised frames the data does not hold
         b, length, clamped = a + got, a + got, True
+        cut = _Cut(cut.samples[: got * frame], cut.width, cut.is_float)  # no part of a frame
     return FragmentResult(
         data=_wav(cut, reader.channels, rate),
         media_type="audio/wav",
