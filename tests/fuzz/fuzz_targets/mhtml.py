@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from fuzz_harness import Target
+from hypothesis import strategies as st
 
 from pdi.capture import unpack_to
 from pdi.errors import PDIError
@@ -76,6 +77,45 @@ def run(data: bytes) -> None:
     ] == [(r.media_type, r.charset, r.content_location, r.content_id, r.data) for r in (resources[i] for i in order)]
 
 
+_BODIES = st.one_of(
+    st.binary(max_size=200),
+    st.lists(
+        st.sampled_from([
+            b'<img src="', b'">', b"<base href=", b"url(", b")", b"@import '", b"cid:", b"../", b"a.png", b"#x",
+            b"<iframe src=", b" ", b"&amp;", b"\xc3\xa9", b"=\r\n", b"=3D", b"\r\n", b"--b", b"<![", b"<meta charset=",
+        ]),
+        max_size=30,
+    ).map(b"".join),
+)
+_HEADERS = st.lists(
+    st.sampled_from([
+        b"Content-Type: text/html", b"Content-Type: text/css; charset=utf-16", b"Content-Type: image/png",
+        b'Content-Type: multipart/alternative; boundary="c"', b"Content-Type: message/rfc822",
+        b"Content-Transfer-Encoding: base64", b"Content-Transfer-Encoding: quoted-printable",
+        b"Content-Transfer-Encoding: x-uuencode", b"Content-Location: http://a/b/c.png",
+        b"Content-Location: =?utf-8?q?http://a/=C3=A9?=", b"Content-Location: ../x", b"Content-ID: <c@x>",
+        b"Content-Base: http://b/", b"Content-Location: cid:c@x", b"Content-Disposition: attachment",
+        b"Content-Type: text/html;\r\n charset=iso-8859-1", b"X-Folded: a\r\n\tb",
+    ]),
+    max_size=5,
+)
+
+
+@st.composite
+def _messages(draw: st.DrawFn) -> bytes:
+    """A multipart/related file of drawn parts, boundaries nested, line ends CRLF or LF."""
+    nl = draw(st.sampled_from([b"\r\n", b"\n"]))
+    out = [b'MIME-Version: 1.0', b'Content-Type: multipart/related; boundary="b"; type="text/html"', b""]
+    for _ in range(draw(st.integers(1, 5))):
+        out.append(b"--b")
+        out.extend(draw(_HEADERS))
+        out.append(b"")
+        out.append(draw(_BODIES))
+    if draw(st.booleans()):
+        out.append(b"--b--")
+    return nl.join(out) + nl
+
+
 TARGET = Target(
     "mhtml",
     run,
@@ -96,5 +136,6 @@ TARGET = Target(
         b"<img src=", b"<iframe src=", b"<link rel=stylesheet href=", b"url(", b"@import ", b"srcset=",
         b"<meta http-equiv=refresh content=\"0; url=", b"<![", b"<!--", b"\t", b" ",
     ),
+    generate=_messages(),
     examples=0.6,
 )
