@@ -314,3 +314,13 @@ def test_an_encoded_word_in_a_codec_that_is_not_a_charset(name: str, label: str)
     result = CliRunner().invoke(cli, ["mhtml", "ls", str(CRASHERS / name)])
     assert result.exit_code == 0, result.output
     assert "title: abc" in result.stdout
+
+
+def test_a_label_holding_a_nul_is_no_charset() -> None:
+    # codecs.lookup raises ValueError ("embedded null character") on one (tests/data/fuzz/formats/).
+    assert charsets.lookup("utf\x008") is None
+    assert not charsets.same_charset("utf-8\x00", "utf-8")
+    with pytest.raises(UnsupportedError, match="not a charset name"):
+        charsets.codec_for("utf-8\x00")
+    with pytest.raises(UnsupportedError):
+        formats.registered_charset("\x00audio+mpeg")

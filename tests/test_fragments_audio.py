@@ -202,3 +202,20 @@ def test_any_range_selects_the_frames_the_rule_names(
     assert result.past_end == (result.clamped and first_wanted >= length)
     block = channels * width
     assert frames_of(result.data)[1] == frames_of(data)[1][a * block : b * block]
+
+
+def test_a_truncated_wav_gives_whole_frames_only() -> None:
+    # 100 stereo 16-bit frames promised, 10.5 frames (42 octets) present: frames are 4 octets,
+    # so the cut holds the 10 whole ones, and a time from frame 20 on holds none
+    # (tests/data/fuzz/fragment_audio/crash-8aa0737b4eabcb62, crash-453cade300c99c57).
+    whole = pcm_wav(100, 1000, channels=2)
+    cut = whole[: len(whole) - 400 + 42]
+    result = evaluate_audio("msec", (0, 50), cut, "audio/wav", None)
+    assert result.interval == Interval(0, 10, 1000, 2, 10)
+    assert result.clamped
+    params, data = frames_of(result.data)
+    assert (params.nchannels, params.nframes) == (2, 10)
+    assert data == frames_of(whole)[1][:40]
+    assert len(result.data) == 44 + 40  # RIFF, fmt and data headers, then the 40 octets: no half frame
+    late = evaluate_audio("msec", (20, 50), cut, "audio/wav", None)
+    assert (late.interval, late.past_end) == (Interval(20, 20, 1000, 2, 20), True)

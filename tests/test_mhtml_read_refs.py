@@ -318,3 +318,10 @@ def test_css_url_after_a_name_character_is_part_of_a_longer_name() -> None:
     css = "a{b:日本url(x)} c{d:\xacurl(y)} e{f:-url(z)} g{h: url(u1)} i{j:url(u2)}"
     assert [r.url for r in css_references(css)] == ["u1", "u2"]
     assert [r.url for r in css_references('@importé "n"; @import "m";')] == ["m"]
+
+
+def test_html_marked_sections_html_parser_does_not_know_are_bogus_comments() -> None:
+    # HTML §13.2.5.42: "<![" outside foreign content opens a bogus comment that ends at
+    # the next ">"; html.parser raised AssertionError on "<![x[" (tests/data/fuzz/mhtml_refs/).
+    text = "<![x[ <img src=hidden.png> ]]><img src=a.png><![ if x]><img src=b.png><![if !IE]><img src=c.png><![endif]>"
+    assert [r.url for r in html_references(text)] == ["a.png", "b.png", "c.png"]

@@ -220,7 +220,7 @@ def _key(label: object) -> str | None:
     if not isinstance(label, str):
         return None
     key = label.strip()
-    if not key or not key.isascii():
+    if not key or not key.isascii() or "\x00" in key:  # Python's codec look-up refuses a NUL (ValueError)
         return None
     return key.lower()
 

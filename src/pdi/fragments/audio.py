@@ -112,9 +112,11 @@ def evaluate_audio(
     if (b - a) * reader.channels * reader.width > _WAV_MAX:  # before decoding anything
         raise LimitError(f"{scheme}={start},{end} selects more sound than a WAV file holds: cut it shorter")
     cut = reader.read(a, b)
-    got = len(cut.samples) // (cut.width * reader.channels)
+    frame = cut.width * reader.channels
+    got = len(cut.samples) // frame
     if got < b - a:  # a truncated file: the header promised frames the data does not hold
         b, length, clamped = a + got, a + got, True
+        cut = _Cut(cut.samples[: got * frame], cut.width, cut.is_float)  # no part of a frame
     return FragmentResult(
         data=_wav(cut, reader.channels, rate),
         media_type="audio/wav",
@@ -141,8 +143,12 @@ class _WaveReader:
 
     def read(self, a: int, b: int) -> _Cut:
         with wave.open(io.BytesIO(self._data), "rb") as recording:
-            recording.setpos(a)
-            return _Cut(recording.readframes(b - a), self.width, False)
+            try:
+                recording.setpos(a)
+                samples = recording.readframes(b - a)
+            except RuntimeError:  # frame a lies past the end of a truncated file: it holds none from there
+                samples = b""
+            return _Cut(samples, self.width, False)
 
 
 class _SoundFileReader:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pdi import formats
+from pdi import charsets, formats
 from pdi._wording import plural
-from pdi.errors import PDIError
+from pdi.errors import PDIError, UnsupportedError
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,11 @@ def check_quotation(
     if formats.media_family(quoted_media_type) not in ("text", "html", "xml"):
         return QuotationCheck("unchecked", f"the cited fragment is {quoted_media_type}, not text")
     try:
-        quote = to_crlf(quoted.decode(quoted_charset or "us-ascii"))
-    except (UnicodeDecodeError, LookupError) as exc:
+        codec = charsets.codec_for(quoted_charset or "us-ascii")  # a charset: never idna, zlib or a bad label
+        quote = to_crlf(quoted.decode(codec))
+    except UnsupportedError as exc:
+        return QuotationCheck("unchecked", f"the cited fragment's charset cannot be read: {exc}")
+    except UnicodeDecodeError as exc:
         return QuotationCheck("unchecked", f"the cited fragment is not text in {quoted_charset}: {exc}")
     try:
         there = evaluate_pdi(

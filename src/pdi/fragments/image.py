@@ -124,9 +124,9 @@ def evaluate_image(
         raise LimitError(f"image too large to cut: {exc}") from exc
     except UnidentifiedImageError as exc:
         raise UnsupportedError(f"{scheme} on {media_type}: not an image format pdi can read") from exc
-    except (OSError, ValueError, SyntaxError, EOFError, IndexError, struct.error, zlib.error) as exc:
+    except (OSError, ValueError, SyntaxError, TypeError, EOFError, IndexError, struct.error, zlib.error) as exc:
         # What Pillow raises on damaged files: its own OSError and SyntaxError, and whatever its
-        # decoders stumble on (a GIF cut inside a frame: IndexError, struct.error)
+        # decoders stumble on (a GIF cut inside a frame: IndexError, struct.error; TypeError)
         raise UnsupportedError(f"{scheme} on {media_type}: cannot read this image: {exc}") from exc
     return FragmentResult(
         data=png, media_type="image/png", clamped=clamped, ranges=(), scheme=scheme, region=region

@@ -210,6 +210,7 @@ def _srcset_candidates(value: str) -> list[tuple[int, int]]:
     return out
 
 
+
 # --- how a browser splits HTML into markup and text (WHATWG HTML §13.2.5, §13.2.6) ------
 #
 # html.parser is a tolerant tokenizer, not HTML's: where the two disagree, a tag the

@@ -226,7 +226,12 @@ def xml_elements(text: str) -> list[Element]:
     import xml.parsers.expat
 
     parser = xml.parsers.expat.ParserCreate()
-    utf8 = text.encode("utf-8")
+    try:
+        utf8 = text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a str from a lenient decoding; XML's Char excludes surrogates
+        raise UnsupportedError(
+            f"element fragments on XML that is not well-formed: character {exc.start} is a lone surrogate"
+        ) from None
     starts: list[tuple[str, int, dict[str, str]]] = []  # name, UTF-8 index of '<', attributes
     ends: dict[int, int] = {}  # element number -> UTF-8 index where its end event came
     open_stack: list[int | None] = []
