@@ -443,7 +443,7 @@ def inputs(target: Target, seeds: list[bytes]) -> Any:
 
 
 def examples_per_target() -> int:
-    return int(os.environ.get("PDI_FUZZ_EXAMPLES", "300"))
+    return int(os.environ.get("PDI_FUZZ_EXAMPLES", "800"))
 
 
 def fuzz_seconds() -> float:

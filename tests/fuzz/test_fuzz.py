@@ -11,6 +11,8 @@ them.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from fuzz_harness import CORPUS, Sandbox, fuzz, seed_files, targets
 
@@ -21,10 +23,7 @@ pytestmark = pytest.mark.fuzz
 
 
 @pytest.mark.parametrize(("name", "path"), SEEDS, ids=[f"{n}/{p.name}" for n, p in SEEDS])
-def test_seed(sandbox: Sandbox, name: str, path: object) -> None:
-    from pathlib import Path
-
-    assert isinstance(path, Path)
+def test_seed(sandbox: Sandbox, name: str, path: Path) -> None:
     sandbox.check(name, path.read_bytes())
 
 
