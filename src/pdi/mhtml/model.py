@@ -54,6 +54,10 @@ class Part(_Headed):
     enclosing base (§5 (c)–(e)); ``content_id`` has no ``<>``; ``data`` is the body
     with the transfer encoding removed (no other change: line ends are kept);
     ``limits`` are those it was read with, which bound reading its references.
+
+    The decoded text is not kept (:meth:`text` decodes it on each call): the references
+    and the ``<base>`` are read from it once and kept, the text itself would double the
+    memory a large page takes.
     """
 
     index: int
@@ -114,10 +118,6 @@ class Part(_Headed):
 
     def text(self) -> str:
         """The body as text, decoded as :attr:`encoding` says (a byte order mark is dropped)."""
-        return self._text
-
-    @cached_property
-    def _text(self) -> str:
         return _charset.decode(self.data, self.encoding)
 
     @property
@@ -136,7 +136,7 @@ class Part(_Headed):
     def _html_scan(self) -> tuple[list[Reference], str | None]:
         from pdi.mhtml.refs import scan_html
 
-        return scan_html(self.text())
+        return scan_html(self.text(), self.budget())
 
     @property
     def html_base(self) -> str | None:
@@ -156,7 +156,7 @@ class Part(_Headed):
     def _css_references(self) -> tuple[Reference, ...]:
         from pdi.mhtml.refs import css_references
 
-        return tuple(css_references(self.text()))
+        return tuple(css_references(self.text(), self.budget()))
 
     @cached_property
     def base(self) -> str:
