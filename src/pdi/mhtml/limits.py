@@ -57,8 +57,8 @@ class Limits:
 class Budget:
     """What reading one text may cost: ``seconds`` of time and ``references`` found.
 
-    Reading loops call :meth:`tick` once a step (the clock is read every 1,024 steps,
-    so a step costs a counter) and :meth:`found` once a reference; past either limit
+    Reading loops call :meth:`tick` once a step (the clock is read every 16 steps, so a
+    step costs a counter) and :meth:`found` once a reference; past either limit
     they raise :class:`~pdi.errors.LimitError` naming ``what`` (say ``part 3
     (text/html https://example.org/)``). ``found_before`` references already found
     elsewhere in the same file count against ``references`` too. The clock starts when
@@ -83,9 +83,9 @@ class Budget:
         self._steps = 0
 
     def tick(self) -> None:
-        """One step of work; every 1,024th looks at the clock."""
+        """One step of work; every 16th looks at the clock."""
         self._steps += 1
-        if not self._steps & 1023:
+        if not self._steps & 15:
             self.check_time()
 
     def check_time(self) -> None:

@@ -285,6 +285,8 @@ _SCRIPT_DATA = re.compile(r"<!--|</script" + _END_FOLLOW, re.I)
 _SCRIPT_ESCAPED = re.compile(r"-->|</script" + _END_FOLLOW + r"|<script" + _END_FOLLOW, re.I)
 _DASHES_GT = re.compile(r"-{0,2}>")
 _COMMENT_END = re.compile(r"--!?>")
+_GT = re.compile(">")
+_CDATA_END = re.compile(r"\]\]>")
 _TABLE_BACKGROUND = frozenset({"body", "table", "thead", "tbody", "tfoot", "tr", "td", "th"})
 _SVG_URL_ATTRIBUTES = frozenset(
     {"fill", "stroke", "filter", "clip-path", "mask", "marker-start", "marker-mid", "marker-end", "cursor"}
@@ -317,6 +319,29 @@ class _At:
 
     def start(self) -> int:
         return self._index
+
+
+class _Next:
+    """Where ``pattern`` next matches in ``text`` at or after a position, remembered: a search
+    that found nothing answers every later question from further on at once, and one that
+    found a match answers those up to it. So text with no ``>`` (or no ``-->``) left is
+    searched once, not once a ``<``."""
+
+    __slots__ = ("_end", "_from", "_pattern", "_start", "_text")
+
+    def __init__(self, text: str, pattern: re.Pattern[str]) -> None:
+        self._text = text
+        self._pattern = pattern
+        self._from = len(text) + 1
+        self._start = self._end = -1
+
+    def __call__(self, pos: int) -> tuple[int, int]:
+        """(start, end) of the first match at or after ``pos``; (-1, -1) when there is none."""
+        if not (self._from <= pos and (self._start < 0 or self._start >= pos)):
+            m = self._pattern.search(self._text, pos)
+            self._from = pos
+            self._start, self._end = (m.start(), m.end()) if m else (-1, -1)
+        return self._start, self._end
 
 
 class _RawTextEnd:
@@ -388,11 +413,15 @@ class _Collector(HTMLParser):
         self.depth = depth
         self.scripting = scripting  # off: <noscript> is markup, as a browser with scripting off reads it
         self._at = 0  # index in the text of what the tokenizer reads (see updatepos)
+        self._next_gt = _Next(text, _GT)
+        self._next_comment_end = _Next(text, _COMMENT_END)
+        self._next_cdata_end = _Next(text, _CDATA_END)
         self.refs: list[Reference] = []
         self.base: str | None = None
         self.base_seen = False
         self._raw_start = 0  # where the text of the current raw text element begins
         self._frames: list[tuple[str, str]] = []  # (namespace of the content, element): foreign elements, integration points
+        self._open: dict[str, int] = {}  # element: how many frames it has (an end tag no frame has is passed at once)
         self._svg_style = 0  # SVG <style> elements open: their text is CSS
 
     def _offset(self) -> int:
@@ -453,11 +482,19 @@ class _Collector(HTMLParser):
                 break
             startswith = rawdata.startswith
             if _STARTTAGOPEN.match(rawdata, i):
+                if self._next_gt(i + 2)[0] < 0:
+                    # No ">" is left: a browser reads all the rest as this tag, dropped at the
+                    # end of the input (§13.2.5.6-.38: every tag state ends only at ">" or
+                    # there), so nothing after it is markup. (html.parser would look again
+                    # from each "<" after it, each time to the end.)
+                    break
                 k = self.parse_starttag(i)
-            elif startswith("</", i):
-                k = self.parse_endtag(i)
             elif startswith("<!--", i):
                 k = self.parse_comment(i)
+            elif startswith(("</", "<?", "<!"), i) and not startswith("<![", i) and self._next_gt(i + 2)[0] < 0:
+                k = -1  # an end tag, a processing instruction, a declaration: each ends at a ">", and none is left
+            elif startswith("</", i):
+                k = self.parse_endtag(i)
             elif startswith("<?", i):
                 k = self.parse_pi(i)
             elif startswith("<!", i):
@@ -468,7 +505,7 @@ class _Collector(HTMLParser):
             else:
                 break
             if k < 0:
-                k = rawdata.find(">", i + 1)
+                k = self._next_gt(i + 1)[0]
                 if k < 0:
                     k = rawdata.find("<", i + 1)
                     if k < 0:
@@ -508,10 +545,25 @@ class _Collector(HTMLParser):
     def _namespace(self) -> str:
         return self._frames[-1][0] if self._frames else "html"
 
-    def _leave_foreign(self) -> None:
-        while self._frames and self._frames[-1][0] != "html":
-            if self._frames.pop() == ("svg", "style"):
+    def _push(self, frame: tuple[str, str]) -> None:
+        self._frames.append(frame)
+        self._open[frame[1]] = self._open.get(frame[1], 0) + 1
+        if frame == ("svg", "style"):
+            self._svg_style += 1
+
+    def _pop_to(self, depth: int) -> None:
+        """Close the frames from ``depth`` up."""
+        while len(self._frames) > depth:
+            frame = self._frames.pop()
+            self._open[frame[1]] -= 1
+            if frame == ("svg", "style"):
                 self._svg_style -= 1
+
+    def _leave_foreign(self) -> None:
+        depth = len(self._frames)
+        while depth and self._frames[depth - 1][0] != "html":
+            depth -= 1
+        self._pop_to(depth)
 
     # -- the tokenizer ----------------------------------------------------------------
 
@@ -527,7 +579,7 @@ class _Collector(HTMLParser):
         if self.cdata_elem is None:
             return super().parse_endtag(i)
         # Only the end tag that ends the raw text stops html.parser here (_RawTextEnd).
-        gt = self.rawdata.find(">", i + 2)
+        gt = self._next_gt(i + 2)[0]
         if gt < 0:
             return -1
         self._raw_text(self.cdata_elem, self._raw_start, self._offset())
@@ -539,8 +591,7 @@ class _Collector(HTMLParser):
         abrupt = _DASHES_GT.match(rawdata, i + 4)  # "<!-->", "<!--->" (§13.2.5.44, .45), "<!---->"
         if abrupt:
             return abrupt.end()
-        m = _COMMENT_END.search(rawdata, i + 4)  # "-->" or "--!>" (§13.2.5.50, .52)
-        return -1 if m is None else m.end()
+        return self._next_comment_end(i + 4)[1]  # "-->" or "--!>" (§13.2.5.50, .52)
 
     def parse_html_declaration(self, i: int) -> int:
         rawdata = self.rawdata
@@ -550,9 +601,9 @@ class _Collector(HTMLParser):
         # content, a CDATA section up to "]]>": in an SVG <style> its text is CSS and is read
         # so here, but what follows the first ">" is read as markup all the same, so that
         # mistaking where foreign content ends hides nothing.
-        gt = rawdata.find(">", i + 3)
+        gt = self._next_gt(i + 3)[0]
         if self._svg_style and self._namespace() == "svg" and rawdata.startswith("<![CDATA[", i):
-            end = rawdata.find("]]>", i + 9)
+            end = self._next_cdata_end(i + 9)[0]
             shift = self._offset() - i
             self._css(shift + i + 9, shift + (len(rawdata) if end < 0 else end), "style", entities=False)
         return -1 if gt < 0 else gt + 1
@@ -575,7 +626,7 @@ class _Collector(HTMLParser):
             self._collect(name, scanned, foreign=False)
             if name in ("svg", "math"):
                 if not self_closing:
-                    self._frames.append((name, name))
+                    self._push((name, name))
             elif name in _RAW_TEXT and (self.scripting or name != "noscript"):  # "/>" is ignored on these
                 self._raw_start = tag_end
                 self._enter_raw_text(name)
@@ -597,18 +648,17 @@ class _Collector(HTMLParser):
                 )
             )
         )
-        self._frames.append(("html" if html_point else namespace, name))
-        if (namespace, name) == ("svg", "style"):
-            self._svg_style += 1
+        self._push(("html" if html_point else namespace, name))
 
     def handle_endtag(self, tag: str) -> None:
         if tag in ("p", "br") and self._namespace() != "html":
             self._leave_foreign()  # §13.2.6.5: "</br>" and "</p>" in foreign content
             return
+        if not self._open.get(tag):
+            return
         for depth in range(len(self._frames) - 1, -1, -1):
             if self._frames[depth][1] == tag:
-                self._svg_style -= sum(1 for frame in self._frames[depth:] if frame == ("svg", "style"))
-                del self._frames[depth:]
+                self._pop_to(depth)
                 return
 
     def _text(self, start: int) -> None:
