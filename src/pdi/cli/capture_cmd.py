@@ -16,7 +16,7 @@ from rich.markup import escape
 from pdi._wording import plural
 from pdi.archive import Archive
 from pdi.cli.archive_cmd import archive_option, write_out
-from pdi.cli.mhtml_cmd import printable
+from pdi.cli.mhtml_cmd import parse_limits, printable, reading_limits
 from pdi.cli.mhtml_group import mhtml
 from pdi.errors import ImmutabilityError, LimitError
 
@@ -99,6 +99,7 @@ def pack_command(index: str, output: str, base: str, root: str | None) -> None:
 @click.option("--max-total-mb", type=float, default=1024.0, show_default=True, help="Refuse parts adding up to more.")
 @click.option("--max-depth", type=int, default=16, show_default=True, help="Refuse multiparts nested deeper.")
 @click.option("--max-header-kb", type=float, default=256.0, show_default=True, help="Refuse longer header blocks.")
+@reading_limits
 def unpack_command(
     file: str,
     directory: str,
@@ -107,6 +108,8 @@ def unpack_command(
     max_total_mb: float,
     max_depth: int,
     max_header_kb: float,
+    max_seconds: float,
+    max_references: int,
 ) -> None:
     """Write every part of an MHTML FILE into DIR so the page opens offline from DIR/index.html.
 
@@ -117,22 +120,30 @@ def unpack_command(
     the local files; unsatisfied ones to their absolute URIs (file: ones, which
     would reach the local disk, to about:blank); the <base> element to './'.
     Each page gets a Content-Security-Policy <meta> first: no script runs.
+    Past a limit nothing is written (exit 7); --max-seconds bounds reading and
+    rewriting the references of each page.
     """
     from pdi.capture import unpack_to
     from pdi.cli.mhtml_cmd import read_file
-    from pdi.mhtml import Limits
     from pdi.mhtml.unpack import UnpackLimits, plan
 
     limits = UnpackLimits(
         max_parts=max_parts, max_part_bytes=int(max_part_mb * _MB), max_total_bytes=int(max_total_mb * _MB)
     )
-    parse_limits = Limits(max_depth=max_depth, max_parts=max_parts, max_header_bytes=int(max_header_kb * 1024))
+    reading = parse_limits(
+        max_seconds,
+        max_references,
+        max_depth=max_depth,
+        max_parts=max_parts,
+        max_header_bytes=int(max_header_kb * 1024),
+        max_part_bytes=int(max_part_mb * _MB),
+    )
     # Quoted-printable is at most three times the bytes it encodes: a larger file
     # cannot fit the total limit, so it is refused before it is read into memory.
     size = Path(file).stat().st_size if file != "-" and Path(file).is_file() else 0
     if size > 3 * limits.max_total_bytes + _MB:
         raise LimitError(f"{file} is {plural(size, 'byte')}: its parts would exceed --max-total-mb {max_total_mb}")
-    aggregate = read_file(file, limits=parse_limits)
+    aggregate = read_file(file, limits=reading)
     result = plan(aggregate, limits=limits)
     written = unpack_to(result, directory)
     click.echo(f"wrote {plural(len(written), 'file')} into {directory}", err=True)

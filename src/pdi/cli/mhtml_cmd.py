@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -15,6 +16,35 @@ from pdi._wording import plural
 from pdi.cli.mhtml_group import mhtml
 from pdi.errors import IntegrityError, NotFoundError, StoreError
 from pdi.mhtml import Aggregate, Limits, check, parse
+from pdi.mhtml.limits import MAX_READ_SECONDS, MAX_REFERENCES
+
+_MB = 1024 * 1024
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def reading_limits(f: _F) -> _F:
+    """The options bounding what reading a file may cost: ``max_seconds`` (0: no time
+    limit) and ``max_references``; :func:`parse_limits` turns them into :class:`Limits`."""
+    f = click.option(
+        "--max-references",
+        type=click.IntRange(min=0),
+        default=MAX_REFERENCES,
+        show_default=True,
+        help="Refuse files with more references in their HTML and CSS (exit 7).",
+    )(f)
+    f = click.option(
+        "--max-seconds",
+        type=click.FloatRange(min=0),
+        default=MAX_READ_SECONDS,
+        show_default=True,
+        help="Give up (exit 7) when reading or resolving the references of one part takes longer (0: no limit).",
+    )(f)
+    return f
+
+
+def parse_limits(max_seconds: float, max_references: int, **sizes: int) -> Limits:
+    """:class:`Limits` from the :func:`reading_limits` options and sizes (``max_part_bytes`` …)."""
+    return Limits(max_read_seconds=max_seconds or None, max_references=max_references, **sizes)
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
@@ -42,23 +72,36 @@ def read_file(path: str, *, base: str | None = None, limits: Limits | None = Non
 
 
 def _listing(agg: Aggregate) -> list[dict[str, Any]]:
-    by_part: dict[int, list[dict[str, Any]]] = {p.index: [] for p in agg.parts}
+    """One dict a part; its ``references`` are made one at a time as they are written
+    (no dict a reference held at once) and ``satisfied``/``count`` give their tally."""
+    spans: dict[int, tuple[int, int]] = {}  # part: (first, end) in agg.references, which are in part order
+    tally: dict[int, list[int]] = {p.index: [0, 0] for p in agg.parts}  # part: [satisfied, not ignored]
     referenced_by: dict[int, set[int]] = {p.index: set() for p in agg.parts}
-    for r in agg.references:
+    refs = agg.references
+    for i, r in enumerate(refs):
+        first, _end = spans.get(r.source.index, (i, i))
+        spans[r.source.index] = (first, i + 1)
         if r.status == "ignored":
             continue
-        by_part[r.source.index].append(
-            {
-                "url": r.reference.url,
-                "kind": r.reference.kind,
-                "uri": r.uri,
-                "status": r.status,
-                "part": r.target.index if r.target is not None else None,
-                "rule": r.rule,
-            }
-        )
+        tally[r.source.index][1] += 1
         if r.target is not None:
+            tally[r.source.index][0] += 1
             referenced_by[r.target.index].add(r.source.index)
+
+    def references(index: int) -> Iterator[dict[str, Any]]:
+        first, end = spans.get(index, (0, 0))
+        for k in range(first, end):
+            r = refs[k]
+            if r.status != "ignored":
+                yield {
+                    "url": r.reference.url,
+                    "kind": r.reference.kind,
+                    "uri": r.uri,
+                    "status": r.status,
+                    "part": r.target.index if r.target is not None else None,
+                    "rule": r.rule,
+                }
+
     out = []
     for p in agg.parts:
         out.append(
@@ -73,24 +116,72 @@ def _listing(agg: Aggregate) -> list[dict[str, Any]]:
                 "location": p.location,
                 "content_id": p.content_id,
                 "base": p.base,
-                "references": by_part[p.index],
+                "references": references(p.index),
                 "referenced_by": sorted(referenced_by[p.index]),
+                "satisfied": tally[p.index][0],
+                "count": tally[p.index][1],
             }
         )
     return out
+
+
+def _json_chunks(value: Any, level: int = 0) -> Iterator[str]:
+    """``json.dumps(value, indent=2, ensure_ascii=False)`` in pieces, iterators written as
+    lists item by item (so a list of a million references is never held as dicts)."""
+    pad = "  " * (level + 1)
+    if isinstance(value, dict):
+        if not value:
+            yield "{}"
+            return
+        for n, (key, item) in enumerate(value.items()):
+            yield ("{\n" if n == 0 else ",\n") + pad + json.dumps(key, ensure_ascii=False) + ": "
+            yield from _json_chunks(item, level + 1)
+        yield "\n" + "  " * level + "}"
+    elif isinstance(value, (list, tuple, Iterator)):
+        n = 0
+        for n, item in enumerate(value, 1):
+            yield ("[\n" if n == 1 else ",\n") + pad
+            yield from _json_chunks(item, level + 1)
+        yield ("\n" + "  " * level + "]") if n else "[]"
+    else:
+        yield json.dumps(value, ensure_ascii=False)
+
+
+def _write(chunks: Iterable[str]) -> None:
+    """Write ``chunks`` to standard output in blocks of about 64 KiB, then a line break."""
+    out = click.get_text_stream("stdout")
+    block: list[str] = []
+    size = 0
+    for chunk in chunks:
+        block.append(chunk)
+        size += len(chunk)
+        if size >= 1 << 16:
+            out.write("".join(block))
+            block.clear()
+            size = 0
+    block.append("\n")
+    out.write("".join(block))
+    out.flush()
 
 
 @mhtml.command("ls")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: every part with its references.")
 @click.option("--base", default=None, help="The URI the file was retrieved from (RFC 2557 §5 (d)).")
-def ls_command(file: str, as_json: bool, base: str | None) -> None:
+@click.option("--max-part-mb", type=float, default=200.0, show_default=True, help="Refuse any part larger than this (exit 7).")
+@reading_limits
+def ls_command(
+    file: str, as_json: bool, base: str | None, max_part_mb: float, max_seconds: float, max_references: int
+) -> None:
     """List the parts of an MHTML FILE: type, size, resolved URI, and what each references.
 
     The table shows, per part, how many of its references the file itself satisfies;
-    --json gives every reference with the part it resolves to.
+    --json gives every reference with the part it resolves to. A part larger than
+    --max-part-mb, more references than --max-references, or a part whose references
+    take longer than --max-seconds to read or to resolve is an error (exit 7).
     """
-    agg = read_file(file, base=base)
+    limits = parse_limits(max_seconds, max_references, max_part_bytes=int(max_part_mb * _MB))
+    agg = read_file(file, base=base, limits=limits)
     listing = _listing(agg)
     if as_json:
         doc = {
@@ -102,7 +193,9 @@ def ls_command(file: str, as_json: bool, base: str | None) -> None:
             "parts": listing,
             "warnings": list(agg.warnings),
         }
-        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        for row in listing:
+            del row["satisfied"], row["count"]
+        _write(_json_chunks(doc))
         return
     title = agg.header("Subject", decode=True)
     snapshot = agg.header("Snapshot-Content-Location")
@@ -115,15 +208,14 @@ def ls_command(file: str, as_json: bool, base: str | None) -> None:
     for col in ("#", "type", "size", "location / content-id", "refs in file", "used by"):
         table.add_column(col, overflow="fold")
     for row in listing:
-        refs = row["references"]
-        sat = sum(1 for r in refs if r["status"] == "satisfied")
+        sat, count = row["satisfied"], row["count"]
         label = row["location"] or (f"cid:{row['content_id']}" if row["content_id"] else "")
         table.add_row(
             f"{row['index']}{'*' if row['root'] else ''}",
             printable(row["content_type"]),
             str(row["size"]),
             printable(label),
-            f"{sat}/{len(refs)}" if refs else "",
+            f"{sat}/{count}" if count else "",
             ",".join(str(i) for i in row["referenced_by"]),
         )
     # Labels are data from the file: no rich markup, emoji codes or highlighting in them.
@@ -136,14 +228,20 @@ def ls_command(file: str, as_json: bool, base: str | None) -> None:
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--strict", is_flag=True, help="Fail on warnings too (unreferenced parts, unsatisfied references).")
 @click.option("--base", default=None, help="The URI the file was retrieved from (RFC 2557 §5 (d)).")
-def check_command(file: str, strict: bool, base: str | None) -> None:
+@click.option("--max-part-mb", type=float, default=200.0, show_default=True, help="Refuse any part larger than this (exit 7).")
+@reading_limits
+def check_command(
+    file: str, strict: bool, base: str | None, max_part_mb: float, max_seconds: float, max_references: int
+) -> None:
     """Check an MHTML FILE: duplicate labels (§7), a missing start part, parts nobody
     references and references no part satisfies.
 
     Prints one line per finding and a summary. Exit status: 0 without errors; 3 on an
-    error, or with --strict on a warning too; 1 when the file cannot be read as MIME.
+    error, or with --strict on a warning too; 1 when the file cannot be read as MIME;
+    7 past a limit (--max-part-mb, --max-references, --max-seconds).
     """
-    agg = read_file(file, base=base)
+    limits = parse_limits(max_seconds, max_references, max_part_bytes=int(max_part_mb * _MB))
+    agg = read_file(file, base=base, limits=limits)
     report = check(agg)
     for f in report.findings:
         click.echo(printable(str(f)))

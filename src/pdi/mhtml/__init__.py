@@ -6,6 +6,8 @@ The door of the package. Modules:
   :class:`Aggregate` (streaming multipart scanner, ``email`` with ``compat32`` for
   header values; why, and what is tolerated, is in that module's docstring).
 * :mod:`pdi.mhtml.model` — :class:`Aggregate`, :class:`Multipart`, :class:`Part`.
+* :mod:`pdi.mhtml.limits` — :class:`Limits` (sizes, counts, time) and the :class:`Budget`
+  that reading one part's references may spend.
 * :mod:`pdi.mhtml.headers` — RFC 2047 encoded words in header values.
 * :mod:`pdi.mhtml.charset` — the encoding of text parts (BOM, ``charset=``, ``<meta>``,
   WHATWG labels).
@@ -26,14 +28,16 @@ Pure: no I/O beyond reading a stream the caller hands in.
 from __future__ import annotations
 
 from pdi.mhtml.check import CheckReport, Finding, check
+from pdi.mhtml.limits import Budget, Limits
 from pdi.mhtml.model import Aggregate, Multipart, Part
-from pdi.mhtml.parse import THISMESSAGE, Limits, parse
+from pdi.mhtml.parse import THISMESSAGE, parse
 from pdi.mhtml.refs import Reference, css_references, html_base, html_references
 from pdi.mhtml.resolve import ResolvedReference, resolve_references
 
 __all__ = [
     "THISMESSAGE",
     "Aggregate",
+    "Budget",
     "CheckReport",
     "Finding",
     "Limits",

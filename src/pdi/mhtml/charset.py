@@ -173,10 +173,16 @@ def single_byte_table(name: str) -> str:
     return "".join(chars)
 
 
-def _python_decode(data: bytes, name: str) -> str:
+def _python_decode(data: bytes | memoryview, name: str) -> str:
+    if isinstance(data, bytes) and data.isascii() and name != "x-user-defined" and name not in _ASCII_NOT_ASCII:
+        return data.decode("ascii")  # the same characters, without a second copy
+    if isinstance(data, memoryview) and (name in ("windows-1252", "x-user-defined") or name in SINGLE_BYTE):
+        data = bytes(data)
     if name == "x-user-defined":
+        assert isinstance(data, bytes)
         return data.decode("latin-1").translate(_X_USER_DEFINED_MAP)
     if name == "windows-1252" or name in SINGLE_BYTE:
+        assert isinstance(data, bytes)
         return data.decode("latin-1").translate(_single_byte_map(name))
     return codecs.decode(data, _CODECS[name], "replace")
 
@@ -184,6 +190,11 @@ def _python_decode(data: bytes, name: str) -> str:
 @functools.cache
 def _single_byte_map(name: str) -> dict[int, str]:
     return {i: c for i, c in enumerate(single_byte_table(name)) if chr(i) != c}
+
+
+# Encodings in which ASCII bytes may not mean ASCII characters (UTF-16's, and ISO-2022-JP's
+# escape sequences): pure-ASCII bytes are decoded by their own codec.
+_ASCII_NOT_ASCII = frozenset({"UTF-16LE", "UTF-16BE", "ISO-2022-JP"})
 
 
 _X_USER_DEFINED_MAP = {i: c for i, c in enumerate(_X_USER_DEFINED_TABLE) if chr(i) != c}
@@ -203,11 +214,11 @@ def decode(data: bytes, encoding: str) -> str:
     if encoding not in _CODECS and encoding != "x-user-defined":
         raise UnsupportedError(f"no decoder for encoding {encoding!r} (a WHATWG encoding name is needed)")
     if encoding == "UTF-8" and data.startswith(codecs.BOM_UTF8):
-        data = data[3:]
-    elif encoding == "UTF-16LE" and data.startswith(codecs.BOM_UTF16_LE):
-        data = data[2:]
-    elif encoding == "UTF-16BE" and data.startswith(codecs.BOM_UTF16_BE):
-        data = data[2:]
+        return _python_decode(memoryview(data)[3:], encoding)  # no copy of the bytes
+    if encoding == "UTF-16LE" and data.startswith(codecs.BOM_UTF16_LE):
+        return _python_decode(memoryview(data)[2:], encoding)
+    if encoding == "UTF-16BE" and data.startswith(codecs.BOM_UTF16_BE):
+        return _python_decode(memoryview(data)[2:], encoding)
     return _python_decode(data, encoding)
 
 
@@ -308,9 +319,23 @@ def sniff(data: bytes, *, declared: str | None, media_type: str) -> tuple[str, s
         name = css_charset(data)
         if name:
             return name, "@charset", warning
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
+    if not _is_utf8(data):
         note = "no charset declared and not UTF-8: decoded as windows-1252"
         return "windows-1252", "default", f"{warning}; {note}" if warning else note
     return "UTF-8", "utf-8", warning
+
+
+def _is_utf8(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8, decoded 1 MiB at a time (the whole text is not made)."""
+    if data.isascii():
+        return True
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    step = 1 << 20
+    with memoryview(data) as view:
+        try:
+            for i in range(0, len(data), step):
+                decoder.decode(view[i : i + step])
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            return False
+    return True

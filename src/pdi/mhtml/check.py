@@ -25,7 +25,7 @@ from pdi.mhtml.model import Aggregate, Multipart, Part
 from pdi.mhtml.resolve import ResolvedReference, location_key
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One problem: ``severity`` is ``"error"`` or ``"warning"``; ``code`` a stable name."""
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from pdi.mhtml import charset as _charset
 from pdi.mhtml.headers import decoded
+from pdi.mhtml.limits import Budget, Limits
 from pdi.mhtml.resolve import comparable, location_key
 
 if TYPE_CHECKING:
@@ -51,7 +52,12 @@ class Part(_Headed):
     (``None`` when absent); ``content_location`` is the header's URI after §4.4
     unfolding and RFC 2047 decoding; ``location`` is that URI resolved against the
     enclosing base (§5 (c)–(e)); ``content_id`` has no ``<>``; ``data`` is the body
-    with the transfer encoding removed (no other change: line ends are kept).
+    with the transfer encoding removed (no other change: line ends are kept);
+    ``limits`` are those it was read with, which bound reading its references.
+
+    The decoded text is not kept (:meth:`text` decodes it on each call): the references
+    and the ``<base>`` are read from it once and kept, the text itself would double the
+    memory a large page takes.
     """
 
     index: int
@@ -68,6 +74,7 @@ class Part(_Headed):
     outer_base: str
     scope: tuple[int, ...]
     warnings: tuple[str, ...] = ()
+    limits: Limits = field(default=Limits(), repr=False)
     _aggregate: Aggregate | None = field(default=None, init=False, repr=False)
 
     @property
@@ -119,17 +126,25 @@ class Part(_Headed):
 
     def text(self) -> str:
         """The body as text, decoded as :attr:`encoding` says (a byte order mark is dropped)."""
-        return self._text
-
-    @cached_property
-    def _text(self) -> str:
         return _charset.decode(self.data, self.encoding)
+
+    @property
+    def label(self) -> str:
+        """What error messages call this part: its index, type and location (or Content-ID)."""
+        where = self.location or (f"cid:{self.content_id}" if self.content_id else "")
+        if len(where) > 80:
+            where = where[:77] + "..."
+        return f"part {self.index} ({self.content_type}{' ' + repr(where) if where else ''})"
+
+    def budget(self) -> Budget:
+        """A fresh :class:`~pdi.mhtml.limits.Budget` for reading this part, from its :attr:`limits`."""
+        return Budget(self.label, seconds=self.limits.max_read_seconds, references=self.limits.max_references)
 
     @cached_property
     def _html_scan(self) -> tuple[list[Reference], str | None]:
         from pdi.mhtml.refs import scan_html
 
-        return scan_html(self.text())
+        return scan_html(self.text(), self.budget())
 
     @property
     def html_base(self) -> str | None:
@@ -149,7 +164,7 @@ class Part(_Headed):
     def _css_references(self) -> tuple[Reference, ...]:
         from pdi.mhtml.refs import css_references
 
-        return tuple(css_references(self.text()))
+        return tuple(css_references(self.text(), self.budget()))
 
     @cached_property
     def base(self) -> str:
@@ -224,7 +239,8 @@ class Aggregate(_Headed):
     ``root`` is the start part (the page); ``parts`` are the leaves in file order;
     ``tree`` is the outermost ``multipart`` (``None`` for a single-part message as in
     §9.1); ``boundary`` its boundary; ``base`` the retrieval URI given to ``parse``;
-    ``warnings`` the recoveries made while reading, each naming where.
+    ``warnings`` the recoveries made while reading, each naming where; ``limits`` those
+    it was read with, which also bound reading and resolving its references.
 
     Duplicate labels: the lookups return the FIRST part in file order that carries
     the label; :func:`pdi.mhtml.check.check` reports the duplicates (§7 forbids them).
@@ -238,6 +254,7 @@ class Aggregate(_Headed):
     base: str | None
     size: int
     warnings: tuple[str, ...] = ()
+    limits: Limits = field(default=Limits(), repr=False)
     _cid: dict[str, Part] = field(default_factory=dict, init=False, repr=False)
     _loc: dict[str, Part] = field(default_factory=dict, init=False, repr=False)
     _plain: dict[str, Part] = field(default_factory=dict, init=False, repr=False)

@@ -49,7 +49,10 @@ without a ``boundary`` parameter; an outermost multipart whose body holds no del
 line for its boundary, or no body parts (a nested one is kept empty, with a warning);
 an empty input; a stream that does not give bytes.
 :class:`~pdi.errors.LimitError`: nesting deeper than ``Limits.max_depth``, more parts
-than ``Limits.max_parts``, a header block longer than ``Limits.max_header_bytes``.
+than ``Limits.max_parts``, a header block longer than ``Limits.max_header_bytes``, a body
+part longer than ``Limits.max_part_bytes`` (found while it is read, before it is held
+whole). :class:`~pdi.mhtml.limits.Limits` is kept on the parts and the aggregate: it also
+bounds reading their references, later.
 
 URIs (§4.4, §5): ``Content-Location`` is unfolded by removing the folding line breaks
 *and* the white space around them (URLBODY §3.1: a URI holds no white space), then
@@ -73,30 +76,11 @@ from typing import BinaryIO
 from pdi._wording import plural
 from pdi.errors import LimitError, ParseError, PDIError
 from pdi.mhtml.headers import decode_words
+from pdi.mhtml.limits import Limits
 from pdi.mhtml.model import Aggregate, Headers, Multipart, Part
 from pdi.mhtml.resolve import is_cid, resolve_uri
 
 THISMESSAGE = "thismessage:/"
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Limits that turn hostile input into a clear :class:`~pdi.errors.LimitError`.
-
-    The defaults sit far above what browsers write and far below what hurts:
-    ``max_depth`` 16 nested multiparts (captures nest two or three deep; the parser
-    recurses once per level); ``max_parts`` 100,000 body parts (the largest corpus
-    capture has 124); ``max_header_bytes`` 256 KiB per header block, which also bounds
-    a single header line (Chromium's blocks are a few hundred bytes; a URL rarely tops
-    8 KiB; it keeps ``compat32``'s parameter splitting, quadratic at worst, under a
-    second); ``chunk_size`` 1 MiB read at a time from a stream (not a limit: the
-    buffer grows to the largest part).
-    """
-
-    max_depth: int = 16
-    max_parts: int = 100_000
-    max_header_bytes: int = 256 * 1024
-    chunk_size: int = 1 << 20
 
 
 class _Source:
@@ -258,6 +242,7 @@ class _Ctx:
                 return _Hit(j, end, e + 1 if e >= 0 else len(buf), level, close)
             if src.eof:
                 return None
+            self._check_body(pos, len(buf))
             search_from = max(pos, len(buf) - longest - 1)
             src.more()
 
@@ -328,9 +313,10 @@ class _Ctx:
         if how == "blank":
             if not delims:
                 while self.src.more():
-                    pass
+                    self._check_body(pos, len(self.src.buf))
             hit = self.scan(pos, delims) if delims else None
             end = hit.content_end if hit is not None else len(self.src.buf)
+            self._check_body(pos, end)
         else:
             hit = None
             end = pos
@@ -356,11 +342,21 @@ class _Ctx:
             outer_base=own_base,
             scope=scope,
             warnings=tuple(info.warnings),
+            limits=self.limits,
         )
         self.parts.append(part)
         if hit is None:
             return part, len(self.src.buf), None, False
         return part, hit.start, hit, False
+
+    def _check_body(self, start: int, end: int) -> None:
+        """A body (or preamble) from ``start`` runs at least to ``end``: a
+        :class:`~pdi.errors.LimitError` past ``Limits.max_part_bytes``, before more is read."""
+        if end - start > self.limits.max_part_bytes:
+            raise LimitError(
+                f"the body part at offset {self.src.shift + start} is longer than "
+                f"{plural(self.limits.max_part_bytes, 'byte')} (the limit for one part)"
+            )
 
     def _hit_at(self, pos: int, m: tuple[int, bool]) -> _Hit:
         e = self.src.line_end(pos)
@@ -764,6 +760,7 @@ def parse(
             base=base,
             size=size,
             warnings=tuple(ctx.warnings),
+            limits=lim,
         )
     if node.root is None:
         raise ParseError("the multipart has no root part", offset=node.offset, rule="start")
@@ -776,4 +773,5 @@ def parse(
         base=base,
         size=size,
         warnings=tuple(ctx.warnings),
+        limits=lim,
     )

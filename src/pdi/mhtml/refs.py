@@ -3,8 +3,8 @@
 HTML tokenizer: the standard library's :class:`html.parser.HTMLParser`. It is the
 tokenizer ARCHITECTURE.md names, it has no dependency, it never raises on bad
 markup (it is tolerant like a browser's: unclosed quotes, stray ``<``, junk
-attributes), and it reports where each tag starts (:meth:`~html.parser.HTMLParser.getpos`,
-a line and a column counted in characters). Where it reads markup otherwise than
+attributes), and its parts (where a start tag ends, its attribute grammar, end tags,
+declarations) can be driven one construct at a time. Where it reads markup otherwise than
 HTML's tokenizer (WHATWG HTML §13.2.5) so that it would miss a tag a browser sees, it
 is corrected here (:class:`_Collector`): comments end at ``-->``, ``--!>`` or at once
 (``<!-->``); ``<![…`` is a bogus comment to the first ``>`` (html.parser took
@@ -17,8 +17,8 @@ tracked as the tree builder does (§13.2.6.5: integration points, the tags that 
 out); an SVG ``<style>``'s text and CDATA sections are CSS all the same. What a
 browser reads as text and html.parser as a tag is left so (one reference too many).
 ``<noscript>`` is read both ways (scripting on and off). Attribute value offsets are
-not reported by html.parser, so each start tag's raw text (``get_starttag_text()``) is
-re-scanned here with the parser's attribute grammar, white space being HTML's
+not reported by html.parser, so each start tag is read here in place, with the
+parser's attribute grammar, white space being HTML's
 (ASCII only: a no-break space belongs to a value); an entity in a
 value (``&amp;``, ``&quot;``) is decoded in :attr:`Reference.url` while
 ``start``/``end`` span the raw text, so a writer can replace ``text[start:end]``.
@@ -26,6 +26,15 @@ The document in an ``<iframe srcdoc>`` value is read the same way, recursively (
 most :data:`MAX_SRCDOC_DEPTH` deep), its references given offsets in the outer text.
 html5lib would give a spec-exact tree but no source offsets for attributes, and
 lxml none at all; html5lib is the oracle the tests compare with.
+
+Cost: the collector runs html.parser's main loop itself (:meth:`_Collector.goahead`),
+keeping the index of what it reads instead of html.parser's line and column (which
+would need a table of line starts: 36 bytes a line), passing over runs of text, end
+tags and plain start tags (``<p>``) in one regular-expression search, and copying out
+neither text nor tags nor attribute values except the values it reports. Memory is the
+text and the references found; time is linear, and bounded: reading charges a
+:class:`~pdi.mhtml.limits.Budget` (time, and references found), a
+:class:`~pdi.errors.LimitError` past either.
 
 CSS: a small scanner for what CSS Syntax Level 3 tokenizes as ``url(…)`` (quoted or
 not), ``@import "…"`` and ``@import url(…)``, and the strings of ``image-set(…)``
@@ -49,10 +58,15 @@ from __future__ import annotations
 
 import html
 import re
+from array import array
+from bisect import bisect_right
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
+from html import parser as _html_parser
 from html.parser import HTMLParser
 
 from pdi.errors import LimitError
+from pdi.mhtml.limits import Budget
 
 INLINE_KINDS = frozenset(
     {"src", "frame", "srcset", "stylesheet", "icon", "poster", "data", "background", "style-url", "import"}
@@ -60,7 +74,7 @@ INLINE_KINDS = frozenset(
 """Kinds whose target is needed to render the page (an ``href`` link is not)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Reference:
     """One URI written in an HTML or CSS text.
 
@@ -102,34 +116,64 @@ _SVG_HREF_ELEMENTS = frozenset({"image", "use", "feimage"})  # inline SVG: href 
 _ICON_RELS = frozenset({"icon", "shortcut", "apple-touch-icon", "apple-touch-icon-precomposed", "mask-icon"})
 
 
-def _unescape_with_map(raw: str) -> tuple[str, list[int]]:
-    """Decode HTML character references; ``offsets[i]`` is the raw index of decoded char ``i``.
+class _OffsetMap:
+    """Where each character of a text decoded from character references was in the raw
+    text: ``m[i]`` for ``0 <= i <= len(decoded)`` (``m[len(decoded)]`` is ``len(raw)``).
 
-    ``offsets`` has one extra entry, ``len(raw)``, for an end position.
+    Every decoded character of a reference maps to where the reference starts; other
+    characters map one to one. Only the references that change the text are recorded
+    (where each starts, decoded and raw: two integers), so a long value costs no table
+    with an entry per character.
     """
+
+    __slots__ = ("_decoded", "_raw", "_text")
+
+    def __init__(self, raw: str) -> None:
+        self._text = raw
+        self._decoded = array("q")
+        self._raw = array("q")
+
+    def __getitem__(self, i: int) -> int:
+        k = bisect_right(self._decoded, i) - 1
+        if k < 0:
+            return i
+        d, r = self._decoded[k], self._raw[k]
+        m = _ENTITY.match(self._text, r)
+        assert m is not None
+        width = len(html.unescape(m.group(0)))
+        return r if i < d + width else m.end() + (i - d - width)
+
+
+def _unescape_with_map(raw: str) -> tuple[str, _OffsetMap | None]:
+    """Decode HTML character references; ``offsets[i]`` is the raw index of decoded char ``i``
+    (``None``: nothing was decoded, each character is where it was)."""
     if "&" not in raw:
-        return raw, list(range(len(raw) + 1))
+        return raw, None
     out: list[str] = []
-    offsets: list[int] = []
+    offsets = _OffsetMap(raw)
     pos = 0
+    length = 0  # of the decoded text so far
     for m in _ENTITY.finditer(raw):
-        for i in range(pos, m.start()):
-            out.append(raw[i])
-            offsets.append(i)
         decoded = html.unescape(m.group(0))
         # html.unescape may decode only a prefix of a semicolon-less name ("&ampx").
-        for ch in decoded:
-            out.append(ch)
-            offsets.append(m.start())
+        if decoded == m.group(0):
+            continue
+        out.append(raw[pos : m.start()])
+        length += m.start() - pos
+        offsets._decoded.append(length)
+        offsets._raw.append(m.start())
+        out.append(decoded)
+        length += len(decoded)
         pos = m.end()
-    for i in range(pos, len(raw)):
-        out.append(raw[i])
-        offsets.append(i)
-    offsets.append(len(raw))
+    if not out:
+        return raw, None
+    out.append(raw[pos:])
     return "".join(out), offsets
 
 
-def _mapped(decoded_start: int, decoded_end: int, offsets: list[int], shift: int) -> tuple[int, int]:
+def _mapped(decoded_start: int, decoded_end: int, offsets: _OffsetMap | None, shift: int) -> tuple[int, int]:
+    if offsets is None:
+        return decoded_start + shift, decoded_end + shift
     start = offsets[decoded_start] + shift
     if decoded_end == 0:
         end = offsets[0] + shift
@@ -142,36 +186,38 @@ def _mapped(decoded_start: int, decoded_end: int, offsets: list[int], shift: int
 
 
 class _Attr:
-    __slots__ = ("name", "raw_end", "raw_start", "value")
+    """An attribute of a start tag: its name, and where its value is in the text
+    (``valued`` False: no value, ``raw_start == raw_end``)."""
 
-    def __init__(self, name: str, value: str | None, raw_start: int, raw_end: int) -> None:
+    __slots__ = ("name", "raw_end", "raw_start", "valued")
+
+    def __init__(self, name: str, valued: bool, raw_start: int, raw_end: int) -> None:
         self.name = name
-        self.value = value
+        self.valued = valued
         self.raw_start = raw_start
         self.raw_end = raw_end
 
 
-def _scan_attrs(tag_text: str, tag_offset: int) -> tuple[str, list[_Attr]]:
-    m = _TAGNAME.match(tag_text)
+def _scan_attrs(text: str, start: int, end: int) -> tuple[str, list[_Attr]]:
+    """The name and attributes of the start tag ``text[start:end]``, read in place (no
+    copy of the tag)."""
+    m = _TAGNAME.match(text, start, end)
     if not m:
         return "", []
     name = m.group(1).lower()
     attrs: list[_Attr] = []
     k = m.end()
-    end = len(tag_text)
     while k < end:
-        a = _ATTR.match(tag_text, k)
+        a = _ATTR.match(text, k, end)
         if not a:
             break
         attr_name = a.group(1).lower()
         if a.group(2) is None:
-            attrs.append(_Attr(attr_name, None, tag_offset + a.end(1), tag_offset + a.end(1)))
+            attrs.append(_Attr(attr_name, False, a.end(1), a.end(1)))
         else:
             for g in (4, 5, 6):
-                if a.group(g) is not None:
-                    attrs.append(
-                        _Attr(attr_name, a.group(g), tag_offset + a.start(g), tag_offset + a.end(g))
-                    )
+                if a.start(g) >= 0:
+                    attrs.append(_Attr(attr_name, True, a.start(g), a.end(g)))
                     break
         k = a.end()
     return name, attrs
@@ -240,10 +286,28 @@ _SCRIPT_DATA = re.compile(r"<!--|</script" + _END_FOLLOW, re.I)
 _SCRIPT_ESCAPED = re.compile(r"-->|</script" + _END_FOLLOW + r"|<script" + _END_FOLLOW, re.I)
 _DASHES_GT = re.compile(r"-{0,2}>")
 _COMMENT_END = re.compile(r"--!?>")
+_GT = re.compile(">")
+_CDATA_END = re.compile(r"\]\]>")
 _TABLE_BACKGROUND = frozenset({"body", "table", "thead", "tbody", "tfoot", "tr", "td", "th"})
 _SVG_URL_ATTRIBUTES = frozenset(
     {"fill", "stroke", "filter", "clip-path", "mask", "marker-start", "marker-mid", "marker-end", "cursor"}
 )
+_NOT_PLAIN = re.compile(
+    r"<(?:(?=(?:"
+    + "|".join("".join(f"[{c}{c.upper()}]" for c in name) for name in sorted(_RAW_TEXT | {"svg", "math"}))
+    + r")>)|(?!/?[a-zA-Z][a-zA-Z0-9]*+>))"
+)
+"""The first ``<`` that does not begin a plainly written end tag (``</div>``) or start tag
+without attributes (``<p>``) other than those of raw text elements, ``<svg>`` and
+``<math>``. Outside foreign content, the text and tags before it hold no reference and
+change nothing the collector tracks, so a page of a million lines or paragraphs is passed
+over in one search."""
+_STARTTAGOPEN = re.compile("<[a-zA-Z]")
+# html.parser's own grammar of a start tag's name and attributes (module globals in every
+# version, absent from its type stubs), for its rule that a tag whose attributes stop short
+# of its ">" is text.
+_TAGFIND: re.Pattern[str] = vars(_html_parser)["tagfind_tolerant"]
+_ATTRFIND: re.Pattern[str] = vars(_html_parser)["attrfind_tolerant"]
 MAX_SRCDOC_DEPTH = 16
 """How deeply ``<iframe srcdoc>`` documents may nest (deeper is a :class:`~pdi.errors.LimitError`)."""
 
@@ -258,26 +322,50 @@ class _At:
         return self._index
 
 
+class _Next:
+    """Where ``pattern`` next matches in ``text`` at or after a position, remembered: a search
+    that found nothing answers every later question from further on at once, and one that
+    found a match answers those up to it. So text with no ``>`` (or no ``-->``) left is
+    searched once, not once a ``<``."""
+
+    __slots__ = ("_end", "_from", "_pattern", "_start", "_text")
+
+    def __init__(self, text: str, pattern: re.Pattern[str]) -> None:
+        self._text = text
+        self._pattern = pattern
+        self._from = len(text) + 1
+        self._start = self._end = -1
+
+    def __call__(self, pos: int) -> tuple[int, int]:
+        """(start, end) of the first match at or after ``pos``; (-1, -1) when there is none."""
+        if not (self._from <= pos and (self._start < 0 or self._start >= pos)):
+            m = self._pattern.search(self._text, pos)
+            self._from = pos
+            self._start, self._end = (m.start(), m.end()) if m else (-1, -1)
+        return self._start, self._end
+
+
 class _RawTextEnd:
     """Finds where the text of a raw text element ends, as HTML's tokenizer does: at
     ``</name`` followed by white space, ``/`` or ``>`` (§13.2.5.11 and the like), a
     script's as :func:`_script_end` says, a ``<plaintext>``'s never."""
 
-    def __init__(self, element: str) -> None:
+    def __init__(self, element: str, budget: Budget) -> None:
         self.element = element
+        self.budget = budget
         self._end = re.compile("</" + re.escape(element) + _END_FOLLOW, re.I)
 
     def search(self, text: str, pos: int = 0) -> _At | None:
         if self.element == "plaintext":
             return None
         if self.element == "script":
-            at = _script_end(text, pos)
+            at = _script_end(text, pos, self.budget)
             return None if at < 0 else _At(at)
         m = self._end.search(text, pos)
         return None if m is None else _At(m.start())
 
 
-def _script_end(text: str, pos: int) -> int:
+def _script_end(text: str, pos: int, budget: Budget) -> int:
     """Index of the ``</script`` that ends a script's text, -1 if it runs to the end.
 
     §13.2.5.4 and §13.2.5.15–.31: after ``<!--`` the text is "escaped"; a ``<script``
@@ -287,6 +375,7 @@ def _script_end(text: str, pos: int) -> int:
     state = 0  # 0 script data, 1 escaped, 2 double-escaped
     i = pos
     while True:
+        budget.tick()
         m = (_SCRIPT_DATA if state == 0 else _SCRIPT_ESCAPED).search(text, i)
         if m is None:
             return -1
@@ -316,34 +405,166 @@ class _Collector(HTMLParser):
     end the foreign content (§13.2.6.5).
     """
 
-    def __init__(self, text: str, depth: int = 0, *, scripting: bool = True) -> None:
+    def __init__(self, text: str, budget: Budget, depth: int = 0, *, scripting: bool = True) -> None:
         super().__init__(convert_charrefs=True)
         if depth > MAX_SRCDOC_DEPTH:
             raise LimitError(f"<iframe srcdoc> documents nested more than {MAX_SRCDOC_DEPTH} deep")
         self.text = text
+        self.budget = budget
         self.depth = depth
         self.scripting = scripting  # off: <noscript> is markup, as a browser with scripting off reads it
-        self.line_starts = [0]
-        for m in re.finditer("\n", text):
-            self.line_starts.append(m.end())
+        self._at = 0  # index in the text of what the tokenizer reads (see updatepos)
+        self._next_gt = _Next(text, _GT)
+        self._next_comment_end = _Next(text, _COMMENT_END)
+        self._next_cdata_end = _Next(text, _CDATA_END)
         self.refs: list[Reference] = []
         self.base: str | None = None
         self.base_seen = False
         self._raw_start = 0  # where the text of the current raw text element begins
         self._frames: list[tuple[str, str]] = []  # (namespace of the content, element): foreign elements, integration points
+        self._open: dict[str, int] = {}  # element: how many frames it has (an end tag no frame has is passed at once)
         self._svg_style = 0  # SVG <style> elements open: their text is CSS
 
     def _offset(self) -> int:
-        line, col = self.getpos()
-        return self.line_starts[line - 1] + col
+        return self._at
+
+    def _emit(self, ref: Reference) -> None:
+        self.budget.found()
+        self.refs.append(ref)
+
+    # -- the main loop ---------------------------------------------------------------
+
+    def read(self) -> None:
+        """Read the whole text (what ``feed`` then ``close`` do, without copying it)."""
+        self.rawdata = self.text
+        self.goahead(True)
+        self.rawdata = ""
+        if self.cdata_elem is not None:
+            self._raw_text(self.cdata_elem, self._raw_start, len(self.text))
+            self.clear_cdata_mode()
+
+    def updatepos(self, i: int, j: int) -> int:
+        # html.parser keeps a line and a column here (counting the line breaks of all it
+        # passes); the index itself is what the offsets need.
+        if i < j:
+            self._at = j
+        return j
+
+    def goahead(self, end: bool) -> None:
+        """html.parser's main loop (Python 3.11's ``goahead``, at the end of the input),
+        with three changes: runs of text and of start and end tags that can hold no
+        reference and change no state here (up to :data:`_NOT_PLAIN`, outside foreign
+        content) are passed over in one step; text is not copied out (only an SVG ``<style>``'s
+        is read, as CSS, in place); the budget is charged once a step."""
+        rawdata = self.rawdata
+        budget = self.budget
+        i = 0
+        n = len(rawdata)
+        while i < n:
+            budget.tick()
+            if self.cdata_elem is None:
+                if not self._frames:
+                    plain = _NOT_PLAIN.search(rawdata, i)
+                    i = self._at = n if plain is None else plain.start()
+                    if i == n:
+                        break
+                j = rawdata.find("<", i)
+                if j < 0:
+                    j = n
+            else:
+                match = self.interesting.search(rawdata, i)
+                if match is None:
+                    break  # the raw text runs to the end: read() reads it
+                j = match.start()
+            if i < j:
+                self._text(i)
+            i = self.updatepos(i, j)
+            if i == n:
+                break
+            startswith = rawdata.startswith
+            if _STARTTAGOPEN.match(rawdata, i):
+                if self._next_gt(i + 2)[0] < 0:
+                    # No ">" is left: a browser reads all the rest as this tag, dropped at the
+                    # end of the input (§13.2.5.6-.38: every tag state ends only at ">" or
+                    # there), so nothing after it is markup. (html.parser would look again
+                    # from each "<" after it, each time to the end.)
+                    break
+                k = self.parse_starttag(i)
+            elif startswith("<!--", i):
+                k = self.parse_comment(i)
+            elif startswith(("</", "<?", "<!"), i) and not startswith("<![", i) and self._next_gt(i + 2)[0] < 0:
+                k = -1  # an end tag, a processing instruction, a declaration: each ends at a ">", and none is left
+            elif startswith("</", i):
+                k = self.parse_endtag(i)
+            elif startswith("<?", i):
+                k = self.parse_pi(i)
+            elif startswith("<!", i):
+                k = self.parse_html_declaration(i)
+            elif (i + 1) < n:
+                self._text(i)
+                k = i + 1
+            else:
+                break
+            if k < 0:
+                k = self._next_gt(i + 1)[0]
+                if k < 0:
+                    k = rawdata.find("<", i + 1)
+                    if k < 0:
+                        k = i + 1
+                else:
+                    k += 1
+                self._text(i)
+            i = self.updatepos(i, k)
+        if i < n and self.cdata_elem is None:
+            self._text(i)
+            i = self.updatepos(i, n)
+
+    def parse_starttag(self, i: int) -> int:
+        # html.parser's, less the copies: it takes the tag and each attribute's value out
+        # of the text and decodes them; here its own attribute grammar only says where the
+        # attributes stop (a tag whose attributes do not run to its ">" is text, as in
+        # html.parser), and _start reads them in place.
+        endpos = self.check_for_whole_start_tag(i)
+        if endpos < 0:
+            return endpos
+        rawdata = self.rawdata
+        name = _TAGFIND.match(rawdata, i + 1)
+        assert name is not None, "unexpected call to parse_starttag()"
+        k = name.end()
+        while k < endpos:
+            attr = _ATTRFIND.match(rawdata, k)
+            if not attr:
+                break
+            k = attr.end()
+        end = rawdata[k:endpos].strip()
+        if end not in (">", "/>"):
+            self._text(i)
+        else:
+            self._start(i, endpos, self_closing=end.endswith("/>"))
+        return endpos
 
     def _namespace(self) -> str:
         return self._frames[-1][0] if self._frames else "html"
 
-    def _leave_foreign(self) -> None:
-        while self._frames and self._frames[-1][0] != "html":
-            if self._frames.pop() == ("svg", "style"):
+    def _push(self, frame: tuple[str, str]) -> None:
+        self._frames.append(frame)
+        self._open[frame[1]] = self._open.get(frame[1], 0) + 1
+        if frame == ("svg", "style"):
+            self._svg_style += 1
+
+    def _pop_to(self, depth: int) -> None:
+        """Close the frames from ``depth`` up."""
+        while len(self._frames) > depth:
+            frame = self._frames.pop()
+            self._open[frame[1]] -= 1
+            if frame == ("svg", "style"):
                 self._svg_style -= 1
+
+    def _leave_foreign(self) -> None:
+        depth = len(self._frames)
+        while depth and self._frames[depth - 1][0] != "html":
+            depth -= 1
+        self._pop_to(depth)
 
     # -- the tokenizer ----------------------------------------------------------------
 
@@ -353,13 +574,13 @@ class _Collector(HTMLParser):
 
     def _enter_raw_text(self, elem: str) -> None:
         self.cdata_elem = elem
-        self.interesting = _RawTextEnd(elem)  # type: ignore[assignment]
+        self.interesting = _RawTextEnd(elem, self.budget)  # type: ignore[assignment]
 
     def parse_endtag(self, i: int) -> int:
         if self.cdata_elem is None:
             return super().parse_endtag(i)
         # Only the end tag that ends the raw text stops html.parser here (_RawTextEnd).
-        gt = self.rawdata.find(">", i + 2)
+        gt = self._next_gt(i + 2)[0]
         if gt < 0:
             return -1
         self._raw_text(self.cdata_elem, self._raw_start, self._offset())
@@ -371,8 +592,7 @@ class _Collector(HTMLParser):
         abrupt = _DASHES_GT.match(rawdata, i + 4)  # "<!-->", "<!--->" (§13.2.5.44, .45), "<!---->"
         if abrupt:
             return abrupt.end()
-        m = _COMMENT_END.search(rawdata, i + 4)  # "-->" or "--!>" (§13.2.5.50, .52)
-        return -1 if m is None else m.end()
+        return self._next_comment_end(i + 4)[1]  # "-->" or "--!>" (§13.2.5.50, .52)
 
     def parse_html_declaration(self, i: int) -> int:
         rawdata = self.rawdata
@@ -382,24 +602,17 @@ class _Collector(HTMLParser):
         # content, a CDATA section up to "]]>": in an SVG <style> its text is CSS and is read
         # so here, but what follows the first ">" is read as markup all the same, so that
         # mistaking where foreign content ends hides nothing.
-        gt = rawdata.find(">", i + 3)
+        gt = self._next_gt(i + 3)[0]
         if self._svg_style and self._namespace() == "svg" and rawdata.startswith("<![CDATA[", i):
-            end = rawdata.find("]]>", i + 9)
+            end = self._next_cdata_end(i + 9)[0]
             shift = self._offset() - i
             self._css(shift + i + 9, shift + (len(rawdata) if end < 0 else end), "style", entities=False)
         return -1 if gt < 0 else gt + 1
 
     # -- the tree builder, as far as namespaces go -------------------------------------
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._start(self_closing=False)
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._start(self_closing=True)
-
-    def _start(self, self_closing: bool) -> None:
-        raw = self.get_starttag_text() or ""
-        name, scanned = _scan_attrs(raw, self._offset())
+    def _start(self, tag_start: int, tag_end: int, *, self_closing: bool) -> None:
+        name, scanned = _scan_attrs(self.text, tag_start, tag_end)
         if not name:
             return
         namespace = self._namespace()
@@ -414,9 +627,9 @@ class _Collector(HTMLParser):
             self._collect(name, scanned, foreign=False)
             if name in ("svg", "math"):
                 if not self_closing:
-                    self._frames.append((name, name))
+                    self._push((name, name))
             elif name in _RAW_TEXT and (self.scripting or name != "noscript"):  # "/>" is ignored on these
-                self._raw_start = self._offset() + len(raw)
+                self._raw_start = tag_end
                 self._enter_raw_text(name)
             return
         self._collect(name, scanned, foreign=True)
@@ -430,37 +643,30 @@ class _Collector(HTMLParser):
                     name == "annotation-xml"
                     and any(
                         a.name == "encoding"
-                        and html.unescape(a.value or "").strip().lower() in ("text/html", "application/xhtml+xml")
+                        and html.unescape(self._value(a) or "").strip().lower() in ("text/html", "application/xhtml+xml")
                         for a in scanned
                     )
                 )
             )
         )
-        self._frames.append(("html" if html_point else namespace, name))
-        if (namespace, name) == ("svg", "style"):
-            self._svg_style += 1
+        self._push(("html" if html_point else namespace, name))
 
     def handle_endtag(self, tag: str) -> None:
         if tag in ("p", "br") and self._namespace() != "html":
             self._leave_foreign()  # §13.2.6.5: "</br>" and "</p>" in foreign content
             return
+        if not self._open.get(tag):
+            return
         for depth in range(len(self._frames) - 1, -1, -1):
             if self._frames[depth][1] == tag:
-                self._svg_style -= sum(1 for frame in self._frames[depth:] if frame == ("svg", "style"))
-                del self._frames[depth:]
+                self._pop_to(depth)
                 return
 
-    def handle_data(self, data: str) -> None:
+    def _text(self, start: int) -> None:
+        """Text begins at ``start`` (html.parser's ``handle_data``, without the text)."""
         if self.cdata_elem is None and self._svg_style and self._namespace() == "svg":
-            start = self._offset()
             end = self.text.find("<", start)
             self._css(start, len(self.text) if end < 0 else end, "style", entities=True)
-
-    def close(self) -> None:
-        super().close()
-        if self.cdata_elem is not None:
-            self._raw_text(self.cdata_elem, self._raw_start, len(self.text))
-            self.clear_cdata_mode()
 
     def _raw_text(self, element: str, start: int, end: int) -> None:
         """The text of a raw text element, from ``start`` to ``end``, is over."""
@@ -471,11 +677,23 @@ class _Collector(HTMLParser):
             self._nested(self.text[start:end], start, None, self.depth, scripting=False)
 
     def _css(self, start: int, end: int, element: str, *, entities: bool) -> None:
-        raw = self.text[start:end]
-        css, offsets = _unescape_with_map(raw) if entities else (raw, list(range(len(raw) + 1)))
-        for r in css_references(css):
-            s, e = _mapped(r.start, r.end, offsets, start)
-            self.refs.append(Reference(r.url, s, e, r.kind, element, raw_text=not entities))
+        if entities:
+            css, offsets = _unescape_with_map(self.text[start:end])
+            urls = _css_urls(css, 0, len(css), self.budget)
+        else:  # read in place
+            offsets = None
+            urls = _css_urls(self.text, start, end, self.budget)
+            start = 0
+        for url, s, e, kind in urls:
+            s, e = _mapped(s, e, offsets, start)
+            self._emit(Reference(url, s, e, kind, element, raw_text=not entities))
+
+    def _css_value(self, attr: _Attr, element: str) -> None:
+        """The ``url()`` references of an attribute value that is CSS (``style``, SVG's ``fill`` …)."""
+        css, offsets = _unescape_with_map(self.text[attr.raw_start : attr.raw_end])
+        for url, s, e, _kind in _css_urls(css, 0, len(css), self.budget):
+            s, e = _mapped(s, e, offsets, attr.raw_start)
+            self._emit(Reference(url, s, e, "style-url", element))
 
     def _nested(
         self,
@@ -483,55 +701,56 @@ class _Collector(HTMLParser):
         shift: int,
         quote: str | None,
         depth: int,
-        offsets: list[int] | None = None,
+        offsets: _OffsetMap | None = None,
         *,
         scripting: bool | None = None,
     ) -> None:
         """References of markup within this text: ``text`` begins at ``shift``; when it is an
-        attribute value decoded with ``offsets``, ``quote`` is the value's quote character."""
-        inner = _Collector(text, depth, scripting=self.scripting if scripting is None else scripting)
-        inner.feed(text)
-        inner.close()
+        attribute value decoded with ``offsets``, ``quote`` is the value's quote character.
+        The inner document's references count once, in this text's budget."""
+        inner = _Collector(text, self.budget, depth, scripting=self.scripting if scripting is None else scripting)
+        inner.read()
         for r in inner.refs:
-            if offsets is None:
-                s, e = r.start + shift, r.end + shift
-            else:
-                s, e = _mapped(r.start, r.end, offsets, shift)
+            s, e = _mapped(r.start, r.end, offsets, shift)
             quoting = r.quoting if quote is None else (quote, *r.quoting)
             self.refs.append(Reference(r.url, s, e, r.kind, r.element, quoting, r.raw_text))
 
     # -- attributes ------------------------------------------------------------------
 
+    def _value(self, attr: _Attr | None) -> str | None:
+        """The value of ``attr`` as written (``None``: no such attribute, or no value)."""
+        return self.text[attr.raw_start : attr.raw_end] if attr is not None and attr.valued else None
+
     def _add(self, attr: _Attr, kind: str, element: str) -> None:
-        if attr.value is None:
+        if not attr.valued:
             return
         raw = self.text[attr.raw_start : attr.raw_end]
         url, offsets = _unescape_with_map(raw)
         start, end = _mapped(0, len(url), offsets, attr.raw_start)
-        self.refs.append(Reference(url, start, end, kind, element))
+        self._emit(Reference(url, start, end, kind, element))
 
     def _add_list(self, attr: _Attr, kind: str, element: str) -> None:
         """A value that is URLs separated by white space (``ping``)."""
-        if attr.value is None:
+        if not attr.valued:
             return
         raw = self.text[attr.raw_start : attr.raw_end]
         value, offsets = _unescape_with_map(raw)
         for m in re.finditer(r"[^\t\n\f\r ]+", value):
             s, e = _mapped(m.start(), m.end(), offsets, attr.raw_start)
-            self.refs.append(Reference(m.group(0), s, e, kind, element))
+            self._emit(Reference(m.group(0), s, e, kind, element))
 
     def _add_refresh(self, attr: _Attr, element: str) -> None:
-        if attr.value is None:
+        if not attr.valued:
             return
         raw = self.text[attr.raw_start : attr.raw_end]
         value, offsets = _unescape_with_map(raw)
         span = refresh_url(value)
         if span is not None:
             s, e = _mapped(span[0], span[1], offsets, attr.raw_start)
-            self.refs.append(Reference(value[span[0] : span[1]], s, e, "refresh", element))
+            self._emit(Reference(value[span[0] : span[1]], s, e, "refresh", element))
 
     def _add_srcdoc(self, attr: _Attr) -> None:
-        if attr.value is None:
+        if not attr.valued:
             return
         raw = self.text[attr.raw_start : attr.raw_end]
         before = self.text[attr.raw_start - 1 : attr.raw_start]
@@ -549,12 +768,8 @@ class _Collector(HTMLParser):
         by_name = {a.name: a for a in first}
         for a in first:
             n = a.name
-            if n == "style" and a.value is not None:
-                raw = self.text[a.raw_start : a.raw_end]
-                css, offsets = _unescape_with_map(raw)
-                for r in css_references(css):
-                    s, e = _mapped(r.start, r.end, offsets, a.raw_start)
-                    self.refs.append(Reference(r.url, s, e, "style-url", name))
+            if n == "style" and a.valued:
+                self._css_value(a, name)
             elif n == "src":
                 if name in ("frame", "iframe"):
                     self._add(a, "frame", name)
@@ -563,24 +778,24 @@ class _Collector(HTMLParser):
             elif n == "srcdoc" and name == "iframe":
                 self._add_srcdoc(a)
             elif (n == "srcset" and name in ("img", "source")) or (n == "imagesrcset" and name == "link"):
-                if a.value is None:
+                if not a.valued:
                     continue
                 raw = self.text[a.raw_start : a.raw_end]
                 value, offsets = _unescape_with_map(raw)
                 for s, e in _srcset_candidates(value):
                     rs, re_ = _mapped(s, e, offsets, a.raw_start)
-                    self.refs.append(Reference(value[s:e], rs, re_, "srcset", name))
+                    self._emit(Reference(value[s:e], rs, re_, "srcset", name))
             elif n in ("href", "xlink:href") and name in _SVG_HREF_ELEMENTS:
                 self._add(a, "src", name)
             elif n == "href" or (n == "xlink:href" and name == "a"):
                 if name == "base":
-                    if not self.base_seen and a.value is not None:
+                    if not self.base_seen and a.valued:
                         self.base_seen = True
-                        self.base = html.unescape(a.value)
+                        self.base = html.unescape(self.text[a.raw_start : a.raw_end])
                     self._add(a, "base", name)
                 elif name == "link":
                     rel_attr = by_name.get("rel")
-                    rels = set((html.unescape(rel_attr.value or "") if rel_attr else "").lower().split())
+                    rels = set(html.unescape(self._value(rel_attr) or "").lower().split())
                     if "stylesheet" in rels:
                         self._add(a, "stylesheet", name)
                     elif rels & _ICON_RELS:
@@ -601,14 +816,10 @@ class _Collector(HTMLParser):
                 self._add_list(a, "ping", name)
             elif n == "content" and name == "meta":
                 equiv = by_name.get("http-equiv")
-                if equiv is not None and html.unescape(equiv.value or "").strip().lower() == "refresh":
+                if equiv is not None and html.unescape(self._value(equiv) or "").strip().lower() == "refresh":
                     self._add_refresh(a, name)
-            elif foreign and n in _SVG_URL_ATTRIBUTES and a.value is not None:
-                raw = self.text[a.raw_start : a.raw_end]
-                css, offsets = _unescape_with_map(raw)
-                for r in css_references(css):
-                    s, e = _mapped(r.start, r.end, offsets, a.raw_start)
-                    self.refs.append(Reference(r.url, s, e, "style-url", name))
+            elif foreign and n in _SVG_URL_ATTRIBUTES and a.valued:
+                self._css_value(a, name)
 
 
 _ASCII_WS = "\t\n\f\r "
@@ -662,28 +873,33 @@ def refresh_url(content: str) -> tuple[int, int] | None:
     return (j, n) if j < n else None
 
 
-def _collect(text: str) -> _Collector:
-    c = _Collector(text)
-    c.feed(text)
-    c.close()
+def _collect(text: str, budget: Budget | None) -> _Collector:
+    c = _Collector(text, budget if budget is not None else Budget("the HTML text"))
+    c.read()
     return c
 
 
-def scan_html(html_text: str) -> tuple[list[Reference], str | None]:
-    """:func:`html_references` and :func:`html_base` in one pass over the text."""
-    c = _collect(html_text)
+def scan_html(html_text: str, budget: Budget | None = None) -> tuple[list[Reference], str | None]:
+    """:func:`html_references` and :func:`html_base` in one pass over the text.
+
+    ``budget`` bounds the time and the references (a :class:`~pdi.errors.LimitError`
+    naming what it reads past either); by default :data:`~pdi.mhtml.limits.MAX_READ_SECONDS`
+    and :data:`~pdi.mhtml.limits.MAX_REFERENCES`.
+    """
+    c = _collect(html_text, budget)
     c.refs.sort(key=lambda r: r.start)
     return c.refs, c.base
 
 
-def html_references(html_text: str) -> list[Reference]:
-    """Every URI reference in an HTML text, in source order, with its source offsets."""
-    return scan_html(html_text)[0]
+def html_references(html_text: str, budget: Budget | None = None) -> list[Reference]:
+    """Every URI reference in an HTML text, in source order, with its source offsets
+    (``budget`` as for :func:`scan_html`)."""
+    return scan_html(html_text, budget)[0]
 
 
-def html_base(html_text: str) -> str | None:
+def html_base(html_text: str, budget: Budget | None = None) -> str | None:
     """The ``href`` of the first ``<base href>`` element (entities decoded), as written."""
-    return _collect(html_text).base
+    return _collect(html_text, budget).base
 
 
 # --- CSS ---------------------------------------------------------------------------
@@ -708,11 +924,10 @@ def _css_unescape(raw: str) -> str:
 _CSS_WS = " \t\n\r\f"
 
 
-def _string_end(css: str, pos: int) -> int:
-    """Index of the closing quote of the string whose opening quote is at ``pos`` (or len)."""
+def _string_end(css: str, pos: int, n: int) -> int:
+    """Index of the closing quote of the string whose opening quote is at ``pos`` (or ``n``)."""
     quote = css[pos]
     i = pos + 1
-    n = len(css)
     while i < n:
         c = css[i]
         if c == "\\":
@@ -734,39 +949,52 @@ def _continues_name(ch: str) -> bool:
 _CSS_TOKEN = re.compile(r"""/\*|["']|url\(|@import|(?:-webkit-)?image-set\(""", re.I)
 
 
-def css_references(css: str) -> list[Reference]:
-    """Every ``url()`` and ``@import`` reference in a CSS text, with its source offsets."""
+def css_references(css: str, budget: Budget | None = None) -> list[Reference]:
+    """Every ``url()`` and ``@import`` reference in a CSS text, with its source offsets
+    (``budget`` as for :func:`scan_html`)."""
+    if budget is None:
+        budget = Budget("the CSS text")
     refs: list[Reference] = []
-    pos = 0
-    n = len(css)
+    for url, start, end, kind in _css_urls(css, 0, len(css), budget):
+        budget.found()
+        refs.append(Reference(url, start, end, kind, None))
+    return refs
+
+
+_Url = tuple[str, int, int, str]  # url, start, end, kind
+
+
+def _css_urls(css: str, pos: int, n: int, budget: Budget) -> Iterator[_Url]:
+    """The references of the CSS text ``css[pos:n]``, read in place: (url, start, end, kind)."""
+    lo = pos
     while True:
-        m = _CSS_TOKEN.search(css, pos)
+        budget.tick()
+        m = _CSS_TOKEN.search(css, pos, n)
         if not m:
             break
         tok = m.group(0)
         if tok == "/*":
-            end = css.find("*/", m.end())
+            end = css.find("*/", m.end(), n)
             pos = n if end < 0 else end + 2
             continue
         if tok in ("'", '"'):
-            pos = _string_end(css, m.start()) + 1
+            pos = _string_end(css, m.start(), n) + 1
             continue
         if tok.lower().endswith("image-set("):
             # image-set("a.png" 1x, url(b.png) 2x): its strings are URLs too (CSS Images 4)
-            if m.start() > 0 and _continues_name(css[m.start() - 1]):
+            if m.start() > lo and _continues_name(css[m.start() - 1]):
                 pos = m.end()
                 continue
-            pos = _image_set(css, m.end(), refs)
+            pos = yield from _image_set(css, m.end(), n, budget)
             continue
         if tok.lower() == "url(":
             # "url(" must start an identifier: not preceded by a name character
-            if m.start() > 0 and _continues_name(css[m.start() - 1]):
+            if m.start() > lo and _continues_name(css[m.start() - 1]):
                 pos = m.end()
                 continue
-            kind = "style-url"
-            r, pos = _url_token(css, m.end(), kind)
+            r, pos = _url_token(css, m.end(), n, "style-url")
             if r:
-                refs.append(r)
+                yield r
             continue
         # @import
         i = m.end()
@@ -776,37 +1004,36 @@ def css_references(css: str) -> list[Reference]:
         while i < n and css[i] in _CSS_WS:
             i += 1
         if i < n and css[i] in "'\"":
-            end = _string_end(css, i)
-            refs.append(Reference(_css_unescape(css[i + 1 : end]), i + 1, end, "import", None))
+            end = _string_end(css, i, n)
+            yield _css_unescape(css[i + 1 : end]), i + 1, end, "import"
             pos = end + 1
-        elif css[i : i + 4].lower() == "url(":
-            r, pos = _url_token(css, i + 4, "import")
+        elif css[i : min(i + 4, n)].lower() == "url(":
+            r, pos = _url_token(css, i + 4, n, "import")
             if r:
-                refs.append(r)
+                yield r
         else:
             pos = i
-    return refs
 
 
-def _image_set(css: str, pos: int, refs: list[Reference]) -> int:
-    """Collect the URLs of an ``image-set(`` whose arguments start at ``pos``; returns the end."""
-    n = len(css)
+def _image_set(css: str, pos: int, n: int, budget: Budget) -> Generator[_Url, None, int]:
+    """Yield the URLs of an ``image-set(`` whose arguments start at ``pos``; returns the end."""
     depth = 0
     i = pos
     while i < n:
+        budget.tick()
         c = css[i]
         if c in "'\"":
-            end = _string_end(css, i)
+            end = _string_end(css, i, n)
             if depth == 0:
-                refs.append(Reference(_css_unescape(css[i + 1 : end]), i + 1, end, "style-url", None))
+                yield _css_unescape(css[i + 1 : end]), i + 1, end, "style-url"
             i = end + 1
-        elif css.startswith("/*", i):
-            end = css.find("*/", i + 2)
+        elif css.startswith("/*", i, n):
+            end = css.find("*/", i + 2, n)
             i = n if end < 0 else end + 2
-        elif css[i : i + 4].lower() == "url(" and not _continues_name(css[i - 1]):
-            r, i = _url_token(css, i + 4, "style-url")
+        elif css[i : min(i + 4, n)].lower() == "url(" and not _continues_name(css[i - 1]):
+            r, i = _url_token(css, i + 4, n, "style-url")
             if r:
-                refs.append(r)
+                yield r
         elif c == "(":
             depth += 1
             i += 1
@@ -822,17 +1049,14 @@ def _image_set(css: str, pos: int, refs: list[Reference]) -> int:
     return n
 
 
-def _url_token(css: str, pos: int, kind: str) -> tuple[Reference | None, int]:
-    n = len(css)
+def _url_token(css: str, pos: int, n: int, kind: str) -> tuple[_Url | None, int]:
     i = pos
     while i < n and css[i] in _CSS_WS:
         i += 1
     if i < n and css[i] in "'\"":
-        end = _string_end(css, i)
-        close = css.find(")", end)
-        return Reference(_css_unescape(css[i + 1 : end]), i + 1, end, kind, None), (
-            n if close < 0 else close + 1
-        )
+        end = _string_end(css, i, n)
+        close = css.find(")", end, n)
+        return (_css_unescape(css[i + 1 : end]), i + 1, end, kind), (n if close < 0 else close + 1)
     start = i
     while i < n and css[i] != ")":
         if css[i] == "\\":
@@ -845,4 +1069,4 @@ def _url_token(css: str, pos: int, kind: str) -> tuple[Reference | None, int]:
         end -= 1
     if end == start:
         return None, i + 1
-    return Reference(_css_unescape(css[start:end]), start, end, kind, None), i + 1
+    return (_css_unescape(css[start:end]), start, end, kind), i + 1

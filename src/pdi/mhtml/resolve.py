@@ -67,6 +67,7 @@ from typing import TYPE_CHECKING
 
 from pdi import uri as _uri
 from pdi.errors import PDIError
+from pdi.mhtml.limits import Budget
 from pdi.mhtml.urlencoding import browser_url
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ def cid_of(reference: str) -> str:
     return urllib.parse.unquote(clean_reference(reference)[4:], encoding="utf-8", errors="replace")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ResolvedReference:
     """One reference of one part and what it resolved to.
 
@@ -278,16 +279,34 @@ def resolve_references(agg: Aggregate) -> tuple[ResolvedReference, ...]:
     index = _Index(agg)
     found: dict[int, list[ResolvedReference]] = {}
     sheets: list[Part] = []
+    total = 0
     for part in agg.parts:
         if _is_embedded_sheet(part):
             sheets.append(part)
             continue
-        found[part.index] = [resolve_one(part, ref, index) for ref in part.references]
+        found[part.index] = _resolve_part(agg, part, index, None, total)
+        total += len(found[part.index])
     pages = [r for results in found.values() for r in results]
     for sheet in sheets:
         base = _user_base(sheet, pages)
-        found[sheet.index] = [resolve_one(sheet, ref, index, base) for ref in sheet.references]
+        found[sheet.index] = _resolve_part(agg, sheet, index, base, total)
+        total += len(found[sheet.index])
     return tuple(r for part in agg.parts for r in found[part.index])
+
+
+def _resolve_part(agg: Aggregate, part: Part, index: _Index, base: str | None, total: int) -> list[ResolvedReference]:
+    """The references of ``part`` resolved, within ``Limits.max_read_seconds`` and, with the
+    ``total`` found in the parts before, ``Limits.max_references`` (a LimitError naming the part)."""
+    refs = part.references
+    budget = Budget(
+        part.label, seconds=agg.limits.max_read_seconds, references=agg.limits.max_references, found_before=total
+    )
+    budget.found(len(refs))
+    out: list[ResolvedReference] = []
+    for ref in refs:
+        budget.tick()
+        out.append(resolve_one(part, ref, index, base))
+    return out
 
 
 class Resolver:

@@ -45,7 +45,12 @@ encoded back with it (undecodable bytes are carried through unchanged with
 do not change.
 
 Limits (part count, part size, total size) give a :class:`LimitError`
-before anything is written.
+before anything is written; reading and rewriting each page or style sheet charges
+its part's :class:`~pdi.mhtml.limits.Budget` (time, references), so one that would
+take minutes is a :class:`LimitError` too. Memory: a page's bytes, its text to scan
+(one byte a character for ASCII-compatible encodings; for UTF-16 and the CJK
+encodings of ``_ASCII_UNSAFE`` the decoded text and one byte a character for where
+each starts) and the rewritten bytes, joined once from views of the original.
 """
 
 from __future__ import annotations
@@ -55,11 +60,14 @@ import html
 import re
 import unicodedata
 import urllib.parse
+from array import array
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from pdi._wording import plural
 from pdi.errors import LimitError
 from pdi.mhtml import charset as _charset
+from pdi.mhtml.limits import Budget
 from pdi.mhtml.model import Aggregate, Part
 from pdi.mhtml.refs import Reference, css_references, html_references
 from pdi.mhtml.resolve import Resolver
@@ -291,6 +299,86 @@ def plan(aggregate: Aggregate, *, limits: UnpackLimits | None = None) -> UnpackP
 _ASCII_UNSAFE = frozenset({"Shift_JIS", "Big5", "GBK", "gb18030", "ISO-2022-JP"})
 
 
+class _Starts:
+    """Where each character of a decoded text starts in its bytes: ``starts[i]`` for
+    ``0 <= i <= len(text)`` (``starts[len(text)]`` is the length of the bytes).
+
+    Kept as one byte a character (how many bytes it took, 255 meaning "see
+    ``_long``"), with the absolute offset of every 4,096th: no integer object per
+    character (a list of them took 36 bytes a character).
+    """
+
+    __slots__ = ("_checkpoints", "_last", "_long", "_long_at", "_widths")
+
+    _SHIFT = 12
+
+    def __init__(self) -> None:
+        self._widths = bytearray()  # widths[i] = starts[i + 1] - starts[i], at most 254
+        self._checkpoints = array("q")  # starts[k << _SHIFT]
+        self._long: dict[int, int] = {}  # i: widths[i] when 255 or more (escape sequences in a row)
+        self._long_at = array("q")  # the keys of _long, in order
+        self._last = -1  # starts[len(widths)], -1 before the first
+
+    def add(self, start: int) -> None:
+        """The next character starts at byte ``start`` (never before the previous one)."""
+        i = len(self._widths) + (0 if self._last < 0 else 1)
+        if self._last >= 0:
+            width = start - self._last
+            if width >= 255:
+                self._long[len(self._widths)] = width
+                self._long_at.append(len(self._widths))
+                width = 255
+            self._widths.append(width)
+        if not i & ((1 << self._SHIFT) - 1):
+            self._checkpoints.append(start)
+        self._last = start
+
+    def add_run(self, start: int, end: int) -> None:
+        """Characters of one byte each start at ``start`` … ``end - 1``."""
+        if start >= end:
+            return
+        self.add(start)
+        pos = start + 1  # where the next character starts
+        mask = (1 << self._SHIFT) - 1
+        while pos < end:
+            before = -(len(self._widths) + 1) & mask  # characters before the next checkpoint
+            if not before:
+                self.add(pos)
+                pos += 1
+                continue
+            step = min(before, end - pos)
+            self._widths.extend(b"\x01" * step)  # one bytes operation for up to 4,095
+            self._last = pos + step - 1
+            pos += step
+
+    def __getitem__(self, i: int) -> int:
+        k = i >> self._SHIFT
+        first = k << self._SHIFT
+        with memoryview(self._widths) as widths:
+            at = self._checkpoints[k] + sum(widths[first:i])
+        lo = bisect_left(self._long_at, first)
+        hi = bisect_left(self._long_at, i)
+        for j in self._long_at[lo:hi]:
+            at += self._long[j] - 255
+        return at
+
+
+class _Utf16Starts:
+    """Where each character of a UTF-16 text starts: two bytes each, four for one outside
+    the Basic Multilingual Plane (a surrogate pair; an unpaired surrogate became one
+    U+FFFD of two bytes). Only those are noted."""
+
+    __slots__ = ("_astral",)
+
+    _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+    def __init__(self, text: str) -> None:
+        self._astral = array("q", (m.start() for m in self._ASTRAL.finditer(text)))
+
+    def __getitem__(self, i: int) -> int:
+        return 2 * i + 2 * bisect_left(self._astral, i)
+
+
 @dataclass(frozen=True)
 class _View:
     """A part's bytes as text to scan, and where each character starts in the bytes.
@@ -301,7 +389,7 @@ class _View:
     """
 
     text: str
-    starts: list[int] | None
+    starts: _Starts | _Utf16Starts | None
     codec: str
     decoded: bool
 
@@ -309,37 +397,70 @@ class _View:
         return i if self.starts is None else self.starts[i]
 
 
-def _offsets(data: bytes, codec: str) -> tuple[str, list[int]]:
-    """Decode byte by byte, noting where each character starts (an escape sequence or a
-    lead byte belongs to the character it introduces)."""
+_NON_ASCII = re.compile(rb"[\x80-\xff]")
+
+
+def _offsets(data: bytes, codec: str, budget: Budget) -> tuple[str, _Starts | _Utf16Starts]:
+    """Decode, noting where each character starts (an escape sequence or a lead byte
+    belongs to the character it introduces).
+
+    UTF-16 is decoded at once (each character's width follows from it). The others
+    byte by byte with an incremental decoder, except that a run of ASCII bytes met with
+    nothing pending is one character a byte, taken at once (in ISO-2022-JP, whose
+    escape sequences make ASCII bytes mean other characters, every byte is fed).
+    """
+    if codec in ("utf-16-le", "utf-16-be"):
+        text = codecs.decode(data, codec, "replace")
+        return text, _Utf16Starts(text)
     decoder = codecs.getincrementaldecoder(codec)("replace")
-    chars: list[str] = []
-    starts: list[int] = []
+    chunks: list[str] = []
+    chars: list[str] = []  # joined into chunks now and then: no object a character kept
+    starts = _Starts()
+    ascii_runs = codec != "iso2022_jp"
     begun = 0
-    for i in range(len(data)):
-        out = decoder.decode(data[i : i + 1])
-        if not out:
+    i = 0
+    n = len(data)
+    while i < n:
+        budget.tick()
+        if ascii_runs and begun == i and data[i] < 0x80 and not decoder.getstate()[0]:
+            m = _NON_ASCII.search(data, i)
+            j = n if m is None else m.start()
+            chars.append(data[i:j].decode("ascii"))
+            starts.add_run(i, j)
+            i = begun = j
             continue
-        if len(out) > 1 and out[-1] == chr(data[i]) and data[i] < 0x80:
-            # a broken sequence cut short by an ASCII byte: U+FFFD…, then that byte
-            starts.extend([begun] * (len(out) - 1) + [i])
-        else:
-            starts.extend([begun] + [i + 1] * (len(out) - 1))
-        chars.append(out)
-        begun = i + 1
+        out = decoder.decode(data[i : i + 1])
+        if out:
+            if len(out) > 1 and out[-1] == chr(data[i]) and data[i] < 0x80:
+                # a broken sequence cut short by an ASCII byte: U+FFFD…, then that byte
+                for _ in range(len(out) - 1):
+                    starts.add(begun)
+                starts.add(i)
+            else:
+                starts.add(begun)
+                for _ in range(len(out) - 1):
+                    starts.add(i + 1)
+            chars.append(out)
+            if len(chars) >= 65536:
+                chunks.append("".join(chars))
+                chars.clear()
+            begun = i + 1
+        i += 1
     tail = decoder.decode(b"", final=True)
-    starts.extend([begun] * len(tail))
+    for _ in range(len(tail)):
+        starts.add(begun)
     chars.append(tail)
-    starts.append(len(data))
-    return "".join(chars), starts
+    starts.add(n)
+    chunks.append("".join(chars))
+    return "".join(chunks), starts
 
 
-def _view(part: Part) -> _View | None:
+def _view(part: Part, budget: Budget) -> _View | None:
     """How to read the part for rewriting (``None``: it cannot be rewritten safely)."""
-    return text_view(part.data, part.encoding)
+    return text_view(part.data, part.encoding, budget)
 
 
-def text_view(data: bytes, encoding: str) -> _View | None:
+def text_view(data: bytes, encoding: str, budget: Budget | None = None) -> _View | None:
     """How to read ``data`` in ``encoding`` for rewriting (``None``: it cannot be rewritten safely).
 
     For ASCII-compatible encodings each byte becomes one character (latin-1):
@@ -353,11 +474,11 @@ def text_view(data: bytes, encoding: str) -> _View | None:
         if len(data) % 2:
             return None
         codec = "utf-16-le" if encoding == "UTF-16LE" else "utf-16-be"
-        text, starts = _offsets(data, codec)
+        text, starts = _offsets(data, codec, budget or Budget("the page"))
         return _View(text, starts, codec, True)
     if encoding in _ASCII_UNSAFE:
         codec = _charset.codec_name(encoding)
-        text, starts = _offsets(data, codec)
+        text, starts = _offsets(data, codec, budget or Budget("the page"))
         return _View(text, starts, codec, True)
     return _View(data.decode("latin-1"), None, "latin-1", False)
 
@@ -394,11 +515,16 @@ def _unsatisfied(absolute: str | None) -> str:
 def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied: list[str]) -> tuple[bytes, int]:
     if not (part.is_html or part.is_css):
         return part.data, 0
-    view = _view(part)
+    resolver.base_of(part)  # read now (the page's own text, once), not beside the view
+    budget = part.budget()
+    view = _view(part, budget)
     if view is None:
         return part.data, 0
-    refs: list[Reference] = html_references(view.text) if part.is_html else css_references(view.text)
-    pieces: list[bytes] = []
+    refs: list[Reference] = (
+        html_references(view.text, budget) if part.is_html else css_references(view.text, budget)
+    )
+    data = memoryview(part.data)  # the pieces between references are views, not copies
+    pieces: list[bytes | memoryview] = []
     last = 0
     count = 0
     policy = _policy_at(view.text, part.content_type == "application/xhtml+xml") if part.is_html else None
@@ -407,10 +533,11 @@ def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied:
     def put_policy() -> None:
         nonlocal last, policy_at
         if policy is not None and policy_at >= 0 and last <= policy_at:
-            pieces.extend((part.data[last:policy_at], policy[1].encode(view.codec)))
+            pieces.extend((data[last:policy_at], policy[1].encode(view.codec)))
             last, policy_at = policy_at, -1
 
     for ref in sorted(refs, key=lambda r: r.start):
+        budget.tick()
         start, end = view.byte(ref.start), view.byte(ref.end)
         if start >= policy_at >= 0:
             put_policy()
@@ -434,12 +561,12 @@ def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied:
                 replacement = _escape_for(_unsatisfied(found.uri), in_css)
         for quote in reversed(ref.quoting):  # inside <iframe srcdoc="…">, once for each level
             replacement = escape_for_value(replacement, quote)
-        pieces.append(part.data[last:start])
+        pieces.append(data[last:start])
         pieces.append(replacement.encode(view.codec))  # ASCII text: no escape sequence in ISO-2022-JP
         last = end
         count += 1
     put_policy()
     if count == 0 and policy is None:
         return part.data, 0
-    pieces.append(part.data[last:])
+    pieces.append(data[last:])
     return b"".join(pieces), count

@@ -1,0 +1,102 @@
+"""Limits on reading an MHTML file: sizes, counts and time, each a clear :class:`~pdi.errors.LimitError`.
+
+:class:`Limits` bounds what :func:`pdi.mhtml.parse` reads (and is kept on the parts and
+the aggregate for what is read later, lazily: the references of HTML and CSS parts).
+:class:`Budget` is what reading one part's text may cost, in time and in references
+found; the reading loops (:mod:`pdi.mhtml.refs`, :mod:`pdi.mhtml.resolve`,
+:mod:`pdi.mhtml.unpack`) charge it as they go.
+
+Why a time limit on top of the size limits: reading is linear, but its cost per byte
+differs a hundredfold between a page of images and a page of tags, so no size limit
+small enough to stop minutes of work is large enough for real pages. Reading a 50 MB
+page of short lines takes seconds; a part that takes a minute is not a page.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from pdi._wording import plural
+from pdi.errors import LimitError
+
+MAX_READ_SECONDS = 60.0
+"""Default time for reading (and resolving) the references of one part."""
+MAX_REFERENCES = 1_000_000
+"""Default number of references in one file (the largest corpus page has a few thousand)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Limits that turn hostile input into a clear :class:`~pdi.errors.LimitError`.
+
+    The defaults sit far above what browsers write and far below what hurts:
+    ``max_depth`` 16 nested multiparts (captures nest two or three deep; the parser
+    recurses once per level); ``max_parts`` 100,000 body parts (the largest corpus
+    capture has 124); ``max_header_bytes`` 256 KiB per header block, which also bounds
+    a single header line (Chromium's blocks are a few hundred bytes; a URL rarely tops
+    8 KiB; it keeps ``compat32``'s parameter splitting, quadratic at worst, under a
+    second); ``max_part_bytes`` 200 MiB per body part as written in the file (removing
+    a transfer encoding never makes it larger), checked while the part is read, so a
+    larger one is never held whole; ``max_read_seconds`` 60 s to read and resolve the
+    references of one HTML or CSS part (``None``: no time limit); ``max_references``
+    1,000,000 references in the whole file (each costs a few hundred bytes once read
+    and resolved); ``chunk_size`` 1 MiB read at a time from a stream (not a limit: the
+    buffer grows to the largest part).
+    """
+
+    max_depth: int = 16
+    max_parts: int = 100_000
+    max_header_bytes: int = 256 * 1024
+    max_part_bytes: int = 200 * 1024 * 1024
+    max_read_seconds: float | None = MAX_READ_SECONDS
+    max_references: int = MAX_REFERENCES
+    chunk_size: int = 1 << 20
+
+
+class Budget:
+    """What reading one text may cost: ``seconds`` of time and ``references`` found.
+
+    Reading loops call :meth:`tick` once a step (the clock is read every 16 steps, so a
+    step costs a counter) and :meth:`found` once a reference; past either limit
+    they raise :class:`~pdi.errors.LimitError` naming ``what`` (say ``part 3
+    (text/html https://example.org/)``). ``found_before`` references already found
+    elsewhere in the same file count against ``references`` too. The clock starts when
+    the budget is made.
+    """
+
+    __slots__ = ("_deadline", "_steps", "count", "references", "seconds", "what")
+
+    def __init__(
+        self,
+        what: str,
+        *,
+        seconds: float | None = MAX_READ_SECONDS,
+        references: int | None = MAX_REFERENCES,
+        found_before: int = 0,
+    ) -> None:
+        self.what = what
+        self.seconds = seconds
+        self.references = references
+        self.count = found_before
+        self._deadline = None if seconds is None else time.monotonic() + seconds
+        self._steps = 0
+
+    def tick(self) -> None:
+        """One step of work; every 16th looks at the clock."""
+        self._steps += 1
+        if not self._steps & 15:
+            self.check_time()
+
+    def check_time(self) -> None:
+        """:class:`~pdi.errors.LimitError` once the time is spent."""
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            raise LimitError(f"reading {self.what} took more than {self.seconds:g} s (the time limit for one part)")
+
+    def found(self, n: int = 1) -> None:
+        """``n`` more references found: :class:`~pdi.errors.LimitError` past the limit."""
+        self.count += n
+        if self.references is not None and self.count > self.references:
+            raise LimitError(
+                f"{self.what} takes the file past {plural(self.references, 'reference')} (the limit for one file)"
+            )
