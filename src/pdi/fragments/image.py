@@ -45,6 +45,10 @@ from pdi._wording import plural
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.fragments import FragmentResult, Region
 
+#: The most pixels a crop decodes (a frame of 40 million pixels is about 160 MB in RGBA):
+#: a decompression bomb (a 420 KB PNG of 12,000×12,000 pixels) is refused before it is decoded.
+MAX_CROP_PIXELS = 40_000_000
+
 #: Image modes a PNG file holds as they are (Pillow's PNG writer).
 _PNG_MODES = frozenset({"1", "L", "LA", "I;16", "I;16B", "P", "RGB", "RGBA"})
 #: Modes PNG cannot hold but can hold without loss in another mode.
@@ -115,6 +119,13 @@ def evaluate_image(
                 raise UnsupportedError(
                     f"crop ({region.x1},{region.y1}),({region.x2},{region.y2}) holds no pixels"
                     f" of this {width}×{height} image: there is no empty image to return"
+                )
+            if width * height > MAX_CROP_PIXELS:
+                # Pillow decodes the whole frame to cut it: a small file can claim a huge one
+                raise LimitError(
+                    f"crop of a {width}×{height} image: cutting decodes all of its"
+                    f" {plural(width * height, 'pixel')}, more than the limit of {MAX_CROP_PIXELS:,}"
+                    " (rect= names the region without decoding)"
                 )
             cut = image.crop((region.x1, region.y1, region.x2, region.y2))
             png = _png(cut, image.info.get("icc_profile"))

@@ -1,0 +1,69 @@
+"""A crop of a decompression bomb is refused before it is decoded (issue 12).
+
+Reported: eight parallel 2×2 crops of a 420 KB PNG of 12,000×12,000 pixels
+took 3 GB. The PNG here is made with Pillow (one grey level, so it compresses
+to a few hundred kilobytes), and the crop runs in a child process whose peak
+memory is read from the kernel.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from pdi.errors import LimitError
+from pdi.fragments import evaluate
+from pdi.fragments.image import MAX_CROP_PIXELS
+
+
+@pytest.fixture(scope="module")
+def bomb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("bomb") / "bomb.png"
+    buffer = io.BytesIO()
+    Image.new("L", (12_000, 12_000), 7).save(buffer, format="PNG", optimize=True)
+    path.write_bytes(buffer.getvalue())
+    return path
+
+
+def test_a_crop_of_a_huge_frame_is_a_limit_and_the_rect_still_names_it(bomb: Path) -> None:
+    data = bomb.read_bytes()
+    assert len(data) < 1_000_000 and MAX_CROP_PIXELS < 12_000 * 12_000
+    with pytest.raises(LimitError, match="12000×12000"):
+        evaluate("crop", ((0, 0), (2, 2)), data, media_type="image/png", charset=None)
+    region = evaluate("rect", ((0, 0), (2, 2)), data, media_type="image/png", charset=None).region
+    assert region is not None and (region.width, region.height, region.x2, region.y2) == (12_000, 12_000, 2, 2)
+
+
+def test_refusing_it_takes_no_memory_to_speak_of(bomb: Path) -> None:
+    script = (
+        "import sys\n"
+        "from pdi.fragments import evaluate\n"
+        "from pdi.errors import LimitError\n"
+        "data = open(sys.argv[1], 'rb').read()\n"
+        "try:\n"
+        "    evaluate('crop', ((0, 0), (2, 2)), data, media_type='image/png', charset=None)\n"
+        "except LimitError:\n"
+        "    print('limit')\n"
+    )
+    small = bomb.parent / "small.png"
+    Image.new("L", (40, 30), 7).save(small, format="PNG")
+
+    def peak_kib(path: Path, expected: str) -> int:
+        child = subprocess.Popen([sys.executable, "-c", script, str(path)], stdout=subprocess.PIPE, text=True)
+        assert child.stdout is not None
+        out = child.stdout.read()
+        _, _, usage = os.wait4(child.pid, 0)  # reaped here, with the kernel's account of it
+        child.returncode = 0
+        assert out.strip() == expected
+        return usage.ru_maxrss
+
+    baseline = peak_kib(small, "")  # the same child cutting a 40x30 image: the interpreter and Pillow
+    # no more than that and a little: one decoded frame of the bomb alone is 144 MB
+    grown = peak_kib(bomb, "limit") - baseline
+    assert grown < 32 * 1024, f"{grown // 1024} MiB more than a small crop"
