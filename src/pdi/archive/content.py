@@ -309,7 +309,7 @@ def _libmagic(sample: bytes, *, mime: bool) -> str:
             " or deposit with --force"
         ) from exc
     try:
-        return magic.from_buffer(sample, mime=mime)
+        return str(magic.from_buffer(sample, mime=mime))
     except magic.MagicException as exc:
         raise UnsupportedError(f"libmagic could not read the content: {exc.message}") from exc
 

@@ -149,7 +149,7 @@ def _json_chunks(value: Any, level: int = 0) -> Iterator[str]:
 
 def _write(chunks: Iterable[str]) -> None:
     """Write ``chunks`` to standard output in blocks of about 64 KiB, then a line break."""
-    out = click.get_text_stream("stdout")
+    out = sys.stdout
     block: list[str] = []
     size = 0
     for chunk in chunks:
