@@ -24,7 +24,7 @@ import datetime
 import hashlib
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, overload
@@ -41,8 +41,10 @@ from pdi.archive.content import (
 from pdi.archive.store import (
     AssertionRecord,
     AuditRecord,
+    BlobUse,
     DepositResult,
     DocumentKey,
+    ListKey,
     ListQuery,
     NewRepresentation,
     RepresentationRecord,
@@ -251,22 +253,35 @@ class VerifyReport:
 _LINE_ENDINGS = frozenset({"crlf", "lf", "cr", "nel", "crnel", "mixed", "none"})
 
 
-def _record_problem(records: Sequence[RepresentationRecord]) -> tuple[str, str] | None:
-    """A catalog problem in the records of one blob: what a deposit would not have written."""
-    for r in records:
+def _description_problem(
+    format: str, media_type: str, charset: str | None, line_ending: str | None
+) -> tuple[str, str] | None:
+    """A catalog problem in how a representation is described: what a deposit would not have written."""
+    try:
+        expected = formats.media_type_for(format)
+    except PDIError:
+        return ("catalog-representation", f"format {format!r} is not a format token")
+    if media_type != expected:
+        return ("catalog-representation", f"format {format} is {expected}, but the catalog says {media_type}")
+    if charset is not None:
         try:
-            expected = formats.media_type_for(r.format)
+            charsets.codec_for(charset)
         except PDIError:
-            return ("catalog-representation", f"format {r.format!r} is not a format token")
-        if r.media_type != expected:
-            return ("catalog-representation", f"format {r.format} is {expected}, but the catalog says {r.media_type}")
-        if r.charset is not None:
-            try:
-                charsets.codec_for(r.charset)
-            except PDIError:
-                return ("catalog-representation", f"charset {r.charset!r} is not a charset")
-        if r.line_ending is not None and r.line_ending not in _LINE_ENDINGS:
-            return ("catalog-representation", f"line-ending convention {r.line_ending!r} is not one pdi records")
+            return ("catalog-representation", f"charset {charset!r} is not a charset")
+    if line_ending is not None and line_ending not in _LINE_ENDINGS:
+        return ("catalog-representation", f"line-ending convention {line_ending!r} is not one pdi records")
+    return None
+
+
+def _described_problem(
+    use: BlobUse, seen: dict[tuple[str, str, str | None, str | None], tuple[str, str] | None]
+) -> tuple[str, str] | None:
+    """The first problem in the descriptions of one blob's representations; ``seen`` remembers each description's answer."""
+    for description in use.descriptions:
+        if description not in seen:
+            seen[description] = _description_problem(*description)
+        if (found := seen[description]) is not None:
+            return found
     return None
 
 
@@ -362,6 +377,22 @@ class _Namer:
             unique_id=serial, unique_id_raw=serial, serial=record.serial,
             format=template.format, version=record.version,
         )
+
+
+def _list_key(pdi: PDI) -> ListKey:
+    """Where the versioned name ``pdi`` stands in a listing (a cursor: it need not be in the archive)."""
+    if pdi.is_pattern or pdi.format is None or pdi.version is None:
+        raise UnsupportedError(
+            f"{pdi} is not a versioned name: a listing goes on after the last name it gave"
+        )
+    if pdi.fragment is not None or pdi.citation is not None:
+        raise UnsupportedError(f"{pdi} names a passage: a listing goes on after a whole name")
+    date = pdi.date
+    assert date is not None  # not a pattern
+    return ListKey(
+        date, pdi.serial if pdi.is_serial else None, pdi.unique_id, pdi.series_name.lower(),
+        pdi.version, formats.canonical_token(pdi.format),
+    )
 
 
 def parse_pdi(pdi: PDI | str) -> PDI:
@@ -790,17 +821,68 @@ class Archive:
         day: int | None = None,
         limit: int | None = None,
         offset: int = 0,
+        after: PDI | str | None = None,
     ) -> list[PDI]:
         """Versioned PDIs in date, then serial order: by pattern, series and/or date; paginated.
 
-        A series (given, or named by the pattern) that is not registered is a
-        :class:`~pdi.errors.NotFoundError`, not an empty list: a mistyped
-        series name must not look like an empty series.
+        A page is ``limit`` names, after the name ``after`` (a keyset
+        cursor: the last name of the page before, as cheap at the millionth
+        name as at the first) and then ``offset`` more (which costs reading
+        them). A series (given, or named by the pattern) that is not
+        registered is a :class:`~pdi.errors.NotFoundError`, not an empty
+        list: a mistyped series name must not look like an empty series.
+        :meth:`iter_ls` yields the same names one at a time.
         """
+        return list(self.iter_ls(
+            pattern, series=series, year=year, month=month, day=day, limit=limit, offset=offset, after=after
+        ))
+
+    def iter_ls(
+        self,
+        pattern: PDI | str | None = None,
+        *,
+        series: str | None = None,
+        year: int | None = None,
+        month: int | None = None,
+        day: int | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        after: PDI | str | None = None,
+    ) -> Iterator[PDI]:
+        """The names :meth:`ls` lists, as the catalog is read a page at a time (memory: one page).
+
+        The arguments are checked before the first name is read. Order:
+        GMT day; then a day's serial names by serial, then its names with a
+        foreign id by id (code points, or the catalog's collation); then
+        series, version and format (:class:`~pdi.archive.store.ListKey`).
+        """
+        query = self._list_query(pattern, series, year, month, day, limit, offset, after)
+        return self._names(query)
+
+    def _names(self, query: ListQuery | None) -> Iterator[PDI]:
+        if query is None:
+            return
+        namer = _Namer()
+        for record in self.store.iter_representations(query):
+            yield namer(record)
+
+    def _list_query(
+        self,
+        pattern: PDI | str | None,
+        series: str | None,
+        year: int | None,
+        month: int | None,
+        day: int | None,
+        limit: int | None,
+        offset: int,
+        after: PDI | str | None,
+    ) -> ListQuery | None:
+        """The store's query for :meth:`iter_ls` (``None``: nothing can match)."""
         if limit is not None and limit < 0:
             raise LimitError("limit must not be negative")
         if offset < 0:
             raise LimitError("offset must not be negative")
+        cursor = None if after is None else _list_key(parse_pdi(after))
         query = ListQuery(
             series=canonical_series(series) if series is not None else None,
             year=year,
@@ -808,6 +890,7 @@ class Archive:
             day=day,
             limit=limit,
             offset=offset,
+            after=cursor,
         )
         if query.series is not None:
             self._require_series(query.series)
@@ -821,7 +904,7 @@ class Archive:
             wanted = parsed.to_query()
             self._require_series(wanted.series.lower())
             if _foreign_serial(parsed):
-                return []
+                return None
             if series is not None and canonical_series(series) != wanted.series.lower():
                 raise UnsupportedError("the pattern names another series than --series")
             query = ListQuery(
@@ -834,9 +917,9 @@ class Archive:
                 version=wanted.version,
                 limit=limit,
                 offset=offset,
+                after=cursor,
             )
-        namer = _Namer()
-        return [namer(r) for r in self.store.list_representations(query)]
+        return query
 
     def _require_series(self, series: str) -> None:
         """:class:`NotFoundError` unless ``series`` (canonical) is registered."""
@@ -897,34 +980,54 @@ class Archive:
         Reports missing or altered blobs, and damage to the catalog: what the
         database's own integrity check finds and any broken invariant of the
         catalog (:meth:`pdi.archive.sql.SQLStore.catalog_problems`), as
-        problems of kind ``catalog-…``.
+        problems of kind ``catalog-…``. Blobs are checked in SHA-256 order,
+        read from the catalog a page at a time and merged with the sorted
+        names of the stored blobs (to find those no name holds), so memory
+        does not grow with the number of names; only a problem's names are
+        gathered.
         """
-        by_sha: dict[str, list[RepresentationRecord]] = {}
-        for record in self.store.iter_representations():
-            by_sha.setdefault(record.sha256, []).append(record)
-        report = VerifyReport(checked_representations=sum(len(v) for v in by_sha.values()))
-        total = len(by_sha)
-        for done, (sha, records) in enumerate(sorted(by_sha.items()), start=1):
-            data = self.store.read_blob(sha)
-            problem: tuple[str, str] | None = None
-            if data is None:
-                problem = ("missing", "no stored bytes")
-            elif (actual := _sha256(data)) != sha:
-                problem = ("altered", f"SHA-256 is now {actual}")
-            elif any(r.size != len(data) for r in records):
-                problem = ("size", f"size {len(data)} differs from the catalog")
+        report = VerifyReport()
+        total = self.store.count_blobs_used()
+        stored = self.store.iter_blob_names()
+        waiting = next(stored, None)  # the next stored blob not yet matched
+        described: dict[tuple[str, str, str | None, str | None], tuple[str, str] | None] = {}
+        for done, use in enumerate(self.store.iter_blob_uses(), start=1):
+            while waiting is not None and waiting < use.sha256:
+                report.unreferenced.append(waiting)
+                waiting = next(stored, None)
+            if waiting == use.sha256:
+                waiting = next(stored, None)
+            problem = self._check_blob(use.sha256, use.sizes)
             if problem is None:
-                problem = _record_problem(records)
+                problem = _described_problem(use, described)
             if problem is not None:
-                names = tuple(sorted(str(_name(r)) for r in records))
-                report.problems.append(Problem(problem[0], sha, names, problem[1]))
+                names = tuple(sorted(str(_name(r)) for r in self.store.blob_representations(use.sha256)))
+                report.problems.append(Problem(problem[0], use.sha256, names, problem[1]))
             report.checked_blobs += 1
+            report.checked_representations += use.representations
             if progress is not None:
-                progress(done, total)
-        report.unreferenced = sorted(self.store.blob_names() - set(by_sha))
+                progress(done, max(total, done))
+        while waiting is not None:
+            report.unreferenced.append(waiting)
+            waiting = next(stored, None)
         for found in self.store.catalog_problems():
             report.problems.append(Problem(f"catalog-{found.kind}", "", (found.subject,), found.detail))
         return report
+
+    def _check_blob(self, sha256: str, sizes: tuple[int, int]) -> tuple[str, str] | None:
+        """Fixity of one blob: read it, compare its SHA-256 with its name and its size with the catalog's.
+
+        ``sizes`` are the smallest and largest size the catalog records for
+        it. The problem (kind, detail), or ``None`` when the blob is sound.
+        """
+        data = self.store.read_blob(sha256)
+        if data is None:
+            return ("missing", "no stored bytes")
+        if (actual := _sha256(data)) != sha256:
+            return ("altered", f"SHA-256 is now {actual}")
+        if sizes != (len(data), len(data)):
+            return ("size", f"size {len(data)} differs from the catalog")
+        return None
 
     def remove_unreferenced(self, older_than: float = 3600.0) -> list[str]:
         """Delete what interrupted deposits left: blobs no name holds, untouched for ``older_than`` seconds.

@@ -123,6 +123,23 @@ class PostgresStore(SQLStore):
         with self._read():
             return {str(r[0]) for r in self._query("SELECT sha256 FROM blobs")}
 
+    def iter_blob_names(self, *, page: int = 5000) -> Iterator[str]:
+        """Every blob's name in ascending order, a page at a time (keyset on the primary key)."""
+        after: str | None = None
+        while True:
+            with self._read():
+                if after is None:
+                    rows = self._query("SELECT sha256 FROM blobs ORDER BY sha256 LIMIT ?", (page,))
+                else:
+                    rows = self._query(
+                        "SELECT sha256 FROM blobs WHERE sha256 > ? ORDER BY sha256 LIMIT ?", (after, page)
+                    )
+            for (name,) in rows:
+                yield str(name)
+            if len(rows) < page:
+                return
+            after = str(rows[-1][0])
+
 
 def open_postgres(url: str, *, create: bool) -> PostgresStore:
     """Connect to an archive database (with ``create``, make its tables) and migrate forward."""

@@ -26,9 +26,11 @@ from pdi.archive.store import (
     AuditRecord,
     BlobPin,
     BlobSource,
+    BlobUse,
     CatalogProblem,
     DepositResult,
     DocumentKey,
+    ListKey,
     ListQuery,
     NewRepresentation,
     RepresentationRecord,
@@ -114,7 +116,35 @@ _REP_COLUMNS = (
     "d.series, d.day, d.unique_id, d.serial, r.version, r.format, r.media_type,"
     " r.charset, r.line_ending, r.sha256, r.size, r.created_at"
 )
-_ORDER = " ORDER BY d.day, d.serial IS NULL, d.serial, d.unique_id, r.version, r.format"
+_ORDER = " ORDER BY d.day, d.serial IS NULL, d.serial, d.unique_id, d.series, r.version, r.format"
+
+#: Rows one page of a keyset walk reads: a few MB of records.
+PAGE_ROWS = 5000
+#: The keys of a day's two runs in listing order (:class:`~pdi.archive.store.ListKey`):
+#: serial documents, then those with a foreign id. Each begins with the columns
+#: of the index ``documents_by_day (day, serial, unique_id)`` after the day, so a
+#: page is a range of it; series, version and format order rows that tie there.
+_SERIAL_RUN = ("d.serial", "d.unique_id", "d.series", "r.version", "r.format")
+_FOREIGN_RUN = ("d.unique_id", "d.series", "r.version", "r.format")
+
+
+def _run_key(key: ListKey, serials: bool) -> tuple[Any, ...]:
+    """The values of ``key`` for the columns of its run (:data:`_SERIAL_RUN` or :data:`_FOREIGN_RUN`)."""
+    head: tuple[Any, ...] = (key.serial, key.unique_id) if serials else (key.unique_id,)
+    return (*head, key.series, key.version, key.format)
+
+
+def _blob_use(sha256: str, rows: list[tuple[Any, ...]]) -> BlobUse:
+    """A :class:`BlobUse` from the grouped rows of one blob (sha256, format, media type, charset, line ending, count, min, max)."""
+    return BlobUse(
+        sha256,
+        sum(int(r[5]) for r in rows),
+        (min(int(r[6]) for r in rows), max(int(r[7]) for r in rows)),
+        tuple(
+            (str(r[1]), str(r[2]), None if r[3] is None else str(r[3]), None if r[4] is None else str(r[4]))
+            for r in rows
+        ),
+    )
 
 
 def _rep(row: Sequence[Any]) -> RepresentationRecord:
@@ -258,6 +288,10 @@ class SQLStore(ABC):
     @abstractmethod
     def blob_names(self) -> set[str]:
         """The SHA-256 names of every stored blob."""
+
+    @abstractmethod
+    def iter_blob_names(self) -> Iterator[str]:
+        """The names of every stored blob in ascending order (that of the catalog's ``ORDER BY sha256``), without holding them all."""
 
     def remove_unreferenced(self, older_than: float) -> list[str]:
         """Delete stored blobs that no name holds, older than ``older_than`` seconds; their names.
@@ -740,45 +774,166 @@ class SQLStore(ABC):
         return [_rep(r) for r in rows]
 
     def list_representations(self, query: ListQuery) -> list[RepresentationRecord]:
-        sql = (
-            f"SELECT {_REP_COLUMNS} FROM representations r JOIN documents d ON d.id = r.document"
-            " WHERE 1 = 1"
-        )
+        """The representations ``query`` selects, in listing order (:meth:`iter_representations`)."""
+        return list(self.iter_representations(query))
+
+    def iter_representations(
+        self, query: ListQuery | None = None, *, page: int = PAGE_ROWS
+    ) -> Iterator[RepresentationRecord]:
+        """The representations ``query`` selects in listing order (:class:`ListKey`), a page at a time.
+
+        Each page is one range read from the index ``documents_by_day (day,
+        serial, unique_id)``, starting after the last row of the page before
+        (a keyset, never ``OFFSET``): a day's serial documents, then its
+        documents with a foreign id (whose serial is NULL), then the next
+        day. Memory is one page however many names there are, and each page
+        costs the same however deep it is. Each page is its own read
+        transaction, so a long walk holds no lock between pages (inside
+        :meth:`snapshot` they all share one); a name deposited meanwhile
+        is listed if it sorts after the current position.
+        """
+        query = query or ListQuery()
+        skip, left = query.offset, query.limit
+        if left is not None:
+            if left <= 0:
+                return
+            page = max(1, min(page, skip + left))
+        for row in self._walk(query, page):
+            if skip:
+                skip -= 1
+                continue
+            yield _rep(row)
+            if left is not None:
+                left -= 1
+                if not left:
+                    return
+
+    def _walk(self, query: ListQuery, page: int) -> Iterator[tuple[Any, ...]]:
+        """The rows of :meth:`iter_representations`: day by day, each day's two runs page by page."""
+        documents: list[tuple[str, Any]] = [
+            (column, value)
+            for column, value in (
+                ("d.series", query.series), ("d.year", query.year), ("d.month", query.month),
+                ("d.dom", query.day), ("d.unique_id", query.unique_id),
+            )
+            if value is not None
+        ]
+        formats = [
+            (column, value)
+            for column, value in (("r.format", query.format), ("r.version", query.version))
+            if value is not None
+        ]
+        after = query.after
+        if after is None:
+            day, serials, key = self._next_day(None, documents), True, None
+        else:
+            day, serials = after.day.isoformat(), after.serial is not None
+            key = _run_key(after, serials)
+        while day is not None:
+            if serials:
+                yield from self._run(day, True, key, documents + formats, page)
+                key = None
+            yield from self._run(day, False, key, documents + formats, page)
+            key, serials = None, True
+            day = self._next_day(day, documents)
+
+    def _next_day(self, after: str | None, documents: list[tuple[str, Any]]) -> str | None:
+        """The first day after ``after`` (or the first day) with a document the filters select."""
+        sql = "SELECT MIN(d.day) FROM documents d WHERE 1 = 1"
         params: list[Any] = []
-        for column, value in (
-            ("d.series", query.series),
-            ("d.year", query.year),
-            ("d.month", query.month),
-            ("d.dom", query.day),
-            ("d.unique_id", query.unique_id),
-            ("r.format", query.format),
-            ("r.version", query.version),
-        ):
-            if value is not None:
-                sql += f" AND {column} = ?"
-                params.append(value)
-        sql += _ORDER
-        if query.limit is not None:
-            sql += " LIMIT ?"
-            params.append(query.limit)
-        if query.offset:
-            if query.limit is None:
-                sql += " LIMIT ?"
-                params.append(2**62)
-            sql += " OFFSET ?"
-            params.append(query.offset)
+        if after is not None:
+            sql += " AND d.day > ?"
+            params.append(after)
+        for column, value in documents:
+            sql += f" AND {column} = ?"
+            params.append(value)
         with self._read():
             rows = self._query(sql, params)
-        return [_rep(r) for r in rows]
+        return None if not rows or rows[0][0] is None else str(rows[0][0])
 
-    def iter_representations(self) -> Iterator[RepresentationRecord]:
+    def _run(
+        self, day: str, serials: bool, key: tuple[Any, ...] | None,
+        filters: list[tuple[str, Any]], page: int,
+    ) -> Iterator[tuple[Any, ...]]:
+        """One day's serial documents (or those with a foreign id) after ``key``, page by page."""
+        columns = _SERIAL_RUN if serials else _FOREIGN_RUN
+        sql = (
+            f"SELECT {_REP_COLUMNS} FROM documents d JOIN representations r ON r.document = d.id"
+            f" WHERE d.day = ? AND d.serial IS {'NOT NULL' if serials else 'NULL'}"
+            + "".join(f" AND {column} = ?" for column, _ in filters)
+        )
+        params: list[Any] = [day, *(value for _, value in filters)]
+        order = f" ORDER BY {', '.join(columns)} LIMIT ?"
+        after = f" AND ({', '.join(columns)}) > ({', '.join('?' * len(columns))})"
+        while True:
+            with self._read():
+                if key is None:
+                    rows = self._query(sql + order, [*params, page])
+                else:
+                    rows = self._query(sql + after + order, [*params, *key, page])
+            yield from rows
+            if len(rows) < page:
+                return
+            last = rows[-1]  # series, day, unique_id, serial, version, format, …
+            following = (last[3], last[2], last[0], last[4], last[5]) if serials else (last[2], last[0], last[4], last[5])
+            if following == key:  # pragma: no cover - a database whose order and comparison disagree
+                raise StoreError(f"{self.location}: listing the catalog does not advance past {key}")
+            key = following
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """One read transaction for several walks (an export): every page inside sees the same catalog."""
+        return self._read()
+
+    def count_blobs_used(self) -> int:
+        """How many distinct blobs the catalog names."""
+        with self._read():
+            rows = self._query("SELECT COUNT(DISTINCT sha256) FROM representations")
+        return int(rows[0][0])
+
+    def iter_blob_uses(self, *, page: int = 1000) -> Iterator[BlobUse]:
+        """Each blob the catalog names, by SHA-256, with what its representations say of it; a page at a time.
+
+        A page takes the next ``page`` SHA-256 names from the index
+        ``representations_by_sha`` and then sums up their rows, so a blob
+        that a million names share costs one group, not a million records.
+        """
+        after: str | None = None
+        while True:
+            bound = "" if after is None else " WHERE sha256 > ?"
+            lower: list[Any] = [] if after is None else [after]
+            with self._read():
+                names = self._query(
+                    f"SELECT DISTINCT sha256 FROM representations{bound} ORDER BY sha256 LIMIT ?",
+                    [*lower, page],
+                )
+                if not names:
+                    return
+                last = str(names[-1][0])
+                rows = self._query(
+                    "SELECT sha256, format, media_type, charset, line_ending, COUNT(*), MIN(size),"
+                    f" MAX(size) FROM representations{bound or ' WHERE 1 = 1'} AND sha256 <= ?"
+                    " GROUP BY sha256, format, media_type, charset, line_ending"
+                    " ORDER BY sha256, format, media_type, charset, line_ending",
+                    [*lower, last],
+                )
+            grouped: dict[str, list[tuple[Any, ...]]] = {}
+            for row in rows:
+                grouped.setdefault(str(row[0]), []).append(row)
+            for (sha256,) in names:
+                yield _blob_use(str(sha256), grouped.get(str(sha256), []))
+            if len(names) < page:
+                return
+            after = last
+
+    def blob_representations(self, sha256: str) -> list[RepresentationRecord]:
+        """Every representation that names the blob ``sha256``, in listing order."""
         with self._read():
             rows = self._query(
-                f"SELECT {_REP_COLUMNS} FROM representations r JOIN documents d"
-                f" ON d.id = r.document{_ORDER}"
+                f"SELECT {_REP_COLUMNS} FROM representations r JOIN documents d ON d.id = r.document"
+                f" WHERE r.sha256 = ?{_ORDER}",
+                (sha256,),
             )
-        for row in rows:
-            yield _rep(row)
+        return [_rep(r) for r in rows]
 
     # --- the audit log -------------------------------------------------------------
     def _insert_audit(self, entry: AuditRecord) -> None:
@@ -924,6 +1079,22 @@ class SQLStore(ABC):
                 (doc, subject, name, value, who, at),
             )
         return AssertionRecord(int(rows[0][0]), subject, name, value, who, at)
+
+    def iter_assertions(self, *, page: int = PAGE_ROWS) -> Iterator[AssertionRecord]:
+        """Every statement, oldest first, read a page at a time (keyset on the id)."""
+        after = -1
+        while True:
+            with self._read():
+                rows = self._query(
+                    "SELECT id, subject, key, value, who, at FROM assertions WHERE id > ?"
+                    " ORDER BY id LIMIT ?",
+                    (after, page),
+                )
+            for row in rows:
+                yield _assertion(row)
+            if len(rows) < page:
+                return
+            after = int(rows[-1][0])
 
     def assertions(self, subject: str | None = None) -> list[AssertionRecord]:
         sql = "SELECT id, subject, key, value, who, at FROM assertions"

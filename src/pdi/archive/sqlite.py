@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import heapq
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -285,6 +287,43 @@ class SQLiteStore(SQLStore):
         except OSError as exc:
             raise StoreError(f"cannot list blobs in {self.root}: {exc}") from exc
         return names
+
+    def iter_blob_names(self) -> Iterator[str]:
+        """Every name :meth:`blob_names` holds, in ascending order, one subdirectory in memory at a time.
+
+        A blob lives in the subdirectory named by its first two hex digits,
+        so walking those in order and sorting each lists all in order. Names
+        that break that rule (stray files, a subdirectory of another name)
+        are gathered first and merged in where they sort.
+        """
+        blobs = self.root / "blobs"
+        try:
+            subdirectories = sorted(p.name for p in blobs.iterdir() if p.is_dir())
+            stray: list[str] = []
+            for sub in subdirectories:
+                names = os.listdir(blobs / sub)
+                if _HEX_PAIR.fullmatch(sub):
+                    stray.extend(n for n in names if not n.startswith(sub))
+                else:
+                    stray.extend(names)
+        except OSError as exc:
+            raise StoreError(f"cannot list blobs in {self.root}: {exc}") from exc
+        yield from heapq.merge(self._names_in_place(blobs, subdirectories), sorted(stray))
+
+    def _names_in_place(self, blobs: Path, subdirectories: list[str]) -> Iterator[str]:
+        for sub in subdirectories:
+            if _HEX_PAIR.fullmatch(sub):
+                try:
+                    names = sorted(n for n in os.listdir(blobs / sub) if n.startswith(sub))
+                except FileNotFoundError:
+                    continue  # removed since it was listed
+                except OSError as exc:
+                    raise StoreError(f"cannot list blobs in {blobs / sub}: {exc}") from exc
+                yield from names
+
+
+#: The name of a subdirectory of ``blobs/``: the first two hex digits of its blobs' names.
+_HEX_PAIR = re.compile(r"[0-9a-f]{2}")
 
 
 class _FilePin:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -148,8 +149,37 @@ class AuditRecord:
 
 
 @dataclass(frozen=True)
+class ListKey:
+    """Where a name stands in a listing: its sort key, and so a keyset cursor.
+
+    Names list by GMT day, then serial documents by serial before foreign
+    ids by id, then series, version and format: ``(day, serial is None,
+    serial, unique_id, series, version, format)``. A listing that goes on
+    *after* a key reads from an index where the last page ended, however far
+    in, rather than skipping rows.
+    """
+
+    day: datetime.date
+    serial: int | None
+    unique_id: str
+    series: str
+    version: int
+    format: str
+
+    @classmethod
+    def of(cls, record: RepresentationRecord) -> ListKey:
+        """The key of a catalog record."""
+        return cls(record.day, record.serial, record.unique_id, record.series, record.version, record.format)
+
+
+@dataclass(frozen=True)
 class ListQuery:
-    """Filters for listing representations; ``None`` means any."""
+    """Filters for listing representations; ``None`` means any.
+
+    ``after`` starts the listing after that key (a keyset cursor, cheap
+    however deep); ``offset`` then skips that many more names, which costs
+    reading them.
+    """
 
     series: str | None = None
     year: int | None = None
@@ -160,6 +190,22 @@ class ListQuery:
     version: int | None = None
     limit: int | None = None
     offset: int = 0
+    after: ListKey | None = None
+
+
+@dataclass(frozen=True)
+class BlobUse:
+    """How the catalog names one blob: by how many representations, and with which descriptions.
+
+    ``descriptions`` are the distinct ``(format, media_type, charset,
+    line_ending)`` of those representations; ``sizes`` the smallest and the
+    largest size they record (equal when the catalog is sound).
+    """
+
+    sha256: str
+    representations: int
+    sizes: tuple[int, int]
+    descriptions: tuple[tuple[str, str, str | None, str | None], ...]
 
 
 class Store(Protocol):
@@ -230,11 +276,26 @@ class Store(Protocol):
 
     def list_representations(self, query: ListQuery) -> list[RepresentationRecord]: ...
 
-    def iter_representations(self) -> Iterator[RepresentationRecord]: ...
+    # Listing order (ListKey), read page by page from an index: memory stays
+    # one page however many names there are.
+    def iter_representations(self, query: ListQuery | None = None) -> Iterator[RepresentationRecord]: ...
+
+    def count_blobs_used(self) -> int: ...
+
+    # By SHA-256, page by page.
+    def iter_blob_uses(self) -> Iterator[BlobUse]: ...
+
+    def blob_representations(self, sha256: str) -> list[RepresentationRecord]: ...
+
+    # A consistent view for several walks in a row (an export), in one read transaction.
+    def snapshot(self) -> AbstractContextManager[None]: ...
 
     def read_blob(self, sha256: str) -> bytes | None: ...
 
     def blob_names(self) -> set[str]: ...
+
+    # Sorted, without holding them all.
+    def iter_blob_names(self) -> Iterator[str]: ...
 
     def catalog_problems(self, limit: int = 1000) -> list[CatalogProblem]: ...
 
@@ -248,3 +309,5 @@ class Store(Protocol):
     ) -> AssertionRecord: ...
 
     def assertions(self, subject: str | None = None) -> list[AssertionRecord]: ...
+
+    def iter_assertions(self) -> Iterator[AssertionRecord]: ...
