@@ -57,6 +57,32 @@ def test_resolve_of_a_generic_name_lists_every_version(served: Served) -> None:
     }
 
 
+def test_ls_pages_follow_the_next_link(served: Served) -> None:
+    everything = [str(n) for n in served.archive.ls(series=S)]  # other tests may add names: read first
+    assert len(everything) >= 7
+    listed: list[str] = []
+    page = api(served, "ls", series=S, limit="2").json()
+    while True:
+        listed += page["names"]
+        if page["next"] is None:
+            break
+        assert len(page["names"]) == 2
+        # a relative URL with the same filters, after the page's last name, and no offset
+        assert page["next"].startswith("/api/ls?") and "offset=" not in page["next"]
+        response = httpx.get(served.url + page["next"], timeout=30)
+        assert response.status_code == 200
+        page = response.json()
+    assert listed[: len(everything)] == everything
+    first = httpx.get(f"{served.url}/api/ls", params={"series": S, "limit": "3", "offset": "1"}, timeout=30)
+    assert first.json()["names"] == everything[1:4]
+    assert first.headers["link"] == f'<{first.json()["next"]}>; rel="next"'
+    after = httpx.get(served.url + first.json()["next"], timeout=30).json()
+    assert after["names"] == everything[4:7]  # the offset counted once, on the first page
+    last = api(served, "ls", series=S, after=everything[-1]).json()
+    assert last == {"names": listed[len(everything):], "next": None}
+    assert api(served, "ls", series=S, after=f"urn:pdi://{S}/2026/*/*/*").status_code == 415
+
+
 def test_ls_meta_cite_and_series(served: Served) -> None:
     names = api(served, "ls", series=S).json()["names"]
     assert names == [str(n) for n in served.archive.ls(series=S, limit=100)]  # other tests may add names

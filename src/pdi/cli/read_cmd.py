@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import click
@@ -152,20 +153,52 @@ def get_cmd(
 @click.argument("pattern", required=False)
 @click.option("--series", "-s", help="Only this series.")
 @click.option("--limit", type=click.IntRange(min=0), help="At most this many names.")
-@click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many names.")
+@click.option("--offset", type=click.IntRange(min=0), default=0,
+              help="Skip this many names (which costs reading them: page with --after).")
+@click.option("--after", metavar="PDI",
+              help="Start after this versioned name: the last one a page printed (as cheap at any depth).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of the names.")
 @archive_option
 def ls_cmd(
-    pattern: str | None, series: str | None, limit: int | None, offset: int, archive: str
+    pattern: str | None, series: str | None, limit: int | None, offset: int, after: str | None,
+    as_json: bool, archive: str,
 ) -> None:
-    """List names in date, then serial order.
+    """List names in date, then serial order, as the catalog is read.
 
-    PATTERN is a PDI with wildcards (urn:pdi://x.us/2026/*/*/*), or a series name.
+    PATTERN is a PDI with wildcards (urn:pdi://x.us/2026/*/*/*), or a series
+    name. A day lists its serial names by serial, then its names with a
+    foreign id by id. Names print as they are read, a page of the catalog
+    at a time, so a listing of millions starts at once and holds one page
+    in memory; --json writes the array the same way.
     """
     if pattern is not None and ":" not in pattern:
         series, pattern = pattern, None
     with open_archive(archive) as opened:
-        for name in opened.ls(pattern, series=series, limit=limit, offset=offset):
-            click.echo(str(name))
+        names = opened.iter_ls(pattern, series=series, limit=limit, offset=offset, after=after)
+        pending: list[str] = []
+        for piece in _listing(map(str, names), as_json):
+            pending.append(piece)
+            if len(pending) == _LINES_AT_ONCE:
+                click.echo("".join(pending), nl=False)
+                pending = []
+        click.echo("".join(pending), nl=False)
+
+
+def _listing(names: Iterator[str], as_json: bool) -> Iterator[str]:
+    """What `pdi ls` prints, piece by piece: a name a line, or a JSON array of them, a name a line."""
+    if not as_json:
+        for name in names:
+            yield f"{name}\n"
+        return
+    first = True
+    for name in names:
+        yield ("[" if first else ",\n") + json.dumps(name, ensure_ascii=False)
+        first = False
+    yield "[]\n" if first else "]\n"
+
+
+#: How many names `pdi ls` writes at once (each write flushes the output).
+_LINES_AT_ONCE = 1000
 
 @click.command("cite")
 @click.argument("citation")

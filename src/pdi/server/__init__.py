@@ -37,7 +37,8 @@ parameters: percent-encode the whole name, as ``encodeURIComponent`` does):
 media type, size, SHA-256, fragment ranges, region or samples, and
 ``clamped`` and ``past_end`` when it reaches or lies wholly past the end;
 for a generic name every version with ``created_at`` and its formats),
-``/api/ls?pattern=…&series=…&limit=…&offset=…``, ``/api/meta?pdi=…``,
+``/api/ls?pattern=…&series=…&limit=…&offset=…&after=…`` (a page of names and
+the ``next`` page's URL), ``/api/meta?pdi=…``,
 ``/api/cite?citation=…`` and ``/api/series``.
 
 Errors are RFC 9457 problem details (``application/problem+json``: ``type``,

@@ -169,16 +169,28 @@ class ReadAPI:
         return JSONResponse(description(self.archive, resolved, statements=False))
 
     def ls(self, request: Request) -> Response:
+        """A page of names: ``pattern``, ``series``, ``limit`` (100, at most :data:`MAX_LIST`), ``offset``, ``after``.
+
+        ``next`` is the URL of the following page (``after`` its last name,
+        a keyset cursor: any page costs the same), also sent as
+        ``Link: <…>; rel="next"`` (RFC 8288); ``null`` on the last page.
+        """
         limit = _integer(request, "limit", 100)
         if limit > MAX_LIST:
-            raise LimitError(f"limit {limit} is more than {MAX_LIST}: page with offset")
+            raise LimitError(f"limit {limit} is more than {MAX_LIST}: page with the next link (after=)")
         names = self.archive.ls(
             request.query_params.get("pattern") or None,
             series=request.query_params.get("series") or None,
-            limit=limit,
+            limit=limit + 1,  # one more says whether there is a next page
             offset=_integer(request, "offset", 0),
+            after=request.query_params.get("after") or None,
         )
-        return JSONResponse({"names": [str(n) for n in names]})
+        following = None
+        if limit and len(names) > limit:
+            url = request.url.remove_query_params("offset").include_query_params(after=str(names[limit - 1]))
+            following = f"{url.path}?{url.query}"
+        headers = {} if following is None else {"Link": f'<{following}>; rel="next"'}
+        return JSONResponse({"names": [str(n) for n in names[:limit]], "next": following}, headers=headers)
 
     def meta(self, request: Request) -> Response:
         name = _param(request, "pdi")
