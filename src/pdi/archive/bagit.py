@@ -27,7 +27,7 @@ import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from pdi._wording import plural
 from pdi.archive.store import (
@@ -35,6 +35,7 @@ from pdi.archive.store import (
     AuditRecord,
     BlobSource,
     DocumentKey,
+    ListQuery,
     RepresentationRecord,
     SeriesRecord,
 )
@@ -75,8 +76,14 @@ def export_bag(
     series: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
-    """Write the archive (or ``series`` and its subseries) as a bag at ``directory``."""
-    from pdi.archive import _key_of, _name, canonical_series, parse_pdi
+    """Write the archive (or ``series`` and its subseries) as a bag at ``directory``.
+
+    The catalog is read in one snapshot, a page at a time: ``catalog.json``
+    is written a representation a line as the names are read, then the
+    objects one at a time in SHA-256 order, each line of the manifest as its
+    file is written, so memory does not grow with the archive.
+    """
+    from pdi.archive import canonical_series
 
     if series is not None:
         series = canonical_series(series)
@@ -84,79 +91,45 @@ def export_bag(
             raise NotFoundError(f"series {series} is not registered")
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise ImmutabilityError(f"export never overwrites: {directory} exists and is not empty")
-    all_series = {s.name: s for s in archive.store.list_series()}
-    chosen = {n for n in all_series if _in_selection(n, series)}
-    for name in list(chosen):  # ancestors, so the bag imports on its own
-        parent = all_series[name].parent
-        while parent is not None and parent not in chosen:
-            chosen.add(parent)
-            parent = all_series[parent].parent
-    records = [r for r in archive.store.iter_representations() if _in_selection(r.series, series)]
-    keys = {DocumentKey(r.series, r.day, r.unique_id) for r in records}
-    assertions: list[dict[str, Any]] = []
-    for a in archive.store.assertions():
-        key = _key_of(parse_pdi(a.subject))
-        if key in keys:
-            assertions.append(
-                {"series": key.series, "day": key.day.isoformat(), "unique_id": key.unique_id,
-                 "subject": a.subject, "key": a.key, "value": a.value, "who": a.who, "at": a.at}
-            )
-    catalog = {
-        "format": EXPORT_FORMAT,
-        "version": EXPORT_VERSION,
-        "source": archive.location,
-        "series": [
-            {"name": s.name, "parent": s.parent, "authority": s.authority,
-             "created_at": s.created_at}
-            for s in sorted((all_series[n] for n in chosen), key=lambda s: s.name)
-        ],
-        "representations": [
-            {"pdi": str(_name(r)), "series": r.series, "day": r.day.isoformat(),
-             "unique_id": r.unique_id, "serial": r.serial, "version": r.version,
-             "format": r.format, "media_type": r.media_type, "charset": r.charset,
-             "line_ending": r.line_ending, "sha256": r.sha256, "size": r.size,
-             "created_at": r.created_at}
-            for r in records
-        ],
-        "assertions": assertions,
-    }
     staging = directory.parent / f".{directory.name}.partial-{os.getpid()}"
     try:
         if staging.exists():
             shutil.rmtree(staging)
         (staging / "data" / "objects").mkdir(parents=True)
-        manifest: list[tuple[str, str]] = []
-        octets = 0
-        shas = sorted({r.sha256 for r in records})
-        for done, sha in enumerate(shas, start=1):
-            data = archive.store.read_blob(sha)
-            if data is None or hashlib.sha256(data).hexdigest() != sha:
-                raise IntegrityError(
-                    f"blob {sha} is missing or altered; run pdi verify before exporting"
+        with archive.store.snapshot():
+            all_series = {s.name: s for s in archive.store.list_series()}
+            selected = sorted(n for n in all_series if _in_selection(n, series))
+            chosen = set(selected)
+            for name in selected:  # ancestors, so the bag imports on its own
+                parent = all_series[name].parent
+                while parent is not None and parent not in chosen:
+                    chosen.add(parent)
+                    parent = all_series[parent].parent
+            with (staging / "manifest-sha256.txt").open("w", encoding="utf-8") as manifest:
+                catalog_sha, catalog_octets, count = _write_catalog(
+                    archive, staging / "data" / "catalog.json",
+                    [all_series[n] for n in sorted(chosen)], None if series is None else selected,
                 )
-            (staging / "data" / "objects" / sha).write_bytes(data)
-            manifest.append((sha, f"data/objects/{sha}"))
-            octets += len(data)
-            if progress is not None:
-                progress(done, len(shas))
-        catalog_bytes = json.dumps(catalog, indent=1, ensure_ascii=False).encode("utf-8")
-        (staging / "data" / "catalog.json").write_bytes(catalog_bytes)
-        manifest.append((hashlib.sha256(catalog_bytes).hexdigest(), "data/catalog.json"))
-        octets += len(catalog_bytes)
+                manifest.write(f"{catalog_sha}  data/catalog.json\n")
+                octets, files = catalog_octets, 1
+                scope = None if series is None else selected
+                total = archive.store.count_blobs_used(scope)
+                for done, use in enumerate(archive.store.iter_blob_uses(scope), start=1):
+                    path = f"data/objects/{use.sha256}"
+                    octets += _copy_blob(archive, use.sha256, staging / path)
+                    manifest.write(f"{use.sha256}  {path}\n")
+                    files += 1
+                    if progress is not None:
+                        progress(done, max(total, done))
         _write_tag(staging, "bagit.txt", "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n")
         _write_tag(
             staging,
             "bag-info.txt",
             f"Bagging-Date: {datetime.datetime.now(datetime.UTC).date().isoformat()}\n"
-            f"Payload-Oxum: {octets}.{len(manifest)}\n"
-            f"External-Description: pdi archive export ({plural(len(records), 'representation')}"
+            f"Payload-Oxum: {octets}.{files}\n"
+            f"External-Description: pdi archive export ({plural(count, 'representation')}"
             f"{'' if series is None else ', series ' + series})\n"
             "Bag-Software-Agent: pdi\n",
-        )
-        _write_tag(
-            staging,
-            "manifest-sha256.txt",
-            "".join(f"{sha}  {path}\n" for sha, path in sorted(manifest, key=lambda m: m[1])),
         )
         tags = ["bagit.txt", "bag-info.txt", "manifest-sha256.txt"]
         _write_tag(
@@ -172,7 +145,84 @@ def export_bag(
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
-    return len(records)
+    return count
+
+
+def _copy_blob(archive: Archive, sha256: str, path: Path) -> int:
+    """Write the blob ``sha256`` to ``path``, checking its SHA-256; its size."""
+    data = archive.store.read_blob(sha256)
+    if data is None or hashlib.sha256(data).hexdigest() != sha256:
+        raise IntegrityError(f"blob {sha256} is missing or altered; run pdi verify before exporting")
+    path.write_bytes(data)
+    return len(data)
+
+
+class _HashingWriter:
+    """A binary file that hashes and counts what is written to it."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle = handle
+        self.digest = hashlib.sha256()
+        self.octets = 0
+
+    def write(self, text: str) -> None:
+        data = text.encode("utf-8")
+        self.handle.write(data)
+        self.digest.update(data)
+        self.octets += len(data)
+
+
+def _write_catalog(
+    archive: Archive, path: Path, series: list[SeriesRecord], selected: list[str] | None
+) -> tuple[str, int, int]:
+    """Write ``catalog.json`` as the catalog is read; its SHA-256, its size and how many representations it lists.
+
+    One JSON object, as :func:`json.load` reads it: the series, then each
+    representation on a line of its own (in listing order), then each
+    statement about a document of the selection (oldest first).
+    """
+    from pdi.archive import _key_of, _Namer, parse_pdi
+
+    def line(value: object) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    count = 0
+    namer = _Namer()
+    with path.open("wb") as handle:
+        out = _HashingWriter(handle)
+        out.write(f'{{"format": {line(EXPORT_FORMAT)}, "version": {EXPORT_VERSION},'
+                  f' "source": {line(archive.location)},\n"series": [')
+        out.write(",".join(
+            "\n" + line({"name": s.name, "parent": s.parent, "authority": s.authority, "created_at": s.created_at})
+            for s in series
+        ))
+        out.write('\n],\n"representations": [')
+        scope = None if selected is None else set(selected)
+        query = ListQuery(series=selected[0]) if selected is not None and len(selected) == 1 else ListQuery()
+        for r in archive.store.iter_representations(query):
+            if scope is not None and r.series not in scope:
+                continue
+            out.write(("\n" if count == 0 else ",\n") + line(
+                {"pdi": str(namer(r)), "series": r.series, "day": r.day.isoformat(),
+                 "unique_id": r.unique_id, "serial": r.serial, "version": r.version,
+                 "format": r.format, "media_type": r.media_type, "charset": r.charset,
+                 "line_ending": r.line_ending, "sha256": r.sha256, "size": r.size,
+                 "created_at": r.created_at}
+            ))
+            count += 1
+        out.write('\n],\n"assertions": [')
+        first = True
+        for a in archive.store.iter_assertions():
+            key = _key_of(parse_pdi(a.subject))
+            if scope is not None and key.series not in scope:
+                continue
+            out.write(("\n" if first else ",\n") + line(
+                {"series": key.series, "day": key.day.isoformat(), "unique_id": key.unique_id,
+                 "subject": a.subject, "key": a.key, "value": a.value, "who": a.who, "at": a.at}
+            ))
+            first = False
+        out.write("\n]}\n")
+    return out.digest.hexdigest(), out.octets, count
 
 
 def _write_tag(bag: Path, name: str, text: str) -> None:

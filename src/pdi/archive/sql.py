@@ -134,6 +134,17 @@ def _run_key(key: ListKey, serials: bool) -> tuple[Any, ...]:
     return (*head, key.series, key.version, key.format)
 
 
+def _blob_scope(series: Sequence[str] | None) -> tuple[str, list[Any]]:
+    """``FROM … WHERE …`` of the representations whose blobs a walk takes: all, or those of ``series``."""
+    if series is None:
+        return "FROM representations r WHERE 1 = 1", []
+    marks = ", ".join("?" * len(series)) or "NULL"
+    return (
+        f"FROM representations r JOIN documents d ON d.id = r.document WHERE d.series IN ({marks})",
+        list(series),
+    )
+
+
 def _blob_use(sha256: str, rows: list[tuple[Any, ...]]) -> BlobUse:
     """A :class:`BlobUse` from the grouped rows of one blob (sha256, format, media type, charset, line ending, count, min, max)."""
     return BlobUse(
@@ -884,36 +895,37 @@ class SQLStore(ABC):
         """One read transaction for several walks (an export): every page inside sees the same catalog."""
         return self._read()
 
-    def count_blobs_used(self) -> int:
-        """How many distinct blobs the catalog names."""
+    def count_blobs_used(self, series: Sequence[str] | None = None) -> int:
+        """How many distinct blobs the catalog names (only by names in ``series``, if given)."""
+        scope, params = _blob_scope(series)
         with self._read():
-            rows = self._query("SELECT COUNT(DISTINCT sha256) FROM representations")
+            rows = self._query(f"SELECT COUNT(DISTINCT r.sha256) {scope}", params)
         return int(rows[0][0])
 
-    def iter_blob_uses(self, *, page: int = 1000) -> Iterator[BlobUse]:
-        """Each blob the catalog names, by SHA-256, with what its representations say of it; a page at a time.
+    def iter_blob_uses(self, series: Sequence[str] | None = None, *, page: int = 1000) -> Iterator[BlobUse]:
+        """Each blob the catalog names (by names in ``series``, if given), by SHA-256, a page at a time.
 
         A page takes the next ``page`` SHA-256 names from the index
         ``representations_by_sha`` and then sums up their rows, so a blob
         that a million names share costs one group, not a million records.
         """
+        scope, params = _blob_scope(series)
         after: str | None = None
         while True:
-            bound = "" if after is None else " WHERE sha256 > ?"
-            lower: list[Any] = [] if after is None else [after]
+            bound = "" if after is None else " AND r.sha256 > ?"
+            lower: list[Any] = [*params] if after is None else [*params, after]
             with self._read():
                 names = self._query(
-                    f"SELECT DISTINCT sha256 FROM representations{bound} ORDER BY sha256 LIMIT ?",
-                    [*lower, page],
+                    f"SELECT DISTINCT r.sha256 {scope}{bound} ORDER BY r.sha256 LIMIT ?", [*lower, page]
                 )
                 if not names:
                     return
                 last = str(names[-1][0])
                 rows = self._query(
-                    "SELECT sha256, format, media_type, charset, line_ending, COUNT(*), MIN(size),"
-                    f" MAX(size) FROM representations{bound or ' WHERE 1 = 1'} AND sha256 <= ?"
-                    " GROUP BY sha256, format, media_type, charset, line_ending"
-                    " ORDER BY sha256, format, media_type, charset, line_ending",
+                    "SELECT r.sha256, r.format, r.media_type, r.charset, r.line_ending, COUNT(*),"
+                    f" MIN(r.size), MAX(r.size) {scope}{bound} AND r.sha256 <= ?"
+                    " GROUP BY r.sha256, r.format, r.media_type, r.charset, r.line_ending"
+                    " ORDER BY r.sha256, r.format, r.media_type, r.charset, r.line_ending",
                     [*lower, last],
                 )
             grouped: dict[str, list[tuple[Any, ...]]] = {}
