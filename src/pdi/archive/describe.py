@@ -40,6 +40,7 @@ def describe(resolved: Resolved | Generic) -> dict[str, Any]:
             "sha256": record.sha256,
             "created_at": record.created_at,
             "line_ending": record.line_ending,
+            "kept": record.stored,
         },
     }
     fragment = resolved.fragment

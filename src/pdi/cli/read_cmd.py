@@ -51,7 +51,8 @@ def _print_info(result: Resolved) -> None:
     else:  # the fragment's bytes are cut (or made) from these stored ones
         click.echo(f"stored-bytes\t{stored['bytes']}")
         click.echo(f"stored-sha256\t{stored['sha256']}")
-    if stored["line_ending"]:
+    click.echo(f"kept\t{stored['kept']}")
+    if stored["line_ending"]:  # a text kept CRLF-canonical only (deposited before schema 4)
         click.echo(f"original-line-endings\t{stored['line_ending']}")
     if selection is None:
         return
