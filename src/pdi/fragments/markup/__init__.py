@@ -47,7 +47,8 @@ How the source is read:
   is not well-formed cannot be cut and is
   :class:`~pdi.errors.UnsupportedError`, with expat's line and column.
 * The charset is the stored one; without one, HTML is sniffed as a browser
-  would (BOM, ``<meta charset>``, UTF-8, windows-1252) and XML read by its
+  would (:func:`pdi.charsets.sniff_encoding`: BOM, ``<meta charset>``, UTF-8,
+  windows-1252) and XML read by its
   BOM and encoding declaration (default UTF-8).
 
 A start tag number past the last one, or a name no element has, is
@@ -66,6 +67,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from pdi import charsets
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.fragments import FragmentResult
 
@@ -197,9 +199,7 @@ def document_charset(data: bytes, media_type: str, charset: str | None) -> str |
 
 
 def _html_charset(data: bytes) -> str:
-    from pdi.mhtml.charset import sniff
-
-    encoding, _, _ = sniff(data, declared=None, media_type="text/html")
+    encoding, _, _ = charsets.sniff_encoding(data, declared=None, media_type="text/html")
     return encoding
 
 
