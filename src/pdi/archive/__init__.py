@@ -212,7 +212,7 @@ def _mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
             yield mapped
         return
     with tempfile.TemporaryFile(prefix="pdi-blob-") as spool:
-        for piece in reader.chunks():
+        for piece in reader.unverified():  # checked by range after the evaluation
             spool.write(piece)
         spool.flush()
         with mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
