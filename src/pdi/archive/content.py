@@ -19,9 +19,11 @@ the depositor says about the bytes must be caught here, before it is stored:
   declared in a one-octet-per-character charset (ISO-8859-x, windows-125x,
   KOI8 …): read in that charset they would be mojibake (``Ã©`` for ``é``)
   forever. Plain ASCII declared ``latin-1`` is fine.
-- **Canonical text.** ``text/*`` formats are stored CRLF-canonical, as the
-  draft requires (lines 551-588), in their declared or detected charset; the
-  original line-ending convention is recorded with the representation.
+- **Exact octets.** Every format is stored exactly as deposited and streamed
+  (:func:`prepare`), never held whole; for ``text/*`` formats the charset
+  (declared, implied by the format, or detected) is recorded, and the
+  CRLF-canonical form the draft counts ``char`` positions on (lines 551-588)
+  is derived from the octets when a fragment is read.
 
 Both checks raise :class:`~pdi.errors.IntegrityError` (the bytes are not what
 was said of them), naming what the bytes are, what was declared, and how to
@@ -155,12 +157,12 @@ def canonical_text(data: bytes, charset: str, *, source: str | None = None) -> t
 
 
 def is_text(token: str, media_type: str) -> bool:
-    """Whether a (canonical) token and its media type are text: stored CRLF-canonical, in a charset."""
+    """Whether a (canonical) token and its media type are text: in a charset, counted CRLF-canonical."""
     return media_type.startswith("text/") or formats.charset_for(token) is not None
 
 
 def is_text_format(token: str) -> bool:
-    """Whether a format token names text (stored CRLF-canonical, in a charset)."""
+    """Whether a format token names text (in a charset, counted CRLF-canonical)."""
     canonical = formats.canonical_token(token)
     return is_text(canonical, formats.media_type_for(canonical))
 

@@ -10,8 +10,9 @@
 * ``line=a,b`` — the extension scheme: RFC 5147 line positions over the
   CRLF-canonical text, line endings included.
 
-An archived text is stored CRLF-canonical, and then the selected octets are
-cut straight from it. For an entity that is not (any bare CR, LF, NEL or
+An archived text is kept as deposited (a text deposited before schema 4 was
+kept CRLF-canonical). Where it is CRLF-canonical the selected octets are cut
+straight from it. For an entity that is not (any bare CR, LF, NEL or
 CR+NEL before the selection) the positions are still counted over its
 CRLF-canonical form, from the index's counts, without rewriting the whole
 text: only the selection is decoded and written with CRLF
