@@ -333,8 +333,8 @@ def build_index(
 
     * Text (``text/*`` but HTML and XML): the block table of
       :class:`~pdi.fragments.text.TextTable`, counted from the chunks in
-      bounded memory (a window of 4 MiB and a block of 256 KiB), about 16
-      octets per 256 KiB. UTF-8 and one-octet-per-character charsets only:
+      bounded memory (a window of 4 MiB and a block of 64 KiB), 16 octets
+      per block of 64 KiB. UTF-8 and one-octet-per-character charsets only:
       a text in another charset (UTF-16, UTF-32, Shift_JIS …) is decoded
       whole by every query anyway, and gets ``None``.
     * HTML and XML: an :class:`~pdi.fragments.markup.index.ElementIndex`,

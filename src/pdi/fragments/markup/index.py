@@ -153,6 +153,7 @@ class ElementIndex(Sequence[Element]):
         """
         from pdi.fragments.text import TextIndex
         from pdi.fragments.text.lines import to_crlf
+        from pdi.fragments.text.table import BLOCK_SIZE
 
         kind = markup_kind(media_type)
         if kind not in _KINDS:
@@ -163,7 +164,7 @@ class ElementIndex(Sequence[Element]):
         table: bytes | None = None
         elements: list[Element] = []
         try:
-            text_index = TextIndex(octets, read_in)
+            text_index = TextIndex(octets, read_in, block_size=BLOCK_SIZE)
             text_table = text_index.table()
             table = None if text_table is None else text_table.to_bytes()
             text = to_crlf(text_index.whole_text())

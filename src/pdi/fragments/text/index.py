@@ -55,7 +55,7 @@ from pdi.errors import IntegrityError, ParseError
 from pdi.fragments.text.charset import Encoding, encoding_for
 from pdi.fragments.text.counting import WORKERS, BlockCounter, count_blocks, resolve_engine
 from pdi.fragments.text.lines import LINE_ENDING_RE
-from pdi.fragments.text.table import BLOCK_SIZE, TextTable, safe_cut
+from pdi.fragments.text.table import TextTable, safe_cut
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
 
@@ -132,7 +132,7 @@ class TextIndex:
         data: Buffer,
         charset: str | None = None,
         *,
-        block_size: int = BLOCK_SIZE,
+        block_size: int = 1 << 18,
         engine: str = "auto",
         table: TextTable | bytes | None = None,
     ) -> None:
