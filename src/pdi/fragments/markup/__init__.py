@@ -50,6 +50,12 @@ How the source is read:
   would (BOM, ``<meta charset>``, UTF-8, windows-1252) and XML read by its
   BOM and encoding declaration (default UTF-8).
 
+Made once, at deposit, an :class:`~pdi.fragments.markup.index.ElementIndex`
+keeps what a parse finds (every element's extent, the ``name``/``id`` table,
+the charset read in, the text's block table, or the error the document
+gives); :func:`evaluate_markup` given it (``index=``) answers without
+parsing, exactly as it answers without it.
+
 A start tag number past the last one, or a name no element has, is
 :class:`~pdi.errors.NotFoundError`; a ``name`` range whose second element
 ends before the first begins is a :class:`~pdi.errors.ParseError`. SGML

@@ -37,7 +37,8 @@ in the length for none)::
     u32 octets of the text table (all ones: none), then that table (PDIT)
     u32 n elements   u8 width w (4 or 8)
     uw[n] starts     uw[n] ends
-    u32 t tag names, each a u16-string     u32[n] tag name of each element
+    u32 t tag names, each a u16-string     u8 width v (1, 2 or 4)
+    uv[n] tag name of each element (its place among the t)
     u32 m values (sorted)   u32[m + 1] offsets into the values' octets
     the values' octets      u32[m] first element of each value
 
@@ -216,7 +217,8 @@ class ElementIndex(Sequence[Element]):
         parts += [np.asarray(self._starts).astype(dtype).tobytes(), np.asarray(self._ends).astype(dtype).tobytes()]
         parts.append(_U32.pack(len(self._tag_names)))
         parts += [pack_text(name, _U16) for name in self._tag_names]
-        parts.append(np.asarray(self._tags).astype("<u4").tobytes())
+        tag_width = 1 if len(self._tag_names) <= 1 << 8 else 2 if len(self._tag_names) <= 1 << 16 else 4
+        parts += [_U8.pack(tag_width), np.asarray(self._tags).astype(f"<u{tag_width}").tobytes()]
         values = [self._values[i] for i in range(len(self._values))]
         offsets = np.concatenate(([0], np.cumsum([len(v) for v in values], dtype=np.int64)))
         parts += [_U32.pack(len(values)), offsets.astype("<u4").tobytes(), b"".join(values)]
@@ -253,7 +255,10 @@ class ElementIndex(Sequence[Element]):
         ends = np.frombuffer(reader.take(width * n), dtype=dtype)
         (t,) = reader.unpack(_U32)
         tag_names = [reader.text(_U16) or "" for _ in range(t)]
-        tags = np.frombuffer(reader.take(4 * n), dtype="<u4")
+        (tag_width,) = reader.unpack(_U8)
+        if tag_width not in (1, 2, 4):
+            raise reader.damaged(f"its tag numbers are {tag_width} octets wide, not 1, 2 or 4")
+        tags = np.frombuffer(reader.take(tag_width * n), dtype=f"<u{tag_width}")
         (m,) = reader.unpack(_U32)
         offsets = np.frombuffer(reader.take(4 * (m + 1)), dtype="<u4")
         values = _Values(offsets, reader.take(int(offsets[-1])))
