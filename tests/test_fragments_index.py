@@ -184,13 +184,20 @@ def test_a_table_serves_a_memory_map(tmp_path: Path) -> None:
         assert result.data == "δ\r\nα\r\n".encode() and result.canonicalized
 
 
-@settings(max_examples=200)
+DAMAGED = {
+    "text/plain; charset=utf-8": ("ab\r\né€\n" * 40).encode(),
+    "text/html": b"<p id=a>one<p name=b>two<br>\r\n<table><td>x</table>",
+    "application/xml": b"<a><b id='x'/>t</a>",
+}
+
+
+@pytest.mark.parametrize("media_type", sorted(DAMAGED))
+@settings(max_examples=150)
 @given(st.data())
-def test_a_damaged_text_index_is_refused(data: st.DataObject) -> None:
-    octets = ("ab\r\né€\n" * 40).encode()
-    index = TextTable.from_chunks([octets], "utf-8", block_size=32)
-    assert index is not None
-    good = index.to_bytes()
+def test_a_damaged_index_is_refused(media_type: str, data: st.DataObject) -> None:
+    octets = DAMAGED[media_type]
+    good = fragments.build_index(octets, media_type=media_type)
+    assert good is not None
     how = data.draw(st.sampled_from(["flip", "cut", "grow"]))
     if how == "flip":
         at = data.draw(st.integers(0, len(good) - 1))
@@ -200,8 +207,9 @@ def test_a_damaged_text_index_is_refused(data: st.DataObject) -> None:
         damaged = bytearray(good[: data.draw(st.integers(0, len(good) - 1))])
     else:
         damaged = bytearray(good + data.draw(st.binary(min_size=1, max_size=8)))
+    scheme = data.draw(st.sampled_from(["char", "line"] if media_type.startswith("text/plain") else ["char", "elt"]))
     with pytest.raises(IntegrityError):
-        fragments.evaluate("char", (0, 3), octets, media_type="text/plain; charset=utf-8", index=bytes(damaged))
+        fragments.evaluate(scheme, (0, 1), octets, media_type=media_type, index=bytes(damaged))
 
 
 def test_a_text_index_made_for_other_octets_or_another_charset_is_refused() -> None:
