@@ -34,6 +34,7 @@ from pdi.errors import ParseError
 from pdi.fragments import FragmentResult, Range
 from pdi.fragments.text.index import Buffer, TextIndex
 from pdi.fragments.text.lines import to_crlf
+from pdi.fragments.text.table import TextTable
 
 
 def canonical_index(index: TextIndex) -> tuple[TextIndex, bool]:
@@ -91,17 +92,21 @@ def evaluate_pdi(
     *,
     charset: str | None = None,
     media_type: str = "text/plain",
+    table: TextTable | bytes | None = None,
 ) -> FragmentResult:
     """Evaluate PDI ``char`` or ``line`` positions on a text entity (see the module docstring).
 
     ``data`` is the entity's octets (or a :class:`TextIndex` over them, to
-    reuse its counts); ``charset`` its charset (default US-ASCII).
+    reuse its counts); ``charset`` its charset (default US-ASCII); ``table``
+    the block table made beforehand from these octets
+    (:class:`~pdi.fragments.text.TextTable` or its octets), which spares the
+    counting and gives the same result.
     """
     scheme = scheme.lower()
     if scheme not in ("char", "line"):
         raise ParseError(f"not a text scheme: {scheme!r}", rule="fragment-scheme")
     start, end, _ = _positions(scheme, positions)
-    index = data if isinstance(data, TextIndex) else TextIndex(data, charset)
+    index = data if isinstance(data, TextIndex) else TextIndex(data, charset, table=table)
     if scheme == "char":
         through = end
     else:
