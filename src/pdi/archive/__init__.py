@@ -930,9 +930,10 @@ class Archive:
             if parsed.fragment is None:
                 data = reader.read()
                 return Resolved(_name(record), data, record.media_type, record.charset, record)
+            index = self.store.fragment_index(record.sha256, record.media_type, record.charset)
             with _mapped(reader) as octets:
                 whole = Resolved(_name(record), octets, record.media_type, record.charset, record)  # type: ignore[arg-type]
-                result = self.select(whole, parsed.fragment)
+                result = self.select(whole, parsed.fragment, index=index)
                 _verify_selected(reader, result.fragment)
                 selected: object = result.data  # the map itself when a fragment selects it whole (rect)
                 if not isinstance(selected, bytes):
@@ -940,8 +941,12 @@ class Archive:
                 return result
 
     @staticmethod
-    def select(whole: Resolved, fragment: Fragment) -> Resolved:
-        """What ``fragment`` selects in a whole representation already resolved (its bytes read and checked)."""
+    def select(whole: Resolved, fragment: Fragment, *, index: bytes | None = None) -> Resolved:
+        """What ``fragment`` selects in a whole representation already resolved (its bytes read and checked).
+
+        ``index`` is the one made at deposit (:meth:`Store.fragment_index`), if any: the
+        result is the same, read from less.
+        """
         from pdi import fragments
 
         record = whole.record
@@ -951,6 +956,7 @@ class Archive:
             whole.data,
             media_type=record.media_type,
             charset=record.charset,
+            index=index,
         )
         return Resolved(_name(record, fragment=fragment), result.data, result.media_type, record.charset, record, result)
 

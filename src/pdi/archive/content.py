@@ -35,14 +35,16 @@ from __future__ import annotations
 import codecs
 import functools
 import itertools
+import queue
 import re
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from pdi import charsets, formats
 from pdi.archive.blobs import BlobInfo, Octets, pieces
 from pdi.archive.store import BlobObserver, NewRepresentation, Store
-from pdi.errors import IntegrityError, ParseError, UnsupportedError
+from pdi.errors import IntegrityError, LimitError, ParseError, UnsupportedError
 
 __all__ = [
     "Content",
@@ -477,6 +479,96 @@ class TextCheck:
         )
 
 
+#: HTML and XML up to this many octets get an element index at deposit (one parse);
+#: a larger page is parsed by the queries that need it, under the resolver's budget.
+ELEMENT_INDEX_UP_TO = 8 << 20
+
+
+#: The longest a deposit spends parsing a page for its element index (seconds).
+ELEMENT_INDEX_SECONDS = 10.0
+
+
+class IndexBuilder:
+    """Builds a representation's fragment index (:func:`pdi.fragments.build_index`) on the deposit's one pass.
+
+    A text's block table is counted on a second thread from the pieces as
+    they stream past (a bounded queue: memory stays a few pieces); an HTML
+    or XML page up to :data:`ELEMENT_INDEX_UP_TO` is kept and parsed once
+    at the end. A page that cannot be indexed in time (a
+    :class:`~pdi.errors.LimitError`) or is larger simply gets no index:
+    its queries parse it as before.
+    """
+
+    def __init__(self, media_type: str, charset: str | None) -> None:
+        from pdi.fragments.markup import markup_kind
+
+        self.media_type = media_type
+        self.charset = charset
+        self.index: bytes | None = None
+        self._markup = markup_kind(media_type) in ("html", "xml", "xhtml")
+        self._kept: list[bytes] | None = [] if self._markup else None
+        self._size = 0
+        self._queue: queue.Queue[bytes | None] | None = None
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        if not self._markup:
+            self._queue = queue.Queue(maxsize=8)
+            self._thread = threading.Thread(target=self._count, name="pdi-index", daemon=True)
+            self._thread.start()
+
+    def _pieces(self) -> Iterator[bytes]:
+        assert self._queue is not None
+        while (piece := self._queue.get()) is not None:
+            yield piece
+
+    def _count(self) -> None:
+        from pdi.fragments import build_index
+
+        try:
+            self.index = build_index(self._pieces(), media_type=self.media_type, charset=self.charset)
+        except BaseException as exc:  # reported by finish, on the depositing thread
+            self._error = exc
+            for _ in self._pieces():  # keep draining, so the deposit never blocks
+                pass
+
+    def update(self, piece: bytes) -> None:
+        self._size += len(piece)
+        if self._queue is not None:
+            self._queue.put(piece)
+        elif self._kept is not None:
+            if self._size > ELEMENT_INDEX_UP_TO:
+                self._kept = None
+            else:
+                self._kept.append(piece)
+
+    def finish(self, info: BlobInfo) -> None:
+        from pdi.fragments import build_index
+
+        if self._queue is not None and self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            if self._error is not None:
+                if isinstance(self._error, UnsupportedError):
+                    self.index = None  # a charset the counter cannot read: queries decode it whole
+                else:
+                    raise self._error
+        elif self._kept is not None:
+            try:
+                self.index = build_index(
+                    b"".join(self._kept), media_type=self.media_type, charset=self.charset,
+                    seconds=ELEMENT_INDEX_SECONDS,
+                )
+            except LimitError:
+                self.index = None
+            self._kept = None
+
+    def abandon(self) -> None:
+        """The deposit failed before :meth:`finish`: stop the counting thread."""
+        if self._queue is not None and self._thread is not None and self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+
+
 class _Observers:
     """Several observers on one pass, and a progress callback counting octets."""
 
@@ -560,8 +652,15 @@ def prepare(
         )
     elif content.charset:
         raise UnsupportedError(f"format {token} ({media_type}) is not text: it has no charset")
-    blob = store.stage_blob(stream, _Observers(observers, progress))
-    return NewRepresentation(token, media_type, charset, None, blob)
+    indexer = IndexBuilder(media_type, charset) if charset is not None else None
+    if indexer is not None:
+        observers.append(indexer)
+    try:
+        blob = store.stage_blob(stream, _Observers(observers, progress))
+    finally:
+        if indexer is not None:
+            indexer.abandon()
+    return NewRepresentation(token, media_type, charset, None, blob, indexer.index if indexer else None)
 
 
 def _detect_from_head(head: bytes) -> str:

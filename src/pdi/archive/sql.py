@@ -126,6 +126,14 @@ def migrations(id_pk: str, blob_type: str, with_blob_table: bool) -> dict[int, l
             chunk_size INTEGER NOT NULL,
             chunks {blob_type} NOT NULL,
             created_at TEXT NOT NULL)""",
+        # What a fragment query reads instead of the whole text (pdi.fragments.build_index),
+        # made once at deposit, for the octets of one blob read as one media type and charset.
+        f"""CREATE TABLE fragment_indexes (
+            sha256 TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            charset TEXT NOT NULL,
+            data {blob_type} NOT NULL,
+            PRIMARY KEY (sha256, media_type, charset))""",
     ]
     if with_blob_table:
         # Blobs uploaded in chunk-sized rows before (not inside) the catalog
@@ -342,6 +350,15 @@ class SQLStore(ABC):
             rows = self._query("SELECT size FROM representations WHERE sha256 = ? LIMIT 1", (sha256,))
         return BlobInfo(sha256, int(rows[0][0])) if rows else None
 
+    def fragment_index(self, sha256: str, media_type: str, charset: str | None) -> bytes | None:
+        """The index made at deposit for these octets read as ``media_type`` in ``charset``, if any."""
+        with self._read():
+            rows = self._query(
+                "SELECT data FROM fragment_indexes WHERE sha256 = ? AND media_type = ? AND charset = ?",
+                (sha256, media_type, charset or ""),
+            )
+        return bytes(rows[0][0]) if rows else None
+
     @abstractmethod
     def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None:
         """A reader of the stored blob by verified chunks, or ``None`` if it is missing."""
@@ -471,6 +488,12 @@ class SQLStore(ABC):
     ) -> None:
         for rep in representations:
             self._store_blob(rep.blob)
+            if rep.index is not None:
+                self._query(
+                    "INSERT INTO fragment_indexes (sha256, media_type, charset, data) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT (sha256, media_type, charset) DO NOTHING",
+                    (rep.sha256, rep.media_type, rep.charset or "", rep.index),
+                )
             self._insert_rep(
                 doc, version, rep.format, rep.media_type, rep.charset, rep.line_ending,
                 rep.sha256, rep.size, at, STORED_EXACT,

@@ -95,6 +95,8 @@ class NewRepresentation:
     charset: str | None
     line_ending: str | None
     blob: StagedBlob
+    #: What fragment queries read instead of the whole (pdi.fragments.build_index), or None.
+    index: bytes | None = None
 
     @property
     def sha256(self) -> str:
@@ -339,6 +341,8 @@ class Store(Protocol):
         ...
 
     def blob_info(self, sha256: str) -> BlobInfo | None: ...
+
+    def fragment_index(self, sha256: str, media_type: str, charset: str | None) -> bytes | None: ...
 
     def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None:
         """A reader of the blob by verified chunks, or ``None`` when it is missing; ``name`` is named in errors."""
