@@ -30,7 +30,6 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from pdi.errors import PDIError
 from pdi.server.conditional import UNSATISFIABLE, byte_range, if_range_holds, tag_matches
 
 #: Bytes of whole answers a worker keeps by default (``pdi serve --cache-mib``).
@@ -142,13 +141,13 @@ class ResponseCache:
         return True
 
     def forget(self, name: str) -> int:
-        """Drop every answer about ``name`` (a versioned or generic name; its fragment ignored); how many.
+        """Drop every answer about ``name`` (a versioned or generic PDI; its fragment ignored); how many.
 
         Every fragment of a versioned name goes with it, and every format and
         version with a generic name, whatever spelling the requests used.
         """
-        keys = self._keys_of.get(canonical_name(name), set())
-        for key in list(keys):
+        keys = list(self._keys_of.get(canonical_name(name), ()))
+        for key in keys:
             self._drop(key)
         return len(keys)
 
@@ -163,13 +162,13 @@ class ResponseCache:
 
 
 def canonical_name(name: str) -> str:
-    """The canonical spelling of ``name`` without its fragment (how :class:`Entity` names are kept)."""
+    """The canonical spelling of ``name`` without its fragment (how :class:`Entity` names are kept).
+
+    A :class:`~pdi.errors.ParseError` if ``name`` is not a PDI.
+    """
     from pdi.identifier import PDI
 
-    try:
-        return str(PDI.parse(name).without_fragment().canonical())
-    except PDIError:
-        return name  # not a PDI: no entry is kept under it
+    return str(PDI.parse(name).without_fragment())
 
 
 def entity_names(versioned: str, generic: str) -> tuple[str, ...]:
