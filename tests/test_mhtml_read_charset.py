@@ -6,8 +6,8 @@ import codecs
 
 import pytest
 
+from pdi.charsets.sniff import LABELS, decode, lookup, meta_charset, sniff
 from pdi.mhtml import parse
-from pdi.mhtml.charset import LABELS, decode, lookup, meta_charset, sniff
 
 
 def one_part(headers: str, body: bytes) -> bytes:

@@ -12,9 +12,9 @@ from email.policy import compat32
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from pdi.charsets.sniff import LABELS, decode, lookup, sniff
 from pdi.errors import PDIError
 from pdi.mhtml import Limits, check, css_references, html_base, html_references, parse
-from pdi.mhtml.charset import LABELS, decode, lookup, sniff
 
 VALID = (
     b'Content-Type: multipart/related; boundary="b"; type="text/html"; start="<r@x>"\r\n\r\n'

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pdi.mhtml import charset
+from pdi.charsets import sniff as charset
 from pdi.mhtml.urlencoding import browser_url, encode_or_fail, encode_query
 
 INDEXES = Path(__file__).parent / "data" / "whatwg-encoding"

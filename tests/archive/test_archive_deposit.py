@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import hashlib
 
 import pytest
 from archive_helpers import GIF, PNG, Clock, snapshot
@@ -164,42 +165,52 @@ def test_unknown_format_refused(archive: Archive) -> None:
 
 
 @pytest.mark.parametrize(
-    ("original", "stored", "convention"),
+    ("original", "canonical"),
     [
-        (b"one\ntwo\n", b"one\r\ntwo\r\n", "lf"),
-        (b"one\rtwo\r", b"one\r\ntwo\r\n", "cr"),
-        (b"one\r\ntwo", b"one\r\ntwo", "crlf"),
-        (b"one\ntwo\r\n", b"one\r\ntwo\r\n", "mixed"),
-        (b"no line end", b"no line end", "none"),
+        (b"one\ntwo\n", b"one\r\ntwo\r\n"),
+        (b"one\rtwo\r", b"one\r\ntwo\r\n"),
+        (b"one\r\ntwo", b"one\r\ntwo"),
+        (b"one\ntwo\r\n", b"one\r\ntwo\r\n"),
+        (b"one\r\ntwo\rthree\n", b"one\r\ntwo\r\nthree\r\n"),
+        (b"no line end", b"no line end"),
     ],
 )
-def test_text_is_stored_crlf_canonical(
-    archive: Archive, original: bytes, stored: bytes, convention: str
+def test_text_is_stored_exactly_and_fragments_count_its_crlf_canonical_form(
+    archive: Archive, original: bytes, canonical: bytes
 ) -> None:
     pdi = archive.add(S, original, format="text")
     got = archive.get(pdi)
-    assert got.data == stored
-    assert got.media_type == "text/plain"
-    assert got.charset == "utf-8"
-    assert got.record.line_ending == convention
+    # the deposited octets come back, and their SHA-256 is the fixity of record
+    assert got.data == original
+    assert got.sha256 == hashlib.sha256(original).hexdigest()
+    assert (got.media_type, got.charset, got.record.stored) == ("text/plain", "utf-8", "exact")
+    # char positions count the CRLF-canonical form (draft lines 551-559), derived from them
+    assert archive.get(f"{pdi}#char=0,{len(canonical) + 5}").data == canonical
+    assert archive.get(f"{pdi}#char=3,5").data == canonical[3:5]
+    # byte counts the deposited octets
+    assert archive.get(f"{pdi}#byte=3,5").data == original[3:5]
 
 
 def test_text_charsets(archive: Archive) -> None:
     latin = "café\n".encode("latin-1")
-    got = archive.get(archive.add(S, latin, format="text", charset="ISO-8859-1"))
-    assert got.data == "café\r\n".encode("latin-1")
+    pdi = archive.add(S, latin, format="text", charset="ISO-8859-1")
+    got = archive.get(pdi)
+    assert got.data == latin
+    assert archive.get(f"{pdi}#char=0,6").data == "café\r\n".encode("latin-1")
     assert got.charset == "iso-8859-1"
     # a label Python knows is stored under the IANA name of the same charset, as HTTP needs it
     for label, name in (("latin-1", "iso-8859-1"), ("Latin1", "iso-8859-1"), ("cp1252", "windows-1252"), ("sjis", "shift_jis")):
         assert archive.get(archive.add(S, b"plain\n", format="text", charset=label)).charset == name
-    # UTF-16 big-endian with a BOM: detected, kept big-endian, BOM kept.
+    # UTF-16 big-endian with a BOM: detected and kept exactly; positions count after the BOM.
     utf16 = "\ufeffa\nb".encode("utf-16-be")
-    got = archive.get(archive.add(S, utf16, format="text"))
-    assert got.data == "\ufeffa\r\nb".encode("utf-16-be")
+    pdi = archive.add(S, utf16, format="text")
+    got = archive.get(pdi)
+    assert got.data == utf16
     assert got.charset == "utf-16"
+    assert archive.get(f"{pdi}#char=0,10").data == "a\r\nb".encode("utf-16-be")
     # The format token utf-8 implies the charset (draft line 586).
     got = archive.get(archive.add(S, "ü\n".encode(), format="utf-8"))
-    assert (got.data, got.charset, got.media_type) == ("ü\r\n".encode(), "utf-8", "text/plain")
+    assert (got.data, got.charset, got.media_type) == ("ü\n".encode(), "utf-8", "text/plain")
 
 
 def test_wrong_or_unknown_charset_refused(archive: Archive) -> None:

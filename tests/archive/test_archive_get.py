@@ -62,7 +62,7 @@ def names(tmp_path: Path) -> Names:
     with Archive.init(location) as archive:
         archive.add_series(S)
         text = str(archive.add(S, FIFTY, format="text"))
-        lines = str(archive.add(S, b"one\ntwo\n", format="text"))  # two lines, stored CRLF
+        lines = str(archive.add(S, b"one\ntwo\n", format="text"))  # two lines (counted CRLF-canonical)
         picture = str(archive.add(S, png.getvalue(), format="png"))
         sound = str(archive.add(S, wav(250, 100), format="wav"))  # 2.5 s
         page = str(archive.add(S, PAGE, format="related"))
@@ -99,7 +99,7 @@ def test_a_generic_name_lists_every_version_with_its_deposit_time_and_formats(tm
     newest = CliRunner().invoke(cli, ["get", generic, "--latest", "--archive", location])
     assert newest.stdout == f"# {generic}\n# version 2, deposited 2026-11-23T09:05:07.000000Z\n{generic}.text.2\n"
     # a format without a version is version 1, as the draft says
-    assert CliRunner().invoke(cli, ["get", f"{generic}.text", "--archive", location]).stdout_bytes == b"one\r\n"
+    assert CliRunner().invoke(cli, ["get", f"{generic}.text", "--archive", location]).stdout_bytes == b"one\n"
 
 
 # --- fragments wholly past the end --------------------------------------------------------------

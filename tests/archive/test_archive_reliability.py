@@ -75,7 +75,7 @@ def _tag_of(resolved_data: bytes, fmt: str) -> str:
     if fmt == "html":
         return resolved_data.split(b"</p>", 1)[0].removeprefix(b"<p>").decode()
     if fmt == "text":
-        return resolved_data.split(b"\r\n", 1)[0].decode()
+        return resolved_data.splitlines()[0].decode()
     raise AssertionError(fmt)
 
 

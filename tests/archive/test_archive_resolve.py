@@ -26,7 +26,7 @@ from pdi.errors import (
 
 S = "oma.eop.gov.us"
 TEXT = b"Hello, world.\nSecond line here.\nThird.\n"
-# Stored CRLF-canonical: "Hello, world.\r\n" (15 characters: CR and LF count one each,
+# Counted CRLF-canonical: "Hello, world.\r\n" (15 characters: CR and LF count one each,
 # draft lines 551-588), "Second line here.\r\n" (19), "Third.\r\n" (8): 42 in all.
 
 
@@ -73,9 +73,10 @@ def test_byte_fragment_of_any_format_is_an_octet_range_of_the_stored_bytes(archi
     pdi = archive.add(S, png, format="png")
     assert archive.get(f"{pdi}#byte=1,4").data == b"PNG"
     text = archive.add(S, TEXT, format="text")
-    # Octets of the stored, CRLF-canonical bytes: "Hello, world.\r\n" is octets 0-14,
-    # its "." octet 12, so 12-16 is ".", CR, LF and the "S" of the second line.
-    assert archive.get(f"{text}#byte=12,16").data == b".\r\nS"
+    # Octets as deposited: "Hello, world.\n" is octets 0-13, its "." octet 12, so
+    # 12-16 is ".", LF and the "Se" of the second line (char counts CRLF-canonical).
+    assert archive.get(f"{text}#byte=12,16").data == b".\nSe"
+    assert archive.get(f"{text}#char=12,16").data == b".\r\nS"
     past = archive.get(f"{pdi}#byte=40,99")
     assert past.data == png[40:] and past.fragment is not None and past.fragment.clamped
 
@@ -244,7 +245,7 @@ def test_schema_is_migrated_forward(location: str, clock: Clock) -> None:
     assert old.schema_version() == 1
     old.close()
     with Archive.open(location, clock=clock) as archive:
-        assert archive.store.schema_version() == SCHEMA_VERSION == 3
+        assert archive.store.schema_version() == SCHEMA_VERSION == 4
         archive.add_series(S)
         pdi = archive.add(S, PNG + b"after migration", format="png")
         assert archive.get(pdi).data == PNG + b"after migration"

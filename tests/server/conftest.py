@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 from PIL import Image
-from server_helpers import TEXT, S, Served, deposit_versions
+from server_helpers import LONG_LINES, TEXT, S, Served, deposit_versions, long_line
 
 from pdi.archive import Archive
 from pdi.server import create_app
@@ -38,6 +38,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     recording = str(archive.add(S, sound.getvalue(), format="wav"))
     foreign = str(archive.add(S, b"<html>then</html>", format="html", foreign_id="http://www.example.com/a b"))
     versioned = deposit_versions(str(root / "archive"))
+    long = str(archive.add(S, "".join(long_line(i) for i in range(LONG_LINES)).encode(), format="text"))
     server = uvicorn.Server(uvicorn.Config(create_app(str(root / "archive")), host="127.0.0.1", port=0, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -47,7 +48,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         time.sleep(0.02)
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield Served(f"http://127.0.0.1:{port}", archive, text, page, picture, recording, foreign, versioned)
+        yield Served(f"http://127.0.0.1:{port}", archive, text, page, picture, recording, foreign, versioned, long)
     finally:
         server.should_exit = True
         thread.join(timeout=10)

@@ -24,6 +24,15 @@ class Served:
     sound: str
     foreign: str
     versioned: str
+    long: str
+
+
+def long_line(i: int) -> str:
+    """Line ``i`` of the long text (``Served.long``), its LF included: 160,000 lines, about 2 MB."""
+    return f"{i:07d} line of a long text\n"
+
+
+LONG_LINES = 160_000
 
 
 class Clock:

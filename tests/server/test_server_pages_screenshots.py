@@ -28,6 +28,9 @@ PAGES = {
     "html-source": ("/view?pdi={page}%23elt=1,1", "document.querySelector('mark') !== null"),
     "image": ("/view?pdi={picture}%23(10,5),(30,25)", "document.querySelector('img') && document.querySelector('img').naturalWidth === 40"),
     "sound": ("/view?pdi={sound}", "document.querySelector('audio') !== null"),
+    # a text over 1 MiB: a window around the passage, scrolled into view, selections named from the whole
+    "long-text": ("/view?pdi={long}%23line=100000,100001", "document.getElementById('passage').textContent === '0100000 line of a long text\\n'"
+                  " && window.scrollY > 1000 && Number(document.getElementById('text').dataset.offset) > 0"),
     "generic": ("/view?pdi={versioned}", "document.querySelectorAll('#versions tbody tr').length === 2"),
     "error": ("/view?pdi=urn:pdi://nowhere.example.us/2026/11/22/1.text.1", "document.querySelector('.error') !== null"),
 }
@@ -36,7 +39,7 @@ PAGES = {
 @pytest.mark.parametrize("page", list(PAGES))
 def test_each_page_shows_what_it_must_and_is_saved(served: Served, page: str) -> None:
     path, check = PAGES[page]
-    names = {k: urllib.parse.quote(getattr(served, k), safe="") for k in ("text", "page", "picture", "sound", "versioned")}
+    names = {k: urllib.parse.quote(getattr(served, k), safe="") for k in ("text", "page", "picture", "sound", "versioned", "long")}
     url = served.url + path.format(**names)
     with devtools() as pipe:
         session = open_page(pipe, url)

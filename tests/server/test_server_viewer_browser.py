@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from server_helpers import VERSION_TIMES, Served
+from server_helpers import VERSION_TIMES, Served, long_line
 
 from chromium_helpers import open_page
 from pdi.capture.browser import Pipe, devtools
@@ -75,6 +75,23 @@ def test_selecting_a_passage_gives_its_citable_name(served: Served) -> None:
         name = served.text + fragment
         got = httpx.get(f"{served.url}/uri-res/N2R?{name.replace('#', '%23')}").content
         assert got == wanted.replace("\n", "\r\n").encode(), name
+
+
+def test_a_long_text_shows_a_window_and_names_a_selection_by_its_place_in_the_whole(served: Served) -> None:
+    # Every line of the long text has the same length; with CR LF for its LF it is one more:
+    # line k starts at character k * width. The page shows a window, never the 2 MB text.
+    k = 120_000
+    width = len(long_line(0)) + 1
+    assert width == 29
+    view = f"{served.url}/view?pdi={urllib.parse.quote(served.long + f'#line={k},{k + 1}', safe='')}"
+    page = httpx.get(view)
+    assert page.status_code == 200 and len(page.content) < 200_000
+    wanted = long_line(k + 3)[:7]  # the number at the start of line k + 3
+    with devtools() as pipe:
+        session = open_page(pipe, view)
+        assert _select(pipe, session, wanted) == served.long + f"#char={width * (k + 3)},{width * (k + 3) + 7}"
+    name = served.long + f"#char={width * (k + 3)},{width * (k + 3) + 7}"
+    assert httpx.get(f"{served.url}/uri-res/N2R?{name.replace('#', '%23')}").content == wanted.encode()
 
 
 VERSIONS = """

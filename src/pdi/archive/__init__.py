@@ -19,19 +19,22 @@ unless forced.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import hashlib
+import mmap
 import os
 import re
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, overload
 
 from pdi import charsets, formats
+from pdi.archive.blobs import ChunkedReader, Octets
 from pdi.archive.content import (
-    MAX_REPRESENTATION_BYTES,
     Content,
     canonical_text,
     detect_charset,
@@ -65,7 +68,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_LOCATION",
-    "MAX_REPRESENTATION_BYTES",
     "Archive",
     "AssertionRecord",
     "AuditRecord",
@@ -158,6 +160,77 @@ class Resolved:
     def sha256(self) -> str:
         """The fixity checksum of the whole stored representation."""
         return self.record.sha256
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A versioned name opened for reading: its record and a reader of its octets by verified chunks.
+
+    ``reader.chunks(start, end)`` yields the octets (each chunk checked
+    against its SHA-256 as it is read); ``reader.path`` is a local file with
+    exactly these octets where the store has one. Close it (or use ``with``).
+    """
+
+    pdi: PDI
+    record: RepresentationRecord
+    reader: ChunkedReader
+
+    @property
+    def size(self) -> int:
+        return self.record.size
+
+    def close(self) -> None:
+        self.reader.close()
+
+    def __enter__(self) -> Opened:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+#: Up to this size a blob without a local file is read into memory to evaluate a fragment on it;
+#: a larger one is copied (verified) to a temporary file and memory-mapped.
+_IN_MEMORY = 64 << 20
+
+
+@contextlib.contextmanager
+def _mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
+    """The blob's octets as a buffer a fragment evaluator can index: a read-only memory map where possible.
+
+    Octets read through a map are not verified as they are touched:
+    :func:`_verify_selected` checks the chunks a selection came from.
+    """
+    if reader.size == 0:
+        yield b""
+        return
+    if reader.path is None and reader.size <= _IN_MEMORY:
+        yield reader.read()
+        return
+    if reader.path is not None:
+        with open(reader.path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            yield mapped
+        return
+    with tempfile.TemporaryFile(prefix="pdi-blob-") as spool:
+        for piece in reader.unverified():  # checked by range after the evaluation
+            spool.write(piece)
+        spool.flush()
+        with mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            yield mapped
+
+
+def _verify_selected(reader: ChunkedReader, result: FragmentResult | None) -> None:
+    """Check the chunks a fragment's selection came from; the whole blob when it selects no octet range.
+
+    An image or sound fragment reads the whole entity, and so is checked whole.
+    """
+    if result is None:
+        return
+    if result.ranges:
+        for r in result.ranges:
+            reader.verify_range(r.byte_start, r.byte_end)
+    elif result.region is not None or result.interval is not None:
+        reader.verify()
 
 
 @dataclass(frozen=True)
@@ -491,7 +564,7 @@ class Archive:
     def add(
         self,
         series: str,
-        content: bytes,
+        content: Octets,
         *,
         format: str,
         foreign_id: str | None = None,
@@ -515,6 +588,7 @@ class Archive:
         *,
         foreign_id: str | None = None,
         force: bool = False,
+        progress: Callable[[int], None] | None = None,
     ) -> Deposit:
         """Mint a PDI and deposit every format of version 1 at once (all or nothing).
 
@@ -529,16 +603,44 @@ class Archive:
         deposits the same bytes again.
         """
         name = canonical_series(series)
-        reps = [prepare(c, force=force) for c in contents]
-        if not reps:
+        if not contents:
             raise ParseError("a deposit needs at least one format", rule="format")
-        now = self._now()  # one instant: the minting day and the deposit's time agree
+        if self.store.get_series(name) is None:  # before a single octet is read
+            raise NotFoundError(f"series {name} is not registered (pdi series add {name})")
         if foreign_id is not None:
-            foreign_id = self._check_foreign_id(name, foreign_id, reps[0].format, now.date())
-        result = self.store.mint(
-            name, now.date(), foreign_id, reps, _timestamp(now), skip_identical=not force
-        )
-        return self._deposited(result, reps)
+            token = formats.canonical_token(contents[0].format)
+            foreign_id = self._check_foreign_id(name, foreign_id, token, self._now().date())
+        with self._staging(contents, force, progress) as reps:
+            now = self._now()  # one instant: the minting day and the deposit's time agree
+            result = self.store.mint(
+                name, now.date(), foreign_id, reps, _timestamp(now), skip_identical=not force
+            )
+            return self._deposited(result, reps)
+
+    @contextlib.contextmanager
+    def _staging(
+        self,
+        contents: Sequence[Content],
+        force: bool,
+        progress: Callable[[int], None] | None = None,
+    ) -> Iterator[list[NewRepresentation]]:
+        """Check and stage every format of a deposit; after it, release the blobs, or discard them if it failed.
+
+        Each format is streamed into the store once (never held whole) while
+        its checks ride on the same pass; a refusal of any format, or a
+        failed catalog transaction, takes away what staging added.
+        """
+        reps: list[NewRepresentation] = []
+        try:
+            for content in contents:
+                reps.append(prepare(content, self.store, force=force, progress=progress))
+            yield reps
+        except BaseException:
+            for rep in reps:
+                rep.blob.discard()
+            raise
+        for rep in reps:
+            rep.blob.close()
 
     def _check_foreign_id(
         self, series: str, foreign_id: str, token: str, day: datetime.date
@@ -568,7 +670,12 @@ class Archive:
         return foreign_id
 
     def add_version(
-        self, pdi: PDI | str, contents: Sequence[Content], *, force: bool = False
+        self,
+        pdi: PDI | str,
+        contents: Sequence[Content],
+        *,
+        force: bool = False,
+        progress: Callable[[int], None] | None = None,
     ) -> Deposit:
         """Deposit a new version of a document; it must cover every format it is to have.
 
@@ -578,23 +685,26 @@ class Archive:
         deposits a new version all the same, and skips the content checks.
         """
         key = _key_of(_document(pdi, "a new version"))
-        reps = [prepare(c, force=force) for c in contents]
-        if not reps:
+        if not contents:
             raise ParseError("a version needs at least one format", rule="format")
-        result = self.store.new_version(
-            key, reps, _timestamp(self._now()), skip_identical=not force
-        )
-        return self._deposited(result, reps)
+        if not self.store.document_exists(key):
+            raise NotFoundError(f"no document {key.series} {key.day.isoformat()} {key.unique_id} in the archive")
+        with self._staging(contents, force, progress) as reps:
+            result = self.store.new_version(
+                key, reps, _timestamp(self._now()), skip_identical=not force
+            )
+            return self._deposited(result, reps)
 
     def add_format(
         self,
         pdi: PDI | str,
-        content: bytes,
+        content: Octets,
         *,
         format: str,
         charset: str | None = None,
         force: bool = False,
         source: str | None = None,
+        progress: Callable[[int], None] | None = None,
     ) -> PDI:
         """Add a format with the same content to an existing version (named by ``pdi``).
 
@@ -605,9 +715,15 @@ class Archive:
         parsed = _document(pdi, "a new format")
         key = _key_of(parsed)
         version = parsed.version if parsed.version is not None else 1
-        rep = prepare(Content(content, format, charset, source), force=force)
-        result = self.store.add_formats(key, version, [rep], _timestamp(self._now()))
-        return self._deposited(result, [rep])[0]
+        where = f"{key.series} {key.day.isoformat()} {key.unique_id}"
+        versions = self.store.versions(key)
+        if not versions:
+            raise NotFoundError(f"no document {where} in the archive")
+        if version not in versions:
+            raise NotFoundError(f"no version {version} of {where} in the archive")
+        with self._staging([Content(content, format, charset, source)], force, progress) as reps:
+            result = self.store.add_formats(key, version, reps, _timestamp(self._now()))
+            return self._deposited(result, reps)[0]
 
     # --- resolving -----------------------------------------------------------------------
     def _version_of(self, pdi: PDI, key: DocumentKey, latest: bool) -> int:
@@ -753,16 +869,44 @@ class Archive:
         """The version numbers of the document a PDI names."""
         return self.store.versions(_key_of(parse_pdi(pdi)))
 
-    def _read(self, parsed: PDI, record: RepresentationRecord) -> Resolved:
-        data = self.store.read_blob(record.sha256)
-        if data is None:
-            raise IntegrityError(f"the bytes of {_name(record)} are missing from the store")
-        if _sha256(data) != record.sha256:
-            raise IntegrityError(
-                f"the bytes of {_name(record)} do not match their SHA-256 {record.sha256}"
+    def open_octets(self, pdi: PDI | str, *, latest: bool = False) -> Opened:
+        """A versioned name's stored octets, to be read by verified chunks (never whole); close it after.
+
+        The fragment, if any, is only named (:meth:`resolve` evaluates it).
+        A generic name is refused as by :meth:`get`.
+        """
+        parsed, found = self._look_up(pdi, latest)
+        if isinstance(found, Generic):
+            raise UnsupportedError(
+                f"{found.pdi} is generic (no format): name one of "
+                + ", ".join(str(p) for p in found.names)
             )
-        whole = Resolved(_name(record), data, record.media_type, record.charset, record)
-        return whole if parsed.fragment is None else self.select(whole, parsed.fragment)
+        return Opened(_name(found, fragment=parsed.fragment), found, self._reader(found))
+
+    def _reader(self, record: RepresentationRecord) -> ChunkedReader:
+        reader = self.store.open_blob(record.sha256, name=str(_name(record)))
+        if reader is None:
+            raise IntegrityError(f"the bytes of {_name(record)} are missing from the store")
+        if reader.size != record.size:
+            reader.close()
+            raise IntegrityError(
+                f"the bytes of {_name(record)} are {reader.size} octets, not the {record.size} recorded"
+            )
+        return reader
+
+    def _read(self, parsed: PDI, record: RepresentationRecord) -> Resolved:
+        with self._reader(record) as reader:
+            if parsed.fragment is None:
+                data = reader.read()
+                return Resolved(_name(record), data, record.media_type, record.charset, record)
+            with _mapped(reader) as octets:
+                whole = Resolved(_name(record), octets, record.media_type, record.charset, record)  # type: ignore[arg-type]
+                result = self.select(whole, parsed.fragment)
+                _verify_selected(reader, result.fragment)
+                selected: object = result.data  # the map itself when a fragment selects it whole (rect)
+                if not isinstance(selected, bytes):
+                    result = dataclasses.replace(result, data=bytes(result.data))
+                return result
 
     @staticmethod
     def select(whole: Resolved, fragment: Fragment) -> Resolved:
@@ -905,14 +1049,7 @@ class Archive:
         report = VerifyReport(checked_representations=sum(len(v) for v in by_sha.values()))
         total = len(by_sha)
         for done, (sha, records) in enumerate(sorted(by_sha.items()), start=1):
-            data = self.store.read_blob(sha)
-            problem: tuple[str, str] | None = None
-            if data is None:
-                problem = ("missing", "no stored bytes")
-            elif (actual := _sha256(data)) != sha:
-                problem = ("altered", f"SHA-256 is now {actual}")
-            elif any(r.size != len(data) for r in records):
-                problem = ("size", f"size {len(data)} differs from the catalog")
+            problem = self._check_blob(sha, records)
             if problem is None:
                 problem = _record_problem(records)
             if problem is not None:
@@ -925,6 +1062,29 @@ class Archive:
         for found in self.store.catalog_problems():
             report.problems.append(Problem(f"catalog-{found.kind}", "", (found.subject,), found.detail))
         return report
+
+    def _check_blob(self, sha: str, records: Sequence[RepresentationRecord]) -> tuple[str, str] | None:
+        """Read one blob whole, streamed: ``(kind, detail)`` if it is missing, altered or of another size."""
+        reader = self.store.open_blob(sha, name=str(_name(records[0])))
+        if reader is None:
+            return ("missing", "no stored bytes")
+        with reader:
+            found = reader.audit()
+        if found.sha256 != sha:
+            where = ""
+            if found.damaged:
+                first = found.damaged[0]
+                start = first * reader.info.chunk_size
+                where = (
+                    f" (chunk {first}, octets {start} to"
+                    f" {min(start + reader.info.chunk_size, found.size) - 1}"
+                    + (f", and {len(found.damaged) - 1} more" if len(found.damaged) > 1 else "")
+                    + ")"
+                )
+            return ("altered", f"SHA-256 is now {found.sha256}{where}")
+        if any(r.size != found.size for r in records):
+            return ("size", f"size {found.size} differs from the catalog")
+        return None
 
     def remove_unreferenced(self, older_than: float = 3600.0) -> list[str]:
         """Delete what interrupted deposits left: blobs no name holds, untouched for ``older_than`` seconds.

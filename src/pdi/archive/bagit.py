@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from pdi._wording import plural
 from pdi.archive.store import (
+    STORED_CANONICAL,
+    STORED_EXACT,
     AssertionRecord,
     AuditRecord,
     BlobSource,
@@ -115,7 +117,7 @@ def export_bag(
              "unique_id": r.unique_id, "serial": r.serial, "version": r.version,
              "format": r.format, "media_type": r.media_type, "charset": r.charset,
              "line_ending": r.line_ending, "sha256": r.sha256, "size": r.size,
-             "created_at": r.created_at}
+             "created_at": r.created_at, "stored": r.stored}
             for r in records
         ],
         "assertions": assertions,
@@ -308,7 +310,7 @@ def _check_as_deposited(record: RepresentationRecord, pdi: str, now: datetime.da
     pdi records; the size is within the deposit limit.
     """
     from pdi import formats
-    from pdi.archive import _LINE_ENDINGS, MAX_REPRESENTATION_BYTES, is_text_format
+    from pdi.archive import _LINE_ENDINGS, is_text_format
 
     created = _moment(record.created_at, f"{pdi} created_at")
     if created > now:
@@ -333,8 +335,10 @@ def _check_as_deposited(record: RepresentationRecord, pdi: str, now: datetime.da
             raise ParseError(f"catalog.json: {pdi}: charset {record.charset!r} is not a registered name", rule="catalog")
     if record.line_ending is not None and record.line_ending not in _LINE_ENDINGS:
         raise ParseError(f"catalog.json: {pdi}: line-ending convention {record.line_ending!r}", rule="catalog")
-    if not 0 <= record.size <= MAX_REPRESENTATION_BYTES:
+    if not 0 <= record.size < 1 << 63:
         raise ParseError(f"catalog.json: {pdi}: size {record.size}", rule="catalog")
+    if record.stored not in (STORED_EXACT, STORED_CANONICAL):
+        raise ParseError(f"catalog.json: {pdi}: stored {record.stored!r} is neither exact nor canonical", rule="catalog")
 
 
 def _check_statement(a: AssertionRecord, minted_at: str | None, now: datetime.datetime) -> None:
@@ -408,6 +412,9 @@ def import_bag(
                 sha256=_field(r, "sha256", str),
                 size=_field(r, "size", int),
                 created_at=_field(r, "created_at", str),
+                # a bag made before schema 4 does not say: its texts were kept CRLF-canonical
+                stored=_optional(r, "stored", str)
+                or (STORED_CANONICAL if r.get("line_ending") is not None else STORED_EXACT),
             )
             if _field(r, "pdi", str) != str(_name(record)):
                 raise ParseError(

@@ -19,9 +19,11 @@ the depositor says about the bytes must be caught here, before it is stored:
   declared in a one-octet-per-character charset (ISO-8859-x, windows-125x,
   KOI8 …): read in that charset they would be mojibake (``Ã©`` for ``é``)
   forever. Plain ASCII declared ``latin-1`` is fine.
-- **Canonical text.** ``text/*`` formats are stored CRLF-canonical, as the
-  draft requires (lines 551-588), in their declared or detected charset; the
-  original line-ending convention is recorded with the representation.
+- **Exact octets.** Every format is stored exactly as deposited and streamed
+  (:func:`prepare`), never held whole; for ``text/*`` formats the charset
+  (declared, implied by the format, or detected) is recorded, and the
+  CRLF-canonical form the draft counts ``char`` positions on (lines 551-588)
+  is derived from the octets when a fragment is read.
 
 Both checks raise :class:`~pdi.errors.IntegrityError` (the bytes are not what
 was said of them), naming what the bytes are, what was declared, and how to
@@ -32,17 +34,19 @@ from __future__ import annotations
 
 import codecs
 import functools
-import hashlib
+import itertools
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from pdi import charsets, formats
-from pdi.archive.store import NewRepresentation
-from pdi.errors import IntegrityError, LimitError, ParseError, UnsupportedError
+from pdi.archive.blobs import BlobInfo, Octets, pieces
+from pdi.archive.store import BlobObserver, NewRepresentation, Store
+from pdi.errors import IntegrityError, ParseError, UnsupportedError
 
 __all__ = [
-    "MAX_REPRESENTATION_BYTES",
     "Content",
+    "TextCheck",
     "canonical_text",
     "check_charset",
     "check_format",
@@ -54,9 +58,6 @@ __all__ = [
     "sniff",
 ]
 
-#: The largest representation accepted (bytes): PostgreSQL's bytea holds under 1 GiB.
-MAX_REPRESENTATION_BYTES = (1 << 30) - (1 << 20)
-
 #: How much of the bytes libmagic is shown: signatures sit in the first bytes,
 #: and the zip-based formats name themselves in their first entries.
 SNIFF_BYTES = 1 << 20
@@ -64,12 +65,14 @@ SNIFF_BYTES = 1 << 20
 
 @dataclass(frozen=True)
 class Content:
-    """One format of a deposit: its bytes, its format token, and optionally its charset.
+    """One format of a deposit: its octets, its format token, and optionally its charset.
 
-    ``source`` says where the bytes came from (a file name); a refusal names it.
+    ``data`` is bytes in hand or a stream (a binary file read to its end, or
+    an iterable of pieces), never held whole. ``source`` says where the
+    octets came from (a file name); a refusal names it.
     """
 
-    data: bytes
+    data: Octets
     format: str
     charset: str | None = None
     source: str | None = None
@@ -154,12 +157,12 @@ def canonical_text(data: bytes, charset: str, *, source: str | None = None) -> t
 
 
 def is_text(token: str, media_type: str) -> bool:
-    """Whether a (canonical) token and its media type are text: stored CRLF-canonical, in a charset."""
+    """Whether a (canonical) token and its media type are text: in a charset, counted CRLF-canonical."""
     return media_type.startswith("text/") or formats.charset_for(token) is not None
 
 
 def is_text_format(token: str) -> bool:
-    """Whether a format token names text (stored CRLF-canonical, in a charset)."""
+    """Whether a format token names text (in a charset, counted CRLF-canonical)."""
     canonical = formats.canonical_token(token)
     return is_text(canonical, formats.media_type_for(canonical))
 
@@ -367,27 +370,170 @@ def check_format(data: bytes, token: str, media_type: str, *, source: str | None
 # --- a deposit ------------------------------------------------------------------------------
 
 
-def prepare(content: Content, *, force: bool = False) -> NewRepresentation:
-    """One format of a deposit checked and made ready to store (canonical bytes and their SHA-256).
+class TextCheck:
+    """The checks a text deposit gets, made on its octets as they stream past (a :class:`BlobObserver`).
 
-    Refuses (unless ``force``) bytes that contradict their format
-    (:func:`check_format`) or their declared charset (:func:`check_charset`);
-    bytes that do not decode in their charset are refused even so.
+    Every octet must decode in ``charset`` (a :class:`ParseError` naming the
+    octet offset where one does not); with ``utf8_refusal`` the text must
+    also not be multi-byte UTF-8 declared in a one-octet-per-character
+    charset (:func:`check_charset`, decided at the end). Memory: one piece
+    and the decoders' few pending octets.
     """
-    if not isinstance(content.data, bytes | bytearray | memoryview):
-        raise ParseError("content must be bytes", rule="content")
-    if len(content.data) > MAX_REPRESENTATION_BYTES:
-        raise LimitError(
-            f"{_where(content.source)}a representation may have at most"
-            f" {MAX_REPRESENTATION_BYTES} bytes"
+
+    def __init__(
+        self,
+        charset: str,
+        *,
+        detected: bool,
+        utf8_refusal: str | None = None,
+        token: str | None = None,
+        source: str | None = None,
+    ) -> None:
+        self.charset = charset
+        self.detected = detected
+        self.source = source
+        self.token = token
+        self._codec: str | None = None
+        self._decoder: codecs.IncrementalDecoder | None = None
+        self._fed = 0
+        self._head = b""
+        self._utf8 = codecs.getincrementaldecoder("utf-8")() if utf8_refusal else None
+        self._first_non_ascii: tuple[int, bytes] | None = None
+        self._invalid: ParseError | None = None
+
+    def _decode(self, piece: bytes, final: bool) -> None:
+        if self._decoder is None:
+            self._head += piece
+            if len(self._head) < 4 and not final:
+                return  # the byte-order mark decides the codec of UTF-16 and UTF-32
+            self._codec = _text_codec(self._head, self.charset)
+            self._decoder = codecs.getincrementaldecoder(self._codec)()
+            piece, self._head = self._head, b""
+        if self._invalid is not None:
+            return  # already invalid here: only the UTF-8 question is still open
+        pending = len(self._decoder.getstate()[0])
+        try:
+            self._decoder.decode(piece, final)
+        except UnicodeDecodeError as exc:
+            offset = self._fed - pending + exc.start
+            if self.detected:
+                raise ParseError(
+                    f"{_where(self.source)}the text is not UTF-8 and has no byte-order mark;"
+                    " declare its charset (--charset, or charset=)",
+                    offset=offset,
+                    rule="charset",
+                ) from exc
+            self._invalid = ParseError(
+                f"{_where(self.source)}the bytes are not valid {self.charset}: {exc.reason}",
+                offset=offset,
+                rule="charset",
+            )
+            if self._utf8 is None:
+                raise self._invalid from exc
+            # UTF-8 declared wrongly is the likelier mistake: decided at the end
+        self._fed += len(piece)
+
+    def update(self, piece: bytes) -> None:
+        if self._utf8 is not None:
+            if self._first_non_ascii is None and not piece.isascii():
+                at = next(i for i, octet in enumerate(piece) if octet > 0x7F)
+                self._first_non_ascii = (self._fed + len(self._head) + at, piece[at : at + 4])
+            try:
+                self._utf8.decode(piece)
+            except UnicodeDecodeError:
+                self._utf8 = None  # not UTF-8: nothing to refuse
+                if self._invalid is not None:
+                    raise self._invalid from None
+        self._decode(piece, final=False)
+
+    def finish(self, info: BlobInfo) -> None:
+        self._decode(b"", final=True)
+        if self._utf8 is not None and self._first_non_ascii is not None:
+            try:
+                self._utf8.decode(b"", final=True)
+            except UnicodeDecodeError:
+                self._utf8 = None
+        if self._utf8 is None or self._first_non_ascii is None:
+            if self._invalid is not None:
+                raise self._invalid
+            return
+        at, octets = self._first_non_ascii
+        first = octets.decode("utf-8", "ignore")[:1] or octets[:1].decode("latin-1")
+        octets = first.encode("utf-8")
+        misread = octets.decode(codec(self.charset).name, "replace")
+        said = (
+            f"the format {self.token} means the charset {self.charset}"
+            if self.token is not None
+            else f"the charset {self.charset} was declared"
         )
-    data = bytes(content.data)
+        advice = (
+            "give --format text (UTF-8 is then detected)" if self.token is not None else "give --charset utf-8"
+        )
+        raise IntegrityError(
+            f"{_where(self.source)}the text is UTF-8 (its first multi-byte character, {first!r}"
+            f" U+{ord(first):04X}, is the bytes {octets.hex(' ').upper()} at byte {at}),"
+            f" but {said}, in which those bytes read {misread!r}; {advice}, or --force to"
+            " deposit it as declared"
+        )
+
+
+class _Observers:
+    """Several observers on one pass, and a progress callback counting octets."""
+
+    def __init__(self, observers: list[BlobObserver], progress: Callable[[int], None] | None) -> None:
+        self.observers = observers
+        self.progress = progress
+
+    def update(self, piece: bytes) -> None:
+        for observer in self.observers:
+            observer.update(piece)
+        if self.progress is not None:
+            self.progress(len(piece))
+
+    def finish(self, info: BlobInfo) -> None:
+        for observer in self.observers:
+            observer.finish(info)
+
+
+def _head(stream: Iterator[bytes], size: int) -> tuple[bytes, Iterator[bytes]]:
+    """The first ``size`` octets of a stream (fewer if it is shorter), and the whole stream again."""
+    taken: list[bytes] = []
+    have = 0
+    for piece in stream:
+        taken.append(piece)
+        have += len(piece)
+        if have >= size:
+            break
+    head = b"".join(taken)
+    return head[:size], itertools.chain([head], stream)
+
+
+def prepare(
+    content: Content,
+    store: Store,
+    *,
+    force: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> NewRepresentation:
+    """One format of a deposit checked while it is streamed into ``store`` (staged, not yet named).
+
+    The octets are kept exactly as they come. Refuses (unless ``force``)
+    octets that contradict their format (:func:`check_format`, on the first
+    :data:`SNIFF_BYTES`) or their declared charset (:func:`check_charset`);
+    text that does not decode in its charset is refused even so. A refusal,
+    at whatever octet, leaves nothing staged. ``progress`` is told the size
+    of every piece as it is stored.
+    """
+    data: object = content.data
+    if isinstance(data, str):
+        raise ParseError("content must be bytes or a binary stream, not text", rule="content")
     token = formats.canonical_token(content.format)
     media_type = formats.media_type_for(token)
+    sample, stream = _head(pieces(content.data), SNIFF_BYTES)
     if not force:
-        check_format(data, token, media_type, source=content.source)
+        check_format(sample, token, media_type, source=content.source)
     charset: str | None = None
-    line_ending: str | None = None
+    observers: list[BlobObserver] = []
     if is_text(token, media_type):
         implied = formats.charset_for(token)
         # stored and served under its IANA name: "latin-1" is iso-8859-1, "cp1252" windows-1252
@@ -398,14 +544,32 @@ def prepare(content: Content, *, force: bool = False) -> NewRepresentation:
             raise UnsupportedError(
                 f"format {token} means charset {implied}, but charset {declared} was declared"
             )
-        charset = declared or implied or detect_charset(data, source=content.source)
-        if not force and (declared or implied):
-            check_charset(
-                data, charset, token=None if declared else token, source=content.source
+        detected = not (declared or implied)
+        charset = declared or implied or _detect_from_head(sample)
+        refuse_utf8 = (
+            not force and not detected and one_octet_per_character(charset)
+        )
+        observers.append(
+            TextCheck(
+                charset,
+                detected=detected,
+                utf8_refusal=charset if refuse_utf8 else None,
+                token=None if declared else token,
+                source=content.source,
             )
-        data, line_ending = canonical_text(data, charset, source=content.source)
+        )
     elif content.charset:
         raise UnsupportedError(f"format {token} ({media_type}) is not text: it has no charset")
-    return NewRepresentation(
-        token, media_type, charset, line_ending, data, hashlib.sha256(data).hexdigest()
-    )
+    blob = store.stage_blob(stream, _Observers(observers, progress))
+    return NewRepresentation(token, media_type, charset, None, blob)
+
+
+def _detect_from_head(head: bytes) -> str:
+    """:func:`detect_charset` from the first octets: a byte-order mark, else UTF-8 (checked as it streams)."""
+    if head.startswith(codecs.BOM_UTF8):
+        return "utf-8"
+    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "utf-32"
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    return "utf-8"

@@ -33,13 +33,15 @@ def describe(resolved: Resolved | Generic) -> dict[str, Any]:
         "pdi": str(resolved.pdi),
         "media_type": resolved.media_type,
         "charset": resolved.charset,
-        "bytes": len(resolved.data),
+        # a whole representation may be only located (its octets not read): its size is the record's
+        "bytes": len(resolved.data) if resolved.fragment is not None else record.size,
         "stored": {
             "media_type": record.media_type,
             "bytes": record.size,
             "sha256": record.sha256,
             "created_at": record.created_at,
             "line_ending": record.line_ending,
+            "kept": record.stored,
         },
     }
     fragment = resolved.fragment

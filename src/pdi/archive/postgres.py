@@ -1,9 +1,12 @@
 """The team store: catalog and blobs in PostgreSQL, through psycopg 3.
 
 Selected by a ``postgresql://`` (or ``postgres://``) URL. The database must
-exist; ``pdi init URL`` creates the tables in it. Blobs live in a ``blobs``
-table (``bytea``, named by SHA-256) written in the same transaction as the
-catalog rows, so a deposit is atomic with no file system involved. Daily
+exist; ``pdi init URL`` creates the tables in it. A blob is uploaded in rows
+of 1 MiB (``blob_parts``, one per chunk digest), in its own transaction on a
+second connection *before* the deposit's short catalog transaction, which
+then names the upload in ``blobs`` (by SHA-256): no size limit, no deposit
+waiting behind another's upload, and no file system involved. (Blobs of
+archives made before schema 4 stay as one ``bytea`` in ``blobs.data``.) Daily
 serials come from a counter row updated inside the deposit's transaction
 (``INSERT … ON CONFLICT DO UPDATE … RETURNING``): concurrent minters queue on
 that row, and a rolled-back deposit gives its serial back.
@@ -11,17 +14,19 @@ that row, and a rolled-back deposit gives its serial back.
 
 from __future__ import annotations
 
+import datetime
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 import psycopg.errors
 
-from pdi.archive.sql import SQLStore
-from pdi.archive.store import SCHEMA_VERSION, BlobSource, blob_bytes
+from pdi.archive.blobs import CHUNK_SIZE, BlobInfo, ChunkedReader, Digests, Octets, pieces
+from pdi.archive.sql import SQLStore, _now
+from pdi.archive.store import SCHEMA_VERSION, BlobObserver, StagedBlob
 from pdi.errors import ImmutabilityError, NotFoundError, PDIError, StoreError
 
 # Any fixed number: the advisory lock that serializes schema migrations.
@@ -62,11 +67,14 @@ class PostgresStore(SQLStore):
 
     def __init__(self, url: str) -> None:
         self.location = _redact(url)
+        self._url = url
         try:
             self._conn = psycopg.connect(url, autocommit=True)
         except psycopg.Error as exc:
             raise StoreError(f"cannot connect to {self.location}: {_oneline(exc)}") from exc
         self._lock = threading.RLock()
+        self._uploads: psycopg.Connection[Any] | None = None
+        self._upload_lock = threading.Lock()
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
@@ -97,31 +105,200 @@ class PostgresStore(SQLStore):
             self._query("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
             return super().migrate(target)
 
-    def _stage_blob(self, sha256: str, content: BlobSource) -> None:
-        return None
+    # --- blobs -------------------------------------------------------------------
+    # A blob is uploaded in rows of one chunk each (blob_parts), in its own
+    # transaction on a second connection, before the short catalog transaction
+    # that takes the serial: a small deposit never waits behind a large one, and
+    # there is no size limit (bytea holds under 1 GiB; a row here holds 1 MiB).
+    # The catalog transaction then names the upload in ``blobs``; an upload no
+    # blob names (a failed deposit, or the same bytes stored already) is deleted.
 
-    def _store_blob(self, sha256: str, content: BlobSource) -> None:
-        if self._query("SELECT 1 FROM blobs WHERE sha256 = ?", (sha256,)):
-            return  # content-addressed: the same name is the same bytes
-        self._query(
-            "INSERT INTO blobs (sha256, data) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING",
-            (sha256, blob_bytes(content)),
+    def _blob_connection(self) -> psycopg.Connection[Any]:
+        if self._uploads is None:
+            try:
+                self._uploads = psycopg.connect(self._url, autocommit=True)
+            except psycopg.Error as exc:
+                raise StoreError(f"cannot connect to {self.location}: {_oneline(exc)}") from exc
+        return self._uploads
+
+    def stage_blob(self, source: Octets, observe: BlobObserver | None = None) -> _Upload:
+        with self._upload_lock:
+            conn = self._blob_connection()
+            digests = Digests()
+            try:
+                with conn.transaction():
+                    upload = int(conn.execute(
+                        "INSERT INTO blob_uploads (started_at) VALUES (%s) RETURNING id", (_now(),)
+                    ).fetchone()[0])  # type: ignore[index]
+                    n = 0
+                    pending = bytearray()
+                    for piece in pieces(source):
+                        digests.update(piece)
+                        if observe is not None:
+                            observe.update(piece)
+                        pending += piece
+                        while len(pending) >= CHUNK_SIZE:
+                            self._put_part(conn, upload, n, bytes(pending[:CHUNK_SIZE]))
+                            del pending[:CHUNK_SIZE]
+                            n += 1
+                    if pending:
+                        self._put_part(conn, upload, n, bytes(pending))
+                    info = digests.finish()
+                    if observe is not None:
+                        observe.finish(info)
+                    conn.execute(
+                        "UPDATE blob_uploads SET sha256 = %s WHERE id = %s", (info.sha256, upload)
+                    )
+            except psycopg.Error as exc:
+                raise StoreError(f"{self.location}: cannot store a blob: {_oneline(exc)}") from exc
+        return _Upload(self, upload, info)
+
+    @staticmethod
+    def _put_part(conn: psycopg.Connection[Any], upload: int, n: int, data: bytes) -> None:
+        conn.execute(
+            "INSERT INTO blob_parts (upload, n, data) VALUES (%s, %s, %s)",
+            (upload, n, psycopg.Binary(data)),
         )
 
-    def read_blob(self, sha256: str) -> bytes | None:
+    def _store_blob(self, blob: StagedBlob) -> None:
+        super()._store_blob(blob)
+        if not isinstance(blob, _Upload):  # pragma: no cover - a store bug
+            raise StoreError("a PostgreSQL deposit staged its blob elsewhere")
+        # The upload must still be there (a remover may not take it while we hold it).
+        if not self._query("SELECT 1 FROM blob_uploads WHERE id = ? FOR SHARE", (blob.upload,)):
+            raise StoreError(f"{self.location}: the upload of blob {blob.info.sha256} was removed before its deposit")
+        self._query(
+            "INSERT INTO blobs (sha256, upload) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING",
+            (blob.info.sha256, blob.upload),
+        )
+
+    def _drop_upload(self, upload: int) -> None:
+        """Delete an upload no blob names (its parts go with it)."""
+        with self._upload_lock:
+            conn = self._blob_connection()
+            try:
+                conn.execute(
+                    "DELETE FROM blob_uploads u WHERE id = %s"
+                    " AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.upload = u.id)",
+                    (upload,),
+                )
+            except psycopg.Error as exc:
+                raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
+
+    def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None:
+        info = self.blob_info(sha256)
+        with self._read():
+            rows = self._query(
+                "SELECT upload, data IS NOT NULL, octet_length(data) FROM blobs WHERE sha256 = ?",
+                (sha256,),
+            )
+        if not rows:
+            return None
+        upload, legacy, legacy_size = rows[0]
+        if info is None:
+            info = BlobInfo(sha256, int(legacy_size or 0))
+        if legacy:
+            return ChunkedReader(info, self._legacy_reader(sha256), name=name)
+        return ChunkedReader(info, self._part_reader(int(upload), info.chunk_size), name=name)
+
+    def _fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         # Binary results: a bytea in text format would arrive hex-encoded, twice the size.
         with self._lock:
             try:
                 cursor = self._conn.cursor(binary=True)
-                cursor.execute("SELECT data FROM blobs WHERE sha256 = %s", (sha256,))
-                row = cursor.fetchone()
+                cursor.execute(sql, params)
+                return list(cursor.fetchall())
             except psycopg.Error as exc:
                 raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
-        return bytes(row[0]) if row is not None else None
+
+    def _legacy_reader(self, sha256: str) -> Callable[[int, int], bytes]:
+        def read_raw(offset: int, length: int) -> bytes:
+            rows = self._fetch(
+                "SELECT substring(data FROM %s FOR %s) FROM blobs WHERE sha256 = %s",
+                (offset + 1, length, sha256),
+            )
+            return bytes(rows[0][0]) if rows else b""
+
+        return read_raw
+
+    def _part_reader(self, upload: int, size: int) -> Callable[[int, int], bytes]:
+        def read_raw(offset: int, length: int) -> bytes:
+            if length <= 0:
+                return b""
+            first, last = offset // size, (offset + length - 1) // size
+            rows = self._fetch(
+                "SELECT n, data FROM blob_parts WHERE upload = %s AND n BETWEEN %s AND %s ORDER BY n",
+                (upload, first, last),
+            )
+            joined = bytearray()
+            expected = first
+            for n, data in rows:
+                if int(n) != expected:
+                    break  # a missing part: the read comes back short
+                joined += data
+                expected += 1
+            start = offset - first * size
+            return bytes(joined[start : start + length])
+
+        return read_raw
 
     def blob_names(self) -> set[str]:
         with self._read():
             return {str(r[0]) for r in self._query("SELECT sha256 FROM blobs")}
+
+    def remove_unreferenced(self, older_than: float) -> list[str]:
+        """Delete blobs no name holds and uploads no blob names, older than ``older_than`` seconds.
+
+        An upload a deposit in progress is about to name is locked by it
+        (``FOR SHARE`` in its catalog transaction) once it commits to it; one
+        removed before that makes the deposit fail cleanly, never lose bytes.
+        """
+        cutoff = (
+            datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=older_than)
+        ).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        with self._write():
+            blobs = self._query(
+                "DELETE FROM blobs b WHERE NOT EXISTS"
+                " (SELECT 1 FROM representations r WHERE r.sha256 = b.sha256)"
+                " AND (b.upload IS NULL OR b.upload IN (SELECT id FROM blob_uploads WHERE started_at < ?))"
+                " RETURNING sha256",
+                (cutoff,),
+            )
+            uploads = self._query(
+                "DELETE FROM blob_uploads u WHERE started_at < ?"
+                " AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.upload = u.id) RETURNING id",
+                (cutoff,),
+            )
+        return sorted(str(r[0]) for r in blobs) + [f"upload/{r[0]}" for r in uploads]
+
+    def close(self) -> None:
+        with self._upload_lock:
+            if self._uploads is not None:
+                self._uploads.close()
+                self._uploads = None
+        super().close()
+
+
+class _Upload:
+    """A blob uploaded to ``blob_uploads``/``blob_parts``, not yet (or not newly) named in ``blobs``."""
+
+    def __init__(self, store: PostgresStore, upload: int, info: BlobInfo) -> None:
+        self.store = store
+        self.upload = upload
+        self.info = info
+        self._done = False
+
+    def secure(self) -> None:
+        return None  # _store_blob locks the upload inside the catalog transaction
+
+    def close(self) -> None:
+        # named by the deposit: kept; the same bytes stored already: this copy goes
+        if not self._done:
+            self._done = True
+            self.store._drop_upload(self.upload)
+
+    def discard(self) -> None:
+        self.close()
 
 
 def open_postgres(url: str, *, create: bool) -> PostgresStore:

@@ -20,10 +20,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
+from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
 from pdi.archive.store import (
     SCHEMA_VERSION,
+    STORED_EXACT,
     AssertionRecord,
     AuditRecord,
+    BlobObserver,
     BlobPin,
     BlobSource,
     CatalogProblem,
@@ -33,8 +36,10 @@ from pdi.archive.store import (
     NewRepresentation,
     RepresentationRecord,
     SeriesRecord,
+    StagedBlob,
+    blob_octets,
 )
-from pdi.errors import ImmutabilityError, NotFoundError, ParseError, StoreError
+from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, ParseError, StoreError
 from pdi.identifier import spells_serial
 
 
@@ -107,12 +112,43 @@ def migrations(id_pk: str, blob_type: str, with_blob_table: bool) -> dict[int, l
             detail TEXT NOT NULL,
             address TEXT)""",
     ]
-    return {1: first, 2: second, 3: third}
+    fourth = [
+        # The deposited octets are kept exactly from now on; a text stored before
+        # (its line-ending convention recorded) was kept only CRLF-canonical.
+        "ALTER TABLE representations ADD COLUMN stored TEXT NOT NULL DEFAULT 'exact'",
+        "UPDATE representations SET stored = 'canonical' WHERE line_ending IS NOT NULL",
+        # One SHA-256 per chunk of each blob, so a range read verifies only what it touches.
+        f"""CREATE TABLE blob_fixity (
+            sha256 TEXT PRIMARY KEY,
+            size BIGINT NOT NULL,
+            chunk_size INTEGER NOT NULL,
+            chunks {blob_type} NOT NULL,
+            created_at TEXT NOT NULL)""",
+    ]
+    if with_blob_table:
+        # Blobs uploaded in chunk-sized rows before (not inside) the catalog
+        # transaction that names them; an old blob keeps its bytea.
+        fourth += [
+            f"""CREATE TABLE blob_uploads (
+                id {id_pk},
+                started_at TEXT NOT NULL,
+                sha256 TEXT)""",
+            """CREATE TABLE blob_parts (
+                upload BIGINT NOT NULL REFERENCES blob_uploads(id) ON DELETE CASCADE,
+                n INTEGER NOT NULL,
+                data BYTEA NOT NULL,
+                PRIMARY KEY (upload, n))""",
+            # 1 MiB of already-compressed or random octets gains nothing from pglz
+            "ALTER TABLE blob_parts ALTER COLUMN data SET STORAGE EXTERNAL",
+            "ALTER TABLE blobs ALTER COLUMN data DROP NOT NULL",
+            "ALTER TABLE blobs ADD COLUMN upload BIGINT REFERENCES blob_uploads(id)",
+        ]
+    return {1: first, 2: second, 3: third, 4: fourth}
 
 
 _REP_COLUMNS = (
     "d.series, d.day, d.unique_id, d.serial, r.version, r.format, r.media_type,"
-    " r.charset, r.line_ending, r.sha256, r.size, r.created_at"
+    " r.charset, r.line_ending, r.sha256, r.size, r.created_at, r.stored"
 )
 _ORDER = " ORDER BY d.day, d.serial IS NULL, d.serial, d.unique_id, r.version, r.format"
 
@@ -131,6 +167,7 @@ def _rep(row: Sequence[Any]) -> RepresentationRecord:
         sha256=str(row[9]),
         size=int(row[10]),
         created_at=str(row[11]),
+        stored=str(row[12]),
     )
 
 
@@ -196,46 +233,42 @@ class SQLStore(ABC):
         return self._transaction(False)
 
     @abstractmethod
-    def _stage_blob(self, sha256: str, content: BlobSource) -> BlobPin | None:
-        """Make bytes durable before the catalog transaction (files), or do nothing.
+    def stage_blob(self, source: Octets, observe: BlobObserver | None = None) -> StagedBlob:
+        """Write a blob from a stream, hashing it, before the catalog transaction that will name it.
 
-        ``content`` may be a function that reads the bytes: it is called only
-        if they are needed, so an import holds one blob in memory at a time.
-        A store whose blobs live outside the catalog returns a pin that keeps
-        :meth:`remove_unreferenced` off the staged blob until the pin is
-        closed (after the catalog transaction that names it has ended).
+        The returned pin keeps :meth:`remove_unreferenced` off the blob until
+        it is closed (after the catalog transaction that names it has ended).
+        ``observe`` sees every piece and its ``finish`` runs before the blob is
+        placed: an exception from it leaves nothing behind.
         """
 
-    def _stage_import(self, blobs: Sequence[tuple[str, BlobSource]]) -> list[BlobPin]:
-        """Stage the blobs of an import (``_stage_blob`` each, unless a store does better).
+    def _stage_import(self, blobs: Sequence[tuple[str, BlobSource]]) -> list[StagedBlob]:
+        """Stage the blobs of an import, each checked against the SHA-256 its record names.
 
-        This default, one blob after the other, is also how a deposit stages.
+        This default stages one blob after the other; a store may do better
+        (SQLite places none until all are read).
         """
-        pins: list[BlobPin] = []
+        staged: list[StagedBlob] = []
         try:
             for sha256, content in blobs:
-                pin = self._stage_blob(sha256, content)
-                if pin is not None:
-                    pins.append(pin)
+                if any(b.info.sha256 == sha256 for b in staged):
+                    continue
+                blob = self.stage_blob(blob_octets(content))
+                staged.append(blob)
+                _check_imported_blob(blob, sha256)
         except BaseException:
-            _release(pins)
+            _discard(staged)
             raise
-        return pins
+        return staged
 
     @contextmanager
-    def _staged(
-        self, blobs: Sequence[tuple[str, BlobSource]], *, together: bool = False
-    ) -> Iterator[list[BlobPin]]:
-        """Stage blobs before a deposit's catalog transaction and keep them pinned until it ends.
+    def _staged(self, blobs: Sequence[StagedBlob]) -> Iterator[Sequence[StagedBlob]]:
+        """The staged blobs of a deposit, for :meth:`_secure` inside its catalog transaction.
 
-        ``together`` stages an import's blobs all or none (:meth:`_stage_import`).
-        Inside the transaction the deposit calls :meth:`_secure` with the pins.
+        Whoever staged them (:class:`pdi.archive.Archive`) releases them after
+        the deposit, or discards them when it failed.
         """
-        pins = self._stage_import(blobs) if together else SQLStore._stage_import(self, blobs)
-        try:
-            yield pins
-        finally:
-            _release(pins)
+        yield blobs
 
     def _secure(self, pins: Sequence[BlobPin]) -> None:
         """Inside the catalog write transaction: make sure every staged blob is still in place.
@@ -247,13 +280,38 @@ class SQLStore(ABC):
         for pin in pins:
             pin.secure()
 
-    @abstractmethod
-    def _store_blob(self, sha256: str, content: BlobSource) -> None:
-        """Inside the catalog transaction: record the bytes (a blob table), or do nothing."""
+    def _store_blob(self, blob: StagedBlob) -> None:
+        """Inside the catalog transaction: record a staged blob's chunk digests (and where a store keeps it)."""
+        info = blob.info
+        self._query(
+            "INSERT INTO blob_fixity (sha256, size, chunk_size, chunks, created_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING",
+            (info.sha256, info.size, info.chunk_size, info.chunks, _now()),
+        )
+
+    def blob_info(self, sha256: str) -> BlobInfo | None:
+        """What the catalog knows of a blob: its chunk digests, or (stored before them) its size alone."""
+        with self._read():
+            rows = self._query(
+                "SELECT size, chunk_size, chunks FROM blob_fixity WHERE sha256 = ?", (sha256,)
+            )
+            if rows:
+                size, chunk_size, chunks = rows[0]
+                return BlobInfo(sha256, int(size), int(chunk_size), bytes(chunks))
+            rows = self._query("SELECT size FROM representations WHERE sha256 = ? LIMIT 1", (sha256,))
+        return BlobInfo(sha256, int(rows[0][0])) if rows else None
 
     @abstractmethod
+    def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None:
+        """A reader of the stored blob by verified chunks, or ``None`` if it is missing."""
+
     def read_blob(self, sha256: str) -> bytes | None:
-        """The stored bytes named by ``sha256`` as they are now, or ``None`` if missing."""
+        """The stored bytes named by ``sha256``, verified, or ``None`` if missing (hold only what you can hold)."""
+        reader = self.open_blob(sha256, name=sha256)
+        if reader is None:
+            return None
+        with reader:
+            return reader.read()
 
     @abstractmethod
     def blob_names(self) -> set[str]:
@@ -347,11 +405,13 @@ class SQLStore(ABC):
         ]
 
     # --- deposits ----------------------------------------------------------------
-    def _stage(self, representations: Sequence[NewRepresentation]) -> AbstractContextManager[list[BlobPin]]:
+    def _stage(
+        self, representations: Sequence[NewRepresentation]
+    ) -> AbstractContextManager[Sequence[StagedBlob]]:
         formats = [r.format for r in representations]
         if len(set(formats)) != len(formats):
             raise ImmutabilityError(f"a deposit names a format twice: {', '.join(formats)}")
-        return self._staged([(rep.sha256, rep.content) for rep in representations])
+        return self._staged([rep.blob for rep in representations])
 
     def _document_id(self, key: DocumentKey, *, lock: bool = False) -> int | None:
         rows = self._query(
@@ -365,17 +425,17 @@ class SQLStore(ABC):
         self, doc: int, version: int, representations: Sequence[NewRepresentation], at: str
     ) -> None:
         for rep in representations:
-            self._store_blob(rep.sha256, rep.content)
+            self._store_blob(rep.blob)
             self._insert_rep(
                 doc, version, rep.format, rep.media_type, rep.charset, rep.line_ending,
-                rep.sha256, len(rep.content), at,
+                rep.sha256, rep.size, at, STORED_EXACT,
             )
 
     def _insert_rep(self, doc: int, version: int, *columns: Any) -> None:
-        """One representations row: format, media type, charset, line ending, sha256, size, at."""
+        """One representations row: format, media type, charset, line ending, sha256, size, at, stored."""
         self._query(
             "INSERT INTO representations (document, version, format, media_type, charset,"
-            " line_ending, sha256, size, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " line_ending, sha256, size, created_at, stored) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (doc, version, *columns),
         )
 
@@ -594,14 +654,32 @@ class SQLStore(ABC):
                     raise NotFoundError(f"assertion about {a.subject}: no such document")
             self._check_imported_numbering(representations)
         added = 0
-        blobs = [(rec.sha256, content) for rec, content in representations]
-        with self._staged(blobs, together=True) as pins, self._write():
-            self._secure(pins)
+        staged = self._stage_import([(rec.sha256, content) for rec, content in representations])
+        try:
+            added = self._import_staged(series, representations, assertions, audit, staged)
+        except BaseException:
+            _discard(staged)
+            raise
+        _release(staged)
+        return added
+
+    def _import_staged(
+        self,
+        series: Sequence[SeriesRecord],
+        representations: Sequence[tuple[RepresentationRecord, BlobSource]],
+        assertions: Sequence[tuple[DocumentKey, AssertionRecord]],
+        audit: Sequence[AuditRecord],
+        staged: Sequence[StagedBlob],
+    ) -> int:
+        added = 0
+        by_sha = {blob.info.sha256: blob for blob in staged}
+        with self._write():
+            self._secure(staged)
             for s in sorted(series, key=lambda s: (s.name.count("."), s.name)):
                 existing = self._query("SELECT parent FROM series WHERE name = ?", (s.name,))
                 if not existing:
                     self._insert_series(s)
-            for rec, content in representations:
+            for rec, _ in representations:
                 key = DocumentKey(rec.series, rec.day, rec.unique_id)
                 if not self._query("SELECT 1 FROM series WHERE name = ?", (rec.series,)):
                     raise NotFoundError(f"series {rec.series} is not in the import")
@@ -629,10 +707,10 @@ class SQLStore(ABC):
                     if stored != rec.sha256:
                         raise _import_conflict(rec)
                     continue
-                self._store_blob(rec.sha256, content)
+                self._store_blob(by_sha[rec.sha256])
                 self._insert_rep(
                     doc, rec.version, rec.format, rec.media_type, rec.charset, rec.line_ending,
-                    rec.sha256, rec.size, rec.created_at,
+                    rec.sha256, rec.size, rec.created_at, rec.stored,
                 )
                 added += 1
             self._check_imported_numbering(representations)
@@ -976,6 +1054,26 @@ def _subject_names(subject: str, series: str, day: str, unique_id: str) -> bool:
         and parsed.date.isoformat() == day
         and parsed.unique_id == unique_id
     )
+
+
+def _check_imported_blob(blob: StagedBlob, sha256: str) -> None:
+    if blob.info.sha256 != sha256:
+        raise IntegrityError(
+            f"the object for {sha256} in the import has the SHA-256 {blob.info.sha256}:"
+            " it changed or is damaged; nothing was imported"
+        )
+
+
+def _discard(blobs: Sequence[StagedBlob]) -> None:
+    """After a failed deposit: take back what staging added, when nothing else holds it."""
+    errors: list[BaseException] = []
+    for blob in blobs:
+        try:
+            blob.discard()
+        except BaseException as exc:  # discard the rest, then report the first
+            errors.append(exc)
+    if errors:
+        raise errors[0]
 
 
 def _release(pins: Sequence[BlobPin]) -> None:

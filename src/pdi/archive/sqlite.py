@@ -38,9 +38,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pdi.archive.blobs import BlobInfo, ChunkedReader, Digests, Octets, file_reader, pieces
 from pdi.archive.sql import SQLStore
-from pdi.archive.store import BlobPin, BlobSource, blob_bytes
-from pdi.errors import NotFoundError, PDIError, StoreError
+from pdi.archive.store import BlobObserver, BlobSource, StagedBlob, blob_octets
+from pdi.errors import IntegrityError, NotFoundError, PDIError, StoreError
 
 CATALOG = "catalog.sqlite"
 
@@ -177,30 +178,49 @@ class SQLiteStore(SQLStore):
                 raise StoreError(f"cannot remove unreferenced blobs in {self.root}: {exc}") from exc
         return removed
 
-    def _write_temporary(self, sha256: str, content: bytes) -> tuple[Path, int]:
-        """Write ``content`` to a new temporary file, fsynced and locked; its path and open descriptor.
-
-        The descriptor holds an exclusive ``flock``, so no remover deletes the
-        file while it is written and placed; the caller closes it.
-        """
-        tmp = self.root / "tmp" / f"{sha256}.{os.getpid()}.{threading.get_ident()}"
+    def _new_temporary(self) -> tuple[Path, int]:
+        """A new temporary file in ``tmp/``, open and exclusively ``flock``-ed (so no remover takes it)."""
+        name = f"blob.{os.getpid()}.{threading.get_ident()}.{time.monotonic_ns()}"
+        tmp = self.root / "tmp" / name
         try:
             while True:
                 fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o444)
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 if os.fstat(fd).st_nlink:
-                    break
+                    return tmp, fd
                 os.close(fd)  # a remover took the new file before we locked it: make another
-            try:
-                _write_all(fd, content)
-                os.fsync(fd)
-            except BaseException:
-                os.close(fd)
-                raise
         except OSError as exc:
             tmp.unlink(missing_ok=True)
-            raise StoreError(f"cannot write blob {self.blob_path(sha256)}: {exc}") from exc
-        return tmp, fd
+            raise StoreError(f"cannot write a blob in {self.root / 'tmp'}: {exc}") from exc
+
+    def _write_temporary(
+        self, source: Octets, observe: BlobObserver | None = None
+    ) -> tuple[Path, int, BlobInfo]:
+        """Write ``source`` to a new temporary file while hashing it; fsynced, still locked.
+
+        Returns its path, its open descriptor (holding the exclusive lock) and
+        what was written. Any failure (of the source, of ``observe``, of the
+        disk) removes the file.
+        """
+        tmp, fd = self._new_temporary()
+        digests = Digests()
+        try:
+            for piece in pieces(source):
+                digests.update(piece)
+                if observe is not None:
+                    observe.update(piece)
+                _write_all(fd, piece)
+            info = digests.finish()
+            if observe is not None:
+                observe.finish(info)
+            os.fsync(fd)
+        except BaseException as exc:
+            tmp.unlink(missing_ok=True)
+            os.close(fd)
+            if isinstance(exc, OSError):
+                raise StoreError(f"cannot write a blob in {self.root / 'tmp'}: {exc}") from exc
+            raise
+        return tmp, fd, info
 
     def _place(self, tmp: Path, sha256: str) -> None:
         """Rename a written temporary file to the blob's name, durably."""
@@ -215,66 +235,104 @@ class SQLiteStore(SQLStore):
             tmp.unlink(missing_ok=True)
             raise StoreError(f"cannot write blob {path}: {exc}") from exc
 
-    def _stage_blob(self, sha256: str, content: BlobSource) -> BlobPin:
-        pin = self._pin_existing(sha256)
-        if pin is not None:
-            return pin
-        tmp, fd = self._write_temporary(sha256, blob_bytes(content))
+    def _settle(self, tmp: Path, fd: int, info: BlobInfo) -> _FilePin:
+        """A written temporary file becomes the blob: the file already there is pinned instead, if sound."""
         try:
-            self._place(tmp, sha256)
+            existing = self._pin_existing(info.sha256)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            os.close(fd)
+            raise
+        if existing is not None:
+            tmp.unlink(missing_ok=True)
+            os.close(fd)
+            existing.info = info
+            return existing
+        try:
+            self._place(tmp, info.sha256)
             fcntl.flock(fd, fcntl.LOCK_SH)  # placed: other deposits may pin it too
         except BaseException:
             os.close(fd)
             raise
-        return _FilePin(self, sha256, fd)
+        return _FilePin(self, info.sha256, fd, info, created=True)
 
-    def _stage_import(self, blobs: Sequence[tuple[str, BlobSource]]) -> list[BlobPin]:
-        """Write every new blob of an import to a temporary file first; rename them only when all are read.
+    def stage_blob(self, source: Octets, observe: BlobObserver | None = None) -> _FilePin:
+        tmp, fd, info = self._write_temporary(source, observe)
+        return self._settle(tmp, fd, info)
+
+    def _stage_import(self, blobs: Sequence[tuple[str, BlobSource]]) -> list[StagedBlob]:
+        """Write every new blob of an import to a temporary file first; place them only when all are read.
 
         A bag object that cannot be read (or no longer has its hash) stops
         the import before any blob file is put in place: the temporary files
         are removed and the archive is as it was.
         """
-        pins: list[BlobPin] = []
-        pending: dict[str, tuple[Path, int]] = {}
+        pins: list[StagedBlob] = []
+        pending: dict[str, tuple[Path, int, BlobInfo]] = {}
         try:
             for sha256, content in blobs:
-                if sha256 in pending:
+                if sha256 in pending or any(p.info.sha256 == sha256 for p in pins):
                     continue
                 pin = self._pin_existing(sha256)
                 if pin is not None:
+                    pin.info = self.blob_info(sha256) or BlobInfo(sha256, os.fstat(pin.fd).st_size)
                     pins.append(pin)
-                else:
-                    pending[sha256] = self._write_temporary(sha256, blob_bytes(content))
+                    continue
+                tmp, fd, info = self._write_temporary(blob_octets(content))
+                pending[sha256] = (tmp, fd, info)
+                if info.sha256 != sha256:
+                    raise IntegrityError(
+                        f"the object for {sha256} in the import has the SHA-256 {info.sha256}:"
+                        " it changed or is damaged; nothing was imported"
+                    )
             while pending:
-                sha256, (tmp, fd) = pending.popitem()
-                try:
-                    self._place(tmp, sha256)
-                    fcntl.flock(fd, fcntl.LOCK_SH)
-                except BaseException:
-                    os.close(fd)
-                    raise
-                pins.append(_FilePin(self, sha256, fd))
+                sha256, (tmp, fd, info) = pending.popitem()
+                pins.append(self._settle(tmp, fd, info))
         except BaseException:
-            for tmp, fd in pending.values():
+            for tmp, fd, _ in pending.values():
                 tmp.unlink(missing_ok=True)
                 os.close(fd)
             for held in pins:
-                held.close()
+                held.discard()
             raise
         return pins
 
-    def _store_blob(self, sha256: str, content: BlobSource) -> None:
-        # The file was made durable by _stage_blob, and secured, before this.
-        return None
-
-    def read_blob(self, sha256: str) -> bytes | None:
+    def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None:
+        info = self.blob_info(sha256)
+        if info is None:
+            info = BlobInfo(sha256, -1)  # not in the catalog: read it whole, checked by its name
+        path = self.blob_path(sha256)
         try:
-            return self.blob_path(sha256).read_bytes()
+            if info.size < 0:
+                info = BlobInfo(sha256, path.stat().st_size)
+            return file_reader(info, str(path), name=name)
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise StoreError(f"cannot read blob {self.blob_path(sha256)}: {exc}") from exc
+            raise StoreError(f"cannot read blob {path}: {exc}") from exc
+
+    def _discard_created(self, pin: _FilePin) -> None:
+        """Remove a blob file a failed deposit placed, if no deposit holds it and no name refers to it."""
+        try:
+            fcntl.flock(pin.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # another deposit pinned it: it decides
+        except OSError as exc:
+            raise StoreError(f"cannot remove blob {self.blob_path(pin.sha256)}: {exc}") from exc
+        with self._write():
+            if self._query("SELECT 1 FROM representations WHERE sha256 = ? LIMIT 1", (pin.sha256,)):
+                return
+            path = self.blob_path(pin.sha256)
+            try:
+                mine = os.fstat(pin.fd)
+                there = os.stat(path)
+                if (there.st_dev, there.st_ino) == (mine.st_dev, mine.st_ino):
+                    path.unlink()
+                    _fsync_dir(path.parent)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise StoreError(f"cannot remove blob {path}: {exc}") from exc
 
     def blob_names(self) -> set[str]:
         names: set[str] = set()
@@ -290,10 +348,16 @@ class SQLiteStore(SQLStore):
 class _FilePin:
     """An open descriptor of a staged blob file with a shared ``flock`` on it (see the module docstring)."""
 
-    def __init__(self, store: SQLiteStore, sha256: str, fd: int) -> None:
+    def __init__(
+        self, store: SQLiteStore, sha256: str, fd: int, info: BlobInfo | None = None,
+        *, created: bool = False,
+    ) -> None:
         self.store = store
         self.sha256 = sha256
         self.fd = fd
+        self.info = info if info is not None else BlobInfo(sha256, os.fstat(fd).st_size)
+        self.created = created
+        self._closed = False
 
     def secure(self) -> None:
         """Inside the catalog transaction: if the file at the blob's name is not ours, put ours back."""
@@ -322,7 +386,18 @@ class _FilePin:
         self.store._place(tmp, self.sha256)
 
     def close(self) -> None:
-        os.close(self.fd)
+        if not self._closed:
+            self._closed = True
+            os.close(self.fd)
+
+    def discard(self) -> None:
+        if self._closed:
+            return
+        try:
+            if self.created:
+                self.store._discard_created(self)
+        finally:
+            self.close()
 
 
 def _digest(fd: int) -> str:

@@ -21,14 +21,18 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-#: A blob's bytes, or a function that reads them when the store needs them
-#: (an import reads one object at a time, not the whole bag).
-BlobSource = bytes | Callable[[], bytes]
+from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
+
+#: A blob's bytes, or a function that gives them when the store needs them, in
+#: hand or as a stream (an import reads one object at a time, never the whole bag).
+BlobSource = bytes | Callable[[], "bytes | Octets"]
 
 
-def blob_bytes(source: BlobSource) -> bytes:
-    """The bytes of ``source``, read now if it is a function."""
+def blob_octets(source: BlobSource) -> Octets:
+    """The octets of ``source``: bytes, or what its function returns (bytes or a stream)."""
     return source if isinstance(source, bytes) else source()
+
+
 
 class BlobPin(Protocol):
     """A staged blob held safe from removal until the deposit that names it has committed.
@@ -47,8 +51,28 @@ class BlobPin(Protocol):
         ...
 
 
+class StagedBlob(BlobPin, Protocol):
+    """A blob written from a stream before its catalog transaction: what it is, and its pin.
+
+    :meth:`close` after a deposit that failed (or found the blob already
+    stored) removes what staging added, when nothing else holds it.
+    """
+
+    info: BlobInfo
+
+    def discard(self) -> None:
+        """After a failed deposit: remove the blob if staging added it and nothing else holds it; release the pin."""
+        ...
+
+
 #: The schema version this code writes. Older catalogs are migrated forward on open.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+
+#: How a representation's octets are kept: ``exact`` (as deposited, the
+#: default since schema 4) or ``canonical`` (a text deposited before then,
+#: stored only in its CRLF-canonical form: the deposited line endings are lost).
+STORED_EXACT = "exact"
+STORED_CANONICAL = "canonical"
 
 
 @dataclass(frozen=True)
@@ -63,14 +87,21 @@ class SeriesRecord:
 
 @dataclass(frozen=True)
 class NewRepresentation:
-    """One format of a deposit, ready to be stored (bytes already canonical)."""
+    """One format of a deposit, checked and its octets already staged (:meth:`Store.stage_blob`)."""
 
     format: str
     media_type: str
     charset: str | None
     line_ending: str | None
-    content: bytes
-    sha256: str
+    blob: StagedBlob
+
+    @property
+    def sha256(self) -> str:
+        return self.blob.info.sha256
+
+    @property
+    def size(self) -> int:
+        return self.blob.info.size
 
 
 @dataclass(frozen=True)
@@ -89,6 +120,7 @@ class RepresentationRecord:
     sha256: str
     size: int
     created_at: str
+    stored: str = STORED_EXACT
 
 
 @dataclass(frozen=True)
@@ -162,6 +194,14 @@ class ListQuery:
     offset: int = 0
 
 
+class BlobObserver(Protocol):
+    """What rides on a blob's one pass while it is staged (content checks, index builders)."""
+
+    def update(self, piece: bytes) -> None: ...
+
+    def finish(self, info: BlobInfo) -> None: ...
+
+
 class Store(Protocol):
     """A catalog plus blob storage with transactional deposits."""
 
@@ -231,6 +271,20 @@ class Store(Protocol):
     def list_representations(self, query: ListQuery) -> list[RepresentationRecord]: ...
 
     def iter_representations(self) -> Iterator[RepresentationRecord]: ...
+
+    def stage_blob(self, source: Octets, observe: BlobObserver | None = None) -> StagedBlob:
+        """Write a blob from a stream before any catalog transaction, hashing it as it comes.
+
+        ``observe`` sees every piece, and its ``finish`` runs before the blob is
+        put in place: an exception from either leaves nothing behind.
+        """
+        ...
+
+    def blob_info(self, sha256: str) -> BlobInfo | None: ...
+
+    def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None:
+        """A reader of the blob by verified chunks, or ``None`` when it is missing; ``name`` is named in errors."""
+        ...
 
     def read_blob(self, sha256: str) -> bytes | None: ...
 

@@ -269,6 +269,9 @@ def _parse_response(lines: list[bytes]) -> _Head:
 
 def _host_and_port(authority: str, default_port: int | None, request: str) -> tuple[str, int]:
     """``host`` and ``port`` of an authority, if the host is one the proxy can check."""
+    if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in authority):
+        # urlsplit silently drops TAB, CR and LF (WHATWG URL's rule): "0\t:1" would reach "0"
+        raise _Refused(400, request, f"{authority!r} holds white space or a control character")
     try:
         parts = urllib.parse.urlsplit("//" + authority)
         port = parts.port

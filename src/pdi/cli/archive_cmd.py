@@ -9,8 +9,9 @@ reading :mod:`pdi.cli.read_cmd`.
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -62,16 +63,31 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
         yield update
 
 
-def write_out(data: bytes, output: str | None) -> None:
-    """Write ``data`` to the file ``output``, or to standard output (``None`` or ``-``)."""
+def write_out(data: bytes | Iterable[bytes], output: str | None) -> None:
+    """Write ``data`` (bytes, or pieces as they come) to the file ``output``, or to standard output (``None`` or ``-``).
+
+    A file is written beside its name and renamed when complete: a read that
+    fails midway (a damaged chunk) leaves no partial file under that name.
+    """
+    pieces = [data] if isinstance(data, bytes) else data
     if output is None or output == "-":
-        sys.stdout.buffer.write(data)
+        for piece in pieces:
+            sys.stdout.buffer.write(piece)
         sys.stdout.buffer.flush()
         return
+    target = Path(output)
+    partial = target.with_name(f".{target.name}.pdi-partial")
     try:
-        Path(output).write_bytes(data)
+        with partial.open("wb") as f:
+            for piece in pieces:
+                f.write(piece)
+        os.replace(partial, target)
     except OSError as exc:
+        partial.unlink(missing_ok=True)
         raise StoreError(f"cannot write {output}: {exc.strerror}") from exc
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def open_archive(archive: str) -> Archive:

@@ -7,47 +7,109 @@ the names it minted, or the names that already hold the same bytes.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import mimetypes
 import os
+import stat
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import BinaryIO, cast
 
 import click
 
 from pdi.archive import (
-    MAX_REPRESENTATION_BYTES,
     Content,
     Deposit,
     is_text_format,
 )
 from pdi.cli.archive_cmd import archive_option, open_archive
-from pdi.errors import LimitError, NotFoundError, StoreError
-
-if TYPE_CHECKING:
-    pass
+from pdi.errors import NotFoundError, StoreError
 
 
-def _read_file(path: str) -> bytes:
-    """The bytes of a file to deposit ('-' = stdin); over the limit, refused unread."""
-    too_big = LimitError(f"{path}: a representation may have at most {MAX_REPRESENTATION_BYTES} bytes")
+def _open_file(path: str, stack: contextlib.ExitStack) -> BinaryIO:
+    """A file to deposit ('-' = standard input), open for reading as a stream: never read whole."""
     if path == "-":
-        data = sys.stdin.buffer.read(MAX_REPRESENTATION_BYTES + 1)
-        if len(data) > MAX_REPRESENTATION_BYTES:
-            raise too_big
-        return data
+        return sys.stdin.buffer
     try:
-        with open(path, "rb") as f:
-            if os.fstat(f.fileno()).st_size > MAX_REPRESENTATION_BYTES:
-                raise too_big
-            return f.read()
+        f = stack.enter_context(open(path, "rb"))  # noqa: SIM115 - closed by the stack
     except FileNotFoundError as exc:
         raise NotFoundError(f"cannot read {path}: no such file") from exc
     except IsADirectoryError as exc:
         raise NotFoundError(f"cannot read {path}: it is a directory") from exc
     except OSError as exc:
         raise StoreError(f"cannot read {path}: {exc.strerror}") from exc
+    return cast(BinaryIO, _Reading(f, path))
+
+
+class _Reading(io.RawIOBase):
+    """A file being deposited: a read error names the file (not a bare OSError mid-deposit)."""
+
+    def __init__(self, f: BinaryIO, path: str) -> None:
+        super().__init__()
+        self._f = f
+        self._path = path
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self._f.read(size)
+        except OSError as exc:
+            raise StoreError(f"cannot read {self._path}: {exc.strerror}") from exc
+
+    def fileno(self) -> int:
+        return self._f.fileno()
+
+
+#: Inputs at least this large (or of unknown size, from a pipe) get a progress bar on a terminal.
+PROGRESS_FROM = 32 << 20
+
+
+def _total_size(streams: list[BinaryIO]) -> int | None:
+    """The octets the streams will give, when every one is a regular file; else ``None``."""
+    total = 0
+    for stream in streams:
+        try:
+            st = os.fstat(stream.fileno())
+        except (OSError, ValueError, io.UnsupportedOperation):
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        total += st.st_size
+    return total
+
+
+@contextlib.contextmanager
+def _progress(streams: list[BinaryIO], show: bool | None) -> Iterator[Callable[[int], None] | None]:
+    """A progress bar on standard error (octets, rate, time left) for a large deposit; a callback for it.
+
+    Shown when standard error is a terminal and the input is large or of
+    unknown size, unless ``show`` says otherwise (--progress/--no-progress).
+    """
+    total = _total_size(streams)
+    if show is None:
+        show = sys.stderr.isatty() and (total is None or total >= PROGRESS_FROM)
+    if not show:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    columns = [TextColumn("depositing"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn()]
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("deposit", total=total)
+        yield lambda n: bar.advance(task, n)
 
 
 def _guess_format(path: str) -> str:
@@ -105,10 +167,12 @@ def _print_deposit(deposit: Deposit, how_to_force: str) -> None:
 @click.option("--charset", help="The charset of a text file (default: BOM, else UTF-8).")
 @click.option("--force", is_flag=True,
               help="Deposit even when the bytes contradict the format or charset.")
+@click.option("--progress/--no-progress", default=None,
+              help="Show a progress bar on standard error (default: for large input on a terminal).")
 @archive_option
 def add_cmd(
     file: str, series: str, format_: str | None, foreign_id: str | None,
-    charset: str | None, force: bool, archive: str,
+    charset: str | None, force: bool, progress: bool | None, archive: str,
 ) -> None:
     """Mint a PDI for FILE ('-' = stdin) today (GMT) and deposit it; prints the PDI.
 
@@ -120,13 +184,20 @@ def add_cmd(
     printed (and a note on stderr), exit 0. Other bytes, or --force, are
     refused with exit 5: a name is minted once (pdi version deposits a
     new version of it).
+
+    The bytes are stored exactly as they are, streamed (any size, in
+    bounded memory), with a progress bar for large input on a terminal.
     """
-    data = _read_file(file)
     token = format_ or _guess_format(file)
-    content = Content(data, token, charset, _source(file))
-    with open_archive(archive) as opened:
-        deposit = opened.deposit(series, [content], foreign_id=foreign_id, force=force)
-        _print_deposit(deposit, "pdi version --force deposits them as a new version")
+    with contextlib.ExitStack() as stack:
+        stream = _open_file(file, stack)
+        content = Content(stream, token, charset, _source(file))
+        opened = stack.enter_context(open_archive(archive))
+        shown = stack.enter_context(_progress([stream], progress))
+        deposit = opened.deposit(
+            series, [content], foreign_id=foreign_id, force=force, progress=shown
+        )
+    _print_deposit(deposit, "pdi version --force deposits them as a new version")
 
 @click.command("version")
 @click.argument("pdi")
@@ -138,15 +209,17 @@ def add_cmd(
               help="Add FILES as new formats (same content) of the version PDI names,"
               " instead of depositing a new version.")
 @click.option("--force", is_flag=True, help=_FORCE_HELP)
+@click.option("--progress/--no-progress", default=None,
+              help="Show a progress bar on standard error (default: for large input on a terminal).")
 @archive_option
 def version_cmd(
     pdi: str, files: tuple[str, ...], formats_: tuple[str, ...], charset: str | None,
-    add_format: bool, force: bool, archive: str,
+    add_format: bool, force: bool, progress: bool | None, archive: str,
 ) -> None:
     """Deposit FILES as the next version of PDI (every format it is to have); prints the PDIs.
 
-    When the latest version has the same formats with the same bytes (as
-    stored: text CRLF-canonical) and charsets, nothing is deposited: its
+    When the latest version has the same formats with the same bytes and
+    charsets, nothing is deposited: its
     names are printed, with a note on stderr, and the exit status is 0;
     --force deposits a new version all the same. The bytes are checked
     as for pdi add (exit 3 unless --force).
@@ -154,19 +227,25 @@ def version_cmd(
     if formats_ and len(formats_) != len(files):
         raise click.UsageError("give one --format per FILE, or none")
     tokens = list(formats_) or [_guess_format(f) for f in files]
-    contents = [
-        Content(_read_file(f), t, charset if charset and is_text_format(t) else None, _source(f))
-        for f, t in zip(files, tokens, strict=True)
-    ]
-    with open_archive(archive) as opened:
+    if files.count("-") > 1:
+        raise click.UsageError("standard input ('-') can be read once only")
+    with contextlib.ExitStack() as stack:
+        streams = [_open_file(f, stack) for f in files]
+        contents = [
+            Content(s, t, charset if charset and is_text_format(t) else None, _source(f))
+            for s, f, t in zip(streams, files, tokens, strict=True)
+        ]
+        opened = stack.enter_context(open_archive(archive))
+        shown = stack.enter_context(_progress(streams, progress))
         if add_format:
             for c in contents:
                 name = opened.add_format(
-                    pdi, c.data, format=c.format, charset=c.charset, force=force, source=c.source
+                    pdi, c.data, format=c.format, charset=c.charset, force=force,
+                    source=c.source, progress=shown,
                 )
                 click.echo(str(name))
         else:
-            deposit = opened.add_version(pdi, contents, force=force)
+            deposit = opened.add_version(pdi, contents, force=force, progress=shown)
             _print_deposit(deposit, "--force deposits them as a new version")
 
 

@@ -51,7 +51,8 @@ def _print_info(result: Resolved) -> None:
     else:  # the fragment's bytes are cut (or made) from these stored ones
         click.echo(f"stored-bytes\t{stored['bytes']}")
         click.echo(f"stored-sha256\t{stored['sha256']}")
-    if stored["line_ending"]:
+    click.echo(f"kept\t{stored['kept']}")
+    if stored["line_ending"]:  # a text kept CRLF-canonical only (deposited before schema 4)
         click.echo(f"original-line-endings\t{stored['line_ending']}")
     if selection is None:
         return
@@ -86,6 +87,17 @@ def _extent(selection: FragmentResult) -> str:
         end = selection.ranges[-1].end  # clamped to the end
         return f" (the text has {plural(end, 'character')})" if selection.scheme == "char" else f" (it has {plural(end, 'byte')})"
     return ""
+
+
+def _refuse_binary_on_terminal(ctx: click.Context, result: Resolved, output: str | None) -> None:
+    """Exit with a hint when content that is not text/* would go to a terminal without ``-o``."""
+    if output is None and not _is_text_media(result.media_type) and sys.stdout.isatty():
+        click.echo(
+            f"pdi: {result.pdi} is {result.media_type}, binary output that can mess up a terminal:"
+            " not written; give -o FILE, or -o - to write it to the terminal anyway",
+            err=True,
+        )
+        ctx.exit(EXIT_USAGE)
 
 
 @click.command("get")
@@ -124,20 +136,25 @@ def get_cmd(
     status 2.
     """
     with open_archive(archive) as opened:
+        located = opened.locate(pdi, latest=latest)
+        if isinstance(located, Generic):
+            _print_generic(located)
+            return
+        if located.pdi.fragment is None:  # the whole representation: streamed, never held
+            if info:
+                _print_info(located)
+            else:
+                _refuse_binary_on_terminal(ctx, located, output)
+                with opened.open_octets(pdi, latest=latest) as whole:
+                    write_out(whole.reader.chunks(), output)
+            return
         result = opened.resolve(pdi, latest=latest)
-    if isinstance(result, Generic):
-        _print_generic(result)
-        return
+    assert not isinstance(result, Generic)
     selection = result.fragment
     if info:
         _print_info(result)
-    elif output is None and not _is_text_media(result.media_type) and sys.stdout.isatty():
-        click.echo(
-            f"pdi: {result.pdi} is {result.media_type}, binary output that can mess up a terminal:"
-            " not written; give -o FILE, or -o - to write it to the terminal anyway",
-            err=True,
-        )
-        ctx.exit(EXIT_USAGE)
+    else:
+        _refuse_binary_on_terminal(ctx, result, output)
     if selection is not None and selection.past_end:
         click.echo(f"warning: {result.pdi} lies wholly past the end{_extent(selection)}: it selects nothing",
                    err=True)

@@ -25,22 +25,37 @@ Registered now:
   start tag through the end of an element, as a ``char`` range of the
   CRLF-canonical source, in :mod:`pdi.fragments.markup`.
 
+Indexes made once, at deposit (:func:`build_index`): for a text, the block
+table of :class:`~pdi.fragments.text.TextTable` (counted from a stream of
+chunks in bounded memory); for HTML and XML, the
+:class:`~pdi.fragments.markup.index.ElementIndex` (one parse, then never
+again), which holds the text's table too. Given back to :func:`evaluate` as
+``index=``, a query reads the index and the octets it selects, and answers
+exactly what it answers without one; an index that is damaged or was made
+for other octets is an :class:`~pdi.errors.IntegrityError`.
+
 Not evaluated: ``elt`` on SGML and the time schemes on ``video/*``: they
 parse, and resolving them is :class:`~pdi.errors.UnsupportedError`.
 
 An evaluator registered for the family ``*`` serves every media type that has
 no evaluator of its own for that scheme.
 
-Pure: no I/O.
+Pure: no I/O. ``data`` may be ``bytes`` for every family; the text and
+markup evaluators also take a memory map (or any buffer) of the entity.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+import mmap
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from pdi.errors import UnsupportedError
+
+#: The octets of an entity: ``bytes``, or a memory map (text and markup evaluators).
+Buffer = bytes | bytearray | memoryview | mmap.mmap
 
 
 @dataclass(frozen=True)
@@ -144,6 +159,22 @@ class FragmentResult:
 Evaluator = Callable[[str, Sequence[object], bytes, str, "str | None"], FragmentResult]
 
 
+class IndexedEvaluator(Protocol):
+    """An evaluator that can read an index made beforehand (``index``: the octets :func:`build_index` made)."""
+
+    def __call__(
+        self,
+        scheme: str,
+        positions: Sequence[object],
+        data: Buffer,
+        media_type: str,
+        charset: str | None,
+        /,
+        *,
+        index: bytes | None = None,
+    ) -> FragmentResult: ...
+
+
 def _media_family(media_type: str) -> tuple[str, dict[str, str]]:
     """``("text", {"charset": "utf-8"})`` for ``"text/plain; charset=UTF-8"``."""
     head, *params = media_type.split(";")
@@ -160,13 +191,28 @@ def _media_family(media_type: str) -> tuple[str, dict[str, str]]:
 
 
 def _text_evaluator(
-    scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
+    scheme: str,
+    positions: Sequence[object],
+    data: Buffer,
+    media_type: str,
+    charset: str | None,
+    *,
+    index: bytes | None = None,
 ) -> FragmentResult:
     from pdi.fragments.markup import document_charset
+    from pdi.fragments.sealed import index_kind
     from pdi.fragments.text import evaluate_pdi
 
-    charset = document_charset(data, media_type, charset)  # HTML and XML without one: sniffed
-    return evaluate_pdi(scheme, positions, data, charset=charset, media_type=media_type)
+    table = index
+    if index is not None and index_kind(index) == "markup":
+        from pdi.fragments.markup.index import ElementIndex
+
+        elements = ElementIndex.from_bytes(index)
+        charset = elements.reading(data, media_type, charset)  # as sniffed when it was made
+        table = elements.text_table
+    else:
+        charset = document_charset(data, media_type, charset)  # HTML and XML without one: sniffed
+    return evaluate_pdi(scheme, positions, data, charset=charset, media_type=media_type, table=table)
 
 
 def _lazy(module: str, function: str) -> Evaluator:
@@ -184,25 +230,50 @@ def _lazy(module: str, function: str) -> Evaluator:
 _octet_evaluator = _lazy("pdi.fragments.octets", "evaluate_bytes")
 _image_evaluator = _lazy("pdi.fragments.image", "evaluate_image")
 _audio_evaluator = _lazy("pdi.fragments.audio", "evaluate_audio")
-_markup_evaluator = _lazy("pdi.fragments.markup", "evaluate_markup")
+
+
+def _markup_evaluator(
+    scheme: str,
+    positions: Sequence[object],
+    data: Buffer,
+    media_type: str,
+    charset: str | None,
+    *,
+    index: bytes | None = None,
+) -> FragmentResult:
+    from pdi.fragments.markup import evaluate_markup  # html5lib loads only when a parse is needed
+
+    return evaluate_markup(scheme, positions, data, media_type, charset, index=index)
 
 
 _REGISTRY: dict[tuple[str, str], Evaluator] = {
-    ("char", "text"): _text_evaluator,
-    ("line", "text"): _text_evaluator,
     ("byte", "*"): _octet_evaluator,
     ("rect", "image"): _image_evaluator,
     ("crop", "image"): _image_evaluator,
     ("sec", "audio"): _audio_evaluator,
     ("msec", "audio"): _audio_evaluator,
+}
+#: The evaluators that read an index (each is in _REGISTRY too).
+_INDEXED: dict[tuple[str, str], IndexedEvaluator] = {
+    ("char", "text"): _text_evaluator,
+    ("line", "text"): _text_evaluator,
     ("elt", "text"): _markup_evaluator,
     ("name", "text"): _markup_evaluator,
 }
+_REGISTRY.update(_INDEXED)
 
 
-def register(scheme: str, family: str, evaluator: Evaluator) -> None:
-    """Register ``evaluator`` for ``scheme`` on media family ``family`` (``"text"``, ``"image"`` …)."""
-    _REGISTRY[(scheme.lower(), family.lower())] = evaluator
+def register(scheme: str, family: str, evaluator: Evaluator | IndexedEvaluator, *, indexed: bool = False) -> None:
+    """Register ``evaluator`` for ``scheme`` on media family ``family`` (``"text"``, ``"image"`` …).
+
+    With ``indexed``, the evaluator takes the keyword ``index`` (see
+    :class:`IndexedEvaluator`) and :func:`evaluate` passes it the index it is given.
+    """
+    key = (scheme.lower(), family.lower())
+    _INDEXED.pop(key, None)
+    if indexed:
+        _INDEXED[key] = evaluator  # type: ignore[assignment]
+    _REGISTRY[key] = evaluator
 
 
 def evaluators() -> tuple[tuple[str, str], ...]:
@@ -213,22 +284,95 @@ def evaluators() -> tuple[tuple[str, str], ...]:
 def evaluate(
     scheme: str,
     positions: Sequence[object],
-    data: bytes,
+    data: Buffer,
     *,
     media_type: str,
     charset: str | None = None,
+    index: bytes | None = None,
 ) -> FragmentResult:
     """Evaluate the PDI fragment ``scheme=positions`` on the entity ``data`` of ``media_type``.
 
     ``charset`` defaults to the ``charset`` parameter of ``media_type``, then
-    to US-ASCII (RFC 2046 §4.1.2). Raises :class:`UnsupportedError` when no
-    evaluator handles the scheme on this media family, and the evaluator's
-    errors (:class:`~pdi.errors.ParseError` for bad positions) otherwise.
+    to US-ASCII (RFC 2046 §4.1.2). ``index`` is what :func:`build_index`
+    made from these octets (with the same media type and charset), or
+    ``None``: the result is the same either way, but with it a ``char``,
+    ``line``, ``elt`` or ``name`` query reads only the index and the
+    octets it selects (other schemes do not use it). Raises
+    :class:`UnsupportedError` when no evaluator handles the scheme on this
+    media family, :class:`~pdi.errors.IntegrityError` for an index that is
+    damaged or was made for other octets, and the evaluator's errors
+    (:class:`~pdi.errors.ParseError` for bad positions) otherwise.
     """
     family, parameters = _media_family(media_type)
-    evaluator = _REGISTRY.get((scheme.lower(), family)) or _REGISTRY.get((scheme.lower(), "*"))
+    key = (scheme.lower(), family)
+    if key not in _REGISTRY:
+        key = (scheme.lower(), "*")
+    evaluator = _REGISTRY.get(key)
     if evaluator is None:
         raise UnsupportedError(f"no evaluator for fragment scheme {scheme!r} on {media_type}")
     if charset is None:
         charset = parameters.get("charset")
-    return evaluator(scheme.lower(), positions, data, media_type, charset)
+    indexed = _INDEXED.get(key)
+    if indexed is not None:
+        return indexed(scheme.lower(), positions, data, media_type, charset, index=index)
+    return evaluator(scheme.lower(), positions, data, media_type, charset)  # type: ignore[arg-type]
+
+
+def build_index(
+    source: Buffer | Iterable[bytes],
+    *,
+    media_type: str,
+    charset: str | None = None,
+    seconds: float | None = None,
+) -> bytes | None:
+    """The index to keep beside an entity, made once, so that its fragment queries read little; ``None`` if it has none.
+
+    ``source`` is the entity's octets (``bytes`` or a memory map) or an
+    iterable of its chunks, in order and of any sizes; ``media_type`` and
+    ``charset`` as :func:`evaluate` will be given them.
+
+    * Text (``text/*`` but HTML and XML): the block table of
+      :class:`~pdi.fragments.text.TextTable`, counted from the chunks in
+      bounded memory (a window of 4 MiB and a block of 64 KiB), 16 octets
+      per block of 64 KiB. UTF-8 and one-octet-per-character charsets only:
+      a text in another charset (UTF-16, UTF-32, Shift_JIS …) is decoded
+      whole by every query anyway, and gets ``None``.
+    * HTML and XML: an :class:`~pdi.fragments.markup.index.ElementIndex`,
+      which costs one parse (the whole text is read, and a memory map
+      copied, as parsing needs; ``seconds`` bounds an HTML parse, by
+      default :data:`pdi.fragments.markup.MAX_PARSE_SECONDS`, and a longer
+      one is a :class:`~pdi.errors.LimitError`), holds the charset it was
+      read in (sniffed once when none is given) and the text's block table.
+      A document that cannot be cut still gets an index: it holds the error
+      its ``elt`` and ``name`` queries raise.
+    * Other media types (images, audio, SGML's elements): ``None``; SGML
+      gets the text table, for ``char`` and ``line``.
+
+    Raises :class:`~pdi.errors.UnsupportedError` for a charset label that
+    names no charset (text).
+    """
+    family, parameters = _media_family(media_type)
+    if charset is None:
+        charset = parameters.get("charset")
+    if family != "text":
+        return None
+    from pdi.fragments.markup import MAX_PARSE_SECONDS, markup_kind
+    from pdi.fragments.text.table import WINDOW, TextTable
+
+    buffer = isinstance(source, (bytes, bytearray, memoryview, mmap.mmap))
+    if markup_kind(media_type) in ("html", "xml", "xhtml"):
+        from pdi.fragments.markup.index import ElementIndex
+
+        whole = source if buffer else b"".join(source)  # type: ignore[arg-type]
+        limit = MAX_PARSE_SECONDS if seconds is None else seconds
+        return ElementIndex.build(whole, media_type, charset, seconds=limit).to_bytes()  # type: ignore[arg-type]
+    chunks = _windows(source, WINDOW) if buffer else source  # type: ignore[arg-type]
+    table = TextTable.from_chunks(chunks, charset)  # type: ignore[arg-type]
+    return None if table is None else table.to_bytes()
+
+
+def _windows(data: Buffer, size: int) -> Iterator[memoryview]:
+    """``data`` in pieces of ``size`` octets, without copying."""
+    with memoryview(data) as view:
+        for at in range(0, len(view), size):
+            yield view[at : at + size]

@@ -9,8 +9,6 @@ The door of the package. Modules:
 * :mod:`pdi.mhtml.limits` — :class:`Limits` (sizes, counts, time) and the :class:`Budget`
   that reading one part's references may spend.
 * :mod:`pdi.mhtml.headers` — RFC 2047 encoded words in header values.
-* :mod:`pdi.mhtml.charset` — the encoding of text parts (BOM, ``charset=``, ``<meta>``,
-  WHATWG labels).
 * :mod:`pdi.mhtml.refs` — references in HTML and CSS with source offsets
   (``html.parser`` as the tokenizer; why is in that module's docstring).
 * :mod:`pdi.mhtml.resolve` — which part a reference means (§5, §8.2, §8.3, Chromium).
@@ -21,6 +19,9 @@ The door of the package. Modules:
   rewrites references for an offline folder (:func:`pdi.capture.unpack_to` writes it).
 * :mod:`pdi.mhtml.compare` — :func:`~pdi.mhtml.compare.same_content`: whether two files
   hold the same page (parts' labels, types and bytes; not the date, boundary or cid spellings).
+
+Text parts are decoded as a browser reads them (BOM, ``charset=``, ``<meta>``, WHATWG
+labels) by :mod:`pdi.charsets.sniff`, which fragments of HTML share.
 
 Pure: no I/O beyond reading a stream the caller hands in.
 """

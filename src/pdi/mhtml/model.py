@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, BinaryIO
 
-from pdi.mhtml import charset as _charset
+from pdi import charsets
 from pdi.mhtml.headers import decoded
 from pdi.mhtml.limits import Budget, Limits
 from pdi.mhtml.resolve import comparable, location_key
@@ -100,7 +100,7 @@ class Part(_Headed):
 
     @cached_property
     def _sniffed(self) -> tuple[str, str, str | None]:
-        found = _charset.sniff(self.data, declared=self.charset, media_type=self.content_type)
+        found = charsets.sniff_encoding(self.data, declared=self.charset, media_type=self.content_type)
         if self.is_css and found[1] in ("utf-8", "default") and self._aggregate is not None:
             # CSS Syntax §3.2: no BOM, charset= or @charset: the referrer's encoding
             environment = self._aggregate.environment_encoding(self)
@@ -110,7 +110,7 @@ class Part(_Headed):
 
     @property
     def encoding(self) -> str:
-        """The WHATWG name of the encoding :meth:`text` uses (see :mod:`pdi.mhtml.charset`)."""
+        """The WHATWG name of the encoding :meth:`text` uses (see :mod:`pdi.charsets.sniff`)."""
         return self._sniffed[0]
 
     @property
@@ -126,7 +126,7 @@ class Part(_Headed):
 
     def text(self) -> str:
         """The body as text, decoded as :attr:`encoding` says (a byte order mark is dropped)."""
-        return _charset.decode(self.data, self.encoding)
+        return charsets.whatwg_decode(self.data, self.encoding)
 
     @property
     def label(self) -> str:

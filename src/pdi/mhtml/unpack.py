@@ -64,9 +64,10 @@ from array import array
 from bisect import bisect_left
 from dataclasses import dataclass
 
+from pdi import charsets
 from pdi._wording import plural
+from pdi.charsets.sniff import codec_name
 from pdi.errors import LimitError
-from pdi.mhtml import charset as _charset
 from pdi.mhtml.limits import Budget
 from pdi.mhtml.model import Aggregate, Part
 from pdi.mhtml.refs import Reference, css_references, html_references
@@ -477,7 +478,7 @@ def text_view(data: bytes, encoding: str, budget: Budget | None = None) -> _View
         text, starts = _offsets(data, codec, budget or Budget("the page"))
         return _View(text, starts, codec, True)
     if encoding in _ASCII_UNSAFE:
-        codec = _charset.codec_name(encoding)
+        codec = codec_name(encoding)
         text, starts = _offsets(data, codec, budget or Budget("the page"))
         return _View(text, starts, codec, True)
     return _View(data.decode("latin-1"), None, "latin-1", False)
@@ -488,7 +489,7 @@ def _true_url(part: Part, ref: Reference, raw_bytes: bytes) -> str:
     then character references, once for each attribute value it sits in."""
     if ref.url.isascii():
         return ref.url
-    decoded = _charset.decode(raw_bytes, part.encoding)
+    decoded = charsets.whatwg_decode(raw_bytes, part.encoding)
     if part.is_html:
         for _level in range(len(ref.quoting) + (0 if ref.raw_text else 1)):
             decoded = html.unescape(decoded)

@@ -30,7 +30,7 @@ browser canonicalizes both a reference and an MHTML label the same way, so only 
 it would encode matters).
 
 The encoders (WHATWG Encoding §§9–14) are built from this project's decoders
-(:mod:`pdi.mhtml.charset`) with the Encoding Standard's rules for which byte sequence
+(:mod:`pdi.charsets.sniff`) with the Encoding Standard's rules for which byte sequence
 a character gets: single-byte encodings invert their table (the first byte wins);
 Shift_JIS, EUC-JP and ISO-2022-JP (its three states) use index jis0208 as the
 Shift_JIS decoder gives it (the pointers 8272 to 8835 left out for Shift_JIS), with
@@ -48,7 +48,8 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from pdi.mhtml import charset as _charset
+from pdi import charsets
+from pdi.charsets.sniff import single_byte_table
 
 __all__ = ["SPECIAL_SCHEMES", "browser_url", "encode_or_fail", "encode_query", "output_encoding"]
 
@@ -69,7 +70,7 @@ def output_encoding(encoding: str) -> str:
 
 @functools.cache
 def _single_byte_encoder(name: str) -> dict[str, int]:
-    table = _charset.single_byte_table(name)
+    table = single_byte_table(name)
     out: dict[str, int] = {}
     for b in range(0x80, 0x100):
         if table[b] != "\ufffd":
@@ -86,7 +87,7 @@ def _jis0208() -> dict[int, str]:
             continue  # decoded as private use by the Shift_JIS decoder, not in the index
         lead, trail = divmod(pointer, 188)
         raw = bytes([lead + (0x81 if lead < 0x1F else 0xC1), trail + (0x40 if trail < 0x3F else 0x41)])
-        ch = _charset.decode(raw, "Shift_JIS")
+        ch = charsets.whatwg_decode(raw, "Shift_JIS")
         if len(ch) == 1 and ch != "\ufffd":
             index[pointer] = ch
     return index
@@ -108,7 +109,7 @@ def _euc_kr_pointers() -> dict[str, int]:
     out: dict[str, int] = {}
     for lead in range(0x81, 0xFF):
         for trail in range(0x41, 0xFF):
-            ch = _charset.decode(bytes([lead, trail]), "EUC-KR")
+            ch = charsets.whatwg_decode(bytes([lead, trail]), "EUC-KR")
             if len(ch) == 1 and ch != "\ufffd":
                 out.setdefault(ch, (lead - 0x81) * 190 + trail - 0x41)
     return out

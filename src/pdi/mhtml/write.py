@@ -43,6 +43,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from pdi import charsets
 from pdi.errors import ParseError
 from pdi.mhtml.parse import THISMESSAGE
 from pdi.mhtml.resolve import (
@@ -374,12 +375,10 @@ class Need:
 
 
 def text_encoding(data: bytes, declared: str | None, media_type: str, environment: str | None = None) -> str:
-    """The encoding of an HTML or CSS resource, as :mod:`pdi.mhtml.charset` decides (BOM,
+    """The encoding of an HTML or CSS resource, as :mod:`pdi.charsets.sniff` decides (BOM,
     then ``declared``, then ``<meta>`` or ``@charset``, then, for a style sheet, the
     ``environment`` encoding of what refers to it, then UTF-8, else windows-1252)."""
-    from pdi.mhtml import charset
-
-    encoding, source, _warning = charset.sniff(data, declared=declared, media_type=media_type)
+    encoding, source, _warning = charsets.sniff_encoding(data, declared=declared, media_type=media_type)
     if environment is not None and media_type == "text/css" and source in ("utf-8", "default"):
         return environment
     return encoding
@@ -387,9 +386,7 @@ def text_encoding(data: bytes, declared: str | None, media_type: str, environmen
 
 def decode_text(data: bytes, declared: str | None, media_type: str, environment: str | None = None) -> str:
     """The text of an HTML or CSS resource, decoded as :func:`text_encoding` decides."""
-    from pdi.mhtml import charset
-
-    return charset.decode(data, text_encoding(data, declared, media_type, environment))
+    return charsets.whatwg_decode(data, text_encoding(data, declared, media_type, environment))
 
 
 # What the reader ignores (pdi.mhtml.resolve), and cid: (a part of the file, not a resource to fetch).
@@ -413,9 +410,7 @@ def needed_references(
     if kind not in ("text/html", "application/xhtml+xml", "text/css"):
         return []
     encoding = text_encoding(data, charset, "text/css" if kind == "text/css" else "text/html", environment)
-    from pdi.mhtml import charset as _charset
-
-    text = _charset.decode(data, encoding)
+    text = charsets.whatwg_decode(data, encoding)
     base = url
     if kind == "text/css":
         refs = css_references(text)
@@ -452,7 +447,6 @@ def absolute_base(url: str, data: bytes, charset: str | None = None) -> bytes:
     page whose base is relative would find none of its parts. A page without one, or
     with an absolute one, comes back as it was.
     """
-    from pdi.mhtml import charset as _charset
     from pdi.mhtml.refs import html_references
     from pdi.mhtml.unpack import escape_for_value, text_view
 
@@ -464,7 +458,7 @@ def absolute_base(url: str, data: bytes, charset: str | None = None) -> bytes:
     if first is None:
         return data
     start, end = view.byte(first.start), view.byte(first.end)
-    href = _charset.decode(data[start:end], encoding) if not view.decoded else view.text[first.start : first.end]
+    href = charsets.whatwg_decode(data[start:end], encoding) if not view.decoded else view.text[first.start : first.end]
     import html as _html
 
     href = clean_reference(_html.unescape(href))

@@ -34,6 +34,16 @@ from pdi.identifier import PDI
 #: The longest text the viewer shows in one page (characters); longer ones are cut by fragment only.
 MAX_VIEW = 16 << 20
 
+#: A text of more octets than this is shown as a window: the passage a fragment
+#: names (or the text's beginning) with :data:`CONTEXT` characters on each side.
+WINDOW_FROM = 1 << 20
+
+#: Characters of context shown on each side of a passage in a window.
+CONTEXT = 20_000
+
+#: The longest passage a window marks whole (characters); a longer one is shown from its start.
+MAX_PASSAGE = 1 << 20
+
 _STYLE = """
 body{font:16px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem;color:#222}
 pre{white-space:pre-wrap;word-wrap:break-word;border:1px solid #ccc;padding:1rem;background:#fcfcfa}
@@ -58,10 +68,12 @@ _SCRIPT = """
     const range = document.createRange();
     range.setStart(text, 0);
     range.setEnd(node, offset);
-    let n = 0;
+    let n = Number(text.dataset.offset || 0);  // a window of a long text starts there
     for (const ch of range.toString()) n += ch === "\\n" ? 2 : 1;
     return n;
   }
+  const passage = document.getElementById("passage");
+  if (passage) passage.scrollIntoView({block: "center"});
   document.addEventListener("selectionchange", function () {
     const selection = document.getSelection();
     if (!selection.rangeCount) return;
@@ -112,15 +124,26 @@ def render_view(archive: Archive, name: str) -> str:
     """The page for ``name``: the whole representation, what its fragment selects marked."""
     parsed = PDI.parse(name)
     whole_name = parsed.without_fragment()
-    whole = archive.resolve(whole_name)
-    if isinstance(whole, Generic):
-        return _generic_page(whole, name)
-    # the fragment is cut from the bytes just read: they are not read and hashed twice
-    selected = archive.select(whole, parsed.fragment) if parsed.fragment is not None else None
+    located = archive.locate(whole_name)
+    if isinstance(located, Generic):
+        return _generic_page(located, name)
+    record = located.record
+    family = formats.media_family(record.media_type)
+    windowed = family in ("text", "html", "xml") and record.size > WINDOW_FROM
+    if windowed:
+        whole = located  # never read whole: a window of it is cut by fragment
+        selected = archive.resolve(name) if parsed.fragment is not None else None
+        assert not isinstance(selected, Generic)
+    else:
+        whole_read = archive.resolve(whole_name)
+        assert not isinstance(whole_read, Generic)
+        whole = whole_read
+        # the fragment is cut from the bytes just read: they are not read and hashed twice
+        selected = archive.select(whole, parsed.fragment) if parsed.fragment is not None else None
     meta = archive.meta(str(whole.pdi))
     facts = "".join(
         f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>"
-        for k, v in [("media type", whole.media_type), ("bytes", str(len(whole.data))), ("SHA-256", whole.sha256), *meta.items()]
+        for k, v in [("media type", record.media_type), ("bytes", str(record.size)), ("SHA-256", record.sha256), *meta.items()]
     )
     chosen = selected.fragment if selected is not None else None
     note = (
@@ -135,7 +158,8 @@ def render_view(archive: Archive, name: str) -> str:
         f'<p><a href="/uri-res/N2R?{html.escape(_n2r(str(parsed)))}">the bytes</a> · '
         f'<a href="/api/resolve?pdi={quote(str(parsed), safe="")}">JSON</a></p>'
     )
-    family = formats.media_family(whole.media_type)
+    if windowed:
+        return _window_page(archive, whole, selected, head)
     if family in ("text", "html", "xml"):
         return _text_page(whole, selected, head)
     if family == "image":
@@ -203,6 +227,41 @@ def _text_page(whole: Resolved, selected: Resolved | None, head: str) -> str:
     return _page(str(whole.pdi), body, _SCRIPT)
 
 
+def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str) -> str:
+    """A long text: the passage ``selected`` names (or the beginning) with context on each side, never the whole.
+
+    The window is itself a ``char`` fragment of the text, so its characters
+    are counted exactly as the passage's; the ``<pre>`` says where it starts
+    (``data-offset``) so a selection in it is named by its place in the whole.
+    """
+    start = end = 0
+    chosen = selected.fragment if selected is not None else None
+    if chosen is not None and chosen.ranges and chosen.scheme in ("char", "line", "elt", "name"):
+        start, end = chosen.ranges[0].start, chosen.ranges[-1].end  # code points of the CRLF-canonical text
+    cut = end - start > MAX_PASSAGE
+    if cut:
+        end = start + MAX_PASSAGE
+    first = max(0, start - CONTEXT)
+    window = archive.resolve(f"{whole.pdi}#char={first},{end + CONTEXT}")
+    assert not isinstance(window, Generic) and window.fragment is not None
+    text = window.fragment.text()
+    shown = _shown(text, start - first, end - first) if chosen is not None else _shown(text, None, None)
+    last = first + len(text)
+    note = (
+        f'<p class="note">A long text ({plural(whole.record.size, "byte")}): shown are characters'
+        f" {first} to {last}"
+        + (f", the passage marked (its first {plural(MAX_PASSAGE, 'character')})" if cut else ", the passage marked" if chosen is not None else "")
+        + ". Name a passage (select it, or give #char=a,b) to see another part.</p>"
+    )
+    body = (
+        f"{head}{note}<p>Select a passage to get its name:</p>"
+        '<p><input id="name" readonly placeholder="(select text below)"> '
+        '<a id="open" hidden>open it</a></p>'
+        f'<pre id="text" data-pdi="{html.escape(str(whole.pdi))}" data-offset="{first}">\n{shown}</pre>'
+    )
+    return _page(str(whole.pdi), body, _SCRIPT)
+
+
 def _shown(text: str, start: int | None, end: int | None) -> str:
     """The text as the ``<pre>`` holds it (LF line breaks, escaped), with ``[start, end)`` marked."""
 
@@ -215,7 +274,7 @@ def _shown(text: str, start: int | None, end: int | None) -> str:
     # a position between the CR and the LF of a line break is shown before the break
     start -= text[start - 1 : start + 1] == "\r\n"
     end -= text[end - 1 : end + 1] == "\r\n"
-    return f"{lf(text[:start])}<mark>{lf(text[start:end])}</mark>{lf(text[end:])}"
+    return f'{lf(text[:start])}<mark id="passage">{lf(text[start:end])}</mark>{lf(text[end:])}'
 
 
 def _figure(whole: Resolved, selected: Resolved | None) -> str:

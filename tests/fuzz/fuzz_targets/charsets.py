@@ -1,4 +1,4 @@
-"""Charset labels: ``pdi.charsets`` (the IANA registry), the MHTML sniffer and the text engine's encodings.
+"""Charset labels: ``pdi.charsets`` (the IANA registry and the WHATWG sniffer) and the text engine's encodings.
 
 Input: ``label NUL bytes``. What must hold (the module docstrings): a label
 the registry knows looks its charset up again by its MIME name; a codec
@@ -17,7 +17,6 @@ from fuzz_targets._common import fields, text_of
 from pdi import charsets
 from pdi.errors import PDIError
 from pdi.fragments.text.charset import encoding_for
-from pdi.mhtml import charset as mhtml_charset
 
 
 def run(data: bytes) -> None:
@@ -42,8 +41,8 @@ def run(data: bytes) -> None:
     assert charsets.same_charset(label, "utf-8") == charsets.same_charset("utf-8", label)
     for declared in (label, None):
         for media_type in ("text/html", "text/css", "text/plain"):
-            encoding, _, _ = mhtml_charset.sniff(body, declared=declared, media_type=media_type)
-            mhtml_charset.decode(body, encoding)
+            encoding, _, _ = charsets.sniff_encoding(body, declared=declared, media_type=media_type)
+            charsets.whatwg_decode(body, encoding)
     try:
         encoding_for(label or None, body[:4])
     except PDIError:

@@ -47,8 +47,15 @@ How the source is read:
   is not well-formed cannot be cut and is
   :class:`~pdi.errors.UnsupportedError`, with expat's line and column.
 * The charset is the stored one; without one, HTML is sniffed as a browser
-  would (BOM, ``<meta charset>``, UTF-8, windows-1252) and XML read by its
+  would (:func:`pdi.charsets.sniff_encoding`: BOM, ``<meta charset>``, UTF-8,
+  windows-1252) and XML read by its
   BOM and encoding declaration (default UTF-8).
+
+Made once, at deposit, an :class:`~pdi.fragments.markup.index.ElementIndex`
+keeps what a parse finds (every element's extent, the ``name``/``id`` table,
+the charset read in, the text's block table, or the error the document
+gives); :func:`evaluate_markup` given it (``index=``) answers without
+parsing, exactly as it answers without it.
 
 A start tag number past the last one, or a name no element has, is
 :class:`~pdi.errors.NotFoundError`; a ``name`` range whose second element
@@ -64,10 +71,14 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
+from pdi import charsets
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.fragments import FragmentResult
+
+if TYPE_CHECKING:
+    from pdi.fragments.text.index import Buffer
 
 #: How long parsing one HTML document may take (seconds).
 MAX_PARSE_SECONDS: Final = 30.0
@@ -104,9 +115,24 @@ def markup_kind(media_type: str) -> str | None:
 
 
 def evaluate_markup(
-    scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
+    scheme: str,
+    positions: Sequence[object],
+    data: Buffer,
+    media_type: str,
+    charset: str | None,
+    *,
+    index: bytes | None = None,
 ) -> FragmentResult:
-    """Evaluate ``elt`` or ``name`` on an HTML or XML entity (see the module docstring)."""
+    """Evaluate ``elt`` or ``name`` on an HTML or XML entity (see the module docstring).
+
+    ``index`` is an index made beforehand from these octets: an
+    :class:`~pdi.fragments.markup.index.ElementIndex` (``to_bytes()``), and
+    then nothing is parsed and only the selection is decoded, or a
+    :class:`~pdi.fragments.text.TextTable` (the document is parsed, and the
+    selection cut with the table). Either gives the same result as no index;
+    an index made for other octets is an :class:`~pdi.errors.IntegrityError`.
+    """
+    from pdi.fragments.sealed import index_kind
     from pdi.fragments.text import TextIndex, evaluate_pdi
     from pdi.fragments.text.lines import to_crlf
 
@@ -120,8 +146,18 @@ def evaluate_markup(
     if scheme == "name" and kind not in ("html", "xhtml"):
         raise UnsupportedError("name fragments are HTML's (draft lines 612-628); XML has elt and char")
     first, last = _ends(scheme, positions)
-    index = TextIndex(data, document_charset(data, media_type, charset))
-    elements = _elements(kind, to_crlf(index.whole_text()))
+    elements: Sequence[Element]
+    if index is not None and index_kind(index) == "markup":
+        from pdi.fragments.markup.index import ElementIndex
+
+        element_index = ElementIndex.from_bytes(index)
+        read_in = element_index.reading(data, media_type, charset)
+        element_index.raise_failure()
+        text_index = TextIndex(data, read_in, table=element_index.text_table)
+        elements = element_index
+    else:
+        text_index = TextIndex(data, document_charset(data, media_type, charset), table=index)
+        elements = _elements(kind, to_crlf(text_index.whole_text()))
     if scheme == "elt":
         a, b = _numbered(elements, first), _numbered(elements, last)
     else:
@@ -132,7 +168,7 @@ def evaluate_markup(
             f" before element {a.number} ({a.name}) starts at {a.start}",
             rule="fragment-specifier",
         )
-    result = evaluate_pdi("char", (a.start, b.end), index, media_type=media_type)
+    result = evaluate_pdi("char", (a.start, b.end), text_index, media_type=media_type)
     return dataclasses.replace(result, scheme=scheme)
 
 
@@ -171,6 +207,13 @@ def _numbered(elements: Sequence[Element], number: int) -> Element:
 
 
 def _named(elements: Sequence[Element], name: str) -> Element:
+    from pdi.fragments.markup.index import ElementIndex
+
+    if isinstance(elements, ElementIndex):
+        found = elements.first_named(name)
+        if found is not None:
+            return found
+        raise NotFoundError(f"no element has the name or id {name!r}")
     for element in elements:
         if element.attributes.get("name") == name or element.attributes.get("id") == name:
             return element
@@ -180,7 +223,7 @@ def _named(elements: Sequence[Element], name: str) -> Element:
 # --- charsets ---------------------------------------------------------------------------------
 
 
-def document_charset(data: bytes, media_type: str, charset: str | None) -> str | None:
+def document_charset(data: Buffer, media_type: str, charset: str | None) -> str | None:
     """The charset to read ``data`` in: ``charset`` if given; else sniffed for HTML and XML; else ``None``.
 
     Every scheme on a markup document (``char``, ``line``, ``elt``, ``name``)
@@ -189,17 +232,15 @@ def document_charset(data: bytes, media_type: str, charset: str | None) -> str |
     if charset is not None:
         return charset
     kind = markup_kind(media_type)
-    if kind == "html":
-        return _html_charset(data)
+    if kind == "html":  # a memory map is read whole to be sniffed, as bytes would be
+        return _html_charset(data if isinstance(data, bytes) else bytes(data))
     if kind in ("xml", "xhtml"):
-        return _xml_charset(data)
+        return _xml_charset(bytes(data[:1024]))
     return None
 
 
 def _html_charset(data: bytes) -> str:
-    from pdi.mhtml.charset import sniff
-
-    encoding, _, _ = sniff(data, declared=None, media_type="text/html")
+    encoding, _, _ = charsets.sniff_encoding(data, declared=None, media_type="text/html")
     return encoding
 
 

@@ -7,6 +7,8 @@ The door of the text fragment engine; the work is done in:
 * :mod:`~pdi.fragments.text.charset` — charsets and byte-order marks;
 * :mod:`~pdi.fragments.text.index` — :class:`TextIndex`, positions ↔ octets
   over ``bytes`` or a memory map, at memory speed for UTF-8;
+* :mod:`~pdi.fragments.text.table` — :class:`TextTable`, the index's block
+  table made once from a stream of chunks, kept as sealed octets;
 * :mod:`~pdi.fragments.text.counting` — the block counter of cold queries
   (one pass of the compiled ``_count`` module, or numpy passes where it was
   not built; blocks shared between threads);
@@ -49,6 +51,7 @@ from pdi.fragments.text.rfc5147 import (
     make_rfc5147,
     run_checks,
 )
+from pdi.fragments.text.table import TextTable
 from pdi.fragments.text.wilde import WildeFragment, WildePart, evaluate_wilde
 
 __all__ = [
@@ -59,6 +62,7 @@ __all__ = [
     "TextFragment",
     "TextIndex",
     "TextSelection",
+    "TextTable",
     "WildeFragment",
     "WildePart",
     "bre_to_re2",

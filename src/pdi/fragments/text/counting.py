@@ -145,6 +145,12 @@ class BlockCounter:
         self._partials = np.zeros((4, size // _ROW), dtype=np.uint64)
         self._views: dict[int, tuple[Any, ...]] = {}  # padded length -> word views of the masks, partial rows
 
+    def use(self, buf: Buffer) -> None:
+        """Count blocks of ``buf`` from now on (the scratch space is kept: a stream's windows reuse it)."""
+        self._buf = buf
+        if self.engine != "compiled":
+            self._findable = isinstance(buf, (bytes, bytearray, mmap.mmap))
+
     def _words(self, padded: int) -> tuple[Any, ...]:
         """The masks' first ``padded`` octets as ``(_LANES, rows)`` word arrays, and the partial sums to fill."""
         views = self._views.get(padded)

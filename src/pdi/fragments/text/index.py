@@ -18,6 +18,11 @@ points, RFC 5147 characters, line endings and two-code-point line endings.
   entity has been counted every query is a binary search over the block
   table plus the decoding of one block ("indexed" query, logarithmic in the
   size of the entity).
+* Or the block table was made beforehand, at deposit, from a stream of the
+  octets (:class:`~pdi.fragments.text.table.TextTable`, given as ``table=``):
+  then even the first query on a memory map of a 400 MB file is a binary
+  search and the decoding of the block or two it falls in, and each block
+  decoded is checked against the table's counts for it.
 * Nothing but the selection is decoded to ``str``; the octets may be ``bytes``, ``bytearray``, a ``memoryview`` or an ``mmap``, so
   a file far larger than memory can be memory-mapped and queried.
 * Other charsets (UTF-16, UTF-32, Shift_JIS, ISO-2022-JP …) are decoded whole
@@ -46,10 +51,11 @@ from typing import Any, Final
 
 import numpy as np
 
-from pdi.errors import ParseError
+from pdi.errors import IntegrityError, ParseError
 from pdi.fragments.text.charset import Encoding, encoding_for
 from pdi.fragments.text.counting import WORKERS, BlockCounter, count_blocks, resolve_engine
 from pdi.fragments.text.lines import LINE_ENDING_RE
+from pdi.fragments.text.table import TextTable, safe_cut
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
 
@@ -110,10 +116,25 @@ class TextIndex:
     ``engine`` picks how UTF-8 and one-octet texts are counted (``auto``,
     ``compiled`` or ``numpy``: :func:`~pdi.fragments.text.counting.resolve_engine`);
     every engine gives the same positions.
+
+    ``table`` is the block table of these octets made beforehand (a
+    :class:`~pdi.fragments.text.TextTable`, or the octets of its
+    :meth:`~pdi.fragments.text.TextTable.to_bytes`): nothing is counted
+    then, and the first query is a binary search and the decoding of the
+    block or two it falls in. A table made for another charset, byte-order
+    mark or size is an :class:`~pdi.errors.IntegrityError`, and so is a
+    block whose counts, once decoded, are not the table's (``block_size`` is
+    then the table's).
     """
 
     def __init__(
-        self, data: Buffer, charset: str | None = None, *, block_size: int = 1 << 18, engine: str = "auto"
+        self,
+        data: Buffer,
+        charset: str | None = None,
+        *,
+        block_size: int = 1 << 18,
+        engine: str = "auto",
+        table: TextTable | bytes | None = None,
     ) -> None:
         self._buf = data
         self._engine = resolve_engine(engine)
@@ -131,8 +152,39 @@ class TextIndex:
         self._batch = 1  # blocks the next _scan counts
         self._block_counters: list[BlockCounter] | None = None
         self._whole: str | None = None
-        if self.encoding.kind == "general" and not self._done:
+        self._given: TextTable | None = None
+        if table is not None:
+            self._use_table(TextTable.from_bytes(table) if isinstance(table, bytes) else table)
+        elif self.encoding.kind == "general" and not self._done:
             self._index_whole()
+
+    def _use_table(self, table: TextTable) -> None:
+        table.check_encoding(self.encoding, self._size)
+        self._given = table
+        self._block_size = table.block_size
+        self._bounds = list(table.bounds)
+        self._cps = list(table.cps)
+        self._chars = list(table.chars)
+        self._endings = list(table.endings)
+        self._first_noncanonical = table.first_noncanonical
+        self._done = True
+
+    def table(self) -> TextTable | None:
+        """The complete block table (everything counted first), to keep and give back as ``table=``.
+
+        ``None`` for a charset that is neither UTF-8 nor one octet per character:
+        such a text is decoded whole, and a table would not spare that.
+        """
+        if self.encoding.kind == "general":
+            return None
+        if self._given is not None:
+            return self._given
+        self.build()
+        return TextTable(
+            codec=self.encoding.name, bom=self._start, size=self._size, block_size=self._block_size,
+            bounds=tuple(self._bounds), cps=tuple(self._cps), chars=tuple(self._chars),
+            endings=tuple(self._endings), first_noncanonical=self._first_noncanonical,
+        )
 
     # ------------------------------------------------------------------ octets
     @property
@@ -188,18 +240,7 @@ class TextIndex:
 
     def _safe_cut(self, a: int, b: int) -> int:
         """Move a block cut at ``b`` back so it splits no character and no two-part line ending."""
-        buf = self._buf
-        enc = self.encoding
-        if enc.kind == "utf-8":
-            while b > a and 0x80 <= buf[b] < 0xC0:
-                b -= 1
-        if b > a and buf[b - 1] == enc.cr[0]:
-            rest = self._slice(b, b + max(len(enc.lf), len(enc.nel)))
-            if rest.startswith(enc.lf) or (enc.nel and rest.startswith(enc.nel)):
-                b -= 1
-        if b <= a:  # only on octets that are not valid text; decoding will say where
-            b = min(a + self._block_size, self._size)
-        return b
+        return safe_cut(self._buf, a, b, self.encoding, min(a + self._block_size, self._size))
 
     def _octets(self, a: int, b: int) -> Any:
         """A numpy view (no copy) of the octets ``[a, b)``."""
@@ -253,10 +294,25 @@ class TextIndex:
         local = self._cache.get(block)
         if local is None:
             local = self._local_from_octets(self._bounds[block], self._bounds[block + 1])
+            if self._given is not None:
+                self._check_block(block, local)
             if len(self._cache) >= _CACHE_BLOCKS:
                 del self._cache[next(iter(self._cache))]
             self._cache[block] = local
         return local
+
+    def _check_block(self, block: int, local: _Local) -> None:
+        """Refuse a given table whose counts for ``block`` are not those of its octets."""
+        cps = self._cps[block + 1] - self._cps[block]
+        endings = self._endings[block + 1] - self._endings[block]
+        chars = self._chars[block + 1] - self._chars[block]
+        found = (local.cps, len(local.ends), local.cps - local.twos[-1])
+        if found != (cps, endings, chars):
+            raise IntegrityError(
+                f"the text index does not match the text: block {block} (octets {self._bounds[block]}"
+                f" to {self._bounds[block + 1]}) holds {found[0]} code points, {found[1]} line endings and"
+                f" {found[2]} characters, the index says {cps}, {endings} and {chars}"
+            )
 
     def _local_from_octets(self, a: int, b: int) -> _Local:
         """Find code points and line endings of the octets ``[a, b)`` with vectorized comparisons."""

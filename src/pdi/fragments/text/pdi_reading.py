@@ -10,8 +10,9 @@
 * ``line=a,b`` — the extension scheme: RFC 5147 line positions over the
   CRLF-canonical text, line endings included.
 
-An archived text is stored CRLF-canonical, and then the selected octets are
-cut straight from it. For an entity that is not (any bare CR, LF, NEL or
+An archived text is kept as deposited (a text deposited before schema 4 was
+kept CRLF-canonical). Where it is CRLF-canonical the selected octets are cut
+straight from it. For an entity that is not (any bare CR, LF, NEL or
 CR+NEL before the selection) the positions are still counted over its
 CRLF-canonical form, from the index's counts, without rewriting the whole
 text: only the selection is decoded and written with CRLF
@@ -33,6 +34,7 @@ from pdi.errors import ParseError
 from pdi.fragments import FragmentResult, Range
 from pdi.fragments.text.index import Buffer, TextIndex
 from pdi.fragments.text.lines import to_crlf
+from pdi.fragments.text.table import TextTable
 
 
 def canonical_index(index: TextIndex) -> tuple[TextIndex, bool]:
@@ -90,17 +92,21 @@ def evaluate_pdi(
     *,
     charset: str | None = None,
     media_type: str = "text/plain",
+    table: TextTable | bytes | None = None,
 ) -> FragmentResult:
     """Evaluate PDI ``char`` or ``line`` positions on a text entity (see the module docstring).
 
     ``data`` is the entity's octets (or a :class:`TextIndex` over them, to
-    reuse its counts); ``charset`` its charset (default US-ASCII).
+    reuse its counts); ``charset`` its charset (default US-ASCII); ``table``
+    the block table made beforehand from these octets
+    (:class:`~pdi.fragments.text.TextTable` or its octets), which spares the
+    counting and gives the same result.
     """
     scheme = scheme.lower()
     if scheme not in ("char", "line"):
         raise ParseError(f"not a text scheme: {scheme!r}", rule="fragment-scheme")
     start, end, _ = _positions(scheme, positions)
-    index = data if isinstance(data, TextIndex) else TextIndex(data, charset)
+    index = data if isinstance(data, TextIndex) else TextIndex(data, charset, table=table)
     if scheme == "char":
         through = end
     else:

@@ -1,26 +1,37 @@
-"""Character encodings of MHTML text parts, as a browser reads them.
+"""The encoding of text a browser would read, and its decoding (WHATWG Encoding and HTML).
 
-Order (issue 6, and what browsers do with saved pages):
+Used wherever bytes are read as a browser reads them: the text parts of an MHTML
+file (:mod:`pdi.mhtml`), an HTML document stored without a charset
+(:mod:`pdi.fragments.markup`, whose positions the resolver's viewer shares). Order
+(issue 6, and what browsers do with saved pages), after the HTML Standard's *encoding
+sniffing algorithm* (HTML §13.2.3.2, "Determining the character encoding"):
 
-1. a byte order mark (UTF-8, UTF-16LE, UTF-16BE) wins over everything;
-2. then the part's ``charset=`` parameter;
+1. a byte order mark (UTF-8, UTF-16LE, UTF-16BE) wins over everything (Encoding §6.1,
+   *BOM sniff*);
+2. then the ``charset=`` parameter the bytes came with (the transport layer's encoding);
 3. then, for HTML, the first ``<meta charset>`` or ``<meta http-equiv=Content-Type
-   content="…; charset=…">`` in the first 1024 bytes (the WHATWG *prescan*, simplified
-   to the first ``<meta>`` that declares an encoding); for CSS the ``@charset`` rule;
+   content="…; charset=…">`` in the first 1024 bytes (HTML §13.2.3.2, *prescan a byte
+   stream to determine its encoding*, simplified to the first ``<meta>`` that declares
+   an encoding); for CSS the ``@charset`` rule (CSS Syntax §3.2);
 4. else UTF-8 when the bytes are valid UTF-8, else windows-1252, with a warning
    (Chromium writes no ``charset=`` on parts and keeps the page's original bytes).
 
-Labels are mapped with the WHATWG Encoding Standard's label table, so ``iso-8859-1``,
-``latin1`` and ``ascii`` mean windows-1252, ``shift_jis`` means the Windows-31J table,
-``gb2312`` means GBK (decoded with the gb18030 decoder, a superset), ``utf-16`` means
-UTF-16LE, and a ``<meta>`` naming UTF-16 means UTF-8. Python codecs stand in for the
-WHATWG decoders; the single-byte encodings are decoded with the bytes from 0x80 to 0x9F
-that Python leaves undefined mapped to the C1 controls, as the WHATWG indexes do
-(windows-1252's five, windows-1250's 0x81 …), and KOI8-U and windows-1255's 0xCA as the
-WHATWG indexes have them
+Labels are mapped with the WHATWG Encoding Standard's label table (Encoding §4.2), so
+``iso-8859-1``, ``latin1`` and ``ascii`` mean windows-1252, ``shift_jis`` means the
+Windows-31J table, ``gb2312`` means GBK (decoded with the gb18030 decoder, a superset),
+``utf-16`` means UTF-16LE, and a ``<meta>`` naming UTF-16 means UTF-8. These are not the
+IANA registry's meanings (:mod:`pdi.charsets.iana`, where ``iso-8859-1`` is
+ISO-8859-1): this module is for what a browser does, that one for the charset a
+depositor or a fragment's integrity check names. Python codecs stand in for the WHATWG
+decoders (Encoding §§8–14); the single-byte encodings (Encoding §9) are decoded with
+the bytes from 0x80 to 0x9F that Python leaves undefined mapped to the C1 controls, as
+the WHATWG indexes do (windows-1252's five, windows-1250's 0x81 …), and KOI8-U and
+windows-1255's 0xCA as the WHATWG indexes have them
 (:func:`single_byte_table`; ``tests/test_mhtml_urlencoding.py`` compares every table
 with the WHATWG index). Big5, GBK, gb18030 and EUC-JP are Python's codecs, which
 differ from the WHATWG indexes in some characters.
+
+Pure: no I/O, and nothing of pdi's but :mod:`pdi.errors`.
 """
 
 from __future__ import annotations
@@ -223,7 +234,7 @@ def decode(data: bytes, encoding: str) -> str:
 
 
 def bom_encoding(data: bytes) -> str | None:
-    """The encoding a byte order mark announces (WHATWG *BOM sniff*)."""
+    """The encoding a byte order mark announces (Encoding §6.1, *BOM sniff*)."""
     if data.startswith(codecs.BOM_UTF8):
         return "UTF-8"
     if data.startswith(codecs.BOM_UTF16_BE):
@@ -245,7 +256,7 @@ def meta_charset(data: bytes) -> str | None:
     """The WHATWG encoding the first declaring ``<meta>`` in the first 1024 bytes names.
 
     ``UTF-16LE``/``UTF-16BE`` from a ``<meta>`` mean UTF-8 and ``x-user-defined`` means
-    windows-1252, as the WHATWG prescan says. Comments are ignored.
+    windows-1252, as the prescan says (HTML §13.2.3.2). Comments are ignored.
     """
     head = _COMMENT.sub(b"", data[:1024])
     for m in _META.finditer(head):

@@ -1,0 +1,357 @@
+"""Blobs: the deposited octets, written from a stream while hashed, read back in verified chunks.
+
+A blob is named by the SHA-256 of its octets, the fixity of record. Beside
+that whole-blob digest the catalog keeps one SHA-256 per :data:`CHUNK_SIZE`
+octets (the last chunk may be shorter): a read of any byte range hashes only
+the chunks it touches and refuses one that no longer matches
+(:class:`~pdi.errors.IntegrityError` naming the chunk and its octets), so
+fixity is checked on every read at the cost of the range, and a flipped
+octet anywhere is still found by ``pdi verify``, which hashes everything.
+
+Nothing here holds a whole blob: :class:`Digests` takes the octets as they
+stream in (from a file, standard input or an HTTP body) and :class:`BlobReader`
+gives them back chunk by chunk. Where the blobs live is the store's business
+(files under the archive directory, rows in PostgreSQL); this module is the
+seam both stand on, and an object store can follow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import BinaryIO, Protocol
+
+from pdi.errors import IntegrityError
+
+#: Octets per chunk digest (1 MiB): a range read hashes at most this much more than it returns.
+CHUNK_SIZE = 1 << 20
+
+#: How much a stream is read at a time.
+READ_SIZE = 1 << 20
+
+_DIGEST = 32
+
+# Chunk digests are computed on a second thread while the calling one computes
+# the whole SHA-256 (hashlib releases the GIL on large buffers): the two passes
+# over the octets then cost about one on a machine with two cores.
+_HASHER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pdi-chunk-digests")
+
+
+@dataclass(frozen=True)
+class BlobInfo:
+    """What the catalog knows of a blob: its SHA-256, size, and one SHA-256 per chunk.
+
+    ``chunks`` is the concatenated 32-octet digests of each ``chunk_size``
+    octets in order; empty for a blob stored before chunk digests were kept
+    (then a read verifies the whole blob).
+    """
+
+    sha256: str
+    size: int
+    chunk_size: int = CHUNK_SIZE
+    chunks: bytes = b""
+
+    @property
+    def chunked(self) -> bool:
+        """Whether chunk digests are known (a blob stored by this version of pdi)."""
+        return bool(self.chunks) or self.size == 0
+
+    def chunk_digest(self, index: int) -> bytes:
+        """The SHA-256 of chunk ``index``."""
+        return self.chunks[index * _DIGEST : (index + 1) * _DIGEST]
+
+    def chunk_count(self) -> int:
+        """How many chunks the blob has (0 for an empty blob)."""
+        return -(-self.size // self.chunk_size)
+
+    def consistent(self) -> bool:
+        """Whether the digest list has one digest per chunk (a catalog row not damaged)."""
+        return not self.chunks or len(self.chunks) == self.chunk_count() * _DIGEST
+
+
+def _chunk_digests(pieces: list[bytes]) -> bytes:
+    return b"".join(hashlib.sha256(p).digest() for p in pieces)
+
+
+class Digests:
+    """The whole SHA-256, the chunk digests and the size of octets fed in order, in any pieces.
+
+    ``observe`` (if given) sees every piece as it comes, after it is hashed
+    (a content check or an index builder riding on the same pass).
+    """
+
+    def __init__(self, chunk_size: int = CHUNK_SIZE) -> None:
+        self.chunk_size = chunk_size
+        self._whole = hashlib.sha256()
+        self._pending: list[bytes] = []  # octets of the chunk being filled
+        self._pending_size = 0
+        self._full: list[bytes] = []  # whole chunks not yet handed to the hasher
+        self._futures: list[Future[bytes]] = []
+        self.size = 0
+
+    def update(self, data: bytes | bytearray | memoryview) -> None:
+        """Feed the next octets."""
+        piece = bytes(data)
+        if not piece:
+            return
+        self.size += len(piece)
+        self._whole.update(piece)
+        view = memoryview(piece)
+        while view:
+            room = self.chunk_size - self._pending_size
+            take = view[:room]
+            self._pending.append(bytes(take))
+            self._pending_size += len(take)
+            view = view[room:]
+            if self._pending_size == self.chunk_size:
+                self._full.append(b"".join(self._pending))
+                self._pending, self._pending_size = [], 0
+        if len(self._full) >= 8:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._full:
+            self._futures.append(_HASHER.submit(_chunk_digests, self._full))
+            self._full = []
+            if len(self._futures) >= 3:
+                self._futures[-3].result()  # at most about 24 MiB waiting to be hashed
+
+    def finish(self) -> BlobInfo:
+        """The blob's :class:`BlobInfo` (the digests of every chunk, the last one short)."""
+        if self._pending:
+            self._full.append(b"".join(self._pending))
+            self._pending, self._pending_size = [], 0
+        self._flush()
+        chunks = b"".join(f.result() for f in self._futures)
+        self._futures = []
+        return BlobInfo(self._whole.hexdigest(), self.size, self.chunk_size, chunks)
+
+
+def info_of(data: bytes, chunk_size: int = CHUNK_SIZE) -> BlobInfo:
+    """The :class:`BlobInfo` of octets in hand."""
+    digests = Digests(chunk_size)
+    digests.update(data)
+    return digests.finish()
+
+
+#: Octets to store: bytes in hand, a binary file (read to its end), or an iterable of pieces.
+Octets = bytes | bytearray | memoryview | BinaryIO | Iterable[bytes]
+
+
+def pieces(source: Octets, read_size: int = READ_SIZE) -> Iterator[bytes]:
+    """The octets of ``source`` in pieces of about ``read_size``, never all at once."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        view = memoryview(source)
+        for start in range(0, len(view), read_size):
+            yield bytes(view[start : start + read_size])
+        return
+    read = getattr(source, "read", None)
+    if read is not None:
+        reader: Callable[[int], bytes] = getattr(source, "read1", None) or read
+        while True:
+            piece = reader(read_size)
+            if not piece:
+                return
+            yield piece
+    else:
+        for piece in source:
+            if piece:
+                yield bytes(piece)
+
+
+@dataclass(frozen=True)
+class Audit:
+    """What a full read of a stored blob found: its SHA-256 and size now, and which chunks no longer match."""
+
+    sha256: str
+    size: int
+    damaged: tuple[int, ...]
+
+
+class BlobReader(Protocol):
+    """A stored blob, read by verified chunks.
+
+    ``path`` is a local file holding exactly the blob's octets (so it can be
+    memory-mapped or sent with ``sendfile``) or ``None`` where the store has
+    none (PostgreSQL). Every octet :meth:`chunks` yields belongs to a chunk
+    whose digest matched; one that does not is an :class:`IntegrityError`.
+    """
+
+    info: BlobInfo
+    path: str | None
+
+    @property
+    def size(self) -> int: ...
+
+    def chunks(self, start: int = 0, end: int | None = None) -> Iterator[bytes]: ...
+
+    def read(self, start: int = 0, end: int | None = None) -> bytes: ...
+
+    def verify_range(self, start: int, end: int) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class ChunkedReader:
+    """A :class:`BlobReader` over a function that reads raw octets ``[offset, offset + length)``.
+
+    Subclasses (or the store) give ``read_raw``; verification and slicing are here.
+    """
+
+    def __init__(
+        self,
+        info: BlobInfo,
+        read_raw: Callable[[int, int], bytes],
+        *,
+        name: str,
+        path: str | None = None,
+        close: Callable[[], None] | None = None,
+    ) -> None:
+        self.info = info
+        self.path = path
+        self._read_raw = read_raw
+        self._name = name
+        self._close = close
+        self._whole_checked = False
+
+    @property
+    def size(self) -> int:
+        return self.info.size
+
+    def _bounds(self, start: int, end: int | None) -> tuple[int, int]:
+        end = self.info.size if end is None else min(end, self.info.size)
+        return max(0, start), max(max(0, start), end)
+
+    def _check_whole(self) -> None:
+        """A blob without chunk digests: its whole SHA-256 (once per reader)."""
+        if self._whole_checked:
+            return
+        digest = hashlib.sha256()
+        size = 0
+        for offset in range(0, self.info.size, READ_SIZE):
+            piece = self._raw(offset, min(READ_SIZE, self.info.size - offset))
+            digest.update(piece)
+            size += len(piece)
+        if size != self.info.size or digest.hexdigest() != self.info.sha256:
+            raise IntegrityError(
+                f"the bytes of {self._name} do not match their SHA-256 {self.info.sha256}"
+            )
+        self._whole_checked = True
+
+    def _raw(self, offset: int, length: int) -> bytes:
+        piece = self._read_raw(offset, length)
+        if len(piece) != length:
+            raise IntegrityError(
+                f"the bytes of {self._name} are cut short: {self.info.size} octets recorded,"
+                f" fewer stored (octet {offset + len(piece)} is missing)"
+            )
+        return piece
+
+    def _chunk(self, index: int) -> bytes:
+        size = self.info.chunk_size
+        offset = index * size
+        piece = self._raw(offset, min(size, self.info.size - offset))
+        if hashlib.sha256(piece).digest() != self.info.chunk_digest(index):
+            raise IntegrityError(
+                f"the bytes of {self._name} are damaged: chunk {index} (octets {offset}"
+                f" to {offset + len(piece) - 1}) does not match its SHA-256"
+            )
+        return piece
+
+    def chunks(self, start: int = 0, end: int | None = None) -> Iterator[bytes]:
+        """The octets ``[start, end)`` in pieces, each from a chunk verified just before."""
+        start, end = self._bounds(start, end)
+        if start >= end:
+            return
+        if not self.info.chunked:
+            self._check_whole()
+            for offset in range(start, end, READ_SIZE):
+                yield self._raw(offset, min(READ_SIZE, end - offset))
+            return
+        size = self.info.chunk_size
+        for index in range(start // size, (end - 1) // size + 1):
+            piece = self._chunk(index)
+            base = index * size
+            yield piece[max(start - base, 0) : end - base]
+
+    def unverified(self) -> Iterator[bytes]:
+        """Every stored octet in order, not checked (to copy a blob whose reads are checked later by range)."""
+        for offset in range(0, self.info.size, READ_SIZE):
+            yield self._raw(offset, min(READ_SIZE, self.info.size - offset))
+
+    def read(self, start: int = 0, end: int | None = None) -> bytes:
+        """The octets ``[start, end)``, verified (hold only what you can hold)."""
+        return b"".join(self.chunks(start, end))
+
+    def verify_range(self, start: int, end: int) -> None:
+        """Check the chunks holding octets ``[start, end)`` (an :class:`IntegrityError` if one is damaged)."""
+        for _ in self.chunks(start, end):
+            pass
+
+    def verify(self) -> None:
+        """Check every chunk, and the whole SHA-256 from the same read."""
+        digest = hashlib.sha256()
+        size = 0
+        for piece in self.chunks():
+            digest.update(piece)
+            size += len(piece)
+        if size != self.info.size or digest.hexdigest() != self.info.sha256:
+            raise IntegrityError(
+                f"the bytes of {self._name} do not match their SHA-256 {self.info.sha256}"
+            )
+
+    def audit(self) -> Audit:
+        """Read every stored octet (to the real end, whatever the catalog says): whole SHA-256, size, damaged chunks."""
+        digest = hashlib.sha256()
+        damaged: list[int] = []
+        size = self.info.chunk_size
+        offset = 0
+        index = 0
+        while True:
+            piece = self._read_raw(offset, size)
+            if not piece:
+                break
+            digest.update(piece)
+            if (
+                self.info.chunks
+                and index < self.info.chunk_count()
+                and hashlib.sha256(piece).digest() != self.info.chunk_digest(index)
+            ):
+                damaged.append(index)
+            offset += len(piece)
+            index += 1
+            if len(piece) < size:
+                break
+        return Audit(digest.hexdigest(), offset, tuple(damaged))
+
+    def close(self) -> None:
+        if self._close is not None:
+            self._close()
+            self._close = None
+
+    def __enter__(self) -> ChunkedReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def file_reader(info: BlobInfo, path: str, *, name: str) -> ChunkedReader:
+    """A :class:`ChunkedReader` over a local file (``pread``: no shared file position)."""
+    fd = os.open(path, os.O_RDONLY)
+
+    def read_raw(offset: int, length: int) -> bytes:
+        parts: list[bytes] = []
+        while length > 0:
+            piece = os.pread(fd, length, offset)
+            if not piece:
+                break
+            parts.append(piece)
+            offset += len(piece)
+            length -= len(piece)
+        return b"".join(parts)
+
+    return ChunkedReader(info, read_raw, name=name, path=path, close=lambda: os.close(fd))

@@ -1,0 +1,364 @@
+"""The element index of an HTML or XML document, made once (at deposit) so that no query parses.
+
+``elt`` and ``name`` need, for every start tag of the source, where its
+element begins and ends; today that takes a parse of the whole document on
+every request (html5lib, pure Python: seconds per megabyte). An
+:class:`ElementIndex` is the outcome of that parse, kept:
+
+* for every start tag, by number: its tag name and the code points
+  ``[start, end)`` of its element in the CRLF-canonical text (what
+  :func:`~pdi.fragments.markup.html_elements` and
+  :func:`~pdi.fragments.markup.xml_elements` give);
+* the ``name`` table: each value of a ``name`` or ``id`` attribute, sorted,
+  with the first element that has it (``name=x`` is the first element whose
+  ``name`` or ``id`` is ``x``), searched by bisection without loading the table;
+* the charset the document was read in (for a document stored without one:
+  the charset sniffed when the index was made, so a query need not sniff
+  again), and the charset given then;
+* the block table of its text (:class:`~pdi.fragments.text.TextTable`, when
+  the charset has one), so that the selection is cut from the octets with a
+  binary search, for ``elt`` and ``name`` as for ``char`` and ``line``;
+* or, for a document that cannot be cut, the error that says so (a
+  ``<template>``, XML that is not well-formed, octets that are not text in
+  the charset), given again on every query without parsing again.
+
+A query then reads the index and the octets of the selection:
+:func:`~pdi.fragments.markup.evaluate_markup` with ``index=`` gives exactly
+what it gives without one, errors included.
+
+Sealed with :mod:`pdi.fragments.sealed` (magic ``PDIM``). Payload layout,
+version 1 (little-endian; a string is its UTF-8 after its length, all ones
+in the length for none)::
+
+    u8 kind (1 html, 2 xml, 3 xhtml)   u64 size of the document in octets
+    u16-string charset given           u16-string charset read in
+    u8 failure (0 none, 1 UnsupportedError, 2 ParseError);
+       if any: u32-string message, i64 offset (-1: none), u16-string rule
+    u32 octets of the text table (all ones: none), then that table (PDIT)
+    u32 n elements   u8 width w (4 or 8)
+    uw[n] starts     uw[n] ends
+    u32 t tag names, each a u16-string     u8 width v (1, 2 or 4)
+    uv[n] tag name of each element (its place among the t)
+    u32 m values (sorted)   u32[m + 1] offsets into the values' octets
+    the values' octets      u32[m] first element of each value
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import mmap
+import struct
+from bisect import bisect_left
+from collections.abc import Sequence
+from typing import Any, Final, overload
+
+import numpy as np
+
+from pdi.errors import IntegrityError, ParseError, UnsupportedError
+from pdi.fragments.markup import (
+    MAX_PARSE_SECONDS,
+    Element,
+    document_charset,
+    html_elements,
+    markup_kind,
+    xml_elements,
+)
+from pdi.fragments.sealed import Reader, pack_text, seal, unseal
+
+MAGIC: Final = b"PDIM"
+VERSION: Final = 1
+_WHAT: Final = "element index"
+_KINDS: Final = ("html", "xml", "xhtml")
+_FAILURES: Final = (None, UnsupportedError, ParseError)
+_U8 = struct.Struct("<B")
+_U16 = struct.Struct("<H")
+_U32 = struct.Struct("<I")
+_I64 = struct.Struct("<q")
+_HEAD = struct.Struct("<BQ")
+_NONE32: Final = 0xFFFFFFFF
+
+Buffer = bytes | bytearray | memoryview | mmap.mmap
+
+
+class _Values(Sequence[bytes]):
+    """The sorted ``name``/``id`` values, read one at a time from the index's octets (for bisection)."""
+
+    def __init__(self, offsets: Any, octets: memoryview) -> None:
+        self._offsets = offsets
+        self._octets = octets
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    @overload
+    def __getitem__(self, i: int) -> bytes: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[bytes]: ...
+    def __getitem__(self, i: int | slice) -> bytes | Sequence[bytes]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return bytes(self._octets[int(self._offsets[i]) : int(self._offsets[i + 1])])
+
+
+class ElementIndex(Sequence[Element]):
+    """The element table of one document, by start tag number (see the module docstring).
+
+    A sequence of :class:`~pdi.fragments.markup.Element` (without their
+    attributes: :meth:`first_named` answers ``name``), made by :meth:`build`
+    or read back by :meth:`from_bytes`.
+    """
+
+    def __init__(
+        self,
+        *,
+        kind: str,
+        size: int,
+        declared: str | None,
+        charset: str | None,
+        failure: PDIFailure | None,
+        text_table: bytes | None,
+        starts: Any,
+        ends: Any,
+        tag_names: Sequence[str],
+        tags: Any,
+        values: Sequence[bytes],
+        firsts: Any,
+    ) -> None:
+        self.kind = kind
+        self.size = size
+        self.declared = declared
+        self.charset = charset
+        self.failure = failure
+        self.text_table = text_table
+        self._starts = starts
+        self._ends = ends
+        self._tag_names = tuple(tag_names)
+        self._tags = tags
+        self._values = values
+        self._firsts = firsts
+
+    # ------------------------------------------------------------ building
+    @classmethod
+    def build(
+        cls, data: Buffer, media_type: str, charset: str | None = None, *, seconds: float = MAX_PARSE_SECONDS
+    ) -> ElementIndex:
+        """Parse the HTML or XML ``data`` once and keep what ``elt`` and ``name`` need.
+
+        ``charset`` as :func:`~pdi.fragments.markup.evaluate_markup` takes it
+        (``None``: sniffed). A document that cannot be cut gets an index that
+        says why (its queries raise that error); a parse longer than
+        ``seconds`` (HTML) or an XML entity that expands too much is a
+        :class:`~pdi.errors.LimitError` here, and no index. A media type that
+        is not HTML or XML (or is SGML) is :class:`~pdi.errors.UnsupportedError`.
+        """
+        from pdi.fragments.text import TextIndex
+        from pdi.fragments.text.lines import to_crlf
+        from pdi.fragments.text.table import BLOCK_SIZE
+
+        kind = markup_kind(media_type)
+        if kind not in _KINDS:
+            raise UnsupportedError(f"element indexes are for HTML and XML, not {media_type}")
+        octets = data if isinstance(data, bytes) else bytes(data)
+        read_in = document_charset(octets, media_type, charset)
+        failure: PDIFailure | None = None
+        table: bytes | None = None
+        elements: list[Element] = []
+        try:
+            text_index = TextIndex(octets, read_in, block_size=BLOCK_SIZE)
+            text_table = text_index.table()
+            table = None if text_table is None else text_table.to_bytes()
+            text = to_crlf(text_index.whole_text())
+            elements = html_elements(text, seconds=seconds) if kind == "html" else xml_elements(text)
+        except (UnsupportedError, ParseError) as exc:
+            failure = PDIFailure.of(exc)
+        firsts: dict[str, int] = {}
+        for element in elements:
+            for key in ("name", "id"):
+                value = element.attributes.get(key)
+                if value is not None and value not in firsts:
+                    firsts[value] = element.number
+        names = sorted(firsts)  # code point order, which is also the order of their UTF-8
+        tag_names = sorted({e.name for e in elements})
+        tag_of = {name: i for i, name in enumerate(tag_names)}
+        encoded = [v.encode("utf-8", "surrogatepass") for v in names]
+        return cls(
+            kind=kind, size=len(octets), declared=charset, charset=read_in, failure=failure, text_table=table,
+            starts=np.array([e.start for e in elements], dtype=np.int64),
+            ends=np.array([e.end for e in elements], dtype=np.int64),
+            tag_names=tag_names, tags=np.array([tag_of[e.name] for e in elements], dtype=np.int64),
+            values=encoded, firsts=np.array([firsts[v] for v in names], dtype=np.int64),
+        )
+
+    # ------------------------------------------------------------ octets
+    def to_bytes(self) -> bytes:
+        """The index, sealed (see the module docstring for the layout)."""
+        parts = [
+            _HEAD.pack(_KINDS.index(self.kind) + 1, self.size),
+            pack_text(self.declared, _U16), pack_text(self.charset, _U16),
+        ]
+        if self.failure is None:
+            parts.append(_U8.pack(0))
+        else:
+            parts += [
+                _U8.pack(_FAILURES.index(self.failure.error)),
+                pack_text(self.failure.message),
+                _I64.pack(-1 if self.failure.offset is None else self.failure.offset),
+                pack_text(self.failure.rule, _U16),
+            ]
+        if self.text_table is None:
+            parts.append(_U32.pack(_NONE32))
+        else:
+            parts += [_U32.pack(len(self.text_table)), self.text_table]
+        n = len(self)
+        wide = n and int(max(self._starts.max(), self._ends.max())) >= 1 << 32
+        dtype = "<u8" if wide else "<u4"
+        parts += [_U32.pack(n), _U8.pack(8 if wide else 4)]
+        parts += [np.asarray(self._starts).astype(dtype).tobytes(), np.asarray(self._ends).astype(dtype).tobytes()]
+        parts.append(_U32.pack(len(self._tag_names)))
+        parts += [pack_text(name, _U16) for name in self._tag_names]
+        tag_width = 1 if len(self._tag_names) <= 1 << 8 else 2 if len(self._tag_names) <= 1 << 16 else 4
+        parts += [_U8.pack(tag_width), np.asarray(self._tags).astype(f"<u{tag_width}").tobytes()]
+        values = [self._values[i] for i in range(len(self._values))]
+        offsets = np.concatenate(([0], np.cumsum([len(v) for v in values], dtype=np.int64)))
+        parts += [_U32.pack(len(values)), offsets.astype("<u4").tobytes(), b"".join(values)]
+        parts.append(np.asarray(self._firsts).astype("<u4").tobytes())
+        return seal(MAGIC, VERSION, b"".join(parts))
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ElementIndex:
+        """The index :meth:`to_bytes` wrote; a damaged, foreign or inconsistent one is an :class:`~pdi.errors.IntegrityError`.
+
+        Reads the arrays in place (no copy, nothing decoded but the tag names).
+        """
+        reader = Reader(unseal(data, MAGIC, VERSION, _WHAT), _WHAT)
+        kind_code, size = reader.unpack(_HEAD)
+        if not 1 <= kind_code <= len(_KINDS):
+            raise reader.damaged(f"its kind {kind_code} is none of html, xml, xhtml")
+        declared, charset = reader.text(_U16), reader.text(_U16)
+        (failure_code,) = reader.unpack(_U8)
+        failure: PDIFailure | None = None
+        if failure_code:
+            if failure_code >= len(_FAILURES):
+                raise reader.damaged(f"its failure kind {failure_code} is unknown")
+            message = reader.text() or ""
+            (offset,) = reader.unpack(_I64)
+            rule = reader.text(_U16)
+            failure = PDIFailure(_FAILURES[failure_code], message, None if offset < 0 else offset, rule)
+        (table_size,) = reader.unpack(_U32)
+        text_table = None if table_size == _NONE32 else bytes(reader.take(table_size))
+        n, width = reader.unpack(struct.Struct("<IB"))
+        if width not in (4, 8):
+            raise reader.damaged(f"its offsets are {width} octets wide, not 4 or 8")
+        dtype = f"<u{width}"
+        starts = np.frombuffer(reader.take(width * n), dtype=dtype)
+        ends = np.frombuffer(reader.take(width * n), dtype=dtype)
+        (t,) = reader.unpack(_U32)
+        tag_names = [reader.text(_U16) or "" for _ in range(t)]
+        (tag_width,) = reader.unpack(_U8)
+        if tag_width not in (1, 2, 4):
+            raise reader.damaged(f"its tag numbers are {tag_width} octets wide, not 1, 2 or 4")
+        tags = np.frombuffer(reader.take(tag_width * n), dtype=f"<u{tag_width}")
+        (m,) = reader.unpack(_U32)
+        offsets = np.frombuffer(reader.take(4 * (m + 1)), dtype="<u4")
+        values = _Values(offsets, reader.take(int(offsets[-1])))
+        firsts = np.frombuffer(reader.take(4 * m), dtype="<u4")
+        reader.end()
+        if n and (bool(np.any(ends < starts)) or int(tags.max()) >= t):
+            raise reader.damaged("an element ends before it starts, or has a tag name it does not list")
+        if offsets[0] != 0 or bool(np.any(np.diff(offsets.astype(np.int64)) < 0)) or (m and int(firsts.max()) >= n):
+            raise reader.damaged("its name table does not hold together")
+        return cls(
+            kind=_KINDS[kind_code - 1], size=size, declared=declared, charset=charset, failure=failure,
+            text_table=text_table, starts=starts, ends=ends, tag_names=tag_names, tags=tags, values=values,
+            firsts=firsts,
+        )
+
+    # ------------------------------------------------------------ queries
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    @overload
+    def __getitem__(self, number: int) -> Element: ...
+    @overload
+    def __getitem__(self, number: slice) -> Sequence[Element]: ...
+    def __getitem__(self, number: int | slice) -> Element | Sequence[Element]:
+        if isinstance(number, slice):
+            return [self[i] for i in range(*number.indices(len(self)))]
+        if not 0 <= number < len(self):
+            raise IndexError(number)
+        return Element(
+            number, self._tag_names[int(self._tags[number])], int(self._starts[number]), int(self._ends[number]), {}
+        )
+
+    def first_named(self, name: str) -> Element | None:
+        """The first element whose ``name`` or ``id`` attribute is ``name``, or ``None``."""
+        key = name.encode("utf-8", "surrogatepass")
+        i = bisect_left(self._values, key)
+        if i < len(self._values) and self._values[i] == key:
+            return self[int(self._firsts[i])]
+        return None
+
+    def reading(self, data: Buffer, media_type: str, charset: str | None) -> str | None:
+        """The charset to read ``data`` in, after checking that this index was made for it.
+
+        As :func:`~pdi.fragments.markup.document_charset` would say, without
+        sniffing again when no charset was given now nor when the index was
+        made. An index made for another kind of document, another size or a
+        charset read otherwise is an :class:`~pdi.errors.IntegrityError`.
+        """
+        kind = markup_kind(media_type)
+        if kind != self.kind:
+            raise IntegrityError(f"the element index was made for {self.kind}, not for {media_type}")
+        if len(data) != self.size:
+            raise IntegrityError(f"the element index was made for {self.size} octets, not for these {len(data)}")
+        if charset is None and self.declared is None:
+            return self.charset
+        read_in = document_charset(data, media_type, charset)
+        if not _same_reading(read_in, self.charset):
+            raise IntegrityError(f"the element index was made reading the document as {self.charset}, not {read_in}")
+        return read_in
+
+    def raise_failure(self) -> None:
+        """Raise the error the document gave when the index was made, if it did."""
+        if self.failure is not None:
+            raise self.failure.error_value()
+
+
+class PDIFailure:
+    """An error that evaluating ``elt`` or ``name`` on a document raises, kept to be raised again."""
+
+    def __init__(
+        self, error: type[UnsupportedError] | type[ParseError] | None, message: str, offset: int | None, rule: str | None
+    ) -> None:
+        if error is None:
+            raise ValueError("a failure needs an error class")
+        self.error = error
+        self.message = message
+        self.offset = offset
+        self.rule = rule
+
+    @classmethod
+    def of(cls, exc: UnsupportedError | ParseError) -> PDIFailure:
+        if isinstance(exc, ParseError):
+            return cls(ParseError, exc.reason, exc.offset, exc.rule)
+        return cls(UnsupportedError, exc.message, None, None)
+
+    def error_value(self) -> UnsupportedError | ParseError:
+        if self.error is ParseError:
+            return ParseError(self.message, offset=self.offset, rule=self.rule)
+        return UnsupportedError(self.message)
+
+
+def _same_reading(a: str | None, b: str | None) -> bool:
+    """Whether two charset labels read octets alike (the same label, or the same codec)."""
+    from pdi.fragments.text.charset import codec_name
+
+    if a is None or b is None:
+        return a is b
+    if a.casefold() == b.casefold():
+        return True
+    try:
+        return codec_name(a) == codec_name(b)
+    except UnsupportedError:
+        return False
