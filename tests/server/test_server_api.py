@@ -146,12 +146,13 @@ def test_pdi_serve_runs_the_resolver(tmp_path: Path) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
-        [sys.executable, "-m", "pdi", "serve", "--port", str(port), "--archive", str(tmp_path / "archive")],
+        [sys.executable, "-m", "pdi", "serve", "--port", str(port), "--workers", "2",
+         "--archive", str(tmp_path / "archive")],
         stderr=subprocess.PIPE, text=True,
     )
     try:
         assert process.stderr is not None
-        assert process.stderr.readline() == f"pdi: serving {tmp_path / 'archive'} at http://127.0.0.1:{port}/ (Ctrl-C stops)\n"
+        assert process.stderr.readline() == f"pdi: serving {tmp_path / 'archive'} at http://127.0.0.1:{port}/ with 2 workers (Ctrl-C stops)\n"
         deadline = time.monotonic() + 30
         while True:
             try:
