@@ -17,20 +17,33 @@ for the same name before any routing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.to_thread
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import (
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 
 from pdi.archive import Archive, Generic, Resolved
 from pdi.archive.describe import describe
 from pdi.errors import LimitError, ParseError
 from pdi.identifier import PDI
 from pdi.server.cache import Entity, ResponseCache, answer, entity_names
-from pdi.server.conditional import entity_tag, tag_matches
+from pdi.server.conditional import (
+    UNSATISFIABLE,
+    byte_range,
+    entity_tag,
+    if_range_holds,
+    tag_matches,
+)
 from pdi.server.limits import WorkLimits
 from pdi.server.problems import Problem
 
@@ -96,6 +109,8 @@ class Resolver:
                 if unchanged is not None:
                     return unchanged
             found = await self.work.run(self.representation, urn_from_query(query), base)
+            if isinstance(found, Large):
+                return streamed_response(self.archive, found.resolved, headers)
             if isinstance(found, Entity):
                 self.cache.put(request.scope["query_string"], found)  # the key CachedAnswers looks up
                 return entity_response(found, headers)
@@ -115,10 +130,20 @@ class Resolver:
         unsatisfiable one ``416``); ``HEAD`` answers the same headers.
         """
         found = self.representation(name, base)
+        if isinstance(found, Large):
+            return streamed_response(self.archive, found.resolved, headers)
         return entity_response(found, headers) if isinstance(found, Entity) else found
 
-    def representation(self, name: str, base: str) -> Entity | Response:
-        """What N2R answers for ``name`` before any request field is read: a whole :class:`Entity`, or ``300``."""
+    def representation(self, name: str, base: str) -> Entity | Large | Response:
+        """What N2R answers for ``name`` before any request field is read.
+
+        A whole :class:`Entity` (its bytes in hand), :class:`Large` for a whole
+        representation over :data:`STREAM_FROM` octets (streamed by verified
+        chunks, never held), or ``300`` for a generic name.
+        """
+        located = self.archive.locate(name)
+        if not isinstance(located, Generic) and located.pdi.fragment is None and located.record.size > STREAM_FROM:
+            return Large(located)
         resolved = self.archive.resolve(name)
         if isinstance(resolved, Generic):  # one resource per format of each version: let the client choose
             body = _uri_list(str(resolved.pdi), [_n2r_url(base, n) for n in resolved.names])
@@ -236,6 +261,58 @@ def whole_entity(resolved: Resolved) -> Entity:
         tag,
         tuple((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in about.items()),
         entity_names(str(resolved.pdi), _generic(resolved)),
+    )
+
+
+#: A whole representation larger than this (octets) is streamed from the store, never held or cached.
+STREAM_FROM = 4 << 20
+
+
+@dataclass(frozen=True)
+class Large:
+    """A whole representation to stream (only located: its octets not read)."""
+
+    resolved: Resolved
+
+
+def streamed_response(archive: Archive, located: Resolved, headers: Mapping[str, str]) -> Response:
+    """N2R of a large whole representation: streamed by verified chunks, with ``Range`` and ``If-Range``.
+
+    The body is read a chunk at a time on a worker thread as the client takes
+    it, so memory stays a few chunks whatever the size. A chunk found
+    damaged midway ends the response early (the length promised is not
+    reached, so a client sees the cut), and is logged by the reader's error.
+    """
+    size = located.record.size
+    tag = entity_tag(located.sha256, str(located.pdi))
+    base = {**_about(located), "ETag": tag, "Cache-Control": IMMUTABLE, "Accept-Ranges": "bytes"}
+    wanted = byte_range(headers.get("range"), size) if if_range_holds(headers.get("if-range"), tag) else None
+    if wanted == UNSATISFIABLE:
+        return Response(status_code=416, headers={**base, "Content-Range": f"bytes */{size}"})
+    start, end = (0, size) if wanted is None else (wanted[0], wanted[1] + 1)
+    opened = archive.open_octets(str(located.pdi))
+    # the first chunk is read (and checked) before the status is sent: a damaged start is a 500 problem
+    pieces = opened.reader.chunks(start, end)
+    try:
+        first = next(pieces, b"")
+    except BaseException:
+        opened.close()
+        raise
+
+    def body() -> Iterator[bytes]:
+        try:
+            if first:
+                yield first
+            yield from pieces
+        finally:
+            opened.close()
+
+    fields = {**base, "Content-Length": str(end - start)}
+    if wanted is not None:
+        fields["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
+    return StreamingResponse(
+        body(), status_code=206 if wanted is not None else 200, headers=fields,
+        media_type=_content_type(located),
     )
 
 
