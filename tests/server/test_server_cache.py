@@ -116,8 +116,8 @@ def test_a_generic_name_is_never_kept(names: dict[str, str]) -> None:
         assert status == 300 and body.decode().count("/uri-res/N2R?") == 2  # the new version is listed
         assert len(app.state.cache) == 0
         # I2R is N2R: the same entry serves both
-        assert _get(client, names["generic"] + ".text.2")[2] == b"two\r\n"
-        assert client.get(f"/uri-res/I2R?{names['generic']}.text.2").content == b"two\r\n"
+        assert _get(client, names["generic"] + ".text.2")[2] == b"two\n"
+        assert client.get(f"/uri-res/I2R?{names['generic']}.text.2").content == b"two\n"
         assert len(app.state.cache) == 1
 
 

@@ -117,7 +117,7 @@ def test_requests_are_served_by_several_processes(archive: tuple[Path, str]) -> 
             for _ in range(5):  # a few requests each, while the other clients make theirs
                 conn.sendall(request)
                 answer = b""
-                while not answer.endswith(b"served by one of several workers\r\n"):
+                while not answer.endswith(b"served by one of several workers\n"):
                     answer += conn.recv(65536)
                 assert answer.startswith(b"HTTP/1.1 200 ")
             return conn
