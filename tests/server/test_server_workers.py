@@ -98,6 +98,23 @@ def _owner_of_server_end(client: socket.socket, candidates: set[int]) -> int:
     raise AssertionError(f"no worker holds socket {inode}")
 
 
+def _response(conn: socket.socket) -> tuple[int, bytes]:
+    """Status and body of the next HTTP/1.1 response on ``conn`` (its length from Content-Length)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = conn.recv(65536)
+        assert piece, "the server closed the connection"
+        data += piece
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    length = next(int(line.split(":", 1)[1]) for line in lines if line.lower().startswith("content-length:"))
+    while len(body) < length:
+        piece = conn.recv(65536)
+        assert piece, "the server closed the connection"
+        body += piece
+    return int(lines[0].split()[1]), body
+
+
 def _wait_for(condition: object, seconds: float = 30) -> None:
     deadline = time.monotonic() + seconds
     while not condition():  # type: ignore[operator]
@@ -116,10 +133,7 @@ def test_requests_are_served_by_several_processes(archive: tuple[Path, str]) -> 
             conn = socket.create_connection(("127.0.0.1", port), timeout=30)
             for _ in range(5):  # a few requests each, while the other clients make theirs
                 conn.sendall(request)
-                answer = b""
-                while not answer.endswith(b"served by one of several workers\n"):
-                    answer += conn.recv(65536)
-                assert answer.startswith(b"HTTP/1.1 200 ")
+                assert _response(conn) == (200, b"served by one of several workers\n")
             return conn
 
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
