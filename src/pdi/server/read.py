@@ -110,7 +110,8 @@ class Resolver:
                     return unchanged
             found = await self.work.run(self.representation, urn_from_query(query), base)
             if isinstance(found, Large):
-                return streamed_response(self.archive, found.resolved, headers)
+                # opening it reads and checks its first chunk: off the event loop, as every read is
+                return await anyio.to_thread.run_sync(streamed_response, self.archive, found.resolved, headers)
             if isinstance(found, Entity):
                 self.cache.put(request.scope["query_string"], found)  # the key CachedAnswers looks up
                 return entity_response(found, headers)
