@@ -19,18 +19,35 @@ resolver, which fills the cache (:meth:`pdi.server.read.Resolver.endpoint`).
 The key is the request's query string exactly as sent, the name as the
 client spelled it; every spelling of a name is its own entry.
 
+:class:`CachedAnswerProtocol` does the same one step earlier, in ``pdi
+serve``'s HTTP/1.1 connections: as soon as a request's head is parsed, an
+answer the cache holds is written to the connection at once, without an
+ASGI request cycle (a task, the middleware, Starlette), which is most of
+what a small answer costs — twice the requests a second, half the latency.
+It steps aside (the ASGI path answers, from the same cache) whenever the
+request is not the plain case: another request still being answered on the
+connection, the client not reading what was written (the connection's
+write buffer full), a request body, an upgrade, ``Connection: close``,
+HTTP/1.0, or the connection limit reached.
+
 Each ``pdi serve`` worker process has a cache of its own.
 """
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
+import httptools
 from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE
 
 from pdi.server.conditional import UNSATISFIABLE, byte_range, if_range_holds, tag_matches
+from pdi.server.limits import GuardedHttpToolsProtocol
 
 #: Bytes of whole answers a worker keeps by default (``pdi serve --cache-mib``).
 DEFAULT_CACHE_BYTES = 32 << 20
@@ -126,9 +143,13 @@ class ResponseCache:
         return entity
 
     def put(self, key: bytes, entity: Entity) -> bool:
-        """Keep ``entity`` under ``key`` unless it is larger than one entry may be; whether it was kept."""
+        """Keep ``entity`` under ``key`` unless it is larger than one entry may be; whether it was kept.
+
+        An answer with a header value that may not be sent (a control
+        character) is not kept either: the server refuses it each time.
+        """
         cost = entity.size + len(key)
-        if cost > self.max_entry_bytes:
+        if cost > self.max_entry_bytes or any(_UNSENDABLE.search(v) for _, v in entity.headers):
             return False
         if key in self._entries:
             self._drop(key)
@@ -204,3 +225,86 @@ def _conditional_fields(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | N
 
 
 _CONDITIONAL = frozenset({b"if-none-match", b"range", b"if-range"})
+#: What a header value may not hold (as uvicorn checks each answer it sends).
+_UNSENDABLE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
+#: Request fields after which a request is not the plain case the protocol answers itself.
+_NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade"})
+_N2R_PATHS = frozenset(p.encode() for p in N2R_PATHS)
+
+
+class _Answered:
+    """What stands for the request cycle of a request answered from the cache: one already complete.
+
+    uvicorn's protocol looks at its current cycle when the rest of the
+    request arrives, when the connection is lost and when it shuts down.
+    """
+
+    response_complete = True
+    keep_alive = True
+    disconnected = False
+    message_event = asyncio.Event()  # set when a connection is lost: nobody waits on it
+
+
+_ANSWERED: Any = _Answered()
+
+
+class CachedAnswerProtocol(GuardedHttpToolsProtocol):
+    """uvicorn's HTTP/1.1 protocol with the request-head deadline, writing answers the cache holds at once.
+
+    See the module's docstring for when it answers and when it leaves the
+    request to the ASGI app. ``cache`` is the worker's :class:`ResponseCache`.
+    """
+
+    cache: ResponseCache | None = None
+
+    def on_headers_complete(self) -> None:
+        if not self._answer_from_cache():
+            super().on_headers_complete()
+
+    def _answer_from_cache(self) -> bool:
+        cache = self.cache
+        parser = self.parser
+        if (
+            cache is None
+            or not self.url.startswith(b"/uri-res/")
+            or (self.cycle is not None and not self.cycle.response_complete)
+            or self.pipeline
+            or self.flow.write_paused
+            or parser.get_http_version() != "1.1"
+            or not parser.should_keep_alive()
+            or parser.should_upgrade()
+            or (self.limit_concurrency is not None
+                and max(len(self.connections), len(self.tasks)) >= self.limit_concurrency)
+        ):
+            return False
+        method = parser.get_method()
+        if method not in (b"GET", b"HEAD") or any(key in _NOT_PLAIN for key, _ in self.headers):
+            return False
+        try:
+            url = httptools.parse_url(self.url)
+        except httptools.HttpParserInvalidURLError:
+            return False  # the ASGI path says what is wrong with it
+        if url.path not in _N2R_PATHS:
+            return False
+        entity = cache.get(url.query or b"")
+        if entity is None:
+            return False
+        status, headers, body = answer(entity, *_conditional_fields(self.headers))
+        head = [STATUS_LINE[status]]
+        for key, value in (*self.server_state.default_headers, *headers):
+            head.extend((key, b": ", value, b"\r\n"))
+        head.append(b"\r\n")
+        self._disarm()
+        self.transport.write(b"".join(head) + body if method == b"GET" else b"".join(head))
+        # what uvicorn does once a response is complete: count it, wait for the next request
+        self.cycle = _ANSWERED
+        self.server_state.total_requests += 1
+        self._unset_keepalive_if_required()
+        self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self.timeout_keep_alive_handler)
+        self._arm()
+        return True
+
+
+def answering_protocol(header_seconds: float, cache: ResponseCache | None) -> type[CachedAnswerProtocol]:
+    """:class:`CachedAnswerProtocol` with its own request-head deadline and the worker's cache."""
+    return type("CachedAnswerProtocol", (CachedAnswerProtocol,), {"header_seconds": header_seconds, "cache": cache})

@@ -91,13 +91,19 @@ def serve(
 
 
 def _uvicorn(app: ASGIApp, listener: socket.socket, *, header_timeout: float, max_connections: int) -> None:
-    """uvicorn on ``listener`` until a signal stops it (HTTP/1.1 with the request-head deadline)."""
+    """uvicorn on ``listener`` until a signal stops it.
+
+    HTTP/1.1 with the request-head deadline, answering what the app's cache
+    of whole answers holds (``app.state.cache``, as :func:`pdi.server.create_app`
+    makes it) straight from the connection (:mod:`pdi.server.cache`).
+    """
     import uvicorn
 
-    from pdi.server.limits import guarded_protocol
+    from pdi.server.cache import answering_protocol
 
+    state = getattr(app, "state", None)
     config = uvicorn.Config(
-        app, log_level="warning", http=guarded_protocol(header_timeout),
+        app, log_level="warning", http=answering_protocol(header_timeout, getattr(state, "cache", None)),
         limit_concurrency=max_connections, timeout_keep_alive=5,
         timeout_graceful_shutdown=GRACE_SECONDS,
     )

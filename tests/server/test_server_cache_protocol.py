@@ -1,0 +1,226 @@
+"""Answers from the cache written by the HTTP/1.1 protocol itself (pdi.server.cache.CachedAnswerProtocol).
+
+The protocol answers a plain request for a name the cache holds as soon as
+its head is parsed, with no ASGI request cycle. These tests speak HTTP/1.1
+over a socket: that its answers are byte for byte the resolver's (the Date
+aside), that the ASGI app is not called for them but is for every request
+that is not the plain case, that pipelined requests are answered in order,
+and that a client which sends many requests and reads nothing cannot make
+the server hold their answers.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.types import Receive, Scope, Send
+
+from pdi.archive import Archive
+from pdi.server import create_app
+from pdi.server.cache import answering_protocol
+
+S = "wire.example.us"
+
+
+@pytest.fixture
+def names(tmp_path: Path) -> dict[str, str]:
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series(S)
+        text = str(archive.add(S, b"Hello, world.\nSecond line.\n", format="text"))
+        big = str(archive.add(S, b"0123456789abcdef" * 6400, format="text"))  # 100 KB
+    return {"text": text, "big": big, "location": str(tmp_path / "archive")}
+
+
+class Calls:
+    """ASGI middleware counting the requests that reach the app, by path."""
+
+    def __init__(self, app: Starlette) -> None:
+        self.app = app
+        self.paths: list[str] = []
+        self.state = app.state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            self.paths.append(scope["path"])
+        await self.app(scope, receive, send)
+
+
+@contextmanager
+def _serving(app: Starlette, *, cached: bool = True) -> Iterator[tuple[int, Calls]]:
+    """uvicorn in a thread with pdi serve's protocol (the app's cache, or none), on a free port."""
+    calls = Calls(app)
+    protocol = answering_protocol(10, app.state.cache if cached else None)
+    server = uvicorn.Server(uvicorn.Config(calls, host="127.0.0.1", port=0, log_level="warning", http=protocol))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield server.servers[0].sockets[0].getsockname()[1], calls
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def _request(name: str, method: str = "GET", **fields: str) -> bytes:
+    lines = [f"{method} /uri-res/N2R?{name.replace('#', '%23')} HTTP/1.1", "Host: 127.0.0.1"]
+    lines += [f"{key.replace('_', '-')}: {value}" for key, value in fields.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def _read_response(conn: socket.socket, buffered: bytearray, *, head_only: bool = False) -> bytes:
+    """The next response's bytes (its length from Content-Length; none for HEAD and 304), Date left out."""
+    while b"\r\n\r\n" not in buffered:
+        piece = conn.recv(65536)
+        assert piece, "the connection closed"
+        buffered += piece
+    end = buffered.index(b"\r\n\r\n") + 4
+    head = bytes(buffered[:end])
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    if head_only or head.startswith(b"HTTP/1.1 304"):
+        length = 0
+    while len(buffered) < end + length:
+        piece = conn.recv(65536)
+        assert piece, "the connection closed"
+        buffered += piece
+    response = bytes(buffered[: end + length])
+    del buffered[: end + length]
+    return b"\r\n".join(line for line in response.split(b"\r\n") if not line.lower().startswith(b"date:"))
+
+
+def _exchange(port: int, requests: list[bytes]) -> list[bytes]:
+    """Each request and its response in turn, on one kept-alive connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        buffered = bytearray()
+        answers = []
+        for request in requests:
+            conn.sendall(request)
+            answers.append(_read_response(conn, buffered, head_only=request.startswith(b"HEAD")))
+        return answers
+
+
+def test_answers_from_the_protocol_are_the_resolvers(names: dict[str, str]) -> None:
+    text = names["text"]
+    with _serving(create_app(names["location"], cache_bytes=0), cached=False) as (port, _):
+        tag = _exchange(port, [_request(text)])[0].split(b"etag: ")[1].split(b"\r\n")[0].decode()
+        requests = [
+            _request(text),
+            _request(text, "HEAD"),
+            _request(text, Range="bytes=0-4"),
+            _request(text, Range="bytes=-3"),
+            _request(text, Range="bytes=999-"),
+            _request(text, If_None_Match=tag),
+            _request(text, If_None_Match='"other"'),
+            _request(text, Range="bytes=0-4", If_Range='"other"'),
+            _request(text + "#line=1,2"),
+        ]
+        expected = _exchange(port, requests)
+    assert [e.split(b" ")[1] for e in expected] == [b"200", b"200", b"206", b"206", b"416", b"304", b"200", b"200", b"200"]
+    assert expected[2].endswith(b"\r\n\r\nHello") and expected[8].endswith(b"\r\n\r\nSecond line.\r\n")  # a line, CRLF-canonical
+
+    app = create_app(names["location"])
+    with _serving(app) as (port, calls):
+        _exchange(port, [_request(text), _request(text + "#line=1,2")])  # kept now
+        assert calls.paths == ["/uri-res/N2R"] * 2
+        answers = _exchange(port, requests)
+        assert calls.paths == ["/uri-res/N2R"] * 2, "the app was asked for answers the cache holds"
+    assert answers == expected
+
+
+def test_requests_other_than_the_plain_case_go_to_the_app(names: dict[str, str]) -> None:
+    text = names["text"]
+    app = create_app(names["location"])
+    with _serving(app) as (port, calls):
+        plain = _exchange(port, [_request(text)])[0]
+        calls.paths.clear()
+        closing = _request(text, Connection="close")
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+            conn.sendall(closing)
+            assert _read_response(conn, bytearray()) == plain.replace(b"\r\n\r\n", b"\r\nconnection: close\r\n\r\n")
+            assert conn.recv(1) == b""  # closed, as asked
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+            conn.sendall(_request(text).replace(b"HTTP/1.1", b"HTTP/1.0"))
+            assert conn.recv(65536).startswith(b"HTTP/1.1 200 ")
+        assert calls.paths == ["/uri-res/N2R"] * 2
+
+
+def test_pipelined_requests_are_answered_in_order(names: dict[str, str]) -> None:
+    text, big = names["text"], names["big"]
+    generic = text.rsplit(".", 2)[0]
+    app = create_app(names["location"])
+    with _serving(app) as (port, calls):
+        _exchange(port, [_request(text), _request(text + "#char=0,5")])
+        calls.paths.clear()
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+            # cached, not cached (a generic name's list), cached while that one is answered, not cached yet
+            conn.sendall(_request(text) + _request(generic) + _request(text + "#char=0,5") + _request(big))
+            buffered = bytearray()
+            answers = [_read_response(conn, buffered) for _ in range(4)]
+    assert [a.split(b" ")[1] for a in answers] == [b"200", b"300", b"200", b"200"]
+    assert answers[0].endswith(b"\r\n\r\nHello, world.\nSecond line.\n")
+    assert b"/uri-res/N2R?" + text.encode() in answers[1]
+    assert answers[2].endswith(b"\r\n\r\nHello")
+    assert answers[3].endswith(b"\r\n\r\n" + b"0123456789abcdef" * 6400)
+    # the first answered by the protocol; the third, asked while the second was answered, by the app
+    # (from the cache); the generic name's and the big text's by the resolver
+    assert calls.paths == ["/uri-res/N2R"] * 3
+
+
+def _rss_kib(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1])
+
+
+def test_a_client_that_reads_nothing_cannot_make_the_server_hold_the_answers(names: dict[str, str]) -> None:
+    # 3,000 requests for a 100 KB answer the cache holds, sent at once and never read: 300 MB
+    # if each were written out at once; the protocol stops answering itself when the
+    # connection's write buffer is full, and uvicorn then stops reading the requests.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pdi", "serve", "--workers", "1", "--port", str(port), "--archive", names["location"]],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                _exchange(port, [_request(names["big"])])  # kept now
+                break
+            except OSError:
+                assert time.monotonic() < deadline and process.poll() is None, "pdi serve did not start"
+                time.sleep(0.1)
+        before = _rss_kib(process.pid)
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as greedy:
+            greedy.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            greedy.settimeout(1)
+            sent = 0
+            try:
+                for _ in range(3000):
+                    greedy.sendall(_request(names["big"]))
+                    sent += 1
+            except TimeoutError:
+                pass  # the server stopped reading: its receive buffer and ours are full
+            time.sleep(2)
+            grown = _rss_kib(process.pid) - before
+            assert _exchange(port, [_request(names["text"])])[0].startswith(b"HTTP/1.1 200 ")  # others still served
+        assert grown < 50 * 1024, f"pdi serve grew by {grown // 1024} MiB for a client that read nothing ({sent} sent)"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
