@@ -18,9 +18,9 @@ the median of the median latencies (wrk ``--latency``), and the ratios.
 
 ``--big`` instead generates a text of ``--big-mb`` MB (400), deposits it, and
 has ``--clients`` curl processes (8) fetch it whole at once from each
-server, ``--rounds`` times each: the throughput of each, their ratio, and the
-peak resident memory of ``pdi serve`` meanwhile (its processes' RSS summed,
-read from /proc every 20 ms).
+server, ``--rounds`` times each, ``--runs`` times: the median throughput of
+each, their ratio, and the peak resident memory of ``pdi serve`` meanwhile
+(its processes' RSS summed, read from /proc every 20 ms).
 
     python3 bench/run_all.py serve          # or: python3 bench/bench_serve.py [--runs 5] [--big]
 """
@@ -180,12 +180,20 @@ def _big(root: Path, tools: dict[str, str], extra: list[str], args: argparse.Nam
     pdi(["get", name, "-o", str(www / "big.txt"), "--archive", str(archive)])
     size = (www / "big.txt").stat().st_size
     print(f"a text of {size / 1e6:,.0f} MB deposited in {time.perf_counter() - t0:.0f} s; "
-          f"{args.clients} clients fetch it whole at once, {args.rounds} times each\n")
+          f"{args.clients} clients fetch it whole at once, {args.rounds} times each; "
+          f"{args.runs} runs, medians\n")
+    rates: list[float] = []
+    peer_rates: list[float] = []
+    peak = 0
     with nginx(tools["nginx"], root, www) as peer, pdi_serve(archive, extra) as ours:
         mine_url, theirs_url = f"{ours.url}/uri-res/N2R?{name}", f"{peer}/big.txt"
-        theirs, _ = fetch_whole(tools["curl"], theirs_url, size, args.clients, args.rounds, None)
-        mine, peak = fetch_whole(tools["curl"], mine_url, size, args.clients, args.rounds, ours.pid)
+        for _ in range(args.runs):
+            peer_rates.append(fetch_whole(tools["curl"], theirs_url, size, args.clients, args.rounds, None)[0])
+            rate, run_peak = fetch_whole(tools["curl"], mine_url, size, args.clients, args.rounds, ours.pid)
+            rates.append(rate)
+            peak = max(peak, run_peak)
         workers = ours.workers
+    mine, theirs = statistics.median(rates), statistics.median(peer_rates)
     print(f"{'':<12} {'MB/s':>8} {'peak RSS':>10}")
     print(f"{'pdi serve':<12} {mine:>8,.0f} {peak / 2**20:>7,.0f} MiB   ({workers} workers, their RSS summed)")
     print(f"{'nginx':<12} {theirs:>8,.0f}")

@@ -10,6 +10,7 @@ attacks it the same way, on a smaller scale.
 from __future__ import annotations
 
 import concurrent.futures
+import io
 import socket
 import subprocess
 import sys
@@ -21,15 +22,19 @@ from pathlib import Path
 
 import httpx
 import pytest
+from PIL import Image
 
 from pdi.archive import Archive
 
 S = "limits.example.us"
 
 
-def _nested_page(depth: int) -> bytes:
-    # html5lib's cost grows with the open elements; every level holds text
-    return ("<!DOCTYPE html><title>deep</title>" + "<div><span>x</span>" * depth + "</div>" * depth).encode()
+def _noise_png(side: int) -> bytes:
+    # A crop decodes the image and encodes the cut-out: work no index or cache spares
+    # (an #elt= of a deep page, the attack reported, now reads the element index made at deposit).
+    png = io.BytesIO()
+    Image.effect_noise((side, side), 64).convert("RGB").save(png, format="PNG", compress_level=1)
+    return png.getvalue()
 
 
 @contextmanager
@@ -68,19 +73,20 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     location = tmp_path_factory.mktemp("limits") / "archive"
     with Archive.init(location) as opened:
         opened.add_series(S)
-        page = str(opened.add(S, _nested_page(1500), format="html"))
+        picture = str(opened.add(S, _noise_png(3000), format="png"))
         text = str(opened.add(S, ("a line of text to read, " * 3 + "\n").encode() * 200_000, format="text"))
-    return location, page, text
+    return location, picture, text
 
 
 def test_expensive_requests_do_not_starve_cheap_ones(archive: tuple[Path, str, str]) -> None:
-    location, page, _ = archive
+    location, picture, _ = archive
     with _serve(location) as (url, _):
         done: list[float] = []
         lock = threading.Lock()
 
         def heavy() -> int:
-            status = httpx.get(_n2r(url, f"{page}#elt=1000,1000"), timeout=300).status_code
+            # about 0.4 s each, an answer of 3 MB (too large to be kept)
+            status = httpx.get(_n2r(url, f"{picture}#crop=(0,0),(1000,1000)"), timeout=300).status_code
             with lock:
                 done.append(time.monotonic())
             return status
@@ -100,10 +106,12 @@ def test_expensive_requests_do_not_starve_cheap_ones(archive: tuple[Path, str, s
 
 
 def test_a_request_that_cannot_get_a_place_in_time_is_503(archive: tuple[Path, str, str]) -> None:
-    location, page, _ = archive
-    with _serve(location, "--evaluations", "1", "--queue-seconds", "0.3") as (url, _), \
+    location, picture, _ = archive
+    with _serve(location, "--workers", "1", "--evaluations", "1", "--queue-seconds", "0.3") as (url, _), \
             concurrent.futures.ThreadPoolExecutor(4) as pool:
-        answers = list(pool.map(lambda _: httpx.get(_n2r(url, f"{page}#elt=1000,1000"), timeout=300), range(4)))
+        # about 1.3 s each: three of the four wait longer than 0.3 s for the one place
+        heavy = _n2r(url, f"{picture}#crop=(0,0),(2000,2000)")
+        answers = list(pool.map(lambda _: httpx.get(heavy, timeout=300), range(4)))
     busy = [a for a in answers if a.status_code == 503]
     assert busy and any(a.status_code == 200 for a in answers)
     for answer in busy:
