@@ -25,6 +25,7 @@ def main(argv: list[str]) -> int:
             return 2
     for script in scripts:
         print(f"\n##### {script.stem}", flush=True)
+        sys.argv = [str(script)]  # each runs with its own defaults, not with the names given here
         runpy.run_path(str(script), run_name="__main__")
     return 0
 

@@ -20,8 +20,10 @@ def api(served: Served, path: str, **params: str) -> httpx.Response:
 
 def test_resolve_says_what_a_fragment_selects(served: Served) -> None:
     text = api(served, "resolve", pdi=f"{served.text}#line=1,2").json()
-    # "Second 𝄞 line.\r\n": 16 characters (CR and LF one each), 19 octets (the clef is four)
-    assert text["fragment"]["ranges"] == [{"start": 15, "end": 31, "byte_start": 15, "byte_end": 34}]
+    # "Second 𝄞 line.\r\n" counted CRLF-canonical: 16 characters (CR and LF one each), 19
+    # octets (the clef is four); the text is kept as deposited, with LF, so in the stored
+    # octets the line is bytes 14 to 32 ("Hello, world.\n" is 14, the line with its LF 18)
+    assert text["fragment"]["ranges"] == [{"start": 15, "end": 31, "byte_start": 14, "byte_end": 32}]
     assert text["bytes"] == 19
     crop = api(served, "resolve", pdi=f"{served.picture}#crop=(5,10),(50,20)").json()
     assert crop["media_type"] == "image/png" and crop["fragment"]["clamped"]
@@ -108,7 +110,7 @@ def test_ls_meta_cite_and_series(served: Served) -> None:
 def test_the_viewer_marks_the_passage_and_escapes_the_text(served: Served) -> None:
     page = httpx.get(f"{served.url}/view", params={"pdi": f"{served.text}#char=7,12"})
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
-    assert "Hello, <mark>world</mark>.\nSecond" in page.text  # LF in the page: a line break
+    assert "Hello, <mark id=\"passage\">world</mark>.\nSecond" in page.text  # LF in the page: a line break
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text and "<script>alert" not in page.text
     assert f'data-pdi="{served.text}"' in page.text and "<dd>A letter</dd>" in page.text
     generic = httpx.get(f"{served.url}/view", params={"pdi": served.text.rsplit(".", 2)[0]})
@@ -134,7 +136,7 @@ def test_the_viewer_reads_the_text_as_the_evaluators_do(served: Served) -> None:
     # a BOM is not a character, and a NUL (which a browser drops from a page) is shown as U+2400
     bom = str(served.archive.add(S, b"\xef\xbb\xbfabcd", format="text"))
     page = httpx.get(f"{served.url}/view", params={"pdi": f"{bom}#char=0,3"}).text
-    assert "<mark>abc</mark>d" in page
+    assert "<mark id=\"passage\">abc</mark>d" in page
     nul = str(served.archive.add(S, b"a\x00b\ncd", format="text"))
     assert "a\u2400b\ncd" in httpx.get(f"{served.url}/view", params={"pdi": nul}).text
 
@@ -146,12 +148,13 @@ def test_pdi_serve_runs_the_resolver(tmp_path: Path) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
-        [sys.executable, "-m", "pdi", "serve", "--port", str(port), "--archive", str(tmp_path / "archive")],
+        [sys.executable, "-m", "pdi", "serve", "--port", str(port), "--workers", "2",
+         "--archive", str(tmp_path / "archive")],
         stderr=subprocess.PIPE, text=True,
     )
     try:
         assert process.stderr is not None
-        assert process.stderr.readline() == f"pdi: serving {tmp_path / 'archive'} at http://127.0.0.1:{port}/ (Ctrl-C stops)\n"
+        assert process.stderr.readline() == f"pdi: serving {tmp_path / 'archive'} at http://127.0.0.1:{port}/ with 2 workers (Ctrl-C stops)\n"
         deadline = time.monotonic() + 30
         while True:
             try:

@@ -119,7 +119,8 @@ def _peak_rss_kib(pid: int) -> int:
 
 def test_parallel_views_of_a_large_text_stay_within_memory(archive: tuple[Path, str, str]) -> None:
     location, _, text = archive  # 15 MB of text
-    with _serve(location) as (url, pid), concurrent.futures.ThreadPoolExecutor(12) as pool:
+    # one worker: --evaluations bounds each worker's memory, and its peak is this process's
+    with _serve(location, "--workers", "1") as (url, pid), concurrent.futures.ThreadPoolExecutor(12) as pool:
         before = _peak_rss_kib(pid)
         statuses = list(pool.map(
             lambda _: httpx.get(f"{url}/view", params={"pdi": f"{text}#line=100000,100002"}, timeout=300).status_code,
@@ -167,7 +168,8 @@ def test_silent_and_slow_clients_are_disconnected(archive: tuple[Path, str, str]
 
 def test_connections_beyond_the_cap_are_answered_503(archive: tuple[Path, str, str]) -> None:
     location, _, _ = archive
-    with _serve(location, "--max-connections", "20", "--header-timeout", "30") as (url, _):
+    # one worker: the cap is each worker's
+    with _serve(location, "--workers", "1", "--max-connections", "20", "--header-timeout", "30") as (url, _):
         port = int(url.rsplit(":", 1)[1])
         held = [socket.create_connection(("127.0.0.1", port)) for _ in range(25)]
         try:

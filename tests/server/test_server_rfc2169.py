@@ -20,7 +20,7 @@ def test_n2r_returns_the_bytes_a_name_and_its_fragment_select(served: Served) ->
     assert {"sandbox", "script-src 'none'", "default-src 'self' data:", "connect-src 'none'"} <= policy
     assert whole.headers["x-content-type-options"] == "nosniff"
     assert whole.status_code == 200
-    assert whole.content == TEXT.replace(b"\n", b"\r\n")  # stored CRLF-canonical
+    assert whole.content == TEXT  # the octets deposited
     assert whole.headers["content-type"] == "text/plain; charset=utf-8"
     assert whole.headers["link"] == f'<{served.text}>; rel="canonical"'
     assert whole.headers["x-pdi-sha256"] == hashlib.sha256(whole.content).hexdigest()
@@ -73,7 +73,7 @@ def test_a_generic_name_offers_every_format_of_every_version(served: Served) -> 
     assert get(served, f"/uri-res/N2Ls?{generic}").text == f"# {generic}\r\n{locations}"
     # a format without a version is version 1 (the draft's default), one resource
     assert get(served, f"/uri-res/N2L?{generic}.text").headers["location"] == f"/uri-res/N2R?{generic}.text.1"
-    assert get(served, f"/uri-res/N2R?{generic}.text").content == b"first\r\n"
+    assert get(served, f"/uri-res/N2R?{generic}.text").content == b"first\n"
 
 
 def test_n2l_redirects_to_the_resource_and_n2ls_lists_it(served: Served) -> None:
@@ -98,10 +98,10 @@ def test_escapes_in_the_query_round_trip(served: Served) -> None:
 
 def test_n2c_describes_the_resource(served: Served) -> None:
     described = get(served, f"/uri-res/N2C?{served.text}").json()
-    stored = TEXT.replace(b"\n", b"\r\n")
+    stored = TEXT  # kept exactly as deposited
     assert described["pdi"] == served.text and described["media_type"] == "text/plain"
     assert described["stored"]["sha256"] == hashlib.sha256(stored).hexdigest()
-    assert described["stored"]["bytes"] == len(stored) and described["stored"]["line_ending"] == "lf"
+    assert described["stored"]["bytes"] == len(stored) and described["stored"]["kept"] == "exact"
     assert described["meta"] == {"title": "A letter"}
 
 

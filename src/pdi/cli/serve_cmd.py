@@ -1,4 +1,4 @@
-"""``pdi serve``: the resolver over HTTP (:mod:`pdi.server`) on uvicorn."""
+"""``pdi serve``: the resolver over HTTP (:mod:`pdi.server`) on uvicorn, in one or several worker processes."""
 
 from __future__ import annotations
 
@@ -6,11 +6,14 @@ import click
 
 from pdi.cli.archive_cmd import archive_option
 from pdi.server.limits import (
+    DEFAULT_EVALUATIONS,
     DEFAULT_HEADER_SECONDS,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_QUEUE_SECONDS,
-    DEFAULT_WORKERS,
 )
+
+#: Mebibytes of whole answers each worker keeps in memory unless told (pdi.server.cache).
+DEFAULT_CACHE_MIB = 32
 
 
 @click.command("serve")
@@ -18,38 +21,65 @@ from pdi.server.limits import (
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
 @click.option("--base-url", help="Public URL of the resolver, put in front of the locations N2Ls lists "
               "(default: from each request's Host).")
-@click.option("--evaluations", default=DEFAULT_WORKERS, show_default=True, type=click.IntRange(1, 64),
+@click.option("--workers", type=click.IntRange(1, 64), show_default="one a core, at most 4",
+              help="Worker processes, all serving the one socket; a worker that dies is replaced.")
+@click.option("--cache-mib", default=DEFAULT_CACHE_MIB, show_default=True, type=click.IntRange(0, 1 << 20),
+              help="MiB of whole N2R answers (of names with a format, up to 1 MiB each) each worker keeps "
+              "in memory; 0: none.")
+@click.option("--evaluations", default=DEFAULT_EVALUATIONS, show_default=True, type=click.IntRange(1, 64),
               help="Expensive requests (N2R, N2C, /api/resolve, /api/cite, /view: they read a whole "
-              "document) served at once; the others wait, cheap look-ups do not.")
+              "document) each worker serves at once; the others wait, cheap look-ups do not.")
 @click.option("--queue-seconds", default=DEFAULT_QUEUE_SECONDS, show_default=True,
               type=click.FloatRange(min=0.1), help="How long an expensive request may wait before it is answered 503.")
 @click.option("--header-timeout", default=DEFAULT_HEADER_SECONDS, show_default=True,
               type=click.FloatRange(min=0.1), help="Seconds a client has to send a request's line and headers.")
 @click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True,
-              type=click.IntRange(min=1), help="Connections at once; beyond them requests are answered 503.")
+              type=click.IntRange(min=1), help="Connections each worker holds at once; beyond them its requests "
+              "are answered 503.")
 @archive_option
 def serve_cmd(
-    host: str, port: int, base_url: str | None, evaluations: int, queue_seconds: float,
-    header_timeout: float, max_connections: int, archive: str,
+    host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
+    queue_seconds: float, header_timeout: float, max_connections: int, archive: str,
 ) -> None:
     """Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.
 
     A # in a name travels as %23 in an RFC 2169 query (a % before 23 or 25
-    as %25). --port 0 takes a free port and says which. Stop with Ctrl-C.
+    as %25). --port 0 takes a free port and says which. Stop with Ctrl-C
+    (or SIGTERM): every worker finishes the requests in hand first.
     A stranger cannot starve other readers: expensive requests run a few
     at a time (--evaluations), a slow or silent client is disconnected
     (--header-timeout), and connections are capped (--max-connections).
+    Memory is bounded by --workers times (--evaluations documents at once
+    plus --cache-mib).
     """
+    from collections.abc import Callable
+
+    from starlette.types import ASGIApp
+
+    from pdi.archive import Archive
     from pdi.server import create_app
     from pdi.server.limits import WorkLimits
-    from pdi.server.run import listening_socket, serve
+    from pdi.server.run import default_workers, listening_socket, serve
 
-    app = create_app(archive, base_url=base_url, limits=WorkLimits(evaluations, queue_seconds))
+    count = workers if workers is not None else default_workers()
+
+    def make_app() -> ASGIApp:
+        return create_app(archive, base_url=base_url, limits=WorkLimits(evaluations, queue_seconds),
+                          cache_bytes=cache_mib << 20)
+
+    make: Callable[[], ASGIApp]
+    if count == 1:
+        app = make_app()
+        make = lambda: app  # noqa: E731
+    else:  # each worker opens the archive itself; a missing or broken one is one error here, not one a worker
+        Archive.open(archive).close()
+        make = make_app
     listener = listening_socket(host, port)
     bound = listener.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    click.echo(f"pdi: serving {archive} at http://{shown}:{bound}/ (Ctrl-C stops)", err=True)
-    serve(app, listener, header_timeout=header_timeout, max_connections=max_connections)
+    plural = "s" if count > 1 else ""
+    click.echo(f"pdi: serving {archive} at http://{shown}:{bound}/ with {count} worker{plural} (Ctrl-C stops)", err=True)
+    serve(make, listener, workers=count, header_timeout=header_timeout, max_connections=max_connections)
 
 
 def register(cli: click.Group) -> None:

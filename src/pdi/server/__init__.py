@@ -54,10 +54,12 @@ text (:mod:`pdi.server.viewer`).
 from __future__ import annotations
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from pdi.archive import Archive
 from pdi.server.app import ReaderApp
+from pdi.server.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
 from pdi.server.limits import WorkLimits
 from pdi.server.problems import HANDLERS
 from pdi.server.read import ReadAPI, Resolver
@@ -71,6 +73,7 @@ def create_app(
     archive: Archive | None = None,
     base_url: str | None = None,
     limits: WorkLimits | None = None,
+    cache_bytes: int = DEFAULT_CACHE_BYTES,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -80,10 +83,14 @@ def create_app(
     ``limits`` bounds the expensive requests (those that read a whole
     representation) running at once and how long one may wait for a place
     (:mod:`pdi.server.limits`); cheap catalog look-ups never wait for them.
+    ``cache_bytes`` bounds the whole N2R answers of names with a format kept
+    in memory (:mod:`pdi.server.cache`; 0: none), which are then answered
+    before any routing; ``app.state.cache`` is that cache.
     """
     opened = archive if archive is not None else Archive.open(location)
     work = limits if limits is not None else WorkLimits()
-    resolver = Resolver(opened, work, base_url)
+    cache = ResponseCache(cache_bytes)
+    resolver = Resolver(opened, work, base_url, cache)
     api = ReadAPI(opened, work)
     pages = ReaderApp(opened, work)
     routes = [
@@ -96,6 +103,7 @@ def create_app(
         Route("/api/cite", api.cite),
         Route("/api/series", api.series),
     ]
-    app = Starlette(routes=routes, exception_handlers=HANDLERS)
+    app = Starlette(routes=routes, exception_handlers=HANDLERS, middleware=[Middleware(CachedAnswers, cache=cache)])
     app.state.archive = opened
+    app.state.cache = cache
     return app

@@ -8,24 +8,42 @@ an app. :class:`ReadAPI` answers ``/api/…`` with JSON.
 
 Services that read (and hash) a whole representation (``N2R``, ``I2R``,
 ``N2C``) run within the resolver's :class:`~pdi.server.limits.WorkLimits`;
-the others answer from the catalog on Starlette's own threads.
+the others answer from the catalog on Starlette's own threads. ``N2R`` of a
+name with a format is an :class:`~pdi.server.cache.Entity` that never
+changes: the resolver keeps it in its :class:`~pdi.server.cache.ResponseCache`,
+from which :class:`~pdi.server.cache.CachedAnswers` answers the next request
+for the same name before any routing.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.to_thread
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import (
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 
 from pdi.archive import Archive, Generic, Resolved
 from pdi.archive.describe import describe
 from pdi.errors import LimitError, ParseError
 from pdi.identifier import PDI
+from pdi.server.cache import Entity, ResponseCache, answer, entity_names
+from pdi.server.conditional import (
+    UNSATISFIABLE,
+    byte_range,
+    entity_tag,
+    if_range_holds,
+    tag_matches,
+)
 from pdi.server.limits import WorkLimits
 from pdi.server.problems import Problem
 
@@ -59,10 +77,13 @@ _NO_HEADERS: Mapping[str, str] = {}
 class Resolver:
     """RFC 2169 resolution over one archive: ``{service: handler}``, each ``handler(name, base_url, headers)``."""
 
-    def __init__(self, archive: Archive, work: WorkLimits, base_url: str | None = None) -> None:
+    def __init__(
+        self, archive: Archive, work: WorkLimits, base_url: str | None = None, cache: ResponseCache | None = None
+    ) -> None:
         self.archive = archive
         self.work = work
         self.base_url = base_url
+        self.cache = cache if cache is not None else ResponseCache(0)
         self.services: dict[str, Handler] = {
             "N2R": self.n2r, "I2R": self.n2r, "N2C": self.n2c,
             "N2L": self.n2l, "N2Ls": self.n2ls, "N2Ns": self.n2ns,
@@ -81,11 +102,19 @@ class Resolver:
             raise Problem(400, "syntax error", f"{service} takes the URN as the query string: /uri-res/{service}?urn:pdi://…")
         base = self.base_url if self.base_url is not None else str(request.base_url)
         headers = request.headers
-        if service in ("N2R", "I2R") and "if-none-match" in headers:
-            # a cache that holds the bytes asks whether they changed: the catalog answers that
-            unchanged = await anyio.to_thread.run_sync(self.not_modified, urn_from_query(query), headers)
-            if unchanged is not None:
-                return unchanged
+        if service in ("N2R", "I2R"):
+            if "if-none-match" in headers:
+                # a cache that holds the bytes asks whether they changed: the catalog answers that
+                unchanged = await anyio.to_thread.run_sync(self.not_modified, urn_from_query(query), headers)
+                if unchanged is not None:
+                    return unchanged
+            found = await self.work.run(self.representation, urn_from_query(query), base)
+            if isinstance(found, Large):
+                return streamed_response(self.archive, found.resolved, headers)
+            if isinstance(found, Entity):
+                self.cache.put(request.scope["query_string"], found)  # the key CachedAnswers looks up
+                return entity_response(found, headers)
+            return found
         if service in EXPENSIVE_SERVICES:
             return await self.work.run(handler, urn_from_query(query), base, headers)
         return await anyio.to_thread.run_sync(handler, urn_from_query(query), base, headers)
@@ -100,30 +129,35 @@ class Resolver:
         single ``Range`` answered ``206`` (``If-Range`` honoured, an
         unsatisfiable one ``416``); ``HEAD`` answers the same headers.
         """
+        found = self.representation(name, base)
+        if isinstance(found, Large):
+            return streamed_response(self.archive, found.resolved, headers)
+        return entity_response(found, headers) if isinstance(found, Entity) else found
+
+    def representation(self, name: str, base: str) -> Entity | Large | Response:
+        """What N2R answers for ``name`` before any request field is read.
+
+        A whole :class:`Entity` (its bytes in hand), :class:`Large` for a whole
+        representation over :data:`STREAM_FROM` octets (streamed by verified
+        chunks, never held), or ``300`` for a generic name.
+        """
+        located = self.archive.locate(name)
+        if not isinstance(located, Generic) and located.pdi.fragment is None and located.record.size > STREAM_FROM:
+            return Large(located)
         resolved = self.archive.resolve(name)
         if isinstance(resolved, Generic):  # one resource per format of each version: let the client choose
             body = _uri_list(str(resolved.pdi), [_n2r_url(base, n) for n in resolved.names])
             return PlainTextResponse(body, status_code=300, media_type="text/uri-list",
                                      headers={"Cache-Control": f"public, max-age={GENERIC_MAX_AGE}"})
-        tag = entity_tag(resolved)
-        about = {**_about(resolved), "ETag": tag, "Cache-Control": IMMUTABLE, "Accept-Ranges": "bytes"}
-        data = resolved.data
-        wanted = byte_range(headers.get("range"), len(data)) if _if_range_holds(headers, tag) else None
-        if wanted is None:
-            return Response(data, media_type=_content_type(resolved), headers=about)
-        if wanted == UNSATISFIABLE:
-            return Response(b"", status_code=416, headers={**about, "Content-Range": f"bytes */{len(data)}"})
-        first, last = wanted
-        about["Content-Range"] = f"bytes {first}-{last}/{len(data)}"
-        return Response(data[first : last + 1], status_code=206, media_type=_content_type(resolved), headers=about)
+        return whole_entity(resolved)
 
     def not_modified(self, name: str, headers: Mapping[str, str]) -> Response | None:
         """``304`` when ``If-None-Match`` holds the name's entity tag, from the catalog alone; else ``None``."""
         located = self.archive.locate(name)
         if isinstance(located, Generic):
             return None
-        tag = entity_tag(located)
-        if not _tag_matches(headers.get("if-none-match", ""), tag):
+        tag = entity_tag(located.sha256, str(located.pdi))
+        if not tag_matches(headers.get("if-none-match", ""), tag):
             return None
         return Response(status_code=304, headers={"ETag": tag, "Cache-Control": IMMUTABLE})
 
@@ -217,66 +251,85 @@ def description(archive: Archive, resolved: Resolved | Generic, *, statements: b
     return out
 
 
-#: What :func:`byte_range` answers for a range that selects no byte of the body.
-UNSATISFIABLE = (-1, -1)
+def whole_entity(resolved: Resolved) -> Entity:
+    """The whole N2R answer for a resolved name with a format: its bytes, media type and headers."""
+    tag = entity_tag(resolved.sha256, str(resolved.pdi))
+    about = {**_about(resolved), "ETag": tag, "Cache-Control": IMMUTABLE, "Accept-Ranges": "bytes"}
+    return Entity(
+        resolved.data,
+        _content_type(resolved).encode("latin-1"),
+        tag,
+        tuple((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in about.items()),
+        entity_names(str(resolved.pdi), _generic(resolved)),
+    )
 
 
-def entity_tag(resolved: Resolved) -> str:
-    """A strong entity tag for what a name resolves to: the SHA-256 of the stored bytes, and the fragment.
+#: A whole representation larger than this (octets) is streamed from the store, never held or cached.
+STREAM_FROM = 4 << 20
 
-    The stored bytes never change under a name, and a fragment always selects
-    the same bytes from them, so the tag is known from the catalog alone.
+
+@dataclass(frozen=True)
+class Large:
+    """A whole representation to stream (only located: its octets not read)."""
+
+    resolved: Resolved
+
+
+def streamed_response(archive: Archive, located: Resolved, headers: Mapping[str, str]) -> Response:
+    """N2R of a large whole representation: streamed by verified chunks, with ``Range`` and ``If-Range``.
+
+    The body is read a chunk at a time on a worker thread as the client takes
+    it, so memory stays a few chunks whatever the size. A chunk found
+    damaged midway ends the response early (the length promised is not
+    reached, so a client sees the cut), and is logged by the reader's error.
     """
-    text = str(resolved.pdi)
-    fragment = text.split("#", 1)[1] if "#" in text else ""
-    return f'"{resolved.sha256}{"#" + fragment if fragment else ""}"'
+    size = located.record.size
+    tag = entity_tag(located.sha256, str(located.pdi))
+    base = {**_about(located), "ETag": tag, "Cache-Control": IMMUTABLE, "Accept-Ranges": "bytes"}
+    wanted = byte_range(headers.get("range"), size) if if_range_holds(headers.get("if-range"), tag) else None
+    if wanted == UNSATISFIABLE:
+        return Response(status_code=416, headers={**base, "Content-Range": f"bytes */{size}"})
+    start, end = (0, size) if wanted is None else (wanted[0], wanted[1] + 1)
+    opened = archive.open_octets(str(located.pdi))
+    # the first chunk is read (and checked) before the status is sent: a damaged start is a 500 problem
+    pieces = opened.reader.chunks(start, end)
+    try:
+        first = next(pieces, b"")
+    except BaseException:
+        opened.close()
+        raise
+
+    def body() -> Iterator[bytes]:
+        try:
+            if first:
+                yield first
+            yield from pieces
+        finally:
+            opened.close()
+
+    fields = {**base, "Content-Length": str(end - start)}
+    if wanted is not None:
+        fields["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
+    return StreamingResponse(
+        body(), status_code=206 if wanted is not None else 200, headers=fields,
+        media_type=_content_type(located),
+    )
 
 
-_ENTITY_TAG = re.compile(r'(?:W/)?"([\x21\x23-\x7e\x80-\xff]*)"')
+def entity_response(entity: Entity, headers: Mapping[str, str]) -> Response:
+    """The answer to a request for ``entity`` with these headers (:func:`pdi.server.cache.answer`)."""
+    status, raw, body = answer(entity, headers.get("if-none-match"), headers.get("range"), headers.get("if-range"))
+    return _RawResponse(status, raw, body)
 
 
-def _tag_matches(field: str, tag: str) -> bool:
-    """``If-None-Match``: ``*`` or a list holding ``tag`` (weak comparison, RFC 9110 §13.1.2)."""
-    if field.strip() == "*":
-        return True
-    # entity tags are quoted and may hold commas (a fragment's), so the list is read tag by tag
-    return tag in (f'"{quoted}"' for quoted in _ENTITY_TAG.findall(field))
+class _RawResponse(Response):
+    """A response whose headers are already encoded (those of an :class:`Entity`)."""
 
-
-def _if_range_holds(headers: Mapping[str, str], tag: str) -> bool:
-    """``If-Range`` (RFC 9110 §13.1.5): absent, or the current entity tag (strong comparison)."""
-    field = headers.get("if-range")
-    return field is None or field.strip() == tag
-
-
-def byte_range(field: str | None, length: int) -> tuple[int, int] | None:
-    """The one byte range ``Range: bytes=…`` asks for, inclusive, within ``length`` bytes (RFC 9110 §14.1.2).
-
-    ``None`` means: answer the whole body (no ``Range``, another unit, a
-    malformed one, or several ranges, which a server may ignore);
-    :data:`UNSATISFIABLE` means ``416``.
-    """
-    if field is None:
-        return None
-    unit, _, spec = field.strip().partition("=")
-    if unit.strip().lower() != "bytes" or "," in spec:
-        return None
-    first_text, dash, last_text = spec.strip().partition("-")
-    if not dash or not (first_text.isdigit() or first_text == "") or not (last_text.isdigit() or last_text == ""):
-        return None
-    if not first_text.isascii() or not last_text.isascii() or len(first_text) > 19 or len(last_text) > 19:
-        return None
-    if first_text == "":  # a suffix: the last N bytes
-        if last_text == "" or int(last_text) == 0 or length == 0:
-            return UNSATISFIABLE if last_text != "" else None
-        return max(0, length - int(last_text)), length - 1
-    first = int(first_text)
-    if last_text != "" and int(last_text) < first:
-        return None  # invalid: ignore it
-    if first >= length:
-        return UNSATISFIABLE
-    last = length - 1 if last_text == "" else min(int(last_text), length - 1)
-    return first, last
+    def __init__(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+        self.status_code = status
+        self.body = body
+        self.raw_headers = headers
+        self.background = None
 
 
 def _n2r_path(name: PDI | str) -> str:
@@ -353,7 +406,10 @@ def _content_type(resolved: Resolved) -> str:
         charset = resolved.charset
     else:  # the fragment's own codec (no BOM: utf-16be), under its IANA name
         charset = registered_charset(resolved.fragment.charset) if resolved.fragment.charset else None
-    return f"{resolved.media_type}; charset={charset}" if charset else resolved.media_type
+    if charset:
+        return f"{resolved.media_type}; charset={charset}"
+    # as Starlette's Response labels a text it is given without a charset
+    return f"{resolved.media_type}; charset=utf-8" if resolved.media_type.startswith("text/") else resolved.media_type
 
 
 def _about(resolved: Resolved) -> dict[str, str]:

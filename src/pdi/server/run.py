@@ -1,18 +1,51 @@
-"""Running the resolver: the listening socket and uvicorn's server around the app.
+"""Running the resolver: the listening socket, uvicorn's server around the app, and worker processes.
 
 :func:`listening_socket` binds before anything is served, so ``pdi serve``
 can say where it serves (and a port in use is one clear error).
 :func:`serve` runs uvicorn on that socket with the resolver's limits
-(:mod:`pdi.server.limits`).
+(:mod:`pdi.server.limits`): in this process for one worker, or in several
+worker processes forked after binding, all accepting from the one socket
+(as uvicorn's and gunicorn's own workers do), so a request uses whichever
+core is free. Each worker makes its own app (and opens its own archive:
+a SQLite or PostgreSQL connection must not cross a fork).
+
+The first process stays as the supervisor (:class:`Workers`): ``SIGINT``
+or ``SIGTERM`` stops every worker (each finishes the requests in hand, for
+up to :data:`GRACE_SECONDS`; then it is killed). A worker that dies is
+replaced at once and the death said on stderr; when workers die more than
+twice as often as there are workers within :data:`DEATH_WINDOW_SECONDS`,
+something is wrong with every one of them, and the server stops with a
+:class:`~pdi.errors.PDIError` saying so (``pdi serve`` exits 1).
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import sys
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable
+from typing import IO, NoReturn
 
-from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 from pdi.errors import PDIError
+
+#: How long a stopping worker may take to finish the requests in hand before it is killed.
+GRACE_SECONDS = 5
+#: The window in which more than twice as many deaths as workers stop the server.
+DEATH_WINDOW_SECONDS = 60.0
+#: Connections the kernel holds for the workers to accept (as nginx's default ``listen … backlog``).
+BACKLOG = 511
+_SUPERVISED = {signal.SIGINT, signal.SIGTERM, signal.SIGCHLD}
+
+
+def default_workers() -> int:
+    """Worker processes ``pdi serve`` runs unless told: one a core this process may use, at most 4."""
+    return max(1, min(4, len(os.sched_getaffinity(0))))
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -34,8 +67,31 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return listener
 
 
-def serve(app: Starlette, listener: socket.socket, *, header_timeout: float, max_connections: int) -> None:
-    """Serve ``app`` on ``listener`` until interrupted (uvicorn, HTTP/1.1 with the request-head deadline)."""
+def serve(
+    make_app: Callable[[], ASGIApp], listener: socket.socket, *,
+    workers: int = 1, header_timeout: float, max_connections: int,
+) -> None:
+    """Serve ``make_app()`` on ``listener`` until interrupted: in this process, or in ``workers`` processes.
+
+    ``max_connections`` is a bound for each worker (uvicorn's
+    ``limit_concurrency``). With more than one worker, ``make_app`` is called
+    in each worker after the fork, never in this process.
+    """
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
+    listener.listen(BACKLOG)
+    if workers == 1:
+        _uvicorn(make_app(), listener, header_timeout=header_timeout, max_connections=max_connections)
+        return
+
+    def work() -> None:
+        _uvicorn(make_app(), listener, header_timeout=header_timeout, max_connections=max_connections)
+
+    Workers(work, workers).run()
+
+
+def _uvicorn(app: ASGIApp, listener: socket.socket, *, header_timeout: float, max_connections: int) -> None:
+    """uvicorn on ``listener`` until a signal stops it (HTTP/1.1 with the request-head deadline)."""
     import uvicorn
 
     from pdi.server.limits import guarded_protocol
@@ -43,6 +99,112 @@ def serve(app: Starlette, listener: socket.socket, *, header_timeout: float, max
     config = uvicorn.Config(
         app, log_level="warning", http=guarded_protocol(header_timeout),
         limit_concurrency=max_connections, timeout_keep_alive=5,
+        timeout_graceful_shutdown=GRACE_SECONDS,
     )
     # the socket itself: uvicorn would read an fd= as a Unix socket (no TCP_NODELAY again)
     uvicorn.Server(config).run(sockets=[listener])
+
+
+class Workers:
+    """``count`` forked processes each running ``work()``, kept at ``count`` until a signal stops them all.
+
+    The supervisor waits for ``SIGINT``, ``SIGTERM`` and ``SIGCHLD`` with the
+    three blocked (``sigwait``), so a signal can never arrive between two
+    steps of a fork or a reap; each worker unblocks them before it works.
+    """
+
+    def __init__(self, work: Callable[[], None], count: int, *, say: IO[str] | None = None) -> None:
+        self.work = work
+        self.count = count
+        self.say = say if say is not None else sys.stderr
+        self.pids: set[int] = set()
+        self._deaths: deque[float] = deque()
+
+    def run(self) -> None:
+        """Start the workers and supervise them until ``SIGINT`` or ``SIGTERM``; every worker is gone on return."""
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SUPERVISED)
+        try:
+            for _ in range(self.count):
+                self._spawn()
+            while signal.sigwait(_SUPERVISED) == signal.SIGCHLD:
+                for pid, status in self._reap():
+                    self._replace(pid, status)
+        finally:
+            self._stop()
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+    def _spawn(self) -> None:
+        pid = os.fork()
+        if pid == 0:
+            self._be_worker()
+        self.pids.add(pid)
+
+    def _be_worker(self) -> NoReturn:
+        code = 1
+        try:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _SUPERVISED)
+            self.work()
+            code = 0
+        except KeyboardInterrupt:  # uvicorn raises the SIGINT it stopped on again once it has stopped
+            code = 0
+        except Exception:
+            print(f"pdi: worker {os.getpid()} failed:", file=sys.stderr)
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)  # never return into the supervisor's code
+
+    def _reap(self) -> list[tuple[int, int]]:
+        """The workers that have ended, without waiting: ``(pid, wait status)``."""
+        ended = []
+        while self.pids:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            if pid in self.pids:
+                self.pids.discard(pid)
+                ended.append((pid, status))
+        return ended
+
+    def _replace(self, pid: int, status: int) -> None:
+        now = time.monotonic()
+        self._deaths.append(now)
+        while self._deaths and self._deaths[0] < now - DEATH_WINDOW_SECONDS:
+            self._deaths.popleft()
+        how = _how_it_ended(status)
+        if len(self._deaths) > 2 * self.count:
+            raise PDIError(
+                f"workers keep dying ({len(self._deaths)} within {DEATH_WINDOW_SECONDS:g} s, the last {pid}: "
+                f"{how}): stopping"
+            )
+        print(f"pdi: worker {pid} {how}; starting another", file=self.say, flush=True)
+        self._spawn()
+
+    def _stop(self) -> None:
+        """``SIGTERM`` to every worker; those still there after the grace are killed; all are reaped."""
+        for pid in self.pids:
+            _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + GRACE_SECONDS + 2
+        while self.pids and time.monotonic() < deadline:
+            signal.sigtimedwait({signal.SIGCHLD}, max(0.01, deadline - time.monotonic()))
+            self._reap()
+        for pid in self.pids:
+            _signal(pid, signal.SIGKILL)
+        while self.pids:
+            pid, _ = os.waitpid(-1, 0)
+            self.pids.discard(pid)
+
+
+def _signal(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass  # it has just ended: the reaping that follows collects it
+
+
+def _how_it_ended(status: int) -> str:
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        return f"was killed by signal {-code} ({signal.Signals(-code).name})"
+    return f"exited with status {code}"

@@ -1,0 +1,412 @@
+"""``pdi serve`` — the command a user runs — against Debian's nginx on the same bytes, driven by wrk.
+
+Installs nothing: it needs ``nginx`` and ``wrk`` (and ``curl`` for ``--big``),
+Debian's packages of those names, which ``scripts/bootstrap --dev`` installs.
+In a temporary directory it makes an archive with the ``pdi`` command
+(``pdi init``, ``pdi series add``, ``pdi add``: texts of 1 KB, 10 KB, 20 KB
+and 1 MB), writes the bytes ``pdi get`` gives for each name into a folder —
+the whole stored texts, and the ten lines a ``#line=`` fragment of the 1 MB
+text selects, cut in advance — and serves that folder with nginx (its own
+configuration: ``daemon off``, ``sendfile on``, ``tcp_nopush on``, Debian's
+other defaults, no access log). ``pdi serve`` runs as a subprocess on a free
+port with its own defaults (``--workers`` may be passed on).
+
+Each answer is checked to be the same bytes from both servers; then wrk
+asks for each at 1, 8 and 64 connections for ``--seconds``, pdi and nginx
+taking turns, ``--runs`` times. Printed: the median requests per second and
+the median of the median latencies (wrk ``--latency``), and the ratios.
+
+``--big`` instead generates a text of ``--big-mb`` MB (400), deposits it, and
+has ``--clients`` curl processes (8) fetch it whole at once from each
+server, ``--rounds`` times each: the throughput of each, their ratio, and the
+peak resident memory of ``pdi serve`` meanwhile (its processes' RSS summed,
+read from /proc every 20 ms).
+
+    python3 bench/run_all.py serve          # or: python3 bench/bench_serve.py [--runs 5] [--big]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE.parent / "src"
+SERIES = "bench.example.us"
+CONNECTIONS = (1, 8, 64)
+SMALL = (("1 KB text", 1_000), ("10 KB text", 10_000), ("20 KB text", 20_000))
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3, help="runs of each measurement (medians are printed)")
+    parser.add_argument("--seconds", type=int, default=5, help="seconds of each wrk run")
+    parser.add_argument("--workers", type=int, help="pdi serve --workers (default: its own)")
+    parser.add_argument("--big", action="store_true", help="whole-file throughput of a large text instead")
+    parser.add_argument("--big-mb", type=int, default=400, help="size of the large text (MB)")
+    parser.add_argument("--clients", type=int, default=8, help="clients fetching the large text at once")
+    parser.add_argument("--rounds", type=int, default=2, help="times each client fetches the large text")
+    args = parser.parse_args(argv)
+    tools = _tools(["nginx", "wrk"] + (["curl"] if args.big else []))
+    extra = ["--workers", str(args.workers)] if args.workers else []
+    cores = len(os.sched_getaffinity(0))
+    print(f"{cores} cores, load average {os.getloadavg()[0]:.1f}; {_version([tools['nginx'], '-v'])}, "
+          f"{_version([tools['wrk'], '--version']).split(' [')[0]}")
+    with tempfile.TemporaryDirectory(prefix="pdi-bench-serve-") as tmp:
+        root = Path(tmp)
+        root.chmod(0o755)  # nginx's workers may run as another user
+        if args.big:
+            return _big(root, tools, extra, args)
+        return _small(root, tools, extra, args, cores)
+
+
+# --- the small documents ------------------------------------------------------------
+
+def _small(root: Path, tools: dict[str, str], extra: list[str], args: argparse.Namespace, cores: int) -> int:
+    archive = root / "archive"
+    www = root / "www"
+    www.mkdir()
+    pdi(["init", "--archive", str(archive)])
+    pdi(["series", "add", SERIES, "--archive", str(archive)])
+    cases: list[tuple[str, str, str]] = []  # label, name, file nginx serves
+    for label, size in SMALL:
+        name = deposit(archive, root / f"{size}.txt", text_of(size, size))
+        pdi(["get", name, "-o", str(www / f"{size}.txt"), "--archive", str(archive)])
+        cases.append((label, name, f"{size}.txt"))
+    large = text_of(1_000_000, 2)
+    name = deposit(archive, root / "large.txt", large)
+    middle = large.count(b"\n") // 2
+    fragment = f"{name}#line={middle},{middle + 10}"
+    pdi(["get", fragment, "-o", str(www / "lines.txt"), "--archive", str(archive)])
+    cases.append(("#line= 10 lines of 1 MB", fragment, "lines.txt"))
+
+    results: list[tuple[str, int, Figures, Figures]] = []
+    with nginx(tools["nginx"], root, www) as peer, pdi_serve(archive, extra) as ours:
+        print(f"pdi serve with {ours.workers} workers; nginx with worker_processes auto; "
+              f"{args.runs} runs of {args.seconds} s each, medians\n")
+        _head()
+        for label, name, file in cases:
+            mine_url, theirs_url = f"{ours.url}/uri-res/N2R?{name.replace('#', '%23')}", f"{peer}/{file}"
+            expected = (www / file).read_bytes()
+            for url in (mine_url, theirs_url):
+                got = fetch(url)
+                assert got == expected, f"{url} answered {len(got)} bytes, not the {len(expected)} of {file}"
+            for url in (mine_url, theirs_url):  # warm: every worker's cache, nginx's page cache
+                wrk(tools["wrk"], url, 8, 1, min(8, cores))
+            for connections in CONNECTIONS:
+                mine, theirs = [], []
+                for _ in range(args.runs):
+                    threads = min(connections, cores)
+                    mine.append(wrk(tools["wrk"], mine_url, connections, args.seconds, threads))
+                    theirs.append(wrk(tools["wrk"], theirs_url, connections, args.seconds, threads))
+                results.append((label, connections, Figures.median(mine), Figures.median(theirs)))
+                _row(*results[-1])
+    return 0
+
+
+def _head() -> None:
+    print(f"{'':<26} {'':>5} {'pdi serve':>21}   {'nginx':>21}   {'pdi/nginx':>17}")
+    print(f"{'request':<26} {'conns':>5} {'req/s':>10} {'p50':>10}   {'req/s':>10} {'p50':>10}   "
+          f"{'req/s':>7} {'p50':>9}")
+
+
+def _row(label: str, connections: int, mine: Figures, theirs: Figures) -> None:
+    print(f"{label if connections == CONNECTIONS[0] else '':<26} {connections:>5} "
+          f"{mine.rate:>10,.0f} {_ms(mine.p50):>10}   {theirs.rate:>10,.0f} {_ms(theirs.p50):>10}   "
+          f"{mine.rate / theirs.rate:>6.2f}× {mine.p50 / theirs.p50:>8.1f}×", flush=True)
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What one wrk run says: requests per second and the median latency (seconds)."""
+
+    rate: float
+    p50: float
+
+    @staticmethod
+    def median(runs: list[Figures]) -> Figures:
+        return Figures(statistics.median(r.rate for r in runs), statistics.median(r.p50 for r in runs))
+
+
+_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}
+
+
+def wrk(program: str, url: str, connections: int, seconds: int, threads: int) -> Figures:
+    """One wrk run; an error if any answer was not 2xx or 3xx, or a connection failed."""
+    out = subprocess.run(
+        [program, f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "10s", url],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    if "Non-2xx or 3xx responses" in out:
+        raise SystemExit(f"wrk: {url} answered errors:\n{out}")
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    if errors and (int(errors[1]) or int(errors[3]) or int(errors[4])):
+        raise SystemExit(f"wrk: connections to {url} failed:\n{out}")
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    p50 = re.search(r"^\s+50%\s+([\d.]+)(us|ms|s|m)\s*$", out, re.MULTILINE)
+    if rate is None or p50 is None:
+        raise SystemExit(f"wrk: cannot read its report:\n{out}")
+    return Figures(float(rate[1]), float(p50[1]) * _UNITS[p50[2]])
+
+
+# --- the large text -----------------------------------------------------------------
+
+def _big(root: Path, tools: dict[str, str], extra: list[str], args: argparse.Namespace) -> int:
+    archive = root / "archive"
+    www = root / "www"
+    www.mkdir()
+    pdi(["init", "--archive", str(archive)])
+    pdi(["series", "add", SERIES, "--archive", str(archive)])
+    source = root / "big.txt"
+    t0 = time.perf_counter()
+    write_big_text(source, args.big_mb * 1_000_000)
+    name = pdi(["add", "-s", SERIES, str(source), "--archive", str(archive)]).strip()
+    source.unlink()
+    pdi(["get", name, "-o", str(www / "big.txt"), "--archive", str(archive)])
+    size = (www / "big.txt").stat().st_size
+    print(f"a text of {size / 1e6:,.0f} MB deposited in {time.perf_counter() - t0:.0f} s; "
+          f"{args.clients} clients fetch it whole at once, {args.rounds} times each\n")
+    with nginx(tools["nginx"], root, www) as peer, pdi_serve(archive, extra) as ours:
+        mine_url, theirs_url = f"{ours.url}/uri-res/N2R?{name}", f"{peer}/big.txt"
+        theirs, _ = fetch_whole(tools["curl"], theirs_url, size, args.clients, args.rounds, None)
+        mine, peak = fetch_whole(tools["curl"], mine_url, size, args.clients, args.rounds, ours.pid)
+        workers = ours.workers
+    print(f"{'':<12} {'MB/s':>8} {'peak RSS':>10}")
+    print(f"{'pdi serve':<12} {mine:>8,.0f} {peak / 2**20:>7,.0f} MiB   ({workers} workers, their RSS summed)")
+    print(f"{'nginx':<12} {theirs:>8,.0f}")
+    print(f"pdi/nginx: {mine / theirs:.2f}× the throughput (nginx {theirs / mine:.2f}× pdi's)")
+    return 0
+
+
+def write_big_text(path: Path, size: int) -> None:
+    """``size`` bytes or a little more of lines of text (a block of 1 MB repeated, each copy numbered)."""
+    block = text_of(1_000_000, 7)
+    with path.open("wb") as out:
+        written, n = 0, 0
+        while written < size:
+            piece = f"copy {n}\n".encode() + block
+            out.write(piece)
+            written += len(piece)
+            n += 1
+
+
+def fetch_whole(curl: str, url: str, size: int, clients: int, rounds: int, pid: int | None) -> tuple[float, int]:
+    """``clients`` curls fetching ``url`` ``rounds`` times each: MB/s over all, and the peak RSS of ``pid``'s processes."""
+    peak = [0]
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.02):
+            peak[0] = max(peak[0], rss_of_tree(pid))  # type: ignore[arg-type]
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    if pid is not None:
+        watcher.start()
+    script = (f'for i in $(seq {rounds}); do "$0" -s -o /dev/null -w "%{{http_code}} %{{size_download}}\\n" "$1"; done')
+    start = time.perf_counter()
+    procs = [subprocess.Popen(["sh", "-c", script, curl, url], stdout=subprocess.PIPE, text=True)
+             for _ in range(clients)]
+    outputs = [p.communicate()[0] for p in procs]
+    elapsed = time.perf_counter() - start
+    done.set()
+    if pid is not None:
+        watcher.join()
+    for line in "".join(outputs).splitlines():
+        status, got = line.split()
+        if status != "200" or int(got) != size:
+            raise SystemExit(f"{url}: status {status}, {got} bytes of {size}")
+    return clients * rounds * size / 1e6 / elapsed, peak[0]
+
+
+def rss_of_tree(pid: int) -> int:
+    """Resident bytes of ``pid`` and its children, now (VmRSS from /proc)."""
+    total = 0
+    for each in [pid, *children(pid)]:
+        try:
+            status = Path(f"/proc/{each}/status").read_text()
+        except OSError:
+            continue  # it has just ended
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) * 1024
+    return total
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+# --- the servers ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Serving:
+    """A running ``pdi serve``: its base URL, its number of workers, its process id."""
+
+    url: str
+    workers: int
+    pid: int
+
+
+@contextmanager
+def pdi_serve(archive: Path, extra: list[str]) -> Iterator[Serving]:
+    """``pdi serve --port 0`` on the archive, until the block ends."""
+    log = archive.parent / "pdi-serve.log"
+    with log.open("w") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pdi", "serve", "--port", "0", "--archive", str(archive), *extra],
+            stderr=err, env=_env(),
+        )
+    try:
+        deadline = time.monotonic() + 60
+        said = re.compile(r"at (http://127\.0\.0\.1:\d+)/ with (\d+) workers?")
+        while (found := said.search(log.read_text())) is None:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"pdi serve did not start:\n{log.read_text()}")
+            time.sleep(0.05)
+        _wait_for(f"{found[1]}/api/series")
+        yield Serving(found[1], int(found[2]), process.pid)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+
+
+@contextmanager
+def nginx(program: str, root: Path, www: Path) -> Iterator[str]:
+    """Debian's nginx serving ``www`` on a free loopback port, with a configuration of its own."""
+    port = free_port()
+    work = root / "nginx"
+    work.mkdir()
+    temp = " ".join(f"{kind}_temp_path {work}/{kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    # Debian's nginx.conf, less what does not apply (TLS, gzip, virtual hosts), and no access log
+    (work / "nginx.conf").write_text(f"""
+daemon off;
+worker_processes auto;
+pid {work}/nginx.pid;
+error_log {work}/error.log;
+events {{ worker_connections 768; }}
+http {{
+    sendfile on;
+    tcp_nopush on;
+    types {{ text/plain txt; }}
+    default_type application/octet-stream;
+    charset utf-8;
+    access_log off;
+    {temp}
+    server {{
+        listen 127.0.0.1:{port};
+        root {www};
+    }}
+}}
+""")
+    process = subprocess.Popen([program, "-p", str(work), "-e", str(work / "error.log"), "-c", str(work / "nginx.conf")])
+    try:
+        _wait_for(f"http://127.0.0.1:{port}/", process=process)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.send_signal(signal.SIGQUIT)  # nginx: finish and stop
+        process.wait(timeout=60)
+
+
+def _wait_for(url: str, process: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=5).read()
+            return
+        except urllib.error.HTTPError:
+            return  # it answers
+        except OSError:
+            if time.monotonic() > deadline or (process is not None and process.poll() is not None):
+                raise SystemExit(f"{url} did not answer") from None
+            time.sleep(0.05)
+
+
+# --- helpers --------------------------------------------------------------------------
+
+def _tools(names: list[str]) -> dict[str, str]:
+    found = {n: shutil.which(n) or shutil.which(n, path="/usr/sbin:/usr/bin") for n in names}
+    missing = [n for n, path in found.items() if path is None]
+    if missing:
+        raise SystemExit(f"bench_serve needs {', '.join(missing)}: apt-get install {' '.join(missing)} "
+                         "(scripts/bootstrap --dev installs them)")
+    return {n: str(path) for n, path in found.items()}
+
+
+def _version(command: list[str]) -> str:
+    done = subprocess.run(command, capture_output=True, text=True)
+    return (done.stdout + done.stderr).strip().splitlines()[0].replace("nginx version: ", "")
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
+def pdi(arguments: list[str]) -> str:
+    """Run the ``pdi`` command of this checkout; its standard output."""
+    return subprocess.run([sys.executable, "-m", "pdi", *arguments], capture_output=True, text=True,
+                          check=True, env=_env()).stdout
+
+
+def deposit(archive: Path, path: Path, data: bytes) -> str:
+    path.write_bytes(data)
+    return pdi(["add", "-s", SERIES, str(path), "--archive", str(archive)]).strip()
+
+
+def fetch(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=30) as answer:
+        return bytes(answer.read())
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def text_of(size: int, seed: int) -> bytes:
+    """``size`` bytes or a line more of lines of words (LF line ends), the same for the same seed."""
+    import random
+
+    rng = random.Random(seed)
+    words = ["archive", "citation", "passage", "Grüße", "naïve", "document", "name", "bytes"]
+    lines = []
+    total = 0
+    while total < size:
+        line = " ".join(rng.choice(words) for _ in range(rng.randint(3, 14))) + "\n"
+        lines.append(line)
+        total += len(line.encode())
+    return "".join(lines).encode()
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms"
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
