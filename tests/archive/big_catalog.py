@@ -24,7 +24,7 @@ from pdi.archive import Archive
 
 SERIES = "big.example.us"
 #: The day the real blobs are deposited on; the bulk names start on the day after.
-FIRST = datetime.date(2026, 11, 19)
+FIRST = datetime.date(2026, 1, 1)
 
 
 @dataclass(frozen=True)
@@ -112,9 +112,10 @@ def fill(location: str, *, days: int, per_day: int, foreign_per_day: int = 2) ->
                     "INSERT INTO representations (document, version, format, media_type, charset,"
                     " line_ending, sha256, size, stored, created_at)"
                     " SELECT id, 1, ?, ?, ?, ?, ?, ?, ?, created_at FROM documents"
-                    " WHERE day >= ? AND CASE WHEN serial IS NULL THEN 0 ELSE serial % ? END = ?",
+                    # serial modulo the number of blobs, spelled so both databases take it
+                    " WHERE day >= ? AND CASE WHEN serial IS NULL THEN 0 ELSE serial - serial / ? * ? END = ?",
                     (blob.format, blob.media_type, blob.charset, blob.line_ending, blob.sha256,
-                     blob.size, blob.stored, first_bulk, len(blobs), index),
+                     blob.size, blob.stored, first_bulk, len(blobs), len(blobs), index),
                 )
     return BigCatalog(tuple(str(n) for n in deposited), blobs, days, per_day, foreign_per_day)
 

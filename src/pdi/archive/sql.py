@@ -976,13 +976,19 @@ class SQLStore(ABC):
         )
         params: list[Any] = [day, *(value for _, value in filters)]
         order = f" ORDER BY {', '.join(columns)} LIMIT ?"
-        after = f" AND ({', '.join(columns)}) > ({', '.join('?' * len(columns))})"
+        # The whole key after the last row; and, said again of the index's own columns
+        # alone, where in the index to start (PostgreSQL starts a range only from that).
+        lead = 2 if serials else 1
+        after = (
+            f" AND ({', '.join(columns[:lead])}) >= ({', '.join('?' * lead)})"
+            f" AND ({', '.join(columns)}) > ({', '.join('?' * len(columns))})"
+        )
         while True:
             with self._read():
                 if key is None:
                     rows = self._query(sql + order, [*params, page])
                 else:
-                    rows = self._query(sql + after + order, [*params, *key, page])
+                    rows = self._query(sql + after + order, [*params, *key[:lead], *key, page])
             yield from rows
             if len(rows) < page:
                 return
