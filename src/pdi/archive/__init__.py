@@ -192,7 +192,7 @@ class Opened:
 
 
 #: Up to this size a blob without a local file is read into memory to evaluate a fragment on it;
-#: a larger one is copied (verified) to a temporary file and memory-mapped.
+#: a larger one is copied to a temporary file and memory-mapped (the selection's chunks checked after).
 _IN_MEMORY = 64 << 20
 
 
@@ -783,6 +783,14 @@ class Archive:
         """
         parsed, found = self._look_up(pdi, latest)
         return found if isinstance(found, Generic) else self._read(parsed, found)
+
+    def read(self, located: Resolved) -> Resolved:
+        """What :meth:`resolve` answers for a name :meth:`locate` has found: its bytes (or fragment) read now.
+
+        Saves looking the name up in the catalog twice when a caller first
+        decides from the record (its size) whether to read it at all.
+        """
+        return self._read(located.pdi, located.record)
 
     def locate(self, pdi: PDI | str, *, latest: bool = False) -> Resolved | Generic:
         """What :meth:`resolve` would answer, from the catalog alone: no bytes are read.

@@ -16,9 +16,9 @@ from __future__ import annotations
 import datetime
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
 from pdi.archive.store import (
@@ -304,7 +304,7 @@ class SQLStore(ABC):
                     continue
                 blob = self.stage_blob(blob_octets(content))
                 staged.append(blob)
-                _check_imported_blob(blob, sha256)
+                check_imported_blob(sha256, blob.info.sha256)
         except BaseException:
             _discard(staged)
             raise
@@ -1268,36 +1268,38 @@ def _subject_names(subject: str, series: str, day: str, unique_id: str) -> bool:
     )
 
 
-def _check_imported_blob(blob: StagedBlob, sha256: str) -> None:
-    if blob.info.sha256 != sha256:
+T = TypeVar("T")
+
+
+def check_imported_blob(expected: str, found: str) -> None:
+    """An import's object must still have the SHA-256 its record names."""
+    if found != expected:
         raise IntegrityError(
-            f"the object for {sha256} in the import has the SHA-256 {blob.info.sha256}:"
+            f"the object for {expected} in the import has the SHA-256 {found}:"
             " it changed or is damaged; nothing was imported"
         )
 
 
-def _discard(blobs: Sequence[StagedBlob]) -> None:
-    """After a failed deposit: take back what staging added, when nothing else holds it."""
+def _each(items: Sequence[T], action: Callable[[T], None]) -> None:
+    """``action`` on every item, even when it fails on one; then the first failure is raised."""
     errors: list[BaseException] = []
-    for blob in blobs:
+    for item in items:
         try:
-            blob.discard()
-        except BaseException as exc:  # discard the rest, then report the first
+            action(item)
+        except BaseException as exc:  # act on the rest, then report the first
             errors.append(exc)
     if errors:
         raise errors[0]
+
+
+def _discard(blobs: Sequence[StagedBlob]) -> None:
+    """After a failed deposit: take back what staging added, when nothing else holds it."""
+    _each(blobs, lambda blob: blob.discard())
 
 
 def _release(pins: Sequence[BlobPin]) -> None:
     """Close every pin, even when closing one fails."""
-    errors: list[BaseException] = []
-    for pin in pins:
-        try:
-            pin.close()
-        except BaseException as exc:  # close the rest, then report the first
-            errors.append(exc)
-    if errors:
-        raise errors[0]
+    _each(pins, lambda pin: pin.close())
 
 
 def _import_conflict(rec: RepresentationRecord) -> ImmutabilityError:

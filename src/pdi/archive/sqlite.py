@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Digests, Octets, file_reader, pieces
-from pdi.archive.sql import SQLStore
+from pdi.archive.sql import SQLStore, check_imported_blob
 from pdi.archive.store import BlobObserver, BlobSource, StagedBlob, blob_octets
-from pdi.errors import IntegrityError, NotFoundError, PDIError, StoreError
+from pdi.errors import NotFoundError, PDIError, StoreError
 
 CATALOG = "catalog.sqlite"
 
@@ -282,11 +282,7 @@ class SQLiteStore(SQLStore):
                     continue
                 tmp, fd, info = self._write_temporary(blob_octets(content))
                 pending[sha256] = (tmp, fd, info)
-                if info.sha256 != sha256:
-                    raise IntegrityError(
-                        f"the object for {sha256} in the import has the SHA-256 {info.sha256}:"
-                        " it changed or is damaged; nothing was imported"
-                    )
+                check_imported_blob(sha256, info.sha256)
             while pending:
                 sha256, (tmp, fd, info) = pending.popitem()
                 pins.append(self._settle(tmp, fd, info))
@@ -300,13 +296,10 @@ class SQLiteStore(SQLStore):
         return pins
 
     def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None:
-        info = self.blob_info(sha256)
-        if info is None:
-            info = BlobInfo(sha256, -1)  # not in the catalog: read it whole, checked by its name
         path = self.blob_path(sha256)
         try:
-            if info.size < 0:
-                info = BlobInfo(sha256, path.stat().st_size)
+            # a file the catalog does not know is read whole, checked by its name
+            info = self.blob_info(sha256) or BlobInfo(sha256, path.stat().st_size)
             return file_reader(info, str(path), name=name)
         except FileNotFoundError:
             return None

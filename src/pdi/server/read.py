@@ -145,7 +145,7 @@ class Resolver:
         located = self.archive.locate(name)
         if not isinstance(located, Generic) and located.pdi.fragment is None and located.record.size > STREAM_FROM:
             return Large(located)
-        resolved = self.archive.resolve(name)
+        resolved = located if isinstance(located, Generic) else self.archive.read(located)
         if isinstance(resolved, Generic):  # one resource per format of each version: let the client choose
             body = _uri_list(str(resolved.pdi), [_n2r_url(base, n) for n in resolved.names])
             return PlainTextResponse(body, status_code=300, media_type="text/uri-list",

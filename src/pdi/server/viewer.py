@@ -135,9 +135,7 @@ def render_view(archive: Archive, name: str) -> str:
         selected = archive.resolve(name) if parsed.fragment is not None else None
         assert not isinstance(selected, Generic)
     else:
-        whole_read = archive.resolve(whole_name)
-        assert not isinstance(whole_read, Generic)
-        whole = whole_read
+        whole = archive.read(located)
         # the fragment is cut from the bytes just read: they are not read and hashed twice
         selected = archive.select(whole, parsed.fragment) if parsed.fragment is not None else None
     meta = archive.meta(str(whole.pdi))
