@@ -8,6 +8,13 @@ Under CI (``CI=true``) the examples are derived from each test's name
 cannot fail on a case no developer run ever saw; developers' runs stay
 random and keep exploring.
 
+PostgreSQL: ``location`` gives every test that asks for it an empty archive
+of each kind, a directory and a fresh schema in a throw-away cluster this
+session creates in a temporary directory (``pdi.archive.pgcluster``) and
+deletes at the end. When the server binaries are missing the fixture fails
+with a message saying to run ``scripts/bootstrap``: these tests are never
+skipped.
+
 Subprocesses: every ``python -m pdi`` or ``python -c`` a test starts runs the
 checkout under test, not whatever copy of pdi is installed: this tree's
 ``src`` goes first on ``PYTHONPATH`` for the whole session.
@@ -15,10 +22,15 @@ checkout under test, not whatever copy of pdi is installed: this tree's
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from pdi.archive.pgcluster import TemporaryCluster
 
 settings.register_profile("pdi", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(
@@ -33,3 +45,25 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(SRC), *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(SRC))]
 )
+
+
+_databases = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[TemporaryCluster]:
+    cluster = TemporaryCluster()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty archive location of each kind: a directory, or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "archive")
+    cluster: TemporaryCluster = request.getfixturevalue("pg_cluster")
+    return cluster.create_schema(f"pdi_test_{next(_databases)}")

@@ -103,3 +103,24 @@ class StoreError(PDIError):
     exit_code = 8
     http_status = 503
     title = "storage error"
+
+
+class AccessError(PDIError):
+    """A write (or a private read) that the token presented may not make: another series, or too small a role."""
+
+    exit_code = 10
+    http_status = 403
+    title = "forbidden"
+
+
+class WithdrawnError(PDIError):
+    """A name that was withdrawn: it is kept (never minted again) and answers with its tombstone, not its bytes."""
+
+    exit_code = 11
+    http_status = 410
+    title = "gone"
+
+    def __init__(self, message: str, *, reason: str, at: str, who: str) -> None:
+        super().__init__(message)
+        self.reason, self.at, self.who = reason, at, who
+

@@ -222,7 +222,7 @@ def registered_media_types() -> tuple[str, ...]:
     return _registry().types
 
 
-def _split_media_type(media_type: str) -> tuple[str, str | None]:
+def split_media_type(media_type: str) -> tuple[str, str | None]:
     """``major/minor`` lower-cased, and the charset parameter if one is given."""
     if not isinstance(media_type, str):
         raise UnsupportedError(f"not a media type: {media_type!r}")
@@ -339,7 +339,7 @@ def token_for(media_type: str, *, charset: str | None = None) -> str:
     586); an 8-bit one gives ``text``. Raises :class:`UnsupportedError` for a
     media type that is not registered or a charset pdi does not know.
     """
-    mt, param_charset = _split_media_type(media_type)
+    mt, param_charset = split_media_type(media_type)
     if charset is None:
         charset = param_charset
     reg = _registry()
@@ -374,7 +374,7 @@ def media_family(media_type: str) -> str:
     (other text/*, and message/rfc822 headers), ``"image"``, ``"timed"``
     (audio/*, video/*), or ``"other"``.
     """
-    mt, _ = _split_media_type(media_type)
+    mt, _ = split_media_type(media_type)
     major, _, minor = mt.partition("/")
     if mt in ("text/html", "application/xhtml+xml"):
         return "html"
@@ -408,7 +408,7 @@ def default_fragment_scheme(token_or_media_type: str) -> str:
 @functools.lru_cache(maxsize=1024)
 def _default_fragment_scheme(token_or_media_type: str) -> str:
     if "/" in token_or_media_type:
-        mt, _ = _split_media_type(token_or_media_type)
+        mt, _ = split_media_type(token_or_media_type)
     else:
         mt = media_type_for(token_or_media_type)
     major = mt.partition("/")[0]

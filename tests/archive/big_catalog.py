@@ -5,8 +5,8 @@ bytes are exactly what a deposit writes), then inserts documents, versions and
 representations directly with ``INSERT … SELECT`` over a recursive counter,
 all pointing at those blobs: ``per_day`` serial documents on each of ``days``
 consecutive GMT days, and ``foreign_per_day`` documents with foreign ids
-(``f0``, ``f1`` …) on each, with the daily serial counters a deposit would
-have left. Every invariant ``pdi verify`` checks holds, so a sound archive
+(``f0``, ``f1`` …) on each, with the daily serial counters and counts of
+documents a deposit would have left. Every invariant ``pdi verify`` checks holds, so a sound archive
 verifies clean. :func:`expected_names` spells the names in the order
 ``pdi ls`` must list them (date, then serial, then foreign id), worked out
 from the grammar rather than read back from the archive.
@@ -99,6 +99,10 @@ def fill(location: str, *, days: int, per_day: int, foreign_per_day: int = 2) ->
                 store._query(  # type: ignore[attr-defined]
                     "INSERT INTO daily_serials (series, day, last) VALUES (?, ?, ?)",
                     (SERIES, day.isoformat(), per_day),
+                )
+                store._query(  # type: ignore[attr-defined]
+                    "INSERT INTO document_days (series, day, documents, last_deposit) VALUES (?, ?, ?, ?)",
+                    (SERIES, day.isoformat(), per_day + foreign_per_day, at),
                 )
             first_bulk = (FIRST + datetime.timedelta(days=1)).isoformat()
             store._query(  # type: ignore[attr-defined]

@@ -1,10 +1,7 @@
 """Fixtures for the archive tests: every store-level test runs against both stores.
 
-The PostgreSQL store runs on a throw-away cluster this session creates in a
-temporary directory (``pdi.archive.pgcluster``) and deletes at the end; each
-test gets a fresh schema in it. When the server binaries are missing the
-fixture fails with a message saying to run ``scripts/bootstrap``: these tests
-are never skipped.
+``location`` (an empty archive of each kind) and the PostgreSQL cluster
+behind it are in ``tests/conftest.py``, so that the server's tests share them.
 """
 
 from __future__ import annotations
@@ -12,34 +9,39 @@ from __future__ import annotations
 import datetime
 import itertools
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from archive_helpers import Clock
 
 from pdi.archive import Archive
-from pdi.archive.pgcluster import TemporaryCluster
+from pdi.archive.swiftnode import TemporarySwift
 
-_databases = itertools.count(1)
+_buckets = itertools.count(1)
 
 
 @pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[TemporaryCluster]:
-    cluster = TemporaryCluster()
+def swift_node() -> Iterator[TemporarySwift]:
+    """A one-node OpenStack Swift speaking S3 (its s3api), for the whole session."""
+    node = TemporarySwift()
     try:
-        cluster.start()
-        yield cluster
+        node.start()
+        yield node
     finally:
-        cluster.stop()
+        node.stop()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An empty archive location of each kind: a directory, or a fresh PostgreSQL database."""
-    if request.param == "sqlite":
-        return str(tmp_path / "archive")
-    cluster: TemporaryCluster = request.getfixturevalue("pg_cluster")
-    return cluster.create_schema(f"pdi_test_{next(_databases)}")
+@pytest.fixture
+def s3_blobs(swift_node: TemporarySwift, monkeypatch: pytest.MonkeyPatch) -> str:
+    """``s3://BUCKET/archive/`` of a fresh, empty bucket on the Swift node, its endpoint and keys in the environment."""
+    import boto3
+
+    for variable, value in swift_node.environment().items():
+        monkeypatch.setenv(variable, value)
+    bucket = f"pdi-test-{next(_buckets)}"
+    boto3.client("s3", endpoint_url=swift_node.endpoint).create_bucket(Bucket=bucket)
+    return f"s3://{bucket}/archive/"
+
+
 
 
 @pytest.fixture

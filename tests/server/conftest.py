@@ -12,10 +12,24 @@ from pathlib import Path
 import pytest
 import uvicorn
 from PIL import Image
-from server_helpers import LONG_LINES, TEXT, S, Served, deposit_versions, long_line
+from server_helpers import (
+    CAPTURED_URL,
+    ELSEWHERE,
+    LONG_LINES,
+    TEXT,
+    S,
+    Served,
+    captured_aggregate,
+    deposit_captures,
+    deposit_versions,
+    long_line,
+)
 
 from pdi.archive import Archive
-from pdi.server import create_app
+from pdi.server import ReplaySite, create_app
+from pdi.server.origins import ByPort
+from pdi.server.replay import create_replay_app
+from pdi.server.run import listening_socket
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +37,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     root: Path = tmp_path_factory.mktemp("served")
     archive = Archive.init(root / "archive")
     archive.add_series(S)
+    archive.add_series(ELSEWHERE)  # for tests whose deposits the listing tests must not see
     text = str(archive.add(S, TEXT, format="text"))
     archive.annotate(text, "title", "A letter")
     page = str(archive.add(S, b"<p id=a>one<p>two</p>", format="html"))
@@ -38,18 +53,33 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     recording = str(archive.add(S, sound.getvalue(), format="wav"))
     foreign = str(archive.add(S, b"<html>then</html>", format="html", foreign_id="http://www.example.com/a b"))
     versioned = deposit_versions(str(root / "archive"))
+    captured = deposit_captures(str(root / "archive"))
+    archive.annotate(versioned, "title", "Two versions")
+    archive.annotate(versioned, "title", "Two versions, retitled")
     long = str(archive.add(S, "".join(long_line(i) for i in range(LONG_LINES)).encode(), format="text"))
-    server = uvicorn.Server(uvicorn.Config(create_app(str(root / "archive")), host="127.0.0.1", port=0, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
+    archive.verify()  # records a fixity check of every blob, shown on the document page
+    capture = str(archive.add(S, captured_aggregate(png.getvalue()), format="related", foreign_id=CAPTURED_URL))
+    # the resolver and the replay origin, on two ports of one server, as pdi serve runs them
+    sockets = [listening_socket("127.0.0.1", 0), listening_socket("127.0.0.1", 0)]
+    for each in sockets:
+        each.listen()
+    resolver_port, replay_port = (each.getsockname()[1] for each in sockets)
+    resolver = create_app(str(root / "archive"), replay=ReplaySite(port=replay_port))
+    replay = create_replay_app(str(root / "archive"), resolver_origin=f"http://127.0.0.1:{resolver_port}")
+    server = uvicorn.Server(uvicorn.Config(ByPort(resolver, replay, replay_port), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": sockets}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
         time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield Served(f"http://127.0.0.1:{port}", archive, text, page, picture, recording, foreign, versioned, long)
+        yield Served(f"http://127.0.0.1:{resolver_port}", archive, text, page, picture, recording, foreign, versioned,
+                     long, capture, f"http://127.0.0.1:{replay_port}",
+                     captured)
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+        for each in sockets:
+            each.close()
         archive.close()

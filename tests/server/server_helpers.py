@@ -1,13 +1,24 @@
-"""What the resolver tests share: the archive's series, the text deposited, the names."""
+"""What the resolver tests share: the archive's series, the text deposited, the names, and running ``pdi serve``."""
 
 from __future__ import annotations
 
 import datetime
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
 
 from pdi.archive import Archive, Content
 
 S = "library.example.us"
+#: A second series of the shared archive: what some tests deposit, kept out of S's listings.
+ELSEWHERE = "elsewhere.example.us"
 #: Stored CRLF-canonical: "Hello, world.\r\n" is characters 0-14, "Second 𝄞 line.\r\n" 15-30.
 TEXT = "Hello, world.\nSecond 𝄞 line.\n<script>alert(1)</script>\n".encode()
 
@@ -25,6 +36,9 @@ class Served:
     foreign: str
     versioned: str
     long: str
+    capture: str = ""
+    replay_url: str = ""
+    captured: str = ""
 
 
 def long_line(i: int) -> str:
@@ -62,3 +76,83 @@ def deposit_versions(location: str) -> str:
         clock.now = datetime.datetime(2026, 11, 23, 9, 5, 7, tzinfo=datetime.UTC)
         archive.add_version(generic, [Content(b"second\n", "text")])
     return generic
+
+
+#: The page ``Served.capture`` holds, as it was on the web (a style sheet and an image beside it).
+CAPTURED_URL = "http://www.example.com/news/today.html"
+CAPTURED_PAGE = (
+    b'<!DOCTYPE html>\n<html><head><title>Today</title><link rel="stylesheet" href="style.css"></head>\n'
+    b'<body><h1 id="news">News of the day</h1><p>First story: <b>rain</b> expected.</p>'
+    b'<p><img src="/img/sun.png" alt="a sun" width="60" height="40"></p>'
+    b'<p>Read <a href="https://www.example.com/more">more</a>.</p></body></html>\n'
+)
+CAPTURED_STYLE = b"body{background:#e8f4ff;font-family:serif} h1{color:#b00000}\n"
+
+
+def captured_aggregate(png: bytes) -> bytes:
+    """The MHTML of the captured page (``CAPTURED_PAGE`` with its style sheet and ``png`` as its image)."""
+    from pdi.mhtml.write import Resource, build
+
+    return build(
+        Resource(CAPTURED_URL, "text/html", CAPTURED_PAGE, charset="utf-8"),
+        [Resource("http://www.example.com/news/style.css", "text/css", CAPTURED_STYLE),
+         Resource("http://www.example.com/img/sun.png", "image/png", png)],
+    )
+
+
+@contextmanager
+def serving(location: Path | str, *options: str) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """``pdi serve`` of ``location`` on a free port of 127.0.0.1, answering; stopped (SIGTERM) after."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pdi", "serve", "--port", str(port), "--archive", str(location),
+         # the replay origin on any free port: port + 1 may be another test server's
+         *(() if "--replay-port" in options else ("--replay-port", "0")), *options],
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    try:
+        assert process.stderr is not None
+        assert process.stderr.readline().startswith("pdi: serving ")
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/api/series", timeout=5)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and process.poll() is None, "pdi serve did not answer"
+                time.sleep(0.1)
+        yield process, port
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+#: The URL ``deposit_captures`` captures.
+CAPTURES_URL = "https://www.example.org/news"
+#: When each capture of it was deposited (as the catalog records it), oldest first: three days,
+#: the second captured twice (its versions 1 and 2). All in ``S``, the served archive's one series.
+CAPTURE_TIMES = (
+    "2025-06-01T08:00:00.000000Z",
+    "2026-11-21T10:00:00.000000Z",
+    "2026-11-21T18:30:00.000000Z",
+    "2026-11-22T12:00:00.000000Z",
+)
+
+
+def deposit_captures(location: str) -> str:
+    """Deposit the captures of ``CAPTURES_URL`` at the times of ``CAPTURE_TIMES``; returns the URL."""
+    clock = Clock(datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC))
+    with Archive.open(location, clock=clock) as archive:
+        previous: dict[str, str] = {}
+        for n, at in enumerate(CAPTURE_TIMES):
+            clock.now = datetime.datetime.fromisoformat(at.replace("Z", "+00:00"))
+            content = [Content(f"<h1>News</h1><p>capture {n}</p>".encode(), "html")]
+            day = at[:10]
+            if day in previous:
+                archive.add_version(previous[day], content)
+            else:
+                previous[day] = str(archive.deposit(S, content, foreign_id=CAPTURES_URL)[0])
+    return CAPTURES_URL

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import httpx
-from server_helpers import VERSION_TIMES, S, Served
+from server_helpers import ELSEWHERE, VERSION_TIMES, S, Served
 
 from pdi.archive import Archive
 
@@ -102,7 +102,8 @@ def test_ls_meta_cite_and_series(served: Served) -> None:
     assert (cite["check"], cite["quote"], cite["found"]) == ("ok", "one", "one")
     other = api(served, "cite", citation=f"{served.page}@3={served.text}#char=0,3").json()
     assert (other["check"], other["quote"], other["found"]) == ("mismatch", "Hel", "id=")
-    assert api(served, "series").json() == {"series": [{"name": S, "parent": None, "authority": ""}]}
+    assert api(served, "series").json() == {"series": [  # the two the fixture registers, in name order
+        {"name": ELSEWHERE, "parent": None, "authority": ""}, {"name": S, "parent": None, "authority": ""}]}
     missing = api(served, "resolve")
     assert missing.status_code == 400 and "pdi= is missing" in missing.json()["detail"]
 
@@ -125,7 +126,7 @@ def test_the_viewer_marks_the_passage_and_escapes_the_text(served: Served) -> No
     past = httpx.get(f"{served.url}/view", params={"pdi": f"{served.text}#char=100,200"}).text
     assert "lies wholly past the end" in past
     image = httpx.get(f"{served.url}/view", params={"pdi": f"{served.picture}#(5,10),(25,20)"})
-    assert 'class="box" style="left:12.5000%;top:33.3333%;width:50.0000%;height:33.3333%"' in image.text
+    assert 'class="box" id="cited" style="left:12.5000%;top:33.3333%;width:50.0000%;height:33.3333%"' in image.text
     wrong = httpx.get(f"{served.url}/view", params={"pdi": "urn:pdi://nobody.us/2026/11/22/1.text.1"})
     assert wrong.status_code == 404 and "not found" in wrong.text
     home = httpx.get(f"{served.url}/")
@@ -154,7 +155,7 @@ def test_pdi_serve_runs_the_resolver(tmp_path: Path) -> None:
     )
     try:
         assert process.stderr is not None
-        assert process.stderr.readline() == f"pdi: serving {tmp_path / 'archive'} at http://127.0.0.1:{port}/ with 2 workers (Ctrl-C stops)\n"
+        assert process.stderr.readline() == f"pdi: serving {tmp_path / 'archive'} at http://127.0.0.1:{port}/ (replay at http://127.0.0.1:{port + 1}/) with 2 workers (Ctrl-C stops)\n"
         deadline = time.monotonic() + 30
         while True:
             try:

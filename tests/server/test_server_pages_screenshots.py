@@ -24,23 +24,61 @@ SHOTS = Path(os.environ.get("PDI_SCREENSHOTS") or Path(__file__).resolve().paren
 #: page name -> (what to open, a JavaScript expression that must be true on it)
 PAGES = {
     "home": ("/", "document.querySelector('input, form') !== null && document.body.innerText.includes('library.example.us')"),
-    "text": ("/view?pdi={text}%23char=7,12", "document.querySelector('mark') && document.querySelector('mark').textContent === 'world'"),
-    "html-source": ("/view?pdi={page}%23elt=1,1", "document.querySelector('mark') !== null"),
-    "image": ("/view?pdi={picture}%23(10,5),(30,25)", "document.querySelector('img') && document.querySelector('img').naturalWidth === 40"),
-    "sound": ("/view?pdi={sound}", "document.querySelector('audio') !== null"),
+    # a short text: the passage marked and in view, the names' places (PDI, RFC 5147) ready before any selection
+    "text": ("/view?pdi={text}%23char=7,12", "document.querySelector('mark') && document.querySelector('mark').textContent === 'world'"
+             " && document.querySelector('mark').getBoundingClientRect().bottom <= innerHeight"
+             " && document.getElementById('name') && document.getElementById('rfc5147') && document.getElementById('copy-name').disabled"),
+    # a 40×30 image shown 12 times larger, (10,5),(30,25) outlined (a quarter of the width from the left) and in view
+    "image": ("/view?pdi={picture}%23(10,5),(30,25)", "document.querySelector('img') && document.querySelector('img').naturalWidth === 40"
+              " && Math.abs(document.getElementById('cited').getBoundingClientRect().left - document.getElementById('image')"
+              ".getBoundingClientRect().left - 10 * 12) < 1 && document.getElementById('x1') !== null"
+              " && document.getElementById('cited').getBoundingClientRect().top >= 0"
+              " && document.getElementById('cited').getBoundingClientRect().bottom <= innerHeight"),
+    # 250 frames at 100 Hz: a waveform of 250 columns, in view, 1 s to 2 s marked (from 40% to 80% of its width)
+    "sound": ("/view?pdi={sound}%23sec=1,2", "document.querySelector('audio') !== null"
+              " && JSON.parse(document.getElementById('peaks').textContent).peaks.length === 250"
+              " && Math.abs(document.getElementById('cited').getBoundingClientRect().width"
+              " - 0.4 * document.getElementById('wave').getBoundingClientRect().width) < 1"
+              " && document.getElementById('wave').getBoundingClientRect().top >= 0"
+              " && document.getElementById('wave').getBoundingClientRect().bottom <= innerHeight"),
+    "html-source": ("/view?pdi={page}%23elt=1,1&view=source", "document.querySelector('mark') !== null"),
+    # archived pages, replayed in a frame from the replay origin under a banner
+    "replay-capture": ("/view?pdi={capture}", "document.querySelector('iframe.replay').src.startsWith('{replay}/replay/')"
+                       " && document.querySelector('.replay-banner a[href^=\"/captures?url=\"]') !== null"),
+    "replay-html-elt": ("/view?pdi={page}%23elt=1,1", "document.querySelector('iframe.replay').src.endsWith('#pdi-passage')"),
+    "replay-select": ("/view?pdi={capture}&select=1", "document.querySelector('iframe.replay').getAttribute('sandbox') === 'allow-scripts'"
+                      " && document.getElementById('char-name') !== null"),
     # a text over 1 MiB: a window around the passage, scrolled into view, selections named from the whole
     "long-text": ("/view?pdi={long}%23line=100000,100001", "document.getElementById('passage').textContent === '0100000 line of a long text\\n'"
                   " && window.scrollY > 1000 && Number(document.getElementById('text').dataset.offset) > 0"),
     "generic": ("/view?pdi={versioned}", "document.querySelectorAll('#versions tbody tr').length === 2"),
+    "api-docs": ("/api", "document.querySelectorAll('section h2 code').length >= 10"
+                 " && document.body.innerText.includes('POST /api/deposit')"),
+    # full-text search: the hit in the text links to its passage, the word marked in the snippet
+    "search": ("/search?q=world", "document.querySelector('ol.hits mark').textContent === 'world'"
+               " && document.querySelector('ol.hits a').getAttribute('href').includes('%23char=7,12')"
+               " && document.querySelector('label[for=search-q]') !== null"),
     "error": ("/view?pdi=urn:pdi://nowhere.example.us/2026/11/22/1.text.1", "document.querySelector('.error') !== null"),
+    # the catalogue (pdi.server.browse): series, a series by year and month, a year, a month, a day, captures
+    "series-list": ("/series", "document.querySelectorAll('#series tbody tr').length === 2"),  # S and ELSEWHERE
+    "series": ("/series/library.example.us", "document.querySelector('#years a[href=\"/series/library.example.us/2026/11\"]') !== null"),
+    "series-year": ("/series/library.example.us/2026", "document.querySelectorAll('table.month').length >= 1"
+                    " && document.querySelector('a[href=\"/series/library.example.us/2026/11/21\"]') !== null"),
+    "series-month": ("/series/library.example.us/2026/11", "document.querySelector('#days a[href=\"/series/library.example.us/2026/11/22\"]') !== null"),
+    "series-day": ("/series/library.example.us/2026/11/22", "[...document.querySelectorAll('#documents tbody tr')].some(r => r.textContent.includes('Two versions, retitled'))"),
+    "document": ("/view?pdi={versioned}", "document.querySelectorAll('#formats tbody tr').length === 3"
+                 " && document.querySelectorAll('#statements tr.superseded').length === 1 && document.querySelector('#formats .ok') !== null"),
+    "captures": ("/captures?url={captured}", "document.querySelectorAll('ol.timeline li').length === 4"),
 }
 
 
 @pytest.mark.parametrize("page", list(PAGES))
 def test_each_page_shows_what_it_must_and_is_saved(served: Served, page: str) -> None:
     path, check = PAGES[page]
-    names = {k: urllib.parse.quote(getattr(served, k), safe="") for k in ("text", "page", "picture", "sound", "versioned", "long")}
+    names = {k: urllib.parse.quote(getattr(served, k), safe="")
+             for k in ("text", "page", "picture", "sound", "versioned", "long", "capture", "captured")}
     url = served.url + path.format(**names)
+    check = check.replace("{replay}", served.replay_url)
     with devtools() as pipe:
         session = open_page(pipe, url)
         deadline = time.monotonic() + 30

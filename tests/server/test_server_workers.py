@@ -12,15 +12,12 @@ import concurrent.futures
 import os
 import signal
 import socket
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
+from server_helpers import serving
 
 from pdi.archive import Archive
 
@@ -34,33 +31,6 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         opened.add_series(S)
         name = str(opened.add(S, b"served by one of several workers\n", format="text"))
     return location, name
-
-
-@contextmanager
-def _serve(location: Path, *options: str) -> Iterator[tuple[subprocess.Popen[str], int]]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pdi", "serve", "--port", str(port), "--archive", str(location), *options],
-        stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )
-    try:
-        assert process.stderr is not None
-        assert process.stderr.readline().startswith("pdi: serving ")
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/api/series", timeout=5)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline and process.poll() is None, "pdi serve did not answer"
-                time.sleep(0.1)
-        yield process, port
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(timeout=30)
 
 
 def _children(pid: int) -> set[int]:
@@ -124,7 +94,7 @@ def _wait_for(condition: object, seconds: float = 30) -> None:
 
 def test_requests_are_served_by_several_processes(archive: tuple[Path, str]) -> None:
     location, name = archive
-    with _serve(location, "--workers", "3") as (process, port):
+    with serving(location, "--workers", "3") as (process, port):
         workers = _children(process.pid)
         assert len(workers) == 3
         request = f"GET /uri-res/N2R?{name} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
@@ -150,7 +120,7 @@ def test_requests_are_served_by_several_processes(archive: tuple[Path, str]) -> 
 @pytest.mark.parametrize("how", ["SIGTERM to the server", "Ctrl-C: SIGINT to every process"])
 def test_a_signal_stops_every_worker(archive: tuple[Path, str], how: str) -> None:
     location, _ = archive
-    with _serve(location, "--workers", "3") as (process, _):
+    with serving(location, "--workers", "3") as (process, _):
         workers = _children(process.pid)
         assert len(workers) == 3
         if how.startswith("SIGTERM"):
@@ -164,7 +134,7 @@ def test_a_signal_stops_every_worker(archive: tuple[Path, str], how: str) -> Non
 
 def test_a_worker_that_dies_is_replaced(archive: tuple[Path, str]) -> None:
     location, name = archive
-    with _serve(location, "--workers", "2") as (process, port):
+    with serving(location, "--workers", "2") as (process, port):
         before = _children(process.pid)
         victim = min(before)
         os.kill(victim, signal.SIGKILL)
@@ -180,7 +150,7 @@ def test_a_worker_that_dies_is_replaced(archive: tuple[Path, str]) -> None:
 def test_workers_that_keep_dying_stop_the_server(archive: tuple[Path, str]) -> None:
     # with 2 workers, a fifth death within a minute is one too many
     location, _ = archive
-    with _serve(location, "--workers", "2") as (process, _):
+    with serving(location, "--workers", "2") as (process, _):
         killed = set()
         for _ in range(5):
             _wait_for(lambda: process.poll() is not None or len(_children(process.pid) - killed) == 2)

@@ -12,6 +12,9 @@ Storage is behind the :class:`~pdi.archive.store.Store` protocol: a directory
 (SQLite catalog + content-addressed blob files, the default) or a
 ``postgresql://`` URL. What a deposit is — its format and charset, checked
 against its bytes, and its CRLF-canonical text — is :mod:`pdi.archive.content`.
+The values it answers with are :mod:`pdi.archive.results`; what a fixity
+audit reports, :mod:`pdi.archive.fixity`; how a blob is read and checked by
+chunk, :mod:`pdi.archive.blobs`.
 A deposit whose bytes equal the latest version's of the same document stores
 nothing and answers with that version (:class:`Deposit`, ``unchanged``)
 unless forced.
@@ -23,17 +26,14 @@ import contextlib
 import dataclasses
 import datetime
 import hashlib
-import mmap
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING
 
-from pdi import charsets, formats
-from pdi.archive.blobs import ChunkedReader, Octets
+from pdi import formats
+from pdi.archive.blobs import ChunkedReader, Octets, RangedOctets, mapped, verify_selected
 from pdi.archive.content import (
     Content,
     canonical_text,
@@ -41,44 +41,72 @@ from pdi.archive.content import (
     is_text_format,
     prepare,
 )
+from pdi.archive.fixity import Problem, VerifyReport, described_problem
+from pdi.archive.results import (
+    CitationResolved,
+    Deposit,
+    DocumentDetail,
+    DocumentPage,
+    Generic,
+    GenericVersion,
+    Opened,
+    ReindexReport,
+    Resolved,
+    SearchHit,
+    SearchResults,
+)
 from pdi.archive.store import (
     AssertionRecord,
     AuditRecord,
-    BlobUse,
+    DayCount,
     DepositResult,
     DocumentKey,
+    FixityCheck,
+    Idempotency,
     ListKey,
     ListQuery,
     NewRepresentation,
     RepresentationRecord,
+    SeriesCount,
     SeriesRecord,
     Store,
+    TokenRecord,
+    WithdrawalRecord,
+    WriteNote,
 )
+from pdi.archive.tokens import Writer
 from pdi.errors import (
     IntegrityError,
     LimitError,
     NotFoundError,
     ParseError,
     PDIError,
+    StoreError,
     UnsupportedError,
+    WithdrawnError,
 )
 from pdi.identifier import PDI, Fragment, series_for_minting, spells_serial
 
 if TYPE_CHECKING:
-    from pdi.fragments import FragmentResult
-    from pdi.fragments.citation import QuotationCheck
+    from pdi.archive.sql import SQLStore
 
 __all__ = [
     "DEFAULT_LOCATION",
+    "MAX_SEARCH_LIMIT",
     "Archive",
     "AssertionRecord",
     "AuditRecord",
     "CitationResolved",
     "Content",
     "Deposit",
+    "DocumentDetail",
+    "DocumentPage",
     "Generic",
     "GenericVersion",
+    "ReindexReport",
     "Resolved",
+    "SearchHit",
+    "SearchResults",
     "SeriesRecord",
     "VerifyReport",
     "canonical_text",
@@ -90,8 +118,14 @@ __all__ = [
 #: Where the archive lives when neither ``--archive`` nor ``$PDI_ARCHIVE`` says.
 DEFAULT_LOCATION = "pdi-archive"
 
+#: The most hits one page of search results may hold.
+MAX_SEARCH_LIMIT = 200
+
 #: The largest single assertion value accepted (characters).
 MAX_ASSERTION_VALUE = 1 << 16
+
+#: Fixity checks :meth:`Archive.verify` records in one transaction.
+FIXITY_CHECKS_PAGE = 1000
 
 _KEY = re.compile(r"[A-Za-z][A-Za-z0-9._:-]{0,199}\Z")
 
@@ -104,258 +138,42 @@ def resolve_location(location: str | os.PathLike[str] | None) -> str:
     return os.environ.get("PDI_ARCHIVE") or DEFAULT_LOCATION
 
 
-def _open_store(location: str, *, create: bool) -> Store:
+def _open_store(location: str, *, create: bool, blobs: str | None = None) -> Store:
+    """The catalog at ``location`` with the blob store it records (``blobs``: the one to record at init)."""
     from pdi.archive.postgres import is_postgres_url, open_postgres
     from pdi.archive.sqlite import open_sqlite
 
-    if is_postgres_url(location):
-        return open_postgres(location, create=create)
-    return open_sqlite(location, create=create)
-
-
-@dataclass(frozen=True)
-class Deposit(Sequence[PDI]):
-    """What a deposit answers: the versioned names of its formats, and whether it stored them.
-
-    ``unchanged`` is ``True`` when nothing was stored because every format's
-    bytes (as the archive stores them: text CRLF-canonical) and charset equal
-    those of the latest version of the same document, which has the same
-    formats; ``names`` are then that version's existing names. A deposit is
-    a sequence of its names, so ``deposit[0]`` and ``(name,) = deposit`` work.
-    """
-
-    names: tuple[PDI, ...]
-    unchanged: bool = False
-
-    @property
-    def version(self) -> int:
-        """The version the names are of (the new one, or the unchanged latest one)."""
-        version = self.names[0].version
-        assert version is not None
-        return version
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-    @overload
-    def __getitem__(self, index: int) -> PDI: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[PDI, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> PDI | tuple[PDI, ...]:
-        return self.names[index]
-
-
-@dataclass(frozen=True)
-class Resolved:
-    """A resolved PDI: the bytes of one format of one version (or of a fragment of it)."""
-
-    pdi: PDI
-    data: bytes
-    media_type: str
-    charset: str | None
-    record: RepresentationRecord
-    fragment: FragmentResult | None = None
-
-    @property
-    def sha256(self) -> str:
-        """The fixity checksum of the whole stored representation."""
-        return self.record.sha256
-
-
-@dataclass(frozen=True)
-class Opened:
-    """A versioned name opened for reading: its record and a reader of its octets by verified chunks.
-
-    ``reader.chunks(start, end)`` yields the octets (each chunk checked
-    against its SHA-256 as it is read); ``reader.path`` is a local file with
-    exactly these octets where the store has one. Close it (or use ``with``).
-    """
-
-    pdi: PDI
-    record: RepresentationRecord
-    reader: ChunkedReader
-
-    @property
-    def size(self) -> int:
-        return self.record.size
-
-    def close(self) -> None:
-        self.reader.close()
-
-    def __enter__(self) -> Opened:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-#: Up to this size a blob without a local file is read into memory to evaluate a fragment on it;
-#: a larger one is copied to a temporary file and memory-mapped (the selection's chunks checked after).
-_IN_MEMORY = 64 << 20
-
-
-@contextlib.contextmanager
-def _mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
-    """The blob's octets as a buffer a fragment evaluator can index: a read-only memory map where possible.
-
-    Octets read through a map are not verified as they are touched:
-    :func:`_verify_selected` checks the chunks a selection came from.
-    """
-    if reader.size == 0:
-        yield b""
-        return
-    if reader.path is None and reader.size <= _IN_MEMORY:
-        yield reader.read()
-        return
-    if reader.path is not None:
-        with open(reader.path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            yield mapped
-        return
-    with tempfile.TemporaryFile(prefix="pdi-blob-") as spool:
-        for piece in reader.unverified():  # checked by range after the evaluation
-            spool.write(piece)
-        spool.flush()
-        with mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            yield mapped
-
-
-def _verify_selected(reader: ChunkedReader, result: FragmentResult | None) -> None:
-    """Check the chunks a fragment's selection came from; the whole blob when it selects no octet range.
-
-    An image or sound fragment reads the whole entity, and so is checked whole.
-    """
-    if result is None:
-        return
-    if result.ranges:
-        for r in result.ranges:
-            reader.verify_range(r.byte_start, r.byte_end)
-    elif result.region is not None or result.interval is not None:
-        reader.verify()
-
-
-@dataclass(frozen=True)
-class CitationResolved:
-    """Both ends of a citation ``A@origin=B#fragment`` and whether the quotation stands at ``origin`` in A.
-
-    ``cited`` is ``None`` when B is not in this archive (the check then says
-    ``unchecked``); ``check`` is a :class:`pdi.fragments.citation.QuotationCheck`.
-    """
-
-    pdi: PDI
-    citing: Resolved
-    origin: object
-    cited: Resolved | None
-    check: QuotationCheck
-
-    def to_json(self) -> dict[str, object]:
-        """Both names, the position (as the PDI syntax writes it) and the check, as JSON values."""
-        origin = self.origin
-        position = "(" + ",".join(map(str, origin)) + ")" if isinstance(origin, tuple) else origin
-        assert self.pdi.citation is not None
-        return {
-            "citing": str(self.citing.pdi),
-            "cited": str(self.cited.pdi if self.cited is not None else self.pdi.citation.cited),
-            "position": position,
-            "check": self.check.status,
-            "detail": self.check.detail,
-            "quote": self.check.quote,
-            "found": self.check.found,
-        }
-
-
-@dataclass(frozen=True)
-class GenericVersion:
-    """One version of the document a generic PDI names: its number, when it was deposited, its formats.
-
-    ``created_at`` is the deposit time as the catalog records it (ISO 8601,
-    UTC: ``2026-11-22T14:30:00.000000Z``), that of the version's first
-    format (a format added later with :meth:`Archive.add_format` keeps its
-    own time in its record). ``formats`` are the versioned names of its
-    formats, in token order.
-    """
-
-    number: int
-    created_at: str
-    formats: tuple[PDI, ...]
-
-
-@dataclass(frozen=True)
-class Generic:
-    """A resolved generic PDI (no format, so no version): every version of the document, oldest first.
-
-    Resolved with ``latest=True``, only the newest version.
-    """
-
-    pdi: PDI
-    versions: tuple[GenericVersion, ...]
-
-    @property
-    def names(self) -> tuple[PDI, ...]:
-        """The versioned name of every format of every version, oldest version first."""
-        return tuple(name for version in self.versions for name in version.formats)
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One fixity problem found by :meth:`Archive.verify`."""
-
-    kind: str  # "missing" | "altered" | "size" | "catalog-<what>" (sha256 then empty)
-    sha256: str
-    names: tuple[str, ...]
-    detail: str
-
-
-@dataclass
-class VerifyReport:
-    """The result of a fixity audit."""
-
-    checked_blobs: int = 0
-    checked_representations: int = 0
-    problems: list[Problem] = field(default_factory=list)
-    unreferenced: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """True when every stored representation is present and unaltered."""
-        return not self.problems
-
-
-#: What a representation's recorded line-ending convention may be (:func:`pdi.fragments.text.line_ending_convention`).
-_LINE_ENDINGS = frozenset({"crlf", "lf", "cr", "nel", "crnel", "mixed", "none"})
-
-
-def _description_problem(
-    format: str, media_type: str, charset: str | None, line_ending: str | None
-) -> tuple[str, str] | None:
-    """A catalog problem in how a representation is described: what a deposit would not have written."""
+    postgres = is_postgres_url(location)
+    catalog = open_postgres(location, create=create) if postgres else open_sqlite(location, create=create)
     try:
-        expected = formats.media_type_for(format)
-    except PDIError:
-        return ("catalog-representation", f"format {format!r} is not a format token")
-    if media_type != expected:
-        return ("catalog-representation", f"format {format} is {expected}, but the catalog says {media_type}")
-    if charset is not None:
-        try:
-            charsets.codec_for(charset)
-        except PDIError:
-            return ("catalog-representation", f"charset {charset!r} is not a charset")
-    if line_ending is not None and line_ending not in _LINE_ENDINGS:
-        return ("catalog-representation", f"line-ending convention {line_ending!r} is not one pdi records")
-    return None
+        recorded = catalog.blob_store_url()
+        if blobs is not None:
+            recorded = _choose_blob_store(catalog, recorded, blobs)
+    except BaseException:
+        catalog.close()
+        raise
+    if recorded is None:
+        return catalog
+    catalog.close()
+    from pdi.archive.blobs.paired import open_paired
+
+    return open_paired(location, recorded, postgres=postgres)
 
 
-def _described_problem(
-    use: BlobUse, seen: dict[tuple[str, str, str | None, str | None], tuple[str, str] | None]
-) -> tuple[str, str] | None:
-    """The first problem in the descriptions of one blob's representations; ``seen`` remembers each description's answer."""
-    for description in use.descriptions:
-        if description not in seen:
-            seen[description] = _description_problem(*description)
-        if (found := seen[description]) is not None:
-            return found
-    return None
+def _choose_blob_store(catalog: SQLStore, recorded: str | None, blobs: str) -> str:
+    """At ``pdi init --blobs``: the blob store to record (checked to answer), or the one recorded already."""
+    from pdi.archive.blobs.s3 import S3Blobs, S3Location
+
+    wanted = str(S3Location.parse(blobs))
+    if recorded is not None:
+        if recorded != wanted:
+            raise StoreError(
+                f"the archive at {catalog.location} keeps its blobs in {recorded}, not {wanted}"
+            )
+        return recorded
+    S3Blobs.open(wanted).check_bucket()
+    catalog.record_blob_store(wanted)
+    return wanted
 
 
 def _utc_now() -> datetime.datetime:
@@ -401,6 +219,16 @@ def _key_of(pdi: PDI) -> DocumentKey:
             f" {pdi.unique_id!r} is spelled like a daily serial, which no archive mints"
         )
     return DocumentKey(pdi.series_name.lower(), date, pdi.unique_id)
+
+
+def _generic_name(key: DocumentKey) -> str:
+    """The generic name of the document ``key`` (how the audit log names what a write touched)."""
+    serial = spells_serial(key.unique_id)
+    built = PDI.build(
+        series=key.series, date=key.day, serial=int(key.unique_id) if serial else None,
+        foreign_id=None if serial else key.unique_id, format="text", version=1,
+    )
+    return str(dataclasses.replace(built, format=None, version=None).canonical())
 
 
 def _name(
@@ -450,6 +278,31 @@ class _Namer:
             unique_id=serial, unique_id_raw=serial, serial=record.serial,
             format=template.format, version=record.version,
         )
+
+
+def _generic_of(records: Sequence[RepresentationRecord], latest: bool = False) -> Generic:
+    """The :class:`Generic` of one document from the records of its formats (the newest version only with ``latest``)."""
+    by_version: dict[int, list[RepresentationRecord]] = {}
+    for record in records:
+        by_version.setdefault(record.version, []).append(record)
+    numbers = sorted(by_version)[-1:] if latest else sorted(by_version)
+    versions = tuple(
+        GenericVersion(
+            n,
+            min(r.created_at for r in by_version[n]),
+            tuple(_name(r) for r in sorted(by_version[n], key=lambda r: r.format)),
+        )
+        for n in numbers
+    )
+    return Generic(_name(records[0], generic=True), versions)
+
+
+def _documents_of(records: Sequence[RepresentationRecord]) -> tuple[Generic, ...]:
+    """The documents of records that come a document at a time, each with its versions, in that order."""
+    grouped: dict[tuple[str, datetime.date, str], list[RepresentationRecord]] = {}
+    for record in records:
+        grouped.setdefault((record.series, record.day, record.unique_id), []).append(record)
+    return tuple(_generic_of(group) for group in grouped.values())
 
 
 def _list_key(pdi: PDI) -> ListKey:
@@ -510,9 +363,17 @@ class Archive:
         location: str | os.PathLike[str] | None = None,
         *,
         clock: Callable[[], datetime.datetime] = _utc_now,
+        blobs: str | None = None,
     ) -> Archive:
-        """Create an archive (or open and migrate an existing one) at ``location``."""
-        return cls(_open_store(resolve_location(location), create=True), clock=clock)
+        """Create an archive (or open and migrate an existing one) at ``location``.
+
+        ``blobs`` (``s3://bucket/prefix``) keeps the blobs in an S3-compatible
+        store instead of beside the catalog; it is recorded in the catalog, so
+        :meth:`open` finds it again. The endpoint and keys come from the
+        environment (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``,
+        ``AWS_SECRET_ACCESS_KEY``), never from the catalog.
+        """
+        return cls(_open_store(resolve_location(location), create=True, blobs=blobs), clock=clock)
 
     @classmethod
     def open(
@@ -590,7 +451,7 @@ class Archive:
         missing = [rep.format for rep in reps if rep.format not in records]
         if missing:  # pragma: no cover - a store bug
             raise NotFoundError(f"deposit of {', '.join(missing)} vanished")
-        return Deposit(tuple(_name(records[rep.format]) for rep in reps), result.unchanged)
+        return Deposit(tuple(_name(records[rep.format]) for rep in reps), result.unchanged, result.replayed)
 
     def add(
         self,
@@ -620,6 +481,9 @@ class Archive:
         foreign_id: str | None = None,
         force: bool = False,
         progress: Callable[[int], None] | None = None,
+        writer: Writer | None = None,
+        idempotency_key: str | None = None,
+        request: str = "",
     ) -> Deposit:
         """Mint a PDI and deposit every format of version 1 at once (all or nothing).
 
@@ -632,8 +496,16 @@ class Archive:
         ``force`` the content checks are skipped and that exception is not
         made: a name is minted once, and ``add_version(..., force=True)``
         deposits the same bytes again.
+
+        A ``writer`` (a token of the write API) must be allowed to deposit in
+        the series; the deposit is then audited in its own transaction, and an
+        ``idempotency_key`` makes it answer a retry with the first answer
+        (``request`` identifies what was asked besides the bodies:
+        :meth:`_note`).
         """
         name = canonical_series(series)
+        if writer is not None:
+            writer.require("deposit", name)
         if not contents:
             raise ParseError("a deposit needs at least one format", rule="format")
         if self.store.get_series(name) is None:  # before a single octet is read
@@ -643,10 +515,101 @@ class Archive:
             foreign_id = self._check_foreign_id(name, foreign_id, token, self._now().date())
         with self._staging(contents, force, progress) as reps:
             now = self._now()  # one instant: the minting day and the deposit's time agree
+            note = self._note(writer, "deposit", reps, idempotency_key, request)
             result = self.store.mint(
-                name, now.date(), foreign_id, reps, _timestamp(now), skip_identical=not force
+                name, now.date(), foreign_id, reps, _timestamp(now), skip_identical=not force, note=note
             )
             return self._deposited(result, reps)
+
+    def deposit_batch(
+        self,
+        series: str,
+        items: Sequence[tuple[Sequence[Content], str | None]],
+        *,
+        writer: Writer | None = None,
+        idempotency_key: str | None = None,
+        request: str = "",
+    ) -> list[Deposit]:
+        """Mint a name for each item (its formats, and a foreign id or ``None``) and deposit them all, or none.
+
+        Every item is checked and staged first; one refusal (naming the item
+        by its index) stages nothing and mints nothing. The names are minted
+        in one transaction, in the items' order (their serials consecutive
+        among themselves). ``writer``, ``idempotency_key`` and ``request`` as
+        for :meth:`deposit`.
+        """
+        name = canonical_series(series)
+        if writer is not None:
+            writer.require("deposit", name)
+        if not items:
+            raise ParseError("a batch needs at least one item", rule="batch")
+        if self.store.get_series(name) is None:
+            raise NotFoundError(f"series {name} is not registered (pdi series add {name})")
+        day = self._now().date()
+        checked: list[str | None] = []
+        for index, (contents, foreign_id) in enumerate(items):
+            if not contents:
+                raise ParseError(f"item {index}: an item needs at least one format", rule="format")
+            if foreign_id is not None:
+                token = formats.canonical_token(contents[0].format)
+                try:
+                    foreign_id = self._check_foreign_id(name, foreign_id, token, day)
+                except PDIError as exc:
+                    raise type(exc)(f"item {index}: {exc}") from None
+            checked.append(foreign_id)
+        staged: list[list[NewRepresentation]] = []
+        try:
+            for index, (contents, _) in enumerate(items):
+                reps: list[NewRepresentation] = []
+                staged.append(reps)
+                for content in contents:
+                    try:
+                        reps.append(prepare(content, self.store))
+                    except PDIError as exc:
+                        raise type(exc)(f"item {index}: {exc}") from None
+            everything = [rep for reps in staged for rep in reps]
+            now = self._now()
+            note = self._note(writer, "deposit", everything, idempotency_key, request)
+            results = self.store.mint_batch(
+                name, now.date(), list(zip(checked, staged, strict=True)), _timestamp(now), note=note
+            )
+        except BaseException:
+            # last staged first: a blob staged twice is pinned by both, and only the first may remove it
+            for rep in reversed([rep for reps in staged for rep in reps]):
+                rep.blob.discard()
+            raise
+        for reps in staged:
+            for rep in reps:
+                rep.blob.close()
+        return [self._deposited(result, reps) for result, reps in zip(results, staged, strict=True)]
+
+    def _note(
+        self,
+        writer: Writer | None,
+        action: str,
+        reps: Sequence[NewRepresentation],
+        key: str | None,
+        request: str,
+    ) -> WriteNote | None:
+        """What a write through the API records with itself: its audit entry, and its Idempotency-Key.
+
+        The key's fingerprint is the SHA-256 of ``request`` (the edge's
+        account of the method, target and parameters) and of each format's
+        token, charset and octets' SHA-256 — the bodies are known by the
+        digests staging computed, never held.
+        """
+        if writer is None:
+            return None
+        idempotency = None
+        if key is not None:
+            h = hashlib.sha256(request.encode("utf-8"))
+            for rep in reps:
+                h.update(f"\n{rep.format} {rep.charset or ''} {rep.blob.info.sha256}".encode())
+            idempotency = Idempotency(writer.token.id, key, h.hexdigest())
+        formats_written = ", ".join(rep.format for rep in reps)
+        return WriteNote(
+            writer.name, action, _generic_name, f"{formats_written}", writer.address, idempotency,
+        )
 
     @contextlib.contextmanager
     def _staging(
@@ -667,9 +630,13 @@ class Archive:
                 reps.append(prepare(content, self.store, force=force, progress=progress))
             yield reps
         except BaseException:
-            for rep in reps:
+            for rep in reversed(reps):  # as deposit_batch: the pin that placed a blob goes last
                 rep.blob.discard()
             raise
+        finally:
+            for rep in reps:
+                if rep.passages is not None:
+                    rep.passages.close()  # the full-text index's spool (pdi.archive.search)
         for rep in reps:
             rep.blob.close()
 
@@ -707,6 +674,9 @@ class Archive:
         *,
         force: bool = False,
         progress: Callable[[int], None] | None = None,
+        writer: Writer | None = None,
+        idempotency_key: str | None = None,
+        request: str = "",
     ) -> Deposit:
         """Deposit a new version of a document; it must cover every format it is to have.
 
@@ -714,15 +684,19 @@ class Archive:
         (compared by the SHA-256 of what would be stored) and charsets, nothing
         is stored and the answer is that version, ``unchanged``; ``force``
         deposits a new version all the same, and skips the content checks.
+        ``writer``, ``idempotency_key`` and ``request`` as for :meth:`deposit`.
         """
         key = _key_of(_document(pdi, "a new version"))
+        if writer is not None:
+            writer.require("deposit", key.series)
         if not contents:
             raise ParseError("a version needs at least one format", rule="format")
         if not self.store.document_exists(key):
             raise NotFoundError(f"no document {key.series} {key.day.isoformat()} {key.unique_id} in the archive")
         with self._staging(contents, force, progress) as reps:
+            note = self._note(writer, "version", reps, idempotency_key, request)
             result = self.store.new_version(
-                key, reps, _timestamp(self._now()), skip_identical=not force
+                key, reps, _timestamp(self._now()), skip_identical=not force, note=note
             )
             return self._deposited(result, reps)
 
@@ -736,15 +710,21 @@ class Archive:
         force: bool = False,
         source: str | None = None,
         progress: Callable[[int], None] | None = None,
+        writer: Writer | None = None,
+        idempotency_key: str | None = None,
+        request: str = "",
     ) -> PDI:
         """Add a format with the same content to an existing version (named by ``pdi``).
 
         The same bytes again change nothing and answer with the same name;
         ``force`` skips the content checks; ``source`` (a file name) is named
-        when they refuse.
+        when they refuse. ``writer``, ``idempotency_key`` and ``request`` as
+        for :meth:`deposit`.
         """
         parsed = _document(pdi, "a new format")
         key = _key_of(parsed)
+        if writer is not None:
+            writer.require("deposit", key.series)
         version = parsed.version if parsed.version is not None else 1
         where = f"{key.series} {key.day.isoformat()} {key.unique_id}"
         versions = self.store.versions(key)
@@ -753,7 +733,8 @@ class Archive:
         if version not in versions:
             raise NotFoundError(f"no version {version} of {where} in the archive")
         with self._staging([Content(content, format, charset, source)], force, progress) as reps:
-            result = self.store.add_formats(key, version, reps, _timestamp(self._now()))
+            note = self._note(writer, "format", reps, idempotency_key, request)
+            result = self.store.add_formats(key, version, reps, _timestamp(self._now()), note=note)
             return self._deposited(result, reps)[0]
 
     # --- resolving -----------------------------------------------------------------------
@@ -816,26 +797,63 @@ class Archive:
                 raise UnsupportedError("a fragment needs a format: name one")
             return parsed, self._generic(parsed, latest)
         version, records = self._records(parsed, latest)
-        return parsed, self._record(parsed, version, records)
+        record = self._record(parsed, version, records)
+        self._not_withdrawn(parsed, record)
+        return parsed, record
+
+    def _not_withdrawn(self, parsed: PDI, record: RepresentationRecord) -> None:
+        """Refuse (:class:`WithdrawnError`, HTTP 410) a name whose version or document was withdrawn."""
+        tombstone = self.store.withdrawal(DocumentKey(record.series, record.day, record.unique_id), record.version)
+        if tombstone is not None:
+            what = "its document was" if tombstone.version is None else f"version {record.version} was"
+            raise WithdrawnError(
+                f"{parsed.without_fragment()}: {what} withdrawn {tombstone.at}: {tombstone.reason}",
+                reason=tombstone.reason, at=tombstone.at, who=tombstone.who,
+            )
+
+    def withdraw(
+        self, pdi: PDI | str, reason: str, *, who: str | None = None, writer: Writer | None = None
+    ) -> WithdrawalRecord:
+        """Withdraw a version (a versioned name) or a whole document (a generic name), for good, saying why.
+
+        The name stays: it is never minted again, it is still listed, and it
+        resolves to its tombstone (:class:`~pdi.errors.WithdrawnError`, ``410
+        Gone`` over HTTP) instead of its bytes, which are kept. The
+        withdrawal is in the audit log. A ``writer`` (a token of the write
+        API) needs the role ``curate`` over the series.
+        """
+        parsed = parse_pdi(pdi)
+        if parsed.is_pattern or parsed.citation is not None or parsed.fragment is not None:
+            raise UnsupportedError("withdraw a name (generic or versioned), not a pattern, citation or fragment")
+        key = _key_of(parsed)
+        if writer is not None:
+            writer.require("curate", key.series)
+        if not isinstance(reason, str) or not reason.strip():
+            raise ParseError("a withdrawal needs a reason", rule="reason")
+        if len(reason) > MAX_ASSERTION_VALUE:
+            raise LimitError(f"a reason may have at most {MAX_ASSERTION_VALUE} characters")
+        version = None
+        if parsed.format is not None:
+            version = self._version_of(parsed, key, latest=False)
+        return self.store.withdraw(
+            key, version, reason.strip(), writer.name if writer else (who or self.who), _timestamp(self._now()),
+            subject=str(parsed.without_fragment()), address=writer.address if writer else None,
+        )
+
+    def withdrawals(self) -> list[WithdrawalRecord]:
+        """Every tombstone, oldest first."""
+        return list(self.store.iter_withdrawals())
+
+    def withdrawals_generation(self) -> int:
+        """A number that grows with every withdrawal (what a resolver's cache watches)."""
+        return self.store.withdrawals_generation()
 
     def _generic(self, parsed: PDI, latest: bool) -> Generic:
         """Every version of the document a generic PDI names (the newest only with ``latest``), from one catalog query."""
         records = self.store.representations(_key_of(parsed))
         if not records:
             raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
-        by_version: dict[int, list[RepresentationRecord]] = {}
-        for record in records:
-            by_version.setdefault(record.version, []).append(record)
-        numbers = sorted(by_version)[-1:] if latest else sorted(by_version)
-        versions = tuple(
-            GenericVersion(
-                n,
-                min(r.created_at for r in by_version[n]),
-                tuple(_name(r) for r in sorted(by_version[n], key=lambda r: r.format)),
-            )
-            for n in numbers
-        )
-        return Generic(_name(records[0], generic=True), versions)
+        return _generic_of(records, latest)
 
     def cite(self, pdi: PDI | str) -> CitationResolved:
         """Resolve both ends of a citation and check that the quotation stands where it says.
@@ -938,11 +956,18 @@ class Archive:
             if parsed.fragment is None:
                 data = reader.read()
                 return Resolved(_name(record), data, record.media_type, record.charset, record)
+            if reader.path is None and parsed.fragment.effective_scheme(record.format) == "byte":
+                # a byte range of a blob with no local file: read the chunks it touches, not the whole
+                lazy = Resolved(_name(record), RangedOctets(reader), record.media_type, record.charset, record)  # type: ignore[arg-type]
+                return self.select(lazy, parsed.fragment)
             index = self.store.fragment_index(record.sha256, record.media_type, record.charset)
-            with _mapped(reader) as octets:
+            with mapped(reader) as octets:
                 whole = Resolved(_name(record), octets, record.media_type, record.charset, record)  # type: ignore[arg-type]
                 result = self.select(whole, parsed.fragment, index=index)
-                _verify_selected(reader, result.fragment)
+                if record.media_type.startswith("multipart/"):
+                    reader.verify()  # an aggregate's fragment is read from its parsed root part
+                else:
+                    verify_selected(reader, result.fragment)
                 selected: object = result.data  # the map itself when a fragment selects it whole (rect)
                 if not isinstance(selected, bytes):
                     result = dataclasses.replace(result, data=bytes(result.data))
@@ -966,7 +991,81 @@ class Archive:
             charset=record.charset,
             index=index,
         )
-        return Resolved(_name(record, fragment=fragment), result.data, result.media_type, record.charset, record, result)
+        # an aggregate has no charset of its own; its root part's text has (pdi.fragments.aggregate)
+        charset = record.charset if record.charset is not None else result.charset
+        return Resolved(_name(record, fragment=fragment), result.data, result.media_type, charset, record, result)
+
+    # --- full-text search ------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        series: str | None = None,
+        limit: int = 20,
+        after: str | None = None,
+    ) -> SearchResults:
+        """The passages holding every word of ``query``, best first, each named as a ``char`` fragment.
+
+        ``query`` is the reader's words (:func:`pdi.fulltext.parse_query`:
+        ``"…"`` a phrase, no operators; a query without words is a
+        :class:`~pdi.errors.ParseError`). Words are matched as the store's
+        engine folds and stems them (SQLite FTS5: Porter; PostgreSQL:
+        English). A hit is one passage (about :data:`pdi.fulltext.PASSAGE_CHARS`
+        characters) of one name: its ``name`` is ``NAME#char=a,b``, the
+        shortest stretch of the passage holding a match of every phrase;
+        ``matches`` each matched word's own range. A page is ``limit`` hits
+        after the cursor ``after`` (the ``next`` of the page before).
+        """
+        from pdi.archive.store import SearchKey
+        from pdi.fulltext import Passage, marked, parse_query, smallest_window, snippet
+
+        parsed = parse_query(query)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
+            raise LimitError(f"a page of search results holds 1 to {MAX_SEARCH_LIMIT} hits, not {limit!r}")
+        name = None
+        if series is not None and series != "":
+            name = canonical_series(series)
+            self._require_series(name)
+        cursor = SearchKey.parse(after) if after else None
+        rows = self.store.search(parsed.phrases, series=name, limit=limit + 1, after=cursor)
+        hits: list[SearchHit] = []
+        for row in rows[:limit]:
+            text, marks = marked(row.marked)
+            groups = [marks] if len(row.each) == 1 else [marked(each)[1] for each in row.each]
+            # one phrase: its first match; several: the shortest stretch with a match of each
+            window = (marks[0] if len(groups) == 1 and marks else smallest_window(groups)) or (0, len(text))
+            passage = Passage(row.passage.start, text, row.passage.runs)
+            start, end = passage.document_range(*window) if window[1] > window[0] else (passage.start,) * 2
+            shown, shown_marks = snippet(text, marks, window)
+            hits.append(SearchHit(
+                name=_name(row.record, fragment=Fragment("char", (start, end))),
+                record=row.record,
+                start=start,
+                end=end,
+                snippet=shown,
+                marks=shown_marks,
+                matches=tuple(passage.document_range(a, b) for a, b in marks),
+                score=row.key.score,
+                cursor=str(row.key),
+            ))
+        following = hits[-1].cursor if len(rows) > limit and hits else None
+        return SearchResults(parsed, tuple(hits), following)
+
+    def reindex(
+        self, *, series: str | None = None, progress: Callable[[int, int], None] | None = None
+    ) -> ReindexReport:
+        """Make the full-text index again from the stored octets (of the names in ``series``, if given).
+
+        One write transaction: a failure leaves the index as it was. Every
+        blob is read once by verified chunks; ``progress`` is told how many
+        blobs of how many are done.
+        """
+        name = None
+        if series is not None:
+            name = canonical_series(series)
+            self._require_series(name)
+        sources, passages, notes = self.store.rebuild_search_index(name, progress)
+        return ReindexReport(sources, passages, tuple(notes))
 
     # --- listing -----------------------------------------------------------------------
     def ls(
@@ -1085,13 +1184,19 @@ class Archive:
             raise NotFoundError(f"series {series} is not registered (`pdi series ls` lists those that are)")
 
     # --- assertions ------------------------------------------------------------------------
-    def annotate(self, pdi: PDI | str, key: str, value: str, *, who: str | None = None) -> AssertionRecord:
+    def annotate(
+        self, pdi: PDI | str, key: str, value: str, *, who: str | None = None, writer: Writer | None = None
+    ) -> AssertionRecord:
         """Append a statement ``key = value`` about a PDI (or fragment PDI); history is kept.
 
         Keys are Dublin Core terms (``title``, ``creator``, ``date``, ``dcterms:…``)
         or free keys: a letter, then letters, digits, ``.``, ``_``, ``:``, ``-``.
+        A ``writer`` (a token of the write API) must have the role ``curate``
+        over the series; the statement is then audited in its transaction.
         """
         parsed = parse_pdi(pdi)
+        if writer is not None:
+            writer.require("curate", parsed.series_name.lower())
         if not isinstance(key, str) or not _KEY.match(key):
             raise ParseError(
                 f"bad key {key!r}: a letter, then up to 199 letters, digits, '.', '_', ':', '-'",
@@ -1102,6 +1207,11 @@ class Archive:
         if len(value) > MAX_ASSERTION_VALUE:
             raise LimitError(f"a value may have at most {MAX_ASSERTION_VALUE} characters")
         subject = self._subject(parsed)
+        if writer is not None:
+            return self.store.add_assertion(
+                _key_of(parsed), subject, key, value, writer.name, _timestamp(self._now()),
+                address=writer.address, audited=True,
+            )
         return self.store.add_assertion(
             _key_of(parsed), subject, key, value, who or self.who, _timestamp(self._now())
         )
@@ -1131,6 +1241,101 @@ class Archive:
             current[record.key] = record.value
         return current
 
+    # --- browsing (the reader's pages) ------------------------------------------------------
+    def series_counts(self) -> list[SeriesCount]:
+        """Every registered series with how many documents it holds and its first and last day of minting."""
+        return self.store.series_counts()
+
+    def day_counts(self, series: str, *, year: int | None = None, month: int | None = None) -> list[DayCount]:
+        """The GMT days on which documents of ``series`` were minted (in ``year``, and ``month`` of it), with how many."""
+        name = canonical_series(series)
+        self._require_series(name)
+        if month is not None and year is None:
+            raise UnsupportedError("a month needs its year")
+        first = last = None
+        if year is not None:
+            try:
+                first = datetime.date(year, month or 1, 1)
+                last = (
+                    datetime.date(year, 12, 31) if month is None
+                    else datetime.date(year + month // 12, month % 12 + 1, 1) - datetime.timedelta(days=1)
+                )
+            except (ValueError, OverflowError) as exc:
+                raise ParseError(f"no such year and month: {year}, {month}: {exc}", rule="date") from exc
+        return self.store.day_counts(name, first, last)
+
+    def day_documents(
+        self, series: str, day: datetime.date, *, after: str | None = None, limit: int = 100
+    ) -> DocumentPage:
+        """A page of the documents of ``series`` minted on ``day``: serial ones by serial, then by foreign id.
+
+        ``after`` is the unique id of the last document of the page before
+        (the page's own ``after`` gives it): a keyset, as cheap deep in a day
+        of a hundred thousand documents as at its start.
+        """
+        name = canonical_series(series)
+        self._require_series(name)
+        if limit < 1:
+            raise LimitError("a page holds at least one document")
+        documents = _documents_of(self.store.day_documents(name, day, after, limit + 1))  # one more: is there a next page?
+        following = documents[limit - 1].pdi.unique_id if len(documents) > limit else None
+        return DocumentPage(documents[:limit], self._titles(documents[:limit]), following)
+
+    def captures(self, url: str, *, after: PDI | str | None = None, limit: int = 500) -> DocumentPage:
+        """The captures of ``url``: the documents whose encapsulated unique id is ``url``, in every series.
+
+        By day, then series; each version of a document is one capture (a
+        page captured again on the same day and found changed becomes its next
+        version: :func:`pdi.capture.deposit.deposit_capture`). ``after`` is
+        the generic name of the last document of the page before (the page's
+        own ``after``). ``url`` is compared exactly as the id was deposited.
+        """
+        if not url:
+            raise ParseError("a URL to list the captures of is needed", rule="encapsulated-unique-id")
+        if limit < 1:
+            raise LimitError("a page holds at least one document")
+        cursor = None
+        if after is not None:
+            last = parse_pdi(after)
+            if last.date is None or last.is_pattern:
+                raise UnsupportedError(f"{last} names no one document: after= takes a generic name")
+            cursor = (last.date, last.series_name.lower())
+        documents = _documents_of(self.store.unique_id_documents(url, cursor, limit + 1))
+        following = str(documents[limit - 1].pdi) if len(documents) > limit else None
+        return DocumentPage(documents[:limit], self._titles(documents[:limit]), following)
+
+    def document(self, pdi: PDI | str) -> DocumentDetail:
+        """What the catalog knows of the document a name belongs to: versions, formats, statements, fixity checks."""
+        parsed = parse_pdi(pdi)
+        if parsed.is_pattern or parsed.citation is not None:
+            raise UnsupportedError(f"{parsed} names no one document")
+        key = _key_of(parsed)
+        records = self.store.representations(key)
+        if not records:
+            raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
+        return DocumentDetail(
+            _generic_of(records),
+            tuple(records),
+            tuple(self.store.document_assertions(key)),
+            self.store.last_fixity_checks([r.sha256 for r in records]),
+        )
+
+    def _titles(self, documents: Sequence[Generic]) -> dict[str, str]:
+        """The title of each document that has one: stated about its generic name, or else about a versioned name."""
+        owner: dict[str, str] = {}
+        for each in documents:
+            generic = str(each.pdi.canonical())
+            owner[generic] = generic
+            for name in each.names:
+                owner[str(name.canonical())] = generic
+        found: dict[str, tuple[bool, int, str]] = {}  # document -> (about the document itself, id, value)
+        for record in self.store.statements_about(list(owner), "title"):
+            about = owner[record.subject]
+            rank = (record.subject == about, record.id, record.value)
+            if about not in found or rank > found[about]:
+                found[about] = rank
+        return {str(d.pdi): found[str(d.pdi.canonical())][2] for d in documents if str(d.pdi.canonical()) in found}
+
     # --- fixity -------------------------------------------------------------------------------
     def verify(self, progress: Callable[[int, int], None] | None = None) -> VerifyReport:
         """Recompute the SHA-256 of every stored representation and check the catalog itself.
@@ -1142,13 +1347,16 @@ class Archive:
         read from the catalog a page at a time and merged with the sorted
         names of the stored blobs (to find those no name holds), so memory
         does not grow with the number of names; only a problem's names are
-        gathered.
+        gathered. Each blob's check (when, and whether its bytes were whole) is
+        recorded in the catalog, :data:`FIXITY_CHECKS_PAGE` to a transaction,
+        for the reader's document page (:meth:`document`).
         """
         report = VerifyReport()
         total = self.store.count_blobs_used()
         stored = self.store.iter_blob_names()
         waiting = next(stored, None)  # the next stored blob not yet matched
         described: dict[tuple[str, str, str | None, str | None], tuple[str, str] | None] = {}
+        checks: list[FixityCheck] = []
         for done, use in enumerate(self.store.iter_blob_uses(), start=1):
             while waiting is not None and waiting < use.sha256:
                 report.unreferenced.append(waiting)
@@ -1156,8 +1364,14 @@ class Archive:
             if waiting == use.sha256:
                 waiting = next(stored, None)
             problem = self._check_blob(use.sha256, use.sizes)
+            checks.append(FixityCheck(
+                use.sha256, _timestamp(self._now()), problem is None, None if problem is None else problem[0]
+            ))
+            if len(checks) >= FIXITY_CHECKS_PAGE:
+                self.store.record_fixity_checks(checks)
+                checks.clear()
             if problem is None:
-                problem = _described_problem(use, described)
+                problem = described_problem(use, described)
             if problem is not None:
                 names = tuple(sorted(str(_name(r)) for r in self.store.blob_representations(use.sha256)))
                 report.problems.append(Problem(problem[0], use.sha256, names, problem[1]))
@@ -1165,6 +1379,7 @@ class Archive:
             report.checked_representations += use.representations
             if progress is not None:
                 progress(done, max(total, done))
+        self.store.record_fixity_checks(checks)
         while waiting is not None:
             report.unreferenced.append(waiting)
             waiting = next(stored, None)
@@ -1210,8 +1425,54 @@ class Archive:
         return self.store.remove_unreferenced(older_than)
 
     def audit(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]:
-        """The audit log after entry ``after``, oldest first: who wrote what, and when (imports today)."""
+        """The audit log after entry ``after``, oldest first: who wrote what, when and from where.
+
+        Imports, writes through the API (each in the transaction that made
+        it), and the making and revoking of tokens are logged.
+        """
         return self.store.audit_log(after, limit)
+
+    # --- tokens of the write API (pdi.archive.tokens) -----------------------------------------
+    def add_token(
+        self, name: str, *, role: str, series: Sequence[str] = (), who: str | None = None
+    ) -> tuple[TokenRecord, str]:
+        """Make a token; returns its record and the token itself, which is shown this once and never kept.
+
+        The making (and a revoking) is in the audit log, in its own transaction.
+
+        ``series`` (each registered) limits what it may write, each with its
+        subseries; none: every series.
+        """
+        from pdi.archive import tokens
+
+        tokens.check_name(name)
+        tokens.check_role(role)
+        scope = []
+        for one in series:
+            canonical = canonical_series(one)
+            self._require_series(canonical)
+            scope.append(canonical)
+        secret = tokens.new_secret()
+        at = _timestamp(self._now())
+        record = self.store.add_token(name, tokens.digest(secret), role, scope, at, who or self.who)
+        return record, secret
+
+    def tokens(self) -> list[TokenRecord]:
+        """Every token ever made (revoked ones too, with when), oldest first; never the tokens themselves."""
+        return self.store.list_tokens()
+
+    def revoke_token(self, name: str, *, who: str | None = None) -> TokenRecord:
+        """Revoke a token by name, at once and for good; revoking it again changes nothing."""
+        return self.store.revoke_token(name, _timestamp(self._now()), who or self.who)
+
+    def authenticate(self, secret: str) -> TokenRecord | None:
+        """The live token ``secret`` is, or ``None`` (unknown, or revoked)."""
+        from pdi.archive import tokens
+
+        if not secret.startswith(tokens.PREFIX):
+            return None
+        record = self.store.token_by_digest(tokens.digest(secret))
+        return record if record is not None and record.revoked_at is None else None
 
     # --- moving ----------------------------------------------------------------------------------
     def export_bag(

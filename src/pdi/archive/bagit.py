@@ -6,7 +6,7 @@ A bag written by :func:`export_bag`::
     bag-info.txt              Bagging-Date, Payload-Oxum, Bag-Count …
     manifest-sha256.txt       a SHA-256 line for every payload file
     tagmanifest-sha256.txt    a SHA-256 line for every tag file
-    data/catalog.json         series, every representation under its PDI, assertions
+    data/catalog.json         series, every representation under its PDI, assertions, withdrawals
     data/objects/<sha256>     the bytes of each representation, named by their SHA-256
 
 Every name and every byte survives the move: :func:`import_bag` checks the
@@ -40,6 +40,7 @@ from pdi.archive.store import (
     ListQuery,
     RepresentationRecord,
     SeriesRecord,
+    WithdrawalRecord,
 )
 from pdi.errors import (
     ImmutabilityError,
@@ -231,6 +232,16 @@ def _write_catalog(
                  "subject": a.subject, "key": a.key, "value": a.value, "who": a.who, "at": a.at}
             ))
             first = False
+        out.write('\n],\n"withdrawals": [')
+        first = True
+        for w in archive.store.iter_withdrawals():
+            if scope is not None and w.key.series not in scope:
+                continue
+            out.write(("\n" if first else ",\n") + line(
+                {"series": w.key.series, "day": w.key.day.isoformat(), "unique_id": w.key.unique_id,
+                 "version": w.version, "reason": w.reason, "who": w.who, "at": w.at}
+            ))
+            first = False
         out.write("\n]}\n")
     return out.digest.hexdigest(), out.octets, count
 
@@ -368,7 +379,8 @@ def _check_as_deposited(record: RepresentationRecord, pdi: str, now: datetime.da
     pdi records; the size is within the deposit limit.
     """
     from pdi import formats
-    from pdi.archive import _LINE_ENDINGS, is_text_format
+    from pdi.archive import is_text_format
+    from pdi.archive.fixity import LINE_ENDINGS
 
     created = _moment(record.created_at, f"{pdi} created_at")
     if created > now:
@@ -391,7 +403,7 @@ def _check_as_deposited(record: RepresentationRecord, pdi: str, now: datetime.da
             raise ParseError(f"catalog.json: {pdi}: a charset on a format that is not text", rule="catalog")
         if formats.registered_charset(record.charset) != record.charset:
             raise ParseError(f"catalog.json: {pdi}: charset {record.charset!r} is not a registered name", rule="catalog")
-    if record.line_ending is not None and record.line_ending not in _LINE_ENDINGS:
+    if record.line_ending is not None and record.line_ending not in LINE_ENDINGS:
         raise ParseError(f"catalog.json: {pdi}: line-ending convention {record.line_ending!r}", rule="catalog")
     if not 0 <= record.size < 1 << 63:
         raise ParseError(f"catalog.json: {pdi}: size {record.size}", rule="catalog")
@@ -511,6 +523,18 @@ def import_bag(
             )
             for a in _entries(catalog, "assertions")
         ]
+        withdrawals = [
+            WithdrawalRecord(
+                DocumentKey(
+                    _field(w, "series", str),
+                    datetime.date.fromisoformat(_field(w, "day", str)),
+                    _field(w, "unique_id", str),
+                ),
+                _optional(w, "version", int), _field(w, "reason", str), _field(w, "who", str), _field(w, "at", str),
+            )
+            # bags made before withdrawal existed have none
+            for w in (_entries(catalog, "withdrawals") if "withdrawals" in catalog else [])
+        ]
         documents: dict[DocumentKey, RepresentationRecord] = {}
         for rec, _ in reps:
             documents.setdefault(DocumentKey(rec.series, rec.day, rec.unique_id), rec)
@@ -540,4 +564,4 @@ def import_bag(
         raise IntegrityError(f"bag object missing: {exc.filename}") from exc
     except OSError as exc:
         raise IntegrityError(f"cannot read bag {bag}: {exc}") from exc
-    return archive.store.import_all(series, reps, assertions, audit)
+    return archive.store.import_all(series, reps, assertions, audit, withdrawals)

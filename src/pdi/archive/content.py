@@ -655,12 +655,24 @@ def prepare(
     indexer = IndexBuilder(media_type, charset) if charset is not None else None
     if indexer is not None:
         observers.append(indexer)
+    from pdi.archive.search import SearchIndexer, search_kind
+
+    searcher = SearchIndexer(media_type, charset) if search_kind(media_type) is not None else None
+    if searcher is not None:
+        observers.append(searcher)
     try:
         blob = store.stage_blob(stream, _Observers(observers, progress))
+    except BaseException:
+        if searcher is not None:
+            searcher.abandon()
+        raise
     finally:
         if indexer is not None:
             indexer.abandon()
-    return NewRepresentation(token, media_type, charset, None, blob, indexer.index if indexer else None)
+    return NewRepresentation(
+        token, media_type, charset, None, blob, indexer.index if indexer else None,
+        searcher.passages if searcher else None,
+    )
 
 
 def _detect_from_head(head: bytes) -> str:

@@ -125,3 +125,74 @@ class TemporaryCluster:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class TemporaryBouncer:
+    """pgbouncer in transaction pooling mode in front of one database of a :class:`TemporaryCluster`.
+
+    Many resolvers share a few server connections through it, as a site
+    running pdi behind pgbouncer does; it listens on a unix socket in the
+    cluster's directory only. Debian's ``pgbouncer`` package provides it.
+    """
+
+    PORT = 6432
+
+    def __init__(self, cluster: TemporaryCluster, database: str, *, pool_size: int = 4) -> None:
+        self.cluster = cluster
+        self.database = database
+        self.directory = cluster.directory / "bouncer"
+        self.pool_size = pool_size
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> TemporaryBouncer:
+        """Write its configuration and start it; returns self once it accepts connections."""
+        import time
+
+        program = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
+        if not Path(program).exists():
+            raise StoreError("pgbouncer is not installed: run scripts/bootstrap --dev (Debian package pgbouncer)")
+        self.directory.mkdir()
+        (self.directory / "users.txt").write_text('"postgres" ""\n')
+        (self.directory / "pgbouncer.ini").write_text(
+            "[databases]\n"
+            f"{self.database} = host={self.cluster.directory} dbname={self.database} user=postgres\n"
+            "[pgbouncer]\n"
+            "listen_addr =\n"
+            f"listen_port = {self.PORT}\n"
+            f"unix_socket_dir = {self.directory}\n"
+            "auth_type = trust\n"
+            f"auth_file = {self.directory / 'users.txt'}\n"
+            "pool_mode = transaction\n"
+            f"default_pool_size = {self.pool_size}\n"
+            "max_client_conn = 200\n"
+            f"logfile = {self.directory / 'pgbouncer.log'}\n"
+        )
+        if self.cluster._user:
+            for path in self.directory.iterdir():
+                os.chown(path, self.cluster._user["user"], self.cluster._user["group"])
+            os.chown(self.directory, self.cluster._user["user"], self.cluster._user["group"])
+        self._process = subprocess.Popen(
+            [program, str(self.directory / "pgbouncer.ini")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=self.directory, **self.cluster._user,
+        )
+        socket_file = self.directory / f".s.PGSQL.{self.PORT}"
+        deadline = time.monotonic() + 30
+        while not socket_file.exists():
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                error = self._process.stderr.read().decode(errors="replace") if self._process.stderr else ""
+                self.stop()
+                raise StoreError(f"pgbouncer did not start: {error.strip()}")
+            time.sleep(0.05)
+        return self
+
+    def url(self) -> str:
+        """A ``postgresql://`` URL of the database through pgbouncer."""
+        return f"postgresql://postgres@/{self.database}?host={self.directory}&port={self.PORT}"
+
+    def stop(self) -> None:
+        """Stop pgbouncer."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            self._process.wait(timeout=30)
+        self._process = None
+

@@ -25,9 +25,10 @@ import psycopg
 import psycopg.errors
 
 from pdi.archive.blobs import CHUNK_SIZE, BlobInfo, ChunkedReader, Digests, Octets, pieces
-from pdi.archive.sql import SQLStore, _now
-from pdi.archive.store import SCHEMA_VERSION, BlobObserver, StagedBlob
+from pdi.archive.sql import REP_COLUMNS, SQLStore, _now
+from pdi.archive.store import SCHEMA_VERSION, BlobObserver, SearchKey, StagedBlob
 from pdi.errors import ImmutabilityError, NotFoundError, PDIError, StoreError
+from pdi.fulltext import MARK_END, MARK_START
 
 # Any fixed number: the advisory lock that serializes schema migrations.
 _MIGRATION_LOCK = 0x0A5C1E
@@ -65,11 +66,23 @@ class PostgresStore(SQLStore):
     blob_table = True
     for_update = " FOR UPDATE"
 
+    # The full-text index (schema step 5): each passage's tsvector in the English
+    # configuration (lower case, stop words left out, Snowball stems), kept by
+    # PostgreSQL itself beside the text and found through a GIN index.
+    search_schema = (
+        "ALTER TABLE search_passages ADD COLUMN tsv tsvector"
+        " GENERATED ALWAYS AS (to_tsvector('english'::regconfig, body)) STORED",
+        "CREATE INDEX search_passages_tsv ON search_passages USING GIN (tsv)",
+    )
+
     def __init__(self, url: str) -> None:
         self.location = _redact(url)
         self._url = url
         try:
-            self._conn = psycopg.connect(url, autocommit=True)
+            # No server-side prepared statements (psycopg prepares a query run 5 times):
+            # through pgbouncer in transaction mode the next transaction may run on
+            # another server connection, where the statement does not exist.
+            self._conn = psycopg.connect(url, autocommit=True, prepare_threshold=None)
         except psycopg.Error as exc:
             raise StoreError(f"cannot connect to {self.location}: {_oneline(exc)}") from exc
         self._lock = threading.RLock()
@@ -96,6 +109,10 @@ class PostgresStore(SQLStore):
         except psycopg.Error as exc:
             raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
 
+    def _lock_idempotency(self, token: int, key: str) -> None:
+        # writers are not serialized as SQLite's are: two retries with one key queue here
+        self._query("SELECT pg_advisory_xact_lock(?::int, hashtext(?))", (token, key))
+
     def _has_table(self, name: str) -> bool:
         rows = self._query("SELECT to_regclass(?)", (name,))
         return rows[0][0] is not None
@@ -104,6 +121,62 @@ class PostgresStore(SQLStore):
         with self._write():
             self._query("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
             return super().migrate(target)
+
+    # --- the full-text index ---------------------------------------------------------
+    def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        try:
+            with self._conn.cursor() as cursor:
+                cursor.executemany(sql.replace("?", "%s"), rows)
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
+
+    def _delete_passages(self, sources: Sequence[tuple[str, str, str]] | None) -> None:
+        if sources is None:
+            self._query("DELETE FROM search_passages")
+            return
+        for source in sources:
+            self._query(
+                "DELETE FROM search_passages WHERE sha256 = ? AND media_type = ? AND charset = ?", source
+            )
+
+    @staticmethod
+    def _tsquery(phrases: Sequence[Sequence[str]]) -> tuple[str, list[Any]]:
+        """A tsquery matching every phrase, each one a parameter of ``phraseto_tsquery`` (never query syntax)."""
+        return (
+            " && ".join("phraseto_tsquery('english'::regconfig, ?)" for _ in phrases),
+            [" ".join(phrase) for phrase in phrases],
+        )
+
+    def _search_page(
+        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None
+    ) -> list[tuple[Any, ...]]:
+        query, params = self._tsquery(phrases)
+        sql = (
+            f"SELECT {REP_COLUMNS}, d.id, p.id, p.start, p.runs, s.score FROM"
+            " (SELECT p.id AS pid, (-ts_rank(p.tsv, q.q))::float8 AS score"
+            f" FROM search_passages p, (SELECT {query} AS q) q WHERE p.tsv @@ q.q) s"
+            " JOIN search_passages p ON p.id = s.pid"
+            " JOIN representations r ON r.sha256 = p.sha256 AND r.media_type = p.media_type"
+            " AND COALESCE(r.charset, '') = p.charset"
+            " JOIN documents d ON d.id = r.document WHERE 1 = 1"
+        )
+        if series is not None:
+            sql += " AND d.series = ?"
+            params.append(series)
+        if after is not None:
+            sql += " AND (s.score > ? OR (s.score = ? AND (p.id, d.id, r.version, r.format) > (?, ?, ?, ?)))"
+            params += [after.score, after.score, after.passage, after.document, after.version, after.format]
+        sql += " ORDER BY s.score, p.id, d.id, r.version, r.format LIMIT ?"
+        return self._query(sql, [*params, limit])
+
+    def _highlight(self, passage: int, phrases: Sequence[Sequence[str]]) -> str | None:
+        query, params = self._tsquery(phrases)
+        rows = self._query(
+            "SELECT ts_headline('english'::regconfig, p.body, q.q, ?)"
+            f" FROM search_passages p, (SELECT {query} AS q) q WHERE p.id = ? AND p.tsv @@ q.q",
+            [f"StartSel={MARK_START}, StopSel={MARK_END}, HighlightAll=true", *params, passage],
+        )
+        return str(rows[0][0]) if rows else None
 
     # --- blobs -------------------------------------------------------------------
     # A blob is uploaded in rows of one chunk each (blob_parts), in its own
@@ -116,7 +189,7 @@ class PostgresStore(SQLStore):
     def _blob_connection(self) -> psycopg.Connection[Any]:
         if self._uploads is None:
             try:
-                self._uploads = psycopg.connect(self._url, autocommit=True)
+                self._uploads = psycopg.connect(self._url, autocommit=True, prepare_threshold=None)
             except psycopg.Error as exc:
                 raise StoreError(f"cannot connect to {self.location}: {_oneline(exc)}") from exc
         return self._uploads

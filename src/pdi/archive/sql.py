@@ -13,14 +13,16 @@ increment back with everything else, so no serial is ever skipped.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
+from pdi.archive.sql_browse import BrowseQueries
 from pdi.archive.store import (
     SCHEMA_VERSION,
     STORED_EXACT,
@@ -37,16 +39,30 @@ from pdi.archive.store import (
     ListQuery,
     NewRepresentation,
     RepresentationRecord,
+    SearchKey,
+    SearchRow,
     SeriesRecord,
     StagedBlob,
+    TokenRecord,
+    WithdrawalRecord,
+    WriteNote,
     blob_octets,
 )
 from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, ParseError, StoreError
 from pdi.identifier import spells_serial
 
+if TYPE_CHECKING:
+    from pdi.fulltext import Passage
 
-def migrations(id_pk: str, blob_type: str, with_blob_table: bool) -> dict[int, list[str]]:
-    """Schema migrations by version; version *n* takes a catalog from *n-1* to *n*."""
+
+def migrations(
+    id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str] = ()
+) -> dict[int, list[str]]:
+    """Schema migrations by version; version *n* takes a catalog from *n-1* to *n*.
+
+    ``search`` are the statements of the full-text index that differ by
+    database (SQLite's FTS5 table, PostgreSQL's tsvector and GIN index).
+    """
     first = [
         """CREATE TABLE series (
             name TEXT PRIMARY KEY,
@@ -153,13 +169,107 @@ def migrations(id_pk: str, blob_type: str, with_blob_table: bool) -> dict[int, l
             "ALTER TABLE blobs ALTER COLUMN data DROP NOT NULL",
             "ALTER TABLE blobs ADD COLUMN upload BIGINT REFERENCES blob_uploads(id)",
         ]
-    return {1: first, 2: second, 3: third, 4: fourth}
+    fifth = [
+        # Bearer tokens of the write API: only a SHA-256 of each is kept (pdi.archive.tokens).
+        f"""CREATE TABLE tokens (
+            id {id_pk},
+            name TEXT NOT NULL UNIQUE,
+            digest TEXT NOT NULL UNIQUE,
+            role TEXT NOT NULL,
+            series TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            revoked_at TEXT)""",
+        # The first answer to each Idempotency-Key of a token, written in the
+        # transaction of the write it answers, so a retry can never mint twice.
+        """CREATE TABLE idempotency_keys (
+            token INTEGER NOT NULL REFERENCES tokens(id),
+            key TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            series TEXT NOT NULL,
+            day TEXT NOT NULL,
+            unique_id TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            unchanged INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            item INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (token, key, item))""",
+        # Tombstones: a version (or, version NULL, a whole document) withdrawn, and why.
+        f"""CREATE TABLE withdrawals (
+            id {id_pk},
+            document INTEGER NOT NULL REFERENCES documents(id),
+            version INTEGER,
+            reason TEXT NOT NULL,
+            who TEXT NOT NULL,
+            at TEXT NOT NULL)""",
+        "CREATE INDEX withdrawals_by_document ON withdrawals (document, version)",
+        # The reader's pages: the captures of one URL (documents whose encapsulated
+        # id is that URL) over every day and series, and a document's statements.
+        "CREATE INDEX documents_by_unique_id ON documents (unique_id, day, series)",
+        "CREATE INDEX assertions_by_document ON assertions (document, id)",
+        # How many documents each series has on each GMT day, and when any of them
+        # last had a deposit, kept by the deposit's transaction (as daily_serials is),
+        # so counts by year, month and day read a row a day rather than every document.
+        """CREATE TABLE document_days (
+            series TEXT NOT NULL REFERENCES series(name),
+            day TEXT NOT NULL,
+            documents BIGINT NOT NULL,
+            last_deposit TEXT,
+            PRIMARY KEY (series, day))""",
+        "INSERT INTO document_days (series, day, documents, last_deposit)"
+        " SELECT d.series, d.day, COUNT(DISTINCT d.id), MAX(r.created_at) FROM documents d"
+        " LEFT JOIN representations r ON r.document = d.id GROUP BY d.series, d.day",
+        # Each fixity check of a blob (pdi verify): when, and whether its bytes
+        # still had their SHA-256 and size (problem: what was found when not).
+        """CREATE TABLE fixity_checks (
+            sha256 TEXT NOT NULL,
+            checked_at TEXT NOT NULL,
+            ok INTEGER NOT NULL,
+            problem TEXT,
+            PRIMARY KEY (sha256, checked_at))""",
+        # The full-text index (pdi.fulltext), made at deposit for the octets of one blob
+        # read as one media type and charset: which were indexed (passages: how many;
+        # note: why none, when the text could not be read), and their passages.
+        """CREATE TABLE search_sources (
+            sha256 TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            charset TEXT NOT NULL,
+            passages INTEGER NOT NULL,
+            note TEXT,
+            indexed_at TEXT NOT NULL,
+            PRIMARY KEY (sha256, media_type, charset))""",
+        f"""CREATE TABLE search_passages (
+            id {id_pk},
+            sha256 TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            charset TEXT NOT NULL,
+            start BIGINT NOT NULL,
+            body TEXT NOT NULL,
+            runs {blob_type} NOT NULL)""",
+        "CREATE INDEX search_passages_by_source ON search_passages (sha256, media_type, charset, start)",
+        *search,
+        # Where the blobs live when not in the catalog's own store: one row,
+        # e.g. s3://bucket/prefix (never a credential). No row: files or PostgreSQL.
+        """CREATE TABLE blob_store (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            url TEXT NOT NULL,
+            created_at TEXT NOT NULL)""",
+        # Blobs being staged in an external blob store by a deposit in progress:
+        # the remover keeps their objects (pdi.archive.blobs.paired).
+        """CREATE TABLE blob_stagings (
+            id TEXT PRIMARY KEY,
+            sha256 TEXT,
+            started_at TEXT NOT NULL)""",
+    ]
+    return {1: first, 2: second, 3: third, 4: fourth, 5: fifth}
 
 
 _REP_COLUMNS = (
     "d.series, d.day, d.unique_id, d.serial, r.version, r.format, r.media_type,"
     " r.charset, r.line_ending, r.sha256, r.size, r.created_at, r.stored"
 )
+#: The columns of a representation's record (:func:`_rep`), for a store's own queries.
+REP_COLUMNS = _REP_COLUMNS
 _ORDER = " ORDER BY d.day, d.serial IS NULL, d.serial, d.unique_id, d.series, r.version, r.format"
 
 #: Rows one page of a keyset walk reads: a few MB of records.
@@ -231,7 +341,7 @@ def _assertion(row: Sequence[Any]) -> AssertionRecord:
     )
 
 
-class SQLStore(ABC):
+class SQLStore(BrowseQueries, ABC):
     """Catalog operations over a SQL database; subclasses supply the dialect and blobs."""
 
     location: str
@@ -240,6 +350,8 @@ class SQLStore(ABC):
     blob_table: bool = False
     #: Appended to a SELECT that must lock the document row until commit.
     for_update: str = ""
+    #: The statements of the full-text index that differ by database (schema step 5).
+    search_schema: tuple[str, ...] = ()
 
     # --- what a backend supplies -------------------------------------------
     @abstractmethod
@@ -298,10 +410,12 @@ class SQLStore(ABC):
         (SQLite places none until all are read).
         """
         staged: list[StagedBlob] = []
+        seen: set[str] = set()
         try:
             for sha256, content in blobs:
-                if any(b.info.sha256 == sha256 for b in staged):
+                if sha256 in seen:
                     continue
+                seen.add(sha256)
                 blob = self.stage_blob(blob_octets(content))
                 staged.append(blob)
                 check_imported_blob(sha256, blob.info.sha256)
@@ -392,6 +506,23 @@ class SQLStore(ABC):
         with self._lock:
             self._conn.close()
 
+    # --- which blob store --------------------------------------------------------
+    def blob_store_url(self) -> str | None:
+        """The external blob store recorded at ``pdi init`` (``s3://…``), or ``None`` for the store's own."""
+        with self._read():
+            rows = self._query("SELECT url FROM blob_store WHERE id = 1")
+        return str(rows[0][0]) if rows else None
+
+    def record_blob_store(self, url: str) -> None:
+        """Record the external blob store of a new archive (one that names no blob yet)."""
+        with self._write():
+            if self._query("SELECT 1 FROM representations LIMIT 1"):
+                raise StoreError(
+                    f"the archive at {self.location} already holds documents in its own blob store;"
+                    " a blob store is chosen when an archive is created"
+                )
+            self._query("INSERT INTO blob_store (id, url, created_at) VALUES (1, ?, ?)", (url, _now()))
+
     # --- schema --------------------------------------------------------------
     def schema_version(self) -> int:
         with self._read():
@@ -406,7 +537,7 @@ class SQLStore(ABC):
 
     def migrate(self, target: int = SCHEMA_VERSION) -> int:
         """Apply missing migrations up to ``target``; returns the schema version now."""
-        steps = migrations(self.id_pk, self.blob_type, self.blob_table)
+        steps = migrations(self.id_pk, self.blob_type, self.blob_table, self.search_schema)
         with self._write():
             if not self._has_table("schema_migrations"):
                 self._query(
@@ -494,6 +625,8 @@ class SQLStore(ABC):
                     " ON CONFLICT (sha256, media_type, charset) DO NOTHING",
                     (rep.sha256, rep.media_type, rep.charset or "", rep.index),
                 )
+            if rep.passages is not None:
+                self._index_source(rep.sha256, rep.media_type, rep.charset, rep.passages)
             self._insert_rep(
                 doc, version, rep.format, rep.media_type, rep.charset, rep.line_ending,
                 rep.sha256, rep.size, at, STORED_EXACT,
@@ -505,6 +638,12 @@ class SQLStore(ABC):
             "INSERT INTO representations (document, version, format, media_type, charset,"
             " line_ending, sha256, size, created_at, stored) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (doc, version, *columns),
+        )
+        at = columns[6]
+        self._query(
+            "UPDATE document_days SET last_deposit = ? WHERE (last_deposit IS NULL OR last_deposit < ?)"
+            " AND series = (SELECT series FROM documents WHERE id = ?) AND day = (SELECT day FROM documents WHERE id = ?)",
+            (at, at, doc, doc),
         )
 
     def _stored_sha(self, doc: int, version: int, format: str) -> str | None:
@@ -532,6 +671,11 @@ class SQLStore(ABC):
             "INSERT INTO documents (series, day, year, month, dom, unique_id, serial, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (series, day.isoformat(), day.year, day.month, day.day, unique_id, serial, at),
+        )
+        self._query(
+            "INSERT INTO document_days (series, day, documents) VALUES (?, ?, 1)"
+            " ON CONFLICT (series, day) DO UPDATE SET documents = document_days.documents + 1",
+            (series, day.isoformat()),
         )
         return int(rows[0][0])
 
@@ -584,20 +728,23 @@ class SQLStore(ABC):
         at: str,
         *,
         skip_identical: bool = False,
+        note: WriteNote | None = None,
     ) -> DepositResult:
         if not representations:
             raise StoreError("a deposit needs at least one format")
         given = None if unique_id is None else DocumentKey(series, day, unique_id)
         same = representations if skip_identical else None
         with self._read():
-            found = self._check_mint(series, given, same)
+            found = self._answered(note) or self._check_mint(series, given, same)
         if found is not None:
             return found
         with self._stage(representations) as pins, self._write():
             self._secure(pins)
+            if (found := self._answered(note, lock=True)) is not None:
+                return found
             found = self._check_mint(series, given, same)
             if found is not None:
-                return found
+                return self._noted(note, found, at)
             serial: int | None = None
             if unique_id is None:
                 serial = self._next_serial(series, day.isoformat())
@@ -609,7 +756,7 @@ class SQLStore(ABC):
                 "INSERT INTO versions (document, version, created_at) VALUES (?, 1, ?)", (doc, at)
             )
             self._insert_reps(doc, 1, representations, at)
-        return DepositResult(key, 1)
+            return self._noted(note, DepositResult(key, 1), at)
 
     def _check_document(self, key: DocumentKey, *, lock: bool = False) -> int:
         doc = self._document_id(key, lock=lock)
@@ -624,21 +771,26 @@ class SQLStore(ABC):
         at: str,
         *,
         skip_identical: bool = False,
+        note: WriteNote | None = None,
     ) -> DepositResult:
         if not representations:
             raise StoreError("a version needs at least one format")
         with self._read():
+            if (found := self._answered(note)) is not None:
+                return found
             doc = self._check_document(key)
             latest = self._latest_if_identical(doc, representations) if skip_identical else None
         if latest is not None:
             return DepositResult(key, latest, unchanged=True)
         with self._stage(representations) as pins, self._write():
             self._secure(pins)
+            if (found := self._answered(note, lock=True)) is not None:
+                return found
             doc = self._check_document(key, lock=True)
             if skip_identical:
                 latest = self._latest_if_identical(doc, representations)
                 if latest is not None:
-                    return DepositResult(key, latest, unchanged=True)
+                    return self._noted(note, DepositResult(key, latest, unchanged=True), at)
             rows = self._query("SELECT MAX(version) FROM versions WHERE document = ?", (doc,))
             version = int(rows[0][0]) + 1
             self._query(
@@ -646,7 +798,7 @@ class SQLStore(ABC):
                 (doc, version, at),
             )
             self._insert_reps(doc, version, representations, at)
-        return DepositResult(key, version)
+            return self._noted(note, DepositResult(key, version), at)
 
     def _check_formats(
         self,
@@ -680,14 +832,179 @@ class SQLStore(ABC):
         version: int,
         representations: Sequence[NewRepresentation],
         at: str,
+        *,
+        note: WriteNote | None = None,
     ) -> DepositResult:
         with self._read():
+            if (found := self._answered(note)) is not None:
+                return found
             _, new = self._check_formats(key, version, representations)
         with self._stage(new) as pins, self._write():
             self._secure(pins)
+            if (found := self._answered(note, lock=True)) is not None:
+                return found
             doc, new = self._check_formats(key, version, representations, lock=True)
             self._insert_reps(doc, version, new, at)
-        return DepositResult(key, version)
+            return self._noted(note, DepositResult(key, version), at)
+
+    # --- what a write through the API records: its audit entry and idempotency key ---
+    def _lock_idempotency(self, token: int, key: str) -> None:
+        """Inside a write transaction: hold off other writers with the same key (SQLite has one writer)."""
+        return None
+
+    def _answered(self, note: WriteNote | None, *, lock: bool = False) -> DepositResult | None:
+        """The first answer to this write's Idempotency-Key, if there was one; a different request under it is refused."""
+        found = self._answered_all(note, lock=lock)
+        return None if found is None else found[0]
+
+    def _answered_all(self, note: WriteNote | None, *, lock: bool = False) -> list[DepositResult] | None:
+        """Every item of the first answer to this write's Idempotency-Key (one, but for a batch), or ``None``."""
+        if note is None or note.idempotency is None:
+            return None
+        idem = note.idempotency
+        if lock:
+            self._lock_idempotency(idem.token, idem.key)
+        rows = self._query(
+            "SELECT fingerprint, series, day, unique_id, version, unchanged FROM idempotency_keys"
+            " WHERE token = ? AND key = ? ORDER BY item",
+            (idem.token, idem.key),
+        )
+        if not rows:
+            return None
+        if rows[0][0] != idem.fingerprint:
+            raise IntegrityError(
+                f"Idempotency-Key {idem.key!r} was used for a different request"
+                " (another target, parameters or body); use a new key for a new request"
+            )
+        return [
+            DepositResult(DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id)),
+                          int(version), unchanged=bool(unchanged), replayed=True)
+            for _, series, day, unique_id, version, unchanged in rows
+        ]
+
+    def _noted(self, note: WriteNote | None, result: DepositResult, at: str) -> DepositResult:
+        """Inside the write's transaction: append its audit entry and keep its answer under its Idempotency-Key."""
+        return self._noted_all(note, [result], at)[0]
+
+    def _noted_all(self, note: WriteNote | None, results: list[DepositResult], at: str) -> list[DepositResult]:
+        """:meth:`_noted` for every item of a write (an audit entry each; the answer kept item by item)."""
+        if note is None:
+            return results
+        for item, result in enumerate(results):
+            self._insert_audit(AuditRecord(
+                at, note.who, note.action, note.subject(result.key),
+                note.detail or f"version {result.version}" + (" (unchanged)" if result.unchanged else ""),
+                note.address,
+            ))
+            if note.idempotency is not None:
+                idem = note.idempotency
+                self._query(
+                    "INSERT INTO idempotency_keys (token, key, fingerprint, series, day, unique_id, version,"
+                    " unchanged, created_at, item) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (idem.token, idem.key, idem.fingerprint, result.key.series, result.key.day.isoformat(),
+                     result.key.unique_id, result.version, int(result.unchanged), at, item),
+                )
+        return results
+
+    def mint_batch(
+        self,
+        series: str,
+        day: datetime.date,
+        entries: Sequence[tuple[str | None, Sequence[NewRepresentation]]],
+        at: str,
+        *,
+        note: WriteNote | None = None,
+    ) -> list[DepositResult]:
+        """Mint a document for each entry (a foreign id or ``None`` for a serial, and its formats): all in one transaction.
+
+        An id already minted, or named twice, refuses the whole batch
+        (:class:`ImmutabilityError` naming the item); nothing is minted.
+        """
+        if not entries or any(not reps for _, reps in entries):
+            raise StoreError("a batch needs at least one item, and each item a format")
+        ids = [uid for uid, _ in entries if uid is not None]
+        if len(set(ids)) != len(ids):
+            raise ImmutabilityError("a batch names one foreign id twice: " + ", ".join(sorted(
+                {uid for uid in ids if ids.count(uid) > 1})))
+
+        def check() -> None:
+            for item, (uid, _) in enumerate(entries):
+                try:
+                    self._check_mint(series, None if uid is None else DocumentKey(series, day, uid))
+                except ImmutabilityError as exc:
+                    raise ImmutabilityError(f"item {item}: {exc}") from None
+
+        with self._read():
+            found = self._answered_all(note)
+            if found is not None:
+                return found
+            check()
+        staged = [self._stage(reps) for _, reps in entries]  # each item's formats distinct
+        with contextlib.ExitStack() as stack:
+            pins = [pin for one in staged for pin in stack.enter_context(one)]
+            with self._write():
+                self._secure(pins)
+                if (found := self._answered_all(note, lock=True)) is not None:
+                    return found
+                check()
+                results = []
+                for uid, reps in entries:
+                    unique_id, serial = uid, None
+                    if unique_id is None:
+                        serial = self._next_serial(series, day.isoformat())
+                        unique_id = str(serial)
+                        self._check_mint(series, DocumentKey(series, day, unique_id))
+                    doc = self._insert_document(series, day, unique_id, serial, at)
+                    self._query("INSERT INTO versions (document, version, created_at) VALUES (?, 1, ?)", (doc, at))
+                    self._insert_reps(doc, 1, reps, at)
+                    results.append(DepositResult(DocumentKey(series, day, unique_id), 1))
+                return self._noted_all(note, results, at)
+
+    # --- tokens of the write API ---
+    def add_token(self, name: str, digest: str, role: str, series: Sequence[str], at: str, by: str) -> TokenRecord:
+        with self._write():
+            if self._query("SELECT 1 FROM tokens WHERE name = ?", (name,)):
+                raise ImmutabilityError(f"a token named {name!r} exists already (names are never reused)")
+            self._query(
+                "INSERT INTO tokens (name, digest, role, series, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?)",
+                (name, digest, role, " ".join(series), at, by),
+            )
+            self._insert_audit(AuditRecord(
+                at, by, "token-add", f"token:{name}", f"role {role}, series {' '.join(series) or '(all)'}"
+            ))
+            found = self._tokens("WHERE name = ?", (name,))
+        return found[0]
+
+    def _tokens(self, where: str, params: tuple[object, ...] = ()) -> list[TokenRecord]:
+        rows = self._query(
+            f"SELECT id, name, role, series, created_at, created_by, revoked_at FROM tokens {where} ORDER BY id",
+            params,
+        )
+        return [
+            TokenRecord(int(r[0]), str(r[1]), str(r[2]), tuple(str(r[3]).split()), str(r[4]), str(r[5]),
+                        None if r[6] is None else str(r[6]))
+            for r in rows
+        ]
+
+    def list_tokens(self) -> list[TokenRecord]:
+        with self._read():
+            return self._tokens("")
+
+    def token_by_digest(self, digest: str) -> TokenRecord | None:
+        with self._read():
+            found = self._tokens("WHERE digest = ?", (digest,))
+        return found[0] if found else None
+
+    def revoke_token(self, name: str, at: str, by: str) -> TokenRecord:
+        with self._write():
+            found = self._tokens("WHERE name = ?", (name,))
+            if not found:
+                raise NotFoundError(f"no token named {name!r}")
+            if found[0].revoked_at is None:
+                self._query("UPDATE tokens SET revoked_at = ? WHERE name = ?", (at, name))
+                self._insert_audit(AuditRecord(at, by, "token-revoke", f"token:{name}", ""))
+                found = self._tokens("WHERE name = ?", (name,))
+        return found[0]
 
     def import_all(
         self,
@@ -695,6 +1012,7 @@ class SQLStore(ABC):
         representations: Sequence[tuple[RepresentationRecord, BlobSource]],
         assertions: Sequence[tuple[DocumentKey, AssertionRecord]],
         audit: Sequence[AuditRecord] = (),
+        withdrawals: Sequence[WithdrawalRecord] = (),
     ) -> int:
         """Bring records from another archive in, exactly as named; one transaction.
 
@@ -724,7 +1042,7 @@ class SQLStore(ABC):
         added = 0
         staged = self._stage_import([(rec.sha256, content) for rec, content in representations])
         try:
-            added = self._import_staged(series, representations, assertions, audit, staged)
+            added = self._import_staged(series, representations, assertions, audit, staged, withdrawals)
         except BaseException:
             _discard(staged)
             raise
@@ -738,6 +1056,7 @@ class SQLStore(ABC):
         assertions: Sequence[tuple[DocumentKey, AssertionRecord]],
         audit: Sequence[AuditRecord],
         staged: Sequence[StagedBlob],
+        withdrawals: Sequence[WithdrawalRecord] = (),
     ) -> int:
         added = 0
         by_sha = {blob.info.sha256: blob for blob in staged}
@@ -780,6 +1099,7 @@ class SQLStore(ABC):
                     doc, rec.version, rec.format, rec.media_type, rec.charset, rec.line_ending,
                     rec.sha256, rec.size, rec.created_at, rec.stored,
                 )
+                self._index_stored(rec.sha256, rec.media_type, rec.charset)
                 added += 1
             self._check_imported_numbering(representations)
             for entry in audit:
@@ -800,7 +1120,72 @@ class SQLStore(ABC):
                     " VALUES (?, ?, ?, ?, ?, ?)",
                     (target, a.subject, a.key, a.value, a.who, a.at),
                 )
+            for w in withdrawals:
+                target = self._document_id(w.key)
+                if target is None:
+                    raise NotFoundError(f"withdrawal of {_describe(w.key)}: no such document")
+                if not self._query(
+                    "SELECT 1 FROM withdrawals WHERE document = ? AND at = ?"
+                    " AND (version = ? OR (version IS NULL AND CAST(? AS INTEGER) IS NULL))",
+                    (target, w.at, w.version, w.version),
+                ):
+                    self._query(
+                        "INSERT INTO withdrawals (document, version, reason, who, at) VALUES (?, ?, ?, ?, ?)",
+                        (target, w.version, w.reason, w.who, w.at),
+                    )
         return added
+
+    # --- withdrawal (tombstones) ----------------------------------------------------------
+    def withdraw(
+        self, key: DocumentKey, version: int | None, reason: str, who: str, at: str,
+        *, subject: str, address: str | None = None,
+    ) -> WithdrawalRecord:
+        with self._write():
+            doc = self._check_document(key, lock=True)
+            if version is not None and not self._query(
+                "SELECT 1 FROM versions WHERE document = ? AND version = ?", (doc, version)
+            ):
+                raise NotFoundError(f"no version {version} of {_describe(key)} in the archive")
+            rows = self._query(
+                "INSERT INTO withdrawals (document, version, reason, who, at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+                (doc, version, reason, who, at),
+            )
+            what = "the document" if version is None else f"version {version}"
+            self._insert_audit(AuditRecord(at, who, "withdraw", subject, f"{what}: {reason}", address))
+        return WithdrawalRecord(key, version, reason, who, at, int(rows[0][0]))
+
+    def withdrawal(self, key: DocumentKey, version: int) -> WithdrawalRecord | None:
+        """The first tombstone over ``version`` of ``key``: its own, or the whole document's."""
+        with self._read():
+            rows = self._query(
+                "SELECT w.id, w.version, w.reason, w.who, w.at FROM withdrawals w"
+                " JOIN documents d ON d.id = w.document"
+                " WHERE d.series = ? AND d.day = ? AND d.unique_id = ? AND (w.version IS NULL OR w.version = ?)"
+                " ORDER BY w.id LIMIT 1",
+                (key.series, key.day.isoformat(), key.unique_id, version),
+            )
+        if not rows:
+            return None
+        wid, wversion, reason, who, at = rows[0]
+        return WithdrawalRecord(key, None if wversion is None else int(wversion), str(reason), str(who), str(at),
+                                int(wid))
+
+    def iter_withdrawals(self) -> Iterator[WithdrawalRecord]:
+        with self._read():
+            rows = self._query(
+                "SELECT w.id, d.series, d.day, d.unique_id, w.version, w.reason, w.who, w.at FROM withdrawals w"
+                " JOIN documents d ON d.id = w.document ORDER BY w.id"
+            )
+        for wid, series, day, unique_id, version, reason, who, at in rows:
+            key = DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id))
+            yield WithdrawalRecord(key, None if version is None else int(version), str(reason), str(who), str(at),
+                                   int(wid))
+
+    def withdrawals_generation(self) -> int:
+        """A number that grows with each withdrawal: a resolver's cache compares it to know when to forget."""
+        with self._read():
+            rows = self._query("SELECT COALESCE(MAX(id), 0) FROM withdrawals")
+        return int(rows[0][0])
 
     def _check_imported_numbering(
         self, representations: Sequence[tuple[RepresentationRecord, BlobSource]]
@@ -1054,6 +1439,188 @@ class SQLStore(ABC):
             )
         return [_rep(r) for r in rows]
 
+    # --- the full-text index (pdi.fulltext, pdi.archive.search) ------------------------
+    def _index_source(self, sha256: str, media_type: str, charset: str | None, passages: Any) -> None:
+        """Inside a write transaction: the passages of one blob read as ``media_type`` in ``charset``, once.
+
+        ``passages`` is a :class:`pdi.archive.search.Passages` (read one at a
+        time); a blob already indexed so is left as it is.
+        """
+        new = self._query(
+            "INSERT INTO search_sources (sha256, media_type, charset, passages, note, indexed_at)"
+            " VALUES (?, ?, ?, 0, ?, ?) ON CONFLICT (sha256, media_type, charset) DO NOTHING RETURNING sha256",
+            (sha256, media_type, charset or "", passages.note, _now()),
+        )
+        if not new:
+            return
+        count = self._insert_passages(sha256, media_type, charset or "", passages)
+        self._query(
+            "UPDATE search_sources SET passages = ? WHERE sha256 = ? AND media_type = ? AND charset = ?",
+            (count, sha256, media_type, charset or ""),
+        )
+
+    def _index_stored(self, sha256: str, media_type: str, charset: str | None) -> None:
+        """Inside a write transaction: index a stored blob (read again from the store) if it has text."""
+        from pdi.archive.search import index_blob, search_kind
+
+        if search_kind(media_type) is None or self._query(
+            "SELECT 1 FROM search_sources WHERE sha256 = ? AND media_type = ? AND charset = ?",
+            (sha256, media_type, charset or ""),
+        ):
+            return
+        with index_blob(self, sha256, media_type, charset) as passages:
+            self._index_source(sha256, media_type, charset, passages)
+
+    def _insert_passages(self, sha256: str, media_type: str, charset: str, passages: Iterable[Passage]) -> int:
+        """The passages of one source into the full-text index (inside a write transaction), 256 rows a statement; how many."""
+        count = 0
+        batch: list[tuple[Any, ...]] = []
+        insert = ("INSERT INTO search_passages (sha256, media_type, charset, start, body, runs)"
+                  " VALUES (?, ?, ?, ?, ?, ?)")
+        for passage in passages:
+            batch.append((sha256, media_type, charset, passage.start, passage.text, passage.encoded_runs()))
+            count += 1
+            if len(batch) >= 256:
+                self._executemany(insert, batch)
+                batch.clear()
+        if batch:
+            self._executemany(insert, batch)
+        self._passages_inserted(sha256, media_type, charset)
+        return count
+
+    @abstractmethod
+    def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """One statement (``?`` placeholders) run for each of ``rows``."""
+
+    def _passages_inserted(self, sha256: str, media_type: str, charset: str) -> None:
+        """After a source's passages are in: what the store's own index needs (SQLite's FTS5 table)."""
+        return None
+
+    @abstractmethod
+    def _delete_passages(self, sources: Sequence[tuple[str, str, str]] | None) -> None:
+        """Take the passages of ``sources`` (all, for ``None``) out of the full-text index."""
+
+    @abstractmethod
+    def _search_page(
+        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None
+    ) -> list[tuple[Any, ...]]:
+        """Rows of one page of hits, best first: the representation's columns, then
+        document id, passage id, start, runs and score."""
+
+    @abstractmethod
+    def _highlight(self, passage: int, phrases: Sequence[Sequence[str]]) -> str | None:
+        """The passage's text with every match of ``phrases`` (all must match) between the marks; ``None`` if they do not."""
+
+    def search(
+        self, phrases: Sequence[Sequence[str]], *, series: str | None = None, limit: int = 20,
+        after: SearchKey | None = None,
+    ) -> list[SearchRow]:
+        """One page of the passages matching every phrase, best first (then by passage, name).
+
+        Each row carries the passage's text marked for all the phrases, and
+        for each phrase alone (to find the stretch that holds them all).
+        """
+        from pdi.fulltext import Passage
+
+        rows: list[SearchRow] = []
+        with self._read():
+            for row in self._search_page(phrases, series, limit, after):
+                record = _rep(row)
+                doc, pid, start, runs, score = row[13:18]
+                whole = self._highlight(int(pid), phrases)
+                if whole is None:  # pragma: no cover - the engine's match and its highlight disagree
+                    continue
+                each = (
+                    tuple(self._highlight(int(pid), [phrase]) or "" for phrase in phrases)
+                    if len(phrases) > 1 else (whole,)
+                )
+                key = SearchKey(float(score), int(pid), int(doc), record.version, record.format)
+                rows.append(SearchRow(record, Passage.decode(int(start), "", bytes(runs)), whole, each, key))
+        return rows
+
+    def search_sources(self, series: str | None = None, *, page: int = 500) -> Iterator[tuple[str, str, str]]:
+        """Every (sha256, media type, charset) the catalog names (by names in ``series``), in order, a page at a time."""
+        scope = "FROM representations r"
+        params: list[Any] = []
+        if series is not None:
+            scope += " JOIN documents d ON d.id = r.document WHERE d.series = ?"
+            params.append(series)
+        else:
+            scope += " WHERE 1 = 1"
+        after: tuple[str, str, str] | None = None
+        while True:
+            bound = "" if after is None else " AND (r.sha256, r.media_type, COALESCE(r.charset, '')) > (?, ?, ?)"
+            with self._read():
+                rows = self._query(
+                    f"SELECT DISTINCT r.sha256, r.media_type, COALESCE(r.charset, '') {scope}{bound}"
+                    " ORDER BY 1, 2, 3 LIMIT ?",
+                    [*params, *(after or ()), page],
+                )
+            for row in rows:
+                yield (str(row[0]), str(row[1]), str(row[2]))
+            if len(rows) < page:
+                return
+            after = (str(rows[-1][0]), str(rows[-1][1]), str(rows[-1][2]))
+
+    def _count_sources(self, series: str | None) -> int:
+        scope = "FROM representations r"
+        params: list[Any] = []
+        if series is not None:
+            scope += " JOIN documents d ON d.id = r.document WHERE d.series = ?"
+            params.append(series)
+        rows = self._query(
+            f"SELECT COUNT(*) FROM (SELECT DISTINCT r.sha256, r.media_type, COALESCE(r.charset, '') {scope}) s", params
+        )
+        return int(rows[0][0])
+
+    def rebuild_search_index(
+        self, series: str | None = None, progress: Callable[[int, int], None] | None = None
+    ) -> tuple[int, int, list[tuple[str, str]]]:
+        """Make the full-text index again, in one write transaction: a failure leaves the old one.
+
+        With ``series``, only the blobs its names hold. Returns how many
+        sources were read, how many passages made, and the sources that
+        could not be read as text, each with why (``sha256``, note).
+        """
+        from pdi.archive.search import index_blob, search_kind
+
+        with self._write():
+            total = self._count_sources(series) if progress is not None else 0
+            sources = 0
+            passages = 0
+            notes: list[tuple[str, str]] = []
+            if series is None:
+                self._delete_passages(None)
+                self._query("DELETE FROM search_sources")
+            batch: list[tuple[str, str, str]] = []
+
+            def flush() -> None:
+                nonlocal sources, passages
+                if series is not None and batch:
+                    self._delete_passages(batch)
+                    for source in batch:
+                        self._query(
+                            "DELETE FROM search_sources WHERE sha256 = ? AND media_type = ? AND charset = ?", source
+                        )
+                for sha256, media_type, charset in batch:
+                    if search_kind(media_type) is not None:
+                        with index_blob(self, sha256, media_type, charset or None) as found:
+                            self._index_source(sha256, media_type, charset or None, found)
+                            if found.note is not None:
+                                notes.append((sha256, found.note))
+                            passages += found.count
+                    sources += 1
+                    if progress is not None:
+                        progress(sources, max(total, sources))
+                batch.clear()
+
+            for source in self.search_sources(series):
+                batch.append(source)
+                if len(batch) >= 100:
+                    flush()
+            flush()
+        return sources, passages, notes
+
     # --- the audit log -------------------------------------------------------------
     def _insert_audit(self, entry: AuditRecord) -> None:
         self._query(
@@ -1086,9 +1653,10 @@ class SQLStore(ABC):
         Each document's serial and unique id agree (a serial is written as its
         digits) and its day agrees with its year, month and day of month and
         with the GMT date it was minted on; serials are gap-free per series and
-        day and match the day's counter; versions run 1..n with at least one
-        format each; a representation's SHA-256 is 64 hex digits and its size
-        is not negative; a statement's subject names its own document. At most
+        day and match the day's counter; each day's count of documents
+        (``document_days``) is the number it has; versions run 1..n with at
+        least one format each; a representation's SHA-256 is 64 hex digits and
+        its size is not negative; a statement's subject names its own document. At most
         ``limit`` problems are returned; the checks read the catalog in pages.
         """
         found: list[CatalogProblem] = []
@@ -1132,6 +1700,10 @@ class SQLStore(ABC):
                         return found
             for (series, day), last in sorted(counters.items()):
                 if add("serials", f"{series} {day}", f"the day's counter says {last}, but no document has a serial"):
+                    return found
+            for series, day, kept, held in self._day_count_problems():
+                if add("counts", f"{series} {day}",
+                       f"the day's count of documents says {kept}, but it has {held}"):
                     return found
             for doc, count, low, high in self._query(
                 "SELECT document, COUNT(*), MIN(version), MAX(version) FROM versions"
@@ -1186,7 +1758,8 @@ class SQLStore(ABC):
 
     # --- assertions ---------------------------------------------------------------------
     def add_assertion(
-        self, key: DocumentKey, subject: str, name: str, value: str, who: str, at: str
+        self, key: DocumentKey, subject: str, name: str, value: str, who: str, at: str,
+        *, address: str | None = None, audited: bool = False,
     ) -> AssertionRecord:
         with self._write():
             doc = self._document_id(key)
@@ -1197,6 +1770,8 @@ class SQLStore(ABC):
                 " VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
                 (doc, subject, name, value, who, at),
             )
+            if audited:
+                self._insert_audit(AuditRecord(at, who, "statement", subject, name, address))
         return AssertionRecord(int(rows[0][0]), subject, name, value, who, at)
 
     def iter_assertions(self, *, page: int = PAGE_ROWS) -> Iterator[AssertionRecord]:

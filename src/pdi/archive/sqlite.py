@@ -22,7 +22,10 @@ transaction has ended, and the remover deletes only files it can lock
 exclusively, inside its own catalog write transaction. Inside the deposit's
 transaction, where no remover can act, the deposit checks that each blob is
 still the file at its name and puts it back from the open file if not. The
-locks are the kernel's, so a killed deposit releases them.
+locks are the kernel's, so a killed deposit releases them. An import (which
+may bring more blobs than a process may open files) holds none open: inside
+its catalog transaction it checks each blob is at its name, and fails,
+importing nothing, if a remover with no grace period took one meanwhile.
 """
 
 from __future__ import annotations
@@ -41,9 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Digests, Octets, file_reader, pieces
-from pdi.archive.sql import SQLStore, check_imported_blob
-from pdi.archive.store import BlobObserver, BlobSource, StagedBlob, blob_octets
+from pdi.archive.sql import REP_COLUMNS, SQLStore, _discard, check_imported_blob
+from pdi.archive.store import BlobObserver, BlobSource, SearchKey, StagedBlob, blob_octets
 from pdi.errors import NotFoundError, PDIError, StoreError
+from pdi.fulltext import MARK_END, MARK_START, fts5_expression
 
 CATALOG = "catalog.sqlite"
 
@@ -78,6 +82,14 @@ class SQLiteStore(SQLStore):
             raise StoreError(f"cannot open archive catalog {catalog}: {exc}") from exc
         self._lock = threading.RLock()
 
+    # The full-text index (schema step 5): FTS5 over the passages' text, which
+    # stays in search_passages (an external-content table); words are folded
+    # to lower case without diacritics and reduced by the Porter stemmer.
+    search_schema = (
+        "CREATE VIRTUAL TABLE search_fts USING fts5(body, content='search_passages', content_rowid='id',"
+        " tokenize='porter unicode61 remove_diacritics 2')",
+    )
+
     # --- SQL ---------------------------------------------------------------------
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
@@ -108,6 +120,62 @@ class SQLiteStore(SQLStore):
             except sqlite3.Error:
                 pass
             raise StoreError(f"commit failed: {exc}") from exc
+
+    # --- the full-text index ---------------------------------------------------------
+    def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        try:
+            self._conn.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            raise StoreError(f"catalog {self.root / CATALOG}: {exc}") from exc
+
+    def _passages_inserted(self, sha256: str, media_type: str, charset: str) -> None:
+        # one statement gives FTS5 the text of every passage of the source
+        self._query(
+            "INSERT INTO search_fts (rowid, body) SELECT id, body FROM search_passages"
+            " WHERE sha256 = ? AND media_type = ? AND charset = ?",
+            (sha256, media_type, charset),
+        )
+
+    def _delete_passages(self, sources: Sequence[tuple[str, str, str]] | None) -> None:
+        if sources is None:
+            self._query("INSERT INTO search_fts (search_fts) VALUES ('delete-all')")
+            self._query("DELETE FROM search_passages")
+            return
+        for source in sources:
+            where = " WHERE sha256 = ? AND media_type = ? AND charset = ?"
+            self._query(
+                "INSERT INTO search_fts (search_fts, rowid, body) SELECT 'delete', id, body FROM search_passages"
+                + where, source,
+            )
+            self._query("DELETE FROM search_passages" + where, source)
+
+    def _search_page(
+        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None
+    ) -> list[tuple[Any, ...]]:
+        sql = (
+            f"SELECT {REP_COLUMNS}, d.id, p.id, p.start, p.runs, s.score FROM"
+            " (SELECT rowid AS pid, bm25(search_fts) AS score FROM search_fts WHERE search_fts MATCH ?) s"
+            " JOIN search_passages p ON p.id = s.pid"
+            " JOIN representations r ON r.sha256 = p.sha256 AND r.media_type = p.media_type"
+            " AND COALESCE(r.charset, '') = p.charset"
+            " JOIN documents d ON d.id = r.document WHERE 1 = 1"
+        )
+        params: list[Any] = [fts5_expression(phrases)]
+        if series is not None:
+            sql += " AND d.series = ?"
+            params.append(series)
+        if after is not None:
+            sql += " AND (s.score > ? OR (s.score = ? AND (p.id, d.id, r.version, r.format) > (?, ?, ?, ?)))"
+            params += [after.score, after.score, after.passage, after.document, after.version, after.format]
+        sql += " ORDER BY s.score, p.id, d.id, r.version, r.format LIMIT ?"
+        return self._query(sql, [*params, limit])
+
+    def _highlight(self, passage: int, phrases: Sequence[Sequence[str]]) -> str | None:
+        rows = self._query(
+            "SELECT highlight(search_fts, 0, ?, ?) FROM search_fts WHERE search_fts MATCH ? AND rowid = ?",
+            (MARK_START, MARK_END, fts5_expression(phrases), passage),
+        )
+        return str(rows[0][0]) if rows else None
 
     def _database_problems(self) -> list[str]:
         """SQLite's ``integrity_check`` (pages, records, indexes agree) and ``foreign_key_check``."""
@@ -267,33 +335,54 @@ class SQLiteStore(SQLStore):
 
         A bag object that cannot be read (or no longer has its hash) stops
         the import before any blob file is put in place: the temporary files
-        are removed and the archive is as it was.
+        are removed and the archive is as it was. Unlike a deposit's, an
+        import's blobs are not held open (an import may bring more blobs than
+        a process may open files): inside the catalog transaction each is
+        checked to be at its name (:class:`_ImportedFile`), and if a remover
+        took one meanwhile, nothing is imported.
         """
-        pins: list[StagedBlob] = []
-        pending: dict[str, tuple[Path, int, BlobInfo]] = {}
+        seen: set[str] = set()
+        staged: list[StagedBlob] = []
+        pending: list[tuple[Path, BlobInfo]] = []
         try:
             for sha256, content in blobs:
-                if sha256 in pending or any(p.info.sha256 == sha256 for p in pins):
+                if sha256 in seen:
                     continue
+                seen.add(sha256)
                 pin = self._pin_existing(sha256)
                 if pin is not None:
-                    pin.info = self.blob_info(sha256) or BlobInfo(sha256, os.fstat(pin.fd).st_size)
-                    pins.append(pin)
+                    info = self.blob_info(sha256) or BlobInfo(sha256, os.fstat(pin.fd).st_size)
+                    pin.close()
+                    staged.append(_ImportedFile(self, info, created=False))
                     continue
                 tmp, fd, info = self._write_temporary(blob_octets(content))
-                pending[sha256] = (tmp, fd, info)
+                os.close(fd)
+                pending.append((tmp, info))
                 check_imported_blob(sha256, info.sha256)
             while pending:
-                sha256, (tmp, fd, info) = pending.popitem()
-                pins.append(self._settle(tmp, fd, info))
+                tmp, info = pending.pop()
+                staged.append(self._place_imported(tmp, info))
         except BaseException:
-            for tmp, fd, _ in pending.values():
+            for tmp, _ in pending:
                 tmp.unlink(missing_ok=True)
-                os.close(fd)
-            for held in pins:
-                held.discard()
+            _discard(staged)
             raise
-        return pins
+        return staged
+
+    def _place_imported(self, tmp: Path, info: BlobInfo) -> _ImportedFile:
+        """A written temporary file of an import becomes the blob, unless a sound one is there already."""
+        pin = self._pin_existing(info.sha256)
+        if pin is not None:
+            pin.close()
+            tmp.unlink(missing_ok=True)
+            return _ImportedFile(self, info, created=False)
+        if not tmp.exists():
+            raise StoreError(
+                f"the staged file {tmp} of blob {info.sha256} was removed while the import ran"
+                " (by pdi verify --remove-unreferenced?); nothing was imported"
+            )
+        self._place(tmp, info.sha256)
+        return _ImportedFile(self, info, created=True)
 
     def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None:
         path = self.blob_path(sha256)
@@ -430,6 +519,45 @@ class _FilePin:
                 self.store._discard_created(self)
         finally:
             self.close()
+
+
+class _ImportedFile:
+    """A blob an import placed (or found in place), not held open: checked at its name inside the catalog transaction."""
+
+    def __init__(self, store: SQLiteStore, info: BlobInfo, *, created: bool) -> None:
+        self.store = store
+        self.info = info
+        self.created = created
+
+    def secure(self) -> None:
+        """Inside the catalog transaction, where no remover acts: the blob must still be at its name."""
+        path = self.store.blob_path(self.info.sha256)
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            raise StoreError(
+                f"blob {path} of the import was removed while the import ran"
+                " (by pdi verify --remove-unreferenced?); nothing was imported"
+            ) from None
+        except OSError as exc:
+            raise StoreError(f"cannot read blob {path}: {exc}") from exc
+        if size != self.info.size:
+            raise StoreError(f"blob {path} changed while the import ran; nothing was imported")
+
+    def close(self) -> None:
+        """Nothing is held open."""
+
+    def discard(self) -> None:
+        """After a failed import: remove the file it placed, unless a deposit holds it or a name refers to it."""
+        if not self.created:
+            return
+        try:
+            fd = os.open(self.store.blob_path(self.info.sha256), os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StoreError(f"cannot remove blob {self.store.blob_path(self.info.sha256)}: {exc}") from exc
+        _FilePin(self.store, self.info.sha256, fd, self.info, created=True).discard()
 
 
 def _digest(fd: int) -> str:

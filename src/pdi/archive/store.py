@@ -10,8 +10,9 @@ never reused even when several processes mint at once or one dies midway.
 Two implementations: :mod:`pdi.archive.sqlite` (SQLite in WAL mode plus
 content-addressed blob files, the embedded default) and
 :mod:`pdi.archive.postgres` (PostgreSQL through psycopg 3). Both share the
-SQL in :mod:`pdi.archive.sql`; the protocol is what :class:`pdi.archive.Archive`
-relies on.
+SQL in :mod:`pdi.archive.sql`; either can keep its blobs in an S3-compatible
+store instead (:mod:`pdi.archive.blobs.paired`). The protocol is what
+:class:`pdi.archive.Archive` relies on.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import datetime
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
 
@@ -67,7 +68,7 @@ class StagedBlob(BlobPin, Protocol):
 
 
 #: The schema version this code writes. Older catalogs are migrated forward on open.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: How a representation's octets are kept: ``exact`` (as deposited, the
 #: default since schema 4) or ``canonical`` (a text deposited before then,
@@ -97,6 +98,8 @@ class NewRepresentation:
     blob: StagedBlob
     #: What fragment queries read instead of the whole (pdi.fragments.build_index), or None.
     index: bytes | None = None
+    #: Its text for the full-text index (a :class:`pdi.archive.search.Passages`), or None.
+    passages: Any = None
 
     @property
     def sha256(self) -> str:
@@ -146,6 +149,71 @@ class DepositResult:
     key: DocumentKey
     version: int
     unchanged: bool = False
+    #: the answer of an earlier request with the same Idempotency-Key (nothing was created now)
+    replayed: bool = False
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """A write's ``Idempotency-Key``, scoped to the token that sent it, and what identifies its request.
+
+    ``fingerprint`` is a digest of the request (its method, target and
+    parameters, and the SHA-256 of each body); the same key with another
+    fingerprint is another request (draft-ietf-httpapi-idempotency-key-header §2.6).
+    """
+
+    token: int
+    key: str
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class WriteNote:
+    """What a write records in the very transaction that makes it: its audit entry, and its idempotency key.
+
+    ``subject`` names the document written, from its key, for the audit log
+    (the store does not spell names). ``detail`` is the audit entry's detail.
+    """
+
+    who: str
+    action: str
+    subject: Callable[[DocumentKey], str]
+    detail: str = ""
+    address: str | None = None
+    idempotency: Idempotency | None = None
+
+
+@dataclass(frozen=True)
+class WithdrawalRecord:
+    """A tombstone: a version (``version``) or a whole document (``None``) taken out of service, and why.
+
+    The name stays (it is never minted again) and resolves to this record
+    instead of its bytes, which the archive keeps.
+    """
+
+    key: DocumentKey
+    version: int | None
+    reason: str
+    who: str
+    at: str
+    id: int = 0
+
+
+@dataclass(frozen=True)
+class TokenRecord:
+    """A bearer token of the write API: its name, its role, the series it may write, and its state.
+
+    Only a digest of the token is stored (:mod:`pdi.archive.tokens`);
+    ``series`` is empty for a token over every series.
+    """
+
+    id: int
+    name: str
+    role: str
+    series: tuple[str, ...]
+    created_at: str
+    created_by: str
+    revoked_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -180,6 +248,11 @@ class AuditRecord:
     detail: str
     address: str | None = None
     id: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        """The entry as a JSON object (``pdi audit --json`` and ``/api/audit`` alike)."""
+        return {"id": self.id, "at": self.at, "who": self.who, "action": self.action, "subject": self.subject,
+                "detail": self.detail, "address": self.address}
 
 
 @dataclass(frozen=True)
@@ -242,6 +315,89 @@ class BlobUse:
     descriptions: tuple[tuple[str, str, str | None, str | None], ...]
 
 
+@dataclass(frozen=True)
+class SeriesCount:
+    """A series and how many documents it holds, minted from ``first_day`` to ``last_day`` (``None`` when empty).
+
+    ``last_deposit``: when the latest deposit into it was made (a document,
+    a version or a format; the catalog's ISO 8601 UTC time), ``None`` when empty.
+    """
+
+    series: str
+    documents: int
+    first_day: datetime.date | None
+    last_day: datetime.date | None
+    last_deposit: str | None = None
+
+
+@dataclass(frozen=True)
+class DayCount:
+    """How many documents of a series were minted on one GMT day."""
+
+    day: datetime.date
+    documents: int
+
+
+@dataclass(frozen=True)
+class FixityCheck:
+    """One fixity check of one blob: when, and whether its bytes still had their SHA-256 and size.
+
+    ``problem`` is what was found when ``ok`` is false: ``missing``,
+    ``altered`` or ``size`` (:class:`pdi.archive.Problem`'s kinds).
+    """
+
+    sha256: str
+    checked_at: str
+    ok: bool
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchKey:
+    """Where a search hit stands in the ranking: a keyset cursor (score, passage, document, version, format)."""
+
+    score: float
+    passage: int
+    document: int
+    version: int
+    format: str
+
+    def __str__(self) -> str:
+        return f"{self.score!r}:{self.passage}:{self.document}:{self.version}:{self.format}"
+
+    @classmethod
+    def parse(cls, text: str) -> SearchKey:
+        """The cursor :meth:`__str__` wrote; :class:`~pdi.errors.ParseError` for anything else."""
+        from pdi.errors import ParseError
+
+        parts = text.split(":", 4) if isinstance(text, str) else []
+        try:
+            if len(parts) != 5 or not parts[4]:
+                raise ValueError(text)
+            return cls(float(parts[0]), int(parts[1]), int(parts[2]), int(parts[3]), parts[4])
+        except ValueError:
+            raise ParseError(
+                f"{str(text)[:80]!r} is not a search cursor (the 'next' of a page of results)", rule="after"
+            ) from None
+
+
+@dataclass(frozen=True)
+class SearchRow:
+    """A passage that matched, for one representation that holds its blob.
+
+    ``passage`` has the passage's start and runs (its text is ``marked`` with
+    the marks taken out); ``marked`` is its text with every match marked
+    (:data:`pdi.fulltext.MARK_START` … ``MARK_END``), ``each`` the same for each
+    phrase of the query alone.
+    """
+
+    record: RepresentationRecord
+    passage: Any
+    marked: str
+    each: tuple[str, ...]
+    key: SearchKey
+
+
 class BlobObserver(Protocol):
     """What rides on a blob's one pass while it is staged (content checks, index builders)."""
 
@@ -280,7 +436,18 @@ class Store(Protocol):
         at: str,
         *,
         skip_identical: bool = False,
+        note: WriteNote | None = None,
     ) -> DepositResult: ...
+
+    def mint_batch(
+        self,
+        series: str,
+        day: datetime.date,
+        entries: Sequence[tuple[str | None, Sequence[NewRepresentation]]],
+        at: str,
+        *,
+        note: WriteNote | None = None,
+    ) -> list[DepositResult]: ...
 
     def new_version(
         self,
@@ -289,6 +456,7 @@ class Store(Protocol):
         at: str,
         *,
         skip_identical: bool = False,
+        note: WriteNote | None = None,
     ) -> DepositResult: ...
 
     def add_formats(
@@ -297,7 +465,30 @@ class Store(Protocol):
         version: int,
         representations: Sequence[NewRepresentation],
         at: str,
+        *,
+        note: WriteNote | None = None,
     ) -> DepositResult: ...
+
+    # withdrawal (tombstones)
+    def withdraw(
+        self, key: DocumentKey, version: int | None, reason: str, who: str, at: str,
+        *, subject: str, address: str | None = None,
+    ) -> WithdrawalRecord: ...
+
+    def withdrawal(self, key: DocumentKey, version: int) -> WithdrawalRecord | None: ...
+
+    def iter_withdrawals(self) -> Iterator[WithdrawalRecord]: ...
+
+    def withdrawals_generation(self) -> int: ...
+
+    # tokens of the write API (pdi.archive.tokens)
+    def add_token(self, name: str, digest: str, role: str, series: Sequence[str], at: str, by: str) -> TokenRecord: ...
+
+    def list_tokens(self) -> list[TokenRecord]: ...
+
+    def token_by_digest(self, digest: str) -> TokenRecord | None: ...
+
+    def revoke_token(self, name: str, at: str, by: str) -> TokenRecord: ...
 
     def import_all(
         self,
@@ -305,6 +496,7 @@ class Store(Protocol):
         representations: Sequence[tuple[RepresentationRecord, BlobSource]],
         assertions: Sequence[tuple[DocumentKey, AssertionRecord]],
         audit: Sequence[AuditRecord] = (),
+        withdrawals: Sequence[WithdrawalRecord] = (),
     ) -> int: ...
 
     # reading
@@ -361,11 +553,46 @@ class Store(Protocol):
 
     def remove_unreferenced(self, older_than: float) -> list[str]: ...
 
+    # the full-text index (pdi.archive.search)
+    def search(
+        self, phrases: Sequence[Sequence[str]], *, series: str | None = None, limit: int = 20,
+        after: SearchKey | None = None,
+    ) -> list[SearchRow]: ...
+
+    def rebuild_search_index(
+        self, series: str | None = None, progress: Callable[[int, int], None] | None = None
+    ) -> tuple[int, int, list[tuple[str, str]]]: ...
+
     # assertions
     def add_assertion(
-        self, key: DocumentKey, subject: str, name: str, value: str, who: str, at: str
+        self, key: DocumentKey, subject: str, name: str, value: str, who: str, at: str,
+        *, address: str | None = None, audited: bool = False,
     ) -> AssertionRecord: ...
 
     def assertions(self, subject: str | None = None) -> list[AssertionRecord]: ...
 
     def iter_assertions(self) -> Iterator[AssertionRecord]: ...
+
+    # the reader's pages (pdi.archive.sql_browse): each reads an index, a page at a time
+    def series_counts(self) -> list[SeriesCount]: ...
+
+    def day_counts(
+        self, series: str, first: datetime.date | None = None, last: datetime.date | None = None
+    ) -> list[DayCount]: ...
+
+    def day_documents(
+        self, series: str, day: datetime.date, after: str | None, limit: int
+    ) -> list[RepresentationRecord]: ...
+
+    def unique_id_documents(
+        self, unique_id: str, after: tuple[datetime.date, str] | None, limit: int
+    ) -> list[RepresentationRecord]: ...
+
+    def document_assertions(self, key: DocumentKey) -> list[AssertionRecord]: ...
+
+    def statements_about(self, subjects: Sequence[str], key: str) -> list[AssertionRecord]: ...
+
+    # fixity checks: appended by verify a page of blobs at a time, the latest of each read back
+    def record_fixity_checks(self, checks: Sequence[FixityCheck]) -> None: ...
+
+    def last_fixity_checks(self, sha256s: Sequence[str]) -> dict[str, FixityCheck]: ...

@@ -55,6 +55,8 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "mhtml": ("mhtml_cmd", "capture_cmd"),
     "capture": ("capture_cmd",),
     "serve": ("serve_cmd",),
+    **dict.fromkeys(("token", "audit", "withdraw"), ("token_cmd",)),
+    **dict.fromkeys(("search", "reindex"), ("search_cmd",)),
 }
 
 
@@ -103,7 +105,9 @@ def cli() -> None:
     to write binary content to a terminal), 3 integrity check failed,
     4 not found, 5 immutability conflict, 6 unsupported, 7 limit exceeded,
     8 storage error, 9 a fragment lies wholly past the end of its document
-    (pdi get: a warning; nothing is selected).
+    (pdi get: a warning; nothing is selected), 10 not allowed (a token's
+    role or series does not cover it), 11 withdrawn (the name resolves to
+    its tombstone).
     """
 
 

@@ -97,13 +97,19 @@ def open_archive(archive: str) -> Archive:
 
 @click.command("init")
 @click.argument("location", required=False, metavar="[DIR|URL]")
+@click.option("--blobs", metavar="s3://BUCKET/PREFIX",
+              help="Keep the blobs in this S3-compatible store (the bucket must exist); endpoint and"
+                   " keys from AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY.")
 @archive_option
-def init_cmd(location: str | None, archive: str) -> None:
+def init_cmd(location: str | None, blobs: str | None, archive: str) -> None:
     """Create an archive at DIR or in a postgresql:// database (default: --archive).
 
-    Running it again on an existing archive only migrates its schema forward.
+    Its blobs live beside the catalog (files, or rows of the database) unless
+    --blobs names an S3-compatible store; the choice is recorded in the
+    catalog and later commands find it there. Running it again on an
+    existing archive only migrates its schema forward.
     """
-    with Archive.init(location or resolve_location(archive)) as opened:
+    with Archive.init(location or resolve_location(archive), blobs=blobs) as opened:
         click.echo(
             f"archive at {opened.location} (schema version {opened.store.schema_version()})"
         )
@@ -144,13 +150,15 @@ def verify_cmd(remove: bool, older_than: float, archive: str) -> None:
     Problems print one a line: the kind (missing, altered, size, or
     catalog-… for damage to the catalog itself: the database's own
     integrity check and pdi's invariants such as gap-free serials), the
-    name, and what is wrong.
+    name, and what is wrong. Each blob's check (when, and whether its
+    bytes were whole) is recorded in the catalog; the resolver's document
+    page shows when each format was last verified.
     """
     with open_archive(archive) as opened, progress_bar("verifying") as progress:
         report = opened.verify(progress)
         if remove:
             removed = opened.remove_unreferenced(older_than)
-            temporary = sum(1 for name in removed if name.startswith("tmp/"))
+            temporary = sum(1 for name in removed if name.startswith(("tmp/", "staging/")))
             click.echo(f"removed {plural(len(removed) - temporary, 'unreferenced blob')}"
                        f" and {plural(temporary, 'temporary file')}")
             report.unreferenced = sorted(set(report.unreferenced) - set(removed))

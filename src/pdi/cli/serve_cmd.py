@@ -36,10 +36,17 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True,
               type=click.IntRange(min=1), help="Connections each worker holds at once; beyond them its requests "
               "are answered 503.")
+@click.option("--replay-port", type=click.IntRange(0, 65535), show_default="--port + 1 (any free port with --port 0)",
+              help="Port of the replay origin, where archived web pages are served (same host, same workers).")
+@click.option("--replay-origin", help="Public URL of the replay origin, framed by /view "
+              "(default: each request's host at --replay-port).")
+@click.option("--replay-scripts", is_flag=True, help="Let archived pages' own scripts run when replayed "
+              "(in a sandboxed frame of an opaque origin, still unable to connect anywhere); default: none runs.")
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
-    queue_seconds: float, header_timeout: float, max_connections: int, archive: str,
+    queue_seconds: float, header_timeout: float, max_connections: int, replay_port: int | None,
+    replay_origin: str | None, replay_scripts: bool, archive: str,
 ) -> None:
     """Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.
 
@@ -50,22 +57,44 @@ def serve_cmd(
     at a time (--evaluations), a slow or silent client is disconnected
     (--header-timeout), and connections are capped (--max-connections).
     Memory is bounded by --workers times (--evaluations documents at once
-    plus --cache-mib).
+    plus --cache-mib). Archived web pages (captures, MHTML, HTML) are
+    replayed from a second origin, --replay-port (default --port + 1), under
+    a Content-Security-Policy that loads nothing from the network.
     """
     from collections.abc import Callable
 
     from starlette.types import ASGIApp
 
     from pdi.archive import Archive
-    from pdi.server import create_app
+    from pdi.server import ReplaySite, create_app
     from pdi.server.limits import WorkLimits
+    from pdi.server.origins import ByPort
+    from pdi.server.replay import create_replay_app
     from pdi.server.run import default_workers, listening_socket, serve
+    from pdi.uri import URI
 
     count = workers if workers is not None else default_workers()
+    if replay_port is None:
+        replay_port = 0 if port == 0 else port + 1
+        if replay_port > 65535:
+            raise click.BadParameter("--port 65535 leaves no next port for replay: give --replay-port", param_hint="--port")
+    listener = listening_socket(host, port)
+    bound = listener.getsockname()[1]
+    replay_listener = listening_socket(host, replay_port)
+    replay_bound = replay_listener.getsockname()[1]
+    resolver_origin = None
+    if base_url is not None:
+        parsed = URI.parse(base_url)
+        if parsed.scheme and parsed.host:
+            resolver_origin = f"{parsed.scheme}://{parsed.host}" + (f":{parsed.port}" if parsed.port else "")
+    site = ReplaySite(replay_origin, replay_bound, replay_scripts)
 
     def make_app() -> ASGIApp:
-        return create_app(archive, base_url=base_url, limits=WorkLimits(evaluations, queue_seconds),
-                          cache_bytes=cache_mib << 20)
+        work = WorkLimits(evaluations, queue_seconds)
+        resolver = create_app(archive, base_url=base_url, limits=work, cache_bytes=cache_mib << 20, replay=site)
+        replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
+                                   resolver_port=bound, scripts=replay_scripts, limits=work)
+        return ByPort(resolver, replay, replay_bound)
 
     make: Callable[[], ASGIApp]
     if count == 1:
@@ -74,12 +103,12 @@ def serve_cmd(
     else:  # each worker opens the archive itself; a missing or broken one is one error here, not one a worker
         Archive.open(archive).close()
         make = make_app
-    listener = listening_socket(host, port)
-    bound = listener.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     plural = "s" if count > 1 else ""
-    click.echo(f"pdi: serving {archive} at http://{shown}:{bound}/ with {count} worker{plural} (Ctrl-C stops)", err=True)
-    serve(make, listener, workers=count, header_timeout=header_timeout, max_connections=max_connections)
+    click.echo(f"pdi: serving {archive} at http://{shown}:{bound}/ (replay at http://{shown}:{replay_bound}/) "
+               f"with {count} worker{plural} (Ctrl-C stops)", err=True)
+    serve(make, listener, workers=count, header_timeout=header_timeout, max_connections=max_connections,
+          replay=replay_listener)
 
 
 def register(cli: click.Group) -> None:

@@ -24,6 +24,9 @@ Registered now:
 * ``elt`` on HTML and XML and ``name`` on HTML (the text family): from a
   start tag through the end of an element, as a ``char`` range of the
   CRLF-canonical source, in :mod:`pdi.fragments.markup`.
+* ``char``, ``line``, ``elt`` and ``name`` on an aggregate
+  (``multipart/related``, MHTML): those of its root part, in
+  :mod:`pdi.fragments.aggregate`.
 
 Indexes made once, at deposit (:func:`build_index`): for a text, the block
 table of :class:`~pdi.fragments.text.TextTable` (counted from a stream of
@@ -246,8 +249,14 @@ def _markup_evaluator(
     return evaluate_markup(scheme, positions, data, media_type, charset, index=index)
 
 
+_aggregate_evaluator = _lazy("pdi.fragments.aggregate", "evaluate_aggregate")
+
 _REGISTRY: dict[tuple[str, str], Evaluator] = {
     ("byte", "*"): _octet_evaluator,
+    ("char", "multipart"): _aggregate_evaluator,
+    ("line", "multipart"): _aggregate_evaluator,
+    ("elt", "multipart"): _aggregate_evaluator,
+    ("name", "multipart"): _aggregate_evaluator,
     ("rect", "image"): _image_evaluator,
     ("crop", "image"): _image_evaluator,
     ("sec", "audio"): _audio_evaluator,

@@ -268,6 +268,8 @@ def _allowed_schemes(media_type: str) -> frozenset[str]:
         allowed = allowed | _FAMILY_SCHEMES["image"]
     if minor.endswith("+xml"):
         allowed = allowed | _FAMILY_SCHEMES["xml"]
+    if major == "multipart":  # an aggregate's root part (pdi.fragments.aggregate)
+        allowed = allowed | _FAMILY_SCHEMES["html"]
     return allowed
 
 

@@ -62,6 +62,7 @@ import unicodedata
 import urllib.parse
 from array import array
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pdi import charsets
@@ -271,8 +272,24 @@ def _policy_at(text: str, xhtml: bool) -> tuple[int, str] | None:
     return (doctype.end() if doctype else at), NO_SCRIPTS
 
 
-def plan(aggregate: Aggregate, *, limits: UnpackLimits | None = None) -> UnpackPlan:
-    """Name every part, rewrite references, and return what to write."""
+def plan(
+    aggregate: Aggregate,
+    *,
+    limits: UnpackLimits | None = None,
+    nowhere: bool = False,
+    policy: bool = True,
+    insertions: Sequence[tuple[int, str]] = (),
+) -> UnpackPlan:
+    """Name every part, rewrite references, and return what to write.
+
+    The defaults make a folder that opens offline (the module's docstring).
+    Replay (:mod:`pdi.server.replay`) asks for ``nowhere``: an unsatisfied
+    reference becomes ``about:blank``, never its URI on the web; and no
+    ``policy`` ``<meta>`` (its Content-Security-Policy header says more).
+    ``insertions`` are ``(byte offset into the root's bytes, ASCII markup)``
+    to write into the root at those places (where no reference is), as replay
+    marks a passage; they are written in the root's encoding.
+    """
     limits = limits or UnpackLimits()
     _check_limits(aggregate, limits)
     taken: set[str] = set()
@@ -289,7 +306,8 @@ def plan(aggregate: Aggregate, *, limits: UnpackLimits | None = None) -> UnpackP
     files: list[PlannedFile] = []
     unsatisfied: list[str] = []
     for part in order:
-        data, count = _rewrite(resolver, part, names, unsatisfied)
+        extra = insertions if part is aggregate.root else ()
+        data, count = _rewrite(resolver, part, names, unsatisfied, nowhere=nowhere, policy=policy, insertions=extra)
         files.append(PlannedFile(names[id(part)], data, part.index, part.content_location, count))
     return UnpackPlan(tuple(files), tuple(dict.fromkeys(unsatisfied)))
 
@@ -513,7 +531,10 @@ def _unsatisfied(absolute: str | None) -> str:
     return absolute
 
 
-def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied: list[str]) -> tuple[bytes, int]:
+def _rewrite(
+    resolver: Resolver, part: Part, names: dict[int, str], unsatisfied: list[str], *,
+    nowhere: bool = False, policy: bool = True, insertions: Sequence[tuple[int, str]] = (),
+) -> tuple[bytes, int]:
     if not (part.is_html or part.is_css):
         return part.data, 0
     resolver.base_of(part)  # read now (the page's own text, once), not beside the view
@@ -528,13 +549,23 @@ def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied:
     pieces: list[bytes | memoryview] = []
     last = 0
     count = 0
-    policy = _policy_at(view.text, part.content_type == "application/xhtml+xml") if part.is_html else None
-    policy_at = view.byte(policy[0]) if policy is not None else -1
+    policy_meta = _policy_at(view.text, part.content_type == "application/xhtml+xml") if part.is_html and policy else None
+    policy_at = view.byte(policy_meta[0]) if policy_meta is not None else -1
+    inserts = sorted(insertions, key=lambda insertion: insertion[0])  # stable: same place, given order
+
+    def put_inserts(upto: int) -> None:
+        nonlocal last
+        while inserts and inserts[0][0] <= upto:
+            at, markup = inserts.pop(0)
+            if at >= last:  # never inside what was just rewritten
+                pieces.extend((data[last:at], markup.encode(view.codec)))
+                last = at
 
     def put_policy() -> None:
         nonlocal last, policy_at
-        if policy is not None and policy_at >= 0 and last <= policy_at:
-            pieces.extend((data[last:policy_at], policy[1].encode(view.codec)))
+        if policy_meta is not None and policy_at >= 0 and last <= policy_at:
+            put_inserts(policy_at - 1)
+            pieces.extend((data[last:policy_at], policy_meta[1].encode(view.codec)))
             last, policy_at = policy_at, -1
 
     for ref in sorted(refs, key=lambda r: r.start):
@@ -542,6 +573,7 @@ def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied:
         start, end = view.byte(ref.start), view.byte(ref.end)
         if start >= policy_at >= 0:
             put_policy()
+        put_inserts(start)
         if start < last:
             continue
         if ref.kind == "base":
@@ -559,7 +591,7 @@ def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied:
                 replacement = names[id(found.target)] + _escape_for(fragment, in_css)
             else:
                 unsatisfied.append(found.uri or url)
-                replacement = _escape_for(_unsatisfied(found.uri), in_css)
+                replacement = "about:blank" if nowhere else _escape_for(_unsatisfied(found.uri), in_css)
         for quote in reversed(ref.quoting):  # inside <iframe srcdoc="…">, once for each level
             replacement = escape_for_value(replacement, quote)
         pieces.append(data[last:start])
@@ -567,7 +599,8 @@ def _rewrite(resolver: Resolver, part: Part, names: dict[int, str], unsatisfied:
         last = end
         count += 1
     put_policy()
-    if count == 0 and policy is None:
+    put_inserts(len(part.data))
+    if count == 0 and policy_meta is None and not insertions:
         return part.data, 0
     pieces.append(data[last:])
     return b"".join(pieces), count

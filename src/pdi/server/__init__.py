@@ -1,8 +1,9 @@
-"""The resolver over HTTP: RFC 2169 services, a JSON API and a viewer (an edge, read-only).
+"""The resolver over HTTP: RFC 2169 services, a JSON API, a write API behind tokens, and a viewer (an edge).
 
 :func:`create_app` serves one archive (SQLite directory or PostgreSQL URL)
-with Starlette; ``pdi serve`` runs it on uvicorn. Nothing here writes to the
-archive: deposits stay with the ``pdi`` command and the Python API.
+with Starlette; ``pdi serve`` runs it on uvicorn. Reading is open to all;
+writing (``POST /api/deposit`` and the rest, :mod:`pdi.server.write`) needs
+a bearer token made with ``pdi token add``.
 
 RFC 2169 ("A Trivial Convention for using HTTP in URN Resolution"): the URN
 is the whole query string, ``GET /uri-res/<service>?<urn>``:
@@ -39,7 +40,10 @@ media type, size, SHA-256, fragment ranges, region or samples, and
 for a generic name every version with ``created_at`` and its formats),
 ``/api/ls?pattern=…&series=…&limit=…&offset=…&after=…`` (a page of names and
 the ``next`` page's URL), ``/api/meta?pdi=…``,
-``/api/cite?citation=…`` and ``/api/series``.
+``/api/cite?citation=…``, ``/api/series``, ``/api/rfc5147?pdi=…&fragment=…``
+(an RFC 5147 fragment evaluated on a text's N2R entity: :mod:`pdi.server.cite`) and
+``/api/search?q=…&series=…&limit=…&after=…`` (full-text search: hits with
+their ``char`` fragment names and snippets, and the ``next`` page's URL).
 
 Errors are RFC 9457 problem details (``application/problem+json``: ``type``,
 ``title``, ``status``, ``detail``), the status taken from the
@@ -48,7 +52,12 @@ Errors are RFC 9457 problem details (``application/problem+json``: ``type``,
 The viewer, ``/view?pdi=…``, shows a text (or the source of an HTML or XML
 document) with the passage a fragment names marked; a reader selects a
 passage and reads its citable name, ``…#char=a,b`` over the CRLF-canonical
-text (:mod:`pdi.server.viewer`).
+text (:mod:`pdi.server.viewer`). An archived web page (``multipart/related``
+or HTML) is shown as the page it was, from the replay origin
+(:mod:`pdi.server.replay`, its own app on its own port), under a banner
+(:mod:`pdi.server.replay_page`).
+``/search?q=…`` finds passages by their
+words and links each to the viewer (:mod:`pdi.server.search`).
 """
 
 from __future__ import annotations
@@ -59,12 +68,18 @@ from starlette.routing import Route
 
 from pdi.archive import Archive
 from pdi.server.app import ReaderApp
+from pdi.server.browse import BrowsePages
 from pdi.server.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
+from pdi.server.cite import CiteAPI
 from pdi.server.limits import WorkLimits
+from pdi.server.openapi import APIDocs
 from pdi.server.problems import HANDLERS
 from pdi.server.read import ReadAPI, Resolver
+from pdi.server.replay_page import ReplaySite
+from pdi.server.search import SearchPages
+from pdi.server.write import WriteAPI
 
-__all__ = ["create_app"]
+__all__ = ["ReplaySite", "create_app"]
 
 
 def create_app(
@@ -74,6 +89,8 @@ def create_app(
     base_url: str | None = None,
     limits: WorkLimits | None = None,
     cache_bytes: int = DEFAULT_CACHE_BYTES,
+    max_upload: int | None = None,
+    replay: ReplaySite | None = None,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -85,25 +102,46 @@ def create_app(
     (:mod:`pdi.server.limits`); cheap catalog look-ups never wait for them.
     ``cache_bytes`` bounds the whole N2R answers of names with a format kept
     in memory (:mod:`pdi.server.cache`; 0: none), which are then answered
-    before any routing; ``app.state.cache`` is that cache.
+    before any routing; ``app.state.cache`` is that cache. ``max_upload``
+    bounds the octets of one body the write API takes (None: no bound). ``replay`` says
+    where the replay origin is (:func:`pdi.server.replay.create_replay_app`
+    serves it): ``/view`` of an archived page then shows it replayed there;
+    without it, ``/view`` shows its source or its description.
     """
     opened = archive if archive is not None else Archive.open(location)
     work = limits if limits is not None else WorkLimits()
-    cache = ResponseCache(cache_bytes)
+    cache = ResponseCache(cache_bytes, generation=opened.withdrawals_generation)
     resolver = Resolver(opened, work, base_url, cache)
     api = ReadAPI(opened, work)
-    pages = ReaderApp(opened, work)
+    pages = ReaderApp(opened, work, replay)
+    writes = WriteAPI(opened, max_upload=max_upload)
+    catalogue = BrowsePages(opened)
+    search = SearchPages(opened, work)
     routes = [
         Route("/", pages.view),
         Route("/view", pages.view),
+        *catalogue.routes(),
+        Route("/search", search.page),
+        Route("/api/search", search.api),
         Route("/uri-res/{service}", resolver.endpoint),
         Route("/api/resolve", api.resolve),
         Route("/api/ls", api.ls),
         Route("/api/meta", api.meta),
         Route("/api/cite", api.cite),
         Route("/api/series", api.series),
+        Route("/api/deposit", writes.deposit, methods=["POST"]),
+        Route("/api/batch", writes.batch, methods=["POST"]),
+        Route("/api/version", writes.version, methods=["POST"]),
+        Route("/api/format", writes.format, methods=["POST"]),
+        Route("/api/statements", writes.statements, methods=["POST"]),
+        Route("/api/withdraw", writes.withdraw, methods=["POST"]),
+        Route("/api/audit", writes.audit),
+        Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
     ]
+    docs = APIDocs()
+    routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]
     app = Starlette(routes=routes, exception_handlers=HANDLERS, middleware=[Middleware(CachedAnswers, cache=cache)])
+    docs.routes = app.routes
     app.state.archive = opened
     app.state.cache = cache
     return app

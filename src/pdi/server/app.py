@@ -1,7 +1,11 @@
 """The resolver for people: the pages a reader opens (an edge, read-only).
 
-``/`` is the home page (the series, a box for a name); ``/view?pdi=NAME``
-shows what a name names (:mod:`pdi.server.viewer` renders it). A page that
+``/`` is the home page (:func:`pdi.server.browse.render_home`: the series
+with their counts, how to cite, a box for a name); ``/view?pdi=NAME`` shows
+what a name names (:mod:`pdi.server.viewer` renders it; a generic name is
+the document page of :mod:`pdi.server.browse`; an archived page, when there
+is a replay origin, :mod:`pdi.server.replay_page`, and ``&view=source`` its source). The catalogue's own pages
+(``/series…``, ``/captures``) are :class:`pdi.server.browse.BrowsePages`. A page that
 reads a whole representation runs within the resolver's
 :class:`~pdi.server.limits.WorkLimits`; an error is shown on the home page
 with the status of its class.
@@ -9,29 +13,44 @@ with the status of its class.
 
 from __future__ import annotations
 
+import functools
+
+import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from pdi.archive import Archive
 from pdi.errors import PDIError
 from pdi.server.limits import WorkLimits
+from pdi.server.replay_page import ReplaySite
 
 
 class ReaderApp:
     """The reader's pages over one archive."""
 
-    def __init__(self, archive: Archive, work: WorkLimits) -> None:
+    def __init__(self, archive: Archive, work: WorkLimits, replay: ReplaySite | None = None) -> None:
         self.archive = archive
         self.work = work
+        self.replay = replay  # where archived pages are replayed (pdi.server.replay_page); None: never
 
     async def view(self, request: Request) -> Response:
-        from pdi.server.viewer import render_home, render_view
+        from pdi.server.browse import render_home
+        from pdi.server.replay_page import render_replay_page
+        from pdi.server.viewer import render_view
 
         name = request.query_params.get("pdi")
-        series = [s.name for s in self.archive.series()]
         if not name:
-            return HTMLResponse(render_home(series))
+            return HTMLResponse(await anyio.to_thread.run_sync(render_home, self.archive))
         try:
+            if self.replay is not None and request.query_params.get("view") != "source":
+                origin = self.replay.origin_for(request)
+                select = request.query_params.get("select") == "1"
+                replayed = functools.partial(render_replay_page, scripts=self.replay.scripts, select=select)
+                shown = await self.work.run(replayed, self.archive, name, origin)
+                if shown is not None:
+                    return HTMLResponse(shown)
             return HTMLResponse(await self.work.run(render_view, self.archive, name))
         except PDIError as exc:
-            return HTMLResponse(render_home(series, error=exc, value=name), status_code=exc.http_status)
+            error = exc
+        shown = await anyio.to_thread.run_sync(lambda: render_home(self.archive, error=error, value=name))
+        return HTMLResponse(shown, status_code=error.http_status)

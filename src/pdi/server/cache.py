@@ -7,9 +7,16 @@ entity tag and the other headers — is an :class:`Entity`, which
 :class:`ResponseCache` keeps, least recently used first out, within a bound
 on the bytes held (``max_bytes``; an answer larger than ``max_entry_bytes``
 is never kept). A generic name (no format) is never kept: its list of formats
-grows with each version. Nothing need ever be invalidated, since the bytes
-cannot change; a name taken out of service later (withdrawn) is dropped with
-:meth:`ResponseCache.forget`.
+grows with each version. The bytes cannot change, but a name can be taken
+out of service (withdrawn, :meth:`pdi.archive.Archive.withdraw`) by any
+resolver on the catalog: so the cache answers only while it is fresh, for
+:data:`REVALIDATE_SECONDS` after it last asked the catalog whether anything
+was withdrawn (:meth:`ResponseCache.revalidate`, one indexed query); a
+stale cache answers nothing until the next request through the resolver has
+asked, and forgets everything if something was. A withdrawal therefore
+reaches every resolver's cache within that time. (HTTP caches outside were
+told the answer is ``immutable`` and may keep it: withdrawal takes a name out
+of this resolver's service, not out of copies made before.)
 
 :class:`CachedAnswers` is ASGI middleware that answers ``GET`` and ``HEAD``
 of ``/uri-res/N2R`` and ``/uri-res/I2R`` from the cache before any routing,
@@ -37,11 +44,13 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import anyio.to_thread
 import httptools
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE
@@ -55,6 +64,9 @@ DEFAULT_CACHE_BYTES = 32 << 20
 DEFAULT_ENTRY_BYTES = 1 << 20
 #: Bytes counted for an entry beyond its body, headers and key (the objects that hold them).
 _ENTRY_OVERHEAD = 400
+
+#: How long a cache answers after it last checked that nothing was withdrawn (seconds).
+REVALIDATE_SECONDS = 2.0
 
 #: The paths whose answers are kept (RFC 2169's N2R, and I2R, which is N2R).
 N2R_PATHS = frozenset({"/uri-res/N2R", "/uri-res/I2R"})
@@ -123,7 +135,14 @@ class ResponseCache:
     Not thread-safe: it is used from the server's event loop only.
     """
 
-    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES, max_entry_bytes: int = DEFAULT_ENTRY_BYTES) -> None:
+    def __init__(
+        self,
+        max_bytes: int = DEFAULT_CACHE_BYTES,
+        max_entry_bytes: int = DEFAULT_ENTRY_BYTES,
+        *,
+        generation: Callable[[], int] | None = None,
+        revalidate_seconds: float = REVALIDATE_SECONDS,
+    ) -> None:
         if max_bytes < 0 or max_entry_bytes < 0:
             raise ValueError("a cache's bounds are sizes: 0 or more bytes")
         self.max_bytes = max_bytes
@@ -131,12 +150,32 @@ class ResponseCache:
         self.bytes = 0
         self._entries: OrderedDict[bytes, Entity] = OrderedDict()
         self._keys_of: dict[str, set[bytes]] = {}
+        self.generation = generation
+        self.revalidate_seconds = revalidate_seconds
+        self._seen: int | None = None
+        self._fresh_until = float("-inf")
 
     def __len__(self) -> int:
         return len(self._entries)
 
+    @property
+    def fresh(self) -> bool:
+        """Whether the cache may answer now (always, without a ``generation`` to watch)."""
+        return self.generation is None or time.monotonic() < self._fresh_until
+
+    def revalidate(self, now: int) -> None:
+        """Take the catalog's withdrawal generation ``now`` (asked off the event loop): forget all if it moved on."""
+        if now != self._seen:
+            self._entries.clear()
+            self._keys_of.clear()
+            self.bytes = 0
+            self._seen = now
+        self._fresh_until = time.monotonic() + self.revalidate_seconds
+
     def get(self, key: bytes) -> Entity | None:
-        """The answer kept under ``key`` (now the most recently used), or ``None``."""
+        """The answer kept under ``key`` (now the most recently used), or ``None`` (also while not :attr:`fresh`)."""
+        if not self.fresh:
+            return None
         entity = self._entries.get(key)
         if entity is not None:
             self._entries.move_to_end(key)
@@ -206,6 +245,8 @@ class CachedAnswers:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] in N2R_PATHS and scope["method"] in ("GET", "HEAD"):
+            if not self.cache.fresh and self.cache.generation is not None:
+                self.cache.revalidate(await anyio.to_thread.run_sync(self.cache.generation))
             entity = self.cache.get(scope["query_string"])
             if entity is not None:
                 status, headers, body = answer(entity, *_conditional_fields(scope["headers"]))
@@ -256,6 +297,8 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     """
 
     cache: ResponseCache | None = None
+    #: The replay origin's port (:mod:`pdi.server.origins`): its connections are never answered from the cache.
+    replay_port: int | None = None
 
     def on_headers_complete(self) -> None:
         if not self._answer_from_cache():
@@ -267,6 +310,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         if (
             cache is None
             or not self.url.startswith(b"/uri-res/")
+            or (self.replay_port is not None and self.server is not None and self.server[1] == self.replay_port)
             or (self.cycle is not None and not self.cycle.response_complete)
             or self.pipeline
             or self.flow.write_paused
@@ -305,6 +349,12 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         return True
 
 
-def answering_protocol(header_seconds: float, cache: ResponseCache | None) -> type[CachedAnswerProtocol]:
-    """:class:`CachedAnswerProtocol` with its own request-head deadline and the worker's cache."""
-    return type("CachedAnswerProtocol", (CachedAnswerProtocol,), {"header_seconds": header_seconds, "cache": cache})
+def answering_protocol(
+    header_seconds: float, cache: ResponseCache | None, replay_port: int | None = None
+) -> type[CachedAnswerProtocol]:
+    """:class:`CachedAnswerProtocol` with its own request-head deadline and the worker's cache.
+
+    Connections to ``replay_port`` (the replay origin's) are never answered from it.
+    """
+    attributes = {"header_seconds": header_seconds, "cache": cache, "replay_port": replay_port}
+    return type("CachedAnswerProtocol", (CachedAnswerProtocol,), attributes)

@@ -19,6 +19,9 @@ from pdi.server.limits import Busy
 class Problem(Exception):
     """An HTTP error with an RFC 9457 body."""
 
+    #: the ``WWW-Authenticate`` challenge of a ``401`` (RFC 9110 §11.6.1), if any
+    challenge: str | None = None
+
     def __init__(self, status: int, title: str, detail: str) -> None:
         super().__init__(detail)
         self.status, self.title, self.detail = status, title, detail
@@ -32,7 +35,10 @@ def problem(status: int, title: str, detail: str) -> JSONResponse:
 
 async def on_problem(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Problem)
-    return problem(exc.status, exc.title, exc.detail)
+    answer = problem(exc.status, exc.title, exc.detail)
+    if exc.challenge is not None:
+        answer.headers["WWW-Authenticate"] = exc.challenge
+    return answer
 
 
 async def on_pdi_error(request: Request, exc: Exception) -> Response:
@@ -43,8 +49,15 @@ async def on_pdi_error(request: Request, exc: Exception) -> Response:
 async def on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     titles = {404: "not found", 405: "method not allowed"}
-    detail = {404: f"no such page: {request.url.path}", 405: f"{request.method} is not allowed here: use GET"}
-    return problem(exc.status_code, titles.get(exc.status_code, "error"), detail.get(exc.status_code, str(exc.detail)))
+    # Starlette lists a route's methods from a set, in no fixed order: say them in one
+    order = ("GET", "HEAD", "POST", "PUT", "DELETE")
+    methods = (exc.headers.get("Allow", "GET") if exc.headers else "GET").split(", ")
+    allowed = ", ".join(sorted(methods, key=lambda m: (order.index(m) if m in order else len(order), m)))
+    detail = {404: f"no such page: {request.url.path}", 405: f"{request.method} is not allowed here: use {allowed}"}
+    answer = problem(exc.status_code, titles.get(exc.status_code, "error"), detail.get(exc.status_code, str(exc.detail)))
+    if exc.status_code == 405:
+        answer.headers["Allow"] = allowed
+    return answer
 
 
 async def on_busy(request: Request, exc: Exception) -> Response:

@@ -34,7 +34,7 @@ from starlette.responses import (
 
 from pdi.archive import Archive, Generic, Resolved
 from pdi.archive.describe import describe
-from pdi.errors import LimitError, ParseError
+from pdi.errors import LimitError, ParseError, WithdrawnError
 from pdi.identifier import PDI
 from pdi.server.cache import Entity, ResponseCache, answer, entity_names
 from pdi.server.conditional import (
@@ -163,8 +163,19 @@ class Resolver:
         return Response(status_code=304, headers={"ETag": tag, "Cache-Control": IMMUTABLE})
 
     def n2c(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
-        """A description of the resource (its URC): the stored representation, the fragment, the statements."""
-        return JSONResponse(description(self.archive, self.archive.resolve(name)))
+        """A description of the resource (its URC): the stored representation, the fragment, the statements.
+
+        A withdrawn name is described by its tombstone: ``{"pdi", "withdrawn":
+        {"at", "reason", "who"}}`` (``200``: the description is there; the
+        resource itself, N2R, is ``410``).
+        """
+        try:
+            return JSONResponse(description(self.archive, self.archive.resolve(name)))
+        except WithdrawnError as gone:
+            return JSONResponse(
+                {"pdi": str(PDI.parse(name).without_fragment()),
+                 "withdrawn": {"at": gone.at, "reason": gone.reason, "who": gone.who}}
+            )
 
     def n2l(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """``302`` to the N2R URL of a name (relative); ``300`` and a list for a generic name with several."""

@@ -69,29 +69,39 @@ def listening_socket(host: str, port: int) -> socket.socket:
 
 def serve(
     make_app: Callable[[], ASGIApp], listener: socket.socket, *,
-    workers: int = 1, header_timeout: float, max_connections: int,
+    workers: int = 1, header_timeout: float, max_connections: int, replay: socket.socket | None = None,
 ) -> None:
     """Serve ``make_app()`` on ``listener`` until interrupted: in this process, or in ``workers`` processes.
 
     ``max_connections`` is a bound for each worker (uvicorn's
     ``limit_concurrency``). With more than one worker, ``make_app`` is called
-    in each worker after the fork, never in this process.
+    in each worker after the fork, never in this process. ``replay`` is the
+    replay origin's socket, served by the same processes: the app tells its
+    requests apart by their local port (:class:`pdi.server.origins.ByPort`).
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
-    listener.listen(BACKLOG)
+    listeners = [listener] if replay is None else [listener, replay]
+    for each in listeners:
+        each.listen(BACKLOG)
+    replay_port = None if replay is None else replay.getsockname()[1]
     if workers == 1:
-        _uvicorn(make_app(), listener, header_timeout=header_timeout, max_connections=max_connections)
+        _uvicorn(make_app(), listeners, header_timeout=header_timeout, max_connections=max_connections,
+                 replay_port=replay_port)
         return
 
     def work() -> None:
-        _uvicorn(make_app(), listener, header_timeout=header_timeout, max_connections=max_connections)
+        _uvicorn(make_app(), listeners, header_timeout=header_timeout, max_connections=max_connections,
+                 replay_port=replay_port)
 
     Workers(work, workers).run()
 
 
-def _uvicorn(app: ASGIApp, listener: socket.socket, *, header_timeout: float, max_connections: int) -> None:
-    """uvicorn on ``listener`` until a signal stops it.
+def _uvicorn(
+    app: ASGIApp, listeners: list[socket.socket], *, header_timeout: float, max_connections: int,
+    replay_port: int | None = None,
+) -> None:
+    """uvicorn on ``listeners`` until a signal stops it.
 
     HTTP/1.1 with the request-head deadline, answering what the app's cache
     of whole answers holds (``app.state.cache``, as :func:`pdi.server.create_app`
@@ -103,12 +113,13 @@ def _uvicorn(app: ASGIApp, listener: socket.socket, *, header_timeout: float, ma
 
     state = getattr(app, "state", None)
     config = uvicorn.Config(
-        app, log_level="warning", http=answering_protocol(header_timeout, getattr(state, "cache", None)),
+        app, log_level="warning",
+        http=answering_protocol(header_timeout, getattr(state, "cache", None), replay_port),
         limit_concurrency=max_connections, timeout_keep_alive=5,
         timeout_graceful_shutdown=GRACE_SECONDS,
     )
     # the socket itself: uvicorn would read an fd= as a Unix socket (no TCP_NODELAY again)
-    uvicorn.Server(config).run(sockets=[listener])
+    uvicorn.Server(config).run(sockets=listeners)
 
 
 class Workers:

@@ -3,20 +3,30 @@
 ``/view?pdi=NAME`` resolves the whole representation NAME names. A text (and
 the source of an HTML or XML document: ``char`` positions count its source)
 is shown in a ``<pre>``, the passage NAME's ``char`` or ``line`` fragment
-selects marked. When the reader selects text, a few lines of JavaScript
-count the selection's ends the way the PDI ``char`` scheme does (code points
-of the CRLF-canonical text: a line break is CR and LF, two characters) and
-show ``NAME#char=a,b`` with a link that opens it. The page shows the text
-with LF line endings (a browser's HTML parser would turn CR LF into LF
-anyway) and the script adds one for each line break before a position.
+selects marked and scrolled into view. The page shows the text with LF line
+endings (a browser's HTML parser would turn CR LF into LF anyway); its
+script (:mod:`pdi.server.viewer_script`) counts a selection's ends the way
+the PDI ``char`` scheme does (code points of the CRLF-canonical text: a line
+break is CR and LF, two characters) and, for ``text/plain``, the way RFC 5147
+does (a line ending is one character), with the whole entity's ``length``
+and ``md5`` checks computed here (:mod:`pdi.server.cite`).
 
-A generic name (no format) shows every version of the document: its number,
-when it was deposited, and a link to each of its formats. A fragment that
-reaches or lies wholly past the end is said so above the document.
+Images are shown with the region of a ``rect`` or ``crop`` fragment
+outlined, a box to drag (or corners to type) and, for an image of several
+frames, a frame chooser; sound with a player, its waveform to select a
+stretch on (or a start and an end to type) and a button that plays the
+selection. Every name the page offers sits in a panel whose space is
+reserved from the start (nothing moves when a name appears), with a copy
+button, and is shown only once the script has resolved it and found that it
+names what was selected (the text, the region, the samples).
 
-Images are shown with the region of a ``rect`` or ``crop`` fragment outlined,
-sound with a player, anything else as a link to its bytes (RFC 2169 ``N2R``).
-Everything is escaped; the page loads nothing from elsewhere.
+A generic name (no format) shows the document's page
+(:func:`pdi.server.browse.render_document`): every version with when it was
+deposited and a link to each of its formats, their sizes, SHA-256 and fixity,
+and the statements made about it. A page of one format links to it. A fragment that
+reaches or lies wholly past the end is said so above the document. Anything
+else is shown as a link to its bytes (RFC 2169 ``N2R``). Everything is
+escaped; the page loads nothing from elsewhere.
 """
 
 from __future__ import annotations
@@ -28,8 +38,12 @@ from urllib.parse import quote
 from pdi import formats
 from pdi._wording import plural
 from pdi.archive import Archive, Generic, Resolved
-from pdi.errors import LimitError, PDIError
+from pdi.errors import LimitError, UnsupportedError
 from pdi.identifier import PDI
+from pdi.server.browse import record_generic, render_document
+from pdi.server.cite import MAX_RFC5147, RFC5147Facts, image_facts, rfc5147_facts, waveform
+from pdi.server.layout import page
+from pdi.server.viewer_script import SCRIPT
 
 #: The longest text the viewer shows in one page (characters); longer ones are cut by fragment only.
 MAX_VIEW = 16 << 20
@@ -44,57 +58,48 @@ CONTEXT = 20_000
 #: The longest passage a window marks whole (characters); a longer one is shown from its start.
 MAX_PASSAGE = 1 << 20
 
+
 _STYLE = """
-body{font:16px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem;color:#222}
-pre{white-space:pre-wrap;word-wrap:break-word;border:1px solid #ccc;padding:1rem;background:#fcfcfa}
-mark{background:#ffe58a} code,input{font-family:ui-monospace,monospace}
-#name{width:100%;font-size:0.95rem;padding:0.3rem} .error{color:#a00} dt{font-weight:bold}
-h1 code{overflow-wrap:anywhere} .note{color:#8a5a00}
-table{border-collapse:collapse} th,td{border:1px solid #ccc;padding:0.3rem 0.6rem;vertical-align:top;text-align:left}
-td ul{margin:0;padding-left:1.1rem} td.number{text-align:right} td time{white-space:nowrap}
-code.name{font-size:0.8rem;color:#555;overflow-wrap:anywhere}
-.figure{position:relative;display:inline-block} .figure img{display:block;max-width:100%}
-.box{position:absolute;outline:3px solid #e00;box-shadow:0 0 0 9999px rgba(0,0,0,.25)}
+.cite{margin:0.8rem 0;padding:0.5rem 0.7rem;border:1px solid #d5dbe3;border-radius:4px;background:#f6f8fb}
+.cite .hint{margin:0 0 0.3rem}
+.offer{display:grid;grid-template-columns:5.5rem 1fr auto 4.5rem;gap:0.4rem;align-items:center;margin:0.25rem 0}
+.offer input{width:100%;box-sizing:border-box;font-size:0.9rem;padding:0.3rem}
+.offer .open:not([href]){visibility:hidden}
+#cite-status{margin:0.3rem 0 0;min-height:1.45em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;font-size:0.9rem}
+.figure{touch-action:none;cursor:crosshair;user-select:none;overflow:hidden} .figure img.pixelated{image-rendering:pixelated}
+.figure .box.selection{outline:2px dashed #0050c8;box-shadow:none;background:rgba(0,80,200,.12)}
+fieldset.coords{display:flex;flex-wrap:wrap;gap:0.3rem 1rem;border:1px solid #d5dbe3;margin:0.6rem 0}
+fieldset.coords input{width:5.5rem}
+.wave{position:relative;height:140px;border:1px solid #ccc;background:#fcfcfa;touch-action:none;cursor:crosshair;user-select:none}
+.wave canvas{width:100%;height:100%;display:block}
+.wave .band{position:absolute;top:0;bottom:0;background:rgba(255,200,0,.35);outline:2px solid #c98a00}
+.wave .band.cited{background:rgba(224,0,0,.15);outline:2px solid #e00}
 """
 
-_SCRIPT = """
-(function () {
-  const text = document.getElementById("text");
-  const out = document.getElementById("name");
-  const open = document.getElementById("open");
-  const base = text.dataset.pdi;
-  // PDI char position of a DOM point: code points before it, a line break counting CR and LF
-  function position(node, offset) {
-    const range = document.createRange();
-    range.setStart(text, 0);
-    range.setEnd(node, offset);
-    let n = Number(text.dataset.offset || 0);  // a window of a long text starts there
-    for (const ch of range.toString()) n += ch === "\\n" ? 2 : 1;
-    return n;
-  }
-  const passage = document.getElementById("passage");
-  if (passage) passage.scrollIntoView({block: "center"});
-  document.addEventListener("selectionchange", function () {
-    const selection = document.getSelection();
-    if (!selection.rangeCount) return;
-    const range = selection.getRangeAt(0);
-    if (!text.contains(range.startContainer) || !text.contains(range.endContainer)) return;
-    const a = position(range.startContainer, range.startOffset);
-    const b = position(range.endContainer, range.endOffset);
-    out.value = base + "#char=" + a + (b > a ? "," + b : "");
-    open.href = "/view?pdi=" + encodeURIComponent(out.value);
-    open.hidden = false;
-  });
-})();
-"""
+#: Images narrower than this (CSS pixels) are shown larger, by a whole factor, so a box can be dragged on them.
+MIN_IMAGE_WIDTH = 480
 
 
 def _page(title: str, body: str, script: str = "") -> str:
+    return page(title, body, script=script, style=_STYLE if script else "")
+
+
+def _cite_panel(hint: str, *, rfc5147: bool = False) -> str:
+    """The offered names: each in a read-only input with a copy button and a link, space reserved before any is shown."""
+
+    def offer(key: str, label: str) -> str:
+        return (
+            f'<div class="offer"><label for="{key}">{label}</label>'
+            f'<input id="{key}" readonly placeholder="(not yet)">'
+            f'<button type="button" class="copy" id="copy-{key}" data-for="{key}" disabled>Copy</button>'
+            f'<a class="open" id="open-{key}">open it</a></div>'
+        )
+
     return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>{body}"
-        + (f"<script>{script}</script>" if script else "")
-        + "</body></html>\n"
+        f'<section class="cite" aria-label="Cite"><p class="hint">{hint}</p>'
+        + offer("name", "PDI")
+        + (offer("rfc5147", "RFC 5147") if rfc5147 else "")
+        + '<p id="cite-status" role="status" aria-live="polite"></p></section>'
     )
 
 
@@ -106,27 +111,13 @@ def _form(value: str = "") -> str:
     )
 
 
-def render_home(series: list[str], *, error: PDIError | None = None, value: str = "") -> str:
-    """The start page: a form for a name, the series of the archive, and an error if one is to be shown."""
-    items = "".join(
-        f'<li><a href="/api/ls?series={quote(s)}"><code>{html.escape(s)}</code></a></li>' for s in series
-    )
-    problem = f'<p class="error">{html.escape(error.title)}: {html.escape(str(error))}</p>' if error else ""
-    body = (
-        f"<h1>pdi resolver</h1>{problem}{_form(value)}"
-        f"<h2>Series</h2><ul>{items or '<li>none registered</li>'}</ul>"
-        '<p>Also: <code>/uri-res/N2R?urn:pdi:…</code> (RFC 2169), <code>/api/resolve?pdi=…</code></p>'
-    )
-    return _page("pdi resolver", body)
-
-
 def render_view(archive: Archive, name: str) -> str:
     """The page for ``name``: the whole representation, what its fragment selects marked."""
     parsed = PDI.parse(name)
     whole_name = parsed.without_fragment()
     located = archive.locate(whole_name)
     if isinstance(located, Generic):
-        return _generic_page(located, name)
+        return render_document(archive, located, name)
     record = located.record
     family = formats.media_family(record.media_type)
     windowed = family in ("text", "html", "xml") and record.size > WINDOW_FROM
@@ -154,42 +145,18 @@ def render_view(archive: Archive, name: str) -> str:
     head = (
         f"{_form(name)}<h1><code>{html.escape(str(parsed))}</code></h1>{note}<dl>{facts}</dl>"
         f'<p><a href="/uri-res/N2R?{html.escape(_n2r(str(parsed)))}">the bytes</a> · '
-        f'<a href="/api/resolve?pdi={quote(str(parsed), safe="")}">JSON</a></p>'
+        f'<a href="/api/resolve?pdi={quote(str(parsed), safe="")}">JSON</a> · '
+        f'<a href="/view?pdi={quote(str(record_generic(record)), safe="")}">the document</a></p>'
     )
     if windowed:
         return _window_page(archive, whole, selected, head)
     if family in ("text", "html", "xml"):
-        return _text_page(whole, selected, head)
+        return _text_page(archive, whole, selected, head)
     if family == "image":
-        return _page(str(parsed), head + _figure(whole, selected))
+        return _page(str(parsed), head + _figure(whole, selected), SCRIPT)
     if family == "timed" and whole.media_type.startswith("audio/"):
-        source = _n2r(str(parsed))
-        player = f'<audio controls src="/uri-res/N2R?{html.escape(source)}"></audio>'
-        return _page(str(parsed), head + player)
+        return _page(str(parsed), head + _sound(whole, selected), SCRIPT)
     return _page(str(parsed), head)
-
-
-def _generic_page(generic: Generic, name: str) -> str:
-    """The versions of a document: for each its number, when it was deposited, and links to its formats."""
-    rows = "".join(
-        f'<tr><td class="number">{v.number}</td>'
-        f'<td><time datetime="{html.escape(v.created_at)}">{html.escape(v.created_at)}</time></td><td><ul>'
-        + "".join(
-            f'<li><a href="/view?pdi={quote(str(n), safe="")}"><code>{html.escape(n.format or "")}</code></a>'
-            f' <code class="name">{html.escape(str(n))}</code></li>'
-            for n in v.formats
-        )
-        + "</ul></td></tr>"
-        for v in generic.versions
-    )
-    count = plural(len(generic.versions), "version")
-    body = (
-        f"{_form(name)}<h1><code>{html.escape(str(generic.pdi))}</code></h1>"
-        f"<p>{count} of this document, oldest first (deposit times in UTC):</p>"
-        '<table id="versions"><thead><tr><th>version</th><th>deposited</th><th>formats</th></tr></thead>'
-        f"<tbody>{rows}</tbody></table>"
-    )
-    return _page(str(generic.pdi), body)
 
 
 def _n2r(name: str) -> str:
@@ -198,7 +165,7 @@ def _n2r(name: str) -> str:
     return rfc2169_query(name)
 
 
-def _text_page(whole: Resolved, selected: Resolved | None, head: str) -> str:
+def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str) -> str:
     from pdi.fragments.markup import document_charset
     from pdi.fragments.text import TextIndex
     from pdi.fragments.text.lines import to_crlf
@@ -216,13 +183,12 @@ def _text_page(whole: Resolved, selected: Resolved | None, head: str) -> str:
         if selected.fragment.scheme in ("char", "line", "elt", "name"):
             start, end = first.start, last.end  # code points of the CRLF-canonical text
     shown = _shown(text, start, end)
+    facts = rfc5147_facts(archive, whole)
     body = (
-        f"{head}<p>Select a passage to get its name:</p>"
-        '<p><input id="name" readonly placeholder="(select text below)"> '
-        '<a id="open" hidden>open it</a></p>'
-        f'<pre id="text" data-pdi="{html.escape(str(whole.pdi))}">\n{shown}</pre>'
+        f"{head}{_cite_panel(_text_hint(whole, facts), rfc5147=facts is not None)}"
+        f'<pre id="text" data-pdi="{html.escape(str(whole.pdi))}"{_rfc5147_data(facts)}>\n{shown}</pre>'
     )
-    return _page(str(whole.pdi), body, _SCRIPT)
+    return _page(str(whole.pdi), body, SCRIPT)
 
 
 def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str) -> str:
@@ -243,6 +209,12 @@ def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, h
     window = archive.resolve(f"{whole.pdi}#char={first},{end + CONTEXT}")
     assert not isinstance(window, Generic) and window.fragment is not None
     text = window.fragment.text()
+    # a window's edge between the CR and the LF of a line break would show half of it (one character the
+    # page counts as two): the window starts after that line break and ends before it
+    if text.startswith("\n"):
+        text, first = text[1:], first + 1
+    if text.endswith("\r"):
+        text = text[:-1]
     shown = _shown(text, start - first, end - first) if chosen is not None else _shown(text, None, None)
     last = first + len(text)
     note = (
@@ -251,13 +223,37 @@ def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, h
         + (f", the passage marked (its first {plural(MAX_PASSAGE, 'character')})" if cut else ", the passage marked" if chosen is not None else "")
         + ". Name a passage (select it, or give #char=a,b) to see another part.</p>"
     )
+    facts = rfc5147_facts(archive, whole, first)
     body = (
-        f"{head}{note}<p>Select a passage to get its name:</p>"
-        '<p><input id="name" readonly placeholder="(select text below)"> '
-        '<a id="open" hidden>open it</a></p>'
-        f'<pre id="text" data-pdi="{html.escape(str(whole.pdi))}" data-offset="{first}">\n{shown}</pre>'
+        f"{head}{note}{_cite_panel(_text_hint(whole, facts), rfc5147=facts is not None)}"
+        f'<pre id="text" data-pdi="{html.escape(str(whole.pdi))}" data-offset="{first}"{_rfc5147_data(facts)}>'
+        f"\n{shown}</pre>"
     )
-    return _page(str(whole.pdi), body, _SCRIPT)
+    return _page(str(whole.pdi), body, SCRIPT)
+
+
+_TEXT_HINT = (
+    "Select a passage to get its name: the PDI (<code>#char=a,b</code>, a line break counting CR and LF)"
+    " and, for plain text, the RFC 5147 name of the resolver's copy (a line break counting one, with the"
+    " text's length and MD5)."
+)
+
+
+def _text_hint(whole: Resolved, facts: RFC5147Facts | None) -> str:
+    if facts is None and whole.record.media_type.startswith("text/plain"):
+        return _TEXT_HINT + (
+            f" (No RFC 5147 name for a text over {MAX_RFC5147 >> 20} MiB: its MD5 would be read whole for each page.)"
+        )
+    return _TEXT_HINT
+
+
+def _rfc5147_data(facts: RFC5147Facts | None) -> str:
+    if facts is None:
+        return ""
+    return (
+        f' data-rfc-url="{html.escape(facts.url)}" data-rfc-checks="{html.escape(facts.checks)}"'
+        f' data-rfc-offset="{facts.offset}"'
+    )
 
 
 def _shown(text: str, start: int | None, end: int | None) -> str:
@@ -276,14 +272,94 @@ def _shown(text: str, start: int | None, end: int | None) -> str:
 
 
 def _figure(whole: Resolved, selected: Resolved | None) -> str:
-    source = f"/uri-res/N2R?{html.escape(_n2r(str(whole.pdi)))}"
-    box = ""
+    """The image (a chosen frame of a multi-frame one), the region a fragment names outlined, and a box to drag."""
+    name = str(whole.pdi)
     region = selected.fragment.region if selected is not None and selected.fragment is not None else None
+    try:
+        facts = image_facts(whole.data, whole.media_type)
+    except UnsupportedError as exc:  # an image the browser may show but Pillow cannot read (SVG): no regions
+        return (
+            f'<p class="note">Regions of this image cannot be named here: {html.escape(str(exc))}.</p>'
+            f'<p><img src="/uri-res/N2R?{html.escape(_n2r(name))}" alt="{html.escape(name)}" style="max-width:100%"></p>'
+        )
+    frame = region.frame if region is not None else 0
+
+    def source(k: int) -> str:
+        if facts.frames == 1:
+            return f"/uri-res/N2R?{_n2r(name)}"
+        # one frame, as a lossless PNG: the whole of frame k cut out
+        return f"/uri-res/N2R?{_n2r(f'{name}#crop=(0,0),({facts.width},{facts.height}),{k}')}"
+
+    cited = ""
     if region is not None and region.width and region.height:
         style = (
             f"left:{100 * region.x1 / region.width:.4f}%;top:{100 * region.y1 / region.height:.4f}%;"
             f"width:{100 * (region.x2 - region.x1) / region.width:.4f}%;"
             f"height:{100 * (region.y2 - region.y1) / region.height:.4f}%"
         )
-        box = f'<div class="box" style="{style}" title="{html.escape(json.dumps(vars(region)))}"></div>'
-    return f'<div class="figure"><img src="{source}" alt="{html.escape(str(whole.pdi))}">{box}</div>'
+        cited = f'<div class="box" id="cited" style="{style}" title="{html.escape(json.dumps(vars(region)))}"></div>'
+    scale = max(1, MIN_IMAGE_WIDTH // facts.width) if facts.width else 1
+    size = f' style="width:{facts.width * scale}px" class="pixelated"' if scale > 1 else ""
+    chooser = ""
+    if facts.frames > 1:
+        options = "".join(
+            f'<option value="{k}" data-src="{html.escape(source(k))}"{" selected" if k == frame else ""}>{k}</option>'
+            for k in range(facts.frames)
+        )
+        chooser = f'<label>frame <select id="frame">{options}</select></label> of {facts.frames}'
+    given = {"x1": region.x1, "y1": region.y1, "x2": region.x2, "y2": region.y2} if region is not None else {}
+    corners = "".join(
+        f'<label>{axis} <input type="number" id="{axis}" min="0" max="{limit}" step="1" inputmode="numeric"'
+        + (f' value="{given[axis]}"' if axis in given else "")
+        + "></label>"
+        for axis, limit in (("x1", facts.width), ("y1", facts.height), ("x2", facts.width), ("y2", facts.height))
+    )
+    return (
+        _cite_panel("Drag a box on the image to name that region (or give its corners below): pixels of the image itself.")
+        + f'<div class="figure" id="figure" data-pdi="{html.escape(name)}" data-width="{facts.width}"'
+        f' data-height="{facts.height}" data-frames="{facts.frames}">'
+        f'<img id="image" src="{html.escape(source(frame))}" alt="{html.escape(name)}" draggable="false"{size}>'
+        f'{cited}<div class="box selection" id="selection" hidden></div></div>'
+        f'<fieldset class="coords"><legend>Region in pixels ({facts.width}×{facts.height}; x2, y2 excluded)</legend>'
+        f"{corners}{chooser}</fieldset>"
+    )
+
+
+def _sound(whole: Resolved, selected: Resolved | None) -> str:
+    """A player, the recording's waveform to select a stretch on (or start and end in seconds), the cited stretch marked."""
+    name = str(whole.pdi)
+    player = f'<audio id="player" controls src="/uri-res/N2R?{html.escape(_n2r(name))}"></audio>'
+    try:
+        wave = waveform(whole.data, whole.media_type)
+    except UnsupportedError as exc:  # a recording the browser may play but pdi cannot read: nothing to name
+        return f'<p class="note">Stretches of this recording cannot be named here: {html.escape(str(exc))}.</p>{player}'
+
+    interval = selected.fragment.interval if selected is not None and selected.fragment is not None else None
+    cited = band = ""
+    start = end = ""
+    if interval is not None and interval.rate:
+        a, b = interval.seconds
+        start, end = f' value="{a:.3f}"', f' value="{b:.3f}"'
+        cited = f' data-start="{a}" data-end="{b}"'
+        if wave.duration:
+            band = (
+                f'<div class="band cited" id="cited" style="left:{100 * a / wave.duration:.4f}%;'
+                f'width:{100 * (b - a) / wave.duration:.4f}%"></div>'
+            )
+    peaks = json.dumps(wave.to_json()).replace("<", "\\u003c")
+    step = f'min="0" max="{wave.duration:.3f}" step="0.001"'
+    return (
+        _cite_panel(
+            "Drag on the waveform to name a stretch of the recording (or give its start and end in seconds):"
+            " <code>#sec=a,b</code>, or <code>#msec=a,b</code> where a second is too coarse."
+        )
+        + player
+        + f'<div class="wave" id="wave" data-pdi="{html.escape(name)}"{cited}>'
+        f'<canvas id="wave-canvas" aria-label="waveform of {wave.duration:.3f} seconds"></canvas>{band}'
+        '<div class="band" id="wave-selection" hidden></div></div>'
+        f'<script type="application/json" id="peaks">{peaks}</script>'
+        f'<fieldset class="coords"><legend>Stretch in seconds (of {wave.duration:.3f})</legend>'
+        f'<label>start <input type="number" id="start" {step}{start}></label>'
+        f'<label>end <input type="number" id="end" {step}{end}></label>'
+        f'<button type="button" id="play"{"" if start else " disabled"}>Play the selection</button></fieldset>'
+    )

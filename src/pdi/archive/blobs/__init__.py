@@ -11,20 +11,27 @@ octet anywhere is still found by ``pdi verify``, which hashes everything.
 Nothing here holds a whole blob: :class:`Digests` takes the octets as they
 stream in (from a file, standard input or an HTTP body) and :class:`BlobReader`
 gives them back chunk by chunk. Where the blobs live is the store's business
-(files under the archive directory, rows in PostgreSQL); this module is the
-seam both stand on, and an object store can follow.
+(files under the archive directory, rows in PostgreSQL, objects in an
+S3-compatible store: :mod:`pdi.archive.blobs.s3`); this module is the seam
+they stand on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import mmap
 import os
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import BinaryIO, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from pdi.errors import IntegrityError
+
+if TYPE_CHECKING:
+    from pdi.fragments import FragmentResult
 
 #: Octets per chunk digest (1 MiB): a range read hashes at most this much more than it returns.
 CHUNK_SIZE = 1 << 20
@@ -355,3 +362,68 @@ def file_reader(info: BlobInfo, path: str, *, name: str) -> ChunkedReader:
         return b"".join(parts)
 
     return ChunkedReader(info, read_raw, name=name, path=path, close=lambda: os.close(fd))
+
+
+#: Up to this size a blob without a local file is read into memory to evaluate a fragment on it;
+#: a larger one is copied to a temporary file and memory-mapped (the selection's chunks checked after).
+IN_MEMORY = 64 << 20
+
+
+class RangedOctets:
+    """A stored blob as something :func:`len` and slices work on, each slice read then by verified chunks.
+
+    For an evaluator that only slices (the ``byte`` scheme) over a store with
+    no local file (PostgreSQL, S3): it reads the chunks the selection touches,
+    never the whole blob.
+    """
+
+    def __init__(self, reader: ChunkedReader) -> None:
+        self._reader = reader
+
+    def __len__(self) -> int:
+        return self._reader.size
+
+    def __getitem__(self, key: slice) -> bytes:
+        if not isinstance(key, slice) or key.step not in (None, 1):
+            raise TypeError("a blob read by chunks is sliced by a plain [start:end]")
+        start, stop, _ = key.indices(self._reader.size)
+        return self._reader.read(start, stop)
+
+
+@contextlib.contextmanager
+def mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
+    """The blob's octets as a buffer a fragment evaluator can index: a read-only memory map where possible.
+
+    Octets read through a map are not verified as they are touched:
+    :func:`verify_selected` checks the chunks a selection came from.
+    """
+    if reader.size == 0:
+        yield b""
+        return
+    if reader.path is None and reader.size <= IN_MEMORY:
+        yield reader.read()
+        return
+    if reader.path is not None:
+        with open(reader.path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            yield mapped
+        return
+    with tempfile.TemporaryFile(prefix="pdi-blob-") as spool:
+        for piece in reader.unverified():  # checked by range after the evaluation
+            spool.write(piece)
+        spool.flush()
+        with mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            yield mapped
+
+
+def verify_selected(reader: ChunkedReader, result: FragmentResult | None) -> None:
+    """Check the chunks a fragment's selection came from; the whole blob when it selects no octet range.
+
+    An image or sound fragment reads the whole entity, and so is checked whole.
+    """
+    if result is None:
+        return
+    if result.ranges:
+        for r in result.ranges:
+            reader.verify_range(r.byte_start, r.byte_end)
+    elif result.region is not None or result.interval is not None:
+        reader.verify()

@@ -1,0 +1,378 @@
+"""Blobs in an S3-compatible object store (AWS S3, OpenStack Swift's ``s3api``, MinIO, Ceph…).
+
+Selected at ``pdi init LOCATION --blobs s3://bucket/prefix`` and recorded in
+the catalog; the endpoint and the keys come from the environment only, read
+by boto3 as for any AWS tool (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``,
+``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``/``AWS_DEFAULT_REGION``, or a
+profile in ``~/.aws``): nothing secret is ever written to the catalog.
+
+Keys are content addressed: the blob whose SHA-256 is ``h`` is the object
+``prefix + h``. A blob is written in two steps, because its name is known
+only once its last octet has been hashed:
+
+1. its octets stream to a *staging* object ``prefix + "staging/" + id``
+   (a multipart upload in parts of :data:`PART_SIZE`, each sent with its
+   ``Content-MD5`` so the store refuses a part that arrived damaged), while
+   :class:`~pdi.archive.blobs.Digests` computes the SHA-256 and the chunk
+   digests;
+2. only then is the staging object copied, on the server, to ``prefix + h``
+   (unless an object of that size is there already: the same bytes stored
+   before) and the staging object deleted.
+
+So a content-addressed key never holds octets other than those its name
+hashes: a failed or refused upload (a dropped connection, a bag whose bytes
+do not match their manifest) touches only its own staging object, which is
+aborted or deleted, and cannot damage a blob another name already holds.
+How the catalog keeps the remover off a blob a deposit is about to name is
+in :mod:`pdi.archive.blobs.paired`.
+
+Reads are ranged ``GET``\\ s (``Range: bytes=a-b``) of whole chunks, which
+:class:`~pdi.archive.blobs.ChunkedReader` verifies against their digests.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import boto3
+import botocore.exceptions
+from boto3.s3.transfer import TransferConfig
+from botocore.config import Config
+
+from pdi.archive.blobs import CHUNK_SIZE, BlobInfo, Digests, Octets, pieces
+from pdi.errors import IntegrityError, NotFoundError, ParseError, StoreError
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_s3.type_defs import CompletedPartTypeDef
+
+    from pdi.archive.store import BlobObserver
+
+#: Octets per part of a multipart upload (a whole number of chunks, above S3's 5 MiB minimum).
+#: It doubles every 1000 parts, so a blob never needs more than S3's 10,000 parts.
+PART_SIZE = 8 * CHUNK_SIZE
+
+#: Largest object a single server-side ``CopyObject`` may copy (S3's limit); above it the copy is multipart.
+COPY_LIMIT = 5 << 30
+
+_SHA256 = re.compile(r"[0-9a-f]{64}\Z")
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9.\-_]{1,254}\Z", re.IGNORECASE)
+_MD5 = re.compile(r'"?([0-9a-f]{32})(-\d+)?"?\Z')
+
+STAGING = "staging/"
+
+
+@dataclass(frozen=True)
+class S3Location:
+    """A bucket and a key prefix (empty, or ending in ``/``), written ``s3://bucket/prefix``."""
+
+    bucket: str
+    prefix: str
+
+    @classmethod
+    def parse(cls, url: str) -> S3Location:
+        """Parse ``s3://bucket`` or ``s3://bucket/prefix`` (a :class:`ParseError` naming what is wrong)."""
+        if not url.startswith("s3://"):
+            raise ParseError(f"a blob store is named s3://bucket/prefix, not {url!r}")
+        bucket, _, prefix = url[len("s3://"):].partition("/")
+        if not _BUCKET.match(bucket):
+            raise ParseError(f"{url!r}: {bucket!r} is not an S3 bucket name")
+        if any(c in prefix for c in "?#\\") or "//" in prefix or prefix.startswith(STAGING):
+            raise ParseError(f"{url!r}: the key prefix {prefix!r} is not usable")
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+        return cls(bucket, prefix)
+
+    def __str__(self) -> str:
+        return f"s3://{self.bucket}/{self.prefix}"
+
+
+def is_s3_url(url: str) -> bool:
+    """Whether ``url`` names an S3 blob store."""
+    return url.startswith("s3://")
+
+
+def _client() -> S3Client:
+    """An S3 client configured from the environment.
+
+    Path-style addressing where an endpoint is given (a store of our own
+    seldom has a DNS name per bucket); checksums only where S3 requires them,
+    as stores other than AWS reject the newer ``x-amz-checksum`` trailers
+    (each part carries its ``Content-MD5`` instead).
+    """
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    session = boto3.session.Session()
+    config = Config(
+        s3={"addressing_style": "path" if endpoint else "auto"},
+        request_checksum_calculation="when_required",
+        response_checksum_validation="when_required",
+        retries={"mode": "standard", "max_attempts": 5},
+    )
+    return session.client("s3", region_name=session.region_name or "us-east-1", config=config)
+
+
+def _message(exc: Exception) -> str:
+    if isinstance(exc, botocore.exceptions.ClientError):
+        error = exc.response.get("Error", {})
+        return f"{error.get('Code', '?')}: {error.get('Message', '')}".strip()
+    return " ".join(str(exc).split())
+
+
+def _code(exc: botocore.exceptions.ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+_S3Errors = (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError)
+
+
+@dataclass(frozen=True)
+class Listed:
+    """An object (or unfinished multipart upload) found by a listing: its key, when it was last written, its upload id."""
+
+    key: str
+    modified: float
+    upload_id: str | None = None
+
+
+class S3Blobs:
+    """The objects of one bucket and prefix: staging, placing, ranged reads, listings, deletions."""
+
+    def __init__(self, location: S3Location, client: S3Client | None = None) -> None:
+        self.where = location
+        self.client: S3Client = client if client is not None else _client()
+
+    @classmethod
+    def open(cls, url: str) -> S3Blobs:
+        return cls(S3Location.parse(url))
+
+    def _fail(self, what: str, exc: Exception) -> StoreError:
+        return StoreError(f"{self.where}: cannot {what}: {_message(exc)}")
+
+    def key(self, sha256: str) -> str:
+        return self.where.prefix + sha256
+
+    def staging_key(self, ident: str) -> str:
+        return self.where.prefix + STAGING + ident
+
+    def check_bucket(self) -> None:
+        """The bucket must exist and answer (a :class:`NotFoundError` when it does not exist)."""
+        try:
+            self.client.head_bucket(Bucket=self.where.bucket)
+        except botocore.exceptions.ClientError as exc:
+            if _code(exc) in ("404", "NoSuchBucket"):
+                raise NotFoundError(
+                    f"no bucket {self.where.bucket!r} at {self.client.meta.endpoint_url}; create it first"
+                ) from exc
+            raise self._fail("reach the bucket", exc) from exc
+        except botocore.exceptions.BotoCoreError as exc:
+            raise self._fail("reach the bucket", exc) from exc
+
+    # --- writing -------------------------------------------------------------------
+    def upload(self, ident: str, source: Octets, observe: BlobObserver | None) -> BlobInfo:
+        """Stream ``source`` to the staging object ``ident``, hashing it; its :class:`BlobInfo`.
+
+        ``observe`` sees every piece and its ``finish`` runs before this returns;
+        an exception anywhere aborts the upload and leaves no staging object.
+        """
+        key = self.staging_key(ident)
+        digests = Digests()
+        upload_id: str | None = None
+        parts: list[CompletedPartTypeDef] = []
+        md5s: list[bytes] = []
+        pending = bytearray()
+
+        def send(data: bytes) -> None:
+            nonlocal upload_id
+            if upload_id is None:
+                upload_id = self.client.create_multipart_upload(Bucket=self.where.bucket, Key=key)["UploadId"]
+            md5 = hashlib.md5(data).digest()
+            number = len(parts) + 1
+            answer = self.client.upload_part(
+                Bucket=self.where.bucket, Key=key, UploadId=upload_id, PartNumber=number,
+                Body=data, ContentMD5=base64.b64encode(md5).decode(),
+            )
+            parts.append({"ETag": answer["ETag"], "PartNumber": number})
+            md5s.append(md5)
+
+        try:
+            try:
+                for piece in pieces(source):
+                    digests.update(piece)
+                    if observe is not None:
+                        observe.update(piece)
+                    pending += piece
+                    part = PART_SIZE << (len(parts) // 1000)
+                    while len(pending) >= part:
+                        send(bytes(pending[:part]))
+                        del pending[:part]
+                info = digests.finish()
+                if observe is not None:
+                    observe.finish(info)
+                if upload_id is None:
+                    md5 = hashlib.md5(pending).digest()
+                    answer_etag = self.client.put_object(
+                        Bucket=self.where.bucket, Key=key, Body=bytes(pending),
+                        ContentMD5=base64.b64encode(md5).decode(),
+                    )["ETag"]
+                    expected = md5.hex()
+                else:
+                    if pending:
+                        send(bytes(pending))
+                    answer_etag = self.client.complete_multipart_upload(
+                        Bucket=self.where.bucket, Key=key, UploadId=upload_id,
+                        MultipartUpload={"Parts": parts},
+                    )["ETag"]
+                    upload_id = None
+                    expected = f"{hashlib.md5(b''.join(md5s)).hexdigest()}-{len(parts)}"
+            except _S3Errors as exc:
+                raise self._fail(f"upload {key}", exc) from exc
+            _check_etag(answer_etag, expected, f"{self.where}{STAGING}{ident}")
+        except BaseException as failure:
+            self._remove_staging(key, upload_id, failure)
+            raise
+        return info
+
+    def _remove_staging(self, key: str, upload_id: str | None, failure: BaseException) -> None:
+        try:
+            if upload_id is not None:
+                self.client.abort_multipart_upload(Bucket=self.where.bucket, Key=key, UploadId=upload_id)
+            else:
+                self.client.delete_object(Bucket=self.where.bucket, Key=key)
+        except _S3Errors as exc:
+            # the failure stands; what it left is for remove_unreferenced
+            failure.add_note(f"and {key} could not be removed ({_message(exc)}): pdi verify --remove-unreferenced will")
+
+    def place(self, ident: str, info: BlobInfo) -> bool:
+        """Copy the staging object ``ident`` to the blob's key and delete it; whether the key is new.
+
+        An object already at the key with the blob's size is the same bytes
+        stored before (its name is their SHA-256): it is kept, not copied over.
+        """
+        staging = self.staging_key(ident)
+        try:
+            created = self.size(info.sha256) != info.size
+            if created:
+                self.client.copy(
+                    {"Bucket": self.where.bucket, "Key": staging},
+                    self.where.bucket,
+                    self.key(info.sha256),
+                    Config=TransferConfig(multipart_threshold=COPY_LIMIT, multipart_chunksize=1 << 30),
+                )
+                if self.size(info.sha256) != info.size:
+                    raise StoreError(
+                        f"{self.where}{info.sha256}: the copy of a staged blob of {info.size} octets"
+                        " came out another size"
+                    )
+            self.client.delete_object(Bucket=self.where.bucket, Key=staging)
+        except _S3Errors as exc:
+            raise self._fail(f"place blob {info.sha256}", exc) from exc
+        return created
+
+    def delete(self, key: str) -> None:
+        try:
+            self.client.delete_object(Bucket=self.where.bucket, Key=key)
+        except _S3Errors as exc:
+            raise self._fail(f"delete {key}", exc) from exc
+
+    def abort(self, key: str, upload_id: str) -> None:
+        try:
+            self.client.abort_multipart_upload(Bucket=self.where.bucket, Key=key, UploadId=upload_id)
+        except botocore.exceptions.ClientError as exc:
+            if _code(exc) != "NoSuchUpload":
+                raise self._fail(f"abort the upload of {key}", exc) from exc
+        except botocore.exceptions.BotoCoreError as exc:
+            raise self._fail(f"abort the upload of {key}", exc) from exc
+
+    # --- reading -------------------------------------------------------------------
+    def size(self, sha256: str) -> int | None:
+        """The size of the blob's object, or ``None`` when there is none."""
+        try:
+            return int(self.client.head_object(Bucket=self.where.bucket, Key=self.key(sha256))["ContentLength"])
+        except botocore.exceptions.ClientError as exc:
+            if _code(exc) in ("404", "NoSuchKey", "NotFound"):
+                return None
+            raise self._fail(f"look up blob {sha256}", exc) from exc
+        except botocore.exceptions.BotoCoreError as exc:
+            raise self._fail(f"look up blob {sha256}", exc) from exc
+
+    def range_reader(self, sha256: str) -> Callable[[int, int], bytes]:
+        """A function reading octets ``[offset, offset + length)`` of the blob by one ranged ``GET``.
+
+        Past the end (or with the object gone) it reads nothing, so a reader
+        finds a blob cut short.
+        """
+        key = self.key(sha256)
+
+        def read_raw(offset: int, length: int) -> bytes:
+            if length <= 0:
+                return b""
+            try:
+                answer = self.client.get_object(
+                    Bucket=self.where.bucket, Key=key, Range=f"bytes={offset}-{offset + length - 1}"
+                )
+                return answer["Body"].read()
+            except botocore.exceptions.ClientError as exc:
+                if _code(exc) in ("InvalidRange", "NoSuchKey", "404", "416"):
+                    return b""
+                raise self._fail(f"read {key}", exc) from exc
+            except botocore.exceptions.BotoCoreError as exc:
+                raise self._fail(f"read {key}", exc) from exc
+
+        return read_raw
+
+    # --- listing -------------------------------------------------------------------
+    def _objects(self, prefix: str, delimiter: str | None) -> Iterator[Listed]:
+        paginator = self.client.get_paginator("list_objects_v2")
+        options: dict[str, Any] = {"Bucket": self.where.bucket, "Prefix": prefix}
+        if delimiter:
+            options["Delimiter"] = delimiter
+        try:
+            for page in paginator.paginate(**options):
+                for item in page.get("Contents", []):
+                    yield Listed(item["Key"], item["LastModified"].timestamp())
+        except _S3Errors as exc:
+            raise self._fail(f"list {prefix or 'the bucket'}", exc) from exc
+
+    def blobs(self) -> Iterator[Listed]:
+        """Every blob object under the prefix, in ascending order of name, a page at a time."""
+        for item in self._objects(self.where.prefix, "/"):
+            if _SHA256.match(item.key[len(self.where.prefix):]):
+                yield item
+
+    def staging(self) -> Iterator[Listed]:
+        """Every staging object, then every unfinished multipart upload to a staging key."""
+        prefix = self.where.prefix + STAGING
+        yield from self._objects(prefix, None)
+        paginator = self.client.get_paginator("list_multipart_uploads")
+        try:
+            for page in paginator.paginate(Bucket=self.where.bucket, Prefix=prefix):
+                for upload in page.get("Uploads", []):
+                    yield Listed(upload["Key"], upload["Initiated"].timestamp(), upload["UploadId"])
+        except _S3Errors as exc:
+            raise self._fail(f"list the uploads under {prefix}", exc) from exc
+
+    def ident_of(self, key: str) -> str:
+        """The staging id of a staging key."""
+        return key[len(self.where.prefix + STAGING):]
+
+
+def _check_etag(found: str, expected: str, where: str) -> None:
+    """The store's ETag of an upload must be the MD5 we sent (where it is an MD5 at all)."""
+    match = _MD5.match(found)
+    if match is None:  # a store that answers with another kind of ETag: nothing to compare
+        return
+    if f"{match.group(1)}{match.group(2) or ''}" != expected:
+        raise IntegrityError(f"{where}: the store holds other octets than were sent (ETag {found}, sent {expected})")
+
+
+def utc_timestamp(seconds_ago: float) -> str:
+    """The catalog's timestamp form of a moment ``seconds_ago`` before now."""
+    moment = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=seconds_ago)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

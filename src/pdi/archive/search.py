@@ -1,0 +1,244 @@
+"""The full-text index, made at deposit: which octets have text, and their passages (:mod:`pdi.fulltext`).
+
+:class:`SearchIndexer` rides on a deposit's one pass over its octets (a
+:class:`~pdi.archive.store.BlobObserver`, beside the content checks and the
+fragment index) and leaves the passages in a :class:`Passages` spool (in
+memory up to a megabyte, then a temporary file), which the deposit's catalog
+transaction writes into the index. What has text (:func:`search_kind`):
+
+* ``text/*`` and RFC 822 headers: decoded and made CRLF-canonical as the
+  octets stream past; memory: one passage, however long the text;
+* HTML and XML (``text/html``, ``application/xhtml+xml``, XML types): the
+  text of the page (:class:`pdi.fulltext.MarkupScanner`), decoded and
+  scanned as it streams past in the charset recorded for it; a page without
+  one (XHTML, XML types) is sniffed as its fragments are, from the whole,
+  up to :data:`MARKUP_UP_TO` octets;
+* an aggregate (``multipart/related``, an MHTML capture): the text of its
+  root part (:mod:`pdi.mhtml`), positions counted as ``char`` counts them on
+  the aggregate (:mod:`pdi.fragments.aggregate`); up to :data:`AGGREGATE_UP_TO`.
+
+Octets that cannot be read as text so (a page larger than the limit, an
+aggregate that does not parse) get no passages and a note saying why, kept in
+the catalog (``search_sources.note``) and reported by ``pdi reindex``; the
+deposit itself is not refused for it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import struct
+import tempfile
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Final
+
+from pdi.archive.blobs import BlobInfo
+from pdi.errors import IntegrityError, PDIError
+from pdi.fulltext import MarkupScanner, Passage, PassageBuilder, markup_passages
+
+if TYPE_CHECKING:
+    from pdi.archive.sql import SQLStore
+
+#: The largest HTML or XML page without a recorded charset indexed (octets): its text is read whole.
+MARKUP_UP_TO: Final = 32 << 20
+#: The largest aggregate indexed (octets): it is parsed whole.
+AGGREGATE_UP_TO: Final = 256 << 20
+#: Passages kept in memory before the spool goes to a temporary file (octets).
+SPOOL_IN_MEMORY: Final = 1 << 20
+
+_HEAD: Final = struct.Struct("<qII")
+
+
+def search_kind(media_type: str) -> str | None:
+    """``"text"``, ``"html"``, ``"xml"``, ``"aggregate"`` or ``None`` (no text is indexed) for a media type."""
+    from pdi.fragments.markup import markup_kind
+
+    mtype = media_type.split(";")[0].strip().lower()
+    if mtype == "multipart/related":
+        return "aggregate"
+    kind = markup_kind(mtype)
+    if kind == "html":
+        return "html"
+    if kind in ("xml", "xhtml"):
+        return "xml"
+    if mtype.startswith("text/") or mtype == "message/rfc822":
+        return "text"
+    return None
+
+
+class Passages:
+    """The passages of one blob, spooled (memory up to :data:`SPOOL_IN_MEMORY`, then a temporary file), read back in order.
+
+    ``note`` says why there are none when the octets could not be read as text.
+    """
+
+    def __init__(self) -> None:
+        self._file = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY, prefix="pdi-passages-")  # noqa: SIM115 - closed by close()
+        self.count = 0
+        self.note: str | None = None
+
+    def add(self, passage: Passage) -> None:
+        text = passage.text.encode("utf-8", "surrogatepass")
+        runs = passage.encoded_runs()
+        self._file.write(_HEAD.pack(passage.start, len(text), len(runs)) + text + runs)
+        self.count += 1
+
+    def __iter__(self) -> Iterator[Passage]:
+        self._file.seek(0)
+        for _ in range(self.count):
+            start, text_size, runs_size = _HEAD.unpack(self._file.read(_HEAD.size))
+            text = self._file.read(text_size).decode("utf-8", "surrogatepass")
+            yield Passage.decode(start, text, self._file.read(runs_size))
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class SearchIndexer:
+    """The passages of a deposit's octets, made as they stream past (see the module docstring); a :class:`BlobObserver`."""
+
+    def __init__(self, media_type: str, charset: str | None) -> None:
+        self.kind = search_kind(media_type)
+        self.media_type = media_type
+        self.charset = charset
+        self.passages = Passages()
+        self._size = 0
+        # a page without a charset is sniffed as the fragments read it: whole (pdi.fragments.markup.document_charset)
+        self._kept: list[bytes] | None = [] if self.kind in ("html", "xml") and charset is None else None
+        self._spool = (
+            tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY, prefix="pdi-aggregate-")  # noqa: SIM115 - closed in finish or abandon
+            if self.kind == "aggregate" else None
+        )
+        self._streamed = self.kind == "text" or (self.kind in ("html", "xml") and charset is not None)
+        self._builder = PassageBuilder()
+        self._scanner = MarkupScanner(self.kind) if self._streamed and self.kind in ("html", "xml") else None
+        self._head = b""
+        self._decoder: codecs.IncrementalDecoder | None = None
+        self._at = 0  # characters of CRLF-canonical text so far
+        self._cr = ""  # a CR held back: it may be the start of CRLF or CR NEL
+
+    def update(self, piece: bytes) -> None:
+        self._size += len(piece)
+        if self._streamed:
+            if self.passages.note is not None:
+                return
+            try:
+                self._stream(piece, final=False)
+            except UnicodeError as exc:  # the content checks decide about the deposit, at its end
+                self.passages.note = f"its text could not be read: {exc}"
+        elif self._kept is not None:
+            if self._size > MARKUP_UP_TO:
+                self._kept = None
+                self.passages.note = (
+                    f"the page has no charset and is larger than {MARKUP_UP_TO} octets: its text is not indexed"
+                )
+            else:
+                self._kept.append(piece)
+        elif self._spool is not None:
+            if self._size > AGGREGATE_UP_TO:
+                self._spool.close()
+                self._spool = None
+                self.passages.note = f"the aggregate is larger than {AGGREGATE_UP_TO} octets: its text is not indexed"
+            else:
+                self._spool.write(piece)
+
+    def _stream(self, piece: bytes, final: bool) -> None:
+        """Decode the next octets, write their line endings CRLF, and pass the text on (to passages or the markup scanner)."""
+        from pdi.fragments.text.charset import encoding_for
+        from pdi.fragments.text.lines import to_crlf
+
+        if self._decoder is None:
+            self._head += piece
+            if len(self._head) < 4 and not final:
+                return
+            encoding = encoding_for(self.charset, self._head[:4])
+            self._decoder = codecs.getincrementaldecoder(encoding.body)()
+            piece, self._head = self._head[len(encoding.bom) :], b""
+        text = self._cr + self._decoder.decode(piece, final)
+        self._cr = ""
+        if text.endswith("\r") and not final:
+            text, self._cr = text[:-1], "\r"
+        # LF alone is the usual case, and str.replace is ten times the speed of to_crlf's expression
+        text = text.replace("\n", "\r\n") if "\r" not in text and "\x85" not in text else to_crlf(text)
+        if self._scanner is not None:
+            found = self._scanner.feed(text, final)
+        else:
+            self._builder.add(text, self._at, self._at + len(text))
+            found = self._builder.finish() if final else self._builder.take()
+        self._at += len(text)
+        for passage in found:
+            self.passages.add(passage)
+
+    def finish(self, info: BlobInfo | None = None) -> None:
+        try:
+            found: Iterable[Passage] = ()
+            if self._streamed:
+                if self.passages.note is None:
+                    self._stream(b"", final=True)
+            elif self._kept is not None:
+                found = self._markup(b"".join(self._kept))
+                self._kept = None
+            elif self._spool is not None:
+                found = self._aggregate()
+            for passage in found:
+                self.passages.add(passage)
+        except (PDIError, UnicodeError) as exc:
+            if isinstance(exc, IntegrityError):
+                raise
+            self.passages.note = f"its text could not be read: {exc}"
+        if self.passages.note is not None and self.passages.count:
+            self.passages.close()
+            note, self.passages = self.passages.note, Passages()
+            self.passages.note = note
+
+    def _markup(self, data: bytes) -> list[Passage]:
+        from pdi.fragments.markup import document_charset
+        from pdi.fragments.text import TextIndex
+        from pdi.fragments.text.lines import to_crlf
+
+        assert self.kind is not None
+        text = to_crlf(TextIndex(data, document_charset(data, self.media_type, self.charset)).whole_text())
+        return markup_passages(text, self.kind)
+
+    def _aggregate(self) -> list[Passage]:
+        from pdi.fragments.aggregate import root_text
+
+        assert self._spool is not None
+        self._spool.seek(0)
+        try:
+            kind, text = root_text(self._spool)  # type: ignore[arg-type]  # a binary file
+        finally:
+            self._spool.close()
+            self._spool = None
+        if kind is None:
+            return []
+        if kind == "text":
+            builder = PassageBuilder()
+            builder.add(text, 0, len(text))
+            return builder.finish()
+        return markup_passages(text, kind)
+
+    def abandon(self) -> None:
+        """The deposit failed: let go of what was kept."""
+        self._kept = None
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
+        self.passages.close()
+
+
+@contextlib.contextmanager
+def index_blob(store: SQLStore, sha256: str, media_type: str, charset: str | None) -> Iterator[Passages]:
+    """The passages of a stored blob, read again from ``store`` by verified chunks (``pdi reindex``, imports)."""
+    indexer = SearchIndexer(media_type, charset)
+    try:
+        reader = store.open_blob(sha256, name=f"blob {sha256}")
+        if reader is None:
+            raise IntegrityError(f"blob {sha256} is missing from the store: it cannot be indexed")
+        with reader:
+            for piece in reader.chunks(0, reader.size):
+                indexer.update(piece)
+        indexer.finish()
+        yield indexer.passages
+    finally:
+        indexer.abandon()

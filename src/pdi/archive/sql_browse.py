@@ -1,0 +1,220 @@
+"""The catalog queries behind the reader's pages (both stores): counts by date, a day's documents, captures, fixity checks.
+
+Each is written to read an index, never the whole catalog:
+
+* counts by series and day read ``document_days`` (schema 5): a row for each
+  series and GMT day, its count (and the time of its latest deposit) kept by
+  the transaction that deposits, so a year or a month is a range of its key (the day's text
+  ``YYYY-MM-DD`` sorts as the date) however many documents there are;
+* a day's documents are a keyset page of ``documents_by_day (day, serial,
+  unique_id)``: its serial documents by serial, then those with a foreign id
+  by id, after the last one shown, as cheap on the thousandth page as on the first;
+* the captures of a URL read ``documents_by_unique_id (unique_id, day,
+  series)`` (schema 5), a keyset page too;
+* a document's statements read ``assertions_by_document (document, id)`` (schema 5);
+* fixity checks are appended to ``fixity_checks`` (schema 5) a page of
+  blobs to a transaction, and the last of a blob read from its primary key
+  ``(sha256, checked_at)``.
+"""
+
+from __future__ import annotations
+
+import datetime
+from abc import abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from pdi.archive.store import (
+    AssertionRecord,
+    DayCount,
+    DocumentKey,
+    FixityCheck,
+    RepresentationRecord,
+    SeriesCount,
+)
+from pdi.identifier import spells_serial
+
+#: Rows of one multi-row INSERT of fixity checks (4 values each: within SQLite's 32,766 variables).
+_CHECK_ROWS = 500
+
+
+def _date(value: Any) -> datetime.date | None:
+    return None if value is None else datetime.date.fromisoformat(str(value))
+
+
+class BrowseQueries:
+    """The reader's catalog queries, over the ``_query`` and transactions of :class:`pdi.archive.sql.SQLStore`."""
+
+    @abstractmethod
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+    @abstractmethod
+    def _read(self) -> AbstractContextManager[None]: ...
+
+    @abstractmethod
+    def _write(self) -> AbstractContextManager[None]: ...
+
+    # --- counts ------------------------------------------------------------------------
+    def series_counts(self) -> list[SeriesCount]:
+        """Every registered series with its number of documents and its first and last day, by name."""
+        with self._read():
+            rows = self._query(
+                "SELECT s.name, SUM(c.documents), MIN(c.day), MAX(c.day), MAX(c.last_deposit) FROM series s"
+                " LEFT JOIN document_days c ON c.series = s.name GROUP BY s.name ORDER BY s.name"
+            )
+        return [
+            SeriesCount(str(r[0]), int(r[1] or 0), _date(r[2]), _date(r[3]), None if r[4] is None else str(r[4]))
+            for r in rows
+        ]
+
+    def day_counts(
+        self, series: str, first: datetime.date | None = None, last: datetime.date | None = None
+    ) -> list[DayCount]:
+        """The days of ``series`` with documents minted on them, from ``first`` to ``last`` (inclusive), by day."""
+        sql = "SELECT day, documents FROM document_days WHERE series = ? AND documents > 0"
+        params: list[Any] = [series]
+        if first is not None:
+            sql += " AND day >= ?"
+            params.append(first.isoformat())
+        if last is not None:
+            sql += " AND day <= ?"
+            params.append(last.isoformat())
+        with self._read():
+            rows = self._query(sql + " ORDER BY day", params)
+        return [DayCount(datetime.date.fromisoformat(str(r[0])), int(r[1])) for r in rows]
+
+    def _day_count_problems(self) -> list[tuple[str, str, int, int]]:
+        """Each (series, day) whose kept count of documents is not the number it has: (series, day, kept, counted)."""
+        counted = {
+            (str(r[0]), str(r[1])): int(r[2])
+            for r in self._query("SELECT series, day, COUNT(*) FROM documents GROUP BY series, day")
+        }
+        kept = {
+            (str(r[0]), str(r[1])): int(r[2]) for r in self._query("SELECT series, day, documents FROM document_days")
+        }
+        return [
+            (series, day, kept.get((series, day), 0), counted.get((series, day), 0))
+            for series, day in sorted(counted.keys() | kept.keys())
+            if kept.get((series, day), 0) != counted.get((series, day), 0)
+        ]
+
+    # --- pages of documents ---------------------------------------------------------------
+    def day_documents(
+        self, series: str, day: datetime.date, after: str | None, limit: int
+    ) -> list[RepresentationRecord]:
+        """Every representation of the next ``limit`` documents of ``series`` minted on ``day``, in listing order.
+
+        Documents go by serial, then by foreign id (:class:`~pdi.archive.store.ListKey`),
+        starting after the document whose unique id is ``after`` (a keyset cursor).
+        """
+        serial_after = after is not None and spells_serial(after)
+        head = "SELECT d.id FROM documents d WHERE d.day = ? AND d.series = ?"
+        params: list[Any] = [day.isoformat(), series]
+        with self._read():
+            ids: list[int] = []
+            if after is None or serial_after:
+                bound = "" if after is None else " AND d.serial > ?"
+                rows = self._query(
+                    head + " AND d.serial IS NOT NULL" + bound + " ORDER BY d.serial, d.unique_id LIMIT ?",
+                    [*params, *([] if after is None else [int(after)]), limit],
+                )
+                ids += [int(r[0]) for r in rows]
+            if len(ids) < limit:
+                bound = "" if after is None or serial_after else " AND d.unique_id > ?"
+                rows = self._query(
+                    head + " AND d.serial IS NULL" + bound + " ORDER BY d.unique_id LIMIT ?",
+                    [*params, *([] if not bound else [after]), limit - len(ids)],
+                )
+                ids += [int(r[0]) for r in rows]
+            return self._representations_of(ids)
+
+    def unique_id_documents(
+        self, unique_id: str, after: tuple[datetime.date, str] | None, limit: int
+    ) -> list[RepresentationRecord]:
+        """Every representation of the next ``limit`` documents whose unique id is ``unique_id``, in any series.
+
+        Documents go by day, then series, after ``(day, series)`` (a keyset cursor).
+        """
+        sql = "SELECT d.id FROM documents d WHERE d.unique_id = ?"
+        params: list[Any] = [unique_id]
+        if after is not None:
+            sql += " AND (d.day, d.series) > (?, ?)"
+            params += [after[0].isoformat(), after[1]]
+        with self._read():
+            rows = self._query(sql + " ORDER BY d.day, d.series LIMIT ?", [*params, limit])
+            return self._representations_of([int(r[0]) for r in rows])
+
+    def _representations_of(self, ids: Sequence[int]) -> list[RepresentationRecord]:
+        """Every representation of the documents ``ids`` (a page of them), in listing order."""
+        from pdi.archive.sql import _ORDER, _REP_COLUMNS, _rep
+
+        if not ids:
+            return []
+        marks = ", ".join("?" * len(ids))
+        rows = self._query(
+            f"SELECT {_REP_COLUMNS} FROM documents d JOIN representations r ON r.document = d.id"
+            f" WHERE d.id IN ({marks}){_ORDER}",
+            list(ids),
+        )
+        return [_rep(r) for r in rows]
+
+    # --- statements ------------------------------------------------------------------------
+    def document_assertions(self, key: DocumentKey) -> list[AssertionRecord]:
+        """Every statement filed under the document ``key`` (about it, a version, a format or a fragment), oldest first."""
+        from pdi.archive.sql import _assertion
+
+        with self._read():
+            rows = self._query(
+                "SELECT a.id, a.subject, a.key, a.value, a.who, a.at FROM documents d"
+                " JOIN assertions a ON a.document = d.id"
+                " WHERE d.series = ? AND d.day = ? AND d.unique_id = ? ORDER BY a.id",
+                (key.series, key.day.isoformat(), key.unique_id),
+            )
+        return [_assertion(r) for r in rows]
+
+    def statements_about(self, subjects: Sequence[str], key: str) -> list[AssertionRecord]:
+        """The statements of ``key`` about any of ``subjects`` (canonical names), oldest first."""
+        from pdi.archive.sql import _assertion
+
+        if not subjects:
+            return []
+        marks = ", ".join("?" * len(subjects))
+        with self._read():
+            rows = self._query(
+                "SELECT id, subject, key, value, who, at FROM assertions"
+                f" WHERE subject IN ({marks}) AND key = ? ORDER BY id",
+                [*subjects, key],
+            )
+        return [_assertion(r) for r in rows]
+
+    # --- fixity checks ---------------------------------------------------------------------
+    def record_fixity_checks(self, checks: Sequence[FixityCheck]) -> None:
+        """Append fixity checks, all in one transaction (a blob checked twice at one instant is kept once)."""
+        with self._write():
+            for start in range(0, len(checks), _CHECK_ROWS):
+                part = checks[start : start + _CHECK_ROWS]
+                values: list[Any] = []
+                for check in part:
+                    values += [check.sha256, check.checked_at, int(check.ok), check.problem]
+                self._query(
+                    "INSERT INTO fixity_checks (sha256, checked_at, ok, problem) VALUES "
+                    + ", ".join(["(?, ?, ?, ?)"] * len(part))
+                    + " ON CONFLICT (sha256, checked_at) DO NOTHING",
+                    values,
+                )
+
+    def last_fixity_checks(self, sha256s: Sequence[str]) -> dict[str, FixityCheck]:
+        """The latest fixity check of each blob in ``sha256s`` that was ever checked."""
+        found: dict[str, FixityCheck] = {}
+        with self._read():
+            for sha256 in dict.fromkeys(sha256s):
+                rows = self._query(
+                    "SELECT checked_at, ok, problem FROM fixity_checks WHERE sha256 = ?"
+                    " ORDER BY checked_at DESC LIMIT 1",
+                    (sha256,),
+                )
+                if rows:
+                    at, ok, problem = rows[0]
+                    found[sha256] = FixityCheck(sha256, str(at), bool(ok), None if problem is None else str(problem))
+        return found

@@ -1,0 +1,110 @@
+"""`pdi token add|list|revoke` (bearer tokens of the write API), `pdi audit` (the audit log), `pdi withdraw`.
+
+Thin: each command calls :class:`pdi.archive.Archive` and prints. A new
+token is printed once, alone on its line on standard output, so a script
+can take it (``TOKEN=$(pdi token add ci --series S --role deposit)``); what
+it is for goes to standard error.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from pdi.archive.tokens import ROLES
+from pdi.cli.archive_cmd import archive_option, open_archive
+
+
+@click.group("token")
+def token_group() -> None:
+    """Bearer tokens of the write API: made, listed, revoked (only their SHA-256 is kept)."""
+
+
+@token_group.command("add")
+@click.argument("name")
+@click.option("--role", type=click.Choice(ROLES), required=True,
+              help="deposit: mint and deposit; curate: also statements and withdrawal; admin: also the audit log (series and tokens are made here, on the command line).")
+@click.option("--series", "series", multiple=True, metavar="SERIES",
+              help="A series the token may write, with its subseries (repeatable); none: every series.")
+@archive_option
+def token_add(name: str, role: str, series: tuple[str, ...], archive: str) -> None:
+    """Make the token NAME and print it, alone on its line: it is shown this once and never again."""
+    with open_archive(archive) as opened:
+        record, secret = opened.add_token(name, role=role, series=series)
+    click.echo(secret)
+    scope = ", ".join(record.series) or "every series"
+    click.echo(f"token {record.name}: role {record.role}, {scope}; keep it now, it is not stored", err=True)
+
+
+@token_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@archive_option
+def token_list(as_json: bool, archive: str) -> None:
+    """Every token made: name, role, series, when and by whom made, when revoked (never the token)."""
+    with open_archive(archive) as opened:
+        records = opened.tokens()
+    if as_json:
+        click.echo(json.dumps([
+            {"name": r.name, "role": r.role, "series": list(r.series), "created_at": r.created_at,
+             "created_by": r.created_by, "revoked_at": r.revoked_at}
+            for r in records
+        ], indent=2))
+        return
+    for r in records:
+        state = f"revoked {r.revoked_at}" if r.revoked_at else "live"
+        click.echo(f"{r.name}\t{r.role}\t{' '.join(r.series) or '*'}\t{r.created_at}\t{r.created_by}\t{state}")
+
+
+@token_group.command("revoke")
+@click.argument("name")
+@archive_option
+def token_revoke(name: str, archive: str) -> None:
+    """Revoke the token NAME at once and for good (its name is never reused)."""
+    with open_archive(archive) as opened:
+        record = opened.revoke_token(name)
+    click.echo(f"token {record.name} revoked {record.revoked_at}")
+
+
+@click.command("audit")
+@click.option("--after", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Only entries after this entry number.")
+@click.option("--limit", type=click.IntRange(min=1, max=100_000), default=1000, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@archive_option
+def audit_cmd(after: int, limit: int, as_json: bool, archive: str) -> None:
+    """The audit log, oldest first: every write with who (a user, or token:NAME), when, what, and from where."""
+    with open_archive(archive) as opened:
+        entries = opened.audit(after, limit)
+    if as_json:
+        click.echo(json.dumps([
+            e.to_json()
+            for e in entries
+        ], indent=2))
+        return
+    for e in entries:
+        click.echo(f"{e.id}\t{e.at}\t{e.who}\t{e.action}\t{e.subject}\t{e.detail}\t{e.address or '-'}")
+
+
+@click.command("withdraw")
+@click.argument("name")
+@click.option("--reason", required=True, help="Why: kept with the tombstone and shown to whoever resolves the name.")
+@archive_option
+def withdraw_cmd(name: str, reason: str, archive: str) -> None:
+    """Withdraw NAME for good: a versioned name withdraws that version, a generic one the whole document.
+
+    The name stays (never minted again, still listed) and resolves to its
+    tombstone (exit status 11; N2R answers 410 Gone with the reason); the
+    bytes are kept. The withdrawal is in the audit log.
+    """
+    with open_archive(archive) as opened:
+        record = opened.withdraw(name, reason)
+    what = "document" if record.version is None else f"version {record.version}"
+    click.echo(f"withdrew {what} of {name} at {record.at}: {record.reason}")
+
+
+def register(cli: click.Group) -> None:
+    """Add ``token``, ``audit`` and ``withdraw`` to the ``pdi`` command."""
+    cli.add_command(token_group)
+    cli.add_command(audit_cmd)
+    cli.add_command(withdraw_cmd)

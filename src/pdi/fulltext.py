@@ -1,0 +1,622 @@
+"""Full-text search, the pure part: the reader's query, the passages a document is indexed as, and what a match marks.
+
+A document is indexed as **passages** of about :data:`PASSAGE_CHARS`
+characters of its text, each with where its characters stand in the
+document, so that a match can be named as a ``char`` fragment
+(``NAME#char=a,b``) covering exactly the matched words. Positions are those
+``char`` counts (PDI-GRAMMAR.md §3): code points of the CRLF-canonical text,
+a byte-order mark not counted; for HTML and XML, of the CRLF-canonical
+*source*, so a passage's text (the page's text, its markup left out) keeps a
+map from its own positions to the source's (:class:`Passage`).
+
+What is text:
+
+* ``text/*`` (but HTML and XML) and RFC 822 headers: all of it, cut into
+  passages as it streams past (:class:`PassageBuilder`, memory: one passage).
+* HTML and XML (:class:`MarkupScanner`, fed in pieces; memory: what is
+  not yet closed, and one passage): the text between tags. Tags
+  (quoted attribute values included: a word in an attribute is not text),
+  comments, ``<!…>`` and ``<?…>`` are markup; so is the content of HTML's
+  raw-text elements (``script``, ``style``, ``xmp``, ``iframe``,
+  ``noembed``, ``noframes``, ``noscript``), while that of ``title`` and
+  ``textarea`` is text. A character reference (``&amp;``, ``&#233;``) is
+  indexed as the character it stands for, and maps to the whole reference
+  in the source. A tag other than an inline one (``b``, ``i``, ``a``,
+  ``span`` …) separates words, as the rendered page does: ``one<p>two`` is
+  two words, ``on<b>e</b>`` one. In XML a CDATA section is text. The
+  scanner is a simplified reading of the WHATWG tokenizer (tags with their
+  quoted attribute values, comments, raw-text and RCDATA elements; no tree,
+  no foreign content): where a browser reads otherwise (an SVG
+  ``<style>``, a comment ended by ``--!>``) it may index a little markup
+  as text or pass over a little text.
+
+The query (:func:`parse_query`) is the reader's words, never a query
+language: a word is a run of letters, digits and marks; every word must
+occur in one passage; ``"two words"`` in double quotes is a phrase, and a
+word written with punctuation inside (``e-mail``, ``o'clock``) is the phrase
+of its parts. Everything else (``AND``, ``NEAR``, ``*``, ``^``,
+``column:``) is read as words or passed over, so nothing the reader types
+reaches a search engine as syntax: :func:`fts5_expression` writes each
+phrase as an FTS5 string. A quote left open is a
+:class:`~pdi.errors.ParseError` naming where it opened.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import struct
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from pdi.errors import LimitError, ParseError
+
+__all__ = [
+    "MARK_END",
+    "MARK_START",
+    "PASSAGE_CHARS",
+    "MarkupScanner",
+    "Passage",
+    "PassageBuilder",
+    "Query",
+    "fts5_expression",
+    "marked",
+    "markup_passages",
+    "parse_query",
+    "smallest_window",
+    "snippet",
+]
+
+#: About how many characters of text one passage holds (cut at white space).
+PASSAGE_CHARS: Final = 4000
+#: The most words (phrases' words counted) a query may have, and the longest word.
+MAX_QUERY_WORDS: Final = 32
+MAX_WORD_CHARS: Final = 200
+#: The longest query text read (characters).
+MAX_QUERY_CHARS: Final = 2000
+
+#: What the engines are asked to put around each matched word: private-use
+#: characters, which never stand in an indexed passage (:func:`_clean`).
+MARK_START: Final = "\ue000"
+MARK_END: Final = "\ue001"
+
+
+# --- the query ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed query: its phrases, each a tuple of words (a one-word phrase is a word); all must match."""
+
+    phrases: tuple[tuple[str, ...], ...]
+    text: str
+
+    def __str__(self) -> str:
+        return " ".join(p[0] if len(p) == 1 else '"' + " ".join(p) + '"' for p in self.phrases)
+
+
+def _word_char(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in "LNM" or unicodedata.category(ch) == "Co"
+
+
+def words_of(text: str) -> list[str]:
+    """The words of ``text``: its runs of letters, digits and marks (private-use characters too)."""
+    found: list[str] = []
+    current: list[str] = []
+    for ch in text:
+        if _word_char(ch) and ch not in (MARK_START, MARK_END):
+            current.append(ch)
+        elif current:
+            found.append("".join(current))
+            current = []
+    if current:
+        found.append("".join(current))
+    return found
+
+
+def parse_query(text: str) -> Query:
+    """The reader's words as a :class:`Query` (see the module docstring); :class:`ParseError` for no words or an open quote."""
+    if not isinstance(text, str):
+        raise ParseError("a search query must be text", rule="query")
+    if len(text) > MAX_QUERY_CHARS:
+        raise LimitError(f"a search query may have at most {MAX_QUERY_CHARS} characters, not {len(text)}")
+    phrases: list[tuple[str, ...]] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            close = text.find('"', i + 1)
+            if close < 0:
+                raise ParseError(
+                    f'the quotation mark at character {i} of the query is not closed: a phrase is written "like this"',
+                    text=text, offset=i, rule="query",
+                )
+            words = words_of(text[i + 1 : close])
+            i = close + 1
+        elif ch.isspace():
+            i += 1
+            continue
+        else:
+            end = i
+            while end < n and not text[end].isspace() and text[end] != '"':
+                end += 1
+            words = words_of(text[i:end])
+            i = end
+        if words:
+            phrases.append(tuple(words))
+    if not phrases:
+        raise ParseError(
+            f"the query {text[:80]!r} has no words to search for (letters or digits)", text=text, rule="query"
+        )
+    count = sum(len(p) for p in phrases)
+    if count > MAX_QUERY_WORDS:
+        raise LimitError(f"a search query may have at most {MAX_QUERY_WORDS} words, not {count}")
+    for phrase in phrases:
+        for word in phrase:
+            if len(word) > MAX_WORD_CHARS:
+                raise LimitError(f"a search word may have at most {MAX_WORD_CHARS} characters, not {len(word)}")
+    unique = tuple(dict.fromkeys(phrases))
+    return Query(unique, text)
+
+
+def fts5_expression(phrases: Sequence[Sequence[str]]) -> str:
+    """An FTS5 query matching every phrase: each one an FTS5 string, so no word is read as an operator."""
+    return " ".join('"' + " ".join(w.replace('"', '""') for w in phrase) + '"' for phrase in phrases)
+
+
+# --- passages -----------------------------------------------------------------------------
+
+_RUN: Final = struct.Struct("<iii")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A stretch of a document's text, and where its characters stand in the document.
+
+    ``start`` is the position in the document (``char`` positions, see the module
+    docstring) of the passage's first character; ``runs`` are ``(t, s, e)``:
+    from position ``t`` of ``text`` on (up to the next run), the text stands at
+    ``[start + s, start + e)`` of the document, one character for one when the
+    lengths agree, else as a whole (a character reference).
+    """
+
+    start: int
+    text: str
+    runs: tuple[tuple[int, int, int], ...]
+
+    def encoded_runs(self) -> bytes:
+        return b"".join(_RUN.pack(*r) for r in self.runs)
+
+    @classmethod
+    def decode(cls, start: int, text: str, runs: bytes) -> Passage:
+        return cls(start, text, tuple(_RUN.iter_unpack(runs)))
+
+    def _run(self, i: int) -> tuple[int, int, int, int]:
+        """The run holding text position ``i``: (t0, t1, s, e)."""
+        lo, hi = 0, len(self.runs) - 1
+        while lo < hi:  # the last run starting at or before i
+            mid = (lo + hi + 1) // 2
+            if self.runs[mid][0] <= i:
+                lo = mid
+            else:
+                hi = mid - 1
+        t0, s, e = self.runs[lo]
+        t1 = self.runs[lo + 1][0] if lo + 1 < len(self.runs) else len(self.text)
+        return t0, t1, s, e
+
+    def document_range(self, a: int, b: int) -> tuple[int, int]:
+        """Where text ``[a, b)`` of the passage (``a < b``) stands in the document."""
+        t0, t1, s, e = self._run(a)
+        first = s + (a - t0) if t1 - t0 == e - s else s
+        t0, t1, s, e = self._run(b - 1)
+        last = s + (b - t0) if t1 - t0 == e - s else e
+        return self.start + first, self.start + last
+
+
+_UNINDEXED: Final = re.compile(f"[\x00{MARK_START}{MARK_END}]")
+
+
+def _clean(text: str) -> str:
+    """``text`` with the two mark characters and NUL (which no database text holds) written as spaces: the same length."""
+    if "\x00" in text or MARK_START in text or MARK_END in text:
+        return _UNINDEXED.sub(" ", text)
+    return text
+
+
+def _has_word(text: str) -> bool:
+    return any(_word_char(ch) for ch in text)
+
+
+class PassageBuilder:
+    """Cuts a stream of text pieces, each with where it stands in the document, into :class:`Passage` values.
+
+    :meth:`add` a piece of text and the document range it stands for (the same
+    length: one for one; else the piece stands for that range as a whole);
+    :meth:`gap` says that a word ends there (markup that separates words).
+    A passage is cut at the last white space before it grows past
+    :data:`PASSAGE_CHARS` (or there, when a word is longer). Passages without a
+    word are dropped. Time is linear in the text: the pieces waiting are
+    joined once each time a passage can be cut.
+    """
+
+    def __init__(self, size: int = PASSAGE_CHARS) -> None:
+        self.size = size
+        self._parts: list[str] = []
+        self._length = 0
+        self._runs: list[tuple[int, int, int]] = []  # (t, s, e), t from the first waiting character
+        self._ready: list[Passage] = []
+
+    def add(self, text: str, start: int, end: int) -> None:
+        if not text:
+            return
+        text = _clean(text)
+        linear = len(text) == end - start
+        if self._runs and linear:
+            t, s, e = self._runs[-1]
+            if e == start and self._length - t == e - s:  # continues the last one-for-one run
+                self._runs[-1] = (t, s, end)
+                self._append(text)
+                return
+        self._runs.append((self._length, start, end))
+        self._append(text)
+
+    def gap(self, start: int, end: int) -> None:
+        """Markup at ``[start, end)`` that separates words: a space in the passage's text."""
+        if self._length and not self._parts[-1][-1:].isspace():
+            self._runs.append((self._length, start, end))
+            self._append(" ")
+
+    def _append(self, text: str) -> None:
+        self._parts.append(text)
+        self._length += len(text)
+        if self._length >= self.size:
+            self._cut(final=False)
+
+    def _cut(self, final: bool) -> None:
+        whole = "".join(self._parts)
+        runs = self._runs
+        n = len(whole)
+        pos = 0
+        r = 0  # the first run not wholly in passages already cut
+        while n - pos >= (1 if final else self.size):
+            at = n
+            if n - pos > self.size or not final:
+                at = pos + self.size
+                space = max(whole.rfind(blank, pos + self.size // 2, at) for blank in _SPACE)
+                if space > 0:
+                    at = space + 1
+                at = self._splittable(runs, r, pos, at, n)
+            passage_runs: list[tuple[int, int, int]] = []
+            while r < len(runs) and runs[r][0] < at:
+                t, s, e = runs[r]
+                t1 = runs[r + 1][0] if r + 1 < len(runs) else n
+                a, b = max(t, pos), min(t1, at)
+                if t1 - t == e - s:
+                    passage_runs.append((a, s + (a - t), s + (b - t)))
+                else:
+                    passage_runs.append((a, s, e))
+                if t1 > at:
+                    break
+                r += 1
+            head = whole[pos:at]
+            if passage_runs and _has_word(head):
+                base = passage_runs[0][1]
+                self._ready.append(
+                    Passage(base, head, tuple((t - pos, s - base, e - base) for t, s, e in passage_runs))
+                )
+            pos = at
+        rest: list[tuple[int, int, int]] = []
+        for t, s, e in runs[r:]:
+            if t < pos:  # one for one, split at pos (_splittable saw to that)
+                s, t = s + (pos - t), pos
+            rest.append((t - pos, s, e))
+        self._parts = [whole[pos:]] if pos < n else []
+        self._length = n - pos
+        self._runs = rest
+
+    @staticmethod
+    def _splittable(runs: list[tuple[int, int, int]], r: int, pos: int, at: int, n: int) -> int:
+        """``at``, or an end of the run as a whole that holds it (never cut inside a reference)."""
+        for i in range(r, len(runs)):
+            t, s, e = runs[i]
+            if t >= at:
+                break
+            t1 = runs[i + 1][0] if i + 1 < len(runs) else n
+            if t < at < t1 and t1 - t != e - s:
+                return t if t > pos else t1
+        return at
+
+    def take(self) -> list[Passage]:
+        """The passages cut so far (each given once)."""
+        ready, self._ready = self._ready, []
+        return ready
+
+    def finish(self) -> list[Passage]:
+        """Cut what is left; every passage not yet taken."""
+        if self._length:
+            self._cut(final=True)
+        return self.take()
+
+
+# --- markup -------------------------------------------------------------------------------
+
+#: HTML elements whose content is not text (WHATWG HTML §13.2.5: RAWTEXT and script data).
+RAW_TEXT: Final = frozenset({"script", "style", "xmp", "iframe", "noembed", "noframes", "noscript"})
+#: HTML elements whose content is text though it holds no tags (RCDATA; PLAINTEXT runs to the end).
+RCDATA: Final = frozenset({"title", "textarea"})
+#: Tags inside a word: phrasing elements the rendered page runs together with their neighbours.
+INLINE: Final = frozenset({
+    "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "del", "dfn", "em", "font", "i", "ins",
+    "kbd", "mark", "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "time", "tt",
+    "u", "var",
+})
+_TAG_OPEN: Final = re.compile(r"</?[A-Za-z]")
+_TAG_NAME: Final = re.compile(r"[^\t\n\f\r />]*")
+_TAG_STOP: Final = re.compile(r"[>=]")
+_REFERENCE: Final = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)")
+_SPACE: Final = " \t\n\r\f"
+
+
+def _tag_end(text: str, i: int) -> int:
+    """Where the tag whose name ends at ``i`` ends (after its ``>``; quoted attribute values may hold ``>``), or -1 if not in ``text``."""
+    n = len(text)
+    while True:
+        m = _TAG_STOP.search(text, i)
+        if m is None:
+            return -1
+        if m.group() == ">":
+            return m.end()
+        k = m.end()
+        while k < n and text[k] in _SPACE:
+            k += 1
+        if k >= n:
+            return -1
+        if text[k] in "\"'":
+            close = text.find(text[k], k + 1)
+            if close < 0:
+                return -1
+            i = close + 1
+        else:
+            i = k
+
+
+def _close_tag(text: str, name: str, at: int) -> int:
+    """Where ``</name`` (any case, then white space, ``/`` or ``>``) next starts at or after ``at``, or -1."""
+    pattern = re.compile(r"</" + re.escape(name) + r"(?=[\t\n\f\r />])", re.IGNORECASE)
+    m = pattern.search(text, at)
+    return -1 if m is None else m.start()
+
+
+#: The longest construct opening (``<![CDATA[``) and character reference (``&CounterClockwiseContourIntegral;``)
+#: a piece may end inside: that much is kept for the next piece.
+_LOOKAHEAD: Final = 40
+
+
+class MarkupScanner:
+    """The text of an HTML or XML document's CRLF-canonical source, fed in pieces, cut into passages (see the module docstring).
+
+    :meth:`feed` pieces in order (each may end anywhere); the scanner keeps
+    only what it cannot decide yet (a tag, comment or raw-text element not
+    yet closed) and one passage. ``kind`` is ``"html"`` or ``"xml"``.
+    """
+
+    def __init__(self, kind: str, size: int = PASSAGE_CHARS) -> None:
+        self.is_html = kind == "html"
+        self.builder = PassageBuilder(size)
+        self._buffer = ""
+        self._offset = 0  # the document position of the buffer's first character
+        self._inside: tuple[str, bool] | None = None  # a raw-text (False) or RCDATA (True) element
+        self._plaintext = False
+
+    def feed(self, text: str, final: bool = False) -> list[Passage]:
+        """Read ``text`` (the next piece; ``final``: the last) and return the passages it completed."""
+        self._buffer += text
+        used = self._scan(final)
+        self._buffer = self._buffer[used:]
+        self._offset += used
+        return self.builder.finish() if final else self.builder.take()
+
+    def _text(self, start: int, end: int) -> None:
+        """Text ``[start, end)`` of the buffer, each character reference as its character."""
+        text, base, builder = self._buffer, self._offset, self.builder
+        if "&" not in text[start:end]:
+            builder.add(text[start:end], base + start, base + end)
+            return
+        at = start
+        for m in _REFERENCE.finditer(text, start, end):
+            decoded = html.unescape(m.group())
+            if decoded == m.group():
+                continue
+            builder.add(text[at : m.start()], base + at, base + m.start())
+            builder.add(decoded, base + m.start(), base + m.end())
+            at = m.end()
+        builder.add(text[at:end], base + at, base + end)
+
+    def _scan(self, final: bool) -> int:
+        """Read the buffer as far as it can be decided; how far that is."""
+        text, base, builder, is_html = self._buffer, self._offset, self.builder, self.is_html
+        n = len(text)
+        i = 0
+        while i < n:
+            if self._plaintext:
+                builder.add(text[i:], base + i, base + n)
+                return n
+            if self._inside is not None:
+                name, is_text = self._inside
+                close = _close_tag(text, name, i)
+                if close < 0:
+                    stop = n if final else max(i, n - len(name) - 3)
+                    if is_text and not final:  # a character reference may go on in the next piece
+                        amp = text.rfind("&", max(i, stop - _LOOKAHEAD), stop)
+                        stop = amp if amp >= 0 else stop
+                    if is_text:
+                        self._text(i, stop)
+                    return stop
+                if is_text:
+                    self._text(i, close)
+                self._inside = None
+                i = close
+                continue
+            lt = text.find("<", i)
+            if lt < 0:
+                stop = n
+                if not final:
+                    amp = text.rfind("&", max(i, n - _LOOKAHEAD), n)
+                    stop = amp if amp >= 0 else n
+                self._text(i, stop)
+                return stop
+            self._text(i, lt)
+            i = lt
+            if not final and n - lt < len("<![CDATA["):
+                return lt
+            if text.startswith("<!--", lt):
+                end = text.find("-->", lt + 4)
+                if end < 0:
+                    return n if final else lt
+                i = end + 3  # a comment joins what is around it, as on the rendered page
+            elif text.startswith("<![CDATA[", lt) and not is_html:
+                end = text.find("]]>", lt + 9)
+                if end < 0:
+                    if not final:
+                        return lt
+                    end = n
+                builder.add(text[lt + 9 : end], base + lt + 9, base + end)
+                i = min(n, end + 3)
+            elif _TAG_OPEN.match(text, lt):
+                closing = text[lt + 1] == "/"
+                name_match = _TAG_NAME.match(text, lt + (2 if closing else 1))
+                assert name_match is not None
+                end = _tag_end(text, name_match.end())
+                if end < 0:
+                    if not final:
+                        return lt
+                    end = n  # the end of the input in a tag: the rest is that tag (WHATWG 13.2.5.8 eof-in-tag)
+                name = name_match.group().lower()
+                if not (is_html and name in INLINE):
+                    builder.gap(base + lt, base + end)
+                i = end
+                if is_html and not closing:
+                    if name in RAW_TEXT:
+                        self._inside = (name, False)
+                    elif name in RCDATA:
+                        self._inside = (name, True)
+                    elif name == "plaintext":
+                        self._plaintext = True
+            elif text.startswith(("<!", "<?", "</"), lt):
+                end = text.find(">", lt + 2)
+                if end < 0 and not final:
+                    return lt
+                i = n if end < 0 else end + 1
+                builder.gap(base + lt, base + i)
+            else:  # a "<" that opens nothing is text
+                builder.add("<", base + lt, base + lt + 1)
+                i = lt + 1
+        return n
+
+
+def markup_passages(text: str, kind: str, *, size: int = PASSAGE_CHARS) -> list[Passage]:
+    """The passages of the text of an HTML (``kind="html"``) or XML (``"xml"``) document's whole CRLF-canonical source."""
+    return MarkupScanner(kind, size).feed(text, final=True)
+
+
+# --- what a match marks ---------------------------------------------------------------------
+
+
+def marked(highlighted: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """The text of a passage the engine marked (:data:`MARK_START` … :data:`MARK_END`), and each marked stretch.
+
+    Marks with nothing but white space and punctuation between them are one
+    stretch (a phrase's words).
+    """
+    plain: list[str] = []
+    marks: list[tuple[int, int]] = []
+    length = 0
+    opened: int | None = None
+    for piece in re.split(f"([{MARK_START}{MARK_END}])", highlighted):
+        if piece == MARK_START:
+            opened = length
+        elif piece == MARK_END:
+            if opened is not None and opened < length:
+                marks.append((opened, length))
+            opened = None
+        else:
+            plain.append(piece)
+            length += len(piece)
+    text = "".join(plain)
+    joined: list[tuple[int, int]] = []
+    for a, b in marks:  # words of one phrase, which PostgreSQL marks one by one, as one stretch
+        if joined and not _has_word(text[joined[-1][1] : a]):
+            joined[-1] = (joined[-1][0], b)
+        else:
+            joined.append((a, b))
+    return text, tuple(joined)
+
+
+def smallest_window(groups: Sequence[Sequence[tuple[int, int]]]) -> tuple[int, int] | None:
+    """The shortest stretch holding one stretch of every group (the leftmost such); ``None`` if a group is empty.
+
+    For each place a stretch starts, each group's stretch starting there or
+    after that ends first: the shortest of those windows (a passage has a few
+    hundred marks at most, so the square of that is small).
+    """
+    if not groups or any(not g for g in groups):
+        return None
+    best: tuple[int, int] | None = None
+    for left in sorted({a for g in groups for a, _ in g}):
+        chosen = []
+        for g in groups:
+            after = [(b, a) for a, b in g if a >= left]
+            if not after:
+                break
+            chosen.append(min(after))
+        else:
+            window = (min(a for _, a in chosen), max(b for b, _ in chosen))
+            if best is None or window[1] - window[0] < best[1] - best[0]:
+                best = window
+    return best
+
+
+def snippet(
+    text: str, marks: Sequence[tuple[int, int]], focus: tuple[int, int], *, before: int = 90, after: int = 220
+) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """Some ``before`` + ``after`` characters of ``text`` around ``focus`` (cut at spaces), white space written as one space.
+
+    Returns the snippet (``…`` where it cuts the text) and the stretches of
+    ``marks`` inside it, as positions in the snippet.
+    """
+    lo = max(0, focus[0] - before)
+    hi = min(len(text), max(focus[1], focus[0] + after))
+    if lo > 0:
+        space = text.find(" ", lo, focus[0])
+        lo = space + 1 if space >= 0 else lo
+    if hi < len(text):
+        space = text.rfind(" ", focus[1], hi)
+        hi = space if space > 0 else hi
+    prefix = "…" if lo > 0 else ""
+    out: list[str] = [prefix]
+    length = len(prefix)
+    position: dict[int, int] = {}
+    after_space = False
+    for i in range(lo, hi):
+        position[i] = length
+        ch = text[i]
+        if ch.isspace():
+            if after_space:
+                continue
+            ch, after_space = " ", True
+        else:
+            after_space = False
+        out.append(ch)
+        length += 1
+    position[hi] = length
+    if hi < len(text):
+        out.append("…")
+    inside = tuple(
+        (position[max(a, lo)], position[min(b, hi)]) for a, b in marks if a < hi and b > lo
+    )
+    return "".join(out), tuple((a, b) for a, b in inside if b > a)

@@ -1,0 +1,295 @@
+"""The OpenAPI 3.1 description of the resolver's machine routes, made from the app's own route table.
+
+:func:`openapi` walks the Starlette app's routes: every route under
+``/api/`` or ``/uri-res/`` and each method it takes becomes an operation.
+What a handler's signature cannot say (its parameters, its body, its
+answers, the role it needs) is declared once, beside the route's path, in
+:data:`OPERATIONS`; a route with no entry there is still described, from its
+handler's docstring, and a test fails until it has one. So the description
+can list no route the app lacks and cannot miss one it has.
+
+``/openapi.json`` serves the document; ``/api`` renders it as a page
+(:func:`render_docs`) for people, without JavaScript.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from pdi import __version__
+from pdi.server.layout import esc, page
+
+PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: its name, where it goes (``query``, ``header``, ``path``), whether required, what it is."""
+
+    name: str
+    description: str
+    where: str = "query"
+    required: bool = False
+    schema: dict[str, Any] = field(default_factory=lambda: {"type": "string"})
+
+
+@dataclass(frozen=True)
+class Operation:
+    """What a route does, beyond its path and method: summary, parameters, body, answers, and the role it needs."""
+
+    summary: str
+    params: tuple[Param, ...] = ()
+    body: str | None = None  # a description of the request body; it is any media type
+    answers: dict[int, str] = field(default_factory=dict)
+    role: str | None = None  # the token role a write needs (pdi.archive.tokens.ROLES)
+    tag: str = "read"
+
+
+PDI_PARAM = Param("pdi", "A PDI (percent-encode all of it, as encodeURIComponent does).", required=True)
+_IDEMPOTENCY = Param(
+    "Idempotency-Key", "A retry with this key and the same request answers the first answer; another request: 422.",
+    where="header",
+)
+_SERVICE = Param(
+    "service", "An RFC 2169 service: N2R, I2R, N2L, N2Ls, N2C or N2Ns. The URN is the whole query string"
+    " (a '#' written %23).", where="path", required=True,
+    schema={"type": "string", "enum": ["N2R", "I2R", "N2L", "N2Ls", "N2C", "N2Ns"]},
+)
+_WRITTEN = {201: "Created: the names (application/json), Location the first name's N2R",
+            200: "Nothing new stored: the same bytes as the latest version (unchanged), or a replayed answer"}
+
+#: (method, path) -> what the route is. Each route of the app under /api/ and /uri-res/ has one.
+OPERATIONS: dict[tuple[str, str], Operation] = {
+    ("GET", "/uri-res/{service}"): Operation(
+        "Resolve a PDI by RFC 2169: the resource (N2R, I2R), its locations (N2L, N2Ls), description (N2C), names (N2Ns)",
+        (_SERVICE, Param("Range", "One byte range of N2R's answer (RFC 9110 §14)", where="header"),
+         Param("If-None-Match", "The ETag held: 304 when it still is the answer", where="header")),
+        answers={200: "The resource, description or list", 206: "A byte range of the resource",
+                 300: "A generic name: a text/uri-list of every format of every version",
+                 302: "N2L: the resource's URL", 304: "Not modified", 416: "Range not satisfiable",
+                 501: "A service of RFC 2169 this resolver does not offer"},
+    ),
+    ("GET", "/api/resolve"): Operation(
+        "What a name selects: media type, size, SHA-256, fragment ranges, region or samples",
+        (PDI_PARAM,), answers={200: "A JSON description"},
+    ),
+    ("GET", "/api/ls"): Operation(
+        "A page of names, in listing order, and the next page's URL (a keyset cursor)",
+        (Param("pattern", "A PDI pattern (wildcards * in the date, id, format, version)"),
+         Param("series", "Only this series"),
+         Param("limit", "Names a page (default 100, at most 10000)", schema={"type": "integer", "minimum": 0}),
+         Param("offset", "Names to skip (prefer after=)", schema={"type": "integer", "minimum": 0}),
+         Param("after", "The last name of the previous page")),
+        answers={200: '{"names": [...], "next": URL or null}; also Link: <next>; rel="next"'},
+    ),
+    ("GET", "/api/meta"): Operation("The statements about a name, and their history", (PDI_PARAM,),
+                                    answers={200: "JSON: current values and history"}),
+    ("GET", "/api/cite"): Operation(
+        "Check a citation A@origin=B#fragment: does the quotation stand at origin in A?",
+        (Param("citation", "The citation", required=True),), answers={200: "JSON: both ends and the check"},
+    ),
+    ("GET", "/api/series"): Operation("The series of the archive", answers={200: "JSON: every series"}),
+    ("GET", "/api/search"): Operation(
+        "Full-text search: passages matching the words and \"phrases\" given, ranked, each named by its char fragment",
+        (Param("q", "Words, and phrases in double quotes", required=True), Param("series", "Only this series"),
+         Param("limit", "Hits a page", schema={"type": "integer", "minimum": 1}),
+         Param("after", "The cursor of the previous page's last hit")),
+        answers={200: "JSON: the hits (name with #char=a,b, snippet, marks) and the next page's URL"},
+    ),
+    ("GET", "/api/rfc5147"): Operation(
+        "Evaluate an RFC 5147 fragment (its length and md5 checks too) on a text/plain name: the text it selects",
+        (PDI_PARAM, Param("fragment", "An RFC 5147 fragment without '#', e.g. char=7,20;length=55,UTF-8",
+                          required=True)),
+        answers={200: "JSON: the selected text and its range", 422: "A length or md5 check failed"},
+    ),
+    ("POST", "/api/deposit"): Operation(
+        "Mint a name for today (GMT) and deposit the body as its first version",
+        (Param("series", "The series to mint in", required=True),
+         Param("format", "The format token; default: the one registered for Content-Type"),
+         Param("id", "A foreign id to encapsulate instead of a daily serial"),
+         Param("charset", "The body's charset (default: Content-Type's charset parameter)"),
+         _IDEMPOTENCY),
+        body="The document's octets, streamed; Content-Type its media type",
+        answers=_WRITTEN, role="deposit", tag="write",
+    ),
+    ("POST", "/api/batch"): Operation(
+        "Many deposits in one request, all or nothing: each file part of a multipart/form-data body one document",
+        (Param("series", "The series to mint in", required=True), _IDEMPOTENCY),
+        body="multipart/form-data: file parts (each its Content-Type), and an optional JSON field manifest"
+             ' listing {"format", "id", "charset"} item by item',
+        answers={201: '{"items": [{"pdi", "names", "version"}, ...]} in the parts\' order'},
+        role="deposit", tag="write",
+    ),
+    ("POST", "/api/version"): Operation(
+        "Deposit the body as a new version of a document",
+        (Param("pdi", "The document's generic name", required=True), Param("format", "The format token"),
+         Param("charset", "The body's charset"), _IDEMPOTENCY),
+        body="The new version's octets", answers=_WRITTEN, role="deposit", tag="write",
+    ),
+    ("POST", "/api/format"): Operation(
+        "Add the body as another format of an existing version",
+        (Param("pdi", "The versioned name", required=True), Param("format", "The format token", required=True),
+         Param("charset", "The body's charset"), _IDEMPOTENCY),
+        body="The format's octets", answers=_WRITTEN, role="deposit", tag="write",
+    ),
+    ("POST", "/api/statements"): Operation(
+        "Make a statement key = value about a name (history is kept)",
+        (PDI_PARAM, Param("key", "A Dublin Core term or a free key", required=True)),
+        body="The value, UTF-8 text", answers={201: "The statement as stored"}, role="curate", tag="write",
+    ),
+    ("POST", "/api/withdraw"): Operation(
+        "Withdraw a version (a versioned name) or a whole document (a generic name), saying why",
+        (PDI_PARAM, Param("reason", "Why (or give it as the UTF-8 body)")),
+        body="The reason, UTF-8 text (optional if reason= is given)",
+        answers={201: "The tombstone; N2R of the name is 410 from now on"}, role="curate", tag="write",
+    ),
+    ("GET", "/api/audit"): Operation(
+        "The audit log: every write, who, when, what, from where",
+        (Param("after", "Entries after this number", schema={"type": "integer", "minimum": 0}),
+         Param("limit", "Entries (1 to 10000)", schema={"type": "integer", "minimum": 1})),
+        answers={200: "A JSON array of entries"}, role="admin", tag="write",
+    ),
+}
+
+_COMMON = {
+    400: "A syntax error in a parameter or the body (names what and where)",
+    404: "No such name or page", 413: "A limit was exceeded", 415: "Unsupported format or media type",
+    422: "An integrity check failed", 503: "Busy (Retry-After) or a storage error",
+}
+_WRITE_COMMON = {401: "No live bearer token", 403: "The token's role or series does not cover this"}
+
+
+def _documented(route: BaseRoute) -> bool:
+    return isinstance(route, Route) and route.path.startswith(("/api/", "/uri-res/"))
+
+
+def operations(routes: list[BaseRoute]) -> list[tuple[str, str, Operation, Any]]:
+    """Each documented route's ``(method, path, operation, handler)``, in the app's order."""
+    found = []
+    for route in routes:
+        if not _documented(route):
+            continue
+        assert isinstance(route, Route)
+        for method in sorted(route.methods or {"GET"}):
+            if method == "HEAD":
+                continue
+            known = OPERATIONS.get((method, route.path))
+            if known is None:  # undocumented: its docstring at least (a test asks for an entry)
+                doc = inspect.getdoc(route.endpoint) or route.path
+                known = Operation(doc.splitlines()[0])
+            found.append((method, route.path, known, route.endpoint))
+    return found
+
+
+def openapi(routes: list[BaseRoute]) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the app's machine routes."""
+    paths: dict[str, dict[str, Any]] = {}
+    for method, path, op, handler in operations(routes):
+        answers = {**op.answers, **_COMMON, **(_WRITE_COMMON if op.role else {})}
+        entry: dict[str, Any] = {
+            "operationId": f"{method.lower()}_{path.strip('/').replace('/', '_').replace('{', '').replace('}', '')}",
+            "summary": op.summary,
+            "tags": [op.tag],
+            "parameters": [
+                {"name": p.name, "in": p.where, "required": p.required or p.where == "path",
+                 "description": p.description, "schema": p.schema}
+                for p in op.params
+            ],
+            "responses": {
+                str(status): ({"description": text, "content": PROBLEM} if status >= 400 else {"description": text})
+                for status, text in sorted(answers.items())
+            },
+        }
+        doc = inspect.getdoc(handler)
+        if doc:
+            entry["description"] = doc
+        if op.body is not None:
+            entry["requestBody"] = {"required": True, "description": op.body,
+                                    "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}}
+        if op.role is not None:
+            entry["security"] = [{"bearer": []}]
+            entry["x-pdi-role"] = op.role
+        paths.setdefault(path, {})[method.lower()] = entry
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "pdi resolver",
+            "version": __version__,
+            "description": "Persistent document identifiers: RFC 2169 resolution, a JSON read API, and a write"
+                           " API behind bearer tokens (pdi token add).",
+        },
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
+                                           "description": "A token made with pdi token add"}},
+            "schemas": {"Problem": {  # RFC 9457 §3.1
+                "type": "object",
+                "properties": {"type": {"type": "string"}, "title": {"type": "string"},
+                               "status": {"type": "integer"}, "detail": {"type": "string"}},
+            }},
+        },
+    }
+
+
+def render_docs(document: dict[str, Any]) -> str:
+    """The API described for people: each operation, its parameters, body, answers and the role it needs."""
+    sections = []
+    for path, methods in document["paths"].items():
+        for method, op in methods.items():
+            params = "".join(
+                f"<tr><td><code>{esc(p['name'])}</code></td><td>{esc(p['in'])}</td>"
+                f"<td>{'yes' if p['required'] else ''}</td><td>{esc(p['description'])}</td></tr>"
+                for p in op["parameters"]
+            )
+            table = (
+                '<table><thead><tr><th scope="col">parameter</th><th scope="col">in</th>'
+                f'<th scope="col">required</th><th scope="col">what</th></tr></thead><tbody>{params}</tbody></table>'
+                if params else ""
+            )
+            answers = "".join(
+                f"<li><code>{esc(status)}</code> {esc(r['description'])}</li>" for status, r in op["responses"].items()
+            )
+            role = f'<p class="note">Needs a bearer token with the role <b>{esc(op["x-pdi-role"])}</b>.</p>' \
+                if "x-pdi-role" in op else ""
+            body = f"<p>Body: {esc(op['requestBody']['description'])}</p>" if "requestBody" in op else ""
+            sections.append(
+                f'<section id="{esc(op["operationId"])}"><h2><code>{esc(method.upper())} {esc(path)}</code></h2>'
+                f"<p>{esc(op['summary'])}</p>{role}{table}{body}<details><summary>Answers</summary>"
+                f"<ul>{answers}</ul></details></section>"
+            )
+    intro = (
+        f"<h1>{esc(document['info']['title'])} API <small>{esc(document['info']['version'])}</small></h1>"
+        f"<p>{esc(document['info']['description'])} The machine-readable description is "
+        '<a href="/openapi.json"><code>/openapi.json</code></a> (OpenAPI 3.1). Errors are RFC 9457 problem'
+        " details (<code>application/problem+json</code>).</p>"
+    )
+    return page("pdi API", intro + "".join(sections))
+
+
+class APIDocs:
+    """``/openapi.json`` and ``/api``: the description of :attr:`routes` (the app's), made on first request."""
+
+    def __init__(self) -> None:
+        self.routes: list[BaseRoute] = []
+        self._document: dict[str, Any] | None = None
+
+    def document(self) -> dict[str, Any]:
+        """The OpenAPI document, made once."""
+        if self._document is None:
+            self._document = openapi(self.routes)
+        return self._document
+
+    async def json(self, request: Request) -> Response:
+        """The OpenAPI 3.1 description of the machine routes."""
+        return JSONResponse(self.document())
+
+    async def page(self, request: Request) -> Response:
+        """The API described for people."""
+        return HTMLResponse(render_docs(self.document()))
+

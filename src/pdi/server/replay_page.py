@@ -1,0 +1,157 @@
+"""The resolver's page for an archived web page: a slim banner over the page as it was, framed from the replay origin.
+
+``/view?pdi=NAME`` of an aggregate (``multipart/related``) or an HTML
+document, when the resolver has a replay origin (:mod:`pdi.server.replay`),
+shows a banner — the name, when it was captured (the deposit time of the
+version, as the archive records it), the URL it was taken from (the foreign
+id its name encapsulates, else the root's ``Content-Location``) with a link
+to the other captures of that URL (``/captures?url=``) — and an
+``<iframe>`` of the page on the replay origin. The frame is sandboxed:
+``allow-same-origin`` only (so the replay origin's own style, images and
+frames load, and no script runs whatever the page holds), or, when the
+replay origin lets archived scripts run, ``allow-scripts`` only (then the
+page runs in an opaque origin of its own, and still cannot reach the
+resolver: another origin, and never both flags together). A fragment of
+the name is marked in the page and scrolled to (``#pdi-passage``). A link
+shows the source instead (``&view=source``: ``char`` positions count the
+source), another replays it for selection (``&select=1``): the framed page
+then runs one script of the replay origin's (allowed by its hash, the
+page's own still blocked) that reports what the reader selects, and this
+page names it ``#char=a,b`` and ``#elt=n,n`` once resolving each gave it back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from starlette.requests import Request
+
+from pdi.archive import Archive, Generic
+from pdi.identifier import PDI
+from pdi.server.layout import esc, page
+from pdi.server.replay import (
+    AGGREGATE_TYPES,
+    original_url,
+    passage_marks,
+    read_page,
+    replay_path,
+    replayable,
+)
+
+#: The page's own style: the banner in one line, the frame filling the rest of the window.
+STYLE = """
+html,body{height:100%} body{display:flex;flex-direction:column}
+main{max-width:none;margin:0;padding:0;flex:1;display:flex;flex-direction:column;min-height:0}
+.replay-banner{display:flex;flex-wrap:wrap;gap:0.15rem 1.2rem;align-items:baseline;padding:0.3rem 1rem;
+ background:#eef1f5;border-bottom:1px solid #c7ced8;font-size:0.9rem}
+.replay-banner h1{font-size:0.95rem;margin:0;overflow-wrap:anywhere}
+.replay-banner dl{display:flex;flex-wrap:wrap;gap:0.15rem 1.2rem;margin:0}
+.replay-banner dl div{display:flex;gap:0.4rem} .replay-banner dt{font-weight:600} .replay-banner dd{margin:0;overflow-wrap:anywhere}
+.select-tools{display:flex;flex-wrap:wrap;gap:0.3rem 1rem;align-items:center;padding:0.3rem 1rem;
+ background:#fff8e0;border-bottom:1px solid #e0d090;font-size:0.9rem}
+.select-tools input{font-size:0.8rem}
+iframe.replay{display:block;flex:1;width:100%;min-height:20rem;border:0}
+"""
+
+
+@dataclass(frozen=True)
+class ReplaySite:
+    """Where the replay origin is: ``origin`` as configured, or the request's host at ``port``."""
+
+    origin: str | None = None
+    port: int | None = None
+    scripts: bool = False
+
+    def origin_for(self, request: Request) -> str:
+        """The replay origin as the reader who sent ``request`` reaches it."""
+        if self.origin is not None:
+            return self.origin.rstrip("/")
+        host = request.url.hostname or "127.0.0.1"
+        shown = f"[{host}]" if ":" in host else host
+        return f"{request.url.scheme}://{shown}:{self.port}"
+
+
+#: The framing page's script in selection mode: it names the passage the framed page reports selected,
+#: and shows each name only once resolving it gave back exactly what was selected.
+SELECT_SCRIPT = """
+(function () {
+  const frame = document.querySelector("iframe.replay");
+  const base = frame.dataset.pdi;
+  const charName = document.getElementById("char-name"), eltName = document.getElementById("elt-name");
+  const status = document.getElementById("select-status");
+  function query(name) { return name.replace(/%(?=2[35])/g, "%25").replace("#", "%23"); }
+  function words(s) { return s.replace(/\\s+/g, " ").trim(); }
+  function textOf(source) { return new DOMParser().parseFromString("<body>" + source, "text/html").body.textContent; }
+  let asked = 0;
+  window.addEventListener("message", async function (event) {
+    if (event.source !== frame.contentWindow || !event.data || !event.data.pdiSelection) return;
+    const chosen = event.data.pdiSelection, mine = ++asked;
+    const names = [base + "#char=" + chosen.start + "," + chosen.end];
+    if (chosen.elt !== null) names.push(base + "#elt=" + chosen.elt + "," + chosen.elt);
+    status.textContent = "checking…";
+    const answers = await Promise.all(names.map((n) => fetch("/uri-res/N2R?" + query(n)).then((r) => r.ok ? r.text() : null)));
+    if (mine !== asked) return;
+    const same = answers[0] !== null && words(textOf(answers[0])) === words(chosen.text);
+    charName.value = same ? names[0] : "";
+    eltName.value = names.length > 1 && answers[1] !== null ? names[1] : "";
+    status.textContent = same ? "resolved: the name gives back the selected text" : "not offered: the name did not give back the selected text";
+  });
+})();
+"""
+
+
+def render_replay_page(
+    archive: Archive, name: str, replay_origin: str, *, scripts: bool = False, select: bool = False
+) -> str | None:
+    """The page for ``name`` shown replayed, or ``None`` when it is not a page (the viewer shows it).
+
+    With ``select``, the page is replayed for selection (``/replay/<name>/select/…``):
+    what the reader selects is named, ``#char=a,b`` of the CRLF-canonical source and the
+    ``#elt=n,n`` of the element that holds it, each resolved before it is shown.
+    """
+    parsed = PDI.parse(name)
+    located = archive.locate(parsed.without_fragment())
+    if isinstance(located, Generic) or not replayable(located.record.media_type, located.record.size):
+        return None  # the viewer shows it (a long HTML document: its source, in windows)
+    record = located.record
+    whole = located
+    url = original_url(located)
+    if url is None or parsed.fragment is not None:
+        whole, aggregate = read_page(archive, str(parsed))
+        if parsed.fragment is not None:
+            passage_marks(aggregate, parsed, whole)  # a fragment that cannot be evaluated is said here, not in the frame
+        url = original_url(whole, aggregate)
+    if select:
+        parsed = parsed.without_fragment()
+        frame = replay_origin + replay_path(str(parsed), "select/index.html")
+    else:
+        frame = replay_origin + replay_path(str(parsed)) + ("#pdi-passage" if parsed.fragment is not None else "")
+    source = f"/view?pdi={quote(str(parsed), safe='')}&view=source"
+    other = f"/view?pdi={quote(str(parsed), safe='')}" + ("" if select else "&select=1")
+    facts = [
+        ("captured", f'<time datetime="{esc(record.created_at)}">{esc(record.created_at)}</time>'),
+        ("from", f"<code>{esc(url)}</code> · <a href=\"/captures?url={quote(url, safe='')}\">other captures of this URL</a>"
+         if url else "(no URL recorded)"),
+    ]
+    kind = "archived page" if record.media_type in AGGREGATE_TYPES else "archived HTML document"
+    banner = (
+        f'<section class="replay-banner" aria-label="{kind}"><h1><code>{esc(str(parsed))}</code></h1><dl>'
+        + "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)
+        + f'</dl><a href="{esc(source)}">source</a>'
+        + f'<a href="{esc(other)}">{"the page" if select else "select to cite"}</a></section>'
+    )
+    tools = (
+        '<section class="select-tools" aria-label="name of the selection"><span id="select-status" role="status">'
+        "Select text in the page to get its name.</span> "
+        '<label>char <input id="char-name" readonly size="44"></label> '
+        '<label>element <input id="elt-name" readonly size="36"></label></section>'
+        if select else ""
+    )
+    # the page's own scripts never run with allow-same-origin; a page of an opaque origin may run them
+    sandbox = "allow-scripts" if scripts or select else "allow-same-origin"
+    body = (
+        f'{banner}{tools}<iframe class="replay" src="{esc(frame)}" sandbox="{sandbox}" referrerpolicy="no-referrer"'
+        f' data-pdi="{esc(str(parsed))}" title="{esc(kind)} {esc(str(parsed))}"></iframe>'
+    )
+    return page(str(parsed), body, style=STYLE, name=name, script=SELECT_SCRIPT if select else "")

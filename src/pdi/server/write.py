@@ -1,0 +1,358 @@
+"""The write API: deposits, versions, formats and statements over HTTP, behind bearer tokens (an edge).
+
+Every route takes ``Authorization: Bearer <token>`` (a token made with
+``pdi token add``; :mod:`pdi.archive.tokens`): none, an unknown or a
+revoked one is ``401`` with ``WWW-Authenticate: Bearer`` (RFC 6750 §3); a
+token whose role or series does not cover the write is ``403``. The body
+is streamed into the archive's blob store as it arrives, never held whole;
+a failure at any octet (a refused format or charset, a client that goes
+away) leaves the archive exactly as it was. Each write is audited in the
+transaction that makes it (who: ``token:NAME``, from which address).
+
+* ``POST /api/deposit?series=S[&format=F][&id=FOREIGN_ID][&charset=C]`` —
+  mint a name for today (GMT) and deposit the body as its first version.
+  Without ``format`` the format is the one registered for the body's
+  ``Content-Type`` (its ``charset`` parameter is read too). ``201``,
+  ``Location`` the new name's ``N2R``, and ``{"pdi": NAME, "names": […],
+  "version": 1, "unchanged": false}``. With an ``id`` already minted today
+  whose latest version holds these bytes, nothing is stored: ``200`` and that
+  name, ``"unchanged": true``.
+* ``POST /api/batch?series=S`` — many deposits, all or nothing: a
+  ``multipart/form-data`` body, each file part one document (its format
+  from its ``Content-Type``, or from an optional JSON ``manifest`` field
+  listing ``{"format", "id", "charset"}`` item by item). ``201`` and
+  ``{"items": [{"pdi", "names", "version"}, …]}`` in the parts' order; a
+  refusal names the item (``item 3: …``) and mints nothing.
+* ``POST /api/version?pdi=GENERIC_NAME[&format=F][&charset=C]`` — a new
+  version (``201``; the same bytes as the latest version: ``200``, unchanged).
+* ``POST /api/format?pdi=VERSIONED_NAME&format=F[&charset=C]`` — another
+  format of an existing version (``201``).
+* ``POST /api/statements?pdi=NAME&key=K`` — a statement ``K = body`` (the
+  body is the value, UTF-8 text); role ``curate``. ``201``.
+* ``POST /api/withdraw?pdi=NAME[&reason=WHY]`` — withdraw a version (a
+  versioned name) or a document (a generic name): the reason is the body
+  (UTF-8) or ``reason=``; role ``curate``. ``201`` and the tombstone.
+* ``GET /api/audit?after=N&limit=L`` — the audit log; role ``admin``.
+
+``Idempotency-Key`` (draft-ietf-httpapi-idempotency-key-header): a deposit,
+version or format sent again with the same key and the same request (target,
+parameters, content type, and body: compared by SHA-256) is answered with the
+first answer and stores nothing (``Idempotent-Replayed: true``); the same key
+with another request is ``422``. The first answer is written in the
+transaction of the write itself, so a retry after any failure — even one
+that lost the answer — never mints a second name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+
+from pdi import formats
+from pdi.archive import Archive, Content, Deposit
+from pdi.archive.tokens import Writer
+from pdi.errors import LimitError, ParseError, StoreError
+from pdi.server.problems import Problem
+from pdi.server.read import _integer, _param
+
+#: The longest Idempotency-Key accepted (characters); the draft sets no limit, Stripe's is 255.
+MAX_KEY = 255
+
+#: The most items one batch may carry.
+MAX_BATCH = 1000
+
+#: The longest statement value accepted over HTTP (octets): pdi.archive.MAX_ASSERTION_VALUE characters of UTF-8.
+MAX_STATEMENT = 4 << 16
+
+
+class Unauthorized(Problem):
+    """``401``: no token, or not a live one (RFC 6750 §3: the challenge says which)."""
+
+    def __init__(self, detail: str, *, error: str | None = None) -> None:
+        super().__init__(401, "unauthorized", detail)
+        self.challenge = 'Bearer realm="pdi"' + (f', error="{error}"' if error else "")
+
+
+class WriteAPI:
+    """The routes that write, over one archive."""
+
+    def __init__(self, archive: Archive, *, max_upload: int | None = None) -> None:
+        self.archive = archive
+        self.max_upload = max_upload
+
+    # --- who is writing ---------------------------------------------------------------
+    async def writer(self, request: Request) -> Writer:
+        """The token the request presents, checked; ``401`` without a live one."""
+        header = request.headers.get("authorization")
+        if header is None:
+            raise Unauthorized("this route needs Authorization: Bearer <token> (pdi token add)")
+        scheme, _, secret = header.partition(" ")
+        if scheme.lower() != "bearer" or not secret.strip():
+            raise Unauthorized("Authorization must be 'Bearer <token>'", error="invalid_request")
+        record = await anyio.to_thread.run_sync(self.archive.authenticate, secret.strip())
+        if record is None:
+            raise Unauthorized("the token is not known, or was revoked", error="invalid_token")
+        return Writer(record, request.client.host if request.client else None)
+
+    # --- routes -----------------------------------------------------------------------------
+    async def deposit(self, request: Request) -> Response:
+        writer = await self.writer(request)
+        series = _param(request, "series")
+        foreign_id = request.query_params.get("id") or None
+        content = self._content(request)
+        key = _idempotency_key(request)
+
+        def run(body: Iterator[bytes]) -> Deposit:
+            return self.archive.deposit(
+                series, [content(body)], foreign_id=foreign_id, writer=writer,
+                idempotency_key=key, request=_fingerprint(request),
+            )
+
+        return _created(await self._streamed(request, run))
+
+    async def batch(self, request: Request) -> Response:
+        """Many deposits in one request, all or nothing: a ``multipart/form-data`` body, one file part an item.
+
+        Each file part is one document's only format: the format registered
+        for the part's ``Content-Type`` (its ``charset`` too). An optional
+        ``manifest`` field (JSON, before the files) lists, item by item,
+        ``{"format", "id", "charset"}`` to say otherwise. The parts are
+        spooled to temporary files as they arrive (Starlette's form parser),
+        then each streamed into the store.
+        """
+        writer = await self.writer(request)
+        series = _param(request, "series")
+        key = _idempotency_key(request)
+        kind = request.headers.get("content-type", "")
+        if not kind.lower().startswith("multipart/form-data"):
+            raise ParseError("a batch is a multipart/form-data body, one file part an item", rule="Content-Type")
+        async with request.form(max_files=MAX_BATCH, max_fields=MAX_BATCH + 1) as form:
+            manifest = _manifest(form.get("manifest"))
+            files = [value for name, value in form.multi_items() if not isinstance(value, str)]
+            if not files:
+                raise ParseError("a batch needs at least one file part", rule="batch")
+            if manifest is not None and len(manifest) != len(files):
+                raise ParseError(f"the manifest lists {len(manifest)} items, the body has {len(files)} files",
+                                 rule="manifest")
+            items: list[tuple[list[Content], str | None]] = []
+            for index, part in enumerate(files):
+                said = manifest[index] if manifest is not None else {}
+                media_type = part.content_type or ""
+                token = said.get("format") or (formats.token_for(media_type) if media_type else None)
+                if token is None:
+                    raise ParseError(f"item {index}: no format and no Content-Type", rule="format")
+                charset = said.get("charset") or (formats.split_media_type(media_type)[1] if media_type else None)
+                items.append(([Content(part.file, token, charset, source=part.filename or f"item {index}")],
+                              said.get("id")))
+
+            def run() -> list[Deposit]:
+                return self.archive.deposit_batch(
+                    series, items, writer=writer, idempotency_key=key, request=_fingerprint(request),
+                )
+
+            deposits = await anyio.to_thread.run_sync(run)
+        replayed = any(d.replayed for d in deposits)
+        body = {"items": [{"pdi": str(d[0]), "names": [str(n) for n in d], "version": d.version} for d in deposits]}
+        return JSONResponse(body, status_code=201, headers={"Idempotent-Replayed": "true"} if replayed else {})
+
+    async def version(self, request: Request) -> Response:
+        writer = await self.writer(request)
+        name = _param(request, "pdi")
+        content = self._content(request)
+        key = _idempotency_key(request)
+
+        def run(body: Iterator[bytes]) -> Deposit:
+            return self.archive.add_version(
+                name, [content(body)], writer=writer, idempotency_key=key, request=_fingerprint(request),
+            )
+
+        return _created(await self._streamed(request, run))
+
+    async def format(self, request: Request) -> Response:
+        writer = await self.writer(request)
+        name = _param(request, "pdi")
+        token = _param(request, "format")
+        charset = request.query_params.get("charset") or None
+        key = _idempotency_key(request)
+
+        def run(body: Iterator[bytes]) -> Deposit:
+            added = self.archive.add_format(
+                name, body, format=token, charset=charset, writer=writer,
+                idempotency_key=key, request=_fingerprint(request),
+            )
+            return Deposit((added,))
+
+        return _created(await self._streamed(request, run))
+
+    async def statements(self, request: Request) -> Response:
+        writer = await self.writer(request)
+        name = _param(request, "pdi")
+        statement = _param(request, "key")
+        text = _utf8(await self._small_body(request, MAX_STATEMENT), "value")
+        record = await anyio.to_thread.run_sync(
+            lambda: self.archive.annotate(name, statement, text, writer=writer)
+        )
+        return JSONResponse(
+            {"pdi": name, "key": record.key, "value": record.value, "who": record.who, "at": record.at},
+            status_code=201,
+        )
+
+    async def withdraw(self, request: Request) -> Response:
+        writer = await self.writer(request)
+        name = _param(request, "pdi")
+        reason = _utf8(await self._small_body(request, MAX_STATEMENT), "reason") \
+            or request.query_params.get("reason", "")
+        record = await anyio.to_thread.run_sync(lambda: self.archive.withdraw(name, reason, writer=writer))
+        return JSONResponse(
+            {"pdi": name, "withdrawn": {"at": record.at, "reason": record.reason, "who": record.who},
+             "version": record.version},
+            status_code=201,
+        )
+
+    async def audit(self, request: Request) -> Response:
+        writer = await self.writer(request)
+        writer.require("admin")
+        after = _integer(request, "after", 0)
+        limit = _integer(request, "limit", 1000)
+        if not 1 <= limit <= 10_000:
+            raise LimitError(f"limit={limit}: give 1 to 10000, and page with after=")
+        entries = await anyio.to_thread.run_sync(self.archive.audit, after, limit)
+        return JSONResponse([
+            e.to_json()
+            for e in entries
+        ])
+
+    # --- bodies -------------------------------------------------------------------------------
+    def _content(self, request: Request) -> _Body:
+        """How to read the request's body as one format: ``format=``, or the one its Content-Type is registered as."""
+        charset = request.query_params.get("charset") or None
+        token = request.query_params.get("format") or None
+        if token is None:
+            media_type = request.headers.get("content-type")
+            if not media_type:
+                raise ParseError("give format= or the body's Content-Type", rule="format")
+            token = formats.token_for(media_type)
+            if charset is None:
+                charset = formats.split_media_type(media_type)[1]
+        return _Body(token, charset)
+
+    async def _streamed(self, request: Request, write: Callable[[Iterator[bytes]], Deposit]) -> Deposit:
+        """Run ``write`` on a worker thread, handing it the request's body piece by piece as it arrives."""
+        declared = request.headers.get("content-length")
+        if declared is not None and self.max_upload is not None and declared.isdigit() \
+                and int(declared) > self.max_upload:
+            raise LimitError(f"the body of {declared} octets is more than this server takes ({self.max_upload})")
+        chunks = request.stream()
+        limit = self.max_upload
+
+        def body() -> Iterator[bytes]:
+            seen = 0
+            while True:
+                try:
+                    piece = anyio.from_thread.run(_next, chunks)
+                except ClientDisconnect:
+                    raise StoreError("the client went away before the whole body arrived; nothing was stored") \
+                        from None
+                if piece is None:
+                    return
+                seen += len(piece)
+                if limit is not None and seen > limit:
+                    raise LimitError(f"the body is more than this server takes ({limit} octets)")
+                if piece:
+                    yield piece
+
+        return await anyio.to_thread.run_sync(write, body())
+
+    async def _small_body(self, request: Request, limit: int) -> bytes:
+        parts: list[bytes] = []
+        seen = 0
+        async for piece in request.stream():
+            seen += len(piece)
+            if seen > limit:
+                raise LimitError(f"the body is more than {limit} octets")
+            parts.append(piece)
+        return b"".join(parts)
+
+
+class _Body:
+    """One format of a write, whose octets come as the request's body."""
+
+    def __init__(self, token: str, charset: str | None) -> None:
+        self.token, self.charset = token, charset
+
+    def __call__(self, body: Iterator[bytes]) -> Content:
+        return Content(body, self.token, self.charset, source="the request body")
+
+
+async def _next(chunks: AsyncIterator[bytes]) -> bytes | None:
+    try:
+        return await chunks.__anext__()
+    except StopAsyncIteration:
+        return None
+
+
+def _created(deposit: Deposit) -> Response:
+    """``201`` and the new names; ``200`` when nothing new was stored; a replay answers as the first time."""
+    first = str(deposit[0])
+    body = {"pdi": first, "names": [str(n) for n in deposit], "version": deposit.version,
+            "unchanged": deposit.unchanged}
+    headers = {"Location": f"/uri-res/N2R?{first}"}
+    if deposit.replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return JSONResponse(body, status_code=200 if deposit.unchanged else 201, headers=headers)
+
+
+def _fingerprint(request: Request) -> str:
+    """What identifies a write besides its body: method, path, parameters (sorted) and content type."""
+    params = "&".join(f"{k}={v}" for k, v in sorted(request.query_params.multi_items()))
+    # a multipart body's boundary is chosen afresh for each sending: it is not part of what was asked
+    kind = ";".join(p for p in request.headers.get("content-type", "").split(";")
+                    if not p.strip().lower().startswith("boundary="))
+    return f"{request.method} {request.url.path}?{params}\n{kind}"
+
+
+def _idempotency_key(request: Request) -> str | None:
+    key = request.headers.get("idempotency-key")
+    if key is None:
+        return None
+    # the draft's value is a Structured Fields string: "…"; a bare token is taken as it is
+    if len(key) >= 2 and key[0] == key[-1] == '"':
+        key = key[1:-1]
+    if not key or len(key) > MAX_KEY or not key.isascii() or not key.isprintable():
+        raise ParseError(
+            f"Idempotency-Key must be 1 to {MAX_KEY} printable ASCII characters", rule="Idempotency-Key"
+        )
+    return key
+
+
+def _manifest(value: object) -> list[dict[str, str]] | None:
+    """A batch's manifest field: a JSON array of objects whose values are strings (format, id, charset)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ParseError("the manifest is a form field (JSON), not a file", rule="manifest")
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"the manifest is not JSON: {exc.msg} at character {exc.pos}", rule="manifest") from exc
+    allowed = {"format", "id", "charset"}
+    if not isinstance(parsed, list) or not all(
+        isinstance(item, dict) and set(item) <= allowed and all(isinstance(v, str) for v in item.values())
+        for item in parsed
+    ):
+        raise ParseError('the manifest is an array of {"format", "id", "charset"} objects of strings',
+                         rule="manifest")
+    return parsed
+
+
+def _utf8(body: bytes, what: str) -> str:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"the {what} (the body) must be UTF-8: octet {exc.start} is not", rule=what) from exc

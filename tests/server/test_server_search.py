@@ -1,0 +1,58 @@
+"""``/search`` and ``/api/search`` against a live resolver: hits link to the passage, the page needs no script."""
+
+from __future__ import annotations
+
+import html
+import re
+import urllib.parse
+
+import httpx
+from server_helpers import TEXT, Served
+
+
+def get(served: Served, path: str, **params: str) -> httpx.Response:
+    return httpx.get(f"{served.url}{path}", params=params, timeout=30)
+
+
+def test_api_search_names_the_passage_and_the_viewer_marks_it(served: Served) -> None:
+    answer = get(served, "/api/search", q="world").json()
+    (hit,) = [h for h in answer["hits"] if h["document"] == served.text]
+    # "Hello, world." : the word is characters 7 to 12 of the CRLF-canonical text
+    assert hit["char"] == [7, 12] and hit["name"] == f"{served.text}#char=7,12"
+    assert hit["snippet"][slice(*hit["marks"][0])] == "world"
+    assert TEXT.decode().replace("\n", "\r\n")[7:12] == "world"
+    view = get(served, hit["view"].split("?")[0], pdi=urllib.parse.unquote(hit["view"].split("pdi=")[1]))
+    assert view.status_code == 200 and "<mark" in view.text and ">world</mark>" in view.text
+    assert answer["next"] is None
+
+
+def test_api_search_pages_and_errors(served: Served) -> None:
+    first = get(served, "/api/search", q="line", limit="1").json()
+    assert len(first["hits"]) == 1
+    bad = get(served, "/api/search", q='"open')
+    assert bad.status_code == 400 and bad.headers["content-type"].startswith("application/problem+json")
+    assert "not closed" in bad.json()["detail"]
+    too_few = get(served, "/api/search", q="x", limit="0")
+    assert 400 <= too_few.status_code < 500 and "limit must be 1 to" in too_few.json()["detail"]
+    assert get(served, "/api/search").status_code == 400
+
+
+def test_the_search_page_lists_hits_with_marks_and_escapes_them(served: Served) -> None:
+    page = get(served, "/search", q="alert")
+    assert page.status_code == 200
+    links = re.findall(r'<ol class="hits"[^>]*>.*?</ol>', page.text, re.S)
+    assert links, page.text
+    # the text's own "<script>" is shown as text, never as markup
+    assert "<script>alert" not in page.text and "&lt;script&gt;<mark>alert</mark>" in page.text
+    href = html.unescape(re.search(r'<a href="([^"]+)"', links[0]).group(1))  # type: ignore[union-attr]
+    assert href.startswith("/view?pdi=") and "%23char=" in href
+    assert 'label for="search-q"' in page.text and 'action="/search"' in page.text
+
+
+def test_the_search_page_says_what_is_wrong(served: Served) -> None:
+    page = get(served, "/search", q='"open')
+    assert page.status_code == 400 and 'role="alert"' in page.text and "not closed" in page.text
+    empty = get(served, "/search")
+    assert empty.status_code == 200 and "<ol" not in empty.text
+    none = get(served, "/search", q="zzzqqq")
+    assert none.status_code == 200 and "No passage" in none.text

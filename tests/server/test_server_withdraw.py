@@ -1,0 +1,121 @@
+"""Withdrawal: a tombstone keeps the name, answers 410 Gone with the reason, travels in a bag, and reaches every cache.
+
+Issue 15. A withdrawn name is never minted again, still listed, and
+resolves to its tombstone (RFC 9110 §15.5.11: 410 Gone, "no longer
+available at the origin server and this condition is likely to be
+permanent"); N2C describes the tombstone; the bytes are kept and `verify`
+still checks them; the withdrawal is audited. Every statement is checked
+against what the test did, never against pdi's own output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from server_helpers import serving
+from starlette.testclient import TestClient
+
+from pdi.archive import Archive, Content
+from pdi.errors import ImmutabilityError, WithdrawnError
+from pdi.server import create_app
+
+S = "court.example.us"
+
+
+def test_a_withdrawn_version_is_410_with_its_reason_and_the_rest_stays(location: str) -> None:
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        _, curator = archive.add_token("clerk", role="curate", series=[S])
+        _, depositor = archive.add_token("intake", role="deposit", series=[S])
+        first = archive.add(S, b"ruling, first text\n", format="text")
+        generic = str(first).rsplit(".", 2)[0]
+        second = archive.add_version(generic, [Content(b"ruling, corrected\n", "text")])[0]
+        other = archive.add(S, b"another ruling\n", format="text")
+        client = TestClient(create_app(location, archive=archive))
+        auth = {"Authorization": f"Bearer {depositor}"}
+        refused = client.post(f"/api/withdraw?pdi={first}", content=b"sealed", headers=auth)
+        assert refused.status_code == 403
+        auth = {"Authorization": f"Bearer {curator}"}
+        made = client.post(f"/api/withdraw?pdi={first}", content=b"sealed by order of 2026-11-20",
+                           headers=auth)
+        assert made.status_code == 201, made.text
+        assert made.json()["version"] == 1
+        gone = client.get(f"/uri-res/N2R?{first}")
+        assert gone.status_code == 410
+        assert gone.headers["content-type"] == "application/problem+json"
+        assert "sealed by order of 2026-11-20" in gone.json()["detail"]
+        # a fragment of it, and If-None-Match from a cache that held it, are gone too
+        assert client.get(f"/uri-res/N2R?{first}%23char=0,6").status_code == 410
+        tag = hashlib.sha256(b"ruling, first text\n").hexdigest()
+        assert client.get(f"/uri-res/N2R?{first}", headers={"If-None-Match": f'"{tag}"'}).status_code == 410
+        described = client.get(f"/uri-res/N2C?{first}")
+        assert described.status_code == 200
+        assert described.json()["withdrawn"]["reason"] == "sealed by order of 2026-11-20"
+        assert described.json()["withdrawn"]["who"] == "token:clerk"
+        # version 2 and the other document still resolve, byte for byte
+        assert client.get(f"/uri-res/N2R?{second}").content == b"ruling, corrected\n"
+        assert client.get(f"/uri-res/N2R?{other}").content == b"another ruling\n"
+        # the name is still listed; its bytes are kept and verified
+        assert first in archive.ls(series=S)
+        report = archive.verify()
+        assert report.ok and report.checked_representations == 3
+        with pytest.raises(WithdrawnError):
+            archive.get(first)
+        audit = [(e.who, e.action, e.subject) for e in archive.audit() if e.action == "withdraw"]
+        assert audit == [("token:clerk", "withdraw", str(first))]
+
+
+def test_a_withdrawn_document_keeps_its_serial_and_its_foreign_id(location: str) -> None:
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        one = archive.add(S, b"one\n", format="text")
+        report = archive.add(S, b"report\n", format="text", foreign_id="case-12")
+        generic = str(report).rsplit(".", 2)[0]
+        archive.withdraw(generic, "filed in error")
+        for name in (report, generic + ".text.1"):
+            with pytest.raises(WithdrawnError, match=r"its document was withdrawn .*: filed in error"):
+                archive.get(name)
+        # never minted again: the next serial follows, the foreign id stays taken
+        assert archive.add(S, b"two\n", format="text").serial == one.serial + 1  # type: ignore[operator]
+        with pytest.raises(ImmutabilityError, match="case-12"):
+            archive.add(S, b"other bytes\n", format="text", foreign_id="case-12")
+
+
+def test_withdrawals_travel_in_a_bag(location: str, tmp_path: Path) -> None:
+    with Archive.init(tmp_path / "source") as source:
+        source.add_series(S)
+        kept = source.add(S, b"kept\n", format="text")
+        withdrawn = source.add(S, b"withdrawn\n", format="text")
+        source.withdraw(withdrawn, "privacy request")
+        source.export_bag(tmp_path / "bag")
+    with Archive.init(location) as target:
+        assert target.import_bag(tmp_path / "bag") == 2
+        assert target.get(kept).data == b"kept\n"
+        with pytest.raises(WithdrawnError, match="privacy request"):
+            target.get(withdrawn)
+        # importing again adds no second tombstone
+        target.import_bag(tmp_path / "bag")
+        assert len(target.withdrawals()) == 1
+
+
+def test_a_withdrawal_through_one_resolver_reaches_another_resolvers_cache(tmp_path: Path) -> None:
+    location = tmp_path / "archive"
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, b"cached everywhere\n", format="text"))
+        _, curator = archive.add_token("clerk", role="curate", series=[S])
+    with serving(location, "--workers", "1") as (_, a), serving(location, "--workers", "1") as (_, b), \
+            httpx.Client() as client:
+        for _ in range(3):  # B now answers from its cache
+            assert client.get(f"http://127.0.0.1:{b}/uri-res/N2R?{name}").status_code == 200
+        made = client.post(f"http://127.0.0.1:{a}/api/withdraw?pdi={name}&reason=recalled",
+                           headers={"Authorization": f"Bearer {curator}"})
+        assert made.status_code == 201
+        withdrawn_at = time.monotonic()
+        while client.get(f"http://127.0.0.1:{b}/uri-res/N2R?{name}").status_code != 410:
+            assert time.monotonic() - withdrawn_at < 10, "resolver B kept answering from its cache"
+            time.sleep(0.1)

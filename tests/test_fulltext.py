@@ -1,0 +1,166 @@
+"""pdi.fulltext, the pure part of search: passages of HTML and text map back to their source exactly.
+
+The HTML documents here are built from random text and random tags whose
+attributes hold words of their own; every word of the text must be found in
+the passages at the place ``str.find`` finds it in the source, and no word of
+the markup may be found at all.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pdi.fulltext import (
+    PASSAGE_CHARS,
+    MarkupScanner,
+    PassageBuilder,
+    marked,
+    markup_passages,
+    smallest_window,
+    words_of,
+)
+
+_text_words = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]), min_size=1, max_size=4)
+_tags = st.sampled_from(["p", "div", "b", "span", "h1", "li", "td"])
+_markup_words = st.sampled_from(["hidden", "secret", "covert"])
+
+
+@st.composite
+def html_documents(draw: st.DrawFn) -> tuple[str, list[tuple[str, int]]]:
+    """An HTML document and each text word with where it stands in it."""
+    parts: list[str] = ["<!DOCTYPE html><html><body>"]
+    placed: list[tuple[str, int]] = []
+    for _ in range(draw(st.integers(1, 12))):
+        tag = draw(_tags)
+        attribute = draw(_markup_words)
+        quote = draw(st.sampled_from(['"', "'"]))
+        parts.append(f"<{tag} title={quote}{attribute} > {attribute}{quote} data-x=y>")
+        for word in draw(_text_words):
+            at = sum(len(p) for p in parts)
+            parts.append(word)
+            placed.append((word, at))
+            parts.append(draw(st.sampled_from([" ", "\r\n", "  ", "\t"])))
+        if draw(st.booleans()):
+            parts.append(f"<!-- {draw(_markup_words)} -->")
+        if draw(st.booleans()):
+            parts.append(f"<script>var {draw(_markup_words)} = '<p>';</script>")
+        parts.append(f"</{tag}>")
+    parts.append("</body></html>")
+    return "".join(parts), placed
+
+
+@settings(max_examples=200, deadline=None)
+@given(html_documents(), st.integers(40, 400))
+def test_every_text_word_of_a_page_maps_to_its_place_and_no_markup_word_is_text(
+    document: tuple[str, list[tuple[str, int]]], size: int
+) -> None:
+    source, placed = document
+    passages = list(markup_passages(source, "html", size=size))
+    found: list[tuple[str, int]] = []
+    for passage in passages:
+        for word in words_of(passage.text):
+            assert word not in ("hidden", "secret", "covert", "var")
+        at = 0
+        for word in words_of(passage.text):
+            i = passage.text.index(word, at)
+            at = i + len(word)
+            start, end = passage.document_range(i, at)
+            assert source[start:end] == word
+            found.append((word, start))
+    assert found == placed
+
+
+def test_a_character_reference_maps_to_the_whole_reference() -> None:
+    source = "<p>caf&eacute; &#x41;BC d&amp;d</p>"
+    (passage,) = markup_passages(source, "html")
+    assert passage.text.split() == ["café", "ABC", "d&d"]
+    i = passage.text.index("café")
+    start, end = passage.document_range(i, i + 4)
+    assert source[start:end] == "caf&eacute;"
+    i = passage.text.index("ABC")
+    start, end = passage.document_range(i, i + 3)
+    assert source[start:end] == "&#x41;BC"
+
+
+def test_xml_text_and_cdata_but_not_tags() -> None:
+    source = '<?xml version="1.0"?><doc kind="secret"><t>first</t><![CDATA[<second>]]><!-- third --></doc>'
+    words = [w for p in markup_passages(source, "xml") for w in words_of(p.text)]
+    assert words == ["first", "second"]
+
+
+def test_inline_tags_join_a_word_and_block_tags_part_it() -> None:
+    words = [w for p in markup_passages("<p>fo<b>ot</b>ball<p>goal<br>keeper", "html") for w in words_of(p.text)]
+    assert words == ["football", "goal", "keeper"]
+
+
+def test_title_and_textarea_are_text_and_raw_text_elements_are_not() -> None:
+    source = "<title>a <b>title</title><textarea>typed</textarea><style>p{}</style><noscript>no</noscript><xmp>x</xmp>end"
+    words = [w for p in markup_passages(source, "html") for w in words_of(p.text)]
+    assert words == ["a", "b", "title", "typed", "end"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet="ab \r\n€", max_size=3000), st.integers(20, 300), st.integers(1, 50))
+def test_text_pieces_become_passages_that_tile_the_text(text: str, size: int, piece: int) -> None:
+    builder = PassageBuilder(size)
+    passages = []
+    for at in range(0, len(text), piece):
+        builder.add(text[at : at + piece], at, min(at + piece, len(text)))
+        passages += builder.take()
+    passages += builder.finish()
+    covered: set[int] = set()
+    last = 0
+    for p in passages:
+        start, end = p.document_range(0, len(p.text))
+        assert text[start:end] == p.text and 0 < len(p.text) <= size
+        assert start >= last  # in order, never overlapping
+        last = end
+        covered.update(range(start, end))
+    assert all(i in covered for i, ch in enumerate(text) if words_of(ch))  # only passages without a word are dropped
+
+
+@given(st.lists(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 5)), max_size=5), min_size=1, max_size=4))
+def test_smallest_window_is_as_short_as_any_choice(raw: list[list[tuple[int, int]]]) -> None:
+    groups = [[(a, a + n) for a, n in g] for g in raw]
+    found = smallest_window(groups)
+    if any(not g for g in groups):
+        assert found is None
+        return
+    best = min(
+        (max(b for _, b in choice) - min(a for a, _ in choice))
+        for choice in itertools.product(*groups)
+    )
+    assert found is not None and found[1] - found[0] == best
+    assert all(any(found[0] <= a and b <= found[1] for a, b in g) for g in groups)
+
+
+def test_marks_of_one_phrase_are_one_stretch() -> None:
+    text, marks = marked("the \ue000quick\ue001 \ue000brown\ue001 fox, \ue000quick\ue001")
+    assert text == "the quick brown fox, quick"
+    assert marks == ((4, 15), (21, 26))
+
+
+def test_passages_are_about_the_size_asked() -> None:
+    builder = PassageBuilder()
+    text = "word " * 5000
+    builder.add(text, 0, len(text))
+    passages = builder.finish()
+    assert all(len(p.text) <= PASSAGE_CHARS for p in passages)
+    assert "".join(p.text for p in passages) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(html_documents(), st.integers(40, 400), st.integers(1, 64), st.sampled_from(["", "<title>T&amp;t</title>", "a&amp", "<textarea>x</textarea>"]))
+def test_a_page_fed_in_pieces_gives_the_passages_of_the_whole(
+    document: tuple[str, list[tuple[str, int]]], size: int, piece: int, extra: str
+) -> None:
+    source = document[0] + extra
+    scanner = MarkupScanner("html", size)
+    pieces = []
+    for at in range(0, len(source), piece):
+        pieces += scanner.feed(source[at : at + piece])
+    pieces += scanner.feed("", final=True)
+    assert pieces == markup_passages(source, "html", size=size)
