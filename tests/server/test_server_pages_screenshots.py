@@ -85,9 +85,13 @@ def test_each_page_shows_what_it_must_and_is_saved(served: Served, page: str) ->
         size = {"width": 1100, "height": 700, "deviceScaleFactor": 1, "mobile": False}
         pipe.call("Emulation.setDeviceMetricsOverride", size, session, deadline)
         shown = pipe.call("Runtime.evaluate", {"expression": f"!!({check})", "returnByValue": True}, session, deadline)
+        # at 1100 px nothing makes the page scroll sideways (a table of SHA-256s did)
+        sideways = pipe.call("Runtime.evaluate", {"expression": "document.documentElement.scrollWidth - document.documentElement.clientWidth",
+                                                   "returnByValue": True}, session, deadline)
         shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, deadline)
-    assert shown["result"]["value"] is True, f"{page}: {check}"
     png = base64.b64decode(shot["data"])
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     SHOTS.mkdir(parents=True, exist_ok=True)
-    (SHOTS / f"{page}.png").write_bytes(png)
+    (SHOTS / f"{page}.png").write_bytes(png)  # saved first: a failing page's picture shows what went wrong
+    assert shown["result"]["value"] is True, f"{page}: {check}"
+    assert sideways["result"]["value"] <= 0, f"{page} scrolls sideways by {sideways['result']['value']} px at 1100 px"

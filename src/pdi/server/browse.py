@@ -66,7 +66,8 @@ table.month{width:100%;font-size:0.9rem} section.one{max-width:30rem} table.mont
 table.month td a{display:block;font-weight:600} table.month td small{display:block;color:#555;font-size:0.75rem}
 table.month td.has{background:#e7f0fb}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:0.25rem 1rem} dl.facts dd{margin:0}
-code.sha{font-size:0.78rem;word-break:break-all} td.sha{min-width:16rem}
+code.sha{font-size:0.78rem;word-break:break-all} td.sha{min-width:12rem}
+table.catalogue td time{white-space:normal} time span{white-space:nowrap}
 tr.superseded td{color:#777} tr.superseded td.value{text-decoration:line-through}
 .ok{color:#176117;font-weight:600} .bad{color:#a00;font-weight:600} .never{color:#8a5a00}
 ol.timeline{list-style:none;padding-left:0;border-left:3px solid #c8d3e0;margin-left:0.5rem}
@@ -103,12 +104,13 @@ def _view(name: PDI | str) -> str:
 
 def _time(stamp: str) -> str:
     """A catalog time (ISO 8601, UTC) as ``<time>``: ``2026-11-22 14:30:00 UTC``."""
-    shown = stamp.replace("T", " ").split(".")[0].rstrip("Z") + " UTC"
-    return f'<time datetime="{esc(stamp)}">{esc(shown)}</time>'
+    day, _, clock = stamp.replace("T", " ").split(".")[0].rstrip("Z").partition(" ")
+    # in a narrow table the line may break between the day and the clock, never inside either
+    return f'<time datetime="{esc(stamp)}"><span>{esc(day)}</span> <span>{esc(clock)} UTC</span></time>'
 
 
 def _day(day: datetime.date | None) -> str:
-    return "—" if day is None else f'<time datetime="{day.isoformat()}">{day.isoformat()}</time>'
+    return "—" if day is None else f'<time datetime="{day.isoformat()}"><span>{day.isoformat()}</span></time>'
 
 
 def _count(n: int) -> str:
