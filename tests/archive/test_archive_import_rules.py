@@ -79,6 +79,12 @@ def _version_gap(catalog: dict[str, Any]) -> None:
     rep["pdi"] = rep["pdi"].replace(".text.2", ".text.5")
 
 
+def _only_version_2(catalog: dict[str, Any]) -> None:
+    rep = _serial(catalog, 2)
+    rep["version"] = 2
+    rep["pdi"] = rep["pdi"].replace(".text.1", ".text.2")
+
+
 CASES: dict[str, tuple[Edit, str]] = {
     "serial 999 on a day with 2": (_serial_999, "gaps in the serials"),
     "a day in the future": (_future_day, "in the future"),
@@ -88,6 +94,7 @@ CASES: dict[str, tuple[Edit, str]] = {
     "a statement before its document": (_statement_before_its_document, "before its document was minted"),
     "a statement in the future": (_statement_in_the_future, "in the future"),
     "version 5 after version 1": (_version_gap, "gaps in the versions"),
+    "a version 2 alone": (_only_version_2, r"gaps in the versions of .*: 1 version numbered 2 to 2 \(rule catalog\)$"),
 }
 
 
