@@ -67,3 +67,20 @@ def test_refusing_it_takes_no_memory_to_speak_of(bomb: Path) -> None:
     # no more than that and a little: one decoded frame of the bomb alone is 144 MB
     grown = peak_kib(bomb, "limit") - baseline
     assert grown < 32 * 1024, f"{grown // 1024} MiB more than a small crop"
+
+
+def test_a_gif_whose_later_frame_claims_158_million_pixels() -> None:
+    # Found by fuzzing (tests/data/README.md): a 250-byte GIF whose frames 0 and 1 are 4×3
+    # pixels and whose frame 2 claims 6144×25702, under Pillow's own bomb limit. Frame 2
+    # is not cut; frame 1 is; rect names frame 2 from its header alone.
+    raw = (Path(__file__).parent / "data" / "fuzz" / "fragment_image" / "found-gif-frame-158m-pixels").read_bytes()
+    fragment, media_type, data = raw.split(b"\0", 2)
+    assert (fragment, media_type, data[:6]) == (b"crop=(0,0),(2,2),2", b"image/gif", b"GIF87a")
+    assert 2 * Image.MAX_IMAGE_PIXELS > 6144 * 25702  # Pillow alone would decode it
+    with pytest.raises(LimitError, match="6144×25702"):
+        evaluate("crop", ((0, 0), (2, 2), 2), data, media_type="image/gif", charset=None)
+    region = evaluate("rect", ((0, 0), (2, 2), 2), data, media_type="image/gif", charset=None).region
+    assert region is not None and (region.width, region.height, region.frame, region.frames) == (6144, 25702, 2, 3)
+    cut = evaluate("crop", ((0, 0), (2, 2), 1), data, media_type="image/gif", charset=None)
+    with Image.open(io.BytesIO(cut.data)) as png:
+        assert (png.format, png.size) == ("PNG", (2, 2))

@@ -168,7 +168,7 @@ def test_wilde_2_1_3_no_crlf_is_one_line() -> None:
 
 
 def test_wilde_2_1_3_final_crlf_opens_no_empty_line() -> None:
-    # the project's reading (shared/specs/README.md): "a\r\nb\r\n" has two lines, not three
+    # the project's reading (docs/specs/README.md): "a\r\nb\r\n" has two lines, not three
     sel = evaluate_wilde("line(3)", b"a\r\nb\r\n", charset="us-ascii")
     assert (sel.text, sel.clamped) == ("b\r\n", True)
     assert evaluate_wilde("line(2)", b"a\r\nb\r\n", charset="us-ascii").clamped is False

@@ -1,7 +1,7 @@
 """The other projects' URI suites in tests/data/corpus/uri/ (see its README): every case runs.
 
 Where a suite's expectation differs from our reading of RFC 3986
-(shared/specs/README.md), the case is listed in an override table below
+(docs/specs/README.md), the case is listed in an override table below
 with our expected value and the reason; every case runs.
 """
 

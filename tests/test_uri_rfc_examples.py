@@ -1,7 +1,7 @@
 """Every example of RFC 3986 §1.1.2, §3, §5.2.4, §5.4 and §6, and of RFC 2396 Appendix C.
 
 Expected values are copied from the RFC texts (RFC 2396 from
-shared/specs/004_…txt, RFC 3986 from its published text), not from the code.
+docs/specs/004_…txt, RFC 3986 from its published text), not from the code.
 """
 
 from __future__ import annotations

@@ -108,6 +108,20 @@ def test_a_renumbered_version_is_reported_sqlite(tmp_path: Path) -> None:
     assert {"catalog-database", "catalog-versions"} <= kinds
 
 
+def test_a_lone_version_renumbered_is_one_version_numbered_2_to_2(tmp_path: Path) -> None:
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        archive.add(S, b"the only version\n", format="text")
+    conn = sqlite3.connect(Path(location) / "catalog.sqlite")
+    with conn:
+        conn.execute("UPDATE versions SET version = 2")
+    conn.close()
+    with Archive.open(location) as archive:
+        details = [p.detail for p in archive.verify().problems if p.kind == "catalog-versions"]
+    assert "1 version numbered 2 to 2" in details
+
+
 def test_the_same_flips_are_reported_on_postgres(pg_cluster: TemporaryCluster) -> None:
     import psycopg
 

@@ -12,6 +12,7 @@ leave the target archive exactly as it was.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -78,6 +79,12 @@ def _version_gap(catalog: dict[str, Any]) -> None:
     rep["pdi"] = rep["pdi"].replace(".text.2", ".text.5")
 
 
+def _only_version_2(catalog: dict[str, Any]) -> None:
+    rep = _serial(catalog, 2)
+    rep["version"] = 2
+    rep["pdi"] = rep["pdi"].replace(".text.1", ".text.2")
+
+
 CASES: dict[str, tuple[Edit, str]] = {
     "serial 999 on a day with 2": (_serial_999, "gaps in the serials"),
     "a day in the future": (_future_day, "in the future"),
@@ -87,6 +94,7 @@ CASES: dict[str, tuple[Edit, str]] = {
     "a statement before its document": (_statement_before_its_document, "before its document was minted"),
     "a statement in the future": (_statement_in_the_future, "in the future"),
     "version 5 after version 1": (_version_gap, "gaps in the versions"),
+    "a version 2 alone": (_only_version_2, r"gaps in the versions of .*: 1 version numbered 2 to 2 \(rule catalog\)$"),
 }
 
 
@@ -133,3 +141,26 @@ def test_an_untouched_bag_imports_and_the_audit_log_names_the_importer(location:
         assert len(target.audit()) == 2
         # The next mint continues the day's serials.
         assert target.add(S, b"three\n", format="text").serial == 3
+
+
+def test_import_refuses_a_text_whose_octets_are_not_its_charset(tmp_path: Path) -> None:
+    # A deposit refuses such a text even with --force; a bag must not bring one in.
+    # Serial 2's object is replaced by Latin-1 octets (E9 is no UTF-8 sequence) under its
+    # new SHA-256, and the catalog and manifests are made to agree with it.
+    bag = _export(tmp_path)
+    catalog = json.loads((bag / "data" / "catalog.json").read_text())
+    rep = _serial(catalog, 2)
+    assert rep["charset"] == "utf-8"
+    bad = "caf\u00e9\r\n".encode("latin-1")
+    sha = hashlib.sha256(bad).hexdigest()
+    (bag / "data" / "objects" / rep["sha256"]).unlink()
+    (bag / "data" / "objects" / sha).write_bytes(bad)
+    rep["sha256"], rep["size"] = sha, len(bad)
+    (bag / "data" / "catalog.json").write_text(json.dumps(catalog))
+    reseal(bag)
+    with Archive.init(tmp_path / "target", clock=Clock(NOW)) as target:
+        before = snapshot(target)
+        with pytest.raises(ParseError, match=r"/2\.text\.1: the bytes are not valid utf-8") as refused:
+            target.import_bag(bag)
+        assert refused.value.offset == 3
+        assert snapshot(target) == before

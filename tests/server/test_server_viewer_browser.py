@@ -362,8 +362,15 @@ def test_dragging_on_the_waveform_names_a_stretch_of_the_recording_and_plays_it(
         time.sleep(0.3)
         playing = _js(pipe, session, "(() => { const p = document.getElementById('player'); return [p.paused, p.currentTime]; })()")
         assert playing[0] is False and ma / 1000 <= playing[1] < mb / 1000, playing
-        time.sleep(1.9)
-        played = _js(pipe, session, "(() => { const p = document.getElementById('player'); return [p.paused, p.currentTime]; })()")
+        # Wait for it to stop rather than for a fixed time: on a loaded machine the player
+        # falls behind the wall clock (it was at 1.88 s after 2.2 s). Past the recording's end
+        # (3 s) it would stop too, and fail the assertion below.
+        deadline = time.monotonic() + 20
+        while True:
+            played = _js(pipe, session, "(() => { const p = document.getElementById('player'); return [p.paused, p.currentTime]; })()")
+            if played[0] is True or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
         assert played[0] is True and mb / 1000 <= played[1] < mb / 1000 + 0.5, played
         opened = open_page(pipe, f"{served.url}/view?pdi={urllib.parse.quote(name, safe='')}")
         _desktop(pipe, opened)

@@ -336,6 +336,8 @@ def test_one_refused_item_refuses_the_batch_naming_it_and_nothing_is_kept(writab
     assert answer.status_code == 409 and answer.json()["detail"].startswith("item 1: ")
     answer = _batch(writable, [good, good], manifest=[{"id": "twice"}, {"id": "twice"}])
     assert answer.status_code == 409 and "twice" in answer.json()["detail"]
+    answer = _batch(writable, [good, good], manifest=[{}])
+    assert answer.status_code == 400 and answer.json()["detail"].startswith("the manifest lists 1 item, the body has 2 files ")
     answer = _batch(writable, [good], manifest=[{"format": "text", "colour": "red"}])
     assert answer.status_code == 400 and answer.json()["detail"].startswith("the manifest is an array")
     assert snapshot(writable.archive) == before

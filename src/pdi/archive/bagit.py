@@ -411,6 +411,28 @@ def _check_as_deposited(record: RepresentationRecord, pdi: str, now: datetime.da
         raise ParseError(f"catalog.json: {pdi}: stored {record.stored!r} is neither exact nor canonical", rule="catalog")
 
 
+def _check_text_decodes(path: Path, record: RepresentationRecord, pdi: str) -> None:
+    """A text's octets decode in its charset, as a deposit requires even with ``--force``.
+
+    Read a piece at a time through the deposit's own check
+    (:class:`pdi.archive.content.TextCheck`), so a large text costs one piece
+    of memory. The UTF-8-declared-as-Latin-1 refusal is left out: a deposit
+    may have been forced past it.
+    """
+    from pdi.archive.blobs import BlobInfo
+    from pdi.archive.content import TextCheck
+
+    assert record.charset is not None
+    check = TextCheck(record.charset, detected=False, source=f"catalog.json: {pdi}")
+    try:
+        with path.open("rb") as stream:
+            while piece := stream.read(1 << 20):
+                check.update(piece)
+    except OSError as exc:
+        raise IntegrityError(f"cannot read bag object {path}: {exc}") from exc
+    check.finish(BlobInfo(record.sha256, record.size))
+
+
 def _check_statement(a: AssertionRecord, minted_at: str | None, now: datetime.datetime) -> None:
     """A statement is made by someone, after its document was minted and not in the future."""
     from pdi.archive import _KEY, MAX_ASSERTION_VALUE
@@ -506,6 +528,8 @@ def import_bag(
                 size = sizes[record.sha256] = (bag / path).stat().st_size
             if size != record.size:
                 raise IntegrityError(f"object {record.sha256} does not match its catalog entry")
+            if record.charset is not None:
+                _check_text_decodes(bag / "data" / "objects" / record.sha256, record, str(r["pdi"]))
             reps.append((record, _object_reader(bag, record.sha256)))
             if progress is not None:
                 progress(done, len(entries))

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pdi._wording import plural
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
 from pdi.archive.sql_browse import BrowseQueries
 from pdi.archive.store import (
@@ -1227,7 +1228,7 @@ class SQLStore(BrowseQueries, ABC):
             if numbers != set(range(1, len(numbers) + 1)):
                 raise ParseError(
                     f"the import would leave gaps in the versions of {_describe(key)}:"
-                    f" {len(numbers)} versions numbered {min(numbers)} to {max(numbers)}",
+                    f" {plural(len(numbers), 'version')} numbered {min(numbers)} to {max(numbers)}",
                     rule="catalog",
                 )
 
@@ -1709,7 +1710,7 @@ class SQLStore(BrowseQueries, ABC):
                 "SELECT document, COUNT(*), MIN(version), MAX(version) FROM versions"
                 " GROUP BY document HAVING COUNT(*) <> MAX(version) OR MIN(version) <> 1"
             ):
-                if add("versions", self._describe_id(int(doc)), f"{count} versions numbered {low} to {high}"):
+                if add("versions", self._describe_id(int(doc)), f"{plural(int(count), 'version')} numbered {low} to {high}"):
                     return found
             for (doc,) in self._query(
                 "SELECT d.id FROM documents d WHERE NOT EXISTS"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 
+from pdi._wording import plural
 from pdi.errors import LimitError, UnsupportedError
 
 __all__ = ["ACCEPTED", "MAX_CODINGS", "PIECE", "BodyDecoder"]
@@ -82,7 +83,7 @@ class _Inflate:
                 if not data:
                     return
                 if not self.gzip:
-                    raise self._broken(f"{len(data)} bytes after the end of the stream")
+                    raise self._broken(f"{plural(len(data), 'byte')} after the end of the stream")
                 self._d = self._new(zlib.MAX_WBITS | 16)  # the next gzip member
                 continue
             data = self._d.unconsumed_tail

@@ -55,6 +55,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from pdi import formats
+from pdi._wording import plural
 from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
 from pdi.errors import LimitError, ParseError, StoreError
@@ -138,7 +139,7 @@ class WriteAPI:
             if not files:
                 raise ParseError("a batch needs at least one file part", rule="batch")
             if manifest is not None and len(manifest) != len(files):
-                raise ParseError(f"the manifest lists {len(manifest)} items, the body has {len(files)} files",
+                raise ParseError(f"the manifest lists {plural(len(manifest), 'item')}, the body has {plural(len(files), 'file')}",
                                  rule="manifest")
             items: list[tuple[list[Content], str | None]] = []
             for index, part in enumerate(files):

@@ -15,13 +15,14 @@ from PIL import Image
 
 from fuzz_targets._evaluate import evaluated
 
-# pdi takes Pillow's decompression-bomb limit as its own (pdi.fragments.image: LimitError above
-# 2 × Image.MAX_IMAGE_PIXELS, about 179 million pixels). Under that limit a 250-byte GIF whose third
-# frame claims 6144×25702 pixels costs a crop over a second and 632 MB (tests/data/fuzz/fragment_image/
-# found-gif-frame-158m-pixels): a limit for pdi's image code to choose, not one to find again on every
-# run. Here the limit is 8 million pixels, so inputs stay within the harness's budget and the
-# LimitError path is what such inputs exercise. (Set where the target runs, in the worker, never
-# in the test process.)
+# pdi refuses a crop of a frame over MAX_CROP_PIXELS (40 million) before decoding it
+# (pdi.fragments.image), and Pillow refuses to open an image over 2 × Image.MAX_IMAGE_PIXELS
+# (about 179 million). The 250-byte GIF whose third frame claims 6144×25702 pixels
+# (tests/data/fuzz/fragment_image/found-gif-frame-158m-pixels; a second and 632 MB before the crop
+# limit) is now a LimitError within milliseconds. A crop just under the limit still decodes up to
+# 40 million pixels (160 MB in RGBA, about a second), past the harness's budget on a shared
+# machine, so here Pillow's limit is 4 million pixels and the LimitError path is what such inputs
+# exercise. (Set where the target runs, in the worker, never in the test process.)
 _MAX_IMAGE_PIXELS = 4_000_000
 
 

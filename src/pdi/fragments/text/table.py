@@ -45,6 +45,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from pdi._wording import plural
 from pdi.errors import IntegrityError
 from pdi.fragments.sealed import Reader, seal, unseal
 from pdi.fragments.text.charset import Encoding, encoding_for
@@ -157,7 +158,7 @@ class TextTable:
         reader.end()
         octets, cps, chars, endings = columns
         if not 16 <= block_size <= _MAX_BLOCK or bom > 4 or bom + int(octets.sum()) != size:
-            raise reader.damaged(f"its blocks do not add up to its {size} octets")
+            raise reader.damaged(f"its blocks do not add up to its {plural(size, 'octet')}")
         if blocks and (octets.min() <= 0 or octets.max() > block_size):
             raise reader.damaged(f"a block is empty or larger than its block size {block_size}")
         if bool(np.any(cps > octets)) or bool(np.any(chars > cps)) or bool(np.any(endings > cps)):
@@ -184,7 +185,7 @@ class TextTable:
                 f" not for {encoding.name} with {len(encoding.bom)}"
             )
         if size != self.size:
-            raise IntegrityError(f"the text index was made for {self.size} octets, not for these {size}")
+            raise IntegrityError(f"the text index was made for {plural(self.size, 'octet')}, not for these {size}")
 
 
 class _StreamCounter:

@@ -26,7 +26,7 @@ The first draft of what became RFC 5147, implemented as written:
   of a single (the first) line." Only CR+LF ends a line: a bare LF, a bare
   CR or a NEL is a character inside a line. A line includes its CR+LF, and a
   final CR+LF does not open an empty last line (as the project reads RFC
-  5147, ``shared/specs/README.md``). On CRLF-canonical text (the archive's
+  5147, ``docs/specs/README.md``). On CRLF-canonical text (the archive's
   stored form) every line ending is a CR+LF, so the lines are those of the
   text as deposited.
 * Characters are counted as RFC 5147 counts them (a CR+LF, like every other
