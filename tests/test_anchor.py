@@ -70,8 +70,9 @@ def test_deleted_passage_is_orphaned_never_moved(a: str, p: str, b: str, data: s
 @given(TEXT, TEXT)
 def test_blocks_are_equal_text(old: str, new: str) -> None:
     """Every block the diff keeps is the same text in both versions, in order (character and line diffs)."""
-    for cells in (10**9, 0):
-        blocks, _ = equal_blocks(old, new, max_cells=cells)
+    for cells in (10**9, 200, 0):  # characters, lines, none
+        blocks, _, whole = equal_blocks(old, new, max_cells=cells)
+        assert whole or cells < 10**9
         for a, b, size in blocks:
             assert old[a:a + size] == new[b:b + size]
         assert [a for a, _, _ in blocks] == sorted(a for a, _, _ in blocks)

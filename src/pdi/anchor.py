@@ -6,8 +6,11 @@ decides, and the answer says which one it was:
 
 1. **exact** — the two texts are compared (their common head and tail, then
    a diff of the rest: rapidfuzz's ``Indel.opcodes``, a longest common
-   subsequence of characters, or :mod:`difflib` over lines when the part
-   that differs is too long for a character diff, :data:`MAX_DIFF_CELLS`).
+   subsequence of characters, or of lines when the part that differs is too
+   long for a character diff, :data:`MAX_DIFF_CELLS`; with too many lines
+   for that too, only the head and tail: then the quote method takes only a
+   quote that stands once in the cited version, and there is no fuzzy
+   search, since neither could tell the passage from where other text went).
    When the passage *and* :data:`CONTEXT` characters on each side of it
    (or the start or end of the document, which must then still be the start
    or end) lie in one block the diff keeps unchanged, its positions are
@@ -52,7 +55,6 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import difflib
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -92,6 +94,8 @@ FUZZY_MIN: Final = 0.75
 FUZZY_CONTEXT_MIN: Final = 0.5
 #: How close (0..1) a second fuzzy stretch may score to the first before the answer is ambiguous.
 FUZZY_MARGIN: Final = 0.03
+#: The longest other version searched fuzzily (characters): the alignment's work grows with it.
+MAX_FUZZY_TEXT: Final = 2_000_000
 #: The most alignments made in a fuzzy search (places passed over included).
 FUZZY_ROUNDS: Final = 6
 #: The most occurrences of a quote compared by context; more, and the quote method does not answer.
@@ -141,55 +145,55 @@ class Anchoring:
 # --- the diff: blocks kept unchanged -----------------------------------------------------------
 
 
-def equal_blocks(old: str, new: str, *, max_cells: int = MAX_DIFF_CELLS) -> tuple[list[tuple[int, int, int]], str | None]:
-    """The blocks two texts share, ``(old_start, new_start, size)`` in order, and a note if the diff was coarsened.
+def equal_blocks(
+    old: str, new: str, *, max_cells: int = MAX_DIFF_CELLS
+) -> tuple[list[tuple[int, int, int]], str | None, bool]:
+    """The blocks two texts share, ``(old_start, new_start, size)`` in order; a note if the diff was coarsened; whether it is whole.
 
     The common head and tail are blocks of their own; the rest is diffed by
-    characters (an LCS) when its size allows (``max_cells``), else by lines.
+    characters (an LCS) when its size allows (``max_cells``), else by lines
+    when their number allows, else not at all: then only the head and the
+    tail are known, and the last value is ``False``.
     """
     n, m = len(old), len(new)
-    head = _common_length(old, new, 0, min(n, m), lambda k: (old[:k], new[:k]))
-    tail = _common_length(old, new, 0, min(n, m) - head, lambda k: (old[n - k:], new[m - k:]))
+    head = _common_length(0, min(n, m), lambda k: old[:k] == new[:k])
+    tail = _common_length(0, min(n, m) - head, lambda k: old[n - k:] == new[m - k:])
     blocks: list[tuple[int, int, int]] = []
     if head:
         blocks.append((0, 0, head))
     a, b = old[head:n - tail], new[head:m - tail]
-    note = None
+    note, whole = None, True
     if a and b:
         if len(a) * len(b) <= max_cells:
             for op in Indel.opcodes(a, b):
                 if op.tag == "equal":
                     blocks.append((head + op.src_start, head + op.dest_start, op.src_end - op.src_start))
         else:
-            note = "the versions differ over too much text for a character diff: lines were compared"
-            blocks.extend(_line_blocks(a, b, head))
+            lines_a, lines_b = a.splitlines(keepends=True), b.splitlines(keepends=True)
+            if len(lines_a) * len(lines_b) <= max_cells:
+                note = "the versions differ over too much text for a character diff: lines were compared"
+                starts_a, starts_b = _starts(lines_a), _starts(lines_b)
+                for op in Indel.opcodes(lines_a, lines_b):
+                    if op.tag == "equal":
+                        i, k = op.src_start, op.dest_start
+                        blocks.append((head + starts_a[i], head + starts_b[k], starts_a[op.src_end] - starts_a[i]))
+            else:
+                note = "the versions differ over too many lines for a diff: only their common start and end were compared"
+                whole = False
     if tail:
         blocks.append((n - tail, m - tail, tail))
-    return blocks, note
+    return blocks, note, whole
 
 
-def _common_length(old: str, new: str, lo: int, hi: int, parts: Callable[[int], tuple[str, str]]) -> int:
-    """The largest ``k`` in ``[lo, hi]`` with ``parts(k)`` equal: a binary search of slice comparisons (C speed)."""
+def _common_length(lo: int, hi: int, same: Callable[[int], bool]) -> int:
+    """The largest ``k`` in ``[lo, hi]`` with ``same(k)``: a binary search of slice comparisons (C speed)."""
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        a, b = parts(mid)
-        if a == b:
+        if same(mid):
             lo = mid
         else:
             hi = mid - 1
     return lo
-
-
-def _line_blocks(a: str, b: str, offset: int) -> list[tuple[int, int, int]]:
-    """The equal blocks of a line diff of ``a`` and ``b`` (:mod:`difflib`), in characters, shifted by ``offset``."""
-    lines_a, lines_b = a.splitlines(keepends=True), b.splitlines(keepends=True)
-    starts_a, starts_b = _starts(lines_a), _starts(lines_b)
-    matcher = difflib.SequenceMatcher(None, lines_a, lines_b, autojunk=False)
-    found = []
-    for i, j, size in matcher.get_matching_blocks():
-        if size:
-            found.append((offset + starts_a[i], offset + starts_b[j], starts_a[i + size] - starts_a[i]))
-    return found
 
 
 def _starts(lines: list[str]) -> list[int]:
@@ -274,7 +278,7 @@ def anchor_passage(old: str, start: int, end: int, new: str, *, context: int = C
     if not 0 <= start <= end <= len(old):
         raise ValueError(f"the passage [{start}, {end}) is not within the text's {len(old)} characters")
     notes: list[str] = []
-    blocks, note = equal_blocks(old, new)
+    blocks, note, whole = equal_blocks(old, new)
     if note:
         notes.append(note)
     found = _exact(blocks, old, start, end, new, context)
@@ -283,9 +287,13 @@ def anchor_passage(old: str, start: int, end: int, new: str, *, context: int = C
     quote = old[start:end]
     if not quote.strip():
         return Anchoring("orphaned", notes=(*notes, "a blank passage is anchored by the unchanged text around it only"))
-    by_quote = _by_quote(blocks, old, start, end, new, context, notes)
+    by_quote = _by_quote(blocks, old, start, end, new, context, notes, whole)
     if by_quote is not None:
         return by_quote
+    if not whole:  # without a diff, a similar stretch cannot be told from where other text went
+        return Anchoring("orphaned", notes=(*notes, "no fuzzy search without a diff of the versions"))
+    if len(new) > MAX_FUZZY_TEXT:
+        return Anchoring("orphaned", notes=(*notes, f"no fuzzy search in a text over {MAX_FUZZY_TEXT} characters"))
     return _fuzzy(blocks, old, start, end, new, context, notes)
 
 
@@ -306,9 +314,13 @@ def _exact(
 
 
 def _by_quote(
-    blocks: list[tuple[int, int, int]], old: str, start: int, end: int, new: str, context: int, notes: list[str]
+    blocks: list[tuple[int, int, int]], old: str, start: int, end: int, new: str, context: int, notes: list[str],
+    whole: bool,
 ) -> Anchoring | None:
     quote = old[start:end]
+    if not whole and len(_occurrences(old, quote, 1)) > 1:
+        notes.append("the quote stands more than once in the cited version and the versions were not diffed")
+        return None
     hits = _occurrences(new, quote, MAX_HITS)
     if not hits:
         return None
