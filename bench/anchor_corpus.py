@@ -16,6 +16,8 @@ Kinds of edit (:data:`KINDS`):
 * ``edit-elsewhere`` — words changed in other paragraphs, before and after;
 * ``edit-inside`` — a word of the passage replaced, inserted or deleted
   (never its first or last word);
+* ``edit-inside-near-copy`` — as ``edit-inside``, with a near copy of the
+  cited sentence elsewhere (one word changed), left as it was;
 * ``delete`` — the sentence holding the passage deleted (right answer:
   orphaned);
 * ``delete-near-copy`` — the document holds a near copy of the cited
@@ -24,6 +26,9 @@ Kinds of edit (:data:`KINDS`):
 * ``move`` — the paragraph holding the passage moved elsewhere;
 * ``repeated`` — the passage is a stock phrase that stands in several
   sentences; one occurrence is cited and text is inserted before it;
+* ``repeated-context`` — as ``repeated``, but the words on both sides of
+  the cited occurrence are changed instead (the other occurrences keep
+  theirs);
 * ``repeated-delete`` — as ``repeated``, but the cited occurrence's
   sentence is deleted while the others stay (right answer: orphaned).
 
@@ -39,8 +44,8 @@ from dataclasses import dataclass
 OPEN, CLOSE = "\x01", "\x02"
 
 KINDS = (
-    "insert-before", "edit-elsewhere", "edit-inside", "delete", "delete-near-copy", "move", "repeated",
-    "repeated-delete",
+    "insert-before", "edit-elsewhere", "edit-inside", "edit-inside-near-copy", "delete", "delete-near-copy", "move",
+    "repeated", "repeated-context", "repeated-delete",
 )
 
 _SYLLABLES = (
@@ -144,7 +149,7 @@ def make_case(rng: random.Random, kind: str) -> Case:
         s = rng.randrange(len(doc[p]))
         whole = kind == "move" and rng.random() < 0.3
         doc[p][s] = _mark(rng, doc[p][s], 6 if kind == "edit-inside" else 3)
-        if kind == "delete-near-copy":
+        if kind in ("delete-near-copy", "edit-inside-near-copy"):
             copy = doc[p][s].replace(OPEN, "").replace(CLOSE, "").split(" ")
             copy[rng.randrange(len(copy))] = _word(rng)
             q = rng.choice([i for i in range(len(doc)) if i != p] or [p])
@@ -169,8 +174,16 @@ def make_case(rng: random.Random, kind: str) -> Case:
             words = new_doc[q][t].split(" ")
             words[rng.randrange(len(words))] = _word(rng)
             new_doc[q][t] = " ".join(words)
-    elif kind == "edit-inside":
+    elif kind in ("edit-inside", "edit-inside-near-copy"):
         new_doc[p][s] = _edit_inside(rng, new_doc[p][s])
+    elif kind == "repeated-context":
+        head, rest = new_doc[p][s].split(OPEN)
+        inside, tail = rest.split(CLOSE)
+        before, after = head.split(" "), tail.split(" ")
+        if len(before) > 1:
+            before[-2] = _word(rng)
+        after = after if len(after) < 2 else [after[0], _word(rng), *after[2:]]
+        new_doc[p][s] = " ".join(before) + OPEN + inside + CLOSE + " ".join(after)
     elif kind in ("delete", "delete-near-copy", "repeated-delete"):
         del new_doc[p][s]
         if not new_doc[p]:
@@ -217,7 +230,7 @@ def judge(case: Case, answer: tuple[int, int] | None) -> str:
         return "orphaned"
     if case.expected is None:
         return "wrong"
-    if case.kind != "edit-inside":
+    if not case.kind.startswith("edit-inside"):
         return "correct" if answer == case.expected else "wrong"
     (a, b), (c, d) = answer, case.expected
     overlap = max(0, min(b, d) - max(a, c))

@@ -2,8 +2,8 @@
 
 Generates the corpus of :mod:`anchor_corpus` (edited documents, each case
 with its right answer known from how the edit was made: insertions before
-the passage, edits elsewhere and inside it, deletions, moved paragraphs,
-repeated phrases) and anchors every cited passage in the new version with
+the passage, edits elsewhere and inside it, deletions, near copies, moved
+paragraphs, repeated phrases) and anchors every cited passage in the new version with
 
 * pdi: :func:`pdi.anchor.anchor_passage` (exact, then quote with context,
   then fuzzy; otherwise orphaned or ambiguous, both counted as orphaned);
@@ -62,7 +62,7 @@ def main() -> int:
         times["naive"] += t2 - t1
         tallies["pdi"].setdefault(case.kind, collections.Counter())[judge(case, ours)] += 1
         tallies["naive"].setdefault(case.kind, collections.Counter())[judge(case, theirs)] += 1
-    print(f"\n{'kind':<16} {'pdi correct/orphaned/wrong':>28} {'str.find correct/orphaned/wrong':>34}")
+    print(f"\n{'kind':<22} {'pdi correct/orphaned/wrong':>28} {'str.find correct/orphaned/wrong':>34}")
     totals = {who: collections.Counter[str]() for who in tallies}
     for kind in KINDS:
         row = []
@@ -70,9 +70,9 @@ def main() -> int:
             t = tallies[who][kind]
             totals[who].update(t)
             row.append(f"{t['correct']:>8} {t['orphaned']:>8} {t['wrong']:>8}")
-        print(f"{kind:<16} {row[0]:>28} {row[1]:>34}")
+        print(f"{kind:<22} {row[0]:>28} {row[1]:>34}")
     row = [f"{totals[w]['correct']:>8} {totals[w]['orphaned']:>8} {totals[w]['wrong']:>8}" for w in ("pdi", "naive")]
-    print(f"{'all':<16} {row[0]:>28} {row[1]:>34}")
+    print(f"{'all':<22} {row[0]:>28} {row[1]:>34}")
     print("\npdi's answers by method: " + ", ".join(f"{m} {n}" for m, n in sorted(methods.items())))
     n = len(cases)
     print(

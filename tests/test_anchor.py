@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pdi.anchor import CONTEXT, DISTINCT_CHARS, anchor_passage, equal_blocks
@@ -178,7 +178,20 @@ def test_corpus_of_edited_documents_has_no_wrong_anchor() -> None:
     # the corpus has teeth: the naive search answers wrong on it
     assert naive["wrong"] > 0
     # and pdi finds the passages that are still there
-    for kind in ("insert-before", "edit-elsewhere", "edit-inside", "move", "repeated"):
+    for kind in ("insert-before", "edit-elsewhere", "edit-inside", "move", "repeated", "repeated-context"):
         assert ours[kind, "correct"] >= 11, (kind, ours)
+    assert ours["edit-inside-near-copy", "correct"] >= 9, ours
     for kind in ("delete", "delete-near-copy", "repeated-delete"):
         assert ours[kind, "orphaned"] == 12
+
+
+@settings(max_examples=300)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(_corpus_module().KINDS))  # type: ignore[attr-defined]
+def test_no_wrong_anchor_on_any_edited_document_of_the_corpus(seed: int, kind: str) -> None:
+    """Any case the corpus generator can make (any seed): never a wrong answer."""
+    import random
+
+    corpus = _corpus_module()
+    case = corpus.make_case(random.Random(seed), kind)  # type: ignore[attr-defined]
+    found = anchor_passage(case.old, case.start, case.end, case.new)
+    assert corpus.judge(case, (found.start, found.end) if found.anchored else None) != "wrong", found  # type: ignore[attr-defined]
