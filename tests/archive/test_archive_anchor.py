@@ -45,8 +45,8 @@ def _deposit(location: str) -> tuple[str, str]:
     return str(text), str(page)
 
 
-def test_cli_exact_fuzzy_orphaned_and_line(tmp_path: Path) -> None:
-    location = str(tmp_path / "a")
+def test_cli_exact_fuzzy_orphaned_and_line(location: str) -> None:
+    """On each catalog (SQLite, PostgreSQL)."""
     text, _ = _deposit(location)
     v2 = text[:-1] + "2"
     runner = CliRunner()
@@ -113,3 +113,28 @@ def test_html_passage_is_found_in_the_page_text_whatever_the_markup(tmp_path: Pa
     a = PAGE2.index("The library")
     b = PAGE2.index("</p></body>")
     assert str(answer.target) == f"{page[:-1]}2#char={a},{b}"
+
+
+def test_what_cannot_be_anchored_is_refused_clearly(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    text, page = _deposit(location)
+    with Archive.open(location) as archive:
+        picture = archive.add(S, bytes.fromhex(
+            "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+            "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082"), format="png")
+        archive.add_version(picture.without_fragment(), [Content(_PNG2, "png")])
+        archive.withdraw(text[:-1] + "2", "a mistake in the order")
+    runner = CliRunner()
+    got = runner.invoke(cli, ["anchor", "--archive", location, f"{picture}#(0,0),(1,1)", "--to", "2"])
+    assert got.exit_code == 6 and "rect= names no passage of text" in got.output
+    got = runner.invoke(cli, ["anchor", "--archive", location, f"{text}#char=0,8", "--to", "2"])
+    assert got.exit_code == 11 and "withdrawn" in got.output
+    # a page's passage of markup only: nothing to look for
+    got = runner.invoke(cli, ["anchor", "--archive", location, f"{page}#char=0,12", "--to", "2"])
+    assert got.exit_code == 12 and "holds no text of the page" in got.output
+
+
+_PNG2 = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c63f8cfc0f01f0005000201a5f6a0d40000000049454e44ae426082"
+)
