@@ -19,8 +19,9 @@ decides, and the answer says which one it was:
    other version, each occurrence with the :data:`CONTEXT` characters before
    and after it compared to the cited passage's (a normalized Levenshtein
    similarity, :func:`context_similarity`). An occurrence is taken when it
-   is the only one whose context is similar enough (:data:`QUOTE_CONTEXT_MIN`)
-   or clearly the most similar (by :data:`MARGIN`); or, with no context
+   is the only one whose context is similar enough (:data:`QUOTE_CONTEXT_MIN`,
+   or one side alone :data:`SIDE_MIN`: text inserted just before or after
+   the passage) or clearly the most similar (by :data:`MARGIN`); or, with no context
    left, when the quote is long (:data:`DISTINCT_CHARS`) and occurs exactly
    once in each version. Position tells occurrences apart through the
    diff: an occurrence that lies wholly in a block the diff kept unchanged
@@ -46,7 +47,10 @@ only, or empty: a position) is anchored by the exact method alone.
 
 What this module does not decide: which texts to compare (for HTML, the
 page's text without its markup: :mod:`pdi.archive.anchoring`), and how the
-answer is named. The limits (:data:`MAX_DIFF_CELLS`, :data:`MAX_FUZZY_QUOTE`,
+answer is named. Positions are ``[start, end)`` over the code points of the
+strings given; :mod:`pdi.archive.anchoring` gives it the CRLF-canonical text
+the PDI ``char`` scheme counts (PDI-GRAMMAR.md §3). The limits
+(:data:`MAX_DIFF_CELLS`, :data:`MAX_FUZZY_QUOTE`, :data:`MAX_FUZZY_TEXT`,
 :data:`MAX_HITS`) bound the work on any input: past them a method is
 skipped (and the answer says so in ``notes``), never run long.
 
