@@ -138,3 +138,24 @@ _PNG2 = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
     "1f15c4890000000d49444154789c63f8cfc0f01f0005000201a5f6a0d40000000049454e44ae426082"
 )
+
+
+def test_capture_passage_is_found_in_the_root_page_of_the_next_capture(tmp_path: Path) -> None:
+    """An MHTML aggregate (a capture's related format): its root page's text; the answer counts as the root page's char does."""
+    from pdi.mhtml.write import Resource, build
+
+    def capture(page: str) -> bytes:
+        return build(Resource("http://www.example.com/notice", "text/html", page.encode(), charset="utf-8"),
+                     [Resource("http://www.example.com/s.css", "text/css", b"p{color:red}")])
+
+    location = str(tmp_path / "a")
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = archive.add(S, capture(PAGE1), format="related", foreign_id="http://www.example.com/notice")
+        archive.add_version(name.without_fragment(), [Content(capture(PAGE2), "related")])
+        answer = anchor(archive, f"{name}#name=a,a", "latest")
+        resolved = archive.get(answer.target)
+    a = PAGE2.index("The library")
+    b = PAGE2.index("</p></body>")
+    assert str(answer.target) == f"{str(name)[:-1]}2#char={a},{b}"
+    assert resolved.data.decode() == PAGE2[a:b]

@@ -45,7 +45,7 @@ from pdi.errors import AmbiguousError, LimitError, OrphanedError, ParseError, Un
 from pdi.identifier import PDI
 
 #: The largest representation (octets) compared: both versions are read and decoded whole.
-MAX_ANCHOR_OCTETS = 64 << 20
+MAX_ANCHOR_OCTETS = 32 << 20
 
 #: The fragment schemes a cited passage may be named by.
 SCHEMES = ("char", "line", "elt", "name")
