@@ -195,3 +195,28 @@ def test_no_wrong_anchor_on_any_edited_document_of_the_corpus(seed: int, kind: s
     case = corpus.make_case(random.Random(seed), kind)  # type: ignore[attr-defined]
     found = anchor_passage(case.old, case.start, case.end, case.new)
     assert corpus.judge(case, (found.start, found.end) if found.anchored else None) != "wrong", found  # type: ignore[attr-defined]
+
+
+def test_megabyte_texts_edited_throughout_stay_within_memory() -> None:
+    """Two 1.5 MB versions differing throughout (a line diff, a fuzzy search): peak RSS of a child under 400 MB."""
+    import subprocess
+
+    script = """
+import random, resource
+from pdi.anchor import anchor_passage
+rng = random.Random(5)
+words = [''.join(rng.choice('abcdefghij') for _ in range(rng.randint(2, 9))) for _ in range(5000)]
+paras = [' '.join(rng.choice(words) for _ in range(60)) for _ in range(4000)]
+old = '\\r\\n\\r\\n'.join(paras)
+edited = list(paras)
+for _ in range(400):
+    edited[rng.randrange(len(edited))] = ' '.join(rng.choice(words) for _ in range(50))
+new = '\\r\\n\\r\\n'.join(edited)
+start = old.index(' ', len(old) // 2) + 1
+for other in (new, new.replace(old[start:start + 80], '')):
+    found = anchor_passage(old, start, start + 80, other)
+    assert not found.anchored or other[found.start:found.end] == old[start:start + 80], found
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, check=True)
+    assert int(done.stdout.split()[-1]) < 400 * 1024, done.stdout

@@ -29,8 +29,9 @@ from pdi.cli.archive_cmd import archive_option, open_archive
 def anchor_cmd(name: str, to: str, as_json: bool, archive: str) -> None:
     """Find the passage NAME cites (NAME#char=a,b, #line=a,b, #elt=… or #name=…) in version VERSION of it.
 
-    Prints the passage's name there and how it was found (exact, quote or
-    fuzzy, with a score). Exit status 12: orphaned (not in that version);
+    Prints the passage's name there (a char range of that version's
+    CRLF-canonical text; line= when NAME cites lines and they map whole) and
+    how it was found (exact, quote or fuzzy, with a score). Exit status 12: orphaned (not in that version);
     13: ambiguous (several places fit as well; listed on stderr).
     """
     from pdi.archive.anchoring import anchor
