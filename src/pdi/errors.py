@@ -15,6 +15,10 @@ class PDIError(Exception):
     exit_code: int = 1
     http_status: int = 400
     title: str = "pdi error"
+    #: RFC 9457 ``type`` of the problem the resolver answers (``about:blank``: the status says it all)
+    problem_type: str = "about:blank"
+    #: RFC 9457 extension members of that problem
+    details: dict[str, object] = {}  # noqa: RUF012 - never changed; subclasses set their own per instance
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -124,3 +128,35 @@ class WithdrawnError(PDIError):
         super().__init__(message)
         self.reason, self.at, self.who = reason, at, who
 
+
+
+class OrphanedError(PDIError):
+    """A cited passage that cannot be found in the other version of its document (``pdi anchor``).
+
+    ``details`` are the problem's extension members (what was looked for, in which version).
+    """
+
+    exit_code = 12
+    http_status = 422
+    title = "passage orphaned"
+    problem_type = "/api#problem-passage-orphaned"
+
+    def __init__(self, message: str, *, details: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.details = details or {}
+
+
+class AmbiguousError(PDIError):
+    """A cited passage that stands in several places of the other version, none better than the rest (``pdi anchor``).
+
+    ``details`` list the candidates' fragment names.
+    """
+
+    exit_code = 13
+    http_status = 422
+    title = "passage ambiguous"
+    problem_type = "/api#problem-passage-ambiguous"
+
+    def __init__(self, message: str, *, details: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.details = details or {}

@@ -53,7 +53,14 @@ PAGES = {
                   " && window.scrollY > 1000 && Number(document.getElementById('text').dataset.offset) > 0"),
     "generic": ("/view?pdi={versioned}", "document.querySelectorAll('#versions tbody tr').length === 2"),
     "api-docs": ("/api", "document.querySelectorAll('section h2 code').length >= 10"
-                 " && document.body.innerText.includes('POST /api/deposit')"),
+                 " && document.body.innerText.includes('POST /api/deposit')"
+                 " && document.getElementById('problem-passage-orphaned') !== null"
+                 " && document.getElementById('problem-passage-ambiguous') !== null"),
+    # the problem types of /api/anchor, where a problem's type (/api#problem-…) leads: scrolled into view
+    "api-problems": ("/api#problem-passage-orphaned",
+                     "document.getElementById('problem-passage-orphaned').getBoundingClientRect().top >= 0"
+                     " && document.getElementById('problem-passage-ambiguous').getBoundingClientRect().bottom <= innerHeight"
+                     " && document.body.innerText.includes('exit status 13')"),
     # full-text search: the hit in the text links to its passage, the word marked in the snippet
     "search": ("/search?q=world", "document.querySelector('ol.hits mark').textContent === 'world'"
                " && document.querySelector('ol.hits a').getAttribute('href').includes('%23char=7,12')"

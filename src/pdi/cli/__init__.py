@@ -57,6 +57,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "serve": ("serve_cmd",),
     **dict.fromkeys(("token", "audit", "withdraw"), ("token_cmd",)),
     **dict.fromkeys(("search", "reindex"), ("search_cmd",)),
+    "anchor": ("anchor_cmd",),
 }
 
 
@@ -107,7 +108,9 @@ def cli() -> None:
     8 storage error, 9 a fragment lies wholly past the end of its document
     (pdi get: a warning; nothing is selected), 10 not allowed (a token's
     role or series does not cover it), 11 withdrawn (the name resolves to
-    its tombstone).
+    its tombstone), 12 a cited passage is orphaned in the version asked
+    for (pdi anchor), 13 it is ambiguous there (several places fit as
+    well).
     """
 
 

@@ -43,11 +43,16 @@ the ``next`` page's URL), ``/api/meta?pdi=…``,
 ``/api/cite?citation=…``, ``/api/series``, ``/api/rfc5147?pdi=…&fragment=…``
 (an RFC 5147 fragment evaluated on a text's N2R entity: :mod:`pdi.server.cite`) and
 ``/api/search?q=…&series=…&limit=…&after=…`` (full-text search: hits with
-their ``char`` fragment names and snippets, and the ``next`` page's URL).
+their ``char`` fragment names and snippets, and the ``next`` page's URL) and
+``/api/anchor?pdi=…&to=…`` (a cited passage found in another version:
+:mod:`pdi.server.anchor`).
 
 Errors are RFC 9457 problem details (``application/problem+json``: ``type``,
 ``title``, ``status``, ``detail``), the status taken from the
-:mod:`pdi.errors` class (syntax error 400, not found 404, unsupported 415 …).
+:mod:`pdi.errors` class (syntax error 400, not found 404, unsupported 415 …);
+the ``type`` is ``about:blank`` but for the two outcomes of ``/api/anchor``
+that are not plain errors (``/api#problem-passage-orphaned``,
+``/api#problem-passage-ambiguous``, described on the ``/api`` page).
 
 The viewer, ``/view?pdi=…``, shows a text (or the source of an HTML or XML
 document) with the passage a fragment names marked; a reader selects a
@@ -67,6 +72,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from pdi.archive import Archive
+from pdi.server.anchor import AnchorAPI
 from pdi.server.app import ReaderApp
 from pdi.server.browse import BrowsePages
 from pdi.server.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
@@ -137,6 +143,7 @@ def create_app(
         Route("/api/withdraw", writes.withdraw, methods=["POST"]),
         Route("/api/audit", writes.audit),
         Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
+        Route("/api/anchor", AnchorAPI(opened, work).anchor),
     ]
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]

@@ -108,6 +108,14 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
                           required=True)),
         answers={200: "JSON: the selected text and its range", 422: "A length or md5 check failed"},
     ),
+    ("GET", "/api/anchor"): Operation(
+        "Find the passage a name cites in another version of the document: its name there, how found, the score",
+        (Param("pdi", "The cited passage: a versioned name with a char, line, elt or name fragment ('#' as %23)",
+               required=True),
+         Param("to", "The version to look in: a number, or latest", required=True)),
+        answers={200: "JSON: pdi (the passage's name in that version), method (exact, quote, fuzzy), score,"
+                      " context, start, end, quote, found (422: the problem types passage-orphaned, passage-ambiguous)"},
+    ),
     ("POST", "/api/deposit"): Operation(
         "Mint a name for today (GMT) and deposit the body as its first version",
         (Param("series", "The series to mint in", required=True),
@@ -157,10 +165,20 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ),
 }
 
+#: The problem types other than about:blank (RFC 9457 §3.1.1), each described on the /api page under its id.
+PROBLEM_TYPES: dict[str, str] = {
+    "problem-passage-orphaned": "GET /api/anchor: the cited passage is not in the version asked for: not unchanged,"
+    " its quote not found with its context, nothing similar enough. Extension members: cited, version, quote, notes."
+    " (pdi anchor: exit status 12.)",
+    "problem-passage-ambiguous": "GET /api/anchor: the cited passage stands in several places of that version and"
+    " none fits the citation better; it is refused rather than guessed. Extension members: cited, version, quote,"
+    " candidates (the places' names). (pdi anchor: exit status 13.)",
+}
+
 _COMMON = {
     400: "A syntax error in a parameter or the body (names what and where)",
     404: "No such name or page", 413: "A limit was exceeded", 415: "Unsupported format or media type",
-    422: "An integrity check failed", 503: "Busy (Retry-After) or a storage error",
+    422: "An integrity check failed (or, of /api/anchor, a passage orphaned or ambiguous)", 503: "Busy (Retry-After) or a storage error",
 }
 _WRITE_COMMON = {401: "No live bearer token", 403: "The token's role or series does not cover this"}
 
@@ -269,7 +287,12 @@ def render_docs(document: dict[str, Any]) -> str:
         '<a href="/openapi.json"><code>/openapi.json</code></a> (OpenAPI 3.1). Errors are RFC 9457 problem'
         " details (<code>application/problem+json</code>).</p>"
     )
-    return page("pdi API", intro + "".join(sections))
+    problems = "".join(
+        f'<section id="{esc(key)}"><h3><code>/api#{esc(key)}</code></h3><p>{esc(text)}</p></section>'
+        for key, text in PROBLEM_TYPES.items()
+    )
+    problems_part = f"<h2>Problem types</h2><p>Besides <code>about:blank</code>:</p>{problems}"
+    return page("pdi API", intro + "".join(sections) + problems_part)
 
 
 class APIDocs:

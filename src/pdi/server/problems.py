@@ -27,9 +27,12 @@ class Problem(Exception):
         self.status, self.title, self.detail = status, title, detail
 
 
-def problem(status: int, title: str, detail: str) -> JSONResponse:
-    """An RFC 9457 problem details response."""
-    body = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+def problem(
+    status: int, title: str, detail: str, *, type: str = "about:blank", extensions: dict[str, object] | None = None
+) -> JSONResponse:
+    """An RFC 9457 problem details response (``extensions``: its extension members, §3.2)."""
+    body: dict[str, object] = {"type": type, "title": title, "status": status, "detail": detail}
+    body.update({k: v for k, v in (extensions or {}).items() if k not in body})
     return JSONResponse(body, status_code=status, media_type="application/problem+json")
 
 
@@ -43,7 +46,7 @@ async def on_problem(request: Request, exc: Exception) -> Response:
 
 async def on_pdi_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, PDIError)
-    return problem(exc.http_status, exc.title, str(exc))
+    return problem(exc.http_status, exc.title, str(exc), type=exc.problem_type, extensions=exc.details)
 
 
 async def on_http_error(request: Request, exc: Exception) -> Response:

@@ -1,0 +1,473 @@
+"""Re-anchoring a cited passage in another version of its document: texts in, positions out.
+
+A passage cited as ``[start, end)`` of one version's text is looked for in
+another version's text, by three methods in order; the first that answers
+decides, and the answer says which one it was:
+
+1. **exact** — the two texts are compared (their common head and tail, then
+   a diff of the rest: rapidfuzz's ``Indel.opcodes``, a longest common
+   subsequence of characters, or of lines when the part that differs is too
+   long for a character diff, :data:`MAX_DIFF_CELLS`; with too many lines
+   for that too, only the head and tail: then the quote method takes only a
+   quote that stands once in the cited version, and there is no fuzzy
+   search, since neither could tell the passage from where other text went).
+   When the passage *and* :data:`CONTEXT` characters on each side of it
+   (or the start or end of the document, which must then still be the start
+   or end) lie in one block the diff keeps unchanged, its positions are
+   mapped through that block: character for character, score 1.
+2. **quote** — the passage's exact text (its *quote*) is looked for in the
+   other version, each occurrence with the :data:`CONTEXT` characters before
+   and after it compared to the cited passage's (a normalized Levenshtein
+   similarity, :func:`context_similarity`). An occurrence is taken when it
+   is the only one whose context is similar enough (:data:`QUOTE_CONTEXT_MIN`,
+   or one side alone :data:`SIDE_MIN`: text inserted just before or after
+   the passage) or clearly the most similar (by :data:`MARGIN`); or, with no context
+   left, when the quote is long (:data:`DISTINCT_CHARS`) and occurs exactly
+   once in each version. Position tells occurrences apart through the
+   diff: an occurrence that lies wholly in a block the diff kept unchanged
+   from *other* text of the cited version (another copy of a repeated
+   phrase, a near copy of a deleted sentence) is where that text went, not
+   the passage, and is passed over (:func:`_image_of_other`). Occurrences
+   whose contexts are equally good (within :data:`MARGIN`) are **ambiguous**:
+   the answer lists them, never guesses. (Where the diff merely aligned a
+   passage with one of two new copies of it, that alignment is not taken as
+   evidence: either copy could be the one kept.)
+3. **fuzzy** — the quote with its context is aligned to the most similar
+   stretch of the other version (rapidfuzz's ``partial_ratio_alignment``),
+   the passage's ends are mapped through a diff of that stretch (a place
+   that is the unchanged image of other text is passed over, as above), and
+   the answer is taken when the text found is similar enough to the quote
+   (:data:`FUZZY_MIN`, ``fuzz.ratio``) *and* its context to the cited
+   context (:data:`FUZZY_CONTEXT_MIN`). A second alignment, with the first
+   stretch blanked, that scores as well makes the answer ambiguous.
+
+Otherwise the passage is **orphaned**: it is not in the other version as far
+as these methods can tell. A passage whose quote is blank (white space
+only, or empty: a position) is anchored by the exact method alone.
+
+What this module does not decide: which texts to compare (for HTML, the
+page's text without its markup: :mod:`pdi.archive.anchoring`), and how the
+answer is named. Positions are ``[start, end)`` over the code points of the
+strings given; :mod:`pdi.archive.anchoring` gives it the CRLF-canonical text
+the PDI ``char`` scheme counts (PDI-GRAMMAR.md §3). The limits
+(:data:`MAX_DIFF_CELLS`, :data:`MAX_FUZZY_QUOTE`, :data:`MAX_FUZZY_TEXT`,
+:data:`MAX_HITS`) bound the work on any input: past them a method is
+skipped (and the answer says so in ``notes``), never run long.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Final
+
+from rapidfuzz import fuzz
+from rapidfuzz.distance import Indel, Levenshtein, Opcode
+
+__all__ = [
+    "CONTEXT",
+    "Anchoring",
+    "Candidate",
+    "anchor_passage",
+    "context_similarity",
+    "equal_blocks",
+]
+
+#: Characters of context on each side of a passage that the exact and quote methods compare.
+CONTEXT: Final = 32
+#: The largest character diff (characters of one version's differing part times the other's): about 50 MB of bit matrix.
+MAX_DIFF_CELLS: Final = 400_000_000
+#: A quote at least this long that occurs once in each version is the same passage even where its context changed.
+DISTINCT_CHARS: Final = 40
+#: How similar (0..1) an exact quote's context must be to the cited one's.
+QUOTE_CONTEXT_MIN: Final = 0.6
+#: How similar (0..1) one side of an exact quote's context must be, where the other side changed (text inserted there).
+SIDE_MIN: Final = 0.9
+#: How much better (0..1) the best occurrence's context must be than the next one's.
+MARGIN: Final = 0.15
+#: The shortest quote searched fuzzily (characters): a shorter one matches too much by chance.
+MIN_FUZZY_QUOTE: Final = 12
+#: The longest quote searched fuzzily (characters): the alignment's work grows with its square.
+MAX_FUZZY_QUOTE: Final = 4000
+#: The smallest similarity (0..1, ``fuzz.ratio``) of a fuzzy match to the quote.
+FUZZY_MIN: Final = 0.75
+#: The smallest similarity (0..1) of a fuzzy match's context to the cited context.
+FUZZY_CONTEXT_MIN: Final = 0.5
+#: How close (0..1) a second fuzzy stretch may score to the first before the answer is ambiguous.
+FUZZY_MARGIN: Final = 0.03
+#: The longest other version searched fuzzily (characters): the alignment's work grows with it.
+MAX_FUZZY_TEXT: Final = 2_000_000
+#: The most alignments made in a fuzzy search (places passed over included).
+FUZZY_ROUNDS: Final = 6
+#: The most occurrences of a quote compared by context; more, and the quote method does not answer.
+MAX_HITS: Final = 10_000
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One place a passage may stand: ``[start, end)`` of the other text, with how similar its context is (0..1).
+
+    ``context`` weighs both sides; ``side`` is the more similar side alone.
+    """
+
+    start: int
+    end: int
+    context: float
+    side: float = 0.0
+
+
+@dataclass(frozen=True)
+class Anchoring:
+    """Where a cited passage stands in the other version, or why it cannot be said.
+
+    ``status`` is ``"anchored"`` (then ``method`` is ``"exact"``, ``"quote"``
+    or ``"fuzzy"`` and ``[start, end)`` the passage in the other text),
+    ``"orphaned"`` or ``"ambiguous"`` (then ``candidates`` are the places
+    that could not be told apart). ``score`` is the similarity (0..1) of the
+    text found to the quote (1 for exact and quote), ``context`` that of the
+    context around it to the cited context. ``notes`` say which methods were
+    skipped and why.
+    """
+
+    status: str
+    method: str | None = None
+    start: int = 0
+    end: int = 0
+    score: float = 0.0
+    context: float = 0.0
+    candidates: tuple[Candidate, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def anchored(self) -> bool:
+        return self.status == "anchored"
+
+
+# --- the diff: blocks kept unchanged -----------------------------------------------------------
+
+
+def equal_blocks(
+    old: str, new: str, *, max_cells: int = MAX_DIFF_CELLS
+) -> tuple[list[tuple[int, int, int]], str | None, bool]:
+    """The blocks two texts share, ``(old_start, new_start, size)`` in order; a note if the diff was coarsened; whether it is whole.
+
+    The common head and tail are blocks of their own; the rest is diffed by
+    characters (an LCS) when its size allows (``max_cells``), else by lines
+    when their number allows, else not at all: then only the head and the
+    tail are known, and the last value is ``False``.
+    """
+    n, m = len(old), len(new)
+    head = _common_length(0, min(n, m), lambda k: old[:k] == new[:k])
+    tail = _common_length(0, min(n, m) - head, lambda k: old[n - k:] == new[m - k:])
+    blocks: list[tuple[int, int, int]] = []
+    if head:
+        blocks.append((0, 0, head))
+    a, b = old[head:n - tail], new[head:m - tail]
+    note, whole = None, True
+    if a and b:
+        if len(a) * len(b) <= max_cells:
+            for op in Indel.opcodes(a, b):
+                if op.tag == "equal":
+                    blocks.append((head + op.src_start, head + op.dest_start, op.src_end - op.src_start))
+        else:
+            lines_a, lines_b = a.splitlines(keepends=True), b.splitlines(keepends=True)
+            if len(lines_a) * len(lines_b) <= max_cells:
+                note = "the versions differ over too much text for a character diff: lines were compared"
+                starts_a, starts_b = _starts(lines_a), _starts(lines_b)
+                for op in Indel.opcodes(lines_a, lines_b):
+                    if op.tag == "equal":
+                        i, k = op.src_start, op.dest_start
+                        blocks.append((head + starts_a[i], head + starts_b[k], starts_a[op.src_end] - starts_a[i]))
+            else:
+                note = "the versions differ over too many lines for a diff: only their common start and end were compared"
+                whole = False
+    if tail:
+        blocks.append((n - tail, m - tail, tail))
+    return blocks, note, whole
+
+
+def _common_length(lo: int, hi: int, same: Callable[[int], bool]) -> int:
+    """The largest ``k`` in ``[lo, hi]`` with ``same(k)``: a binary search of slice comparisons (C speed)."""
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if same(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _starts(lines: list[str]) -> list[int]:
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def _block_holding(blocks: list[tuple[int, int, int]], lo: int, hi: int) -> tuple[int, int, int] | None:
+    """The block whose old side holds ``[lo, hi)`` (for ``lo == hi``: a block holding ``lo``, its end included)."""
+    i = bisect_right(blocks, (lo, 1 << 62, 0)) - 1
+    if i < 0:
+        return None
+    a, _, size = blocks[i]
+    return blocks[i] if a <= lo and hi <= a + size else None
+
+
+# --- context -----------------------------------------------------------------------------------
+
+
+def context_similarity(old: str, start: int, end: int, new: str, at: int, to: int, width: int = CONTEXT) -> float:
+    """How similar (0..1) the ``width`` characters around ``new[at:to]`` are to those around ``old[start:end]``.
+
+    Each side is compared by normalized Levenshtein similarity (the side
+    before read backwards, from the passage out), weighted by its length; a
+    side cut short by the start or end of a document compares as what is
+    there. No context on either side (the whole document) is 1.
+    """
+    return _sides(old, start, end, new, at, to, width)[0]
+
+
+def _sides(old: str, start: int, end: int, new: str, at: int, to: int, width: int) -> tuple[float, float]:
+    """The context similarity of both sides weighed together, and of the more similar side alone."""
+    before_old, before_new = old[max(0, start - width):start], new[max(0, at - width):at]
+    after_old, after_new = old[end:end + width], new[to:to + width]
+    w1, w2 = max(len(before_old), len(before_new)), max(len(after_old), len(after_new))
+    if w1 + w2 == 0:
+        return 1.0, 1.0
+    s1 = Levenshtein.normalized_similarity(before_old[::-1], before_new[::-1])
+    s2 = Levenshtein.normalized_similarity(after_old, after_new)
+    side = max(s1 if w1 else 0.0, s2 if w2 else 0.0)
+    return (s1 * w1 + s2 * w2) / (w1 + w2), side
+
+
+def _candidate(old: str, start: int, end: int, new: str, at: int, to: int, width: int) -> Candidate:
+    both, side = _sides(old, start, end, new, at, to, width)
+    return Candidate(at, to, both, side)
+
+
+def _image_of_other(blocks: list[tuple[int, int, int]], by_new: list[int], start: int, end: int, at: int, to: int) -> bool:
+    """Whether ``[at, to)`` of the new text is wholly the unchanged image of old text other than ``[start, end)``.
+
+    Such a stretch is where other text of the old version went (a second
+    copy of a repeated phrase, a near copy of a deleted sentence), so it is
+    not the passage, however like it it reads.
+    """
+    i = bisect_right(by_new, at) - 1
+    if i < 0:
+        return False
+    a, b, size = blocks[i]
+    if not (b <= at and to <= b + size) or to == at:
+        return False
+    p, q = a + at - b, a + to - b
+    return q <= start or p >= end
+
+
+def _occurrences(text: str, quote: str, cap: int) -> list[int]:
+    found: list[int] = []
+    at = text.find(quote)
+    while at >= 0 and len(found) <= cap:
+        found.append(at)
+        at = text.find(quote, at + 1)
+    return found
+
+
+# --- the three methods -------------------------------------------------------------------------
+
+
+def anchor_passage(old: str, start: int, end: int, new: str, *, context: int = CONTEXT) -> Anchoring:
+    """Find ``old[start:end]`` in ``new`` (see the module docstring): exactly, by quote and context, or fuzzily."""
+    if not 0 <= start <= end <= len(old):
+        raise ValueError(f"the passage [{start}, {end}) is not within the text's {len(old)} characters")
+    notes: list[str] = []
+    blocks, note, whole = equal_blocks(old, new)
+    if note:
+        notes.append(note)
+    found = _exact(blocks, old, start, end, new, context)
+    if found is not None:
+        return found
+    quote = old[start:end]
+    if not quote.strip():
+        return Anchoring("orphaned", notes=(*notes, "a blank passage is anchored by the unchanged text around it only"))
+    by_quote = _by_quote(blocks, old, start, end, new, context, notes, whole)
+    if by_quote is not None:
+        return by_quote
+    if not whole:  # without a diff, a similar stretch cannot be told from where other text went
+        return Anchoring("orphaned", notes=(*notes, "no fuzzy search without a diff of the versions"))
+    if len(new) > MAX_FUZZY_TEXT:
+        return Anchoring("orphaned", notes=(*notes, f"no fuzzy search in a text over {MAX_FUZZY_TEXT} characters"))
+    return _fuzzy(blocks, old, start, end, new, context, notes)
+
+
+def _exact(
+    blocks: list[tuple[int, int, int]], old: str, start: int, end: int, new: str, context: int
+) -> Anchoring | None:
+    lo, hi = max(0, start - context), min(len(old), end + context)
+    block = _block_holding(blocks, lo, hi)
+    if block is None:
+        return None
+    a, b, size = block
+    if start - context < 0 and b - a != 0:  # the passage's context is the document's start: it must still be
+        return None
+    if end + context > len(old) and (b + size != len(new) or a + size != len(old)):
+        return None
+    shift = b - a
+    return Anchoring("anchored", "exact", start + shift, end + shift, 1.0, 1.0)
+
+
+def _by_quote(
+    blocks: list[tuple[int, int, int]], old: str, start: int, end: int, new: str, context: int, notes: list[str],
+    whole: bool,
+) -> Anchoring | None:
+    quote = old[start:end]
+    if not whole and len(_occurrences(old, quote, 1)) > 1:
+        notes.append("the quote stands more than once in the cited version and the versions were not diffed")
+        return None
+    hits = _occurrences(new, quote, MAX_HITS)
+    if not hits:
+        return None
+    if len(hits) > MAX_HITS:
+        notes.append(f"the quote occurs more than {MAX_HITS} times: not compared by context")
+        return None
+    length = len(quote)
+    by_new = [b for _, b, _ in blocks]
+    hits = [h for h in hits if not _image_of_other(blocks, by_new, start, end, h, h + length)]
+    scored = sorted((_candidate(old, start, end, new, h, h + length, context) for h in hits),
+                    key=lambda c: (-c.context, c.start))
+    if len(hits) == 1 and length >= DISTINCT_CHARS and len(_occurrences(old, quote, 1)) == 1:
+        only = scored[0]
+        return Anchoring("anchored", "quote", only.start, only.end, 1.0, only.context)
+    good = [c for c in scored if c.context >= QUOTE_CONTEXT_MIN or c.side >= SIDE_MIN]
+    if not good:
+        return None
+    best = good[0]
+    rivals = [c for c in good if c.context > best.context - MARGIN]
+    if len(rivals) == 1:
+        return Anchoring("anchored", "quote", best.start, best.end, 1.0, best.context)
+    return Anchoring("ambiguous", "quote", candidates=tuple(sorted(rivals, key=lambda c: c.start)), notes=tuple(notes))
+
+
+def _fuzzy(
+    blocks: list[tuple[int, int, int]], old: str, start: int, end: int, new: str, context: int, notes: list[str]
+) -> Anchoring:
+    quote = old[start:end]
+    if len(quote) < MIN_FUZZY_QUOTE:
+        return Anchoring("orphaned", notes=(*notes, f"a quote under {MIN_FUZZY_QUOTE} characters is not searched fuzzily"))
+    if len(quote) > MAX_FUZZY_QUOTE:
+        return Anchoring("orphaned", notes=(*notes, f"a quote over {MAX_FUZZY_QUOTE} characters is not searched fuzzily"))
+    search = _FuzzySearch(blocks, old, start, end, new, context)
+    first = search.next()
+    if first is None:
+        return Anchoring("orphaned", notes=tuple(notes))
+    candidate, score = first
+    if score < FUZZY_MIN or candidate.context < FUZZY_CONTEXT_MIN:
+        return Anchoring("orphaned", notes=tuple(notes))
+    # the next best place, the first blanked: one as good makes the answer ambiguous
+    second = search.next()
+    if second is not None:
+        other, other_score = second
+        if (
+            other_score >= FUZZY_MIN and other.context >= FUZZY_CONTEXT_MIN
+            and other_score + other.context >= score + candidate.context - 2 * FUZZY_MARGIN
+        ):
+            return Anchoring(
+                "ambiguous", "fuzzy", candidates=tuple(sorted((candidate, other), key=lambda c: c.start)),
+                notes=tuple(notes),
+            )
+    return Anchoring("anchored", "fuzzy", candidate.start, candidate.end, score, candidate.context)
+
+
+class _FuzzySearch:
+    """The places of a passage in the new text, best first, each stretch found blanked before the next search.
+
+    A place that is the unchanged image of other old text
+    (:func:`_image_of_other`) is passed over; at most :data:`FUZZY_ROUNDS`
+    alignments are made in all.
+    """
+
+    def __init__(self, blocks: list[tuple[int, int, int]], old: str, start: int, end: int, new: str, context: int) -> None:
+        self.blocks, self.by_new = blocks, [b for _, b, _ in blocks]
+        self.old, self.start, self.end, self.new, self.context = old, start, end, new, context
+        self.lo, self.hi = max(0, start - context), min(len(old), end + context)
+        self.searched = new
+        self.blanked: list[tuple[int, int]] = []
+        self.rounds = 0
+
+    def next(self) -> tuple[Candidate, float] | None:
+        while self.rounds < FUZZY_ROUNDS:
+            self.rounds += 1
+            found = self._align()
+            if found is None:
+                return None
+            place, stretch = found
+            self._blank(stretch)
+            if place is not None:
+                return place
+        return None
+
+    def _blank(self, stretch: tuple[int, int]) -> None:
+        a, b = stretch
+        self.blanked.append(stretch)
+        self.searched = self.searched[:a] + "\x00" * (b - a) + self.searched[b:]
+
+    def _align(self) -> tuple[tuple[Candidate, float] | None, tuple[int, int]] | None:
+        """The best alignment's place (``None`` when it cannot be the passage) and the stretch it covered."""
+        old, new, lo = self.old, self.new, self.lo
+        whole = old[lo:self.hi]
+        if len(self.searched) > len(whole):
+            aligned = fuzz.partial_ratio_alignment(whole, self.searched)
+            if aligned is None or aligned.score == 0:
+                return None
+            stretch = (aligned.dest_start, aligned.dest_end)
+            # partial_ratio aligns a stretch as long as the needle; widen it for insertions inside
+            slack = len(whole) // 2 + self.context
+            w0, w1 = max(0, aligned.dest_start - slack), min(len(new), aligned.dest_end + slack)
+        elif self.blanked:
+            return None
+        else:
+            stretch = w0, w1 = 0, len(new)
+        opcodes = _merged(Indel.opcodes(whole, self.searched[w0:w1]))
+        a = _map_position(opcodes, self.start - lo, end=False)
+        b = _map_position(opcodes, self.end - lo, end=True)
+        if a is None or b is None or b <= a:
+            return None, stretch
+        at, to = w0 + a, w0 + b
+        if any(at < y and x < to for x, y in self.blanked):
+            return None, stretch
+        if _image_of_other(self.blocks, self.by_new, self.start, self.end, at, to):
+            return None, stretch
+        score = fuzz.ratio(old[self.start:self.end], new[at:to]) / 100
+        return (_candidate(old, self.start, self.end, new, at, to, self.context), score), stretch
+
+
+def _merged(opcodes: Iterable[Opcode]) -> list[tuple[str, int, int, int, int]]:
+    """The opcodes with each run of changes (deletions and insertions side by side) made one ``replace``."""
+    merged: list[tuple[str, int, int, int, int]] = []
+    for op in opcodes:
+        tag = "equal" if op.tag == "equal" else "replace"
+        if merged and tag == "replace" and merged[-1][0] == "replace":
+            _, i1, _, j1, _ = merged[-1]
+            merged[-1] = ("replace", i1, op.src_end, j1, op.dest_end)
+        else:
+            merged.append((tag, op.src_start, op.src_end, op.dest_start, op.dest_end))
+    return merged
+
+
+def _map_position(opcodes: list[tuple[str, int, int, int, int]], pos: int, *, end: bool) -> int | None:
+    """Where position ``pos`` of the source stands in the destination of a diff.
+
+    Inside a kept block: character for character. Inside a changed block:
+    in proportion across the text that replaced it. A start is looked up in
+    the block that begins at or holds it, an end in the block that ends at or
+    holds it, so an insertion just outside the passage stays outside.
+    """
+    for tag, i1, i2, j1, j2 in opcodes:
+        if i1 == i2:  # an insertion: between characters, it holds no position
+            continue
+        if (i1 <= pos < i2) if not end else (i1 < pos <= i2):
+            if tag == "equal":
+                return j1 + pos - i1
+            return j1 + round((pos - i1) * (j2 - j1) / (i2 - i1))
+    return None

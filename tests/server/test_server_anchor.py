@@ -1,0 +1,63 @@
+"""``GET /api/anchor``: a cited passage found in another version, over HTTP, with two versions deposited."""
+
+from __future__ import annotations
+
+import httpx
+from server_helpers import ELSEWHERE, Served
+
+from pdi.archive import Content
+
+V1 = ("Minutes of the meeting held on Monday.\r\n\r\nThe board approved the annual accounts and thanked the auditors.\r\n"
+      "Signed by the chair and the secretary.\r\n")
+V2 = ("Draft, second reading.\r\n\r\nMinutes of the meeting held on Monday.\r\n\r\n"
+      "The board approved the annual accounts and thanked the auditors.\r\nSigned by the chair and the secretary.\r\n"
+      "\r\nAny other business.\r\n")
+
+
+def _anchor(served: Served, name: str, to: str) -> httpx.Response:
+    return httpx.get(f"{served.url}/api/anchor", params={"pdi": name, "to": to}, timeout=30)
+
+
+def test_anchor_route_answers_the_new_name_and_the_problems(served: Served) -> None:
+    first = served.archive.add(ELSEWHERE, V1.encode(), format="text")
+    served.archive.add_version(first.without_fragment(), [Content(V2.encode(), "text")])
+    second = str(first)[:-1] + "2"
+    quote = "approved the annual accounts"
+    a = V1.index(quote)
+    answer = _anchor(served, f"{first}#char={a},{a + len(quote)}", "latest")
+    assert answer.status_code == 200, answer.text
+    got = answer.json()
+    b = V2.index(quote)
+    assert got["pdi"] == f"{second}#char={b},{b + len(quote)}"
+    assert (got["method"], got["score"], got["quote"], got["found"]) == ("exact", 1.0, quote, quote)
+    # the name it answers resolves to the same text
+    text = httpx.get(f"{served.url}/uri-res/N2R?{got['pdi'].replace('#', '%23')}", timeout=30)
+    assert text.status_code == 200 and text.text == quote
+
+    # cited in version 2, "Any other business." is not in version 1: orphaned, its own problem type
+    c = V2.index("Any other business.")
+    orphaned = _anchor(served, f"{second}#char={c},{c + 19}", "1")
+    assert orphaned.status_code == 422
+    assert orphaned.headers["content-type"] == "application/problem+json"
+    problem = orphaned.json()
+    assert problem["type"] == "/api#problem-passage-orphaned" and problem["title"] == "passage orphaned"
+    assert problem["quote"] == "Any other business." and problem["version"] == 1
+
+    missing = _anchor(served, f"{first}#char=0,5", "")
+    assert missing.status_code == 400 and missing.json()["type"] == "about:blank"
+
+
+def test_anchor_route_refuses_an_ambiguous_passage(served: Served) -> None:
+    line = "Each member shall pay the fee on the first day of every month.\r\n"
+    first = served.archive.add(ELSEWHERE, ("Rules.\r\n" + line).encode(), format="text")
+    served.archive.add_version(first.without_fragment(), [Content(("Rules, amended.\r\n" + line + "Also:\r\n" + line).encode(), "text")])
+    a = ("Rules.\r\n" + line).index("pay the fee")
+    answer = _anchor(served, f"{first}#char={a},{a + 11}", "2")
+    assert answer.status_code == 422
+    problem = answer.json()
+    assert problem["type"] == "/api#problem-passage-ambiguous"
+    second = str(first)[:-1] + "2"
+    v2 = "Rules, amended.\r\n" + line + "Also:\r\n" + line
+    x = v2.index("pay the fee")
+    y = v2.index("pay the fee", x + 1)
+    assert problem["candidates"] == [f"{second}#char={x},{x + 11}", f"{second}#char={y},{y + 11}"]

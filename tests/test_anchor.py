@@ -1,0 +1,222 @@
+"""Re-anchoring a passage in another version (pdi.anchor): properties, examples, and the edited-documents corpus."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from pdi.anchor import CONTEXT, DISTINCT_CHARS, anchor_passage, equal_blocks
+
+# text over a small alphabet, so repeats (of the quote too) are common; never the marker below
+TEXT = st.text(alphabet="ab c\r\n.", max_size=200)
+WORDS = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "the", "of", "a"]), max_size=40).map(" ".join)
+#: a character that the other strategies never draw: a quote holding it stands nowhere else
+MARK = "\u2603"
+
+
+@given(TEXT, TEXT, TEXT, st.data())
+def test_insertion_before_shifts_by_its_length(a: str, p: str, b: str, data: st.DataObject) -> None:
+    """Text inserted CONTEXT characters or more before the passage: exactly the same passage, shifted by its length.
+
+    The insertion must be one that can be told where it was made: its first
+    character is not the one it was inserted before, its last not the one it
+    was inserted after (``x`` inserted into ``xxxx`` is as much an insertion at
+    the end as at the start).
+    """
+    head = data.draw(st.text(alphabet="xyz ", min_size=CONTEXT, max_size=80))
+    old = a + head + p + b
+    start, end = len(a + head), len(a + head + p)
+    k = data.draw(st.integers(0, len(a)))
+    inserted = data.draw(st.text(alphabet="ab cxyz\r\n", min_size=1, max_size=60))
+    assume(inserted[0] != old[k:k + 1] and (k == 0 or inserted[-1] != old[k - 1]))
+    new = old[:k] + inserted + old[k:]
+    found = anchor_passage(old, start, end, new)
+    assert found.status == "anchored" and found.method == "exact"
+    assert (found.start, found.end) == (start + len(inserted), end + len(inserted))
+
+
+@given(WORDS, WORDS, WORDS, WORDS, WORDS, st.data())
+def test_unchanged_passage_in_an_edited_document_keeps_its_text(
+    a: str, b: str, a2: str, b2: str, filler: str, data: st.DataObject
+) -> None:
+    """A passage left as it was, the text around it edited in any way: found where it now stands, its text the quote."""
+    p = data.draw(st.text(alphabet="abc ", max_size=30)) + MARK + filler
+    assume(len(p) >= DISTINCT_CHARS)
+    old = a + p + b
+    new = a2 + p + b2
+    found = anchor_passage(old, len(a), len(a) + len(p), new)
+    assert found.status == "anchored"
+    assert new[found.start:found.end] == p
+    assert found.start == len(a2)
+
+
+@given(WORDS, TEXT, WORDS, st.data())
+def test_deleted_passage_is_orphaned_never_moved(a: str, p: str, b: str, data: st.DataObject) -> None:
+    """A passage deleted (the rest kept, or edited): never anchored anywhere else."""
+    quote = p + MARK + data.draw(TEXT)
+    old = a + quote + b
+    cut = data.draw(st.integers(0, len(b)))
+    new = a + b[:cut] + data.draw(WORDS) + b[cut:]
+    found = anchor_passage(old, len(a), len(a) + len(quote), new)
+    assert found.status != "anchored", found
+
+
+@given(TEXT, TEXT)
+def test_blocks_are_equal_text(old: str, new: str) -> None:
+    """Every block the diff keeps is the same text in both versions, in order (character and line diffs)."""
+    for cells in (10**9, 200, 0):  # characters, lines, none
+        blocks, _, whole = equal_blocks(old, new, max_cells=cells)
+        assert whole or cells < 10**9
+        for a, b, size in blocks:
+            assert old[a:a + size] == new[b:b + size]
+        assert [a for a, _, _ in blocks] == sorted(a for a, _, _ in blocks)
+        assert [b for _, b, _ in blocks] == sorted(b for _, b, _ in blocks)
+
+
+OLD = (
+    "Preamble of the report.\r\n\r\n"
+    "The committee met on Tuesday. The budget was approved without amendment. Members thanked the chair.\r\n\r\n"
+    "Closing remarks followed.\r\n"
+)
+
+
+def _span(text: str, quote: str) -> tuple[int, int]:
+    at = text.index(quote)
+    return at, at + len(quote)
+
+
+def test_unchanged_text_maps_exactly() -> None:
+    start, end = _span(OLD, "The budget was approved")
+    new = "A new first line.\r\n" + OLD
+    found = anchor_passage(OLD, start, end, new)
+    assert (found.method, found.score) == ("exact", 1.0)
+    assert new[found.start:found.end] == "The budget was approved"
+
+
+def test_edit_inside_is_fuzzy_with_a_score() -> None:
+    start, end = _span(OLD, "The budget was approved without amendment")
+    new = OLD.replace("was approved without", "was adopted without")
+    found = anchor_passage(OLD, start, end, new)
+    assert found.method == "fuzzy"
+    assert new[found.start:found.end] == "The budget was adopted without amendment"
+    assert 0.75 <= found.score < 1.0
+
+
+def test_repeated_quote_told_apart_by_context() -> None:
+    old = "First, the fee is due. Later the fee is due again. Last, the fee is due once more."
+    start, end = _span(old, "Later the fee is due")
+    start += len("Later ")
+    new = "Note. " + old.replace("First, ", "First of all, ")
+    found = anchor_passage(old, start, end, new)
+    assert found.anchored
+    assert found.start == new.index("Later the fee is due") + len("Later ")
+
+
+def test_identical_copies_with_identical_context_are_ambiguous() -> None:
+    """A sentence that now stands twice, with the same context around the quote, its neighbourhood changed: refused, not guessed."""
+    sentence = "The parties agree that the fee is due on the first day of each month. "
+    old = "Start. " + sentence + "End."
+    start = old.index("the fee")
+    end = start + len("the fee is due")
+    new = "Beginning. " + sentence + "Centre. " + sentence + "Finish."
+    found = anchor_passage(old, start, end, new)
+    assert found.status == "ambiguous"
+    assert [new[c.start:c.end] for c in found.candidates] == ["the fee is due", "the fee is due"]
+
+
+def test_deleted_sentence_with_a_near_copy_elsewhere_is_orphaned() -> None:
+    cited = "The tenant shall repaint the premises every five years"
+    old = f"Intro text here. {cited}. Other text. Annex: {cited.replace('five', 'ten')}. End."
+    start, end = _span(old, cited)
+    new = old.replace(f"{cited}. ", "")
+    assert new.find(cited[:40]) >= 0  # a naive search of the quote's head lands on the near copy
+    assert anchor_passage(old, start, end, new).status == "orphaned"
+
+
+def test_blank_passage_only_by_unchanged_context() -> None:
+    old = "Counting: zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+    at = old.index(" six")
+    assert anchor_passage(old, at, at, "zero " + old).start == at + 5
+    assert anchor_passage(old, at, at, old.replace("four five", "4 5").replace("seven eight", "7")).status == "orphaned"
+
+
+def test_out_of_range_passage_is_refused() -> None:
+    with pytest.raises(ValueError, match="not within"):
+        anchor_passage("abc", 2, 9, "abc")
+
+
+# --- the corpus of edited documents (bench/anchor_corpus.py), small and with a fixed seed ---------------------
+
+
+def _corpus_module() -> object:
+    path = Path(__file__).resolve().parent.parent / "bench" / "anchor_corpus.py"
+    spec = importlib.util.spec_from_file_location("anchor_corpus", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["anchor_corpus"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_corpus_of_edited_documents_has_no_wrong_anchor() -> None:
+    corpus = _corpus_module()
+    cases = corpus.corpus(7, 12)  # type: ignore[attr-defined]
+    ours: Counter[tuple[str, str]] = Counter()
+    naive: Counter[str] = Counter()
+    for case in cases:
+        found = anchor_passage(case.old, case.start, case.end, case.new)
+        ours[case.kind, corpus.judge(case, (found.start, found.end) if found.anchored else None)] += 1  # type: ignore[attr-defined]
+        at = case.new.find(case.quote)
+        naive[corpus.judge(case, None if at < 0 else (at, at + len(case.quote)))] += 1  # type: ignore[attr-defined]
+    assert sum(n for (_, verdict), n in ours.items() if verdict == "wrong") == 0
+    # the corpus has teeth: the naive search answers wrong on it
+    assert naive["wrong"] > 0
+    # and pdi finds the passages that are still there
+    for kind in ("insert-before", "edit-elsewhere", "edit-inside", "move", "repeated", "repeated-context"):
+        assert ours[kind, "correct"] >= 11, (kind, ours)
+    assert ours["edit-inside-near-copy", "correct"] >= 9, ours
+    for kind in ("delete", "delete-near-copy", "repeated-delete"):
+        assert ours[kind, "orphaned"] == 12
+
+
+@settings(max_examples=300)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(_corpus_module().KINDS))  # type: ignore[attr-defined]
+def test_no_wrong_anchor_on_any_edited_document_of_the_corpus(seed: int, kind: str) -> None:
+    """Any case the corpus generator can make (any seed): never a wrong answer."""
+    import random
+
+    corpus = _corpus_module()
+    case = corpus.make_case(random.Random(seed), kind)  # type: ignore[attr-defined]
+    found = anchor_passage(case.old, case.start, case.end, case.new)
+    assert corpus.judge(case, (found.start, found.end) if found.anchored else None) != "wrong", found  # type: ignore[attr-defined]
+
+
+def test_megabyte_texts_edited_throughout_stay_within_memory() -> None:
+    """Two 1.5 MB versions differing throughout (a line diff, a fuzzy search): peak RSS of a child under 400 MB."""
+    import subprocess
+
+    script = """
+import random, resource
+from pdi.anchor import anchor_passage
+rng = random.Random(5)
+words = [''.join(rng.choice('abcdefghij') for _ in range(rng.randint(2, 9))) for _ in range(5000)]
+paras = [' '.join(rng.choice(words) for _ in range(60)) for _ in range(4000)]
+old = '\\r\\n\\r\\n'.join(paras)
+edited = list(paras)
+for _ in range(400):
+    edited[rng.randrange(len(edited))] = ' '.join(rng.choice(words) for _ in range(50))
+new = '\\r\\n\\r\\n'.join(edited)
+start = old.index(' ', len(old) // 2) + 1
+for other in (new, new.replace(old[start:start + 80], '')):
+    found = anchor_passage(old, start, start + 80, other)
+    assert not found.anchored or other[found.start:found.end] == old[start:start + 80], found
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, check=True)
+    assert int(done.stdout.split()[-1]) < 400 * 1024, done.stdout
