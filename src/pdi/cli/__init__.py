@@ -57,6 +57,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "serve": ("serve_cmd",),
     **dict.fromkeys(("token", "audit", "withdraw"), ("token_cmd",)),
     **dict.fromkeys(("search", "reindex"), ("search_cmd",)),
+    "annotate": ("annotate_cmd",),
 }
 
 

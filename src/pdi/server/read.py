@@ -210,7 +210,19 @@ class ReadAPI:
         self.work = work
 
     async def resolve(self, request: Request) -> Response:
+        """What a name selects; a browser fragment (``#:~:text=``, ``#t=``, ``#xywh=``) as the native name it equals.
+
+        For such an alias the description is that of the native name (the
+        first found, for several text directives), with ``alias``,
+        ``equivalent`` (the native name), ``equivalents`` (one per directive,
+        ``null`` where its text is not there) and ``notes``
+        (:mod:`pdi.interop.aliases`).
+        """
+        from pdi.interop.aliases import alias_fragment
+
         name = _param(request, "pdi")
+        if alias_fragment(name) is not None:
+            return JSONResponse(await self.work.run(_alias_description, self.archive, name))
         resolved = await self.work.run(self.archive.resolve, name)
         return JSONResponse(description(self.archive, resolved, statements=False))
 
@@ -260,6 +272,16 @@ def description(archive: Archive, resolved: Resolved | Generic, *, statements: b
     out = describe(resolved)
     if statements and isinstance(resolved, Resolved):
         out["meta"] = archive.meta(str(resolved.pdi).split("#", 1)[0])
+    return out
+
+
+def _alias_description(archive: Archive, name: str) -> dict[str, Any]:
+    """The description of the native name a browser fragment equals, and which one that is."""
+    from pdi.interop.aliases import native_names
+
+    alias = native_names(archive, name)
+    out = description(archive, archive.resolve(alias.native), statements=False)
+    out.update(alias.to_json())
     return out
 
 
