@@ -266,9 +266,7 @@ def is_word_boundary(text: str, position: int) -> bool:
         return False  # WB6
     if before in _MID_NUM and left.isdigit() and after.isdigit():
         return False  # WB11
-    if after in _MID_NUM and before.isdigit() and right.isdigit():
-        return False  # WB12
-    return True
+    return not (after in _MID_NUM and before.isdigit() and right.isdigit())  # WB12
 
 
 # --- matching (§3.5.3) ----------------------------------------------------------------------
