@@ -64,8 +64,9 @@ def annotate_cmd(
             if as_json:
                 click.echo(json.dumps(alias.to_json(), ensure_ascii=False))
             else:
-                for found, note in zip(alias.natives, alias.notes or ("",) * len(alias.natives), strict=False):
-                    click.echo(str(found) if found is not None else f"missing: {one_line(note)}")
+                notes = iter(alias.notes)  # one note for each directive not found, in order
+                for found in alias.natives:
+                    click.echo(str(found) if found is not None else f"missing: {one_line(next(notes, ''))}")
             alias.native  # noqa: B018  (raises NotFoundError, exit 4, when no directive was found)
             return
         from pdi.interop.annotation import import_annotations
