@@ -18,7 +18,8 @@ A :class:`PageText` holds
   ``select``, ``datalist``, ``audio``, ``video``, ``object``, ``canvas``,
   ``iframe``, and every element with a ``hidden`` attribute (the WICG
   spec's "search invisible" nodes, as far as they can be told without
-  style sheets). ``<br>`` is a line break, that is white space.
+  style sheets). A ``<br>`` ends a line as a block does: no text directive
+  term runs across it (Chromium's reading, which its tests check).
 * ``blocks``: where each block starts and ends in ``text``; a text directive
   term never matches across two of them (WICG Text Fragments §3.5.3, "find a
   string in range").
@@ -337,10 +338,7 @@ def markup_page_text(source: str, kind: str) -> PageText:
                 pre += 1
                 after_pre = True
         elif name == "br" and not closing:
-            if pre:
-                builder.kept("\n", lt, end)
-            else:
-                builder.space(lt, end)
+            builder.boundary()  # Chromium matches no term across a line break (tested)
     return builder.finish(kind, n)
 
 
