@@ -102,7 +102,7 @@ def crlf(text: str) -> str:
 class Pages(http.server.BaseHTTPRequestHandler):
     pages: dict[str, bytes] = {}
 
-    def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+    def do_GET(self) -> None:
         body = self.pages.get(self.path.split("#")[0])
         self.send_response(200 if body is not None else 404)
         self.send_header("Content-Type", "text/html; charset=utf-8")
