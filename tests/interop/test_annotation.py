@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from PIL import Image
-from pyld import jsonld
+from pyld import jsonld  # type: ignore[import-untyped]
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive

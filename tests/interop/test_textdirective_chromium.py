@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from PIL import Image
@@ -100,7 +101,7 @@ def crlf(text: str) -> str:
 
 
 class Pages(http.server.BaseHTTPRequestHandler):
-    pages: dict[str, bytes] = {}
+    pages: ClassVar[dict[str, bytes]] = {}
 
     def do_GET(self) -> None:
         body = self.pages.get(self.path.split("#")[0])
