@@ -216,3 +216,49 @@ def test_a_pathological_directive_is_a_limit_not_a_hang(monkeypatch: pytest.Monk
     text = "a " * 200_000 + "b"
     with pytest.raises(LimitError, match="more specific"):
         find_text_directive(TextDirective("a", prefix="a", suffix="c"), plain_page_text(text))
+
+
+# --- properties of the page text and the folding map ----------------------------------------
+
+_SEPARATORS = [" ", " <b>", "</b> ", "<p>", "</div><div>", "<br>", "\r\n  ", " &amp; ", "<!-- c --> ", " <span>"]
+
+
+@given(st.lists(st.sampled_from(_SEPARATORS), min_size=1, max_size=25))
+@settings(max_examples=200, deadline=None)
+def test_each_word_of_a_page_is_named_where_it_stands_in_the_source(separators: list[str]) -> None:
+    source = "<body>"
+    where = []
+    for k, separator in enumerate(separators):
+        where.append(len(source))
+        source += f"w{k}x" + separator
+    page = markup_page_text(source, "html")
+    for k, at in enumerate(where):
+        found = find_text_directive(TextDirective(f"w{k}x"), page)
+        assert found is not None
+        assert page.document_range(*found) == (at, at + len(f"w{k}x"))
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_folding_maps_each_folded_character_to_the_one_it_comes_from(text: str) -> None:
+    from pdi.fragments.textdirective import _Runs
+
+    runs = _Runs().add(text, 0)
+    folded = runs.text()
+    assert folded == fold(text)
+    previous = 0
+    for i, ch in enumerate(folded):
+        source = runs.source_of(i)
+        assert previous <= source < len(text)
+        assert ch in fold(text[source]) or (ch == " " and text[source].isspace())
+        previous = source
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab <>/&;p\r\n\"'=!-")), max_size=80))
+@settings(max_examples=300, deadline=None)
+def test_any_markup_reads_without_error_and_maps_inside_the_source(source: str) -> None:
+    page = markup_page_text(source, "html")
+    for a, b in page.blocks:
+        assert 0 <= a < b <= len(page.text)
+        s, e = page.document_range(a, b)
+        assert 0 <= s <= e <= len(source)

@@ -37,6 +37,8 @@ Pure: no I/O. Matching is bounded by :data:`MAX_SECONDS`.
 from __future__ import annotations
 
 import array
+import bisect
+import functools
 import re
 import time
 import unicodedata
@@ -199,6 +201,7 @@ _ASCII_FOLD: Final = {ord(c): " " for c in "\t\n\r\f\v"} | {ord(c): c.lower() fo
 _ASCII_RUN: Final = re.compile(r"[\x00-\x7f]+")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _fold_char(ch: str) -> str:
     if ch.isspace() or ch == "\u00a0":
         return " "
@@ -209,29 +212,67 @@ def _fold_char(ch: str) -> str:
 
 def fold(text: str) -> str:
     """``text`` folded for comparison: what two strings equal at UTS #10's primary level share."""
-    return _fold_with_map(text)[0]
+    return _Runs().add(text, 0).text()
 
 
-def _fold_with_map(text: str) -> tuple[str, array.array[int]]:
-    """The folded text, and for each of its characters the index in ``text`` it comes from (and ``len(text)`` last)."""
-    out: list[str] = []
-    where = array.array("q")
-    at = 0
-    for m in _ASCII_RUN.finditer(text):
-        for i in range(at, m.start()):
+class _Runs:
+    """Folded text being built, and where its characters come from: runs, each one for one or one character whole.
+
+    Run ``k`` covers folded ``[f[k], f[k+1])`` and source ``[p[k], p[k+1])``:
+    one for one where the two lengths agree, else one source character
+    whose folding is longer or shorter (``ß`` → ``ss``, a lone mark → nothing).
+    """
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.f = array.array("q")
+        self.p = array.array("q")
+        self.length = 0
+
+    def _run(self, folded: str, source_start: int, linear: bool) -> None:
+        if linear and self.f and self._last_linear and self.p[-1] + (self.length - self.f[-1]) == source_start:
+            pass  # continues the open one-for-one run
+        else:
+            self.f.append(self.length)
+            self.p.append(source_start)
+        self._last_linear = linear
+        self.parts.append(folded)
+        self.length += len(folded)
+
+    _last_linear = False
+
+    def add(self, text: str, at: int) -> _Runs:
+        """Fold ``text``, which stands at ``at`` of the source."""
+        start = 0
+        for m in _ASCII_RUN.finditer(text):
+            self._other(text, start, m.start(), at)
+            self._run(m.group().translate(_ASCII_FOLD), at + m.start(), True)
+            start = m.end()
+        self._other(text, start, len(text), at)
+        return self
+
+    def _other(self, text: str, start: int, end: int, at: int) -> None:
+        for i in range(start, end):
             folded = _fold_char(text[i])
-            out.append(folded)
-            where.extend([i] * len(folded))
-        run = m.group().translate(_ASCII_FOLD)
-        out.append(run)
-        where.extend(range(m.start(), m.end()))
-        at = m.end()
-    for i in range(at, len(text)):
-        folded = _fold_char(text[i])
-        out.append(folded)
-        where.extend([i] * len(folded))
-    where.append(len(text))
-    return "".join(out), where
+            self._run(folded, at + i, len(folded) == 1)
+            if len(folded) != 1:
+                self._last_linear = False
+
+    def separator(self, at: int) -> None:
+        """A block boundary: it stands for the page text's line break at ``at``, between two blocks."""
+        self._run(_SEPARATOR, at, True)
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def source_of(self, i: int) -> int:
+        """The source position of folded character ``i``."""
+        k = bisect.bisect_right(self.f, i) - 1
+        f1 = self.f[k + 1] if k + 1 < len(self.f) else self.length
+        p1 = self.p[k + 1] if k + 1 < len(self.p) else None
+        if p1 is not None and f1 - self.f[k] != p1 - self.p[k]:
+            return self.p[k]  # one character folded to several (or none)
+        return self.p[k] + (i - self.f[k])
 
 
 # --- word boundaries (§3.6, UAX #29) -------------------------------------------------------
@@ -276,25 +317,18 @@ class _Folded:
     """The page text folded, blocks joined by a separator no term holds, with the map back to the page text."""
 
     def __init__(self, page: PageText) -> None:
-        pieces: list[str] = []
-        where = array.array("q")
-        previous = 0
-        for a, b in page.blocks:
-            if pieces:
-                pieces.append(_SEPARATOR)
-                where.append(previous)
-            folded, local = _fold_with_map(page.text[a:b])
-            pieces.append(folded)
-            where.extend(a + k for k in local[:-1])
-            previous = b
-        self.text = "".join(pieces)
-        where.append(len(page.text))
-        self.where = where
+        runs = _Runs()
+        for k, (a, b) in enumerate(page.blocks):
+            if k:
+                runs.separator(page.blocks[k - 1][1])
+            runs.add(page.text[a:b], a)
+        self.text = runs.text()
+        self.runs = runs
         self.page = page
 
     def page_range(self, start: int, end: int) -> tuple[int, int]:
         """The page-text range of folded ``[start, end)`` (``start < end``)."""
-        return self.where[start], self.where[end - 1] + 1
+        return self.runs.source_of(start), self.runs.source_of(end - 1) + 1
 
 
 def find_text_directive(directive: TextDirective, page: PageText, *, folded: object = None) -> tuple[int, int] | None:
