@@ -285,5 +285,8 @@ def test_api_annotation_and_resolve_of_aliases(archive: Archive) -> None:
     native = client.get("/api/resolve", params={"pdi": alias["equivalent"]}).json()
     assert alias["equivalent"] == f"{name}#char=31,34"
     assert alias["fragment"] == native["fragment"] and alias["bytes"] == native["bytes"] == 3
+    moved = client.get(f"/uri-res/N2R?{name}%23:~:text=brown-,fox", follow_redirects=False)
+    assert moved.status_code == 302 and moved.headers["location"] == f"/uri-res/N2R?{name}%23char=31,34"
+    assert client.get(moved.headers["location"]).content == b"fox"
     missing = client.get("/api/resolve", params={"pdi": f"{name}#:~:text=zebra"})
     assert missing.status_code == 404 and "text=zebra" in missing.json()["detail"]

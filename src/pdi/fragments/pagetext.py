@@ -50,7 +50,7 @@ from pdi.fulltext import _REFERENCE, _TAG_NAME, _TAG_OPEN, Passage, _close_tag, 
 __all__ = ["MAX_TEXT_CHARS", "PageText", "markup_page_text", "page_text", "plain_page_text"]
 
 #: The longest document text read (characters): a text directive or a quote is matched in memory.
-MAX_TEXT_CHARS: Final = 64 << 20
+MAX_TEXT_CHARS: Final = 32 << 20
 
 #: Elements the HTML standard's rendering section (§15.3) displays as block, list-item, table
 #: or one of its parts: a text directive term never runs across their start or end.
@@ -74,7 +74,7 @@ VOID: Final = frozenset({
     "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr",
 })
 _HIDDEN: Final = re.compile(r"[\t\n\f\r /]hidden(?:[\t\n\f\r ]*(?:=|/?>)|[\t\n\f\r /])", re.IGNORECASE)
-_SPACES: Final = re.compile(r"[ \t\n\r\f]+")
+_COLLAPSING: Final = re.compile(r"[ \t\n\r\f]{2,}|[\t\n\r\f]")
 _WHITE: Final = " \t\n\r\f"
 
 
@@ -231,6 +231,20 @@ def markup_page_text(source: str, kind: str) -> PageText:
     pre = 0  # how many preformatted elements are open
     after_pre = False  # just after <pre>: a first line break is not text (WHATWG 13.2.6.4.7)
 
+    def spaced(content: str, at: int) -> None:
+        """Text whose only white space is single spaces, at ``at`` of the source."""
+        if not content:
+            return
+        lead = content[0] == " "
+        trail = len(content) > lead and content[-1] == " "
+        if lead:
+            builder.space(at, at + 1)
+        core = content[lead : len(content) - trail]
+        if core:
+            builder.word(core, at + lead, at + lead + len(core))
+        if trail:
+            builder.space(at + len(content) - 1, at + len(content))
+
     def text(a: int, b: int) -> None:
         nonlocal after_pre
         if a >= b or skipping:
@@ -263,14 +277,13 @@ def markup_page_text(source: str, kind: str) -> PageText:
                 else:
                     builder.word(piece, s, e)
             else:
+                # only runs that collapse are cut out: a lone space between words stays one for one
                 last = 0
-                for m in _SPACES.finditer(piece):
-                    if m.start() > last:
-                        builder.word(piece[last : m.start()], s + last, s + m.start())
+                for m in _COLLAPSING.finditer(piece):
+                    spaced(piece[last : m.start()], s + last)
                     builder.space(s + m.start(), s + m.end())
                     last = m.end()
-                if last < len(piece):
-                    builder.word(piece[last:], s + last, e)
+                spaced(piece[last:], s + last)
 
     while i < n:
         lt = source.find("<", i)

@@ -19,6 +19,9 @@ is the whole query string, ``GET /uri-res/<service>?<urn>``:
   used: RFC 9110 §15.5.17 defines it for the ``Range`` header field (with a
   ``Content-Range`` it needs), not for a fragment named in the URN. ``I2R`` is ``N2R`` (PDI-GRAMMAR.md §2.11: the White House resolver's
   links of the 1990s).
+  A URN whose fragment a browser wrote (``#:~:text=``, ``#t=``,
+  ``#xywh=``) is answered ``302`` to the ``N2R`` of the native name it
+  equals (for ``N2C``, its ``N2C``; :mod:`pdi.interop.aliases`).
 * ``N2L`` — ``302 Found``, ``Location`` the URL of the resource (this
   server's ``N2R``, relative; ``300`` and a list for a generic PDI with
   several formats); ``N2Ls`` — those URLs as ``text/uri-list``.

@@ -72,7 +72,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
          Param("If-None-Match", "The ETag held: 304 when it still is the answer", where="header")),
         answers={200: "The resource, description or list", 206: "A byte range of the resource",
                  300: "A generic name: a text/uri-list of every format of every version",
-                 302: "N2L: the resource's URL", 304: "Not modified", 416: "Range not satisfiable",
+                 302: "N2L: the resource's URL; a browser fragment (#:~:text=, #t=, #xywh=): the native name's N2R",
+                 304: "Not modified", 416: "Range not satisfiable",
                  501: "A service of RFC 2169 this resolver does not offer"},
     ),
     ("GET", "/api/resolve"): Operation(

@@ -90,7 +90,12 @@ class Resolver:
         }
 
     async def endpoint(self, request: Request) -> Response:
-        """``/uri-res/{service}?{urn}``: the service's handler, on the pool its cost calls for."""
+        """``/uri-res/{service}?{urn}``: the service's handler, on the pool its cost calls for.
+
+        A URN with a browser fragment (``#:~:text=``, ``#t=``, ``#xywh=``:
+        :mod:`pdi.interop.aliases`) is answered ``302`` to the ``N2R`` (for
+        ``N2C``, the ``N2C``) of the native name it equals.
+        """
         service = request.path_params["service"]
         handler = self.services.get(service)
         if handler is None:
@@ -102,6 +107,14 @@ class Resolver:
             raise Problem(400, "syntax error", f"{service} takes the URN as the query string: /uri-res/{service}?urn:pdi://…")
         base = self.base_url if self.base_url is not None else str(request.base_url)
         headers = request.headers
+        if service in ("N2R", "I2R", "N2L", "N2C"):
+            from pdi.interop.aliases import alias_fragment, native_names
+
+            name = urn_from_query(query)
+            if alias_fragment(name) is not None:  # a browser fragment: on to the native name it equals
+                native = (await self.work.run(native_names, self.archive, name)).native
+                to = "N2C" if service == "N2C" else "N2R"
+                return RedirectResponse(f"/uri-res/{to}?{rfc2169_query(str(native))}", status_code=302)
         if service in ("N2R", "I2R"):
             if "if-none-match" in headers:
                 # a cache that holds the bytes asks whether they changed: the catalog answers that
