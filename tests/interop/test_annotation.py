@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from click.testing import CliRunner
 from PIL import Image
 from pyld import jsonld  # type: ignore[import-untyped]
@@ -23,7 +25,7 @@ from starlette.testclient import TestClient
 
 from pdi.archive import Archive
 from pdi.cli import cli
-from pdi.errors import NotFoundError, ParseError, UnsupportedError
+from pdi.errors import NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.interop.annotation import (
     CONTEXT,
     export_annotation,
@@ -290,3 +292,70 @@ def test_api_annotation_and_resolve_of_aliases(archive: Archive) -> None:
     assert client.get(moved.headers["location"]).content == b"fox"
     missing = client.get("/api/resolve", params={"pdi": f"{name}#:~:text=zebra"})
     assert missing.status_code == 404 and "text=zebra" in missing.json()["detail"]
+
+
+def test_a_fragment_past_the_end_is_nothing_to_annotate(archive: Archive) -> None:
+    name = archive.add(S, TEXT.encode(), format="text")
+    with pytest.raises(UnsupportedError, match="past the end"):
+        export_annotation(archive, f"{name}#char=100,200")
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 100) | st.text(max_size=12)
+    | st.sampled_from(["TextQuoteSelector", "TextPositionSelector", "FragmentSelector", "DataPositionSelector",
+                       "http://tools.ietf.org/rfc/rfc5147", "http://www.w3.org/TR/media-frags/", "char=1,3",
+                       "xywh=1,1,2,2", "t=1", "quick"]),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.sampled_from(["type", "exact", "prefix", "suffix", "start", "end", "value", "conformsTo",
+                                       "selector", "source", "target", "rows", "annotations", "items", "id"]),
+                      children, max_size=5),
+    max_leaves=20,
+)
+
+
+@given(_JSON)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_json_imports_or_fails_with_a_pdi_error(archive: Archive, data: object) -> None:
+    names = archive.ls(f"urn:pdi://{S}/*/*/*/*")
+    name = str(names[0]) if names else str(archive.add(S, TEXT.encode(), format="text"))
+    try:
+        results = import_annotations(archive, data, document=name)
+    except PDIError:
+        return
+    for result in results:
+        assert result.status in ("found", "moved", "missing", "selected")
+
+
+def test_media_fragment_aliases_name_the_native_fragment(archive: Archive) -> None:
+    from pdi.interop.aliases import native_names
+
+    audio = archive.add(S, sound(frames=12345, rate=8000), format="wav")  # 1.543125 s
+    image = archive.add(S, picture(), format="png")  # 40 × 20
+    assert str(native_names(archive, f"{audio}#t=0.5,1").native) == f"{audio}#msec=500,1000"
+    assert str(native_names(archive, f"{audio}#t=npt:1").native) == f"{audio}#msec=1000,1544"  # to the end, rounded up
+    assert str(native_names(archive, f"{audio}#t=,1").native) == f"{audio}#sec=0,1"
+    assert str(native_names(archive, f"{image}#xywh=pixel:1,2,3,4").native) == f"{image}#rect=(1,2),(4,6)"
+    assert str(native_names(archive, f"{image}#xywh=percent:10,10,15,15").native) == f"{image}#rect=(4,2),(10,5)"
+    alias = native_names(archive, f"{audio}#t=0.0005,1")
+    assert str(alias.native) == f"{audio}#msec=1,1000" and "rounded" in alias.notes[0]
+    with pytest.raises(UnsupportedError, match="image"):
+        native_names(archive, f"{audio}#xywh=1,1,1,1")
+    with pytest.raises(UnsupportedError, match="audio"):
+        native_names(archive, f"{image}#t=1,2")
+    with pytest.raises(ParseError, match="at or after the end"):
+        native_names(archive, f"{audio}#t=2")
+
+
+@given(st.text(alphabet=st.sampled_from(list("text=,-&%2A0:~ab")), max_size=30))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_text_directive_resolves_or_fails_with_a_pdi_error(archive: Archive, directive: str) -> None:
+    from pdi.interop.aliases import native_names
+
+    names = archive.ls(f"urn:pdi://{S}/*/*/*/*")
+    name = str(names[0]) if names else str(archive.add(S, b"<p>a b text ab</p>", format="html"))
+    try:
+        alias = native_names(archive, f"{name}#:~:{directive}")
+    except PDIError:
+        return
+    for found in alias.natives:
+        assert found is None or str(found).startswith(name + "#char=")

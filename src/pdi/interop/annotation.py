@@ -254,6 +254,8 @@ def _specific_resource(archive: Archive, parsed: PDI) -> dict[str, Any]:
     source = resolved.pdi.without_fragment()
     result = resolved.fragment
     assert result is not None and parsed.fragment is not None
+    if result.past_end:
+        raise UnsupportedError(f"{parsed} lies wholly past the end of its document: it selects nothing to annotate")
     scheme = parsed.fragment.effective_scheme(resolved.record.format)
     selectors: list[dict[str, Any]] = []
     media_type = resolved.record.media_type
