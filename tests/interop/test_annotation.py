@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from click.testing import CliRunner
 from PIL import Image
 from pyld import jsonld  # type: ignore[import-untyped]
 from starlette.testclient import TestClient
