@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import http.server
 import io
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -104,9 +105,11 @@ class Pages(http.server.BaseHTTPRequestHandler):
     pages: ClassVar[dict[str, bytes]] = {}
 
     def do_GET(self) -> None:
-        body = self.pages.get(self.path.split("#")[0])
+        path = self.path.split("#")[0]
+        body = self.pages.get(path)
         self.send_response(200 if body is not None else 404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        kind = "text/plain" if path.endswith(".txt") else "text/html"
+        self.send_header("Content-Type", f"{kind}; charset=utf-8")
         self.end_headers()
         self.wfile.write(body or b"")
 
@@ -206,3 +209,62 @@ def test_pdi_names_what_chromium_highlights(chromium: Pipe, server: str, case: i
 def _target(pipe: Pipe, session: str) -> str:
     info = pipe.call("Target.getTargetInfo", None, session, time.monotonic() + 30)
     return str(info["targetInfo"]["targetId"])
+
+
+PLAIN = (
+    "Chapter One\r\n\r\nIt was a bright cold day in April, and the clocks were striking thirteen.\r\n"
+    "Winston Smith, his chin nuzzled into his breast, slipped quickly through the glass doors.\r\n"
+    "The hallway smelt of boiled cabbage and old rag mats.\r\n"
+)
+PLAIN_FRAGMENTS = [
+    "text=bright%20cold%20day",
+    "text=clocks,thirteen",
+    "text=thirteen,-Winston",  # the suffix on the next line
+    "text=April-,and%20the",
+    "text=WINSTON%20SMITH",
+    "text=cabbage,-and%20new",
+    "text=old%20rag",
+]
+PLAIN_STYLE = (
+    "(() => { const s = document.createElement('style'); s.textContent = `" + STYLE[7:-8] + "`;"
+    " document.documentElement.appendChild(s); return true; })()"
+)
+PLAIN_PAINT = """((ranges) => {
+  const node = document.querySelector('pre').firstChild;
+  const made = ranges.map(([a, b]) => { const r = new Range(); r.setStart(node, a); r.setEnd(node, b); return r; });
+  CSS.highlights.set('pdi', new Highlight(...made));
+  return made.length;
+})"""
+
+
+def test_on_plain_text_pdi_names_what_chromium_highlights(chromium: Pipe, server: str) -> None:
+    from pdi.fragments.pagetext import plain_page_text
+
+    page = plain_page_text(PLAIN)
+    Pages.pages["/plain.txt"] = PLAIN.encode("utf-8")
+    disagreements = []
+    for fragment in PLAIN_FRAGMENTS:
+        found = [find_text_directive(d, page) for d in parse_fragment_directive(fragment)]
+        ranges = [page.document_range(*f) for f in found if f is not None]
+        # the browser's text node holds the text with LF line endings: a CRLF is one character there
+        dom = [(a - PLAIN.count("\r\n", 0, a), b - PLAIN.count("\r\n", 0, b)) for a, b in ranges]
+        theirs_tab = open_page(chromium, f"{server}/plain.txt#:~:{fragment}")
+        evaluate(chromium, theirs_tab, PLAIN_STYLE)
+        theirs = magenta(chromium, theirs_tab, wait=bool(ranges))
+        ours_tab = open_page(chromium, f"{server}/plain.txt")
+        evaluate(chromium, ours_tab, PLAIN_STYLE)
+        assert evaluate(chromium, ours_tab, f"({PLAIN_PAINT})({json.dumps(dom)})") == len(dom)
+        ours = magenta(chromium, ours_tab, wait=False)
+        for tab in (theirs_tab, ours_tab):
+            chromium.call("Target.closeTarget", {"targetId": _target(chromium, tab)}, None, time.monotonic() + 30)
+        if len(ours ^ theirs) > max(24, len(ours | theirs) // 50) or bool(ours) != bool(theirs):
+            shown = [PLAIN[a:b] for a, b in ranges]
+            disagreements.append(f"{fragment}: pdi {shown!r} ({len(ours)} px), Chromium {len(theirs)} px")
+    assert not disagreements, "\n".join(disagreements)
+
+
+def evaluate(pipe: Pipe, session: str, expression: str) -> object:
+    answer = pipe.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session,
+                       time.monotonic() + 30)
+    assert "exceptionDetails" not in answer, answer["result"].get("description")
+    return answer["result"].get("value")
