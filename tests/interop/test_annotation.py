@@ -290,6 +290,15 @@ def test_api_annotation_and_resolve_of_aliases(archive: Archive) -> None:
     moved = client.get(f"/uri-res/N2R?{name}%23:~:text=brown-,fox", follow_redirects=False)
     assert moved.status_code == 302 and moved.headers["location"] == f"/uri-res/N2R?{name}%23char=31,34"
     assert client.get(moved.headers["location"]).content == b"fox"
+    audio = str(archive.add(S, sound(frames=16000, rate=8000), format="wav"))
+    image = str(archive.add(S, picture(), format="png"))
+    for alias_name, native_name in ((f"{audio}#t=0.25,1.5", f"{audio}#msec=250,1500"),
+                                    (f"{image}#xywh=2,3,10,5", f"{image}#rect=(2,3),(12,8)")):
+        described = client.get("/api/resolve", params={"pdi": alias_name}).json()
+        assert described["equivalent"] == native_name
+        assert described["fragment"] == client.get("/api/resolve", params={"pdi": native_name}).json()["fragment"]
+        via_alias = client.get("/uri-res/N2R?" + alias_name.replace("#", "%23"))
+        assert via_alias.content == client.get("/uri-res/N2R?" + native_name.replace("#", "%23")).content
     missing = client.get("/api/resolve", params={"pdi": f"{name}#:~:text=zebra"})
     assert missing.status_code == 404 and "text=zebra" in missing.json()["detail"]
 
