@@ -38,8 +38,9 @@ passage it points at: by its quote (:func:`find_quote`, the position a hint
 among several places), else its position or fragment selector; a quote
 that is not in the document is reported ``missing``, never guessed.
 
-:func:`text_quote` and :func:`find_quote` are pure functions of a text,
-for any caller that takes quotes out or puts them back.
+:func:`~pdi.fragments.quote.text_quote` and
+:func:`~pdi.fragments.quote.find_quote` (a pure core, re-exported here) take
+quotes out of a text and find them again, for any caller.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from typing import Any, Final
 
 from pdi.archive import Archive, Resolved
 from pdi.errors import LimitError, ParseError, UnsupportedError
+from pdi.fragments.quote import CONTEXT_CHARS, QuoteMatch, TextQuote, find_quote, text_quote
 from pdi.identifier import PDI, Fragment
 
 __all__ = [
@@ -70,122 +72,11 @@ __all__ = [
 
 #: The JSON-LD context of the Web Annotation Data Model.
 CONTEXT: Final = "http://www.w3.org/ns/anno.jsonld"
-#: How many characters of context a quote's prefix and suffix hold (Hypothesis takes 32).
-CONTEXT_CHARS: Final = 32
 RFC5147: Final = "http://tools.ietf.org/rfc/rfc5147"
 MEDIA_FRAGMENTS: Final = "http://www.w3.org/TR/media-frags/"
 HTML_FRAGMENT: Final = "http://tools.ietf.org/rfc/rfc3236"
-#: The most annotations (targets) one import reads, and the longest quote.
+#: The most annotations (targets) one import reads.
 MAX_TARGETS: Final = 1000
-MAX_QUOTE_CHARS: Final = 100_000
-
-
-# --- quotes: pure ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TextQuote:
-    """A ``TextQuoteSelector``'s three strings."""
-
-    exact: str
-    prefix: str
-    suffix: str
-
-
-def text_quote(text: str, start: int, end: int, *, context: int = CONTEXT_CHARS) -> TextQuote:
-    """The quote of ``text[start:end]``, with up to ``context`` characters before and after it."""
-    if not 0 <= start <= end <= len(text):
-        raise ParseError(f"a quote runs from {start} to {end}, not inside a text of {len(text)}", rule="quote")
-    return TextQuote(text[start:end], text[max(0, start - context) : start], text[end : end + context])
-
-
-@dataclass(frozen=True)
-class QuoteMatch:
-    """Where a quote stands in a text: ``[start, end)``, and how well its context agrees.
-
-    ``context`` is ``"both"``, ``"prefix"``, ``"suffix"`` or ``"none"``
-    (which of the quote's prefix and suffix stand beside it; a missing one
-    counts as agreeing); ``collapsed``: found only with white space runs
-    read as one space.
-    """
-
-    start: int
-    end: int
-    context: str
-    collapsed: bool = False
-
-
-_RUN: Final = re.compile(r"\s+")
-
-
-def _collapse(text: str) -> tuple[str, list[int]]:
-    """``text`` with each white-space run as one space, and where each of its characters comes from (and the end)."""
-    out: list[str] = []
-    where: list[int] = []
-    at = 0
-    for m in _RUN.finditer(text):
-        out.append(text[at : m.start()])
-        where.extend(range(at, m.start()))
-        out.append(" ")
-        where.append(m.start())
-        at = m.end()
-    out.append(text[at:])
-    where.extend(range(at, len(text)))
-    where.append(len(text))
-    return "".join(out), where
-
-
-def find_quote(
-    text: str, exact: str, prefix: str | None = None, suffix: str | None = None, *, near: int | None = None
-) -> QuoteMatch | None:
-    """Where ``exact`` stands in ``text``, chosen by its ``prefix`` and ``suffix``; ``None`` if it is nowhere.
-
-    Every place ``exact`` occurs is a candidate; the best one has both its
-    prefix and suffix beside it, then one of them, then neither; among
-    equals, the nearest to ``near`` (a position the annotation also gave),
-    else the first. When ``exact`` is not in ``text`` as written, white space
-    runs on both sides are read as one space (a quote taken from a rendered
-    page), and ``collapsed`` says so.
-    """
-    if not exact:
-        raise ParseError("a TextQuoteSelector's exact text is empty", rule="TextQuoteSelector")
-    if len(exact) > MAX_QUOTE_CHARS:
-        raise LimitError(f"a quote may have at most {MAX_QUOTE_CHARS} characters")
-    found = _best(text, exact, prefix or "", suffix or "", near)
-    if found is not None:
-        return found
-    squeezed, where = _collapse(text)
-    q = _collapse(exact)[0].strip()
-    if not q:
-        return None
-    p = _collapse(prefix or "")[0]
-    s = _collapse(suffix or "")[0]
-    hint = None
-    if near is not None:
-        hint = next((k for k, w in enumerate(where) if w >= near), len(squeezed))
-    found = _best(squeezed, q, p.rstrip() if p.endswith(" ") else p, s.lstrip() if s.startswith(" ") else s, hint)
-    if found is None:
-        return None
-    return QuoteMatch(where[found.start], where[found.end - 1] + 1, found.context, True)
-
-
-def _best(text: str, exact: str, prefix: str, suffix: str, near: int | None) -> QuoteMatch | None:
-    best: tuple[int, int, int] | None = None  # (-agreeing context, distance from near, start)
-    contexts: dict[int, tuple[bool, bool]] = {}
-    at = text.find(exact)
-    while at >= 0 and len(contexts) < MAX_TARGETS * 100:
-        before = not prefix or text.endswith(prefix, 0, at)
-        after = not suffix or text.startswith(suffix, at + len(exact))
-        contexts[at] = (before, after)
-        key = (-(before + after), abs(at - near) if near is not None else 0, at)
-        if best is None or key < best:
-            best = key
-        at = text.find(exact, at + 1)
-    if best is None:
-        return None
-    start = best[2]
-    agree = {(True, True): "both", (True, False): "prefix", (False, True): "suffix", (False, False): "none"}
-    return QuoteMatch(start, start + len(exact), agree[contexts[start]])
 
 
 # --- export ---------------------------------------------------------------------------------
