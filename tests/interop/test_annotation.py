@@ -252,6 +252,9 @@ def test_pdi_annotate(archive: Archive, tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     assert out.output.splitlines()[0] == f"{name}#char=19,34"
     assert out.output.splitlines()[1].startswith("missing: text=absent")
+    out = runner.invoke(cli, ["get", f"{name}#:~:text=quick,fox", *where])
+    assert (out.exit_code, out.stdout) == (0, "quick brown fox")
+    assert f"note: {name}#:~:text=quick,fox is {name}#char=19,34" in out.stderr
     out = runner.invoke(cli, ["annotate", "--native", f"{name}#:~:text=absent", *where])
     assert out.exit_code == NotFoundError.exit_code
     out = runner.invoke(cli, ["annotate", "--import", str(DATA / "hypothesis-search.json"), "--pdi", page, *where])
