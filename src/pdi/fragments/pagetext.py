@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import html
 import re
+import time
 from dataclasses import dataclass
 from typing import Final
 
@@ -51,6 +52,8 @@ __all__ = ["MAX_TEXT_CHARS", "PageText", "markup_page_text", "page_text", "plain
 
 #: The longest document text read (characters): a text directive or a quote is matched in memory.
 MAX_TEXT_CHARS: Final = 32 << 20
+#: The longest reading a page's text may take (seconds; about 1 MB a second).
+MAX_SECONDS: Final = 30.0
 
 #: Elements the HTML standard's rendering section (§15.3) displays as block, list-item, table
 #: or one of its parts: a text directive term never runs across their start or end.
@@ -220,9 +223,14 @@ def plain_page_text(text: str) -> PageText:
     return PageText("text", text, ((0, len(text)),), Passage(0, text, ((0, 0, len(text)),)), len(text))
 
 
-def markup_page_text(source: str, kind: str) -> PageText:
-    """The page text of an HTML (``kind="html"``) or XML (``"xml"``) document's whole CRLF-canonical source."""
+def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) -> PageText:
+    """The page text of an HTML (``kind="html"``) or XML (``"xml"``) document's whole CRLF-canonical source.
+
+    Reading it may take at most ``seconds`` (a :class:`~pdi.errors.LimitError` after).
+    """
     _check_size(source)
+    deadline = time.monotonic() + seconds
+    steps = 0
     builder = _Builder()
     is_html = kind == "html"
     n = len(source)
@@ -286,6 +294,9 @@ def markup_page_text(source: str, kind: str) -> PageText:
                 spaced(piece[last:], s + last)
 
     while i < n:
+        steps += 1
+        if not steps % 4096 and time.monotonic() > deadline:
+            raise LimitError(f"reading the text of a page of {n} characters took more than {seconds} seconds")
         lt = source.find("<", i)
         if lt < 0:
             text(i, n)

@@ -238,8 +238,10 @@ class _Runs:
         self._last_linear = linear
         self.parts.append(folded)
         self.length += len(folded)
+        self.source_end = source_start + (len(folded) if linear else 1)
 
     _last_linear = False
+    source_end = 0
 
     def add(self, text: str, at: int) -> _Runs:
         """Fold ``text``, which stands at ``at`` of the source."""
@@ -269,8 +271,8 @@ class _Runs:
         """The source position of folded character ``i``."""
         k = bisect.bisect_right(self.f, i) - 1
         f1 = self.f[k + 1] if k + 1 < len(self.f) else self.length
-        p1 = self.p[k + 1] if k + 1 < len(self.p) else None
-        if p1 is not None and f1 - self.f[k] != p1 - self.p[k]:
+        p1 = self.p[k + 1] if k + 1 < len(self.p) else self.source_end
+        if f1 - self.f[k] != p1 - self.p[k]:
             return self.p[k]  # one character folded to several (or none)
         return self.p[k] + (i - self.f[k])
 
@@ -331,15 +333,19 @@ class _Folded:
         return self.runs.source_of(start), self.runs.source_of(end - 1) + 1
 
 
-def find_text_directive(directive: TextDirective, page: PageText, *, folded: object = None) -> tuple[int, int] | None:
+def find_text_directive(
+    directive: TextDirective, page: PageText, *, folded: object = None, deadline: float | None = None
+) -> tuple[int, int] | None:
     """The first stretch of ``page.text`` the directive selects, as ``(start, end)``; ``None`` if it is not there.
 
     §3.5.3 "find a range from a text directive", step by step, over the
     folded page text (``folded``: a value :func:`folded_page` made, to share
-    among several directives).
+    among several directives). ``deadline`` (a :func:`time.monotonic` time;
+    default :data:`MAX_SECONDS` from now) bounds the search: past it, a
+    :class:`LimitError`.
     """
     buf = folded if isinstance(folded, _Folded) else _Folded(page)
-    found = _find_range(directive, buf.text, time.monotonic() + MAX_SECONDS)
+    found = _find_range(directive, buf.text, deadline if deadline is not None else time.monotonic() + MAX_SECONDS)
     return None if found is None else buf.page_range(*found)
 
 
@@ -429,6 +435,7 @@ def _find(
 
 
 def find_all(directives: Sequence[TextDirective], page: PageText) -> list[tuple[int, int] | None]:
-    """Each directive's stretch of the page text (``None`` where it is not there), one folding for all."""
+    """Each directive's stretch of the page text (``None`` where it is not there): one folding, one deadline for all."""
     buf = _Folded(page)
-    return [find_text_directive(d, page, folded=buf) for d in directives]
+    deadline = time.monotonic() + MAX_SECONDS
+    return [find_text_directive(d, page, folded=buf, deadline=deadline) for d in directives]
