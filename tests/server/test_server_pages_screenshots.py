@@ -53,7 +53,9 @@ PAGES = {
                   " && window.scrollY > 1000 && Number(document.getElementById('text').dataset.offset) > 0"),
     "generic": ("/view?pdi={versioned}", "document.querySelectorAll('#versions tbody tr').length === 2"),
     "api-docs": ("/api", "document.querySelectorAll('section h2 code').length >= 10"
-                 " && document.body.innerText.includes('POST /api/deposit')"),
+                 " && document.body.innerText.includes('POST /api/deposit')"
+                 " && document.body.innerText.includes('GET /api/annotation')"
+                 " && document.body.innerText.includes('POST /api/annotation')"),
     # full-text search: the hit in the text links to its passage, the word marked in the snippet
     "search": ("/search?q=world", "document.querySelector('ol.hits mark').textContent === 'world'"
                " && document.querySelector('ol.hits a').getAttribute('href').includes('%23char=7,12')"
