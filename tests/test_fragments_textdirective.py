@@ -27,10 +27,10 @@ from pdi.fragments.textdirective import (
     split_fragment_directive,
 )
 
-# --- §3.3 parsing ---------------------------------------------------------------------------
+# --- §3.3.1 and §3.4 parsing ---------------------------------------------------------------------------
 
 
-def test_3_3_2_every_form_of_the_syntax() -> None:
+def test_3_4_every_form_of_the_syntax() -> None:
     assert parse_text_directive("an%20example%20text%20fragment") == TextDirective("an example text fragment")
     assert parse_text_directive("an%20example,text%20fragment") == TextDirective("an example", "text fragment")
     assert parse_text_directive("this%20is-,an%20example") == TextDirective("an example", prefix="this is")
@@ -38,7 +38,7 @@ def test_3_3_2_every_form_of_the_syntax() -> None:
     assert parse_text_directive("a-,b,c,-d") == TextDirective("b", "c", "a", "d")
 
 
-def test_3_3_2_percent_decoding_is_utf8() -> None:
+def test_3_4_percent_decoding_is_utf8() -> None:
     assert parse_text_directive("caf%C3%A9") == TextDirective("café")
     assert parse_text_directive("a%2Db%2C%20c%26") == TextDirective("a-b, c&")
     with pytest.raises(ParseError, match="not UTF-8"):
@@ -49,7 +49,7 @@ def test_3_3_2_percent_decoding_is_utf8() -> None:
     "value",
     ["", "a,b,c", "-,a", "a,-", "p-,", "-s", "p-", "a-b", "a,,b", "p-,a,b,c,-s", "p--,a"],
 )
-def test_3_3_2_what_does_not_parse(value: str) -> None:
+def test_3_4_what_does_not_parse(value: str) -> None:
     with pytest.raises(ParseError):
         parse_text_directive(value)
 
@@ -89,7 +89,7 @@ def test_the_parser_never_fails_but_with_a_parse_error(value: str) -> None:
         pass
 
 
-# --- §3.5.3 matching ------------------------------------------------------------------------
+# --- §3.6.1 matching ------------------------------------------------------------------------
 
 
 def find(fragment: str, text: str, *, html: bool = False) -> str | None:
@@ -123,11 +123,11 @@ WPT = "The quick brown fox jumped over the lazy dog. The lazy dog slept."
         ("text=cat", None),
     ],
 )
-def test_3_5_3_find_a_range_from_a_text_directive(fragment: str, expected: str | None) -> None:
+def test_3_6_1_find_a_range_from_a_text_directive(fragment: str, expected: str | None) -> None:
     assert find(fragment, WPT) == expected
 
 
-def test_3_6_word_boundary_examples() -> None:
+def test_3_6_2_word_boundary_examples() -> None:
     # "mountain range" is word bounded in "An impressive mountain range" but not in "… ranger"
     assert find("text=mountain%20range", "An impressive mountain range") == "mountain range"
     assert find("text=mountain%20range", "An impressive mountain ranger") is None

@@ -6,7 +6,7 @@ Implements, from the W3C Recommendation of 25 September 2012
 * §4.1 the fragment as name-value pairs: split at ``&``, each at its first
   ``=``, name and value percent-decoded as UTF-8; names other than ``t``
   and ``xywh`` (``track``, ``id``, unknown ones) are passed over, and of a
-  dimension given twice the last one counts (§5.1.1);
+  dimension given twice the last one counts (the processing rule of §5);
 * §4.2.1 temporal: ``t=`` with the ``npt`` format only (``npt:`` optional):
   ``npt-sec`` (``10``, ``10.5``), ``npt-mmss`` (``01:02.5``) and
   ``npt-hhmmss`` (``1:01:02``), minutes and seconds ``00``–``59``; a begin,

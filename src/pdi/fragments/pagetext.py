@@ -21,7 +21,7 @@ A :class:`PageText` holds
   style sheets). A ``<br>`` ends a line as a block does: no text directive
   term runs across it (Chromium's reading, which its tests check).
 * ``blocks``: where each block starts and ends in ``text``; a text directive
-  term never matches across two of them (WICG Text Fragments §3.5.3, "find a
+  term never matches across two of them (WICG Text Fragments §3.6.1, "find a
   string in range").
 * a map from ``text`` to the document: :meth:`document_range` names a stretch
   of ``text`` as the ``char`` range of the CRLF-canonical document (or source)

@@ -1,25 +1,26 @@
 """Text directives, ``#:~:text=``: WICG *URL Fragment Text Directives* (Text Fragments), on archived text.
 
-Implements, from the Draft Community Group Report (https://wicg.github.io/scroll-to-text-fragment/):
+Implements, from the Draft Community Group Report (https://wicg.github.io/scroll-to-text-fragment/;
+sections numbered as it numbers them, 1 Infrastructure, 2 Introduction, 3 Description):
 
-* §3.3.1 the fragment directive: what follows the fragment directive
+* §3.3.1 "Extracting the fragment directive": what follows the fragment directive
   delimiter ``:~:`` in a fragment (:func:`split_fragment_directive`);
-* §3.3.2 "parse the fragment directive" (directives split at ``&``; each
+* §3.4 "parse the fragment directive" (directives split at ``&``; each
   ``text=`` one parsed, others passed over) and "parse a text directive"
   (``text=[prefix-,]start[,end][,-suffix]``, at most four terms split at
   ``,``, a term never empty and never holding ``-``) with "percent-decode a
   text directive term" (percent-decoding, then UTF-8 without BOM):
   :func:`parse_fragment_directive`, :func:`parse_text_directive`;
-* §3.5.3 "find a range from a text directive", with "find a string in
+* §3.6.1 "find a range from a text directive", with "find a string in
   range", "find a range from a node list" and "advance range start to next
   non-whitespace position", over a :class:`~pdi.fragments.pagetext.PageText`
   instead of a DOM: a term matches inside one block only; the matching text
   and its prefix and suffix may cross blocks; the first match in document
   order wins (:func:`find_text_directive`);
-* §3.5.3 the comparison "at the primary level of UTS #10": both sides are
+* §3.6.1 the comparison "at the primary level of UTS #10": both sides are
   folded (:func:`fold`): canonical decomposition, combining marks dropped,
   Unicode case folding; white space (NO-BREAK SPACE too) is one space;
-* §3.6 word boundaries, after UAX #29's default rules: a position is a
+* §3.6.2 word boundaries, after UAX #29's default rules: a position is a
   boundary unless it lies between two word characters (letters, digits,
   marks, connector punctuation), or between two letters with one of
   ``' . : ·`` (MidLetter, MidNumLet) between them, or two digits with one
@@ -113,7 +114,7 @@ def split_fragment_directive(fragment: str) -> tuple[str, str | None]:
 def parse_fragment_directive(directive: str) -> tuple[TextDirective, ...]:
     """The text directives of a fragment directive (what follows ``:~:``), in order.
 
-    Directives other than ``text=`` are passed over, as §3.3.2 says; a
+    Directives other than ``text=`` are passed over, as §3.4 says; a
     ``text=`` directive that does not parse is a :class:`ParseError`, and so is
     a fragment directive without any text directive.
     """
@@ -143,7 +144,7 @@ def parse_fragment_directive(directive: str) -> tuple[TextDirective, ...]:
 
 
 def parse_text_directive(value: str, *, text: str | None = None, offset: int = 0) -> TextDirective:
-    """Parse a text directive's value (after ``text=``), §3.3.2 "parse a text directive".
+    """Parse a text directive's value (after ``text=``), §3.4 "parse a text directive".
 
     ``text`` and ``offset`` say where ``value`` stands, for the error's place.
     """
@@ -195,7 +196,7 @@ def _term(raw: str, what: str, fail: object, at: int) -> str:
         raise fail(f"the {what} term is not UTF-8 once percent-decoded: {exc.reason}", at) from exc
 
 
-# --- comparison (§3.5.3: primary level of UTS #10) -----------------------------------------
+# --- comparison (§3.6.1: primary level of UTS #10) -----------------------------------------
 
 _ASCII_FOLD: Final = {ord(c): " " for c in "\t\n\r\f\v"} | {ord(c): c.lower() for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}
 _ASCII_RUN: Final = re.compile(r"[\x00-\x7f]+")
@@ -277,7 +278,7 @@ class _Runs:
         return self.p[k] + (i - self.f[k])
 
 
-# --- word boundaries (§3.6, UAX #29) -------------------------------------------------------
+# --- word boundaries (§3.6.2, UAX #29) -------------------------------------------------------
 
 _MID_LETTER: Final = frozenset("'.:\u00b7\u2019\u2018\ufe55\uff1a\u0387\u05f4\u2027\ufe13")
 _MID_NUM: Final = frozenset(",;.'\u066c\ufe50\ufe54\uff0c\uff1b\u2019")
@@ -312,7 +313,7 @@ def is_word_boundary(text: str, position: int) -> bool:
     return not (after in _MID_NUM and before.isdigit() and right.isdigit())  # WB12
 
 
-# --- matching (§3.5.3) ----------------------------------------------------------------------
+# --- matching (§3.6.1) ----------------------------------------------------------------------
 
 
 class _Folded:
@@ -338,7 +339,7 @@ def find_text_directive(
 ) -> tuple[int, int] | None:
     """The first stretch of ``page.text`` the directive selects, as ``(start, end)``; ``None`` if it is not there.
 
-    §3.5.3 "find a range from a text directive", step by step, over the
+    §3.6.1 "find a range from a text directive", step by step, over the
     folded page text (``folded``: a value :func:`folded_page` made, to share
     among several directives). ``deadline`` (a :func:`time.monotonic` time;
     default :data:`MAX_SECONDS` from now) bounds the search: past it, a
@@ -403,7 +404,7 @@ def _find_range(d: TextDirective, buf: str, deadline: float) -> tuple[int, int] 
 
 
 def _skip_space(buf: str, at: int) -> int:
-    """§3.5.3 "advance range start to next non-whitespace position": past spaces and block boundaries."""
+    """§3.6.1 "advance range start to next non-whitespace position": past spaces and block boundaries."""
     n = len(buf)
     while at < n and (buf[at] == " " or buf[at] == _SEPARATOR):
         at += 1
@@ -413,7 +414,7 @@ def _skip_space(buf: str, at: int) -> int:
 def _find(
     query: str, buf: str, start: int, word_start: bool, word_end: bool, at_beginning: bool, deadline: float
 ) -> tuple[int, int] | None:
-    """§3.5.3 "find a string in range": the first ``query`` at or after ``start`` within one block, bounded as asked."""
+    """§3.6.1 "find a string in range": the first ``query`` at or after ``start`` within one block, bounded as asked."""
     if not query or _SEPARATOR in query:
         return None
     at = start
