@@ -55,7 +55,9 @@ PAGES = {
     "api-docs": ("/api", "document.querySelectorAll('section h2 code').length >= 10"
                  " && document.body.innerText.includes('POST /api/deposit')"
                  " && document.getElementById('problem-passage-orphaned') !== null"
-                 " && document.getElementById('problem-passage-ambiguous') !== null"),
+                 " && document.getElementById('problem-passage-ambiguous') !== null"
+                 " && document.body.innerText.includes('GET /api/annotation')"
+                 " && document.body.innerText.includes('POST /api/annotation')"),
     # the problem types of /api/anchor, where a problem's type (/api#problem-…) leads: scrolled into view
     "api-problems": ("/api#problem-passage-orphaned",
                      "document.getElementById('problem-passage-orphaned').getBoundingClientRect().top >= 0"

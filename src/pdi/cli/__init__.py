@@ -58,6 +58,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("token", "audit", "withdraw"), ("token_cmd",)),
     **dict.fromkeys(("search", "reindex"), ("search_cmd",)),
     "anchor": ("anchor_cmd",),
+    "annotate": ("annotate_cmd",),
 }
 
 

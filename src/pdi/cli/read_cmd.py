@@ -18,7 +18,7 @@ from pdi.archive import (
     Generic,
     Resolved,
 )
-from pdi.cli import EXIT_PAST_END, EXIT_USAGE
+from pdi.cli import EXIT_PAST_END, EXIT_USAGE, one_line
 from pdi.cli.archive_cmd import archive_option, open_archive, write_out
 from pdi.errors import IntegrityError, ParseError
 
@@ -129,7 +129,9 @@ def get_cmd(
     default) or #msec=a,b gives those samples as WAV; on HTML and XML,
     #elt=a,b runs from start tag a through the end of element b (HTML
     also #name=x,y, by name= or id=). --info says which range, region or
-    samples a fragment selects.
+    samples a fragment selects. A fragment a browser writes
+    (#:~:text=…, #t=…, #xywh=…) is read as the native fragment it equals,
+    which a note on stderr names.
 
     Content that is not text/* (images, sound, aggregates such as
     multipart/related …) is not written to a terminal: give -o FILE, or
@@ -137,6 +139,12 @@ def get_cmd(
     status 2.
     """
     with open_archive(archive) as opened:
+        from pdi.interop.aliases import alias_fragment, native_names
+
+        if alias_fragment(pdi) is not None:  # a browser fragment: the native name it equals
+            native = str(native_names(opened, pdi).native)
+            click.echo(f"note: {one_line(pdi)} is {native}", err=True)
+            pdi = native
         located = opened.locate(pdi, latest=latest)
         if isinstance(located, Generic):
             _print_generic(located)

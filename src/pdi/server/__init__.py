@@ -19,6 +19,9 @@ is the whole query string, ``GET /uri-res/<service>?<urn>``:
   used: RFC 9110 §15.5.17 defines it for the ``Range`` header field (with a
   ``Content-Range`` it needs), not for a fragment named in the URN. ``I2R`` is ``N2R`` (PDI-GRAMMAR.md §2.11: the White House resolver's
   links of the 1990s).
+  A URN whose fragment a browser wrote (``#:~:text=``, ``#t=``,
+  ``#xywh=``) is answered ``302`` to the ``N2R`` of the native name it
+  equals (for ``N2C``, its ``N2C``; :mod:`pdi.interop.aliases`).
 * ``N2L`` — ``302 Found``, ``Location`` the URL of the resource (this
   server's ``N2R``, relative; ``300`` and a list for a generic PDI with
   several formats); ``N2Ls`` — those URLs as ``text/uri-list``.
@@ -37,11 +40,16 @@ parameters: percent-encode the whole name, as ``encodeURIComponent`` does):
 ``/api/resolve?pdi=…`` (what a name selects:
 media type, size, SHA-256, fragment ranges, region or samples, and
 ``clamped`` and ``past_end`` when it reaches or lies wholly past the end;
-for a generic name every version with ``created_at`` and its formats),
+for a generic name every version with ``created_at`` and its formats; for a
+browser fragment, ``#:~:text=``, ``#t=`` or ``#xywh=``, also the native name
+it equals, ``equivalent``: :mod:`pdi.interop.aliases`),
 ``/api/ls?pattern=…&series=…&limit=…&offset=…&after=…`` (a page of names and
 the ``next`` page's URL), ``/api/meta?pdi=…``,
 ``/api/cite?citation=…``, ``/api/series``, ``/api/rfc5147?pdi=…&fragment=…``
-(an RFC 5147 fragment evaluated on a text's N2R entity: :mod:`pdi.server.cite`) and
+(an RFC 5147 fragment evaluated on a text's N2R entity: :mod:`pdi.server.cite`),
+``/api/annotation?pdi=…`` (``GET``: the W3C Web Annotation of a fragment name
+or citation; ``POST``: the names a posted annotation or Hypothesis export
+points at, no token needed as it writes nothing: :mod:`pdi.server.annotate`) and
 ``/api/search?q=…&series=…&limit=…&after=…`` (full-text search: hits with
 their ``char`` fragment names and snippets, and the ``next`` page's URL) and
 ``/api/anchor?pdi=…&to=…`` (a cited passage found in another version:
@@ -73,6 +81,7 @@ from starlette.routing import Route
 
 from pdi.archive import Archive
 from pdi.server.anchor import AnchorAPI
+from pdi.server.annotate import AnnotationAPI
 from pdi.server.app import ReaderApp
 from pdi.server.browse import BrowsePages
 from pdi.server.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
@@ -123,6 +132,7 @@ def create_app(
     writes = WriteAPI(opened, max_upload=max_upload)
     catalogue = BrowsePages(opened)
     search = SearchPages(opened, work)
+    annotations = AnnotationAPI(opened, work)
     routes = [
         Route("/", pages.view),
         Route("/view", pages.view),
@@ -144,6 +154,8 @@ def create_app(
         Route("/api/audit", writes.audit),
         Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
         Route("/api/anchor", AnchorAPI(opened, work).anchor),
+        Route("/api/annotation", annotations.export, methods=["GET"]),
+        Route("/api/annotation", annotations.import_, methods=["POST"]),
     ]
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]

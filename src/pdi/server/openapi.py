@@ -72,12 +72,29 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
          Param("If-None-Match", "The ETag held: 304 when it still is the answer", where="header")),
         answers={200: "The resource, description or list", 206: "A byte range of the resource",
                  300: "A generic name: a text/uri-list of every format of every version",
-                 302: "N2L: the resource's URL", 304: "Not modified", 416: "Range not satisfiable",
+                 302: "N2L: the resource's URL; a browser fragment (#:~:text=, #t=, #xywh=): the native name's N2R",
+                 304: "Not modified", 416: "Range not satisfiable",
                  501: "A service of RFC 2169 this resolver does not offer"},
     ),
     ("GET", "/api/resolve"): Operation(
-        "What a name selects: media type, size, SHA-256, fragment ranges, region or samples",
-        (PDI_PARAM,), answers={200: "A JSON description"},
+        "What a name selects: media type, size, SHA-256, fragment ranges, region or samples; for a browser fragment"
+        " (#:~:text=, #t=, #xywh=) also the native name it equals (equivalent)",
+        (PDI_PARAM,), answers={200: "A JSON description", 404: "Not in the archive, or a text directive's text is not"
+                                                                " in the document"},
+    ),
+    ("GET", "/api/annotation"): Operation(
+        "The W3C Web Annotation (JSON-LD) of a fragment name or citation: a SpecificResource of the versioned PDI"
+        " with TextQuote, TextPosition and Fragment selectors",
+        (Param("pdi", "A fragment name (NAME#char=a,b, #:~:text=… …) or a citation A@p=B#f", required=True),),
+        answers={200: "application/ld+json: the annotation"},
+    ),
+    ("POST", "/api/annotation"): Operation(
+        "The names the posted W3C annotations (or Hypothesis export) point at in an archived document; writes"
+        " nothing, needs no token",
+        (Param("pdi", "The archived document the annotations were made on (else each target's source must be a"
+                      " PDI)"),),
+        body="JSON: an annotation, a list or page of them, or a Hypothesis export (annotations or rows)",
+        answers={200: "JSON: for each target its status (found, moved, missing, selected), its name and a message"},
     ),
     ("GET", "/api/ls"): Operation(
         "A page of names, in listing order, and the next page's URL (a keyset cursor)",

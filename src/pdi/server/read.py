@@ -90,7 +90,12 @@ class Resolver:
         }
 
     async def endpoint(self, request: Request) -> Response:
-        """``/uri-res/{service}?{urn}``: the service's handler, on the pool its cost calls for."""
+        """``/uri-res/{service}?{urn}``: the service's handler, on the pool its cost calls for.
+
+        A URN with a browser fragment (``#:~:text=``, ``#t=``, ``#xywh=``:
+        :mod:`pdi.interop.aliases`) is answered ``302`` to the ``N2R`` (for
+        ``N2C``, the ``N2C``) of the native name it equals.
+        """
         service = request.path_params["service"]
         handler = self.services.get(service)
         if handler is None:
@@ -102,6 +107,14 @@ class Resolver:
             raise Problem(400, "syntax error", f"{service} takes the URN as the query string: /uri-res/{service}?urn:pdi://…")
         base = self.base_url if self.base_url is not None else str(request.base_url)
         headers = request.headers
+        if service in ("N2R", "I2R", "N2L", "N2C"):
+            from pdi.interop.aliases import alias_fragment, native_names
+
+            name = urn_from_query(query)
+            if alias_fragment(name) is not None:  # a browser fragment: on to the native name it equals
+                native = (await self.work.run(native_names, self.archive, name)).native
+                to = "N2C" if service == "N2C" else "N2R"
+                return RedirectResponse(f"/uri-res/{to}?{rfc2169_query(str(native))}", status_code=302)
         if service in ("N2R", "I2R"):
             if "if-none-match" in headers:
                 # a cache that holds the bytes asks whether they changed: the catalog answers that
@@ -210,7 +223,19 @@ class ReadAPI:
         self.work = work
 
     async def resolve(self, request: Request) -> Response:
+        """What a name selects; a browser fragment (``#:~:text=``, ``#t=``, ``#xywh=``) as the native name it equals.
+
+        For such an alias the description is that of the native name (the
+        first found, for several text directives), with ``alias``,
+        ``equivalent`` (the native name), ``equivalents`` (one per directive,
+        ``null`` where its text is not there) and ``notes``
+        (:mod:`pdi.interop.aliases`).
+        """
+        from pdi.interop.aliases import alias_fragment
+
         name = _param(request, "pdi")
+        if alias_fragment(name) is not None:
+            return JSONResponse(await self.work.run(_alias_description, self.archive, name))
         resolved = await self.work.run(self.archive.resolve, name)
         return JSONResponse(description(self.archive, resolved, statements=False))
 
@@ -260,6 +285,16 @@ def description(archive: Archive, resolved: Resolved | Generic, *, statements: b
     out = describe(resolved)
     if statements and isinstance(resolved, Resolved):
         out["meta"] = archive.meta(str(resolved.pdi).split("#", 1)[0])
+    return out
+
+
+def _alias_description(archive: Archive, name: str) -> dict[str, Any]:
+    """The description of the native name a browser fragment equals, and which one that is."""
+    from pdi.interop.aliases import native_names
+
+    alias = native_names(archive, name)
+    out = description(archive, archive.resolve(alias.native), statements=False)
+    out.update(alias.to_json())
     return out
 
 

@@ -1,0 +1,210 @@
+"""Media Fragments URI 1.0 (basic), ``#t=`` and ``#xywh=``, read as aliases of the PDI's ``sec``/``msec`` and ``rect``.
+
+Implements, from the W3C Recommendation of 25 September 2012
+(https://www.w3.org/TR/media-frags/):
+
+* §4.1 the fragment as name-value pairs: split at ``&``, each at its first
+  ``=``, name and value percent-decoded as UTF-8; names other than ``t``
+  and ``xywh`` (``track``, ``id``, unknown ones) are passed over, and of a
+  dimension given twice the last one counts (the processing rule of §5);
+* §4.2.1 temporal: ``t=`` with the ``npt`` format only (``npt:`` optional):
+  ``npt-sec`` (``10``, ``10.5``), ``npt-mmss`` (``01:02.5``) and
+  ``npt-hhmmss`` (``1:01:02``), minutes and seconds ``00``–``59``; a begin,
+  ``begin,end`` or ``,end`` (begin 0); the begin before the end. ``smpte``
+  and ``clock`` times are :class:`~pdi.errors.UnsupportedError`;
+* §4.2.2 spatial: ``xywh=[pixel:|percent:]x,y,w,h``, integers, width and
+  height above zero.
+
+:func:`native_time` and :func:`native_region` name the same selection in
+PDI terms (PDI-GRAMMAR.md §3, decisions recorded there): a time in whole
+seconds is ``sec=a,b``, else ``msec``, rounded to the nearest millisecond
+where it is finer (the result says so); a missing end is the end of the
+recording (in milliseconds, rounded up). ``x,y,w,h`` in pixels is
+``rect=(x,y),(x+w,y+h)``; in percent, of the image's width and height,
+rounded outwards to whole pixels (left and top down, right and bottom up).
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Final
+from urllib.parse import unquote_to_bytes
+
+from pdi.errors import ParseError, UnsupportedError
+
+__all__ = [
+    "MediaRegion",
+    "MediaTime",
+    "is_media_fragment",
+    "native_region",
+    "native_time",
+    "parse_media_fragment",
+]
+
+_NPT: Final = re.compile(
+    r"(?:(?P<h>[0-9]+):(?P<hm>[0-9]{2}):(?P<hs>[0-9]{2}(?:\.[0-9]*)?)"
+    r"|(?P<m>[0-9]{2}):(?P<ms>[0-9]{2}(?:\.[0-9]*)?)"
+    r"|(?P<s>[0-9]+(?:\.[0-9]*)?))"
+)
+_XYWH: Final = re.compile(r"(?:(?P<unit>pixel|percent):)?([0-9]+),([0-9]+),([0-9]+),([0-9]+)")
+#: The largest number read in a media fragment (digits): enough for any real time or image.
+_MAX_DIGITS: Final = 15
+
+
+@dataclass(frozen=True)
+class MediaTime:
+    """``t=``: from ``begin`` to ``end`` seconds (``end`` ``None``: the end of the recording)."""
+
+    begin: Decimal
+    end: Decimal | None
+
+
+@dataclass(frozen=True)
+class MediaRegion:
+    """``xywh=``: a rectangle ``x, y, w, h`` in ``unit`` (``"pixel"`` or ``"percent"``)."""
+
+    x: int
+    y: int
+    w: int
+    h: int
+    unit: str = "pixel"
+
+
+def _pairs(fragment: str) -> list[tuple[str, str]]:
+    out = []
+    for piece in fragment.split("&"):
+        name, sep, value = piece.partition("=")
+        if not sep:
+            continue
+        try:
+            out.append((unquote_to_bytes(name).decode("utf-8"), unquote_to_bytes(value).decode("utf-8")))
+        except UnicodeDecodeError:
+            continue  # §4.1: a pair that does not decode is not a media fragment pair
+    return out
+
+
+def is_media_fragment(fragment: str) -> bool:
+    """Whether a fragment holds a ``t`` or ``xywh`` pair (and so is read as a Media Fragment)."""
+    return any(name in ("t", "xywh") for name, _ in _pairs(fragment))
+
+
+def parse_media_fragment(fragment: str) -> MediaTime | MediaRegion:
+    """The temporal or spatial selection of a Media Fragment (the last ``t``, else the last ``xywh``).
+
+    A fragment with both is a :class:`ParseError`: a PDI fragment selects in one
+    dimension (time on audio, space on an image).
+    """
+    times = [value for name, value in _pairs(fragment) if name == "t"]
+    spaces = [value for name, value in _pairs(fragment) if name == "xywh"]
+    if times and spaces:
+        raise ParseError(
+            "a Media Fragment alias selects time (t=) or space (xywh=), not both", text=fragment, rule="media-fragment"
+        )
+    if times:
+        return parse_time(times[-1])
+    if spaces:
+        return parse_region(spaces[-1])
+    raise ParseError(f"no t= or xywh= in the Media Fragment {fragment[:60]!r}", text=fragment, rule="media-fragment")
+
+
+def _npt(text: str, value: str) -> Decimal:
+    m = _NPT.fullmatch(text)
+    if m is None:
+        raise ParseError(
+            f"{text!r} is not an npt time (seconds 10.5, mm:ss 01:02, hh:mm:ss 1:01:02)",
+            text=value, rule="npttime",
+        )
+    if len(text) > 3 * _MAX_DIGITS:
+        raise ParseError(f"the time {text[:20]!r}… is too long", text=value, rule="npttime")
+    if m.group("s") is not None:
+        return Decimal(m.group("s").rstrip(".") or "0")
+    hours = int(m.group("h")) if m.group("h") is not None else 0
+    minutes = int(m.group("hm") or m.group("m"))
+    seconds = Decimal((m.group("hs") or m.group("ms")).rstrip("."))
+    if minutes > 59 or seconds >= 60:
+        raise ParseError(f"minutes and seconds are 00 to 59 in an npt time, not {text!r}", text=value, rule="npttime")
+    return hours * 3600 + minutes * 60 + seconds
+
+
+def parse_time(value: str) -> MediaTime:
+    """Parse the value of ``t=`` (§4.2.1, npt only)."""
+    body = value
+    if ":" in value.split(",", 1)[0]:
+        head, _, rest = value.partition(":")
+        if head in ("smpte", "smpte-25", "smpte-30", "smpte-30-drop", "clock"):
+            raise UnsupportedError(f"t={head}: times are not read; write npt times (t=10,20 or t=npt:10,20)")
+        if head == "npt":
+            body = rest
+    begin_text, comma, end_text = body.partition(",")
+    if not comma and not begin_text:
+        raise ParseError("t= needs a begin, an end, or both (t=10,20; t=10; t=,20)", text=value, rule="npttimedef")
+    if comma and not end_text:
+        raise ParseError("t= with a comma needs an end time after it", text=value, rule="npttimedef")
+    begin = _npt(begin_text, value) if begin_text else Decimal(0)
+    end = _npt(end_text, value) if end_text else None
+    if end is not None and begin >= end:
+        raise ParseError(f"t= begins at {begin} s, not before its end {end} s", text=value, rule="npttimedef")
+    return MediaTime(begin, end)
+
+
+def parse_region(value: str) -> MediaRegion:
+    """Parse the value of ``xywh=`` (§4.2.2)."""
+    m = _XYWH.fullmatch(value)
+    if m is None:
+        raise ParseError(
+            f"xywh={value[:60]!r} is not [pixel:|percent:]x,y,w,h in whole numbers", text=value, rule="xywhparam"
+        )
+    if any(len(m.group(k)) > _MAX_DIGITS for k in range(2, 6)):
+        raise ParseError("a number in xywh= is too long", text=value, rule="xywhparam")
+    x, y, w, h = (int(m.group(k)) for k in range(2, 6))
+    if w == 0 or h == 0:
+        raise ParseError("xywh= needs a width and a height above zero", text=value, rule="xywhparam")
+    unit = m.group("unit") or "pixel"
+    if unit == "percent" and (x + w > 100 or y + h > 100):
+        raise ParseError("xywh=percent: reaches past 100 %", text=value, rule="xywhparam")
+    return MediaRegion(x, y, w, h, unit)
+
+
+def native_time(time: MediaTime, *, duration_ms: int | None = None) -> tuple[str, tuple[int, int], bool]:
+    """``(scheme, (a, b), rounded)``: the PDI time fragment equal to ``time``.
+
+    ``duration_ms`` (the recording's length in milliseconds, rounded up) is
+    needed only when ``time`` has no end. ``rounded`` says a time finer than
+    a millisecond was rounded to the nearest one.
+    """
+    end = time.end
+    if end is None:
+        if duration_ms is None:
+            raise UnsupportedError("t= without an end needs the length of the recording")
+        end = Decimal(duration_ms) / 1000
+        if end <= time.begin:
+            raise ParseError(
+                f"t={time.begin} begins at or after the end of the recording ({end} s)", rule="npttimedef"
+            )
+    if time.begin == time.begin.to_integral_value() and end == end.to_integral_value():
+        return "sec", (int(time.begin), int(end)), False
+    a = (time.begin * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+    b = (end * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+    rounded = a != time.begin * 1000 or b != end * 1000
+    if b <= a:
+        raise ParseError(f"t={time.begin},{end} is shorter than a millisecond", rule="npttimedef")
+    return "msec", (int(a), int(b)), rounded
+
+
+def native_region(region: MediaRegion, *, width: int | None = None, height: int | None = None) -> tuple[
+    tuple[int, int], tuple[int, int]
+]:
+    """The corners ``(x1, y1), (x2, y2)`` of the PDI ``rect`` equal to ``region`` (percent needs the image's size)."""
+    if region.unit == "pixel":
+        return (region.x, region.y), (region.x + region.w, region.y + region.h)
+    if width is None or height is None:
+        raise UnsupportedError("xywh=percent: needs the size of the image")
+    x1 = region.x * width // 100
+    y1 = region.y * height // 100
+    x2 = -(-(region.x + region.w) * width // 100)  # rounded up
+    y2 = -(-(region.y + region.h) * height // 100)
+    return (x1, y1), (x2, y2)

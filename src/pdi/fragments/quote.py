@@ -1,0 +1,133 @@
+"""Text quotes: a passage with its context, and finding it again (W3C Web Annotation §4.2.4, ``TextQuoteSelector``).
+
+:func:`text_quote` takes the quote of a stretch of a text (``exact``, and up to
+:data:`CONTEXT_CHARS` characters of ``prefix`` and ``suffix``);
+:func:`find_quote` finds where a quote stands in a text, the place whose
+context agrees preferred. Used by :mod:`pdi.interop.annotation` and by anyone
+re-anchoring a quote.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from pdi.errors import LimitError, ParseError
+
+__all__ = ["CONTEXT_CHARS", "MAX_QUOTE_CHARS", "QuoteMatch", "TextQuote", "find_quote", "text_quote"]
+
+#: How many characters of context a quote's prefix and suffix hold (Hypothesis takes 32).
+CONTEXT_CHARS: Final = 32
+#: The longest quote looked for, and the most places one quote is weighed at.
+MAX_QUOTE_CHARS: Final = 100_000
+MAX_PLACES: Final = 100_000
+
+
+@dataclass(frozen=True)
+class TextQuote:
+    """A ``TextQuoteSelector``'s three strings."""
+
+    exact: str
+    prefix: str
+    suffix: str
+
+
+def text_quote(text: str, start: int, end: int, *, context: int = CONTEXT_CHARS) -> TextQuote:
+    """The quote of ``text[start:end]``, with up to ``context`` characters before and after it."""
+    if not 0 <= start <= end <= len(text):
+        raise ParseError(f"a quote runs from {start} to {end}, not inside a text of {len(text)}", rule="quote")
+    return TextQuote(text[start:end], text[max(0, start - context) : start], text[end : end + context])
+
+
+@dataclass(frozen=True)
+class QuoteMatch:
+    """Where a quote stands in a text: ``[start, end)``, and how well its context agrees.
+
+    ``context`` is ``"both"``, ``"prefix"``, ``"suffix"`` or ``"none"``
+    (which of the quote's prefix and suffix stand beside it; a missing one
+    counts as agreeing); ``collapsed``: found only with white space runs
+    read as one space.
+    """
+
+    start: int
+    end: int
+    context: str
+    collapsed: bool = False
+
+
+_RUN: Final = re.compile(r"\s+")
+
+
+def _collapse(text: str) -> tuple[str, list[int]]:
+    """``text`` with each white-space run as one space, and where each of its characters comes from (and the end)."""
+    out: list[str] = []
+    where: list[int] = []
+    at = 0
+    for m in _RUN.finditer(text):
+        out.append(text[at : m.start()])
+        where.extend(range(at, m.start()))
+        out.append(" ")
+        where.append(m.start())
+        at = m.end()
+    out.append(text[at:])
+    where.extend(range(at, len(text)))
+    where.append(len(text))
+    return "".join(out), where
+
+
+def find_quote(
+    text: str, exact: str, prefix: str | None = None, suffix: str | None = None, *, near: int | None = None
+) -> QuoteMatch | None:
+    """Where ``exact`` stands in ``text``, chosen by its ``prefix`` and ``suffix``; ``None`` if it is nowhere.
+
+    Every place ``exact`` occurs is a candidate; the best one has both its
+    prefix and suffix beside it, then one of them, then neither; among
+    equals, the nearest to ``near`` (a position the annotation also gave),
+    else the first. When ``exact`` is not in ``text`` as written, white space
+    runs on both sides are read as one space (a quote taken from a rendered
+    page), and ``collapsed`` says so.
+    """
+    if not exact:
+        raise ParseError("a TextQuoteSelector's exact text is empty", rule="TextQuoteSelector")
+    if len(exact) > MAX_QUOTE_CHARS:
+        raise LimitError(f"a quote may have at most {MAX_QUOTE_CHARS} characters")
+    found = _best(text, exact, prefix or "", suffix or "", near)
+    if found is not None:
+        return found
+    squeezed, where = _collapse(text)
+    q = _collapse(exact)[0].strip()
+    if not q:
+        return None
+    p = _collapse(prefix or "")[0]
+    s = _collapse(suffix or "")[0]
+    hint = None
+    if near is not None:
+        hint = next((k for k, w in enumerate(where) if w >= near), len(squeezed))
+    found = _best(squeezed, q, p.rstrip() if p.endswith(" ") else p, s.lstrip() if s.startswith(" ") else s, hint)
+    if found is None:
+        return None
+    return QuoteMatch(where[found.start], where[found.end - 1] + 1, found.context, True)
+
+
+def _best(text: str, exact: str, prefix: str, suffix: str, near: int | None) -> QuoteMatch | None:
+    best: tuple[int, int, int] | None = None  # (-agreeing context, distance from near, start)
+    contexts: dict[int, tuple[bool, bool]] = {}
+    at = text.find(exact)
+    while at >= 0 and len(contexts) < MAX_PLACES:
+        before = not prefix or text.endswith(prefix, 0, at)
+        after = not suffix or text.startswith(suffix, at + len(exact))
+        contexts[at] = (before, after)
+        key = (-(before + after), abs(at - near) if near is not None else 0, at)
+        if best is None or key < best:
+            best = key
+        at = text.find(exact, at + 1)
+    if best is None:
+        return None
+    start = best[2]
+    agree = {(True, True): "both", (True, False): "prefix", (False, True): "suffix", (False, False): "none"}
+    return QuoteMatch(start, start + len(exact), agree[contexts[start]])
+
+

@@ -1,0 +1,442 @@
+"""Text directives, ``#:~:text=``: WICG *URL Fragment Text Directives* (Text Fragments), on archived text.
+
+Implements, from the Draft Community Group Report (https://wicg.github.io/scroll-to-text-fragment/;
+sections numbered as it numbers them, 1 Infrastructure, 2 Introduction, 3 Description):
+
+* §3.3.1 "Extracting the fragment directive": what follows the fragment directive
+  delimiter ``:~:`` in a fragment (:func:`split_fragment_directive`);
+* §3.4 "parse the fragment directive" (directives split at ``&``; each
+  ``text=`` one parsed, others passed over) and "parse a text directive"
+  (``text=[prefix-,]start[,end][,-suffix]``, at most four terms split at
+  ``,``, a term never empty and never holding ``-``) with "percent-decode a
+  text directive term" (percent-decoding, then UTF-8 without BOM):
+  :func:`parse_fragment_directive`, :func:`parse_text_directive`;
+* §3.6.1 "find a range from a text directive", with "find a string in
+  range", "find a range from a node list" and "advance range start to next
+  non-whitespace position", over a :class:`~pdi.fragments.pagetext.PageText`
+  instead of a DOM: a term matches inside one block only; the matching text
+  and its prefix and suffix may cross blocks; the first match in document
+  order wins (:func:`find_text_directive`);
+* §3.6.1 the comparison "at the primary level of UTS #10": both sides are
+  folded (:func:`fold`): canonical decomposition, combining marks dropped,
+  Unicode case folding; white space (NO-BREAK SPACE too) is one space;
+* §3.6.2 word boundaries, after UAX #29's default rules: a position is a
+  boundary unless it lies between two word characters (letters, digits,
+  marks, connector punctuation), or between two letters with one of
+  ``' . : ·`` (MidLetter, MidNumLet) between them, or two digits with one
+  of ``, ; . '`` (MidNum). Han, Hiragana and Katakana characters are words
+  of one character each (UAX #29 leaves them to a dictionary, which this
+  does not have).
+
+Where the spec returns null for a directive that does not parse, this module
+raises :class:`~pdi.errors.ParseError` naming the term and what is wrong with
+it: a PDI that does not parse is an error, never silently a whole document.
+
+Pure: no I/O. Matching is bounded by :data:`MAX_SECONDS`.
+"""
+
+from __future__ import annotations
+
+import array
+import bisect
+import functools
+import re
+import time
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import unquote_to_bytes
+
+from pdi.errors import LimitError, ParseError
+from pdi.fragments.pagetext import PageText
+
+__all__ = [
+    "DELIMITER",
+    "TextDirective",
+    "find_text_directive",
+    "fold",
+    "parse_fragment_directive",
+    "parse_text_directive",
+    "split_fragment_directive",
+]
+
+#: The fragment directive delimiter (§3.3.1).
+DELIMITER: Final = ":~:"
+#: The longest a search for one directive may take (seconds): a directive whose terms occur very
+#: often (``text=a,b,-c`` on pages of ``a`` and ``b``) is a :class:`LimitError`, not a hang.
+MAX_SECONDS: Final = 5.0
+#: The most text directives in one fragment, and the longest term (characters).
+MAX_DIRECTIVES: Final = 32
+MAX_TERM_CHARS: Final = 4000
+
+# What a URL fragment may hold unescaped: the URL Standard's fragment percent-encode set excluded.
+_FRAGMENT_CHARS: Final = re.compile(r"[!$&'()*+,\-./0-9:;=?@A-Z_a-z~%\[\]]*")
+_SEPARATOR: Final = "\uffff"  # between blocks in the folded text: no term holds it
+
+
+@dataclass(frozen=True)
+class TextDirective:
+    """A parsed text directive: ``start`` and the optional ``end``, ``prefix`` and ``suffix`` (decoded)."""
+
+    start: str
+    end: str | None = None
+    prefix: str | None = None
+    suffix: str | None = None
+
+    def __str__(self) -> str:
+        """The directive as written in a URL (``text=`` and its terms, percent-encoded)."""
+        terms = []
+        if self.prefix is not None:
+            terms.append(_encode(self.prefix) + "-")
+        terms.append(_encode(self.start))
+        if self.end is not None:
+            terms.append(_encode(self.end))
+        if self.suffix is not None:
+            terms.append("-" + _encode(self.suffix))
+        return "text=" + ",".join(terms)
+
+
+def _encode(term: str) -> str:
+    from urllib.parse import quote
+
+    return quote(term, safe="").replace("-", "%2D")
+
+
+def split_fragment_directive(fragment: str) -> tuple[str, str | None]:
+    """``(the fragment before the delimiter, the fragment directive)``; the directive is ``None`` without ``:~:``."""
+    at = fragment.find(DELIMITER)
+    if at < 0:
+        return fragment, None
+    return fragment[:at], fragment[at + len(DELIMITER) :]
+
+
+def parse_fragment_directive(directive: str) -> tuple[TextDirective, ...]:
+    """The text directives of a fragment directive (what follows ``:~:``), in order.
+
+    Directives other than ``text=`` are passed over, as §3.4 says; a
+    ``text=`` directive that does not parse is a :class:`ParseError`, and so is
+    a fragment directive without any text directive.
+    """
+    if not isinstance(directive, str):
+        raise ParseError("a fragment directive is text", rule="fragment-directive")
+    bad = _FRAGMENT_CHARS.match(directive)
+    assert bad is not None
+    if bad.end() != len(directive):
+        raise ParseError(
+            f"character {directive[bad.end()]!r} must be percent-encoded in a fragment directive",
+            text=directive, offset=bad.end(), rule="fragment-directive",
+        )
+    found: list[TextDirective] = []
+    at = 0
+    for piece in directive.split("&"):
+        if piece.startswith("text="):
+            if len(found) == MAX_DIRECTIVES:
+                raise LimitError(f"a fragment may hold at most {MAX_DIRECTIVES} text directives")
+            found.append(parse_text_directive(piece[5:], text=directive, offset=at + 5))
+        at += len(piece) + 1
+    if not found:
+        raise ParseError(
+            f"the fragment directive {directive[:60]!r} holds no text directive (text=…)",
+            text=directive, offset=0, rule="text-directive",
+        )
+    return tuple(found)
+
+
+def parse_text_directive(value: str, *, text: str | None = None, offset: int = 0) -> TextDirective:
+    """Parse a text directive's value (after ``text=``), §3.4 "parse a text directive".
+
+    ``text`` and ``offset`` say where ``value`` stands, for the error's place.
+    """
+    where = text if text is not None else value
+    tokens = value.split(",")
+
+    def fail(message: str, at: int) -> ParseError:
+        return ParseError(message, text=where, offset=offset + at, rule="text-directive")
+
+    if len(tokens) > 4:
+        raise fail(f"a text directive has at most four terms (prefix-,start,end,-suffix), not {len(tokens)}", 0)
+    starts = []
+    at = 0
+    for token in tokens:
+        starts.append(at)
+        at += len(token) + 1
+    items = list(zip(tokens, starts, strict=True))
+    prefix = suffix = end = None
+    if items and items[0][0].endswith("-"):
+        raw, at = items.pop(0)
+        prefix = _term(raw[:-1], "prefix", fail, at)
+        if not items:
+            raise fail("a text directive needs a start term after its prefix", len(value))
+    if items and items[-1][0].startswith("-"):
+        raw, at = items.pop()
+        suffix = _term(raw[1:], "suffix", fail, at + 1)
+        if not items:
+            raise fail("a text directive needs a start term before its suffix", at)
+    if len(items) > 2:
+        raise fail("a text directive has one start term and at most one end term", items[2][1])
+    raw, at = items[0]
+    start = _term(raw, "start", fail, at)
+    if len(items) == 2:
+        end = _term(items[1][0], "end", fail, items[1][1])
+    return TextDirective(start, end, prefix, suffix)
+
+
+def _term(raw: str, what: str, fail: object, at: int) -> str:
+    assert callable(fail)
+    if not raw:
+        raise fail(f"the {what} term of a text directive is empty", at)
+    if "-" in raw:
+        raise fail(f"the {what} term holds '-': write it %2D inside a term", at + raw.index("-"))
+    if len(raw) > 3 * MAX_TERM_CHARS:
+        raise LimitError(f"a text directive term may have at most {MAX_TERM_CHARS} characters")
+    try:
+        return unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(f"the {what} term is not UTF-8 once percent-decoded: {exc.reason}", at) from exc
+
+
+# --- comparison (§3.6.1: primary level of UTS #10) -----------------------------------------
+
+_ASCII_FOLD: Final = {ord(c): " " for c in "\t\n\r\f\v"} | {ord(c): c.lower() for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}
+_ASCII_RUN: Final = re.compile(r"[\x00-\x7f]+")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _fold_char(ch: str) -> str:
+    if ch.isspace() or ch == "\u00a0":
+        return " "
+    decomposed = unicodedata.normalize("NFD", ch)
+    kept = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return kept.casefold()
+
+
+def fold(text: str) -> str:
+    """``text`` folded for comparison: what two strings equal at UTS #10's primary level share."""
+    return _Runs().add(text, 0).text()
+
+
+class _Runs:
+    """Folded text being built, and where its characters come from: runs, each one for one or one character whole.
+
+    Run ``k`` covers folded ``[f[k], f[k+1])`` and source ``[p[k], p[k+1])``:
+    one for one where the two lengths agree, else one source character
+    whose folding is longer or shorter (``ß`` → ``ss``, a lone mark → nothing).
+    """
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.f = array.array("q")
+        self.p = array.array("q")
+        self.length = 0
+
+    def _run(self, folded: str, source_start: int, linear: bool) -> None:
+        if linear and self.f and self._last_linear and self.p[-1] + (self.length - self.f[-1]) == source_start:
+            pass  # continues the open one-for-one run
+        else:
+            self.f.append(self.length)
+            self.p.append(source_start)
+        self._last_linear = linear
+        self.parts.append(folded)
+        self.length += len(folded)
+        self.source_end = source_start + (len(folded) if linear else 1)
+
+    _last_linear = False
+    source_end = 0
+
+    def add(self, text: str, at: int) -> _Runs:
+        """Fold ``text``, which stands at ``at`` of the source."""
+        start = 0
+        for m in _ASCII_RUN.finditer(text):
+            self._other(text, start, m.start(), at)
+            self._run(m.group().translate(_ASCII_FOLD), at + m.start(), True)
+            start = m.end()
+        self._other(text, start, len(text), at)
+        return self
+
+    def _other(self, text: str, start: int, end: int, at: int) -> None:
+        for i in range(start, end):
+            folded = _fold_char(text[i])
+            self._run(folded, at + i, len(folded) == 1)
+            if len(folded) != 1:
+                self._last_linear = False
+
+    def separator(self, at: int) -> None:
+        """A block boundary: it stands for the page text's line break at ``at``, between two blocks."""
+        self._run(_SEPARATOR, at, True)
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def source_of(self, i: int) -> int:
+        """The source position of folded character ``i``."""
+        k = bisect.bisect_right(self.f, i) - 1
+        f1 = self.f[k + 1] if k + 1 < len(self.f) else self.length
+        p1 = self.p[k + 1] if k + 1 < len(self.p) else self.source_end
+        if f1 - self.f[k] != p1 - self.p[k]:
+            return self.p[k]  # one character folded to several (or none)
+        return self.p[k] + (i - self.f[k])
+
+
+# --- word boundaries (§3.6.2, UAX #29) -------------------------------------------------------
+
+_MID_LETTER: Final = frozenset("'.:\u00b7\u2019\u2018\ufe55\uff1a\u0387\u05f4\u2027\ufe13")
+_MID_NUM: Final = frozenset(",;.'\u066c\ufe50\ufe54\uff0c\uff1b\u2019")
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_" or unicodedata.category(ch)[0] == "M"
+
+
+def _ideographic(ch: str) -> bool:
+    o = ord(ch)
+    return 0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x9FFF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x3FFFF
+
+
+def is_word_boundary(text: str, position: int) -> bool:
+    """Whether ``position`` of ``text`` is at a word boundary (the module docstring says how)."""
+    if position <= 0 or position >= len(text):
+        return True
+    before, after = text[position - 1], text[position]
+    if _ideographic(before) or _ideographic(after):
+        return True
+    if _is_word(before) and _is_word(after):
+        return False
+    left = text[position - 2] if position >= 2 else ""
+    right = text[position + 1] if position + 1 < len(text) else ""
+    if before in _MID_LETTER and left.isalpha() and after.isalpha():
+        return False  # WB7: letter (MidLetter) × letter
+    if after in _MID_LETTER and before.isalpha() and right.isalpha():
+        return False  # WB6
+    if before in _MID_NUM and left.isdigit() and after.isdigit():
+        return False  # WB11
+    return not (after in _MID_NUM and before.isdigit() and right.isdigit())  # WB12
+
+
+# --- matching (§3.6.1) ----------------------------------------------------------------------
+
+
+class _Folded:
+    """The page text folded, blocks joined by a separator no term holds, with the map back to the page text."""
+
+    def __init__(self, page: PageText) -> None:
+        runs = _Runs()
+        for k, (a, b) in enumerate(page.blocks):
+            if k:
+                runs.separator(page.blocks[k - 1][1])
+            runs.add(page.text[a:b], a)
+        self.text = runs.text()
+        self.runs = runs
+        self.page = page
+
+    def page_range(self, start: int, end: int) -> tuple[int, int]:
+        """The page-text range of folded ``[start, end)`` (``start < end``)."""
+        return self.runs.source_of(start), self.runs.source_of(end - 1) + 1
+
+
+def find_text_directive(
+    directive: TextDirective, page: PageText, *, folded: object = None, deadline: float | None = None
+) -> tuple[int, int] | None:
+    """The first stretch of ``page.text`` the directive selects, as ``(start, end)``; ``None`` if it is not there.
+
+    §3.6.1 "find a range from a text directive", step by step, over the
+    folded page text (``folded``: a value :func:`folded_page` made, to share
+    among several directives). ``deadline`` (a :func:`time.monotonic` time;
+    default :data:`MAX_SECONDS` from now) bounds the search: past it, a
+    :class:`LimitError`.
+    """
+    buf = folded if isinstance(folded, _Folded) else _Folded(page)
+    found = _find_range(directive, buf.text, deadline if deadline is not None else time.monotonic() + MAX_SECONDS)
+    return None if found is None else buf.page_range(*found)
+
+
+def folded_page(page: PageText) -> object:
+    """The folded form of ``page`` that :func:`find_text_directive` searches (made once for several directives)."""
+    return _Folded(page)
+
+
+def _find_range(d: TextDirective, buf: str, deadline: float) -> tuple[int, int] | None:
+    start_q, end_q = fold(d.start), (fold(d.end) if d.end is not None else None)
+    prefix_q, suffix_q = (fold(d.prefix) if d.prefix is not None else None), (
+        fold(d.suffix) if d.suffix is not None else None
+    )
+    n = len(buf)
+    search = 0
+    while search < n:
+        if prefix_q is not None:
+            prefix = _find(prefix_q, buf, search, True, False, False, deadline)
+            if prefix is None:
+                return None
+            search = prefix[0] + 1
+            at = _skip_space(buf, prefix[1])
+            if at >= n:
+                return None
+            must_end = end_q is not None or suffix_q is None
+            match = _find(start_q, buf, at, False, must_end, True, deadline)
+            if match is None:
+                continue
+        else:
+            must_end = end_q is not None or suffix_q is None
+            match = _find(start_q, buf, search, True, must_end, False, deadline)
+            if match is None:
+                return None
+            search = match[0] + 1
+        first, last = match
+        end_search = last
+        # the document's end lies after the last character's: an end search at n finds nothing
+        while end_search <= n:
+            if end_q is not None:
+                end_match = _find(end_q, buf, end_search, True, suffix_q is None, False, deadline)
+                if end_match is None:
+                    return None
+                last = end_match[1]
+            if suffix_q is None:
+                return first, last
+            suffix = _find(suffix_q, buf, _skip_space(buf, last), False, True, True, deadline)
+            if suffix is not None:
+                return first, last
+            if end_q is None:
+                break
+            end_search = last
+        else:
+            return None
+    return None
+
+
+def _skip_space(buf: str, at: int) -> int:
+    """§3.6.1 "advance range start to next non-whitespace position": past spaces and block boundaries."""
+    n = len(buf)
+    while at < n and (buf[at] == " " or buf[at] == _SEPARATOR):
+        at += 1
+    return at
+
+
+def _find(
+    query: str, buf: str, start: int, word_start: bool, word_end: bool, at_beginning: bool, deadline: float
+) -> tuple[int, int] | None:
+    """§3.6.1 "find a string in range": the first ``query`` at or after ``start`` within one block, bounded as asked."""
+    if not query or _SEPARATOR in query:
+        return None
+    at = start
+    while True:
+        if time.monotonic() > deadline:
+            raise LimitError(f"matching the text directive took more than {MAX_SECONDS} seconds: make it more specific")
+        if at_beginning:
+            index = at if buf.startswith(query, at) else -1
+        else:
+            index = buf.find(query, at)
+        if index < 0:
+            return None
+        stop = index + len(query)
+        if (not word_start or is_word_boundary(buf, index)) and (not word_end or is_word_boundary(buf, stop)):
+            return index, stop
+        if at_beginning:
+            return None
+        at = index + 1
+
+
+def find_all(directives: Sequence[TextDirective], page: PageText) -> list[tuple[int, int] | None]:
+    """Each directive's stretch of the page text (``None`` where it is not there): one folding, one deadline for all."""
+    buf = _Folded(page)
+    deadline = time.monotonic() + MAX_SECONDS
+    return [find_text_directive(d, page, folded=buf, deadline=deadline) for d in directives]

@@ -1,0 +1,421 @@
+"""W3C Web Annotations of fragment names and citations, out and back in (PDI-GRAMMAR.md §3, annotations).
+
+Implements, from the W3C *Web Annotation Data Model* (Recommendation, 23
+February 2017, https://www.w3.org/TR/annotation-model/):
+
+* §3.1 the Annotation (``@context`` ``http://www.w3.org/ns/anno.jsonld``,
+  ``id``, ``type``, ``motivation``, ``body``, ``target``);
+* §4 the ``SpecificResource`` whose ``source`` is the versioned PDI, with
+  its selectors (§4.2): ``TextQuoteSelector`` (§4.2.4: ``exact``, and
+  ``prefix``/``suffix`` of :data:`CONTEXT_CHARS` characters),
+  ``TextPositionSelector`` (§4.2.5: ``start``/``end``, code points),
+  ``DataPositionSelector`` (§4.2.6, a ``byte`` fragment), and a
+  ``FragmentSelector`` (§4.2.1) that ``conformsTo`` RFC 5147 (a text's
+  ``char`` range, RFC 5147 counting a line ending as one character), Media
+  Fragments (``xywh=pixel:`` of an image, ``t=npt:`` of audio) or HTML
+  (RFC 3236: an element's ``id``), as fits.
+
+What the text positions count (decision): for a text, the CRLF-canonical
+text (so ``TextPositionSelector`` holds the ``char`` positions); for HTML,
+XML and an aggregate, the page text of :mod:`pdi.fragments.pagetext` (the
+rendered text, one line per block, white space collapsed), which is what a
+quote is taken from and matched in.
+
+Exported (:func:`export_annotation`, ``pdi annotate --export``,
+``GET /api/annotation``): a fragment name is an Annotation with motivation
+``identifying`` whose body is the fragment name and whose target is the
+passage; a citation ``A@p=B#f`` is one with motivation ``linking``, target
+the cited passage of B and body the position ``p`` of A; a browser fragment
+(``#:~:text=``, ``#t=``, ``#xywh=``) is exported as the native name it
+equals.
+
+Imported (:func:`import_annotations`, ``pdi annotate --import``,
+``POST /api/annotation``): a W3C Annotation, a list or page of them, or a
+Hypothesis export (its ``annotations`` or ``rows``, each with ``uri`` and
+``target[].selector[]``), against an archived document: the source if it is
+a PDI, else the document named. Each target gives the ``char`` name of the
+passage it points at: by its quote (:func:`find_quote`, the position a hint
+among several places), else its position or fragment selector; a quote
+that is not in the document is reported ``missing``, never guessed.
+
+:func:`~pdi.fragments.quote.text_quote` and
+:func:`~pdi.fragments.quote.find_quote` (a pure core, re-exported here) take
+quotes out of a text and find them again, for any caller.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Final
+
+from pdi.archive import Archive, Resolved
+from pdi.errors import LimitError, ParseError, UnsupportedError
+from pdi.fragments.quote import CONTEXT_CHARS, QuoteMatch, TextQuote, find_quote, text_quote
+from pdi.identifier import PDI, Fragment
+
+__all__ = [
+    "CONTEXT",
+    "CONTEXT_CHARS",
+    "QuoteMatch",
+    "TargetResult",
+    "TextQuote",
+    "export_annotation",
+    "find_quote",
+    "import_annotations",
+    "text_quote",
+]
+
+#: The JSON-LD context of the Web Annotation Data Model.
+CONTEXT: Final = "http://www.w3.org/ns/anno.jsonld"
+RFC5147: Final = "http://tools.ietf.org/rfc/rfc5147"
+MEDIA_FRAGMENTS: Final = "http://www.w3.org/TR/media-frags/"
+HTML_FRAGMENT: Final = "http://tools.ietf.org/rfc/rfc3236"
+#: The most annotations (targets) one import reads.
+MAX_TARGETS: Final = 1000
+
+
+# --- export ---------------------------------------------------------------------------------
+
+
+def _annotation_id(name: str) -> str:
+    """A stable IRI for the annotation of ``name``: the same name always exports the same id."""
+    return f"urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, name)}"
+
+
+def export_annotation(archive: Archive, name: str) -> dict[str, Any]:
+    """The Web Annotation (JSON-LD, compacted against :data:`CONTEXT`) of a fragment name or a citation."""
+    from pdi.interop.aliases import alias_fragment, native_names
+
+    if alias_fragment(name) is not None:
+        name = str(native_names(archive, name).native)
+    parsed = PDI.parse(name)
+    if parsed.citation is not None:
+        return _export_citation(archive, parsed)
+    if parsed.fragment is None:
+        raise UnsupportedError(
+            f"{parsed} names a whole document: an annotation exports a fragment name (NAME#char=a,b) or a citation"
+        )
+    target = _specific_resource(archive, parsed)
+    return {
+        "@context": CONTEXT,
+        "id": _annotation_id(str(target["source"]) + "#" + str(parsed.fragment)),
+        "type": "Annotation",
+        "motivation": "identifying",
+        "body": str(_versioned(archive, parsed)),
+        "target": target,
+    }
+
+
+def _versioned(archive: Archive, parsed: PDI) -> PDI:
+    """The name with its version written (the lenient parser's version 1 made explicit by the archive)."""
+    located = archive.locate(str(parsed))
+    return dataclasses.replace(located.pdi, fragment=parsed.fragment) if isinstance(located, Resolved) else parsed
+
+
+def _export_citation(archive: Archive, parsed: PDI) -> dict[str, Any]:
+    from pdi import formats
+
+    assert parsed.citation is not None
+    citing_name = dataclasses.replace(parsed, citation=None)
+    citing = archive.get(str(citing_name))
+    scheme = formats.default_fragment_scheme(citing.record.format)
+    origin = parsed.citation.origin
+    body_name = dataclasses.replace(citing.pdi, fragment=Fragment.of(scheme, origin, origin) if scheme in (
+        "char", "line") else Fragment.of(scheme, origin))
+    body = _specific_resource(archive, body_name)
+    target = _specific_resource(archive, PDI.parse(str(parsed.citation.cited)))
+    return {
+        "@context": CONTEXT,
+        "id": _annotation_id(str(parsed)),
+        "type": "Annotation",
+        "motivation": "linking",
+        "body": body,
+        "target": target,
+    }
+
+
+def _specific_resource(archive: Archive, parsed: PDI) -> dict[str, Any]:
+    """A ``SpecificResource``: the versioned PDI as source, and the selectors of its fragment."""
+    resolved = archive.get(str(parsed))
+    source = resolved.pdi.without_fragment()
+    result = resolved.fragment
+    assert result is not None and parsed.fragment is not None
+    if result.past_end:
+        raise UnsupportedError(f"{parsed} lies wholly past the end of its document: it selects nothing to annotate")
+    scheme = parsed.fragment.effective_scheme(resolved.record.format)
+    selectors: list[dict[str, Any]] = []
+    media_type = resolved.record.media_type
+    if result.region is not None:
+        r = result.region
+        selectors.append({
+            "type": "FragmentSelector", "conformsTo": MEDIA_FRAGMENTS,
+            "value": f"xywh=pixel:{r.x1},{r.y1},{r.x2 - r.x1},{r.y2 - r.y1}",
+        })
+    elif result.interval is not None:
+        positions = parsed.fragment.positions
+        unit = Decimal(1000) if scheme == "msec" else Decimal(1)
+        t0, t1 = (Decimal(p) / unit if isinstance(p, int) else Decimal(0) for p in positions[:2])
+        selectors.append({"type": "FragmentSelector", "conformsTo": MEDIA_FRAGMENTS, "value": f"t=npt:{t0},{t1}"})
+    elif scheme == "byte":
+        selectors.append({"type": "DataPositionSelector", "start": result.ranges[0].byte_start,
+                          "end": result.ranges[0].byte_end})
+    else:
+        from pdi.fragments.pagetext import document_page_text
+
+        whole = archive.get(str(source))
+        page = document_page_text(whole.data, media_type, resolved.record.charset)
+        first, last = result.ranges[0].start, result.ranges[-1].end
+        start, end = page.text_range(first, last)
+        quote = text_quote(page.text, start, end)
+        if quote.exact:
+            selectors.append({"type": "TextQuoteSelector", "exact": quote.exact, "prefix": quote.prefix,
+                              "suffix": quote.suffix})
+        selectors.append({"type": "TextPositionSelector", "start": start, "end": end})
+        if page.kind == "text":
+            a, b = _rfc5147(page.text, first), _rfc5147(page.text, last)
+            selectors.append({"type": "FragmentSelector", "conformsTo": RFC5147,
+                              "value": f"char={a}" if a == b else f"char={a},{b}"})
+        elif scheme == "name" and parsed.fragment.positions[0] == parsed.fragment.positions[-1]:
+            selectors.append({"type": "FragmentSelector", "conformsTo": HTML_FRAGMENT,
+                              "value": str(parsed.fragment.positions[0])})
+    return {
+        "type": "SpecificResource",
+        "source": str(source),
+        "selector": selectors[0] if len(selectors) == 1 else selectors,
+    }
+
+
+def _rfc5147(text: str, position: int) -> int:
+    """A ``char`` position of the CRLF-canonical text as RFC 5147 counts it (a CRLF is one character)."""
+    return position - text.count("\r\n", 0, position)
+
+
+def _from_rfc5147(text: str, position: int) -> int:
+    """The inverse of :func:`_rfc5147`: the PDI ``char`` position of an RFC 5147 one."""
+    at = 0
+    counted = 0
+    while counted < position and at < len(text):
+        at += 2 if text.startswith("\r\n", at) else 1
+        counted += 1
+    return at
+
+
+# --- import ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    """What one annotation target points at in the archive.
+
+    ``status``: ``"found"`` (the quote stands where its position says, or it
+    had no position), ``"moved"`` (the quote stands elsewhere than its
+    position said), ``"missing"`` (the quote is not in the document), or
+    ``"selected"`` (no quote: read from a position or fragment selector).
+    ``name`` is the ``char`` (or ``rect``, ``sec`` …) name of the passage,
+    ``None`` when missing.
+    """
+
+    annotation: str | None
+    source: str
+    document: str
+    status: str
+    name: PDI | None
+    message: str
+    quote: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "annotation": self.annotation,
+            "source": self.source,
+            "document": self.document,
+            "status": self.status,
+            "pdi": None if self.name is None else str(self.name),
+            "quote": self.quote,
+            "message": self.message,
+        }
+
+
+def _annotations(data: object) -> list[Mapping[str, Any]]:
+    """The annotations of what was read: one, a list, a W3C page or collection, or a Hypothesis export."""
+    if isinstance(data, list):
+        items: list[Any] = data
+    elif isinstance(data, Mapping):
+        for key in ("annotations", "rows", "items"):
+            if isinstance(data.get(key), list):
+                items = data[key]
+                break
+        else:
+            first = data.get("first")
+            if isinstance(first, Mapping) and isinstance(first.get("items"), list):
+                items = first["items"]
+            else:
+                items = [data]
+    else:
+        raise ParseError("an annotation is a JSON object (or a list of them)", rule="annotation")
+    if len(items) > MAX_TARGETS:
+        raise LimitError(f"an import reads at most {MAX_TARGETS} annotations, not {len(items)}")
+    for k, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise ParseError(f"annotation {k} is not a JSON object", rule="annotation")
+    return items
+
+
+def _targets(annotation: Mapping[str, Any]) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    """``(source, selectors)`` of each target (Hypothesis: ``uri`` is the source when a target has none)."""
+    raw = annotation.get("target")
+    if raw is None:
+        raise ParseError("an annotation without a target", rule="target")
+    targets = raw if isinstance(raw, list) else [raw]
+    out: list[tuple[str, list[Mapping[str, Any]]]] = []
+    for target in targets:
+        if isinstance(target, str):
+            out.append((target, []))
+            continue
+        if not isinstance(target, Mapping):
+            raise ParseError("a target is an IRI or a JSON object", rule="target")
+        source = target.get("source", annotation.get("uri"))
+        if not isinstance(source, str):
+            source = target.get("id", "")
+        selectors = target.get("selector", [])
+        selectors = selectors if isinstance(selectors, list) else [selectors]
+        out.append((str(source), [s for s in selectors if isinstance(s, Mapping)]))
+    return out
+
+
+def _is_pdi(source: str) -> bool:
+    return source.lower().startswith(("urn:pdi:", "pdi:"))
+
+
+def import_annotations(archive: Archive, data: object, *, document: str | None = None) -> list[TargetResult]:
+    """The name each target of the annotations in ``data`` points at (see the module docstring).
+
+    ``document`` is the archived document the annotations were made on (a
+    versioned PDI); without it, each target's source must be a PDI.
+    """
+    results = []
+    for annotation in _annotations(data):
+        ident = annotation.get("id")
+        ident = str(ident) if ident is not None else None
+        for source, selectors in _targets(annotation):
+            chosen = document if document is not None else (source if _is_pdi(source) else None)
+            if chosen is None:
+                raise UnsupportedError(
+                    f"the annotation {ident or ''} targets {source[:120]!r}, which is not a PDI: name the archived "
+                    "document it was made on (--pdi, or pdi= on the API)"
+                )
+            results.append(_import_target(archive, ident, source, chosen.split("#", 1)[0], selectors))
+    return results
+
+
+def _selector(selectors: Sequence[Mapping[str, Any]], kind: str) -> Mapping[str, Any] | None:
+    return next((s for s in selectors if s.get("type") == kind), None)
+
+
+def _int(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ParseError(f"{what} is a whole number of at least 0, not {value!r}", rule=what)
+    return value
+
+
+def _import_target(
+    archive: Archive, ident: str | None, source: str, document: str, selectors: Sequence[Mapping[str, Any]]
+) -> TargetResult:
+    from pdi.fragments.pagetext import document_page_text
+
+    whole = archive.get(document)
+    base = whole.pdi.without_fragment()
+
+    def named(scheme: str, *positions: object) -> PDI:
+        return dataclasses.replace(base, fragment=Fragment.of(scheme, *positions))
+
+    quote = _selector(selectors, "TextQuoteSelector")
+    position = _selector(selectors, "TextPositionSelector")
+    fragment = _selector(selectors, "FragmentSelector")
+    data_position = _selector(selectors, "DataPositionSelector")
+    if quote is not None or position is not None:
+        page = document_page_text(whole.data, whole.media_type, whole.charset)
+        near = None
+        if position is not None:
+            start, end = _int(position.get("start"), "start"), _int(position.get("end"), "end")
+            if end < start:
+                raise ParseError(f"a TextPositionSelector ends ({end}) before it starts ({start})", rule="end")
+            near = start
+        if quote is not None:
+            exact = quote.get("exact")
+            if not isinstance(exact, str):
+                raise ParseError("a TextQuoteSelector needs its exact text", rule="exact")
+            prefix, suffix = quote.get("prefix"), quote.get("suffix")
+            match = find_quote(
+                page.text, exact, prefix if isinstance(prefix, str) else None,
+                suffix if isinstance(suffix, str) else None, near=near,
+            )
+            if match is None:
+                return TargetResult(ident, source, str(base), "missing", None,
+                                    f"the quote {_short(exact)} is not in {base}", exact)
+            a, b = page.document_range(match.start, match.end)
+            moved = near is not None and position is not None and (match.start, match.end) != (near, position["end"])
+            status = "moved" if moved else "found"
+            message = (f"the quote stands at {match.start}-{match.end} of the page text, not at {near}-{position['end']}"
+                       if moved and position is not None else "the quote is there")
+            if match.context != "both":
+                message += f" (its context agrees: {match.context})"
+            return TargetResult(ident, source, str(base), status, named("char", a, b), message, exact)
+        assert position is not None
+        start, end = _int(position["start"], "start"), _int(position["end"], "end")
+        if end > len(page.text):
+            raise ParseError(f"the TextPositionSelector ends at {end}, past the text's {len(page.text)} characters",
+                             rule="end")
+        a, b = page.document_range(start, end)
+        return TargetResult(ident, source, str(base), "selected", named("char", a, b), "read from its position")
+    if fragment is not None:
+        return _from_fragment(archive, ident, source, base, whole, fragment)
+    if data_position is not None:
+        start, end = _int(data_position.get("start"), "start"), _int(data_position.get("end"), "end")
+        return TargetResult(ident, source, str(base), "selected", named("byte", start, end), "read from its octets")
+    raise UnsupportedError(f"the target of {ident or 'an annotation'} has no selector pdi reads "
+                           "(TextQuoteSelector, TextPositionSelector, FragmentSelector, DataPositionSelector)")
+
+
+def _from_fragment(
+    archive: Archive, ident: str | None, source: str, base: PDI, whole: Resolved, selector: Mapping[str, Any]
+) -> TargetResult:
+    from pdi.fragments.pagetext import document_page_text
+    from pdi.interop.aliases import native_names
+
+    value = selector.get("value")
+    conforms = str(selector.get("conformsTo", ""))
+    if not isinstance(value, str) or not value:
+        raise ParseError("a FragmentSelector needs a value", rule="FragmentSelector")
+    if conforms.rstrip("/").endswith("media-frags"):
+        native = native_names(archive, f"{base}#{value}").native
+        return TargetResult(ident, source, str(base), "selected", native, "read from its Media Fragment")
+    if conforms.endswith("rfc5147"):
+        m = re.fullmatch(r"char=([0-9]{1,15})(?:,([0-9]{1,15}))?", value.split(";", 1)[0])
+        if m is None:
+            raise UnsupportedError(f"only RFC 5147 char= positions and ranges are read, not {value[:60]!r}")
+        page = document_page_text(whole.data, whole.media_type, whole.charset)
+        if page.kind != "text":
+            raise UnsupportedError("an RFC 5147 fragment selects in text/plain")
+        a = _from_rfc5147(page.text, int(m.group(1)))
+        b = _from_rfc5147(page.text, int(m.group(2))) if m.group(2) else a
+        name = dataclasses.replace(base, fragment=Fragment.of("char", a, b))
+        return TargetResult(ident, source, str(base), "selected", name, "read from its RFC 5147 fragment")
+    if conforms.endswith("rfc3236"):
+        name = dataclasses.replace(base, fragment=Fragment.of("name", value, value))
+        return TargetResult(ident, source, str(base), "selected", name, "read from its HTML id")
+    raise UnsupportedError(f"a FragmentSelector conforming to {conforms[:80]!r} is not read")
+
+
+def _short(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:57] + "…")
+
+
+def errors_of(results: Sequence[TargetResult]) -> list[str]:
+    """One line per target whose quote is missing."""
+    return [r.message for r in results if r.status == "missing"]
+

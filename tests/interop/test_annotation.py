@@ -1,0 +1,373 @@
+"""W3C Web Annotations of names (pdi.interop.annotation): export, expanded by a JSON-LD processor; import, Hypothesis too.
+
+The exported annotation is expanded by ``pyld`` against the official context
+(``tests/data/annotation/anno.jsonld``, read through a local document
+loader: no network), and the expanded IRIs are checked against the Web
+Annotation vocabulary. Quotes, positions and RFC 5147 positions expected
+here are counted by hand from the texts the tests deposit.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import wave
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from PIL import Image
+from pyld import jsonld  # type: ignore[import-untyped]
+from starlette.testclient import TestClient
+
+from pdi.archive import Archive
+from pdi.cli import cli
+from pdi.errors import NotFoundError, ParseError, PDIError, UnsupportedError
+from pdi.interop.annotation import (
+    CONTEXT,
+    export_annotation,
+    find_quote,
+    import_annotations,
+    text_quote,
+)
+from pdi.server import create_app
+
+DATA = Path(__file__).parent.parent / "data" / "annotation"
+S = "library.example.us"
+OA = "http://www.w3.org/ns/oa#"
+TEXT = "Hello, world.\nThe quick brown fox\njumps over the lazy dog.\n"
+# CRLF-canonical: "Hello, world.\r\n" 0-15, "The quick brown fox\r\n" 15-36, "jumps …" from 36
+
+
+def local_loader(url: str, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    if url.rstrip("/") != CONTEXT:
+        raise AssertionError(f"the test reads no context but the Web Annotation one, not {url}")
+    return {"contentType": "application/ld+json", "contextUrl": None, "documentUrl": url,
+            "document": json.loads((DATA / "anno.jsonld").read_text(encoding="utf-8"))}
+
+
+def expand(annotation: dict[str, Any]) -> dict[str, Any]:
+    expanded = jsonld.expand(annotation, {"documentLoader": local_loader})
+    assert len(expanded) == 1
+    return expanded[0]  # type: ignore[no-any-return]
+
+
+def one(node: dict[str, Any], key: str) -> Any:
+    values = node[key]
+    assert len(values) == 1, values
+    return values[0]
+
+
+def test_a_text_fragment_exports_as_an_annotation_the_vocabulary_reads(archive: Archive) -> None:
+    name = archive.add(S, TEXT.encode(), format="text")
+    fragment = f"{name}#char=19,34"  # "quick brown fox"
+    annotation = export_annotation(archive, fragment)
+    node = expand(annotation)
+    assert node["@type"] == [OA + "Annotation"]
+    assert one(node, OA + "motivatedBy") == {"@id": OA + "identifying"}
+    assert one(node, OA + "hasBody") == {"@id": fragment}
+    target = one(node, OA + "hasTarget")
+    assert target["@type"] == [OA + "SpecificResource"]
+    assert one(target, OA + "hasSource") == {"@id": str(name)}
+    selectors = {s["@type"][0]: s for s in target[OA + "hasSelector"]}
+    quote = selectors[OA + "TextQuoteSelector"]
+    assert one(quote, OA + "exact") == {"@value": "quick brown fox"}
+    assert one(quote, OA + "prefix") == {"@value": "Hello, world.\r\nThe "}
+    assert one(quote, OA + "suffix") == {"@value": "\r\njumps over the lazy dog.\r\n"}
+    position = selectors[OA + "TextPositionSelector"]
+    assert (one(position, OA + "start"), one(position, OA + "end")) == ({"@value": 19}, {"@value": 34})
+    fragment_selector = selectors[OA + "FragmentSelector"]
+    assert one(fragment_selector, "http://purl.org/dc/terms/conformsTo") == {"@id": "http://tools.ietf.org/rfc/rfc5147"}
+    # RFC 5147 counts the CRLF before "The" as one character: 19 - 1 and 34 - 1
+    assert one(fragment_selector, "http://www.w3.org/1999/02/22-rdf-syntax-ns#value") == {"@value": "char=18,33"}
+
+
+def test_an_html_fragment_quotes_the_page_text(archive: Archive) -> None:
+    page = b"<html><head><title>Title</title></head><body><p>The <b>quick</b> brown fox &amp; dog</p></body></html>"
+    name = archive.add(S, page, format="html")
+    start = page.index(b"quick")
+    end = page.index(b" dog") + 4
+    annotation = export_annotation(archive, f"{name}#char={start},{end}")
+    selectors = {s["type"]: s for s in annotation["target"]["selector"]}
+    assert selectors["TextQuoteSelector"] == {"type": "TextQuoteSelector", "exact": "quick brown fox & dog",
+                                              "prefix": "The ", "suffix": ""}
+    assert selectors["TextPositionSelector"] == {"type": "TextPositionSelector", "start": 4, "end": 25}
+    assert "FragmentSelector" not in selectors  # RFC 5147 is for text/plain
+    node = expand(annotation)
+    assert one(one(node, OA + "hasTarget"), OA + "hasSource") == {"@id": str(name)}
+
+
+def test_a_browser_fragment_exports_as_the_native_name(archive: Archive) -> None:
+    name = archive.add(S, TEXT.encode(), format="text")
+    annotation = export_annotation(archive, f"{name}#:~:text=quick,fox")
+    assert annotation["body"] == f"{name}#char=19,34"
+
+
+def picture() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (40, 20), (200, 10, 10)).save(out, "PNG")
+    return out.getvalue()
+
+
+def sound(frames: int = 8000, rate: int = 8000) -> bytes:
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(bytes(2 * frames))
+    return out.getvalue()
+
+
+def test_image_audio_and_octets_use_media_fragments_and_data_positions(archive: Archive) -> None:
+    image = archive.add(S, picture(), format="png")
+    selector = export_annotation(archive, f"{image}#rect=(5,2),(25,12)")["target"]["selector"]
+    assert selector == {"type": "FragmentSelector", "conformsTo": "http://www.w3.org/TR/media-frags/",
+                        "value": "xywh=pixel:5,2,20,10"}
+    audio = archive.add(S, sound(), format="wav")
+    selector = export_annotation(archive, f"{audio}#msec=250,750")["target"]["selector"]
+    assert selector["value"] == "t=npt:0.25,0.75"
+    text = archive.add(S, TEXT.encode(), format="text")
+    selector = export_annotation(archive, f"{text}#byte=2,5")["target"]["selector"]
+    assert selector == {"type": "DataPositionSelector", "start": 2, "end": 5}
+    for annotation in (export_annotation(archive, f"{image}#rect=(5,2),(25,12)"),
+                       export_annotation(archive, f"{audio}#msec=250,750")):
+        expand(annotation)  # valid JSON-LD under the official context
+
+
+def test_a_citation_links_the_quoting_position_to_the_quoted_passage(archive: Archive) -> None:
+    quoted = archive.add(S, TEXT.encode(), format="text")
+    citing = archive.add(S, b"As the text says: quick brown fox.\n", format="text")
+    annotation = export_annotation(archive, f"{citing}@18={quoted}#char=19,34")
+    node = expand(annotation)
+    assert one(node, OA + "motivatedBy") == {"@id": OA + "linking"}
+    body = one(node, OA + "hasBody")
+    assert one(body, OA + "hasSource") == {"@id": str(citing)}
+    target = one(node, OA + "hasTarget")
+    assert one(target, OA + "hasSource") == {"@id": str(quoted)}
+    exact = next(s for s in target[OA + "hasSelector"] if s["@type"] == [OA + "TextQuoteSelector"])
+    assert one(exact, OA + "exact") == {"@value": "quick brown fox"}
+
+
+def test_a_whole_document_is_not_an_annotation(archive: Archive) -> None:
+    name = archive.add(S, TEXT.encode(), format="text")
+    with pytest.raises(UnsupportedError, match="whole document"):
+        export_annotation(archive, str(name))
+
+
+def test_an_exported_annotation_imports_back_to_its_name(archive: Archive) -> None:
+    name = archive.add(S, TEXT.encode(), format="text")
+    page = archive.add(S, (DATA / "essay.html").read_bytes(), format="html")
+    for fragment in (f"{name}#char=19,34", f"{name}#char=36,41"):
+        [result] = import_annotations(archive, export_annotation(archive, fragment))
+        assert (result.status, str(result.name)) == ("found", fragment)
+    native = str(export_annotation(archive, f"{page}#:~:text=Name%20the%20version")["body"])
+    [result] = import_annotations(archive, export_annotation(archive, native))
+    assert str(result.name) == native
+
+
+def essay(archive: Archive) -> tuple[str, str]:
+    data = (DATA / "essay.html").read_bytes()
+    return str(archive.add(S, data, format="html")), data.decode("utf-8").replace("\n", "\r\n")
+
+
+def test_a_hypothesis_export_gives_names_and_says_which_quote_is_missing(archive: Archive) -> None:
+    name, source = essay(archive)
+    exported = json.loads((DATA / "hypothesis-search.json").read_text(encoding="utf-8"))
+    results = import_annotations(archive, exported, document=name)
+    assert [r.status for r in results] == ["moved", "moved", "missing"]
+    assert [r.annotation for r in results] == ["x1hypo0001AAAA", "x1hypo0002BBBB", "x1hypo0003CCCC"]
+    first, second, missing = results
+    a, b = (int(v) for v in str(first.name).rsplit("=", 1)[1].split(","))
+    assert source[a:b] == "A citation is a promise"
+    a, b = (int(v) for v in str(second.name).rsplit("=", 1)[1].split(","))
+    assert source[a:b] == "Name the version."
+    assert missing.name is None and "museums keep objects behind glass" in missing.message
+
+
+def test_a_hypothesis_target_that_is_not_a_pdi_needs_the_document(archive: Archive) -> None:
+    essay(archive)
+    exported = json.loads((DATA / "hypothesis-search.json").read_text(encoding="utf-8"))
+    with pytest.raises(UnsupportedError, match="not a PDI"):
+        import_annotations(archive, exported)
+
+
+def test_import_errors_name_what_is_wrong(archive: Archive) -> None:
+    name = archive.add(S, TEXT.encode(), format="text")
+    target = {"source": str(name), "selector": {"type": "TextPositionSelector", "start": 9, "end": 3}}
+    with pytest.raises(ParseError, match="ends"):
+        import_annotations(archive, {"type": "Annotation", "target": target})
+    with pytest.raises(ParseError, match="without a target"):
+        import_annotations(archive, {"type": "Annotation"})
+    with pytest.raises(ParseError, match="JSON object"):
+        import_annotations(archive, 3)
+    with pytest.raises(NotFoundError):
+        import_annotations(archive, {"target": {"source": str(name).replace("/1.", "/99."), "selector": []}})
+
+
+def test_other_selectors_read_back(archive: Archive) -> None:
+    name = archive.add(S, TEXT.encode(), format="text")
+    picture_name = archive.add(S, picture(), format="png")
+
+    def imported(source: str, selector: dict[str, Any]) -> str:
+        [result] = import_annotations(archive, {"target": {"source": source, "selector": selector}})
+        return str(result.name)
+
+    rfc5147 = {"type": "FragmentSelector", "conformsTo": "http://tools.ietf.org/rfc/rfc5147", "value": "char=18,33"}
+    assert imported(str(name), rfc5147) == f"{name}#char=19,34"
+    xywh = {"type": "FragmentSelector", "conformsTo": "http://www.w3.org/TR/media-frags/", "value": "xywh=percent:50,0,50,50"}
+    assert imported(str(picture_name), xywh) == f"{picture_name}#rect=(20,0),(40,10)"
+    assert imported(str(name), {"type": "DataPositionSelector", "start": 1, "end": 4}) == f"{name}#byte=1,4"
+
+
+def test_quotes_pure() -> None:
+    assert text_quote("abcdefgh", 3, 5, context=2) == text_quote("abcdefgh", 3, 5, context=2)
+    quote = text_quote("abcdefgh", 3, 5, context=2)
+    assert (quote.exact, quote.prefix, quote.suffix) == ("de", "bc", "fg")
+    text = "one two one three one two"
+    found = find_quote(text, "one", "three ", " two")
+    assert found is not None and (found.start, found.context) == (18, "both")
+    found = find_quote(text, "one", near=9)
+    assert found is not None and found.start == 8
+    found = find_quote("a  b\r\n c", "b c")  # a quote of rendered text: white space runs as one
+    assert found is not None and (found.start, found.end, found.collapsed) == (3, 8, True)
+    assert find_quote(text, "four") is None
+
+
+# --- the command and the routes -----------------------------------------------------------------
+
+
+def test_pdi_annotate(archive: Archive, tmp_path: Path) -> None:
+    name = str(archive.add(S, TEXT.encode(), format="text"))
+    page, _ = essay(archive)
+    runner = CliRunner()
+    where = ["--archive", str(archive.location)]
+    out = runner.invoke(cli, ["annotate", "--export", f"{name}#char=19,34", *where])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["target"]["source"] == name
+    out = runner.invoke(cli, ["annotate", "--native", f"{name}#:~:text=quick,fox&text=absent", *where])
+    assert out.exit_code == 0, out.output
+    assert out.output.splitlines()[0] == f"{name}#char=19,34"
+    assert out.output.splitlines()[1].startswith("missing: text=absent")
+    out = runner.invoke(cli, ["get", f"{name}#:~:text=quick,fox", *where])
+    assert (out.exit_code, out.stdout) == (0, "quick brown fox")
+    assert f"note: {name}#:~:text=quick,fox is {name}#char=19,34" in out.stderr
+    out = runner.invoke(cli, ["annotate", "--native", f"{name}#:~:text=absent", *where])
+    assert out.exit_code == NotFoundError.exit_code
+    out = runner.invoke(cli, ["annotate", "--import", str(DATA / "hypothesis-search.json"), "--pdi", page, *where])
+    assert out.exit_code == NotFoundError.exit_code
+    lines = out.stdout.splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["moved", "moved", "missing"]
+    assert "pdi: not found: 1 of 3 quotes are not in their documents" in out.stderr
+    out = runner.invoke(cli, ["annotate", "--export", name, "--native", name, *where])
+    assert out.exit_code == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    out = runner.invoke(cli, ["annotate", "--import", str(bad), *where])
+    assert out.exit_code == ParseError.exit_code and "not JSON" in out.stderr
+
+
+def test_api_annotation_and_resolve_of_aliases(archive: Archive) -> None:
+    name = str(archive.add(S, TEXT.encode(), format="text"))
+    page, _ = essay(archive)
+    client = TestClient(create_app(str(archive.location), archive=archive))
+    got = client.get("/api/annotation", params={"pdi": f"{name}#char=19,34"})
+    assert got.status_code == 200
+    assert got.headers["content-type"].startswith("application/ld+json")
+    assert expand(got.json())["@type"] == [OA + "Annotation"]
+    posted = client.post("/api/annotation", params={"pdi": page},
+                         content=(DATA / "hypothesis-search.json").read_bytes())
+    assert posted.status_code == 200
+    assert [r["status"] for r in posted.json()["results"]] == ["moved", "moved", "missing"]
+    assert posted.json()["missing"] == 1
+    bad = client.post("/api/annotation", content=b"[1")
+    assert bad.status_code == 400 and bad.headers["content-type"] == "application/problem+json"
+    # the alias resolves to the bytes of the native name it reports
+    alias = client.get("/api/resolve", params={"pdi": f"{name}#:~:text=brown-,fox"}).json()
+    native = client.get("/api/resolve", params={"pdi": alias["equivalent"]}).json()
+    assert alias["equivalent"] == f"{name}#char=31,34"
+    assert alias["fragment"] == native["fragment"] and alias["bytes"] == native["bytes"] == 3
+    moved = client.get(f"/uri-res/N2R?{name}%23:~:text=brown-,fox", follow_redirects=False)
+    assert moved.status_code == 302 and moved.headers["location"] == f"/uri-res/N2R?{name}%23char=31,34"
+    assert client.get(moved.headers["location"]).content == b"fox"
+    audio = str(archive.add(S, sound(frames=16000, rate=8000), format="wav"))
+    image = str(archive.add(S, picture(), format="png"))
+    for alias_name, native_name in ((f"{audio}#t=0.25,1.5", f"{audio}#msec=250,1500"),
+                                    (f"{image}#xywh=2,3,10,5", f"{image}#rect=(2,3),(12,8)")):
+        described = client.get("/api/resolve", params={"pdi": alias_name}).json()
+        assert described["equivalent"] == native_name
+        assert described["fragment"] == client.get("/api/resolve", params={"pdi": native_name}).json()["fragment"]
+        via_alias = client.get("/uri-res/N2R?" + alias_name.replace("#", "%23"))
+        assert via_alias.content == client.get("/uri-res/N2R?" + native_name.replace("#", "%23")).content
+    missing = client.get("/api/resolve", params={"pdi": f"{name}#:~:text=zebra"})
+    assert missing.status_code == 404 and "text=zebra" in missing.json()["detail"]
+
+
+def test_a_fragment_past_the_end_is_nothing_to_annotate(archive: Archive) -> None:
+    name = archive.add(S, TEXT.encode(), format="text")
+    with pytest.raises(UnsupportedError, match="past the end"):
+        export_annotation(archive, f"{name}#char=100,200")
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 100) | st.text(max_size=12)
+    | st.sampled_from(["TextQuoteSelector", "TextPositionSelector", "FragmentSelector", "DataPositionSelector",
+                       "http://tools.ietf.org/rfc/rfc5147", "http://www.w3.org/TR/media-frags/", "char=1,3",
+                       "xywh=1,1,2,2", "t=1", "quick"]),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.sampled_from(["type", "exact", "prefix", "suffix", "start", "end", "value", "conformsTo",
+                                       "selector", "source", "target", "rows", "annotations", "items", "id"]),
+                      children, max_size=5),
+    max_leaves=20,
+)
+
+
+@given(_JSON)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_json_imports_or_fails_with_a_pdi_error(archive: Archive, data: object) -> None:
+    names = archive.ls(f"urn:pdi://{S}/*/*/*/*")
+    name = str(names[0]) if names else str(archive.add(S, TEXT.encode(), format="text"))
+    try:
+        results = import_annotations(archive, data, document=name)
+    except PDIError:
+        return
+    for result in results:
+        assert result.status in ("found", "moved", "missing", "selected")
+
+
+def test_media_fragment_aliases_name_the_native_fragment(archive: Archive) -> None:
+    from pdi.interop.aliases import native_names
+
+    audio = archive.add(S, sound(frames=12345, rate=8000), format="wav")  # 1.543125 s
+    image = archive.add(S, picture(), format="png")  # 40 × 20
+    assert str(native_names(archive, f"{audio}#t=0.5,1").native) == f"{audio}#msec=500,1000"
+    assert str(native_names(archive, f"{audio}#t=npt:1").native) == f"{audio}#msec=1000,1544"  # to the end, rounded up
+    assert str(native_names(archive, f"{audio}#t=,1").native) == f"{audio}#sec=0,1"
+    assert str(native_names(archive, f"{image}#xywh=pixel:1,2,3,4").native) == f"{image}#rect=(1,2),(4,6)"
+    assert str(native_names(archive, f"{image}#xywh=percent:10,10,15,15").native) == f"{image}#rect=(4,2),(10,5)"
+    alias = native_names(archive, f"{audio}#t=0.0005,1")
+    assert str(alias.native) == f"{audio}#msec=1,1000" and "rounded" in alias.notes[0]
+    with pytest.raises(UnsupportedError, match="image"):
+        native_names(archive, f"{audio}#xywh=1,1,1,1")
+    with pytest.raises(UnsupportedError, match="audio"):
+        native_names(archive, f"{image}#t=1,2")
+    with pytest.raises(ParseError, match="at or after the end"):
+        native_names(archive, f"{audio}#t=2")
+
+
+@given(st.text(alphabet=st.sampled_from(list("text=,-&%2A0:~ab")), max_size=30))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_text_directive_resolves_or_fails_with_a_pdi_error(archive: Archive, directive: str) -> None:
+    from pdi.interop.aliases import native_names
+
+    names = archive.ls(f"urn:pdi://{S}/*/*/*/*")
+    name = str(names[0]) if names else str(archive.add(S, b"<p>a b text ab</p>", format="html"))
+    try:
+        alias = native_names(archive, f"{name}#:~:{directive}")
+    except PDIError:
+        return
+    for found in alias.natives:
+        assert found is None or str(found).startswith(name + "#char=")

@@ -1,0 +1,270 @@
+"""``#:~:text=`` on HTML: what pdi names is what Chromium highlights (Debian's Chromium over DevTools).
+
+For each page and directive, two tabs show the same CRLF-canonical page
+from a server on 127.0.0.1:
+
+* Chromium's own: the page opened at ``URL#:~:text=…``; Chromium finds the
+  text and paints it with ``::target-text`` (magenta in the page's style);
+* pdi's: the page with an empty ``<span>`` put in the source at each end of
+  the ``char`` range pdi names, and that range painted with the CSS Custom
+  Highlight API (``::highlight``, the same magenta).
+
+The two screenshots' magenta pixels must be the same, but for a few pixels
+of glyph edges that the two kinds of highlight paint apart (a directive
+neither finds: none in both). Chromium does not let a page's script read the text
+fragment's range, so the pixels are what is compared.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.server
+import io
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from PIL import Image
+
+from chromium_helpers import open_page
+from pdi.capture.browser import Pipe, devtools
+from pdi.fragments.pagetext import markup_page_text
+from pdi.fragments.textdirective import find_text_directive, parse_fragment_directive
+
+DATA = Path(__file__).parent.parent / "data" / "annotation"
+MAGENTA = (255, 0, 255)
+STYLE = (
+    "<style>::target-text{background:rgb(255,0,255);color:#000}"
+    "::highlight(pdi){background-color:rgb(255,0,255);color:#000}"
+    "body{font:16px/1.4 sans-serif;margin:8px;max-width:760px}</style>"
+)
+
+MIXED = (
+    "<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>Quick title fox</title>" + STYLE + "</head><body>\n"
+    "<h2>Caf&eacute;  notes</h2>\n"
+    "<p>The <b>quick</b>\n   brown&nbsp;fox &amp; the <i>lazy</i> dog. The dog slept.</p>\n"
+    "<p hidden>The quick hidden fox</p><script>var quick = 'fox';</script>\n"
+    "<ul><li>First item</li><li>Second item, longer</li></ul>\n"
+    "<table><tr><td>cell one</td><td>cell two</td></tr></table>\n"
+    "<div>Crème brûlée for <span>every</span>one, <em>every</em> day.</div>\n"
+    "<p>Numbers: 3,000 and 4.5 percent; don't stop.</p>\n"
+    "<div>jumped<br>over the wall</div><pre>  two  spaces\n kept</pre>\n"
+    "</body></html>\n"
+)
+
+CASES: list[tuple[str, list[str]]] = [
+    (MIXED, [
+        "text=quick",
+        "text=The%20quick%20brown",
+        "text=brown%20fox%20%26%20the",
+        "text=lazy-,dog",
+        "text=dog,-slept",
+        "text=the,slept",
+        "text=cafe%20notes",
+        "text=CREME%20BRULEE",
+        "text=item,-Second",
+        "text=First%20item%20Second",
+        "text=cell%20two",
+        "text=everyone",
+        "text=every,-day",
+        "text=3%2C000",
+        "text=don't%20stop",
+        "text=hidden",
+        "text=title",
+        "text=ick",
+        "text=Second%20item&text=cell%20one",
+        "text=jumped%20over",
+        "text=two%20%20spaces",
+        "text=spaces,kept",
+        "text=spaces%20kept",
+        "text=jumped,-over",
+        "text=wall",
+    ]),
+    ((DATA / "essay.html").read_text(encoding="utf-8").replace(
+        "</title>", "</title>" + STYLE, 1), [
+        "text=A%20citation%20is%20a%20promise",
+        "text=promise-,the%20words",
+        "text=Libraries,having",
+        "text=notice%20%E2%80%94%20which",
+        "text=Name%20the%20version",
+        "text=keep,-records",
+        "text=written%20by%20hand",
+    ]),
+]
+
+
+def crlf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+class Pages(http.server.BaseHTTPRequestHandler):
+    pages: ClassVar[dict[str, bytes]] = {}
+
+    def do_GET(self) -> None:
+        path = self.path.split("#")[0]
+        body = self.pages.get(path)
+        self.send_response(200 if body is not None else 404)
+        kind = "text/plain" if path.endswith(".txt") else "text/html"
+        self.send_header("Content-Type", f"{kind}; charset=utf-8")
+        self.end_headers()
+        self.wfile.write(body or b"")
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pages)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Pipe]:
+    with devtools() as pipe:
+        yield pipe
+
+
+def magenta(pipe: Pipe, session: str, *, wait: bool) -> frozenset[tuple[int, int]]:
+    """The magenta pixels of the tab (waiting a little for a highlight to be painted when ``wait``)."""
+    deadline = time.monotonic() + (2.0 if wait else 0.3)
+    found: frozenset[tuple[int, int]] = frozenset()
+    while True:
+        shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)
+        image = Image.open(io.BytesIO(base64.b64decode(shot["data"]))).convert("RGB")
+        width = image.width
+        data = image.tobytes()
+        found = frozenset(
+            (k % width, k // width) for k in range(0, len(data) // 3) if data[3 * k : 3 * k + 3] == b"\xff\x00\xff"
+        )
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
+def with_markers(source: str, ranges: list[tuple[int, int]]) -> str:
+    """``source`` with empty spans at each end of each range (from the last, so earlier offsets hold)."""
+    cuts = sorted({(a, f'<span class=pdi-a data-k="{k}"></span>') for k, (a, _) in enumerate(ranges)}
+                  | {(b, f'<span class=pdi-b data-k="{k}"></span>') for k, (_, b) in enumerate(ranges)},
+                  key=lambda c: (c[0], c[1].startswith("<span class=pdi-a")), reverse=True)
+    for at, tag in cuts:
+        source = source[:at] + tag + source[at:]
+    return source
+
+
+PAINT = """(() => {
+  const ranges = [];
+  for (const a of document.querySelectorAll('span.pdi-a')) {
+    const b = document.querySelector('span.pdi-b[data-k="' + a.dataset.k + '"]');
+    const r = new Range(); r.setStartAfter(a); r.setEndBefore(b); ranges.push(r);
+  }
+  CSS.highlights.set('pdi', new Highlight(...ranges));
+  return ranges.length;
+})()"""
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_pdi_names_what_chromium_highlights(chromium: Pipe, server: str, case: int) -> None:
+    page, fragments = CASES[case]
+    source = crlf(page)
+    text = markup_page_text(source, "html")
+    disagreements = []
+    for k, fragment in enumerate(fragments):
+        directives = parse_fragment_directive(fragment)
+        found = [find_text_directive(d, text) for d in directives]
+        ranges = [text.document_range(*f) for f in found if f is not None]
+        Pages.pages[f"/c{case}/{k}/chromium.html"] = source.encode("utf-8")
+        Pages.pages[f"/c{case}/{k}/pdi.html"] = with_markers(source, ranges).encode("utf-8")
+        theirs_tab = open_page(chromium, f"{server}/c{case}/{k}/chromium.html#:~:{fragment}")
+        theirs = magenta(chromium, theirs_tab, wait=bool(ranges))
+        scrolled = chromium.call("Runtime.evaluate", {"expression": "window.scrollY", "returnByValue": True},
+                                 theirs_tab, time.monotonic() + 30)["result"]["value"]
+        ours_tab = open_page(chromium, f"{server}/c{case}/{k}/pdi.html")
+        chromium.call("Runtime.enable", None, ours_tab, time.monotonic() + 30)
+        painted = chromium.call("Runtime.evaluate", {"expression": PAINT, "returnByValue": True}, ours_tab,
+                                time.monotonic() + 30)["result"]["value"]
+        assert painted == len(ranges)
+        chromium.call("Runtime.evaluate", {"expression": f"window.scrollTo(0, {scrolled})"}, ours_tab,
+                      time.monotonic() + 30)
+        ours = magenta(chromium, ours_tab, wait=False)
+        for tab in (theirs_tab, ours_tab):
+            chromium.call("Target.closeTarget", {"targetId": _target(chromium, tab)}, None, time.monotonic() + 30)
+        shown = [source[a:b] for a, b in ranges]
+        # the two highlights may paint a few pixels of glyph edges apart; a word apart is hundreds
+        if len(ours ^ theirs) > max(24, len(ours | theirs) // 50) or bool(ours) != bool(theirs):
+            disagreements.append(f"{fragment}: pdi {shown!r} ({len(ours)} px), Chromium {len(theirs)} px, "
+                                 f"{len(ours ^ theirs)} px differ")
+    assert not disagreements, "\n".join(disagreements)
+
+
+def _target(pipe: Pipe, session: str) -> str:
+    info = pipe.call("Target.getTargetInfo", None, session, time.monotonic() + 30)
+    return str(info["targetInfo"]["targetId"])
+
+
+PLAIN = (
+    "Chapter One\r\n\r\nIt was a bright cold day in April, and the clocks were striking thirteen.\r\n"
+    "Winston Smith, his chin nuzzled into his breast, slipped quickly through the glass doors.\r\n"
+    "The hallway smelt of boiled cabbage and old rag mats.\r\n"
+)
+PLAIN_FRAGMENTS = [
+    "text=bright%20cold%20day",
+    "text=clocks,thirteen",
+    "text=thirteen,-Winston",  # the suffix on the next line
+    "text=April-,and%20the",
+    "text=WINSTON%20SMITH",
+    "text=cabbage,-and%20new",
+    "text=old%20rag",
+]
+PLAIN_STYLE = (
+    "(() => { const s = document.createElement('style'); s.textContent = `" + STYLE[7:-8] + "`;"
+    " document.documentElement.appendChild(s); return true; })()"
+)
+PLAIN_PAINT = """((ranges) => {
+  const node = document.querySelector('pre').firstChild;
+  const made = ranges.map(([a, b]) => { const r = new Range(); r.setStart(node, a); r.setEnd(node, b); return r; });
+  CSS.highlights.set('pdi', new Highlight(...made));
+  return made.length;
+})"""
+
+
+def test_on_plain_text_pdi_names_what_chromium_highlights(chromium: Pipe, server: str) -> None:
+    from pdi.fragments.pagetext import plain_page_text
+
+    page = plain_page_text(PLAIN)
+    Pages.pages["/plain.txt"] = PLAIN.encode("utf-8")
+    disagreements = []
+    for fragment in PLAIN_FRAGMENTS:
+        found = [find_text_directive(d, page) for d in parse_fragment_directive(fragment)]
+        ranges = [page.document_range(*f) for f in found if f is not None]
+        # the browser's text node holds the text with LF line endings: a CRLF is one character there
+        dom = [(a - PLAIN.count("\r\n", 0, a), b - PLAIN.count("\r\n", 0, b)) for a, b in ranges]
+        theirs_tab = open_page(chromium, f"{server}/plain.txt#:~:{fragment}")
+        evaluate(chromium, theirs_tab, PLAIN_STYLE)
+        theirs = magenta(chromium, theirs_tab, wait=bool(ranges))
+        ours_tab = open_page(chromium, f"{server}/plain.txt")
+        evaluate(chromium, ours_tab, PLAIN_STYLE)
+        assert evaluate(chromium, ours_tab, f"({PLAIN_PAINT})({json.dumps(dom)})") == len(dom)
+        ours = magenta(chromium, ours_tab, wait=False)
+        for tab in (theirs_tab, ours_tab):
+            chromium.call("Target.closeTarget", {"targetId": _target(chromium, tab)}, None, time.monotonic() + 30)
+        if len(ours ^ theirs) > max(24, len(ours | theirs) // 50) or bool(ours) != bool(theirs):
+            shown = [PLAIN[a:b] for a, b in ranges]
+            disagreements.append(f"{fragment}: pdi {shown!r} ({len(ours)} px), Chromium {len(theirs)} px")
+    assert not disagreements, "\n".join(disagreements)
+
+
+def evaluate(pipe: Pipe, session: str, expression: str) -> object:
+    answer = pipe.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session,
+                       time.monotonic() + 30)
+    assert "exceptionDetails" not in answer, answer["result"].get("description")
+    return answer["result"].get("value")

@@ -1,0 +1,138 @@
+"""Media Fragments URI 1.0 ``t=`` and ``xywh=``: the parser (§4.2.1, §4.2.2) and the native names they equal.
+
+Expected values are the spec's own examples or worked out by hand from its
+definitions; the property tests compare the samples and pixels the native
+name selects with those the Media Fragment's definition selects, computed
+independently from the numbers the test drew.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import wave
+from decimal import Decimal
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image
+
+from pdi import fragments
+from pdi.errors import ParseError, UnsupportedError
+from pdi.fragments.mediafragment import (
+    MediaRegion,
+    MediaTime,
+    is_media_fragment,
+    native_region,
+    native_time,
+    parse_media_fragment,
+    parse_region,
+    parse_time,
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "begin", "end"),
+    [
+        ("10,20", "10", "20"),  # §4.2.1 examples
+        ("npt:10,20", "10", "20"),
+        ("npt:10", "10", None),
+        ("10", "10", None),
+        (",20", "0", "20"),
+        ("npt:,121.5", "0", "121.5"),
+        ("0:02:00,121.5", "120", "121.5"),
+        ("npt:120,0:02:01.5", "120", "121.5"),
+        ("01:02.5,02:00", "62.5", "120"),
+        ("1:00:00,1:00:01", "3600", "3601"),
+        ("10.,20", "10", "20"),
+    ],
+)
+def test_4_2_1_npt_times(value: str, begin: str, end: str | None) -> None:
+    assert parse_time(value) == MediaTime(Decimal(begin), None if end is None else Decimal(end))
+
+
+@pytest.mark.parametrize("value", ["", ",", "20,10", "10,10", "1:2:3", "00:60", "00:00:60", "a", "10,", "-1,2", "1e3"])
+def test_4_2_1_what_is_not_an_npt_time(value: str) -> None:
+    with pytest.raises(ParseError):
+        parse_time(value)
+
+
+def test_4_2_1_smpte_and_clock_are_unsupported() -> None:
+    with pytest.raises(UnsupportedError, match="npt"):
+        parse_time("smpte-30:0:02:00,0:02:01:15")
+    with pytest.raises(UnsupportedError):
+        parse_time("clock:2011-10-01T23:00:45Z")
+
+
+def test_4_2_2_xywh_examples() -> None:
+    assert parse_region("160,120,320,240") == MediaRegion(160, 120, 320, 240, "pixel")
+    assert parse_region("pixel:160,120,320,240") == MediaRegion(160, 120, 320, 240, "pixel")
+    assert parse_region("percent:25,25,50,50") == MediaRegion(25, 25, 50, 50, "percent")
+    for bad in ("160,120,320", "em:1,2,3,4", "1,2,0,4", "percent:60,0,50,10", "1.5,2,3,4"):
+        with pytest.raises(ParseError):
+            parse_region(bad)
+
+
+def test_4_1_name_value_pairs() -> None:
+    assert is_media_fragment("t=10,20") and is_media_fragment("xywh=1,2,3,4") and is_media_fragment("track=a&t=1")
+    assert not is_media_fragment("char=1,2") and not is_media_fragment(":~:text=t")
+    assert parse_media_fragment("%74=1,2") == MediaTime(Decimal(1), Decimal(2))  # names are percent-decoded
+    assert parse_media_fragment("t=1,2&t=3,4") == MediaTime(Decimal(3), Decimal(4))  # the last one counts
+    assert parse_media_fragment("track=x&t=5") == MediaTime(Decimal(5), None)
+    with pytest.raises(ParseError, match="not both"):
+        parse_media_fragment("t=1,2&xywh=1,2,3,4")
+
+
+def test_native_names() -> None:
+    assert native_time(MediaTime(Decimal(10), Decimal(20))) == ("sec", (10, 20), False)
+    assert native_time(MediaTime(Decimal("1.5"), Decimal(3))) == ("msec", (1500, 3000), False)
+    assert native_time(MediaTime(Decimal("1.0004"), Decimal(3))) == ("msec", (1000, 3000), True)
+    assert native_time(MediaTime(Decimal(2), None), duration_ms=4500) == ("msec", (2000, 4500), False)
+    assert native_region(MediaRegion(160, 120, 320, 240)) == ((160, 120), (480, 360))
+    # 25 % of 10 pixels is 2.5: the left edge rounds down, 75 % (7.5) the right edge up
+    assert native_region(MediaRegion(25, 25, 50, 50, "percent"), width=10, height=4) == ((2, 1), (8, 3))
+
+
+def wav(frames: int, rate: int) -> bytes:
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(b"".join((k % 30000).to_bytes(2, "little", signed=True) for k in range(frames)))
+    return out.getvalue()
+
+
+@given(
+    st.integers(1, 4000), st.sampled_from([8000, 11025, 44100]),
+    st.decimals(0, 3, places=3), st.decimals(Decimal("0.001"), 3, places=3),
+)
+@settings(max_examples=60, deadline=None)
+def test_t_selects_the_samples_its_definition_says(frames: int, rate: int, begin: Decimal, length: Decimal) -> None:
+    end = begin + length
+    data = wav(frames, rate)
+    scheme, (a, b), rounded = native_time(parse_time(f"{begin},{end}"))
+    assert not rounded
+    result = fragments.evaluate(scheme, (a, b), data, media_type="audio/wav")
+    assert result.interval is not None
+    # Media Fragments: the samples from time begin (included) to time end (excluded): k/rate in [begin, end)
+    first = min(frames, math.ceil(Fraction(begin) * rate))
+    last = min(frames, math.ceil(Fraction(end) * rate))
+    assert (result.interval.start, result.interval.end) == (first, max(first, last))
+
+
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(0, 50), st.integers(0, 50), st.integers(1, 50),
+       st.integers(1, 50))
+@settings(max_examples=60, deadline=None)
+def test_xywh_selects_the_pixels_its_definition_says(width: int, height: int, x: int, y: int, w: int, h: int) -> None:
+    image = Image.new("RGB", (width, height))
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    (x1, y1), (x2, y2) = native_region(parse_region(f"{x},{y},{w},{h}"))
+    region = fragments.evaluate("rect", ((x1, y1), (x2, y2)), out.getvalue(), media_type="image/png").region
+    assert region is not None
+    # §4.2.2: the rectangle x ≤ px < x+w, y ≤ py < y+h, clipped to the image
+    assert (region.x1, region.x2) == (min(x, width), min(x + w, width))
+    assert (region.y1, region.y2) == (min(y, height), min(y + h, height))

@@ -1,0 +1,264 @@
+"""WICG Text Fragments (``#:~:text=``) on archived text and HTML: the parser and the matching algorithm.
+
+Expected values come from the spec's own examples and the web-platform-tests
+cases it cites (scroll-to-text-fragment/find-range-from-text-directive.html),
+or are worked out by hand; the property tests compare with an independent
+reading (a regular expression with word boundaries over the words the test
+wrote), never with the code's own output.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pdi.errors import LimitError, ParseError
+from pdi.fragments.pagetext import markup_page_text, plain_page_text
+from pdi.fragments.textdirective import (
+    TextDirective,
+    find_text_directive,
+    fold,
+    is_word_boundary,
+    parse_fragment_directive,
+    parse_text_directive,
+    split_fragment_directive,
+)
+
+# --- §3.3.1 and §3.4 parsing ---------------------------------------------------------------------------
+
+
+def test_3_4_every_form_of_the_syntax() -> None:
+    assert parse_text_directive("an%20example%20text%20fragment") == TextDirective("an example text fragment")
+    assert parse_text_directive("an%20example,text%20fragment") == TextDirective("an example", "text fragment")
+    assert parse_text_directive("this%20is-,an%20example") == TextDirective("an example", prefix="this is")
+    assert parse_text_directive("an%20example,-text%20fragment") == TextDirective("an example", suffix="text fragment")
+    assert parse_text_directive("a-,b,c,-d") == TextDirective("b", "c", "a", "d")
+
+
+def test_3_4_percent_decoding_is_utf8() -> None:
+    assert parse_text_directive("caf%C3%A9") == TextDirective("café")
+    assert parse_text_directive("a%2Db%2C%20c%26") == TextDirective("a-b, c&")
+    with pytest.raises(ParseError, match="not UTF-8"):
+        parse_text_directive("%FF")
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["", "a,b,c", "-,a", "a,-", "p-,", "-s", "p-", "a-b", "a,,b", "p-,a,b,c,-s", "p--,a"],
+)
+def test_3_4_what_does_not_parse(value: str) -> None:
+    with pytest.raises(ParseError):
+        parse_text_directive(value)
+
+
+def test_the_fragment_directive_delimiter_and_several_directives() -> None:
+    assert split_fragment_directive("top:~:text=a&text=b") == ("top", "text=a&text=b")
+    assert split_fragment_directive("top") == ("top", None)
+    directives = parse_fragment_directive("text=a&unknown=x&text=b,c")
+    assert directives == (TextDirective("a"), TextDirective("b", "c"))
+    with pytest.raises(ParseError, match="no text directive"):
+        parse_fragment_directive("other=1")
+    with pytest.raises(ParseError, match="percent-encoded"):
+        parse_fragment_directive("text=a b")
+    with pytest.raises(LimitError):
+        parse_fragment_directive("&".join(["text=a"] * 33))
+
+
+_TERM = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12)
+
+
+@given(_TERM, st.none() | _TERM, st.none() | _TERM, st.none() | _TERM)
+@settings(max_examples=300, deadline=None)
+def test_a_directive_prints_as_text_that_parses_back(start: str, end: str | None, prefix: str | None,
+                                                     suffix: str | None) -> None:
+    directive = TextDirective(start, end, prefix, suffix)
+    written = str(directive)
+    assert written.startswith("text=")
+    assert parse_fragment_directive(written) == (directive,)
+
+
+@given(st.text(max_size=40))
+@settings(max_examples=500, deadline=None)
+def test_the_parser_never_fails_but_with_a_parse_error(value: str) -> None:
+    try:
+        parse_fragment_directive(value)
+    except (ParseError, LimitError):
+        pass
+
+
+# --- §3.6.1 matching ------------------------------------------------------------------------
+
+
+def find(fragment: str, text: str, *, html: bool = False) -> str | None:
+    page = markup_page_text(text, "html") if html else plain_page_text(text)
+    found = find_text_directive(parse_fragment_directive(fragment)[0], page)
+    if found is None:
+        return None
+    a, b = page.document_range(*found)
+    return text[a:b]
+
+
+WPT = "The quick brown fox jumped over the lazy dog. The lazy dog slept."
+
+
+@pytest.mark.parametrize(
+    ("fragment", "expected"),
+    [
+        ("text=jumped", "jumped"),
+        ("text=u-,mped", None),  # the prefix must start on a word boundary
+        ("text=jump", None),  # an exact match must end on a word boundary
+        ("text=umped", None),
+        ("text=quick-,brown", "brown"),
+        ("text=quick-,fox", None),  # the match must follow the prefix, only white space between
+        ("text=brown,-fox", "brown"),
+        ("text=brown,-jumped", None),
+        ("text=fox,dog", "fox jumped over the lazy dog"),  # the first end after the start
+        ("text=fox,dog,-slept", "fox jumped over the lazy dog. The lazy dog"),  # the end that the suffix follows
+        ("text=the-,lazy,-dog%2E%20The", "lazy"),
+        ("text=lazy-,dog", "dog"),
+        ("text=THE%20QUICK", "The quick"),  # case-insensitive
+        ("text=cat", None),
+    ],
+)
+def test_3_6_1_find_a_range_from_a_text_directive(fragment: str, expected: str | None) -> None:
+    assert find(fragment, WPT) == expected
+
+
+def test_3_6_2_word_boundary_examples() -> None:
+    # "mountain range" is word bounded in "An impressive mountain range" but not in "… ranger"
+    assert find("text=mountain%20range", "An impressive mountain range") == "mountain range"
+    assert find("text=mountain%20range", "An impressive mountain ranger") is None
+    # the range "range": always in "mountain range", never word-started in "color orange"
+    assert find("text=range", "color orange") is None
+    assert is_word_boundary("don't", 3) is False  # UAX #29 WB6/7: an apostrophe inside a word
+    assert is_word_boundary("3,000", 1) is False  # WB11/12: a comma inside a number
+    assert is_word_boundary("a, b", 1) is True
+
+
+def test_primary_level_comparison_ignores_case_and_accents() -> None:
+    assert fold("Crème Brûlée") == "creme brulee"
+    assert fold("STRASSE") == fold("straße")
+    assert find("text=creme%20brulee", "Une crème brûlée, merci.") == "crème brûlée"
+
+
+def test_html_matches_the_rendered_text_and_names_its_source() -> None:
+    page = (
+        "<html><head><title>Quick fox</title><style>p{}</style></head><body>\r\n"
+        "<h1>A  heading</h1>\r\n<p>The <b>quick</b>\r\n  brown &amp; red fox</p>"
+        "<p hidden>The quick hidden fox</p><script>var quick = 1</script>\r\n<div>jumped<br>over</div></body></html>"
+    )
+    assert find("text=quick", page, html=True) == "quick"  # not the title's "Quick"
+    assert find("text=The%20quick%20brown", page, html=True) == "The <b>quick</b>\r\n  brown"
+    assert find("text=brown%20%26%20red", page, html=True) == "brown &amp; red"
+    assert find("text=hidden", page, html=True) is None
+    assert find("text=var", page, html=True) is None
+    assert find("text=heading,-The", page, html=True) == "heading"  # the suffix may be in the next block
+    assert find("text=heading%20The", page, html=True) is None  # a term never spans two blocks
+    assert find("text=jumped%20over", page, html=True) is None  # a line break ends a block, as in Chromium
+    assert find("text=jumped,-over", page, html=True) == "jumped"
+
+
+def test_several_directives_each_find_their_own() -> None:
+    page = plain_page_text("alpha beta gamma delta")
+    directives = parse_fragment_directive("text=gamma&text=alpha&text=omega")
+    found = [find_text_directive(d, page) for d in directives]
+    assert found == [(11, 16), (0, 5), None]
+
+
+def test_plain_text_positions_are_char_positions_of_the_crlf_text() -> None:
+    text = "first line\r\nsecond line\r\n"
+    assert find("text=second", text) == "second"
+    page = plain_page_text(text)
+    assert page.document_range(*find_text_directive(TextDirective("second"), page)) == (12, 18)  # type: ignore[misc]
+
+
+_WORDS = st.lists(st.sampled_from(["ab", "abc", "b", "ca", "Ab", "bca"]), min_size=1, max_size=30)
+
+
+@given(_WORDS, st.data())
+@settings(max_examples=300, deadline=None)
+def test_an_exact_directive_finds_the_first_word_bounded_occurrence(words: list[str], data: st.DataObject) -> None:
+    text = " ".join(words)
+    i = data.draw(st.integers(0, len(words) - 1))
+    j = data.draw(st.integers(i, min(len(words) - 1, i + 2)))
+    query = " ".join(words[i : j + 1])
+    # the independent reading: a case-insensitive regular expression, bounded by non-word characters
+    expected = re.search(r"(?<!\w)" + re.escape(query) + r"(?!\w)", text, re.IGNORECASE)
+    assert expected is not None
+    page = plain_page_text(text)
+    directive = parse_fragment_directive(str(TextDirective(query)))[0]
+    assert find_text_directive(directive, page) == expected.span()
+
+
+@given(_WORDS, st.data())
+@settings(max_examples=300, deadline=None)
+def test_a_range_directive_runs_from_the_first_start_to_the_first_end_after_it(
+    words: list[str], data: st.DataObject
+) -> None:
+    text = " ".join(words)
+    start = data.draw(st.sampled_from(words))
+    end = data.draw(st.sampled_from(words))
+    first = re.search(r"(?<!\w)" + re.escape(start) + r"(?!\w)", text, re.IGNORECASE)
+    assert first is not None
+    after = re.compile(r"(?<!\w)" + re.escape(end) + r"(?!\w)", re.IGNORECASE).search(text, first.end())
+    expected = None if after is None else (first.start(), after.end())
+    found = find_text_directive(TextDirective(start, end), plain_page_text(text))
+    assert found == expected
+
+
+def test_a_pathological_directive_is_a_limit_not_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pdi.fragments.textdirective as td
+
+    monkeypatch.setattr(td, "MAX_SECONDS", 0.05)
+    text = "a " * 200_000 + "b"
+    with pytest.raises(LimitError, match="more specific"):
+        find_text_directive(TextDirective("a", prefix="a", suffix="c"), plain_page_text(text))
+
+
+# --- properties of the page text and the folding map ----------------------------------------
+
+_SEPARATORS = [" ", " <b>", "</b> ", "<p>", "</div><div>", "<br>", "\r\n  ", " &amp; ", "<!-- c --> ", " <span>"]
+
+
+@given(st.lists(st.sampled_from(_SEPARATORS), min_size=1, max_size=25))
+@settings(max_examples=200, deadline=None)
+def test_each_word_of_a_page_is_named_where_it_stands_in_the_source(separators: list[str]) -> None:
+    source = "<body>"
+    where = []
+    for k, separator in enumerate(separators):
+        where.append(len(source))
+        source += f"w{k}x" + separator
+    page = markup_page_text(source, "html")
+    for k, at in enumerate(where):
+        found = find_text_directive(TextDirective(f"w{k}x"), page)
+        assert found is not None
+        assert page.document_range(*found) == (at, at + len(f"w{k}x"))
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_folding_maps_each_folded_character_to_the_one_it_comes_from(text: str) -> None:
+    from pdi.fragments.textdirective import _Runs
+
+    runs = _Runs().add(text, 0)
+    folded = runs.text()
+    assert folded == fold(text)
+    previous = 0
+    for i, ch in enumerate(folded):
+        source = runs.source_of(i)
+        assert previous <= source < len(text)
+        assert ch in fold(text[source]) or (ch == " " and text[source].isspace())
+        previous = source
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab <>/&;p\r\n\"'=!-")), max_size=80))
+@settings(max_examples=300, deadline=None)
+def test_any_markup_reads_without_error_and_maps_inside_the_source(source: str) -> None:
+    page = markup_page_text(source, "html")
+    for a, b in page.blocks:
+        assert 0 <= a < b <= len(page.text)
+        s, e = page.document_range(a, b)
+        assert 0 <= s <= e <= len(source)
