@@ -295,15 +295,17 @@ def read_index(
                     record = next(records)
                 except StopIteration:
                     break
-                except (ArchiveLoadFailed, ValueError, EOFError, OSError, zlib.error) as exc:
-                    raise ParseError(f"{_where(source, offset)} is damaged: {exc}", rule="WARC record") from None
+                except Exception as exc:  # any exception from warcio: see _damaged
+                    raise _damaged(source, offset, exc) from None
                 offset = it.offset
                 errors = it.err_count
-                entry = _index_one(record, source, number, offset, limit)
                 try:
+                    entry = _index_one(record, source, number, offset, limit)
                     it.read_to_end()
-                except (ArchiveLoadFailed, ValueError, EOFError, OSError, zlib.error) as exc:
-                    raise ParseError(f"{_where(source, offset)} is damaged: {exc}", rule="WARC record") from None
+                except PDIError:
+                    raise
+                except Exception as exc:  # any exception from warcio: see _damaged
+                    raise _damaged(source, offset, exc) from None
                 uri = entry.uri if entry else record.rec_headers.get_header("WARC-Target-URI")
                 if it.err_count > errors:
                     raise ParseError(
@@ -318,13 +320,31 @@ def read_index(
                     )
                 checker = getattr(record, "digest_checker", None)
                 if checker is not None and checker.problems:
-                    raise IntegrityError(f"{_where(source, offset, uri)} is damaged: {checker.problems[0]}")
+                    raise IntegrityError(f"{_where(source, offset, uri)} is damaged: {_digest_problem(checker.problems[0])}")
                 index.records += 1
                 if entry is not None:
                     index.add(entry)
                 if progress is not None:
                     progress(index.records, 0)
     return index
+
+
+def _digest_problem(problem: str) -> str:
+    """warcio's account of a failed digest, in the WARC's own terms."""
+    for kind, field_name in (("payload", "WARC-Payload-Digest"), ("block", "WARC-Block-Digest")):
+        if problem.startswith(f"{kind} digest failed"):
+            declared = problem.removeprefix(f"{kind} digest failed").strip(": ")
+            return f"its {kind} does not match its {field_name} {declared}"
+    return problem
+
+
+def _damaged(source: Source, offset: int, exc: Exception) -> ParseError:
+    """A record warcio could not read. On damaged input warcio raises whatever its
+    parsing hits (``ArchiveLoadFailed``, ``ValueError``, ``zlib.error``, but also
+    ``AttributeError`` on a missing header or ``IndexError``), so every exception
+    from it is a damaged record, named by its offset."""
+    detail = str(exc) or type(exc).__name__
+    return ParseError(f"{_where(source, offset)} is damaged: {detail}", rule="WARC record")
 
 
 def _index_one(record: object, source: Source, number: int, offset: int, limit: int) -> Entry | None:
