@@ -341,3 +341,13 @@ def test_wacz_that_is_not_a_zip_is_a_parse_error(archive: Archive, tmp_path: Pat
     bad.write_bytes(b"not a zip")
     with pytest.raises(ParseError, match="not a WACZ"):
         import_warc(archive, bad, S)
+
+
+def test_a_name_is_dated_on_another_day_only_with_a_foreign_id(archive: Archive) -> None:
+    from pdi.archive import Content
+    from pdi.errors import UnsupportedError
+
+    with pytest.raises(UnsupportedError, match="only with a foreign id"):
+        archive.deposit(S, [Content(b"text\n", "text")], day=datetime.date(2001, 2, 3))
+    (name,) = archive.deposit(S, [Content(b"text\n", "text")], foreign_id="doc-7", day=datetime.date(2001, 2, 3))
+    assert str(name) == f"urn:pdi://{S}/2001/02/03/doc-7.text.1"

@@ -61,7 +61,7 @@ from pdi._wording import plural
 from pdi.archive import Archive, Content, Deposit
 from pdi.archive import canonical_series as _canonical_series
 from pdi.capture.crawl import crawl, pack_crawl
-from pdi.capture.fetch import Fetched, Limits, Redirect
+from pdi.capture.fetch import Exchange, Fetched, Limits, Redirect
 from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, PDIError
 from pdi.identifier import PDI
 from pdi.mhtml.resolve import comparable
@@ -637,22 +637,6 @@ def _deposit_all(
 
 
 # --- writing -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Exchange:
-    """One HTTP exchange as it went over the wire: what was asked, what came back (body as sent)."""
-
-    url: str
-    date: datetime.datetime
-    method: str
-    request_headers: tuple[tuple[str, str], ...]
-    http_version: str
-    status: int
-    reason: str
-    response_headers: tuple[tuple[str, str], ...]
-    body: bytes = field(repr=False)
-    address: str | None = None
 
 
 def warc_date(when: datetime.datetime) -> str:
