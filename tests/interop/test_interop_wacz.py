@@ -200,3 +200,13 @@ def test_pywb_replays_the_exported_pages(filled: Archive, tmp_path: Path) -> Non
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_withdrawn_names_are_left_out(filled: Archive, tmp_path: Path) -> None:
+    photo = PDI.build(series=S, date=datetime.date(2024, 5, 8), foreign_id="http://example.org/photo.png", format="png", version=1)
+    filled.withdraw(photo, "taken down at the owner's request")
+    out = tmp_path / "out.wacz"
+    assert export_wacz(filled, out, series=S).documents == 1
+    with zipfile.ZipFile(out) as zf, zf.open("archive/data.warc.gz") as fh:
+        uris = {r.rec_headers["WARC-Target-URI"] for r in ArchiveIterator(fh) if r.rec_type != "warcinfo"}
+    assert "http://example.org/photo.png" not in uris and "http://example.org/i.png" in uris
