@@ -181,7 +181,7 @@ def verify_cmd(remove: bool, older_than: float, archive: str) -> None:
 
 @click.command("export")
 @click.argument("directory", required=False)
-@click.option("--series", "-s", help="Only this series (for a bag: and its subseries).")
+@click.option("--series", "-s", metavar="S", help="Only this series (for a bag: and its subseries).")
 @click.option("--wacz", "wacz", metavar="OUT.wacz",
               help="Write the web pages and other documents whose id is a URL as a WACZ instead of a bag.")
 @archive_option
@@ -248,6 +248,7 @@ def import_cmd(source: str, series: str | None, archive: str) -> None:
 
     with open_archive(archive) as opened, progress_bar("importing") as progress:
         done, plan = import_warc(opened, source, series, progress=progress, deposited=deposited)
+    # the bar counts the file's bytes as it is checked, then the deposits
     for reason in plan.skipped:
         click.echo(f"not imported: {reason}", err=True)
     pages = sum(1 for d in done if d.page)

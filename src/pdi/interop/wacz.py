@@ -69,10 +69,11 @@ def wacz_sources(path: str | Path) -> list[Source]:
         raise ParseError(f"{path} is not a WACZ (not a ZIP file: {exc})", rule="WACZ") from None
     if len(infos) > _MAX_MEMBERS:
         raise ParseError(f"{path} has more than {_MAX_MEMBERS} files", rule="WACZ")
-    names = sorted(
-        i.filename for i in infos
+    sizes = {
+        i.filename: i.file_size for i in infos
         if i.filename.startswith("archive/") and i.filename.lower().endswith((".warc", ".warc.gz"))
-    )
+    }
+    names = sorted(sizes)
     if not names:
         raise ParseError(f"{path} holds no WARC file under archive/", rule="WACZ")
 
@@ -84,7 +85,7 @@ def wacz_sources(path: str | Path) -> list[Source]:
 
         return open_member
 
-    return [Source(f"{Path(path).name}!{name}", opener(name)) for name in names]
+    return [Source(f"{Path(path).name}!{name}", opener(name), sizes[name]) for name in names]
 
 
 @dataclass(frozen=True)

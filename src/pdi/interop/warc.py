@@ -93,6 +93,7 @@ class Source:
 
     name: str
     open: Callable[[], AbstractContextManager[BinaryIO]]
+    size: int = 0  # bytes, for progress
 
 
 def sources_for(path: str | Path) -> list[Source]:
@@ -110,7 +111,7 @@ def sources_for(path: str | Path) -> list[Source]:
         with open(path, "rb") as fh:
             yield fh
 
-    return [Source(Path(path).name, opener)]
+    return [Source(Path(path).name, opener, Path(path).stat().st_size)]
 
 
 def is_web_archive(path: str | Path) -> bool:
@@ -281,8 +282,13 @@ def _digest_key(value: str) -> str:
 def read_index(
     sources: Sequence[Source], *, limit: int, progress: Callable[[int, int], None] | None = None
 ) -> WarcIndex:
-    """Read every record once, checking it (pass 1): an error names the file and the record's offset."""
+    """Read every record once, checking it (pass 1): an error names the file and the record's offset.
+
+    ``progress`` is told the bytes read of all the files, and their total.
+    """
     index = WarcIndex(list(sources))
+    total = sum(source.size for source in sources)
+    before = 0
     for number, source in enumerate(sources):
         with source.open() as fh, contextlib.redirect_stderr(io.StringIO()):
             # warcio writes its warning about a record not followed by blank lines to
@@ -325,7 +331,8 @@ def read_index(
                 if entry is not None:
                     index.add(entry)
                 if progress is not None:
-                    progress(index.records, 0)
+                    progress(min(before + it.offset, total), total)
+        before += source.size
     return index
 
 
