@@ -28,8 +28,8 @@ An import runs in two passes.
    by :func:`pdi.capture.deposit.deposit_capture` under the page's URL on
    the GMT day of its ``WARC-Date``. A ``200`` record that no page uses
    (a lone PDF, an image) is deposited as itself, in its own format. Each
-   deposit is all or nothing; what the WARC said of each record (target
-   URI, date, record id, payload digest, and the parts' digests) is kept as
+   deposit is all or nothing; what the WARC said of each record (date,
+   record id, payload digest, and the parts' digests) is kept as
    statements (``warc:…``) about the deposited name.
 
 :func:`write_exchanges` writes a capture's HTTP exchanges (``request`` and
@@ -572,9 +572,12 @@ def _deposit_lone(archive: Archive, series: str, item: Item, data: bytes) -> Dep
 
 
 def _state(archive: Archive, name: PDI, item: Item) -> None:
-    """What the WARC said of the deposited record(s), as statements about ``name``."""
+    """What the WARC said of the deposited record(s), as statements about ``name``.
+
+    Not the target URI: the name's unique id is that URI. Each statement is a
+    transaction of its own (a third of an import's time), so they are few.
+    """
     entry, payload = item.entry, item.payload
-    archive.annotate(name, "warc:target-uri", entry.uri)
     archive.annotate(name, "warc:date", entry.warc_date)
     if entry.record_id:
         archive.annotate(name, "warc:record-id", entry.record_id)
