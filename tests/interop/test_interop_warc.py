@@ -351,3 +351,18 @@ def test_a_name_is_dated_on_another_day_only_with_a_foreign_id(archive: Archive)
         archive.deposit(S, [Content(b"text\n", "text")], day=datetime.date(2001, 2, 3))
     (name,) = archive.deposit(S, [Content(b"text\n", "text")], foreign_id="doc-7", day=datetime.date(2001, 2, 3))
     assert str(name) == f"urn:pdi://{S}/2001/02/03/doc-7.text.1"
+
+
+def test_a_record_whose_bytes_contradict_its_type_is_listed_not_deposited(archive: Archive, tmp_path: Path) -> None:
+    b = WarcBuilder()
+    fake = b.response("http://example.org/fake.png", b"<html>soft 404</html>", "image/png", "2024-05-06T10:00:00Z")
+    bad_text = b.response("http://example.org/t.txt", b"\xff\xfe not utf-8", "text/plain; charset=utf-8",
+                          "2024-05-06T10:00:00Z")
+    b.response("http://example.org/odd", b"abc", "application/x-no-such-type", "2024-05-06T10:00:00Z")
+    done, plan = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    assert [d.name for d in done] == [page_name("http://example.org/odd", datetime.date(2024, 5, 6), "octet-stream")]
+    assert archive.get(done[0].name).data == b"abc"
+    assert len(plan.skipped) == 2
+    assert plan.skipped[0].startswith(f"a.warc.gz: the record at offset {fake} (http://example.org/fake.png): ")
+    assert "image/png" in plan.skipped[0] and "text/html" in plan.skipped[0]
+    assert plan.skipped[1].startswith(f"a.warc.gz: the record at offset {bad_text} (http://example.org/t.txt): ")

@@ -62,7 +62,14 @@ from pdi.archive import Archive, Content, Deposit
 from pdi.archive import canonical_series as _canonical_series
 from pdi.capture.crawl import crawl, pack_crawl
 from pdi.capture.fetch import Exchange, Fetched, Limits, Redirect
-from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, PDIError
+from pdi.errors import (
+    IntegrityError,
+    LimitError,
+    NotFoundError,
+    ParseError,
+    PDIError,
+    UnsupportedError,
+)
 from pdi.identifier import PDI
 from pdi.mhtml.resolve import comparable
 from pdi.uri import resolve
@@ -423,12 +430,12 @@ class Item:
     failures: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass
 class ImportPlan:
     """What an import will deposit, in the files' order, and the records it leaves out (and why)."""
 
     items: tuple[Item, ...]
-    skipped: tuple[str, ...]
+    skipped: list[str]
     records: int
 
 
@@ -544,7 +551,7 @@ def plan_import(
         source = index.sources[entry.source]
         items.append(Item(entry, headers, payload, False, _name(series, entry, _lone_token(headers.media_type), source)))
     items.sort(key=lambda i: (i.entry.source, i.entry.offset))
-    return ImportPlan(tuple(items), tuple(skipped), index.records)
+    return ImportPlan(tuple(items), skipped, index.records)
 
 
 # --- depositing ----------------------------------------------------------------------------
@@ -634,7 +641,16 @@ def _deposit_all(
             result = deposit_capture(archive, name, item.entry.uri, data, day=item.entry.date.date())
         else:
             data = index.payload(item.payload, limits.max_resource_bytes)
-            result = _deposit_lone(archive, name, item, data)
+            try:
+                result = _deposit_lone(archive, name, item, data)
+            except (IntegrityError, ParseError, UnsupportedError) as exc:
+                # A server's Content-Type is often wrong (an HTML "soft 404" served as
+                # image/png, a text that is not in its charset): the archive's content
+                # checks refuse it, and the record is listed, not deposited.
+                source = index.sources[item.entry.source]
+                reason = str(exc).removeprefix(f"{item.entry.uri}: ").split("; give ", 1)[0]
+                plan.skipped.append(f"{_where(source, item.entry.offset, item.entry.uri)}: {reason}")
+                continue
         if not result.unchanged:
             _state(archive, result[0], item)
         got = Imported(result[0], item.page, result.unchanged, item.entry.uri, item.failures)
