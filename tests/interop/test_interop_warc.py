@@ -18,7 +18,7 @@ from warcio.archiveiterator import ArchiveIterator
 from pdi.archive import Archive
 from pdi.capture.fetch import Limits
 from pdi.cli import cli
-from pdi.errors import IntegrityError, LimitError, ParseError, PDIError
+from pdi.errors import IntegrityError, ParseError, PDIError
 from pdi.identifier import PDI
 from pdi.interop.warc import import_warc
 
@@ -257,15 +257,32 @@ def test_a_truncated_file_is_refused(archive: Archive, tmp_path: Path, compresse
     assert everything(archive) == before
 
 
-def test_a_payload_that_decodes_past_the_limit_is_refused(archive: Archive, tmp_path: Path) -> None:
+def test_a_payload_that_decodes_past_the_limit_is_listed_not_imported(archive: Archive, tmp_path: Path) -> None:
     bomb = gzip.compress(b"\0" * (8 << 20))  # 8 MiB of zeros in a few kilobytes
     b = WarcBuilder()
-    offset = b.response("http://example.org/big.txt", bomb, "text/plain", "2024-05-06T10:00:00Z",
-                        headers=(("Content-Encoding", "gzip"),))
-    before = everything(archive)
-    with pytest.raises(LimitError, match=rf"offset {offset}\b.*larger than the limit"):
+    url = "http://example.org/"
+    page = b'<html><body><img src="big.png"><img src="i.png"></body></html>'
+    b.response(url, page, "text/html", "2024-05-06T10:00:00Z")
+    part = b.response(url + "big.png", bomb, "image/png", "2024-05-06T10:00:00Z", headers=(("Content-Encoding", "gzip"),))
+    b.response(url + "i.png", PNG, "image/png", "2024-05-06T10:00:00Z")
+    lone = b.response(url + "big.txt", bomb, "text/plain", "2024-05-06T10:00:00Z", headers=(("Content-Encoding", "gzip"),))
+    done, plan = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S, limits=Limits(max_resource_bytes=1 << 20))
+    assert [d.name for d in done] == [page_name(url, datetime.date(2024, 5, 6))]
+    assert parts_of(archive.get(done[0].name).data) == {url: ("text/html", page), url + "i.png": ("image/png", PNG)}
+    assert len(done[0].failures) == 1 and f"offset {part} " in done[0].failures[0]
+    assert plan.skipped == [
+        f"a.warc.gz: the record at offset {offset} ({url}{name}): its payload is larger than the limit of 1048576 bytes"
+        for offset, name in ((part, "big.png"), (lone, "big.txt"))
+    ]
+
+
+def test_the_limit_does_not_stop_digest_checks(archive: Archive, tmp_path: Path) -> None:
+    bomb = gzip.compress(b"\0" * (4 << 20))
+    b = WarcBuilder()
+    bad = b.response("http://example.org/big.txt", bomb, "text/plain", "2024-05-06T10:00:00Z",
+                     headers=(("Content-Encoding", "gzip"),), warc_headers={"WARC-Payload-Digest": sha1_digest(b"x")})
+    with pytest.raises(IntegrityError, match=rf"offset {bad}\b"):
         import_warc(archive, b.save(tmp_path / "a.warc.gz"), S, limits=Limits(max_resource_bytes=1 << 20))
-    assert everything(archive) == before
 
 
 def _clean_warc() -> bytes:

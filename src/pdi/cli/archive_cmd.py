@@ -212,8 +212,11 @@ def export_cmd(directory: str | None, series: str | None, wacz: str | None, arch
 @click.command("import")
 @click.argument("source", metavar="BAG|FILE.warc[.gz]|FILE.wacz")
 @click.option("--series", "-s", metavar="S", help="WARC/WACZ: deposit the captures in series S (required).")
+@click.option("--max-mb", type=click.FloatRange(min=0, min_open=True), default=50.0, show_default=True,
+              help="WARC/WACZ: largest record payload, decoded (MB); larger ones are listed, not imported;"
+                   " 4x for a page with its parts.")
 @archive_option
-def import_cmd(source: str, series: str | None, archive: str) -> None:
+def import_cmd(source: str, series: str | None, max_mb: float, archive: str) -> None:
     """Import a BagIt bag, or the captures of a WARC or WACZ file.
 
     A bag (a directory) is checked and every name and byte in it imported
@@ -239,7 +242,10 @@ def import_cmd(source: str, series: str | None, archive: str) -> None:
         return
     if series is None:
         raise click.UsageError(f"importing {source} needs --series S (the series to deposit its captures in)")
+    from pdi.capture.fetch import Limits
     from pdi.interop.warc import Imported, import_warc
+
+    limits = Limits(max_resource_bytes=int(max_mb * 1024 * 1024), max_total_bytes=int(4 * max_mb * 1024 * 1024))
 
     def deposited(item: Imported) -> None:
         click.echo(str(item.name))
@@ -247,7 +253,7 @@ def import_cmd(source: str, series: str | None, archive: str) -> None:
             click.echo(f"missing from {item.url}: {failure}", err=True)
 
     with open_archive(archive) as opened, progress_bar("importing") as progress:
-        done, plan = import_warc(opened, source, series, progress=progress, deposited=deposited)
+        done, plan = import_warc(opened, source, series, limits=limits, progress=progress, deposited=deposited)
     # the bar counts the file's bytes as it is checked, then the deposits
     for reason in plan.skipped:
         click.echo(f"not imported: {reason}", err=True)

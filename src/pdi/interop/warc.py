@@ -146,6 +146,8 @@ class Entry:
     refers_to_uri: str | None = None
     refers_to_date: str | None = None
     size: int = 0
+    #: its payload decodes to more than the limit: listed, not imported (its digests were still checked)
+    oversize: bool = False
 
 
 def _where(source: Source, offset: int, uri: str | None = None) -> str:
@@ -267,6 +269,8 @@ class WarcIndex:
     def payload(self, entry: Entry, limit: int) -> bytes:
         """The payload of a (non-revisit) record, transfer and content codings undone."""
         source = self.sources[entry.source]
+        if entry.oversize:
+            raise LimitError(f"{_where(source, entry.offset, entry.uri)}: its payload is larger than the limit of {plural(limit, 'byte')}")
         with source.open() as fh:
             fh.seek(entry.offset)
             it = ArchiveIterator(fh)
@@ -278,6 +282,25 @@ class WarcIndex:
             it.close()
         assert isinstance(data, bytes)
         return data
+
+
+    def payload_pieces(self, entry: Entry) -> Iterator[bytes]:
+        """The payload of a record checked by :func:`read_index` (so within the limit), in pieces, never whole."""
+        source = self.sources[entry.source]
+        where = _where(source, entry.offset, entry.uri)
+        with source.open() as fh:
+            fh.seek(entry.offset)
+            it = ArchiveIterator(fh)
+            try:
+                stream = next(iter(it)).content_stream()
+                while chunk := stream.read(_CHUNK):
+                    yield chunk
+            except PDIError:
+                raise
+            except Exception as exc:  # any exception from warcio: see _damaged
+                raise ParseError(f"{where} cannot be read again: {exc}", rule="WARC record") from None
+            finally:
+                it.close()
 
 
 def _digest_key(value: str) -> str:
@@ -390,10 +413,15 @@ def _index_one(record: object, source: Source, number: int, offset: int, limit: 
         media, charset = _content_type(http.get_header("Content-Type"))
         location = http.get_header("Location")
     size = 0
+    oversize = False
     if kind != "revisit":
-        counted = _drain(record.content_stream(), limit, where, keep=False)  # type: ignore[attr-defined]
-        assert isinstance(counted, int)
-        size = counted
+        try:
+            counted = _drain(record.content_stream(), limit, where, keep=False)  # type: ignore[attr-defined]
+        except LimitError:
+            oversize = True  # the rest is read raw by read_to_end, so its digests are still checked
+        else:
+            assert isinstance(counted, int)
+            size = counted
     return Entry(
         source=number,
         offset=offset,
@@ -410,6 +438,7 @@ def _index_one(record: object, source: Source, number: int, offset: int, limit: 
         refers_to_uri=(headers.get_header("WARC-Refers-To-Target-URI") or "").strip("<> ") or None,
         refers_to_date=(headers.get_header("WARC-Refers-To-Date") or "").strip() or None,
         size=size,
+        oversize=oversize,
     )
 
 
@@ -519,6 +548,12 @@ def plan_import(
             continue
         if headers.status != 200:
             continue
+        if payload.oversize:
+            skipped.append(
+                f"{_where(source, entry.offset, entry.uri)}: its payload is larger than the limit of"
+                f" {plural(limits.max_resource_bytes, 'byte')}"
+            )
+            continue
         candidates.append((entry, headers, payload))
     used: set[tuple[int, int]] = set()
     total = len(candidates)
@@ -568,7 +603,7 @@ class Imported:
     failures: tuple[str, ...] = ()
 
 
-def _deposit_lone(archive: Archive, series: str, item: Item, data: bytes) -> Deposit:
+def _deposit_lone(archive: Archive, series: str, item: Item, data: Iterator[bytes]) -> Deposit:
     token = item.name.format
     assert token is not None
     charset = item.headers.charset if (item.headers.media_type or "").startswith("text/") else None
@@ -640,9 +675,8 @@ def _deposit_all(
             data = item.mhtml.read_bytes()
             result = deposit_capture(archive, name, item.entry.uri, data, day=item.entry.date.date())
         else:
-            data = index.payload(item.payload, limits.max_resource_bytes)
             try:
-                result = _deposit_lone(archive, name, item, data)
+                result = _deposit_lone(archive, name, item, index.payload_pieces(item.payload))
             except (IntegrityError, ParseError, UnsupportedError) as exc:
                 # A server's Content-Type is often wrong (an HTML "soft 404" served as
                 # image/png, a text that is not in its charset): the archive's content
