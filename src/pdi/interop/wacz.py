@@ -306,9 +306,12 @@ def _write_zip(
     def add(zf: zipfile.ZipFile, member: str, source: Path | bytes, stored: bool) -> None:
         info = zipfile.ZipInfo(member, datetime.datetime.now(datetime.UTC).timetuple()[:6])
         info.compress_type = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+        # The size given up front lets zipfile write ZIP64 fields only for a member that
+        # needs them: ReplayWeb.page's ZIP reader cannot read a small member written with them.
+        info.file_size = len(source) if isinstance(source, bytes) else source.stat().st_size
         digest = hashlib.sha256()
         size = 0
-        with zf.open(info, "w", force_zip64=True) as out:
+        with zf.open(info, "w") as out:
             if isinstance(source, bytes):
                 out.write(source)
                 digest.update(source)
