@@ -210,3 +210,17 @@ def test_withdrawn_names_are_left_out(filled: Archive, tmp_path: Path) -> None:
     with zipfile.ZipFile(out) as zf, zf.open("archive/data.warc.gz") as fh:
         uris = {r.rec_headers["WARC-Target-URI"] for r in ArchiveIterator(fh) if r.rec_type != "warcinfo"}
     assert "http://example.org/photo.png" not in uris and "http://example.org/i.png" in uris
+
+
+def test_import_and_export_on_each_store(location: str, tmp_path: Path) -> None:
+    """The same import and WACZ round trip on SQLite and on PostgreSQL."""
+    with Archive.init(location) as opened:
+        opened.add_series(S)
+        done, _ = import_warc(opened, DATA / "site.warc.gz", S)
+        assert [d.page for d in done] == [True, False]
+        out = tmp_path / "out.wacz"
+        export_wacz(opened, out, series=S)
+        again = _archive(tmp_path / "again")
+        import_warc(again, out, S)
+        assert _held(again) == _held(opened)
+        again.close()
