@@ -383,3 +383,12 @@ def test_a_record_whose_bytes_contradict_its_type_is_listed_not_deposited(archiv
     assert plan.skipped[0].startswith(f"a.warc.gz: the record at offset {fake} (http://example.org/fake.png): ")
     assert "image/png" in plan.skipped[0] and "text/html" in plan.skipped[0]
     assert plan.skipped[1].startswith(f"a.warc.gz: the record at offset {bad_text} (http://example.org/t.txt): ")
+
+
+def test_a_segmented_record_is_listed_not_imported(archive: Archive, tmp_path: Path) -> None:
+    b = WarcBuilder()
+    first = b.response("http://example.org/part.bin", b"first half", "application/octet-stream", "2024-05-06T10:00:00Z",
+                       warc_headers={"WARC-Segment-Number": "1"})
+    done, plan = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    assert done == [] and len(plan.skipped) == 1
+    assert plan.skipped[0].startswith(f"a.warc.gz: the record at offset {first} (http://example.org/part.bin): it is a segment")

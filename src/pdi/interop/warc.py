@@ -148,6 +148,17 @@ class Entry:
     size: int = 0
     #: its payload decodes to more than the limit: listed, not imported (its digests were still checked)
     oversize: bool = False
+    #: the first segment of a segmented record (WARC 1.1 §6.8): the rest is in ``continuation``
+    #: records, which pdi does not join; listed, not imported
+    segmented: bool = False
+
+    def unusable(self, limit: int) -> str | None:
+        """Why this record's payload cannot be used, or ``None``."""
+        if self.segmented:
+            return "it is a segment of a record split over several (WARC-Segment-Number), which pdi does not join"
+        if self.oversize:
+            return f"its payload is larger than the limit of {plural(limit, 'byte')}"
+        return None
 
 
 def _where(source: Source, offset: int, uri: str | None = None) -> str:
@@ -269,8 +280,9 @@ class WarcIndex:
     def payload(self, entry: Entry, limit: int) -> bytes:
         """The payload of a (non-revisit) record, transfer and content codings undone."""
         source = self.sources[entry.source]
-        if entry.oversize:
-            raise LimitError(f"{_where(source, entry.offset, entry.uri)}: its payload is larger than the limit of {plural(limit, 'byte')}")
+        why = entry.unusable(limit)
+        if why is not None:
+            raise (LimitError if entry.oversize else UnsupportedError)(f"{_where(source, entry.offset, entry.uri)}: {why}")
         with source.open() as fh:
             fh.seek(entry.offset)
             it = ArchiveIterator(fh)
@@ -414,7 +426,8 @@ def _index_one(record: object, source: Source, number: int, offset: int, limit: 
         location = http.get_header("Location")
     size = 0
     oversize = False
-    if kind != "revisit":
+    segmented = headers.get_header("WARC-Segment-Number") is not None
+    if kind != "revisit" and not segmented:
         try:
             counted = _drain(record.content_stream(), limit, where, keep=False)  # type: ignore[attr-defined]
         except LimitError:
@@ -439,6 +452,7 @@ def _index_one(record: object, source: Source, number: int, offset: int, limit: 
         refers_to_date=(headers.get_header("WARC-Refers-To-Date") or "").strip() or None,
         size=size,
         oversize=oversize,
+        segmented=segmented,
     )
 
 
@@ -548,11 +562,9 @@ def plan_import(
             continue
         if headers.status != 200:
             continue
-        if payload.oversize:
-            skipped.append(
-                f"{_where(source, entry.offset, entry.uri)}: its payload is larger than the limit of"
-                f" {plural(limits.max_resource_bytes, 'byte')}"
-            )
+        why = payload.unusable(limits.max_resource_bytes)
+        if why is not None:
+            skipped.append(f"{_where(source, entry.offset, entry.uri)}: {why}")
             continue
         candidates.append((entry, headers, payload))
     used: set[tuple[int, int]] = set()
