@@ -45,7 +45,7 @@ import datetime
 import io
 import tempfile
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -219,7 +219,7 @@ def _drain(stream: BinaryIO, limit: int, where: str, keep: bool) -> bytes | int:
 
 
 def _http_target(uri: str | None) -> bool:
-    return bool(uri) and uri is not None and uri.lower().startswith(("http://", "https://"))
+    return uri is not None and uri.lower().startswith(("http://", "https://"))
 
 
 @dataclass
@@ -484,7 +484,7 @@ class ImportPlan:
 
 def _fetcher(
     index: WarcIndex, when: datetime.datetime, limits: Limits, used: list[tuple[Entry, Entry]]
-) -> Callable[[str], object]:
+) -> Callable[[str], Awaitable[Fetched]]:
     async def fetch(url: str) -> Fetched:
         current = url
         hops: list[Redirect] = []
@@ -544,8 +544,10 @@ def plan_import(
 ) -> ImportPlan:
     """Pass 2 without depositing: every page's aggregate built (into a file in ``spool``), every lone resource found.
 
-    Refuses (naming the record) a page's URL that cannot be a PDI's id; a
-    page's part that cannot be had is left out and listed, as capture does.
+    A record whose URL no PDI can hold, or a page past the limits (too many
+    parts, too many bytes), is listed in ``skipped`` with its offset; a
+    page's part that cannot be had is left out and listed with the page, as
+    capture does.
     """
     limits = limits or Limits()
     series = _canonical_series(series)
@@ -573,13 +575,14 @@ def plan_import(
         if headers.media_type not in PAGE_TYPES:
             continue
         source = index.sources[entry.source]
-        name = _name(series, entry, related, source)
         parts: list[tuple[Entry, Entry]] = []
         fetch = _fetcher(index, entry.date, limits, parts)
         try:
-            result = asyncio.run(crawl(entry.uri, fetch, limits=limits))  # type: ignore[arg-type]
-        except PDIError as exc:
-            raise type(exc)(f"{_where(source, entry.offset, entry.uri)}: {exc}") from None
+            name = _name(series, entry, related, source)
+            result = asyncio.run(crawl(entry.uri, fetch, limits=limits))
+        except PDIError as exc:  # a URL no PDI can hold, a page past the limits: listed, not imported
+            skipped.append(str(exc) if str(exc).startswith(source.name) else f"{_where(source, entry.offset, entry.uri)}: {exc}")
+            continue
         own = (entry.source, entry.offset)
         rest = tuple(p for p in parts if (p[0].source, p[0].offset) != own)
         for e, p in rest:
@@ -596,7 +599,12 @@ def plan_import(
         if headers.media_type in PAGE_TYPES or (entry.source, entry.offset) in used:
             continue
         source = index.sources[entry.source]
-        items.append(Item(entry, headers, payload, False, _name(series, entry, _lone_token(headers.media_type), source)))
+        try:
+            name = _name(series, entry, _lone_token(headers.media_type), source)
+        except ParseError as exc:
+            skipped.append(str(exc))
+            continue
+        items.append(Item(entry, headers, payload, False, name))
     items.sort(key=lambda i: (i.entry.source, i.entry.offset))
     return ImportPlan(tuple(items), skipped, index.records)
 
