@@ -288,7 +288,7 @@ class WarcIndex:
             it = ArchiveIterator(fh)
             try:
                 record = next(iter(it))
-            except (ArchiveLoadFailed, StopIteration, ValueError, EOFError) as exc:
+            except Exception as exc:  # any exception from warcio: see _damaged
                 raise ParseError(f"{_where(source, entry.offset, entry.uri)} cannot be read again: {exc}") from None
             data = _drain(record.content_stream(), limit, _where(source, entry.offset, entry.uri), keep=True)
             it.close()
