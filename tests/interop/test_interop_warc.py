@@ -406,3 +406,18 @@ def test_a_page_past_the_limits_is_listed_and_the_rest_imported(archive: Archive
     names = [str(d.name) for d in done]
     assert str(page_name("http://example.org/small/", datetime.date(2024, 5, 6))) in names
     assert len(names) == 1 + 5  # the small page, and the five images no page that was imported uses
+
+
+def test_names_dated_by_their_capture_travel_in_bags(archive: Archive, tmp_path: Path) -> None:
+    b = WarcBuilder()
+    site(b, "http://example.org/", "2024-05-06T10:00:00Z")
+    site(b, "http://example.org/", "2024-05-06T11:00:00Z", PAGE.replace(b"v1", b"v2"))
+    done, _ = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    assert [d.name.version for d in done] == [1, 2]
+    archive.export_bag(tmp_path / "bag")
+    with Archive.init(tmp_path / "copy") as copy:
+        assert copy.import_bag(tmp_path / "bag") == 2
+        for d in done:
+            assert copy.get(d.name).data == archive.get(d.name).data
+            assert copy.meta(d.name) == archive.meta(d.name)
+
