@@ -421,3 +421,31 @@ def test_names_dated_by_their_capture_travel_in_bags(archive: Archive, tmp_path:
             assert copy.get(d.name).data == archive.get(d.name).data
             assert copy.meta(d.name) == archive.meta(d.name)
 
+
+
+def test_verify_accepts_names_dated_by_their_capture(archive: Archive, tmp_path: Path) -> None:
+    b = WarcBuilder()
+    site(b, "http://example.org/", "2024-05-06T10:00:00Z")
+    b.response("http://example.org/photo.png", PNG, "image/png", "2023-01-02T03:04:05Z")
+    import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    report = archive.verify()
+    assert report.ok and report.problems == [] and report.checked_representations == 2
+
+
+def test_verify_still_reports_names_minted_off_their_day(archive: Archive, tmp_path: Path) -> None:
+    import sqlite3
+
+    from pdi.archive import Content
+
+    archive.deposit(S, [Content(b"text\n", "text")])  # a serial name, minted today
+    archive.deposit(S, [Content(b"later\n", "text")], foreign_id="doc-1", day=datetime.date(2020, 1, 1))
+    assert archive.verify().ok
+    conn = sqlite3.connect(Path(archive.location) / "catalog.sqlite")
+    with conn:
+        conn.execute("UPDATE documents SET created_at = '2019-12-31T23:00:00.000000Z' WHERE unique_id = 'doc-1'")
+        conn.execute("UPDATE documents SET created_at = '2031-01-01T00:00:00.000000Z' WHERE serial = 1")
+    conn.close()
+    problems = sorted(p.detail for p in archive.verify().problems if p.kind == "catalog-document")
+    assert len(problems) == 2
+    assert problems[0].startswith("it was minted at 2019-12-31T23:00:00.000000Z, not on its day 2020-01-01")  # before its day
+    assert problems[1].startswith("it was minted at 2031-01-01T00:00:00.000000Z, not on its day")  # a serial, later
