@@ -449,3 +449,26 @@ def test_verify_still_reports_names_minted_off_their_day(archive: Archive, tmp_p
     assert len(problems) == 2
     assert problems[0].startswith("it was minted at 2019-12-31T23:00:00.000000Z, not on its day 2020-01-01")  # before its day
     assert problems[1].startswith("it was minted at 2031-01-01T00:00:00.000000Z, not on its day")  # a serial, later
+
+
+def test_importing_again_completes_statements_an_interrupted_import_left_out(archive: Archive, tmp_path: Path) -> None:
+    from pdi.capture.deposit import deposit_capture
+    from pdi.interop.warc import plan_import, read_index, sources_for
+
+    b = WarcBuilder()
+    site(b, "http://example.org/", "2024-05-06T10:00:00Z")
+    warc = b.save(tmp_path / "a.warc.gz")
+    # what an import stopped right after its deposit leaves: the page, no statements
+    index = read_index(sources_for(warc), limit=1 << 20)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    (item,) = plan_import(index, S, spool).items
+    assert item.mhtml is not None
+    (name,) = deposit_capture(archive, S, item.entry.uri, item.mhtml.read_bytes(), day=datetime.date(2024, 5, 6))
+    assert archive.meta(name) == {}
+    (again,), _ = import_warc(archive, warc, S)
+    assert again.name == name and again.unchanged
+    assert archive.meta(name)["warc:payload-digest"] == sha1_digest(PAGE)
+    before = archive.history(name)
+    import_warc(archive, warc, S)
+    assert archive.history(name) == before  # complete now: nothing stated twice

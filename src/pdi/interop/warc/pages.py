@@ -297,7 +297,10 @@ def _deposit_all(
                 reason = str(exc).removeprefix(f"{item.entry.uri}: ").split("; give ", 1)[0]
                 plan.skipped.append(f"{_where(source, item.entry.offset, item.entry.uri)}: {reason}")
                 continue
-        if not result.unchanged:
+        # The statements follow the deposit in transactions of their own: an import
+        # stopped between the two leaves a name without them, which the next import
+        # of the same file (finding the name unchanged) completes.
+        if not result.unchanged or "warc:date" not in archive.meta(result[0]):
             _state(archive, result[0], item)
         got = Imported(result[0], item.page, result.unchanged, item.entry.uri, item.failures)
         done.append(got)
