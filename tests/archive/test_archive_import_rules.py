@@ -56,6 +56,15 @@ def _day_not_its_deposit(catalog: dict[str, Any]) -> None:
     _serial(catalog, 2)["created_at"] = "2026-11-21T10:00:00.000000Z"
 
 
+def _serial_deposited_after_its_day(catalog: dict[str, Any]) -> None:
+    # Only a later version, or a name with a foreign id dated by its source (a web
+    # archive's capture), is deposited after the day it names; serial 1 of a day is not.
+    rep = _serial(catalog, 2)
+    rep["day"] = "2026-11-20"
+    rep["pdi"] = rep["pdi"].replace("/2026/11/22/", "/2026/11/20/")
+    _renumber(rep, 1)
+
+
 def _media_type_with_crlf(catalog: dict[str, Any]) -> None:
     _serial(catalog, 2)["media_type"] = "text/plain\r\nX-Injected: yes"
 
@@ -89,6 +98,7 @@ CASES: dict[str, tuple[Edit, str]] = {
     "serial 999 on a day with 2": (_serial_999, "gaps in the serials"),
     "a day in the future": (_future_day, "in the future"),
     "a day that is not the deposit's": (_day_not_its_deposit, "deposited on 2026-11-21"),
+    "a serial name deposited after its day": (_serial_deposited_after_its_day, "names the day 2026-11-20, but was deposited on 2026-11-22"),
     "a media type with CR/LF": (_media_type_with_crlf, "is not that of format text"),
     "the media type of another format": (_media_type_of_another_format, "is not that of format text"),
     "a statement before its document": (_statement_before_its_document, "before its document was minted"),

@@ -484,6 +484,7 @@ class Archive:
         writer: Writer | None = None,
         idempotency_key: str | None = None,
         request: str = "",
+        day: datetime.date | None = None,
     ) -> Deposit:
         """Mint a PDI and deposit every format of version 1 at once (all or nothing).
 
@@ -502,22 +503,29 @@ class Archive:
         ``idempotency_key`` makes it answer a retry with the first answer
         (``request`` identifies what was asked besides the bodies:
         :meth:`_note`).
+
+        ``day`` dates the name on another GMT day than today's, for a
+        document whose date is known from elsewhere (a web archive's capture
+        date, :mod:`pdi.interop.warc`); only with a ``foreign_id``, since
+        daily serials are minted in the order of deposit.
         """
         name = canonical_series(series)
         if writer is not None:
             writer.require("deposit", name)
         if not contents:
             raise ParseError("a deposit needs at least one format", rule="format")
+        if day is not None and foreign_id is None:
+            raise UnsupportedError("a name is dated on another day than today only with a foreign id")
         if self.store.get_series(name) is None:  # before a single octet is read
             raise NotFoundError(f"series {name} is not registered (pdi series add {name})")
         if foreign_id is not None:
             token = formats.canonical_token(contents[0].format)
-            foreign_id = self._check_foreign_id(name, foreign_id, token, self._now().date())
+            foreign_id = self._check_foreign_id(name, foreign_id, token, day or self._now().date())
         with self._staging(contents, force, progress) as reps:
             now = self._now()  # one instant: the minting day and the deposit's time agree
             note = self._note(writer, "deposit", reps, idempotency_key, request)
             result = self.store.mint(
-                name, now.date(), foreign_id, reps, _timestamp(now), skip_identical=not force, note=note
+                name, day or now.date(), foreign_id, reps, _timestamp(now), skip_identical=not force, note=note
             )
             return self._deposited(result, reps)
 

@@ -373,7 +373,9 @@ def _moment(text: str, what: str) -> datetime.datetime:
 def _check_as_deposited(record: RepresentationRecord, pdi: str, now: datetime.datetime) -> None:
     """What minting and depositing would have refused, refused on import too.
 
-    A name is minted on the GMT day of its deposit, never in the future; its
+    A name is minted on the GMT day of its deposit (a later version, or a
+    name with a foreign id dated by its source, may be deposited later),
+    never in the future; its
     format is a canonical token whose media type is the registry's; a charset
     is a registered one on a text format; the line-ending convention is one
     pdi records; the size is within the deposit limit.
@@ -385,7 +387,12 @@ def _check_as_deposited(record: RepresentationRecord, pdi: str, now: datetime.da
     created = _moment(record.created_at, f"{pdi} created_at")
     if created > now:
         raise ParseError(f"catalog.json: {pdi} was deposited in the future ({record.created_at})", rule="catalog")
-    if record.day != created.date():
+    # Version 1 of a serial name is minted on the day of its deposit. A later version
+    # is deposited on a later day, and a name with a foreign id may be dated by where
+    # it came from (a web archive's capture date: Archive.deposit(day=)); none is
+    # deposited before the day it names.
+    later = record.day < created.date() and (record.serial is None or record.version > 1)
+    if record.day != created.date() and not later:
         raise ParseError(
             f"catalog.json: {pdi} names the day {record.day}, but was deposited on {created.date()} (GMT)",
             rule="catalog",

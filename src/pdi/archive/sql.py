@@ -1817,7 +1817,10 @@ def _document_problem(row: Sequence[Any]) -> str | None:
         return f"its day {day!r} is not written YYYY-MM-DD"
     if (year, month, dom) != (date.year, date.month, date.day):
         return f"its day {day} disagrees with its year, month and day {year}-{month}-{dom}"
-    if not str(created_at).startswith(str(day)):
+    # A serial is minted on its day; a foreign id may be dated by its source, earlier
+    # (a web archive's capture date: Archive.deposit(day=)), never later.
+    dated_by_source = serial is None and str(created_at)[:10] > str(day)
+    if not dated_by_source and not str(created_at).startswith(str(day)):
         return f"it was minted at {created_at}, not on its day {day} (GMT)"
     uid = str(unique_id)
     if serial is None:

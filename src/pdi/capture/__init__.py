@@ -24,13 +24,14 @@ from dataclasses import dataclass
 
 from pdi.capture.browser import BrowserCapture, capture_with_browser
 from pdi.capture.crawl import Crawl, Failure, crawl, pack_crawl
-from pdi.capture.fetch import Fetcher, Limits, Redirect, check_address
+from pdi.capture.fetch import Exchange, Fetcher, Limits, Redirect, check_address
 from pdi.capture.local import Packed, media_type_for_name, pack_path, unpack_to
 from pdi.errors import LimitError
 
 __all__ = [
     "BrowserCapture",
     "Captured",
+    "Exchange",
     "Failure",
     "Limits",
     "Packed",
@@ -62,12 +63,17 @@ def capture(
     allow_private: bool = False,
     limits: Limits | None = None,
     progress: Callable[[int, int], None] | None = None,
+    exchanges: list[Exchange] | None = None,
 ) -> Captured:
-    """Fetch ``url`` and what it needs, and pack it as MHTML (deterministic for the same bytes)."""
+    """Fetch ``url`` and what it needs, and pack it as MHTML (deterministic for the same bytes).
+
+    ``exchanges``, when given, receives every HTTP exchange of the capture as
+    it went over the wire (for :func:`pdi.interop.warc.write_exchanges`).
+    """
     limits = limits or Limits()
 
     async def run() -> Crawl:
-        async with Fetcher(allow_private=allow_private, limits=limits) as fetcher:
+        async with Fetcher(allow_private=allow_private, limits=limits, exchanges=exchanges) as fetcher:
             return await crawl(url, fetcher.fetch, limits=limits, progress=progress)
 
     async def bounded() -> Crawl:

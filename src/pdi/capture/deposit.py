@@ -10,6 +10,8 @@ Content-IDs each time.
 
 from __future__ import annotations
 
+import datetime
+
 from pdi import formats
 from pdi.archive import Archive, Content, Deposit
 from pdi.identifier import PDI
@@ -19,7 +21,13 @@ __all__ = ["deposit_capture"]
 
 
 def deposit_capture(
-    archive: Archive, series: str, url: str, data: bytes, *, force: bool = False
+    archive: Archive,
+    series: str,
+    url: str,
+    data: bytes,
+    *,
+    force: bool = False,
+    day: datetime.date | None = None,
 ) -> Deposit:
     """Deposit a capture of ``url``; the answer says whether it was stored.
 
@@ -28,13 +36,15 @@ def deposit_capture(
     parts differ from the newest version's it becomes the next version, and
     when they hold the same content, nothing is stored and the answer is the
     newest version, ``unchanged``. ``force`` deposits a new version all the same.
+    ``day`` is the GMT day the page was captured on when that was not today
+    (a page from a web archive, :mod:`pdi.interop.warc`).
     """
     token = formats.token_for("multipart/related")
-    today = archive.now().date()  # the GMT day the archive will date the deposit
-    name = PDI.build(series=series, date=today, foreign_id=url, format=token, version=1)
-    versions = archive.versions(name)  # empty when the URL was not captured today
+    dated = day or archive.now().date()  # the GMT day the archive will date the deposit
+    name = PDI.build(series=series, date=dated, foreign_id=url, format=token, version=1)
+    versions = archive.versions(name)  # empty when the URL was not captured that day
     if not versions:
-        return archive.deposit(series, [Content(data, token)], foreign_id=url, force=force)
+        return archive.deposit(series, [Content(data, token)], foreign_id=url, force=force, day=day)
     newest = name.with_version(versions[-1])
     if not force and same_content(archive.get(newest).data, data):
         return Deposit((newest,), unchanged=True)

@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import socket
 import ssl
 from collections.abc import Iterable
@@ -36,7 +37,7 @@ from pdi.capture.decoding import ACCEPTED, BodyDecoder
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.uri import resolve
 
-__all__ = ["Fetched", "Fetcher", "Limits", "Redirect", "check_address", "check_url"]
+__all__ = ["Exchange", "Fetched", "Fetcher", "Limits", "Redirect", "check_address", "check_url"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,26 @@ class Fetched:
     charset: str | None
     data: bytes = field(repr=False)
     redirects: tuple[Redirect, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One HTTP exchange as it went over the wire, for a WARC (:func:`pdi.interop.warc.write_exchanges`).
+
+    ``body`` is the response body as sent (content codings kept), without
+    its chunked transfer coding, which httpx has already undone.
+    """
+
+    url: str
+    date: datetime.datetime
+    method: str
+    request_headers: tuple[tuple[str, str], ...]
+    http_version: str
+    status: int
+    reason: str
+    response_headers: tuple[tuple[str, str], ...]
+    body: bytes = field(repr=False)
+    address: str | None = None
 
 
 def check_address(host: str, address: str, *, allow_private: bool) -> None:
@@ -191,6 +212,13 @@ def _media_type(headers: httpx.Headers) -> tuple[str | None, str | None]:
 _LOCATION = "x-pdi-location"
 
 
+def _peer(response: httpx.Response) -> str | None:
+    """The address the response came from (read while the connection is open)."""
+    stream = response.extensions.get("network_stream")
+    peer = stream.get_extra_info("server_addr") if stream is not None else None
+    return str(peer[0]) if isinstance(peer, tuple) and peer else None
+
+
 async def _set_location_aside(response: httpx.Response) -> None:
     """Move ``Location`` where httpx does not look.
 
@@ -208,8 +236,17 @@ async def _set_location_aside(response: httpx.Response) -> None:
 class Fetcher:
     """A bounded HTTP client for one capture. Use as ``async with Fetcher(...) as f``."""
 
-    def __init__(self, *, allow_private: bool = False, limits: Limits | None = None, user_agent: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        allow_private: bool = False,
+        limits: Limits | None = None,
+        user_agent: str | None = None,
+        exchanges: list[Exchange] | None = None,
+    ) -> None:
         self.limits = limits or Limits()
+        #: when given, every exchange (redirects and errors too) is appended to it, in the order they end
+        self.exchanges = exchanges
         self.allow_private = allow_private
         headers = {"User-Agent": user_agent or "pdi-capture/0.1 (+RFC 2557 archiver)", "Accept-Encoding": ACCEPTED}
         self._client = httpx.AsyncClient(
@@ -245,7 +282,10 @@ class Fetcher:
             check_url(current)
             try:
                 async with self._client.stream("GET", current) as response:
+                    started = (datetime.datetime.now(datetime.UTC), _peer(response))
                     location = response.headers.get(_LOCATION)
+                    if self.exchanges is not None and (response.status_code >= 400 or response.is_redirect):
+                        await self._record(response, current, started, None)
                     if response.is_redirect and location is not None:
                         target = resolve(str(response.url), location, strict=False)
                         hops.append(Redirect(response.status_code, current, target))
@@ -265,11 +305,16 @@ class Fetcher:
                         response.headers.get_list("content-encoding", split_commas=True), limit=limit, url=current
                     )
                     received = 0
+                    raw: list[bytes] | None = [] if self.exchanges is not None else None
                     async for chunk in response.aiter_raw():
                         received += len(chunk)
                         if received > limit:
                             raise LimitError(f"{current} is larger than the limit of {plural(limit, 'byte')}")
                         decoder.feed(chunk)
+                        if raw is not None:
+                            raw.append(chunk)
+                    if raw is not None:
+                        await self._record(response, current, started, b"".join(raw))
                     media, charset = _media_type(response.headers)
                     return Fetched(
                         url=url,
@@ -284,3 +329,39 @@ class Fetcher:
                 raise LimitError(f"timed out fetching {current}: {type(exc).__name__}") from exc
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 raise NotFoundError(f"cannot fetch {current}: {exc}") from exc
+
+    async def _record(
+        self, response: httpx.Response, url: str, started: tuple[datetime.datetime, str | None], body: bytes | None
+    ) -> None:
+        """Keep the exchange for a WARC; ``body`` ``None``: read it here (a redirect's or an error's, bounded)."""
+        assert self.exchanges is not None
+        if body is None:
+            pieces: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_raw():
+                size += len(chunk)
+                if size > self.limits.max_resource_bytes:
+                    raise LimitError(f"{url} is larger than the limit of {plural(self.limits.max_resource_bytes, 'byte')}")
+                pieces.append(chunk)
+            body = b"".join(pieces)
+        headers: list[tuple[str, str]] = []
+        for name, value in response.headers.multi_items():
+            if name == _LOCATION:
+                name = "Location"
+            elif name.lower() == "transfer-encoding":
+                continue  # the body is kept without its transfer coding (httpx removed it)
+            headers.append((name, value))
+        if response.headers.get("transfer-encoding") is not None and response.headers.get("content-length") is None:
+            headers.append(("Content-Length", str(len(body))))
+        self.exchanges.append(Exchange(
+            url=url,
+            date=started[0],
+            method=response.request.method,
+            request_headers=tuple(response.request.headers.multi_items()),
+            http_version=response.http_version,
+            status=response.status_code,
+            reason=response.reason_phrase,
+            response_headers=tuple(headers),
+            body=body,
+            address=started[1],
+        ))

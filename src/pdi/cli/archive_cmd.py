@@ -180,23 +180,87 @@ def verify_cmd(remove: bool, older_than: float, archive: str) -> None:
         )
 
 @click.command("export")
-@click.argument("directory")
-@click.option("--series", "-s", help="Only this series and its subseries.")
+@click.argument("directory", required=False)
+@click.option("--series", "-s", metavar="S", help="Only this series (for a bag: and its subseries).")
+@click.option("--wacz", "wacz", metavar="OUT.wacz",
+              help="Write the web pages and other documents whose id is a URL as a WACZ instead of a bag.")
 @archive_option
-def export_cmd(directory: str, series: str | None, archive: str) -> None:
-    """Write the archive (or a series) to DIRECTORY as a BagIt bag."""
+def export_cmd(directory: str | None, series: str | None, wacz: str | None, archive: str) -> None:
+    """Write the archive (or a series) to DIRECTORY as a BagIt bag, or with --wacz as a WACZ file.
+
+    The WACZ (1.1.1) holds one WARC with a response record for each part of
+    each archived page (every version), dated by the capture's WARC-Date
+    when it was imported from a WARC, else by its deposit; its CDXJ index;
+    pages/pages.jsonl with each page's PDI; and datapackage.json. pywb,
+    ReplayWeb.page and `wacz validate` open it. Never overwrites.
+    """
+    if (directory is None) == (wacz is None):
+        raise click.UsageError("give DIRECTORY (a bag) or --wacz OUT.wacz, not both")
+    if wacz is not None:
+        from pdi.interop.wacz import export_wacz
+
+        with open_archive(archive) as opened, progress_bar("exporting") as progress:
+            done = export_wacz(opened, wacz, series=series, progress=progress)
+        click.echo(f"exported {plural(done.pages, 'page')} and {plural(done.documents, 'other document')}"
+                   f" ({plural(done.records, 'WARC record')}) to {wacz}")
+        return
+    assert directory is not None
     with open_archive(archive) as opened, progress_bar("exporting") as progress:
         count = opened.export_bag(directory, series=series, progress=progress)
     click.echo(f"exported {plural(count, 'representation')} to {directory}")
 
 @click.command("import")
-@click.argument("directory")
+@click.argument("source", metavar="BAG|FILE.warc[.gz]|FILE.wacz")
+@click.option("--series", "-s", metavar="S", help="WARC/WACZ: deposit the captures in series S (required).")
+@click.option("--max-mb", type=click.FloatRange(min=0, min_open=True), default=50.0, show_default=True,
+              help="WARC/WACZ: largest record payload, decoded (MB); larger ones are listed, not imported;"
+                   " 4x for a page with its parts.")
 @archive_option
-def import_cmd(directory: str, archive: str) -> None:
-    """Check the BagIt bag DIRECTORY and import every name and byte in it (all or nothing)."""
+def import_cmd(source: str, series: str | None, max_mb: float, archive: str) -> None:
+    """Import a BagIt bag, or the captures of a WARC or WACZ file.
+
+    A bag (a directory) is checked and every name and byte in it imported
+    (all or nothing). A .warc, .warc.gz or .wacz file needs --series S:
+    every record is first read whole and its digests checked (a damaged
+    record is an error naming its offset, and nothing is deposited); then
+    each captured HTML page, with the records it uses (found by their URLs
+    nearest its WARC-Date; redirects and revisits followed), becomes an
+    MHTML aggregate deposited as urn:pdi://S/YYYY/MM/DD/<page URL>.related
+    on the GMT day of its WARC-Date, and each other record no page uses (a
+    PDF, an image) is deposited as itself. Each PDI is printed as it is
+    deposited; the WARC's digests, dates and record ids become statements
+    (pdi meta). Importing the same file again deposits nothing new.
+    """
+    from pdi.interop.warc import is_web_archive
+
+    if not is_web_archive(source):
+        if series is not None:
+            raise click.UsageError("--series is for WARC and WACZ files; a bag carries its own series")
+        with open_archive(archive) as opened, progress_bar("importing") as progress:
+            count = opened.import_bag(source, progress=progress)
+        click.echo(f"imported {plural(count, 'new representation')} into {opened.location}")
+        return
+    if series is None:
+        raise click.UsageError(f"importing {source} needs --series S (the series to deposit its captures in)")
+    from pdi.capture.fetch import Limits
+    from pdi.interop.warc import Imported, import_warc
+
+    limits = Limits(max_resource_bytes=int(max_mb * 1024 * 1024), max_total_bytes=int(4 * max_mb * 1024 * 1024))
+
+    def deposited(item: Imported) -> None:
+        click.echo(str(item.name))
+        for failure in item.failures:
+            click.echo(f"missing from {item.url}: {failure}", err=True)
+
     with open_archive(archive) as opened, progress_bar("importing") as progress:
-        count = opened.import_bag(directory, progress=progress)
-    click.echo(f"imported {plural(count, 'new representation')} into {opened.location}")
+        done, plan = import_warc(opened, source, series, limits=limits, progress=progress, deposited=deposited)
+    # the bar counts the file's bytes as it is checked, then the deposits
+    for reason in plan.skipped:
+        click.echo(f"not imported: {reason}", err=True)
+    pages = sum(1 for d in done if d.page)
+    new = sum(1 for d in done if not d.unchanged)
+    click.echo(f"imported {plural(pages, 'page')} and {plural(len(done) - pages, 'other resource')}"
+               f" from {plural(plan.records, 'WARC record')} ({new} new, {len(done) - new} unchanged)", err=True)
 
 
 def register(cli: click.Group) -> None:

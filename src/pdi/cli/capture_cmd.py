@@ -152,9 +152,17 @@ def unpack_command(
 
 
 def _capture(
-    url: str, *, browser: bool, allow_private: bool, timeout: float, max_mb: float, concurrency: int, settle: float
+    url: str,
+    *,
+    browser: bool,
+    allow_private: bool,
+    timeout: float,
+    max_mb: float,
+    concurrency: int,
+    settle: float,
+    warc: str | None = None,
 ) -> tuple[bytes, str]:
-    from pdi.capture import Limits, capture, capture_with_browser
+    from pdi.capture import Exchange, Limits, capture, capture_with_browser
 
     if browser:
         shot = capture_with_browser(
@@ -169,8 +177,18 @@ def _capture(
         max_total_bytes=int(4 * max_mb * _MB),
         concurrency=concurrency,
     )
+    exchanges: list[Exchange] | None = [] if warc is not None else None
     with _progress(f"capturing {escape(url)}") as update:
-        got = capture(url, allow_private=allow_private, limits=limits, progress=update)
+        got = capture(url, allow_private=allow_private, limits=limits, progress=update, exchanges=exchanges)
+    if warc is not None and exchanges is not None:
+        import io
+
+        from pdi import __version__
+        from pdi.interop.warc import write_exchanges
+
+        buffer = io.BytesIO()
+        write_exchanges(buffer, exchanges, software=f"pdi {__version__} (pdi capture)")
+        write_out(buffer.getvalue(), warc)
     for hop in got.redirects:
         click.echo(f"redirect {hop.status}: {printable(hop.source)} -> {printable(hop.target)}", err=True)
     for failure in got.failures:
@@ -190,6 +208,7 @@ def _capture(
 @click.option("--concurrency", type=click.IntRange(1, 64), default=6, show_default=True, help="Parallel fetches (not with --browser).")
 @click.option("--settle", type=float, default=1.0, show_default=True, help="--browser: seconds to wait after the load event.")
 @click.option("--force", is_flag=True, help="With --series: deposit a new version even when the page did not change.")
+@click.option("--warc", metavar="OUT.warc.gz", help="Also write the capture's HTTP exchanges as WARC (not with --browser).")
 @archive_option
 def capture_command(
     url: str,
@@ -202,6 +221,7 @@ def capture_command(
     concurrency: int,
     settle: float,
     force: bool,
+    warc: str | None,
     archive: str,
 ) -> None:
     """Capture the web page at URL with everything it needs, as RFC 2557 MHTML.
@@ -221,9 +241,14 @@ def capture_command(
     redirects) goes through pdi's own proxy, which resolves the host, checks
     each address the same way and connects only to the one it checked; what
     it refuses is listed on stderr, and no UDP (WebRTC, QUIC) is sent.
+    --warc OUT.warc.gz also writes every HTTP exchange of the capture
+    (redirects and failures too) as WARC 1.1 request and response records,
+    bodies as sent (content codings kept, the chunked coding undone).
     """
-    if series is None and output is None:
-        raise click.UsageError("give --series S (deposit in the archive) and/or -o FILE")
+    if series is None and output is None and warc is None:
+        raise click.UsageError("give --series S (deposit in the archive), -o FILE and/or --warc OUT.warc.gz")
+    if warc is not None and browser:
+        raise click.UsageError("--warc records the exchanges of pdi's own fetcher; it is not available with --browser")
     data, _final = _capture(
         url,
         browser=browser,
@@ -232,6 +257,7 @@ def capture_command(
         max_mb=max_mb,
         concurrency=concurrency,
         settle=settle,
+        warc=warc,
     )
     if output is not None:
         write_out(data, output)

@@ -4,7 +4,11 @@
   directives ``#:~:text=``, Media Fragments ``#t=`` and ``#xywh=``) named as
   the native fragment they equal;
 * :mod:`pdi.interop.annotation`: W3C Web Annotations (and Hypothesis
-  exports) of fragment names and citations, out and back in.
+  exports) of fragment names and citations, out and back in;
+* :mod:`pdi.interop.warc` and :mod:`pdi.interop.wacz`: other archives'
+  formats, in and out (what a page is made of is built by the capture path,
+  :mod:`pdi.capture.crawl`, never a second time here).
 
-Edges of the archive: they read it, never write it.
+Edges over the archive: they read it (and the WARC import deposits through
+:class:`pdi.archive.Archive`); the cores know nothing of them.
 """

@@ -1,0 +1,351 @@
+"""WACZ in and out: the archive's web pages as a WACZ 1.1.1 package, and the WARCs inside one.
+
+Implements, of the WACZ 1.1.1 specification (webrecorder), the layout
+(`archive/` WARC files stored without compression, `indexes/index.cdx`
+in CDXJ, `pages/pages.jsonl`, `datapackage.json` listing every file with
+its SHA-256 and size, `datapackage-digest.json` with the SHA-256 of
+`datapackage.json`), so that py-wacz's `wacz validate`, pywb and
+ReplayWeb.page open what :func:`export_wacz` writes. The WARC is written
+with warcio (ISO 28500:2017, WARC 1.1): one ``response`` record for each
+part of each archived page (its ``Content-Location`` the target URI, its
+type and ``charset=`` the HTTP ``Content-Type``, its bytes the payload),
+dated by the ``warc:date`` statement an import left (else the time the
+version was deposited); a part whose bytes were already written under the
+same URL is a ``revisit`` (§6.7.2, identical payload digest). A document
+that is not a page but whose id is a URL (a PDF, an image) is one
+``response``. Each page's PDI stands in `pages/pages.jsonl` (``"pdi"``,
+and as the page's ``id``) and in a ``PDI`` field of its root's record
+(WARC §4 lets named fields be added). The CDXJ index is made by
+``cdxj-indexer``.
+
+:func:`wacz_sources` opens the WARC files of a WACZ for
+:mod:`pdi.interop.warc` (read in place from the ZIP: WACZ stores them
+uncompressed, so reading at an offset is a seek).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import datetime
+import hashlib
+import io
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from pdi import __version__
+from pdi.archive import Archive, canonical_series
+from pdi.archive.store import ListQuery, RepresentationRecord
+from pdi.errors import ImmutabilityError, NotFoundError, ParseError, StoreError, WithdrawnError
+from pdi.identifier import PDI
+from pdi.interop.warc import Source, warc_date
+from pdi.mhtml.resolve import comparable
+
+__all__ = ["WACZ_VERSION", "Exported", "export_wacz", "wacz_sources"]
+
+#: the version of the WACZ specification written (py-wacz validates exactly this one)
+WACZ_VERSION = "1.1.1"
+_WARC_NAME = "data.warc.gz"
+_MAX_MEMBERS = 10_000
+
+
+def wacz_sources(path: str | Path) -> list[Source]:
+    """The WARC files in ``archive/`` of the WACZ at ``path``, in name order."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+    except FileNotFoundError:
+        raise NotFoundError(f"no file {path}") from None
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ParseError(f"{path} is not a WACZ (not a ZIP file: {exc})", rule="WACZ") from None
+    if len(infos) > _MAX_MEMBERS:
+        raise ParseError(f"{path} has more than {_MAX_MEMBERS} files", rule="WACZ")
+    sizes = {
+        i.filename: i.file_size for i in infos
+        if i.filename.startswith("archive/") and i.filename.lower().endswith((".warc", ".warc.gz"))
+    }
+    names = sorted(sizes)
+    if not names:
+        raise ParseError(f"{path} holds no WARC file under archive/", rule="WACZ")
+
+    def opener(member: str) -> Callable[[], contextlib.AbstractContextManager[BinaryIO]]:
+        @contextlib.contextmanager
+        def open_member() -> Iterator[BinaryIO]:
+            with zipfile.ZipFile(path) as zf, zf.open(member) as fh:
+                yield fh  # type: ignore[misc]  # ZipExtFile is a seekable binary stream
+
+        return open_member
+
+    return [Source(f"{Path(path).name}!{name}", opener(name), sizes[name]) for name in names]
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What an export wrote: pages, other documents, WARC records."""
+
+    pages: int
+    documents: int
+    records: int
+
+
+def _sha1_digest(data: bytes) -> str:
+    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode("ascii")
+
+
+def _content_type(media_type: str, charset: str | None) -> str:
+    return f"{media_type}; charset={charset}" if charset else media_type
+
+
+class _Writer:
+    """The WARC of an export: responses, and revisits for bytes already written under the same URL."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.warc = WARCWriter(out, gzip=True, warc_version="WARC/1.1")
+        self.written: dict[tuple[str, str], tuple[str, str]] = {}  # (url, digest) -> (url, date)
+        self.records = 0
+        info = self.warc.create_warcinfo_record(
+            _WARC_NAME, {"software": f"pdi {__version__}", "format": "WARC File Format 1.1"}
+        )
+        self.warc.write_record(info)
+
+    def response(
+        self, url: str, date: str, media_type: str, charset: str | None, data: bytes, extra: dict[str, str] | None = None
+    ) -> None:
+        headers = StatusAndHeaders(
+            "200 OK",
+            [("Content-Type", _content_type(media_type, charset)), ("Content-Length", str(len(data)))],
+            protocol="HTTP/1.1",
+        )
+        digest = _sha1_digest(data)
+        first = self.written.get((url, digest))
+        warc_headers = {"WARC-Date": date, **(extra or {})}
+        if first is not None:
+            record = self.warc.create_revisit_record(
+                url, digest, first[0], first[1], http_headers=headers, warc_headers_dict=warc_headers
+            )
+        else:
+            self.written[(url, digest)] = (url, date)
+            record = self.warc.create_warc_record(
+                url, "response", payload=io.BytesIO(data), length=len(data),
+                http_headers=headers, warc_headers_dict=warc_headers,
+            )
+        self.warc.write_record(record)
+        self.records += 1
+
+    def redirect(self, url: str, target: str, date: str) -> None:
+        headers = StatusAndHeaders(
+            "302 Found", [("Location", target), ("Content-Length", "0")], protocol="HTTP/1.1"
+        )
+        record = self.warc.create_warc_record(
+            url, "response", payload=io.BytesIO(b""), length=0, http_headers=headers,
+            warc_headers_dict={"WARC-Date": date},
+        )
+        self.warc.write_record(record)
+        self.records += 1
+
+
+def _name_of(r: RepresentationRecord) -> PDI:
+    return PDI.build(series=r.series, date=r.day, foreign_id=r.unique_id, format=r.format, version=r.version)
+
+
+def _date_of(archive: Archive, name: PDI, r: RepresentationRecord) -> str:
+    stated = archive.meta(name).get("warc:date")
+    if stated:
+        with contextlib.suppress(ValueError):
+            parsed = datetime.datetime.fromisoformat(stated)
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=datetime.UTC)
+            if parsed.astimezone(datetime.UTC).date() == r.day:
+                return warc_date(parsed)
+    created = datetime.datetime.fromisoformat(r.created_at.replace("Z", "+00:00"))
+    if created.astimezone(datetime.UTC).date() != r.day:  # minted on another day (imported): noon of its day
+        created = datetime.datetime.combine(r.day, datetime.time(12), datetime.UTC)
+    return warc_date(created.replace(microsecond=0))
+
+
+def _iso_ts(date: str) -> str:
+    return date if "." not in date else date.split(".", 1)[0] + "Z"
+
+
+def _part_dates(stated: str | None) -> dict[str, str]:
+    """The parts' own WARC-Dates, from the ``warc:parts`` statement an import left (``digest date url`` lines)."""
+    dates: dict[str, str] = {}
+    for line in (stated or "").splitlines():
+        pieces = line.split(" ", 2)
+        if len(pieces) == 3:
+            with contextlib.suppress(ValueError):
+                dates[comparable(pieces[2])] = warc_date(datetime.datetime.fromisoformat(pieces[1]))
+    return dates
+
+
+def _write_page(
+    writer: _Writer, url: str, date: str, data: bytes, name: PDI, part_dates: dict[str, str]
+) -> str | None:
+    """Each part of an aggregate as a record; the page's URL (its root's), or ``None`` when it has no http(s) root."""
+    from pdi.mhtml import parse
+
+    aggregate = parse(data)
+    root = aggregate.root
+    root_url = (root.location or root.content_location or "").split("#", 1)[0]
+    if not root_url.lower().startswith(("http://", "https://")):
+        return None
+    seen: set[str] = set()
+    for part in (root, *(p for p in aggregate.parts if p is not root)):
+        location = (part.location or part.content_location or "").split("#", 1)[0]
+        if not location.lower().startswith(("http://", "https://")) or comparable(location) in seen:
+            continue  # cid: parts (Chromium's inline sheets) are found through the page, not by URL
+        seen.add(comparable(location))
+        extra = {"PDI": str(name)} if part is root else None
+        when = date if part is root else part_dates.get(comparable(location), date)
+        writer.response(location, when, part.content_type, part.charset, part.data, extra)
+    if comparable(url) != comparable(root_url):  # the page answered at another URL: the redirect
+        writer.redirect(url, root_url, date)
+    return root_url
+
+
+def export_wacz(
+    archive: Archive,
+    output: str | Path,
+    *,
+    series: str | None = None,
+    title: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Exported:
+    """Write the archive's web documents (those whose id is an http(s) URL) as a WACZ at ``output``.
+
+    Every version of every such document of ``series`` (or of the whole
+    archive) is written; withdrawn names are left out. The file is written
+    beside ``output`` and renamed when complete; an existing ``output`` is
+    not overwritten.
+    """
+    import cdxj_indexer
+
+    target = Path(output)
+    if target.exists():
+        raise ImmutabilityError(f"export never overwrites: {output} exists")
+    query = ListQuery()
+    if series is not None:
+        series = canonical_series(series)
+        if archive.store.get_series(series) is None:
+            raise NotFoundError(f"series {series} is not registered")
+        query = ListQuery(series=series)
+    pages: list[dict[str, str]] = []
+    documents = 0
+    with tempfile.TemporaryDirectory(prefix="pdi-wacz-") as work:
+        warc_path = Path(work) / _WARC_NAME
+        with warc_path.open("wb") as out:
+            writer = _Writer(out)
+            records = [
+                r for r in archive.store.iter_representations(query)
+                if r.serial is None and r.unique_id.lower().startswith(("http://", "https://"))
+            ]
+            for done, r in enumerate(records, 1):
+                name = _name_of(r)
+                try:
+                    data = archive.get(name).data
+                except WithdrawnError:
+                    continue
+                date = _date_of(archive, name, r)
+                if r.media_type == "multipart/related":
+                    parts = _part_dates(archive.meta(name).get("warc:parts"))
+                    root_url = _write_page(writer, r.unique_id, date, data, name, parts)
+                    if root_url is not None:
+                        page = {"id": str(name), "url": r.unique_id, "ts": _iso_ts(date), "pdi": str(name)}
+                        stated_title = archive.meta(name).get("title")
+                        if stated_title:
+                            page["title"] = stated_title
+                        pages.append(page)
+                else:
+                    writer.response(r.unique_id, date, r.media_type, r.charset, data, {"PDI": str(name)})
+                    documents += 1
+                if progress is not None:
+                    progress(done, len(records))
+        if writer.records == 0:
+            raise NotFoundError(
+                "nothing to export as WACZ: no document" + (f" of series {series}" if series else "")
+                + " has a URL for its id"
+            )
+        cdx_path = Path(work) / "index.cdx"
+        with contextlib.redirect_stdout(io.StringIO()):
+            cdxj_indexer.CDXJIndexer(output=str(cdx_path), inputs=[str(warc_path)], sort=True, post_append=True).process_all()
+        pages_lines = [json.dumps({"format": "json-pages-1.0", "id": "pages", "title": "Pages"})]
+        pages_lines += [json.dumps(p, ensure_ascii=False) for p in pages]
+        pages_bytes = ("\n".join(pages_lines) + "\n").encode("utf-8")
+        partial = target.with_name(f".{target.name}.pdi-partial")
+        try:
+            _write_zip(partial, warc_path, cdx_path, pages_bytes, title or _title(series), pages)
+            os.replace(partial, target)
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            raise StoreError(f"cannot write {output}: {exc.strerror or exc}") from exc
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+    return Exported(len(pages), documents, writer.records)
+
+
+def _title(series: str | None) -> str:
+    return f"pdi archive, series {series}" if series else "pdi archive"
+
+
+def _write_zip(
+    path: Path, warc_path: Path, cdx_path: Path, pages: bytes, title: str, page_list: list[dict[str, str]]
+) -> None:
+    created = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    resources: list[dict[str, object]] = []
+
+    def add(zf: zipfile.ZipFile, member: str, source: Path | bytes, stored: bool) -> None:
+        info = zipfile.ZipInfo(member, datetime.datetime.now(datetime.UTC).timetuple()[:6])
+        info.compress_type = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+        # The size given up front lets zipfile write ZIP64 fields only for a member that
+        # needs them: ReplayWeb.page's ZIP reader cannot read a small member written with them.
+        info.file_size = len(source) if isinstance(source, bytes) else source.stat().st_size
+        digest = hashlib.sha256()
+        size = 0
+        with zf.open(info, "w") as out:
+            if isinstance(source, bytes):
+                out.write(source)
+                digest.update(source)
+                size = len(source)
+            else:
+                with source.open("rb") as fh:
+                    while chunk := fh.read(1 << 20):
+                        out.write(chunk)
+                        digest.update(chunk)
+                        size += len(chunk)
+        resources.append({
+            "name": os.path.basename(member).lower(), "path": member,
+            "hash": "sha256:" + digest.hexdigest(), "bytes": size,
+        })
+
+    with zipfile.ZipFile(path, "w") as zf:
+        add(zf, f"archive/{_WARC_NAME}", warc_path, stored=True)  # WACZ §: WARCs stored, so replay can seek
+        add(zf, "indexes/index.cdx", cdx_path, stored=False)
+        add(zf, "pages/pages.jsonl", pages, stored=False)
+        package: dict[str, object] = {
+            "profile": "data-package",
+            "resources": resources,
+            "title": title,
+            "created": created,
+            "wacz_version": WACZ_VERSION,
+            "software": f"pdi {__version__}",
+        }
+        if page_list:
+            package["mainPageURL"] = page_list[0]["url"]
+            package["mainPageDate"] = page_list[0]["ts"]
+        package_bytes = json.dumps(package, indent=2).encode("utf-8")
+        zf.writestr(zipfile.ZipInfo("datapackage.json", datetime.datetime.now(datetime.UTC).timetuple()[:6]),
+                    package_bytes, compress_type=zipfile.ZIP_DEFLATED)
+        digest = {"path": "datapackage.json", "hash": "sha256:" + hashlib.sha256(package_bytes).hexdigest()}
+        zf.writestr(zipfile.ZipInfo("datapackage-digest.json", datetime.datetime.now(datetime.UTC).timetuple()[:6]),
+                    json.dumps(digest, indent=2).encode("utf-8"), compress_type=zipfile.ZIP_DEFLATED)
+

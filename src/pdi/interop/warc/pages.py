@@ -1,0 +1,311 @@
+"""Pages and lone resources of an indexed WARC, planned and deposited (pass 2 of an import).
+
+Each page's parts are gathered by the capture path's crawl
+(:func:`pdi.capture.crawl.crawl`) with a fetch that answers from the index,
+packed by :func:`pdi.capture.crawl.pack_crawl` and deposited by
+:func:`pdi.capture.deposit.deposit_capture` on the GMT day of the page's
+``WARC-Date`` (WARC 1.1 §5.4); a record no page uses is deposited as itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import tempfile
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pdi import formats
+from pdi._wording import plural
+from pdi.archive import Archive, Content, Deposit
+from pdi.archive import canonical_series as _canonical_series
+from pdi.capture.crawl import crawl, pack_crawl
+from pdi.capture.fetch import Fetched, Limits, Redirect
+from pdi.errors import (
+    IntegrityError,
+    LimitError,
+    NotFoundError,
+    ParseError,
+    PDIError,
+    UnsupportedError,
+)
+from pdi.identifier import PDI
+from pdi.interop.warc.records import (
+    PAGE_TYPES,
+    Entry,
+    Source,
+    WarcIndex,
+    _where,
+    read_index,
+    sources_for,
+)
+from pdi.uri import resolve
+
+__all__ = ["ImportPlan", "Imported", "Item", "import_warc", "plan_import"]
+
+_MAX_REDIRECTS = 10
+
+
+# --- planning ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing an import deposits: a page (``parts`` are the records it uses) or a lone resource."""
+
+    entry: Entry
+    headers: Entry
+    payload: Entry
+    page: bool
+    name: PDI
+    parts: tuple[tuple[Entry, Entry], ...] = ()
+    mhtml: Path | None = None  # the page's aggregate, spooled to a file
+    failures: tuple[str, ...] = ()
+
+
+@dataclass
+class ImportPlan:
+    """What an import will deposit, in the files' order, and the records it leaves out (and why)."""
+
+    items: tuple[Item, ...]
+    skipped: list[str]
+    records: int
+
+
+def _fetcher(
+    index: WarcIndex, when: datetime.datetime, limits: Limits, used: list[tuple[Entry, Entry]]
+) -> Callable[[str], Awaitable[Fetched]]:
+    async def fetch(url: str) -> Fetched:
+        current = url
+        hops: list[Redirect] = []
+        while True:
+            entry = index.nearest(current, when)
+            if entry is None:
+                raise NotFoundError(f"{current} is not in the WARC")
+            headers, payload = index.effective(entry)
+            if 300 <= headers.status < 400 and headers.location:
+                target = resolve(current, headers.location.strip(), strict=False)
+                hops.append(Redirect(headers.status, current, target))
+                if len(hops) > _MAX_REDIRECTS:
+                    raise LimitError(f"more than {plural(_MAX_REDIRECTS, 'redirect')} from {url} in the WARC")
+                current = target
+                continue
+            if headers.status != 200:
+                raise NotFoundError(f"{current} was captured with HTTP status {headers.status}")
+            data = index.payload(payload, limits.max_resource_bytes)
+            used.append((entry, payload))
+            return Fetched(
+                url=url,
+                final_url=current,
+                status=headers.status,
+                media_type=headers.media_type,
+                charset=headers.charset,
+                data=data,
+                redirects=tuple(hops),
+            )
+
+    return fetch
+
+
+def _name(series: str, entry: Entry, token: str, source: Source) -> PDI:
+    try:
+        built = PDI.build(series=series, date=entry.date.date(), foreign_id=entry.uri, format=token, version=1)
+        if PDI.parse(str(built)).unique_id == entry.uri:
+            return built
+    except PDIError:
+        pass
+    raise ParseError(f"{_where(source, entry.offset, entry.uri)}: this URL cannot be the id of a PDI", rule="encapsulated-unique-id")
+
+
+def _lone_token(media: str | None) -> str:
+    if media:
+        with contextlib.suppress(PDIError):
+            return formats.token_for(media)
+    return formats.token_for("application/octet-stream")
+
+
+def plan_import(
+    index: WarcIndex,
+    series: str,
+    spool: Path,
+    *,
+    limits: Limits | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportPlan:
+    """Pass 2 without depositing: every page's aggregate built (into a file in ``spool``), every lone resource found.
+
+    A record whose URL no PDI can hold, or a page past the limits (too many
+    parts, too many bytes), is listed in ``skipped`` with its offset; a
+    page's part that cannot be had is left out and listed with the page, as
+    capture does.
+    """
+    limits = limits or Limits()
+    series = _canonical_series(series)
+    related = formats.token_for("multipart/related")
+    skipped: list[str] = []
+    pages: list[Item] = []
+    candidates: list[tuple[Entry, Entry, Entry]] = []
+    for entry in index.entries:
+        source = index.sources[entry.source]
+        try:
+            headers, payload = index.effective(entry)
+        except NotFoundError as exc:
+            skipped.append(str(exc))
+            continue
+        if headers.status != 200:
+            continue
+        why = payload.unusable(limits.max_resource_bytes)
+        if why is not None:
+            skipped.append(f"{_where(source, entry.offset, entry.uri)}: {why}")
+            continue
+        candidates.append((entry, headers, payload))
+    used: set[tuple[int, int]] = set()
+    total = len(candidates)
+    for done, (entry, headers, payload) in enumerate(candidates, 1):
+        if headers.media_type not in PAGE_TYPES:
+            continue
+        source = index.sources[entry.source]
+        parts: list[tuple[Entry, Entry]] = []
+        fetch = _fetcher(index, entry.date, limits, parts)
+        try:
+            name = _name(series, entry, related, source)
+            result = asyncio.run(crawl(entry.uri, fetch, limits=limits))
+        except PDIError as exc:  # a URL no PDI can hold, a page past the limits: listed, not imported
+            skipped.append(str(exc) if str(exc).startswith(source.name) else f"{_where(source, entry.offset, entry.uri)}: {exc}")
+            continue
+        own = (entry.source, entry.offset)
+        rest = tuple(p for p in parts if (p[0].source, p[0].offset) != own)
+        for e, p in rest:
+            used.update({(e.source, e.offset), (p.source, p.offset)})
+        spooled = spool / f"{len(pages)}.mht"
+        spooled.write_bytes(pack_crawl(result))
+        pages.append(
+            Item(entry, headers, payload, True, name, rest, spooled, tuple(f.reason for f in result.failures))
+        )
+        if progress is not None:
+            progress(done, total)
+    items: list[Item] = list(pages)
+    for entry, headers, payload in candidates:
+        if headers.media_type in PAGE_TYPES or (entry.source, entry.offset) in used:
+            continue
+        source = index.sources[entry.source]
+        try:
+            name = _name(series, entry, _lone_token(headers.media_type), source)
+        except ParseError as exc:
+            skipped.append(str(exc))
+            continue
+        items.append(Item(entry, headers, payload, False, name))
+    items.sort(key=lambda i: (i.entry.source, i.entry.offset))
+    return ImportPlan(tuple(items), skipped, index.records)
+
+
+# --- depositing ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Imported:
+    """One deposit an import made: the name, whether it was a page, and whether it was new."""
+
+    name: PDI
+    page: bool
+    unchanged: bool
+    url: str
+    failures: tuple[str, ...] = ()
+
+
+def _deposit_lone(archive: Archive, series: str, item: Item, data: Iterator[bytes]) -> Deposit:
+    token = item.name.format
+    assert token is not None
+    charset = item.headers.charset if (item.headers.media_type or "").startswith("text/") else None
+    content = Content(data, token, charset, source=item.entry.uri)
+    if not archive.versions(item.name):
+        return archive.deposit(series, [content], foreign_id=item.entry.uri, day=item.entry.date.date())
+    return archive.add_version(item.name, [content])  # unchanged when the newest holds these bytes
+
+
+def _state(archive: Archive, name: PDI, item: Item) -> None:
+    """What the WARC said of the deposited record(s), as statements about ``name``.
+
+    Not the target URI: the name's unique id is that URI. Each statement is a
+    transaction of its own (a third of an import's time), so they are few.
+    """
+    entry, payload = item.entry, item.payload
+    archive.annotate(name, "warc:date", entry.warc_date)
+    if entry.record_id:
+        archive.annotate(name, "warc:record-id", entry.record_id)
+    digest = payload.payload_digest or entry.payload_digest
+    if digest:
+        archive.annotate(name, "warc:payload-digest", digest)
+    if item.parts:
+        lines = [f"{p.payload_digest or '-'} {e.warc_date} {e.uri}" for e, p in item.parts]
+        archive.annotate(name, "warc:parts", "\n".join(lines))
+
+
+def import_warc(
+    archive: Archive,
+    path: str | Path,
+    series: str,
+    *,
+    limits: Limits | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    deposited: Callable[[Imported], None] | None = None,
+) -> tuple[list[Imported], ImportPlan]:
+    """Import a ``.warc``, ``.warc.gz`` or ``.wacz`` file into ``series`` (both passes).
+
+    Nothing is deposited unless every record of the file reads whole with its
+    digests right and every page can be named. ``deposited`` is told of each
+    deposit as it is made.
+    """
+    limits = limits or Limits()
+    name = _canonical_series(series)
+    if name not in {record.name for record in archive.series()}:
+        raise NotFoundError(f"series {name} is not registered (pdi series add {name})")
+    index = read_index(sources_for(path), limit=limits.max_resource_bytes, progress=progress)
+    with tempfile.TemporaryDirectory(prefix="pdi-warc-") as spool:
+        plan = plan_import(index, name, Path(spool), limits=limits, progress=progress)
+        done = _deposit_all(archive, name, index, plan, limits, progress, deposited)
+    return done, plan
+
+
+def _deposit_all(
+    archive: Archive,
+    name: str,
+    index: WarcIndex,
+    plan: ImportPlan,
+    limits: Limits,
+    progress: Callable[[int, int], None] | None,
+    deposited: Callable[[Imported], None] | None,
+) -> list[Imported]:
+    from pdi.capture.deposit import deposit_capture
+
+    done: list[Imported] = []
+    for number, item in enumerate(plan.items, 1):
+        if item.page:
+            assert item.mhtml is not None
+            data = item.mhtml.read_bytes()
+            result = deposit_capture(archive, name, item.entry.uri, data, day=item.entry.date.date())
+        else:
+            try:
+                result = _deposit_lone(archive, name, item, index.payload_pieces(item.payload))
+            except (IntegrityError, ParseError, UnsupportedError) as exc:
+                # A server's Content-Type is often wrong (an HTML "soft 404" served as
+                # image/png, a text that is not in its charset): the archive's content
+                # checks refuse it, and the record is listed, not deposited.
+                source = index.sources[item.entry.source]
+                reason = str(exc).removeprefix(f"{item.entry.uri}: ").split("; give ", 1)[0]
+                plan.skipped.append(f"{_where(source, item.entry.offset, item.entry.uri)}: {reason}")
+                continue
+        # The statements follow the deposit in transactions of their own: an import
+        # stopped between the two leaves a name without them, which the next import
+        # of the same file (finding the name unchanged) completes.
+        if not result.unchanged or "warc:date" not in archive.meta(result[0]):
+            _state(archive, result[0], item)
+        got = Imported(result[0], item.page, result.unchanged, item.entry.uri, item.failures)
+        done.append(got)
+        if deposited is not None:
+            deposited(got)
+        if progress is not None:
+            progress(number, len(plan.items))
+    return done

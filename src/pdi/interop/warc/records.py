@@ -1,0 +1,403 @@
+"""WARC records, read and checked once (pass 1 of an import): ISO 28500:2017 (WARC 1.1) §5, §6.3, §6.4, §6.7, §6.8.
+
+Every record is read to its end with warcio; its block and payload digests
+(§5.8, §5.9) are checked as it passes, its payload's codings undone with the
+output bounded; what an import can use is indexed by URL (as URIs are
+compared, :func:`pdi.mhtml.resolve.comparable`) and by payload digest, so that
+revisits (§6.7) find their payload.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import datetime
+import io
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
+
+from pdi._wording import plural
+from pdi.errors import (
+    IntegrityError,
+    LimitError,
+    NotFoundError,
+    ParseError,
+    PDIError,
+    UnsupportedError,
+)
+from pdi.mhtml.resolve import comparable
+
+__all__ = ["PAGE_TYPES", "Entry", "Source", "WarcIndex", "is_web_archive", "read_index", "sources_for"]
+
+#: media types that make a record a page (an aggregate), not a lone resource
+PAGE_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class Source:
+    """One WARC file: its name in messages and a way to open it (seekable) afresh."""
+
+    name: str
+    open: Callable[[], AbstractContextManager[BinaryIO]]
+    size: int = 0  # bytes, for progress
+
+
+def sources_for(path: str | Path) -> list[Source]:
+    """The WARC files of ``path``: itself (``.warc``, ``.warc.gz``), or those a WACZ holds."""
+    name = str(path)
+    if name.lower().endswith(".wacz"):
+        from pdi.interop.wacz import wacz_sources
+
+        return wacz_sources(path)
+    if not Path(path).is_file():
+        raise NotFoundError(f"no file {name}")
+
+    @contextlib.contextmanager
+    def opener() -> Iterator[BinaryIO]:
+        with open(path, "rb") as fh:
+            yield fh
+
+    return [Source(Path(path).name, opener, Path(path).stat().st_size)]
+
+
+def is_web_archive(path: str | Path) -> bool:
+    """Whether ``path`` is named as a WARC or WACZ file (what ``pdi import`` dispatches on)."""
+    lower = str(path).lower()
+    return lower.endswith((".warc", ".warc.gz", ".wacz"))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One record of a WARC, as indexed: where it is and what its headers said."""
+
+    source: int
+    offset: int
+    kind: str
+    uri: str
+    date: datetime.datetime
+    warc_date: str
+    record_id: str
+    status: int
+    media_type: str | None
+    charset: str | None
+    location: str | None
+    payload_digest: str | None
+    refers_to_uri: str | None = None
+    refers_to_date: str | None = None
+    size: int = 0
+    #: its payload decodes to more than the limit: listed, not imported (its digests were still checked)
+    oversize: bool = False
+    #: the first segment of a segmented record (WARC 1.1 §6.8): the rest is in ``continuation``
+    #: records, which pdi does not join; listed, not imported
+    segmented: bool = False
+
+    def unusable(self, limit: int) -> str | None:
+        """Why this record's payload cannot be used, or ``None``."""
+        if self.segmented:
+            return "it is a segment of a record split over several (WARC-Segment-Number), which pdi does not join"
+        if self.oversize:
+            return f"its payload is larger than the limit of {plural(limit, 'byte')}"
+        return None
+
+
+def _where(source: Source, offset: int, uri: str | None = None) -> str:
+    about = f" ({uri})" if uri else ""
+    return f"{source.name}: the record at offset {offset}{about}"
+
+
+def _parse_date(value: str | None, source: Source, offset: int) -> datetime.datetime:
+    if not value:
+        raise ParseError(f"{_where(source, offset)} has no WARC-Date", rule="WARC-Date")
+    try:
+        parsed = datetime.datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ParseError(
+            f"{_where(source, offset)}: WARC-Date {value!r} is not a W3C-ISO8601 date", rule="WARC-Date"
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=datetime.UTC)  # WARC dates are UTC (§5.4)
+    return parsed.astimezone(datetime.UTC)
+
+
+def _content_type(value: str | None) -> tuple[str | None, str | None]:
+    if not value:
+        return None, None
+    pieces = [p.strip() for p in value.split(";")]
+    media = pieces[0].lower() or None
+    charset = None
+    for piece in pieces[1:]:
+        key, _, val = piece.partition("=")
+        if key.strip().lower() == "charset":
+            charset = val.strip().strip('"').strip() or None
+    if media is not None and "/" not in media:
+        media = None
+    return media, charset
+
+
+def _drain(stream: BinaryIO, limit: int, where: str, keep: bool) -> bytes | int:
+    """Read ``stream`` to its end, at most ``limit`` bytes; the bytes (``keep``) or their count."""
+    pieces: list[bytes] = []
+    total = 0
+    try:
+        while True:
+            chunk = stream.read(_CHUNK)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > limit:
+                raise LimitError(f"{where}: its payload is larger than the limit of {plural(limit, 'byte')}")
+            if keep:
+                pieces.append(chunk)
+    except PDIError:
+        raise
+    except (zlib.error, ValueError, EOFError, OSError, ArchiveLoadFailed) as exc:
+        raise ParseError(f"{where}: its payload cannot be decoded: {exc}", rule="payload") from None
+    except Exception as exc:  # warcio's chunked and brotli decoders raise their own classes
+        raise ParseError(f"{where}: its payload cannot be decoded: {type(exc).__name__}: {exc}", rule="payload") from None
+    return b"".join(pieces) if keep else total
+
+
+def _http_target(uri: str | None) -> bool:
+    return uri is not None and uri.lower().startswith(("http://", "https://"))
+
+
+@dataclass
+class WarcIndex:
+    """Every usable record of some WARC files, by URL (in the form URIs are compared in) and by payload digest."""
+
+    sources: list[Source]
+    entries: list[Entry] = field(default_factory=list)
+    by_key: dict[str, list[Entry]] = field(default_factory=dict)
+    by_digest: dict[str, list[Entry]] = field(default_factory=dict)
+    records: int = 0
+
+    def add(self, entry: Entry) -> None:
+        self.entries.append(entry)
+        same = self.by_key.setdefault(comparable(entry.uri), [])
+        bisect.insort(same, entry, key=lambda e: e.date)
+        if entry.payload_digest and entry.kind != "revisit":
+            self.by_digest.setdefault(_digest_key(entry.payload_digest), []).append(entry)
+
+    def nearest(self, url: str, when: datetime.datetime) -> Entry | None:
+        """The record of ``url`` captured nearest in time to ``when`` (the earlier on a tie)."""
+        same = self.by_key.get(comparable(url))
+        if not same:
+            return None
+        return min(same, key=lambda e: (abs((e.date - when).total_seconds()), e.date > when))
+
+    def original(self, revisit: Entry) -> Entry:
+        """The record whose payload a revisit repeats (§6.7): by its payload digest, else by the URI and date it refers to."""
+        candidates: list[Entry] = []
+        if revisit.payload_digest:
+            candidates = self.by_digest.get(_digest_key(revisit.payload_digest), [])
+        if not candidates and revisit.refers_to_uri:
+            candidates = [
+                e for e in self.by_key.get(comparable(revisit.refers_to_uri), []) if e.kind != "revisit"
+            ]
+        if revisit.refers_to_uri:
+            exact = [e for e in candidates if e.uri == revisit.refers_to_uri]
+            if revisit.refers_to_date:
+                dated = [e for e in exact if e.warc_date == revisit.refers_to_date]
+                exact = dated or exact
+            candidates = exact or candidates
+        if not candidates:
+            raise NotFoundError(
+                f"{_where(self.sources[revisit.source], revisit.offset, revisit.uri)} is a revisit of a"
+                " payload that is not in the file"
+            )
+        return candidates[0]
+
+    def effective(self, entry: Entry) -> tuple[Entry, Entry]:
+        """``(headers, payload)``: the record whose status and type count, and the one holding the bytes."""
+        if entry.kind != "revisit":
+            return entry, entry
+        original = self.original(entry)
+        # A revisit may repeat the response's headers (status 200) or say 304, or carry none.
+        headers = entry if entry.status and entry.status != 304 and entry.media_type else original
+        return headers, original
+
+    def payload(self, entry: Entry, limit: int) -> bytes:
+        """The payload of a (non-revisit) record, transfer and content codings undone."""
+        source = self.sources[entry.source]
+        why = entry.unusable(limit)
+        if why is not None:
+            raise (LimitError if entry.oversize else UnsupportedError)(f"{_where(source, entry.offset, entry.uri)}: {why}")
+        with source.open() as fh:
+            fh.seek(entry.offset)
+            it = ArchiveIterator(fh)
+            try:
+                record = next(iter(it))
+            except Exception as exc:  # any exception from warcio: see _damaged
+                raise ParseError(f"{_where(source, entry.offset, entry.uri)} cannot be read again: {exc}") from None
+            data = _drain(record.content_stream(), limit, _where(source, entry.offset, entry.uri), keep=True)
+            it.close()
+        assert isinstance(data, bytes)
+        return data
+
+
+    def payload_pieces(self, entry: Entry) -> Iterator[bytes]:
+        """The payload of a record checked by :func:`read_index` (so within the limit), in pieces, never whole."""
+        source = self.sources[entry.source]
+        where = _where(source, entry.offset, entry.uri)
+        with source.open() as fh:
+            fh.seek(entry.offset)
+            it = ArchiveIterator(fh)
+            try:
+                stream = next(iter(it)).content_stream()
+                while chunk := stream.read(_CHUNK):
+                    yield chunk
+            except PDIError:
+                raise
+            except Exception as exc:  # any exception from warcio: see _damaged
+                raise ParseError(f"{where} cannot be read again: {exc}", rule="WARC record") from None
+            finally:
+                it.close()
+
+
+def _digest_key(value: str) -> str:
+    """A payload digest compared with another: algorithm lower-cased (``sha1:`` vs ``SHA1:``)."""
+    algo, _, digest = value.strip().partition(":")
+    return f"{algo.lower()}:{digest}"
+
+
+def read_index(
+    sources: Sequence[Source], *, limit: int, progress: Callable[[int, int], None] | None = None
+) -> WarcIndex:
+    """Read every record once, checking it (pass 1): an error names the file and the record's offset.
+
+    ``progress`` is told the bytes read of all the files, and their total.
+    """
+    index = WarcIndex(list(sources))
+    total = sum(source.size for source in sources)
+    before = 0
+    for number, source in enumerate(sources):
+        with source.open() as fh, contextlib.redirect_stderr(io.StringIO()):
+            # warcio writes its warning about a record not followed by blank lines to
+            # stderr and counts it; here the count makes it an error.
+            it = ArchiveIterator(fh, check_digests=True)
+            records = iter(it)
+            while True:
+                offset = it.offset
+                try:
+                    record = next(records)
+                except StopIteration:
+                    break
+                except Exception as exc:  # any exception from warcio: see _damaged
+                    raise _damaged(source, offset, exc) from None
+                offset = it.offset
+                errors = it.err_count
+                try:
+                    entry = _index_one(record, source, number, offset, limit)
+                    it.read_to_end()
+                except PDIError:
+                    raise
+                except Exception as exc:  # any exception from warcio: see _damaged
+                    raise _damaged(source, offset, exc) from None
+                uri = entry.uri if entry else record.rec_headers.get_header("WARC-Target-URI")
+                if it.err_count > errors:
+                    raise ParseError(
+                        f"{_where(source, offset, uri)} is damaged: its Content-Length does not end where"
+                        " the next record begins",
+                        rule="WARC record",
+                    )
+                if getattr(record.raw_stream, "limit", 0) > 0:
+                    raise ParseError(
+                        f"{_where(source, offset, uri)} is damaged: the file ends before its Content-Length",
+                        rule="WARC record",
+                    )
+                checker = getattr(record, "digest_checker", None)
+                if checker is not None and checker.problems:
+                    raise IntegrityError(f"{_where(source, offset, uri)} is damaged: {_digest_problem(checker.problems[0])}")
+                index.records += 1
+                if entry is not None:
+                    index.add(entry)
+                if progress is not None:
+                    progress(min(before + it.offset, total), total)
+        before += source.size
+    return index
+
+
+def _digest_problem(problem: str) -> str:
+    """warcio's account of a failed digest, in the WARC's own terms."""
+    for kind, field_name in (("payload", "WARC-Payload-Digest"), ("block", "WARC-Block-Digest")):
+        if problem.startswith(f"{kind} digest failed"):
+            declared = problem.removeprefix(f"{kind} digest failed").strip(": ")
+            return f"its {kind} does not match its {field_name} {declared}"
+    return problem
+
+
+def _damaged(source: Source, offset: int, exc: Exception) -> ParseError:
+    """A record warcio could not read. On damaged input warcio raises whatever its
+    parsing hits (``ArchiveLoadFailed``, ``ValueError``, ``zlib.error``, but also
+    ``AttributeError`` on a missing header or ``IndexError``), so every exception
+    from it is a damaged record, named by its offset."""
+    detail = str(exc) or type(exc).__name__
+    return ParseError(f"{_where(source, offset)} is damaged: {detail}", rule="WARC record")
+
+
+def _index_one(record: object, source: Source, number: int, offset: int, limit: int) -> Entry | None:
+    """The index entry of a record an import can use (or ``None``); reads its payload through."""
+    kind = record.rec_type  # type: ignore[attr-defined]
+    headers = record.rec_headers  # type: ignore[attr-defined]
+    uri = headers.get_header("WARC-Target-URI")
+    if kind not in ("response", "resource", "revisit") or not _http_target(uri):
+        return None  # warcinfo, request, metadata, dns: … records say nothing a page is made of
+    assert uri is not None
+    uri = uri.strip().strip("<>")  # WARC 1.0 writers put <…> around it (§5.11 erratum)
+    warc_date = headers.get_header("WARC-Date") or ""
+    date = _parse_date(warc_date, source, offset)
+    http = record.http_headers  # type: ignore[attr-defined]
+    where = _where(source, offset, uri)
+    if kind == "resource":
+        status = 200
+        media, charset = _content_type(headers.get_header("Content-Type"))
+        location = None
+    elif http is None:
+        if kind == "response":
+            return None  # a response that is not HTTP (ftp:, gopher:)
+        status, media, charset, location = 0, None, None, None
+    else:
+        code = (http.get_statuscode() or "").strip()
+        if not code.isdigit():
+            raise ParseError(f"{where} is damaged: its HTTP status line is {http.statusline!r}", rule="status-line")
+        status = int(code)
+        media, charset = _content_type(http.get_header("Content-Type"))
+        location = http.get_header("Location")
+    size = 0
+    oversize = False
+    segmented = headers.get_header("WARC-Segment-Number") is not None
+    if kind != "revisit" and not segmented:
+        try:
+            counted = _drain(record.content_stream(), limit, where, keep=False)  # type: ignore[attr-defined]
+        except LimitError:
+            oversize = True  # the rest is read raw by read_to_end, so its digests are still checked
+        else:
+            assert isinstance(counted, int)
+            size = counted
+    return Entry(
+        source=number,
+        offset=offset,
+        kind=kind,
+        uri=uri,
+        date=date,
+        warc_date=warc_date.strip(),
+        record_id=(headers.get_header("WARC-Record-ID") or "").strip(),
+        status=status,
+        media_type=media,
+        charset=charset,
+        location=location,
+        payload_digest=headers.get_header("WARC-Payload-Digest"),
+        refers_to_uri=(headers.get_header("WARC-Refers-To-Target-URI") or "").strip("<> ") or None,
+        refers_to_date=(headers.get_header("WARC-Refers-To-Date") or "").strip() or None,
+        size=size,
+        oversize=oversize,
+        segmented=segmented,
+    )

@@ -1,0 +1,89 @@
+"""`pdi capture URL --warc OUT.warc.gz`: the capture's HTTP exchanges as WARC, read back by warcio and imported again."""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+from click.testing import CliRunner
+from warcio.archiveiterator import ArchiveIterator
+
+from pdi.archive import Archive
+from pdi.cli import cli
+from pdi.interop.warc import import_warc
+
+S = "web.example.us"
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(30))
+CSS = b"body { background: url(bg.png) }\n" * 20
+
+PAGES: dict[str, tuple[int, dict[str, str], bytes]] = {
+    "/": (301, {"Location": "/index.html"}, b"moved"),
+    "/index.html": (
+        200,
+        {"Content-Type": "text/html; charset=utf-8"},
+        b'<html><head><link rel="stylesheet" href="s.css"></head><body><img src="a.png"><img src="gone.png"></body></html>',
+    ),
+    "/s.css": (200, {"Content-Type": "text/css", "Content-Encoding": "gzip"}, gzip.compress(CSS, mtime=0)),
+    "/a.png": (200, {"Content-Type": "image/png"}, PNG),
+    "/bg.png": (200, {"Content-Type": "image/png"}, PNG + b"bg"),
+}
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+    def do_GET(self) -> None:
+        status, headers, body = PAGES.get(self.path, (404, {"Content-Type": "text/plain"}, b"not here"))
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_capture_writes_its_exchanges_as_warc(server: str, tmp_path: Path) -> None:
+    warc = tmp_path / "capture.warc.gz"
+    location = str(tmp_path / "archive")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", location]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", S, "--archive", location]).exit_code == 0
+    result = runner.invoke(
+        cli, ["capture", f"{server}/", "--allow-private", "--series", S, "--warc", str(warc), "--archive", location]
+    )
+    assert result.exit_code == 0, result.output
+    name = result.stdout.strip()
+
+    responses: dict[str, tuple[int, bytes]] = {}
+    requests: set[str] = set()
+    with warc.open("rb") as fh:
+        for record in ArchiveIterator(fh):
+            uri = record.rec_headers.get_header("WARC-Target-URI")
+            if record.rec_type == "response":
+                responses[uri] = (int(record.http_headers.get_statuscode()), record.raw_stream.read())
+                assert record.rec_headers.get_header("WARC-IP-Address") == "127.0.0.1"
+            elif record.rec_type == "request":
+                requests.add(uri)
+    for path in ("/", "/index.html", "/s.css", "/a.png", "/bg.png", "/gone.png"):
+        expected_status, _, expected_body = PAGES.get(path, (404, {}, b"not here"))
+        assert responses[server + path] == (expected_status, expected_body), path  # as sent: gzip kept
+    assert requests == set(responses)
+    checked = subprocess.run([str(Path(sys.executable).parent / "warcio"), "check", str(warc)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+    # imported, the WARC gives the page the capture deposited, byte for byte
+    with Archive.open(location) as captured, Archive.init(tmp_path / "again") as again:
+        again.add_series(S)
+        done, _ = import_warc(again, warc, S)
+        page = next(d for d in done if d.page)
+        assert page.url == f"{server}/index.html"
+        assert again.get(page.name).data == captured.get(name).data
+
+
+def test_warc_is_not_for_browser_captures(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["capture", "http://127.0.0.1:9/", "--browser", "--warc", str(tmp_path / "x.warc.gz")])
+    assert result.exit_code == 2 and "not available with --browser" in result.stderr

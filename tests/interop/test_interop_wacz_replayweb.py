@@ -1,0 +1,143 @@
+"""ReplayWeb.page, opened in Chromium, replays a page from a WACZ that `pdi export --wacz` wrote.
+
+ReplayWeb.page's static build (the npm package ``replaywebpage``, fetched by
+``scripts/bootstrap --dev`` into ``.venv/share/replaywebpage``) is served with
+the WACZ from 127.0.0.1 by a server that answers range requests, as the viewer
+reads a WACZ by ranges. Its ``<replay-web-page>`` element is embedded in a page;
+the test waits for the replayed page's frame and checks, inside it, the text, the
+style sheet's background and the image as archived. The screenshot goes to
+``tests/artifacts/screenshots/`` for a person to look at.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import re
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from warc_builder import DATA
+
+from chromium_helpers import open_page
+from pdi.archive import Archive
+from pdi.capture.browser import devtools
+from pdi.interop.wacz import export_wacz
+from pdi.interop.warc import import_warc
+
+S = "web.example.us"
+REPLAYWEBPAGE = Path(sys.prefix) / "share" / "replaywebpage"
+SHOTS = Path(os.environ.get("PDI_SCREENSHOTS") or Path(__file__).resolve().parents[1] / "artifacts" / "screenshots")
+PAGE = "http://127.0.0.1:18080/"  # the URL the real WARC (tests/data/warc/site.warc.gz) recorded
+
+
+class _RangeHandler(SimpleHTTPRequestHandler):
+    """Static files, with single byte ranges (``bytes=a-b``, ``bytes=a-``) answered 206."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+    def send_head(self) -> Any:
+        wanted = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
+        path = self.translate_path(self.path)
+        if wanted is None or not os.path.isfile(path):
+            return super().send_head()
+        size = os.path.getsize(path)
+        start = int(wanted.group(1))
+        end = min(int(wanted.group(2)) if wanted.group(2) else size - 1, size - 1)
+        if start >= size:
+            self.send_error(416)
+            return None
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            body = fh.read(end - start + 1)
+        self.send_response(206)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
+        return io.BytesIO(body)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    """ReplayWeb.page and a WACZ of the recorded site, exported by pdi, at ``http://127.0.0.1:PORT/``."""
+    assert (REPLAYWEBPAGE / "ui.js").is_file(), "ReplayWeb.page is missing: run scripts/bootstrap --dev"
+    root = tmp_path / "www"
+    shutil.copytree(REPLAYWEBPAGE, root)
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series(S)
+        import_warc(archive, DATA / "site.warc.gz", S)
+        export_wacz(archive, root / "pages.wacz")
+    (root / "embed.html").write_text(
+        '<!doctype html><html><head><meta charset="utf-8"><script src="./ui.js"></script></head>'
+        '<body style="margin:0"><replay-web-page style="display:block;width:100%;height:560px"'
+        f' source="pages.wacz" url="{PAGE}" replayBase="./"></replay-web-page></body></html>',
+        encoding="utf-8",
+    )
+
+    class Handler(_RangeHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(root), **kwargs)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+def _frames(tree: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield tree["frame"]
+    for child in tree.get("childFrames", []):
+        yield from _frames(child)
+
+
+def test_replaywebpage_replays_the_exported_page(served: str) -> None:
+    with devtools() as pipe:
+        session = open_page(pipe, served + "embed.html", timeout=60)
+        deadline = time.monotonic() + 90
+        checks = (
+            "[document.querySelector('h1') && document.querySelector('h1').textContent,"
+            " document.querySelector('img') && document.querySelector('img').complete"
+            " && document.querySelector('img').naturalWidth,"
+            " getComputedStyle(document.body).backgroundImage,"
+            " getComputedStyle(document.body).backgroundColor]"
+        )
+        seen: object = None
+        while True:
+            assert time.monotonic() < deadline, f"ReplayWeb.page did not replay {PAGE}: {seen}"
+            tree = pipe.call("Page.getFrameTree", None, session, deadline)["frameTree"]
+            replayed = [f for f in _frames(tree) if f["url"].endswith(f"mp_/{PAGE}")]
+            if replayed:
+                world = pipe.call("Page.createIsolatedWorld", {"frameId": replayed[0]["id"]}, session, deadline)
+                answer = pipe.call(
+                    "Runtime.evaluate",
+                    {"expression": checks, "contextId": world["executionContextId"], "returnByValue": True},
+                    session, deadline,
+                )
+                seen = answer["result"].get("value")
+                # the heading as archived (UTF-8), logo.png (8×8) decoded, and style.css's url(bg.png) applied
+                if isinstance(seen, list) and seen[0] == "Café notes" and seen[1] == 8 and "bg.png" in seen[2]:
+                    break
+            else:
+                seen = [f["url"] for f in _frames(tree)]
+            time.sleep(0.5)
+        time.sleep(1)  # let the background image paint before the screenshot
+        shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / "replaywebpage-exported-wacz.png").write_bytes(base64.b64decode(shot["data"]))

@@ -1,0 +1,474 @@
+"""`pdi import FILE.warc[.gz]|FILE.wacz --series S` (pdi.interop.warc): pages, parts, dates, digests, revisits, damage."""
+
+from __future__ import annotations
+
+import datetime
+import gzip
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from warc_builder import DATA, WarcBuilder, everything, parts_of, sha1_digest
+from warcio.archiveiterator import ArchiveIterator
+
+from pdi.archive import Archive
+from pdi.capture.fetch import Limits
+from pdi.cli import cli
+from pdi.errors import IntegrityError, ParseError, PDIError
+from pdi.identifier import PDI
+from pdi.interop.warc import import_warc
+
+S = "web.example.us"
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(40))
+PAGE = b'<!doctype html><html><head><link rel="stylesheet" href="s.css"></head><body><img src="i.png"><p>v1</p></body></html>'
+CSS = b"p { color: red }"
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> Archive:
+    opened = Archive.init(tmp_path / "archive")
+    opened.add_series(S)
+    return opened
+
+
+def page_name(url: str, day: datetime.date, fmt: str = "related", version: int = 1) -> PDI:
+    return PDI.build(series=S, date=day, foreign_id=url, format=fmt, version=version)
+
+
+def site(builder: WarcBuilder, base: str, date: str, page: bytes = PAGE) -> dict[str, int]:
+    return {
+        "page": builder.response(base, page, "text/html; charset=utf-8", date),
+        "css": builder.response(base + "s.css", CSS, "text/css", date),
+        "png": builder.response(base + "i.png", PNG, "image/png", date),
+    }
+
+
+# --- files made by other tools ---------------------------------------------------------------
+
+
+def _records(path: Path) -> dict[str, tuple[str, str]]:
+    """Each response's URL -> (WARC-Date, WARC-Payload-Digest), read by warcio from the file itself."""
+    found: dict[str, tuple[str, str]] = {}
+    with path.open("rb") as fh:
+        for record in ArchiveIterator(fh):
+            if record.rec_type == "response":
+                found[record.rec_headers["WARC-Target-URI"]] = (
+                    record.rec_headers["WARC-Date"], record.rec_headers["WARC-Payload-Digest"]
+                )
+    return found
+
+
+@pytest.mark.parametrize("name", ["site.warc.gz", "site.wacz"])
+def test_real_warc_and_wacz_import_as_page_and_pdf(archive: Archive, name: str) -> None:
+    records = _records(DATA / "site.warc.gz")
+    base = "http://127.0.0.1:18080/"
+    done, plan = import_warc(archive, DATA / name, S)
+    day = datetime.date.fromisoformat(records[base][0][:10])
+    page = page_name(base, day)
+    pdf = page_name(base + "paper.pdf", datetime.date.fromisoformat(records[base + "paper.pdf"][0][:10]), "pdf")
+    assert [d.name for d in done] == [page, pdf] and not plan.skipped
+    parts = parts_of(archive.get(page).data)
+    site_files = DATA / "site"
+    assert parts == {
+        base: ("text/html", (site_files / "index.html").read_bytes()),
+        base + "style.css": ("text/css", (site_files / "style.css").read_bytes()),
+        base + "logo.png": ("image/png", (site_files / "logo.png").read_bytes()),
+        base + "bg.png": ("image/png", (site_files / "bg.png").read_bytes()),
+    }
+    assert archive.get(pdf).data == (site_files / "paper.pdf").read_bytes()
+    meta = archive.meta(page)
+    assert meta["warc:payload-digest"] == records[base][1]
+    assert meta["warc:date"] == records[base][0]
+    assert "warc:target-uri" not in meta  # the name's unique id is the target URI
+    listed = {line.rsplit(" ", 1)[1]: line.split(" ")[0] for line in meta["warc:parts"].splitlines()}
+    assert listed == {u: records[u][1] for u in (base + "style.css", base + "logo.png", base + "bg.png")}
+    assert archive.meta(pdf)["warc:payload-digest"] == records[base + "paper.pdf"][1]
+
+
+# --- built with warcio ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("compressed", [True, False])
+def test_page_and_parts_come_back_byte_for_byte(archive: Archive, tmp_path: Path, compressed: bool) -> None:
+    b = WarcBuilder(gzip=compressed)
+    site(b, "http://example.org/", "2024-05-06T23:59:59Z")
+    warc = b.save(tmp_path / ("a.warc.gz" if compressed else "a.warc"))
+    (got,), _ = import_warc(archive, warc, S)
+    assert got.name == page_name("http://example.org/", datetime.date(2024, 5, 6)) and got.page
+    assert parts_of(archive.get(got.name).data) == {
+        "http://example.org/": ("text/html", PAGE),
+        "http://example.org/s.css": ("text/css", CSS),
+        "http://example.org/i.png": ("image/png", PNG),
+    }
+    assert archive.meta(got.name)["warc:payload-digest"] == sha1_digest(PAGE)
+
+
+def test_capture_dates_decide_documents_and_versions(archive: Archive, tmp_path: Path) -> None:
+    b = WarcBuilder()
+    site(b, "http://example.org/", "2024-05-06T08:00:00Z")
+    site(b, "http://example.org/", "2024-05-06T23:59:59Z", PAGE.replace(b"v1", b"v2"))  # same GMT day: version 2
+    site(b, "http://example.org/", "2024-05-07T00:00:00Z", PAGE.replace(b"v1", b"v3"))  # next day: a new document
+    done, _ = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    url = "http://example.org/"
+    assert [d.name for d in done] == [
+        page_name(url, datetime.date(2024, 5, 6)),
+        page_name(url, datetime.date(2024, 5, 6), version=2),
+        page_name(url, datetime.date(2024, 5, 7)),
+    ]
+    assert b"<p>v2</p>" in parts_of(archive.get(done[1].name).data)[url][1]
+    assert b"<p>v3</p>" in parts_of(archive.get(done[2].name).data)[url][1]
+
+
+def test_parts_are_taken_nearest_the_page_in_time(archive: Archive, tmp_path: Path) -> None:
+    b = WarcBuilder()
+    b.response("http://example.org/s.css", b"p{color:blue}", "text/css", "2024-05-01T00:00:00Z")
+    site(b, "http://example.org/", "2024-05-06T12:00:00Z")
+    b.response("http://example.org/s.css", b"p{color:green}", "text/css", "2024-05-20T00:00:00Z")
+    done, _ = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    page = next(d for d in done if d.page)
+    assert parts_of(archive.get(page.name).data)["http://example.org/s.css"][1] == CSS
+    # the two style sheets no page used are deposited as themselves, each on its own day
+    lone = sorted(str(d.name) for d in done if not d.page)
+    assert lone == sorted(str(page_name("http://example.org/s.css", datetime.date(2024, 5, d), "css")) for d in (1, 20))
+
+
+def test_revisits_are_followed(archive: Archive, tmp_path: Path) -> None:
+    b = WarcBuilder()
+    url = "http://example.org/"
+    site(b, url, "2024-05-06T10:00:00Z")
+    # the next day: a new page, whose image and style sheet were deduplicated (identical payload digest)
+    b.response(url, PAGE.replace(b"v1", b"v2"), "text/html", "2024-05-07T10:00:00Z")
+    b.revisit(url + "s.css", sha1_digest(CSS), url + "s.css", "2024-05-06T10:00:00Z", "2024-05-07T10:00:01Z",
+              content_type="text/css")
+    b.revisit(url + "i.png", sha1_digest(PNG), url + "i.png", "2024-05-06T10:00:00Z", "2024-05-07T10:00:01Z",
+              status="304 Not Modified")
+    # and a third day on which the page itself was a revisit
+    b.revisit(url, sha1_digest(PAGE), url, "2024-05-06T10:00:00Z", "2024-05-08T10:00:00Z",
+              content_type="text/html")
+    done, plan = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    assert [d.name for d in done] == [page_name(url, datetime.date(2024, 5, day)) for day in (6, 7, 8)]
+    second = parts_of(archive.get(done[1].name).data)
+    assert second[url + "s.css"] == ("text/css", CSS) and second[url + "i.png"] == ("image/png", PNG)
+    third = parts_of(archive.get(done[2].name).data)
+    assert third[url] == ("text/html", PAGE) and third[url + "i.png"] == ("image/png", PNG)
+    assert not plan.skipped
+
+
+def test_a_revisit_of_a_payload_not_in_the_file_is_listed_not_imported(archive: Archive, tmp_path: Path) -> None:
+    b = WarcBuilder()
+    offset = b.revisit("http://example.org/x.png", sha1_digest(b"elsewhere"), "http://example.org/x.png",
+                       "2020-01-01T00:00:00Z", "2024-05-06T10:00:00Z", content_type="image/png")
+    done, plan = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    assert done == [] and len(plan.skipped) == 1
+    assert f"offset {offset}" in plan.skipped[0] and "not in the file" in plan.skipped[0]
+
+
+def test_redirects_inside_the_warc_are_followed(archive: Archive, tmp_path: Path) -> None:
+    b = WarcBuilder()
+    url = "http://example.org/"
+    page = b'<html><body><img src="old.png"></body></html>'
+    b.response(url, page, "text/html", "2024-05-06T10:00:00Z")
+    b.response(url + "old.png", b"", None, "2024-05-06T10:00:01Z", status="301 Moved Permanently",
+               headers=(("Location", "/img/new.png"),))
+    b.response(url + "img/new.png", PNG, "image/png", "2024-05-06T10:00:01Z")
+    (got,), _ = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    assert parts_of(archive.get(got.name).data)[url + "old.png"] == ("image/png", PNG)
+
+
+def test_lone_pdf_and_image_are_deposited_as_themselves(archive: Archive, tmp_path: Path) -> None:
+    pdf = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+    b = WarcBuilder()
+    b.response("http://example.org/paper.pdf", pdf, "application/pdf", "2024-05-06T10:00:00Z")
+    b.response("http://example.org/photo.png", PNG, "image/png", "2024-05-06T10:00:00Z")
+    b.response("http://example.org/gone", b"not found", "text/plain", "2024-05-06T10:00:00Z", status="404 Not Found")
+    done, _ = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    day = datetime.date(2024, 5, 6)
+    assert [d.name for d in done] == [
+        page_name("http://example.org/paper.pdf", day, "pdf"), page_name("http://example.org/photo.png", day, "png")
+    ]
+    assert archive.get(done[0].name).data == pdf and archive.get(done[1].name).data == PNG
+    assert not any(d.page for d in done)
+
+
+def test_importing_again_deposits_nothing(archive: Archive, tmp_path: Path) -> None:
+    b = WarcBuilder()
+    site(b, "http://example.org/", "2024-05-06T10:00:00Z")
+    b.response("http://example.org/photo.png", PNG + b"x", "image/png", "2024-05-06T10:00:00Z")
+    warc = b.save(tmp_path / "a.warc.gz")
+    first, _ = import_warc(archive, warc, S)
+    before = everything(archive)
+    again, _ = import_warc(archive, warc, S)
+    assert [d.name for d in again] == [d.name for d in first] and all(d.unchanged for d in again)
+    assert everything(archive) == before
+
+
+# --- damage ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("compressed", [True, False])
+def test_a_wrong_payload_digest_is_refused_with_its_offset(archive: Archive, tmp_path: Path, compressed: bool) -> None:
+    b = WarcBuilder(gzip=compressed)
+    url = "http://example.org/"
+    b.response(url, PAGE, "text/html", "2024-05-06T10:00:00Z")
+    b.response(url + "s.css", CSS, "text/css", "2024-05-06T10:00:00Z")
+    bad = b.response(url + "i.png", PNG, "image/png", "2024-05-06T10:00:00Z",
+                     warc_headers={"WARC-Payload-Digest": sha1_digest(PNG + b"!")})
+    b.response("http://example.org/other.pdf", b"%PDF-1.4\n%%EOF\n", "application/pdf", "2024-05-06T10:00:00Z")
+    warc = b.save(tmp_path / "a.warc")
+    before = everything(archive)
+    with pytest.raises(IntegrityError, match=rf"a\.warc: the record at offset {bad} \(http://example\.org/i\.png\)"):
+        import_warc(archive, warc, S)
+    assert everything(archive) == before
+
+
+def test_a_wrong_content_length_is_refused_with_its_offset(archive: Archive, tmp_path: Path) -> None:
+    b = WarcBuilder(gzip=False)
+    url = "http://example.org/"
+    b.response(url, PAGE, "text/html", "2024-05-06T10:00:00Z")
+    bad = b.response(url + "s.css", CSS, "text/css", "2024-05-06T10:00:00Z")
+    b.response(url + "i.png", PNG, "image/png", "2024-05-06T10:00:00Z")
+    data = b.out.getvalue()
+    header_end = data.index(b"\r\n\r\n", bad)
+    block = data[bad:header_end]
+    length = int(re.search(rb"Content-Length: (\d+)", block).group(1))  # type: ignore[union-attr]
+    damaged = data[:bad] + block.replace(b"Content-Length: %d" % length, b"Content-Length: %d" % (length + 7)) + data[header_end:]
+    warc = tmp_path / "a.warc"
+    warc.write_bytes(damaged)
+    before = everything(archive)
+    with pytest.raises(PDIError, match=rf"offset {bad}\b"):
+        import_warc(archive, warc, S)
+    assert everything(archive) == before
+
+
+@pytest.mark.parametrize("compressed", [True, False])
+def test_a_truncated_file_is_refused(archive: Archive, tmp_path: Path, compressed: bool) -> None:
+    b = WarcBuilder(gzip=compressed)
+    site(b, "http://example.org/", "2024-05-06T10:00:00Z")
+    last = b.response("http://example.org/z.png", PNG * 4, "image/png", "2024-05-06T10:00:00Z")
+    warc = tmp_path / "a.warc"
+    warc.write_bytes(b.out.getvalue()[:-30])
+    before = everything(archive)
+    with pytest.raises(PDIError, match=rf"offset {last}\b"):
+        import_warc(archive, warc, S)
+    assert everything(archive) == before
+
+
+def test_a_payload_that_decodes_past_the_limit_is_listed_not_imported(archive: Archive, tmp_path: Path) -> None:
+    bomb = gzip.compress(b"\0" * (8 << 20))  # 8 MiB of zeros in a few kilobytes
+    b = WarcBuilder()
+    url = "http://example.org/"
+    page = b'<html><body><img src="big.png"><img src="i.png"></body></html>'
+    b.response(url, page, "text/html", "2024-05-06T10:00:00Z")
+    part = b.response(url + "big.png", bomb, "image/png", "2024-05-06T10:00:00Z", headers=(("Content-Encoding", "gzip"),))
+    b.response(url + "i.png", PNG, "image/png", "2024-05-06T10:00:00Z")
+    lone = b.response(url + "big.txt", bomb, "text/plain", "2024-05-06T10:00:00Z", headers=(("Content-Encoding", "gzip"),))
+    done, plan = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S, limits=Limits(max_resource_bytes=1 << 20))
+    assert [d.name for d in done] == [page_name(url, datetime.date(2024, 5, 6))]
+    assert parts_of(archive.get(done[0].name).data) == {url: ("text/html", page), url + "i.png": ("image/png", PNG)}
+    assert len(done[0].failures) == 1 and f"offset {part} " in done[0].failures[0]
+    assert plan.skipped == [
+        f"a.warc.gz: the record at offset {offset} ({url}{name}): its payload is larger than the limit of 1048576 bytes"
+        for offset, name in ((part, "big.png"), (lone, "big.txt"))
+    ]
+
+
+def test_the_limit_does_not_stop_digest_checks(archive: Archive, tmp_path: Path) -> None:
+    bomb = gzip.compress(b"\0" * (4 << 20))
+    b = WarcBuilder()
+    bad = b.response("http://example.org/big.txt", bomb, "text/plain", "2024-05-06T10:00:00Z",
+                     headers=(("Content-Encoding", "gzip"),), warc_headers={"WARC-Payload-Digest": sha1_digest(b"x")})
+    with pytest.raises(IntegrityError, match=rf"offset {bad}\b"):
+        import_warc(archive, b.save(tmp_path / "a.warc.gz"), S, limits=Limits(max_resource_bytes=1 << 20))
+
+
+def _clean_warc() -> bytes:
+    b = WarcBuilder(gzip=False)
+    site(b, "http://example.org/", "2024-05-06T10:00:00Z")
+    return b.out.getvalue()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_damaged_files_fail_with_pdi_errors_only(data: st.DataObject) -> None:
+    raw = bytearray(_clean_warc())
+    for _ in range(data.draw(st.integers(1, 4))):
+        where = data.draw(st.integers(0, len(raw) - 1))
+        raw[where] = data.draw(st.integers(0, 255))
+    if data.draw(st.booleans()):
+        raw = raw[: data.draw(st.integers(0, len(raw)))]
+    if data.draw(st.booleans()):
+        raw = bytearray(gzip.compress(bytes(raw)))
+    with tempfile.TemporaryDirectory() as folder:
+        warc = Path(folder) / "a.warc"
+        warc.write_bytes(bytes(raw))
+        with Archive.init(Path(folder) / "archive") as opened:
+            opened.add_series(S)
+            try:
+                import_warc(opened, warc, S)
+            except PDIError:
+                pass
+
+
+# --- the command -----------------------------------------------------------------------------
+
+
+def test_cli_import_prints_names_and_needs_a_series(tmp_path: Path) -> None:
+    location = str(tmp_path / "archive")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", location]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", S, "--archive", location]).exit_code == 0
+    b = WarcBuilder()
+    site(b, "http://example.org/", "2024-05-06T10:00:00Z")
+    warc = b.save(tmp_path / "a.warc.gz")
+    result = runner.invoke(cli, ["import", str(warc), "--archive", location])
+    assert result.exit_code == 2 and "needs --series S" in result.stderr
+    result = runner.invoke(cli, ["import", str(warc), "--series", S, "--archive", location])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"{page_name('http://example.org/', datetime.date(2024, 5, 6))}\n"
+    assert "imported 1 page and 0 other resources from 4 WARC records (1 new, 0 unchanged)" in result.stderr
+    unknown = runner.invoke(cli, ["import", str(warc), "--series", "other.example.us", "--archive", location])
+    assert unknown.exit_code == 4 and "pdi: " in unknown.stderr and "not registered" in unknown.stderr
+    bag_with_series = runner.invoke(cli, ["import", str(tmp_path), "--series", S, "--archive", location])
+    assert bag_with_series.exit_code == 2 and "a bag carries its own series" in bag_with_series.stderr
+
+
+def test_cli_import_names_the_damaged_record(tmp_path: Path) -> None:
+    location = str(tmp_path / "archive")
+    runner = CliRunner()
+    runner.invoke(cli, ["init", location])
+    runner.invoke(cli, ["series", "add", S, "--archive", location])
+    b = WarcBuilder()
+    bad = b.response("http://example.org/", PAGE, "text/html", "2024-05-06T10:00:00Z",
+                     warc_headers={"WARC-Payload-Digest": sha1_digest(b"other")})
+    result = runner.invoke(cli, ["import", str(b.save(tmp_path / "a.warc.gz")), "--series", S, "--archive", location])
+    assert result.exit_code == 3
+    assert result.stderr == (
+        f"pdi: integrity check failed: a.warc.gz: the record at offset {bad} (http://example.org/) is damaged:"
+        f" its payload does not match its WARC-Payload-Digest {sha1_digest(b'other')}\n"
+    )
+    assert result.stdout == ""
+
+
+def test_wacz_that_is_not_a_zip_is_a_parse_error(archive: Archive, tmp_path: Path) -> None:
+    bad = tmp_path / "x.wacz"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(ParseError, match="not a WACZ"):
+        import_warc(archive, bad, S)
+
+
+def test_a_name_is_dated_on_another_day_only_with_a_foreign_id(archive: Archive) -> None:
+    from pdi.archive import Content
+    from pdi.errors import UnsupportedError
+
+    with pytest.raises(UnsupportedError, match="only with a foreign id"):
+        archive.deposit(S, [Content(b"text\n", "text")], day=datetime.date(2001, 2, 3))
+    (name,) = archive.deposit(S, [Content(b"text\n", "text")], foreign_id="doc-7", day=datetime.date(2001, 2, 3))
+    assert str(name) == f"urn:pdi://{S}/2001/02/03/doc-7.text.1"
+
+
+def test_a_record_whose_bytes_contradict_its_type_is_listed_not_deposited(archive: Archive, tmp_path: Path) -> None:
+    b = WarcBuilder()
+    fake = b.response("http://example.org/fake.png", b"<html>soft 404</html>", "image/png", "2024-05-06T10:00:00Z")
+    bad_text = b.response("http://example.org/t.txt", b"\xff\xfe not utf-8", "text/plain; charset=utf-8",
+                          "2024-05-06T10:00:00Z")
+    b.response("http://example.org/odd", b"abc", "application/x-no-such-type", "2024-05-06T10:00:00Z")
+    done, plan = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    assert [d.name for d in done] == [page_name("http://example.org/odd", datetime.date(2024, 5, 6), "octet-stream")]
+    assert archive.get(done[0].name).data == b"abc"
+    assert len(plan.skipped) == 2
+    assert plan.skipped[0].startswith(f"a.warc.gz: the record at offset {fake} (http://example.org/fake.png): ")
+    assert "image/png" in plan.skipped[0] and "text/html" in plan.skipped[0]
+    assert plan.skipped[1].startswith(f"a.warc.gz: the record at offset {bad_text} (http://example.org/t.txt): ")
+
+
+def test_a_segmented_record_is_listed_not_imported(archive: Archive, tmp_path: Path) -> None:
+    b = WarcBuilder()
+    first = b.response("http://example.org/part.bin", b"first half", "application/octet-stream", "2024-05-06T10:00:00Z",
+                       warc_headers={"WARC-Segment-Number": "1"})
+    done, plan = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    assert done == [] and len(plan.skipped) == 1
+    assert plan.skipped[0].startswith(f"a.warc.gz: the record at offset {first} (http://example.org/part.bin): it is a segment")
+
+
+def test_a_page_past_the_limits_is_listed_and_the_rest_imported(archive: Archive, tmp_path: Path) -> None:
+    b = WarcBuilder()
+    many = b.response("http://example.org/many", b"".join(b'<img src="i%d.png">' % i for i in range(5)), "text/html",
+                      "2024-05-06T10:00:00Z")
+    for i in range(5):
+        b.response(f"http://example.org/i{i}.png", PNG + bytes([i]), "image/png", "2024-05-06T10:00:00Z")
+    site(b, "http://example.org/small/", "2024-05-06T10:00:00Z")
+    done, plan = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S, limits=Limits(max_resources=3))
+    assert plan.skipped == [f"a.warc.gz: the record at offset {many} (http://example.org/many): the page needs more than 3 resources"]
+    names = [str(d.name) for d in done]
+    assert str(page_name("http://example.org/small/", datetime.date(2024, 5, 6))) in names
+    assert len(names) == 1 + 5  # the small page, and the five images no page that was imported uses
+
+
+def test_names_dated_by_their_capture_travel_in_bags(archive: Archive, tmp_path: Path) -> None:
+    b = WarcBuilder()
+    site(b, "http://example.org/", "2024-05-06T10:00:00Z")
+    site(b, "http://example.org/", "2024-05-06T11:00:00Z", PAGE.replace(b"v1", b"v2"))
+    done, _ = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    assert [d.name.version for d in done] == [1, 2]
+    archive.export_bag(tmp_path / "bag")
+    with Archive.init(tmp_path / "copy") as copy:
+        assert copy.import_bag(tmp_path / "bag") == 2
+        for d in done:
+            assert copy.get(d.name).data == archive.get(d.name).data
+            assert copy.meta(d.name) == archive.meta(d.name)
+
+
+
+def test_verify_accepts_names_dated_by_their_capture(archive: Archive, tmp_path: Path) -> None:
+    b = WarcBuilder()
+    site(b, "http://example.org/", "2024-05-06T10:00:00Z")
+    b.response("http://example.org/photo.png", PNG, "image/png", "2023-01-02T03:04:05Z")
+    import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    report = archive.verify()
+    assert report.ok and report.problems == [] and report.checked_representations == 2
+
+
+def test_verify_still_reports_names_minted_off_their_day(archive: Archive, tmp_path: Path) -> None:
+    import sqlite3
+
+    from pdi.archive import Content
+
+    archive.deposit(S, [Content(b"text\n", "text")])  # a serial name, minted today
+    archive.deposit(S, [Content(b"later\n", "text")], foreign_id="doc-1", day=datetime.date(2020, 1, 1))
+    assert archive.verify().ok
+    conn = sqlite3.connect(Path(archive.location) / "catalog.sqlite")
+    with conn:
+        conn.execute("UPDATE documents SET created_at = '2019-12-31T23:00:00.000000Z' WHERE unique_id = 'doc-1'")
+        conn.execute("UPDATE documents SET created_at = '2031-01-01T00:00:00.000000Z' WHERE serial = 1")
+    conn.close()
+    problems = sorted(p.detail for p in archive.verify().problems if p.kind == "catalog-document")
+    assert len(problems) == 2
+    assert problems[0].startswith("it was minted at 2019-12-31T23:00:00.000000Z, not on its day 2020-01-01")  # before its day
+    assert problems[1].startswith("it was minted at 2031-01-01T00:00:00.000000Z, not on its day")  # a serial, later
+
+
+def test_importing_again_completes_statements_an_interrupted_import_left_out(archive: Archive, tmp_path: Path) -> None:
+    from pdi.capture.deposit import deposit_capture
+    from pdi.interop.warc import plan_import, read_index, sources_for
+
+    b = WarcBuilder()
+    site(b, "http://example.org/", "2024-05-06T10:00:00Z")
+    warc = b.save(tmp_path / "a.warc.gz")
+    # what an import stopped right after its deposit leaves: the page, no statements
+    index = read_index(sources_for(warc), limit=1 << 20)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    (item,) = plan_import(index, S, spool).items
+    assert item.mhtml is not None
+    (name,) = deposit_capture(archive, S, item.entry.uri, item.mhtml.read_bytes(), day=datetime.date(2024, 5, 6))
+    assert archive.meta(name) == {}
+    (again,), _ = import_warc(archive, warc, S)
+    assert again.name == name and again.unchanged
+    assert archive.meta(name)["warc:payload-digest"] == sha1_digest(PAGE)
+    before = archive.history(name)
+    import_warc(archive, warc, S)
+    assert archive.history(name) == before  # complete now: nothing stated twice
