@@ -25,7 +25,7 @@ import uvicorn
 from PIL import Image, ImageChops
 
 from chromium_helpers import new_tab
-from pdi.archive import Archive
+from pdi.archive import Archive, Generic
 from pdi.capture import capture
 from pdi.capture.browser import Pipe, devtools
 from pdi.capture.deposit import deposit_capture
@@ -35,6 +35,7 @@ from pdi.server.replay import create_replay_app
 from pdi.server.run import listening_socket
 
 SERIES = "web.example.us"
+SHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
 VIEWPORT = {"width": 800, "height": 600, "deviceScaleFactor": 1, "mobile": False}
 
 
@@ -402,3 +403,86 @@ def test_a_selection_in_the_rendered_page_is_named_by_its_source_range_and_eleme
     # start tags: html 0, body 1, h1 2, p 3: the <p> holds the selection
     assert first == ("bold text", f"{page}#char={bold},{after_text}", f"{page}#elt=3,3")
     assert second == ("bold text &", f"{page}#char={bold},{after_reference}", f"{page}#elt=3,3")
+
+
+#: Viewport rectangles (in the frame) of the first character of "bold" and the last of "text" in SELECTABLE.
+BOLD_TO_TEXT = """JSON.stringify((() => {
+  const pieces = document.querySelectorAll("p pdi-t");  // "Some ", "bold", " text ", "&amp;", " more."
+  function box(node, offset) { const r = document.createRange(); r.setStart(node, offset); r.setEnd(node, offset + 1);
+                               const b = r.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; }
+  return [box(pieces[1].firstChild, 0), box(pieces[2].firstChild, 4)];
+})())"""
+
+
+def _mouse(pipe: Pipe, session: str, kind: str, x: float, y: float, buttons: int) -> None:
+    params = {"type": kind, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1}
+    pipe.call("Input.dispatchMouseEvent", params, session, time.monotonic() + 30)
+
+
+def _awaited(pipe: Pipe, session: str, expression: str) -> Any:
+    answer = pipe.call("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True,
+                                            "userGesture": True}, session, time.monotonic() + 30)
+    assert "exceptionDetails" not in answer, answer
+    return answer["result"].get("value")
+
+
+def test_a_drag_in_the_rendered_page_is_named_copied_and_opens_marked(tmp_path: Path) -> None:
+    # The reader's first drag on a page just opened, from "b" of "bold" to the last "t" of "text": "bold text".
+    # Its name counts the CRLF-canonical source (the bare LF after the doctype is two characters): from the
+    # "b" (its byte offset + 1) to just after "text" (the offset of " &amp;" + 1); the <p>, start tag 3, holds it.
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+        page = str(archive.add(SERIES, SELECTABLE, format="html"))
+    name = f"{page}#char={SELECTABLE.index(b'bold') + 1},{SELECTABLE.index(b' &amp;') + 1}"
+    with _resolver(location) as (resolver, _), devtools() as pipe:
+        session, _ = _open(pipe, _view(resolver, page) + "&select=1")
+        deadline = time.monotonic() + 30
+        pipe.call("Browser.grantPermissions", {"origin": resolver, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
+                  None, deadline)
+        pipe.call("Emulation.setFocusEmulationEnabled", {"enabled": True}, session, deadline)
+        frame = json.loads(_top(pipe, session, "JSON.stringify(document.querySelector('iframe.replay').getBoundingClientRect())"))
+        first, last = json.loads(_in_frame(pipe, session, BOLD_TO_TEXT))
+        start = (frame["x"] + first[0] + 1, frame["y"] + (first[1] + first[3]) / 2)
+        end = (frame["x"] + last[2] - 1, frame["y"] + (last[1] + last[3]) / 2)
+        _mouse(pipe, session, "mouseMoved", *start, 0)
+        _mouse(pipe, session, "mousePressed", *start, 1)
+        for i in range(1, 9):
+            _mouse(pipe, session, "mouseMoved", start[0] + (end[0] - start[0]) * i / 8, start[1] + (end[1] - start[1]) * i / 8, 1)
+        _mouse(pipe, session, "mouseReleased", *end, 0)
+        assert _in_frame(pipe, session, "document.getSelection().toString()") == "bold text"
+        deadline = time.monotonic() + 20
+        while not _top(pipe, session, "document.getElementById('select-status').textContent").startswith(("resolved", "not offered")):
+            assert time.monotonic() < deadline, "the selection was not named"
+            time.sleep(0.1)
+        offered = _top(pipe, session, "[document.getElementById('char-name').value, document.getElementById('elt-name').value]")
+        assert offered == [name, f"{page}#elt=3,3"]
+        # nothing above the frame changed height while the names appeared: the page did not move under the drag
+        after = json.loads(_top(pipe, session, "JSON.stringify(document.querySelector('iframe.replay').getBoundingClientRect())"))
+        assert after["y"] == frame["y"]
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        (SHOTS / "replay-selected.png").write_bytes(base64.b64decode(
+            pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)["data"]))
+        # the copy button, clicked with the mouse, puts the name on the clipboard
+        button = _top(pipe, session, "(() => { const b = document.getElementById('copy-char-name').getBoundingClientRect();"
+                                     " return [b.left + b.width / 2, b.top + b.height / 2]; })()")
+        _mouse(pipe, session, "mousePressed", *button, 1)
+        _mouse(pipe, session, "mouseReleased", *button, 0)
+        time.sleep(0.2)
+        copied = _awaited(pipe, session, "navigator.clipboard.readText()")
+        assert copied == name
+        assert _top(pipe, session, "document.getElementById('open-char-name').href") == _view(resolver, copied)
+        # open what was copied: the same passage is marked in the replayed page, and in view
+        opened, _ = _open(pipe, _view(resolver, copied))
+        time.sleep(0.3)
+        marked = json.loads(_in_frame(pipe, opened, """JSON.stringify((() => {
+            const marks = [...document.querySelectorAll("pdi-mark")];
+            const box = document.getElementById("pdi-passage").getBoundingClientRect();
+            return [marks.map((m) => m.textContent).join(""), box.top >= 0 && box.bottom <= innerHeight];
+        })())"""))
+        assert marked == ["bold text", True]
+    # resolving the name gives back the source that holds exactly the selected text
+    with Archive.open(location) as archive:
+        resolved = archive.resolve(name)
+    assert not isinstance(resolved, Generic) and resolved.fragment is not None
+    assert resolved.fragment.text() == "bold</b> text"
