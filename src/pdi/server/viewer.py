@@ -92,7 +92,7 @@ def _cite_panel(hint: str, *, rfc5147: bool = False) -> str:
         return (
             f'<div class="offer"><label for="{key}">{label}</label>'
             f'<input id="{key}" readonly placeholder="(not yet)">'
-            f'<button type="button" class="copy" id="copy-{key}" data-for="{key}" disabled>Copy</button>'
+            f'<button type="button" class="copy" id="copy-{key}" data-for="{key}" aria-label="Copy the {label} name" disabled>Copy</button>'
             f'<a class="open" id="open-{key}">open it</a></div>'
         )
 
