@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import pytest
 import uvicorn
 from PIL import Image, ImageChops
+from server_helpers import CAPTURED_PAGE, CAPTURED_URL, captured_aggregate
 
 from chromium_helpers import new_tab
 from pdi.archive import Archive, Generic
@@ -405,14 +406,19 @@ def test_a_selection_in_the_rendered_page_is_named_by_its_source_range_and_eleme
     assert second == ("bold text &", f"{page}#char={bold},{after_reference}", f"{page}#elt=3,3")
 
 
-#: Viewport rectangles (in the frame) of the first character of "bold" and the last of "text" in SELECTABLE.
-BOLD_TO_TEXT = """JSON.stringify((() => {
-  const pieces = document.querySelectorAll("p pdi-t");  // "Some ", "bold", " text ", "&amp;", " more."
-  function box(node, offset) { const r = document.createRange(); r.setStart(node, offset); r.setEnd(node, offset + 1);
-                               const b = r.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; }
-  return [box(pieces[1].firstChild, 0), box(pieces[2].firstChild, 4)];
+#: Viewport rectangles (in the frame) of the first and the last character of WANTED in the page's text.
+WANTED_CHARS = """JSON.stringify((() => {
+  const nodes = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let node, text = "";
+  while ((node = walker.nextNode())) { nodes.push([node, text.length]); text += node.data; }
+  function box(i) {
+    const [n, at] = nodes.filter(([n, at]) => at <= i && i < at + n.length)[0];
+    const r = document.createRange(); r.setStart(n, i - at); r.setEnd(n, i - at + 1);
+    const b = r.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom];
+  }
+  const at = text.indexOf(WANTED);
+  return [box(at), box(at + WANTED.length - 1)];
 })())"""
-
 
 def _mouse(pipe: Pipe, session: str, kind: str, x: float, y: float, buttons: int) -> None:
     params = {"type": kind, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1}
@@ -426,15 +432,34 @@ def _awaited(pipe: Pipe, session: str, expression: str) -> Any:
     return answer["result"].get("value")
 
 
-def test_a_drag_in_the_rendered_page_is_named_copied_and_opens_marked(tmp_path: Path) -> None:
-    # The reader's first drag on a page just opened, from "b" of "bold" to the last "t" of "text": "bold text".
-    # Its name counts the CRLF-canonical source (the bare LF after the doctype is two characters): from the
-    # "b" (its byte offset + 1) to just after "text" (the offset of " &amp;" + 1); the <p>, start tag 3, holds it.
+def _crlf_position(source: bytes, at: int) -> int:
+    """The position of octet ``at`` of an ASCII ``source`` in its CRLF-canonical text (a bare LF becomes CR LF)."""
+    return at + source[:at].count(b"\n") - source[:at].count(b"\r\n")
+
+
+#: What is dragged over in each page: the selection, the source that holds it, the start tag (elt) holding it.
+DRAGGED = {
+    # "Some <b>bold</b> text &amp; more.": from "b" of "bold" to the last "t" of "text"; start tags html 0, body 1, h1 2, p 3
+    "html": (SELECTABLE, "bold text", b"bold</b> text", 3),
+    # the captured page's "First story: <b>rain</b> expected.": start tags html 0, head 1, title 2, link 3, body 4, h1 5, p 6
+    "capture": (CAPTURED_PAGE, "story: rain", b"story: <b>rain", 6),
+}
+
+
+@pytest.mark.parametrize("kind", list(DRAGGED))
+def test_a_drag_in_the_rendered_page_is_named_copied_and_opens_marked(tmp_path: Path, kind: str) -> None:
+    # The reader's first drag on a page just opened, from inside the first character wanted to inside its last.
+    # Its name counts the CRLF-canonical source (of an aggregate: of its root page): each bare LF two characters.
+    source, wanted, held, element = DRAGGED[kind]
     location = str(tmp_path / "archive")
     with Archive.init(location) as archive:
         archive.add_series(SERIES)
-        page = str(archive.add(SERIES, SELECTABLE, format="html"))
-    name = f"{page}#char={SELECTABLE.index(b'bold') + 1},{SELECTABLE.index(b' &amp;') + 1}"
+        if kind == "html":
+            page = str(archive.add(SERIES, source, format="html"))
+        else:
+            page = str(archive.add(SERIES, captured_aggregate(_png()), format="related", foreign_id=CAPTURED_URL))
+    at = source.index(held)
+    name = f"{page}#char={_crlf_position(source, at)},{_crlf_position(source, at + len(held))}"
     with _resolver(location) as (resolver, _), devtools() as pipe:
         session, _ = _open(pipe, _view(resolver, page) + "&select=1")
         deadline = time.monotonic() + 30
@@ -442,7 +467,7 @@ def test_a_drag_in_the_rendered_page_is_named_copied_and_opens_marked(tmp_path: 
                   None, deadline)
         pipe.call("Emulation.setFocusEmulationEnabled", {"enabled": True}, session, deadline)
         frame = json.loads(_top(pipe, session, "JSON.stringify(document.querySelector('iframe.replay').getBoundingClientRect())"))
-        first, last = json.loads(_in_frame(pipe, session, BOLD_TO_TEXT))
+        first, last = json.loads(_in_frame(pipe, session, WANTED_CHARS.replace("WANTED", json.dumps(wanted))))
         start = (frame["x"] + first[0] + 1, frame["y"] + (first[1] + first[3]) / 2)
         end = (frame["x"] + last[2] - 1, frame["y"] + (last[1] + last[3]) / 2)
         _mouse(pipe, session, "mouseMoved", *start, 0)
@@ -450,18 +475,18 @@ def test_a_drag_in_the_rendered_page_is_named_copied_and_opens_marked(tmp_path: 
         for i in range(1, 9):
             _mouse(pipe, session, "mouseMoved", start[0] + (end[0] - start[0]) * i / 8, start[1] + (end[1] - start[1]) * i / 8, 1)
         _mouse(pipe, session, "mouseReleased", *end, 0)
-        assert _in_frame(pipe, session, "document.getSelection().toString()") == "bold text"
+        assert _in_frame(pipe, session, "document.getSelection().toString()") == wanted
         deadline = time.monotonic() + 20
         while not _top(pipe, session, "document.getElementById('select-status').textContent").startswith(("resolved", "not offered")):
             assert time.monotonic() < deadline, "the selection was not named"
             time.sleep(0.1)
         offered = _top(pipe, session, "[document.getElementById('char-name').value, document.getElementById('elt-name').value]")
-        assert offered == [name, f"{page}#elt=3,3"]
+        assert offered == [name, f"{page}#elt={element},{element}"]
         # nothing above the frame changed height while the names appeared: the page did not move under the drag
         after = json.loads(_top(pipe, session, "JSON.stringify(document.querySelector('iframe.replay').getBoundingClientRect())"))
         assert after["y"] == frame["y"]
         SHOTS.mkdir(parents=True, exist_ok=True)
-        (SHOTS / "replay-selected.png").write_bytes(base64.b64decode(
+        (SHOTS / f"replay-selected-{kind}.png").write_bytes(base64.b64decode(
             pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)["data"]))
         # the copy button, clicked with the mouse, puts the name on the clipboard
         button = _top(pipe, session, "(() => { const b = document.getElementById('copy-char-name').getBoundingClientRect();"
@@ -480,9 +505,9 @@ def test_a_drag_in_the_rendered_page_is_named_copied_and_opens_marked(tmp_path: 
             const box = document.getElementById("pdi-passage").getBoundingClientRect();
             return [marks.map((m) => m.textContent).join(""), box.top >= 0 && box.bottom <= innerHeight];
         })())"""))
-        assert marked == ["bold text", True]
+        assert marked == [wanted, True]
     # resolving the name gives back the source that holds exactly the selected text
     with Archive.open(location) as archive:
         resolved = archive.resolve(name)
     assert not isinstance(resolved, Generic) and resolved.fragment is not None
-    assert resolved.fragment.text() == "bold</b> text"
+    assert resolved.fragment.text() == held.decode()
