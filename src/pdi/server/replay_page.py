@@ -5,7 +5,8 @@ document, when the resolver has a replay origin (:mod:`pdi.server.replay`),
 shows a banner — the name, when it was captured (the deposit time of the
 version, as the archive records it), the URL it was taken from (the foreign
 id its name encapsulates, else the root's ``Content-Location``) with a link
-to the other captures of that URL (``/captures?url=``) — and an
+to the other captures of that URL (``/captures?url=``), and where it
+stands among them with the capture before and after it — and an
 ``<iframe>`` of the page on the replay origin. The frame is sandboxed:
 ``allow-same-origin`` only (so the replay origin's own style, images and
 frames load, and no script runs whatever the page holds), or, when the
@@ -31,6 +32,7 @@ from urllib.parse import quote
 from starlette.requests import Request
 
 from pdi.archive import Archive, Generic
+from pdi.errors import PDIError
 from pdi.identifier import PDI
 from pdi.server.layout import esc, page
 from pdi.server.replay import (
@@ -160,6 +162,9 @@ def render_replay_page(
         ("from", f"<code>{esc(url)}</code> · <a href=\"/captures?url={quote(url, safe='')}\">other captures of this URL</a>"
          if url else "(no URL recorded)"),
     ]
+    around = _captures_around(archive, url, str(parsed.without_fragment())) if url else ""
+    if around:
+        facts.append(("capture", around))
     kind = "archived page" if record.media_type in AGGREGATE_TYPES else "archived HTML document"
     banner = (
         f'<section class="replay-banner" aria-label="{kind}"><h1><code>{esc(str(parsed))}</code></h1><dl>'
@@ -190,4 +195,36 @@ def _offer(key: str, label: str) -> str:
         f'<div class="offer"><label for="{key}">{label}</label><input id="{key}" readonly placeholder="(not yet)">'
         f'<button type="button" class="copy" id="copy-{key}" data-for="{key}" aria-label="Copy the {label} name" disabled>Copy</button>'
         f'<a class="open" id="open-{key}">open it</a></div>'
+    )
+
+
+#: Documents of a URL's captures read to place a page among them (its banner's earlier and later capture).
+CAPTURES_AROUND = 500
+
+
+def _captures_around(archive: Archive, url: str, current: str) -> str:
+    """Where the page ``current`` stands among the captures of ``url`` (by deposit time), with links to the
+    capture before and after it; empty when it is not one of them (its URL is not its id), or they are too many."""
+    try:
+        found = archive.captures(url, limit=CAPTURES_AROUND)
+    except PDIError:
+        return ""
+    if found.after is not None:
+        return ""  # more captures than one page: the list (linked beside) places it
+    times = sorted(
+        (v.created_at, str(v.formats[0]), any(str(f) == current for f in v.formats))
+        for doc in found.documents for v in doc.versions if v.formats
+    )
+    here = next((i for i, (_, _, mine) in enumerate(times) if mine), None)
+    if here is None:
+        return ""
+
+    def link(i: int, text: str, rel: str) -> str:
+        at, name, _ = times[i]
+        return f' · <a rel="{rel}" href="/view?pdi={quote(name, safe="")}">{text}</a> <time datetime="{esc(at)}">{esc(at[:10])}</time>'
+
+    return (
+        f"{here + 1} of {len(times)}"
+        + (link(here - 1, "« earlier", "prev") if here > 0 else "")
+        + (link(here + 1, "later »", "next") if here + 1 < len(times) else "")
     )
