@@ -333,30 +333,46 @@ def test_archived_scripts_do_not_run_by_default(tmp_path: Path) -> None:
     assert sandbox == "allow-same-origin"
 
 
-def test_an_element_fragment_is_highlighted_and_scrolled_into_view(tmp_path: Path) -> None:
+#: Fragments of TALL that select its far paragraph: by start tag (html 0, body 1, the 80 paragraphs 2-81, the far
+#: one 82), by id, and by the characters of its text (its octets' offset, + 1 for the bare LF after the doctype,
+#: counted two in the CRLF-canonical source).
+FAR = {
+    "elt": "elt=82,82",
+    "name": "name=far,far",
+    "char": f"char={TALL.index(b'the far') + 1},{TALL.index(b'the far') + 1 + len('the far paragraph')}",
+}
+
+
+@pytest.mark.parametrize("scheme", list(FAR))
+def test_an_html_fragment_is_highlighted_and_scrolled_into_view(tmp_path: Path, scheme: str) -> None:
     location = str(tmp_path / "archive")
     with Archive.init(location) as archive:
         archive.add_series(SERIES)
         page = str(archive.add(SERIES, TALL, format="html"))
-    # start tags: html 0, body 1, the 80 paragraphs 2-81, the far one 82
     with _resolver(location) as (resolver, _), devtools() as pipe:
-        session, _ = _open(pipe, _view(resolver, page + "#elt=82,82"))
+        session, _ = _open(pipe, _view(resolver, page + "#" + FAR[scheme]))
         time.sleep(0.3)
         shown = json.loads(_in_frame(pipe, session, """JSON.stringify((() => {
-            const far = document.querySelector("[data-pdi-passage]");
+            const far = document.getElementById("far");
             const box = far.getBoundingClientRect();
             const mark = far.querySelector("pdi-mark");
-            return {text: far.textContent, marked: mark && mark.textContent, top: box.top, bottom: box.bottom,
-                    height: innerHeight, scrolled: scrollY, outline: getComputedStyle(far).outlineStyle,
+            // innerText: the text as shown (a char fragment's <style> for the marks sits inside the paragraph)
+            return {text: far.innerText, marked: [...document.querySelectorAll("pdi-mark")].map((m) => m.textContent).join(""),
+                    top: box.top, bottom: box.bottom, height: innerHeight, scrolled: scrollY,
+                    outlined: far.hasAttribute("data-pdi-passage") && getComputedStyle(far).outlineStyle === "solid",
                     background: mark && getComputedStyle(mark).backgroundColor};
         })())"""))
+        if scheme == "name":
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            (SHOTS / "replay-name.png").write_bytes(base64.b64decode(
+                pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)["data"]))
     assert shown["text"] == "the far paragraph"
-    assert shown["marked"] == "the far paragraph"
-    assert shown["outline"] == "solid"
+    assert shown["marked"] == "the far paragraph"  # that text marked, and nothing else
+    assert shown["outlined"] is (scheme != "char")  # an element's fragment outlines the element
     assert shown["background"] == "rgb(255, 229, 138)"
     assert shown["scrolled"] > 1000  # 80 paragraphs are above it
-    assert shown["top"] >= 0 and shown["bottom"] <= shown["height"]  # in view
-
+    # in view, and not flush with the frame's top: the outline (3 px, 2 px off the element) is seen whole
+    assert shown["top"] >= 5 and shown["bottom"] <= shown["height"]
 
 #: A page to select in: a bare LF after the doctype (two characters of the CRLF-canonical text), a CR LF later.
 SELECTABLE = b'<!DOCTYPE html>\n<html><body><h1>Title</h1>\r\n<p>Some <b>bold</b> text &amp; more.</p></body></html>\n'

@@ -63,6 +63,7 @@ MAX_PASSAGE = 1 << 20
 _STYLE = """
 .cite{margin:0.8rem 0;padding:0.5rem 0.7rem;border:1px solid #d5dbe3;border-radius:4px;background:#f6f8fb}
 .cite .hint{margin:0 0 0.3rem}
+#passage{scroll-margin-top:3em}
 .offer{display:grid;grid-template-columns:5.5rem 1fr auto 4.5rem;gap:0.4rem;align-items:center;margin:0.25rem 0}
 .offer input{width:100%;box-sizing:border-box;font-size:0.9rem;padding:0.3rem}
 .offer .open:not([href]){visibility:hidden}
