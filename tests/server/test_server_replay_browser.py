@@ -527,3 +527,21 @@ def test_a_drag_in_the_rendered_page_is_named_copied_and_opens_marked(tmp_path: 
         resolved = archive.resolve(name)
     assert not isinstance(resolved, Generic) and resolved.fragment is not None
     assert resolved.fragment.text() == held.decode()
+
+
+def test_a_selection_whose_name_does_not_give_it_back_is_not_offered(tmp_path: Path) -> None:
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+        page = str(archive.add(SERIES, SELECTABLE, format="html"))
+    with _resolver(location) as (resolver, _), devtools() as pipe:
+        session, _ = _open(pipe, _view(resolver, page) + "&select=1")
+        # the framed page's "bold" altered after it was served: the archive still says "bold"
+        _in_frame(pipe, session, "document.querySelectorAll('p pdi-t')[1].firstChild.data = 'BOLD'")
+        selected, char_name, _ = _named(pipe, session, 2, 5)
+        status = _top(pipe, session, "document.getElementById('select-status').textContent")
+        disabled = _top(pipe, session, "[document.getElementById('copy-char-name').disabled,"
+                                       " document.getElementById('open-char-name').hasAttribute('href')]")
+    assert selected == "BOLD text"
+    assert status.startswith("not offered") and char_name == ""
+    assert disabled == [True, False]  # nothing to copy or open

@@ -451,3 +451,17 @@ def test_selecting_in_the_source_of_an_html_page_names_it_by_its_source_characte
         session = open_page(pipe, f"{served.url}/view?pdi={urllib.parse.quote(served.page, safe='')}&view=source")
         assert _select(pipe, session, "one<p>two") == served.page + "#char=8,17"
         assert _js(pipe, session, "document.getElementById('rfc5147')") is None
+
+
+def test_a_box_past_the_image_is_not_offered(served: Served) -> None:
+    # The picture is 40 pixels wide: a box to x2 = 300 resolves to a region cut at 40, not the box given.
+    view = f"{served.url}/view?pdi={urllib.parse.quote(served.picture, safe='')}"
+    with devtools() as pipe:
+        session = open_page(pipe, view)
+        for key, value in (("x1", 2), ("y1", 3), ("x2", 300), ("y2", 9)):
+            _js(pipe, session, f"(() => {{ const i = document.getElementById('{key}'); i.value = '{value}';"
+                               " i.dispatchEvent(new Event('change')); })()")
+        got = _offered(pipe, session)
+        copy = _js(pipe, session, "document.getElementById('copy-name').disabled")
+    assert got.startswith("error: ") and "does not resolve as selected" in got, got
+    assert copy is True
