@@ -14,7 +14,14 @@ from pathlib import Path
 
 import httpx
 from PIL import Image
-from server_helpers import CAPTURED_PAGE, CAPTURED_STYLE, CAPTURED_URL, Served
+from server_helpers import (
+    CAPTURE_TIMES,
+    CAPTURED_PAGE,
+    CAPTURED_STYLE,
+    CAPTURED_URL,
+    CAPTURES_URL,
+    Served,
+)
 
 from pdi.archive import Archive, Content, Resolved
 
@@ -96,6 +103,25 @@ def test_view_of_a_capture_frames_it_from_the_replay_origin_under_a_banner(serve
     assert f'href="/captures?url={_quoted(CAPTURED_URL)}"' in page
     assert f'href="/view?pdi={_quoted(served.capture)}&amp;view=source"' in page
 
+
+
+def test_the_banner_places_a_capture_among_the_captures_of_its_url(served: Served) -> None:
+    # CAPTURES_URL was captured at the four CAPTURE_TIMES (the second day twice: one document's versions 1 and 2).
+    # The captures by time, each found by its deposit time; the second of them is opened.
+    by_time = {v.created_at: str(v.formats[0]) for doc in served.archive.captures(CAPTURES_URL).documents for v in doc.versions}
+    names = [by_time[at] for at in CAPTURE_TIMES]
+    banner = httpx.get(f"{served.url}/view?pdi={_quoted(names[1])}", timeout=30).text.split("</section>")[0]
+    place = re.search(r"<dt>capture</dt><dd>(.*?)</dd>", banner)
+    assert place is not None, banner
+    assert place.group(1).startswith("2 of 4")
+    links = dict(re.findall(r'<a rel="(prev|next)" href="([^"]+)"', place.group(1)))
+    assert links == {"prev": f"/view?pdi={_quoted(names[0])}", "next": f"/view?pdi={_quoted(names[2])}"}
+    assert f'<time datetime="{CAPTURE_TIMES[0]}">2025-06-01</time>' in place.group(1)
+    # the last has no later one; a page deposited alone (no URL for its id) is placed nowhere
+    last = httpx.get(f"{served.url}/view?pdi={_quoted(names[3])}", timeout=30).text
+    assert "4 of 4" in last and 'rel="next"' not in last.split("</section>")[0]
+    alone = httpx.get(f"{served.url}/view?pdi={_quoted(served.page)}", timeout=30).text
+    assert "<dt>capture</dt>" not in alone
 
 def test_view_source_of_an_html_document_still_shows_its_source(served: Served) -> None:
     page = httpx.get(f"{served.url}/view?pdi={_quoted(served.page + '#elt=1,1')}&view=source", timeout=30).text

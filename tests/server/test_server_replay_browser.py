@@ -23,9 +23,10 @@ from typing import Any, ClassVar
 import pytest
 import uvicorn
 from PIL import Image, ImageChops
+from server_helpers import CAPTURED_PAGE, CAPTURED_URL, captured_aggregate
 
 from chromium_helpers import new_tab
-from pdi.archive import Archive
+from pdi.archive import Archive, Generic
 from pdi.capture import capture
 from pdi.capture.browser import Pipe, devtools
 from pdi.capture.deposit import deposit_capture
@@ -35,6 +36,7 @@ from pdi.server.replay import create_replay_app
 from pdi.server.run import listening_socket
 
 SERIES = "web.example.us"
+SHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
 VIEWPORT = {"width": 800, "height": 600, "deviceScaleFactor": 1, "mobile": False}
 
 
@@ -331,30 +333,46 @@ def test_archived_scripts_do_not_run_by_default(tmp_path: Path) -> None:
     assert sandbox == "allow-same-origin"
 
 
-def test_an_element_fragment_is_highlighted_and_scrolled_into_view(tmp_path: Path) -> None:
+#: Fragments of TALL that select its far paragraph: by start tag (html 0, body 1, the 80 paragraphs 2-81, the far
+#: one 82), by id, and by the characters of its text (its octets' offset, + 1 for the bare LF after the doctype,
+#: counted two in the CRLF-canonical source).
+FAR = {
+    "elt": "elt=82,82",
+    "name": "name=far,far",
+    "char": f"char={TALL.index(b'the far') + 1},{TALL.index(b'the far') + 1 + len('the far paragraph')}",
+}
+
+
+@pytest.mark.parametrize("scheme", list(FAR))
+def test_an_html_fragment_is_highlighted_and_scrolled_into_view(tmp_path: Path, scheme: str) -> None:
     location = str(tmp_path / "archive")
     with Archive.init(location) as archive:
         archive.add_series(SERIES)
         page = str(archive.add(SERIES, TALL, format="html"))
-    # start tags: html 0, body 1, the 80 paragraphs 2-81, the far one 82
     with _resolver(location) as (resolver, _), devtools() as pipe:
-        session, _ = _open(pipe, _view(resolver, page + "#elt=82,82"))
+        session, _ = _open(pipe, _view(resolver, page + "#" + FAR[scheme]))
         time.sleep(0.3)
         shown = json.loads(_in_frame(pipe, session, """JSON.stringify((() => {
-            const far = document.querySelector("[data-pdi-passage]");
+            const far = document.getElementById("far");
             const box = far.getBoundingClientRect();
             const mark = far.querySelector("pdi-mark");
-            return {text: far.textContent, marked: mark && mark.textContent, top: box.top, bottom: box.bottom,
-                    height: innerHeight, scrolled: scrollY, outline: getComputedStyle(far).outlineStyle,
+            // innerText: the text as shown (a char fragment's <style> for the marks sits inside the paragraph)
+            return {text: far.innerText, marked: [...document.querySelectorAll("pdi-mark")].map((m) => m.textContent).join(""),
+                    top: box.top, bottom: box.bottom, height: innerHeight, scrolled: scrollY,
+                    outlined: far.hasAttribute("data-pdi-passage") && getComputedStyle(far).outlineStyle === "solid",
                     background: mark && getComputedStyle(mark).backgroundColor};
         })())"""))
+        if scheme == "name":
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            (SHOTS / "replay-name.png").write_bytes(base64.b64decode(
+                pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)["data"]))
     assert shown["text"] == "the far paragraph"
-    assert shown["marked"] == "the far paragraph"
-    assert shown["outline"] == "solid"
+    assert shown["marked"] == "the far paragraph"  # that text marked, and nothing else
+    assert shown["outlined"] is (scheme != "char")  # an element's fragment outlines the element
     assert shown["background"] == "rgb(255, 229, 138)"
     assert shown["scrolled"] > 1000  # 80 paragraphs are above it
-    assert shown["top"] >= 0 and shown["bottom"] <= shown["height"]  # in view
-
+    # in view, and not flush with the frame's top: the outline (3 px, 2 px off the element) is seen whole
+    assert shown["top"] >= 5 and shown["bottom"] <= shown["height"]
 
 #: A page to select in: a bare LF after the doctype (two characters of the CRLF-canonical text), a CR LF later.
 SELECTABLE = b'<!DOCTYPE html>\n<html><body><h1>Title</h1>\r\n<p>Some <b>bold</b> text &amp; more.</p></body></html>\n'
@@ -402,3 +420,128 @@ def test_a_selection_in_the_rendered_page_is_named_by_its_source_range_and_eleme
     # start tags: html 0, body 1, h1 2, p 3: the <p> holds the selection
     assert first == ("bold text", f"{page}#char={bold},{after_text}", f"{page}#elt=3,3")
     assert second == ("bold text &", f"{page}#char={bold},{after_reference}", f"{page}#elt=3,3")
+
+
+#: Viewport rectangles (in the frame) of the first and the last character of WANTED in the page's text.
+WANTED_CHARS = """JSON.stringify((() => {
+  const nodes = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let node, text = "";
+  while ((node = walker.nextNode())) { nodes.push([node, text.length]); text += node.data; }
+  function box(i) {
+    const [n, at] = nodes.filter(([n, at]) => at <= i && i < at + n.length)[0];
+    const r = document.createRange(); r.setStart(n, i - at); r.setEnd(n, i - at + 1);
+    const b = r.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom];
+  }
+  const at = text.indexOf(WANTED);
+  return [box(at), box(at + WANTED.length - 1)];
+})())"""
+
+def _mouse(pipe: Pipe, session: str, kind: str, x: float, y: float, buttons: int) -> None:
+    params = {"type": kind, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1}
+    pipe.call("Input.dispatchMouseEvent", params, session, time.monotonic() + 30)
+
+
+def _awaited(pipe: Pipe, session: str, expression: str) -> Any:
+    answer = pipe.call("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True,
+                                            "userGesture": True}, session, time.monotonic() + 30)
+    assert "exceptionDetails" not in answer, answer
+    return answer["result"].get("value")
+
+
+def _crlf_position(source: bytes, at: int) -> int:
+    """The position of octet ``at`` of an ASCII ``source`` in its CRLF-canonical text (a bare LF becomes CR LF)."""
+    return at + source[:at].count(b"\n") - source[:at].count(b"\r\n")
+
+
+#: What is dragged over in each page: the selection, the source that holds it, the start tag (elt) holding it.
+DRAGGED = {
+    # "Some <b>bold</b> text &amp; more.": from "b" of "bold" to the last "t" of "text"; start tags html 0, body 1, h1 2, p 3
+    "html": (SELECTABLE, "bold text", b"bold</b> text", 3),
+    # the captured page's "First story: <b>rain</b> expected.": start tags html 0, head 1, title 2, link 3, body 4, h1 5, p 6
+    "capture": (CAPTURED_PAGE, "story: rain", b"story: <b>rain", 6),
+}
+
+
+@pytest.mark.parametrize("kind", list(DRAGGED))
+def test_a_drag_in_the_rendered_page_is_named_copied_and_opens_marked(tmp_path: Path, kind: str) -> None:
+    # The reader's first drag on a page just opened, from inside the first character wanted to inside its last.
+    # Its name counts the CRLF-canonical source (of an aggregate: of its root page): each bare LF two characters.
+    source, wanted, held, element = DRAGGED[kind]
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+        if kind == "html":
+            page = str(archive.add(SERIES, source, format="html"))
+        else:
+            page = str(archive.add(SERIES, captured_aggregate(_png()), format="related", foreign_id=CAPTURED_URL))
+    at = source.index(held)
+    name = f"{page}#char={_crlf_position(source, at)},{_crlf_position(source, at + len(held))}"
+    with _resolver(location) as (resolver, _), devtools() as pipe:
+        session, _ = _open(pipe, _view(resolver, page) + "&select=1")
+        deadline = time.monotonic() + 30
+        pipe.call("Browser.grantPermissions", {"origin": resolver, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
+                  None, deadline)
+        pipe.call("Emulation.setFocusEmulationEnabled", {"enabled": True}, session, deadline)
+        frame = json.loads(_top(pipe, session, "JSON.stringify(document.querySelector('iframe.replay').getBoundingClientRect())"))
+        first, last = json.loads(_in_frame(pipe, session, WANTED_CHARS.replace("WANTED", json.dumps(wanted))))
+        start = (frame["x"] + first[0] + 1, frame["y"] + (first[1] + first[3]) / 2)
+        end = (frame["x"] + last[2] - 1, frame["y"] + (last[1] + last[3]) / 2)
+        _mouse(pipe, session, "mouseMoved", *start, 0)
+        _mouse(pipe, session, "mousePressed", *start, 1)
+        for i in range(1, 9):
+            _mouse(pipe, session, "mouseMoved", start[0] + (end[0] - start[0]) * i / 8, start[1] + (end[1] - start[1]) * i / 8, 1)
+        _mouse(pipe, session, "mouseReleased", *end, 0)
+        assert _in_frame(pipe, session, "document.getSelection().toString()") == wanted
+        deadline = time.monotonic() + 20
+        while not _top(pipe, session, "document.getElementById('select-status').textContent").startswith(("resolved", "not offered")):
+            assert time.monotonic() < deadline, "the selection was not named"
+            time.sleep(0.1)
+        offered = _top(pipe, session, "[document.getElementById('char-name').value, document.getElementById('elt-name').value]")
+        assert offered == [name, f"{page}#elt={element},{element}"]
+        # nothing above the frame changed height while the names appeared: the page did not move under the drag
+        after = json.loads(_top(pipe, session, "JSON.stringify(document.querySelector('iframe.replay').getBoundingClientRect())"))
+        assert after["y"] == frame["y"]
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        (SHOTS / f"replay-selected-{kind}.png").write_bytes(base64.b64decode(
+            pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)["data"]))
+        # the copy button, clicked with the mouse, puts the name on the clipboard
+        button = _top(pipe, session, "(() => { const b = document.getElementById('copy-char-name').getBoundingClientRect();"
+                                     " return [b.left + b.width / 2, b.top + b.height / 2]; })()")
+        _mouse(pipe, session, "mousePressed", *button, 1)
+        _mouse(pipe, session, "mouseReleased", *button, 0)
+        time.sleep(0.2)
+        copied = _awaited(pipe, session, "navigator.clipboard.readText()")
+        assert copied == name
+        assert _top(pipe, session, "document.getElementById('open-char-name').href") == _view(resolver, copied)
+        # open what was copied: the same passage is marked in the replayed page, and in view
+        opened, _ = _open(pipe, _view(resolver, copied))
+        time.sleep(0.3)
+        marked = json.loads(_in_frame(pipe, opened, """JSON.stringify((() => {
+            const marks = [...document.querySelectorAll("pdi-mark")];
+            const box = document.getElementById("pdi-passage").getBoundingClientRect();
+            return [marks.map((m) => m.textContent).join(""), box.top >= 0 && box.bottom <= innerHeight];
+        })())"""))
+        assert marked == [wanted, True]
+    # resolving the name gives back the source that holds exactly the selected text
+    with Archive.open(location) as archive:
+        resolved = archive.resolve(name)
+    assert not isinstance(resolved, Generic) and resolved.fragment is not None
+    assert resolved.fragment.text() == held.decode()
+
+
+def test_a_selection_whose_name_does_not_give_it_back_is_not_offered(tmp_path: Path) -> None:
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+        page = str(archive.add(SERIES, SELECTABLE, format="html"))
+    with _resolver(location) as (resolver, _), devtools() as pipe:
+        session, _ = _open(pipe, _view(resolver, page) + "&select=1")
+        # the framed page's "bold" altered after it was served: the archive still says "bold"
+        _in_frame(pipe, session, "document.querySelectorAll('p pdi-t')[1].firstChild.data = 'BOLD'")
+        selected, char_name, _ = _named(pipe, session, 2, 5)
+        status = _top(pipe, session, "document.getElementById('select-status').textContent")
+        disabled = _top(pipe, session, "[document.getElementById('copy-char-name').disabled,"
+                                       " document.getElementById('open-char-name').hasAttribute('href')]")
+    assert selected == "BOLD text"
+    assert status.startswith("not offered") and char_name == ""
+    assert disabled == [True, False]  # nothing to copy or open

@@ -201,6 +201,20 @@ def _shoot(pipe: Pipe, session: str, name: str) -> None:
     (SHOTS / name).write_bytes(png)
 
 
+def _copied(pipe: Pipe, session: str, origin: str, key: str = "name") -> str:
+    """Click the copy button of offer ``key`` with the mouse and read the clipboard back."""
+    deadline = time.monotonic() + 30
+    pipe.call("Browser.grantPermissions", {"origin": origin, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
+              None, deadline)
+    pipe.call("Emulation.setFocusEmulationEnabled", {"enabled": True}, session, deadline)
+    button = _js(pipe, session, f"(() => {{ const b = document.getElementById('copy-{key}').getBoundingClientRect();"
+                                " return [b.left + b.width / 2, b.top + b.height / 2]; })()")
+    _mouse(pipe, session, "mousePressed", *button, 1)
+    _mouse(pipe, session, "mouseReleased", *button, 0)
+    time.sleep(0.2)
+    return str(_js(pipe, session, "navigator.clipboard.readText()"))
+
+
 #: The viewport rectangle of the characters [a, b) of the <pre>'s text (UTF-16 units): JSON of left, top, right, bottom.
 CHARS = """
 (() => {
@@ -302,7 +316,10 @@ def test_dragging_a_box_on_an_image_names_its_pixels_and_opens_outlined(served: 
         assert _offered(pipe, session) == name
         assert [_js(pipe, session, f"document.getElementById('{k}').value") for k in ("x1", "y1", "x2", "y2")] == ["5", "6", "26", "23"]
         _shoot(pipe, session, "image-selected.png")
-        opened = open_page(pipe, f"{served.url}/view?pdi={urllib.parse.quote(name, safe='')}")
+        # copy it, and open what the clipboard holds: the same box is outlined
+        copied = _copied(pipe, session, served.url)
+        assert copied == name
+        opened = open_page(pipe, f"{served.url}/view?pdi={urllib.parse.quote(copied, safe='')}")
         _desktop(pipe, opened)
         left, top, width, height = _box(pipe, opened, "image")
         box = _box(pipe, opened, "cited")
@@ -372,7 +389,10 @@ def test_dragging_on_the_waveform_names_a_stretch_of_the_recording_and_plays_it(
                 break
             time.sleep(0.1)
         assert played[0] is True and mb / 1000 <= played[1] < mb / 1000 + 0.5, played
-        opened = open_page(pipe, f"{served.url}/view?pdi={urllib.parse.quote(name, safe='')}")
+        # copy it, and open what the clipboard holds: the same stretch is marked
+        copied = _copied(pipe, session, served.url)
+        assert copied == name
+        opened = open_page(pipe, f"{served.url}/view?pdi={urllib.parse.quote(copied, safe='')}")
         _desktop(pipe, opened)
         wave_box, cited = _box(pipe, opened, "wave"), _box(pipe, opened, "cited")
         # the stretch opened is in the boxes: frames 5128 and 15888 at 8000 Hz
@@ -438,3 +458,17 @@ def test_selecting_in_the_source_of_an_html_page_names_it_by_its_source_characte
         session = open_page(pipe, f"{served.url}/view?pdi={urllib.parse.quote(served.page, safe='')}&view=source")
         assert _select(pipe, session, "one<p>two") == served.page + "#char=8,17"
         assert _js(pipe, session, "document.getElementById('rfc5147')") is None
+
+
+def test_a_box_past_the_image_is_not_offered(served: Served) -> None:
+    # The picture is 40 pixels wide: a box to x2 = 300 resolves to a region cut at 40, not the box given.
+    view = f"{served.url}/view?pdi={urllib.parse.quote(served.picture, safe='')}"
+    with devtools() as pipe:
+        session = open_page(pipe, view)
+        for key, value in (("x1", 2), ("y1", 3), ("x2", 300), ("y2", 9)):
+            _js(pipe, session, f"(() => {{ const i = document.getElementById('{key}'); i.value = '{value}';"
+                               " i.dispatchEvent(new Event('change')); })()")
+        got = _offered(pipe, session)
+        copy = _js(pipe, session, "document.getElementById('copy-name').disabled")
+    assert got.startswith("error: ") and "does not resolve as selected" in got, got
+    assert copy is True

@@ -44,6 +44,8 @@ from pdi.fragments import Range
 MARK_STYLE = (
     "pdi-mark{background:#ffe58a;color:inherit}"
     "[data-pdi-passage]{outline:3px solid #e8a400;outline-offset:2px}"
+    # scrolled to with some of the page above it: not flush with the frame's top, its outline cut off
+    "#pdi-passage{scroll-margin-top:3em}"
 )
 
 #: The id of the first mark: the target that scrolls the passage into view.

@@ -5,7 +5,8 @@ document, when the resolver has a replay origin (:mod:`pdi.server.replay`),
 shows a banner — the name, when it was captured (the deposit time of the
 version, as the archive records it), the URL it was taken from (the foreign
 id its name encapsulates, else the root's ``Content-Location``) with a link
-to the other captures of that URL (``/captures?url=``) — and an
+to the other captures of that URL (``/captures?url=``), and where it
+stands among them with the capture before and after it — and an
 ``<iframe>`` of the page on the replay origin. The frame is sandboxed:
 ``allow-same-origin`` only (so the replay origin's own style, images and
 frames load, and no script runs whatever the page holds), or, when the
@@ -17,7 +18,10 @@ shows the source instead (``&view=source``: ``char`` positions count the
 source), another replays it for selection (``&select=1``): the framed page
 then runs one script of the replay origin's (allowed by its hash, the
 page's own still blocked) that reports what the reader selects, and this
-page names it ``#char=a,b`` and ``#elt=n,n`` once resolving each gave it back.
+page names it ``#char=a,b`` and ``#elt=n,n`` once resolving each gave it back,
+each with a copy button and a link that opens it (the passage then marked in
+the replayed page). The space of the names is reserved from the start, so
+nothing above the frame moves while the reader drags.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from urllib.parse import quote
 from starlette.requests import Request
 
 from pdi.archive import Archive, Generic
+from pdi.errors import PDIError
 from pdi.identifier import PDI
 from pdi.server.layout import esc, page
 from pdi.server.replay import (
@@ -48,9 +53,11 @@ main{max-width:none;margin:0;padding:0;flex:1;display:flex;flex-direction:column
 .replay-banner h1{font-size:0.95rem;margin:0;overflow-wrap:anywhere}
 .replay-banner dl{display:flex;flex-wrap:wrap;gap:0.15rem 1.2rem;margin:0}
 .replay-banner dl div{display:flex;gap:0.4rem} .replay-banner dt{font-weight:600} .replay-banner dd{margin:0;overflow-wrap:anywhere}
-.select-tools{display:flex;flex-wrap:wrap;gap:0.3rem 1rem;align-items:center;padding:0.3rem 1rem;
- background:#fff8e0;border-bottom:1px solid #e0d090;font-size:0.9rem}
-.select-tools input{font-size:0.8rem}
+.select-tools{padding:0.3rem 1rem;background:#fff8e0;border-bottom:1px solid #e0d090;font-size:0.9rem}
+.select-tools p{margin:0 0 0.2rem;min-height:1.45em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.select-tools .offer{display:grid;grid-template-columns:6.5rem 1fr auto 4.5rem;gap:0.4rem;align-items:center;margin:0.2rem 0}
+.select-tools input{width:100%;box-sizing:border-box;font-size:0.8rem;padding:0.2rem}
+.select-tools .open:not([href]){visibility:hidden}
 iframe.replay{display:block;flex:1;width:100%;min-height:20rem;border:0}
 """
 
@@ -81,6 +88,25 @@ SELECT_SCRIPT = """
   const charName = document.getElementById("char-name"), eltName = document.getElementById("elt-name");
   const status = document.getElementById("select-status");
   function query(name) { return name.replace(/%(?=2[35])/g, "%25").replace("#", "%23"); }
+  function show(input, name) {  // the name (or nothing), its copy button and its link to open it
+    input.value = name;
+    document.getElementById("copy-" + input.id).disabled = !name;
+    const open = document.getElementById("open-" + input.id);
+    if (name) open.href = "/view?pdi=" + encodeURIComponent(name); else open.removeAttribute("href");
+  }
+  document.querySelectorAll(".select-tools button.copy").forEach(function (button) {
+    button.addEventListener("click", async function () {
+      const input = document.getElementById(button.dataset.for);
+      try {
+        await navigator.clipboard.writeText(input.value);
+        status.textContent = "Copied: " + input.value;
+      } catch (e) {  // no clipboard (permission, plain HTTP): select it, copy it the old way, or let the reader
+        input.focus();
+        input.select();
+        status.textContent = document.execCommand("copy") ? "Copied: " + input.value : "Selected: press Ctrl+C (⌘C) to copy it.";
+      }
+    });
+  });
   function words(s) { return s.replace(/\\s+/g, " ").trim(); }
   function textOf(source) { return new DOMParser().parseFromString("<body>" + source, "text/html").body.textContent; }
   let asked = 0;
@@ -90,11 +116,13 @@ SELECT_SCRIPT = """
     const names = [base + "#char=" + chosen.start + "," + chosen.end];
     if (chosen.elt !== null) names.push(base + "#elt=" + chosen.elt + "," + chosen.elt);
     status.textContent = "checking…";
+    show(charName, "");
+    show(eltName, "");
     const answers = await Promise.all(names.map((n) => fetch("/uri-res/N2R?" + query(n)).then((r) => r.ok ? r.text() : null)));
     if (mine !== asked) return;
     const same = answers[0] !== null && words(textOf(answers[0])) === words(chosen.text);
-    charName.value = same ? names[0] : "";
-    eltName.value = names.length > 1 && answers[1] !== null ? names[1] : "";
+    show(charName, same ? names[0] : "");
+    show(eltName, names.length > 1 && answers[1] !== null ? names[1] : "");
     status.textContent = same ? "resolved: the name gives back the selected text" : "not offered: the name did not give back the selected text";
   });
 })();
@@ -134,6 +162,9 @@ def render_replay_page(
         ("from", f"<code>{esc(url)}</code> · <a href=\"/captures?url={quote(url, safe='')}\">other captures of this URL</a>"
          if url else "(no URL recorded)"),
     ]
+    around = _captures_around(archive, url, str(parsed.without_fragment())) if url else ""
+    if around:
+        facts.append(("capture", around))
     kind = "archived page" if record.media_type in AGGREGATE_TYPES else "archived HTML document"
     banner = (
         f'<section class="replay-banner" aria-label="{kind}"><h1><code>{esc(str(parsed))}</code></h1><dl>'
@@ -141,11 +172,12 @@ def render_replay_page(
         + f'</dl><a href="{esc(source)}">source</a>'
         + f'<a href="{esc(other)}">{"the page" if select else "select to cite"}</a></section>'
     )
+    # the status on a line of its own and the two names' places reserved: nothing above the frame
+    # changes height when a name appears, so the page does not move under the reader's drag
     tools = (
-        '<section class="select-tools" aria-label="name of the selection"><span id="select-status" role="status">'
-        "Select text in the page to get its name.</span> "
-        '<label>char <input id="char-name" readonly size="44"></label> '
-        '<label>element <input id="elt-name" readonly size="36"></label></section>'
+        '<section class="select-tools" aria-label="Cite the selection"><p id="select-status" role="status" aria-live="polite">'
+        "Select text in the page to get its name.</p>"
+        + _offer("char-name", "characters") + _offer("elt-name", "element") + "</section>"
         if select else ""
     )
     # the page's own scripts never run with allow-same-origin; a page of an opaque origin may run them
@@ -155,3 +187,44 @@ def render_replay_page(
         f' data-pdi="{esc(str(parsed))}" title="{esc(kind)} {esc(str(parsed))}"></iframe>'
     )
     return page(str(parsed), body, style=STYLE, name=name, script=SELECT_SCRIPT if select else "")
+
+
+def _offer(key: str, label: str) -> str:
+    """One offered name: a read-only input, its copy button and a link to open it (shown once a name is offered)."""
+    return (
+        f'<div class="offer"><label for="{key}">{label}</label><input id="{key}" readonly placeholder="(not yet)">'
+        f'<button type="button" class="copy" id="copy-{key}" data-for="{key}" aria-label="Copy the {label} name" disabled>Copy</button>'
+        f'<a class="open" id="open-{key}">open it</a></div>'
+    )
+
+
+#: Documents of a URL's captures read to place a page among them (its banner's earlier and later capture).
+CAPTURES_AROUND = 500
+
+
+def _captures_around(archive: Archive, url: str, current: str) -> str:
+    """Where the page ``current`` stands among the captures of ``url`` (by deposit time), with links to the
+    capture before and after it; empty when it is not one of them (its URL is not its id), or they are too many."""
+    try:
+        found = archive.captures(url, limit=CAPTURES_AROUND)
+    except PDIError:
+        return ""
+    if found.after is not None:
+        return ""  # more captures than one page: the list (linked beside) places it
+    times = sorted(
+        (v.created_at, str(v.formats[0]), any(str(f) == current for f in v.formats))
+        for doc in found.documents for v in doc.versions if v.formats
+    )
+    here = next((i for i, (_, _, mine) in enumerate(times) if mine), None)
+    if here is None:
+        return ""
+
+    def link(i: int, text: str, rel: str) -> str:
+        at, name, _ = times[i]
+        return f' · <a rel="{rel}" href="/view?pdi={quote(name, safe="")}">{text}</a> <time datetime="{esc(at)}">{esc(at[:10])}</time>'
+
+    return (
+        f"{here + 1} of {len(times)}"
+        + (link(here - 1, "« earlier", "prev") if here > 0 else "")
+        + (link(here + 1, "later »", "next") if here + 1 < len(times) else "")
+    )

@@ -5,7 +5,7 @@ Both take ``q`` (the reader's words, :func:`pdi.fulltext.parse_query`),
 default, at most :data:`~pdi.archive.MAX_SEARCH_LIMIT`) and ``after`` (the
 cursor of the next page, which each page links to). A hit links to the
 viewer at ``/view?pdi=NAME%23char=a,b``, the passage that matched, which the
-viewer marks. The page is plain HTML in the site's frame
+viewer marks (the page's link ends in ``#passage``, so it lands there without a script). The page is plain HTML in the site's frame
 (:func:`pdi.server.layout.page`): a labelled GET form, an ordered list of
 hits with the matched words in ``<mark>``, a link to the next page; it needs
 no script. Searching runs in the resolver's :class:`~pdi.server.limits.WorkLimits`.
@@ -115,7 +115,7 @@ class SearchPages:
             return HTMLResponse(page("Search: error", body, style=STYLE, query=query), status_code=exc.http_status)
         items = "".join(
             "<li>"
-            f'<a href="{esc(view_url(hit))}"><code class="name">{esc(hit.name)}</code></a>'
+            f'<a href="{esc(view_url(hit))}#passage"><code class="name">{esc(hit.name)}</code></a>'
             f'<p class="snippet">{_marked_snippet(hit)}</p>'
             f'<p class="where">characters {hit.start} to {hit.end} · {esc(hit.record.media_type)}'
             f" · deposited {esc(hit.record.created_at[:10])}</p>"

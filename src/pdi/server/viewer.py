@@ -3,7 +3,8 @@
 ``/view?pdi=NAME`` resolves the whole representation NAME names. A text (and
 the source of an HTML or XML document: ``char`` positions count its source)
 is shown in a ``<pre>``, the passage NAME's ``char`` or ``line`` fragment
-selects marked and scrolled into view. The page shows the text with LF line
+selects marked and scrolled into view (without scripts, a link above the
+text, ``#passage``, goes to it). The page shows the text with LF line
 endings (a browser's HTML parser would turn CR LF into LF anyway); its
 script (:mod:`pdi.server.viewer_script`) counts a selection's ends the way
 the PDI ``char`` scheme does (code points of the CRLF-canonical text: a line
@@ -62,6 +63,7 @@ MAX_PASSAGE = 1 << 20
 _STYLE = """
 .cite{margin:0.8rem 0;padding:0.5rem 0.7rem;border:1px solid #d5dbe3;border-radius:4px;background:#f6f8fb}
 .cite .hint{margin:0 0 0.3rem}
+#passage{scroll-margin-top:3em}
 .offer{display:grid;grid-template-columns:5.5rem 1fr auto 4.5rem;gap:0.4rem;align-items:center;margin:0.25rem 0}
 .offer input{width:100%;box-sizing:border-box;font-size:0.9rem;padding:0.3rem}
 .offer .open:not([href]){visibility:hidden}
@@ -91,12 +93,16 @@ def _cite_panel(hint: str, *, rfc5147: bool = False) -> str:
         return (
             f'<div class="offer"><label for="{key}">{label}</label>'
             f'<input id="{key}" readonly placeholder="(not yet)">'
-            f'<button type="button" class="copy" id="copy-{key}" data-for="{key}" disabled>Copy</button>'
+            f'<button type="button" class="copy" id="copy-{key}" data-for="{key}" aria-label="Copy the {label} name" disabled>Copy</button>'
             f'<a class="open" id="open-{key}">open it</a></div>'
         )
 
     return (
         f'<section class="cite" aria-label="Cite"><p class="hint">{hint}</p>'
+        # without scripts a selection cannot be named here; the reader can still write a fragment
+        '<noscript><p class="note">Naming a selection needs JavaScript: without it, write the fragment'
+        " after the name in the box above (<code>#char=a,b</code>, <code>#rect=(x1,y1),(x2,y2)</code>,"
+        " <code>#sec=a,b</code>) and resolve it.</p></noscript>"
         + offer("name", "PDI")
         + (offer("rfc5147", "RFC 5147") if rfc5147 else "")
         + '<p id="cite-status" role="status" aria-live="polite"></p></section>'
@@ -185,7 +191,7 @@ def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, hea
     shown = _shown(text, start, end)
     facts = rfc5147_facts(archive, whole)
     body = (
-        f"{head}{_cite_panel(_text_hint(whole, facts), rfc5147=facts is not None)}"
+        f"{head}{_TO_PASSAGE if start is not None else ''}{_cite_panel(_text_hint(whole, facts), rfc5147=facts is not None)}"
         f'<pre id="text" data-pdi="{html.escape(str(whole.pdi))}"{_rfc5147_data(facts)}>\n{shown}</pre>'
     )
     return _page(str(whole.pdi), body, SCRIPT)
@@ -225,12 +231,16 @@ def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, h
     )
     facts = rfc5147_facts(archive, whole, first)
     body = (
-        f"{head}{note}{_cite_panel(_text_hint(whole, facts), rfc5147=facts is not None)}"
+        f"{head}{note}{_TO_PASSAGE if chosen is not None else ''}{_cite_panel(_text_hint(whole, facts), rfc5147=facts is not None)}"
         f'<pre id="text" data-pdi="{html.escape(str(whole.pdi))}" data-offset="{first}"{_rfc5147_data(facts)}>'
         f"\n{shown}</pre>"
     )
     return _page(str(whole.pdi), body, SCRIPT)
 
+
+#: A link to the marked passage: the script scrolls it into view, and a reader without scripts follows this
+#: (the search page's links end in ``#passage`` too, so they land on it).
+_TO_PASSAGE = '<p class="to-passage"><a href="#passage">Go to the marked passage</a></p>'
 
 _TEXT_HINT = (
     "Select a passage to get its name: the PDI (<code>#char=a,b</code>, a line break counting CR and LF)"

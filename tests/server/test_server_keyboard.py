@@ -1,0 +1,137 @@
+"""The reader's pages from the keyboard, in Chromium: every control labelled, reached by Tab, its focus visible, Enter acts.
+
+Keys are sent as a keyboard sends them (``Input.dispatchKeyEvent``); what
+has the focus, and how it is drawn, is read from the page.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+from typing import Any
+
+import pytest
+from server_helpers import Served
+from test_server_pages_screenshots import PAGES
+
+from chromium_helpers import open_page
+from pdi.capture.browser import Pipe, devtools
+
+#: Every control of the page (an archived page's, in its frame, excepted) and what it is called, or why not.
+CONTROLS = """JSON.stringify([...document.querySelectorAll("input, select, textarea, button")]
+  .filter((c) => c.type !== "hidden")
+  .map((c) => [c.id || c.name || c.outerHTML.slice(0, 60),
+               [...c.labels].map((l) => l.textContent.trim()).join(" ") || c.getAttribute("aria-label")
+               || (c.tagName === "BUTTON" ? c.textContent.trim() : "")]))"""
+
+#: What has the focus: its tag, id, text, and whether its focus is drawn (an outline).
+FOCUSED = """JSON.stringify((() => { const e = document.activeElement; const s = getComputedStyle(e);
+  return [e.tagName.toLowerCase(), e.id, (e.textContent || "").trim().slice(0, 30), e.matches(":focus-visible"),
+          s.outlineStyle !== "none" && parseFloat(s.outlineWidth) >= 1]; })())"""
+
+
+def _js(pipe: Pipe, session: str, expression: str) -> Any:
+    answer = pipe.call("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True,
+                                            "userGesture": True}, session, time.monotonic() + 30)
+    assert "exceptionDetails" not in answer, answer
+    return answer["result"].get("value")
+
+
+def _key(pipe: Pipe, session: str, key: str, code: int, text: str = "", shift: bool = False) -> None:
+    for kind in ("keyDown", "keyUp"):
+        params: dict[str, Any] = {"type": kind, "key": key, "code": key, "windowsVirtualKeyCode": code,
+                                  "modifiers": 8 if shift else 0}
+        if text and kind == "keyDown":
+            params["text"] = text
+        pipe.call("Input.dispatchKeyEvent", params, session, time.monotonic() + 30)
+
+
+def _tab_to(pipe: Pipe, session: str, wanted: str, most: int = 40) -> list[list[Any]]:
+    """Press Tab until the element of id ``wanted`` has the focus: every element focused on the way."""
+    visited: list[list[Any]] = []
+    for _ in range(most):
+        _key(pipe, session, "Tab", 9)
+        visited.append(json.loads(_js(pipe, session, FOCUSED)))
+        if visited[-1][1] == wanted:
+            return visited
+    raise AssertionError(f"Tab never reached #{wanted}: {visited}")
+
+
+def _keyboard_tab(pipe: Pipe, url: str) -> str:
+    session = open_page(pipe, url)
+    deadline = time.monotonic() + 30
+    pipe.call("Emulation.setFocusEmulationEnabled", {"enabled": True}, session, deadline)
+    size = {"width": 1100, "height": 700, "deviceScaleFactor": 1, "mobile": False}
+    pipe.call("Emulation.setDeviceMetricsOverride", size, session, deadline)
+    return session
+
+
+def _names(served: Served) -> dict[str, str]:
+    return {k: urllib.parse.quote(getattr(served, k), safe="")
+            for k in ("text", "page", "picture", "sound", "versioned", "long", "capture", "captured")}
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_every_control_of_a_page_has_a_label(served: Served, page: str) -> None:
+    with devtools() as pipe:
+        session = open_page(pipe, served.url + PAGES[page][0].format(**_names(served)))
+        controls = json.loads(_js(pipe, session, CONTROLS))
+    assert controls, page  # every page has at least the site's search and resolve boxes
+    unlabelled = [key for key, label in controls if not label]
+    assert unlabelled == [], f"{page}: controls without a label: {unlabelled}"
+    # each copy button says what it copies
+    copies = [label for key, label in controls if key.startswith("copy-")]
+    assert len(set(copies)) == len(copies) and all(label.startswith("Copy the ") for label in copies), copies
+
+
+def test_the_search_box_is_reached_by_tab_its_focus_shown_and_enter_searches(served: Served) -> None:
+    with devtools() as pipe:
+        session = _keyboard_tab(pipe, served.url + "/")
+        visited = _tab_to(pipe, session, "site-q")
+        # the site's links come first, in the order they are read: home, series, then the search box
+        assert [v[:2] for v in visited] == [["a", ""], ["a", ""], ["input", "site-q"]]
+        assert [v[2] for v in visited[:2]] == ["pdi", "Series"]
+        assert all(v[3] and v[4] for v in visited), visited  # each focused control drawn with its focus ring
+        pipe.call("Input.insertText", {"text": "world"}, session, time.monotonic() + 30)
+        _key(pipe, session, "Enter", 13, "\r")
+        deadline = time.monotonic() + 30
+        while _js(pipe, session, "location.pathname + location.search") != "/search?q=world":
+            assert time.monotonic() < deadline, "Enter did not search"
+            time.sleep(0.05)
+        _js(pipe, session, "new Promise((r) => document.readyState === 'complete' ? r() : addEventListener('load', r))")
+        # the first hit is reached by Tab, and Enter opens its passage
+        hit = _js(pipe, session, "document.querySelector('ol.hits a').getAttribute('href')")
+        _js(pipe, session, "document.querySelector('ol.hits a').id = 'first-hit'")
+        _tab_to(pipe, session, "first-hit")
+        _key(pipe, session, "Enter", 13, "\r")
+        while _js(pipe, session, "location.pathname + location.search + location.hash") != hit:
+            assert time.monotonic() < deadline, "Enter did not open the hit"
+            time.sleep(0.05)
+
+
+def test_a_selections_name_is_copied_from_the_keyboard(served: Served) -> None:
+    # "world" of "Hello, world.": PDI characters 7 to 12; the selection is made, the rest done by keys alone
+    with devtools() as pipe:
+        session = _keyboard_tab(pipe, f"{served.url}/view?pdi={urllib.parse.quote(served.text, safe='')}")
+        pipe.call("Browser.grantPermissions", {"origin": served.url, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
+                  None, time.monotonic() + 30)
+        _js(pipe, session, """(() => { const t = document.getElementById("text").firstChild;
+            const r = document.createRange(); const at = t.data.indexOf("world"); r.setStart(t, at); r.setEnd(t, at + 5);
+            document.getSelection().removeAllRanges(); document.getSelection().addRange(r); })()""")
+        deadline = time.monotonic() + 20
+        while _js(pipe, session, "document.getElementById('name').dataset.state") != "verified":
+            assert time.monotonic() < deadline, "the selection was not named"
+            time.sleep(0.05)
+        visited = _tab_to(pipe, session, "copy-name")
+        assert visited[-1][3] and visited[-1][4]  # the copy button's focus is drawn
+        _key(pipe, session, "Enter", 13, "\r")
+        time.sleep(0.2)
+        assert _js(pipe, session, "navigator.clipboard.readText()") == served.text + "#char=7,12"
+        # the next stop is the link that opens it; Enter follows it
+        _key(pipe, session, "Tab", 9)
+        assert json.loads(_js(pipe, session, FOCUSED))[1] == "open-name"
+        _key(pipe, session, "Enter", 13, "\r")
+        while _js(pipe, session, "location.search") != "?pdi=" + urllib.parse.quote(served.text + "#char=7,12", safe=""):
+            assert time.monotonic() < deadline, "Enter did not open the name"
+            time.sleep(0.05)

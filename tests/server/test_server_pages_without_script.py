@@ -1,0 +1,121 @@
+"""Every page of the resolver read with JavaScript disabled in Chromium: what a reader needs is there without it.
+
+The pages are those of :mod:`test_server_pages_screenshots`; scripts are off
+(``Emulation.setScriptExecutionDisabled``) before each is opened, so only
+what the server wrote is shown. The checks are evaluated by DevTools, not by
+the page. A page's check is the screenshot test's where that one asks
+nothing of a script; the viewer's pages (whose script scrolls to a passage
+and draws a waveform) have their own. Screenshots are saved as
+``noscript-PAGE.png``.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+import urllib.parse
+from typing import Any
+
+import pytest
+from server_helpers import Served
+from test_server_pages_screenshots import PAGES, SHOTS
+
+from chromium_helpers import new_tab
+from pdi.capture.browser import Pipe, devtools
+
+#: Checks for the pages whose screenshot check needs the page's script (a scroll, a drawing).
+WITHOUT_SCRIPT = {
+    # the passage marked, a link that goes to it; the places of the names there, empty
+    "text": "document.getElementById('passage').textContent === 'world' && document.querySelector('a[href=\"#passage\"]') !== null"
+            " && document.getElementById('name').value === '' && document.querySelector('.cite noscript') !== null",
+    # the image, its cited box placed by the server's style: (10,5) of 40×30 a quarter of the width from the left
+    "image": "document.getElementById('image').naturalWidth === 40"
+             " && Math.abs(document.getElementById('cited').getBoundingClientRect().left - document.getElementById('image')"
+             ".getBoundingClientRect().left - 10 * 12) < 1",
+    # the player, and the cited stretch marked (1 s to 2 s of 2.5 s) with its start and end written; the
+    # waveform, drawn by the script, is blank: the script did not run
+    "sound": "document.querySelector('audio') !== null"
+             " && (() => { const c = document.getElementById('wave-canvas'); return c.getContext('2d')"
+             ".getImageData(0, 0, c.width, c.height).data.every((v) => v === 0); })()"
+             " && Math.abs(document.getElementById('cited').getBoundingClientRect().width"
+             " - 0.4 * document.getElementById('wave').getBoundingClientRect().width) < 1"
+             " && document.getElementById('start').value === '1.000' && document.getElementById('end').value === '2.000'",
+    # a window of the long text: the passage marked, and a link that goes to it
+    "long-text": "document.getElementById('passage').textContent === '0100000 line of a long text\\n'"
+                 " && document.querySelector('a[href=\"#passage\"]') !== null",
+    # the page replayed for selection still shows the page (naming a selection needs the script)
+    "replay-select": "document.querySelector('iframe.replay').src.startsWith('{replay}/replay/')",
+}
+
+
+def _evaluate(pipe: Pipe, session: str, expression: str) -> Any:
+    answer = pipe.call("Runtime.evaluate", {"expression": f"!!({expression})", "returnByValue": True}, session,
+                       time.monotonic() + 30)
+    assert "exceptionDetails" not in answer, answer
+    return answer["result"]["value"]
+
+
+def _open_without_script(pipe: Pipe, url: str) -> str:
+    """Open ``url`` in a new 1100×700 tab whose scripts are disabled before it loads; wait for its load event."""
+    deadline = time.monotonic() + 60
+    session = new_tab(pipe, "Page", "Runtime", deadline=deadline)
+    pipe.call("Emulation.setScriptExecutionDisabled", {"value": True}, session, deadline)
+    size = {"width": 1100, "height": 700, "deviceScaleFactor": 1, "mobile": False}
+    pipe.call("Emulation.setDeviceMetricsOverride", size, session, deadline)
+    pipe.call("Page.navigate", {"url": url}, session, deadline)
+    while True:
+        message = pipe.events.pop(0) if pipe.events else pipe.receive(deadline)
+        assert message is not None, f"{url} did not load"
+        if message.get("method") == "Page.loadEventFired" and message.get("sessionId") == session:
+            return session
+
+
+def _url(served: Served, path: str) -> str:
+    names = {k: urllib.parse.quote(getattr(served, k), safe="")
+             for k in ("text", "page", "picture", "sound", "versioned", "long", "capture", "captured")}
+    return served.url + path.format(**names)
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_each_page_reads_without_javascript(served: Served, page: str) -> None:
+    path, check = PAGES[page]
+    check = WITHOUT_SCRIPT.get(page, check).replace("{replay}", served.replay_url)
+    with devtools() as pipe:
+        session = _open_without_script(pipe, _url(served, path))
+        shown = _evaluate(pipe, session, check)
+        tree = pipe.call("Page.getFrameTree", None, session, time.monotonic() + 30)["frameTree"].get("childFrames", [])
+        # a frame in a process of its own (the sandboxed frame of a page replayed for selection) is a target of its own
+        targets = pipe.call("Target.getTargets", None, None, time.monotonic() + 30)["targetInfos"]
+        frames = [f["frame"]["url"] for f in tree] + [t["url"] for t in targets if t["type"] == "iframe"]
+        shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / f"noscript-{page}.png").write_bytes(base64.b64decode(shot["data"]))
+    assert shown is True, f"{page}: {check}"
+    if page.startswith("replay-"):  # the archived page itself loaded in its frame, from the replay origin
+        assert [url for url in frames if url.startswith(served.replay_url + "/replay/")], frames
+
+
+def test_a_passage_far_down_is_reached_without_javascript_by_the_link_to_it(served: Served) -> None:
+    # Line 100,000 of the long text: its window holds 20,000 characters of context before it.
+    url = _url(served, "/view?pdi={long}%23line=100000,100001")
+    with devtools() as pipe:
+        session = _open_without_script(pipe, url)
+        href = pipe.call("Runtime.evaluate", {"expression": "document.querySelector('a[href=\"#passage\"]').href",
+                                              "returnByValue": True}, session, time.monotonic() + 30)["result"]["value"]
+        assert href == url + "#passage"
+        followed = _open_without_script(pipe, href)
+        # the browser scrolls to the fragment's element: a few lines below the window's top (its scroll margin)
+        in_view = _evaluate(pipe, followed, "(() => { const r = document.getElementById('passage').getBoundingClientRect();"
+                                            " return scrollY > 1000 && r.top > 20 && r.bottom <= innerHeight; })()")
+    assert in_view is True
+
+
+def test_a_search_hit_leads_to_its_passage_without_javascript(served: Served) -> None:
+    with devtools() as pipe:
+        session = _open_without_script(pipe, served.url + "/search?q=world")
+        href = pipe.call("Runtime.evaluate", {"expression": "document.querySelector('ol.hits a').href", "returnByValue": True},
+                         session, time.monotonic() + 30)["result"]["value"]
+        assert href.endswith("%23char=7,12#passage")
+        followed = _open_without_script(pipe, href)
+        assert _evaluate(pipe, followed, "document.getElementById('passage').textContent === 'world'"
+                                         " && location.hash === '#passage'") is True
