@@ -71,6 +71,7 @@ from pdi.server.app import ReaderApp
 from pdi.server.browse import BrowsePages
 from pdi.server.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
 from pdi.server.cite import CiteAPI
+from pdi.server.interop import MementoRoutes
 from pdi.server.limits import WorkLimits
 from pdi.server.openapi import APIDocs
 from pdi.server.problems import HANDLERS
@@ -137,6 +138,7 @@ def create_app(
         Route("/api/withdraw", writes.withdraw, methods=["POST"]),
         Route("/api/audit", writes.audit),
         Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
+        *MementoRoutes(opened, base_url).routes(),
     ]
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]
