@@ -45,6 +45,7 @@ from pdi.archive.fixity import Problem, VerifyReport, described_problem
 from pdi.archive.results import (
     CitationResolved,
     Deposit,
+    DocumentChange,
     DocumentDetail,
     DocumentPage,
     Generic,
@@ -61,6 +62,7 @@ from pdi.archive.store import (
     DayCount,
     DepositResult,
     DocumentKey,
+    DocumentStamp,
     FixityCheck,
     Idempotency,
     ListKey,
@@ -99,6 +101,7 @@ __all__ = [
     "CitationResolved",
     "Content",
     "Deposit",
+    "DocumentChange",
     "DocumentDetail",
     "DocumentPage",
     "Generic",
@@ -1303,6 +1306,42 @@ class Archive:
         documents = _documents_of(self.store.unique_id_documents(url, cursor, limit + 1))
         following = str(documents[limit - 1].pdi) if len(documents) > limit else None
         return DocumentPage(documents[:limit], self._titles(documents[:limit]), following)
+
+    def changes(self, *, after: int = 0, series: str | None = None, limit: int = 100) -> list[DocumentChange]:
+        """The next ``limit`` documents after the cursor ``after`` (of ``series`` only), each as it is now.
+
+        In catalog order (the order documents were first deposited), which
+        never changes, so a harvester pages through with the last
+        :attr:`~pdi.archive.results.DocumentChange.cursor` it was given. A
+        whole withdrawn document is still listed, with its ``withdrawn_at``;
+        withdrawn versions are left out of its versions.
+        """
+        if limit < 1:
+            raise LimitError("a page holds at least one document")
+        stamps = self.store.document_stamps(after, None if series is None else series.lower(), limit)
+        return [self._change(stamp) for stamp in stamps]
+
+    def document_change(self, pdi: PDI | str) -> DocumentChange:
+        """One document as :meth:`changes` lists it, by its generic name (or any of its names)."""
+        parsed = parse_pdi(pdi)
+        if parsed.is_pattern or parsed.citation is not None:
+            raise UnsupportedError(f"{parsed} names no one document")
+        stamp = self.store.document_stamp(_key_of(parsed))
+        if stamp is None:
+            raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
+        return self._change(stamp)
+
+    def _change(self, stamp: DocumentStamp) -> DocumentChange:
+        records = [
+            r for r in self.store.representations(stamp.key)
+            if stamp.withdrawn_at is not None or self.store.withdrawal(stamp.key, r.version) is None
+        ]
+        withdrawn_at: str | None = stamp.withdrawn_at
+        if not records:  # every version withdrawn: the document is listed as it was, marked withdrawn
+            records = list(self.store.representations(stamp.key))
+            withdrawn_at = stamp.changed_at
+        statements = tuple(self.store.document_assertions(stamp.key))
+        return DocumentChange(stamp.cursor, _generic_of(records), statements, stamp.changed_at, withdrawn_at)
 
     def document(self, pdi: PDI | str) -> DocumentDetail:
         """What the catalog knows of the document a name belongs to: versions, formats, statements, fixity checks."""

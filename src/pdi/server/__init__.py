@@ -71,7 +71,7 @@ from pdi.server.app import ReaderApp
 from pdi.server.browse import BrowsePages
 from pdi.server.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
 from pdi.server.cite import CiteAPI
-from pdi.server.interop import MementoRoutes
+from pdi.server.interop import MementoRoutes, OAIRoutes
 from pdi.server.limits import WorkLimits
 from pdi.server.openapi import APIDocs
 from pdi.server.problems import HANDLERS
@@ -92,6 +92,7 @@ def create_app(
     cache_bytes: int = DEFAULT_CACHE_BYTES,
     max_upload: int | None = None,
     replay: ReplaySite | None = None,
+    oai_admin_email: str | None = None,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -108,6 +109,8 @@ def create_app(
     where the replay origin is (:func:`pdi.server.replay.create_replay_app`
     serves it): ``/view`` of an archived page then shows it replayed there;
     without it, ``/view`` shows its source or its description.
+    ``oai_admin_email`` is the address OAI-PMH's ``Identify`` gives
+    (:mod:`pdi.server.interop`; default ``postmaster@`` this host).
     """
     opened = archive if archive is not None else Archive.open(location)
     work = limits if limits is not None else WorkLimits()
@@ -139,6 +142,7 @@ def create_app(
         Route("/api/audit", writes.audit),
         Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
         *MementoRoutes(opened, base_url).routes(),
+        *OAIRoutes(opened, base_url, admin_email=oai_admin_email).routes(),
     ]
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]

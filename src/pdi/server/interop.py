@@ -31,7 +31,9 @@ come, so the answer stays immutable.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -40,9 +42,10 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from pdi.archive import Archive, Generic, Resolved
+from pdi.archive import Archive, DocumentChange, Generic, Resolved
 from pdi.errors import NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.identifier import PDI
+from pdi.interop import oaipmh
 from pdi.interop.memento import (
     LINK_FORMAT,
     Memento,
@@ -307,3 +310,196 @@ class MementoRoutes:
             Route("/timegate/{target:path}", self.timegate),
             Route("/timemap/link/{target:path}", self.timemap),
         ]
+
+
+# --- OAI-PMH ------------------------------------------------------------------------------------
+#: Records a ListRecords or ListIdentifiers page holds.
+OAI_PAGE = 100
+#: The largest form body a POST request may have (OAI-PMH arguments are short).
+MAX_OAI_FORM = 64 << 10
+
+
+#: The OAI-PMH schema's emailType (``\S+@(\S+\.)+\S+``).
+_EMAIL = re.compile(r"\S+@(\S+\.)+\S+")
+
+
+def check_admin_email(address: str) -> None:
+    """A :class:`~pdi.errors.ParseError` unless ``address`` is one OAI-PMH's schema takes (``name@host.domain``)."""
+    if not _EMAIL.fullmatch(address):
+        raise ParseError(f"{address!r} is not an e-mail address OAI-PMH's Identify can give (name@host.domain)",
+                         text=address, rule="adminEmail")
+
+
+def _oai_identifier(generic: PDI) -> str:
+    return str(generic)
+
+
+class OAIRoutes:
+    """``/oai``: the OAI-PMH 2.0 endpoint (GET and POST, §3.1.1) over one archive.
+
+    Items are documents, identified by their generic names (``urn:pdi://…``,
+    URIs as §2.4 asks); each series is a set (``setSpec`` the series' name);
+    the one record of an item is ``oai_dc``, made from the statements filed
+    under the document (a key naming a Dublin Core element: ``title``,
+    ``creator``, ``dc:subject`` …), its names and N2R URL, its day of minting
+    and its formats. Its datestamp is the latest of its deposits, statements
+    and withdrawals, so an incremental harvest (``from``) sees every change.
+    A withdrawn document is a deleted record. Lists come in pages of
+    ``page`` records, in catalog order, with stateless resumption tokens.
+    """
+
+    def __init__(self, archive: Archive, base_url: str | None = None, *,
+                 admin_email: str | None = None, page: int = OAI_PAGE) -> None:
+        if admin_email is not None:
+            check_admin_email(admin_email)
+        self.archive = archive
+        self.base_url = base_url
+        self.admin_email = admin_email
+        self.page = page
+
+    async def endpoint(self, request: Request) -> Response:
+        """OAI-PMH 2.0: ``verb`` and its arguments in the query (GET) or a form body (POST); the answer is XML."""
+        from urllib.parse import parse_qsl
+
+        base = (self.base_url if self.base_url is not None else str(request.base_url)).rstrip("/") + "/oai"
+        now = _now()
+        pairs: list[tuple[str, str]]
+        if request.method == "POST":
+            kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            body = b""
+            async for piece in request.stream():
+                body += piece
+                if len(body) > MAX_OAI_FORM:
+                    raise Problem(413, "too large", f"an OAI-PMH request body is at most {MAX_OAI_FORM} octets")
+            if body and kind != "application/x-www-form-urlencoded":
+                raise Problem(415, "unsupported media type",
+                              "an OAI-PMH POST carries its arguments as application/x-www-form-urlencoded")
+            try:
+                pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
+            except UnicodeDecodeError:
+                pairs = [("verb", "")]  # not UTF-8: read as no verb
+        else:
+            pairs = list(request.query_params.multi_items())
+        parsed: oaipmh.Request | None = None
+        try:
+            parsed = oaipmh.parse_request(pairs)
+            element = await anyio.to_thread.run_sync(self.answer, parsed, base)
+            xml = oaipmh.response(base, now, parsed, element)
+        except oaipmh.OAIError as error:
+            xml = oaipmh.response(base, now, parsed, error)
+        return Response(xml, media_type="text/xml; charset=utf-8")
+
+    def answer(self, request: oaipmh.Request, base: str) -> ET.Element:
+        """The verb's element for a well-formed request (an :class:`~pdi.interop.oaipmh.OAIError` otherwise)."""
+        verb, arguments = request.verb, request.arguments
+        if verb == "Identify":
+            return oaipmh.identify(oaipmh.Identity(
+                "pdi archive", base, (self.admin_email or _default_admin_email(),), self._earliest()))
+        if verb == "ListMetadataFormats":
+            if "identifier" in arguments:
+                self._document(arguments["identifier"])
+            return oaipmh.metadata_formats()
+        if verb == "ListSets":
+            if "resumptionToken" in arguments:
+                raise oaipmh.OAIError("badResumptionToken", "ListSets answers every set at once: it issues no token")
+            sets = [(s.name, f"{s.name} ({s.authority})") for s in self.archive.series()]
+            if not sets:
+                raise oaipmh.OAIError("noSetHierarchy", "the archive has no series yet, so no sets")
+            return oaipmh.list_sets(sets)
+        if verb == "GetRecord":
+            oaipmh.check_prefix(arguments["metadataPrefix"])
+            return oaipmh.get_record(self._record(self._document(arguments["identifier"]), base))
+        # ListRecords, ListIdentifiers
+        if "resumptionToken" in arguments:
+            resumed = oaipmh.Resumption.decode(arguments["resumptionToken"])
+        else:
+            resumed = oaipmh.Resumption(0, 0, oaipmh.selection(arguments))
+        return self._list(verb, resumed, base, "resumptionToken" in arguments)
+
+    def _list(self, verb: str, resumed: oaipmh.Resumption, base: str, was_resumed: bool) -> ET.Element:
+        chosen = resumed.selection
+        start, until = chosen.bounds()
+        series = chosen.set
+        if series is not None and series.lower() not in {s.name for s in self.archive.series()}:
+            raise oaipmh.OAIError("noRecordsMatch", f"there is no set {series[:80]!r} (each set is a series: see ListSets)")
+        matched: list[tuple[int, DocumentChange]] = []  # (cursor, change)
+        after = resumed.after
+        while len(matched) <= self.page:  # one more than a page says whether a next page has any record
+            changes = self.archive.changes(after=after, series=series, limit=self.page + 1)
+            for change in changes:
+                moment = parse_timestamp(change.changed_at).replace(microsecond=0)
+                if (start is None or moment >= start) and (until is None or moment <= until):
+                    matched.append((change.cursor, change))
+            if len(changes) <= self.page:
+                break
+            after = changes[-1].cursor
+        if not matched:
+            if was_resumed:  # the list ended where the page before did: say so with a record-less page
+                raise oaipmh.OAIError("noRecordsMatch", "no more records match: the list is complete")
+            raise oaipmh.OAIError("noRecordsMatch", "no record matches the set and the datestamps given")
+        page = matched[: self.page]
+        token = None
+        if len(matched) > self.page:
+            token = oaipmh.Resumption(page[-1][0], resumed.sent + len(page), chosen).encode()
+        records = [self._record(change, base) for _, change in page]
+        return oaipmh.list_records(verb, records, token, resumed.sent, resumed=was_resumed)
+
+    def _document(self, identifier: str) -> DocumentChange:
+        """The document an OAI identifier (a generic PDI) names, as :meth:`Archive.changes` gives it; else ``idDoesNotExist``."""
+        missing = oaipmh.OAIError("idDoesNotExist", f"{identifier[:200]!r} is not the identifier of an item here"
+                                  " (items are documents, named by their generic urn:pdi names)")
+        try:
+            name = PDI.parse(identifier)
+        except ParseError:
+            raise missing from None
+        if name.format is not None or name.is_pattern or name.fragment is not None or name.citation is not None:
+            raise missing
+        try:
+            found = self.archive.document_change(name)
+        except PDIError:
+            raise missing from None
+        return found
+
+    def _record(self, change: DocumentChange, base: str) -> oaipmh.Record:
+        generic: PDI = change.generic.pdi
+        header = oaipmh.Header(_oai_identifier(generic), parse_timestamp(change.changed_at),
+                               (generic.series_name.lower(),), deleted=change.withdrawn_at is not None)
+        if header.deleted:
+            return oaipmh.Record(header)
+        current: dict[tuple[str, str], str] = {}
+        for statement in change.statements:  # oldest first: a later one of a subject and key supersedes
+            current[(statement.subject, statement.key)] = statement.value
+        newest = change.generic.versions[-1]
+        formats = [f.media_type for f in newest.formats if f.media_type]
+        date = generic.date
+        assert date is not None
+        dc = oaipmh.dublin_core(
+            [str(generic), n2r_url(base.removesuffix("/oai"), generic)],
+            [(key, value) for (_, key), value in current.items()],
+            dates=[date.isoformat()],
+            formats=formats,
+            sources=[generic.unique_id] if is_url(generic.unique_id) and not generic.is_serial else [],
+        )
+        return oaipmh.Record(header, dc)
+
+    def _earliest(self) -> datetime.datetime:
+        """A lower bound of every datestamp: the first day any series has a document (§4.2 earliestDatestamp)."""
+        days = [c.first_day for c in self.archive.series_counts() if c.first_day is not None]
+        if not days:
+            return _now().replace(microsecond=0)
+        return datetime.datetime.combine(min(days), datetime.time(), tzinfo=datetime.UTC)
+
+    def routes(self) -> list[Route]:
+        return [Route("/oai", self.endpoint, methods=["GET", "POST"])]
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+
+
+def _default_admin_email() -> str:
+    """``postmaster@`` this host (RFC 5321 §4.5.1: every mail domain has one), when no address was configured."""
+    import socket
+
+    host = socket.getfqdn()
+    return f"postmaster@{host if '.' in host else 'localhost.localdomain'}"

@@ -65,6 +65,17 @@ _SERVICE = Param(
 _WRITTEN = {201: "Created: the names (application/json), Location the first name's N2R",
             200: "Nothing new stored: the same bytes as the latest version (unchanged), or a replayed answer"}
 
+_OAI = Operation(
+    "OAI-PMH 2.0: Dublin Core records of the catalog's documents, a set per series, for library harvesters",
+    (Param("verb", "Identify, ListMetadataFormats, ListSets, ListIdentifiers, ListRecords or GetRecord", required=True),
+     Param("metadataPrefix", "oai_dc"), Param("identifier", "A document's generic name (urn:pdi://…)"),
+     Param("set", "A series"), Param("from", "A UTC datestamp, YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ"),
+     Param("until", "A UTC datestamp, as from"), Param("resumptionToken", "The token of the page before")),
+    answers={200: "text/xml: the OAI-PMH response, or its error element (badVerb, badArgument, badResumptionToken,"
+                  " cannotDisseminateFormat, idDoesNotExist, noRecordsMatch, noSetHierarchy)"},
+    tag="oai-pmh",
+)
+
 #: (method, path) -> what the route is. Each route of the app under /api/ and /uri-res/ has one.
 OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/uri-res/{service}"): Operation(
@@ -114,6 +125,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         answers={200: "application/link-format: original, self, timegate and every memento with its datetime",
                  410: "Every memento of it was withdrawn"}, tag="memento",
     ),
+    ("GET", "/oai"): _OAI,
+    ("POST", "/oai"): _OAI,
     ("GET", "/api/series"): Operation("The series of the archive", answers={200: "JSON: every series"}),
     ("GET", "/api/search"): Operation(
         "Full-text search: passages matching the words and \"phrases\" given, ranked, each named by its char fragment",
