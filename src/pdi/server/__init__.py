@@ -9,9 +9,12 @@ RFC 2169 ("A Trivial Convention for using HTTP in URN Resolution"): the URN
 is the whole query string, ``GET /uri-res/<service>?<urn>``:
 
 * ``N2R`` — the resource: the bytes of the representation (or of its
-  fragment) with its media type. A generic PDI (no format) names several
-  resources: ``300 Multiple Choices`` with a ``text/uri-list`` of every
-  format of every version, oldest version first. A fragment that reaches
+  fragment) with its media type, and as a memento (RFC 7089) its
+  ``Memento-Datetime`` and ``Link``. An ``Accept`` that prefers
+  ``application/json``, or ``?info`` after the name, answers what ``N2C``
+  answers. A generic PDI (no format) names several resources: the format an
+  ``Accept`` range names (``302`` to it), else ``300 Multiple Choices`` with
+  a ``text/uri-list`` of every format of every version, oldest version first. A fragment that reaches
   past the end is cut there, and one that lies wholly past it selects
   nothing; both still answer ``200`` (the name is valid and resolves: the
   draft reads a position past the end as the end), with a ``Warning: 299``
@@ -56,6 +59,8 @@ text (:mod:`pdi.server.viewer`). An archived web page (``multipart/related``
 or HTML) is shown as the page it was, from the replay origin
 (:mod:`pdi.server.replay`, its own app on its own port), under a banner
 (:mod:`pdi.server.replay_page`).
+Memento TimeGates and TimeMaps (``/timegate/<URL>``, ``/timemap/link/<URL>``)
+and the OAI-PMH 2.0 endpoint (``/oai``) are :mod:`pdi.server.interop`.
 ``/search?q=…`` finds passages by their
 words and links each to the viewer (:mod:`pdi.server.search`).
 """
