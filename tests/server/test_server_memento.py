@@ -41,6 +41,8 @@ FIRST_HTTP, MIDDLE_HTTP, LAST_HTTP = (
     "Fri, 15 Sep 2000 11:28:26 GMT", "Wed, 21 Mar 2001 20:36:10 GMT", "Wed, 20 Jan 2010 09:34:33 GMT")
 #: A URL every capture of which was withdrawn.
 GONE_URL = "http://127.0.0.1:9/gone.html"
+#: A URL captured once, larger than the resolver keeps whole: its N2R is streamed.
+BIG_URL = "http://127.0.0.1:9/big.txt"
 #: A document's versions (a serial document, not a capture).
 DOC_TIMES = (datetime.datetime(2020, 2, 29, 12, 0, 0, tzinfo=datetime.UTC),
              datetime.datetime(2021, 7, 4, 6, 30, 0, tzinfo=datetime.UTC),
@@ -57,6 +59,7 @@ class Site:
     last: str
     document: str  # generic name of the serial document
     versions: tuple[str, ...]
+    big: str
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +82,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         other = capture(OTHER_AT, b"<p>2005 mirror</p>", OTHER)
         last = capture(LAST, b"<p>2010</p>")
         gone = capture(LAST, b"<p>gone</p>", url=GONE_URL)
+        clock.now = LAST
+        big = str(archive.deposit(S, [Content(b"0123456789abcde\n" * (5 << 16), "text")], foreign_id=BIG_URL)[0])
         archive.withdraw(gone.rsplit(".", 2)[0], "taken down on request")
         clock.now = DOC_TIMES[0]
         versions = [str(archive.deposit(S, [Content(b"one\n", "text")])[0])]
@@ -87,7 +92,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             clock.now = at
             versions.append(str(archive.add_version(document, [Content(body, "text")])[0]))
     with serving(location) as (_, port):
-        yield Site(f"http://127.0.0.1:{port}", first, middle, withdrawn, other, last, document, tuple(versions))
+        yield Site(f"http://127.0.0.1:{port}", first, middle, withdrawn, other, last, document, tuple(versions), big)
 
 
 def n2r(site: Site, name: str) -> str:
@@ -166,6 +171,15 @@ def test_rfc7089_the_n2r_of_a_capture_is_a_memento(site: Site) -> None:
     again = httpx.get(n2r(site, site.middle))
     assert again.headers["memento-datetime"] == MIDDLE_HTTP and again.headers["link"] == answer.headers["link"]
     assert httpx.get(n2r(site, site.first)).headers["memento-datetime"] == FIRST_HTTP
+
+
+def test_rfc7089_a_streamed_memento_has_the_same_headers(site: Site) -> None:
+    with httpx.stream("GET", n2r(site, site.big)) as answer:
+        assert answer.status_code == 200 and int(answer.headers["content-length"]) == 5 << 20
+        assert answer.headers["memento-datetime"] == LAST_HTTP
+        assert links(answer.headers["link"])[BIG_URL] == {"rel": "original"}
+    part = httpx.get(n2r(site, site.big), headers={"Range": "bytes=0-3"})
+    assert part.status_code == 206 and part.content == b"0123" and part.headers["memento-datetime"] == LAST_HTTP
 
 
 def test_rfc7089_5_1_1_timemap_lists_every_memento_still_held(site: Site) -> None:
