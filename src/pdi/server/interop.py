@@ -43,7 +43,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from pdi.archive import Archive, DocumentChange, Generic, Resolved
-from pdi.errors import NotFoundError, ParseError, PDIError, UnsupportedError
+from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.identifier import PDI
 from pdi.interop import oaipmh
 from pdi.interop.memento import (
@@ -223,7 +223,7 @@ class Mementos:
         target = generic.unique_id if is_url(generic.unique_id) and not generic.is_serial else str(generic)
         try:
             subject = self.subject(target, base)
-        except (PDIError, Problem):
+        except LimitError:  # more mementos than a TimeMap lists: the bytes are answered without the links
             return {}
         version = self.archive.locate(str(generic))
         assert isinstance(version, Generic)
@@ -258,8 +258,6 @@ def _own_n2r_name(url: str) -> PDI | None:
 
 
 def _too_many() -> PDIError:
-    from pdi.errors import LimitError
-
     return LimitError(f"more than {MAX_MEMENTOS} mementos: this resolver lists at most that many")
 
 
