@@ -70,3 +70,19 @@ def test_a_document_with_every_version_withdrawn_is_listed_as_withdrawn(archive:
     (change,) = archive.changes()
     assert change.withdrawn_at == gone and change.changed_at == gone
     assert [v.number for v in change.generic.versions] == [1]
+
+
+def test_changes_between_two_times_skip_the_others_without_reading_them(archive: Archive, clock: Clock) -> None:
+    names = []
+    for day in range(1, 8):
+        _at(clock, day)
+        names.append(str(archive.deposit(S, [Content(f"{day}\n".encode(), "text")])[0]).rsplit(".", 2)[0])
+    _at(clock, 20)
+    archive.annotate(names[0], "title", "changed late")
+    since, until = "2026-03-03T00:00:00.000000Z", "2026-03-05T09:00:00.000000Z"
+    found = archive.changes(since=since, until=until, limit=2)
+    assert [str(c.generic.pdi) for c in found] == names[2:4]
+    rest = archive.changes(after=found[-1].cursor, since=since, until=until, limit=2)
+    assert [str(c.generic.pdi) for c in rest] == names[4:5]
+    assert [str(c.generic.pdi) for c in archive.changes(since="2026-03-20T00:00:00.000000Z")] == names[:1]
+    assert archive.changes(until="2026-02-28T23:59:59.999999Z") == []

@@ -300,6 +300,10 @@ def _generic_of(records: Sequence[RepresentationRecord], latest: bool = False) -
     return Generic(_name(records[0], generic=True), versions)
 
 
+#: Documents whose stamps :meth:`Archive.changes` reads at once while it looks for changed ones.
+_STAMP_BATCH = 500
+
+
 def _documents_of(records: Sequence[RepresentationRecord]) -> tuple[Generic, ...]:
     """The documents of records that come a document at a time, each with its versions, in that order."""
     grouped: dict[tuple[str, datetime.date, str], list[RepresentationRecord]] = {}
@@ -1307,19 +1311,36 @@ class Archive:
         following = str(documents[limit - 1].pdi) if len(documents) > limit else None
         return DocumentPage(documents[:limit], self._titles(documents[:limit]), following)
 
-    def changes(self, *, after: int = 0, series: str | None = None, limit: int = 100) -> list[DocumentChange]:
+    def changes(
+        self, *, after: int = 0, series: str | None = None, limit: int = 100,
+        since: str | None = None, until: str | None = None,
+    ) -> list[DocumentChange]:
         """The next ``limit`` documents after the cursor ``after`` (of ``series`` only), each as it is now.
 
         In catalog order (the order documents were first deposited), which
         never changes, so a harvester pages through with the last
-        :attr:`~pdi.archive.results.DocumentChange.cursor` it was given. A
-        whole withdrawn document is still listed, with its ``withdrawn_at``;
-        withdrawn versions are left out of its versions.
+        :attr:`~pdi.archive.results.DocumentChange.cursor` it was given. With
+        ``since`` or ``until`` (ISO 8601 UTC, inclusive) only the documents
+        that last changed between them, found from the catalog's stamps
+        before any document is read. A whole withdrawn document is still
+        listed, with its ``withdrawn_at``; withdrawn versions are left out of
+        its versions.
         """
         if limit < 1:
             raise LimitError("a page holds at least one document")
-        stamps = self.store.document_stamps(after, None if series is None else series.lower(), limit)
-        return [self._change(stamp) for stamp in stamps]
+        wanted = None if series is None else series.lower()
+        found: list[DocumentChange] = []
+        while len(found) < limit:
+            stamps = self.store.document_stamps(after, wanted, max(limit, _STAMP_BATCH))
+            for stamp in stamps:
+                if (since is None or stamp.changed_at >= since) and (until is None or stamp.changed_at <= until):
+                    found.append(self._change(stamp))
+                    if len(found) == limit:
+                        break
+            if len(stamps) < max(limit, _STAMP_BATCH):
+                break
+            after = stamps[-1].cursor
+        return found
 
     def document_change(self, pdi: PDI | str) -> DocumentChange:
         """One document as :meth:`changes` lists it, by its generic name (or any of its names)."""

@@ -146,8 +146,8 @@ def create_app(
         Route("/api/withdraw", writes.withdraw, methods=["POST"]),
         Route("/api/audit", writes.audit),
         Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
-        *MementoRoutes(opened, base_url).routes(),
-        *OAIRoutes(opened, base_url, admin_email=oai_admin_email).routes(),
+        *MementoRoutes(opened, base_url, work).routes(),
+        *OAIRoutes(opened, base_url, work=work, admin_email=oai_admin_email).routes(),
     ]
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]

@@ -37,7 +37,6 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
@@ -57,6 +56,7 @@ from pdi.interop.memento import (
     timegate_links,
     timemap,
 )
+from pdi.server.limits import WorkLimits
 from pdi.server.problems import Problem
 
 #: The most mementos one TimeGate or TimeMap reads: past it, a ``413`` problem says so.
@@ -273,9 +273,10 @@ def _target(request: Request, prefix: str) -> str:
 class MementoRoutes:
     """``/timegate/<URI-R>`` and ``/timemap/link/<URI-R>`` over one archive."""
 
-    def __init__(self, archive: Archive, base_url: str | None = None) -> None:
+    def __init__(self, archive: Archive, base_url: str | None = None, work: WorkLimits | None = None) -> None:
         self.mementos = Mementos(archive)
         self.base_url = base_url
+        self.work = work if work is not None else WorkLimits()
 
     def _base(self, request: Request) -> str:
         return self.base_url if self.base_url is not None else str(request.base_url)
@@ -285,7 +286,7 @@ class MementoRoutes:
         raw = request.headers.get("accept-datetime")
         wanted = None if raw is None else parse_http_datetime(raw)
         base = self._base(request)
-        subject = await anyio.to_thread.run_sync(self.mementos.subject, _target(request, "/timegate/"), base)
+        subject = await self.work.run(self.mementos.subject, _target(request, "/timegate/"), base)
         chosen = select(subject.mementos, wanted)
         headers = {
             "Location": subject.mementos[chosen].uri,
@@ -298,7 +299,7 @@ class MementoRoutes:
     async def timemap(self, request: Request) -> Response:
         """RFC 7089 §5.1.1: every memento of the URI-R, ``application/link-format``."""
         base = self._base(request)
-        subject = await anyio.to_thread.run_sync(self.mementos.subject, _target(request, "/timemap/link/"), base)
+        subject = await self.work.run(self.mementos.subject, _target(request, "/timemap/link/"), base)
         body = timemap(subject.original, subject.timemap(base), subject.timegate(base), subject.mementos)
         return PlainTextResponse(body, media_type=LINK_FORMAT,
                                  headers={"Cache-Control": f"public, max-age={MEMENTO_MAX_AGE}"})
@@ -344,9 +345,11 @@ class OAIRoutes:
     and withdrawals, so an incremental harvest (``from``) sees every change.
     A withdrawn document is a deleted record. Lists come in pages of
     ``page`` records, in catalog order, with stateless resumption tokens.
+    Answers are made within the resolver's ``work`` limits (a list may read
+    the stamps of many documents to find those changed in a range of dates).
     """
 
-    def __init__(self, archive: Archive, base_url: str | None = None, *,
+    def __init__(self, archive: Archive, base_url: str | None = None, *, work: WorkLimits | None = None,
                  admin_email: str | None = None, page: int = OAI_PAGE) -> None:
         if admin_email is not None:
             check_admin_email(admin_email)
@@ -354,6 +357,7 @@ class OAIRoutes:
         self.base_url = base_url
         self.admin_email = admin_email
         self.page = page
+        self.work = work if work is not None else WorkLimits()
 
     async def endpoint(self, request: Request) -> Response:
         """OAI-PMH 2.0: ``verb`` and its arguments in the query (GET) or a form body (POST); the answer is XML."""
@@ -381,7 +385,8 @@ class OAIRoutes:
         parsed: oaipmh.Request | None = None
         try:
             parsed = oaipmh.parse_request(pairs)
-            element = await anyio.to_thread.run_sync(self.answer, parsed, base)
+            # a list may read many documents' stamps: it runs within the resolver's work limits
+            element = await self.work.run(self.answer, parsed, base)
             xml = oaipmh.response(base, now, parsed, element)
         except oaipmh.OAIError as error:
             xml = oaipmh.response(base, now, parsed, error)
@@ -420,17 +425,12 @@ class OAIRoutes:
         series = chosen.set
         if series is not None and series.lower() not in {s.name for s in self.archive.series()}:
             raise oaipmh.OAIError("noRecordsMatch", f"there is no set {series[:80]!r} (each set is a series: see ListSets)")
-        matched: list[tuple[int, DocumentChange]] = []  # (cursor, change)
-        after = resumed.after
-        while len(matched) <= self.page:  # one more than a page says whether a next page has any record
-            changes = self.archive.changes(after=after, series=series, limit=self.page + 1)
-            for change in changes:
-                moment = parse_timestamp(change.changed_at).replace(microsecond=0)
-                if (start is None or moment >= start) and (until is None or moment <= until):
-                    matched.append((change.cursor, change))
-            if len(changes) <= self.page:
-                break
-            after = changes[-1].cursor
+        # ISO 8601 UTC texts compare as the times do; a datestamp is to the second, so until runs to its end
+        since = None if start is None else start.strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+        up_to = None if until is None else until.strftime("%Y-%m-%dT%H:%M:%S.999999Z")
+        # one more than a page says whether a next page has any record
+        changes = self.archive.changes(after=resumed.after, series=series, limit=self.page + 1, since=since, until=up_to)
+        matched = [(change.cursor, change) for change in changes]
         if not matched:
             if was_resumed:  # the list ended where the page before did: say so with a record-less page
                 raise oaipmh.OAIError("noRecordsMatch", "no more records match: the list is complete")
