@@ -86,8 +86,11 @@ def test_accept_json_answers_n2c_even_when_the_bytes_are_cached(
     assert negotiated.headers["content-type"] == "application/json"
     assert negotiated.headers["vary"] == "Accept"
     assert negotiated.json() == description
-    # and the bytes again after it
-    assert client.get(n2r(names.text)).content == b"one\n"
+    # and the bytes again after it; a 304 says what it varies by, as the 200 did (RFC 9110 §15.4.5)
+    again = client.get(n2r(names.text))
+    assert again.content == b"one\n"
+    unchanged = client.get(n2r(names.text), headers={"If-None-Match": again.headers["etag"]})
+    assert unchanged.status_code == 304 and unchanged.headers["vary"] == "Accept"
 
 
 @pytest.mark.parametrize("accept", [

@@ -130,7 +130,8 @@ def _length(n: int) -> Headers:
 
 
 def _cache_control(entity: Entity) -> Headers:
-    return [(k, v) for k, v in entity.headers if k == b"cache-control"]
+    """The fields a ``304`` repeats (RFC 9110 §15.4.5): ``Cache-Control`` and ``Vary``."""
+    return [(k, v) for k, v in entity.headers if k in (b"cache-control", b"vary")]
 
 
 class ResponseCache:
