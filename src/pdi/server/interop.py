@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import itertools
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -177,11 +178,14 @@ class Mementos:
                 return
             after = page.after
 
-    def subject(self, target: str, base: str) -> Subject:
+    def subject(self, target: str, base: str, *, through: datetime.date | None = None) -> Subject:
         """The URI-R ``target`` names (a URL, a generic name or its N2R URL) with its mementos.
 
         :class:`~pdi.errors.NotFoundError` when the archive holds no memento of
         it, a ``410`` problem when it held some and every one was withdrawn.
+        With ``through``, the captures of a URL minted after that day are not
+        read (every version of a document is at or after its day of minting):
+        the mementos up to that day are all there.
         """
         if not target:
             raise ParseError("name the original resource after the route: /timegate/http://… or /timegate/urn:pdi://…",
@@ -190,7 +194,10 @@ class Mementos:
             from pdi.server.read import urn_from_query
 
             return self._document(PDI.parse(urn_from_query(target)), base)
-        mementos, withdrawn = self._of_documents(self._captures(target), base)
+        captures = self._captures(target)
+        if through is not None:
+            captures = itertools.takewhile(lambda doc: doc.pdi.date is not None and doc.pdi.date <= through, captures)
+        mementos, withdrawn = self._of_documents(captures, base)
         if not mementos and not withdrawn:
             own = _own_n2r_name(target)
             if own is not None:
@@ -221,10 +228,6 @@ class Mementos:
         """
         generic = generic_of(located.pdi)
         target = generic.unique_id if is_url(generic.unique_id) and not generic.is_serial else str(generic)
-        try:
-            subject = self.subject(target, base)
-        except LimitError:  # more mementos than a TimeMap lists: the bytes are answered without the links
-            return {}
         version = self.archive.locate(str(generic))
         assert isinstance(version, Generic)
         number = located.pdi.version
@@ -232,6 +235,10 @@ class Mementos:
         if not mine:
             return {}
         this = Memento(parse_timestamp(mine[0].created_at), n2r_url(base, mine[0].formats[0]))
+        try:  # only the mementos up to this one are named: captures minted later are not read
+            subject = self.subject(target, base, through=this.datetime.date())
+        except LimitError:  # more mementos than a TimeMap lists: the bytes are answered without the links
+            return {}
         earlier = [m for m in subject.mementos if m <= this]
         if not earlier or earlier[-1] != this:
             return {}
