@@ -60,6 +60,7 @@ class Site:
     document: str  # generic name of the serial document
     versions: tuple[str, ...]
     big: str
+    odd: str  # a document whose foreign id holds '#', '%' and '.'
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +85,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         gone = capture(LAST, b"<p>gone</p>", url=GONE_URL)
         clock.now = LAST
         big = str(archive.deposit(S, [Content(b"0123456789abcde\n" * (5 << 16), "text")], foreign_id=BIG_URL)[0])
+        odd = str(archive.deposit(S, [Content(b"odd\n", "text")], foreign_id="a#b%23c.d")[0])
         archive.withdraw(gone.rsplit(".", 2)[0], "taken down on request")
         clock.now = DOC_TIMES[0]
         versions = [str(archive.deposit(S, [Content(b"one\n", "text")])[0])]
@@ -92,7 +94,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             clock.now = at
             versions.append(str(archive.add_version(document, [Content(body, "text")])[0]))
     with serving(location) as (_, port):
-        yield Site(f"http://127.0.0.1:{port}", first, middle, withdrawn, other, last, document, tuple(versions), big)
+        yield Site(f"http://127.0.0.1:{port}", first, middle, withdrawn, other, last, document, tuple(versions), big, odd)
 
 
 def n2r(site: Site, name: str) -> str:
@@ -171,6 +173,17 @@ def test_rfc7089_the_n2r_of_a_capture_is_a_memento(site: Site) -> None:
     again = httpx.get(n2r(site, site.middle))
     assert again.headers["memento-datetime"] == MIDDLE_HTTP and again.headers["link"] == answer.headers["link"]
     assert httpx.get(n2r(site, site.first)).headers["memento-datetime"] == FIRST_HTTP
+
+
+def test_rfc7089_a_document_whose_id_holds_escapes(site: Site) -> None:
+    assert "/a%23b%2523c%2Ed.text.1" in site.odd
+    memento = requests.get(n2r(site, site.odd))  # requests rewrites %2E; the resolver's URLs survive it
+    assert memento.status_code == 200 and memento.content == b"odd\n"
+    found = links(memento.headers["link"])
+    timegate = next(url for url, e in found.items() if e == {"rel": "timegate"})
+    gate = requests.get(timegate, headers={"Accept-Datetime": LAST_HTTP}, allow_redirects=False)
+    assert gate.status_code == 302 and gate.headers["location"] == n2r(site, site.odd)
+    assert requests.get(gate.headers["location"]).headers["memento-datetime"] == memento.headers["memento-datetime"]
 
 
 def test_rfc7089_a_streamed_memento_has_the_same_headers(site: Site) -> None:

@@ -73,7 +73,7 @@ _PDI_PREFIX = re.compile(r"(?:urn:)?pdi:", re.IGNORECASE)
 
 def is_url(unique_id: str) -> bool:
     """Whether a unique id is a URL (an encapsulated id with a scheme and an authority): a capture's."""
-    return _URL.match(unique_id) is not None
+    return _URL.match(unique_id) is not None and not _PDI_PREFIX.match(unique_id)
 
 
 def n2r_url(base: str, name: PDI | str) -> str:
@@ -227,7 +227,6 @@ class Mementos:
         a withdrawn name is never served).
         """
         generic = generic_of(located.pdi)
-        target = generic.unique_id if is_url(generic.unique_id) and not generic.is_serial else str(generic)
         version = self.archive.locate(str(generic))
         assert isinstance(version, Generic)
         number = located.pdi.version
@@ -236,7 +235,10 @@ class Mementos:
             return {}
         this = Memento(parse_timestamp(mine[0].created_at), n2r_url(base, mine[0].formats[0]))
         try:  # only the mementos up to this one are named: captures minted later are not read
-            subject = self.subject(target, base, through=this.datetime.date())
+            if is_url(generic.unique_id) and not generic.is_serial:
+                subject = self.subject(generic.unique_id, base, through=this.datetime.date())
+            else:
+                subject = self._document(generic, base)
         except LimitError:  # more mementos than a TimeMap lists: the bytes are answered without the links
             return {}
         earlier = [m for m in subject.mementos if m <= this]
