@@ -24,8 +24,14 @@ mementos: they are left out of TimeMaps and never chosen by a TimeGate.
 The N2R answer of a versioned name is itself a memento (§4.1.2): it
 carries ``Memento-Datetime`` (the version's deposit time) and a ``Link``
 with ``original``, ``timegate``, ``timemap`` and the ``first`` and ``prev``
-mementos (:func:`memento_headers`), which do not change as later versions
-come, so the answer stays immutable.
+mementos (:meth:`Mementos.headers`), which do not change as later versions
+come, so the answer stays immutable. URLs these answers write hold a PDI's
+``%2E`` as ``%252E`` (:func:`sturdy`).
+
+OAI-PMH 2.0 (:class:`OAIRoutes`): ``/oai`` by GET or POST (§3.1.1), the
+six verbs of §4 over the catalog's documents, a set per series (§2.7.1),
+``oai_dc`` records (§6) and stateless resumption tokens (§3.5); the
+protocol itself (requests, tokens, XML) is :mod:`pdi.interop.oaipmh`.
 """
 
 from __future__ import annotations
