@@ -73,7 +73,9 @@ def _delete_blobs(location: str) -> None:
 
 def test_an_answer_from_the_cache_is_the_resolvers_answer(names: dict[str, str]) -> None:
     text, page = names["text"], names["page"]
-    with _live(create_app(names["location"], cache_bytes=0)) as reference:
+    # one base URL for both: a memento's Link names its TimeGate by an absolute URL
+    base = "http://resolver.example.org"
+    with _live(create_app(names["location"], cache_bytes=0, base_url=base)) as reference:
         tag = reference.get(f"/uri-res/N2R?{text}").headers["etag"]
         cases: list[tuple[str, str, dict[str, str]]] = [
             (text, "GET", {}),
@@ -93,7 +95,7 @@ def test_an_answer_from_the_cache_is_the_resolvers_answer(names: dict[str, str])
     assert [e[0] for e in expected] == [200, 200, 206, 206, 416, 304, 200, 200, 200, 200, 200, 200]
     assert expected[2][2] == b"Hello" and expected[8][2] == b"Hello"
 
-    app = create_app(names["location"])
+    app = create_app(names["location"], base_url=base)
     with _live(app) as cached:
         for name, _, _ in cases:
             assert _get(cached, name)[0] == 200  # now kept

@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 
 from pdi.archive import Archive
 from pdi.server import create_app
-from pdi.server.openapi import OPERATIONS
+from pdi.server.openapi import OPERATIONS, openapi_path
 
 
 def _app(tmp_path: Path) -> tuple[TestClient, list[tuple[str, str]]]:
@@ -22,9 +22,9 @@ def _app(tmp_path: Path) -> tuple[TestClient, list[tuple[str, str]]]:
     Archive.init(location).close()
     app = create_app(str(location))
     machine = [
-        (method, route.path)
+        (method, openapi_path(route.path))
         for route in app.routes
-        if isinstance(route, Route) and route.path.startswith(("/api/", "/uri-res/"))
+        if isinstance(route, Route) and route.path.startswith(("/api/", "/uri-res/", "/timegate/", "/timemap/", "/oai"))
         for method in route.methods or ()
         if method != "HEAD"
     ]

@@ -45,6 +45,7 @@ from pdi.archive.fixity import Problem, VerifyReport, described_problem
 from pdi.archive.results import (
     CitationResolved,
     Deposit,
+    DocumentChange,
     DocumentDetail,
     DocumentPage,
     Generic,
@@ -61,6 +62,7 @@ from pdi.archive.store import (
     DayCount,
     DepositResult,
     DocumentKey,
+    DocumentStamp,
     FixityCheck,
     Idempotency,
     ListKey,
@@ -99,6 +101,7 @@ __all__ = [
     "CitationResolved",
     "Content",
     "Deposit",
+    "DocumentChange",
     "DocumentDetail",
     "DocumentPage",
     "Generic",
@@ -295,6 +298,10 @@ def _generic_of(records: Sequence[RepresentationRecord], latest: bool = False) -
         for n in numbers
     )
     return Generic(_name(records[0], generic=True), versions)
+
+
+#: Documents whose stamps :meth:`Archive.changes` reads at once while it looks for changed ones.
+_STAMP_BATCH = 500
 
 
 def _documents_of(records: Sequence[RepresentationRecord]) -> tuple[Generic, ...]:
@@ -1311,6 +1318,59 @@ class Archive:
         documents = _documents_of(self.store.unique_id_documents(url, cursor, limit + 1))
         following = str(documents[limit - 1].pdi) if len(documents) > limit else None
         return DocumentPage(documents[:limit], self._titles(documents[:limit]), following)
+
+    def changes(
+        self, *, after: int = 0, series: str | None = None, limit: int = 100,
+        since: str | None = None, until: str | None = None,
+    ) -> list[DocumentChange]:
+        """The next ``limit`` documents after the cursor ``after`` (of ``series`` only), each as it is now.
+
+        In catalog order (the order documents were first deposited), which
+        never changes, so a harvester pages through with the last
+        :attr:`~pdi.archive.results.DocumentChange.cursor` it was given. With
+        ``since`` or ``until`` (ISO 8601 UTC, inclusive) only the documents
+        that last changed between them, found from the catalog's stamps
+        before any document is read. A whole withdrawn document is still
+        listed, with its ``withdrawn_at``; withdrawn versions are left out of
+        its versions.
+        """
+        if limit < 1:
+            raise LimitError("a page holds at least one document")
+        wanted = None if series is None else series.lower()
+        found: list[DocumentChange] = []
+        while len(found) < limit:
+            stamps = self.store.document_stamps(after, wanted, max(limit, _STAMP_BATCH))
+            for stamp in stamps:
+                if (since is None or stamp.changed_at >= since) and (until is None or stamp.changed_at <= until):
+                    found.append(self._change(stamp))
+                    if len(found) == limit:
+                        break
+            if len(stamps) < max(limit, _STAMP_BATCH):
+                break
+            after = stamps[-1].cursor
+        return found
+
+    def document_change(self, pdi: PDI | str) -> DocumentChange:
+        """One document as :meth:`changes` lists it, by its generic name (or any of its names)."""
+        parsed = parse_pdi(pdi)
+        if parsed.is_pattern or parsed.citation is not None:
+            raise UnsupportedError(f"{parsed} names no one document")
+        stamp = self.store.document_stamp(_key_of(parsed))
+        if stamp is None:
+            raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
+        return self._change(stamp)
+
+    def _change(self, stamp: DocumentStamp) -> DocumentChange:
+        records = [
+            r for r in self.store.representations(stamp.key)
+            if stamp.withdrawn_at is not None or self.store.withdrawal(stamp.key, r.version) is None
+        ]
+        withdrawn_at: str | None = stamp.withdrawn_at
+        if not records:  # every version withdrawn: the document is listed as it was, marked withdrawn
+            records = list(self.store.representations(stamp.key))
+            withdrawn_at = stamp.changed_at
+        statements = tuple(self.store.document_assertions(stamp.key))
+        return DocumentChange(stamp.cursor, _generic_of(records), statements, stamp.changed_at, withdrawn_at)
 
     def document(self, pdi: PDI | str) -> DocumentDetail:
         """What the catalog knows of the document a name belongs to: versions, formats, statements, fixity checks."""

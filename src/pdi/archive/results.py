@@ -194,6 +194,24 @@ class DocumentDetail:
 
 
 @dataclass(frozen=True)
+class DocumentChange:
+    """A document as a harvester sees it (:meth:`Archive.changes`): what it is now and when it last changed.
+
+    ``generic`` lists the versions not withdrawn; ``statements`` are every
+    statement filed under the document, oldest first; ``changed_at`` is the
+    latest of its deposits, statements and withdrawals (ISO 8601 UTC);
+    ``withdrawn_at`` when the whole document was withdrawn, if it was;
+    ``cursor`` where the next page starts after it.
+    """
+
+    cursor: int
+    generic: Generic
+    statements: tuple[AssertionRecord, ...]
+    changed_at: str
+    withdrawn_at: str | None
+
+
+@dataclass(frozen=True)
 class SearchHit:
     """One passage that matched a search, in one name (see :meth:`Archive.search`).
 

@@ -29,6 +29,7 @@ from pdi.archive.store import (
     AssertionRecord,
     DayCount,
     DocumentKey,
+    DocumentStamp,
     FixityCheck,
     RepresentationRecord,
     SeriesCount,
@@ -37,6 +38,24 @@ from pdi.identifier import spells_serial
 
 #: Rows of one multi-row INSERT of fixity checks (4 values each: within SQLite's 32,766 variables).
 _CHECK_ROWS = 500
+
+
+#: A document and the times it changed: its deposits, statements and withdrawals (each read from an index).
+_STAMPS = (
+    "SELECT d.id, d.series, d.day, d.unique_id,"
+    " (SELECT MAX(r.created_at) FROM representations r WHERE r.document = d.id),"
+    " (SELECT MAX(a.at) FROM assertions a WHERE a.document = d.id),"
+    " (SELECT MAX(w.at) FROM withdrawals w WHERE w.document = d.id),"
+    " (SELECT MIN(w.at) FROM withdrawals w WHERE w.document = d.id AND w.version IS NULL)"
+    " FROM documents d"
+)
+
+
+def _stamp(row: Sequence[Any]) -> DocumentStamp:
+    return DocumentStamp(
+        int(row[0]), DocumentKey(str(row[1]), datetime.date.fromisoformat(str(row[2])), str(row[3])),
+        max(str(t) for t in row[4:7] if t is not None), None if row[7] is None else str(row[7]),
+    )
 
 
 def _date(value: Any) -> datetime.date | None:
@@ -172,6 +191,29 @@ class BrowseQueries:
                 (key.series, key.day.isoformat(), key.unique_id),
             )
         return [_assertion(r) for r in rows]
+
+    def document_stamps(self, after: int, series: str | None, limit: int) -> list[DocumentStamp]:
+        """The next ``limit`` documents after the cursor ``after`` (of ``series`` only, if given), in catalog order.
+
+        Each with when it last changed, read from the primary key of
+        ``representations`` and the indexes ``assertions_by_document`` and
+        ``withdrawals_by_document``: a page costs its own documents.
+        """
+        sql = _STAMPS + " WHERE d.id > ?"
+        params: list[Any] = [after]
+        if series is not None:
+            sql += " AND d.series = ?"
+            params.append(series)
+        with self._read():
+            rows = self._query(sql + " ORDER BY d.id LIMIT ?", [*params, limit])
+        return [_stamp(r) for r in rows]
+
+    def document_stamp(self, key: DocumentKey) -> DocumentStamp | None:
+        """The stamp of one document (:meth:`document_stamps`), ``None`` if the catalog has no such document."""
+        with self._read():
+            rows = self._query(_STAMPS + " WHERE d.series = ? AND d.day = ? AND d.unique_id = ?",
+                               (key.series, key.day.isoformat(), key.unique_id))
+        return _stamp(rows[0]) if rows else None
 
     def statements_about(self, subjects: Sequence[str], key: str) -> list[AssertionRecord]:
         """The statements of ``key`` about any of ``subjects`` (canonical names), oldest first."""

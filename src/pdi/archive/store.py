@@ -331,6 +331,22 @@ class SeriesCount:
 
 
 @dataclass(frozen=True)
+class DocumentStamp:
+    """A document in catalog order and when it last changed (what an OAI-PMH harvester pages through).
+
+    ``cursor`` is its place in the catalog (a keyset cursor, increasing with
+    each new document); ``changed_at`` the latest of its deposits, statements
+    and withdrawals (ISO 8601 UTC); ``withdrawn_at`` when the whole document
+    was withdrawn, if it was.
+    """
+
+    cursor: int
+    key: DocumentKey
+    changed_at: str
+    withdrawn_at: str | None
+
+
+@dataclass(frozen=True)
 class DayCount:
     """How many documents of a series were minted on one GMT day."""
 
@@ -589,6 +605,10 @@ class Store(Protocol):
     ) -> list[RepresentationRecord]: ...
 
     def document_assertions(self, key: DocumentKey) -> list[AssertionRecord]: ...
+
+    def document_stamps(self, after: int, series: str | None, limit: int) -> list[DocumentStamp]: ...
+
+    def document_stamp(self, key: DocumentKey) -> DocumentStamp | None: ...
 
     def statements_about(self, subjects: Sequence[str], key: str) -> list[AssertionRecord]: ...
 

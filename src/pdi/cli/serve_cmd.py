@@ -42,13 +42,19 @@ DEFAULT_CACHE_MIB = 32
               "(default: each request's host at --replay-port).")
 @click.option("--replay-scripts", is_flag=True, help="Let archived pages' own scripts run when replayed "
               "(in a sandboxed frame of an opaque origin, still unable to connect anywhere); default: none runs.")
+@click.option("--oai-admin-email", metavar="ADDRESS", help="The address OAI-PMH's Identify gives harvesters "
+              "(/oai; default: postmaster@ this host).")
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
     queue_seconds: float, header_timeout: float, max_connections: int, replay_port: int | None,
-    replay_origin: str | None, replay_scripts: bool, archive: str,
+    replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None, archive: str,
 ) -> None:
     """Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.
+
+    Also Memento (RFC 7089) TimeGates and TimeMaps at /timegate/URL and
+    /timemap/link/URL (a captured URL, or a document's generic name), and
+    an OAI-PMH 2.0 endpoint at /oai for library harvesters.
 
     A # in a name travels as %23 in an RFC 2169 query (a % before 23 or 25
     as %25). --port 0 takes a free port and says which. Stop with Ctrl-C
@@ -73,6 +79,10 @@ def serve_cmd(
     from pdi.server.run import default_workers, listening_socket, serve
     from pdi.uri import URI
 
+    if oai_admin_email is not None:
+        from pdi.server.interop import check_admin_email
+
+        check_admin_email(oai_admin_email)  # here, not in each worker
     count = workers if workers is not None else default_workers()
     if replay_port is None:
         replay_port = 0 if port == 0 else port + 1
@@ -91,7 +101,8 @@ def serve_cmd(
 
     def make_app() -> ASGIApp:
         work = WorkLimits(evaluations, queue_seconds)
-        resolver = create_app(archive, base_url=base_url, limits=work, cache_bytes=cache_mib << 20, replay=site)
+        resolver = create_app(archive, base_url=base_url, limits=work, cache_bytes=cache_mib << 20, replay=site,
+                              oai_admin_email=oai_admin_email)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
                                    resolver_port=bound, scripts=replay_scripts, limits=work)
         return ByPort(resolver, replay, replay_bound)

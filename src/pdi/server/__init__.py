@@ -9,9 +9,12 @@ RFC 2169 ("A Trivial Convention for using HTTP in URN Resolution"): the URN
 is the whole query string, ``GET /uri-res/<service>?<urn>``:
 
 * ``N2R`` — the resource: the bytes of the representation (or of its
-  fragment) with its media type. A generic PDI (no format) names several
-  resources: ``300 Multiple Choices`` with a ``text/uri-list`` of every
-  format of every version, oldest version first. A fragment that reaches
+  fragment) with its media type, and as a memento (RFC 7089) its
+  ``Memento-Datetime`` and ``Link``. An ``Accept`` that prefers
+  ``application/json``, or ``?info`` after the name, answers what ``N2C``
+  answers. A generic PDI (no format) names several resources: the format an
+  ``Accept`` range names (``302`` to it), else ``300 Multiple Choices`` with
+  a ``text/uri-list`` of every format of every version, oldest version first. A fragment that reaches
   past the end is cut there, and one that lies wholly past it selects
   nothing; both still answer ``200`` (the name is valid and resolves: the
   draft reads a position past the end as the end), with a ``Warning: 299``
@@ -69,6 +72,8 @@ text (:mod:`pdi.server.viewer`). An archived web page (``multipart/related``
 or HTML) is shown as the page it was, from the replay origin
 (:mod:`pdi.server.replay`, its own app on its own port), under a banner
 (:mod:`pdi.server.replay_page`).
+Memento TimeGates and TimeMaps (``/timegate/<URL>``, ``/timemap/link/<URL>``)
+and the OAI-PMH 2.0 endpoint (``/oai``) are :mod:`pdi.server.interop`.
 ``/search?q=…`` finds passages by their
 words and links each to the viewer (:mod:`pdi.server.search`).
 """
@@ -86,6 +91,7 @@ from pdi.server.app import ReaderApp
 from pdi.server.browse import BrowsePages
 from pdi.server.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
 from pdi.server.cite import CiteAPI
+from pdi.server.interop import MementoRoutes, OAIRoutes
 from pdi.server.limits import WorkLimits
 from pdi.server.openapi import APIDocs
 from pdi.server.problems import HANDLERS
@@ -106,6 +112,7 @@ def create_app(
     cache_bytes: int = DEFAULT_CACHE_BYTES,
     max_upload: int | None = None,
     replay: ReplaySite | None = None,
+    oai_admin_email: str | None = None,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -122,6 +129,8 @@ def create_app(
     where the replay origin is (:func:`pdi.server.replay.create_replay_app`
     serves it): ``/view`` of an archived page then shows it replayed there;
     without it, ``/view`` shows its source or its description.
+    ``oai_admin_email`` is the address OAI-PMH's ``Identify`` gives
+    (:mod:`pdi.server.interop`; default ``postmaster@`` this host).
     """
     opened = archive if archive is not None else Archive.open(location)
     work = limits if limits is not None else WorkLimits()
@@ -156,6 +165,8 @@ def create_app(
         Route("/api/anchor", AnchorAPI(opened, work).anchor),
         Route("/api/annotation", annotations.export, methods=["GET"]),
         Route("/api/annotation", annotations.import_, methods=["POST"]),
+        *MementoRoutes(opened, base_url, work).routes(),
+        *OAIRoutes(opened, base_url, work=work, admin_email=oai_admin_email).routes(),
     ]
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]

@@ -23,8 +23,12 @@ of ``/uri-res/N2R`` and ``/uri-res/I2R`` from the cache before any routing,
 with ``If-None-Match`` (``304``) and one ``Range`` (``206``/``416``) read
 as the resolver itself reads them (:func:`answer`); a miss goes on to the
 resolver, which fills the cache (:meth:`pdi.server.read.Resolver.endpoint`).
-The key is the request's query string exactly as sent, the name as the
-client spelled it; every spelling of a name is its own entry.
+The key is the request's ``Host`` and query string exactly as sent
+(:func:`cache_key`: the name as the client spelled it; every spelling of a
+name is its own entry). A request whose ``Accept`` names JSON is never
+answered from the cache: N2R may answer it with the name's description
+instead of its bytes (content negotiation, :mod:`pdi.server.read`), and
+every answer says ``Vary: Accept``.
 
 :class:`CachedAnswerProtocol` does the same one step earlier, in ``pdi
 serve``'s HTTP/1.1 connections: as soon as a request's head is parsed, an
@@ -126,7 +130,8 @@ def _length(n: int) -> Headers:
 
 
 def _cache_control(entity: Entity) -> Headers:
-    return [(k, v) for k, v in entity.headers if k == b"cache-control"]
+    """The fields a ``304`` repeats (RFC 9110 §15.4.5): ``Cache-Control`` and ``Vary``."""
+    return [(k, v) for k, v in entity.headers if k in (b"cache-control", b"vary")]
 
 
 class ResponseCache:
@@ -247,7 +252,8 @@ class CachedAnswers:
         if scope["type"] == "http" and scope["path"] in N2R_PATHS and scope["method"] in ("GET", "HEAD"):
             if not self.cache.fresh and self.cache.generation is not None:
                 self.cache.revalidate(await anyio.to_thread.run_sync(self.cache.generation))
-            entity = self.cache.get(scope["query_string"])
+            entity = None if _negotiates(scope["headers"]) else self.cache.get(
+                cache_key(_field(scope["headers"], b"host"), scope["query_string"]))
             if entity is not None:
                 status, headers, body = answer(entity, *_conditional_fields(scope["headers"]))
                 await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -263,6 +269,35 @@ def _conditional_fields(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | N
         if key in _CONDITIONAL and key not in found:
             found[key] = value.decode("latin-1")
     return found.get(b"if-none-match"), found.get(b"range"), found.get(b"if-range")
+
+
+def cache_key(host: str | bytes, query: bytes) -> bytes:
+    """The key of an answer: the request's ``Host`` and query string, both as sent.
+
+    The host is part of it because a memento's ``Link`` (RFC 7089) names
+    its TimeGate and TimeMap by absolute URLs built from it.
+    """
+    return (host.encode("latin-1") if isinstance(host, str) else host) + b" " + query
+
+
+def _field(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> bytes:
+    """The first value of a request field in raw headers (b"" if absent)."""
+    for key, value in headers:
+        if key == name:
+            return value
+    return b""
+
+
+def _negotiates(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """Whether a request's ``Accept`` may ask for another answer than the bytes: it names JSON.
+
+    N2R answers N2C's description to an ``Accept`` that prefers
+    ``application/json`` (:func:`pdi.server.read.prefers_description`); such a
+    request goes to the resolver, which decides. Every other request takes
+    the bytes, which the cache holds.
+    """
+    accept = _field(headers, b"accept").lower()
+    return b"json" in accept or b"application/*" in accept
 
 
 _CONDITIONAL = frozenset({b"if-none-match", b"range", b"if-range"})
@@ -330,7 +365,9 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             return False  # the ASGI path says what is wrong with it
         if url.path not in _N2R_PATHS:
             return False
-        entity = cache.get(url.query or b"")
+        if _negotiates(self.headers):
+            return False
+        entity = cache.get(cache_key(_field(self.headers, b"host"), url.query or b""))
         if entity is None:
             return False
         status, headers, body = answer(entity, *_conditional_fields(self.headers))

@@ -15,6 +15,7 @@ can list no route the app lacks and cannot miss one it has.
 from __future__ import annotations
 
 import inspect
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,16 +65,31 @@ _SERVICE = Param(
 _WRITTEN = {201: "Created: the names (application/json), Location the first name's N2R",
             200: "Nothing new stored: the same bytes as the latest version (unchanged), or a replayed answer"}
 
+_OAI = Operation(
+    "OAI-PMH 2.0: Dublin Core records of the catalog's documents, a set per series, for library harvesters",
+    (Param("verb", "Identify, ListMetadataFormats, ListSets, ListIdentifiers, ListRecords or GetRecord", required=True),
+     Param("metadataPrefix", "oai_dc"), Param("identifier", "A document's generic name (urn:pdi://…)"),
+     Param("set", "A series"), Param("from", "A UTC datestamp, YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ"),
+     Param("until", "A UTC datestamp, as from"), Param("resumptionToken", "The token of the page before")),
+    answers={200: "text/xml: the OAI-PMH response, or its error element (badVerb, badArgument, badResumptionToken,"
+                  " cannotDisseminateFormat, idDoesNotExist, noRecordsMatch, noSetHierarchy)"},
+    tag="oai-pmh",
+)
+
 #: (method, path) -> what the route is. Each route of the app under /api/ and /uri-res/ has one.
 OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/uri-res/{service}"): Operation(
         "Resolve a PDI by RFC 2169: the resource (N2R, I2R), its locations (N2L, N2Ls), description (N2C), names (N2Ns)",
         (_SERVICE, Param("Range", "One byte range of N2R's answer (RFC 9110 §14)", where="header"),
-         Param("If-None-Match", "The ETag held: 304 when it still is the answer", where="header")),
-        answers={200: "The resource, description or list", 206: "A byte range of the resource",
-                 300: "A generic name: a text/uri-list of every format of every version",
-                 302: "N2L: the resource's URL; a browser fragment (#:~:text=, #t=, #xywh=): the native name's N2R",
-                 304: "Not modified", 416: "Range not satisfiable",
+         Param("If-None-Match", "The ETag held: 304 when it still is the answer", where="header"),
+         Param("Accept", "N2R: application/json answers N2C's description (as does ?info after the name);"
+               " for a generic name, the format it prefers (302 to it)", where="header")),
+        answers={200: "The resource (with Memento-Datetime and the memento's Link, RFC 7089), description or list",
+                 206: "A byte range of the resource",
+                 300: "A generic name that Accept chooses no format of: a text/uri-list of every format of every version",
+                 302: "N2L: the resource's URL; N2R of a generic name: the format Accept prefers;"
+                 " a browser fragment (#:~:text=, #t=, #xywh=): the native name's N2R",
+                 304: "Not modified", 410: "Withdrawn: the tombstone", 416: "Range not satisfiable",
                  501: "A service of RFC 2169 this resolver does not offer"},
     ),
     ("GET", "/api/resolve"): Operation(
@@ -111,6 +127,23 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "Check a citation A@origin=B#fragment: does the quotation stand at origin in A?",
         (Param("citation", "The citation", required=True),), answers={200: "JSON: both ends and the check"},
     ),
+    ("GET", "/timegate/{target}"): Operation(
+        "Memento TimeGate (RFC 7089 §4.1): the memento of a URL or a document nearest Accept-Datetime",
+        (Param("target", "The original resource: a captured URL as it is (query included), a generic PDI, or its N2R URL",
+               where="path", required=True),
+         Param("Accept-Datetime", "An RFC 1123 date, e.g. Thu, 31 May 2007 20:35:00 GMT (default: the latest)",
+               where="header")),
+        answers={302: "Location: the memento; Vary: accept-datetime; Link: original, timemap, first/last/prev/next memento",
+                 410: "Every memento of it was withdrawn"}, tag="memento",
+    ),
+    ("GET", "/timemap/link/{target}"): Operation(
+        "Memento TimeMap (RFC 7089 §5): every memento of a URL or a document, application/link-format",
+        (Param("target", "The original resource, as for the TimeGate", where="path", required=True),),
+        answers={200: "application/link-format: original, self, timegate and every memento with its datetime",
+                 410: "Every memento of it was withdrawn"}, tag="memento",
+    ),
+    ("GET", "/oai"): _OAI,
+    ("POST", "/oai"): _OAI,
     ("GET", "/api/series"): Operation("The series of the archive", answers={200: "JSON: every series"}),
     ("GET", "/api/search"): Operation(
         "Full-text search: passages matching the words and \"phrases\" given, ranked, each named by its char fragment",
@@ -200,8 +233,17 @@ _COMMON = {
 _WRITE_COMMON = {401: "No live bearer token", 403: "The token's role or series does not cover this"}
 
 
+#: Where the machine routes are: each one under these is described.
+MACHINE_PREFIXES = ("/api/", "/uri-res/", "/timegate/", "/timemap/", "/oai")
+
+
 def _documented(route: BaseRoute) -> bool:
-    return isinstance(route, Route) and route.path.startswith(("/api/", "/uri-res/"))
+    return isinstance(route, Route) and route.path.startswith(MACHINE_PREFIXES)
+
+
+def openapi_path(path: str) -> str:
+    """A route's path as an OpenAPI path template: ``{target:path}`` is ``{target}``."""
+    return re.sub(r"\{(\w+):\w+\}", r"{\1}", path)
 
 
 def operations(routes: list[BaseRoute]) -> list[tuple[str, str, Operation, Any]]:
@@ -214,11 +256,12 @@ def operations(routes: list[BaseRoute]) -> list[tuple[str, str, Operation, Any]]
         for method in sorted(route.methods or {"GET"}):
             if method == "HEAD":
                 continue
-            known = OPERATIONS.get((method, route.path))
+            path = openapi_path(route.path)
+            known = OPERATIONS.get((method, path))
             if known is None:  # undocumented: its docstring at least (a test asks for an entry)
-                doc = inspect.getdoc(route.endpoint) or route.path
+                doc = inspect.getdoc(route.endpoint) or path
                 known = Operation(doc.splitlines()[0])
-            found.append((method, route.path, known, route.endpoint))
+            found.append((method, path, known, route.endpoint))
     return found
 
 

@@ -17,6 +17,7 @@ for the same name before any routing.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +37,9 @@ from pdi.archive import Archive, Generic, Resolved
 from pdi.archive.describe import describe
 from pdi.errors import LimitError, ParseError, WithdrawnError
 from pdi.identifier import PDI
-from pdi.server.cache import Entity, ResponseCache, answer, entity_names
+from pdi.interop.accept import choose, parse_accept, preference
+from pdi.interop.memento import LINK_FORMAT
+from pdi.server.cache import Entity, ResponseCache, answer, cache_key, entity_names
 from pdi.server.conditional import (
     UNSATISFIABLE,
     byte_range,
@@ -44,6 +47,7 @@ from pdi.server.conditional import (
     if_range_holds,
     tag_matches,
 )
+from pdi.server.interop import Mementos, sturdy
 from pdi.server.limits import WorkLimits
 from pdi.server.problems import Problem
 
@@ -84,6 +88,7 @@ class Resolver:
         self.work = work
         self.base_url = base_url
         self.cache = cache if cache is not None else ResponseCache(0)
+        self.mementos = Mementos(archive)
         self.services: dict[str, Handler] = {
             "N2R": self.n2r, "I2R": self.n2r, "N2C": self.n2c,
             "N2L": self.n2l, "N2Ls": self.n2ls, "N2Ns": self.n2ns,
@@ -107,31 +112,37 @@ class Resolver:
             raise Problem(400, "syntax error", f"{service} takes the URN as the query string: /uri-res/{service}?urn:pdi://…")
         base = self.base_url if self.base_url is not None else str(request.base_url)
         headers = request.headers
+        name, inflection = split_inflection(urn_from_query(query))
         if service in ("N2R", "I2R", "N2L", "N2C"):
             from pdi.interop.aliases import alias_fragment, native_names
 
-            name = urn_from_query(query)
             if alias_fragment(name) is not None:  # a browser fragment: on to the native name it equals
                 native = (await self.work.run(native_names, self.archive, name)).native
-                to = "N2C" if service == "N2C" else "N2R"
+                to = "N2C" if service == "N2C" or inflection is not None else "N2R"
                 return RedirectResponse(f"/uri-res/{to}?{rfc2169_query(str(native))}", status_code=302)
         if service in ("N2R", "I2R"):
+            if inflection is not None:  # ?info: what N2C answers, as ARK resolvers do
+                return _varying(await self.work.run(self.n2c, name, base, headers))
             if "if-none-match" in headers:
                 # a cache that holds the bytes asks whether they changed: the catalog answers that
-                unchanged = await anyio.to_thread.run_sync(self.not_modified, urn_from_query(query), headers)
+                unchanged = await anyio.to_thread.run_sync(self.not_modified, name, headers)
                 if unchanged is not None:
                     return unchanged
-            found = await self.work.run(self.representation, urn_from_query(query), base)
+            found = await self.work.run(self.representation, name, base, headers.get("accept"))
             if isinstance(found, Large):
                 # opening it reads and checks its first chunk: off the event loop, as every read is
-                return await anyio.to_thread.run_sync(streamed_response, self.archive, found.resolved, headers)
+                return await anyio.to_thread.run_sync(streamed_response, self.archive, found.resolved, headers,
+                                                      found.headers)
             if isinstance(found, Entity):
-                self.cache.put(request.scope["query_string"], found)  # the key CachedAnswers looks up
+                self.cache.put(cache_key(headers.get("host", ""), request.scope["query_string"]), found)
                 return entity_response(found, headers)
             return found
+        if inflection is not None:
+            raise ParseError(f"{service} takes a name alone: ?{inflection} is an inflection of N2R only",
+                             text=query[:200], rule="inflection")
         if service in EXPENSIVE_SERVICES:
-            return await self.work.run(handler, urn_from_query(query), base, headers)
-        return await anyio.to_thread.run_sync(handler, urn_from_query(query), base, headers)
+            return await self.work.run(handler, name, base, headers)
+        return await anyio.to_thread.run_sync(handler, name, base, headers)
 
     # --- the services ----------------------------------------------------------------
     def n2r(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
@@ -143,27 +154,71 @@ class Resolver:
         single ``Range`` answered ``206`` (``If-Range`` honoured, an
         unsatisfiable one ``416``); ``HEAD`` answers the same headers.
         """
-        found = self.representation(name, base)
+        name, inflection = split_inflection(name)
+        if inflection is not None:
+            return _varying(self.n2c(name, base, headers))
+        found = self.representation(name, base, headers.get("accept"))
         if isinstance(found, Large):
-            return streamed_response(self.archive, found.resolved, headers)
+            return streamed_response(self.archive, found.resolved, headers, found.headers)
         return entity_response(found, headers) if isinstance(found, Entity) else found
 
-    def representation(self, name: str, base: str) -> Entity | Large | Response:
-        """What N2R answers for ``name`` before any request field is read.
+    def representation(self, name: str, base: str, accept: str | None = None) -> Entity | Large | Response:
+        """What N2R answers for ``name`` and an ``Accept`` field, before any other request field is read.
 
         A whole :class:`Entity` (its bytes in hand), :class:`Large` for a whole
         representation over :data:`STREAM_FROM` octets (streamed by verified
-        chunks, never held), or ``300`` for a generic name.
+        chunks, never held), or for a generic name the format ``Accept``
+        chooses (``302``) or ``300`` and every format. When ``Accept`` prefers
+        ``application/json`` to the resource's own media type, the answer is
+        N2C's description (:func:`prefers_description`).
         """
         located = self.archive.locate(name)
-        if not isinstance(located, Generic) and located.pdi.fragment is None and located.record.size > STREAM_FROM:
-            return Large(located)
-        resolved = located if isinstance(located, Generic) else self.archive.read(located)
-        if isinstance(resolved, Generic):  # one resource per format of each version: let the client choose
-            body = _uri_list(str(resolved.pdi), [_n2r_url(base, n) for n in resolved.names])
-            return PlainTextResponse(body, status_code=300, media_type="text/uri-list",
-                                     headers={"Cache-Control": f"public, max-age={GENERIC_MAX_AGE}"})
-        return whole_entity(resolved)
+        if isinstance(located, Generic):
+            return self._negotiate(located, name, base, accept)
+        if prefers_description(accept, located.media_type):
+            return _varying(self.n2c(name, base))
+        about = self.mementos.headers(located, base)
+        if located.pdi.fragment is None and located.record.size > STREAM_FROM:
+            return Large(located, about)
+        return whole_entity(self.archive.read(located), about)
+
+    def _negotiate(self, generic: Generic, name: str, base: str, accept: str | None) -> Response:
+        """A generic name's N2R: the format ``Accept`` prefers (RFC 9110 §12.5.1), else ``300`` and every format.
+
+        The formats of the newest version not withdrawn are offered. A format
+        is chosen only when a media range names it (``text/plain``,
+        ``text/*``): ``*/*`` alone, or no ``Accept``, prefers none, and so
+        does a field no format fits; the answer is then ``300`` with the
+        N2R URL of every format of every version, for the client to choose.
+        """
+        target = sturdy(rfc2169_query(str(generic.pdi)))
+        links = {"Link": f'<{base.rstrip("/")}/timegate/{target}>; rel="timegate",'
+                         f' <{base.rstrip("/")}/timemap/link/{target}>; rel="timemap"; type="{LINK_FORMAT}"'}
+        shared = {"Vary": "Accept", "Cache-Control": f"public, max-age={GENERIC_MAX_AGE}", **links}
+        if accept:
+            ranges = parse_accept(accept)
+            if prefers_description(accept, None):
+                return _varying(self.n2c(name, base))
+            offered = self._newest_formats(generic)
+            chosen = choose(ranges, [PDI.parse(str(n)).media_type or "" for n in offered])
+            if chosen is not None and preference(ranges, PDI.parse(str(offered[chosen])).media_type or "")[1] > 1:
+                return Response(status_code=302, headers={"Location": _n2r_path(offered[chosen]), **shared})
+        body = _uri_list(str(generic.pdi), [_n2r_url(base, n) for n in generic.names])
+        return PlainTextResponse(body, status_code=300, media_type="text/uri-list", headers=shared)
+
+    def _newest_formats(self, generic: Generic) -> tuple[PDI, ...]:
+        """The formats of the newest version of a document that is not withdrawn (none if all were)."""
+        gone_documents, gone_versions = self.mementos.withdrawn()
+        pdi = generic.pdi
+        date = pdi.date
+        assert date is not None
+        key = (pdi.series_name.lower(), date.isoformat(), pdi.unique_id)
+        if key in gone_documents:
+            return ()
+        for version in reversed(generic.versions):
+            if (*key, version.number) not in gone_versions:
+                return version.formats
+        return ()
 
     def not_modified(self, name: str, headers: Mapping[str, str]) -> Response | None:
         """``304`` when ``If-None-Match`` holds the name's entity tag, from the catalog alone; else ``None``."""
@@ -173,7 +228,7 @@ class Resolver:
         tag = entity_tag(located.sha256, str(located.pdi))
         if not tag_matches(headers.get("if-none-match", ""), tag):
             return None
-        return Response(status_code=304, headers={"ETag": tag, "Cache-Control": IMMUTABLE})
+        return Response(status_code=304, headers={"ETag": tag, "Vary": "Accept", "Cache-Control": IMMUTABLE})
 
     def n2c(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """A description of the resource (its URC): the stored representation, the fragment, the statements.
@@ -298,10 +353,10 @@ def _alias_description(archive: Archive, name: str) -> dict[str, Any]:
     return out
 
 
-def whole_entity(resolved: Resolved) -> Entity:
-    """The whole N2R answer for a resolved name with a format: its bytes, media type and headers."""
+def whole_entity(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> Entity:
+    """The whole N2R answer for a resolved name with a format: its bytes, media type and headers (and ``extra``)."""
     tag = entity_tag(resolved.sha256, str(resolved.pdi))
-    about = {**_about(resolved), "ETag": tag, "Cache-Control": IMMUTABLE, "Accept-Ranges": "bytes"}
+    about = {**_about(resolved, extra), "ETag": tag, "Cache-Control": IMMUTABLE, "Accept-Ranges": "bytes"}
     return Entity(
         resolved.data,
         _content_type(resolved).encode("latin-1"),
@@ -317,12 +372,15 @@ STREAM_FROM = 4 << 20
 
 @dataclass(frozen=True)
 class Large:
-    """A whole representation to stream (only located: its octets not read)."""
+    """A whole representation to stream (only located: its octets not read), with the memento's headers."""
 
     resolved: Resolved
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
-def streamed_response(archive: Archive, located: Resolved, headers: Mapping[str, str]) -> Response:
+def streamed_response(
+    archive: Archive, located: Resolved, headers: Mapping[str, str], extra: Mapping[str, str] = _NO_HEADERS
+) -> Response:
     """N2R of a large whole representation: streamed by verified chunks, with ``Range`` and ``If-Range``.
 
     The body is read a chunk at a time on a worker thread as the client takes
@@ -332,7 +390,7 @@ def streamed_response(archive: Archive, located: Resolved, headers: Mapping[str,
     """
     size = located.record.size
     tag = entity_tag(located.sha256, str(located.pdi))
-    base = {**_about(located), "ETag": tag, "Cache-Control": IMMUTABLE, "Accept-Ranges": "bytes"}
+    base = {**_about(located, extra), "ETag": tag, "Cache-Control": IMMUTABLE, "Accept-Ranges": "bytes"}
     wanted = byte_range(headers.get("range"), size) if if_range_holds(headers.get("if-range"), tag) else None
     if wanted == UNSATISFIABLE:
         return Response(status_code=416, headers={**base, "Content-Range": f"bytes */{size}"})
@@ -459,10 +517,14 @@ def _content_type(resolved: Resolved) -> str:
     return f"{resolved.media_type}; charset=utf-8" if resolved.media_type.startswith("text/") else resolved.media_type
 
 
-def _about(resolved: Resolved) -> dict[str, str]:
-    """Headers that say which name and which stored bytes a response is."""
+def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[str, str]:
+    """Headers that say which name and which stored bytes a response is (``extra``'s ``Link`` joined to its own)."""
+    own_link = f'<{resolved.pdi}>; rel="canonical"'
     headers = {
-        "Link": f'<{resolved.pdi}>; rel="canonical"',
+        **extra,
+        "Link": own_link + (", " + extra["Link"] if "Link" in extra else ""),
+        # the answer is the description instead when Accept prefers JSON (prefers_description)
+        "Vary": "Accept",
         "X-PDI-SHA256": resolved.sha256,
         "Content-Security-Policy": ARCHIVED_CONTENT_POLICY,
         "X-Content-Type-Options": "nosniff",
@@ -477,3 +539,51 @@ def _about(resolved: Resolved) -> dict[str, str]:
 def _generic(resolved: Resolved) -> str:
     name = str(resolved.pdi).split("#", 1)[0]
     return name.rsplit(".", 2)[0]
+
+
+def split_inflection(name: str) -> tuple[str, str | None]:
+    """A name and the ARK-style inflection after it: ``…/1.text.1?info`` → ``("…/1.text.1", "info")``.
+
+    A PDI holds no ``?`` (a reserved character, PDI-GRAMMAR.md §1), so the
+    first one starts an inflection. ``?``, ``??`` and ``?info`` ask for the
+    description (the ARK specification's brief and full metadata and its
+    ``?info``); any other is a :class:`~pdi.errors.ParseError`.
+    """
+    if "?" not in name:
+        return name, None
+    head, _, inflection = name.partition("?")
+    if inflection not in INFLECTIONS:
+        raise ParseError(
+            f"?{inflection[:40]} is no inflection this resolver knows (?info, ? and ?? ask for the description)",
+            text=name[:200], offset=len(head), rule="inflection",
+        )
+    return head, inflection
+
+
+#: The inflections N2R reads as a request for the description (N2C).
+INFLECTIONS = frozenset({"", "?", "info"})
+
+
+def prefers_description(accept: str | None, media_type: str | None) -> bool:
+    """Whether ``Accept`` prefers ``application/json`` (N2C's description) to ``media_type`` (None: a generic name).
+
+    Only a range that names JSON (``application/json``, ``application/*``)
+    asks for it: ``*/*`` alone leaves the resource its own format. A resource
+    that is JSON itself is answered as it is.
+    """
+    if not accept or ("json" not in accept.lower() and "application/*" not in accept.lower()):
+        return False
+    ranges = parse_accept(accept)
+    wanted = preference(ranges, "application/json")
+    if wanted[0] <= 0 or wanted[1] < 2:
+        return False
+    if media_type is None:
+        return True
+    own = preference(ranges, media_type)
+    return media_type.split(";")[0].strip().lower() != "application/json" and wanted > own
+
+
+def _varying(answer: Response) -> Response:
+    """An answer chosen by negotiation: ``Vary: Accept`` so that no cache gives it for another ``Accept``."""
+    answer.headers["Vary"] = "Accept"
+    return answer

@@ -1,0 +1,96 @@
+"""Proactive content negotiation: the ``Accept`` field of RFC 9110 §12.5.1 (pure).
+
+:func:`parse_accept` reads the media ranges and their weights; a range that
+is not well formed is left out (RFC 9110 §12.5.1 lets a server ignore a
+field it cannot read, and a client's typo must not turn a resource away);
+:func:`preference` is how much a client wants one media type: the weight of
+the most specific range that matches it (``text/plain`` over ``text/*``
+over ``*/*``, parameters of the range ignored), and that range's
+specificity. :func:`choose` picks among offered types.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+#: token of RFC 9110 §5.6.2
+_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+_RANGE = re.compile(rf"\s*({_TOKEN})/({_TOKEN})\s*((?:;\s*{_TOKEN}\s*=\s*(?:{_TOKEN}|\"[^\"]*\")\s*)*)")
+_WEIGHT = re.compile(r"q\s*=\s*(0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)\s*$", re.IGNORECASE)
+#: More media ranges than any client sends: the rest are not read.
+MAX_RANGES = 64
+
+
+@dataclass(frozen=True)
+class MediaRange:
+    """One media range of an ``Accept`` field, lower-cased, with its weight (``q``, 0 to 1)."""
+
+    type: str
+    subtype: str
+    q: float
+
+    def matches(self, media_type: str) -> int:
+        """How specifically this range matches ``media_type`` (0: not at all; 1 ``*/*``, 2 ``type/*``, 3 exactly)."""
+        major, _, minor = media_type.split(";", 1)[0].strip().lower().partition("/")
+        if self.type == "*" and self.subtype == "*":
+            return 1
+        if self.type == major and self.subtype == "*":
+            return 2
+        if self.type == major and self.subtype == minor:
+            return 3
+        return 0
+
+
+def parse_accept(value: str | None) -> list[MediaRange]:
+    """The media ranges of an ``Accept`` field (``None`` or empty: none, which means anything)."""
+    if not value:
+        return []
+    ranges: list[MediaRange] = []
+    for piece in value.split(",")[:MAX_RANGES]:
+        found = _RANGE.fullmatch(piece)
+        if found is None:
+            continue
+        q = 1.0
+        for param in found[3].split(";")[1:]:
+            if param.split("=", 1)[0].strip().lower() == "q":
+                weight = _WEIGHT.fullmatch(param.strip())
+                if weight is None:
+                    break  # a weight that is not one: the range is not read
+                q = float(weight[1])
+        else:
+            major, minor = found[1].lower(), found[2].lower()
+            if major == "*" and minor != "*":
+                continue  # "*/plain" is no media range
+            ranges.append(MediaRange(major, minor, q))
+    return ranges
+
+
+def preference(ranges: Sequence[MediaRange], media_type: str) -> tuple[float, int]:
+    """``(q, specificity)`` of ``media_type`` under ``ranges``: the most specific matching range decides.
+
+    No ranges (no ``Accept``): ``(1.0, 1)``, as ``*/*``. No match: ``(0.0, 0)``.
+    """
+    if not ranges:
+        return 1.0, 1
+    best: tuple[int, float] = (0, 0.0)
+    for each in ranges:
+        how = each.matches(media_type)
+        if how > best[0] or (how == best[0] and how and each.q > best[1]):
+            best = (how, each.q)
+    return (best[1], best[0]) if best[0] else (0.0, 0)
+
+
+def choose(ranges: Sequence[MediaRange], offered: Sequence[str]) -> int | None:
+    """The index of the offered media type the client prefers, or ``None`` when none is acceptable.
+
+    Highest weight first, then the more specific match; of equals, the first offered.
+    """
+    best: int | None = None
+    best_key = (0.0, 0)
+    for i, media_type in enumerate(offered):
+        key = preference(ranges, media_type)
+        if key[0] > 0 and key > best_key:
+            best, best_key = i, key
+    return best

@@ -1,0 +1,518 @@
+"""Memento TimeGates and TimeMaps (RFC 7089) and the OAI-PMH 2.0 endpoint, over one archive (an edge).
+
+Memento, in the routes pywb uses:
+
+* ``/timegate/<URI-R>`` — a TimeGate (RFC 7089 §4.1, pattern 2.2): ``302``
+  to the memento nearest the ``Accept-Datetime`` (the latest without one),
+  ``Vary: accept-datetime``, and a ``Link`` with the ``original``, the
+  ``timemap`` and the ``first``, ``last``, ``prev`` and ``next`` mementos
+  around the one chosen; ``400`` for an ``Accept-Datetime`` that is not an
+  RFC 1123 date (§2.1.1), ``404`` when the archive holds no memento of it.
+* ``/timemap/link/<URI-R>`` — its TimeMap (§5.1.1), ``application/link-format``.
+
+``<URI-R>`` is either a URL the archive holds captures of (documents whose
+encapsulated unique id is that URL, on any day, in any series: every
+version of each is a memento, found with the catalog query of the
+``/captures`` page), written after the route as it is, query included, and
+compared exactly as it was captured; or a document, by its generic name
+(``/timegate/urn:pdi://…/id``) or the N2R URL of that name, whose versions
+are its mementos (the original resource is then the generic name's N2R
+URL). A version's memento is the N2R of its first format in token order
+(a capture has one, ``related``). Withdrawn versions and documents are no
+mementos: they are left out of TimeMaps and never chosen by a TimeGate.
+
+The N2R answer of a versioned name is itself a memento (§4.1.2): it
+carries ``Memento-Datetime`` (the version's deposit time) and a ``Link``
+with ``original``, ``timegate``, ``timemap`` and the ``first`` and ``prev``
+mementos (:meth:`Mementos.headers`), which do not change as later versions
+come, so the answer stays immutable. URLs these answers write hold a PDI's
+``%2E`` as ``%252E`` (:func:`sturdy`).
+
+OAI-PMH 2.0 (:class:`OAIRoutes`): ``/oai`` by GET or POST (§3.1.1), the
+six verbs of §4 over the catalog's documents, a set per series (§2.7.1),
+``oai_dc`` records (§6) and stateless resumption tokens (§3.5); the
+protocol itself (requests, tokens, XML) is :mod:`pdi.interop.oaipmh`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import itertools
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from pdi.archive import Archive, DocumentChange, Generic, Resolved
+from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
+from pdi.identifier import PDI
+from pdi.interop import oaipmh
+from pdi.interop.memento import (
+    LINK_FORMAT,
+    Memento,
+    http_datetime,
+    memento_links,
+    parse_http_datetime,
+    parse_timestamp,
+    select,
+    timegate_links,
+    timemap,
+)
+from pdi.server.limits import WorkLimits
+from pdi.server.problems import Problem
+
+#: The most mementos one TimeGate or TimeMap reads: past it, a ``413`` problem says so.
+MAX_MEMENTOS = 100_000
+#: Documents read from the catalog at once while gathering the captures of a URL.
+_CAPTURES_PAGE = 500
+#: How long a shared cache may keep a TimeGate's or a TimeMap's answer: a new capture changes it.
+MEMENTO_MAX_AGE = 60
+#: An absolute URI with an authority (``http://…``): a unique id that is a captured URL.
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_PDI_PREFIX = re.compile(r"(?:urn:)?pdi:", re.IGNORECASE)
+
+
+def is_url(unique_id: str) -> bool:
+    """Whether a unique id is a URL (an encapsulated id with a scheme and an authority): a capture's."""
+    return _URL.match(unique_id) is not None and not _PDI_PREFIX.match(unique_id)
+
+
+def n2r_url(base: str, name: PDI | str) -> str:
+    """The N2R URL of ``name`` as the Memento answers write it (:func:`sturdy`)."""
+    from pdi.server.read import rfc2169_query
+
+    return f"{base.rstrip('/')}/uri-res/N2R?{sturdy(rfc2169_query(str(name)))}"
+
+
+def sturdy(query: str) -> str:
+    """A name in a URL with each ``%2E`` written ``%252E``, which no client rewrites.
+
+    Many HTTP clients normalize a URL before they send it and decode the
+    escapes of unreserved characters (RFC 3986 §6.2.2.2): ``requests``, and
+    so ``memento_client``, sends ``%2E`` as ``.``, which turns a PDI's
+    encapsulated id into a name that does not parse (a ``.`` there must be
+    escaped). ``%25`` is a ``%`` to the resolver (:func:`pdi.server.read.urn_from_query`)
+    and to no client an unreserved character, so ``%252E`` arrives as written.
+    """
+    return _ESCAPED_DOT.sub("%252E", query)
+
+
+_ESCAPED_DOT = re.compile("%2E", re.IGNORECASE)
+
+
+def generic_of(name: PDI) -> PDI:
+    """The generic name (the document) of a versioned name."""
+    return dataclasses.replace(name, format=None, version=None, version_wildcard=False,
+                               fragment=None, citation=None).canonical()
+
+
+@dataclass(frozen=True)
+class Subject:
+    """An original resource (URI-R) and its mementos, oldest first.
+
+    ``target`` is what follows ``/timegate/`` and ``/timemap/link/`` for it:
+    the URL, or the document's generic name.
+    """
+
+    original: str
+    target: str
+    mementos: tuple[Memento, ...]
+
+    def timegate(self, base: str) -> str:
+        return f"{base.rstrip('/')}/timegate/{self._path()}"
+
+    def timemap(self, base: str) -> str:
+        return f"{base.rstrip('/')}/timemap/link/{self._path()}"
+
+    def _path(self) -> str:
+        """The target as it follows a route: a generic name as in an N2R query (:func:`sturdy`), a URL as it is."""
+        if _PDI_PREFIX.match(self.target):
+            from pdi.server.read import rfc2169_query
+
+            return sturdy(rfc2169_query(self.target))
+        return self.target
+
+
+class Mementos:
+    """The mementos the catalog holds of a URL or a document, without withdrawn ones."""
+
+    def __init__(self, archive: Archive) -> None:
+        self.archive = archive
+
+    def withdrawn(self) -> tuple[set[tuple[str, str, str]], set[tuple[str, str, str, int]]]:
+        """Withdrawn documents and withdrawn versions, by (series, day, unique id) (one query: they are few)."""
+        documents: set[tuple[str, str, str]] = set()
+        versions: set[tuple[str, str, str, int]] = set()
+        for tomb in self.archive.withdrawals():
+            key = (tomb.key.series, tomb.key.day.isoformat(), tomb.key.unique_id)
+            if tomb.version is None:
+                documents.add(key)
+            else:
+                versions.add((*key, tomb.version))
+        return documents, versions
+
+    def _of_documents(self, documents: Iterator[Generic], base: str) -> tuple[list[Memento], int]:
+        """The mementos of every version of ``documents`` not withdrawn, sorted; and how many were withdrawn."""
+        gone_documents, gone_versions = self.withdrawn()
+        found: list[Memento] = []
+        withdrawn = 0
+        for doc in documents:
+            date = doc.pdi.date
+            assert date is not None  # a document the catalog holds
+            key = (doc.pdi.series_name.lower(), date.isoformat(), doc.pdi.unique_id)
+            for version in doc.versions:
+                if key in gone_documents or (*key, version.number) in gone_versions:
+                    withdrawn += 1
+                    continue
+                found.append(Memento(parse_timestamp(version.created_at), n2r_url(base, version.formats[0])))
+                if len(found) > MAX_MEMENTOS:
+                    raise _too_many()
+        found.sort()
+        return found, withdrawn
+
+    def _captures(self, url: str) -> Iterator[Generic]:
+        after: str | None = None
+        while True:
+            page = self.archive.captures(url, after=after, limit=_CAPTURES_PAGE)
+            yield from page.documents
+            if page.after is None:
+                return
+            after = page.after
+
+    def subject(self, target: str, base: str, *, through: datetime.date | None = None) -> Subject:
+        """The URI-R ``target`` names (a URL, a generic name or its N2R URL) with its mementos.
+
+        :class:`~pdi.errors.NotFoundError` when the archive holds no memento of
+        it, a ``410`` problem when it held some and every one was withdrawn.
+        With ``through``, the captures of a URL minted after that day are not
+        read (every version of a document is at or after its day of minting):
+        the mementos up to that day are all there.
+        """
+        if not target:
+            raise ParseError("name the original resource after the route: /timegate/http://… or /timegate/urn:pdi://…",
+                             rule="URI-R")
+        if _PDI_PREFIX.match(target):
+            from pdi.server.read import urn_from_query
+
+            return self._document(PDI.parse(urn_from_query(target)), base)
+        captures = self._captures(target)
+        if through is not None:
+            captures = itertools.takewhile(lambda doc: doc.pdi.date is not None and doc.pdi.date <= through, captures)
+        mementos, withdrawn = self._of_documents(captures, base)
+        if not mementos and not withdrawn:
+            own = _own_n2r_name(target)
+            if own is not None:
+                return self._document(own, base)
+            raise NotFoundError(f"the archive holds no capture of {target} (the URL is compared exactly as captured)")
+        return self._checked(Subject(target, target, tuple(mementos)), withdrawn)
+
+    def _document(self, name: PDI, base: str) -> Subject:
+        if name.is_pattern or name.citation is not None:
+            raise UnsupportedError(f"{name} names no one document: a TimeGate is of one document")
+        generic = generic_of(name)
+        found = self.archive.locate(str(generic))
+        assert isinstance(found, Generic)
+        mementos, withdrawn = self._of_documents(iter([found]), base)
+        return self._checked(Subject(n2r_url(base, generic), str(generic), tuple(mementos)), withdrawn)
+
+    @staticmethod
+    def _checked(subject: Subject, withdrawn: int) -> Subject:
+        if not subject.mementos:
+            raise Problem(410, "gone", f"every memento of {subject.target} was withdrawn ({withdrawn})")
+        return subject
+
+    def headers(self, located: Resolved, base: str) -> dict[str, str]:
+        """``Memento-Datetime`` and the memento's ``Link`` for the N2R of a versioned name (RFC 7089 §4.1.2).
+
+        Empty when the name's version is not among the mementos (it cannot be:
+        a withdrawn name is never served).
+        """
+        generic = generic_of(located.pdi)
+        version = self.archive.locate(str(generic))
+        assert isinstance(version, Generic)
+        number = located.pdi.version
+        mine = [v for v in version.versions if v.number == number]
+        if not mine:
+            return {}
+        this = Memento(parse_timestamp(mine[0].created_at), n2r_url(base, mine[0].formats[0]))
+        try:  # only the mementos up to this one are named: captures minted later are not read
+            if is_url(generic.unique_id) and not generic.is_serial:
+                subject = self.subject(generic.unique_id, base, through=this.datetime.date())
+            else:
+                subject = self._document(generic, base)
+        except LimitError:  # more mementos than a TimeMap lists: the bytes are answered without the links
+            return {}
+        earlier = [m for m in subject.mementos if m <= this]
+        if not earlier or earlier[-1] != this:
+            return {}
+        return {
+            "Memento-Datetime": http_datetime(this.datetime),
+            "Link": memento_links(subject.original, subject.timegate(base), subject.timemap(base),
+                                  earlier, len(earlier) - 1),
+        }
+
+
+def _own_n2r_name(url: str) -> PDI | None:
+    """The name in an N2R (or I2R) URL of a resolver (``…/uri-res/N2R?urn:pdi:…``), if ``url`` is one."""
+    from urllib.parse import urlsplit
+
+    from pdi.server.read import urn_from_query
+
+    parts = urlsplit(url)
+    if not parts.path.endswith(("/uri-res/N2R", "/uri-res/I2R")) or not _PDI_PREFIX.match(parts.query):
+        return None
+    try:
+        return PDI.parse(urn_from_query(parts.query))
+    except ParseError:
+        return None
+
+
+def _too_many() -> PDIError:
+    return LimitError(f"more than {MAX_MEMENTOS} mementos: this resolver lists at most that many")
+
+
+def _target(request: Request, prefix: str) -> str:
+    """The URI-R after ``prefix`` in the request's path as sent (not %-decoded), with the query."""
+    raw: bytes = request.scope.get("raw_path") or request.scope["path"].encode("utf-8")
+    path = raw.decode("latin-1")
+    target = path[len(prefix):] if path.startswith(prefix) else str(request.path_params.get("target", ""))
+    query = bytes(request.scope.get("query_string", b"")).decode("latin-1")
+    return target + ("?" + query if query else "")
+
+
+class MementoRoutes:
+    """``/timegate/<URI-R>`` and ``/timemap/link/<URI-R>`` over one archive."""
+
+    def __init__(self, archive: Archive, base_url: str | None = None, work: WorkLimits | None = None) -> None:
+        self.mementos = Mementos(archive)
+        self.base_url = base_url
+        self.work = work if work is not None else WorkLimits()
+
+    def _base(self, request: Request) -> str:
+        return self.base_url if self.base_url is not None else str(request.base_url)
+
+    async def timegate(self, request: Request) -> Response:
+        """RFC 7089 §4.1.1: ``302`` to the memento chosen for ``Accept-Datetime``."""
+        raw = request.headers.get("accept-datetime")
+        wanted = None if raw is None else parse_http_datetime(raw)
+        base = self._base(request)
+        subject = await self.work.run(self.mementos.subject, _target(request, "/timegate/"), base)
+        chosen = select(subject.mementos, wanted)
+        headers = {
+            "Location": subject.mementos[chosen].uri,
+            "Vary": "accept-datetime",
+            "Link": timegate_links(subject.original, subject.timemap(base), subject.mementos, chosen),
+            "Cache-Control": f"public, max-age={MEMENTO_MAX_AGE}",
+        }
+        return Response(status_code=302, headers=headers)
+
+    async def timemap(self, request: Request) -> Response:
+        """RFC 7089 §5.1.1: every memento of the URI-R, ``application/link-format``."""
+        base = self._base(request)
+        subject = await self.work.run(self.mementos.subject, _target(request, "/timemap/link/"), base)
+        body = timemap(subject.original, subject.timemap(base), subject.timegate(base), subject.mementos)
+        return PlainTextResponse(body, media_type=LINK_FORMAT,
+                                 headers={"Cache-Control": f"public, max-age={MEMENTO_MAX_AGE}"})
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/timegate/{target:path}", self.timegate),
+            Route("/timemap/link/{target:path}", self.timemap),
+        ]
+
+
+# --- OAI-PMH ------------------------------------------------------------------------------------
+#: Records a ListRecords or ListIdentifiers page holds.
+OAI_PAGE = 100
+#: The largest form body a POST request may have (OAI-PMH arguments are short).
+MAX_OAI_FORM = 64 << 10
+
+
+#: The OAI-PMH schema's emailType (``\S+@(\S+\.)+\S+``).
+_EMAIL = re.compile(r"\S+@(\S+\.)+\S+")
+
+
+def check_admin_email(address: str) -> None:
+    """A :class:`~pdi.errors.ParseError` unless ``address`` is one OAI-PMH's schema takes (``name@host.domain``)."""
+    if not _EMAIL.fullmatch(address):
+        raise ParseError(f"{address!r} is not an e-mail address OAI-PMH's Identify can give (name@host.domain)",
+                         text=address, rule="adminEmail")
+
+
+def _oai_identifier(generic: PDI) -> str:
+    return str(generic)
+
+
+class OAIRoutes:
+    """``/oai``: the OAI-PMH 2.0 endpoint (GET and POST, §3.1.1) over one archive.
+
+    Items are documents, identified by their generic names (``urn:pdi://…``,
+    URIs as §2.4 asks); each series is a set (``setSpec`` the series' name);
+    the one record of an item is ``oai_dc``, made from the statements filed
+    under the document (a key naming a Dublin Core element: ``title``,
+    ``creator``, ``dc:subject`` …), its names and N2R URL, its day of minting
+    and its formats. Its datestamp is the latest of its deposits, statements
+    and withdrawals, so an incremental harvest (``from``) sees every change.
+    A withdrawn document is a deleted record. Lists come in pages of
+    ``page`` records, in catalog order, with stateless resumption tokens.
+    Answers are made within the resolver's ``work`` limits (a list may read
+    the stamps of many documents to find those changed in a range of dates).
+    """
+
+    def __init__(self, archive: Archive, base_url: str | None = None, *, work: WorkLimits | None = None,
+                 admin_email: str | None = None, page: int = OAI_PAGE) -> None:
+        if admin_email is not None:
+            check_admin_email(admin_email)
+        self.archive = archive
+        self.base_url = base_url
+        self.admin_email = admin_email
+        self.page = page
+        self.work = work if work is not None else WorkLimits()
+
+    async def endpoint(self, request: Request) -> Response:
+        """OAI-PMH 2.0: ``verb`` and its arguments in the query (GET) or a form body (POST); the answer is XML."""
+        from urllib.parse import parse_qsl
+
+        base = (self.base_url if self.base_url is not None else str(request.base_url)).rstrip("/") + "/oai"
+        now = _now()
+        pairs: list[tuple[str, str]]
+        if request.method == "POST":
+            kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            body = b""
+            async for piece in request.stream():
+                body += piece
+                if len(body) > MAX_OAI_FORM:
+                    raise Problem(413, "too large", f"an OAI-PMH request body is at most {MAX_OAI_FORM} octets")
+            if body and kind != "application/x-www-form-urlencoded":
+                raise Problem(415, "unsupported media type",
+                              "an OAI-PMH POST carries its arguments as application/x-www-form-urlencoded")
+            try:
+                pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
+            except UnicodeDecodeError:
+                pairs = [("verb", "")]  # not UTF-8: read as no verb
+        else:
+            pairs = list(request.query_params.multi_items())
+        parsed: oaipmh.Request | None = None
+        try:
+            parsed = oaipmh.parse_request(pairs)
+            # a list may read many documents' stamps: it runs within the resolver's work limits
+            element = await self.work.run(self.answer, parsed, base)
+            xml = oaipmh.response(base, now, parsed, element)
+        except oaipmh.OAIError as error:
+            xml = oaipmh.response(base, now, parsed, error)
+        return Response(xml, media_type="text/xml; charset=utf-8")
+
+    def answer(self, request: oaipmh.Request, base: str) -> ET.Element:
+        """The verb's element for a well-formed request (an :class:`~pdi.interop.oaipmh.OAIError` otherwise)."""
+        verb, arguments = request.verb, request.arguments
+        if verb == "Identify":
+            return oaipmh.identify(oaipmh.Identity(
+                "pdi archive", base, (self.admin_email or _default_admin_email(),), self._earliest()))
+        if verb == "ListMetadataFormats":
+            if "identifier" in arguments:
+                self._document(arguments["identifier"])
+            return oaipmh.metadata_formats()
+        if verb == "ListSets":
+            if "resumptionToken" in arguments:
+                raise oaipmh.OAIError("badResumptionToken", "ListSets answers every set at once: it issues no token")
+            sets = [(s.name, f"{s.name} ({s.authority})") for s in self.archive.series()]
+            if not sets:
+                raise oaipmh.OAIError("noSetHierarchy", "the archive has no series yet, so no sets")
+            return oaipmh.list_sets(sets)
+        if verb == "GetRecord":
+            oaipmh.check_prefix(arguments["metadataPrefix"])
+            return oaipmh.get_record(self._record(self._document(arguments["identifier"]), base))
+        # ListRecords, ListIdentifiers
+        if "resumptionToken" in arguments:
+            resumed = oaipmh.Resumption.decode(arguments["resumptionToken"])
+        else:
+            resumed = oaipmh.Resumption(0, 0, oaipmh.selection(arguments))
+        return self._list(verb, resumed, base, "resumptionToken" in arguments)
+
+    def _list(self, verb: str, resumed: oaipmh.Resumption, base: str, was_resumed: bool) -> ET.Element:
+        chosen = resumed.selection
+        start, until = chosen.bounds()
+        series = chosen.set
+        if series is not None and series.lower() not in {s.name for s in self.archive.series()}:
+            raise oaipmh.OAIError("noRecordsMatch", f"there is no set {series[:80]!r} (each set is a series: see ListSets)")
+        # ISO 8601 UTC texts compare as the times do; a datestamp is to the second, so until runs to its end
+        since = None if start is None else start.strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+        up_to = None if until is None else until.strftime("%Y-%m-%dT%H:%M:%S.999999Z")
+        # one more than a page says whether a next page has any record
+        changes = self.archive.changes(after=resumed.after, series=series, limit=self.page + 1, since=since, until=up_to)
+        matched = [(change.cursor, change) for change in changes]
+        if not matched:
+            if was_resumed:  # the list ended where the page before did: say so with a record-less page
+                raise oaipmh.OAIError("noRecordsMatch", "no more records match: the list is complete")
+            raise oaipmh.OAIError("noRecordsMatch", "no record matches the set and the datestamps given")
+        page = matched[: self.page]
+        token = None
+        if len(matched) > self.page:
+            token = oaipmh.Resumption(page[-1][0], resumed.sent + len(page), chosen).encode()
+        records = [self._record(change, base) for _, change in page]
+        return oaipmh.list_records(verb, records, token, resumed.sent, resumed=was_resumed)
+
+    def _document(self, identifier: str) -> DocumentChange:
+        """The document an OAI identifier (a generic PDI) names, as :meth:`Archive.changes` gives it; else ``idDoesNotExist``."""
+        missing = oaipmh.OAIError("idDoesNotExist", f"{identifier[:200]!r} is not the identifier of an item here"
+                                  " (items are documents, named by their generic urn:pdi names)")
+        try:
+            name = PDI.parse(identifier)
+        except ParseError:
+            raise missing from None
+        if name.format is not None or name.is_pattern or name.fragment is not None or name.citation is not None:
+            raise missing
+        try:
+            found = self.archive.document_change(name)
+        except PDIError:
+            raise missing from None
+        return found
+
+    def _record(self, change: DocumentChange, base: str) -> oaipmh.Record:
+        generic: PDI = change.generic.pdi
+        header = oaipmh.Header(_oai_identifier(generic), parse_timestamp(change.changed_at),
+                               (generic.series_name.lower(),), deleted=change.withdrawn_at is not None)
+        if header.deleted:
+            return oaipmh.Record(header)
+        current: dict[tuple[str, str], str] = {}
+        for statement in change.statements:  # oldest first: a later one of a subject and key supersedes
+            current[(statement.subject, statement.key)] = statement.value
+        newest = change.generic.versions[-1]
+        formats = [f.media_type for f in newest.formats if f.media_type]
+        date = generic.date
+        assert date is not None
+        dc = oaipmh.dublin_core(
+            [str(generic), n2r_url(base.removesuffix("/oai"), generic)],
+            [(key, value) for (_, key), value in current.items()],
+            dates=[date.isoformat()],
+            formats=formats,
+            sources=[generic.unique_id] if is_url(generic.unique_id) and not generic.is_serial else [],
+        )
+        return oaipmh.Record(header, dc)
+
+    def _earliest(self) -> datetime.datetime:
+        """A lower bound of every datestamp: the first day any series has a document (§4.2 earliestDatestamp)."""
+        days = [c.first_day for c in self.archive.series_counts() if c.first_day is not None]
+        if not days:
+            return _now().replace(microsecond=0)
+        return datetime.datetime.combine(min(days), datetime.time(), tzinfo=datetime.UTC)
+
+    def routes(self) -> list[Route]:
+        return [Route("/oai", self.endpoint, methods=["GET", "POST"])]
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+
+
+def _default_admin_email() -> str:
+    """``postmaster@`` this host (RFC 5321 §4.5.1: every mail domain has one), when no address was configured."""
+    import socket
+
+    host = socket.getfqdn()
+    return f"postmaster@{host if '.' in host else 'localhost.localdomain'}"

@@ -1,0 +1,95 @@
+"""pdi.interop.oaipmh: requests, datestamps and resumption tokens of OAI-PMH 2.0, and its XML against the schemas."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+import xmlschema
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pdi.interop import oaipmh
+from pdi.interop.oaipmh import OAIError, Resumption, Selection, parse_datestamp, parse_request
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "oaipmh"
+SCHEMA = xmlschema.XMLSchema(str(DATA / "OAI-PMH.xsd"), allow="sandbox",
+                             locations={oaipmh.OAI_DC: str(DATA / "oai_dc.xsd")})
+NOW = datetime.datetime(2026, 11, 23, 12, 0, tzinfo=datetime.UTC)
+
+keys = st.sampled_from(["verb", "metadataPrefix", "identifier", "set", "from", "until", "resumptionToken", "x"])
+values = st.sampled_from(["Identify", "ListRecords", "ListSets", "GetRecord", "ListIdentifiers",
+                          "ListMetadataFormats", "oai_dc", "2024-01-01", "", "zz"])
+
+
+@given(st.lists(st.tuples(keys, values), max_size=6))
+def test_parse_request_answers_a_request_or_the_protocols_error(pairs: list[tuple[str, str]]) -> None:
+    try:
+        request = parse_request(pairs)
+    except OAIError as error:
+        assert error.code in ("badVerb", "badArgument")
+        body = oaipmh.response("http://r.example.org/oai", NOW, None, error)
+        SCHEMA.validate(xmlschema.XMLResource(body, allow="none"))
+        return
+    required, optional, exclusive = oaipmh.VERBS[request.verb]
+    given_keys = set(request.arguments)
+    assert given_keys <= required | optional | ({exclusive} if exclusive else set())
+    assert given_keys == {exclusive} or required <= given_keys
+    assert [k for k, _ in pairs].count("verb") == 1
+
+
+def test_section_3_1_2_1_examples() -> None:
+    assert parse_request([("verb", "GetRecord"), ("identifier", "oai:arXiv.org:hep-th/9901001"),
+                          ("metadataPrefix", "oai_dc")]).verb == "GetRecord"
+    with pytest.raises(OAIError) as missing:
+        parse_request([("verb", "GetRecord"), ("identifier", "x")])
+    assert missing.value.code == "badArgument" and "metadataPrefix" in missing.value.message
+
+
+@given(st.integers(0, 2**40), st.integers(0, 2**40), st.sampled_from([None, "a.example.us", "x:y"]),
+       st.sampled_from([(None, None), ("2024-01-01", None), ("2024-01-01T00:00:00Z", "2025-02-28T23:59:59Z")]))
+def test_a_resumption_token_round_trips(after: int, sent: int, spec: str | None, bounds: tuple[str | None, str | None]) -> None:
+    token = Resumption(after, sent, Selection("oai_dc", spec, *bounds))
+    assert Resumption.decode(token.encode()) == token
+
+
+@given(st.text(max_size=80))
+def test_any_other_token_is_bad(text: str) -> None:
+    try:
+        Resumption.decode(text)
+    except OAIError as error:
+        assert error.code == "badResumptionToken"
+
+
+@pytest.mark.parametrize(("text", "argument", "expected"), [
+    ("2024-02-29", "from", datetime.datetime(2024, 2, 29, tzinfo=datetime.UTC)),
+    ("2024-02-29", "until", datetime.datetime(2024, 2, 29, 23, 59, 59, tzinfo=datetime.UTC)),
+    ("2024-02-29T10:11:12Z", "until", datetime.datetime(2024, 2, 29, 10, 11, 12, tzinfo=datetime.UTC)),
+])
+def test_section_3_3_1_datestamps(text: str, argument: str, expected: datetime.datetime) -> None:
+    assert parse_datestamp(text, argument=argument)[0] == expected
+
+
+@pytest.mark.parametrize("text", ["2023-02-29", "2024-02-29T10:11:12", "2024-02-29T10:11Z", "2024-2-9", "now"])
+def test_datestamps_that_are_not(text: str) -> None:
+    with pytest.raises(OAIError) as bad:
+        parse_datestamp(text, argument="from")
+    assert bad.value.code == "badArgument"
+
+
+def test_dublin_core_keeps_element_order_and_drops_other_keys() -> None:
+    dc = oaipmh.dublin_core(["urn:pdi://a.example.us/2024/01/01/1"],
+                            [("Title", "T"), ("dc:creator", "C"), ("DC.title", "T2"), ("shelf", "x"), ("title", "T")],
+                            dates=["2024-01-01"], formats=["text/plain"])
+    assert dc == (("title", "T"), ("title", "T2"), ("creator", "C"), ("date", "2024-01-01"),
+                  ("format", "text/plain"), ("identifier", "urn:pdi://a.example.us/2024/01/01/1"))
+
+
+@given(st.text(max_size=40))
+def test_any_statement_text_makes_valid_xml(value: str) -> None:
+    header = oaipmh.Header("urn:pdi://a.example.us/2024/01/01/1", NOW, ("a.example.us",))
+    record = oaipmh.Record(header, oaipmh.dublin_core([header.identifier], [("title", value)]))
+    body = oaipmh.response("http://r.example.org/oai", NOW, parse_request([("verb", "GetRecord"),
+                           ("identifier", header.identifier), ("metadataPrefix", "oai_dc")]), oaipmh.get_record(record))
+    SCHEMA.validate(xmlschema.XMLResource(body, allow="none"))

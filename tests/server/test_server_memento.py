@@ -1,0 +1,293 @@
+"""Memento (RFC 7089) over ``pdi serve``: TimeGates, TimeMaps and mementos, checked with memento_client.
+
+The captures are deposited at the datetimes of RFC 7089's own examples
+(§4.1 and §4.2: a first memento of 15 Sep 2000 11:28:26 GMT, one of
+Wed, 21 Mar 2001 20:36:10 GMT, a last of Wed, 20 Jan 2010 09:34:33 GMT), so
+that the RFC's example request, ``Accept-Datetime: Tue, 11 Sep 2001
+20:35:00 GMT``, must be answered with the memento of 21 Mar 2001, as there.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+import requests
+from memento_client import MementoClient
+from server_helpers import Clock, serving
+
+from pdi.archive import Archive, Content
+from pdi.server.read import rfc2169_query
+
+S = "memento.example.us"
+OTHER = "mirror.example.us"
+#: A URL on the loopback address where nothing listens: no test reaches outside.
+URL = "http://127.0.0.1:9/news/today.html?edition=1"
+#: Captures of URL (series, time): the RFC's three, one a second version of the same document,
+#: one in another series, and one withdrawn later (after 2001-03-21 on the same day).
+FIRST = datetime.datetime(2000, 9, 15, 11, 28, 26, tzinfo=datetime.UTC)
+MIDDLE = datetime.datetime(2001, 3, 21, 20, 36, 10, tzinfo=datetime.UTC)
+WITHDRAWN = datetime.datetime(2001, 3, 21, 23, 0, 0, tzinfo=datetime.UTC)
+OTHER_AT = datetime.datetime(2005, 5, 5, 12, 0, 0, tzinfo=datetime.UTC)
+OTHER_HTTP = "Thu, 05 May 2005 12:00:00 GMT"
+LAST = datetime.datetime(2010, 1, 20, 9, 34, 33, tzinfo=datetime.UTC)
+#: The same times in RFC 1123 form, as GNU date(1) writes them. RFC 7089's example calls
+#: 15 Sep 2000 a Tuesday; it was a Friday.
+FIRST_HTTP, MIDDLE_HTTP, LAST_HTTP = (
+    "Fri, 15 Sep 2000 11:28:26 GMT", "Wed, 21 Mar 2001 20:36:10 GMT", "Wed, 20 Jan 2010 09:34:33 GMT")
+#: A URL every capture of which was withdrawn.
+GONE_URL = "http://127.0.0.1:9/gone.html"
+#: A URL captured once, larger than the resolver keeps whole: its N2R is streamed.
+BIG_URL = "http://127.0.0.1:9/big.txt"
+#: A document's versions (a serial document, not a capture).
+DOC_TIMES = (datetime.datetime(2020, 2, 29, 12, 0, 0, tzinfo=datetime.UTC),
+             datetime.datetime(2021, 7, 4, 6, 30, 0, tzinfo=datetime.UTC),
+             datetime.datetime(2024, 12, 31, 23, 59, 59, tzinfo=datetime.UTC))
+
+
+@dataclass(frozen=True)
+class Site:
+    base: str
+    first: str  # versioned names of the captures
+    middle: str
+    withdrawn: str
+    other: str  # the OTHER series' capture (OTHER_AT)
+    last: str
+    document: str  # generic name of the serial document
+    versions: tuple[str, ...]
+    big: str
+    odd: str  # a document whose foreign id holds '#', '%' and '.'
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    location = tmp_path_factory.mktemp("memento") / "archive"
+    clock = Clock(FIRST)
+    with Archive.init(location, clock=clock) as archive:
+        archive.add_series(S)
+        archive.add_series(OTHER)
+
+        def capture(at: datetime.datetime, body: bytes, series: str = S, url: str = URL) -> str:
+            clock.now = at
+            return str(archive.deposit(series, [Content(body, "html")], foreign_id=url)[0])
+
+        first = capture(FIRST, b"<p>2000</p>")
+        middle = capture(MIDDLE, b"<p>2001</p>")
+        clock.now = WITHDRAWN
+        withdrawn = str(archive.add_version(middle.rsplit(".", 2)[0], [Content(b"<p>2001, later</p>", "html")])[0])
+        archive.withdraw(withdrawn, "captured a page of someone else's by mistake")
+        other = capture(OTHER_AT, b"<p>2005 mirror</p>", OTHER)
+        last = capture(LAST, b"<p>2010</p>")
+        gone = capture(LAST, b"<p>gone</p>", url=GONE_URL)
+        clock.now = LAST
+        big = str(archive.deposit(S, [Content(b"0123456789abcde\n" * (5 << 16), "text")], foreign_id=BIG_URL)[0])
+        odd = str(archive.deposit(S, [Content(b"odd\n", "text")], foreign_id="a#b%23c.d")[0])
+        archive.withdraw(gone.rsplit(".", 2)[0], "taken down on request")
+        clock.now = DOC_TIMES[0]
+        versions = [str(archive.deposit(S, [Content(b"one\n", "text")])[0])]
+        document = versions[0].rsplit(".", 2)[0]
+        for at, body in zip(DOC_TIMES[1:], (b"two\n", b"three\n"), strict=True):
+            clock.now = at
+            versions.append(str(archive.add_version(document, [Content(body, "text")])[0]))
+    with serving(location) as (_, port):
+        yield Site(f"http://127.0.0.1:{port}", first, middle, withdrawn, other, last, document, tuple(versions), big, odd)
+
+
+def n2r(site: Site, name: str) -> str:
+    """The N2R URL of a name as the Memento answers write it: ``%2E`` as ``%252E``, which clients keep."""
+    return f"{site.base}/uri-res/N2R?{rfc2169_query(name).replace('%2E', '%252E')}"
+
+
+def route(site: Site, path: str, name: str) -> str:
+    """``/timegate/…`` or ``/timemap/link/…`` of a document, its name written as in an N2R URL."""
+    return f"{site.base}/{path}/{rfc2169_query(name).replace('%2E', '%252E')}"
+
+
+def links(field: str) -> dict[str, dict[str, str]]:
+    """An RFC 8288 Link field by target, read with requests' own parser (not ours)."""
+    return {each.pop("url"): each for each in requests.utils.parse_header_links(field)}
+
+
+# --- header-level checks, worked out from RFC 7089's examples ------------------------------------
+def test_rfc7089_4_2_1_timegate_redirects_to_the_memento_nearest_accept_datetime(site: Site) -> None:
+    answer = httpx.get(f"{site.base}/timegate/{URL}", headers={"Accept-Datetime": "Tue, 11 Sep 2001 20:35:00 GMT"})
+    assert answer.status_code == 302
+    assert answer.headers["location"] == n2r(site, site.middle)
+    assert answer.headers["vary"].lower() == "accept-datetime"
+    found = links(answer.headers["link"])
+    assert found[URL] == {"rel": "original"}
+    assert found[f"{site.base}/timemap/link/{URL}"] == {
+        "rel": "timemap", "type": "application/link-format", "from": FIRST_HTTP, "until": LAST_HTTP}
+    assert found[n2r(site, site.first)] == {"rel": "first prev memento", "datetime": FIRST_HTTP}
+    assert found[n2r(site, site.middle)] == {"rel": "memento", "datetime": MIDDLE_HTTP}
+    # the next is the other series' capture a day later; the withdrawn version is never one
+    assert found[n2r(site, site.other)] == {"rel": "next memento", "datetime": OTHER_HTTP}
+    assert found[n2r(site, site.last)] == {"rel": "last memento", "datetime": LAST_HTTP}
+    assert n2r(site, site.withdrawn) not in found
+
+
+def test_rfc7089_4_1_1_without_accept_datetime_the_latest_and_out_of_range_the_nearest(site: Site) -> None:
+    assert httpx.get(f"{site.base}/timegate/{URL}").headers["location"] == n2r(site, site.last)
+    before = httpx.get(f"{site.base}/timegate/{URL}", headers={"Accept-Datetime": "Sat, 01 Jan 1994 00:00:00 GMT"})
+    assert before.headers["location"] == n2r(site, site.first)
+    after = httpx.get(f"{site.base}/timegate/{URL}", headers={"Accept-Datetime": "Fri, 01 Jan 2100 00:00:00 GMT"})
+    assert after.headers["location"] == n2r(site, site.last)
+    # 23:00 on the day of the withdrawn version: the nearest memento still held is the 20:36 one
+    late = httpx.get(f"{site.base}/timegate/{URL}", headers={"Accept-Datetime": "Wed, 21 Mar 2001 23:00:00 GMT"})
+    assert late.headers["location"] == n2r(site, site.middle)
+
+
+@pytest.mark.parametrize("value", [
+    "2001-09-11T20:35:00Z",  # ISO 8601 is not the RFC 1123 form
+    "Tue, 11 Sep 2001 20:35:00 UTC",
+    "Tuesday, 11-Sep-01 20:35:00 GMT",  # RFC 850
+    "Tue Sep 11 20:35:00 2001",  # asctime
+    "Wed, 11 Sep 2001 20:35:00 GMT",  # 11 Sep 2001 was a Tuesday
+    "Tue, 31 Sep 2001 20:35:00 GMT",
+    "Tue, 11 Sep 2001 24:00:00 GMT",
+    "",
+    "x" * 10_000,
+])
+def test_rfc7089_a_bad_accept_datetime_is_400(site: Site, value: str) -> None:
+    answer = httpx.get(f"{site.base}/timegate/{URL}", headers={"Accept-Datetime": value})
+    assert answer.status_code == 400
+    assert answer.headers["content-type"] == "application/problem+json"
+    assert "Accept-Datetime" in answer.json()["detail"]
+
+
+def test_rfc7089_the_n2r_of_a_capture_is_a_memento(site: Site) -> None:
+    answer = httpx.get(n2r(site, site.middle))
+    assert answer.status_code == 200 and answer.content == b"<p>2001</p>"
+    assert answer.headers["memento-datetime"] == MIDDLE_HTTP
+    found = links(answer.headers["link"])
+    assert found[URL] == {"rel": "original"}
+    assert found[f"{site.base}/timegate/{URL}"] == {"rel": "timegate"}
+    assert found[f"{site.base}/timemap/link/{URL}"] == {"rel": "timemap", "type": "application/link-format"}
+    assert found[n2r(site, site.first)] == {"rel": "first prev memento", "datetime": FIRST_HTTP}
+    assert found[n2r(site, site.middle)] == {"rel": "memento", "datetime": MIDDLE_HTTP}
+    # a fragment of a memento is of the same memento, and the cache answers the same headers
+    again = httpx.get(n2r(site, site.middle))
+    assert again.headers["memento-datetime"] == MIDDLE_HTTP and again.headers["link"] == answer.headers["link"]
+    assert httpx.get(n2r(site, site.first)).headers["memento-datetime"] == FIRST_HTTP
+
+
+def test_rfc7089_a_document_whose_id_holds_escapes(site: Site) -> None:
+    assert "/a%23b%2523c%2Ed.text.1" in site.odd
+    memento = requests.get(n2r(site, site.odd))  # requests rewrites %2E; the resolver's URLs survive it
+    assert memento.status_code == 200 and memento.content == b"odd\n"
+    found = links(memento.headers["link"])
+    timegate = next(url for url, e in found.items() if e == {"rel": "timegate"})
+    gate = requests.get(timegate, headers={"Accept-Datetime": LAST_HTTP}, allow_redirects=False)
+    assert gate.status_code == 302 and gate.headers["location"] == n2r(site, site.odd)
+    assert requests.get(gate.headers["location"]).headers["memento-datetime"] == memento.headers["memento-datetime"]
+
+
+def test_rfc7089_a_streamed_memento_has_the_same_headers(site: Site) -> None:
+    with httpx.stream("GET", n2r(site, site.big)) as answer:
+        assert answer.status_code == 200 and int(answer.headers["content-length"]) == 5 << 20
+        assert answer.headers["memento-datetime"] == LAST_HTTP
+        assert links(answer.headers["link"])[BIG_URL] == {"rel": "original"}
+    part = httpx.get(n2r(site, site.big), headers={"Range": "bytes=0-3"})
+    assert part.status_code == 206 and part.content == b"0123" and part.headers["memento-datetime"] == LAST_HTTP
+
+
+def test_rfc7089_5_1_1_timemap_lists_every_memento_still_held(site: Site) -> None:
+    answer = httpx.get(f"{site.base}/timemap/link/{URL}")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"] == "application/link-format"
+    entries = requests.utils.parse_header_links(answer.text.replace("\n", ""))
+    assert entries[0] == {"url": URL, "rel": "original"}
+    assert entries[1] == {"url": f"{site.base}/timemap/link/{URL}", "rel": "self",
+                          "type": "application/link-format", "from": FIRST_HTTP, "until": LAST_HTTP}
+    assert entries[2] == {"url": f"{site.base}/timegate/{URL}", "rel": "timegate"}
+    assert [(e["url"], e["rel"], e["datetime"]) for e in entries[3:]] == [
+        (n2r(site, site.first), "first memento", FIRST_HTTP),
+        (n2r(site, site.middle), "memento", MIDDLE_HTTP),
+        (n2r(site, site.other), "memento", OTHER_HTTP),
+        (n2r(site, site.last), "last memento", LAST_HTTP),
+    ]
+
+
+def test_rfc7089_unknown_and_withdrawn_resources(site: Site) -> None:
+    unknown = httpx.get(f"{site.base}/timegate/http://127.0.0.1:9/never-captured")
+    assert unknown.status_code == 404 and "no capture" in unknown.json()["detail"]
+    assert httpx.get(f"{site.base}/timemap/link/http://127.0.0.1:9/never-captured").status_code == 404
+    # every capture withdrawn: gone, and never served as a memento
+    for route in ("timegate", "timemap/link"):
+        gone = httpx.get(f"{site.base}/{route}/{GONE_URL}")
+        assert gone.status_code == 410 and "withdrawn" in gone.json()["detail"]
+    assert httpx.get(n2r(site, site.withdrawn)).status_code == 410
+    assert httpx.get(f"{site.base}/timegate/").status_code in (400, 404)
+
+
+def test_rfc7089_a_documents_versions_are_its_mementos(site: Site) -> None:
+    original = n2r(site, site.document)
+    gate = httpx.get(f"{site.base}/timegate/{site.document}", headers={"Accept-Datetime": "Mon, 01 Jan 2024 00:00:00 GMT"})
+    assert gate.status_code == 302 and gate.headers["location"] == n2r(site, site.versions[2])
+    found = links(gate.headers["link"])
+    assert found[original] == {"rel": "original"}
+    assert found[n2r(site, site.versions[1])]["rel"] == "prev memento"
+    # the N2R URL of the generic name is the same original resource
+    same = httpx.get(f"{site.base}/timegate/{original}", headers={"Accept-Datetime": "Mon, 01 Jan 2024 00:00:00 GMT"})
+    assert same.headers["location"] == gate.headers["location"]
+    timemap = requests.utils.parse_header_links(httpx.get(f"{site.base}/timemap/link/{site.document}").text.replace("\n", ""))
+    assert [e["datetime"] for e in timemap[3:]] == [
+        "Sat, 29 Feb 2020 12:00:00 GMT", "Sun, 04 Jul 2021 06:30:00 GMT", "Tue, 31 Dec 2024 23:59:59 GMT"]
+    # a capture's document by its generic name: its own versions only (the withdrawn one left out)
+    capture_document = site.middle.rsplit(".", 2)[0]
+    answer = requests.get(route(site, "timemap/link", capture_document))  # requests rewrites %2E, not %252E
+    assert answer.status_code == 200, answer.text
+    entries = requests.utils.parse_header_links(answer.text.replace("\n", ""))
+    assert entries[0] == {"url": n2r(site, capture_document), "rel": "original"}
+    assert [(e["url"], e["rel"]) for e in entries[3:]] == [(n2r(site, site.middle), "first last memento")]
+    version = httpx.get(n2r(site, site.versions[1]))
+    assert version.headers["memento-datetime"] == "Sun, 04 Jul 2021 06:30:00 GMT"
+    assert links(version.headers["link"])[original] == {"rel": "original"}
+
+
+# --- a Memento client library -------------------------------------------------------------------
+def test_memento_client_finds_the_rfc_example_memento_from_a_memento(site: Site) -> None:
+    client = MementoClient(timegate_uri=f"{site.base}/timegate/", check_native_timegate=False)
+    # starting from a memento, the client reads its original (rel="original") and asks the TimeGate
+    info = client.get_memento_info(n2r(site, site.last), datetime.datetime(2001, 9, 11, 20, 35))
+    assert info["original_uri"] == URL
+    assert info["timegate_uri"] == f"{site.base}/timegate/{URL}"
+    mementos = info["mementos"]
+    assert mementos["closest"]["uri"] == [n2r(site, site.middle)]
+    assert mementos["closest"]["datetime"] == datetime.datetime(2001, 3, 21, 20, 36, 10)
+    assert mementos["closest"]["http_status_code"] == 200
+    assert mementos["first"] == {"uri": [n2r(site, site.first)], "datetime": datetime.datetime(2000, 9, 15, 11, 28, 26)}
+    assert mementos["prev"]["uri"] == [n2r(site, site.first)]
+    assert mementos["next"]["uri"] == [n2r(site, site.other)]
+    assert mementos["last"] == {"uri": [n2r(site, site.last)], "datetime": datetime.datetime(2010, 1, 20, 9, 34, 33)}
+    assert MementoClient.is_memento(n2r(site, site.middle))
+    assert not MementoClient.is_memento(f"{site.base}/timegate/{URL}")
+
+
+def test_memento_client_finds_a_documents_mementos_by_its_n2r_url(site: Site) -> None:
+    # the original resource of a document is its generic name's N2R URL, which the TimeGate takes as it is
+    client = MementoClient(timegate_uri=f"{site.base}/timegate/", check_native_timegate=False)
+    info = client.get_memento_info(n2r(site, site.document), datetime.datetime(2021, 1, 1))
+    assert info["original_uri"] == n2r(site, site.document)
+    assert info["mementos"]["closest"]["uri"] == [n2r(site, site.versions[1])]
+    assert info["mementos"]["closest"]["datetime"] == datetime.datetime(2021, 7, 4, 6, 30)
+    assert info["mementos"]["first"]["uri"] == [n2r(site, site.versions[0])]
+    assert info["mementos"]["last"]["uri"] == [n2r(site, site.versions[2])]
+    assert MementoClient.is_timegate(f"{site.base}/timegate/{site.document}")
+    # the generic name's N2R names its TimeGate and TimeMap (RFC 7089 §5, rel="timegate")
+    advertised = links(httpx.get(n2r(site, site.document)).headers["link"])
+    assert advertised[f"{site.base}/timegate/{site.document}"] == {"rel": "timegate"}
+
+
+def test_the_cache_keeps_a_memento_per_host(site: Site, tmp_path: Path) -> None:
+    # the memento's links are absolute: an answer kept for one Host is not given for another
+    name = n2r(site, site.first)
+    by_ip = httpx.get(name)
+    by_name = httpx.get(name, headers={"Host": "resolver.example.org"})
+    by_ip_again = httpx.get(name)
+    assert f"<{site.base}/timegate/" in by_ip.headers["link"] and by_ip_again.headers["link"] == by_ip.headers["link"]
+    assert "<http://resolver.example.org/timegate/" in by_name.headers["link"]

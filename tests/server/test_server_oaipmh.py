@@ -1,0 +1,268 @@
+"""OAI-PMH 2.0 at ``/oai`` of ``pdi serve``: harvested with sickle, every answer validated against the protocol's schemas.
+
+The schemas are the OAI's own ``OAI-PMH.xsd`` and ``oai_dc.xsd`` with DCMI's
+``simpledc20021212.xsd`` (tests/data/oaipmh, sources in tests/data/README.md),
+read by xmlschema with no network (``allow="sandbox"``).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import xmlschema
+from server_helpers import Clock, serving
+from sickle import Sickle, oaiexceptions
+
+from pdi.archive import Archive, Content
+from pdi.server.read import rfc2169_query
+
+A = "oai-a.example.us"
+B = "oai-b.example.us"
+DATA = Path(__file__).resolve().parents[1] / "data" / "oaipmh"
+#: 150 documents in A, 100 in B; a page is 100 records (pdi.server.interop.OAI_PAGE).
+IN_A, IN_B = 150, 100
+START = datetime.datetime(2024, 1, 10, 8, 0, 0, tzinfo=datetime.UTC)
+#: When the title of A's first document is restated (its datestamp moves there).
+RESTATED = datetime.datetime(2026, 6, 1, 12, 0, 0, tzinfo=datetime.UTC)
+
+
+@dataclass(frozen=True)
+class Site:
+    base: str
+    a: tuple[str, ...]  # generic names, in deposit order
+    b: tuple[str, ...]
+    withdrawn: str  # a document of B withdrawn whole
+    partly: str  # a document of A whose version 2 was withdrawn
+    capture: str  # a document of A whose id is a URL
+    order: tuple[str, ...]  # the first IN_A + IN_B documents in deposit order, document i deposited on START + i days
+
+
+@pytest.fixture(scope="module")
+def schema() -> xmlschema.XMLSchema:
+    return xmlschema.XMLSchema(str(DATA / "OAI-PMH.xsd"), allow="sandbox",
+                               locations={"http://www.openarchives.org/OAI/2.0/oai_dc/": str(DATA / "oai_dc.xsd")})
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    location = tmp_path_factory.mktemp("oai") / "archive"
+    clock = Clock(START)
+    with Archive.init(location, clock=clock) as archive:
+        archive.add_series(A)
+        archive.add_series(B)
+        a: list[str] = []
+        b: list[str] = []
+        order: list[str] = []
+        for i in range(IN_A + IN_B):  # interleaved, one a day, so series and dates cross
+            clock.now = START + datetime.timedelta(days=i)
+            series, names = (A, a) if (i % 5 < 3 and len(a) < IN_A) or len(b) >= IN_B else (B, b)
+            name = str(archive.deposit(series, [Content(f"document {i}\n".encode(), "text")])[0])
+            names.append(name.rsplit(".", 2)[0])
+            order.append(names[-1])
+        clock.now = START + datetime.timedelta(days=IN_A + IN_B)
+        archive.annotate(a[0], "title", "The first")
+        archive.annotate(a[0], "dc:creator", "A. Writer")
+        archive.annotate(a[0], "subject", "tests\x01 and <harvests> & such")
+        archive.annotate(a[0], "shelfmark", "not Dublin Core")
+        archive.annotate(a[0] + ".text.1", "language", "en")
+        clock.now = RESTATED
+        archive.annotate(a[0], "title", "The first, retitled")
+        archive.withdraw(b[3], "deposited twice")
+        partly = a[4]
+        archive.add_version(partly, [Content(b"second\n", "text")])
+        archive.withdraw(partly + ".text.2", "wrong file")
+        capture = str(archive.deposit(A, [Content(b"<p>page</p>", "html")], foreign_id="http://127.0.0.1:9/p")[0])
+        a.append(capture.rsplit(".", 2)[0])
+    with serving(location, "--oai-admin-email", "archivist@library.example.org") as (_, port):
+        yield Site(f"http://127.0.0.1:{port}", tuple(a), tuple(b), b[3], partly, a[-1], tuple(order))
+
+
+def oai(site: Site, method: str = "GET", **args: str) -> httpx.Response:
+    if method == "POST":
+        return httpx.post(f"{site.base}/oai", data=args)
+    return httpx.get(f"{site.base}/oai", params=args)
+
+
+def valid(schema: xmlschema.XMLSchema, answer: httpx.Response) -> Any:
+    """The answer's XML, after checking it is an OAI-PMH response its schemas accept."""
+    assert answer.status_code == 200
+    assert answer.headers["content-type"] == "text/xml; charset=utf-8"
+    # the answer's own xsi:schemaLocation names remote schemas: nothing outside is read
+    document = xmlschema.XMLResource(answer.content, allow="none")
+    schema.validate(document)
+    return schema.to_dict(document)
+
+
+# --- harvesting with a client library ------------------------------------------------------------
+def test_sickle_harvests_every_record_across_pages(site: Site, schema: xmlschema.XMLSchema) -> None:
+    harvester = Sickle(f"{site.base}/oai")
+    records = list(harvester.ListRecords(metadataPrefix="oai_dc"))
+    # every document once, in the order of their first deposits (the capture last)
+    assert [r.header.identifier for r in records] == [*site.order, site.capture]
+    deleted = [r.header.identifier for r in records if r.deleted]
+    assert deleted == [site.withdrawn]
+    # the same list by hand: three pages, each valid, the last with an empty token
+    pages, token, cursors = [], None, []
+    while True:
+        answer = oai(site, verb="ListRecords", **({"resumptionToken": token} if token else {"metadataPrefix": "oai_dc"}))
+        body = valid(schema, answer)["ListRecords"]
+        pages.append(len(body["record"]))
+        resumption = body.get("resumptionToken")
+        if resumption is not None:
+            cursors.append(resumption["@cursor"])
+        token = resumption.get("$") if resumption else None
+        if not token:
+            break
+    assert pages == [100, 100, 51] and cursors == [0, 100, 200]
+
+
+def test_sickle_harvests_a_set_and_identifiers(site: Site) -> None:
+    harvester = Sickle(f"{site.base}/oai")
+    sets = {s.setSpec: s.setName for s in harvester.ListSets()}
+    assert set(sets) == {A, B}
+    in_a = [h.identifier for h in harvester.ListIdentifiers(metadataPrefix="oai_dc", set=A)]
+    assert in_a == list(site.a)  # catalog order is deposit order
+    in_b = [h for h in harvester.ListIdentifiers(metadataPrefix="oai_dc", set=B)]
+    assert [h.identifier for h in in_b] == list(site.b)
+    assert all(h.setSpecs == [B] for h in in_b)
+    assert [h.identifier for h in in_b if h.deleted] == [site.withdrawn]
+    # POST is the same protocol (§3.1.1.2)
+    posted = Sickle(f"{site.base}/oai", http_method="POST")
+    assert [h.identifier for h in posted.ListIdentifiers(metadataPrefix="oai_dc", set=B)] == list(site.b)
+
+
+def test_dublin_core_from_statements(site: Site, schema: xmlschema.XMLSchema) -> None:
+    record = Sickle(f"{site.base}/oai").GetRecord(identifier=site.a[0], metadataPrefix="oai_dc")
+    assert record.header.datestamp == "2026-06-01T12:00:00Z"  # when it was retitled
+    assert record.header.setSpecs == [A]
+    metadata = record.metadata
+    assert metadata["title"] == ["The first, retitled"]  # the later statement supersedes
+    assert metadata["creator"] == ["A. Writer"]
+    assert metadata["subject"] == ["tests\ufffd and <harvests> & such"]  # U+0001 cannot be XML
+    assert metadata["language"] == ["en"]  # stated about its version, filed under the document
+    assert metadata["identifier"] == [site.a[0], f"{site.base}/uri-res/N2R?{rfc2169_query(site.a[0])}"]
+    assert metadata["date"] == ["2024-01-10"] and metadata["format"] == ["text/plain"]
+    assert "shelfmark" not in metadata and "source" not in metadata
+    capture = Sickle(f"{site.base}/oai").GetRecord(identifier=site.capture, metadataPrefix="oai_dc")
+    assert capture.metadata["source"] == ["http://127.0.0.1:9/p"] and capture.metadata["format"] == ["text/html"]
+    valid(schema, oai(site, verb="GetRecord", identifier=site.capture, metadataPrefix="oai_dc"))
+
+
+def test_a_withdrawn_version_is_left_out_and_a_withdrawn_document_is_deleted(site: Site,
+                                                                            schema: xmlschema.XMLSchema) -> None:
+    harvester = Sickle(f"{site.base}/oai")
+    partly = harvester.GetRecord(identifier=site.partly, metadataPrefix="oai_dc")
+    assert not partly.deleted and partly.metadata["format"] == ["text/plain"]
+    gone = harvester.GetRecord(identifier=site.withdrawn, metadataPrefix="oai_dc")
+    assert gone.deleted and gone.header.datestamp == "2026-06-01T12:00:00Z"
+    body = valid(schema, oai(site, verb="GetRecord", identifier=site.withdrawn, metadataPrefix="oai_dc"))
+    assert body["GetRecord"]["record"]["header"]["@status"] == "deleted"
+    assert "metadata" not in body["GetRecord"]["record"]
+
+
+@pytest.mark.parametrize(("args", "days"), [
+    ({"from": "2026-06-01"}, None),  # restated, withdrawn, new version, capture: all at RESTATED
+    ({"from": "2026-06-01T12:00:00Z"}, None),
+    ({"from": "2026-06-01T12:00:01Z"}, ()),
+    ({"until": "2024-01-10"}, ()),  # the first document's day, but it changed later
+    ({"until": "2024-01-11"}, (1,)),
+    ({"from": "2024-01-11T00:00:00Z", "until": "2024-01-13T07:59:59Z"}, (1, 2)),
+    ({"from": "2024-01-11T08:00:01Z", "until": "2024-01-13T08:00:00Z"}, (2, 3)),
+    ({"from": "2024-01-12", "until": "2024-01-11"}, ()),
+])
+def test_selective_harvesting_by_datestamp(site: Site, args: dict[str, str], days: tuple[int, ...] | None) -> None:
+    harvester = Sickle(f"{site.base}/oai")
+    changed = [site.order[0], site.order[site.order.index(site.partly)], site.order[site.order.index(site.withdrawn)]]
+    if days == ():
+        with pytest.raises(oaiexceptions.NoRecordsMatch):
+            list(harvester.ListIdentifiers(metadataPrefix="oai_dc", **args))
+        return
+    found = [h.identifier for h in harvester.ListIdentifiers(metadataPrefix="oai_dc", **args)]
+    if days is None:
+        assert found == [*sorted(changed, key=site.order.index), site.capture]
+    else:  # document i was deposited at START + i days (08:00) and has not changed since
+        assert found == [site.order[i] for i in days]
+
+
+def test_identify_and_metadata_formats(site: Site, schema: xmlschema.XMLSchema) -> None:
+    harvester = Sickle(f"{site.base}/oai")
+    identity = harvester.Identify()
+    assert identity.baseURL == f"{site.base}/oai" and identity.protocolVersion == "2.0"
+    assert identity.adminEmail == "archivist@library.example.org"
+    assert identity.earliestDatestamp == "2024-01-10T00:00:00Z"
+    assert identity.deletedRecord == "persistent" and identity.granularity == "YYYY-MM-DDThh:mm:ssZ"
+    formats = list(harvester.ListMetadataFormats())
+    assert [(f.metadataPrefix, f.metadataNamespace) for f in formats] == [
+        ("oai_dc", "http://www.openarchives.org/OAI/2.0/oai_dc/")]
+    for args in ({"verb": "Identify"}, {"verb": "ListMetadataFormats"}, {"verb": "ListSets"},
+                 {"verb": "ListMetadataFormats", "identifier": site.b[0]}):
+        valid(schema, oai(site, **args))
+
+
+# --- the protocol's errors ---------------------------------------------------------------------
+@pytest.mark.parametrize(("args", "code"), [
+    ({}, "badVerb"),
+    ({"verb": "ListEverything"}, "badVerb"),
+    ({"verb": "ListRecords"}, "badArgument"),  # no metadataPrefix
+    ({"verb": "ListRecords", "metadataPrefix": "oai_dc", "shelf": "3"}, "badArgument"),
+    ({"verb": "Identify", "metadataPrefix": "oai_dc"}, "badArgument"),
+    ({"verb": "ListRecords", "metadataPrefix": "oai_dc", "from": "2024-13-01"}, "badArgument"),
+    ({"verb": "ListRecords", "metadataPrefix": "oai_dc", "from": "yesterday"}, "badArgument"),
+    ({"verb": "ListRecords", "metadataPrefix": "oai_dc", "from": "2024-01-01", "until": "2025-01-01T00:00:00Z"},
+     "badArgument"),
+    ({"verb": "ListRecords", "resumptionToken": "eyJ4IjoxfQ", "metadataPrefix": "oai_dc"}, "badArgument"),
+    ({"verb": "ListRecords", "resumptionToken": "bm90IGEgdG9rZW4"}, "badResumptionToken"),
+    ({"verb": "ListRecords", "resumptionToken": "!!"}, "badResumptionToken"),
+    ({"verb": "ListSets", "resumptionToken": "x"}, "badResumptionToken"),
+    ({"verb": "ListRecords", "metadataPrefix": "marc21"}, "cannotDisseminateFormat"),
+    ({"verb": "GetRecord", "identifier": "urn:pdi://oai-a.example.us/2024/01/10/999", "metadataPrefix": "oai_dc"},
+     "idDoesNotExist"),
+    ({"verb": "GetRecord", "identifier": "oai:elsewhere:1", "metadataPrefix": "oai_dc"}, "idDoesNotExist"),
+    ({"verb": "ListMetadataFormats", "identifier": "urn:pdi://oai-a.example.us/2024/01/10/1.text.1"},
+     "idDoesNotExist"),  # an item is a document: its generic name
+    ({"verb": "ListRecords", "metadataPrefix": "oai_dc", "set": "no-such-series.example.us"}, "noRecordsMatch"),
+    ({"verb": "ListRecords", "metadataPrefix": "oai_dc", "from": "2100-01-01"}, "noRecordsMatch"),
+])
+def test_bad_requests_answer_the_protocols_errors(site: Site, schema: xmlschema.XMLSchema,
+                                                  args: dict[str, str], code: str) -> None:
+    for method in ("GET", "POST"):
+        body = valid(schema, oai(site, method, **args))
+        assert body["error"][0]["@code"] == code and body["error"][0]["$"]
+        if code not in ("badVerb", "badArgument"):
+            assert body["request"]["@verb"] == args["verb"]
+        if code in ("badVerb", "badArgument"):  # §3.2: the request echoed without its arguments
+            assert body["request"] == f"{site.base}/oai"  # text alone: no attribute
+
+
+def test_repeated_arguments_are_bad(site: Site, schema: xmlschema.XMLSchema) -> None:
+    answer = httpx.get(f"{site.base}/oai?verb=ListSets&verb=ListSets")
+    assert valid(schema, answer)["error"][0]["@code"] == "badVerb"
+    answer = httpx.get(f"{site.base}/oai?verb=ListRecords&metadataPrefix=oai_dc&metadataPrefix=oai_dc")
+    assert valid(schema, answer)["error"][0]["@code"] == "badArgument"
+    with pytest.raises(oaiexceptions.BadArgument):
+        list(Sickle(f"{site.base}/oai").ListRecords(metadataPrefix="oai_dc", until="2024-01-01", **{"from": "x"}))
+
+
+def test_a_post_that_is_not_a_form_is_refused(site: Site) -> None:
+    answer = httpx.post(f"{site.base}/oai", content=b"verb=Identify", headers={"Content-Type": "text/plain"})
+    assert answer.status_code == 415 and answer.headers["content-type"] == "application/problem+json"
+    huge = httpx.post(f"{site.base}/oai", data={"verb": "Identify", "x": "y" * (70 << 10)})
+    assert huge.status_code == 413
+
+
+def test_an_admin_address_the_schema_refuses_is_refused_at_start(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    Archive.init(tmp_path / "archive").close()
+    started = subprocess.run(
+        [sys.executable, "-m", "pdi", "serve", "--port", "0", "--archive", str(tmp_path / "archive"),
+         "--oai-admin-email", "root@localhost"], capture_output=True, text=True, timeout=60)
+    assert started.returncode != 0
+    assert started.stderr.startswith("pdi: ") and "root@localhost" in started.stderr and "Traceback" not in started.stderr
