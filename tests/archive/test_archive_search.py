@@ -264,7 +264,7 @@ def test_a_large_text_is_indexed_in_bounded_memory(tmp_path: Path) -> None:
     import tracemalloc
 
     line = "a line of the long text, with words in it\n"
-    count = (24 << 20) // len(line)
+    count = (64 << 20) // len(line)
 
     def pieces() -> object:
         chunk = line * 2000
@@ -280,7 +280,10 @@ def test_a_large_text_is_indexed_in_bounded_memory(tmp_path: Path) -> None:
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
-        assert peak < 12 << 20, peak  # the text is 24 MB
+        # the text is 64 MiB; what a deposit holds does not grow with it: a few pieces for the index,
+        # and up to about 24 MiB of chunks waiting for the hashing thread (pdi.archive.blobs.Digests),
+        # which a loaded machine's hasher can fall that far behind
+        assert peak < 32 << 20, peak
         (hit,) = archive.search("quetzal").hits
         assert hit.start == count // 2000 * 2000 * (len(line) + 1) + len("the last line has a ")  # LF counted CR LF
         assert archive.get(hit.name).data == b"quetzal"
