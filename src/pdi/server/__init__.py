@@ -67,6 +67,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from pdi.archive import Archive
+from pdi.archive.blobs import memo
 from pdi.server.app import ReaderApp
 from pdi.server.browse import BrowsePages
 from pdi.server.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
@@ -91,6 +92,7 @@ def create_app(
     cache_bytes: int = DEFAULT_CACHE_BYTES,
     max_upload: int | None = None,
     replay: ReplaySite | None = None,
+    fixity_memo_seconds: float = memo.DEFAULT_SECONDS,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -107,8 +109,13 @@ def create_app(
     where the replay origin is (:func:`pdi.server.replay.create_replay_app`
     serves it): ``/view`` of an archived page then shows it replayed there;
     without it, ``/view`` shows its source or its description.
+    ``fixity_memo_seconds`` is how long chunks of a blob file verified by
+    one read are trusted by the next, while the file is unchanged
+    (:mod:`pdi.archive.blobs.memo`; 0: every read hashes every chunk).
     """
     opened = archive if archive is not None else Archive.open(location)
+    if fixity_memo_seconds > 0:
+        opened.fixity_memo = memo.FixityMemo(fixity_memo_seconds)
     work = limits if limits is not None else WorkLimits()
     cache = ResponseCache(cache_bytes, generation=opened.withdrawals_generation)
     resolver = Resolver(opened, work, base_url, cache)
