@@ -290,7 +290,7 @@ def pdi_serve(archive: Path, extra: list[str]) -> Iterator[Serving]:
         )
     try:
         deadline = time.monotonic() + 60
-        said = re.compile(r"at (http://127\.0\.0\.1:\d+)/ with (\d+) workers?")
+        said = re.compile(r"at (http://127\.0\.0\.1:\d+)/ (?:\(replay at [^)]*\) )?with (\d+) workers?")
         while (found := said.search(log.read_text())) is None:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"pdi serve did not start:\n{log.read_text()}")
