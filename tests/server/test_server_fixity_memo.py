@@ -9,6 +9,7 @@ cutting the answer short when it is further on.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
@@ -175,3 +176,27 @@ def test_a_client_that_goes_away_mid_sendfile_leaves_the_worker_serving(
         # closed after 64 KiB of several MiB
     with httpx.Client(timeout=60) as client:
         assert client.get(url).content == TEXT
+
+
+def test_head_of_a_streamed_text_answers_from_the_catalog_without_reading_a_chunk(
+    in_process: tuple[str, str, Path, Archive],
+) -> None:
+    base, name, path, _ = in_process
+    url = n2r(base, name)
+    digest = hashlib.sha256(TEXT).hexdigest()
+    fields = ("content-length", "content-type", "etag", "cache-control", "accept-ranges", "link", "x-pdi-sha256")
+    with httpx.Client(timeout=60) as client:
+        got = client.get(url)
+        head = client.head(url)
+        assert head.status_code == 200 and head.content == b""
+        assert {f: head.headers.get(f) for f in fields} == {f: got.headers.get(f) for f in fields}
+        assert head.headers["content-length"] == str(len(TEXT)) and head.headers["x-pdi-sha256"] == digest
+        part = client.head(url, headers={"Range": "bytes=10-19"})
+        assert part.status_code == 206 and part.headers["content-range"] == f"bytes 10-19/{len(TEXT)}"
+        assert part.headers["content-length"] == "10"
+        assert client.head(url, headers={"Range": f"bytes={len(TEXT)}-"}).status_code == 416
+        flip(path, 10)  # the first chunk damaged: a GET reads it and refuses, a HEAD does not read it
+        assert client.get(url).status_code == 422
+        again = client.head(url)
+        assert again.status_code == 200 and again.headers["content-length"] == str(len(TEXT))
+        assert again.headers["etag"] == got.headers["etag"]
