@@ -14,7 +14,12 @@ bag is complete and valid (every payload file listed, every checksum right,
 the Payload-Oxum right) before the target store sees anything, then imports
 everything in one transaction of the target store, reading the objects one at
 a time as the store writes them (so an import holds one object in memory, not
-the bag) and hashing each again as it is read.
+the bag) and hashing each again as it is read. ``catalog.json`` is streamed
+(``ijson``), never read whole, and its records are never held in a list: the
+store iterates them again for each of its passes (checks, staging, rows), so
+an import of millions of names holds what grows with its distinct objects
+and days only (RFC 8493 §3 for the bag's validity, §2.1.3 and §2.2.2 for the
+manifests and the Payload-Oxum).
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ the chunks it touches and refuses one that no longer matches
 (:class:`~pdi.errors.IntegrityError` naming the chunk and its octets), so
 fixity is checked on every read at the cost of the range, and a flipped
 octet anywhere is still found by ``pdi verify``, which hashes everything.
+A :class:`FileReader` given a :class:`~pdi.archive.blobs.memo.FixityMemo`
+trusts the chunks an earlier read of the same, unchanged file verified
+(:mod:`pdi.archive.blobs.memo` says when a file counts as unchanged).
 
 Nothing here holds a whole blob: :class:`Digests` takes the octets as they
 stream in (from a file, standard input or an HTTP body) and :class:`BlobReader`
