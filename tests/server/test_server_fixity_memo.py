@@ -23,7 +23,7 @@ from server_helpers import serving
 
 from pdi.archive import Archive
 from pdi.archive.blobs import CHUNK_SIZE
-from pdi.archive.blobs.memo import RACY_SECONDS, FixityMemo
+from pdi.archive.blobs.memo import RACY_SECONDS, FixityMemo, identity
 from pdi.server import create_app, zerocopy
 from pdi.server.cache import answering_protocol
 from pdi.server.read import STREAM_FROM
@@ -200,3 +200,25 @@ def test_head_of_a_streamed_text_answers_from_the_catalog_without_reading_a_chun
         again = client.head(url)
         assert again.status_code == 200 and again.headers["content-length"] == str(len(TEXT))
         assert again.headers["etag"] == got.headers["etag"]
+
+
+def test_without_sendfile_a_remembered_blob_is_read_from_its_file_all_the_same(tmp_path: Path) -> None:
+    """Another ASGI server (here Starlette's test client) offers no sendfile: the octets are read and sent."""
+    from starlette.testclient import TestClient
+
+    name, path = deposit(tmp_path / "archive")
+    app = create_app(str(tmp_path / "archive"))
+    memo = app.state.archive.fixity_memo = FixityMemo(600, racy_seconds=0.1)
+    age(path, 0.2)
+    with TestClient(app) as client:
+        url = f"/uri-res/N2R?{name}"
+        assert client.get(url).content == TEXT  # hashed, remembered
+        sha = hashlib.sha256(TEXT).hexdigest()
+        with open(path, "rb") as f:
+            assert memo.holds(sha, identity(f.fileno()), 0, len(TEXT) // CHUNK_SIZE)
+        assert client.get(url).content == TEXT
+        part = client.get(url, headers={"Range": f"bytes={CHUNK_SIZE - 2}-{CHUNK_SIZE + 1}"})
+        assert part.status_code == 206 and part.content == TEXT[CHUNK_SIZE - 2 : CHUNK_SIZE + 2]
+        flip(path, CHUNK_SIZE + 1)  # inside the range: the file's identity moved on, the chunk is hashed again
+        assert client.get(url, headers={"Range": f"bytes={CHUNK_SIZE}-{CHUNK_SIZE + 9}"}).status_code == 422
+    app.state.archive.close()
