@@ -39,6 +39,7 @@ EXTENSION = "pdi.sendfile"
 _STEP = 1 << 24
 #: How often the headers still in the connection's buffer are looked at again (seconds).
 _FLUSH_POLL = 0.002
+_FLUSH_POLL_MAX = 0.25
 
 
 class ZeroCopy:
@@ -59,8 +60,11 @@ class ZeroCopy:
                 or cycle.expected_content_length < count):
             raise RuntimeError("sendfile needs a started response with a Content-Length of at least the octets sent")
         transport = cycle.transport
+        delay = _FLUSH_POLL
         while transport.get_write_buffer_size() and not transport.is_closing():
-            await asyncio.sleep(_FLUSH_POLL)  # the status line and headers go first
+            # the status line and headers go first; a client slow to read them is looked at less often
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, _FLUSH_POLL_MAX)
         sock = transport.get_extra_info("socket")
         if transport.is_closing() or cycle.disconnected or sock is None:
             return self._gone()
