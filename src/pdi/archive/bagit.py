@@ -536,8 +536,13 @@ def _check_statement(a: AssertionRecord, minted_at: str | None, now: datetime.da
         raise ParseError(f"catalog.json: the statement {a.key!r} about {a.subject}: who holds a control character", rule="catalog")
 
 
-def _record(r: dict[str, Any], now: datetime.datetime) -> RepresentationRecord:
-    """A representation of catalog.json as a record, refused (a ParseError naming it) unless a deposit could have made it."""
+def _record(r: dict[str, Any], now: datetime.datetime, *, check: bool = True) -> RepresentationRecord:
+    """A representation of catalog.json as a record, refused (a ParseError naming it) unless a deposit could have made it.
+
+    ``check=False`` builds the record only: for the passes after the one
+    that checked it, which end by making sure catalog.json is still the file
+    that was checked (:class:`_CatalogBytes`).
+    """
     from pdi.archive import _name
 
     try:
@@ -559,6 +564,8 @@ def _record(r: dict[str, Any], now: datetime.datetime) -> RepresentationRecord:
             or (STORED_CANONICAL if r.get("line_ending") is not None else STORED_EXACT),
         )
         pdi = _field(r, "pdi", str)
+        if not check:
+            return record
         if pdi != str(_name(record)):
             raise ParseError(f"catalog.json: {pdi} does not match its own parts", rule="catalog")
     except PDIError:
@@ -591,11 +598,15 @@ class _Representations:
         self.section = section
         self.bag = bag
         self.now = now
+        #: Set once a whole pass has checked every record (the later passes only build them).
+        self.checked = False
 
     def __iter__(self) -> Iterator[tuple[RepresentationRecord, BlobSource]]:
+        check = not self.checked
         for entry in self.section:
-            record = _record(entry, self.now)
+            record = _record(entry, self.now, check=check)
             yield record, _object_reader(self.bag, record.sha256)
+        self.checked = True
 
 
 class _Statements:
