@@ -187,24 +187,24 @@ def test_100_000_names_on_postgresql_list_and_verify_in_bounded_memory(pg_cluste
     assert ran.head == b"checked 100051 representations in 3 blobs: 0 problems\n"
 
 
-def test_an_import_of_50_000_names_in_bounded_memory_and_all_or_nothing(tmp_path: Path, small: str) -> None:
-    """``pdi import`` streams catalog.json: its peak does not grow with the names, and a late refusal leaves nothing."""
+def _import_at_scale(tmp_path: Path, small: str, targets: dict[str, str]) -> None:
+    """Import 50,051 names into ``targets["target"]`` within the ceiling; a bag with a gap leaves ``targets["refused"]`` empty."""
     location = str(tmp_path / "archive")
     big = fill(location, days=2, per_day=25_000, foreign_per_day=24)
     assert _pdi(small, "export", str(tmp_path / "small-bag")).code == 0
     assert _pdi(location, "export", str(tmp_path / "bag")).code == 0
     for each in ("small-target", "target", "refused"):
-        assert _pdi(str(tmp_path / each), "init").code == 0
-    base = _pdi(str(tmp_path / "small-target"), "import", str(tmp_path / "small-bag"))
+        assert _pdi(targets[each], "init").code == 0
+    base = _pdi(targets["small-target"], "import", str(tmp_path / "small-bag"))
     assert base.code == 0, base.stderr
-    ran = _pdi(str(tmp_path / "target"), "import", str(tmp_path / "bag"))
+    ran = _pdi(targets["target"], "import", str(tmp_path / "bag"))
     _within(ran, base, "pdi import of 50,000 names")
     assert ran.head.startswith(b"imported 50051 new representations into ")
-    listed = _pdi(str(tmp_path / "target"), "ls")
+    listed = _pdi(targets["target"], "ls")
     assert listed.lines == big.representations
     assert listed.sha256 == _lines_sha256(expected_names(big))
     # A bag whose catalog lacks serial 12345 of the second day: the gap is found once every row is
-    # written, inside the transaction, and nothing of the import stays (no name, no blob file).
+    # written, inside the transaction, and nothing of the import stays (no name, no blob).
     bag = tmp_path / "bag"
     catalog = (bag / "data" / "catalog.json").read_text(encoding="utf-8").split("\n")
     day = (FIRST + datetime.timedelta(days=2)).isoformat()
@@ -213,9 +213,17 @@ def test_an_import_of_50_000_names_in_bounded_memory_and_all_or_nothing(tmp_path
     del catalog[gone]
     (bag / "data" / "catalog.json").write_text("\n".join(catalog), encoding="utf-8")
     reseal(bag)
-    refused = _pdi(str(tmp_path / "refused"), "import", str(bag))
+    refused = _pdi(targets["refused"], "import", str(bag))
     assert refused.code != 0
     assert f"gaps in the serials of {SERIES} on {day}: 24999 serials numbered 1 to 25000" in refused.stderr
     assert refused.peak - base.peak < GROWTH_MIB
-    assert _pdi(str(tmp_path / "refused"), "ls").lines == 0
+    assert _pdi(targets["refused"], "ls").lines == 0
+    verified = _pdi(targets["refused"], "verify")
+    assert verified.code == 0 and verified.head == b"checked 0 representations in 0 blobs: 0 problems\n"
+
+
+def test_an_import_of_50_000_names_in_bounded_memory_and_all_or_nothing(tmp_path: Path, small: str) -> None:
+    """``pdi import`` streams catalog.json: its peak does not grow with the names, and a late refusal leaves nothing."""
+    _import_at_scale(tmp_path, small, {each: str(tmp_path / each) for each in ("small-target", "target", "refused")})
     assert [p for p in (tmp_path / "refused" / "blobs").rglob("*") if p.is_file()] == []
+
