@@ -20,7 +20,11 @@ the median of the median latencies (wrk ``--latency``), and the ratios.
 has ``--clients`` curl processes (8) fetch it whole at once from each
 server, ``--rounds`` times each, ``--runs`` times: the median throughput of
 each, their ratio, and the peak resident memory of ``pdi serve`` meanwhile
-(its processes' RSS summed, read from /proc every 20 ms).
+(its processes' RSS summed, read from /proc every 20 ms). Each pdi worker
+checks the text's chunks against their SHA-256 the first time it sends them
+and, the file unchanged, sends it with ``sendfile`` after that (its fixity
+memo, ``pdi serve --fixity-memo``): the first run's first round pays for the
+hashing, the median is of the runs after.
 
     python3 bench/run_all.py serve          # or: python3 bench/bench_serve.py [--runs 5] [--big]
 """
@@ -290,7 +294,7 @@ def pdi_serve(archive: Path, extra: list[str]) -> Iterator[Serving]:
         )
     try:
         deadline = time.monotonic() + 60
-        said = re.compile(r"at (http://127\.0\.0\.1:\d+)/ with (\d+) workers?")
+        said = re.compile(r"at (http://127\.0\.0\.1:\d+)/ (?:\(replay at [^)]*\) )?with (\d+) workers?")
         while (found := said.search(log.read_text())) is None:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"pdi serve did not start:\n{log.read_text()}")

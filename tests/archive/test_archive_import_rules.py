@@ -22,7 +22,7 @@ import pytest
 from archive_helpers import Clock, reseal, snapshot
 
 from pdi.archive import Archive, Content
-from pdi.errors import ParseError
+from pdi.errors import NotFoundError, ParseError
 
 S = "oma.eop.gov.us"
 NOW = datetime.datetime(2026, 11, 22, 14, 30, tzinfo=datetime.UTC)
@@ -174,3 +174,40 @@ def test_import_refuses_a_text_whose_octets_are_not_its_charset(tmp_path: Path) 
             target.import_bag(bag)
         assert refused.value.offset == 3
         assert snapshot(target) == before
+
+
+def _statement_about_no_document(catalog: dict[str, Any]) -> None:
+    statement = catalog["assertions"][0]
+    statement["unique_id"] = "7"
+    statement["subject"] = statement["subject"].replace("/2026/11/22/1", "/2026/11/22/7")
+
+
+#: Refusals found only inside the import's transaction, once its blobs are staged and its rows written.
+IN_TRANSACTION: dict[str, tuple[Edit, type[Exception], str]] = {
+    "serial 999 on a day with 2": (_serial_999, ParseError, "gaps in the serials of oma.eop.gov.us on 2026-11-22:"
+                                   " 2 serials numbered 1 to 999"),
+    "version 5 after version 1": (_version_gap, ParseError, "gaps in the versions of oma.eop.gov.us 2026-11-22 1:"
+                                  " 2 versions numbered 1 to 5"),
+    "a statement about no document": (_statement_about_no_document, NotFoundError, "no such document"),
+}
+
+
+@pytest.mark.parametrize("case", list(IN_TRANSACTION))
+def test_a_refusal_inside_the_transaction_leaves_either_store_as_it_was(
+    location: str, tmp_path: Path, case: str
+) -> None:
+    edit, error, message = IN_TRANSACTION[case]
+    bag = _export(tmp_path)
+    catalog = json.loads((bag / "data" / "catalog.json").read_text())
+    edit(catalog)
+    (bag / "data" / "catalog.json").write_text(json.dumps(catalog))
+    reseal(bag)
+    with Archive.init(location, clock=Clock(NOW)) as target:
+        target.add_series("elsewhere.example.us")
+        target.add("elsewhere.example.us", b"already here\n", format="text")  # something for the import to keep
+        before = snapshot(target)
+        audit = target.audit()
+        with pytest.raises(error, match=message):
+            target.import_bag(bag)
+        assert snapshot(target) == before
+        assert target.audit() == audit

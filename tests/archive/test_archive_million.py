@@ -9,6 +9,9 @@ processes whose peak resident memory the kernel reports (``os.wait4`` in a
 small launcher, so the test process's own pages are not counted), and each
 is compared with the same command over a catalog of a few names.
 
+`pdi import` of 50,000 names (an export of such a catalog) is held to the
+same ceiling: reading catalog.json whole, it peaked at 418 MiB for 100,000.
+
 The ceiling: a page of the walk is 5,000 rows, a few MiB as rows and
 records, and a few pages may be alive at once while the garbage collector
 catches up; 64 MiB over the small catalog's peak leaves room for that and
@@ -21,6 +24,7 @@ names :func:`big_catalog.expected_names` spells from the grammar.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import itertools
 import json
@@ -31,7 +35,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
-from big_catalog import BigCatalog, expected_names, fill
+from archive_helpers import reseal
+from big_catalog import FIRST, SERIES, BigCatalog, expected_names, fill
 
 from pdi.archive.pgcluster import TemporaryCluster
 
@@ -180,3 +185,45 @@ def test_100_000_names_on_postgresql_list_and_verify_in_bounded_memory(pg_cluste
     base, ran = _pdi(small, "verify"), _pdi(location, "verify")
     _within(ran, base, "pdi verify of 100,000 names on PostgreSQL")
     assert ran.head == b"checked 100051 representations in 3 blobs: 0 problems\n"
+
+
+def _import_at_scale(tmp_path: Path, small: str, targets: dict[str, str]) -> None:
+    """Import 50,051 names into ``targets["target"]`` within the ceiling; a bag with a gap leaves ``targets["refused"]`` empty."""
+    location = str(tmp_path / "archive")
+    big = fill(location, days=2, per_day=25_000, foreign_per_day=24)
+    assert _pdi(small, "export", str(tmp_path / "small-bag")).code == 0
+    assert _pdi(location, "export", str(tmp_path / "bag")).code == 0
+    for each in ("small-target", "target", "refused"):
+        assert _pdi(targets[each], "init").code == 0
+    base = _pdi(targets["small-target"], "import", str(tmp_path / "small-bag"))
+    assert base.code == 0, base.stderr
+    ran = _pdi(targets["target"], "import", str(tmp_path / "bag"))
+    _within(ran, base, "pdi import of 50,000 names")
+    assert ran.head.startswith(b"imported 50051 new representations into ")
+    listed = _pdi(targets["target"], "ls")
+    assert listed.lines == big.representations
+    assert listed.sha256 == _lines_sha256(expected_names(big))
+    # A bag whose catalog lacks serial 12345 of the second day: the gap is found once every row is
+    # written, inside the transaction, and nothing of the import stays (no name, no blob).
+    bag = tmp_path / "bag"
+    catalog = (bag / "data" / "catalog.json").read_text(encoding="utf-8").split("\n")
+    day = (FIRST + datetime.timedelta(days=2)).isoformat()
+    gone = next(i for i, line in enumerate(catalog)
+                if f'"day": "{day}"' in line and '"serial": 12345,' in line)
+    del catalog[gone]
+    (bag / "data" / "catalog.json").write_text("\n".join(catalog), encoding="utf-8")
+    reseal(bag)
+    refused = _pdi(targets["refused"], "import", str(bag))
+    assert refused.code != 0
+    assert f"gaps in the serials of {SERIES} on {day}: 24999 serials numbered 1 to 25000" in refused.stderr
+    assert refused.peak - base.peak < GROWTH_MIB
+    assert _pdi(targets["refused"], "ls").lines == 0
+    verified = _pdi(targets["refused"], "verify")
+    assert verified.code == 0 and verified.head == b"checked 0 representations in 0 blobs: 0 problems\n"
+
+
+def test_an_import_of_50_000_names_in_bounded_memory_and_all_or_nothing(tmp_path: Path, small: str) -> None:
+    """``pdi import`` streams catalog.json: its peak does not grow with the names, and a late refusal leaves nothing."""
+    _import_at_scale(tmp_path, small, {each: str(tmp_path / each) for each in ("small-target", "target", "refused")})
+    assert [p for p in (tmp_path / "refused" / "blobs").rglob("*") if p.is_file()] == []
+

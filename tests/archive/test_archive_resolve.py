@@ -396,9 +396,9 @@ def test_object_changed_during_import_changes_nothing(
         store = type(target.store)
         real_import = store.import_all
 
-        def import_after_tampering(self: object, *args: object) -> int:
+        def import_after_tampering(self: object, *args: object, **options: object) -> int:
             objects[-1].write_bytes(b"changed after the bag was validated")  # validate_bag saw it intact
-            return real_import(self, *args)  # type: ignore[arg-type]
+            return real_import(self, *args, **options)  # type: ignore[arg-type]
 
         monkeypatch.setattr(store, "import_all", import_after_tampering)
         with pytest.raises(IntegrityError, match="changed during the import"):

@@ -33,7 +33,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pdi import formats
-from pdi.archive.blobs import ChunkedReader, Octets, RangedOctets, mapped, verify_selected
+from pdi.archive.blobs import (
+    ChunkedReader,
+    FileReader,
+    Octets,
+    RangedOctets,
+    mapped,
+    verify_selected,
+)
+from pdi.archive.blobs.memo import FixityMemo
 from pdi.archive.content import (
     Content,
     canonical_text,
@@ -362,6 +370,9 @@ class Archive:
         self.store = store
         self._clock = clock
         self.who = who or _default_who()
+        #: The chunks of blob files this process has verified (:mod:`pdi.archive.blobs.memo`), trusted
+        #: while the file is unchanged; ``None`` (the default): every read hashes every chunk it touches.
+        self.fixity_memo: FixityMemo | None = None
 
     # --- opening -----------------------------------------------------------------
     @classmethod
@@ -959,6 +970,8 @@ class Archive:
         reader = self.store.open_blob(record.sha256, name=str(_name(record)))
         if reader is None:
             raise IntegrityError(f"the bytes of {_name(record)} are missing from the store")
+        if isinstance(reader, FileReader):
+            reader.memo = self.fixity_memo
         if reader.size != record.size:
             reader.close()
             raise IntegrityError(

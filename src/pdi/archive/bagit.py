@@ -14,7 +14,12 @@ bag is complete and valid (every payload file listed, every checksum right,
 the Payload-Oxum right) before the target store sees anything, then imports
 everything in one transaction of the target store, reading the objects one at
 a time as the store writes them (so an import holds one object in memory, not
-the bag) and hashing each again as it is read.
+the bag) and hashing each again as it is read. ``catalog.json`` is streamed
+(``ijson``), never read whole, and its records are never held in a list: the
+store iterates them again for each of its passes (checks, staging, rows), so
+an import of millions of names holds what grows with its distinct objects
+and days only (RFC 8493 §3 for the bag's validity, §2.1.3 and §2.2.2 for the
+manifests and the Payload-Oxum).
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -314,11 +320,111 @@ def validate_bag(bag: Path) -> dict[str, str]:
     return manifest
 
 
-def _entries(catalog: dict[str, Any], name: str) -> list[dict[str, Any]]:
-    entries = catalog.get(name)
-    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise ParseError(f"catalog.json: {name} must be a list of objects", rule="catalog")
-    return entries
+class _CatalogBytes:
+    """catalog.json opened for one pass, hashed as it is read: :meth:`check` says whether it is the file validated."""
+
+    def __init__(self, path: Path, sha256: str) -> None:
+        self.path = path
+        self.sha256 = sha256
+        self.handle = path.open("rb")
+        self.digest = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.handle.read(size)
+        self.digest.update(data)
+        return data
+
+    def check(self) -> None:
+        """At the end of a pass: the octets read are still the ones the manifest names."""
+        while self.read(1 << 20):
+            pass
+        if self.digest.hexdigest() != self.sha256:
+            raise IntegrityError(f"{self.path} changed during the import; nothing was imported")
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+class _Section:
+    """One top-level list of catalog.json, streamed afresh at each iteration (one object at a time).
+
+    Each pass hashes the octets it parses and ends with an
+    :class:`IntegrityError` if they are no longer those the bag's manifest
+    names (a catalog changed between two passes of an import).
+    """
+
+    def __init__(self, path: Path, sha256: str, name: str) -> None:
+        self.path = path
+        self.sha256 = sha256
+        self.name = name
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        import ijson
+
+        try:
+            source = _CatalogBytes(self.path, self.sha256)
+        except OSError as exc:
+            raise IntegrityError(f"cannot read {self.path}: {exc}") from exc
+        try:
+            for item in ijson.items(source, f"{self.name}.item", use_float=True):
+                if not isinstance(item, dict):
+                    raise ParseError(f"catalog.json: {self.name} must be a list of objects", rule="catalog")
+                yield item
+            source.check()
+        except ijson.JSONError as exc:
+            raise ParseError(f"catalog.json is not JSON: {exc}", rule="catalog") from exc
+        except OSError as exc:
+            raise IntegrityError(f"cannot read {self.path}: {exc}") from exc
+        finally:
+            source.close()
+
+
+@dataclass(frozen=True)
+class _Header:
+    """What catalog.json says about itself: its top-level values other than lists, and which lists it has."""
+
+    values: dict[str, Any]
+    lists: dict[str, int]  # each top-level list and how many items it holds
+
+
+def _catalog_header(path: Path) -> _Header:
+    """One streamed pass over catalog.json: its top-level scalars, and its lists with their lengths."""
+    import ijson
+
+    values: dict[str, Any] = {}
+    lists: dict[str, int] = {}
+    top = True
+    key = ""
+    depth = 0
+    try:
+        with path.open("rb") as handle:
+            for prefix, event, value in ijson.parse(handle, use_float=True):
+                if depth == 0 and event != "start_map":
+                    raise ParseError("this bag is not a pdi archive export", rule="catalog")
+                if event in ("start_map", "start_array"):
+                    depth += 1
+                    if depth == 2 and event == "start_array":
+                        lists[key] = 0
+                    elif depth == 3 and prefix == f"{key}.item":
+                        lists[key] += 1
+                    elif depth == 2:
+                        values[key] = {}  # an object where a list or a value belongs
+                elif event in ("end_map", "end_array"):
+                    depth -= 1
+                elif depth == 1 and event == "map_key":
+                    key = str(value)
+                elif depth == 1:
+                    values[key] = value
+                elif depth == 2 and prefix == f"{key}.item" and key in lists:
+                    lists[key] += 1  # a scalar item (refused later: items are objects)
+                top = False
+    except ijson.JSONError as exc:
+        raise ParseError(f"catalog.json is not JSON: {exc}", rule="catalog") from exc
+    except OSError as exc:
+        raise IntegrityError(f"cannot read bag catalog {path}: {exc}") from exc
+    if top:
+        raise ParseError("catalog.json is empty", rule="catalog")
+    return _Header(values, lists)
 
 
 def _field(entry: dict[str, Any], name: str, kind: type) -> Any:
@@ -459,134 +565,228 @@ def _check_statement(a: AssertionRecord, minted_at: str | None, now: datetime.da
         raise ParseError(f"catalog.json: the statement {a.key!r} about {a.subject}: who holds a control character", rule="catalog")
 
 
+def _record(r: dict[str, Any], now: datetime.datetime, *, check: bool = True) -> RepresentationRecord:
+    """A representation of catalog.json as a record, refused (a ParseError naming it) unless a deposit could have made it.
+
+    ``check=False`` builds the record only: for the passes after the one
+    that checked it, which end by making sure catalog.json is still the file
+    that was checked (:class:`_CatalogBytes`).
+    """
+    from pdi.archive import _name
+
+    try:
+        record = RepresentationRecord(
+            series=_field(r, "series", str),
+            day=datetime.date.fromisoformat(_field(r, "day", str)),
+            unique_id=_field(r, "unique_id", str),
+            serial=_optional(r, "serial", int),
+            version=_field(r, "version", int),
+            format=_field(r, "format", str),
+            media_type=_field(r, "media_type", str),
+            charset=_optional(r, "charset", str),
+            line_ending=_optional(r, "line_ending", str),
+            sha256=_field(r, "sha256", str),
+            size=_field(r, "size", int),
+            created_at=_field(r, "created_at", str),
+            # a bag made before schema 4 does not say: its texts were kept CRLF-canonical
+            stored=_optional(r, "stored", str)
+            or (STORED_CANONICAL if r.get("line_ending") is not None else STORED_EXACT),
+        )
+        pdi = _field(r, "pdi", str)
+        if not check:
+            return record
+        if pdi != str(_name(record)):
+            raise ParseError(f"catalog.json: {pdi} does not match its own parts", rule="catalog")
+    except PDIError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ParseError(f"catalog.json is malformed: {exc!r}", rule="catalog") from exc
+    if not _SHA256.fullmatch(record.sha256) or record.version < 1:
+        raise ParseError(f"catalog.json: bad entry for {pdi}", rule="catalog")
+    spelled = int(record.unique_id) if spells_serial(record.unique_id) else None
+    if record.serial != spelled:
+        raise ParseError(f"catalog.json: bad serial for {pdi}", rule="catalog")
+    _check_as_deposited(record, pdi, now)
+    return record
+
+
+def _document_key(entry: dict[str, Any]) -> DocumentKey:
+    try:
+        return DocumentKey(
+            _field(entry, "series", str), datetime.date.fromisoformat(_field(entry, "day", str)),
+            _field(entry, "unique_id", str),
+        )
+    except ValueError as exc:
+        raise ParseError(f"catalog.json is malformed: {exc!r}", rule="catalog") from exc
+
+
+class _Representations:
+    """The representations of catalog.json with a reader of each one's object, streamed afresh at each iteration."""
+
+    def __init__(self, section: _Section, bag: Path, now: datetime.datetime) -> None:
+        self.section = section
+        self.bag = bag
+        self.now = now
+        #: Set once a whole pass has checked every record (the later passes only build them).
+        self.checked = False
+
+    def __iter__(self) -> Iterator[tuple[RepresentationRecord, BlobSource]]:
+        check = not self.checked
+        for entry in self.section:
+            record = _record(entry, self.now, check=check)
+            yield record, _object_reader(self.bag, record.sha256)
+        self.checked = True
+
+
+class _Statements:
+    """The statements of catalog.json, each under the document it is about, streamed."""
+
+    def __init__(self, section: _Section) -> None:
+        self.section = section
+
+    def __iter__(self) -> Iterator[tuple[DocumentKey, AssertionRecord]]:
+        for a in self.section:
+            yield _document_key(a), AssertionRecord(
+                0, _field(a, "subject", str), _field(a, "key", str), _field(a, "value", str),
+                _field(a, "who", str), _field(a, "at", str),
+            )
+
+
+class _Withdrawals:
+    """The withdrawals of catalog.json, streamed (none in a bag made before withdrawal existed)."""
+
+    def __init__(self, section: _Section | None) -> None:
+        self.section = section
+
+    def __iter__(self) -> Iterator[WithdrawalRecord]:
+        for w in self.section or ():
+            yield WithdrawalRecord(
+                _document_key(w), _optional(w, "version", int), _field(w, "reason", str), _field(w, "who", str),
+                _field(w, "at", str),
+            )
+
+
+class _Minted:
+    """When each document of the bag was minted (its version 1 deposited), kept on disk, not in memory.
+
+    A scratch SQLite database (SQLite's private temporary database on disk,
+    gone when closed): an import of millions of names looks a statement's
+    document up here without holding them all.
+    """
+
+    def __init__(self) -> None:
+        import sqlite3
+
+        self._db = sqlite3.connect("")
+        self._db.execute("PRAGMA journal_mode = OFF")
+        self._db.execute("PRAGMA synchronous = OFF")
+        self._db.execute("CREATE TABLE minted (series TEXT, day TEXT, unique_id TEXT, at TEXT,"
+                         " PRIMARY KEY (series, day, unique_id)) WITHOUT ROWID")
+        self._pending: list[tuple[str, str, str, str]] = []
+
+    def add(self, record: RepresentationRecord) -> None:
+        self._pending.append((record.series, record.day.isoformat(), record.unique_id, record.created_at))
+        if len(self._pending) >= 5000:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._db.executemany("INSERT OR IGNORE INTO minted VALUES (?, ?, ?, ?)", self._pending)
+        self._pending = []
+
+    def at(self, key: DocumentKey) -> str | None:
+        if self._pending:
+            self._flush()
+        row = self._db.execute("SELECT at FROM minted WHERE series = ? AND day = ? AND unique_id = ?",
+                               (key.series, key.day.isoformat(), key.unique_id)).fetchone()
+        return None if row is None else str(row[0])
+
+    def close(self) -> None:
+        self._db.close()
+
+
 def import_bag(
     archive: Archive,
     bag: Path,
     *,
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
-    """Validate the bag, then import all of it into the archive in one transaction."""
+    """Validate the bag, then import all of it into the archive in one transaction.
+
+    ``catalog.json`` is never read whole: one streamed pass finds its
+    sections and counts them, a second checks every representation (and
+    each object beside it) and statement, and the store then reads the
+    representations again as it stages the objects and as it writes the
+    rows (each pass checking that the file is still the one the manifest
+    names). Memory grows with the distinct objects and the days, not with
+    the names.
+    """
     from pdi.archive import _key_of, _name, canonical_series, parse_pdi
 
     now = archive._now()
     try:
         manifest = validate_bag(bag)
-        raw = (bag / "data" / "catalog.json").read_bytes()
     except OSError as exc:
         raise IntegrityError(f"cannot read bag {bag}: {exc}") from exc
-    try:
-        catalog = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ParseError(f"catalog.json is not JSON: {exc}", rule="catalog") from exc
-    if not isinstance(catalog, dict) or catalog.get("format") != EXPORT_FORMAT:
+    path = bag / "data" / "catalog.json"
+    catalog_sha = manifest.get("data/catalog.json")
+    if catalog_sha is None:
+        raise IntegrityError(f"{bag} holds no data/catalog.json in its manifest")
+    header = _catalog_header(path)
+    if header.values.get("format") != EXPORT_FORMAT:
         raise ParseError("this bag is not a pdi archive export", rule="catalog")
-    if catalog.get("version") != EXPORT_VERSION:
-        raise ParseError(f"unknown export version {catalog.get('version')!r}", rule="catalog")
+    if header.values.get("version") != EXPORT_VERSION:
+        raise ParseError(f"unknown export version {header.values.get('version')!r}", rule="catalog")
+    for name in ("series", "representations", "assertions"):
+        if name not in header.lists:
+            raise ParseError(f"catalog.json: {name} must be a list of objects", rule="catalog")
+    sections = {name: _Section(path, catalog_sha, name) for name in header.lists}
+    minted = _Minted()
     try:
         series = [
             SeriesRecord(
                 _field(s, "name", str), _optional(s, "parent", str),
                 _field(s, "authority", str), _field(s, "created_at", str),
             )
-            for s in _entries(catalog, "series")
+            for s in sections["series"]
         ]
         for one in series:
             if canonical_series(one.name) != one.name:
                 raise ParseError(f"catalog.json: series {one.name!r} is not canonical",
                                  rule="catalog")
-        reps: list[tuple[RepresentationRecord, BlobSource]] = []
+        reps = _Representations(sections["representations"], bag, now)
         sizes: dict[str, int] = {}  # each object looked at once, however many names share it
-        entries = _entries(catalog, "representations")
-        for done, r in enumerate(entries, start=1):
-            record = RepresentationRecord(
-                series=_field(r, "series", str),
-                day=datetime.date.fromisoformat(_field(r, "day", str)),
-                unique_id=_field(r, "unique_id", str),
-                serial=_optional(r, "serial", int),
-                version=_field(r, "version", int),
-                format=_field(r, "format", str),
-                media_type=_field(r, "media_type", str),
-                charset=_optional(r, "charset", str),
-                line_ending=_optional(r, "line_ending", str),
-                sha256=_field(r, "sha256", str),
-                size=_field(r, "size", int),
-                created_at=_field(r, "created_at", str),
-                # a bag made before schema 4 does not say: its texts were kept CRLF-canonical
-                stored=_optional(r, "stored", str)
-                or (STORED_CANONICAL if r.get("line_ending") is not None else STORED_EXACT),
-            )
-            if _field(r, "pdi", str) != str(_name(record)):
-                raise ParseError(
-                    f"catalog.json: {r['pdi']} does not match its own parts", rule="catalog"
-                )
-            if not _SHA256.fullmatch(record.sha256) or record.version < 1:
-                raise ParseError(f"catalog.json: bad entry for {r['pdi']}", rule="catalog")
-            spelled = int(record.unique_id) if spells_serial(record.unique_id) else None
-            if record.serial != spelled:
-                raise ParseError(f"catalog.json: bad serial for {r['pdi']}", rule="catalog")
-            _check_as_deposited(record, str(r["pdi"]), now)
+        total = header.lists["representations"]
+        for done, (record, _) in enumerate(reps, start=1):
             size = sizes.get(record.sha256)
             if size is None:
                 # validate_bag hashed every payload file against the manifest: the
                 # object is right when its manifest checksum is its own name.
-                path = f"data/objects/{record.sha256}"
-                if manifest.get(path) != record.sha256:
+                object_path = f"data/objects/{record.sha256}"
+                if manifest.get(object_path) != record.sha256:
                     raise IntegrityError(f"object {record.sha256} is not in the bag's manifest")
-                size = sizes[record.sha256] = (bag / path).stat().st_size
+                size = sizes[record.sha256] = (bag / object_path).stat().st_size
             if size != record.size:
                 raise IntegrityError(f"object {record.sha256} does not match its catalog entry")
             if record.charset is not None:
-                _check_text_decodes(bag / "data" / "objects" / record.sha256, record, str(r["pdi"]))
-            reps.append((record, _object_reader(bag, record.sha256)))
+                from pdi.archive import _name
+
+                _check_text_decodes(bag / "data" / "objects" / record.sha256, record, str(_name(record)))
+            if record.version == 1:
+                minted.add(record)
             if progress is not None:
-                progress(done, len(entries))
-        assertions = [
-            (
-                DocumentKey(
-                    _field(a, "series", str),
-                    datetime.date.fromisoformat(_field(a, "day", str)),
-                    _field(a, "unique_id", str),
-                ),
-                AssertionRecord(
-                    0, _field(a, "subject", str), _field(a, "key", str), _field(a, "value", str),
-                    _field(a, "who", str), _field(a, "at", str),
-                ),
-            )
-            for a in _entries(catalog, "assertions")
-        ]
-        withdrawals = [
-            WithdrawalRecord(
-                DocumentKey(
-                    _field(w, "series", str),
-                    datetime.date.fromisoformat(_field(w, "day", str)),
-                    _field(w, "unique_id", str),
-                ),
-                _optional(w, "version", int), _field(w, "reason", str), _field(w, "who", str), _field(w, "at", str),
-            )
-            # bags made before withdrawal existed have none
-            for w in (_entries(catalog, "withdrawals") if "withdrawals" in catalog else [])
-        ]
-        documents: dict[DocumentKey, RepresentationRecord] = {}
-        for rec, _ in reps:
-            documents.setdefault(DocumentKey(rec.series, rec.day, rec.unique_id), rec)
-        minted = {key: rec.created_at for key, rec in documents.items() if rec.version == 1}
-        for about, a in assertions:
+                progress(done, max(total, done))
+        statements = _Statements(sections["assertions"])
+        for about, a in statements:
             if _key_of(parse_pdi(a.subject)) != about:
                 raise ParseError(
                     f"catalog.json: the statement about {a.subject} is filed under another"
                     " document",
                     rule="catalog",
                 )
-            _check_statement(a, minted.get(about), now)
-        # Who brought these names in, and from which bag, goes to the audit log.
-        audit = [
-            AuditRecord(
-                _timestamp(now), archive.who, "import", str(_name(first, generic=True)),
-                f"from the bag {bag} (catalog.json source {catalog.get('source')!r})",
-            )
-            for about, first in sorted(documents.items(), key=lambda item: str(_name(item[1])))
-            if not archive.store.document_exists(about)  # only documents this import brings in
-        ]
+            _check_statement(a, minted.at(about), now)
+        withdrawals = _Withdrawals(sections.get("withdrawals"))
+        for _ in withdrawals:
+            pass  # each one well formed before anything is staged
     except PDIError:
         raise
     except (KeyError, TypeError, ValueError) as exc:
@@ -595,4 +795,15 @@ def import_bag(
         raise IntegrityError(f"bag object missing: {exc.filename}") from exc
     except OSError as exc:
         raise IntegrityError(f"cannot read bag {bag}: {exc}") from exc
-    return archive.store.import_all(series, reps, assertions, audit, withdrawals)
+    finally:
+        minted.close()
+    source = header.values.get("source")
+
+    def new_document(first: RepresentationRecord) -> AuditRecord:
+        # Who brought these names in, and from which bag, goes to the audit log.
+        return AuditRecord(
+            _timestamp(now), archive.who, "import", str(_name(first, generic=True)),
+            f"from the bag {bag} (catalog.json source {source!r})",
+        )
+
+    return archive.store.import_all(series, reps, statements, (), withdrawals, new_document=new_document)

@@ -404,7 +404,7 @@ class SQLStore(BrowseQueries, ABC):
         placed: an exception from it leaves nothing behind.
         """
 
-    def _stage_import(self, blobs: Sequence[tuple[str, BlobSource]]) -> list[StagedBlob]:
+    def _stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
         """Stage the blobs of an import, each checked against the SHA-256 its record names.
 
         This default stages one blob after the other; a store may do better
@@ -1010,10 +1010,12 @@ class SQLStore(BrowseQueries, ABC):
     def import_all(
         self,
         series: Sequence[SeriesRecord],
-        representations: Sequence[tuple[RepresentationRecord, BlobSource]],
-        assertions: Sequence[tuple[DocumentKey, AssertionRecord]],
-        audit: Sequence[AuditRecord] = (),
-        withdrawals: Sequence[WithdrawalRecord] = (),
+        representations: Iterable[tuple[RepresentationRecord, BlobSource]],
+        assertions: Iterable[tuple[DocumentKey, AssertionRecord]],
+        audit: Iterable[AuditRecord] = (),
+        withdrawals: Iterable[WithdrawalRecord] = (),
+        *,
+        new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
     ) -> int:
         """Bring records from another archive in, exactly as named; one transaction.
 
@@ -1022,7 +1024,15 @@ class SQLStore(BrowseQueries, ABC):
         and nothing is imported. Returns the number of new representations.
         Each blob may come as a function that reads it (:data:`BlobSource`),
         called when the store writes that blob. ``audit`` entries are appended
-        to the audit log in the same transaction.
+        to the audit log in the same transaction, and ``new_document(record)``
+        for each document the import brings in (its first representation).
+
+        ``representations`` is iterated three times, never held: to check
+        each record against the catalog, to stage the blobs, and to write the
+        rows; an exception from any pass (a bag changed meanwhile) leaves the
+        archive as it was. ``assertions`` and ``withdrawals`` are iterated
+        once, inside the transaction. Memory grows with the distinct blobs
+        and the days touched, not with the names.
         """
         with self._read():  # refuse bad imports before staging any blob
             known = {str(r[0]) for r in self._query("SELECT name FROM series")}
@@ -1030,20 +1040,15 @@ class SQLStore(BrowseQueries, ABC):
             for s in series:
                 if s.parent is not None and s.parent not in known:
                     raise NotFoundError(f"parent series {s.parent} of {s.name} is not in the import")
-            imported = set()
             for rec, _ in representations:
                 if rec.series not in known:
                     raise NotFoundError(f"series {rec.series} is not in the import")
                 self._check_import(rec)
-                imported.add(DocumentKey(rec.series, rec.day, rec.unique_id))
-            for about, a in assertions:
-                if about not in imported and self._document_id(about) is None:
-                    raise NotFoundError(f"assertion about {a.subject}: no such document")
-            self._check_imported_numbering(representations)
         added = 0
-        staged = self._stage_import([(rec.sha256, content) for rec, content in representations])
+        staged = self._stage_import((rec.sha256, content) for rec, content in representations)
         try:
-            added = self._import_staged(series, representations, assertions, audit, staged, withdrawals)
+            added = self._import_staged(series, representations, assertions, audit, staged, withdrawals,
+                                        new_document)
         except BaseException:
             _discard(staged)
             raise
@@ -1053,13 +1058,15 @@ class SQLStore(BrowseQueries, ABC):
     def _import_staged(
         self,
         series: Sequence[SeriesRecord],
-        representations: Sequence[tuple[RepresentationRecord, BlobSource]],
-        assertions: Sequence[tuple[DocumentKey, AssertionRecord]],
-        audit: Sequence[AuditRecord],
+        representations: Iterable[tuple[RepresentationRecord, BlobSource]],
+        assertions: Iterable[tuple[DocumentKey, AssertionRecord]],
+        audit: Iterable[AuditRecord],
         staged: Sequence[StagedBlob],
-        withdrawals: Sequence[WithdrawalRecord] = (),
+        withdrawals: Iterable[WithdrawalRecord] = (),
+        new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
     ) -> int:
         added = 0
+        days: set[tuple[str, str]] = set()
         by_sha = {blob.info.sha256: blob for blob in staged}
         with self._write():
             self._secure(staged)
@@ -1071,11 +1078,14 @@ class SQLStore(BrowseQueries, ABC):
                 key = DocumentKey(rec.series, rec.day, rec.unique_id)
                 if not self._query("SELECT 1 FROM series WHERE name = ?", (rec.series,)):
                     raise NotFoundError(f"series {rec.series} is not in the import")
+                days.add((rec.series, rec.day.isoformat()))
                 doc = self._document_id(key)
                 if doc is None:
                     doc = self._insert_document(
                         rec.series, rec.day, rec.unique_id, rec.serial, rec.created_at
                     )
+                    if new_document is not None:
+                        self._insert_audit(new_document(rec))
                     if rec.serial is not None:
                         self._query(
                             "INSERT INTO daily_serials (series, day, last) VALUES (?, ?, ?)"
@@ -1102,7 +1112,7 @@ class SQLStore(BrowseQueries, ABC):
                 )
                 self._index_stored(rec.sha256, rec.media_type, rec.charset)
                 added += 1
-            self._check_imported_numbering(representations)
+            self._check_numbering(days)
             for entry in audit:
                 self._insert_audit(entry)
             for about, a in assertions:
@@ -1188,47 +1198,44 @@ class SQLStore(BrowseQueries, ABC):
             rows = self._query("SELECT COALESCE(MAX(id), 0) FROM withdrawals")
         return int(rows[0][0])
 
-    def _check_imported_numbering(
-        self, representations: Sequence[tuple[RepresentationRecord, BlobSource]]
-    ) -> None:
-        """Serials still run 1..n on every day an import touches, and versions 1..n.
+    def _check_numbering(self, days: Iterable[tuple[str, str]]) -> None:
+        """Inside an import's transaction: serials still run 1..n on every ``(series, day)`` it touched, and versions 1..n.
 
         A bag may not bring serial 999 to a day with 3 (2..998 would never
         exist and the next mint would be 1000), nor version 5 of a document
-        with 2: minting never leaves gaps, and neither may an import. Checked
-        before anything is staged (the catalog's numbers and the bag's
-        together) and again inside the import's transaction.
+        with 2: minting never leaves gaps, and neither may an import. Asked
+        of the catalog with the import's rows in it, a day at a time, so the
+        check holds no more than a day's answer whatever the import's size.
         """
-        serials: dict[tuple[str, str], set[int]] = {}
-        versions: dict[DocumentKey, set[int]] = {}
-        for r, _ in representations:
-            if r.serial is not None:
-                serials.setdefault((r.series, r.day.isoformat()), set()).add(r.serial)
-            versions.setdefault(DocumentKey(r.series, r.day, r.unique_id), set()).add(r.version)
-        for (series, day), numbers in sorted(serials.items()):
-            numbers |= {
-                int(row[0]) for row in self._query(
-                    "SELECT serial FROM documents WHERE series = ? AND day = ? AND serial IS NOT NULL",
-                    (series, day),
-                )
-            }
-            if numbers != set(range(1, len(numbers) + 1)):
+        for series, day in sorted(days):
+            rows = self._query(
+                "SELECT COUNT(DISTINCT serial), MIN(serial), MAX(serial) FROM documents"
+                " WHERE series = ? AND day = ? AND serial IS NOT NULL",
+                (series, day),
+            )
+            count, low, high = rows[0]
+            if count and (low != 1 or high != count):
                 raise ParseError(
                     f"the import would leave gaps in the serials of {series} on {day}:"
-                    f" {len(numbers)} serials numbered {min(numbers)} to {max(numbers)}"
+                    f" {count} serials numbered {low} to {high}"
                     " (serials run 1..n without gaps)",
                     rule="catalog",
                 )
-        for key, numbers in sorted(versions.items(), key=lambda kv: (kv[0].series, kv[0].day, kv[0].unique_id)):
-            doc = self._document_id(key)
-            if doc is not None:
-                numbers |= {
-                    int(row[0]) for row in self._query("SELECT version FROM versions WHERE document = ?", (doc,))
-                }
-            if numbers != set(range(1, len(numbers) + 1)):
+            gaps = self._query(
+                "SELECT d.unique_id, COUNT(DISTINCT v.version), MIN(v.version), MAX(v.version)"
+                " FROM documents d JOIN versions v ON v.document = d.id"
+                " WHERE d.series = ? AND d.day = ?"
+                " GROUP BY d.id, d.unique_id"
+                " HAVING MIN(v.version) <> 1 OR MAX(v.version) <> COUNT(DISTINCT v.version)"
+                " ORDER BY d.unique_id LIMIT 1",
+                (series, day),
+            )
+            if gaps:
+                unique_id, count, low, high = gaps[0]
+                key = DocumentKey(series, datetime.date.fromisoformat(day), str(unique_id))
                 raise ParseError(
                     f"the import would leave gaps in the versions of {_describe(key)}:"
-                    f" {plural(len(numbers), 'version')} numbered {min(numbers)} to {max(numbers)}",
+                    f" {plural(count, 'version')} numbered {low} to {high}",
                     rule="catalog",
                 )
 

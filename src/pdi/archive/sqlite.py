@@ -38,7 +38,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -330,7 +330,7 @@ class SQLiteStore(SQLStore):
         tmp, fd, info = self._write_temporary(source, observe)
         return self._settle(tmp, fd, info)
 
-    def _stage_import(self, blobs: Sequence[tuple[str, BlobSource]]) -> list[StagedBlob]:
+    def _stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
         """Write every new blob of an import to a temporary file first; place them only when all are read.
 
         A bag object that cannot be read (or no longer has its hash) stops

@@ -18,7 +18,7 @@ store instead (:mod:`pdi.archive.blobs.paired`). The protocol is what
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -506,13 +506,16 @@ class Store(Protocol):
 
     def revoke_token(self, name: str, at: str, by: str) -> TokenRecord: ...
 
+    # representations: iterated several times (checks, staging, rows), never held
     def import_all(
         self,
         series: Sequence[SeriesRecord],
-        representations: Sequence[tuple[RepresentationRecord, BlobSource]],
-        assertions: Sequence[tuple[DocumentKey, AssertionRecord]],
-        audit: Sequence[AuditRecord] = (),
-        withdrawals: Sequence[WithdrawalRecord] = (),
+        representations: Iterable[tuple[RepresentationRecord, BlobSource]],
+        assertions: Iterable[tuple[DocumentKey, AssertionRecord]],
+        audit: Iterable[AuditRecord] = (),
+        withdrawals: Iterable[WithdrawalRecord] = (),
+        *,
+        new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
     ) -> int: ...
 
     # reading

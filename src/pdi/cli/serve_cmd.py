@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from pdi.archive.blobs.memo import DEFAULT_SECONDS as DEFAULT_MEMO_SECONDS
 from pdi.cli.archive_cmd import archive_option
 from pdi.server.limits import (
     DEFAULT_EVALUATIONS,
@@ -36,6 +37,10 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True,
               type=click.IntRange(min=1), help="Connections each worker holds at once; beyond them its requests "
               "are answered 503.")
+@click.option("--fixity-memo", "fixity_memo", default=DEFAULT_MEMO_SECONDS, show_default=True,
+              type=click.FloatRange(min=0), metavar="SECONDS",
+              help="How long chunks of a stored file that one read verified are trusted by the next reads, "
+              "while the file is unchanged (its inode, size, mtime and ctime); 0: hash every chunk of every read.")
 @click.option("--replay-port", type=click.IntRange(0, 65535), show_default="--port + 1 (any free port with --port 0)",
               help="Port of the replay origin, where archived web pages are served (same host, same workers).")
 @click.option("--replay-origin", help="Public URL of the replay origin, framed by /view "
@@ -47,8 +52,9 @@ DEFAULT_CACHE_MIB = 32
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
-    queue_seconds: float, header_timeout: float, max_connections: int, replay_port: int | None,
-    replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None, archive: str,
+    queue_seconds: float, header_timeout: float, max_connections: int, fixity_memo: float,
+    replay_port: int | None, replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None,
+    archive: str,
 ) -> None:
     """Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.
 
@@ -66,6 +72,10 @@ def serve_cmd(
     plus --cache-mib). Archived web pages (captures, MHTML, HTML) are
     replayed from a second origin, --replay-port (default --port + 1), under
     a Content-Security-Policy that loads nothing from the network.
+    Every read checks the octets it sends against their SHA-256, but a
+    worker trusts for --fixity-memo seconds the chunks of a stored file it
+    has already checked, while the file is unchanged, and sends them with
+    sendfile.
     """
     from collections.abc import Callable
 
@@ -102,7 +112,7 @@ def serve_cmd(
     def make_app() -> ASGIApp:
         work = WorkLimits(evaluations, queue_seconds)
         resolver = create_app(archive, base_url=base_url, limits=work, cache_bytes=cache_mib << 20, replay=site,
-                              oai_admin_email=oai_admin_email)
+                              oai_admin_email=oai_admin_email, fixity_memo_seconds=fixity_memo)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
                                    resolver_port=bound, scripts=replay_scripts, limits=work)
         return ByPort(resolver, replay, replay_bound)

@@ -87,6 +87,7 @@ from starlette.routing import Route
 from pdi.archive import Archive
 from pdi.server.anchor import AnchorAPI
 from pdi.server.annotate import AnnotationAPI
+from pdi.archive.blobs import memo
 from pdi.server.app import ReaderApp
 from pdi.server.browse import BrowsePages
 from pdi.server.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
@@ -113,6 +114,7 @@ def create_app(
     max_upload: int | None = None,
     replay: ReplaySite | None = None,
     oai_admin_email: str | None = None,
+    fixity_memo_seconds: float = memo.DEFAULT_SECONDS,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -131,8 +133,13 @@ def create_app(
     without it, ``/view`` shows its source or its description.
     ``oai_admin_email`` is the address OAI-PMH's ``Identify`` gives
     (:mod:`pdi.server.interop`; default ``postmaster@`` this host).
+    ``fixity_memo_seconds`` is how long chunks of a blob file verified by
+    one read are trusted by the next, while the file is unchanged
+    (:mod:`pdi.archive.blobs.memo`; 0: every read hashes every chunk).
     """
     opened = archive if archive is not None else Archive.open(location)
+    if fixity_memo_seconds > 0:
+        opened.fixity_memo = memo.FixityMemo(fixity_memo_seconds)
     work = limits if limits is not None else WorkLimits()
     cache = ResponseCache(cache_bytes, generation=opened.withdrawals_generation)
     resolver = Resolver(opened, work, base_url, cache)

@@ -22,6 +22,8 @@ answers) with a deadline for each request's line and headers
 disconnected, so half-open connections cannot pile up (slowloris). uvicorn's
 own ``limit_concurrency`` caps the connections and tasks at once beyond
 which it answers ``503``; ``timeout_keep_alive`` closes idle connections.
+It also offers each request :class:`~pdi.server.zerocopy.ZeroCopy`, with which
+a response sends a verified file's octets with ``sendfile``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from pdi.server.zerocopy import EXTENSION, ZeroCopy
 
 T = TypeVar("T")
 
@@ -122,6 +126,11 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._disarm()  # the request's head is in
         super().on_headers_complete()
+        cycle = self.cycle
+        if cycle is not None and cycle.scope is self.scope and not cycle.response_started:
+            # the app may send a file's octets with sendfile on this connection (pdi.server.zerocopy)
+            extensions: dict[str, Any] = self.scope.setdefault("extensions", {})
+            extensions[EXTENSION] = ZeroCopy(self.loop, cycle)
 
     def on_response_complete(self) -> None:
         queued = bool(self.pipeline)  # a pipelined request whose head is in: it starts now

@@ -32,9 +32,13 @@ from starlette.responses import (
     Response,
     StreamingResponse,
 )
+from starlette.types import Receive, Scope, Send
 
 from pdi.archive import Archive, Generic, Resolved
+from pdi.archive.blobs import FileReader
+from pdi.archive.blobs.memo import Identity
 from pdi.archive.describe import describe
+from pdi.archive.results import Opened
 from pdi.errors import LimitError, ParseError, WithdrawnError
 from pdi.identifier import PDI
 from pdi.interop.accept import choose, parse_accept, preference
@@ -50,6 +54,7 @@ from pdi.server.conditional import (
 from pdi.server.interop import Mementos, sturdy
 from pdi.server.limits import WorkLimits
 from pdi.server.problems import Problem
+from pdi.server.zerocopy import EXTENSION
 
 #: RFC 2169 services this resolver answers, and the others it knows of (501).
 SERVICES = ("N2R", "I2R", "N2L", "N2Ls", "N2C", "N2Ns")
@@ -130,6 +135,8 @@ class Resolver:
                     return unchanged
             found = await self.work.run(self.representation, name, base, headers.get("accept"))
             if isinstance(found, Large):
+                if request.method == "HEAD":  # the catalog knows every field: no chunk is read
+                    return streamed_response(self.archive, found.resolved, headers, found.headers, head=True)
                 # opening it reads and checks its first chunk: off the event loop, as every read is
                 return await anyio.to_thread.run_sync(streamed_response, self.archive, found.resolved, headers,
                                                       found.headers)
@@ -379,7 +386,8 @@ class Large:
 
 
 def streamed_response(
-    archive: Archive, located: Resolved, headers: Mapping[str, str], extra: Mapping[str, str] = _NO_HEADERS
+    archive: Archive, located: Resolved, headers: Mapping[str, str], extra: Mapping[str, str] = _NO_HEADERS,
+    *, head: bool = False,
 ) -> Response:
     """N2R of a large whole representation: streamed by verified chunks, with ``Range`` and ``If-Range``.
 
@@ -387,6 +395,11 @@ def streamed_response(
     it, so memory stays a few chunks whatever the size. A chunk found
     damaged midway ends the response early (the length promised is not
     reached, so a client sees the cut), and is logged by the reader's error.
+    A range of a blob file whose chunks this worker has verified since the
+    file last changed (the archive's :attr:`~pdi.archive.Archive.fixity_memo`)
+    is sent without hashing again, with ``sendfile`` under ``pdi serve``
+    (:class:`FileSend`). For ``HEAD`` (``head``) every field comes from the
+    catalog (size, SHA-256, media type): the stored octets are not opened.
     """
     size = located.record.size
     tag = entity_tag(located.sha256, str(located.pdi))
@@ -395,7 +408,21 @@ def streamed_response(
     if wanted == UNSATISFIABLE:
         return Response(status_code=416, headers={**base, "Content-Range": f"bytes */{size}"})
     start, end = (0, size) if wanted is None else (wanted[0], wanted[1] + 1)
+    fields = {**base, "Content-Length": str(end - start)}
+    if wanted is not None:
+        fields["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
+    status = 206 if wanted is not None else 200
+    if head:
+        return Response(status_code=status, headers=fields, media_type=_content_type(located))
     opened = archive.open_octets(str(located.pdi))
+    reader = opened.reader
+    try:
+        verified = reader.trusted(start, end) if isinstance(reader, FileReader) else None
+    except BaseException:
+        opened.close()
+        raise
+    if verified is not None and isinstance(reader, FileReader):
+        return FileSend(opened, reader, verified, start, end, status, fields, _content_type(located))
     # the first chunk is read (and checked) before the status is sent: a damaged start is a 500 problem
     pieces = opened.reader.chunks(start, end)
     try:
@@ -412,13 +439,51 @@ def streamed_response(
         finally:
             opened.close()
 
-    fields = {**base, "Content-Length": str(end - start)}
-    if wanted is not None:
-        fields["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
-    return StreamingResponse(
-        body(), status_code=206 if wanted is not None else 200, headers=fields,
-        media_type=_content_type(located),
-    )
+    return StreamingResponse(body(), status_code=status, headers=fields, media_type=_content_type(located))
+
+
+class FileSend(Response):
+    """Octets ``[start, end)`` of a blob file whose chunks are all remembered verified: sent as they are stored.
+
+    Under ``pdi serve`` with ``sendfile`` (:mod:`pdi.server.zerocopy`);
+    elsewhere read in pieces on a worker thread. Either way the file's
+    identity is checked again (``fstat``) as it is sent: a file changed
+    since its chunks were verified cuts the answer short.
+    """
+
+    def __init__(
+        self, opened: Opened, reader: FileReader, verified: Identity, start: int, end: int,
+        status: int, headers: Mapping[str, str], media_type: str,
+    ) -> None:
+        super().__init__(status_code=status, headers=headers, media_type=media_type)
+        self.opened = opened
+        self.reader = reader
+        self.verified = verified
+        self.start = start
+        self.end = end
+
+    def unchanged(self) -> bool:
+        """Whether the file is still as it was when its chunks were found verified."""
+        return self.reader.identity() == self.verified
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            sendfile = scope.get("extensions", {}).get(EXTENSION)
+            if scope.get("method") == "HEAD":
+                pass
+            elif sendfile is not None:
+                await sendfile(self.reader.fd, self.start, self.end - self.start, self.unchanged)
+            else:
+                pieces = self.reader.chunks(self.start, self.end)  # trusted by the memo: fstat, no hashing
+                while True:
+                    piece = await anyio.to_thread.run_sync(next, pieces, None)
+                    if piece is None:
+                        break
+                    await send({"type": "http.response.body", "body": piece, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            self.opened.close()
 
 
 def entity_response(entity: Entity, headers: Mapping[str, str]) -> Response:

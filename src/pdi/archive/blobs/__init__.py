@@ -7,6 +7,9 @@ the chunks it touches and refuses one that no longer matches
 (:class:`~pdi.errors.IntegrityError` naming the chunk and its octets), so
 fixity is checked on every read at the cost of the range, and a flipped
 octet anywhere is still found by ``pdi verify``, which hashes everything.
+A :class:`FileReader` given a :class:`~pdi.archive.blobs.memo.FixityMemo`
+trusts the chunks an earlier read of the same, unchanged file verified
+(:mod:`pdi.archive.blobs.memo` says when a file counts as unchanged).
 
 Nothing here holds a whole blob: :class:`Digests` takes the octets as they
 stream in (from a file, standard input or an HTTP body) and :class:`BlobReader`
@@ -28,6 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
+from pdi.archive.blobs.memo import FixityMemo, Identity, identity
 from pdi.errors import IntegrityError
 
 if TYPE_CHECKING:
@@ -346,14 +350,26 @@ class ChunkedReader:
         self.close()
 
 
-def file_reader(info: BlobInfo, path: str, *, name: str) -> ChunkedReader:
-    """A :class:`ChunkedReader` over a local file (``pread``: no shared file position)."""
-    fd = os.open(path, os.O_RDONLY)
+class FileReader(ChunkedReader):
+    """A :class:`ChunkedReader` over a local file (``pread``: no shared file position), with an optional memo.
 
-    def read_raw(offset: int, length: int) -> bytes:
+    With a :class:`~pdi.archive.blobs.memo.FixityMemo` (``memo``), a chunk
+    verified by an earlier read of the same file, unchanged since
+    (``fstat`` on this reader's descriptor, before each chunk), is not
+    hashed again; each chunk this reader verifies is remembered.
+    :meth:`verify` always hashes every chunk.
+    """
+
+    def __init__(self, info: BlobInfo, path: str, *, name: str, memo: FixityMemo | None = None) -> None:
+        self.fd = os.open(path, os.O_RDONLY)
+        super().__init__(info, self._pread, name=name, path=path, close=self._close_fd)
+        self.memo = memo
+        self._trust = True
+
+    def _pread(self, offset: int, length: int) -> bytes:
         parts: list[bytes] = []
         while length > 0:
-            piece = os.pread(fd, length, offset)
+            piece = os.pread(self.fd, length, offset)
             if not piece:
                 break
             parts.append(piece)
@@ -361,7 +377,54 @@ def file_reader(info: BlobInfo, path: str, *, name: str) -> ChunkedReader:
             length -= len(piece)
         return b"".join(parts)
 
-    return ChunkedReader(info, read_raw, name=name, path=path, close=lambda: os.close(fd))
+    def _close_fd(self) -> None:
+        os.close(self.fd)
+
+    def identity(self) -> Identity:
+        """The identity of the open file now (``fstat``): see :mod:`pdi.archive.blobs.memo`."""
+        return identity(self.fd)
+
+    def trusted(self, start: int, end: int) -> Identity | None:
+        """The file's identity now if every chunk holding octets ``[start, end)`` is remembered verified for it, else ``None``."""
+        start, end = self._bounds(start, end)
+        memo = self.memo
+        if memo is None or not self.info.chunked or not self._trust:
+            return None
+        now = self.identity()
+        if start >= end:
+            return now
+        size = self.info.chunk_size
+        return now if memo.holds(self.info.sha256, now, start // size, (end - 1) // size) else None
+
+    def _chunk(self, index: int) -> bytes:
+        memo = self.memo
+        if memo is None or not self._trust:
+            return super()._chunk(index)
+        before = self.identity()
+        if memo.holds(self.info.sha256, before, index, index):
+            size = self.info.chunk_size
+            offset = index * size
+            return self._raw(offset, min(size, self.info.size - offset))
+        try:
+            piece = super()._chunk(index)
+        except IntegrityError:
+            memo.forget(self.info.sha256)
+            raise
+        memo.note(self.info.sha256, before, index, self.info.chunk_count())
+        return piece
+
+    def verify(self) -> None:
+        """Check every chunk, hashing each whatever the memo holds, and the whole SHA-256 from the same read."""
+        self._trust = False
+        try:
+            super().verify()
+        finally:
+            self._trust = True
+
+
+def file_reader(info: BlobInfo, path: str, *, name: str, memo: FixityMemo | None = None) -> FileReader:
+    """A :class:`FileReader` over a local file (``memo``: the chunks already verified, if the caller keeps them)."""
+    return FileReader(info, path, name=name, memo=memo)
 
 
 #: Up to this size a blob without a local file is read into memory to evaluate a fragment on it;

@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
 from pdi.archive.blobs.s3 import S3Blobs, utc_timestamp
@@ -73,7 +73,7 @@ class PairedBlobs(SQLStore):
             raise
         return _StagedObject(self, ident, info, created)
 
-    def _stage_import(self, blobs: Sequence[tuple[str, BlobSource]]) -> list[StagedBlob]:
+    def _stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
         return SQLStore._stage_import(self, blobs)
 
     def _unpin(self, ident: str) -> None:

@@ -1,0 +1,80 @@
+"""catalog.json read as a stream (``pdi import``): what the streamed reader sees is what ``json`` sees whole.
+
+The oracle is the standard library's :func:`json.loads` of the same bytes:
+the top-level values that are not lists, each top-level list's length, and
+each list's items in order. Any other bytes are a syntax error naming
+catalog.json, never another exception.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pdi.archive.bagit import _catalog_header, _Section
+from pdi.errors import IntegrityError, ParseError
+
+scalars = st.none() | st.booleans() | st.integers(-(10**12), 10**12) | st.text(max_size=8)
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+                      max_leaves=12)
+catalogs = st.dictionaries(
+    st.sampled_from(["format", "version", "source", "series", "representations", "assertions", "x"]),
+    values | st.lists(st.dictionaries(st.text(max_size=4), scalars, max_size=3), max_size=4),
+    max_size=7,
+)
+
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@SETTINGS
+@given(catalog=catalogs, indent=st.sampled_from([None, 0, 2]))
+def test_the_streamed_header_and_sections_match_json_loads(tmp_path: Path, catalog: dict[str, Any], indent: int | None) -> None:
+    path = tmp_path / "catalog.json"
+    data = json.dumps(catalog, indent=indent).encode()
+    path.write_bytes(data)
+    whole = json.loads(data)
+    header = _catalog_header(path)
+    assert header.lists == {k: len(v) for k, v in whole.items() if isinstance(v, list)}
+    assert {k: v for k, v in header.values.items() if not isinstance(whole[k], dict)} == {
+        k: v for k, v in whole.items() if not isinstance(v, (list, dict))
+    }
+    sha = hashlib.sha256(data).hexdigest()
+    for name, items in whole.items():
+        if not isinstance(items, list):
+            continue
+        if all(isinstance(i, dict) for i in items):
+            assert list(_Section(path, sha, name)) == items
+        else:
+            with pytest.raises(ParseError, match=f"{name} must be a list of objects"):
+                list(_Section(path, sha, name))
+
+
+@SETTINGS
+@given(data=st.binary(max_size=64) | st.text(max_size=64).map(str.encode))
+def test_any_other_bytes_are_a_syntax_error_or_a_header(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "catalog.json"
+    path.write_bytes(data)
+    try:
+        whole = json.loads(data)
+    except ValueError:
+        whole = ValueError
+    if isinstance(whole, dict):
+        assert _catalog_header(path).lists == {k: len(v) for k, v in whole.items() if isinstance(v, list)}
+    else:
+        with pytest.raises(ParseError, match=r"catalog\.json|pdi archive export"):
+            _catalog_header(path)
+
+
+def test_a_catalog_changed_between_passes_is_refused_at_the_end_of_the_pass(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.json"
+    path.write_text(json.dumps({"representations": [{"a": 1}, {"a": 2}]}))
+    validated = hashlib.sha256(path.read_bytes()).hexdigest()
+    path.write_text(json.dumps({"representations": [{"a": 1}, {"a": 3}]}))
+    with pytest.raises(IntegrityError, match="changed during the import"):
+        list(_Section(path, validated, "representations"))

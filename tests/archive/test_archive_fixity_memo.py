@@ -1,0 +1,184 @@
+"""The fixity memo: chunks of a blob file verified once are trusted while the file is unchanged (issue 13).
+
+The policy (``pdi.archive.blobs.memo``): a chunk is remembered with the
+file's identity (device, inode, size, mtime_ns, ctime_ns) taken by
+``fstat`` before it was read; it is trusted only while ``fstat`` gives the
+same identity, until the expiry, and never for a file changed less than the
+racy window ago. A byte flipped with ``os.pwrite`` changes ``ctime`` even
+when the modification time is put back, and the next read refuses it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pdi.archive import Archive
+from pdi.archive.blobs import CHUNK_SIZE, FileReader
+from pdi.archive.blobs.memo import FixityMemo, Identity
+from pdi.errors import IntegrityError
+
+S = "memo.example.us"
+#: Three chunks and a bit: octet i is i mod 251 (a prime, so no chunk repeats another).
+SIZE = 3 * CHUNK_SIZE + 1234
+OCTETS = bytes(i % 251 for i in range(SIZE))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+#: An identity whose ctime is long past (the racy window never applies to it).
+OLD: Identity = (1, 2, 3, 4, 5)
+
+
+def test_a_remembered_chunk_is_trusted_only_for_the_same_identity_and_until_the_expiry() -> None:
+    clock = Clock()
+    memo = FixityMemo(600, clock=clock)
+    memo.note("a", OLD, 1, 4)
+    assert memo.holds("a", OLD, 1, 1)
+    assert not memo.holds("a", OLD, 0, 1)  # chunk 0 was never verified
+    assert not memo.holds("b", OLD, 1, 1)
+    changed: Identity = (1, 2, 3, 4, 6)  # only the ctime moved on
+    assert not memo.holds("a", changed, 1, 1)
+    assert not memo.holds("a", OLD, 1, 1), "a changed file's entry is gone, not merely skipped"
+    memo.note("a", OLD, 2, 4)
+    clock.now += 599.9
+    assert memo.holds("a", OLD, 2, 2)
+    clock.now += 0.1
+    assert not memo.holds("a", OLD, 2, 2)
+
+
+def test_zero_seconds_remembers_nothing_and_a_racy_file_is_not_remembered() -> None:
+    off = FixityMemo(0)
+    off.note("a", OLD, 0, 1)
+    assert not off.holds("a", OLD, 0, 0)
+    memo = FixityMemo(600, racy_seconds=2)
+    fresh: Identity = (1, 2, 3, time.time_ns(), time.time_ns())  # changed just now
+    memo.note("a", fresh, 0, 1)
+    assert not memo.holds("a", fresh, 0, 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 40), min_size=6, max_size=6), st.lists(st.integers(0, 5), max_size=60),
+       st.integers(1, 100))
+def test_the_memo_stays_within_its_bound_of_chunks(sizes: list[int], order: list[int], bound: int) -> None:
+    memo = FixityMemo(600, max_chunks=bound)
+    seen: list[int] = []
+    for blob in order:
+        memo.note(str(blob), OLD, sizes[blob] - 1, sizes[blob])
+        seen.append(blob)
+        held = [b for b in set(seen) if memo.holds(str(b), OLD, sizes[b] - 1, sizes[b] - 1)]
+        assert sum(sizes[b] for b in held) <= bound
+        assert len(memo) == len(held)
+        if sizes[blob] <= bound:
+            assert blob in held, "the blob just noted is the last to go"
+        else:
+            assert blob not in held, "a blob larger than the bound is never remembered"
+
+
+@pytest.fixture
+def deposited(tmp_path: Path) -> tuple[Archive, str, Path]:
+    archive = Archive.init(tmp_path / "archive")
+    archive.add_series(S)
+    name = str(archive.add(S, OCTETS, format="octet-stream"))
+    path = archive.store.blob_path(archive.resolve(name).sha256)  # type: ignore[attr-defined]
+    return archive, name, Path(path)
+
+
+def _age(path: Path, seconds: float) -> None:
+    """Wait until the file's last change is ``seconds`` old (ctime cannot be set, only waited for)."""
+    while time.time_ns() - os.stat(path).st_ctime_ns < seconds * 1e9:
+        time.sleep(0.02)
+
+
+def _read_all(archive: Archive, name: str) -> bytes:
+    with archive.open_octets(name) as opened:
+        return b"".join(opened.reader.chunks())
+
+
+def _trusted(archive: Archive, name: str, start: int = 0, end: int = SIZE) -> bool:
+    with archive.open_octets(name) as opened:
+        assert isinstance(opened.reader, FileReader)
+        return opened.reader.trusted(start, end) is not None
+
+
+def test_a_read_remembers_the_chunks_it_verified_and_a_later_read_trusts_them(
+    deposited: tuple[Archive, str, Path],
+) -> None:
+    archive, name, path = deposited
+    archive.fixity_memo = FixityMemo(600, racy_seconds=0.1)
+    _age(path, 0.15)
+    assert not _trusted(archive, name)
+    with archive.open_octets(name) as opened:
+        assert b"".join(opened.reader.chunks(CHUNK_SIZE + 5, CHUNK_SIZE + 10)) == OCTETS[CHUNK_SIZE + 5 : CHUNK_SIZE + 10]
+    assert _trusted(archive, name, CHUNK_SIZE, 2 * CHUNK_SIZE)  # chunk 1 only
+    assert not _trusted(archive, name, CHUNK_SIZE, 2 * CHUNK_SIZE + 1)
+    assert _read_all(archive, name) == OCTETS
+    assert _trusted(archive, name)
+    assert _read_all(archive, name) == OCTETS  # from the memo: the same octets
+
+
+def test_a_byte_flipped_with_the_mtime_put_back_is_refused_at_the_next_read(
+    deposited: tuple[Archive, str, Path],
+) -> None:
+    archive, name, path = deposited
+    archive.fixity_memo = FixityMemo(600, racy_seconds=0.1)
+    _age(path, 0.15)
+    assert _read_all(archive, name) == OCTETS
+    assert _trusted(archive, name)
+    before = os.stat(path)
+    where = 2 * CHUNK_SIZE + 77
+    os.chmod(path, 0o600)  # the store keeps blobs read-only; a damaging hand would do the same
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, bytes([OCTETS[where] ^ 0x01]), where)
+    finally:
+        os.close(fd)
+    os.chmod(path, before.st_mode)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert after.st_mtime_ns == before.st_mtime_ns and after.st_size == before.st_size
+    assert after.st_ctime_ns != before.st_ctime_ns
+    assert not _trusted(archive, name)
+    with pytest.raises(IntegrityError, match=r"chunk 2 \(octets 2097152 to 3145727\)"):
+        _read_all(archive, name)
+    # the chunks before it are still the deposited octets
+    with archive.open_octets(name) as opened:
+        assert b"".join(opened.reader.chunks(0, 2 * CHUNK_SIZE)) == OCTETS[: 2 * CHUNK_SIZE]
+
+
+def test_verify_hashes_every_chunk_whatever_the_memo_holds(deposited: tuple[Archive, str, Path]) -> None:
+    archive, name, path = deposited
+    where = 5
+    mode = os.stat(path).st_mode
+    os.chmod(path, 0o600)
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, bytes([OCTETS[where] ^ 0x80]), where)
+    finally:
+        os.close(fd)
+    os.chmod(path, mode)
+    _age(path, 0.15)
+    # a memo that wrongly holds every chunk of the damaged file as it is now
+    memo = FixityMemo(600, racy_seconds=0.1)
+    archive.fixity_memo = memo
+    with archive.open_octets(name) as opened:
+        reader = opened.reader
+        assert isinstance(reader, FileReader)
+        count = reader.info.chunk_count()
+        for index in range(count):
+            memo.note(reader.info.sha256, reader.identity(), index, count)
+        assert reader.read(0, 10)[where] == OCTETS[where] ^ 0x80  # trusted: what the memo is for
+        with pytest.raises(IntegrityError, match="chunk 0"):
+            reader.verify()
+    assert archive.verify().problems, "pdi verify opens its own readers, without the memo"
