@@ -85,9 +85,9 @@ from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from pdi.archive import Archive
+from pdi.archive.blobs import memo
 from pdi.server.anchor import AnchorAPI
 from pdi.server.annotate import AnnotationAPI
-from pdi.archive.blobs import memo
 from pdi.server.app import ReaderApp
 from pdi.server.browse import BrowsePages
 from pdi.server.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
