@@ -806,13 +806,15 @@ class Archive:
         tombstone = self.store.withdrawal(DocumentKey(record.series, record.day, record.unique_id), record.version)
         if tombstone is not None:
             what = "its document was" if tombstone.version is None else f"version {record.version} was"
+            purged = " (its octets purged)" if tombstone.purged else ""
             raise WithdrawnError(
-                f"{parsed.without_fragment()}: {what} withdrawn {tombstone.at}: {tombstone.reason}",
-                reason=tombstone.reason, at=tombstone.at, who=tombstone.who,
+                f"{parsed.without_fragment()}: {what} withdrawn {tombstone.at}{purged}: {tombstone.reason}",
+                reason=tombstone.reason, at=tombstone.at, who=tombstone.who, purged=tombstone.purged,
             )
 
     def withdraw(
-        self, pdi: PDI | str, reason: str, *, who: str | None = None, writer: Writer | None = None
+        self, pdi: PDI | str, reason: str, *, who: str | None = None, writer: Writer | None = None,
+        purge: bool = False,
     ) -> WithdrawalRecord:
         """Withdraw a version (a versioned name) or a whole document (a generic name), for good, saying why.
 
@@ -821,13 +823,22 @@ class Archive:
         Gone`` over HTTP) instead of its bytes, which are kept. The
         withdrawal is in the audit log. A ``writer`` (a token of the write
         API) needs the role ``curate`` over the series.
+
+        ``purge=True`` (a legal takedown; a ``writer`` needs the role
+        ``admin``) also deletes the octets: each representation is marked
+        purged in the withdrawal's own transaction (audited as ``purge``),
+        then each blob is deleted unless another representation that keeps
+        its octets (of any name, withdrawn or not) holds the same bytes.
+        A name already withdrawn may be purged later the same way; purging
+        again finishes what an interrupted purge left. The tombstone's
+        :attr:`~pdi.archive.store.WithdrawalRecord.purged` is then true.
         """
         parsed = parse_pdi(pdi)
         if parsed.is_pattern or parsed.citation is not None or parsed.fragment is not None:
             raise UnsupportedError("withdraw a name (generic or versioned), not a pattern, citation or fragment")
         key = _key_of(parsed)
         if writer is not None:
-            writer.require("curate", key.series)
+            writer.require("admin" if purge else "curate", key.series)
         if not isinstance(reason, str) or not reason.strip():
             raise ParseError("a withdrawal needs a reason", rule="reason")
         if len(reason) > MAX_ASSERTION_VALUE:
@@ -835,10 +846,14 @@ class Archive:
         version = None
         if parsed.format is not None:
             version = self._version_of(parsed, key, latest=False)
-        return self.store.withdraw(
+        record, purged = self.store.withdraw(
             key, version, reason.strip(), writer.name if writer else (who or self.who), _timestamp(self._now()),
-            subject=str(parsed.without_fragment()), address=writer.address if writer else None,
+            subject=str(parsed.without_fragment()), address=writer.address if writer else None, purge=purge,
         )
+        if purged:
+            _, kept = self.store.delete_purged_blobs(purged)
+            record = dataclasses.replace(record, kept=tuple(kept))
+        return record
 
     def withdrawals(self) -> list[WithdrawalRecord]:
         """Every tombstone, oldest first."""
@@ -1363,6 +1378,23 @@ class Archive:
                 waiting = next(stored, None)
             if waiting == use.sha256:
                 waiting = next(stored, None)
+            if use.purged:
+                gone = tuple(
+                    (str(_name(r)), r.purged) for r in self.store.blob_representations(use.sha256) if r.purged
+                )
+                report.purged.extend(Problem("purged", use.sha256, (name,), f"octets purged {at}") for name, at in gone)
+            if use.purged == use.representations:  # every name purged: the octets should be gone
+                report.checked_representations += use.representations
+                left = self.store.open_blob(use.sha256, name=f"blob {use.sha256}")
+                if left is not None:
+                    left.close()
+                    report.problems.append(Problem(
+                        "unpurged", use.sha256, tuple(name for name, _ in gone),
+                        "the octets of purged names are still stored; purge again (pdi withdraw NAME --reason … --purge)",
+                    ))
+                if progress is not None:
+                    progress(done, max(total, done))
+                continue
             problem = self._check_blob(use.sha256, use.sizes)
             checks.append(FixityCheck(
                 use.sha256, _timestamp(self._now()), problem is None, None if problem is None else problem[0]

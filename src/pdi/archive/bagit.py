@@ -9,6 +9,12 @@ A bag written by :func:`export_bag`::
     data/catalog.json         series, every representation under its PDI, assertions, withdrawals
     data/objects/<sha256>     the bytes of each representation, named by their SHA-256
 
+A representation whose octets were purged (a legal takedown,
+:meth:`pdi.archive.Archive.withdraw` with ``purge``) is listed with
+``"purged": "<when>"`` and has no object (unless another name keeps the
+same bytes); its tombstone says ``"purged": true``. Importing such a bag
+brings the name and its tombstone in without octets.
+
 Every name and every byte survives the move: :func:`import_bag` checks the
 bag is complete and valid (every payload file listed, every checksum right,
 the Payload-Oxum right) before the target store sees anything, then imports
@@ -118,6 +124,8 @@ def export_bag(
                 scope = None if series is None else selected
                 total = archive.store.count_blobs_used(scope)
                 for done, use in enumerate(archive.store.iter_blob_uses(scope), start=1):
+                    if use.purged == use.representations:  # a takedown: catalog.json says so, no object
+                        continue
                     path = f"data/objects/{use.sha256}"
                     octets += _copy_blob(archive, use.sha256, staging / path)
                     manifest.write(f"{use.sha256}  {path}\n")
@@ -218,7 +226,7 @@ def _write_catalog(
                  "unique_id": r.unique_id, "serial": r.serial, "version": r.version,
                  "format": r.format, "media_type": r.media_type, "charset": r.charset,
                  "line_ending": r.line_ending, "sha256": r.sha256, "size": r.size,
-                 "created_at": r.created_at, "stored": r.stored}
+                 "created_at": r.created_at, "stored": r.stored, "purged": r.purged}
             ))
             count += 1
         out.write('\n],\n"assertions": [')
@@ -239,7 +247,7 @@ def _write_catalog(
                 continue
             out.write(("\n" if first else ",\n") + line(
                 {"series": w.key.series, "day": w.key.day.isoformat(), "unique_id": w.key.unique_id,
-                 "version": w.version, "reason": w.reason, "who": w.who, "at": w.at}
+                 "version": w.version, "reason": w.reason, "who": w.who, "at": w.at, "purged": w.purged}
             ))
             first = False
         out.write("\n]}\n")
@@ -485,6 +493,7 @@ def import_bag(
                 # a bag made before schema 4 does not say: its texts were kept CRLF-canonical
                 stored=_optional(r, "stored", str)
                 or (STORED_CANONICAL if r.get("line_ending") is not None else STORED_EXACT),
+                purged=_optional(r, "purged", str),
             )
             if _field(r, "pdi", str) != str(_name(record)):
                 raise ParseError(
@@ -496,6 +505,10 @@ def import_bag(
             if record.serial != spelled:
                 raise ParseError(f"catalog.json: bad serial for {r['pdi']}", rule="catalog")
             _check_as_deposited(record, str(r["pdi"]), now)
+            if record.purged is not None:  # purged where it came from: no object, and none wanted
+                _moment(record.purged, f"{r['pdi']} purged")
+                reps.append((record, b""))
+                continue
             size = sizes.get(record.sha256)
             if size is None:
                 # validate_bag hashed every payload file against the manifest: the
@@ -531,6 +544,7 @@ def import_bag(
                     _field(w, "unique_id", str),
                 ),
                 _optional(w, "version", int), _field(w, "reason", str), _field(w, "who", str), _field(w, "at", str),
+                purged=w.get("purged") is True,
             )
             # bags made before withdrawal existed have none
             for w in (_entries(catalog, "withdrawals") if "withdrawals" in catalog else [])

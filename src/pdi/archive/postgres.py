@@ -32,6 +32,8 @@ from pdi.fulltext import MARK_END, MARK_START
 
 # Any fixed number: the advisory lock that serializes schema migrations.
 _MIGRATION_LOCK = 0x0A5C1E
+# The advisory lock between a purge deleting blobs (exclusive) and deposits naming them (shared).
+_PURGE_LOCK = 0x0B10B6
 
 
 def is_postgres_url(location: str) -> bool:
@@ -237,6 +239,9 @@ class PostgresStore(SQLStore):
         super()._store_blob(blob)
         if not isinstance(blob, _Upload):  # pragma: no cover - a store bug
             raise StoreError("a PostgreSQL deposit staged its blob elsewhere")
+        # A purge deleting these octets (delete_purged_blobs) either committed before
+        # (the row is inserted again, from this upload) or waits for this commit.
+        self._query("SELECT pg_advisory_xact_lock_shared(?)", (_PURGE_LOCK,))
         # The upload must still be there (a remover may not take it while we hold it).
         if not self._query("SELECT 1 FROM blob_uploads WHERE id = ? FOR SHARE", (blob.upload,)):
             raise StoreError(f"{self.location}: the upload of blob {blob.info.sha256} was removed before its deposit")
@@ -244,6 +249,15 @@ class PostgresStore(SQLStore):
             "INSERT INTO blobs (sha256, upload) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING",
             (blob.info.sha256, blob.upload),
         )
+
+    def _purge_lock(self) -> None:
+        self._query("SELECT pg_advisory_xact_lock(?)", (_PURGE_LOCK,))
+
+    def _delete_blob(self, sha256: str) -> bool:
+        for (upload,) in self._query("DELETE FROM blobs WHERE sha256 = ? RETURNING upload", (sha256,)):
+            if upload is not None:  # its parts go with it
+                self._query("DELETE FROM blob_uploads WHERE id = ?", (upload,))
+        return True
 
     def _drop_upload(self, upload: int) -> None:
         """Delete an upload no blob names (its parts go with it)."""
@@ -349,7 +363,7 @@ class PostgresStore(SQLStore):
         with self._write():
             blobs = self._query(
                 "DELETE FROM blobs b WHERE NOT EXISTS"
-                " (SELECT 1 FROM representations r WHERE r.sha256 = b.sha256)"
+                " (SELECT 1 FROM representations r WHERE r.sha256 = b.sha256 AND r.purged IS NULL)"
                 " AND (b.upload IS NULL OR b.upload IN (SELECT id FROM blob_uploads WHERE started_at < ?))"
                 " RETURNING sha256",
                 (cutoff,),

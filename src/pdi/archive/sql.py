@@ -261,12 +261,18 @@ def migrations(
             sha256 TEXT,
             started_at TEXT NOT NULL)""",
     ]
-    return {1: first, 2: second, 3: third, 4: fourth, 5: fifth}
+    sixth = [
+        # Purge (a legal takedown of a withdrawn name): when a representation's
+        # octets were deleted (NULL: kept), and whether a withdrawal purged them.
+        "ALTER TABLE representations ADD COLUMN purged TEXT",
+        "ALTER TABLE withdrawals ADD COLUMN purged INTEGER NOT NULL DEFAULT 0",
+    ]
+    return {1: first, 2: second, 3: third, 4: fourth, 5: fifth, 6: sixth}
 
 
 _REP_COLUMNS = (
     "d.series, d.day, d.unique_id, d.serial, r.version, r.format, r.media_type,"
-    " r.charset, r.line_ending, r.sha256, r.size, r.created_at, r.stored"
+    " r.charset, r.line_ending, r.sha256, r.size, r.created_at, r.stored, r.purged"
 )
 #: The columns of a representation's record (:func:`_rep`), for a store's own queries.
 REP_COLUMNS = _REP_COLUMNS
@@ -309,6 +315,7 @@ def _blob_use(sha256: str, rows: list[tuple[Any, ...]]) -> BlobUse:
             (str(r[1]), str(r[2]), None if r[3] is None else str(r[3]), None if r[4] is None else str(r[4]))
             for r in rows
         ),
+        sum(int(r[8]) for r in rows),
     )
 
 
@@ -327,6 +334,7 @@ def _rep(row: Sequence[Any]) -> RepresentationRecord:
         size=int(row[10]),
         created_at=str(row[11]),
         stored=str(row[12]),
+        purged=None if row[13] is None else str(row[13]),
     )
 
 
@@ -1040,7 +1048,9 @@ class SQLStore(BrowseQueries, ABC):
                     raise NotFoundError(f"assertion about {a.subject}: no such document")
             self._check_imported_numbering(representations)
         added = 0
-        staged = self._stage_import([(rec.sha256, content) for rec, content in representations])
+        staged = self._stage_import(
+            [(rec.sha256, content) for rec, content in representations if rec.purged is None]
+        )
         try:
             added = self._import_staged(series, representations, assertions, audit, staged, withdrawals)
         except BaseException:
@@ -1094,12 +1104,19 @@ class SQLStore(BrowseQueries, ABC):
                     if stored != rec.sha256:
                         raise _import_conflict(rec)
                     continue
-                self._store_blob(by_sha[rec.sha256])
+                if rec.purged is None:
+                    self._store_blob(by_sha[rec.sha256])
                 self._insert_rep(
                     doc, rec.version, rec.format, rec.media_type, rec.charset, rec.line_ending,
                     rec.sha256, rec.size, rec.created_at, rec.stored,
                 )
-                self._index_stored(rec.sha256, rec.media_type, rec.charset)
+                if rec.purged is None:
+                    self._index_stored(rec.sha256, rec.media_type, rec.charset)
+                else:  # purged where it came from: the name without its octets
+                    self._query(
+                        "UPDATE representations SET purged = ? WHERE document = ? AND version = ? AND format = ?",
+                        (rec.purged, doc, rec.version, rec.format),
+                    )
                 added += 1
             self._check_imported_numbering(representations)
             for entry in audit:
@@ -1130,16 +1147,23 @@ class SQLStore(BrowseQueries, ABC):
                     (target, w.at, w.version, w.version),
                 ):
                     self._query(
-                        "INSERT INTO withdrawals (document, version, reason, who, at) VALUES (?, ?, ?, ?, ?)",
-                        (target, w.version, w.reason, w.who, w.at),
+                        "INSERT INTO withdrawals (document, version, reason, who, at, purged) VALUES (?, ?, ?, ?, ?, ?)",
+                        (target, w.version, w.reason, w.who, w.at, 1 if w.purged else 0),
                     )
         return added
 
     # --- withdrawal (tombstones) ----------------------------------------------------------
     def withdraw(
         self, key: DocumentKey, version: int | None, reason: str, who: str, at: str,
-        *, subject: str, address: str | None = None,
-    ) -> WithdrawalRecord:
+        *, subject: str, address: str | None = None, purge: bool = False,
+    ) -> tuple[WithdrawalRecord, list[str]]:
+        """Record a tombstone (and with ``purge`` mark its representations' octets purged), audited; one transaction.
+
+        Returns the tombstone and the SHA-256 names of the blobs whose
+        representations this purge marked, for :meth:`delete_purged_blobs`
+        to delete after the commit (so a failed commit never loses bytes a
+        name still holds).
+        """
         with self._write():
             doc = self._check_document(key, lock=True)
             if version is not None and not self._query(
@@ -1147,39 +1171,91 @@ class SQLStore(BrowseQueries, ABC):
             ):
                 raise NotFoundError(f"no version {version} of {_describe(key)} in the archive")
             rows = self._query(
-                "INSERT INTO withdrawals (document, version, reason, who, at) VALUES (?, ?, ?, ?, ?) RETURNING id",
-                (doc, version, reason, who, at),
+                "INSERT INTO withdrawals (document, version, reason, who, at, purged) VALUES (?, ?, ?, ?, ?, ?)"
+                " RETURNING id",
+                (doc, version, reason, who, at, 1 if purge else 0),
             )
+            purged: list[str] = []
+            if purge:
+                scope = "document = ?" + ("" if version is None else " AND version = ?")
+                params: list[Any] = [doc] if version is None else [doc, version]
+                purged = sorted({str(r[0]) for r in self._query(
+                    f"SELECT sha256 FROM representations WHERE {scope}", params
+                )})
+                self._query(f"UPDATE representations SET purged = ? WHERE {scope} AND purged IS NULL", [at, *params])
             what = "the document" if version is None else f"version {version}"
-            self._insert_audit(AuditRecord(at, who, "withdraw", subject, f"{what}: {reason}", address))
-        return WithdrawalRecord(key, version, reason, who, at, int(rows[0][0]))
+            self._insert_audit(AuditRecord(
+                at, who, "purge" if purge else "withdraw", subject,
+                f"{what}{', its octets purged' if purge else ''}: {reason}", address,
+            ))
+        return WithdrawalRecord(key, version, reason, who, at, int(rows[0][0]), purge), purged
+
+    def delete_purged_blobs(self, sha256s: Sequence[str]) -> tuple[list[str], list[str]]:
+        """Delete each blob of ``sha256s`` that no representation still keeping its octets names.
+
+        A blob another name holds (withdrawn or not, unless purged too) is
+        kept, and so is one a deposit in progress has staged; each deleted
+        blob's full-text passages and fragment index go with it. One write
+        transaction holding the removal lock, so no deposit naming the same
+        octets commits meanwhile. Returns the names deleted (or found
+        already gone) and those kept.
+        """
+        deleted: list[str] = []
+        kept: list[str] = []
+        with self._write():
+            self._purge_lock()
+            for sha256 in sorted(set(sha256s)):
+                if self._query(
+                    "SELECT 1 FROM representations WHERE sha256 = ? AND purged IS NULL LIMIT 1", (sha256,)
+                ) or not self._delete_blob(sha256):
+                    kept.append(sha256)
+                    continue
+                sources = [
+                    (str(r[0]), str(r[1]), str(r[2]))
+                    for r in self._query(
+                        "SELECT sha256, media_type, charset FROM search_sources WHERE sha256 = ?", (sha256,)
+                    )
+                ]
+                if sources:
+                    self._delete_passages(sources)
+                self._query("DELETE FROM search_sources WHERE sha256 = ?", (sha256,))
+                self._query("DELETE FROM fragment_indexes WHERE sha256 = ?", (sha256,))
+                deleted.append(sha256)
+        return deleted, kept
+
+    def _purge_lock(self) -> None:
+        """Inside a write transaction: exclude deposits that may name a blob about to be deleted (SQLite's writer lock does)."""
+
+    @abstractmethod
+    def _delete_blob(self, sha256: str) -> bool:
+        """Inside :meth:`delete_purged_blobs`: delete the blob's octets; ``False`` when a deposit in progress holds them."""
 
     def withdrawal(self, key: DocumentKey, version: int) -> WithdrawalRecord | None:
-        """The first tombstone over ``version`` of ``key``: its own, or the whole document's."""
+        """The first tombstone over ``version`` of ``key``: its own, or the whole document's (``purged``: any purged it)."""
         with self._read():
             rows = self._query(
-                "SELECT w.id, w.version, w.reason, w.who, w.at FROM withdrawals w"
+                "SELECT w.id, w.version, w.reason, w.who, w.at, w.purged FROM withdrawals w"
                 " JOIN documents d ON d.id = w.document"
                 " WHERE d.series = ? AND d.day = ? AND d.unique_id = ? AND (w.version IS NULL OR w.version = ?)"
-                " ORDER BY w.id LIMIT 1",
+                " ORDER BY w.id",
                 (key.series, key.day.isoformat(), key.unique_id, version),
             )
         if not rows:
             return None
-        wid, wversion, reason, who, at = rows[0]
+        wid, wversion, reason, who, at, _ = rows[0]
         return WithdrawalRecord(key, None if wversion is None else int(wversion), str(reason), str(who), str(at),
-                                int(wid))
+                                int(wid), any(int(r[5]) for r in rows))
 
     def iter_withdrawals(self) -> Iterator[WithdrawalRecord]:
         with self._read():
             rows = self._query(
-                "SELECT w.id, d.series, d.day, d.unique_id, w.version, w.reason, w.who, w.at FROM withdrawals w"
-                " JOIN documents d ON d.id = w.document ORDER BY w.id"
+                "SELECT w.id, d.series, d.day, d.unique_id, w.version, w.reason, w.who, w.at, w.purged"
+                " FROM withdrawals w JOIN documents d ON d.id = w.document ORDER BY w.id"
             )
-        for wid, series, day, unique_id, version, reason, who, at in rows:
+        for wid, series, day, unique_id, version, reason, who, at, purged in rows:
             key = DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id))
             yield WithdrawalRecord(key, None if version is None else int(version), str(reason), str(who), str(at),
-                                   int(wid))
+                                   int(wid), bool(purged))
 
     def withdrawals_generation(self) -> int:
         """A number that grows with each withdrawal: a resolver's cache compares it to know when to forget."""
@@ -1415,7 +1491,8 @@ class SQLStore(BrowseQueries, ABC):
                 last = str(names[-1][0])
                 rows = self._query(
                     "SELECT r.sha256, r.format, r.media_type, r.charset, r.line_ending, COUNT(*),"
-                    f" MIN(r.size), MAX(r.size) {scope}{bound} AND r.sha256 <= ?"
+                    " MIN(r.size), MAX(r.size), SUM(CASE WHEN r.purged IS NULL THEN 0 ELSE 1 END)"
+                    f" {scope}{bound} AND r.sha256 <= ?"
                     " GROUP BY r.sha256, r.format, r.media_type, r.charset, r.line_ending"
                     " ORDER BY r.sha256, r.format, r.media_type, r.charset, r.line_ending",
                     [*lower, last],
@@ -1526,7 +1603,7 @@ class SQLStore(BrowseQueries, ABC):
         with self._read():
             for row in self._search_page(phrases, series, limit, after):
                 record = _rep(row)
-                doc, pid, start, runs, score = row[13:18]
+                doc, pid, start, runs, score = row[14:19]
                 whole = self._highlight(int(pid), phrases)
                 if whole is None:  # pragma: no cover - the engine's match and its highlight disagree
                     continue
@@ -1543,10 +1620,10 @@ class SQLStore(BrowseQueries, ABC):
         scope = "FROM representations r"
         params: list[Any] = []
         if series is not None:
-            scope += " JOIN documents d ON d.id = r.document WHERE d.series = ?"
+            scope += " JOIN documents d ON d.id = r.document WHERE d.series = ? AND r.purged IS NULL"
             params.append(series)
         else:
-            scope += " WHERE 1 = 1"
+            scope += " WHERE r.purged IS NULL"  # a purged name's octets are gone, and stay unindexed
         after: tuple[str, str, str] | None = None
         while True:
             bound = "" if after is None else " AND (r.sha256, r.media_type, COALESCE(r.charset, '')) > (?, ?, ?)"

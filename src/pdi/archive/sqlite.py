@@ -33,6 +33,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import heapq
+import math
 import os
 import re
 import sqlite3
@@ -222,6 +223,15 @@ class SQLiteStore(SQLStore):
             raise StoreError(f"cannot read blob {path}: {exc}") from exc
         return _FilePin(self, sha256, fd)
 
+    def _delete_blob(self, sha256: str) -> bool:
+        path = self.blob_path(sha256)
+        try:
+            if _unlink_if_free(path, math.inf):
+                _fsync_dir(path.parent)
+        except OSError as exc:
+            raise StoreError(f"cannot delete blob {path}: {exc}") from exc
+        return not path.exists()  # still there: a deposit in progress holds it
+
     def remove_unreferenced(self, older_than: float) -> list[str]:
         """Delete blob files no name holds and temporary files, untouched for ``older_than`` seconds.
 
@@ -234,7 +244,9 @@ class SQLiteStore(SQLStore):
         cutoff = time.time() - older_than
         removed: list[str] = []
         with self._write():
-            referenced = {str(r[0]) for r in self._query("SELECT DISTINCT sha256 FROM representations")}
+            referenced = {
+                str(r[0]) for r in self._query("SELECT DISTINCT sha256 FROM representations WHERE purged IS NULL")
+            }
             try:
                 for name in sorted(self.blob_names() - referenced):
                     if _unlink_if_free(self.blob_path(name), cutoff):

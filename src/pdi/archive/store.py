@@ -68,7 +68,7 @@ class StagedBlob(BlobPin, Protocol):
 
 
 #: The schema version this code writes. Older catalogs are migrated forward on open.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 #: How a representation's octets are kept: ``exact`` (as deposited, the
 #: default since schema 4) or ``canonical`` (a text deposited before then,
@@ -127,6 +127,8 @@ class RepresentationRecord:
     size: int
     created_at: str
     stored: str = STORED_EXACT
+    #: When its octets were purged (a legal takedown of a withdrawn name); ``None``: they are kept.
+    purged: str | None = None
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,11 @@ class WithdrawalRecord:
     who: str
     at: str
     id: int = 0
+    #: Whether this withdrawal (or, from :meth:`Store.withdrawal`, any over the same name) purged the octets.
+    purged: bool = False
+    #: From a purge: the SHA-256 of each blob kept because another name that keeps its octets
+    #: (or a deposit in progress) holds the same bytes.
+    kept: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -313,6 +320,8 @@ class BlobUse:
     representations: int
     sizes: tuple[int, int]
     descriptions: tuple[tuple[str, str, str | None, str | None], ...]
+    #: How many of the representations had their octets purged (all: the blob is meant to be gone).
+    purged: int = 0
 
 
 @dataclass(frozen=True)
@@ -472,8 +481,10 @@ class Store(Protocol):
     # withdrawal (tombstones)
     def withdraw(
         self, key: DocumentKey, version: int | None, reason: str, who: str, at: str,
-        *, subject: str, address: str | None = None,
-    ) -> WithdrawalRecord: ...
+        *, subject: str, address: str | None = None, purge: bool = False,
+    ) -> tuple[WithdrawalRecord, list[str]]: ...
+
+    def delete_purged_blobs(self, sha256s: Sequence[str]) -> tuple[list[str], list[str]]: ...
 
     def withdrawal(self, key: DocumentKey, version: int) -> WithdrawalRecord | None: ...
 

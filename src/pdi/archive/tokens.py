@@ -10,7 +10,7 @@ A token has one **role**, each including the ones before it:
 
 * ``deposit`` — mint and deposit, add versions and formats;
 * ``curate`` — also make statements and withdraw;
-* ``admin`` — also read the audit log (series and tokens themselves are
+* ``admin`` — also read the audit log and purge withdrawn octets (series and tokens themselves are
   made on the command line, by whoever holds the archive).
 
 and a **scope**: the series it may write, each with its subseries

@@ -147,10 +147,12 @@ def series_ls(archive: str) -> None:
 def verify_cmd(remove: bool, older_than: float, archive: str) -> None:
     """Recompute every stored representation's SHA-256 and check the catalog; exit 3 on any problem.
 
-    Problems print one a line: the kind (missing, altered, size, or
-    catalog-… for damage to the catalog itself: the database's own
-    integrity check and pdi's invariants such as gap-free serials), the
-    name, and what is wrong. Each blob's check (when, and whether its
+    Problems print one a line: the kind (missing, altered, size,
+    unpurged for octets a purge left, or catalog-… for damage to the
+    catalog itself: the database's own integrity check and pdi's
+    invariants such as gap-free serials), the name, and what is wrong.
+    Names whose octets were purged (pdi withdraw --purge) print as purged,
+    with when, and are not problems. Each blob's check (when, and whether its
     bytes were whole) is recorded in the catalog; the resolver's document
     page shows when each format was last verified.
     """
@@ -165,6 +167,8 @@ def verify_cmd(remove: bool, older_than: float, archive: str) -> None:
     for problem in report.problems:
         for name in problem.names:
             click.echo(f"{problem.kind}\t{name}\t{problem.detail}")
+    for note in report.purged:
+        click.echo(f"purged\t{note.names[0]}\t{note.detail} (withdrawn; not a problem)")
     if report.unreferenced:
         unreferenced = len(report.unreferenced)
         click.echo(f"note: {plural(unreferenced, 'stored blob')} {'belongs' if unreferenced == 1 else 'belong'}"

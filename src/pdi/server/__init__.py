@@ -114,7 +114,7 @@ def create_app(
     resolver = Resolver(opened, work, base_url, cache)
     api = ReadAPI(opened, work)
     pages = ReaderApp(opened, work, replay)
-    writes = WriteAPI(opened, max_upload=max_upload)
+    writes = WriteAPI(opened, max_upload=max_upload, cache=cache)
     catalogue = BrowsePages(opened)
     search = SearchPages(opened, work)
     routes = [

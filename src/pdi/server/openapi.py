@@ -145,9 +145,12 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ),
     ("POST", "/api/withdraw"): Operation(
         "Withdraw a version (a versioned name) or a whole document (a generic name), saying why",
-        (PDI_PARAM, Param("reason", "Why (or give it as the UTF-8 body)")),
+        (PDI_PARAM, Param("reason", "Why (or give it as the UTF-8 body)"),
+         Param("purge", "true: also delete the octets (a legal takedown; needs the role admin),"
+                        " except blobs another name keeps", schema={"type": "string", "enum": ["true", "false"]})),
         body="The reason, UTF-8 text (optional if reason= is given)",
-        answers={201: "The tombstone; N2R of the name is 410 from now on"}, role="curate", tag="write",
+        answers={201: "The tombstone (withdrawn.purged; kept: SHA-256 of blobs other names keep);"
+                      " N2R of the name is 410 from now on"}, role="curate", tag="write",
     ),
     ("GET", "/api/audit"): Operation(
         "The audit log: every write, who, when, what, from where",

@@ -166,15 +166,16 @@ class Resolver:
         """A description of the resource (its URC): the stored representation, the fragment, the statements.
 
         A withdrawn name is described by its tombstone: ``{"pdi", "withdrawn":
-        {"at", "reason", "who"}}`` (``200``: the description is there; the
-        resource itself, N2R, is ``410``).
+        {"at", "reason", "who", "purged"}}`` (``200``: the description is
+        there; the resource itself, N2R, is ``410``; ``purged``: its octets
+        were deleted too).
         """
         try:
             return JSONResponse(description(self.archive, self.archive.resolve(name)))
         except WithdrawnError as gone:
             return JSONResponse(
                 {"pdi": str(PDI.parse(name).without_fragment()),
-                 "withdrawn": {"at": gone.at, "reason": gone.reason, "who": gone.who}}
+                 "withdrawn": {"at": gone.at, "reason": gone.reason, "who": gone.who, "purged": gone.purged}}
             )
 
     def n2l(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
@@ -409,6 +410,16 @@ def _integer(request: Request, key: str, default: int) -> int:
     if len(raw) > 12:
         raise LimitError(f"{key}= is at most 999999999999")
     return int(raw)
+
+
+def _flag(request: Request, key: str) -> bool:
+    """A yes-or-no query parameter: ``true`` or ``false`` (absent: false); anything else is refused."""
+    raw = request.query_params.get(key)
+    if raw is None or raw in ("", "false"):
+        return False
+    if raw == "true":
+        return True
+    raise ParseError(f"{key}={raw[:40]!r}: give true or false", text=raw[:40], offset=0, rule=key)
 
 
 def _content_type(resolved: Resolved) -> str:

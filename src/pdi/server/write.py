@@ -29,9 +29,11 @@ transaction that makes it (who: ``token:NAME``, from which address).
   format of an existing version (``201``).
 * ``POST /api/statements?pdi=NAME&key=K`` — a statement ``K = body`` (the
   body is the value, UTF-8 text); role ``curate``. ``201``.
-* ``POST /api/withdraw?pdi=NAME[&reason=WHY]`` — withdraw a version (a
-  versioned name) or a document (a generic name): the reason is the body
-  (UTF-8) or ``reason=``; role ``curate``. ``201`` and the tombstone.
+* ``POST /api/withdraw?pdi=NAME[&reason=WHY][&purge=true]`` — withdraw a
+  version (a versioned name) or a document (a generic name): the reason is
+  the body (UTF-8) or ``reason=``; role ``curate``. ``201`` and the
+  tombstone. ``purge=true`` (role ``admin``; a legal takedown) also deletes
+  the octets, except blobs another name keeps (``kept``: their SHA-256).
 * ``GET /api/audit?after=N&limit=L`` — the audit log; role ``admin``.
 
 ``Idempotency-Key`` (draft-ietf-httpapi-idempotency-key-header): a deposit,
@@ -58,8 +60,9 @@ from pdi import formats
 from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
 from pdi.errors import LimitError, ParseError, StoreError
+from pdi.server.cache import ResponseCache
 from pdi.server.problems import Problem
-from pdi.server.read import _integer, _param
+from pdi.server.read import _flag, _integer, _param
 
 #: The longest Idempotency-Key accepted (characters); the draft sets no limit, Stripe's is 255.
 MAX_KEY = 255
@@ -82,9 +85,12 @@ class Unauthorized(Problem):
 class WriteAPI:
     """The routes that write, over one archive."""
 
-    def __init__(self, archive: Archive, *, max_upload: int | None = None) -> None:
+    def __init__(
+        self, archive: Archive, *, max_upload: int | None = None, cache: ResponseCache | None = None
+    ) -> None:
         self.archive = archive
         self.max_upload = max_upload
+        self.cache = cache  # this process's whole N2R answers: a withdrawal here forgets its own at once
 
     # --- who is writing ---------------------------------------------------------------
     async def writer(self, request: Request) -> Writer:
@@ -208,10 +214,16 @@ class WriteAPI:
         name = _param(request, "pdi")
         reason = _utf8(await self._small_body(request, MAX_STATEMENT), "reason") \
             or request.query_params.get("reason", "")
-        record = await anyio.to_thread.run_sync(lambda: self.archive.withdraw(name, reason, writer=writer))
+        purge = _flag(request, "purge")
+        record = await anyio.to_thread.run_sync(
+            lambda: self.archive.withdraw(name, reason, writer=writer, purge=purge)
+        )
+        if self.cache is not None:
+            self.cache.forget(name)
         return JSONResponse(
-            {"pdi": name, "withdrawn": {"at": record.at, "reason": record.reason, "who": record.who},
-             "version": record.version},
+            {"pdi": name, "withdrawn": {"at": record.at, "reason": record.reason, "who": record.who,
+                                        "purged": record.purged},
+             "version": record.version, "kept": list(record.kept)},
             status_code=201,
         )
 

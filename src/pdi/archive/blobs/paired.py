@@ -98,16 +98,25 @@ class PairedBlobs(SQLStore):
                 self.s3.delete(self.s3.key(sha256))
 
     def _held(self, names: set[str]) -> set[str]:
-        """Which of ``names`` a representation or a staging row names (inside the removal lock)."""
+        """Which of ``names`` a representation keeping its octets or a staging row names (inside the removal lock)."""
         held: set[str] = set()
         ordered = sorted(names)
         for start in range(0, len(ordered), _BATCH):
             batch = ordered[start : start + _BATCH]
             marks = ", ".join("?" * len(batch))
-            for table in ("representations", "blob_stagings"):
-                rows = self._query(f"SELECT DISTINCT sha256 FROM {table} WHERE sha256 IN ({marks})", batch)
+            for table, kept in (("representations", " AND purged IS NULL"), ("blob_stagings", "")):
+                rows = self._query(f"SELECT DISTINCT sha256 FROM {table} WHERE sha256 IN ({marks}){kept}", batch)
                 held |= {str(r[0]) for r in rows}
         return held
+
+    def _purge_lock(self) -> None:
+        self._removal_lock(shared=False)
+
+    def _delete_blob(self, sha256: str) -> bool:
+        if self._held({sha256}):  # a deposit in progress is staging these octets
+            return False
+        self.s3.delete(self.s3.key(sha256))
+        return True
 
     # --- reading ---------------------------------------------------------------------
     def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None:
