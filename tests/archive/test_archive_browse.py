@@ -251,6 +251,10 @@ def test_a_catalog_of_schema_4_gets_its_counts_from_its_documents(location: str,
         with store._write():  # type: ignore[attr-defined]
             search = ("DROP TABLE search_fts",) if "postgresql" not in location else ()
             for statement in ("ALTER TABLE representations DROP COLUMN purged",
+                              "ALTER TABLE series DROP COLUMN access",
+                              "ALTER TABLE documents DROP COLUMN embargo_until",
+                              "ALTER TABLE versions DROP COLUMN embargo_until",
+                              "DROP TABLE access_changes",
                               "DELETE FROM schema_migrations WHERE version = 6",
                               *search, "DROP TABLE search_passages", "DROP TABLE search_sources",
                               "DROP TABLE blob_stagings", "DROP TABLE blob_store",

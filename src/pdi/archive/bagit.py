@@ -6,7 +6,8 @@ A bag written by :func:`export_bag`::
     bag-info.txt              Bagging-Date, Payload-Oxum, Bag-Count …
     manifest-sha256.txt       a SHA-256 line for every payload file
     tagmanifest-sha256.txt    a SHA-256 line for every tag file
-    data/catalog.json         series, every representation under its PDI, assertions, withdrawals
+    data/catalog.json         series (with who may read each), every representation under its PDI,
+                              assertions, withdrawals, embargoes
     data/objects/<sha256>     the bytes of each representation, named by their SHA-256
 
 A representation whose octets were purged (a legal takedown,
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from pdi._wording import plural
+from pdi.archive.access import PUBLIC, check_access, parse_until
 from pdi.archive.store import (
     STORED_CANONICAL,
     STORED_EXACT,
@@ -212,7 +214,8 @@ def _write_catalog(
         out.write(f'{{"format": {line(EXPORT_FORMAT)}, "version": {EXPORT_VERSION},'
                   f' "source": {line(archive.location)},\n"series": [')
         out.write(",".join(
-            "\n" + line({"name": s.name, "parent": s.parent, "authority": s.authority, "created_at": s.created_at})
+            "\n" + line({"name": s.name, "parent": s.parent, "authority": s.authority, "created_at": s.created_at,
+                         "access": s.access})
             for s in series
         ))
         out.write('\n],\n"representations": [')
@@ -248,6 +251,16 @@ def _write_catalog(
             out.write(("\n" if first else ",\n") + line(
                 {"series": w.key.series, "day": w.key.day.isoformat(), "unique_id": w.key.unique_id,
                  "version": w.version, "reason": w.reason, "who": w.who, "at": w.at, "purged": w.purged}
+            ))
+            first = False
+        out.write('\n],\n"embargoes": [')
+        first = True
+        for key, version, until in archive.store.iter_embargoes():
+            if scope is not None and key.series not in scope:
+                continue
+            out.write(("\n" if first else ",\n") + line(
+                {"series": key.series, "day": key.day.isoformat(), "unique_id": key.unique_id,
+                 "version": version, "until": until}
             ))
             first = False
         out.write("\n]}\n")
@@ -466,6 +479,7 @@ def import_bag(
             SeriesRecord(
                 _field(s, "name", str), _optional(s, "parent", str),
                 _field(s, "authority", str), _field(s, "created_at", str),
+                check_access(_optional(s, "access", str) or PUBLIC),  # bags made before: public
             )
             for s in _entries(catalog, "series")
         ]
@@ -578,4 +592,13 @@ def import_bag(
         raise IntegrityError(f"bag object missing: {exc.filename}") from exc
     except OSError as exc:
         raise IntegrityError(f"cannot read bag {bag}: {exc}") from exc
-    return archive.store.import_all(series, reps, assertions, audit, withdrawals)
+    try:
+        embargoes = [
+            (DocumentKey(_field(e, "series", str), datetime.date.fromisoformat(_field(e, "day", str)),
+                         _field(e, "unique_id", str)),
+             _optional(e, "version", int), parse_until(_field(e, "until", str)))
+            for e in (_entries(catalog, "embargoes") if "embargoes" in catalog else [])
+        ]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ParseError(f"catalog.json is malformed: {exc!r}", rule="catalog") from exc
+    return archive.store.import_all(series, reps, assertions, audit, withdrawals, embargoes)

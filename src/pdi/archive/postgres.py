@@ -25,7 +25,7 @@ import psycopg
 import psycopg.errors
 
 from pdi.archive.blobs import CHUNK_SIZE, BlobInfo, ChunkedReader, Digests, Octets, pieces
-from pdi.archive.sql import REP_COLUMNS, SQLStore, _now
+from pdi.archive.sql import REP_COLUMNS, SearchAccess, SQLStore, _now, search_scope
 from pdi.archive.store import SCHEMA_VERSION, BlobObserver, SearchKey, StagedBlob
 from pdi.errors import ImmutabilityError, NotFoundError, PDIError, StoreError
 from pdi.fulltext import MARK_END, MARK_START
@@ -150,7 +150,8 @@ class PostgresStore(SQLStore):
         )
 
     def _search_page(
-        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None
+        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None,
+        access: SearchAccess | None = None,
     ) -> list[tuple[Any, ...]]:
         query, params = self._tsquery(phrases)
         sql = (
@@ -165,6 +166,9 @@ class PostgresStore(SQLStore):
         if series is not None:
             sql += " AND d.series = ?"
             params.append(series)
+        scope, bound = search_scope(access)
+        sql += scope
+        params += bound
         if after is not None:
             sql += " AND (s.score > ? OR (s.score = ? AND (p.id, d.id, r.version, r.format) > (?, ?, ?, ?)))"
             params += [after.score, after.score, after.passage, after.document, after.version, after.format]

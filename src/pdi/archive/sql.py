@@ -19,6 +19,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
@@ -266,6 +267,16 @@ def migrations(
         # octets were deleted (NULL: kept), and whether a withdrawal purged them.
         "ALTER TABLE representations ADD COLUMN purged TEXT",
         "ALTER TABLE withdrawals ADD COLUMN purged INTEGER NOT NULL DEFAULT 0",
+        # Private series (pdi.archive.access): public, private (403) or hidden (404).
+        "ALTER TABLE series ADD COLUMN access TEXT NOT NULL DEFAULT 'public'",
+        # Embargoes: a whole document or one version unreadable until then (a catalog timestamp).
+        "ALTER TABLE documents ADD COLUMN embargo_until TEXT",
+        "ALTER TABLE versions ADD COLUMN embargo_until TEXT",
+        # One row per change of who may read what, so every resolver's cache can
+        # tell that an answer it keeps may no longer be public (pdi.server.cache).
+        f"""CREATE TABLE access_changes (
+            id {id_pk},
+            at TEXT NOT NULL)""",
     ]
     return {1: first, 2: second, 3: third, 4: fourth, 5: fifth, 6: sixth}
 
@@ -303,6 +314,34 @@ def _blob_scope(series: Sequence[str] | None) -> tuple[str, list[Any]]:
         f"FROM representations r JOIN documents d ON d.id = r.document WHERE d.series IN ({marks})",
         list(series),
     )
+
+
+@dataclass(frozen=True)
+class SearchAccess:
+    """What a reader's search leaves out (pdi.archive.access): series it may not read, and what is embargoed
+    at ``now`` outside the series it may read (``readable``)."""
+
+    excluded: tuple[str, ...]
+    readable: tuple[str, ...]
+    now: str
+
+
+def search_scope(access: SearchAccess | None) -> tuple[str, list[Any]]:
+    """The ``AND …`` that keeps a search to what may be shown: names keeping their octets, and what ``access`` allows."""
+    sql = " AND r.purged IS NULL"
+    params: list[Any] = []
+    if access is None:
+        return sql, params
+    if access.excluded:
+        sql += f" AND d.series NOT IN ({', '.join('?' * len(access.excluded))})"
+        params += access.excluded
+    exempt = f"d.series IN ({', '.join('?' * len(access.readable))}) OR " if access.readable else ""
+    sql += (
+        f" AND ({exempt}((d.embargo_until IS NULL OR d.embargo_until <= ?) AND NOT EXISTS"
+        " (SELECT 1 FROM versions v WHERE v.document = d.id AND v.version = r.version AND v.embargo_until > ?)))"
+    )
+    params += [*access.readable, access.now, access.now]
+    return sql, params
 
 
 def _blob_use(sha256: str, rows: list[tuple[Any, ...]]) -> BlobUse:
@@ -581,29 +620,85 @@ class SQLStore(BrowseQueries, ABC):
         ):
             raise NotFoundError(f"parent series {record.parent} is not registered")
         self._query(
-            "INSERT INTO series (name, parent, authority, created_at) VALUES (?, ?, ?, ?)",
-            (record.name, record.parent, record.authority, record.created_at),
+            "INSERT INTO series (name, parent, authority, created_at, access) VALUES (?, ?, ?, ?, ?)",
+            (record.name, record.parent, record.authority, record.created_at, record.access),
         )
 
     def get_series(self, name: str) -> SeriesRecord | None:
         with self._read():
             rows = self._query(
-                "SELECT name, parent, authority, created_at FROM series WHERE name = ?", (name,)
+                "SELECT name, parent, authority, created_at, access FROM series WHERE name = ?", (name,)
             )
         if not rows:
             return None
         r = rows[0]
-        return SeriesRecord(str(r[0]), None if r[1] is None else str(r[1]), str(r[2]), str(r[3]))
+        return SeriesRecord(str(r[0]), None if r[1] is None else str(r[1]), str(r[2]), str(r[3]), str(r[4]))
 
     def list_series(self) -> list[SeriesRecord]:
         with self._read():
             rows = self._query(
-                "SELECT name, parent, authority, created_at FROM series ORDER BY name"
+                "SELECT name, parent, authority, created_at, access FROM series ORDER BY name"
             )
         return [
-            SeriesRecord(str(r[0]), None if r[1] is None else str(r[1]), str(r[2]), str(r[3]))
+            SeriesRecord(str(r[0]), None if r[1] is None else str(r[1]), str(r[2]), str(r[3]), str(r[4]))
             for r in rows
         ]
+
+    # --- private series and embargoes (pdi.archive.access) ---------------------------------
+    def set_series_access(self, name: str, access: str, who: str, at: str, *, address: str | None = None) -> None:
+        """Make a series public, private or hidden; audited, and counted as an access change."""
+        with self._write():
+            if not self._query("UPDATE series SET access = ? WHERE name = ? RETURNING name", (access, name)):
+                raise NotFoundError(f"series {name} is not registered")
+            self._query("INSERT INTO access_changes (at) VALUES (?)", (at,))
+            self._insert_audit(AuditRecord(at, who, "series-access", name, access, address))
+
+    def set_embargo(
+        self, key: DocumentKey, version: int | None, until: str | None, who: str, at: str,
+        *, subject: str, address: str | None = None,
+    ) -> None:
+        """Embargo a document (``version`` None) or a version until ``until`` (None: lift it); audited."""
+        with self._write():
+            doc = self._check_document(key, lock=True)
+            if version is None:
+                self._query("UPDATE documents SET embargo_until = ? WHERE id = ?", (until, doc))
+            elif not self._query(
+                "UPDATE versions SET embargo_until = ? WHERE document = ? AND version = ? RETURNING version",
+                (until, doc, version),
+            ):
+                raise NotFoundError(f"no version {version} of {_describe(key)} in the archive")
+            self._query("INSERT INTO access_changes (at) VALUES (?)", (at,))
+            what = "the document" if version is None else f"version {version}"
+            self._insert_audit(AuditRecord(
+                at, who, "embargo", subject, f"{what} until {until}" if until else f"{what}: lifted", address,
+            ))
+
+    def embargo(self, key: DocumentKey, version: int | None) -> str | None:
+        """Until when the document (and ``version`` of it, if given) is embargoed: the later of the two, or None."""
+        with self._read():
+            rows = self._query(
+                "SELECT d.embargo_until, v.embargo_until FROM documents d"
+                " LEFT JOIN versions v ON v.document = d.id AND v.version = ?"
+                " WHERE d.series = ? AND d.day = ? AND d.unique_id = ?",
+                (version if version is not None else -1, key.series, key.day.isoformat(), key.unique_id),
+            )
+        if not rows:
+            return None
+        found = [str(v) for v in rows[0] if v is not None]
+        return max(found) if found else None
+
+    def iter_embargoes(self) -> Iterator[tuple[DocumentKey, int | None, str]]:
+        """Every embargo set (lifted or not): the document, the version (None: all of it), until when."""
+        with self._read():
+            rows = self._query(
+                "SELECT d.series, d.day, d.unique_id, NULL, d.embargo_until FROM documents d"
+                " WHERE d.embargo_until IS NOT NULL"
+                " UNION ALL SELECT d.series, d.day, d.unique_id, v.version, v.embargo_until FROM versions v"
+                " JOIN documents d ON d.id = v.document WHERE v.embargo_until IS NOT NULL ORDER BY 1, 2, 3, 4"
+            )
+        for series, day, unique_id, version, until in rows:
+            key = DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id))
+            yield key, None if version is None else int(version), str(until)
 
     # --- deposits ----------------------------------------------------------------
     def _stage(
@@ -761,7 +856,8 @@ class SQLStore(BrowseQueries, ABC):
             key = DocumentKey(series, day, unique_id)
             doc = self._insert_document(series, day, unique_id, serial, at)
             self._query(
-                "INSERT INTO versions (document, version, created_at) VALUES (?, 1, ?)", (doc, at)
+                "INSERT INTO versions (document, version, created_at, embargo_until) VALUES (?, 1, ?, ?)",
+                (doc, at, note.embargo_until if note else None),
             )
             self._insert_reps(doc, 1, representations, at)
             return self._noted(note, DepositResult(key, 1), at)
@@ -802,8 +898,8 @@ class SQLStore(BrowseQueries, ABC):
             rows = self._query("SELECT MAX(version) FROM versions WHERE document = ?", (doc,))
             version = int(rows[0][0]) + 1
             self._query(
-                "INSERT INTO versions (document, version, created_at) VALUES (?, ?, ?)",
-                (doc, version, at),
+                "INSERT INTO versions (document, version, created_at, embargo_until) VALUES (?, ?, ?, ?)",
+                (doc, version, at, note.embargo_until if note else None),
             )
             self._insert_reps(doc, version, representations, at)
             return self._noted(note, DepositResult(key, version), at)
@@ -963,7 +1059,10 @@ class SQLStore(BrowseQueries, ABC):
                         unique_id = str(serial)
                         self._check_mint(series, DocumentKey(series, day, unique_id))
                     doc = self._insert_document(series, day, unique_id, serial, at)
-                    self._query("INSERT INTO versions (document, version, created_at) VALUES (?, 1, ?)", (doc, at))
+                    self._query(
+                        "INSERT INTO versions (document, version, created_at, embargo_until) VALUES (?, 1, ?, ?)",
+                        (doc, at, note.embargo_until if note else None),
+                    )
                     self._insert_reps(doc, 1, reps, at)
                     results.append(DepositResult(DocumentKey(series, day, unique_id), 1))
                 return self._noted_all(note, results, at)
@@ -1021,6 +1120,7 @@ class SQLStore(BrowseQueries, ABC):
         assertions: Sequence[tuple[DocumentKey, AssertionRecord]],
         audit: Sequence[AuditRecord] = (),
         withdrawals: Sequence[WithdrawalRecord] = (),
+        embargoes: Sequence[tuple[DocumentKey, int | None, str]] = (),
     ) -> int:
         """Bring records from another archive in, exactly as named; one transaction.
 
@@ -1052,7 +1152,7 @@ class SQLStore(BrowseQueries, ABC):
             [(rec.sha256, content) for rec, content in representations if rec.purged is None]
         )
         try:
-            added = self._import_staged(series, representations, assertions, audit, staged, withdrawals)
+            added = self._import_staged(series, representations, assertions, audit, staged, withdrawals, embargoes)
         except BaseException:
             _discard(staged)
             raise
@@ -1067,6 +1167,7 @@ class SQLStore(BrowseQueries, ABC):
         audit: Sequence[AuditRecord],
         staged: Sequence[StagedBlob],
         withdrawals: Sequence[WithdrawalRecord] = (),
+        embargoes: Sequence[tuple[DocumentKey, int | None, str]] = (),
     ) -> int:
         added = 0
         by_sha = {blob.info.sha256: blob for blob in staged}
@@ -1150,6 +1251,17 @@ class SQLStore(BrowseQueries, ABC):
                         "INSERT INTO withdrawals (document, version, reason, who, at, purged) VALUES (?, ?, ?, ?, ?, ?)",
                         (target, w.version, w.reason, w.who, w.at, 1 if w.purged else 0),
                     )
+            for key, version, until in embargoes:
+                target = self._document_id(key)
+                if target is None:
+                    raise NotFoundError(f"embargo of {_describe(key)}: no such document")
+                if version is None:
+                    self._query("UPDATE documents SET embargo_until = ? WHERE id = ?", (until, target))
+                else:
+                    self._query("UPDATE versions SET embargo_until = ? WHERE document = ? AND version = ?",
+                                (until, target, version))
+            if embargoes or any(s.access != "public" for s in series):
+                self._query("INSERT INTO access_changes (at) VALUES (?)", (_now(),))
         return added
 
     # --- withdrawal (tombstones) ----------------------------------------------------------
@@ -1258,9 +1370,12 @@ class SQLStore(BrowseQueries, ABC):
                                    int(wid), bool(purged))
 
     def withdrawals_generation(self) -> int:
-        """A number that grows with each withdrawal: a resolver's cache compares it to know when to forget."""
+        """A number that grows with each withdrawal and each change of who may read what (a series
+        made private, an embargo set): a resolver's cache compares it to know when to forget."""
         with self._read():
-            rows = self._query("SELECT COALESCE(MAX(id), 0) FROM withdrawals")
+            rows = self._query(
+                "SELECT (SELECT COALESCE(MAX(id), 0) FROM withdrawals) + (SELECT COALESCE(MAX(id), 0) FROM access_changes)"
+            )
         return int(rows[0][0])
 
     def _check_imported_numbering(
@@ -1579,7 +1694,8 @@ class SQLStore(BrowseQueries, ABC):
 
     @abstractmethod
     def _search_page(
-        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None
+        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None,
+        access: SearchAccess | None = None,
     ) -> list[tuple[Any, ...]]:
         """Rows of one page of hits, best first: the representation's columns, then
         document id, passage id, start, runs and score."""
@@ -1590,7 +1706,7 @@ class SQLStore(BrowseQueries, ABC):
 
     def search(
         self, phrases: Sequence[Sequence[str]], *, series: str | None = None, limit: int = 20,
-        after: SearchKey | None = None,
+        after: SearchKey | None = None, access: SearchAccess | None = None,
     ) -> list[SearchRow]:
         """One page of the passages matching every phrase, best first (then by passage, name).
 
@@ -1601,7 +1717,7 @@ class SQLStore(BrowseQueries, ABC):
 
         rows: list[SearchRow] = []
         with self._read():
-            for row in self._search_page(phrases, series, limit, after):
+            for row in self._search_page(phrases, series, limit, after, access):
                 record = _rep(row)
                 doc, pid, start, runs, score = row[14:19]
                 whole = self._highlight(int(pid), phrases)

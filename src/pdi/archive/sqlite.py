@@ -45,7 +45,14 @@ from pathlib import Path
 from typing import Any
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Digests, Octets, file_reader, pieces
-from pdi.archive.sql import REP_COLUMNS, SQLStore, _discard, check_imported_blob
+from pdi.archive.sql import (
+    REP_COLUMNS,
+    SearchAccess,
+    SQLStore,
+    _discard,
+    check_imported_blob,
+    search_scope,
+)
 from pdi.archive.store import BlobObserver, BlobSource, SearchKey, StagedBlob, blob_octets
 from pdi.errors import NotFoundError, PDIError, StoreError
 from pdi.fulltext import MARK_END, MARK_START, fts5_expression
@@ -151,7 +158,8 @@ class SQLiteStore(SQLStore):
             self._query("DELETE FROM search_passages" + where, source)
 
     def _search_page(
-        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None
+        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None,
+        access: SearchAccess | None = None,
     ) -> list[tuple[Any, ...]]:
         sql = (
             f"SELECT {REP_COLUMNS}, d.id, p.id, p.start, p.runs, s.score FROM"
@@ -165,6 +173,9 @@ class SQLiteStore(SQLStore):
         if series is not None:
             sql += " AND d.series = ?"
             params.append(series)
+        scope, bound = search_scope(access)
+        sql += scope
+        params += bound
         if after is not None:
             sql += " AND (s.score > ? OR (s.score = ? AND (p.id, d.id, r.version, r.format) > (?, ?, ?, ?)))"
             params += [after.score, after.score, after.passage, after.document, after.version, after.format]

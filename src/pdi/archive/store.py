@@ -85,6 +85,9 @@ class SeriesRecord:
     parent: str | None
     authority: str
     created_at: str
+    #: Who may read it (pdi.archive.access): ``public``, ``private`` (403 to
+    #: readers without a token for it) or ``hidden`` (private, and 404: even existence).
+    access: str = "public"
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,8 @@ class WriteNote:
     detail: str = ""
     address: str | None = None
     idempotency: Idempotency | None = None
+    #: The version written is embargoed until this time (a catalog timestamp), set in the same transaction.
+    embargo_until: str | None = None
 
 
 @dataclass(frozen=True)
@@ -492,6 +497,18 @@ class Store(Protocol):
 
     def withdrawals_generation(self) -> int: ...
 
+    # private series and embargoes (pdi.archive.access)
+    def set_series_access(self, name: str, access: str, who: str, at: str, *, address: str | None = None) -> None: ...
+
+    def set_embargo(
+        self, key: DocumentKey, version: int | None, until: str | None, who: str, at: str,
+        *, subject: str, address: str | None = None,
+    ) -> None: ...
+
+    def embargo(self, key: DocumentKey, version: int | None) -> str | None: ...
+
+    def iter_embargoes(self) -> Iterator[tuple[DocumentKey, int | None, str]]: ...
+
     # tokens of the write API (pdi.archive.tokens)
     def add_token(self, name: str, digest: str, role: str, series: Sequence[str], at: str, by: str) -> TokenRecord: ...
 
@@ -508,6 +525,7 @@ class Store(Protocol):
         assertions: Sequence[tuple[DocumentKey, AssertionRecord]],
         audit: Sequence[AuditRecord] = (),
         withdrawals: Sequence[WithdrawalRecord] = (),
+        embargoes: Sequence[tuple[DocumentKey, int | None, str]] = (),
     ) -> int: ...
 
     # reading
@@ -567,7 +585,7 @@ class Store(Protocol):
     # the full-text index (pdi.archive.search)
     def search(
         self, phrases: Sequence[Sequence[str]], *, series: str | None = None, limit: int = 20,
-        after: SearchKey | None = None,
+        after: SearchKey | None = None, access: Any = None,
     ) -> list[SearchRow]: ...
 
     def rebuild_search_index(

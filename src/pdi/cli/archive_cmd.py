@@ -133,11 +133,31 @@ def series_add(name: str, parent: str | None, authority: str, archive: str) -> N
 @series_group.command("ls")
 @archive_option
 def series_ls(archive: str) -> None:
-    """List the registered series."""
+    """List the registered series (a private one: who may read it, after a tab)."""
     with open_archive(archive) as opened:
+        access = opened.series_access()
         for record in opened.series():
             parent = f"\t(under {record.parent})" if record.parent else ""
-            click.echo(f"{record.name}{parent}")
+            shown = "" if access[record.name] == "public" else f"\t{access[record.name]}"
+            click.echo(f"{record.name}{parent}{shown}")
+
+@series_group.command("access")
+@click.argument("name")
+@click.argument("access", type=click.Choice(("public", "private", "hidden")))
+@archive_option
+def series_access(name: str, access: str, archive: str) -> None:
+    """Choose who may read the series NAME and its subseries.
+
+    public: anyone (the default). private: the resolver answers 403 to a
+    reader without a token whose series cover it (any role; 'pdi token add
+    NAME --role read --series …' makes one that only reads). hidden: the
+    same, but 404, as for a name never minted: even existence is private.
+    A subseries is as private as the most private series above it. The
+    command line, reading the archive itself, is never restricted.
+    """
+    with open_archive(archive) as opened:
+        record = opened.set_series_access(name, access)
+    click.echo(f"series {record.name}: {record.access}")
 @click.command("verify")
 @click.option("--remove-unreferenced", "remove", is_flag=True,
               help="Also delete blobs no name holds (left by killed deposits), if untouched for --older-than.")

@@ -75,6 +75,7 @@ from pdi.server.limits import WorkLimits
 from pdi.server.openapi import APIDocs
 from pdi.server.problems import HANDLERS
 from pdi.server.read import ReadAPI, Resolver
+from pdi.server.readers import Readers
 from pdi.server.replay_page import ReplaySite
 from pdi.server.search import SearchPages
 from pdi.server.write import WriteAPI
@@ -135,12 +136,16 @@ def create_app(
         Route("/api/format", writes.format, methods=["POST"]),
         Route("/api/statements", writes.statements, methods=["POST"]),
         Route("/api/withdraw", writes.withdraw, methods=["POST"]),
+        Route("/api/embargo", writes.embargo, methods=["POST"]),
         Route("/api/audit", writes.audit),
         Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
     ]
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]
-    app = Starlette(routes=routes, exception_handlers=HANDLERS, middleware=[Middleware(CachedAnswers, cache=cache)])
+    app = Starlette(routes=routes, exception_handlers=HANDLERS, middleware=[
+        Middleware(Readers, archive=opened),  # first: a token that is not live is 401, even for a kept answer
+        Middleware(CachedAnswers, cache=cache),  # only answers anyone may read are kept there
+    ])
     docs.routes = app.routes
     app.state.archive = opened
     app.state.cache = cache

@@ -114,6 +114,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
          Param("format", "The format token; default: the one registered for Content-Type"),
          Param("id", "A foreign id to encapsulate instead of a daily serial"),
          Param("charset", "The body's charset (default: Content-Type's charset parameter)"),
+         Param("embargo", "Embargo the version until this date or time (needs the role curate)"),
          _IDEMPOTENCY),
         body="The document's octets, streamed; Content-Type its media type",
         answers=_WRITTEN, role="deposit", tag="write",
@@ -129,7 +130,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/api/version"): Operation(
         "Deposit the body as a new version of a document",
         (Param("pdi", "The document's generic name", required=True), Param("format", "The format token"),
-         Param("charset", "The body's charset"), _IDEMPOTENCY),
+         Param("charset", "The body's charset"),
+         Param("embargo", "Embargo the version until this date or time (needs the role curate)"), _IDEMPOTENCY),
         body="The new version's octets", answers=_WRITTEN, role="deposit", tag="write",
     ),
     ("POST", "/api/format"): Operation(
@@ -151,6 +153,12 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         body="The reason, UTF-8 text (optional if reason= is given)",
         answers={201: "The tombstone (withdrawn.purged; kept: SHA-256 of blobs other names keep);"
                       " N2R of the name is 410 from now on"}, role="curate", tag="write",
+    ),
+    ("POST", "/api/embargo"): Operation(
+        "Embargo a document (a generic name) or a version until a date; without until=, lift the embargo",
+        (PDI_PARAM, Param("until", "A date (2027-01-01, its start in GMT) or a time with its zone")),
+        answers={200: "{pdi, embargo_until}: readers without a token for the series get 403 until then"},
+        role="curate", tag="write",
     ),
     ("GET", "/api/audit"): Operation(
         "The audit log: every write, who, when, what, from where",

@@ -33,6 +33,7 @@ from starlette.responses import (
 )
 
 from pdi.archive import Archive, Generic, Resolved
+from pdi.archive.access import current_reader
 from pdi.archive.describe import describe
 from pdi.errors import LimitError, ParseError, WithdrawnError
 from pdi.identifier import PDI
@@ -69,6 +70,8 @@ Handler = Callable[[str, str, Mapping[str, str]], Response]
 #: formats grows with each new version. A name with a format never changes (immutable).
 GENERIC_MAX_AGE = 60
 IMMUTABLE = "public, max-age=31536000, immutable"
+#: What an answer only a token's holder may read says to caches on the way.
+PRIVATE = "private, no-store"
 
 
 _NO_HEADERS: Mapping[str, str] = {}
@@ -113,7 +116,8 @@ class Resolver:
                 # opening it reads and checks its first chunk: off the event loop, as every read is
                 return await anyio.to_thread.run_sync(streamed_response, self.archive, found.resolved, headers)
             if isinstance(found, Entity):
-                self.cache.put(request.scope["query_string"], found)  # the key CachedAnswers looks up
+                if found.shared:  # never an answer only a token's holder may read
+                    self.cache.put(request.scope["query_string"], found)  # the key CachedAnswers looks up
                 return entity_response(found, headers)
             return found
         if service in EXPENSIVE_SERVICES:
@@ -150,7 +154,7 @@ class Resolver:
             body = _uri_list(str(resolved.pdi), [_n2r_url(base, n) for n in resolved.names])
             return PlainTextResponse(body, status_code=300, media_type="text/uri-list",
                                      headers={"Cache-Control": f"public, max-age={GENERIC_MAX_AGE}"})
-        return whole_entity(resolved)
+        return whole_entity(resolved, shared=shared_answer(self.archive, resolved))
 
     def not_modified(self, name: str, headers: Mapping[str, str]) -> Response | None:
         """``304`` when ``If-None-Match`` holds the name's entity tag, from the catalog alone; else ``None``."""
@@ -264,16 +268,30 @@ def description(archive: Archive, resolved: Resolved | Generic, *, statements: b
     return out
 
 
-def whole_entity(resolved: Resolved) -> Entity:
-    """The whole N2R answer for a resolved name with a format: its bytes, media type and headers."""
+def shared_answer(archive: Archive, resolved: Resolved) -> bool:
+    """Whether the answer may be kept and given to anyone: the request is anonymous (it got through, so
+    the name is public), or the name is readable by anyone now (not private, not embargoed)."""
+    reader = current_reader.get()
+    return reader is None or reader.token is None or archive.readable_by_anyone(resolved.record)
+
+
+def whole_entity(resolved: Resolved, *, shared: bool = True) -> Entity:
+    """The whole N2R answer for a resolved name with a format: its bytes, media type and headers.
+
+    An answer not ``shared`` (a private series' or an embargoed name's, read
+    with a token) is marked ``Cache-Control: private, no-store`` (RFC 9111
+    §5.2.2.3, §5.2.2.7) and never kept by the resolver's cache.
+    """
     tag = entity_tag(resolved.sha256, str(resolved.pdi))
-    about = {**_about(resolved), "ETag": tag, "Cache-Control": IMMUTABLE, "Accept-Ranges": "bytes"}
+    about = {**_about(resolved), "ETag": tag, "Cache-Control": IMMUTABLE if shared else PRIVATE,
+             "Accept-Ranges": "bytes"}
     return Entity(
         resolved.data,
         _content_type(resolved).encode("latin-1"),
         tag,
         tuple((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in about.items()),
         entity_names(str(resolved.pdi), _generic(resolved)),
+        shared,
     )
 
 
@@ -298,7 +316,8 @@ def streamed_response(archive: Archive, located: Resolved, headers: Mapping[str,
     """
     size = located.record.size
     tag = entity_tag(located.sha256, str(located.pdi))
-    base = {**_about(located), "ETag": tag, "Cache-Control": IMMUTABLE, "Accept-Ranges": "bytes"}
+    control = IMMUTABLE if shared_answer(archive, located) else PRIVATE
+    base = {**_about(located), "ETag": tag, "Cache-Control": control, "Accept-Ranges": "bytes"}
     wanted = byte_range(headers.get("range"), size) if if_range_holds(headers.get("if-range"), tag) else None
     if wanted == UNSATISFIABLE:
         return Response(status_code=416, headers={**base, "Content-Range": f"bytes */{size}"})

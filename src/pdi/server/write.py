@@ -34,6 +34,10 @@ transaction that makes it (who: ``token:NAME``, from which address).
   the body (UTF-8) or ``reason=``; role ``curate``. ``201`` and the
   tombstone. ``purge=true`` (role ``admin``; a legal takedown) also deletes
   the octets, except blobs another name keeps (``kept``: their SHA-256).
+* ``POST /api/embargo?pdi=NAME&until=DATE`` — embargo a document (a generic
+  name) or a version until a date or a time with its zone; no ``until`` lifts
+  it; role ``curate``. ``embargo=DATE`` on a deposit or a version embargoes
+  it from the start (role ``curate`` too). See :mod:`pdi.archive.access`.
 * ``GET /api/audit?after=N&limit=L`` — the audit log; role ``admin``.
 
 ``Idempotency-Key`` (draft-ietf-httpapi-idempotency-key-header): a deposit,
@@ -114,10 +118,12 @@ class WriteAPI:
         content = self._content(request)
         key = _idempotency_key(request)
 
+        embargo = request.query_params.get("embargo") or None
+
         def run(body: Iterator[bytes]) -> Deposit:
             return self.archive.deposit(
                 series, [content(body)], foreign_id=foreign_id, writer=writer,
-                idempotency_key=key, request=_fingerprint(request),
+                idempotency_key=key, request=_fingerprint(request), embargo_until=embargo,
             )
 
         return _created(await self._streamed(request, run))
@@ -173,9 +179,12 @@ class WriteAPI:
         content = self._content(request)
         key = _idempotency_key(request)
 
+        embargo = request.query_params.get("embargo") or None
+
         def run(body: Iterator[bytes]) -> Deposit:
             return self.archive.add_version(
                 name, [content(body)], writer=writer, idempotency_key=key, request=_fingerprint(request),
+                embargo_until=embargo,
             )
 
         return _created(await self._streamed(request, run))
@@ -226,6 +235,16 @@ class WriteAPI:
              "version": record.version, "kept": list(record.kept)},
             status_code=201,
         )
+
+    async def embargo(self, request: Request) -> Response:
+        """Embargo a document or a version until ``until=`` (role ``curate``); ``until=`` empty or absent lifts it."""
+        writer = await self.writer(request)
+        name = _param(request, "pdi")
+        until = request.query_params.get("until") or None
+        moment = await anyio.to_thread.run_sync(lambda: self.archive.embargo(name, until, writer=writer))
+        if self.cache is not None:
+            self.cache.forget(name)
+        return JSONResponse({"pdi": name, "embargo_until": moment})
 
     async def audit(self, request: Request) -> Response:
         writer = await self.writer(request)
