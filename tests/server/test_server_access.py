@@ -12,15 +12,21 @@ also when the change is made by another process.
 
 from __future__ import annotations
 
+import base64
 import datetime
 import io
+import time
 import urllib.parse
+from pathlib import Path
 
 from PIL import Image
-from server_helpers import Clock, captured_aggregate
+from server_helpers import Clock, captured_aggregate, serving
 from starlette.testclient import TestClient
+from test_server_pages_screenshots import SHOTS
 
+from chromium_helpers import open_page
 from pdi.archive import Archive
+from pdi.capture.browser import devtools
 from pdi.server import create_app
 from pdi.server.replay import create_replay_app
 
@@ -168,3 +174,34 @@ def test_replay_of_a_private_capture_is_refused(location: str) -> None:
         assert replay.get(path).status_code == 403
         assert replay.get(f"/replay/{_q(capture)}/style.css").status_code == 403
         assert replay.get(path, headers={"Authorization": f"Bearer {reader}"}).status_code == 200
+
+
+def test_the_viewer_tells_a_reader_without_a_token_that_a_name_is_private(tmp_path: Path) -> None:
+    """Opened in Chromium, as a reader sees it; the screenshot is saved beside the other pages'."""
+    location = tmp_path / "archive"
+    with Archive.init(location) as archive:
+        archive.add_series(SEALED)
+        name = str(archive.add(SEALED, b"sealed minutes\n", format="text"))
+        embargoed = str(archive.add(SEALED, b"judgment\n", format="text", embargo_until="2099-01-01"))
+        archive.set_series_access(SEALED, "private")
+    with serving(location, "--workers", "1") as (_, port), devtools() as pipe:
+        shots = {}
+        for label, shown in (("private", name), ("embargoed", embargoed)):
+            if label == "embargoed":
+                with Archive.open(location) as archive:  # a refusal is never kept: asked again now
+                    archive.set_series_access(SEALED, "public")
+            session = open_page(pipe, f"http://127.0.0.1:{port}/view?pdi={_q(shown)}")
+            deadline = time.monotonic() + 30
+            size = {"width": 1100, "height": 500, "deviceScaleFactor": 1, "mobile": False}
+            pipe.call("Emulation.setDeviceMetricsOverride", size, session, deadline)
+            text = pipe.call("Runtime.evaluate", {"expression": "document.querySelector('.error')?.innerText ?? ''",
+                                                  "returnByValue": True}, session, deadline)["result"]["value"]
+            body = pipe.call("Runtime.evaluate", {"expression": "document.body.innerText", "returnByValue": True},
+                             session, deadline)["result"]["value"]
+            shots[label] = base64.b64decode(pipe.call("Page.captureScreenshot", {"format": "png"}, session, deadline)["data"])
+            assert ("private" if label == "private" else "embargoed until 2099-01-01") in text, text
+            assert "sealed minutes" not in body and "judgment" not in body
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for label, png in shots.items():
+        assert png.startswith(b"\x89PNG\r\n\x1a\n")
+        (SHOTS / f"{label}.png").write_bytes(png)

@@ -233,7 +233,9 @@ def openapi(routes: list[BaseRoute]) -> dict[str, Any]:
             "title": "pdi resolver",
             "version": __version__,
             "description": "Persistent document identifiers: RFC 2169 resolution, a JSON read API, and a write"
-                           " API behind bearer tokens (pdi token add).",
+                           " API behind bearer tokens (pdi token add). Reading needs no token, except the names of"
+                           " a private series or under an embargo: a token of any role whose series cover them"
+                           " reads them (without one: 403, or 404 for a hidden series).",
         },
         "paths": paths,
         "components": {
