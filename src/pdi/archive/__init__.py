@@ -139,13 +139,17 @@ def resolve_location(location: str | os.PathLike[str] | None) -> str:
     return os.environ.get("PDI_ARCHIVE") or DEFAULT_LOCATION
 
 
-def _open_store(location: str, *, create: bool, blobs: str | None = None) -> Store:
-    """The catalog at ``location`` with the blob store it records (``blobs``: the one to record at init)."""
+def _open_store(location: str, *, create: bool, blobs: str | None = None, connections: int = 0) -> Store:
+    """The catalog at ``location`` with the blob store it records (``blobs``: the one to record at init).
+
+    ``connections`` sizes a PostgreSQL catalog's pool (0: the default).
+    """
     from pdi.archive.postgres import is_postgres_url, open_postgres
     from pdi.archive.sqlite import open_sqlite
 
     postgres = is_postgres_url(location)
-    catalog = open_postgres(location, create=create) if postgres else open_sqlite(location, create=create)
+    catalog = (open_postgres(location, create=create, connections=connections) if postgres
+               else open_sqlite(location, create=create))
     try:
         recorded = catalog.blob_store_url()
         if blobs is not None:
@@ -158,7 +162,7 @@ def _open_store(location: str, *, create: bool, blobs: str | None = None) -> Sto
     catalog.close()
     from pdi.archive.blobs.paired import open_paired
 
-    return open_paired(location, recorded, postgres=postgres)
+    return open_paired(location, recorded, postgres=postgres, connections=connections)
 
 
 def _choose_blob_store(catalog: SQLStore, recorded: str | None, blobs: str) -> str:
@@ -388,9 +392,15 @@ class Archive:
         location: str | os.PathLike[str] | None = None,
         *,
         clock: Callable[[], datetime.datetime] = _utc_now,
+        connections: int = 0,
     ) -> Archive:
-        """Open an existing archive; :class:`NotFoundError` when there is none."""
-        return cls(_open_store(resolve_location(location), create=False), clock=clock)
+        """Open an existing archive; :class:`NotFoundError` when there is none.
+
+        ``connections`` is how many catalog connections a PostgreSQL archive
+        keeps at most, in a pool (0: :data:`pdi.archive.postgres.DEFAULT_CONNECTIONS`);
+        each thread's transaction takes one, and waits while all are taken.
+        """
+        return cls(_open_store(resolve_location(location), create=False, connections=connections), clock=clock)
 
     @property
     def location(self) -> str:

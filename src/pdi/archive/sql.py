@@ -299,6 +299,29 @@ _SERIAL_RUN = ("d.serial", "d.unique_id", "d.series", "r.version", "r.format")
 _FOREIGN_RUN = ("d.unique_id", "d.series", "r.version", "r.format")
 
 
+def _day_range(filters: dict[str, Any]) -> tuple[str, str] | None:
+    """``[first, after last)`` of the GMT days (ISO dates, which sort as dates) a year, month and day filter allow.
+
+    ``None`` when they allow no one range: no year, a day without its month,
+    or a date that does not exist (the equality filters then select nothing).
+    """
+    year, month, day = filters.get("d.year"), filters.get("d.month"), filters.get("d.dom")
+    if year is None or (day is not None and month is None):
+        return None
+    try:
+        if month is None:
+            first, last = datetime.date(year, 1, 1), datetime.date(year + 1, 1, 1)
+        elif day is None:
+            first = datetime.date(year, month, 1)
+            last = datetime.date(year + month // 12, month % 12 + 1, 1)
+        else:
+            first = datetime.date(year, month, day)
+            last = first + datetime.timedelta(days=1)
+    except (ValueError, OverflowError):
+        return None
+    return first.isoformat(), last.isoformat()
+
+
 def _run_key(key: ListKey, serials: bool) -> tuple[Any, ...]:
     """The values of ``key`` for the columns of its run (:data:`_SERIAL_RUN` or :data:`_FOREIGN_RUN`)."""
     head: tuple[Any, ...] = (key.serial, key.unique_id) if serials else (key.unique_id,)
@@ -409,8 +432,9 @@ class SQLStore(BrowseQueries, ABC):
     def _outermost(self, write: bool) -> AbstractContextManager[None]:
         """A database transaction (serializing writers when ``write``), rolled back on any exception."""
 
-    # Both stores share one connection per store object, guarded by ``_lock``;
-    # a transaction opened inside another joins it.
+    # By default a store has one connection, guarded by ``_lock`` (SQLite); a
+    # transaction opened inside another joins it. PostgreSQL overrides
+    # ``_transaction`` with a pool: a connection per thread's transaction.
     _conn: Any
     _lock: threading.RLock
     _depth: int = 0
@@ -1526,12 +1550,22 @@ class SQLStore(BrowseQueries, ABC):
             day = self._next_day(day, documents)
 
     def _next_day(self, after: str | None, documents: list[tuple[str, Any]]) -> str | None:
-        """The first day after ``after`` (or the first day) with a document the filters select."""
+        """The first day after ``after`` (or the first day) with a document the filters select.
+
+        A year, a month of it or a day of that becomes a range of ``d.day`` too,
+        so the look-up is a range of the index ``documents_by_day`` rather than
+        a walk over every document after ``after`` (a day of a catalog of a
+        million names was listed 11 times slower than one of 10,000).
+        """
         sql = "SELECT MIN(d.day) FROM documents d WHERE 1 = 1"
         params: list[Any] = []
         if after is not None:
             sql += " AND d.day > ?"
             params.append(after)
+        bounds = _day_range(dict(documents))
+        if bounds is not None:
+            sql += " AND d.day >= ? AND d.day < ?"
+            params += bounds
         for column, value in documents:
             sql += f" AND {column} = ?"
             params.append(value)

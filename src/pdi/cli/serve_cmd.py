@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from pdi.archive.postgres import DEFAULT_CONNECTIONS
 from pdi.cli.archive_cmd import archive_option
 from pdi.server.limits import (
     DEFAULT_EVALUATIONS,
@@ -42,11 +43,14 @@ DEFAULT_CACHE_MIB = 32
               "(default: each request's host at --replay-port).")
 @click.option("--replay-scripts", is_flag=True, help="Let archived pages' own scripts run when replayed "
               "(in a sandboxed frame of an opaque origin, still unable to connect anywhere); default: none runs.")
+@click.option("--db-connections", default=DEFAULT_CONNECTIONS, show_default=True, type=click.IntRange(1, 1000),
+              help="Catalog connections each worker keeps at most, in a pool (PostgreSQL; through pgbouncer,"
+                   " use transaction pooling): a request's transaction takes one and waits while all are taken.")
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
     queue_seconds: float, header_timeout: float, max_connections: int, replay_port: int | None,
-    replay_origin: str | None, replay_scripts: bool, archive: str,
+    replay_origin: str | None, replay_scripts: bool, db_connections: int, archive: str,
 ) -> None:
     """Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.
 
@@ -57,7 +61,8 @@ def serve_cmd(
     at a time (--evaluations), a slow or silent client is disconnected
     (--header-timeout), and connections are capped (--max-connections).
     Memory is bounded by --workers times (--evaluations documents at once
-    plus --cache-mib). Archived web pages (captures, MHTML, HTML) are
+    plus --cache-mib). On PostgreSQL each worker keeps a pool of at most
+    --db-connections catalog connections. Archived web pages (captures, MHTML, HTML) are
     replayed from a second origin, --replay-port (default --port + 1), under
     a Content-Security-Policy that loads nothing from the network.
     """
@@ -91,7 +96,8 @@ def serve_cmd(
 
     def make_app() -> ASGIApp:
         work = WorkLimits(evaluations, queue_seconds)
-        resolver = create_app(archive, base_url=base_url, limits=work, cache_bytes=cache_mib << 20, replay=site)
+        resolver = create_app(archive, base_url=base_url, limits=work, cache_bytes=cache_mib << 20, replay=site,
+                              connections=db_connections)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
                                    resolver_port=bound, scripts=replay_scripts, limits=work)
         return ByPort(resolver, replay, replay_bound)

@@ -92,8 +92,11 @@ def create_app(
     cache_bytes: int = DEFAULT_CACHE_BYTES,
     max_upload: int | None = None,
     replay: ReplaySite | None = None,
+    connections: int = 0,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
+
+    ``connections`` sizes a PostgreSQL catalog's pool of connections (0: the default).
 
     ``base_url`` (``https://resolver.example.org``) is put in front of the
     URLs that ``N2Ls`` and a ``300`` list; without it they are built from
@@ -109,7 +112,7 @@ def create_app(
     serves it): ``/view`` of an archived page then shows it replayed there;
     without it, ``/view`` shows its source or its description.
     """
-    opened = archive if archive is not None else Archive.open(location)
+    opened = archive if archive is not None else Archive.open(location, connections=connections)
     work = limits if limits is not None else WorkLimits()
     cache = ResponseCache(cache_bytes, generation=opened.withdrawals_generation)
     resolver = Resolver(opened, work, base_url, cache)
