@@ -18,9 +18,12 @@ names on each of as many consecutive GMT days as it takes. Then, through
 4. one keyset page of ``ls`` (100 names after a name in the middle);
 5. for comparison, one ``--offset`` page as deep (what keyset pages replace).
 
-Run: ``python3 bench/bench_scale.py [--names N]`` (10 million take about an
-hour to make on two cores; 1 million a few minutes). Figures side by side,
-with the ratio of the large catalog's to the small one's.
+Both catalogs are made first, then measured in turn ``--rounds`` times
+(each figure's best round is kept: the machine is shared). Run:
+``python3 bench/bench_scale.py [--names N] [--rounds R]`` (1 million names
+take about a minute to make on two cores, 10 million ten times that).
+Figures side by side, with the ratio of the large catalog's to the small
+one's.
 """
 
 from __future__ import annotations
@@ -129,17 +132,21 @@ def _timed(fn: Callable[[], object], runs: int) -> list[float]:
     return out
 
 
-def measure(cluster: TemporaryCluster, names: int) -> Figures:
-    """Make a catalog of ``names`` names and measure it."""
+def make(cluster: TemporaryCluster, names: int) -> tuple[str, int, float]:
+    """A catalog of ``names`` names: its URL, its bulk days and how long it took to make."""
     url = cluster.create_database(f"scale_{names}")
-    days, fill_seconds = _fill(url, names)
-    last_bulk = FIRST + datetime.timedelta(days=days)
-    mint_day = last_bulk + datetime.timedelta(days=1)
+    days, seconds = _fill(url, names)
+    return url, days, seconds
+
+
+def measure(url: str, names: int, days: int, fill_seconds: float, round_: int) -> Figures:
+    """Measure the catalog at ``url`` once (``round_`` mints on a day of its own)."""
+    mint_day = FIRST + datetime.timedelta(days=days + 1 + round_)
 
     def clock() -> datetime.datetime:
         return datetime.datetime(mint_day.year, mint_day.month, mint_day.day, 12, tzinfo=datetime.UTC)
 
-    rng = random.Random(15)
+    rng = random.Random(15 + round_)
     with Archive.open(url, clock=clock) as archive:
         minting = _timed(lambda: archive.add(S, TEXT + rng.randbytes(8).hex().encode(), format="text"), MINTS)
         full_days = max(1, (names - 3) // PER_DAY)
@@ -162,6 +169,15 @@ def measure(cluster: TemporaryCluster, names: int) -> Figures:
         offset = _timed(lambda: archive.ls(series=S, limit=100, offset=deep), 3)
     return Figures(names, fill_seconds, MINTS / sum(minting), statistics.median(resolving),
                    _p(resolving, 0.99), statistics.median(listing), statistics.median(paging), statistics.median(offset))
+
+
+def best(rounds: list[Figures]) -> Figures:
+    """Each figure's best round: the one the shared machine disturbed least."""
+    first = rounds[0]
+    return Figures(
+        first.names, first.fill_seconds, max(r.mint_rate for r in rounds),
+        *(min(getattr(r, f) for r in rounds) for f in ("n2r_p50", "n2r_p99", "day_listing", "keyset_page", "offset_page")),
+    )
 
 
 def report(small: Figures, large: Figures) -> str:
@@ -188,15 +204,21 @@ def report(small: Figures, large: Figures) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--names", type=int, default=10_000_000, help="Names in the large catalog (default 10 million).")
+    parser.add_argument("--rounds", type=int, default=3, help="Times each catalog is measured, in turn (best kept).")
     args = parser.parse_args(argv)
     if args.names < SMALL:
         parser.error(f"--names must be at least {SMALL}")
     with TemporaryCluster() as cluster:
-        small = measure(cluster, SMALL)
-        print(f"{SMALL:,} names made in {small.fill_seconds:.1f} s", file=sys.stderr, flush=True)
-        large = measure(cluster, args.names)
-        print(f"{args.names:,} names made in {large.fill_seconds:.1f} s", file=sys.stderr, flush=True)
-    print(report(small, large))
+        made = {}
+        for names in (SMALL, args.names):
+            made[names] = make(cluster, names)
+            print(f"{names:,} names made in {made[names][2]:.1f} s", file=sys.stderr, flush=True)
+        # the two catalogs measured in turn, ROUNDS times: both see the same load on a shared machine
+        rounds: dict[int, list[Figures]] = {SMALL: [], args.names: []}
+        for round_ in range(args.rounds):
+            for names, (url, days, seconds) in made.items():
+                rounds[names].append(measure(url, names, days, seconds, round_))
+    print(report(best(rounds[SMALL]), best(rounds[args.names])))
     return 0
 
 
