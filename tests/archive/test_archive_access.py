@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 from archive_helpers import Clock
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pdi.archive import Archive, Content
 from pdi.archive.access import ANONYMOUS, Reader, current_reader, parse_until
@@ -210,3 +212,17 @@ def test_the_commands(tmp_path: Path) -> None:
         record = archive.get(name).record
         assert archive.store.embargo(DocumentKey(record.series, record.day, record.unique_id), 1) is None
         assert [e.action for e in archive.audit()] == ["series-access", "deposit", "embargo", "embargo"]
+
+
+@given(
+    st.datetimes(datetime.datetime(1970, 1, 2), datetime.datetime(2999, 12, 30)),
+    st.integers(-14 * 60, 14 * 60),
+)
+def test_parse_until_reads_any_iso_time_with_a_zone_as_its_gmt_instant(moment: datetime.datetime, minutes: int) -> None:
+    zone = datetime.timezone(datetime.timedelta(minutes=minutes))
+    aware = moment.replace(tzinfo=zone)
+    expected = aware.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    assert parse_until(aware.isoformat()) == expected
+    assert parse_until(moment.date().isoformat()) == f"{moment.date().isoformat()}T00:00:00.000000Z"
+    with pytest.raises(ParseError):
+        parse_until(moment.isoformat())  # no zone: refused, never guessed
