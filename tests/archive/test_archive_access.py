@@ -226,3 +226,20 @@ def test_parse_until_reads_any_iso_time_with_a_zone_as_its_gmt_instant(moment: d
     assert parse_until(moment.date().isoformat()) == f"{moment.date().isoformat()}T00:00:00.000000Z"
     with pytest.raises(ParseError):
         parse_until(moment.isoformat())  # no zone: refused, never guessed
+
+
+def test_the_days_listing_shows_no_title_of_an_embargoed_document(archive: Archive, clock: Clock) -> None:
+    public = archive.add(S, b"public\n", format="text")
+    embargoed = archive.add(S, b"embargoed\n", format="text", embargo_until="2027-01-01")
+    for name, title in ((public, "An open report"), (embargoed, "A sealed judgment")):
+        archive.annotate(str(name).rsplit(".", 2)[0], "title", title)
+    day = clock.now.date()
+    with reading_as(ANONYMOUS):
+        page = archive.day_documents(S, day)
+        assert [str(d.pdi) for d in page.documents] == [str(public).rsplit(".", 2)[0], str(embargoed).rsplit(".", 2)[0]]
+        assert list(page.titles.values()) == ["An open report"]
+    with reading_as(_token_reader(archive, "clerk", [S])):
+        assert sorted(archive.day_documents(S, day).titles.values()) == ["A sealed judgment", "An open report"]
+    clock.now = datetime.datetime(2027, 1, 1, tzinfo=datetime.UTC)
+    with reading_as(ANONYMOUS):
+        assert sorted(archive.day_documents(S, day).titles.values()) == ["A sealed judgment", "An open report"]

@@ -1531,7 +1531,20 @@ class Archive:
         )
 
     def _titles(self, documents: Sequence[Generic]) -> dict[str, str]:
-        """The title of each document that has one: stated about its generic name, or else about a versioned name."""
+        """The title of each document that has one: stated about its generic name, or else about a versioned name.
+
+        A document under an embargo the current reader is not exempt from
+        shows no title (its statements are its content's).
+        """
+        from pdi.archive.access import current_reader
+
+        reader = current_reader.get()
+        if reader is not None:
+            now = _timestamp(self._now())
+            documents = [
+                d for d in documents
+                if reader.may_read(d.pdi.series_name.lower()) or not self.store.embargoed_now(_key_of(d.pdi), now)
+            ]
         owner: dict[str, str] = {}
         for each in documents:
             generic = str(each.pdi.canonical())
