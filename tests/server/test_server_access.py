@@ -118,6 +118,9 @@ def test_a_private_answer_is_never_cached_and_a_cached_public_one_is_forgotten(l
         private = client.get(f"/uri-res/N2R?{name}", headers={"Authorization": f"Bearer {reader}"})
         assert private.status_code == 200 and private.content == b"a public notice\n"
         assert private.headers["cache-control"] == "private, no-store"
+        again = client.get(f"/uri-res/N2R?{name}",
+                           headers={"Authorization": f"Bearer {reader}", "If-None-Match": private.headers["etag"]})
+        assert again.status_code == 304 and again.headers["cache-control"] == "private, no-store"
         assert len(app.state.cache) == 0  # never kept, so never given to anyone else
         assert client.get(f"/uri-res/N2R?{name}").status_code == 403
         # public again, then embargoed by another process: forgotten again

@@ -164,7 +164,8 @@ class Resolver:
         tag = entity_tag(located.sha256, str(located.pdi))
         if not tag_matches(headers.get("if-none-match", ""), tag):
             return None
-        return Response(status_code=304, headers={"ETag": tag, "Cache-Control": IMMUTABLE})
+        control = IMMUTABLE if shared_answer(self.archive, located) else PRIVATE
+        return Response(status_code=304, headers={"ETag": tag, "Cache-Control": control})
 
     def n2c(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """A description of the resource (its URC): the stored representation, the fragment, the statements.
