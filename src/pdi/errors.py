@@ -124,9 +124,9 @@ class WithdrawnError(PDIError):
     http_status = 410
     title = "gone"
 
-    def __init__(self, message: str, *, reason: str, at: str, who: str) -> None:
+    def __init__(self, message: str, *, reason: str, at: str, who: str, purged: bool = False) -> None:
         super().__init__(message)
-        self.reason, self.at, self.who = reason, at, who
+        self.reason, self.at, self.who, self.purged = reason, at, who, purged
 
 
 

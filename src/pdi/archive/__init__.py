@@ -86,6 +86,7 @@ from pdi.archive.store import (
 )
 from pdi.archive.tokens import Writer
 from pdi.errors import (
+    AccessError,
     IntegrityError,
     LimitError,
     NotFoundError,
@@ -98,7 +99,7 @@ from pdi.errors import (
 from pdi.identifier import PDI, Fragment, series_for_minting, spells_serial
 
 if TYPE_CHECKING:
-    from pdi.archive.sql import SQLStore
+    from pdi.archive.sql import SearchAccess, SQLStore
 
 __all__ = [
     "DEFAULT_LOCATION",
@@ -149,13 +150,17 @@ def resolve_location(location: str | os.PathLike[str] | None) -> str:
     return os.environ.get("PDI_ARCHIVE") or DEFAULT_LOCATION
 
 
-def _open_store(location: str, *, create: bool, blobs: str | None = None) -> Store:
-    """The catalog at ``location`` with the blob store it records (``blobs``: the one to record at init)."""
+def _open_store(location: str, *, create: bool, blobs: str | None = None, connections: int = 0) -> Store:
+    """The catalog at ``location`` with the blob store it records (``blobs``: the one to record at init).
+
+    ``connections`` sizes a PostgreSQL catalog's pool (0: the default).
+    """
     from pdi.archive.postgres import is_postgres_url, open_postgres
     from pdi.archive.sqlite import open_sqlite
 
     postgres = is_postgres_url(location)
-    catalog = open_postgres(location, create=create) if postgres else open_sqlite(location, create=create)
+    catalog = (open_postgres(location, create=create, connections=connections) if postgres
+               else open_sqlite(location, create=create))
     try:
         recorded = catalog.blob_store_url()
         if blobs is not None:
@@ -168,7 +173,7 @@ def _open_store(location: str, *, create: bool, blobs: str | None = None) -> Sto
     catalog.close()
     from pdi.archive.blobs.paired import open_paired
 
-    return open_paired(location, recorded, postgres=postgres)
+    return open_paired(location, recorded, postgres=postgres, connections=connections)
 
 
 def _choose_blob_store(catalog: SQLStore, recorded: str | None, blobs: str) -> str:
@@ -193,6 +198,12 @@ def _utc_now() -> datetime.datetime:
 
 def _timestamp(now: datetime.datetime) -> str:
     return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _parse_until(text: str) -> str:
+    from pdi.archive.access import parse_until
+
+    return parse_until(text)
 
 
 def _default_who() -> str:
@@ -399,9 +410,15 @@ class Archive:
         location: str | os.PathLike[str] | None = None,
         *,
         clock: Callable[[], datetime.datetime] = _utc_now,
+        connections: int = 0,
     ) -> Archive:
-        """Open an existing archive; :class:`NotFoundError` when there is none."""
-        return cls(_open_store(resolve_location(location), create=False), clock=clock)
+        """Open an existing archive; :class:`NotFoundError` when there is none.
+
+        ``connections`` is how many catalog connections a PostgreSQL archive
+        keeps at most, in a pool (0: :data:`pdi.archive.postgres.DEFAULT_CONNECTIONS`);
+        each thread's transaction takes one, and waits while all are taken.
+        """
+        return cls(_open_store(resolve_location(location), create=False, connections=connections), clock=clock)
 
     @property
     def location(self) -> str:
@@ -457,8 +474,11 @@ class Archive:
         return record
 
     def series(self) -> list[SeriesRecord]:
-        """Every registered series, by name."""
-        return self.store.list_series()
+        """Every registered series, by name (a reader does not see the hidden ones it may not read)."""
+        from pdi.archive.access import HIDDEN
+
+        unreadable = self._unreadable()
+        return [s for s in self.store.list_series() if unreadable.get(s.name) != HIDDEN]
 
     # --- deposits ---------------------------------------------------------------------
     # Each deposit checks its bytes against their declared format and charset
@@ -480,6 +500,7 @@ class Archive:
         foreign_id: str | None = None,
         charset: str | None = None,
         force: bool = False,
+        embargo_until: str | None = None,
     ) -> PDI:
         """Mint a PDI in ``series`` for today (GMT) and deposit one format; returns the versioned PDI.
 
@@ -488,7 +509,8 @@ class Archive:
         (:meth:`deposit` says whether it did).
         """
         return self.deposit(
-            series, [Content(content, format, charset)], foreign_id=foreign_id, force=force
+            series, [Content(content, format, charset)], foreign_id=foreign_id, force=force,
+            embargo_until=embargo_until,
         )[0]
 
     def deposit(
@@ -503,6 +525,7 @@ class Archive:
         idempotency_key: str | None = None,
         request: str = "",
         day: datetime.date | None = None,
+        embargo_until: str | None = None,
     ) -> Deposit:
         """Mint a PDI and deposit every format of version 1 at once (all or nothing).
 
@@ -525,11 +548,14 @@ class Archive:
         ``day`` dates the name on another GMT day than today's, for a
         document whose date is known from elsewhere (a web archive's capture
         date, :mod:`pdi.interop.warc`); only with a ``foreign_id``, since
-        daily serials are minted in the order of deposit.
+        daily serials are minted in the order of deposit. ``embargo_until`` (a date or a time with its zone,
+        :func:`pdi.archive.access.parse_until`) embargoes the version from its
+        deposit on, in the deposit's own transaction.
         """
+        embargo = None if embargo_until is None else _parse_until(embargo_until)
         name = canonical_series(series)
         if writer is not None:
-            writer.require("deposit", name)
+            writer.require("deposit" if embargo is None else "curate", name)
         if not contents:
             raise ParseError("a deposit needs at least one format", rule="format")
         if day is not None and foreign_id is None:
@@ -541,7 +567,7 @@ class Archive:
             foreign_id = self._check_foreign_id(name, foreign_id, token, day or self._now().date())
         with self._staging(contents, force, progress) as reps:
             now = self._now()  # one instant: the minting day and the deposit's time agree
-            note = self._note(writer, "deposit", reps, idempotency_key, request)
+            note = self._note(writer, "deposit", reps, idempotency_key, request, embargo)
             result = self.store.mint(
                 name, day or now.date(), foreign_id, reps, _timestamp(now), skip_identical=not force, note=note
             )
@@ -616,6 +642,7 @@ class Archive:
         reps: Sequence[NewRepresentation],
         key: str | None,
         request: str,
+        embargo_until: str | None = None,
     ) -> WriteNote | None:
         """What a write through the API records with itself: its audit entry, and its Idempotency-Key.
 
@@ -625,7 +652,10 @@ class Archive:
         digests staging computed, never held.
         """
         if writer is None:
-            return None
+            if embargo_until is None:
+                return None
+            return WriteNote(self.who, action, _generic_name, ", ".join(rep.format for rep in reps),
+                             embargo_until=embargo_until)
         idempotency = None
         if key is not None:
             h = hashlib.sha256(request.encode("utf-8"))
@@ -634,7 +664,7 @@ class Archive:
             idempotency = Idempotency(writer.token.id, key, h.hexdigest())
         formats_written = ", ".join(rep.format for rep in reps)
         return WriteNote(
-            writer.name, action, _generic_name, f"{formats_written}", writer.address, idempotency,
+            writer.name, action, _generic_name, f"{formats_written}", writer.address, idempotency, embargo_until,
         )
 
     @contextlib.contextmanager
@@ -703,6 +733,7 @@ class Archive:
         writer: Writer | None = None,
         idempotency_key: str | None = None,
         request: str = "",
+        embargo_until: str | None = None,
     ) -> Deposit:
         """Deposit a new version of a document; it must cover every format it is to have.
 
@@ -710,17 +741,18 @@ class Archive:
         (compared by the SHA-256 of what would be stored) and charsets, nothing
         is stored and the answer is that version, ``unchanged``; ``force``
         deposits a new version all the same, and skips the content checks.
-        ``writer``, ``idempotency_key`` and ``request`` as for :meth:`deposit`.
+        ``writer``, ``idempotency_key``, ``request`` and ``embargo_until`` as for :meth:`deposit`.
         """
+        embargo = None if embargo_until is None else _parse_until(embargo_until)
         key = _key_of(_document(pdi, "a new version"))
         if writer is not None:
-            writer.require("deposit", key.series)
+            writer.require("deposit" if embargo is None else "curate", key.series)
         if not contents:
             raise ParseError("a version needs at least one format", rule="format")
         if not self.store.document_exists(key):
             raise NotFoundError(f"no document {key.series} {key.day.isoformat()} {key.unique_id} in the archive")
         with self._staging(contents, force, progress) as reps:
-            note = self._note(writer, "version", reps, idempotency_key, request)
+            note = self._note(writer, "version", reps, idempotency_key, request, embargo)
             result = self.store.new_version(
                 key, reps, _timestamp(self._now()), skip_identical=not force, note=note
             )
@@ -821,24 +853,147 @@ class Archive:
         if parsed.format is None:
             if parsed.fragment is not None:
                 raise UnsupportedError("a fragment needs a format: name one")
-            return parsed, self._generic(parsed, latest)
+            self._guard_series(parsed)
+            generic = self._generic(parsed, latest)
+            self._guard_embargo(parsed, None)
+            return parsed, generic
+        self._guard_series(parsed)
         version, records = self._records(parsed, latest)
         record = self._record(parsed, version, records)
+        self._guard_embargo(parsed, record.version)
         self._not_withdrawn(parsed, record)
         return parsed, record
+
+    # --- who may read (pdi.archive.access) ------------------------------------------------------
+    def series_access(self) -> dict[str, str]:
+        """Each registered series and who may read it, its own setting and those above it taken together."""
+        from pdi.archive.access import effective_access
+
+        records = {s.name: s for s in self.store.list_series()}
+        return {name: effective_access(records, name) for name in records}
+
+    def _unreadable(self) -> dict[str, str]:
+        """The series the current reader may not read, with their access (none for the owner)."""
+        from pdi.archive.access import PUBLIC, current_reader
+
+        reader = current_reader.get()
+        if reader is None:
+            return {}
+        return {name: access for name, access in self.series_access().items()
+                if access != PUBLIC and not reader.may_read(name)}
+
+    def _guard_series(self, parsed: PDI) -> None:
+        """Refuse a name of a series the current reader may not read: 404 if it is hidden, else 403."""
+        from pdi.archive.access import HIDDEN, current_reader
+
+        reader = current_reader.get()
+        if reader is None:
+            return
+        series = parsed.series_name.lower()
+        if reader.may_read(series):
+            return
+        access = self.series_access().get(series)
+        if access == HIDDEN:
+            raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
+        if access is not None and access != "public":
+            raise AccessError(
+                f"{parsed.without_fragment()}: the series {series} is private; a token that may read it is needed"
+            )
+
+    def _guard_embargo(self, parsed: PDI, version: int | None) -> None:
+        """Refuse (403) a document or version under an embargo not yet over, to a reader without access."""
+        from pdi.archive.access import current_reader
+
+        reader = current_reader.get()
+        if reader is None:
+            return
+        key = _key_of(parsed)
+        if reader.may_read(key.series):
+            return
+        until = self.store.embargo(key, version)
+        if until is not None and until > _timestamp(self._now()):
+            raise AccessError(f"{parsed.without_fragment()} is embargoed until {until}")
+
+    def _search_access(self) -> SearchAccess | None:
+        """What the current reader's search leaves out (None: the owner, who sees all)."""
+        from pdi.archive.access import current_reader
+        from pdi.archive.sql import SearchAccess
+
+        reader = current_reader.get()
+        if reader is None:
+            return None
+        access = self.series_access()
+        return SearchAccess(
+            tuple(sorted(n for n, a in access.items() if a != "public" and not reader.may_read(n))),
+            tuple(sorted(n for n in access if reader.may_read(n))),
+            _timestamp(self._now()),
+        )
+
+    def readable_by_anyone(self, record: RepresentationRecord) -> bool:
+        """Whether anyone, without a token, may read this representation now (what a shared cache may keep)."""
+        from pdi.archive.access import PUBLIC
+
+        if self.series_access().get(record.series, PUBLIC) != PUBLIC:
+            return False
+        until = self.store.embargo(DocumentKey(record.series, record.day, record.unique_id), record.version)
+        return until is None or until <= _timestamp(self._now())
+
+    def set_series_access(self, series: str, access: str, *, who: str | None = None) -> SeriesRecord:
+        """Make a series ``public``, ``private`` (403 to readers without access) or ``hidden`` (404); audited.
+
+        The owner's decision, made on the command line (no token may change
+        it). Every resolver's cache forgets what it keeps (an access change
+        moves :meth:`withdrawals_generation`).
+        """
+        from pdi.archive.access import check_access
+
+        name = canonical_series(series)
+        self._require_series(name)
+        self.store.set_series_access(name, check_access(access), who or self.who, _timestamp(self._now()))
+        record = self.store.get_series(name)
+        assert record is not None
+        return record
+
+    def embargo(
+        self, pdi: PDI | str, until: str | None, *, who: str | None = None, writer: Writer | None = None
+    ) -> str | None:
+        """Embargo a document (a generic name) or a version (a versioned name) until ``until``; ``None`` lifts it.
+
+        ``until`` is a date (its start, GMT) or an ISO 8601 time with its
+        zone; from then on the embargo is over by itself. Returns it as the
+        catalog keeps it. A ``writer`` needs the role ``curate`` over the
+        series. Audited; every resolver's cache forgets what it keeps.
+        """
+        from pdi.archive.access import parse_until
+
+        parsed = parse_pdi(pdi)
+        if parsed.is_pattern or parsed.citation is not None or parsed.fragment is not None:
+            raise UnsupportedError("embargo a name (generic or versioned), not a pattern, citation or fragment")
+        key = _key_of(parsed)
+        if writer is not None:
+            writer.require("curate", key.series)
+        moment = None if until is None else parse_until(until)
+        version = None if parsed.format is None else self._version_of(parsed, key, latest=False)
+        self.store.set_embargo(
+            key, version, moment, writer.name if writer else (who or self.who), _timestamp(self._now()),
+            subject=str(parsed.without_fragment()), address=writer.address if writer else None,
+        )
+        return moment
 
     def _not_withdrawn(self, parsed: PDI, record: RepresentationRecord) -> None:
         """Refuse (:class:`WithdrawnError`, HTTP 410) a name whose version or document was withdrawn."""
         tombstone = self.store.withdrawal(DocumentKey(record.series, record.day, record.unique_id), record.version)
         if tombstone is not None:
             what = "its document was" if tombstone.version is None else f"version {record.version} was"
+            purged = " (its octets purged)" if tombstone.purged else ""
             raise WithdrawnError(
-                f"{parsed.without_fragment()}: {what} withdrawn {tombstone.at}: {tombstone.reason}",
-                reason=tombstone.reason, at=tombstone.at, who=tombstone.who,
+                f"{parsed.without_fragment()}: {what} withdrawn {tombstone.at}{purged}: {tombstone.reason}",
+                reason=tombstone.reason, at=tombstone.at, who=tombstone.who, purged=tombstone.purged,
             )
 
     def withdraw(
-        self, pdi: PDI | str, reason: str, *, who: str | None = None, writer: Writer | None = None
+        self, pdi: PDI | str, reason: str, *, who: str | None = None, writer: Writer | None = None,
+        purge: bool = False,
     ) -> WithdrawalRecord:
         """Withdraw a version (a versioned name) or a whole document (a generic name), for good, saying why.
 
@@ -847,13 +1002,22 @@ class Archive:
         Gone`` over HTTP) instead of its bytes, which are kept. The
         withdrawal is in the audit log. A ``writer`` (a token of the write
         API) needs the role ``curate`` over the series.
+
+        ``purge=True`` (a legal takedown; a ``writer`` needs the role
+        ``admin``) also deletes the octets: each representation is marked
+        purged in the withdrawal's own transaction (audited as ``purge``),
+        then each blob is deleted unless another representation that keeps
+        its octets (of any name, withdrawn or not) holds the same bytes.
+        A name already withdrawn may be purged later the same way; purging
+        again finishes what an interrupted purge left. The tombstone's
+        :attr:`~pdi.archive.store.WithdrawalRecord.purged` is then true.
         """
         parsed = parse_pdi(pdi)
         if parsed.is_pattern or parsed.citation is not None or parsed.fragment is not None:
             raise UnsupportedError("withdraw a name (generic or versioned), not a pattern, citation or fragment")
         key = _key_of(parsed)
         if writer is not None:
-            writer.require("curate", key.series)
+            writer.require("admin" if purge else "curate", key.series)
         if not isinstance(reason, str) or not reason.strip():
             raise ParseError("a withdrawal needs a reason", rule="reason")
         if len(reason) > MAX_ASSERTION_VALUE:
@@ -861,10 +1025,14 @@ class Archive:
         version = None
         if parsed.format is not None:
             version = self._version_of(parsed, key, latest=False)
-        return self.store.withdraw(
+        record, purged = self.store.withdraw(
             key, version, reason.strip(), writer.name if writer else (who or self.who), _timestamp(self._now()),
-            subject=str(parsed.without_fragment()), address=writer.address if writer else None,
+            subject=str(parsed.without_fragment()), address=writer.address if writer else None, purge=purge,
         )
+        if purged:
+            _, kept = self.store.delete_purged_blobs(purged)
+            record = dataclasses.replace(record, kept=tuple(kept))
+        return record
 
     def withdrawals(self) -> list[WithdrawalRecord]:
         """Every tombstone, oldest first."""
@@ -945,12 +1113,16 @@ class Archive:
 
     def formats(self, pdi: PDI | str, *, latest: bool = False) -> list[PDI]:
         """The versioned PDIs of every format of the version a PDI names."""
-        _, records = self._records(parse_pdi(pdi), latest)
+        parsed = parse_pdi(pdi)
+        self._guard_series(parsed)
+        _, records = self._records(parsed, latest)
         return [_name(r) for r in records]
 
     def versions(self, pdi: PDI | str) -> list[int]:
         """The version numbers of the document a PDI names."""
-        return self.store.versions(_key_of(parse_pdi(pdi)))
+        parsed = parse_pdi(pdi)
+        self._guard_series(parsed)
+        return self.store.versions(_key_of(parsed))
 
     def open_octets(self, pdi: PDI | str, *, latest: bool = False) -> Opened:
         """A versioned name's stored octets, to be read by verified chunks (never whole); close it after.
@@ -1055,7 +1227,8 @@ class Archive:
             name = canonical_series(series)
             self._require_series(name)
         cursor = SearchKey.parse(after) if after else None
-        rows = self.store.search(parsed.phrases, series=name, limit=limit + 1, after=cursor)
+        rows = self.store.search(parsed.phrases, series=name, limit=limit + 1, after=cursor,
+                                 access=self._search_access())
         hits: list[SearchHit] = []
         for row in rows[:limit]:
             text, marks = marked(row.marked)
@@ -1148,7 +1321,23 @@ class Archive:
         if query is None:
             return
         namer = _Namer()
-        for record in self.store.iter_representations(query):
+        hidden = self._unreadable() if query.series is None else {}
+        if not hidden:
+            for record in self.store.iter_representations(query):
+                yield namer(record)
+            return
+        # names of series the reader may not read are left out before the page is counted
+        skip, left = query.offset, query.limit
+        for record in self.store.iter_representations(dataclasses.replace(query, offset=0, limit=None)):
+            if record.series in hidden:
+                continue
+            if skip:
+                skip -= 1
+                continue
+            if left is not None:
+                if left <= 0:
+                    return
+                left -= 1
             yield namer(record)
 
     def _list_query(
@@ -1207,9 +1396,18 @@ class Archive:
         return query
 
     def _require_series(self, series: str) -> None:
-        """:class:`NotFoundError` unless ``series`` (canonical) is registered."""
-        if self.store.get_series(series) is None:
+        """:class:`NotFoundError` unless ``series`` (canonical) is registered and the current reader may read it.
+
+        A series the reader may not read is a :class:`~pdi.errors.AccessError`
+        (403), or the same not-found as an unregistered one when it is hidden.
+        """
+        from pdi.archive.access import HIDDEN
+
+        access = self._unreadable().get(series)
+        if access == HIDDEN or self.store.get_series(series) is None:
             raise NotFoundError(f"series {series} is not registered (`pdi series ls` lists those that are)")
+        if access is not None:
+            raise AccessError(f"the series {series} is private; a token that may read it is needed")
 
     # --- assertions ------------------------------------------------------------------------
     def annotate(
@@ -1260,7 +1458,11 @@ class Archive:
 
     def history(self, pdi: PDI | str) -> list[AssertionRecord]:
         """Every statement made about exactly this PDI, oldest first; it must be in the archive."""
-        return self.store.assertions(self._subject(parse_pdi(pdi)))
+        parsed = parse_pdi(pdi)
+        self._guard_series(parsed)
+        subject = self._subject(parsed)
+        self._guard_embargo(parsed, None if parsed.format is None else (parsed.version or 1))
+        return self.store.assertions(subject)
 
     def meta(self, pdi: PDI | str) -> dict[str, str]:
         """The latest value of each key stated about exactly this PDI."""
@@ -1271,8 +1473,12 @@ class Archive:
 
     # --- browsing (the reader's pages) ------------------------------------------------------
     def series_counts(self) -> list[SeriesCount]:
-        """Every registered series with how many documents it holds and its first and last day of minting."""
-        return self.store.series_counts()
+        """Every registered series with how many documents it holds and its first and last day of minting.
+
+        A reader (:mod:`pdi.archive.access`) sees only the series it may read.
+        """
+        hidden = self._unreadable()
+        return [c for c in self.store.series_counts() if c.series not in hidden]
 
     def day_counts(self, series: str, *, year: int | None = None, month: int | None = None) -> list[DayCount]:
         """The GMT days on which documents of ``series`` were minted (in ``year``, and ``month`` of it), with how many."""
@@ -1328,7 +1534,9 @@ class Archive:
             if last.date is None or last.is_pattern:
                 raise UnsupportedError(f"{last} names no one document: after= takes a generic name")
             cursor = (last.date, last.series_name.lower())
-        documents = _documents_of(self.store.unique_id_documents(url, cursor, limit + 1))
+        hidden = self._unreadable()
+        rows = self.store.unique_id_documents(url, cursor, limit + 1)
+        documents = tuple(d for d in _documents_of(rows) if d.pdi.series_name.lower() not in hidden)
         following = str(documents[limit - 1].pdi) if len(documents) > limit else None
         return DocumentPage(documents[:limit], self._titles(documents[:limit]), following)
 
@@ -1391,9 +1599,11 @@ class Archive:
         if parsed.is_pattern or parsed.citation is not None:
             raise UnsupportedError(f"{parsed} names no one document")
         key = _key_of(parsed)
+        self._guard_series(parsed)
         records = self.store.representations(key)
         if not records:
             raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
+        self._guard_embargo(parsed, None)
         return DocumentDetail(
             _generic_of(records),
             tuple(records),
@@ -1402,7 +1612,20 @@ class Archive:
         )
 
     def _titles(self, documents: Sequence[Generic]) -> dict[str, str]:
-        """The title of each document that has one: stated about its generic name, or else about a versioned name."""
+        """The title of each document that has one: stated about its generic name, or else about a versioned name.
+
+        A document under an embargo the current reader is not exempt from
+        shows no title (its statements are its content's).
+        """
+        from pdi.archive.access import current_reader
+
+        reader = current_reader.get()
+        if reader is not None:
+            now = _timestamp(self._now())
+            documents = [
+                d for d in documents
+                if reader.may_read(d.pdi.series_name.lower()) or not self.store.embargoed_now(_key_of(d.pdi), now)
+            ]
         owner: dict[str, str] = {}
         for each in documents:
             generic = str(each.pdi.canonical())
@@ -1444,6 +1667,23 @@ class Archive:
                 waiting = next(stored, None)
             if waiting == use.sha256:
                 waiting = next(stored, None)
+            if use.purged:
+                gone = tuple(
+                    (str(_name(r)), r.purged) for r in self.store.blob_representations(use.sha256) if r.purged
+                )
+                report.purged.extend(Problem("purged", use.sha256, (name,), f"octets purged {at}") for name, at in gone)
+            if use.purged == use.representations:  # every name purged: the octets should be gone
+                report.checked_representations += use.representations
+                left = self.store.open_blob(use.sha256, name=f"blob {use.sha256}")
+                if left is not None:
+                    left.close()
+                    report.problems.append(Problem(
+                        "unpurged", use.sha256, tuple(name for name, _ in gone),
+                        "the octets of purged names are still stored; purge again (pdi withdraw NAME --reason … --purge)",
+                    ))
+                if progress is not None:
+                    progress(done, max(total, done))
+                continue
             problem = self._check_blob(use.sha256, use.sizes)
             checks.append(FixityCheck(
                 use.sha256, _timestamp(self._now()), problem is None, None if problem is None else problem[0]

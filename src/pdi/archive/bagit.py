@@ -6,8 +6,15 @@ A bag written by :func:`export_bag`::
     bag-info.txt              Bagging-Date, Payload-Oxum, Bag-Count …
     manifest-sha256.txt       a SHA-256 line for every payload file
     tagmanifest-sha256.txt    a SHA-256 line for every tag file
-    data/catalog.json         series, every representation under its PDI, assertions, withdrawals
+    data/catalog.json         series (with who may read each), every representation under its PDI,
+                              assertions, withdrawals, embargoes
     data/objects/<sha256>     the bytes of each representation, named by their SHA-256
+
+A representation whose octets were purged (a legal takedown,
+:meth:`pdi.archive.Archive.withdraw` with ``purge``) is listed with
+``"purged": "<when>"`` and has no object (unless another name keeps the
+same bytes); its tombstone says ``"purged": true``. Importing such a bag
+brings the name and its tombstone in without octets.
 
 Every name and every byte survives the move: :func:`import_bag` checks the
 bag is complete and valid (every payload file listed, every checksum right,
@@ -36,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from pdi._wording import plural
+from pdi.archive.access import PUBLIC, check_access, parse_until
 from pdi.archive.store import (
     STORED_CANONICAL,
     STORED_EXACT,
@@ -124,6 +132,8 @@ def export_bag(
                 scope = None if series is None else selected
                 total = archive.store.count_blobs_used(scope)
                 for done, use in enumerate(archive.store.iter_blob_uses(scope), start=1):
+                    if use.purged == use.representations:  # a takedown: catalog.json says so, no object
+                        continue
                     path = f"data/objects/{use.sha256}"
                     octets += _copy_blob(archive, use.sha256, staging / path)
                     manifest.write(f"{use.sha256}  {path}\n")
@@ -210,7 +220,8 @@ def _write_catalog(
         out.write(f'{{"format": {line(EXPORT_FORMAT)}, "version": {EXPORT_VERSION},'
                   f' "source": {line(archive.location)},\n"series": [')
         out.write(",".join(
-            "\n" + line({"name": s.name, "parent": s.parent, "authority": s.authority, "created_at": s.created_at})
+            "\n" + line({"name": s.name, "parent": s.parent, "authority": s.authority, "created_at": s.created_at,
+                         "access": s.access})
             for s in series
         ))
         out.write('\n],\n"representations": [')
@@ -224,7 +235,7 @@ def _write_catalog(
                  "unique_id": r.unique_id, "serial": r.serial, "version": r.version,
                  "format": r.format, "media_type": r.media_type, "charset": r.charset,
                  "line_ending": r.line_ending, "sha256": r.sha256, "size": r.size,
-                 "created_at": r.created_at, "stored": r.stored}
+                 "created_at": r.created_at, "stored": r.stored, "purged": r.purged}
             ))
             count += 1
         out.write('\n],\n"assertions": [')
@@ -245,7 +256,17 @@ def _write_catalog(
                 continue
             out.write(("\n" if first else ",\n") + line(
                 {"series": w.key.series, "day": w.key.day.isoformat(), "unique_id": w.key.unique_id,
-                 "version": w.version, "reason": w.reason, "who": w.who, "at": w.at}
+                 "version": w.version, "reason": w.reason, "who": w.who, "at": w.at, "purged": w.purged}
+            ))
+            first = False
+        out.write('\n],\n"embargoes": [')
+        first = True
+        for key, version, until in archive.store.iter_embargoes():
+            if scope is not None and key.series not in scope:
+                continue
+            out.write(("\n" if first else ",\n") + line(
+                {"series": key.series, "day": key.day.isoformat(), "unique_id": key.unique_id,
+                 "version": version, "until": until}
             ))
             first = False
         out.write("\n]}\n")
@@ -591,6 +612,7 @@ def _record(r: dict[str, Any], now: datetime.datetime, *, check: bool = True) ->
             # a bag made before schema 4 does not say: its texts were kept CRLF-canonical
             stored=_optional(r, "stored", str)
             or (STORED_CANONICAL if r.get("line_ending") is not None else STORED_EXACT),
+            purged=_optional(r, "purged", str),
         )
         pdi = _field(r, "pdi", str)
         if not check:
@@ -607,6 +629,8 @@ def _record(r: dict[str, Any], now: datetime.datetime, *, check: bool = True) ->
     if record.serial != spelled:
         raise ParseError(f"catalog.json: bad serial for {pdi}", rule="catalog")
     _check_as_deposited(record, pdi, now)
+    if record.purged is not None:  # purged where it came from: no object, and none wanted
+        _moment(record.purged, f"{pdi} purged")
     return record
 
 
@@ -634,7 +658,7 @@ class _Representations:
         check = not self.checked
         for entry in self.section:
             record = _record(entry, self.now, check=check)
-            yield record, _object_reader(self.bag, record.sha256)
+            yield record, (b"" if record.purged is not None else _object_reader(self.bag, record.sha256))
         self.checked = True
 
 
@@ -662,7 +686,7 @@ class _Withdrawals:
         for w in self.section or ():
             yield WithdrawalRecord(
                 _document_key(w), _optional(w, "version", int), _field(w, "reason", str), _field(w, "who", str),
-                _field(w, "at", str),
+                _field(w, "at", str), purged=w.get("purged") is True,
             )
 
 
@@ -746,6 +770,7 @@ def import_bag(
             SeriesRecord(
                 _field(s, "name", str), _optional(s, "parent", str),
                 _field(s, "authority", str), _field(s, "created_at", str),
+                check_access(_optional(s, "access", str) or PUBLIC),  # bags made before: public
             )
             for s in sections["series"]
         ]
@@ -757,6 +782,12 @@ def import_bag(
         sizes: dict[str, int] = {}  # each object looked at once, however many names share it
         total = header.lists["representations"]
         for done, (record, _) in enumerate(reps, start=1):
+            if record.version == 1:
+                minted.add(record)
+            if record.purged is not None:  # no object to look at
+                if progress is not None:
+                    progress(done, max(total, done))
+                continue
             size = sizes.get(record.sha256)
             if size is None:
                 # validate_bag hashed every payload file against the manifest: the
@@ -771,8 +802,6 @@ def import_bag(
                 from pdi.archive import _name
 
                 _check_text_decodes(bag / "data" / "objects" / record.sha256, record, str(_name(record)))
-            if record.version == 1:
-                minted.add(record)
             if progress is not None:
                 progress(done, max(total, done))
         statements = _Statements(sections["assertions"])
@@ -787,6 +816,10 @@ def import_bag(
         withdrawals = _Withdrawals(sections.get("withdrawals"))
         for _ in withdrawals:
             pass  # each one well formed before anything is staged
+        embargoes = [  # few: a list (bags made before embargoes existed have none)
+            (_document_key(e), _optional(e, "version", int), parse_until(_field(e, "until", str)))
+            for e in sections.get("embargoes") or ()
+        ]
     except PDIError:
         raise
     except (KeyError, TypeError, ValueError) as exc:
@@ -806,4 +839,4 @@ def import_bag(
             f"from the bag {bag} (catalog.json source {source!r})",
         )
 
-    return archive.store.import_all(series, reps, statements, (), withdrawals, new_document=new_document)
+    return archive.store.import_all(series, reps, statements, (), withdrawals, embargoes, new_document=new_document)

@@ -18,7 +18,7 @@ from pdi.errors import PDIError
 class Problem:
     """One fixity problem found by :meth:`Archive.verify`."""
 
-    kind: str  # "missing" | "altered" | "size" | "catalog-<what>" (sha256 then empty)
+    kind: str  # "missing" | "altered" | "size" | "unpurged" | "catalog-<what>" (sha256 then empty) | "purged" (a note)
     sha256: str
     names: tuple[str, ...]
     detail: str
@@ -32,6 +32,8 @@ class VerifyReport:
     checked_representations: int = 0
     problems: list[Problem] = field(default_factory=list)
     unreferenced: list[str] = field(default_factory=list)
+    #: Names whose octets were purged on purpose (a legal takedown): notes, not problems.
+    purged: list[Problem] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -140,7 +140,8 @@ class TemporaryBouncer:
     def __init__(self, cluster: TemporaryCluster, database: str, *, pool_size: int = 4) -> None:
         self.cluster = cluster
         self.database = database
-        self.directory = cluster.directory / "bouncer"
+        # one directory (its socket, configuration, log) per database: several bouncers can share a cluster
+        self.directory = cluster.directory / f"bouncer-{database}"
         self.pool_size = pool_size
         self._process: subprocess.Popen[bytes] | None = None
 

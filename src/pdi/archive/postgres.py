@@ -23,15 +23,24 @@ from typing import Any
 
 import psycopg
 import psycopg.errors
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from pdi.archive.blobs import CHUNK_SIZE, BlobInfo, ChunkedReader, Digests, Octets, pieces
-from pdi.archive.sql import REP_COLUMNS, SQLStore, _now
+from pdi.archive.sql import REP_COLUMNS, SearchAccess, SQLStore, _now, search_scope
 from pdi.archive.store import SCHEMA_VERSION, BlobObserver, SearchKey, StagedBlob
-from pdi.errors import ImmutabilityError, NotFoundError, PDIError, StoreError
+from pdi.errors import ImmutabilityError, LimitError, NotFoundError, PDIError, StoreError
 from pdi.fulltext import MARK_END, MARK_START
 
 # Any fixed number: the advisory lock that serializes schema migrations.
 _MIGRATION_LOCK = 0x0A5C1E
+#: Catalog connections a store keeps at most (pdi serve --db-connections): a command needs one;
+#: a resolver worker's threads each hold one for a transaction, and wait for one when all are taken.
+DEFAULT_CONNECTIONS = 4
+#: How long a transaction waits for a free connection before it is refused (StoreError, 503).
+POOL_WAIT_SECONDS = 30.0
+
+# The advisory lock between a purge deleting blobs (exclusive) and deposits naming them (shared).
+_PURGE_LOCK = 0x0B10B6
 
 
 def is_postgres_url(location: str) -> bool:
@@ -75,39 +84,85 @@ class PostgresStore(SQLStore):
         "CREATE INDEX search_passages_tsv ON search_passages USING GIN (tsv)",
     )
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, connections: int = DEFAULT_CONNECTIONS, wait: float = POOL_WAIT_SECONDS) -> None:
+        if connections < 1:
+            raise LimitError("a pool needs at least one connection")
         self.location = _redact(url)
         self._url = url
+        self.connections = connections
+        # No server-side prepared statements (psycopg prepares a query run 5 times):
+        # through pgbouncer in transaction mode the next transaction may run on
+        # another server connection, where the statement does not exist. Nor any
+        # session state: each transaction may run on another pooled connection.
+        self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+            url, min_size=1, max_size=connections, timeout=wait, open=False,
+            kwargs={"autocommit": True, "prepare_threshold": None}, name="pdi-catalog",
+        )
         try:
-            # No server-side prepared statements (psycopg prepares a query run 5 times):
-            # through pgbouncer in transaction mode the next transaction may run on
-            # another server connection, where the statement does not exist.
-            self._conn = psycopg.connect(url, autocommit=True, prepare_threshold=None)
-        except psycopg.Error as exc:
+            self._pool.open(wait=True, timeout=wait)
+        except (psycopg.Error, PoolTimeout) as exc:
+            self._pool.close()
             raise StoreError(f"cannot connect to {self.location}: {_oneline(exc)}") from exc
-        self._lock = threading.RLock()
+        self._local = threading.local()  # the connection of this thread's transaction, and its depth
         self._uploads: psycopg.Connection[Any] | None = None
         self._upload_lock = threading.Lock()
 
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """This thread's transaction's connection, or one from the pool for one statement."""
+        held = getattr(self._local, "conn", None)
+        if held is not None:
+            yield held
+            return
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise StoreError(
+                f"{self.location}: no catalog connection free within {self._pool.timeout:g} s"
+                f" ({self.connections} in the pool)"
+            ) from exc
+
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
-            cursor = self._conn.execute(sql.replace("?", "%s"), tuple(params))
-            if cursor.description is None:
-                return []
-            return list(cursor.fetchall())
+            with self._connection() as conn:
+                cursor = conn.execute(sql.replace("?", "%s"), tuple(params))
+                if cursor.description is None:
+                    return []
+                return list(cursor.fetchall())
         except psycopg.errors.UniqueViolation as exc:
             raise ImmutabilityError(f"already in the archive: {exc.diag.message_detail}") from exc
         except psycopg.Error as exc:
             raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
 
     @contextmanager
-    def _outermost(self, write: bool) -> Iterator[None]:
-        # Writers queue on the rows they update (the serial counter, FOR UPDATE).
-        try:
-            with self._conn.transaction():
+    def _transaction(self, write: bool) -> Iterator[None]:
+        # Each thread's transaction on a connection of its own from the pool (not one
+        # connection for all behind a lock): readers never wait for each other, and
+        # writers queue in the database, on the rows they update (the serial counter,
+        # FOR UPDATE) and on advisory locks. A transaction opened inside another joins it.
+        local = self._local
+        if getattr(local, "conn", None) is not None:
+            local.depth += 1
+            try:
                 yield
-        except psycopg.Error as exc:
-            raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
+            finally:
+                local.depth -= 1
+            return
+        with self._connection() as conn:
+            local.conn, local.depth = conn, 1
+            try:
+                with conn.transaction():
+                    yield
+            except psycopg.Error as exc:
+                raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
+            finally:
+                local.conn, local.depth = None, 0
+
+    @contextmanager
+    def _outermost(self, write: bool) -> Iterator[None]:  # pragma: no cover - _transaction does it all
+        with self._transaction(write):
+            yield
 
     def _lock_idempotency(self, token: int, key: str) -> None:
         # writers are not serialized as SQLite's are: two retries with one key queue here
@@ -125,7 +180,7 @@ class PostgresStore(SQLStore):
     # --- the full-text index ---------------------------------------------------------
     def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         try:
-            with self._conn.cursor() as cursor:
+            with self._connection() as conn, conn.cursor() as cursor:
                 cursor.executemany(sql.replace("?", "%s"), rows)
         except psycopg.Error as exc:
             raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
@@ -148,7 +203,8 @@ class PostgresStore(SQLStore):
         )
 
     def _search_page(
-        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None
+        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None,
+        access: SearchAccess | None = None,
     ) -> list[tuple[Any, ...]]:
         query, params = self._tsquery(phrases)
         sql = (
@@ -163,6 +219,9 @@ class PostgresStore(SQLStore):
         if series is not None:
             sql += " AND d.series = ?"
             params.append(series)
+        scope, bound = search_scope(access)
+        sql += scope
+        params += bound
         if after is not None:
             sql += " AND (s.score > ? OR (s.score = ? AND (p.id, d.id, r.version, r.format) > (?, ?, ?, ?)))"
             params += [after.score, after.score, after.passage, after.document, after.version, after.format]
@@ -237,6 +296,9 @@ class PostgresStore(SQLStore):
         super()._store_blob(blob)
         if not isinstance(blob, _Upload):  # pragma: no cover - a store bug
             raise StoreError("a PostgreSQL deposit staged its blob elsewhere")
+        # A purge deleting these octets (delete_purged_blobs) either committed before
+        # (the row is inserted again, from this upload) or waits for this commit.
+        self._query("SELECT pg_advisory_xact_lock_shared(?)", (_PURGE_LOCK,))
         # The upload must still be there (a remover may not take it while we hold it).
         if not self._query("SELECT 1 FROM blob_uploads WHERE id = ? FOR SHARE", (blob.upload,)):
             raise StoreError(f"{self.location}: the upload of blob {blob.info.sha256} was removed before its deposit")
@@ -244,6 +306,15 @@ class PostgresStore(SQLStore):
             "INSERT INTO blobs (sha256, upload) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING",
             (blob.info.sha256, blob.upload),
         )
+
+    def _purge_lock(self) -> None:
+        self._query("SELECT pg_advisory_xact_lock(?)", (_PURGE_LOCK,))
+
+    def _delete_blob(self, sha256: str) -> bool:
+        for (upload,) in self._query("DELETE FROM blobs WHERE sha256 = ? RETURNING upload", (sha256,)):
+            if upload is not None:  # its parts go with it
+                self._query("DELETE FROM blob_uploads WHERE id = ?", (upload,))
+        return True
 
     def _drop_upload(self, upload: int) -> None:
         """Delete an upload no blob names (its parts go with it)."""
@@ -276,13 +347,13 @@ class PostgresStore(SQLStore):
 
     def _fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         # Binary results: a bytea in text format would arrive hex-encoded, twice the size.
-        with self._lock:
-            try:
-                cursor = self._conn.cursor(binary=True)
+        try:
+            with self._connection() as conn:
+                cursor = conn.cursor(binary=True)
                 cursor.execute(sql, params)
                 return list(cursor.fetchall())
-            except psycopg.Error as exc:
-                raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
 
     def _legacy_reader(self, sha256: str) -> Callable[[int, int], bytes]:
         def read_raw(offset: int, length: int) -> bytes:
@@ -349,7 +420,7 @@ class PostgresStore(SQLStore):
         with self._write():
             blobs = self._query(
                 "DELETE FROM blobs b WHERE NOT EXISTS"
-                " (SELECT 1 FROM representations r WHERE r.sha256 = b.sha256)"
+                " (SELECT 1 FROM representations r WHERE r.sha256 = b.sha256 AND r.purged IS NULL)"
                 " AND (b.upload IS NULL OR b.upload IN (SELECT id FROM blob_uploads WHERE started_at < ?))"
                 " RETURNING sha256",
                 (cutoff,),
@@ -366,7 +437,7 @@ class PostgresStore(SQLStore):
             if self._uploads is not None:
                 self._uploads.close()
                 self._uploads = None
-        super().close()
+        self._pool.close()
 
 
 class _Upload:
@@ -391,9 +462,12 @@ class _Upload:
         self.close()
 
 
-def open_postgres(url: str, *, create: bool) -> PostgresStore:
-    """Connect to an archive database (with ``create``, make its tables) and migrate forward."""
-    store = PostgresStore(url)
+def open_postgres(url: str, *, create: bool, connections: int = 0) -> PostgresStore:
+    """Connect to an archive database (with ``create``, make its tables) and migrate forward.
+
+    ``connections`` sizes the pool of catalog connections (0: :data:`DEFAULT_CONNECTIONS`).
+    """
+    store = PostgresStore(url, connections=connections or DEFAULT_CONNECTIONS)
     try:
         if not create and store.schema_version() == 0:
             raise NotFoundError(

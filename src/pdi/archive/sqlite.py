@@ -33,6 +33,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import heapq
+import math
 import os
 import re
 import sqlite3
@@ -44,7 +45,14 @@ from pathlib import Path
 from typing import Any
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Digests, Octets, file_reader, pieces
-from pdi.archive.sql import REP_COLUMNS, SQLStore, _discard, check_imported_blob
+from pdi.archive.sql import (
+    REP_COLUMNS,
+    SearchAccess,
+    SQLStore,
+    _discard,
+    check_imported_blob,
+    search_scope,
+)
 from pdi.archive.store import BlobObserver, BlobSource, SearchKey, StagedBlob, blob_octets
 from pdi.errors import NotFoundError, PDIError, StoreError
 from pdi.fulltext import MARK_END, MARK_START, fts5_expression
@@ -150,7 +158,8 @@ class SQLiteStore(SQLStore):
             self._query("DELETE FROM search_passages" + where, source)
 
     def _search_page(
-        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None
+        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None,
+        access: SearchAccess | None = None,
     ) -> list[tuple[Any, ...]]:
         sql = (
             f"SELECT {REP_COLUMNS}, d.id, p.id, p.start, p.runs, s.score FROM"
@@ -164,6 +173,9 @@ class SQLiteStore(SQLStore):
         if series is not None:
             sql += " AND d.series = ?"
             params.append(series)
+        scope, bound = search_scope(access)
+        sql += scope
+        params += bound
         if after is not None:
             sql += " AND (s.score > ? OR (s.score = ? AND (p.id, d.id, r.version, r.format) > (?, ?, ?, ?)))"
             params += [after.score, after.score, after.passage, after.document, after.version, after.format]
@@ -222,6 +234,15 @@ class SQLiteStore(SQLStore):
             raise StoreError(f"cannot read blob {path}: {exc}") from exc
         return _FilePin(self, sha256, fd)
 
+    def _delete_blob(self, sha256: str) -> bool:
+        path = self.blob_path(sha256)
+        try:
+            if _unlink_if_free(path, math.inf):
+                _fsync_dir(path.parent)
+        except OSError as exc:
+            raise StoreError(f"cannot delete blob {path}: {exc}") from exc
+        return not path.exists()  # still there: a deposit in progress holds it
+
     def remove_unreferenced(self, older_than: float) -> list[str]:
         """Delete blob files no name holds and temporary files, untouched for ``older_than`` seconds.
 
@@ -234,7 +255,9 @@ class SQLiteStore(SQLStore):
         cutoff = time.time() - older_than
         removed: list[str] = []
         with self._write():
-            referenced = {str(r[0]) for r in self._query("SELECT DISTINCT sha256 FROM representations")}
+            referenced = {
+                str(r[0]) for r in self._query("SELECT DISTINCT sha256 FROM representations WHERE purged IS NULL")
+            }
             try:
                 for name in sorted(self.blob_names() - referenced):
                     if _unlink_if_free(self.blob_path(name), cutoff):

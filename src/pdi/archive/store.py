@@ -68,7 +68,7 @@ class StagedBlob(BlobPin, Protocol):
 
 
 #: The schema version this code writes. Older catalogs are migrated forward on open.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 #: How a representation's octets are kept: ``exact`` (as deposited, the
 #: default since schema 4) or ``canonical`` (a text deposited before then,
@@ -85,6 +85,9 @@ class SeriesRecord:
     parent: str | None
     authority: str
     created_at: str
+    #: Who may read it (pdi.archive.access): ``public``, ``private`` (403 to
+    #: readers without a token for it) or ``hidden`` (private, and 404: even existence).
+    access: str = "public"
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,8 @@ class RepresentationRecord:
     size: int
     created_at: str
     stored: str = STORED_EXACT
+    #: When its octets were purged (a legal takedown of a withdrawn name); ``None``: they are kept.
+    purged: str | None = None
 
 
 @dataclass(frozen=True)
@@ -181,6 +186,8 @@ class WriteNote:
     detail: str = ""
     address: str | None = None
     idempotency: Idempotency | None = None
+    #: The version written is embargoed until this time (a catalog timestamp), set in the same transaction.
+    embargo_until: str | None = None
 
 
 @dataclass(frozen=True)
@@ -197,6 +204,11 @@ class WithdrawalRecord:
     who: str
     at: str
     id: int = 0
+    #: Whether this withdrawal (or, from :meth:`Store.withdrawal`, any over the same name) purged the octets.
+    purged: bool = False
+    #: From a purge: the SHA-256 of each blob kept because another name that keeps its octets
+    #: (or a deposit in progress) holds the same bytes.
+    kept: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -313,6 +325,8 @@ class BlobUse:
     representations: int
     sizes: tuple[int, int]
     descriptions: tuple[tuple[str, str, str | None, str | None], ...]
+    #: How many of the representations had their octets purged (all: the blob is meant to be gone).
+    purged: int = 0
 
 
 @dataclass(frozen=True)
@@ -488,14 +502,30 @@ class Store(Protocol):
     # withdrawal (tombstones)
     def withdraw(
         self, key: DocumentKey, version: int | None, reason: str, who: str, at: str,
-        *, subject: str, address: str | None = None,
-    ) -> WithdrawalRecord: ...
+        *, subject: str, address: str | None = None, purge: bool = False,
+    ) -> tuple[WithdrawalRecord, list[str]]: ...
+
+    def delete_purged_blobs(self, sha256s: Sequence[str]) -> tuple[list[str], list[str]]: ...
 
     def withdrawal(self, key: DocumentKey, version: int) -> WithdrawalRecord | None: ...
 
     def iter_withdrawals(self) -> Iterator[WithdrawalRecord]: ...
 
     def withdrawals_generation(self) -> int: ...
+
+    # private series and embargoes (pdi.archive.access)
+    def set_series_access(self, name: str, access: str, who: str, at: str, *, address: str | None = None) -> None: ...
+
+    def set_embargo(
+        self, key: DocumentKey, version: int | None, until: str | None, who: str, at: str,
+        *, subject: str, address: str | None = None,
+    ) -> None: ...
+
+    def embargo(self, key: DocumentKey, version: int | None) -> str | None: ...
+
+    def embargoed_now(self, key: DocumentKey, now: str) -> bool: ...
+
+    def iter_embargoes(self) -> Iterator[tuple[DocumentKey, int | None, str]]: ...
 
     # tokens of the write API (pdi.archive.tokens)
     def add_token(self, name: str, digest: str, role: str, series: Sequence[str], at: str, by: str) -> TokenRecord: ...
@@ -514,6 +544,7 @@ class Store(Protocol):
         assertions: Iterable[tuple[DocumentKey, AssertionRecord]],
         audit: Iterable[AuditRecord] = (),
         withdrawals: Iterable[WithdrawalRecord] = (),
+        embargoes: Sequence[tuple[DocumentKey, int | None, str]] = (),
         *,
         new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
     ) -> int: ...
@@ -575,7 +606,7 @@ class Store(Protocol):
     # the full-text index (pdi.archive.search)
     def search(
         self, phrases: Sequence[Sequence[str]], *, series: str | None = None, limit: int = 20,
-        after: SearchKey | None = None,
+        after: SearchKey | None = None, access: Any = None,
     ) -> list[SearchRow]: ...
 
     def rebuild_search_index(

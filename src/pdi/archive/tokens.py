@@ -8,9 +8,11 @@ catalog reveals no token.
 
 A token has one **role**, each including the ones before it:
 
+* ``read`` — read the private series and embargoed documents of its scope
+  (every role may: :mod:`pdi.archive.access`), and write nothing;
 * ``deposit`` — mint and deposit, add versions and formats;
 * ``curate`` — also make statements and withdraw;
-* ``admin`` — also read the audit log (series and tokens themselves are
+* ``admin`` — also read the audit log and purge withdrawn octets (series and tokens themselves are
   made on the command line, by whoever holds the archive).
 
 and a **scope**: the series it may write, each with its subseries
@@ -30,7 +32,7 @@ from pdi.archive.store import TokenRecord
 from pdi.errors import AccessError, ParseError
 
 #: The roles, weakest first; each may do what the ones before it may.
-ROLES = ("deposit", "curate", "admin")
+ROLES = ("read", "deposit", "curate", "admin")
 
 #: What a token's name may be: it names the writer in the audit log.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,99}\Z")

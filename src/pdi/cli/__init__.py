@@ -55,7 +55,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "mhtml": ("mhtml_cmd", "capture_cmd"),
     "capture": ("capture_cmd",),
     "serve": ("serve_cmd",),
-    **dict.fromkeys(("token", "audit", "withdraw"), ("token_cmd",)),
+    **dict.fromkeys(("token", "audit", "withdraw", "embargo"), ("token_cmd",)),
     **dict.fromkeys(("search", "reindex"), ("search_cmd",)),
     "anchor": ("anchor_cmd",),
     "annotate": ("annotate_cmd",),

@@ -133,11 +133,31 @@ def series_add(name: str, parent: str | None, authority: str, archive: str) -> N
 @series_group.command("ls")
 @archive_option
 def series_ls(archive: str) -> None:
-    """List the registered series."""
+    """List the registered series (a private one: who may read it, after a tab)."""
     with open_archive(archive) as opened:
+        access = opened.series_access()
         for record in opened.series():
             parent = f"\t(under {record.parent})" if record.parent else ""
-            click.echo(f"{record.name}{parent}")
+            shown = "" if access[record.name] == "public" else f"\t{access[record.name]}"
+            click.echo(f"{record.name}{parent}{shown}")
+
+@series_group.command("access")
+@click.argument("name")
+@click.argument("access", type=click.Choice(("public", "private", "hidden")))
+@archive_option
+def series_access(name: str, access: str, archive: str) -> None:
+    """Choose who may read the series NAME and its subseries.
+
+    public: anyone (the default). private: the resolver answers 403 to a
+    reader without a token whose series cover it (any role; 'pdi token add
+    NAME --role read --series …' makes one that only reads). hidden: the
+    same, but 404, as for a name never minted: even existence is private.
+    A subseries is as private as the most private series above it. The
+    command line, reading the archive itself, is never restricted.
+    """
+    with open_archive(archive) as opened:
+        record = opened.set_series_access(name, access)
+    click.echo(f"series {record.name}: {record.access}")
 @click.command("verify")
 @click.option("--remove-unreferenced", "remove", is_flag=True,
               help="Also delete blobs no name holds (left by killed deposits), if untouched for --older-than.")
@@ -147,10 +167,12 @@ def series_ls(archive: str) -> None:
 def verify_cmd(remove: bool, older_than: float, archive: str) -> None:
     """Recompute every stored representation's SHA-256 and check the catalog; exit 3 on any problem.
 
-    Problems print one a line: the kind (missing, altered, size, or
-    catalog-… for damage to the catalog itself: the database's own
-    integrity check and pdi's invariants such as gap-free serials), the
-    name, and what is wrong. Each blob's check (when, and whether its
+    Problems print one a line: the kind (missing, altered, size,
+    unpurged for octets a purge left, or catalog-… for damage to the
+    catalog itself: the database's own integrity check and pdi's
+    invariants such as gap-free serials), the name, and what is wrong.
+    Names whose octets were purged (pdi withdraw --purge) print as purged,
+    with when, and are not problems. Each blob's check (when, and whether its
     bytes were whole) is recorded in the catalog; the resolver's document
     page shows when each format was last verified.
     """
@@ -165,6 +187,8 @@ def verify_cmd(remove: bool, older_than: float, archive: str) -> None:
     for problem in report.problems:
         for name in problem.names:
             click.echo(f"{problem.kind}\t{name}\t{problem.detail}")
+    for note in report.purged:
+        click.echo(f"purged\t{note.names[0]}\t{note.detail} (withdrawn; not a problem)")
     if report.unreferenced:
         unreferenced = len(report.unreferenced)
         click.echo(f"note: {plural(unreferenced, 'stored blob')} {'belongs' if unreferenced == 1 else 'belong'}"

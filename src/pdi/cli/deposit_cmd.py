@@ -169,10 +169,13 @@ def _print_deposit(deposit: Deposit, how_to_force: str) -> None:
               help="Deposit even when the bytes contradict the format or charset.")
 @click.option("--progress/--no-progress", default=None,
               help="Show a progress bar on standard error (default: for large input on a terminal).")
+@click.option("--embargo-until", "embargo", metavar="DATE",
+              help="Embargo it from its deposit until DATE (2027-01-01, or a time with its zone):"
+                   " the resolver answers 403 to readers without a token for the series until then.")
 @archive_option
 def add_cmd(
     file: str, series: str, format_: str | None, foreign_id: str | None,
-    charset: str | None, force: bool, progress: bool | None, archive: str,
+    charset: str | None, force: bool, progress: bool | None, embargo: str | None, archive: str,
 ) -> None:
     """Mint a PDI for FILE ('-' = stdin) today (GMT) and deposit it; prints the PDI.
 
@@ -195,7 +198,7 @@ def add_cmd(
         opened = stack.enter_context(open_archive(archive))
         shown = stack.enter_context(_progress([stream], progress))
         deposit = opened.deposit(
-            series, [content], foreign_id=foreign_id, force=force, progress=shown
+            series, [content], foreign_id=foreign_id, force=force, progress=shown, embargo_until=embargo
         )
     _print_deposit(deposit, "pdi version --force deposits them as a new version")
 
@@ -211,10 +214,12 @@ def add_cmd(
 @click.option("--force", is_flag=True, help=_FORCE_HELP)
 @click.option("--progress/--no-progress", default=None,
               help="Show a progress bar on standard error (default: for large input on a terminal).")
+@click.option("--embargo-until", "embargo", metavar="DATE",
+              help="Embargo the new version until DATE (2027-01-01, or a time with its zone).")
 @archive_option
 def version_cmd(
     pdi: str, files: tuple[str, ...], formats_: tuple[str, ...], charset: str | None,
-    add_format: bool, force: bool, progress: bool | None, archive: str,
+    add_format: bool, force: bool, progress: bool | None, embargo: str | None, archive: str,
 ) -> None:
     """Deposit FILES as the next version of PDI (every format it is to have); prints the PDIs.
 
@@ -245,7 +250,7 @@ def version_cmd(
                 )
                 click.echo(str(name))
         else:
-            deposit = opened.add_version(pdi, contents, force=force, progress=shown)
+            deposit = opened.add_version(pdi, contents, force=force, progress=shown, embargo_until=embargo)
             _print_deposit(deposit, "--force deposits them as a new version")
 
 

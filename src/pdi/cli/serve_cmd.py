@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from pdi.archive.blobs.memo import DEFAULT_SECONDS as DEFAULT_MEMO_SECONDS
+from pdi.archive.postgres import DEFAULT_CONNECTIONS
 from pdi.cli.archive_cmd import archive_option
 from pdi.server.limits import (
     DEFAULT_EVALUATIONS,
@@ -49,12 +50,15 @@ DEFAULT_CACHE_MIB = 32
               "(in a sandboxed frame of an opaque origin, still unable to connect anywhere); default: none runs.")
 @click.option("--oai-admin-email", metavar="ADDRESS", help="The address OAI-PMH's Identify gives harvesters "
               "(/oai; default: postmaster@ this host).")
+@click.option("--db-connections", default=DEFAULT_CONNECTIONS, show_default=True, type=click.IntRange(1, 1000),
+              help="Catalog connections each worker keeps at most, in a pool (PostgreSQL; through pgbouncer,"
+                   " use transaction pooling): a request's transaction takes one and waits while all are taken.")
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
     queue_seconds: float, header_timeout: float, max_connections: int, fixity_memo: float,
     replay_port: int | None, replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None,
-    archive: str,
+    db_connections: int, archive: str,
 ) -> None:
     """Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.
 
@@ -69,7 +73,8 @@ def serve_cmd(
     at a time (--evaluations), a slow or silent client is disconnected
     (--header-timeout), and connections are capped (--max-connections).
     Memory is bounded by --workers times (--evaluations documents at once
-    plus --cache-mib). Archived web pages (captures, MHTML, HTML) are
+    plus --cache-mib). On PostgreSQL each worker keeps a pool of at most
+    --db-connections catalog connections. Archived web pages (captures, MHTML, HTML) are
     replayed from a second origin, --replay-port (default --port + 1), under
     a Content-Security-Policy that loads nothing from the network.
     Every read checks the octets it sends against their SHA-256, but a
@@ -112,7 +117,8 @@ def serve_cmd(
     def make_app() -> ASGIApp:
         work = WorkLimits(evaluations, queue_seconds)
         resolver = create_app(archive, base_url=base_url, limits=work, cache_bytes=cache_mib << 20, replay=site,
-                              oai_admin_email=oai_admin_email, fixity_memo_seconds=fixity_memo)
+                              oai_admin_email=oai_admin_email, fixity_memo_seconds=fixity_memo,
+                              connections=db_connections)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
                                    resolver_port=bound, scripts=replay_scripts, limits=work)
         return ByPort(resolver, replay, replay_bound)

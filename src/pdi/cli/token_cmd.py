@@ -1,4 +1,4 @@
-"""`pdi token add|list|revoke` (bearer tokens of the write API), `pdi audit` (the audit log), `pdi withdraw`.
+"""`pdi token add|list|revoke` (bearer tokens of the write API), `pdi audit` (the audit log), `pdi withdraw`, `pdi embargo`.
 
 Thin: each command calls :class:`pdi.archive.Archive` and prints. A new
 token is printed once, alone on its line on standard output, so a script
@@ -12,6 +12,7 @@ import json
 
 import click
 
+from pdi._wording import plural
 from pdi.archive.tokens import ROLES
 from pdi.cli.archive_cmd import archive_option, open_archive
 
@@ -24,7 +25,7 @@ def token_group() -> None:
 @token_group.command("add")
 @click.argument("name")
 @click.option("--role", type=click.Choice(ROLES), required=True,
-              help="deposit: mint and deposit; curate: also statements and withdrawal; admin: also the audit log (series and tokens are made here, on the command line).")
+              help="read: read the private series and embargoed names of its series; deposit: also mint and deposit; curate: also statements, withdrawal and embargoes; admin: also the audit log and purges (series and tokens are made here, on the command line).")
 @click.option("--series", "series", multiple=True, metavar="SERIES",
               help="A series the token may write, with its subseries (repeatable); none: every series.")
 @archive_option
@@ -89,22 +90,55 @@ def audit_cmd(after: int, limit: int, as_json: bool, archive: str) -> None:
 @click.command("withdraw")
 @click.argument("name")
 @click.option("--reason", required=True, help="Why: kept with the tombstone and shown to whoever resolves the name.")
+@click.option("--purge", is_flag=True,
+              help="Also delete the octets (a legal takedown; a name already withdrawn may be purged later)."
+                   " Bytes another name keeps stay for that name.")
 @archive_option
-def withdraw_cmd(name: str, reason: str, archive: str) -> None:
+def withdraw_cmd(name: str, reason: str, purge: bool, archive: str) -> None:
     """Withdraw NAME for good: a versioned name withdraws that version, a generic one the whole document.
 
     The name stays (never minted again, still listed) and resolves to its
-    tombstone (exit status 11; N2R answers 410 Gone with the reason); the
-    bytes are kept. The withdrawal is in the audit log.
+    tombstone (exit status 11; N2R answers 410 Gone with the reason). The
+    bytes are kept, unless --purge: then they are deleted, except where
+    another name that keeps its octets holds the same bytes, and verify
+    and export report the name as purged. The withdrawal (or purge) is in
+    the audit log.
     """
     with open_archive(archive) as opened:
-        record = opened.withdraw(name, reason)
+        record = opened.withdraw(name, reason, purge=purge)
     what = "document" if record.version is None else f"version {record.version}"
     click.echo(f"withdrew {what} of {name} at {record.at}: {record.reason}")
+    if purge:
+        kept = len(record.kept)
+        click.echo("its octets are purged" + (
+            f"; {plural(kept, 'blob')} {'stays' if kept == 1 else 'stay'}: other names hold the same bytes"
+            if kept else ""
+        ))
+
+
+@click.command("embargo")
+@click.argument("name")
+@click.option("--until", "until", metavar="DATE",
+              help="2027-01-01 (its start, GMT) or a time with its zone (2027-01-01T09:00:00Z).")
+@click.option("--lift", is_flag=True, help="End the embargo now.")
+@archive_option
+def embargo_cmd(name: str, until: str | None, lift: bool, archive: str) -> None:
+    """Embargo NAME until a date: a generic name the whole document, a versioned name that version.
+
+    Until then the resolver answers 403 to readers without a token whose
+    series cover it (N2R, the API, the viewer, replay; search leaves it
+    out); from then on it reads as any other name, by itself. Audited.
+    """
+    if lift == (until is not None):
+        raise click.UsageError("give --until DATE or --lift")
+    with open_archive(archive) as opened:
+        moment = opened.embargo(name, until)
+    click.echo(f"{name}: embargoed until {moment}" if moment else f"{name}: embargo lifted")
 
 
 def register(cli: click.Group) -> None:
-    """Add ``token``, ``audit`` and ``withdraw`` to the ``pdi`` command."""
+    """Add ``token``, ``audit``, ``withdraw`` and ``embargo`` to the ``pdi`` command."""
     cli.add_command(token_group)
     cli.add_command(audit_cmd)
     cli.add_command(withdraw_cmd)
+    cli.add_command(embargo_cmd)

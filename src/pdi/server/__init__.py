@@ -97,6 +97,7 @@ from pdi.server.limits import WorkLimits
 from pdi.server.openapi import APIDocs
 from pdi.server.problems import HANDLERS
 from pdi.server.read import ReadAPI, Resolver
+from pdi.server.readers import Readers
 from pdi.server.replay_page import ReplaySite
 from pdi.server.search import SearchPages
 from pdi.server.write import WriteAPI
@@ -115,8 +116,11 @@ def create_app(
     replay: ReplaySite | None = None,
     oai_admin_email: str | None = None,
     fixity_memo_seconds: float = memo.DEFAULT_SECONDS,
+    connections: int = 0,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
+
+    ``connections`` sizes a PostgreSQL catalog's pool of connections (0: the default).
 
     ``base_url`` (``https://resolver.example.org``) is put in front of the
     URLs that ``N2Ls`` and a ``300`` list; without it they are built from
@@ -137,7 +141,7 @@ def create_app(
     one read are trusted by the next, while the file is unchanged
     (:mod:`pdi.archive.blobs.memo`; 0: every read hashes every chunk).
     """
-    opened = archive if archive is not None else Archive.open(location)
+    opened = archive if archive is not None else Archive.open(location, connections=connections)
     if fixity_memo_seconds > 0:
         opened.fixity_memo = memo.FixityMemo(fixity_memo_seconds)
     work = limits if limits is not None else WorkLimits()
@@ -145,7 +149,7 @@ def create_app(
     resolver = Resolver(opened, work, base_url, cache)
     api = ReadAPI(opened, work)
     pages = ReaderApp(opened, work, replay)
-    writes = WriteAPI(opened, max_upload=max_upload)
+    writes = WriteAPI(opened, max_upload=max_upload, cache=cache)
     catalogue = BrowsePages(opened)
     search = SearchPages(opened, work)
     annotations = AnnotationAPI(opened, work)
@@ -167,6 +171,7 @@ def create_app(
         Route("/api/format", writes.format, methods=["POST"]),
         Route("/api/statements", writes.statements, methods=["POST"]),
         Route("/api/withdraw", writes.withdraw, methods=["POST"]),
+        Route("/api/embargo", writes.embargo, methods=["POST"]),
         Route("/api/audit", writes.audit),
         Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
         Route("/api/anchor", AnchorAPI(opened, work).anchor),
@@ -177,7 +182,10 @@ def create_app(
     ]
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]
-    app = Starlette(routes=routes, exception_handlers=HANDLERS, middleware=[Middleware(CachedAnswers, cache=cache)])
+    app = Starlette(routes=routes, exception_handlers=HANDLERS, middleware=[
+        Middleware(Readers, archive=opened),  # first: a token that is not live is 401, even for a kept answer
+        Middleware(CachedAnswers, cache=cache),  # only answers anyone may read are kept there
+    ])
     docs.routes = app.routes
     app.state.archive = opened
     app.state.cache = cache

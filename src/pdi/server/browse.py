@@ -137,7 +137,8 @@ def render_home(archive: Archive, *, error: PDIError | None = None, value: str =
         '<th scope="col" class="number">Documents</th><th scope="col">Latest day</th>'
         '<th scope="col">Latest deposit</th></tr></thead>'
         f"<tbody>{rows}</tbody></table>"
-        if counts else "<p>No series is registered yet (<code>pdi series add NAME</code>).</p>"
+        if counts else "<p>No series to show: none is registered yet (<code>pdi series add NAME</code>),"
+        " or none is open to read without a token.</p>"
     )
     body = (
         f"<h1>The archive</h1>{_error(error) if error else ''}"
@@ -186,7 +187,7 @@ def render_series_list(archive: Archive) -> str:
             '<th scope="col" class="number">Documents</th><th scope="col">First day</th>'
             '<th scope="col">Latest day</th><th scope="col">Latest deposit</th><th scope="col">Registered</th></tr></thead>'
             f"<tbody>{rows}</tbody></table>"
-            if rows else "<p>No series is registered yet.</p>"
+            if rows else "<p>No series to show: none is registered yet, or none is open to read without a token.</p>"
         )
     )
     return _page("Series", body)

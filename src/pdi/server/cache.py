@@ -93,6 +93,8 @@ class Entity:
     etag: str
     headers: tuple[tuple[bytes, bytes], ...]
     names: tuple[str, ...]
+    #: Whether anyone may be given it (never kept when not: pdi.archive.access).
+    shared: bool = True
 
     @property
     def size(self) -> int:
@@ -303,8 +305,9 @@ def _negotiates(headers: Iterable[tuple[bytes, bytes]]) -> bool:
 _CONDITIONAL = frozenset({b"if-none-match", b"range", b"if-range"})
 #: What a header value may not hold (as uvicorn checks each answer it sends).
 _UNSENDABLE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
-#: Request fields after which a request is not the plain case the protocol answers itself.
-_NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade"})
+#: Request fields after which a request is not the plain case the protocol answers itself
+#: (a token is checked first: pdi.server.readers answers 401 to one that is not live).
+_NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade", b"authorization"})
 _N2R_PATHS = frozenset(p.encode() for p in N2R_PATHS)
 
 

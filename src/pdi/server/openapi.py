@@ -172,6 +172,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
          Param("format", "The format token; default: the one registered for Content-Type"),
          Param("id", "A foreign id to encapsulate instead of a daily serial"),
          Param("charset", "The body's charset (default: Content-Type's charset parameter)"),
+         Param("embargo", "Embargo the version until this date or time (needs the role curate)"),
          _IDEMPOTENCY),
         body="The document's octets, streamed; Content-Type its media type",
         answers=_WRITTEN, role="deposit", tag="write",
@@ -187,7 +188,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/api/version"): Operation(
         "Deposit the body as a new version of a document",
         (Param("pdi", "The document's generic name", required=True), Param("format", "The format token"),
-         Param("charset", "The body's charset"), _IDEMPOTENCY),
+         Param("charset", "The body's charset"),
+         Param("embargo", "Embargo the version until this date or time (needs the role curate)"), _IDEMPOTENCY),
         body="The new version's octets", answers=_WRITTEN, role="deposit", tag="write",
     ),
     ("POST", "/api/format"): Operation(
@@ -203,9 +205,18 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ),
     ("POST", "/api/withdraw"): Operation(
         "Withdraw a version (a versioned name) or a whole document (a generic name), saying why",
-        (PDI_PARAM, Param("reason", "Why (or give it as the UTF-8 body)")),
+        (PDI_PARAM, Param("reason", "Why (or give it as the UTF-8 body)"),
+         Param("purge", "true: also delete the octets (a legal takedown; needs the role admin),"
+                        " except blobs another name keeps", schema={"type": "string", "enum": ["true", "false"]})),
         body="The reason, UTF-8 text (optional if reason= is given)",
-        answers={201: "The tombstone; N2R of the name is 410 from now on"}, role="curate", tag="write",
+        answers={201: "The tombstone (withdrawn.purged; kept: SHA-256 of blobs other names keep);"
+                      " N2R of the name is 410 from now on"}, role="curate", tag="write",
+    ),
+    ("POST", "/api/embargo"): Operation(
+        "Embargo a document (a generic name) or a version until a date; without until=, lift the embargo",
+        (PDI_PARAM, Param("until", "A date (2027-01-01, its start in GMT) or a time with its zone")),
+        answers={200: "{pdi, embargo_until}: readers without a token for the series get 403 until then"},
+        role="curate", tag="write",
     ),
     ("GET", "/api/audit"): Operation(
         "The audit log: every write, who, when, what, from where",
@@ -300,7 +311,9 @@ def openapi(routes: list[BaseRoute]) -> dict[str, Any]:
             "title": "pdi resolver",
             "version": __version__,
             "description": "Persistent document identifiers: RFC 2169 resolution, a JSON read API, and a write"
-                           " API behind bearer tokens (pdi token add).",
+                           " API behind bearer tokens (pdi token add). Reading needs no token, except the names of"
+                           " a private series or under an embargo: a token of any role whose series cover them"
+                           " reads them (without one: 403, or 404 for a hidden series).",
         },
         "paths": paths,
         "components": {

@@ -35,6 +35,7 @@ from starlette.responses import (
 from starlette.types import Receive, Scope, Send
 
 from pdi.archive import Archive, Generic, Resolved
+from pdi.archive.access import current_reader
 from pdi.archive.blobs import FileReader
 from pdi.archive.blobs.memo import Identity
 from pdi.archive.describe import describe
@@ -78,6 +79,8 @@ Handler = Callable[[str, str, Mapping[str, str]], Response]
 #: formats grows with each new version. A name with a format never changes (immutable).
 GENERIC_MAX_AGE = 60
 IMMUTABLE = "public, max-age=31536000, immutable"
+#: What an answer only a token's holder may read says to caches on the way.
+PRIVATE = "private, no-store"
 
 
 _NO_HEADERS: Mapping[str, str] = {}
@@ -141,7 +144,8 @@ class Resolver:
                 return await anyio.to_thread.run_sync(streamed_response, self.archive, found.resolved, headers,
                                                       found.headers)
             if isinstance(found, Entity):
-                self.cache.put(cache_key(headers.get("host", ""), request.scope["query_string"]), found)
+                if found.shared:  # never an answer only a token's holder may read
+                    self.cache.put(cache_key(headers.get("host", ""), request.scope["query_string"]), found)
                 return entity_response(found, headers)
             return found
         if inflection is not None:
@@ -187,7 +191,8 @@ class Resolver:
         about = self.mementos.headers(located, base)
         if located.pdi.fragment is None and located.record.size > STREAM_FROM:
             return Large(located, about)
-        return whole_entity(self.archive.read(located), about)
+        resolved = self.archive.read(located)
+        return whole_entity(resolved, about, shared=shared_answer(self.archive, resolved))
 
     def _negotiate(self, generic: Generic, name: str, base: str, accept: str | None) -> Response:
         """A generic name's N2R: the format ``Accept`` prefers (RFC 9110 §12.5.1), else ``300`` and every format.
@@ -235,21 +240,23 @@ class Resolver:
         tag = entity_tag(located.sha256, str(located.pdi))
         if not tag_matches(headers.get("if-none-match", ""), tag):
             return None
-        return Response(status_code=304, headers={"ETag": tag, "Vary": "Accept", "Cache-Control": IMMUTABLE})
+        control = IMMUTABLE if shared_answer(self.archive, located) else PRIVATE
+        return Response(status_code=304, headers={"ETag": tag, "Vary": "Accept", "Cache-Control": control})
 
     def n2c(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """A description of the resource (its URC): the stored representation, the fragment, the statements.
 
         A withdrawn name is described by its tombstone: ``{"pdi", "withdrawn":
-        {"at", "reason", "who"}}`` (``200``: the description is there; the
-        resource itself, N2R, is ``410``).
+        {"at", "reason", "who", "purged"}}`` (``200``: the description is
+        there; the resource itself, N2R, is ``410``; ``purged``: its octets
+        were deleted too).
         """
         try:
             return JSONResponse(description(self.archive, self.archive.resolve(name)))
         except WithdrawnError as gone:
             return JSONResponse(
                 {"pdi": str(PDI.parse(name).without_fragment()),
-                 "withdrawn": {"at": gone.at, "reason": gone.reason, "who": gone.who}}
+                 "withdrawn": {"at": gone.at, "reason": gone.reason, "who": gone.who, "purged": gone.purged}}
             )
 
     def n2l(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
@@ -360,16 +367,30 @@ def _alias_description(archive: Archive, name: str) -> dict[str, Any]:
     return out
 
 
-def whole_entity(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> Entity:
-    """The whole N2R answer for a resolved name with a format: its bytes, media type and headers (and ``extra``)."""
+def shared_answer(archive: Archive, resolved: Resolved) -> bool:
+    """Whether the answer may be kept and given to anyone: the request is anonymous (it got through, so
+    the name is public), or the name is readable by anyone now (not private, not embargoed)."""
+    reader = current_reader.get()
+    return reader is None or reader.token is None or archive.readable_by_anyone(resolved.record)
+
+
+def whole_entity(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS, *, shared: bool = True) -> Entity:
+    """The whole N2R answer for a resolved name with a format: its bytes, media type and headers (and ``extra``).
+
+    An answer not ``shared`` (a private series' or an embargoed name's, read
+    with a token) is marked ``Cache-Control: private, no-store`` (RFC 9111
+    §5.2.2.3, §5.2.2.7) and never kept by the resolver's cache.
+    """
     tag = entity_tag(resolved.sha256, str(resolved.pdi))
-    about = {**_about(resolved, extra), "ETag": tag, "Cache-Control": IMMUTABLE, "Accept-Ranges": "bytes"}
+    about = {**_about(resolved, extra), "ETag": tag, "Cache-Control": IMMUTABLE if shared else PRIVATE,
+             "Accept-Ranges": "bytes"}
     return Entity(
         resolved.data,
         _content_type(resolved).encode("latin-1"),
         tag,
         tuple((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in about.items()),
         entity_names(str(resolved.pdi), _generic(resolved)),
+        shared,
     )
 
 
@@ -403,7 +424,8 @@ def streamed_response(
     """
     size = located.record.size
     tag = entity_tag(located.sha256, str(located.pdi))
-    base = {**_about(located, extra), "ETag": tag, "Cache-Control": IMMUTABLE, "Accept-Ranges": "bytes"}
+    control = IMMUTABLE if shared_answer(archive, located) else PRIVATE
+    base = {**_about(located, extra), "ETag": tag, "Cache-Control": control, "Accept-Ranges": "bytes"}
     wanted = byte_range(headers.get("range"), size) if if_range_holds(headers.get("if-range"), tag) else None
     if wanted == UNSATISFIABLE:
         return Response(status_code=416, headers={**base, "Content-Range": f"bytes */{size}"})
@@ -567,6 +589,16 @@ def _integer(request: Request, key: str, default: int) -> int:
     if len(raw) > 12:
         raise LimitError(f"{key}= is at most 999999999999")
     return int(raw)
+
+
+def _flag(request: Request, key: str) -> bool:
+    """A yes-or-no query parameter: ``true`` or ``false`` (absent: false); anything else is refused."""
+    raw = request.query_params.get(key)
+    if raw is None or raw in ("", "false"):
+        return False
+    if raw == "true":
+        return True
+    raise ParseError(f"{key}={raw[:40]!r}: give true or false", text=raw[:40], offset=0, rule=key)
 
 
 def _content_type(resolved: Resolved) -> str:

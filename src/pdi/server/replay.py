@@ -41,7 +41,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
+import anyio.to_thread
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -55,6 +57,8 @@ from pdi.mhtml import Aggregate
 from pdi.mhtml.unpack import PlannedFile, plan
 from pdi.server.limits import WorkLimits
 from pdi.server.problems import HANDLERS
+from pdi.server.read import PRIVATE, shared_answer
+from pdi.server.readers import Readers
 
 #: The media types replay shows as pages.
 AGGREGATE_TYPES = frozenset({"multipart/related"})
@@ -242,6 +246,10 @@ class ReplayApp:
             raise NotFoundError(f"{request.url.path} is not a replayed page's file: /replay/<name>/<file>")
         name, select, file = unquote(found.group(1)), bool(found.group(2)), unquote(found.group(3))
         key = ("select " if select else "") + name
+        # asked of the catalog each time, kept plan or not: the reader's access (403, 404),
+        # and a withdrawal (410), as they stand now, also when changed by another process
+        located = await anyio.to_thread.run_sync(self.archive.locate, PDI.parse(name).without_fragment())
+        shared = isinstance(located, Generic) or shared_answer(self.archive, located)
         page = self._pages.get(key)
         if page is None:
             page = await self.work.run(self._plan, name, select)
@@ -252,7 +260,7 @@ class ReplayApp:
         if entry is None:
             raise NotFoundError(f"{name} has no part replayed as {file}")
         planned, media_type = entry
-        headers = {"cache-control": "public, max-age=86400"}
+        headers = {"cache-control": "public, max-age=86400" if shared else PRIVATE}
         return Response(planned.data, media_type=media_type, headers=headers)
 
     def _keep(self, name: str, page: _Page) -> None:
@@ -384,7 +392,7 @@ def create_replay_app(
     opened = archive if archive is not None else Archive.open(location)
     pages = ReplayApp(opened, limits if limits is not None else WorkLimits())
     routes = [Route("/replay/{rest:path}", pages.part), Route("/{rest:path}", _not_here)]
-    app = Starlette(routes=routes, exception_handlers=HANDLERS)
+    app = Starlette(routes=routes, exception_handlers=HANDLERS, middleware=[Middleware(Readers, archive=opened)])
     app.state.archive = opened
     return _Guarded(app, resolver_origin, resolver_port, scripts=scripts)
 

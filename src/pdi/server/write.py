@@ -29,9 +29,15 @@ transaction that makes it (who: ``token:NAME``, from which address).
   format of an existing version (``201``).
 * ``POST /api/statements?pdi=NAME&key=K`` — a statement ``K = body`` (the
   body is the value, UTF-8 text); role ``curate``. ``201``.
-* ``POST /api/withdraw?pdi=NAME[&reason=WHY]`` — withdraw a version (a
-  versioned name) or a document (a generic name): the reason is the body
-  (UTF-8) or ``reason=``; role ``curate``. ``201`` and the tombstone.
+* ``POST /api/withdraw?pdi=NAME[&reason=WHY][&purge=true]`` — withdraw a
+  version (a versioned name) or a document (a generic name): the reason is
+  the body (UTF-8) or ``reason=``; role ``curate``. ``201`` and the
+  tombstone. ``purge=true`` (role ``admin``; a legal takedown) also deletes
+  the octets, except blobs another name keeps (``kept``: their SHA-256).
+* ``POST /api/embargo?pdi=NAME&until=DATE`` — embargo a document (a generic
+  name) or a version until a date or a time with its zone; no ``until`` lifts
+  it; role ``curate``. ``embargo=DATE`` on a deposit or a version embargoes
+  it from the start (role ``curate`` too). See :mod:`pdi.archive.access`.
 * ``GET /api/audit?after=N&limit=L`` — the audit log; role ``admin``.
 
 ``Idempotency-Key`` (draft-ietf-httpapi-idempotency-key-header): a deposit,
@@ -59,8 +65,9 @@ from pdi._wording import plural
 from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
 from pdi.errors import LimitError, ParseError, StoreError
+from pdi.server.cache import ResponseCache
 from pdi.server.problems import Problem
-from pdi.server.read import _integer, _param
+from pdi.server.read import _flag, _integer, _param
 
 #: The longest Idempotency-Key accepted (characters); the draft sets no limit, Stripe's is 255.
 MAX_KEY = 255
@@ -83,9 +90,12 @@ class Unauthorized(Problem):
 class WriteAPI:
     """The routes that write, over one archive."""
 
-    def __init__(self, archive: Archive, *, max_upload: int | None = None) -> None:
+    def __init__(
+        self, archive: Archive, *, max_upload: int | None = None, cache: ResponseCache | None = None
+    ) -> None:
         self.archive = archive
         self.max_upload = max_upload
+        self.cache = cache  # this process's whole N2R answers: a withdrawal here forgets its own at once
 
     # --- who is writing ---------------------------------------------------------------
     async def writer(self, request: Request) -> Writer:
@@ -109,10 +119,12 @@ class WriteAPI:
         content = self._content(request)
         key = _idempotency_key(request)
 
+        embargo = request.query_params.get("embargo") or None
+
         def run(body: Iterator[bytes]) -> Deposit:
             return self.archive.deposit(
                 series, [content(body)], foreign_id=foreign_id, writer=writer,
-                idempotency_key=key, request=_fingerprint(request),
+                idempotency_key=key, request=_fingerprint(request), embargo_until=embargo,
             )
 
         return _created(await self._streamed(request, run))
@@ -168,9 +180,12 @@ class WriteAPI:
         content = self._content(request)
         key = _idempotency_key(request)
 
+        embargo = request.query_params.get("embargo") or None
+
         def run(body: Iterator[bytes]) -> Deposit:
             return self.archive.add_version(
                 name, [content(body)], writer=writer, idempotency_key=key, request=_fingerprint(request),
+                embargo_until=embargo,
             )
 
         return _created(await self._streamed(request, run))
@@ -209,12 +224,28 @@ class WriteAPI:
         name = _param(request, "pdi")
         reason = _utf8(await self._small_body(request, MAX_STATEMENT), "reason") \
             or request.query_params.get("reason", "")
-        record = await anyio.to_thread.run_sync(lambda: self.archive.withdraw(name, reason, writer=writer))
+        purge = _flag(request, "purge")
+        record = await anyio.to_thread.run_sync(
+            lambda: self.archive.withdraw(name, reason, writer=writer, purge=purge)
+        )
+        if self.cache is not None:
+            self.cache.forget(name)
         return JSONResponse(
-            {"pdi": name, "withdrawn": {"at": record.at, "reason": record.reason, "who": record.who},
-             "version": record.version},
+            {"pdi": name, "withdrawn": {"at": record.at, "reason": record.reason, "who": record.who,
+                                        "purged": record.purged},
+             "version": record.version, "kept": list(record.kept)},
             status_code=201,
         )
+
+    async def embargo(self, request: Request) -> Response:
+        """Embargo a document or a version until ``until=`` (role ``curate``); ``until=`` empty or absent lifts it."""
+        writer = await self.writer(request)
+        name = _param(request, "pdi")
+        until = request.query_params.get("until") or None
+        moment = await anyio.to_thread.run_sync(lambda: self.archive.embargo(name, until, writer=writer))
+        if self.cache is not None:
+            self.cache.forget(name)
+        return JSONResponse({"pdi": name, "embargo_until": moment})
 
     async def audit(self, request: Request) -> Response:
         writer = await self.writer(request)

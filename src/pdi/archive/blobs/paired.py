@@ -34,7 +34,7 @@ from collections.abc import Iterable, Iterator
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
 from pdi.archive.blobs.s3 import S3Blobs, utc_timestamp
-from pdi.archive.postgres import PostgresStore, _redact
+from pdi.archive.postgres import DEFAULT_CONNECTIONS, PostgresStore, _redact
 from pdi.archive.sql import SQLStore, _now
 from pdi.archive.sqlite import SQLiteStore
 from pdi.archive.store import BlobObserver, BlobSource, StagedBlob
@@ -98,16 +98,25 @@ class PairedBlobs(SQLStore):
                 self.s3.delete(self.s3.key(sha256))
 
     def _held(self, names: set[str]) -> set[str]:
-        """Which of ``names`` a representation or a staging row names (inside the removal lock)."""
+        """Which of ``names`` a representation keeping its octets or a staging row names (inside the removal lock)."""
         held: set[str] = set()
         ordered = sorted(names)
         for start in range(0, len(ordered), _BATCH):
             batch = ordered[start : start + _BATCH]
             marks = ", ".join("?" * len(batch))
-            for table in ("representations", "blob_stagings"):
-                rows = self._query(f"SELECT DISTINCT sha256 FROM {table} WHERE sha256 IN ({marks})", batch)
+            for table, kept in (("representations", " AND purged IS NULL"), ("blob_stagings", "")):
+                rows = self._query(f"SELECT DISTINCT sha256 FROM {table} WHERE sha256 IN ({marks}){kept}", batch)
                 held |= {str(r[0]) for r in rows}
         return held
+
+    def _purge_lock(self) -> None:
+        self._removal_lock(shared=False)
+
+    def _delete_blob(self, sha256: str) -> bool:
+        if self._held({sha256}):  # a deposit in progress is staging these octets
+            return False
+        self.s3.delete(self.s3.key(sha256))
+        return True
 
     # --- reading ---------------------------------------------------------------------
     def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None:
@@ -199,8 +208,8 @@ class S3SQLiteStore(PairedBlobs, SQLiteStore):  # type: ignore[misc]
 class S3PostgresStore(PairedBlobs, PostgresStore):  # type: ignore[misc]
     """A PostgreSQL catalog with its blobs in an S3-compatible store."""
 
-    def __init__(self, url: str, s3: S3Blobs) -> None:
-        PostgresStore.__init__(self, url)
+    def __init__(self, url: str, s3: S3Blobs, *, connections: int = DEFAULT_CONNECTIONS) -> None:
+        PostgresStore.__init__(self, url, connections=connections)
         self.s3 = s3
         self.location = f"{_redact(url)} (blobs in {s3.where})"
 
@@ -209,9 +218,9 @@ class S3PostgresStore(PairedBlobs, PostgresStore):  # type: ignore[misc]
         self._query(f"SELECT {function}(?)", (_REMOVAL_LOCK,))
 
 
-def open_paired(location: str, url: str, *, postgres: bool) -> SQLStore:
+def open_paired(location: str, url: str, *, postgres: bool, connections: int = 0) -> SQLStore:
     """The catalog at ``location`` (already migrated) with its blobs in the store ``url`` records."""
     s3 = S3Blobs.open(url)
     if postgres:
-        return S3PostgresStore(location, s3)
+        return S3PostgresStore(location, s3, connections=connections or DEFAULT_CONNECTIONS)
     return S3SQLiteStore(location, s3)

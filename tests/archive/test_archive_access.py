@@ -1,0 +1,245 @@
+"""Private series and embargoes, in the archive (issue 15; pdi.archive.access), on both catalogs.
+
+The reader is set as the resolver sets it for a request
+(``pdi.archive.access.current_reader``); the owner (no reader) is never
+restricted. The embargo lifts by the archive's clock (the test's ``Clock``),
+never by sleeping. Expected answers follow the rules the issue states:
+403 where a name exists but is not the reader's, 404 (the same as a name
+never minted) where even existence is private.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from archive_helpers import Clock
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pdi.archive import Archive, Content
+from pdi.archive.access import ANONYMOUS, Reader, current_reader, parse_until
+from pdi.archive.store import DocumentKey
+from pdi.errors import AccessError, NotFoundError, ParseError
+
+S = "oma.eop.gov.us"
+SEALED = "court.example.us"
+SUB = "family.court.example.us"
+
+
+@contextmanager
+def reading_as(reader: Reader) -> Iterator[None]:
+    token = current_reader.set(reader)
+    try:
+        yield
+    finally:
+        current_reader.reset(token)
+
+
+def _token_reader(archive: Archive, name: str, series: list[str], role: str = "read") -> Reader:
+    record, _ = archive.add_token(name, role=role, series=series)
+    return Reader(record)
+
+
+def test_a_private_series_is_403_a_hidden_one_404_and_a_token_reads_both(archive: Archive) -> None:
+    archive.add_series(SEALED)
+    archive.add_series(SUB)
+    public = archive.add(S, b"public\n", format="text")
+    sealed = archive.add(SEALED, b"sealed\n", format="text")
+    family = archive.add(SUB, b"family matter\n", format="text")
+    archive.set_series_access(SEALED, "private")
+    clerk = _token_reader(archive, "clerk", [SEALED])
+    other = _token_reader(archive, "other", [S])
+    with reading_as(ANONYMOUS):
+        assert archive.get(public).data == b"public\n"
+        with pytest.raises(AccessError, match="private"):
+            archive.get(sealed)
+        with pytest.raises(AccessError):  # the subseries is as private as its parent
+            archive.get(family)
+        with pytest.raises(AccessError):
+            archive.meta(sealed)
+        with pytest.raises(AccessError):
+            archive.locate(str(sealed).rsplit(".", 2)[0])
+        assert [str(n) for n in archive.ls()] == [str(public)]
+        assert [c.series for c in archive.series_counts()] == [S]
+        with pytest.raises(AccessError):
+            archive.ls(series=SEALED)
+    with reading_as(other), pytest.raises(AccessError):  # a token for another series is no better than none
+        archive.get(sealed)
+    with reading_as(clerk):  # the weakest role reads its series and their subseries
+        assert archive.get(sealed).data == b"sealed\n"
+        assert archive.get(family).data == b"family matter\n"
+        assert sorted(map(str, archive.ls())) == sorted(map(str, (public, sealed, family)))
+    # hidden: the same not-found as a name never minted
+    archive.set_series_access(SEALED, "hidden")
+    never = str(sealed).replace(f"/{sealed.unique_id}.", "/999.")
+    with reading_as(ANONYMOUS):
+        with pytest.raises(NotFoundError) as hidden:
+            archive.get(sealed)
+        with pytest.raises(NotFoundError) as missing:
+            archive.get(never)
+        assert str(hidden.value) == str(missing.value).replace("/999.", f"/{sealed.unique_id}.")
+        with pytest.raises(NotFoundError, match="is not registered"):
+            archive.ls(series=SEALED)
+        assert SEALED not in [s.name for s in archive.series()]
+    # the owner (the command line) is never restricted
+    assert archive.get(family).data == b"family matter\n"
+    assert archive.series_access() == {S: "public", SEALED: "hidden", SUB: "hidden"}
+    assert [(e.action, e.subject, e.detail) for e in archive.audit() if e.action == "series-access"] == [
+        ("series-access", SEALED, "private"), ("series-access", SEALED, "hidden")
+    ]
+
+
+def test_an_embargo_lifts_by_itself_at_its_date(archive: Archive, clock: Clock) -> None:
+    first = archive.add(S, b"judgment, embargoed\n", format="text", embargo_until="2026-12-01")
+    generic = str(first).rsplit(".", 2)[0]
+    second = archive.add_version(generic, [Content(b"judgment, public summary\n", "text")])[0]
+    clerk = _token_reader(archive, "clerk", [S])
+    with reading_as(ANONYMOUS):
+        with pytest.raises(AccessError, match=r"embargoed until 2026-12-01T00:00:00\.000000Z"):
+            archive.get(first)
+        assert archive.get(second).data == b"judgment, public summary\n"  # the embargo was version 1's
+        assert str(first) in map(str, archive.ls())  # it exists: listed, not readable
+    with reading_as(clerk):
+        assert archive.get(first).data == b"judgment, embargoed\n"
+    clock.now = datetime.datetime(2026, 11, 30, 23, 59, 59, tzinfo=datetime.UTC)
+    with reading_as(ANONYMOUS), pytest.raises(AccessError):
+        archive.get(first)
+    clock.now = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)
+    with reading_as(ANONYMOUS):
+        assert archive.get(first).data == b"judgment, embargoed\n"
+
+
+def test_a_whole_document_embargoed_later_and_lifted_early(archive: Archive) -> None:
+    name = archive.add(S, b"minutes\n", format="text")
+    generic = str(name).rsplit(".", 2)[0]
+    archive.add_version(generic, [Content(b"minutes, amended\n", "text")])
+    assert archive.embargo(generic, "2027-06-30T12:00:00+02:00") == "2027-06-30T10:00:00.000000Z"
+    with reading_as(ANONYMOUS):
+        for version in (1, 2):
+            with pytest.raises(AccessError, match="embargoed until 2027-06-30T10:00:00"):
+                archive.get(f"{generic}.text.{version}")
+        with pytest.raises(AccessError):
+            archive.document(generic)
+    assert archive.embargo(generic, None) is None
+    with reading_as(ANONYMOUS):
+        assert archive.get(f"{generic}.text.2").data == b"minutes, amended\n"
+    assert [e.detail for e in archive.audit() if e.action == "embargo"] == [
+        "the document until 2027-06-30T10:00:00.000000Z", "the document: lifted"
+    ]
+
+
+def test_search_leaves_out_what_the_reader_may_not_read(archive: Archive) -> None:
+    archive.add_series(SEALED)
+    archive.add(S, b"the quokka of the public record\n", format="text")
+    sealed = archive.add(SEALED, b"the quokka of the sealed record\n", format="text")
+    embargoed = archive.add(S, b"the quokka of the embargoed record\n", format="text", embargo_until="2030-01-01")
+    archive.set_series_access(SEALED, "private")
+    clerk = _token_reader(archive, "clerk", [SEALED, S])
+    with reading_as(ANONYMOUS):
+        hits = archive.search("quokka").hits
+        assert [h.snippet.count("public") for h in hits] == [1]
+    with reading_as(clerk):
+        names = sorted(str(h.record.unique_id) for h in archive.search("quokka").hits)
+        assert names == sorted([sealed.unique_id, embargoed.unique_id, "1"])  # type: ignore[list-item]
+    assert len(archive.search("quokka").hits) == 3  # the owner sees all
+
+
+def test_the_settings_travel_in_a_bag(archive: Archive, tmp_path: Path, clock: Clock) -> None:
+    archive.add_series(SEALED)
+    archive.add(SEALED, b"sealed\n", format="text")
+    embargoed = archive.add(S, b"embargoed\n", format="text", embargo_until="2030-01-01")
+    archive.set_series_access(SEALED, "hidden")
+    archive.export_bag(tmp_path / "bag")
+    catalog = json.loads((tmp_path / "bag" / "data" / "catalog.json").read_text(encoding="utf-8"))
+    assert {s["name"]: s["access"] for s in catalog["series"]} == {S: "public", SEALED: "hidden"}
+    assert catalog["embargoes"] == [{"series": S, "day": "2026-11-22", "unique_id": embargoed.unique_id,
+                                     "version": 1, "until": "2030-01-01T00:00:00.000000Z"}]
+    with Archive.init(tmp_path / "copy", clock=clock) as copy:
+        copy.import_bag(tmp_path / "bag")
+        assert copy.series_access() == {S: "public", SEALED: "hidden"}
+        with reading_as(ANONYMOUS), pytest.raises(AccessError, match="embargoed until 2030"):
+            copy.get(embargoed)
+
+
+def test_what_is_refused(archive: Archive) -> None:
+    with pytest.raises(ParseError, match="public, private, hidden"):
+        archive.set_series_access(S, "secret")
+    with pytest.raises(NotFoundError):
+        archive.set_series_access("nowhere.example.us", "private")
+    with pytest.raises(ParseError, match="time zone"):
+        parse_until("2027-01-01T09:00:00")
+    with pytest.raises(ParseError, match="embargo ends"):
+        archive.add(S, b"x\n", format="text", embargo_until="next tuesday")
+    assert archive.ls() == []  # the refused deposit left nothing
+    from pdi.archive.tokens import Writer
+
+    record, _ = archive.add_token("intake", role="deposit", series=[S])
+    with pytest.raises(AccessError, match="needs curate"):
+        archive.deposit(S, [Content(b"x\n", "text")], embargo_until="2030-01-01", writer=Writer(record))
+
+
+def test_the_commands(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    location = str(tmp_path / "archive")
+    runner = CliRunner()
+
+    def run(*argv: str, code: int = 0) -> str:
+        result = runner.invoke(cli, [*argv, "--archive", location])
+        assert result.exit_code == code, (argv, result.output)
+        return result.output
+
+    run("init")
+    run("series", "add", SEALED)
+    assert run("series", "access", SEALED, "hidden") == f"series {SEALED}: hidden\n"
+    assert run("series", "ls") == f"{SEALED}\thidden\n"
+    assert "Invalid value" in run("series", "access", SEALED, "secret", code=2)
+    doc = tmp_path / "ruling.txt"
+    doc.write_bytes(b"ruling\n")
+    name = run("add", str(doc), "-s", SEALED, "--embargo-until", "2030-01-01").strip()
+    assert run("get", name) == "ruling\n"  # the owner reads what no anonymous reader may
+    assert run("embargo", name, "--until", "2031-02-03") == f"{name}: embargoed until 2031-02-03T00:00:00.000000Z\n"
+    assert run("embargo", name, "--lift") == f"{name}: embargo lifted\n"
+    assert "give --until DATE or --lift" in run("embargo", name, code=2)
+    with Archive.open(location) as archive:
+        record = archive.get(name).record
+        assert archive.store.embargo(DocumentKey(record.series, record.day, record.unique_id), 1) is None
+        assert [e.action for e in archive.audit()] == ["series-access", "deposit", "embargo", "embargo"]
+
+
+@given(
+    st.datetimes(datetime.datetime(1970, 1, 2), datetime.datetime(2999, 12, 30)),
+    st.integers(-14 * 60, 14 * 60),
+)
+def test_parse_until_reads_any_iso_time_with_a_zone_as_its_gmt_instant(moment: datetime.datetime, minutes: int) -> None:
+    zone = datetime.timezone(datetime.timedelta(minutes=minutes))
+    aware = moment.replace(tzinfo=zone)
+    expected = aware.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    assert parse_until(aware.isoformat()) == expected
+    assert parse_until(moment.date().isoformat()) == f"{moment.date().isoformat()}T00:00:00.000000Z"
+    with pytest.raises(ParseError):
+        parse_until(moment.isoformat())  # no zone: refused, never guessed
+
+
+def test_the_days_listing_shows_no_title_of_an_embargoed_document(archive: Archive, clock: Clock) -> None:
+    public = archive.add(S, b"public\n", format="text")
+    embargoed = archive.add(S, b"embargoed\n", format="text", embargo_until="2027-01-01")
+    for name, title in ((public, "An open report"), (embargoed, "A sealed judgment")):
+        archive.annotate(str(name).rsplit(".", 2)[0], "title", title)
+    day = clock.now.date()
+    with reading_as(ANONYMOUS):
+        page = archive.day_documents(S, day)
+        assert [str(d.pdi) for d in page.documents] == [str(public).rsplit(".", 2)[0], str(embargoed).rsplit(".", 2)[0]]
+        assert list(page.titles.values()) == ["An open report"]
+    with reading_as(_token_reader(archive, "clerk", [S])):
+        assert sorted(archive.day_documents(S, day).titles.values()) == ["A sealed judgment", "An open report"]
+    clock.now = datetime.datetime(2027, 1, 1, tzinfo=datetime.UTC)
+    with reading_as(ANONYMOUS):
+        assert sorted(archive.day_documents(S, day).titles.values()) == ["A sealed judgment", "An open report"]

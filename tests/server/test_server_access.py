@@ -1,0 +1,210 @@
+"""Private series and embargoes over HTTP (issue 15): every read path, the response cache, replay.
+
+Each test runs on both catalogs (``location``). A reader without a token
+for the series gets 403 for a private series or an embargoed name, 404 —
+the very answer a name never minted gets — for a hidden series; a token of
+any role whose series cover it reads it (RFC 6750 bearer tokens). An answer
+only a token's holder may read is marked ``private, no-store`` (RFC 9111
+§5.2.2.3, §5.2.2.7) and never kept by the resolver's cache; a cached public
+answer is forgotten when its series is made private or it is embargoed,
+also when the change is made by another process.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import io
+import time
+import urllib.parse
+from pathlib import Path
+
+from PIL import Image
+from server_helpers import Clock, captured_aggregate, serving
+from starlette.testclient import TestClient
+from test_server_pages_screenshots import SHOTS
+
+from chromium_helpers import open_page
+from pdi.archive import Archive
+from pdi.capture.browser import devtools
+from pdi.server import create_app
+from pdi.server.replay import create_replay_app
+
+S = "library.example.us"
+SEALED = "court.example.us"
+
+
+def _q(text: str) -> str:
+    return urllib.parse.quote(text, safe="")
+
+
+def _reads(client: TestClient, name: str, headers: dict[str, str] | None = None) -> dict[str, int]:
+    """The status of every read path for ``name`` (a versioned text name)."""
+    generic = name.rsplit(".", 2)[0]
+    paths = {
+        "N2R": f"/uri-res/N2R?{name}",
+        "N2R#": f"/uri-res/N2R?{name}%23char=0,4",
+        "I2R": f"/uri-res/I2R?{name}",
+        "N2C": f"/uri-res/N2C?{name}",
+        "N2L": f"/uri-res/N2L?{name}",
+        "N2Ls": f"/uri-res/N2Ls?{generic}",
+        "N2Ns": f"/uri-res/N2Ns?{name}",
+        "resolve": f"/api/resolve?pdi={_q(name)}",
+        "meta": f"/api/meta?pdi={_q(name)}",
+        "rfc5147": f"/api/rfc5147?pdi={_q(name)}&fragment=char%3D0%2C4",
+        "view": f"/view?pdi={_q(name)}",
+        "document": f"/view?pdi={_q(generic)}",
+    }
+    return {what: client.get(path, headers=headers or {}, follow_redirects=False).status_code
+            for what, path in paths.items()}
+
+
+def test_every_read_path_is_403_for_a_private_series_404_for_a_hidden_one(location: str) -> None:
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        archive.add_series(SEALED)
+        public = str(archive.add(S, b"open minutes of the board\n", format="text"))
+        sealed = str(archive.add(SEALED, b"sealed minutes of the board\n", format="text"))
+        archive.set_series_access(SEALED, "private")
+        _, reader = archive.add_token("clerk", role="read", series=[SEALED])
+        client = TestClient(create_app(location, archive=archive))
+        token = {"Authorization": f"Bearer {reader}"}
+        allowed = _reads(client, sealed, token)
+        assert allowed == {**allowed, "N2L": 302} and set(allowed.values()) <= {200, 302}, allowed
+        forbidden = _reads(client, sealed)
+        assert set(forbidden.values()) == {403}, forbidden
+        assert set(_reads(client, public).values()) <= {200, 302}
+        # listings, counts and search show only what the reader may read
+        assert client.get(f"/api/ls?series={SEALED}").status_code == 403
+        assert client.get("/api/ls").json()["names"] == [public]
+        assert sorted(client.get("/api/ls", headers=token).json()["names"]) == sorted([public, sealed])
+        assert sealed not in client.get("/api/search?q=minutes").text
+        assert sealed in client.get("/api/search?q=minutes", headers=token).text
+        assert SEALED not in client.get("/series").text
+        assert client.get(f"/series/{SEALED}").status_code == 403
+        assert client.get(f"/series/{SEALED}", headers=token).status_code == 200
+        # a token that is not one is refused, not read as anonymous
+        bad = client.get(f"/uri-res/N2R?{public}", headers={"Authorization": "Bearer not-a-token"})
+        assert bad.status_code == 401 and bad.headers["www-authenticate"].startswith("Bearer")
+        # hidden: 404, as for a name never minted
+        archive.set_series_access(SEALED, "hidden")
+        client = TestClient(create_app(location, archive=archive))
+        hidden = _reads(client, sealed)
+        assert set(hidden.values()) == {404}, hidden
+        never = sealed.replace("/1.text.1", "/77.text.1")
+        assert client.get(f"/uri-res/N2R?{sealed}").json()["detail"] == \
+            client.get(f"/uri-res/N2R?{never}").json()["detail"].replace("/77.", "/1.")
+        assert SEALED not in client.get("/api/series").text
+        assert client.get(f"/series/{SEALED}").status_code == 404
+        assert set(_reads(client, sealed, token).values()) <= {200, 302}
+
+
+def test_a_private_answer_is_never_cached_and_a_cached_public_one_is_forgotten(location: str) -> None:
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, b"a public notice\n", format="text"))
+        _, reader = archive.add_token("clerk", role="read", series=[S])
+        app = create_app(location, archive=archive)
+        app.state.cache.revalidate_seconds = 0  # ask the catalog at every request
+        client = TestClient(app)
+        first = client.get(f"/uri-res/N2R?{name}")
+        assert first.status_code == 200 and "public" in first.headers["cache-control"]
+        assert len(app.state.cache) == 1
+        # another process makes the series private: this resolver's cache forgets
+        with Archive.open(location) as elsewhere:
+            elsewhere.set_series_access(S, "private")
+        assert client.get(f"/uri-res/N2R?{name}").status_code == 403
+        assert len(app.state.cache) == 0
+        private = client.get(f"/uri-res/N2R?{name}", headers={"Authorization": f"Bearer {reader}"})
+        assert private.status_code == 200 and private.content == b"a public notice\n"
+        assert private.headers["cache-control"] == "private, no-store"
+        again = client.get(f"/uri-res/N2R?{name}",
+                           headers={"Authorization": f"Bearer {reader}", "If-None-Match": private.headers["etag"]})
+        assert again.status_code == 304 and again.headers["cache-control"] == "private, no-store"
+        assert len(app.state.cache) == 0  # never kept, so never given to anyone else
+        assert client.get(f"/uri-res/N2R?{name}").status_code == 403
+        # public again, then embargoed by another process: forgotten again
+        with Archive.open(location) as elsewhere:
+            elsewhere.set_series_access(S, "public")
+        assert client.get(f"/uri-res/N2R?{name}").status_code == 200
+        assert len(app.state.cache) == 1
+        with Archive.open(location) as elsewhere:
+            elsewhere.embargo(name, "2099-01-01")
+        assert client.get(f"/uri-res/N2R?{name}").status_code == 403
+
+
+def test_embargo_over_http_and_its_lifting_by_the_archive_clock(location: str) -> None:
+    clock = Clock(datetime.datetime(2026, 11, 23, 9, 0, tzinfo=datetime.UTC))
+    with Archive.init(location, clock=clock) as archive:
+        archive.add_series(S)
+        _, depositor = archive.add_token("intake", role="deposit", series=[S])
+        _, curator = archive.add_token("clerk", role="curate", series=[S])
+        client = TestClient(create_app(location, archive=archive))
+        refused = client.post(f"/api/deposit?series={S}&format=text&embargo=2026-12-01", content=b"ruling\n",
+                              headers={"Authorization": f"Bearer {depositor}"})
+        assert refused.status_code == 403 and "curate" in refused.json()["detail"]
+        made = client.post(f"/api/deposit?series={S}&format=text&embargo=2026-12-01", content=b"ruling\n",
+                           headers={"Authorization": f"Bearer {curator}"})
+        assert made.status_code == 201, made.text
+        name = made.json()["pdi"]
+        gone = client.get(f"/uri-res/N2R?{name}")
+        assert gone.status_code == 403 and "embargoed until 2026-12-01" in gone.json()["detail"]
+        assert client.get(f"/uri-res/N2R?{name}", headers={"Authorization": f"Bearer {depositor}"}).status_code == 200
+        clock.now = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)
+        assert client.get(f"/uri-res/N2R?{name}").content == b"ruling\n"
+        # embargoed again through the API, then lifted
+        again = client.post(f"/api/embargo?pdi={_q(name)}&until=2027-01-01",
+                            headers={"Authorization": f"Bearer {curator}"})
+        assert again.status_code == 200 and again.json()["embargo_until"] == "2027-01-01T00:00:00.000000Z"
+        assert client.get(f"/uri-res/N2R?{name}").status_code == 403
+        lifted = client.post(f"/api/embargo?pdi={_q(name)}", headers={"Authorization": f"Bearer {curator}"})
+        assert lifted.json()["embargo_until"] is None
+        assert client.get(f"/uri-res/N2R?{name}").status_code == 200
+
+
+def test_replay_of_a_private_capture_is_refused(location: str) -> None:
+    picture = io.BytesIO()
+    Image.new("RGB", (4, 4), (250, 200, 0)).save(picture, format="PNG")
+    with Archive.init(location) as archive:
+        archive.add_series(SEALED)
+        capture = str(archive.add(SEALED, captured_aggregate(picture.getvalue()), format="related",
+                                  foreign_id="http://www.example.com/news/"))
+        _, reader = archive.add_token("clerk", role="read", series=[SEALED])
+        replay = TestClient(create_replay_app(location, archive=archive))
+        path = f"/replay/{_q(capture)}/index.html"
+        assert replay.get(path).status_code == 200
+        archive.set_series_access(SEALED, "private")
+        assert replay.get(path).status_code == 403
+        assert replay.get(f"/replay/{_q(capture)}/style.css").status_code == 403
+        assert replay.get(path, headers={"Authorization": f"Bearer {reader}"}).status_code == 200
+
+
+def test_the_viewer_tells_a_reader_without_a_token_that_a_name_is_private(tmp_path: Path) -> None:
+    """Opened in Chromium, as a reader sees it; the screenshot is saved beside the other pages'."""
+    location = tmp_path / "archive"
+    with Archive.init(location) as archive:
+        archive.add_series(SEALED)
+        name = str(archive.add(SEALED, b"sealed minutes\n", format="text"))
+        embargoed = str(archive.add(SEALED, b"judgment\n", format="text", embargo_until="2099-01-01"))
+        archive.set_series_access(SEALED, "private")
+    with serving(location, "--workers", "1") as (_, port), devtools() as pipe:
+        shots = {}
+        for label, shown in (("private", name), ("embargoed", embargoed)):
+            if label == "embargoed":
+                with Archive.open(location) as archive:  # a refusal is never kept: asked again now
+                    archive.set_series_access(SEALED, "public")
+            session = open_page(pipe, f"http://127.0.0.1:{port}/view?pdi={_q(shown)}")
+            deadline = time.monotonic() + 30
+            size = {"width": 1100, "height": 500, "deviceScaleFactor": 1, "mobile": False}
+            pipe.call("Emulation.setDeviceMetricsOverride", size, session, deadline)
+            text = pipe.call("Runtime.evaluate", {"expression": "document.querySelector('.error')?.innerText ?? ''",
+                                                  "returnByValue": True}, session, deadline)["result"]["value"]
+            body = pipe.call("Runtime.evaluate", {"expression": "document.body.innerText", "returnByValue": True},
+                             session, deadline)["result"]["value"]
+            shots[label] = base64.b64decode(pipe.call("Page.captureScreenshot", {"format": "png"}, session, deadline)["data"])
+            assert ("private" if label == "private" else "embargoed until 2099-01-01") in text, text
+            assert "sealed minutes" not in body and "judgment" not in body
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for label, png in shots.items():
+        assert png.startswith(b"\x89PNG\r\n\x1a\n")
+        (SHOTS / f"{label}.png").write_bytes(png)
