@@ -61,3 +61,12 @@ def test_anchor_route_refuses_an_ambiguous_passage(served: Served) -> None:
     x = v2.index("pay the fee")
     y = v2.index("pay the fee", x + 1)
     assert problem["candidates"] == [f"{second}#char={x},{x + 11}", f"{second}#char={y},{y + 11}"]
+
+
+def test_anchor_route_refuses_a_version_that_is_no_ascii_number(served: Served) -> None:
+    first = served.archive.add(ELSEWHERE, V1.encode(), format="text")
+    # str.isdigit() holds for superscript and other Unicode digits, which int() refuses
+    for to in ("²", "١", "1²"):
+        answer = _anchor(served, f"{first}#char=0,7", to)
+        assert answer.status_code == 400, (to, answer.text)
+        assert "a version is a positive number or 'latest'" in answer.json()["detail"]

@@ -183,7 +183,7 @@ def _target_version(archive: Archive, parsed: PDI, to: str | int) -> int:
     if str(to).strip().lower() == "latest":
         return versions[-1]
     text = str(to).strip()
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:  # '²' is a digit to str.isdigit, not to int()
         raise ParseError(f"a version is a positive number or 'latest', not {to!r}", rule="version")
     return int(text)
 
