@@ -18,11 +18,12 @@ compared exactly as it was captured; or a document, by its generic name
 (``/timegate/urn:pdi://…/id``) or the N2R URL of that name, whose versions
 are its mementos (the original resource is then the generic name's N2R
 URL). A version's memento is the N2R of its first format in token order
-(a capture has one, ``related``). Withdrawn versions and documents are no
+(a capture has one, ``related``), at its deposit time, or for a capture
+imported from a WARC at its ``WARC-Date`` (:meth:`Mementos.memento`). Withdrawn versions and documents are no
 mementos: they are left out of TimeMaps and never chosen by a TimeGate.
 
 The N2R answer of a versioned name is itself a memento (§4.1.2): it
-carries ``Memento-Datetime`` (the version's deposit time) and a ``Link``
+carries ``Memento-Datetime`` (that time) and a ``Link``
 with ``original``, ``timegate``, ``timemap`` and the ``first`` and ``prev``
 mementos (:meth:`Mementos.headers`), which do not change as later versions
 come, so the answer stays immutable. URLs these answers write hold a PDI's
@@ -48,7 +49,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from pdi.archive import Archive, DocumentChange, Generic, Resolved
+from pdi.archive import Archive, DocumentChange, Generic, GenericVersion, Resolved
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.identifier import PDI
 from pdi.interop import oaipmh
@@ -169,11 +170,31 @@ class Mementos:
                 if key in gone_documents or (*key, version.number) in gone_versions:
                     withdrawn += 1
                     continue
-                found.append(Memento(parse_timestamp(version.created_at), n2r_url(base, version.formats[0])))
+                found.append(self.memento(doc.pdi, version, base))
                 if len(found) > MAX_MEMENTOS:
                     raise _too_many()
         found.sort()
         return found, withdrawn
+
+    def memento(self, document: PDI, version: GenericVersion, base: str) -> Memento:
+        """The memento of a version of ``document`` (its generic name): when it was captured, and its N2R URL.
+
+        A version is dated by its deposit time, but a capture of a URL
+        deposited on another day than the one its name is dated by (a WARC
+        import: the name dated by its source) by the ``warc:date`` the import
+        left, as a WACZ export dates it (:func:`pdi.interop.wacz.captured_at`).
+        """
+        name = version.formats[0]
+        when = parse_timestamp(version.created_at)
+        day = document.date
+        # only then is a statement read: a capture deposited on its day, or a serial document, costs nothing more
+        if day is not None and when.date() != day and is_url(document.unique_id) and not document.is_serial:
+            from pdi.interop.wacz import captured_at
+
+            stated, by_source = captured_at(self.archive, name, day, version.created_at)
+            if by_source:
+                when = stated
+        return Memento(when, n2r_url(base, name))
 
     def _captures(self, url: str) -> Iterator[Generic]:
         after: str | None = None
@@ -239,7 +260,7 @@ class Mementos:
         mine = [v for v in version.versions if v.number == number]
         if not mine:
             return {}
-        this = Memento(parse_timestamp(mine[0].created_at), n2r_url(base, mine[0].formats[0]))
+        this = self.memento(generic, mine[0], base)
         try:  # only the mementos up to this one are named: captures minted later are not read
             if is_url(generic.unique_id) and not generic.is_serial:
                 subject = self.subject(generic.unique_id, base, through=this.datetime.date())
