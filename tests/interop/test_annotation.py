@@ -371,3 +371,36 @@ def test_any_text_directive_resolves_or_fails_with_a_pdi_error(archive: Archive,
         return
     for found in alias.natives:
         assert found is None or str(found).startswith(name + "#char=")
+
+
+def test_an_import_reads_each_document_once_however_its_targets_are_ordered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a stranger's POST may hold a thousand targets on the largest page: each must not read it again
+    import pdi.fragments.pagetext as pagetext
+
+    made: list[str] = []
+    real = pagetext.document_page_text
+
+    def counted(data: bytes, media_type: str, charset: str | None) -> pagetext.PageText:
+        made.append(media_type)  # counts the page texts made; the real one makes each
+        return real(data, media_type, charset)
+
+    monkeypatch.setattr(pagetext, "document_page_text", counted)
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series(S)
+        first = str(archive.add(S, TEXT.encode(), format="text"))
+        other_text = "Another letter.\nThe quick brown fox again.\n"
+        second = str(archive.add(S, other_text.encode(), format="text"))
+        quotes = [(first, "quick brown"), (second, "fox again"), (first, "lazy dog"), (second, "Another")] * 3
+        annotations = [{"id": f"a{k}", "target": {"source": source,
+                                                  "selector": {"type": "TextQuoteSelector", "exact": exact}}}
+                       for k, (source, exact) in enumerate(quotes)]
+        results = import_annotations(archive, annotations)
+    assert len(made) == 2  # one page text a document
+    # in the order given, each at the place its quote stands (CRLF-canonical: one more character a line before it)
+    for k, ((source, exact), result) in enumerate(zip(quotes, results, strict=True)):
+        text = TEXT if source == first else other_text
+        at = text.index(exact) + text[: text.index(exact)].count("\n")
+        assert (result.annotation, result.status, str(result.name)) == (
+            f"a{k}", "found", f"{source}#char={at},{at + len(exact)}")
