@@ -19,7 +19,7 @@ compared exactly as it was captured; or a document, by its generic name
 are its mementos (the original resource is then the generic name's N2R
 URL). A version's memento is the N2R of its first format in token order
 (a capture has one, ``related``), at its deposit time, or for a capture
-imported from a WARC at its ``WARC-Date`` (:meth:`Mementos.memento`). Withdrawn versions and documents are no
+imported from a WARC at its ``WARC-Date`` (:meth:`Mementos.captured`). Withdrawn versions and documents are no
 mementos: they are left out of TimeMaps and never chosen by a TimeGate.
 
 The N2R answer of a versioned name is itself a memento (§4.1.2): it
@@ -42,7 +42,7 @@ import datetime
 import itertools
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from starlette.requests import Request
@@ -157,10 +157,16 @@ class Mementos:
                 versions.add((*key, tomb.version))
         return documents, versions
 
-    def _of_documents(self, documents: Iterator[Generic], base: str) -> tuple[list[Memento], int]:
-        """The mementos of every version of ``documents`` not withdrawn, sorted; and how many were withdrawn."""
+    def dated(self, documents: Iterable[Generic], *, most: int = MAX_MEMENTOS) -> tuple[list[tuple[datetime.datetime, PDI]], int]:
+        """Every version of ``documents`` not withdrawn, as (when, the name of its first format), oldest first; and how many were withdrawn.
+
+        The one list of a URL's captures by time: the TimeGate's and
+        TimeMap's mementos, and the replay banner's earlier and later capture
+        (:mod:`pdi.server.replay_page`). More than ``most`` is a
+        :class:`~pdi.errors.LimitError`.
+        """
         gone_documents, gone_versions = self.withdrawn()
-        found: list[Memento] = []
+        found: list[tuple[datetime.datetime, PDI]] = []
         withdrawn = 0
         for doc in documents:
             date = doc.pdi.date
@@ -170,31 +176,35 @@ class Mementos:
                 if key in gone_documents or (*key, version.number) in gone_versions:
                     withdrawn += 1
                     continue
-                found.append(self.memento(doc.pdi, version, base))
-                if len(found) > MAX_MEMENTOS:
-                    raise _too_many()
-        found.sort()
+                found.append((self.captured(doc.pdi, version), version.formats[0]))
+                if len(found) > most:
+                    raise _too_many(most)
+        found.sort(key=lambda each: (each[0], str(each[1])))
         return found, withdrawn
 
-    def memento(self, document: PDI, version: GenericVersion, base: str) -> Memento:
-        """The memento of a version of ``document`` (its generic name): when it was captured, and its N2R URL.
+    def _of_documents(self, documents: Iterable[Generic], base: str) -> tuple[list[Memento], int]:
+        """The mementos of every version of ``documents`` not withdrawn, sorted; and how many were withdrawn."""
+        dated, withdrawn = self.dated(documents)
+        return sorted(Memento(when, n2r_url(base, name)) for when, name in dated), withdrawn
+
+    def captured(self, document: PDI, version: GenericVersion) -> datetime.datetime:
+        """When a version of ``document`` (its generic name) was captured: its memento's datetime.
 
         A version is dated by its deposit time, but a capture of a URL
         deposited on another day than the one its name is dated by (a WARC
         import: the name dated by its source) by the ``warc:date`` the import
         left, as a WACZ export dates it (:func:`pdi.interop.wacz.captured_at`).
         """
-        name = version.formats[0]
         when = parse_timestamp(version.created_at)
         day = document.date
         # only then is a statement read: a capture deposited on its day, or a serial document, costs nothing more
         if day is not None and when.date() != day and is_url(document.unique_id) and not document.is_serial:
             from pdi.interop.wacz import captured_at
 
-            stated, by_source = captured_at(self.archive, name, day, version.created_at)
+            stated, by_source = captured_at(self.archive, version.formats[0], day, version.created_at)
             if by_source:
                 when = stated
-        return Memento(when, n2r_url(base, name))
+        return when
 
     def _captures(self, url: str) -> Iterator[Generic]:
         after: str | None = None
@@ -260,7 +270,7 @@ class Mementos:
         mine = [v for v in version.versions if v.number == number]
         if not mine:
             return {}
-        this = self.memento(generic, mine[0], base)
+        this = Memento(self.captured(generic, mine[0]), n2r_url(base, mine[0].formats[0]))
         try:  # only the mementos up to this one are named: captures minted later are not read
             if is_url(generic.unique_id) and not generic.is_serial:
                 subject = self.subject(generic.unique_id, base, through=this.datetime.date())
@@ -293,8 +303,8 @@ def _own_n2r_name(url: str) -> PDI | None:
         return None
 
 
-def _too_many() -> PDIError:
-    return LimitError(f"more than {MAX_MEMENTOS} mementos: this resolver lists at most that many")
+def _too_many(most: int = MAX_MEMENTOS) -> PDIError:
+    return LimitError(f"more than {most} mementos: this resolver lists at most that many")
 
 
 def _target(request: Request, prefix: str) -> str:

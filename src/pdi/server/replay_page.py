@@ -26,6 +26,7 @@ nothing above the frame moves while the reader drags.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -203,18 +204,21 @@ CAPTURES_AROUND = 500
 
 
 def _captures_around(archive: Archive, url: str, current: str) -> str:
-    """Where the page ``current`` stands among the captures of ``url`` (by deposit time), with links to the
-    capture before and after it; empty when it is not one of them (its URL is not its id), or they are too many."""
+    """Where the page ``current`` stands among the captures of ``url`` (by time, as its mementos: withdrawn ones
+    left out), with links to the capture before and after it; empty when it is not one of them (its URL is not its
+    id), or they are too many."""
+    from pdi.server.interop import Mementos, generic_of
+
     try:
         found = archive.captures(url, limit=CAPTURES_AROUND)
+        if found.after is not None:
+            return ""  # more captures than one page: the list (linked beside) places it
+        dated, _ = Mementos(archive).dated(found.documents)
+        viewed = PDI.parse(current)
     except PDIError:
         return ""
-    if found.after is not None:
-        return ""  # more captures than one page: the list (linked beside) places it
-    times = sorted(
-        (v.created_at, str(v.formats[0]), any(str(f) == current for f in v.formats))
-        for doc in found.documents for v in doc.versions if v.formats
-    )
+    this = (generic_of(viewed), viewed.version)
+    times = [(_stamp(when), str(name), (generic_of(name), name.version) == this) for when, name in dated]
     here = next((i for i, (_, _, mine) in enumerate(times) if mine), None)
     if here is None:
         return ""
@@ -228,3 +232,8 @@ def _captures_around(archive: Archive, url: str, current: str) -> str:
         + (link(here - 1, "« earlier", "prev") if here > 0 else "")
         + (link(here + 1, "later »", "next") if here + 1 < len(times) else "")
     )
+
+
+def _stamp(when: datetime.datetime) -> str:
+    """A time as the catalog writes one (ISO 8601, UTC, to the microsecond: ``2026-11-22T14:30:00.000000Z``)."""
+    return when.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
