@@ -26,8 +26,8 @@ The N2R answer of a versioned name is itself a memento (§4.1.2): it
 carries ``Memento-Datetime`` (that time) and a ``Link``
 with ``original``, ``timegate``, ``timemap`` and the ``first`` and ``prev``
 mementos (:meth:`Mementos.headers`), which do not change as later versions
-come, so the answer stays immutable. URLs these answers write hold a PDI's
-``%2E`` as ``%252E`` (:func:`sturdy`).
+come, so the answer stays immutable. URLs these answers write (as every
+N2R URL of the resolver) hold a PDI's ``%2E`` as ``%252E`` (:func:`sturdy`).
 
 OAI-PMH 2.0 (:class:`OAIRoutes`): ``/oai`` by GET or POST (§3.1.1), the
 six verbs of §4 over the catalog's documents, a set per series (§2.7.1),
@@ -84,10 +84,10 @@ def is_url(unique_id: str) -> bool:
 
 
 def n2r_url(base: str, name: PDI | str) -> str:
-    """The N2R URL of ``name`` as the Memento answers write it (:func:`sturdy`)."""
-    from pdi.server.read import rfc2169_query
+    """The N2R URL of ``name`` as every answer of the resolver writes it (:func:`sturdy`)."""
+    from pdi.server.read import _n2r_url
 
-    return f"{base.rstrip('/')}/uri-res/N2R?{sturdy(rfc2169_query(str(name)))}"
+    return _n2r_url(base, name)
 
 
 def sturdy(query: str) -> str:

@@ -119,7 +119,7 @@ class Resolver:
             if alias_fragment(name) is not None:  # a browser fragment: on to the native name it equals
                 native = (await self.work.run(native_names, self.archive, name)).native
                 to = "N2C" if service == "N2C" or inflection is not None else "N2R"
-                return RedirectResponse(f"/uri-res/{to}?{rfc2169_query(str(native))}", status_code=302)
+                return RedirectResponse(f"/uri-res/{to}?{sturdy(rfc2169_query(str(native)))}", status_code=302)
         if service in ("N2R", "I2R"):
             if inflection is not None:  # ?info: what N2C answers, as ARK resolvers do
                 return _varying(await self.work.run(self.n2c, name, base, headers))
@@ -438,7 +438,8 @@ class _RawResponse(Response):
 
 
 def _n2r_path(name: PDI | str) -> str:
-    return f"/uri-res/N2R?{rfc2169_query(str(name))}"
+    """The N2R path of a name as every answer writes it: its ``%2E`` as ``%252E``, which clients keep (:func:`sturdy`)."""
+    return f"/uri-res/N2R?{sturdy(rfc2169_query(str(name)))}"
 
 
 def _n2r_url(base: str, name: PDI | str) -> str:
