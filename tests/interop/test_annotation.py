@@ -404,3 +404,15 @@ def test_an_import_reads_each_document_once_however_its_targets_are_ordered(
         at = text.index(exact) + text[: text.index(exact)].count("\n")
         assert (result.annotation, result.status, str(result.name)) == (
             f"a{k}", "found", f"{source}#char={at},{at + len(exact)}")
+
+
+def test_n2ls_and_n2ns_of_a_browser_fragment_answer_for_the_native_name(archive: Archive) -> None:
+    name = str(archive.add(S, TEXT.encode(), format="text"))
+    client = TestClient(create_app(str(archive.location), archive=archive))
+    # "fox" after "brown ": in the CRLF-canonical text one CR (the first line's) more than in TEXT
+    at = TEXT.index("fox") + 1
+    for service in ("N2Ls", "N2Ns"):
+        moved = client.get(f"/uri-res/{service}?{name}%23:~:text=brown-,fox", follow_redirects=False)
+        assert moved.status_code == 302, (service, moved.text)
+        assert moved.headers["location"] == f"/uri-res/{service}?{name}%23char={at},{at + 3}"
+        assert client.get(moved.headers["location"]).status_code == 200
