@@ -416,3 +416,16 @@ def test_n2ls_and_n2ns_of_a_browser_fragment_answer_for_the_native_name(archive:
         assert moved.status_code == 302, (service, moved.text)
         assert moved.headers["location"] == f"/uri-res/{service}?{name}%23char={at},{at + 3}"
         assert client.get(moved.headers["location"]).status_code == 200
+
+
+@pytest.mark.parametrize("selector", [
+    {"type": "DataPositionSelector", "start": 5, "end": 2},
+    {"type": "FragmentSelector", "value": "char=5,2", "conformsTo": "http://tools.ietf.org/rfc/rfc5147"},
+    {"type": "FragmentSelector", "value": "intro", "conformsTo": "http://tools.ietf.org/rfc/rfc3236"},
+])
+def test_a_selector_that_makes_no_pdi_is_refused_not_answered(archive: Archive, selector: dict[str, Any]) -> None:
+    # byte=5,2 and char=5,2 end before they start, and a text has no name= scheme (PDI-GRAMMAR §3):
+    # none of them is a name, so none may be answered as one
+    name = str(archive.add(S, TEXT.encode(), format="text"))
+    with pytest.raises(ParseError):
+        import_annotations(archive, {"target": {"source": name, "selector": selector}})

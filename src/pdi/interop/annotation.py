@@ -357,7 +357,7 @@ def _import_target(
     base = document.whole.pdi.without_fragment()
 
     def named(scheme: str, *positions: object) -> PDI:
-        return dataclasses.replace(base, fragment=Fragment.of(scheme, *positions))
+        return _valid(dataclasses.replace(base, fragment=Fragment.of(scheme, *positions)))
 
     quote = _selector(selectors, "TextQuoteSelector")
     position = _selector(selectors, "TextPositionSelector")
@@ -428,12 +428,18 @@ def _from_fragment(
             raise UnsupportedError("an RFC 5147 fragment selects in text/plain")
         a = _from_rfc5147(page.text, int(m.group(1)))
         b = _from_rfc5147(page.text, int(m.group(2))) if m.group(2) else a
-        name = dataclasses.replace(base, fragment=Fragment.of("char", a, b))
+        name = _valid(dataclasses.replace(base, fragment=Fragment.of("char", a, b)))
         return TargetResult(ident, source, str(base), "selected", name, "read from its RFC 5147 fragment")
     if conforms.endswith("rfc3236"):
-        name = dataclasses.replace(base, fragment=Fragment.of("name", value, value))
+        name = _valid(dataclasses.replace(base, fragment=Fragment.of("name", value, value)))
         return TargetResult(ident, source, str(base), "selected", name, "read from its HTML id")
     raise UnsupportedError(f"a FragmentSelector conforming to {conforms[:80]!r} is not read")
+
+
+def _valid(name: PDI) -> PDI:
+    """``name`` once it is known to be a PDI (a selector's range that ends before it starts, or a scheme its
+    format has not, makes none): a :class:`~pdi.errors.ParseError` saying why otherwise."""
+    return PDI.parse(str(name))
 
 
 def _short(text: str) -> str:
