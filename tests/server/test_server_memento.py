@@ -333,3 +333,11 @@ def test_an_imported_capture_is_a_memento_of_when_it_was_captured(tmp_path: Path
         assert gate.status_code == 302 and gate.headers["location"] == mementos[0][0]
         memento = client.get(mementos[0][0].removeprefix("http://r.example"))
         assert memento.status_code == 200 and memento.headers["memento-datetime"] == WARC_HTTP
+        # the replay banner says the same: captured on 2019-06-01 at 08:15:30 (UTC)
+        from pdi.server import ReplaySite
+
+        [(_, [name])] = [(d, [str(v.formats[0]) for v in d.versions]) for d in archive.captures(WARC_URL).documents]
+        reader = TestClient(create_app(str(tmp_path / "archive"), archive=archive,
+                                       replay=ReplaySite(origin="http://replay.example")))
+        banner = reader.get("/view", params={"pdi": name}).text.split("</section>")[0]
+        assert '<dt>captured</dt><dd><time datetime="2019-06-01T08:15:30.000000Z">' in banner, banner

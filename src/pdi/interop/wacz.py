@@ -50,7 +50,7 @@ from pdi.identifier import PDI
 from pdi.interop.warc import Source, warc_date
 from pdi.mhtml.resolve import comparable
 
-__all__ = ["WACZ_VERSION", "Exported", "captured_at", "export_wacz", "wacz_sources"]
+__all__ = ["WACZ_VERSION", "Exported", "capture_time", "captured_at", "export_wacz", "wacz_sources"]
 
 #: the version of the WACZ specification written (py-wacz validates exactly this one)
 WACZ_VERSION = "1.1.1"
@@ -160,6 +160,19 @@ def _name_of(r: RepresentationRecord) -> PDI:
 def _date_of(archive: Archive, name: PDI, r: RepresentationRecord) -> str:
     when, stated = captured_at(archive, name, r.day, r.created_at)
     return warc_date(when if stated else when.replace(microsecond=0))
+
+
+def capture_time(archive: Archive, name: PDI, day: datetime.date, created_at: str) -> datetime.datetime:
+    """A capture's time as its memento and its replay banner give it: its deposit time, but for one deposited
+    on another day than ``day`` (its name's: a WARC import) the ``warc:date`` the import left (:func:`captured_at`).
+
+    A statement is read only in that case: a capture deposited on its day costs nothing more.
+    """
+    created = datetime.datetime.fromisoformat(created_at.replace("Z", "+00:00")).astimezone(datetime.UTC)
+    if created.date() == day:
+        return created
+    when, stated = captured_at(archive, name, day, created_at)
+    return when if stated else created
 
 
 def captured_at(archive: Archive, name: PDI, day: datetime.date, created_at: str) -> tuple[datetime.datetime, bool]:

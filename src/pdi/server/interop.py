@@ -193,18 +193,14 @@ class Mementos:
         A version is dated by its deposit time, but a capture of a URL
         deposited on another day than the one its name is dated by (a WARC
         import: the name dated by its source) by the ``warc:date`` the import
-        left, as a WACZ export dates it (:func:`pdi.interop.wacz.captured_at`).
+        left, as a WACZ export dates it (:func:`pdi.interop.wacz.capture_time`).
         """
-        when = parse_timestamp(version.created_at)
         day = document.date
-        # only then is a statement read: a capture deposited on its day, or a serial document, costs nothing more
-        if day is not None and when.date() != day and is_url(document.unique_id) and not document.is_serial:
-            from pdi.interop.wacz import captured_at
+        if day is None or not is_url(document.unique_id) or document.is_serial:
+            return parse_timestamp(version.created_at)
+        from pdi.interop.wacz import capture_time
 
-            stated, by_source = captured_at(self.archive, version.formats[0], day, version.created_at)
-            if by_source:
-                when = stated
-        return when
+        return capture_time(self.archive, version.formats[0], day, version.created_at)
 
     def _captures(self, url: str) -> Iterator[Generic]:
         after: str | None = None
