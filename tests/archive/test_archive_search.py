@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pdi.archive import Archive
+from pdi.archive import Archive, Content
 from pdi.errors import LimitError, ParseError
 from pdi.fulltext import fts5_expression, parse_query, words_of
 
@@ -287,3 +287,21 @@ def test_a_large_text_is_indexed_in_bounded_memory(tmp_path: Path) -> None:
         (hit,) = archive.search("quetzal").hits
         assert hit.start == count // 2000 * 2000 * (len(line) + 1) + len("the last line has a ")  # LF counted CR LF
         assert archive.get(hit.name).data == b"quetzal"
+
+
+def test_a_withdrawn_name_is_not_found_and_its_text_not_shown(archive: Archive) -> None:
+    # withdrawal takes a name out of service: search neither names it nor shows its words in a snippet
+    document = archive.add(S, b"The quokka report, first draft.\n", format="text")
+    generic = str(document).rsplit(".", 2)[0]
+    later = archive.add_version(generic, [Content(b"The quokka report, second draft.\n", "text")])[0]
+    kept = archive.add(S, b"Another quokka, elsewhere.\n", format="text")
+    assert sorted(str(h.name).split("#")[0] for h in archive.search("quokka").hits) == sorted(
+        [str(document), str(later), str(kept)])
+    archive.withdraw(str(later), "the wrong draft")
+    assert sorted(str(h.name).split("#")[0] for h in archive.search("quokka").hits) == sorted(
+        [str(document), str(kept)])
+    assert archive.search("second").hits == ()
+    archive.withdraw(generic, "taken down")
+    hits = archive.search("quokka").hits
+    assert [str(h.name).split("#")[0] for h in hits] == [str(kept)]
+    assert archive.search("draft").hits == ()

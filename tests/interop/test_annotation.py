@@ -371,3 +371,61 @@ def test_any_text_directive_resolves_or_fails_with_a_pdi_error(archive: Archive,
         return
     for found in alias.natives:
         assert found is None or str(found).startswith(name + "#char=")
+
+
+def test_an_import_reads_each_document_once_however_its_targets_are_ordered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a stranger's POST may hold a thousand targets on the largest page: each must not read it again
+    import pdi.fragments.pagetext as pagetext
+
+    made: list[str] = []
+    real = pagetext.document_page_text
+
+    def counted(data: bytes, media_type: str, charset: str | None) -> pagetext.PageText:
+        made.append(media_type)  # counts the page texts made; the real one makes each
+        return real(data, media_type, charset)
+
+    monkeypatch.setattr(pagetext, "document_page_text", counted)
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series(S)
+        first = str(archive.add(S, TEXT.encode(), format="text"))
+        other_text = "Another letter.\nThe quick brown fox again.\n"
+        second = str(archive.add(S, other_text.encode(), format="text"))
+        quotes = [(first, "quick brown"), (second, "fox again"), (first, "lazy dog"), (second, "Another")] * 3
+        annotations = [{"id": f"a{k}", "target": {"source": source,
+                                                  "selector": {"type": "TextQuoteSelector", "exact": exact}}}
+                       for k, (source, exact) in enumerate(quotes)]
+        results = import_annotations(archive, annotations)
+    assert len(made) == 2  # one page text a document
+    # in the order given, each at the place its quote stands (CRLF-canonical: one more character a line before it)
+    for k, ((source, exact), result) in enumerate(zip(quotes, results, strict=True)):
+        text = TEXT if source == first else other_text
+        at = text.index(exact) + text[: text.index(exact)].count("\n")
+        assert (result.annotation, result.status, str(result.name)) == (
+            f"a{k}", "found", f"{source}#char={at},{at + len(exact)}")
+
+
+def test_n2ls_and_n2ns_of_a_browser_fragment_answer_for_the_native_name(archive: Archive) -> None:
+    name = str(archive.add(S, TEXT.encode(), format="text"))
+    client = TestClient(create_app(str(archive.location), archive=archive))
+    # "fox" after "brown ": in the CRLF-canonical text one CR (the first line's) more than in TEXT
+    at = TEXT.index("fox") + 1
+    for service in ("N2Ls", "N2Ns"):
+        moved = client.get(f"/uri-res/{service}?{name}%23:~:text=brown-,fox", follow_redirects=False)
+        assert moved.status_code == 302, (service, moved.text)
+        assert moved.headers["location"] == f"/uri-res/{service}?{name}%23char={at},{at + 3}"
+        assert client.get(moved.headers["location"]).status_code == 200
+
+
+@pytest.mark.parametrize("selector", [
+    {"type": "DataPositionSelector", "start": 5, "end": 2},
+    {"type": "FragmentSelector", "value": "char=5,2", "conformsTo": "http://tools.ietf.org/rfc/rfc5147"},
+    {"type": "FragmentSelector", "value": "intro", "conformsTo": "http://tools.ietf.org/rfc/rfc3236"},
+])
+def test_a_selector_that_makes_no_pdi_is_refused_not_answered(archive: Archive, selector: dict[str, Any]) -> None:
+    # byte=5,2 and char=5,2 end before they start, and a text has no name= scheme (PDI-GRAMMAR §3):
+    # none of them is a name, so none may be answered as one
+    name = str(archive.add(S, TEXT.encode(), format="text"))
+    with pytest.raises(ParseError):
+        import_annotations(archive, {"target": {"source": name, "selector": selector}})

@@ -61,3 +61,28 @@ def test_anchor_route_refuses_an_ambiguous_passage(served: Served) -> None:
     x = v2.index("pay the fee")
     y = v2.index("pay the fee", x + 1)
     assert problem["candidates"] == [f"{second}#char={x},{x + 11}", f"{second}#char={y},{y + 11}"]
+
+
+def test_anchor_route_refuses_a_version_that_is_no_ascii_number(served: Served) -> None:
+    first = served.archive.add(ELSEWHERE, V1.encode(), format="text")
+    # str.isdigit() holds for superscript and other Unicode digits, which int() refuses
+    for to in ("²", "١", "1²"):
+        answer = _anchor(served, f"{first}#char=0,7", to)
+        assert answer.status_code == 400, (to, answer.text)
+        assert "a version is a positive number or 'latest'" in answer.json()["detail"]
+
+
+def test_latest_is_the_newest_version_not_withdrawn(served: Served) -> None:
+    # as N2R of a generic name offers the newest version not withdrawn, so does to=latest
+    first = served.archive.add(ELSEWHERE, V1.encode(), format="text")
+    generic = first.without_fragment()
+    served.archive.add_version(generic, [Content(V2.encode(), "text")])
+    served.archive.add_version(generic, [Content(b"Nothing of the minutes.\r\n", "text")])
+    served.archive.withdraw(str(first)[:-1] + "3", "deposited by mistake")
+    quote = "approved the annual accounts"
+    a, b = V1.index(quote), V2.index(quote)
+    answer = _anchor(served, f"{first}#char={a},{a + len(quote)}", "latest")
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["pdi"] == f"{str(first)[:-1]}2#char={b},{b + len(quote)}"
+    # named by its number, the withdrawn version is still gone
+    assert _anchor(served, f"{first}#char={a},{a + len(quote)}", "3").status_code == 410

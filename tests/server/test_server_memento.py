@@ -291,3 +291,53 @@ def test_the_cache_keeps_a_memento_per_host(site: Site, tmp_path: Path) -> None:
     by_ip_again = httpx.get(name)
     assert f"<{site.base}/timegate/" in by_ip.headers["link"] and by_ip_again.headers["link"] == by_ip.headers["link"]
     assert "<http://resolver.example.org/timegate/" in by_name.headers["link"]
+
+
+#: A page captured on 2019-06-01 by another archive (its WARC-Date), imported into this one in 2026.
+WARC_URL = "http://127.0.0.1:9/imported.html"
+WARC_DATE = "2019-06-01T08:15:30Z"
+WARC_HTTP = "Sat, 01 Jun 2019 08:15:30 GMT"  # as GNU date(1) writes it
+
+
+def test_an_imported_capture_is_a_memento_of_when_it_was_captured(tmp_path: Path) -> None:
+    import io
+
+    from starlette.testclient import TestClient
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    from pdi.interop.warc import import_warc
+    from pdi.server import create_app
+
+    body = b"<html><body><p>captured in 2019</p></body></html>"
+    out = io.BytesIO()
+    writer = WARCWriter(out, gzip=False, warc_version="WARC/1.1")
+    http = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))],
+                            protocol="HTTP/1.1")
+    writer.write_record(writer.create_warc_record(WARC_URL, "response", payload=io.BytesIO(body), length=len(body),
+                                                  http_headers=http, warc_headers_dict={"WARC-Date": WARC_DATE}))
+    warc = tmp_path / "a.warc"
+    warc.write_bytes(out.getvalue())
+    clock = Clock(datetime.datetime(2026, 11, 23, 10, 0, 0, tzinfo=datetime.UTC))
+    with Archive.init(tmp_path / "archive", clock=clock) as archive:
+        archive.add_series(S)
+        import_warc(archive, warc, S)
+        client = TestClient(create_app(str(tmp_path / "archive"), archive=archive, base_url="http://r.example"))
+        timemap = client.get(f"/timemap/link/{WARC_URL}")
+        assert timemap.status_code == 200, timemap.text
+        mementos = [(url, attrs) for url, attrs in links(timemap.text.replace("\n", "")).items()
+                    if "memento" in attrs["rel"].split()]
+        # when the page was captured, not when the WARC was imported (Mon, 23 Nov 2026)
+        assert [attrs["datetime"] for _, attrs in mementos] == [WARC_HTTP]
+        gate = client.get(f"/timegate/{WARC_URL}", headers={"Accept-Datetime": WARC_HTTP}, follow_redirects=False)
+        assert gate.status_code == 302 and gate.headers["location"] == mementos[0][0]
+        memento = client.get(mementos[0][0].removeprefix("http://r.example"))
+        assert memento.status_code == 200 and memento.headers["memento-datetime"] == WARC_HTTP
+        # the replay banner says the same: captured on 2019-06-01 at 08:15:30 (UTC)
+        from pdi.server import ReplaySite
+
+        [(_, [name])] = [(d, [str(v.formats[0]) for v in d.versions]) for d in archive.captures(WARC_URL).documents]
+        reader = TestClient(create_app(str(tmp_path / "archive"), archive=archive,
+                                       replay=ReplaySite(origin="http://replay.example")))
+        banner = reader.get("/view", params={"pdi": name}).text.split("</section>")[0]
+        assert '<dt>captured</dt><dd><time datetime="2019-06-01T08:15:30.000000Z">' in banner, banner

@@ -76,6 +76,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         archive.withdraw(b[3], "deposited twice")
         partly = a[4]
         archive.add_version(partly, [Content(b"second\n", "text")])
+        archive.annotate(partly + ".text.2", "title", "The wrong file")  # withdrawn with its version
         archive.withdraw(partly + ".text.2", "wrong file")
         capture = str(archive.deposit(A, [Content(b"<p>page</p>", "html")], foreign_id="http://127.0.0.1:9/p")[0])
         a.append(capture.rsplit(".", 2)[0])
@@ -164,6 +165,16 @@ def test_a_withdrawn_version_is_left_out_and_a_withdrawn_document_is_deleted(sit
     body = valid(schema, oai(site, verb="GetRecord", identifier=site.withdrawn, metadataPrefix="oai_dc"))
     assert body["GetRecord"]["record"]["header"]["@status"] == "deleted"
     assert "metadata" not in body["GetRecord"]["record"]
+
+
+def test_what_was_said_of_a_withdrawn_version_is_left_out(site: Site, schema: xmlschema.XMLSchema) -> None:
+    # version 2 of "partly" was titled, then withdrawn: its record (and its N2C) says nothing of it
+    body = valid(schema, oai(site, verb="GetRecord", identifier=site.partly, metadataPrefix="oai_dc"))
+    assert "The wrong file" not in str(body)
+    harvested = Sickle(f"{site.base}/oai").GetRecord(identifier=site.partly, metadataPrefix="oai_dc")
+    assert "title" not in harvested.metadata
+    tombstone = httpx.get(f"{site.base}/uri-res/N2C?{rfc2169_query(site.partly + '.text.2')}").json()
+    assert "The wrong file" not in str(tombstone) and tombstone["withdrawn"]["reason"] == "wrong file"
 
 
 @pytest.mark.parametrize(("args", "days"), [

@@ -20,6 +20,7 @@ from server_helpers import (
     CAPTURED_STYLE,
     CAPTURED_URL,
     CAPTURES_URL,
+    ELSEWHERE,
     Served,
 )
 
@@ -122,6 +123,26 @@ def test_the_banner_places_a_capture_among_the_captures_of_its_url(served: Serve
     assert "4 of 4" in last and 'rel="next"' not in last.split("</section>")[0]
     alone = httpx.get(f"{served.url}/view?pdi={_quoted(served.page)}", timeout=30).text
     assert "<dt>capture</dt>" not in alone
+
+def test_the_banner_leaves_a_withdrawn_capture_out(served: Served) -> None:
+    # three captures of a URL (versions 1 to 3 of one document), the second withdrawn: as among its mementos,
+    # the third is the second of two, and its earlier capture is the first
+    url = "http://127.0.0.1:9/withdrawn-between.html"
+    first = str(served.archive.deposit(ELSEWHERE, [Content(b"<p>one</p>", "html")], foreign_id=url)[0])
+    generic = first.rsplit(".", 2)[0]
+    second = str(served.archive.add_version(generic, [Content(b"<p>two</p>", "html")])[0])
+    third = str(served.archive.add_version(generic, [Content(b"<p>three</p>", "html")])[0])
+    served.archive.withdraw(second, "captured by mistake")
+    banner = httpx.get(f"{served.url}/view?pdi={_quoted(third)}", timeout=30).text.split("</section>")[0]
+    place = re.search(r"<dt>capture</dt><dd>(.*?)</dd>", banner)
+    assert place is not None, banner
+    assert place.group(1).startswith("2 of 2")
+    assert dict(re.findall(r'<a rel="(prev|next)" href="([^"]+)"', place.group(1))) == {
+        "prev": f"/view?pdi={_quoted(first)}"}
+    opening = httpx.get(f"{served.url}/view?pdi={_quoted(first)}", timeout=30).text.split("</section>")[0]
+    assert "1 of 2" in opening and f'href="/view?pdi={_quoted(third)}"' in opening
+    assert _quoted(second) not in opening
+
 
 def test_view_source_of_an_html_document_still_shows_its_source(served: Served) -> None:
     page = httpx.get(f"{served.url}/view?pdi={_quoted(served.page + '#elt=1,1')}&view=source", timeout=30).text

@@ -48,6 +48,22 @@ def test_a_fragment_is_served_under_the_iana_name_of_its_charset(served: Served)
     assert part.content == "café".encode("cp1252")
 
 
+def test_n2l_n2ls_and_a_browser_fragment_write_urls_that_requests_sends_as_written(served: Served) -> None:
+    # requests (as RFC 3986 §6.2.2.2 allows) decodes %2E to "." before sending, which breaks an encapsulated id
+    # (PDI-GRAMMAR: a "." in it is escaped); the resolver's own URLs write it %252E, which requests keeps
+    import requests
+
+    query = served.foreign.replace("%2E", "%252E")  # as the Memento answers write it
+    followed = requests.get(f"{served.url}/uri-res/N2L?{query}", timeout=30)
+    assert followed.status_code == 200, (followed.url, followed.text)
+    assert followed.content == b"<html>then</html>"
+    listed = requests.get(f"{served.url}/uri-res/N2Ls?{query}", timeout=30)
+    [url] = [line for line in listed.text.splitlines() if not line.startswith("#")]
+    assert requests.get(url, timeout=30).content == b"<html>then</html>"
+    aliased = requests.get(f"{served.url}/uri-res/N2R?{query}%23:~:text=then", timeout=30)
+    assert aliased.status_code == 200 and aliased.content == b"then"
+
+
 def test_n2r_keeps_the_escapes_of_a_foreign_id(served: Served) -> None:
     assert "http:%2F%2Fwww%2Eexample%2Ecom%2Fa%20b" in served.foreign
     assert get(served, f"/uri-res/N2R?{served.foreign}").content == b"<html>then</html>"

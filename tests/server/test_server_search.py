@@ -37,6 +37,15 @@ def test_api_search_pages_and_errors(served: Served) -> None:
     assert get(served, "/api/search").status_code == 400
 
 
+def test_search_refuses_a_limit_in_digits_other_than_ascii(served: Served) -> None:
+    # str.isdigit() holds for "²" and "١", which int() refuses: a 400 on both routes, not a 500
+    for route in ("/api/search", "/search"):
+        for limit in ("²", "١"):
+            bad = get(served, route, q="line", limit=limit)
+            assert bad.status_code == 400, (route, limit, bad.text)
+            assert "limit must be a number of hits" in bad.text
+
+
 def test_the_search_page_lists_hits_with_marks_and_escapes_them(served: Served) -> None:
     page = get(served, "/search", q="alert")
     assert page.status_code == 200

@@ -1591,6 +1591,9 @@ class Archive:
             records = list(self.store.representations(stamp.key))
             withdrawn_at = stamp.changed_at
         statements = tuple(self.store.document_assertions(stamp.key))
+        if withdrawn_at is None:  # what was said of a withdrawn version goes with it (N2C of it is its tombstone)
+            held = {r.version for r in records}
+            statements = tuple(s for s in statements if _version_of_subject(s.subject) in held | {None})
         return DocumentChange(stamp.cursor, _generic_of(records), statements, stamp.changed_at, withdrawn_at)
 
     def document(self, pdi: PDI | str) -> DocumentDetail:
@@ -1818,3 +1821,12 @@ class Archive:
         from pdi.archive.bagit import import_bag
 
         return import_bag(self, Path(directory), progress=progress)
+
+
+def _version_of_subject(subject: str) -> int | None:
+    """The version a statement's subject names (``None``: the document, by its generic name)."""
+    try:
+        parsed = PDI.parse(subject)
+    except ParseError:
+        return None
+    return parsed.version if parsed.format is not None else None

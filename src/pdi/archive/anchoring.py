@@ -41,7 +41,14 @@ from dataclasses import dataclass
 
 from pdi.anchor import Anchoring, anchor_passage
 from pdi.archive import Archive, Resolved, parse_pdi
-from pdi.errors import AmbiguousError, LimitError, OrphanedError, ParseError, UnsupportedError
+from pdi.errors import (
+    AmbiguousError,
+    LimitError,
+    OrphanedError,
+    ParseError,
+    UnsupportedError,
+    WithdrawnError,
+)
 from pdi.identifier import PDI
 
 #: The largest representation (octets) compared: both versions are read and decoded whole.
@@ -179,11 +186,21 @@ def _read_text(resolved: Resolved) -> _Text:
 
 
 def _target_version(archive: Archive, parsed: PDI, to: str | int) -> int:
+    """The version ``to`` names: a number, or ``latest``, the newest not withdrawn (as N2R of a generic name offers)."""
     versions = archive.versions(parsed)
     if str(to).strip().lower() == "latest":
-        return versions[-1]
+        gone: WithdrawnError | None = None
+        for version in reversed(versions):
+            try:
+                archive.locate(dataclasses.replace(parsed, version=version))
+            except WithdrawnError as withdrawn:
+                gone = gone or withdrawn
+                continue
+            return version
+        assert gone is not None  # a document has a version
+        raise gone
     text = str(to).strip()
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:  # '²' is a digit to str.isdigit, not to int()
         raise ParseError(f"a version is a positive number or 'latest', not {to!r}", rule="version")
     return int(text)
 

@@ -167,7 +167,10 @@ class SQLiteStore(SQLStore):
             " JOIN search_passages p ON p.id = s.pid"
             " JOIN representations r ON r.sha256 = p.sha256 AND r.media_type = p.media_type"
             " AND COALESCE(r.charset, '') = p.charset"
-            " JOIN documents d ON d.id = r.document WHERE 1 = 1"
+            " JOIN documents d ON d.id = r.document"
+            # a withdrawn name is out of service: its text is not found (the same bytes under another name still are)
+            " WHERE NOT EXISTS (SELECT 1 FROM withdrawals w WHERE w.document = d.id"
+            " AND (w.version IS NULL OR w.version = r.version))"
         )
         params: list[Any] = [fts5_expression(phrases)]
         if series is not None:

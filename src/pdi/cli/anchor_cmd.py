@@ -23,7 +23,7 @@ from pdi.cli.archive_cmd import archive_option, open_archive
 
 @click.command("anchor")
 @click.argument("name")
-@click.option("--to", "to", required=True, metavar="VERSION|latest", help="The version to find the passage in.")
+@click.option("--to", "to", required=True, metavar="VERSION|latest", help="The version to find the passage in (latest: the newest not withdrawn).")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
 @archive_option
 def anchor_cmd(name: str, to: str, as_json: bool, archive: str) -> None:

@@ -51,12 +51,15 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pdi.archive import Archive, Resolved
 from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.fragments.quote import CONTEXT_CHARS, QuoteMatch, TextQuote, find_quote, text_quote
 from pdi.identifier import PDI, Fragment
+
+if TYPE_CHECKING:
+    from pdi.fragments.pagetext import PageText
 
 __all__ = [
     "CONTEXT",
@@ -297,7 +300,7 @@ def import_annotations(archive: Archive, data: object, *, document: str | None =
     ``document`` is the archived document the annotations were made on (a
     versioned PDI); without it, each target's source must be a PDI.
     """
-    results = []
+    wanted: list[tuple[str | None, str, str, list[Mapping[str, Any]]]] = []
     for annotation in _annotations(data):
         ident = annotation.get("id")
         ident = str(ident) if ident is not None else None
@@ -308,8 +311,34 @@ def import_annotations(archive: Archive, data: object, *, document: str | None =
                     f"the annotation {ident or ''} targets {source[:120]!r}, which is not a PDI: name the archived "
                     "document it was made on (--pdi, or pdi= on the API)"
                 )
-            results.append(_import_target(archive, ident, source, chosen.split("#", 1)[0], selectors))
-    return results
+            wanted.append((ident, source, chosen.split("#", 1)[0], selectors))
+    # the targets of one document together: each document is read (and its page text made) once, and one is
+    # held at a time, however many targets point at it and in whatever order they come
+    results: list[TargetResult | None] = [None] * len(wanted)
+    order = sorted(range(len(wanted)), key=lambda k: (wanted[k][2], k))
+    current: tuple[str, _Document] | None = None
+    for k in order:
+        ident, source, key, selectors = wanted[k]
+        if current is None or current[0] != key:
+            current = None  # the document before is let go before the next one is read
+            current = (key, _Document(archive.get(key)))
+        results[k] = _import_target(archive, ident, source, current[1], selectors)
+    return [r for r in results if r is not None]
+
+
+class _Document:
+    """An archived document targets point at: read once, its page text made the first time it is needed."""
+
+    def __init__(self, whole: Resolved) -> None:
+        self.whole = whole
+        self._page: PageText | None = None
+
+    def page(self) -> PageText:
+        from pdi.fragments.pagetext import document_page_text
+
+        if self._page is None:
+            self._page = document_page_text(self.whole.data, self.whole.media_type, self.whole.charset)
+        return self._page
 
 
 def _selector(selectors: Sequence[Mapping[str, Any]], kind: str) -> Mapping[str, Any] | None:
@@ -323,22 +352,19 @@ def _int(value: object, what: str) -> int:
 
 
 def _import_target(
-    archive: Archive, ident: str | None, source: str, document: str, selectors: Sequence[Mapping[str, Any]]
+    archive: Archive, ident: str | None, source: str, document: _Document, selectors: Sequence[Mapping[str, Any]]
 ) -> TargetResult:
-    from pdi.fragments.pagetext import document_page_text
-
-    whole = archive.get(document)
-    base = whole.pdi.without_fragment()
+    base = document.whole.pdi.without_fragment()
 
     def named(scheme: str, *positions: object) -> PDI:
-        return dataclasses.replace(base, fragment=Fragment.of(scheme, *positions))
+        return _valid(dataclasses.replace(base, fragment=Fragment.of(scheme, *positions)))
 
     quote = _selector(selectors, "TextQuoteSelector")
     position = _selector(selectors, "TextPositionSelector")
     fragment = _selector(selectors, "FragmentSelector")
     data_position = _selector(selectors, "DataPositionSelector")
     if quote is not None or position is not None:
-        page = document_page_text(whole.data, whole.media_type, whole.charset)
+        page = document.page()
         near = None
         if position is not None:
             start, end = _int(position.get("start"), "start"), _int(position.get("end"), "end")
@@ -373,7 +399,7 @@ def _import_target(
         a, b = page.document_range(start, end)
         return TargetResult(ident, source, str(base), "selected", named("char", a, b), "read from its position")
     if fragment is not None:
-        return _from_fragment(archive, ident, source, base, whole, fragment)
+        return _from_fragment(archive, ident, source, base, document, fragment)
     if data_position is not None:
         start, end = _int(data_position.get("start"), "start"), _int(data_position.get("end"), "end")
         return TargetResult(ident, source, str(base), "selected", named("byte", start, end), "read from its octets")
@@ -382,9 +408,8 @@ def _import_target(
 
 
 def _from_fragment(
-    archive: Archive, ident: str | None, source: str, base: PDI, whole: Resolved, selector: Mapping[str, Any]
+    archive: Archive, ident: str | None, source: str, base: PDI, document: _Document, selector: Mapping[str, Any]
 ) -> TargetResult:
-    from pdi.fragments.pagetext import document_page_text
     from pdi.interop.aliases import native_names
 
     value = selector.get("value")
@@ -398,17 +423,23 @@ def _from_fragment(
         m = re.fullmatch(r"char=([0-9]{1,15})(?:,([0-9]{1,15}))?", value.split(";", 1)[0])
         if m is None:
             raise UnsupportedError(f"only RFC 5147 char= positions and ranges are read, not {value[:60]!r}")
-        page = document_page_text(whole.data, whole.media_type, whole.charset)
+        page = document.page()
         if page.kind != "text":
             raise UnsupportedError("an RFC 5147 fragment selects in text/plain")
         a = _from_rfc5147(page.text, int(m.group(1)))
         b = _from_rfc5147(page.text, int(m.group(2))) if m.group(2) else a
-        name = dataclasses.replace(base, fragment=Fragment.of("char", a, b))
+        name = _valid(dataclasses.replace(base, fragment=Fragment.of("char", a, b)))
         return TargetResult(ident, source, str(base), "selected", name, "read from its RFC 5147 fragment")
     if conforms.endswith("rfc3236"):
-        name = dataclasses.replace(base, fragment=Fragment.of("name", value, value))
+        name = _valid(dataclasses.replace(base, fragment=Fragment.of("name", value, value)))
         return TargetResult(ident, source, str(base), "selected", name, "read from its HTML id")
     raise UnsupportedError(f"a FragmentSelector conforming to {conforms[:80]!r} is not read")
+
+
+def _valid(name: PDI) -> PDI:
+    """``name`` once it is known to be a PDI (a selector's range that ends before it starts, or a scheme its
+    format has not, makes none): a :class:`~pdi.errors.ParseError` saying why otherwise."""
+    return PDI.parse(str(name))
 
 
 def _short(text: str) -> str:

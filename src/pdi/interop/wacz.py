@@ -50,7 +50,7 @@ from pdi.identifier import PDI
 from pdi.interop.warc import Source, warc_date
 from pdi.mhtml.resolve import comparable
 
-__all__ = ["WACZ_VERSION", "Exported", "export_wacz", "wacz_sources"]
+__all__ = ["WACZ_VERSION", "Exported", "capture_time", "captured_at", "export_wacz", "wacz_sources"]
 
 #: the version of the WACZ specification written (py-wacz validates exactly this one)
 WACZ_VERSION = "1.1.1"
@@ -158,18 +158,45 @@ def _name_of(r: RepresentationRecord) -> PDI:
 
 
 def _date_of(archive: Archive, name: PDI, r: RepresentationRecord) -> str:
+    when, stated = captured_at(archive, name, r.day, r.created_at)
+    return warc_date(when if stated else when.replace(microsecond=0))
+
+
+def capture_time(archive: Archive, name: PDI, day: datetime.date, created_at: str) -> datetime.datetime:
+    """A capture's time as its memento and its replay banner give it: its deposit time, but for one deposited
+    on another day than ``day`` (its name's: a WARC import) the ``warc:date`` the import left (:func:`captured_at`).
+
+    A statement is read only in that case: a capture deposited on its day costs nothing more.
+    """
+    created = datetime.datetime.fromisoformat(created_at.replace("Z", "+00:00")).astimezone(datetime.UTC)
+    if created.date() == day:
+        return created
+    when, stated = captured_at(archive, name, day, created_at)
+    return when if stated else created
+
+
+def captured_at(archive: Archive, name: PDI, day: datetime.date, created_at: str) -> tuple[datetime.datetime, bool]:
+    """When the version ``name`` (of a document minted on ``day``, deposited at ``created_at``) was captured.
+
+    The ``warc:date`` statement a WARC import left about it when it falls on
+    ``day`` (the second member then ``True``); else the deposit time when it
+    falls on ``day`` (a capture deposited as it was made); else noon of
+    ``day`` (a name dated by its source, whose time of day is not known).
+    The one reading of a capture's time: WACZ export and Memento
+    (:mod:`pdi.server.interop`) both date captures by it.
+    """
     stated = archive.meta(name).get("warc:date")
     if stated:
         with contextlib.suppress(ValueError):
             parsed = datetime.datetime.fromisoformat(stated)
             if parsed.tzinfo is None:
                 parsed = parsed.replace(tzinfo=datetime.UTC)
-            if parsed.astimezone(datetime.UTC).date() == r.day:
-                return warc_date(parsed)
-    created = datetime.datetime.fromisoformat(r.created_at.replace("Z", "+00:00"))
-    if created.astimezone(datetime.UTC).date() != r.day:  # minted on another day (imported): noon of its day
-        created = datetime.datetime.combine(r.day, datetime.time(12), datetime.UTC)
-    return warc_date(created.replace(microsecond=0))
+            if parsed.astimezone(datetime.UTC).date() == day:
+                return parsed.astimezone(datetime.UTC), True
+    created = datetime.datetime.fromisoformat(created_at.replace("Z", "+00:00")).astimezone(datetime.UTC)
+    if created.date() != day:  # minted on another day (imported): noon of its day
+        created = datetime.datetime.combine(day, datetime.time(12), datetime.UTC)
+    return created, False
 
 
 def _iso_ts(date: str) -> str:

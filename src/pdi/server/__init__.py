@@ -24,7 +24,8 @@ is the whole query string, ``GET /uri-res/<service>?<urn>``:
   links of the 1990s).
   A URN whose fragment a browser wrote (``#:~:text=``, ``#t=``,
   ``#xywh=``) is answered ``302`` to the ``N2R`` of the native name it
-  equals (for ``N2C``, its ``N2C``; :mod:`pdi.interop.aliases`).
+  equals (for ``N2C``, ``N2Ls`` and ``N2Ns``, its answer of the same
+  service; :mod:`pdi.interop.aliases`).
 * ``N2L`` — ``302 Found``, ``Location`` the URL of the resource (this
   server's ``N2R``, relative; ``300`` and a list for a generic PDI with
   several formats); ``N2Ls`` — those URLs as ``text/uri-list``.

@@ -18,15 +18,16 @@ compared exactly as it was captured; or a document, by its generic name
 (``/timegate/urn:pdi://…/id``) or the N2R URL of that name, whose versions
 are its mementos (the original resource is then the generic name's N2R
 URL). A version's memento is the N2R of its first format in token order
-(a capture has one, ``related``). Withdrawn versions and documents are no
+(a capture has one, ``related``), at its deposit time, or for a capture
+imported from a WARC at its ``WARC-Date`` (:meth:`Mementos.captured`). Withdrawn versions and documents are no
 mementos: they are left out of TimeMaps and never chosen by a TimeGate.
 
 The N2R answer of a versioned name is itself a memento (§4.1.2): it
-carries ``Memento-Datetime`` (the version's deposit time) and a ``Link``
+carries ``Memento-Datetime`` (that time) and a ``Link``
 with ``original``, ``timegate``, ``timemap`` and the ``first`` and ``prev``
 mementos (:meth:`Mementos.headers`), which do not change as later versions
-come, so the answer stays immutable. URLs these answers write hold a PDI's
-``%2E`` as ``%252E`` (:func:`sturdy`).
+come, so the answer stays immutable. URLs these answers write (as every
+N2R URL of the resolver) hold a PDI's ``%2E`` as ``%252E`` (:func:`sturdy`).
 
 OAI-PMH 2.0 (:class:`OAIRoutes`): ``/oai`` by GET or POST (§3.1.1), the
 six verbs of §4 over the catalog's documents, a set per series (§2.7.1),
@@ -41,14 +42,14 @@ import datetime
 import itertools
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from pdi.archive import Archive, DocumentChange, Generic, Resolved
+from pdi.archive import Archive, DocumentChange, Generic, GenericVersion, Resolved
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.identifier import PDI
 from pdi.interop import oaipmh
@@ -83,10 +84,10 @@ def is_url(unique_id: str) -> bool:
 
 
 def n2r_url(base: str, name: PDI | str) -> str:
-    """The N2R URL of ``name`` as the Memento answers write it (:func:`sturdy`)."""
-    from pdi.server.read import rfc2169_query
+    """The N2R URL of ``name`` as every answer of the resolver writes it (:func:`sturdy`)."""
+    from pdi.server.read import _n2r_url
 
-    return f"{base.rstrip('/')}/uri-res/N2R?{sturdy(rfc2169_query(str(name)))}"
+    return _n2r_url(base, name)
 
 
 def sturdy(query: str) -> str:
@@ -156,10 +157,16 @@ class Mementos:
                 versions.add((*key, tomb.version))
         return documents, versions
 
-    def _of_documents(self, documents: Iterator[Generic], base: str) -> tuple[list[Memento], int]:
-        """The mementos of every version of ``documents`` not withdrawn, sorted; and how many were withdrawn."""
+    def dated(self, documents: Iterable[Generic], *, most: int = MAX_MEMENTOS) -> tuple[list[tuple[datetime.datetime, PDI]], int]:
+        """Every version of ``documents`` not withdrawn, as (when, the name of its first format), oldest first; and how many were withdrawn.
+
+        The one list of a URL's captures by time: the TimeGate's and
+        TimeMap's mementos, and the replay banner's earlier and later capture
+        (:mod:`pdi.server.replay_page`). More than ``most`` is a
+        :class:`~pdi.errors.LimitError`.
+        """
         gone_documents, gone_versions = self.withdrawn()
-        found: list[Memento] = []
+        found: list[tuple[datetime.datetime, PDI]] = []
         withdrawn = 0
         for doc in documents:
             date = doc.pdi.date
@@ -169,11 +176,31 @@ class Mementos:
                 if key in gone_documents or (*key, version.number) in gone_versions:
                     withdrawn += 1
                     continue
-                found.append(Memento(parse_timestamp(version.created_at), n2r_url(base, version.formats[0])))
-                if len(found) > MAX_MEMENTOS:
-                    raise _too_many()
-        found.sort()
+                found.append((self.captured(doc.pdi, version), version.formats[0]))
+                if len(found) > most:
+                    raise _too_many(most)
+        found.sort(key=lambda each: (each[0], str(each[1])))
         return found, withdrawn
+
+    def _of_documents(self, documents: Iterable[Generic], base: str) -> tuple[list[Memento], int]:
+        """The mementos of every version of ``documents`` not withdrawn, sorted; and how many were withdrawn."""
+        dated, withdrawn = self.dated(documents)
+        return sorted(Memento(when, n2r_url(base, name)) for when, name in dated), withdrawn
+
+    def captured(self, document: PDI, version: GenericVersion) -> datetime.datetime:
+        """When a version of ``document`` (its generic name) was captured: its memento's datetime.
+
+        A version is dated by its deposit time, but a capture of a URL
+        deposited on another day than the one its name is dated by (a WARC
+        import: the name dated by its source) by the ``warc:date`` the import
+        left, as a WACZ export dates it (:func:`pdi.interop.wacz.capture_time`).
+        """
+        day = document.date
+        if day is None or not is_url(document.unique_id) or document.is_serial:
+            return parse_timestamp(version.created_at)
+        from pdi.interop.wacz import capture_time
+
+        return capture_time(self.archive, version.formats[0], day, version.created_at)
 
     def _captures(self, url: str) -> Iterator[Generic]:
         after: str | None = None
@@ -239,7 +266,7 @@ class Mementos:
         mine = [v for v in version.versions if v.number == number]
         if not mine:
             return {}
-        this = Memento(parse_timestamp(mine[0].created_at), n2r_url(base, mine[0].formats[0]))
+        this = Memento(self.captured(generic, mine[0]), n2r_url(base, mine[0].formats[0]))
         try:  # only the mementos up to this one are named: captures minted later are not read
             if is_url(generic.unique_id) and not generic.is_serial:
                 subject = self.subject(generic.unique_id, base, through=this.datetime.date())
@@ -272,8 +299,8 @@ def _own_n2r_name(url: str) -> PDI | None:
         return None
 
 
-def _too_many() -> PDIError:
-    return LimitError(f"more than {MAX_MEMENTOS} mementos: this resolver lists at most that many")
+def _too_many(most: int = MAX_MEMENTOS) -> PDIError:
+    return LimitError(f"more than {most} mementos: this resolver lists at most that many")
 
 
 def _target(request: Request, prefix: str) -> str:

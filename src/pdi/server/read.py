@@ -107,7 +107,7 @@ class Resolver:
 
         A URN with a browser fragment (``#:~:text=``, ``#t=``, ``#xywh=``:
         :mod:`pdi.interop.aliases`) is answered ``302`` to the ``N2R`` (for
-        ``N2C``, the ``N2C``) of the native name it equals.
+        ``N2C``, ``N2Ls`` and ``N2Ns``, the same service) of the native name it equals.
         """
         service = request.path_params["service"]
         handler = self.services.get(service)
@@ -121,13 +121,13 @@ class Resolver:
         base = self.base_url if self.base_url is not None else str(request.base_url)
         headers = request.headers
         name, inflection = split_inflection(urn_from_query(query))
-        if service in ("N2R", "I2R", "N2L", "N2C"):
-            from pdi.interop.aliases import alias_fragment, native_names
+        from pdi.interop.aliases import alias_fragment, native_names
 
-            if alias_fragment(name) is not None:  # a browser fragment: on to the native name it equals
-                native = (await self.work.run(native_names, self.archive, name)).native
-                to = "N2C" if service == "N2C" or inflection is not None else "N2R"
-                return RedirectResponse(f"/uri-res/{to}?{rfc2169_query(str(native))}", status_code=302)
+        if alias_fragment(name) is not None:  # a browser fragment: on to the native name it equals
+            native = (await self.work.run(native_names, self.archive, name)).native
+            # N2L and I2R on to the native name's N2R; N2C, N2Ls and N2Ns to its own answer of the same service
+            to = "N2C" if inflection is not None else ("N2R" if service in ("N2R", "I2R", "N2L") else service)
+            return RedirectResponse(f"/uri-res/{to}?{sturdy(rfc2169_query(str(native)))}", status_code=302)
         if service in ("N2R", "I2R"):
             if inflection is not None:  # ?info: what N2C answers, as ARK resolvers do
                 return _varying(await self.work.run(self.n2c, name, base, headers))
@@ -525,7 +525,8 @@ class _RawResponse(Response):
 
 
 def _n2r_path(name: PDI | str) -> str:
-    return f"/uri-res/N2R?{rfc2169_query(str(name))}"
+    """The N2R path of a name as every answer writes it: its ``%2E`` as ``%252E``, which clients keep (:func:`sturdy`)."""
+    return f"/uri-res/N2R?{sturdy(rfc2169_query(str(name)))}"
 
 
 def _n2r_url(base: str, name: PDI | str) -> str:

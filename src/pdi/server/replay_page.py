@@ -3,7 +3,9 @@
 ``/view?pdi=NAME`` of an aggregate (``multipart/related``) or an HTML
 document, when the resolver has a replay origin (:mod:`pdi.server.replay`),
 shows a banner — the name, when it was captured (the deposit time of the
-version, as the archive records it), the URL it was taken from (the foreign
+version, as the archive records it, or for a capture imported from a WARC
+its ``WARC-Date``: :func:`pdi.interop.wacz.capture_time`, as its memento is
+dated), the URL it was taken from (the foreign
 id its name encapsulates, else the root's ``Content-Location``) with a link
 to the other captures of that URL (``/captures?url=``), and where it
 stands among them with the capture before and after it — and an
@@ -26,12 +28,14 @@ nothing above the frame moves while the reader drags.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 from urllib.parse import quote
 
 from starlette.requests import Request
 
 from pdi.archive import Archive, Generic
+from pdi.archive.store import RepresentationRecord
 from pdi.errors import PDIError
 from pdi.identifier import PDI
 from pdi.server.layout import esc, page
@@ -157,8 +161,9 @@ def render_replay_page(
         frame = replay_origin + replay_path(str(parsed)) + ("#pdi-passage" if parsed.fragment is not None else "")
     source = f"/view?pdi={quote(str(parsed), safe='')}&view=source"
     other = f"/view?pdi={quote(str(parsed), safe='')}" + ("" if select else "&select=1")
+    captured = _captured(archive, parsed.without_fragment(), record)
     facts = [
-        ("captured", f'<time datetime="{esc(record.created_at)}">{esc(record.created_at)}</time>'),
+        ("captured", f'<time datetime="{esc(captured)}">{esc(captured)}</time>'),
         ("from", f"<code>{esc(url)}</code> · <a href=\"/captures?url={quote(url, safe='')}\">other captures of this URL</a>"
          if url else "(no URL recorded)"),
     ]
@@ -203,18 +208,21 @@ CAPTURES_AROUND = 500
 
 
 def _captures_around(archive: Archive, url: str, current: str) -> str:
-    """Where the page ``current`` stands among the captures of ``url`` (by deposit time), with links to the
-    capture before and after it; empty when it is not one of them (its URL is not its id), or they are too many."""
+    """Where the page ``current`` stands among the captures of ``url`` (by time, as its mementos: withdrawn ones
+    left out), with links to the capture before and after it; empty when it is not one of them (its URL is not its
+    id), or they are too many."""
+    from pdi.server.interop import Mementos, generic_of
+
     try:
         found = archive.captures(url, limit=CAPTURES_AROUND)
+        if found.after is not None:
+            return ""  # more captures than one page: the list (linked beside) places it
+        dated, _ = Mementos(archive).dated(found.documents)
+        viewed = PDI.parse(current)
     except PDIError:
         return ""
-    if found.after is not None:
-        return ""  # more captures than one page: the list (linked beside) places it
-    times = sorted(
-        (v.created_at, str(v.formats[0]), any(str(f) == current for f in v.formats))
-        for doc in found.documents for v in doc.versions if v.formats
-    )
+    this = (generic_of(viewed), viewed.version)
+    times = [(_stamp(when), str(name), (generic_of(name), name.version) == this) for when, name in dated]
     here = next((i for i, (_, _, mine) in enumerate(times) if mine), None)
     if here is None:
         return ""
@@ -228,3 +236,15 @@ def _captures_around(archive: Archive, url: str, current: str) -> str:
         + (link(here - 1, "« earlier", "prev") if here > 0 else "")
         + (link(here + 1, "later »", "next") if here + 1 < len(times) else "")
     )
+
+
+def _stamp(when: datetime.datetime) -> str:
+    """A time as the catalog writes one (ISO 8601, UTC, to the microsecond: ``2026-11-22T14:30:00.000000Z``)."""
+    return when.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _captured(archive: Archive, name: PDI, record: RepresentationRecord) -> str:
+    """When a page was captured, as its memento is dated: the deposit time, or a WARC import's ``WARC-Date``."""
+    from pdi.interop.wacz import capture_time
+
+    return _stamp(capture_time(archive, name, record.day, record.created_at))

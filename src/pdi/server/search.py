@@ -43,7 +43,7 @@ def _limit(request: Request) -> int:
     text = request.query_params.get("limit")
     if text is None or text == "":
         return PAGE_HITS
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):  # '²' is a digit to str.isdigit, not to int()
         raise ParseError(f"limit must be a number of hits, not {text[:40]!r}", rule="limit")
     value = int(text)
     if not 1 <= value <= MAX_SEARCH_LIMIT:
