@@ -9,7 +9,6 @@ memory is read from the kernel.
 from __future__ import annotations
 
 import io
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from PIL import Image
 from pdi.errors import LimitError
 from pdi.fragments import evaluate
 from pdi.fragments.image import MAX_CROP_PIXELS
+from peak_memory import run_with_peak
 
 
 @pytest.fixture(scope="module")
@@ -55,13 +55,10 @@ def test_refusing_it_takes_no_memory_to_speak_of(bomb: Path) -> None:
     Image.new("L", (40, 30), 7).save(small, format="PNG")
 
     def peak_kib(path: Path, expected: str) -> int:
-        child = subprocess.Popen([sys.executable, "-c", script, str(path)], stdout=subprocess.PIPE, text=True)
-        assert child.stdout is not None
-        out = child.stdout.read()
-        _, _, usage = os.wait4(child.pid, 0)  # reaped here, with the kernel's account of it
-        child.returncode = 0
-        assert out.strip() == expected
-        return usage.ru_maxrss
+        status, peak, out = run_with_peak([sys.executable, "-c", script, str(path)], stdout=subprocess.PIPE)
+        assert status == 0
+        assert out.decode().strip() == expected
+        return peak
 
     baseline = peak_kib(small, "")  # the same child cutting a 40x30 image: the interpreter and Pillow
     # no more than that and a little: one decoded frame of the bomb alone is 144 MB

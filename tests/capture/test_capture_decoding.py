@@ -3,14 +3,13 @@ decompression bomb that `pdi capture --max-mb 1` once decoded to gigabytes in me
 
 Expected bodies are what the standard library's gzip and zlib were given to compress;
 the bomb is served by a local HTTP server and captured by `pdi capture` in a child
-process whose peak memory (``ru_maxrss`` from ``os.wait4``) is compared with that of
+process whose peak memory (``tests/peak_memory.py``) is compared with that of
 the same command capturing a small page.
 """
 
 from __future__ import annotations
 
 import gzip
-import os
 import struct
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from pdi.capture import Limits, capture
 from pdi.capture.decoding import BodyDecoder
 from pdi.errors import LimitError, UnsupportedError
 from pdi.mhtml import parse
+from peak_memory import run_with_peak
 
 PAGE = b"<html><body><p>" + b"hello " * 200 + b"</p></body></html>"
 
@@ -224,13 +224,11 @@ def test_capture_stops_the_bomb_in_process(server: str) -> None:
 def _run(url: str, out: Path, err: Path) -> tuple[int, int]:
     """Exit status and peak resident memory (KiB) of ``pdi capture url --max-mb 1``."""
     with err.open("wb") as stderr:
-        child = subprocess.Popen(
+        status, peak, _ = run_with_peak(
             [sys.executable, "-m", "pdi", "capture", url, "--allow-private", "--max-mb", "1", "-o", str(out)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+            stdout=subprocess.DEVNULL, stderr=stderr,
         )
-        _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
-    return child.returncode, usage.ru_maxrss
+    return status, peak
 
 
 def test_cli_capture_of_a_decompression_bomb_stays_small_and_says_why(server: str, tmp_path: Path) -> None:
