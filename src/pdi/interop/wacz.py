@@ -34,6 +34,7 @@ import json
 import os
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +46,14 @@ from warcio.warcwriter import WARCWriter
 from pdi import __version__
 from pdi.archive import Archive, canonical_series
 from pdi.archive.store import ListQuery, RepresentationRecord
-from pdi.errors import ImmutabilityError, NotFoundError, ParseError, StoreError, WithdrawnError
+from pdi.errors import (
+    ImmutabilityError,
+    NotFoundError,
+    ParseError,
+    StoreError,
+    UnsupportedError,
+    WithdrawnError,
+)
 from pdi.identifier import PDI
 from pdi.interop.warc import Source, warc_date
 from pdi.mhtml.resolve import comparable
@@ -80,7 +88,15 @@ def wacz_sources(path: str | Path) -> list[Source]:
     def opener(member: str) -> Callable[[], contextlib.AbstractContextManager[BinaryIO]]:
         @contextlib.contextmanager
         def open_member() -> Iterator[BinaryIO]:
-            with zipfile.ZipFile(path) as zf, zf.open(member) as fh:
+            with contextlib.ExitStack() as stack:
+                try:
+                    zf = stack.enter_context(zipfile.ZipFile(path))
+                    fh = stack.enter_context(zf.open(member))
+                except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
+                    # a damaged local header, a size or offset past the end
+                    raise ParseError(f"{path}: {member} cannot be opened: {exc}", rule="WACZ") from None
+                except (NotImplementedError, RuntimeError) as exc:  # a compression method or encryption zipfile lacks
+                    raise UnsupportedError(f"{path}: {member} cannot be read: {exc}") from None
                 yield fh  # type: ignore[misc]  # ZipExtFile is a seekable binary stream
 
         return open_member
