@@ -26,6 +26,7 @@ from pdi.interop.oaipmh import (
     OAIError,
     Request,
     Resumption,
+    check_prefix,
     parse_request,
     response,
     selection,
@@ -47,6 +48,8 @@ def _valid(xml: bytes) -> None:
 
 
 def _answer(request: Request) -> None:
+    if request.verb == "GetRecord":
+        check_prefix(request.arguments["metadataPrefix"])  # the resolver's first check, before the identifier's
     if request.verb not in ("ListRecords", "ListIdentifiers"):
         return
     token = request.arguments.get("resumptionToken")
