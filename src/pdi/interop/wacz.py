@@ -73,8 +73,10 @@ def wacz_sources(path: str | Path) -> list[Source]:
             infos = zf.infolist()
     except FileNotFoundError:
         raise NotFoundError(f"no file {path}") from None
-    except (zipfile.BadZipFile, OSError) as exc:
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise ParseError(f"{path} is not a WACZ (not a ZIP file: {exc})", rule="WACZ") from None
+    except NotImplementedError as exc:  # a ZIP feature zipfile lacks ("zip file version 12.7")
+        raise UnsupportedError(f"{path} cannot be read: {exc}") from None
     if len(infos) > _MAX_MEMBERS:
         raise ParseError(f"{path} has more than {_MAX_MEMBERS} files", rule="WACZ")
     sizes = {
