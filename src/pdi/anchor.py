@@ -281,6 +281,8 @@ def anchor_passage(old: str, start: int, end: int, new: str, *, context: int = C
     """Find ``old[start:end]`` in ``new`` (see the module docstring): exactly, by quote and context, or fuzzily."""
     if not 0 <= start <= end <= len(old):
         raise ValueError(f"the passage [{start}, {end}) is not within the text's {len(old)} characters")
+    if old == new:  # the same text: the passage is where it was (also in an empty text, which has no block)
+        return Anchoring("anchored", "exact", start, end, 1.0, 1.0)
     notes: list[str] = []
     blocks, note, whole = equal_blocks(old, new)
     if note:

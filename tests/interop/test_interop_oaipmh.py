@@ -93,3 +93,23 @@ def test_any_statement_text_makes_valid_xml(value: str) -> None:
     body = oaipmh.response("http://r.example.org/oai", NOW, parse_request([("verb", "GetRecord"),
                            ("identifier", header.identifier), ("metadataPrefix", "oai_dc")]), oaipmh.get_record(record))
     SCHEMA.validate(xmlschema.XMLResource(body, allow="none"))
+
+
+@pytest.mark.parametrize(("argument", "value"), [
+    ("metadataPrefix", "verb=marc21"),  # found by fuzzing: echoed, it broke the schema's metadataPrefixType
+    ("metadataPrefix", "oai dc"),
+    ("set", "a b"),
+    ("set", "a::b"),
+    ("from", "2026-02-30"),
+    ("until", "yesterday"),
+])
+def test_argument_values_the_schema_cannot_echo_are_bad_arguments(argument: str, value: str) -> None:
+    arguments = {"metadataPrefix": "marc21", argument: value}
+    with pytest.raises(OAIError) as caught:
+        parse_request([("verb", "ListRecords"), *arguments.items()])
+    assert caught.value.code == "badArgument"
+    # and the error answer is valid: the request is echoed without its arguments (§3.2)
+    SCHEMA.validate(xmlschema.XMLResource(oaipmh.response("http://r.example.org/oai", NOW, None, caught.value), allow="none"))
+    # a valid value of the same argument passes to the next check (the prefix here is not disseminated)
+    good = {"metadataPrefix": "oai_dc", "set": "a:b", "from": "2026-02-28", "until": "2026-03-01"}[argument]
+    assert parse_request([("verb", "ListRecords"), *{**arguments, argument: good}.items()]).arguments[argument] == good

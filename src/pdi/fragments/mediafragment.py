@@ -82,8 +82,10 @@ def _pairs(fragment: str) -> list[tuple[str, str]]:
             continue
         try:
             out.append((unquote_to_bytes(name).decode("utf-8"), unquote_to_bytes(value).decode("utf-8")))
-        except UnicodeDecodeError:
-            continue  # §4.1: a pair that does not decode is not a media fragment pair
+        except UnicodeError:
+            # §4.1: a pair that does not decode is not a media fragment pair; nor is one holding a lone
+            # surrogate (a command-line argument's byte that was not UTF-8), which has no UTF-8 to decode
+            continue
     return out
 
 

@@ -115,6 +115,17 @@ def parse_request(pairs: Iterable[tuple[str, str]]) -> Request:
             raise OAIError("badArgument", f"{verb} takes {takes}, not {key[:80]!r}")
         if len(value) > MAX_ARGUMENT:
             raise OAIError("badArgument", f"the argument {key} is longer than {MAX_ARGUMENT} characters")
+    # Values the response's schema cannot echo are illegal (§3.6 badArgument), so every error a
+    # request that passes here meets is answered with the request echoed as valid XML (§3.2).
+    for key in ("from", "until"):
+        if key in arguments:
+            parse_datestamp(arguments[key], argument=key)
+    if "metadataPrefix" in arguments and not _PREFIX.fullmatch(arguments["metadataPrefix"]):
+        raise OAIError("badArgument", f"metadataPrefix={arguments['metadataPrefix'][:80]!r} holds characters a"
+                       " metadata prefix cannot (letters, digits and -_.!~*'() only)")
+    if "set" in arguments and not _SET_SPEC.fullmatch(arguments["set"]):
+        raise OAIError("badArgument", f"set={arguments['set'][:80]!r} is not a setSpec (letters, digits and"
+                       " -_.!~*'(), in parts joined by ':')")
     if exclusive is not None and exclusive in arguments:
         if len(arguments) > 1:
             others = ", ".join(sorted(k for k in arguments if k != exclusive))
@@ -126,6 +137,9 @@ def parse_request(pairs: Iterable[tuple[str, str]]) -> Request:
     return Request(verb, arguments)
 
 
+#: The schema's metadataPrefixType and setSpecType (OAI-PMH.xsd).
+_PREFIX = re.compile(r"[A-Za-z0-9\-_.!~*'()]+")
+_SET_SPEC = re.compile(r"[A-Za-z0-9\-_.!~*'()]+(?::[A-Za-z0-9\-_.!~*'()]+)*")
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _SECOND = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 

@@ -34,6 +34,7 @@ import json
 import os
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +46,14 @@ from warcio.warcwriter import WARCWriter
 from pdi import __version__
 from pdi.archive import Archive, canonical_series
 from pdi.archive.store import ListQuery, RepresentationRecord
-from pdi.errors import ImmutabilityError, NotFoundError, ParseError, StoreError, WithdrawnError
+from pdi.errors import (
+    ImmutabilityError,
+    NotFoundError,
+    ParseError,
+    StoreError,
+    UnsupportedError,
+    WithdrawnError,
+)
 from pdi.identifier import PDI
 from pdi.interop.warc import Source, warc_date
 from pdi.mhtml.resolve import comparable
@@ -65,8 +73,10 @@ def wacz_sources(path: str | Path) -> list[Source]:
             infos = zf.infolist()
     except FileNotFoundError:
         raise NotFoundError(f"no file {path}") from None
-    except (zipfile.BadZipFile, OSError) as exc:
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise ParseError(f"{path} is not a WACZ (not a ZIP file: {exc})", rule="WACZ") from None
+    except NotImplementedError as exc:  # a ZIP feature zipfile lacks ("zip file version 12.7")
+        raise UnsupportedError(f"{path} cannot be read: {exc}") from None
     if len(infos) > _MAX_MEMBERS:
         raise ParseError(f"{path} has more than {_MAX_MEMBERS} files", rule="WACZ")
     sizes = {
@@ -80,7 +90,15 @@ def wacz_sources(path: str | Path) -> list[Source]:
     def opener(member: str) -> Callable[[], contextlib.AbstractContextManager[BinaryIO]]:
         @contextlib.contextmanager
         def open_member() -> Iterator[BinaryIO]:
-            with zipfile.ZipFile(path) as zf, zf.open(member) as fh:
+            with contextlib.ExitStack() as stack:
+                try:
+                    zf = stack.enter_context(zipfile.ZipFile(path))
+                    fh = stack.enter_context(zf.open(member))
+                except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
+                    # a damaged local header, a size or offset past the end
+                    raise ParseError(f"{path}: {member} cannot be opened: {exc}", rule="WACZ") from None
+                except (NotImplementedError, RuntimeError) as exc:  # a compression method or encryption zipfile lacks
+                    raise UnsupportedError(f"{path}: {member} cannot be read: {exc}") from None
                 yield fh  # type: ignore[misc]  # ZipExtFile is a seekable binary stream
 
         return open_member
