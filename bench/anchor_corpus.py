@@ -223,8 +223,10 @@ def judge(case: Case, answer: tuple[int, int] | None) -> str:
 
     With the passage unchanged, the answer must be its span exactly; with
     words edited inside it, it must cover the edited passage with an overlap
-    of at least 80% of the two spans' union. Any answer where the right one
-    is "orphaned" is wrong.
+    of at least 80% of the two spans' union, or be the cited words themselves,
+    unchanged, within it ("har sel exlinut" after "har" was inserted inside:
+    "har har sel exlinut"). Any answer where the right one is "orphaned" is
+    wrong.
     """
     if answer is None:
         return "orphaned"
@@ -233,6 +235,8 @@ def judge(case: Case, answer: tuple[int, int] | None) -> str:
     if not case.kind.startswith("edit-inside"):
         return "correct" if answer == case.expected else "wrong"
     (a, b), (c, d) = answer, case.expected
+    if c <= a <= b <= d and case.new[a:b] == case.old[case.start:case.end]:
+        return "correct"
     overlap = max(0, min(b, d) - max(a, c))
     union = max(b, d) - min(a, c)
     return "correct" if union and overlap / union >= 0.8 else "wrong"

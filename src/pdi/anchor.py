@@ -265,6 +265,16 @@ def _image_of_other(blocks: list[tuple[int, int, int]], by_new: list[int], start
     return q <= start or p >= end
 
 
+def _word_edge(text: str, i: int) -> bool:
+    """Whether position ``i`` of ``text`` is not inside a word (letters and digits on both sides)."""
+    return i <= 0 or i >= len(text) or not (text[i - 1].isalnum() and text[i].isalnum())
+
+
+def _same_edges(old: str, start: int, end: int, new: str, at: int, to: int) -> bool:
+    """Whether ``new[at:to]`` starts and ends between words wherever the cited ``old[start:end]`` does."""
+    return (not _word_edge(old, start) or _word_edge(new, at)) and (not _word_edge(old, end) or _word_edge(new, to))
+
+
 def _occurrences(text: str, quote: str, cap: int) -> list[int]:
     found: list[int] = []
     at = text.find(quote)
@@ -336,6 +346,10 @@ def _by_quote(
     length = len(quote)
     by_new = [b for _, b, _ in blocks]
     hits = [h for h in hits if not _image_of_other(blocks, by_new, start, end, h, h + length)]
+    if length < DISTINCT_CHARS:
+        # a short passage cited from word to word is not found inside other words ("da lo do" in
+        # "studa lo do"); a long one that stands once is itself the evidence, whatever was glued to it
+        hits = [h for h in hits if _same_edges(old, start, end, new, h, h + length)]
     scored = sorted((_candidate(old, start, end, new, h, h + length, context) for h in hits),
                     key=lambda c: (-c.context, c.start))
     if len(hits) == 1 and length >= DISTINCT_CHARS and len(_occurrences(old, quote, 1)) == 1:
@@ -436,12 +450,52 @@ class _FuzzySearch:
         if a is None or b is None or b <= a:
             return None, stretch
         at, to = w0 + a, w0 + b
+        # a diff has many equally short alignments, and one may carry an end into a neighbouring word
+        # ("testupo te tero" against "te tero"): where the cited passage's own context stands unchanged
+        # just beside the place, the place ends (and starts) where that context begins (ends)
+        reach = (self.end - self.start) // 2 + 1
+        to = _beside_context(old, self.end, new, to, reach, after=True)
+        at = _beside_context(old, self.start, new, at, reach, after=False)
+        if to <= at:
+            return None, stretch
         if any(at < y and x < to for x, y in self.blanked):
             return None, stretch
         if _image_of_other(self.blocks, self.by_new, self.start, self.end, at, to):
             return None, stretch
         score = fuzz.ratio(old[self.start:self.end], new[at:to]) / 100
         return (_candidate(old, self.start, self.end, new, at, to, self.context), score), stretch
+
+
+#: Characters of unchanged context that move a fuzzy place's end (or start) to stand beside them.
+SNAP_CONTEXT: Final = 8
+
+
+def _beside_context(old: str, pos_old: int, new: str, pos_new: int, reach: int, *, after: bool) -> int:
+    """``pos_new``, or the position within ``reach`` of it beside which most of the old context stands unchanged.
+
+    With ``after``, the context is the old text that follows ``pos_old`` (up to
+    :data:`CONTEXT` characters), compared with what follows each position of
+    the new text; otherwise the text that precedes it. A position is taken
+    only when at least :data:`SNAP_CONTEXT` characters (or the whole context,
+    at an end of the text) stand there unchanged and more than at ``pos_new``;
+    of equals, the nearest.
+    """
+    ctx = old[pos_old:pos_old + CONTEXT] if after else old[max(0, pos_old - CONTEXT):pos_old]
+
+    def kept(p: int) -> int:
+        if after:
+            there = new[p:p + len(ctx)]
+            return next((i for i, (x, y) in enumerate(zip(ctx, there, strict=False)) if x != y), min(len(ctx), len(there)))
+        there = new[max(0, p - len(ctx)):p]
+        pairs = zip(reversed(ctx), reversed(there), strict=False)
+        return next((i for i, (x, y) in enumerate(pairs) if x != y), min(len(ctx), len(there)))
+
+    best, most = pos_new, kept(pos_new)
+    for p in range(max(0, pos_new - reach), min(len(new), pos_new + reach) + 1):
+        n = kept(p)
+        if n > most or (n == most and abs(p - pos_new) < abs(best - pos_new)):
+            best, most = p, n
+    return best if most >= min(SNAP_CONTEXT, len(ctx)) and best != pos_new and most > kept(pos_new) else pos_new
 
 
 def _merged(opcodes: Iterable[Opcode]) -> list[tuple[str, int, int, int, int]]:
