@@ -26,7 +26,7 @@ import psycopg.errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from pdi.archive.blobs import CHUNK_SIZE, BlobInfo, ChunkedReader, Digests, Octets, pieces
-from pdi.archive.sql import REP_COLUMNS, SearchAccess, SQLStore, _now, search_scope
+from pdi.archive.sql import REP_COLUMNS, SearchAccess, SQLStore, _now, search_page
 from pdi.archive.store import SCHEMA_VERSION, BlobObserver, SearchKey, StagedBlob
 from pdi.errors import ImmutabilityError, LimitError, NotFoundError, PDIError, StoreError
 from pdi.fulltext import MARK_END, MARK_START
@@ -219,17 +219,7 @@ class PostgresStore(SQLStore):
             " WHERE NOT EXISTS (SELECT 1 FROM withdrawals w WHERE w.document = d.id"
             " AND (w.version IS NULL OR w.version = r.version))"
         )
-        if series is not None:
-            sql += " AND d.series = ?"
-            params.append(series)
-        scope, bound = search_scope(access)
-        sql += scope
-        params += bound
-        if after is not None:
-            sql += " AND (s.score > ? OR (s.score = ? AND (p.id, d.id, r.version, r.format) > (?, ?, ?, ?)))"
-            params += [after.score, after.score, after.passage, after.document, after.version, after.format]
-        sql += " ORDER BY s.score, p.id, d.id, r.version, r.format LIMIT ?"
-        return self._query(sql, [*params, limit])
+        return self._query(*search_page(sql, params, series, access, after, limit))
 
     def _highlight(self, passage: int, phrases: Sequence[Sequence[str]]) -> str | None:
         query, params = self._tsquery(phrases)

@@ -368,6 +368,29 @@ def search_scope(access: SearchAccess | None) -> tuple[str, list[Any]]:
     return sql, params
 
 
+def search_page(
+    sql: str, params: list[Any], series: str | None, access: SearchAccess | None, after: Any, limit: int
+) -> tuple[str, list[Any]]:
+    """A search's ``sql`` (either store's match of the passages) with what both stores add after it.
+
+    The series asked for, :func:`search_scope`, the keyset page after
+    ``after`` (a :class:`~pdi.archive.search.SearchKey`: score, then passage,
+    document, version and format) and its order and ``limit``.
+    """
+    params = list(params)
+    if series is not None:
+        sql += " AND d.series = ?"
+        params.append(series)
+    scope, bound = search_scope(access)
+    sql += scope
+    params += bound
+    if after is not None:
+        sql += " AND (s.score > ? OR (s.score = ? AND (p.id, d.id, r.version, r.format) > (?, ?, ?, ?)))"
+        params += [after.score, after.score, after.passage, after.document, after.version, after.format]
+    sql += " ORDER BY s.score, p.id, d.id, r.version, r.format LIMIT ?"
+    return sql, [*params, limit]
+
+
 def _blob_use(sha256: str, rows: list[tuple[Any, ...]]) -> BlobUse:
     """A :class:`BlobUse` from the grouped rows of one blob (sha256, format, media type, charset, line ending, count, min, max)."""
     return BlobUse(

@@ -51,7 +51,7 @@ from pdi.archive.sql import (
     SQLStore,
     _discard,
     check_imported_blob,
-    search_scope,
+    search_page,
 )
 from pdi.archive.store import BlobObserver, BlobSource, SearchKey, StagedBlob, blob_octets
 from pdi.errors import NotFoundError, PDIError, StoreError
@@ -173,17 +173,7 @@ class SQLiteStore(SQLStore):
             " AND (w.version IS NULL OR w.version = r.version))"
         )
         params: list[Any] = [fts5_expression(phrases)]
-        if series is not None:
-            sql += " AND d.series = ?"
-            params.append(series)
-        scope, bound = search_scope(access)
-        sql += scope
-        params += bound
-        if after is not None:
-            sql += " AND (s.score > ? OR (s.score = ? AND (p.id, d.id, r.version, r.format) > (?, ?, ?, ?)))"
-            params += [after.score, after.score, after.passage, after.document, after.version, after.format]
-        sql += " ORDER BY s.score, p.id, d.id, r.version, r.format LIMIT ?"
-        return self._query(sql, [*params, limit])
+        return self._query(*search_page(sql, params, series, access, after, limit))
 
     def _highlight(self, passage: int, phrases: Sequence[Sequence[str]]) -> str | None:
         rows = self._query(
