@@ -5,37 +5,27 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from warc_builder import WarcBuilder
 
 from pdi.archive import Archive
+from peak_memory import run_with_peak
 
 S = "web.example.us"
 BIG = 80 << 20
 
-# As in tests/test_mhtml_memory.py: a launcher reaps the command and reports its peak
-# (a child forked straight from the test process would count the test's own pages).
-_LAUNCHER = """
-import os, subprocess, sys
-child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-err = child.stderr.read()
-_, status, usage = os.wait4(child.pid, 0)
-print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
-sys.stdout.flush()
-sys.stderr.buffer.write(err)
-"""
-
-
 def _import(warc: Path, archive: Path) -> tuple[int, int, str]:
     """Exit status, peak resident KiB and stderr of `pdi import WARC` in a child process."""
-    done = subprocess.run(
-        [sys.executable, "-c", _LAUNCHER, sys.executable, "-m", "pdi", "import", str(warc), "--series", S,
-         "--max-mb", "200", "--archive", str(archive)],
-        capture_output=True, text=True, check=True, timeout=600,
-    )
-    code, peak = done.stdout.split()
-    return int(code), int(peak), done.stderr
+    with tempfile.TemporaryFile() as err:
+        code, peak, _ = run_with_peak(
+            [sys.executable, "-m", "pdi", "import", str(warc), "--series", S, "--max-mb", "200",
+             "--archive", str(archive)],
+            stdout=subprocess.DEVNULL, stderr=err,
+        )
+        err.seek(0)
+        return code, peak, err.read().decode(errors="replace")
 
 
 def _warc(path: Path, size: int) -> Path:
