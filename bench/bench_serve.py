@@ -36,7 +36,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -51,6 +50,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
+sys.path.insert(0, str(SRC))
+
+from pdi._ports import free_port  # noqa: E402
+
 SERIES = "bench.example.us"
 CONNECTIONS = (1, 8, 64)
 SMALL = (("1 KB text", 1_000), ("10 KB text", 10_000), ("20 KB text", 20_000))
@@ -393,12 +396,6 @@ def deposit(archive: Path, path: Path, data: bytes) -> str:
 def fetch(url: str) -> bytes:
     with urllib.request.urlopen(url, timeout=30) as answer:
         return bytes(answer.read())
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def text_of(size: int, seed: int) -> bytes:

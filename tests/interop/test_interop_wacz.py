@@ -6,7 +6,6 @@ import datetime
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from click.testing import CliRunner
 from warc_builder import DATA, WarcBuilder, parts_of, sha1_digest
 from warcio.archiveiterator import ArchiveIterator
 
+from pdi._ports import free_port
 from pdi.archive import Archive
 from pdi.capture import pack_path
 from pdi.capture.deposit import deposit_capture
@@ -157,12 +157,6 @@ def test_cli_export_wacz_and_its_refusals(filled: Archive, tmp_path: Path) -> No
 # --- pywb, an independent replay tool ---------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_pywb_replays_the_exported_pages(filled: Archive, tmp_path: Path) -> None:
     out = tmp_path / "out.wacz"
     export_wacz(filled, out, series=S)
@@ -172,7 +166,7 @@ def test_pywb_replays_the_exported_pages(filled: Archive, tmp_path: Path) -> Non
     for argv in (["init", "pdi"], ["add", "--unpack-wacz", "pdi", str(out)]):
         done = subprocess.run([str(BIN / "wb-manager"), *argv], cwd=root, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout + done.stderr
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [str(BIN / "wayback"), "-b", "127.0.0.1", "-p", str(port), "-t", "2"],
         cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import datetime
-import socket
+import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -100,29 +102,57 @@ def captured_aggregate(png: bytes) -> bytes:
     )
 
 
+#: The first line ``pdi serve`` writes: the ports it listens on.
+SERVING = re.compile(r"pdi: serving .* at http://127\.0\.0\.1:(\d+)/ \(replay at http://127\.0\.0\.1:(\d+)/\)")
+
+
+def start_serve(
+    location: Path | str, *options: str, port: int = 0, drain: bool = False, **popen: Any,
+) -> tuple[subprocess.Popen[str], int, str]:
+    """``pdi serve`` of ``location`` started: the process, the port it listens on and its first line.
+
+    ``port`` 0 (the default) lets the server take a free port and say which
+    (a port probed here and bound there could be taken between the two).
+    With ``drain`` the rest of standard error is read by a thread (and
+    lost), so that a server that logs much never blocks on a full pipe;
+    without, the caller may read it. The caller stops the process.
+    """
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pdi", "serve", "--port", str(port), "--archive", str(location), *options],
+        stderr=subprocess.PIPE, text=True, **popen,
+    )
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    if drain:
+        threading.Thread(target=process.stderr.read, daemon=True).start()
+    found = SERVING.match(line)
+    if found is None:
+        process.kill()
+        process.wait(timeout=30)
+        raise AssertionError(f"pdi serve did not start: {line!r}")
+    return process, int(found[1]), line
+
+
+def wait_answering(process: subprocess.Popen[str], url: str) -> None:
+    """Wait (30 s at most) until ``url`` answers."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(url, timeout=5)
+            return
+        except httpx.TransportError:
+            assert time.monotonic() < deadline and process.poll() is None, "pdi serve did not answer"
+            time.sleep(0.05)
+
+
 @contextmanager
 def serving(location: Path | str, *options: str) -> Iterator[tuple[subprocess.Popen[str], int]]:
     """``pdi serve`` of ``location`` on a free port of 127.0.0.1, answering; stopped (SIGTERM) after."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pdi", "serve", "--port", str(port), "--archive", str(location),
-         # the replay origin on any free port: port + 1 may be another test server's
-         *(() if "--replay-port" in options else ("--replay-port", "0")), *options],
-        stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )
+    # the replay origin on any free port too: port + 1 may be another test server's
+    replay = () if "--replay-port" in options else ("--replay-port", "0")
+    process, port, _ = start_serve(location, *replay, *options, start_new_session=True)
     try:
-        assert process.stderr is not None
-        assert process.stderr.readline().startswith("pdi: serving ")
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/api/series", timeout=5)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline and process.poll() is None, "pdi serve did not answer"
-                time.sleep(0.1)
+        wait_answering(process, f"http://127.0.0.1:{port}/api/series")
         yield process, port
     finally:
         if process.poll() is None:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
-from server_helpers import ELSEWHERE, VERSION_TIMES, S, Served, serving
+from server_helpers import ELSEWHERE, VERSION_TIMES, S, Served, serving, start_serve
 
+from pdi._ports import free_port
 from pdi.archive import Archive
 
 
@@ -149,20 +148,24 @@ def test_the_viewer_reads_the_text_as_the_evaluators_do(served: Served) -> None:
     assert "a\u2400b\ncd" in httpx.get(f"{served.url}/view", params={"pdi": nul}).text
 
 
+def _bindable(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
 def test_pdi_serve_runs_the_resolver(tmp_path: Path) -> None:
     with Archive.init(tmp_path / "archive") as archive:
         archive.add_series("served.example.us")
-    with socket.socket() as probe:  # a port that is free now
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pdi", "serve", "--port", str(port), "--workers", "2",
-         "--archive", str(tmp_path / "archive")],
-        stderr=subprocess.PIPE, text=True,
-    )
+    port = free_port()  # below the ephemeral range, so that no client connection takes it (nor port + 1) meanwhile
+    while not _bindable(port + 1):
+        port = free_port()
+    process, bound, line = start_serve(tmp_path / "archive", "--workers", "2", port=port)
     try:
-        assert process.stderr is not None
-        assert process.stderr.readline() == f"pdi: serving {tmp_path / 'archive'} at http://127.0.0.1:{port}/ (replay at http://127.0.0.1:{port + 1}/) with 2 workers (Ctrl-C stops)\n"
+        assert (bound, line) == (port, f"pdi: serving {tmp_path / 'archive'} at http://127.0.0.1:{port}/ (replay at http://127.0.0.1:{port + 1}/) with 2 workers (Ctrl-C stops)\n")
         deadline = time.monotonic() + 30
         while True:
             try:

@@ -12,8 +12,6 @@ the server hold their answers.
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import uvicorn
+from server_helpers import start_serve
 from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
@@ -190,13 +189,7 @@ def test_a_client_that_reads_nothing_cannot_make_the_server_hold_the_answers(nam
     # 3,000 requests for a 100 KB answer the cache holds, sent at once and never read: 300 MB
     # if each were written out at once; the protocol stops answering itself when the
     # connection's write buffer is full, and uvicorn then stops reading the requests.
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pdi", "serve", "--workers", "1", "--port", str(port), "--archive", names["location"]],
-        stderr=subprocess.DEVNULL,
-    )
+    process, port, _ = start_serve(names["location"], "--workers", "1", drain=True)
     try:
         deadline = time.monotonic() + 30
         while True:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import concurrent.futures
 import io
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 from PIL import Image
+from server_helpers import start_serve, wait_answering
 
 from pdi.archive import Archive
 
@@ -39,25 +38,10 @@ def _noise_png(side: int) -> bytes:
 
 @contextmanager
 def _serve(archive: Path, *options: str) -> Iterator[tuple[str, int]]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pdi", "serve", "--port", str(port), "--archive", str(archive), *options],
-        stderr=subprocess.PIPE, text=True,
-    )
+    process, port, _ = start_serve(archive, *options)
     try:
-        assert process.stderr is not None
-        assert process.stderr.readline().startswith("pdi: serving ")
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"{url}/api/series", timeout=5)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "pdi serve did not answer"
-                time.sleep(0.1)
+        wait_answering(process, f"{url}/api/series")
         yield url, process.pid
     finally:
         process.terminate()

@@ -5,10 +5,6 @@ from __future__ import annotations
 import html
 import io
 import re
-import socket
-import subprocess
-import sys
-import time
 import urllib.parse
 from pathlib import Path
 
@@ -22,8 +18,11 @@ from server_helpers import (
     CAPTURES_URL,
     ELSEWHERE,
     Served,
+    start_serve,
+    wait_answering,
 )
 
+from pdi._ports import free_port
 from pdi.archive import Archive, Content, Resolved
 
 
@@ -181,29 +180,11 @@ def test_pdi_serve_workers_serve_the_replay_port_and_never_answer_it_from_the_ca
     with Archive.init(tmp_path / "archive") as archive:
         archive.add_series("served.example.us")
         page = str(archive.deposit("served.example.us", [Content(b"<p>kept</p>", "html")])[0])
-    ports = []
-    for _ in range(2):
-        with socket.socket() as probe:  # ports that are free now
-            probe.bind(("127.0.0.1", 0))
-            ports.append(probe.getsockname()[1])
-    port, replay_port = ports
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pdi", "serve", "--port", str(port), "--replay-port", str(replay_port),
-         "--workers", "2", "--archive", str(tmp_path / "archive")],
-        stderr=subprocess.PIPE, text=True,
-    )
+    replay_port = free_port()  # below the ephemeral range: no client connection takes it meanwhile
+    process, port, line = start_serve(tmp_path / "archive", "--replay-port", str(replay_port), "--workers", "2")
     try:
-        assert process.stderr is not None
-        line = process.stderr.readline()
         assert f"at http://127.0.0.1:{port}/ (replay at http://127.0.0.1:{replay_port}/) with 2 workers" in line
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/api/series", timeout=5)
-                break
-            except httpx.ConnectError:
-                assert time.monotonic() < deadline and process.poll() is None, "pdi serve did not start"
-                time.sleep(0.05)
+        wait_answering(process, f"http://127.0.0.1:{port}/api/series")
         for _ in range(12):  # connections of their own, spread over the workers: each fills its cache
             with httpx.Client(timeout=10) as client:  # kept alive: the cache answers the second request
                 for _ in range(2):

@@ -441,6 +441,26 @@ def _mouse(pipe: Pipe, session: str, kind: str, x: float, y: float, buttons: int
     pipe.call("Input.dispatchMouseEvent", params, session, time.monotonic() + 30)
 
 
+def _hover_until_the_frame_sees_it(pipe: Pipe, session: str, x: float, y: float) -> None:
+    """Move the mouse to ``(x, y)`` until the framed page has a ``mousemove`` there (20 s at most).
+
+    A reader's pointer is over the page before a drag starts. A frame in a
+    process of its own takes input only once Chromium can hit-test it (its
+    first frames drawn): on a loaded machine a drag sent before that is lost
+    (the selection stays empty), so the drag waits until the frame answers.
+    """
+    _in_frame(pipe, session, "document.addEventListener('mousemove', () => "
+                             "{ document.documentElement.dataset.testHovered = '1'; }), true")
+    deadline = time.monotonic() + 20
+    while True:
+        _mouse(pipe, session, "mouseMoved", x, y, 0)
+        if _in_frame(pipe, session, "document.documentElement.dataset.testHovered === '1'"):
+            return
+        assert time.monotonic() < deadline, "the framed page never had the pointer over it"
+        time.sleep(0.1)
+        _mouse(pipe, session, "mouseMoved", x + 1, y, 0)  # a move, not the same place again
+
+
 def _awaited(pipe: Pipe, session: str, expression: str) -> Any:
     answer = pipe.call("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True,
                                             "userGesture": True}, session, time.monotonic() + 30)
@@ -486,7 +506,7 @@ def test_a_drag_in_the_rendered_page_is_named_copied_and_opens_marked(tmp_path: 
         first, last = json.loads(_in_frame(pipe, session, WANTED_CHARS.replace("WANTED", json.dumps(wanted))))
         start = (frame["x"] + first[0] + 1, frame["y"] + (first[1] + first[3]) / 2)
         end = (frame["x"] + last[2] - 1, frame["y"] + (last[1] + last[3]) / 2)
-        _mouse(pipe, session, "mouseMoved", *start, 0)
+        _hover_until_the_frame_sees_it(pipe, session, *start)
         _mouse(pipe, session, "mousePressed", *start, 1)
         for i in range(1, 9):
             _mouse(pipe, session, "mouseMoved", start[0] + (end[0] - start[0]) * i / 8, start[1] + (end[1] - start[1]) * i / 8, 1)

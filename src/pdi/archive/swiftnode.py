@@ -16,12 +16,12 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+from pdi._ports import free_port
 from pdi.errors import StoreError
 
 ACCESS_KEY = "test:tester"
@@ -109,12 +109,6 @@ default = yes
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _need(program: str) -> str:
     found = shutil.which(program)
     if found is None:
@@ -130,7 +124,7 @@ class TemporarySwift:
 
     def __init__(self) -> None:
         self.directory = Path(tempfile.mkdtemp(prefix="pdi-swift-"))
-        self.ports = {kind: _free_port() for kind in (*_SERVERS, "proxy")}
+        self.ports = {kind: free_port() for kind in (*_SERVERS, "proxy")}
         self._processes: dict[str, subprocess.Popen[bytes]] = {}
 
     @property
