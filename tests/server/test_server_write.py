@@ -296,14 +296,14 @@ def test_token_add_prints_the_token_alone_and_the_catalog_keeps_only_its_digest(
     assert again.returncode == 5 and "never reused" in again.stderr
 
 
-def _batch(writable: Writable, files: list[tuple[str, bytes, str]], manifest: object = None,
-           **headers: str) -> httpx.Response:
+def _batch(writable: Writable, files: list[tuple[str, bytes, str]], manifest: object = None, *,
+           token: str | None = None, query: str = "", **headers: str) -> httpx.Response:
     """POST /api/batch with ``files`` (name, octets, media type) as multipart/form-data, as httpx encodes it."""
     data = {} if manifest is None else {"manifest": json.dumps(manifest)}
     return writable.client.post(
-        f"/api/batch?series={S}", data=data,
+        f"/api/batch?series={S}{query}", data=data,
         files=[("item", (name, octets, media_type)) for name, octets, media_type in files],
-        headers=Writable.bearer(writable.deposit, **headers),
+        headers=Writable.bearer(writable.deposit if token is None else token, **headers),
     )
 
 
@@ -323,6 +323,24 @@ def test_a_batch_mints_every_item_in_order_with_its_exact_bytes(writable: Writab
     assert [e.subject for e in writable.archive.audit() if e.action == "deposit"] == [
         i["pdi"].rsplit(".", 2)[0] for i in items
     ]
+
+
+def test_a_batch_embargoed_from_the_start_needs_a_curator_and_hides_every_item(writable: Writable) -> None:
+    files = [("a.txt", b"sealed one\n", "text/plain"), ("b.txt", b"sealed two\n", "text/plain")]
+    before = snapshot(writable.archive)
+    refused = _batch(writable, files, query="&embargo=2099-01-01")  # a depositor may not embargo
+    assert refused.status_code == 403 and "curate" in refused.json()["detail"]
+    assert snapshot(writable.archive) == before
+    bad = _batch(writable, files, token=writable.curate, query="&embargo=someday")
+    assert bad.status_code == 400 and "someday" in bad.json()["detail"]
+    assert snapshot(writable.archive) == before
+    made = _batch(writable, files, token=writable.curate, query="&embargo=2099-01-01")
+    assert made.status_code == 201, made.text
+    for item, (_, octets, _) in zip(made.json()["items"], files, strict=True):
+        hidden = writable.client.get(f"/uri-res/N2R?{item['pdi']}")
+        assert hidden.status_code == 403 and "embargoed until 2099-01-01" in hidden.json()["detail"]
+        shown = writable.client.get(f"/uri-res/N2R?{item['pdi']}", headers=Writable.bearer(writable.curate))
+        assert shown.status_code == 200 and shown.content == octets
 
 
 def test_one_refused_item_refuses_the_batch_naming_it_and_nothing_is_kept(writable: Writable) -> None:

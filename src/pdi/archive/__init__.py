@@ -581,18 +581,21 @@ class Archive:
         writer: Writer | None = None,
         idempotency_key: str | None = None,
         request: str = "",
+        embargo_until: str | None = None,
     ) -> list[Deposit]:
         """Mint a name for each item (its formats, and a foreign id or ``None``) and deposit them all, or none.
 
         Every item is checked and staged first; one refusal (naming the item
         by its index) stages nothing and mints nothing. The names are minted
         in one transaction, in the items' order (their serials consecutive
-        among themselves). ``writer``, ``idempotency_key`` and ``request`` as
-        for :meth:`deposit`.
+        among themselves). ``writer``, ``idempotency_key``, ``request`` and
+        ``embargo_until`` (every item embargoed until then, in the same
+        transaction; the role ``curate``) as for :meth:`deposit`.
         """
+        embargo = None if embargo_until is None else _parse_until(embargo_until)
         name = canonical_series(series)
         if writer is not None:
-            writer.require("deposit", name)
+            writer.require("deposit" if embargo is None else "curate", name)
         if not items:
             raise ParseError("a batch needs at least one item", rule="batch")
         if self.store.get_series(name) is None:
@@ -621,7 +624,7 @@ class Archive:
                         raise type(exc)(f"item {index}: {exc}") from None
             everything = [rep for reps in staged for rep in reps]
             now = self._now()
-            note = self._note(writer, "deposit", everything, idempotency_key, request)
+            note = self._note(writer, "deposit", everything, idempotency_key, request, embargo)
             results = self.store.mint_batch(
                 name, now.date(), list(zip(checked, staged, strict=True)), _timestamp(now), note=note
             )

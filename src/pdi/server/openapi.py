@@ -179,7 +179,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ),
     ("POST", "/api/batch"): Operation(
         "Many deposits in one request, all or nothing: each file part of a multipart/form-data body one document",
-        (Param("series", "The series to mint in", required=True), _IDEMPOTENCY),
+        (Param("series", "The series to mint in", required=True),
+         Param("embargo", "Embargo every item until this date or time (needs the role curate)"), _IDEMPOTENCY),
         body="multipart/form-data: file parts (each its Content-Type), and an optional JSON field manifest"
              ' listing {"format", "id", "charset"} item by item',
         answers={201: '{"items": [{"pdi", "names", "version"}, ...]} in the parts\' order'},

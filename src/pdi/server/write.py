@@ -17,12 +17,13 @@ transaction that makes it (who: ``token:NAME``, from which address).
   "version": 1, "unchanged": false}``. With an ``id`` already minted today
   whose latest version holds these bytes, nothing is stored: ``200`` and that
   name, ``"unchanged": true``.
-* ``POST /api/batch?series=S`` — many deposits, all or nothing: a
+* ``POST /api/batch?series=S[&embargo=DATE]`` — many deposits, all or nothing: a
   ``multipart/form-data`` body, each file part one document (its format
   from its ``Content-Type``, or from an optional JSON ``manifest`` field
   listing ``{"format", "id", "charset"}`` item by item). ``201`` and
   ``{"items": [{"pdi", "names", "version"}, …]}`` in the parts' order; a
-  refusal names the item (``item 3: …``) and mints nothing.
+  refusal names the item (``item 3: …``) and mints nothing. ``embargo``
+  embargoes every item from the start (role ``curate``).
 * ``POST /api/version?pdi=GENERIC_NAME[&format=F][&charset=C]`` — a new
   version (``201``; the same bytes as the latest version: ``200``, unchanged).
 * ``POST /api/format?pdi=VERSIONED_NAME&format=F[&charset=C]`` — another
@@ -142,6 +143,7 @@ class WriteAPI:
         writer = await self.writer(request)
         series = _param(request, "series")
         key = _idempotency_key(request)
+        embargo = request.query_params.get("embargo") or None
         kind = request.headers.get("content-type", "")
         if not kind.lower().startswith("multipart/form-data"):
             raise ParseError("a batch is a multipart/form-data body, one file part an item", rule="Content-Type")
@@ -167,6 +169,7 @@ class WriteAPI:
             def run() -> list[Deposit]:
                 return self.archive.deposit_batch(
                     series, items, writer=writer, idempotency_key=key, request=_fingerprint(request),
+                    embargo_until=embargo,
                 )
 
             deposits = await anyio.to_thread.run_sync(run)
