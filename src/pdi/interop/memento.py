@@ -14,7 +14,8 @@ What the resolver needs of RFC 7089, with no I/O:
 * §2.2.1 the ``Link`` relation types ``original``, ``timegate``,
   ``timemap`` and ``memento`` with ``first``/``last``/``prev``/``next``
   (RFC 5988, now RFC 8288), :func:`timegate_links` for a TimeGate's
-  ``302`` and :func:`memento_links` for a memento's ``200``;
+  ``302`` and :func:`memento_links` for a memento's ``200`` (which, kept
+  as immutable, names no other memento);
 * §5.1.1 the TimeMap in the ``application/link-format`` of RFC 6690,
   :func:`timemap`.
 
@@ -174,21 +175,22 @@ def timegate_links(original: str, timemap_uri: str, mementos: Sequence[Memento],
     return ", ".join(parts)
 
 
-def memento_links(
-    original: str, timegate_uri: str, timemap_uri: str, mementos: Sequence[Memento], this: int
-) -> str:
+def memento_links(original: str, timegate_uri: str, timemap_uri: str, this: Memento) -> str:
     """The ``Link`` of a memento's own answer (RFC 7089 §2.2.1, the example of §4.1.2).
 
-    ``original``, ``timegate`` and ``timemap``, and the ``first`` and
-    ``prev`` mementos before this one (``mementos`` up to and including it:
-    those never change when later mementos are added, so the answer may be
-    kept as immutable), the memento itself among them.
+    ``original``, ``timegate`` and ``timemap``, and the memento itself with
+    its ``datetime``: only what never changes, since the answer is kept as
+    immutable (by the resolver's cache and by any HTTP cache, for a year).
+    The ``first``, ``prev``, ``next`` and ``last`` mementos are left to the
+    TimeGate and the TimeMap (RFC 7089 makes them optional here): each can
+    change after the answer was made, a later capture changing ``next`` and
+    ``last``, and an earlier one (a WARC imported, dated by its capture) or a
+    withdrawal changing ``first`` and ``prev``.
     """
-    parts = [link(original, "original"), link(timegate_uri, "timegate"), link(timemap_uri, "timemap", type=LINK_FORMAT)]
-    for i in sorted({0, max(this - 1, 0), this}):
-        rels = (["first"] if i == 0 else []) + (["prev"] if i == this - 1 else [])
-        parts.append(link(mementos[i].uri, " ".join([*rels, "memento"]), datetime=http_datetime(mementos[i].datetime)))
-    return ", ".join(parts)
+    return ", ".join([
+        link(original, "original"), link(timegate_uri, "timegate"), link(timemap_uri, "timemap", type=LINK_FORMAT),
+        link(this.uri, "memento", datetime=http_datetime(this.datetime)),
+    ])
 
 
 def timemap(original: str, self_uri: str, timegate_uri: str, mementos: Sequence[Memento]) -> str:

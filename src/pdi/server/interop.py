@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import itertools
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
@@ -211,14 +210,11 @@ class Mementos:
                 return
             after = page.after
 
-    def subject(self, target: str, base: str, *, through: datetime.date | None = None) -> Subject:
+    def subject(self, target: str, base: str) -> Subject:
         """The URI-R ``target`` names (a URL, a generic name or its N2R URL) with its mementos.
 
         :class:`~pdi.errors.NotFoundError` when the archive holds no memento of
         it, a ``410`` problem when it held some and every one was withdrawn.
-        With ``through``, the captures of a URL minted after that day are not
-        read (every version of a document is at or after its day of minting):
-        the mementos up to that day are all there.
         """
         if not target:
             raise ParseError("name the original resource after the route: /timegate/http://… or /timegate/urn:pdi://…",
@@ -228,8 +224,6 @@ class Mementos:
 
             return self._document(PDI.parse(urn_from_query(target)), base)
         captures = self._captures(target)
-        if through is not None:
-            captures = itertools.takewhile(lambda doc: doc.pdi.date is not None and doc.pdi.date <= through, captures)
         mementos, withdrawn = self._of_documents(captures, base)
         if not mementos and not withdrawn:
             own = _own_n2r_name(target)
@@ -256,8 +250,11 @@ class Mementos:
     def headers(self, located: Resolved, base: str) -> dict[str, str]:
         """``Memento-Datetime`` and the memento's ``Link`` for the N2R of a versioned name (RFC 7089 §4.1.2).
 
-        Empty when the name's version is not among the mementos (it cannot be:
-        a withdrawn name is never served).
+        The link names the original resource, the TimeGate, the TimeMap and
+        the memento itself (:func:`memento_links`), all known from the name
+        and its version: no other capture is read. Empty when the version is
+        not in the catalog's record of the document (it cannot be: a
+        withdrawn name is never served).
         """
         generic = generic_of(located.pdi)
         version = self.archive.locate(str(generic))
@@ -267,20 +264,13 @@ class Mementos:
         if not mine:
             return {}
         this = Memento(self.captured(generic, mine[0]), n2r_url(base, mine[0].formats[0]))
-        try:  # only the mementos up to this one are named: captures minted later are not read
-            if is_url(generic.unique_id) and not generic.is_serial:
-                subject = self.subject(generic.unique_id, base, through=this.datetime.date())
-            else:
-                subject = self._document(generic, base)
-        except LimitError:  # more mementos than a TimeMap lists: the bytes are answered without the links
-            return {}
-        earlier = [m for m in subject.mementos if m <= this]
-        if not earlier or earlier[-1] != this:
-            return {}
+        if is_url(generic.unique_id) and not generic.is_serial:  # a capture: the URL is the original resource
+            subject = Subject(generic.unique_id, generic.unique_id, (this,))
+        else:
+            subject = Subject(n2r_url(base, generic), str(generic), (this,))
         return {
             "Memento-Datetime": http_datetime(this.datetime),
-            "Link": memento_links(subject.original, subject.timegate(base), subject.timemap(base),
-                                  earlier, len(earlier) - 1),
+            "Link": memento_links(subject.original, subject.timegate(base), subject.timemap(base), this),
         }
 
 
