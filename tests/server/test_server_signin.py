@@ -263,6 +263,9 @@ def test_every_read_path_takes_the_cookie_as_it_takes_a_bearer_token(location: s
         for what, answer in cookie.items():
             assert answer.headers["cache-control"] == PRIVATE, what
         assert cookie["N2R"].content == b"sealed minutes of the board\n"
+        head = client.head(f"/uri-res/N2R?{sealed}", headers=_cookie(reader))
+        assert head.status_code == 200 and head.headers["cache-control"] == PRIVATE
+        assert client.head(f"/uri-res/N2R?{sealed}").status_code == 403
         assert sealed in cookie["api-search"].text and sealed in cookie["search"].text
         assert "sealed minutes" in cookie["view"].text
         assert len(app.state.cache) == 0  # nothing read with a cookie is kept
