@@ -233,7 +233,7 @@ def _form(back: str, *, error: str = "", status: int = 200, more: str = "") -> H
         f' aria-describedby="{described}"{invalid}>'
         f'<p class="hint" id="token-hint">The token you were given (made with <code>pdi token add</code>;'
         f" it begins <code>{PREFIX}</code>). This browser keeps it until you sign out or close it, where no"
-        " script can read it, and sends it only to this resolver's pages.</p>"
+        " script can read it; only this resolver reads it (not its replay origin, nor any other site).</p>"
         '<button type="submit">Sign in</button></form>'
     )
     return _no_store(HTMLResponse(page(heading, body, style=STYLE), status_code=status))
