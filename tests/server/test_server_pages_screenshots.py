@@ -78,6 +78,10 @@ PAGES = {
     "document": ("/view?pdi={versioned}", "document.querySelectorAll('#formats tbody tr').length === 3"
                  " && document.querySelectorAll('#statements tr.superseded').length === 1 && document.querySelector('#formats .ok') !== null"),
     "captures": ("/captures?url={captured}", "document.querySelectorAll('ol.timeline li').length === 4"),
+    # signing in (pdi.server.signin): a labelled field for the token, going on to the page the reader came from
+    "signin-form": ("/signin?next=/series", "document.querySelector('label[for=token]').textContent === 'Token'"
+                    " && document.querySelector('form.signin input[name=next]').value === '/series'"
+                    " && document.querySelector('header a[href^=\"/signin\"]') !== null"),
 }
 
 

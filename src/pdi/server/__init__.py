@@ -77,6 +77,11 @@ Memento TimeGates and TimeMaps (``/timegate/<URL>``, ``/timemap/link/<URL>``)
 and the OAI-PMH 2.0 endpoint (``/oai``) are :mod:`pdi.server.interop`.
 ``/search?q=…`` finds passages by their
 words and links each to the viewer (:mod:`pdi.server.search`).
+
+A person signs in with a token at ``/signin`` (:mod:`pdi.server.signin`):
+the browser then keeps it in an ``HttpOnly`` cookie that the resolver's reads
+(``GET``, ``HEAD``) take as they take a bearer token, and its writes never
+(:mod:`pdi.server.readers`); the replay origin ignores it.
 """
 
 from __future__ import annotations
@@ -101,6 +106,7 @@ from pdi.server.read import ReadAPI, Resolver
 from pdi.server.readers import Readers
 from pdi.server.replay_page import ReplaySite
 from pdi.server.search import SearchPages
+from pdi.server.signin import SignIn
 from pdi.server.write import WriteAPI
 
 __all__ = ["ReplaySite", "create_app"]
@@ -158,6 +164,7 @@ def create_app(
         Route("/", pages.view),
         Route("/view", pages.view),
         *catalogue.routes(),
+        *SignIn(opened, base_url).routes(),
         Route("/search", search.page),
         Route("/api/search", search.api),
         Route("/uri-res/{service}", resolver.endpoint),
@@ -184,7 +191,7 @@ def create_app(
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]
     app = Starlette(routes=routes, exception_handlers=HANDLERS, middleware=[
-        Middleware(Readers, archive=opened),  # first: a token that is not live is 401, even for a kept answer
+        Middleware(Readers, archive=opened, cookies=True, base_url=base_url),  # first: a token that is not live is 401, even for a kept answer
         Middleware(CachedAnswers, cache=cache),  # only answers anyone may read are kept there
     ])
     docs.routes = app.routes

@@ -28,7 +28,10 @@ The key is the request's ``Host`` and query string exactly as sent
 name is its own entry). A request whose ``Accept`` names JSON is never
 answered from the cache: N2R may answer it with the name's description
 instead of its bytes (content negotiation, :mod:`pdi.server.read`), and
-every answer says ``Vary: Accept``.
+every answer says ``Vary: Accept``. A read with a browser's sign-in (the cookie of
+:mod:`pdi.server.readers`, checked before this middleware) may be answered
+from it — the cache holds only answers anyone may read — but is sent
+``private, no-store``, and nothing read with it is ever kept.
 
 :class:`CachedAnswerProtocol` does the same one step earlier, in ``pdi
 serve``'s HTTP/1.1 connections: as soon as a request's head is parsed, an
@@ -39,7 +42,10 @@ It steps aside (the ASGI path answers, from the same cache) whenever the
 request is not the plain case: another request still being answered on the
 connection, the client not reading what was written (the connection's
 write buffer full), a request body, an upgrade, ``Connection: close``,
-HTTP/1.0, or the connection limit reached.
+HTTP/1.0, the connection limit reached, or a token presented
+(``Authorization``, or a browser's sign-in cookie, :mod:`pdi.server.readers`:
+it is checked first, and what is read with the cookie is never answered
+from here).
 
 Each ``pdi serve`` worker process has a cache of its own.
 """
@@ -61,6 +67,7 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE
 
 from pdi.server.conditional import UNSATISFIABLE, byte_range, if_range_holds, tag_matches
 from pdi.server.limits import GuardedHttpToolsProtocol
+from pdi.server.readers import has_cookie
 
 #: Bytes of whole answers a worker keeps by default (``pdi serve --cache-mib``).
 DEFAULT_CACHE_BYTES = 32 << 20
@@ -361,6 +368,8 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             return False
         method = parser.get_method()
         if method not in (b"GET", b"HEAD") or any(key in _NOT_PLAIN for key, _ in self.headers):
+            return False
+        if has_cookie(self.headers):  # a sign-in is checked first, and its answers are never from here
             return False
         try:
             url = httptools.parse_url(self.url)

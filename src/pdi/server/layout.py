@@ -3,7 +3,9 @@
 :func:`page` wraps a page's body in one HTML document: a ``<header>`` with
 the resolver's navigation (home, series, a search box and a box for a name,
 each a plain link or a ``GET`` form, so that every page reads and navigates
-without JavaScript) and the stylesheet. Nothing is loaded from elsewhere:
+without JavaScript; and who reads: "signed in as NAME (role, series)" with a
+sign-out button, or a "Sign in" link back to this page,
+:mod:`pdi.server.signin`) and the stylesheet. Nothing is loaded from elsewhere:
 the style and any script are inline, so a page is whole as served.
 
 Pages pass already-escaped HTML; :func:`esc` is :func:`html.escape` under a
@@ -13,6 +15,10 @@ short name for building it.
 from __future__ import annotations
 
 import html
+from urllib.parse import quote
+
+from pdi.archive.access import current_reader
+from pdi.server.readers import by_cookie, request_target
 
 STYLE = """
 body{font:16px/1.45 system-ui,sans-serif;margin:0;color:#222}
@@ -22,6 +28,8 @@ header.site a{color:#fff;text-decoration:none;font-weight:600} header.site a:hov
 header.site form{display:flex;gap:0.3rem;align-items:center;margin:0} header.site label{font-size:0.85rem}
 header.site input{padding:0.2rem 0.35rem;border:1px solid #8796a8;border-radius:3px}
 header.site .brand{font-size:1.05rem;margin-right:0.5rem}
+header.site .who{margin-left:auto;display:flex;gap:0.5rem;align-items:center;font-size:0.9rem}
+header.site button{font:inherit;font-size:0.85rem}
 a:focus-visible,button:focus-visible,input:focus-visible{outline:3px solid #f0a400;outline-offset:1px}
 pre{white-space:pre-wrap;word-wrap:break-word;border:1px solid #ccc;padding:1rem;background:#fcfcfa}
 mark{background:#ffe58a} code,input{font-family:ui-monospace,monospace}
@@ -52,8 +60,24 @@ def header(*, query: str = "", name: str = "") -> str:
         '<form action="/view" method="get">'
         f'<label for="site-pdi">Resolve</label><input id="site-pdi" name="pdi" size="32" value="{esc(name)}"'
         ' placeholder="urn:pdi://…"><button type="submit">Go</button></form>'
-        "</header>"
+        f"{who()}</header>"
     )
+
+
+def who() -> str:
+    """Who reads this page: "signed in as NAME (role, series)" and a sign-out button, or a "Sign in" link."""
+    reader = current_reader.get()
+    token = reader.token if reader is not None else None
+    if token is None:
+        back = request_target.get()
+        link = "/signin" if back in ("/", "") or back.startswith("/signin") else f"/signin?next={quote(back, safe='')}"
+        return f'<div class="who"><a href="{esc(link)}">Sign in</a></div>'
+    scope = ", ".join(token.series) if token.series else "every series"
+    shown = f'<span>signed in as <strong>{esc(token.name)}</strong> ({esc(token.role)}, {esc(scope)})</span>'
+    if not by_cookie.get():  # a bearer token (a program reading pages): nothing to sign out of
+        return f'<div class="who">{shown}</div>'
+    return (f'<form class="who" action="/signout" method="post">{shown}'
+            '<button type="submit">Sign out</button></form>')
 
 
 def page(title: str, body: str, *, script: str = "", style: str = "", query: str = "", name: str = "") -> str:

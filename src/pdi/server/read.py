@@ -55,6 +55,7 @@ from pdi.server.conditional import (
 from pdi.server.interop import Mementos, sturdy
 from pdi.server.limits import WorkLimits
 from pdi.server.problems import Problem
+from pdi.server.readers import by_cookie
 from pdi.server.zerocopy import EXTENSION
 
 #: RFC 2169 services this resolver answers, and the others it knows of (501).
@@ -369,7 +370,10 @@ def _alias_description(archive: Archive, name: str) -> dict[str, Any]:
 
 def shared_answer(archive: Archive, resolved: Resolved) -> bool:
     """Whether the answer may be kept and given to anyone: the request is anonymous (it got through, so
-    the name is public), or the name is readable by anyone now (not private, not embargoed)."""
+    the name is public), or the name is readable by anyone now (not private, not embargoed), and it was
+    not read with a browser's sign-in (:data:`pdi.server.readers.by_cookie`: every such answer is private)."""
+    if by_cookie.get():
+        return False
     reader = current_reader.get()
     return reader is None or reader.token is None or archive.readable_by_anyone(resolved.record)
 

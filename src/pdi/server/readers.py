@@ -10,24 +10,86 @@ replay, search and the browse pages — answers as the archive answers that
 reader. A token that is unknown, revoked or malformed is ``401`` (RFC 6750
 §3.1) rather than read as anonymous, so a reader is never silently shown
 less than they are allowed to see.
+
+A browser cannot send that header: on the resolver's own origin
+(``cookies=True``) a ``GET`` or ``HEAD`` without one reads as the token of
+the :data:`COOKIE` cookie that ``POST /signin`` sets
+(:mod:`pdi.server.signin`), exactly as if it were its bearer token. Only
+reads take it: any other method reads as anonymous whatever cookie comes
+with it, and the write API reads the ``Authorization`` header alone, so a
+cookie can never write (no cross-site request forgery to defend against).
+An answer read with the cookie is ``Cache-Control: private, no-store``
+whatever the route said (RFC 9111 §5.2.2.3, §5.2.2.7), and
+:func:`pdi.server.read.shared_answer` never lets the resolver's cache keep
+it; a page (HTML: it says who is signed in) or a refusal (``4xx``, but
+an ``immutable`` one) answered to an anonymous request says ``Vary: Cookie``, so that a cache on
+the way never gives it to a signed-in reader. A cookie whose token is no longer live (revoked) is
+``401`` and is cleared at once: the next request reads as anonymous. The
+replay origin (``cookies=False``) never reads the cookie — the browser sends
+it there too, as cookies are not kept apart by port — so an archived page
+can never be shown, or act, with a person's sign-in.
 """
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Iterable
+
 import anyio.to_thread
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.requests import cookie_parser
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pdi.archive import Archive
 from pdi.archive.access import ANONYMOUS, Reader, current_reader
 from pdi.server.problems import problem
 
+#: The cookie that holds a signed-in person's token (``HttpOnly``: no script, archived or not, reads it).
+COOKIE = "pdi-token"
+
+#: Whether the request being answered reads as the token of the :data:`COOKIE` cookie (not a bearer token).
+by_cookie: contextvars.ContextVar[bool] = contextvars.ContextVar("pdi_by_cookie", default=False)
+
+#: The path and query of the ``GET`` being answered, as sent (where "sign in" brings the reader back to).
+request_target: contextvars.ContextVar[str] = contextvars.ContextVar("pdi_request_target", default="/")
+
+#: The methods that read: the only ones that take the cookie.
+READS = frozenset({"GET", "HEAD"})
+
+PRIVATE = b"private, no-store"
+
+
+def cookie_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+    """The token the :data:`COOKIE` cookie of a request's raw headers holds (``None``: none, or empty)."""
+    sent = "; ".join(v.decode("latin-1") for k, v in headers if k == b"cookie")
+    if COOKIE not in sent:
+        return None
+    return cookie_parser(sent).get(COOKIE, "").strip() or None
+
+
+def has_cookie(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """Whether a request may carry the :data:`COOKIE` cookie (a quick test of the raw headers: no false "no")."""
+    name = COOKIE.encode()
+    return any(k == b"cookie" and name in v for k, v in headers)
+
+
+def clear_cookie(secure: bool) -> str:
+    """The ``Set-Cookie`` value that makes a browser forget the :data:`COOKIE` cookie."""
+    return f"{COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict" + ("; Secure" if secure else "")
+
 
 class Readers:
-    """ASGI middleware: the reader of each HTTP request, anonymous or the token it presents."""
+    """ASGI middleware: the reader of each HTTP request, anonymous or the token it presents.
 
-    def __init__(self, app: ASGIApp, archive: Archive) -> None:
+    ``cookies``: whether a read may present its token in the :data:`COOKIE` cookie (the resolver's
+    origin); ``base_url`` says whether the resolver is reached over ``https`` (a cleared cookie is then ``Secure``).
+    """
+
+    def __init__(self, app: ASGIApp, archive: Archive, *, cookies: bool = False, base_url: str | None = None) -> None:
         self.app = app
         self.archive = archive
+        self.cookies = cookies
+        self.base_url = base_url
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -35,6 +97,7 @@ class Readers:
             return
         header = next((v for k, v in scope["headers"] if k == b"authorization"), None)
         reader = ANONYMOUS
+        cookie = None
         if header is not None:
             scheme, _, secret = header.decode("latin-1").partition(" ")
             record = None
@@ -49,8 +112,78 @@ class Readers:
                 await refusal(scope, receive, send)
                 return
             reader = Reader(record)
+        elif self.cookies and scope["method"] in READS:
+            cookie = cookie_token(scope["headers"])
+            if cookie is not None:
+                record = await anyio.to_thread.run_sync(self.archive.authenticate, cookie)
+                if record is None:
+                    await self._signed_out(scope, receive, send)
+                    return
+                reader = Reader(record)
         token = current_reader.set(reader)
+        marked = by_cookie.set(cookie is not None)
+        target = request_target.set(_target(scope))
         try:
-            await self.app(scope, receive, send)
+            if not self.cookies:
+                await self.app(scope, receive, send)
+            elif cookie is not None:
+                await self.app(scope, receive, _private(send))
+            else:
+                await self.app(scope, receive, _varies(send))
         finally:
+            request_target.reset(target)
+            by_cookie.reset(marked)
             current_reader.reset(token)
+
+    async def _signed_out(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``401`` to a read whose cookie's token is not live: the cookie cleared; for a person, the sign-in page."""
+        from pdi.server.signin import expired_sign_in
+
+        accept = next((v for k, v in scope["headers"] if k == b"accept"), b"")
+        secure = scope.get("scheme") == "https" or (self.base_url or "").lower().startswith("https:")
+        refusal: Response
+        if b"text/html" in accept:
+            refusal = await anyio.to_thread.run_sync(expired_sign_in, _target(scope))
+        else:
+            refusal = problem(401, "unauthorized",
+                              "the token you signed in with is not known, or was revoked: sign in again (/signin)")
+        refusal.headers["WWW-Authenticate"] = 'Bearer realm="pdi", error="invalid_token"'
+        refusal.headers["Cache-Control"] = "no-store"
+        refusal.headers.append("Set-Cookie", clear_cookie(secure))
+        await refusal(scope, receive, send)
+
+
+def _target(scope: Scope) -> str:
+    """The request's path and query as sent."""
+    raw: bytes = scope.get("raw_path") or scope["path"].encode("utf-8")
+    query: bytes = scope.get("query_string", b"")
+    return raw.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
+
+
+def _private(send: Send) -> Send:
+    """``send`` with every answer's ``Cache-Control`` made ``private, no-store``."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            kept = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"cache-control"]
+            message = {**message, "headers": [*kept, (b"cache-control", PRIVATE)]}
+        await send(message)
+
+    return sending
+
+
+def _varies(send: Send) -> Send:
+    """``send`` with ``Vary: Cookie`` on every page (HTML) and refusal (``4xx``) but an ``immutable`` one:
+    each differs when signed in."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            kind = next((v for k, v in headers if k.lower() == b"content-type"), b"")
+            control = next((v for k, v in headers if k.lower() == b"cache-control"), b"")
+            # an immutable answer (N2R's of a name anyone may read, a 416 of it too) is the same for everyone
+            if (message["status"] >= 400 or kind.startswith(b"text/html")) and b"immutable" not in control:
+                message = {**message, "headers": [*headers, (b"vary", b"Cookie")]}
+        await send(message)
+
+    return sending

@@ -29,7 +29,12 @@ replay origin itself (and ``data:``/``blob:``), nothing connects
 (``connect-src 'none'``), no form is sent, no plug-in runs, and only the
 resolver's pages (and replayed pages' own frames) may frame it; no script
 runs unless ``scripts`` (``--replay-scripts``), and then only the page's own.
-It sets no cookie and reads none. Whatever else is asked of it is ``404``.
+It sets no cookie and reads none: not the resolver's sign-in cookie either
+(:mod:`pdi.server.signin`), which the browser sends here too (cookies are not
+kept apart by port). A capture of a private series or an embargoed one is
+therefore replayed only to a bearer token, never to a signed-in person: its
+page is refused with a page that says so (:func:`not_replayed`, ``403``),
+and the resolver shows such a reader its source instead. Whatever else is asked of it is ``404``.
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pdi import formats
 from pdi.archive import Archive, Generic, Resolved
-from pdi.errors import LimitError, NotFoundError, UnsupportedError
+from pdi.errors import AccessError, LimitError, NotFoundError, UnsupportedError
 from pdi.identifier import PDI
 from pdi.mhtml import Aggregate
 from pdi.mhtml.unpack import PlannedFile, plan
@@ -248,7 +253,12 @@ class ReplayApp:
         key = ("select " if select else "") + name
         # asked of the catalog each time, kept plan or not: the reader's access (403, 404),
         # and a withdrawal (410), as they stand now, also when changed by another process
-        located = await anyio.to_thread.run_sync(self.archive.locate, PDI.parse(name).without_fragment())
+        try:
+            located = await anyio.to_thread.run_sync(self.archive.locate, PDI.parse(name).without_fragment())
+        except AccessError as refused:
+            if file.endswith(".html") or "text/html" in request.headers.get("accept", ""):
+                return not_replayed(refused)  # a page, shown in the resolver's frame: say why it is empty
+            raise
         shared = isinstance(located, Generic) or shared_answer(self.archive, located)
         page = self._pages.get(key)
         if page is None:
@@ -367,6 +377,29 @@ def selection_marks(aggregate: Aggregate) -> list[tuple[int, str]]:
     elements = [(e.number, e.start) for e in html_elements(text)]
     marks = selection_insertions(root.data, codec, skip, len(text), elements)
     return [*marks, (len(root.data), f"<script>{SELECT_SCRIPT}</script>")]
+
+
+#: The replay origin's refusal of a private page (a private series, an embargo): a page, as it is shown in a frame.
+NOT_REPLAYED = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Not replayed: private</title><style>
+body{font:16px/1.45 system-ui,sans-serif;margin:1.5rem;color:#222;max-width:44rem}
+h1{font-size:1.2rem} .why{color:#555}
+</style></head><body><h1>This capture is private: it is not replayed</h1>
+<p>%s</p>
+<p class="why">Captures of a private series, and embargoed ones, are never replayed, even to a reader
+who is signed in: the replay origin reads no sign-in, so that an archived page can never be shown or act
+as that reader. A reader with a token for it can read its source on the resolver
+(<code>/view?pdi=NAME&amp;view=source</code>), or fetch it with <code>Authorization: Bearer</code>.</p>
+</body></html>
+"""
+
+
+def not_replayed(refused: AccessError) -> Response:
+    """``403``, as a page: the capture is private, and why private captures are not replayed."""
+    import html
+
+    return Response(NOT_REPLAYED % html.escape(str(refused)), status_code=403, media_type="text/html",
+                    headers={"cache-control": "no-store"})
 
 
 async def _not_here(request: Request) -> Response:

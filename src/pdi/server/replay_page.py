@@ -24,6 +24,12 @@ page names it ``#char=a,b`` and ``#elt=n,n`` once resolving each gave it back,
 each with a copy button and a link that opens it (the passage then marked in
 the replayed page). The space of the names is reserved from the start, so
 nothing above the frame moves while the reader drags.
+
+A capture only a token's holder may read (a private series, an embargo) is
+not framed for a reader with a token: the replay origin reads no sign-in
+and would refuse it (:mod:`pdi.server.replay`), so the banner is followed by
+a note saying private captures are not replayed, and a link to its source
+(for an aggregate, its description and bytes).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from urllib.parse import quote
 from starlette.requests import Request
 
 from pdi.archive import Archive, Generic
+from pdi.archive.access import current_reader
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import PDIError
 from pdi.identifier import PDI
@@ -63,6 +70,7 @@ main{max-width:none;margin:0;padding:0;flex:1;display:flex;flex-direction:column
 .select-tools input{width:100%;box-sizing:border-box;font-size:0.8rem;padding:0.2rem}
 .select-tools .open:not([href]){visibility:hidden}
 iframe.replay{display:block;flex:1;width:100%;min-height:20rem;border:0}
+.not-replayed{margin:1.5rem auto;max-width:44rem;padding:0 1rem} .not-replayed h2{font-size:1.15rem}
 """
 
 
@@ -187,6 +195,16 @@ def render_replay_page(
     )
     # the page's own scripts never run with allow-same-origin; a page of an opaque origin may run them
     sandbox = "allow-scripts" if scripts or select else "allow-same-origin"
+    reader = current_reader.get()
+    if reader is not None and reader.token is not None and not archive.readable_by_anyone(record):
+        # the frame could only show the replay origin's refusal: it reads no sign-in (pdi.server.replay)
+        note = (
+            '<section class="not-replayed"><h2>Private captures are not replayed</h2><p>This capture is in a private'
+            " series, or embargoed. The replay origin never reads your sign-in, so that an archived page can never be"
+            f' shown or act as you. <a href="{esc(source)}">Show what is kept of it here</a> (its source, or its'
+            " description and its bytes) instead.</p></section>"
+        )
+        return page(str(parsed), banner + note, style=STYLE, name=name)
     body = (
         f'{banner}{tools}<iframe class="replay" src="{esc(frame)}" sandbox="{sandbox}" referrerpolicy="no-referrer"'
         f' data-pdi="{esc(str(parsed))}" title="{esc(kind)} {esc(str(parsed))}"></iframe>'
