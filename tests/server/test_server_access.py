@@ -99,6 +99,33 @@ def test_every_read_path_is_403_for_a_private_series_404_for_a_hidden_one(locati
         assert set(_reads(client, sealed, token).values()) <= {200, 302}
 
 
+def test_a_timemap_or_timegate_read_with_a_token_is_never_kept_by_a_cache(location: str) -> None:
+    # a private series' captures of a URL are mementos only for a token that reads them: that list
+    # must not be kept by a shared cache and given to others (RFC 9111 §5.2.2.7 no-store)
+    url = "http://www.example.com/ruling.html"
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        archive.add_series(SEALED)
+        archive.add(S, b"<p>public copy</p>", format="html", foreign_id=url)
+        archive.add(SEALED, b"<p>sealed copy</p>", format="html", foreign_id=url)
+        archive.set_series_access(SEALED, "private")
+        _, reader = archive.add_token("clerk", role="read", series=[SEALED])
+        client = TestClient(create_app(location, archive=archive))
+        token = {"Authorization": f"Bearer {reader}"}
+        for route in (f"/timemap/link/{url}", f"/timegate/{url}"):
+            anonymous = client.get(route, follow_redirects=False)
+            assert anonymous.status_code in (200, 302)
+            assert anonymous.headers["cache-control"].startswith("public, max-age=")
+            read = client.get(route, headers=token, follow_redirects=False)
+            assert read.status_code in (200, 302) and read.headers["cache-control"] == "private, no-store"
+        # one memento anonymously (the public copy), two with the token
+        def mementos(**headers: str) -> int:
+            lines = client.get(f"/timemap/link/{url}", headers=headers).text.splitlines()
+            return sum('memento"' in line for line in lines)
+
+        assert (mementos(), mementos(**token)) == (1, 2)
+
+
 def test_a_private_answer_is_never_cached_and_a_cached_public_one_is_forgotten(location: str) -> None:
     with Archive.init(location) as archive:
         archive.add_series(S)

@@ -49,6 +49,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from pdi.archive import Archive, DocumentChange, Generic, GenericVersion, Resolved
+from pdi.archive.access import current_reader
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.identifier import PDI
 from pdi.interop import oaipmh
@@ -302,6 +303,15 @@ def _target(request: Request, prefix: str) -> str:
     return target + ("?" + query if query else "")
 
 
+def _memento_cache_control() -> str:
+    """A TimeGate's or TimeMap's ``Cache-Control``: kept a while by any cache when read anonymously; never
+    kept when read with a token (RFC 9111 §5.2.2.7), whose answer may name private or embargoed mementos."""
+    reader = current_reader.get()
+    if reader is not None and reader.token is not None:
+        return "private, no-store"
+    return f"public, max-age={MEMENTO_MAX_AGE}"
+
+
 class MementoRoutes:
     """``/timegate/<URI-R>`` and ``/timemap/link/<URI-R>`` over one archive."""
 
@@ -324,7 +334,7 @@ class MementoRoutes:
             "Location": subject.mementos[chosen].uri,
             "Vary": "accept-datetime",
             "Link": timegate_links(subject.original, subject.timemap(base), subject.mementos, chosen),
-            "Cache-Control": f"public, max-age={MEMENTO_MAX_AGE}",
+            "Cache-Control": _memento_cache_control(),
         }
         return Response(status_code=302, headers=headers)
 
@@ -333,8 +343,7 @@ class MementoRoutes:
         base = self._base(request)
         subject = await self.work.run(self.mementos.subject, _target(request, "/timemap/link/"), base)
         body = timemap(subject.original, subject.timemap(base), subject.timegate(base), subject.mementos)
-        return PlainTextResponse(body, media_type=LINK_FORMAT,
-                                 headers={"Cache-Control": f"public, max-age={MEMENTO_MAX_AGE}"})
+        return PlainTextResponse(body, media_type=LINK_FORMAT, headers={"Cache-Control": _memento_cache_control()})
 
     def routes(self) -> list[Route]:
         return [
