@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import Any
 
 from pdi.capture.browser import Pipe
 
@@ -17,13 +19,55 @@ def new_tab(pipe: Pipe, *domains: str, deadline: float | None = None) -> str:
     return session
 
 
+def navigate_and_wait_for_load(
+    pipe: Pipe, session: str, url: str, deadline: float, seen: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
+    """Navigate the tab of ``session`` to ``url`` and wait for *that* document's load event.
+
+    The tab's first document (about:blank) can still be finishing its own
+    load when the Page domain is enabled (on a loaded machine its events
+    arrive after ``Page.enable``), and another tab's events share the pipe: a
+    load event counts only once the main frame has committed the navigation
+    asked for (``Page.frameNavigated`` of its ``loaderId``), and only this
+    tab's. ``seen`` is given every message of the pipe read meanwhile.
+    """
+    loader = pipe.call("Page.navigate", {"url": url}, session, deadline).get("loaderId")
+    committed = loader is None  # no loader: a navigation within the document
+    while True:
+        message = pipe.events.pop(0) if pipe.events else pipe.receive(deadline)
+        assert message is not None, f"{url} did not load"
+        if seen is not None:
+            seen(message)
+        if message.get("sessionId") != session:
+            continue
+        method, params = message.get("method"), message.get("params", {})
+        if method == "Page.frameNavigated" and "parentId" not in params.get("frame", {}):
+            committed = committed or params["frame"].get("loaderId") == loader
+        elif method == "Page.loadEventFired" and committed:
+            return
+
+
 def open_page(pipe: Pipe, url: str, timeout: float = 60) -> str:
     """Open ``url`` in a new tab and wait for its load event: the tab's session id."""
     deadline = time.monotonic() + timeout
     session = new_tab(pipe, "Page", deadline=deadline)
-    pipe.call("Page.navigate", {"url": url}, session, deadline)
+    navigate_and_wait_for_load(pipe, session, url, deadline)
+    return session
+
+
+def clipboard_text(pipe: Pipe, session: str, other_than: str = "", seconds: float = 20) -> str:
+    """The clipboard's text once it is other than ``other_than`` (``seconds`` at most; then what it holds).
+
+    A copy button writes with ``navigator.clipboard.writeText``, a promise
+    that settles after the click's input event has been answered: read at
+    once, the clipboard can still hold what it held before.
+    """
+    deadline = time.monotonic() + seconds
     while True:
-        message = pipe.events.pop(0) if pipe.events else pipe.receive(deadline)
-        assert message is not None, f"{url} did not load"
-        if message.get("method") == "Page.loadEventFired":
-            return session
+        answer = pipe.call("Runtime.evaluate", {"expression": "navigator.clipboard.readText()", "awaitPromise": True,
+                                                "returnByValue": True, "userGesture": True}, session, deadline + 30)
+        assert "exceptionDetails" not in answer, answer
+        text = str(answer["result"].get("value"))
+        if text != other_than or time.monotonic() > deadline:
+            return text
+        time.sleep(0.05)

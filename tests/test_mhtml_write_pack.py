@@ -197,7 +197,7 @@ _segment = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x2F
 _tree = st.dictionaries(st.lists(_segment, min_size=1, max_size=3).map(tuple), st.binary(max_size=300), min_size=1, max_size=8)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(_tree)
 def test_property_random_trees_read_back_byte_for_byte(tree: dict[tuple[str, ...], bytes]) -> None:
     """Pack a random tree of files, all referenced from the page; every file comes back exact."""

@@ -446,7 +446,7 @@ def _fragment_text(scheme: str, start: int | None, end: int | None, is_range: bo
     return f"{scheme}={'' if start is None else start},{'' if end is None else end}"
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(entities(), selections(), st.sampled_from([16, 17, 64, 1 << 16]))
 def test_rfc5147_matches_the_reference(
     entity: tuple[str, str, bytes], selection: tuple[str, int | None, int | None, bool], block: int

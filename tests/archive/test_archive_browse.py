@@ -289,7 +289,7 @@ def test_verify_reports_a_days_count_that_disagrees_with_its_documents(archive: 
     ]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(
     serials=st.integers(min_value=0, max_value=14),
     foreign=st.sets(st.text(alphabet="abcXYZ09-_~", min_size=1, max_size=6).filter(lambda t: t[0].isalpha()), max_size=8),

@@ -248,7 +248,7 @@ def test_one_octet_per_character(charset: str, single: bool) -> None:
     assert one_octet_per_character(charset) is single
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(
     text=st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40).filter(
         lambda t: not t.isascii()
@@ -266,7 +266,7 @@ def test_any_non_ascii_utf8_declared_in_a_one_byte_charset_is_refused(
 text_octets = st.lists(st.sampled_from([9, 10, 13, *range(0x20, 0x100)]), max_size=40).map(bytes)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=text_octets)
 def test_latin1_is_refused_exactly_when_the_bytes_are_multibyte_utf8(archive: Archive, data: bytes) -> None:
     try:

@@ -30,6 +30,7 @@ import pytest
 from nine_pages import PAGES, Served, site, write_folder
 from PIL import Image, ImageChops
 
+from chromium_helpers import navigate_and_wait_for_load
 from pdi.capture import capture, pack_path, unpack_to
 from pdi.capture.browser import Pipe, devtools
 from pdi.mhtml import check, parse
@@ -101,21 +102,18 @@ def render(pipe: Pipe, url: str) -> Rendered:
         metrics = {"width": 800, "height": 500, "deviceScaleFactor": 1, "mobile": False}
         pipe.call("Emulation.setDeviceMetricsOverride", metrics, session, deadline)
         pipe.events.clear()
-        pipe.send("Page.navigate", {"url": url}, session)
         contexts: dict[str, int] = {}
-        until: float | None = None
-        while until is None or time.monotonic() < until:
-            message = pipe.events.pop(0) if pipe.events else pipe.receive(min(deadline, until or deadline))
-            if message is None:
-                assert until is not None, f"{url} did not load"
-                break
-            params = message.get("params", {})
+
+        def seen(message: dict[str, Any]) -> None:
             if message.get("method") == "Runtime.executionContextCreated":
-                aux = params["context"].get("auxData", {})
+                aux = message["params"]["context"].get("auxData", {})
                 if aux.get("isDefault"):
-                    contexts[aux["frameId"]] = params["context"]["id"]
-            elif message.get("method") == "Page.loadEventFired" and until is None:
-                until = time.monotonic() + 0.5
+                    contexts[aux["frameId"]] = message["params"]["context"]["id"]
+
+        navigate_and_wait_for_load(pipe, session, url, deadline, seen)
+        until = time.monotonic() + 0.5
+        while (message := pipe.events.pop(0) if pipe.events else pipe.receive(until)) is not None:
+            seen(message)
         tree = pipe.call("Page.getFrameTree", None, session, deadline)["frameTree"]
         frames: list[Any] = []
         for frame in _frame_ids(tree):

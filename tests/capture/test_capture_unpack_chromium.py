@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from chromium_helpers import navigate_and_wait_for_load
 from pdi.capture import unpack_to
 from pdi.capture.browser import Pipe, devtools
 from pdi.mhtml import parse
@@ -32,14 +34,9 @@ def _watch(pipe: Pipe, url: str, linger: float = 2.0) -> list[str]:
     pipe.call("Network.enable", None, session, deadline)
     pipe.call("Page.enable", None, session, deadline)
     pipe.events.clear()
-    pipe.send("Page.navigate", {"url": url}, session)
     seen: list[str] = []
-    until: float | None = None
-    while until is None or time.monotonic() < until:
-        message = pipe.events.pop(0) if pipe.events else pipe.receive(min(deadline, until or deadline))
-        if message is None:
-            assert until is not None, f"{url} did not load"
-            break
+
+    def note(message: dict[str, Any]) -> None:
         params = message.get("params", {})
         method = message.get("method")
         if method == "Network.requestWillBeSent":
@@ -48,8 +45,11 @@ def _watch(pipe: Pipe, url: str, linger: float = 2.0) -> list[str]:
             seen.append(params["frame"]["url"])
         elif method == "Page.frameRequestedNavigation":
             seen.append(params["url"])
-        elif method == "Page.loadEventFired" and until is None:
-            until = time.monotonic() + linger
+
+    navigate_and_wait_for_load(pipe, session, url, deadline, note)
+    until = time.monotonic() + linger
+    while (message := pipe.events.pop(0) if pipe.events else pipe.receive(until)) is not None:
+        note(message)
     pipe.call("Target.closeTarget", {"targetId": target}, None, time.monotonic() + 30)
     return seen
 

@@ -326,7 +326,7 @@ _JSON = st.recursive(
 
 
 @given(_JSON)
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 def test_any_json_imports_or_fails_with_a_pdi_error(archive: Archive, data: object) -> None:
     names = archive.ls(f"urn:pdi://{S}/*/*/*/*")
     name = str(names[0]) if names else str(archive.add(S, TEXT.encode(), format="text"))
@@ -359,7 +359,7 @@ def test_media_fragment_aliases_name_the_native_fragment(archive: Archive) -> No
 
 
 @given(st.text(alphabet=st.sampled_from(list("text=,-&%2A0:~ab")), max_size=30))
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 def test_any_text_directive_resolves_or_fails_with_a_pdi_error(archive: Archive, directive: str) -> None:
     from pdi.interop.aliases import native_names
 

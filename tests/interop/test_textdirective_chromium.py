@@ -135,8 +135,12 @@ def chromium() -> Iterator[Pipe]:
 
 
 def magenta(pipe: Pipe, session: str, *, wait: bool) -> frozenset[tuple[int, int]]:
-    """The magenta pixels of the tab (waiting a little for a highlight to be painted when ``wait``)."""
-    deadline = time.monotonic() + (2.0 if wait else 0.3)
+    """The magenta pixels of the tab (waiting, 20 s at most, for a highlight to be painted when ``wait``).
+
+    Chromium finds and paints a text directive after the load event, later on
+    a loaded machine; a highlight expected is waited for, returned as soon as seen.
+    """
+    deadline = time.monotonic() + (20.0 if wait else 0.3)
     found: frozenset[tuple[int, int]] = frozenset()
     while True:
         shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)

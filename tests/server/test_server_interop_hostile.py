@@ -37,7 +37,7 @@ text = st.text(st.characters(codec="latin-1", exclude_categories=("Cs",)), max_s
 printable = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), max_size=60)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.sampled_from(["/timegate/", "/timemap/link/"]),
        st.one_of(st.sampled_from([URL, "urn:pdi://hostile.example.us/2020/05/05/x", "urn:pdi:x"]), printable),
        st.one_of(st.none(), st.just("Tue, 05 May 2020 00:00:00 GMT"),
@@ -52,7 +52,7 @@ def test_memento_routes_answer_every_request(client: tuple[TestClient, str], rou
         assert answer.headers["content-type"] == "application/problem+json"
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(["verb", "metadataPrefix", "identifier", "set", "from", "until",
                                            "resumptionToken", "other"]),
                           st.one_of(st.sampled_from(["ListRecords", "GetRecord", "oai_dc", "2020-05-05",
@@ -65,7 +65,7 @@ def test_oai_answers_every_request_with_xml(client: tuple[TestClient, str], pair
     assert b"<OAI-PMH" in answer.content
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(text.map(lambda t: t.replace("\r", "").replace("\n", "")), st.sampled_from(["", "?", "?info", "?x", "??"]))
 def test_n2r_negotiation_answers_every_accept(client: tuple[TestClient, str], accept: str, suffix: str) -> None:
     local, name = client

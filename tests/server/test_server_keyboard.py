@@ -15,7 +15,7 @@ import pytest
 from server_helpers import Served
 from test_server_pages_screenshots import PAGES
 
-from chromium_helpers import open_page
+from chromium_helpers import clipboard_text, open_page
 from pdi.capture.browser import Pipe, devtools
 
 #: Every control of the page (an archived page's, in its frame, excepted) and what it is called, or why not.
@@ -126,8 +126,7 @@ def test_a_selections_name_is_copied_from_the_keyboard(served: Served) -> None:
         visited = _tab_to(pipe, session, "copy-name")
         assert visited[-1][3] and visited[-1][4]  # the copy button's focus is drawn
         _key(pipe, session, "Enter", 13, "\r")
-        time.sleep(0.2)
-        assert _js(pipe, session, "navigator.clipboard.readText()") == served.text + "#char=7,12"
+        assert clipboard_text(pipe, session) == served.text + "#char=7,12"  # empty until the copy lands
         # the next stop is the link that opens it; Enter follows it
         _key(pipe, session, "Tab", 9)
         assert json.loads(_js(pipe, session, FOCUSED))[1] == "open-name"

@@ -20,7 +20,7 @@ import pytest
 from server_helpers import Served
 from test_server_pages_screenshots import PAGES, SHOTS
 
-from chromium_helpers import new_tab
+from chromium_helpers import navigate_and_wait_for_load, new_tab
 from pdi.capture.browser import Pipe, devtools
 
 #: Checks for the pages whose screenshot check needs the page's script (a scroll, a drawing).
@@ -62,12 +62,8 @@ def _open_without_script(pipe: Pipe, url: str) -> str:
     pipe.call("Emulation.setScriptExecutionDisabled", {"value": True}, session, deadline)
     size = {"width": 1100, "height": 700, "deviceScaleFactor": 1, "mobile": False}
     pipe.call("Emulation.setDeviceMetricsOverride", size, session, deadline)
-    pipe.call("Page.navigate", {"url": url}, session, deadline)
-    while True:
-        message = pipe.events.pop(0) if pipe.events else pipe.receive(deadline)
-        assert message is not None, f"{url} did not load"
-        if message.get("method") == "Page.loadEventFired" and message.get("sessionId") == session:
-            return session
+    navigate_and_wait_for_load(pipe, session, url, deadline)
+    return session
 
 
 def _url(served: Served, path: str) -> str:

@@ -14,7 +14,7 @@ import json
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -25,7 +25,7 @@ import uvicorn
 from PIL import Image, ImageChops
 from server_helpers import CAPTURED_PAGE, CAPTURED_URL, captured_aggregate
 
-from chromium_helpers import new_tab
+from chromium_helpers import clipboard_text, navigate_and_wait_for_load, new_tab
 from pdi.archive import Archive, Generic
 from pdi.capture import capture
 from pdi.capture.browser import Pipe, devtools
@@ -162,14 +162,12 @@ def _open(pipe: Pipe, url: str, setup: Any = None) -> tuple[str, list[dict[str, 
               session, deadline)
     if setup is not None:
         setup(session, deadline)
-    pipe.call("Page.navigate", {"url": url}, session, deadline)
     events: list[dict[str, Any]] = []
     sessions = {session}
-    while True:
-        message = pipe.events.pop(0) if pipe.events else pipe.receive(deadline)
-        assert message is not None, f"{url} did not load"
+
+    def seen(message: dict[str, Any]) -> None:
         if message.get("sessionId") not in sessions:
-            continue  # another tab's (the live page's favicon, asked after its load)
+            return  # another tab's (the live page's favicon, asked after its load)
         events.append(message)
         if message.get("method") == "Target.attachedToTarget":
             child = message["params"]["sessionId"]
@@ -178,8 +176,9 @@ def _open(pipe: Pipe, url: str, setup: Any = None) -> tuple[str, list[dict[str, 
             for domain in ("Network", "Runtime"):
                 pipe.call(f"{domain}.enable", None, child, deadline)
             pipe.call("Runtime.runIfWaitingForDebugger", None, child, deadline)
-        if message.get("method") == "Page.loadEventFired" and message.get("sessionId") == session:
-            return session, events
+
+    navigate_and_wait_for_load(pipe, session, url, deadline, seen)
+    return session, events
 
 
 #: The session of a tab's frame that runs in a process of its own, by the tab's session.
@@ -199,6 +198,20 @@ def _in_frame(pipe: Pipe, session: str, expression: str) -> Any:
     world = pipe.call("Page.createIsolatedWorld", {"frameId": frame["frame"]["id"]}, session, deadline)
     answer = pipe.call("Runtime.evaluate", {**params, "contextId": world["executionContextId"]}, session, deadline)
     return answer["result"].get("value")
+
+
+def _in_frame_when(pipe: Pipe, session: str, expression: str, ready: Callable[[Any], bool], seconds: float = 20) -> Any:
+    """``expression``'s value in the replayed page once ``ready`` holds of it (``seconds`` at most; then its last value).
+
+    What the browser does after the load event (scrolling to the fragment,
+    painting) can come late on a loaded machine: it is waited for, not slept for.
+    """
+    deadline = time.monotonic() + seconds
+    while True:
+        value = _in_frame(pipe, session, expression)
+        if ready(value) or time.monotonic() > deadline:
+            return value
+        time.sleep(0.05)
 
 
 def _top(pipe: Pipe, session: str, expression: str) -> Any:
@@ -351,8 +364,7 @@ def test_an_html_fragment_is_highlighted_and_scrolled_into_view(tmp_path: Path, 
         page = str(archive.add(SERIES, TALL, format="html"))
     with _resolver(location) as (resolver, _), devtools() as pipe:
         session, _ = _open(pipe, _view(resolver, page + "#" + FAR[scheme]))
-        time.sleep(0.3)
-        shown = json.loads(_in_frame(pipe, session, """JSON.stringify((() => {
+        shown = json.loads(_in_frame_when(pipe, session, """JSON.stringify((() => {
             const far = document.getElementById("far");
             const box = far.getBoundingClientRect();
             const mark = far.querySelector("pdi-mark");
@@ -361,7 +373,7 @@ def test_an_html_fragment_is_highlighted_and_scrolled_into_view(tmp_path: Path, 
                     top: box.top, bottom: box.bottom, height: innerHeight, scrolled: scrollY,
                     outlined: far.hasAttribute("data-pdi-passage") && getComputedStyle(far).outlineStyle === "solid",
                     background: mark && getComputedStyle(mark).backgroundColor};
-        })())"""))
+        })())""", lambda v: _far_in_view(json.loads(v))))
         if scheme == "name":
             SHOTS.mkdir(parents=True, exist_ok=True)
             (SHOTS / "replay-name.png").write_bytes(base64.b64decode(
@@ -373,6 +385,10 @@ def test_an_html_fragment_is_highlighted_and_scrolled_into_view(tmp_path: Path, 
     assert shown["scrolled"] > 1000  # 80 paragraphs are above it
     # in view, and not flush with the frame's top: the outline (3 px, 2 px off the element) is seen whole
     assert shown["top"] >= 5 and shown["bottom"] <= shown["height"]
+
+def _far_in_view(shown: dict[str, Any]) -> bool:
+    return bool(shown["scrolled"] > 1000 and shown["top"] >= 5 and shown["bottom"] <= shown["height"])
+
 
 #: A page to select in: a bare LF after the doctype (two characters of the CRLF-canonical text), a CR LF later.
 SELECTABLE = b'<!DOCTYPE html>\n<html><body><h1>Title</h1>\r\n<p>Some <b>bold</b> text &amp; more.</p></body></html>\n'
@@ -461,13 +477,6 @@ def _hover_until_the_frame_sees_it(pipe: Pipe, session: str, x: float, y: float)
         _mouse(pipe, session, "mouseMoved", x + 1, y, 0)  # a move, not the same place again
 
 
-def _awaited(pipe: Pipe, session: str, expression: str) -> Any:
-    answer = pipe.call("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True,
-                                            "userGesture": True}, session, time.monotonic() + 30)
-    assert "exceptionDetails" not in answer, answer
-    return answer["result"].get("value")
-
-
 def _crlf_position(source: bytes, at: int) -> int:
     """The position of octet ``at`` of an ASCII ``source`` in its CRLF-canonical text (a bare LF becomes CR LF)."""
     return at + source[:at].count(b"\n") - source[:at].count(b"\r\n")
@@ -529,18 +538,16 @@ def test_a_drag_in_the_rendered_page_is_named_copied_and_opens_marked(tmp_path: 
                                      " return [b.left + b.width / 2, b.top + b.height / 2]; })()")
         _mouse(pipe, session, "mousePressed", *button, 1)
         _mouse(pipe, session, "mouseReleased", *button, 0)
-        time.sleep(0.2)
-        copied = _awaited(pipe, session, "navigator.clipboard.readText()")
+        copied = clipboard_text(pipe, session)  # a fresh browser's clipboard is empty until the copy lands
         assert copied == name
         assert _top(pipe, session, "document.getElementById('open-char-name').href") == _view(resolver, copied)
         # open what was copied: the same passage is marked in the replayed page, and in view
         opened, _ = _open(pipe, _view(resolver, copied))
-        time.sleep(0.3)
-        marked = json.loads(_in_frame(pipe, opened, """JSON.stringify((() => {
+        marked = json.loads(_in_frame_when(pipe, opened, """JSON.stringify((() => {
             const marks = [...document.querySelectorAll("pdi-mark")];
             const box = document.getElementById("pdi-passage").getBoundingClientRect();
             return [marks.map((m) => m.textContent).join(""), box.top >= 0 && box.bottom <= innerHeight];
-        })())"""))
+        })())""", lambda v: json.loads(v)[1] is True))
         assert marked == [wanted, True]
     # resolving the name gives back the source that holds exactly the selected text
     with Archive.open(location) as archive:

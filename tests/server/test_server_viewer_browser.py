@@ -24,12 +24,13 @@ import httpx
 from PIL import Image
 from server_helpers import LONG_LINES, TEXT, VERSION_TIMES, S, Served, long_line
 
-from chromium_helpers import open_page
+from chromium_helpers import clipboard_text, open_page
 from pdi.capture.browser import Pipe, devtools
 
 SELECT = """
 (async () => {
   const text = document.getElementById("text");
+  const before = document.getElementById("name").dataset.candidate;  // an earlier selection's name, not this one's
   function point(offset) {  // a DOM point at this many UTF-16 units into the <pre>'s text
     const walker = document.createTreeWalker(text, NodeFilter.SHOW_TEXT);
     let node;
@@ -54,12 +55,16 @@ SELECT = """
 
 
 
-#: The name the page offers once it has checked it (its state "verified"), or the error it shows instead.
+#: The name the page offers once it has checked it (its state "verified"), or the error it shows instead (20 s at
+#: most). A selection is named once it stops changing (120 ms), later on a loaded machine: until the name offered is
+#: another than BEFORE's (an earlier selection's), the state read would be that one's.
 OFFERED = """
 (async () => {
   const input = document.getElementById("name");
-  await new Promise((resolve) => setTimeout(resolve, 300));  // the page names a selection once it stops changing (120 ms)
-  for (let i = 0; i < 200 && input.dataset.state !== "verified" && input.dataset.state !== "error"; i++)
+  const until = performance.now() + 20000;
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  while ((input.dataset.candidate === BEFORE || (input.dataset.state !== "verified" && input.dataset.state !== "error"))
+         && performance.now() < until)
     await new Promise((resolve) => setTimeout(resolve, 25));
   return input.dataset.state === "verified" ? input.value : "error: " + input.dataset.error;
 })()
@@ -67,7 +72,7 @@ OFFERED = """
 
 
 def _select(pipe: Pipe, session: str, wanted: str) -> Any:
-    expression = SELECT.replace("WANTED", json.dumps(wanted)).replace("OFFERED", OFFERED.strip())
+    expression = SELECT.replace("WANTED", json.dumps(wanted)).replace("OFFERED", OFFERED.strip().replace("BEFORE", "before"))
     result = pipe.call(
         "Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True},
         session, time.monotonic() + 30,
@@ -190,7 +195,7 @@ def _desktop(pipe: Pipe, session: str) -> None:
 
 def _offered(pipe: Pipe, session: str, key: str = "name") -> str:
     """The name in input ``key`` once the page has checked it (or the error it shows instead)."""
-    return str(_js(pipe, session, OFFERED.replace('"name"', json.dumps(key))))
+    return str(_js(pipe, session, OFFERED.replace('"name"', json.dumps(key)).replace("BEFORE", "undefined")))
 
 
 def _shoot(pipe: Pipe, session: str, name: str) -> None:
@@ -209,10 +214,10 @@ def _copied(pipe: Pipe, session: str, origin: str, key: str = "name") -> str:
     pipe.call("Emulation.setFocusEmulationEnabled", {"enabled": True}, session, deadline)
     button = _js(pipe, session, f"(() => {{ const b = document.getElementById('copy-{key}').getBoundingClientRect();"
                                 " return [b.left + b.width / 2, b.top + b.height / 2]; })()")
+    before = clipboard_text(pipe, session, seconds=0)
     _mouse(pipe, session, "mousePressed", *button, 1)
     _mouse(pipe, session, "mouseReleased", *button, 0)
-    time.sleep(0.2)
-    return str(_js(pipe, session, "navigator.clipboard.readText()"))
+    return clipboard_text(pipe, session, other_than=before)
 
 
 #: The viewport rectangle of the characters [a, b) of the <pre>'s text (UTF-16 units): JSON of left, top, right, bottom.
@@ -266,8 +271,7 @@ def test_a_mouse_drag_on_a_fresh_text_page_names_the_passage_copies_it_and_opens
                                     " return [b.left + b.width / 2, b.top + b.height / 2]; })()")
         _mouse(pipe, session, "mousePressed", *button, 1)
         _mouse(pipe, session, "mouseReleased", *button, 0)
-        time.sleep(0.2)
-        assert _js(pipe, session, "navigator.clipboard.readText()") == name
+        assert clipboard_text(pipe, session) == name  # a fresh browser's clipboard is empty until the copy lands
         href = _js(pipe, session, "document.getElementById('open-name').href")
         assert href == f"{served.url}/view?pdi={urllib.parse.quote(name, safe='')}"
         # open what was copied: the same passage is marked, and in view
@@ -374,10 +378,13 @@ def test_dragging_on_the_waveform_names_a_stretch_of_the_recording_and_plays_it(
         assert drawn > 0.2 * width * height  # the tone fills the waveform's height
         _shoot(pipe, session, "sound-selected.png")
         # play the selection: the player starts at its start and stops at its end
-        _js(pipe, session, "document.getElementById('player').muted = true")
+        # where it is when it starts playing, read as it starts: read a fixed time after the click, a loaded
+        # machine could find it not started yet, or already stopped
+        _js(pipe, session, "(() => { const p = document.getElementById('player'); p.muted = true; window.testStarted ="
+                           " new Promise((r) => p.addEventListener('playing', () => r([p.paused, p.currentTime]), {once: true})); })()")
         _js(pipe, session, "document.getElementById('play').click()")
-        time.sleep(0.3)
-        playing = _js(pipe, session, "(() => { const p = document.getElementById('player'); return [p.paused, p.currentTime]; })()")
+        playing = _js(pipe, session, "Promise.race([window.testStarted,"
+                                     " new Promise((r) => setTimeout(() => r('did not start playing in 20 s'), 20000))])")
         assert playing[0] is False and ma / 1000 <= playing[1] < mb / 1000, playing
         # Wait for it to stop rather than for a fixed time: on a loaded machine the player
         # falls behind the wall clock (it was at 1.88 s after 2.2 s). Past the recording's end
@@ -413,8 +420,12 @@ def test_a_recording_the_browser_cannot_play_still_has_its_waveform_and_names(se
             _js(pipe, session, f"(() => {{ const i = document.getElementById('{key}'); i.value = '{value}';"
                                " i.dispatchEvent(new Event('change')); })()")
         assert _offered(pipe, session) == served.sound + "#msec=500,2000"
+        # the browser finds it cannot play it while it loads, after the page's load event on a loaded machine:
+        # a click before that is refused by play() instead ("Cannot play: …"); the click waits for it (20 s at most)
+        _js(pipe, session, "new Promise((r) => { const p = document.getElementById('player'); if (p.error) r(); else {"
+                           " p.addEventListener('error', r, {once: true}); setTimeout(r, 20000); } })")
         _js(pipe, session, "document.getElementById('play').click()")
-        said = _js(pipe, session, "new Promise((r) => setTimeout(() => r(document.getElementById('cite-status').textContent), 300))")
+        said = _js(pipe, session, "document.getElementById('cite-status').textContent")
     assert said.startswith("This browser cannot play this recording")
 
 

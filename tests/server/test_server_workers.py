@@ -68,6 +68,29 @@ def _owner_of_server_end(client: socket.socket, candidates: set[int]) -> int:
     raise AssertionError(f"no worker holds socket {inode}")
 
 
+def _waits_for_connections(pid: int, port: int) -> bool:
+    """Whether process ``pid`` watches the socket listening on ``port`` (an epoll of its, /proc/PID/fdinfo).
+
+    A worker inherits the listening socket when it is forked, and accepts
+    from it only once its server has started: until then the kernel hands
+    every connection to the workers already up.
+    """
+    inode = None
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[3] == "0A" and int(fields[1].split(":")[1], 16) == port:  # 0A: LISTEN
+            inode = int(fields[9])
+    assert inode is not None, f"nothing listens on port {port}"
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            info = Path(f"/proc/{pid}/fdinfo/{fd}").read_text()
+        except OSError:
+            continue
+        if any(line.startswith("tfd:") and f" ino:{inode:x} " in f"{line} " for line in info.splitlines()):
+            return True
+    return False
+
+
 def _response(conn: socket.socket) -> tuple[int, bytes]:
     """Status and body of the next HTTP/1.1 response on ``conn`` (its length from Content-Length)."""
     data = b""
@@ -97,6 +120,9 @@ def test_requests_are_served_by_several_processes(archive: tuple[Path, str]) -> 
     with serving(location, "--workers", "3") as (process, port):
         workers = _children(process.pid)
         assert len(workers) == 3
+        # serving() waited for one answer, from the first worker up: on a loaded machine the others can still be
+        # starting, and the first would serve every connection below by itself
+        _wait_for(lambda: all(_waits_for_connections(pid, port) for pid in workers))
         request = f"GET /uri-res/N2R?{name} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
 
         def client(_: int) -> socket.socket:
