@@ -28,6 +28,7 @@ from archive_helpers import Clock
 from pdi.archive import Archive
 from pdi.archive.postgres import PostgresStore
 from pdi.archive.sqlite import SQLiteStore
+from pdi.identifier import PDI
 
 S = "oma.eop.gov.us"
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -255,5 +256,9 @@ def test_a_small_deposit_is_not_held_up_by_a_large_one_in_the_same_series(made: 
     os.close(feeder_w)
     out, err = large.communicate(timeout=600)
     assert large.returncode == 0, err
-    assert small.stdout.decode().strip().endswith("/1.text.1")  # the first serial of the day
-    assert out.decode().strip().endswith("/2.octet-stream.1")
+    # the small one minted first: the first serial of its day, the large one the next serial (of
+    # the same day, or the first of the next if midnight passed while it uploaded)
+    first, second = PDI.parse(small.stdout.decode().strip()), PDI.parse(out.decode().strip())
+    assert (first.unique_id, first.format, first.version, second.format, second.version) == ("1", "text", 1, "octet-stream", 1)
+    assert first.date is not None and second.date is not None
+    assert second.unique_id == ("2" if second.date == first.date else "1") and second.date >= first.date
