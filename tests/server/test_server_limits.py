@@ -137,9 +137,10 @@ def test_silent_and_slow_clients_are_disconnected(archive: tuple[Path, str, str]
             conn.sendall(b"GET /api/series HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         slow = socket.create_connection(("127.0.0.1", port))
         start = time.monotonic()
-        request = b"GET /api/series HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"x" * 40
+        # a byte every 0.1 s for 20 s: a deadline that trickling data extended would never close it meanwhile
+        request = b"GET /api/series HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"x" * 160
         closed_after = None
-        for byte in request:  # a byte every 0.1 s: trickling data does not extend the deadline
+        for byte in request:
             try:
                 slow.sendall(bytes([byte]))
             except OSError:
@@ -153,11 +154,8 @@ def test_silent_and_slow_clients_are_disconnected(archive: tuple[Path, str, str]
             conn.settimeout(5)
             assert conn.recv(1) == b"", "a half-open connection is still open"
             conn.close()
-        if closed_after is None:
-            slow.settimeout(5)
-            assert slow.recv(1) == b""
         slow.close()
-        assert closed_after is None or closed_after < 4
+        assert closed_after is not None, "a client trickling its request head was never cut off"
 
 
 def test_connections_beyond_the_cap_are_answered_503(archive: tuple[Path, str, str]) -> None:
