@@ -177,6 +177,13 @@ class PostgresStore(SQLStore):
             self._query("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
             return super().migrate(target)
 
+    def _rows(self, types: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[str, list[Any]]:
+        # An array a column, whatever the number of rows: a statement of a few parameters
+        # for psycopg to bind, not thousands to find in its text.
+        columns = ", ".join(f"column{n}" for n in range(1, len(types) + 1))
+        arrays = ", ".join(f"?::{kind}[]" for kind in types)
+        return f"unnest({arrays}) AS k({columns})", [list(column) for column in zip(*rows, strict=True)]
+
     # --- the full-text index ---------------------------------------------------------
     def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         try:
