@@ -26,8 +26,9 @@ from archive_helpers import Clock, reseal, snapshot
 from big_catalog import FIRST, SERIES, fill
 
 from pdi.archive import Archive
+from pdi.archive.pgcluster import TemporaryCluster
 from pdi.archive.sql import IMPORT_PAGE
-from pdi.errors import ImmutabilityError, NotFoundError, ParseError
+from pdi.errors import ImmutabilityError, NotFoundError, ParseError, StoreError
 
 #: Serial names in the bag: two pages and a half, after the three real deposits.
 NAMES = IMPORT_PAGE * 5 // 2
@@ -217,3 +218,32 @@ def test_serials_run_on_from_those_the_target_holds_across_pages(
     ) == [(NAMES, f"{DAY.isoformat()}T12:00:00.000000Z")]
     assert target.add(SERIES, b"the next one\n", format="text").serial == NAMES + 1
     assert len(target.ls(series=SERIES, year=DAY.year, month=DAY.month, day=DAY.day)) == NAMES + 1
+
+
+def test_a_remover_taking_the_imports_uploads_fails_a_postgresql_import_and_changes_nothing(
+    pg_cluster: TemporaryCluster, exported: tuple[Path, dict[str, Any]], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The page's blobs are named in one statement, each upload locked first: one a remover took fails it all."""
+    location = pg_cluster.create_schema("pdi_import_pages_remover")
+    bag = _bag(tmp_path, exported, "bag")
+    with Archive.init(location, clock=LATER) as target:
+        target.add_series("elsewhere.example.us")
+        target.add("elsewhere.example.us", b"already here\n", format="text")
+        before = _state(target)
+        store = target.store
+        real = store._import_staged  # type: ignore[attr-defined]
+
+        def remover_first(*args: object) -> int:
+            # between the uploads and the catalog transaction, a remover with no grace period
+            with Archive.open(location) as remover:
+                assert len(remover.remove_unreferenced(older_than=0)) == 3
+            return int(real(*args))
+
+        monkeypatch.setattr(store, "_import_staged", remover_first)
+        with pytest.raises(StoreError, match=r"the upload of blob [0-9a-f]{64} was removed before its deposit"):
+            target.import_bag(bag)
+        assert _state(target) == before
+        monkeypatch.undo()
+        assert target.import_bag(bag) == NAMES + 3
+        assert target.verify().ok

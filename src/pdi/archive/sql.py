@@ -553,6 +553,11 @@ class SQLStore(BrowseQueries, ABC):
             (info.sha256, info.size, info.chunk_size, info.chunks, _now()),
         )
 
+    def _store_blobs(self, blobs: Sequence[StagedBlob]) -> None:
+        """Inside an import's transaction: :meth:`_store_blob` for each of a page's new blobs (a store may batch them)."""
+        for blob in blobs:
+            self._store_blob(blob)
+
     def blob_info(self, sha256: str) -> BlobInfo | None:
         """What the catalog knows of a blob: its chunk digests, or (stored before them) its size alone."""
         with self._read():
@@ -1381,10 +1386,9 @@ class SQLStore(BrowseQueries, ABC):
             "INSERT INTO versions (document, version, created_at)", ("bigint", "int", "text"),
             [(ids[key], version, at) for (key, version), at in new_versions.items()],
         )
-        for rec in new:
-            if rec.purged is None and rec.sha256 not in written.blobs:
-                self._store_blob(written.staged[rec.sha256])
-                written.blobs.add(rec.sha256)
+        blobs = list(dict.fromkeys(rec.sha256 for rec in new if rec.purged is None and rec.sha256 not in written.blobs))
+        self._store_blobs([written.staged[sha256] for sha256 in blobs])
+        written.blobs.update(blobs)
         self._insert_rows(
             "INSERT INTO representations (document, version, format, media_type, charset, line_ending,"
             " sha256, size, created_at, stored, purged)",
