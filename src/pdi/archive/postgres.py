@@ -179,9 +179,10 @@ class PostgresStore(SQLStore):
 
     def _rows(self, types: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[str, list[Any]]:
         # An array a column, whatever the number of rows: a statement of a few parameters
-        # for psycopg to bind, not thousands to find in its text.
+        # for psycopg to bind, not thousands to find in its text; bound in binary (%b),
+        # so no element is quoted and escaped as text.
         columns = ", ".join(f"column{n}" for n in range(1, len(types) + 1))
-        arrays = ", ".join(f"?::{kind}[]" for kind in types)
+        arrays = ", ".join(f"%b::{kind}[]" for kind in types)
         return f"unnest({arrays}) AS k({columns})", [list(column) for column in zip(*rows, strict=True)]
 
     # --- the full-text index ---------------------------------------------------------
