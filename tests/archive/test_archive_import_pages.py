@@ -27,7 +27,7 @@ from big_catalog import FIRST, SERIES, fill
 
 from pdi.archive import Archive
 from pdi.archive.pgcluster import TemporaryCluster
-from pdi.archive.sql import IMPORT_PAGE
+from pdi.archive.sql import IMPORT_PAGE, NUMBERING_DAYS
 from pdi.errors import ImmutabilityError, NotFoundError, ParseError, StoreError
 
 #: Serial names in the bag: two pages and a half, after the three real deposits.
@@ -247,3 +247,25 @@ def test_a_remover_taking_the_imports_uploads_fails_a_postgresql_import_and_chan
         monkeypatch.undo()
         assert target.import_bag(bag) == NAMES + 3
         assert target.verify().ok
+
+
+def test_the_numbering_of_more_days_than_one_statement_asks_is_checked_on_every_day(
+    location: str, tmp_path: Path
+) -> None:
+    """A bag over NUMBERING_DAYS + 100 days imports whole; one missing serial on a day of the second batch is found."""
+    days = NUMBERING_DAYS + 100
+    fill(str(tmp_path / "source"), days=days, per_day=2, foreign_per_day=0)
+    with Archive.open(tmp_path / "source") as source:
+        assert source.export_bag(tmp_path / "bag") == 2 * days + 3
+    catalog = json.loads((tmp_path / "bag" / "data" / "catalog.json").read_text(encoding="utf-8"))
+    late = (FIRST + datetime.timedelta(days=days - 50)).isoformat()
+    catalog["representations"] = [r for r in catalog["representations"] if not (r["day"] == late and r["serial"] == 1)]
+    shutil.copytree(tmp_path / "bag", tmp_path / "gap")
+    (tmp_path / "gap" / "data" / "catalog.json").write_text(json.dumps(catalog, indent=0), encoding="utf-8")
+    reseal(tmp_path / "gap")
+    end = FIRST + datetime.timedelta(days=days + 1)
+    with Archive.init(location, clock=Clock(datetime.datetime(end.year, end.month, end.day, tzinfo=datetime.UTC))) as target:
+        _refused(target, tmp_path / "gap", ParseError,
+                 f"the import would leave gaps in the serials of {SERIES} on {late}:"
+                 " 1 serials numbered 2 to 2 (serials run 1..n without gaps) (rule catalog)")
+        assert target.import_bag(tmp_path / "bag") == 2 * days + 3

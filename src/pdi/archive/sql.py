@@ -9,6 +9,11 @@ incremented inside the deposit's own transaction. A second writer waits for
 the row (PostgreSQL) or the database write lock (SQLite), so two deposits can
 never take the same serial, and a deposit that fails or is killed rolls its
 increment back with everything else, so no serial is ever skipped.
+
+An import (:meth:`SQLStore.import_all`) is checked and written a page of
+records at a time: a page's rows are a relation ``k`` (:meth:`SQLStore._rows`:
+a ``VALUES`` list here, an array a column on PostgreSQL) that one statement
+looks up or inserts, so a page costs a few round trips, not a few a record.
 """
 
 from __future__ import annotations
