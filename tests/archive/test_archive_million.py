@@ -227,3 +227,12 @@ def test_an_import_of_50_000_names_in_bounded_memory_and_all_or_nothing(tmp_path
     _import_at_scale(tmp_path, small, {each: str(tmp_path / each) for each in ("small-target", "target", "refused")})
     assert [p for p in (tmp_path / "refused" / "blobs").rglob("*") if p.is_file()] == []
 
+
+
+def test_an_import_of_50_000_names_into_postgresql_in_bounded_memory_and_all_or_nothing(
+    tmp_path: Path, small: str, pg_cluster: TemporaryCluster
+) -> None:
+    """The same into PostgreSQL, written a page of records a few statements (a few a record took over 10 minutes)."""
+    _import_at_scale(tmp_path, small, {
+        each: pg_cluster.create_schema(f"pdi_import_{each.replace('-', '_')}") for each in ("small-target", "target", "refused")
+    })

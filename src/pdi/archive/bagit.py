@@ -780,6 +780,7 @@ def import_bag(
                                  rule="catalog")
         reps = _Representations(sections["representations"], bag, now)
         sizes: dict[str, int] = {}  # each object looked at once, however many names share it
+        decoded: set[tuple[str, str]] = set()  # and each text decoded once in each charset
         total = header.lists["representations"]
         for done, (record, _) in enumerate(reps, start=1):
             if record.version == 1:
@@ -798,10 +799,9 @@ def import_bag(
                 size = sizes[record.sha256] = (bag / object_path).stat().st_size
             if size != record.size:
                 raise IntegrityError(f"object {record.sha256} does not match its catalog entry")
-            if record.charset is not None:
-                from pdi.archive import _name
-
+            if record.charset is not None and (record.sha256, record.charset) not in decoded:
                 _check_text_decodes(bag / "data" / "objects" / record.sha256, record, str(_name(record)))
+                decoded.add((record.sha256, record.charset))
             if progress is not None:
                 progress(done, max(total, done))
         statements = _Statements(sections["assertions"])

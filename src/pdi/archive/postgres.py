@@ -177,6 +177,14 @@ class PostgresStore(SQLStore):
             self._query("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
             return super().migrate(target)
 
+    def _rows(self, types: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[str, list[Any]]:
+        # An array a column, whatever the number of rows: a statement of a few parameters
+        # for psycopg to bind, not thousands to find in its text; bound in binary (%b),
+        # so no element is quoted and escaped as text.
+        columns = ", ".join(f"column{n}" for n in range(1, len(types) + 1))
+        arrays = ", ".join(f"%b::{kind}[]" for kind in types)
+        return f"unnest({arrays}) AS k({columns})", [list(column) for column in zip(*rows, strict=True)]
+
     # --- the full-text index ---------------------------------------------------------
     def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         try:
@@ -298,6 +306,33 @@ class PostgresStore(SQLStore):
         self._query(
             "INSERT INTO blobs (sha256, upload) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING",
             (blob.info.sha256, blob.upload),
+        )
+
+    def _store_blobs(self, blobs: Sequence[StagedBlob]) -> None:
+        # _store_blob for a page of an import's blobs in four statements, not four a blob.
+        if not blobs:
+            return
+        uploads: list[_Upload] = []
+        for blob in blobs:
+            if not isinstance(blob, _Upload):  # pragma: no cover - a store bug
+                raise StoreError("a PostgreSQL import staged its blobs elsewhere")
+            uploads.append(blob)
+        self._insert_rows(
+            "INSERT INTO blob_fixity (sha256, size, chunk_size, chunks, created_at)",
+            ("text", "bigint", "int", "bytea", "text"),
+            [(u.info.sha256, u.info.size, u.info.chunk_size, u.info.chunks, _now()) for u in uploads],
+            " ON CONFLICT (sha256) DO NOTHING",
+        )
+        self._query("SELECT pg_advisory_xact_lock_shared(?)", (_PURGE_LOCK,))
+        held = {int(r[0]) for r in self._query(
+            "SELECT id FROM blob_uploads WHERE id = ANY(?) FOR SHARE", ([u.upload for u in uploads],)
+        )}
+        for u in uploads:
+            if u.upload not in held:
+                raise StoreError(f"{self.location}: the upload of blob {u.info.sha256} was removed before its deposit")
+        self._insert_rows(
+            "INSERT INTO blobs (sha256, upload)", ("text", "bigint"),
+            [(u.info.sha256, u.upload) for u in uploads], " ON CONFLICT (sha256) DO NOTHING",
         )
 
     def _purge_lock(self) -> None:

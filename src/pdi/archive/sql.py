@@ -9,6 +9,11 @@ incremented inside the deposit's own transaction. A second writer waits for
 the row (PostgreSQL) or the database write lock (SQLite), so two deposits can
 never take the same serial, and a deposit that fails or is killed rolls its
 increment back with everything else, so no serial is ever skipped.
+
+An import (:meth:`SQLStore.import_all`) is checked and written a page of
+records at a time: a page's rows are a relation ``k`` (:meth:`SQLStore._rows`:
+a ``VALUES`` list here, an array a column on PostgreSQL) that one statement
+looks up or inserts, so a page costs a few round trips, not a few a record.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pdi._wording import plural
@@ -290,6 +295,12 @@ _REP_COLUMNS = (
 REP_COLUMNS = _REP_COLUMNS
 _ORDER = " ORDER BY d.day, d.serial IS NULL, d.serial, d.unique_id, d.series, r.version, r.format"
 
+#: Records of a bag an import checks and writes at a time (a few statements a page), and so holds at once.
+IMPORT_PAGE = 1000
+#: Values one statement binds at most: within SQLite's 32,766 variables and PostgreSQL's 65,535 parameters.
+MAX_PARAMETERS = 30_000
+#: Days whose numbering an import's check asks of the catalog in one statement.
+NUMBERING_DAYS = 500
 #: Rows one page of a keyset walk reads: a few MB of records.
 PAGE_ROWS = 5000
 #: The keys of a day's two runs in listing order (:class:`~pdi.archive.store.ListKey`):
@@ -546,6 +557,11 @@ class SQLStore(BrowseQueries, ABC):
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING",
             (info.sha256, info.size, info.chunk_size, info.chunks, _now()),
         )
+
+    def _store_blobs(self, blobs: Sequence[StagedBlob]) -> None:
+        """Inside an import's transaction: :meth:`_store_blob` for each of a page's new blobs (a store may batch them)."""
+        for blob in blobs:
+            self._store_blob(blob)
 
     def blob_info(self, sha256: str) -> BlobInfo | None:
         """What the catalog knows of a blob: its chunk digests, or (stored before them) its size alone."""
@@ -1197,8 +1213,10 @@ class SQLStore(BrowseQueries, ABC):
         each record against the catalog, to stage the blobs, and to write the
         rows; an exception from any pass (a bag changed meanwhile) leaves the
         archive as it was. ``assertions`` and ``withdrawals`` are iterated
-        once, inside the transaction. Memory grows with the distinct blobs
-        and the days touched, not with the names.
+        once, inside the transaction. Records are checked and written a page
+        (:data:`IMPORT_PAGE`) at a time, a few statements a page whatever its
+        size, and the first bad record of a page is the one named. Memory
+        grows with the distinct blobs and the days touched, not with the names.
         """
         with self._read():  # refuse bad imports before staging any blob
             known = {str(r[0]) for r in self._query("SELECT name FROM series")}
@@ -1206,10 +1224,8 @@ class SQLStore(BrowseQueries, ABC):
             for s in series:
                 if s.parent is not None and s.parent not in known:
                     raise NotFoundError(f"parent series {s.parent} of {s.name} is not in the import")
-            for rec, _ in representations:
-                if rec.series not in known:
-                    raise NotFoundError(f"series {rec.series} is not in the import")
-                self._check_import(rec)
+            for page in _pages(rec for rec, _ in representations):
+                self._check_import(page, known)
         added = 0
         staged = self._stage_import(
             (rec.sha256, content) for rec, content in representations if rec.purged is None
@@ -1235,91 +1251,23 @@ class SQLStore(BrowseQueries, ABC):
         new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
     ) -> int:
         added = 0
-        days: set[tuple[str, str]] = set()
-        by_sha = {blob.info.sha256: blob for blob in staged}
+        written = _ImportWritten({blob.info.sha256: blob for blob in staged})
         with self._write():
             self._secure(staged)
             for s in sorted(series, key=lambda s: (s.name.count("."), s.name)):
                 existing = self._query("SELECT parent FROM series WHERE name = ?", (s.name,))
                 if not existing:
                     self._insert_series(s)
-            for rec, _ in representations:
-                key = DocumentKey(rec.series, rec.day, rec.unique_id)
-                if not self._query("SELECT 1 FROM series WHERE name = ?", (rec.series,)):
-                    raise NotFoundError(f"series {rec.series} is not in the import")
-                days.add((rec.series, rec.day.isoformat()))
-                doc = self._document_id(key)
-                if doc is None:
-                    doc = self._insert_document(
-                        rec.series, rec.day, rec.unique_id, rec.serial, rec.created_at
-                    )
-                    if new_document is not None:
-                        self._insert_audit(new_document(rec))
-                    if rec.serial is not None:
-                        self._query(
-                            "INSERT INTO daily_serials (series, day, last) VALUES (?, ?, ?)"
-                            " ON CONFLICT (series, day) DO UPDATE SET last ="
-                            " CASE WHEN daily_serials.last > ? THEN daily_serials.last ELSE ? END",
-                            (rec.series, rec.day.isoformat(), rec.serial, rec.serial, rec.serial),
-                        )
-                if not self._query(
-                    "SELECT 1 FROM versions WHERE document = ? AND version = ?", (doc, rec.version)
-                ):
-                    self._query(
-                        "INSERT INTO versions (document, version, created_at) VALUES (?, ?, ?)",
-                        (doc, rec.version, rec.created_at),
-                    )
-                stored = self._stored_sha(doc, rec.version, rec.format)
-                if stored is not None:
-                    if stored != rec.sha256:
-                        raise _import_conflict(rec)
-                    continue
-                if rec.purged is None:
-                    self._store_blob(by_sha[rec.sha256])
-                self._insert_rep(
-                    doc, rec.version, rec.format, rec.media_type, rec.charset, rec.line_ending,
-                    rec.sha256, rec.size, rec.created_at, rec.stored,
-                )
-                if rec.purged is None:
-                    self._index_stored(rec.sha256, rec.media_type, rec.charset)
-                else:  # purged where it came from: the name without its octets
-                    self._query(
-                        "UPDATE representations SET purged = ? WHERE document = ? AND version = ? AND format = ?",
-                        (rec.purged, doc, rec.version, rec.format),
-                    )
-                added += 1
-            self._check_numbering(days)
+            known = {str(r[0]) for r in self._query("SELECT name FROM series")}
+            for page in _pages(rec for rec, _ in representations):
+                added += self._import_page(page, known, written, new_document)
+            self._check_numbering(written.days)
             for entry in audit:
                 self._insert_audit(entry)
-            for about, a in assertions:
-                doc_rows = self._query(
-                    "SELECT document FROM assertions WHERE subject = ? AND key = ? AND value = ?"
-                    " AND who = ? AND at = ?",
-                    (a.subject, a.key, a.value, a.who, a.at),
-                )
-                if doc_rows:
-                    continue
-                target = self._document_id(about)
-                if target is None:
-                    raise NotFoundError(f"assertion about {a.subject}: no such document")
-                self._query(
-                    "INSERT INTO assertions (document, subject, key, value, who, at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (target, a.subject, a.key, a.value, a.who, a.at),
-                )
-            for w in withdrawals:
-                target = self._document_id(w.key)
-                if target is None:
-                    raise NotFoundError(f"withdrawal of {_describe(w.key)}: no such document")
-                if not self._query(
-                    "SELECT 1 FROM withdrawals WHERE document = ? AND at = ?"
-                    " AND (version = ? OR (version IS NULL AND CAST(? AS INTEGER) IS NULL))",
-                    (target, w.at, w.version, w.version),
-                ):
-                    self._query(
-                        "INSERT INTO withdrawals (document, version, reason, who, at, purged) VALUES (?, ?, ?, ?, ?, ?)",
-                        (target, w.version, w.reason, w.who, w.at, 1 if w.purged else 0),
-                    )
+            for statements in _pages(assertions):
+                self._import_statements(statements)
+            for tombstones in _pages(withdrawals):
+                self._import_withdrawals(tombstones)
             for key, version, until in embargoes:
                 target = self._document_id(key)
                 if target is None:
@@ -1332,6 +1280,228 @@ class SQLStore(BrowseQueries, ABC):
             if embargoes or any(s.access != "public" for s in series):
                 self._query("INSERT INTO access_changes (at) VALUES (?)", (_now(),))
         return added
+
+    # --- an import, a page at a time ------------------------------------------------------
+    # Each page of records is looked up in one statement (a correlated look-up of
+    # each key, so each reads the unique index however large the catalog), decided
+    # in Python in the bag's order (so the first bad record is the one named, as
+    # when records were written one by one), and written in a multi-row INSERT a
+    # table: a few round trips a page, where one a record made a PostgreSQL import
+    # of 50,000 names take minutes.
+
+    def _rows(self, types: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[str, list[Any]]:
+        """``rows`` as a relation ``k`` (columns ``column1`` …, of SQL ``types``): its SQL and parameters.
+
+        Here a ``VALUES`` list; PostgreSQL binds a column an array instead.
+        """
+        mark = "(" + ", ".join("?" * len(types)) + ")"
+        return f"(VALUES {', '.join([mark] * len(rows))}) k", [value for row in rows for value in row]
+
+    def _insert_rows(
+        self, head: str, types: Sequence[str], rows: Sequence[Sequence[Any]], tail: str = ""
+    ) -> list[tuple[Any, ...]]:
+        """``head`` (an ``INSERT INTO t (…)``) of every row, in as few statements as the databases' limits allow."""
+        found: list[tuple[Any, ...]] = []
+        for chunk in _chunks(rows, MAX_PARAMETERS // len(types)):
+            relation, params = self._rows(types, chunk)
+            # WHERE true: SQLite reads ON CONFLICT after a bare FROM as a join's
+            found += self._query(f"{head} SELECT * FROM {relation} WHERE true{tail}", params)
+        return found
+
+    def _document_ids(self, keys: Sequence[DocumentKey]) -> dict[DocumentKey, int]:
+        """The catalog's id of each of ``keys`` that is a document in it."""
+        found: dict[DocumentKey, int] = {}
+        for chunk in _chunks(keys, MAX_PARAMETERS // 4):
+            relation, params = self._rows(
+                ("int", "text", "text", "text"),
+                [(i, key.series, key.day.isoformat(), key.unique_id) for i, key in enumerate(chunk)],
+            )
+            rows = self._query(
+                "SELECT k.column1, (SELECT d.id FROM documents d WHERE d.series = k.column2"
+                f" AND d.day = k.column3 AND d.unique_id = k.column4) FROM {relation}",
+                params,
+            )
+            found.update({chunk[int(i)]: int(doc) for i, doc in rows if doc is not None})
+        return found
+
+    def _stored_of(self, documents: Iterable[int]) -> tuple[dict[tuple[int, int, str], str], set[tuple[int, int]]]:
+        """The representations (their SHA-256) and the versions the catalog holds of ``documents``."""
+        ids = sorted(set(documents))
+        reps: dict[tuple[int, int, str], str] = {}
+        versions: set[tuple[int, int]] = set()
+        for chunk in _chunks(ids, MAX_PARAMETERS):
+            relation, params = self._rows(("bigint",), [(doc,) for doc in chunk])
+            for doc, version, format, sha256 in self._query(
+                "SELECT document, version, format, sha256 FROM representations"
+                f" WHERE document IN (SELECT column1 FROM {relation})", params,
+            ):
+                reps[(int(doc), int(version), str(format))] = str(sha256)
+            versions |= {(int(d), int(v)) for d, v in self._query(
+                f"SELECT document, version FROM versions WHERE document IN (SELECT column1 FROM {relation})", params,
+            )}
+        return reps, versions
+
+    def _check_import(self, page: Sequence[RepresentationRecord], known: set[str]) -> None:
+        """Before anything is staged: each record's series is known and its name holds no other bytes here."""
+        ids = self._document_ids(list(dict.fromkeys(_key(rec) for rec in page)))
+        stored, _ = self._stored_of(ids.values())
+        for rec in page:
+            if rec.series not in known:
+                raise NotFoundError(f"series {rec.series} is not in the import")
+            doc = ids.get(_key(rec))
+            sha256 = None if doc is None else stored.get((doc, rec.version, rec.format))
+            if sha256 is not None and sha256 != rec.sha256:
+                raise _import_conflict(rec)
+
+    def _import_page(
+        self,
+        page: Sequence[RepresentationRecord],
+        known: set[str],
+        written: _ImportWritten,
+        new_document: Callable[[RepresentationRecord], AuditRecord] | None,
+    ) -> int:
+        """Inside the import's transaction: write one page of representations; how many are new."""
+        ids = self._document_ids(list(dict.fromkeys(_key(rec) for rec in page)))
+        stored, versions = self._stored_of(ids.values())
+        documents: dict[DocumentKey, RepresentationRecord] = {}  # new, each with its first record
+        new_versions: dict[tuple[DocumentKey, int], str] = {}
+        in_page: dict[tuple[DocumentKey, int, str], str] = {}
+        new: list[RepresentationRecord] = []
+        for rec in page:
+            if rec.series not in known:
+                raise NotFoundError(f"series {rec.series} is not in the import")
+            key = _key(rec)
+            written.days.add((rec.series, rec.day.isoformat()))
+            doc = ids.get(key)
+            if doc is None:
+                documents.setdefault(key, rec)
+            if (doc is None or (doc, rec.version) not in versions) and (key, rec.version) not in new_versions:
+                new_versions[(key, rec.version)] = rec.created_at
+            name = (key, rec.version, rec.format)
+            sha256 = in_page.get(name) or (None if doc is None else stored.get((doc, rec.version, rec.format)))
+            if sha256 is not None:
+                if sha256 != rec.sha256:
+                    raise _import_conflict(rec)
+                continue
+            in_page[name] = rec.sha256
+            new.append(rec)
+        if documents:
+            self._insert_documents(list(documents.values()), ids, new_document)
+        self._insert_rows(
+            "INSERT INTO versions (document, version, created_at)", ("bigint", "int", "text"),
+            [(ids[key], version, at) for (key, version), at in new_versions.items()],
+        )
+        blobs = list(dict.fromkeys(rec.sha256 for rec in new if rec.purged is None and rec.sha256 not in written.blobs))
+        self._store_blobs([written.staged[sha256] for sha256 in blobs])
+        written.blobs.update(blobs)
+        self._insert_rows(
+            "INSERT INTO representations (document, version, format, media_type, charset, line_ending,"
+            " sha256, size, created_at, stored, purged)",
+            ("bigint", "int", "text", "text", "text", "text", "text", "bigint", "text", "text", "text"),
+            [(ids[_key(rec)], rec.version, rec.format, rec.media_type, rec.charset, rec.line_ending,
+              rec.sha256, rec.size, rec.created_at, rec.stored, rec.purged) for rec in new],
+        )
+        latest: dict[tuple[str, str], str] = {}
+        for rec in new:
+            day = (rec.series, rec.day.isoformat())
+            latest[day] = max(latest.get(day, rec.created_at), rec.created_at)
+        if latest:
+            self._executemany(
+                "UPDATE document_days SET last_deposit = ? WHERE (last_deposit IS NULL OR last_deposit < ?)"
+                " AND series = ? AND day = ?",
+                [(at, at, series, day) for (series, day), at in latest.items()],
+            )
+        for rec in new:
+            source = (rec.sha256, rec.media_type, rec.charset)
+            if rec.purged is None and source not in written.indexed:
+                self._index_stored(*source)
+                written.indexed.add(source)
+        return len(new)
+
+    def _insert_documents(
+        self,
+        firsts: Sequence[RepresentationRecord],
+        ids: dict[DocumentKey, int],
+        new_document: Callable[[RepresentationRecord], AuditRecord] | None,
+    ) -> None:
+        """New documents (each from its first record), their days' counts and serial counters, and their audit entries."""
+        rows = self._insert_rows(
+            "INSERT INTO documents (series, day, year, month, dom, unique_id, serial, created_at)",
+            ("text", "text", "int", "int", "int", "text", "int", "text"),
+            [(r.series, r.day.isoformat(), r.day.year, r.day.month, r.day.day, r.unique_id, r.serial, r.created_at)
+             for r in firsts],
+            " RETURNING id, series, day, unique_id",
+        )
+        ids.update({DocumentKey(str(s), datetime.date.fromisoformat(str(d)), str(u)): int(i) for i, s, d, u in rows})
+        counts: dict[tuple[str, str], int] = {}
+        serials: dict[tuple[str, str], int] = {}
+        for r in firsts:
+            day = (r.series, r.day.isoformat())
+            counts[day] = counts.get(day, 0) + 1
+            if r.serial is not None:
+                serials[day] = max(serials.get(day, 0), r.serial)
+        self._insert_rows(
+            "INSERT INTO document_days (series, day, documents)", ("text", "text", "bigint"),
+            [(series, day, n) for (series, day), n in counts.items()],
+            " ON CONFLICT (series, day) DO UPDATE SET documents = document_days.documents + excluded.documents",
+        )
+        self._insert_rows(
+            "INSERT INTO daily_serials (series, day, last)", ("text", "text", "int"),
+            [(series, day, last) for (series, day), last in serials.items()],
+            " ON CONFLICT (series, day) DO UPDATE SET last = CASE WHEN daily_serials.last > excluded.last"
+            " THEN daily_serials.last ELSE excluded.last END",
+        )
+        if new_document is not None:
+            self._insert_rows(
+                "INSERT INTO audit_log (at, who, action, subject, detail, address)", ("text",) * 6,
+                [(e.at, e.who, e.action, e.subject, e.detail, e.address) for e in map(new_document, firsts)],
+            )
+
+    def _import_statements(self, page: Sequence[tuple[DocumentKey, AssertionRecord]]) -> None:
+        """Inside the import's transaction: one page of statements, each unless the catalog holds it already."""
+        subjects = sorted({a.subject for _, a in page})
+        held: set[tuple[str, str, str, str, str]] = set()
+        for chunk in _chunks(subjects, MAX_PARAMETERS):
+            relation, params = self._rows(("text",), [(subject,) for subject in chunk])
+            held |= {(str(s), str(k), str(v), str(w), str(t)) for s, k, v, w, t in self._query(
+                f"SELECT subject, key, value, who, at FROM assertions WHERE subject IN (SELECT column1 FROM {relation})",
+                params,
+            )}
+        ids = self._document_ids(list(dict.fromkeys(about for about, _ in page)))
+        rows: list[tuple[Any, ...]] = []
+        for about, a in page:
+            statement = (a.subject, a.key, a.value, a.who, a.at)
+            if statement in held:
+                continue
+            target = ids.get(about)
+            if target is None:
+                raise NotFoundError(f"assertion about {a.subject}: no such document")
+            held.add(statement)
+            rows.append((target, *statement))
+        self._insert_rows("INSERT INTO assertions (document, subject, key, value, who, at)",
+                          ("bigint", "text", "text", "text", "text", "text"), rows)
+
+    def _import_withdrawals(self, page: Sequence[WithdrawalRecord]) -> None:
+        """Inside the import's transaction: one page of tombstones, each unless the catalog holds it already."""
+        ids = self._document_ids(list(dict.fromkeys(w.key for w in page)))
+        held: set[tuple[int, int | None, str]] = set()
+        for chunk in _chunks(sorted(set(ids.values())), MAX_PARAMETERS):
+            relation, params = self._rows(("bigint",), [(doc,) for doc in chunk])
+            held |= {(int(d), None if v is None else int(v), str(at)) for d, v, at in self._query(
+                f"SELECT document, version, at FROM withdrawals WHERE document IN (SELECT column1 FROM {relation})",
+                params,
+            )}
+        rows: list[tuple[Any, ...]] = []
+        for w in page:
+            target = ids.get(w.key)
+            if target is None:
+                raise NotFoundError(f"withdrawal of {_describe(w.key)}: no such document")
+            if (target, w.version, w.at) in held:
+                continue
+            held.add((target, w.version, w.at))
+            rows.append((target, w.version, w.reason, w.who, w.at, 1 if w.purged else 0))
+        self._insert_rows("INSERT INTO withdrawals (document, version, reason, who, at, purged)",
+                          ("bigint", "int", "text", "text", "text", "int"), rows)
 
     # --- withdrawal (tombstones) ----------------------------------------------------------
     def withdraw(
@@ -1453,50 +1623,62 @@ class SQLStore(BrowseQueries, ABC):
         A bag may not bring serial 999 to a day with 3 (2..998 would never
         exist and the next mint would be 1000), nor version 5 of a document
         with 2: minting never leaves gaps, and neither may an import. Asked
-        of the catalog with the import's rows in it, a day at a time, so the
-        check holds no more than a day's answer whatever the import's size.
+        of the catalog with the import's rows in it, :data:`NUMBERING_DAYS`
+        days a statement (a row a day comes back, and the days with a gap in
+        some document's versions), so the check holds no more than that
+        whatever the import's size; the first day in order with a gap is the
+        one named, its serials before its versions.
         """
-        for series, day in sorted(days):
-            rows = self._query(
-                "SELECT COUNT(DISTINCT serial), MIN(serial), MAX(serial) FROM documents"
-                " WHERE series = ? AND day = ? AND serial IS NOT NULL",
-                (series, day),
-            )
-            count, low, high = rows[0]
-            if count and (low != 1 or high != count):
-                raise ParseError(
-                    f"the import would leave gaps in the serials of {series} on {day}:"
-                    f" {count} serials numbered {low} to {high}"
-                    " (serials run 1..n without gaps)",
-                    rule="catalog",
+        ordered = sorted(days)
+        for batch in _chunks(ordered, NUMBERING_DAYS):
+            values, params = self._rows(("text", "text"), batch)
+            serials = {
+                (str(series), str(day)): (int(count), low, high)
+                for series, day, count, low, high in self._query(
+                    "SELECT d.series, d.day, COUNT(DISTINCT d.serial), MIN(d.serial), MAX(d.serial)"
+                    f" FROM {values} JOIN documents d ON d.series = k.column1 AND d.day = k.column2"
+                    " WHERE d.serial IS NOT NULL GROUP BY d.series, d.day",
+                    params,
                 )
-            gaps = self._query(
-                "SELECT d.unique_id, COUNT(DISTINCT v.version), MIN(v.version), MAX(v.version)"
-                " FROM documents d JOIN versions v ON v.document = d.id"
-                " WHERE d.series = ? AND d.day = ?"
-                " GROUP BY d.id, d.unique_id"
-                " HAVING MIN(v.version) <> 1 OR MAX(v.version) <> COUNT(DISTINCT v.version)"
-                " ORDER BY d.unique_id LIMIT 1",
-                (series, day),
-            )
-            if gaps:
-                unique_id, count, low, high = gaps[0]
-                key = DocumentKey(series, datetime.date.fromisoformat(day), str(unique_id))
-                raise ParseError(
-                    f"the import would leave gaps in the versions of {_describe(key)}:"
-                    f" {plural(count, 'version')} numbered {low} to {high}",
-                    rule="catalog",
-                )
+            }
+            gaps = {(str(series), str(day)) for series, day in self._query(
+                "SELECT DISTINCT g.series, g.day FROM (SELECT d.series, d.day"
+                f" FROM {values} JOIN documents d ON d.series = k.column1 AND d.day = k.column2"
+                " JOIN versions v ON v.document = d.id GROUP BY d.id, d.series, d.day"
+                " HAVING MIN(v.version) <> 1 OR MAX(v.version) <> COUNT(DISTINCT v.version)) g",
+                params,
+            )}
+            for series, day in batch:
+                count, low, high = serials.get((series, day), (0, None, None))
+                if count and (low != 1 or high != count):
+                    raise ParseError(
+                        f"the import would leave gaps in the serials of {series} on {day}:"
+                        f" {count} serials numbered {low} to {high}"
+                        " (serials run 1..n without gaps)",
+                        rule="catalog",
+                    )
+                if (series, day) in gaps:
+                    self._version_gap(series, day)
 
-    def _check_import(self, rec: RepresentationRecord) -> None:
-        rows = self._query(
-            "SELECT r.sha256 FROM representations r JOIN documents d ON d.id = r.document"
-            " WHERE d.series = ? AND d.day = ? AND d.unique_id = ? AND r.version = ?"
-            " AND r.format = ?",
-            (rec.series, rec.day.isoformat(), rec.unique_id, rec.version, rec.format),
+    def _version_gap(self, series: str, day: str) -> None:
+        """Raise the gap in the versions of the first document of ``series`` on ``day`` that has one."""
+        gaps = self._query(
+            "SELECT d.unique_id, COUNT(DISTINCT v.version), MIN(v.version), MAX(v.version)"
+            " FROM documents d JOIN versions v ON v.document = d.id"
+            " WHERE d.series = ? AND d.day = ?"
+            " GROUP BY d.id, d.unique_id"
+            " HAVING MIN(v.version) <> 1 OR MAX(v.version) <> COUNT(DISTINCT v.version)"
+            " ORDER BY d.unique_id LIMIT 1",
+            (series, day),
         )
-        if rows and str(rows[0][0]) != rec.sha256:
-            raise _import_conflict(rec)
+        if gaps:
+            unique_id, count, low, high = gaps[0]
+            key = DocumentKey(series, datetime.date.fromisoformat(day), str(unique_id))
+            raise ParseError(
+                f"the import would leave gaps in the versions of {_describe(key)}:"
+                f" {plural(count, 'version')} numbered {low} to {high}",
+                rule="catalog",
+            )
 
     # --- reading ---------------------------------------------------------------------
     def document_exists(self, key: DocumentKey) -> bool:
@@ -2155,6 +2337,38 @@ def _import_conflict(rec: RepresentationRecord) -> ImmutabilityError:
         f"format {rec.format} of version {rec.version} of {_describe(key)}"
         " is already in this archive with other bytes; nothing was imported"
     )
+
+
+def _key(rec: RepresentationRecord) -> DocumentKey:
+    return DocumentKey(rec.series, rec.day, rec.unique_id)
+
+
+def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _pages(items: Iterable[T], size: int | None = None) -> Iterator[list[T]]:
+    """``items`` a list of :data:`IMPORT_PAGE` at a time (the last one shorter), never all of them."""
+    size = size or IMPORT_PAGE
+    page: list[T] = []
+    for item in items:
+        page.append(item)
+        if len(page) >= size:
+            yield page
+            page = []
+    if page:
+        yield page
+
+
+@dataclass
+class _ImportWritten:
+    """What an import's transaction has written so far, beyond its rows: each grows with the blobs or the days, not the names."""
+
+    staged: dict[str, StagedBlob]
+    blobs: set[str] = field(default_factory=set)  # recorded (_store_blob) once each
+    indexed: set[tuple[str, str, str | None]] = field(default_factory=set)  # full-text sources looked at once each
+    days: set[tuple[str, str]] = field(default_factory=set)  # (series, day) for the numbering check
 
 
 def _describe(key: DocumentKey) -> str:

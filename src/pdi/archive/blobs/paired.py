@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
 from pdi.archive.blobs.s3 import S3Blobs, utc_timestamp
@@ -75,6 +75,11 @@ class PairedBlobs(SQLStore):
 
     def _stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
         return SQLStore._stage_import(self, blobs)
+
+    def _store_blobs(self, blobs: Sequence[StagedBlob]) -> None:
+        # one at a time, each checked in the object store (not the catalog store's batch of its own uploads)
+        for blob in blobs:
+            self._store_blob(blob)
 
     def _unpin(self, ident: str) -> None:
         with self._write():
