@@ -245,8 +245,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="The cluster's shared_buffers (default a quarter of this machine's memory, as"
                              " PostgreSQL's documentation suggests to start with; here %(default)s).")
     args = parser.parse_args(argv)
-    if args.names < SMALL:
-        parser.error(f"--names must be at least {SMALL}")
+    if args.names <= SMALL:
+        parser.error(f"--names must be more than {SMALL} (the small catalog it is compared with)")
     print(f"shared_buffers = {args.shared_buffers}", file=sys.stderr, flush=True)
     with TemporaryCluster(shared_buffers=args.shared_buffers) as cluster:
         made = {}
