@@ -6,22 +6,31 @@ itself (:class:`pdi.archive.pgcluster.TemporaryCluster`, a unix socket,
 fsync off), a few real deposits first and then the bulk names by SQL
 (``generate_series``), each pointing at one of those deposits' blobs, with
 the daily serial counters and day counts a deposit leaves: ``PER_DAY``
-names on each of as many consecutive GMT days as it takes. Then, through
+names on each of as many consecutive GMT days as it takes, the last name
+of each day with its version withdrawn (one name in ``PER_DAY``: 10,000
+tombstones in 10 million names). The cluster's ``shared_buffers`` is what a
+deployment of such a catalog would give it: PostgreSQL's documentation
+suggests a quarter of the machine's memory to start with, and that is the
+default here (``--shared-buffers`` to set another; PostgreSQL's own default,
+128 MB, is a size for a machine it knows nothing about). Then, through
 :class:`pdi.archive.Archive` as a resolver uses it:
 
 1. minting: small text deposits a second (each a new serial of a new day's
    counter, its blob uploaded, its catalog transaction committed);
 2. N2R of a small document, p50 and p99: ``Archive.get`` of names picked at
    random over the whole catalog (look-up, access checks, blob read and
-   checked: the archive's part of an ``N2R`` answer);
+   checked: the archive's part of an ``N2R`` answer), and the resolver's
+   whole answer to the same names, a cache miss each
+   (:meth:`pdi.server.read.Resolver.representation`: the archive's part and
+   the memento's headers, which read the document's withdrawals);
 3. listing one day (``PER_DAY`` names) from the middle of the catalog;
 4. one keyset page of ``ls`` (100 names after a name in the middle);
 5. for comparison, one ``--offset`` page as deep (what keyset pages replace).
 
 Both catalogs are made first, then measured in turn ``--rounds`` times
 (each figure's best round is kept: the machine is shared). Run:
-``python3 bench/bench_scale.py [--names N] [--rounds R]`` (1 million names
-take about a minute to make on two cores, 10 million ten times that).
+``python3 bench/bench_scale.py [--names N] [--rounds R] [--shared-buffers 6GB]`` (1 million names
+take one to two minutes to make on two cores, 10 million about seven; 6.5 GB of disk).
 Figures side by side, with the ratio of the large catalog's to the small
 one's.
 """
@@ -30,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import random
 import statistics
 import sys
@@ -39,6 +49,8 @@ from dataclasses import dataclass
 
 from pdi.archive import Archive
 from pdi.archive.pgcluster import TemporaryCluster
+from pdi.server.limits import WorkLimits
+from pdi.server.read import Resolver
 
 S = "scale.example.us"
 SMALL = 10_000
@@ -61,6 +73,8 @@ class Figures:
     mint_rate: float
     n2r_p50: float
     n2r_p99: float
+    resolver_p50: float
+    resolver_p99: float
     day_listing: float
     keyset_page: float
     offset_page: float
@@ -101,6 +115,10 @@ def _fill(url: str, names: int) -> tuple[int, float]:
             )
             q("INSERT INTO versions (document, version, created_at) SELECT id, 1, created_at FROM documents"
               " WHERE day > ?", (FIRST.isoformat(),))
+            # the last name of each bulk day has its version withdrawn: a resolver's answers meet tombstones
+            q("INSERT INTO withdrawals (document, version, reason, who, at)"
+              " SELECT id, 1, 'withdrawn by the scale benchmark', 'bench', created_at FROM documents"
+              " WHERE day > ? AND serial = ?", (FIRST.isoformat(), PER_DAY))
             blobs = q("SELECT sha256, size, charset, line_ending FROM representations ORDER BY sha256")
             for index, (sha, size, charset, ending) in enumerate(blobs):
                 q(
@@ -109,7 +127,7 @@ def _fill(url: str, names: int) -> tuple[int, float]:
                     " 'exact' FROM documents WHERE day > ? AND mod(serial, ?) = ?",
                     (charset, ending, sha, size, FIRST.isoformat(), len(blobs), index),
                 )
-        for table in ("documents", "versions", "representations", "daily_serials", "document_days"):
+        for table in ("documents", "versions", "representations", "daily_serials", "document_days", "withdrawals"):
             q(f"ANALYZE {table}")
     return days, time.perf_counter() - started
 
@@ -150,7 +168,8 @@ def measure(url: str, names: int, days: int, fill_seconds: float, round_: int) -
     with Archive.open(url, clock=clock) as archive:
         minting = _timed(lambda: archive.add(S, TEXT + rng.randbytes(8).hex().encode(), format="text"), MINTS)
         full_days = max(1, (names - 3) // PER_DAY)
-        picks = [_name(FIRST + datetime.timedelta(days=1 + rng.randrange(full_days)), 1 + rng.randrange(PER_DAY))
+        # serials 1 .. PER_DAY - 1: the last of each day is withdrawn
+        picks = [_name(FIRST + datetime.timedelta(days=1 + rng.randrange(full_days)), 1 + rng.randrange(PER_DAY - 1))
                  for _ in range(RESOLVES)]
         for name in picks[:20]:  # the connection and the plans warm
             archive.get(name)
@@ -160,15 +179,24 @@ def measure(url: str, names: int, days: int, fill_seconds: float, round_: int) -
             got = archive.get(name)
             resolving.append(time.perf_counter() - start)
             assert got.data.startswith(b"a small document")
+        resolver = Resolver(archive, WorkLimits())  # no response cache: every answer is a miss
+        answering = []
+        for name in picks:
+            start = time.perf_counter()
+            answer = resolver.representation(name, "http://resolver.example/")
+            answering.append(time.perf_counter() - start)
+            assert getattr(answer, "body", b"").startswith(b"a small document"), answer
+            assert any(field == b"memento-datetime" for field, _ in getattr(answer, "headers", ())), answer
         middle = FIRST + datetime.timedelta(days=1 + full_days // 2)
         listing = _timed(lambda: archive.ls(series=S, year=middle.year, month=middle.month, day=middle.day), 5)
         assert len(archive.ls(series=S, year=middle.year, month=middle.month, day=middle.day)) == PER_DAY
         after = _name(middle, PER_DAY // 2)
         paging = _timed(lambda: archive.ls(series=S, limit=100, after=after), PAGES)
         deep = (names - 3) // 2
-        offset = _timed(lambda: archive.ls(series=S, limit=100, offset=deep), 3)
+        # once a round: at 10 million names one such page reads 5 million rows (two minutes)
+        offset = _timed(lambda: archive.ls(series=S, limit=100, offset=deep), 1)
     return Figures(names, fill_seconds, MINTS / sum(minting), statistics.median(resolving),
-                   _p(resolving, 0.99), statistics.median(listing), statistics.median(paging), statistics.median(offset))
+                   _p(resolving, 0.99), statistics.median(answering), _p(answering, 0.99), statistics.median(listing), statistics.median(paging), statistics.median(offset))
 
 
 def best(rounds: list[Figures]) -> Figures:
@@ -176,7 +204,7 @@ def best(rounds: list[Figures]) -> Figures:
     first = rounds[0]
     return Figures(
         first.names, first.fill_seconds, max(r.mint_rate for r in rounds),
-        *(min(getattr(r, f) for r in rounds) for f in ("n2r_p50", "n2r_p99", "day_listing", "keyset_page", "offset_page")),
+        *(min(getattr(r, f) for r in rounds) for f in ("n2r_p50", "n2r_p99", "resolver_p50", "resolver_p99", "day_listing", "keyset_page", "offset_page")),
     )
 
 
@@ -187,6 +215,8 @@ def report(small: Figures, large: Figures) -> str:
         ("minting (deposits/s)", small.mint_rate, large.mint_rate, "/s"),
         ("N2R small document p50", small.n2r_p50, large.n2r_p50, "ms"),
         ("N2R small document p99", small.n2r_p99, large.n2r_p99, "ms"),
+        ("resolver's N2R answer p50", small.resolver_p50, large.resolver_p50, "ms"),
+        ("resolver's N2R answer p99", small.resolver_p99, large.resolver_p99, "ms"),
         (f"listing one day ({PER_DAY} names)", small.day_listing, large.day_listing, "ms"),
         ("ls keyset page (100 names)", small.keyset_page, large.keyset_page, "ms"),
         ("ls offset page as deep (100)", small.offset_page, large.offset_page, "ms"),
@@ -201,14 +231,24 @@ def report(small: Figures, large: Figures) -> str:
     return "\n".join(lines)
 
 
+def quarter_of_memory() -> str:
+    """A quarter of this machine's memory, in MB as PostgreSQL spells it (24 GiB: ``6144MB``)."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return f"{memory // 4 // (1 << 20)}MB"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--names", type=int, default=10_000_000, help="Names in the large catalog (default 10 million).")
     parser.add_argument("--rounds", type=int, default=3, help="Times each catalog is measured, in turn (best kept).")
+    parser.add_argument("--shared-buffers", default=quarter_of_memory(),
+                        help="The cluster's shared_buffers (default a quarter of this machine's memory, as"
+                             " PostgreSQL's documentation suggests to start with; here %(default)s).")
     args = parser.parse_args(argv)
-    if args.names < SMALL:
-        parser.error(f"--names must be at least {SMALL}")
-    with TemporaryCluster() as cluster:
+    if args.names <= SMALL:
+        parser.error(f"--names must be more than {SMALL} (the small catalog it is compared with)")
+    print(f"shared_buffers = {args.shared_buffers}", file=sys.stderr, flush=True)
+    with TemporaryCluster(shared_buffers=args.shared_buffers) as cluster:
         made = {}
         for names in (SMALL, args.names):
             made[names] = make(cluster, names)
@@ -218,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         for round_ in range(args.rounds):
             for names, (url, days, seconds) in made.items():
                 rounds[names].append(measure(url, names, days, seconds, round_))
+                print(f"round {round_ + 1}, {names:,} names: {rounds[names][-1]}", file=sys.stderr, flush=True)
     print(report(best(rounds[SMALL]), best(rounds[args.names])))
     return 0
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import glob
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import tempfile
@@ -21,6 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from pdi.errors import StoreError
+
+#: An amount of memory as PostgreSQL's settings spell it (a number alone is in 8 kB pages).
+_MEMORY = re.compile(r"[1-9][0-9]*(kB|MB|GB|TB)?")
 
 
 def find_bindir() -> Path:
@@ -44,7 +48,14 @@ def find_bindir() -> Path:
 class TemporaryCluster:
     """A PostgreSQL server in a temporary directory, for one test session or benchmark."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, shared_buffers: str | None = None) -> None:
+        """``shared_buffers``: the server's buffer cache (``"6GB"``, ``"512MB"``); PostgreSQL's default (128 MB) when ``None``."""
+        if shared_buffers is not None and not _MEMORY.fullmatch(shared_buffers):
+            raise StoreError(
+                f"shared_buffers {shared_buffers!r} is not an amount of memory PostgreSQL reads"
+                " (a whole number with kB, MB, GB or TB, e.g. 6GB)"
+            )
+        self.shared_buffers = shared_buffers
         self.bindir = find_bindir()
         # /tmp: short enough for a unix socket path (107 bytes) and open to the
         # postgres user, which a private $TMPDIR of root's may not be.
@@ -86,6 +97,8 @@ class TemporaryCluster:
             f"-k {self.directory} -c listen_addresses='' -c fsync=off"
             " -c synchronous_commit=off -c full_page_writes=off -c max_connections=60"
         )
+        if self.shared_buffers is not None:
+            options += f" -c shared_buffers={self.shared_buffers}"
         self._run("pg_ctl", "-D", str(self.data), "-o", options,
                   "-l", str(self.directory / "server.log"), "-w", "-t", "60", "start")
         self.started = True

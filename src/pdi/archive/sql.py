@@ -303,6 +303,8 @@ MAX_PARAMETERS = 30_000
 NUMBERING_DAYS = 500
 #: Rows one page of a keyset walk reads: a few MB of records.
 PAGE_ROWS = 5000
+#: Documents one query of :meth:`SQLStore.withdrawals_of` looks up (3 parameters each: far below SQLite's 32,766).
+_KEYS_A_QUERY = 100
 #: The keys of a day's two runs in listing order (:class:`~pdi.archive.store.ListKey`):
 #: serial documents, then those with a foreign id. Each begins with the columns
 #: of the index ``documents_by_day (day, serial, unique_id)`` after the day, so a
@@ -1607,6 +1609,30 @@ class SQLStore(BrowseQueries, ABC):
             key = DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id))
             yield WithdrawalRecord(key, None if version is None else int(version), str(reason), str(who), str(at),
                                    int(wid), bool(purged))
+
+    def withdrawals_of(self, keys: Sequence[DocumentKey]) -> list[WithdrawalRecord]:
+        """The tombstones of these documents, oldest first: each document found by its key's index, never a scan.
+
+        What a resolver asks for the one document (or the page of a URL's
+        captures) it answers about: the time it takes grows with ``keys``,
+        not with the catalog or with every withdrawal ever made.
+        """
+        found: list[WithdrawalRecord] = []
+        wanted = list(dict.fromkeys(keys))
+        with self._read():
+            for start in range(0, len(wanted), _KEYS_A_QUERY):
+                batch = wanted[start : start + _KEYS_A_QUERY]
+                rows = self._query(
+                    "SELECT w.id, d.series, d.day, d.unique_id, w.version, w.reason, w.who, w.at, w.purged"
+                    " FROM withdrawals w JOIN documents d ON d.id = w.document WHERE "
+                    + " OR ".join(["(d.series = ? AND d.day = ? AND d.unique_id = ?)"] * len(batch)),
+                    [v for key in batch for v in (key.series, key.day.isoformat(), key.unique_id)],
+                )
+                for wid, series, day, unique_id, version, reason, who, at, purged in rows:
+                    key = DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id))
+                    found.append(WithdrawalRecord(key, None if version is None else int(version), str(reason),
+                                                  str(who), str(at), int(wid), bool(purged)))
+        return sorted(found, key=lambda w: w.id)
 
     def withdrawals_generation(self) -> int:
         """A number that grows with each withdrawal and each change of who may read what (a series

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import itertools
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
@@ -50,6 +51,7 @@ from starlette.routing import Route
 
 from pdi.archive import Archive, DocumentChange, Generic, GenericVersion, Resolved
 from pdi.archive.access import current_reader
+from pdi.archive.store import DocumentKey
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.identifier import PDI
 from pdi.interop import oaipmh
@@ -145,17 +147,28 @@ class Mementos:
     def __init__(self, archive: Archive) -> None:
         self.archive = archive
 
-    def withdrawn(self) -> tuple[set[tuple[str, str, str]], set[tuple[str, str, str, int]]]:
-        """Withdrawn documents and withdrawn versions, by (series, day, unique id) (one query: they are few)."""
-        documents: set[tuple[str, str, str]] = set()
+    def withdrawn(self, documents: Iterable[Generic]) -> tuple[set[tuple[str, str, str]], set[tuple[str, str, str, int]]]:
+        """Which of ``documents`` are withdrawn whole, and which of their versions, by (series, day, unique id).
+
+        Only these documents' tombstones are read, each found by index
+        (:meth:`~pdi.archive.Archive.withdrawals_of`): an answer about one
+        name costs the same in a catalog of ten million names with many
+        withdrawals as in a small one.
+        """
+        keys = []
+        for doc in documents:
+            date = doc.pdi.date
+            assert date is not None  # a document the catalog holds
+            keys.append(DocumentKey(doc.pdi.series_name.lower(), date, doc.pdi.unique_id))
+        gone: set[tuple[str, str, str]] = set()
         versions: set[tuple[str, str, str, int]] = set()
-        for tomb in self.archive.withdrawals():
+        for tomb in self.archive.withdrawals_of(keys):
             key = (tomb.key.series, tomb.key.day.isoformat(), tomb.key.unique_id)
             if tomb.version is None:
-                documents.add(key)
+                gone.add(key)
             else:
                 versions.add((*key, tomb.version))
-        return documents, versions
+        return gone, versions
 
     def dated(self, documents: Iterable[Generic], *, most: int = MAX_MEMENTOS) -> tuple[list[tuple[datetime.datetime, PDI]], int]:
         """Every version of ``documents`` not withdrawn, as (when, the name of its first format), oldest first; and how many were withdrawn.
@@ -163,22 +176,25 @@ class Mementos:
         The one list of a URL's captures by time: the TimeGate's and
         TimeMap's mementos, and the replay banner's earlier and later capture
         (:mod:`pdi.server.replay_page`). More than ``most`` is a
-        :class:`~pdi.errors.LimitError`.
+        :class:`~pdi.errors.LimitError`. The documents' withdrawals are read
+        a page of documents at a time, as the documents come.
         """
-        gone_documents, gone_versions = self.withdrawn()
         found: list[tuple[datetime.datetime, PDI]] = []
         withdrawn = 0
-        for doc in documents:
-            date = doc.pdi.date
-            assert date is not None  # a document the catalog holds
-            key = (doc.pdi.series_name.lower(), date.isoformat(), doc.pdi.unique_id)
-            for version in doc.versions:
-                if key in gone_documents or (*key, version.number) in gone_versions:
-                    withdrawn += 1
-                    continue
-                found.append((self.captured(doc.pdi, version), version.formats[0]))
-                if len(found) > most:
-                    raise _too_many(most)
+        pages = iter(documents)
+        while page := list(itertools.islice(pages, _CAPTURES_PAGE)):
+            gone_documents, gone_versions = self.withdrawn(page)
+            for doc in page:
+                date = doc.pdi.date
+                assert date is not None  # a document the catalog holds
+                key = (doc.pdi.series_name.lower(), date.isoformat(), doc.pdi.unique_id)
+                for version in doc.versions:
+                    if key in gone_documents or (*key, version.number) in gone_versions:
+                        withdrawn += 1
+                        continue
+                    found.append((self.captured(doc.pdi, version), version.formats[0]))
+                    if len(found) > most:
+                        raise _too_many(most)
         found.sort(key=lambda each: (each[0], str(each[1])))
         return found, withdrawn
 
@@ -233,12 +249,15 @@ class Mementos:
             raise NotFoundError(f"the archive holds no capture of {target} (the URL is compared exactly as captured)")
         return self._checked(Subject(target, target, tuple(mementos)), withdrawn)
 
-    def _document(self, name: PDI, base: str) -> Subject:
+    def _document(self, name: PDI, base: str, found: Generic | None = None) -> Subject:
+        """The mementos of one document (``found``: its versions, when the caller has read them already)."""
         if name.is_pattern or name.citation is not None:
             raise UnsupportedError(f"{name} names no one document: a TimeGate is of one document")
         generic = generic_of(name)
-        found = self.archive.locate(str(generic))
-        assert isinstance(found, Generic)
+        if found is None:
+            located = self.archive.locate(str(generic))
+            assert isinstance(located, Generic)
+            found = located
         mementos, withdrawn = self._of_documents(iter([found]), base)
         return self._checked(Subject(n2r_url(base, generic), str(generic), tuple(mementos)), withdrawn)
 

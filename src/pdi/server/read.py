@@ -221,7 +221,7 @@ class Resolver:
 
     def _newest_formats(self, generic: Generic) -> tuple[PDI, ...]:
         """The formats of the newest version of a document that is not withdrawn (none if all were)."""
-        gone_documents, gone_versions = self.mementos.withdrawn()
+        gone_documents, gone_versions = self.mementos.withdrawn([generic])
         pdi = generic.pdi
         date = pdi.date
         assert date is not None
