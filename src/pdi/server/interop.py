@@ -249,15 +249,13 @@ class Mementos:
             raise NotFoundError(f"the archive holds no capture of {target} (the URL is compared exactly as captured)")
         return self._checked(Subject(target, target, tuple(mementos)), withdrawn)
 
-    def _document(self, name: PDI, base: str, found: Generic | None = None) -> Subject:
-        """The mementos of one document (``found``: its versions, when the caller has read them already)."""
+    def _document(self, name: PDI, base: str) -> Subject:
+        """The mementos of one document."""
         if name.is_pattern or name.citation is not None:
             raise UnsupportedError(f"{name} names no one document: a TimeGate is of one document")
         generic = generic_of(name)
-        if found is None:
-            located = self.archive.locate(str(generic))
-            assert isinstance(located, Generic)
-            found = located
+        found = self.archive.locate(str(generic))
+        assert isinstance(found, Generic)
         mementos, withdrawn = self._of_documents(iter([found]), base)
         return self._checked(Subject(n2r_url(base, generic), str(generic), tuple(mementos)), withdrawn)
 
