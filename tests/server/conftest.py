@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import io
-import threading
-import time
 import wave
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 from PIL import Image
 from server_helpers import (
     CAPTURED_URL,
@@ -23,13 +20,10 @@ from server_helpers import (
     deposit_captures,
     deposit_versions,
     long_line,
+    with_replay,
 )
 
 from pdi.archive import Archive
-from pdi.server import ReplaySite, create_app
-from pdi.server.origins import ByPort
-from pdi.server.replay import create_replay_app
-from pdi.server.run import listening_socket
 
 
 @pytest.fixture(scope="session")
@@ -60,26 +54,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     archive.verify()  # records a fixity check of every blob, shown on the document page
     capture = str(archive.add(S, captured_aggregate(png.getvalue()), format="related", foreign_id=CAPTURED_URL))
     # the resolver and the replay origin, on two ports of one server, as pdi serve runs them
-    sockets = [listening_socket("127.0.0.1", 0), listening_socket("127.0.0.1", 0)]
-    for each in sockets:
-        each.listen()
-    resolver_port, replay_port = (each.getsockname()[1] for each in sockets)
-    resolver = create_app(str(root / "archive"), replay=ReplaySite(port=replay_port))
-    replay = create_replay_app(str(root / "archive"), resolver_origin=f"http://127.0.0.1:{resolver_port}")
-    server = uvicorn.Server(uvicorn.Config(ByPort(resolver, replay, replay_port), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": sockets}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
     try:
-        yield Served(f"http://127.0.0.1:{resolver_port}", archive, text, page, picture, recording, foreign, versioned,
-                     long, capture, f"http://127.0.0.1:{replay_port}",
-                     captured)
+        with with_replay(str(root / "archive")) as (url, replay_url):
+            yield Served(url, archive, text, page, picture, recording, foreign, versioned,
+                         long, capture, replay_url, captured)
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        for each in sockets:
-            each.close()
         archive.close()

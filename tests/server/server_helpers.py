@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import uvicorn
+from starlette.types import ASGIApp
 
 from pdi.archive import Archive, Content
 
@@ -186,3 +189,53 @@ def deposit_captures(location: str) -> str:
             else:
                 previous[day] = str(archive.deposit(S, content, foreign_id=CAPTURES_URL)[0])
     return CAPTURES_URL
+
+
+@contextmanager
+def in_thread(
+    app: ASGIApp, sockets: list[socket.socket] | None = None, *, join: float = 10, **config: Any,
+) -> Iterator[uvicorn.Server]:
+    """uvicorn serving ``app`` in a thread of this process, once it has started; stopped on exit.
+
+    It listens on ``sockets`` (bound and listening), or, without, where
+    ``config`` says (``host="127.0.0.1", port=0``: a free port, read from
+    ``server.servers[0].sockets``). ``config`` goes to ``uvicorn.Config``
+    (``log_level``, ``loop``, ``http``: pdi serve's own protocol).
+    Waits up to 30 s for the start; on exit waits ``join`` seconds for the
+    thread to end.
+    """
+    server = uvicorn.Server(uvicorn.Config(app, **config))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": sockets} if sockets else {}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield server
+    finally:
+        server.should_exit = True
+        thread.join(timeout=join)
+
+
+@contextmanager
+def with_replay(location: str, *, scripts: bool = False) -> Iterator[tuple[str, str]]:
+    """The resolver and its replay origin on two free ports of one server in a thread, as ``pdi serve`` runs
+    them: their URLs. ``scripts`` lets archived scripts run on the replay origin."""
+    from pdi.server import ReplaySite, create_app
+    from pdi.server.origins import ByPort
+    from pdi.server.replay import create_replay_app
+    from pdi.server.run import listening_socket
+
+    sockets = [listening_socket("127.0.0.1", 0), listening_socket("127.0.0.1", 0)]
+    try:
+        for each in sockets:
+            each.listen()
+        port, replay_port = (each.getsockname()[1] for each in sockets)
+        resolver = create_app(location, replay=ReplaySite(port=replay_port, scripts=scripts))
+        replay = create_replay_app(location, resolver_origin=f"http://127.0.0.1:{port}", scripts=scripts)
+        with in_thread(ByPort(resolver, replay, replay_port), sockets, log_level="warning"):
+            yield f"http://127.0.0.1:{port}", f"http://127.0.0.1:{replay_port}"
+    finally:
+        for each in sockets:
+            each.close()

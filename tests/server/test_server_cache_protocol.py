@@ -12,15 +12,13 @@ the server hold their answers.
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-import uvicorn
-from server_helpers import start_serve
+from server_helpers import in_thread, start_serve
 from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
@@ -59,18 +57,8 @@ def _serving(app: Starlette, *, cached: bool = True) -> Iterator[tuple[int, Call
     """uvicorn in a thread with pdi serve's protocol (the app's cache, or none), on a free port."""
     calls = Calls(app)
     protocol = answering_protocol(10, app.state.cache if cached else None)
-    server = uvicorn.Server(uvicorn.Config(calls, host="127.0.0.1", port=0, log_level="warning", http=protocol))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    try:
+    with in_thread(calls, host="127.0.0.1", port=0, log_level="warning", http=protocol) as server:
         yield server.servers[0].sockets[0].getsockname()[1], calls
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 def _request(name: str, method: str = "GET", **fields: str) -> bytes:

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
-from server_helpers import serving
+from server_helpers import in_thread, serving
 
 from pdi.archive import Archive
 from pdi.archive.blobs import CHUNK_SIZE
@@ -110,20 +108,11 @@ def in_process(tmp_path: Path) -> Iterator[tuple[str, str, Path, Archive]]:
     age(path, 0.2)
     sock = listening_socket("127.0.0.1", 0)
     sock.listen()
-    config = uvicorn.Config(app, log_level="critical", loop="uvloop",
-                            http=answering_protocol(10, app.state.cache))
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}", name, path, opened
+        with in_thread(app, [sock], join=30, log_level="critical", loop="uvloop",
+                       http=answering_protocol(10, app.state.cache)):
+            yield f"http://127.0.0.1:{sock.getsockname()[1]}", name, path, opened
     finally:
-        server.should_exit = True
-        thread.join(timeout=30)
         opened.close()
 
 

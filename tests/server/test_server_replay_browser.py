@@ -21,19 +21,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-import uvicorn
 from PIL import Image, ImageChops
-from server_helpers import CAPTURED_PAGE, CAPTURED_URL, captured_aggregate
+from server_helpers import CAPTURED_PAGE, CAPTURED_URL, captured_aggregate, with_replay
 
 from chromium_helpers import clipboard_text, navigate_and_wait_for_load, new_tab
 from pdi.archive import Archive, Generic
 from pdi.capture import capture
 from pdi.capture.browser import Pipe, devtools
 from pdi.capture.deposit import deposit_capture
-from pdi.server import ReplaySite, create_app
-from pdi.server.origins import ByPort
-from pdi.server.replay import create_replay_app
-from pdi.server.run import listening_socket
 
 SERIES = "web.example.us"
 SHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
@@ -122,31 +117,6 @@ def _site(files: dict[str, tuple[str, bytes]]) -> Iterator[tuple[str, list[str]]
         httpd.shutdown()
         httpd.server_close()
         thread.join()
-
-
-@contextmanager
-def _resolver(location: str, *, scripts: bool = False) -> Iterator[tuple[str, str]]:
-    """The resolver and its replay origin on two ports of one server: their URLs."""
-    sockets = [listening_socket("127.0.0.1", 0), listening_socket("127.0.0.1", 0)]
-    for each in sockets:
-        each.listen()
-    port, replay_port = (each.getsockname()[1] for each in sockets)
-    resolver = create_app(location, replay=ReplaySite(port=replay_port, scripts=scripts))
-    replay = create_replay_app(location, resolver_origin=f"http://127.0.0.1:{port}", scripts=scripts)
-    server = uvicorn.Server(uvicorn.Config(ByPort(resolver, replay, replay_port), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": sockets}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}", f"http://127.0.0.1:{replay_port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        for each in sockets:
-            each.close()
 
 
 def _open(pipe: Pipe, url: str, setup: Any = None) -> tuple[str, list[dict[str, Any]]]:
@@ -251,7 +221,7 @@ def test_a_captured_page_replays_from_the_replay_origin_alone_and_looks_as_it_di
             live_session, _ = _open(pipe, site + "/index.html")
             live = _screenshot(pipe, live_session)
         asked.clear()  # the site is stopped: nothing of it can load from now on
-        with _resolver(location, scripts=scripts) as (resolver, replay):
+        with with_replay(location, scripts=scripts) as (resolver, replay):
             session, events = _open(pipe, _view(resolver, str(name)))
             frame_rect = json.loads(_top(pipe, session, "JSON.stringify(document.querySelector('iframe.replay')"
                                                         ".getBoundingClientRect())"))
@@ -303,7 +273,7 @@ def test_an_archived_script_cannot_reach_the_resolver_or_the_network(tmp_path: P
     with Archive.init(location) as archive:
         archive.add_series(SERIES)
     with _site({"/pixel.png": ("image/png", _png())}) as (witness, asked):
-        with _resolver(location, scripts=True) as (resolver, replay), devtools() as pipe:
+        with with_replay(location, scripts=True) as (resolver, replay), devtools() as pipe:
             name = _hostile_capture(location, resolver, witness)
             asked.clear()
             session, events = _open(pipe, _view(resolver, name), _set_secret(pipe, resolver))
@@ -334,7 +304,7 @@ def test_archived_scripts_do_not_run_by_default(tmp_path: Path) -> None:
     with Archive.init(location) as archive:
         archive.add_series(SERIES)
     with _site({"/pixel.png": ("image/png", _png())}) as (witness, asked):
-        with _resolver(location) as (resolver, _), devtools() as pipe:
+        with with_replay(location) as (resolver, _), devtools() as pipe:
             name = _hostile_capture(location, resolver, witness)
             asked.clear()
             session, _ = _open(pipe, _view(resolver, name))
@@ -362,7 +332,7 @@ def test_an_html_fragment_is_highlighted_and_scrolled_into_view(tmp_path: Path, 
     with Archive.init(location) as archive:
         archive.add_series(SERIES)
         page = str(archive.add(SERIES, TALL, format="html"))
-    with _resolver(location) as (resolver, _), devtools() as pipe:
+    with with_replay(location) as (resolver, _), devtools() as pipe:
         session, _ = _open(pipe, _view(resolver, page + "#" + FAR[scheme]))
         shown = json.loads(_in_frame_when(pipe, session, """JSON.stringify((() => {
             const far = document.getElementById("far");
@@ -429,7 +399,7 @@ def test_a_selection_in_the_rendered_page_is_named_by_its_source_range_and_eleme
     bold = SELECTABLE.index(b"bold") + 1
     after_text = SELECTABLE.index(b" &amp;") + 1
     after_reference = SELECTABLE.index(b" more.") + 1
-    with _resolver(location) as (resolver, _), devtools() as pipe:
+    with with_replay(location) as (resolver, _), devtools() as pipe:
         session, _ = _open(pipe, _view(resolver, page) + "&select=1")
         first = _named(pipe, session, 2, 5)
         second = _named(pipe, session, 3, 1)  # the "&" of "&amp;": the reference is taken whole
@@ -505,7 +475,7 @@ def test_a_drag_in_the_rendered_page_is_named_copied_and_opens_marked(tmp_path: 
             page = str(archive.add(SERIES, captured_aggregate(_png()), format="related", foreign_id=CAPTURED_URL))
     at = source.index(held)
     name = f"{page}#char={_crlf_position(source, at)},{_crlf_position(source, at + len(held))}"
-    with _resolver(location) as (resolver, _), devtools() as pipe:
+    with with_replay(location) as (resolver, _), devtools() as pipe:
         session, _ = _open(pipe, _view(resolver, page) + "&select=1")
         deadline = time.monotonic() + 30
         pipe.call("Browser.grantPermissions", {"origin": resolver, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
@@ -561,7 +531,7 @@ def test_a_selection_whose_name_does_not_give_it_back_is_not_offered(tmp_path: P
     with Archive.init(location) as archive:
         archive.add_series(SERIES)
         page = str(archive.add(SERIES, SELECTABLE, format="html"))
-    with _resolver(location) as (resolver, _), devtools() as pipe:
+    with with_replay(location) as (resolver, _), devtools() as pipe:
         session, _ = _open(pipe, _view(resolver, page) + "&select=1")
         # the framed page's "bold" altered after it was served: the archive still says "bold"
         _in_frame(pipe, session, "document.querySelectorAll('p pdi-t')[1].firstChild.data = 'BOLD'")

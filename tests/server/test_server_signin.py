@@ -17,7 +17,6 @@ import base64
 import http.cookies
 import json
 import random
-import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -27,11 +26,10 @@ from typing import Any
 import html5lib
 import httpx
 import pytest
-import uvicorn
 from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
-from server_helpers import SERVING, captured_aggregate, start_serve, wait_answering
+from server_helpers import SERVING, captured_aggregate, in_thread, start_serve, wait_answering
 from starlette.testclient import TestClient
 from test_server_pages_screenshots import SHOTS
 
@@ -417,19 +415,11 @@ def in_process(tmp_path: Path) -> Iterator[tuple[str, Archive, ResponseCache, tu
     app = create_app(str(tmp_path / "a"), archive=archive)
     sock = listening_socket("127.0.0.1", 0)
     sock.listen()
-    config = uvicorn.Config(app, log_level="critical", loop="uvloop", http=answering_protocol(10, app.state.cache))
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}", archive, app.state.cache, (public, sealed, reader)
+        with in_thread(app, [sock], join=30, log_level="critical", loop="uvloop",
+                       http=answering_protocol(10, app.state.cache)):
+            yield f"http://127.0.0.1:{sock.getsockname()[1]}", archive, app.state.cache, (public, sealed, reader)
     finally:
-        server.should_exit = True
-        thread.join(timeout=30)
         archive.close()
 
 
