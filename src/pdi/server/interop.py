@@ -4,11 +4,16 @@ Memento, in the routes pywb uses:
 
 * ``/timegate/<URI-R>`` — a TimeGate (RFC 7089 §4.1, pattern 2.2): ``302``
   to the memento nearest the ``Accept-Datetime`` (the latest without one),
-  ``Vary: accept-datetime``, and a ``Link`` with the ``original``, the
-  ``timemap`` and the ``first``, ``last``, ``prev`` and ``next`` mementos
-  around the one chosen; ``400`` for an ``Accept-Datetime`` that is not an
-  RFC 1123 date (§2.1.1), ``404`` when the archive holds no memento of it.
+  ``Vary: accept-datetime, Authorization, Cookie``, and a ``Link`` with the
+  ``original``, the ``timemap`` and the ``first``, ``last``, ``prev`` and
+  ``next`` mementos around the one chosen; ``400`` for an ``Accept-Datetime``
+  that is not an RFC 1123 date (§2.1.1), ``404`` when the archive holds no
+  memento of it.
 * ``/timemap/link/<URI-R>`` — its TimeMap (§5.1.1), ``application/link-format``.
+
+Both list only the mementos their reader may read: kept a minute by any
+cache when read anonymously, never when read with a token, and varying by
+who reads (:func:`pdi.server.readers.kept_while_anonymous`).
 
 ``<URI-R>`` is either a URL the archive holds captures of (documents whose
 encapsulated unique id is that URL, on any day, in any series: every
@@ -50,7 +55,6 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from pdi.archive import Archive, DocumentChange, Generic, GenericVersion, Resolved
-from pdi.archive.access import current_reader
 from pdi.archive.store import DocumentKey
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.identifier import PDI
@@ -68,6 +72,7 @@ from pdi.interop.memento import (
 )
 from pdi.server.limits import WorkLimits
 from pdi.server.problems import Problem
+from pdi.server.readers import BY_READER, kept_while_anonymous
 
 #: The most mementos one TimeGate or TimeMap reads: past it, a ``413`` problem says so.
 MAX_MEMENTOS = 100_000
@@ -320,15 +325,6 @@ def _target(request: Request, prefix: str) -> str:
     return target + ("?" + query if query else "")
 
 
-def _memento_cache_control() -> str:
-    """A TimeGate's or TimeMap's ``Cache-Control``: kept a while by any cache when read anonymously; never
-    kept when read with a token (RFC 9111 §5.2.2.7), whose answer may name private or embargoed mementos."""
-    reader = current_reader.get()
-    if reader is not None and reader.token is not None:
-        return "private, no-store"
-    return f"public, max-age={MEMENTO_MAX_AGE}"
-
-
 class MementoRoutes:
     """``/timegate/<URI-R>`` and ``/timemap/link/<URI-R>`` over one archive."""
 
@@ -349,9 +345,9 @@ class MementoRoutes:
         chosen = select(subject.mementos, wanted)
         headers = {
             "Location": subject.mementos[chosen].uri,
-            "Vary": "accept-datetime",
+            "Vary": f"accept-datetime, {BY_READER}",
             "Link": timegate_links(subject.original, subject.timemap(base), subject.mementos, chosen),
-            "Cache-Control": _memento_cache_control(),
+            "Cache-Control": kept_while_anonymous(MEMENTO_MAX_AGE),
         }
         return Response(status_code=302, headers=headers)
 
@@ -360,7 +356,8 @@ class MementoRoutes:
         base = self._base(request)
         subject = await self.work.run(self.mementos.subject, _target(request, "/timemap/link/"), base)
         body = timemap(subject.original, subject.timemap(base), subject.timegate(base), subject.mementos)
-        return PlainTextResponse(body, media_type=LINK_FORMAT, headers={"Cache-Control": _memento_cache_control()})
+        return PlainTextResponse(body, media_type=LINK_FORMAT,
+                                 headers={"Cache-Control": kept_while_anonymous(MEMENTO_MAX_AGE), "Vary": BY_READER})
 
     def routes(self) -> list[Route]:
         return [

@@ -55,7 +55,7 @@ from pdi.server.conditional import (
 from pdi.server.interop import Mementos, sturdy
 from pdi.server.limits import WorkLimits
 from pdi.server.problems import Problem
-from pdi.server.readers import by_cookie
+from pdi.server.readers import BY_READER, by_cookie, kept_while_anonymous
 from pdi.server.zerocopy import EXTENSION
 
 #: RFC 2169 services this resolver answers, and the others it knows of (501).
@@ -207,7 +207,8 @@ class Resolver:
         target = sturdy(rfc2169_query(str(generic.pdi)))
         links = {"Link": f'<{base.rstrip("/")}/timegate/{target}>; rel="timegate",'
                          f' <{base.rstrip("/")}/timemap/link/{target}>; rel="timemap"; type="{LINK_FORMAT}"'}
-        shared = {"Vary": "Accept", "Cache-Control": f"public, max-age={GENERIC_MAX_AGE}", **links}
+        # the versions listed are those this reader may read: kept by a cache only when read anonymously
+        shared = {"Vary": f"Accept, {BY_READER}", "Cache-Control": kept_while_anonymous(GENERIC_MAX_AGE), **links}
         if accept:
             ranges = parse_accept(accept)
             if prefers_description(accept, None):

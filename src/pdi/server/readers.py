@@ -22,8 +22,11 @@ An answer read with the cookie is ``Cache-Control: private, no-store``
 whatever the route said (RFC 9111 §5.2.2.3, §5.2.2.7), and
 :func:`pdi.server.read.shared_answer` never lets the resolver's cache keep
 it; a page (HTML: it says who is signed in) or a refusal (``4xx``, but
-an ``immutable`` one) answered to an anonymous request says ``Vary: Cookie``, so that a cache on
-the way never gives it to a signed-in reader. A cookie whose token is no longer live (revoked) is
+an ``immutable`` one) varies by ``Authorization`` and ``Cookie``, so that a cache on
+the way never gives an anonymous reader's answer to a reader with a token or a sign-in, nor the
+reverse. An answer that is kept a while when read anonymously but lists what a token may read
+more of (a TimeMap, a generic name's versions) takes its ``Cache-Control`` from
+:func:`kept_while_anonymous` and varies by :data:`BY_READER`. A cookie whose token is no longer live (revoked) is
 ``401`` and is cleared at once: the next request reads as anonymous. The
 replay origin (``cookies=False``) never reads the cookie — the browser sends
 it there too, as cookies are not kept apart by port — so an archived page
@@ -52,6 +55,27 @@ by_cookie: contextvars.ContextVar[bool] = contextvars.ContextVar("pdi_by_cookie"
 
 #: The path and query of the ``GET`` being answered, as sent (where "sign in" brings the reader back to).
 request_target: contextvars.ContextVar[str] = contextvars.ContextVar("pdi_request_target", default="/")
+
+#: What an answer that depends on who reads varies by (RFC 9110 §12.5.5): the bearer token and the sign-in
+#: cookie. A shared cache may give a stored answer to a request with ``Authorization`` (RFC 9111 §3.5 only
+#: keeps it from storing the answer *to* one), so without these an anonymous answer kept by a cache on the
+#: way would be given to a reader with a token, who may read more.
+BY_READER = "Authorization, Cookie"
+
+
+def kept_while_anonymous(max_age: int) -> str:
+    """``Cache-Control`` of an answer that lists what its reader may read (a TimeMap, a generic name's versions).
+
+    Read anonymously, any cache may keep it ``max_age`` seconds (it varies
+    by :data:`BY_READER`); read with a token, no cache may keep it (RFC 9111
+    §5.2.2.7 ``no-store``): it may name private or embargoed documents, and
+    ``public`` would let a shared cache give it to anyone.
+    """
+    reader = current_reader.get()
+    if reader is not None and reader.token is not None:
+        return PRIVATE.decode("latin-1")
+    return f"public, max-age={max_age}"
+
 
 #: The methods that read: the only ones that take the cookie.
 READS = frozenset({"GET", "HEAD"})
@@ -173,8 +197,8 @@ def _private(send: Send) -> Send:
 
 
 def _varies(send: Send) -> Send:
-    """``send`` with ``Vary: Cookie`` on every page (HTML) and refusal (``4xx``) but an ``immutable`` one:
-    each differs when signed in."""
+    """``send`` with ``Authorization, Cookie`` added to the ``Vary`` of every page (HTML) and refusal
+    (``4xx``) but an ``immutable`` one: each differs for a reader with a token or signed in."""
 
     async def sending(message: Message) -> None:
         if message["type"] == "http.response.start":
@@ -183,7 +207,10 @@ def _varies(send: Send) -> Send:
             control = next((v for k, v in headers if k.lower() == b"cache-control"), b"")
             # an immutable answer (N2R's of a name anyone may read, a 416 of it too) is the same for everyone
             if (message["status"] >= 400 or kind.startswith(b"text/html")) and b"immutable" not in control:
-                message = {**message, "headers": [*headers, (b"vary", b"Cookie")]}
+                # one field, the route's own values first: some caches read only one Vary line (nginx before 1.23)
+                kept = [(k, v) for k, v in headers if k.lower() != b"vary"]
+                varies = [v for k, v in headers if k.lower() == b"vary"] + [BY_READER.encode("latin-1")]
+                message = {**message, "headers": [*kept, (b"vary", b", ".join(varies))]}
         await send(message)
 
     return sending

@@ -1,0 +1,195 @@
+"""Private series behind a real shared cache: Debian's nginx with ``proxy_cache`` in front of ``pdi serve``.
+
+A shared cache may give an answer it keeps to any later request for the
+same URL whose ``Vary`` fields match; RFC 9111 §3.5 only keeps it from
+storing an answer *to* a request with ``Authorization`` that is not
+``public``. So an answer that depends on who reads must say so: a TimeMap
+or TimeGate, a generic name's versions, a refusal. Each test first shows
+that nginx does keep the anonymous answer (``X-Cache-Status: HIT``), then
+that a reader with a token — as a bearer token or as the sign-in cookie —
+is still answered as that reader, and that what a token read is never
+given to anyone else.
+"""
+
+from __future__ import annotations
+
+import datetime
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from server_helpers import Clock, serving
+
+from pdi._ports import free_port
+from pdi.archive import Archive
+
+S = "library.example.us"
+SEALED = "court.example.us"
+HIDDEN = "grand-jury.example.us"
+URL = "http://www.example.com/ruling.html"
+
+
+def _nginx() -> str:
+    found = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/bin")
+    assert found, "nginx is missing: scripts/bootstrap --dev installs Debian's nginx"
+    return found
+
+
+@contextmanager
+def caching_proxy(upstream: str, work: Path) -> Iterator[str]:
+    """nginx on a free loopback port, a caching reverse proxy of ``upstream``: its base URL.
+
+    Every answer says how nginx's cache served it (``X-Cache-Status``). Like
+    many a site's, it also keeps ``404`` answers a minute, which a reader's
+    answer must then survive too.
+    """
+    port = free_port()
+    work.mkdir()
+    temp = " ".join(f"{kind}_temp_path {work}/{kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    # one process, of whoever runs the test (no worker switching to another user who cannot write the cache)
+    (work / "nginx.conf").write_text(f"""
+daemon off;
+master_process off;
+pid {work}/nginx.pid;
+error_log {work}/error.log;
+events {{ worker_connections 64; }}
+http {{
+    access_log off;
+    {temp}
+    proxy_cache_path {work}/cache levels=1:2 keys_zone=shared:1m;
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            proxy_pass {upstream};
+            proxy_set_header Host $http_host;
+            proxy_cache shared;
+            proxy_cache_valid 404 1m;
+            add_header X-Cache-Status $upstream_cache_status always;
+        }}
+    }}
+}}
+""")
+    process = subprocess.Popen([_nginx(), "-p", str(work), "-e", str(work / "error.log"), "-c", str(work / "nginx.conf")],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"{base}/api/series", timeout=5)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, f"nginx did not start: {process.stderr.read() if process.stderr else ''}"
+                assert time.monotonic() < deadline, "nginx did not answer within 30 s"
+                time.sleep(0.05)
+        yield base
+    finally:
+        process.send_signal(signal.SIGQUIT)  # nginx: finish and stop
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, dict[str, str]]]:
+    """nginx in front of ``pdi serve`` over an archive with a public, a private and a hidden series: the
+    proxy's URL, the token that reads the private and hidden ones, and the names deposited."""
+    root = tmp_path_factory.mktemp("shared-cache")
+    location = root / "archive"
+    clock = Clock(datetime.datetime(2026, 3, 2, 9, 0, tzinfo=datetime.UTC))
+    with Archive.init(location, clock=clock) as archive:
+        for series in (S, SEALED, HIDDEN):
+            archive.add_series(series)
+        # the same page captured twice: into the public series, then (an hour later) into the private one
+        public = str(archive.add(S, b"<p>public copy</p>", format="html", foreign_id=URL))
+        clock.now += datetime.timedelta(hours=1)
+        sealed = str(archive.add(SEALED, b"<p>sealed copy</p>", format="html", foreign_id=URL))
+        sealed_text = str(archive.add(SEALED, b"sealed minutes\n", format="text"))
+        hidden = str(archive.add(HIDDEN, b"a hidden record\n", format="text"))
+        archive.set_series_access(SEALED, "private")
+        archive.set_series_access(HIDDEN, "hidden")
+        _, reader = archive.add_token("clerk", role="read", series=[SEALED, HIDDEN])
+    names = {"public": public, "sealed": sealed, "sealed_text": sealed_text, "hidden": hidden}
+    with serving(location) as (_, port), caching_proxy(f"http://127.0.0.1:{port}", root / "nginx") as base:
+        yield base, reader, names
+
+
+def _get(base: str, path: str, **headers: str) -> httpx.Response:
+    return httpx.get(base + path, headers=headers, follow_redirects=False, timeout=30)
+
+
+def _mementos(answer: httpx.Response) -> int:
+    return sum('memento"' in line for line in answer.text.splitlines())
+
+
+def test_an_anonymous_timemap_kept_by_the_cache_is_not_given_to_a_reader_with_a_token(
+    site: tuple[str, str, dict[str, str]],
+) -> None:
+    base, reader, _ = site
+    path = f"/timemap/link/{URL}"
+    first, again = _get(base, path), _get(base, path)
+    assert (first.status_code, _mementos(first)) == (200, 1)  # the public capture alone
+    assert again.headers["x-cache-status"] == "HIT" and _mementos(again) == 1  # nginx keeps it
+    bearer = _get(base, path, Authorization=f"Bearer {reader}")
+    assert bearer.status_code == 200 and _mementos(bearer) == 2, bearer.headers
+    signed_in = _get(base, path, Cookie=f"pdi-token={reader}")
+    assert signed_in.status_code == 200 and _mementos(signed_in) == 2, signed_in.headers
+    # and what the token read was not kept for the next anonymous reader
+    assert _mementos(_get(base, path)) == 1
+
+
+def test_an_anonymous_timegate_kept_by_the_cache_is_not_given_to_a_reader_with_a_token(
+    site: tuple[str, str, dict[str, str]],
+) -> None:
+    base, reader, names = site
+    path = f"/timegate/{URL}"
+
+    def chosen(answer: httpx.Response) -> str:
+        assert answer.status_code == 302, answer.text
+        # the N2R URL's query is the name with its own "%" escaped as "%25" where it must be (RFC 2169)
+        return answer.headers["location"].split("/uri-res/N2R?", 1)[1].replace("%25", "%")
+
+    first, again = _get(base, path), _get(base, path)
+    public, sealed = names["public"], names["sealed"]
+    assert chosen(first) == chosen(again) == public  # the only memento anyone may read
+    assert again.headers["x-cache-status"] == "HIT"
+    # without Accept-Datetime the latest: for the token, the capture in the private series, an hour later
+    assert chosen(_get(base, path, Authorization=f"Bearer {reader}")) == sealed
+    assert chosen(_get(base, path, Cookie=f"pdi-token={reader}")) == sealed
+    assert chosen(_get(base, path)) == public
+
+
+def test_a_private_documents_versions_read_with_a_token_are_never_given_to_others(
+    site: tuple[str, str, dict[str, str]],
+) -> None:
+    base, reader, names = site
+    generic = names["sealed_text"].rsplit(".", 2)[0]
+    path = f"/uri-res/N2R?{generic}"
+    read = _get(base, path, Authorization=f"Bearer {reader}")
+    assert read.status_code == 300 and names["sealed_text"] in read.text  # the list of its formats
+    assert read.headers["cache-control"] == "private, no-store"
+    for _ in range(2):  # not kept: every anonymous reader is refused
+        refused = _get(base, path)
+        assert refused.status_code == 403 and names["sealed_text"] not in refused.text
+
+
+def test_a_refusal_kept_by_the_cache_is_not_given_to_a_reader_with_a_token(
+    site: tuple[str, str, dict[str, str]],
+) -> None:
+    base, reader, names = site
+    path = f"/uri-res/N2R?{names['hidden']}"
+    first, again = _get(base, path), _get(base, path)
+    assert first.status_code == again.status_code == 404  # a hidden series' name: as if never minted
+    assert again.headers["x-cache-status"] == "HIT"  # this nginx keeps 404s a minute
+    for headers in ({"Authorization": f"Bearer {reader}"}, {"Cookie": f"pdi-token={reader}"}):
+        answer = _get(base, path, **headers)
+        assert answer.status_code == 200 and answer.content == b"a hidden record\n", headers
+    assert _get(base, path).status_code == 404
