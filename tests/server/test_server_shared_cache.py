@@ -8,7 +8,9 @@ or TimeGate, a generic name's versions, a refusal. Each test first shows
 that nginx does keep the anonymous answer (``X-Cache-Status: HIT``), then
 that a reader with a token — as a bearer token or as the sign-in cookie —
 is still answered as that reader, and that what a token read is never
-given to anyone else.
+given to anyone else. This nginx, like many a site's, also keeps answers
+that say nothing of caching (``proxy_cache_valid``) and never looks at
+``Authorization``.
 """
 
 from __future__ import annotations
@@ -46,8 +48,9 @@ def caching_proxy(upstream: str, work: Path) -> Iterator[str]:
     """nginx on a free loopback port, a caching reverse proxy of ``upstream``: its base URL.
 
     Every answer says how nginx's cache served it (``X-Cache-Status``). Like
-    many a site's, it also keeps ``404`` answers a minute, which a reader's
-    answer must then survive too.
+    many a site's, it also keeps ``200`` and ``404`` answers that say nothing
+    of caching a minute (``proxy_cache_valid``), whatever the request's
+    ``Authorization``: what a token reads must then say it is not to be kept.
     """
     port = free_port()
     work.mkdir()
@@ -69,7 +72,7 @@ http {{
             proxy_pass {upstream};
             proxy_set_header Host $http_host;
             proxy_cache shared;
-            proxy_cache_valid 404 1m;
+            proxy_cache_valid 200 404 1m;
             add_header X-Cache-Status $upstream_cache_status always;
         }}
     }}
@@ -193,3 +196,23 @@ def test_a_refusal_kept_by_the_cache_is_not_given_to_a_reader_with_a_token(
         answer = _get(base, path, **headers)
         assert answer.status_code == 200 and answer.content == b"a hidden record\n", headers
     assert _get(base, path).status_code == 404
+
+
+def test_a_listing_kept_by_the_cache_is_given_to_each_reader_as_their_own(
+    site: tuple[str, str, dict[str, str]],
+) -> None:
+    base, reader, names = site
+    generic = names["hidden"].rsplit(".", 2)[0]
+    bearer = {"Authorization": f"Bearer {reader}"}
+    # read with the token first: the hidden series is listed, and the answer is kept by no one
+    for path in ("/api/series", f"/uri-res/N2Ls?{generic}"):
+        read = _get(base, path, **bearer)
+        assert read.status_code == 200 and HIDDEN in read.text, path
+        assert read.headers["cache-control"] == "private, no-store", path
+    anonymous, again = _get(base, "/api/series"), _get(base, "/api/series")
+    assert anonymous.status_code == 200 and S in anonymous.text and HIDDEN not in anonymous.text
+    assert again.headers["x-cache-status"] == "HIT" and HIDDEN not in again.text  # this nginx keeps it
+    assert _get(base, f"/uri-res/N2Ls?{generic}").status_code == 404  # as if never minted
+    # and the anonymous listing the cache now keeps is not given to the token's holder
+    assert HIDDEN in _get(base, "/api/series", **bearer).text
+    assert HIDDEN in _get(base, "/api/series", Cookie=f"pdi-token={reader}").text

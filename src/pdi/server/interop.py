@@ -12,8 +12,8 @@ Memento, in the routes pywb uses:
 * ``/timemap/link/<URI-R>`` — its TimeMap (§5.1.1), ``application/link-format``.
 
 Both list only the mementos their reader may read: kept a minute by any
-cache when read anonymously, never when read with a token, and varying by
-who reads (:func:`pdi.server.readers.kept_while_anonymous`).
+cache when read anonymously; read with a token, ``private, no-store``; and
+varying by who reads (both by :class:`pdi.server.readers.Readers`).
 
 ``<URI-R>`` is either a URL the archive holds captures of (documents whose
 encapsulated unique id is that URL, on any day, in any series: every
@@ -72,7 +72,6 @@ from pdi.interop.memento import (
 )
 from pdi.server.limits import WorkLimits
 from pdi.server.problems import Problem
-from pdi.server.readers import BY_READER, kept_while_anonymous
 
 #: The most mementos one TimeGate or TimeMap reads: past it, a ``413`` problem says so.
 MAX_MEMENTOS = 100_000
@@ -345,9 +344,9 @@ class MementoRoutes:
         chosen = select(subject.mementos, wanted)
         headers = {
             "Location": subject.mementos[chosen].uri,
-            "Vary": f"accept-datetime, {BY_READER}",
+            "Vary": "accept-datetime",  # and by who reads (pdi.server.readers)
             "Link": timegate_links(subject.original, subject.timemap(base), subject.mementos, chosen),
-            "Cache-Control": kept_while_anonymous(MEMENTO_MAX_AGE),
+            "Cache-Control": f"public, max-age={MEMENTO_MAX_AGE}",  # read with a token: private (readers)
         }
         return Response(status_code=302, headers=headers)
 
@@ -356,8 +355,7 @@ class MementoRoutes:
         base = self._base(request)
         subject = await self.work.run(self.mementos.subject, _target(request, "/timemap/link/"), base)
         body = timemap(subject.original, subject.timemap(base), subject.timegate(base), subject.mementos)
-        return PlainTextResponse(body, media_type=LINK_FORMAT,
-                                 headers={"Cache-Control": kept_while_anonymous(MEMENTO_MAX_AGE), "Vary": BY_READER})
+        return PlainTextResponse(body, media_type=LINK_FORMAT, headers={"Cache-Control": f"public, max-age={MEMENTO_MAX_AGE}"})
 
     def routes(self) -> list[Route]:
         return [

@@ -55,7 +55,7 @@ from pdi.server.conditional import (
 from pdi.server.interop import Mementos, sturdy
 from pdi.server.limits import WorkLimits
 from pdi.server.problems import Problem
-from pdi.server.readers import BY_READER, by_cookie, kept_while_anonymous
+from pdi.server.readers import by_cookie
 from pdi.server.zerocopy import EXTENSION
 
 #: RFC 2169 services this resolver answers, and the others it knows of (501).
@@ -207,8 +207,9 @@ class Resolver:
         target = sturdy(rfc2169_query(str(generic.pdi)))
         links = {"Link": f'<{base.rstrip("/")}/timegate/{target}>; rel="timegate",'
                          f' <{base.rstrip("/")}/timemap/link/{target}>; rel="timemap"; type="{LINK_FORMAT}"'}
-        # the versions listed are those this reader may read: kept by a cache only when read anonymously
-        shared = {"Vary": f"Accept, {BY_READER}", "Cache-Control": kept_while_anonymous(GENERIC_MAX_AGE), **links}
+        # the versions listed are those this reader may read: read with a token, the answer is private, and
+        # every answer varies by who reads (pdi.server.readers)
+        shared = {"Vary": "Accept", "Cache-Control": f"public, max-age={GENERIC_MAX_AGE}", **links}
         if accept:
             ranges = parse_accept(accept)
             if prefers_description(accept, None):
@@ -384,7 +385,7 @@ def whole_entity(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS, *, 
 
     An answer not ``shared`` (a private series' or an embargoed name's, read
     with a token) is marked ``Cache-Control: private, no-store`` (RFC 9111
-    §5.2.2.3, §5.2.2.7) and never kept by the resolver's cache.
+    §5.2.2.7, §5.2.2.5) and never kept by the resolver's cache.
     """
     tag = entity_tag(resolved.sha256, str(resolved.pdi))
     about = {**_about(resolved, extra), "ETag": tag, "Cache-Control": IMMUTABLE if shared else PRIVATE,

@@ -19,14 +19,16 @@ reads take it: any other method reads as anonymous whatever cookie comes
 with it, and the write API reads the ``Authorization`` header alone, so a
 cookie can never write (no cross-site request forgery to defend against).
 An answer read with the cookie is ``Cache-Control: private, no-store``
-whatever the route said (RFC 9111 §5.2.2.3, §5.2.2.7), and
+whatever the route said (RFC 9111 §5.2.2.7, §5.2.2.5), and
 :func:`pdi.server.read.shared_answer` never lets the resolver's cache keep
-it; a page (HTML: it says who is signed in) or a refusal (``4xx``, but
-an ``immutable`` one) varies by ``Authorization`` and ``Cookie``, so that a cache on
-the way never gives an anonymous reader's answer to a reader with a token or a sign-in, nor the
-reverse. An answer that is kept a while when read anonymously but lists what a token may read
-more of (a TimeMap, a generic name's versions) takes its ``Cache-Control`` from
-:func:`kept_while_anonymous` and varies by :data:`BY_READER`. A cookie whose token is no longer live (revoked) is
+it. So is every answer read with a bearer token but an ``immutable`` one
+(the bytes of a name anyone may read, the same for everyone): a cache on
+the way that keeps answers whatever the request's ``Authorization`` (nginx
+with ``proxy_cache_valid`` does) must not give it to others. And every
+answer but an ``immutable`` one varies by :data:`BY_READER`, so that such a
+cache never gives an anonymous reader's answer (a TimeMap, a listing, a
+refusal) to a reader with a token or a sign-in, who may read more.
+A cookie whose token is no longer live (revoked) is
 ``401`` and is cleared at once: the next request reads as anonymous. The
 replay origin (``cookies=False``) never reads the cookie — the browser sends
 it there too, as cookies are not kept apart by port — so an archived page
@@ -61,20 +63,6 @@ request_target: contextvars.ContextVar[str] = contextvars.ContextVar("pdi_reques
 #: keeps it from storing the answer *to* one), so without these an anonymous answer kept by a cache on the
 #: way would be given to a reader with a token, who may read more.
 BY_READER = "Authorization, Cookie"
-
-
-def kept_while_anonymous(max_age: int) -> str:
-    """``Cache-Control`` of an answer that lists what its reader may read (a TimeMap, a generic name's versions).
-
-    Read anonymously, any cache may keep it ``max_age`` seconds (it varies
-    by :data:`BY_READER`); read with a token, no cache may keep it (RFC 9111
-    §5.2.2.7 ``no-store``): it may name private or embargoed documents, and
-    ``public`` would let a shared cache give it to anyone.
-    """
-    reader = current_reader.get()
-    if reader is not None and reader.token is not None:
-        return PRIVATE.decode("latin-1")
-    return f"public, max-age={max_age}"
 
 
 #: The methods that read: the only ones that take the cookie.
@@ -148,12 +136,12 @@ class Readers:
         marked = by_cookie.set(cookie is not None)
         target = request_target.set(_target(scope))
         try:
-            if not self.cookies:
-                await self.app(scope, receive, send)
-            elif cookie is not None:
+            if cookie is not None:
                 await self.app(scope, receive, _private(send))
             else:
-                await self.app(scope, receive, _varies(send))
+                # the replay origin never reads the cookie: its answers vary by the token alone
+                varying = _varies(send, BY_READER if self.cookies else "Authorization")
+                await self.app(scope, receive, varying if header is None else _private(varying, immutable=True))
         finally:
             request_target.reset(target)
             by_cookie.reset(marked)
@@ -184,33 +172,37 @@ def _target(scope: Scope) -> str:
     return raw.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
 
 
-def _private(send: Send) -> Send:
-    """``send`` with every answer's ``Cache-Control`` made ``private, no-store``."""
+def _private(send: Send, *, immutable: bool = False) -> Send:
+    """``send`` with every answer's ``Cache-Control`` made ``private, no-store``; with ``immutable``, every
+    answer's but an ``immutable`` one's (the same for everyone, any cache may keep it)."""
 
     async def sending(message: Message) -> None:
         if message["type"] == "http.response.start":
-            kept = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"cache-control"]
-            message = {**message, "headers": [*kept, (b"cache-control", PRIVATE)]}
+            headers = message.get("headers", [])
+            control = next((v for k, v in headers if k.lower() == b"cache-control"), b"")
+            if not (immutable and b"immutable" in control):
+                kept = [(k, v) for k, v in headers if k.lower() != b"cache-control"]
+                message = {**message, "headers": [*kept, (b"cache-control", PRIVATE)]}
         await send(message)
 
     return sending
 
 
-def _varies(send: Send) -> Send:
-    """``send`` with ``Authorization, Cookie`` added to the ``Vary`` of every page (HTML) and refusal
-    (``4xx``) but an ``immutable`` one: each differs for a reader with a token or signed in."""
+def _varies(send: Send, fields: str) -> Send:
+    """``send`` with ``fields`` added to the ``Vary`` of every answer but an ``immutable`` one (the same for
+    everyone), in one field after the route's own (some caches read only one: nginx before 1.23)."""
+    wanted = [f.strip() for f in fields.split(",")]
 
     async def sending(message: Message) -> None:
         if message["type"] == "http.response.start":
             headers = list(message.get("headers", []))
-            kind = next((v for k, v in headers if k.lower() == b"content-type"), b"")
             control = next((v for k, v in headers if k.lower() == b"cache-control"), b"")
-            # an immutable answer (N2R's of a name anyone may read, a 416 of it too) is the same for everyone
-            if (message["status"] >= 400 or kind.startswith(b"text/html")) and b"immutable" not in control:
-                # one field, the route's own values first: some caches read only one Vary line (nginx before 1.23)
+            if b"immutable" not in control:
                 kept = [(k, v) for k, v in headers if k.lower() != b"vary"]
-                varies = [v for k, v in headers if k.lower() == b"vary"] + [BY_READER.encode("latin-1")]
-                message = {**message, "headers": [*kept, (b"vary", b", ".join(varies))]}
+                varies = [v.decode("latin-1").strip() for k, v in headers if k.lower() == b"vary"]
+                named = {f.strip().lower() for v in varies for f in v.split(",")}
+                varies += [f for f in wanted if f.lower() not in named]
+                message = {**message, "headers": [*kept, (b"vary", ", ".join(varies).encode("latin-1"))]}
         await send(message)
 
     return sending
