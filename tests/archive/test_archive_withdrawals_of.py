@@ -47,7 +47,7 @@ def test_a_documents_tombstones_and_no_other(archive: Archive, clock: Clock) -> 
 
 
 def test_many_documents_asked_at_once_agree_with_the_whole_list(archive: Archive) -> None:
-    # more documents than one query asks about (100), some withdrawn whole, some a version
+    # some withdrawn whole, some a version
     names = [archive.add(S, f"document {i}\n".encode(), format="text") for i in range(230)]
     for i, name in enumerate(names):
         if i % 7 == 3:
@@ -61,3 +61,8 @@ def test_many_documents_asked_at_once_agree_with_the_whole_list(archive: Archive
         asked = {_key(name) for name in rng.sample(names, size)}
         assert archive.withdrawals_of(asked) == [w for w in everything if w.key in asked]
 
+    # beside keys of no document, more keys than one statement asks about (10,000), in any order
+    unknown = [DocumentKey(S, datetime.date(1999, 1, 1) + datetime.timedelta(days=j % 400), f"never-{j}")
+               for j in range(10_050)]
+    asked_all = [*unknown[:5_000], *(_key(name) for name in reversed(names)), *unknown[5_000:]]
+    assert archive.withdrawals_of(asked_all) == everything
