@@ -22,14 +22,17 @@ checkout under test, not whatever copy of pdi is installed: this tree's
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from pdi.archive import Archive
 from pdi.archive.pgcluster import TemporaryCluster
 
 settings.register_profile("pdi", deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -67,3 +70,29 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return str(tmp_path / "archive")
     cluster: TemporaryCluster = request.getfixturevalue("pg_cluster")
     return cluster.create_schema(f"pdi_test_{next(_databases)}")
+
+
+@pytest.fixture
+def one_gmt_day(monkeypatch: pytest.MonkeyPatch) -> datetime.datetime:
+    """Every archive this process opens or makes (the ``pdi`` command under ``CliRunner`` too) runs on a clock
+    that starts at noon GMT of today's date and runs on from there: returned, its start.
+
+    For a test whose commands must fall on one GMT day (a second capture or
+    ``--id`` deposit that must find the first): with the wall clock, midnight
+    could fall between two of them (scripts/midnight makes it fall).
+    """
+    start = datetime.datetime.now(datetime.UTC).replace(hour=12, minute=0, second=0, microsecond=0)
+    began = time.monotonic()
+
+    def clock() -> datetime.datetime:
+        return start + datetime.timedelta(seconds=time.monotonic() - began)
+
+    for name in ("open", "init"):
+        real: Callable[..., Archive] = getattr(Archive, name).__func__
+
+        def opened(cls: type[Archive], *args: object, _real: Callable[..., Archive] = real, **kwargs: object) -> Archive:
+            kwargs.setdefault("clock", clock)
+            return _real(cls, *args, **kwargs)
+
+        monkeypatch.setattr(Archive, name, classmethod(opened))
+    return start

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import os
 import re
@@ -465,7 +466,8 @@ def test_version_with_the_same_bytes_answers_with_the_existing_names(tmp_path: P
     assert run(location, "get", generic + ".text.4").stdout_bytes == b"one\r\ntwo\r\n"
 
 
-def test_add_with_an_id_already_minted_today(tmp_path: Path) -> None:
+def test_add_with_an_id_already_minted_today(tmp_path: Path, one_gmt_day: datetime.datetime) -> None:
+    # "today" the same for each command (a deposit after midnight would mint a new name)
     location = str(tmp_path / "a")
     run(location, "init")
     run(location, "series", "add", S)

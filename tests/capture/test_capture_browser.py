@@ -9,6 +9,7 @@ elements) by their text.
 
 from __future__ import annotations
 
+import datetime
 import struct
 import zlib
 from http.server import BaseHTTPRequestHandler
@@ -288,8 +289,9 @@ def _edition(n: int) -> bytes:
 
 
 def test_cli_capture_browser_unchanged_page_is_one_version(
-    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
 ) -> None:
+    # one document per URL and GMT day: every capture here on one day, or the next day's is a new document
     from pdi.archive import Archive
     from pdi.identifier import PDI
 
