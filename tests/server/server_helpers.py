@@ -24,6 +24,8 @@ from pdi.archive import Archive, Content
 S = "library.example.us"
 #: A second series of the shared archive: what some tests deposit, kept out of S's listings.
 ELSEWHERE = "elsewhere.example.us"
+#: The private series of :func:`sealed_archive`.
+SEALED = "court.example.us"
 #: Stored CRLF-canonical: "Hello, world.\r\n" is characters 0-14, "Second 𝄞 line.\r\n" 15-30.
 TEXT = "Hello, world.\nSecond 𝄞 line.\n<script>alert(1)</script>\n".encode()
 
@@ -105,6 +107,19 @@ def captured_aggregate(png: bytes) -> bytes:
     )
 
 
+def sealed_archive(location: str) -> tuple[Archive, str, str, str]:
+    """A new archive at ``location`` with a public text in ``S`` and a text in the private series ``SEALED``:
+    the archive (open), the two names and a read token for ``SEALED``."""
+    archive = Archive.init(location)
+    archive.add_series(S)
+    archive.add_series(SEALED)
+    public = str(archive.add(S, b"open minutes of the board\n", format="text"))
+    sealed = str(archive.add(SEALED, b"sealed minutes of the board\n", format="text"))
+    archive.set_series_access(SEALED, "private")
+    _, reader = archive.add_token("clerk", role="read", series=[SEALED])
+    return archive, public, sealed, reader
+
+
 #: The first line ``pdi serve`` writes: the ports it listens on.
 SERVING = re.compile(r"pdi: serving .* at http://127\.0\.0\.1:(\d+)/ \(replay at http://127\.0\.0\.1:(\d+)/\)")
 
@@ -144,7 +159,7 @@ def wait_answering(process: subprocess.Popen[str], url: str) -> None:
             httpx.get(url, timeout=5)
             return
         except httpx.TransportError:
-            assert time.monotonic() < deadline and process.poll() is None, "pdi serve did not answer"
+            assert time.monotonic() < deadline and process.poll() is None, f"{url} did not answer"
             time.sleep(0.05)
 
 

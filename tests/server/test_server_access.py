@@ -20,7 +20,7 @@ import urllib.parse
 from pathlib import Path
 
 from PIL import Image
-from server_helpers import Clock, captured_aggregate, serving
+from server_helpers import Clock, captured_aggregate, sealed_archive, serving
 from starlette.testclient import TestClient
 from test_server_pages_screenshots import SHOTS
 
@@ -60,13 +60,8 @@ def _reads(client: TestClient, name: str, headers: dict[str, str] | None = None)
 
 
 def test_every_read_path_is_403_for_a_private_series_404_for_a_hidden_one(location: str) -> None:
-    with Archive.init(location) as archive:
-        archive.add_series(S)
-        archive.add_series(SEALED)
-        public = str(archive.add(S, b"open minutes of the board\n", format="text"))
-        sealed = str(archive.add(SEALED, b"sealed minutes of the board\n", format="text"))
-        archive.set_series_access(SEALED, "private")
-        _, reader = archive.add_token("clerk", role="read", series=[SEALED])
+    archive, public, sealed, reader = sealed_archive(location)
+    with archive:
         client = TestClient(create_app(location, archive=archive))
         token = {"Authorization": f"Bearer {reader}"}
         allowed = _reads(client, sealed, token)

@@ -26,10 +26,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from server_helpers import Clock, serving
+from server_helpers import Clock, serving, wait_answering
+from test_server_pages_screenshots import SHOTS
+from test_server_signin import _js, _key, _shot, _wait
 
+from chromium_helpers import open_page
 from pdi._ports import free_port
 from pdi.archive import Archive
+from pdi.capture.browser import devtools
 
 S = "library.example.us"
 SEALED = "court.example.us"
@@ -79,18 +83,10 @@ http {{
 }}
 """)
     process = subprocess.Popen([_nginx(), "-p", str(work), "-e", str(work / "error.log"), "-c", str(work / "nginx.conf")],
-                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"{base}/api/series", timeout=5)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None, f"nginx did not start: {process.stderr.read() if process.stderr else ''}"
-                assert time.monotonic() < deadline, "nginx did not answer within 30 s"
-                time.sleep(0.05)
+        wait_answering(process, f"{base}/api/series")  # nginx's own errors: work/error.log
         yield base
     finally:
         process.send_signal(signal.SIGQUIT)  # nginx: finish and stop
@@ -216,3 +212,28 @@ def test_a_listing_kept_by_the_cache_is_given_to_each_reader_as_their_own(
     # and the anonymous listing the cache now keeps is not given to the token's holder
     assert HIDDEN in _get(base, "/api/series", **bearer).text
     assert HIDDEN in _get(base, "/api/series", Cookie=f"pdi-token={reader}").text
+
+
+def test_a_person_signed_in_through_the_cache_sees_their_own_pages(site: tuple[str, str, dict[str, str]]) -> None:
+    """In Chromium, through nginx: the series page the cache keeps for everyone, then signed in, one's own."""
+    base, reader, _ = site
+    anonymous, again = _get(base, "/series"), _get(base, "/series")
+    assert anonymous.status_code == 200 and HIDDEN not in anonymous.text and "Sign in" in anonymous.text
+    assert again.headers["x-cache-status"] == "HIT"  # the anonymous page, kept
+    with devtools() as pipe:
+        session = open_page(pipe, f"{base}/signin?next=%2Fseries")
+        pipe.call("Emulation.setDeviceMetricsOverride",
+                  {"width": 1100, "height": 560, "deviceScaleFactor": 1, "mobile": False}, session,
+                  time.monotonic() + 30)
+        _js(pipe, session, "document.getElementById('token').focus()")
+        pipe.call("Input.insertText", {"text": reader}, session, time.monotonic() + 30)
+        _key(pipe, session, "Enter", 13, "\r")  # the form is posted through nginx, which keeps no POST
+        _wait(pipe, session, "location.pathname === '/series' && document.readyState === 'complete'",
+              "signing in did not go on to /series")
+        body = _js(pipe, session, "document.body.innerText")
+        assert f"signed in as clerk (read, {SEALED}, {HIDDEN})" in body, body
+        assert HIDDEN in body  # listed for the token's holder, not the page kept for everyone
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        (SHOTS / "shared-cache-signed-in.png").write_bytes(_shot(pipe, session))
+    # and the signed-in page was not kept for the next anonymous reader
+    assert HIDDEN not in _get(base, "/series").text

@@ -29,7 +29,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
-from server_helpers import SERVING, captured_aggregate, in_thread, start_serve, wait_answering
+from server_helpers import (
+    SERVING,
+    captured_aggregate,
+    in_thread,
+    sealed_archive,
+    start_serve,
+    wait_answering,
+)
 from starlette.testclient import TestClient
 from test_server_pages_screenshots import SHOTS
 
@@ -69,18 +76,6 @@ def _set_cookie(answer: httpx.Response) -> http.cookies.Morsel[str]:
 def _attributes(answer: httpx.Response) -> set[str]:
     """The attribute names of the one ``Set-Cookie`` of an answer, lower-cased (``httponly``, ``secure`` …)."""
     return {part.split("=", 1)[0].strip().lower() for part in answer.headers["set-cookie"].split(";")[1:]}
-
-
-def _sealed(location: str) -> tuple[Archive, str, str, str]:
-    """An archive with a public text and a private series' text; a read token for the private series."""
-    archive = Archive.init(location)
-    archive.add_series(S)
-    archive.add_series(SEALED)
-    public = str(archive.add(S, b"open minutes of the board\n", format="text"))
-    sealed = str(archive.add(SEALED, b"sealed minutes of the board\n", format="text"))
-    archive.set_series_access(SEALED, "private")
-    _, reader = archive.add_token("clerk", role="read", series=[SEALED])
-    return archive, public, sealed, reader
 
 
 def _sign_in(client: TestClient, token: str, next_: str = "/", **headers: str) -> httpx.Response:
@@ -249,7 +244,7 @@ def test_the_origin_checked_is_the_base_urls_when_the_resolver_has_one(tmp_path:
 
 # --- what the cookie reads ------------------------------------------------------------------------------
 def test_every_read_path_takes_the_cookie_as_it_takes_a_bearer_token(location: str) -> None:
-    archive, public, sealed, reader = _sealed(location)
+    archive, public, sealed, reader = sealed_archive(location)
     with archive:
         embargoed = str(archive.add(S, b"sealed judgment\n", format="text", embargo_until="2099-01-01"))
         app = create_app(location, archive=archive)
@@ -284,7 +279,7 @@ def test_every_read_path_takes_the_cookie_as_it_takes_a_bearer_token(location: s
 
 @pytest.mark.parametrize("role", ROLES)
 def test_a_token_of_every_role_reads_by_cookie(tmp_path: Path, role: str) -> None:
-    archive, _, sealed, _ = _sealed(str(tmp_path / "a"))
+    archive, _, sealed, _ = sealed_archive(str(tmp_path / "a"))
     with archive:
         _, token = archive.add_token("holder", role=role, series=[SEALED])
         client = TestClient(create_app(str(tmp_path / "a"), archive=archive))
@@ -295,7 +290,7 @@ def test_a_token_of_every_role_reads_by_cookie(tmp_path: Path, role: str) -> Non
 
 
 def test_pages_say_who_is_signed_in_with_a_sign_out_button(tmp_path: Path) -> None:
-    archive, _, sealed, reader = _sealed(str(tmp_path / "a"))
+    archive, _, sealed, reader = sealed_archive(str(tmp_path / "a"))
     with archive:
         client = TestClient(create_app(str(tmp_path / "a"), archive=archive))
         for path in ("/", "/series", f"/view?pdi={_q(sealed)}", "/search?q=minutes", "/signin"):
@@ -329,7 +324,7 @@ def test_writes_never_take_the_cookie(tmp_path: Path) -> None:
 
 
 def test_a_revoked_tokens_cookie_is_refused_and_cleared_at_the_next_request(tmp_path: Path) -> None:
-    archive, public, sealed, reader = _sealed(str(tmp_path / "a"))
+    archive, public, sealed, reader = sealed_archive(str(tmp_path / "a"))
     with archive:
         client = TestClient(create_app(str(tmp_path / "a"), archive=archive))
         assert client.get(f"/uri-res/N2R?{sealed}", headers=_cookie(reader)).status_code == 200
@@ -349,7 +344,7 @@ def test_a_revoked_tokens_cookie_is_refused_and_cleared_at_the_next_request(tmp_
 
 
 def test_an_anonymous_page_or_refusal_varies_by_cookie(tmp_path: Path) -> None:
-    archive, public, sealed, _ = _sealed(str(tmp_path / "a"))
+    archive, public, sealed, _ = sealed_archive(str(tmp_path / "a"))
     with archive:
         client = TestClient(create_app(str(tmp_path / "a"), archive=archive))
         assert "Cookie" in client.get("/").headers.get_list("vary", split_commas=True)
@@ -370,7 +365,7 @@ def _capture(archive: Archive) -> str:
 
 
 def test_the_replay_origin_ignores_the_cookie_and_says_private_captures_are_not_replayed(tmp_path: Path) -> None:
-    archive, _, _, reader = _sealed(str(tmp_path / "a"))
+    archive, _, _, reader = sealed_archive(str(tmp_path / "a"))
     with archive:
         archive.set_series_access(SEALED, "public")
         capture = _capture(archive)
@@ -411,7 +406,7 @@ def test_the_replay_origin_ignores_the_cookie_and_says_private_captures_are_not_
 def in_process(tmp_path: Path) -> Iterator[tuple[str, Archive, ResponseCache, tuple[str, str, str]]]:
     """The resolver on pdi serve's HTTP protocol with its cache, in a thread: its URL, the archive, the cache,
     a public and a private name and a read token for the private one."""
-    archive, public, sealed, reader = _sealed(str(tmp_path / "a"))
+    archive, public, sealed, reader = sealed_archive(str(tmp_path / "a"))
     app = create_app(str(tmp_path / "a"), archive=archive)
     sock = listening_socket("127.0.0.1", 0)
     sock.listen()
@@ -479,7 +474,7 @@ def _wait(pipe: Pipe, session: str, expression: str, what: str) -> None:
 
 def test_a_person_signs_in_through_the_form_and_reads_a_private_document(tmp_path: Path) -> None:
     location = tmp_path / "archive"
-    archive, _, sealed, reader = _sealed(str(location))
+    archive, _, sealed, reader = sealed_archive(str(location))
     capture = _capture(archive)
     archive.close()
     process, port, line = start_serve(location, "--workers", "1", "--replay-port", "0", start_new_session=True)

@@ -279,10 +279,10 @@ class Mementos:
         withdrawn name is never served).
         """
         generic = generic_of(located.pdi)
-        version = self.archive.locate(str(generic))
-        assert isinstance(version, Generic)
+        document = self.archive.locate(str(generic))
+        assert isinstance(document, Generic)
         number = located.pdi.version
-        mine = [v for v in version.versions if v.number == number]
+        mine = [v for v in document.versions if v.number == number]
         if not mine:
             return {}
         this = Memento(self.captured(generic, mine[0]), n2r_url(base, mine[0].formats[0]))
@@ -355,7 +355,8 @@ class MementoRoutes:
         base = self._base(request)
         subject = await self.work.run(self.mementos.subject, _target(request, "/timemap/link/"), base)
         body = timemap(subject.original, subject.timemap(base), subject.timegate(base), subject.mementos)
-        return PlainTextResponse(body, media_type=LINK_FORMAT, headers={"Cache-Control": f"public, max-age={MEMENTO_MAX_AGE}"})
+        return PlainTextResponse(body, media_type=LINK_FORMAT,
+                                 headers={"Cache-Control": f"public, max-age={MEMENTO_MAX_AGE}"})
 
     def routes(self) -> list[Route]:
         return [

@@ -55,7 +55,7 @@ from pdi.server.conditional import (
 from pdi.server.interop import Mementos, sturdy
 from pdi.server.limits import WorkLimits
 from pdi.server.problems import Problem
-from pdi.server.readers import by_cookie
+from pdi.server.readers import PRIVATE, by_cookie
 from pdi.server.zerocopy import EXTENSION
 
 #: RFC 2169 services this resolver answers, and the others it knows of (501).
@@ -80,8 +80,6 @@ Handler = Callable[[str, str, Mapping[str, str]], Response]
 #: formats grows with each new version. A name with a format never changes (immutable).
 GENERIC_MAX_AGE = 60
 IMMUTABLE = "public, max-age=31536000, immutable"
-#: What an answer only a token's holder may read says to caches on the way.
-PRIVATE = "private, no-store"
 
 
 _NO_HEADERS: Mapping[str, str] = {}

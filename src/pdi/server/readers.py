@@ -64,11 +64,11 @@ request_target: contextvars.ContextVar[str] = contextvars.ContextVar("pdi_reques
 #: way would be given to a reader with a token, who may read more.
 BY_READER = "Authorization, Cookie"
 
-
 #: The methods that read: the only ones that take the cookie.
 READS = frozenset({"GET", "HEAD"})
 
-PRIVATE = b"private, no-store"
+#: The ``Cache-Control`` of an answer no cache may keep or give to another (RFC 9111 §5.2.2.7, §5.2.2.5).
+PRIVATE = "private, no-store"
 
 
 def cookie_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
@@ -182,7 +182,7 @@ def _private(send: Send, *, immutable: bool = False) -> Send:
             control = next((v for k, v in headers if k.lower() == b"cache-control"), b"")
             if not (immutable and b"immutable" in control):
                 kept = [(k, v) for k, v in headers if k.lower() != b"cache-control"]
-                message = {**message, "headers": [*kept, (b"cache-control", PRIVATE)]}
+                message = {**message, "headers": [*kept, (b"cache-control", PRIVATE.encode("latin-1"))]}
         await send(message)
 
     return sending

@@ -40,6 +40,7 @@ and the resolver shows such a reader its source instead. Whatever else is asked 
 from __future__ import annotations
 
 import codecs
+import html
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -62,8 +63,8 @@ from pdi.mhtml import Aggregate
 from pdi.mhtml.unpack import PlannedFile, plan
 from pdi.server.limits import WorkLimits
 from pdi.server.problems import HANDLERS
-from pdi.server.read import PRIVATE, shared_answer
-from pdi.server.readers import Readers
+from pdi.server.read import shared_answer
+from pdi.server.readers import PRIVATE, Readers
 
 #: The media types replay shows as pages.
 AGGREGATE_TYPES = frozenset({"multipart/related"})
@@ -396,8 +397,6 @@ as that reader. A reader with a token for it can read its source on the resolver
 
 def not_replayed(refused: AccessError) -> Response:
     """``403``, as a page: the capture is private, and why private captures are not replayed."""
-    import html
-
     return Response(NOT_REPLAYED % html.escape(str(refused)), status_code=403, media_type="text/html",
                     headers={"cache-control": "no-store"})
 
