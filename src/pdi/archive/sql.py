@@ -1304,7 +1304,7 @@ class SQLStore(BrowseQueries, ABC):
     ) -> list[tuple[Any, ...]]:
         """``head`` (an ``INSERT INTO t (…)``) of every row, in as few statements as the databases' limits allow."""
         found: list[tuple[Any, ...]] = []
-        for chunk in _chunks(rows, MAX_PARAMETERS // len(types)):
+        for chunk in _pages(rows, MAX_PARAMETERS // len(types)):
             relation, params = self._rows(types, chunk)
             # WHERE true: SQLite reads ON CONFLICT after a bare FROM as a join's
             found += self._query(f"{head} SELECT * FROM {relation} WHERE true{tail}", params)
@@ -1313,7 +1313,7 @@ class SQLStore(BrowseQueries, ABC):
     def _document_ids(self, keys: Sequence[DocumentKey]) -> dict[DocumentKey, int]:
         """The catalog's id of each of ``keys`` that is a document in it."""
         found: dict[DocumentKey, int] = {}
-        for chunk in _chunks(keys, MAX_PARAMETERS // 4):
+        for chunk in _pages(keys, MAX_PARAMETERS // 4):
             relation, params = self._rows(
                 ("int", "text", "text", "text"),
                 [(i, key.series, key.day.isoformat(), key.unique_id) for i, key in enumerate(chunk)],
@@ -1326,27 +1326,30 @@ class SQLStore(BrowseQueries, ABC):
             found.update({chunk[int(i)]: int(doc) for i, doc in rows if doc is not None})
         return found
 
-    def _stored_of(self, documents: Iterable[int]) -> tuple[dict[tuple[int, int, str], str], set[tuple[int, int]]]:
-        """The representations (their SHA-256) and the versions the catalog holds of ``documents``."""
+    def _stored_of(
+        self, documents: Iterable[int], *, versions_too: bool = True
+    ) -> tuple[dict[tuple[int, int, str], str], set[tuple[int, int]]]:
+        """The representations (their SHA-256) and (``versions_too``) the versions the catalog holds of ``documents``."""
         ids = sorted(set(documents))
         reps: dict[tuple[int, int, str], str] = {}
         versions: set[tuple[int, int]] = set()
-        for chunk in _chunks(ids, MAX_PARAMETERS):
+        for chunk in _pages(ids, MAX_PARAMETERS):
             relation, params = self._rows(("bigint",), [(doc,) for doc in chunk])
             for doc, version, format, sha256 in self._query(
                 "SELECT document, version, format, sha256 FROM representations"
                 f" WHERE document IN (SELECT column1 FROM {relation})", params,
             ):
                 reps[(int(doc), int(version), str(format))] = str(sha256)
-            versions |= {(int(d), int(v)) for d, v in self._query(
-                f"SELECT document, version FROM versions WHERE document IN (SELECT column1 FROM {relation})", params,
-            )}
+            if versions_too:
+                versions |= {(int(d), int(v)) for d, v in self._query(
+                    f"SELECT document, version FROM versions WHERE document IN (SELECT column1 FROM {relation})", params,
+                )}
         return reps, versions
 
     def _check_import(self, page: Sequence[RepresentationRecord], known: set[str]) -> None:
         """Before anything is staged: each record's series is known and its name holds no other bytes here."""
         ids = self._document_ids(list(dict.fromkeys(_key(rec) for rec in page)))
-        stored, _ = self._stored_of(ids.values())
+        stored, _ = self._stored_of(ids.values(), versions_too=False)
         for rec in page:
             if rec.series not in known:
                 raise NotFoundError(f"series {rec.series} is not in the import")
@@ -1463,7 +1466,7 @@ class SQLStore(BrowseQueries, ABC):
         """Inside the import's transaction: one page of statements, each unless the catalog holds it already."""
         subjects = sorted({a.subject for _, a in page})
         held: set[tuple[str, str, str, str, str]] = set()
-        for chunk in _chunks(subjects, MAX_PARAMETERS):
+        for chunk in _pages(subjects, MAX_PARAMETERS):
             relation, params = self._rows(("text",), [(subject,) for subject in chunk])
             held |= {(str(s), str(k), str(v), str(w), str(t)) for s, k, v, w, t in self._query(
                 f"SELECT subject, key, value, who, at FROM assertions WHERE subject IN (SELECT column1 FROM {relation})",
@@ -1487,7 +1490,7 @@ class SQLStore(BrowseQueries, ABC):
         """Inside the import's transaction: one page of tombstones, each unless the catalog holds it already."""
         ids = self._document_ids(list(dict.fromkeys(w.key for w in page)))
         held: set[tuple[int, int | None, str]] = set()
-        for chunk in _chunks(sorted(set(ids.values())), MAX_PARAMETERS):
+        for chunk in _pages(sorted(set(ids.values())), MAX_PARAMETERS):
             relation, params = self._rows(("bigint",), [(doc,) for doc in chunk])
             held |= {(int(d), None if v is None else int(v), str(at)) for d, v, at in self._query(
                 f"SELECT document, version, at FROM withdrawals WHERE document IN (SELECT column1 FROM {relation})",
@@ -1623,7 +1626,7 @@ class SQLStore(BrowseQueries, ABC):
             # the keys as a relation joined to the documents' unique index (a VALUES list here, arrays
             # on PostgreSQL): 1,000 keys of a catalog of a million documents in 5 ms, where the same
             # keys as ORs of conditions, 100 a statement, took 41 ms on PostgreSQL
-            for batch in _chunks(wanted, _KEYS_A_QUERY):
+            for batch in _pages(wanted, _KEYS_A_QUERY):
                 relation, params = self._rows(
                     ("text", "text", "text"), [(key.series, key.day.isoformat(), key.unique_id) for key in batch]
                 )
@@ -1661,7 +1664,7 @@ class SQLStore(BrowseQueries, ABC):
         one named, its serials before its versions.
         """
         ordered = sorted(days)
-        for batch in _chunks(ordered, NUMBERING_DAYS):
+        for batch in _pages(ordered, NUMBERING_DAYS):
             values, params = self._rows(("text", "text"), batch)
             serials = {
                 (str(series), str(day)): (int(count), low, high)
@@ -2363,9 +2366,8 @@ def _release(pins: Sequence[BlobPin]) -> None:
 
 
 def _import_conflict(rec: RepresentationRecord) -> ImmutabilityError:
-    key = DocumentKey(rec.series, rec.day, rec.unique_id)
     return ImmutabilityError(
-        f"format {rec.format} of version {rec.version} of {_describe(key)}"
+        f"format {rec.format} of version {rec.version} of {_describe(_key(rec))}"
         " is already in this archive with other bytes; nothing was imported"
     )
 
@@ -2374,14 +2376,8 @@ def _key(rec: RepresentationRecord) -> DocumentKey:
     return DocumentKey(rec.series, rec.day, rec.unique_id)
 
 
-def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def _pages(items: Iterable[T], size: int | None = None) -> Iterator[list[T]]:
-    """``items`` a list of :data:`IMPORT_PAGE` at a time (the last one shorter), never all of them."""
-    size = size or IMPORT_PAGE
+def _pages(items: Iterable[T], size: int = IMPORT_PAGE) -> Iterator[list[T]]:
+    """``items`` a list of ``size`` at a time (the last one shorter), never all of them."""
     page: list[T] = []
     for item in items:
         page.append(item)
