@@ -226,12 +226,16 @@ def _two_frame_gif() -> bytes:
 def test_property_damaged_images_give_pdi_errors_only(
     kind: str, changes: list[tuple[int, int]], keep: int, scheme: str, frame: int
 ) -> None:
-    whole = bytearray(_two_frame_gif() if kind == "gif" else encoded(painted(6, 5)))
+    original = _two_frame_gif() if kind == "gif" else encoded(painted(6, 5))
+    whole = bytearray(original)
     for at, value in changes:
         whole[at % len(whole)] = value
     data = bytes(whole[:keep])
+    # an undamaged image and a frame it has (Pillow counts them) must be answered
+    intact = data == original and frame < Image.open(io.BytesIO(original)).n_frames
     try:
         result = evaluate_image(scheme, ((0, 0), (3, 3), frame), data, f"image/{kind}", None)
     except (UnsupportedError, NotFoundError, LimitError):
+        assert not intact, f"an intact {kind} with frame {frame} was refused"
         return
     assert result.region is not None and result.region.frame == frame

@@ -355,7 +355,9 @@ any_text = st.one_of(
 def test_parse_raises_only_pdi_errors(text: str, strict: bool) -> None:
     try:
         p = PDI.parse(text, strict=strict)
-    except PDIError:
+    except PDIError as refused:
+        if not strict and "#" not in text and "@" not in text:
+            assert not reference_valid(text), f"{text!r} is a PDI (the reference grammar) but was refused: {refused}"
         return
     # Whatever parses prints, re-parses to its canonical self, and answers questions.
     assert PDI.parse(str(p)) == p.canonical()
@@ -369,18 +371,51 @@ def test_parse_raises_only_pdi_errors(text: str, strict: bool) -> None:
         pass
 
 
+@st.composite
+def well_formed_fragments(draw: st.DrawFn) -> tuple[str, str | None]:
+    """A fragment PDI-GRAMMAR.md §3 defines for its format: ordered ranges, the default scheme left out or not."""
+    def ordered(most: int) -> tuple[int, int]:
+        a, b = draw(st.integers(0, most)), draw(st.integers(0, most))
+        return min(a, b), max(a, b)
+
+    kind = draw(st.sampled_from(["char", "elt", "name", "rect", "time"]))
+    if kind == "char":  # text/*, html, xml: char (the default) and the line extension, one position or two
+        scheme = draw(st.sampled_from(["", "char=", "CHAR=", "line="]))
+        a, b = ordered(10**6)
+        return f"{scheme}{a}" + draw(st.sampled_from(["", f",{b}"])), draw(st.sampled_from(["text", "html", "xml", "utf-8"]))
+    if kind == "elt":  # html, xml: two start-tag counts
+        a, b = ordered(500)
+        return f"elt={a},{b}", draw(st.sampled_from(["html", "xml"]))
+    if kind == "name":  # html: two names (ids), %-escaped where reserved
+        names = st.text(alphabet="abcXYZ019-_", min_size=1, max_size=6)
+        return f"name={draw(names)},{draw(names)}", "html"
+    if kind == "rect":  # images: (x1,y1),(x2,y2)[,frame], the scheme optional
+        (x1, x2), (y1, y2) = ordered(5000), ordered(5000)
+        frame = draw(st.sampled_from(["", ",0", ",3"]))
+        return draw(st.sampled_from(["", "rect=", "crop="])) + f"({x1},{y1}),({x2},{y2}){frame}", draw(st.sampled_from(["png", "gif"]))
+    a, b = ordered(10**6)  # audio: sec or msec, two positions
+    return draw(st.sampled_from(["sec=", "msec="])) + f"{a},{b}", "wav"
+
+
 @SETTINGS
 @given(
     st.one_of(
-        st.text(max_size=40),
-        st.text(alphabet="char=elt,name()0123456789%2Fab-#@*", max_size=40),
-    ),
-    st.one_of(st.none(), st.sampled_from([*ALL_TOKENS, "*", "a.b", ""])),
+        st.tuples(
+            st.one_of(
+                st.text(max_size=40),
+                st.text(alphabet="char=elt,name()0123456789%2Fab-#@*", max_size=40),
+            ),
+            st.one_of(st.none(), st.sampled_from([*ALL_TOKENS, "*", "a.b", ""])),
+        ).map(lambda given: (*given, False)),
+        well_formed_fragments().map(lambda given: (*given, True)),
+    )
 )
-def test_fragment_parse_raises_only_pdi_errors(text: str, token: str | None) -> None:
+def test_fragment_parse_raises_only_pdi_errors(case: tuple[str, str | None, bool]) -> None:
+    text, token, well_formed = case
     try:
         f = Fragment.parse(text, format=token)
-    except PDIError:
+    except PDIError as refused:
+        assert not well_formed, f"#{text} is well-formed for {token} (PDI-GRAMMAR.md §3) but was refused: {refused}"
         return
     assert Fragment.parse(str(f)) == f
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mmap
+import re
 from pathlib import Path
 
 import pytest
@@ -229,15 +230,26 @@ def test_pdi_no_input_raises_anything_but_pdi_errors(positions: list[object], da
             pass
 
 
+# PDI-GRAMMAR.md §1 and §3: fragment-specifier = [ fragment-scheme "=" ] position *( "," position ),
+# on text the schemes char (the default) and line, case-insensitive, one position or an ordered pair.
+_TEXT_FRAGMENT = re.compile(r"(?:(?P<scheme>[cC][hH][aA][rR]|[lL][iI][nN][eE])=)?(?P<a>[0-9]{1,30})(?:,(?P<b>[0-9]{1,30}))?")
+_WELL_FORMED = st.from_regex(_TEXT_FRAGMENT, fullmatch=True)
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.text(max_size=20))
+@given(st.one_of(st.text(max_size=20), _WELL_FORMED))
 def test_pdi_fragment_parse_raises_only_parse_errors(text: str) -> None:
+    spelled = _TEXT_FRAGMENT.fullmatch(text)
+    valid = spelled is not None and (spelled["b"] is None or int(spelled["b"]) >= int(spelled["a"]))
     try:
         scheme, positions = parse_pdi_text_fragment(text)
     except ParseError:
+        assert not valid, f"{text!r} is a well-formed text fragment (PDI-GRAMMAR.md §1) but was refused"
         return
-    assert scheme in ("char", "line")
-    assert 1 <= len(positions) <= 2
+    assert valid, f"{text!r} was accepted"
+    assert spelled is not None
+    assert scheme == (spelled["scheme"] or "char").lower()
+    assert positions == tuple(int(spelled[k]) for k in "ab" if spelled[k] is not None)
 
 
 def test_pdi_fragment_parse_forms() -> None:

@@ -495,11 +495,16 @@ def test_rfc5147_no_input_raises_anything_but_pdi_errors(fragment: str, data: by
 @settings(max_examples=100, deadline=None)
 @given(st.from_regex(r"(char|line)=([0-9]{1,3}|[0-9]{0,3},[0-9]{1,3}|[0-9]{1,3},)(;(length=[0-9]{1,3}|md5=[0-9a-fA-F]{32})(,[A-Za-z0-9-]{1,8})?)*", fullmatch=True))
 def test_rfc5147_parse_print_parse(text: str) -> None:
+    # §3 grammar: every string the regex makes is well-formed; §4.4 (read as PDI's specs/README.md says):
+    # only a range whose first number is greater than its second is refused.
+    numbers = text.split("=", 1)[1].split(";", 1)[0].split(",")
+    improper = len(numbers) == 2 and all(numbers) and int(numbers[0]) > int(numbers[1])
     try:
         frag = TextFragment.parse(text)
     except ParseError as exc:
-        assert exc.rule == "range"  # only an improperly ordered range is rejected
+        assert improper and exc.rule == "range", f"{text!r} is well-formed and properly ordered (RFC 5147 §3, §4.4)"
         return
+    assert not improper, f"{text!r} is improperly ordered (RFC 5147 §4.4) but was accepted"
     assert TextFragment.parse(str(frag)) == frag
 
 

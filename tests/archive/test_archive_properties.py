@@ -88,11 +88,16 @@ def test_deposit_round_trips_or_refuses(
     encode_as = charset if charset not in (None, "no-such-charset") else "utf-8"
     try:
         data = raw if use_raw else text.encode(encode_as)
+        encoded = not use_raw
     except UnicodeEncodeError:
-        data = raw
+        data, encoded = raw, False
+    # text/plain in the charset it was encoded with, or UTF-8 with none named, is a deposit to keep
+    # (PDI-GRAMMAR.md §2.6: the token "text" is text/plain in any charset)
+    wanted = encoded and token == "text" and charset != "no-such-charset"
     try:
         pdi = archive.add(S, data, format=token, charset=charset)
-    except PDIError:
+    except PDIError as refused:
+        assert not wanted, f"{data!r} in {charset} as {token} was refused: {refused}"
         return
     got = archive.get(pdi)
     if got.charset is None:

@@ -9,6 +9,7 @@ where Python's ``str.find`` finds the word in the CRLF-canonical text
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 from pdi.archive import Archive, Content
 from pdi.errors import LimitError, ParseError
-from pdi.fulltext import fts5_expression, parse_query, words_of
+from pdi.fulltext import MAX_QUERY_WORDS, fts5_expression, parse_query, words_of
 
 S = "oma.eop.gov.us"
 
@@ -215,13 +216,35 @@ def test_an_open_quote_names_where_it_opened() -> None:
         parse_query("*^:()")
 
 
+# Characters both Python's and SQLite's Unicode tables place alike: assigned, in the BMP, no combining
+# marks (FTS5's remove_diacritics folds a lone mark away; pdi keeps it as part of a word)
+_PLAIN = st.text(alphabet=st.characters(exclude_categories=["Cn", "Co", "Cs", "Mn", "Mc", "Me"], max_codepoint=0xFFFF),
+                 max_size=80)
+
+
+def _fts5_tokens(text: str) -> int:
+    """How many tokens SQLite's own FTS5 tokenizer (unicode61, as the catalog's index uses) finds in ``text``."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61 remove_diacritics 2')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    db.execute("INSERT INTO t (body) VALUES (?)", (text,))
+    return int(db.execute("SELECT count(*) FROM v").fetchone()[0])
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.text(max_size=80))
+@given(st.one_of(st.text(max_size=80), _PLAIN))
 def test_any_query_is_words_for_fts5_or_a_parse_error(text: str) -> None:
+    plain = all(ord(c) <= 0xFFFF and unicodedata.category(c) not in ("Cn", "Co", "Cs", "Mn", "Mc", "Me") for c in text)
+    # a query is accepted when its quotes are closed and FTS5 itself finds a word in it, and no more
+    # words than a query may have (MAX_QUERY_WORDS, the documented limit)
+    searchable = plain and text.count('"') % 2 == 0 and 0 < _fts5_tokens(text.replace('"', " ")) <= MAX_QUERY_WORDS
     try:
         query = parse_query(text)
     except (ParseError, LimitError):
+        assert not searchable, f"{text!r} holds words SQLite's FTS5 finds, and closed quotes, but was refused"
         return
+    if plain:
+        assert searchable, f"{text!r} holds no word SQLite's FTS5 finds, or an open quote, but was accepted"
     for phrase in query.phrases:
         assert phrase and all(word and words_of(word) == [word] for word in phrase)
     db = sqlite3.connect(":memory:")

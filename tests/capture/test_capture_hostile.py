@@ -145,13 +145,30 @@ LOCATION = st.lists(
 ).map("".join)
 
 
+# RFC 9110 §10.2.2: Location is a URI-reference (RFC 3986 §4.1). These are well-formed ones that resolve,
+# against an http base, to an http or https URL with a host and a TCP port: each must be followed
+_SEGMENT = r"([A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-F]{2})*"
+_SEGMENT_NZ_NC = r"([A-Za-z0-9._~!$&'()*+,;=@-]|%[0-9A-F]{2})+"  # §3.3: a relative path's first segment has no ':'
+_WELL_FORMED_LOCATION = st.one_of(
+    st.from_regex(rf"(\.\./|/)?{_SEGMENT_NZ_NC}(/{_SEGMENT}){{0,3}}(\?{_SEGMENT})?", fullmatch=True),
+    st.tuples(
+        st.sampled_from(["http", "https", "HTTP"]),
+        st.from_regex(r"[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?){0,2}", fullmatch=True),
+        st.one_of(st.just(""), st.integers(1, 65535).map(lambda p: f":{p}")),
+        st.from_regex(rf"(/{_SEGMENT}){{0,3}}", fullmatch=True),
+    ).map(lambda t: f"{t[0]}://{t[1]}{t[2]}{t[3]}"),
+)
+
+
 @settings(max_examples=500, deadline=None)
-@given(LOCATION)
-def test_property_any_location_gives_a_url_httpx_can_request_or_a_pdi_error(location: str) -> None:
+@given(st.one_of(LOCATION.map(lambda x: (x, False)), _WELL_FORMED_LOCATION.map(lambda x: (x, True))))
+def test_property_any_location_gives_a_url_httpx_can_request_or_a_pdi_error(case: tuple[str, bool]) -> None:
+    location, well_formed = case
     try:
         target = resolve("http://127.0.0.1:8000/dir/r", location, strict=False)
         url = check_url(target)
-    except PDIError:
+    except PDIError as refused:
+        assert not well_formed, f"Location: {location} is a URL capture can follow, but was refused: {refused}"
         return
     assert url.scheme in ("http", "https") and url.host
     assert url.port is None or 0 < url.port < 65536

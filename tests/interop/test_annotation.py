@@ -325,17 +325,38 @@ _JSON = st.recursive(
 )
 
 
-@given(_JSON)
+# Well-formed annotations of TEXT (Web Annotation Data Model §4.2.4, §4.2.5): a quote that stands in it,
+# or a position range inside it (RFC 5147-style counts of its 56 characters), each with no source (the
+# document named by the import) — every one must import, and to the passage it names
+_QUOTES = st.sampled_from(["Hello", "world", "quick brown fox", "lazy dog", "jumps over"])
+_WELL_FORMED = st.one_of(
+    _QUOTES.map(lambda q: {"type": "Annotation", "target": {"selector": {"type": "TextQuoteSelector", "exact": q}}}),
+    st.tuples(st.integers(0, len(TEXT)), st.integers(0, len(TEXT))).map(sorted).map(
+        lambda r: {"type": "Annotation",
+                   "target": {"selector": {"type": "TextPositionSelector", "start": r[0], "end": r[1]}}}),
+)
+
+
+@given(st.one_of(_JSON.map(lambda d: (d, False)), _WELL_FORMED.map(lambda d: (d, True))))
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-def test_any_json_imports_or_fails_with_a_pdi_error(archive: Archive, data: object) -> None:
+def test_any_json_imports_or_fails_with_a_pdi_error(archive: Archive, given_data: tuple[object, bool]) -> None:
+    data, well_formed = given_data
     names = archive.ls(f"urn:pdi://{S}/*/*/*/*")
     name = str(names[0]) if names else str(archive.add(S, TEXT.encode(), format="text"))
     try:
         results = import_annotations(archive, data, document=name)
-    except PDIError:
+    except PDIError as refused:
+        assert not well_formed, f"the well-formed annotation {data} was refused: {refused}"
         return
     for result in results:
         assert result.status in ("found", "moved", "missing", "selected")
+    if well_formed:
+        [result] = results
+        assert result.status in ("found", "selected") and str(result.name).startswith(name + "#char=")
+        a, b = (int(v) for v in str(result.name).rsplit("=", 1)[1].split(","))
+        selector = data["target"]["selector"]  # type: ignore[index]
+        if selector["type"] == "TextQuoteSelector":
+            assert TEXT.replace("\n", "\r\n")[a:b] == selector["exact"]
 
 
 def test_media_fragment_aliases_name_the_native_fragment(archive: Archive) -> None:
@@ -358,17 +379,28 @@ def test_media_fragment_aliases_name_the_native_fragment(archive: Archive) -> No
         native_names(archive, f"{audio}#t=2")
 
 
-@given(st.text(alphabet=st.sampled_from(list("text=,-&%2A0:~ab")), max_size=30))
+# Text directives (URL Fragment Text Directives §3.3.1 syntax) whose text stands in "<p>a b text ab</p>", as
+# a browser shows it ("a b text ab"): each names a passage a browser finds, so each must resolve to one
+_FOUND = st.sampled_from(["text=a", "text=text", "text=a%20b", "text=b,ab", "text=a-,b", "text=text,-ab", "text=A%20B",
+                          "text=text%20ab"])
+
+
+@given(st.one_of(st.text(alphabet=st.sampled_from(list("text=,-&%2A0:~ab")), max_size=30).map(lambda d: (d, False)),
+                 _FOUND.map(lambda d: (d, True))))
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-def test_any_text_directive_resolves_or_fails_with_a_pdi_error(archive: Archive, directive: str) -> None:
+def test_any_text_directive_resolves_or_fails_with_a_pdi_error(archive: Archive, given_directive: tuple[str, bool]) -> None:
     from pdi.interop.aliases import native_names
 
+    directive, found = given_directive
     names = archive.ls(f"urn:pdi://{S}/*/*/*/*")
     name = str(names[0]) if names else str(archive.add(S, b"<p>a b text ab</p>", format="html"))
     try:
         alias = native_names(archive, f"{name}#:~:{directive}")
-    except PDIError:
+    except PDIError as refused:
+        assert not found, f"#:~:{directive} names text the page shows, but was refused: {refused}"
         return
+    if found:
+        assert alias.natives and all(n is not None for n in alias.natives), directive
     for found in alias.natives:
         assert found is None or str(found).startswith(name + "#char=")
 

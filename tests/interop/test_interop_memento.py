@@ -41,14 +41,26 @@ def test_http_datetime_is_what_the_standard_library_writes_and_reads(moment: dat
     assert parse_http_datetime(written) == moment == email.utils.parsedate_to_datetime(written)
 
 
-@given(st.text(max_size=40))
+# RFC 7089 §2.1.1: Accept-Datetime is an RFC 1123 date in GMT, as the standard library writes one
+_WRITTEN = moments.map(lambda m: email.utils.format_datetime(m, usegmt=True))
+
+
+@given(st.one_of(st.text(max_size=40), _WRITTEN))
 def test_parse_http_datetime_accepts_only_what_it_writes(text: str) -> None:
+    try:
+        expected = email.utils.parsedate_to_datetime(text)
+        valid = email.utils.format_datetime(expected, usegmt=True) == text and expected.tzinfo is not None
+    except (TypeError, ValueError, IndexError, OverflowError):
+        valid = False
     try:
         moment = parse_http_datetime(text)
     except ParseError as wrong:
+        assert not valid, f"{text!r} is an RFC 1123 date in GMT but was refused"
         assert wrong.rule in ("rfc1123-date", "wkday", "month")
         return
     assert http_datetime(moment) == text.strip(" \t")
+    if valid:
+        assert moment == expected
 
 
 @pytest.mark.parametrize(("text", "rule"), [

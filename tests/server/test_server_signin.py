@@ -17,6 +17,7 @@ import base64
 import http.cookies
 import json
 import random
+import re
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -196,12 +197,24 @@ def test_next_refuses_every_target_off_the_resolver_and_sets_nothing(tmp_path: P
         assert shown.status_code == 400 and "next=" in shown.text
 
 
-@given(st.text(alphabet=st.sampled_from("/\\:@.?#%ae \t\n\x00"), max_size=12) | st.text(max_size=20))
+# RFC 3986 §3.3 path-absolute ("/" [ segment-nz *( "/" segment ) ]) with a §3.4 query: a path on this
+# resolver however it is spelled, never "//" (segment-nz is not empty), never a space or a backslash
+_PCHAR = r"[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2}"
+_PATH_ABSOLUTE = re.compile(rf"/(({_PCHAR})+(/({_PCHAR})*)*)?(\?(({_PCHAR})|[/?])*)?")
+_LOCAL_PATHS = st.from_regex(_PATH_ABSOLUTE, fullmatch=True).filter(lambda p: len(p) <= 2000)
+
+
+def _is_path_absolute(target: str) -> bool:
+    return len(target) <= 2000 and _PATH_ABSOLUTE.fullmatch(target) is not None
+
+
+@given(st.text(alphabet=st.sampled_from("/\\:@.?#%ae \t\n\x00"), max_size=12) | st.text(max_size=20) | _LOCAL_PATHS)
 def test_every_next_accepted_stays_on_the_resolver(target: str) -> None:
     base = "http://resolver.example:8000/a/b"
     try:
         accepted = local_path(target)
     except BadNext:
+        assert not _is_path_absolute(target), f"{target!r} is a path on this resolver (RFC 3986 §3.3) but was refused"
         return
     joined = urllib.parse.urlsplit(urllib.parse.urljoin(base, accepted))
     assert (joined.scheme, joined.netloc) == ("http", "resolver.example:8000"), accepted
