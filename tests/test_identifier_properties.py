@@ -351,11 +351,13 @@ any_text = st.one_of(
 
 
 @SETTINGS
-@given(any_text, st.booleans())
-def test_parse_raises_only_pdi_errors(text: str, strict: bool) -> None:
+@given(st.one_of(any_text.map(lambda t: (t, False)), built().map(lambda c: (str(c[0]), True))), st.booleans())
+def test_parse_raises_only_pdi_errors(case: tuple[str, bool], strict: bool) -> None:
+    text, well_formed = case  # well-formed: a PDI built from the grammar's parts, printed
     try:
         p = PDI.parse(text, strict=strict)
     except PDIError as refused:
+        assert not well_formed, f"{text!r} was built from the grammar (PDI-GRAMMAR.md §1) but was refused: {refused}"
         if not strict and "#" not in text and "@" not in text:
             assert not reference_valid(text), f"{text!r} is a PDI (the reference grammar) but was refused: {refused}"
         return
