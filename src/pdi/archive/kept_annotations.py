@@ -45,6 +45,7 @@ import re
 import uuid
 from collections.abc import Mapping
 from typing import Any, Final
+from urllib.parse import unquote
 
 from pdi.archive.store import AnnotationRecord
 from pdi.errors import LimitError, ParseError, UnsupportedError
@@ -68,9 +69,10 @@ def safe_slug(value: str | None) -> str | None:
     text = value.strip()
     if len(text) >= 2 and text[0] == text[-1] == '"':
         text = text[1:-1]
-    from urllib.parse import unquote
-
-    text = unquote(text, errors="strict") if "%" in text else text
+    try:
+        text = unquote(text, errors="strict")
+    except UnicodeDecodeError:
+        return None  # escapes of octets that are no UTF-8: no name
     if len(text) > MAX_SLUG or not _SLUG.match(text):
         return None
     return text
