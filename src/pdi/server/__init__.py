@@ -53,7 +53,10 @@ the ``next`` page's URL), ``/api/meta?pdi=…``,
 (an RFC 5147 fragment evaluated on a text's N2R entity: :mod:`pdi.server.cite`),
 ``/api/annotation?pdi=…`` (``GET``: the W3C Web Annotation of a fragment name
 or citation; ``POST``: the names a posted annotation or Hypothesis export
-points at, no token needed as it writes nothing: :mod:`pdi.server.annotate`) and
+points at, no token needed as it writes nothing: :mod:`pdi.server.annotate`),
+``/api/annotations/`` (an annotation server, the W3C Web Annotation Protocol:
+a container of annotations kept in the catalog, created, replaced and
+deleted with a token of the role ``curate``: :mod:`pdi.server.annotation_server`) and
 ``/api/search?q=…&series=…&limit=…&after=…`` (full-text search: hits with
 their ``char`` fragment names and snippets, and the ``next`` page's URL) and
 ``/api/anchor?pdi=…&to=…`` (a cited passage found in another version:
