@@ -471,3 +471,21 @@ def test_annotations_are_kept_in_the_catalog_and_audited(server: Server) -> None
         actions = [(e.action, e.subject, e.who) for e in archive.audit()]
         assert ("annotation-create", "annotation:kept", "token:curator") in actions
     assert requests.get(iri, timeout=30).status_code == 200
+
+
+def test_anno_protocol_5_3_two_writers_at_once_one_wins(server: Server) -> None:
+    """Two clients replace one annotation at the same moment with the ETag both read: one change is kept and the
+    other refused (412), never both applied one over the other; two asking for one Slug get two names."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    made = created(server, note(server.text), Slug="contested")
+    iri, etag = made.headers["Location"], made.headers["ETag"]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(
+            lambda k: server.write("PUT", iri, body=note(server.text, f"writer {k}"), **{"If-Match": etag}), range(8)))
+        names = list(pool.map(lambda k: server.post(note(server.text), Slug="same").json()["id"], range(6)))
+    statuses = sorted(a.status_code for a in answers)
+    assert statuses == [200] + [412] * 7, [a.text for a in answers]
+    (won,) = (a for a in answers if a.status_code == 200)
+    assert requests.get(iri, timeout=30).json()["body"]["value"] == won.json()["body"]["value"]
+    assert len(set(names)) == 6 and names.count(server.container + "same") == 1
