@@ -351,16 +351,20 @@ def test_anno_protocol_5_1_refusals(server: Server) -> None:
     anonymous = requests.post(server.container, data=json.dumps(good).encode(), timeout=30,
                               headers={"Content-Type": PROFILE})
     assert anonymous.status_code == 401 and anonymous.headers["WWW-Authenticate"].startswith("Bearer")
+    assert ("http://www.w3.org/TR/annotation-protocol/", LDP + "constrainedBy") in links(anonymous)
     assert server.post(good, token=server.depositor).status_code == 403  # the role deposit makes no statements
     # a token over the private series alone may not annotate a public document
     assert server.post(good, token=server.court_curator).status_code == 403
     for body, status in ((b"{", 400), (b"[1, 2]", 400), (json.dumps({**good, "@context": "http://schema.org/"}), 415),
                          (json.dumps({**good, "type": "Note"}), 400), (json.dumps({**good, "target": []}), 400),
-                         (json.dumps(note(server.text.replace(".text.1", "x.text.1"))), 404)):
+                         (json.dumps(note(server.text.replace(".text.1", "x.text.1"))), 404),
+                         (json.dumps({**good, "bodyValue": "and a body too"}), 400)):
         answer = requests.post(server.container, data=body, timeout=30, headers={
             "Authorization": f"Bearer {server.curator}", "Content-Type": PROFILE})
         assert answer.status_code == status, (body, answer.text)
         assert answer.headers["Content-Type"] == "application/problem+json"
+        # "Annotation Containers MUST return a Link header on all responses"
+        assert (LDP + "BasicContainer", "type") in links(answer)
     wrong_type = requests.post(server.container, data=json.dumps(good), timeout=30, headers={
         "Authorization": f"Bearer {server.curator}", "Content-Type": "text/plain"})
     assert wrong_type.status_code == 415

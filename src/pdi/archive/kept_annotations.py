@@ -23,7 +23,8 @@ What the Web Annotation Data Model (§3.1) asks of what is posted
 (:func:`check_annotation`): a JSON object whose ``@context`` is (or
 includes) ``http://www.w3.org/ns/anno.jsonld`` (415 otherwise: the
 protocol's §6 lists a context it does not recognize as 415), whose ``type``
-is (or includes) ``Annotation``, with a ``target``; at most
+is (or includes) ``Annotation``, with a ``target``, and not both a ``body``
+and a ``bodyValue`` (§3.2.5); at most
 :data:`MAX_ANNOTATION` octets.
 
 Who may read one (decision): an annotation whose targets name archived
@@ -110,6 +111,9 @@ def check_annotation(data: object) -> dict[str, Any]:
                          rule="type")
     if data.get("target") in (None, [], ""):
         raise ParseError("an annotation needs a target (Web Annotation Data Model §3.1)", rule="target")
+    if "body" in data and "bodyValue" in data:
+        raise ParseError("an annotation has a body or a bodyValue, not both (Web Annotation Data Model §3.2.5)",
+                         rule="bodyValue")
     kept = {k: v for k, v in data.items() if k != "id"}
     if len(encode(kept)) > MAX_ANNOTATION:
         raise LimitError(f"an annotation is at most {MAX_ANNOTATION} octets of JSON")

@@ -67,11 +67,11 @@ from starlette.routing import Route
 from pdi.archive import Archive
 from pdi.archive.kept_annotations import CONTEXT, MAX_ANNOTATION, entity_tag, representation
 from pdi.archive.store import AnnotationRecord
-from pdi.errors import ImmutabilityError, LimitError, NotFoundError, ParseError, UnsupportedError
+from pdi.errors import ImmutabilityError, LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.interop.accept import MediaRange, choose, parse_accept
 from pdi.server.conditional import if_match_holds, tag_matches
 from pdi.server.limits import WorkLimits
-from pdi.server.problems import Problem
+from pdi.server.problems import Problem, on_pdi_error, on_problem
 from pdi.server.write import bearer_writer
 
 #: Where the container is (its IRI ends in "/", §4).
@@ -178,6 +178,17 @@ class AnnotationServer:
     async def container(self, request: Request) -> Response:
         """The Annotation Container (Web Annotation Protocol §4): GET/HEAD its description or a page; POST an
         annotation to create it (§5.1); OPTIONS."""
+        try:
+            return await self._container(request)
+        except (PDIError, Problem) as exc:
+            # §4.1: the container's Link "on all responses", a refusal too
+            answer = await (on_problem(request, exc) if isinstance(exc, Problem) else on_pdi_error(request, exc))
+            if "page" not in request.query_params:
+                answer.headers["Link"] = CONTAINER_LINK
+                answer.headers.setdefault("Allow", CONTAINER_ALLOW)
+            return answer
+
+    async def _container(self, request: Request) -> Response:
         page_param = request.query_params.get("page")
         if request.method == "OPTIONS":
             return _options(CONTAINER_ALLOW if page_param is None else PAGE_ALLOW,
