@@ -67,7 +67,14 @@ from starlette.routing import Route
 from pdi.archive import Archive
 from pdi.archive.kept_annotations import CONTEXT, MAX_ANNOTATION, entity_tag, representation
 from pdi.archive.store import AnnotationRecord
-from pdi.errors import ImmutabilityError, LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
+from pdi.errors import (
+    ImmutabilityError,
+    LimitError,
+    NotFoundError,
+    ParseError,
+    PDIError,
+    UnsupportedError,
+)
 from pdi.interop.accept import MediaRange, choose, parse_accept
 from pdi.server.conditional import if_match_holds, tag_matches
 from pdi.server.limits import WorkLimits
