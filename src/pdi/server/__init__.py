@@ -192,7 +192,7 @@ def create_app(
         Route("/api/anchor", AnchorAPI(opened, work).anchor),
         Route("/api/annotation", annotations.export, methods=["GET"]),
         Route("/api/annotation", annotations.import_, methods=["POST"]),
-        *AnnotationServer(opened, work, base_url=base_url, page_size=annotation_page_size).routes(),
+        *AnnotationServer(opened, base_url=base_url, page_size=annotation_page_size).routes(),
         *MementoRoutes(opened, base_url, work).routes(),
         *OAIRoutes(opened, base_url, work=work, admin_email=oai_admin_email).routes(),
     ]

@@ -77,7 +77,6 @@ from pdi.errors import (
 )
 from pdi.interop.accept import MediaRange, choose, parse_accept
 from pdi.server.conditional import if_match_holds, tag_matches
-from pdi.server.limits import WorkLimits
 from pdi.server.problems import Problem, on_pdi_error, on_problem
 from pdi.server.write import bearer_writer
 
@@ -152,13 +151,10 @@ def preferences(fields: list[str]) -> tuple[bool, set[str]]:
 class AnnotationServer:
     """The container and annotation routes of the annotation server, over one archive."""
 
-    def __init__(
-        self, archive: Archive, work: WorkLimits, *, base_url: str | None = None, page_size: int = DEFAULT_PAGE_SIZE
-    ) -> None:
+    def __init__(self, archive: Archive, *, base_url: str | None = None, page_size: int = DEFAULT_PAGE_SIZE) -> None:
         if not 1 <= page_size <= 10_000:
             raise LimitError(f"a page holds 1 to 10000 annotations, not {page_size}")
-        self.archive = archive
-        self.work = work
+        self.archive = archive  # its reads are cheap catalog look-ups: they never wait for WorkLimits
         self.base_url = base_url
         self.page_size = page_size
 
