@@ -493,3 +493,14 @@ def test_anno_protocol_5_3_two_writers_at_once_one_wins(server: Server) -> None:
     (won,) = (a for a in answers if a.status_code == 200)
     assert requests.get(iri, timeout=30).json()["body"]["value"] == won.json()["body"]["value"]
     assert len(set(names)) == 6 and names.count(server.container + "same") == 1
+
+
+def test_anno_protocol_5_1_an_exported_annotation_is_kept_with_its_id_as_via(server: Server) -> None:
+    """What GET /api/annotation exports (a fragment name's annotation, id a urn:uuid) posts back as it is."""
+    exported = requests.get(server.url + "/api/annotation", params={"pdi": f"{server.text}#char=15,24"}, timeout=30)
+    assert exported.status_code == 200
+    kept = created(server, exported.json()).json()
+    assert kept["via"] == exported.json()["id"] and kept["id"].startswith(server.container)
+    assert kept["target"] == exported.json()["target"] and kept["motivation"] == "identifying"
+    assert expand(kept)[OA + "hasTarget"] == expand(exported.json())[OA + "hasTarget"]
+    w3c_musts("annotation", kept)
