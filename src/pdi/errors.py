@@ -160,3 +160,20 @@ class AmbiguousError(PDIError):
     def __init__(self, message: str, *, details: dict[str, object] | None = None) -> None:
         super().__init__(message)
         self.details = details or {}
+
+
+class PreconditionError(PDIError):
+    """A change made on a condition that no longer holds: an ``If-Match`` entity tag that is not the current one
+    (RFC 9110 §13.1.1; the W3C Web Annotation Protocol §5.3, §5.4)."""
+
+    exit_code = 14
+    http_status = 412
+    title = "precondition failed"
+
+
+class DeletedError(PDIError):
+    """Something that was kept and has been deleted (an annotation): its name is never given again."""
+
+    exit_code = 11
+    http_status = 410
+    title = "gone"

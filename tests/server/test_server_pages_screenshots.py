@@ -52,8 +52,13 @@ PAGES = {
     "long-text": ("/view?pdi={long}%23line=100000,100001", "document.getElementById('passage').textContent === '0100000 line of a long text\\n'"
                   " && window.scrollY > 1000 && Number(document.getElementById('text').dataset.offset) > 0"),
     "generic": ("/view?pdi={versioned}", "document.querySelectorAll('#versions tbody tr').length === 2"),
+    # the annotation server's operations, scrolled to: the role it needs and its answers
+    "api-annotations": ("/api#post_api_annotations", "document.getElementById('post_api_annotations')"
+                        ".getBoundingClientRect().top < innerHeight && document.getElementById('put_api_annotations_slug')"
+                        " !== null && document.getElementById('post_api_annotations').innerText.includes('Slug')"),
     "api-docs": ("/api", "document.querySelectorAll('section h2 code').length >= 10"
                  " && document.body.innerText.includes('POST /api/deposit')"
+                 " && document.getElementById('post_api_annotations').innerText.includes('curate')"
                  " && document.getElementById('problem-passage-orphaned') !== null"
                  " && document.getElementById('problem-passage-ambiguous') !== null"
                  " && document.body.innerText.includes('GET /api/annotation')"

@@ -26,6 +26,7 @@ import contextlib
 import dataclasses
 import datetime
 import hashlib
+import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -65,6 +66,7 @@ from pdi.archive.results import (
     SearchResults,
 )
 from pdi.archive.store import (
+    AnnotationRecord,
     AssertionRecord,
     AuditRecord,
     DayCount,
@@ -87,11 +89,14 @@ from pdi.archive.store import (
 from pdi.archive.tokens import Writer
 from pdi.errors import (
     AccessError,
+    DeletedError,
+    ImmutabilityError,
     IntegrityError,
     LimitError,
     NotFoundError,
     ParseError,
     PDIError,
+    PreconditionError,
     StoreError,
     UnsupportedError,
     WithdrawnError,
@@ -1481,6 +1486,146 @@ class Archive:
         for record in self.history(pdi):
             current[record.key] = record.value
         return current
+
+    # --- web annotations (pdi.archive.kept_annotations: the annotation server's domain) ---------------------
+    def create_annotation(
+        self, data: object, *, slug: str | None = None, writer: Writer | None = None, who: str | None = None
+    ) -> AnnotationRecord:
+        """Keep a new W3C Web Annotation (Web Annotation Protocol §5.1, §5.2): its record, audited.
+
+        Its name is ``slug`` if that is a safe path segment naming no
+        annotation, present or deleted (:func:`pdi.archive.kept_annotations.safe_slug`),
+        else a UUID. An ``id`` it has is kept as ``via``. Its archived targets
+        must be in the archive and readable now; a ``writer`` needs the role
+        ``curate`` over each one's series (over all, when it has none).
+        """
+        from pdi.archive import kept_annotations as anno
+
+        kept = anno.check_annotation(data)
+        given = data.get("id") if isinstance(data, dict) else None
+        if isinstance(given, str) and given:
+            kept.setdefault("via", given)
+        targets = self._annotation_targets(kept, writer)
+        return self.store.add_annotation(
+            anno.safe_slug(slug), anno.new_slug(), anno.encode(kept), targets,
+            writer.name if writer else (who or self.who), _timestamp(self._now()),
+            address=writer.address if writer else None,
+        )
+
+    def annotation(self, slug: str) -> AnnotationRecord:
+        """The annotation named ``slug``, if the current reader may read every archived document it targets.
+
+        Not found (404) when there is none, or when one of its documents is
+        in a hidden series; 403 when one is private or embargoed; once
+        deleted, :class:`~pdi.errors.DeletedError` (410).
+        """
+        record = self.store.annotation(slug)
+        if record is None:
+            raise NotFoundError(f"no annotation {slug!r} in this archive")
+        for key, version in record.targets:
+            self._guard_document(key, version, f"the annotation {slug!r}")
+        if record.deleted_at is not None:
+            raise DeletedError(f"the annotation {slug!r} was deleted {record.deleted_at}")
+        return record
+
+    def replace_annotation(
+        self, slug: str, data: object, *, holds: Callable[[str], bool], writer: Writer | None = None,
+        who: str | None = None,
+    ) -> AnnotationRecord:
+        """Replace an annotation's whole state (Web Annotation Protocol §5.3): its new record, audited.
+
+        ``holds`` says whether the precondition the client sent holds for the
+        current entity tag (:func:`pdi.archive.kept_annotations.entity_tag`):
+        :class:`~pdi.errors.PreconditionError` (412) when it does not, or when
+        another change came first. A ``canonical`` or ``via`` once set may not
+        change (409). A ``writer`` needs ``curate`` over the series of the
+        targets before and after.
+        """
+        from pdi.archive import kept_annotations as anno
+
+        current = self._annotation_to_change(slug, holds, writer)
+        kept = anno.check_annotation(data)
+        changed = anno.unchanged_links(json.loads(current.data), kept)
+        if changed:
+            raise ImmutabilityError(f"the annotation {slug!r} keeps its {' and '.join(changed)}: they may not change")
+        targets = self._annotation_targets(kept, writer)
+        replaced = self.store.replace_annotation(
+            slug, current.revision, anno.encode(kept), targets, writer.name if writer else (who or self.who),
+            _timestamp(self._now()), address=writer.address if writer else None,
+        )
+        if replaced is None:
+            raise PreconditionError(f"the annotation {slug!r} changed (or was deleted) meanwhile: read it again")
+        return replaced
+
+    def delete_annotation(
+        self, slug: str, *, holds: Callable[[str], bool], writer: Writer | None = None, who: str | None = None
+    ) -> None:
+        """Delete an annotation (Web Annotation Protocol §5.4), audited; its name is never given again.
+
+        ``holds`` and ``writer`` as for :meth:`replace_annotation`.
+        """
+        current = self._annotation_to_change(slug, holds, writer)
+        if not self.store.delete_annotation(
+            slug, current.revision, writer.name if writer else (who or self.who), _timestamp(self._now()),
+            address=writer.address if writer else None,
+        ):
+            raise PreconditionError(f"the annotation {slug!r} changed (or was deleted) meanwhile: read it again")
+
+    def _annotation_to_change(self, slug: str, holds: Callable[[str], bool], writer: Writer | None) -> AnnotationRecord:
+        from pdi.archive import kept_annotations as anno
+
+        current = self.annotation(slug)
+        if writer is not None:
+            writer.require("curate")
+            for key, _ in current.targets:
+                writer.require("curate", key.series)
+        if not holds(anno.entity_tag(current)):
+            raise PreconditionError(
+                f"the annotation {slug!r} is no longer in the state its If-Match names: read it again (ETag)"
+            )
+        return current
+
+    def annotations(self, offset: int = 0, limit: int = 100) -> tuple[int, list[AnnotationRecord]]:
+        """How many annotations the current reader may read, and ``limit`` of them from ``offset``, oldest first."""
+        if offset < 0 or not 1 <= limit <= 10_000:
+            raise LimitError(f"a page of annotations starts at 0 or after and holds 1 to 10000, not {offset}+{limit}")
+        return self.store.annotation_page(self._search_access(), offset, limit)
+
+    def _annotation_targets(self, data: dict[str, object], writer: Writer | None) -> list[tuple[DocumentKey, int | None]]:
+        """The archived documents (and versions) an annotation targets: each in the archive, readable now, and
+        (for a ``writer``) in a series its token may curate."""
+        from pdi.archive import kept_annotations as anno
+
+        found: list[tuple[DocumentKey, int | None]] = []
+        for name in anno.archived_targets(data):
+            parsed = parse_pdi(name)
+            if parsed.is_pattern or parsed.citation is not None:
+                raise UnsupportedError(f"an annotation targets one archived name, not a pattern or citation: {name[:120]}")
+            if writer is not None:
+                writer.require("curate", parsed.series_name.lower())
+            located = self.locate(parsed.without_fragment())
+            version = located.record.version if isinstance(located, Resolved) else None
+            found.append((_key_of(parsed), version))
+        if writer is not None and not found:
+            writer.require("curate")
+        return found
+
+    def _guard_document(self, key: DocumentKey, version: int | None, what: str) -> None:
+        """Refuse ``what`` (about a document, or a version of it) to a reader who may not read it: not found if its
+        series is hidden, forbidden if private or embargoed (:mod:`pdi.archive.access`)."""
+        from pdi.archive.access import HIDDEN, PUBLIC, current_reader
+
+        reader = current_reader.get()
+        if reader is None or reader.may_read(key.series):
+            return
+        access = self.series_access().get(key.series, PUBLIC)
+        if access == HIDDEN:
+            raise NotFoundError(f"{what} is not in this archive")
+        if access != PUBLIC:
+            raise AccessError(f"{what} is about the private series {key.series}; a token that may read it is needed")
+        until = self.store.embargo(key, version)
+        if until is not None and until > _timestamp(self._now()):
+            raise AccessError(f"{what} is about a document embargoed until {until}")
 
     # --- browsing (the reader's pages) ------------------------------------------------------
     def series_counts(self) -> list[SeriesCount]:

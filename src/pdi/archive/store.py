@@ -68,7 +68,7 @@ class StagedBlob(BlobPin, Protocol):
 
 
 #: The schema version this code writes. Older catalogs are migrated forward on open.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 #: How a representation's octets are kept: ``exact`` (as deposited, the
 #: default since schema 4) or ``canonical`` (a text deposited before then,
@@ -226,6 +226,29 @@ class TokenRecord:
     created_at: str
     created_by: str
     revoked_at: str | None = None
+
+
+@dataclass(frozen=True)
+class AnnotationRecord:
+    """A W3C Web Annotation the annotation server keeps (:mod:`pdi.archive.kept_annotations`).
+
+    ``slug`` is its name in the container, ``data`` its JSON (compacted
+    against the Web Annotation context) without ``id``, which the server
+    gives; ``revision`` counts its states (1 when created, one more each
+    replacement); ``deleted_at`` is set once it is deleted (its slug is
+    never used again). ``targets`` are the archived documents (and
+    versions, ``None``: the document) it targets, whose readers alone may
+    read it.
+    """
+
+    slug: str
+    data: str
+    revision: int
+    created_at: str
+    created_by: str
+    modified_at: str | None = None
+    deleted_at: str | None = None
+    targets: tuple[tuple[DocumentKey, int | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -624,6 +647,25 @@ class Store(Protocol):
     def assertions(self, subject: str | None = None) -> list[AssertionRecord]: ...
 
     def iter_assertions(self) -> Iterator[AssertionRecord]: ...
+
+    # web annotations (pdi.archive.kept_annotations)
+    def add_annotation(
+        self, slug: str | None, fallback: str, data: str, targets: Sequence[tuple[DocumentKey, int | None]],
+        who: str, at: str, *, address: str | None = None,
+    ) -> AnnotationRecord: ...
+
+    def annotation(self, slug: str) -> AnnotationRecord | None: ...
+
+    def replace_annotation(
+        self, slug: str, revision: int, data: str, targets: Sequence[tuple[DocumentKey, int | None]],
+        who: str, at: str, *, address: str | None = None,
+    ) -> AnnotationRecord | None: ...
+
+    def delete_annotation(
+        self, slug: str, revision: int, who: str, at: str, *, address: str | None = None
+    ) -> bool: ...
+
+    def annotation_page(self, access: Any, offset: int, limit: int) -> tuple[int, list[AnnotationRecord]]: ...
 
     # the reader's pages (pdi.archive.sql_browse): each reads an index, a page at a time
     def series_counts(self) -> list[SeriesCount]: ...

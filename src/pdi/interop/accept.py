@@ -18,6 +18,7 @@ from dataclasses import dataclass
 #: token of RFC 9110 §5.6.2
 _TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 _RANGE = re.compile(rf"\s*({_TOKEN})/({_TOKEN})\s*((?:;\s*{_TOKEN}\s*=\s*(?:{_TOKEN}|\"[^\"]*\")\s*)*)")
+_PARAM = re.compile(rf";\s*({_TOKEN})\s*=\s*(?:\"([^\"]*)\"|({_TOKEN}))")
 _WEIGHT = re.compile(r"q\s*=\s*(0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)\s*$", re.IGNORECASE)
 #: More media ranges than any client sends: the rest are not read.
 MAX_RANGES = 64
@@ -30,6 +31,9 @@ class MediaRange:
     type: str
     subtype: str
     q: float
+    #: its ``profile`` parameter, unquoted (a space-separated list of IRIs: the JSON-LD profiles of RFC 6906,
+    #: which the Web Annotation Protocol §3 negotiates on), if it has one
+    profile: str | None = None
 
     def matches(self, media_type: str) -> int:
         """How specifically this range matches ``media_type`` (0: not at all; 1 ``*/*``, 2 ``type/*``, 3 exactly)."""
@@ -53,17 +57,21 @@ def parse_accept(value: str | None) -> list[MediaRange]:
         if found is None:
             continue
         q = 1.0
-        for param in found[3].split(";")[1:]:
-            if param.split("=", 1)[0].strip().lower() == "q":
-                weight = _WEIGHT.fullmatch(param.strip())
+        weighted = False
+        profile = None
+        for name, quoted, bare in _PARAM.findall(found[3]):
+            if name.lower() == "q":
+                weight = _WEIGHT.fullmatch(f"q={bare}")
                 if weight is None:
-                    break  # a weight that is not one: the range is not read
-                q = float(weight[1])
+                    break  # a weight that is not one (a quoted one neither): the range is not read
+                q, weighted = float(weight[1]), True
+            elif name.lower() == "profile" and not weighted and profile is None:
+                profile = quoted or bare  # the media type's own parameters come before its weight (RFC 9110 §12.5.1)
         else:
             major, minor = found[1].lower(), found[2].lower()
             if major == "*" and minor != "*":
                 continue  # "*/plain" is no media range
-            ranges.append(MediaRange(major, minor, q))
+            ranges.append(MediaRange(major, minor, q, profile))
     return ranges
 
 

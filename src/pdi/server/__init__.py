@@ -53,7 +53,10 @@ the ``next`` page's URL), ``/api/meta?pdi=…``,
 (an RFC 5147 fragment evaluated on a text's N2R entity: :mod:`pdi.server.cite`),
 ``/api/annotation?pdi=…`` (``GET``: the W3C Web Annotation of a fragment name
 or citation; ``POST``: the names a posted annotation or Hypothesis export
-points at, no token needed as it writes nothing: :mod:`pdi.server.annotate`) and
+points at, no token needed as it writes nothing: :mod:`pdi.server.annotate`),
+``/api/annotations/`` (an annotation server, the W3C Web Annotation Protocol:
+a container of annotations kept in the catalog, created, replaced and
+deleted with a token of the role ``curate``: :mod:`pdi.server.annotation_server`) and
 ``/api/search?q=…&series=…&limit=…&after=…`` (full-text search: hits with
 their ``char`` fragment names and snippets, and the ``next`` page's URL) and
 ``/api/anchor?pdi=…&to=…`` (a cited passage found in another version:
@@ -94,6 +97,7 @@ from pdi.archive import Archive
 from pdi.archive.blobs import memo
 from pdi.server.anchor import AnchorAPI
 from pdi.server.annotate import AnnotationAPI
+from pdi.server.annotation_server import DEFAULT_PAGE_SIZE, AnnotationServer
 from pdi.server.app import ReaderApp
 from pdi.server.browse import BrowsePages
 from pdi.server.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
@@ -124,6 +128,7 @@ def create_app(
     oai_admin_email: str | None = None,
     fixity_memo_seconds: float = memo.DEFAULT_SECONDS,
     connections: int = 0,
+    annotation_page_size: int = DEFAULT_PAGE_SIZE,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -144,6 +149,8 @@ def create_app(
     without it, ``/view`` shows its source or its description.
     ``oai_admin_email`` is the address OAI-PMH's ``Identify`` gives
     (:mod:`pdi.server.interop`; default ``postmaster@`` this host).
+    ``annotation_page_size`` is how many annotations a page of the annotation
+    container holds (:mod:`pdi.server.annotation_server`).
     ``fixity_memo_seconds`` is how long chunks of a blob file verified by
     one read are trusted by the next, while the file is unchanged
     (:mod:`pdi.archive.blobs.memo`; 0: every read hashes every chunk).
@@ -185,6 +192,7 @@ def create_app(
         Route("/api/anchor", AnchorAPI(opened, work).anchor),
         Route("/api/annotation", annotations.export, methods=["GET"]),
         Route("/api/annotation", annotations.import_, methods=["POST"]),
+        *AnnotationServer(opened, base_url=base_url, page_size=annotation_page_size).routes(),
         *MementoRoutes(opened, base_url, work).routes(),
         *OAIRoutes(opened, base_url, work=work, admin_email=oai_admin_email).routes(),
     ]

@@ -2,7 +2,8 @@
 
 An N2R answer for a name with a format never changes, so its entity tag is
 known from the catalog alone (:func:`entity_tag`); ``If-None-Match``
-(:func:`tag_matches`), ``If-Range`` (:func:`if_range_holds`) and a single
+(:func:`tag_matches`), ``If-Match`` (:func:`if_match_holds`, for the
+annotation server's changes), ``If-Range`` (:func:`if_range_holds`) and a single
 ``Range`` (:func:`byte_range`) are read here, for the resolver's handlers and
 for the cache of whole answers (:mod:`pdi.server.cache`) alike.
 """
@@ -33,6 +34,14 @@ def tag_matches(field: str, tag: str) -> bool:
         return True
     # entity tags are quoted and may hold commas (a fragment's), so the list is read tag by tag
     return tag in (f'"{quoted}"' for quoted in _ENTITY_TAG.findall(field))
+
+
+def if_match_holds(field: str, tag: str) -> bool:
+    """``If-Match`` (RFC 9110 §13.1.1): ``*``, or a list holding ``tag`` by strong comparison (a weak tag never
+    matches: §8.8.3.2)."""
+    if field.strip() == "*":
+        return True
+    return any(not found[0].startswith("W/") and f'"{found[1]}"' == tag for found in _ENTITY_TAG.finditer(field))
 
 
 def if_range_holds(field: str | None, tag: str) -> bool:

@@ -62,6 +62,16 @@ _SERVICE = Param(
     " (a '#' written %23).", where="path", required=True,
     schema={"type": "string", "enum": ["N2R", "I2R", "N2L", "N2Ls", "N2C", "N2Ns"]},
 )
+_SLUG_PARAM = Param("slug", "The annotation's name in the container", where="path", required=True)
+_PREFER = Param(
+    "Prefer", 'return=representation; include="…": http://www.w3.org/ns/ldp#PreferMinimalContainer (no page'
+    " embedded), http://www.w3.org/ns/oa#PreferContainedIRIs or …#PreferContainedDescriptions (the default)",
+    where="header",
+)
+_ANNO_ACCEPT = Param("Accept", 'application/ld+json; profile="http://www.w3.org/ns/anno.jsonld" (the default) or'
+                               " application/json", where="header")
+_IF_NONE_MATCH = Param("If-None-Match", "The ETag held: 304 when it still is the answer", where="header")
+_IF_MATCH = Param("If-Match", "The annotation's ETag when it was read (required)", where="header", required=True)
 _WRITTEN = {201: "Created: the names (application/json), Location the first name's N2R",
             200: "Nothing new stored: the same bytes as the latest version (unchanged), or a replayed answer"}
 
@@ -111,6 +121,61 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
                       " PDI)"),),
         body="JSON: an annotation, a list or page of them, or a Hypothesis export (annotations or rows)",
         answers={200: "JSON: for each target its status (found, moved, missing, selected), its name and a message"},
+    ),
+    ("GET", "/api/annotations/"): Operation(
+        "The Annotation Container (W3C Web Annotation Protocol §4): an LDP Basic Container and AnnotationCollection"
+        " of the annotations the reader may read (total, first page embedded, last), or one of its pages",
+        (Param("iris", "1: pages list the annotations' IRIs; 0 (default): whole annotations",
+               schema={"type": "string", "enum": ["0", "1"]}),
+         Param("page", "A page (AnnotationPage with partOf, startIndex, next, prev, items), from 0",
+               schema={"type": "integer", "minimum": 0}),
+         _PREFER, _ANNO_ACCEPT, _IF_NONE_MATCH),
+        answers={200: "application/ld+json (anno.jsonld profile): the container (Link: ldp#BasicContainer type and"
+                      " ldp#constrainedBy; Content-Location its IRI) or the page; ETag, Allow, Accept-Post",
+                 304: "Not modified", 406: "No representation the Accept allows"},
+        tag="annotations",
+    ),
+    ("POST", "/api/annotations/"): Operation(
+        "Create an annotation (W3C Web Annotation Protocol §5.1): the server names it (Slug where safe), keeps an"
+        " id it had as via, adds created",
+        (Param("Slug", "The last path segment wished for (letters, digits, . _ -; at most 64), used when free",
+               where="header"), _ANNO_ACCEPT),
+        body="application/ld+json (anno.jsonld profile) or application/json: one Web Annotation; its archived"
+             " targets (PDIs) must be in the archive",
+        answers={201: "The annotation as kept; Location and id its IRI; ETag", 405: "POST to a page",
+                 409: "A slug taken meanwhile"},
+        role="curate", tag="annotations",
+    ),
+    ("OPTIONS", "/api/annotations/"): Operation(
+        "The container's methods (Allow, Accept-Post, Link), and a CORS preflight's answer",
+        answers={200: "No body"}, tag="annotations",
+    ),
+    ("GET", "/api/annotations/{slug}"): Operation(
+        "An annotation (W3C Web Annotation Protocol §3), if the reader may read every archived document it targets",
+        (_SLUG_PARAM, _ANNO_ACCEPT, _IF_NONE_MATCH),
+        answers={200: "application/ld+json (anno.jsonld profile): the annotation; ETag, Link ldp#Resource type, Allow",
+                 304: "Not modified", 403: "It targets a private or embargoed document the reader may not read",
+                 406: "No representation the Accept allows", 410: "Deleted"},
+        tag="annotations",
+    ),
+    ("PUT", "/api/annotations/{slug}"): Operation(
+        "Replace an annotation's whole state (§5.3); If-Match its current ETag is required",
+        (_SLUG_PARAM, _IF_MATCH, _ANNO_ACCEPT),
+        body="application/ld+json or application/json: the annotation's new state (its id, if given, its IRI)",
+        answers={200: "The new state (modified), its new ETag", 409: "A change of id, canonical or via",
+                 410: "Deleted", 412: "The ETag is not the current one", 428: "No If-Match"},
+        role="curate", tag="annotations",
+    ),
+    ("DELETE", "/api/annotations/{slug}"): Operation(
+        "Delete an annotation (§5.4); If-Match its current ETag is required; its IRI is never given again",
+        (_SLUG_PARAM, _IF_MATCH),
+        answers={204: "Deleted: 410 from now on", 410: "Deleted before", 412: "The ETag is not the current one",
+                 428: "No If-Match"},
+        role="curate", tag="annotations",
+    ),
+    ("OPTIONS", "/api/annotations/{slug}"): Operation(
+        "An annotation's methods (Allow, Link), and a CORS preflight's answer",
+        (_SLUG_PARAM,), answers={200: "No body"}, tag="annotations",
     ),
     ("GET", "/api/ls"): Operation(
         "A page of names, in listing order, and the next page's URL (a keyset cursor)",

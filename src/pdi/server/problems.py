@@ -25,6 +25,8 @@ class Problem(Exception):
     def __init__(self, status: int, title: str, detail: str) -> None:
         super().__init__(detail)
         self.status, self.title, self.detail = status, title, detail
+        #: more header fields of the answer (the ``Allow`` of a ``405``, RFC 9110 §15.5.6)
+        self.headers: dict[str, str] = {}
 
 
 def problem(
@@ -39,6 +41,7 @@ def problem(
 async def on_problem(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Problem)
     answer = problem(exc.status, exc.title, exc.detail)
+    answer.headers.update(exc.headers)
     if exc.challenge is not None:
         answer.headers["WWW-Authenticate"] = exc.challenge
     return answer

@@ -88,6 +88,21 @@ class Unauthorized(Problem):
         self.challenge = 'Bearer realm="pdi"' + (f', error="{error}"' if error else "")
 
 
+async def bearer_writer(archive: Archive, request: Request) -> Writer:
+    """The token a write presents in its ``Authorization`` header (never a cookie), checked; ``401`` without a
+    live one."""
+    header = request.headers.get("authorization")
+    if header is None:
+        raise Unauthorized("this route needs Authorization: Bearer <token> (pdi token add)")
+    scheme, _, secret = header.partition(" ")
+    if scheme.lower() != "bearer" or not secret.strip():
+        raise Unauthorized("Authorization must be 'Bearer <token>'", error="invalid_request")
+    record = await anyio.to_thread.run_sync(archive.authenticate, secret.strip())
+    if record is None:
+        raise Unauthorized("the token is not known, or was revoked", error="invalid_token")
+    return Writer(record, request.client.host if request.client else None)
+
+
 class WriteAPI:
     """The routes that write, over one archive."""
 
@@ -101,16 +116,7 @@ class WriteAPI:
     # --- who is writing ---------------------------------------------------------------
     async def writer(self, request: Request) -> Writer:
         """The token the request presents, checked; ``401`` without a live one."""
-        header = request.headers.get("authorization")
-        if header is None:
-            raise Unauthorized("this route needs Authorization: Bearer <token> (pdi token add)")
-        scheme, _, secret = header.partition(" ")
-        if scheme.lower() != "bearer" or not secret.strip():
-            raise Unauthorized("Authorization must be 'Bearer <token>'", error="invalid_request")
-        record = await anyio.to_thread.run_sync(self.archive.authenticate, secret.strip())
-        if record is None:
-            raise Unauthorized("the token is not known, or was revoked", error="invalid_token")
-        return Writer(record, request.client.host if request.client else None)
+        return await bearer_writer(self.archive, request)
 
     # --- routes -----------------------------------------------------------------------------
     async def deposit(self, request: Request) -> Response:

@@ -1,0 +1,159 @@
+"""The annotation server's domain: W3C Web Annotations kept in the catalog, read as their targets allow.
+
+What the W3C *Web Annotation Protocol* (Recommendation, 23 February 2017,
+https://www.w3.org/TR/annotation-protocol/) asks of what is kept, whatever
+carries it (the HTTP edge is :mod:`pdi.server.annotations`):
+
+* §5.1 a new annotation is given its own name (``slug``), even if it had an
+  ``id``; that ``id`` is kept as ``via`` (unless it has one), a
+  ``canonical`` is kept unchanged, and the server may add to it: the time
+  it was created (``created``, unless given) and, once replaced, the time
+  of that (``modified``);
+* §5.2 a ``Slug`` the client suggests is used when it is a safe path
+  segment (:func:`safe_slug`: letters, digits, ``.``, ``_``, ``-``, not
+  starting with ``.``, at most :data:`MAX_SLUG` characters) and names no
+  annotation, present or deleted; otherwise a UUID is;
+* §5.3 a replacement is the whole new state, and may not change a
+  ``canonical`` or ``via`` once set (409);
+* §5.4 a deleted annotation's name is not used again (``410`` from then on);
+* §3 every state has an entity tag (:func:`entity_tag`), which §5.3 and
+  §5.4 changes must present (``If-Match``): a stale one is refused (412).
+
+What the Web Annotation Data Model (§3.1) asks of what is posted
+(:func:`check_annotation`): a JSON object whose ``@context`` is (or
+includes) ``http://www.w3.org/ns/anno.jsonld`` (415 otherwise: the
+protocol's §6 lists a context it does not recognize as 415), whose ``type``
+is (or includes) ``Annotation``, with a ``target``, and not both a ``body``
+and a ``bodyValue`` (§3.2.5); at most
+:data:`MAX_ANNOTATION` octets.
+
+Who may read one (decision): an annotation whose targets name archived
+documents (a PDI as a target, or as a ``SpecificResource``'s ``source``)
+is read only by those who may read every one of those documents
+(:mod:`pdi.archive.access`: private and hidden series, embargoes); one of a
+hidden series is not found, as its document is not. Its targets must be in
+the archive, and readable by the writer. An annotation of anything else (a
+web page) is read by all. Writing needs a token with the role ``curate``
+(the role that makes statements) over the series of every archived target,
+old and new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import uuid
+from collections.abc import Mapping
+from typing import Any, Final
+from urllib.parse import unquote
+
+from pdi.archive.store import AnnotationRecord
+from pdi.errors import LimitError, ParseError, UnsupportedError
+
+#: The JSON-LD context of the Web Annotation Data Model.
+CONTEXT: Final = "http://www.w3.org/ns/anno.jsonld"
+#: The most octets of one annotation's JSON kept.
+MAX_ANNOTATION: Final = 1 << 20
+#: The longest ``Slug`` used.
+MAX_SLUG: Final = 64
+_SLUG = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*\Z")
+#: Targets of one annotation read at most.
+MAX_TARGETS: Final = 1000
+
+
+def safe_slug(value: str | None) -> str | None:
+    """The ``Slug`` a client suggests (RFC 5023 §9.7; quotes and percent-escapes of its value read), if it is a
+    safe last path segment (:data:`_SLUG`, at most :data:`MAX_SLUG` characters); else ``None`` (a UUID is used)."""
+    if value is None:
+        return None
+    text = value.strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1]
+    try:
+        text = unquote(text, errors="strict")
+    except UnicodeDecodeError:
+        return None  # escapes of octets that are no UTF-8: no name
+    if len(text) > MAX_SLUG or not _SLUG.match(text):
+        return None
+    return text
+
+
+def new_slug() -> str:
+    """A name no one chose: a random UUID."""
+    return str(uuid.uuid4())
+
+
+def entity_tag(record: AnnotationRecord) -> str:
+    """The strong entity tag of an annotation's state (RFC 9110 §8.8.3): its name, revision and JSON hashed."""
+    state = f"{record.slug}\n{record.revision}\n{record.data}".encode()
+    return f'"{hashlib.sha256(state).hexdigest()[:32]}"'
+
+
+def _is_context(value: object) -> bool:
+    if isinstance(value, str):
+        return value == CONTEXT
+    return isinstance(value, list) and CONTEXT in value
+
+
+def _types(value: object) -> list[object]:
+    return value if isinstance(value, list) else [value]
+
+
+def check_annotation(data: object) -> dict[str, Any]:
+    """``data`` if it is an annotation the server keeps (module docstring), without its ``id``."""
+    if not isinstance(data, Mapping):
+        raise ParseError("an annotation is a JSON object", rule="annotation")
+    if not _is_context(data.get("@context")):
+        raise UnsupportedError(f"an annotation's @context is (or includes) {CONTEXT}, not {data.get('@context')!r:.120}")
+    if "Annotation" not in _types(data.get("type")):
+        raise ParseError(f"an annotation's type is (or includes) Annotation, not {data.get('type')!r:.120}",
+                         rule="type")
+    if data.get("target") in (None, [], ""):
+        raise ParseError("an annotation needs a target (Web Annotation Data Model §3.1)", rule="target")
+    if "body" in data and "bodyValue" in data:
+        raise ParseError("an annotation has a body or a bodyValue, not both (Web Annotation Data Model §3.2.5)",
+                         rule="bodyValue")
+    kept = {k: v for k, v in data.items() if k != "id"}
+    if len(encode(kept)) > MAX_ANNOTATION:
+        raise LimitError(f"an annotation is at most {MAX_ANNOTATION} octets of JSON")
+    return kept
+
+
+def encode(data: Mapping[str, Any]) -> str:
+    """The JSON text an annotation is kept as."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def archived_targets(data: Mapping[str, Any]) -> list[str]:
+    """The PDIs among an annotation's targets: a target that is one, or a ``SpecificResource``'s ``source`` (or a
+    target object's ``id``) that is one."""
+    targets = _types(data.get("target"))
+    if len(targets) > MAX_TARGETS:
+        raise LimitError(f"an annotation has at most {MAX_TARGETS} targets")
+    found: list[str] = []
+    for target in targets:
+        if isinstance(target, Mapping):
+            target = target.get("source", target.get("id"))
+            if isinstance(target, Mapping):
+                target = target.get("id")
+        if isinstance(target, str) and target.lower().startswith(("urn:pdi:", "pdi:")):
+            found.append(target)
+    return found
+
+
+def representation(record: AnnotationRecord, iri: str) -> dict[str, Any]:
+    """The annotation as the server gives it (JSON-LD compacted against :data:`CONTEXT`): ``@context`` and its
+    ``id`` (``iri``) first, then what was kept, its ``created`` time (unless it had one) and ``modified``."""
+    kept = json.loads(record.data)
+    shown: dict[str, Any] = {"@context": kept.pop("@context", CONTEXT), "id": iri}
+    shown.update(kept)
+    shown.setdefault("created", record.created_at)
+    if record.modified_at is not None:
+        shown["modified"] = record.modified_at
+    return shown
+
+
+def unchanged_links(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """The names of ``canonical`` and ``via`` that a replacement would change once set (§5.3: refused)."""
+    return [key for key in ("canonical", "via") if key in before and after.get(key) != before[key]]
