@@ -24,6 +24,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from pdi import __version__
+from pdi.archive import MAX_SEARCH_LIMIT
 from pdi.server.layout import esc, page
 
 PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
@@ -116,7 +117,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "A page of names, in listing order, and the next page's URL (a keyset cursor)",
         (Param("pattern", "A PDI pattern (wildcards * in the date, id, format, version)"),
          Param("series", "Only this series"),
-         Param("limit", "Names a page (default 100, at most 10000)", schema={"type": "integer", "minimum": 0}),
+         Param("limit", "Names a page (default 100, 1 to 10000)", schema={"type": "integer", "minimum": 1, "maximum": 10000}),
          Param("offset", "Names to skip (prefer after=)", schema={"type": "integer", "minimum": 0}),
          Param("after", "The last name of the previous page")),
         answers={200: '{"names": [...], "next": URL or null}; also Link: <next>; rel="next"'},
@@ -148,7 +149,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/search"): Operation(
         "Full-text search: passages matching the words and \"phrases\" given, ranked, each named by its char fragment",
         (Param("q", "Words, and phrases in double quotes", required=True), Param("series", "Only this series"),
-         Param("limit", "Hits a page", schema={"type": "integer", "minimum": 1}),
+         Param("limit", f"Hits a page (1 to {MAX_SEARCH_LIMIT})",
+               schema={"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT}),
          Param("after", "The cursor of the previous page's last hit")),
         answers={200: "JSON: the hits (name with #char=a,b, snippet, marks) and the next page's URL"},
     ),
@@ -222,7 +224,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/audit"): Operation(
         "The audit log: every write, who, when, what, from where",
         (Param("after", "Entries after this number", schema={"type": "integer", "minimum": 0}),
-         Param("limit", "Entries (1 to 10000)", schema={"type": "integer", "minimum": 1})),
+         Param("limit", "Entries (1 to 10000)", schema={"type": "integer", "minimum": 1, "maximum": 10000})),
         answers={200: "A JSON array of entries"}, role="admin", tag="write",
     ),
 }

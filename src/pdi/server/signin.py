@@ -46,7 +46,9 @@ from starlette.routing import Route
 from pdi.archive import Archive
 from pdi.archive.access import current_reader
 from pdi.archive.tokens import PREFIX
+from pdi.errors import ParseError
 from pdi.server.layout import esc, page
+from pdi.server.params import optional
 from pdi.server.readers import COOKIE, by_cookie, clear_cookie
 
 #: The largest sign-in form accepted (octets): a token is 47 characters, a path at most MAX_NEXT.
@@ -122,8 +124,8 @@ class SignIn:
     async def form(self, request: Request) -> Response:
         """``GET /signin``: the form (or, signed in, who is, and the way on)."""
         try:
-            back = local_path(request.query_params.get("next"))
-        except BadNext as exc:
+            back = local_path(optional(request, "next"))
+        except (BadNext, ParseError) as exc:
             return _form("/", error=str(exc), status=400)
         return _form(back)
 

@@ -67,14 +67,17 @@ from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
 from pdi.errors import LimitError, ParseError, StoreError
 from pdi.server.cache import ResponseCache
+from pdi.server.params import flag, integer, optional, required
 from pdi.server.problems import Problem
-from pdi.server.read import _flag, _integer, _param
 
 #: The longest Idempotency-Key accepted (characters); the draft sets no limit, Stripe's is 255.
 MAX_KEY = 255
 
 #: The most items one batch may carry.
 MAX_BATCH = 1000
+
+#: The most audit entries one page of GET /api/audit holds (limit=).
+MAX_AUDIT = 10_000
 
 #: The longest statement value accepted over HTTP (octets): pdi.archive.MAX_ASSERTION_VALUE characters of UTF-8.
 MAX_STATEMENT = 4 << 16
@@ -115,12 +118,12 @@ class WriteAPI:
     # --- routes -----------------------------------------------------------------------------
     async def deposit(self, request: Request) -> Response:
         writer = await self.writer(request)
-        series = _param(request, "series")
-        foreign_id = request.query_params.get("id") or None
+        series = required(request, "series")
+        foreign_id = optional(request, "id")
         content = self._content(request)
         key = _idempotency_key(request)
 
-        embargo = request.query_params.get("embargo") or None
+        embargo = optional(request, "embargo")
 
         def run(body: Iterator[bytes]) -> Deposit:
             return self.archive.deposit(
@@ -141,9 +144,9 @@ class WriteAPI:
         then each streamed into the store.
         """
         writer = await self.writer(request)
-        series = _param(request, "series")
+        series = required(request, "series")
         key = _idempotency_key(request)
-        embargo = request.query_params.get("embargo") or None
+        embargo = optional(request, "embargo")
         kind = request.headers.get("content-type", "")
         if not kind.lower().startswith("multipart/form-data"):
             raise ParseError("a batch is a multipart/form-data body, one file part an item", rule="Content-Type")
@@ -179,11 +182,11 @@ class WriteAPI:
 
     async def version(self, request: Request) -> Response:
         writer = await self.writer(request)
-        name = _param(request, "pdi")
+        name = required(request, "pdi")
         content = self._content(request)
         key = _idempotency_key(request)
 
-        embargo = request.query_params.get("embargo") or None
+        embargo = optional(request, "embargo")
 
         def run(body: Iterator[bytes]) -> Deposit:
             return self.archive.add_version(
@@ -195,9 +198,9 @@ class WriteAPI:
 
     async def format(self, request: Request) -> Response:
         writer = await self.writer(request)
-        name = _param(request, "pdi")
-        token = _param(request, "format")
-        charset = request.query_params.get("charset") or None
+        name = required(request, "pdi")
+        token = required(request, "format")
+        charset = optional(request, "charset")
         key = _idempotency_key(request)
 
         def run(body: Iterator[bytes]) -> Deposit:
@@ -211,8 +214,8 @@ class WriteAPI:
 
     async def statements(self, request: Request) -> Response:
         writer = await self.writer(request)
-        name = _param(request, "pdi")
-        statement = _param(request, "key")
+        name = required(request, "pdi")
+        statement = required(request, "key")
         text = _utf8(await self._small_body(request, MAX_STATEMENT), "value")
         record = await anyio.to_thread.run_sync(
             lambda: self.archive.annotate(name, statement, text, writer=writer)
@@ -224,10 +227,10 @@ class WriteAPI:
 
     async def withdraw(self, request: Request) -> Response:
         writer = await self.writer(request)
-        name = _param(request, "pdi")
-        reason = _utf8(await self._small_body(request, MAX_STATEMENT), "reason") \
-            or request.query_params.get("reason", "")
-        purge = _flag(request, "purge")
+        name = required(request, "pdi")
+        given = optional(request, "reason") or ""
+        reason = _utf8(await self._small_body(request, MAX_STATEMENT), "reason") or given
+        purge = flag(request, "purge")
         record = await anyio.to_thread.run_sync(
             lambda: self.archive.withdraw(name, reason, writer=writer, purge=purge)
         )
@@ -243,8 +246,8 @@ class WriteAPI:
     async def embargo(self, request: Request) -> Response:
         """Embargo a document or a version until ``until=`` (role ``curate``); ``until=`` empty or absent lifts it."""
         writer = await self.writer(request)
-        name = _param(request, "pdi")
-        until = request.query_params.get("until") or None
+        name = required(request, "pdi")
+        until = optional(request, "until")
         moment = await anyio.to_thread.run_sync(lambda: self.archive.embargo(name, until, writer=writer))
         if self.cache is not None:
             self.cache.forget(name)
@@ -253,10 +256,8 @@ class WriteAPI:
     async def audit(self, request: Request) -> Response:
         writer = await self.writer(request)
         writer.require("admin")
-        after = _integer(request, "after", 0)
-        limit = _integer(request, "limit", 1000)
-        if not 1 <= limit <= 10_000:
-            raise LimitError(f"limit={limit}: give 1 to 10000, and page with after=")
+        after = integer(request, "after", 0)
+        limit = integer(request, "limit", 1000, least=1, most=MAX_AUDIT)
         entries = await anyio.to_thread.run_sync(self.archive.audit, after, limit)
         return JSONResponse([
             e.to_json()
@@ -266,8 +267,8 @@ class WriteAPI:
     # --- bodies -------------------------------------------------------------------------------
     def _content(self, request: Request) -> _Body:
         """How to read the request's body as one format: ``format=``, or the one its Content-Type is registered as."""
-        charset = request.query_params.get("charset") or None
-        token = request.query_params.get("format") or None
+        charset = optional(request, "charset")
+        token = optional(request, "format")
         if token is None:
             media_type = request.headers.get("content-type")
             if not media_type:
