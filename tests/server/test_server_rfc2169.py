@@ -142,8 +142,8 @@ def test_errors_are_problem_details(served: Served) -> None:
         assert (body["type"], body["title"], body["status"]) == ("about:blank", title, status)
         assert detail in body["detail"], (path, body)
     posted = httpx.post(f"{served.url}/uri-res/N2R?{served.text}", timeout=30)
-    assert posted.status_code == 405 and posted.json()["detail"] == "POST is not allowed here: use GET, HEAD"
-    assert posted.headers["allow"] == "GET, HEAD"  # RFC 9110 §15.5.6: a 405 names the methods it takes
+    assert posted.status_code == 405 and posted.json()["detail"] == "POST is not allowed here: use GET, HEAD, OPTIONS"
+    assert posted.headers["allow"] == "GET, HEAD, OPTIONS"  # RFC 9110 §15.5.6: a 405 names the methods it takes
 
 
 def test_each_service_is_a_handler_that_answers_without_an_app(served: Served) -> None:

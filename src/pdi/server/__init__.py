@@ -101,7 +101,7 @@ from pdi.server.cite import CiteAPI
 from pdi.server.interop import MementoRoutes, OAIRoutes
 from pdi.server.limits import WorkLimits
 from pdi.server.openapi import APIDocs
-from pdi.server.problems import HANDLERS
+from pdi.server.problems import HANDLERS, Options
 from pdi.server.read import ReadAPI, Resolver
 from pdi.server.readers import Readers
 from pdi.server.replay_page import ReplaySite
@@ -191,6 +191,7 @@ def create_app(
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]
     app = Starlette(routes=routes, exception_handlers=HANDLERS, middleware=[
+        Middleware(Options),  # OPTIONS of any route's path: its Allow, read from the routes (pdi.server.problems)
         Middleware(Readers, archive=opened, cookies=True, base_url=base_url),  # first: a token that is not live is 401, even for a kept answer
         Middleware(CachedAnswers, cache=cache),  # only answers anyone may read are kept there
     ])
