@@ -52,12 +52,16 @@ that lost the answer — never mints a second name.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from typing import Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+from starlette.datastructures import FormData
+from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
@@ -141,7 +145,10 @@ class WriteAPI:
         ``manifest`` field (JSON, before the files) lists, item by item,
         ``{"format", "id", "charset"}`` to say otherwise. The parts are
         spooled to temporary files as they arrive (Starlette's form parser),
-        then each streamed into the store.
+        then each streamed into the store. A body that is malformed, or cut
+        short before its closing boundary, or that ends before its
+        ``Content-Length`` is ``400`` naming what was wrong, and nothing is
+        deposited.
         """
         writer = await self.writer(request)
         series = required(request, "series")
@@ -150,7 +157,7 @@ class WriteAPI:
         kind = request.headers.get("content-type", "")
         if not kind.lower().startswith("multipart/form-data"):
             raise ParseError("a batch is a multipart/form-data body, one file part an item", rule="Content-Type")
-        async with request.form(max_files=MAX_BATCH, max_fields=MAX_BATCH + 1) as form:
+        async with _whole_form(request) as form:
             manifest = _manifest(form.get("manifest"))
             files = [value for name, value in form.multi_items() if not isinstance(value, str)]
             if not files:
@@ -314,6 +321,76 @@ class WriteAPI:
                 raise LimitError(f"the body is more than {limit} octets")
             parts.append(piece)
         return b"".join(parts)
+
+
+class _WholeForm(MultiPartParser):
+    """Starlette's ``multipart/form-data`` parser, told whether the body reached its closing boundary.
+
+    python-multipart's ``finalize`` checks nothing, so a body cut short — in a
+    part's headers, in its data, before the closing ``--boundary--`` — parsed
+    as the parts it had completed: a batch of fewer items than were sent. The
+    parser's ``on_end`` is called only at the closing boundary (RFC 2046
+    §5.1.1's close-delimiter); until then :attr:`where` says how far it got.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.ended = False
+        self.parts = 0
+        self.where = "before its first boundary"
+
+    def on_part_begin(self) -> None:
+        super().on_part_begin()
+        self.parts += 1
+        self.where = f"in the headers of part {self.parts}"
+
+    def on_headers_finished(self) -> None:
+        super().on_headers_finished()
+        self.where = f"in the data of part {self.parts}"
+
+    def on_part_end(self) -> None:
+        super().on_part_end()
+        self.where = f"after part {self.parts}"
+
+    def on_end(self) -> None:
+        super().on_end()
+        self.ended = True
+
+
+@contextlib.asynccontextmanager
+async def _whole_form(request: Request) -> AsyncIterator[FormData]:
+    """The request's ``multipart/form-data`` body, parsed whole, its files spooled; a :class:`ParseError` (``400``)
+    saying what was wrong when it is malformed, cut short, or ends before its ``Content-Length`` (the client
+    went away). Nothing is deposited from a body that is not whole."""
+    received = 0
+    declared = request.headers.get("content-length")
+    promised = f" of the {declared} its Content-Length promised" if declared and declared.isdigit() else ""
+
+    async def counted() -> AsyncGenerator[bytes, None]:
+        nonlocal received
+        try:
+            async for piece in request.stream():
+                received += len(piece)
+                yield piece
+        except ClientDisconnect:
+            raise ParseError(f"the body ended after {plural(received, 'octet')}{promised}: the client went away;"
+                             " nothing was deposited", rule="multipart") from None
+
+    parser = _WholeForm(request.headers, counted(), max_files=MAX_BATCH, max_fields=MAX_BATCH + 1)
+    try:
+        form = await parser.parse()
+    except MultiPartException as exc:
+        raise ParseError(f"the multipart body is malformed ({exc.message}); nothing was deposited",
+                         rule="multipart") from exc
+    if not parser.ended:
+        await form.close()
+        raise ParseError(
+            f"the multipart body ends {parser.where}, after {plural(received, 'octet')}, without its closing boundary"
+            " (--BOUNDARY--, RFC 2046 §5.1.1): it was cut short; nothing was deposited", rule="multipart")
+    try:
+        yield form
+    finally:
+        await form.close()
 
 
 class _Body:
