@@ -285,8 +285,8 @@ def test_unpack_rewrites_unquoted_non_ascii_references(tmp_path: Path) -> None:
 def test_unpack_leaves_no_reference_that_leads_out_of_the_folder(tmp_path: Path) -> None:
     # No retrieval URI: the base is thismessage:/ (RFC 2557 §5 (e)). Unsatisfied references
     # that are relative, protocol-relative or file: would, from out/index.html, reach the
-    # local disk or a network share; they become their absolute thismessage: URI (which
-    # names nothing offline) or about:blank. Web links stay web links.
+    # local disk or a network share; resolved, they are thismessage: or file: URIs, schemes
+    # an unpacked page keeps none of: about:blank. Web links stay web links.
     body = (
         b'<img src="../../../../etc/hostname"><img src="/etc/passwd"><img src="//evil/share/x.png">'
         b'<img src="file:///etc/passwd"><a href="https://e.org/x">w</a><img src="ok.png">'
@@ -299,8 +299,8 @@ def test_unpack_leaves_no_reference_that_leads_out_of_the_folder(tmp_path: Path)
     result = plan(parse(data))
     index = next(f for f in result.files if f.name == "index.html").data
     assert index == POLICY + (
-        b'<img src="thismessage:/etc/hostname"><img src="thismessage:/etc/passwd">'
-        b'<img src="thismessage://evil/share/x.png"><img src="about:blank">'
+        b'<img src="about:blank"><img src="about:blank">'
+        b'<img src="about:blank"><img src="about:blank">'
         b'<a href="https://e.org/x">w</a><img src="ok.png">'
         b'<img src="about:blank"><img src="about:blank">'
     )

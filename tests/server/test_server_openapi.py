@@ -57,3 +57,18 @@ def test_the_docs_page_lists_each_operation(tmp_path: Path) -> None:
     for method, path in machine:
         assert f"<code>{method} {path}</code>" in page.text
     assert "Needs a bearer token with the role <b>curate</b>" in page.text
+
+
+def test_the_description_gives_the_statuses_of_refused_requests(tmp_path: Path) -> None:
+    client, _ = _app(tmp_path)
+    document = client.get("/openapi.json").json()
+    for path, methods in document["paths"].items():
+        for method, op in methods.items():
+            said = op["responses"]
+            assert "given more than once" in said["400"]["description"], (method, path)
+            # every operation that reads a body says what a body too slow gets (pdi.server.limits.BodyDeadline)
+            assert ("408" in said) == ("requestBody" in op), (method, path)
+    batch = document["paths"]["/api/batch"]["post"]["responses"]
+    assert "cut short before its closing boundary" in batch["400"]["description"]
+    assert "Content-Length" in batch["400"]["description"]
+    assert "OPTIONS" in document["info"]["description"] and "Allow" in document["info"]["description"]

@@ -14,6 +14,7 @@ cleared at the next request, and a person signing in through the form.
 from __future__ import annotations
 
 import base64
+import html
 import http.cookies
 import json
 import random
@@ -80,6 +81,9 @@ def _attributes(answer: httpx.Response) -> set[str]:
 
 
 def _sign_in(client: TestClient, token: str, next_: str = "/", **headers: str) -> httpx.Response:
+    """``POST /signin`` as a browser sends it from the resolver's page (its ``Origin``, unless ``headers`` say)."""
+    if "Origin" not in headers and "Referer" not in headers:
+        headers["Origin"] = "http://testserver"
     return client.post("/signin", data={"token": token, "next": next_}, headers=headers, follow_redirects=False)
 
 
@@ -171,8 +175,8 @@ def test_a_bad_token_shows_the_form_again_with_the_error_and_sets_nothing(tmp_pa
             assert tree.find(".//input[@name='next']").get("value") == "/series"
         empty = _sign_in(client, "  ")
         assert empty.status_code == 400 and "No token was given" in empty.text and "set-cookie" not in empty.headers
-        wrong_type = client.post("/signin", content=json.dumps({"token": token}),
-                                 headers={"Content-Type": "application/json"}, follow_redirects=False)
+        wrong_type = client.post("/signin", content=json.dumps({"token": token}), follow_redirects=False,
+                                 headers={"Content-Type": "application/json", "Origin": "http://testserver"})
         assert wrong_type.status_code == 415 and "set-cookie" not in wrong_type.headers
         huge = _sign_in(client, token, "/" + "a" * 9000)
         assert huge.status_code == 413 and "set-cookie" not in huge.headers
@@ -222,7 +226,6 @@ def test_every_next_accepted_stays_on_the_resolver(target: str) -> None:
 
 
 @pytest.mark.parametrize(("origin", "allowed"), [
-    (None, True),  # no Origin (an older browser, a program): the token itself is the proof
     ("http://testserver", True),
     ("http://TESTSERVER:80", True),  # the same origin, written another way
     ("http://evil.example", False),
@@ -247,12 +250,45 @@ def test_sign_in_and_out_take_a_post_only_from_the_resolvers_own_origin(tmp_path
             assert out.status_code == 403 and "set-cookie" not in out.headers
 
 
+@pytest.mark.parametrize(("headers", "allowed"), [
+    # a browser that sends no Origin (older ones, on a same-origin POST) still says the page the form was on
+    ({"Referer": "http://testserver/signin?next=/series"}, True),
+    ({"Referer": "http://TESTSERVER:80/"}, True),
+    ({}, False),  # neither: a program, or a page whose Referrer-Policy says nothing; it cannot be told from CSRF
+    ({"Referer": "http://evil.example/signin"}, False),
+    ({"Referer": "http://testserver:8001/replay/x"}, False),  # the replay origin: same site, another origin
+    ({"Referer": "http://testserver@evil.example/"}, False),  # a user name in front of another host
+    ({"Referer": "http://evil.example/?http://testserver/"}, False),
+    ({"Referer": "/signin"}, False),  # a relative Referer names no origin
+    ({"Referer": "http://[testserver/"}, False),  # an authority urllib cannot read: refused, not a 500
+    # Origin, when sent, is what counts, whatever the Referer
+    ({"Origin": "http://evil.example", "Referer": "http://testserver/signin"}, False),
+])
+def test_without_origin_the_referer_must_be_the_resolvers_own(tmp_path: Path, headers: dict[str, str],
+                                                              allowed: bool) -> None:
+    with Archive.init(tmp_path / "a") as archive:
+        _, token = archive.add_token("clerk", role="read")
+        client = TestClient(create_app(str(tmp_path / "a"), archive=archive))
+        answer = client.post("/signin", data={"token": token, "next": "/"}, headers=headers, follow_redirects=False)
+        out = client.post("/signout", headers=headers, follow_redirects=False)
+        if allowed:
+            assert answer.status_code == 303 and _set_cookie(answer).value == token
+            assert out.status_code == 303 and _set_cookie(out)["max-age"] == "0"
+        else:
+            assert answer.status_code == 403 and "set-cookie" not in answer.headers, answer.text
+            assert out.status_code == 403 and "set-cookie" not in out.headers
+            said = "neither Origin nor Referer" if not headers else "not from this resolver"
+            assert said in html.unescape(answer.text)
+
+
 def test_the_origin_checked_is_the_base_urls_when_the_resolver_has_one(tmp_path: Path) -> None:
     with Archive.init(tmp_path / "a") as archive:
         _, token = archive.add_token("clerk", role="read")
         client = TestClient(create_app(str(tmp_path / "a"), archive=archive, base_url="https://pdi.example.org/"))
         assert _sign_in(client, token, "/", Origin="http://testserver").status_code == 403
         assert _sign_in(client, token, "/", Origin="https://pdi.example.org").status_code == 303
+        assert _sign_in(client, token, "/", Referer="https://pdi.example.org/signin").status_code == 303
+        assert _sign_in(client, token, "/", Referer="http://testserver/signin").status_code == 403
 
 
 # --- what the cookie reads ------------------------------------------------------------------------------

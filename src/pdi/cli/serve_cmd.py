@@ -8,6 +8,8 @@ from pdi.archive.blobs.memo import DEFAULT_SECONDS as DEFAULT_MEMO_SECONDS
 from pdi.archive.postgres import DEFAULT_CONNECTIONS
 from pdi.cli.archive_cmd import archive_option
 from pdi.server.limits import (
+    DEFAULT_BODY_RATE,
+    DEFAULT_BODY_SECONDS,
     DEFAULT_EVALUATIONS,
     DEFAULT_HEADER_SECONDS,
     DEFAULT_MAX_CONNECTIONS,
@@ -35,6 +37,10 @@ DEFAULT_CACHE_MIB = 32
               type=click.FloatRange(min=0.1), help="How long an expensive request may wait before it is answered 503.")
 @click.option("--header-timeout", default=DEFAULT_HEADER_SECONDS, show_default=True,
               type=click.FloatRange(min=0.1), help="Seconds a client has to send a request's line and headers.")
+@click.option("--body-timeout", default=DEFAULT_BODY_SECONDS, show_default=True,
+              type=click.FloatRange(min=0.1), metavar="SECONDS",
+              help=f"Seconds a request's body may take, and one more for every {DEFAULT_BODY_RATE} octets that "
+              "arrive; a slower upload is cut off with 408, a token holder's too.")
 @click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True,
               type=click.IntRange(min=1), help="Connections each worker holds at once; beyond them its requests "
               "are answered 503.")
@@ -56,7 +62,7 @@ DEFAULT_CACHE_MIB = 32
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
-    queue_seconds: float, header_timeout: float, max_connections: int, fixity_memo: float,
+    queue_seconds: float, header_timeout: float, body_timeout: float, max_connections: int, fixity_memo: float,
     replay_port: int | None, replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None,
     db_connections: int, archive: str,
 ) -> None:
@@ -71,7 +77,8 @@ def serve_cmd(
     (or SIGTERM): every worker finishes the requests in hand first.
     A stranger cannot starve other readers: expensive requests run a few
     at a time (--evaluations), a slow or silent client is disconnected
-    (--header-timeout), and connections are capped (--max-connections).
+    (--header-timeout), a slow upload cut off (--body-timeout), and
+    connections are capped (--max-connections).
     Memory is bounded by --workers times (--evaluations documents at once
     plus --cache-mib). On PostgreSQL each worker keeps a pool of at most
     --db-connections catalog connections. Archived web pages (captures, MHTML, HTML) are
@@ -118,7 +125,7 @@ def serve_cmd(
         work = WorkLimits(evaluations, queue_seconds)
         resolver = create_app(archive, base_url=base_url, limits=work, cache_bytes=cache_mib << 20, replay=site,
                               oai_admin_email=oai_admin_email, fixity_memo_seconds=fixity_memo,
-                              connections=db_connections)
+                              connections=db_connections, body_seconds=body_timeout)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
                                    resolver_port=bound, scripts=replay_scripts, limits=work)
         return ByPort(resolver, replay, replay_bound)

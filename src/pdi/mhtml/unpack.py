@@ -28,9 +28,17 @@ by resolved Content-Location, §8.3 ``cid:`` by Content-ID, then Chromium's
 from a ``<style>`` element, relative ``url()``s resolved against the page
 that uses it: :class:`pdi.mhtml.resolve.Resolver`, the reader's own rules) becomes the local file name (its ``#fragment``
 kept); one not satisfied becomes its absolute URI, so links still lead to the
-web and ``thismessage:`` or ``cid:`` ones name nothing, except that a ``file:`` URI or
-one that cannot be resolved becomes ``about:blank`` (nothing in the folder may lead to
-the local disk or a network share); the ``<base href>`` becomes ``./``, so the local names resolve against
+web, if its scheme is one of :data:`KEPT_SCHEMES` (``http``, ``https``; ``cid`` and ``mid``,
+which name nothing offline). Any other scheme becomes ``about:blank``, whatever the
+reference was (a relative one too, resolved against a base of another scheme): ``file:``,
+``smb:``, a drive letter, ``thismessage:``, ``ms-word:``, ``javascript:``, ``mailto:``,
+``blob:`` and every scheme an application on the reader's machine may have registered
+— an allow-list, since a deny-list of what could reach the local disk, a network share
+or a local application can never be complete. So does a reference that cannot be
+resolved. ``data:`` stays only where it loads an image, a style sheet, a font or media
+(:data:`DATA_KINDS`), never where it would be a document or a place to go (a link, a
+form, a frame, ``<object>``, ``<embed>``, a refresh); ``about:blank`` and references to
+a place in the page itself (``#top``) stay. The ``<base href>`` becomes ``./``, so the local names resolve against
 the folder. What is written into a ``srcdoc`` value is escaped once for each value
 it sits in (``&``, and the value's quote; white space and markup when unquoted).
 Scripts could lead anywhere (``location = "file:///…"``), so every HTML page gets
@@ -72,7 +80,7 @@ from pdi.errors import LimitError
 from pdi.mhtml.limits import Budget
 from pdi.mhtml.model import Aggregate, Part
 from pdi.mhtml.refs import Reference, css_references, html_references
-from pdi.mhtml.resolve import Resolver
+from pdi.mhtml.resolve import Resolver, clean_reference
 
 __all__ = ["PlannedFile", "UnpackLimits", "UnpackPlan", "plan", "safe_name"]
 
@@ -514,21 +522,45 @@ def _true_url(part: Part, ref: Reference, raw_bytes: bytes) -> str:
     return decoded
 
 
-_OFFLINE_SAFE = re.compile(r"^(?!file:)[a-z][a-z0-9+.\-]+:", re.IGNORECASE)
+#: The schemes a reference keeps in an unpacked page: the web's, and RFC 2392's (``cid:``, ``mid:``,
+#: which name nothing offline). Any other scheme becomes ``about:blank``.
+KEPT_SCHEMES = frozenset({"http", "https", "cid", "mid"})
+
+#: The kinds of reference (:mod:`pdi.mhtml.refs`) that may keep a ``data:`` URI: it loads an image, a style
+#: sheet, a font or media there. Elsewhere it would be a document (a frame, ``<object>``, ``<embed>``) or a
+#: place to go (a link, a form, ``ping``, a refresh), and becomes ``about:blank``.
+DATA_KINDS = frozenset({"src", "srcset", "stylesheet", "icon", "poster", "background", "style-url", "import"})
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
+
+
+def _scheme(uri: str) -> str | None:
+    """The scheme of a URI as a browser reads it (leading and trailing space, tabs and line breaks dropped),
+    lower-cased; ``None`` for a relative reference."""
+    found = _SCHEME.match(clean_reference(uri))
+    return found.group(1).lower() if found else None
 
 
 def _unsatisfied(absolute: str | None) -> str:
-    """What an unsatisfied reference becomes in the folder.
-
-    Its absolute URI (``http:``, ``https:`` and ``ftp:`` still lead to the web;
-    ``thismessage:``, ``cid:`` … name nothing offline). A ``file:`` URI, a
-    one-letter scheme (a Windows drive) or a reference that could not be resolved
-    would, from a page opened out of the folder, reach the local disk or a network
-    share: it becomes ``about:blank``.
-    """
-    if absolute is None or not _OFFLINE_SAFE.match(absolute):
+    """What an unsatisfied reference becomes in the folder: its absolute URI if its scheme is one of
+    :data:`KEPT_SCHEMES`; else, or when it could not be resolved, ``about:blank``."""
+    if absolute is None or _scheme(absolute) not in KEPT_SCHEMES:
         return "about:blank"
     return absolute
+
+
+def _kept_as_written(reference: str, ref: Reference) -> bool:
+    """Whether a reference that names no part (:mod:`pdi.mhtml.resolve`'s ``ignored``) may stay as it is:
+    empty, a place in this page (``#top``), ``about:blank``, or a ``data:`` URI where :data:`DATA_KINDS` allows."""
+    text = clean_reference(reference)
+    if text == "" or text.startswith("#"):
+        return True
+    scheme = _scheme(text)
+    if scheme == "about":
+        return text.lower() == "about:blank"
+    if scheme == "data":
+        return ref.kind in DATA_KINDS and ref.element not in ("embed", "object", "iframe", "frame")
+    return scheme is None
 
 
 def _rewrite(
@@ -581,10 +613,12 @@ def _rewrite(
         else:
             url = ref.url if view.decoded else _true_url(part, ref, part.data[start:end])
             found = resolver.resolve(part, url, ref.kind, srcdoc=bool(ref.quoting))
-            if found.status == "ignored":
-                continue
             in_css = part.is_css or ref.raw_text
-            if found.target is not None:
+            if found.status == "ignored":
+                if _kept_as_written(url, ref):
+                    continue
+                replacement = "about:blank"  # javascript:, mailto:, blob:, about:other, data: as a document …
+            elif found.target is not None:
                 absolute = found.uri or ""
                 cut = absolute.find("#")
                 fragment = absolute[cut:] if cut >= 0 and not absolute.lower().startswith("cid:") else ""

@@ -103,9 +103,9 @@ from pdi.server.browse import BrowsePages
 from pdi.server.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
 from pdi.server.cite import CiteAPI
 from pdi.server.interop import MementoRoutes, OAIRoutes
-from pdi.server.limits import WorkLimits
+from pdi.server.limits import DEFAULT_BODY_RATE, DEFAULT_BODY_SECONDS, BodyDeadline, WorkLimits
 from pdi.server.openapi import APIDocs
-from pdi.server.problems import HANDLERS
+from pdi.server.problems import HANDLERS, Options
 from pdi.server.read import ReadAPI, Resolver
 from pdi.server.readers import Readers
 from pdi.server.replay_page import ReplaySite
@@ -129,6 +129,8 @@ def create_app(
     fixity_memo_seconds: float = memo.DEFAULT_SECONDS,
     connections: int = 0,
     annotation_page_size: int = DEFAULT_PAGE_SIZE,
+    body_seconds: float = DEFAULT_BODY_SECONDS,
+    body_rate: int = DEFAULT_BODY_RATE,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -154,6 +156,10 @@ def create_app(
     ``fixity_memo_seconds`` is how long chunks of a blob file verified by
     one read are trusted by the next, while the file is unchanged
     (:mod:`pdi.archive.blobs.memo`; 0: every read hashes every chunk).
+    ``body_seconds`` and ``body_rate`` bound the time a request's body may
+    take, a token holder's upload's too: ``body_seconds`` and one second more
+    for every ``body_rate`` octets, else ``408``
+    (:class:`~pdi.server.limits.BodyDeadline`).
     """
     opened = archive if archive is not None else Archive.open(location, connections=connections)
     if fixity_memo_seconds > 0:
@@ -199,6 +205,8 @@ def create_app(
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]
     app = Starlette(routes=routes, exception_handlers=HANDLERS, middleware=[
+        Middleware(BodyDeadline, seconds=body_seconds, rate=body_rate),  # whoever sends it, a token holder too
+        Middleware(Options),  # OPTIONS of any route's path: its Allow, read from the routes (pdi.server.problems)
         Middleware(Readers, archive=opened, cookies=True, base_url=base_url),  # first: a token that is not live is 401, even for a kept answer
         Middleware(CachedAnswers, cache=cache),  # only answers anyone may read are kept there
     ])

@@ -20,6 +20,7 @@ from starlette.responses import JSONResponse, Response
 from pdi.archive import Archive
 from pdi.errors import ParseError
 from pdi.server.limits import WorkLimits
+from pdi.server.params import optional
 
 
 class AnchorAPI:
@@ -33,8 +34,8 @@ class AnchorAPI:
         """Find the passage a name cites in another version of it: its name there, how it was found, and the score."""
         from pdi.archive.anchoring import anchor
 
-        name = request.query_params.get("pdi")
-        to = request.query_params.get("to")
+        name = optional(request, "pdi")
+        to = optional(request, "to")
         if not name or not to:
             raise ParseError("/api/anchor needs pdi= (a name with a fragment, '#' written %23) and to= (a version or latest)")
         return JSONResponse((await self.work.run(anchor, self.archive, name, to)).to_json())

@@ -20,6 +20,7 @@ from starlette.responses import JSONResponse, Response
 from pdi.archive import Archive
 from pdi.errors import LimitError, ParseError
 from pdi.server.limits import WorkLimits
+from pdi.server.params import optional, required
 
 #: The largest annotation body read (octets).
 MAX_BODY: Final = 8 << 20
@@ -38,9 +39,7 @@ class AnnotationAPI:
         """The Web Annotation of a fragment name or citation (``pdi=``)."""
         from pdi.interop.annotation import export_annotation
 
-        name = request.query_params.get("pdi")
-        if not name:
-            raise ParseError("the query parameter pdi= is missing", rule="pdi")
+        name = required(request, "pdi")
         found = await self.work.run(export_annotation, self.archive, name)
         body = json.dumps(found, ensure_ascii=False, indent=1).encode("utf-8")
         return Response(body, media_type=ANNOTATION_TYPE)
@@ -49,6 +48,7 @@ class AnnotationAPI:
         """The names the posted annotations point at (``pdi=``: the document they were made on)."""
         from pdi.interop.annotation import import_annotations
 
+        document = optional(request, "pdi")
         parts: list[bytes] = []
         seen = 0
         async for piece in request.stream():
@@ -60,7 +60,6 @@ class AnnotationAPI:
             data = json.loads(b"".join(parts))
         except (ValueError, RecursionError) as exc:
             raise ParseError(f"the body is not JSON: {exc}", rule="annotation") from exc
-        document = request.query_params.get("pdi") or None
         results = await self.work.run(lambda: import_annotations(self.archive, data, document=document))
         return JSONResponse({
             "results": [r.to_json() for r in results],

@@ -22,6 +22,7 @@ from starlette.responses import HTMLResponse, Response
 from pdi.archive import Archive
 from pdi.errors import PDIError
 from pdi.server.limits import WorkLimits
+from pdi.server.params import optional
 from pdi.server.replay_page import ReplaySite
 
 
@@ -38,13 +39,14 @@ class ReaderApp:
         from pdi.server.replay_page import render_replay_page
         from pdi.server.viewer import render_view
 
-        name = request.query_params.get("pdi")
-        if not name:
-            return HTMLResponse(await anyio.to_thread.run_sync(render_home, self.archive))
+        name: str | None = None
         try:
-            if self.replay is not None and request.query_params.get("view") != "source":
+            name = optional(request, "pdi")
+            if not name:
+                return HTMLResponse(await anyio.to_thread.run_sync(render_home, self.archive))
+            if self.replay is not None and optional(request, "view") != "source":
                 origin = self.replay.origin_for(request)
-                select = request.query_params.get("select") == "1"
+                select = optional(request, "select") == "1"
                 replayed = functools.partial(render_replay_page, scripts=self.replay.scripts, select=select)
                 shown = await self.work.run(replayed, self.archive, name, origin)
                 if shown is not None:
@@ -52,5 +54,5 @@ class ReaderApp:
             return HTMLResponse(await self.work.run(render_view, self.archive, name))
         except PDIError as exc:
             error = exc
-        shown = await anyio.to_thread.run_sync(lambda: render_home(self.archive, error=error, value=name))
+        shown = await anyio.to_thread.run_sync(lambda: render_home(self.archive, error=error, value=name or ""))
         return HTMLResponse(shown, status_code=error.http_status)

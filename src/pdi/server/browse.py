@@ -41,6 +41,7 @@ from pdi.archive.store import AssertionRecord, FixityCheck, RepresentationRecord
 from pdi.errors import ParseError, PDIError
 from pdi.identifier import PDI
 from pdi.server.layout import esc, page
+from pdi.server.params import single_values
 
 #: Documents on one page of a day (``?limit=`` may ask for up to :data:`MAX_PAGE`).
 DAY_PAGE = 100
@@ -591,10 +592,11 @@ class BrowsePages:
 
     def series(self, request: Request) -> Response:
         p = {k: str(v) for k, v in request.path_params.items()}
-        name, q = p["name"], request.query_params
-        if "day" in p:
+        name = p["name"]
+        if "day" in p:  # a repeated after= or limit= is an error shown on the home page, as any other
             return self._answer(lambda: render_day(
-                self.archive, name, p["year"], p["month"], p["day"], after=q.get("after"), limit=q.get("limit")
+                self.archive, name, p["year"], p["month"], p["day"],
+                after=single_values(request).get("after"), limit=single_values(request).get("limit"),
             ))
         if "month" in p:
             return self._answer(lambda: render_month(self.archive, name, p["year"], p["month"]))
@@ -603,8 +605,8 @@ class BrowsePages:
         return self._answer(lambda: render_series(self.archive, name))
 
     def captures(self, request: Request) -> Response:
-        q = request.query_params
-        return self._answer(lambda: render_captures(self.archive, q.get("url"), after=q.get("after")))
+        return self._answer(lambda: render_captures(
+            self.archive, single_values(request).get("url"), after=single_values(request).get("after")))
 
     def routes(self) -> list[Route]:
         """``/series``, ``/series/NAME[/YYYY[/MM[/DD]]]`` and ``/captures`` (``/`` is the viewer's, which shows the home page)."""

@@ -48,6 +48,7 @@ from pdi import formats
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.server.limits import WorkLimits
+from pdi.server.params import optional
 
 #: The largest text (octets) whose RFC 5147 integrity checks the viewer computes (MD5 reads it whole).
 MAX_RFC5147 = 64 << 20
@@ -295,8 +296,8 @@ class CiteAPI:
         self.work = work
 
     async def rfc5147(self, request: Request) -> Response:
-        name = request.query_params.get("pdi")
-        fragment = request.query_params.get("fragment")
+        name = optional(request, "pdi")
+        fragment = optional(request, "fragment")
         if not name or not fragment:
             raise ParseError("/api/rfc5147 needs pdi= (a text's name) and fragment= (an RFC 5147 fragment, no '#')")
         return JSONResponse(await self.work.run(evaluate_rfc5147_on, self.archive, name, fragment))

@@ -24,16 +24,31 @@ own ``limit_concurrency`` caps the connections and tasks at once beyond
 which it answers ``503``; ``timeout_keep_alive`` closes idle connections.
 It also offers each request :class:`~pdi.server.zerocopy.ZeroCopy`, with which
 a response sends a verified file's octets with ``sendfile``.
+
+:class:`BodyDeadline` bounds the time a request's *body* may take, for every
+request the app reads one of, whoever sends it: a bearer token's holder (whose
+upload the write API reads, where a stranger's is refused ``401`` before its
+body is read, and the connection then closed by the head deadline) trickling
+octets, or stopping, is cut off like anyone else. The rule is Apache
+``mod_reqtimeout``'s (``RequestReadTimeout body=20,MinRate=500``): the body
+may take ``seconds``, and one second more for every ``rate`` octets that
+arrive, so a large upload at a fair speed always fits and a slow one does
+not. Only the time the app spends waiting for the client counts. Past it,
+the app is told the client went away (so a deposit stores nothing) and the
+answer is ``408 Request Timeout`` with ``Connection: close`` (RFC 9110
+§15.5.9).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from pdi.server.zerocopy import EXTENSION, ZeroCopy
@@ -48,6 +63,10 @@ DEFAULT_QUEUE_SECONDS = 30.0
 DEFAULT_HEADER_SECONDS = 10.0
 #: Connections and tasks at once beyond which uvicorn answers 503.
 DEFAULT_MAX_CONNECTIONS = 512
+#: How long a request's body may take, before the time its octets earn (Apache mod_reqtimeout's body=20).
+DEFAULT_BODY_SECONDS = 20.0
+#: Octets of a body that earn it one second more (mod_reqtimeout's MinRate=500).
+DEFAULT_BODY_RATE = 500
 
 
 class Busy(Exception):
@@ -88,6 +107,67 @@ class WorkLimits:
             return await anyio.to_thread.run_sync(work, *args, limiter=threads)
         finally:
             places.release()
+
+
+class BodyDeadline:
+    """ASGI middleware: a request's body is cut off when it takes longer than ``seconds`` plus one second for
+    every ``rate`` octets received; the answer is then ``408`` (see the module's docstring)."""
+
+    def __init__(self, app: ASGIApp, seconds: float = DEFAULT_BODY_SECONDS, rate: int = DEFAULT_BODY_RATE) -> None:
+        self.app = app
+        self.seconds = seconds
+        self.rate = rate
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        waited = 0.0  # seconds spent waiting for the client's octets
+        received = 0
+        whole = False  # the body has come to its end: no deadline any more
+        late = False
+        started = False
+
+        async def timed_receive() -> Message:
+            nonlocal waited, received, whole, late
+            if late:
+                return {"type": "http.disconnect"}
+            if whole or started:
+                return await receive()
+            left = self.seconds + received / self.rate - waited
+            begun = time.monotonic()
+            with anyio.move_on_after(max(left, 0)):
+                message = await receive()
+                waited += time.monotonic() - begun
+                if message["type"] == "http.request":
+                    received += len(message.get("body", b""))
+                    whole = not message.get("more_body", False)
+                return message
+            waited += time.monotonic() - begun
+            late = True
+            return {"type": "http.disconnect"}  # the app stops reading: nothing it was storing is kept
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if late and not started:
+                return  # what the app answers to a client it thinks gone: the 408 is sent instead
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, timed_receive, guarded_send)
+        except Exception:
+            if not late or started:
+                raise
+        if late and not started:
+            from pdi.server.problems import problem
+
+            detail = (f"the request's body did not arrive in time: {received} octets in {waited:.1f} s"
+                      f" (this server waits {self.seconds:g} s and one second more for every {self.rate} octets)")
+            answer = problem(408, "request timeout", detail)
+            answer.headers["Connection"] = "close"
+            await answer(scope, receive, send)
 
 
 class GuardedHttpToolsProtocol(HttpToolsProtocol):

@@ -24,6 +24,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from pdi import __version__
+from pdi.archive import MAX_SEARCH_LIMIT
 from pdi.server.layout import esc, page
 
 PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
@@ -181,7 +182,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "A page of names, in listing order, and the next page's URL (a keyset cursor)",
         (Param("pattern", "A PDI pattern (wildcards * in the date, id, format, version)"),
          Param("series", "Only this series"),
-         Param("limit", "Names a page (default 100, at most 10000)", schema={"type": "integer", "minimum": 0}),
+         Param("limit", "Names a page (default 100, 1 to 10000)", schema={"type": "integer", "minimum": 1, "maximum": 10000}),
          Param("offset", "Names to skip (prefer after=)", schema={"type": "integer", "minimum": 0}),
          Param("after", "The last name of the previous page")),
         answers={200: '{"names": [...], "next": URL or null}; also Link: <next>; rel="next"'},
@@ -213,7 +214,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/search"): Operation(
         "Full-text search: passages matching the words and \"phrases\" given, ranked, each named by its char fragment",
         (Param("q", "Words, and phrases in double quotes", required=True), Param("series", "Only this series"),
-         Param("limit", "Hits a page", schema={"type": "integer", "minimum": 1}),
+         Param("limit", f"Hits a page (1 to {MAX_SEARCH_LIMIT})",
+               schema={"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT}),
          Param("after", "The cursor of the previous page's last hit")),
         answers={200: "JSON: the hits (name with #char=a,b, snippet, marks) and the next page's URL"},
     ),
@@ -248,7 +250,10 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
          Param("embargo", "Embargo every item until this date or time (needs the role curate)"), _IDEMPOTENCY),
         body="multipart/form-data: file parts (each its Content-Type), and an optional JSON field manifest"
              ' listing {"format", "id", "charset"} item by item',
-        answers={201: '{"items": [{"pdi", "names", "version"}, ...]} in the parts\' order'},
+        answers={201: '{"items": [{"pdi", "names", "version"}, ...]} in the parts\' order',
+                 400: "A parameter given more than once, an item refused (item N: why), or the body malformed,"
+                      " cut short before its closing boundary (--BOUNDARY--) or ending before its Content-Length:"
+                      " the problem says which and where, and nothing is deposited"},
         role="deposit", tag="write",
     ),
     ("POST", "/api/version"): Operation(
@@ -287,7 +292,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/audit"): Operation(
         "The audit log: every write, who, when, what, from where",
         (Param("after", "Entries after this number", schema={"type": "integer", "minimum": 0}),
-         Param("limit", "Entries (1 to 10000)", schema={"type": "integer", "minimum": 1})),
+         Param("limit", "Entries (1 to 10000)", schema={"type": "integer", "minimum": 1, "maximum": 10000})),
         answers={200: "A JSON array of entries"}, role="admin", tag="write",
     ),
 }
@@ -303,11 +308,16 @@ PROBLEM_TYPES: dict[str, str] = {
 }
 
 _COMMON = {
-    400: "A syntax error in a parameter or the body (names what and where)",
-    404: "No such name or page", 413: "A limit was exceeded", 415: "Unsupported format or media type",
+    400: "A syntax error in a parameter or the body, naming what and where: a parameter given more than once,"
+         " a number out of its range (naming the range), a body malformed or cut short",
+    404: "No such name or page", 413: "A limit was exceeded: a body or a document larger than this server takes",
+    415: "Unsupported format or media type",
     422: "An integrity check failed (or, of /api/anchor, a passage orphaned or ambiguous)", 503: "Busy (Retry-After) or a storage error",
 }
 _WRITE_COMMON = {401: "No live bearer token", 403: "The token's role or series does not cover this"}
+#: Of every operation that reads a body (pdi.server.limits.BodyDeadline).
+_BODY_COMMON = {408: "The body did not arrive in time (pdi serve --body-timeout seconds, and one more for every"
+                     " 500 octets), whoever sent it; Connection: close, and nothing was stored"}
 
 
 #: Where the machine routes are: each one under these is described.
@@ -346,7 +356,8 @@ def openapi(routes: list[BaseRoute]) -> dict[str, Any]:
     """The OpenAPI 3.1 document of the app's machine routes."""
     paths: dict[str, dict[str, Any]] = {}
     for method, path, op, handler in operations(routes):
-        answers = {**op.answers, **_COMMON, **(_WRITE_COMMON if op.role else {})}
+        answers = {**_COMMON, **(_WRITE_COMMON if op.role else {}), **(_BODY_COMMON if op.body else {}),
+                   **op.answers}
         entry: dict[str, Any] = {
             "operationId": f"{method.lower()}_{path.strip('/').replace('/', '_').replace('{', '').replace('}', '')}",
             "summary": op.summary,
@@ -379,7 +390,9 @@ def openapi(routes: list[BaseRoute]) -> dict[str, Any]:
             "description": "Persistent document identifiers: RFC 2169 resolution, a JSON read API, and a write"
                            " API behind bearer tokens (pdi token add). Reading needs no token, except the names of"
                            " a private series or under an embargo: a token of any role whose series cover them"
-                           " reads them (without one: 403, or 404 for a hidden series).",
+                           " reads them (without one: 403, or 404 for a hidden series). Each query parameter is"
+                           " given once (twice: 400). OPTIONS of any path answers 204 and, as every 405 does,"
+                           " Allow: the methods the path takes.",
         },
         "paths": paths,
         "components": {

@@ -4,13 +4,24 @@
 :mod:`pdi.errors` family answers with the status its class names; a request
 that found no place in time (:class:`~pdi.server.limits.Busy`) is ``503``
 with ``Retry-After``; anything else is a bug, ``500``, without a traceback.
+
+The methods a path takes are read from the app's route table, never written
+twice (:func:`allowed_methods`): several routes may serve one path, one a
+method (``GET`` and ``POST /api/annotation``), and a ``405``'s ``Allow``
+(RFC 9110 §15.5.6) lists the methods of all of them, not only of the first
+whose path matched. :class:`Options` answers ``OPTIONS`` (§9.3.7) with the same
+list, ``204`` and ``Allow``, for every path a route serves.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Match, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pdi.errors import PDIError
 from pdi.server.limits import Busy
@@ -52,13 +63,44 @@ async def on_pdi_error(request: Request, exc: Exception) -> Response:
     return problem(exc.http_status, exc.title, str(exc), type=exc.problem_type, extensions=exc.details)
 
 
+#: The order methods are listed in (the rest after them, alphabetically).
+_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(routes: Iterable[BaseRoute], scope: Scope) -> list[str]:
+    """Every method a route of ``routes`` takes at the request's path, and ``OPTIONS`` (:class:`Options`
+    answers it) if any does; none when no route serves the path. In one order: Starlette keeps a route's
+    methods in a set."""
+    methods: set[str] = set()
+    probe = {**scope, "type": "http", "method": "OPTIONS"}  # a path match is a partial match at least
+    for route in routes:
+        if route.matches(probe)[0] is not Match.NONE:
+            methods |= set(route.methods or ()) if isinstance(route, Route) else {"GET", "HEAD"}
+    if methods:
+        methods.add("OPTIONS")
+    return sorted(methods, key=lambda m: (_ORDER.index(m) if m in _ORDER else len(_ORDER), m))
+
+
+class Options:
+    """ASGI middleware: ``OPTIONS`` of a path some route serves is ``204`` with its ``Allow`` (RFC 9110 §9.3.7);
+    of any other path, what the app answers (``404``)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "OPTIONS":
+            allowed = allowed_methods(scope["app"].routes, scope)
+            if allowed:
+                await Response(status_code=204, headers={"Allow": ", ".join(allowed)})(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 async def on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     titles = {404: "not found", 405: "method not allowed"}
-    # Starlette lists a route's methods from a set, in no fixed order: say them in one
-    order = ("GET", "HEAD", "POST", "PUT", "DELETE")
-    methods = (exc.headers.get("Allow", "GET") if exc.headers else "GET").split(", ")
-    allowed = ", ".join(sorted(methods, key=lambda m: (order.index(m) if m in order else len(order), m)))
+    allowed = ", ".join(allowed_methods(request.app.routes, request.scope)) if exc.status_code == 405 else ""
     detail = {404: f"no such page: {request.url.path}", 405: f"{request.method} is not allowed here: use {allowed}"}
     answer = problem(exc.status_code, titles.get(exc.status_code, "error"), detail.get(exc.status_code, str(exc.detail)))
     if exc.status_code == 405:

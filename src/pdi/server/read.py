@@ -40,7 +40,7 @@ from pdi.archive.blobs import FileReader
 from pdi.archive.blobs.memo import Identity
 from pdi.archive.describe import describe
 from pdi.archive.results import Opened
-from pdi.errors import LimitError, ParseError, WithdrawnError
+from pdi.errors import ParseError, WithdrawnError
 from pdi.identifier import PDI
 from pdi.interop.accept import choose, parse_accept, preference
 from pdi.interop.memento import LINK_FORMAT
@@ -54,6 +54,7 @@ from pdi.server.conditional import (
 )
 from pdi.server.interop import Mementos, sturdy
 from pdi.server.limits import WorkLimits
+from pdi.server.params import integer, optional, required
 from pdi.server.problems import Problem
 from pdi.server.readers import PRIVATE, by_cookie
 from pdi.server.zerocopy import EXTENSION
@@ -303,7 +304,7 @@ class ReadAPI:
         """
         from pdi.interop.aliases import alias_fragment
 
-        name = _param(request, "pdi")
+        name = required(request, "pdi")
         if alias_fragment(name) is not None:
             return JSONResponse(await self.work.run(_alias_description, self.archive, name))
         resolved = await self.work.run(self.archive.resolve, name)
@@ -316,15 +317,13 @@ class ReadAPI:
         a keyset cursor: any page costs the same), also sent as
         ``Link: <…>; rel="next"`` (RFC 8288); ``null`` on the last page.
         """
-        limit = _integer(request, "limit", 100)
-        if limit > MAX_LIST:
-            raise LimitError(f"limit {limit} is more than {MAX_LIST}: page with the next link (after=)")
+        limit = integer(request, "limit", 100, least=1, most=MAX_LIST)
         names = self.archive.ls(
-            request.query_params.get("pattern") or None,
-            series=request.query_params.get("series") or None,
+            optional(request, "pattern"),
+            series=optional(request, "series"),
             limit=limit + 1,  # one more says whether there is a next page
-            offset=_integer(request, "offset", 0),
-            after=request.query_params.get("after") or None,
+            offset=integer(request, "offset", 0),
+            after=optional(request, "after"),
         )
         following = None
         if limit and len(names) > limit:
@@ -334,14 +333,14 @@ class ReadAPI:
         return JSONResponse({"names": [str(n) for n in names[:limit]], "next": following}, headers=headers)
 
     def meta(self, request: Request) -> Response:
-        name = _param(request, "pdi")
+        name = required(request, "pdi")
         history = [
             {"key": r.key, "value": r.value, "who": r.who, "at": r.at} for r in self.archive.history(name)
         ]
         return JSONResponse({"pdi": name, "meta": self.archive.meta(name), "history": history})
 
     async def cite(self, request: Request) -> Response:
-        citation = _param(request, "citation")
+        citation = required(request, "citation")
         return JSONResponse((await self.work.run(self.archive.cite, citation)).to_json())
 
     def series(self, request: Request) -> Response:
@@ -576,34 +575,6 @@ def rfc2169_query(name: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
-
-
-def _param(request: Request, key: str) -> str:
-    value = request.query_params.get(key)
-    if not value:
-        raise ParseError(f"the query parameter {key}= is missing", rule=key)
-    return value
-
-
-def _integer(request: Request, key: str, default: int) -> int:
-    raw = request.query_params.get(key)
-    if raw is None or raw == "":
-        return default
-    if not raw.isdigit() or not raw.isascii():
-        raise ParseError(f"{key}={raw[:40]!r} is not a number", text=raw[:40], offset=0, rule=key)
-    if len(raw) > 12:
-        raise LimitError(f"{key}= is at most 999999999999")
-    return int(raw)
-
-
-def _flag(request: Request, key: str) -> bool:
-    """A yes-or-no query parameter: ``true`` or ``false`` (absent: false); anything else is refused."""
-    raw = request.query_params.get(key)
-    if raw is None or raw in ("", "false"):
-        return False
-    if raw == "true":
-        return True
-    raise ParseError(f"{key}={raw[:40]!r}: give true or false", text=raw[:40], offset=0, rule=key)
 
 
 def _content_type(resolved: Resolved) -> str:

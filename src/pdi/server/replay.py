@@ -62,7 +62,7 @@ from pdi.identifier import PDI
 from pdi.mhtml import Aggregate
 from pdi.mhtml.unpack import PlannedFile, plan
 from pdi.server.limits import WorkLimits
-from pdi.server.problems import HANDLERS
+from pdi.server.problems import HANDLERS, Options
 from pdi.server.read import shared_answer
 from pdi.server.readers import PRIVATE, Readers
 
@@ -424,7 +424,8 @@ def create_replay_app(
     opened = archive if archive is not None else Archive.open(location)
     pages = ReplayApp(opened, limits if limits is not None else WorkLimits())
     routes = [Route("/replay/{rest:path}", pages.part), Route("/{rest:path}", _not_here)]
-    app = Starlette(routes=routes, exception_handlers=HANDLERS, middleware=[Middleware(Readers, archive=opened)])
+    app = Starlette(routes=routes, exception_handlers=HANDLERS,
+                    middleware=[Middleware(Options), Middleware(Readers, archive=opened)])
     app.state.archive = opened
     return _Guarded(app, resolver_origin, resolver_port, scripts=scripts)
 

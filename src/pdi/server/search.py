@@ -21,9 +21,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from pdi.archive import MAX_SEARCH_LIMIT, Archive, SearchHit, SearchResults
-from pdi.errors import LimitError, ParseError, PDIError
+from pdi.errors import ParseError, PDIError
 from pdi.server.layout import esc, page
 from pdi.server.limits import WorkLimits
+from pdi.server.params import integer, optional, single_values
 
 #: Hits on a page unless ``limit`` says otherwise.
 PAGE_HITS = 20
@@ -40,15 +41,7 @@ nav.pages{margin-top:1rem}
 
 
 def _limit(request: Request) -> int:
-    text = request.query_params.get("limit")
-    if text is None or text == "":
-        return PAGE_HITS
-    if not (text.isascii() and text.isdigit()):  # '²' is a digit to str.isdigit, not to int()
-        raise ParseError(f"limit must be a number of hits, not {text[:40]!r}", rule="limit")
-    value = int(text)
-    if not 1 <= value <= MAX_SEARCH_LIMIT:
-        raise LimitError(f"limit must be 1 to {MAX_SEARCH_LIMIT}, not {value}")
-    return value
+    return integer(request, "limit", PAGE_HITS, least=1, most=MAX_SEARCH_LIMIT)
 
 
 def _next_url(path: str, request: Request, results: SearchResults) -> str | None:
@@ -82,15 +75,15 @@ class SearchPages:
         self.work = work
 
     async def _search(self, request: Request) -> SearchResults:
-        query = request.query_params.get("q", "")
-        series = request.query_params.get("series") or None
-        after = request.query_params.get("after") or None
+        query = optional(request, "q", "") or ""
+        series = optional(request, "series")
+        after = optional(request, "after")
         limit = _limit(request)
         return await self.work.run(lambda: self.archive.search(query, series=series, limit=limit, after=after))
 
     async def api(self, request: Request) -> Response:
         """JSON: ``query`` (as read), ``hits`` (:meth:`SearchHit.to_json` and the viewer's ``view`` URL) and ``next``."""
-        if "q" not in request.query_params:
+        if "q" not in single_values(request):
             raise ParseError("give the words to search for as q=", rule="q")
         results = await self._search(request)
         return JSONResponse({
@@ -101,8 +94,12 @@ class SearchPages:
 
     async def page(self, request: Request) -> Response:
         """The search page: the form, and the hits when there is a query."""
-        query = request.query_params.get("q", "")
-        series = request.query_params.get("series", "")
+        try:
+            query = optional(request, "q") or ""
+            series = optional(request, "series") or ""
+        except PDIError as exc:
+            body = f'<h1>Search</h1>{self._form("", "")}<p class="error" role="alert">{esc(exc)}</p>'
+            return HTMLResponse(page("Search: error", body, style=STYLE), status_code=exc.http_status)
         form = self._form(query, series)
         if not query.strip():
             body = f"<h1>Search</h1>{form}<p>Type words to find the passages of texts, pages and captures that hold them all;" \
@@ -122,7 +119,7 @@ class SearchPages:
             "</li>"
             for hit in results.hits
         )
-        first = request.query_params.get("after") is None
+        first = optional(request, "after") is None
         if results.hits:
             found = f'<ol class="hits" aria-label="Results">{items}</ol>'
         else:

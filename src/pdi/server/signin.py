@@ -18,11 +18,15 @@ the resolver's own origin:
 ``next`` is a path on this resolver only (:func:`local_path`): anything
 with a scheme, an authority (``//``), a backslash, a space or a control
 character (which URL parsers drop or turn into ``/``) is refused, ``400``,
-before anything is set. Both ``POST`` routes refuse a request whose
-``Origin`` is not the resolver's own (:func:`own_origin`; ``403``): no other
-origin — the replay origin included, another port of the same host and so
-the same *site*, which ``SameSite`` does not tell apart — can sign a person
-in as someone else (login CSRF) or out. ``SameSite=Strict`` keeps the cookie
+before anything is set. Both ``POST`` routes take a request only from the
+resolver's own origin (:func:`own_origin`; else ``403``): its ``Origin``
+header, or, when a browser sends none, the origin of its ``Referer`` (the
+page the form was on; RFC 9110 §10.1.3), as OWASP's CSRF prevention cheat sheet
+says to verify the source origin. A request with neither is refused too: no
+other origin — the replay origin included, another port of the same host
+and so the same *site*, which ``SameSite`` does not tell apart — can sign a
+person in as someone else (login CSRF) or out, not even from a page whose
+``Referrer-Policy`` keeps its address to itself. ``SameSite=Strict`` keeps the cookie
 from requests other sites start.
 
 What the cookie then does is :class:`pdi.server.readers.Readers`'s: reads
@@ -46,7 +50,9 @@ from starlette.routing import Route
 from pdi.archive import Archive
 from pdi.archive.access import current_reader
 from pdi.archive.tokens import PREFIX
+from pdi.errors import ParseError
 from pdi.server.layout import esc, page
+from pdi.server.params import optional
 from pdi.server.readers import COOKIE, by_cookie, clear_cookie
 
 #: The largest sign-in form accepted (octets): a token is 47 characters, a path at most MAX_NEXT.
@@ -99,6 +105,17 @@ def _origin(scheme: str, host: str) -> str:
     return f"{scheme}://{host}"
 
 
+def _origin_of(url: str) -> str:
+    """The origin a URL's scheme and authority name, or the URL as it is when it has none."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an authority urllib cannot read ("http://[x"): no origin
+        return url
+    if not parts.scheme or not parts.netloc or "@" in parts.netloc:  # no user name in an origin (RFC 6454 §4)
+        return url
+    return _origin(parts.scheme, parts.netloc)
+
+
 def own_origin(request: Request, base_url: str | None) -> str:
     """The resolver's origin: its base URL's, when it has one, else the request's own scheme and ``Host``."""
     if base_url:
@@ -122,8 +139,8 @@ class SignIn:
     async def form(self, request: Request) -> Response:
         """``GET /signin``: the form (or, signed in, who is, and the way on)."""
         try:
-            back = local_path(request.query_params.get("next"))
-        except BadNext as exc:
+            back = local_path(optional(request, "next"))
+        except (BadNext, ParseError) as exc:
             return _form("/", error=str(exc), status=400)
         return _form(back)
 
@@ -166,16 +183,22 @@ class SignIn:
             "Location": back, "Set-Cookie": clear_cookie(secure(request, self.base_url)), "Cache-Control": "no-store"})
 
     def _foreign(self, request: Request) -> Response | None:
-        """``403`` when the request's ``Origin`` is present and not the resolver's own; else ``None``."""
-        sent = request.headers.get("origin")
-        if sent is None:
-            return None
+        """``403`` unless the request comes from the resolver's own origin, by its ``Origin``, or, without one,
+        by its ``Referer``; else ``None``."""
         own = own_origin(request, self.base_url)
-        if sent != "null":
-            parts = urlsplit(sent)
-            if parts.scheme and _origin(parts.scheme, parts.netloc) == own:
-                return None
-        return _form("/", status=403, error=f"This form was sent from {sent[:100]}, not from this resolver ({own}):"
+        sent = request.headers.get("origin")
+        said = "Origin"
+        if sent is None:
+            sent = request.headers.get("referer")
+            said = "Referer"
+            if sent is None:
+                return _form("/", status=403, error="This form was sent with neither Origin nor Referer, so it cannot"
+                                                    f" be told from a form another site sent: sign in on this resolver's own"
+                                                    f" page ({own}/signin) in a browser that says where a form comes from.")
+        if sent != "null" and _origin_of(sent) == own:
+            return None
+        shown = sent[:100] if said == "Origin" else _origin_of(sent)[:100]
+        return _form("/", status=403, error=f"This form was sent from {shown} ({said}), not from this resolver ({own}):"
                                             " sign in on this resolver's own page.")
 
     def routes(self) -> list[Route]:

@@ -52,12 +52,16 @@ that lost the answer — never mints a second name.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from typing import Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+from starlette.datastructures import FormData
+from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
@@ -67,14 +71,17 @@ from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
 from pdi.errors import LimitError, ParseError, StoreError
 from pdi.server.cache import ResponseCache
+from pdi.server.params import flag, integer, optional, required
 from pdi.server.problems import Problem
-from pdi.server.read import _flag, _integer, _param
 
 #: The longest Idempotency-Key accepted (characters); the draft sets no limit, Stripe's is 255.
 MAX_KEY = 255
 
 #: The most items one batch may carry.
 MAX_BATCH = 1000
+
+#: The most audit entries one page of GET /api/audit holds (limit=).
+MAX_AUDIT = 10_000
 
 #: The longest statement value accepted over HTTP (octets): pdi.archive.MAX_ASSERTION_VALUE characters of UTF-8.
 MAX_STATEMENT = 4 << 16
@@ -121,12 +128,12 @@ class WriteAPI:
     # --- routes -----------------------------------------------------------------------------
     async def deposit(self, request: Request) -> Response:
         writer = await self.writer(request)
-        series = _param(request, "series")
-        foreign_id = request.query_params.get("id") or None
+        series = required(request, "series")
+        foreign_id = optional(request, "id")
         content = self._content(request)
         key = _idempotency_key(request)
 
-        embargo = request.query_params.get("embargo") or None
+        embargo = optional(request, "embargo")
 
         def run(body: Iterator[bytes]) -> Deposit:
             return self.archive.deposit(
@@ -144,16 +151,19 @@ class WriteAPI:
         ``manifest`` field (JSON, before the files) lists, item by item,
         ``{"format", "id", "charset"}`` to say otherwise. The parts are
         spooled to temporary files as they arrive (Starlette's form parser),
-        then each streamed into the store.
+        then each streamed into the store. A body that is malformed, or cut
+        short before its closing boundary, or that ends before its
+        ``Content-Length`` is ``400`` naming what was wrong, and nothing is
+        deposited.
         """
         writer = await self.writer(request)
-        series = _param(request, "series")
+        series = required(request, "series")
         key = _idempotency_key(request)
-        embargo = request.query_params.get("embargo") or None
+        embargo = optional(request, "embargo")
         kind = request.headers.get("content-type", "")
         if not kind.lower().startswith("multipart/form-data"):
             raise ParseError("a batch is a multipart/form-data body, one file part an item", rule="Content-Type")
-        async with request.form(max_files=MAX_BATCH, max_fields=MAX_BATCH + 1) as form:
+        async with _whole_form(request) as form:
             manifest = _manifest(form.get("manifest"))
             files = [value for name, value in form.multi_items() if not isinstance(value, str)]
             if not files:
@@ -185,11 +195,11 @@ class WriteAPI:
 
     async def version(self, request: Request) -> Response:
         writer = await self.writer(request)
-        name = _param(request, "pdi")
+        name = required(request, "pdi")
         content = self._content(request)
         key = _idempotency_key(request)
 
-        embargo = request.query_params.get("embargo") or None
+        embargo = optional(request, "embargo")
 
         def run(body: Iterator[bytes]) -> Deposit:
             return self.archive.add_version(
@@ -201,9 +211,9 @@ class WriteAPI:
 
     async def format(self, request: Request) -> Response:
         writer = await self.writer(request)
-        name = _param(request, "pdi")
-        token = _param(request, "format")
-        charset = request.query_params.get("charset") or None
+        name = required(request, "pdi")
+        token = required(request, "format")
+        charset = optional(request, "charset")
         key = _idempotency_key(request)
 
         def run(body: Iterator[bytes]) -> Deposit:
@@ -217,8 +227,8 @@ class WriteAPI:
 
     async def statements(self, request: Request) -> Response:
         writer = await self.writer(request)
-        name = _param(request, "pdi")
-        statement = _param(request, "key")
+        name = required(request, "pdi")
+        statement = required(request, "key")
         text = _utf8(await self._small_body(request, MAX_STATEMENT), "value")
         record = await anyio.to_thread.run_sync(
             lambda: self.archive.annotate(name, statement, text, writer=writer)
@@ -230,10 +240,10 @@ class WriteAPI:
 
     async def withdraw(self, request: Request) -> Response:
         writer = await self.writer(request)
-        name = _param(request, "pdi")
-        reason = _utf8(await self._small_body(request, MAX_STATEMENT), "reason") \
-            or request.query_params.get("reason", "")
-        purge = _flag(request, "purge")
+        name = required(request, "pdi")
+        given = optional(request, "reason") or ""
+        reason = _utf8(await self._small_body(request, MAX_STATEMENT), "reason") or given
+        purge = flag(request, "purge")
         record = await anyio.to_thread.run_sync(
             lambda: self.archive.withdraw(name, reason, writer=writer, purge=purge)
         )
@@ -249,8 +259,8 @@ class WriteAPI:
     async def embargo(self, request: Request) -> Response:
         """Embargo a document or a version until ``until=`` (role ``curate``); ``until=`` empty or absent lifts it."""
         writer = await self.writer(request)
-        name = _param(request, "pdi")
-        until = request.query_params.get("until") or None
+        name = required(request, "pdi")
+        until = optional(request, "until")
         moment = await anyio.to_thread.run_sync(lambda: self.archive.embargo(name, until, writer=writer))
         if self.cache is not None:
             self.cache.forget(name)
@@ -259,10 +269,8 @@ class WriteAPI:
     async def audit(self, request: Request) -> Response:
         writer = await self.writer(request)
         writer.require("admin")
-        after = _integer(request, "after", 0)
-        limit = _integer(request, "limit", 1000)
-        if not 1 <= limit <= 10_000:
-            raise LimitError(f"limit={limit}: give 1 to 10000, and page with after=")
+        after = integer(request, "after", 0)
+        limit = integer(request, "limit", 1000, least=1, most=MAX_AUDIT)
         entries = await anyio.to_thread.run_sync(self.archive.audit, after, limit)
         return JSONResponse([
             e.to_json()
@@ -272,8 +280,8 @@ class WriteAPI:
     # --- bodies -------------------------------------------------------------------------------
     def _content(self, request: Request) -> _Body:
         """How to read the request's body as one format: ``format=``, or the one its Content-Type is registered as."""
-        charset = request.query_params.get("charset") or None
-        token = request.query_params.get("format") or None
+        charset = optional(request, "charset")
+        token = optional(request, "format")
         if token is None:
             media_type = request.headers.get("content-type")
             if not media_type:
@@ -319,6 +327,76 @@ class WriteAPI:
                 raise LimitError(f"the body is more than {limit} octets")
             parts.append(piece)
         return b"".join(parts)
+
+
+class _WholeForm(MultiPartParser):
+    """Starlette's ``multipart/form-data`` parser, told whether the body reached its closing boundary.
+
+    python-multipart's ``finalize`` checks nothing, so a body cut short — in a
+    part's headers, in its data, before the closing ``--boundary--`` — parsed
+    as the parts it had completed: a batch of fewer items than were sent. The
+    parser's ``on_end`` is called only at the closing boundary (RFC 2046
+    §5.1.1's close-delimiter); until then :attr:`where` says how far it got.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.ended = False
+        self.parts = 0
+        self.where = "before its first boundary"
+
+    def on_part_begin(self) -> None:
+        super().on_part_begin()
+        self.parts += 1
+        self.where = f"in the headers of part {self.parts}"
+
+    def on_headers_finished(self) -> None:
+        super().on_headers_finished()
+        self.where = f"in the data of part {self.parts}"
+
+    def on_part_end(self) -> None:
+        super().on_part_end()
+        self.where = f"after part {self.parts}"
+
+    def on_end(self) -> None:
+        super().on_end()
+        self.ended = True
+
+
+@contextlib.asynccontextmanager
+async def _whole_form(request: Request) -> AsyncIterator[FormData]:
+    """The request's ``multipart/form-data`` body, parsed whole, its files spooled; a :class:`ParseError` (``400``)
+    saying what was wrong when it is malformed, cut short, or ends before its ``Content-Length`` (the client
+    went away). Nothing is deposited from a body that is not whole."""
+    received = 0
+    declared = request.headers.get("content-length")
+    promised = f" of the {declared} its Content-Length promised" if declared and declared.isdigit() else ""
+
+    async def counted() -> AsyncGenerator[bytes, None]:
+        nonlocal received
+        try:
+            async for piece in request.stream():
+                received += len(piece)
+                yield piece
+        except ClientDisconnect:
+            raise ParseError(f"the body ended after {plural(received, 'octet')}{promised}: the client went away;"
+                             " nothing was deposited", rule="multipart") from None
+
+    parser = _WholeForm(request.headers, counted(), max_files=MAX_BATCH, max_fields=MAX_BATCH + 1)
+    try:
+        form = await parser.parse()
+    except MultiPartException as exc:
+        raise ParseError(f"the multipart body is malformed ({exc.message}); nothing was deposited",
+                         rule="multipart") from exc
+    if not parser.ended:
+        await form.close()
+        raise ParseError(
+            f"the multipart body ends {parser.where}, after {plural(received, 'octet')}, without its closing boundary"
+            " (--BOUNDARY--, RFC 2046 §5.1.1): it was cut short; nothing was deposited", rule="multipart")
+    try:
+        yield form
+    finally:
+        await form.close()
 
 
 class _Body:

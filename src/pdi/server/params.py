@@ -1,0 +1,84 @@
+"""Reading a request's query parameters: each once, each in its range (an edge's one way of doing it).
+
+Every handler that takes ``key=value`` parameters reads them here, never from
+``request.query_params`` itself, whose ``get`` silently takes the last of a
+repeated key (``series=a&series=b`` would deposit into ``b``). The first read
+of a request looks at the whole query: a key given more than once is a
+:class:`~pdi.errors.ParseError` naming it (``400``), whatever handler reads
+it and in whatever order, as OAI-PMH's ``badArgument`` does for its own
+arguments (OAI-PMH 2.0 §3.6). A number out of its range is a ``400`` too,
+naming the parameter and the range: ``413`` is for a request whose *content*
+is too large (RFC 9110 §15.5.14), not for a value the client chose.
+
+Routes whose query is not ``key=value`` pairs read the query string
+themselves: RFC 2169's ``/uri-res/…?<urn>`` (the URN is the whole query) and
+the Memento routes (the query belongs to the URL in the path).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from starlette.requests import Request
+
+from pdi.errors import ParseError
+
+__all__ = ["flag", "integer", "optional", "required", "single_values"]
+
+#: Where a request's checked parameters are kept (in its ASGI scope), so the query is counted once.
+_CHECKED = "pdi.query"
+
+
+def single_values(request: Request) -> dict[str, str]:
+    """The request's query parameters, each key given once; a :class:`ParseError` naming one given more often."""
+    checked: dict[str, str] | None = request.scope.get(_CHECKED)
+    if checked is not None:
+        return checked
+    items = request.query_params.multi_items()
+    counts = Counter(key for key, _ in items)
+    repeated = [key for key, count in counts.items() if count > 1]
+    if repeated:
+        key = repeated[0]
+        raise ParseError(f"the query parameter {key}= is given {counts[key]} times: it takes one value", rule=key)
+    checked = dict(items)
+    request.scope[_CHECKED] = checked
+    return checked
+
+
+def optional(request: Request, key: str, default: str | None = None) -> str | None:
+    """``key``'s value, ``default`` when absent or empty."""
+    return single_values(request).get(key) or default
+
+
+def required(request: Request, key: str) -> str:
+    """``key``'s value; a :class:`ParseError` when it is absent or empty."""
+    value = single_values(request).get(key)
+    if not value:
+        raise ParseError(f"the query parameter {key}= is missing", rule=key)
+    return value
+
+
+def integer(request: Request, key: str, default: int, *, least: int = 0, most: int = 999_999_999_999) -> int:
+    """``key`` as a whole number from ``least`` to ``most`` (``default`` when absent or empty); else a ``400``
+    naming the parameter and its range."""
+    raw = single_values(request).get(key)
+    if raw is None or raw == "":
+        return default
+    if not raw.isascii() or not raw.isdigit():  # '²' is a digit to str.isdigit, not to int()
+        raise ParseError(f"{key}={raw[:40]!r} is not a number: give {least} to {most}",
+                         text=raw[:40], offset=0, rule=key)
+    digits = raw.lstrip("0") or "0"
+    value = int(digits) if len(digits) <= len(str(most)) else most + 1  # no 4,300-digit int()
+    if not least <= value <= most:
+        raise ParseError(f"{key}={raw[:40]} is out of range: give {least} to {most}", rule=key)
+    return value
+
+
+def flag(request: Request, key: str) -> bool:
+    """A yes-or-no parameter: ``true`` or ``false`` (absent or empty: false); anything else is refused."""
+    raw = single_values(request).get(key)
+    if raw is None or raw in ("", "false"):
+        return False
+    if raw == "true":
+        return True
+    raise ParseError(f"{key}={raw[:40]!r}: give true or false", text=raw[:40], offset=0, rule=key)
