@@ -62,7 +62,9 @@ def test_options_and_405_list_every_method_that_answers_on_every_route(apps: dic
         answering = {m for m, (status, _) in answers.items() if status != 405}
         assert {"GET", "HEAD"} <= answering or "POST" in answering, (path, answers)
         status, allow = answers["OPTIONS"]
-        assert status == 204 and allow is not None, (path, answers["OPTIONS"])
+        # RFC 9110 §9.3.7: a successful OPTIONS (204 from the middleware; 200 from the annotation server,
+        # which answers it itself with its Link types and CORS) lists the methods in Allow
+        assert status in (200, 204) and allow is not None, (path, answers["OPTIONS"])
         listed = allow.split(", ")
         assert set(listed) == answering and len(listed) == len(answering), (path, allow, answering)
         for method, (status, allow) in answers.items():

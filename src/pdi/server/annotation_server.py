@@ -76,6 +76,7 @@ from pdi.errors import (
     UnsupportedError,
 )
 from pdi.interop.accept import MediaRange, choose, parse_accept
+from pdi.server import params
 from pdi.server.conditional import if_match_holds, tag_matches
 from pdi.server.problems import Problem, on_pdi_error, on_problem
 from pdi.server.write import bearer_writer
@@ -186,13 +187,13 @@ class AnnotationServer:
         except (PDIError, Problem) as exc:
             # §4.1: the container's Link "on all responses", a refusal too
             answer = await (on_problem(request, exc) if isinstance(exc, Problem) else on_pdi_error(request, exc))
-            if "page" not in request.query_params:
+            if "page" not in request.query_params:  # as sent: a repeated page= is refused as a page's
                 answer.headers["Link"] = CONTAINER_LINK
                 answer.headers.setdefault("Allow", CONTAINER_ALLOW)
             return answer
 
     async def _container(self, request: Request) -> Response:
-        page_param = request.query_params.get("page")
+        page_param = params.optional(request, "page")
         if request.method == "OPTIONS":
             return _options(CONTAINER_ALLOW if page_param is None else PAGE_ALLOW,
                             CONTAINER_LINK if page_param is None else None, post=page_param is None)
@@ -203,7 +204,7 @@ class AnnotationServer:
                 raise refusal
             return await self._create(request)
         media_type = negotiate(request.headers.get("accept"))
-        iris_param = request.query_params.get("iris")
+        iris_param = params.optional(request, "iris")
         if iris_param not in (None, "0", "1"):
             raise ParseError(f"iris= is 0 (whole annotations) or 1 (their IRIs), not {iris_param[:20]!r}", rule="iris")
         if page_param is not None:

@@ -83,14 +83,19 @@ def allowed_methods(routes: Iterable[BaseRoute], scope: Scope) -> list[str]:
 
 class Options:
     """ASGI middleware: ``OPTIONS`` of a path some route serves is ``204`` with its ``Allow`` (RFC 9110 §9.3.7);
-    of any other path, what the app answers (``404``)."""
+    of a route that answers ``OPTIONS`` itself (the annotation server's, with its ``Link`` types and CORS),
+    what that route answers; of any other path, what the app answers (``404``)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "OPTIONS":
-            allowed = allowed_methods(scope["app"].routes, scope)
+            routes = scope["app"].routes
+            if any(isinstance(r, Route) and r.matches(scope)[0] is Match.FULL for r in routes):
+                await self.app(scope, receive, send)
+                return
+            allowed = allowed_methods(routes, scope)
             if allowed:
                 await Response(status_code=204, headers={"Allow": ", ".join(allowed)})(scope, receive, send)
                 return
