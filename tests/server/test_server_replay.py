@@ -82,13 +82,14 @@ def test_every_replay_answer_carries_the_restrictive_headers_and_no_cookie(serve
 
 
 #: Fetch metadata (W3C Fetch Metadata Request Headers §2) as Chromium sends it, with whether archived scripts may run:
-#: the viewer's frame on the same host (same-site), the frames and objects a replayed page holds, a page framed by another
-#: site, and the page opened in a window (typed, followed, window.open) or by a client that sends no fetch metadata.
+#: the viewer's frame on the same host (same-site) or a replayed page's own frame (same-origin), the page as an <object> or
+#: <embed>, a page framed by another site, and the page opened in a window (typed, followed, window.open) or by a client
+#: that sends no fetch metadata.
 FETCHES = [
     ({"sec-fetch-dest": "iframe", "sec-fetch-site": "same-site"}, True),
     ({"sec-fetch-dest": "iframe", "sec-fetch-site": "same-origin"}, True),
-    ({"sec-fetch-dest": "object", "sec-fetch-site": "same-origin"}, True),
-    ({"sec-fetch-dest": "embed", "sec-fetch-site": "same-origin"}, True),
+    ({"sec-fetch-dest": "object", "sec-fetch-site": "same-site"}, False),
+    ({"sec-fetch-dest": "embed", "sec-fetch-site": "same-site"}, False),
     ({"sec-fetch-dest": "iframe", "sec-fetch-site": "cross-site"}, False),
     ({"sec-fetch-dest": "document", "sec-fetch-site": "none"}, False),
     ({"sec-fetch-dest": "document", "sec-fetch-site": "same-site"}, False),

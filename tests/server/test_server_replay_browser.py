@@ -647,10 +647,11 @@ def _attach(pipe: Pipe, target: str) -> str:
     return session
 
 
-def _loaded(pipe: Pipe, session: str, seconds: float = 20) -> None:
+def _loaded(pipe: Pipe, session: str, url: str, seconds: float = 20) -> None:
+    """Wait until the tab of ``session`` has loaded ``url`` (a new window's first document is about:blank)."""
     deadline = time.monotonic() + seconds
-    while _top(pipe, session, "document.readyState") != "complete":
-        assert time.monotonic() < deadline, "the page did not load"
+    while _top(pipe, session, "location.href + ' ' + document.readyState") != f"{url} complete":
+        assert time.monotonic() < deadline, f"{url} did not load"
         time.sleep(0.1)
 
 
@@ -704,7 +705,7 @@ def test_an_archived_page_runs_scripts_only_in_the_viewers_frame_and_never_gets_
                 assert time.monotonic() < deadline, "no window opened"
                 time.sleep(0.1)
             popup = _attach(pipe, popups[0])
-            _loaded(pipe, popup)
+            _loaded(pipe, popup, direct)
             popup_title = _top(pipe, popup, "[document.title, location.href, document.getElementById('out').textContent]")
             time.sleep(2)  # what the attempts could still send (a refresh, a beacon) has had its time
             pages = set(_page_targets(pipe).values())
@@ -726,3 +727,68 @@ def test_an_archived_page_runs_scripts_only_in_the_viewers_frame_and_never_gets_
     assert all(not shown.startswith(("scripted", "Escapes")) for shown in framed_elsewhere), framed_elsewhere
     framed_requests = [h for port, path, h in heard if port != resolver_port and path.startswith("/replay/")]
     assert {h.get("sec-fetch-dest") for h in framed_requests} >= {"iframe", "document"}
+
+
+def _svg(colour: str, scripted: str) -> bytes:
+    """An SVG image of one colour whose own script, if it runs, paints it ``scripted``."""
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="120" height="80"><rect id="r" width="120" height="80"'
+            f' fill="{colour}"/><script>document.getElementById("r").setAttribute("fill", "{scripted}")</script></svg>').encode()
+
+
+#: A page that shows two archived SVG images by <object> and <embed>, and one of a data: URL (red, never shown).
+OBJECTS = (
+    b'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Objects</title><style>body{margin:0;background:#fff}'
+    b" object,embed{display:block;margin:10px;border:0}</style></head><body>"
+    b'<object id="object" data="pic.svg" type="image/svg+xml" width="120" height="80"></object>'
+    b'<embed id="embed" src="pic2.svg" type="image/svg+xml" width="120" height="80">'
+    b'<object id="data" data="data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22 width=%22120%22'
+    b' height=%2280%22%3E%3Crect width=%22120%22 height=%2280%22 fill=%22%23d00000%22/%3E%3C/svg%3E"'
+    b' type="image/svg+xml" width="120" height="80"></object></body></html>\n'
+)
+
+
+@pytest.mark.parametrize("scripts", [False, True], ids=["scripts-off", "scripts-on"])
+def test_an_archived_svg_shown_by_object_and_embed_is_replayed_and_its_script_never_runs(
+    tmp_path: Path, scripts: bool,
+) -> None:
+    # With --replay-scripts the page runs in an opaque origin, and its request for the SVG is cross-site, as another
+    # site's embedding of it would be: what a page holds is shown, and runs no script, either way.
+    files = {"/index.html": ("text/html; charset=utf-8", OBJECTS),
+             "/pic.svg": ("image/svg+xml", _svg("#00a000", "#0000c0")),
+             "/pic2.svg": ("image/svg+xml", _svg("#00a000", "#0000c0"))}
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+    with _site(files) as (site, asked):
+        got = capture(site + "/index.html", allow_private=True)
+    with Archive.open(location) as archive:
+        (name,) = deposit_capture(archive, SERIES, site + "/index.html", got.mhtml).names
+    assert {"/pic.svg", "/pic2.svg"} <= set(asked)  # the capture holds both images
+    heard: list[tuple[int, str, dict[str, str]]] = []
+    with with_replay(location, scripts=scripts, heard=heard) as (resolver, replay), devtools() as pipe:
+        session, events = _open(pipe, _view(resolver, str(name)))
+        frame = json.loads(_top(pipe, session, "JSON.stringify(document.querySelector('iframe.replay').getBoundingClientRect())"))
+        boxes = json.loads(_in_frame(pipe, session, "JSON.stringify(Object.fromEntries(['object', 'embed', 'data'].map("
+                                                    "(id) => [id, document.getElementById(id).getBoundingClientRect()])))"))
+        centres = {key: (int(frame["x"] + b["x"] + b["width"] / 2), int(frame["y"] + b["y"] + b["height"] / 2))
+                   for key, b in boxes.items()}
+        wanted = (0, 160, 0)  # as archived: blue, had its script run
+        deadline = time.monotonic() + 20
+        while True:  # an object's document is drawn after the page's load event: waited for, not slept for
+            shot = _screenshot(pipe, session)
+            colours = {key: shot.getpixel(xy) for key, xy in centres.items()}
+            if (colours["object"], colours["embed"]) == (wanted, wanted) or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        shot.save(SHOTS / f"replay-svg-objects-{'scripts-on' if scripts else 'scripts-off'}.png")
+    quoted = urllib.parse.quote(str(name), safe="")
+    requested = _requested(events)
+    assert f"{replay}/replay/{quoted}/pic.svg" in requested and f"{replay}/replay/{quoted}/pic2.svg" in requested
+    # the archived images, drawn, green as archived: their own script did not run
+    assert colours["object"] == wanted and colours["embed"] == wanted, colours
+    fetched = {path.rsplit("/", 1)[1]: (h.get("sec-fetch-dest"), h.get("sec-fetch-site")) for _, path, h in heard
+               if path.endswith(".svg")}
+    site = "cross-site" if scripts else "same-origin"  # from the page's opaque origin, or from the replay origin
+    assert fetched == {"pic.svg": ("object", site), "pic2.svg": ("embed", site)}
+    assert colours["data"] != (208, 0, 0)  # a data: object is not shown: object-src 'self' alone

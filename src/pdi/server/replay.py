@@ -149,24 +149,30 @@ def select_script_hash() -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(SELECT_SCRIPT.encode()).digest()).decode() + "'"
 
 
-#: The ``Sec-Fetch-Dest`` of a request for a nested document: the viewer's frame, and what a replayed page
-#: frames or embeds itself (its frames, an SVG in an ``<object>`` or ``<embed>``): Fetch Metadata §2.1.
-FRAMED = frozenset({"iframe", "frame", "object", "embed"})
+#: The ``Sec-Fetch-Dest`` of a request for a framed document, as the viewer's frame asks for a page (Fetch Metadata §2.1).
+FRAMED = frozenset({"iframe", "frame"})
 
 
-def content_security_policy(resolver_origin: str | None, *, scripts: bool = False, select: bool = False) -> str:
+def content_security_policy(
+    resolver_origin: str | None, *, scripts: bool = False, select: bool = False, framed_anywhere: bool = False
+) -> str:
     """The replay origin's Content-Security-Policy.
 
     ``'self'`` and ``data:``/``blob:`` for what a page shows (images, style,
     fonts, media, its own frames), nothing else: ``connect-src 'none'``
     (no ``fetch``, XHR, WebSocket, beacon), ``form-action 'none'``,
-    ``object-src 'none'``, no workers or manifests,
+    ``object-src 'self'`` (an archived SVG in an ``<object>`` or ``<embed>``,
+    not another host's, not a ``data:`` one), no workers or manifests,
     ``base-uri 'none'`` (every ``<base>`` was rewritten to ``./``). Scripts:
     ``'none'``, or with ``scripts`` the page's own (``'self' 'unsafe-inline'``,
     still nothing from the network). With ``select`` (a page replayed for
     selection), only :data:`SELECT_SCRIPT`, by its hash: never the page's own.
     Framed only by ``resolver_origin`` and the replay origin (CSP 3
-    ``frame-ancestors``).
+    ``frame-ancestors``), or with ``framed_anywhere`` by any page: a part
+    that a page run with scripts holds (a frame, an SVG in an ``<object>``)
+    has that page's opaque origin above it, which no source expression
+    matches (CSP 3 ``frame-ancestors`` checks each ancestor's origin, and an
+    opaque one is ``null``); it never runs a script.
 
     The answer is sandboxed by its own policy too (CSP 3 §6.3.2
     ``sandbox``), whoever opens it: where a script may run, ``sandbox
@@ -179,17 +185,18 @@ def content_security_policy(resolver_origin: str | None, *, scripts: bool = Fals
     script = select_script_hash() if select else "'self' 'unsafe-inline'" if scripts else "'none'"
     sandbox = "allow-scripts" if scripts or select else "allow-same-origin"
     ancestors = f"'self' {resolver_origin}" if resolver_origin else "'self'"
+    framing = "" if framed_anywhere else f"; frame-ancestors {ancestors}"
     return (
         "default-src 'none'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline' data:; "
         "font-src 'self' data:; media-src 'self' data: blob:; frame-src 'self' data: blob:; "
         f"child-src 'self' data: blob:; script-src {script}; connect-src 'none'; form-action 'none'; "
-        f"object-src 'none'; worker-src 'none'; manifest-src 'none'; base-uri 'none'; sandbox {sandbox}; "
-        f"frame-ancestors {ancestors}"
+        f"object-src 'self'; worker-src 'none'; manifest-src 'none'; base-uri 'none'; sandbox {sandbox}"
+        + framing
     )
 
 
 def security_headers(
-    resolver_origin: str | None, *, scripts: bool = False, select: bool = False
+    resolver_origin: str | None, *, scripts: bool = False, select: bool = False, framed_anywhere: bool = False
 ) -> list[tuple[bytes, bytes]]:
     """What every answer of the replay origin carries (see the module's docstring).
 
@@ -197,7 +204,7 @@ def security_headers(
     so every answer says so (``Vary``): a cache must never give the answer a frame got
     to a window.
     """
-    policy = content_security_policy(resolver_origin, scripts=scripts, select=select)
+    policy = content_security_policy(resolver_origin, scripts=scripts, select=select, framed_anywhere=framed_anywhere)
     return [
         (b"content-security-policy", policy.encode("latin-1")),
         (b"x-content-type-options", b"nosniff"),
@@ -214,8 +221,7 @@ def framed_by_the_resolver(dest: str | None, site: str | None, resolver_host: st
 
     When the resolver and the replay origin are on one host (the default: two ports) the viewer's request is
     ``same-site`` (§2.2: a site is a scheme and a host, not a port), so a ``cross-site`` one is another
-    site's page framing it (or an archived page of an opaque origin framing another part: its own frames
-    are sandboxed by it anyway). Who frames it is then checked by the browser (``frame-ancestors``): a page
+    site's page framing it. Who frames it is then checked by the browser (``frame-ancestors``): a page
     framed by another origin is never shown.
     """
     if dest not in FRAMED:
@@ -232,8 +238,9 @@ class _Guarded:
     or, when that is not known, the request's own scheme and host at
     ``resolver_port`` (the replay origin is then the resolver's host at
     another port). Archived scripts (``scripts``) run only in an answer the
-    fetch metadata says is framed (:func:`framed_by_the_resolver`); the
-    selection script too: opened in a window or a tab, nothing replayed runs.
+    fetch metadata says is framed (:func:`framed_by_the_resolver`), and only
+    in a page's root (``index.html``); the selection script too: opened in a
+    window or a tab, nothing replayed runs.
     """
 
     def __init__(
@@ -258,8 +265,13 @@ class _Guarded:
         framed = framed_by_the_resolver(
             request.headers.get("sec-fetch-dest"), request.headers.get("sec-fetch-site"), resolver_host, replay_host
         )
-        select = framed and found is not None and found.group(2) is not None
-        return security_headers(origin, scripts=self.scripts and framed, select=select)
+        # scripts run in a replayed page's root alone: what it holds (its frames, an SVG in an <object>) runs
+        # none, for the request of a page of an opaque origin (one run with scripts) for it is cross-site, as
+        # another site's is (Fetch Metadata §2.2), and must be let through frame-ancestors
+        root = found is not None and unquote(found.group(3)) == "index.html"
+        select = framed and root and found is not None and found.group(2) is not None
+        return security_headers(origin, scripts=self.scripts and framed and root, select=select,
+                                framed_anywhere=self.scripts and found is not None and not root)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
