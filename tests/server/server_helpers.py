@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import uvicorn
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pdi.archive import Archive, Content
 
@@ -234,9 +234,12 @@ def in_thread(
 
 
 @contextmanager
-def with_replay(location: str, *, scripts: bool = False) -> Iterator[tuple[str, str]]:
+def with_replay(
+    location: str, *, scripts: bool = False, heard: list[tuple[int, str, dict[str, str]]] | None = None,
+) -> Iterator[tuple[str, str]]:
     """The resolver and its replay origin on two free ports of one server in a thread, as ``pdi serve`` runs
-    them: their URLs. ``scripts`` lets archived scripts run on the replay origin."""
+    them: their URLs. ``scripts`` lets archived scripts run on the replay origin. ``heard`` is given every
+    request either port answers: its port, its path and query, and its headers."""
     from pdi.server import ReplaySite, create_app
     from pdi.server.origins import ByPort
     from pdi.server.replay import create_replay_app
@@ -249,8 +252,24 @@ def with_replay(location: str, *, scripts: bool = False) -> Iterator[tuple[str, 
         port, replay_port = (each.getsockname()[1] for each in sockets)
         resolver = create_app(location, replay=ReplaySite(port=replay_port, scripts=scripts))
         replay = create_replay_app(location, resolver_origin=f"http://127.0.0.1:{port}", scripts=scripts)
-        with in_thread(ByPort(resolver, replay, replay_port), sockets, log_level="warning"):
+        served: ASGIApp = ByPort(resolver, replay, replay_port)
+        if heard is not None:
+            served = _hearing(served, heard)
+        with in_thread(served, sockets, log_level="warning"):
             yield f"http://127.0.0.1:{port}", f"http://127.0.0.1:{replay_port}"
     finally:
         for each in sockets:
             each.close()
+
+
+def _hearing(app: ASGIApp, heard: list[tuple[int, str, dict[str, str]]]) -> ASGIApp:
+    """``app``, noting each HTTP or WebSocket request in ``heard`` before it answers it."""
+
+    async def hearing(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            query = scope.get("query_string", b"").decode("latin-1")
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+            heard.append((scope["server"][1], scope["path"] + (f"?{query}" if query else ""), headers))
+        await app(scope, receive, send)
+
+    return hearing

@@ -9,6 +9,7 @@ import urllib.parse
 from pathlib import Path
 
 import httpx
+import pytest
 from PIL import Image
 from server_helpers import (
     CAPTURE_TIMES,
@@ -20,6 +21,7 @@ from server_helpers import (
     Served,
     start_serve,
     wait_answering,
+    with_replay,
 )
 
 from pdi._ports import free_port
@@ -73,8 +75,47 @@ def test_every_replay_answer_carries_the_restrictive_headers_and_no_cookie(serve
         assert directives["form-action"] == "'none'"
         assert directives["img-src"] == "'self' data: blob:"
         assert directives["frame-ancestors"] == f"'self' {served.url}"
+        assert directives["sandbox"] == "allow-same-origin"  # no scripts, top navigation, pop-ups or forms
         assert answer.headers["x-content-type-options"] == "nosniff"
+        assert {"sec-fetch-dest", "sec-fetch-site"} <= {v.strip().lower() for v in answer.headers["vary"].split(",")}
         assert "set-cookie" not in answer.headers
+
+
+#: Fetch metadata (W3C Fetch Metadata Request Headers §2) as Chromium sends it, with whether archived scripts may run:
+#: the viewer's frame on the same host (same-site) or a replayed page's own frame (same-origin), the page as an <object> or
+#: <embed>, a page framed by another site, and the page opened in a window (typed, followed, window.open) or by a client
+#: that sends no fetch metadata.
+FETCHES = [
+    ({"sec-fetch-dest": "iframe", "sec-fetch-site": "same-site"}, True),
+    ({"sec-fetch-dest": "iframe", "sec-fetch-site": "same-origin"}, True),
+    ({"sec-fetch-dest": "object", "sec-fetch-site": "same-site"}, False),
+    ({"sec-fetch-dest": "embed", "sec-fetch-site": "same-site"}, False),
+    ({"sec-fetch-dest": "iframe", "sec-fetch-site": "cross-site"}, False),
+    ({"sec-fetch-dest": "document", "sec-fetch-site": "none"}, False),
+    ({"sec-fetch-dest": "document", "sec-fetch-site": "same-site"}, False),
+    ({"sec-fetch-dest": "document", "sec-fetch-site": "cross-site"}, False),
+    ({}, False),
+]
+
+
+@pytest.mark.parametrize(("fetched", "runs"), FETCHES)
+def test_archived_scripts_run_only_where_the_fetch_metadata_says_the_page_is_framed(
+    tmp_path: Path, fetched: dict[str, str], runs: bool
+) -> None:
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series("served.example.us")
+        page = str(archive.add("served.example.us", b"<p>kept</p>", format="html"))
+    with with_replay(str(tmp_path / "archive"), scripts=True) as (_, replay):
+        answer = httpx.get(f"{replay}/replay/{_quoted(page)}/index.html", headers=fetched, timeout=30)
+        selected = httpx.get(f"{replay}/replay/{_quoted(page)}/select/index.html", headers=fetched, timeout=30)
+    directives = dict(d.strip().split(" ", 1) for d in answer.headers["content-security-policy"].split(";"))
+    assert answer.status_code == 200
+    assert directives["script-src"] == ("'self' 'unsafe-inline'" if runs else "'none'")
+    # scripts run in an opaque origin of their own: never with allow-same-origin, allow-top-navigation, -popups, -forms
+    assert directives["sandbox"] == ("allow-scripts" if runs else "allow-same-origin")
+    assert directives["connect-src"] == "'none'" and directives["default-src"] == "'none'"
+    chosen = dict(d.strip().split(" ", 1) for d in selected.headers["content-security-policy"].split(";"))
+    assert chosen["script-src"].startswith("'sha256-") if runs else chosen["script-src"] == "'none'"
 
 
 def test_the_replay_origin_serves_no_resolver_page(served: Served) -> None:
@@ -91,7 +132,10 @@ def test_the_resolver_origin_serves_no_replayed_page(served: Served) -> None:
 
 
 def test_view_of_a_capture_frames_it_from_the_replay_origin_under_a_banner(served: Served) -> None:
-    page = httpx.get(f"{served.url}/view?pdi={_quoted(served.capture)}", timeout=30).text
+    answer = httpx.get(f"{served.url}/view?pdi={_quoted(served.capture)}", timeout=30)
+    # its frame may show the replay origin alone: an archived page cannot navigate it elsewhere
+    assert answer.headers["content-security-policy"] == f"frame-src {served.replay_url}"
+    page = answer.text
     frame = re.search(r'<iframe class="replay" src="([^"]+)" sandbox="([^"]*)"', page)
     assert frame is not None
     assert html.unescape(frame.group(1)) == f"{served.replay_url}/replay/{_quoted(served.capture)}/index.html"
@@ -199,6 +243,7 @@ def test_pdi_serve_workers_serve_the_replay_port_and_never_answer_it_from_the_ca
             shown = client.get(f"http://127.0.0.1:{replay_port}/replay/{_quoted(page)}/index.html")
         assert shown.status_code == 200 and shown.content == b"<p>kept</p>"
         assert shown.headers["content-security-policy"].endswith(f"frame-ancestors 'self' http://127.0.0.1:{port}")
+        assert "sandbox allow-same-origin;" in shown.headers["content-security-policy"]
     finally:
         process.terminate()
         process.wait(timeout=20)
@@ -208,7 +253,8 @@ def test_a_page_replayed_for_selection_runs_only_the_replay_origins_own_script(s
     import base64
     import hashlib
 
-    answer = replayed(served, served.page, "select/index.html")
+    framed = {"sec-fetch-dest": "iframe", "sec-fetch-site": "same-site"}  # as the viewer's frame asks for it
+    answer = httpx.get(f"{served.replay_url}/replay/{_quoted(served.page)}/select/index.html", headers=framed, timeout=30)
     assert answer.status_code == 200
     scripts = re.findall(r"<script>(.*?)</script>", answer.text, re.S)
     assert len(scripts) == 1

@@ -53,7 +53,8 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--replay-origin", help="Public URL of the replay origin, framed by /view "
               "(default: each request's host at --replay-port).")
 @click.option("--replay-scripts", is_flag=True, help="Let archived pages' own scripts run when replayed "
-              "(in a sandboxed frame of an opaque origin, still unable to connect anywhere); default: none runs.")
+              "(only in the viewer's sandboxed frame, of an opaque origin, still unable to connect anywhere; a page "
+              "opened in a window of its own runs none); default: none runs.")
 @click.option("--oai-admin-email", metavar="ADDRESS", help="The address OAI-PMH's Identify gives harvesters "
               "(/oai; default: postmaster@ this host).")
 @click.option("--db-connections", default=DEFAULT_CONNECTIONS, show_default=True, type=click.IntRange(1, 1000),

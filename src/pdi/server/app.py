@@ -50,7 +50,9 @@ class ReaderApp:
                 replayed = functools.partial(render_replay_page, scripts=self.replay.scripts, select=select)
                 shown = await self.work.run(replayed, self.archive, name, origin)
                 if shown is not None:
-                    return HTMLResponse(shown)
+                    # its frame may show the replay origin and nothing else: an archived page that navigates
+                    # its own frame (a script's location, a refresh) to the network or to the resolver is refused
+                    return HTMLResponse(shown, headers={"content-security-policy": f"frame-src {origin}"})
             return HTMLResponse(await self.work.run(render_view, self.archive, name))
         except PDIError as exc:
             error = exc

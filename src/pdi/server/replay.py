@@ -26,9 +26,14 @@ the resolver's pages never serve archived bytes. Every answer of the replay
 origin, errors included, carries :func:`security_headers`: a
 Content-Security-Policy under which nothing loads from anywhere but the
 replay origin itself (and ``data:``/``blob:``), nothing connects
-(``connect-src 'none'``), no form is sent, no plug-in runs, and only the
-resolver's pages (and replayed pages' own frames) may frame it; no script
-runs unless ``scripts`` (``--replay-scripts``), and then only the page's own.
+(``connect-src 'none'``), no form is sent, no plug-in runs, the answer is
+sandboxed by its own policy (``sandbox``: no top navigation, pop-up or form,
+whoever opens it), and only the resolver's pages (and replayed pages' own
+frames) may frame it; no script runs unless ``scripts``
+(``--replay-scripts``), and then only the page's own, and only in a frame:
+the request's fetch metadata (``Sec-Fetch-Dest``, ``Sec-Fetch-Site``) decides
+(:func:`framed_by_the_resolver`), so a page opened in a window of its own
+(typed, followed, ``window.open``) runs nothing.
 It sets no cookie and reads none: not the resolver's sign-in cookie either
 (:mod:`pdi.server.signin`), which the browser sends here too (cookies are not
 kept apart by port). A capture of a private series or an embargoed one is
@@ -45,7 +50,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, urlsplit
 
 import anyio.to_thread
 from starlette.applications import Starlette
@@ -144,40 +149,86 @@ def select_script_hash() -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(SELECT_SCRIPT.encode()).digest()).decode() + "'"
 
 
-def content_security_policy(resolver_origin: str | None, *, scripts: bool = False, select: bool = False) -> str:
+#: The ``Sec-Fetch-Dest`` of a request for a framed document, as the viewer's frame asks for a page (Fetch Metadata §2.1).
+FRAMED = frozenset({"iframe", "frame"})
+
+
+def content_security_policy(
+    resolver_origin: str | None, *, scripts: bool = False, select: bool = False, framed_anywhere: bool = False
+) -> str:
     """The replay origin's Content-Security-Policy.
 
     ``'self'`` and ``data:``/``blob:`` for what a page shows (images, style,
     fonts, media, its own frames), nothing else: ``connect-src 'none'``
     (no ``fetch``, XHR, WebSocket, beacon), ``form-action 'none'``,
-    ``object-src 'none'``, no workers or manifests, ``base-uri 'none'``
-    (every ``<base>`` was rewritten to ``./``). Scripts: ``'none'``, or with
-    ``scripts`` the page's own (``'self' 'unsafe-inline'``, still nothing from
-    the network). Framed only by ``resolver_origin`` and the replay origin.
-    With ``select`` (a page replayed for selection), only :data:`SELECT_SCRIPT`,
-    by its hash: never the page's own.
+    ``object-src 'self'`` (an archived SVG in an ``<object>`` or ``<embed>``,
+    not another host's, not a ``data:`` one), no workers or manifests,
+    ``base-uri 'none'`` (every ``<base>`` was rewritten to ``./``). Scripts:
+    ``'none'``, or with ``scripts`` the page's own (``'self' 'unsafe-inline'``,
+    still nothing from the network). With ``select`` (a page replayed for
+    selection), only :data:`SELECT_SCRIPT`, by its hash: never the page's own.
+    Framed only by ``resolver_origin`` and the replay origin (CSP 3
+    ``frame-ancestors``), or with ``framed_anywhere`` by any page: a part
+    that a page run with scripts holds (a frame, an SVG in an ``<object>``)
+    has that page's opaque origin above it, which no source expression
+    matches (CSP 3 ``frame-ancestors`` checks each ancestor's origin, and an
+    opaque one is ``null``); it never runs a script.
+
+    The answer is sandboxed by its own policy too (CSP 3 §6.3.2
+    ``sandbox``), whoever opens it: where a script may run, ``sandbox
+    allow-scripts`` (an opaque origin; no ``allow-same-origin``, no
+    ``allow-top-navigation``, ``allow-popups`` or ``allow-forms``), else
+    ``sandbox allow-same-origin`` (the replay origin's own, and nothing may
+    run, navigate the top, open a window or send a form, not even the
+    frames it holds: they inherit the flags).
     """
     script = select_script_hash() if select else "'self' 'unsafe-inline'" if scripts else "'none'"
+    sandbox = "allow-scripts" if scripts or select else "allow-same-origin"
     ancestors = f"'self' {resolver_origin}" if resolver_origin else "'self'"
+    framing = "" if framed_anywhere else f"; frame-ancestors {ancestors}"
     return (
         "default-src 'none'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline' data:; "
         "font-src 'self' data:; media-src 'self' data: blob:; frame-src 'self' data: blob:; "
         f"child-src 'self' data: blob:; script-src {script}; connect-src 'none'; form-action 'none'; "
-        f"object-src 'none'; worker-src 'none'; manifest-src 'none'; base-uri 'none'; frame-ancestors {ancestors}"
+        f"object-src 'self'; worker-src 'none'; manifest-src 'none'; base-uri 'none'; sandbox {sandbox}"
+        + framing
     )
 
 
 def security_headers(
-    resolver_origin: str | None, *, scripts: bool = False, select: bool = False
+    resolver_origin: str | None, *, scripts: bool = False, select: bool = False, framed_anywhere: bool = False
 ) -> list[tuple[bytes, bytes]]:
-    """What every answer of the replay origin carries (see the module's docstring)."""
-    policy = content_security_policy(resolver_origin, scripts=scripts, select=select)
+    """What every answer of the replay origin carries (see the module's docstring).
+
+    The policy depends on the request's fetch metadata (:func:`framed_by_the_resolver`),
+    so every answer says so (``Vary``): a cache must never give the answer a frame got
+    to a window.
+    """
+    policy = content_security_policy(resolver_origin, scripts=scripts, select=select, framed_anywhere=framed_anywhere)
     return [
         (b"content-security-policy", policy.encode("latin-1")),
         (b"x-content-type-options", b"nosniff"),
         (b"referrer-policy", b"no-referrer"),
         (b"permissions-policy", b"camera=(), microphone=(), geolocation=(), payment=(), usb=()"),
+        (b"vary", b"Sec-Fetch-Dest, Sec-Fetch-Site"),
     ]
+
+
+def framed_by_the_resolver(dest: str | None, site: str | None, resolver_host: str | None, replay_host: str | None) -> bool:
+    """Whether a request's fetch metadata (W3C Fetch Metadata Request Headers §2) says it asks for a document
+    nested in a page: ``Sec-Fetch-Dest`` one of :data:`FRAMED`; ``document`` (a window, a tab, a pop-up), any
+    other, or none at all (a client that sends no fetch metadata) is not.
+
+    When the resolver and the replay origin are on one host (the default: two ports) the viewer's request is
+    ``same-site`` (§2.2: a site is a scheme and a host, not a port), so a ``cross-site`` one is another
+    site's page framing it. Who frames it is then checked by the browser (``frame-ancestors``): a page
+    framed by another origin is never shown.
+    """
+    if dest not in FRAMED:
+        return False
+    if resolver_host is not None and replay_host is not None and resolver_host.lower() == replay_host.lower():
+        return site in ("same-origin", "same-site")
+    return site in ("same-origin", "same-site", "cross-site")
 
 
 class _Guarded:
@@ -186,7 +237,10 @@ class _Guarded:
     The resolver's origin (who may frame the pages) is ``resolver_origin``,
     or, when that is not known, the request's own scheme and host at
     ``resolver_port`` (the replay origin is then the resolver's host at
-    another port).
+    another port). Archived scripts (``scripts``) run only in an answer the
+    fetch metadata says is framed (:func:`framed_by_the_resolver`), and only
+    in a page's root (``index.html``); the selection script too: opened in a
+    window or a tab, nothing replayed runs.
     """
 
     def __init__(
@@ -200,14 +254,24 @@ class _Guarded:
     def _headers(self, scope: Scope) -> list[tuple[bytes, bytes]]:
         raw = scope.get("raw_path") or scope.get("path", "").encode()
         found = _ROOT.match(raw.decode("latin-1").split("?", 1)[0])
-        select = found is not None and found.group(2) is not None
+        request = Request(scope)
         origin = self.resolver_origin
+        replay_host = request.url.hostname
         if origin is None and self.resolver_port is not None:
-            url = Request(scope).url
-            host = url.hostname or "127.0.0.1"
+            host = replay_host or "127.0.0.1"
             shown = f"[{host}]" if ":" in host else host
-            origin = f"{url.scheme}://{shown}:{self.resolver_port}"
-        return security_headers(origin, scripts=self.scripts, select=select)
+            origin = f"{request.url.scheme}://{shown}:{self.resolver_port}"
+        resolver_host = urlsplit(origin).hostname if origin is not None else None
+        framed = framed_by_the_resolver(
+            request.headers.get("sec-fetch-dest"), request.headers.get("sec-fetch-site"), resolver_host, replay_host
+        )
+        # scripts run in a replayed page's root alone: what it holds (its frames, an SVG in an <object>) runs
+        # none, for the request of a page of an opaque origin (one run with scripts) for it is cross-site, as
+        # another site's is (Fetch Metadata §2.2), and must be let through frame-ancestors
+        root = found is not None and unquote(found.group(3)) == "index.html"
+        select = framed and root and found is not None and found.group(2) is not None
+        return security_headers(origin, scripts=self.scripts and framed and root, select=select,
+                                framed_anywhere=self.scripts and found is not None and not root)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -218,8 +282,12 @@ class _Guarded:
 
         async def guarded(message: Message) -> None:
             if message["type"] == "http.response.start":
-                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names and k.lower() != b"set-cookie"]
-                message = {**message, "headers": [*kept, *headers]}
+                given = message.get("headers", [])
+                kept = [(k, v) for k, v in given if k.lower() not in names and k.lower() != b"set-cookie"]
+                # the app's own Vary (who reads: pdi.server.readers) kept beside the fetch metadata's
+                varies = [v for k, v in given if k.lower() == b"vary"]
+                added = [(k, b", ".join([*varies, v]) if k == b"vary" else v) for k, v in headers]
+                message = {**message, "headers": [*kept, *added]}
             await send(message)
 
         await self.app(scope, receive, guarded)
@@ -435,6 +503,7 @@ __all__ = [
     "ReplayApp",
     "content_security_policy",
     "create_replay_app",
+    "framed_by_the_resolver",
     "original_url",
     "read_page",
     "replay_path",

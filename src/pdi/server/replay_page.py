@@ -14,7 +14,10 @@ stands among them with the capture before and after it — and an
 frames load, and no script runs whatever the page holds), or, when the
 replay origin lets archived scripts run, ``allow-scripts`` only (then the
 page runs in an opaque origin of its own, and still cannot reach the
-resolver: another origin, and never both flags together). A fragment of
+resolver: another origin, and never both flags together). The page says
+``Content-Security-Policy: frame-src REPLAY`` (set by :mod:`pdi.server.app`):
+its frame shows the replay origin and nothing else, so an archived script or
+refresh that navigates the frame itself elsewhere is refused. A fragment of
 the name is marked in the page and scrolled to (``#pdi-passage``). A link
 shows the source instead (``&view=source``: ``char`` positions count the
 source), another replays it for selection (``&select=1``): the framed page
