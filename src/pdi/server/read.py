@@ -18,6 +18,7 @@ for the same name before any routing.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,7 @@ from pdi.errors import LimitError, ParseError, WithdrawnError
 from pdi.identifier import PDI
 from pdi.interop.accept import choose, parse_accept, preference
 from pdi.interop.memento import LINK_FORMAT
+from pdi.mhtml.headers import SERVED_TYPE_OCTETS, served_content_type
 from pdi.server.cache import Entity, ResponseCache, answer, cache_key, entity_names
 from pdi.server.conditional import (
     UNSATISFIABLE,
@@ -138,10 +140,12 @@ class Resolver:
             found = await self.work.run(self.representation, name, base, headers.get("accept"))
             if isinstance(found, Large):
                 if request.method == "HEAD":  # the catalog knows every field: no chunk is read
-                    return streamed_response(self.archive, found.resolved, headers, found.headers, head=True)
+                    return streamed_response(self.archive, found.resolved, headers, found.headers, head=True,
+                                             content_type=found.content_type)
                 # opening it reads and checks its first chunk: off the event loop, as every read is
-                return await anyio.to_thread.run_sync(streamed_response, self.archive, found.resolved, headers,
-                                                      found.headers)
+                return await anyio.to_thread.run_sync(functools.partial(
+                    streamed_response, self.archive, found.resolved, headers, found.headers,
+                    content_type=found.content_type))
             if isinstance(found, Entity):
                 if found.shared:  # never an answer only a token's holder may read
                     self.cache.put(cache_key(headers.get("host", ""), request.scope["query_string"]), found)
@@ -169,7 +173,7 @@ class Resolver:
             return _varying(self.n2c(name, base, headers))
         found = self.representation(name, base, headers.get("accept"))
         if isinstance(found, Large):
-            return streamed_response(self.archive, found.resolved, headers, found.headers)
+            return streamed_response(self.archive, found.resolved, headers, found.headers, content_type=found.content_type)
         return entity_response(found, headers) if isinstance(found, Entity) else found
 
     def representation(self, name: str, base: str, accept: str | None = None) -> Entity | Large | Response:
@@ -189,7 +193,7 @@ class Resolver:
             return _varying(self.n2c(name, base))
         about = self.mementos.headers(located, base)
         if located.pdi.fragment is None and located.record.size > STREAM_FROM:
-            return Large(located, about)
+            return Large(located, about, _aggregate_type(self.archive, located))
         resolved = self.archive.read(located)
         return whole_entity(resolved, about, shared=shared_answer(self.archive, resolved))
 
@@ -390,7 +394,7 @@ def whole_entity(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS, *, 
              "Accept-Ranges": "bytes"}
     return Entity(
         resolved.data,
-        _content_type(resolved).encode("latin-1"),
+        _content_type(resolved, whole=True).encode("latin-1"),
         tag,
         tuple((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in about.items()),
         entity_names(str(resolved.pdi), _generic(resolved)),
@@ -408,11 +412,27 @@ class Large:
 
     resolved: Resolved
     headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    #: An aggregate's Content-Type with its parameters (:func:`_aggregate_type`), read before ``HEAD`` is answered.
+    content_type: str | None = None
+
+
+def _aggregate_type(archive: Archive, located: Resolved) -> str | None:
+    """A stored multipart file's Content-Type with its ``boundary`` and ``type`` (:func:`served_content_type`).
+
+    Read from the file's first octets (its header block): the one case where
+    a large representation's ``HEAD`` reads a chunk, since the catalog keeps
+    the media type but not the boundary. ``None`` for anything else.
+    """
+    if not located.media_type.startswith("multipart/"):
+        return None
+    with archive.open_octets(str(located.pdi)) as opened:
+        start = b"".join(opened.reader.chunks(0, min(located.record.size, SERVED_TYPE_OCTETS)))
+    return served_content_type(start)
 
 
 def streamed_response(
     archive: Archive, located: Resolved, headers: Mapping[str, str], extra: Mapping[str, str] = _NO_HEADERS,
-    *, head: bool = False,
+    *, head: bool = False, content_type: str | None = None,
 ) -> Response:
     """N2R of a large whole representation: streamed by verified chunks, with ``Range`` and ``If-Range``.
 
@@ -427,6 +447,7 @@ def streamed_response(
     catalog (size, SHA-256, media type): the stored octets are not opened.
     """
     size = located.record.size
+    media_type = content_type or _content_type(located)
     tag = entity_tag(located.sha256, str(located.pdi))
     control = IMMUTABLE if shared_answer(archive, located) else PRIVATE
     base = {**_about(located, extra), "ETag": tag, "Cache-Control": control, "Accept-Ranges": "bytes"}
@@ -439,7 +460,7 @@ def streamed_response(
         fields["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
     status = 206 if wanted is not None else 200
     if head:
-        return Response(status_code=status, headers=fields, media_type=_content_type(located))
+        return Response(status_code=status, headers=fields, media_type=media_type)
     opened = archive.open_octets(str(located.pdi))
     reader = opened.reader
     try:
@@ -448,7 +469,7 @@ def streamed_response(
         opened.close()
         raise
     if verified is not None and isinstance(reader, FileReader):
-        return FileSend(opened, reader, verified, start, end, status, fields, _content_type(located))
+        return FileSend(opened, reader, verified, start, end, status, fields, media_type)
     # the first chunk is read (and checked) before the status is sent: a damaged start is a 500 problem
     pieces = opened.reader.chunks(start, end)
     try:
@@ -465,7 +486,7 @@ def streamed_response(
         finally:
             opened.close()
 
-    return StreamingResponse(body(), status_code=status, headers=fields, media_type=_content_type(located))
+    return StreamingResponse(body(), status_code=status, headers=fields, media_type=media_type)
 
 
 class FileSend(Response):
@@ -606,9 +627,15 @@ def _flag(request: Request, key: str) -> bool:
     raise ParseError(f"{key}={raw[:40]!r}: give true or false", text=raw[:40], offset=0, rule=key)
 
 
-def _content_type(resolved: Resolved) -> str:
+def _content_type(resolved: Resolved, *, whole: bool = False) -> str:
+    """The Content-Type of an N2R answer; for a ``whole`` multipart file (its octets in ``resolved.data``), with its
+    own ``boundary`` and ``type`` (:func:`~pdi.mhtml.headers.served_content_type`), without which no client reads it."""
     from pdi.formats import registered_charset
 
+    if whole and resolved.fragment is None and resolved.media_type.startswith("multipart/"):
+        served = served_content_type(resolved.data[:SERVED_TYPE_OCTETS])
+        if served is not None:
+            return served
     if resolved.fragment is None:
         charset = resolved.charset
     else:  # the fragment's own codec (no BOM: utf-16be), under its IANA name
