@@ -91,7 +91,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
                  300: "A generic name that Accept chooses no format of: a text/uri-list of every format of every version",
                  302: "N2L: the resource's URL; N2R of a generic name: the format Accept prefers;"
                  " a browser fragment (#:~:text=, #t=, #xywh=): the native name's N2R",
-                 304: "Not modified", 410: "Withdrawn: the tombstone", 416: "Range not satisfiable",
+                 304: "Not modified", 410: "Withdrawn: the tombstone", 416: "Range not satisfiable: the Range field's, or a fragment wholly past the end"
+                 " (a problem saying so, as pdi get's exit 9 does)",
                  501: "A service of RFC 2169 this resolver does not offer"},
     ),
     ("GET", "/api/resolve"): Operation(

@@ -42,6 +42,7 @@ from pdi.archive.blobs.memo import Identity
 from pdi.archive.describe import describe
 from pdi.archive.results import Opened
 from pdi.errors import LimitError, ParseError, WithdrawnError
+from pdi.fragments import past_end_message
 from pdi.identifier import PDI
 from pdi.interop.accept import choose, parse_accept, preference
 from pdi.interop.memento import LINK_FORMAT
@@ -166,7 +167,9 @@ class Resolver:
         stored bytes (and the fragment), ``Cache-Control`` immutable for a name
         with a format (its bytes can never change), ``Accept-Ranges`` and a
         single ``Range`` answered ``206`` (``If-Range`` honoured, an
-        unsatisfiable one ``416``); ``HEAD`` answers the same headers.
+        unsatisfiable one ``416``); ``HEAD`` answers the same headers. A
+        fragment wholly past the end is a ``416`` problem too, in the words
+        of ``pdi get`` (:func:`~pdi.fragments.past_end_message`).
         """
         name, inflection = split_inflection(name)
         if inflection is not None:
@@ -195,6 +198,9 @@ class Resolver:
         if located.pdi.fragment is None and located.record.size > STREAM_FROM:
             return Large(located, about, _aggregate_type(self.archive, located))
         resolved = self.archive.read(located)
+        if resolved.fragment is not None and resolved.fragment.past_end:
+            # as `pdi get` exits 9 with the same words: no 200 with an empty body, which reads as an empty passage
+            raise Problem(416, "range not satisfiable", past_end_message(resolved.pdi, resolved.fragment))
         return whole_entity(resolved, about, shared=shared_answer(self.archive, resolved))
 
     def _negotiate(self, generic: Generic, name: str, base: str, accept: str | None) -> Response:
@@ -658,9 +664,7 @@ def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[s
         "Content-Security-Policy": ARCHIVED_CONTENT_POLICY,
         "X-Content-Type-Options": "nosniff",
     }
-    if resolved.fragment is not None and resolved.fragment.past_end:
-        headers["Warning"] = '299 pdi "the fragment lies wholly past the end: it selects nothing"'
-    elif resolved.fragment is not None and resolved.fragment.clamped:
+    if resolved.fragment is not None and resolved.fragment.clamped:  # (wholly past the end is a 416 problem)
         headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
     return headers
 
