@@ -122,6 +122,8 @@ class PageStyle:
                 self._by_tag.setdefault(rule.tag, []).append(rule)
             else:
                 self._any.append(rule)
+        #: No rule: only an element's own attributes (``style``, ``hidden``) say anything.
+        self.empty = not rules
 
     @classmethod
     def of_html(cls, source: str) -> PageStyle:
@@ -151,6 +153,8 @@ class PageStyle:
     def declared(self, tag: str, attrs: Mapping[str, str]) -> Declared:
         """What the cascade gives the element ``tag`` (lower case) with ``attrs`` (names lower case)."""
         inline = attrs.get("style")
+        if self.empty and not inline:
+            return _NOTHING
         candidates: list[_Rule] = list(self._any)
         candidates += self._by_tag.get(tag, ())
         element_id = attrs.get("id")

@@ -126,6 +126,7 @@ _ENDS: Final = {
     "tfoot": frozenset({"tr", "td", "th", "thead", "tbody", "tfoot"}),
 }
 _NO_ATTRIBUTES: Final[Mapping[str, str]] = {}
+_TELLING: Final = re.compile(r"style|hidden|multiple", re.IGNORECASE)
 _COLLAPSING: Final = re.compile(r"[ \t\n\r\f]{2,}|[\t\n\r\f]")
 _WHITE: Final = " \t\n\r\f"
 
@@ -434,7 +435,11 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
         else:
             if _implied_ends(open_elements, name):
                 builder.boundary()
-            attrs = _NO_ATTRIBUTES if source.startswith(">", name_match.end()) else attributes(source[name_match.end() : end - 1])
+            rest = source[name_match.end() : end - 1]
+            if not rest or (style.empty and not _TELLING.search(rest)):
+                attrs = _NO_ATTRIBUTES  # nothing an attribute could say: no rules, and no style, hidden or multiple
+            else:
+                attrs = attributes(rest)
             declared = style.declared(name, attrs)
             none = _display_none(attrs, declared.display)
             if declared.display is not None:
