@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import gzip
+import io
 import subprocess
 import sys
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from click.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
@@ -75,6 +77,8 @@ def test_capture_writes_its_exchanges_as_warc(server: str, tmp_path: Path) -> No
     checked = subprocess.run([str(Path(sys.executable).parent / "warcio"), "check", str(warc)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
+    _assert_requests_are_http_1_1(warc)
+
     # imported, the WARC gives the page the capture deposited, byte for byte
     with Archive.open(location) as captured, Archive.init(tmp_path / "again") as again:
         again.add_series(S)
@@ -82,6 +86,49 @@ def test_capture_writes_its_exchanges_as_warc(server: str, tmp_path: Path) -> No
         page = next(d for d in done if d.page)
         assert page.url == f"{server}/index.html"
         assert again.get(page.name).data == captured.get(name).data
+
+
+class _RequestReader(BaseHTTPRequestHandler):
+    """The standard library's HTTP/1.1 server parser, fed a request record's block instead of a socket."""
+
+    def __init__(self, block: bytes) -> None:  # no socket: parse_request reads rfile only
+        self.rfile = io.BytesIO(block)
+        self.wfile = io.BytesIO()
+        self.client_address = ("127.0.0.1", 0)
+        self.request_version = "HTTP/0.9"
+        self.raw_requestline = self.rfile.readline(65537)
+        self.parsed = self.parse_request()
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        self.error = (code, message)
+
+
+def _assert_requests_are_http_1_1(warc: Path) -> None:
+    """Each request record's block is a whole HTTP/1.1 request (WARC 1.1 §6.4; RFC 9112 §3: method SP target SP version,
+    and §3.2: a Host header), as warcio's record parser and the standard library's request parser read it."""
+    seen = 0
+    with warc.open("rb") as fh:
+        for record in ArchiveIterator(fh):
+            if record.rec_type != "request":
+                continue
+            seen += 1
+            uri = record.rec_headers.get_header("WARC-Target-URI")
+            parts = urlsplit(uri)
+            assert record.http_headers.protocol == "GET", uri  # warcio: the method, then "target version"
+            assert record.http_headers.statusline == f"{parts.path} HTTP/1.1", uri
+            assert record.http_headers.get_header("Host") == parts.netloc, uri
+    assert seen == 6
+    with warc.open("rb") as fh:
+        for record in ArchiveIterator(fh, no_record_parse=True):  # the block, unparsed
+            if record.rec_type != "request":
+                continue
+            uri = record.rec_headers.get_header("WARC-Target-URI")
+            block = record.raw_stream.read()
+            assert block.endswith(b"\r\n\r\n"), uri  # the header section ends with an empty line
+            reader = _RequestReader(block)
+            assert reader.parsed, (uri, getattr(reader, "error", None))
+            assert (reader.command, reader.path, reader.request_version) == ("GET", urlsplit(uri).path, "HTTP/1.1")
+            assert reader.headers["Host"] == urlsplit(uri).netloc
 
 
 def test_warc_is_not_for_browser_captures(tmp_path: Path) -> None:

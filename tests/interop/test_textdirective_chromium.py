@@ -56,6 +56,56 @@ MIXED = (
     "</body></html>\n"
 )
 
+#: Text a browser does not show, or shows cut apart: WICG Text Fragments' "search invisible" and "visible
+#: text node" rules (§3.5.2), block-level display, and what Chromium does at a box in a line. Each word
+#: names its case; the directives below ask for each, shown or not.
+HIDDEN = (
+    "<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>Hidden text</title>" + STYLE + "<style>\n"
+    ".gone { display: none }\n#secret { VISIBILITY: collapse }\naside { display:none } /* a comment */\n"
+    ".a { display: none } #b { display: block }\n.force { display: none !important }\n"
+    "@media print { .pr { display: none } }\np.shy, .none2 { display : none }\n"
+    "</style><style media=print>.printonly { display: none }</style></head><body>\n"
+    "<p>Kilo lima <span class=gone>kilo lima</span> first.</p>\n"
+    "<div style=\"display:none\">alpha one</div>\n"
+    "<p>x <span style=\"visibility:hidden\">bravo two</span> y</p>\n"
+    "<div style=\"visibility:hidden\">hidden parent <span style=\"visibility:visible\">charlie visible</span></div>\n"
+    "<p class=gone>delta gone</p>\n<p id=secret>echo secret</p>\n<aside>foxtrot aside</aside>\n"
+    "<p hidden>golf hidden</p>\n<p hidden=until-found>hotel untilfound</p>\n"
+    "<div hidden style=\"display:block\">india shown</div>\n"
+    "<select><option>juliet option</option></select>\n<select multiple><option>kilo multi</option></select>\n"
+    "<meter>lima meter</meter> <progress>mike progress</progress>\n<noscript>november noscript</noscript>\n"
+    "<textarea>oscar textarea</textarea>\n"
+    "<div style=\"display:inline\">papa</div> <div style=\"display:inline\">quebec</div>\n"
+    "<span style=\"display:block\">romeo</span> sierra\n<p class=a id=b>tango shown</p>\n"
+    "<p class=force style=\"display:block\">uniform forced</p>\n<p class=pr>victor print</p>\n"
+    "<p class=printonly>printonly shown</p>\n<p class=shy>whiskey shy</p><p class=none2>whiskey none</p>\n"
+    "<details><summary>sum</summary>xray closed</details>\n"
+    "<div>yankee <div style=\"display:none\">x</div> zulu</div>\n"
+    "<div>amber <span style=\"display:none\">x</span> basalt</div>\n"
+    "<object>coral object</object>\n<canvas>denim canvas</canvas>\n"
+    "<p>ember<img alt=\"flint alt\">gale</p>\n"
+    "<p>cobalt <span style=\"visibility:hidden\">zz</span> dune</p>\n"
+    "<p>wheat <span style=\"visibility:hidden\">zz</span>xenon</p>\n"
+    "<p>lilac <input value=q> moss</p>\n<p>navy <button>opal button</button> pearl</p>\n"
+    "<p>umber <iframe srcdoc=q></iframe> violet</p>\n"
+    "<p>alder <span style=\"display:inline-block\">birch</span> cedar</p>\n"
+    "<p>maple<span style=\"visibility:hidden\"> zz </span>oak</p>\n"
+    "<p>hazel<span hidden>q</span>ivory</p>\n"
+    "</body></html>\n"
+)
+HIDDEN_FRAGMENTS = [
+    "text=kilo%20lima",  # the first is hidden: the second, the one shown
+    "text=alpha%20one", "text=bravo%20two", "text=charlie%20visible", "text=hidden%20parent", "text=delta%20gone",
+    "text=echo%20secret", "text=foxtrot", "text=golf", "text=hotel", "text=india", "text=juliet",
+    "text=lima%20meter", "text=mike", "text=november", "text=papa%20quebec",
+    "text=romeo%20sierra", "text=tango", "text=uniform", "text=victor", "text=printonly", "text=whiskey",
+    "text=xray", "text=yankee%20zulu", "text=amber%20basalt", "text=coral", "text=denim", "text=flint",
+    "text=embergale", "text=ember%20gale", "text=ember,-gale", "text=x%20y", "text=cobalt%20dune",
+    "text=wheat%20xenon", "text=lilac%20moss", "text=navy%20opal", "text=opal%20button", "text=umber%20violet",
+    "text=alder%20birch", "text=birch", "text=maple%20oak", "text=mapleoak", "text=hazelivory",
+]
+
+
 CASES: list[tuple[str, list[str]]] = [
     (MIXED, [
         "text=quick",
@@ -84,6 +134,7 @@ CASES: list[tuple[str, list[str]]] = [
         "text=jumped,-over",
         "text=wall",
     ]),
+    (HIDDEN, HIDDEN_FRAGMENTS),
     ((DATA / "essay.html").read_text(encoding="utf-8").replace(
         "</title>", "</title>" + STYLE, 1), [
         "text=A%20citation%20is%20a%20promise",
@@ -170,6 +221,11 @@ PAINT = """(() => {
   for (const a of document.querySelectorAll('span.pdi-a')) {
     const b = document.querySelector('span.pdi-b[data-k="' + a.dataset.k + '"]');
     const r = new Range(); r.setStartAfter(a); r.setEndBefore(b); ranges.push(r);
+    // as Chromium reveals what it matches: hidden=until-found and a closed details around the range
+    for (let e = a.parentElement; e; e = e.parentElement) {
+      if ((e.getAttribute('hidden') || '').toLowerCase() === 'until-found') e.removeAttribute('hidden');
+      if (e.localName === 'details') e.open = true;
+    }
   }
   CSS.highlights.set('pdi', new Highlight(...ranges));
   return ranges.length;
@@ -204,7 +260,9 @@ def test_pdi_names_what_chromium_highlights(chromium: Pipe, server: str, case: i
             chromium.call("Target.closeTarget", {"targetId": _target(chromium, tab)}, None, time.monotonic() + 30)
         shown = [source[a:b] for a, b in ranges]
         # the two highlights may paint a few pixels of glyph edges apart; a word apart is hundreds
-        if len(ours ^ theirs) > max(24, len(ours | theirs) // 50) or bool(ours) != bool(theirs):
+        # pdi names a range exactly when Chromium paints one: a range in hidden text paints nothing in either
+        if len(ours ^ theirs) > max(24, len(ours | theirs) // 50) or bool(ours) != bool(theirs) \
+                or bool(ranges) != bool(theirs):
             disagreements.append(f"{fragment}: pdi {shown!r} ({len(ours)} px), Chromium {len(theirs)} px, "
                                  f"{len(ours ^ theirs)} px differ")
     assert not disagreements, "\n".join(disagreements)
@@ -261,7 +319,9 @@ def test_on_plain_text_pdi_names_what_chromium_highlights(chromium: Pipe, server
         ours = magenta(chromium, ours_tab, wait=False)
         for tab in (theirs_tab, ours_tab):
             chromium.call("Target.closeTarget", {"targetId": _target(chromium, tab)}, None, time.monotonic() + 30)
-        if len(ours ^ theirs) > max(24, len(ours | theirs) // 50) or bool(ours) != bool(theirs):
+        # pdi names a range exactly when Chromium paints one: a range in hidden text paints nothing in either
+        if len(ours ^ theirs) > max(24, len(ours | theirs) // 50) or bool(ours) != bool(theirs) \
+                or bool(ranges) != bool(theirs):
             shown = [PLAIN[a:b] for a, b in ranges]
             disagreements.append(f"{fragment}: pdi {shown!r} ({len(ours)} px), Chromium {len(theirs)} px")
     assert not disagreements, "\n".join(disagreements)
@@ -272,3 +332,33 @@ def evaluate(pipe: Pipe, session: str, expression: str) -> object:
                        time.monotonic() + 30)
     assert "exceptionDetails" not in answer, answer["result"].get("description")
     return answer["result"].get("value")
+
+
+TEXTAREA = ("<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>t</title>" + STYLE + "</head><body>\n"
+            "<p>ginkgo <textarea>\nhemlock &amp; juniper\n  larch</textarea> oak</p>\n"
+            "<select multiple><option>kilo multi</option></select>\n</body></html>\n")
+
+
+@pytest.mark.parametrize("fragment, expected", [
+    ("text=hemlock%20%26%20juniper", "hemlock &amp; juniper"), ("text=larch", "larch"),
+    ("text=ginkgo%20hemlock", None), ("text=juniper%20larch", None), ("text=kilo%20multi", "kilo multi"),
+])
+def test_the_text_of_a_textarea_or_a_list_box_is_matched_as_chromium_does(chromium: Pipe, server: str, fragment: str,
+                                                              expected: str | None) -> None:
+    """A textarea's text is shown as written, in a box of its own: Chromium matches in it, and no term across it;
+    a ``select multiple`` (a list box, not search invisible) shows its options.
+
+    Marker spans cannot go in a textarea (its content is text) and a
+    highlight is not painted in an option: what is compared is whether
+    Chromium paints, and what pdi names in the source.
+    """
+    source = crlf(TEXTAREA)
+    page = markup_page_text(source, "html")
+    found = [find_text_directive(d, page) for d in parse_fragment_directive(fragment)]
+    named = [source[a:b] for a, b in (page.document_range(*f) for f in found if f is not None)]
+    Pages.pages["/textarea.html"] = source.encode("utf-8")
+    tab = open_page(chromium, f"{server}/textarea.html#:~:{fragment}")
+    theirs = magenta(chromium, tab, wait=expected is not None)
+    chromium.call("Target.closeTarget", {"targetId": _target(chromium, tab)}, None, time.monotonic() + 30)
+    assert bool(theirs) == (expected is not None)
+    assert named == ([] if expected is None else [expected])

@@ -345,3 +345,128 @@ def test_an_imported_capture_is_a_memento_of_when_it_was_captured(tmp_path: Path
                                        replay=ReplaySite(origin="http://replay.example")))
         banner = reader.get("/view", params={"pdi": name}).text.split("</section>")[0]
         assert '<dt>captured</dt><dd><time datetime="2019-06-01T08:15:30.000000Z">' in banner, banner
+
+
+# --- a capture imported the day it was made; a memento served as multipart/related ------------------
+#: The page of the same-day import, with a stylesheet so that the capture is an aggregate of two parts.
+SAME_DAY_URL = "http://127.0.0.1:9/today.html"
+SAME_DAY_PAGE = b'<html><head><link rel="stylesheet" href="s.css"></head><body><p>made this morning</p></body></html>'
+SAME_DAY_CSS = b"p { color: green }\n"
+
+
+def _same_day_warc(path: Path, when: datetime.datetime) -> Path:
+    """A WARC of SAME_DAY_URL and its stylesheet, written by warcio, every record dated ``when``."""
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    out = io.BytesIO()
+    writer = WARCWriter(out, gzip=False, warc_version="WARC/1.1")
+    stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    for url, body, kind in ((SAME_DAY_URL, SAME_DAY_PAGE, "text/html"),
+                            (SAME_DAY_URL.replace("today.html", "s.css"), SAME_DAY_CSS, "text/css")):
+        http = StatusAndHeaders("200 OK", [("Content-Type", kind), ("Content-Length", str(len(body)))],
+                                protocol="HTTP/1.1")
+        writer.write_record(writer.create_warc_record(url, "response", payload=io.BytesIO(body), length=len(body),
+                                                      http_headers=http, warc_headers_dict={"WARC-Date": stamp}))
+    path.write_bytes(out.getvalue())
+    return path
+
+
+def _read_multipart(content_type: str, body: bytes) -> list[tuple[str, bytes]]:
+    """The served body read by the standard library's MIME parser with the served Content-Type: (type, bytes) a part."""
+    import email
+    import email.policy
+
+    message = email.message_from_bytes(b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body,
+                                       policy=email.policy.default)
+    assert not message.defects, message.defects
+    assert message.is_multipart(), content_type
+    return [(part.get_content_type(), part.get_payload(decode=True)) for part in message.iter_parts()]
+
+
+def test_a_capture_imported_the_day_it_was_made_is_a_memento_of_its_warc_date(
+    one_gmt_day: datetime.datetime, tmp_path: Path,
+) -> None:
+    from starlette.testclient import TestClient
+
+    from pdi.interop.warc import import_warc
+    from pdi.server import ReplaySite, create_app
+
+    # captured at 08:15:30 GMT today by another archive, imported here at noon GMT today (the clock)
+    made = one_gmt_day.replace(hour=8, minute=15, second=30)
+    made_http = made.strftime("%a, %d %b %Y %H:%M:%S GMT")
+    warc = _same_day_warc(tmp_path / "a.warc", made)
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series(S)
+        import_warc(archive, warc, S)
+        assert archive.now().date() == made.date() and archive.now() > made
+        client = TestClient(create_app(str(tmp_path / "archive"), archive=archive, base_url="http://r.example"))
+        timemap = client.get(f"/timemap/link/{SAME_DAY_URL}")
+        assert timemap.status_code == 200, timemap.text
+        mementos = [(url, attrs) for url, attrs in links(timemap.text.replace("\n", "")).items()
+                    if "memento" in attrs["rel"].split()]
+        assert [attrs["datetime"] for _, attrs in mementos] == [made_http]  # not noon, when it was imported
+        memento = client.get(mementos[0][0].removeprefix("http://r.example"))
+        assert memento.status_code == 200 and memento.headers["memento-datetime"] == made_http
+        gate = client.get(f"/timegate/{SAME_DAY_URL}", follow_redirects=False)
+        assert gate.status_code == 302 and links(gate.headers["link"])[mementos[0][0]]["datetime"] == made_http
+        [(_, [name])] = [(d, [str(v.formats[0]) for v in d.versions]) for d in archive.captures(SAME_DAY_URL).documents]
+        reader = TestClient(create_app(str(tmp_path / "archive"), archive=archive,
+                                       replay=ReplaySite(origin="http://replay.example")))
+        banner = reader.get("/view", params={"pdi": name}).text.split("</section>")[0]
+        assert f'<dt>captured</dt><dd><time datetime="{made.strftime("%Y-%m-%dT%H:%M:%S")}.000000Z">' in banner, banner
+
+
+def test_a_memento_of_a_page_carries_its_boundary_and_type(one_gmt_day: datetime.datetime, tmp_path: Path) -> None:
+    # RFC 2046 §5.1.1 (boundary required), RFC 2387 §3.1 (type required): read by memento_client, then by
+    # the standard library's MIME parser with the Content-Type served, as a client reads it
+    made = one_gmt_day.replace(hour=8, minute=15, second=30)
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series(S)
+        from pdi.interop.warc import import_warc
+
+        [page] = [d for d in import_warc(archive, _same_day_warc(tmp_path / "a.warc", made), S)[0] if d.page]
+    with serving(tmp_path / "archive") as (_, port):
+        base = f"http://127.0.0.1:{port}"
+        client = MementoClient(timegate_uri=f"{base}/timegate/", check_native_timegate=False)
+        # from the memento (nothing listens at the original URL), as the client goes: original, TimeGate, memento
+        start = f"{base}/uri-res/N2R?{rfc2169_query(str(page.name)).replace('%2E', '%252E')}"
+        info = client.get_memento_info(start, made.replace(tzinfo=None))
+        assert info["original_uri"] == SAME_DAY_URL
+        [uri] = info["mementos"]["closest"]["uri"]
+        assert uri == start
+        assert info["mementos"]["closest"]["datetime"] == made.replace(tzinfo=None)
+        answer = requests.get(uri)
+        content_type = answer.headers["content-type"]
+        assert content_type.startswith("multipart/related;")
+        parts = _read_multipart(content_type, answer.content)
+        assert parts[0] == ("text/html", SAME_DAY_PAGE)  # the root, as the type parameter says
+        assert ("text/css", SAME_DAY_CSS) in parts[1:]
+        header = requests.head(uri)
+        assert header.headers["content-type"] == content_type
+
+
+#: An MHTML file written by hand whose Content-Type names no root type (RFC 2387 §3.1 requires one) and
+#: larger than the resolver keeps whole (it is streamed, and HEAD answers without the catalog's size alone).
+BIG_HTML = b"<p>" + b"big page " * (600 << 10) + b"</p>"
+BIG_MHTML = (b"From: <Saved by hand>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/related;\r\n"
+             b"\tboundary=\"=_big part\"\r\n\r\n--=_big part\r\nContent-Type: text/html; charset=us-ascii\r\n"
+             b"Content-Location: http://127.0.0.1:9/big.html\r\n\r\n" + BIG_HTML + b"\r\n"
+             b"--=_big part--\r\n")
+
+
+def test_a_streamed_memento_of_a_page_carries_its_boundary_and_type(tmp_path: Path) -> None:
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series(S)
+        name = str(archive.deposit(S, [Content(BIG_MHTML, "related")], foreign_id="http://127.0.0.1:9/big.html")[0])
+    assert len(BIG_MHTML) > 5 << 20
+    with serving(tmp_path / "archive") as (_, port):
+        url = f"http://127.0.0.1:{port}/uri-res/N2R?{rfc2169_query(name)}"
+        with httpx.stream("GET", url) as answer:
+            body = answer.read()
+        content_type = answer.headers["content-type"]
+        assert _read_multipart(content_type, body) == [("text/html", BIG_HTML)]
+        assert 'type="text/html"' in content_type  # the first part's: the root when start names none (RFC 2387 §3.2)
+        assert httpx.head(url).headers["content-type"] == content_type

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import httpx
+import pytest
 from server_helpers import TEXT, S, Served
 
 
@@ -33,9 +34,10 @@ def test_n2r_returns_the_bytes_a_name_and_its_fragment_select(served: Served) ->
     cut = get(served, f"/uri-res/N2R?{served.text}%23char=50,999")
     assert cut.status_code == 200 and cut.content == b"cript>\r\n"  # "</" is 47-48, "s" 49
     assert cut.headers["warning"] == '299 pdi "the fragment reaches past the end: cut there"'
-    past = get(served, f"/uri-res/N2R?{served.text}%23char=60,999")
-    assert past.status_code == 200 and past.content == b""
-    assert past.headers["warning"] == '299 pdi "the fragment lies wholly past the end: it selects nothing"'
+    past = get(served, f"/uri-res/N2R?{served.text}%23char=60,999")  # wholly past: RFC 9110 §15.5.17
+    assert past.status_code == 416 and past.headers["content-type"] == "application/problem+json"
+    assert past.json()["detail"] == f"{served.text}#char=60,999 lies wholly past the end (the text has 58 characters):" \
+        " it selects nothing"
     at_end = get(served, f"/uri-res/N2R?{served.text}%23char=58,58")  # the empty place at the end
     assert at_end.status_code == 200 and at_end.content == b"" and "warning" not in at_end.headers
 
@@ -160,3 +162,27 @@ def test_each_service_is_a_handler_that_answers_without_an_app(served: Served) -
     assert moved.status_code == 302 and moved.headers["location"] == "/uri-res/N2R?" + served.text
     listed = resolver.services["N2Ls"](served.text, base).body.decode()
     assert listed == f"# {served.text}\r\nhttps://resolver.example.org/uri-res/N2R?{served.text}\r\n"
+
+
+@pytest.mark.parametrize("kind, fragment", [
+    ("text", "char=58,59"), ("text", "char=100,200"), ("text", "line=3,4"),
+    ("picture", "(40,0),(50,10)"), ("sound", "sec=3,4"),
+])
+def test_a_fragment_wholly_past_the_end_is_416_with_the_words_of_pdi_get(served: Served, kind: str,
+                                                                         fragment: str) -> None:
+    """N2R and ``pdi get`` answer a fragment wholly past the end alike: RFC 9110 §15.5.17's 416 (the
+    range asked for lies wholly outside the resource), exit 9; the same sentence in both."""
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    name = f"{getattr(served, kind)}#{fragment}"
+    answer = get(served, f"/uri-res/N2R?{name.replace('#', '%23')}")
+    assert answer.status_code == 416, answer.text
+    problem = answer.json()
+    assert problem["status"] == 416 and problem["title"] == "range not satisfiable"
+    assert "lies wholly past the end" in problem["detail"]
+    assert httpx.head(f"{served.url}/uri-res/N2R?{name.replace('#', '%23')}").status_code == 416
+    run = CliRunner().invoke(cli, ["get", name, "-o", "-", "--archive", served.archive.location])
+    assert run.exit_code == 9
+    assert run.stderr.strip() == f"warning: {problem['detail']}"

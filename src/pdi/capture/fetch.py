@@ -89,7 +89,7 @@ class Exchange:
     date: datetime.datetime
     method: str
     request_headers: tuple[tuple[str, str], ...]
-    http_version: str
+    http_version: str  # the response's (the request always went as HTTP/1.1)
     status: int
     reason: str
     response_headers: tuple[tuple[str, str], ...]

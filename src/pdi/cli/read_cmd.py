@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import click
 
@@ -21,9 +20,6 @@ from pdi.archive import (
 from pdi.cli import EXIT_PAST_END, EXIT_USAGE, one_line
 from pdi.cli.archive_cmd import archive_option, open_archive, write_out
 from pdi.errors import IntegrityError, ParseError
-
-if TYPE_CHECKING:
-    from pdi.fragments import FragmentResult
 
 
 def _print_generic(generic: Generic) -> None:
@@ -75,19 +71,6 @@ def _print_info(result: Resolved) -> None:
 def _is_text_media(media_type: str) -> bool:
     """Whether content of ``media_type`` is text/*, which may be written to a terminal."""
     return media_type.split(";", 1)[0].strip().lower().startswith("text/")
-
-
-def _extent(selection: FragmentResult) -> str:
-    """How long the document is, as far as the fragment's result says (`` (the text has 50 characters)``)."""
-    if selection.interval is not None:
-        i = selection.interval
-        return f" (the recording lasts {i.length / i.rate:.3f} s)"
-    if selection.region is not None:
-        return f" (the image is {selection.region.width}x{selection.region.height} pixels)"
-    if selection.scheme in ("char", "byte") and selection.ranges:
-        end = selection.ranges[-1].end  # clamped to the end
-        return f" (the text has {plural(end, 'character')})" if selection.scheme == "char" else f" (it has {plural(end, 'byte')})"
-    return ""
 
 
 def _refuse_binary_on_terminal(ctx: click.Context, result: Resolved, output: str | None) -> None:
@@ -165,8 +148,9 @@ def get_cmd(
     else:
         _refuse_binary_on_terminal(ctx, result, output)
     if selection is not None and selection.past_end:
-        click.echo(f"warning: {result.pdi} lies wholly past the end{_extent(selection)}: it selects nothing",
-                   err=True)
+        from pdi.fragments import past_end_message
+
+        click.echo(f"warning: {past_end_message(result.pdi, selection)}", err=True)
     elif selection is not None and selection.clamped and not info:
         click.echo(f"warning: {result.pdi} reaches past the end: clamped to it", err=True)
     if not info:

@@ -159,6 +159,28 @@ class FragmentResult:
         return codecs.decode(self.data, self.charset or "us-ascii", "strict")
 
 
+def past_end_message(name: object, result: FragmentResult) -> str:
+    """What is said of ``name`` when its fragment ``result`` lies wholly past the end (:attr:`FragmentResult.past_end`).
+
+    One sentence for every edge: ``pdi get`` prints it as a warning and
+    exits 9; the resolver's ``N2R`` answers it as a ``416`` problem. With the
+    document's extent when the result knows it (the end of a ``char`` or
+    ``byte`` selection is clamped to the end, PDI-GRAMMAR.md §3).
+    """
+    from pdi._wording import plural
+
+    extent = ""
+    if result.interval is not None:
+        i = result.interval
+        extent = f" (the recording lasts {i.length / i.rate:.3f} s)"
+    elif result.region is not None:
+        extent = f" (the image is {result.region.width}x{result.region.height} pixels)"
+    elif result.scheme in ("char", "byte") and result.ranges:
+        end = result.ranges[-1].end  # clamped to the end
+        extent = f" (the text has {plural(end, 'character')})" if result.scheme == "char" else f" (it has {plural(end, 'byte')})"
+    return f"{name} lies wholly past the end{extent}: it selects nothing"
+
+
 Evaluator = Callable[[str, Sequence[object], bytes, str, "str | None"], FragmentResult]
 
 

@@ -8,18 +8,47 @@ A :class:`PageText` holds
 * ``text``: the reader's text. For ``text/*`` (but HTML and XML) the
   CRLF-canonical text itself (PDI-GRAMMAR.md §3), so its positions *are*
   ``char`` positions. For HTML and XML, the rendered text of the page, read
-  from its CRLF-canonical source: one line per block (a paragraph, a heading,
-  a list item, a table cell …: the elements the HTML standard's rendering
-  section displays as blocks), white space inside a block collapsed to one
-  space and dropped at the block's two ends (CSS ``white-space: normal``;
-  kept inside ``pre``, ``listing``, ``plaintext`` and ``textarea``), a
-  character reference read as its character. Not text: the ``title``,
-  ``script``, ``style`` and the other raw-text elements, ``template``,
-  ``select``, ``datalist``, ``audio``, ``video``, ``object``, ``canvas``,
-  ``iframe``, and every element with a ``hidden`` attribute (the WICG
-  spec's "search invisible" nodes, as far as they can be told without
-  style sheets). A ``<br>`` ends a line as a block does: no text directive
-  term runs across it (Chromium's reading, which its tests check).
+  from its CRLF-canonical source: one line per block, white space inside a
+  block collapsed to one space and dropped at the block's two ends (CSS
+  ``white-space: normal``; kept inside ``pre``, ``listing``, ``xmp``,
+  ``plaintext`` and ``textarea``), a character reference read as its
+  character. What is text follows WICG Text Fragments §3.5.2 ("visible text
+  node", "search invisible") as Chromium applies it, checked in Chromium
+  page by page (tests/interop/test_textdirective_chromium.py):
+
+  - not text: an element that is ``display: none`` (the ``head`` and all in
+    it, ``script``, ``style``, ``template``, ``noscript`` (a browser runs
+    scripts), ``noembed``, ``noframes``, ``datalist``, an element with a
+    ``hidden`` attribute, or one a style hides, below) and all inside it;
+    the content of ``iframe``, ``img``, ``meter``, ``progress``,
+    ``object``, ``video``, ``audio``, ``canvas`` and a ``select`` without
+    ``multiple`` (search invisible, or replaced); text whose ``visibility``
+    is ``hidden`` or ``collapse`` (inherited: a ``visible`` element inside
+    shows), which still ends the collapsing of white space around it as
+    laid-out text does (``a <span hidden-by-visibility>x</span> b`` reads
+    ``a``, two spaces, ``b``);
+  - text: ``hidden=until-found`` content and a closed ``details``' content
+    (a browser reveals them to show a match); a ``textarea``'s text and a
+    ``select multiple``'s options; a ``button``'s label;
+  - blocks: the elements the HTML standard's rendering section (§15.3)
+    displays as block, list-item, table or one of its parts, or that a style
+    makes block-level or ``inline-block`` (and ``inline-flex``, ``-grid``,
+    ``-table``); an element a style makes ``inline`` is not a block. A
+    ``<br>`` ends a line as a block does, and so does a box in the line
+    (``img``, ``input``, ``button``, ``select``, ``textarea``, ``iframe``,
+    ``object``, ``video``, ``audio``, ``canvas``, ``meter``, ``progress``):
+    no text directive term runs across one (Chromium's reading: it reads an
+    image as an object replacement character), though a suffix may follow
+    it. A ``display: none`` element is no boundary: the text around it joins.
+
+  Styles are read as far as they can be without a CSS engine
+  (:mod:`pdi.fragments.pagestyle`): ``style`` attributes, and the page's
+  own ``<style>`` rules (for the screen) whose selectors are compounds of a
+  type, ``#id`` and ``.class``, with the cascade's importance, specificity
+  and order. Anything else a page's CSS does (a rule with another selector,
+  inside ``@media``, from a linked or imported style sheet, a script) is not
+  seen: such text counts as shown, where a browser may hide it or cut it
+  apart.
 * ``blocks``: where each block starts and ends in ``text``; a text directive
   term never matches across two of them (WICG Text Fragments §3.6.1, "find a
   string in range").
@@ -30,9 +59,9 @@ A :class:`PageText` holds
 
 The reading of markup is the full-text index's (:class:`pdi.fulltext.MarkupScanner`:
 tags with their quoted attribute values, comments, raw-text and RCDATA
-elements; no style sheets, no scripts), extended with block boundaries and
-hidden elements. Where CSS says otherwise (an element made a block or hidden
-by a style sheet) the page text differs from what a browser renders.
+elements; no scripts), extended with block boundaries, the elements open
+(with the end tags HTML lets a page leave out: ``<p>`` before a block,
+``<li>`` before ``<li>``, table cells and rows) and the styles above.
 
 Pure: no I/O.
 """
@@ -42,10 +71,12 @@ from __future__ import annotations
 import html
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
 from pdi.errors import LimitError
+from pdi.fragments.pagestyle import PageStyle, attributes, display_breaks
 from pdi.fulltext import _REFERENCE, _TAG_NAME, _TAG_OPEN, Passage, _close_tag, _tag_end
 
 __all__ = ["MAX_TEXT_CHARS", "PageText", "markup_page_text", "page_text", "plain_page_text"]
@@ -67,8 +98,8 @@ BLOCK: Final = frozenset({
 #: Elements whose content is never rendered text (WICG Text Fragments "search invisible", the
 #: ``head``'s ``title``, and the raw-text elements of WHATWG HTML §13.2.5).
 SKIPPED: Final = frozenset({
-    "title", "textarea", "script", "style", "noscript", "noembed", "noframes", "iframe", "template",
-    "select", "datalist", "audio", "video", "object", "canvas", "head",
+    "title", "script", "style", "noscript", "noembed", "noframes", "iframe", "template",
+    "datalist", "audio", "video", "object", "canvas", "head", "meter", "progress", "img",
 })
 #: Elements in which white space is kept as written (CSS ``white-space: pre``).
 PREFORMATTED: Final = frozenset({"pre", "listing", "xmp", "plaintext"})
@@ -76,7 +107,26 @@ PREFORMATTED: Final = frozenset({"pre", "listing", "xmp", "plaintext"})
 VOID: Final = frozenset({
     "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr",
 })
-_HIDDEN: Final = re.compile(r"[\t\n\f\r /]hidden(?:[\t\n\f\r ]*(?:=|/?>)|[\t\n\f\r /])", re.IGNORECASE)
+#: Elements laid out as one box in a line (replaced elements and form controls): Chromium matches no term
+#: across one (it reads an image as an object replacement character), though a suffix may follow it.
+ATOMIC: Final = frozenset({
+    "img", "input", "iframe", "embed", "object", "video", "audio", "canvas", "select", "textarea", "button",
+    "meter", "progress",
+})
+#: Elements a start tag of which ends an open ``p`` (WHATWG HTML §13.2.6.4.7, "close a p element").
+P_CLOSERS: Final = BLOCK - {"body", "html", "caption", "td", "th", "tr", "tbody", "thead", "tfoot", "optgroup",
+                            "legend", "frameset"}
+#: Elements a start tag of which ends these open ones (their end tags may be left out: WHATWG HTML §13.1.2.4).
+_ENDS: Final = {
+    "li": frozenset({"li"}), "dt": frozenset({"dt", "dd"}), "dd": frozenset({"dt", "dd"}),
+    "option": frozenset({"option"}), "optgroup": frozenset({"option", "optgroup"}),
+    "tr": frozenset({"tr", "td", "th"}), "td": frozenset({"td", "th"}), "th": frozenset({"td", "th"}),
+    "thead": frozenset({"tr", "td", "th", "thead", "tbody", "tfoot"}),
+    "tbody": frozenset({"tr", "td", "th", "thead", "tbody", "tfoot"}),
+    "tfoot": frozenset({"tr", "td", "th", "thead", "tbody", "tfoot"}),
+}
+_NO_ATTRIBUTES: Final[Mapping[str, str]] = {}
+_TELLING: Final = re.compile(r"style|hidden|multiple", re.IGNORECASE)
 _COLLAPSING: Final = re.compile(r"[ \t\n\r\f]{2,}|[\t\n\r\f]")
 _WHITE: Final = " \t\n\r\f"
 
@@ -179,6 +229,19 @@ class _Builder:
         self.pending = None
         self._append(text, start, end)
 
+    def invisible(self) -> None:
+        """Text that is laid out but not shown (``visibility: hidden``): it ends the collapsing of white space.
+
+        A browser collapses white space on the line as laid out, hidden text
+        included, and then leaves the hidden text out: ``a <span
+        style="visibility:hidden">x</span> b`` shows ``a``, two spaces and
+        ``b`` (Chromium matches no ``a b`` there), ``a <span …>x</span>b``
+        one space.
+        """
+        if self.block_start is not None and self.pending is not None:
+            self._append(" ", *self.pending)
+        self.pending = None
+
     def space(self, start: int, end: int) -> None:
         """White space at ``[start, end)``: one space before the next word of the block, if any."""
         if self.block_start is not None and self.pending is None:
@@ -236,6 +299,8 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
     n = len(source)
     i = 0
     skipping: list[str] = []  # the open elements whose content is not text (innermost last)
+    style = PageStyle.of_html(source) if is_html else PageStyle([])
+    open_elements: list[_Open] = [_Open("#root", False, True)]  # the shown elements open (innermost last)
     pre = 0  # how many preformatted elements are open
     after_pre = False  # just after <pre>: a first line break is not text (WHATWG 13.2.6.4.7)
 
@@ -256,6 +321,10 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
     def text(a: int, b: int) -> None:
         nonlocal after_pre
         if a >= b or skipping:
+            return
+        if not open_elements[-1].visible:
+            if source[a:b].strip(_WHITE):
+                builder.invisible()
             return
         if after_pre:
             after_pre = False
@@ -331,10 +400,18 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
                                                 "noscript", "title", "textarea"):
             close = _close_tag(source, name, end)  # raw text and RCDATA: nothing inside is a tag
             stop = n if close < 0 else close
-            if name == "xmp" and not skipping:
+            if name == "iframe" and not skipping:
+                attrs: Mapping[str, str] = attributes(source[name_match.end() : end - 1])
+                if not _display_none(attrs, style.declared(name, attrs).display):
+                    builder.boundary()  # a box in the line (ATOMIC)
+            if name in ("xmp", "textarea") and not skipping:
+                # shown as written, in a box of its own (a textarea's text too: Chromium matches it;
+                # its first line break is not text, as after <pre>)
                 builder.boundary()
                 pre += 1
+                after_pre = name == "textarea"
                 text(end, stop)
+                after_pre = False
                 pre -= 1
                 builder.boundary()
             i = stop
@@ -342,19 +419,43 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
         if not is_html:
             continue
         if skipping:
-            if name == skipping[-1]:
-                if closing:
-                    skipping.pop()
-                elif name not in VOID and source[end - 2 : end] != "/>":
-                    skipping.append(name)
-            continue
-        if not closing and name not in VOID and (name in SKIPPED or _HIDDEN.search(source, lt, end)):
-            if name in BLOCK or name in SKIPPED:
+            if not closing and ((skipping[0] == "p" and name in P_CLOSERS) or skipping[0] in _ENDS.get(name, ())):
+                skipping.clear()  # the hidden element ends here, its end tag left out (<p hidden>…<p>)
+            else:
+                if name == skipping[-1]:
+                    if closing:
+                        skipping.pop()
+                    elif name not in VOID and source[end - 2 : end] != "/>":
+                        skipping.append(name)
+                continue
+        if closing:
+            closed = _close(open_elements, name)
+            if closed or (closed is None and name in BLOCK):
                 builder.boundary()
-            skipping.append(name)
-            continue
-        if name in BLOCK:
-            builder.boundary()
+        else:
+            if _implied_ends(open_elements, name):
+                builder.boundary()
+            rest = source[name_match.end() : end - 1]
+            if not rest or (style.empty and not _TELLING.search(rest)):
+                attrs = _NO_ATTRIBUTES  # nothing an attribute could say: no rules, and no style, hidden or multiple
+            else:
+                attrs = attributes(rest)
+            declared = style.declared(name, attrs)
+            none = _display_none(attrs, declared.display)
+            if declared.display is not None:
+                block = not none and display_breaks(declared.display)
+            else:
+                block = name in BLOCK or name in ATOMIC
+            if not none and name in ATOMIC:
+                builder.boundary()  # a box in the line: no term runs across it (Chromium, tested)
+            if name not in VOID and (none or name in SKIPPED or (name == "select" and "multiple" not in attrs)):
+                skipping.append(name)  # not laid out (display: none, the head …), or shows no text of its own
+                continue
+            if block:
+                builder.boundary()
+            if name not in VOID:
+                visible = open_elements[-1].visible if declared.visibility is None else declared.visibility == "visible"
+                open_elements.append(_Open(name, block, visible))
         if name in PREFORMATTED:
             if closing:
                 pre = max(0, pre - 1)
@@ -364,6 +465,66 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
         elif name == "br" and not closing:
             builder.boundary()  # Chromium matches no term across a line break (tested)
     return builder.finish(kind, n)
+
+
+def _display_none(attrs: Mapping[str, str], declared: str | None) -> bool:
+    """Whether an element is ``display: none``: as the cascade declares (``declared``), else by its ``hidden``.
+
+    ``hidden=until-found`` is not: a browser reveals such content to show a
+    match (WHATWG HTML §6.1; Chromium matches it, tested).
+    """
+    if declared is not None:
+        return declared == "none"
+    hidden = attrs.get("hidden")
+    return hidden is not None and hidden.strip().lower() != "until-found"
+
+
+@dataclass(frozen=True)
+class _Open:
+    """An element open while the page text is read: its name, whether it is a block, whether its text shows."""
+
+    name: str
+    block: bool
+    visible: bool
+
+
+def _close(open_elements: list[_Open], name: str) -> bool | None:
+    """An end tag: the innermost open ``name`` and every element inside it closed; whether one was a block.
+
+    ``None`` when no ``name`` is open (a stray end tag).
+    """
+    for k in range(len(open_elements) - 1, 0, -1):
+        if open_elements[k].name == name:
+            closed = open_elements[k:]
+            del open_elements[k:]
+            return any(e.block for e in closed)
+    return None
+
+
+def _implied_ends(open_elements: list[_Open], name: str) -> bool:
+    """A start tag that ends open elements whose end tags were left out (``<p>…<div>``, ``<li>…<li>``).
+
+    Inward from the innermost, past inline elements and the ones ``name``
+    ends, stopping at any other block: the outermost one ``name`` ends is
+    closed with everything inside it. Whether a block was closed.
+    """
+    ends = _ENDS.get(name, frozenset())
+    if name in P_CLOSERS:
+        ends = ends | {"p"}
+    if not ends:
+        return False
+    outermost = None
+    for k in range(len(open_elements) - 1, 0, -1):
+        entry = open_elements[k]
+        if entry.name in ends:
+            outermost = k
+        elif entry.block or entry.name in BLOCK:
+            break
+    if outermost is None:
+        return False
+    closed = open_elements[outermost:]
+    del open_elements[outermost:]
+    return any(e.block for e in closed)
 
 
 def page_text(text: str, kind: str) -> PageText:

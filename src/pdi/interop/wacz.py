@@ -58,7 +58,7 @@ from pdi.identifier import PDI
 from pdi.interop.warc import Source, warc_date
 from pdi.mhtml.resolve import comparable
 
-__all__ = ["WACZ_VERSION", "Exported", "capture_time", "captured_at", "export_wacz", "wacz_sources"]
+__all__ = ["WACZ_VERSION", "Exported", "capture_time", "captured_at", "dated_capture", "export_wacz", "wacz_sources"]
 
 #: the version of the WACZ specification written (py-wacz validates exactly this one)
 WACZ_VERSION = "1.1.1"
@@ -181,16 +181,16 @@ def _date_of(archive: Archive, name: PDI, r: RepresentationRecord) -> str:
 
 
 def capture_time(archive: Archive, name: PDI, day: datetime.date, created_at: str) -> datetime.datetime:
-    """A capture's time as its memento and its replay banner give it: its deposit time, but for one deposited
-    on another day than ``day`` (its name's: a WARC import) the ``warc:date`` the import left (:func:`captured_at`).
+    """A capture's time as its memento and its replay banner give it: the ``WARC-Date`` a WARC import left
+    (the ``warc:date`` statement, :func:`captured_at`), else its deposit time.
 
-    A statement is read only in that case: a capture deposited on its day costs nothing more.
+    The statement is always read: a WARC imported on the day its page was
+    captured mints the name on that day too, so a deposit on the name's day
+    does not tell a capture made then from one imported then.
     """
-    created = datetime.datetime.fromisoformat(created_at.replace("Z", "+00:00")).astimezone(datetime.UTC)
-    if created.date() == day:
-        return created
-    when, stated = captured_at(archive, name, day, created_at)
-    return when if stated else created
+    stated = archive.meta(name).get("warc:date")
+    when, found = dated_capture(day, created_at, stated)
+    return when if found else _utc(created_at)
 
 
 def captured_at(archive: Archive, name: PDI, day: datetime.date, created_at: str) -> tuple[datetime.datetime, bool]:
@@ -203,7 +203,11 @@ def captured_at(archive: Archive, name: PDI, day: datetime.date, created_at: str
     The one reading of a capture's time: WACZ export and Memento
     (:mod:`pdi.server.interop`) both date captures by it.
     """
-    stated = archive.meta(name).get("warc:date")
+    return dated_capture(day, created_at, archive.meta(name).get("warc:date"))
+
+
+def dated_capture(day: datetime.date, created_at: str, stated: str | None) -> tuple[datetime.datetime, bool]:
+    """:func:`captured_at` with the ``warc:date`` statement (``stated``) already read: for many at once."""
     if stated:
         with contextlib.suppress(ValueError):
             parsed = datetime.datetime.fromisoformat(stated)
@@ -211,10 +215,14 @@ def captured_at(archive: Archive, name: PDI, day: datetime.date, created_at: str
                 parsed = parsed.replace(tzinfo=datetime.UTC)
             if parsed.astimezone(datetime.UTC).date() == day:
                 return parsed.astimezone(datetime.UTC), True
-    created = datetime.datetime.fromisoformat(created_at.replace("Z", "+00:00")).astimezone(datetime.UTC)
+    created = _utc(created_at)
     if created.date() != day:  # minted on another day (imported): noon of its day
         created = datetime.datetime.combine(day, datetime.time(12), datetime.UTC)
     return created, False
+
+
+def _utc(created_at: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(created_at.replace("Z", "+00:00")).astimezone(datetime.UTC)
 
 
 def _iso_ts(date: str) -> str:

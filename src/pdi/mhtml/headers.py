@@ -1,9 +1,14 @@
-"""Header values: RFC 2047 encoded words (RFC 2557 §4.4.3), with ``email.header``."""
+"""Header values: RFC 2047 encoded words (RFC 2557 §4.4.3), with ``email.header``; an MHTML file's own
+Content-Type as HTTP must carry it (:func:`served_content_type`)."""
 
 from __future__ import annotations
 
 import email.errors
 import email.header
+import email.utils
+import re
+from email.message import Message
+from email.policy import compat32
 
 from pdi import charsets
 from pdi.errors import UnsupportedError
@@ -44,3 +49,94 @@ def decode_words(value: str) -> tuple[str, list[str]]:
 def decoded(value: str | None) -> str | None:
     """``value`` with RFC 2047 encoded words decoded (``None`` stays ``None``)."""
     return None if value is None else decode_words(value)[0]
+
+
+#: The most octets of a file's start :func:`served_content_type` reads: a header block
+#: (:attr:`pdi.mhtml.Limits.max_header_bytes`), a first body part's, and their lines.
+SERVED_TYPE_OCTETS = 2 * 256 * 1024 + 4096
+#: The parameters a served ``multipart/related`` keeps: RFC 2046 §5.1.1's and RFC 2387 §3.1–3.3's.
+_SERVED_PARAMS = ("boundary", "type", "start", "start-info")
+_BLANK_LINE = re.compile(rb"\r?\n\r?\n")
+
+
+def served_content_type(start: bytes) -> str | None:
+    """The ``Content-Type`` to serve an MHTML file with over HTTP, read from the file's first octets.
+
+    A multipart body means nothing without its ``boundary`` (RFC 2046
+    §5.1.1: it is required), and a ``multipart/related`` names its root's
+    type (RFC 2387 §3.1: ``type`` is required): a client given the bare
+    ``multipart/related`` cannot read the body. So the file's own top-level
+    ``Content-Type`` is served with its ``boundary``, ``type``, ``start`` and
+    ``start-info``, each quoted, on one line. A file whose field has no
+    ``type`` (some writers leave it out) and no ``start`` gets its first body
+    part's type, which is then its root (RFC 2387 §3.2), when that part's
+    header block lies in ``start``. The body served is the whole file: its
+    own header block comes before the first delimiter, where a multipart
+    parser reads it as the preamble (RFC 2046 §5.1.1) and leaves it.
+
+    ``start`` is the file's first octets (:data:`SERVED_TYPE_OCTETS` is
+    enough). ``None`` when they hold no whole header block, or one whose
+    Content-Type is not multipart with a boundary of printable ASCII.
+    """
+    end = _BLANK_LINE.search(start)
+    if end is None:
+        return None
+    top = Message(policy=compat32)
+    for name, value in _fields(start[: end.start()]):
+        if name.lower() == "content-type" and "Content-Type" not in top:
+            top["Content-Type"] = value
+    if top.get_content_maintype() != "multipart":
+        return None
+    params = {k.lower(): email.utils.collapse_rfc2231_value(v) for k, v in (top.get_params() or [])[1:]}
+    if "start" in params:  # a Content-ID (RFC 2387 §3.2), whose angle brackets compat32 strips with the quotes
+        params["start"] = f"<{params['start'].strip('<>')}>"
+    if not _printable(params.get("boundary", "")):
+        return None
+    if "type" not in params and "start" not in params:
+        first = _first_part_type(start[end.end():], params["boundary"])
+        if first is not None:
+            params["type"] = first
+    served = Message(policy=compat32)
+    served["Content-Type"] = top.get_content_type()
+    for key in _SERVED_PARAMS:
+        if _printable(params.get(key, "")):
+            served.set_param(key, params[key])
+    return str(served["Content-Type"])
+
+
+def _fields(block: bytes) -> list[tuple[str, str]]:
+    """The header fields of a block, continuation lines unfolded (RFC 5322 §2.2.3); bytes read as Latin-1."""
+    fields: list[tuple[str, str]] = []
+    for line in block.decode("latin-1").splitlines():
+        if line[:1] in (" ", "\t") and fields:
+            fields[-1] = (fields[-1][0], fields[-1][1] + " " + line.strip())
+            continue
+        name, colon, value = line.partition(":")
+        if colon and name and not any(c in name for c in " \t"):
+            fields.append((name, value.strip()))
+    return fields
+
+
+def _first_part_type(body: bytes, boundary: str) -> str | None:
+    """The media type of the first body part after ``--boundary`` (RFC 2046 §5.1.1: text/plain when it says none)."""
+    delimiter = re.compile(rb"(?:^|\n)--" + re.escape(boundary.encode("ascii")) + rb"[ \t]*\r?\n")
+    found = delimiter.search(body)
+    if found is None:
+        return None
+    rest = body[found.end():]
+    if rest.startswith((b"\r\n", b"\n")):
+        block = b""  # no fields: the part's body follows at once
+    else:
+        end = _BLANK_LINE.search(rest)
+        if end is None:
+            return None
+        block = rest[: end.start()]
+    part = Message(policy=compat32)
+    for name, value in _fields(block):
+        if name.lower() == "content-type" and "Content-Type" not in part:
+            part["Content-Type"] = value
+    return part.get_content_type()
+
+
+def _printable(value: str) -> bool:
+    return bool(value) and value.isascii() and value.isprintable()

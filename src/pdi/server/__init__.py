@@ -15,12 +15,15 @@ is the whole query string, ``GET /uri-res/<service>?<urn>``:
   answers. A generic PDI (no format) names several resources: the format an
   ``Accept`` range names (``302`` to it), else ``300 Multiple Choices`` with
   a ``text/uri-list`` of every format of every version, oldest version first. A fragment that reaches
-  past the end is cut there, and one that lies wholly past it selects
-  nothing; both still answer ``200`` (the name is valid and resolves: the
-  draft reads a position past the end as the end), with a ``Warning: 299``
-  header saying which. ``416 Range Not Satisfiable`` was considered and not
-  used: RFC 9110 §15.5.17 defines it for the ``Range`` header field (with a
-  ``Content-Range`` it needs), not for a fragment named in the URN. ``I2R`` is ``N2R`` (PDI-GRAMMAR.md §2.11: the White House resolver's
+  past the end is cut there (the draft reads a position past the end as the
+  end: PDI-GRAMMAR.md §3) and answers ``200`` with a ``Warning: 299`` header
+  saying so. One that lies wholly past it selects nothing: ``416 Range Not
+  Satisfiable``, a problem whose detail is ``pdi get``'s warning (which exits
+  9) word for word (:func:`pdi.fragments.past_end_message`). RFC 9110
+  §15.5.17's 416 is for a ``Range`` field none of whose ranges overlaps the
+  representation; a fragment in the URN asks for a range of it another way,
+  and none of it overlaps: a ``200`` with an empty body read as an empty
+  passage. No ``Content-Range`` (a ``Range`` field's units). ``I2R`` is ``N2R`` (PDI-GRAMMAR.md §2.11: the White House resolver's
   links of the 1990s).
   A URN whose fragment a browser wrote (``#:~:text=``, ``#t=``,
   ``#xywh=``) is answered ``302`` to the ``N2R`` of the native name it

@@ -47,7 +47,7 @@ import datetime
 import itertools
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from starlette.requests import Request
@@ -73,6 +73,8 @@ from pdi.interop.memento import (
 from pdi.server.limits import WorkLimits
 from pdi.server.problems import Problem
 
+#: The statement a WARC import leaves about each capture: its record's WARC-Date (:mod:`pdi.interop.warc`).
+WARC_DATE = "warc:date"
 #: The most mementos one TimeGate or TimeMap reads: past it, a ``413`` problem says so.
 MAX_MEMENTOS = 100_000
 #: Documents read from the catalog at once while gathering the captures of a URL.
@@ -188,6 +190,8 @@ class Mementos:
         pages = iter(documents)
         while page := list(itertools.islice(pages, _CAPTURES_PAGE)):
             gone_documents, gone_versions = self.withdrawn(page)
+            stated = self.archive.latest_statements(
+                [v.formats[0] for doc in page if _is_capture(doc.pdi) for v in doc.versions], WARC_DATE)
             for doc in page:
                 date = doc.pdi.date
                 assert date is not None  # a document the catalog holds
@@ -196,7 +200,7 @@ class Mementos:
                     if key in gone_documents or (*key, version.number) in gone_versions:
                         withdrawn += 1
                         continue
-                    found.append((self.captured(doc.pdi, version), version.formats[0]))
+                    found.append((self.captured(doc.pdi, version, stated), version.formats[0]))
                     if len(found) > most:
                         raise _too_many(most)
         found.sort(key=lambda each: (each[0], str(each[1])))
@@ -207,20 +211,26 @@ class Mementos:
         dated, withdrawn = self.dated(documents)
         return sorted(Memento(when, n2r_url(base, name)) for when, name in dated), withdrawn
 
-    def captured(self, document: PDI, version: GenericVersion) -> datetime.datetime:
+    def captured(self, document: PDI, version: GenericVersion, stated: Mapping[str, str] | None = None) -> datetime.datetime:
         """When a version of ``document`` (its generic name) was captured: its memento's datetime.
 
         A version is dated by its deposit time, but a capture of a URL
-        deposited on another day than the one its name is dated by (a WARC
-        import: the name dated by its source) by the ``warc:date`` the import
-        left, as a WACZ export dates it (:func:`pdi.interop.wacz.capture_time`).
+        imported from a WARC by the ``warc:date`` (its ``WARC-Date``) the
+        import left, as a WACZ export dates it
+        (:func:`pdi.interop.wacz.capture_time`), whichever day it was imported
+        on. ``stated``: the ``warc:date`` statements of many versions, read at
+        once (:meth:`~pdi.archive.Archive.latest_statements`); else this
+        version's is read.
         """
-        day = document.date
-        if day is None or not is_url(document.unique_id) or document.is_serial:
-            return parse_timestamp(version.created_at)
-        from pdi.interop.wacz import capture_time
+        from pdi.interop.wacz import capture_time, dated_capture
 
-        return capture_time(self.archive, version.formats[0], day, version.created_at)
+        day = document.date
+        if day is None or not _is_capture(document):
+            return parse_timestamp(version.created_at)
+        if stated is None:
+            return capture_time(self.archive, version.formats[0], day, version.created_at)
+        when, found = dated_capture(day, version.created_at, stated.get(str(version.formats[0].canonical())))
+        return when if found else parse_timestamp(version.created_at)
 
     def _captures(self, url: str) -> Iterator[Generic]:
         after: str | None = None
@@ -294,6 +304,11 @@ class Mementos:
             "Memento-Datetime": http_datetime(this.datetime),
             "Link": memento_links(subject.original, subject.timegate(base), subject.timemap(base), this),
         }
+
+
+def _is_capture(document: PDI) -> bool:
+    """Whether a document is a capture of a URL (its unique id the URL): one a WARC import may date."""
+    return is_url(document.unique_id) and not document.is_serial
 
 
 def _own_n2r_name(url: str) -> PDI | None:

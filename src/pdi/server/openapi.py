@@ -95,12 +95,15 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
          Param("If-None-Match", "The ETag held: 304 when it still is the answer", where="header"),
          Param("Accept", "N2R: application/json answers N2C's description (as does ?info after the name);"
                " for a generic name, the format it prefers (302 to it)", where="header")),
-        answers={200: "The resource (with Memento-Datetime and the memento's Link, RFC 7089), description or list",
+        answers={200: "The resource (with Memento-Datetime and the memento's Link, RFC 7089; a multipart/related"
+                      " file with its boundary and type in Content-Type, RFC 2046 §5.1.1, RFC 2387 §3.1),"
+                      " description or list",
                  206: "A byte range of the resource",
                  300: "A generic name that Accept chooses no format of: a text/uri-list of every format of every version",
                  302: "N2L: the resource's URL; N2R of a generic name: the format Accept prefers;"
                  " a browser fragment (#:~:text=, #t=, #xywh=): the native name's N2R",
-                 304: "Not modified", 410: "Withdrawn: the tombstone", 416: "Range not satisfiable",
+                 304: "Not modified", 410: "Withdrawn: the tombstone", 416: "Range not satisfiable: the Range field's, or a fragment wholly past the end"
+                 " (a problem saying so, as pdi get's exit 9 does)",
                  501: "A service of RFC 2169 this resolver does not offer"},
     ),
     ("GET", "/api/resolve"): Operation(

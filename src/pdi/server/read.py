@@ -18,6 +18,7 @@ for the same name before any routing.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,9 +42,11 @@ from pdi.archive.blobs.memo import Identity
 from pdi.archive.describe import describe
 from pdi.archive.results import Opened
 from pdi.errors import ParseError, WithdrawnError
+from pdi.fragments import past_end_message
 from pdi.identifier import PDI
 from pdi.interop.accept import choose, parse_accept, preference
 from pdi.interop.memento import LINK_FORMAT
+from pdi.mhtml.headers import SERVED_TYPE_OCTETS, served_content_type
 from pdi.server.cache import Entity, ResponseCache, answer, cache_key, entity_names
 from pdi.server.conditional import (
     UNSATISFIABLE,
@@ -139,10 +142,12 @@ class Resolver:
             found = await self.work.run(self.representation, name, base, headers.get("accept"))
             if isinstance(found, Large):
                 if request.method == "HEAD":  # the catalog knows every field: no chunk is read
-                    return streamed_response(self.archive, found.resolved, headers, found.headers, head=True)
+                    return streamed_response(self.archive, found.resolved, headers, found.headers, head=True,
+                                             content_type=found.content_type)
                 # opening it reads and checks its first chunk: off the event loop, as every read is
-                return await anyio.to_thread.run_sync(streamed_response, self.archive, found.resolved, headers,
-                                                      found.headers)
+                return await anyio.to_thread.run_sync(functools.partial(
+                    streamed_response, self.archive, found.resolved, headers, found.headers,
+                    content_type=found.content_type))
             if isinstance(found, Entity):
                 if found.shared:  # never an answer only a token's holder may read
                     self.cache.put(cache_key(headers.get("host", ""), request.scope["query_string"]), found)
@@ -163,14 +168,16 @@ class Resolver:
         stored bytes (and the fragment), ``Cache-Control`` immutable for a name
         with a format (its bytes can never change), ``Accept-Ranges`` and a
         single ``Range`` answered ``206`` (``If-Range`` honoured, an
-        unsatisfiable one ``416``); ``HEAD`` answers the same headers.
+        unsatisfiable one ``416``); ``HEAD`` answers the same headers. A
+        fragment wholly past the end is a ``416`` problem too, in the words
+        of ``pdi get`` (:func:`~pdi.fragments.past_end_message`).
         """
         name, inflection = split_inflection(name)
         if inflection is not None:
             return _varying(self.n2c(name, base, headers))
         found = self.representation(name, base, headers.get("accept"))
         if isinstance(found, Large):
-            return streamed_response(self.archive, found.resolved, headers, found.headers)
+            return streamed_response(self.archive, found.resolved, headers, found.headers, content_type=found.content_type)
         return entity_response(found, headers) if isinstance(found, Entity) else found
 
     def representation(self, name: str, base: str, accept: str | None = None) -> Entity | Large | Response:
@@ -190,8 +197,11 @@ class Resolver:
             return _varying(self.n2c(name, base))
         about = self.mementos.headers(located, base)
         if located.pdi.fragment is None and located.record.size > STREAM_FROM:
-            return Large(located, about)
+            return Large(located, about, _aggregate_type(self.archive, located))
         resolved = self.archive.read(located)
+        if resolved.fragment is not None and resolved.fragment.past_end:
+            # as `pdi get` exits 9 with the same words: no 200 with an empty body, which reads as an empty passage
+            raise Problem(416, "range not satisfiable", past_end_message(resolved.pdi, resolved.fragment))
         return whole_entity(resolved, about, shared=shared_answer(self.archive, resolved))
 
     def _negotiate(self, generic: Generic, name: str, base: str, accept: str | None) -> Response:
@@ -389,7 +399,7 @@ def whole_entity(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS, *, 
              "Accept-Ranges": "bytes"}
     return Entity(
         resolved.data,
-        _content_type(resolved).encode("latin-1"),
+        _content_type(resolved, whole=True).encode("latin-1"),
         tag,
         tuple((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in about.items()),
         entity_names(str(resolved.pdi), _generic(resolved)),
@@ -407,11 +417,27 @@ class Large:
 
     resolved: Resolved
     headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    #: An aggregate's Content-Type with its parameters (:func:`_aggregate_type`), read before ``HEAD`` is answered.
+    content_type: str | None = None
+
+
+def _aggregate_type(archive: Archive, located: Resolved) -> str | None:
+    """A stored multipart file's Content-Type with its ``boundary`` and ``type`` (:func:`served_content_type`).
+
+    Read from the file's first octets (its header block): the one case where
+    a large representation's ``HEAD`` reads a chunk, since the catalog keeps
+    the media type but not the boundary. ``None`` for anything else.
+    """
+    if not located.media_type.startswith("multipart/"):
+        return None
+    with archive.open_octets(str(located.pdi)) as opened:
+        start = b"".join(opened.reader.chunks(0, min(located.record.size, SERVED_TYPE_OCTETS)))
+    return served_content_type(start)
 
 
 def streamed_response(
     archive: Archive, located: Resolved, headers: Mapping[str, str], extra: Mapping[str, str] = _NO_HEADERS,
-    *, head: bool = False,
+    *, head: bool = False, content_type: str | None = None,
 ) -> Response:
     """N2R of a large whole representation: streamed by verified chunks, with ``Range`` and ``If-Range``.
 
@@ -426,6 +452,7 @@ def streamed_response(
     catalog (size, SHA-256, media type): the stored octets are not opened.
     """
     size = located.record.size
+    media_type = content_type or _content_type(located)
     tag = entity_tag(located.sha256, str(located.pdi))
     control = IMMUTABLE if shared_answer(archive, located) else PRIVATE
     base = {**_about(located, extra), "ETag": tag, "Cache-Control": control, "Accept-Ranges": "bytes"}
@@ -438,7 +465,7 @@ def streamed_response(
         fields["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
     status = 206 if wanted is not None else 200
     if head:
-        return Response(status_code=status, headers=fields, media_type=_content_type(located))
+        return Response(status_code=status, headers=fields, media_type=media_type)
     opened = archive.open_octets(str(located.pdi))
     reader = opened.reader
     try:
@@ -447,7 +474,7 @@ def streamed_response(
         opened.close()
         raise
     if verified is not None and isinstance(reader, FileReader):
-        return FileSend(opened, reader, verified, start, end, status, fields, _content_type(located))
+        return FileSend(opened, reader, verified, start, end, status, fields, media_type)
     # the first chunk is read (and checked) before the status is sent: a damaged start is a 500 problem
     pieces = opened.reader.chunks(start, end)
     try:
@@ -464,7 +491,7 @@ def streamed_response(
         finally:
             opened.close()
 
-    return StreamingResponse(body(), status_code=status, headers=fields, media_type=_content_type(located))
+    return StreamingResponse(body(), status_code=status, headers=fields, media_type=media_type)
 
 
 class FileSend(Response):
@@ -577,9 +604,15 @@ def rfc2169_query(name: str) -> str:
     return "".join(out)
 
 
-def _content_type(resolved: Resolved) -> str:
+def _content_type(resolved: Resolved, *, whole: bool = False) -> str:
+    """The Content-Type of an N2R answer; for a ``whole`` multipart file (its octets in ``resolved.data``), with its
+    own ``boundary`` and ``type`` (:func:`~pdi.mhtml.headers.served_content_type`), without which no client reads it."""
     from pdi.formats import registered_charset
 
+    if whole and resolved.fragment is None and resolved.media_type.startswith("multipart/"):
+        served = served_content_type(resolved.data[:SERVED_TYPE_OCTETS])
+        if served is not None:
+            return served
     if resolved.fragment is None:
         charset = resolved.charset
     else:  # the fragment's own codec (no BOM: utf-16be), under its IANA name
@@ -602,9 +635,7 @@ def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[s
         "Content-Security-Policy": ARCHIVED_CONTENT_POLICY,
         "X-Content-Type-Options": "nosniff",
     }
-    if resolved.fragment is not None and resolved.fragment.past_end:
-        headers["Warning"] = '299 pdi "the fragment lies wholly past the end: it selects nothing"'
-    elif resolved.fragment is not None and resolved.fragment.clamped:
+    if resolved.fragment is not None and resolved.fragment.clamped:  # (wholly past the end is a 416 problem)
         headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
     return headers
 

@@ -15,6 +15,8 @@ from pdi.capture.fetch import Exchange
 __all__ = ["warc_date", "write_exchanges"]
 
 
+_REQUEST_VERSION = "HTTP/1.1"  # what pdi.capture.fetch's client sends (h11; RFC 9112 §2.3)
+
 # --- writing -------------------------------------------------------------------------------
 
 
@@ -54,11 +56,7 @@ def write_exchanges(out: BinaryIO, exchanges: Sequence[Exchange], *, software: s
             http_headers=response_headers,
             warc_headers_dict=warc_headers,
         )
-        target = _request_target(exchange.url)
-        request_headers = StatusAndHeaders(
-            f"{exchange.method} {target}", [(k, v) for k, v in exchange.request_headers], protocol=exchange.http_version,
-            is_http_request=True,
-        )
+        request_headers = _request_head(exchange)
         request = writer.create_warc_record(
             exchange.url,
             "request",
@@ -72,6 +70,31 @@ def write_exchanges(out: BinaryIO, exchanges: Sequence[Exchange], *, software: s
         )
         writer.write_record(response)
         writer.write_record(request)
+
+
+def _request_head(exchange: Exchange) -> StatusAndHeaders:
+    """A request record's HTTP head (WARC 1.1 §6.4: the block is the full HTTP request).
+
+    RFC 9112 §3: request-line = method SP request-target SP HTTP-version,
+    then the header fields, which include Host (§3.2; httpx sends it).
+    The version is the one the request went with: the capture's client
+    (httpx with ``http2=False``, so h11) always sends HTTP/1.1, whatever
+    version the server answers with (``exchange.http_version`` is the
+    response's, HTTP/1.0 from some servers).
+    warcio's ``is_http_request`` splits the line at its first space into
+    method and "target version", and writes it back joined.
+    """
+    headers = [(k, v) for k, v in exchange.request_headers]
+    if not any(name.lower() == "host" for name, _ in headers):
+        headers.insert(0, ("Host", _authority(exchange.url)))
+    line = f"{exchange.method} {_request_target(exchange.url)} {_REQUEST_VERSION}"
+    return StatusAndHeaders(line, headers, is_http_request=True)
+
+
+def _authority(url: str) -> str:
+    """The Host field value of ``url`` (RFC 9110 §7.2): its authority without userinfo."""
+    authority = url.split("://", 1)[-1].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    return authority.rsplit("@", 1)[-1]
 
 
 def _request_target(url: str) -> str:

@@ -1,0 +1,82 @@
+"""pdi.fragments.pagestyle: display and visibility from style attributes and simple <style> rules (CSS Cascade 4 §6).
+
+What each rule hides or cuts is checked against Chromium in
+tests/interop/test_textdirective_chromium.py; here, the cascade's order and
+what is left undecided, with values worked out from CSS Cascade 4 §6 and
+Selectors 4 §17 (specificity).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pdi.fragments.pagestyle import Declared, PageStyle, attributes
+from pdi.fragments.pagetext import markup_page_text
+
+
+def style(sheet: str, media: str = "") -> PageStyle:
+    return PageStyle.of_html(f"<html><head><style{media}>{sheet}</style></head><body></body></html>")
+
+
+def test_cascade_6_importance_then_style_attribute_then_specificity_then_order() -> None:
+    sheet = style(".a { display: none } #b { display: block } p { visibility: hidden } p { visibility: visible }"
+                  " .f { display: none !important }")
+    assert sheet.declared("p", {"class": "a", "id": "b"}) == Declared("block", "visible")  # an id outweighs a class
+    assert sheet.declared("p", {"class": "a"}) == Declared("none", "visible")  # the later of two equal rules
+    assert sheet.declared("p", {"class": "a", "style": "display: inline"}).display == "inline"  # the attribute wins
+    assert sheet.declared("p", {"class": "f", "style": "display: block"}).display == "none"  # !important wins
+    assert sheet.declared("p", {"class": "f", "style": "display: block !important"}).display == "block"
+
+
+def test_only_compound_selectors_and_rules_outside_at_rules_are_read() -> None:
+    sheet = style("div > .deep, [hidden], p:first-child, a b { display: none } @media screen { .m { display: none } }"
+                  " @import url(x.css); .x.y#z, SPAN { visibility: collapse } /* .c { display: none } */")
+    for tag, attrs in [("p", {"class": "deep"}), ("p", {"class": "m"}), ("p", {"class": "c"}), ("b", {})]:
+        assert sheet.declared(tag, attrs) == Declared(), (tag, attrs)
+    assert sheet.declared("i", {"class": "y x", "id": "z"}).visibility == "collapse"
+    assert sheet.declared("i", {"class": "x", "id": "z"}).visibility is None
+    assert sheet.declared("span", {}).visibility == "collapse"  # type selectors ignore case in HTML
+
+
+def test_style_sheets_for_other_media_and_values_not_understood_are_left_out() -> None:
+    assert style(".p { display: none }", " media=print").declared("p", {"class": "p"}) == Declared()
+    assert style(".p { display: none }", " media='screen, print'").declared("p", {"class": "p"}).display == "none"
+    odd = style("p { display: nonsense; visibility: inherit }")
+    assert odd.declared("p", {}) == Declared()
+    assert PageStyle([]).declared("p", {"style": "DISPLAY:None;visibility:initial"}) == Declared("none", "visible")
+
+
+def test_attributes_are_read_as_html_reads_them() -> None:
+    assert attributes(' class="a b" ID=x hidden style=\'display:none\' data-x=&amp; class=c') == {
+        "class": "a b", "id": "x", "hidden": "", "style": "display:none", "data-x": "&"}
+
+
+@given(st.text(alphabet=st.sampled_from(list("{}();:,.#*!@/ \n\"'ab-pdisplaynonevisibilityhidden")), max_size=300))
+def test_any_style_sheet_reads_without_error(sheet: str) -> None:
+    got = style(sheet).declared("p", {"class": "a b", "id": "b"})
+    assert got.display in (None, "none") or isinstance(got.display, str)
+    assert got.visibility in (None, "visible", "hidden", "collapse")
+
+
+def test_a_page_text_leaves_out_what_the_rules_hide() -> None:
+    page = markup_page_text("<style>.g{display:none}#v{visibility:hidden}</style><p>one <b class=g>two</b> three"
+                            "<p id=v>four <i style='visibility:visible'>five</i><p hidden>six<p hidden=until-found>"
+                            "seven<div style=display:inline>eight</div> <div style=display:inline>nine</div>", "html")
+    assert page.text.split("\n") == ["one three", "five", "seven", "eight nine"]  # a div ends the p
+
+
+PIECES = ["<p>", "</p>", "<div hidden>", "</div>", "<span style='visibility:hidden'>", "</span>", "<li>", "<ul>",
+          "<i style=visibility:visible>", "<b class=g>", "</b>", "<style>.g{display:none}</style>", "<img>",
+          "<textarea>", "</textarea>", "<p hidden=until-found>", "<td style=display:inline>", "<br>", "word", " ",
+          "&amp;", "\r\n", "<select>", "</select>", "<button>", "</button>", "<p", "<"]
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=40))
+def test_any_page_reads_and_every_character_maps_into_its_source(pieces: list[str]) -> None:
+    source = "".join(pieces)
+    page = markup_page_text(source, "html")
+    for start, end in page.blocks:
+        a, b = page.document_range(start, end)
+        assert 0 <= a <= b <= len(source)
+    assert "word" not in page.text or "word" in source

@@ -1,0 +1,82 @@
+"""pdi.mhtml.headers.served_content_type: an MHTML file's Content-Type as HTTP serves it (RFC 2046 §5.1.1, RFC 2387 §3.1).
+
+Checked with the standard library's MIME parser: the file's body read with the
+served Content-Type must give the parts the parser finds in the whole file.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pdi.mhtml.headers import SERVED_TYPE_OCTETS, served_content_type
+
+CORPUS = Path(__file__).parent / "data" / "corpus" / "mhtml"
+
+
+def _parts(message: email.message.Message) -> list[tuple[str, bytes | None]]:
+    return [(p.get_content_type(), p.get_payload(decode=True)) for p in message.walk() if not p.is_multipart()]
+
+
+def _served(content_type: str, body: bytes) -> email.message.Message:
+    return email.message_from_bytes(b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body,
+                                    policy=email.policy.default)
+
+
+@pytest.mark.parametrize("path", sorted(CORPUS.glob("*.mhtml")), ids=lambda p: p.name)
+def test_rfc2046_5_1_1_corpus_files_served_read_as_the_files_themselves(path: Path) -> None:
+    data = path.read_bytes()
+    whole = email.message_from_bytes(data, policy=email.policy.default)
+    served = served_content_type(data[:SERVED_TYPE_OCTETS])
+    if not whole.is_multipart() or whole.get_boundary() is None:
+        assert served is None or "boundary=" in served  # nothing the file's own reader finds either
+        return
+    assert served is not None and "\r" not in served and "\n" not in served
+    got = _served(served, data)
+    assert got.get_boundary() == whole.get_boundary()
+    assert got.get_content_type() == whole.get_content_type()
+    assert _parts(got) == _parts(whole)
+    if whole.get_param("type") is not None:
+        assert got.get_param("type") == whole.get_param("type")
+
+
+#: RFC 2046 §5.1.1 bchars (a space is one, but never the last).
+BCHARS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'()+_,-./:=? "
+boundaries = st.text(BCHARS, min_size=1, max_size=70).filter(lambda b: not b.endswith(" "))
+root_types = st.sampled_from(["text/html", "application/xhtml+xml", "image/svg+xml", "text/plain"])
+
+
+@given(boundary=boundaries, root=root_types, given_type=st.booleans(), folded=st.booleans(), lf=st.booleans())
+def test_rfc2387_3_1_boundary_and_type_survive(boundary: str, root: str, given_type: bool, folded: bool,
+                                               lf: bool) -> None:
+    eol = "\n" if lf else "\r\n"
+    separator = ";" + eol + "\t" if folded else "; "
+    field = "Content-Type: multipart/related" + (separator + f'type="{root}"' if given_type else "")
+    field += separator + f'boundary="{boundary}"'
+    data = eol.join(["MIME-Version: 1.0", field, "", f"--{boundary}", f"Content-Type: {root}", "", "<p>root</p>",
+                     f"--{boundary}--", ""]).encode("ascii")
+    served = served_content_type(data)
+    assert served is not None
+    got = _served(served, data)
+    assert not got.defects
+    assert got.get_boundary() == boundary
+    assert got.get_param("type") == root  # given, or the first part's (the root when no start names one)
+    assert [p.get_content_type() for p in got.iter_parts()] == [root]
+
+
+@given(st.binary(max_size=2000))
+def test_any_octets_give_one_line_or_none(data: bytes) -> None:
+    served = served_content_type(data)
+    assert served is None or (served.startswith("multipart/") and served.isprintable() and served.isascii())
+
+
+def test_start_keeps_its_angle_brackets() -> None:
+    served = served_content_type(b'Content-Type: multipart/related; boundary=b; start="<root@x>"\r\n\r\n')
+    assert served is not None
+    assert _served(served, b"").get_param("start") == "<root@x>"
+    assert "type=" not in served  # the start part is not the first: its type is not guessed
