@@ -19,7 +19,16 @@ too), to resolve no name itself (``--host-resolver-rules``: every name but
 the proxy's address is not found), to use no QUIC (``--disable-quic``;
 WebTransport is refused when a proxy is set) and to send WebRTC only through
 the proxy (``--webrtc-ip-handling-policy=disable_non_proxied_udp``: no UDP,
-STUN included, since the proxy carries none). ``Page.captureSnapshot`` then
+STUN included, since the proxy carries none).
+
+Nothing is fetched or looked up that the page did not cause: Chromium's own
+services are switched off by flags where a flag exists (:data:`_FLAGS`), and
+the proxy resolves only hosts the page asked for (:class:`pdi.capture.proxy.PageHosts`):
+every target of the page (the tab, frames in processes of their own, dedicated,
+shared and service workers) is attached before it runs, with the Network domain
+on, and each request or WebSocket it announces names a host the proxy may look
+up. Chromium runs in its sandbox, as an unprivileged user when pdi is root
+(:func:`devtools`). ``Page.captureSnapshot`` then
 returns Chromium's own MHTML serialization of the page as it stands after the
 load event and ``settle`` more seconds (for pages that build themselves with
 JavaScript).
@@ -30,41 +39,73 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import pwd
 import select
 import shutil
 import subprocess
 import tempfile
 import time
 import urllib.parse
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from pdi._wording import plural
 from pdi.capture.fetch import check_url
-from pdi.capture.proxy import AddressPolicy, CaptureProxy
+from pdi.capture.proxy import AddressPolicy, CaptureProxy, PageHosts
 from pdi.errors import LimitError, NotFoundError, PDIError, UnsupportedError
 
 __all__ = ["BrowserCapture", "capture_with_browser", "chromium_path"]
 
+# Chromium's own services, each of which would fetch on its own during a capture, switched
+# off (the flags of "Chrome Flags for Tooling", GoogleChrome/chrome-launcher's
+# docs/chrome-flags-for-tools.md, and Debian's /etc/chromium.d/default-flags). What is
+# left (sign-in's ListAccounts, GCM's check-in, the search engine's preconnect, which no
+# switch turns off) the capture proxy refuses without looking the name up: the page
+# never asked for those hosts (pdi.capture.proxy.PageHosts).
 _FLAGS = (
     "--headless",
-    "--no-sandbox",
     "--disable-gpu",
     "--disable-quic",
     "--no-first-run",
-    "--disable-background-networking",
+    "--no-default-browser-check",
+    "--disable-background-networking",  # extension updates, safe browsing, upgrade detector, translate, UMA
     "--disable-component-update",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--safebrowsing-disable-auto-update",
     "--disable-sync",
+    "--metrics-recording-only",  # UMA records but never uploads
+    "--disable-breakpad",
+    "--no-pings",  # no hyperlink auditing pings
     "--disable-default-apps",
     "--disable-extensions",
+    "--disable-component-extensions-with-background-pages",
+    "--disable-search-engine-choice-screen",
+    "--media-router=0",
+    "--disable-features=" + ",".join((
+        "Translate",
+        "OptimizationHints",
+        "OptimizationHintsFetching",
+        "OptimizationGuideModelDownloading",
+        "MediaRouter",
+        "DialMediaRouteProvider",
+        "AutofillServerCommunication",
+        "NetworkTimeServiceQuerying",  # clients2.google.com/time
+        "CertificateTransparencyComponentUpdater",
+        "InterestFeedContentSuggestions",
+    )),
     "--mute-audio",
     "--remote-debugging-pipe",
     # WebRTC only through the proxy (which carries no UDP): no STUN, no UDP candidates.
     # (This Chromium's switch for the webrtc.ip_handling_policy preference.)
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
+
+# Targets (frames in processes of their own, workers) are attached before they run, so that
+# their requests are seen (Network domain) before they are made.
+_AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True}
 
 
 def _proxy_flags(proxy: str) -> tuple[str, ...]:
@@ -110,6 +151,8 @@ class Pipe:
         self._buffer = b""
         self._next_id = 0
         self.events: list[dict[str, Any]] = []
+        # Called with every event as it is read, whoever is waiting for what.
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
 
     def send(self, method: str, params: dict[str, Any] | None = None, session: str | None = None) -> int:
         self._next_id += 1
@@ -145,6 +188,9 @@ class Pipe:
                 )
         raw, _, self._buffer = self._buffer.partition(b"\0")
         message: dict[str, Any] = json.loads(raw)
+        if "method" in message:
+            for listener in self.listeners:
+                listener(message)
         return message
 
     def call(self, method: str, params: dict[str, Any] | None, session: str | None, deadline: float) -> dict[str, Any]:
@@ -205,36 +251,109 @@ def capture_with_browser(
     policy = AddressPolicy.of(allow_private=allow_private, allow=allow)
     _check_page(url, policy)
     deadline = time.monotonic() + timeout
-    with CaptureProxy(policy) as proxy, devtools(chromium, max_bytes, proxy=proxy.url) as pipe:
+    page = PageHosts()
+    page.announce(url)
+    with CaptureProxy(policy, page=page) as proxy, devtools(chromium, max_bytes, proxy=proxy.url) as pipe:
+        pipe.listeners.append(_PageWatch(pipe, page))
         return _drive(pipe, proxy, url, deadline=deadline, settle=settle, max_bytes=max_bytes)
 
 
+class _PageWatch:
+    """Tells the proxy every host the page asks for, from every target of the page.
+
+    A listener of the pipe: each target attached (a frame in a process of its own, a
+    dedicated, shared or service worker; all wait for the debugger before they run) gets
+    the Network domain and the same auto-attach, then runs; each request and WebSocket
+    that any of them announces is passed to :class:`PageHosts`. Chromium's own services
+    belong to no target and are never announced.
+    """
+
+    def __init__(self, pipe: Pipe, page: PageHosts) -> None:
+        self._pipe = pipe
+        self._page = page
+
+    def __call__(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        params = message.get("params", {})
+        if method == "Network.requestWillBeSent":
+            self._page.announce(str(params.get("request", {}).get("url", "")))
+        elif method == "Network.webSocketCreated":
+            self._page.announce(str(params.get("url", "")))
+        elif method == "Target.attachedToTarget":
+            session = params["sessionId"]
+            # Sent, not called: this runs inside a read of the pipe. The answers are dropped.
+            self._pipe.send("Network.enable", None, session)
+            self._pipe.send("Target.setAutoAttach", _AUTO_ATTACH, session)
+            self._pipe.send("Runtime.runIfWaitingForDebugger", None, session)
+
+
+_SANDBOX_USER = "nobody"
+
+
+def _unprivileged() -> tuple[int, int]:
+    """The uid and gid Chromium runs as when pdi runs as root (``$PDI_CHROMIUM_USER``, else ``nobody``)."""
+    name = os.environ.get("PDI_CHROMIUM_USER") or _SANDBOX_USER
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError as exc:
+        raise UnsupportedError(f"cannot run Chromium sandboxed: there is no user {name!r} to run it as") from exc
+    if entry.pw_uid == 0:
+        raise UnsupportedError(f"cannot run Chromium sandboxed as {name!r}: that user is root")
+    return entry.pw_uid, entry.pw_gid
+
+
 @contextmanager
-def devtools(chromium: str | None = None, max_bytes: int | None = None, proxy: str | None = None) -> Iterator[Pipe]:
+def devtools(
+    chromium: str | None = None, max_bytes: int | None = None, proxy: str | None = None, *, sandbox: bool | None = None
+) -> Iterator[Pipe]:
     """A headless Chromium with a new empty profile, driven over the DevTools pipe; closed on exit.
 
     Chromium reads commands on its descriptor 3 and answers on 4
     (``--remote-debugging-pipe``): no port is opened. ``max_bytes`` bounds one
     message (see :class:`Pipe`). With ``proxy`` (``http://127.0.0.1:PORT``) every
     connection goes through that proxy and Chromium resolves no name itself.
+
+    ``sandbox`` (by default: when there is a ``proxy``, i.e. for a stranger's page)
+    runs Chromium in its own sandbox. Chromium refuses to run sandboxed as root, so
+    a root pdi starts it as an unprivileged user (``nobody``, or
+    ``$PDI_CHROMIUM_USER``) through ``setpriv``, with no supplementary groups, no
+    new privileges, and the temporary profile (its HOME too) its own. Debian's
+    Chromium has no setuid sandbox helper: it sandboxes its renderers in user
+    namespaces, which the kernel must allow unprivileged users to make. Without
+    ``sandbox`` (pdi's own pages and files, in the tests) it runs ``--no-sandbox``.
     """
     binary = chromium or chromium_path()
+    sandboxed = proxy is not None if sandbox is None else sandbox
+    as_user = _unprivileged() if sandboxed and os.geteuid() == 0 else None
+    setpriv = shutil.which("setpriv") if as_user else None
+    if as_user and not setpriv:
+        raise UnsupportedError("cannot run Chromium sandboxed as root without setpriv (Debian's util-linux)")
     to_browser_r, to_browser_w = os.pipe()
     from_browser_r, from_browser_w = os.pipe()
     # The child ends must not already sit on 3 or 4, where they are about to be moved.
     to_browser_r = _above_four(to_browser_r)
     from_browser_w = _above_four(from_browser_w)
     with tempfile.TemporaryDirectory(prefix="pdi-chromium-") as profile:
-        args = [*_FLAGS, *(_proxy_flags(proxy) if proxy else ()), f"--user-data-dir={profile}", "about:blank"]
+        env = None
+        wrapper: list[str] = []
+        if as_user and setpriv:
+            os.chown(profile, *as_user)
+            env = {**os.environ, "HOME": profile, "XDG_CONFIG_HOME": profile, "XDG_CACHE_HOME": profile}
+            env.pop("XDG_RUNTIME_DIR", None)
+            uid, gid = as_user
+            wrapper = [setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--no-new-privs", "--"]
+        args = [*_FLAGS, *(() if sandboxed else ("--no-sandbox",)), *(_proxy_flags(proxy) if proxy else ())]
+        args += [f"--user-data-dir={profile}", "about:blank"]
         # bash only moves the two pipe ends to descriptors 3 and 4, then becomes Chromium.
         script = f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w} {to_browser_r}<&- {from_browser_w}>&-'
         process = subprocess.Popen(
-            [shutil.which("bash") or "/bin/bash", "-c", script, binary, *args],
+            [*wrapper, shutil.which("bash") or "/bin/bash", "-c", script, binary, *args],
             pass_fds=(to_browser_r, from_browser_w),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
+            env=env,
         )
         os.close(to_browser_r)
         os.close(from_browser_w)
@@ -263,8 +382,12 @@ def _refusals(proxy: CaptureProxy) -> str:
 def _drive(
     pipe: Pipe, proxy: CaptureProxy, url: str, *, deadline: float, settle: float, max_bytes: int | None
 ) -> BrowserCapture:
+    # Every target from now on (the tab, its frames, its workers) is attached before it runs.
+    pipe.call("Target.setAutoAttach", _AUTO_ATTACH, None, deadline)
     target = pipe.call("Target.createTarget", {"url": "about:blank"}, None, deadline)["targetId"]
     session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True}, None, deadline)["sessionId"]
+    pipe.call("Network.enable", None, session, deadline)
+    pipe.call("Target.setAutoAttach", _AUTO_ATTACH, session, deadline)
     pipe.call("Page.enable", None, session, deadline)
     loaded = False
     navigate_id = pipe.send("Page.navigate", {"url": url}, session)
