@@ -28,10 +28,16 @@ every target of the page (the tab, frames in processes of their own, dedicated,
 shared and service workers) is attached before it runs, with the Network domain
 on, and each request or WebSocket it announces names a host the proxy may look
 up. Chromium runs in its sandbox, as an unprivileged user when pdi is root
-(:func:`devtools`). ``Page.captureSnapshot`` then
-returns Chromium's own MHTML serialization of the page as it stands after the
-load event and ``settle`` more seconds (for pages that build themselves with
-JavaScript).
+(:func:`devtools`).
+
+After the load event and ``settle`` more seconds (for pages that build
+themselves with JavaScript), pdi writes the MHTML itself
+(:mod:`pdi.capture.rendered`), as ``pdi mhtml pack`` writes a folder: each
+frame's document as it stands after its scripts, serialized by the browser, and
+the resources the page loaded, with the bytes the proxy saw pass (plain http)
+or Chromium kept (https). Chromium's own ``Page.captureSnapshot`` MHTML was not
+kept: Chromium cannot fully reopen it (4 of the 9 pages of
+tests/capture/nine_pages.py rendered otherwise than live).
 """
 
 from __future__ import annotations
@@ -52,9 +58,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from pdi._wording import plural
-from pdi.capture.fetch import check_url
+from pdi.capture.fetch import Limits, check_url
 from pdi.capture.proxy import AddressPolicy, CaptureProxy, PageHosts
+from pdi.capture.rendered import (
+    SERIALIZE,
+    Document,
+    NetworkLog,
+    pack_rendered,
+    recorded_body,
+    response_body,
+)
 from pdi.errors import LimitError, NotFoundError, PDIError, UnsupportedError
+from pdi.mhtml.resolve import comparable
 
 __all__ = ["BrowserCapture", "capture_with_browser", "chromium_path"]
 
@@ -237,40 +252,48 @@ def capture_with_browser(
     chromium: str | None = None,
     max_bytes: int | None = None,
 ) -> BrowserCapture:
-    """Load ``url`` in headless Chromium and return its ``Page.captureSnapshot`` MHTML.
+    """Load ``url`` in headless Chromium and return the MHTML of what it loaded and rendered.
 
     Every connection Chromium makes passes the capture proxy's address check:
     public addresses, every address if ``allow_private``, and the ``(address,
     port)`` pairs of ``allow`` (a local mirror; the tests' own sites). A page
     that ends on a URL the proxy refused is refused (:class:`UnsupportedError`).
 
-    ``max_bytes`` bounds the MHTML: a larger one is a :class:`LimitError`, raised while
-    it arrives (a DevTools message may carry at most twice that, for JSON escapes), so
-    no more than that is ever held.
+    ``max_bytes`` bounds the MHTML and each resource (four times that all the page
+    loaded): more is a :class:`LimitError`, raised while it arrives (a DevTools message
+    may carry at most twice that, for JSON escapes), so no more than that is ever held.
     """
     policy = AddressPolicy.of(allow_private=allow_private, allow=allow)
     _check_page(url, policy)
     deadline = time.monotonic() + timeout
     page = PageHosts()
     page.announce(url)
-    with CaptureProxy(policy, page=page) as proxy, devtools(chromium, max_bytes, proxy=proxy.url) as pipe:
-        pipe.listeners.append(_PageWatch(pipe, page))
-        return _drive(pipe, proxy, url, deadline=deadline, settle=settle, max_bytes=max_bytes)
+    # Bodies are kept in the browser until asked for: up to the limit each, four times it in all.
+    each = max_bytes if max_bytes is not None else 50 * 1024 * 1024
+    network = {"maxResourceBufferSize": each, "maxTotalBufferSize": 4 * each}
+    with CaptureProxy(policy, page=page, record_bytes=each) as proxy, devtools(chromium, max_bytes, proxy=proxy.url) as pipe:
+        watch = _PageWatch(pipe, page, network)
+        pipe.listeners.append(watch)
+        return _drive(pipe, proxy, watch, url, deadline=deadline, settle=settle, max_bytes=max_bytes)
 
 
 class _PageWatch:
-    """Tells the proxy every host the page asks for, from every target of the page.
+    """Tells the proxy every host the page asks for, from every target of the page, and logs its responses.
 
     A listener of the pipe: each target attached (a frame in a process of its own, a
     dedicated, shared or service worker; all wait for the debugger before they run) gets
     the Network domain and the same auto-attach, then runs; each request and WebSocket
-    that any of them announces is passed to :class:`PageHosts`. Chromium's own services
-    belong to no target and are never announced.
+    that any of them announces is passed to :class:`PageHosts`, and every Network event
+    to the :class:`NetworkLog` the MHTML is written from. Chromium's own services belong
+    to no target and are never announced.
     """
 
-    def __init__(self, pipe: Pipe, page: PageHosts) -> None:
+    def __init__(self, pipe: Pipe, page: PageHosts, network: dict[str, Any]) -> None:
         self._pipe = pipe
         self._page = page
+        self.network = network
+        self.log = NetworkLog()
+        self.frame_sessions: list[str] = []  # frames of other sites, each a target of its own
 
     def __call__(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -281,10 +304,14 @@ class _PageWatch:
             self._page.announce(str(params.get("url", "")))
         elif method == "Target.attachedToTarget":
             session = params["sessionId"]
+            if params.get("targetInfo", {}).get("type") == "iframe":
+                self.frame_sessions.append(session)
             # Sent, not called: this runs inside a read of the pipe. The answers are dropped.
-            self._pipe.send("Network.enable", None, session)
+            self._pipe.send("Network.enable", self.network, session)
             self._pipe.send("Target.setAutoAttach", _AUTO_ATTACH, session)
             self._pipe.send("Runtime.runIfWaitingForDebugger", None, session)
+        if isinstance(method, str) and method.startswith("Network."):
+            self.log.event(message)
 
 
 _SANDBOX_USER = "nobody"
@@ -380,13 +407,13 @@ def _refusals(proxy: CaptureProxy) -> str:
 
 
 def _drive(
-    pipe: Pipe, proxy: CaptureProxy, url: str, *, deadline: float, settle: float, max_bytes: int | None
+    pipe: Pipe, proxy: CaptureProxy, watch: _PageWatch, url: str, *, deadline: float, settle: float, max_bytes: int | None
 ) -> BrowserCapture:
     # Every target from now on (the tab, its frames, its workers) is attached before it runs.
     pipe.call("Target.setAutoAttach", _AUTO_ATTACH, None, deadline)
     target = pipe.call("Target.createTarget", {"url": "about:blank"}, None, deadline)["targetId"]
     session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True}, None, deadline)["sessionId"]
-    pipe.call("Network.enable", None, session, deadline)
+    pipe.call("Network.enable", watch.network, session, deadline)
     pipe.call("Target.setAutoAttach", _AUTO_ATTACH, session, deadline)
     pipe.call("Page.enable", None, session, deadline)
     loaded = False
@@ -426,11 +453,60 @@ def _drive(
     for refusal in list(proxy.refused):
         if refusal.request == f"GET {final_url.partition('#')[0]}":
             raise UnsupportedError(f"refusing to capture {url}: it led to {refusal}")
-    snapshot = pipe.call("Page.captureSnapshot", {"format": "mhtml"}, session, deadline)
-    mhtml = str(snapshot["data"]).encode("utf-8")
+    documents = _documents(pipe, session, deadline)
+    for frame_session in watch.frame_sessions:
+        try:
+            documents += _documents(pipe, frame_session, deadline)
+        except (UnsupportedError, LimitError):
+            continue  # a frame gone meanwhile: what it loaded is taken as it arrived
+    bodies: dict[tuple[str | None, str], tuple[bytes, bool]] = {}
+    total = 0
+    for key in watch.log.finished():
+        try:
+            answer = pipe.call("Network.getResponseBody", {"requestId": key[1]}, key[0], deadline)
+        except UnsupportedError:
+            continue  # no body kept (a redirect, a 204, one evicted from the buffer)
+        body = response_body(answer)
+        total += len(body[0])
+        if max_bytes is not None and total > 4 * max_bytes:
+            raise LimitError(f"the page loaded more than {plural(4 * max_bytes, 'byte')}")
+        bodies[key] = body
+    limits = Limits() if max_bytes is None else Limits(max_resource_bytes=max_bytes, max_total_bytes=4 * max_bytes)
+    each = limits.max_resource_bytes
+    recorded = {comparable(url): data for url, (head, sent) in list(proxy.recorded.items())
+                if (data := recorded_body(head, sent, each)) is not None}
+    mhtml, _ = pack_rendered(final_url, documents, watch.log.responses(bodies, recorded), limits)
     if max_bytes is not None and len(mhtml) > max_bytes:
-        raise LimitError(f"Chromium wrote {plural(len(mhtml), 'byte')} of MHTML, more than the limit of {max_bytes}")
+        raise LimitError(f"the page's MHTML is {plural(len(mhtml), 'byte')}, more than the limit of {max_bytes}")
     refused = [str(r) for r in proxy.refused]
     if proxy.refused_unkept:
         refused.append(f"{plural(proxy.refused_unkept, 'more request')} (not listed)")
     return BrowserCapture(mhtml=mhtml, url=url, final_url=final_url, refused=tuple(refused))
+
+
+def _frames(node: dict[str, Any]) -> list[dict[str, Any]]:
+    return [node["frame"], *(f for child in node.get("childFrames", []) for f in _frames(child))]
+
+
+def _documents(pipe: Pipe, session: str, deadline: float) -> list[Document]:
+    """Each frame's document as it stands, serialized in a world of pdi's own (main frame first).
+
+    A frame in a process of its own (another site's) is not reachable from the tab's
+    session: what it loaded is taken as it arrived.
+    """
+    documents: list[Document] = []
+    for index, frame in enumerate(_frames(pipe.call("Page.getFrameTree", None, session, deadline)["frameTree"])):
+        try:
+            world = pipe.call("Page.createIsolatedWorld", {"frameId": frame["id"], "worldName": "pdi-capture"}, session, deadline)
+            evaluate = {"expression": SERIALIZE, "contextId": world["executionContextId"], "returnByValue": True}
+            value = pipe.call("Runtime.evaluate", evaluate, session, deadline)["result"].get("value")
+        except UnsupportedError:
+            if index == 0:
+                raise
+            continue
+        if not isinstance(value, dict):
+            if index == 0:
+                raise UnsupportedError("Chromium did not serialize the page")
+            continue
+        documents.append(Document(str(value["url"]), str(value["html"]), str(value["charset"]), str(value["type"])))
+    return documents

@@ -43,12 +43,13 @@ of a request body) is small.
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import re
 import socket
 import threading
 import urllib.parse
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -378,13 +379,22 @@ class CaptureProxy:
     first ``max_refusals_kept``, each request cut to 1000 characters), and
     :attr:`refused_unkept` how many more. With ``page``, only the hosts the page
     asked for are resolved (a request waits up to ``limits.page_timeout`` for
-    the page to be seen asking); any other is refused unresolved.
+    the page to be seen asking); any other is refused unresolved. With
+    ``record_bytes``, the answer to each plain-http GET of at most that many
+    bytes (and four times that in all) is kept in :attr:`recorded` (``URL: (header block, body as sent)``;
+    https passes through a tunnel, unread).
     """
 
-    def __init__(self, policy: AddressPolicy, limits: ProxyLimits | None = None, page: PageHosts | None = None) -> None:
+    def __init__(
+        self, policy: AddressPolicy, limits: ProxyLimits | None = None, page: PageHosts | None = None, record_bytes: int = 0
+    ) -> None:
         self.limits = limits or ProxyLimits()
         self._policy = policy
         self._page = page
+        # Plain-http answers to GET as they passed (header block, body as framed), by URL.
+        self.record_bytes = record_bytes
+        self.recorded: dict[str, tuple[bytes, bytes]] = {}
+        self._recorded_bytes = 0
         self.port = 0
         self.refused: list[Refusal] = []
         self.refused_unkept = 0
@@ -603,8 +613,17 @@ class CaptureProxy:
                 return
             if 100 <= status < 200:
                 continue  # an interim response (100, 103): the final one follows
-            await self._copy(up_reader, writer, _Activity(asyncio.get_running_loop().time()))
+            sink = bytearray() if self.record_bytes and request.startswith("GET ") else None
+            record = None if sink is None else functools.partial(self._keep, request[4:], lines, sink)
+            await self._copy(up_reader, writer, _Activity(asyncio.get_running_loop().time()), sink, record)
             return
+
+    def _keep(self, url: str, head: list[bytes], sink: bytearray) -> None:
+        """Keep a plain-http answer that passed whole, within ``record_bytes`` (four times that in all)."""
+        fits = len(sink) <= self.record_bytes and self._recorded_bytes + len(sink) <= 4 * self.record_bytes
+        if fits and url not in self.recorded:
+            self._recorded_bytes += len(sink)
+            self.recorded[url] = (b"\r\n".join(head) + b"\r\n\r\n", bytes(sink))
 
     async def _copy_exactly(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, length: int) -> None:
         while length > 0:
@@ -618,8 +637,19 @@ class CaptureProxy:
             dst.write(chunk)
             await asyncio.wait_for(dst.drain(), timeout=self.limits.idle_timeout)
 
-    async def _copy(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, activity: _Activity) -> None:
-        """Pass bytes on until ``src`` ends, or until neither way has carried one for the idle time."""
+    async def _copy(
+        self,
+        src: asyncio.StreamReader,
+        dst: asyncio.StreamWriter,
+        activity: _Activity,
+        sink: bytearray | None = None,
+        ended: Callable[[], None] | None = None,
+    ) -> None:
+        """Pass bytes on until ``src`` ends, or until neither way has carried one for the idle time.
+
+        ``sink`` keeps a copy of what passed, up to one byte more than ``record_bytes``;
+        ``ended`` is called when ``src`` has ended, before ``dst`` is told so.
+        """
         loop = asyncio.get_running_loop()
         idle = self.limits.idle_timeout
         while True:
@@ -631,10 +661,14 @@ class CaptureProxy:
             except TimeoutError:
                 continue  # the other way may have carried bytes meanwhile
             if not chunk:
+                if ended is not None:
+                    ended()
                 if dst.can_write_eof():
                     dst.write_eof()
                 return
             activity.last = loop.time()
+            if sink is not None and len(sink) <= self.record_bytes:
+                sink += chunk[: self.record_bytes + 1 - len(sink)]
             dst.write(chunk)
             await asyncio.wait_for(dst.drain(), timeout=idle)
 
