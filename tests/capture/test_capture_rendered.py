@@ -97,6 +97,15 @@ def test_network_log_follows_redirects_and_prefers_what_the_proxy_saw() -> None:
                     "headers": {"Content-Type": 'text/css; charset="koi8-r"'}})
     event("Network.loadingFinished")
     assert log.finished() == [("S", "1")]
+    # The same request seen by a second session of the tab: its body is asked for once; a
+    # body the proxy kept is not asked for.
+    log.event({"method": "Network.requestWillBeSent", "sessionId": "T",
+               "params": {"requestId": "1", "request": {"url": "http://a.example/new.css"}}})
+    log.event({"method": "Network.responseReceived", "sessionId": "T",
+               "params": {"requestId": "1", "response": {"url": "http://a.example/new.css", "status": 200}}})
+    log.event({"method": "Network.loadingFinished", "sessionId": "T", "params": {"requestId": "1"}})
+    assert log.finished() == [("S", "1")]
+    assert log.finished(have={"http://a.example/new.css"}) == []
     chromium = {("S", "1"): (b"p{}", True)}
     got = log.responses(chromium)
     old, new = got["http://a.example/old.css"], got["http://a.example/new.css"]

@@ -459,22 +459,22 @@ def _drive(
             documents += _documents(pipe, frame_session, deadline)
         except (UnsupportedError, LimitError):
             continue  # a frame gone meanwhile: what it loaded is taken as it arrived
+    limits = Limits() if max_bytes is None else Limits(max_resource_bytes=max_bytes, max_total_bytes=4 * max_bytes)
+    each = limits.max_resource_bytes
+    recorded = {comparable(url): data for url, (head, sent) in list(proxy.recorded.items())
+                if (data := recorded_body(head, sent, each)) is not None}
     bodies: dict[tuple[str | None, str], tuple[bytes, bool]] = {}
-    total = 0
-    for key in watch.log.finished():
+    total = sum(len(data) for data in recorded.values())
+    for key in watch.log.finished(have=recorded):
         try:
             answer = pipe.call("Network.getResponseBody", {"requestId": key[1]}, key[0], deadline)
         except UnsupportedError:
             continue  # no body kept (a redirect, a 204, one evicted from the buffer)
         body = response_body(answer)
         total += len(body[0])
-        if max_bytes is not None and total > 4 * max_bytes:
-            raise LimitError(f"the page loaded more than {plural(4 * max_bytes, 'byte')}")
+        if total > limits.max_total_bytes:
+            raise LimitError(f"the page loaded more than {plural(limits.max_total_bytes, 'byte')}")
         bodies[key] = body
-    limits = Limits() if max_bytes is None else Limits(max_resource_bytes=max_bytes, max_total_bytes=4 * max_bytes)
-    each = limits.max_resource_bytes
-    recorded = {comparable(url): data for url, (head, sent) in list(proxy.recorded.items())
-                if (data := recorded_body(head, sent, each)) is not None}
     mhtml, _ = pack_rendered(final_url, documents, watch.log.responses(bodies, recorded), limits)
     if max_bytes is not None and len(mhtml) > max_bytes:
         raise LimitError(f"the page's MHTML is {plural(len(mhtml), 'byte')}, more than the limit of {max_bytes}")

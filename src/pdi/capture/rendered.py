@@ -32,6 +32,7 @@ import asyncio
 import base64
 import re
 import zlib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,9 +131,20 @@ class NetworkLog:
         elif method == "Network.loadingFinished" and key in self._requests:
             self._requests[key].finished = True
 
-    def finished(self) -> list[tuple[str | None, str]]:
-        """``(session, requestId)`` of each request answered in full, in the order asked."""
-        return [key for key, r in self._requests.items() if r.finished and r.response is not None]
+    def finished(self, have: Collection[str] = ()) -> list[tuple[str | None, str]]:
+        """``(session, requestId)`` of each request answered in full, in the order asked: one for
+        each final URL (two sessions of one tab see the same request), none for a URL in
+        ``have`` (``comparable`` form: bodies the proxy kept)."""
+        seen = set(have)
+        out: list[tuple[str | None, str]] = []
+        for key, request in self._requests.items():
+            if not request.finished or request.response is None:
+                continue
+            final = comparable(str(request.response.get("url") or request.urls[-1]))
+            if final not in seen:
+                seen.add(final)
+                out.append(key)
+        return out
 
     def responses(
         self, bodies: dict[tuple[str | None, str], tuple[bytes, bool]], recorded: dict[str, bytes] | None = None
