@@ -66,6 +66,13 @@ FILES: dict[str, tuple[str, bytes]] = {
         b'<object data="a.svg" type="image/svg+xml"></object>',
     ),
     "/a.svg": ("image/svg+xml", b'<svg xmlns="http://www.w3.org/2000/svg" width="9" height="9"><circle r="4"/></svg>'),
+    # Built by script: an image the page inserts, and text it writes into its own frame.
+    "/scripted.html": (
+        "text/html",
+        b'<!doctype html><body><iframe src="/sub/frame.html" onload="this.contentDocument.body.insertAdjacentHTML('
+        b"'beforeend', '<p id=written>written by the parent</p>')\"></iframe>"
+        b"<script>const i = document.createElement('img'); i.src = '/sub/img/bg.png'; document.body.append(i);</script>",
+    ),
 }
 
 
@@ -175,6 +182,38 @@ def test_browser_capture_unpacks_to_a_page_that_opens_offline(main_capture: byte
     sjis = (tmp_path / "sjis.html").read_bytes()
     assert SJIS_TEXT.encode("shift_jis") in sjis and b'src="a.png"' in sjis
     assert [u.rsplit("/", 1)[1] for u in result.unsatisfied] == ["next.html"]
+
+
+def test_browser_capture_keeps_what_scripts_built_and_chromium_shows_it(server: str, tmp_path: Path) -> None:
+    # What the page's script inserted (an image) and wrote into its frame is in the file,
+    # and Chromium opening the file (scripts never run there) shows both.
+    import time
+
+    from chromium_helpers import open_page
+    from pdi.capture.browser import devtools
+
+    archive = tmp_path / "scripted.mht"
+    archive.write_bytes(capture_with_browser(server + "/scripted.html", allow_private=True, settle=0.5).mhtml)
+    agg = parse(archive.read_bytes())
+    parts = _by_location(agg)
+    assert parts[server + "/sub/img/bg.png"].data == IMAGES["bg"]
+    assert "written by the parent" in parts[server + "/sub/frame.html"].text()
+    assert "onload" not in agg.root.text() and "<script" not in agg.root.text()
+    with devtools() as pipe:
+        session = open_page(pipe, archive.as_uri())
+        deadline = time.monotonic() + 60
+
+        def evaluate(frame: str, expression: str) -> object:
+            world = pipe.call("Page.createIsolatedWorld", {"frameId": frame}, session, deadline)["executionContextId"]
+            found = pipe.call("Runtime.evaluate", {"expression": expression, "contextId": world, "returnByValue": True},
+                              session, deadline)
+            return found["result"]["value"]
+
+        tree = pipe.call("Page.getFrameTree", None, session, deadline)["frameTree"]
+        (child,) = tree["childFrames"]
+        images = evaluate(tree["frame"]["id"], "[...document.images].map(i => i.naturalWidth)")
+        written = evaluate(child["frame"]["id"], "document.getElementById('written').textContent")
+    assert (images, written) == ([1], "written by the parent")
 
 
 def test_chromium_refuses_private_pages_without_permission(server: str) -> None:
