@@ -245,6 +245,37 @@ def test_rfc2046_5_1_4_the_last_page_alternative_is_the_best() -> None:
     assert agg.root.data == b"<p>rich"
 
 
+IE_FRAMED = Path(__file__).parent / "data" / "ie" / "framed.mht"
+
+
+def test_rfc2557_5_internet_explorers_frameset_first_stays_the_root() -> None:
+    # Internet Explorer's framed page: the frameset first, under type="multipart/alternative",
+    # each frame an alternative (text/plain, text/html) of its own after it. RFC 2557 §5 and
+    # RFC 2387 §3.1: no start parameter, so the first part is the root; IE and Chromium open
+    # the frameset (tests/test_mhtml_ie_frames_chromium.py). A frame is not the root.
+    agg = parse(IE_FRAMED.read_bytes())
+    assert agg.root.location == "http://frames.example/index.htm"
+    assert b"<FRAMESET" in agg.root.data
+    assert {r.target.location for r in agg.references if r.source is agg.root} == {
+        "http://frames.example/nav.htm", "http://frames.example/main.htm"
+    }
+    assert [f.code for f in check(agg).findings if f.severity == "error"] == []
+    first = plan(agg).files[0]
+    assert first.name == "index.html" and first.label == "http://frames.example/index.htm"
+    assert b"<FRAMESET" in first.data
+
+
+def test_a_page_first_under_another_type_stays_the_root() -> None:
+    # The type parameter only passes over a first part that is no page (an image).
+    alt = (
+        'Content-Type: multipart/alternative; boundary="alt"\n\n--alt\nContent-Type: text/plain\n\nplain'
+        '\n--alt\nContent-Type: text/html\nContent-Location: http://a.example/f.html\n\n<p>frame\n--alt--'
+    )
+    head = 'Content-Type: multipart/related; boundary="b1"; type="multipart/alternative"'
+    agg = parse(mhtml(PAGE, alt, IMAGE, head=head))
+    assert agg.root.location == "http://a.example/"
+
+
 def test_a_first_part_of_the_type_stays_the_root() -> None:
     head = 'Content-Type: multipart/related; boundary="b1"; type="image/png"'
     agg = parse(mhtml(IMAGE, PAGE, head=head))

@@ -31,7 +31,7 @@ from nine_pages import PAGES, Served, site, write_folder
 from PIL import Image, ImageChops
 
 from chromium_helpers import navigate_and_wait_for_load
-from pdi.capture import capture, pack_path, unpack_to
+from pdi.capture import capture, capture_with_browser, pack_path, unpack_to
 from pdi.capture.browser import Pipe, devtools
 from pdi.mhtml import check, parse
 from pdi.mhtml.unpack import plan
@@ -164,11 +164,21 @@ def test_pdi_files_open_in_chromium_as_the_live_page(
     files = {
         "capture": capture(url, allow_private=True).mhtml,
         "pack": pack_path(folder / name / "index.html").mhtml,
+        "browser": capture_with_browser(url, allow_private=True, settle=0.3).mhtml,
     }
     for kind, data in files.items():
         report = check(parse(data))
         assert report.errors == ()
-        assert [f.message for f in report.warnings if f.code == "unsatisfied-reference"] == []
+        unsatisfied = [f.message for f in report.warnings if f.code == "unsatisfied-reference"]
+        if kind == "browser":
+            # What the browser did not load (an EOT font, the srcset and <picture> candidates
+            # it did not choose) is not in its capture, and nothing else is missing.
+            not_loaded = {server + r.target for r in SITE if not r.shown}
+            unsatisfied = [
+                m for m in unsatisfied
+                if m.rsplit(" -> ", 1)[1].removesuffix(" is in no part").split("#", 1)[0] not in not_loaded
+            ]
+        assert unsatisfied == []
 
         archive = tmp_path / f"{kind}.mhtml"
         archive.write_bytes(data)

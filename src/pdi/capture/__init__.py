@@ -5,8 +5,9 @@
   redirects recorded, private addresses refused unless ``allow_private``) and
   packs it as RFC 2557 MHTML with :func:`pdi.mhtml.write.build`.
 - :func:`capture_with_browser` lets Debian's Chromium load the page (for pages
-  that build themselves with JavaScript) and keeps Chromium's own MHTML
-  (:mod:`pdi.capture.browser`); every connection Chromium makes goes through
+  that build themselves with JavaScript) and writes what it loaded and rendered
+  (each frame's document after its scripts) with the same writer
+  (:mod:`pdi.capture.browser`, :mod:`pdi.capture.rendered`); every connection Chromium makes goes through
   pdi's forward proxy, which applies the same address check
   (:mod:`pdi.capture.proxy`).
 - :func:`pack_path` and :func:`unpack_to` are the file-system side

@@ -17,6 +17,10 @@ the plain capture checks its own (:mod:`pdi.capture.fetch`):
   in origin form with ``Connection: close`` and its answer passed back, the
   connection then closed; an ``Upgrade`` (a ws:// handshake) answered ``101``
   becomes a tunnel;
+- with a :class:`PageHosts` (a ``--browser`` capture), a host is resolved and
+  connected to only once the page has asked for it: Chromium's own services
+  (sign-in, GCM, the search engine's preconnect…) ask the proxy too, and are
+  refused with ``403`` without their names ever being looked up;
 - what cannot be checked is refused with ``403`` (an ``https://`` URL not
   tunnelled, another scheme, a request in origin form, a host that is not a
   host name or an IP literal, a connection to the proxy itself), as is what
@@ -39,19 +43,20 @@ of a request body) is small.
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import re
 import socket
 import threading
 import urllib.parse
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pdi.capture.fetch import check_address
 from pdi.errors import LimitError, ParseError, PDIError, UnsupportedError
 
-__all__ = ["AddressPolicy", "CaptureProxy", "ProxyLimits", "Refusal"]
+__all__ = ["AddressPolicy", "CaptureProxy", "PageHosts", "ProxyLimits", "Refusal"]
 
 _CHUNK = 64 * 1024
 _TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
@@ -72,6 +77,7 @@ class ProxyLimits:
     connect_timeout: float = 10.0
     idle_timeout: float = 30.0
     max_connections: int = 64
+    page_timeout: float = 10.0  # how long a request waits for the page to be seen asking for its host
     max_refusals_kept: int = 1000  # the rest are only counted (a page can ask for millions)
 
 
@@ -138,6 +144,76 @@ class AddressPolicy:
         if not addresses:
             raise UnsupportedError(f"{host} resolves to no address")
         return addresses
+
+
+_DEFAULT_PORTS = {"http": 80, "ws": 80, "https": 443, "wss": 443}
+
+
+class PageHosts:
+    """The ``(host, port)`` pairs the page under capture has asked for, told by the browser's driver.
+
+    The driver (:mod:`pdi.capture.browser`) announces every URL that Chromium's
+    DevTools protocol attributes to the page: its frames and its workers
+    (``Network.requestWillBeSent``, ``Network.webSocketCreated``). Chromium's
+    own services run in the browser process, under no page, and are never
+    announced. Thread-safe: announced from the driver's thread, awaited on the
+    proxy's event loop.
+    """
+
+    def __init__(self) -> None:
+        self._asked: set[tuple[str, int]] = set()
+        self._lock = threading.Lock()
+        self._waiting: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+
+    @staticmethod
+    def key(url: str) -> tuple[str, int] | None:
+        """``(host, port)`` of an http, https, ws or wss URL; ``None`` for any other URL."""
+        try:
+            parts = urllib.parse.urlsplit(url)
+            port = parts.port
+        except ValueError:
+            return None
+        default = _DEFAULT_PORTS.get(parts.scheme.lower())
+        if default is None or not parts.hostname:
+            return None
+        return parts.hostname.lower(), port or default
+
+    def announce(self, url: str) -> None:
+        """The page asked for ``url``: its host and port may be resolved and connected to."""
+        key = self.key(url)
+        if key is None:
+            return
+        with self._lock:
+            if key in self._asked:
+                return
+            self._asked.add(key)
+            waiting = list(self._waiting)
+        for loop, event in waiting:
+            loop.call_soon_threadsafe(event.set)
+
+    async def asked(self, host: str, port: int, timeout: float) -> bool:
+        """Whether the page asks for ``host``:``port`` within ``timeout`` seconds (at once if it has)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        key = (host.lower(), port)
+        while True:
+            event = asyncio.Event()
+            with self._lock:
+                if key in self._asked:
+                    return True
+                self._waiting.append((loop, event))
+            try:
+                left = deadline - loop.time()
+                if left <= 0:
+                    return False
+                try:
+                    await asyncio.wait_for(event.wait(), timeout=left)
+                except TimeoutError:
+                    with self._lock:
+                        return key in self._asked
+            finally:
+                with self._lock:
+                    self._waiting.remove((loop, event))
 
 
 @dataclass(frozen=True)
@@ -301,12 +377,24 @@ class CaptureProxy:
 
     :attr:`port` is where it listens; :attr:`refused` what it has refused so far (the
     first ``max_refusals_kept``, each request cut to 1000 characters), and
-    :attr:`refused_unkept` how many more.
+    :attr:`refused_unkept` how many more. With ``page``, only the hosts the page
+    asked for are resolved (a request waits up to ``limits.page_timeout`` for
+    the page to be seen asking); any other is refused unresolved. With
+    ``record_bytes``, the answer to each plain-http GET of at most that many
+    bytes (and four times that in all) is kept in :attr:`recorded` (``URL: (header block, body as sent)``;
+    https passes through a tunnel, unread).
     """
 
-    def __init__(self, policy: AddressPolicy, limits: ProxyLimits | None = None) -> None:
+    def __init__(
+        self, policy: AddressPolicy, limits: ProxyLimits | None = None, page: PageHosts | None = None, record_bytes: int = 0
+    ) -> None:
         self.limits = limits or ProxyLimits()
         self._policy = policy
+        self._page = page
+        # Plain-http answers to GET as they passed (header block, body as framed), by URL.
+        self.record_bytes = record_bytes
+        self.recorded: dict[str, tuple[bytes, bytes]] = {}
+        self._recorded_bytes = 0
         self.port = 0
         self.refused: list[Refusal] = []
         self.refused_unkept = 0
@@ -381,6 +469,8 @@ class CaptureProxy:
             await self._handle(reader, writer)
         except (OSError, asyncio.IncompleteReadError):
             pass  # the browser or the server went away: nothing to answer
+        except asyncio.CancelledError:
+            pass  # the proxy is closing
         finally:
             self._open -= 1
             self._connections.discard(task)
@@ -427,6 +517,9 @@ class CaptureProxy:
 
     async def _connect(self, host: str, port: int, request: str, limit: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """Resolve ``host``, check every address, connect to one of those checked."""
+        if self._page is not None and not await self._page.asked(host, port, self.limits.page_timeout):
+            # Chromium's own (sign-in, GCM…): no part of the page, so not among its refusals.
+            raise _Refused(403, request, f"the page asked for nothing on {host} port {port} (not looked up)", record=False)
         try:
             addresses = await self._policy.resolve(host, port, self.limits.connect_timeout)
         except PDIError as exc:
@@ -520,8 +613,17 @@ class CaptureProxy:
                 return
             if 100 <= status < 200:
                 continue  # an interim response (100, 103): the final one follows
-            await self._copy(up_reader, writer, _Activity(asyncio.get_running_loop().time()))
+            sink = bytearray() if self.record_bytes and request.startswith("GET ") else None
+            record = None if sink is None else functools.partial(self._keep, request[4:], lines, sink)
+            await self._copy(up_reader, writer, _Activity(asyncio.get_running_loop().time()), sink, record)
             return
+
+    def _keep(self, url: str, head: list[bytes], sink: bytearray) -> None:
+        """Keep a plain-http answer that passed whole, within ``record_bytes`` (four times that in all)."""
+        fits = len(sink) <= self.record_bytes and self._recorded_bytes + len(sink) <= 4 * self.record_bytes
+        if fits and url not in self.recorded:
+            self._recorded_bytes += len(sink)
+            self.recorded[url] = (b"\r\n".join(head) + b"\r\n\r\n", bytes(sink))
 
     async def _copy_exactly(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, length: int) -> None:
         while length > 0:
@@ -535,8 +637,19 @@ class CaptureProxy:
             dst.write(chunk)
             await asyncio.wait_for(dst.drain(), timeout=self.limits.idle_timeout)
 
-    async def _copy(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, activity: _Activity) -> None:
-        """Pass bytes on until ``src`` ends, or until neither way has carried one for the idle time."""
+    async def _copy(
+        self,
+        src: asyncio.StreamReader,
+        dst: asyncio.StreamWriter,
+        activity: _Activity,
+        sink: bytearray | None = None,
+        ended: Callable[[], None] | None = None,
+    ) -> None:
+        """Pass bytes on until ``src`` ends, or until neither way has carried one for the idle time.
+
+        ``sink`` keeps a copy of what passed, up to one byte more than ``record_bytes``;
+        ``ended`` is called when ``src`` has ended, before ``dst`` is told so.
+        """
         loop = asyncio.get_running_loop()
         idle = self.limits.idle_timeout
         while True:
@@ -548,10 +661,14 @@ class CaptureProxy:
             except TimeoutError:
                 continue  # the other way may have carried bytes meanwhile
             if not chunk:
+                if ended is not None:
+                    ended()
                 if dst.can_write_eof():
                     dst.write_eof()
                 return
             activity.last = loop.time()
+            if sink is not None and len(sink) <= self.record_bytes:
+                sink += chunk[: self.record_bytes + 1 - len(sink)]
             dst.write(chunk)
             await asyncio.wait_for(dst.drain(), timeout=idle)
 

@@ -191,9 +191,11 @@ class Multipart(_Headed):
 
     ``root`` is the leaf a reference to this structure means: for
     ``multipart/related`` the start part (``start=`` parameter, else the first
-    child, unless the first child is not of the ``type`` parameter's type, itself or
-    as its root, and a later one is: then the first that is, as in Internet Explorer's
-    files whose multipart/alternative comes after an image), for
+    child, unless the first child is neither a page nor of the ``type`` parameter's
+    type, itself or as its root, and a later one is of that type: then the first that
+    is, as in files whose multipart/alternative comes after an image; a page first
+    stays the root, as Internet Explorer's framesets under
+    ``type="multipart/alternative"``), for
     ``multipart/alternative`` the last alternative that is (or whose root is) a page
     (RFC 2557 §7; else the last one, MIME's preferred, RFC 2046 §5.1.4), recursively.
     """

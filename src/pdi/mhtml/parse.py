@@ -464,10 +464,20 @@ class _Ctx:
                 )
             else:
                 chosen = match
-        elif type_ is not None and children and not _has_type(children[0], type_.strip().lower()):
-            # RFC 2387 §3.1: ``type`` is the root's type. A first part of another type (an
-            # image before Internet Explorer's multipart/alternative) is not the root when
-            # a later one has that type, itself or as its root: the first that does is.
+        elif (
+            type_ is not None
+            and children
+            and not _is_page(children[0])
+            and not _has_type(children[0], type_.strip().lower())
+        ):
+            # RFC 2387 §3.1 and RFC 2557 §5: the root is the first part, and ``type`` its
+            # type. A first part that is no page and not of that type either (an image
+            # before Internet Explorer's multipart/alternative) is not the root when a later
+            # one has that type, itself or as its root: the first that does is. A first part
+            # that is a page stays the root whatever ``type`` says: Internet Explorer's
+            # framed pages put the frameset first under type="multipart/alternative", each
+            # frame in an alternative of its own after it, and IE and Chromium open the
+            # frameset.
             wanted = type_.strip().lower()
             match = next((c for c in children if _has_type(c, wanted)), None)
             if match is not None:
@@ -607,6 +617,12 @@ def _strip_angle(value: str) -> str:
 
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+def _is_page(node: Part | Multipart) -> bool:
+    """``node`` is a page a browser opens as the document (HTML or XHTML), itself or as its root."""
+    root = _root_of(node)
+    return root is not None and root.content_type in _HTML_TYPES
 
 
 def _has_type(node: Part | Multipart, media_type: str) -> bool:

@@ -47,6 +47,11 @@ Scope (§7, §9.6): a reference from a part is satisfied only by a body part of 
 multipart/related that contains it or of one that encloses it, nearest first; parts
 inside a nested or a parallel structure are out of reach. A reference that names a
 nested multipart (by its Content-Location or Content-ID) means that structure's root.
+A multipart/alternative is one resource in several forms (RFC 2046 §5.1.4), so the
+Content-Locations of its alternatives label it too, and a reference to one of them means the
+alternative's root (RFC 2557 §7): Internet Explorer writes each frame of a framed page
+as a multipart/alternative (text/plain, then text/html) whose Content-Location is on
+the text/html alternative, and Chromium, opening the file, shows that frame.
 Within one structure the FIRST of several parts carrying the same label wins (the
 check reports the duplicates). Frames are matched like every other reference, so a
 ``cid:`` frame reference reaches its own part even when 27 frames share one
@@ -169,13 +174,17 @@ class _Index:
             cids: dict[str, Part | Multipart] = {}
             cid_locs: dict[str, Part | Multipart] = {}
             for child in mp.children:
-                if child.location is not None:
-                    key = location_key(child.location)
-                    locs.setdefault(key, child)
-                    plains.setdefault(_without_fragment(key), child)
-                    if child.content_id is None and is_cid(child.location):
-                        cid_locs.setdefault(_cid_key(child.location), child)
-                if child.content_id is not None:
+                labelled = [child]
+                if isinstance(child, Multipart) and child.content_type == "multipart/alternative":
+                    labelled += child.children  # its alternatives' labels name it too
+                for node in labelled:
+                    if node.location is not None:
+                        key = location_key(node.location)
+                        locs.setdefault(key, child)
+                        plains.setdefault(_without_fragment(key), child)
+                        if node.content_id is None and is_cid(node.location):
+                            cid_locs.setdefault(_cid_key(node.location), child)
+                if child.content_id is not None:  # a Content-ID names one body part (RFC 2392)
                     cids.setdefault(child.content_id, child)
             self.loc[mp.id] = locs
             self.plain[mp.id] = plains
