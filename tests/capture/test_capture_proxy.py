@@ -453,12 +453,28 @@ HOSTS = st.one_of(
 )
 
 
-@given(HOSTS, st.one_of(st.integers(-5, 70000).map(str), st.just(""), st.text(alphabet="0123456789a:", max_size=6)))
-def test_property_a_connect_target_is_a_checkable_host_and_a_tcp_port_or_refused(host: str, port: str) -> None:
+# RFC 9110 §9.3.6: CONNECT's target is authority-form, host ":" port; a DNS name of RFC 1123 §2.1 labels,
+# an IPv4 address or a bracketed IPv6 one, and a port from 1 to 65535, is one the proxy must take
+_LABEL = r"[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?"
+_WELL_FORMED_HOSTS = st.one_of(
+    st.from_regex(rf"{_LABEL}(\.{_LABEL}){{0,3}}", fullmatch=True),
+    st.ip_addresses(v=4).map(str),
+    st.ip_addresses(v=6).map(lambda a: f"[{a}]"),
+)
+
+
+@given(st.one_of(
+    st.tuples(HOSTS, st.one_of(st.integers(-5, 70000).map(str), st.just(""), st.text(alphabet="0123456789a:", max_size=6)),
+              st.just(False)),
+    st.tuples(_WELL_FORMED_HOSTS, st.integers(1, 65535).map(str), st.just(True)),
+))
+def test_property_a_connect_target_is_a_checkable_host_and_a_tcp_port_or_refused(case: tuple[str, str, bool]) -> None:
+    host, port, well_formed = case
     target = f"{host}:{port}" if port else host
     try:
         name, number = _host_and_port(target, None, "CONNECT " + target)
     except _Refused as refused:
+        assert not well_formed, f"CONNECT {target} is host:port (RFC 9110 §9.3.6) but was refused: {refused}"
         assert refused.status in (400, 403)
         return
     assert 0 < number < 65536 and number == int(port)
@@ -466,14 +482,28 @@ def test_property_a_connect_target_is_a_checkable_host_and_a_tcp_port_or_refused
     assert all(c.isalnum() or c in ".-_:" for c in name)
 
 
-@given(st.binary(max_size=200))
-def test_property_request_lines_parse_or_raise_parse_error(line: bytes) -> None:
+# RFC 9112 §3 and §5: request-line = method SP request-target SP HTTP-version, then field-name ":" OWS
+# field-value OWS lines; a head built so, of tokens, an origin-form target and visible values, must be read
+_TCHARS = "!#$%&'*+.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-"
+_WELL_FORMED_HEADS = st.tuples(
+    st.text(alphabet=_TCHARS, min_size=1, max_size=8),
+    st.from_regex(r"/[A-Za-z0-9._~!$&'()*+,;=:@%/-]{0,20}(\?[A-Za-z0-9=&/?-]{0,10})?", fullmatch=True),
+    st.sampled_from(["HTTP/1.1", "HTTP/1.0"]),
+    st.lists(st.tuples(st.text(alphabet=_TCHARS, min_size=1, max_size=10),
+                       st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7E), max_size=12)), max_size=4),
+).map(lambda h: "\r\n".join([f"{h[0]} {h[1]} {h[2]}", *(f"{n}: {v}" for n, v in h[3])]).encode("ascii"))
+
+
+@given(st.one_of(st.binary(max_size=200).map(lambda b: (b, False)), _WELL_FORMED_HEADS.map(lambda b: (b, True))))
+def test_property_request_lines_parse_or_raise_parse_error(case: tuple[bytes, bool]) -> None:
+    line, well_formed = case
     lines = line.split(b"\r\n")
     if not lines[0]:
         return
     try:
         head = _parse_request(lines)
-    except ParseError:
+    except ParseError as refused:
+        assert not well_formed, f"{line!r} is an HTTP/1.1 request head (RFC 9112 §3, §5) but was refused: {refused}"
         return
     _method, target, version = head.start
     assert version in (b"HTTP/1.1", b"HTTP/1.0") and target and b" " not in target
