@@ -44,10 +44,12 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from pdi import __version__
+from pdi._wording import plural
 from pdi.archive import Archive, canonical_series
 from pdi.archive.store import ListQuery, RepresentationRecord
 from pdi.errors import (
     ImmutabilityError,
+    LimitError,
     NotFoundError,
     ParseError,
     StoreError,
@@ -56,6 +58,7 @@ from pdi.errors import (
 )
 from pdi.identifier import PDI
 from pdi.interop.warc import Source, warc_date
+from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits
 from pdi.mhtml.resolve import comparable
 
 __all__ = ["WACZ_VERSION", "Exported", "capture_time", "captured_at", "export_wacz", "wacz_sources"]
@@ -66,8 +69,15 @@ _WARC_NAME = "data.warc.gz"
 _MAX_MEMBERS = 10_000
 
 
-def wacz_sources(path: str | Path) -> list[Source]:
-    """The WARC files in ``archive/`` of the WACZ at ``path``, in name order."""
+def wacz_sources(path: str | Path, *, max_expansion: float = ReadLimits.max_expansion) -> list[Source]:
+    """The WARC files in ``archive/`` of the WACZ at ``path``, in name order.
+
+    A WARC entry that the ZIP directory says decompresses to more than
+    ``max_expansion`` times its compressed size (past its first MiB) is a
+    :class:`~pdi.errors.LimitError` naming it and its offset in the ZIP, before
+    a byte of it is read (zipfile never gives more than the size the
+    directory states, so the statement bounds what is read).
+    """
     try:
         with zipfile.ZipFile(path) as zf:
             infos = zf.infolist()
@@ -83,6 +93,14 @@ def wacz_sources(path: str | Path) -> list[Source]:
         i.filename: i.file_size for i in infos
         if i.filename.startswith("archive/") and i.filename.lower().endswith((".warc", ".warc.gz"))
     }
+    for info in infos:
+        if info.filename in sizes and info.file_size > EXPANSION_ALLOWANCE \
+                and info.file_size > max_expansion * info.compress_size:
+            raise LimitError(
+                f"{Path(path).name}!{info.filename} (the ZIP entry at offset {info.header_offset}) is refused:"
+                f" it decompresses to {plural(info.file_size, 'byte')} from {plural(info.compress_size, 'byte')},"
+                f" more than {max_expansion:g} times (the limit of pdi import --max-expansion)"
+            )
     names = sorted(sizes)
     if not names:
         raise ParseError(f"{path} holds no WARC file under archive/", rule="WACZ")
