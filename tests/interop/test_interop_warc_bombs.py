@@ -134,6 +134,14 @@ def test_an_mhtml_header_line_of_32_mib_is_refused_fast(tmp_path: Path) -> None:
     assert spent < SECONDS and peak < PEAK_MIB, (spent, peak)
 
 
+def test_the_time_limit_stops_the_reading(tmp_path: Path) -> None:
+    with Archive.init(tmp_path / "archive") as opened:
+        opened.add_series(S)
+        with pytest.raises(LimitError, match=r"site\.warc\.gz: the record at offset 0 is refused: reading the file took more than 1e-09 s"):
+            import_warc(opened, DATA / "site.warc.gz", S, bounds=ReadLimits(max_seconds=1e-9))
+        assert list(opened.store.iter_representations()) == []
+
+
 @pytest.mark.parametrize("name", ["site.warc.gz", "site.wacz"])
 def test_the_real_files_import_within_the_bounds(tmp_path: Path, name: str) -> None:
     code, _, _, err = _run(["import", str(DATA / name), "--series", S, "--archive", str(_archive(tmp_path))])

@@ -239,7 +239,8 @@ PARTIAL_EXIT = 14
 
 @click.command("import")
 @click.argument("source", metavar="BAG|FILE.warc[.gz]|FILE.wacz")
-@click.option("--series", "-s", metavar="S", help="WARC/WACZ: deposit the captures in series S (required).")
+@click.option("--series", "-s", metavar="S",
+              help="WARC/WACZ, or a bag another tool made: deposit the captures or payload files in series S (required).")
 @click.option("--max-mb", type=click.FloatRange(min=0, min_open=True), default=50.0, show_default=True,
               help="WARC/WACZ: largest record payload, decoded (MB); larger ones are listed, not imported;"
                    " 4x for a page with its parts.")
@@ -255,8 +256,17 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
                partial: bool, archive: str) -> None:
     """Import a BagIt bag, or the captures of a WARC or WACZ file.
 
-    A bag (a directory) is checked and every name and byte in it imported
-    (all or nothing). A .warc, .warc.gz or .wacz file needs --series S:
+    A bag (a directory, BagIt RFC 8493) is checked whole first: every
+    payload manifest (md5, sha1, sha224, sha256, sha384 or sha512) lists
+    every file under data/ with its checksum right, every tag manifest's
+    files match, fetch.txt lists nothing, the Payload-Oxum is right. A bag
+    pdi exported brings every name and byte in it (all or nothing). A bag
+    another tool made needs --series S: its payload files become new
+    documents of S minted today (all or nothing), each named by its path
+    under data/ (a serial when the path cannot be an id), in the format its
+    name says unless its bytes contradict it (then application/octet-stream),
+    with the statements bagit:path and bag-info:<label> for each label of
+    bag-info.txt; each PDI is printed. A .warc, .warc.gz or .wacz file needs --series S:
     every record is first read whole and its digests checked (a damaged
     record is an error naming its offset, and nothing is deposited); then
     each captured HTML page, with the records it uses (found by their URLs
@@ -278,11 +288,21 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
     from pdi.interop.warc import is_web_archive
 
     if not is_web_archive(source):
-        if series is not None:
-            raise click.UsageError("--series is for WARC and WACZ files; a bag carries its own series")
+        from pdi.archive.bagit import is_pdi_export
+
+        bag = Path(source)
+        foreign = (bag / "bagit.txt").is_file() and not is_pdi_export(bag)
+        if series is not None and not foreign:
+            raise click.UsageError("--series is for WARC and WACZ files and for bags other tools made;"
+                                   " a bag carries its own series when pdi exported it")
+        if series is None and foreign:
+            raise click.UsageError(f"{source} is a bag pdi did not export: importing its payload files"
+                                   " needs --series S (the series to deposit them in)")
         with open_archive(archive) as opened, progress_bar("importing") as progress:
-            count = opened.import_bag(source, progress=progress)
-        click.echo(f"imported {plural(count, 'new representation')} into {opened.location}")
+            count = opened.import_bag(source, progress=progress, series=series,
+                                      deposited=lambda name, _path: click.echo(str(name)))
+        what = "new document" if series is not None else "new representation"
+        click.echo(f"imported {plural(count, what)} into {opened.location}", err=series is not None)
         return
     if series is None:
         raise click.UsageError(f"importing {source} needs --series S (the series to deposit its captures in)")
