@@ -273,3 +273,28 @@ def test_a_crlf_across_the_read_boundary_is_one_line_end(tmp_path: Path) -> None
     first = "x" * ((1 << 16) - 1)  # its CR is the last byte of the first read, its LF the first of the next
     (tmp_path / "t.txt").write_bytes(f"{first}\r\nsecond\r\n".encode())
     assert [line for _, line in _tag_lines(tmp_path, "t.txt")] == [first, "second"]
+
+
+_NAME = st.text(st.characters(blacklist_characters="/\x00%", blacklist_categories=("Cs",)), min_size=1, max_size=12).filter(
+    # bagit-python strips the lines it reads and splits them where str.splitlines does (at \x0b, \x85 …, not
+    # only where RFC 8493 §2 ends lines): names it cannot read back are left out (LF: test_a_name_with_a_line_feed…)
+    lambda n: n not in (".", "..") and n == n.strip() and len(f"x{n}x".splitlines()) == 1 and len(n.encode()) < 200)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.dictionaries(st.lists(_NAME, min_size=1, max_size=3).map("/".join), st.binary(max_size=64), min_size=1, max_size=4))
+def test_any_names_bagit_python_writes_come_back_as_written(files: dict[str, bytes]) -> None:
+    # bagit-python writes the manifests (escaping CR and LF); pdi reads them back to the same paths and bytes.
+    paths = set(files)
+    if any(other.startswith(path + "/") for path in paths for other in paths):
+        return  # a name cannot be a file and a folder at once
+    with tempfile.TemporaryDirectory() as folder:
+        bag = _bag(Path(folder) / "bag", ["sha256"], files)
+        with Archive.init(Path(folder) / "archive") as opened:
+            opened.add_series(S)
+            told: list[tuple[PDI, str]] = []
+            opened.import_bag(bag, series=S, deposited=lambda name, path: told.append((name, path)))
+            assert sorted(path for _, path in told) == sorted(f"data/{name}" for name in files)
+            for name, path in told:
+                assert opened.get(name).data == files[path.removeprefix("data/")]
+                assert opened.meta(name)["bagit:path"] == path

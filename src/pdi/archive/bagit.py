@@ -360,9 +360,9 @@ def _labels(bag: Path, name: str, encoding: str) -> list[tuple[str, str]]:
         if not line.strip():
             continue
         label, sep, value = line.partition(":")
-        if not sep or not label.strip() or label != label.strip():
+        if not sep or not label.strip():
             raise ParseError(f"{bag / name} line {number} is not 'Label: value'", text=line, rule=name)
-        found.append((label, value.strip()))
+        found.append((label.strip(), value.strip()))
     return found
 
 
@@ -371,7 +371,7 @@ def _manifest_path(raw: str, bag: Path, name: str, number: int, *, percent: bool
     # CR and LF are escaped by every version bagit-python writes (0.97 too), % only since 1.0
     path = re.sub(r"%(0[dDaA]|25)" if percent else r"%(0[dDaA])", lambda m: chr(int(m.group(1), 16)), raw)
     parts = path.split("/")
-    if not path or path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in parts):
+    if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts):
         raise ParseError(f"{bag / name} line {number} names a path outside the bag", text=raw, rule="manifest")
     return path
 
