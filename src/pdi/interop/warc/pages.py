@@ -271,11 +271,11 @@ def import_warc(
     if name not in {record.name for record in archive.series()}:
         raise NotFoundError(f"series {name} is not registered (pdi series add {name})")
     bounds = bounds or ReadLimits()
-    index = read_index(
-        sources_for(path, max_expansion=bounds.max_expansion), limit=limits.max_resource_bytes,
-        progress=progress, bounds=bounds, partial=partial,
-    )
     with tempfile.TemporaryDirectory(prefix="pdi-warc-") as spool:
+        index = read_index(
+            sources_for(path, max_expansion=bounds.max_expansion, spool=Path(spool)), limit=limits.max_resource_bytes,
+            progress=progress, bounds=bounds, partial=partial,
+        )
         plan = plan_import(index, name, Path(spool), limits=limits, progress=progress)
         done = _deposit_all(archive, name, index, plan, limits, progress, deposited)
     return done, plan

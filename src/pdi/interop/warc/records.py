@@ -52,13 +52,16 @@ class Source:
     size: int = 0  # bytes, for progress
 
 
-def sources_for(path: str | Path, *, max_expansion: float = ReadLimits.max_expansion) -> list[Source]:
-    """The WARC files of ``path``: itself (``.warc``, ``.warc.gz``), or those a WACZ holds."""
+def sources_for(
+    path: str | Path, *, max_expansion: float = ReadLimits.max_expansion, spool: Path | None = None
+) -> list[Source]:
+    """The WARC files of ``path``: itself (``.warc``, ``.warc.gz``), or those a WACZ holds
+    (:func:`pdi.interop.wacz.wacz_sources`: a deflated one decompressed into ``spool``)."""
     name = str(path)
     if name.lower().endswith(".wacz"):
         from pdi.interop.wacz import wacz_sources
 
-        return wacz_sources(path, max_expansion=max_expansion)
+        return wacz_sources(path, max_expansion=max_expansion, spool=spool)
     if not Path(path).is_file():
         raise NotFoundError(f"no file {name}")
 
