@@ -26,7 +26,7 @@ from warc_builder import DATA, WarcBuilder
 from warcio.warcwriter import WARCWriter
 
 from pdi.archive import Archive
-from pdi.errors import LimitError
+from pdi.errors import LimitError, PDIError
 from pdi.interop.warc import ReadLimits, import_warc, read_index, sources_for
 from peak_memory import run_with_peak
 
@@ -210,3 +210,20 @@ def test_the_records_of_a_wacz_are_read_again_in_linear_time(tmp_path: Path, com
     assert len(payloads) == 2000 and payloads[0] == b"text 1999\n" * 600 and payloads[-1] == b"text 0\n" * 600
     assert [p.name for p in spool.iterdir()] == ([] if compression == zipfile.ZIP_STORED else ["wacz-0.warc"])
     assert again < 5 * first + 2, (first, again)
+
+
+def test_a_stored_warc_whose_crc_is_wrong_is_refused(tmp_path: Path) -> None:
+    # The WARC is whole (its digests right); the ZIP's CRC-32 of it, in the local header and the directory, is not.
+    b = WarcBuilder(gzip=False)
+    b.response("http://example.org/a.txt", b"some text\n", "text/plain", "2024-05-06T10:00:00Z")
+    wacz = _wacz(tmp_path / "a.wacz", b.out.getvalue(), zipfile.ZIP_STORED)
+    with zipfile.ZipFile(wacz) as zf:
+        crc = zf.getinfo("archive/data.warc").CRC.to_bytes(4, "little")
+    raw = wacz.read_bytes()
+    assert raw.count(crc) == 2
+    wacz.write_bytes(raw.replace(crc, bytes(b ^ 0xFF for b in crc)))
+    with Archive.init(tmp_path / "archive") as opened:
+        opened.add_series(S)
+        with pytest.raises(PDIError, match=r"a\.wacz!archive/data\.warc: its CRC-32 is not the one its ZIP directory entry gives"):
+            import_warc(opened, wacz, S)
+        assert list(opened.store.iter_representations()) == []

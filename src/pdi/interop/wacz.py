@@ -137,7 +137,9 @@ def wacz_sources(
         @contextlib.contextmanager
         def open_window() -> Iterator[BinaryIO]:
             with open(path, "rb") as raw:
-                yield _Window(raw, _data_start(raw, info, path), info.file_size)  # type: ignore[misc]
+                window = _Window(raw, _data_start(raw, info, path), info.file_size, info.CRC,
+                                 f"{Path(path).name}!{info.filename}")
+                yield window  # type: ignore[misc]
 
         return open_window
 
@@ -189,11 +191,17 @@ def _data_start(raw: BinaryIO, info: zipfile.ZipInfo, path: str | Path) -> int:
 
 
 class _Window(io.RawIOBase):
-    """``size`` octets of ``raw`` from ``start``, as a seekable binary file of their own."""
+    """``size`` octets of ``raw`` from ``start``, as a seekable binary file of their own.
 
-    def __init__(self, raw: BinaryIO, start: int, size: int) -> None:
+    Read from its start to its end in order (as pass 1 reads), its CRC-32 is
+    checked against the ZIP directory's ``crc`` at the end, as zipfile checks a
+    member read whole: a :class:`~pdi.errors.ParseError` naming it when wrong.
+    """
+
+    def __init__(self, raw: BinaryIO, start: int, size: int, crc: int, name: str) -> None:
         super().__init__()
         self.raw, self.start, self.size, self.position = raw, start, size, 0
+        self.expected, self.crc, self.checked, self.name = crc, 0, 0, name
 
     def readable(self) -> bool:
         return True
@@ -216,6 +224,12 @@ class _Window(io.RawIOBase):
         self.raw.seek(self.start + self.position)
         data = self.raw.read(wanted)
         buffer[: len(data)] = data
+        if self.position == self.checked:
+            self.crc = zlib.crc32(data, self.crc)
+            self.checked += len(data)
+            if self.checked == self.size and self.crc != self.expected:
+                raise ParseError(f"{self.name}: its CRC-32 is not the one its ZIP directory entry gives"
+                                 " (the entry is damaged)", rule="WACZ")
         self.position += len(data)
         return len(data)
 
