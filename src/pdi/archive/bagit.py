@@ -418,6 +418,11 @@ def _payload_files(bag: Path) -> set[str]:
     return found
 
 
+def _spelled(algorithm: str) -> str:
+    """An algorithm as its standard spells it: ``MD5``, ``SHA-1``, ``SHA-256``."""
+    return "MD5" if algorithm == "md5" else algorithm.upper().replace("SHA", "SHA-")
+
+
 def _hash_all(path: Path, algorithms: set[str]) -> dict[str, str]:
     """Each of ``algorithms``' checksum of the file at ``path`` (and its SHA-256), in one read."""
     digests = {algorithm: hashlib.new(algorithm) for algorithm in algorithms | {"sha256"}}
@@ -516,10 +521,7 @@ def validate_bag(bag: Path) -> BagInfo:
         found = _hash_all(file, wanted)
         for algorithm in sorted(wanted):
             if found[algorithm] != payload_manifests[algorithm][path]:
-                raise IntegrityError(
-                    f"{path} in {bag} does not match its {algorithm.upper().replace('SHA', 'SHA-')} in the manifest"
-                    if algorithm != "md5" else f"{path} in {bag} does not match its MD5 in the manifest"
-                )
+                raise IntegrityError(f"{path} in {bag} does not match its {_spelled(algorithm)} in the manifest")
         payload[path] = found["sha256"]
         octets += file.stat().st_size
     for algorithm, entries in tag_manifests.items():
@@ -528,8 +530,7 @@ def validate_bag(bag: Path) -> BagInfo:
                 raise ParseError(f"tagmanifest-{algorithm}.txt lists the payload file {path}", rule="manifest")
             file = bag / path
             if file.is_symlink() or not file.is_file() or _hash_all(file, {algorithm})[algorithm] != checksum:
-                raise IntegrityError(f"tag file {path} in {bag} does not match its {algorithm.upper().replace('SHA', 'SHA-')}"
-                                     if algorithm != "md5" else f"tag file {path} in {bag} does not match its MD5")
+                raise IntegrityError(f"tag file {path} in {bag} does not match its {_spelled(algorithm)}")
     labels: list[tuple[str, str]] = []
     if (bag / "bag-info.txt").is_file():
         labels = _labels(bag, "bag-info.txt", encoding)
