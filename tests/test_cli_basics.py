@@ -172,5 +172,5 @@ def test_the_readme_and_pdi_help_list_the_same_exit_statuses() -> None:
     shown = CliRunner().invoke(cli, ["--help"]).output
     listed = " ".join(shown.split("Exit status:", 1)[1].split())
     in_help = {int(n) for n in re.findall(r"(?:^|[,:] )(\d+) [a-z]", listed)}
-    assert in_readme == in_help == set(range(14))
+    assert in_readme == in_help == set(range(15))
     assert "9 a fragment lies wholly past the end" in listed

@@ -2002,11 +2002,19 @@ class Archive:
         directory: str | os.PathLike[str],
         *,
         progress: Callable[[int, int], None] | None = None,
+        series: str | None = None,
+        deposited: Callable[[PDI, str], None] | None = None,
     ) -> int:
-        """Validate a bag and bring every name and byte in it into this archive (all or nothing)."""
+        """Validate a bag and bring every name and byte in it into this archive (all or nothing).
+
+        Without ``series``: a bag :meth:`export_bag` wrote, whose names move as they were;
+        returns the new representations. With ``series``: a bag another tool made, whose
+        payload files become new documents of ``series`` (:func:`pdi.archive.bagit.import_payload`;
+        ``deposited`` is told each name and its path in the bag); returns how many.
+        """
         from pdi.archive.bagit import import_bag
 
-        return import_bag(self, Path(directory), progress=progress)
+        return import_bag(self, Path(directory), progress=progress, series=series, deposited=deposited)
 
 
 def _version_of_subject(subject: str) -> int | None:

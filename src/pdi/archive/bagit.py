@@ -16,6 +16,13 @@ A representation whose octets were purged (a legal takedown,
 same bytes); its tombstone says ``"purged": true``. Importing such a bag
 brings the name and its tombstone in without octets.
 
+A bag another tool made (RFC 8493, any version and checksum algorithm it
+allows) is checked the same way by :func:`validate_bag` and imported by
+:func:`import_payload`: its payload files become new documents of a series,
+with bag-info.txt's labels as statements on each. A stranger's tag files are
+read within bounds (:data:`MAX_TAG_LINE_BYTES` a line, :data:`MAX_BAG_INFO_BYTES`
+for bagit.txt and bag-info.txt), a line at a time.
+
 Every name and every byte survives the move: :func:`import_bag` checks the
 bag is complete and valid (every payload file listed, every checksum right,
 the Payload-Oxum right) before the target store sees anything, then imports
@@ -31,9 +38,11 @@ manifests and the Payload-Oxum).
 
 from __future__ import annotations
 
+import codecs
 import datetime
 import hashlib
 import json
+import mimetypes
 import os
 import re
 import shutil
@@ -59,12 +68,14 @@ from pdi.archive.store import (
 from pdi.errors import (
     ImmutabilityError,
     IntegrityError,
+    LimitError,
     NotFoundError,
     ParseError,
     PDIError,
     StoreError,
+    UnsupportedError,
 )
-from pdi.identifier import spells_serial
+from pdi.identifier import PDI, spells_serial
 
 if TYPE_CHECKING:
     from pdi.archive import Archive
@@ -277,68 +288,256 @@ def _write_tag(bag: Path, name: str, text: str) -> None:
     (bag / name).write_text(text, encoding="utf-8")
 
 
-def _read_manifest(bag: Path, name: str) -> dict[str, str]:
-    entries: dict[str, str] = {}
+#: RFC 8493 §2.4: the checksum algorithms a manifest may name (``manifest-<algorithm>.txt``), as hashlib spells them
+ALGORITHMS = ("md5", "sha1", "sha224", "sha256", "sha384", "sha512")
+#: bounds on the tag files of a stranger's bag: a manifest or fetch.txt line (a path is at most a few KiB;
+#: a 100 MB line of zeros is not a bag), and the whole of bagit.txt and bag-info.txt (a few hundred bytes
+#: in real bags; bag-info.txt becomes statements, each at most 64 KiB)
+MAX_TAG_LINE_BYTES = 64 * 1024
+MAX_BAG_INFO_BYTES = 1 << 20
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_MANIFEST = re.compile(r"(tag)?manifest-([a-z0-9]+)\.txt")
+
+
+def _tag_lines(bag: Path, name: str, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
+    """The lines of the tag file ``name`` (RFC 8493 §2: ended by LF, CR or CRLF), numbered from 1, decoded.
+
+    A line longer than :data:`MAX_TAG_LINE_BYTES` is a :class:`LimitError`
+    naming the file, the line and its byte offset, found once that many bytes
+    are read: a stranger's tag file is never held whole.
+    """
+    number, offset, buffer = 0, 0, b""
     try:
-        lines = (bag / name).read_text(encoding="utf-8").splitlines()
+        with (bag / name).open("rb") as handle:
+            while True:
+                chunk = handle.read(1 << 16)
+                buffer += chunk
+                while (end := _LINE_END.search(buffer)) is not None:
+                    if end.group() == b"\r" and end.end() == len(buffer) and chunk:
+                        break  # a CR the next chunk may follow with its LF
+                    number += 1
+                    yield number, _decode(buffer[: end.start()], bag, name, number, encoding)
+                    offset += end.end()
+                    buffer = buffer[end.end():]
+                if len(buffer) > MAX_TAG_LINE_BYTES:
+                    raise LimitError(
+                        f"{bag / name}: line {number + 1} (at byte {offset}) is longer than"
+                        f" {plural(MAX_TAG_LINE_BYTES, 'byte')}"
+                    )
+                if not chunk:
+                    if buffer:
+                        yield number + 1, _decode(buffer, bag, name, number + 1, encoding)
+                    return
     except FileNotFoundError as exc:
         raise IntegrityError(f"{bag} is not a complete bag: {name} is missing") from exc
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise IntegrityError(f"cannot read {bag / name}: {exc}") from exc
-    for number, line in enumerate(lines, start=1):
+
+
+def _decode(line: bytes, bag: Path, name: str, number: int, encoding: str) -> str:
+    try:
+        return line.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"{bag / name} line {number} is not {encoding}: {exc.reason}", rule=name) from None
+
+
+def _small_tag_file(bag: Path, name: str) -> None:
+    """bagit.txt and bag-info.txt are read whole (their lines are labels): refuse one past :data:`MAX_BAG_INFO_BYTES`."""
+    size = (bag / name).stat().st_size
+    if size > MAX_BAG_INFO_BYTES:
+        raise LimitError(f"{bag / name} is {plural(size, 'byte')}, more than {plural(MAX_BAG_INFO_BYTES, 'byte')}")
+
+
+def _labels(bag: Path, name: str, encoding: str) -> list[tuple[str, str]]:
+    """The ``Label: value`` lines of a tag file (RFC 8493 §2.1.1, §2.2.2), continuation lines joined."""
+    _small_tag_file(bag, name)
+    found: list[tuple[str, str]] = []
+    for number, line in _tag_lines(bag, name, encoding):
+        if line[:1] in (" ", "\t") and found:  # a continuation of the value above (§2.2.2)
+            label, value = found[-1]
+            found[-1] = (label, f"{value} {line.strip()}")
+            continue
         if not line.strip():
             continue
-        checksum, sep, path = line.partition(" ")
-        path = path.lstrip(" ")
-        if not sep or len(checksum) != 64 or not path:
-            raise ParseError(
-                f"{name} line {number} is not '<sha256> <path>'", text=line, rule="manifest"
-            )
-        parts = Path(path).parts
-        if Path(path).is_absolute() or ".." in parts:
-            raise ParseError(
-                f"{name} line {number} names a path outside the bag", text=line, rule="manifest"
-            )
+        label, sep, value = line.partition(":")
+        if not sep or not label.strip():
+            raise ParseError(f"{bag / name} line {number} is not 'Label: value'", text=line, rule=name)
+        found.append((label.strip(), value.strip()))
+    return found
+
+
+def _manifest_path(raw: str, bag: Path, name: str, number: int, *, percent: bool) -> str:
+    """A manifest's file path, checked to stay in the bag; CR and LF un-escaped, and % with ``percent`` (RFC 8493 §2.1.3)."""
+    # CR and LF are escaped by every version bagit-python writes (0.97 too), % only since 1.0
+    path = re.sub(r"%(0[dDaA]|25)" if percent else r"%(0[dDaA])", lambda m: chr(int(m.group(1), 16)), raw)
+    parts = path.split("/")
+    if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise ParseError(f"{bag / name} line {number} names a path outside the bag", text=raw, rule="manifest")
+    return path
+
+
+def _read_manifest(bag: Path, name: str, algorithm: str, *, percent: bool, encoding: str) -> dict[str, str]:
+    """``path -> checksum`` of one manifest (RFC 8493 §2.1.3: ``checksum 1*WSP filepath``)."""
+    width = hashlib.new(algorithm).digest_size * 2
+    entries: dict[str, str] = {}
+    for number, line in _tag_lines(bag, name, encoding):
+        if not line.strip():
+            continue
+        checksum, sep, rest = line.partition(" ")
+        if not sep:
+            checksum, sep, rest = line.partition("\t")
+        path = rest.lstrip(" \t")
+        if not sep or len(checksum) != width or not all(c in "0123456789abcdefABCDEF" for c in checksum) or not path:
+            raise ParseError(f"{name} line {number} is not '<{algorithm}> <path>'", text=line, rule="manifest")
+        path = _manifest_path(path, bag, name, number, percent=percent)
+        if path in entries:
+            raise ParseError(f"{name} line {number} lists {path} a second time", text=line, rule="manifest")
         entries[path] = checksum.lower()
     return entries
 
 
-def validate_bag(bag: Path) -> dict[str, str]:
-    """Check a bag is complete and valid (RFC 8493 §3); returns its payload manifest."""
+def _payload_files(bag: Path) -> set[str]:
+    """Every file under ``data/``, as a manifest names it; a symbolic link or anything but a file is refused."""
+    found: set[str] = set()
+    data = bag / "data"
+    if data.is_symlink():
+        raise IntegrityError(f"{bag}: data is a symbolic link; a bag's payload is in the bag")
+    if not data.is_dir():
+        return found
+    for folder, dirs, files in os.walk(data, followlinks=False):
+        for entry in [*dirs, *files]:
+            path = Path(folder) / entry
+            if path.is_symlink():
+                raise IntegrityError(f"{path.relative_to(bag).as_posix()} in {bag} is a symbolic link;"
+                                     " a bag's payload is in the bag")
+        for entry in files:
+            path = Path(folder) / entry
+            if not path.is_file():
+                raise IntegrityError(f"{path.relative_to(bag).as_posix()} in {bag} is not a regular file")
+            found.add(path.relative_to(bag).as_posix())
+    return found
+
+
+def _spelled(algorithm: str) -> str:
+    """An algorithm as its standard spells it: ``MD5``, ``SHA-1``, ``SHA-256``."""
+    return "MD5" if algorithm == "md5" else algorithm.upper().replace("SHA", "SHA-")
+
+
+def _hash_all(path: Path, algorithms: set[str]) -> dict[str, str]:
+    """Each of ``algorithms``' checksum of the file at ``path`` (and its SHA-256), in one read."""
+    digests = {algorithm: hashlib.new(algorithm) for algorithm in algorithms | {"sha256"}}
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            for digest in digests.values():
+                digest.update(chunk)
+    return {algorithm: digest.hexdigest() for algorithm, digest in digests.items()}
+
+
+@dataclass(frozen=True)
+class BagInfo:
+    """What :func:`validate_bag` found: each payload file's SHA-256 (computed), and bag-info.txt's labels in order."""
+
+    payload: dict[str, str]
+    labels: list[tuple[str, str]]
+    version: str
+
+
+def _declaration(bag: Path) -> tuple[str, str]:
+    """bagit.txt (RFC 8493 §2.1.1): the BagIt version and the tag files' character encoding."""
     if not (bag / "bagit.txt").is_file():
         raise NotFoundError(f"{bag} is not a bag (no bagit.txt)")
-    declaration = (bag / "bagit.txt").read_text(encoding="utf-8", errors="replace")
-    if "BagIt-Version:" not in declaration:
+    found = dict(_labels(bag, "bagit.txt", "utf-8"))
+    version = found.get("BagIt-Version")
+    if version is None:
         raise IntegrityError(f"{bag / 'bagit.txt'} does not declare a BagIt-Version")
-    manifest = _read_manifest(bag, "manifest-sha256.txt")
-    on_disk = {
-        p.relative_to(bag).as_posix() for p in (bag / "data").rglob("*") if p.is_file()
-    } if (bag / "data").is_dir() else set()
-    unlisted = on_disk - set(manifest)
-    if unlisted:
-        raise IntegrityError(f"payload files not in the manifest: {', '.join(sorted(unlisted))}")
+    if not re.fullmatch(r"\d+\.\d+", version):
+        raise ParseError(f"{bag / 'bagit.txt'}: BagIt-Version {version!r} is not M.N", rule="bagit.txt")
+    encoding = found.get("Tag-File-Character-Encoding", "UTF-8")
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise UnsupportedError(f"{bag / 'bagit.txt'}: Tag-File-Character-Encoding {encoding!r} is not known") from None
+    return version, encoding
+
+
+def validate_bag(bag: Path) -> BagInfo:
+    """Check a bag is complete and valid (RFC 8493 §3), whichever tool made it.
+
+    bagit.txt declares the version and the tag files' encoding (§2.1.1);
+    every payload manifest (``manifest-<algorithm>.txt``, any algorithm of
+    :data:`ALGORITHMS`, §2.1.3) lists every file under ``data/`` and nothing
+    else, each with its checksum; every tag manifest's files (§2.2.1) match
+    theirs; a ``fetch.txt`` (§2.2.3) that lists a file is refused (pdi
+    imports complete bags only); the Payload-Oxum of bag-info.txt (§2.2.2),
+    when given, is the payload's. Each file is read once, hashed with every
+    algorithm its manifests name and with SHA-256. Tag files are read within
+    :data:`MAX_TAG_LINE_BYTES` a line; a payload file that is a symbolic
+    link is refused (a bag's payload is in the bag).
+    """
+    version, encoding = _declaration(bag)
+    percent = tuple(int(n) for n in version.split(".")) >= (1, 0)
+    names = sorted(p.name for p in bag.iterdir() if p.is_file() and _MANIFEST.fullmatch(p.name))
+    payload_manifests: dict[str, dict[str, str]] = {}
+    tag_manifests: dict[str, dict[str, str]] = {}
+    for name in names:
+        match = _MANIFEST.fullmatch(name)
+        assert match is not None
+        algorithm = match.group(2)
+        if algorithm not in ALGORITHMS:
+            raise UnsupportedError(f"{bag / name}: checksum algorithm {algorithm} is not one of {', '.join(ALGORITHMS)}")
+        entries = _read_manifest(bag, name, algorithm, percent=percent, encoding=encoding)
+        (tag_manifests if match.group(1) else payload_manifests)[algorithm] = entries
+    if not payload_manifests:
+        raise IntegrityError(f"{bag} is not a complete bag: it has no payload manifest (manifest-<algorithm>.txt)")
+    if (bag / "fetch.txt").is_file():
+        for number, line in _tag_lines(bag, "fetch.txt", encoding):
+            if line.strip():
+                raise UnsupportedError(
+                    f"{bag / 'fetch.txt'} line {number} lists a file to fetch ({line.strip()[:200]}): pdi imports"
+                    " only complete bags (RFC 8493 §2.2.3); fetch its files and remove fetch.txt"
+                )
+    on_disk = _payload_files(bag)
+    listed: set[str] = set()
+    for algorithm, entries in payload_manifests.items():
+        outside = sorted(p for p in entries if not p.startswith("data/"))
+        if outside:
+            raise ParseError(f"manifest-{algorithm}.txt lists {outside[0]}, which is not under data/", rule="manifest")
+        unlisted = on_disk - set(entries)
+        if unlisted:
+            raise IntegrityError(
+                f"payload files not in manifest-{algorithm}.txt: {', '.join(sorted(unlisted)[:20])}"
+            )
+        listed |= set(entries)
+    payload: dict[str, str] = {}
     octets = 0
-    for path, checksum in manifest.items():
+    for path in sorted(listed):
         file = bag / path
-        if not file.is_file():
+        if path not in on_disk:
             raise IntegrityError(f"{bag} is incomplete: {path} is missing")
-        if _hash_file(file) != checksum:
-            raise IntegrityError(f"{path} in {bag} does not match its SHA-256 in the manifest")
+        wanted = {algorithm for algorithm, entries in payload_manifests.items() if path in entries}
+        if len(wanted) != len(payload_manifests):
+            missing = sorted(set(payload_manifests) - wanted)
+            raise IntegrityError(f"{path} in {bag} is not in manifest-{missing[0]}.txt")
+        found = _hash_all(file, wanted)
+        for algorithm in sorted(wanted):
+            if found[algorithm] != payload_manifests[algorithm][path]:
+                raise IntegrityError(f"{path} in {bag} does not match its {_spelled(algorithm)} in the manifest")
+        payload[path] = found["sha256"]
         octets += file.stat().st_size
-    if (bag / "tagmanifest-sha256.txt").is_file():
-        for path, checksum in _read_manifest(bag, "tagmanifest-sha256.txt").items():
-            if not (bag / path).is_file() or _hash_file(bag / path) != checksum:
-                raise IntegrityError(f"tag file {path} in {bag} does not match its SHA-256")
-    info = (bag / "bag-info.txt")
-    if info.is_file():
-        for line in info.read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.startswith("Payload-Oxum:"):
-                expected = line.split(":", 1)[1].strip()
-                if expected != f"{octets}.{len(manifest)}":
-                    raise IntegrityError(
-                        f"Payload-Oxum says {expected}, the payload is {octets}.{len(manifest)}"
-                    )
-    return manifest
+    for algorithm, entries in tag_manifests.items():
+        for path, checksum in entries.items():
+            if path.startswith("data/"):
+                raise ParseError(f"tagmanifest-{algorithm}.txt lists the payload file {path}", rule="manifest")
+            file = bag / path
+            if file.is_symlink() or not file.is_file() or _hash_all(file, {algorithm})[algorithm] != checksum:
+                raise IntegrityError(f"tag file {path} in {bag} does not match its {_spelled(algorithm)}")
+    labels: list[tuple[str, str]] = []
+    if (bag / "bag-info.txt").is_file():
+        labels = _labels(bag, "bag-info.txt", encoding)
+        for label, value in labels:
+            if label == "Payload-Oxum" and value != f"{octets}.{len(payload)}":
+                raise IntegrityError(f"Payload-Oxum says {value}, the payload is {octets}.{len(payload)}")
+    return BagInfo(payload, labels, version)
 
 
 class _CatalogBytes:
@@ -733,8 +932,14 @@ def import_bag(
     bag: Path,
     *,
     progress: Callable[[int, int], None] | None = None,
+    series: str | None = None,
+    deposited: Callable[[PDI, str], None] | None = None,
 ) -> int:
     """Validate the bag, then import all of it into the archive in one transaction.
+
+    With ``series``, the bag is one another tool made (:func:`import_payload`):
+    its payload files become new documents of ``series``. Without, it is one
+    :func:`export_bag` wrote, and every name in it moves as it was.
 
     ``catalog.json`` is never read whole: one streamed pass finds its
     sections and counts them, a second checks every representation (and
@@ -748,16 +953,27 @@ def import_bag(
 
     now = archive._now()
     try:
-        manifest = validate_bag(bag)
+        info = validate_bag(bag)
     except OSError as exc:
         raise IntegrityError(f"cannot read bag {bag}: {exc}") from exc
+    if series is not None:
+        if is_pdi_export(bag):
+            raise UnsupportedError(f"{bag} is a bag pdi exported: it carries its own series (import it without one)")
+        return import_payload(archive, bag, info, series, progress=progress, deposited=deposited)
+    manifest = info.payload
     path = bag / "data" / "catalog.json"
     catalog_sha = manifest.get("data/catalog.json")
     if catalog_sha is None:
-        raise IntegrityError(f"{bag} holds no data/catalog.json in its manifest")
+        raise IntegrityError(
+            f"{bag} holds no data/catalog.json in its manifest: it is not a bag pdi exported"
+            " (to import its payload files as new documents, give a series: pdi import --series S)"
+        )
     header = _catalog_header(path)
     if header.values.get("format") != EXPORT_FORMAT:
-        raise ParseError("this bag is not a pdi archive export", rule="catalog")
+        raise ParseError(
+            "this bag is not a pdi archive export (to import its payload files as new documents,"
+            " give a series: pdi import --series S)", rule="catalog",
+        )
     if header.values.get("version") != EXPORT_VERSION:
         raise ParseError(f"unknown export version {header.values.get('version')!r}", rule="catalog")
     for name in ("series", "representations", "assertions"):
@@ -766,7 +982,7 @@ def import_bag(
     sections = {name: _Section(path, catalog_sha, name) for name in header.lists}
     minted = _Minted()
     try:
-        series = [
+        series_records = [
             SeriesRecord(
                 _field(s, "name", str), _optional(s, "parent", str),
                 _field(s, "authority", str), _field(s, "created_at", str),
@@ -774,7 +990,7 @@ def import_bag(
             )
             for s in sections["series"]
         ]
-        for one in series:
+        for one in series_records:
             if canonical_series(one.name) != one.name:
                 raise ParseError(f"catalog.json: series {one.name!r} is not canonical",
                                  rule="catalog")
@@ -839,4 +1055,160 @@ def import_bag(
             f"from the bag {bag} (catalog.json source {source!r})",
         )
 
-    return archive.store.import_all(series, reps, statements, (), withdrawals, embargoes, new_document=new_document)
+    return archive.store.import_all(series_records, reps, statements, (), withdrawals, embargoes, new_document=new_document)
+
+
+# --- bags other tools made ----------------------------------------------------------------
+
+
+def is_pdi_export(bag: Path) -> bool:
+    """Whether ``bag`` is one :func:`export_bag` wrote: its ``data/catalog.json`` opens with pdi's ``format``.
+
+    Reads the first few JSON events only; any other catalog.json (or none) is a bag another tool made.
+    """
+    import ijson
+
+    path = bag / "data" / "catalog.json"
+    if not path.is_file() or path.is_symlink():
+        return False
+    try:
+        with path.open("rb") as handle:
+            for count, (prefix, event, value) in enumerate(ijson.parse(handle)):
+                if prefix == "format" and event == "string":
+                    return bool(value == EXPORT_FORMAT)
+                if count > 16:
+                    return False
+    except (ijson.JSONError, OSError, UnicodeDecodeError):
+        return False
+    return False
+
+
+def _payload_format(path: Path) -> str:
+    """The format a payload file is deposited in: its name's media type, unless its bytes say otherwise.
+
+    The type ``mimetypes`` gives the name, when pdi knows it and the first
+    octets do not contradict it (:func:`pdi.archive.content.check_format`)
+    and, for a text, every octet decodes in the charset a deposit would
+    detect; otherwise ``application/octet-stream``, which claims nothing: a
+    bag's files are kept whatever their names say.
+    """
+    from pdi import formats
+    from pdi.archive.blobs import BlobInfo
+    from pdi.archive.content import SNIFF_BYTES, TextCheck, _detect_from_head, check_format, is_text
+
+    unknown = formats.token_for("application/octet-stream")
+    media_type, encoding = mimetypes.guess_type(path.name, strict=False)
+    if media_type is None or encoding is not None:
+        return unknown
+    try:
+        token = formats.token_for(media_type)
+        media_type = formats.media_type_for(token)
+        with path.open("rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+        check_format(head, token, media_type)
+        if is_text(token, media_type):
+            check = TextCheck(formats.charset_for(token) or _detect_from_head(head), detected=True)
+            size = 0
+            with path.open("rb") as handle:
+                while piece := handle.read(1 << 20):
+                    check.update(piece)
+                    size += len(piece)
+            check.finish(BlobInfo("", size))
+    except PDIError:
+        return unknown
+    return token
+
+
+def _payload_reader(path: Path, sha256: str, name: str) -> Iterator[bytes]:
+    """The octets of a payload file, opened when first read, hashed again: a file changed since validation is refused."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            while piece := handle.read(1 << 20):
+                digest.update(piece)
+                yield piece
+    except OSError as exc:
+        raise IntegrityError(f"cannot read bag file {name}: {exc}") from exc
+    if digest.hexdigest() != sha256:
+        raise IntegrityError(f"{name} changed during the import; nothing was imported")
+
+
+def _statement_key(label: str) -> str:
+    """The statement key a bag-info.txt label is kept under: ``bag-info:`` and the label, other characters as ``-``."""
+    return "bag-info:" + re.sub(r"[^A-Za-z0-9._:-]", "-", label)[:180]
+
+
+def import_payload(
+    archive: Archive,
+    bag: Path,
+    info: BagInfo,
+    series: str,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    deposited: Callable[[PDI, str], None] | None = None,
+) -> int:
+    """The payload files of a valid bag another tool made, as new documents of ``series`` (all or none); how many.
+
+    Each file under ``data/`` is a document minted today, its foreign id its
+    path under ``data/`` (a daily serial when that path cannot be an id: all
+    digits, say), in the format :func:`_payload_format` finds, its octets
+    exactly as they are. They are deposited in one batch
+    (:meth:`pdi.archive.Archive.deposit_batch`): a refusal deposits none, and
+    importing the same bag again on the same day is refused (a name is
+    minted once). Then each gets the statements ``bagit:path`` (its path in
+    the bag) and, for each label of bag-info.txt, ``bag-info:<label>`` (the
+    label's values, a line each), each statement in a transaction of its own
+    as the import of a WARC makes them (RFC 8493 §2.2.2 for the labels).
+    """
+    from pdi.archive import MAX_ASSERTION_VALUE, canonical_series
+    from pdi.archive.content import Content
+
+    series = canonical_series(series)
+    if archive.store.get_series(series) is None:
+        raise NotFoundError(f"series {series} is not registered (pdi series add {series})")
+    statements: dict[str, list[str]] = {}
+    for label, value in info.labels:
+        statements.setdefault(_statement_key(label), []).append(value)
+    joined = {key: "\n".join(values) for key, values in statements.items()}
+    for key, value in joined.items():
+        if len(value) > MAX_ASSERTION_VALUE:
+            raise LimitError(
+                f"{bag / 'bag-info.txt'}: {key.removeprefix('bag-info:')} is longer than"
+                f" {plural(MAX_ASSERTION_VALUE, 'character')}, the longest statement"
+            )
+    paths = sorted(info.payload)
+    if not paths:
+        return 0
+    day = archive._now().date()
+    items: list[tuple[list[Content], str | None]] = []
+    for done, path in enumerate(paths, start=1):
+        token = _payload_format(bag / path)
+        foreign_id: str | None = path.removeprefix("data/")
+        try:
+            assert foreign_id is not None
+            archive._check_foreign_id(series, foreign_id, token, day)
+        except PDIError:
+            foreign_id = None
+        items.append(([Content(_payload_reader(bag / path, info.payload[path], path), token, source=path)], foreign_id))
+        if progress is not None:
+            progress(done, 2 * len(paths))
+    try:
+        deposits = archive.deposit_batch(series, items)
+    except PDIError as exc:
+        found = re.match(r"item (\d+): ", str(exc))
+        if found is None:
+            raise
+        where = f"{paths[int(found.group(1))]} in {bag}: "
+        if isinstance(exc, ParseError):
+            raise ParseError(where + exc.reason[found.end():], text=exc.text, offset=exc.offset, rule=exc.rule) from None
+        raise type(exc)(where + str(exc)[found.end():]) from None  # the other errors a deposit raises take a message alone
+    for done, (path, deposit) in enumerate(zip(paths, deposits, strict=True), start=1):
+        name = deposit[0]
+        archive.annotate(name, "bagit:path", path)
+        for key, value in joined.items():
+            archive.annotate(name, key, value)
+        if deposited is not None:
+            deposited(name, path)
+        if progress is not None:
+            progress(len(paths) + done, 2 * len(paths))
+    return len(deposits)

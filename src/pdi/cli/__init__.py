@@ -111,7 +111,8 @@ def cli() -> None:
     role or series does not cover it), 11 withdrawn (the name resolves to
     its tombstone), 12 a cited passage is orphaned in the version asked
     for (pdi anchor), 13 it is ambiguous there (several places fit as
-    well).
+    well), 14 pdi import --partial imported the whole records of a damaged
+    WARC or WACZ and dropped the rest.
     """
 
 

@@ -233,18 +233,40 @@ def export_cmd(directory: str | None, series: str | None, wacz: str | None, arch
         count = opened.export_bag(directory, series=series, progress=progress)
     click.echo(f"exported {plural(count, 'representation')} to {directory}")
 
+#: pdi import --partial: the whole records before a file's damage were imported, the rest dropped
+PARTIAL_EXIT = 14
+
+
 @click.command("import")
 @click.argument("source", metavar="BAG|FILE.warc[.gz]|FILE.wacz")
-@click.option("--series", "-s", metavar="S", help="WARC/WACZ: deposit the captures in series S (required).")
+@click.option("--series", "-s", metavar="S",
+              help="WARC/WACZ, or a bag another tool made: deposit the captures or payload files in series S (required).")
 @click.option("--max-mb", type=click.FloatRange(min=0, min_open=True), default=50.0, show_default=True,
               help="WARC/WACZ: largest record payload, decoded (MB); larger ones are listed, not imported;"
                    " 4x for a page with its parts.")
+@click.option("--max-expansion", type=click.FloatRange(min=1), default=100.0, show_default=True,
+              help="WARC/WACZ: refuse a gzip member or ZIP entry that decompresses to more than this many times"
+                   " its size (past its first MiB).")
+@click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=3600.0, show_default=True,
+              help="WARC/WACZ: refuse a file whose records take longer than this to read and check.")
+@click.option("--partial", is_flag=True,
+              help="WARC/WACZ: a damaged or cut file gives the whole records before the damage (exit status 14).")
 @archive_option
-def import_cmd(source: str, series: str | None, max_mb: float, archive: str) -> None:
+def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: float, max_seconds: float,
+               partial: bool, archive: str) -> None:
     """Import a BagIt bag, or the captures of a WARC or WACZ file.
 
-    A bag (a directory) is checked and every name and byte in it imported
-    (all or nothing). A .warc, .warc.gz or .wacz file needs --series S:
+    A bag (a directory, BagIt RFC 8493) is checked whole first: every
+    payload manifest (md5, sha1, sha224, sha256, sha384 or sha512) lists
+    every file under data/ with its checksum right, every tag manifest's
+    files match, fetch.txt lists nothing, the Payload-Oxum is right. A bag
+    pdi exported brings every name and byte in it (all or nothing). A bag
+    another tool made needs --series S: its payload files become new
+    documents of S minted today (all or nothing), each named by its path
+    under data/ (a serial when the path cannot be an id), in the format its
+    name says unless its bytes contradict it (then application/octet-stream),
+    with the statements bagit:path and bag-info:<label> for each label of
+    bag-info.txt; each PDI is printed. A .warc, .warc.gz or .wacz file needs --series S:
     every record is first read whole and its digests checked (a damaged
     record is an error naming its offset, and nothing is deposited); then
     each captured HTML page, with the records it uses (found by their URLs
@@ -254,20 +276,38 @@ def import_cmd(source: str, series: str | None, max_mb: float, archive: str) -> 
     PDF, an image) is deposited as itself. Each PDI is printed as it is
     deposited; the WARC's digests, dates and record ids become statements
     (pdi meta). Importing the same file again deposits nothing new.
+
+    A stranger's file is read within bounds: a header line of 256 KiB, a
+    record's header blocks of 1 MiB and 10,000 lines, --max-expansion,
+    --max-seconds (exit status 7 past one). A file cut short or damaged is
+    refused naming the record and its offset (exit status 1, or 3 for a
+    digest), and nothing is imported; with --partial the whole records
+    before the damage are imported, the damage is printed ("dropped: ..."),
+    and the exit status is 14.
     """
     from pdi.interop.warc import is_web_archive
 
     if not is_web_archive(source):
-        if series is not None:
-            raise click.UsageError("--series is for WARC and WACZ files; a bag carries its own series")
+        from pdi.archive.bagit import is_pdi_export
+
+        bag = Path(source)
+        foreign = (bag / "bagit.txt").is_file() and not is_pdi_export(bag)
+        if series is not None and not foreign:
+            raise click.UsageError("--series is for WARC and WACZ files and for bags other tools made;"
+                                   " a bag carries its own series when pdi exported it")
+        if series is None and foreign:
+            raise click.UsageError(f"{source} is a bag pdi did not export: importing its payload files"
+                                   " needs --series S (the series to deposit them in)")
         with open_archive(archive) as opened, progress_bar("importing") as progress:
-            count = opened.import_bag(source, progress=progress)
-        click.echo(f"imported {plural(count, 'new representation')} into {opened.location}")
+            count = opened.import_bag(source, progress=progress, series=series,
+                                      deposited=lambda name, _path: click.echo(str(name)))
+        what = "new document" if series is not None else "new representation"
+        click.echo(f"imported {plural(count, what)} into {opened.location}", err=series is not None)
         return
     if series is None:
         raise click.UsageError(f"importing {source} needs --series S (the series to deposit its captures in)")
     from pdi.capture.fetch import Limits
-    from pdi.interop.warc import Imported, import_warc
+    from pdi.interop.warc import Imported, ReadLimits, import_warc
 
     limits = Limits(max_resource_bytes=int(max_mb * 1024 * 1024), max_total_bytes=int(4 * max_mb * 1024 * 1024))
 
@@ -277,7 +317,9 @@ def import_cmd(source: str, series: str | None, max_mb: float, archive: str) -> 
             click.echo(f"missing from {item.url}: {failure}", err=True)
 
     with open_archive(archive) as opened, progress_bar("importing") as progress:
-        done, plan = import_warc(opened, source, series, limits=limits, progress=progress, deposited=deposited)
+        done, plan = import_warc(opened, source, series, limits=limits, progress=progress, deposited=deposited,
+                                 bounds=ReadLimits(max_expansion=max_expansion, max_seconds=max_seconds),
+                                 partial=partial)
     # the bar counts the file's bytes as it is checked, then the deposits
     for reason in plan.skipped:
         click.echo(f"not imported: {reason}", err=True)
@@ -285,6 +327,10 @@ def import_cmd(source: str, series: str | None, max_mb: float, archive: str) -> 
     new = sum(1 for d in done if not d.unchanged)
     click.echo(f"imported {plural(pages, 'page')} and {plural(len(done) - pages, 'other resource')}"
                f" from {plural(plan.records, 'WARC record')} ({new} new, {len(done) - new} unchanged)", err=True)
+    for damage in plan.dropped:
+        click.echo(f"dropped: {damage}", err=True)
+    if plan.dropped:
+        click.get_current_context().exit(PARTIAL_EXIT)
 
 
 def register(cli: click.Group) -> None:

@@ -20,7 +20,8 @@ and as the page's ``id``) and in a ``PDI`` field of its root's record
 
 :func:`wacz_sources` opens the WARC files of a WACZ for
 :mod:`pdi.interop.warc` (read in place from the ZIP: WACZ stores them
-uncompressed, so reading at an offset is a seek).
+uncompressed, so reading at an offset is a seek; one deflated is
+decompressed once into a spool folder, after its ratio is checked).
 """
 
 from __future__ import annotations
@@ -32,22 +33,25 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import tempfile
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from pdi import __version__
+from pdi._wording import plural
 from pdi.archive import Archive, canonical_series
 from pdi.archive.store import ListQuery, RepresentationRecord
 from pdi.errors import (
     ImmutabilityError,
+    LimitError,
     NotFoundError,
     ParseError,
     StoreError,
@@ -56,6 +60,7 @@ from pdi.errors import (
 )
 from pdi.identifier import PDI
 from pdi.interop.warc import Source, warc_date
+from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits
 from pdi.mhtml.resolve import comparable
 
 __all__ = ["WACZ_VERSION", "Exported", "capture_time", "captured_at", "dated_capture", "export_wacz", "wacz_sources"]
@@ -66,8 +71,24 @@ _WARC_NAME = "data.warc.gz"
 _MAX_MEMBERS = 10_000
 
 
-def wacz_sources(path: str | Path) -> list[Source]:
-    """The WARC files in ``archive/`` of the WACZ at ``path``, in name order."""
+def wacz_sources(
+    path: str | Path, *, max_expansion: float = ReadLimits.max_expansion, spool: Path | None = None
+) -> list[Source]:
+    """The WARC files in ``archive/`` of the WACZ at ``path``, in name order.
+
+    A WARC stored uncompressed (as WACZ asks) is read in place, a window of
+    the file (:class:`_Window`: reading at an offset is a seek; zipfile's own
+    member reads forward to it, which made an import's second pass, reading
+    each record again, take time in the square of the entry's size). One the
+    ZIP deflates is, with ``spool`` (a folder), decompressed there once, for
+    the same reason (else read through zipfile).
+
+    A WARC entry that the ZIP directory says decompresses to more than
+    ``max_expansion`` times its compressed size (past its first MiB) is a
+    :class:`~pdi.errors.LimitError` naming it and its offset in the ZIP, before
+    a byte of it is read (zipfile never gives more than the size the
+    directory states, so the statement bounds what is read).
+    """
     try:
         with zipfile.ZipFile(path) as zf:
             infos = zf.infolist()
@@ -79,10 +100,19 @@ def wacz_sources(path: str | Path) -> list[Source]:
         raise UnsupportedError(f"{path} cannot be read: {exc}") from None
     if len(infos) > _MAX_MEMBERS:
         raise ParseError(f"{path} has more than {_MAX_MEMBERS} files", rule="WACZ")
-    sizes = {
-        i.filename: i.file_size for i in infos
+    members = {
+        i.filename: i for i in infos
         if i.filename.startswith("archive/") and i.filename.lower().endswith((".warc", ".warc.gz"))
     }
+    sizes = {name: info.file_size for name, info in members.items()}
+    for info in infos:
+        if info.filename in sizes and info.file_size > EXPANSION_ALLOWANCE \
+                and info.file_size > max_expansion * info.compress_size:
+            raise LimitError(
+                f"{Path(path).name}!{info.filename} (the ZIP entry at offset {info.header_offset}) is refused:"
+                f" it decompresses to {plural(info.file_size, 'byte')} from {plural(info.compress_size, 'byte')},"
+                f" more than {max_expansion:g} times (the limit of pdi import --max-expansion)"
+            )
     names = sorted(sizes)
     if not names:
         raise ParseError(f"{path} holds no WARC file under archive/", rule="WACZ")
@@ -103,7 +133,105 @@ def wacz_sources(path: str | Path) -> list[Source]:
 
         return open_member
 
-    return [Source(f"{Path(path).name}!{name}", opener(name), sizes[name]) for name in names]
+    def stored(info: zipfile.ZipInfo) -> Callable[[], contextlib.AbstractContextManager[BinaryIO]]:
+        @contextlib.contextmanager
+        def open_window() -> Iterator[BinaryIO]:
+            with open(path, "rb") as raw:
+                window = _Window(raw, _data_start(raw, info, path), info.file_size, info.CRC,
+                                 f"{Path(path).name}!{info.filename}")
+                yield window  # type: ignore[misc]
+
+        return open_window
+
+    def spooled(member: str, number: int) -> Callable[[], contextlib.AbstractContextManager[BinaryIO]]:
+        assert spool is not None
+        copy = spool / f"wacz-{number}{''.join(Path(member).suffixes[-2:])}"
+        with opener(member)() as source, copy.open("wb") as out:
+            try:
+                shutil.copyfileobj(source, out, 1 << 20)
+            except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:  # a CRC or a deflate stream wrong
+                raise ParseError(f"{path}: {member} cannot be read: {exc}", rule="WACZ") from None
+
+        @contextlib.contextmanager
+        def open_copy() -> Iterator[BinaryIO]:
+            with copy.open("rb") as fh:
+                yield fh
+
+        return open_copy
+
+    return [
+        Source(
+            f"{Path(path).name}!{name}",
+            stored(members[name]) if members[name].compress_type == zipfile.ZIP_STORED
+            else spooled(name, number) if spool is not None else opener(name),
+            sizes[name],
+        )
+        for number, name in enumerate(names)
+    ]
+
+
+def _data_start(raw: BinaryIO, info: zipfile.ZipInfo, path: str | Path) -> int:
+    """Where a stored entry's octets begin: after its local file header (APPNOTE.TXT §4.3.7), which is checked."""
+    if info.flag_bits & 0x1:
+        raise UnsupportedError(f"{path}: {info.filename} is encrypted")
+    end = raw.seek(0, os.SEEK_END)
+    header = b""
+    if 0 <= info.header_offset <= end:  # a directory may say anything
+        raw.seek(info.header_offset)
+        header = raw.read(30)
+    if len(header) < 30 or header[:4] != b"PK\x03\x04":
+        raise ParseError(f"{path}: {info.filename} cannot be opened: its local header at offset"
+                         f" {info.header_offset} is damaged", rule="WACZ")
+    name_length, extra_length = int.from_bytes(header[26:28], "little"), int.from_bytes(header[28:30], "little")
+    start = info.header_offset + 30 + name_length + extra_length
+    if info.compress_size != info.file_size or start + info.file_size > end:
+        raise ParseError(f"{path}: {info.filename} cannot be opened: its {plural(info.file_size, 'byte')}"
+                         f" at offset {start} run past the end of the file", rule="WACZ")
+    return start
+
+
+class _Window(io.RawIOBase):
+    """``size`` octets of ``raw`` from ``start``, as a seekable binary file of their own.
+
+    Read from its start to its end in order (as pass 1 reads), its CRC-32 is
+    checked against the ZIP directory's ``crc`` at the end, as zipfile checks a
+    member read whole: a :class:`~pdi.errors.ParseError` naming it when wrong.
+    """
+
+    def __init__(self, raw: BinaryIO, start: int, size: int, crc: int, name: str) -> None:
+        super().__init__()
+        self.raw, self.start, self.size, self.position = raw, start, size, 0
+        self.expected, self.crc, self.checked, self.name = crc, 0, 0, name
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        base = {os.SEEK_SET: 0, os.SEEK_CUR: self.position, os.SEEK_END: self.size}[whence]
+        self.position = max(0, base + offset)
+        return self.position
+
+    def readinto(self, buffer: Any) -> int:
+        wanted = min(len(buffer), self.size - self.position)
+        if wanted <= 0:
+            return 0
+        self.raw.seek(self.start + self.position)
+        data = self.raw.read(wanted)
+        buffer[: len(data)] = data
+        if self.position == self.checked:
+            self.crc = zlib.crc32(data, self.crc)
+            self.checked += len(data)
+            if self.checked == self.size and self.crc != self.expected:
+                raise ParseError(f"{self.name}: its CRC-32 is not the one its ZIP directory entry gives"
+                                 " (the entry is damaged)", rule="WACZ")
+        self.position += len(data)
+        return len(data)
 
 
 @dataclass(frozen=True)

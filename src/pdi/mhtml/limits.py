@@ -38,7 +38,13 @@ class Limits:
     8 KiB; it keeps ``compat32``'s parameter splitting, quadratic at worst, under a
     second); ``max_part_bytes`` 200 MiB per body part as written in the file (removing
     a transfer encoding never makes it larger), checked while the part is read, so a
-    larger one is never held whole; ``max_read_seconds`` 60 s to read and resolve the
+    larger one is never held whole; ``max_header_lines`` 1,000 fields in one header block,
+    a folded field's continuation lines counted with it (browsers write four to six a
+    part, mail a few dozen; the bytes bound alone let a block hold 40,000 short fields,
+    each parsed); ``max_parse_seconds`` 60 s to parse the
+    whole file (``None``: no time limit; parsing is linear, but a file of header lines
+    costs half a second a megabyte where one of bodies costs a hundredth: the 200 MiB
+    parts of a real page parse in seconds); ``max_read_seconds`` 60 s to read and resolve the
     references of one HTML or CSS part (``None``: no time limit); ``max_references``
     1,000,000 references in the whole file (each costs a few hundred bytes once read
     and resolved); ``chunk_size`` 1 MiB read at a time from a stream (not a limit: the
@@ -52,6 +58,8 @@ class Limits:
     max_read_seconds: float | None = MAX_READ_SECONDS
     max_references: int = MAX_REFERENCES
     chunk_size: int = 1 << 20
+    max_header_lines: int = 1_000
+    max_parse_seconds: float | None = MAX_READ_SECONDS
 
 
 class Budget:

@@ -49,7 +49,9 @@ without a ``boundary`` parameter; an outermost multipart whose body holds no del
 line for its boundary, or no body parts (a nested one is kept empty, with a warning);
 an empty input; a stream that does not give bytes.
 :class:`~pdi.errors.LimitError`: nesting deeper than ``Limits.max_depth``, more parts
-than ``Limits.max_parts``, a header block longer than ``Limits.max_header_bytes``, a body
+than ``Limits.max_parts``, a header block longer than ``Limits.max_header_bytes`` or of
+more fields than ``Limits.max_header_lines``, parsing longer than
+``Limits.max_parse_seconds``, a body
 part longer than ``Limits.max_part_bytes`` (found while it is read, before it is held
 whole). :class:`~pdi.mhtml.limits.Limits` is kept on the parts and the aggregate: it also
 bounds reading their references, later.
@@ -68,6 +70,7 @@ from __future__ import annotations
 import binascii
 import email.utils
 import re
+import time
 from dataclasses import dataclass
 from email.message import Message
 from email.policy import compat32
@@ -192,6 +195,16 @@ class _Ctx:
         self.warnings: list[str] = []
         self.parts: list[Part] = []
         self.next_multipart = 0
+        seconds = limits.max_parse_seconds
+        self.deadline = None if seconds is None else time.monotonic() + seconds
+
+    def check_time(self, pos: int) -> None:
+        """:class:`LimitError` once the time for parsing the file (``Limits.max_parse_seconds``) is spent."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise LimitError(
+                f"parsing took more than {self.limits.max_parse_seconds:g} s (the time limit for one file),"
+                f" at offset {self.src.shift + pos}"
+            )
 
     def warn(self, pos: int, message: str) -> None:
         self.warnings.append(f"offset {self.src.shift + pos}: {message}")
@@ -243,6 +256,7 @@ class _Ctx:
             if src.eof:
                 return None
             self._check_body(pos, len(buf))
+            self.check_time(pos)
             search_from = max(pos, len(buf) - longest - 1)
             src.more()
 
@@ -255,6 +269,9 @@ class _Ctx:
         src = self.src
         lines: list[bytes] = []
         total = 0
+        fields = 0
+        start = pos
+        self.check_time(pos)
         while True:
             if pos >= len(src.buf) and not src.more():
                 return lines, pos, "eof"
@@ -274,6 +291,13 @@ class _Ctx:
                     f"{plural(self.limits.max_header_bytes, 'byte')}"
                 )
             lines.append(line)
+            if line[:1] not in (b" ", b"\t"):  # a field; a folded one's continuation lines are its own
+                fields += 1
+                if fields > self.limits.max_header_lines:
+                    raise LimitError(
+                        f"header block at offset {src.shift + start} has more than"
+                        f" {plural(self.limits.max_header_lines, 'field')}"
+                    )
             pos = nxt
 
     # -- structure ---------------------------------------------------------------------

@@ -17,6 +17,13 @@ An import runs in two passes.
    does not match what follows it, that ends early, or whose digests fail is
    an error naming the file and the record's offset. So a damaged file
    deposits nothing at all (and so nothing of the damaged record's page).
+   The file is read within bounds (:mod:`~pdi.interop.warc.bounded`: a
+   header line, a record's header lines, the expansion of a gzip member or
+   ZIP entry, time), and a file cut short (inside a gzip member, a header
+   block, a record's block or its closing CRLF CRLF) is damaged too; only a
+   file cut exactly between two records reads as a shorter whole file. With
+   ``partial`` the whole records before the damage are imported and the
+   damage reported.
 2. **Pages** (:func:`plan_import`, :func:`import_warc`): each ``200``
    response of HTML (or a revisit that resolves to one) is a page. Its parts
    are gathered by the capture path's own crawl (:func:`pdi.capture.crawl.crawl`)
@@ -36,13 +43,15 @@ An import runs in two passes.
 ``response`` records, with payload digests) as WARC.
 
 The package's modules: :mod:`~pdi.interop.warc.records` (pass 1: reading and
-checking the records, the index by URL and digest), :mod:`~pdi.interop.warc.pages`
+checking the records, the index by URL and digest), :mod:`~pdi.interop.warc.bounded`
+(warcio's reader with the bounds and the checks for a file cut short), :mod:`~pdi.interop.warc.pages`
 (pass 2: pages and lone resources, planned and deposited) and
 :mod:`~pdi.interop.warc.write` (a capture's exchanges as WARC).
 """
 
 from __future__ import annotations
 
+from pdi.interop.warc.bounded import ReadLimits
 from pdi.interop.warc.pages import Imported, ImportPlan, Item, import_warc, plan_import
 from pdi.interop.warc.records import (
     PAGE_TYPES,
@@ -61,6 +70,7 @@ __all__ = [
     "ImportPlan",
     "Imported",
     "Item",
+    "ReadLimits",
     "Source",
     "WarcIndex",
     "import_warc",

@@ -32,6 +32,7 @@ from pdi.errors import (
     UnsupportedError,
 )
 from pdi.identifier import PDI
+from pdi.interop.warc.bounded import ReadLimits
 from pdi.interop.warc.records import (
     PAGE_TYPES,
     Entry,
@@ -72,6 +73,8 @@ class ImportPlan:
     items: tuple[Item, ...]
     skipped: list[str]
     records: int
+    #: with ``partial``: each file's damage, where its reading stopped (the whole records before it are imported)
+    dropped: tuple[str, ...] = ()
 
 
 def _fetcher(
@@ -198,7 +201,7 @@ def plan_import(
             continue
         items.append(Item(entry, headers, payload, False, name))
     items.sort(key=lambda i: (i.entry.source, i.entry.offset))
-    return ImportPlan(tuple(items), skipped, index.records)
+    return ImportPlan(tuple(items), skipped, index.records, tuple(index.dropped))
 
 
 # --- depositing ----------------------------------------------------------------------------
@@ -251,19 +254,28 @@ def import_warc(
     limits: Limits | None = None,
     progress: Callable[[int, int], None] | None = None,
     deposited: Callable[[Imported], None] | None = None,
+    bounds: ReadLimits | None = None,
+    partial: bool = False,
 ) -> tuple[list[Imported], ImportPlan]:
     """Import a ``.warc``, ``.warc.gz`` or ``.wacz`` file into ``series`` (both passes).
 
     Nothing is deposited unless every record of the file reads whole with its
-    digests right and every page can be named. ``deposited`` is told of each
-    deposit as it is made.
+    digests right, within ``bounds`` (:mod:`pdi.interop.warc.bounded`), and
+    every page can be named. With ``partial``, a file damaged or cut short
+    gives the whole records before the damage, and the plan's ``dropped``
+    says what was left out. ``deposited`` is told of each deposit as it is
+    made.
     """
     limits = limits or Limits()
     name = _canonical_series(series)
     if name not in {record.name for record in archive.series()}:
         raise NotFoundError(f"series {name} is not registered (pdi series add {name})")
-    index = read_index(sources_for(path), limit=limits.max_resource_bytes, progress=progress)
+    bounds = bounds or ReadLimits()
     with tempfile.TemporaryDirectory(prefix="pdi-warc-") as spool:
+        index = read_index(
+            sources_for(path, max_expansion=bounds.max_expansion, spool=Path(spool)), limit=limits.max_resource_bytes,
+            progress=progress, bounds=bounds, partial=partial,
+        )
         plan = plan_import(index, name, Path(spool), limits=limits, progress=progress)
         done = _deposit_all(archive, name, index, plan, limits, progress, deposited)
     return done, plan

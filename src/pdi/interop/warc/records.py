@@ -13,6 +13,7 @@ import bisect
 import contextlib
 import datetime
 import io
+import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -32,6 +33,7 @@ from pdi.errors import (
     PDIError,
     UnsupportedError,
 )
+from pdi.interop.warc.bounded import BoundedIterator, ReadLimits, Refused
 from pdi.mhtml.resolve import comparable
 
 __all__ = ["PAGE_TYPES", "Entry", "Source", "WarcIndex", "is_web_archive", "read_index", "sources_for"]
@@ -50,13 +52,16 @@ class Source:
     size: int = 0  # bytes, for progress
 
 
-def sources_for(path: str | Path) -> list[Source]:
-    """The WARC files of ``path``: itself (``.warc``, ``.warc.gz``), or those a WACZ holds."""
+def sources_for(
+    path: str | Path, *, max_expansion: float = ReadLimits.max_expansion, spool: Path | None = None
+) -> list[Source]:
+    """The WARC files of ``path``: itself (``.warc``, ``.warc.gz``), or those a WACZ holds
+    (:func:`pdi.interop.wacz.wacz_sources`: a deflated one decompressed into ``spool``)."""
     name = str(path)
     if name.lower().endswith(".wacz"):
         from pdi.interop.wacz import wacz_sources
 
-        return wacz_sources(path)
+        return wacz_sources(path, max_expansion=max_expansion, spool=spool)
     if not Path(path).is_file():
         raise NotFoundError(f"no file {name}")
 
@@ -178,6 +183,8 @@ class WarcIndex:
     by_key: dict[str, list[Entry]] = field(default_factory=dict)
     by_digest: dict[str, list[Entry]] = field(default_factory=dict)
     records: int = 0
+    #: with ``partial``: the damage that ended the reading of a file, and what was left out
+    dropped: list[str] = field(default_factory=list)
 
     def add(self, entry: Entry) -> None:
         self.entries.append(entry)
@@ -269,60 +276,101 @@ def _digest_key(value: str) -> str:
 
 
 def read_index(
-    sources: Sequence[Source], *, limit: int, progress: Callable[[int, int], None] | None = None
+    sources: Sequence[Source],
+    *,
+    limit: int,
+    progress: Callable[[int, int], None] | None = None,
+    bounds: ReadLimits | None = None,
+    partial: bool = False,
 ) -> WarcIndex:
     """Read every record once, checking it (pass 1): an error names the file and the record's offset.
 
-    ``progress`` is told the bytes read of all the files, and their total.
+    Each file is read within ``bounds`` (:mod:`pdi.interop.warc.bounded`:
+    header lines, expansion, time) and must not be cut short. With
+    ``partial``, the first damaged record of a file ends its reading instead
+    of the import: the whole records before it are indexed and the damage is
+    listed in the index's ``dropped``. ``progress`` is told the bytes read of
+    all the files, and their total.
     """
+    bounds = bounds or ReadLimits()
+    deadline = None if bounds.max_seconds is None else time.monotonic() + bounds.max_seconds
     index = WarcIndex(list(sources))
     total = sum(source.size for source in sources)
     before = 0
     for number, source in enumerate(sources):
-        with source.open() as fh, contextlib.redirect_stderr(io.StringIO()):
-            # warcio writes its warning about a record not followed by blank lines to
-            # stderr and counts it; here the count makes it an error.
-            it = ArchiveIterator(fh, check_digests=True)
-            records = iter(it)
-            while True:
-                offset = it.offset
+        records = index.records
+        try:
+            _read_source(index, source, number, limit, bounds, deadline, before, total, progress)
+        except PDIError as exc:
+            if not partial:
+                raise
+            index.dropped.append(f"{exc} (the rest of {source.name} is left out)")
+        else:
+            if index.records == records:
+                raise ParseError(f"{source.name} holds no WARC record", rule="WARC record")
+        before += source.size
+    return index
+
+
+def _read_source(
+    index: WarcIndex,
+    source: Source,
+    number: int,
+    limit: int,
+    bounds: ReadLimits,
+    deadline: float | None,
+    before: int,
+    total: int,
+    progress: Callable[[int, int], None] | None,
+) -> None:
+    """Index the records of one file (see :func:`read_index`)."""
+    with source.open() as fh, contextlib.redirect_stderr(io.StringIO()):
+        # warcio writes its warning about a record not followed by blank lines to
+        # stderr and counts it; here the count makes it an error.
+        it = BoundedIterator(fh, limits=bounds, deadline=deadline)
+        records = iter(it)
+        while True:
+            offset = it.offset
+            uri: str | None = None
+            try:
                 try:
                     record = next(records)
                 except StopIteration:
                     break
-                except Exception as exc:  # any exception from warcio: see _damaged
-                    raise _damaged(source, offset, exc) from None
                 offset = it.offset
+                uri = record.rec_headers.get_header("WARC-Target-URI")
                 errors = it.err_count
-                try:
-                    entry = _index_one(record, source, number, offset, limit)
-                    it.read_to_end()
-                except PDIError:
-                    raise
-                except Exception as exc:  # any exception from warcio: see _damaged
-                    raise _damaged(source, offset, exc) from None
-                uri = entry.uri if entry else record.rec_headers.get_header("WARC-Target-URI")
-                if it.err_count > errors:
-                    raise ParseError(
-                        f"{_where(source, offset, uri)} is damaged: its Content-Length does not end where"
-                        " the next record begins",
-                        rule="WARC record",
-                    )
-                if getattr(record.raw_stream, "limit", 0) > 0:
-                    raise ParseError(
-                        f"{_where(source, offset, uri)} is damaged: the file ends before its Content-Length",
-                        rule="WARC record",
-                    )
-                checker = getattr(record, "digest_checker", None)
-                if checker is not None and checker.problems:
-                    raise IntegrityError(f"{_where(source, offset, uri)} is damaged: {_digest_problem(checker.problems[0])}")
-                index.records += 1
-                if entry is not None:
-                    index.add(entry)
-                if progress is not None:
-                    progress(min(before + it.offset, total), total)
-        before += source.size
-    return index
+                entry = _index_one(record, source, number, offset, limit)
+                uri = entry.uri if entry else uri
+                it.read_to_end()
+            except PDIError:
+                raise
+            except Refused as exc:
+                if exc.at is not None and exc.at != offset:
+                    offset, uri = exc.at, None
+                verdict = "is refused" if exc.error is LimitError else "is damaged"
+                raise exc.error(f"{_where(source, offset, uri)} {verdict}: {exc.detail}") from None
+            except Exception as exc:  # any exception from warcio: see _damaged
+                raise _damaged(source, offset, exc) from None
+            if it.err_count > errors:
+                raise ParseError(
+                    f"{_where(source, offset, uri)} is damaged: its Content-Length does not end where"
+                    " the next record begins",
+                    rule="WARC record",
+                )
+            if getattr(record.raw_stream, "limit", 0) > 0:
+                raise ParseError(
+                    f"{_where(source, offset, uri)} is damaged: the file ends before its Content-Length",
+                    rule="WARC record",
+                )
+            checker = getattr(record, "digest_checker", None)
+            if checker is not None and checker.problems:
+                raise IntegrityError(f"{_where(source, offset, uri)} is damaged: {_digest_problem(checker.problems[0])}")
+            index.records += 1
+            if entry is not None:
+                index.add(entry)
+            if progress is not None:
+                progress(min(before + it.offset, total), total)
 
 
 def _digest_problem(problem: str) -> str:

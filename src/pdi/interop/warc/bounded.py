@@ -1,0 +1,236 @@
+"""Reading a stranger's WARC within bounds: line length, header lines, expansion, time; and finding where it is cut.
+
+warcio reads a record's header lines with an unbounded ``readline()`` that
+joins its 16 KiB blocks one by one (so a 32 MiB line of NUL bytes, 33 KB once
+compressed, took 98 s and 1.8 GB), decompresses a ``.warc.gz`` member with no
+bound on its ratio, writes a gzip error in the middle of a member to stderr
+and carries on, and takes a file that ends inside a gzip member, inside a
+header block or before the two CRLFs that close a record (ISO 28500:2017
+§4, ``warc-record = header CRLF block CRLF CRLF``) as a shorter file. The
+iterator here is warcio's with a reader that refuses each of these, so an
+import fails fast with an error naming the record and its offset.
+
+The limits (:class:`ReadLimits`) sit far above what real files hold and far
+below what hurts:
+
+- ``max_line_bytes`` 256 KiB for one header line, WARC or HTTP (a URL
+  rarely tops 8 KiB; the longest header lines of the corpus, cookies and
+  content security policies, a few KiB; as :mod:`pdi.mhtml.limits` bounds a
+  header block);
+- ``max_header_bytes`` 1 MiB and ``max_header_lines`` 10,000 for a record's
+  header blocks (WARC and HTTP together, with the blank lines before them:
+  real records have a few dozen lines; continuation lines are joined by
+  warcio, so the bytes are bounded too);
+- ``max_expansion`` 100: a gzip member (here) or a ZIP entry
+  (:mod:`pdi.interop.wacz`) may not decompress to more than 100 times its
+  compressed size, past its first MiB (HTML, scripts and JSON compress 3 to
+  20 times; deflate reaches 1,032 only on runs of one byte, which is what a
+  bomb is made of);
+- ``max_seconds`` 3,600 to read and check every record of the file (an hour:
+  a 100 GB WARC reads in minutes; ``None``: no limit).
+
+``pdi import`` takes ``--max-expansion`` and ``--max-seconds``.
+
+warcio internals used (warcio is pinned exactly; tests/interop/test_interop_warc_bombs.py
+fingerprints each): ``ArchiveIterator.__init__`` (it makes ``self.reader``
+from ``self.fh`` and reads nothing), ``ArchiveIterator._next_record``, ``ArchiveIterator._consume_blanklines``,
+``BufferedReader._init_decomp``, ``BufferedReader._process_read``,
+``BufferedReader._decompress`` (its first-block fallback to an uncompressed
+stream), ``BufferedReader._fillbuff``, ``BufferedReader.empty``,
+``BufferedReader.read`` (whose contract ``readline`` here keeps) and the
+attributes ``buff``, ``buff_size``, ``decompressor``, ``num_block_read`` and ``num_read``.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.bufferedreaders import DecompressingBufferedReader
+from warcio.utils import BUFF_SIZE
+
+from pdi._wording import plural
+from pdi.errors import LimitError, ParseError, PDIError
+
+__all__ = [
+    "EXPANSION_ALLOWANCE",
+    "WARCIO_INTERNALS",
+    "BoundedIterator",
+    "ReadLimits",
+    "Refused",
+]
+
+#: the warcio names this module relies on beyond its public API (fingerprinted in the tests)
+WARCIO_INTERNALS = (
+    "warcio.archiveiterator.ArchiveIterator.__init__",
+    "warcio.archiveiterator.ArchiveIterator._next_record",
+    "warcio.archiveiterator.ArchiveIterator._consume_blanklines",
+    "warcio.bufferedreaders.BufferedReader._init_decomp",
+    "warcio.bufferedreaders.BufferedReader._process_read",
+    "warcio.bufferedreaders.BufferedReader._decompress",
+    "warcio.bufferedreaders.BufferedReader._fillbuff",
+    "warcio.bufferedreaders.BufferedReader.empty",
+    "warcio.bufferedreaders.BufferedReader.read",
+)
+
+#: bytes a gzip member or ZIP entry may decompress to before its ratio counts (small files compress oddly)
+EXPANSION_ALLOWANCE = 1 << 20
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """Bounds on reading one web archive file (see the module docstring for why these numbers)."""
+
+    max_line_bytes: int = 256 * 1024
+    max_header_bytes: int = 1 << 20
+    max_header_lines: int = 10_000
+    max_expansion: float = 100.0
+    max_seconds: float | None = 3600.0
+
+
+class Refused(Exception):
+    """What the reader refused; :func:`pdi.interop.warc.records.read_index` names the record and raises ``error``."""
+
+    def __init__(self, error: type[PDIError], detail: str, *, at: int | None = None) -> None:
+        super().__init__(detail)
+        self.error = error
+        self.detail = detail
+        #: the offset of the record at fault when it is not the one being read (a record cut
+        #: in its first lines, found while the blank lines closing the one before are read)
+        self.at = at
+
+
+class _BoundedReader(DecompressingBufferedReader):  # type: ignore[misc]
+    """warcio's reader (gzip members decompressed, lines read), with each read bounded."""
+
+    def __init__(self, stream: Any, *, limits: ReadLimits, deadline: float | None) -> None:
+        self.limits = limits
+        self.deadline = deadline
+        self.member_in = 0  # compressed bytes fed to the current gzip member's decompressor
+        self.member_out = 0  # and what it gave
+        self.lines = 0  # header lines since the record began or the last read()
+        self.line_bytes = 0
+        self.open_line = False  # the last line read was a header line (not blank): a header block is open
+        self.blank_run = 0  # blank lines read in a row
+        self.block_start = 0  # where the open header block began (in an uncompressed file: its offset)
+        self.between = False  # reading the blank lines between two records
+        super().__init__(stream, block_size=BUFF_SIZE)
+
+    def _init_decomp(self, decomp_type: str | None) -> None:
+        super()._init_decomp(decomp_type)
+        self.member_in = self.member_out = 0
+
+    def _process_read(self, data: bytes) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise Refused(LimitError, f"reading the file took more than {self.limits.max_seconds:g} s"
+                                      " (the time limit; pdi import --max-seconds)")
+        if not data and self.decompressor is not None and self.member_in and not self.decompressor.eof:
+            raise Refused(ParseError, "the file ends inside its gzip member (the file is cut short)")
+        super()._process_read(data)
+
+    def _decompress(self, data: bytes) -> bytes:
+        if not (self.decompressor and data):
+            return data
+        before = len(self.decompressor.unused_data)
+        if self.num_block_read == 0:
+            out: bytes = super()._decompress(data)  # not gzip at all: warcio reads it as it is
+        else:
+            try:
+                out = self.decompressor.decompress(data)
+            except zlib.error as exc:
+                raise Refused(ParseError, f"its gzip member cannot be decompressed: {exc}") from None
+        if self.decompressor is not None:
+            self.member_in += len(data) - (len(self.decompressor.unused_data) - before)
+            self.member_out += len(out)
+            ratio = self.limits.max_expansion
+            if self.member_out > EXPANSION_ALLOWANCE and self.member_out > ratio * self.member_in:
+                raise Refused(
+                    LimitError,
+                    f"its gzip member decompresses to more than {ratio:g} times its size"
+                    f" ({plural(self.member_in, 'byte')} to {plural(self.member_out, 'byte')} so far;"
+                    " the limit of pdi import --max-expansion)",
+                )
+        return out
+
+    def read(self, length: int | None = None) -> bytes:
+        self.lines = self.line_bytes = self.blank_run = 0
+        self.open_line = False
+        data: bytes = super().read(length)
+        return data
+
+    def readline(self, length: int | None = None) -> bytes:
+        # warcio's readline joins its blocks one by one and counts ``length`` down
+        # wrongly (by the whole line so far); this one reads at most ``want`` bytes.
+        cap = self.limits.max_line_bytes + 1
+        want = cap if length is None else min(length, cap)
+        start = self.num_read - ((self.buff_size - self.buff.tell()) if self.buff else 0)
+        pieces: list[bytes] = []
+        got = 0
+        while got < want:
+            self._fillbuff()
+            if self.empty():
+                break
+            piece: bytes = self.buff.readline(want - got)
+            pieces.append(piece)
+            got += len(piece)
+            if piece.endswith(b"\n"):
+                break
+        line = b"".join(pieces)
+        if len(line) > self.limits.max_line_bytes:
+            raise Refused(
+                LimitError,
+                f"a header line is longer than {plural(self.limits.max_line_bytes, 'byte')}"
+                f" (it begins {line[:40]!r})",
+            )
+        if not line:
+            if self.open_line:
+                at = self.block_start if self.between and self.decompressor is None else None
+                raise Refused(ParseError, "the file ends inside its header block (the file is cut short)", at=at)
+            if self.decompressor is None and self.num_read and self.blank_run < 2:
+                raise Refused(
+                    ParseError,
+                    "the file ends before the blank lines (CRLF CRLF) that close the record (the file is cut short)",
+                )
+            return line
+        self.lines += 1
+        self.line_bytes += len(line)
+        if self.lines > self.limits.max_header_lines:
+            raise Refused(LimitError, f"its header blocks hold more than {plural(self.limits.max_header_lines, 'line')}")
+        if self.line_bytes > self.limits.max_header_bytes:
+            raise Refused(
+                LimitError, f"its header blocks are longer than {plural(self.limits.max_header_bytes, 'byte')}"
+            )
+        if line.strip(b"\r\n"):
+            if not self.open_line:
+                self.block_start = start
+            self.open_line = True
+            self.blank_run = 0
+        else:
+            self.open_line = False
+            # a lone CR the file ends on is half a line ending: the record's close is cut
+            self.blank_run = self.blank_run + 1 if line.endswith(b"\n") else 0
+        return line
+
+
+class BoundedIterator(ArchiveIterator):  # type: ignore[misc]
+    """warcio's record iterator (digests checked) reading through :class:`_BoundedReader`."""
+
+    def __init__(self, fh: BinaryIO, *, limits: ReadLimits | None = None, deadline: float | None = None) -> None:
+        super().__init__(fh, check_digests=True)
+        self.reader = _BoundedReader(self.fh, limits=limits or ReadLimits(), deadline=deadline)
+
+    def _consume_blanklines(self) -> tuple[bytes | None, int]:
+        self.reader.between = True
+        try:
+            found: tuple[bytes | None, int] = super()._consume_blanklines()
+        finally:
+            self.reader.between = False
+        return found
+
+    def _next_record(self, next_line: bytes | None) -> Any:
+        self.reader.lines = 1 if next_line else 0
+        self.reader.line_bytes = len(next_line or b"")
+        return super()._next_record(next_line)
