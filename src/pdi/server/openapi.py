@@ -24,207 +24,417 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from pdi import __version__
+from pdi.archive import MAX_SEARCH_LIMIT
+from pdi.server.interop import MAX_OAI_FORM
 from pdi.server.layout import esc, page
+from pdi.server.read import MAX_LIST
+from pdi.server.write import MAX_KEY, MAX_STATEMENT
 
+#: The ``Problem`` schema's media type: every error answer of every route is one (RFC 9457 §3).
 PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
 
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter: its name, where it goes (``query``, ``header``, ``path``), whether required, what it is."""
+    """One parameter: its name, where it goes (``query``, ``header``, ``path``), whether required, its schema.
+
+    ``examples`` are values that resolve in an archive (the docs page shows
+    them; a tester starts from them).
+    """
 
     name: str
     description: str
     where: str = "query"
     required: bool = False
     schema: dict[str, Any] = field(default_factory=lambda: {"type": "string"})
+    examples: tuple[str, ...] = ()
+    style: dict[str, Any] = field(default_factory=dict)  # style and explode, for a free-form query
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A successful answer: what it is, its body's media type and schema (none for a body-less answer)."""
+
+    description: str
+    media_type: str | None = None
+    schema: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Body:
+    """A request body: what it is, whether it may be left out, and its media types with their schemas."""
+
+    description: str
+    content: dict[str, dict[str, Any]]
+    required: bool = True
 
 
 @dataclass(frozen=True)
 class Operation:
-    """What a route does, beyond its path and method: summary, parameters, body, answers, and the role it needs."""
+    """What a route does, beyond its path and method: summary, parameters, body, answers, and the role it needs.
+
+    ``answers`` are the route's successful and redirecting answers;
+    ``errors`` every error status it can give, each an RFC 9457 problem
+    (:data:`ERRORS` says what each means unless ``error_text`` says more).
+    """
 
     summary: str
     params: tuple[Param, ...] = ()
-    body: str | None = None  # a description of the request body; it is any media type
-    answers: dict[int, str] = field(default_factory=dict)
+    body: Body | None = None
+    answers: dict[int, Answer] = field(default_factory=dict)
+    errors: tuple[int, ...] = ()
+    error_text: dict[int, str] = field(default_factory=dict)
     role: str | None = None  # the token role a write needs (pdi.archive.tokens.ROLES)
     tag: str = "read"
 
 
-PDI_PARAM = Param("pdi", "A PDI (percent-encode all of it, as encodeURIComponent does).", required=True)
+# --- the values parameters take -----------------------------------------------------------------
+# The PDI grammar (specs/PDI-GRAMMAR.md: fragments, citations, %-escapes, calendar days, ISO 3166
+# countries), a registered format token, an RFC 1123 date whose weekday is its own: these are beyond a
+# JSON Schema that stays readable. Such a value's schema says its length limits and names a custom format
+# (the formats below: each a grammar of specs/ or an RFC); the grammar itself is checked by the server,
+# which answers 400 (syntax error), 404 (no such name or series) or 415 (a name of the wrong kind) with a
+# problem.
+
+#: The longest PDI the parser reads (pdi.identifier._syntax._MAX_LENGTH).
+MAX_NAME = 1 << 20
+#: The custom formats of string parameters, and what each is.
+FORMATS: dict[str, str] = {
+    "pdi": "A PDI (specs/PDI-GRAMMAR.md), with or without a fragment",
+    "pdi-whole": "A PDI without a fragment: generic (no format) or versioned",
+    "pdi-text": "A versioned PDI of a text/plain representation, without a fragment",
+    "pdi-passage": "A versioned PDI with a char, line, elt or name fragment",
+    "pdi-pattern": "A PDI or a PDI pattern (wildcards * in the date, id, format, version), without a fragment",
+    "pdi-citation": "A citation A@origin=B#fragment (PDI-GRAMMAR.md §3, Citations)",
+    "pdi-series": "A series' name: components of letters, digits and '-', then an ISO 3166-1 alpha-2 country",
+    "pdi-format": "A format token the registry knows (README, Format tokens)",
+    "charset": "A charset name Python's codecs know (RFC 2978)",
+    "pdi-moment": "A future date (its start in GMT) or a time with its zone, ISO 8601",
+    "http-date": "An RFC 1123 date (RFC 7089 §2.1.1) whose weekday is its own",
+    "memento-target": "A URL as it was captured (query included), a generic PDI, or its N2R URL",
+    "rfc5147": "An RFC 5147 fragment without '#': char= or line=, with optional length and md5 checks",
+    "search-query": "Words, and phrases in double quotes, for SQLite's FTS5 tokenizer",
+    "search-cursor": "The after= of a page of search results (its next URL)",
+    "statement-key": "A Dublin Core term or a free key",
+    "batch-manifest": 'A JSON array of {"format", "id", "charset"} objects, one for each file part',
+}
+
+
+def _name(fmt: str = "pdi") -> dict[str, Any]:
+    """The schema of a PDI-like parameter of custom format ``fmt``."""
+    return {"type": "string", "minLength": 1, "maxLength": MAX_NAME, "format": fmt}
+
+
+_NAME = _name()
+_SERIES = {"type": "string", "minLength": 1, "format": "pdi-series"}
+_FORMAT = {"type": "string", "minLength": 1, "format": "pdi-format"}
+_CHARSET = {"type": "string", "minLength": 1, "format": "charset"}
+_MOMENT = {"type": "string", "minLength": 1, "format": "pdi-moment"}
+#: What pdi.server.read._integer takes: up to 12 digits.
+_COUNT = {"type": "integer", "minimum": 0, "maximum": 999_999_999_999}
+_HTTP_DATE = {"type": "string", "minLength": 1, "format": "http-date"}
+
+PDI_PARAM = Param("pdi", "A PDI (percent-encode all of it, as encodeURIComponent does).", required=True,
+                  schema=_NAME)
+#: The name a write is about: a whole document or version.
+_WHOLE = Param("pdi", "A generic or versioned PDI, without a fragment", required=True, schema=_name("pdi-whole"))
 _IDEMPOTENCY = Param(
     "Idempotency-Key", "A retry with this key and the same request answers the first answer; another request: 422.",
-    where="header",
+    where="header", schema={"type": "string", "minLength": 1, "maxLength": MAX_KEY + 2,
+                            "pattern": '^(?:"[\\x20-\\x7e]{1,255}"|[\\x20-\\x7e]{1,255})$'},
 )
+_EMBARGO = Param("embargo", "Embargo the version until this date or time (needs the role curate)", schema=_MOMENT)
+
+# --- the bodies answers carry --------------------------------------------------------------------
+_JSON = "application/json"
+_OBJECT: dict[str, Any] = {"type": "object"}
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+_WRITTEN_BODY = {
+    "type": "object", "required": ["pdi", "names", "version", "unchanged"],
+    "properties": {"pdi": {"type": "string"}, "names": _STRINGS, "version": {"type": "integer"},
+                   "unchanged": {"type": "boolean"}},
+}
+_WRITTEN = {201: Answer("Created: the names; Location the first name's N2R", _JSON, _WRITTEN_BODY),
+            200: Answer("Nothing new stored: the same bytes as the latest version (unchanged), or a replayed answer",
+                        _JSON, _WRITTEN_BODY)}
+_OCTETS = {"type": "string", "format": "binary"}
+#: A write's body: any octets, any media type (Content-Type says which, or format= does).
+_ANY_BODY = {"*/*": {"schema": _OCTETS}}
+_TEXT_BODY = {"text/plain": {"schema": {"type": "string"}},
+              "*/*": {"schema": _OCTETS}}
+
+# --- what each error status means --------------------------------------------------------------
+ERRORS: dict[int, str] = {
+    400: "A syntax error in a parameter, a header or the body (the detail names what and where)",
+    401: "No live bearer token (WWW-Authenticate says why)",
+    403: "The token's role or series does not cover this, or the name is private or under an embargo",
+    404: "No such name, series or page",
+    405: "Not a method of this route (Allow lists those it has)",
+    409: "The name is immutable: a version or format that exists already",
+    410: "Withdrawn: the tombstone",
+    413: "A limit was exceeded (a number, a length, a body, a count)",
+    415: "Unsupported format, media type or fragment scheme",
+    416: "Range not satisfiable",
+    422: "An integrity check failed",
+    501: "A service of RFC 2169 this resolver does not offer",
+    503: "Busy (Retry-After) or a storage error",
+}
+#: What every route can answer: a method it has not, a limit, and busy or a storage error.
+_ALWAYS = (405, 413, 503)
+#: The errors of a route that reads a name.
+_READ = (*_ALWAYS, 400, 403, 404, 410, 415, 422)
+#: The errors of a write.
+_WRITE = (*_READ, 401, 409)
+
+# --- the routes, one entry each ------------------------------------------------------------------
 _SERVICE = Param(
-    "service", "An RFC 2169 service: N2R, I2R, N2L, N2Ls, N2C or N2Ns. The URN is the whole query string"
-    " (a '#' written %23).", where="path", required=True,
+    "service", "An RFC 2169 service: N2R, I2R, N2L, N2Ls, N2C or N2Ns (others of RFC 2169: 501). The URN is the"
+    " whole query string (a '#' written %23), which OpenAPI 3.1 cannot describe: without one, 400.",
+    where="path", required=True,
     schema={"type": "string", "enum": ["N2R", "I2R", "N2L", "N2Ls", "N2C", "N2Ns"]},
 )
-_WRITTEN = {201: "Created: the names (application/json), Location the first name's N2R",
-            200: "Nothing new stored: the same bytes as the latest version (unchanged), or a replayed answer"}
-
-_OAI = Operation(
+_URI_RES = Operation(
+    "Resolve a PDI by RFC 2169: the resource (N2R, I2R), its locations (N2L, N2Ls), description (N2C), names (N2Ns)",
+    (_SERVICE,
+     Param("Range", "One byte range of N2R's answer (RFC 9110 §14)", where="header",
+           schema={"type": "string"}),
+     Param("If-None-Match", "The ETag held: 304 when it still is the answer", where="header",
+           schema={"type": "string"}),
+     Param("Accept", "N2R: application/json answers N2C's description (as does ?info after the name);"
+           " for a generic name, the format it prefers (302 to it)", where="header",
+           schema={"type": "string"})),
+    answers={200: Answer("The resource (with Memento-Datetime and the memento's Link, RFC 7089), description (JSON)"
+                         " or list (text/uri-list)", "*/*", {}),
+             206: Answer("A byte range of the resource", "*/*", {}),
+             300: Answer("A generic name that Accept chooses no format of: every format of every version",
+                         "text/uri-list", {"type": "string"}),
+             302: Answer("N2L: the resource's URL; N2R of a generic name: the format Accept prefers;"
+                         " a browser fragment (#:~:text=, #t=, #xywh=): the native name's N2R"),
+             304: Answer("Not modified")},
+    errors=(*_READ, 416, 501),
+)
+_RESOLVE = Operation(
+    "What a name selects: media type, size, SHA-256, fragment ranges, region or samples; for a browser fragment"
+    " (#:~:text=, #t=, #xywh=) also the native name it equals (equivalent)",
+    (PDI_PARAM,), answers={200: Answer("A JSON description", _JSON, _OBJECT)}, errors=_READ,
+    error_text={404: "Not in the archive, or a text directive's text is not in the document"},
+)
+_ANNOTATION_GET = Operation(
+    "The W3C Web Annotation (JSON-LD) of a fragment name or citation: a SpecificResource of the versioned PDI"
+    " with TextQuote, TextPosition and Fragment selectors",
+    (Param("pdi", "A fragment name (NAME#char=a,b, #:~:text=… …) or a citation A@p=B#f", required=True,
+           schema=_NAME),),
+    answers={200: Answer("The annotation", "application/ld+json", _OBJECT)}, errors=_READ,
+)
+_ANNOTATION_POST = Operation(
+    "The names the posted W3C annotations (or Hypothesis export) point at in an archived document; writes"
+    " nothing, needs no token",
+    (Param("pdi", "The archived document the annotations were made on (else each target's source must be a"
+                  " PDI)", schema=_NAME),),
+    body=Body("JSON: an annotation, a list or page of them, or a Hypothesis export (annotations or rows)",
+              {_JSON: {"schema": {"type": ["object", "array"]}},
+               "application/ld+json": {"schema": {"type": ["object", "array"]}}}),
+    answers={200: Answer("For each target its status (found, moved, missing, selected), its name and a message",
+                         _JSON, _OBJECT)},
+    errors=_READ,
+)
+_LS = Operation(
+    "A page of names, in listing order, and the next page's URL (a keyset cursor)",
+    (Param("pattern", "A PDI pattern (wildcards * in the date, id, format, version)", schema=_name("pdi-pattern")),
+     Param("series", "Only this series", schema=_SERIES),
+     Param("limit", f"Names a page (default 100, at most {MAX_LIST})",
+           schema={"type": "integer", "minimum": 0, "maximum": MAX_LIST}),
+     Param("offset", "Names to skip (prefer after=)", schema=_COUNT),
+     Param("after", "The last name of the previous page", schema=_name("pdi-whole"))),
+    answers={200: Answer('{"names": [...], "next": URL or null}; also Link: <next>; rel="next"', _JSON, {
+        "type": "object", "required": ["names", "next"],
+        "properties": {"names": _STRINGS, "next": {"type": ["string", "null"]}}})},
+    errors=(*_ALWAYS, 400, 403, 404),
+)
+_META = Operation("The statements about a name, and their history", (PDI_PARAM,),
+                  answers={200: Answer("Current values and history", _JSON, {
+                      "type": "object", "required": ["pdi", "meta", "history"],
+                      "properties": {"pdi": {"type": "string"}, "meta": _OBJECT,
+                                     "history": {"type": "array", "items": _OBJECT}}})},
+                  errors=_READ)
+_CITE = Operation(
+    "Check a citation A@origin=B#fragment: does the quotation stand at origin in A?",
+    (Param("citation", "The citation", required=True, schema=_name("pdi-citation")),),
+    answers={200: Answer("Both ends and the check", _JSON, _OBJECT)}, errors=_READ,
+)
+_TIMEGATE = Operation(
+    "Memento TimeGate (RFC 7089 §4.1): the memento of a URL or a document nearest Accept-Datetime",
+    (Param("target", "The original resource: a captured URL as it is (query included), a generic PDI, or its N2R"
+                     " URL", where="path", required=True,
+           schema={"type": "string", "minLength": 1, "format": "memento-target"}),
+     Param("Accept-Datetime", "An RFC 1123 date, e.g. Thu, 31 May 2007 20:35:00 GMT (default: the latest)",
+           where="header", schema=_HTTP_DATE)),
+    answers={302: Answer("Location: the memento; Vary: accept-datetime; Link: original, timemap,"
+                         " first/last/prev/next memento")},
+    errors=_READ, error_text={410: "Every memento of it was withdrawn"}, tag="memento",
+)
+_TIMEMAP = Operation(
+    "Memento TimeMap (RFC 7089 §5): every memento of a URL or a document, application/link-format",
+    (Param("target", "The original resource, as for the TimeGate", where="path", required=True,
+           schema={"type": "string", "minLength": 1, "format": "memento-target"}),),
+    answers={200: Answer("Original, self, timegate and every memento with its datetime", "application/link-format",
+                         {"type": "string"})},
+    errors=_READ, error_text={410: "Every memento of it was withdrawn"}, tag="memento",
+)
+_OAI_ARGUMENTS = Param(
+    "arguments", "The verb (Identify, ListMetadataFormats, ListSets, ListIdentifiers, ListRecords, GetRecord) and"
+    " its arguments: metadataPrefix (oai_dc), identifier (a generic name), set (a series), from and until (UTC"
+    " datestamps), resumptionToken. Any query is answered: OAI-PMH (§3.6) answers a wrong one with 200 and its"
+    " error element (badVerb, badArgument, badResumptionToken, cannotDisseminateFormat, idDoesNotExist,"
+    " noRecordsMatch, noSetHierarchy).",
+    schema={"type": "object"},
+    style={"style": "form", "explode": True},
+)
+_OAI_XML = {200: Answer("The OAI-PMH response, or its error element", "text/xml", {"type": "string"})}
+_OAI_GET = Operation(
     "OAI-PMH 2.0: Dublin Core records of the catalog's documents, a set per series, for library harvesters",
-    (Param("verb", "Identify, ListMetadataFormats, ListSets, ListIdentifiers, ListRecords or GetRecord", required=True),
-     Param("metadataPrefix", "oai_dc"), Param("identifier", "A document's generic name (urn:pdi://…)"),
-     Param("set", "A series"), Param("from", "A UTC datestamp, YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ"),
-     Param("until", "A UTC datestamp, as from"), Param("resumptionToken", "The token of the page before")),
-    answers={200: "text/xml: the OAI-PMH response, or its error element (badVerb, badArgument, badResumptionToken,"
-                  " cannotDisseminateFormat, idDoesNotExist, noRecordsMatch, noSetHierarchy)"},
-    tag="oai-pmh",
+    (_OAI_ARGUMENTS,), answers=_OAI_XML, errors=(405, 503), tag="oai-pmh",
+)
+_OAI_POST = Operation(
+    _OAI_GET.summary, (_OAI_ARGUMENTS,),
+    body=Body("The arguments as a form (§3.1.1.2); an empty body is read as no verb (badVerb)",
+              {"application/x-www-form-urlencoded": {
+                  "schema": {"type": "object"}}}, required=False),
+    answers=_OAI_XML, errors=(405, 413, 415, 503), tag="oai-pmh",
+    error_text={413: f"The form is more than {MAX_OAI_FORM} octets",
+                415: "A body that is not application/x-www-form-urlencoded"},
+)
+_SERIES_LIST = Operation(
+    "The series of the archive",
+    answers={200: Answer("Every series", _JSON, {"type": "object", "required": ["series"],
+                                                 "properties": {"series": {"type": "array", "items": _OBJECT}}})},
+    errors=(405, 503),
+)
+_SEARCH = Operation(
+    "Full-text search: passages matching the words and \"phrases\" given, ranked, each named by its char fragment",
+    (Param("q", "Words, and phrases in double quotes", required=True,
+           schema={"type": "string", "format": "search-query"}),
+     Param("series", "Only this series", schema=_SERIES),
+     Param("limit", f"Hits a page (1 to {MAX_SEARCH_LIMIT})",
+           schema={"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT}),
+     Param("after", "The cursor of the previous page's last hit",
+           schema={"type": "string", "format": "search-cursor"})),
+    answers={200: Answer("The hits (name with #char=a,b, snippet, marks) and the next page's URL", _JSON, _OBJECT)},
+    errors=(*_ALWAYS, 400, 403, 404),
+)
+_RFC5147 = Operation(
+    "Evaluate an RFC 5147 fragment (its length and md5 checks too) on a text/plain name: the text it selects",
+    (Param("pdi", "A text/plain name, versioned, without a fragment", required=True, schema=_name("pdi-text")),
+     Param("fragment", "An RFC 5147 fragment without '#', e.g. char=7,20;length=55,UTF-8",
+                      required=True, schema={"type": "string", "minLength": 1, "format": "rfc5147"})),
+    answers={200: Answer("The selected text and its range", _JSON, _OBJECT)}, errors=_READ,
+    error_text={422: "A length or md5 check failed"},
+)
+_ANCHOR = Operation(
+    "Find the passage a name cites in another version of the document: its name there, how found, the score",
+    (Param("pdi", "The cited passage: a versioned name with a char, line, elt or name fragment ('#' as %23)",
+           required=True, schema=_name("pdi-passage")),
+     Param("to", "The version to look in: a number, or latest", required=True,
+           schema={"type": "string", "pattern": "^(?:[1-9][0-9]{0,11}|latest)$"})),
+    answers={200: Answer("pdi (the passage's name in that version), method (exact, quote, fuzzy), score,"
+                         " context, start, end, quote, found", _JSON, _OBJECT)},
+    errors=_READ, error_text={422: "The problem types passage-orphaned, passage-ambiguous"},
+)
+_DEPOSIT = Operation(
+    "Mint a name for today (GMT) and deposit the body as its first version",
+    (Param("series", "The series to mint in", required=True, schema=_SERIES),
+     Param("format", "The format token; default: the one registered for Content-Type", schema=_FORMAT),
+     Param("id", "A foreign id to encapsulate instead of a daily serial",
+           schema={"type": "string", "minLength": 1}),
+     Param("charset", "The body's charset (default: Content-Type's charset parameter)", schema=_CHARSET),
+     _EMBARGO, _IDEMPOTENCY),
+    body=Body("The document's octets, streamed; Content-Type its media type", _ANY_BODY),
+    answers=_WRITTEN, errors=_WRITE, role="deposit", tag="write",
+)
+_BATCH = Operation(
+    "Many deposits in one request, all or nothing: each file part of a multipart/form-data body one document",
+    (Param("series", "The series to mint in", required=True, schema=_SERIES), _EMBARGO, _IDEMPOTENCY),
+    body=Body('File parts (each its Content-Type), and an optional JSON field manifest listing {"format", "id",'
+              ' "charset"} item by item', {"multipart/form-data": {"schema": {
+                  "type": "object", "required": ["file"],
+                  "properties": {"manifest": {"type": "string", "format": "batch-manifest"}, "file": {"type": "string", "format": "binary"}}}}}),
+    answers={201: Answer("The items in the parts' order", _JSON, {
+        "type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": _OBJECT}}})},
+    errors=_WRITE, role="deposit", tag="write",
+)
+_VERSION = Operation(
+    "Deposit the body as a new version of a document",
+    (Param("pdi", "The document's generic name", required=True, schema=_name("pdi-whole")),
+     Param("format", "The format token", schema=_FORMAT), Param("charset", "The body's charset", schema=_CHARSET),
+     _EMBARGO, _IDEMPOTENCY),
+    body=Body("The new version's octets", _ANY_BODY), answers=_WRITTEN, errors=_WRITE, role="deposit", tag="write",
+)
+_FORMAT_ADD = Operation(
+    "Add the body as another format of an existing version",
+    (Param("pdi", "The versioned name", required=True, schema=_name("pdi-whole")),
+     Param("format", "The format token", required=True, schema=_FORMAT),
+     Param("charset", "The body's charset", schema=_CHARSET), _IDEMPOTENCY),
+    body=Body("The format's octets", _ANY_BODY), answers=_WRITTEN, errors=_WRITE, role="deposit", tag="write",
+)
+_STATEMENTS = Operation(
+    "Make a statement key = value about a name (history is kept)",
+    (_WHOLE, Param("key", "A Dublin Core term or a free key", required=True,
+                      schema={"type": "string", "minLength": 1, "format": "statement-key"})),
+    body=Body(f"The value, UTF-8 text (at most {MAX_STATEMENT} octets)", _TEXT_BODY, required=False),
+    answers={201: Answer("The statement as stored", _JSON, _OBJECT)}, errors=_WRITE, role="curate", tag="write",
+)
+_WITHDRAW = Operation(
+    "Withdraw a version (a versioned name) or a whole document (a generic name), saying why",
+    (_WHOLE, Param("reason", "Why (or give it as the UTF-8 body)", schema={"type": "string"}),
+     Param("purge", "true: also delete the octets (a legal takedown; needs the role admin),"
+                    " except blobs another name keeps", schema={"type": "string", "enum": ["true", "false"]})),
+    body=Body(f"The reason, UTF-8 text (at most {MAX_STATEMENT} octets; none if reason= is given)", _TEXT_BODY,
+              required=False),
+    answers={201: Answer("The tombstone (withdrawn.purged; kept: SHA-256 of blobs other names keep);"
+                         " N2R of the name is 410 from now on", _JSON, _OBJECT)},
+    errors=_WRITE, role="curate", tag="write",
+)
+_EMBARGO_SET = Operation(
+    "Embargo a document (a generic name) or a version until a date; without until=, lift the embargo",
+    (_WHOLE, Param("until", "A date (2027-01-01, its start in GMT) or a time with its zone", schema=_MOMENT)),
+    answers={200: Answer("{pdi, embargo_until}: readers without a token for the series get 403 until then", _JSON,
+                         _OBJECT)},
+    errors=_WRITE, role="curate", tag="write",
+)
+_AUDIT = Operation(
+    "The audit log: every write, who, when, what, from where",
+    (Param("after", "Entries after this number", schema=_COUNT),
+     Param("limit", "Entries (1 to 10000)", schema={"type": "integer", "minimum": 1, "maximum": 10_000})),
+    answers={200: Answer("The entries", _JSON, {"type": "array", "items": _OBJECT})},
+    errors=(*_ALWAYS, 400, 401, 403), role="admin", tag="write",
 )
 
-#: (method, path) -> what the route is. Each route of the app under /api/ and /uri-res/ has one.
+#: (method, path) -> what the route is. Each route of the app under /api/, /uri-res/, /timegate/, /timemap/
+#: and /oai has one.
 OPERATIONS: dict[tuple[str, str], Operation] = {
-    ("GET", "/uri-res/{service}"): Operation(
-        "Resolve a PDI by RFC 2169: the resource (N2R, I2R), its locations (N2L, N2Ls), description (N2C), names (N2Ns)",
-        (_SERVICE, Param("Range", "One byte range of N2R's answer (RFC 9110 §14)", where="header"),
-         Param("If-None-Match", "The ETag held: 304 when it still is the answer", where="header"),
-         Param("Accept", "N2R: application/json answers N2C's description (as does ?info after the name);"
-               " for a generic name, the format it prefers (302 to it)", where="header")),
-        answers={200: "The resource (with Memento-Datetime and the memento's Link, RFC 7089), description or list",
-                 206: "A byte range of the resource",
-                 300: "A generic name that Accept chooses no format of: a text/uri-list of every format of every version",
-                 302: "N2L: the resource's URL; N2R of a generic name: the format Accept prefers;"
-                 " a browser fragment (#:~:text=, #t=, #xywh=): the native name's N2R",
-                 304: "Not modified", 410: "Withdrawn: the tombstone", 416: "Range not satisfiable",
-                 501: "A service of RFC 2169 this resolver does not offer"},
-    ),
-    ("GET", "/api/resolve"): Operation(
-        "What a name selects: media type, size, SHA-256, fragment ranges, region or samples; for a browser fragment"
-        " (#:~:text=, #t=, #xywh=) also the native name it equals (equivalent)",
-        (PDI_PARAM,), answers={200: "A JSON description", 404: "Not in the archive, or a text directive's text is not"
-                                                                " in the document"},
-    ),
-    ("GET", "/api/annotation"): Operation(
-        "The W3C Web Annotation (JSON-LD) of a fragment name or citation: a SpecificResource of the versioned PDI"
-        " with TextQuote, TextPosition and Fragment selectors",
-        (Param("pdi", "A fragment name (NAME#char=a,b, #:~:text=… …) or a citation A@p=B#f", required=True),),
-        answers={200: "application/ld+json: the annotation"},
-    ),
-    ("POST", "/api/annotation"): Operation(
-        "The names the posted W3C annotations (or Hypothesis export) point at in an archived document; writes"
-        " nothing, needs no token",
-        (Param("pdi", "The archived document the annotations were made on (else each target's source must be a"
-                      " PDI)"),),
-        body="JSON: an annotation, a list or page of them, or a Hypothesis export (annotations or rows)",
-        answers={200: "JSON: for each target its status (found, moved, missing, selected), its name and a message"},
-    ),
-    ("GET", "/api/ls"): Operation(
-        "A page of names, in listing order, and the next page's URL (a keyset cursor)",
-        (Param("pattern", "A PDI pattern (wildcards * in the date, id, format, version)"),
-         Param("series", "Only this series"),
-         Param("limit", "Names a page (default 100, at most 10000)", schema={"type": "integer", "minimum": 0}),
-         Param("offset", "Names to skip (prefer after=)", schema={"type": "integer", "minimum": 0}),
-         Param("after", "The last name of the previous page")),
-        answers={200: '{"names": [...], "next": URL or null}; also Link: <next>; rel="next"'},
-    ),
-    ("GET", "/api/meta"): Operation("The statements about a name, and their history", (PDI_PARAM,),
-                                    answers={200: "JSON: current values and history"}),
-    ("GET", "/api/cite"): Operation(
-        "Check a citation A@origin=B#fragment: does the quotation stand at origin in A?",
-        (Param("citation", "The citation", required=True),), answers={200: "JSON: both ends and the check"},
-    ),
-    ("GET", "/timegate/{target}"): Operation(
-        "Memento TimeGate (RFC 7089 §4.1): the memento of a URL or a document nearest Accept-Datetime",
-        (Param("target", "The original resource: a captured URL as it is (query included), a generic PDI, or its N2R URL",
-               where="path", required=True),
-         Param("Accept-Datetime", "An RFC 1123 date, e.g. Thu, 31 May 2007 20:35:00 GMT (default: the latest)",
-               where="header")),
-        answers={302: "Location: the memento; Vary: accept-datetime; Link: original, timemap, first/last/prev/next memento",
-                 410: "Every memento of it was withdrawn"}, tag="memento",
-    ),
-    ("GET", "/timemap/link/{target}"): Operation(
-        "Memento TimeMap (RFC 7089 §5): every memento of a URL or a document, application/link-format",
-        (Param("target", "The original resource, as for the TimeGate", where="path", required=True),),
-        answers={200: "application/link-format: original, self, timegate and every memento with its datetime",
-                 410: "Every memento of it was withdrawn"}, tag="memento",
-    ),
-    ("GET", "/oai"): _OAI,
-    ("POST", "/oai"): _OAI,
-    ("GET", "/api/series"): Operation("The series of the archive", answers={200: "JSON: every series"}),
-    ("GET", "/api/search"): Operation(
-        "Full-text search: passages matching the words and \"phrases\" given, ranked, each named by its char fragment",
-        (Param("q", "Words, and phrases in double quotes", required=True), Param("series", "Only this series"),
-         Param("limit", "Hits a page", schema={"type": "integer", "minimum": 1}),
-         Param("after", "The cursor of the previous page's last hit")),
-        answers={200: "JSON: the hits (name with #char=a,b, snippet, marks) and the next page's URL"},
-    ),
-    ("GET", "/api/rfc5147"): Operation(
-        "Evaluate an RFC 5147 fragment (its length and md5 checks too) on a text/plain name: the text it selects",
-        (PDI_PARAM, Param("fragment", "An RFC 5147 fragment without '#', e.g. char=7,20;length=55,UTF-8",
-                          required=True)),
-        answers={200: "JSON: the selected text and its range", 422: "A length or md5 check failed"},
-    ),
-    ("GET", "/api/anchor"): Operation(
-        "Find the passage a name cites in another version of the document: its name there, how found, the score",
-        (Param("pdi", "The cited passage: a versioned name with a char, line, elt or name fragment ('#' as %23)",
-               required=True),
-         Param("to", "The version to look in: a number, or latest", required=True)),
-        answers={200: "JSON: pdi (the passage's name in that version), method (exact, quote, fuzzy), score,"
-                      " context, start, end, quote, found (422: the problem types passage-orphaned, passage-ambiguous)"},
-    ),
-    ("POST", "/api/deposit"): Operation(
-        "Mint a name for today (GMT) and deposit the body as its first version",
-        (Param("series", "The series to mint in", required=True),
-         Param("format", "The format token; default: the one registered for Content-Type"),
-         Param("id", "A foreign id to encapsulate instead of a daily serial"),
-         Param("charset", "The body's charset (default: Content-Type's charset parameter)"),
-         Param("embargo", "Embargo the version until this date or time (needs the role curate)"),
-         _IDEMPOTENCY),
-        body="The document's octets, streamed; Content-Type its media type",
-        answers=_WRITTEN, role="deposit", tag="write",
-    ),
-    ("POST", "/api/batch"): Operation(
-        "Many deposits in one request, all or nothing: each file part of a multipart/form-data body one document",
-        (Param("series", "The series to mint in", required=True),
-         Param("embargo", "Embargo every item until this date or time (needs the role curate)"), _IDEMPOTENCY),
-        body="multipart/form-data: file parts (each its Content-Type), and an optional JSON field manifest"
-             ' listing {"format", "id", "charset"} item by item',
-        answers={201: '{"items": [{"pdi", "names", "version"}, ...]} in the parts\' order'},
-        role="deposit", tag="write",
-    ),
-    ("POST", "/api/version"): Operation(
-        "Deposit the body as a new version of a document",
-        (Param("pdi", "The document's generic name", required=True), Param("format", "The format token"),
-         Param("charset", "The body's charset"),
-         Param("embargo", "Embargo the version until this date or time (needs the role curate)"), _IDEMPOTENCY),
-        body="The new version's octets", answers=_WRITTEN, role="deposit", tag="write",
-    ),
-    ("POST", "/api/format"): Operation(
-        "Add the body as another format of an existing version",
-        (Param("pdi", "The versioned name", required=True), Param("format", "The format token", required=True),
-         Param("charset", "The body's charset"), _IDEMPOTENCY),
-        body="The format's octets", answers=_WRITTEN, role="deposit", tag="write",
-    ),
-    ("POST", "/api/statements"): Operation(
-        "Make a statement key = value about a name (history is kept)",
-        (PDI_PARAM, Param("key", "A Dublin Core term or a free key", required=True)),
-        body="The value, UTF-8 text", answers={201: "The statement as stored"}, role="curate", tag="write",
-    ),
-    ("POST", "/api/withdraw"): Operation(
-        "Withdraw a version (a versioned name) or a whole document (a generic name), saying why",
-        (PDI_PARAM, Param("reason", "Why (or give it as the UTF-8 body)"),
-         Param("purge", "true: also delete the octets (a legal takedown; needs the role admin),"
-                        " except blobs another name keeps", schema={"type": "string", "enum": ["true", "false"]})),
-        body="The reason, UTF-8 text (optional if reason= is given)",
-        answers={201: "The tombstone (withdrawn.purged; kept: SHA-256 of blobs other names keep);"
-                      " N2R of the name is 410 from now on"}, role="curate", tag="write",
-    ),
-    ("POST", "/api/embargo"): Operation(
-        "Embargo a document (a generic name) or a version until a date; without until=, lift the embargo",
-        (PDI_PARAM, Param("until", "A date (2027-01-01, its start in GMT) or a time with its zone")),
-        answers={200: "{pdi, embargo_until}: readers without a token for the series get 403 until then"},
-        role="curate", tag="write",
-    ),
-    ("GET", "/api/audit"): Operation(
-        "The audit log: every write, who, when, what, from where",
-        (Param("after", "Entries after this number", schema={"type": "integer", "minimum": 0}),
-         Param("limit", "Entries (1 to 10000)", schema={"type": "integer", "minimum": 1})),
-        answers={200: "A JSON array of entries"}, role="admin", tag="write",
-    ),
+    ("GET", "/uri-res/{service}"): _URI_RES,
+    ("GET", "/api/resolve"): _RESOLVE,
+    ("GET", "/api/annotation"): _ANNOTATION_GET,
+    ("POST", "/api/annotation"): _ANNOTATION_POST,
+    ("GET", "/api/ls"): _LS,
+    ("GET", "/api/meta"): _META,
+    ("GET", "/api/cite"): _CITE,
+    ("GET", "/timegate/{target}"): _TIMEGATE,
+    ("GET", "/timemap/link/{target}"): _TIMEMAP,
+    ("GET", "/oai"): _OAI_GET,
+    ("POST", "/oai"): _OAI_POST,
+    ("GET", "/api/series"): _SERIES_LIST,
+    ("GET", "/api/search"): _SEARCH,
+    ("GET", "/api/rfc5147"): _RFC5147,
+    ("GET", "/api/anchor"): _ANCHOR,
+    ("POST", "/api/deposit"): _DEPOSIT,
+    ("POST", "/api/batch"): _BATCH,
+    ("POST", "/api/version"): _VERSION,
+    ("POST", "/api/format"): _FORMAT_ADD,
+    ("POST", "/api/statements"): _STATEMENTS,
+    ("POST", "/api/withdraw"): _WITHDRAW,
+    ("POST", "/api/embargo"): _EMBARGO_SET,
+    ("GET", "/api/audit"): _AUDIT,
 }
 
 #: The problem types other than about:blank (RFC 9457 §3.1.1), each described on the /api page under its id.
@@ -236,14 +446,6 @@ PROBLEM_TYPES: dict[str, str] = {
     " none fits the citation better; it is refused rather than guessed. Extension members: cited, version, quote,"
     " candidates (the places' names). (pdi anchor: exit status 13.)",
 }
-
-_COMMON = {
-    400: "A syntax error in a parameter or the body (names what and where)",
-    404: "No such name or page", 413: "A limit was exceeded", 415: "Unsupported format or media type",
-    422: "An integrity check failed (or, of /api/anchor, a passage orphaned or ambiguous)", 503: "Busy (Retry-After) or a storage error",
-}
-_WRITE_COMMON = {401: "No live bearer token", 403: "The token's role or series does not cover this"}
-
 
 #: Where the machine routes are: each one under these is described.
 MACHINE_PREFIXES = ("/api/", "/uri-res/", "/timegate/", "/timemap/", "/oai")
@@ -277,31 +479,43 @@ def operations(routes: list[BaseRoute]) -> list[tuple[str, str, Operation, Any]]
     return found
 
 
+def _parameter(p: Param) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": p.name, "in": p.where, "required": p.required or p.where == "path",
+                             "description": p.description, "schema": p.schema, **p.style}
+    if p.examples:
+        entry["examples"] = {f"example{i}": {"value": value} for i, value in enumerate(p.examples, 1)}
+    return entry
+
+
+def _responses(op: Operation) -> dict[str, Any]:
+    """Each answer of ``op``: its successes with their media types, and each error as a problem."""
+    answers: dict[int, dict[str, Any]] = {}
+    for status, answer in op.answers.items():
+        answers[status] = {"description": answer.description}
+        if answer.media_type is not None:
+            answers[status]["content"] = {answer.media_type: {"schema": answer.schema}}
+    for status in op.errors:
+        answers[status] = {"description": op.error_text.get(status, ERRORS[status]), "content": PROBLEM}
+    return {str(status): answers[status] for status in sorted(answers)}
+
+
 def openapi(routes: list[BaseRoute]) -> dict[str, Any]:
     """The OpenAPI 3.1 document of the app's machine routes."""
     paths: dict[str, dict[str, Any]] = {}
     for method, path, op, handler in operations(routes):
-        answers = {**op.answers, **_COMMON, **(_WRITE_COMMON if op.role else {})}
         entry: dict[str, Any] = {
             "operationId": f"{method.lower()}_{path.strip('/').replace('/', '_').replace('{', '').replace('}', '')}",
             "summary": op.summary,
             "tags": [op.tag],
-            "parameters": [
-                {"name": p.name, "in": p.where, "required": p.required or p.where == "path",
-                 "description": p.description, "schema": p.schema}
-                for p in op.params
-            ],
-            "responses": {
-                str(status): ({"description": text, "content": PROBLEM} if status >= 400 else {"description": text})
-                for status, text in sorted(answers.items())
-            },
+            "parameters": [_parameter(p) for p in op.params],
+            "responses": _responses(op),
         }
         doc = inspect.getdoc(handler)
         if doc:
             entry["description"] = doc
         if op.body is not None:
-            entry["requestBody"] = {"required": True, "description": op.body,
-                                    "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}}
+            entry["requestBody"] = {"required": op.body.required, "description": op.body.description,
+                                    "content": op.body.content}
         if op.role is not None:
             entry["security"] = [{"bearer": []}]
             entry["x-pdi-role"] = op.role
@@ -314,16 +528,19 @@ def openapi(routes: list[BaseRoute]) -> dict[str, Any]:
             "description": "Persistent document identifiers: RFC 2169 resolution, a JSON read API, and a write"
                            " API behind bearer tokens (pdi token add). Reading needs no token, except the names of"
                            " a private series or under an embargo: a token of any role whose series cover them"
-                           " reads them (without one: 403, or 404 for a hidden series).",
+                           " reads them (without one: 403, or 404 for a hidden series). The custom formats of"
+                           " string parameters: " + "; ".join(f"{k}: {v}" for k, v in FORMATS.items()) + ".",
         },
         "paths": paths,
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
                                            "description": "A token made with pdi token add"}},
-            "schemas": {"Problem": {  # RFC 9457 §3.1
+            "schemas": {"Problem": {  # RFC 9457 §3.1; pdi.server.problems writes each member, and extensions
                 "type": "object",
+                "required": ["type", "title", "status", "detail"],
                 "properties": {"type": {"type": "string"}, "title": {"type": "string"},
-                               "status": {"type": "integer"}, "detail": {"type": "string"}},
+                               "status": {"type": "integer", "minimum": 400, "maximum": 599},
+                               "detail": {"type": "string"}},
             }},
         },
     }
