@@ -13,6 +13,7 @@ import datetime
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -345,3 +346,20 @@ def test_an_imported_capture_is_a_memento_of_when_it_was_captured(tmp_path: Path
                                        replay=ReplaySite(origin="http://replay.example")))
         banner = reader.get("/view", params={"pdi": name}).text.split("</section>")[0]
         assert '<dt>captured</dt><dd><time datetime="2019-06-01T08:15:30.000000Z">' in banner, banner
+
+
+def test_a_uri_r_sent_as_one_encoded_segment_is_the_same_original_resource(site: Site) -> None:
+    # encodeURIComponent's form of the URI-R (an OpenAPI client sends a path parameter so): one segment with
+    # no literal ':' or '/', which no absolute URI is as it stands; urllib.parse.quote with safe="" writes it
+    for target in (URL, site.document):
+        encoded = quote(target, safe="")
+        assert ":" not in encoded and "/" not in encoded
+        plain = httpx.get(f"{site.base}/timegate/{target}", headers={"Accept-Datetime": LAST_HTTP})
+        gate = httpx.get(f"{site.base}/timegate/{encoded}", headers={"Accept-Datetime": LAST_HTTP})
+        assert plain.status_code == gate.status_code == 302
+        assert gate.headers["location"] == plain.headers["location"]
+        timemap = httpx.get(f"{site.base}/timemap/link/{encoded}")
+        assert timemap.status_code == 200
+        assert timemap.text == httpx.get(f"{site.base}/timemap/link/{target}").text
+    # an encoded URL that was never captured is still unknown, not read some other way
+    assert httpx.get(f"{site.base}/timemap/link/{quote('http://127.0.0.1:9/never-captured', safe='')}").status_code == 404

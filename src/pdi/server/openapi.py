@@ -104,6 +104,7 @@ FORMATS: dict[str, str] = {
     "pdi-whole": "A PDI without a fragment: generic (no format) or versioned",
     "pdi-text": "A versioned PDI of a text/plain representation, without a fragment",
     "pdi-passage": "A versioned PDI with a char, line, elt or name fragment",
+    "pdi-fragment": "A PDI with a fragment, or a citation",
     "pdi-pattern": "A PDI or a PDI pattern (wildcards * in the date, id, format, version), without a fragment",
     "pdi-citation": "A citation A@origin=B#fragment (PDI-GRAMMAR.md §3, Citations)",
     "pdi-series": "A series' name: components of letters, digits and '-', then an ISO 3166-1 alpha-2 country",
@@ -128,8 +129,15 @@ def _name(fmt: str = "pdi") -> dict[str, Any]:
 _NAME = _name()
 _SERIES = {"type": "string", "minLength": 1, "format": "pdi-series"}
 _FORMAT = {"type": "string", "minLength": 1, "format": "pdi-format"}
-_CHARSET = {"type": "string", "minLength": 1, "format": "charset"}
-_MOMENT = {"type": "string", "minLength": 1, "format": "pdi-moment"}
+
+
+def _optional(schema: dict[str, Any]) -> dict[str, Any]:
+    """An optional parameter's schema: the server reads it empty as absent (pdi.server.read: ``or None``)."""
+    return {"anyOf": [{"type": "string", "maxLength": 0}, schema]}
+
+
+_CHARSET = _optional({"type": "string", "minLength": 1, "format": "charset"})
+_MOMENT = _optional({"type": "string", "minLength": 1, "format": "pdi-moment"})
 #: What pdi.server.read._integer takes: up to 12 digits.
 _COUNT = {"type": "integer", "minimum": 0, "maximum": 999_999_999_999}
 _HTTP_DATE = {"type": "string", "minLength": 1, "format": "http-date"}
@@ -160,8 +168,7 @@ _WRITTEN = {201: Answer("Created: the names; Location the first name's N2R", _JS
 _OCTETS = {"type": "string", "format": "binary"}
 #: A write's body: any octets, any media type (Content-Type says which, or format= does).
 _ANY_BODY = {"*/*": {"schema": _OCTETS}}
-_TEXT_BODY = {"text/plain": {"schema": {"type": "string"}},
-              "*/*": {"schema": _OCTETS}}
+_TEXT_BODY = {"text/plain": {"schema": {"type": "string"}}}
 
 # --- what each error status means --------------------------------------------------------------
 ERRORS: dict[int, str] = {
@@ -223,7 +230,7 @@ _ANNOTATION_GET = Operation(
     "The W3C Web Annotation (JSON-LD) of a fragment name or citation: a SpecificResource of the versioned PDI"
     " with TextQuote, TextPosition and Fragment selectors",
     (Param("pdi", "A fragment name (NAME#char=a,b, #:~:text=… …) or a citation A@p=B#f", required=True,
-           schema=_NAME),),
+           schema=_name("pdi-fragment")),),
     answers={200: Answer("The annotation", "application/ld+json", _OBJECT)}, errors=_READ,
 )
 _ANNOTATION_POST = Operation(
@@ -240,16 +247,17 @@ _ANNOTATION_POST = Operation(
 )
 _LS = Operation(
     "A page of names, in listing order, and the next page's URL (a keyset cursor)",
-    (Param("pattern", "A PDI pattern (wildcards * in the date, id, format, version)", schema=_name("pdi-pattern")),
-     Param("series", "Only this series", schema=_SERIES),
+    (Param("pattern", "A PDI pattern (wildcards * in the date, id, format, version)", schema=_optional(_name("pdi-pattern"))),
+     Param("series", "Only this series", schema=_optional(_SERIES)),
      Param("limit", f"Names a page (default 100, at most {MAX_LIST})",
            schema={"type": "integer", "minimum": 0, "maximum": MAX_LIST}),
      Param("offset", "Names to skip (prefer after=)", schema=_COUNT),
-     Param("after", "The last name of the previous page", schema=_name("pdi-whole"))),
+     Param("after", "The last name of the previous page", schema=_optional(_name("pdi-whole")))),
     answers={200: Answer('{"names": [...], "next": URL or null}; also Link: <next>; rel="next"', _JSON, {
         "type": "object", "required": ["names", "next"],
         "properties": {"names": _STRINGS, "next": {"type": ["string", "null"]}}})},
-    errors=(*_ALWAYS, 400, 403, 404),
+    errors=(*_ALWAYS, 400, 403, 404, 415),
+    error_text={415: "A fragment name, or a pattern of another series than series="},
 )
 _META = Operation("The statements about a name, and their history", (PDI_PARAM,),
                   answers={200: Answer("Current values and history", _JSON, {
@@ -314,7 +322,7 @@ _SEARCH = Operation(
     "Full-text search: passages matching the words and \"phrases\" given, ranked, each named by its char fragment",
     (Param("q", "Words, and phrases in double quotes", required=True,
            schema={"type": "string", "format": "search-query"}),
-     Param("series", "Only this series", schema=_SERIES),
+     Param("series", "Only this series", schema=_optional(_SERIES)),
      Param("limit", f"Hits a page (1 to {MAX_SEARCH_LIMIT})",
            schema={"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT}),
      Param("after", "The cursor of the previous page's last hit",
@@ -343,9 +351,9 @@ _ANCHOR = Operation(
 _DEPOSIT = Operation(
     "Mint a name for today (GMT) and deposit the body as its first version",
     (Param("series", "The series to mint in", required=True, schema=_SERIES),
-     Param("format", "The format token; default: the one registered for Content-Type", schema=_FORMAT),
+     Param("format", "The format token; default: the one registered for Content-Type", schema=_optional(_FORMAT)),
      Param("id", "A foreign id to encapsulate instead of a daily serial",
-           schema={"type": "string", "minLength": 1}),
+           schema={"type": "string"}),
      Param("charset", "The body's charset (default: Content-Type's charset parameter)", schema=_CHARSET),
      _EMBARGO, _IDEMPOTENCY),
     body=Body("The document's octets, streamed; Content-Type its media type", _ANY_BODY),
@@ -357,7 +365,9 @@ _BATCH = Operation(
     body=Body('File parts (each its Content-Type), and an optional JSON field manifest listing {"format", "id",'
               ' "charset"} item by item', {"multipart/form-data": {"schema": {
                   "type": "object", "required": ["file"],
-                  "properties": {"manifest": {"type": "string", "format": "batch-manifest"}, "file": {"type": "string", "format": "binary"}}}}}),
+                  "properties": {"manifest": {"type": "string", "format": "batch-manifest"},
+                                 "file": {"type": "string", "format": "binary"}}},
+                                          "encoding": {"file": {"contentType": "text/plain"}}}}),
     answers={201: Answer("The items in the parts' order", _JSON, {
         "type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": _OBJECT}}})},
     errors=_WRITE, role="deposit", tag="write",
@@ -365,7 +375,7 @@ _BATCH = Operation(
 _VERSION = Operation(
     "Deposit the body as a new version of a document",
     (Param("pdi", "The document's generic name", required=True, schema=_name("pdi-whole")),
-     Param("format", "The format token", schema=_FORMAT), Param("charset", "The body's charset", schema=_CHARSET),
+     Param("format", "The format token", schema=_optional(_FORMAT)), Param("charset", "The body's charset", schema=_CHARSET),
      _EMBARGO, _IDEMPOTENCY),
     body=Body("The new version's octets", _ANY_BODY), answers=_WRITTEN, errors=_WRITE, role="deposit", tag="write",
 )
