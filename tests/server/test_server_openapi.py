@@ -57,3 +57,59 @@ def test_the_docs_page_lists_each_operation(tmp_path: Path) -> None:
     for method, path in machine:
         assert f"<code>{method} {path}</code>" in page.text
     assert "Needs a bearer token with the role <b>curate</b>" in page.text
+
+
+def test_every_answer_has_its_media_type_and_every_error_is_a_problem(tmp_path: Path) -> None:
+    client, _ = _app(tmp_path)
+    document = client.get("/openapi.json").json()
+    problem = document["components"]["schemas"]["Problem"]
+    assert set(problem["required"]) == {"type", "title", "status", "detail"}  # RFC 9457 §3.1, as problems.py writes
+    for path, methods in document["paths"].items():
+        for method, op in methods.items():
+            where = f"{method.upper()} {path}"
+            assert "405" in op["responses"], where  # every route answers a method it has not
+            for status, answer in op["responses"].items():
+                if int(status) >= 400:
+                    assert answer["content"] == {
+                        "application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}, where
+                elif status not in ("302", "304"):  # a redirect and a Not Modified have no body
+                    assert len(answer["content"]) == 1, where
+            if op.get("security"):
+                assert {"401", "403"} <= set(op["responses"]), where
+
+
+def test_oai_pmh_takes_any_query_and_answers_200_xml(tmp_path: Path) -> None:
+    # OAI-PMH §3.6: a wrong request is answered 200 with an <error> element, so no query is refused
+    client, _ = _app(tmp_path)
+    document = client.get("/openapi.json").json()
+    for method in ("get", "post"):
+        op = document["paths"]["/oai"][method]
+        assert not [p for p in op["parameters"] if p["required"]]
+        (free,) = op["parameters"]
+        assert free["in"] == "query" and free["style"] == "form" and free["explode"] is True
+        assert free["schema"] == {"type": "object"}
+        assert set(op["responses"]["200"]["content"]) == {"text/xml"}
+        assert not {"400", "404", "422"} & set(op["responses"])
+    answer = client.get("/oai", params={"verb": "NoSuchVerb", "odd": "x"})
+    assert answer.status_code == 200 and "badVerb" in answer.text
+
+
+def test_the_limits_the_server_enforces_are_described(tmp_path: Path) -> None:
+    from pdi.archive import MAX_SEARCH_LIMIT
+    from pdi.server.read import MAX_LIST
+
+    client, _ = _app(tmp_path)
+    paths = client.get("/openapi.json").json()["paths"]
+
+    def schema(path: str, method: str, name: str) -> dict[str, object]:
+        (found,) = [p["schema"] for p in paths[path][method]["parameters"] if p["name"] == name]
+        return found
+
+    assert schema("/api/ls", "get", "limit")["maximum"] == MAX_LIST
+    assert schema("/api/search", "get", "limit") == {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT}
+    assert schema("/api/audit", "get", "limit")["maximum"] == 10_000
+    # a required name may not be empty; an optional one empty is absent
+    assert schema("/api/resolve", "get", "pdi")["minLength"] == 1
+    assert {"type": "string", "maxLength": 0} in schema("/api/ls", "get", "series")["anyOf"]  # type: ignore[operator]
+    over = client.get("/api/ls", params={"limit": str(MAX_LIST + 1)})
+    assert over.status_code == 413 and over.headers["content-type"] == "application/problem+json"
