@@ -38,8 +38,8 @@ PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas
 class Param:
     """One parameter: its name, where it goes (``query``, ``header``, ``path``), whether required, its schema.
 
-    ``examples`` are values that resolve in an archive (the docs page shows
-    them; a tester starts from them).
+    ``examples`` show the form of a value (the PDI grammar's own examples, which an archive of that
+    series would resolve); a tester sends them first.
     """
 
     name: str
@@ -132,7 +132,7 @@ _FORMAT = {"type": "string", "minLength": 1, "format": "pdi-format"}
 
 
 def _optional(schema: dict[str, Any]) -> dict[str, Any]:
-    """An optional parameter's schema: the server reads it empty as absent (pdi.server.read: ``or None``)."""
+    """An optional parameter's schema: the server reads it empty as absent (``or None``, ``_integer``'s default)."""
     return {"anyOf": [{"type": "string", "maxLength": 0}, schema]}
 
 
@@ -142,14 +142,17 @@ _MOMENT = _optional({"type": "string", "minLength": 1, "format": "pdi-moment"})
 _COUNT = {"type": "integer", "minimum": 0, "maximum": 999_999_999_999}
 _HTTP_DATE = {"type": "string", "minLength": 1, "format": "http-date"}
 
+#: The draft's own examples of names (PDI-GRAMMAR.md §1-2).
+_NAME_EXAMPLES = ("urn:pdi://oma.eop.gov.us/1999/09/16/15.text.1",
+                  "urn:pdi://oma.eop.gov.us/1999/09/16/15.text.1#char=37,51")
 PDI_PARAM = Param("pdi", "A PDI (percent-encode all of it, as encodeURIComponent does).", required=True,
-                  schema=_NAME)
+                  schema=_NAME, examples=_NAME_EXAMPLES)
 #: The name a write is about: a whole document or version.
 _WHOLE = Param("pdi", "A generic or versioned PDI, without a fragment", required=True, schema=_name("pdi-whole"))
 _IDEMPOTENCY = Param(
     "Idempotency-Key", "A retry with this key and the same request answers the first answer; another request: 422.",
     where="header", schema={"type": "string", "minLength": 1, "maxLength": MAX_KEY + 2,
-                            "pattern": '^(?:"[\\x20-\\x7e]{1,255}"|[\\x20-\\x7e]{1,255})$'},
+                            "pattern": '^(?!""$)(?:"[\\x20-\\x7e]{1,255}"|[\\x20-\\x7e]{1,255})$'},
 )
 _EMBARGO = Param("embargo", "Embargo the version until this date or time (needs the role curate)", schema=_MOMENT)
 
@@ -181,7 +184,6 @@ ERRORS: dict[int, str] = {
     410: "Withdrawn: the tombstone",
     413: "A limit was exceeded (a number, a length, a body, a count)",
     415: "Unsupported format, media type or fragment scheme",
-    416: "Range not satisfiable",
     422: "An integrity check failed",
     501: "A service of RFC 2169 this resolver does not offer",
     503: "Busy (Retry-After) or a storage error",
@@ -217,8 +219,10 @@ _URI_RES = Operation(
                          "text/uri-list", {"type": "string"}),
              302: Answer("N2L: the resource's URL; N2R of a generic name: the format Accept prefers;"
                          " a browser fragment (#:~:text=, #t=, #xywh=): the native name's N2R"),
-             304: Answer("Not modified")},
-    errors=(*_READ, 416, 501),
+             304: Answer("Not modified"),
+             # pdi.server.cache.answer: the entity's fields and Content-Range: bytes */length, no body
+             416: Answer("Range not satisfiable: Content-Range says the length; no body")},
+    errors=(*_READ, 501),
 )
 _RESOLVE = Operation(
     "What a name selects: media type, size, SHA-256, fragment ranges, region or samples; for a browser fragment"
@@ -250,8 +254,8 @@ _LS = Operation(
     (Param("pattern", "A PDI pattern (wildcards * in the date, id, format, version)", schema=_optional(_name("pdi-pattern"))),
      Param("series", "Only this series", schema=_optional(_SERIES)),
      Param("limit", f"Names a page (default 100, at most {MAX_LIST})",
-           schema={"type": "integer", "minimum": 0, "maximum": MAX_LIST}),
-     Param("offset", "Names to skip (prefer after=)", schema=_COUNT),
+           schema=_optional({"type": "integer", "minimum": 0, "maximum": MAX_LIST})),
+     Param("offset", "Names to skip (prefer after=)", schema=_optional(_COUNT)),
      Param("after", "The last name of the previous page", schema=_optional(_name("pdi-whole")))),
     answers={200: Answer('{"names": [...], "next": URL or null}; also Link: <next>; rel="next"', _JSON, {
         "type": "object", "required": ["names", "next"],
@@ -267,7 +271,9 @@ _META = Operation("The statements about a name, and their history", (PDI_PARAM,)
                   errors=_READ)
 _CITE = Operation(
     "Check a citation A@origin=B#fragment: does the quotation stand at origin in A?",
-    (Param("citation", "The citation", required=True, schema=_name("pdi-citation")),),
+    (Param("citation", "The citation", required=True, schema=_name("pdi-citation"),
+           examples=("urn:pdi://oma.eop.gov.us/1999/09/16/5.html.1@120=pdi://oma.eop.gov.us/1999/09/16/15.text.1"
+                     "#char=37,51",)),),
     answers={200: Answer("Both ends and the check", _JSON, _OBJECT)}, errors=_READ,
 )
 _TIMEGATE = Operation(
@@ -276,7 +282,7 @@ _TIMEGATE = Operation(
                      " URL", where="path", required=True,
            schema={"type": "string", "minLength": 1, "format": "memento-target"}),
      Param("Accept-Datetime", "An RFC 1123 date, e.g. Thu, 31 May 2007 20:35:00 GMT (default: the latest)",
-           where="header", schema=_HTTP_DATE)),
+           where="header", schema=_HTTP_DATE, examples=("Thu, 31 May 2007 20:35:00 GMT",))),
     answers={302: Answer("Location: the memento; Vary: accept-datetime; Link: original, timemap,"
                          " first/last/prev/next memento")},
     errors=_READ, error_text={410: "Every memento of it was withdrawn"}, tag="memento",
@@ -321,10 +327,10 @@ _SERIES_LIST = Operation(
 _SEARCH = Operation(
     "Full-text search: passages matching the words and \"phrases\" given, ranked, each named by its char fragment",
     (Param("q", "Words, and phrases in double quotes", required=True,
-           schema={"type": "string", "format": "search-query"}),
+           schema={"type": "string", "format": "search-query"}, examples=('truths "self-evident"',)),
      Param("series", "Only this series", schema=_optional(_SERIES)),
      Param("limit", f"Hits a page (1 to {MAX_SEARCH_LIMIT})",
-           schema={"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT}),
+           schema=_optional({"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT})),
      Param("after", "The cursor of the previous page's last hit",
            schema={"type": "string", "format": "search-cursor"})),
     answers={200: Answer("The hits (name with #char=a,b, snippet, marks) and the next page's URL", _JSON, _OBJECT)},
@@ -333,8 +339,9 @@ _SEARCH = Operation(
 _RFC5147 = Operation(
     "Evaluate an RFC 5147 fragment (its length and md5 checks too) on a text/plain name: the text it selects",
     (Param("pdi", "A text/plain name, versioned, without a fragment", required=True, schema=_name("pdi-text")),
-     Param("fragment", "An RFC 5147 fragment without '#', e.g. char=7,20;length=55,UTF-8",
-                      required=True, schema={"type": "string", "minLength": 1, "format": "rfc5147"})),
+     Param("fragment", "An RFC 5147 fragment without '#', e.g. char=7,20;length=55,UTF-8", required=True,
+           schema={"type": "string", "minLength": 1, "format": "rfc5147"},
+           examples=("char=7,20", "line=10,20"))),
     answers={200: Answer("The selected text and its range", _JSON, _OBJECT)}, errors=_READ,
     error_text={422: "A length or md5 check failed"},
 )
@@ -342,8 +349,10 @@ _ANCHOR = Operation(
     "Find the passage a name cites in another version of the document: its name there, how found, the score",
     (Param("pdi", "The cited passage: a versioned name with a char, line, elt or name fragment ('#' as %23)",
            required=True, schema=_name("pdi-passage")),
+     # pdi.archive.anchoring._target_version: stripped, "latest" in any case, or a positive number
      Param("to", "The version to look in: a number, or latest", required=True,
-           schema={"type": "string", "pattern": "^(?:[1-9][0-9]{0,11}|latest)$"})),
+           schema={"type": "string", "pattern": "^\\s*(?:[Ll][Aa][Tt][Ee][Ss][Tt]|0*[1-9][0-9]*)\\s*$"},
+           examples=("latest", "2"))),
     answers={200: Answer("pdi (the passage's name in that version), method (exact, quote, fuzzy), score,"
                          " context, start, end, quote, found", _JSON, _OBJECT)},
     errors=_READ, error_text={422: "The problem types passage-orphaned, passage-ambiguous"},
@@ -397,7 +406,7 @@ _WITHDRAW = Operation(
     "Withdraw a version (a versioned name) or a whole document (a generic name), saying why",
     (_WHOLE, Param("reason", "Why (or give it as the UTF-8 body)", schema={"type": "string"}),
      Param("purge", "true: also delete the octets (a legal takedown; needs the role admin),"
-                    " except blobs another name keeps", schema={"type": "string", "enum": ["true", "false"]})),
+                    " except blobs another name keeps", schema={"type": "string", "enum": ["true", "false", ""]})),
     body=Body(f"The reason, UTF-8 text (at most {MAX_STATEMENT} octets; none if reason= is given)", _TEXT_BODY,
               required=False),
     answers={201: Answer("The tombstone (withdrawn.purged; kept: SHA-256 of blobs other names keep);"
@@ -413,8 +422,8 @@ _EMBARGO_SET = Operation(
 )
 _AUDIT = Operation(
     "The audit log: every write, who, when, what, from where",
-    (Param("after", "Entries after this number", schema=_COUNT),
-     Param("limit", "Entries (1 to 10000)", schema={"type": "integer", "minimum": 1, "maximum": 10_000})),
+    (Param("after", "Entries after this number", schema=_optional(_COUNT)),
+     Param("limit", "Entries (1 to 10000)", schema=_optional({"type": "integer", "minimum": 1, "maximum": 10_000}))),
     answers={200: Answer("The entries", _JSON, {"type": "array", "items": _OBJECT})},
     errors=(*_ALWAYS, 400, 401, 403), role="admin", tag="write",
 )
