@@ -241,7 +241,7 @@ _ANNOTATION_POST = Operation(
     "The names the posted W3C annotations (or Hypothesis export) point at in an archived document; writes"
     " nothing, needs no token",
     (Param("pdi", "The archived document the annotations were made on (else each target's source must be a"
-                  " PDI)", schema=_NAME),),
+                  " PDI)", schema=_optional(_NAME)),),
     body=Body("JSON: an annotation, a list or page of them, or a Hypothesis export (annotations or rows)",
               {_JSON: {"schema": {"type": ["object", "array"]}},
                "application/ld+json": {"schema": {"type": ["object", "array"]}}}),
@@ -327,12 +327,12 @@ _SERIES_LIST = Operation(
 _SEARCH = Operation(
     "Full-text search: passages matching the words and \"phrases\" given, ranked, each named by its char fragment",
     (Param("q", "Words, and phrases in double quotes", required=True,
-           schema={"type": "string", "format": "search-query"}, examples=('truths "self-evident"',)),
+           schema={"type": "string", "minLength": 1, "format": "search-query"}, examples=('truths "self-evident"',)),
      Param("series", "Only this series", schema=_optional(_SERIES)),
      Param("limit", f"Hits a page (1 to {MAX_SEARCH_LIMIT})",
            schema=_optional({"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT})),
      Param("after", "The cursor of the previous page's last hit",
-           schema={"type": "string", "format": "search-cursor"})),
+           schema=_optional({"type": "string", "minLength": 1, "format": "search-cursor"}))),
     answers={200: Answer("The hits (name with #char=a,b, snippet, marks) and the next page's URL", _JSON, _OBJECT)},
     errors=(*_ALWAYS, 400, 403, 404),
 )
