@@ -72,8 +72,12 @@ def test_every_answer_has_its_media_type_and_every_error_is_a_problem(tmp_path: 
                 if status == "416":  # RFC 9110 §15.5.17: Content-Range says the length; no body
                     assert "content" not in answer, where
                 elif int(status) >= 400:
-                    assert answer["content"] == {
-                        "application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}, where
+                    assert answer["content"]["application/problem+json"] == {
+                        "schema": {"$ref": "#/components/schemas/Problem"}}, where
+                    # past the connection limit uvicorn answers 503 itself, as text
+                    assert set(answer["content"]) == (
+                        {"application/problem+json", "text/plain"} if status == "503" else {"application/problem+json"}
+                    ), where
                 elif status not in ("302", "304"):  # a redirect and a Not Modified have no body either
                     assert len(answer["content"]) == 1, where
             if op.get("security"):

@@ -32,6 +32,9 @@ from pdi.server.write import MAX_KEY, MAX_STATEMENT
 
 #: The ``Problem`` schema's media type: every error answer of every route is one (RFC 9457 §3).
 PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+#: 503: a problem (busy: Retry-After; a storage error), or uvicorn's own text when the connections are at
+#: their limit (``pdi serve --max-connections``; uvicorn.protocols.http.flow_control.service_unavailable).
+BUSY = {**PROBLEM, "text/plain": {"schema": {"type": "string", "const": "Service Unavailable"}}}
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,7 @@ ERRORS: dict[int, str] = {
     415: "Unsupported format, media type or fragment scheme",
     422: "An integrity check failed",
     501: "A service of RFC 2169 this resolver does not offer",
-    503: "Busy (Retry-After) or a storage error",
+    503: "Busy (Retry-After) or a storage error: a problem; past the connection limit, uvicorn's text/plain",
 }
 #: What every route can answer: a method it has not, a limit, and busy or a storage error.
 _ALWAYS = (405, 413, 503)
@@ -514,7 +517,8 @@ def _responses(op: Operation) -> dict[str, Any]:
         if answer.media_type is not None:
             answers[status]["content"] = {answer.media_type: {"schema": answer.schema}}
     for status in op.errors:
-        answers[status] = {"description": op.error_text.get(status, ERRORS[status]), "content": PROBLEM}
+        answers[status] = {"description": op.error_text.get(status, ERRORS[status]),
+                           "content": BUSY if status == 503 else PROBLEM}
     return {str(status): answers[status] for status in sorted(answers)}
 
 
