@@ -68,6 +68,7 @@ def test_every_answer_has_its_media_type_and_every_error_is_a_problem(tmp_path: 
         for method, op in methods.items():
             where = f"{method.upper()} {path}"
             assert "405" in op["responses"], where  # every route answers a method it has not
+            assert op["responses"]["405"]["headers"]["Allow"]["required"] is True, where  # RFC 9110 §15.5.6
             for status, answer in op["responses"].items():
                 if status == "416":  # RFC 9110 §15.5.17: Content-Range says the length; no body
                     assert "content" not in answer, where
@@ -82,6 +83,11 @@ def test_every_answer_has_its_media_type_and_every_error_is_a_problem(tmp_path: 
                     assert len(answer["content"]) == 1, where
             if op.get("security"):
                 assert {"401", "403"} <= set(op["responses"]), where
+                # RFC 6750 §3: a 401 carries the challenge
+                assert op["responses"]["401"]["headers"]["WWW-Authenticate"]["required"] is True, where
+    assert document["paths"]["/api/deposit"]["post"]["responses"]["201"]["headers"]["Location"]["required"] is True
+    gate = document["paths"]["/timegate/{target}"]["get"]["responses"]["302"]["headers"]
+    assert {name for name, field in gate.items() if field["required"]} == {"Location", "Vary", "Link"}  # RFC 7089 §4.1.1
 
 
 def test_oai_pmh_takes_any_query_and_answers_200_xml(tmp_path: Path) -> None:

@@ -56,11 +56,13 @@ class Param:
 
 @dataclass(frozen=True)
 class Answer:
-    """A successful answer: what it is, its body's media type and schema (none for a body-less answer)."""
+    """A successful answer: what it is, its body's media type and schema (none for a body-less answer), and its
+    header fields: name -> (what it says, whether every such answer has it)."""
 
     description: str
     media_type: str | None = None
     schema: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, tuple[str, bool]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -168,9 +170,10 @@ _WRITTEN_BODY = {
     "properties": {"pdi": {"type": "string"}, "names": _STRINGS, "version": {"type": "integer"},
                    "unchanged": {"type": "boolean"}},
 }
-_WRITTEN = {201: Answer("Created: the names; Location the first name's N2R", _JSON, _WRITTEN_BODY),
+_LOCATION = {"Location": ("The first name's N2R", True)}
+_WRITTEN = {201: Answer("Created: the names; Location the first name's N2R", _JSON, _WRITTEN_BODY, _LOCATION),
             200: Answer("Nothing new stored: the same bytes as the latest version (unchanged), or a replayed answer",
-                        _JSON, _WRITTEN_BODY)}
+                        _JSON, _WRITTEN_BODY, _LOCATION)}
 _OCTETS = {"type": "string", "format": "binary"}
 #: A write's body: any octets, any media type (Content-Type says which, or format= does).
 _ANY_BODY = {"*/*": {"schema": _OCTETS}}
@@ -190,6 +193,12 @@ ERRORS: dict[int, str] = {
     422: "An integrity check failed",
     501: "A service of RFC 2169 this resolver does not offer",
     503: "Busy (Retry-After) or a storage error: a problem; past the connection limit, uvicorn's text/plain",
+}
+#: The header fields of error answers (pdi.server.problems, pdi.server.write.Unauthorized).
+ERROR_HEADERS: dict[int, dict[str, tuple[str, bool]]] = {
+    401: {"WWW-Authenticate": ('Bearer realm="pdi", and the error (RFC 6750 §3)', True)},
+    405: {"Allow": ("The methods of this route", True)},
+    503: {"Retry-After": ("Seconds to wait, when the resolver is busy", False)},
 }
 #: What every route can answer: a method it has not, a limit, and busy or a storage error.
 _ALWAYS = (405, 413, 503)
@@ -221,7 +230,8 @@ _URI_RES = Operation(
              300: Answer("A generic name that Accept chooses no format of: every format of every version",
                          "text/uri-list", {"type": "string"}),
              302: Answer("N2L: the resource's URL; N2R of a generic name: the format Accept prefers;"
-                         " a browser fragment (#:~:text=, #t=, #xywh=): the native name's N2R"),
+                         " a browser fragment (#:~:text=, #t=, #xywh=): the native name's N2R",
+                         headers={"Location": ("Where to", True)}),
              304: Answer("Not modified"),
              # pdi.server.cache.answer: the entity's fields and Content-Range: bytes */length, no body
              416: Answer("Range not satisfiable: Content-Range says the length; no body")},
@@ -262,7 +272,8 @@ _LS = Operation(
      Param("after", "The last name of the previous page", schema=_optional(_name("pdi-whole")))),
     answers={200: Answer('{"names": [...], "next": URL or null}; also Link: <next>; rel="next"', _JSON, {
         "type": "object", "required": ["names", "next"],
-        "properties": {"names": _STRINGS, "next": {"type": ["string", "null"]}}})},
+        "properties": {"names": _STRINGS, "next": {"type": ["string", "null"]}}},
+        headers={"Link": ('<next>; rel="next" (RFC 8288), unless this is the last page', False)})},
     errors=(*_ALWAYS, 400, 403, 404, 415),
     error_text={415: "A fragment name, or a pattern of another series than series="},
 )
@@ -287,7 +298,9 @@ _TIMEGATE = Operation(
      Param("Accept-Datetime", "An RFC 1123 date, e.g. Thu, 31 May 2007 20:35:00 GMT (default: the latest)",
            where="header", schema=_HTTP_DATE, examples=("Thu, 31 May 2007 20:35:00 GMT",))),
     answers={302: Answer("Location: the memento; Vary: accept-datetime; Link: original, timemap,"
-                         " first/last/prev/next memento")},
+                         " first/last/prev/next memento",
+                         headers={"Location": ("The memento", True), "Vary": ("accept-datetime", True),
+                                  "Link": ("original, timemap, first/last/prev/next memento (RFC 7089 §2.2)", True)})},
     errors=_READ, error_text={410: "Every memento of it was withdrawn"}, tag="memento",
 )
 _TIMEMAP = Operation(
@@ -516,10 +529,19 @@ def _responses(op: Operation) -> dict[str, Any]:
         answers[status] = {"description": answer.description}
         if answer.media_type is not None:
             answers[status]["content"] = {answer.media_type: {"schema": answer.schema}}
+        if answer.headers:
+            answers[status]["headers"] = _headers(answer.headers)
     for status in op.errors:
         answers[status] = {"description": op.error_text.get(status, ERRORS[status]),
                            "content": BUSY if status == 503 else PROBLEM}
+        if status in ERROR_HEADERS:
+            answers[status]["headers"] = _headers(ERROR_HEADERS[status])
     return {str(status): answers[status] for status in sorted(answers)}
+
+
+def _headers(fields: dict[str, tuple[str, bool]]) -> dict[str, Any]:
+    return {name: {"description": text, "required": required, "schema": {"type": "string", "minLength": 1}}
+            for name, (text, required) in fields.items()}
 
 
 def openapi(routes: list[BaseRoute]) -> dict[str, Any]:
