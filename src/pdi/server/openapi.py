@@ -115,7 +115,7 @@ FORMATS: dict[str, str] = {
     "pdi-series": "A series' name: components of letters, digits and '-', then an ISO 3166-1 alpha-2 country",
     "pdi-format": "A format token the registry knows (README, Format tokens)",
     "charset": "A charset name Python's codecs know (RFC 2978)",
-    "pdi-moment": "A future date (its start in GMT) or a time with its zone, ISO 8601",
+    "pdi-moment": "A date (its start in GMT) or a time with its zone, ISO 8601 (pdi.archive.access.parse_until)",
     "http-date": "An RFC 1123 date (RFC 7089 §2.1.1) whose weekday is its own",
     "memento-target": "A URL as it was captured (query included), a generic PDI, or its N2R URL",
     "rfc5147": "An RFC 5147 fragment without '#': char= or line=, with optional length and md5 checks",
@@ -573,10 +573,12 @@ def openapi(routes: list[BaseRoute]) -> dict[str, Any]:
             "description": "Persistent document identifiers: RFC 2169 resolution, a JSON read API, and a write"
                            " API behind bearer tokens (pdi token add). Reading needs no token, except the names of"
                            " a private series or under an embargo: a token of any role whose series cover them"
-                           " reads them (without one: 403, or 404 for a hidden series). The custom formats of"
-                           " string parameters: " + "; ".join(f"{k}: {v}" for k, v in FORMATS.items()) + ".",
+                           " reads them (without one: 403, or 404 for a hidden series). A string parameter whose"
+                           " grammar is beyond JSON Schema names a custom format, each described on the /api page"
+                           " (/api#formats) and in x-pdi-formats.",
         },
         "paths": paths,
+        "x-pdi-formats": FORMATS,
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
                                            "description": "A token made with pdi token add"}},
@@ -628,7 +630,14 @@ def render_docs(document: dict[str, Any]) -> str:
         for key, text in PROBLEM_TYPES.items()
     )
     problems_part = f"<h2>Problem types</h2><p>Besides <code>about:blank</code>:</p>{problems}"
-    return page("pdi API", intro + "".join(sections) + problems_part)
+    formats = "".join(f"<dt><code>{esc(name)}</code></dt><dd>{esc(text)}</dd>"
+                      for name, text in document.get("x-pdi-formats", {}).items())
+    formats_part = (
+        '<section id="formats"><h2>Formats</h2><p>The custom <code>format</code> of a string parameter whose'
+        " grammar is beyond JSON Schema; the server checks it, and answers 400 (syntax error), 404 or 415 with a"
+        f" problem.</p><dl>{formats}</dl></section>"
+    )
+    return page("pdi API", intro + "".join(sections) + formats_part + problems_part)
 
 
 class APIDocs:
