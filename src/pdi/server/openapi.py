@@ -28,7 +28,7 @@ from pdi.archive import MAX_SEARCH_LIMIT
 from pdi.server.interop import MAX_OAI_FORM
 from pdi.server.layout import esc, page
 from pdi.server.read import MAX_LIST
-from pdi.server.write import MAX_KEY, MAX_STATEMENT
+from pdi.server.write import MAX_BATCH, MAX_KEY, MAX_STATEMENT
 
 #: The ``Problem`` schema's media type: every error answer of every route is one (RFC 9457 §3).
 PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
@@ -188,7 +188,7 @@ ERRORS: dict[int, str] = {
     405: "Not a method of this route (Allow lists those it has)",
     409: "The name is immutable: a version or format that exists already",
     410: "Withdrawn: the tombstone",
-    413: "A limit was exceeded (a number, a length, a body, a count)",
+    413: "A limit was exceeded (a number, a length, a count, a body over the upload limit)",
     415: "Unsupported format, media type or fragment scheme",
     422: "An integrity check failed",
     501: "A service of RFC 2169 this resolver does not offer",
@@ -387,8 +387,8 @@ _DEPOSIT = Operation(
 _BATCH = Operation(
     "Many deposits in one request, all or nothing: each file part of a multipart/form-data body one document",
     (Param("series", "The series to mint in", required=True, schema=_SERIES), _EMBARGO, _IDEMPOTENCY),
-    body=Body('File parts (each its Content-Type), and an optional JSON field manifest listing {"format", "id",'
-              ' "charset"} item by item', {"multipart/form-data": {"schema": {
+    body=Body(f'File parts (each its Content-Type; at most {MAX_BATCH}), and an optional JSON field manifest listing'
+              ' {"format", "id", "charset"} item by item', {"multipart/form-data": {"schema": {
                   "type": "object", "required": ["file"],
                   "properties": {"manifest": {"type": "string", "format": "batch-manifest"},
                                  "file": {"type": "string", "format": "binary"}}},
