@@ -365,7 +365,7 @@ _ANCHOR = Operation(
     "Find the passage a name cites in another version of the document: its name there, how found, the score",
     (Param("pdi", "The cited passage: a versioned name with a char, line, elt or name fragment ('#' as %23)",
            required=True, schema=_name("pdi-passage")),
-     # pdi.archive.anchoring._target_version: stripped, "latest" in any case, or a positive number
+     # pdi.archive.anchoring._version_choice: stripped, "latest" in any case, or a positive number
      Param("to", "The version to look in: a number, or latest", required=True,
            schema={"type": "string", "pattern": "^\\s*(?:[Ll][Aa][Tt][Ee][Ss][Tt]|0*[1-9][0-9]*)\\s*$"},
            examples=("latest", "2"))),
