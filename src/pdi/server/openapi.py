@@ -8,6 +8,15 @@ answers, the role it needs) is declared once, beside the route's path, in
 handler's docstring, and a test fails until it has one. So the description
 can list no route the app lacks and cannot miss one it has.
 
+The description is meant to be exact, not merely valid: each parameter's
+schema takes what the server takes (its limits included; an optional one
+empty is absent, as the server reads it), each answer has its media type,
+schema and header fields, and every error status a route can give is
+described as an RFC 9457 problem. A value whose grammar JSON Schema cannot
+hold names a custom format (:data:`FORMATS`). tests/server/
+test_server_schemathesis.py holds a running ``pdi serve`` to it with
+schemathesis, an independent tester.
+
 ``/openapi.json`` serves the document; ``/api`` renders it as a page
 (:func:`render_docs`) for people, without JavaScript.
 """
@@ -190,7 +199,7 @@ ERRORS: dict[int, str] = {
     410: "Withdrawn: the tombstone",
     413: "A limit was exceeded (a number, a length, a count, a body over the upload limit)",
     415: "Unsupported format, media type or fragment scheme",
-    422: "An integrity check failed",
+    422: "An integrity check failed, or an Idempotency-Key was used before for another request",
     501: "A service of RFC 2169 this resolver does not offer",
     503: "Busy (Retry-After) or a storage error: a problem; past the connection limit, uvicorn's text/plain",
 }
