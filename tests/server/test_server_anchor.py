@@ -86,3 +86,17 @@ def test_latest_is_the_newest_version_not_withdrawn(served: Served) -> None:
     assert answer.json()["pdi"] == f"{str(first)[:-1]}2#char={b},{b + len(quote)}"
     # named by its number, the withdrawn version is still gone
     assert _anchor(served, f"{first}#char={a},{a + len(quote)}", "3").status_code == 410
+
+
+def test_a_malformed_version_is_a_syntax_error_whatever_the_name(served: Served) -> None:
+    # to= is checked before the cited name is looked up: a withdrawn or a missing name does not hide it
+    withdrawn = served.archive.add(ELSEWHERE, V1.encode(), format="text")
+    served.archive.withdraw(str(withdrawn), "withdrawn before it was cited")
+    missing = f"urn:pdi://{ELSEWHERE}/2026/01/01/99.text.1"
+    for name in (withdrawn, missing):
+        for to in ("C;", "0", "", " "):
+            answer = _anchor(served, f"{name}#char=0,7", to)
+            assert answer.status_code == 400, (name, to, answer.text)
+    # well-formed, the same names answer what they are
+    assert _anchor(served, f"{withdrawn}#char=0,7", "1").status_code == 410
+    assert _anchor(served, f"{missing}#char=0,7", "latest").status_code == 404

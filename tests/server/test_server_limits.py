@@ -162,11 +162,15 @@ def test_connections_beyond_the_cap_are_answered_503(archive: tuple[Path, str, s
     location, _, _ = archive
     # one worker: the cap is each worker's
     with _serve(location, "--workers", "1", "--max-connections", "20", "--header-timeout", "30") as (url, _):
+        described = httpx.get(f"{url}/openapi.json", timeout=10).json()["paths"]["/api/series"]["get"]["responses"]
         port = int(url.rsplit(":", 1)[1])
         held = [socket.create_connection(("127.0.0.1", port)) for _ in range(25)]
         try:
             answer = httpx.get(f"{url}/api/series", timeout=10)
             assert answer.status_code == 503
+            # uvicorn answers it itself, and /openapi.json says so
+            media_type = answer.headers["content-type"].split(";")[0]
+            assert described["503"]["content"][media_type]["schema"] == {"type": "string", "const": answer.text}
         finally:
             for conn in held:
                 conn.close()

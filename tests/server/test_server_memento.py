@@ -13,6 +13,7 @@ import datetime
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -470,3 +471,20 @@ def test_a_streamed_memento_of_a_page_carries_its_boundary_and_type(tmp_path: Pa
         assert _read_multipart(content_type, body) == [("text/html", BIG_HTML)]
         assert 'type="text/html"' in content_type  # the first part's: the root when start names none (RFC 2387 §3.2)
         assert httpx.head(url).headers["content-type"] == content_type
+
+
+def test_a_uri_r_sent_as_one_encoded_segment_is_the_same_original_resource(site: Site) -> None:
+    # encodeURIComponent's form of the URI-R (an OpenAPI client sends a path parameter so): one segment with
+    # no literal ':' or '/', which no absolute URI is as it stands; urllib.parse.quote with safe="" writes it
+    for target in (URL, site.document):
+        encoded = quote(target, safe="")
+        assert ":" not in encoded and "/" not in encoded
+        plain = httpx.get(f"{site.base}/timegate/{target}", headers={"Accept-Datetime": LAST_HTTP})
+        gate = httpx.get(f"{site.base}/timegate/{encoded}", headers={"Accept-Datetime": LAST_HTTP})
+        assert plain.status_code == gate.status_code == 302
+        assert gate.headers["location"] == plain.headers["location"]
+        timemap = httpx.get(f"{site.base}/timemap/link/{encoded}")
+        assert timemap.status_code == 200
+        assert timemap.text == httpx.get(f"{site.base}/timemap/link/{target}").text
+    # an encoded URL that was never captured is still unknown, not read some other way
+    assert httpx.get(f"{site.base}/timemap/link/{quote('http://127.0.0.1:9/never-captured', safe='')}").status_code == 404

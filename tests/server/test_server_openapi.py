@@ -72,3 +72,78 @@ def test_the_description_gives_the_statuses_of_refused_requests(tmp_path: Path) 
     assert "cut short before its closing boundary" in batch["400"]["description"]
     assert "Content-Length" in batch["400"]["description"]
     assert "OPTIONS" in document["info"]["description"] and "Allow" in document["info"]["description"]
+
+
+def test_every_answer_has_its_media_type_and_every_error_is_a_problem(tmp_path: Path) -> None:
+    client, _ = _app(tmp_path)
+    document = client.get("/openapi.json").json()
+    problem = document["components"]["schemas"]["Problem"]
+    assert set(problem["required"]) == {"type", "title", "status", "detail"}  # RFC 9457 §3.1, as problems.py writes
+    for path, methods in document["paths"].items():
+        for method, op in methods.items():
+            where = f"{method.upper()} {path}"
+            assert "405" in op["responses"], where  # every route answers a method it has not
+            assert op["responses"]["405"]["headers"]["Allow"]["required"] is True, where  # RFC 9110 §15.5.6
+            for status, answer in op["responses"].items():
+                if status == "416":  # RFC 9110 §15.5.17: Content-Range says the length; no body
+                    assert "content" not in answer, where
+                elif int(status) >= 400:
+                    assert answer["content"]["application/problem+json"] == {
+                        "schema": {"$ref": "#/components/schemas/Problem"}}, where
+                    # past the connection limit uvicorn answers 503 itself, as text
+                    assert set(answer["content"]) == (
+                        {"application/problem+json", "text/plain"} if status == "503" else {"application/problem+json"}
+                    ), where
+                elif status not in ("302", "304"):  # a redirect and a Not Modified have no body either
+                    assert len(answer["content"]) == 1, where
+            if op.get("security"):
+                assert {"401", "403"} <= set(op["responses"]), where
+                # RFC 6750 §3: a 401 carries the challenge
+                assert op["responses"]["401"]["headers"]["WWW-Authenticate"]["required"] is True, where
+    assert document["paths"]["/api/deposit"]["post"]["responses"]["201"]["headers"]["Location"]["required"] is True
+    gate = document["paths"]["/timegate/{target}"]["get"]["responses"]["302"]["headers"]
+    assert {name for name, field in gate.items() if field["required"]} == {"Location", "Vary", "Link"}  # RFC 7089 §4.1.1
+
+
+def test_oai_pmh_takes_any_query_and_answers_200_xml(tmp_path: Path) -> None:
+    # OAI-PMH §3.6: a wrong request is answered 200 with an <error> element, so no query is refused
+    client, _ = _app(tmp_path)
+    document = client.get("/openapi.json").json()
+    for method in ("get", "post"):
+        op = document["paths"]["/oai"][method]
+        assert not [p for p in op["parameters"] if p["required"]]
+        (free,) = op["parameters"]
+        assert free["in"] == "query" and free["style"] == "form" and free["explode"] is True
+        assert free["schema"] == {"type": "object"}
+        assert set(op["responses"]["200"]["content"]) == {"text/xml"}
+        assert not {"400", "404", "422"} & set(op["responses"])
+    answer = client.get("/oai", params={"verb": "NoSuchVerb", "odd": "x"})
+    assert answer.status_code == 200 and "badVerb" in answer.text
+
+
+def test_the_limits_the_server_enforces_are_described(tmp_path: Path) -> None:
+    from pdi.archive import MAX_SEARCH_LIMIT
+    from pdi.server.read import MAX_LIST
+
+    client, _ = _app(tmp_path)
+    paths = client.get("/openapi.json").json()["paths"]
+
+    def schema(path: str, method: str, name: str) -> dict[str, object]:
+        (found,) = [p["schema"] for p in paths[path][method]["parameters"] if p["name"] == name]
+        return found
+
+    def number(path: str, method: str, name: str) -> dict[str, object]:
+        # empty is absent (the default), else an integer within the limits
+        empty, given = schema(path, method, name)["anyOf"]  # type: ignore[misc]
+        assert empty == {"type": "string", "maxLength": 0}
+        return given  # type: ignore[no-any-return]
+
+    assert number("/api/ls", "get", "limit") == {"type": "integer", "minimum": 0, "maximum": MAX_LIST}
+    assert number("/api/search", "get", "limit") == {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT}
+    assert number("/api/audit", "get", "limit") == {"type": "integer", "minimum": 1, "maximum": 10_000}
+    assert client.get("/api/search", params={"q": "x", "limit": ""}).status_code == 200
+    # a required name may not be empty; an optional one empty is absent
+    assert schema("/api/resolve", "get", "pdi")["minLength"] == 1
+    assert {"type": "string", "maxLength": 0} in schema("/api/ls", "get", "series")["anyOf"]  # type: ignore[operator]
+    over = client.get("/api/ls", params={"limit": str(MAX_LIST + 1)})
+    assert over.status_code == 413 and over.headers["content-type"] == "application/problem+json"

@@ -68,6 +68,11 @@ PAGES = {
                      "document.getElementById('problem-passage-orphaned').getBoundingClientRect().top >= 0"
                      " && document.getElementById('problem-passage-ambiguous').getBoundingClientRect().bottom <= innerHeight"
                      " && document.body.innerText.includes('exit status 13')"),
+    # the custom formats /openapi.json names (x-pdi-formats), where its description sends a reader: in view
+    "api-formats": ("/api#formats", "document.getElementById('formats').getBoundingClientRect().top >= 0"
+                    " && document.getElementById('formats').getBoundingClientRect().top < innerHeight"
+                    " && document.querySelectorAll('#formats dt').length >= 15"
+                    " && document.body.innerText.includes('pdi-passage')"),
     # full-text search: the hit in the text links to its passage, the word marked in the snippet
     "search": ("/search?q=world", "document.querySelector('ol.hits mark').textContent === 'world'"
                " && document.querySelector('ol.hits a').getAttribute('href').includes('%23char=7,12')"

@@ -185,24 +185,34 @@ def _read_text(resolved: Resolved) -> _Text:
     return _Text(to_crlf(TextIndex(data, charset).whole_text()), kind)
 
 
-def _target_version(archive: Archive, parsed: PDI, to: str | int) -> int:
-    """The version ``to`` names: a number, or ``latest``, the newest not withdrawn (as N2R of a generic name offers)."""
-    versions = archive.versions(parsed)
+def _version_choice(to: str | int) -> int | None:
+    """The version number ``to`` gives, or ``None`` for ``latest``; a :class:`ParseError` for anything else.
+
+    Checked before any name is looked up, so that a malformed ``to`` is a syntax error whatever the name.
+    """
     if str(to).strip().lower() == "latest":
-        gone: WithdrawnError | None = None
-        for version in reversed(versions):
-            try:
-                archive.locate(dataclasses.replace(parsed, version=version))
-            except WithdrawnError as withdrawn:
-                gone = gone or withdrawn
-                continue
-            return version
-        assert gone is not None  # a document has a version
-        raise gone
+        return None
     text = str(to).strip()
     if not (text.isascii() and text.isdigit()) or int(text) < 1:  # '²' is a digit to str.isdigit, not to int()
         raise ParseError(f"a version is a positive number or 'latest', not {to!r}", rule="version")
     return int(text)
+
+
+def _target_version(archive: Archive, parsed: PDI, to: str | int) -> int:
+    """The version ``to`` names: a number, or ``latest``, the newest not withdrawn (as N2R of a generic name offers)."""
+    chosen = _version_choice(to)
+    if chosen is not None:
+        return chosen
+    gone: WithdrawnError | None = None
+    for version in reversed(archive.versions(parsed)):
+        try:
+            archive.locate(dataclasses.replace(parsed, version=version))
+        except WithdrawnError as withdrawn:
+            gone = gone or withdrawn
+            continue
+        return version
+    assert gone is not None  # a document has a version
+    raise gone
 
 
 def _whole(archive: Archive, name: PDI) -> Resolved:
@@ -233,6 +243,7 @@ def _fragment_of(cited_scheme: str, source: str, start: int, end: int) -> str:
 def anchor(archive: Archive, name: PDI | str, to: str | int) -> AnchorAnswer:
     """Find the passage ``name`` cites in version ``to`` (a number, or ``latest``) of the same format (module docstring)."""
     parsed = parse_pdi(name)
+    _version_choice(to)
     if parsed.fragment is None:
         raise ParseError(f"{parsed}: name the cited passage with a fragment (#char=a,b, #line=a,b, #elt=…, #name=…)")
     if parsed.format is None:

@@ -49,6 +49,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -84,6 +85,8 @@ MEMENTO_MAX_AGE = 60
 #: An absolute URI with an authority (``http://…``): a unique id that is a captured URL.
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _PDI_PREFIX = re.compile(r"(?:urn:)?pdi:", re.IGNORECASE)
+#: An absolute URI whose scheme's colon is %-encoded (RFC 3986 §3.1: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )).
+_ENCODED_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*%3A", re.IGNORECASE)
 
 
 def is_url(unique_id: str) -> bool:
@@ -331,10 +334,17 @@ def _too_many(most: int = MAX_MEMENTOS) -> PDIError:
 
 
 def _target(request: Request, prefix: str) -> str:
-    """The URI-R after ``prefix`` in the request's path as sent (not %-decoded), with the query."""
+    """The URI-R after ``prefix`` in the request's path as sent (not %-decoded), with the query.
+
+    A URI-R sent as one %-encoded path segment (``https%3A%2F%2F…``, ``urn%3Apdi%3A…``, as
+    ``encodeURIComponent`` writes it, and as an OpenAPI client sends a path parameter) is decoded once:
+    with no literal ``:`` or ``/`` it can be no absolute URI as it stands, so the reading is unambiguous.
+    """
     raw: bytes = request.scope.get("raw_path") or request.scope["path"].encode("utf-8")
     path = raw.decode("latin-1")
     target = path[len(prefix):] if path.startswith(prefix) else str(request.path_params.get("target", ""))
+    if ":" not in target and "/" not in target and _ENCODED_SCHEME.match(target):
+        target = unquote(target, encoding="latin-1")
     query = bytes(request.scope.get("query_string", b"")).decode("latin-1")
     return target + ("?" + query if query else "")
 
