@@ -142,13 +142,32 @@ def start_serve(
     assert process.stderr is not None
     line = process.stderr.readline()
     if drain:
-        threading.Thread(target=process.stderr.read, daemon=True).start()
+        reader = threading.Thread(target=process.stderr.read, daemon=True)
+        reader.start()
+        _DRAINS[process.pid] = reader
     found = SERVING.match(line)
     if found is None:
         process.kill()
-        process.wait(timeout=30)
+        stop(process)
         raise AssertionError(f"pdi serve did not start: {line!r}")
     return process, int(found[1]), line
+
+
+#: The threads that drain a started server's standard error, by its process id (stop joins them).
+_DRAINS: dict[int, threading.Thread] = {}
+
+
+def stop(process: subprocess.Popen[str], timeout: float = 30) -> None:
+    """Stop a server :func:`start_serve` started (SIGTERM, then wait) and close its pipe: a pipe left open is
+    a ResourceWarning, and warnings fail the suite."""
+    if process.poll() is None:
+        process.terminate()
+    process.wait(timeout=timeout)
+    reader = _DRAINS.pop(process.pid, None)
+    if reader is not None:
+        reader.join(timeout=timeout)  # it reads to the end of the pipe, which the process's exit closed
+    if process.stderr is not None:
+        process.stderr.close()
 
 
 def wait_answering(process: subprocess.Popen[str], url: str) -> None:
@@ -173,9 +192,7 @@ def serving(location: Path | str, *options: str) -> Iterator[tuple[subprocess.Po
         wait_answering(process, f"http://127.0.0.1:{port}/api/series")
         yield process, port
     finally:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(timeout=30)
+        stop(process)
 
 
 #: The URL ``deposit_captures`` captures.

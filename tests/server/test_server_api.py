@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import httpx
-from server_helpers import ELSEWHERE, VERSION_TIMES, S, Served, serving, start_serve
+from server_helpers import ELSEWHERE, VERSION_TIMES, S, Served, serving, start_serve, stop
 
 from pdi._ports import free_port
 from pdi.archive import Archive
@@ -179,5 +179,4 @@ def test_pdi_serve_runs_the_resolver(tmp_path: Path) -> None:
                 time.sleep(0.05)
         assert answer.json()["series"][0]["name"] == "served.example.us"
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop(process, timeout=10)

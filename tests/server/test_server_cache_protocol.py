@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from server_helpers import in_thread, start_serve
+from server_helpers import in_thread, start_serve, stop
 from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
@@ -203,5 +203,4 @@ def test_a_client_that_reads_nothing_cannot_make_the_server_hold_the_answers(nam
             assert _exchange(port, [_request(names["text"])])[0].startswith(b"HTTP/1.1 200 ")  # others still served
         assert grown < 50 * 1024, f"pdi serve grew by {grown // 1024} MiB for a client that read nothing ({sent} sent)"
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        stop(process, timeout=30)

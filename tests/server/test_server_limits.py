@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 from PIL import Image
-from server_helpers import start_serve, wait_answering
+from server_helpers import start_serve, stop, wait_answering
 
 from pdi.archive import Archive
 
@@ -44,8 +44,7 @@ def _serve(archive: Path, *options: str) -> Iterator[tuple[str, int]]:
         wait_answering(process, f"{url}/api/series")
         yield url, process.pid
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        stop(process, timeout=30)
 
 
 def _n2r(url: str, name: str) -> str:

@@ -20,6 +20,7 @@ from server_helpers import (
     ELSEWHERE,
     Served,
     start_serve,
+    stop,
     wait_answering,
     with_replay,
 )
@@ -245,8 +246,7 @@ def test_pdi_serve_workers_serve_the_replay_port_and_never_answer_it_from_the_ca
         assert shown.headers["content-security-policy"].endswith(f"frame-ancestors 'self' http://127.0.0.1:{port}")
         assert "sandbox allow-same-origin;" in shown.headers["content-security-policy"]
     finally:
-        process.terminate()
-        process.wait(timeout=20)
+        stop(process, timeout=20)
 
 
 def test_a_page_replayed_for_selection_runs_only_the_replay_origins_own_script(served: Served) -> None:

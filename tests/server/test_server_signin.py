@@ -37,6 +37,7 @@ from server_helpers import (
     in_thread,
     sealed_archive,
     start_serve,
+    stop,
     wait_answering,
 )
 from starlette.testclient import TestClient
@@ -533,8 +534,7 @@ def test_a_person_signs_in_through_the_form_and_reads_a_private_document(tmp_pat
         wait_answering(process, f"http://127.0.0.1:{port}/api/series")
         _browse_signed_in(f"http://127.0.0.1:{port}", replay_origin, sealed, capture, reader, shots)
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        stop(process, timeout=30)
     SHOTS.mkdir(parents=True, exist_ok=True)
     for label, png in shots.items():
         (SHOTS / f"{label}.png").write_bytes(png)

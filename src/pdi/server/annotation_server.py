@@ -94,7 +94,7 @@ PREFER_DESCRIPTIONS: Final = OA + "PreferContainedDescriptions"
 #: Annotations a page holds (the server's discretion, §4.2).
 DEFAULT_PAGE_SIZE: Final = 100
 #: The highest page number read (a page past the last is 404 anyway).
-_MAX_PAGE: Final = 10**9
+MAX_PAGE: Final = 10**9
 
 CONTAINER_LINK: Final = (f'<{LDP}BasicContainer>; rel="type", '
                          f'<http://www.w3.org/TR/annotation-protocol/>; rel="{LDP}constrainedBy"')
@@ -321,7 +321,7 @@ def _annotation_headers(record: AnnotationRecord, **more: str) -> dict[str, str]
 
 
 def _page_number(text: str) -> int:
-    if not text.isdigit() or not text.isascii() or len(text) > 10 or int(text) > _MAX_PAGE:
+    if not text.isdigit() or not text.isascii() or len(text) > 10 or int(text) > MAX_PAGE:
         raise ParseError(f"page= is a page number from 0, not {text[:20]!r}", rule="page")
     return int(text)
 

@@ -34,6 +34,7 @@ from starlette.routing import BaseRoute, Route
 
 from pdi import __version__
 from pdi.archive import MAX_SEARCH_LIMIT
+from pdi.server.annotation_server import MAX_PAGE
 from pdi.server.interop import MAX_OAI_FORM
 from pdi.server.layout import esc, page
 from pdi.server.read import MAX_LIST
@@ -300,8 +301,8 @@ _CONTAINER_GET = Operation(
     " of the annotations the reader may read (total, first page embedded, last), or one of its pages",
     (Param("iris", "1: pages list the annotations' IRIs; 0 (default): whole annotations",
            schema=_optional({"type": "string", "enum": ["0", "1"]})),
-     Param("page", "A page (AnnotationPage with partOf, startIndex, next, prev, items), from 0",
-           schema=_optional(_COUNT)),
+     Param("page", f"A page (AnnotationPage with partOf, startIndex, next, prev, items), from 0 to {MAX_PAGE}",
+           schema=_optional({"type": "integer", "minimum": 0, "maximum": MAX_PAGE})),
      _PREFER, _ANNO_ACCEPT, _IF_NONE_MATCH),
     answers={200: Answer("The container (Link: ldp#BasicContainer type and ldp#constrainedBy; Content-Location its"
                          " IRI) or the page; Allow, Accept-Post", _ANNO_TYPE, _OBJECT,
@@ -322,7 +323,7 @@ _CONTAINER_POST = Operation(
 )
 _CONTAINER_OPTIONS = Operation(
     "The container's methods (Allow, Accept-Post, Link), and a CORS preflight's answer",
-    answers={200: Answer("No body", headers={"Allow": ("The methods", True)})}, errors=(503,), tag="annotations",
+    answers={200: Answer("No body", headers={"Allow": ("The methods", True)})}, errors=(405, 503), tag="annotations",
 )
 _ANNOTATION_ONE = Operation(
     "An annotation (W3C Web Annotation Protocol §3), if the reader may read every archived document it targets",
@@ -349,7 +350,7 @@ _ANNOTATION_DELETE = Operation(
 )
 _ANNOTATION_OPTIONS = Operation(
     "An annotation's methods (Allow, Link), and a CORS preflight's answer",
-    (_SLUG_PARAM,), answers={200: Answer("No body", headers={"Allow": ("The methods", True)})}, errors=(503,),
+    (_SLUG_PARAM,), answers={200: Answer("No body", headers={"Allow": ("The methods", True)})}, errors=(405, 503),
     tag="annotations",
 )
 _LS = Operation(
