@@ -103,6 +103,10 @@ def _word_char(ch: str) -> bool:
     return unicodedata.category(ch)[0] in "LNM" or unicodedata.category(ch) == "Co"
 
 
+def _letter_or_number(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in "LN" or unicodedata.category(ch) == "Co"
+
+
 def words_of(text: str) -> list[str]:
     """The words of ``text``: its runs of letters, digits and marks (private-use characters too)."""
     found: list[str] = []
@@ -147,6 +151,9 @@ def parse_query(text: str) -> Query:
                 end += 1
             words = words_of(text[i:end])
             i = end
+        # a run of marks alone (a lone combining accent, a variation selector) is no word SQLite's FTS5
+        # finds: its unicode61 tokenizer with remove_diacritics folds it away, so it could match nothing
+        words = [w for w in words if any(_letter_or_number(c) for c in w)]
         if words:
             phrases.append(tuple(words))
     if not phrases:
