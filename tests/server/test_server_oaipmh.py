@@ -277,3 +277,54 @@ def test_an_admin_address_the_schema_refuses_is_refused_at_start(tmp_path: Path)
          "--oai-admin-email", "root@localhost"], capture_output=True, text=True, timeout=60)
     assert started.returncode != 0
     assert started.stderr.startswith("pdi: ") and "root@localhost" in started.stderr and "Traceback" not in started.stderr
+
+
+# --- who reads (issue 22): OAI-PMH shows a reader only what it may read ------------------------------
+OPEN, CLOSED, SECRET = "oai-open.example.us", "oai-closed.example.us", "oai-secret.example.us"
+
+
+def test_an_anonymous_harvest_learns_nothing_of_private_hidden_or_embargoed_documents(tmp_path: Path) -> None:
+    location = tmp_path / "archive"
+    clock = Clock(START)
+    with Archive.init(location, clock=clock) as archive:
+        for series in (OPEN, CLOSED, SECRET):
+            archive.add_series(series)
+        public = str(archive.add(OPEN, b"open\n", format="text")).rsplit(".", 2)[0]
+        embargoed = str(archive.deposit(OPEN, [Content(b"<p>sealed ruling</p>", "html")],
+                                        foreign_id="http://127.0.0.1:9/sealed", embargo_until="2099-01-01")[0])
+        embargoed = embargoed.rsplit(".", 2)[0]
+        private = str(archive.add(CLOSED, b"closed\n", format="text")).rsplit(".", 2)[0]
+        hidden = str(archive.add(SECRET, b"secret\n", format="text")).rsplit(".", 2)[0]
+        gone = str(archive.add(SECRET, b"secret, withdrawn\n", format="text")).rsplit(".", 2)[0]
+        for name, title in ((embargoed, "Sealed ruling"), (private, "Closed file"), (hidden, "Secret file")):
+            archive.annotate(name, "title", title)
+        archive.withdraw(gone, "never to be known")
+        archive.set_series_access(CLOSED, "private")
+        archive.set_series_access(SECRET, "hidden")
+        _, everything = archive.add_token("harvester", role="read", series=[OPEN, CLOSED, SECRET])
+    secrets = (embargoed, private, hidden, gone)
+    with serving(location) as (_, port):
+        base = f"http://127.0.0.1:{port}/oai"
+        for method in ("GET", "POST"):
+            anonymous = Sickle(base, http_method=method)
+            assert [r.header.identifier for r in anonymous.ListRecords(metadataPrefix="oai_dc")] == [public]
+            assert [h.identifier for h in anonymous.ListIdentifiers(metadataPrefix="oai_dc")] == [public]
+            assert [s.setSpec for s in anonymous.ListSets()] == [OPEN]
+            for name in secrets:
+                with pytest.raises(oaiexceptions.IdDoesNotExist):
+                    anonymous.GetRecord(identifier=name, metadataPrefix="oai_dc")
+                with pytest.raises(oaiexceptions.IdDoesNotExist):
+                    list(anonymous.ListMetadataFormats(identifier=name))
+            for series in (CLOSED, SECRET):  # a set the reader may not read is no set: as one never made
+                with pytest.raises(oaiexceptions.NoRecordsMatch):
+                    list(anonymous.ListIdentifiers(metadataPrefix="oai_dc", set=series))
+            for args in ({"verb": "ListRecords", "metadataPrefix": "oai_dc"}, {"verb": "ListSets"}):
+                text = (httpx.post(base, data=args) if method == "POST" else httpx.get(base, params=args)).text
+                for word in ("Sealed", "Closed", "Secret", "127.0.0.1:9", CLOSED, SECRET, *secrets):
+                    assert word not in text, word
+        # a token whose scope covers them harvests them all, the withdrawn one a deleted record
+        reader = Sickle(base, headers={"Authorization": f"Bearer {everything}"})
+        records = {r.header.identifier: r for r in reader.ListRecords(metadataPrefix="oai_dc")}
+        assert set(records) == {public, *secrets} and records[gone].deleted
+        assert records[embargoed].metadata["title"] == ["Sealed ruling"]
+        assert {s.setSpec for s in reader.ListSets()} == {OPEN, CLOSED, SECRET}

@@ -68,7 +68,7 @@ class StagedBlob(BlobPin, Protocol):
 
 
 #: The schema version this code writes. Older catalogs are migrated forward on open.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 #: How a representation's octets are kept: ``exact`` (as deposited, the
 #: default since schema 4) or ``canonical`` (a text deposited before then,
@@ -526,6 +526,8 @@ class Store(Protocol):
     def embargo(self, key: DocumentKey, version: int | None) -> str | None: ...
 
     def embargoed_now(self, key: DocumentKey, now: str) -> bool: ...
+
+    def embargoes_in_force(self, now: str) -> dict[DocumentKey, frozenset[int] | None]: ...
 
     def iter_embargoes(self) -> Iterator[tuple[DocumentKey, int | None, str]]: ...
 
