@@ -799,12 +799,17 @@ class Archive:
 
     # --- resolving -----------------------------------------------------------------------
     def _version_of(self, pdi: PDI, key: DocumentKey, latest: bool) -> int:
-        versions = self.store.versions(key)
-        if not versions:
+        stored = self.store.versions(key)
+        if not stored:
             raise NotFoundError(f"{pdi.without_fragment()} is not in this archive")
+        # the latest and the versions a refusal names are those the reader may learn of (pdi.archive.access)
+        hidden = self._unlisted()
+        versions = [v for v in stored if hidden.version_listed(key, v)]
         if latest:
-            return versions[-1]
+            return versions[-1] if versions else stored[-1]  # none: the embargo guard refuses it
         version = pdi.version if pdi.version is not None else 1
+        if version in stored and version not in versions:
+            return version  # the embargo guard refuses it (403): named exactly, it exists
         if version not in versions:
             raise NotFoundError(
                 f"{pdi.without_fragment()}: no version {version} (versions: "

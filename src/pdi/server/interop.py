@@ -418,7 +418,7 @@ class OAIRoutes:
         from urllib.parse import parse_qsl
 
         base = (self.base_url if self.base_url is not None else str(request.base_url)).rstrip("/") + "/oai"
-        now = _now()
+        now = self.archive.now().astimezone(datetime.UTC).replace(microsecond=0)  # the archive's clock
         pairs: list[tuple[str, str]]
         if request.method == "POST":
             kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -538,15 +538,11 @@ class OAIRoutes:
         """A lower bound of every datestamp: the first day any series has a document (§4.2 earliestDatestamp)."""
         days = [c.first_day for c in self.archive.series_counts() if c.first_day is not None]
         if not days:
-            return _now().replace(microsecond=0)
+            return self.archive.now().astimezone(datetime.UTC).replace(microsecond=0)
         return datetime.datetime.combine(min(days), datetime.time(), tzinfo=datetime.UTC)
 
     def routes(self) -> list[Route]:
         return [Route("/oai", self.endpoint, methods=["GET", "POST"])]
-
-
-def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC).replace(microsecond=0)
 
 
 def _default_admin_email() -> str:
