@@ -113,3 +113,26 @@ def test_argument_values_the_schema_cannot_echo_are_bad_arguments(argument: str,
     # a valid value of the same argument passes to the next check (the prefix here is not disseminated)
     good = {"metadataPrefix": "oai_dc", "set": "a:b", "from": "2026-02-28", "until": "2026-03-01"}[argument]
     assert parse_request([("verb", "ListRecords"), *{**arguments, argument: good}.items()]).arguments[argument] == good
+
+
+_MOMENTS = st.datetimes(min_value=datetime.datetime(1970, 1, 1), max_value=datetime.datetime(2999, 12, 31))
+
+
+@given(_MOMENTS, _MOMENTS, st.booleans())
+def test_section_2_7_1_from_later_than_until_is_a_bad_argument(first: datetime.datetime, second: datetime.datetime,
+                                                               days: bool) -> None:
+    # §2.7.1: "the from argument must be less than or equal to the until argument. Otherwise, a
+    # repository must issue a badArgument error." Compared as the granularity both are given in.
+    fmt = "%Y-%m-%d" if days else "%Y-%m-%dT%H:%M:%SZ"
+    start, until = first.strftime(fmt), second.strftime(fmt)
+    chosen = Selection("oai_dc", None, start, until)
+    later = (first.date() > second.date()) if days else (first.replace(microsecond=0) > second.replace(microsecond=0))
+    if later:
+        with pytest.raises(OAIError) as refused:
+            chosen.bounds()
+        assert refused.value.code == "badArgument"
+        with pytest.raises(OAIError) as token:  # a token that would carry them is not one this repository issues
+            Resumption.decode(Resumption(0, 0, chosen).encode())
+        assert token.value.code == "badResumptionToken"
+    else:
+        assert chosen.bounds()[0] is not None

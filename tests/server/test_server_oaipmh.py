@@ -18,6 +18,7 @@ import pytest
 import xmlschema
 from server_helpers import Clock, serving
 from sickle import Sickle, oaiexceptions
+from sickle.iterator import OAIResponseIterator
 
 from pdi.archive import Archive, Content
 from pdi.server.read import rfc2169_query
@@ -185,7 +186,7 @@ def test_what_was_said_of_a_withdrawn_version_is_left_out(site: Site, schema: xm
     ({"until": "2024-01-11"}, (1,)),
     ({"from": "2024-01-11T00:00:00Z", "until": "2024-01-13T07:59:59Z"}, (1, 2)),
     ({"from": "2024-01-11T08:00:01Z", "until": "2024-01-13T08:00:00Z"}, (2, 3)),
-    ({"from": "2024-01-12", "until": "2024-01-11"}, ()),
+    ({"from": "2024-01-11", "until": "2024-01-11"}, (1,)),  # §2.7.1: from equal to until is a range (inclusive)
 ])
 def test_selective_harvesting_by_datestamp(site: Site, args: dict[str, str], days: tuple[int, ...] | None) -> None:
     harvester = Sickle(f"{site.base}/oai")
@@ -249,6 +250,90 @@ def test_bad_requests_answer_the_protocols_errors(site: Site, schema: xmlschema.
             assert body["request"]["@verb"] == args["verb"]
         if code in ("badVerb", "badArgument"):  # §3.2: the request echoed without its arguments
             assert body["request"] == f"{site.base}/oai"  # text alone: no attribute
+
+
+#: Each argument rule of OAI-PMH 2.0, by the section that states it: (section, request, error code, sickle's exception).
+#: §3.6 names the codes; §4.x lists each verb's arguments (required, optional, exclusive) and errors.
+_RULES = [
+    # §2.7.1: "the from argument must be less than or equal to the until argument. Otherwise, a
+    # repository must issue a badArgument error."
+    ("2_7_1-from-later-than-until-days", {"verb": "ListRecords", "metadataPrefix": "oai_dc",
+                                          "from": "2024-01-12", "until": "2024-01-11"}, "badArgument"),
+    ("2_7_1-from-later-than-until-seconds", {"verb": "ListIdentifiers", "metadataPrefix": "oai_dc",
+                                             "from": "2024-01-11T08:00:01Z", "until": "2024-01-11T08:00:00Z"},
+     "badArgument"),
+    # §3.3.1: "Both arguments must have the same granularity"; the two legitimate formats only
+    ("3_3_1-granularities-differ", {"verb": "ListIdentifiers", "metadataPrefix": "oai_dc",
+                                    "from": "2024-01-01T00:00:00Z", "until": "2025-01-01"}, "badArgument"),
+    ("3_3_1-not-a-utc-datestamp", {"verb": "ListRecords", "metadataPrefix": "oai_dc",
+                                   "from": "2024-01-01T00:00:00+01:00"}, "badArgument"),
+    ("3_3_1-finer-than-seconds", {"verb": "ListRecords", "metadataPrefix": "oai_dc",
+                                  "until": "2024-01-01T00:00:00.5Z"}, "badArgument"),
+    ("3_3_1-no-such-day", {"verb": "ListRecords", "metadataPrefix": "oai_dc", "from": "2024-02-30"}, "badArgument"),
+    # §3.1.2.1 and §3.6: badVerb — the verb missing, not a legal verb (verbs are case sensitive) or empty
+    ("3_6-badVerb-missing", {"metadataPrefix": "oai_dc"}, "badVerb"),
+    ("3_6-badVerb-unknown", {"verb": "identify"}, "badVerb"),
+    ("3_6-badVerb-empty", {"verb": ""}, "badVerb"),
+    # §3.6: badArgument — an illegal argument, a required one missing, a value of illegal syntax
+    ("4_2-Identify-takes-no-argument", {"verb": "Identify", "set": A}, "badArgument"),
+    ("4_1-GetRecord-needs-metadataPrefix", {"verb": "GetRecord", "identifier": "urn:pdi://x.example.us/2024/01/10/1"},
+     "badArgument"),
+    ("4_1-GetRecord-needs-identifier", {"verb": "GetRecord", "metadataPrefix": "oai_dc"}, "badArgument"),
+    ("4_3-ListIdentifiers-needs-metadataPrefix", {"verb": "ListIdentifiers", "set": A}, "badArgument"),
+    ("4_4-ListMetadataFormats-takes-no-set", {"verb": "ListMetadataFormats", "set": A}, "badArgument"),
+    ("4_6-ListSets-takes-no-set", {"verb": "ListSets", "set": A}, "badArgument"),
+    ("4_5-argument-names-are-case-sensitive", {"verb": "ListRecords", "MetadataPrefix": "oai_dc"}, "badArgument"),
+    ("4_5-empty-set", {"verb": "ListRecords", "metadataPrefix": "oai_dc", "set": ""}, "badArgument"),
+    # §3.5 and §4.3/§4.5/§4.6: resumptionToken is an exclusive argument
+    ("4_5-resumptionToken-is-exclusive", {"verb": "ListRecords", "resumptionToken": "x", "from": "2024-01-01"},
+     "badArgument"),
+    ("4_3-resumptionToken-is-exclusive", {"verb": "ListIdentifiers", "resumptionToken": "x", "set": A},
+     "badArgument"),
+    # §3.6 badResumptionToken: "The value of the resumptionToken argument is invalid or expired."
+    ("3_6-badResumptionToken-not-issued-here", {"verb": "ListIdentifiers", "resumptionToken": "eyJ4IjoxfQ"},
+     "badResumptionToken"),
+    ("3_6-badResumptionToken-empty", {"verb": "ListRecords", "resumptionToken": ""}, "badResumptionToken"),
+    # §3.6 cannotDisseminateFormat, for each verb that takes a metadataPrefix (§4.1, §4.3, §4.5)
+    ("4_1-cannotDisseminateFormat", {"verb": "GetRecord", "metadataPrefix": "marc21",
+                                     "identifier": "urn:pdi://x.example.us/2024/01/10/1"}, "cannotDisseminateFormat"),
+    ("4_3-cannotDisseminateFormat", {"verb": "ListIdentifiers", "metadataPrefix": "marc21"}, "cannotDisseminateFormat"),
+    # §3.6 idDoesNotExist: "unknown or illegal in this repository" (§4.1, §4.4)
+    ("4_4-idDoesNotExist", {"verb": "ListMetadataFormats", "identifier": "oai:elsewhere:1"}, "idDoesNotExist"),
+    # §3.6 noRecordsMatch: a legal combination that selects nothing
+    ("3_6-noRecordsMatch", {"verb": "ListIdentifiers", "metadataPrefix": "oai_dc", "until": "2000-01-01"},
+     "noRecordsMatch"),
+]
+_SICKLE = {"badArgument": oaiexceptions.BadArgument, "badVerb": oaiexceptions.BadVerb,
+           "badResumptionToken": oaiexceptions.BadResumptionToken,
+           "cannotDisseminateFormat": oaiexceptions.CannotDisseminateFormat,
+           "idDoesNotExist": oaiexceptions.IdDoesNotExist, "noRecordsMatch": oaiexceptions.NoRecordsMatch}
+
+
+@pytest.mark.parametrize(("args", "code"), [(args, code) for _, args, code in _RULES],
+                         ids=[section for section, _, _ in _RULES])
+def test_oaipmh_argument_rule_of_section(site: Site, schema: xmlschema.XMLSchema, args: dict[str, str],
+                                        code: str) -> None:
+    for method in ("GET", "POST"):  # §3.1.1: the same protocol either way
+        body = valid(schema, oai(site, method, **args))
+        assert [e["@code"] for e in body["error"]] == [code]
+    # the independent harvester reads the same error: sickle raises the exception of its code
+    if args.get("verb") in ("Identify", "GetRecord", "ListIdentifiers", "ListRecords", "ListSets",
+                            "ListMetadataFormats") and code in _SICKLE:
+        with pytest.raises(_SICKLE[code]):  # its iterator raises the error of the first response
+            OAIResponseIterator(Sickle(f"{site.base}/oai"), dict(args))
+
+
+def test_oaipmh_3_1_2_1_a_repeated_verb_is_bad_verb_and_a_repeated_argument_bad_argument(
+        site: Site, schema: xmlschema.XMLSchema) -> None:
+    # §3.6: badVerb "the verb argument is repeated"; badArgument "includes a repeated argument"
+    assert valid(schema, httpx.get(f"{site.base}/oai?verb=Identify&verb=ListSets"))["error"][0]["@code"] == "badVerb"
+    for body in ("verb=Identify&verb=Identify", "verb=ListSets&verb=ListSets"):
+        posted = httpx.post(f"{site.base}/oai", content=body.encode(),
+                            headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert valid(schema, posted)["error"][0]["@code"] == "badVerb"
+    twice = httpx.get(f"{site.base}/oai?verb=GetRecord&identifier={site.a[0]}&identifier={site.a[1]}"
+                      "&metadataPrefix=oai_dc")
+    assert valid(schema, twice)["error"][0]["@code"] == "badArgument"
 
 
 def test_repeated_arguments_are_bad(site: Site, schema: xmlschema.XMLSchema) -> None:

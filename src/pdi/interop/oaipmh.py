@@ -11,6 +11,7 @@ specification, 2002-06-14, revised 2015-01-08), with no I/O:
 * §3.3.1 UTCdatetime: datestamps to the second, ``YYYY-MM-DDThh:mm:ssZ``,
   and ``from``/``until`` in either granularity (one granularity for both),
   :func:`parse_datestamp`; a day as ``until`` runs to its last second;
+  §2.7.1: a ``from`` later than ``until`` is ``badArgument``;
 * §3.5 flow control: a resumption token (:class:`Resumption`) carries the
   keyset cursor of the catalog and the request's arguments, so a harvest
   needs no state on the server and costs the same on any page; a bad one
@@ -186,6 +187,8 @@ class Selection:
         until = parse_datestamp(self.until, argument="until") if self.until is not None else None
         if start is not None and until is not None and start[1] != until[1]:
             raise OAIError("badArgument", "from and until have different granularities: give both as days or both to the second")
+        if start is not None and until is not None and start[0] > until[0]:  # §2.7.1: from <= until, else badArgument
+            raise OAIError("badArgument", f"from={self.start} is later than until={self.until}: from must not be later")
         return (start[0] if start else None), (until[0] if until else None)
 
 
