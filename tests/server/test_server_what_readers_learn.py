@@ -165,6 +165,9 @@ def resolver_requests(names: dict[str, str]) -> dict[tuple[str, frozenset[str]],
             ("POST", "/api/annotation", {"json": {"type": "Annotation", "target": {"source": n}}}) for n in asked],
         ("/timegate/{target:path}", frozenset({"GET", "HEAD"})): _gets(*(f"/timegate/{u}" for u in urls)),
         ("/timemap/link/{target:path}", frozenset({"GET", "HEAD"})): _gets(*(f"/timemap/link/{u}" for u in urls)),
+        ("/timemap/link/page/{cursor}/{target:path}", frozenset({"GET", "HEAD"})): _gets(
+            *(f"/timemap/link/page/after~{NOW.date().isoformat()}~{s}/{URL}" for s in (CLOSED, OPEN, SECRET)),
+            *(f"/timemap/link/page/after~{n}/{_generic(versioned)}" for n in (1, 2))),
         ("/oai", frozenset({"GET", "HEAD", "POST"})): [*_gets(*(f"/oai?{urllib.parse.urlencode(a)}" for a in oai)),
                                                *_posts("/oai", *oai)],
         ("/openapi.json", frozenset({"GET", "HEAD"})): _gets("/openapi.json"),
@@ -245,7 +248,8 @@ def _compare(make: Callable[[str], object], table: Callable[[dict[str, str]], di
 def test_an_anonymous_reader_learns_nothing_of_them_from_any_route_of_the_resolver(locations: tuple[str, str]) -> None:
     def make(location: str) -> object:
         archive = Archive.open(location, clock=Clock(NOW))
-        return create_app(location, archive=archive, oai_admin_email="archivist@example.org")
+        # a TimeMap page of one capture: every next and prev link is asked too
+        return create_app(location, archive=archive, oai_admin_email="archivist@example.org", timemap_page=1)
 
     _compare(make, resolver_requests, locations)
 

@@ -1601,37 +1601,53 @@ class Archive:
         following = documents[limit - 1].pdi.unique_id if len(documents) > limit else None
         return DocumentPage(tuple(documents[:limit]), self._titles(documents[:limit]), following)
 
-    def captures(self, url: str, *, after: PDI | str | None = None, limit: int = 500) -> DocumentPage:
+    def captures(self, url: str, *, after: PDI | str | None = None, limit: int = 500,
+                 before: PDI | str | None = None) -> DocumentPage:
         """The captures of ``url``: the documents whose encapsulated unique id is ``url``, in every series.
 
         By day, then series; each version of a document is one capture (a
         page captured again on the same day and found changed becomes its next
         version: :func:`pdi.capture.deposit.deposit_capture`). ``after`` is
         the generic name of the last document of the page before (the page's
-        own ``after``). ``url`` is compared exactly as the id was deposited.
+        own ``after``); ``before`` instead, that of the first document of the
+        page after (the page then holds the ``limit`` documents before it, and
+        its ``after`` is always its last one's). ``url`` is compared exactly as
+        the id was deposited.
         """
         if not url:
             raise ParseError("a URL to list the captures of is needed", rule="encapsulated-unique-id")
         if limit < 1:
             raise LimitError("a page holds at least one document")
-        cursor = None
-        if after is not None:
-            last = parse_pdi(after)
-            if last.date is None or last.is_pattern:
-                raise UnsupportedError(f"{last} names no one document: after= takes a generic name")
-            cursor = (last.date, last.series_name.lower())
+        cursor = None if after is None else self._capture_cursor(after)
+        upto = None if before is None else self._capture_cursor(before)
         hidden = self._unlisted()
         documents: list[Generic] = []
         while True:  # what the reader may not see is left out before the page is cut
-            batch = _documents_of(self.store.unique_id_documents(url, cursor, limit + 1))
-            documents += self._listed(batch, hidden)
+            batch = _documents_of(self.store.unique_id_documents(url, cursor, limit + 1, before=upto))
+            shown = self._listed(batch, hidden)
+            documents = shown + documents if upto is not None else documents + shown
             if len(documents) > limit or len(batch) <= limit:
                 break
-            last_date = batch[-1].pdi.date
-            assert last_date is not None  # a document the catalog holds
-            cursor = (last_date, batch[-1].pdi.series_name.lower())
+            edge = batch[0] if upto is not None else batch[-1]
+            edge_date = edge.pdi.date
+            assert edge_date is not None  # a document the catalog holds
+            if upto is not None:
+                upto = (edge_date, edge.pdi.series_name.lower())
+            else:
+                cursor = (edge_date, edge.pdi.series_name.lower())
+        if upto is not None:
+            page = documents[-limit:]
+            return DocumentPage(tuple(page), self._titles(page), str(page[-1].pdi) if page else None)
         following = str(documents[limit - 1].pdi) if len(documents) > limit else None
         return DocumentPage(tuple(documents[:limit]), self._titles(documents[:limit]), following)
+
+    @staticmethod
+    def _capture_cursor(name: PDI | str) -> tuple[datetime.date, str]:
+        """The keyset cursor of :meth:`captures` a generic name gives: its day and series."""
+        last = parse_pdi(name)
+        if last.date is None or last.is_pattern:
+            raise UnsupportedError(f"{last} names no one document: after= and before= take a generic name")
+        return (last.date, last.series_name.lower())
 
     def changes(
         self, *, after: int = 0, series: str | None = None, limit: int = 100,

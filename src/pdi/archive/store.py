@@ -639,7 +639,8 @@ class Store(Protocol):
     ) -> list[RepresentationRecord]: ...
 
     def unique_id_documents(
-        self, unique_id: str, after: tuple[datetime.date, str] | None, limit: int
+        self, unique_id: str, after: tuple[datetime.date, str] | None, limit: int,
+        *, before: tuple[datetime.date, str] | None = None,
     ) -> list[RepresentationRecord]: ...
 
     def document_assertions(self, key: DocumentKey) -> list[AssertionRecord]: ...

@@ -99,7 +99,7 @@ from pdi.server.browse import BrowsePages
 from pdi.server.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
 from pdi.server.cite import CiteAPI
 from pdi.server.interop import MementoRoutes, OAIRoutes
-from pdi.server.limits import WorkLimits
+from pdi.server.limits import TIMEMAP_PAGE, WorkLimits
 from pdi.server.openapi import APIDocs
 from pdi.server.problems import HANDLERS
 from pdi.server.read import ReadAPI, Resolver
@@ -124,6 +124,7 @@ def create_app(
     oai_admin_email: str | None = None,
     fixity_memo_seconds: float = memo.DEFAULT_SECONDS,
     connections: int = 0,
+    timemap_page: int = TIMEMAP_PAGE,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -147,6 +148,8 @@ def create_app(
     ``fixity_memo_seconds`` is how long chunks of a blob file verified by
     one read are trusted by the next, while the file is unchanged
     (:mod:`pdi.archive.blobs.memo`; 0: every read hashes every chunk).
+    ``timemap_page`` is how many captures of a URL (or versions of a
+    document) a Memento TimeMap page holds the mementos of (:mod:`pdi.server.interop`).
     """
     opened = archive if archive is not None else Archive.open(location, connections=connections)
     if fixity_memo_seconds > 0:
@@ -185,7 +188,7 @@ def create_app(
         Route("/api/anchor", AnchorAPI(opened, work).anchor),
         Route("/api/annotation", annotations.export, methods=["GET"]),
         Route("/api/annotation", annotations.import_, methods=["POST"]),
-        *MementoRoutes(opened, base_url, work).routes(),
+        *MementoRoutes(opened, base_url, work, page=timemap_page).routes(),
         *OAIRoutes(opened, base_url, work=work, admin_email=oai_admin_email).routes(),
     ]
     docs = APIDocs()

@@ -9,7 +9,19 @@ Memento, in the routes pywb uses:
   ``next`` mementos around the one chosen; ``400`` for an ``Accept-Datetime``
   that is not an RFC 1123 date (§2.1.1), ``404`` when the archive holds no
   memento of it.
-* ``/timemap/link/<URI-R>`` — its TimeMap (§5.1.1), ``application/link-format``.
+* ``/timemap/link/<URI-R>`` — its TimeMap (§5.1.1), ``application/link-format``,
+  in pages (RFC 7089 leaves their size to the server; Memento's practice of
+  paged TimeMaps): each page holds the mementos of at most
+  :data:`TIMEMAP_PAGE` captures (documents) of a URL, or that many versions
+  of a document, in time order; ``self`` carries the page's own ``from``
+  and ``until``, and ``rel="next"`` and ``rel="prev"`` (``type=
+  "application/link-format"``), in the body and in the ``Link`` field (RFC
+  8288), name the pages after and before it,
+  ``/timemap/link/page/<cursor>/<URI-R>`` (a cursor is opaque: where the
+  page starts in the catalog's order of captures, by day then series, so
+  any page costs the same however many there are). A URL's
+  captures are in the order of the days their names carry, which is the
+  order of their times but for a version added on a later day.
 
 Both list only the mementos their reader may read: kept a minute by any
 cache when read anonymously; read with a token, ``private, no-store``; and
@@ -54,7 +66,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from pdi.archive import Archive, DocumentChange, Generic, GenericVersion, Resolved
+from pdi.archive import Archive, DocumentChange, DocumentPage, Generic, GenericVersion, Resolved
 from pdi.archive.store import DocumentKey
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.identifier import PDI
@@ -69,11 +81,12 @@ from pdi.interop.memento import (
     select,
     timegate_links,
     timemap,
+    timemap_pages,
 )
-from pdi.server.limits import WorkLimits
+from pdi.server.limits import TIMEMAP_PAGE, WorkLimits
 from pdi.server.problems import Problem
 
-#: The most mementos one TimeGate or TimeMap reads: past it, a ``413`` problem says so.
+#: The most mementos one TimeGate, or one TimeMap page, reads: past it, a ``413`` problem says so.
 MAX_MEMENTOS = 100_000
 #: Documents read from the catalog at once while gathering the captures of a URL.
 _CAPTURES_PAGE = 500
@@ -133,8 +146,10 @@ class Subject:
     def timegate(self, base: str) -> str:
         return f"{base.rstrip('/')}/timegate/{self._path()}"
 
-    def timemap(self, base: str) -> str:
-        return f"{base.rstrip('/')}/timemap/link/{self._path()}"
+    def timemap(self, base: str, cursor: str | None = None) -> str:
+        """The TimeMap's URL: its first page, or the page at ``cursor``."""
+        page = f"page/{cursor}/" if cursor else ""
+        return f"{base.rstrip('/')}/timemap/link/{page}{self._path()}"
 
     def _path(self) -> str:
         """The target as it follows a route: a generic name as in an N2R query (:func:`sturdy`), a URL as it is."""
@@ -174,7 +189,7 @@ class Mementos:
                 versions.add((*key, tomb.version))
         return gone, versions
 
-    def dated(self, documents: Iterable[Generic], *, most: int = MAX_MEMENTOS) -> tuple[list[tuple[datetime.datetime, PDI]], int]:
+    def dated(self, documents: Iterable[Generic], *, most: int | None = None) -> tuple[list[tuple[datetime.datetime, PDI]], int]:
         """Every version of ``documents`` not withdrawn, as (when, the name of its first format), oldest first; and how many were withdrawn.
 
         The one list of a URL's captures by time: the TimeGate's and
@@ -183,6 +198,7 @@ class Mementos:
         :class:`~pdi.errors.LimitError`. The documents' withdrawals are read
         a page of documents at a time, as the documents come.
         """
+        most = MAX_MEMENTOS if most is None else most
         found: list[tuple[datetime.datetime, PDI]] = []
         withdrawn = 0
         pages = iter(documents)
@@ -269,6 +285,75 @@ class Mementos:
             raise Problem(410, "gone", f"every memento of {subject.target} was withdrawn ({withdrawn})")
         return subject
 
+    def page(self, target: str, base: str, cursor: str | None, size: int = TIMEMAP_PAGE) -> TimeMapPage:
+        """One page of the TimeMap of ``target``: the first, or the one ``cursor`` names (:class:`TimeMapPage`).
+
+        A URL's page holds the mementos of ``size`` of its captures
+        (documents) in the catalog's order, read a page at a time
+        (:meth:`~pdi.archive.Archive.captures`); a document's, ``size`` of its
+        versions. Not found, or ``410`` when every memento was withdrawn, as
+        :meth:`subject` says; a cursor that is not one this resolver wrote is
+        a :class:`~pdi.errors.ParseError`.
+        """
+        if cursor is None and not _PDI_PREFIX.match(target):
+            first = self.archive.captures(target, limit=size) if target else None
+            if first is None or not first.documents:
+                subject = self.subject(target, base)  # not found, or the N2R URL of a document's name
+                return self._document_page(subject, None, size)
+            return self._url_page(target, base, first, False, size)
+        if cursor is None:
+            return self._document_page(self.subject(target, base), None, size)
+        direction, _, rest = cursor.partition("~")
+        if direction != "after" or not rest:
+            raise ParseError(f"{cursor[:80]!r} is not a TimeMap page's cursor (follow the rel=\"next\" and"
+                             " rel=\"prev\" links of a TimeMap)", rule="timemap-page")
+        if _PDI_PREFIX.match(target) or _own_n2r_name(target) is not None:
+            if not rest.isdigit() or len(rest) > 12:
+                raise ParseError(f"{cursor[:80]!r} is not a TimeMap page's cursor", rule="timemap-page")
+            return self._document_page(self.subject(target, base), int(rest), size)
+        day, _, series = rest.partition("~")
+        try:
+            date = datetime.date.fromisoformat(day)
+        except ValueError:
+            raise ParseError(f"{cursor[:80]!r} is not a TimeMap page's cursor", rule="timemap-page") from None
+        try:
+            found = self.archive.captures(target, after=f"urn:pdi://{series}/{date:%Y/%m/%d}/0", limit=size)
+        except ParseError:
+            raise ParseError(f"{cursor[:80]!r} is not a TimeMap page's cursor", rule="timemap-page") from None
+        if not found.documents:
+            raise NotFoundError(f"the TimeMap of {target} has no page after {cursor[:80]}")
+        return self._url_page(target, base, found, True, size)
+
+    def _url_page(self, url: str, base: str, found: DocumentPage, later_page: bool, size: int) -> TimeMapPage:
+        """The page of ``found`` (a page of the URL's captures); ``later_page``: not the first.
+
+        Its ``prev`` is the cursor of the page before, as the ``next`` of the
+        page before that wrote it (or the first page's, ``""``): the capture
+        just before the ``size`` captures before this page's first.
+        """
+        documents = found.documents
+        mementos, withdrawn = self._of_documents(documents, base)
+        subject = Subject(url, url, tuple(mementos))
+        if not later_page and not mementos and found.after is None:
+            self._checked(subject, withdrawn)  # every memento withdrawn: 410
+        prev = None
+        if later_page:
+            before = self.archive.captures(url, before=str(documents[0].pdi), limit=size + 1).documents
+            prev = _cursor(before[0].pdi) if len(before) > size else ""
+        return TimeMapPage(subject, None if found.after is None else _cursor(documents[-1].pdi), prev)
+
+    def _document_page(self, subject: Subject, after: int | None, size: int) -> TimeMapPage:
+        """A page of a document's mementos (its versions, read whole: :meth:`subject`), after version ``after``."""
+        numbered = [(_version_number(m.uri), m) for m in subject.mementos]
+        start = 0 if after is None else next((i for i, (n, _) in enumerate(numbered) if n > after), len(numbered))
+        chosen = numbered[start:start + size]
+        if not chosen:
+            raise NotFoundError(f"the TimeMap of {subject.target} has no page after version {after}")
+        later = start + size < len(numbered)
+        prev = None if start == 0 else ("" if start <= size else f"after~{numbered[start - size - 1][0]}")
+        return TimeMapPage(dataclasses.replace(subject, mementos=tuple(m for _, m in chosen)),
+                           f"after~{chosen[-1][0]}" if later else None, prev)
+
     def headers(self, located: Resolved, base: str) -> dict[str, str]:
         """``Memento-Datetime`` and the memento's ``Link`` for the N2R of a versioned name (RFC 7089 §4.1.2).
 
@@ -294,6 +379,27 @@ class Mementos:
             "Memento-Datetime": http_datetime(this.datetime),
             "Link": memento_links(subject.original, subject.timegate(base), subject.timemap(base), this),
         }
+
+
+@dataclass(frozen=True)
+class TimeMapPage:
+    """A page of a TimeMap: its subject with the page's mementos, and the cursors of the pages after and before
+    (``None``: none; ``""``: the first page, the TimeMap's own URL)."""
+
+    subject: Subject
+    next: str | None
+    prev: str | None
+
+
+def _cursor(document: PDI) -> str:
+    """A TimeMap page's cursor: the day and series of the capture the page starts after."""
+    assert document.date is not None  # a document the catalog holds
+    return f"after~{document.date.isoformat()}~{document.series_name.lower()}"
+
+
+def _version_number(uri: str) -> int:
+    """The version number of a memento's N2R URL (``….format.N``)."""
+    return int(uri.rsplit(".", 1)[1])
 
 
 def _own_n2r_name(url: str) -> PDI | None:
@@ -327,10 +433,12 @@ def _target(request: Request, prefix: str) -> str:
 class MementoRoutes:
     """``/timegate/<URI-R>`` and ``/timemap/link/<URI-R>`` over one archive."""
 
-    def __init__(self, archive: Archive, base_url: str | None = None, work: WorkLimits | None = None) -> None:
+    def __init__(self, archive: Archive, base_url: str | None = None, work: WorkLimits | None = None,
+                 page: int = TIMEMAP_PAGE) -> None:
         self.mementos = Mementos(archive)
         self.base_url = base_url
         self.work = work if work is not None else WorkLimits()
+        self.page = page
 
     def _base(self, request: Request) -> str:
         return self.base_url if self.base_url is not None else str(request.base_url)
@@ -351,16 +459,25 @@ class MementoRoutes:
         return Response(status_code=302, headers=headers)
 
     async def timemap(self, request: Request) -> Response:
-        """RFC 7089 §5.1.1: every memento of the URI-R, ``application/link-format``."""
+        """RFC 7089 §5.1.1: the mementos of the URI-R, ``application/link-format``, a page at a time."""
         base = self._base(request)
-        subject = await self.work.run(self.mementos.subject, _target(request, "/timemap/link/"), base)
-        body = timemap(subject.original, subject.timemap(base), subject.timegate(base), subject.mementos)
-        return PlainTextResponse(body, media_type=LINK_FORMAT,
-                                 headers={"Cache-Control": f"public, max-age={MEMENTO_MAX_AGE}"})
+        cursor = request.path_params.get("cursor")
+        prefix = "/timemap/link/" if cursor is None else f"/timemap/link/page/{cursor}/"
+        page = await self.work.run(self.mementos.page, _target(request, prefix), base, cursor, self.page)
+        subject = page.subject
+        next_uri = None if page.next is None else subject.timemap(base, page.next)
+        prev_uri = None if page.prev is None else subject.timemap(base, page.prev)
+        body = timemap(subject.original, subject.timemap(base, cursor), subject.timegate(base), subject.mementos,
+                       next_uri=next_uri, prev_uri=prev_uri)
+        headers = {"Cache-Control": f"public, max-age={MEMENTO_MAX_AGE}"}
+        if next_uri is not None or prev_uri is not None:  # RFC 8288 §3.3: the pages, to a client that reads headers
+            headers["Link"] = ", ".join(timemap_pages(next_uri, prev_uri))
+        return PlainTextResponse(body, media_type=LINK_FORMAT, headers=headers)
 
     def routes(self) -> list[Route]:
         return [
             Route("/timegate/{target:path}", self.timegate),
+            Route("/timemap/link/page/{cursor}/{target:path}", self.timemap),  # before the first page's route
             Route("/timemap/link/{target:path}", self.timemap),
         ]
 

@@ -48,6 +48,9 @@ DEFAULT_QUEUE_SECONDS = 30.0
 DEFAULT_HEADER_SECONDS = 10.0
 #: Connections and tasks at once beyond which uvicorn answers 503.
 DEFAULT_MAX_CONNECTIONS = 512
+#: The captures (documents) of a URL, or versions of a document, one Memento TimeMap page holds the mementos of
+#: (:mod:`pdi.server.interop`; RFC 7089 leaves a page's size to the server).
+TIMEMAP_PAGE = 1000
 
 
 class Busy(Exception):

@@ -137,10 +137,22 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
                  410: "Every memento of it was withdrawn"}, tag="memento",
     ),
     ("GET", "/timemap/link/{target}"): Operation(
-        "Memento TimeMap (RFC 7089 §5): every memento of a URL or a document, application/link-format",
+        "Memento TimeMap (RFC 7089 §5): the mementos of a URL or a document, application/link-format, in pages"
+        " (its first page: the mementos of the first --timemap-page captures, 1,000 by default)",
         (Param("target", "The original resource, as for the TimeGate", where="path", required=True),),
-        answers={200: "application/link-format: original, self, timegate and every memento with its datetime",
+        answers={200: "application/link-format: original, self (with the page's from and until), next (the page"
+                      " after it, type=application/link-format, also in the Link field), timegate and the page's"
+                      " mementos with their datetimes, oldest first",
                  410: "Every memento of it was withdrawn"}, tag="memento",
+    ),
+    ("GET", "/timemap/link/page/{cursor}/{target}"): Operation(
+        "A later page of a Memento TimeMap: the mementos of the next captures, linked rel=next and rel=prev",
+        (Param("cursor", "Where the page starts: opaque, as a TimeMap's rel=\"next\" or rel=\"prev\" link"
+                         " names it", where="path", required=True),
+         Param("target", "The original resource, as for the TimeGate", where="path", required=True)),
+        answers={200: "application/link-format: original, self (with the page's from and until), next and prev"
+                      " (also in the Link field), timegate and the page's mementos",
+                 400: "Not a cursor this resolver writes", 404: "No page there"}, tag="memento",
     ),
     ("GET", "/oai"): _OAI,
     ("POST", "/oai"): _OAI,
