@@ -10,13 +10,17 @@ that the RFC's example request, ``Accept-Datetime: Tue, 11 Sep 2001
 from __future__ import annotations
 
 import datetime
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import requests
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from memento_client import MementoClient
 from server_helpers import Clock, serving
 
@@ -513,3 +517,35 @@ def test_a_timemap_of_more_mementos_than_are_read_at_once_is_paged_not_refused(
                      if e.get("rel") == "next"]
             url = ahead[0].removeprefix("http://testserver") if ahead else None
         assert seen == [_http(t) for t in times]
+
+
+@pytest.fixture(scope="module")
+def small_timemaps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """An in-process resolver over three captures of MANY_URL and a document of three versions, a page each."""
+    from starlette.testclient import TestClient
+
+    from pdi.server import create_app
+
+    location = str(tmp_path_factory.mktemp("small") / "archive")
+    clock = Clock(MANY_START)
+    with Archive.init(location, clock=clock) as archive:
+        archive.add_series(S)
+        for i in range(3):
+            clock.now = MANY_START + datetime.timedelta(days=i)
+            archive.deposit(S, [Content(f"<p>{i}</p>".encode(), "html")], foreign_id=MANY_URL)
+        document = str(archive.deposit(S, [Content(b"v1\n", "text")])[0]).rsplit(".", 2)[0]
+        for v in (2, 3):
+            archive.add_version(document, [Content(f"v{v}\n".encode(), "text")])
+        yield TestClient(create_app(location, archive=archive, timemap_page=1)), document
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(st.characters(blacklist_characters="/", blacklist_categories=("Cs",)), min_size=1, max_size=40),
+       st.booleans())
+def test_any_timemap_page_cursor_is_a_page_or_a_clear_refusal(small_timemaps: Any, cursor: str, of_document: bool) -> None:
+    client, document = small_timemaps
+    target = rfc2169_query(document) if of_document else MANY_URL
+    answer = client.get(f"/timemap/link/page/{urllib.parse.quote(cursor, safe='')}/{target}")
+    assert answer.status_code in (200, 400, 404), (cursor, answer.text)
+    if answer.status_code != 200:
+        assert answer.headers["content-type"] == "application/problem+json" and answer.json()["detail"]

@@ -802,20 +802,17 @@ class Archive:
         stored = self.store.versions(key)
         if not stored:
             raise NotFoundError(f"{pdi.without_fragment()} is not in this archive")
+        version = pdi.version if pdi.version is not None else 1
+        if not latest and version in stored:
+            return version  # the embargo guard decides whether the reader may read it
         # the latest and the versions a refusal names are those the reader may learn of (pdi.archive.access)
         hidden = self._unlisted()
         versions = [v for v in stored if hidden.version_listed(key, v)]
         if latest:
             return versions[-1] if versions else stored[-1]  # none: the embargo guard refuses it
-        version = pdi.version if pdi.version is not None else 1
-        if version in stored and version not in versions:
-            return version  # the embargo guard refuses it (403): named exactly, it exists
-        if version not in versions:
-            raise NotFoundError(
-                f"{pdi.without_fragment()}: no version {version} (versions: "
-                f"{', '.join(map(str, versions))})"
-            )
-        return version
+        raise NotFoundError(
+            f"{pdi.without_fragment()}: no version {version} (versions: {', '.join(map(str, versions))})"
+        )
 
     def resolve(self, pdi: PDI | str, *, latest: bool = False) -> Resolved | Generic:
         """Bytes of a format of a version (or of its fragment), or for a generic PDI its versions.
