@@ -384,6 +384,9 @@ def test_an_anonymous_harvest_learns_nothing_of_private_hidden_or_embargoed_docu
         for name, title in ((embargoed, "Sealed ruling"), (private, "Closed file"), (hidden, "Secret file")):
             archive.annotate(name, "title", title)
         archive.withdraw(gone, "never to be known")
+        clock.now = RESTATED  # a second version of the public document, embargoed, and a title of it
+        archive.add_version(public, [Content(b"open, revised\n", "text")], embargo_until="2099-01-01")
+        archive.annotate(public + ".text.2", "title", "Sealed revision")
         archive.set_series_access(CLOSED, "private")
         archive.set_series_access(SECRET, "hidden")
         _, everything = archive.add_token("harvester", role="read", series=[OPEN, CLOSED, SECRET])
@@ -405,11 +408,20 @@ def test_an_anonymous_harvest_learns_nothing_of_private_hidden_or_embargoed_docu
                     list(anonymous.ListIdentifiers(metadataPrefix="oai_dc", set=series))
             for args in ({"verb": "ListRecords", "metadataPrefix": "oai_dc"}, {"verb": "ListSets"}):
                 text = (httpx.post(base, data=args) if method == "POST" else httpx.get(base, params=args)).text
-                for word in ("Sealed", "Closed", "Secret", "127.0.0.1:9", CLOSED, SECRET, *secrets):
+                for word in ("Sealed", "Closed", "Secret", "127.0.0.1:9", "2026-06-01", CLOSED, SECRET, *secrets):
                     assert word not in text, word
+            # the public document is dated by what the reader may learn of: not by its embargoed version
+            record = anonymous.GetRecord(identifier=public, metadataPrefix="oai_dc")
+            assert record.header.datestamp == "2024-01-10T08:00:00Z" and "title" not in record.metadata
+            with pytest.raises(oaiexceptions.NoRecordsMatch):
+                list(anonymous.ListIdentifiers(metadataPrefix="oai_dc", **{"from": "2026-06-01"}))
+            assert [h.identifier for h in anonymous.ListIdentifiers(metadataPrefix="oai_dc", until="2024-01-10")] \
+                == [public]
         # a token whose scope covers them harvests them all, the withdrawn one a deleted record
         reader = Sickle(base, headers={"Authorization": f"Bearer {everything}"})
         records = {r.header.identifier: r for r in reader.ListRecords(metadataPrefix="oai_dc")}
         assert set(records) == {public, *secrets} and records[gone].deleted
         assert records[embargoed].metadata["title"] == ["Sealed ruling"]
+        assert records[public].header.datestamp == "2026-06-01T12:00:00Z"
+        assert records[public].metadata["title"] == ["Sealed revision"]
         assert {s.setSpec for s in reader.ListSets()} == {OPEN, CLOSED, SECRET}

@@ -77,6 +77,7 @@ def build(location: str, *, secrets: bool) -> dict[str, str]:
             archive.add_version(_generic(names["versioned"]), [Content(f"third, {SHARED}\n".encode(), "text")],
                                 embargo_until="2099-01-01")
             archive.embargo(_generic(names["versioned"]) + ".text.3", "2099-01-01")
+            archive.annotate(_generic(names["versioned"]) + ".text.3", "title", f"The embargoed third {SHARED}")
             names["private"] = str(archive.add(CLOSED, f"closed {SHARED}\n".encode(), format="text"))
             names["hidden"] = str(archive.add(SECRET, f"secret {SHARED}\n".encode(), format="text"))
             gone = str(archive.add(SECRET, f"secret {SHARED}, withdrawn\n".encode(), format="text"))

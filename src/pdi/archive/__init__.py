@@ -1669,9 +1669,16 @@ class Archive:
         while len(found) < limit:
             stamps = self.store.document_stamps(after, wanted, max(limit, _STAMP_BATCH))
             for stamp in stamps:
-                if (since is None or stamp.changed_at >= since) and (until is None or stamp.changed_at <= until):
+                # a document with versions the reader may not learn of is dated by the rest (its change
+                # may be earlier than its stamp): it is read before it is matched against until
+                partly = stamp.key in hidden.embargoed
+                if (since is None or stamp.changed_at >= since) and (until is None or stamp.changed_at <= until
+                                                                      or partly):
                     change = self._change(stamp, hidden)
                     if change is None:  # not the reader's to learn of, withdrawn or not
+                        continue
+                    if partly and not ((since is None or change.changed_at >= since)
+                                       and (until is None or change.changed_at <= until)):
                         continue
                     found.append(change)
                     if len(found) == limit:
@@ -1708,10 +1715,19 @@ class Archive:
             records = shown
             withdrawn_at = stamp.changed_at
         statements = tuple(self.store.document_assertions(stamp.key))
-        if withdrawn_at is None:  # what was said of a withdrawn version goes with it (N2C of it is its tombstone)
+        partly = stamp.key in hidden.embargoed
+        if withdrawn_at is None or partly:  # what was said of a withdrawn (or unlisted) version goes with it
             held = {r.version for r in records}
             statements = tuple(s for s in statements if _version_of_subject(s.subject) in held | {None})
-        return DocumentChange(stamp.cursor, _generic_of(records), statements, stamp.changed_at, withdrawn_at)
+        changed_at = stamp.changed_at
+        if partly:  # dated by what the reader may learn of: its versions, statements and withdrawals
+            moments = [r.created_at for r in shown] + [s.at for s in statements]
+            moments += [w.at for w in self.store.withdrawals_of([stamp.key])
+                        if w.version is None or hidden.version_listed(stamp.key, w.version)]
+            changed_at = max(moments)
+            if withdrawn_at is not None and stamp.withdrawn_at is None:
+                withdrawn_at = changed_at
+        return DocumentChange(stamp.cursor, _generic_of(records), statements, changed_at, withdrawn_at)
 
     def document(self, pdi: PDI | str) -> DocumentDetail:
         """What the catalog knows of the document a name belongs to: versions, formats, statements, fixity checks."""
@@ -1728,10 +1744,14 @@ class Archive:
         records = [r for r in records if hidden.version_listed(key, r.version)]
         if not records:
             raise AccessError(f"{parsed.without_fragment()}: every version is embargoed")
+        statements = self.store.document_assertions(key)
+        if key in hidden.embargoed:  # what was said of a version the reader may not learn of goes with it
+            held = {r.version for r in records} | {None}
+            statements = [s for s in statements if _version_of_subject(s.subject) in held]
         return DocumentDetail(
             _generic_of(records),
             tuple(records),
-            tuple(self.store.document_assertions(key)),
+            tuple(statements),
             self.store.last_fixity_checks([r.sha256 for r in records]),
         )
 
