@@ -45,6 +45,8 @@ OPEN = "open.example.us"
 CLOSED = "closed.example.us"
 SECRET = "secret.example.us"
 NOW = datetime.datetime(2026, 11, 24, 12, 0, 0, tzinfo=datetime.UTC)
+#: When the apps answer (their archive's clock): after every deposit.
+ASKED = NOW + datetime.timedelta(hours=2)
 URL = "http://www.example.com/ruling.html"
 SHARED = "minutes"  # a word of public and secret texts alike
 
@@ -71,7 +73,8 @@ def build(location: str, *, secrets: bool) -> dict[str, str]:
         archive.add_version(_generic(names["versioned"]), [Content(f"second draft, {SHARED}\n".encode(), "text")])
         names["capture"] = str(archive.deposit(OPEN, [Content(b"<p>public ruling</p>", "html")], foreign_id=URL)[0])
         archive.annotate(_generic(names["text"]), "title", "Open minutes")
-        if secrets:  # deposited after the public ones: a daily serial counts every deposit of a day
+        if secrets:  # deposited after the public ones (a daily serial counts every deposit of a day), later
+            clock.now = NOW + datetime.timedelta(hours=1)
             names["embargoed"] = str(archive.add(OPEN, f"embargoed {SHARED}\n".encode(), format="text",
                                                  embargo_until="2099-01-01"))
             archive.add_version(_generic(names["versioned"]), [Content(f"third, {SHARED}\n".encode(), "text")],
@@ -248,7 +251,7 @@ def _compare(make: Callable[[str], object], table: Callable[[dict[str, str]], di
 
 def test_an_anonymous_reader_learns_nothing_of_them_from_any_route_of_the_resolver(locations: tuple[str, str]) -> None:
     def make(location: str) -> object:
-        archive = Archive.open(location, clock=Clock(NOW))
+        archive = Archive.open(location, clock=Clock(ASKED))
         # a TimeMap page of one capture: every next and prev link is asked too
         return create_app(location, archive=archive, oai_admin_email="archivist@example.org", timemap_page=1)
 
@@ -258,7 +261,7 @@ def test_an_anonymous_reader_learns_nothing_of_them_from_any_route_of_the_resolv
 def test_an_anonymous_reader_learns_nothing_of_them_from_any_route_of_the_replay_origin(
         locations: tuple[str, str]) -> None:
     def make(location: str) -> object:
-        archive = Archive.open(location, clock=Clock(NOW))
+        archive = Archive.open(location, clock=Clock(ASKED))
         return create_replay_app(location, archive=archive, resolver_origin="http://testserver")
 
     _compare(make, replay_requests, locations)

@@ -1528,9 +1528,10 @@ class Archive:
         hidden = self._unlisted()
         counts = [c for c in self.store.series_counts() if hidden.series_listed(c.series)]
         less = self._embargoed_days(hidden)
-        if not less:
+        if not hidden.embargoed:
             return counts
         adjusted = []
+        touched = {key.series for key in hidden.embargoed}
         for count in counts:
             if any(series == count.series for series, _ in less):
                 days = self._days_less(count.series, self.store.day_counts(count.series), less)
@@ -1538,8 +1539,36 @@ class Archive:
                     count, documents=sum(d.documents for d in days),
                     first_day=days[0].day if days else None, last_day=days[-1].day if days else None,
                 )
+            if count.series in touched:
+                count = dataclasses.replace(count, last_deposit=self._last_listed_deposit(count.series, hidden))
             adjusted.append(count)
         return adjusted
+
+    def _last_listed_deposit(self, series: str, hidden: Unlisted) -> str | None:
+        """When the latest deposit the reader may learn of was made into ``series``.
+
+        A day without an embargo in force gives its kept time; the documents
+        of a day with one are read (a page at a time), from the latest day
+        down, only while that day could still hold a later deposit.
+        """
+        embargoed_days = {key.day for key in hidden.embargoed if key.series == series}
+        kept = self.store.day_last_deposits(series)
+        best = max((at for day, at in kept.items() if day not in embargoed_days), default=None)
+        for day in sorted(embargoed_days & kept.keys(), key=kept.__getitem__, reverse=True):
+            if best is not None and kept[day] <= best:
+                break
+            after = None
+            while True:
+                records = self.store.day_documents(series, day, after, 100)
+                for record in records:
+                    key = DocumentKey(record.series, record.day, record.unique_id)
+                    if hidden.version_listed(key, record.version) and (best is None or record.created_at > best):
+                        best = record.created_at
+                documents = _documents_of(records)
+                if len(documents) < 100:
+                    break
+                after = documents[-1].pdi.unique_id
+        return best
 
     @staticmethod
     def _embargoed_days(hidden: Unlisted) -> dict[tuple[str, datetime.date], int]:

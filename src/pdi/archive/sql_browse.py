@@ -87,6 +87,13 @@ class BrowseQueries:
             for r in rows
         ]
 
+    def day_last_deposits(self, series: str) -> dict[datetime.date, str]:
+        """When the latest deposit into a document of each day of ``series`` was made (days with one)."""
+        with self._read():
+            rows = self._query("SELECT day, last_deposit FROM document_days WHERE series = ?"
+                               " AND last_deposit IS NOT NULL", (series,))
+        return {datetime.date.fromisoformat(str(r[0])): str(r[1]) for r in rows}
+
     def day_counts(
         self, series: str, first: datetime.date | None = None, last: datetime.date | None = None
     ) -> list[DayCount]:
