@@ -1717,6 +1717,24 @@ class Archive:
             after = stamps[-1].cursor
         return found
 
+    def changed_document(self, series: str, day: datetime.date, digest: str) -> str | None:
+        """The generic name of the document of ``series`` minted on ``day`` whose name's SHA-256 is ``digest``.
+
+        How a harvest goes on after a record whose name is too long to carry
+        in a resumption token (:mod:`pdi.server.interop`): reads that day's
+        documents a page at a time.
+        """
+        after = None
+        while True:
+            documents = _documents_of(self.store.day_documents(canonical_series(series), day, after, 100))
+            for document in documents:
+                name = str(document.pdi)
+                if _sha256(name.encode()) == digest:
+                    return name
+            if len(documents) < 100:
+                return None
+            after = documents[-1].pdi.unique_id
+
     def document_change(self, pdi: PDI | str) -> DocumentChange:
         """One document as :meth:`changes` lists it, by its generic name (or any of its names)."""
         parsed = parse_pdi(pdi)

@@ -504,6 +504,23 @@ def _oai_identifier(generic: PDI) -> str:
     return str(generic)
 
 
+#: The longest identifier a resumption token carries as it is; a longer one by its SHA-256 (the token's
+#: argument is at most oaipmh.MAX_ARGUMENT characters: base64 of JSON).
+_TOKEN_IDENTIFIER = 2000
+
+
+def _resume_after(change: DocumentChange) -> str:
+    """What a token carries of the last record of its page: its identifier, or its SHA-256, series and day."""
+    identifier = _oai_identifier(change.generic.pdi)
+    if len(identifier) <= _TOKEN_IDENTIFIER:
+        return identifier
+    import hashlib
+
+    name = change.generic.pdi
+    return (f"sha256:{hashlib.sha256(identifier.encode()).hexdigest()}@{name.series_name.lower()}/"
+            f"{name.date.isoformat() if name.date else ''}")
+
+
 class OAIRoutes:
     """``/oai``: the OAI-PMH 2.0 endpoint (GET and POST, §3.1.1) over one archive.
 
@@ -587,7 +604,7 @@ class OAIRoutes:
         if "resumptionToken" in arguments:
             resumed = oaipmh.Resumption.decode(arguments["resumptionToken"])
         else:
-            resumed = oaipmh.Resumption(0, 0, oaipmh.selection(arguments))
+            resumed = oaipmh.Resumption(None, 0, oaipmh.selection(arguments))
         return self._list(verb, resumed, base, "resumptionToken" in arguments)
 
     def _list(self, verb: str, resumed: oaipmh.Resumption, base: str, was_resumed: bool) -> ET.Element:
@@ -599,8 +616,9 @@ class OAIRoutes:
         # ISO 8601 UTC texts compare as the times do; a datestamp is to the second, so until runs to its end
         since = None if start is None else start.strftime("%Y-%m-%dT%H:%M:%S.000000Z")
         up_to = None if until is None else until.strftime("%Y-%m-%dT%H:%M:%S.999999Z")
+        after = 0 if resumed.after is None else self._resumed_at(resumed.after)
         # one more than a page says whether a next page has any record
-        changes = self.archive.changes(after=resumed.after, series=series, limit=self.page + 1, since=since, until=up_to)
+        changes = self.archive.changes(after=after, series=series, limit=self.page + 1, since=since, until=up_to)
         matched = [(change.cursor, change) for change in changes]
         if not matched:
             if was_resumed:  # the list ended where the page before did: say so with a record-less page
@@ -609,9 +627,33 @@ class OAIRoutes:
         page = matched[: self.page]
         token = None
         if len(matched) > self.page:
-            token = oaipmh.Resumption(page[-1][0], resumed.sent + len(page), chosen).encode()
+            token = oaipmh.Resumption(_resume_after(page[-1][1]), resumed.sent + len(page), chosen).encode()
         records = [self._record(change, base) for _, change in page]
         return oaipmh.list_records(verb, records, token, resumed.sent, resumed=was_resumed)
+
+    def _resumed_at(self, after: str) -> int:
+        """The catalog's cursor of the record a token goes on after: one the reader may still be shown.
+
+        A token names its last record (:func:`_resume_after`), never a row
+        number; one the reader may not learn of (a forged token, or a series
+        made private since) is ``badResumptionToken``, as one never issued.
+        """
+        expired = oaipmh.OAIError("badResumptionToken", "the record this token goes on after is no longer"
+                                  " listed here: harvest again from the start")
+        if after.startswith("sha256:"):  # an identifier too long for a token: its digest, day and series
+            digest, _, where = after.removeprefix("sha256:").partition("@")
+            series, _, day = where.partition("/")
+            try:
+                found = self.archive.changed_document(series, datetime.date.fromisoformat(day), digest)
+            except (PDIError, ValueError):
+                raise expired from None
+            if found is None:
+                raise expired
+            after = found
+        try:
+            return self.archive.document_change(after).cursor
+        except PDIError:
+            raise expired from None
 
     def _document(self, identifier: str) -> DocumentChange:
         """The document an OAI identifier (a generic PDI) names, as :meth:`Archive.changes` gives it; else ``idDoesNotExist``."""
