@@ -425,3 +425,46 @@ def test_an_anonymous_harvest_learns_nothing_of_private_hidden_or_embargoed_docu
         assert records[public].header.datestamp == "2026-06-01T12:00:00Z"
         assert records[public].metadata["title"] == ["Sealed revision"]
         assert {s.setSpec for s in reader.ListSets()} == {OPEN, CLOSED, SECRET}
+
+
+def test_section_3_5_a_token_names_its_last_record_and_only_one_the_reader_may_see(
+        tmp_path: Path, schema: xmlschema.XMLSchema) -> None:
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from pdi.interop.oaipmh import Resumption, Selection
+    from pdi.server import create_app
+
+    location = str(tmp_path / "archive")
+    clock = Clock(START)
+    long_url = "http://127.0.0.1:9/" + "x" * 2100  # an identifier too long to carry whole in a token
+    with Archive.init(location, clock=clock) as archive:
+        archive.add_series(OPEN)
+        archive.add_series(SECRET)
+        names = [str(archive.add(OPEN, b"one\n", format="text"))]
+        names.append(str(archive.deposit(OPEN, [Content(b"<p>long</p>", "html")], foreign_id=long_url)[0]))
+        hidden = str(archive.add(SECRET, b"secret\n", format="text")).rsplit(".", 2)[0]
+        names.append(str(archive.add(OPEN, b"three\n", format="text")))
+        archive.set_series_access(SECRET, "hidden")
+        app = create_app(location, archive=archive)
+        for route in app.routes:
+            if isinstance(route, Route) and route.path == "/oai":
+                route.endpoint.__self__.page = 1  # type: ignore[attr-defined]
+        client = TestClient(app)
+        harvested, token = [], None
+        while True:
+            args = {"verb": "ListIdentifiers", **({"resumptionToken": token} if token else {"metadataPrefix": "oai_dc"})}
+            answer = client.get("/oai", params=args)
+            body = valid(schema, answer)["ListIdentifiers"]
+            harvested += [h["identifier"] for h in body["header"]]
+            token = (body.get("resumptionToken") or {}).get("$")
+            if not token:
+                break
+        assert harvested == [n.rsplit(".", 2)[0] for n in names]
+        # a token made to go on after the hidden document is refused as one never issued
+        forged = Resumption(hidden, 1, Selection("oai_dc")).encode()
+        refused = valid(schema, client.get("/oai", params={"verb": "ListIdentifiers", "resumptionToken": forged}))
+        assert refused["error"][0]["@code"] == "badResumptionToken"
+        made = Resumption(names[0].rsplit(".", 2)[0], 1, Selection("oai_dc")).encode()
+        after_first = valid(schema, client.get("/oai", params={"verb": "ListIdentifiers", "resumptionToken": made}))
+        assert [h["identifier"] for h in after_first["ListIdentifiers"]["header"]] == [names[1].rsplit(".", 2)[0]]
