@@ -535,6 +535,12 @@ class OAIRoutes:
     ``page`` records, in catalog order, with stateless resumption tokens.
     Answers are made within the resolver's ``work`` limits (a list may read
     the stamps of many documents to find those changed in a range of dates).
+    A harvest shows only what its reader may read, as the archive answers
+    that reader (:func:`pdi.archive.access.disclosure`): no record, header,
+    deleted record or set of a private or hidden series or of an embargoed
+    document to a reader without a token for it (``idDoesNotExist`` to
+    ``GetRecord`` of one), and a token names its last record, never a row
+    number of the catalog.
     """
 
     def __init__(self, archive: Archive, base_url: str | None = None, *, work: WorkLimits | None = None,
