@@ -229,7 +229,7 @@ def test_parse_until_reads_any_iso_time_with_a_zone_as_its_gmt_instant(moment: d
         parse_until(moment.isoformat())  # no zone: refused, never guessed
 
 
-def test_the_days_listing_shows_no_title_of_an_embargoed_document(archive: Archive, clock: Clock) -> None:
+def test_the_days_listing_leaves_out_an_embargoed_document_and_its_title(archive: Archive, clock: Clock) -> None:
     public = archive.add(S, b"public\n", format="text")
     embargoed = archive.add(S, b"embargoed\n", format="text", embargo_until="2027-01-01")
     for name, title in ((public, "An open report"), (embargoed, "A sealed judgment")):
