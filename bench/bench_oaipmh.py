@@ -58,7 +58,7 @@ def ours(records: list[tuple[str, datetime.datetime, dict[str, list[str]]]]) -> 
                       tuple((k, v) for k in oaipmh.DC_ELEMENTS for v in values.get(k, ())))
         for name, stamp, values in records
     ]
-    token = oaipmh.Resumption(PAGE, PAGE, oaipmh.Selection("oai_dc")).encode()
+    token = oaipmh.Resumption(records[-1][0], PAGE, oaipmh.Selection("oai_dc")).encode()  # after the last record
     return oaipmh.response(BASE, NOW, request, oaipmh.list_records("ListRecords", page, token, 0, resumed=False))
 
 

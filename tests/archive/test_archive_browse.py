@@ -251,6 +251,7 @@ def test_a_catalog_of_schema_4_gets_its_counts_from_its_documents(location: str,
         with store._write():  # type: ignore[attr-defined]
             search = ("DROP TABLE search_fts",) if "postgresql" not in location else ()
             for statement in ("DROP TABLE annotation_targets", "DROP TABLE annotations",
+                              "DROP INDEX documents_embargoed", "DROP INDEX versions_embargoed",
                               "DELETE FROM schema_migrations WHERE version = 7",
                               "ALTER TABLE representations DROP COLUMN purged",
                               "ALTER TABLE series DROP COLUMN access",

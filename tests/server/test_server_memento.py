@@ -10,14 +10,18 @@ that the RFC's example request, ``Accept-Datetime: Tue, 11 Sep 2001
 from __future__ import annotations
 
 import datetime
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import httpx
 import pytest
 import requests
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from memento_client import MementoClient
 from server_helpers import Clock, serving
 
@@ -488,3 +492,203 @@ def test_a_uri_r_sent_as_one_encoded_segment_is_the_same_original_resource(site:
         assert timemap.text == httpx.get(f"{site.base}/timemap/link/{target}").text
     # an encoded URL that was never captured is still unknown, not read some other way
     assert httpx.get(f"{site.base}/timemap/link/{quote('http://127.0.0.1:9/never-captured', safe='')}").status_code == 404
+
+
+# --- TimeMaps in pages (RFC 7089 §5: a page's size is the server's choice; Memento's paging practice) ----------
+MANY_URL = "http://127.0.0.1:9/often.html"
+#: Captures of MANY_URL: one a day, in two series by turns, the 7th's document withdrawn; and a document of
+#: DOC_VERSIONS versions. A page holds PAGE captures (pdi serve --timemap-page).
+MANY, DOC_VERSIONS, PAGE = 230, 120, 50
+MANY_START = datetime.datetime(2019, 1, 1, 6, 0, 0, tzinfo=datetime.UTC)
+
+
+@dataclass(frozen=True)
+class Many:
+    base: str
+    times: tuple[datetime.datetime, ...]  # every capture still held, oldest first
+    document: str
+    document_times: tuple[datetime.datetime, ...]
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Many]:
+    location = tmp_path_factory.mktemp("many") / "archive"
+    clock = Clock(MANY_START)
+    times: list[datetime.datetime] = []
+    with Archive.init(location, clock=clock) as archive:
+        archive.add_series(S)
+        archive.add_series(OTHER)
+        for i in range(MANY):
+            clock.now = MANY_START + datetime.timedelta(days=i, minutes=i)
+            name = str(archive.deposit((S, OTHER)[i % 2], [Content(f"<p>{i}</p>".encode(), "html")],
+                                       foreign_id=MANY_URL)[0])
+            if i == 6:
+                archive.withdraw(name.rsplit(".", 2)[0], "not this one")
+            else:
+                times.append(clock.now)
+        doc_times = [MANY_START + datetime.timedelta(hours=1)]
+        clock.now = doc_times[0]
+        document = str(archive.deposit(S, [Content(b"v1\n", "text")])[0]).rsplit(".", 2)[0]
+        for v in range(2, DOC_VERSIONS + 1):
+            doc_times.append(MANY_START + datetime.timedelta(hours=1, seconds=v))
+            clock.now = doc_times[-1]
+            archive.add_version(document, [Content(f"v{v}\n".encode(), "text")])
+    with serving(location, "--timemap-page", str(PAGE)) as (_, port):
+        yield Many(f"http://127.0.0.1:{port}", tuple(times), document, tuple(doc_times))
+
+
+def _http(moment: datetime.datetime) -> str:
+    return moment.strftime("%a, %d %b %Y %H:%M:%S GMT")
+
+
+def _walk(first: str) -> list[tuple[str, httpx.Response]]:
+    """Every page of a TimeMap, from ``first`` by its rel="next" links (read by memento_client's parser)."""
+    pages, url = [], first
+    while url is not None:
+        answer = httpx.get(url)
+        assert answer.status_code == 200 and answer.headers["content-type"] == "application/link-format"
+        pages.append((url, answer))
+        body = MementoClient.parse_link_header(answer.text)
+        ahead = [uri for uri, params in body.items() if "next" in params["rel"] and "memento" not in params["rel"]]
+        url = ahead[0] if ahead else None
+        assert len(pages) <= 20
+    return pages
+
+
+def _check_pages(pages: list[tuple[str, httpx.Response]], times: tuple[datetime.datetime, ...], per_page: int) -> None:
+    """The pages hold every memento of ``times`` once, in time order, and link each other both ways."""
+    seen: list[str] = []
+    for k, (url, answer) in enumerate(pages):
+        body = MementoClient.parse_link_header(answer.text)
+        mementos = [(params["datetime"][0], params["rel"]) for params in body.values() if "memento" in params["rel"]]
+        assert len(mementos) <= per_page
+        seen += [when for when, _ in mementos]
+        this = body[url]  # rel="self" is the page's own URL, with its own from and until
+        assert this["rel"] == ["self"] and this["type"] == ["application/link-format"]
+        assert (this["from"], this["until"]) == ([mementos[0][0]], [mementos[-1][0]])
+        # next and prev: the pages around it, in the body and in the Link field (requests' parser)
+        header = {(e["rel"], e["url"]) for e in requests.utils.parse_header_links(answer.headers.get("link", ""))
+                  if e.get("url")}
+        expected = set()
+        if k + 1 < len(pages):
+            expected.add(("next", pages[k + 1][0]))
+        if k > 0:
+            expected.add(("prev", pages[k - 1][0]))
+        assert header == expected
+        in_body = {(rel, uri) for uri, params in body.items() for rel in params["rel"] if rel in ("next", "prev")
+                   and "memento" not in params["rel"]}
+        assert in_body == expected
+        assert all(body[uri]["type"] == ["application/link-format"] for _, uri in expected)
+        # the first memento of all is marked so on the first page only, the last on the last page only
+        assert ("first" in mementos[0][1]) == (k == 0) and ("last" in mementos[-1][1]) == (k == len(pages) - 1)
+        assert sum("first" in rels or "last" in rels for _, rels in mementos) == (k == 0) + (k == len(pages) - 1)
+    assert seen == [_http(t) for t in times]
+
+
+def test_rfc7089_a_timemap_of_many_captures_comes_in_linked_pages(many: Many) -> None:
+    pages = _walk(f"{many.base}/timemap/link/{MANY_URL}")
+    assert len(pages) == -(-MANY // PAGE)  # PAGE captures a page; the withdrawn one leaves a page one short
+    _check_pages(pages, many.times, PAGE)
+    # walking back by rel="prev" from the last page gives the same pages
+    url: str | None = pages[-1][0]
+    back = []
+    while url is not None:
+        answer = httpx.get(url)
+        back.append((url, answer.text))
+        url = next((e["url"] for e in requests.utils.parse_header_links(answer.headers.get("link", ""))
+                    if e.get("rel") == "prev"), None)
+    assert back[::-1] == [(u, a.text) for u, a in pages]
+    # the TimeGate names the first page, with the from and until of every memento
+    gate = httpx.get(f"{many.base}/timegate/{MANY_URL}", follow_redirects=False)
+    timemap = links(gate.headers["link"])[f"{many.base}/timemap/link/{MANY_URL}"]
+    assert (timemap["from"], timemap["until"]) == (_http(many.times[0]), _http(many.times[-1]))
+
+
+def test_rfc7089_a_documents_many_versions_come_in_linked_pages(many: Many) -> None:
+    pages = _walk(route(Site(many.base, "", "", "", "", "", "", (), "", ""), "timemap/link", many.document))
+    assert len(pages) == -(-DOC_VERSIONS // PAGE)
+    _check_pages(pages, many.document_times, PAGE)
+
+
+def test_memento_client_finds_mementos_on_every_page(many: Many) -> None:
+    # starting from a memento on the first page, the client finds those of every page through the TimeGate
+    client = MementoClient(timegate_uri=f"{many.base}/timegate/", check_native_timegate=False)
+    first_page = MementoClient.parse_link_header(httpx.get(f"{many.base}/timemap/link/{MANY_URL}").text)
+    start = next(uri for uri, params in first_page.items() if "memento" in params["rel"])
+    for wanted in (many.times[0], many.times[PAGE + 3], many.times[-1]):
+        info = client.get_memento_info(start, wanted)
+        assert info["original_uri"] == MANY_URL
+        assert info["mementos"]["closest"]["datetime"] == wanted.replace(tzinfo=None)
+        assert info["mementos"]["last"]["datetime"] == many.times[-1].replace(tzinfo=None)
+
+
+def test_a_timemap_page_cursor_that_is_not_one_is_400(many: Many) -> None:
+    for cursor in ("sideways~1", "after~", "after~2019-13-01~x.example.us", "after~2019-01-01~"):
+        answer = httpx.get(f"{many.base}/timemap/link/page/{cursor}/{MANY_URL}")
+        assert answer.status_code == 400 and answer.headers["content-type"] == "application/problem+json", cursor
+    past = httpx.get(f"{many.base}/timemap/link/page/after~2100-01-01~{S}/{MANY_URL}")
+    assert past.status_code == 404
+
+
+def test_a_timemap_of_more_mementos_than_are_read_at_once_is_paged_not_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # before paging, a TimeMap of more than MAX_MEMENTOS mementos was a 413; now each page reads its own
+    from starlette.testclient import TestClient
+
+    from pdi.server import create_app, interop
+
+    monkeypatch.setattr(interop, "MAX_MEMENTOS", 40)
+    location = str(tmp_path / "archive")
+    clock = Clock(MANY_START)
+    with Archive.init(location, clock=clock) as archive:
+        archive.add_series(S)
+        times = []
+        for i in range(90):
+            clock.now = MANY_START + datetime.timedelta(days=i)
+            archive.deposit(S, [Content(f"<p>{i}</p>".encode(), "html")], foreign_id=MANY_URL)
+            times.append(clock.now)
+        client = TestClient(create_app(location, archive=archive, timemap_page=30))
+        assert client.get(f"/timegate/{MANY_URL}").status_code == 413  # a TimeGate still reads them all
+        url: str | None = f"/timemap/link/{MANY_URL}"
+        seen = []
+        while url is not None:
+            answer = client.get(url)
+            assert answer.status_code == 200, answer.text
+            body = MementoClient.parse_link_header(answer.text)
+            seen += [params["datetime"][0] for params in body.values() if "memento" in params["rel"]]
+            ahead = [e["url"] for e in requests.utils.parse_header_links(answer.headers.get("link", ""))
+                     if e.get("rel") == "next"]
+            url = ahead[0].removeprefix("http://testserver") if ahead else None
+        assert seen == [_http(t) for t in times]
+
+
+@pytest.fixture(scope="module")
+def small_timemaps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """An in-process resolver over three captures of MANY_URL and a document of three versions, a page each."""
+    from starlette.testclient import TestClient
+
+    from pdi.server import create_app
+
+    location = str(tmp_path_factory.mktemp("small") / "archive")
+    clock = Clock(MANY_START)
+    with Archive.init(location, clock=clock) as archive:
+        archive.add_series(S)
+        for i in range(3):
+            clock.now = MANY_START + datetime.timedelta(days=i)
+            archive.deposit(S, [Content(f"<p>{i}</p>".encode(), "html")], foreign_id=MANY_URL)
+        document = str(archive.deposit(S, [Content(b"v1\n", "text")])[0]).rsplit(".", 2)[0]
+        for v in (2, 3):
+            archive.add_version(document, [Content(f"v{v}\n".encode(), "text")])
+        yield TestClient(create_app(location, archive=archive, timemap_page=1)), document
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(st.characters(blacklist_characters="/", blacklist_categories=("Cs",)), min_size=1, max_size=40),
+       st.booleans())
+def test_any_timemap_page_cursor_is_a_page_or_a_clear_refusal(small_timemaps: Any, cursor: str, of_document: bool) -> None:
+    client, document = small_timemaps
+    target = rfc2169_query(document) if of_document else MANY_URL
+    answer = client.get(f"/timemap/link/page/{urllib.parse.quote(cursor, safe='')}/{target}")
+    assert answer.status_code in (200, 400, 404), (cursor, answer.text)
+    if answer.status_code != 200:
+        assert answer.headers["content-type"] == "application/problem+json" and answer.json()["detail"]

@@ -18,6 +18,7 @@ import pytest
 import xmlschema
 from server_helpers import Clock, serving
 from sickle import Sickle, oaiexceptions
+from sickle.iterator import OAIResponseIterator
 
 from pdi.archive import Archive, Content
 from pdi.server.read import rfc2169_query
@@ -185,7 +186,7 @@ def test_what_was_said_of_a_withdrawn_version_is_left_out(site: Site, schema: xm
     ({"until": "2024-01-11"}, (1,)),
     ({"from": "2024-01-11T00:00:00Z", "until": "2024-01-13T07:59:59Z"}, (1, 2)),
     ({"from": "2024-01-11T08:00:01Z", "until": "2024-01-13T08:00:00Z"}, (2, 3)),
-    ({"from": "2024-01-12", "until": "2024-01-11"}, ()),
+    ({"from": "2024-01-11", "until": "2024-01-11"}, (1,)),  # §2.7.1: from equal to until is a range (inclusive)
 ])
 def test_selective_harvesting_by_datestamp(site: Site, args: dict[str, str], days: tuple[int, ...] | None) -> None:
     harvester = Sickle(f"{site.base}/oai")
@@ -251,6 +252,90 @@ def test_bad_requests_answer_the_protocols_errors(site: Site, schema: xmlschema.
             assert body["request"] == f"{site.base}/oai"  # text alone: no attribute
 
 
+#: Each argument rule of OAI-PMH 2.0, by the section that states it: (section, request, error code, sickle's exception).
+#: §3.6 names the codes; §4.x lists each verb's arguments (required, optional, exclusive) and errors.
+_RULES = [
+    # §2.7.1: "the from argument must be less than or equal to the until argument. Otherwise, a
+    # repository must issue a badArgument error."
+    ("2_7_1-from-later-than-until-days", {"verb": "ListRecords", "metadataPrefix": "oai_dc",
+                                          "from": "2024-01-12", "until": "2024-01-11"}, "badArgument"),
+    ("2_7_1-from-later-than-until-seconds", {"verb": "ListIdentifiers", "metadataPrefix": "oai_dc",
+                                             "from": "2024-01-11T08:00:01Z", "until": "2024-01-11T08:00:00Z"},
+     "badArgument"),
+    # §3.3.1: "Both arguments must have the same granularity"; the two legitimate formats only
+    ("3_3_1-granularities-differ", {"verb": "ListIdentifiers", "metadataPrefix": "oai_dc",
+                                    "from": "2024-01-01T00:00:00Z", "until": "2025-01-01"}, "badArgument"),
+    ("3_3_1-not-a-utc-datestamp", {"verb": "ListRecords", "metadataPrefix": "oai_dc",
+                                   "from": "2024-01-01T00:00:00+01:00"}, "badArgument"),
+    ("3_3_1-finer-than-seconds", {"verb": "ListRecords", "metadataPrefix": "oai_dc",
+                                  "until": "2024-01-01T00:00:00.5Z"}, "badArgument"),
+    ("3_3_1-no-such-day", {"verb": "ListRecords", "metadataPrefix": "oai_dc", "from": "2024-02-30"}, "badArgument"),
+    # §3.1.2.1 and §3.6: badVerb — the verb missing, not a legal verb (verbs are case sensitive) or empty
+    ("3_6-badVerb-missing", {"metadataPrefix": "oai_dc"}, "badVerb"),
+    ("3_6-badVerb-unknown", {"verb": "identify"}, "badVerb"),
+    ("3_6-badVerb-empty", {"verb": ""}, "badVerb"),
+    # §3.6: badArgument — an illegal argument, a required one missing, a value of illegal syntax
+    ("4_2-Identify-takes-no-argument", {"verb": "Identify", "set": A}, "badArgument"),
+    ("4_1-GetRecord-needs-metadataPrefix", {"verb": "GetRecord", "identifier": "urn:pdi://x.example.us/2024/01/10/1"},
+     "badArgument"),
+    ("4_1-GetRecord-needs-identifier", {"verb": "GetRecord", "metadataPrefix": "oai_dc"}, "badArgument"),
+    ("4_3-ListIdentifiers-needs-metadataPrefix", {"verb": "ListIdentifiers", "set": A}, "badArgument"),
+    ("4_4-ListMetadataFormats-takes-no-set", {"verb": "ListMetadataFormats", "set": A}, "badArgument"),
+    ("4_6-ListSets-takes-no-set", {"verb": "ListSets", "set": A}, "badArgument"),
+    ("4_5-argument-names-are-case-sensitive", {"verb": "ListRecords", "MetadataPrefix": "oai_dc"}, "badArgument"),
+    ("4_5-empty-set", {"verb": "ListRecords", "metadataPrefix": "oai_dc", "set": ""}, "badArgument"),
+    # §3.5 and §4.3/§4.5/§4.6: resumptionToken is an exclusive argument
+    ("4_5-resumptionToken-is-exclusive", {"verb": "ListRecords", "resumptionToken": "x", "from": "2024-01-01"},
+     "badArgument"),
+    ("4_3-resumptionToken-is-exclusive", {"verb": "ListIdentifiers", "resumptionToken": "x", "set": A},
+     "badArgument"),
+    # §3.6 badResumptionToken: "The value of the resumptionToken argument is invalid or expired."
+    ("3_6-badResumptionToken-not-issued-here", {"verb": "ListIdentifiers", "resumptionToken": "eyJ4IjoxfQ"},
+     "badResumptionToken"),
+    ("3_6-badResumptionToken-empty", {"verb": "ListRecords", "resumptionToken": ""}, "badResumptionToken"),
+    # §3.6 cannotDisseminateFormat, for each verb that takes a metadataPrefix (§4.1, §4.3, §4.5)
+    ("4_1-cannotDisseminateFormat", {"verb": "GetRecord", "metadataPrefix": "marc21",
+                                     "identifier": "urn:pdi://x.example.us/2024/01/10/1"}, "cannotDisseminateFormat"),
+    ("4_3-cannotDisseminateFormat", {"verb": "ListIdentifiers", "metadataPrefix": "marc21"}, "cannotDisseminateFormat"),
+    # §3.6 idDoesNotExist: "unknown or illegal in this repository" (§4.1, §4.4)
+    ("4_4-idDoesNotExist", {"verb": "ListMetadataFormats", "identifier": "oai:elsewhere:1"}, "idDoesNotExist"),
+    # §3.6 noRecordsMatch: a legal combination that selects nothing
+    ("3_6-noRecordsMatch", {"verb": "ListIdentifiers", "metadataPrefix": "oai_dc", "until": "2000-01-01"},
+     "noRecordsMatch"),
+]
+_SICKLE = {"badArgument": oaiexceptions.BadArgument, "badVerb": oaiexceptions.BadVerb,
+           "badResumptionToken": oaiexceptions.BadResumptionToken,
+           "cannotDisseminateFormat": oaiexceptions.CannotDisseminateFormat,
+           "idDoesNotExist": oaiexceptions.IdDoesNotExist, "noRecordsMatch": oaiexceptions.NoRecordsMatch}
+
+
+@pytest.mark.parametrize(("args", "code"), [(args, code) for _, args, code in _RULES],
+                         ids=[section for section, _, _ in _RULES])
+def test_oaipmh_argument_rule_of_section(site: Site, schema: xmlschema.XMLSchema, args: dict[str, str],
+                                        code: str) -> None:
+    for method in ("GET", "POST"):  # §3.1.1: the same protocol either way
+        body = valid(schema, oai(site, method, **args))
+        assert [e["@code"] for e in body["error"]] == [code]
+    # the independent harvester reads the same error: sickle raises the exception of its code
+    if args.get("verb") in ("Identify", "GetRecord", "ListIdentifiers", "ListRecords", "ListSets",
+                            "ListMetadataFormats") and code in _SICKLE:
+        with pytest.raises(_SICKLE[code]):  # its iterator raises the error of the first response
+            OAIResponseIterator(Sickle(f"{site.base}/oai"), dict(args))
+
+
+def test_oaipmh_3_1_2_1_a_repeated_verb_is_bad_verb_and_a_repeated_argument_bad_argument(
+        site: Site, schema: xmlschema.XMLSchema) -> None:
+    # §3.6: badVerb "the verb argument is repeated"; badArgument "includes a repeated argument"
+    assert valid(schema, httpx.get(f"{site.base}/oai?verb=Identify&verb=ListSets"))["error"][0]["@code"] == "badVerb"
+    for body in ("verb=Identify&verb=Identify", "verb=ListSets&verb=ListSets"):
+        posted = httpx.post(f"{site.base}/oai", content=body.encode(),
+                            headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert valid(schema, posted)["error"][0]["@code"] == "badVerb"
+    twice = httpx.get(f"{site.base}/oai?verb=GetRecord&identifier={site.a[0]}&identifier={site.a[1]}"
+                      "&metadataPrefix=oai_dc")
+    assert valid(schema, twice)["error"][0]["@code"] == "badArgument"
+
+
 def test_repeated_arguments_are_bad(site: Site, schema: xmlschema.XMLSchema) -> None:
     answer = httpx.get(f"{site.base}/oai?verb=ListSets&verb=ListSets")
     assert valid(schema, answer)["error"][0]["@code"] == "badVerb"
@@ -277,3 +362,109 @@ def test_an_admin_address_the_schema_refuses_is_refused_at_start(tmp_path: Path)
          "--oai-admin-email", "root@localhost"], capture_output=True, text=True, timeout=60)
     assert started.returncode != 0
     assert started.stderr.startswith("pdi: ") and "root@localhost" in started.stderr and "Traceback" not in started.stderr
+
+
+# --- who reads (issue 22): OAI-PMH shows a reader only what it may read ------------------------------
+OPEN, CLOSED, SECRET = "oai-open.example.us", "oai-closed.example.us", "oai-secret.example.us"
+
+
+def test_an_anonymous_harvest_learns_nothing_of_private_hidden_or_embargoed_documents(tmp_path: Path) -> None:
+    location = tmp_path / "archive"
+    clock = Clock(START)
+    with Archive.init(location, clock=clock) as archive:
+        for series in (OPEN, CLOSED, SECRET):
+            archive.add_series(series)
+        public = str(archive.add(OPEN, b"open\n", format="text")).rsplit(".", 2)[0]
+        embargoed = str(archive.deposit(OPEN, [Content(b"<p>sealed ruling</p>", "html")],
+                                        foreign_id="http://127.0.0.1:9/sealed", embargo_until="2099-01-01")[0])
+        embargoed = embargoed.rsplit(".", 2)[0]
+        private = str(archive.add(CLOSED, b"closed\n", format="text")).rsplit(".", 2)[0]
+        hidden = str(archive.add(SECRET, b"secret\n", format="text")).rsplit(".", 2)[0]
+        gone = str(archive.add(SECRET, b"secret, withdrawn\n", format="text")).rsplit(".", 2)[0]
+        for name, title in ((embargoed, "Sealed ruling"), (private, "Closed file"), (hidden, "Secret file")):
+            archive.annotate(name, "title", title)
+        archive.withdraw(gone, "never to be known")
+        clock.now = RESTATED  # a second version of the public document, embargoed, and a title of it
+        archive.add_version(public, [Content(b"open, revised\n", "text")], embargo_until="2099-01-01")
+        archive.annotate(public + ".text.2", "title", "Sealed revision")
+        archive.set_series_access(CLOSED, "private")
+        archive.set_series_access(SECRET, "hidden")
+        _, everything = archive.add_token("harvester", role="read", series=[OPEN, CLOSED, SECRET])
+    secrets = (embargoed, private, hidden, gone)
+    with serving(location) as (_, port):
+        base = f"http://127.0.0.1:{port}/oai"
+        for method in ("GET", "POST"):
+            anonymous = Sickle(base, http_method=method)
+            assert [r.header.identifier for r in anonymous.ListRecords(metadataPrefix="oai_dc")] == [public]
+            assert [h.identifier for h in anonymous.ListIdentifiers(metadataPrefix="oai_dc")] == [public]
+            assert [s.setSpec for s in anonymous.ListSets()] == [OPEN]
+            for name in secrets:
+                with pytest.raises(oaiexceptions.IdDoesNotExist):
+                    anonymous.GetRecord(identifier=name, metadataPrefix="oai_dc")
+                with pytest.raises(oaiexceptions.IdDoesNotExist):
+                    list(anonymous.ListMetadataFormats(identifier=name))
+            for series in (CLOSED, SECRET):  # a set the reader may not read is no set: as one never made
+                with pytest.raises(oaiexceptions.NoRecordsMatch):
+                    list(anonymous.ListIdentifiers(metadataPrefix="oai_dc", set=series))
+            for args in ({"verb": "ListRecords", "metadataPrefix": "oai_dc"}, {"verb": "ListSets"}):
+                text = (httpx.post(base, data=args) if method == "POST" else httpx.get(base, params=args)).text
+                for word in ("Sealed", "Closed", "Secret", "127.0.0.1:9", "2026-06-01", CLOSED, SECRET, *secrets):
+                    assert word not in text, word
+            # the public document is dated by what the reader may learn of: not by its embargoed version
+            record = anonymous.GetRecord(identifier=public, metadataPrefix="oai_dc")
+            assert record.header.datestamp == "2024-01-10T08:00:00Z" and "title" not in record.metadata
+            with pytest.raises(oaiexceptions.NoRecordsMatch):
+                list(anonymous.ListIdentifiers(metadataPrefix="oai_dc", **{"from": "2026-06-01"}))
+            assert [h.identifier for h in anonymous.ListIdentifiers(metadataPrefix="oai_dc", until="2024-01-10")] \
+                == [public]
+        # a token whose scope covers them harvests them all, the withdrawn one a deleted record
+        reader = Sickle(base, headers={"Authorization": f"Bearer {everything}"})
+        records = {r.header.identifier: r for r in reader.ListRecords(metadataPrefix="oai_dc")}
+        assert set(records) == {public, *secrets} and records[gone].deleted
+        assert records[embargoed].metadata["title"] == ["Sealed ruling"]
+        assert records[public].header.datestamp == "2026-06-01T12:00:00Z"
+        assert records[public].metadata["title"] == ["Sealed revision"]
+        assert {s.setSpec for s in reader.ListSets()} == {OPEN, CLOSED, SECRET}
+
+
+def test_section_3_5_a_token_names_its_last_record_and_only_one_the_reader_may_see(
+        tmp_path: Path, schema: xmlschema.XMLSchema) -> None:
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from pdi.interop.oaipmh import Resumption, Selection
+    from pdi.server import create_app
+
+    location = str(tmp_path / "archive")
+    clock = Clock(START)
+    long_url = "http://127.0.0.1:9/" + "x" * 2100  # an identifier too long to carry whole in a token
+    with Archive.init(location, clock=clock) as archive:
+        archive.add_series(OPEN)
+        archive.add_series(SECRET)
+        names = [str(archive.add(OPEN, b"one\n", format="text"))]
+        names.append(str(archive.deposit(OPEN, [Content(b"<p>long</p>", "html")], foreign_id=long_url)[0]))
+        hidden = str(archive.add(SECRET, b"secret\n", format="text")).rsplit(".", 2)[0]
+        names.append(str(archive.add(OPEN, b"three\n", format="text")))
+        archive.set_series_access(SECRET, "hidden")
+        app = create_app(location, archive=archive)
+        for route in app.routes:
+            if isinstance(route, Route) and route.path == "/oai":
+                route.endpoint.__self__.page = 1  # type: ignore[attr-defined]
+        client = TestClient(app)
+        harvested, token = [], None
+        while True:
+            args = {"verb": "ListIdentifiers", **({"resumptionToken": token} if token else {"metadataPrefix": "oai_dc"})}
+            answer = client.get("/oai", params=args)
+            body = valid(schema, answer)["ListIdentifiers"]
+            harvested += [h["identifier"] for h in body["header"]]
+            token = (body.get("resumptionToken") or {}).get("$")
+            if not token:
+                break
+        assert harvested == [n.rsplit(".", 2)[0] for n in names]
+        # a token made to go on after the hidden document is refused as one never issued
+        forged = Resumption(hidden, 1, Selection("oai_dc")).encode()
+        refused = valid(schema, client.get("/oai", params={"verb": "ListIdentifiers", "resumptionToken": forged}))
+        assert refused["error"][0]["@code"] == "badResumptionToken"
+        made = Resumption(names[0].rsplit(".", 2)[0], 1, Selection("oai_dc")).encode()
+        after_first = valid(schema, client.get("/oai", params={"verb": "ListIdentifiers", "resumptionToken": made}))
+        assert [h["identifier"] for h in after_first["ListIdentifiers"]["header"]] == [names[1].rsplit(".", 2)[0]]

@@ -104,6 +104,7 @@ from pdi.errors import (
 from pdi.identifier import PDI, Fragment, series_for_minting, spells_serial
 
 if TYPE_CHECKING:
+    from pdi.archive.access import Unlisted
     from pdi.archive.sql import SearchAccess, SQLStore
 
 __all__ = [
@@ -481,11 +482,9 @@ class Archive:
         return record
 
     def series(self) -> list[SeriesRecord]:
-        """Every registered series, by name (a reader does not see the hidden ones it may not read)."""
-        from pdi.archive.access import HIDDEN
-
+        """Every registered series, by name (a reader is shown only those it may read: :mod:`pdi.archive.access`)."""
         unreadable = self._unreadable()
-        return [s for s in self.store.list_series() if unreadable.get(s.name) != HIDDEN]
+        return [s for s in self.store.list_series() if s.name not in unreadable]
 
     # --- deposits ---------------------------------------------------------------------
     # Each deposit checks its bytes against their declared format and charset
@@ -807,18 +806,20 @@ class Archive:
 
     # --- resolving -----------------------------------------------------------------------
     def _version_of(self, pdi: PDI, key: DocumentKey, latest: bool) -> int:
-        versions = self.store.versions(key)
-        if not versions:
+        stored = self.store.versions(key)
+        if not stored:
             raise NotFoundError(f"{pdi.without_fragment()} is not in this archive")
-        if latest:
-            return versions[-1]
         version = pdi.version if pdi.version is not None else 1
-        if version not in versions:
-            raise NotFoundError(
-                f"{pdi.without_fragment()}: no version {version} (versions: "
-                f"{', '.join(map(str, versions))})"
-            )
-        return version
+        if not latest and version in stored:
+            return version  # the embargo guard decides whether the reader may read it
+        # the latest and the versions a refusal names are those the reader may learn of (pdi.archive.access)
+        hidden = self._unlisted()
+        versions = [v for v in stored if hidden.version_listed(key, v)]
+        if latest:
+            return versions[-1] if versions else stored[-1]  # none: the embargo guard refuses it
+        raise NotFoundError(
+            f"{pdi.without_fragment()}: no version {version} (versions: {', '.join(map(str, versions))})"
+        )
 
     def resolve(self, pdi: PDI | str, *, latest: bool = False) -> Resolved | Generic:
         """Bytes of a format of a version (or of its fragment), or for a generic PDI its versions.
@@ -866,6 +867,12 @@ class Archive:
             self._guard_series(parsed)
             generic = self._generic(parsed, latest)
             self._guard_embargo(parsed, None)
+            hidden = self._unlisted()
+            if hidden:  # the versions under an embargo the reader is not exempt from are not its to list
+                shown = self._listed([generic], hidden)
+                if not shown:
+                    raise AccessError(f"{parsed.without_fragment()}: every version is embargoed")
+                generic = shown[0]
             return parsed, generic
         self._guard_series(parsed)
         version, records = self._records(parsed, latest)
@@ -884,35 +891,61 @@ class Archive:
 
     def _unreadable(self) -> dict[str, str]:
         """The series the current reader may not read, with their access (none for the owner)."""
-        from pdi.archive.access import PUBLIC, current_reader
+        from pdi.archive.access import Disclosure, current_reader, disclosure
 
         reader = current_reader.get()
         if reader is None:
             return {}
         return {name: access for name, access in self.series_access().items()
-                if access != PUBLIC and not reader.may_read(name)}
+                if disclosure(reader, name, access) is not Disclosure.ALL}
+
+    def _unlisted(self) -> Unlisted:
+        """What every list shown to the current reader leaves out (:func:`pdi.archive.access.unlisted`).
+
+        Nothing for the owner; for a reader, the series it may not read and
+        the embargoes not yet over outside the series it may read (read by
+        index: costs the embargoes in force, not the catalog).
+        """
+        from pdi.archive.access import Unlisted, current_reader, unlisted
+
+        reader = current_reader.get()
+        if reader is None:
+            return Unlisted()
+        return unlisted(reader, self.series_access(), self.store.embargoes_in_force(_timestamp(self._now())))
+
+    @staticmethod
+    def _listed(documents: Iterable[Generic], hidden: Unlisted) -> list[Generic]:
+        """``documents`` as the reader may see them listed: without those it may not, nor their embargoed versions."""
+        shown: list[Generic] = []
+        for document in documents:
+            key = _key_of(document.pdi)
+            if not hidden.document_listed(key):
+                continue
+            versions = tuple(v for v in document.versions if hidden.version_listed(key, v.number))
+            if versions:
+                shown.append(document if len(versions) == len(document.versions)
+                             else dataclasses.replace(document, versions=versions))
+        return shown
 
     def _guard_series(self, parsed: PDI) -> None:
-        """Refuse a name of a series the current reader may not read: 404 if it is hidden, else 403."""
-        from pdi.archive.access import HIDDEN, current_reader
+        """Refuse a name of a series the current reader may not read: 404 if it may learn nothing of it, else 403."""
+        from pdi.archive.access import PUBLIC, Disclosure, current_reader, disclosure
 
         reader = current_reader.get()
         if reader is None:
             return
         series = parsed.series_name.lower()
-        if reader.may_read(series):
-            return
-        access = self.series_access().get(series)
-        if access == HIDDEN:
+        told = disclosure(reader, series, self.series_access().get(series, PUBLIC))
+        if told is Disclosure.NOTHING:
             raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
-        if access is not None and access != "public":
+        if told is Disclosure.EXISTENCE:
             raise AccessError(
                 f"{parsed.without_fragment()}: the series {series} is private; a token that may read it is needed"
             )
 
     def _guard_embargo(self, parsed: PDI, version: int | None) -> None:
         """Refuse (403) a document or version under an embargo not yet over, to a reader without access."""
-        from pdi.archive.access import current_reader
+        from pdi.archive.access import PUBLIC, Disclosure, current_reader, disclosure
 
         reader = current_reader.get()
         if reader is None:
@@ -921,7 +954,8 @@ class Archive:
         if reader.may_read(key.series):
             return
         until = self.store.embargo(key, version)
-        if until is not None and until > _timestamp(self._now()):
+        embargoed = until is not None and until > _timestamp(self._now())
+        if disclosure(reader, key.series, PUBLIC, embargoed=embargoed) is not Disclosure.ALL:
             raise AccessError(f"{parsed.without_fragment()} is embargoed until {until}")
 
     def _search_access(self) -> SearchAccess | None:
@@ -934,7 +968,7 @@ class Archive:
             return None
         access = self.series_access()
         return SearchAccess(
-            tuple(sorted(n for n, a in access.items() if a != "public" and not reader.may_read(n))),
+            tuple(sorted(self._unreadable())),
             tuple(sorted(n for n in access if reader.may_read(n))),
             _timestamp(self._now()),
         )
@@ -1133,14 +1167,17 @@ class Archive:
         """The versioned PDIs of every format of the version a PDI names."""
         parsed = parse_pdi(pdi)
         self._guard_series(parsed)
-        _, records = self._records(parsed, latest)
+        version, records = self._records(parsed, latest)
+        self._guard_embargo(parsed, version)
         return [_name(r) for r in records]
 
     def versions(self, pdi: PDI | str) -> list[int]:
         """The version numbers of the document a PDI names."""
         parsed = parse_pdi(pdi)
         self._guard_series(parsed)
-        return self.store.versions(_key_of(parsed))
+        key = _key_of(parsed)
+        hidden = self._unlisted()
+        return [v for v in self.store.versions(key) if hidden.version_listed(key, v)]
 
     def open_octets(self, pdi: PDI | str, *, latest: bool = False) -> Opened:
         """A versioned name's stored octets, to be read by verified chunks (never whole); close it after.
@@ -1339,15 +1376,15 @@ class Archive:
         if query is None:
             return
         namer = _Namer()
-        hidden = self._unreadable() if query.series is None else {}
+        hidden = self._unlisted()
         if not hidden:
             for record in self.store.iter_representations(query):
                 yield namer(record)
             return
-        # names of series the reader may not read are left out before the page is counted
+        # names the reader may not learn of are left out before the page is counted
         skip, left = query.offset, query.limit
         for record in self.store.iter_representations(dataclasses.replace(query, offset=0, limit=None)):
-            if record.series in hidden:
+            if not hidden.version_listed(DocumentKey(record.series, record.day, record.unique_id), record.version):
                 continue
             if skip:
                 skip -= 1
@@ -1663,8 +1700,65 @@ class Archive:
 
         A reader (:mod:`pdi.archive.access`) sees only the series it may read.
         """
-        hidden = self._unreadable()
-        return [c for c in self.store.series_counts() if c.series not in hidden]
+        hidden = self._unlisted()
+        counts = [c for c in self.store.series_counts() if hidden.series_listed(c.series)]
+        less = self._embargoed_days(hidden)
+        if not hidden.embargoed:
+            return counts
+        adjusted = []
+        touched = {key.series for key in hidden.embargoed}
+        for count in counts:
+            if any(series == count.series for series, _ in less):
+                days = self._days_less(count.series, self.store.day_counts(count.series), less)
+                count = dataclasses.replace(
+                    count, documents=sum(d.documents for d in days),
+                    first_day=days[0].day if days else None, last_day=days[-1].day if days else None,
+                )
+            if count.series in touched:
+                count = dataclasses.replace(count, last_deposit=self._last_listed_deposit(count.series, hidden))
+            adjusted.append(count)
+        return adjusted
+
+    def _last_listed_deposit(self, series: str, hidden: Unlisted) -> str | None:
+        """When the latest deposit the reader may learn of was made into ``series``.
+
+        A day without an embargo in force gives its kept time; the documents
+        of a day with one are read (a page at a time), from the latest day
+        down, only while that day could still hold a later deposit.
+        """
+        embargoed_days = {key.day for key in hidden.embargoed if key.series == series}
+        kept = self.store.day_last_deposits(series)
+        best = max((at for day, at in kept.items() if day not in embargoed_days), default=None)
+        for day in sorted(embargoed_days & kept.keys(), key=kept.__getitem__, reverse=True):
+            if best is not None and kept[day] <= best:
+                break
+            after = None
+            while True:
+                records = self.store.day_documents(series, day, after, 100)
+                for record in records:
+                    key = DocumentKey(record.series, record.day, record.unique_id)
+                    if hidden.version_listed(key, record.version) and (best is None or record.created_at > best):
+                        best = record.created_at
+                documents = _documents_of(records)
+                if len(documents) < 100:
+                    break
+                after = documents[-1].pdi.unique_id
+        return best
+
+    @staticmethod
+    def _embargoed_days(hidden: Unlisted) -> dict[tuple[str, datetime.date], int]:
+        """How many documents embargoed whole (not listed) each (series, day) has, for its counts."""
+        less: dict[tuple[str, datetime.date], int] = {}
+        for key, versions in hidden.embargoed.items():
+            if versions is None:
+                less[(key.series, key.day)] = less.get((key.series, key.day), 0) + 1
+        return less
+
+    @staticmethod
+    def _days_less(series: str, days: list[DayCount], less: dict[tuple[str, datetime.date], int]) -> list[DayCount]:
+        """``days`` of ``series`` with the documents ``less`` leaves out taken off (a day left with none dropped)."""
+        kept = [dataclasses.replace(d, documents=d.documents - less.get((series, d.day), 0)) for d in days]
+        return [d for d in kept if d.documents > 0]
 
     def day_counts(self, series: str, *, year: int | None = None, month: int | None = None) -> list[DayCount]:
         """The GMT days on which documents of ``series`` were minted (in ``year``, and ``month`` of it), with how many."""
@@ -1682,7 +1776,7 @@ class Archive:
                 )
             except (ValueError, OverflowError) as exc:
                 raise ParseError(f"no such year and month: {year}, {month}: {exc}", rule="date") from exc
-        return self.store.day_counts(name, first, last)
+        return self._days_less(name, self.store.day_counts(name, first, last), self._embargoed_days(self._unlisted()))
 
     def day_documents(
         self, series: str, day: datetime.date, *, after: str | None = None, limit: int = 100
@@ -1697,34 +1791,64 @@ class Archive:
         self._require_series(name)
         if limit < 1:
             raise LimitError("a page holds at least one document")
-        documents = _documents_of(self.store.day_documents(name, day, after, limit + 1))  # one more: is there a next page?
+        hidden = self._unlisted()
+        documents: list[Generic] = []
+        while True:  # one more than a page: is there a next page? (what the reader may not see is not counted)
+            batch = _documents_of(self.store.day_documents(name, day, after, limit + 1))
+            documents += self._listed(batch, hidden)
+            if len(documents) > limit or len(batch) <= limit:
+                break
+            after = batch[-1].pdi.unique_id
         following = documents[limit - 1].pdi.unique_id if len(documents) > limit else None
-        return DocumentPage(documents[:limit], self._titles(documents[:limit]), following)
+        return DocumentPage(tuple(documents[:limit]), self._titles(documents[:limit]), following)
 
-    def captures(self, url: str, *, after: PDI | str | None = None, limit: int = 500) -> DocumentPage:
+    def captures(self, url: str, *, after: PDI | str | None = None, limit: int = 500,
+                 before: PDI | str | None = None) -> DocumentPage:
         """The captures of ``url``: the documents whose encapsulated unique id is ``url``, in every series.
 
         By day, then series; each version of a document is one capture (a
         page captured again on the same day and found changed becomes its next
         version: :func:`pdi.capture.deposit.deposit_capture`). ``after`` is
         the generic name of the last document of the page before (the page's
-        own ``after``). ``url`` is compared exactly as the id was deposited.
+        own ``after``); ``before`` instead, that of the first document of the
+        page after (the page then holds the ``limit`` documents before it, and
+        its ``after`` is always its last one's). ``url`` is compared exactly as
+        the id was deposited.
         """
         if not url:
             raise ParseError("a URL to list the captures of is needed", rule="encapsulated-unique-id")
         if limit < 1:
             raise LimitError("a page holds at least one document")
-        cursor = None
-        if after is not None:
-            last = parse_pdi(after)
-            if last.date is None or last.is_pattern:
-                raise UnsupportedError(f"{last} names no one document: after= takes a generic name")
-            cursor = (last.date, last.series_name.lower())
-        hidden = self._unreadable()
-        rows = self.store.unique_id_documents(url, cursor, limit + 1)
-        documents = tuple(d for d in _documents_of(rows) if d.pdi.series_name.lower() not in hidden)
+        cursor = None if after is None else self._capture_cursor(after)
+        upto = None if before is None else self._capture_cursor(before)
+        hidden = self._unlisted()
+        documents: list[Generic] = []
+        while True:  # what the reader may not see is left out before the page is cut
+            batch = _documents_of(self.store.unique_id_documents(url, cursor, limit + 1, before=upto))
+            shown = self._listed(batch, hidden)
+            documents = shown + documents if upto is not None else documents + shown
+            if len(documents) > limit or len(batch) <= limit:
+                break
+            edge = batch[0] if upto is not None else batch[-1]
+            edge_date = edge.pdi.date
+            assert edge_date is not None  # a document the catalog holds
+            if upto is not None:
+                upto = (edge_date, edge.pdi.series_name.lower())
+            else:
+                cursor = (edge_date, edge.pdi.series_name.lower())
+        if upto is not None:
+            page = documents[-limit:]
+            return DocumentPage(tuple(page), self._titles(page), str(page[-1].pdi) if page else None)
         following = str(documents[limit - 1].pdi) if len(documents) > limit else None
-        return DocumentPage(documents[:limit], self._titles(documents[:limit]), following)
+        return DocumentPage(tuple(documents[:limit]), self._titles(documents[:limit]), following)
+
+    @staticmethod
+    def _capture_cursor(name: PDI | str) -> tuple[datetime.date, str]:
+        """The keyset cursor of :meth:`captures` a generic name gives: its day and series."""
+        last = parse_pdi(name)
+        if last.date is None or last.is_pattern:
+            raise UnsupportedError(f"{last} names no one document: after= and before= take a generic name")
+        return (last.date, last.series_name.lower())
 
     def changes(
         self, *, after: int = 0, series: str | None = None, limit: int = 100,
@@ -1744,12 +1868,23 @@ class Archive:
         if limit < 1:
             raise LimitError("a page holds at least one document")
         wanted = None if series is None else series.lower()
+        hidden = self._unlisted()
         found: list[DocumentChange] = []
         while len(found) < limit:
             stamps = self.store.document_stamps(after, wanted, max(limit, _STAMP_BATCH))
             for stamp in stamps:
-                if (since is None or stamp.changed_at >= since) and (until is None or stamp.changed_at <= until):
-                    found.append(self._change(stamp))
+                # a document with versions the reader may not learn of is dated by the rest (its change
+                # may be earlier than its stamp): it is read before it is matched against until
+                partly = stamp.key in hidden.embargoed
+                if (since is None or stamp.changed_at >= since) and (until is None or stamp.changed_at <= until
+                                                                      or partly):
+                    change = self._change(stamp, hidden)
+                    if change is None:  # not the reader's to learn of, withdrawn or not
+                        continue
+                    if partly and not ((since is None or change.changed_at >= since)
+                                       and (until is None or change.changed_at <= until)):
+                        continue
+                    found.append(change)
                     if len(found) == limit:
                         break
             if len(stamps) < max(limit, _STAMP_BATCH):
@@ -1757,30 +1892,64 @@ class Archive:
             after = stamps[-1].cursor
         return found
 
+    def changed_document(self, series: str, day: datetime.date, digest: str) -> str | None:
+        """The generic name of the document of ``series`` minted on ``day`` whose name's SHA-256 is ``digest``.
+
+        How a harvest goes on after a record whose name is too long to carry
+        in a resumption token (:mod:`pdi.server.interop`): reads that day's
+        documents a page at a time.
+        """
+        after = None
+        while True:
+            documents = _documents_of(self.store.day_documents(canonical_series(series), day, after, 100))
+            for document in documents:
+                name = str(document.pdi)
+                if _sha256(name.encode()) == digest:
+                    return name
+            if len(documents) < 100:
+                return None
+            after = documents[-1].pdi.unique_id
+
     def document_change(self, pdi: PDI | str) -> DocumentChange:
         """One document as :meth:`changes` lists it, by its generic name (or any of its names)."""
         parsed = parse_pdi(pdi)
         if parsed.is_pattern or parsed.citation is not None:
             raise UnsupportedError(f"{parsed} names no one document")
         stamp = self.store.document_stamp(_key_of(parsed))
-        if stamp is None:
+        change = None if stamp is None else self._change(stamp, self._unlisted())
+        if change is None:  # a document the reader may not learn of all of is not in the list: not found
             raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
-        return self._change(stamp)
+        return change
 
-    def _change(self, stamp: DocumentStamp) -> DocumentChange:
+    def _change(self, stamp: DocumentStamp, hidden: Unlisted) -> DocumentChange | None:
+        """The document as a list shows it to the reader (``None``: not the reader's to learn of)."""
+        if not hidden.document_listed(stamp.key):
+            return None
+        shown = [r for r in self.store.representations(stamp.key) if hidden.version_listed(stamp.key, r.version)]
+        if not shown:
+            return None
         records = [
-            r for r in self.store.representations(stamp.key)
+            r for r in shown
             if stamp.withdrawn_at is not None or self.store.withdrawal(stamp.key, r.version) is None
         ]
         withdrawn_at: str | None = stamp.withdrawn_at
         if not records:  # every version withdrawn: the document is listed as it was, marked withdrawn
-            records = list(self.store.representations(stamp.key))
+            records = shown
             withdrawn_at = stamp.changed_at
         statements = tuple(self.store.document_assertions(stamp.key))
-        if withdrawn_at is None:  # what was said of a withdrawn version goes with it (N2C of it is its tombstone)
+        partly = stamp.key in hidden.embargoed
+        if withdrawn_at is None or partly:  # what was said of a withdrawn (or unlisted) version goes with it
             held = {r.version for r in records}
             statements = tuple(s for s in statements if _version_of_subject(s.subject) in held | {None})
-        return DocumentChange(stamp.cursor, _generic_of(records), statements, stamp.changed_at, withdrawn_at)
+        changed_at = stamp.changed_at
+        if partly:  # dated by what the reader may learn of: its versions, statements and withdrawals
+            moments = [r.created_at for r in shown] + [s.at for s in statements]
+            moments += [w.at for w in self.store.withdrawals_of([stamp.key])
+                        if w.version is None or hidden.version_listed(stamp.key, w.version)]
+            changed_at = max(moments)
+            if withdrawn_at is not None and stamp.withdrawn_at is None:
+                withdrawn_at = changed_at
+        return DocumentChange(stamp.cursor, _generic_of(records), statements, changed_at, withdrawn_at)
 
     def document(self, pdi: PDI | str) -> DocumentDetail:
         """What the catalog knows of the document a name belongs to: versions, formats, statements, fixity checks."""
@@ -1793,10 +1962,18 @@ class Archive:
         if not records:
             raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
         self._guard_embargo(parsed, None)
+        hidden = self._unlisted()
+        records = [r for r in records if hidden.version_listed(key, r.version)]
+        if not records:
+            raise AccessError(f"{parsed.without_fragment()}: every version is embargoed")
+        statements = self.store.document_assertions(key)
+        if key in hidden.embargoed:  # what was said of a version the reader may not learn of goes with it
+            held = {r.version for r in records} | {None}
+            statements = [s for s in statements if _version_of_subject(s.subject) in held]
         return DocumentDetail(
             _generic_of(records),
             tuple(records),
-            tuple(self.store.document_assertions(key)),
+            tuple(statements),
             self.store.last_fixity_checks([r.sha256 for r in records]),
         )
 
@@ -1806,15 +1983,9 @@ class Archive:
         A document under an embargo the current reader is not exempt from
         shows no title (its statements are its content's).
         """
-        from pdi.archive.access import current_reader
-
-        reader = current_reader.get()
-        if reader is not None:
-            now = _timestamp(self._now())
-            documents = [
-                d for d in documents
-                if reader.may_read(d.pdi.series_name.lower()) or not self.store.embargoed_now(_key_of(d.pdi), now)
-            ]
+        hidden = self._unlisted()
+        if hidden:
+            documents = [d for d in documents if _key_of(d.pdi) not in hidden.embargoed]
         owner: dict[str, str] = {}
         for each in documents:
             generic = str(each.pdi.canonical())

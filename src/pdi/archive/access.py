@@ -19,15 +19,27 @@ embargoed or not; nothing else changes in the role model. The archive's
 owner — the command line, reading the archive directly — is not restricted.
 The resolver reads as a :class:`Reader`: anonymous, or the token a request
 presents (:data:`current_reader`, set for each request).
+
+**What a reader may learn** of a document is decided here, once, by
+:func:`disclosure`, and every read path asks the archive, which asks it
+(issue 22): a reader may learn *all* of a document it may read; of a
+private series' or an embargoed one it learns that it exists when it names
+it exactly (``403``) and nothing else; of a hidden series' it learns
+*nothing* (``404``, the answer to a name never minted). Whatever a reader may
+not learn all of is left out of every list, count, harvest (OAI-PMH,
+deleted records included), TimeMap and search it is shown, before a page is
+cut, as if it had never been deposited (:class:`Unlisted`).
 """
 
 from __future__ import annotations
 
 import contextvars
 import datetime
-from dataclasses import dataclass
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-from pdi.archive.store import SeriesRecord, TokenRecord
+from pdi.archive.store import DocumentKey, SeriesRecord, TokenRecord
 from pdi.archive.tokens import covers
 from pdi.errors import ParseError
 
@@ -54,6 +66,78 @@ current_reader: contextvars.ContextVar[Reader | None] = contextvars.ContextVar("
 
 #: An anonymous reader.
 ANONYMOUS = Reader()
+
+
+class Disclosure(enum.Enum):
+    """What a reader may learn of a document (:func:`disclosure`)."""
+
+    #: Everything: its content, its statements, and that it is in every list.
+    ALL = "all"
+    #: That it exists, when named exactly (``403``); it is in no list, count or harvest.
+    EXISTENCE = "existence"
+    #: Nothing: it is answered as a name never minted (``404``) and is in no list.
+    NOTHING = "nothing"
+
+
+def disclosure(reader: Reader | None, series: str, access: str, *, embargoed: bool = False) -> Disclosure:
+    """The one rule: what ``reader`` may learn of a document of ``series`` (whose effective access is ``access``).
+
+    ``embargoed``: the document, or the version asked about, is under an
+    embargo not yet over. The owner (``None``) and a token whose scope covers
+    the series learn all; otherwise a hidden series teaches nothing, and a
+    private series or an embargo teaches only existence.
+    """
+    if reader is None or reader.may_read(series):
+        return Disclosure.ALL
+    if access == HIDDEN:
+        return Disclosure.NOTHING
+    if access == PRIVATE or embargoed:
+        return Disclosure.EXISTENCE
+    return Disclosure.ALL
+
+
+@dataclass(frozen=True)
+class Unlisted:
+    """What a reader may not learn all of, so that lists leave it out (:func:`disclosure` not ``ALL``).
+
+    ``series``: the series it may not read, with their access; ``embargoed``:
+    the documents under an embargo not yet over, outside the series it may
+    read, each with the versions embargoed (``None``: the whole document).
+    """
+
+    series: Mapping[str, str] = field(default_factory=dict)
+    embargoed: Mapping[DocumentKey, frozenset[int] | None] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.series or self.embargoed)
+
+    def series_listed(self, name: str) -> bool:
+        """Whether the series ``name`` (canonical) may be listed: the reader may read it."""
+        return name not in self.series
+
+    def document_listed(self, key: DocumentKey) -> bool:
+        """Whether the document may be listed at all (some of its versions may still be left out)."""
+        return key.series not in self.series and self.embargoed.get(key, frozenset()) is not None
+
+    def version_listed(self, key: DocumentKey, version: int) -> bool:
+        """Whether ``version`` of the document may be listed."""
+        if key.series in self.series:
+            return False
+        versions = self.embargoed.get(key, frozenset())
+        return versions is not None and version not in versions
+
+
+def unlisted(reader: Reader | None, access: Mapping[str, str],
+             embargoes: Mapping[DocumentKey, frozenset[int] | None]) -> Unlisted:
+    """What lists leave out for ``reader``: by :func:`disclosure`, from every series' effective ``access`` and
+    the ``embargoes`` not yet over (document: versions embargoed, ``None`` the whole document)."""
+    if reader is None:
+        return Unlisted()
+    series = {name: level for name, level in access.items() if disclosure(reader, name, level) is not Disclosure.ALL}
+    embargoed = {key: versions for key, versions in embargoes.items()
+                 if key.series not in series and disclosure(reader, key.series, PUBLIC, embargoed=True)
+                 is not Disclosure.ALL}
+    return Unlisted(series, embargoed)
 
 
 def check_access(value: str) -> str:

@@ -304,6 +304,10 @@ def migrations(
             version INTEGER)""",
         "CREATE INDEX annotation_targets_by_annotation ON annotation_targets (annotation)",
         "CREATE INDEX annotation_targets_by_document ON annotation_targets (document)",
+        # The embargoes not yet over, found by index (few rows), so that every list a reader
+        # without a token is shown leaves them out at the cost of the embargoes alone (issue 22).
+        "CREATE INDEX documents_embargoed ON documents (embargo_until) WHERE embargo_until IS NOT NULL",
+        "CREATE INDEX versions_embargoed ON versions (embargo_until) WHERE embargo_until IS NOT NULL",
     ]
     return {1: first, 2: second, 3: third, 4: fourth, 5: fifth, 6: sixth, 7: seventh}
 
@@ -784,6 +788,30 @@ class SQLStore(BrowseQueries, ABC):
                 (key.series, key.day.isoformat(), key.unique_id, now, now),
             )
         return bool(rows)
+
+    def embargoes_in_force(self, now: str) -> dict[DocumentKey, frozenset[int] | None]:
+        """The documents under an embargo not over at ``now``: the versions embargoed, ``None`` the whole document
+        (embargoed itself, or every one of its versions).
+
+        Read by the partial indexes ``documents_embargoed`` and ``versions_embargoed``: costs the embargoes.
+        """
+        with self._read():
+            rows = self._query(
+                "SELECT d.series, d.day, d.unique_id, NULL, 1 FROM documents d WHERE d.embargo_until > ?"
+                " UNION ALL SELECT d.series, d.day, d.unique_id, v.version, CASE WHEN EXISTS (SELECT 1 FROM versions w"
+                " WHERE w.document = v.document AND (w.embargo_until IS NULL OR w.embargo_until <= ?)) THEN 0 ELSE 1 END"
+                " FROM versions v"
+                " JOIN documents d ON d.id = v.document WHERE v.embargo_until > ?",
+                (now, now, now),
+            )
+        found: dict[DocumentKey, frozenset[int] | None] = {}
+        for series, day, unique_id, version, whole in rows:
+            key = DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id))
+            if version is None or whole:  # the document, or every version of it
+                found[key] = None
+            elif key not in found or found[key] is not None:
+                found[key] = (found.get(key) or frozenset()) | {int(version)}
+        return found
 
     def iter_embargoes(self) -> Iterator[tuple[DocumentKey, int | None, str]]:
         """Every embargo set (lifted or not): the document, the version (None: all of it), until when."""

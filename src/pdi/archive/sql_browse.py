@@ -87,6 +87,13 @@ class BrowseQueries:
             for r in rows
         ]
 
+    def day_last_deposits(self, series: str) -> dict[datetime.date, str]:
+        """When the latest deposit into a document of each day of ``series`` was made (days with one)."""
+        with self._read():
+            rows = self._query("SELECT day, last_deposit FROM document_days WHERE series = ?"
+                               " AND last_deposit IS NOT NULL", (series,))
+        return {datetime.date.fromisoformat(str(r[0])): str(r[1]) for r in rows}
+
     def day_counts(
         self, series: str, first: datetime.date | None = None, last: datetime.date | None = None
     ) -> list[DayCount]:
@@ -149,19 +156,25 @@ class BrowseQueries:
             return self._representations_of(ids)
 
     def unique_id_documents(
-        self, unique_id: str, after: tuple[datetime.date, str] | None, limit: int
+        self, unique_id: str, after: tuple[datetime.date, str] | None, limit: int,
+        *, before: tuple[datetime.date, str] | None = None,
     ) -> list[RepresentationRecord]:
         """Every representation of the next ``limit`` documents whose unique id is ``unique_id``, in any series.
 
-        Documents go by day, then series, after ``(day, series)`` (a keyset cursor).
+        Documents go by day, then series, after ``(day, series)`` (a keyset cursor); with ``before``, the
+        ``limit`` documents just before ``(day, series)`` (still given in that order).
         """
         sql = "SELECT d.id FROM documents d WHERE d.unique_id = ?"
         params: list[Any] = [unique_id]
         if after is not None:
             sql += " AND (d.day, d.series) > (?, ?)"
             params += [after[0].isoformat(), after[1]]
+        if before is not None:
+            sql += " AND (d.day, d.series) < (?, ?)"
+            params += [before[0].isoformat(), before[1]]
+        order = " ORDER BY d.day DESC, d.series DESC" if before is not None else " ORDER BY d.day, d.series"
         with self._read():
-            rows = self._query(sql + " ORDER BY d.day, d.series LIMIT ?", [*params, limit])
+            rows = self._query(sql + order + " LIMIT ?", [*params, limit])
             return self._representations_of([int(r[0]) for r in rows])
 
     def _representations_of(self, ids: Sequence[int]) -> list[RepresentationRecord]:

@@ -14,6 +14,7 @@ from pdi.server.limits import (
     DEFAULT_HEADER_SECONDS,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_QUEUE_SECONDS,
+    TIMEMAP_PAGE,
 )
 
 #: Mebibytes of whole answers each worker keeps in memory unless told (pdi.server.cache).
@@ -57,6 +58,9 @@ DEFAULT_CACHE_MIB = 32
               "opened in a window of its own runs none); default: none runs.")
 @click.option("--oai-admin-email", metavar="ADDRESS", help="The address OAI-PMH's Identify gives harvesters "
               "(/oai; default: postmaster@ this host).")
+@click.option("--timemap-page", default=TIMEMAP_PAGE, show_default=True, type=click.IntRange(1, 100_000),
+              metavar="N", help="Captures (documents) of a URL, or versions of a document, one Memento TimeMap "
+              "page holds the mementos of: a longer TimeMap comes in pages linked rel=next and rel=prev.")
 @click.option("--db-connections", default=DEFAULT_CONNECTIONS, show_default=True, type=click.IntRange(1, 1000),
               help="Catalog connections each worker keeps at most, in a pool (PostgreSQL; through pgbouncer,"
                    " use transaction pooling): a request's transaction takes one and waits while all are taken.")
@@ -65,12 +69,13 @@ def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
     queue_seconds: float, header_timeout: float, body_timeout: float, max_connections: int, fixity_memo: float,
     replay_port: int | None, replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None,
-    db_connections: int, archive: str,
+    timemap_page: int, db_connections: int, archive: str,
 ) -> None:
     """Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.
 
     Also Memento (RFC 7089) TimeGates and TimeMaps at /timegate/URL and
-    /timemap/link/URL (a captured URL, or a document's generic name), and
+    /timemap/link/URL (a captured URL, or a document's generic name; in
+    pages of --timemap-page captures), and
     an OAI-PMH 2.0 endpoint at /oai for library harvesters.
 
     A # in a name travels as %23 in an RFC 2169 query (a % before 23 or 25
@@ -126,7 +131,8 @@ def serve_cmd(
         work = WorkLimits(evaluations, queue_seconds)
         resolver = create_app(archive, base_url=base_url, limits=work, cache_bytes=cache_mib << 20, replay=site,
                               oai_admin_email=oai_admin_email, fixity_memo_seconds=fixity_memo,
-                              connections=db_connections, body_seconds=body_timeout)
+                              connections=db_connections, body_seconds=body_timeout,
+                              timemap_page=timemap_page)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
                                    resolver_port=bound, scripts=replay_scripts, limits=work)
         return ByPort(resolver, replay, replay_bound)

@@ -193,20 +193,38 @@ def memento_links(original: str, timegate_uri: str, timemap_uri: str, this: Meme
     ])
 
 
-def timemap(original: str, self_uri: str, timegate_uri: str, mementos: Sequence[Memento]) -> str:
+def timemap(original: str, self_uri: str, timegate_uri: str, mementos: Sequence[Memento], *,
+            next_uri: str | None = None, prev_uri: str | None = None) -> str:
     """A TimeMap in ``application/link-format`` (RFC 7089 §5.1.1, RFC 6690 §2): one link-value a line.
 
     The original resource, the TimeMap itself (``self``, with ``from`` and
     ``until`` when there are mementos), the TimeGate, then every memento in
-    time order, the first and the last marked so.
+    time order, the first and the last marked so. A page of a TimeMap split
+    in pages (RFC 7089 leaves their size to the server; Memento's practice
+    of paged TimeMaps) links the page after it (``next_uri``) and the page
+    before it (``prev_uri``), each ``rel="next"``/``rel="prev"`` with
+    ``type="application/link-format"``; its ``self``'s ``from`` and ``until``
+    are its own first and last mementos'; its first memento is marked
+    ``first`` only on the first page, its last ``last`` only on the last.
     """
     about: dict[str, str] = {"type": LINK_FORMAT}
     if mementos:
         about["from"] = http_datetime(mementos[0].datetime)
         about["until"] = http_datetime(mementos[-1].datetime)
-    lines = [link(original, "original"), link(self_uri, "self", **about), link(timegate_uri, "timegate")]
-    lines += [
-        link(m.uri, _memento_rel(mementos, i, around=None), datetime=http_datetime(m.datetime))
-        for i, m in enumerate(mementos)
-    ]
+    lines = [link(original, "original"), link(self_uri, "self", **about)]
+    lines += timemap_pages(next_uri, prev_uri)
+    lines.append(link(timegate_uri, "timegate"))
+    for i, m in enumerate(mementos):
+        rel = _memento_rel(mementos, i, around=None)
+        if prev_uri is not None:
+            rel = rel.replace("first ", "")
+        if next_uri is not None:
+            rel = rel.replace("last ", "")
+        lines.append(link(m.uri, rel, datetime=http_datetime(m.datetime)))
     return ",\n".join(lines) + "\n"
+
+
+def timemap_pages(next_uri: str | None, prev_uri: str | None) -> list[str]:
+    """The link-values to the pages after and before a TimeMap page (``rel="next"``, ``rel="prev"``)."""
+    return [link(uri, rel, type=LINK_FORMAT) for uri, rel in ((next_uri, "next"), (prev_uri, "prev"))
+            if uri is not None]

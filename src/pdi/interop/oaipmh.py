@@ -11,8 +11,9 @@ specification, 2002-06-14, revised 2015-01-08), with no I/O:
 * §3.3.1 UTCdatetime: datestamps to the second, ``YYYY-MM-DDThh:mm:ssZ``,
   and ``from``/``until`` in either granularity (one granularity for both),
   :func:`parse_datestamp`; a day as ``until`` runs to its last second;
+  §2.7.1: a ``from`` later than ``until`` is ``badArgument``;
 * §3.5 flow control: a resumption token (:class:`Resumption`) carries the
-  keyset cursor of the catalog and the request's arguments, so a harvest
+  last record's identifier (a keyset cursor) and the request's arguments, so a harvest
   needs no state on the server and costs the same on any page; a bad one
   is ``badResumptionToken``. The last page of a list split into pages has
   an empty ``resumptionToken``;
@@ -186,6 +187,8 @@ class Selection:
         until = parse_datestamp(self.until, argument="until") if self.until is not None else None
         if start is not None and until is not None and start[1] != until[1]:
             raise OAIError("badArgument", "from and until have different granularities: give both as days or both to the second")
+        if start is not None and until is not None and start[0] > until[0]:  # §2.7.1: from <= until, else badArgument
+            raise OAIError("badArgument", f"from={self.start} is later than until={self.until}: from must not be later")
         return (start[0] if start else None), (until[0] if until else None)
 
 
@@ -206,30 +209,38 @@ def check_prefix(prefix: str) -> None:
 
 @dataclass(frozen=True)
 class Resumption:
-    """A resumption token's content (§3.5): where the list goes on, how many went before, and the selection."""
+    """A resumption token's content (§3.5): where the list goes on, how many went before, and the selection.
 
-    after: int
+    ``after`` is where the list goes on, as the repository wrote it: the
+    identifier of the last record sent (``None``: from the start). It is
+    never a row number of the catalog, whose gaps would tell a harvester how
+    many records it is not shown.
+    """
+
+    after: str | None
     sent: int
     selection: Selection
 
     def encode(self) -> str:
         """The token: URL-safe base64 of compact JSON (no padding), opaque to harvesters."""
         s = self.selection
-        raw = json.dumps([1, self.after, self.sent, s.prefix, s.set, s.start, s.until], separators=(",", ":"))
+        raw = json.dumps([2, self.after, self.sent, s.prefix, s.set, s.start, s.until], separators=(",", ":"))
         return base64.urlsafe_b64encode(raw.encode()).decode("ascii").rstrip("=")
 
     @classmethod
     def decode(cls, token: str) -> Resumption:
-        """The content of a token this repository issued; ``badResumptionToken`` for anything else."""
+        """The content of a token this repository issued; ``badResumptionToken`` for anything else
+        (a token of an earlier form, which carried a catalog row number, too: the harvest starts again)."""
         bad = OAIError("badResumptionToken", f"the resumption token {token[:60]!r} was not issued here or is damaged")
-        if not token or len(token) > 2048 or not re.fullmatch(r"[A-Za-z0-9_-]+", token):
+        if not token or len(token) > MAX_ARGUMENT or not re.fullmatch(r"[A-Za-z0-9_-]+", token):
             raise bad
         try:
             fields = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
         except (binascii.Error, ValueError):
             raise bad from None
-        if not (isinstance(fields, list) and len(fields) == 7 and fields[0] == 1
-                and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in fields[1:3])
+        if not (isinstance(fields, list) and len(fields) == 7 and fields[0] == 2
+                and (fields[1] is None or (isinstance(fields[1], str) and fields[1]))
+                and isinstance(fields[2], int) and not isinstance(fields[2], bool) and fields[2] >= 0
                 and isinstance(fields[3], str)
                 and all(f is None or isinstance(f, str) for f in fields[4:7])):
             raise bad

@@ -106,7 +106,13 @@ from pdi.server.browse import BrowsePages
 from pdi.server.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
 from pdi.server.cite import CiteAPI
 from pdi.server.interop import MementoRoutes, OAIRoutes
-from pdi.server.limits import DEFAULT_BODY_RATE, DEFAULT_BODY_SECONDS, BodyDeadline, WorkLimits
+from pdi.server.limits import (
+    DEFAULT_BODY_RATE,
+    DEFAULT_BODY_SECONDS,
+    TIMEMAP_PAGE,
+    BodyDeadline,
+    WorkLimits,
+)
 from pdi.server.openapi import APIDocs
 from pdi.server.problems import HANDLERS, Options
 from pdi.server.read import ReadAPI, Resolver
@@ -134,6 +140,7 @@ def create_app(
     annotation_page_size: int = DEFAULT_PAGE_SIZE,
     body_seconds: float = DEFAULT_BODY_SECONDS,
     body_rate: int = DEFAULT_BODY_RATE,
+    timemap_page: int = TIMEMAP_PAGE,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -163,6 +170,8 @@ def create_app(
     take, a token holder's upload's too: ``body_seconds`` and one second more
     for every ``body_rate`` octets, else ``408``
     (:class:`~pdi.server.limits.BodyDeadline`).
+    ``timemap_page`` is how many captures of a URL (or versions of a
+    document) a Memento TimeMap page holds the mementos of (:mod:`pdi.server.interop`).
     """
     opened = archive if archive is not None else Archive.open(location, connections=connections)
     if fixity_memo_seconds > 0:
@@ -202,7 +211,7 @@ def create_app(
         Route("/api/annotation", annotations.export, methods=["GET"]),
         Route("/api/annotation", annotations.import_, methods=["POST"]),
         *AnnotationServer(opened, base_url=base_url, page_size=annotation_page_size).routes(),
-        *MementoRoutes(opened, base_url, work).routes(),
+        *MementoRoutes(opened, base_url, work, page=timemap_page).routes(),
         *OAIRoutes(opened, base_url, work=work, admin_email=oai_admin_email).routes(),
     ]
     docs = APIDocs()

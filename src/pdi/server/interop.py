@@ -9,7 +9,19 @@ Memento, in the routes pywb uses:
   ``next`` mementos around the one chosen; ``400`` for an ``Accept-Datetime``
   that is not an RFC 1123 date (§2.1.1), ``404`` when the archive holds no
   memento of it.
-* ``/timemap/link/<URI-R>`` — its TimeMap (§5.1.1), ``application/link-format``.
+* ``/timemap/link/<URI-R>`` — its TimeMap (§5.1.1), ``application/link-format``,
+  in pages (RFC 7089 leaves their size to the server; Memento's practice of
+  paged TimeMaps): each page holds the mementos of at most
+  :data:`TIMEMAP_PAGE` captures (documents) of a URL, or that many versions
+  of a document, in time order; ``self`` carries the page's own ``from``
+  and ``until``, and ``rel="next"`` and ``rel="prev"`` (``type=
+  "application/link-format"``), in the body and in the ``Link`` field (RFC
+  8288), name the pages after and before it,
+  ``/timemap/link/page/<cursor>/<URI-R>`` (a cursor is opaque: where the
+  page starts in the catalog's order of captures, by day then series, so
+  any page costs the same however many there are). A URL's
+  captures are in the order of the days their names carry, which is the
+  order of their times but for a version added on a later day.
 
 Both list only the mementos their reader may read: kept a minute by any
 cache when read anonymously; read with a token, ``private, no-store``; and
@@ -55,7 +67,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from pdi.archive import Archive, DocumentChange, Generic, GenericVersion, Resolved
+from pdi.archive import Archive, DocumentChange, DocumentPage, Generic, GenericVersion, Resolved
 from pdi.archive.store import DocumentKey
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.identifier import PDI
@@ -70,13 +82,14 @@ from pdi.interop.memento import (
     select,
     timegate_links,
     timemap,
+    timemap_pages,
 )
-from pdi.server.limits import WorkLimits
+from pdi.server.limits import TIMEMAP_PAGE, WorkLimits
 from pdi.server.problems import Problem
 
 #: The statement a WARC import leaves about each capture: its record's WARC-Date (:mod:`pdi.interop.warc`).
 WARC_DATE = "warc:date"
-#: The most mementos one TimeGate or TimeMap reads: past it, a ``413`` problem says so.
+#: The most mementos one TimeGate, or one TimeMap page, reads: past it, a ``413`` problem says so.
 MAX_MEMENTOS = 100_000
 #: Documents read from the catalog at once while gathering the captures of a URL.
 _CAPTURES_PAGE = 500
@@ -138,8 +151,10 @@ class Subject:
     def timegate(self, base: str) -> str:
         return f"{base.rstrip('/')}/timegate/{self._path()}"
 
-    def timemap(self, base: str) -> str:
-        return f"{base.rstrip('/')}/timemap/link/{self._path()}"
+    def timemap(self, base: str, cursor: str | None = None) -> str:
+        """The TimeMap's URL: its first page, or the page at ``cursor``."""
+        page = f"page/{cursor}/" if cursor else ""
+        return f"{base.rstrip('/')}/timemap/link/{page}{self._path()}"
 
     def _path(self) -> str:
         """The target as it follows a route: a generic name as in an N2R query (:func:`sturdy`), a URL as it is."""
@@ -179,7 +194,7 @@ class Mementos:
                 versions.add((*key, tomb.version))
         return gone, versions
 
-    def dated(self, documents: Iterable[Generic], *, most: int = MAX_MEMENTOS) -> tuple[list[tuple[datetime.datetime, PDI]], int]:
+    def dated(self, documents: Iterable[Generic], *, most: int | None = None) -> tuple[list[tuple[datetime.datetime, PDI]], int]:
         """Every version of ``documents`` not withdrawn, as (when, the name of its first format), oldest first; and how many were withdrawn.
 
         The one list of a URL's captures by time: the TimeGate's and
@@ -188,6 +203,7 @@ class Mementos:
         :class:`~pdi.errors.LimitError`. The documents' withdrawals are read
         a page of documents at a time, as the documents come.
         """
+        most = MAX_MEMENTOS if most is None else most
         found: list[tuple[datetime.datetime, PDI]] = []
         withdrawn = 0
         pages = iter(documents)
@@ -282,6 +298,75 @@ class Mementos:
             raise Problem(410, "gone", f"every memento of {subject.target} was withdrawn ({withdrawn})")
         return subject
 
+    def page(self, target: str, base: str, cursor: str | None, size: int = TIMEMAP_PAGE) -> TimeMapPage:
+        """One page of the TimeMap of ``target``: the first, or the one ``cursor`` names (:class:`TimeMapPage`).
+
+        A URL's page holds the mementos of ``size`` of its captures
+        (documents) in the catalog's order, read a page at a time
+        (:meth:`~pdi.archive.Archive.captures`); a document's, ``size`` of its
+        versions. Not found, or ``410`` when every memento was withdrawn, as
+        :meth:`subject` says; a cursor that is not one this resolver wrote is
+        a :class:`~pdi.errors.ParseError`.
+        """
+        if cursor is None and not _PDI_PREFIX.match(target):
+            first = self.archive.captures(target, limit=size) if target else None
+            if first is None or not first.documents:
+                subject = self.subject(target, base)  # not found, or the N2R URL of a document's name
+                return self._document_page(subject, None, size)
+            return self._url_page(target, base, first, False, size)
+        if cursor is None:
+            return self._document_page(self.subject(target, base), None, size)
+        direction, _, rest = cursor.partition("~")
+        if direction != "after" or not rest:
+            raise ParseError(f"{cursor[:80]!r} is not a TimeMap page's cursor (follow the rel=\"next\" and"
+                             " rel=\"prev\" links of a TimeMap)", rule="timemap-page")
+        if _PDI_PREFIX.match(target) or _own_n2r_name(target) is not None:
+            if not rest.isdigit() or len(rest) > 12:
+                raise ParseError(f"{cursor[:80]!r} is not a TimeMap page's cursor", rule="timemap-page")
+            return self._document_page(self.subject(target, base), int(rest), size)
+        day, _, series = rest.partition("~")
+        try:
+            date = datetime.date.fromisoformat(day)
+        except ValueError:
+            raise ParseError(f"{cursor[:80]!r} is not a TimeMap page's cursor", rule="timemap-page") from None
+        try:
+            found = self.archive.captures(target, after=f"urn:pdi://{series}/{date:%Y/%m/%d}/0", limit=size)
+        except ParseError:
+            raise ParseError(f"{cursor[:80]!r} is not a TimeMap page's cursor", rule="timemap-page") from None
+        if not found.documents:
+            raise NotFoundError(f"the TimeMap of {target} has no page after {cursor[:80]}")
+        return self._url_page(target, base, found, True, size)
+
+    def _url_page(self, url: str, base: str, found: DocumentPage, later_page: bool, size: int) -> TimeMapPage:
+        """The page of ``found`` (a page of the URL's captures); ``later_page``: not the first.
+
+        Its ``prev`` is the cursor of the page before, as the ``next`` of the
+        page before that wrote it (or the first page's, ``""``): the capture
+        just before the ``size`` captures before this page's first.
+        """
+        documents = found.documents
+        mementos, withdrawn = self._of_documents(documents, base)
+        subject = Subject(url, url, tuple(mementos))
+        if not later_page and not mementos and found.after is None:
+            self._checked(subject, withdrawn)  # every memento withdrawn: 410
+        prev = None
+        if later_page:
+            before = self.archive.captures(url, before=str(documents[0].pdi), limit=size + 1).documents
+            prev = _cursor(before[0].pdi) if len(before) > size else ""
+        return TimeMapPage(subject, None if found.after is None else _cursor(documents[-1].pdi), prev)
+
+    def _document_page(self, subject: Subject, after: int | None, size: int) -> TimeMapPage:
+        """A page of a document's mementos (its versions, read whole: :meth:`subject`), after version ``after``."""
+        numbered = [(_version_number(m.uri), m) for m in subject.mementos]
+        start = 0 if after is None else next((i for i, (n, _) in enumerate(numbered) if n > after), len(numbered))
+        chosen = numbered[start:start + size]
+        if not chosen:
+            raise NotFoundError(f"the TimeMap of {subject.target} has no page after version {after}")
+        later = start + size < len(numbered)
+        prev = None if start == 0 else ("" if start <= size else f"after~{numbered[start - size - 1][0]}")
+        return TimeMapPage(dataclasses.replace(subject, mementos=tuple(m for _, m in chosen)),
+                           f"after~{chosen[-1][0]}" if later else None, prev)
+
     def headers(self, located: Resolved, base: str) -> dict[str, str]:
         """``Memento-Datetime`` and the memento's ``Link`` for the N2R of a versioned name (RFC 7089 §4.1.2).
 
@@ -312,6 +397,27 @@ class Mementos:
 def _is_capture(document: PDI) -> bool:
     """Whether a document is a capture of a URL (its unique id the URL): one a WARC import may date."""
     return is_url(document.unique_id) and not document.is_serial
+
+
+@dataclass(frozen=True)
+class TimeMapPage:
+    """A page of a TimeMap: its subject with the page's mementos, and the cursors of the pages after and before
+    (``None``: none; ``""``: the first page, the TimeMap's own URL)."""
+
+    subject: Subject
+    next: str | None
+    prev: str | None
+
+
+def _cursor(document: PDI) -> str:
+    """A TimeMap page's cursor: the day and series of the capture the page starts after."""
+    assert document.date is not None  # a document the catalog holds
+    return f"after~{document.date.isoformat()}~{document.series_name.lower()}"
+
+
+def _version_number(uri: str) -> int:
+    """The version number of a memento's N2R URL (``….format.N``)."""
+    return int(uri.rsplit(".", 1)[1])
 
 
 def _own_n2r_name(url: str) -> PDI | None:
@@ -352,10 +458,12 @@ def _target(request: Request, prefix: str) -> str:
 class MementoRoutes:
     """``/timegate/<URI-R>`` and ``/timemap/link/<URI-R>`` over one archive."""
 
-    def __init__(self, archive: Archive, base_url: str | None = None, work: WorkLimits | None = None) -> None:
+    def __init__(self, archive: Archive, base_url: str | None = None, work: WorkLimits | None = None,
+                 page: int = TIMEMAP_PAGE) -> None:
         self.mementos = Mementos(archive)
         self.base_url = base_url
         self.work = work if work is not None else WorkLimits()
+        self.page = page
 
     def _base(self, request: Request) -> str:
         return self.base_url if self.base_url is not None else str(request.base_url)
@@ -376,16 +484,25 @@ class MementoRoutes:
         return Response(status_code=302, headers=headers)
 
     async def timemap(self, request: Request) -> Response:
-        """RFC 7089 §5.1.1: every memento of the URI-R, ``application/link-format``."""
+        """RFC 7089 §5.1.1: the mementos of the URI-R, ``application/link-format``, a page at a time."""
         base = self._base(request)
-        subject = await self.work.run(self.mementos.subject, _target(request, "/timemap/link/"), base)
-        body = timemap(subject.original, subject.timemap(base), subject.timegate(base), subject.mementos)
-        return PlainTextResponse(body, media_type=LINK_FORMAT,
-                                 headers={"Cache-Control": f"public, max-age={MEMENTO_MAX_AGE}"})
+        cursor = request.path_params.get("cursor")
+        prefix = "/timemap/link/" if cursor is None else f"/timemap/link/page/{cursor}/"
+        page = await self.work.run(self.mementos.page, _target(request, prefix), base, cursor, self.page)
+        subject = page.subject
+        next_uri = None if page.next is None else subject.timemap(base, page.next)
+        prev_uri = None if page.prev is None else subject.timemap(base, page.prev)
+        body = timemap(subject.original, subject.timemap(base, cursor), subject.timegate(base), subject.mementos,
+                       next_uri=next_uri, prev_uri=prev_uri)
+        headers = {"Cache-Control": f"public, max-age={MEMENTO_MAX_AGE}"}
+        if next_uri is not None or prev_uri is not None:  # RFC 8288 §3.3: the pages, to a client that reads headers
+            headers["Link"] = ", ".join(timemap_pages(next_uri, prev_uri))
+        return PlainTextResponse(body, media_type=LINK_FORMAT, headers=headers)
 
     def routes(self) -> list[Route]:
         return [
             Route("/timegate/{target:path}", self.timegate),
+            Route("/timemap/link/page/{cursor}/{target:path}", self.timemap),  # before the first page's route
             Route("/timemap/link/{target:path}", self.timemap),
         ]
 
@@ -412,6 +529,23 @@ def _oai_identifier(generic: PDI) -> str:
     return str(generic)
 
 
+#: The longest identifier a resumption token carries as it is; a longer one by its SHA-256 (the token's
+#: argument is at most oaipmh.MAX_ARGUMENT characters: base64 of JSON).
+_TOKEN_IDENTIFIER = 2000
+
+
+def _resume_after(change: DocumentChange) -> str:
+    """What a token carries of the last record of its page: its identifier, or its SHA-256, series and day."""
+    identifier = _oai_identifier(change.generic.pdi)
+    if len(identifier) <= _TOKEN_IDENTIFIER:
+        return identifier
+    import hashlib
+
+    name = change.generic.pdi
+    return (f"sha256:{hashlib.sha256(identifier.encode()).hexdigest()}@{name.series_name.lower()}/"
+            f"{name.date.isoformat() if name.date else ''}")
+
+
 class OAIRoutes:
     """``/oai``: the OAI-PMH 2.0 endpoint (GET and POST, §3.1.1) over one archive.
 
@@ -426,6 +560,12 @@ class OAIRoutes:
     ``page`` records, in catalog order, with stateless resumption tokens.
     Answers are made within the resolver's ``work`` limits (a list may read
     the stamps of many documents to find those changed in a range of dates).
+    A harvest shows only what its reader may read, as the archive answers
+    that reader (:func:`pdi.archive.access.disclosure`): no record, header,
+    deleted record or set of a private or hidden series or of an embargoed
+    document to a reader without a token for it (``idDoesNotExist`` to
+    ``GetRecord`` of one), and a token names its last record, never a row
+    number of the catalog.
     """
 
     def __init__(self, archive: Archive, base_url: str | None = None, *, work: WorkLimits | None = None,
@@ -443,7 +583,7 @@ class OAIRoutes:
         from urllib.parse import parse_qsl
 
         base = (self.base_url if self.base_url is not None else str(request.base_url)).rstrip("/") + "/oai"
-        now = _now()
+        now = self.archive.now().astimezone(datetime.UTC).replace(microsecond=0)  # the archive's clock
         pairs: list[tuple[str, str]]
         if request.method == "POST":
             kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -495,7 +635,7 @@ class OAIRoutes:
         if "resumptionToken" in arguments:
             resumed = oaipmh.Resumption.decode(arguments["resumptionToken"])
         else:
-            resumed = oaipmh.Resumption(0, 0, oaipmh.selection(arguments))
+            resumed = oaipmh.Resumption(None, 0, oaipmh.selection(arguments))
         return self._list(verb, resumed, base, "resumptionToken" in arguments)
 
     def _list(self, verb: str, resumed: oaipmh.Resumption, base: str, was_resumed: bool) -> ET.Element:
@@ -507,8 +647,9 @@ class OAIRoutes:
         # ISO 8601 UTC texts compare as the times do; a datestamp is to the second, so until runs to its end
         since = None if start is None else start.strftime("%Y-%m-%dT%H:%M:%S.000000Z")
         up_to = None if until is None else until.strftime("%Y-%m-%dT%H:%M:%S.999999Z")
+        after = 0 if resumed.after is None else self._resumed_at(resumed.after)
         # one more than a page says whether a next page has any record
-        changes = self.archive.changes(after=resumed.after, series=series, limit=self.page + 1, since=since, until=up_to)
+        changes = self.archive.changes(after=after, series=series, limit=self.page + 1, since=since, until=up_to)
         matched = [(change.cursor, change) for change in changes]
         if not matched:
             if was_resumed:  # the list ended where the page before did: say so with a record-less page
@@ -517,9 +658,33 @@ class OAIRoutes:
         page = matched[: self.page]
         token = None
         if len(matched) > self.page:
-            token = oaipmh.Resumption(page[-1][0], resumed.sent + len(page), chosen).encode()
+            token = oaipmh.Resumption(_resume_after(page[-1][1]), resumed.sent + len(page), chosen).encode()
         records = [self._record(change, base) for _, change in page]
         return oaipmh.list_records(verb, records, token, resumed.sent, resumed=was_resumed)
+
+    def _resumed_at(self, after: str) -> int:
+        """The catalog's cursor of the record a token goes on after: one the reader may still be shown.
+
+        A token names its last record (:func:`_resume_after`), never a row
+        number; one the reader may not learn of (a forged token, or a series
+        made private since) is ``badResumptionToken``, as one never issued.
+        """
+        expired = oaipmh.OAIError("badResumptionToken", "the record this token goes on after is no longer"
+                                  " listed here: harvest again from the start")
+        if after.startswith("sha256:"):  # an identifier too long for a token: its digest, day and series
+            digest, _, where = after.removeprefix("sha256:").partition("@")
+            series, _, day = where.partition("/")
+            try:
+                found = self.archive.changed_document(series, datetime.date.fromisoformat(day), digest)
+            except (PDIError, ValueError):
+                raise expired from None
+            if found is None:
+                raise expired
+            after = found
+        try:
+            return self.archive.document_change(after).cursor
+        except PDIError:
+            raise expired from None
 
     def _document(self, identifier: str) -> DocumentChange:
         """The document an OAI identifier (a generic PDI) names, as :meth:`Archive.changes` gives it; else ``idDoesNotExist``."""
@@ -563,15 +728,11 @@ class OAIRoutes:
         """A lower bound of every datestamp: the first day any series has a document (§4.2 earliestDatestamp)."""
         days = [c.first_day for c in self.archive.series_counts() if c.first_day is not None]
         if not days:
-            return _now().replace(microsecond=0)
+            return self.archive.now().astimezone(datetime.UTC).replace(microsecond=0)
         return datetime.datetime.combine(min(days), datetime.time(), tzinfo=datetime.UTC)
 
     def routes(self) -> list[Route]:
         return [Route("/oai", self.endpoint, methods=["GET", "POST"])]
-
-
-def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC).replace(microsecond=0)
 
 
 def _default_admin_email() -> str:

@@ -67,6 +67,9 @@ DEFAULT_MAX_CONNECTIONS = 512
 DEFAULT_BODY_SECONDS = 20.0
 #: Octets of a body that earn it one second more (mod_reqtimeout's MinRate=500).
 DEFAULT_BODY_RATE = 500
+#: The captures (documents) of a URL, or versions of a document, one Memento TimeMap page holds the mementos of
+#: (:mod:`pdi.server.interop`; RFC 7089 leaves a page's size to the server).
+TIMEMAP_PAGE = 1000
 
 
 class Busy(Exception):

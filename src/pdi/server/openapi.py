@@ -128,6 +128,7 @@ FORMATS: dict[str, str] = {
     "pdi-moment": "A date (its start in GMT) or a time with its zone, ISO 8601 (pdi.archive.access.parse_until)",
     "http-date": "An RFC 1123 date (RFC 7089 §2.1.1) whose weekday is its own",
     "memento-target": "A URL as it was captured (query included), a generic PDI, or its N2R URL",
+    "timemap-cursor": "Where a TimeMap page starts, as a TimeMap's rel=\"next\" or rel=\"prev\" link names it",
     "rfc5147": "An RFC 5147 fragment without '#': char= or line=, with optional length and md5 checks",
     "search-query": "Words, and phrases in double quotes, for SQLite's FTS5 tokenizer",
     "search-cursor": "The after= of a page of search results (its next URL)",
@@ -395,12 +396,27 @@ _TIMEGATE = Operation(
     errors=_READ, error_text={410: "Every memento of it was withdrawn"}, tag="memento",
 )
 _TIMEMAP = Operation(
-    "Memento TimeMap (RFC 7089 §5): every memento of a URL or a document, application/link-format",
+    "Memento TimeMap (RFC 7089 §5): the mementos of a URL or a document, application/link-format, in pages"
+    " (its first page: the mementos of the first --timemap-page captures, 1,000 by default)",
     (Param("target", "The original resource, as for the TimeGate", where="path", required=True,
            schema={"type": "string", "minLength": 1, "format": "memento-target"}),),
-    answers={200: Answer("Original, self, timegate and every memento with its datetime", "application/link-format",
-                         {"type": "string"})},
+    answers={200: Answer("Original, self (with the page's from and until), next (the page after it,"
+                         " type=application/link-format, also in the Link field), timegate and the page's mementos"
+                         " with their datetimes, oldest first", "application/link-format", {"type": "string"},
+                         headers={"Link": ('rel="next" (and rel="prev") of the pages around it', False)})},
     errors=_READ, error_text={410: "Every memento of it was withdrawn"}, tag="memento",
+)
+_TIMEMAP_PAGE = Operation(
+    "A later page of a Memento TimeMap: the mementos of the next captures, linked rel=next and rel=prev",
+    (Param("cursor", "Where the page starts: opaque, as a TimeMap's rel=\"next\" or rel=\"prev\" link names it",
+           where="path", required=True, schema={"type": "string", "minLength": 1, "format": "timemap-cursor"}),
+     Param("target", "The original resource, as for the TimeGate", where="path", required=True,
+           schema={"type": "string", "minLength": 1, "format": "memento-target"})),
+    answers={200: Answer("Original, self (with the page's from and until), next and prev (also in the Link field),"
+                         " timegate and the page's mementos", "application/link-format", {"type": "string"},
+                         headers={"Link": ('rel="next" and rel="prev" of the pages around it', False)})},
+    errors=_READ, error_text={400: "Not a cursor this resolver writes", 404: "No page there",
+                              410: "Every memento of it was withdrawn"}, tag="memento",
 )
 _OAI_ARGUMENTS = Param(
     "arguments", "The verb (Identify, ListMetadataFormats, ListSets, ListIdentifiers, ListRecords, GetRecord) and"
@@ -557,6 +573,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/cite"): _CITE,
     ("GET", "/timegate/{target}"): _TIMEGATE,
     ("GET", "/timemap/link/{target}"): _TIMEMAP,
+    ("GET", "/timemap/link/page/{cursor}/{target}"): _TIMEMAP_PAGE,
     ("GET", "/oai"): _OAI_GET,
     ("POST", "/oai"): _OAI_POST,
     ("GET", "/api/series"): _SERIES_LIST,

@@ -56,7 +56,7 @@ def _answer(request: Request) -> None:
     if token is not None:
         resumed = Resumption.decode(token)
     else:
-        resumed = Resumption(0, 0, selection(request.arguments))
+        resumed = Resumption(None, 0, selection(request.arguments))
     assert Resumption.decode(resumed.encode()) == resumed
 
 
