@@ -59,6 +59,12 @@ def _generic(name: str) -> str:
     return name.rsplit(".", 2)[0]
 
 
+def _note(target: str, words: str) -> dict[str, object]:
+    """A W3C Web Annotation of ``target`` (Web Annotation Data Model §3.1), its body ``words``."""
+    return {"@context": "http://www.w3.org/ns/anno.jsonld", "type": "Annotation",
+            "body": {"type": "TextualBody", "value": words}, "target": target}
+
+
 def build(location: str, *, secrets: bool) -> dict[str, str]:
     """An archive at ``location``: the public documents, and with ``secrets`` the others; the names made."""
     clock = Clock(NOW)
@@ -69,13 +75,15 @@ def build(location: str, *, secrets: bool) -> dict[str, str]:
         archive.set_series_access(CLOSED, "private")
         archive.set_series_access(SECRET, "hidden")
         if secrets:  # first in the catalog's order too (their own series: the public names are the same)
-            archive.add(CLOSED, f"early closed {SHARED}\n".encode(), format="text")
+            early = str(archive.add(CLOSED, f"early closed {SHARED}\n".encode(), format="text"))
             archive.add(SECRET, f"early secret {SHARED}\n".encode(), format="text")
+            archive.create_annotation(_note(early, f"early closed note {SHARED}"), slug="early-closed-note")
         names["text"] = str(archive.add(OPEN, f"open {SHARED} of the board\n".encode(), format="text"))
         names["versioned"] = str(archive.add(OPEN, b"first draft\n", format="text"))
         archive.add_version(_generic(names["versioned"]), [Content(f"second draft, {SHARED}\n".encode(), "text")])
         names["capture"] = str(archive.deposit(OPEN, [Content(b"<p>public ruling</p>", "html")], foreign_id=URL)[0])
         archive.annotate(_generic(names["text"]), "title", "Open minutes")
+        archive.create_annotation(_note(names["text"], f"open note {SHARED}"), slug="open-note")
         if secrets:  # deposited after the public ones (a daily serial counts every deposit of a day), later
             clock.now = NOW + datetime.timedelta(hours=1)
             names["embargoed"] = str(archive.add(OPEN, f"embargoed {SHARED}\n".encode(), format="text",
@@ -94,6 +102,7 @@ def build(location: str, *, secrets: bool) -> dict[str, str]:
                             embargo_until="2099-01-01")
             for key in ("embargoed", "private", "hidden"):
                 archive.annotate(_generic(names[key]), "title", f"The {key} {SHARED}")
+                archive.create_annotation(_note(names[key], f"{key} note {SHARED}"), slug=f"{key}-note")
         archive.add_token("clerk", role="read", series=[CLOSED, SECRET])
     return names
 
@@ -177,6 +186,20 @@ def resolver_requests(names: dict[str, str]) -> dict[tuple[str, frozenset[str]],
             *(f"/timemap/link/page/after~{n}/{_generic(versioned)}" for n in (1, 2))),
         ("/oai", frozenset({"GET", "HEAD", "POST"})): [*_gets(*(f"/oai?{urllib.parse.urlencode(a)}" for a in oai)),
                                                *_posts("/oai", *oai)],
+        ("/api/annotations/", frozenset({"GET", "HEAD", "OPTIONS", "POST"})): [
+            *_gets("/api/annotations/", "/api/annotations/?page=0", "/api/annotations/?page=0&iris=1",
+                   "/api/annotations/?page=1", "/api/annotations/?iris=1"),
+            ("GET", "/api/annotations/", {"headers": {"Prefer": 'return=representation; include='
+                                                               '"http://www.w3.org/ns/ldp#PreferMinimalContainer"'}}),
+            ("OPTIONS", "/api/annotations/", {}),
+            ("POST", "/api/annotations/", {"json": _note(text, "x")})],
+        # the names of the secret annotations are not asked: like an embargoed document's, one named exactly
+        # is known to exist (403)
+        ("/api/annotations/{slug}", frozenset({"DELETE", "GET", "HEAD", "OPTIONS", "PUT"})): [
+            *_gets("/api/annotations/open-note", "/api/annotations/never-made"),
+            ("OPTIONS", "/api/annotations/open-note", {}),
+            ("PUT", "/api/annotations/open-note", {"json": _note(text, "y"), "headers": {"If-Match": '"x"'}}),
+            ("DELETE", "/api/annotations/open-note", {"headers": {"If-Match": '"x"'}})],
         ("/openapi.json", frozenset({"GET", "HEAD"})): _gets("/openapi.json"),
         ("/api", frozenset({"GET", "HEAD"})): _gets("/api"),
     }
