@@ -639,6 +639,11 @@ class Archive:
             for rep in reversed([rep for reps in staged for rep in reps]):
                 rep.blob.discard()
             raise
+        finally:
+            for reps in staged:
+                for rep in reps:
+                    if rep.passages is not None:
+                        rep.passages.close()  # the full-text index's spool (pdi.archive.search), as _staging does
         for reps in staged:
             for rep in reps:
                 rep.blob.close()
