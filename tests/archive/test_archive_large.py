@@ -133,11 +133,12 @@ def test_a_large_text_round_trips_exactly_in_bounded_memory(made: str, big_text:
 
 
 def test_a_large_binary_from_a_pipe_round_trips_and_ranges_are_exact(made: str, big_binary: Path, tmp_path: Path) -> None:
-    launcher = subprocess.run(
-        [sys.executable, "-c", _LAUNCHER, sys.executable, "-m", "pdi", "add", "-", "-s", S,
-         "-f", "octet-stream", "--archive", made],
-        stdin=big_binary.open("rb"), capture_output=True, text=True, check=True, timeout=900, env=_env(),
-    )
+    with big_binary.open("rb") as source:
+        launcher = subprocess.run(
+            [sys.executable, "-c", _LAUNCHER, sys.executable, "-m", "pdi", "add", "-", "-s", S,
+             "-f", "octet-stream", "--archive", made],
+            stdin=source, capture_output=True, text=True, check=True, timeout=900, env=_env(),
+        )
     code, peak_kib = map(int, launcher.stdout.split())
     assert code == 0, launcher.stderr
     assert peak_kib >> 10 < CEILING_MIB, f"pdi add - peaked at {peak_kib >> 10} MiB"
