@@ -188,7 +188,8 @@ def test_a_flipped_octet_is_refused_by_a_read_that_touches_it_and_found_by_verif
     from pdi.errors import IntegrityError
 
     with Archive.open(made) as archive:
-        name = archive.add(S, big_binary.open("rb"), format="octet-stream")
+        with big_binary.open("rb") as source:
+            name = archive.add(S, source, format="octet-stream")
         sha = archive.get(f"{name}#byte=0,1").sha256
         bad = 37 * (1 << 20) + 4321
         _flip(archive, sha, bad)
@@ -220,7 +221,7 @@ def test_sigkill_during_a_large_streamed_deposit_leaves_nothing_visible(made: st
         for _ in range(40):  # 40 MiB in: the deposit is midway through its blob
             os.write(feeder_w, f.read(1 << 20))
     child.send_signal(signal.SIGKILL)
-    child.wait(timeout=60)
+    child.communicate(timeout=60)  # and closes its pipes
     os.close(feeder_w)
     assert child.returncode == -signal.SIGKILL
     with Archive.open(made) as archive:
