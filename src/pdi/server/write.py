@@ -381,6 +381,13 @@ async def _whole_form(request: Request) -> AsyncIterator[FormData]:
         except ClientDisconnect:
             raise ParseError(f"the body ended after {plural(received, 'octet')}{promised}: the client went away;"
                              " nothing was deposited", rule="multipart") from None
+        # Every piece is parsed by now: without the closing boundary the body was cut short. Raised here,
+        # inside the parse, so that the parser closes every file it spooled, the part cut in two as well.
+        if not parser.ended:
+            raise ParseError(
+                f"the multipart body ends {parser.where}, after {plural(received, 'octet')}, without its closing"
+                " boundary (--BOUNDARY--, RFC 2046 §5.1.1): it was cut short; nothing was deposited",
+                rule="multipart")
 
     parser = _WholeForm(request.headers, counted(), max_files=MAX_BATCH, max_fields=MAX_BATCH + 1)
     try:
@@ -388,11 +395,6 @@ async def _whole_form(request: Request) -> AsyncIterator[FormData]:
     except MultiPartException as exc:
         raise ParseError(f"the multipart body is malformed ({exc.message}); nothing was deposited",
                          rule="multipart") from exc
-    if not parser.ended:
-        await form.close()
-        raise ParseError(
-            f"the multipart body ends {parser.where}, after {plural(received, 'octet')}, without its closing boundary"
-            " (--BOUNDARY--, RFC 2046 §5.1.1): it was cut short; nothing was deposited", rule="multipart")
     try:
         yield form
     finally:
