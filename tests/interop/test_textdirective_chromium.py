@@ -177,6 +177,7 @@ def server() -> Iterator[str]:
         yield f"http://127.0.0.1:{httpd.server_address[1]}"
     finally:
         httpd.shutdown()
+        httpd.server_close()  # its listening socket
 
 
 @pytest.fixture(scope="module")

@@ -50,6 +50,7 @@ def live() -> Iterator[str]:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
+        server.server_close()  # its listening socket
 
 
 def _page(live: str) -> bytes:

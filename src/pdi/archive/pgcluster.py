@@ -204,9 +204,11 @@ class TemporaryBouncer:
         return f"postgresql://postgres@/{self.database}?host={self.directory}&port={self.PORT}"
 
     def stop(self) -> None:
-        """Stop pgbouncer."""
+        """Stop pgbouncer, and close the pipe of its standard error."""
         if self._process is not None and self._process.poll() is None:
             self._process.terminate()
             self._process.wait(timeout=30)
+        if self._process is not None and self._process.stderr is not None:
+            self._process.stderr.close()
         self._process = None
 
