@@ -8,10 +8,12 @@ Selectors 4 §17 (specificity).
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pdi.fragments.pagestyle import Declared, PageStyle, attributes
+from pdi.errors import LimitError
+from pdi.fragments.pagestyle import MAX_RULES, Declared, PageStyle, attributes
 from pdi.fragments.pagetext import markup_page_text
 
 
@@ -80,3 +82,23 @@ def test_any_page_reads_and_every_character_maps_into_its_source(pieces: list[st
         a, b = page.document_range(start, end)
         assert 0 <= a <= b <= len(source)
     assert "word" not in page.text or "word" in source
+
+
+def test_a_stranger_s_style_sheet_costs_time_in_proportion_to_its_length() -> None:
+    # 1.2 MB of rules with no ';' (a{}a{}…) once took seconds, quadratic in the sheet; the whole page must now be
+    # read within a deadline far below that, or refused by it, never run past it
+    import time
+
+    page = "<style>" + "a{}" * 400_000 + "</style><p>text</p>"
+    assert markup_page_text(page, "html", seconds=5).text.strip() == "text"  # a LimitError past 5 s
+    started = time.monotonic()
+    with pytest.raises(LimitError, match="took"):
+        markup_page_text("<style>" + "a{}" * 4_000_000 + "</style><p>text</p>", "html", seconds=0.2)
+    assert time.monotonic() - started < 5  # the deadline holds while the style sheet is read, not only after
+
+
+def test_more_display_rules_than_are_read_is_a_limit_error() -> None:
+    rules = "".join(f".c{i}{{display:none}}" for i in range(MAX_RULES + 1))
+    with pytest.raises(LimitError, match=f"more than {MAX_RULES}"):
+        PageStyle.of_html(f"<style>{rules}</style>")
+    assert not PageStyle.of_html(f"<style>{rules[: rules.index(f'.c{MAX_RULES - 1}{{')]}</style>").empty

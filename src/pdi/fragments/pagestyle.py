@@ -46,9 +46,12 @@ from __future__ import annotations
 
 import html
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
+
+from pdi.errors import LimitError
 
 __all__ = ["BLOCK_DISPLAY", "Declared", "PageStyle", "attributes", "display_breaks", "display_is_block"]
 
@@ -65,6 +68,9 @@ _INLINE_DISPLAY: Final = frozenset({
 })
 _ATOMIC_DISPLAY: Final = frozenset({"inline-block", "inline-flex", "inline-grid", "inline-table", "inline flow-root"})
 _VISIBILITY: Final = frozenset({"visible", "hidden", "collapse"})
+#: The most display and visibility rules of a page's style sheets read: each element is matched against the
+#: rules of its tag, id and classes, so a stranger's page of a million rules would cost a million an element.
+MAX_RULES: Final = 5000
 _COMMENT: Final = re.compile(r"/\*.*?(?:\*/|\Z)", re.DOTALL)
 _COMPOUND: Final = re.compile(r"(\*|[A-Za-z][A-Za-z0-9-]*)?((?:[.#]-?[A-Za-z_][A-Za-z0-9_-]*)*)\Z")
 _SIMPLE: Final = re.compile(r"[.#]-?[A-Za-z_][A-Za-z0-9_-]*")
@@ -126,8 +132,12 @@ class PageStyle:
         self.empty = not rules
 
     @classmethod
-    def of_html(cls, source: str) -> PageStyle:
-        """The rules of every ``<style>`` element of an HTML ``source`` that applies to the screen."""
+    def of_html(cls, source: str, deadline: float | None = None) -> PageStyle:
+        """The rules of every ``<style>`` element of an HTML ``source`` that applies to the screen.
+
+        A :class:`~pdi.errors.LimitError` past ``deadline`` (a :func:`time.monotonic` time) or past
+        :data:`MAX_RULES` rules.
+        """
         rules: list[_Rule] = []
         at = 0
         n = len(source)
@@ -146,7 +156,7 @@ class PageStyle:
             close = re.compile(r"</" + name + r"(?=[\t\n\f\r />])", re.IGNORECASE).search(source, tag_end + 1)
             stop = n if close is None else close.start()
             if name == "style" and _for_screen(attributes(source[m.end() : tag_end])):
-                rules.extend(_rules(source[tag_end + 1 : stop], len(rules)))
+                rules.extend(_rules(source[tag_end + 1 : stop], len(rules), deadline))
             at = stop + 1
         return cls(rules)
 
@@ -216,19 +226,26 @@ def _for_screen(attrs: Mapping[str, str]) -> bool:
     return not media or any(q.strip() in ("all", "screen") for q in media.split(","))
 
 
-def _rules(sheet: str, first: int) -> list[_Rule]:
-    """The display and visibility rules of a style sheet with simple selectors, outside every at-rule."""
+def _rules(sheet: str, first: int, deadline: float | None = None) -> list[_Rule]:
+    """The display and visibility rules of a style sheet with simple selectors, outside every at-rule.
+
+    Linear in the sheet: each search starts where the last rule ended and stops at the next brace.
+    """
     sheet = _COMMENT.sub(" ", sheet)
     rules: list[_Rule] = []
     i = 0
     n = len(sheet)
+    read = 0
     while i < n:
+        read += 1
+        if deadline is not None and not read % 256 and time.monotonic() > deadline:
+            raise LimitError(f"reading the style sheets of a page took too long ({read} rules read)")
         brace = sheet.find("{", i)
-        semi = sheet.find(";", i)
         if brace < 0:
             break
         prelude = sheet[i:brace].strip()
-        if prelude.startswith("@") and 0 <= semi < brace:  # a statement at-rule (@import, @charset …)
+        semi = sheet.find(";", i, brace) if prelude.startswith("@") else -1
+        if semi >= 0:  # a statement at-rule (@import, @charset …) ends before the brace
             i = semi + 1
             continue
         end = _block_end(sheet, brace)
@@ -240,6 +257,8 @@ def _rules(sheet: str, first: int) -> list[_Rule]:
                         tag, ids, classes = selector
                         rules.append(_Rule(tag, ids, classes, (len(ids), len(classes), int(tag is not None)),
                                            first + len(rules), prop, value, important))
+            if first + len(rules) > MAX_RULES:
+                raise LimitError(f"a page's style sheets hold more than {MAX_RULES} display and visibility rules")
         i = end + 1
     return rules
 

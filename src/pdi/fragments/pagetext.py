@@ -299,7 +299,7 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
     n = len(source)
     i = 0
     skipping: list[str] = []  # the open elements whose content is not text (innermost last)
-    style = PageStyle.of_html(source) if is_html else PageStyle([])
+    style = PageStyle.of_html(source, deadline) if is_html else PageStyle([])
     open_elements: list[_Open] = [_Open("#root", False, True)]  # the shown elements open (innermost last)
     pre = 0  # how many preformatted elements are open
     after_pre = False  # just after <pre>: a first line break is not text (WHATWG 13.2.6.4.7)
@@ -364,7 +364,7 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
 
     while i < n:
         steps += 1
-        if not steps % 4096 and time.monotonic() > deadline:
+        if not steps % 256 and time.monotonic() > deadline:  # an element may cost MAX_RULES rule checks
             raise LimitError(f"reading the text of a page of {n} characters took more than {seconds} seconds")
         lt = source.find("<", i)
         if lt < 0:
