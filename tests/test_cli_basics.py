@@ -172,5 +172,20 @@ def test_the_readme_and_pdi_help_list_the_same_exit_statuses() -> None:
     shown = CliRunner().invoke(cli, ["--help"]).output
     listed = " ".join(shown.split("Exit status:", 1)[1].split())
     in_help = {int(n) for n in re.findall(r"(?:^|[,:] )(\d+) [a-z]", listed)}
-    assert in_readme == in_help == set(range(15))
+    assert in_readme == in_help == set(range(16))
     assert "9 a fragment lies wholly past the end" in listed
+
+
+def test_each_kind_of_error_has_an_exit_status_of_its_own() -> None:
+    # a script must tell them apart; only "gone" is shared (a withdrawn name, a deleted annotation: both 410)
+    import pdi.errors as errors
+    from pdi.cli.archive_cmd import PARTIAL_EXIT
+
+    kinds = [k for k in vars(errors).values() if isinstance(k, type) and issubclass(k, errors.PDIError)
+             and k is not errors.PDIError and "exit_code" in vars(k)]
+    by_status: dict[int, set[str]] = {}
+    for kind in kinds:
+        by_status.setdefault(kind.exit_code, set()).add(kind.__name__)
+    shared = {status: names for status, names in by_status.items() if len(names) > 1}
+    assert shared == {11: {"WithdrawnError", "DeletedError"}}, shared
+    assert PARTIAL_EXIT not in by_status and 9 not in by_status and 2 not in by_status

@@ -166,13 +166,15 @@ class PreconditionError(PDIError):
     """A change made on a condition that no longer holds: an ``If-Match`` entity tag that is not the current one
     (RFC 9110 §13.1.1; the W3C Web Annotation Protocol §5.3, §5.4)."""
 
-    exit_code = 14
+    exit_code = 15  # 14 is pdi import --partial's
     http_status = 412
     title = "precondition failed"
 
 
 class DeletedError(PDIError):
-    """Something that was kept and has been deleted (an annotation): its name is never given again."""
+    """Something that was kept and has been deleted (an annotation): its name is never given again.
+
+    Gone, as a withdrawn name is: the same exit status, 11."""
 
     exit_code = 11
     http_status = 410

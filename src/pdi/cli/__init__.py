@@ -109,10 +109,11 @@ def cli() -> None:
     8 storage error, 9 a fragment lies wholly past the end of its document
     (pdi get: a warning; nothing is selected), 10 not allowed (a token's
     role or series does not cover it), 11 withdrawn (the name resolves to
-    its tombstone), 12 a cited passage is orphaned in the version asked
+    its tombstone; an annotation deleted), 12 a cited passage is orphaned in the version asked
     for (pdi anchor), 13 it is ambiguous there (several places fit as
     well), 14 pdi import --partial imported the whole records of a damaged
-    WARC or WACZ and dropped the rest.
+    WARC or WACZ and dropped the rest, 15 a precondition that no longer
+    holds (an If-Match entity tag that is not the current one).
     """
 
 
