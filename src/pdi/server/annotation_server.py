@@ -186,7 +186,7 @@ class AnnotationServer:
             return await self._container(request)
         except (PDIError, Problem) as exc:
             # §4.1: the container's Link "on all responses", a refusal too
-            answer = await (on_problem(request, exc) if isinstance(exc, Problem) else on_pdi_error(request, exc))
+            answer = await _refusal(request, exc)
             if "page" not in request.query_params:  # as sent: a repeated page= is refused as a page's
                 answer.headers["Link"] = CONTAINER_LINK
                 answer.headers.setdefault("Allow", CONTAINER_ALLOW)
@@ -282,6 +282,12 @@ class AnnotationServer:
     async def annotation(self, request: Request) -> Response:
         """An annotation (Web Annotation Protocol §3): GET/HEAD it; PUT its new state (§5.3) or DELETE it (§5.4),
         with If-Match its ETag; OPTIONS."""
+        try:
+            return await self._annotation(request)
+        except (PDIError, Problem) as exc:
+            return await _refusal(request, exc)
+
+    async def _annotation(self, request: Request) -> Response:
         slug = request.path_params["slug"]
         if request.method == "OPTIONS":
             return _options(ANNOTATION_ALLOW, ANNOTATION_LINK)
@@ -328,6 +334,15 @@ def _page_number(text: str) -> int:
 
 def _last_page(total: int, size: int) -> int:
     return max(0, (total - 1) // size)
+
+
+async def _refusal(request: Request, exc: PDIError | Problem) -> Response:
+    """The problem answering ``exc``, readable by a script of another origin as every answer here is: a client's
+    change flow turns on a 412 or a 428 it must be able to read (CORS)."""
+    answer = await (on_problem(request, exc) if isinstance(exc, Problem) else on_pdi_error(request, exc))
+    for name, value in _cors({}).items():
+        answer.headers[name] = value
+    return answer
 
 
 def _cors(headers: dict[str, str]) -> dict[str, str]:
