@@ -219,7 +219,7 @@ def create_app(
     app = Starlette(routes=routes, exception_handlers=HANDLERS, middleware=[
         Middleware(BodyDeadline, seconds=body_seconds, rate=body_rate),  # whoever sends it, a token holder too
         Middleware(Options),  # OPTIONS of any route's path: its Allow, read from the routes (pdi.server.problems)
-        Middleware(Readers, archive=opened, cookies=True, base_url=base_url),  # first: a token that is not live is 401, even for a kept answer
+        Middleware(Readers, archive=opened, cookies=True, base_url=base_url),  # before the cache: a token that is not live is 401, even for a kept answer
         Middleware(CachedAnswers, cache=cache),  # only answers anyone may read are kept there
     ])
     docs.routes = app.routes

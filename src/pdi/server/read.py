@@ -141,7 +141,8 @@ class Resolver:
                     return unchanged
             found = await self.work.run(self.representation, name, base, headers.get("accept"))
             if isinstance(found, Large):
-                if request.method == "HEAD":  # the catalog knows every field: no chunk is read
+                if request.method == "HEAD":  # the catalog knows every field but a whole multipart file's own
+                    # Content-Type parameters, for which its first chunk is read (_aggregate_type)
                     return streamed_response(self.archive, found.resolved, headers, found.headers, head=True,
                                              content_type=found.content_type)
                 # opening it reads and checks its first chunk: off the event loop, as every read is
