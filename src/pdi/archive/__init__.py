@@ -1657,19 +1657,20 @@ class Archive:
     def _guard_document(self, key: DocumentKey, version: int | None, what: str) -> None:
         """Refuse ``what`` (about a document, or a version of it) to a reader who may not read it: not found if its
         series is hidden, forbidden if private or embargoed (:mod:`pdi.archive.access`)."""
-        from pdi.archive.access import HIDDEN, PUBLIC, current_reader
+        from pdi.archive.access import PUBLIC, Disclosure, current_reader, disclosure
 
         reader = current_reader.get()
         if reader is None or reader.may_read(key.series):
-            return
+            return  # the rule's first clause (the owner, a token of the series learn all), before any catalog read
         access = self.series_access().get(key.series, PUBLIC)
-        if access == HIDDEN:
+        until = self.store.embargo(key, version) if access == PUBLIC else None
+        embargoed = until is not None and until > _timestamp(self._now())
+        told = disclosure(reader, key.series, access, embargoed=embargoed)  # the one rule (pdi.archive.access)
+        if told is Disclosure.NOTHING:
             raise NotFoundError(f"{what} is not in this archive")
-        if access != PUBLIC:
-            raise AccessError(f"{what} is about the private series {key.series}; a token that may read it is needed")
-        until = self.store.embargo(key, version)
-        if until is not None and until > _timestamp(self._now()):
-            raise AccessError(f"{what} is about a document embargoed until {until}")
+        if told is Disclosure.EXISTENCE:
+            raise AccessError(f"{what} is about a document embargoed until {until}" if embargoed else
+                              f"{what} is about the private series {key.series}; a token that may read it is needed")
 
     def latest_statements(self, names: Sequence[PDI], key: str) -> dict[str, str]:
         """The latest value of ``key`` stated about each of ``names``, by canonical name (absent: none stated).
