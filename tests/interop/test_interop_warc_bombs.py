@@ -227,3 +227,21 @@ def test_a_stored_warc_whose_crc_is_wrong_is_refused(tmp_path: Path) -> None:
         with pytest.raises(PDIError, match=r"a\.wacz!archive/data\.warc: its CRC-32 is not the one its ZIP directory entry gives"):
             import_warc(opened, wacz, S)
         assert list(opened.store.iter_representations()) == []
+
+
+def test_many_gzip_members_each_within_its_allowance_are_refused_by_the_file_s_ratio(tmp_path: Path) -> None:
+    # each member 900 KiB of zeros (under the 1 MiB each may expand to before its own ratio counts): 60 of them
+    # are 54 MB from a few dozen KB, a bomb the per-member bound alone let through (found by review)
+    b = WarcBuilder()
+    for n in range(60):
+        b.response(f"http://example.org/zeros{n}.bin", bytes(900 << 10), "application/octet-stream",
+                   "2024-05-06T10:00:00Z")
+    warc = b.save(tmp_path / "members.warc.gz")
+    assert warc.stat().st_size < 200_000
+    archive = _archive(tmp_path)
+    code, peak, spent, err = _run(["import", str(warc), "--series", S, "--archive", str(archive)])
+    assert code == LimitError.exit_code, err
+    assert "the file's gzip members decompress to more than 100 times their size" in err
+    assert spent < SECONDS and peak < PEAK_MIB, (spent, peak)
+    with Archive.open(archive) as opened:
+        assert list(opened.store.iter_representations()) == []

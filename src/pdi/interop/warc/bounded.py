@@ -111,6 +111,8 @@ class _BoundedReader(DecompressingBufferedReader):  # type: ignore[misc]
         self.deadline = deadline
         self.member_in = 0  # compressed bytes fed to the current gzip member's decompressor
         self.member_out = 0  # and what it gave
+        self.file_in = 0  # the same for every member of the file: many members, each within its own
+        self.file_out = 0  # allowance, must not add up to a bomb
         self.lines = 0  # header lines since the record began or the last read()
         self.line_bytes = 0
         self.open_line = False  # the last line read was a header line (not blank): a header block is open
@@ -143,14 +145,24 @@ class _BoundedReader(DecompressingBufferedReader):  # type: ignore[misc]
             except zlib.error as exc:
                 raise Refused(ParseError, f"its gzip member cannot be decompressed: {exc}") from None
         if self.decompressor is not None:
-            self.member_in += len(data) - (len(self.decompressor.unused_data) - before)
+            taken = len(data) - (len(self.decompressor.unused_data) - before)
+            self.member_in += taken
             self.member_out += len(out)
+            self.file_in += taken
+            self.file_out += len(out)
             ratio = self.limits.max_expansion
             if self.member_out > EXPANSION_ALLOWANCE and self.member_out > ratio * self.member_in:
                 raise Refused(
                     LimitError,
                     f"its gzip member decompresses to more than {ratio:g} times its size"
                     f" ({plural(self.member_in, 'byte')} to {plural(self.member_out, 'byte')} so far;"
+                    " the limit of pdi import --max-expansion)",
+                )
+            if self.file_out > EXPANSION_ALLOWANCE and self.file_out > ratio * self.file_in:
+                raise Refused(
+                    LimitError,
+                    f"the file's gzip members decompress to more than {ratio:g} times their size"
+                    f" ({plural(self.file_in, 'byte')} to {plural(self.file_out, 'byte')} so far;"
                     " the limit of pdi import --max-expansion)",
                 )
         return out
