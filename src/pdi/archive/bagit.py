@@ -1147,7 +1147,7 @@ def import_payload(
     progress: Callable[[int, int], None] | None = None,
     deposited: Callable[[PDI, str], None] | None = None,
 ) -> int:
-    """The payload files of a valid bag another tool made, as new documents of ``series`` (all or none); how many.
+    """The payload files of a valid bag another tool made, as new documents of ``series`` (the documents all or none, their statements after); how many.
 
     Each file under ``data/`` is a document minted today, its foreign id its
     path under ``data/`` (a daily serial when that path cannot be an id: all
