@@ -151,20 +151,13 @@ class _BoundedReader(DecompressingBufferedReader):  # type: ignore[misc]
             self.file_in += taken
             self.file_out += len(out)
             ratio = self.limits.max_expansion
-            if self.member_out > EXPANSION_ALLOWANCE and self.member_out > ratio * self.member_in:
-                raise Refused(
-                    LimitError,
-                    f"its gzip member decompresses to more than {ratio:g} times its size"
-                    f" ({plural(self.member_in, 'byte')} to {plural(self.member_out, 'byte')} so far;"
-                    " the limit of pdi import --max-expansion)",
-                )
-            if self.file_out > EXPANSION_ALLOWANCE and self.file_out > ratio * self.file_in:
-                raise Refused(
-                    LimitError,
-                    f"the file's gzip members decompress to more than {ratio:g} times their size"
-                    f" ({plural(self.file_in, 'byte')} to {plural(self.file_out, 'byte')} so far;"
-                    " the limit of pdi import --max-expansion)",
-                )
+            for given, made, what in ((self.member_in, self.member_out, "its gzip member decompresses to more than"
+                                       f" {ratio:g} times its size"),
+                                      (self.file_in, self.file_out, "the file's gzip members decompress to more"
+                                       f" than {ratio:g} times their size")):
+                if made > EXPANSION_ALLOWANCE and made > ratio * given:
+                    raise Refused(LimitError, f"{what} ({plural(given, 'byte')} to {plural(made, 'byte')} so far;"
+                                              " the limit of pdi import --max-expansion)")
         return out
 
     def read(self, length: int | None = None) -> bytes:
