@@ -409,7 +409,10 @@ _TIMEMAP = Operation(
 _TIMEMAP_PAGE = Operation(
     "A later page of a Memento TimeMap: the mementos of the next captures, linked rel=next and rel=prev",
     (Param("cursor", "Where the page starts: opaque, as a TimeMap's rel=\"next\" or rel=\"prev\" link names it",
-           where="path", required=True, schema={"type": "string", "minLength": 1, "format": "timemap-cursor"}),
+           where="path", required=True,
+           # pdi.server.interop.Mementos.page: after~N (a document's versions) or after~DAY~SERIES (a URL's captures)
+           schema={"type": "string", "minLength": 1, "format": "timemap-cursor",
+                   "pattern": "^after~(?:[0-9]{1,12}|[0-9]{4}-[0-9]{2}-[0-9]{2}~[A-Za-z0-9.-]{1,253})$"}),
      Param("target", "The original resource, as for the TimeGate", where="path", required=True,
            schema={"type": "string", "minLength": 1, "format": "memento-target"})),
     answers={200: Answer("Original, self (with the page's from and until), next and prev (also in the Link field),"
