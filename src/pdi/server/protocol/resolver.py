@@ -7,11 +7,11 @@ name and the base URL and answers, so it can be called, and tested, without
 an app. :class:`ReadAPI` answers ``/api/…`` with JSON.
 
 Services that read (and hash) a whole representation (``N2R``, ``I2R``,
-``N2C``) run within the resolver's :class:`~pdi.server.limits.WorkLimits`;
+``N2C``) run within the resolver's :class:`~pdi.server.process.limits.WorkLimits`;
 the others answer from the catalog on Starlette's own threads. ``N2R`` of a
-name with a format is an :class:`~pdi.server.cache.Entity` that never
-changes: the resolver keeps it in its :class:`~pdi.server.cache.ResponseCache`,
-from which :class:`~pdi.server.cache.CachedAnswers` answers the next request
+name with a format is an :class:`~pdi.server.process.cache.Entity` that never
+changes: the resolver keeps it in its :class:`~pdi.server.process.cache.ResponseCache`,
+from which :class:`~pdi.server.process.cache.CachedAnswers` answers the next request
 for the same name before any routing.
 """
 
@@ -47,20 +47,20 @@ from pdi.identifier import PDI
 from pdi.interop.accept import choose, parse_accept, preference
 from pdi.interop.memento import LINK_FORMAT
 from pdi.mhtml.headers import SERVED_TYPE_OCTETS, served_content_type
-from pdi.server.cache import Entity, ResponseCache, answer, cache_key, entity_names
-from pdi.server.conditional import (
+from pdi.server.http.conditional import (
     UNSATISFIABLE,
     byte_range,
     entity_tag,
     if_range_holds,
     tag_matches,
 )
-from pdi.server.interop import Mementos, sturdy
-from pdi.server.limits import WorkLimits
-from pdi.server.params import integer, optional, required
-from pdi.server.problems import Problem
-from pdi.server.readers import PRIVATE, by_cookie
-from pdi.server.zerocopy import EXTENSION
+from pdi.server.http.params import integer, optional, required
+from pdi.server.http.problems import Problem
+from pdi.server.http.readers import PRIVATE, by_cookie
+from pdi.server.process.cache import Entity, ResponseCache, answer, cache_key, entity_names
+from pdi.server.process.limits import WorkLimits
+from pdi.server.process.zerocopy import EXTENSION
+from pdi.server.protocol.memento_oaipmh import Mementos, sturdy
 
 #: RFC 2169 services this resolver answers, and the others it knows of (501).
 SERVICES = ("N2R", "I2R", "N2L", "N2Ls", "N2C", "N2Ns")
@@ -218,7 +218,7 @@ class Resolver:
         links = {"Link": f'<{base.rstrip("/")}/timegate/{target}>; rel="timegate",'
                          f' <{base.rstrip("/")}/timemap/link/{target}>; rel="timemap"; type="{LINK_FORMAT}"'}
         # the versions listed are those this reader may read: read with a token, the answer is private, and
-        # every answer varies by who reads (pdi.server.readers)
+        # every answer varies by who reads (pdi.server.http.readers)
         shared = {"Vary": "Accept", "Cache-Control": f"public, max-age={GENERIC_MAX_AGE}", **links}
         if accept:
             ranges = parse_accept(accept)
@@ -381,7 +381,7 @@ def _alias_description(archive: Archive, name: str) -> dict[str, Any]:
 def shared_answer(archive: Archive, resolved: Resolved) -> bool:
     """Whether the answer may be kept and given to anyone: the request is anonymous (it got through, so
     the name is public), or the name is readable by anyone now (not private, not embargoed), and it was
-    not read with a browser's sign-in (:data:`pdi.server.readers.by_cookie`: every such answer is private)."""
+    not read with a browser's sign-in (:data:`pdi.server.http.readers.by_cookie`: every such answer is private)."""
     if by_cookie.get():
         return False
     reader = current_reader.get()
@@ -498,7 +498,7 @@ def streamed_response(
 class FileSend(Response):
     """Octets ``[start, end)`` of a blob file whose chunks are all remembered verified: sent as they are stored.
 
-    Under ``pdi serve`` with ``sendfile`` (:mod:`pdi.server.zerocopy`);
+    Under ``pdi serve`` with ``sendfile`` (:mod:`pdi.server.process.zerocopy`);
     elsewhere read in pieces on a worker thread. Either way the file's
     identity is checked again (``fstat``) as it is sent: a file changed
     since its chunks were verified cuts the answer short.
@@ -540,7 +540,7 @@ class FileSend(Response):
 
 
 def entity_response(entity: Entity, headers: Mapping[str, str]) -> Response:
-    """The answer to a request for ``entity`` with these headers (:func:`pdi.server.cache.answer`)."""
+    """The answer to a request for ``entity`` with these headers (:func:`pdi.server.process.cache.answer`)."""
     status, raw, body = answer(entity, headers.get("if-none-match"), headers.get("range"), headers.get("if-range"))
     return _RawResponse(status, raw, body)
 

@@ -13,7 +13,7 @@ its bytes were read in).
 
 A fragment of the name (``elt``, ``name``, ``char``, ``line``: evaluated on
 the root page, an aggregate's as an HTML document's) is marked in the root
-(:mod:`pdi.server.passage`), and ``index.html#pdi-passage`` scrolls to it.
+(:mod:`pdi.server.replay.marks`), and ``index.html#pdi-passage`` scrolls to it.
 ``/replay/<name>/select/<file>`` serves the same page for selection: its text
 in pieces that carry their source positions, its start tags their numbers,
 and :data:`SELECT_SCRIPT`, the one script the CSP then allows (by its hash),
@@ -35,7 +35,7 @@ the request's fetch metadata (``Sec-Fetch-Dest``, ``Sec-Fetch-Site``) decides
 (:func:`framed_by_the_resolver`), so a page opened in a window of its own
 (typed, followed, ``window.open``) runs nothing.
 It sets no cookie and reads none: not the resolver's sign-in cookie either
-(:mod:`pdi.server.signin`), which the browser sends here too (cookies are not
+(:mod:`pdi.server.pages.signin`), which the browser sends here too (cookies are not
 kept apart by port). A capture of a private series or an embargoed one is
 therefore replayed only to a bearer token, never to a signed-in person: its
 page is refused with a page that says so (:func:`not_replayed`, ``403``),
@@ -66,10 +66,10 @@ from pdi.errors import AccessError, LimitError, NotFoundError, UnsupportedError
 from pdi.identifier import PDI
 from pdi.mhtml import Aggregate
 from pdi.mhtml.unpack import PlannedFile, plan
-from pdi.server.limits import WorkLimits
-from pdi.server.problems import HANDLERS, Options
-from pdi.server.read import shared_answer
-from pdi.server.readers import PRIVATE, Readers
+from pdi.server.http.problems import HANDLERS, Options
+from pdi.server.http.readers import PRIVATE, Readers
+from pdi.server.process.limits import WorkLimits
+from pdi.server.protocol.resolver import shared_answer
 
 #: The media types replay shows as pages.
 AGGREGATE_TYPES = frozenset({"multipart/related"})
@@ -89,7 +89,7 @@ _ROOT = re.compile(r"/replay/([^/]+)/(select/)?([^/]+)\Z")
 
 #: The one script a page replayed for selection runs (``/replay/<name>/select/…``; allowed by its hash):
 #: it names what the reader selects by the source positions the ``<pdi-t>`` pieces carry
-#: (:func:`pdi.server.passage.selection_insertions`) and tells the framing page.
+#: (:func:`pdi.server.replay.marks.selection_insertions`) and tells the framing page.
 SELECT_SCRIPT = """
 (function () {
   function count(s) { let n = 0; for (const ch of s) n += (ch === "\\n" || ch === "\\x85") ? 2 : 1; return n; }
@@ -284,7 +284,7 @@ class _Guarded:
             if message["type"] == "http.response.start":
                 given = message.get("headers", [])
                 kept = [(k, v) for k, v in given if k.lower() not in names and k.lower() != b"set-cookie"]
-                # the app's own Vary (who reads: pdi.server.readers) kept beside the fetch metadata's
+                # the app's own Vary (who reads: pdi.server.http.readers) kept beside the fetch metadata's
                 varies = [v for k, v in given if k.lower() == b"vary"]
                 added = [(k, b", ".join([*varies, v]) if k == b"vary" else v) for k, v in headers]
                 message = {**message, "headers": [*kept, *added]}
@@ -410,7 +410,7 @@ def original_url(whole: Resolved, aggregate: Aggregate | None = None) -> str | N
 def passage_marks(aggregate: Aggregate, parsed: PDI, whole: Resolved) -> list[tuple[int, str]]:
     """The marks for the fragment of ``parsed`` in the root page of ``aggregate``; none for another scheme."""
     from pdi import fragments
-    from pdi.server.passage import passage_insertions
+    from pdi.server.replay.marks import passage_insertions
 
     fragment = parsed.fragment
     assert fragment is not None
@@ -424,13 +424,13 @@ def passage_marks(aggregate: Aggregate, parsed: PDI, whole: Resolved) -> list[tu
 
 
 def selection_marks(aggregate: Aggregate) -> list[tuple[int, str]]:
-    """The pieces and element numbers (:func:`pdi.server.passage.selection_insertions`) of the root page,
+    """The pieces and element numbers (:func:`pdi.server.replay.marks.selection_insertions`) of the root page,
     and :data:`SELECT_SCRIPT` at its end."""
     from pdi.charsets.sniff import codec_name
     from pdi.fragments.markup import document_charset, html_elements
     from pdi.fragments.text import TextIndex
     from pdi.fragments.text.lines import to_crlf
-    from pdi.server.passage import selection_insertions
+    from pdi.server.replay.marks import selection_insertions
 
     root = aggregate.root
     if not root.is_html or root.content_type != "text/html":

@@ -2,7 +2,7 @@
 
 A fragment of an HTML page (``elt``, ``name``, ``char``, ``line``) selects
 byte ranges of its source (:class:`pdi.fragments.Range`). Replay
-(:mod:`pdi.server.replay`) shows the page rendered, so the passage is marked
+(:mod:`pdi.server.replay.origin`) shows the page rendered, so the passage is marked
 by markup written into the source the browser reads, server-side: nothing
 depends on a script (the archived page runs none by default, and the replay
 origin's Content-Security-Policy allows none of its own).

@@ -22,7 +22,7 @@ answers) with a deadline for each request's line and headers
 disconnected, so half-open connections cannot pile up (slowloris). uvicorn's
 own ``limit_concurrency`` caps the connections and tasks at once beyond
 which it answers ``503``; ``timeout_keep_alive`` closes idle connections.
-It also offers each request :class:`~pdi.server.zerocopy.ZeroCopy`, with which
+It also offers each request :class:`~pdi.server.process.zerocopy.ZeroCopy`, with which
 a response sends a verified file's octets with ``sendfile``.
 
 :class:`BodyDeadline` bounds the time a request's *body* may take, for every
@@ -51,7 +51,7 @@ import anyio.to_thread
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from pdi.server.zerocopy import EXTENSION, ZeroCopy
+from pdi.server.process.zerocopy import EXTENSION, ZeroCopy
 
 T = TypeVar("T")
 
@@ -68,7 +68,7 @@ DEFAULT_BODY_SECONDS = 20.0
 #: Octets of a body that earn it one second more (mod_reqtimeout's MinRate=500).
 DEFAULT_BODY_RATE = 500
 #: The captures (documents) of a URL, or versions of a document, one Memento TimeMap page holds the mementos of
-#: (:mod:`pdi.server.interop`; RFC 7089 leaves a page's size to the server).
+#: (:mod:`pdi.server.protocol.memento_oaipmh`; RFC 7089 leaves a page's size to the server).
 TIMEMAP_PAGE = 1000
 
 
@@ -164,7 +164,7 @@ class BodyDeadline:
             if not late or started:
                 raise
         if late and not started:
-            from pdi.server.problems import problem
+            from pdi.server.http.problems import problem
 
             detail = (f"the request's body did not arrive in time: {received} octets in {waited:.1f} s"
                       f" (this server waits {self.seconds:g} s and one second more for every {self.rate} octets)")
@@ -211,7 +211,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().on_headers_complete()
         cycle = self.cycle
         if cycle is not None and cycle.scope is self.scope and not cycle.response_started:
-            # the app may send a file's octets with sendfile on this connection (pdi.server.zerocopy)
+            # the app may send a file's octets with sendfile on this connection (pdi.server.process.zerocopy)
             extensions: dict[str, Any] = self.scope.setdefault("extensions", {})
             extensions[EXTENSION] = ZeroCopy(self.loop, cycle)
 

@@ -34,11 +34,11 @@ from starlette.routing import BaseRoute, Route
 
 from pdi import __version__
 from pdi.archive import MAX_SEARCH_LIMIT
-from pdi.server.annotation_server import MAX_PAGE
-from pdi.server.interop import MAX_OAI_FORM
-from pdi.server.layout import esc, page
-from pdi.server.read import MAX_LIST
-from pdi.server.write import MAX_BATCH, MAX_KEY, MAX_STATEMENT
+from pdi.server.pages.layout import esc, page
+from pdi.server.protocol.memento_oaipmh import MAX_OAI_FORM
+from pdi.server.protocol.resolver import MAX_LIST
+from pdi.server.write.annotations import MAX_PAGE
+from pdi.server.write.api import MAX_BATCH, MAX_KEY, MAX_STATEMENT
 
 #: The ``Problem`` schema's media type: every error answer of every route is one (RFC 9457 §3).
 PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
@@ -154,7 +154,7 @@ def _optional(schema: dict[str, Any]) -> dict[str, Any]:
 
 _CHARSET = _optional({"type": "string", "minLength": 1, "format": "charset"})
 _MOMENT = _optional({"type": "string", "minLength": 1, "format": "pdi-moment"})
-#: What pdi.server.read._integer takes: up to 12 digits.
+#: What pdi.server.protocol.resolver._integer takes: up to 12 digits.
 _COUNT = {"type": "integer", "minimum": 0, "maximum": 999_999_999_999}
 _HTTP_DATE = {"type": "string", "minLength": 1, "format": "http-date"}
 
@@ -212,7 +212,7 @@ ERRORS: dict[int, str] = {
     501: "A service of RFC 2169 this resolver does not offer",
     503: "Busy (Retry-After) or a storage error: a problem; past the connection limit, uvicorn's text/plain",
 }
-#: The header fields of error answers (pdi.server.problems, pdi.server.write.Unauthorized).
+#: The header fields of error answers (pdi.server.http.problems, pdi.server.write.api.Unauthorized).
 ERROR_HEADERS: dict[int, dict[str, tuple[str, bool]]] = {
     401: {"WWW-Authenticate": ('Bearer realm="pdi", and the error (RFC 6750 §3)', True)},
     405: {"Allow": ("The methods of this route", True)},
@@ -252,7 +252,7 @@ _URI_RES = Operation(
                          " a browser fragment (#:~:text=, #t=, #xywh=): the native name's N2R",
                          headers={"Location": ("Where to", True)}),
              304: Answer("Not modified"),
-             # pdi.server.cache.answer: the entity's fields and Content-Range: bytes */length, no body; a
+             # pdi.server.process.cache.answer: the entity's fields and Content-Range: bytes */length, no body; a
              # fragment wholly past the end: a problem (pdi.fragments.past_end_message), as pdi get's exit 9
              416: Answer("Range not satisfiable: of the Range field, Content-Range says the length and there is no"
                          " body; of a fragment wholly past the end, a problem saying so",
@@ -410,7 +410,7 @@ _TIMEMAP_PAGE = Operation(
     "A later page of a Memento TimeMap: the mementos of the next captures, linked rel=next and rel=prev",
     (Param("cursor", "Where the page starts: opaque, as a TimeMap's rel=\"next\" or rel=\"prev\" link names it",
            where="path", required=True,
-           # pdi.server.interop.Mementos.page: after~N (a document's versions) or after~DAY~SERIES (a URL's captures)
+           # pdi.server.protocol.memento_oaipmh.Mementos.page: after~N (a document's versions) or after~DAY~SERIES (a URL's captures)
            schema={"type": "string", "minLength": 1, "format": "timemap-cursor",
                    "pattern": "^after~(?:[0-9]{1,12}|[0-9]{4}-[0-9]{2}-[0-9]{2}~[A-Za-z0-9.-]{1,253})$"}),
      Param("target", "The original resource, as for the TimeGate", where="path", required=True,
@@ -706,7 +706,7 @@ def openapi(routes: list[BaseRoute]) -> dict[str, Any]:
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
                                            "description": "A token made with pdi token add"}},
-            "schemas": {"Problem": {  # RFC 9457 §3.1; pdi.server.problems writes each member, and extensions
+            "schemas": {"Problem": {  # RFC 9457 §3.1; pdi.server.http.problems writes each member, and extensions
                 "type": "object",
                 "required": ["type", "title", "status", "detail"],
                 "properties": {"type": {"type": "string"}, "title": {"type": "string"},

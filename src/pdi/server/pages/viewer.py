@@ -6,11 +6,11 @@ is shown in a ``<pre>``, the passage NAME's ``char`` or ``line`` fragment
 selects marked and scrolled into view (without scripts, a link above the
 text, ``#passage``, goes to it). The page shows the text with LF line
 endings (a browser's HTML parser would turn CR LF into LF anyway); its
-script (:mod:`pdi.server.viewer_script`) counts a selection's ends the way
+script (:mod:`pdi.server.pages.viewer_script`) counts a selection's ends the way
 the PDI ``char`` scheme does (code points of the CRLF-canonical text: a line
 break is CR and LF, two characters) and, for ``text/plain``, the way RFC 5147
 does (a line ending is one character), with the whole entity's ``length``
-and ``md5`` checks computed here (:mod:`pdi.server.cite`).
+and ``md5`` checks computed here (:mod:`pdi.server.pages.cite`).
 
 Images are shown with the region of a ``rect`` or ``crop`` fragment
 outlined, a box to drag (or corners to type) and, for an image of several
@@ -22,7 +22,7 @@ button, and is shown only once the script has resolved it and found that it
 names what was selected (the text, the region, the samples).
 
 A generic name (no format) shows the document's page
-(:func:`pdi.server.browse.render_document`): every version with when it was
+(:func:`pdi.server.pages.browse.render_document`): every version with when it was
 deposited and a link to each of its formats, their sizes, SHA-256 and fixity,
 and the statements made about it. A page of one format links to it. A fragment that
 reaches or lies wholly past the end is said so above the document. Anything
@@ -41,10 +41,10 @@ from pdi._wording import plural
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import LimitError, UnsupportedError
 from pdi.identifier import PDI
-from pdi.server.browse import record_generic, render_document
-from pdi.server.cite import MAX_RFC5147, RFC5147Facts, image_facts, rfc5147_facts, waveform
-from pdi.server.layout import page
-from pdi.server.viewer_script import SCRIPT
+from pdi.server.pages.browse import record_generic, render_document
+from pdi.server.pages.cite import MAX_RFC5147, RFC5147Facts, image_facts, rfc5147_facts, waveform
+from pdi.server.pages.layout import page
+from pdi.server.pages.viewer_script import SCRIPT
 
 #: The longest text the viewer shows in one page (characters); longer ones are cut by fragment only.
 MAX_VIEW = 16 << 20
@@ -166,7 +166,7 @@ def render_view(archive: Archive, name: str) -> str:
 
 
 def _n2r(name: str) -> str:
-    from pdi.server.read import rfc2169_query
+    from pdi.server.protocol.resolver import rfc2169_query
 
     return rfc2169_query(name)
 

@@ -7,7 +7,7 @@ client cannot choose, unlike a ``Host`` header). A request on the replay
 port never reaches the resolver's app, and the resolver's app has no replay
 routes, so neither origin serves the other's pages. Lifespan events go to
 the resolver's app. ``state`` is the resolver's (``pdi serve`` finds its
-cache of whole answers there, :mod:`pdi.server.cache`).
+cache of whole answers there, :mod:`pdi.server.process.cache`).
 """
 
 from __future__ import annotations

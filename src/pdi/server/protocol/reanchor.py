@@ -9,7 +9,7 @@ problem of type ``/api#problem-passage-orphaned``; one that stands in several
 places none better than the rest, type ``/api#problem-passage-ambiguous``
 with the places in ``candidates`` (RFC 9457 §3.2 extension members).
 Both versions are read whole: the work runs under the resolver's limits
-(:mod:`pdi.server.limits`).
+(:mod:`pdi.server.process.limits`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from starlette.responses import JSONResponse, Response
 
 from pdi.archive import Archive
 from pdi.errors import ParseError
-from pdi.server.limits import WorkLimits
-from pdi.server.params import optional
+from pdi.server.http.params import optional
+from pdi.server.process.limits import WorkLimits
 
 
 class AnchorAPI:

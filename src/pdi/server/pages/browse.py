@@ -1,6 +1,6 @@
 """The reader's catalogue: the archive's series, their calendars, a day's documents, a document, a URL's captures.
 
-Every page is plain HTML through :func:`pdi.server.layout.page`, readable
+Every page is plain HTML through :func:`pdi.server.pages.layout.page`, readable
 and navigable without JavaScript, at a path a reader can bookmark:
 
 * ``/`` — what the archive is: its series with their number of documents,
@@ -40,8 +40,8 @@ from pdi.archive import Archive, DocumentDetail, DocumentPage, Generic, canonica
 from pdi.archive.store import AssertionRecord, FixityCheck, RepresentationRecord
 from pdi.errors import ParseError, PDIError
 from pdi.identifier import PDI
-from pdi.server.layout import esc, page
-from pdi.server.params import single_values
+from pdi.server.http.params import single_values
+from pdi.server.pages.layout import esc, page
 
 #: Documents on one page of a day (``?limit=`` may ask for up to :data:`MAX_PAGE`).
 DAY_PAGE = 100

@@ -25,7 +25,7 @@ Memento, in the routes pywb uses:
 
 Both list only the mementos their reader may read: kept a minute by any
 cache when read anonymously; read with a token, ``private, no-store``; and
-varying by who reads (both by :class:`pdi.server.readers.Readers`).
+varying by who reads (both by :class:`pdi.server.http.readers.Readers`).
 
 ``<URI-R>`` is either a URL the archive holds captures of (documents whose
 encapsulated unique id is that URL, on any day, in any series: every
@@ -84,8 +84,8 @@ from pdi.interop.memento import (
     timemap,
     timemap_pages,
 )
-from pdi.server.limits import TIMEMAP_PAGE, WorkLimits
-from pdi.server.problems import Problem
+from pdi.server.http.problems import Problem
+from pdi.server.process.limits import TIMEMAP_PAGE, WorkLimits
 
 #: The statement a WARC import leaves about each capture: its record's WARC-Date (:mod:`pdi.interop.warc`).
 WARC_DATE = "warc:date"
@@ -109,7 +109,7 @@ def is_url(unique_id: str) -> bool:
 
 def n2r_url(base: str, name: PDI | str) -> str:
     """The N2R URL of ``name`` as every answer of the resolver writes it (:func:`sturdy`)."""
-    from pdi.server.read import _n2r_url
+    from pdi.server.protocol.resolver import _n2r_url
 
     return _n2r_url(base, name)
 
@@ -121,7 +121,7 @@ def sturdy(query: str) -> str:
     escapes of unreserved characters (RFC 3986 §6.2.2.2): ``requests``, and
     so ``memento_client``, sends ``%2E`` as ``.``, which turns a PDI's
     encapsulated id into a name that does not parse (a ``.`` there must be
-    escaped). ``%25`` is a ``%`` to the resolver (:func:`pdi.server.read.urn_from_query`)
+    escaped). ``%25`` is a ``%`` to the resolver (:func:`pdi.server.protocol.resolver.urn_from_query`)
     and to no client an unreserved character, so ``%252E`` arrives as written.
     """
     return _ESCAPED_DOT.sub("%252E", query)
@@ -159,7 +159,7 @@ class Subject:
     def _path(self) -> str:
         """The target as it follows a route: a generic name as in an N2R query (:func:`sturdy`), a URL as it is."""
         if _PDI_PREFIX.match(self.target):
-            from pdi.server.read import rfc2169_query
+            from pdi.server.protocol.resolver import rfc2169_query
 
             return sturdy(rfc2169_query(self.target))
         return self.target
@@ -199,7 +199,7 @@ class Mementos:
 
         The one list of a URL's captures by time: the TimeGate's and
         TimeMap's mementos, and the replay banner's earlier and later capture
-        (:mod:`pdi.server.replay_page`). More than ``most`` is a
+        (:mod:`pdi.server.replay.page`). More than ``most`` is a
         :class:`~pdi.errors.LimitError`. The documents' withdrawals are read
         a page of documents at a time, as the documents come.
         """
@@ -270,7 +270,7 @@ class Mementos:
             raise ParseError("name the original resource after the route: /timegate/http://… or /timegate/urn:pdi://…",
                              rule="URI-R")
         if _PDI_PREFIX.match(target):
-            from pdi.server.read import urn_from_query
+            from pdi.server.protocol.resolver import urn_from_query
 
             return self._document(PDI.parse(urn_from_query(target)), base)
         captures = self._captures(target)
@@ -424,7 +424,7 @@ def _own_n2r_name(url: str) -> PDI | None:
     """The name in an N2R (or I2R) URL of a resolver (``…/uri-res/N2R?urn:pdi:…``), if ``url`` is one."""
     from urllib.parse import urlsplit
 
-    from pdi.server.read import urn_from_query
+    from pdi.server.protocol.resolver import urn_from_query
 
     parts = urlsplit(url)
     if not parts.path.endswith(("/uri-res/N2R", "/uri-res/I2R")) or not _PDI_PREFIX.match(parts.query):
@@ -477,7 +477,7 @@ class MementoRoutes:
         chosen = select(subject.mementos, wanted)
         headers = {
             "Location": subject.mementos[chosen].uri,
-            "Vary": "accept-datetime",  # and by who reads (pdi.server.readers)
+            "Vary": "accept-datetime",  # and by who reads (pdi.server.http.readers)
             "Link": timegate_links(subject.original, subject.timemap(base), subject.mementos, chosen),
             "Cache-Control": f"public, max-age={MEMENTO_MAX_AGE}",  # read with a token: private (readers)
         }

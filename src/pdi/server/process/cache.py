@@ -22,14 +22,14 @@ of this resolver's service, not out of copies made before.)
 of ``/uri-res/N2R`` and ``/uri-res/I2R`` from the cache before any routing,
 with ``If-None-Match`` (``304``) and one ``Range`` (``206``/``416``) read
 as the resolver itself reads them (:func:`answer`); a miss goes on to the
-resolver, which fills the cache (:meth:`pdi.server.read.Resolver.endpoint`).
+resolver, which fills the cache (:meth:`pdi.server.protocol.resolver.Resolver.endpoint`).
 The key is the request's ``Host`` and query string exactly as sent
 (:func:`cache_key`: the name as the client spelled it; every spelling of a
 name is its own entry). A request whose ``Accept`` names JSON is never
 answered from the cache: N2R may answer it with the name's description
-instead of its bytes (content negotiation, :mod:`pdi.server.read`), and
+instead of its bytes (content negotiation, :mod:`pdi.server.protocol.resolver`), and
 every answer says ``Vary: Accept``. A read with a browser's sign-in (the cookie of
-:mod:`pdi.server.readers`, checked before this middleware) may be answered
+:mod:`pdi.server.http.readers`, checked before this middleware) may be answered
 from it — the cache holds only answers anyone may read — but is sent
 ``private, no-store``, and nothing read with it is ever kept.
 
@@ -43,7 +43,7 @@ request is not the plain case: another request still being answered on the
 connection, the client not reading what was written (the connection's
 write buffer full), a request body, an upgrade, ``Connection: close``,
 HTTP/1.0, the connection limit reached, or a token presented
-(``Authorization``, or a browser's sign-in cookie, :mod:`pdi.server.readers`:
+(``Authorization``, or a browser's sign-in cookie, :mod:`pdi.server.http.readers`:
 it is checked first, and what is read with the cookie is never answered
 from here).
 
@@ -65,9 +65,9 @@ import httptools
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE
 
-from pdi.server.conditional import UNSATISFIABLE, byte_range, if_range_holds, tag_matches
-from pdi.server.limits import GuardedHttpToolsProtocol
-from pdi.server.readers import has_cookie
+from pdi.server.http.conditional import UNSATISFIABLE, byte_range, if_range_holds, tag_matches
+from pdi.server.http.readers import has_cookie
+from pdi.server.process.limits import GuardedHttpToolsProtocol
 
 #: Bytes of whole answers a worker keeps by default (``pdi serve --cache-mib``).
 DEFAULT_CACHE_BYTES = 32 << 20
@@ -301,7 +301,7 @@ def _negotiates(headers: Iterable[tuple[bytes, bytes]]) -> bool:
     """Whether a request's ``Accept`` may ask for another answer than the bytes: it names JSON.
 
     N2R answers N2C's description to an ``Accept`` that prefers
-    ``application/json`` (:func:`pdi.server.read.prefers_description`); such a
+    ``application/json`` (:func:`pdi.server.protocol.resolver.prefers_description`); such a
     request goes to the resolver, which decides. Every other request takes
     the bytes, which the cache holds.
     """
@@ -313,7 +313,7 @@ _CONDITIONAL = frozenset({b"if-none-match", b"range", b"if-range"})
 #: What a header value may not hold (as uvicorn checks each answer it sends).
 _UNSENDABLE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
 #: Request fields after which a request is not the plain case the protocol answers itself
-#: (a token is checked first: pdi.server.readers answers 401 to one that is not live).
+#: (a token is checked first: pdi.server.http.readers answers 401 to one that is not live).
 _NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade", b"authorization"})
 _N2R_PATHS = frozenset(p.encode() for p in N2R_PATHS)
 
@@ -342,7 +342,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     """
 
     cache: ResponseCache | None = None
-    #: The replay origin's port (:mod:`pdi.server.origins`): its connections are never answered from the cache.
+    #: The replay origin's port (:mod:`pdi.server.process.origins`): its connections are never answered from the cache.
     replay_port: int | None = None
 
     def on_headers_complete(self) -> None:

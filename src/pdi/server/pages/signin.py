@@ -8,7 +8,7 @@ the resolver's own origin:
   script) where the token is pasted.
 * ``POST /signin`` (``application/x-www-form-urlencoded``: ``token=…`` and
   ``next=…``) — the token is checked (:meth:`pdi.archive.Archive.authenticate`);
-  a live one sets the :data:`~pdi.server.readers.COOKIE` cookie,
+  a live one sets the :data:`~pdi.server.http.readers.COOKIE` cookie,
   ``HttpOnly; SameSite=Strict; Path=/`` (and ``Secure`` when the resolver is
   reached over ``https``, as its base URL or the request's scheme says), a
   session cookie, and answers ``303`` to ``next`` (default ``/``). One that
@@ -29,7 +29,7 @@ person in as someone else (login CSRF) or out, not even from a page whose
 ``Referrer-Policy`` keeps its address to itself. ``SameSite=Strict`` keeps the cookie
 from requests other sites start.
 
-What the cookie then does is :class:`pdi.server.readers.Readers`'s: reads
+What the cookie then does is :class:`pdi.server.http.readers.Readers`'s: reads
 (``GET``, ``HEAD``) take it as they take a bearer token, writes never; what
 is read with it is ``private, no-store``; a revoked token's cookie is ``401``
 and cleared at the next request; the replay origin never reads it (so a
@@ -51,9 +51,9 @@ from pdi.archive import Archive
 from pdi.archive.access import current_reader
 from pdi.archive.tokens import PREFIX
 from pdi.errors import ParseError
-from pdi.server.layout import esc, page
-from pdi.server.params import optional
-from pdi.server.readers import COOKIE, by_cookie, clear_cookie
+from pdi.server.http.params import optional
+from pdi.server.http.readers import COOKIE, by_cookie, clear_cookie
+from pdi.server.pages.layout import esc, page
 
 #: The largest sign-in form accepted (octets): a token is 47 characters, a path at most MAX_NEXT.
 MAX_FORM = 8192

@@ -19,8 +19,8 @@ from starlette.responses import JSONResponse, Response
 
 from pdi.archive import Archive
 from pdi.errors import LimitError, ParseError
-from pdi.server.limits import WorkLimits
-from pdi.server.params import optional, required
+from pdi.server.http.params import optional, required
+from pdi.server.process.limits import WorkLimits
 
 #: The largest annotation body read (octets).
 MAX_BODY: Final = 8 << 20

@@ -44,12 +44,12 @@ anno or LDP context) or no ``Accept``; ``application/json`` when the client
 prefers that; else ``406``. Answers say ``Cache-Control: no-cache`` (they
 change) and are open to other origins (CORS: ``OPTIONS`` is the preflight).
 
-Writes take a bearer token (:func:`pdi.server.write.bearer_writer`, never the
+Writes take a bearer token (:func:`pdi.server.write.api.bearer_writer`, never the
 sign-in cookie) with the role ``curate`` over the series of each archived
 document the annotation targets; reads are as the reader may read those
-documents (:mod:`pdi.server.readers`). ``/api/annotation`` (one name's
+documents (:mod:`pdi.server.http.readers`). ``/api/annotation`` (one name's
 annotation out, and the names posted annotations point at) is
-:mod:`pdi.server.annotate`, unchanged.
+:mod:`pdi.server.protocol.web_annotation`, unchanged.
 """
 
 from __future__ import annotations
@@ -76,10 +76,10 @@ from pdi.errors import (
     UnsupportedError,
 )
 from pdi.interop.accept import MediaRange, choose, parse_accept
-from pdi.server import params
-from pdi.server.conditional import if_match_holds, tag_matches
-from pdi.server.problems import Problem, on_pdi_error, on_problem
-from pdi.server.write import bearer_writer
+from pdi.server.http import params
+from pdi.server.http.conditional import if_match_holds, tag_matches
+from pdi.server.http.problems import Problem, on_pdi_error, on_problem
+from pdi.server.write.api import bearer_writer
 
 #: Where the container is (its IRI ends in "/", §4).
 CONTAINER: Final = "/api/annotations/"

@@ -1,7 +1,7 @@
 """The resolver's page for an archived web page: a slim banner over the page as it was, framed from the replay origin.
 
 ``/view?pdi=NAME`` of an aggregate (``multipart/related``) or an HTML
-document, when the resolver has a replay origin (:mod:`pdi.server.replay`),
+document, when the resolver has a replay origin (:mod:`pdi.server.replay.origin`),
 shows a banner — the name, when it was captured (the deposit time of the
 version, as the archive records it, or for a capture imported from a WARC
 its ``WARC-Date``: :func:`pdi.interop.wacz.capture_time`, as its memento is
@@ -15,7 +15,7 @@ frames load, and no script runs whatever the page holds), or, when the
 replay origin lets archived scripts run, ``allow-scripts`` only (then the
 page runs in an opaque origin of its own, and still cannot reach the
 resolver: another origin, and never both flags together). The page says
-``Content-Security-Policy: frame-src REPLAY`` (set by :mod:`pdi.server.app`):
+``Content-Security-Policy: frame-src REPLAY`` (set by :mod:`pdi.server.pages.reader`):
 its frame shows the replay origin and nothing else, so an archived script or
 refresh that navigates the frame itself elsewhere is refused. A fragment of
 the name is marked in the page and scrolled to (``#pdi-passage``). A link
@@ -30,7 +30,7 @@ nothing above the frame moves while the reader drags.
 
 A capture only a token's holder may read (a private series, an embargo) is
 not framed for a reader with a token: the replay origin reads no sign-in
-and would refuse it (:mod:`pdi.server.replay`), so the banner is followed by
+and would refuse it (:mod:`pdi.server.replay.origin`), so the banner is followed by
 a note saying private captures are not replayed, and a link to its source
 (for an aggregate, its description and bytes).
 """
@@ -48,8 +48,8 @@ from pdi.archive.access import current_reader
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import PDIError
 from pdi.identifier import PDI
-from pdi.server.layout import esc, page
-from pdi.server.replay import (
+from pdi.server.pages.layout import esc, page
+from pdi.server.replay.origin import (
     AGGREGATE_TYPES,
     original_url,
     passage_marks,
@@ -200,7 +200,7 @@ def render_replay_page(
     sandbox = "allow-scripts" if scripts or select else "allow-same-origin"
     reader = current_reader.get()
     if reader is not None and reader.token is not None and not archive.readable_by_anyone(record):
-        # the frame could only show the replay origin's refusal: it reads no sign-in (pdi.server.replay)
+        # the frame could only show the replay origin's refusal: it reads no sign-in (pdi.server.replay.origin)
         note = (
             '<section class="not-replayed"><h2>Private captures are not replayed</h2><p>This capture is in a private'
             " series, or embargoed. The replay origin never reads your sign-in, so that an archived page can never be"
@@ -232,7 +232,7 @@ def _captures_around(archive: Archive, url: str, current: str) -> str:
     """Where the page ``current`` stands among the captures of ``url`` (by time, as its mementos: withdrawn ones
     left out), with links to the capture before and after it; empty when it is not one of them (its URL is not its
     id), or they are too many."""
-    from pdi.server.interop import Mementos, generic_of
+    from pdi.server.protocol.memento_oaipmh import Mementos, generic_of
 
     try:
         found = archive.captures(url, limit=CAPTURES_AROUND)

@@ -47,8 +47,8 @@ from starlette.responses import JSONResponse, Response
 from pdi import formats
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import LimitError, ParseError, UnsupportedError
-from pdi.server.limits import WorkLimits
-from pdi.server.params import optional
+from pdi.server.http.params import optional
+from pdi.server.process.limits import WorkLimits
 
 #: The largest text (octets) whose RFC 5147 integrity checks the viewer computes (MD5 reads it whole).
 MAX_RFC5147 = 64 << 20
@@ -81,7 +81,7 @@ class RFC5147Facts:
 
 
 def served_charset(resolved: Resolved) -> str:
-    """The charset N2R declares for a text (its recorded charset, else UTF-8, as :mod:`pdi.server.read` labels it)."""
+    """The charset N2R declares for a text (its recorded charset, else UTF-8, as :mod:`pdi.server.protocol.resolver` labels it)."""
     return resolved.record.charset or "utf-8"
 
 
@@ -97,7 +97,7 @@ def rfc5147_facts(archive: Archive, whole: Resolved, window_start: int | None = 
     from pdi.fragments.text import TextIndex
     from pdi.fragments.text.pdi_reading import pdi_to_rfc5147_char
     from pdi.fragments.text.rfc5147 import IntegrityCheck
-    from pdi.server.read import rfc2169_query
+    from pdi.server.protocol.resolver import rfc2169_query
 
     record = whole.record
     if formats.media_family(record.media_type) != "text" or not record.media_type.startswith("text/plain"):

@@ -5,7 +5,7 @@ the resolver's navigation (home, series, a search box and a box for a name,
 each a plain link or a ``GET`` form, so that every page reads and navigates
 without JavaScript; and who reads: "signed in as NAME (role, series)" with a
 sign-out button, or a "Sign in" link back to this page,
-:mod:`pdi.server.signin`) and the stylesheet. Nothing is loaded from elsewhere:
+:mod:`pdi.server.pages.signin`) and the stylesheet. Nothing is loaded from elsewhere:
 the style and any script are inline, so a page is whole as served.
 
 Pages pass already-escaped HTML; :func:`esc` is :func:`html.escape` under a
@@ -18,7 +18,7 @@ import html
 from urllib.parse import quote
 
 from pdi.archive.access import current_reader
-from pdi.server.readers import by_cookie, request_target
+from pdi.server.http.readers import by_cookie, request_target
 
 STYLE = """
 body{font:16px/1.45 system-ui,sans-serif;margin:0;color:#222}

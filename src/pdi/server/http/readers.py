@@ -14,13 +14,13 @@ less than they are allowed to see.
 A browser cannot send that header: on the resolver's own origin
 (``cookies=True``) a ``GET`` or ``HEAD`` without one reads as the token of
 the :data:`COOKIE` cookie that ``POST /signin`` sets
-(:mod:`pdi.server.signin`), exactly as if it were its bearer token. Only
+(:mod:`pdi.server.pages.signin`), exactly as if it were its bearer token. Only
 reads take it: any other method reads as anonymous whatever cookie comes
 with it, and the write API reads the ``Authorization`` header alone, so a
 cookie can never write (no cross-site request forgery to defend against).
 An answer read with the cookie is ``Cache-Control: private, no-store``
 whatever the route said (RFC 9111 §5.2.2.7, §5.2.2.5), and
-:func:`pdi.server.read.shared_answer` never lets the resolver's cache keep
+:func:`pdi.server.protocol.resolver.shared_answer` never lets the resolver's cache keep
 it. So is every answer read with a bearer token but an ``immutable`` one
 (the bytes of a name anyone may read, the same for everyone): a cache on
 the way that keeps answers whatever the request's ``Authorization`` (nginx
@@ -47,7 +47,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pdi.archive import Archive
 from pdi.archive.access import ANONYMOUS, Reader, current_reader
-from pdi.server.problems import problem
+from pdi.server.http.problems import problem
 
 #: The cookie that holds a signed-in person's token (``HttpOnly``: no script, archived or not, reads it).
 COOKIE = "pdi-token"
@@ -149,7 +149,7 @@ class Readers:
 
     async def _signed_out(self, scope: Scope, receive: Receive, send: Send) -> None:
         """``401`` to a read whose cookie's token is not live: the cookie cleared; for a person, the sign-in page."""
-        from pdi.server.signin import expired_sign_in
+        from pdi.server.pages.signin import expired_sign_in
 
         accept = next((v for k, v in scope["headers"] if k == b"accept"), b"")
         secure = scope.get("scheme") == "https" or (self.base_url or "").lower().startswith("https:")

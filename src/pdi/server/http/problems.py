@@ -2,7 +2,7 @@
 
 :class:`Problem` is an HTTP error raised by the resolver's own checks; the
 :mod:`pdi.errors` family answers with the status its class names; a request
-that found no place in time (:class:`~pdi.server.limits.Busy`) is ``503``
+that found no place in time (:class:`~pdi.server.process.limits.Busy`) is ``503``
 with ``Retry-After``; anything else is a bug, ``500``, without a traceback.
 
 The methods a path takes are read from the app's route table, never written
@@ -24,7 +24,7 @@ from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pdi.errors import PDIError
-from pdi.server.limits import Busy
+from pdi.server.process.limits import Busy
 
 
 class Problem(Exception):

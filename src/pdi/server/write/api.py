@@ -70,9 +70,9 @@ from pdi._wording import plural
 from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
 from pdi.errors import LimitError, ParseError, StoreError
-from pdi.server.cache import ResponseCache
-from pdi.server.params import flag, integer, optional, required
-from pdi.server.problems import Problem
+from pdi.server.http.params import flag, integer, optional, required
+from pdi.server.http.problems import Problem
+from pdi.server.process.cache import ResponseCache
 
 #: The longest Idempotency-Key accepted (characters); the draft sets no limit, Stripe's is 255.
 MAX_KEY = 255

@@ -5,7 +5,7 @@ known from the catalog alone (:func:`entity_tag`); ``If-None-Match``
 (:func:`tag_matches`), ``If-Match`` (:func:`if_match_holds`, for the
 annotation server's changes), ``If-Range`` (:func:`if_range_holds`) and a single
 ``Range`` (:func:`byte_range`) are read here, for the resolver's handlers and
-for the cache of whole answers (:mod:`pdi.server.cache`) alike.
+for the cache of whole answers (:mod:`pdi.server.process.cache`) alike.
 """
 
 from __future__ import annotations

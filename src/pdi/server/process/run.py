@@ -3,7 +3,7 @@
 :func:`listening_socket` binds before anything is served, so ``pdi serve``
 can say where it serves (and a port in use is one clear error).
 :func:`serve` runs uvicorn on that socket with the resolver's limits
-(:mod:`pdi.server.limits`): in this process for one worker, or in several
+(:mod:`pdi.server.process.limits`): in this process for one worker, or in several
 worker processes forked after binding, all accepting from the one socket
 (as uvicorn's and gunicorn's own workers do), so a request uses whichever
 core is free. Each worker makes its own app (and opens its own archive:
@@ -77,7 +77,7 @@ def serve(
     ``limit_concurrency``). With more than one worker, ``make_app`` is called
     in each worker after the fork, never in this process. ``replay`` is the
     replay origin's socket, served by the same processes: the app tells its
-    requests apart by their local port (:class:`pdi.server.origins.ByPort`).
+    requests apart by their local port (:class:`pdi.server.process.origins.ByPort`).
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
@@ -105,11 +105,11 @@ def _uvicorn(
 
     HTTP/1.1 with the request-head deadline, answering what the app's cache
     of whole answers holds (``app.state.cache``, as :func:`pdi.server.create_app`
-    makes it) straight from the connection (:mod:`pdi.server.cache`).
+    makes it) straight from the connection (:mod:`pdi.server.process.cache`).
     """
     import uvicorn
 
-    from pdi.server.cache import answering_protocol
+    from pdi.server.process.cache import answering_protocol
 
     state = getattr(app, "state", None)
     config = uvicorn.Config(

@@ -6,9 +6,9 @@ default, at most :data:`~pdi.archive.MAX_SEARCH_LIMIT`) and ``after`` (the
 cursor of the next page, which each page links to). A hit links to the
 viewer at ``/view?pdi=NAME%23char=a,b``, the passage that matched, which the
 viewer marks (the page's link ends in ``#passage``, so it lands there without a script). The page is plain HTML in the site's frame
-(:func:`pdi.server.layout.page`): a labelled GET form, an ordered list of
+(:func:`pdi.server.pages.layout.page`): a labelled GET form, an ordered list of
 hits with the matched words in ``<mark>``, a link to the next page; it needs
-no script. Searching runs in the resolver's :class:`~pdi.server.limits.WorkLimits`.
+no script. Searching runs in the resolver's :class:`~pdi.server.process.limits.WorkLimits`.
 An error in the query is shown on the page (with its status) and, from the
 API, as an RFC 9457 problem.
 """
@@ -22,9 +22,9 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from pdi.archive import MAX_SEARCH_LIMIT, Archive, SearchHit, SearchResults
 from pdi.errors import ParseError, PDIError
-from pdi.server.layout import esc, page
-from pdi.server.limits import WorkLimits
-from pdi.server.params import integer, optional, single_values
+from pdi.server.http.params import integer, optional, single_values
+from pdi.server.pages.layout import esc, page
+from pdi.server.process.limits import WorkLimits
 
 #: Hits on a page unless ``limit`` says otherwise.
 PAGE_HITS = 20
