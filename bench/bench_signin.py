@@ -22,7 +22,7 @@ import uvicorn
 
 from pdi.archive import Archive
 from pdi.server import create_app
-from pdi.server.process.cache import answering_protocol
+from pdi.server.process.connection import answering_protocol
 from pdi.server.process.run import listening_socket
 
 

@@ -24,7 +24,7 @@ from pdi.archive.blobs import CHUNK_SIZE
 from pdi.archive.blobs.memo import RACY_SECONDS, FixityMemo, identity
 from pdi.server import create_app
 from pdi.server.process import zerocopy
-from pdi.server.process.cache import answering_protocol
+from pdi.server.process.connection import answering_protocol
 from pdi.server.process.run import listening_socket
 from pdi.server.protocol.resolver import STREAM_FROM
 

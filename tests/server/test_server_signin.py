@@ -49,7 +49,8 @@ from pdi.archive.tokens import ROLES
 from pdi.capture.browser import Pipe, devtools
 from pdi.server import ReplaySite, create_app
 from pdi.server.pages.signin import BadNext, local_path
-from pdi.server.process.cache import ResponseCache, answering_protocol
+from pdi.server.process.cache import ResponseCache
+from pdi.server.process.connection import answering_protocol
 from pdi.server.process.run import listening_socket
 from pdi.server.replay.origin import create_replay_app, replay_path
 

@@ -33,7 +33,7 @@ every answer says ``Vary: Accept``. A read with a browser's sign-in (the cookie 
 from it — the cache holds only answers anyone may read — but is sent
 ``private, no-store``, and nothing read with it is ever kept.
 
-:class:`CachedAnswerProtocol` does the same one step earlier, in ``pdi
+:class:`~pdi.server.process.connection.CachedAnswerProtocol` does the same one step earlier, in ``pdi
 serve``'s HTTP/1.1 connections: as soon as a request's head is parsed, an
 answer the cache holds is written to the connection at once, without an
 ASGI request cycle (a task, the middleware, Starlette), which is most of
@@ -52,22 +52,16 @@ Each ``pdi serve`` worker process has a cache of its own.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import anyio.to_thread
-import httptools
 from starlette.types import ASGIApp, Receive, Scope, Send
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE
 
 from pdi.server.http.conditional import UNSATISFIABLE, byte_range, if_range_holds, tag_matches
-from pdi.server.http.readers import has_cookie
-from pdi.server.process.limits import GuardedHttpToolsProtocol
 
 #: Bytes of whole answers a worker keeps by default (``pdi serve --cache-mib``).
 DEFAULT_CACHE_BYTES = 32 << 20
@@ -261,17 +255,17 @@ class CachedAnswers:
         if scope["type"] == "http" and scope["path"] in N2R_PATHS and scope["method"] in ("GET", "HEAD"):
             if not self.cache.fresh and self.cache.generation is not None:
                 self.cache.revalidate(await anyio.to_thread.run_sync(self.cache.generation))
-            entity = None if _negotiates(scope["headers"]) else self.cache.get(
-                cache_key(_field(scope["headers"], b"host"), scope["query_string"]))
+            entity = None if negotiates(scope["headers"]) else self.cache.get(
+                cache_key(request_field(scope["headers"], b"host"), scope["query_string"]))
             if entity is not None:
-                status, headers, body = answer(entity, *_conditional_fields(scope["headers"]))
+                status, headers, body = answer(entity, *conditional_fields(scope["headers"]))
                 await send({"type": "http.response.start", "status": status, "headers": headers})
                 await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
                 return
         await self.app(scope, receive, send)
 
 
-def _conditional_fields(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | None, str | None, str | None]:
+def conditional_fields(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | None, str | None, str | None]:
     """``If-None-Match``, ``Range`` and ``If-Range`` of a request's raw headers (the first of each, as Starlette reads them)."""
     found: dict[bytes, str] = {}
     for key, value in headers:
@@ -289,7 +283,7 @@ def cache_key(host: str | bytes, query: bytes) -> bytes:
     return (host.encode("latin-1") if isinstance(host, str) else host) + b" " + query
 
 
-def _field(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> bytes:
+def request_field(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> bytes:
     """The first value of a request field in raw headers (b"" if absent)."""
     for key, value in headers:
         if key == name:
@@ -297,7 +291,7 @@ def _field(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> bytes:
     return b""
 
 
-def _negotiates(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+def negotiates(headers: Iterable[tuple[bytes, bytes]]) -> bool:
     """Whether a request's ``Accept`` may ask for another answer than the bytes: it names JSON.
 
     N2R answers N2C's description to an ``Accept`` that prefers
@@ -305,105 +299,11 @@ def _negotiates(headers: Iterable[tuple[bytes, bytes]]) -> bool:
     request goes to the resolver, which decides. Every other request takes
     the bytes, which the cache holds.
     """
-    accept = _field(headers, b"accept").lower()
+    accept = request_field(headers, b"accept").lower()
     return b"json" in accept or b"application/*" in accept
 
 
 _CONDITIONAL = frozenset({b"if-none-match", b"range", b"if-range"})
 #: What a header value may not hold (as uvicorn checks each answer it sends).
 _UNSENDABLE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
-#: Request fields after which a request is not the plain case the protocol answers itself
-#: (a token is checked first: pdi.server.http.readers answers 401 to one that is not live).
-_NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade", b"authorization"})
-_N2R_PATHS = frozenset(p.encode() for p in N2R_PATHS)
 
-
-class _Answered:
-    """What stands for the request cycle of a request answered from the cache: one already complete.
-
-    uvicorn's protocol looks at its current cycle when the rest of the
-    request arrives, when the connection is lost and when it shuts down.
-    """
-
-    response_complete = True
-    keep_alive = True
-    disconnected = False
-    message_event = asyncio.Event()  # set when a connection is lost: nobody waits on it
-
-
-_ANSWERED: Any = _Answered()
-
-
-class CachedAnswerProtocol(GuardedHttpToolsProtocol):
-    """uvicorn's HTTP/1.1 protocol with the request-head deadline, writing answers the cache holds at once.
-
-    See the module's docstring for when it answers and when it leaves the
-    request to the ASGI app. ``cache`` is the worker's :class:`ResponseCache`.
-    """
-
-    cache: ResponseCache | None = None
-    #: The replay origin's port (:mod:`pdi.server.process.origins`): its connections are never answered from the cache.
-    replay_port: int | None = None
-
-    def on_headers_complete(self) -> None:
-        if not self._answer_from_cache():
-            super().on_headers_complete()
-
-    def _answer_from_cache(self) -> bool:
-        cache = self.cache
-        parser = self.parser
-        if (
-            cache is None
-            or not self.url.startswith(b"/uri-res/")
-            or (self.replay_port is not None and self.server is not None and self.server[1] == self.replay_port)
-            or (self.cycle is not None and not self.cycle.response_complete)
-            or self.pipeline
-            or self.flow.write_paused
-            or parser.get_http_version() != "1.1"
-            or not parser.should_keep_alive()
-            or parser.should_upgrade()
-            or (self.limit_concurrency is not None
-                and max(len(self.connections), len(self.tasks)) >= self.limit_concurrency)
-        ):
-            return False
-        method = parser.get_method()
-        if method not in (b"GET", b"HEAD") or any(key in _NOT_PLAIN for key, _ in self.headers):
-            return False
-        if has_cookie(self.headers):  # a sign-in is checked first, and its answers are never from here
-            return False
-        try:
-            url = httptools.parse_url(self.url)
-        except httptools.HttpParserInvalidURLError:
-            return False  # the ASGI path says what is wrong with it
-        if url.path not in _N2R_PATHS:
-            return False
-        if _negotiates(self.headers):
-            return False
-        entity = cache.get(cache_key(_field(self.headers, b"host"), url.query or b""))
-        if entity is None:
-            return False
-        status, headers, body = answer(entity, *_conditional_fields(self.headers))
-        head = [STATUS_LINE[status]]
-        for key, value in (*self.server_state.default_headers, *headers):
-            head.extend((key, b": ", value, b"\r\n"))
-        head.append(b"\r\n")
-        self._disarm()
-        self.transport.write(b"".join(head) + body if method == b"GET" else b"".join(head))
-        # what uvicorn does once a response is complete: count it, wait for the next request
-        self.cycle = _ANSWERED
-        self.server_state.total_requests += 1
-        self._unset_keepalive_if_required()
-        self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self.timeout_keep_alive_handler)
-        self._arm()
-        return True
-
-
-def answering_protocol(
-    header_seconds: float, cache: ResponseCache | None, replay_port: int | None = None
-) -> type[CachedAnswerProtocol]:
-    """:class:`CachedAnswerProtocol` with its own request-head deadline and the worker's cache.
-
-    Connections to ``replay_port`` (the replay origin's) are never answered from it.
-    """
-    attributes = {"header_seconds": header_seconds, "cache": cache, "replay_port": replay_port}
-    return type("CachedAnswerProtocol", (CachedAnswerProtocol,), attributes)

@@ -15,15 +15,12 @@ longer than ``queue_seconds`` is answered ``503 Service Unavailable`` with
 ``Retry-After``. Cheap requests never wait behind expensive ones: they run
 on Starlette's own thread pool.
 
-:class:`GuardedHttpToolsProtocol` is uvicorn's HTTP/1.1 protocol (on the
-``httptools`` parser, about three times as fast as ``h11`` for small
-answers) with a deadline for each request's line and headers
-(``header_seconds``): a client that opens a connection and sends its request slowly, or not at all, is
-disconnected, so half-open connections cannot pile up (slowloris). uvicorn's
-own ``limit_concurrency`` caps the connections and tasks at once beyond
-which it answers ``503``; ``timeout_keep_alive`` closes idle connections.
-It also offers each request :class:`~pdi.server.process.zerocopy.ZeroCopy`, with which
-a response sends a verified file's octets with ``sendfile``.
+``pdi serve``'s HTTP/1.1 protocol
+(:class:`pdi.server.process.connection.GuardedHttpToolsProtocol`) closes a
+connection whose request line and headers take longer than
+:data:`DEFAULT_HEADER_SECONDS` (slowloris); uvicorn's own
+``limit_concurrency`` caps the connections and tasks at once beyond which it
+answers ``503``; ``timeout_keep_alive`` closes idle connections.
 
 :class:`BodyDeadline` bounds the time a request's *body* may take, for every
 request the app reads one of, whoever sends it: a bearer token's holder (whose
@@ -41,7 +38,6 @@ answer is ``408 Request Timeout`` with ``Connection: close`` (RFC 9110
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -49,9 +45,6 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
-from pdi.server.process.zerocopy import EXTENSION, ZeroCopy
 
 T = TypeVar("T")
 
@@ -172,60 +165,3 @@ class BodyDeadline:
             answer.headers["Connection"] = "close"
             await answer(scope, receive, send)
 
-
-class GuardedHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's HTTP/1.1 protocol, closing a connection whose request line and headers are late.
-
-    The deadline starts when the connection opens and again after each
-    response (for the next request on a kept-alive connection, unless one
-    is already queued behind it); data trickling in does not extend it, only
-    a complete request head ends it.
-    """
-
-    header_seconds: float = DEFAULT_HEADER_SECONDS
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._head_deadline: asyncio.TimerHandle | None = None
-
-    def _arm(self) -> None:
-        self._disarm()
-        self._head_deadline = self.loop.call_later(self.header_seconds, self._late)
-
-    def _disarm(self) -> None:
-        if self._head_deadline is not None:
-            self._head_deadline.cancel()
-            self._head_deadline = None
-
-    def _late(self) -> None:
-        self._head_deadline = None  # armed only while no request head is complete
-        if not self.transport.is_closing():
-            self.transport.close()
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._arm()
-
-    def on_headers_complete(self) -> None:
-        self._disarm()  # the request's head is in
-        super().on_headers_complete()
-        cycle = self.cycle
-        if cycle is not None and cycle.scope is self.scope and not cycle.response_started:
-            # the app may send a file's octets with sendfile on this connection (pdi.server.process.zerocopy)
-            extensions: dict[str, Any] = self.scope.setdefault("extensions", {})
-            extensions[EXTENSION] = ZeroCopy(self.loop, cycle)
-
-    def on_response_complete(self) -> None:
-        queued = bool(self.pipeline)  # a pipelined request whose head is in: it starts now
-        super().on_response_complete()
-        if not queued and not self.transport.is_closing():
-            self._arm()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
-        super().connection_lost(exc)
-
-
-def guarded_protocol(header_seconds: float) -> type[GuardedHttpToolsProtocol]:
-    """:class:`GuardedHttpToolsProtocol` with its own request-head deadline."""
-    return type("GuardedHttpToolsProtocol", (GuardedHttpToolsProtocol,), {"header_seconds": header_seconds})

@@ -109,7 +109,7 @@ def _uvicorn(
     """
     import uvicorn
 
-    from pdi.server.process.cache import answering_protocol
+    from pdi.server.process.connection import answering_protocol
 
     state = getattr(app, "state", None)
     config = uvicorn.Config(

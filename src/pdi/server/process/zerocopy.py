@@ -7,7 +7,7 @@ through Python (``sendfile(2)``, as nginx's ``sendfile on``). uvicorn's
 protocols offer no ASGI extension for it (neither ``http.response.pathsend``
 nor ``http.response.zerocopysend``), and uvloop's loop has no ``sendfile``
 (it raises ``NotImplementedError``), so ``pdi serve``'s protocol
-(:class:`pdi.server.process.limits.GuardedHttpToolsProtocol`) puts a :class:`ZeroCopy`
+(:class:`pdi.server.process.connection.GuardedHttpToolsProtocol`) puts a :class:`ZeroCopy`
 in each request's scope under ``extensions[EXTENSION]``.
 
 A response that uses it sends ``http.response.start`` (with its
