@@ -23,7 +23,7 @@ from starlette.applications import Starlette
 from pdi.archive import Archive, Content
 from pdi.server import create_app
 from pdi.server.process.cache import Entity, ResponseCache
-from pdi.server.protocol.resolver import rfc2169_query
+from pdi.server.protocol.rfc2169 import rfc2169_query
 
 S = "cache.example.us"
 TEXT = b"Hello, world.\nSecond line.\n"  # stored CRLF-canonical: 29 bytes

@@ -26,7 +26,7 @@ from memento_client import MementoClient
 from server_helpers import Clock, serving
 
 from pdi.archive import Archive, Content
-from pdi.server.protocol.resolver import rfc2169_query
+from pdi.server.protocol.rfc2169 import rfc2169_query
 
 S = "memento.example.us"
 OTHER = "mirror.example.us"

@@ -25,7 +25,8 @@ from pdi.archive.store import DocumentKey, WithdrawalRecord
 from pdi.server.process.cache import Entity
 from pdi.server.process.limits import WorkLimits
 from pdi.server.protocol.memento_oaipmh import Mementos
-from pdi.server.protocol.resolver import Resolver, rfc2169_query
+from pdi.server.protocol.resolver import Resolver
+from pdi.server.protocol.rfc2169 import rfc2169_query
 
 S = "scale.example.us"
 BASE = "http://resolver.example/"

@@ -21,7 +21,7 @@ from sickle import Sickle, oaiexceptions
 from sickle.iterator import OAIResponseIterator
 
 from pdi.archive import Archive, Content
-from pdi.server.protocol.resolver import rfc2169_query
+from pdi.server.protocol.rfc2169 import rfc2169_query
 
 A = "oai-a.example.us"
 B = "oai-b.example.us"

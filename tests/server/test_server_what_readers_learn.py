@@ -38,7 +38,7 @@ from starlette.testclient import TestClient
 from pdi.archive import Archive, Content
 from pdi.archive.pgcluster import TemporaryCluster
 from pdi.server import create_app
-from pdi.server.protocol.resolver import rfc2169_query
+from pdi.server.protocol.rfc2169 import rfc2169_query
 from pdi.server.replay.origin import create_replay_app, replay_path
 
 OPEN = "open.example.us"

@@ -103,7 +103,7 @@ from pdi.server.http.readers import Readers
 from pdi.server.pages.browse import BrowsePages
 from pdi.server.pages.cite import CiteAPI
 from pdi.server.pages.reader import ReaderApp
-from pdi.server.pages.signin import SignIn
+from pdi.server.pages.signin import SignIn, expired_sign_in
 from pdi.server.pages.text_search import SearchPages
 from pdi.server.process.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
 from pdi.server.process.limits import (
@@ -219,7 +219,7 @@ def create_app(
     app = Starlette(routes=routes, exception_handlers=HANDLERS, middleware=[
         Middleware(BodyDeadline, seconds=body_seconds, rate=body_rate),  # whoever sends it, a token holder too
         Middleware(Options),  # OPTIONS of any route's path: its Allow, read from the routes (pdi.server.http.problems)
-        Middleware(Readers, archive=opened, cookies=True, base_url=base_url),  # before the cache: a token that is not live is 401, even for a kept answer
+        Middleware(Readers, archive=opened, cookies=True, base_url=base_url, expired_page=expired_sign_in),  # before the cache: a token that is not live is 401, even for a kept answer
         Middleware(CachedAnswers, cache=cache),  # only answers anyone may read are kept there
     ])
     docs.routes = app.routes

@@ -2,7 +2,7 @@
 
 :class:`Problem` is an HTTP error raised by the resolver's own checks; the
 :mod:`pdi.errors` family answers with the status its class names; a request
-that found no place in time (:class:`~pdi.server.process.limits.Busy`) is ``503``
+that found no place in time (:class:`Busy`, raised by :class:`pdi.server.process.limits.WorkLimits`) is ``503``
 with ``Retry-After``; anything else is a bug, ``500``, without a traceback.
 
 The methods a path takes are read from the app's route table, never written
@@ -24,7 +24,14 @@ from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pdi.errors import PDIError
-from pdi.server.process.limits import Busy
+
+
+class Busy(Exception):
+    """No place for an expensive request came free in time (:class:`~pdi.server.process.limits.WorkLimits`; answered 503)."""
+
+    def __init__(self, waited: float) -> None:
+        super().__init__(f"the resolver is busy: no place for this request came free within {waited:g} s")
+        self.waited = waited
 
 
 class Problem(Exception):

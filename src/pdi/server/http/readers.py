@@ -38,7 +38,7 @@ can never be shown, or act, with a person's sign-in.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import anyio.to_thread
 from starlette.requests import cookie_parser
@@ -94,14 +94,20 @@ class Readers:
     """ASGI middleware: the reader of each HTTP request, anonymous or the token it presents.
 
     ``cookies``: whether a read may present its token in the :data:`COOKIE` cookie (the resolver's
-    origin); ``base_url`` says whether the resolver is reached over ``https`` (a cleared cookie is then ``Secure``).
+    origin); ``base_url`` says whether the resolver is reached over ``https`` (a cleared cookie is then ``Secure``);
+    ``expired_page`` makes the ``401`` page a person is shown when the cookie's token is no longer live, from
+    the request's target (:func:`pdi.server.pages.signin.expired_sign_in`; without it, a problem).
     """
 
-    def __init__(self, app: ASGIApp, archive: Archive, *, cookies: bool = False, base_url: str | None = None) -> None:
+    def __init__(
+        self, app: ASGIApp, archive: Archive, *, cookies: bool = False, base_url: str | None = None,
+        expired_page: Callable[[str], Response] | None = None,
+    ) -> None:
         self.app = app
         self.archive = archive
         self.cookies = cookies
         self.base_url = base_url
+        self.expired_page = expired_page
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -149,13 +155,11 @@ class Readers:
 
     async def _signed_out(self, scope: Scope, receive: Receive, send: Send) -> None:
         """``401`` to a read whose cookie's token is not live: the cookie cleared; for a person, the sign-in page."""
-        from pdi.server.pages.signin import expired_sign_in
-
         accept = next((v for k, v in scope["headers"] if k == b"accept"), b"")
         secure = scope.get("scheme") == "https" or (self.base_url or "").lower().startswith("https:")
         refusal: Response
-        if b"text/html" in accept:
-            refusal = await anyio.to_thread.run_sync(expired_sign_in, _target(scope))
+        if b"text/html" in accept and self.expired_page is not None:
+            refusal = await anyio.to_thread.run_sync(self.expired_page, _target(scope))
         else:
             refusal = problem(401, "unauthorized",
                               "the token you signed in with is not known, or was revoked: sign in again (/signin)")

@@ -97,7 +97,7 @@ def rfc5147_facts(archive: Archive, whole: Resolved, window_start: int | None = 
     from pdi.fragments.text import TextIndex
     from pdi.fragments.text.pdi_reading import pdi_to_rfc5147_char
     from pdi.fragments.text.rfc5147 import IntegrityCheck
-    from pdi.server.protocol.resolver import rfc2169_query
+    from pdi.server.protocol.rfc2169 import rfc2169_query
 
     record = whole.record
     if formats.media_family(record.media_type) != "text" or not record.media_type.startswith("text/plain"):

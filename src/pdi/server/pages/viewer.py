@@ -166,7 +166,7 @@ def render_view(archive: Archive, name: str) -> str:
 
 
 def _n2r(name: str) -> str:
-    from pdi.server.protocol.resolver import rfc2169_query
+    from pdi.server.protocol.rfc2169 import rfc2169_query
 
     return rfc2169_query(name)
 

@@ -10,7 +10,7 @@ SCRIPT = r"""
     status.textContent = message;
     status.classList.toggle("error", !!isError);
   }
-  function n2r(name) {  // RFC 2169 query: a %23 or %25 of the name kept, then # as %23 (pdi.server.protocol.resolver.rfc2169_query)
+  function n2r(name) {  // RFC 2169 query: a %23 or %25 of the name kept, then # as %23 (pdi.server.protocol.rfc2169.rfc2169_query)
     return name.replace(/%(?=2[35])/g, "%25").replace(/#/g, "%23");
   }
   async function problem(response) {

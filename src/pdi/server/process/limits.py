@@ -46,6 +46,8 @@ import anyio
 import anyio.to_thread
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pdi.server.http.problems import Busy, problem
+
 T = TypeVar("T")
 
 #: Expensive evaluations at once in one worker process (each may hold a whole representation in memory).
@@ -63,14 +65,6 @@ DEFAULT_BODY_RATE = 500
 #: The captures (documents) of a URL, or versions of a document, one Memento TimeMap page holds the mementos of
 #: (:mod:`pdi.server.protocol.memento_oaipmh`; RFC 7089 leaves a page's size to the server).
 TIMEMAP_PAGE = 1000
-
-
-class Busy(Exception):
-    """No place for an expensive request came free in time (the server answers 503)."""
-
-    def __init__(self, waited: float) -> None:
-        super().__init__(f"the resolver is busy: no place for this request came free within {waited:g} s")
-        self.waited = waited
 
 
 class WorkLimits:
@@ -157,8 +151,6 @@ class BodyDeadline:
             if not late or started:
                 raise
         if late and not started:
-            from pdi.server.http.problems import problem
-
             detail = (f"the request's body did not arrive in time: {received} octets in {waited:.1f} s"
                       f" (this server waits {self.seconds:g} s and one second more for every {self.rate} octets)")
             answer = problem(408, "request timeout", detail)

@@ -86,6 +86,7 @@ from pdi.interop.memento import (
 )
 from pdi.server.http.problems import Problem
 from pdi.server.process.limits import TIMEMAP_PAGE, WorkLimits
+from pdi.server.protocol.rfc2169 import n2r_url, rfc2169_query, sturdy, urn_from_query
 
 #: The statement a WARC import leaves about each capture: its record's WARC-Date (:mod:`pdi.interop.warc`).
 WARC_DATE = "warc:date"
@@ -105,29 +106,6 @@ _ENCODED_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*%3A", re.IGNORECASE)
 def is_url(unique_id: str) -> bool:
     """Whether a unique id is a URL (an encapsulated id with a scheme and an authority): a capture's."""
     return _URL.match(unique_id) is not None and not _PDI_PREFIX.match(unique_id)
-
-
-def n2r_url(base: str, name: PDI | str) -> str:
-    """The N2R URL of ``name`` as every answer of the resolver writes it (:func:`sturdy`)."""
-    from pdi.server.protocol.resolver import _n2r_url
-
-    return _n2r_url(base, name)
-
-
-def sturdy(query: str) -> str:
-    """A name in a URL with each ``%2E`` written ``%252E``, which no client rewrites.
-
-    Many HTTP clients normalize a URL before they send it and decode the
-    escapes of unreserved characters (RFC 3986 §6.2.2.2): ``requests``, and
-    so ``memento_client``, sends ``%2E`` as ``.``, which turns a PDI's
-    encapsulated id into a name that does not parse (a ``.`` there must be
-    escaped). ``%25`` is a ``%`` to the resolver (:func:`pdi.server.protocol.resolver.urn_from_query`)
-    and to no client an unreserved character, so ``%252E`` arrives as written.
-    """
-    return _ESCAPED_DOT.sub("%252E", query)
-
-
-_ESCAPED_DOT = re.compile("%2E", re.IGNORECASE)
 
 
 def generic_of(name: PDI) -> PDI:
@@ -159,8 +137,6 @@ class Subject:
     def _path(self) -> str:
         """The target as it follows a route: a generic name as in an N2R query (:func:`sturdy`), a URL as it is."""
         if _PDI_PREFIX.match(self.target):
-            from pdi.server.protocol.resolver import rfc2169_query
-
             return sturdy(rfc2169_query(self.target))
         return self.target
 
@@ -270,8 +246,6 @@ class Mementos:
             raise ParseError("name the original resource after the route: /timegate/http://… or /timegate/urn:pdi://…",
                              rule="URI-R")
         if _PDI_PREFIX.match(target):
-            from pdi.server.protocol.resolver import urn_from_query
-
             return self._document(PDI.parse(urn_from_query(target)), base)
         captures = self._captures(target)
         mementos, withdrawn = self._of_documents(captures, base)
@@ -423,8 +397,6 @@ def _version_number(uri: str) -> int:
 def _own_n2r_name(url: str) -> PDI | None:
     """The name in an N2R (or I2R) URL of a resolver (``…/uri-res/N2R?urn:pdi:…``), if ``url`` is one."""
     from urllib.parse import urlsplit
-
-    from pdi.server.protocol.resolver import urn_from_query
 
     parts = urlsplit(url)
     if not parts.path.endswith(("/uri-res/N2R", "/uri-res/I2R")) or not _PDI_PREFIX.match(parts.query):

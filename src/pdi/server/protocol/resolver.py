@@ -60,7 +60,8 @@ from pdi.server.http.readers import PRIVATE, by_cookie
 from pdi.server.process.cache import Entity, ResponseCache, answer, cache_key, entity_names
 from pdi.server.process.limits import WorkLimits
 from pdi.server.process.zerocopy import EXTENSION
-from pdi.server.protocol.memento_oaipmh import Mementos, sturdy
+from pdi.server.protocol.memento_oaipmh import Mementos
+from pdi.server.protocol.rfc2169 import n2r_path, n2r_url, rfc2169_query, sturdy, urn_from_query
 
 #: RFC 2169 services this resolver answers, and the others it knows of (501).
 SERVICES = ("N2R", "I2R", "N2L", "N2Ls", "N2C", "N2Ns")
@@ -227,8 +228,8 @@ class Resolver:
             offered = self._newest_formats(generic)
             chosen = choose(ranges, [PDI.parse(str(n)).media_type or "" for n in offered])
             if chosen is not None and preference(ranges, PDI.parse(str(offered[chosen])).media_type or "")[1] > 1:
-                return Response(status_code=302, headers={"Location": _n2r_path(offered[chosen]), **shared})
-        body = _uri_list(str(generic.pdi), [_n2r_url(base, n) for n in generic.names])
+                return Response(status_code=302, headers={"Location": n2r_path(offered[chosen]), **shared})
+        body = _uri_list(str(generic.pdi), [n2r_url(base, n) for n in generic.names])
         return PlainTextResponse(body, status_code=300, media_type="text/uri-list", headers=shared)
 
     def _newest_formats(self, generic: Generic) -> tuple[PDI, ...]:
@@ -276,13 +277,13 @@ class Resolver:
         """``302`` to the N2R URL of a name (relative); ``300`` and a list for a generic name with several."""
         names = self._names(name)
         if len(names) == 1:
-            return RedirectResponse(_n2r_path(names[0]), status_code=302)
-        return PlainTextResponse(_uri_list(name, [_n2r_url(base, n) for n in names]), status_code=300,
+            return RedirectResponse(n2r_path(names[0]), status_code=302)
+        return PlainTextResponse(_uri_list(name, [n2r_url(base, n) for n in names]), status_code=300,
                                  media_type="text/uri-list")
 
     def n2ls(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """The N2R URLs of a name (one per format of a generic name), as ``text/uri-list``."""
-        return PlainTextResponse(_uri_list(name, [_n2r_url(base, n) for n in self._names(name)]),
+        return PlainTextResponse(_uri_list(name, [n2r_url(base, n) for n in self._names(name)]),
                                  media_type="text/uri-list")
 
     def n2ns(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
@@ -555,54 +556,9 @@ class _RawResponse(Response):
         self.background = None
 
 
-def _n2r_path(name: PDI | str) -> str:
-    """The N2R path of a name as every answer writes it: its ``%2E`` as ``%252E``, which clients keep (:func:`sturdy`)."""
-    return f"/uri-res/N2R?{sturdy(rfc2169_query(str(name)))}"
-
-
-def _n2r_url(base: str, name: PDI | str) -> str:
-    return base.rstrip("/") + _n2r_path(name)
-
-
 def _uri_list(urn: str, urls: list[str]) -> str:
     # RFC 2169's examples: the URN first, as a comment, then one URL a line
     return f"# {urn}\r\n" + "".join(f"{u}\r\n" for u in urls)
-
-
-def urn_from_query(query: str) -> str:
-    """The URN of an RFC 2169 query string: the inverse of :func:`rfc2169_query`.
-
-    ``%23`` is the ``#`` a URL cannot carry and ``%25`` a ``%`` written so
-    that it is not read as one of these two; every other escape is the PDI's
-    own and is kept, so ``http:%2F%2F…`` ids travel unchanged.
-    """
-    out: list[str] = []
-    i = 0
-    while i < len(query):
-        code = query[i + 1 : i + 3] if query[i] == "%" else ""
-        if code == "23":
-            out.append("#")
-            i += 3
-        elif code == "25":
-            out.append("%")
-            i += 3
-        else:
-            out.append(query[i])
-            i += 1
-    return "".join(out)
-
-
-def rfc2169_query(name: str) -> str:
-    """A PDI as an RFC 2169 query string: ``#`` as ``%23``, a ``%`` before ``23`` or ``25`` as ``%25``."""
-    out: list[str] = []
-    for i, ch in enumerate(name):
-        if ch == "#":
-            out.append("%23")
-        elif ch == "%" and name[i + 1 : i + 3] in ("23", "25"):
-            out.append("%25")
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 def _content_type(resolved: Resolved, *, whole: bool = False) -> str:
