@@ -48,7 +48,7 @@ from pdi import formats
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.server.http.params import optional
-from pdi.server.process.limits import WorkLimits
+from pdi.server.process.limits import ArchiveHandlers
 
 #: The largest text (octets) whose RFC 5147 integrity checks the viewer computes (MD5 reads it whole).
 MAX_RFC5147 = 64 << 20
@@ -288,12 +288,8 @@ def evaluate_rfc5147_on(archive: Archive, name: str, fragment: str) -> dict[str,
     }
 
 
-class CiteAPI:
+class CiteAPI(ArchiveHandlers):
     """``/api/rfc5147``: an RFC 5147 fragment evaluated on a text's N2R entity (see the module docstring)."""
-
-    def __init__(self, archive: Archive, work: WorkLimits) -> None:
-        self.archive = archive
-        self.work = work
 
     async def rfc5147(self, request: Request) -> Response:
         name = optional(request, "pdi")

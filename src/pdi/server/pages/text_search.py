@@ -20,11 +20,11 @@ import urllib.parse
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from pdi.archive import MAX_SEARCH_LIMIT, Archive, SearchHit, SearchResults
+from pdi.archive import MAX_SEARCH_LIMIT, SearchHit, SearchResults
 from pdi.errors import ParseError, PDIError
 from pdi.server.http.params import integer, optional, single_values
 from pdi.server.pages.layout import esc, page
-from pdi.server.process.limits import WorkLimits
+from pdi.server.process.limits import ArchiveHandlers
 
 #: Hits on a page unless ``limit`` says otherwise.
 PAGE_HITS = 20
@@ -67,12 +67,8 @@ def _marked_snippet(hit: SearchHit) -> str:
     return "".join(out)
 
 
-class SearchPages:
+class SearchPages(ArchiveHandlers):
     """``/search`` and ``/api/search`` over one archive."""
-
-    def __init__(self, archive: Archive, work: WorkLimits) -> None:
-        self.archive = archive
-        self.work = work
 
     async def _search(self, request: Request) -> SearchResults:
         query = optional(request, "q", "") or ""

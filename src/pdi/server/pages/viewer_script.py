@@ -81,6 +81,27 @@ SCRIPT = r"""
   });
   function view(name) { return "/view?pdi=" + encodeURIComponent(name); }
 
+  // A stretch dragged with the primary button on `area`: `at(event)` is where the pointer is, `moving(start, here)`
+  // follows the drag, `done(start, here)` takes where it ended.
+  function dragged(area, at, moving, done) {
+    let start = null;
+    area.addEventListener("pointerdown", function (event) {
+      if (event.button !== 0) return;
+      event.preventDefault();
+      area.setPointerCapture(event.pointerId);
+      start = at(event);
+    });
+    area.addEventListener("pointermove", function (event) {
+      if (start !== null) moving(start, at(event));
+    });
+    area.addEventListener("pointerup", function (event) {
+      if (start === null) return;
+      const began = start;
+      start = null;
+      done(began, at(event));
+    });
+  }
+
   // --- text: a selection counted as PDI char positions and as RFC 5147 positions -------------------------
   const text = document.getElementById("text");
   if (text) {
@@ -180,24 +201,9 @@ SCRIPT = r"""
       if (image.complete) cited.scrollIntoView({block: "center"});
       else image.addEventListener("load", function () { cited.scrollIntoView({block: "center"}); }, {once: true});
     }
-    let start = null;
-    figure.addEventListener("pointerdown", function (event) {
-      if (event.button !== 0) return;
-      event.preventDefault();
-      figure.setPointerCapture(event.pointerId);
-      start = pixel(event);
-    });
-    figure.addEventListener("pointermove", function (event) {
-      if (!start) return;
-      const p = pixel(event);
-      show(Math.min(start[0], p[0]), Math.min(start[1], p[1]), Math.max(start[0], p[0]), Math.max(start[1], p[1]));
-    });
-    figure.addEventListener("pointerup", function (event) {
-      if (!start) return;
-      const p = pixel(event);
-      const corners = [Math.min(start[0], p[0]), Math.min(start[1], p[1]), Math.max(start[0], p[0]), Math.max(start[1], p[1])];
-      start = null;
-      corners.forEach(function (v, i) { inputs[i].value = v; });
+    function corners(a, b) { return [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[0], b[0]), Math.max(a[1], b[1])]; }
+    dragged(figure, pixel, function (start, p) { show.apply(null, corners(start, p)); }, function (start, p) {
+      corners(start, p).forEach(function (v, i) { inputs[i].value = v; });
       cite();
     });
     inputs.forEach(function (input) { input.addEventListener("change", cite); });
@@ -260,24 +266,9 @@ SCRIPT = r"""
         if (got.start !== first || got.end !== end) throw new Error("it names samples " + got.start + " to " + got.end);
       });
     }
-    let start = null;
-    wave.addEventListener("pointerdown", function (event) {
-      if (event.button !== 0) return;
-      event.preventDefault();
-      wave.setPointerCapture(event.pointerId);
-      start = at(event);
-    });
-    wave.addEventListener("pointermove", function (event) {
-      if (start === null) return;
-      const t = at(event);
-      showBand(Math.min(start, t), Math.max(start, t));
-    });
-    wave.addEventListener("pointerup", function (event) {
-      if (start === null) return;
-      const t = at(event);
+    dragged(wave, at, function (start, t) { showBand(Math.min(start, t), Math.max(start, t)); }, function (start, t) {
       from.value = Math.min(start, t).toFixed(3);
       to.value = Math.max(start, t).toFixed(3);
-      start = null;
       cite();
     });
     from.addEventListener("change", cite);

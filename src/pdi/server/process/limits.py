@@ -40,13 +40,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.to_thread
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pdi.server.http.problems import Busy, problem
+
+if TYPE_CHECKING:
+    from pdi.archive import Archive
 
 T = TypeVar("T")
 
@@ -97,6 +100,14 @@ class WorkLimits:
             return await anyio.to_thread.run_sync(work, *args, limiter=threads)
         finally:
             places.release()
+
+
+class ArchiveHandlers:
+    """Route handlers over one archive, whose expensive work runs in the resolver's :class:`WorkLimits`."""
+
+    def __init__(self, archive: Archive, work: WorkLimits) -> None:
+        self.archive = archive
+        self.work = work
 
 
 class BodyDeadline:

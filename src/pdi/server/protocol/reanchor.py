@@ -17,18 +17,13 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from pdi.archive import Archive
 from pdi.errors import ParseError
 from pdi.server.http.params import optional
-from pdi.server.process.limits import WorkLimits
+from pdi.server.process.limits import ArchiveHandlers
 
 
-class AnchorAPI:
+class AnchorAPI(ArchiveHandlers):
     """``/api/anchor`` (see the module docstring)."""
-
-    def __init__(self, archive: Archive, work: WorkLimits) -> None:
-        self.archive = archive
-        self.work = work
 
     async def anchor(self, request: Request) -> Response:
         """Find the passage a name cites in another version of it: its name there, how it was found, and the score."""

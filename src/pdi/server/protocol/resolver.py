@@ -58,7 +58,7 @@ from pdi.server.http.params import integer, optional, required
 from pdi.server.http.problems import Problem
 from pdi.server.http.readers import PRIVATE, by_cookie
 from pdi.server.process.cache import Entity, ResponseCache, answer, cache_key, entity_names
-from pdi.server.process.limits import WorkLimits
+from pdi.server.process.limits import ArchiveHandlers, WorkLimits
 from pdi.server.process.zerocopy import EXTENSION
 from pdi.server.protocol.memento_oaipmh import Mementos
 from pdi.server.protocol.rfc2169 import n2r_path, n2r_url, rfc2169_query, sturdy, urn_from_query
@@ -298,12 +298,8 @@ class Resolver:
         return list(resolved.names) if isinstance(resolved, Generic) else [resolved.pdi]
 
 
-class ReadAPI:
+class ReadAPI(ArchiveHandlers):
     """``/api/…``: what a name selects, listings, statements, citations and series, as JSON."""
-
-    def __init__(self, archive: Archive, work: WorkLimits) -> None:
-        self.archive = archive
-        self.work = work
 
     async def resolve(self, request: Request) -> Response:
         """What a name selects; a browser fragment (``#:~:text=``, ``#t=``, ``#xywh=``) as the native name it equals.

@@ -17,10 +17,9 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from pdi.archive import Archive
-from pdi.errors import LimitError, ParseError
+from pdi.server.http.bodies import read_json
 from pdi.server.http.params import optional, required
-from pdi.server.process.limits import WorkLimits
+from pdi.server.process.limits import ArchiveHandlers
 
 #: The largest annotation body read (octets).
 MAX_BODY: Final = 8 << 20
@@ -28,12 +27,8 @@ MAX_BODY: Final = 8 << 20
 ANNOTATION_TYPE: Final = 'application/ld+json; profile="http://www.w3.org/ns/anno.jsonld"'
 
 
-class AnnotationAPI:
+class AnnotationAPI(ArchiveHandlers):
     """The two handlers of ``/api/annotation``, over one archive."""
-
-    def __init__(self, archive: Archive, work: WorkLimits) -> None:
-        self.archive = archive
-        self.work = work
 
     async def export(self, request: Request) -> Response:
         """The Web Annotation of a fragment name or citation (``pdi=``)."""
@@ -49,17 +44,7 @@ class AnnotationAPI:
         from pdi.interop.annotation import import_annotations
 
         document = optional(request, "pdi")
-        parts: list[bytes] = []
-        seen = 0
-        async for piece in request.stream():
-            seen += len(piece)
-            if seen > MAX_BODY:
-                raise LimitError(f"an annotation body is at most {MAX_BODY} octets")
-            parts.append(piece)
-        try:
-            data = json.loads(b"".join(parts))
-        except (ValueError, RecursionError) as exc:
-            raise ParseError(f"the body is not JSON: {exc}", rule="annotation") from exc
+        data = await read_json(request, MAX_BODY, f"an annotation body is at most {MAX_BODY} octets", rule="annotation")
         results = await self.work.run(lambda: import_annotations(self.archive, data, document=document))
         return JSONResponse({
             "results": [r.to_json() for r in results],

@@ -77,6 +77,7 @@ from pdi.errors import (
 )
 from pdi.interop.accept import MediaRange, choose, parse_accept
 from pdi.server.http import params
+from pdi.server.http.bodies import read_json
 from pdi.server.http.conditional import if_match_holds, tag_matches
 from pdi.server.http.problems import Problem, on_pdi_error, on_problem
 from pdi.server.write.api import bearer_writer
@@ -382,14 +383,4 @@ async def _annotation_body(request: Request) -> object:
     kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if kind not in ("application/ld+json", "application/json"):
         raise UnsupportedError(f"an annotation is sent as {ANNOTATION_TYPE} (or application/json), not {kind[:80]!r}")
-    parts: list[bytes] = []
-    seen = 0
-    async for piece in request.stream():
-        seen += len(piece)
-        if seen > MAX_ANNOTATION:
-            raise LimitError(f"an annotation is at most {MAX_ANNOTATION} octets")
-        parts.append(piece)
-    try:
-        return json.loads(b"".join(parts))
-    except (ValueError, RecursionError) as exc:
-        raise ParseError(f"the body is not JSON: {exc}", rule="annotation") from exc
+    return await read_json(request, MAX_ANNOTATION, f"an annotation is at most {MAX_ANNOTATION} octets", rule="annotation")

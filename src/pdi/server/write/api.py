@@ -53,6 +53,7 @@ that lost the answer — never mints a second name.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from typing import Any
@@ -70,6 +71,7 @@ from pdi._wording import plural
 from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
 from pdi.errors import LimitError, ParseError, StoreError
+from pdi.server.http.bodies import read_body
 from pdi.server.http.params import flag, integer, optional, required
 from pdi.server.http.problems import Problem
 from pdi.server.process.cache import ResponseCache
@@ -130,18 +132,8 @@ class WriteAPI:
         writer = await self.writer(request)
         series = required(request, "series")
         foreign_id = optional(request, "id")
-        content = self._content(request)
-        key = _idempotency_key(request)
-
-        embargo = optional(request, "embargo")
-
-        def run(body: Iterator[bytes]) -> Deposit:
-            return self.archive.deposit(
-                series, [content(body)], foreign_id=foreign_id, writer=writer,
-                idempotency_key=key, request=_fingerprint(request), embargo_until=embargo,
-            )
-
-        return _created(await self._streamed(request, run))
+        return await self._one(request, functools.partial(self.archive.deposit, series, foreign_id=foreign_id,
+                                                          writer=writer))
 
     async def batch(self, request: Request) -> Response:
         """Many deposits in one request, all or nothing: a ``multipart/form-data`` body, one file part an item.
@@ -196,16 +188,17 @@ class WriteAPI:
     async def version(self, request: Request) -> Response:
         writer = await self.writer(request)
         name = required(request, "pdi")
+        return await self._one(request, functools.partial(self.archive.add_version, name, writer=writer))
+
+    async def _one(self, request: Request, write: Callable[..., Deposit]) -> Response:
+        """``201`` of ``write([content], idempotency_key=…, request=…, embargo_until=…)`` of the request's body:
+        a deposit or a version of one format (``format``, ``charset``, ``Idempotency-Key``, ``embargo``)."""
         content = self._content(request)
         key = _idempotency_key(request)
-
         embargo = optional(request, "embargo")
 
         def run(body: Iterator[bytes]) -> Deposit:
-            return self.archive.add_version(
-                name, [content(body)], writer=writer, idempotency_key=key, request=_fingerprint(request),
-                embargo_until=embargo,
-            )
+            return write([content(body)], idempotency_key=key, request=_fingerprint(request), embargo_until=embargo)
 
         return _created(await self._streamed(request, run))
 
@@ -229,7 +222,7 @@ class WriteAPI:
         writer = await self.writer(request)
         name = required(request, "pdi")
         statement = required(request, "key")
-        text = _utf8(await self._small_body(request, MAX_STATEMENT), "value")
+        text = _utf8(await read_body(request, MAX_STATEMENT, f"the body is more than {MAX_STATEMENT} octets"), "value")
         record = await anyio.to_thread.run_sync(
             lambda: self.archive.annotate(name, statement, text, writer=writer)
         )
@@ -242,7 +235,7 @@ class WriteAPI:
         writer = await self.writer(request)
         name = required(request, "pdi")
         given = optional(request, "reason") or ""
-        reason = _utf8(await self._small_body(request, MAX_STATEMENT), "reason") or given
+        reason = _utf8(await read_body(request, MAX_STATEMENT, f"the body is more than {MAX_STATEMENT} octets"), "reason") or given
         purge = flag(request, "purge")
         record = await anyio.to_thread.run_sync(
             lambda: self.archive.withdraw(name, reason, writer=writer, purge=purge)
@@ -317,16 +310,6 @@ class WriteAPI:
                     yield piece
 
         return await anyio.to_thread.run_sync(write, body())
-
-    async def _small_body(self, request: Request, limit: int) -> bytes:
-        parts: list[bytes] = []
-        seen = 0
-        async for piece in request.stream():
-            seen += len(piece)
-            if seen > limit:
-                raise LimitError(f"the body is more than {limit} octets")
-            parts.append(piece)
-        return b"".join(parts)
 
 
 class _WholeForm(MultiPartParser):
