@@ -179,9 +179,7 @@ def create_app(
     work = limits if limits is not None else WorkLimits()
     cache = ResponseCache(cache_bytes, generation=opened.withdrawals_generation)
     resolver = Resolver(opened, work, base_url, cache)
-    api = ReadAPI(opened, work)
     pages = ReaderApp(opened, work, replay)
-    writes = WriteAPI(opened, max_upload=max_upload, cache=cache)
     catalogue = BrowsePages(opened)
     search = SearchPages(opened, work)
     annotations = AnnotationAPI(opened, work)
@@ -193,19 +191,8 @@ def create_app(
         Route("/search", search.page),
         Route("/api/search", search.api),
         Route("/uri-res/{service}", resolver.endpoint),
-        Route("/api/resolve", api.resolve),
-        Route("/api/ls", api.ls),
-        Route("/api/meta", api.meta),
-        Route("/api/cite", api.cite),
-        Route("/api/series", api.series),
-        Route("/api/deposit", writes.deposit, methods=["POST"]),
-        Route("/api/batch", writes.batch, methods=["POST"]),
-        Route("/api/version", writes.version, methods=["POST"]),
-        Route("/api/format", writes.format, methods=["POST"]),
-        Route("/api/statements", writes.statements, methods=["POST"]),
-        Route("/api/withdraw", writes.withdraw, methods=["POST"]),
-        Route("/api/embargo", writes.embargo, methods=["POST"]),
-        Route("/api/audit", writes.audit),
+        *ReadAPI(opened, work).routes(),
+        *WriteAPI(opened, max_upload=max_upload, cache=cache).routes(),
         Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
         Route("/api/anchor", AnchorAPI(opened, work).anchor),
         Route("/api/annotation", annotations.export, methods=["GET"]),

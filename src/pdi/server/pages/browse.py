@@ -584,9 +584,6 @@ class BrowsePages:
         except PDIError as exc:
             return HTMLResponse(render_home(self.archive, error=exc), status_code=exc.http_status)
 
-    def home(self, request: Request) -> Response:
-        return self._answer(lambda: render_home(self.archive))
-
     def series_list(self, request: Request) -> Response:
         return self._answer(lambda: render_series_list(self.archive))
 

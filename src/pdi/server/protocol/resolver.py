@@ -33,6 +33,7 @@ from starlette.responses import (
     Response,
     StreamingResponse,
 )
+from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from pdi.archive import Archive, Generic, Resolved
@@ -300,6 +301,16 @@ class Resolver:
 
 class ReadAPI(ArchiveHandlers):
     """``/api/…``: what a name selects, listings, statements, citations and series, as JSON."""
+
+    def routes(self) -> list[Route]:
+        """``/api/resolve``, ``/api/ls``, ``/api/meta``, ``/api/cite`` and ``/api/series``."""
+        return [
+            Route("/api/resolve", self.resolve),
+            Route("/api/ls", self.ls),
+            Route("/api/meta", self.meta),
+            Route("/api/cite", self.cite),
+            Route("/api/series", self.series),
+        ]
 
     async def resolve(self, request: Request) -> Response:
         """What a name selects; a browser fragment (``#:~:text=``, ``#t=``, ``#xywh=``) as the native name it equals.

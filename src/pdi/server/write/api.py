@@ -65,6 +65,7 @@ from starlette.datastructures import FormData
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from pdi import formats
 from pdi._wording import plural
@@ -128,6 +129,20 @@ class WriteAPI:
         return await bearer_writer(self.archive, request)
 
     # --- routes -----------------------------------------------------------------------------
+    def routes(self) -> list[Route]:
+        """The write API's routes: ``POST`` of deposits, batches, versions, formats, statements, withdrawals and
+        embargoes, and ``GET /api/audit``."""
+        return [
+            Route("/api/deposit", self.deposit, methods=["POST"]),
+            Route("/api/batch", self.batch, methods=["POST"]),
+            Route("/api/version", self.version, methods=["POST"]),
+            Route("/api/format", self.format, methods=["POST"]),
+            Route("/api/statements", self.statements, methods=["POST"]),
+            Route("/api/withdraw", self.withdraw, methods=["POST"]),
+            Route("/api/embargo", self.embargo, methods=["POST"]),
+            Route("/api/audit", self.audit),
+        ]
+
     async def deposit(self, request: Request) -> Response:
         writer = await self.writer(request)
         series = required(request, "series")
