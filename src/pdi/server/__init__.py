@@ -88,6 +88,15 @@ A person signs in with a token at ``/signin`` (:mod:`pdi.server.pages.signin`):
 the browser then keeps it in an ``HttpOnly`` cookie that the resolver's reads
 (``GET``, ``HEAD``) take as they take a bearer token, and its writes never
 (:mod:`pdi.server.http.readers`); the replay origin ignores it.
+
+The package is grouped by audience, each room importing only those below
+it: :mod:`pdi.server.http` (what every answer shares: parameters, problems,
+preconditions, bodies, who reads), :mod:`pdi.server.process` (running it:
+workers, uvicorn, limits, the cache of whole answers),
+:mod:`pdi.server.protocol` (answers to machines), :mod:`pdi.server.pages`
+(the reader's pages), :mod:`pdi.server.write` (writes behind tokens) and
+:mod:`pdi.server.replay` (archived pages from their own origin). This module
+puts them together in one app.
 """
 
 from __future__ import annotations
