@@ -11,7 +11,9 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 SERVER = SRC / "pdi" / "server"
-ROOMS = {"http", "process", "protocol", "pages", "write", "replay"}
+#: The rooms, lowest first: a room imports only itself and the rooms before it (and pdi.server, their
+#: package, puts them together in one app).
+ROOMS = ("http", "process", "protocol", "write", "replay", "pages")
 
 
 def _modules() -> dict[str, Path]:
@@ -89,4 +91,18 @@ def test_the_server_is_grouped_in_rooms_by_audience() -> None:
     flat = sorted(p.name for p in SERVER.glob("*.py"))
     rooms = {p.name for p in SERVER.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert flat == ["__init__.py"]
-    assert rooms == ROOMS
+    assert rooms == set(ROOMS)
+
+
+def test_each_room_imports_only_the_rooms_below_it() -> None:
+    upward = []
+    for name, path in _modules().items():
+        room = name.split(".")[2] if name.count(".") >= 2 else None
+        if room is None:
+            continue  # pdi.server itself: the app, above every room
+        for module, _ in _imports(path):
+            if module == "pdi.server" or module.startswith("pdi.server."):
+                other = module.split(".")[2] if module.count(".") >= 2 else "pdi.server"
+                if other == "pdi.server" or ROOMS.index(other) > ROOMS.index(room):
+                    upward.append(f"{name} ({room}) imports {module}")
+    assert upward == []

@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 
 from pdi.archive import Archive
 from pdi.server import create_app
-from pdi.server.protocol.openapi import OPERATIONS, openapi_path
+from pdi.server.pages.api_docs import OPERATIONS, openapi_path
 
 
 def _app(tmp_path: Path) -> tuple[TestClient, list[tuple[str, str]]]:

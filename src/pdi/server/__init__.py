@@ -78,7 +78,7 @@ passage and reads its citable name, ``…#char=a,b`` over the CRLF-canonical
 text (:mod:`pdi.server.pages.viewer`). An archived web page (``multipart/related``
 or HTML) is shown as the page it was, from the replay origin
 (:mod:`pdi.server.replay.origin`, its own app on its own port), under a banner
-(:mod:`pdi.server.replay.page`).
+(:mod:`pdi.server.pages.replay_frame`).
 Memento TimeGates and TimeMaps (``/timegate/<URL>``, ``/timemap/link/<URL>``)
 and the OAI-PMH 2.0 endpoint (``/oai``) are :mod:`pdi.server.protocol.memento_oaipmh`.
 ``/search?q=…`` finds passages by their
@@ -109,9 +109,11 @@ from pdi.archive import Archive
 from pdi.archive.blobs import memo
 from pdi.server.http.problems import HANDLERS, Options
 from pdi.server.http.readers import Readers
+from pdi.server.pages.api_docs import APIDocs
 from pdi.server.pages.browse import BrowsePages
 from pdi.server.pages.cite import CiteAPI
 from pdi.server.pages.reader import ReaderApp
+from pdi.server.pages.replay_frame import ReplaySite
 from pdi.server.pages.signin import SignIn, expired_sign_in
 from pdi.server.pages.text_search import SearchPages
 from pdi.server.process.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
@@ -123,11 +125,9 @@ from pdi.server.process.limits import (
     WorkLimits,
 )
 from pdi.server.protocol.memento_oaipmh import MementoRoutes, OAIRoutes
-from pdi.server.protocol.openapi import APIDocs
 from pdi.server.protocol.reanchor import AnchorAPI
 from pdi.server.protocol.resolver import ReadAPI, Resolver
 from pdi.server.protocol.web_annotation import AnnotationAPI
-from pdi.server.replay.page import ReplaySite
 from pdi.server.write.annotations import DEFAULT_PAGE_SIZE, AnnotationServer
 from pdi.server.write.api import WriteAPI
 

@@ -4,7 +4,7 @@
 with their counts, how to cite, a box for a name); ``/view?pdi=NAME`` shows
 what a name names (:mod:`pdi.server.pages.viewer` renders it; a generic name is
 the document page of :mod:`pdi.server.pages.browse`; an archived page, when there
-is a replay origin, :mod:`pdi.server.replay.page`, and ``&view=source`` its source). The catalogue's own pages
+is a replay origin, :mod:`pdi.server.pages.replay_frame`, and ``&view=source`` its source). The catalogue's own pages
 (``/series…``, ``/captures``) are :class:`pdi.server.pages.browse.BrowsePages`. A page that
 reads a whole representation runs within the resolver's
 :class:`~pdi.server.process.limits.WorkLimits`; an error is shown on the home page
@@ -22,8 +22,8 @@ from starlette.responses import HTMLResponse, Response
 from pdi.archive import Archive
 from pdi.errors import PDIError
 from pdi.server.http.params import optional
+from pdi.server.pages.replay_frame import ReplaySite
 from pdi.server.process.limits import WorkLimits
-from pdi.server.replay.page import ReplaySite
 
 
 class ReaderApp:
@@ -32,12 +32,12 @@ class ReaderApp:
     def __init__(self, archive: Archive, work: WorkLimits, replay: ReplaySite | None = None) -> None:
         self.archive = archive
         self.work = work
-        self.replay = replay  # where archived pages are replayed (pdi.server.replay.page); None: never
+        self.replay = replay  # where archived pages are replayed (pdi.server.pages.replay_frame); None: never
 
     async def view(self, request: Request) -> Response:
         from pdi.server.pages.browse import render_home
+        from pdi.server.pages.replay_frame import render_replay_page
         from pdi.server.pages.viewer import render_view
-        from pdi.server.replay.page import render_replay_page
 
         name: str | None = None
         try:

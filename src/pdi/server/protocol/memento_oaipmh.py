@@ -175,7 +175,7 @@ class Mementos:
 
         The one list of a URL's captures by time: the TimeGate's and
         TimeMap's mementos, and the replay banner's earlier and later capture
-        (:mod:`pdi.server.replay.page`). More than ``most`` is a
+        (:mod:`pdi.server.pages.replay_frame`). More than ``most`` is a
         :class:`~pdi.errors.LimitError`. The documents' withdrawals are read
         a page of documents at a time, as the documents come.
         """

@@ -1,7 +1,7 @@
-"""Replay of archived web pages: their own origin, and the resolver's page that frames them.
+"""Replay of archived web pages from an origin of their own.
 
-:mod:`~pdi.server.replay.origin` (the replay origin's app),
-:mod:`~pdi.server.replay.page` (the resolver's banner page around the frame)
-and :mod:`~pdi.server.replay.marks` (where a passage's marks go in a page's
-source).
+:mod:`~pdi.server.replay.origin` (the replay origin's app) and
+:mod:`~pdi.server.replay.marks` (where a passage's marks go in a page's
+source). The resolver's page that frames a replayed page is
+:mod:`pdi.server.pages.replay_frame`.
 """
