@@ -21,7 +21,7 @@ default here (``--shared-buffers`` to set another; PostgreSQL's own default,
    random over the whole catalog (look-up, access checks, blob read and
    checked: the archive's part of an ``N2R`` answer), and the resolver's
    whole answer to the same names, a cache miss each
-   (:meth:`pdi.server.read.Resolver.representation`: the archive's part and
+   (:meth:`pdi.server.protocol.resolver.Resolver.representation`: the archive's part and
    the memento's headers, which read the document's withdrawals);
 3. listing one day (``PER_DAY`` names) from the middle of the catalog;
 4. one keyset page of ``ls`` (100 names after a name in the middle);
@@ -49,8 +49,8 @@ from dataclasses import dataclass
 
 from pdi.archive import Archive
 from pdi.archive.pgcluster import TemporaryCluster
-from pdi.server.limits import WorkLimits
-from pdi.server.read import Resolver
+from pdi.server.process.limits import WorkLimits
+from pdi.server.protocol.resolver import Resolver
 
 S = "scale.example.us"
 SMALL = 10_000

@@ -1,5 +1,5 @@
 """One small N2R answer through ``pdi serve``'s own HTTP protocol, read three ways side by side: anonymous,
-with ``Authorization: Bearer`` and with the browser's sign-in cookie (``pdi.server.signin``).
+with ``Authorization: Bearer`` and with the browser's sign-in cookie (``pdi.server.pages.signin``).
 
 An anonymous read of a public name is answered from the connection's fast path (the worker's cache of
 whole answers); a read with a token (either way) goes through the app, which checks the token first,
@@ -22,8 +22,8 @@ import uvicorn
 
 from pdi.archive import Archive
 from pdi.server import create_app
-from pdi.server.cache import answering_protocol
-from pdi.server.run import listening_socket
+from pdi.server.process.connection import answering_protocol
+from pdi.server.process.run import listening_socket
 
 
 def main() -> None:

@@ -325,7 +325,7 @@ def test_an_http_range_request_reads_only_the_chunks_it_touches(s3_archive: Arch
     import uvicorn
 
     from pdi.server import create_app
-    from pdi.server.read import rfc2169_query
+    from pdi.server.protocol.rfc2169 import rfc2169_query
 
     data = _octets(4 * MIB + 10, 10)
     name = s3_archive.add(S, data, format="octet-stream")

@@ -258,9 +258,9 @@ def with_replay(
     them: their URLs. ``scripts`` lets archived scripts run on the replay origin. ``heard`` is given every
     request either port answers: its port, its path and query, and its headers."""
     from pdi.server import ReplaySite, create_app
-    from pdi.server.origins import ByPort
-    from pdi.server.replay import create_replay_app
-    from pdi.server.run import listening_socket
+    from pdi.server.process.origins import ByPort
+    from pdi.server.process.run import listening_socket
+    from pdi.server.replay.origin import create_replay_app
 
     sockets = [listening_socket("127.0.0.1", 0), listening_socket("127.0.0.1", 0)]
     try:

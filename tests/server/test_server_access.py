@@ -28,7 +28,7 @@ from chromium_helpers import open_page
 from pdi.archive import Archive
 from pdi.capture.browser import devtools
 from pdi.server import create_app
-from pdi.server.replay import create_replay_app
+from pdi.server.replay.origin import create_replay_app
 
 S = "library.example.us"
 SEALED = "court.example.us"

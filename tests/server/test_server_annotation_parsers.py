@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from pdi.archive.kept_annotations import MAX_SLUG, safe_slug
 from pdi.errors import ParseError, PDIError
 from pdi.interop.accept import parse_accept
-from pdi.server.annotation_server import (
+from pdi.server.http.conditional import if_match_holds
+from pdi.server.write.annotations import (
     ANNOTATION_TYPE,
     PREFER_DESCRIPTIONS,
     PREFER_IRIS,
@@ -24,7 +25,6 @@ from pdi.server.annotation_server import (
     negotiate,
     preferences,
 )
-from pdi.server.conditional import if_match_holds
 
 SAFE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*\Z")
 segments = st.from_regex(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}", fullmatch=True)

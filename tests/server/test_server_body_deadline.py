@@ -1,4 +1,4 @@
-"""A request's body has a deadline, whoever sends it (pdi.server.limits.BodyDeadline), over a real socket.
+"""A request's body has a deadline, whoever sends it (pdi.server.process.limits.BodyDeadline), over a real socket.
 
 ``pdi serve --body-timeout 1``: a body may take one second, and one more for
 every 500 octets that arrive. A token holder trickling a deposit's body, or
@@ -24,7 +24,7 @@ from pdi.archive import Archive
 S = "library.example.us"
 #: --body-timeout of the server under test (seconds).
 DEADLINE = 1.0
-#: Octets that earn one second more (pdi.server.limits.DEFAULT_BODY_RATE, mod_reqtimeout's MinRate).
+#: Octets that earn one second more (pdi.server.process.limits.DEFAULT_BODY_RATE, mod_reqtimeout's MinRate).
 RATE = 500
 
 

@@ -1,4 +1,4 @@
-"""The reader's catalogue pages (pdi.server.browse) through Starlette's TestClient, against what each test deposits.
+"""The reader's catalogue pages (pdi.server.pages.browse) through Starlette's TestClient, against what each test deposits.
 
 Pages are parsed with html5lib (the HTML5 algorithm a browser uses) and read
 by element, so a test sees what a reader sees: the rows of a table, the
@@ -22,7 +22,8 @@ from starlette.testclient import TestClient
 
 from pdi.archive import Archive, Content
 from pdi.errors import ParseError
-from pdi.server import browse, create_app
+from pdi.server import create_app
+from pdi.server.pages import browse
 
 S = "library.example.us"
 T = "news.example.us"

@@ -1,4 +1,4 @@
-"""The resolver's cache of whole N2R answers (pdi.server.cache): what it keeps, what it answers, what it forgets.
+"""The resolver's cache of whole N2R answers (pdi.server.process.cache): what it keeps, what it answers, what it forgets.
 
 An answer from the cache must be the answer: each request is made of an app
 without a cache (the reference) and, once warmed, of an app with one whose
@@ -22,8 +22,8 @@ from starlette.applications import Starlette
 
 from pdi.archive import Archive, Content
 from pdi.server import create_app
-from pdi.server.cache import Entity, ResponseCache
-from pdi.server.read import rfc2169_query
+from pdi.server.process.cache import Entity, ResponseCache
+from pdi.server.protocol.rfc2169 import rfc2169_query
 
 S = "cache.example.us"
 TEXT = b"Hello, world.\nSecond line.\n"  # stored CRLF-canonical: 29 bytes

@@ -1,4 +1,4 @@
-"""Answers from the cache written by the HTTP/1.1 protocol itself (pdi.server.cache.CachedAnswerProtocol).
+"""Answers from the cache written by the HTTP/1.1 protocol itself (pdi.server.process.connection.CachedAnswerProtocol).
 
 The protocol answers a plain request for a name the cache holds as soon as
 its head is parsed, with no ASGI request cycle. These tests speak HTTP/1.1
@@ -24,7 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from pdi.archive import Archive
 from pdi.server import create_app
-from pdi.server.cache import answering_protocol
+from pdi.server.process.connection import answering_protocol
 
 S = "wire.example.us"
 

@@ -19,7 +19,7 @@ from server_helpers import S, Served
 
 from pdi.archive import Archive
 from pdi.server import create_app
-from pdi.server.conditional import UNSATISFIABLE, byte_range
+from pdi.server.http.conditional import UNSATISFIABLE, byte_range
 
 
 def _n2r(served: Served, name: str) -> str:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from PIL import Image
 from server_helpers import ELSEWHERE, TEXT, Served
 
-from pdi.server.cite import SAMPLES_PER_COLUMN, waveform
+from pdi.server.pages.cite import SAMPLES_PER_COLUMN, waveform
 
 #: RFC 5147 checks of the served text: 55 characters (every LF one), the MD5 of its 58 octets.
 CHECKS = f";length=55,UTF-8;md5={hashlib.md5(TEXT).hexdigest()},UTF-8"

@@ -22,10 +22,11 @@ from server_helpers import in_thread, serving
 from pdi.archive import Archive
 from pdi.archive.blobs import CHUNK_SIZE
 from pdi.archive.blobs.memo import RACY_SECONDS, FixityMemo, identity
-from pdi.server import create_app, zerocopy
-from pdi.server.cache import answering_protocol
-from pdi.server.read import STREAM_FROM
-from pdi.server.run import listening_socket
+from pdi.server import create_app
+from pdi.server.process import zerocopy
+from pdi.server.process.connection import answering_protocol
+from pdi.server.process.run import listening_socket
+from pdi.server.protocol.resolver import STREAM_FROM
 
 S = "memo.example.us"
 #: A text over STREAM_FROM (so N2R streams it), one line per 32 octets.

@@ -26,7 +26,7 @@ from memento_client import MementoClient
 from server_helpers import Clock, serving
 
 from pdi.archive import Archive, Content
-from pdi.server.read import rfc2169_query
+from pdi.server.protocol.rfc2169 import rfc2169_query
 
 S = "memento.example.us"
 OTHER = "mirror.example.us"
@@ -635,7 +635,8 @@ def test_a_timemap_of_more_mementos_than_are_read_at_once_is_paged_not_refused(
     # before paging, a TimeMap of more than MAX_MEMENTOS mementos was a 413; now each page reads its own
     from starlette.testclient import TestClient
 
-    from pdi.server import create_app, interop
+    from pdi.server import create_app
+    from pdi.server.protocol import memento_oaipmh as interop
 
     monkeypatch.setattr(interop, "MAX_MEMENTOS", 40)
     location = str(tmp_path / "archive")

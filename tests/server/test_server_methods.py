@@ -19,7 +19,7 @@ from starlette.types import ASGIApp
 
 from pdi.archive import Archive
 from pdi.server import create_app
-from pdi.server.replay import create_replay_app
+from pdi.server.replay.origin import create_replay_app
 
 #: RFC 9110 §9.3's methods but CONNECT (which names a host, not a path), and one no route takes.
 METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "TRACE", "PATCH")

@@ -22,10 +22,11 @@ from server_helpers import Clock
 
 from pdi.archive import Archive, Content
 from pdi.archive.store import DocumentKey, WithdrawalRecord
-from pdi.server.cache import Entity
-from pdi.server.interop import Mementos
-from pdi.server.limits import WorkLimits
-from pdi.server.read import Resolver, rfc2169_query
+from pdi.server.process.cache import Entity
+from pdi.server.process.limits import WorkLimits
+from pdi.server.protocol.memento_oaipmh import Mementos
+from pdi.server.protocol.resolver import Resolver
+from pdi.server.protocol.rfc2169 import rfc2169_query
 
 S = "scale.example.us"
 BASE = "http://resolver.example/"

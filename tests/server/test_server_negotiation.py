@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 
 from pdi.archive import Archive, Content
 from pdi.server import create_app
-from pdi.server.read import rfc2169_query
+from pdi.server.protocol.rfc2169 import rfc2169_query
 
 S = "negotiation.example.us"
 

@@ -21,12 +21,12 @@ from sickle import Sickle, oaiexceptions
 from sickle.iterator import OAIResponseIterator
 
 from pdi.archive import Archive, Content
-from pdi.server.read import rfc2169_query
+from pdi.server.protocol.rfc2169 import rfc2169_query
 
 A = "oai-a.example.us"
 B = "oai-b.example.us"
 DATA = Path(__file__).resolve().parents[1] / "data" / "oaipmh"
-#: 150 documents in A, 100 in B; a page is 100 records (pdi.server.interop.OAI_PAGE).
+#: 150 documents in A, 100 in B; a page is 100 records (pdi.server.protocol.memento_oaipmh.OAI_PAGE).
 IN_A, IN_B = 150, 100
 START = datetime.datetime(2024, 1, 10, 8, 0, 0, tzinfo=datetime.UTC)
 #: When the title of A's first document is restated (its datestamp moves there).

@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 
 from pdi.archive import Archive
 from pdi.server import create_app
-from pdi.server.openapi import OPERATIONS, openapi_path
+from pdi.server.pages.api_docs import OPERATIONS, openapi_path
 
 
 def _app(tmp_path: Path) -> tuple[TestClient, list[tuple[str, str]]]:
@@ -67,7 +67,7 @@ def test_the_description_gives_the_statuses_of_refused_requests(tmp_path: Path) 
             said = op["responses"]
             if any(p["in"] == "query" for p in op["parameters"]) and path != "/oai":  # OAI-PMH: 200, badArgument
                 assert "given more than once" in said["400"]["description"], (method, path)
-            # every operation that reads a body says what a body too slow gets (pdi.server.limits.BodyDeadline)
+            # every operation that reads a body says what a body too slow gets (pdi.server.process.limits.BodyDeadline)
             assert ("408" in said) == ("requestBody" in op), (method, path)
     batch = document["paths"]["/api/batch"]["post"]["responses"]
     assert "cut short before its closing boundary" in batch["400"]["description"]
@@ -128,7 +128,7 @@ def test_oai_pmh_takes_any_query_and_answers_200_xml(tmp_path: Path) -> None:
 
 def test_the_limits_the_server_enforces_are_described(tmp_path: Path) -> None:
     from pdi.archive import MAX_SEARCH_LIMIT
-    from pdi.server.read import MAX_LIST
+    from pdi.server.protocol.resolver import MAX_LIST
 
     client, _ = _app(tmp_path)
     paths = client.get("/openapi.json").json()["paths"]

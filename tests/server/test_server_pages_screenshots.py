@@ -78,7 +78,7 @@ PAGES = {
                " && document.querySelector('ol.hits a').getAttribute('href').includes('%23char=7,12')"
                " && document.querySelector('label[for=search-q]') !== null"),
     "error": ("/view?pdi=urn:pdi://nowhere.example.us/2026/11/22/1.text.1", "document.querySelector('.error') !== null"),
-    # the catalogue (pdi.server.browse): series, a series by year and month, a year, a month, a day, captures
+    # the catalogue (pdi.server.pages.browse): series, a series by year and month, a year, a month, a day, captures
     "series-list": ("/series", "document.querySelectorAll('#series tbody tr').length === 2"),  # S and ELSEWHERE
     "series": ("/series/library.example.us", "document.querySelector('#years a[href=\"/series/library.example.us/2026/11\"]') !== null"),
     "series-year": ("/series/library.example.us/2026", "document.querySelectorAll('table.month').length >= 1"
@@ -88,7 +88,7 @@ PAGES = {
     "document": ("/view?pdi={versioned}", "document.querySelectorAll('#formats tbody tr').length === 3"
                  " && document.querySelectorAll('#statements tr.superseded').length === 1 && document.querySelector('#formats .ok') !== null"),
     "captures": ("/captures?url={captured}", "document.querySelectorAll('ol.timeline li').length === 4"),
-    # signing in (pdi.server.signin): a labelled field for the token, going on to the page the reader came from
+    # signing in (pdi.server.pages.signin): a labelled field for the token, going on to the page the reader came from
     "signin-form": ("/signin?next=/series", "document.querySelector('label[for=token]').textContent === 'Token'"
                     " && document.querySelector('form.signin input[name=next]').value === '/series'"
                     " && document.querySelector('header a[href^=\"/signin\"]') !== null"),

@@ -1,4 +1,4 @@
-"""Marks written into an HTML page for a passage (pdi.server.passage): where they go, and that they change nothing else."""
+"""Marks written into an HTML page for a passage (pdi.server.replay.marks): where they go, and that they change nothing else."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pdi.fragments import Range, evaluate
-from pdi.server.passage import MARK_STYLE, TARGET, passage_insertions, text_runs
+from pdi.server.replay.marks import MARK_STYLE, TARGET, passage_insertions, text_runs
 
 
 def marked(source: bytes, ranges: list[Range], scheme: str) -> bytes:
@@ -108,7 +108,7 @@ def test_marks_change_no_text_and_wrap_only_text(pieces: list[str], a: int, b: i
 
 
 def test_selection_pieces_carry_crlf_canonical_positions() -> None:
-    from pdi.server.passage import selection_insertions
+    from pdi.server.replay.marks import selection_insertions
 
     source = "<p>a\nb</p>\r\n<p>c &amp; é</p>".encode()
     # CRLF-canonical: "<p>a\r\nb</p>\r\n<p>c &amp; é</p>": "a" at 3, the second <p> at 13, "c " at 16, "&amp;" 18-23, " é" at 23
@@ -124,7 +124,7 @@ def test_selection_pieces_refuse_a_count_that_does_not_agree() -> None:
     import pytest
 
     from pdi.errors import UnsupportedError
-    from pdi.server.passage import selection_insertions
+    from pdi.server.replay.marks import selection_insertions
 
     with pytest.raises(UnsupportedError, match="could not be counted"):
         selection_insertions(b"<p>a</p>", "utf-8", 0, 99, [])

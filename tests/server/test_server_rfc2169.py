@@ -149,8 +149,8 @@ def test_errors_are_problem_details(served: Served) -> None:
 
 
 def test_each_service_is_a_handler_that_answers_without_an_app(served: Served) -> None:
-    from pdi.server.limits import WorkLimits
-    from pdi.server.read import OTHER_SERVICES, Resolver
+    from pdi.server.process.limits import WorkLimits
+    from pdi.server.protocol.resolver import OTHER_SERVICES, Resolver
 
     resolver = Resolver(served.archive, WorkLimits())
     assert set(resolver.services) == {"N2R", "I2R", "N2L", "N2Ls", "N2C", "N2Ns"}

@@ -1,4 +1,4 @@
-"""Signing in from a browser (pdi.server.signin): a token in an HttpOnly cookie, read as a bearer token is.
+"""Signing in from a browser (pdi.server.pages.signin): a token in an HttpOnly cookie, read as a bearer token is.
 
 What is checked, rule by rule: the cookie's attributes (read with the standard
 library's ``http.cookies``, not our code), a bad token, ``next=`` refusing
@@ -48,10 +48,11 @@ from pdi.archive import Archive
 from pdi.archive.tokens import ROLES
 from pdi.capture.browser import Pipe, devtools
 from pdi.server import ReplaySite, create_app
-from pdi.server.cache import ResponseCache, answering_protocol
-from pdi.server.replay import create_replay_app, replay_path
-from pdi.server.run import listening_socket
-from pdi.server.signin import BadNext, local_path
+from pdi.server.pages.signin import BadNext, local_path
+from pdi.server.process.cache import ResponseCache
+from pdi.server.process.connection import answering_protocol
+from pdi.server.process.run import listening_socket
+from pdi.server.replay.origin import create_replay_app, replay_path
 
 S = "library.example.us"
 SEALED = "court.example.us"

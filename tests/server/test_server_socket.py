@@ -16,7 +16,7 @@ import socket
 import pytest
 
 from pdi.errors import PDIError
-from pdi.server.run import listening_socket
+from pdi.server.process.run import listening_socket
 
 
 def test_connections_accepted_from_the_listening_socket_have_tcp_nodelay() -> None:

@@ -1,6 +1,6 @@
 """N2R of a large whole representation is streamed by verified chunks: exact octets, ranges, 416 (issue 13).
 
-``pdi.server.read.STREAM_FROM`` is lowered for the test so that the 2 MB
+``pdi.server.protocol.resolver.STREAM_FROM`` is lowered for the test so that the 2 MB
 long text of the shared archive takes the streamed path; the expected octets
 are the ones the fixture deposited (``long_line``), never pdi's own output.
 """
@@ -11,7 +11,7 @@ import httpx
 import pytest
 from server_helpers import LONG_LINES, Served, long_line
 
-from pdi.server import read
+from pdi.server.protocol import resolver as read
 
 
 @pytest.fixture

@@ -38,8 +38,8 @@ from starlette.testclient import TestClient
 from pdi.archive import Archive, Content
 from pdi.archive.pgcluster import TemporaryCluster
 from pdi.server import create_app
-from pdi.server.read import rfc2169_query
-from pdi.server.replay import create_replay_app, replay_path
+from pdi.server.protocol.rfc2169 import rfc2169_query
+from pdi.server.replay.origin import create_replay_app, replay_path
 
 OPEN = "open.example.us"
 CLOSED = "closed.example.us"

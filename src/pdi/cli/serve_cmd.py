@@ -7,7 +7,7 @@ import click
 from pdi.archive.blobs.memo import DEFAULT_SECONDS as DEFAULT_MEMO_SECONDS
 from pdi.archive.postgres import DEFAULT_CONNECTIONS
 from pdi.cli.archive_cmd import archive_option
-from pdi.server.limits import (
+from pdi.server.process.limits import (
     DEFAULT_BODY_RATE,
     DEFAULT_BODY_SECONDS,
     DEFAULT_EVALUATIONS,
@@ -17,7 +17,7 @@ from pdi.server.limits import (
     TIMEMAP_PAGE,
 )
 
-#: Mebibytes of whole answers each worker keeps in memory unless told (pdi.server.cache).
+#: Mebibytes of whole answers each worker keeps in memory unless told (pdi.server.process.cache).
 DEFAULT_CACHE_MIB = 32
 
 
@@ -101,14 +101,14 @@ def serve_cmd(
 
     from pdi.archive import Archive
     from pdi.server import ReplaySite, create_app
-    from pdi.server.limits import WorkLimits
-    from pdi.server.origins import ByPort
-    from pdi.server.replay import create_replay_app
-    from pdi.server.run import default_workers, listening_socket, serve
+    from pdi.server.process.limits import WorkLimits
+    from pdi.server.process.origins import ByPort
+    from pdi.server.process.run import default_workers, listening_socket, serve
+    from pdi.server.replay.origin import create_replay_app
     from pdi.uri import URI
 
     if oai_admin_email is not None:
-        from pdi.server.interop import check_admin_email
+        from pdi.server.protocol.memento_oaipmh import check_admin_email
 
         check_admin_email(oai_admin_email)  # here, not in each worker
     count = workers if workers is not None else default_workers()

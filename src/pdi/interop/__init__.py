@@ -11,7 +11,7 @@
 * :mod:`pdi.interop.memento`, :mod:`pdi.interop.accept` and
   :mod:`pdi.interop.oaipmh`: Memento (RFC 7089), HTTP negotiation (RFC 9110
   §12) and OAI-PMH 2.0, pure modules (values in, header values or XML out)
-  that :mod:`pdi.server.interop` serves over HTTP.
+  that :mod:`pdi.server.protocol.memento_oaipmh` serves over HTTP.
 
 Edges over the archive: they read it (and the WARC import deposits through
 :class:`pdi.archive.Archive`); the cores know nothing of them.

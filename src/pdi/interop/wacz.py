@@ -329,7 +329,7 @@ def captured_at(archive: Archive, name: PDI, day: datetime.date, created_at: str
     falls on ``day`` (a capture deposited as it was made); else noon of
     ``day`` (a name dated by its source, whose time of day is not known).
     The one reading of a capture's time: WACZ export and Memento
-    (:mod:`pdi.server.interop`) both date captures by it.
+    (:mod:`pdi.server.protocol.memento_oaipmh`) both date captures by it.
     """
     return dated_capture(day, created_at, archive.meta(name).get("warc:date"))
 

@@ -291,7 +291,7 @@ def plan(
     """Name every part, rewrite references, and return what to write.
 
     The defaults make a folder that opens offline (the module's docstring).
-    Replay (:mod:`pdi.server.replay`) asks for ``nowhere``: an unsatisfied
+    Replay (:mod:`pdi.server.replay.origin`) asks for ``nowhere``: an unsatisfied
     reference becomes ``about:blank``, never its URI on the web; and no
     ``policy`` ``<meta>`` (its Content-Security-Policy header says more).
     ``insertions`` are ``(byte offset into the root's bytes, ASCII markup)``

@@ -2,7 +2,7 @@
 
 :func:`create_app` serves one archive (SQLite directory or PostgreSQL URL)
 with Starlette; ``pdi serve`` runs it on uvicorn. Reading is open to all;
-writing (``POST /api/deposit`` and the rest, :mod:`pdi.server.write`) needs
+writing (``POST /api/deposit`` and the rest, :mod:`pdi.server.write.api`) needs
 a bearer token made with ``pdi token add``.
 
 RFC 2169 ("A Trivial Convention for using HTTP in URN Resolution"): the URN
@@ -53,17 +53,17 @@ it equals, ``equivalent``: :mod:`pdi.interop.aliases`),
 ``/api/ls?pattern=…&series=…&limit=…&offset=…&after=…`` (a page of names and
 the ``next`` page's URL), ``/api/meta?pdi=…``,
 ``/api/cite?citation=…``, ``/api/series``, ``/api/rfc5147?pdi=…&fragment=…``
-(an RFC 5147 fragment evaluated on a text's N2R entity: :mod:`pdi.server.cite`),
+(an RFC 5147 fragment evaluated on a text's N2R entity: :mod:`pdi.server.pages.cite`),
 ``/api/annotation?pdi=…`` (``GET``: the W3C Web Annotation of a fragment name
 or citation; ``POST``: the names a posted annotation or Hypothesis export
-points at, no token needed as it writes nothing: :mod:`pdi.server.annotate`),
+points at, no token needed as it writes nothing: :mod:`pdi.server.protocol.web_annotation`),
 ``/api/annotations/`` (an annotation server, the W3C Web Annotation Protocol:
 a container of annotations kept in the catalog, created, replaced and
-deleted with a token of the role ``curate``: :mod:`pdi.server.annotation_server`) and
+deleted with a token of the role ``curate``: :mod:`pdi.server.write.annotations`) and
 ``/api/search?q=…&series=…&limit=…&after=…`` (full-text search: hits with
 their ``char`` fragment names and snippets, and the ``next`` page's URL) and
 ``/api/anchor?pdi=…&to=…`` (a cited passage found in another version:
-:mod:`pdi.server.anchor`).
+:mod:`pdi.server.protocol.reanchor`).
 
 Errors are RFC 9457 problem details (``application/problem+json``: ``type``,
 ``title``, ``status``, ``detail``), the status taken from the
@@ -75,19 +75,28 @@ that are not plain errors (``/api#problem-passage-orphaned``,
 The viewer, ``/view?pdi=…``, shows a text (or the source of an HTML or XML
 document) with the passage a fragment names marked; a reader selects a
 passage and reads its citable name, ``…#char=a,b`` over the CRLF-canonical
-text (:mod:`pdi.server.viewer`). An archived web page (``multipart/related``
+text (:mod:`pdi.server.pages.viewer`). An archived web page (``multipart/related``
 or HTML) is shown as the page it was, from the replay origin
-(:mod:`pdi.server.replay`, its own app on its own port), under a banner
-(:mod:`pdi.server.replay_page`).
+(:mod:`pdi.server.replay.origin`, its own app on its own port), under a banner
+(:mod:`pdi.server.pages.replay_frame`).
 Memento TimeGates and TimeMaps (``/timegate/<URL>``, ``/timemap/link/<URL>``)
-and the OAI-PMH 2.0 endpoint (``/oai``) are :mod:`pdi.server.interop`.
+and the OAI-PMH 2.0 endpoint (``/oai``) are :mod:`pdi.server.protocol.memento_oaipmh`.
 ``/search?q=…`` finds passages by their
-words and links each to the viewer (:mod:`pdi.server.search`).
+words and links each to the viewer (:mod:`pdi.server.pages.text_search`).
 
-A person signs in with a token at ``/signin`` (:mod:`pdi.server.signin`):
+A person signs in with a token at ``/signin`` (:mod:`pdi.server.pages.signin`):
 the browser then keeps it in an ``HttpOnly`` cookie that the resolver's reads
 (``GET``, ``HEAD``) take as they take a bearer token, and its writes never
-(:mod:`pdi.server.readers`); the replay origin ignores it.
+(:mod:`pdi.server.http.readers`); the replay origin ignores it.
+
+The package is grouped by audience, each room importing only those below
+it: :mod:`pdi.server.http` (what every answer shares: parameters, problems,
+preconditions, bodies, who reads), :mod:`pdi.server.process` (running it:
+workers, uvicorn, limits, the cache of whole answers),
+:mod:`pdi.server.protocol` (answers to machines), :mod:`pdi.server.pages`
+(the reader's pages), :mod:`pdi.server.write` (writes behind tokens) and
+:mod:`pdi.server.replay` (archived pages from their own origin). This module
+puts them together in one app.
 """
 
 from __future__ import annotations
@@ -98,29 +107,29 @@ from starlette.routing import Route
 
 from pdi.archive import Archive
 from pdi.archive.blobs import memo
-from pdi.server.anchor import AnchorAPI
-from pdi.server.annotate import AnnotationAPI
-from pdi.server.annotation_server import DEFAULT_PAGE_SIZE, AnnotationServer
-from pdi.server.app import ReaderApp
-from pdi.server.browse import BrowsePages
-from pdi.server.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
-from pdi.server.cite import CiteAPI
-from pdi.server.interop import MementoRoutes, OAIRoutes
-from pdi.server.limits import (
+from pdi.server.http.problems import HANDLERS, Options
+from pdi.server.http.readers import Readers
+from pdi.server.pages.api_docs import APIDocs
+from pdi.server.pages.browse import BrowsePages
+from pdi.server.pages.cite import CiteAPI
+from pdi.server.pages.reader import ReaderApp
+from pdi.server.pages.replay_frame import ReplaySite
+from pdi.server.pages.signin import SignIn, expired_sign_in
+from pdi.server.pages.text_search import SearchPages
+from pdi.server.process.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
+from pdi.server.process.limits import (
     DEFAULT_BODY_RATE,
     DEFAULT_BODY_SECONDS,
     TIMEMAP_PAGE,
     BodyDeadline,
     WorkLimits,
 )
-from pdi.server.openapi import APIDocs
-from pdi.server.problems import HANDLERS, Options
-from pdi.server.read import ReadAPI, Resolver
-from pdi.server.readers import Readers
-from pdi.server.replay_page import ReplaySite
-from pdi.server.search import SearchPages
-from pdi.server.signin import SignIn
-from pdi.server.write import WriteAPI
+from pdi.server.protocol.memento_oaipmh import MementoRoutes, OAIRoutes
+from pdi.server.protocol.reanchor import AnchorAPI
+from pdi.server.protocol.resolver import ReadAPI, Resolver
+from pdi.server.protocol.web_annotation import AnnotationAPI
+from pdi.server.write.annotations import DEFAULT_PAGE_SIZE, AnnotationServer
+from pdi.server.write.api import WriteAPI
 
 __all__ = ["ReplaySite", "create_app"]
 
@@ -151,27 +160,27 @@ def create_app(
     the request's ``Host``. ``N2L`` redirects with a relative ``Location``.
     ``limits`` bounds the expensive requests (those that read a whole
     representation) running at once and how long one may wait for a place
-    (:mod:`pdi.server.limits`); cheap catalog look-ups never wait for them.
+    (:mod:`pdi.server.process.limits`); cheap catalog look-ups never wait for them.
     ``cache_bytes`` bounds the whole N2R answers of names with a format kept
-    in memory (:mod:`pdi.server.cache`; 0: none), which are then answered
+    in memory (:mod:`pdi.server.process.cache`; 0: none), which are then answered
     before any routing; ``app.state.cache`` is that cache. ``max_upload``
     bounds the octets of one body the write API takes (None: no bound). ``replay`` says
-    where the replay origin is (:func:`pdi.server.replay.create_replay_app`
+    where the replay origin is (:func:`pdi.server.replay.origin.create_replay_app`
     serves it): ``/view`` of an archived page then shows it replayed there;
     without it, ``/view`` shows its source or its description.
     ``oai_admin_email`` is the address OAI-PMH's ``Identify`` gives
-    (:mod:`pdi.server.interop`; default ``postmaster@`` this host).
+    (:mod:`pdi.server.protocol.memento_oaipmh`; default ``postmaster@`` this host).
     ``annotation_page_size`` is how many annotations a page of the annotation
-    container holds (:mod:`pdi.server.annotation_server`).
+    container holds (:mod:`pdi.server.write.annotations`).
     ``fixity_memo_seconds`` is how long chunks of a blob file verified by
     one read are trusted by the next, while the file is unchanged
     (:mod:`pdi.archive.blobs.memo`; 0: every read hashes every chunk).
     ``body_seconds`` and ``body_rate`` bound the time a request's body may
     take, a token holder's upload's too: ``body_seconds`` and one second more
     for every ``body_rate`` octets, else ``408``
-    (:class:`~pdi.server.limits.BodyDeadline`).
+    (:class:`~pdi.server.process.limits.BodyDeadline`).
     ``timemap_page`` is how many captures of a URL (or versions of a
-    document) a Memento TimeMap page holds the mementos of (:mod:`pdi.server.interop`).
+    document) a Memento TimeMap page holds the mementos of (:mod:`pdi.server.protocol.memento_oaipmh`).
     """
     opened = archive if archive is not None else Archive.open(location, connections=connections)
     if fixity_memo_seconds > 0:
@@ -179,9 +188,7 @@ def create_app(
     work = limits if limits is not None else WorkLimits()
     cache = ResponseCache(cache_bytes, generation=opened.withdrawals_generation)
     resolver = Resolver(opened, work, base_url, cache)
-    api = ReadAPI(opened, work)
     pages = ReaderApp(opened, work, replay)
-    writes = WriteAPI(opened, max_upload=max_upload, cache=cache)
     catalogue = BrowsePages(opened)
     search = SearchPages(opened, work)
     annotations = AnnotationAPI(opened, work)
@@ -193,19 +200,8 @@ def create_app(
         Route("/search", search.page),
         Route("/api/search", search.api),
         Route("/uri-res/{service}", resolver.endpoint),
-        Route("/api/resolve", api.resolve),
-        Route("/api/ls", api.ls),
-        Route("/api/meta", api.meta),
-        Route("/api/cite", api.cite),
-        Route("/api/series", api.series),
-        Route("/api/deposit", writes.deposit, methods=["POST"]),
-        Route("/api/batch", writes.batch, methods=["POST"]),
-        Route("/api/version", writes.version, methods=["POST"]),
-        Route("/api/format", writes.format, methods=["POST"]),
-        Route("/api/statements", writes.statements, methods=["POST"]),
-        Route("/api/withdraw", writes.withdraw, methods=["POST"]),
-        Route("/api/embargo", writes.embargo, methods=["POST"]),
-        Route("/api/audit", writes.audit),
+        *ReadAPI(opened, work).routes(),
+        *WriteAPI(opened, max_upload=max_upload, cache=cache).routes(),
         Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
         Route("/api/anchor", AnchorAPI(opened, work).anchor),
         Route("/api/annotation", annotations.export, methods=["GET"]),
@@ -218,8 +214,8 @@ def create_app(
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]
     app = Starlette(routes=routes, exception_handlers=HANDLERS, middleware=[
         Middleware(BodyDeadline, seconds=body_seconds, rate=body_rate),  # whoever sends it, a token holder too
-        Middleware(Options),  # OPTIONS of any route's path: its Allow, read from the routes (pdi.server.problems)
-        Middleware(Readers, archive=opened, cookies=True, base_url=base_url),  # before the cache: a token that is not live is 401, even for a kept answer
+        Middleware(Options),  # OPTIONS of any route's path: its Allow, read from the routes (pdi.server.http.problems)
+        Middleware(Readers, archive=opened, cookies=True, base_url=base_url, expired_page=expired_sign_in),  # before the cache: a token that is not live is 401, even for a kept answer
         Middleware(CachedAnswers, cache=cache),  # only answers anyone may read are kept there
     ])
     docs.routes = app.routes

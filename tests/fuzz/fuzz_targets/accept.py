@@ -7,7 +7,7 @@ decimals, never ``*/subtype``; the ranges written again
 (``type/subtype;q=…``) read back as the same ranges; the type
 :func:`~pdi.interop.accept.choose` picks among offered ones is one the
 client prefers most (and ``None`` only when every one is weighted 0);
-:func:`pdi.server.read.prefers_description` answers for any field.
+:func:`pdi.server.protocol.resolver.prefers_description` answers for any field.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from fuzz_harness import Target
 
 from fuzz_targets._common import text_of
 from pdi.interop.accept import MAX_RANGES, choose, parse_accept, preference
-from pdi.server.read import prefers_description
+from pdi.server.protocol.resolver import prefers_description
 
 _OFFERED = ["text/html", "application/json", "text/plain", "image/png", "multipart/related"]
 

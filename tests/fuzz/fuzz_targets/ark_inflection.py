@@ -1,9 +1,9 @@
-"""N2R's query (RFC 2169) and the ARK inflection after a name: :func:`pdi.server.read.urn_from_query`, ``split_inflection``.
+"""N2R's query (RFC 2169) and the ARK inflection after a name: :func:`pdi.server.protocol.rfc2169.urn_from_query`, ``split_inflection``.
 
 The input is the query string as UTF-8 text (other bytes as lone
 surrogates), as the resolver reads it from ``/uri-res/N2R?…``. What must
 hold: the name read from the query, written as a query again
-(:func:`~pdi.server.read.rfc2169_query`), reads back as itself; its
+(:func:`~pdi.server.protocol.rfc2169.rfc2169_query`), reads back as itself; its
 inflection (``?``, ``??``, ``?info``) is split off at the first ``?``, so
 that the name and the inflection make up the whole again and the name holds
 no ``?``; the name then parses as a PDI or is a :class:`pdi.errors.PDIError`.
@@ -15,7 +15,8 @@ from fuzz_harness import Target
 
 from fuzz_targets._common import text_of
 from pdi.identifier import PDI
-from pdi.server.read import INFLECTIONS, rfc2169_query, split_inflection, urn_from_query
+from pdi.server.protocol.resolver import INFLECTIONS, split_inflection
+from pdi.server.protocol.rfc2169 import rfc2169_query, urn_from_query
 
 
 def run(data: bytes) -> None:

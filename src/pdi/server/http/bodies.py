@@ -1,0 +1,36 @@
+"""Reading a small request body whole, within a bound: its octets, or its JSON.
+
+Every handler that takes a body it needs whole (a statement's value, a
+reason, an annotation) reads it here: octet by octet as it arrives, so a
+body past the bound is refused (a :class:`~pdi.errors.LimitError`, ``413``)
+as soon as it passes it, without the rest being read or kept.
+"""
+
+from __future__ import annotations
+
+import json
+
+from starlette.requests import Request
+
+from pdi.errors import LimitError, ParseError
+
+
+async def read_body(request: Request, limit: int, too_large: str) -> bytes:
+    """The body of ``request``; a :class:`~pdi.errors.LimitError` saying ``too_large`` past ``limit`` octets."""
+    parts: list[bytes] = []
+    seen = 0
+    async for piece in request.stream():
+        seen += len(piece)
+        if seen > limit:
+            raise LimitError(too_large)
+        parts.append(piece)
+    return b"".join(parts)
+
+
+async def read_json(request: Request, limit: int, too_large: str, *, rule: str) -> object:
+    """The JSON of :func:`read_body`'s body; a :class:`~pdi.errors.ParseError` (of grammar ``rule``) if it is not JSON."""
+    body = await read_body(request, limit, too_large)
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise ParseError(f"the body is not JSON: {exc}", rule=rule) from exc

@@ -1,0 +1,79 @@
+"""Conditional requests and one byte range, as N2R answers them (RFC 9110 §13, §14).
+
+An N2R answer for a name with a format never changes, so its entity tag is
+known from the catalog alone (:func:`entity_tag`); ``If-None-Match``
+(:func:`tag_matches`), ``If-Match`` (:func:`if_match_holds`, for the
+annotation server's changes), ``If-Range`` (:func:`if_range_holds`) and a single
+``Range`` (:func:`byte_range`) are read here, for the resolver's handlers and
+for the cache of whole answers (:mod:`pdi.server.process.cache`) alike.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: What :func:`byte_range` answers for a range that selects no byte of the body.
+UNSATISFIABLE = (-1, -1)
+
+_ENTITY_TAG = re.compile(r'(?:W/)?"([\x21\x23-\x7e\x80-\xff]*)"')
+
+
+def entity_tag(sha256: str, name: str) -> str:
+    """A strong entity tag for what a name resolves to: the SHA-256 of the stored bytes, and the fragment.
+
+    The stored bytes never change under a name, and a fragment always selects
+    the same bytes from them, so the tag is known from the catalog alone.
+    """
+    fragment = name.split("#", 1)[1] if "#" in name else ""
+    return f'"{sha256}{"#" + fragment if fragment else ""}"'
+
+
+def tag_matches(field: str, tag: str) -> bool:
+    """``If-None-Match``: ``*`` or a list holding ``tag`` (weak comparison, RFC 9110 §13.1.2)."""
+    if field.strip() == "*":
+        return True
+    # entity tags are quoted and may hold commas (a fragment's), so the list is read tag by tag
+    return tag in (f'"{quoted}"' for quoted in _ENTITY_TAG.findall(field))
+
+
+def if_match_holds(field: str, tag: str) -> bool:
+    """``If-Match`` (RFC 9110 §13.1.1): ``*``, or a list holding ``tag`` by strong comparison (a weak tag never
+    matches: §8.8.3.2)."""
+    if field.strip() == "*":
+        return True
+    return any(not found[0].startswith("W/") and f'"{found[1]}"' == tag for found in _ENTITY_TAG.finditer(field))
+
+
+def if_range_holds(field: str | None, tag: str) -> bool:
+    """``If-Range`` (RFC 9110 §13.1.5): absent, or the current entity tag (strong comparison)."""
+    return field is None or field.strip() == tag
+
+
+def byte_range(field: str | None, length: int) -> tuple[int, int] | None:
+    """The one byte range ``Range: bytes=…`` asks for, inclusive, within ``length`` bytes (RFC 9110 §14.1.2).
+
+    ``None`` means: answer the whole body (no ``Range``, another unit, a
+    malformed one, or several ranges, which a server may ignore);
+    :data:`UNSATISFIABLE` means ``416``.
+    """
+    if field is None:
+        return None
+    unit, _, spec = field.strip().partition("=")
+    if unit.strip().lower() != "bytes" or "," in spec:
+        return None
+    first_text, dash, last_text = spec.strip().partition("-")
+    if not dash or not (first_text.isdigit() or first_text == "") or not (last_text.isdigit() or last_text == ""):
+        return None
+    if not first_text.isascii() or not last_text.isascii() or len(first_text) > 19 or len(last_text) > 19:
+        return None
+    if first_text == "":  # a suffix: the last N bytes
+        if last_text == "" or int(last_text) == 0 or length == 0:
+            return UNSATISFIABLE if last_text != "" else None
+        return max(0, length - int(last_text)), length - 1
+    first = int(first_text)
+    if last_text != "" and int(last_text) < first:
+        return None  # invalid: ignore it
+    if first >= length:
+        return UNSATISFIABLE
+    last = length - 1 if last_text == "" else min(int(last_text), length - 1)
+    return first, last

@@ -1,0 +1,135 @@
+"""RFC 9457 problem details: how every error of the resolver is answered.
+
+:class:`Problem` is an HTTP error raised by the resolver's own checks; the
+:mod:`pdi.errors` family answers with the status its class names; a request
+that found no place in time (:class:`Busy`, raised by :class:`pdi.server.process.limits.WorkLimits`) is ``503``
+with ``Retry-After``; anything else is a bug, ``500``, without a traceback.
+
+The methods a path takes are read from the app's route table, never written
+twice (:func:`allowed_methods`): several routes may serve one path, one a
+method (``GET`` and ``POST /api/annotation``), and a ``405``'s ``Allow``
+(RFC 9110 §15.5.6) lists the methods of all of them, not only of the first
+whose path matched. :class:`Options` answers ``OPTIONS`` (§9.3.7) with the same
+list, ``204`` and ``Allow``, for every path a route serves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Match, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from pdi.errors import PDIError
+
+
+class Busy(Exception):
+    """No place for an expensive request came free in time (:class:`~pdi.server.process.limits.WorkLimits`; answered 503)."""
+
+    def __init__(self, waited: float) -> None:
+        super().__init__(f"the resolver is busy: no place for this request came free within {waited:g} s")
+        self.waited = waited
+
+
+class Problem(Exception):
+    """An HTTP error with an RFC 9457 body."""
+
+    #: the ``WWW-Authenticate`` challenge of a ``401`` (RFC 9110 §11.6.1), if any
+    challenge: str | None = None
+
+    def __init__(self, status: int, title: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status, self.title, self.detail = status, title, detail
+        #: more header fields of the answer (the ``Allow`` of a ``405``, RFC 9110 §15.5.6)
+        self.headers: dict[str, str] = {}
+
+
+def problem(
+    status: int, title: str, detail: str, *, type: str = "about:blank", extensions: dict[str, object] | None = None
+) -> JSONResponse:
+    """An RFC 9457 problem details response (``extensions``: its extension members, §3.2)."""
+    body: dict[str, object] = {"type": type, "title": title, "status": status, "detail": detail}
+    body.update({k: v for k, v in (extensions or {}).items() if k not in body})
+    return JSONResponse(body, status_code=status, media_type="application/problem+json")
+
+
+async def on_problem(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, Problem)
+    answer = problem(exc.status, exc.title, exc.detail)
+    answer.headers.update(exc.headers)
+    if exc.challenge is not None:
+        answer.headers["WWW-Authenticate"] = exc.challenge
+    return answer
+
+
+async def on_pdi_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, PDIError)
+    return problem(exc.http_status, exc.title, str(exc), type=exc.problem_type, extensions=exc.details)
+
+
+#: The order methods are listed in (the rest after them, alphabetically).
+_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(routes: Iterable[BaseRoute], scope: Scope) -> list[str]:
+    """Every method a route of ``routes`` takes at the request's path, and ``OPTIONS`` (:class:`Options`
+    answers it) if any does; none when no route serves the path. In one order: Starlette keeps a route's
+    methods in a set."""
+    methods: set[str] = set()
+    probe = {**scope, "type": "http", "method": "OPTIONS"}  # a path match is a partial match at least
+    for route in routes:
+        if route.matches(probe)[0] is not Match.NONE:
+            methods |= set(route.methods or ()) if isinstance(route, Route) else {"GET", "HEAD"}
+    if methods:
+        methods.add("OPTIONS")
+    return sorted(methods, key=lambda m: (_ORDER.index(m) if m in _ORDER else len(_ORDER), m))
+
+
+class Options:
+    """ASGI middleware: ``OPTIONS`` of a path some route serves is ``204`` with its ``Allow`` (RFC 9110 §9.3.7);
+    of a route that answers ``OPTIONS`` itself (the annotation server's, with its ``Link`` types and CORS),
+    what that route answers; of any other path, what the app answers (``404``)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "OPTIONS":
+            routes = scope["app"].routes
+            if any(isinstance(r, Route) and r.matches(scope)[0] is Match.FULL for r in routes):
+                await self.app(scope, receive, send)
+                return
+            allowed = allowed_methods(routes, scope)
+            if allowed:
+                await Response(status_code=204, headers={"Allow": ", ".join(allowed)})(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+async def on_http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    titles = {404: "not found", 405: "method not allowed"}
+    allowed = ", ".join(allowed_methods(request.app.routes, request.scope)) if exc.status_code == 405 else ""
+    detail = {404: f"no such page: {request.url.path}", 405: f"{request.method} is not allowed here: use {allowed}"}
+    answer = problem(exc.status_code, titles.get(exc.status_code, "error"), detail.get(exc.status_code, str(exc.detail)))
+    if exc.status_code == 405:
+        answer.headers["Allow"] = allowed
+    return answer
+
+
+async def on_busy(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, Busy)
+    answer = problem(503, "service unavailable", str(exc))
+    answer.headers["Retry-After"] = str(max(1, round(exc.waited / 3)))
+    return answer
+
+
+async def on_bug(request: Request, exc: Exception) -> Response:
+    return problem(500, "internal error", f"the resolver failed on this request ({type(exc).__name__})")
+
+
+#: Starlette's exception handlers, most specific first.
+HANDLERS = {Problem: on_problem, PDIError: on_pdi_error, Busy: on_busy, HTTPException: on_http_error, Exception: on_bug}

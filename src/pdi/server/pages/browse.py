@@ -1,0 +1,617 @@
+"""The reader's catalogue: the archive's series, their calendars, a day's documents, a document, a URL's captures.
+
+Every page is plain HTML through :func:`pdi.server.pages.layout.page`, readable
+and navigable without JavaScript, at a path a reader can bookmark:
+
+* ``/`` — what the archive is: its series with their number of documents,
+  latest day and latest deposit, how to cite and resolve a name, a box for a name (``/view?pdi=``)
+  and one for a URL (``/captures?url=``); an error from ``/view`` is shown here
+  with the status of its class;
+* ``/series`` — every series; ``/series/NAME`` — its documents counted by year
+  and month; ``/series/NAME/YYYY`` — that year's months as calendars;
+  ``/series/NAME/YYYY/MM`` — the month's days; ``/series/NAME/YYYY/MM/DD`` —
+  the day's documents, a page at a time (``?after=ID`` continues after the
+  document ``ID``: a keyset, as cheap deep in a day as at its start);
+* the document page, which ``/view?pdi=`` shows for a generic name: every
+  version and format, deposit times, size, SHA-256 and the last fixity check,
+  and the statements with their history;
+* ``/captures?url=URL`` — the captures of one URL over every day and series,
+  as a timeline.
+
+Counts and pages come from :class:`pdi.archive.Archive` (``series_counts``,
+``day_counts``, ``day_documents``, ``captures``, ``document``), each an index
+read, never the whole catalog.
+"""
+
+from __future__ import annotations
+
+import calendar
+import dataclasses
+import datetime
+from collections.abc import Callable, Sequence
+from urllib.parse import quote, urlencode
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from pdi._wording import plural
+from pdi.archive import Archive, DocumentDetail, DocumentPage, Generic, canonical_series
+from pdi.archive.store import AssertionRecord, FixityCheck, RepresentationRecord
+from pdi.errors import ParseError, PDIError
+from pdi.identifier import PDI
+from pdi.server.http.params import single_values
+from pdi.server.pages.layout import esc, page
+
+#: Documents on one page of a day (``?limit=`` may ask for up to :data:`MAX_PAGE`).
+DAY_PAGE = 100
+#: Captures (documents) on one page of a URL's timeline.
+CAPTURES_PAGE = 200
+#: The most documents one page shows.
+MAX_PAGE = 1000
+
+STYLE = """
+main{max-width:68rem}
+nav.crumbs ol{list-style:none;margin:0 0 0.8rem;padding:0;display:flex;flex-wrap:wrap;font-size:0.95rem}
+nav.crumbs li+li::before{content:"\\203A";padding:0 0.45rem;color:#777}
+nav.crumbs [aria-current]{font-weight:600}
+table.catalogue{min-width:50%;margin:0.5rem 0 1.2rem}
+#documents,#formats,#statements,#years{width:100%}
+table.catalogue th{background:#eef1f5;font-weight:600}
+table.catalogue tbody tr:nth-child(even){background:#fafbfc}
+table.catalogue td.number,table.catalogue th.number{text-align:right;font-variant-numeric:tabular-nums}
+table.catalogue caption{text-align:left;font-weight:600;padding:0.3rem 0}
+td.empty{color:#aaa;text-align:center}
+.months{display:grid;grid-template-columns:repeat(auto-fill,minmax(15.5rem,1fr));gap:1rem}
+table.month{width:100%;font-size:0.9rem} section.one{max-width:30rem} table.month td,table.month th{text-align:center;padding:0.2rem}
+table.month td a{display:block;font-weight:600} table.month td small{display:block;color:#555;font-size:0.75rem}
+table.month td.has{background:#e7f0fb}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:0.25rem 1rem} dl.facts dd{margin:0}
+code.sha{font-size:0.78rem;word-break:break-all} td.sha{min-width:12rem}
+table.catalogue td time{white-space:normal} time span{white-space:nowrap}
+tr.superseded td{color:#777} tr.superseded td.value{text-decoration:line-through}
+.ok{color:#176117;font-weight:600} .bad{color:#a00;font-weight:600} .never{color:#8a5a00}
+ol.timeline{list-style:none;padding-left:0;border-left:3px solid #c8d3e0;margin-left:0.5rem}
+ol.timeline li{padding:0.3rem 0 0.3rem 1rem;position:relative}
+ol.timeline li::before{content:"";position:absolute;left:-0.45rem;top:0.75rem;width:0.6rem;height:0.6rem;border-radius:50%;background:#24303f}
+form.wide{display:flex;flex-wrap:wrap;gap:0.4rem;align-items:center;margin:0.5rem 0 1rem}
+form.wide input{flex:1 1 20rem;padding:0.3rem}
+p.pager{display:flex;gap:1.5rem}
+"""
+
+
+def _page(title: str, body: str, *, name: str = "") -> str:
+    return page(title, body, style=STYLE, name=name)
+
+
+def _crumbs(*steps: tuple[str, str | None]) -> str:
+    """Breadcrumbs: each step a label and its link (``None``: the page itself)."""
+    items = "".join(
+        f'<li><a href="{esc(href)}">{esc(label)}</a></li>' if href is not None
+        else f'<li aria-current="page">{esc(label)}</li>'
+        for label, href in steps
+    )
+    return f'<nav class="crumbs" aria-label="Breadcrumb"><ol>{items}</ol></nav>'
+
+
+def _series_path(series: str, *parts: int) -> str:
+    widths = (4, 2, 2)
+    return f"/series/{quote(series, safe='')}" + "".join(f"/{p:0{w}d}" for p, w in zip(parts, widths, strict=False))
+
+
+def _view(name: PDI | str) -> str:
+    return f"/view?pdi={quote(str(name), safe='')}"
+
+
+def _time(stamp: str) -> str:
+    """A catalog time (ISO 8601, UTC) as ``<time>``: ``2026-11-22 14:30:00 UTC``."""
+    day, _, clock = stamp.replace("T", " ").split(".")[0].rstrip("Z").partition(" ")
+    # in a narrow table the line may break between the day and the clock, never inside either
+    return f'<time datetime="{esc(stamp)}"><span>{esc(day)}</span> <span>{esc(clock)} UTC</span></time>'
+
+
+def _day(day: datetime.date | None) -> str:
+    return "—" if day is None else f'<time datetime="{day.isoformat()}"><span>{day.isoformat()}</span></time>'
+
+
+def _count(n: int) -> str:
+    return f"{n:,}"
+
+
+def _error(exc: PDIError) -> str:
+    return f'<p class="error" role="alert">{esc(exc.title)}: {esc(str(exc))}</p>'
+
+
+# --- home ------------------------------------------------------------------------------------
+def render_home(archive: Archive, *, error: PDIError | None = None, value: str = "") -> str:
+    """The home page: the archive's series with counts, how to cite and resolve, and ``error`` if one is shown."""
+    counts = archive.series_counts()
+    total = sum(c.documents for c in counts)
+    rows = "".join(
+        f'<tr><td><a href="{_series_path(c.series)}"><code>{esc(c.series)}</code></a></td>'
+        f'<td class="number">{_count(c.documents)}</td><td>{_day(c.last_day)}</td>'
+        f"<td>{'—' if c.last_deposit is None else _time(c.last_deposit)}</td></tr>"
+        for c in counts
+    )
+    table = (
+        '<table class="catalogue" id="series"><caption>Series</caption><thead><tr><th scope="col">Series</th>'
+        '<th scope="col" class="number">Documents</th><th scope="col">Latest day</th>'
+        '<th scope="col">Latest deposit</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
+        if counts else "<p>No series to show: none is registered yet (<code>pdi series add NAME</code>),"
+        " or none is open to read without a token.</p>"
+    )
+    body = (
+        f"<h1>The archive</h1>{_error(error) if error else ''}"
+        f"<p>This archive keeps {plural(total, 'document')} in {plural(len(counts), 'series', 'series')}"
+        " under persistent names. Every version of every document is kept, byte for byte and forever;"
+        " a name resolves to exactly what was deposited.</p>"
+        '<form class="wide" action="/view" method="get"><label for="home-pdi">Resolve a name</label>'
+        f'<input id="home-pdi" name="pdi" value="{esc(value)}" placeholder="urn:pdi://series/YYYY/MM/DD/id.format.version">'
+        '<button type="submit">Resolve</button></form>'
+        '<form class="wide" action="/captures" method="get"><label for="home-url">Captures of a URL</label>'
+        '<input id="home-url" name="url" type="url" placeholder="https://www.example.org/">'
+        '<button type="submit">Show</button></form>'
+        f"{table}"
+        '<h2 id="cite">How to cite and resolve</h2>'
+        "<p>A document's name is <code>urn:pdi://SERIES/YYYY/MM/DD/ID.FORMAT.VERSION</code>: the series that"
+        " keeps it, the day (GMT) it was first deposited, its number that day (or the id it was deposited"
+        " under, such as a URL), its format and version. Without format and version it names the document"
+        " with all its versions. A passage is named by a fragment: <code>#char=10,20</code> (characters),"
+        " <code>#line=3,5</code>, <code>#elt=…</code> in a page, <code>#rect=(x1,y1),(x2,y2)</code> in an"
+        " image, <code>#sec=1.5,3</code> in a recording.</p>"
+        "<p>Cite the name; anyone can resolve it here at <code>/view?pdi=NAME</code> (this page's box),"
+        " as bytes at <code>/uri-res/N2R?NAME</code> (RFC 2169; write <code>#</code> as <code>%23</code>)"
+        " or as JSON at <code>/api/resolve?pdi=NAME</code>.</p>"
+    )
+    return _page("The archive", body, name=value)
+
+
+# --- series ----------------------------------------------------------------------------------
+def render_series_list(archive: Archive) -> str:
+    """``/series``: every registered series, with its parent, counts and days."""
+    records = {s.name: s for s in archive.series()}
+    rows = "".join(
+        f'<tr><td><a href="{_series_path(c.series)}"><code>{esc(c.series)}</code></a></td>'
+        f"<td>{'' if records[c.series].parent is None else '<code>' + esc(records[c.series].parent) + '</code>'}</td>"
+        f'<td class="number">{_count(c.documents)}</td><td>{_day(c.first_day)}</td><td>{_day(c.last_day)}</td>'
+        f"<td>{'—' if c.last_deposit is None else _time(c.last_deposit)}</td>"
+        f"<td>{_time(records[c.series].created_at)}</td></tr>"
+        for c in archive.series_counts()
+        if c.series in records
+    )
+    body = (
+        _crumbs(("Home", "/"), ("Series", None))
+        + "<h1>Series</h1>"
+        + (
+            '<table class="catalogue" id="series"><thead><tr><th scope="col">Series</th><th scope="col">Under</th>'
+            '<th scope="col" class="number">Documents</th><th scope="col">First day</th>'
+            '<th scope="col">Latest day</th><th scope="col">Latest deposit</th><th scope="col">Registered</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table>"
+            if rows else "<p>No series to show: none is registered yet, or none is open to read without a token.</p>"
+        )
+    )
+    return _page("Series", body)
+
+
+def _parse_date_parts(year: str | None, month: str | None = None, day: str | None = None) -> tuple[int, ...]:
+    """The numbers of a path's ``YYYY``, ``MM`` and ``DD`` (as a PDI writes them), checked to make a date."""
+    parts: list[int] = []
+    for text, width, what in ((year, 4, "year"), (month, 2, "month"), (day, 2, "day")):
+        if text is None:
+            break
+        if len(text) != width or not text.isascii() or not text.isdigit():
+            raise ParseError(f"the {what} in the path is {text!r}: write it as {width} digits", rule="date")
+        parts.append(int(text))
+    try:
+        datetime.date(parts[0], parts[1] if len(parts) > 1 else 1, parts[2] if len(parts) > 2 else 1)
+    except ValueError as exc:
+        raise ParseError(f"no such date: {'/'.join(t for t in (year, month, day) if t)}: {exc}", rule="date") from exc
+    return tuple(parts)
+
+
+def render_series(archive: Archive, series: str) -> str:
+    """``/series/NAME``: the series' documents counted by year and month."""
+    counts = archive.day_counts(series)
+    name = canonical_series(series)
+    by_month: dict[tuple[int, int], int] = {}
+    for c in counts:
+        key = (c.day.year, c.day.month)
+        by_month[key] = by_month.get(key, 0) + c.documents
+    years = sorted({y for y, _ in by_month}, reverse=True)
+    head = "".join(f'<th scope="col" class="number"><abbr title="{calendar.month_name[m]}">{calendar.month_abbr[m]}</abbr></th>' for m in range(1, 13))
+    rows = ""
+    for y in years:
+        cells = "".join(
+            f'<td class="number"><a href="{_series_path(name, y, m)}" aria-label="{calendar.month_name[m]} {y}: '
+            f'{plural(by_month[(y, m)], "document")}">{_count(by_month[(y, m)])}</a></td>'
+            if (y, m) in by_month else '<td class="empty">·</td>'
+            for m in range(1, 13)
+        )
+        total = sum(n for (yy, _), n in by_month.items() if yy == y)
+        rows += (
+            f'<tr><th scope="row"><a href="{_series_path(name, y)}">{y}</a></th>{cells}'
+            f'<td class="number">{_count(total)}</td></tr>'
+        )
+    total = sum(by_month.values())
+    body = (
+        _crumbs(("Home", "/"), ("Series", "/series"), (name, None))
+        + f"<h1><code>{esc(name)}</code></h1>"
+        + f"<p>{plural(total, 'document')}"
+        + (f", minted from {_day(counts[0].day)} to {_day(counts[-1].day)} (GMT days)." if counts else ".")
+        + "</p>"
+        + (
+            '<table class="catalogue" id="years"><caption>Documents by year and month</caption>'
+            f'<thead><tr><th scope="col">Year</th>{head}<th scope="col" class="number">Total</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table>"
+            if rows else ""
+        )
+    )
+    return _page(name, body)
+
+
+def _month_calendar(name: str, year: int, month: int, days: dict[int, int], *, heading: str = "h2", one: bool = False) -> str:
+    """One month as a calendar (weeks from Monday), each day with documents linked and counted."""
+    weeks = ""
+    for week in calendar.Calendar(firstweekday=0).monthdayscalendar(year, month):
+        cells = ""
+        for d in week:
+            if d == 0:
+                cells += "<td></td>"
+            elif d in days:
+                cells += (
+                    f'<td class="has"><a href="{_series_path(name, year, month, d)}" aria-label="{year}-{month:02d}-{d:02d}:'
+                    f' {plural(days[d], "document")}">{d}</a><small>{_count(days[d])}</small></td>'
+                )
+            else:
+                cells += f"<td>{d}</td>"
+        weeks += f"<tr>{cells}</tr>"
+    head = "".join(f'<th scope="col"><abbr title="{calendar.day_name[i]}">{calendar.day_abbr[i][:2]}</abbr></th>' for i in range(7))
+    title = f"{calendar.month_name[month]} {year}"
+    link = f'<a href="{_series_path(name, year, month)}">{title}</a>'
+    kind = ' class="one"' if one else ""
+    return (
+        f'<section{kind}><{heading}>{link}</{heading}><table class="month"><caption class="visually-hidden">{title}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{weeks}</tbody></table></section>"
+    )
+
+
+def render_year(archive: Archive, series: str, year_text: str) -> str:
+    """``/series/NAME/YYYY``: the year's months with documents, as calendars."""
+    (year,) = _parse_date_parts(year_text)
+    name = canonical_series(series)
+    counts = archive.day_counts(name, year=year)
+    months: dict[int, dict[int, int]] = {}
+    for c in counts:
+        months.setdefault(c.day.month, {})[c.day.day] = c.documents
+    total = sum(c.documents for c in counts)
+    body = (
+        _crumbs(("Home", "/"), ("Series", "/series"), (name, _series_path(name)), (str(year), None))
+        + f"<h1><code>{esc(name)}</code> in {year}</h1><p>{plural(total, 'document')} minted in {year}"
+        + (f" on {plural(len(counts), 'day')}." if counts else ".")
+        + "</p>"
+        + '<div class="months">'
+        + "".join(_month_calendar(name, year, m, months[m]) for m in sorted(months))
+        + "</div>"
+    )
+    return _page(f"{name} {year}", body)
+
+
+def render_month(archive: Archive, series: str, year_text: str, month_text: str) -> str:
+    """``/series/NAME/YYYY/MM``: the month as a calendar, and its days with documents in a table."""
+    year, month = _parse_date_parts(year_text, month_text)
+    name = canonical_series(series)
+    counts = archive.day_counts(name, year=year, month=month)
+    days = {c.day.day: c.documents for c in counts}
+    rows = "".join(
+        f'<tr><td><a href="{_series_path(name, year, month, c.day.day)}">{_day(c.day)}</a></td>'
+        f"<td>{calendar.day_name[c.day.weekday()]}</td><td class=\"number\">{_count(c.documents)}</td></tr>"
+        for c in counts
+    )
+    body = (
+        _crumbs(("Home", "/"), ("Series", "/series"), (name, _series_path(name)),
+                (str(year), _series_path(name, year)), (f"{month:02d}", None))
+        + f"<h1><code>{esc(name)}</code>, {calendar.month_name[month]} {year}</h1>"
+        + f"<p>{plural(sum(days.values()), 'document')} minted this month.</p>"
+        + _month_calendar(name, year, month, days, one=True)
+        + (
+            '<table class="catalogue" id="days"><caption>Days with documents</caption><thead><tr><th scope="col">Day</th>'
+            '<th scope="col">Weekday</th><th scope="col" class="number">Documents</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table>"
+            if rows else ""
+        )
+    )
+    return _page(f"{name} {year}-{month:02d}", body)
+
+
+def _limit(text: str | None, default: int) -> int:
+    if text is None or text == "":
+        return default
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_PAGE:
+        raise ParseError(f"limit={text!r}: a page holds 1 to {MAX_PAGE} documents", rule="limit")
+    return int(text)
+
+
+def _formats(version_names: Sequence[PDI]) -> str:
+    return ", ".join(f'<a href="{esc(_view(n))}"><code>{esc(n.format or "")}</code></a>' for n in version_names)
+
+
+def render_day(
+    archive: Archive, series: str, year_text: str, month_text: str, day_text: str,
+    *, after: str | None = None, limit: str | None = None,
+) -> str:
+    """``/series/NAME/YYYY/MM/DD``: a page of the day's documents (``after`` the unique id the page before ended with)."""
+    year, month, dom = _parse_date_parts(year_text, month_text, day_text)
+    name = canonical_series(series)
+    day = datetime.date(year, month, dom)
+    size = _limit(limit, DAY_PAGE)
+    found = archive.day_documents(name, day, after=after or None, limit=size)
+    total = next((c.documents for c in archive.day_counts(name, year=year, month=month) if c.day == day), 0)
+    rows = "".join(_document_row(doc, found) for doc in found.documents)
+    here = _series_path(name, year, month, dom)
+    pager = []
+    if after:
+        pager.append(f'<a href="{esc(here + ("?" + urlencode({"limit": size}) if limit else ""))}">« First page</a>')
+    if found.after is not None:
+        query = {"after": found.after, **({"limit": str(size)} if limit else {})}
+        pager.append(f'<a rel="next" href="{esc(here + "?" + urlencode(query))}">Next page »</a>')
+    body = (
+        _crumbs(("Home", "/"), ("Series", "/series"), (name, _series_path(name)),
+                (str(year), _series_path(name, year)), (f"{month:02d}", _series_path(name, year, month)),
+                (f"{dom:02d}", None))
+        + f"<h1><code>{esc(name)}</code>, {day.isoformat()}</h1>"
+        + f"<p>{plural(total, 'document')} minted on this day (GMT)"
+        + (f"; this page shows {len(found.documents)}, after <code>{esc(after)}</code>" if after else
+           f"; this page shows the first {len(found.documents)}" if found.after is not None else "")
+        + ".</p>"
+        + (
+            '<table class="catalogue" id="documents"><thead><tr><th scope="col">Id</th><th scope="col">Title</th>'
+            '<th scope="col">Formats (latest version)</th><th scope="col" class="number">Versions</th>'
+            '<th scope="col">Latest version deposited</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table>"
+            if rows else "<p>No documents on this page.</p>"
+        )
+        + (f'<p class="pager">{"".join(pager)}</p>' if pager else "")
+    )
+    return _page(f"{name} {day.isoformat()}", body)
+
+
+def _document_row(doc: Generic, found: DocumentPage) -> str:
+    latest = doc.versions[-1]
+    title = found.titles.get(str(doc.pdi))
+    return (
+        f'<tr><td><a href="{esc(_view(doc.pdi))}" title="{esc(doc.pdi)}"><code>{esc(doc.pdi.unique_id)}</code></a></td>'
+        f"<td>{esc(title) if title else ''}</td><td>{_formats(latest.formats)}</td>"
+        f'<td class="number">{len(doc.versions)}</td><td>{_time(latest.created_at)}</td></tr>'
+    )
+
+
+# --- a document --------------------------------------------------------------------------------
+def _fixity(check: FixityCheck | None) -> str:
+    if check is None:
+        return '<span class="never">never verified</span>'
+    if check.ok:
+        return f'<span class="ok">intact</span>, verified {_time(check.checked_at)}'
+    return f'<span class="bad">{esc(check.problem or "failed")}</span> at the check of {_time(check.checked_at)}'
+
+
+def _statements(statements: Sequence[AssertionRecord], generic: str) -> str:
+    """The statements, oldest first; each superseded by a later one of the same subject and key is marked so."""
+    latest: dict[tuple[str, str], int] = {}
+    for s in statements:
+        latest[(s.subject, s.key)] = s.id
+    rows = ""
+    for s in statements:
+        current = latest[(s.subject, s.key)] == s.id
+        # another name of the document is shown from its last segment: 1.text.1#char=0,3
+        shown = s.subject[generic.rindex("/") + 1:] if s.subject.startswith(generic) else s.subject
+        subject = "the document" if s.subject == generic else f'<a href="{esc(_view(s.subject))}"><code>{esc(shown)}</code></a>'
+        rows += (
+            f'<tr class="{"current" if current else "superseded"}"><td>{subject}</td><td><code>{esc(s.key)}</code></td>'
+            f'<td class="value">{esc(s.value)}</td><td>{esc(s.who)}</td><td>{_time(s.at)}</td>'
+            f"<td>{'current' if current else 'superseded'}</td></tr>"
+        )
+    return (
+        '<table class="catalogue" id="statements"><thead><tr><th scope="col">About</th><th scope="col">Key</th>'
+        '<th scope="col">Value</th><th scope="col">Stated by</th><th scope="col">When</th><th scope="col">Status</th>'
+        f"</tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def render_document(archive: Archive, generic: Generic, name: str) -> str:
+    """The document page (``/view?pdi=`` of a generic name): versions, formats with fixity, statements with history."""
+    detail: DocumentDetail = archive.document(generic.pdi)
+    pdi = detail.generic.pdi
+    generic_text = str(pdi.canonical())
+    series = pdi.series_name.lower()
+    date = pdi.date
+    assert date is not None  # a document's name always has its day
+    titles = [s for s in detail.statements if s.key == "title"]
+    own = [s for s in titles if s.subject == generic_text]
+    title = (own or titles)[-1].value if titles else None
+    versions = "".join(
+        f'<tr><td class="number">{v.number}</td>'
+        f'<td><time datetime="{esc(v.created_at)}">{esc(v.created_at)}</time></td><td><ul>'
+        + "".join(
+            f'<li><a href="{esc(_view(n))}"><code>{esc(n.format or "")}</code></a>'
+            f' <code class="name">{esc(n)}</code></li>'
+            for n in v.formats
+        )
+        + "</ul></td></tr>"
+        for v in detail.generic.versions
+    )
+    formats = "".join(_format_row(r, detail.fixity.get(r.sha256)) for r in detail.records)
+    checked = [c for c in detail.fixity.values()]
+    unique = pdi.unique_id
+    captures = (
+        f'<p>This document\'s id is a URL: <a href="/captures?{esc(urlencode({"url": unique}))}">every capture of'
+        f" <code>{esc(unique)}</code></a>.</p>"
+        if pdi.serial is None and "://" in unique else ""
+    )
+    facts = (
+        f"<dt>Name</dt><dd><code>{esc(pdi)}</code></dd>"
+        f'<dt>Series</dt><dd><a href="{_series_path(series)}"><code>{esc(series)}</code></a></dd>'
+        f'<dt>Day</dt><dd><a href="{_series_path(series, date.year, date.month, date.day)}">{_day(date)}</a> (GMT)</dd>'
+        f"<dt>{'Serial' if pdi.serial is not None else 'Id'}</dt><dd><code>{esc(unique)}</code></dd>"
+        f"<dt>Versions</dt><dd>{len(detail.generic.versions)}</dd>"
+        f"<dt>Fixity</dt><dd>{_fixity_summary(detail.records, checked)}</dd>"
+    )
+    body = (
+        _crumbs(("Home", "/"), ("Series", "/series"), (series, _series_path(series)),
+                (str(date.year), _series_path(series, date.year)),
+                (f"{date.month:02d}", _series_path(series, date.year, date.month)),
+                (f"{date.day:02d}", _series_path(series, date.year, date.month, date.day)), (unique, None))
+        + f"<h1>{esc(title) if title else f'<code>{esc(pdi)}</code>'}</h1>"
+        + f'<dl class="facts">{facts}</dl>{captures}'
+        + f"<h2>Versions</h2><p>{plural(len(detail.generic.versions), 'version')} of this document,"
+        + " oldest first (deposit times in UTC):</p>"
+        + '<table class="catalogue" id="versions"><thead><tr><th scope="col" class="number">Version</th>'
+        + f'<th scope="col">Deposited</th><th scope="col">Formats</th></tr></thead><tbody>{versions}</tbody></table>'
+        + "<h2>Formats</h2>"
+        + '<table class="catalogue" id="formats"><thead><tr><th scope="col" class="number">Version</th><th scope="col">Format</th>'
+        + '<th scope="col">Media type</th><th scope="col" class="number">Bytes</th><th scope="col">SHA-256</th>'
+        + f'<th scope="col">Deposited</th><th scope="col">Fixity</th></tr></thead><tbody>{formats}</tbody></table>'
+        + "<h2>Statements</h2>"
+        + (
+            "<p>Statements are never changed: a later one with the same key about the same name supersedes"
+            " the earlier, which is kept as history.</p>" + _statements(detail.statements, generic_text)
+            if detail.statements else "<p>Nothing has been stated about this document.</p>"
+        )
+    )
+    return _page(title or str(pdi), body, name=name)
+
+
+def _fixity_summary(records: Sequence[RepresentationRecord], checks: Sequence[FixityCheck]) -> str:
+    blobs = {r.sha256 for r in records}
+    if not checks:
+        return '<span class="never">never verified</span> (<code>pdi verify</code> checks every blob)'
+    bad = [c for c in checks if not c.ok]
+    last = max(c.checked_at for c in checks)
+    if bad:
+        return f'<span class="bad">{plural(len(bad), "blob")} failed</span> the last check'
+    unchecked = len(blobs) - len(checks)
+    return (
+        f'<span class="ok">intact</span> at the last check, {_time(last)}'
+        + (f"; {plural(unchecked, 'blob')} never verified" if unchecked else "")
+    )
+
+
+def _record_name(record: RepresentationRecord) -> PDI:
+    return PDI.build(
+        series=record.series, date=record.day, serial=record.serial,
+        foreign_id=None if record.serial is not None else record.unique_id,
+        format=record.format, version=record.version,
+    )
+
+
+def record_generic(record: RepresentationRecord) -> PDI:
+    """The generic name of the document a record belongs to: its document page is ``/view`` of it."""
+    return dataclasses.replace(_record_name(record), format=None, version=None).canonical()
+
+
+def _format_row(record: RepresentationRecord, check: FixityCheck | None) -> str:
+    name = _record_name(record)
+    media = f"<code>{esc(record.media_type)}</code>" + (f"<br><small>charset {esc(record.charset)}</small>" if record.charset else "")
+    return (
+        f'<tr><td class="number">{record.version}</td><td><a href="{esc(_view(name))}"><code>{esc(record.format)}</code></a></td>'
+        f'<td>{media}</td><td class="number">{_count(record.size)}</td>'
+        f'<td class="sha"><code class="sha">{esc(record.sha256)}</code></td><td>{_time(record.created_at)}</td>'
+        f"<td>{_fixity(check)}</td></tr>"
+    )
+
+
+# --- captures of a URL -------------------------------------------------------------------------
+def render_captures(archive: Archive, url: str | None, *, after: str | None = None) -> str:
+    """``/captures?url=URL``: every capture of the URL (each version of each document whose id it is), by time."""
+    form = (
+        '<form class="wide" action="/captures" method="get"><label for="captures-url">URL</label>'
+        f'<input id="captures-url" name="url" value="{esc(url or "")}" placeholder="https://www.example.org/">'
+        '<button type="submit">Show captures</button></form>'
+    )
+    crumbs = _crumbs(("Home", "/"), ("Captures", None))
+    if not url:
+        return _page("Captures", crumbs + "<h1>Captures of a URL</h1>" + form)
+    found = archive.captures(url, after=after or None, limit=CAPTURES_PAGE)
+    items: list[tuple[str, str]] = []  # (deposit time, the list item)
+    for doc in found.documents:
+        for v in doc.versions:
+            first = v.formats[0]
+            others = "".join(f' · <a href="{esc(_view(n))}">{esc(n.format or "")}</a>' for n in v.formats[1:])
+            items.append((v.created_at, (
+                f'<li>{_time(v.created_at)} — <a href="{esc(_view(first))}">{esc(first.format or "")},'
+                f" version {v.number}</a>{others} in <code>{esc(doc.pdi.series_name.lower())}</code>"
+                f' (<a href="{esc(_view(doc.pdi))}">the document</a>)</li>'
+            )))
+    items.sort(key=lambda item: item[0])
+    timeline = ""
+    year = None
+    for at, item in items:
+        if at[:4] != year:
+            if year is not None:
+                timeline += "</ol>"
+            year = at[:4]
+            timeline += f'<h2>{esc(year)}</h2><ol class="timeline">'
+        timeline += item
+    if year is not None:
+        timeline += "</ol>"
+    pager = (
+        f'<p class="pager"><a rel="next" href="/captures?{esc(urlencode({"url": url, "after": found.after}))}">Later captures »</a></p>'
+        if found.after is not None else ""
+    )
+    body = (
+        crumbs
+        + f"<h1>Captures of <code>{esc(url)}</code></h1>{form}"
+        + (
+            f"<p>{plural(len(items), 'capture')} in {plural(len(found.documents), 'document')}"
+            + (" on this page" if after or found.after else "")
+            + ", oldest first (UTC).</p>" + timeline + pager
+            if items else "<p>No capture of this URL is in the archive (the URL is compared exactly as it was captured).</p>"
+        )
+    )
+    return _page(f"Captures of {url}", body)
+
+
+
+class BrowsePages:
+    """The catalogue's routes over one archive: each renders on Starlette's threads (catalog reads only)."""
+
+    def __init__(self, archive: Archive) -> None:
+        self.archive = archive
+
+    def _answer(self, render: Callable[[], str]) -> Response:
+        try:
+            return HTMLResponse(render())
+        except PDIError as exc:
+            return HTMLResponse(render_home(self.archive, error=exc), status_code=exc.http_status)
+
+    def series_list(self, request: Request) -> Response:
+        return self._answer(lambda: render_series_list(self.archive))
+
+    def series(self, request: Request) -> Response:
+        p = {k: str(v) for k, v in request.path_params.items()}
+        name = p["name"]
+        if "day" in p:  # a repeated after= or limit= is an error shown on the home page, as any other
+            return self._answer(lambda: render_day(
+                self.archive, name, p["year"], p["month"], p["day"],
+                after=single_values(request).get("after"), limit=single_values(request).get("limit"),
+            ))
+        if "month" in p:
+            return self._answer(lambda: render_month(self.archive, name, p["year"], p["month"]))
+        if "year" in p:
+            return self._answer(lambda: render_year(self.archive, name, p["year"]))
+        return self._answer(lambda: render_series(self.archive, name))
+
+    def captures(self, request: Request) -> Response:
+        return self._answer(lambda: render_captures(
+            self.archive, single_values(request).get("url"), after=single_values(request).get("after")))
+
+    def routes(self) -> list[Route]:
+        """``/series``, ``/series/NAME[/YYYY[/MM[/DD]]]`` and ``/captures`` (``/`` is the viewer's, which shows the home page)."""
+        return [
+            Route("/series", self.series_list),
+            Route("/series/{name}", self.series),
+            Route("/series/{name}/{year}", self.series),
+            Route("/series/{name}/{year}/{month}", self.series),
+            Route("/series/{name}/{year}/{month}/{day}", self.series),
+            Route("/captures", self.captures),
+        ]

@@ -1,0 +1,299 @@
+"""What the viewer needs to offer citable names, worked out on the server (an edge over the archive and the cores).
+
+* **RFC 5147 form of a text passage.** RFC 5147 fragment identifiers apply
+  to a ``text/plain`` entity retrieved by URL (PDI-GRAMMAR.md §3): here the
+  resolver's ``/uri-res/N2R?NAME`` of the whole representation, exactly the
+  octets stored. Its positions count every line ending as one character
+  (the PDI ``char`` scheme counts CR and LF apart), and its integrity checks
+  are of the whole entity (§3.1, §2.3): ``length=`` its characters, ``md5=``
+  the MD5 of its octets, each labelled with the charset N2R declares.
+  :func:`rfc5147_facts` computes the checks (and, for a window of a long
+  text, the RFC 5147 position where the window starts) so the page's
+  script only adds the positions of a selection. Hashing reads the whole
+  entity: it is done for texts up to :data:`MAX_RFC5147` octets and kept
+  per SHA-256 (:data:`_CHECKS`).
+* **Image frames and size** (:func:`image_facts`): Pillow reads the header
+  (and counts the frames of a GIF, APNG or TIFF).
+* **Waveform peaks** (:func:`waveform`): the lowest and highest sample of
+  each of :data:`COLUMNS` columns, read with :mod:`wave` (PCM WAV) or
+  ``soundfile``. Each column reads at most :data:`SAMPLES_PER_COLUMN`
+  frames from its start, so a long recording costs no more than a short one.
+* **``/api/rfc5147?pdi=NAME&fragment=FRAGMENT``** (:func:`rfc5147_endpoint`):
+  evaluates an RFC 5147 fragment (integrity checks included) on the
+  ``text/plain`` representation NAME names, as a client would on its N2R
+  entity, and answers JSON: the selected ``text``, the character ``start``
+  and ``end``, ``integrity`` (``ok`` when every check it understands
+  passed, ``unchecked`` when none applied) and each check's outcome; a
+  failed check is a ``422`` problem (:class:`~pdi.errors.IntegrityError`). The viewer uses it to verify the RFC 5147
+  name it offers before showing it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import mmap
+import threading
+import wave
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from pdi import formats
+from pdi.archive import Archive, Generic, Resolved
+from pdi.errors import LimitError, ParseError, UnsupportedError
+from pdi.server.http.params import optional
+from pdi.server.process.limits import ArchiveHandlers
+
+#: The largest text (octets) whose RFC 5147 integrity checks the viewer computes (MD5 reads it whole).
+MAX_RFC5147 = 64 << 20
+
+#: Columns of a waveform; each is the lowest and highest sample of its stretch of the recording.
+COLUMNS = 600
+
+#: The most sample frames read for one column (a long recording is sampled, not read whole).
+SAMPLES_PER_COLUMN = 2048
+
+#: Integrity checks already computed, by SHA-256 and charset (the bytes of a name never change).
+_CHECKS: OrderedDict[tuple[str, str | None], tuple[str, int]] = OrderedDict()
+_CHECKS_KEPT = 64
+_CHECKS_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class RFC5147Facts:
+    """What the page's script needs to write the RFC 5147 form of a selection.
+
+    ``url`` is the entity's address relative to the resolver (N2R of the
+    whole name); ``checks`` the ``;length=…;md5=…`` suffix; ``offset`` the
+    RFC 5147 character position of the first character shown (0 for a
+    whole text, the window's start for a long one).
+    """
+
+    url: str
+    checks: str
+    offset: int
+
+
+def served_charset(resolved: Resolved) -> str:
+    """The charset N2R declares for a text (its recorded charset, else UTF-8, as :mod:`pdi.server.protocol.resolver` labels it)."""
+    return resolved.record.charset or "utf-8"
+
+
+def rfc5147_facts(archive: Archive, whole: Resolved, window_start: int | None = None) -> RFC5147Facts | None:
+    """The RFC 5147 facts of a ``text/plain`` representation, or ``None`` where none are offered.
+
+    ``whole`` is either read (its ``data`` the octets) or only located (a
+    long text shown as a window starting at PDI position ``window_start``).
+    ``None`` for a media type other than ``text/plain`` (RFC 5147 defines
+    fragments for it alone) and for a text over :data:`MAX_RFC5147` octets.
+    """
+    from pdi.charsets import iana_name
+    from pdi.fragments.text import TextIndex
+    from pdi.fragments.text.pdi_reading import pdi_to_rfc5147_char
+    from pdi.fragments.text.rfc5147 import IntegrityCheck
+    from pdi.server.protocol.rfc2169 import rfc2169_query
+
+    record = whole.record
+    if formats.media_family(record.media_type) != "text" or not record.media_type.startswith("text/plain"):
+        return None
+    if record.size > MAX_RFC5147:
+        return None
+    charset = served_charset(whole)
+    with _octets(archive, whole) as data:
+        index_bytes = archive.store.fragment_index(record.sha256, record.media_type, record.charset)
+        # read as the archive reads it (the table made at deposit fits that charset); labelled as N2R declares it
+        index = TextIndex(data, record.charset, table=index_bytes)
+        key = (record.sha256, record.charset)
+        cached = _cached(key)
+        if cached is None:
+            cached = (hashlib.md5(data, usedforsecurity=False).hexdigest(), index.char_count)
+            _keep(key, cached)
+        offset = pdi_to_rfc5147_char(window_start, index) if window_start else 0
+    label = iana_name(charset) or charset  # the registry's preferred name, as RFC 5147 §3's example writes UTF-8
+    digest, length = cached
+    checks = f";{IntegrityCheck('length', str(length), label)};{IntegrityCheck('md5', digest, label)}"
+    return RFC5147Facts(f"/uri-res/N2R?{rfc2169_query(str(whole.pdi))}", checks, offset)
+
+
+@contextmanager
+def _octets(archive: Archive, whole: Resolved) -> Iterator[Any]:
+    """The octets of ``whole``: those read, or (a located long text) a memory map of its blob, else read now."""
+    if whole.data or whole.record.size == 0:
+        yield whole.data
+        return
+    with archive.open_octets(str(whole.pdi)) as opened:
+        reader = opened.reader
+        if reader.path is not None:
+            with open(reader.path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                yield mapped
+            return
+        yield reader.read()
+
+
+def _cached(key: tuple[str, str | None]) -> tuple[str, int] | None:
+    with _CHECKS_LOCK:
+        found = _CHECKS.get(key)
+        if found is not None:
+            _CHECKS.move_to_end(key)
+        return found
+
+
+def _keep(key: tuple[str, str | None], value: tuple[str, int]) -> None:
+    with _CHECKS_LOCK:
+        _CHECKS[key] = value
+        while len(_CHECKS) > _CHECKS_KEPT:
+            _CHECKS.popitem(last=False)
+
+
+@dataclass(frozen=True)
+class ImageFacts:
+    """An image's size in pixels and how many frames it has."""
+
+    width: int
+    height: int
+    frames: int
+
+
+def image_facts(data: bytes, media_type: str) -> ImageFacts:
+    """The size and frame count of an image (Pillow reads its header; a GIF's frames are counted)."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            return ImageFacts(image.width, image.height, getattr(image, "n_frames", 1))
+    except UnidentifiedImageError as exc:
+        raise UnsupportedError(f"{media_type}: not an image pdi can read") from exc
+    except (OSError, ValueError, SyntaxError, EOFError) as exc:
+        raise UnsupportedError(f"{media_type}: cannot read this image: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class Waveform:
+    """A recording's duration (seconds), rate and channels, and per column its lowest and highest sample in [-1, 1]."""
+
+    duration: float
+    rate: int
+    frames: int
+    peaks: list[tuple[float, float]]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "duration": self.duration, "rate": self.rate, "frames": self.frames,
+            "peaks": [[round(lo, 3), round(hi, 3)] for lo, hi in self.peaks],
+        }
+
+
+def waveform(data: bytes, media_type: str, columns: int = COLUMNS) -> Waveform:
+    """The peaks of a recording in ``columns`` columns (fewer when it has fewer frames); bounded work."""
+    import numpy as np
+
+    try:
+        return _peaks(_WaveSamples(data), columns, np)
+    except (wave.Error, EOFError, ValueError, RuntimeError, OSError):
+        pass  # not PCM WAV: libsndfile reads it (as the audio fragments do)
+    return _peaks(_SoundFileSamples(data, media_type), columns, np)
+
+
+def _peaks(source: _WaveSamples | _SoundFileSamples, columns: int, np: Any) -> Waveform:
+    frames, rate = source.frames, source.rate
+    count = max(1, min(columns, frames))
+    peaks: list[tuple[float, float]] = []
+    for c in range(count if frames else 0):
+        start = c * frames // count
+        stop = min((c + 1) * frames // count, start + SAMPLES_PER_COLUMN)
+        block = source.read(start, max(stop, start + 1))
+        if block.size == 0:
+            peaks.append((0.0, 0.0))
+            continue
+        peaks.append((float(np.min(block)), float(np.max(block))))
+    return Waveform(frames / rate, rate, frames, peaks)
+
+
+class _WaveSamples:
+    """PCM WAV through the standard :mod:`wave` module, samples as floats in [-1, 1]."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        with wave.open(io.BytesIO(data), "rb") as w:
+            self.rate, self.frames, self.width, self.channels = w.getframerate(), w.getnframes(), w.getsampwidth(), w.getnchannels()
+        if self.rate <= 0 or self.channels <= 0 or self.width not in (1, 2, 3, 4):
+            raise wave.Error("no rate, no channels or an unusual sample width")
+
+    def read(self, start: int, stop: int) -> Any:
+        import numpy as np
+
+        with wave.open(io.BytesIO(self._data), "rb") as w:
+            w.setpos(start)
+            raw = w.readframes(stop - start)
+        if self.width == 1:  # 8-bit WAV samples are unsigned
+            return (np.frombuffer(raw, dtype=np.uint8).astype(np.float32) - 128) / 128
+        if self.width == 3:
+            octets = np.frombuffer(raw[: len(raw) // 3 * 3], dtype=np.uint8).reshape(-1, 3)
+            wide = np.zeros((len(octets), 4), dtype=np.uint8)
+            wide[:, 1:] = octets
+            return wide.view("<i4").ravel().astype(np.float32) / 2**31
+        kind = "<i2" if self.width == 2 else "<i4"
+        return np.frombuffer(raw[: len(raw) // self.width * self.width], dtype=kind).astype(np.float32) / 2 ** (8 * self.width - 1)
+
+
+class _SoundFileSamples:
+    """Any recording libsndfile reads, samples as floats in [-1, 1]."""
+
+    def __init__(self, data: bytes, media_type: str) -> None:
+        import soundfile
+
+        self._data = data
+        try:
+            info = soundfile.info(io.BytesIO(data))
+        except (RuntimeError, TypeError) as exc:
+            raise UnsupportedError(f"{media_type}: not a recording pdi can read") from exc
+        self.rate, self.frames = info.samplerate, info.frames
+
+    def read(self, start: int, stop: int) -> Any:
+        import soundfile
+
+        try:
+            with soundfile.SoundFile(io.BytesIO(self._data)) as f:
+                f.seek(start)
+                return f.read(stop - start, dtype="float32")
+        except (RuntimeError, ValueError) as exc:
+            raise UnsupportedError(f"cannot decode this recording: {exc}") from exc
+
+
+def evaluate_rfc5147_on(archive: Archive, name: str, fragment: str) -> dict[str, object]:
+    """Evaluate the RFC 5147 ``fragment`` on the N2R entity of the ``text/plain`` name ``name`` (see the module docstring)."""
+    from pdi.fragments.text import TextIndex
+    from pdi.fragments.text.rfc5147 import evaluate_rfc5147
+
+    resolved = archive.resolve(name)
+    if isinstance(resolved, Generic) or resolved.fragment is not None:
+        raise ParseError(f"{name}: RFC 5147 fragments apply to one whole representation: name a format, no fragment")
+    if not resolved.media_type.startswith("text/plain"):
+        raise UnsupportedError(f"{name} is {resolved.media_type}: RFC 5147 defines fragments of text/plain only")
+    if resolved.record.size > MAX_RFC5147:
+        raise LimitError(f"{name} is {resolved.record.size} octets: RFC 5147 checks are computed up to {MAX_RFC5147}")
+    index = TextIndex(resolved.data, resolved.record.charset)
+    selection = evaluate_rfc5147(fragment, index)
+    first = selection.ranges[0]
+    return {
+        "pdi": name, "fragment": fragment, "text": selection.text, "start": first.start, "end": first.end,
+        "integrity": selection.integrity, "clamped": selection.clamped,
+        "checks": [{"check": str(o.check), "status": o.status, "detail": o.detail} for o in selection.checks],
+    }
+
+
+class CiteAPI(ArchiveHandlers):
+    """``/api/rfc5147``: an RFC 5147 fragment evaluated on a text's N2R entity (see the module docstring)."""
+
+    async def rfc5147(self, request: Request) -> Response:
+        name = optional(request, "pdi")
+        fragment = optional(request, "fragment")
+        if not name or not fragment:
+            raise ParseError("/api/rfc5147 needs pdi= (a text's name) and fragment= (an RFC 5147 fragment, no '#')")
+        return JSONResponse(await self.work.run(evaluate_rfc5147_on, self.archive, name, fragment))

@@ -1,0 +1,92 @@
+"""The frame every page of the reader's web app shares: head, navigation, style.
+
+:func:`page` wraps a page's body in one HTML document: a ``<header>`` with
+the resolver's navigation (home, series, a search box and a box for a name,
+each a plain link or a ``GET`` form, so that every page reads and navigates
+without JavaScript; and who reads: "signed in as NAME (role, series)" with a
+sign-out button, or a "Sign in" link back to this page,
+:mod:`pdi.server.pages.signin`) and the stylesheet. Nothing is loaded from elsewhere:
+the style and any script are inline, so a page is whole as served.
+
+Pages pass already-escaped HTML; :func:`esc` is :func:`html.escape` under a
+short name for building it.
+"""
+
+from __future__ import annotations
+
+import html
+from urllib.parse import quote
+
+from pdi.archive.access import current_reader
+from pdi.server.http.readers import by_cookie, request_target
+
+STYLE = """
+body{font:16px/1.45 system-ui,sans-serif;margin:0;color:#222}
+main{margin:1.5rem auto;max-width:60rem;padding:0 1rem}
+header.site{background:#24303f;color:#fff;padding:0.45rem 1rem;display:flex;flex-wrap:wrap;gap:0.4rem 1.2rem;align-items:center}
+header.site a{color:#fff;text-decoration:none;font-weight:600} header.site a:hover,header.site a:focus{text-decoration:underline}
+header.site form{display:flex;gap:0.3rem;align-items:center;margin:0} header.site label{font-size:0.85rem}
+header.site input{padding:0.2rem 0.35rem;border:1px solid #8796a8;border-radius:3px}
+header.site .brand{font-size:1.05rem;margin-right:0.5rem}
+header.site .who{margin-left:auto;display:flex;gap:0.5rem;align-items:center;font-size:0.9rem}
+header.site button{font:inherit;font-size:0.85rem}
+a:focus-visible,button:focus-visible,input:focus-visible{outline:3px solid #f0a400;outline-offset:1px}
+pre{white-space:pre-wrap;word-wrap:break-word;border:1px solid #ccc;padding:1rem;background:#fcfcfa}
+mark{background:#ffe58a} code,input{font-family:ui-monospace,monospace}
+#name{width:100%;font-size:0.95rem;padding:0.3rem} .error{color:#a00} dt{font-weight:bold}
+h1 code{overflow-wrap:anywhere} .note{color:#8a5a00}
+table{border-collapse:collapse} th,td{border:1px solid #ccc;padding:0.3rem 0.6rem;vertical-align:top;text-align:left}
+td ul{margin:0;padding-left:1.1rem} td.number{text-align:right} td time{white-space:nowrap}
+code.name{font-size:0.8rem;color:#555;overflow-wrap:anywhere}
+.figure{position:relative;display:inline-block} .figure img{display:block;max-width:100%}
+.box{position:absolute;outline:3px solid #e00;box-shadow:0 0 0 9999px rgba(0,0,0,.25)}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+"""
+
+
+def esc(value: object) -> str:
+    """``value`` as text escaped for HTML content and quoted attributes."""
+    return html.escape(str(value), quote=True)
+
+
+def header(*, query: str = "", name: str = "") -> str:
+    """The navigation bar: home, series, search (``/search?q=``) and resolve (``/view?pdi=``)."""
+    return (
+        '<header class="site"><a class="brand" href="/">pdi</a>'
+        '<nav aria-label="Site"><a href="/series">Series</a></nav>'
+        '<form action="/search" method="get" role="search">'
+        f'<label for="site-q">Search</label><input id="site-q" name="q" type="search" size="24" value="{esc(query)}">'
+        '<button type="submit">Search</button></form>'
+        '<form action="/view" method="get">'
+        f'<label for="site-pdi">Resolve</label><input id="site-pdi" name="pdi" size="32" value="{esc(name)}"'
+        ' placeholder="urn:pdi://…"><button type="submit">Go</button></form>'
+        f"{who()}</header>"
+    )
+
+
+def who() -> str:
+    """Who reads this page: "signed in as NAME (role, series)" and a sign-out button, or a "Sign in" link."""
+    reader = current_reader.get()
+    token = reader.token if reader is not None else None
+    if token is None:
+        back = request_target.get()
+        link = "/signin" if back in ("/", "") or back.startswith("/signin") else f"/signin?next={quote(back, safe='')}"
+        return f'<div class="who"><a href="{esc(link)}">Sign in</a></div>'
+    scope = ", ".join(token.series) if token.series else "every series"
+    shown = f'<span>signed in as <strong>{esc(token.name)}</strong> ({esc(token.role)}, {esc(scope)})</span>'
+    if not by_cookie.get():  # a bearer token (a program reading pages): nothing to sign out of
+        return f'<div class="who">{shown}</div>'
+    return (f'<form class="who" action="/signout" method="post">{shown}'
+            '<button type="submit">Sign out</button></form>')
+
+
+def page(title: str, body: str, *, script: str = "", style: str = "", query: str = "", name: str = "") -> str:
+    """One whole HTML document: ``body`` (escaped HTML) under the site's header, ``script`` inline at the end."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{STYLE}{style}</style></head>"
+        f"<body>{header(query=query, name=name)}<main>{body}</main>"
+        + (f"<script>{script}</script>" if script else "")
+        + "</body></html>\n"
+    )

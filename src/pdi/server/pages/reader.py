@@ -1,0 +1,60 @@
+"""The resolver for people: the pages a reader opens (an edge, read-only).
+
+``/`` is the home page (:func:`pdi.server.pages.browse.render_home`: the series
+with their counts, how to cite, a box for a name); ``/view?pdi=NAME`` shows
+what a name names (:mod:`pdi.server.pages.viewer` renders it; a generic name is
+the document page of :mod:`pdi.server.pages.browse`; an archived page, when there
+is a replay origin, :mod:`pdi.server.pages.replay_frame`, and ``&view=source`` its source). The catalogue's own pages
+(``/series…``, ``/captures``) are :class:`pdi.server.pages.browse.BrowsePages`. A page that
+reads a whole representation runs within the resolver's
+:class:`~pdi.server.process.limits.WorkLimits`; an error is shown on the home page
+with the status of its class.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from pdi.archive import Archive
+from pdi.errors import PDIError
+from pdi.server.http.params import optional
+from pdi.server.pages.replay_frame import ReplaySite
+from pdi.server.process.limits import WorkLimits
+
+
+class ReaderApp:
+    """The reader's pages over one archive."""
+
+    def __init__(self, archive: Archive, work: WorkLimits, replay: ReplaySite | None = None) -> None:
+        self.archive = archive
+        self.work = work
+        self.replay = replay  # where archived pages are replayed (pdi.server.pages.replay_frame); None: never
+
+    async def view(self, request: Request) -> Response:
+        from pdi.server.pages.browse import render_home
+        from pdi.server.pages.replay_frame import render_replay_page
+        from pdi.server.pages.viewer import render_view
+
+        name: str | None = None
+        try:
+            name = optional(request, "pdi")
+            if not name:
+                return HTMLResponse(await anyio.to_thread.run_sync(render_home, self.archive))
+            if self.replay is not None and optional(request, "view") != "source":
+                origin = self.replay.origin_for(request)
+                select = optional(request, "select") == "1"
+                replayed = functools.partial(render_replay_page, scripts=self.replay.scripts, select=select)
+                shown = await self.work.run(replayed, self.archive, name, origin)
+                if shown is not None:
+                    # its frame may show the replay origin and nothing else: an archived page that navigates
+                    # its own frame (a script's location, a refresh) to the network or to the resolver is refused
+                    return HTMLResponse(shown, headers={"content-security-policy": f"frame-src {origin}"})
+            return HTMLResponse(await self.work.run(render_view, self.archive, name))
+        except PDIError as exc:
+            error = exc
+        shown = await anyio.to_thread.run_sync(lambda: render_home(self.archive, error=error, value=name or ""))
+        return HTMLResponse(shown, status_code=error.http_status)

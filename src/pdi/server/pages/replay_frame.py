@@ -1,0 +1,271 @@
+"""The resolver's page for an archived web page: a slim banner over the page as it was, framed from the replay origin.
+
+``/view?pdi=NAME`` of an aggregate (``multipart/related``) or an HTML
+document, when the resolver has a replay origin (:mod:`pdi.server.replay.origin`),
+shows a banner — the name, when it was captured (the deposit time of the
+version, as the archive records it, or for a capture imported from a WARC
+its ``WARC-Date``: :func:`pdi.interop.wacz.capture_time`, as its memento is
+dated), the URL it was taken from (the foreign
+id its name encapsulates, else the root's ``Content-Location``) with a link
+to the other captures of that URL (``/captures?url=``), and where it
+stands among them with the capture before and after it — and an
+``<iframe>`` of the page on the replay origin. The frame is sandboxed:
+``allow-same-origin`` only (so the replay origin's own style, images and
+frames load, and no script runs whatever the page holds), or, when the
+replay origin lets archived scripts run, ``allow-scripts`` only (then the
+page runs in an opaque origin of its own, and still cannot reach the
+resolver: another origin, and never both flags together). The page says
+``Content-Security-Policy: frame-src REPLAY`` (set by :mod:`pdi.server.pages.reader`):
+its frame shows the replay origin and nothing else, so an archived script or
+refresh that navigates the frame itself elsewhere is refused. A fragment of
+the name is marked in the page and scrolled to (``#pdi-passage``). A link
+shows the source instead (``&view=source``: ``char`` positions count the
+source), another replays it for selection (``&select=1``): the framed page
+then runs one script of the replay origin's (allowed by its hash, the
+page's own still blocked) that reports what the reader selects, and this
+page names it ``#char=a,b`` and ``#elt=n,n`` once resolving each gave it back,
+each with a copy button and a link that opens it (the passage then marked in
+the replayed page). The space of the names is reserved from the start, so
+nothing above the frame moves while the reader drags.
+
+A capture only a token's holder may read (a private series, an embargo) is
+not framed for a reader with a token: the replay origin reads no sign-in
+and would refuse it (:mod:`pdi.server.replay.origin`), so the banner is followed by
+a note saying private captures are not replayed, and a link to its source
+(for an aggregate, its description and bytes).
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from starlette.requests import Request
+
+from pdi.archive import Archive, Generic
+from pdi.archive.access import current_reader
+from pdi.archive.store import RepresentationRecord
+from pdi.errors import PDIError
+from pdi.identifier import PDI
+from pdi.server.pages.layout import esc, page
+from pdi.server.replay.origin import (
+    AGGREGATE_TYPES,
+    original_url,
+    passage_marks,
+    read_page,
+    replay_path,
+    replayable,
+)
+
+#: The page's own style: the banner in one line, the frame filling the rest of the window.
+STYLE = """
+html,body{height:100%} body{display:flex;flex-direction:column}
+main{max-width:none;margin:0;padding:0;flex:1;display:flex;flex-direction:column;min-height:0}
+.replay-banner{display:flex;flex-wrap:wrap;gap:0.15rem 1.2rem;align-items:baseline;padding:0.3rem 1rem;
+ background:#eef1f5;border-bottom:1px solid #c7ced8;font-size:0.9rem}
+.replay-banner h1{font-size:0.95rem;margin:0;overflow-wrap:anywhere}
+.replay-banner dl{display:flex;flex-wrap:wrap;gap:0.15rem 1.2rem;margin:0}
+.replay-banner dl div{display:flex;gap:0.4rem} .replay-banner dt{font-weight:600} .replay-banner dd{margin:0;overflow-wrap:anywhere}
+.select-tools{padding:0.3rem 1rem;background:#fff8e0;border-bottom:1px solid #e0d090;font-size:0.9rem}
+.select-tools p{margin:0 0 0.2rem;min-height:1.45em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.select-tools .offer{display:grid;grid-template-columns:6.5rem 1fr auto 4.5rem;gap:0.4rem;align-items:center;margin:0.2rem 0}
+.select-tools input{width:100%;box-sizing:border-box;font-size:0.8rem;padding:0.2rem}
+.select-tools .open:not([href]){visibility:hidden}
+iframe.replay{display:block;flex:1;width:100%;min-height:20rem;border:0}
+.not-replayed{margin:1.5rem auto;max-width:44rem;padding:0 1rem} .not-replayed h2{font-size:1.15rem}
+"""
+
+
+@dataclass(frozen=True)
+class ReplaySite:
+    """Where the replay origin is: ``origin`` as configured, or the request's host at ``port``."""
+
+    origin: str | None = None
+    port: int | None = None
+    scripts: bool = False
+
+    def origin_for(self, request: Request) -> str:
+        """The replay origin as the reader who sent ``request`` reaches it."""
+        if self.origin is not None:
+            return self.origin.rstrip("/")
+        host = request.url.hostname or "127.0.0.1"
+        shown = f"[{host}]" if ":" in host else host
+        return f"{request.url.scheme}://{shown}:{self.port}"
+
+
+#: The framing page's script in selection mode: it names the passage the framed page reports selected,
+#: and shows each name only once resolving it gave back exactly what was selected.
+SELECT_SCRIPT = """
+(function () {
+  const frame = document.querySelector("iframe.replay");
+  const base = frame.dataset.pdi;
+  const charName = document.getElementById("char-name"), eltName = document.getElementById("elt-name");
+  const status = document.getElementById("select-status");
+  function query(name) { return name.replace(/%(?=2[35])/g, "%25").replace("#", "%23"); }
+  function show(input, name) {  // the name (or nothing), its copy button and its link to open it
+    input.value = name;
+    document.getElementById("copy-" + input.id).disabled = !name;
+    const open = document.getElementById("open-" + input.id);
+    if (name) open.href = "/view?pdi=" + encodeURIComponent(name); else open.removeAttribute("href");
+  }
+  document.querySelectorAll(".select-tools button.copy").forEach(function (button) {
+    button.addEventListener("click", async function () {
+      const input = document.getElementById(button.dataset.for);
+      try {
+        await navigator.clipboard.writeText(input.value);
+        status.textContent = "Copied: " + input.value;
+      } catch (e) {  // no clipboard (permission, plain HTTP): select it, copy it the old way, or let the reader
+        input.focus();
+        input.select();
+        status.textContent = document.execCommand("copy") ? "Copied: " + input.value : "Selected: press Ctrl+C (⌘C) to copy it.";
+      }
+    });
+  });
+  function words(s) { return s.replace(/\\s+/g, " ").trim(); }
+  function textOf(source) { return new DOMParser().parseFromString("<body>" + source, "text/html").body.textContent; }
+  let asked = 0;
+  window.addEventListener("message", async function (event) {
+    if (event.source !== frame.contentWindow || !event.data || !event.data.pdiSelection) return;
+    const chosen = event.data.pdiSelection, mine = ++asked;
+    const names = [base + "#char=" + chosen.start + "," + chosen.end];
+    if (chosen.elt !== null) names.push(base + "#elt=" + chosen.elt + "," + chosen.elt);
+    status.textContent = "checking…";
+    show(charName, "");
+    show(eltName, "");
+    const answers = await Promise.all(names.map((n) => fetch("/uri-res/N2R?" + query(n)).then((r) => r.ok ? r.text() : null)));
+    if (mine !== asked) return;
+    const same = answers[0] !== null && words(textOf(answers[0])) === words(chosen.text);
+    show(charName, same ? names[0] : "");
+    show(eltName, names.length > 1 && answers[1] !== null ? names[1] : "");
+    status.textContent = same ? "resolved: the name gives back the selected text" : "not offered: the name did not give back the selected text";
+  });
+})();
+"""
+
+
+def render_replay_page(
+    archive: Archive, name: str, replay_origin: str, *, scripts: bool = False, select: bool = False
+) -> str | None:
+    """The page for ``name`` shown replayed, or ``None`` when it is not a page (the viewer shows it).
+
+    With ``select``, the page is replayed for selection (``/replay/<name>/select/…``):
+    what the reader selects is named, ``#char=a,b`` of the CRLF-canonical source and the
+    ``#elt=n,n`` of the element that holds it, each resolved before it is shown.
+    """
+    parsed = PDI.parse(name)
+    located = archive.locate(parsed.without_fragment())
+    if isinstance(located, Generic) or not replayable(located.record.media_type, located.record.size):
+        return None  # the viewer shows it (a long HTML document: its source, in windows)
+    record = located.record
+    whole = located
+    url = original_url(located)
+    if url is None or parsed.fragment is not None:
+        whole, aggregate = read_page(archive, str(parsed))
+        if parsed.fragment is not None:
+            passage_marks(aggregate, parsed, whole)  # a fragment that cannot be evaluated is said here, not in the frame
+        url = original_url(whole, aggregate)
+    if select:
+        parsed = parsed.without_fragment()
+        frame = replay_origin + replay_path(str(parsed), "select/index.html")
+    else:
+        frame = replay_origin + replay_path(str(parsed)) + ("#pdi-passage" if parsed.fragment is not None else "")
+    source = f"/view?pdi={quote(str(parsed), safe='')}&view=source"
+    other = f"/view?pdi={quote(str(parsed), safe='')}" + ("" if select else "&select=1")
+    captured = _captured(archive, parsed.without_fragment(), record)
+    facts = [
+        ("captured", f'<time datetime="{esc(captured)}">{esc(captured)}</time>'),
+        ("from", f"<code>{esc(url)}</code> · <a href=\"/captures?url={quote(url, safe='')}\">other captures of this URL</a>"
+         if url else "(no URL recorded)"),
+    ]
+    around = _captures_around(archive, url, str(parsed.without_fragment())) if url else ""
+    if around:
+        facts.append(("capture", around))
+    kind = "archived page" if record.media_type in AGGREGATE_TYPES else "archived HTML document"
+    banner = (
+        f'<section class="replay-banner" aria-label="{kind}"><h1><code>{esc(str(parsed))}</code></h1><dl>'
+        + "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)
+        + f'</dl><a href="{esc(source)}">source</a>'
+        + f'<a href="{esc(other)}">{"the page" if select else "select to cite"}</a></section>'
+    )
+    # the status on a line of its own and the two names' places reserved: nothing above the frame
+    # changes height when a name appears, so the page does not move under the reader's drag
+    tools = (
+        '<section class="select-tools" aria-label="Cite the selection"><p id="select-status" role="status" aria-live="polite">'
+        "Select text in the page to get its name.</p>"
+        + _offer("char-name", "characters") + _offer("elt-name", "element") + "</section>"
+        if select else ""
+    )
+    # the page's own scripts never run with allow-same-origin; a page of an opaque origin may run them
+    sandbox = "allow-scripts" if scripts or select else "allow-same-origin"
+    reader = current_reader.get()
+    if reader is not None and reader.token is not None and not archive.readable_by_anyone(record):
+        # the frame could only show the replay origin's refusal: it reads no sign-in (pdi.server.replay.origin)
+        note = (
+            '<section class="not-replayed"><h2>Private captures are not replayed</h2><p>This capture is in a private'
+            " series, or embargoed. The replay origin never reads your sign-in, so that an archived page can never be"
+            f' shown or act as you. <a href="{esc(source)}">Show what is kept of it here</a> (its source, or its'
+            " description and its bytes) instead.</p></section>"
+        )
+        return page(str(parsed), banner + note, style=STYLE, name=name)
+    body = (
+        f'{banner}{tools}<iframe class="replay" src="{esc(frame)}" sandbox="{sandbox}" referrerpolicy="no-referrer"'
+        f' data-pdi="{esc(str(parsed))}" title="{esc(kind)} {esc(str(parsed))}"></iframe>'
+    )
+    return page(str(parsed), body, style=STYLE, name=name, script=SELECT_SCRIPT if select else "")
+
+
+def _offer(key: str, label: str) -> str:
+    """One offered name: a read-only input, its copy button and a link to open it (shown once a name is offered)."""
+    return (
+        f'<div class="offer"><label for="{key}">{label}</label><input id="{key}" readonly placeholder="(not yet)">'
+        f'<button type="button" class="copy" id="copy-{key}" data-for="{key}" aria-label="Copy the {label} name" disabled>Copy</button>'
+        f'<a class="open" id="open-{key}">open it</a></div>'
+    )
+
+
+#: Documents of a URL's captures read to place a page among them (its banner's earlier and later capture).
+CAPTURES_AROUND = 500
+
+
+def _captures_around(archive: Archive, url: str, current: str) -> str:
+    """Where the page ``current`` stands among the captures of ``url`` (by time, as its mementos: withdrawn ones
+    left out), with links to the capture before and after it; empty when it is not one of them (its URL is not its
+    id), or they are too many."""
+    from pdi.server.protocol.memento_oaipmh import Mementos, generic_of
+
+    try:
+        found = archive.captures(url, limit=CAPTURES_AROUND)
+        if found.after is not None:
+            return ""  # more captures than one page: the list (linked beside) places it
+        dated, _ = Mementos(archive).dated(found.documents)
+        viewed = PDI.parse(current)
+    except PDIError:
+        return ""
+    this = (generic_of(viewed), viewed.version)
+    times = [(_stamp(when), str(name), (generic_of(name), name.version) == this) for when, name in dated]
+    here = next((i for i, (_, _, mine) in enumerate(times) if mine), None)
+    if here is None:
+        return ""
+
+    def link(i: int, text: str, rel: str) -> str:
+        at, name, _ = times[i]
+        return f' · <a rel="{rel}" href="/view?pdi={quote(name, safe="")}">{text}</a> <time datetime="{esc(at)}">{esc(at[:10])}</time>'
+
+    return (
+        f"{here + 1} of {len(times)}"
+        + (link(here - 1, "« earlier", "prev") if here > 0 else "")
+        + (link(here + 1, "later »", "next") if here + 1 < len(times) else "")
+    )
+
+
+def _stamp(when: datetime.datetime) -> str:
+    """A time as the catalog writes one (ISO 8601, UTC, to the microsecond: ``2026-11-22T14:30:00.000000Z``)."""
+    return when.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _captured(archive: Archive, name: PDI, record: RepresentationRecord) -> str:
+    """When a page was captured, as its memento is dated: the deposit time, or a WARC import's ``WARC-Date``."""
+    from pdi.interop.wacz import capture_time
+
+    return _stamp(capture_time(archive, name, record.day, record.created_at))

@@ -1,0 +1,138 @@
+"""Full-text search for readers: ``/search?q=WORDS`` (a page) and ``/api/search?q=WORDS`` (JSON).
+
+Both take ``q`` (the reader's words, :func:`pdi.fulltext.parse_query`),
+``series`` (only names of that series), ``limit`` (hits a page, 20 by
+default, at most :data:`~pdi.archive.MAX_SEARCH_LIMIT`) and ``after`` (the
+cursor of the next page, which each page links to). A hit links to the
+viewer at ``/view?pdi=NAME%23char=a,b``, the passage that matched, which the
+viewer marks (the page's link ends in ``#passage``, so it lands there without a script). The page is plain HTML in the site's frame
+(:func:`pdi.server.pages.layout.page`): a labelled GET form, an ordered list of
+hits with the matched words in ``<mark>``, a link to the next page; it needs
+no script. Searching runs in the resolver's :class:`~pdi.server.process.limits.WorkLimits`.
+An error in the query is shown on the page (with its status) and, from the
+API, as an RFC 9457 problem.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+
+from pdi.archive import MAX_SEARCH_LIMIT, SearchHit, SearchResults
+from pdi.errors import ParseError, PDIError
+from pdi.server.http.params import integer, optional, single_values
+from pdi.server.pages.layout import esc, page
+from pdi.server.process.limits import ArchiveHandlers
+
+#: Hits on a page unless ``limit`` says otherwise.
+PAGE_HITS = 20
+
+STYLE = """
+form.search{display:flex;flex-wrap:wrap;gap:0.5rem;align-items:end;margin-bottom:1rem}
+form.search label{display:flex;flex-direction:column;font-size:0.9rem;font-weight:600}
+form.search input,form.search select{font:inherit;padding:0.3rem}
+ol.hits{padding-left:1.4rem} ol.hits li{margin-bottom:1rem}
+ol.hits .snippet{margin:0.2rem 0;max-width:48rem}
+ol.hits .where{font-size:0.85rem;color:#555}
+nav.pages{margin-top:1rem}
+"""
+
+
+def _limit(request: Request) -> int:
+    return integer(request, "limit", PAGE_HITS, least=1, most=MAX_SEARCH_LIMIT)
+
+
+def _next_url(path: str, request: Request, results: SearchResults) -> str | None:
+    if results.next is None:
+        return None
+    params = [(k, v) for k, v in request.query_params.multi_items() if k != "after"]
+    return f"{path}?{urllib.parse.urlencode([*params, ('after', results.next)])}"
+
+
+def view_url(hit: SearchHit) -> str:
+    """The viewer's address of the passage a hit names (``#`` written ``%23``)."""
+    return "/view?pdi=" + urllib.parse.quote(str(hit.name), safe=":/=,")
+
+
+def _marked_snippet(hit: SearchHit) -> str:
+    out: list[str] = []
+    at = 0
+    for a, b in hit.marks:
+        out.append(esc(hit.snippet[at:a]))
+        out.append(f"<mark>{esc(hit.snippet[a:b])}</mark>")
+        at = b
+    out.append(esc(hit.snippet[at:]))
+    return "".join(out)
+
+
+class SearchPages(ArchiveHandlers):
+    """``/search`` and ``/api/search`` over one archive."""
+
+    async def _search(self, request: Request) -> SearchResults:
+        query = optional(request, "q", "") or ""
+        series = optional(request, "series")
+        after = optional(request, "after")
+        limit = _limit(request)
+        return await self.work.run(lambda: self.archive.search(query, series=series, limit=limit, after=after))
+
+    async def api(self, request: Request) -> Response:
+        """JSON: ``query`` (as read), ``hits`` (:meth:`SearchHit.to_json` and the viewer's ``view`` URL) and ``next``."""
+        if "q" not in single_values(request):
+            raise ParseError("give the words to search for as q=", rule="q")
+        results = await self._search(request)
+        return JSONResponse({
+            "query": str(results.query),
+            "hits": [{**hit.to_json(), "view": view_url(hit)} for hit in results.hits],
+            "next": _next_url("/api/search", request, results),
+        })
+
+    async def page(self, request: Request) -> Response:
+        """The search page: the form, and the hits when there is a query."""
+        try:
+            query = optional(request, "q") or ""
+            series = optional(request, "series") or ""
+        except PDIError as exc:
+            body = f'<h1>Search</h1>{self._form("", "")}<p class="error" role="alert">{esc(exc)}</p>'
+            return HTMLResponse(page("Search: error", body, style=STYLE), status_code=exc.http_status)
+        form = self._form(query, series)
+        if not query.strip():
+            body = f"<h1>Search</h1>{form}<p>Type words to find the passages of texts, pages and captures that hold them all;" \
+                   " put a phrase in double quotes.</p>"
+            return HTMLResponse(page("Search", body, style=STYLE, query=query))
+        try:
+            results = await self._search(request)
+        except PDIError as exc:
+            body = f'<h1>Search</h1>{form}<p class="error" role="alert">{esc(exc)}</p>'
+            return HTMLResponse(page("Search: error", body, style=STYLE, query=query), status_code=exc.http_status)
+        items = "".join(
+            "<li>"
+            f'<a href="{esc(view_url(hit))}#passage"><code class="name">{esc(hit.name)}</code></a>'
+            f'<p class="snippet">{_marked_snippet(hit)}</p>'
+            f'<p class="where">characters {hit.start} to {hit.end} · {esc(hit.record.media_type)}'
+            f" · deposited {esc(hit.record.created_at[:10])}</p>"
+            "</li>"
+            for hit in results.hits
+        )
+        first = optional(request, "after") is None
+        if results.hits:
+            found = f'<ol class="hits" aria-label="Results">{items}</ol>'
+        else:
+            found = "<p>No passage holds all these words." + ("" if first else " (No more results.)") + "</p>"
+        following = _next_url("/search", request, results)
+        pages = f'<nav class="pages" aria-label="Pages"><a href="{esc(following)}" rel="next">Next results</a></nav>' if following else ""
+        heading = f"<h1>Search: {esc(results.query)}</h1>"
+        return HTMLResponse(page(f"Search: {query}", heading + form + found + pages, style=STYLE, query=query))
+
+    def _form(self, query: str, series: str) -> str:
+        options = ['<option value="">all series</option>'] + [
+            f'<option value="{esc(s.name)}"{" selected" if s.name == series else ""}>{esc(s.name)}</option>'
+            for s in self.archive.series()
+        ]
+        return (
+            '<form class="search" action="/search" method="get" role="search" aria-label="Search the archive">'
+            f'<label for="search-q">Words<input id="search-q" name="q" type="search" size="40" value="{esc(query)}"></label>'
+            f'<label for="search-series">Series<select id="search-series" name="series">{"".join(options)}</select></label>'
+            '<button type="submit">Search</button></form>'
+        )

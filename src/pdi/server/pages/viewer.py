@@ -1,0 +1,375 @@
+"""The resolver's web viewer: read a passage, select another, get its citable name.
+
+``/view?pdi=NAME`` resolves the whole representation NAME names. A text (and
+the source of an HTML or XML document: ``char`` positions count its source)
+is shown in a ``<pre>``, the passage NAME's ``char`` or ``line`` fragment
+selects marked and scrolled into view (without scripts, a link above the
+text, ``#passage``, goes to it). The page shows the text with LF line
+endings (a browser's HTML parser would turn CR LF into LF anyway); its
+script (:mod:`pdi.server.pages.viewer_script`) counts a selection's ends the way
+the PDI ``char`` scheme does (code points of the CRLF-canonical text: a line
+break is CR and LF, two characters) and, for ``text/plain``, the way RFC 5147
+does (a line ending is one character), with the whole entity's ``length``
+and ``md5`` checks computed here (:mod:`pdi.server.pages.cite`).
+
+Images are shown with the region of a ``rect`` or ``crop`` fragment
+outlined, a box to drag (or corners to type) and, for an image of several
+frames, a frame chooser; sound with a player, its waveform to select a
+stretch on (or a start and an end to type) and a button that plays the
+selection. Every name the page offers sits in a panel whose space is
+reserved from the start (nothing moves when a name appears), with a copy
+button, and is shown only once the script has resolved it and found that it
+names what was selected (the text, the region, the samples).
+
+A generic name (no format) shows the document's page
+(:func:`pdi.server.pages.browse.render_document`): every version with when it was
+deposited and a link to each of its formats, their sizes, SHA-256 and fixity,
+and the statements made about it. A page of one format links to it. A fragment that
+reaches or lies wholly past the end is said so above the document. Anything
+else is shown as a link to its bytes (RFC 2169 ``N2R``). Everything is
+escaped; the page loads nothing from elsewhere.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from urllib.parse import quote
+
+from pdi import formats
+from pdi._wording import plural
+from pdi.archive import Archive, Generic, Resolved
+from pdi.errors import LimitError, UnsupportedError
+from pdi.identifier import PDI
+from pdi.server.pages.browse import record_generic, render_document
+from pdi.server.pages.cite import MAX_RFC5147, RFC5147Facts, image_facts, rfc5147_facts, waveform
+from pdi.server.pages.layout import page
+from pdi.server.pages.viewer_script import SCRIPT
+
+#: The longest text the viewer shows in one page (characters); longer ones are cut by fragment only.
+MAX_VIEW = 16 << 20
+
+#: A text of more octets than this is shown as a window: the passage a fragment
+#: names (or the text's beginning) with :data:`CONTEXT` characters on each side.
+WINDOW_FROM = 1 << 20
+
+#: Characters of context shown on each side of a passage in a window.
+CONTEXT = 20_000
+
+#: The longest passage a window marks whole (characters); a longer one is shown from its start.
+MAX_PASSAGE = 1 << 20
+
+
+_STYLE = """
+.cite{margin:0.8rem 0;padding:0.5rem 0.7rem;border:1px solid #d5dbe3;border-radius:4px;background:#f6f8fb}
+.cite .hint{margin:0 0 0.3rem}
+#passage{scroll-margin-top:3em}
+.offer{display:grid;grid-template-columns:5.5rem 1fr auto 4.5rem;gap:0.4rem;align-items:center;margin:0.25rem 0}
+.offer input{width:100%;box-sizing:border-box;font-size:0.9rem;padding:0.3rem}
+.offer .open:not([href]){visibility:hidden}
+#cite-status{margin:0.3rem 0 0;min-height:1.45em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;font-size:0.9rem}
+.figure{touch-action:none;cursor:crosshair;user-select:none;overflow:hidden} .figure img.pixelated{image-rendering:pixelated}
+.figure .box.selection{outline:2px dashed #0050c8;box-shadow:none;background:rgba(0,80,200,.12)}
+fieldset.coords{display:flex;flex-wrap:wrap;gap:0.3rem 1rem;border:1px solid #d5dbe3;margin:0.6rem 0}
+fieldset.coords input{width:5.5rem}
+.wave{position:relative;height:140px;border:1px solid #ccc;background:#fcfcfa;touch-action:none;cursor:crosshair;user-select:none}
+.wave canvas{width:100%;height:100%;display:block}
+.wave .band{position:absolute;top:0;bottom:0;background:rgba(255,200,0,.35);outline:2px solid #c98a00}
+.wave .band.cited{background:rgba(224,0,0,.15);outline:2px solid #e00}
+"""
+
+#: Images narrower than this (CSS pixels) are shown larger, by a whole factor, so a box can be dragged on them.
+MIN_IMAGE_WIDTH = 480
+
+
+def _page(title: str, body: str, script: str = "") -> str:
+    return page(title, body, script=script, style=_STYLE if script else "")
+
+
+def _cite_panel(hint: str, *, rfc5147: bool = False) -> str:
+    """The offered names: each in a read-only input with a copy button and a link, space reserved before any is shown."""
+
+    def offer(key: str, label: str) -> str:
+        return (
+            f'<div class="offer"><label for="{key}">{label}</label>'
+            f'<input id="{key}" readonly placeholder="(not yet)">'
+            f'<button type="button" class="copy" id="copy-{key}" data-for="{key}" aria-label="Copy the {label} name" disabled>Copy</button>'
+            f'<a class="open" id="open-{key}">open it</a></div>'
+        )
+
+    return (
+        f'<section class="cite" aria-label="Cite"><p class="hint">{hint}</p>'
+        # without scripts a selection cannot be named here; the reader can still write a fragment
+        '<noscript><p class="note">Naming a selection needs JavaScript: without it, write the fragment'
+        " after the name in the box above (<code>#char=a,b</code>, <code>#rect=(x1,y1),(x2,y2)</code>,"
+        " <code>#sec=a,b</code>) and resolve it.</p></noscript>"
+        + offer("name", "PDI")
+        + (offer("rfc5147", "RFC 5147") if rfc5147 else "")
+        + '<p id="cite-status" role="status" aria-live="polite"></p></section>'
+    )
+
+
+def _form(value: str = "") -> str:
+    return (
+        '<form action="/view" method="get"><label>PDI <input name="pdi" size="70" '
+        f'value="{html.escape(value)}" placeholder="urn:pdi://series.cc/YYYY/MM/DD/id.format.version"></label> '
+        '<button type="submit">Resolve</button></form>'
+    )
+
+
+def render_view(archive: Archive, name: str) -> str:
+    """The page for ``name``: the whole representation, what its fragment selects marked."""
+    parsed = PDI.parse(name)
+    whole_name = parsed.without_fragment()
+    located = archive.locate(whole_name)
+    if isinstance(located, Generic):
+        return render_document(archive, located, name)
+    record = located.record
+    family = formats.media_family(record.media_type)
+    windowed = family in ("text", "html", "xml") and record.size > WINDOW_FROM
+    if windowed:
+        whole = located  # never read whole: a window of it is cut by fragment
+        selected = archive.resolve(name) if parsed.fragment is not None else None
+        assert not isinstance(selected, Generic)
+    else:
+        whole = archive.read(located)
+        # the fragment is cut from the bytes just read: they are not read and hashed twice
+        selected = archive.select(whole, parsed.fragment) if parsed.fragment is not None else None
+    meta = archive.meta(str(whole.pdi))
+    facts = "".join(
+        f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>"
+        for k, v in [("media type", record.media_type), ("bytes", str(record.size)), ("SHA-256", record.sha256), *meta.items()]
+    )
+    chosen = selected.fragment if selected is not None else None
+    note = (
+        '<p class="note">The fragment lies wholly past the end: it selects nothing.</p>'
+        if chosen is not None and chosen.past_end
+        else '<p class="note">The fragment reaches past the end: it is cut there.</p>'
+        if chosen is not None and chosen.clamped
+        else ""
+    )
+    head = (
+        f"{_form(name)}<h1><code>{html.escape(str(parsed))}</code></h1>{note}<dl>{facts}</dl>"
+        f'<p><a href="/uri-res/N2R?{html.escape(_n2r(str(parsed)))}">the bytes</a> · '
+        f'<a href="/api/resolve?pdi={quote(str(parsed), safe="")}">JSON</a> · '
+        f'<a href="/view?pdi={quote(str(record_generic(record)), safe="")}">the document</a></p>'
+    )
+    if windowed:
+        return _window_page(archive, whole, selected, head)
+    if family in ("text", "html", "xml"):
+        return _text_page(archive, whole, selected, head)
+    if family == "image":
+        return _page(str(parsed), head + _figure(whole, selected), SCRIPT)
+    if family == "timed" and whole.media_type.startswith("audio/"):
+        return _page(str(parsed), head + _sound(whole, selected), SCRIPT)
+    return _page(str(parsed), head)
+
+
+def _n2r(name: str) -> str:
+    from pdi.server.protocol.rfc2169 import rfc2169_query
+
+    return rfc2169_query(name)
+
+
+def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str) -> str:
+    from pdi.fragments.markup import document_charset
+    from pdi.fragments.text import TextIndex
+    from pdi.fragments.text.lines import to_crlf
+
+    if len(whole.data) > 4 * MAX_VIEW:
+        raise LimitError(f"{whole.pdi} is {len(whole.data)} bytes: too long to show; fetch a fragment of it")
+    # decoded exactly as the fragment evaluators decode it (BOM, charset sniffing), so positions agree
+    charset = document_charset(whole.data, whole.media_type, whole.charset)
+    text = to_crlf(TextIndex(whole.data, charset).whole_text())
+    if len(text) > MAX_VIEW:
+        raise LimitError(f"{whole.pdi} holds {len(text)} characters: too long to show; fetch a fragment of it")
+    start = end = None
+    if selected is not None and selected.fragment is not None and selected.fragment.ranges:
+        first, last = selected.fragment.ranges[0], selected.fragment.ranges[-1]
+        if selected.fragment.scheme in ("char", "line", "elt", "name"):
+            start, end = first.start, last.end  # code points of the CRLF-canonical text
+    shown = _shown(text, start, end)
+    facts = rfc5147_facts(archive, whole)
+    body = (
+        f"{head}{_TO_PASSAGE if start is not None else ''}{_cite_panel(_text_hint(whole, facts), rfc5147=facts is not None)}"
+        f'<pre id="text" data-pdi="{html.escape(str(whole.pdi))}"{_rfc5147_data(facts)}>\n{shown}</pre>'
+    )
+    return _page(str(whole.pdi), body, SCRIPT)
+
+
+def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str) -> str:
+    """A long text: the passage ``selected`` names (or the beginning) with context on each side, never the whole.
+
+    The window is itself a ``char`` fragment of the text, so its characters
+    are counted exactly as the passage's; the ``<pre>`` says where it starts
+    (``data-offset``) so a selection in it is named by its place in the whole.
+    """
+    start = end = 0
+    chosen = selected.fragment if selected is not None else None
+    if chosen is not None and chosen.ranges and chosen.scheme in ("char", "line", "elt", "name"):
+        start, end = chosen.ranges[0].start, chosen.ranges[-1].end  # code points of the CRLF-canonical text
+    cut = end - start > MAX_PASSAGE
+    if cut:
+        end = start + MAX_PASSAGE
+    first = max(0, start - CONTEXT)
+    window = archive.resolve(f"{whole.pdi}#char={first},{end + CONTEXT}")
+    assert not isinstance(window, Generic) and window.fragment is not None
+    text = window.fragment.text()
+    # a window's edge between the CR and the LF of a line break would show half of it (one character the
+    # page counts as two): the window starts after that line break and ends before it
+    if text.startswith("\n"):
+        text, first = text[1:], first + 1
+    if text.endswith("\r"):
+        text = text[:-1]
+    shown = _shown(text, start - first, end - first) if chosen is not None else _shown(text, None, None)
+    last = first + len(text)
+    note = (
+        f'<p class="note">A long text ({plural(whole.record.size, "byte")}): shown are characters'
+        f" {first} to {last}"
+        + (f", the passage marked (its first {plural(MAX_PASSAGE, 'character')})" if cut else ", the passage marked" if chosen is not None else "")
+        + ". Name a passage (select it, or give #char=a,b) to see another part.</p>"
+    )
+    facts = rfc5147_facts(archive, whole, first)
+    body = (
+        f"{head}{note}{_TO_PASSAGE if chosen is not None else ''}{_cite_panel(_text_hint(whole, facts), rfc5147=facts is not None)}"
+        f'<pre id="text" data-pdi="{html.escape(str(whole.pdi))}" data-offset="{first}"{_rfc5147_data(facts)}>'
+        f"\n{shown}</pre>"
+    )
+    return _page(str(whole.pdi), body, SCRIPT)
+
+
+#: A link to the marked passage: the script scrolls it into view, and a reader without scripts follows this
+#: (the search page's links end in ``#passage`` too, so they land on it).
+_TO_PASSAGE = '<p class="to-passage"><a href="#passage">Go to the marked passage</a></p>'
+
+_TEXT_HINT = (
+    "Select a passage to get its name: the PDI (<code>#char=a,b</code>, a line break counting CR and LF)"
+    " and, for plain text, the RFC 5147 name of the resolver's copy (a line break counting one, with the"
+    " text's length and MD5)."
+)
+
+
+def _text_hint(whole: Resolved, facts: RFC5147Facts | None) -> str:
+    if facts is None and whole.record.media_type.startswith("text/plain"):
+        return _TEXT_HINT + (
+            f" (No RFC 5147 name for a text over {MAX_RFC5147 >> 20} MiB: its MD5 would be read whole for each page.)"
+        )
+    return _TEXT_HINT
+
+
+def _rfc5147_data(facts: RFC5147Facts | None) -> str:
+    if facts is None:
+        return ""
+    return (
+        f' data-rfc-url="{html.escape(facts.url)}" data-rfc-checks="{html.escape(facts.checks)}"'
+        f' data-rfc-offset="{facts.offset}"'
+    )
+
+
+def _shown(text: str, start: int | None, end: int | None) -> str:
+    """The text as the ``<pre>`` holds it (LF line breaks, escaped), with ``[start, end)`` marked."""
+
+    def lf(part: str) -> str:
+        # a browser drops U+0000 from a page's text: show it as U+2400, one character for one
+        return html.escape(part.replace("\r\n", "\n").replace("\x00", "\u2400"), quote=False)
+
+    if start is None or end is None:
+        return lf(text)
+    # a position between the CR and the LF of a line break is shown before the break
+    start -= text[start - 1 : start + 1] == "\r\n"
+    end -= text[end - 1 : end + 1] == "\r\n"
+    return f'{lf(text[:start])}<mark id="passage">{lf(text[start:end])}</mark>{lf(text[end:])}'
+
+
+def _figure(whole: Resolved, selected: Resolved | None) -> str:
+    """The image (a chosen frame of a multi-frame one), the region a fragment names outlined, and a box to drag."""
+    name = str(whole.pdi)
+    region = selected.fragment.region if selected is not None and selected.fragment is not None else None
+    try:
+        facts = image_facts(whole.data, whole.media_type)
+    except UnsupportedError as exc:  # an image the browser may show but Pillow cannot read (SVG): no regions
+        return (
+            f'<p class="note">Regions of this image cannot be named here: {html.escape(str(exc))}.</p>'
+            f'<p><img src="/uri-res/N2R?{html.escape(_n2r(name))}" alt="{html.escape(name)}" style="max-width:100%"></p>'
+        )
+    frame = region.frame if region is not None else 0
+
+    def source(k: int) -> str:
+        if facts.frames == 1:
+            return f"/uri-res/N2R?{_n2r(name)}"
+        # one frame, as a lossless PNG: the whole of frame k cut out
+        return f"/uri-res/N2R?{_n2r(f'{name}#crop=(0,0),({facts.width},{facts.height}),{k}')}"
+
+    cited = ""
+    if region is not None and region.width and region.height:
+        style = (
+            f"left:{100 * region.x1 / region.width:.4f}%;top:{100 * region.y1 / region.height:.4f}%;"
+            f"width:{100 * (region.x2 - region.x1) / region.width:.4f}%;"
+            f"height:{100 * (region.y2 - region.y1) / region.height:.4f}%"
+        )
+        cited = f'<div class="box" id="cited" style="{style}" title="{html.escape(json.dumps(vars(region)))}"></div>'
+    scale = max(1, MIN_IMAGE_WIDTH // facts.width) if facts.width else 1
+    size = f' style="width:{facts.width * scale}px" class="pixelated"' if scale > 1 else ""
+    chooser = ""
+    if facts.frames > 1:
+        options = "".join(
+            f'<option value="{k}" data-src="{html.escape(source(k))}"{" selected" if k == frame else ""}>{k}</option>'
+            for k in range(facts.frames)
+        )
+        chooser = f'<label>frame <select id="frame">{options}</select></label> of {facts.frames}'
+    given = {"x1": region.x1, "y1": region.y1, "x2": region.x2, "y2": region.y2} if region is not None else {}
+    corners = "".join(
+        f'<label>{axis} <input type="number" id="{axis}" min="0" max="{limit}" step="1" inputmode="numeric"'
+        + (f' value="{given[axis]}"' if axis in given else "")
+        + "></label>"
+        for axis, limit in (("x1", facts.width), ("y1", facts.height), ("x2", facts.width), ("y2", facts.height))
+    )
+    return (
+        _cite_panel("Drag a box on the image to name that region (or give its corners below): pixels of the image itself.")
+        + f'<div class="figure" id="figure" data-pdi="{html.escape(name)}" data-width="{facts.width}"'
+        f' data-height="{facts.height}" data-frames="{facts.frames}">'
+        f'<img id="image" src="{html.escape(source(frame))}" alt="{html.escape(name)}" draggable="false"{size}>'
+        f'{cited}<div class="box selection" id="selection" hidden></div></div>'
+        f'<fieldset class="coords"><legend>Region in pixels ({facts.width}×{facts.height}; x2, y2 excluded)</legend>'
+        f"{corners}{chooser}</fieldset>"
+    )
+
+
+def _sound(whole: Resolved, selected: Resolved | None) -> str:
+    """A player, the recording's waveform to select a stretch on (or start and end in seconds), the cited stretch marked."""
+    name = str(whole.pdi)
+    player = f'<audio id="player" controls src="/uri-res/N2R?{html.escape(_n2r(name))}"></audio>'
+    try:
+        wave = waveform(whole.data, whole.media_type)
+    except UnsupportedError as exc:  # a recording the browser may play but pdi cannot read: nothing to name
+        return f'<p class="note">Stretches of this recording cannot be named here: {html.escape(str(exc))}.</p>{player}'
+
+    interval = selected.fragment.interval if selected is not None and selected.fragment is not None else None
+    cited = band = ""
+    start = end = ""
+    if interval is not None and interval.rate:
+        a, b = interval.seconds
+        start, end = f' value="{a:.3f}"', f' value="{b:.3f}"'
+        cited = f' data-start="{a}" data-end="{b}"'
+        if wave.duration:
+            band = (
+                f'<div class="band cited" id="cited" style="left:{100 * a / wave.duration:.4f}%;'
+                f'width:{100 * (b - a) / wave.duration:.4f}%"></div>'
+            )
+    peaks = json.dumps(wave.to_json()).replace("<", "\\u003c")
+    step = f'min="0" max="{wave.duration:.3f}" step="0.001"'
+    return (
+        _cite_panel(
+            "Drag on the waveform to name a stretch of the recording (or give its start and end in seconds):"
+            " <code>#sec=a,b</code>, or <code>#msec=a,b</code> where a second is too coarse."
+        )
+        + player
+        + f'<div class="wave" id="wave" data-pdi="{html.escape(name)}"{cited}>'
+        f'<canvas id="wave-canvas" aria-label="waveform of {wave.duration:.3f} seconds"></canvas>{band}'
+        '<div class="band" id="wave-selection" hidden></div></div>'
+        f'<script type="application/json" id="peaks">{peaks}</script>'
+        f'<fieldset class="coords"><legend>Stretch in seconds (of {wave.duration:.3f})</legend>'
+        f'<label>start <input type="number" id="start" {step}{start}></label>'
+        f'<label>end <input type="number" id="end" {step}{end}></label>'
+        f'<button type="button" id="play"{"" if start else " disabled"}>Play the selection</button></fieldset>'
+    )

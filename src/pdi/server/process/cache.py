@@ -1,0 +1,309 @@
+"""Whole N2R answers kept in memory, for names whose bytes can never change.
+
+A name with a format (``…/1.text.1``, with or without a fragment) always
+resolves to the same bytes: a version, once deposited, is immutable, and a
+fragment always selects the same part of it. Its answer — body, media type,
+entity tag and the other headers — is an :class:`Entity`, which
+:class:`ResponseCache` keeps, least recently used first out, within a bound
+on the bytes held (``max_bytes``; an answer larger than ``max_entry_bytes``
+is never kept). A generic name (no format) is never kept: its list of formats
+grows with each version. The bytes cannot change, but a name can be taken
+out of service (withdrawn, :meth:`pdi.archive.Archive.withdraw`) by any
+resolver on the catalog: so the cache answers only while it is fresh, for
+:data:`REVALIDATE_SECONDS` after it last asked the catalog whether anything
+was withdrawn (:meth:`ResponseCache.revalidate`, one indexed query); a
+stale cache answers nothing until the next request through the resolver has
+asked, and forgets everything if something was. A withdrawal therefore
+reaches every resolver's cache within that time. (HTTP caches outside were
+told the answer is ``immutable`` and may keep it: withdrawal takes a name out
+of this resolver's service, not out of copies made before.)
+
+:class:`CachedAnswers` is ASGI middleware that answers ``GET`` and ``HEAD``
+of ``/uri-res/N2R`` and ``/uri-res/I2R`` from the cache before any routing,
+with ``If-None-Match`` (``304``) and one ``Range`` (``206``/``416``) read
+as the resolver itself reads them (:func:`answer`); a miss goes on to the
+resolver, which fills the cache (:meth:`pdi.server.protocol.resolver.Resolver.endpoint`).
+The key is the request's ``Host`` and query string exactly as sent
+(:func:`cache_key`: the name as the client spelled it; every spelling of a
+name is its own entry). A request whose ``Accept`` names JSON is never
+answered from the cache: N2R may answer it with the name's description
+instead of its bytes (content negotiation, :mod:`pdi.server.protocol.resolver`), and
+every answer says ``Vary: Accept``. A read with a browser's sign-in (the cookie of
+:mod:`pdi.server.http.readers`, checked before this middleware) may be answered
+from it — the cache holds only answers anyone may read — but is sent
+``private, no-store``, and nothing read with it is ever kept.
+
+:class:`~pdi.server.process.connection.CachedAnswerProtocol` does the same one step earlier, in ``pdi
+serve``'s HTTP/1.1 connections: as soon as a request's head is parsed, an
+answer the cache holds is written to the connection at once, without an
+ASGI request cycle (a task, the middleware, Starlette), which is most of
+what a small answer costs — twice the requests a second, half the latency.
+It steps aside (the ASGI path answers, from the same cache) whenever the
+request is not the plain case: another request still being answered on the
+connection, the client not reading what was written (the connection's
+write buffer full), a request body, an upgrade, ``Connection: close``,
+HTTP/1.0, the connection limit reached, or a token presented
+(``Authorization``, or a browser's sign-in cookie, :mod:`pdi.server.http.readers`:
+it is checked first, and what is read with the cookie is never answered
+from here).
+
+Each ``pdi serve`` worker process has a cache of its own.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import anyio.to_thread
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from pdi.server.http.conditional import UNSATISFIABLE, byte_range, if_range_holds, tag_matches
+
+#: Bytes of whole answers a worker keeps by default (``pdi serve --cache-mib``).
+DEFAULT_CACHE_BYTES = 32 << 20
+#: The largest answer kept: a larger one is read from the store each time.
+DEFAULT_ENTRY_BYTES = 1 << 20
+#: Bytes counted for an entry beyond its body, headers and key (the objects that hold them).
+_ENTRY_OVERHEAD = 400
+
+#: How long a cache answers after it last checked that nothing was withdrawn (seconds).
+REVALIDATE_SECONDS = 2.0
+
+#: The paths whose answers are kept (RFC 2169's N2R, and I2R, which is N2R).
+N2R_PATHS = frozenset({"/uri-res/N2R", "/uri-res/I2R"})
+
+Headers = list[tuple[bytes, bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """A whole N2R answer that never changes: its body and the headers every answer from it carries.
+
+    ``headers`` leave out ``Content-Type`` (``content_type``), ``Content-Length``
+    and ``Content-Range``, which depend on the range asked for. ``names`` are
+    the canonical versioned name of the stored representation and its
+    document's generic name, by which :meth:`ResponseCache.forget` finds it.
+    """
+
+    body: bytes
+    content_type: bytes
+    etag: str
+    headers: tuple[tuple[bytes, bytes], ...]
+    names: tuple[str, ...]
+    #: Whether anyone may be given it (never kept when not: pdi.archive.access).
+    shared: bool = True
+
+    @property
+    def size(self) -> int:
+        """Bytes this answer holds in memory, roughly: body, headers and names."""
+        return (len(self.body) + len(self.content_type) + sum(len(k) + len(v) for k, v in self.headers)
+                + sum(len(n) for n in self.names) + _ENTRY_OVERHEAD)
+
+
+def answer(
+    entity: Entity, if_none_match: str | None, range_field: str | None, if_range: str | None
+) -> tuple[int, Headers, bytes]:
+    """Status, headers and body of the answer to a ``GET`` of ``entity`` with these request fields.
+
+    ``304`` when ``If-None-Match`` holds its tag (RFC 9110 §13.1.2), ``206``
+    for one satisfiable ``Range`` (if ``If-Range`` holds), ``416`` for one
+    that selects nothing, else ``200`` and the whole body. The caller drops
+    the body for ``HEAD``.
+    """
+    if if_none_match is not None and tag_matches(if_none_match, entity.etag):
+        return 304, [(b"etag", entity.etag.encode("latin-1")), *_cache_control(entity)], b""
+    length = len(entity.body)
+    wanted = byte_range(range_field, length) if if_range_holds(if_range, entity.etag) else None
+    if wanted is None:
+        return 200, [*entity.headers, *_length(length), (b"content-type", entity.content_type)], entity.body
+    if wanted == UNSATISFIABLE:
+        return 416, [*entity.headers, (b"content-range", b"bytes */%d" % length), *_length(0)], b""
+    first, last = wanted
+    headers = [*entity.headers, (b"content-range", b"bytes %d-%d/%d" % (first, last, length)),
+               *_length(last - first + 1), (b"content-type", entity.content_type)]
+    return 206, headers, entity.body[first : last + 1]
+
+
+def _length(n: int) -> Headers:
+    return [(b"content-length", str(n).encode())]
+
+
+def _cache_control(entity: Entity) -> Headers:
+    """The fields a ``304`` repeats (RFC 9110 §15.4.5): ``Cache-Control`` and ``Vary``."""
+    return [(k, v) for k, v in entity.headers if k in (b"cache-control", b"vary")]
+
+
+class ResponseCache:
+    """Whole answers by key, least recently used out first, within ``max_bytes`` (see the module's docstring).
+
+    Not thread-safe: it is used from the server's event loop only.
+    """
+
+    def __init__(
+        self,
+        max_bytes: int = DEFAULT_CACHE_BYTES,
+        max_entry_bytes: int = DEFAULT_ENTRY_BYTES,
+        *,
+        generation: Callable[[], int] | None = None,
+        revalidate_seconds: float = REVALIDATE_SECONDS,
+    ) -> None:
+        if max_bytes < 0 or max_entry_bytes < 0:
+            raise ValueError("a cache's bounds are sizes: 0 or more bytes")
+        self.max_bytes = max_bytes
+        self.max_entry_bytes = min(max_entry_bytes, max_bytes)
+        self.bytes = 0
+        self._entries: OrderedDict[bytes, Entity] = OrderedDict()
+        self._keys_of: dict[str, set[bytes]] = {}
+        self.generation = generation
+        self.revalidate_seconds = revalidate_seconds
+        self._seen: int | None = None
+        self._fresh_until = float("-inf")
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def fresh(self) -> bool:
+        """Whether the cache may answer now (always, without a ``generation`` to watch)."""
+        return self.generation is None or time.monotonic() < self._fresh_until
+
+    def revalidate(self, now: int) -> None:
+        """Take the catalog's withdrawal generation ``now`` (asked off the event loop): forget all if it moved on."""
+        if now != self._seen:
+            self._entries.clear()
+            self._keys_of.clear()
+            self.bytes = 0
+            self._seen = now
+        self._fresh_until = time.monotonic() + self.revalidate_seconds
+
+    def get(self, key: bytes) -> Entity | None:
+        """The answer kept under ``key`` (now the most recently used), or ``None`` (also while not :attr:`fresh`)."""
+        if not self.fresh:
+            return None
+        entity = self._entries.get(key)
+        if entity is not None:
+            self._entries.move_to_end(key)
+        return entity
+
+    def put(self, key: bytes, entity: Entity) -> bool:
+        """Keep ``entity`` under ``key`` unless it is larger than one entry may be; whether it was kept.
+
+        An answer with a header value that may not be sent (a control
+        character) is not kept either: the server refuses it each time.
+        """
+        cost = entity.size + len(key)
+        if cost > self.max_entry_bytes or any(_UNSENDABLE.search(v) for _, v in entity.headers):
+            return False
+        if key in self._entries:
+            self._drop(key)
+        self._entries[key] = entity
+        self.bytes += cost
+        for name in entity.names:
+            self._keys_of.setdefault(name, set()).add(key)
+        while self.bytes > self.max_bytes:
+            self._drop(next(iter(self._entries)))
+        return True
+
+    def forget(self, name: str) -> int:
+        """Drop every answer about ``name`` (a versioned or generic PDI; its fragment ignored); how many.
+
+        Every fragment of a versioned name goes with it, and every format and
+        version with a generic name, whatever spelling the requests used.
+        """
+        keys = list(self._keys_of.get(canonical_name(name), ()))
+        for key in keys:
+            self._drop(key)
+        return len(keys)
+
+    def _drop(self, key: bytes) -> None:
+        entity = self._entries.pop(key)
+        self.bytes -= entity.size + len(key)
+        for name in entity.names:
+            keys = self._keys_of[name]
+            keys.discard(key)
+            if not keys:
+                del self._keys_of[name]
+
+
+def canonical_name(name: str) -> str:
+    """The canonical spelling of ``name`` without its fragment (how :class:`Entity` names are kept).
+
+    A :class:`~pdi.errors.ParseError` if ``name`` is not a PDI.
+    """
+    from pdi.identifier import PDI
+
+    return str(PDI.parse(name).without_fragment())
+
+
+def entity_names(versioned: str, generic: str) -> tuple[str, ...]:
+    """The names an entry is found by: the representation's and its document's, both canonical."""
+    return canonical_name(versioned), canonical_name(generic)
+
+
+class CachedAnswers:
+    """ASGI middleware: ``GET``/``HEAD`` of N2R and I2R answered from a :class:`ResponseCache` when it holds the name."""
+
+    def __init__(self, app: ASGIApp, cache: ResponseCache) -> None:
+        self.app = app
+        self.cache = cache
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] in N2R_PATHS and scope["method"] in ("GET", "HEAD"):
+            if not self.cache.fresh and self.cache.generation is not None:
+                self.cache.revalidate(await anyio.to_thread.run_sync(self.cache.generation))
+            entity = None if negotiates(scope["headers"]) else self.cache.get(
+                cache_key(request_field(scope["headers"], b"host"), scope["query_string"]))
+            if entity is not None:
+                status, headers, body = answer(entity, *conditional_fields(scope["headers"]))
+                await send({"type": "http.response.start", "status": status, "headers": headers})
+                await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+                return
+        await self.app(scope, receive, send)
+
+
+def conditional_fields(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | None, str | None, str | None]:
+    """``If-None-Match``, ``Range`` and ``If-Range`` of a request's raw headers (the first of each, as Starlette reads them)."""
+    found: dict[bytes, str] = {}
+    for key, value in headers:
+        if key in _CONDITIONAL and key not in found:
+            found[key] = value.decode("latin-1")
+    return found.get(b"if-none-match"), found.get(b"range"), found.get(b"if-range")
+
+
+def cache_key(host: str | bytes, query: bytes) -> bytes:
+    """The key of an answer: the request's ``Host`` and query string, both as sent.
+
+    The host is part of it because a memento's ``Link`` (RFC 7089) names
+    its TimeGate and TimeMap by absolute URLs built from it.
+    """
+    return (host.encode("latin-1") if isinstance(host, str) else host) + b" " + query
+
+
+def request_field(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> bytes:
+    """The first value of a request field in raw headers (b"" if absent)."""
+    for key, value in headers:
+        if key == name:
+            return value
+    return b""
+
+
+def negotiates(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """Whether a request's ``Accept`` may ask for another answer than the bytes: it names JSON.
+
+    N2R answers N2C's description to an ``Accept`` that prefers
+    ``application/json`` (:func:`pdi.server.protocol.resolver.prefers_description`); such a
+    request goes to the resolver, which decides. Every other request takes
+    the bytes, which the cache holds.
+    """
+    accept = request_field(headers, b"accept").lower()
+    return b"json" in accept or b"application/*" in accept
+
+
+_CONDITIONAL = frozenset({b"if-none-match", b"range", b"if-range"})
+#: What a header value may not hold (as uvicorn checks each answer it sends).
+_UNSENDABLE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
+

@@ -1,0 +1,265 @@
+"""``pdi serve``'s HTTP/1.1 connections: uvicorn's ``httptools`` protocol with a head deadline, cached answers and sendfile.
+
+uvicorn takes the class of its HTTP protocol as ``uvicorn.Config(http=...)``
+(a documented option that names a class as well as ``"h11"`` or
+``"httptools"``); :func:`answering_protocol` makes the one ``pdi serve``
+passes. Everything else of the resolver's process uses uvicorn's public
+API only (``uvicorn.Config``, ``uvicorn.Server``, and ASGI middleware:
+:class:`pdi.server.process.cache.CachedAnswers`,
+:class:`pdi.server.process.limits.BodyDeadline`). Three things need the
+protocol's insides, each for a measured reason that no public hook serves:
+
+* **The request-head deadline** (:class:`GuardedHttpToolsProtocol`): a
+  client that opens a connection and sends its request line and headers
+  slowly, or not at all, is disconnected after ``header_seconds``
+  (slowloris). uvicorn has no such timeout (``timeout_keep_alive`` only runs
+  between requests, and an ASGI app sees a request only once its head is in).
+* **Answers from the cache of whole answers written by the connection**
+  (:class:`CachedAnswerProtocol`, see :mod:`pdi.server.process.cache`):
+  without an ASGI request cycle (a task, the middleware, Starlette), which is
+  most of what a small answer costs: twice the requests a second and half the
+  latency of the same answer from the middleware, as measured when it was
+  written.
+* **Zero-copy sendfile** (:class:`pdi.server.process.zerocopy.ZeroCopy`):
+  uvicorn's protocols offer no ASGI extension for it
+  (``http.response.pathsend`` or ``zerocopysend``), so the request's
+  response cycle and its transport are handed to the app in the scope.
+
+So ``pyproject.toml`` pins uvicorn to exactly the version these were checked
+against, :data:`UVICORN_INTERNALS` names every private part of uvicorn used
+here and in :mod:`~pdi.server.process.zerocopy` and what relies on it, and
+``tests/server/test_server_uvicorn_internals.py`` fails, naming the part and
+what to re-check, when the installed uvicorn differs in any of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http
+from typing import Any, Final
+
+import httptools
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from pdi.server.http.readers import has_cookie
+from pdi.server.process.cache import (
+    N2R_PATHS,
+    ResponseCache,
+    answer,
+    cache_key,
+    conditional_fields,
+    negotiates,
+    request_field,
+)
+from pdi.server.process.limits import DEFAULT_HEADER_SECONDS
+from pdi.server.process.zerocopy import EXTENSION, ZeroCopy
+
+#: The uvicorn version pdi serve's protocol was checked against (``pyproject.toml`` pins it).
+UVICORN_VERSION: Final = "0.54.0"
+
+_PROTOCOL = "uvicorn.protocols.http.httptools_impl.HttpToolsProtocol"
+_CYCLE = "uvicorn.protocols.http.httptools_impl.RequestResponseCycle"
+#: Every private part of uvicorn used by this module and :mod:`pdi.server.process.zerocopy`,
+#: by module and qualified name, with what here relies on it and how.
+UVICORN_INTERNALS: Final[dict[str, str]] = {
+    _PROTOCOL:
+        "GuardedHttpToolsProtocol subclasses it: an asyncio.Protocol fed by httptools' parser",
+    f"{_PROTOCOL}.__init__":
+        "CachedAnswerProtocol reads the attributes it sets: loop, parser, server_state, connections, tasks,"
+        " limit_concurrency, timeout_keep_alive(_task), transport, flow, server, pipeline, headers, cycle",
+    f"{_PROTOCOL}.connection_made":
+        "GuardedHttpToolsProtocol.connection_made: sets transport and flow and server (the local address)",
+    f"{_PROTOCOL}.connection_lost":
+        "GuardedHttpToolsProtocol.connection_lost: marks the cycle disconnected and sets its message_event",
+    f"{_PROTOCOL}.on_url":
+        "CachedAnswerProtocol: url holds the request target as sent when on_headers_complete is called",
+    f"{_PROTOCOL}.on_header":
+        "CachedAnswerProtocol: headers holds (lowercased name, value) pairs when on_headers_complete is called",
+    f"{_PROTOCOL}.on_headers_complete":
+        "GuardedHttpToolsProtocol.on_headers_complete: makes the new cycle, whose scope is self.scope, and"
+        " starts it or queues it in pipeline; CachedAnswerProtocol answers instead of calling it",
+    f"{_PROTOCOL}.on_body":
+        "CachedAnswerProtocol: when a request's body arrives, looks at cycle.response_complete only",
+    f"{_PROTOCOL}.on_message_complete":
+        "CachedAnswerProtocol: at a request's end, looks at cycle.response_complete only",
+    f"{_PROTOCOL}.on_response_complete":
+        "GuardedHttpToolsProtocol.on_response_complete: counts the request, starts a queued one from"
+        " pipeline or arms the keep-alive timeout; CachedAnswerProtocol does the same by hand",
+    f"{_PROTOCOL}.shutdown":
+        "CachedAnswerProtocol: on shutdown, closes the connection when cycle.response_complete",
+    f"{_PROTOCOL}._unset_keepalive_if_required":
+        "CachedAnswerProtocol: cancels the keep-alive timeout (timeout_keep_alive_task) before arming it",
+    f"{_PROTOCOL}.timeout_keep_alive_handler":
+        "CachedAnswerProtocol: armed as the keep-alive timeout after a cached answer, as uvicorn arms it",
+    f"{_CYCLE}.__init__":
+        "ZeroCopy and CachedAnswerProtocol: transport, scope, disconnected, response_started,"
+        " response_complete, chunked_encoding, expected_content_length (and _Answered stands in for it)",
+    f"{_CYCLE}.send":
+        "ZeroCopy: counts body octets against expected_content_length and completes the response when"
+        " the last (empty) body message leaves it at 0",
+    "uvicorn.protocols.http.flow_control.FlowControl.__init__":
+        "CachedAnswerProtocol: flow.write_paused says the client is not reading what was written",
+    "uvicorn.server.ServerState.__init__":
+        "CachedAnswerProtocol: default_headers (Date, Server) and total_requests of the worker",
+}
+
+#: Request fields after which a request is not the plain case the protocol answers itself
+#: (a token is checked first: pdi.server.http.readers answers 401 to one that is not live).
+_NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade", b"authorization"})
+_N2R_PATHS = frozenset(p.encode() for p in N2R_PATHS)
+
+
+def status_line(status: int) -> bytes:
+    """An HTTP/1.1 status line, with the reason phrase of RFC 9110 §15 (as uvicorn writes it)."""
+    try:
+        phrase = http.HTTPStatus(status).phrase.encode()
+    except ValueError:
+        phrase = b""
+    return b"HTTP/1.1 %d %s\r\n" % (status, phrase)
+
+
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's HTTP/1.1 protocol, closing a connection whose request line and headers are late.
+
+    The deadline starts when the connection opens and again after each
+    response (for the next request on a kept-alive connection, unless one
+    is already queued behind it); data trickling in does not extend it, only
+    a complete request head ends it. It also offers each request
+    :class:`~pdi.server.process.zerocopy.ZeroCopy`, with which a response
+    sends a verified file's octets with ``sendfile``.
+    """
+
+    header_seconds: float = DEFAULT_HEADER_SECONDS
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head_deadline: asyncio.TimerHandle | None = None
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._head_deadline = self.loop.call_later(self.header_seconds, self._late)
+
+    def _disarm(self) -> None:
+        if self._head_deadline is not None:
+            self._head_deadline.cancel()
+            self._head_deadline = None
+
+    def _late(self) -> None:
+        self._head_deadline = None  # armed only while no request head is complete
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    # uvicorn's own signature narrows asyncio.Protocol's BaseTransport to Transport
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def on_headers_complete(self) -> None:
+        self._disarm()  # the request's head is in
+        super().on_headers_complete()
+        cycle = self.cycle
+        if cycle is not None and cycle.scope is self.scope and not cycle.response_started:
+            # the app may send a file's octets with sendfile on this connection (pdi.server.process.zerocopy)
+            extensions: dict[str, Any] = self.scope.setdefault("extensions", {})
+            extensions[EXTENSION] = ZeroCopy(self.loop, cycle)
+
+    def on_response_complete(self) -> None:
+        queued = bool(self.pipeline)  # a pipelined request whose head is in: it starts now
+        super().on_response_complete()
+        if not queued and not self.transport.is_closing():
+            self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+
+class _Answered:
+    """What stands for the request cycle of a request answered from the cache: one already complete.
+
+    uvicorn's protocol looks at its current cycle when the rest of the
+    request arrives, when the connection is lost and when it shuts down.
+    """
+
+    response_complete = True
+    keep_alive = True
+    disconnected = False
+    message_event = asyncio.Event()  # set when a connection is lost: nobody waits on it
+
+
+_ANSWERED: Any = _Answered()
+
+
+class CachedAnswerProtocol(GuardedHttpToolsProtocol):
+    """uvicorn's HTTP/1.1 protocol with the request-head deadline, writing answers the cache holds at once.
+
+    See :mod:`pdi.server.process.cache` for when it answers and when it
+    leaves the request to the ASGI app. ``cache`` is the worker's
+    :class:`~pdi.server.process.cache.ResponseCache`.
+    """
+
+    cache: ResponseCache | None = None
+    #: The replay origin's port (:mod:`pdi.server.process.origins`): its connections are never answered from the cache.
+    replay_port: int | None = None
+
+    def on_headers_complete(self) -> None:
+        if not self._answer_from_cache():
+            super().on_headers_complete()
+
+    def _plain(self) -> bool:
+        """Whether the request whose head is in is the plain case answered here (the module's docstring)."""
+        parser = self.parser
+        return not (
+            not self.url.startswith(b"/uri-res/")
+            or (self.replay_port is not None and self.server is not None and self.server[1] == self.replay_port)
+            or (self.cycle is not None and not self.cycle.response_complete)
+            or self.pipeline
+            or self.flow.write_paused
+            or parser.get_http_version() != "1.1"
+            or not parser.should_keep_alive()
+            or parser.should_upgrade()
+            or (self.limit_concurrency is not None
+                and max(len(self.connections), len(self.tasks)) >= self.limit_concurrency)
+            or parser.get_method() not in (b"GET", b"HEAD")
+            or any(key in _NOT_PLAIN for key, _ in self.headers)
+            or has_cookie(self.headers)  # a sign-in is checked first, and its answers are never from here
+        )
+
+    def _answer_from_cache(self) -> bool:
+        cache = self.cache
+        if cache is None or not self._plain():
+            return False
+        try:
+            url = httptools.parse_url(self.url)
+        except httptools.HttpParserInvalidURLError:
+            return False  # the ASGI path says what is wrong with it
+        if url.path not in _N2R_PATHS or negotiates(self.headers):
+            return False
+        entity = cache.get(cache_key(request_field(self.headers, b"host"), url.query or b""))
+        if entity is None:
+            return False
+        status, headers, body = answer(entity, *conditional_fields(self.headers))
+        head = [status_line(status)]
+        for key, value in (*self.server_state.default_headers, *headers):
+            head.extend((key, b": ", value, b"\r\n"))
+        head.append(b"\r\n")
+        self._disarm()
+        self.transport.write(b"".join(head) + body if self.parser.get_method() == b"GET" else b"".join(head))
+        # what uvicorn does once a response is complete: count it, wait for the next request
+        self.cycle = _ANSWERED
+        self.server_state.total_requests += 1
+        self._unset_keepalive_if_required()
+        self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self.timeout_keep_alive_handler)
+        self._arm()
+        return True
+
+
+def answering_protocol(
+    header_seconds: float, cache: ResponseCache | None, replay_port: int | None = None
+) -> type[CachedAnswerProtocol]:
+    """:class:`CachedAnswerProtocol` with its own request-head deadline and the worker's cache.
+
+    Connections to ``replay_port`` (the replay origin's) are never answered from it.
+    """
+    attributes = {"header_seconds": header_seconds, "cache": cache, "replay_port": replay_port}
+    return type("CachedAnswerProtocol", (CachedAnswerProtocol,), attributes)

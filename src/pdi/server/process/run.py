@@ -1,0 +1,227 @@
+"""Running the resolver: the listening socket, uvicorn's server around the app, and worker processes.
+
+:func:`listening_socket` binds before anything is served, so ``pdi serve``
+can say where it serves (and a port in use is one clear error).
+:func:`serve` runs uvicorn on that socket with the resolver's limits
+(:mod:`pdi.server.process.limits`): in this process for one worker, or in several
+worker processes forked after binding, all accepting from the one socket
+(as uvicorn's and gunicorn's own workers do), so a request uses whichever
+core is free. Each worker makes its own app (and opens its own archive:
+a SQLite or PostgreSQL connection must not cross a fork).
+
+The first process stays as the supervisor (:class:`Workers`): ``SIGINT``
+or ``SIGTERM`` stops every worker (each finishes the requests in hand, for
+up to :data:`GRACE_SECONDS`; then it is killed). A worker that dies is
+replaced at once and the death said on stderr; when workers die more than
+twice as often as there are workers within :data:`DEATH_WINDOW_SECONDS`,
+something is wrong with every one of them, and the server stops with a
+:class:`~pdi.errors.PDIError` saying so (``pdi serve`` exits 1).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable
+from typing import IO, NoReturn
+
+from starlette.types import ASGIApp
+
+from pdi.errors import PDIError
+
+#: How long a stopping worker may take to finish the requests in hand before it is killed.
+GRACE_SECONDS = 5
+#: The window in which more than twice as many deaths as workers stop the server.
+DEATH_WINDOW_SECONDS = 60.0
+#: Connections the kernel holds for the workers to accept (as nginx's default ``listen … backlog``).
+BACKLOG = 511
+_SUPERVISED = {signal.SIGINT, signal.SIGTERM, signal.SIGCHLD}
+
+
+def default_workers() -> int:
+    """Worker processes ``pdi serve`` runs unless told: one a core this process may use, at most 4."""
+    return max(1, min(4, len(os.sched_getaffinity(0))))
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host`` and ``port`` (0: any free port); a :class:`PDIError` if it cannot be.
+
+    It is made ``IPPROTO_TCP`` explicitly: asyncio sets ``TCP_NODELAY`` only
+    on connections accepted from a socket that says it is TCP, and without it
+    Nagle's algorithm held every small answer until the client's delayed ACK
+    (about 40 ms a request).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as exc:
+        listener.close()
+        raise PDIError(f"cannot listen on {host} port {port}: {exc.strerror}") from exc
+    return listener
+
+
+def serve(
+    make_app: Callable[[], ASGIApp], listener: socket.socket, *,
+    workers: int = 1, header_timeout: float, max_connections: int, replay: socket.socket | None = None,
+) -> None:
+    """Serve ``make_app()`` on ``listener`` until interrupted: in this process, or in ``workers`` processes.
+
+    ``max_connections`` is a bound for each worker (uvicorn's
+    ``limit_concurrency``). With more than one worker, ``make_app`` is called
+    in each worker after the fork, never in this process. ``replay`` is the
+    replay origin's socket, served by the same processes: the app tells its
+    requests apart by their local port (:class:`pdi.server.process.origins.ByPort`).
+    """
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
+    listeners = [listener] if replay is None else [listener, replay]
+    for each in listeners:
+        each.listen(BACKLOG)
+    replay_port = None if replay is None else replay.getsockname()[1]
+    if workers == 1:
+        _uvicorn(make_app(), listeners, header_timeout=header_timeout, max_connections=max_connections,
+                 replay_port=replay_port)
+        return
+
+    def work() -> None:
+        _uvicorn(make_app(), listeners, header_timeout=header_timeout, max_connections=max_connections,
+                 replay_port=replay_port)
+
+    Workers(work, workers).run()
+
+
+def _uvicorn(
+    app: ASGIApp, listeners: list[socket.socket], *, header_timeout: float, max_connections: int,
+    replay_port: int | None = None,
+) -> None:
+    """uvicorn on ``listeners`` until a signal stops it.
+
+    HTTP/1.1 with the request-head deadline, answering what the app's cache
+    of whole answers holds (``app.state.cache``, as :func:`pdi.server.create_app`
+    makes it) straight from the connection (:mod:`pdi.server.process.cache`).
+    """
+    import uvicorn
+
+    from pdi.server.process.connection import answering_protocol
+
+    state = getattr(app, "state", None)
+    config = uvicorn.Config(
+        app, log_level="warning",
+        http=answering_protocol(header_timeout, getattr(state, "cache", None), replay_port),
+        limit_concurrency=max_connections, timeout_keep_alive=5,
+        timeout_graceful_shutdown=GRACE_SECONDS,
+    )
+    # the socket itself: uvicorn would read an fd= as a Unix socket (no TCP_NODELAY again)
+    uvicorn.Server(config).run(sockets=listeners)
+
+
+class Workers:
+    """``count`` forked processes each running ``work()``, kept at ``count`` until a signal stops them all.
+
+    The supervisor waits for ``SIGINT``, ``SIGTERM`` and ``SIGCHLD`` with the
+    three blocked (``sigwait``), so a signal can never arrive between two
+    steps of a fork or a reap; each worker unblocks them before it works.
+    """
+
+    def __init__(self, work: Callable[[], None], count: int, *, say: IO[str] | None = None) -> None:
+        self.work = work
+        self.count = count
+        self.say = say if say is not None else sys.stderr
+        self.pids: set[int] = set()
+        self._deaths: deque[float] = deque()
+
+    def run(self) -> None:
+        """Start the workers and supervise them until ``SIGINT`` or ``SIGTERM``; every worker is gone on return."""
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SUPERVISED)
+        try:
+            for _ in range(self.count):
+                self._spawn()
+            while signal.sigwait(_SUPERVISED) == signal.SIGCHLD:
+                for pid, status in self._reap():
+                    self._replace(pid, status)
+        finally:
+            self._stop()
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+    def _spawn(self) -> None:
+        pid = os.fork()
+        if pid == 0:
+            self._be_worker()
+        self.pids.add(pid)
+
+    def _be_worker(self) -> NoReturn:
+        code = 1
+        try:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _SUPERVISED)
+            self.work()
+            code = 0
+        except KeyboardInterrupt:  # uvicorn raises the SIGINT it stopped on again once it has stopped
+            code = 0
+        except Exception:
+            print(f"pdi: worker {os.getpid()} failed:", file=sys.stderr)
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)  # never return into the supervisor's code
+
+    def _reap(self) -> list[tuple[int, int]]:
+        """The workers that have ended, without waiting: ``(pid, wait status)``."""
+        ended = []
+        while self.pids:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            if pid in self.pids:
+                self.pids.discard(pid)
+                ended.append((pid, status))
+        return ended
+
+    def _replace(self, pid: int, status: int) -> None:
+        now = time.monotonic()
+        self._deaths.append(now)
+        while self._deaths and self._deaths[0] < now - DEATH_WINDOW_SECONDS:
+            self._deaths.popleft()
+        how = _how_it_ended(status)
+        if len(self._deaths) > 2 * self.count:
+            raise PDIError(
+                f"workers keep dying ({len(self._deaths)} within {DEATH_WINDOW_SECONDS:g} s, the last {pid}: "
+                f"{how}): stopping"
+            )
+        print(f"pdi: worker {pid} {how}; starting another", file=self.say, flush=True)
+        self._spawn()
+
+    def _stop(self) -> None:
+        """``SIGTERM`` to every worker; those still there after the grace are killed; all are reaped."""
+        for pid in self.pids:
+            _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + GRACE_SECONDS + 2
+        while self.pids and time.monotonic() < deadline:
+            signal.sigtimedwait({signal.SIGCHLD}, max(0.01, deadline - time.monotonic()))
+            self._reap()
+        for pid in self.pids:
+            _signal(pid, signal.SIGKILL)
+        while self.pids:
+            pid, _ = os.waitpid(-1, 0)
+            self.pids.discard(pid)
+
+
+def _signal(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass  # it has just ended: the reaping that follows collects it
+
+
+def _how_it_ended(status: int) -> str:
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        return f"was killed by signal {-code} ({signal.Signals(-code).name})"
+    return f"exited with status {code}"

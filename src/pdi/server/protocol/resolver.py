@@ -1,0 +1,657 @@
+"""The resolver for machines: RFC 2169 services and the JSON read API (an edge, read-only).
+
+RFC 2169 ("A Trivial Convention for using HTTP in URN Resolution"): the URN
+is the whole query string, ``GET /uri-res/<service>?<urn>``. :class:`Resolver`
+holds one handler per service in :attr:`Resolver.services`; each takes the
+name and the base URL and answers, so it can be called, and tested, without
+an app. :class:`ReadAPI` answers ``/api/…`` with JSON.
+
+Services that read (and hash) a whole representation (``N2R``, ``I2R``,
+``N2C``) run within the resolver's :class:`~pdi.server.process.limits.WorkLimits`;
+the others answer from the catalog on Starlette's own threads. ``N2R`` of a
+name with a format is an :class:`~pdi.server.process.cache.Entity` that never
+changes: the resolver keeps it in its :class:`~pdi.server.process.cache.ResponseCache`,
+from which :class:`~pdi.server.process.cache.CachedAnswers` answers the next request
+for the same name before any routing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import (
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from pdi.archive import Archive, Generic, Resolved
+from pdi.archive.access import current_reader
+from pdi.archive.blobs import FileReader
+from pdi.archive.blobs.memo import Identity
+from pdi.archive.describe import describe
+from pdi.archive.results import Opened
+from pdi.errors import ParseError, WithdrawnError
+from pdi.fragments import past_end_message
+from pdi.identifier import PDI
+from pdi.interop.accept import choose, parse_accept, preference
+from pdi.interop.memento import LINK_FORMAT
+from pdi.mhtml.headers import SERVED_TYPE_OCTETS, served_content_type
+from pdi.server.http.conditional import (
+    UNSATISFIABLE,
+    byte_range,
+    entity_tag,
+    if_range_holds,
+    tag_matches,
+)
+from pdi.server.http.params import integer, optional, required
+from pdi.server.http.problems import Problem
+from pdi.server.http.readers import PRIVATE, by_cookie
+from pdi.server.process.cache import Entity, ResponseCache, answer, cache_key, entity_names
+from pdi.server.process.limits import ArchiveHandlers, WorkLimits
+from pdi.server.process.zerocopy import EXTENSION
+from pdi.server.protocol.memento_oaipmh import Mementos
+from pdi.server.protocol.rfc2169 import n2r_path, n2r_url, rfc2169_query, sturdy, urn_from_query
+
+#: RFC 2169 services this resolver answers, and the others it knows of (501).
+SERVICES = ("N2R", "I2R", "N2L", "N2Ls", "N2C", "N2Ns")
+OTHER_SERVICES = ("N2Rs", "N2Cs", "L2R", "L2Ns", "L2Ls", "L2L", "L2C", "I2L", "I2Ls", "I2C", "I2N", "I2Ns", "I2Rs")
+#: What an archived page served by N2R may do: run no script (``sandbox`` without
+#: ``allow-scripts``, which also gives it an opaque origin, so it can read nothing of
+#: the resolver's), and load nothing from anywhere but the archive itself: no image,
+#: style sheet, font, frame or media from the live web, no form sent, no base reset.
+ARCHIVED_CONTENT_POLICY = (
+    "sandbox; default-src 'self' data:; script-src 'none'; object-src 'none';"
+    " connect-src 'none'; form-action 'none'; base-uri 'none'; frame-ancestors 'self'"
+)
+#: Services that read (and hash) a whole representation: they run within :class:`WorkLimits`.
+EXPENSIVE_SERVICES = frozenset({"N2R", "I2R", "N2C"})
+#: The largest ``limit`` of /api/ls.
+MAX_LIST = 10_000
+
+#: ``handler(name, base_url, request_headers)``: one RFC 2169 service.
+Handler = Callable[[str, str, Mapping[str, str]], Response]
+#: How long a shared cache may keep an answer that can change: a generic name's list of
+#: formats grows with each new version. A name with a format never changes (immutable).
+GENERIC_MAX_AGE = 60
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+_NO_HEADERS: Mapping[str, str] = {}
+
+
+class Resolver:
+    """RFC 2169 resolution over one archive: ``{service: handler}``, each ``handler(name, base_url, headers)``."""
+
+    def __init__(
+        self, archive: Archive, work: WorkLimits, base_url: str | None = None, cache: ResponseCache | None = None
+    ) -> None:
+        self.archive = archive
+        self.work = work
+        self.base_url = base_url
+        self.cache = cache if cache is not None else ResponseCache(0)
+        self.mementos = Mementos(archive)
+        self.services: dict[str, Handler] = {
+            "N2R": self.n2r, "I2R": self.n2r, "N2C": self.n2c,
+            "N2L": self.n2l, "N2Ls": self.n2ls, "N2Ns": self.n2ns,
+        }
+
+    async def endpoint(self, request: Request) -> Response:
+        """``/uri-res/{service}?{urn}``: the service's handler, on the pool its cost calls for.
+
+        A URN with a browser fragment (``#:~:text=``, ``#t=``, ``#xywh=``:
+        :mod:`pdi.interop.aliases`) is answered ``302`` to the ``N2R`` (for
+        ``N2C``, ``N2Ls`` and ``N2Ns``, the same service) of the native name it equals.
+        """
+        service = request.path_params["service"]
+        handler = self.services.get(service)
+        if handler is None:
+            if service in OTHER_SERVICES:
+                raise Problem(501, "not implemented", f"this resolver does not offer the RFC 2169 service {service}")
+            raise Problem(404, "not found", f"no RFC 2169 service {service!r} (try N2R, N2L, N2Ls, N2C, N2Ns)")
+        query = request.url.query
+        if not query:
+            raise Problem(400, "syntax error", f"{service} takes the URN as the query string: /uri-res/{service}?urn:pdi://…")
+        base = self.base_url if self.base_url is not None else str(request.base_url)
+        headers = request.headers
+        name, inflection = split_inflection(urn_from_query(query))
+        from pdi.interop.aliases import alias_fragment, native_names
+
+        if alias_fragment(name) is not None:  # a browser fragment: on to the native name it equals
+            native = (await self.work.run(native_names, self.archive, name)).native
+            # N2L and I2R on to the native name's N2R; N2C, N2Ls and N2Ns to its own answer of the same service
+            to = "N2C" if inflection is not None else ("N2R" if service in ("N2R", "I2R", "N2L") else service)
+            return RedirectResponse(f"/uri-res/{to}?{sturdy(rfc2169_query(str(native)))}", status_code=302)
+        if service in ("N2R", "I2R"):
+            if inflection is not None:  # ?info: what N2C answers, as ARK resolvers do
+                return _varying(await self.work.run(self.n2c, name, base, headers))
+            if "if-none-match" in headers:
+                # a cache that holds the bytes asks whether they changed: the catalog answers that
+                unchanged = await anyio.to_thread.run_sync(self.not_modified, name, headers)
+                if unchanged is not None:
+                    return unchanged
+            found = await self.work.run(self.representation, name, base, headers.get("accept"))
+            if isinstance(found, Large):
+                if request.method == "HEAD":  # the catalog knows every field but a whole multipart file's own
+                    # Content-Type parameters, for which its first chunk is read (_aggregate_type)
+                    return streamed_response(self.archive, found.resolved, headers, found.headers, head=True,
+                                             content_type=found.content_type)
+                # opening it reads and checks its first chunk: off the event loop, as every read is
+                return await anyio.to_thread.run_sync(functools.partial(
+                    streamed_response, self.archive, found.resolved, headers, found.headers,
+                    content_type=found.content_type))
+            if isinstance(found, Entity):
+                if found.shared:  # never an answer only a token's holder may read
+                    self.cache.put(cache_key(headers.get("host", ""), request.scope["query_string"]), found)
+                return entity_response(found, headers)
+            return found
+        if inflection is not None:
+            raise ParseError(f"{service} takes a name alone: ?{inflection} is an inflection of N2R only",
+                             text=query[:200], rule="inflection")
+        if service in EXPENSIVE_SERVICES:
+            return await self.work.run(handler, name, base, headers)
+        return await anyio.to_thread.run_sync(handler, name, base, headers)
+
+    # --- the services ----------------------------------------------------------------
+    def n2r(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
+        """The bytes a name (and its fragment) selects; a generic name: ``300`` and its formats.
+
+        As a cache would want it (RFC 9110, RFC 9111): an ``ETag`` naming the
+        stored bytes (and the fragment), ``Cache-Control`` immutable for a name
+        with a format (its bytes can never change), ``Accept-Ranges`` and a
+        single ``Range`` answered ``206`` (``If-Range`` honoured, an
+        unsatisfiable one ``416``); ``HEAD`` answers the same headers. A
+        fragment wholly past the end is a ``416`` problem too, in the words
+        of ``pdi get`` (:func:`~pdi.fragments.past_end_message`).
+        """
+        name, inflection = split_inflection(name)
+        if inflection is not None:
+            return _varying(self.n2c(name, base, headers))
+        found = self.representation(name, base, headers.get("accept"))
+        if isinstance(found, Large):
+            return streamed_response(self.archive, found.resolved, headers, found.headers, content_type=found.content_type)
+        return entity_response(found, headers) if isinstance(found, Entity) else found
+
+    def representation(self, name: str, base: str, accept: str | None = None) -> Entity | Large | Response:
+        """What N2R answers for ``name`` and an ``Accept`` field, before any other request field is read.
+
+        A whole :class:`Entity` (its bytes in hand), :class:`Large` for a whole
+        representation over :data:`STREAM_FROM` octets (streamed by verified
+        chunks, never held), or for a generic name the format ``Accept``
+        chooses (``302``) or ``300`` and every format. When ``Accept`` prefers
+        ``application/json`` to the resource's own media type, the answer is
+        N2C's description (:func:`prefers_description`).
+        """
+        located = self.archive.locate(name)
+        if isinstance(located, Generic):
+            return self._negotiate(located, name, base, accept)
+        if prefers_description(accept, located.media_type):
+            return _varying(self.n2c(name, base))
+        about = self.mementos.headers(located, base)
+        if located.pdi.fragment is None and located.record.size > STREAM_FROM:
+            return Large(located, about, _aggregate_type(self.archive, located))
+        resolved = self.archive.read(located)
+        if resolved.fragment is not None and resolved.fragment.past_end:
+            # as `pdi get` exits 9 with the same words: no 200 with an empty body, which reads as an empty passage
+            raise Problem(416, "range not satisfiable", past_end_message(resolved.pdi, resolved.fragment))
+        return whole_entity(resolved, about, shared=shared_answer(self.archive, resolved))
+
+    def _negotiate(self, generic: Generic, name: str, base: str, accept: str | None) -> Response:
+        """A generic name's N2R: the format ``Accept`` prefers (RFC 9110 §12.5.1), else ``300`` and every format.
+
+        The formats of the newest version not withdrawn are offered. A format
+        is chosen only when a media range names it (``text/plain``,
+        ``text/*``): ``*/*`` alone, or no ``Accept``, prefers none, and so
+        does a field no format fits; the answer is then ``300`` with the
+        N2R URL of every format of every version, for the client to choose.
+        """
+        target = sturdy(rfc2169_query(str(generic.pdi)))
+        links = {"Link": f'<{base.rstrip("/")}/timegate/{target}>; rel="timegate",'
+                         f' <{base.rstrip("/")}/timemap/link/{target}>; rel="timemap"; type="{LINK_FORMAT}"'}
+        # the versions listed are those this reader may read: read with a token, the answer is private, and
+        # every answer varies by who reads (pdi.server.http.readers)
+        shared = {"Vary": "Accept", "Cache-Control": f"public, max-age={GENERIC_MAX_AGE}", **links}
+        if accept:
+            ranges = parse_accept(accept)
+            if prefers_description(accept, None):
+                return _varying(self.n2c(name, base))
+            offered = self._newest_formats(generic)
+            chosen = choose(ranges, [PDI.parse(str(n)).media_type or "" for n in offered])
+            if chosen is not None and preference(ranges, PDI.parse(str(offered[chosen])).media_type or "")[1] > 1:
+                return Response(status_code=302, headers={"Location": n2r_path(offered[chosen]), **shared})
+        body = _uri_list(str(generic.pdi), [n2r_url(base, n) for n in generic.names])
+        return PlainTextResponse(body, status_code=300, media_type="text/uri-list", headers=shared)
+
+    def _newest_formats(self, generic: Generic) -> tuple[PDI, ...]:
+        """The formats of the newest version of a document that is not withdrawn (none if all were)."""
+        gone_documents, gone_versions = self.mementos.withdrawn([generic])
+        pdi = generic.pdi
+        date = pdi.date
+        assert date is not None
+        key = (pdi.series_name.lower(), date.isoformat(), pdi.unique_id)
+        if key in gone_documents:
+            return ()
+        for version in reversed(generic.versions):
+            if (*key, version.number) not in gone_versions:
+                return version.formats
+        return ()
+
+    def not_modified(self, name: str, headers: Mapping[str, str]) -> Response | None:
+        """``304`` when ``If-None-Match`` holds the name's entity tag, from the catalog alone; else ``None``."""
+        located = self.archive.locate(name)
+        if isinstance(located, Generic):
+            return None
+        tag = entity_tag(located.sha256, str(located.pdi))
+        if not tag_matches(headers.get("if-none-match", ""), tag):
+            return None
+        control = IMMUTABLE if shared_answer(self.archive, located) else PRIVATE
+        return Response(status_code=304, headers={"ETag": tag, "Vary": "Accept", "Cache-Control": control})
+
+    def n2c(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
+        """A description of the resource (its URC): the stored representation, the fragment, the statements.
+
+        A withdrawn name is described by its tombstone: ``{"pdi", "withdrawn":
+        {"at", "reason", "who", "purged"}}`` (``200``: the description is
+        there; the resource itself, N2R, is ``410``; ``purged``: its octets
+        were deleted too).
+        """
+        try:
+            return JSONResponse(description(self.archive, self.archive.resolve(name)))
+        except WithdrawnError as gone:
+            return JSONResponse(
+                {"pdi": str(PDI.parse(name).without_fragment()),
+                 "withdrawn": {"at": gone.at, "reason": gone.reason, "who": gone.who, "purged": gone.purged}}
+            )
+
+    def n2l(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
+        """``302`` to the N2R URL of a name (relative); ``300`` and a list for a generic name with several."""
+        names = self._names(name)
+        if len(names) == 1:
+            return RedirectResponse(n2r_path(names[0]), status_code=302)
+        return PlainTextResponse(_uri_list(name, [n2r_url(base, n) for n in names]), status_code=300,
+                                 media_type="text/uri-list")
+
+    def n2ls(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
+        """The N2R URLs of a name (one per format of a generic name), as ``text/uri-list``."""
+        return PlainTextResponse(_uri_list(name, [n2r_url(base, n) for n in self._names(name)]),
+                                 media_type="text/uri-list")
+
+    def n2ns(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
+        """The names of the same resource: the canonical name, and for a versioned name its generic name."""
+        resolved = self.archive.locate(name)
+        names = [resolved.pdi] if isinstance(resolved, Generic) else [resolved.pdi, _generic(resolved)]
+        return PlainTextResponse(_uri_list(name, [str(n) for n in names]), media_type="text/uri-list")
+
+    def _names(self, name: str) -> list[PDI]:
+        # only names the catalog holds, but their bytes need not be read
+        resolved = self.archive.locate(name)
+        return list(resolved.names) if isinstance(resolved, Generic) else [resolved.pdi]
+
+
+class ReadAPI(ArchiveHandlers):
+    """``/api/…``: what a name selects, listings, statements, citations and series, as JSON."""
+
+    def routes(self) -> list[Route]:
+        """``/api/resolve``, ``/api/ls``, ``/api/meta``, ``/api/cite`` and ``/api/series``."""
+        return [
+            Route("/api/resolve", self.resolve),
+            Route("/api/ls", self.ls),
+            Route("/api/meta", self.meta),
+            Route("/api/cite", self.cite),
+            Route("/api/series", self.series),
+        ]
+
+    async def resolve(self, request: Request) -> Response:
+        """What a name selects; a browser fragment (``#:~:text=``, ``#t=``, ``#xywh=``) as the native name it equals.
+
+        For such an alias the description is that of the native name (the
+        first found, for several text directives), with ``alias``,
+        ``equivalent`` (the native name), ``equivalents`` (one per directive,
+        ``null`` where its text is not there) and ``notes``
+        (:mod:`pdi.interop.aliases`).
+        """
+        from pdi.interop.aliases import alias_fragment
+
+        name = required(request, "pdi")
+        if alias_fragment(name) is not None:
+            return JSONResponse(await self.work.run(_alias_description, self.archive, name))
+        resolved = await self.work.run(self.archive.resolve, name)
+        return JSONResponse(description(self.archive, resolved, statements=False))
+
+    def ls(self, request: Request) -> Response:
+        """A page of names: ``pattern``, ``series``, ``limit`` (100, at most :data:`MAX_LIST`), ``offset``, ``after``.
+
+        ``next`` is the URL of the following page (``after`` its last name,
+        a keyset cursor: any page costs the same), also sent as
+        ``Link: <…>; rel="next"`` (RFC 8288); ``null`` on the last page.
+        """
+        limit = integer(request, "limit", 100, least=1, most=MAX_LIST)
+        names = self.archive.ls(
+            optional(request, "pattern"),
+            series=optional(request, "series"),
+            limit=limit + 1,  # one more says whether there is a next page
+            offset=integer(request, "offset", 0),
+            after=optional(request, "after"),
+        )
+        following = None
+        if limit and len(names) > limit:
+            url = request.url.remove_query_params("offset").include_query_params(after=str(names[limit - 1]))
+            following = f"{url.path}?{url.query}"
+        headers = {} if following is None else {"Link": f'<{following}>; rel="next"'}
+        return JSONResponse({"names": [str(n) for n in names[:limit]], "next": following}, headers=headers)
+
+    def meta(self, request: Request) -> Response:
+        name = required(request, "pdi")
+        history = [
+            {"key": r.key, "value": r.value, "who": r.who, "at": r.at} for r in self.archive.history(name)
+        ]
+        return JSONResponse({"pdi": name, "meta": self.archive.meta(name), "history": history})
+
+    async def cite(self, request: Request) -> Response:
+        citation = required(request, "citation")
+        return JSONResponse((await self.work.run(self.archive.cite, citation)).to_json())
+
+    def series(self, request: Request) -> Response:
+        return JSONResponse(
+            {"series": [{"name": s.name, "parent": s.parent, "authority": s.authority} for s in self.archive.series()]}
+        )
+
+
+def description(archive: Archive, resolved: Resolved | Generic, *, statements: bool = True) -> dict[str, Any]:
+    """JSON about a resolved name (:func:`pdi.archive.describe.describe`), with the statements about it."""
+    out = describe(resolved)
+    if statements and isinstance(resolved, Resolved):
+        out["meta"] = archive.meta(str(resolved.pdi).split("#", 1)[0])
+    return out
+
+
+def _alias_description(archive: Archive, name: str) -> dict[str, Any]:
+    """The description of the native name a browser fragment equals, and which one that is."""
+    from pdi.interop.aliases import native_names
+
+    alias = native_names(archive, name)
+    out = description(archive, archive.resolve(alias.native), statements=False)
+    out.update(alias.to_json())
+    return out
+
+
+def shared_answer(archive: Archive, resolved: Resolved) -> bool:
+    """Whether the answer may be kept and given to anyone: the request is anonymous (it got through, so
+    the name is public), or the name is readable by anyone now (not private, not embargoed), and it was
+    not read with a browser's sign-in (:data:`pdi.server.http.readers.by_cookie`: every such answer is private)."""
+    if by_cookie.get():
+        return False
+    reader = current_reader.get()
+    return reader is None or reader.token is None or archive.readable_by_anyone(resolved.record)
+
+
+def whole_entity(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS, *, shared: bool = True) -> Entity:
+    """The whole N2R answer for a resolved name with a format: its bytes, media type and headers (and ``extra``).
+
+    An answer not ``shared`` (a private series' or an embargoed name's, read
+    with a token) is marked ``Cache-Control: private, no-store`` (RFC 9111
+    §5.2.2.7, §5.2.2.5) and never kept by the resolver's cache.
+    """
+    tag = entity_tag(resolved.sha256, str(resolved.pdi))
+    about = {**_about(resolved, extra), "ETag": tag, "Cache-Control": IMMUTABLE if shared else PRIVATE,
+             "Accept-Ranges": "bytes"}
+    return Entity(
+        resolved.data,
+        _content_type(resolved, whole=True).encode("latin-1"),
+        tag,
+        tuple((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in about.items()),
+        entity_names(str(resolved.pdi), _generic(resolved)),
+        shared,
+    )
+
+
+#: A whole representation larger than this (octets) is streamed from the store, never held or cached.
+STREAM_FROM = 4 << 20
+
+
+@dataclass(frozen=True)
+class Large:
+    """A whole representation to stream (only located: its octets not read), with the memento's headers."""
+
+    resolved: Resolved
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    #: An aggregate's Content-Type with its parameters (:func:`_aggregate_type`), read before ``HEAD`` is answered.
+    content_type: str | None = None
+
+
+def _aggregate_type(archive: Archive, located: Resolved) -> str | None:
+    """A stored multipart file's Content-Type with its ``boundary`` and ``type`` (:func:`served_content_type`).
+
+    Read from the file's first octets (its header block): the one case where
+    a large representation's ``HEAD`` reads a chunk, since the catalog keeps
+    the media type but not the boundary. ``None`` for anything else.
+    """
+    if not located.media_type.startswith("multipart/"):
+        return None
+    with archive.open_octets(str(located.pdi)) as opened:
+        start = b"".join(opened.reader.chunks(0, min(located.record.size, SERVED_TYPE_OCTETS)))
+    return served_content_type(start)
+
+
+def streamed_response(
+    archive: Archive, located: Resolved, headers: Mapping[str, str], extra: Mapping[str, str] = _NO_HEADERS,
+    *, head: bool = False, content_type: str | None = None,
+) -> Response:
+    """N2R of a large whole representation: streamed by verified chunks, with ``Range`` and ``If-Range``.
+
+    The body is read a chunk at a time on a worker thread as the client takes
+    it, so memory stays a few chunks whatever the size. A chunk found
+    damaged midway ends the response early (the length promised is not
+    reached, so a client sees the cut), and is logged by the reader's error.
+    A range of a blob file whose chunks this worker has verified since the
+    file last changed (the archive's :attr:`~pdi.archive.Archive.fixity_memo`)
+    is sent without hashing again, with ``sendfile`` under ``pdi serve``
+    (:class:`FileSend`). For ``HEAD`` (``head``) every field comes from the
+    catalog (size, SHA-256, media type): the stored octets are not opened.
+    """
+    size = located.record.size
+    media_type = content_type or _content_type(located)
+    tag = entity_tag(located.sha256, str(located.pdi))
+    control = IMMUTABLE if shared_answer(archive, located) else PRIVATE
+    base = {**_about(located, extra), "ETag": tag, "Cache-Control": control, "Accept-Ranges": "bytes"}
+    wanted = byte_range(headers.get("range"), size) if if_range_holds(headers.get("if-range"), tag) else None
+    if wanted == UNSATISFIABLE:
+        return Response(status_code=416, headers={**base, "Content-Range": f"bytes */{size}"})
+    start, end = (0, size) if wanted is None else (wanted[0], wanted[1] + 1)
+    fields = {**base, "Content-Length": str(end - start)}
+    if wanted is not None:
+        fields["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
+    status = 206 if wanted is not None else 200
+    if head:
+        return Response(status_code=status, headers=fields, media_type=media_type)
+    opened = archive.open_octets(str(located.pdi))
+    reader = opened.reader
+    try:
+        verified = reader.trusted(start, end) if isinstance(reader, FileReader) else None
+    except BaseException:
+        opened.close()
+        raise
+    if verified is not None and isinstance(reader, FileReader):
+        return FileSend(opened, reader, verified, start, end, status, fields, media_type)
+    # the first chunk is read (and checked) before the status is sent: a damaged start is a 500 problem
+    pieces = opened.reader.chunks(start, end)
+    try:
+        first = next(pieces, b"")
+    except BaseException:
+        opened.close()
+        raise
+
+    def body() -> Iterator[bytes]:
+        try:
+            if first:
+                yield first
+            yield from pieces
+        finally:
+            opened.close()
+
+    return StreamingResponse(body(), status_code=status, headers=fields, media_type=media_type)
+
+
+class FileSend(Response):
+    """Octets ``[start, end)`` of a blob file whose chunks are all remembered verified: sent as they are stored.
+
+    Under ``pdi serve`` with ``sendfile`` (:mod:`pdi.server.process.zerocopy`);
+    elsewhere read in pieces on a worker thread. Either way the file's
+    identity is checked again (``fstat``) as it is sent: a file changed
+    since its chunks were verified cuts the answer short.
+    """
+
+    def __init__(
+        self, opened: Opened, reader: FileReader, verified: Identity, start: int, end: int,
+        status: int, headers: Mapping[str, str], media_type: str,
+    ) -> None:
+        super().__init__(status_code=status, headers=headers, media_type=media_type)
+        self.opened = opened
+        self.reader = reader
+        self.verified = verified
+        self.start = start
+        self.end = end
+
+    def unchanged(self) -> bool:
+        """Whether the file is still as it was when its chunks were found verified."""
+        return self.reader.identity() == self.verified
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            sendfile = scope.get("extensions", {}).get(EXTENSION)
+            if scope.get("method") == "HEAD":
+                pass
+            elif sendfile is not None:
+                await sendfile(self.reader.fd, self.start, self.end - self.start, self.unchanged)
+            else:
+                pieces = self.reader.chunks(self.start, self.end)  # trusted by the memo: fstat, no hashing
+                while True:
+                    piece = await anyio.to_thread.run_sync(next, pieces, None)
+                    if piece is None:
+                        break
+                    await send({"type": "http.response.body", "body": piece, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            self.opened.close()
+
+
+def entity_response(entity: Entity, headers: Mapping[str, str]) -> Response:
+    """The answer to a request for ``entity`` with these headers (:func:`pdi.server.process.cache.answer`)."""
+    status, raw, body = answer(entity, headers.get("if-none-match"), headers.get("range"), headers.get("if-range"))
+    return _RawResponse(status, raw, body)
+
+
+class _RawResponse(Response):
+    """A response whose headers are already encoded (those of an :class:`Entity`)."""
+
+    def __init__(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+        self.status_code = status
+        self.body = body
+        self.raw_headers = headers
+        self.background = None
+
+
+def _uri_list(urn: str, urls: list[str]) -> str:
+    # RFC 2169's examples: the URN first, as a comment, then one URL a line
+    return f"# {urn}\r\n" + "".join(f"{u}\r\n" for u in urls)
+
+
+def _content_type(resolved: Resolved, *, whole: bool = False) -> str:
+    """The Content-Type of an N2R answer; for a ``whole`` multipart file (its octets in ``resolved.data``), with its
+    own ``boundary`` and ``type`` (:func:`~pdi.mhtml.headers.served_content_type`), without which no client reads it."""
+    from pdi.formats import registered_charset
+
+    if whole and resolved.fragment is None and resolved.media_type.startswith("multipart/"):
+        served = served_content_type(resolved.data[:SERVED_TYPE_OCTETS])
+        if served is not None:
+            return served
+    if resolved.fragment is None:
+        charset = resolved.charset
+    else:  # the fragment's own codec (no BOM: utf-16be), under its IANA name
+        charset = registered_charset(resolved.fragment.charset) if resolved.fragment.charset else None
+    if charset:
+        return f"{resolved.media_type}; charset={charset}"
+    # as Starlette's Response labels a text it is given without a charset
+    return f"{resolved.media_type}; charset=utf-8" if resolved.media_type.startswith("text/") else resolved.media_type
+
+
+def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[str, str]:
+    """Headers that say which name and which stored bytes a response is (``extra``'s ``Link`` joined to its own)."""
+    own_link = f'<{resolved.pdi}>; rel="canonical"'
+    headers = {
+        **extra,
+        "Link": own_link + (", " + extra["Link"] if "Link" in extra else ""),
+        # the answer is the description instead when Accept prefers JSON (prefers_description)
+        "Vary": "Accept",
+        "X-PDI-SHA256": resolved.sha256,
+        "Content-Security-Policy": ARCHIVED_CONTENT_POLICY,
+        "X-Content-Type-Options": "nosniff",
+    }
+    if resolved.fragment is not None and resolved.fragment.clamped:  # (wholly past the end is a 416 problem)
+        headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
+    return headers
+
+
+def _generic(resolved: Resolved) -> str:
+    name = str(resolved.pdi).split("#", 1)[0]
+    return name.rsplit(".", 2)[0]
+
+
+def split_inflection(name: str) -> tuple[str, str | None]:
+    """A name and the ARK-style inflection after it: ``…/1.text.1?info`` → ``("…/1.text.1", "info")``.
+
+    A PDI holds no ``?`` (a reserved character, PDI-GRAMMAR.md §1), so the
+    first one starts an inflection. ``?``, ``??`` and ``?info`` ask for the
+    description (the ARK specification's brief and full metadata and its
+    ``?info``); any other is a :class:`~pdi.errors.ParseError`.
+    """
+    if "?" not in name:
+        return name, None
+    head, _, inflection = name.partition("?")
+    if inflection not in INFLECTIONS:
+        raise ParseError(
+            f"?{inflection[:40]} is no inflection this resolver knows (?info, ? and ?? ask for the description)",
+            text=name[:200], offset=len(head), rule="inflection",
+        )
+    return head, inflection
+
+
+#: The inflections N2R reads as a request for the description (N2C).
+INFLECTIONS = frozenset({"", "?", "info"})
+
+
+def prefers_description(accept: str | None, media_type: str | None) -> bool:
+    """Whether ``Accept`` prefers ``application/json`` (N2C's description) to ``media_type`` (None: a generic name).
+
+    Only a range that names JSON (``application/json``, ``application/*``)
+    asks for it: ``*/*`` alone leaves the resource its own format. A resource
+    that is JSON itself is answered as it is.
+    """
+    if not accept or ("json" not in accept.lower() and "application/*" not in accept.lower()):
+        return False
+    ranges = parse_accept(accept)
+    wanted = preference(ranges, "application/json")
+    if wanted[0] <= 0 or wanted[1] < 2:
+        return False
+    if media_type is None:
+        return True
+    own = preference(ranges, media_type)
+    return media_type.split(";")[0].strip().lower() != "application/json" and wanted > own
+
+
+def _varying(answer: Response) -> Response:
+    """An answer chosen by negotiation: ``Vary: Accept`` so that no cache gives it for another ``Accept``."""
+    answer.headers["Vary"] = "Accept"
+    return answer

@@ -1,0 +1,78 @@
+"""RFC 2169's convention for names in URLs, as every answer of the resolver writes and reads them.
+
+RFC 2169 ("A Trivial Convention for using HTTP in URN Resolution") puts the
+URN in the query string: ``/uri-res/N2R?<urn>``. A PDI's ``#`` cannot travel
+in a query, so it is written ``%23`` (:func:`rfc2169_query`, read back by
+:func:`urn_from_query`), and its ``%2E`` is written ``%252E``, which no
+client rewrites (:func:`sturdy`); :func:`n2r_path` and :func:`n2r_url` are
+the N2R locations of a name that :mod:`~pdi.server.protocol.resolver` and
+:mod:`~pdi.server.protocol.memento_oaipmh` both write. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pdi.identifier import PDI
+
+
+def urn_from_query(query: str) -> str:
+    """The URN of an RFC 2169 query string: the inverse of :func:`rfc2169_query`.
+
+    ``%23`` is the ``#`` a URL cannot carry and ``%25`` a ``%`` written so
+    that it is not read as one of these two; every other escape is the PDI's
+    own and is kept, so ``http:%2F%2F…`` ids travel unchanged.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(query):
+        code = query[i + 1 : i + 3] if query[i] == "%" else ""
+        if code == "23":
+            out.append("#")
+            i += 3
+        elif code == "25":
+            out.append("%")
+            i += 3
+        else:
+            out.append(query[i])
+            i += 1
+    return "".join(out)
+
+
+def rfc2169_query(name: str) -> str:
+    """A PDI as an RFC 2169 query string: ``#`` as ``%23``, a ``%`` before ``23`` or ``25`` as ``%25``."""
+    out: list[str] = []
+    for i, ch in enumerate(name):
+        if ch == "#":
+            out.append("%23")
+        elif ch == "%" and name[i + 1 : i + 3] in ("23", "25"):
+            out.append("%25")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def sturdy(query: str) -> str:
+    """A name in a URL with each ``%2E`` written ``%252E``, which no client rewrites.
+
+    Many HTTP clients normalize a URL before they send it and decode the
+    escapes of unreserved characters (RFC 3986 §6.2.2.2): ``requests``, and
+    so ``memento_client``, sends ``%2E`` as ``.``, which turns a PDI's
+    encapsulated id into a name that does not parse (a ``.`` there must be
+    escaped). ``%25`` is a ``%`` to the resolver (:func:`urn_from_query`)
+    and to no client an unreserved character, so ``%252E`` arrives as written.
+    """
+    return _ESCAPED_DOT.sub("%252E", query)
+
+
+_ESCAPED_DOT = re.compile("%2E", re.IGNORECASE)
+
+
+def n2r_path(name: PDI | str) -> str:
+    """The N2R path of a name as every answer writes it: its ``%2E`` as ``%252E``, which clients keep (:func:`sturdy`)."""
+    return f"/uri-res/N2R?{sturdy(rfc2169_query(str(name)))}"
+
+
+def n2r_url(base: str, name: PDI | str) -> str:
+    """The N2R URL of ``name`` under ``base`` as every answer of the resolver writes it (:func:`n2r_path`)."""
+    return base.rstrip("/") + n2r_path(name)

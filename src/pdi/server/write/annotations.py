@@ -1,0 +1,386 @@
+"""The annotation server: W3C Web Annotation Protocol over the catalog's annotations (an edge).
+
+Implements the W3C *Web Annotation Protocol* (Recommendation, 23 February
+2017, https://www.w3.org/TR/annotation-protocol/) over
+:mod:`pdi.archive.kept_annotations` (what is kept, who may read it):
+
+* §4, §4.1 one Annotation Container, ``/api/annotations/`` (its IRI ends in
+  ``/``), an LDP Basic Container: ``GET``, ``HEAD``, ``OPTIONS`` (and
+  ``POST``), each answer with ``Link: <http://www.w3.org/ns/ldp#BasicContainer>;
+  rel="type"`` and ``<http://www.w3.org/TR/annotation-protocol/>;
+  rel="http://www.w3.org/ns/ldp#constrainedBy"``, an ``ETag``, ``Allow``,
+  ``Accept-Post`` and ``Vary: Accept, Prefer``;
+* §4.2 its representation: ``["BasicContainer", "AnnotationCollection"]``
+  with ``total``, ``first`` (the first page, embedded) and ``last`` (a
+  link), paged :attr:`AnnotationServer.page_size` annotations a page;
+  ``?iris=1`` lists IRIs, ``?iris=0`` (the default) whole annotations, and
+  that IRI is the representation's ``id`` and its ``Content-Location``;
+* §4.2.1 ``Prefer: return=representation; include="…"`` with
+  ``http://www.w3.org/ns/ldp#PreferMinimalContainer`` (no page embedded:
+  ``first`` and ``last`` are links), ``http://www.w3.org/ns/oa#PreferContainedIRIs``
+  or ``…#PreferContainedDescriptions`` (both at once: 400), answered with
+  ``Preference-Applied: return=representation``;
+* §4.3 pages, ``?iris=I&page=N`` (from 0): ``AnnotationPage`` with
+  ``partOf`` (the container's IRI and ``total``), ``startIndex``, ``next``
+  and ``prev`` where there are such pages, ``items``;
+* §3 each annotation's IRI, ``/api/annotations/{slug}``: ``GET``, ``HEAD``,
+  ``OPTIONS``, with ``Link: <http://www.w3.org/ns/ldp#Resource>; rel="type"``
+  (and ``oa#Annotation``), an ``ETag``, ``Allow`` and ``Vary: Accept``;
+  ``If-None-Match`` answers ``304``;
+* §5.1, §5.2 ``POST`` to the container (``application/ld+json`` or
+  ``application/json``, else 415) creates one: ``201``, ``Location`` its
+  IRI, the annotation as kept (the server's ``id``, ``created``); a
+  ``Slug`` names it where safe;
+* §5.3 ``PUT`` replaces it, §5.4 ``DELETE`` deletes it (``204``); both need
+  ``If-Match`` with its current ``ETag`` (RFC 9110 §13.1.1): ``428``
+  Precondition Required without one (RFC 6585 §3; the protocol's SHOULD made
+  a MUST, so no change is ever lost to another), ``412`` when it is stale.
+  A ``PUT`` whose ``id`` is not the annotation's IRI is ``409``.
+
+Content negotiation (§3): JSON-LD compacted against the Web Annotation
+context, ``application/ld+json; profile="http://www.w3.org/ns/anno.jsonld"``,
+for an ``Accept`` that allows it (a ``profile`` parameter must then name the
+anno or LDP context) or no ``Accept``; ``application/json`` when the client
+prefers that; else ``406``. Answers say ``Cache-Control: no-cache`` (they
+change) and are open to other origins (CORS: ``OPTIONS`` is the preflight).
+
+Writes take a bearer token (:func:`pdi.server.write.api.bearer_writer`, never the
+sign-in cookie) with the role ``curate`` over the series of each archived
+document the annotation targets; reads are as the reader may read those
+documents (:mod:`pdi.server.http.readers`). ``/api/annotation`` (one name's
+annotation out, and the names posted annotations point at) is
+:mod:`pdi.server.protocol.web_annotation`, unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any, Final
+
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from pdi.archive import Archive
+from pdi.archive.kept_annotations import CONTEXT, MAX_ANNOTATION, entity_tag, representation
+from pdi.archive.store import AnnotationRecord
+from pdi.errors import (
+    ImmutabilityError,
+    LimitError,
+    NotFoundError,
+    ParseError,
+    PDIError,
+    UnsupportedError,
+)
+from pdi.interop.accept import MediaRange, choose, parse_accept
+from pdi.server.http import params
+from pdi.server.http.bodies import read_json
+from pdi.server.http.conditional import if_match_holds, tag_matches
+from pdi.server.http.problems import Problem, on_pdi_error, on_problem
+from pdi.server.write.api import bearer_writer
+
+#: Where the container is (its IRI ends in "/", §4).
+CONTAINER: Final = "/api/annotations/"
+#: The media type of the Web Annotation profile (§3).
+ANNOTATION_TYPE: Final = f'application/ld+json; profile="{CONTEXT}"'
+LDP_CONTEXT: Final = "http://www.w3.org/ns/ldp.jsonld"
+LDP: Final = "http://www.w3.org/ns/ldp#"
+OA: Final = "http://www.w3.org/ns/oa#"
+PREFER_MINIMAL: Final = LDP + "PreferMinimalContainer"
+PREFER_IRIS: Final = OA + "PreferContainedIRIs"
+PREFER_DESCRIPTIONS: Final = OA + "PreferContainedDescriptions"
+#: Annotations a page holds (the server's discretion, §4.2).
+DEFAULT_PAGE_SIZE: Final = 100
+#: The highest page number read (a page past the last is 404 anyway).
+MAX_PAGE: Final = 10**9
+
+CONTAINER_LINK: Final = (f'<{LDP}BasicContainer>; rel="type", '
+                         f'<http://www.w3.org/TR/annotation-protocol/>; rel="{LDP}constrainedBy"')
+ANNOTATION_LINK: Final = f'<{LDP}Resource>; rel="type", <{OA}Annotation>; rel="type"'
+CONTAINER_ALLOW: Final = "GET, HEAD, OPTIONS, POST"
+PAGE_ALLOW: Final = "GET, HEAD, OPTIONS"
+ANNOTATION_ALLOW: Final = "GET, HEAD, OPTIONS, PUT, DELETE"
+_EXPOSED: Final = "Allow, Content-Location, ETag, Link, Location, Preference-Applied, Accept-Post, Vary"
+_CORS_HEADERS: Final = "Accept, Authorization, Content-Type, If-Match, If-None-Match, Prefer, Slug"
+_OFFERED: Final = (ANNOTATION_TYPE, "application/json")
+_INCLUDE = re.compile(r'include\s*=\s*"([^"]*)"', re.IGNORECASE)
+_RETURN = re.compile(r'(?:^|[,;\s])return\s*=\s*"?representation"?(?=$|[,;\s])', re.IGNORECASE)
+
+
+def negotiate(accept: str | None) -> str:
+    """The media type to answer in (module docstring); :class:`~pdi.errors.UnsupportedError` as ``406``."""
+    ranges = parse_accept(accept)
+    usable = [r for r in ranges if _profile_fits(r)]
+    chosen = choose(usable, _OFFERED) if usable or not ranges else None
+    if chosen is None:
+        raise NotAcceptable(f"this answers {_OFFERED[0]} or application/json, not {(accept or '')[:120]!r}")
+    return _OFFERED[chosen]
+
+
+def _profile_fits(media_range: MediaRange) -> bool:
+    """A range of ``application/ld+json`` with a profile fits only if the profile names the anno or LDP context."""
+    if media_range.profile is None or (media_range.type, media_range.subtype) != ("application", "ld+json"):
+        return True
+    return bool({CONTEXT, LDP_CONTEXT} & set(media_range.profile.split()))
+
+
+class NotAcceptable(UnsupportedError):
+    """An ``Accept`` that allows no representation this resource has (``406``, RFC 9110 §15.5.7)."""
+
+    http_status = 406
+    title = "not acceptable"
+
+
+def preferences(fields: list[str]) -> tuple[bool, set[str]]:
+    """What ``Prefer`` fields ask of a container (RFC 7240 §4.2; LDP §7.2): whether ``return=representation``,
+    and the IRIs its ``include`` names."""
+    wanted = False
+    include: set[str] = set()
+    for field in fields:
+        if _RETURN.search(field):
+            wanted = True
+            for listed in _INCLUDE.findall(field):
+                include.update(listed.split())
+    if wanted and {PREFER_IRIS, PREFER_DESCRIPTIONS} <= include:
+        raise ParseError("Prefer may not include both PreferContainedIRIs and PreferContainedDescriptions"
+                         " (Web Annotation Protocol §4.2.1)", rule="Prefer")
+    return wanted, include
+
+
+class AnnotationServer:
+    """The container and annotation routes of the annotation server, over one archive."""
+
+    def __init__(self, archive: Archive, *, base_url: str | None = None, page_size: int = DEFAULT_PAGE_SIZE) -> None:
+        if not 1 <= page_size <= 10_000:
+            raise LimitError(f"a page holds 1 to 10000 annotations, not {page_size}")
+        self.archive = archive  # its reads are cheap catalog look-ups: they never wait for WorkLimits
+        self.base_url = base_url
+        self.page_size = page_size
+
+    def routes(self) -> list[Route]:
+        return [
+            Route(CONTAINER, self.container, methods=["GET", "POST", "OPTIONS"]),
+            Route(CONTAINER + "{slug}", self.annotation, methods=["GET", "PUT", "DELETE", "OPTIONS"]),
+        ]
+
+    # --- IRIs -----------------------------------------------------------------------------------
+    def _base(self, request: Request) -> str:
+        return (self.base_url or str(request.base_url)).rstrip("/")
+
+    def _container_iri(self, request: Request, iris: bool) -> str:
+        return f"{self._base(request)}{CONTAINER}?iris={int(iris)}"
+
+    def _page_iri(self, request: Request, iris: bool, page: int) -> str:
+        return f"{self._container_iri(request, iris)}&page={page}"
+
+    def _annotation_iri(self, request: Request, slug: str) -> str:
+        return f"{self._base(request)}{CONTAINER}{slug}"
+
+    # --- the container ------------------------------------------------------------------------
+    async def container(self, request: Request) -> Response:
+        """The Annotation Container (Web Annotation Protocol §4): GET/HEAD its description or a page; POST an
+        annotation to create it (§5.1); OPTIONS."""
+        try:
+            return await self._container(request)
+        except (PDIError, Problem) as exc:
+            # §4.1: the container's Link "on all responses", a refusal too
+            answer = await _refusal(request, exc)
+            if "page" not in request.query_params:  # as sent: a repeated page= is refused as a page's
+                answer.headers["Link"] = CONTAINER_LINK
+                answer.headers.setdefault("Allow", CONTAINER_ALLOW)
+            return answer
+
+    async def _container(self, request: Request) -> Response:
+        page_param = params.optional(request, "page")
+        if request.method == "OPTIONS":
+            return _options(CONTAINER_ALLOW if page_param is None else PAGE_ALLOW,
+                            CONTAINER_LINK if page_param is None else None, post=page_param is None)
+        if request.method == "POST":
+            if page_param is not None:
+                refusal = Problem(405, "method not allowed", f"a page of the container is not written: POST to {CONTAINER}")
+                refusal.headers["Allow"] = PAGE_ALLOW
+                raise refusal
+            return await self._create(request)
+        media_type = negotiate(request.headers.get("accept"))
+        iris_param = params.optional(request, "iris")
+        if iris_param not in (None, "0", "1"):
+            raise ParseError(f"iris= is 0 (whole annotations) or 1 (their IRIs), not {iris_param[:20]!r}", rule="iris")
+        if page_param is not None:
+            return await self._page(request, media_type, iris_param == "1", _page_number(page_param))
+        wanted, include = preferences(request.headers.getlist("prefer"))
+        iris = iris_param == "1" if iris_param is not None else (wanted and PREFER_IRIS in include)
+        minimal = wanted and PREFER_MINIMAL in include
+        total, records = await anyio.to_thread.run_sync(
+            lambda: self.archive.annotations(0, 1 if minimal else self.page_size))
+        last = _last_page(total, self.page_size)
+        body: dict[str, Any] = {
+            "@context": [CONTEXT, LDP_CONTEXT],
+            "id": self._container_iri(request, iris),
+            "type": ["BasicContainer", "AnnotationCollection"],
+            "label": "The annotations of this archive",
+            "total": total,
+        }
+        if total:
+            if minimal:
+                body["first"] = self._page_iri(request, iris, 0)
+            else:
+                body["first"] = self._page_body(request, iris, 0, total, records, embedded=True)
+            body["last"] = self._page_iri(request, iris, last)
+        headers = {"Link": CONTAINER_LINK, "Allow": CONTAINER_ALLOW, "Accept-Post": ANNOTATION_TYPE,
+                   "Content-Location": body["id"], "Vary": "Accept, Prefer"}
+        if wanted:
+            headers["Preference-Applied"] = "return=representation"
+        return _answer(request, body, media_type, headers)
+
+    async def _page(self, request: Request, media_type: str, iris: bool, page: int) -> Response:
+        total, records = await anyio.to_thread.run_sync(
+            lambda: self.archive.annotations(page * self.page_size, self.page_size))
+        if page > _last_page(total, self.page_size):
+            raise NotFoundError(f"the container has {_last_page(total, self.page_size) + 1} pages (from 0), not page {page}")
+        body = self._page_body(request, iris, page, total, records, embedded=False)
+        return _answer(request, body, media_type, {"Allow": PAGE_ALLOW, "Vary": "Accept"})
+
+    def _page_body(
+        self, request: Request, iris: bool, page: int, total: int, records: list[AnnotationRecord], *, embedded: bool
+    ) -> dict[str, Any]:
+        """An ``AnnotationPage`` (§4.3; Web Annotation Data Model §5.2): embedded in the container, or on its own."""
+        body: dict[str, Any] = {} if embedded else {"@context": CONTEXT}
+        body.update({"id": self._page_iri(request, iris, page), "type": "AnnotationPage"})
+        if not embedded:
+            body["partOf"] = {"id": self._container_iri(request, iris), "total": total}
+        body["startIndex"] = page * self.page_size
+        if page < _last_page(total, self.page_size):
+            body["next"] = self._page_iri(request, iris, page + 1)
+        if page > 0:
+            body["prev"] = self._page_iri(request, iris, page - 1)
+        body["items"] = [self._item(request, record, iris) for record in records]
+        return body
+
+    def _item(self, request: Request, record: AnnotationRecord, iris: bool) -> Any:
+        iri = self._annotation_iri(request, record.slug)
+        if iris:
+            return iri
+        shown = representation(record, iri)
+        if shown.get("@context") == CONTEXT:
+            del shown["@context"]  # the page's context says it
+        return shown
+
+    async def _create(self, request: Request) -> Response:
+        writer = await bearer_writer(self.archive, request)
+        media_type = negotiate(request.headers.get("accept"))
+        data = await _annotation_body(request)
+        slug = request.headers.get("slug")
+        record = await anyio.to_thread.run_sync(
+            lambda: self.archive.create_annotation(data, slug=slug, writer=writer))
+        iri = self._annotation_iri(request, record.slug)
+        return _answer(request, representation(record, iri), media_type, _annotation_headers(record, Location=iri),
+                       status=201)
+
+    # --- one annotation ---------------------------------------------------------------------
+    async def annotation(self, request: Request) -> Response:
+        """An annotation (Web Annotation Protocol §3): GET/HEAD it; PUT its new state (§5.3) or DELETE it (§5.4),
+        with If-Match its ETag; OPTIONS."""
+        try:
+            return await self._annotation(request)
+        except (PDIError, Problem) as exc:
+            return await _refusal(request, exc)
+
+    async def _annotation(self, request: Request) -> Response:
+        slug = request.path_params["slug"]
+        if request.method == "OPTIONS":
+            return _options(ANNOTATION_ALLOW, ANNOTATION_LINK)
+        if request.method in ("PUT", "DELETE"):
+            return await self._change(request, slug)
+        media_type = negotiate(request.headers.get("accept"))
+        record = await anyio.to_thread.run_sync(self.archive.annotation, slug)
+        return _answer(request, representation(record, self._annotation_iri(request, slug)), media_type,
+                       _annotation_headers(record))
+
+    async def _change(self, request: Request, slug: str) -> Response:
+        writer = await bearer_writer(self.archive, request)
+        condition = request.headers.get("if-match")
+        if condition is None:
+            raise Problem(428, "precondition required",
+                          f"{request.method} of an annotation needs If-Match: the ETag it had when you read it")
+
+        def holds(tag: str) -> bool:
+            return if_match_holds(condition, tag)
+
+        if request.method == "DELETE":
+            await anyio.to_thread.run_sync(
+                lambda: self.archive.delete_annotation(slug, holds=holds, writer=writer))
+            return Response(status_code=204, headers=_cors({"Cache-Control": "no-cache"}))
+        media_type = negotiate(request.headers.get("accept"))
+        data = await _annotation_body(request)
+        iri = self._annotation_iri(request, slug)
+        if isinstance(data, dict) and "id" in data and data["id"] != iri:
+            raise ImmutabilityError(f"the annotation's id is {iri}, not {str(data['id'])[:120]!r}: it may not change")
+        record = await anyio.to_thread.run_sync(
+            lambda: self.archive.replace_annotation(slug, data, holds=holds, writer=writer))
+        return _answer(request, representation(record, iri), media_type, _annotation_headers(record))
+
+
+def _annotation_headers(record: AnnotationRecord, **more: str) -> dict[str, str]:
+    return {"Link": ANNOTATION_LINK, "Allow": ANNOTATION_ALLOW, "ETag": entity_tag(record), "Vary": "Accept", **more}
+
+
+def _page_number(text: str) -> int:
+    if not text.isdigit() or not text.isascii() or len(text) > 10 or int(text) > MAX_PAGE:
+        raise ParseError(f"page= is a page number from 0, not {text[:20]!r}", rule="page")
+    return int(text)
+
+
+def _last_page(total: int, size: int) -> int:
+    return max(0, (total - 1) // size)
+
+
+async def _refusal(request: Request, exc: PDIError | Problem) -> Response:
+    """The problem answering ``exc``, readable by a script of another origin as every answer here is: a client's
+    change flow turns on a 412 or a 428 it must be able to read (CORS)."""
+    answer = await (on_problem(request, exc) if isinstance(exc, Problem) else on_pdi_error(request, exc))
+    for name, value in _cors({}).items():
+        answer.headers[name] = value
+    return answer
+
+
+def _cors(headers: dict[str, str]) -> dict[str, str]:
+    """``headers`` and what lets a script of another origin read the answer (CORS; no cookie is ever read cross-site:
+    the sign-in cookie is ``SameSite=Strict``)."""
+    return {**headers, "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": _EXPOSED}
+
+
+def _options(allow: str, link: str | None, *, post: bool = False) -> Response:
+    """``OPTIONS`` (§3, §4.1): the methods, the type links, and a CORS preflight's answer."""
+    headers = {"Allow": allow, "Access-Control-Allow-Methods": allow, "Access-Control-Allow-Headers": _CORS_HEADERS,
+               "Access-Control-Max-Age": "600", "Cache-Control": "no-cache"}
+    if link is not None:
+        headers["Link"] = link
+    if post:
+        headers["Accept-Post"] = ANNOTATION_TYPE
+    return Response(status_code=200, headers=_cors(headers))
+
+
+def _answer(
+    request: Request, body: dict[str, Any], media_type: str, headers: dict[str, str], *, status: int = 200
+) -> Response:
+    """``body`` as JSON in ``media_type``, with its strong ``ETag`` (unless given) and ``headers``; ``304`` to an
+    ``If-None-Match`` that holds it (RFC 9110 §13.1.2)."""
+    octets = json.dumps(body, ensure_ascii=False, indent=1).encode("utf-8")
+    tag = headers.get("ETag") or f'"{hashlib.sha256(octets + media_type.encode()).hexdigest()[:32]}"'
+    fields = _cors({**headers, "ETag": tag, "Cache-Control": "no-cache"})
+    held = request.headers.get("if-none-match")
+    if status == 200 and held is not None and tag_matches(held, tag):
+        return Response(status_code=304, headers=fields)
+    return Response(octets, status_code=status, media_type=media_type, headers=fields)
+
+
+async def _annotation_body(request: Request) -> object:
+    """The JSON of a posted or put annotation: ``application/ld+json`` or ``application/json``, at most
+    :data:`~pdi.archive.kept_annotations.MAX_ANNOTATION` octets."""
+    kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if kind not in ("application/ld+json", "application/json"):
+        raise UnsupportedError(f"an annotation is sent as {ANNOTATION_TYPE} (or application/json), not {kind[:80]!r}")
+    return await read_json(request, MAX_ANNOTATION, f"an annotation is at most {MAX_ANNOTATION} octets", rule="annotation")

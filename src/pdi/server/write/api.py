@@ -1,0 +1,477 @@
+"""The write API: deposits, versions, formats and statements over HTTP, behind bearer tokens (an edge).
+
+Every route takes ``Authorization: Bearer <token>`` (a token made with
+``pdi token add``; :mod:`pdi.archive.tokens`): none, an unknown or a
+revoked one is ``401`` with ``WWW-Authenticate: Bearer`` (RFC 6750 §3); a
+token whose role or series does not cover the write is ``403``. The body
+is streamed into the archive's blob store as it arrives, never held whole;
+a failure at any octet (a refused format or charset, a client that goes
+away) leaves the archive exactly as it was. Each write is audited in the
+transaction that makes it (who: ``token:NAME``, from which address).
+
+* ``POST /api/deposit?series=S[&format=F][&id=FOREIGN_ID][&charset=C]`` —
+  mint a name for today (GMT) and deposit the body as its first version.
+  Without ``format`` the format is the one registered for the body's
+  ``Content-Type`` (its ``charset`` parameter is read too). ``201``,
+  ``Location`` the new name's ``N2R``, and ``{"pdi": NAME, "names": […],
+  "version": 1, "unchanged": false}``. With an ``id`` already minted today
+  whose latest version holds these bytes, nothing is stored: ``200`` and that
+  name, ``"unchanged": true``.
+* ``POST /api/batch?series=S[&embargo=DATE]`` — many deposits, all or nothing: a
+  ``multipart/form-data`` body, each file part one document (its format
+  from its ``Content-Type``, or from an optional JSON ``manifest`` field
+  listing ``{"format", "id", "charset"}`` item by item). ``201`` and
+  ``{"items": [{"pdi", "names", "version"}, …]}`` in the parts' order; a
+  refusal names the item (``item 3: …``) and mints nothing. ``embargo``
+  embargoes every item from the start (role ``curate``).
+* ``POST /api/version?pdi=GENERIC_NAME[&format=F][&charset=C]`` — a new
+  version (``201``; the same bytes as the latest version: ``200``, unchanged).
+* ``POST /api/format?pdi=VERSIONED_NAME&format=F[&charset=C]`` — another
+  format of an existing version (``201``).
+* ``POST /api/statements?pdi=NAME&key=K`` — a statement ``K = body`` (the
+  body is the value, UTF-8 text); role ``curate``. ``201``.
+* ``POST /api/withdraw?pdi=NAME[&reason=WHY][&purge=true]`` — withdraw a
+  version (a versioned name) or a document (a generic name): the reason is
+  the body (UTF-8) or ``reason=``; role ``curate``. ``201`` and the
+  tombstone. ``purge=true`` (role ``admin``; a legal takedown) also deletes
+  the octets, except blobs another name keeps (``kept``: their SHA-256).
+* ``POST /api/embargo?pdi=NAME&until=DATE`` — embargo a document (a generic
+  name) or a version until a date or a time with its zone; no ``until`` lifts
+  it; role ``curate``. ``embargo=DATE`` on a deposit or a version embargoes
+  it from the start (role ``curate`` too). See :mod:`pdi.archive.access`.
+* ``GET /api/audit?after=N&limit=L`` — the audit log; role ``admin``.
+
+``Idempotency-Key`` (draft-ietf-httpapi-idempotency-key-header): a deposit,
+version or format sent again with the same key and the same request (target,
+parameters, content type, and body: compared by SHA-256) is answered with the
+first answer and stores nothing (``Idempotent-Replayed: true``); the same key
+with another request is ``422``. The first answer is written in the
+transaction of the write itself, so a retry after any failure — even one
+that lost the answer — never mints a second name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from starlette.datastructures import FormData
+from starlette.formparsers import MultiPartException, MultiPartParser
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from pdi import formats
+from pdi._wording import plural
+from pdi.archive import Archive, Content, Deposit
+from pdi.archive.tokens import Writer
+from pdi.errors import LimitError, ParseError, StoreError
+from pdi.server.http.bodies import read_body
+from pdi.server.http.params import flag, integer, optional, required
+from pdi.server.http.problems import Problem
+from pdi.server.process.cache import ResponseCache
+
+#: The longest Idempotency-Key accepted (characters); the draft sets no limit, Stripe's is 255.
+MAX_KEY = 255
+
+#: The most items one batch may carry.
+MAX_BATCH = 1000
+
+#: The most audit entries one page of GET /api/audit holds (limit=).
+MAX_AUDIT = 10_000
+
+#: The longest statement value accepted over HTTP (octets): pdi.archive.MAX_ASSERTION_VALUE characters of UTF-8.
+MAX_STATEMENT = 4 << 16
+
+
+class Unauthorized(Problem):
+    """``401``: no token, or not a live one (RFC 6750 §3: the challenge says which)."""
+
+    def __init__(self, detail: str, *, error: str | None = None) -> None:
+        super().__init__(401, "unauthorized", detail)
+        self.challenge = 'Bearer realm="pdi"' + (f', error="{error}"' if error else "")
+
+
+async def bearer_writer(archive: Archive, request: Request) -> Writer:
+    """The token a write presents in its ``Authorization`` header (never a cookie), checked; ``401`` without a
+    live one."""
+    header = request.headers.get("authorization")
+    if header is None:
+        raise Unauthorized("this route needs Authorization: Bearer <token> (pdi token add)")
+    scheme, _, secret = header.partition(" ")
+    if scheme.lower() != "bearer" or not secret.strip():
+        raise Unauthorized("Authorization must be 'Bearer <token>'", error="invalid_request")
+    record = await anyio.to_thread.run_sync(archive.authenticate, secret.strip())
+    if record is None:
+        raise Unauthorized("the token is not known, or was revoked", error="invalid_token")
+    return Writer(record, request.client.host if request.client else None)
+
+
+class WriteAPI:
+    """The routes that write, over one archive."""
+
+    def __init__(
+        self, archive: Archive, *, max_upload: int | None = None, cache: ResponseCache | None = None
+    ) -> None:
+        self.archive = archive
+        self.max_upload = max_upload
+        self.cache = cache  # this process's whole N2R answers: a withdrawal here forgets its own at once
+
+    # --- who is writing ---------------------------------------------------------------
+    async def writer(self, request: Request) -> Writer:
+        """The token the request presents, checked; ``401`` without a live one."""
+        return await bearer_writer(self.archive, request)
+
+    # --- routes -----------------------------------------------------------------------------
+    def routes(self) -> list[Route]:
+        """The write API's routes: ``POST`` of deposits, batches, versions, formats, statements, withdrawals and
+        embargoes, and ``GET /api/audit``."""
+        return [
+            Route("/api/deposit", self.deposit, methods=["POST"]),
+            Route("/api/batch", self.batch, methods=["POST"]),
+            Route("/api/version", self.version, methods=["POST"]),
+            Route("/api/format", self.format, methods=["POST"]),
+            Route("/api/statements", self.statements, methods=["POST"]),
+            Route("/api/withdraw", self.withdraw, methods=["POST"]),
+            Route("/api/embargo", self.embargo, methods=["POST"]),
+            Route("/api/audit", self.audit),
+        ]
+
+    async def deposit(self, request: Request) -> Response:
+        writer = await self.writer(request)
+        series = required(request, "series")
+        foreign_id = optional(request, "id")
+        return await self._one(request, functools.partial(self.archive.deposit, series, foreign_id=foreign_id,
+                                                          writer=writer))
+
+    async def batch(self, request: Request) -> Response:
+        """Many deposits in one request, all or nothing: a ``multipart/form-data`` body, one file part an item.
+
+        Each file part is one document's only format: the format registered
+        for the part's ``Content-Type`` (its ``charset`` too). An optional
+        ``manifest`` field (JSON, before the files) lists, item by item,
+        ``{"format", "id", "charset"}`` to say otherwise. The parts are
+        spooled to temporary files as they arrive (Starlette's form parser),
+        then each streamed into the store. A body that is malformed, or cut
+        short before its closing boundary, or that ends before its
+        ``Content-Length`` is ``400`` naming what was wrong, and nothing is
+        deposited.
+        """
+        writer = await self.writer(request)
+        series = required(request, "series")
+        key = _idempotency_key(request)
+        embargo = optional(request, "embargo")
+        kind = request.headers.get("content-type", "")
+        if not kind.lower().startswith("multipart/form-data"):
+            raise ParseError("a batch is a multipart/form-data body, one file part an item", rule="Content-Type")
+        async with _whole_form(request) as form:
+            manifest = _manifest(form.get("manifest"))
+            files = [value for name, value in form.multi_items() if not isinstance(value, str)]
+            if not files:
+                raise ParseError("a batch needs at least one file part", rule="batch")
+            if manifest is not None and len(manifest) != len(files):
+                raise ParseError(f"the manifest lists {plural(len(manifest), 'item')}, the body has {plural(len(files), 'file')}",
+                                 rule="manifest")
+            items: list[tuple[list[Content], str | None]] = []
+            for index, part in enumerate(files):
+                said = manifest[index] if manifest is not None else {}
+                media_type = part.content_type or ""
+                token = said.get("format") or (formats.token_for(media_type) if media_type else None)
+                if token is None:
+                    raise ParseError(f"item {index}: no format and no Content-Type", rule="format")
+                charset = said.get("charset") or (formats.split_media_type(media_type)[1] if media_type else None)
+                items.append(([Content(part.file, token, charset, source=part.filename or f"item {index}")],
+                              said.get("id")))
+
+            def run() -> list[Deposit]:
+                return self.archive.deposit_batch(
+                    series, items, writer=writer, idempotency_key=key, request=_fingerprint(request),
+                    embargo_until=embargo,
+                )
+
+            deposits = await anyio.to_thread.run_sync(run)
+        replayed = any(d.replayed for d in deposits)
+        body = {"items": [{"pdi": str(d[0]), "names": [str(n) for n in d], "version": d.version} for d in deposits]}
+        return JSONResponse(body, status_code=201, headers={"Idempotent-Replayed": "true"} if replayed else {})
+
+    async def version(self, request: Request) -> Response:
+        writer = await self.writer(request)
+        name = required(request, "pdi")
+        return await self._one(request, functools.partial(self.archive.add_version, name, writer=writer))
+
+    async def _one(self, request: Request, write: Callable[..., Deposit]) -> Response:
+        """``201`` of ``write([content], idempotency_key=…, request=…, embargo_until=…)`` of the request's body:
+        a deposit or a version of one format (``format``, ``charset``, ``Idempotency-Key``, ``embargo``)."""
+        content = self._content(request)
+        key = _idempotency_key(request)
+        embargo = optional(request, "embargo")
+
+        def run(body: Iterator[bytes]) -> Deposit:
+            return write([content(body)], idempotency_key=key, request=_fingerprint(request), embargo_until=embargo)
+
+        return _created(await self._streamed(request, run))
+
+    async def format(self, request: Request) -> Response:
+        writer = await self.writer(request)
+        name = required(request, "pdi")
+        token = required(request, "format")
+        charset = optional(request, "charset")
+        key = _idempotency_key(request)
+
+        def run(body: Iterator[bytes]) -> Deposit:
+            added = self.archive.add_format(
+                name, body, format=token, charset=charset, writer=writer,
+                idempotency_key=key, request=_fingerprint(request),
+            )
+            return Deposit((added,))
+
+        return _created(await self._streamed(request, run))
+
+    async def statements(self, request: Request) -> Response:
+        writer = await self.writer(request)
+        name = required(request, "pdi")
+        statement = required(request, "key")
+        text = _utf8(await read_body(request, MAX_STATEMENT, f"the body is more than {MAX_STATEMENT} octets"), "value")
+        record = await anyio.to_thread.run_sync(
+            lambda: self.archive.annotate(name, statement, text, writer=writer)
+        )
+        return JSONResponse(
+            {"pdi": name, "key": record.key, "value": record.value, "who": record.who, "at": record.at},
+            status_code=201,
+        )
+
+    async def withdraw(self, request: Request) -> Response:
+        writer = await self.writer(request)
+        name = required(request, "pdi")
+        given = optional(request, "reason") or ""
+        reason = _utf8(await read_body(request, MAX_STATEMENT, f"the body is more than {MAX_STATEMENT} octets"), "reason") or given
+        purge = flag(request, "purge")
+        record = await anyio.to_thread.run_sync(
+            lambda: self.archive.withdraw(name, reason, writer=writer, purge=purge)
+        )
+        if self.cache is not None:
+            self.cache.forget(name)
+        return JSONResponse(
+            {"pdi": name, "withdrawn": {"at": record.at, "reason": record.reason, "who": record.who,
+                                        "purged": record.purged},
+             "version": record.version, "kept": list(record.kept)},
+            status_code=201,
+        )
+
+    async def embargo(self, request: Request) -> Response:
+        """Embargo a document or a version until ``until=`` (role ``curate``); ``until=`` empty or absent lifts it."""
+        writer = await self.writer(request)
+        name = required(request, "pdi")
+        until = optional(request, "until")
+        moment = await anyio.to_thread.run_sync(lambda: self.archive.embargo(name, until, writer=writer))
+        if self.cache is not None:
+            self.cache.forget(name)
+        return JSONResponse({"pdi": name, "embargo_until": moment})
+
+    async def audit(self, request: Request) -> Response:
+        writer = await self.writer(request)
+        writer.require("admin")
+        after = integer(request, "after", 0)
+        limit = integer(request, "limit", 1000, least=1, most=MAX_AUDIT)
+        entries = await anyio.to_thread.run_sync(self.archive.audit, after, limit)
+        return JSONResponse([
+            e.to_json()
+            for e in entries
+        ])
+
+    # --- bodies -------------------------------------------------------------------------------
+    def _content(self, request: Request) -> _Body:
+        """How to read the request's body as one format: ``format=``, or the one its Content-Type is registered as."""
+        charset = optional(request, "charset")
+        token = optional(request, "format")
+        if token is None:
+            media_type = request.headers.get("content-type")
+            if not media_type:
+                raise ParseError("give format= or the body's Content-Type", rule="format")
+            token = formats.token_for(media_type)
+            if charset is None:
+                charset = formats.split_media_type(media_type)[1]
+        return _Body(token, charset)
+
+    async def _streamed(self, request: Request, write: Callable[[Iterator[bytes]], Deposit]) -> Deposit:
+        """Run ``write`` on a worker thread, handing it the request's body piece by piece as it arrives."""
+        declared = request.headers.get("content-length")
+        if declared is not None and self.max_upload is not None and declared.isdigit() \
+                and int(declared) > self.max_upload:
+            raise LimitError(f"the body of {declared} octets is more than this server takes ({self.max_upload})")
+        chunks = request.stream()
+        limit = self.max_upload
+
+        def body() -> Iterator[bytes]:
+            seen = 0
+            while True:
+                try:
+                    piece = anyio.from_thread.run(_next, chunks)
+                except ClientDisconnect:
+                    raise StoreError("the client went away before the whole body arrived; nothing was stored") \
+                        from None
+                if piece is None:
+                    return
+                seen += len(piece)
+                if limit is not None and seen > limit:
+                    raise LimitError(f"the body is more than this server takes ({limit} octets)")
+                if piece:
+                    yield piece
+
+        return await anyio.to_thread.run_sync(write, body())
+
+
+class _WholeForm(MultiPartParser):
+    """Starlette's ``multipart/form-data`` parser, told whether the body reached its closing boundary.
+
+    python-multipart's ``finalize`` checks nothing, so a body cut short — in a
+    part's headers, in its data, before the closing ``--boundary--`` — parsed
+    as the parts it had completed: a batch of fewer items than were sent. The
+    parser's ``on_end`` is called only at the closing boundary (RFC 2046
+    §5.1.1's close-delimiter); until then :attr:`where` says how far it got.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.ended = False
+        self.parts = 0
+        self.where = "before its first boundary"
+
+    def on_part_begin(self) -> None:
+        super().on_part_begin()
+        self.parts += 1
+        self.where = f"in the headers of part {self.parts}"
+
+    def on_headers_finished(self) -> None:
+        super().on_headers_finished()
+        self.where = f"in the data of part {self.parts}"
+
+    def on_part_end(self) -> None:
+        super().on_part_end()
+        self.where = f"after part {self.parts}"
+
+    def on_end(self) -> None:
+        super().on_end()
+        self.ended = True
+
+
+@contextlib.asynccontextmanager
+async def _whole_form(request: Request) -> AsyncIterator[FormData]:
+    """The request's ``multipart/form-data`` body, parsed whole, its files spooled; a :class:`ParseError` (``400``)
+    saying what was wrong when it is malformed, cut short, or ends before its ``Content-Length`` (the client
+    went away). Nothing is deposited from a body that is not whole."""
+    received = 0
+    declared = request.headers.get("content-length")
+    promised = f" of the {declared} its Content-Length promised" if declared and declared.isdigit() else ""
+
+    async def counted() -> AsyncGenerator[bytes, None]:
+        nonlocal received
+        try:
+            async for piece in request.stream():
+                received += len(piece)
+                yield piece
+        except ClientDisconnect:
+            raise ParseError(f"the body ended after {plural(received, 'octet')}{promised}: the client went away;"
+                             " nothing was deposited", rule="multipart") from None
+        # Every piece is parsed by now: without the closing boundary the body was cut short. Raised here,
+        # inside the parse, so that the parser closes every file it spooled, the part cut in two as well.
+        if not parser.ended:
+            raise ParseError(
+                f"the multipart body ends {parser.where}, after {plural(received, 'octet')}, without its closing"
+                " boundary (--BOUNDARY--, RFC 2046 §5.1.1): it was cut short; nothing was deposited",
+                rule="multipart")
+
+    parser = _WholeForm(request.headers, counted(), max_files=MAX_BATCH, max_fields=MAX_BATCH + 1)
+    try:
+        form = await parser.parse()
+    except MultiPartException as exc:
+        raise ParseError(f"the multipart body is malformed ({exc.message}); nothing was deposited",
+                         rule="multipart") from exc
+    try:
+        yield form
+    finally:
+        await form.close()
+
+
+class _Body:
+    """One format of a write, whose octets come as the request's body."""
+
+    def __init__(self, token: str, charset: str | None) -> None:
+        self.token, self.charset = token, charset
+
+    def __call__(self, body: Iterator[bytes]) -> Content:
+        return Content(body, self.token, self.charset, source="the request body")
+
+
+async def _next(chunks: AsyncIterator[bytes]) -> bytes | None:
+    try:
+        return await chunks.__anext__()
+    except StopAsyncIteration:
+        return None
+
+
+def _created(deposit: Deposit) -> Response:
+    """``201`` and the new names; ``200`` when nothing new was stored; a replay answers as the first time."""
+    first = str(deposit[0])
+    body = {"pdi": first, "names": [str(n) for n in deposit], "version": deposit.version,
+            "unchanged": deposit.unchanged}
+    headers = {"Location": f"/uri-res/N2R?{first}"}
+    if deposit.replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return JSONResponse(body, status_code=200 if deposit.unchanged else 201, headers=headers)
+
+
+def _fingerprint(request: Request) -> str:
+    """What identifies a write besides its body: method, path, parameters (sorted) and content type."""
+    params = "&".join(f"{k}={v}" for k, v in sorted(request.query_params.multi_items()))
+    # a multipart body's boundary is chosen afresh for each sending: it is not part of what was asked
+    kind = ";".join(p for p in request.headers.get("content-type", "").split(";")
+                    if not p.strip().lower().startswith("boundary="))
+    return f"{request.method} {request.url.path}?{params}\n{kind}"
+
+
+def _idempotency_key(request: Request) -> str | None:
+    key = request.headers.get("idempotency-key")
+    if key is None:
+        return None
+    # the draft's value is a Structured Fields string: "…"; a bare token is taken as it is
+    if len(key) >= 2 and key[0] == key[-1] == '"':
+        key = key[1:-1]
+    if not key or len(key) > MAX_KEY or not key.isascii() or not key.isprintable():
+        raise ParseError(
+            f"Idempotency-Key must be 1 to {MAX_KEY} printable ASCII characters", rule="Idempotency-Key"
+        )
+    return key
+
+
+def _manifest(value: object) -> list[dict[str, str]] | None:
+    """A batch's manifest field: a JSON array of objects whose values are strings (format, id, charset)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ParseError("the manifest is a form field (JSON), not a file", rule="manifest")
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"the manifest is not JSON: {exc.msg} at character {exc.pos}", rule="manifest") from exc
+    allowed = {"format", "id", "charset"}
+    if not isinstance(parsed, list) or not all(
+        isinstance(item, dict) and set(item) <= allowed and all(isinstance(v, str) for v in item.values())
+        for item in parsed
+    ):
+        raise ParseError('the manifest is an array of {"format", "id", "charset"} objects of strings',
+                         rule="manifest")
+    return parsed
+
+
+def _utf8(body: bytes, what: str) -> str:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"the {what} (the body) must be UTF-8: octet {exc.start} is not", rule=what) from exc

@@ -1,0 +1,108 @@
+"""The shape of ``pdi.server``: rooms by audience, no circle between its files, no private name borrowed.
+
+Read from the source (``ast``), every import counted, the ones inside
+functions too: an import made late to dodge a circle is still a circle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+SERVER = SRC / "pdi" / "server"
+#: The rooms, lowest first: a room imports only itself and the rooms before it (and pdi.server, their
+#: package, puts them together in one app).
+ROOMS = ("http", "process", "protocol", "write", "replay", "pages")
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(SERVER.rglob("*.py")):
+        found[".".join(path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")] = path
+    return found
+
+
+def _imports(path: Path) -> list[tuple[str, list[str]]]:
+    """``(module, names)`` of every ``from … import`` and ``import`` in the file."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.module, [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            found += [(a.name, []) for a in node.names]
+    return found
+
+
+def _circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_no_two_files_of_the_server_import_each_other_even_round_a_circle() -> None:
+    modules = _modules()
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        for module, names in _imports(path):
+            for target in (module, *(f"{module}.{n}" for n in names)):
+                if target in modules and target != name:
+                    edges[name].add(target)
+    assert _circles(edges) == []
+
+
+def test_no_module_of_the_server_imports_a_private_name_of_another() -> None:
+    borrowed = []
+    for name, path in _modules().items():
+        for module, names in _imports(path):
+            if module.startswith("pdi"):
+                borrowed += [f"{name} imports {module}.{n}" for n in names
+                             if n.startswith("_") and not n.endswith("__")]
+    assert borrowed == []
+
+
+def test_the_server_is_grouped_in_rooms_by_audience() -> None:
+    flat = sorted(p.name for p in SERVER.glob("*.py"))
+    rooms = {p.name for p in SERVER.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert flat == ["__init__.py"]
+    assert rooms == set(ROOMS)
+
+
+def test_each_room_imports_only_the_rooms_below_it() -> None:
+    upward = []
+    for name, path in _modules().items():
+        room = name.split(".")[2] if name.count(".") >= 2 else None
+        if room is None:
+            continue  # pdi.server itself: the app, above every room
+        for module, _ in _imports(path):
+            if module == "pdi.server" or module.startswith("pdi.server."):
+                other = module.split(".")[2] if module.count(".") >= 2 else "pdi.server"
+                if other == "pdi.server" or ROOMS.index(other) > ROOMS.index(room):
+                    upward.append(f"{name} ({room}) imports {module}")
+    assert upward == []
