@@ -16,9 +16,7 @@ import io
 import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
@@ -34,49 +32,14 @@ from pdi.errors import (
     UnsupportedError,
 )
 from pdi.interop.warc.bounded import BoundedIterator, ReadLimits, Refused
+from pdi.interop.warc.sources import Source
 from pdi.mhtml.resolve import comparable
 
-__all__ = ["PAGE_TYPES", "Entry", "Source", "WarcIndex", "is_web_archive", "read_index", "sources_for"]
+__all__ = ["PAGE_TYPES", "Entry", "WarcIndex", "read_index"]
 
 #: media types that make a record a page (an aggregate), not a lone resource
 PAGE_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _CHUNK = 1 << 16
-
-
-@dataclass(frozen=True)
-class Source:
-    """One WARC file: its name in messages and a way to open it (seekable) afresh."""
-
-    name: str
-    open: Callable[[], AbstractContextManager[BinaryIO]]
-    size: int = 0  # bytes, for progress
-
-
-def sources_for(
-    path: str | Path, *, max_expansion: float = ReadLimits.max_expansion, spool: Path | None = None
-) -> list[Source]:
-    """The WARC files of ``path``: itself (``.warc``, ``.warc.gz``), or those a WACZ holds
-    (:func:`pdi.interop.wacz.wacz_sources`: a deflated one decompressed into ``spool``)."""
-    name = str(path)
-    if name.lower().endswith(".wacz"):
-        from pdi.interop.wacz import wacz_sources
-
-        return wacz_sources(path, max_expansion=max_expansion, spool=spool)
-    if not Path(path).is_file():
-        raise NotFoundError(f"no file {name}")
-
-    @contextlib.contextmanager
-    def opener() -> Iterator[BinaryIO]:
-        with open(path, "rb") as fh:
-            yield fh
-
-    return [Source(Path(path).name, opener, Path(path).stat().st_size)]
-
-
-def is_web_archive(path: str | Path) -> bool:
-    """Whether ``path`` is named as a WARC or WACZ file (what ``pdi import`` dispatches on)."""
-    lower = str(path).lower()
-    return lower.endswith((".warc", ".warc.gz", ".wacz"))
 
 
 @dataclass(frozen=True)
