@@ -44,12 +44,12 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from pdi import __version__
+from pdi._files import written_whole
 from pdi.archive import Archive, canonical_series
 from pdi.archive.store import ListQuery, RepresentationRecord
 from pdi.errors import (
     ImmutabilityError,
     NotFoundError,
-    StoreError,
     WithdrawnError,
 )
 from pdi.identifier import PDI
@@ -290,16 +290,8 @@ def export_wacz(
         pages_lines = [json.dumps({"format": "json-pages-1.0", "id": "pages", "title": "Pages"})]
         pages_lines += [json.dumps(p, ensure_ascii=False) for p in pages]
         pages_bytes = ("\n".join(pages_lines) + "\n").encode("utf-8")
-        partial = target.with_name(f".{target.name}.pdi-partial")
-        try:
+        with written_whole(target, str(output)) as partial:
             _write_zip(partial, warc_path, cdx_path, pages_bytes, title or _title(series), pages)
-            os.replace(partial, target)
-        except OSError as exc:
-            partial.unlink(missing_ok=True)
-            raise StoreError(f"cannot write {output}: {exc.strerror or exc}") from exc
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
     return Exported(len(pages), documents, writer.records)
 
 
