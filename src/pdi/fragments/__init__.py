@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from pdi.errors import UnsupportedError
+from pdi.errors import ParseError, UnsupportedError
 
 #: The octets of an entity: ``bytes``, or a memory map (text and markup evaluators).
 Buffer = bytes | bytearray | memoryview | mmap.mmap
@@ -179,6 +179,20 @@ def past_end_message(name: object, result: FragmentResult) -> str:
         end = result.ranges[-1].end  # clamped to the end
         extent = f" (the text has {plural(end, 'character')})" if result.scheme == "char" else f" (it has {plural(end, 'byte')})"
     return f"{name} lies wholly past the end{extent}: it selects nothing"
+
+
+def check_order(what: str, start: int, end: int, rule: str) -> None:
+    """Refuse a range ``what`` (``"byte range"``, ``"sec fragment"``) whose ``end`` comes before its ``start``.
+
+    The :class:`~pdi.errors.ParseError` quotes ``start,end`` and points at the end (where it goes wrong).
+    """
+    if end < start:
+        raise ParseError(
+            f"{what} ends before it starts ({end} < {start})",
+            text=f"{start},{end}",
+            offset=len(str(start)) + 1,
+            rule=rule,
+        )
 
 
 Evaluator = Callable[[str, Sequence[object], bytes, str, "str | None"], FragmentResult]

@@ -22,6 +22,7 @@ from typing import BinaryIO
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
+from pdi import formats
 from pdi._wording import plural
 from pdi.errors import (
     IntegrityError,
@@ -96,15 +97,7 @@ def _parse_date(value: str | None, source: Source, offset: int) -> datetime.date
 
 
 def _content_type(value: str | None) -> tuple[str | None, str | None]:
-    if not value:
-        return None, None
-    pieces = [p.strip() for p in value.split(";")]
-    media = pieces[0].lower() or None
-    charset = None
-    for piece in pieces[1:]:
-        key, _, val = piece.partition("=")
-        if key.strip().lower() == "charset":
-            charset = val.strip().strip('"').strip() or None
+    media, charset = formats.content_type_of(value)
     if media is not None and "/" not in media:
         media = None
     return media, charset
