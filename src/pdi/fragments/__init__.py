@@ -195,7 +195,7 @@ def check_order(what: str, start: int, end: int, rule: str) -> None:
         )
 
 
-Evaluator = Callable[[str, Sequence[object], bytes, str, "str | None"], FragmentResult]
+Evaluator = Callable[[str, Sequence[object], Buffer, str, "str | None"], FragmentResult]
 
 
 class IndexedEvaluator(Protocol):
@@ -258,7 +258,7 @@ def _lazy(module: str, function: str) -> Evaluator:
     """The evaluator ``module.function``, imported when first used (Pillow, soundfile, html5lib load only then)."""
 
     def evaluate(
-        scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
+        scheme: str, positions: Sequence[object], data: Buffer, media_type: str, charset: str | None
     ) -> FragmentResult:
         evaluator: Evaluator = getattr(importlib.import_module(module), function)
         return evaluator(scheme, positions, data, media_type, charset)
@@ -317,7 +317,7 @@ def register(scheme: str, family: str, evaluator: Evaluator | IndexedEvaluator, 
     key = (scheme.lower(), family.lower())
     _INDEXED.pop(key, None)
     if indexed:
-        _INDEXED[key] = evaluator  # type: ignore[assignment]
+        _INDEXED[key] = evaluator  # type: ignore[assignment]  # ``indexed`` says it takes ``index``: not checkable
     _REGISTRY[key] = evaluator
 
 
@@ -360,7 +360,7 @@ def evaluate(
     indexed = _INDEXED.get(key)
     if indexed is not None:
         return indexed(scheme.lower(), positions, data, media_type, charset, index=index)
-    return evaluator(scheme.lower(), positions, data, media_type, charset)  # type: ignore[arg-type]
+    return evaluator(scheme.lower(), positions, data, media_type, charset)
 
 
 def build_index(
@@ -404,15 +404,14 @@ def build_index(
     from pdi.fragments.markup import MAX_PARSE_SECONDS, markup_kind
     from pdi.fragments.text.table import WINDOW, TextTable
 
-    buffer = isinstance(source, (bytes, bytearray, memoryview, mmap.mmap))
     if markup_kind(media_type) in ("html", "xml", "xhtml"):
         from pdi.fragments.markup.index import ElementIndex
 
-        whole = source if buffer else b"".join(source)  # type: ignore[arg-type]
+        whole = source if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)) else b"".join(source)
         limit = MAX_PARSE_SECONDS if seconds is None else seconds
-        return ElementIndex.build(whole, media_type, charset, seconds=limit).to_bytes()  # type: ignore[arg-type]
-    chunks = _windows(source, WINDOW) if buffer else source  # type: ignore[arg-type]
-    table = TextTable.from_chunks(chunks, charset)  # type: ignore[arg-type]
+        return ElementIndex.build(whole, media_type, charset, seconds=limit).to_bytes()
+    chunks = _windows(source, WINDOW) if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)) else source
+    table = TextTable.from_chunks(chunks, charset)
     return None if table is None else table.to_bytes()
 
 

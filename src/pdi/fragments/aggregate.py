@@ -35,8 +35,8 @@ def _root(data: Buffer | BinaryIO) -> tuple[bytes, str, str]:
 
     source: object = data
     if not isinstance(source, (bytes, bytearray, memoryview)) and not hasattr(source, "read"):
-        source = bytes(data)  # type: ignore[arg-type]  # a memory map
-    aggregate = parse(source)  # type: ignore[arg-type]
+        source = bytes(data)  # type: ignore[arg-type]  # a buffer of another type than these, untyped
+    aggregate = parse(source)  # type: ignore[arg-type]  # a memory map has read(): parse reads it as a stream
     root = aggregate.root
     return root.data, root.content_type, root.encoding
 

@@ -392,7 +392,7 @@ def _check_positions(
         a, b = pos[0], pos[1]
         assert isinstance(a, tuple) and isinstance(b, tuple)
         need(
-            b[0] >= a[0] and b[1] >= a[1],  # type: ignore[operator]
+            b[0] >= a[0] and b[1] >= a[1],  # type: ignore[operator]  # need() above made both int pairs
             f"{scheme} fragment ends before it starts: ({a[0]},{a[1]}),({b[0]},{b[1]}) "
             "(end < start)",
             index=1,

@@ -444,9 +444,3 @@ def _valid(name: PDI) -> PDI:
 
 def _short(text: str) -> str:
     return repr(text if len(text) <= 60 else text[:57] + "…")
-
-
-def errors_of(results: Sequence[TargetResult]) -> list[str]:
-    """One line per target whose quote is missing."""
-    return [r.message for r in results if r.status == "missing"]
-

@@ -21,6 +21,7 @@ from typing import BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
+from warcio.recordloader import ArcWarcRecord
 
 from pdi import formats
 from pdi._wording import plural
@@ -347,10 +348,10 @@ def _damaged(source: Source, offset: int, exc: Exception) -> ParseError:
     return ParseError(f"{_where(source, offset)} is damaged: {detail}", rule="WARC record")
 
 
-def _index_one(record: object, source: Source, number: int, offset: int, limit: int) -> Entry | None:
+def _index_one(record: ArcWarcRecord, source: Source, number: int, offset: int, limit: int) -> Entry | None:
     """The index entry of a record an import can use (or ``None``); reads its payload through."""
-    kind = record.rec_type  # type: ignore[attr-defined]
-    headers = record.rec_headers  # type: ignore[attr-defined]
+    kind = record.rec_type
+    headers = record.rec_headers
     uri = headers.get_header("WARC-Target-URI")
     if kind not in ("response", "resource", "revisit") or not _http_target(uri):
         return None  # warcinfo, request, metadata, dns: … records say nothing a page is made of
@@ -358,7 +359,7 @@ def _index_one(record: object, source: Source, number: int, offset: int, limit: 
     uri = uri.strip().strip("<>")  # WARC 1.0 writers put <…> around it (§5.11 erratum)
     warc_date = headers.get_header("WARC-Date") or ""
     date = _parse_date(warc_date, source, offset)
-    http = record.http_headers  # type: ignore[attr-defined]
+    http = record.http_headers
     where = _where(source, offset, uri)
     if kind == "resource":
         status = 200
@@ -380,7 +381,7 @@ def _index_one(record: object, source: Source, number: int, offset: int, limit: 
     segmented = headers.get_header("WARC-Segment-Number") is not None
     if kind != "revisit" and not segmented:
         try:
-            counted = _drain(record.content_stream(), limit, where, keep=False)  # type: ignore[attr-defined]
+            counted = _drain(record.content_stream(), limit, where, keep=False)
         except LimitError:
             oversize = True  # the rest is read raw by read_to_end, so its digests are still checked
         else:

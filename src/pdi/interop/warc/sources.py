@@ -133,7 +133,7 @@ def wacz_sources(
             with open(path, "rb") as raw:
                 window = _Window(raw, _data_start(raw, info, path), info.file_size, info.CRC,
                                  f"{Path(path).name}!{info.filename}")
-                yield window  # type: ignore[misc]
+                yield window  # type: ignore[misc]  # a RawIOBase is a seekable binary stream, not typed as BinaryIO
 
         return open_window
 
