@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import BinaryIO
 
 from pdi.errors import UnsupportedError
-from pdi.fragments import Buffer, FragmentResult
+from pdi.fragments.results import Buffer, FragmentResult
 
 #: The schemes evaluated on an aggregate's root part.
 SCHEMES = ("char", "line", "elt", "name")

@@ -42,7 +42,7 @@ from typing import Final
 
 from pdi._wording import plural
 from pdi.errors import LimitError, ParseError, UnsupportedError
-from pdi.fragments import FragmentResult, Interval, check_order
+from pdi.fragments.results import FragmentResult, Interval, check_order
 
 _PCM: Final = 1
 _IEEE_FLOAT: Final = 3

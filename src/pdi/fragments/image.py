@@ -43,7 +43,7 @@ from collections.abc import Sequence
 
 from pdi._wording import plural
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
-from pdi.fragments import FragmentResult, Region
+from pdi.fragments.results import FragmentResult, Region
 
 #: The most pixels a crop decodes (a frame of 40 million pixels is about 160 MB in RGBA):
 #: a decompression bomb (a 420 KB PNG of 12,000×12,000 pixels) is refused before it is decoded.

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pdi.errors import ParseError
-from pdi.fragments import FragmentResult, Range, check_order
+from pdi.fragments.results import FragmentResult, Range, check_order
 
 
 def evaluate_bytes(

@@ -65,7 +65,7 @@ from pdi.errors import UnsupportedError
 from pdi.fragments.text.charset import Encoding
 
 try:
-    from pdi.fragments.text import _count
+    import pdi.fragments.text._count as _count
 except ImportError:  # built without a C compiler: the numpy passes give the same counts
     _count = None  # type: ignore[assignment]  # the module's name holds None when it is missing
 

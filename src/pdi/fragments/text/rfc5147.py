@@ -53,7 +53,7 @@ from typing import Final, Literal, TypeVar
 from pdi._wording import plural
 from pdi.charsets import iana_name
 from pdi.errors import IntegrityError, LimitError, ParseError, UnsupportedError
-from pdi.fragments import Range
+from pdi.fragments.results import Range
 from pdi.fragments.text.charset import codec_name, same_charset
 from pdi.fragments.text.index import Buffer, TextIndex
 

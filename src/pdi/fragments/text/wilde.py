@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from pdi.errors import LimitError, ParseError
-from pdi.fragments import Range
+from pdi.fragments.results import Range
 from pdi.fragments.text.bre import compile_bre
 from pdi.fragments.text.index import Buffer, TextIndex
 from pdi.fragments.text.rfc5147 import MAX_DIGITS, OnError, TextSelection, parsed_or_not_interpreted
