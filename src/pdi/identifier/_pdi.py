@@ -322,22 +322,7 @@ class PDI:
         comps = series_for_minting(series)
         if not isinstance(date, datetime.date):
             raise ParseError(f"date must be a datetime.date, not {date!r}", rule="iso-date")
-        if (serial is None) == (foreign_id is None):
-            raise ParseError("give exactly one of serial and foreign_id", rule="unique-id")
-        if serial is not None:
-            if isinstance(serial, bool) or not isinstance(serial, int) or serial < 1:
-                raise ParseError(
-                    f"a daily serial number is a positive integer, not {serial!r}",
-                    rule="daily-serial-number",
-                )
-            uid = str(serial)
-        else:
-            assert foreign_id is not None
-            if format is None:
-                raise ParseError(
-                    "an encapsulated foreign id requires a format (line 347)", rule="format"
-                )
-            uid = escape_unique_id(foreign_id)
+        uid = _minted_unique_id(serial, foreign_id, format)
         text = f"urn:pdi://{'.'.join(comps)}/{date.year:04d}/{date.month:02d}/{date.day:02d}/{uid}"
         if format is not None:
             if not isinstance(format, str) or not formats.is_valid_token(format):
@@ -353,16 +338,40 @@ class PDI:
         elif version is not None:
             raise ParseError("a version requires a format (line 145)", rule="version")
         if fragment is not None:
-            if not isinstance(fragment, Fragment):
-                raise ParseError(f"not a Fragment: {fragment!r}", rule="fragment-specifier")
-            for position in fragment.positions:
-                _check_position_value(position)
-            if format is None:
-                raise ParseError("a fragment needs a format (line 404)", rule="fragment-specifier")
-            if version is None:
-                raise ParseError("a fragment needs a version (line 457)", rule="fragment-specifier")
-            text += "#" + str(fragment.canonical(format))
+            text += "#" + _minted_fragment(fragment, format, version)
         return _parse_pdi(text, 0, len(text), True, 0)
+
+
+def _minted_unique_id(serial: int | None, foreign_id: str | None, format: str | None) -> str:
+    """The unique id :meth:`PDI.build` writes: the daily serial, or the foreign id %-escaped (it needs a format)."""
+    if (serial is None) == (foreign_id is None):
+        raise ParseError("give exactly one of serial and foreign_id", rule="unique-id")
+    if serial is not None:
+        if isinstance(serial, bool) or not isinstance(serial, int) or serial < 1:
+            raise ParseError(
+                f"a daily serial number is a positive integer, not {serial!r}",
+                rule="daily-serial-number",
+            )
+        return str(serial)
+    assert foreign_id is not None
+    if format is None:
+        raise ParseError(
+            "an encapsulated foreign id requires a format (line 347)", rule="format"
+        )
+    return escape_unique_id(foreign_id)
+
+
+def _minted_fragment(fragment: Fragment, format: str | None, version: int | None) -> str:
+    """The fragment :meth:`PDI.build` writes, canonical for ``format``; it needs a format and a version."""
+    if not isinstance(fragment, Fragment):
+        raise ParseError(f"not a Fragment: {fragment!r}", rule="fragment-specifier")
+    for position in fragment.positions:
+        _check_position_value(position)
+    if format is None:
+        raise ParseError("a fragment needs a format (line 404)", rule="fragment-specifier")
+    if version is None:
+        raise ParseError("a fragment needs a version (line 457)", rule="fragment-specifier")
+    return str(fragment.canonical(format))
 
 
 def _tail(nss_tail: str) -> str:
