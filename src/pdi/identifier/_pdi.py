@@ -20,6 +20,7 @@ from pdi.identifier._fragment import (
     _parse_fragment,
     _parse_position,
     _position_text,
+    token_lookup,
 )
 from pdi.identifier._syntax import (
     _COMPONENT_RE,
@@ -895,12 +896,7 @@ def _parse_citation(
         )
     origin_raw = text[start:eq]
     origin = _parse_position(origin_raw, None, text, start)
-    scheme: str | None = None
-    if fmt != "*":
-        try:
-            scheme = formats.default_fragment_scheme(fmt)
-        except UnsupportedError:
-            scheme = None
+    scheme = token_lookup(formats.default_fragment_scheme, fmt)
     if scheme in ("rect", "crop"):
         if not _is_coordinate(origin):
             raise _fail(
