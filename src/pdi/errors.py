@@ -18,27 +18,41 @@ class PDIError(Exception):
     #: RFC 9457 ``type`` of the problem the resolver answers (``about:blank``: the status says it all)
     problem_type: str = "about:blank"
     #: RFC 9457 extension members of that problem
-    details: dict[str, object] = {}  # noqa: RUF012 - never changed; subclasses set their own per instance
+    details: dict[str, object] = {}  # noqa: RUF012 - never changed; an error given ``details`` holds its own
 
-    def __init__(self, message: str) -> None:
+    def __init_subclass__(
+        cls,
+        *,
+        exit_code: int | None = None,
+        http_status: int | None = None,
+        title: str | None = None,
+        problem_type: str | None = None,
+        **kwargs: object,
+    ) -> None:
+        """A subclass names its two mappings in its class line (``class X(PDIError, exit_code=…, http_status=…)``)."""
+        super().__init_subclass__(**kwargs)
+        for name, value in (("exit_code", exit_code), ("http_status", http_status), ("title", title),
+                            ("problem_type", problem_type)):
+            if value is not None:
+                setattr(cls, name, value)
+
+    def __init__(self, message: str, *, details: dict[str, object] | None = None) -> None:
         super().__init__(message)
         self.message = message
+        if details is not None:
+            self.details = details
 
     def __str__(self) -> str:
         return self.message
 
 
-class ParseError(PDIError, ValueError):
+class ParseError(PDIError, ValueError, exit_code=1, http_status=400, title="syntax error"):
     """Input does not follow a grammar.
 
     ``rule`` names the grammar rule that failed, ``offset`` is the 0-based
     index into ``text`` where it failed (``None`` when the whole input is at
     fault), so the message can say *what* and *where*.
     """
-
-    exit_code = 1
-    http_status = 400
-    title = "syntax error"
 
     def __init__(
         self,
@@ -61,121 +75,64 @@ class ParseError(PDIError, ValueError):
         self.reason = message
 
 
-class IntegrityError(PDIError):
+class IntegrityError(PDIError, exit_code=3, http_status=422, title="integrity check failed"):
     """Bytes are not what a check (fixity checksum, length=, md5=) says they must be."""
 
-    exit_code = 3
-    http_status = 422
-    title = "integrity check failed"
 
-
-class NotFoundError(PDIError, LookupError):
+class NotFoundError(PDIError, LookupError, exit_code=4, http_status=404, title="not found"):
     """A name, part, series or file that was asked for does not exist."""
 
-    exit_code = 4
-    http_status = 404
-    title = "not found"
 
-
-class ImmutabilityError(PDIError):
+class ImmutabilityError(PDIError, exit_code=5, http_status=409, title="immutability conflict"):
     """An attempt to change what must never change (a minted name, deposited bytes)."""
 
-    exit_code = 5
-    http_status = 409
-    title = "immutability conflict"
 
-
-class UnsupportedError(PDIError):
+class UnsupportedError(PDIError, exit_code=6, http_status=415, title="unsupported"):
     """Well-formed input that pdi cannot act on (an unknown format, a scheme with no evaluator)."""
 
-    exit_code = 6
-    http_status = 415
-    title = "unsupported"
 
-
-class LimitError(PDIError):
+class LimitError(PDIError, exit_code=7, http_status=413, title="limit exceeded"):
     """A size, depth, count or time limit was exceeded."""
 
-    exit_code = 7
-    http_status = 413
-    title = "limit exceeded"
 
-
-class StoreError(PDIError):
+class StoreError(PDIError, exit_code=8, http_status=503, title="storage error"):
     """The archive's storage could not do what was asked (not a user mistake)."""
 
-    exit_code = 8
-    http_status = 503
-    title = "storage error"
 
-
-class AccessError(PDIError):
+class AccessError(PDIError, exit_code=10, http_status=403, title="forbidden"):
     """A write (or a private read) that the token presented may not make: another series, or too small a role."""
 
-    exit_code = 10
-    http_status = 403
-    title = "forbidden"
 
-
-class WithdrawnError(PDIError):
+class WithdrawnError(PDIError, exit_code=11, http_status=410, title="gone"):
     """A name that was withdrawn: it is kept (never minted again) and answers with its tombstone, not its bytes."""
-
-    exit_code = 11
-    http_status = 410
-    title = "gone"
 
     def __init__(self, message: str, *, reason: str, at: str, who: str, purged: bool = False) -> None:
         super().__init__(message)
         self.reason, self.at, self.who, self.purged = reason, at, who, purged
 
 
-
-class OrphanedError(PDIError):
+class OrphanedError(
+    PDIError, exit_code=12, http_status=422, title="passage orphaned", problem_type="/api#problem-passage-orphaned"
+):
     """A cited passage that cannot be found in the other version of its document (``pdi anchor``).
 
     ``details`` are the problem's extension members (what was looked for, in which version).
     """
 
-    exit_code = 12
-    http_status = 422
-    title = "passage orphaned"
-    problem_type = "/api#problem-passage-orphaned"
-
-    def __init__(self, message: str, *, details: dict[str, object] | None = None) -> None:
-        super().__init__(message)
-        self.details = details or {}
-
-
-class AmbiguousError(PDIError):
+class AmbiguousError(
+    PDIError, exit_code=13, http_status=422, title="passage ambiguous", problem_type="/api#problem-passage-ambiguous"
+):
     """A cited passage that stands in several places of the other version, none better than the rest (``pdi anchor``).
 
     ``details`` list the candidates' fragment names.
     """
 
-    exit_code = 13
-    http_status = 422
-    title = "passage ambiguous"
-    problem_type = "/api#problem-passage-ambiguous"
-
-    def __init__(self, message: str, *, details: dict[str, object] | None = None) -> None:
-        super().__init__(message)
-        self.details = details or {}
-
-
-class PreconditionError(PDIError):
+class PreconditionError(PDIError, exit_code=15, http_status=412, title="precondition failed"):
     """A change made on a condition that no longer holds: an ``If-Match`` entity tag that is not the current one
-    (RFC 9110 §13.1.1; the W3C Web Annotation Protocol §5.3, §5.4)."""
-
-    exit_code = 15  # 14 is pdi import --partial's
-    http_status = 412
-    title = "precondition failed"
+    (RFC 9110 §13.1.1; the W3C Web Annotation Protocol §5.3, §5.4). Exit status 15: 14 is ``pdi import --partial``'s."""
 
 
-class DeletedError(PDIError):
+class DeletedError(PDIError, exit_code=11, http_status=410, title="gone"):
     """Something that was kept and has been deleted (an annotation): its name is never given again.
 
     Gone, as a withdrawn name is: the same exit status, 11."""
-
-    exit_code = 11
-    http_status = 410
-    title = "gone"

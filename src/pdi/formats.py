@@ -50,6 +50,7 @@ __all__ = [
     "canonical_token",
     "charset_for",
     "check_token",
+    "content_type_of",
     "default_fragment_scheme",
     "is_known_token",
     "is_valid_token",
@@ -220,6 +221,25 @@ def _registry() -> _Registry:
 def registered_media_types() -> tuple[str, ...]:
     """The shipped registry of media types (case as registered, file order)."""
     return _registry().types
+
+
+def content_type_of(value: str | None) -> tuple[str | None, str | None]:
+    """The media type (lower-cased) and ``charset`` of a ``Content-Type`` header value as a server sent it, leniently.
+
+    For headers read off the network or a WARC (RFC 9110 §8.3): a missing or
+    empty value or media type is ``None``, as is an empty charset; no error
+    (:func:`split_media_type` is the strict reading).
+    """
+    if not value:
+        return None, None
+    pieces = [p.strip() for p in value.split(";")]
+    media = pieces[0].lower() or None
+    charset = None
+    for piece in pieces[1:]:
+        key, _, val = piece.partition("=")
+        if key.strip().lower() == "charset":
+            charset = val.strip().strip('"').strip() or None
+    return media, charset
 
 
 def split_media_type(media_type: str) -> tuple[str, str | None]:

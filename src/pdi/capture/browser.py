@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pdi._wording import plural
-from pdi.capture.fetch import Limits, check_url
+from pdi.capture.fetch import Fetched, Limits, check_url
 from pdi.capture.proxy import AddressPolicy, CaptureProxy, PageHosts
 from pdi.capture.rendered import (
     SERIALIZE,
@@ -423,6 +423,30 @@ def _drive(
     pipe.call("Network.enable", watch.network, session, deadline)
     pipe.call("Target.setAutoAttach", _AUTO_ATTACH, session, deadline)
     pipe.call("Page.enable", None, session, deadline)
+    final_url = _load(pipe, proxy, session, url, deadline=deadline, settle=settle)
+    # A page that led (by a redirect, or a script) to a plain-http URL the proxy refused
+    # shows the proxy's 403 answer: that is no capture of the page.
+    for refusal in list(proxy.refused):
+        if refusal.request == f"GET {final_url.partition('#')[0]}":
+            raise UnsupportedError(f"refusing to capture {url}: it led to {refusal}")
+    documents = _documents(pipe, session, deadline)
+    for frame_session in watch.frame_sessions:
+        try:
+            documents += _documents(pipe, frame_session, deadline)
+        except (UnsupportedError, LimitError):
+            continue  # a frame gone meanwhile: what it loaded is taken as it arrived
+    limits = Limits() if max_bytes is None else Limits(max_resource_bytes=max_bytes, max_total_bytes=4 * max_bytes)
+    mhtml, _ = pack_rendered(final_url, documents, _responses(pipe, proxy, watch, limits, deadline), limits)
+    if max_bytes is not None and len(mhtml) > max_bytes:
+        raise LimitError(f"the page's MHTML is {plural(len(mhtml), 'byte')}, more than the limit of {max_bytes}")
+    refused = [str(r) for r in proxy.refused]
+    if proxy.refused_unkept:
+        refused.append(f"{plural(proxy.refused_unkept, 'more request')} (not listed)")
+    return BrowserCapture(mhtml=mhtml, url=url, final_url=final_url, refused=tuple(refused))
+
+
+def _load(pipe: Pipe, proxy: CaptureProxy, session: str, url: str, *, deadline: float, settle: float) -> str:
+    """Navigate the tab to ``url`` and wait for its load event and ``settle`` seconds more; the URL it ended on."""
     loaded = False
     navigate_id = pipe.send("Page.navigate", {"url": url}, session)
     final_url = url
@@ -455,18 +479,13 @@ def _drive(
             settle_until = time.monotonic() + settle
     if not loaded:
         raise LimitError(f"{url} did not finish loading in time")
-    # A page that led (by a redirect, or a script) to a plain-http URL the proxy refused
-    # shows the proxy's 403 answer: that is no capture of the page.
-    for refusal in list(proxy.refused):
-        if refusal.request == f"GET {final_url.partition('#')[0]}":
-            raise UnsupportedError(f"refusing to capture {url}: it led to {refusal}")
-    documents = _documents(pipe, session, deadline)
-    for frame_session in watch.frame_sessions:
-        try:
-            documents += _documents(pipe, frame_session, deadline)
-        except (UnsupportedError, LimitError):
-            continue  # a frame gone meanwhile: what it loaded is taken as it arrived
-    limits = Limits() if max_bytes is None else Limits(max_resource_bytes=max_bytes, max_total_bytes=4 * max_bytes)
+    return final_url
+
+
+def _responses(
+    pipe: Pipe, proxy: CaptureProxy, watch: _PageWatch, limits: Limits, deadline: float
+) -> dict[str, Fetched]:
+    """What the page loaded: the bodies the proxy recorded, and the others asked of Chromium, within ``limits``."""
     each = limits.max_resource_bytes
     recorded = {comparable(url): data for url, (head, sent) in list(proxy.recorded.items())
                 if (data := recorded_body(head, sent, each)) is not None}
@@ -482,13 +501,7 @@ def _drive(
         if total > limits.max_total_bytes:
             raise LimitError(f"the page loaded more than {plural(limits.max_total_bytes, 'byte')}")
         bodies[key] = body
-    mhtml, _ = pack_rendered(final_url, documents, watch.log.responses(bodies, recorded), limits)
-    if max_bytes is not None and len(mhtml) > max_bytes:
-        raise LimitError(f"the page's MHTML is {plural(len(mhtml), 'byte')}, more than the limit of {max_bytes}")
-    refused = [str(r) for r in proxy.refused]
-    if proxy.refused_unkept:
-        refused.append(f"{plural(proxy.refused_unkept, 'more request')} (not listed)")
-    return BrowserCapture(mhtml=mhtml, url=url, final_url=final_url, refused=tuple(refused))
+    return watch.log.responses(bodies, recorded)
 
 
 def _frames(node: dict[str, Any]) -> list[dict[str, Any]]:

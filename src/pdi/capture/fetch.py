@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import httpcore
 import httpx
 
+from pdi import formats
 from pdi._wording import plural
 from pdi.capture.addresses import not_public
 from pdi.capture.decoding import ACCEPTED, BodyDecoder
@@ -195,20 +196,6 @@ def check_url(url: str) -> httpx.URL:
     return parsed
 
 
-def _media_type(headers: httpx.Headers) -> tuple[str | None, str | None]:
-    value = headers.get("content-type")
-    if not value:
-        return None, None
-    pieces = [p.strip() for p in value.split(";")]
-    media = pieces[0].lower() or None
-    charset = None
-    for p in pieces[1:]:
-        name, _, val = p.partition("=")
-        if name.strip().lower() == "charset":
-            charset = val.strip().strip('"').strip() or None
-    return media, charset
-
-
 _LOCATION = "x-pdi-location"
 
 
@@ -315,7 +302,7 @@ class Fetcher:
                             raw.append(chunk)
                     if raw is not None:
                         await self._record(response, current, started, b"".join(raw))
-                    media, charset = _media_type(response.headers)
+                    media, charset = formats.content_type_of(response.headers.get("content-type"))
                     return Fetched(
                         url=url,
                         final_url=current,

@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import click
 
 from pdi.cli import one_line
 from pdi.cli.archive_cmd import archive_option, open_archive
 from pdi.errors import LimitError, NotFoundError, ParseError
+
+if TYPE_CHECKING:
+    from pdi.archive import Archive
+    from pdi.interop.annotation import TargetResult
 
 #: The largest annotation file read (octets).
 MAX_FILE = 64 << 20
@@ -58,28 +62,10 @@ def annotate_cmd(
             click.echo(json.dumps(export_annotation(opened, export_name), ensure_ascii=False, indent=1))
             return
         if native_name is not None:
-            from pdi.interop.aliases import native_names
-
-            alias = native_names(opened, native_name)
-            if as_json:
-                click.echo(json.dumps(alias.to_json(), ensure_ascii=False))
-            else:
-                notes = iter(alias.notes)  # one note for each directive not found, in order
-                for found in alias.natives:
-                    click.echo(str(found) if found is not None else f"missing: {one_line(next(notes, ''))}")
-            alias.native  # noqa: B018  (raises NotFoundError, exit 4, when no directive was found)
+            _print_native(opened, native_name, as_json)
             return
-        from pdi.interop.annotation import import_annotations
-
         assert import_file is not None
-        raw = import_file.read(MAX_FILE + 1)
-        if len(raw) > MAX_FILE:
-            raise LimitError(f"an annotation file is at most {MAX_FILE} octets")
-        try:
-            data = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
-            raise ParseError(f"{import_file.name}: not JSON: {exc}", rule="annotation") from exc
-        results = import_annotations(opened, data, document=document)
+        results = _imported(opened, import_file, document)
     if as_json:
         click.echo(json.dumps([r.to_json() for r in results], ensure_ascii=False))
     else:
@@ -90,6 +76,34 @@ def annotate_cmd(
     if missing:
         sys.stdout.flush()
         raise NotFoundError(f"{len(missing)} of {len(results)} quotes are not in their documents")
+
+
+def _print_native(opened: Archive, native_name: str, as_json: bool) -> None:
+    """``--native``: the native name of each directive of a browser fragment (exit 4 when none was found)."""
+    from pdi.interop.aliases import native_names
+
+    alias = native_names(opened, native_name)
+    if as_json:
+        click.echo(json.dumps(alias.to_json(), ensure_ascii=False))
+    else:
+        notes = iter(alias.notes)  # one note for each directive not found, in order
+        for found in alias.natives:
+            click.echo(str(found) if found is not None else f"missing: {one_line(next(notes, ''))}")
+    alias.native  # noqa: B018  (raises NotFoundError, exit 4, when no directive was found)
+
+
+def _imported(opened: Archive, import_file: IO[bytes], document: str | None) -> list[TargetResult]:
+    """``--import``: the file read (at most :data:`MAX_FILE` octets) as JSON, and each target's result."""
+    from pdi.interop.annotation import import_annotations
+
+    raw = import_file.read(MAX_FILE + 1)
+    if len(raw) > MAX_FILE:
+        raise LimitError(f"an annotation file is at most {MAX_FILE} octets")
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ParseError(f"{import_file.name}: not JSON: {exc}", rule="annotation") from exc
+    return import_annotations(opened, data, document=document)
 
 
 def register(cli: click.Group) -> None:

@@ -9,7 +9,6 @@ reading :mod:`pdi.cli.read_cmd`.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -18,13 +17,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from pdi._files import written_whole
 from pdi._wording import plural
 from pdi.archive import (
     DEFAULT_LOCATION,
     Archive,
     resolve_location,
 )
-from pdi.errors import IntegrityError, StoreError
+from pdi.errors import IntegrityError
 
 if TYPE_CHECKING:
     pass
@@ -76,18 +76,9 @@ def write_out(data: bytes | Iterable[bytes], output: str | None) -> None:
         sys.stdout.buffer.flush()
         return
     target = Path(output)
-    partial = target.with_name(f".{target.name}.pdi-partial")
-    try:
-        with partial.open("wb") as f:
-            for piece in pieces:
-                f.write(piece)
-        os.replace(partial, target)
-    except OSError as exc:
-        partial.unlink(missing_ok=True)
-        raise StoreError(f"cannot write {output}: {exc.strerror}") from exc
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+    with written_whole(target, output) as partial, partial.open("wb") as f:
+        for piece in pieces:
+            f.write(piece)
 
 
 def open_archive(archive: str) -> Archive:

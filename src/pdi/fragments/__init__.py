@@ -52,136 +52,35 @@ from __future__ import annotations
 import importlib
 import mmap
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from pdi.errors import UnsupportedError
+from pdi.fragments.results import (
+    Buffer,
+    FragmentResult,
+    Interval,
+    Range,
+    Region,
+    check_order,
+    past_end_message,
+)
 
-#: The octets of an entity: ``bytes``, or a memory map (text and markup evaluators).
-Buffer = bytes | bytearray | memoryview | mmap.mmap
+__all__ = [
+    "Buffer",
+    "FragmentResult",
+    "IndexedEvaluator",
+    "Interval",
+    "Range",
+    "Region",
+    "build_index",
+    "check_order",
+    "evaluate",
+    "evaluators",
+    "past_end_message",
+    "register",
+]
 
-
-@dataclass(frozen=True)
-class Range:
-    """One selected stretch: character positions ``[start, end)`` and octet offsets ``[byte_start, byte_end)``.
-
-    Characters are counted the way the scheme counts them (code points of the
-    CRLF-canonical text for PDI ``char`` and ``line``; RFC 5147 characters for
-    RFC 5147 fragments); octet offsets are into the entity the evaluator was
-    given.
-    """
-
-    start: int
-    end: int
-    byte_start: int
-    byte_end: int
-
-
-@dataclass(frozen=True)
-class Region:
-    """The rectangle an image fragment selects: pixels ``x1 ≤ x < x2``, ``y1 ≤ y < y2`` of ``frame``.
-
-    The corners are clamped to the image (``width`` × ``height`` pixels, the
-    size of the frame); ``frames`` is how many frames the image has.
-    """
-
-    x1: int
-    y1: int
-    x2: int
-    y2: int
-    frame: int
-    width: int
-    height: int
-    frames: int
-
-
-@dataclass(frozen=True)
-class Interval:
-    """The stretch of sound a time fragment selects: sample frames ``[start, end)`` at ``rate`` per second.
-
-    ``start`` and ``end`` are clamped to the ``length`` of the recording (in
-    sample frames); ``channels`` is the number of channels.
-    """
-
-    start: int
-    end: int
-    rate: int
-    channels: int
-    length: int
-
-    @property
-    def seconds(self) -> tuple[float, float]:
-        """Start and end in seconds."""
-        return self.start / self.rate, self.end / self.rate
-
-
-@dataclass(frozen=True)
-class FragmentResult:
-    """What a fragment selects.
-
-    ``data`` holds the selected octets in the entity's charset (for several
-    ranges, their concatenation in order), ``clamped`` says a position past
-    the end was taken as the end, ``ranges`` the stretches selected.
-    ``past_end`` says the fragment lies wholly past the end: it starts at or
-    after the end and asks for more, so it selects nothing of the entity
-    (``char=100,200`` on 50 characters, ``char=50,60`` too). A zero-length
-    selection exactly at the end (``char=50,50``, ``char=50``) is a legal
-    empty selection *at* the end, not past it; a fragment that starts inside
-    and reaches past the end is only ``clamped``. Per dimension on an image:
-    a rectangle whose left edge is at or past the right edge and reaches
-    further (or the same for its top edge and the bottom), since it holds
-    no pixel of the image.
-    ``canonicalized`` is true when the entity was not CRLF-canonical: the
-    positions were counted over its CRLF-canonical form, as the PDI reading
-    requires, and ``data`` is the selection written with CRLF line endings
-    (the octet offsets in ``ranges`` still point into the entity as given).
-    Image fragments set ``region`` and audio fragments ``interval`` (their
-    ``ranges`` are empty); ``media_type`` is that of ``data``, which may
-    differ from the entity's (a ``crop`` is a PNG image, a time range a WAV
-    file).
-    """
-
-    data: bytes
-    media_type: str
-    clamped: bool
-    ranges: tuple[Range, ...]
-    charset: str | None = None
-    scheme: str = ""
-    canonicalized: bool = False
-    region: Region | None = None
-    interval: Interval | None = None
-    past_end: bool = False
-
-    def text(self) -> str:
-        """The selected text, decoded with the entity's charset (US-ASCII if none)."""
-        import codecs
-
-        return codecs.decode(self.data, self.charset or "us-ascii", "strict")
-
-
-def past_end_message(name: object, result: FragmentResult) -> str:
-    """What is said of ``name`` when its fragment ``result`` lies wholly past the end (:attr:`FragmentResult.past_end`).
-
-    One sentence for every edge: ``pdi get`` prints it as a warning and
-    exits 9; the resolver's ``N2R`` answers it as a ``416`` problem. With the
-    document's extent when the result knows it (the end of a ``char`` or
-    ``byte`` selection is clamped to the end, PDI-GRAMMAR.md §3).
-    """
-    from pdi._wording import plural
-
-    extent = ""
-    if result.interval is not None:
-        i = result.interval
-        extent = f" (the recording lasts {i.length / i.rate:.3f} s)"
-    elif result.region is not None:
-        extent = f" (the image is {result.region.width}x{result.region.height} pixels)"
-    elif result.scheme in ("char", "byte") and result.ranges:
-        end = result.ranges[-1].end  # clamped to the end
-        extent = f" (the text has {plural(end, 'character')})" if result.scheme == "char" else f" (it has {plural(end, 'byte')})"
-    return f"{name} lies wholly past the end{extent}: it selects nothing"
-
-
-Evaluator = Callable[[str, Sequence[object], bytes, str, "str | None"], FragmentResult]
+Evaluator = Callable[[str, Sequence[object], Buffer, str, "str | None"], FragmentResult]
 
 
 class IndexedEvaluator(Protocol):
@@ -244,7 +143,7 @@ def _lazy(module: str, function: str) -> Evaluator:
     """The evaluator ``module.function``, imported when first used (Pillow, soundfile, html5lib load only then)."""
 
     def evaluate(
-        scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
+        scheme: str, positions: Sequence[object], data: Buffer, media_type: str, charset: str | None
     ) -> FragmentResult:
         evaluator: Evaluator = getattr(importlib.import_module(module), function)
         return evaluator(scheme, positions, data, media_type, charset)
@@ -303,7 +202,7 @@ def register(scheme: str, family: str, evaluator: Evaluator | IndexedEvaluator, 
     key = (scheme.lower(), family.lower())
     _INDEXED.pop(key, None)
     if indexed:
-        _INDEXED[key] = evaluator  # type: ignore[assignment]
+        _INDEXED[key] = evaluator  # type: ignore[assignment]  # ``indexed`` says it takes ``index``: not checkable
     _REGISTRY[key] = evaluator
 
 
@@ -346,7 +245,7 @@ def evaluate(
     indexed = _INDEXED.get(key)
     if indexed is not None:
         return indexed(scheme.lower(), positions, data, media_type, charset, index=index)
-    return evaluator(scheme.lower(), positions, data, media_type, charset)  # type: ignore[arg-type]
+    return evaluator(scheme.lower(), positions, data, media_type, charset)
 
 
 def build_index(
@@ -390,15 +289,14 @@ def build_index(
     from pdi.fragments.markup import MAX_PARSE_SECONDS, markup_kind
     from pdi.fragments.text.table import WINDOW, TextTable
 
-    buffer = isinstance(source, (bytes, bytearray, memoryview, mmap.mmap))
     if markup_kind(media_type) in ("html", "xml", "xhtml"):
         from pdi.fragments.markup.index import ElementIndex
 
-        whole = source if buffer else b"".join(source)  # type: ignore[arg-type]
+        whole = source if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)) else b"".join(source)
         limit = MAX_PARSE_SECONDS if seconds is None else seconds
-        return ElementIndex.build(whole, media_type, charset, seconds=limit).to_bytes()  # type: ignore[arg-type]
-    chunks = _windows(source, WINDOW) if buffer else source  # type: ignore[arg-type]
-    table = TextTable.from_chunks(chunks, charset)  # type: ignore[arg-type]
+        return ElementIndex.build(whole, media_type, charset, seconds=limit).to_bytes()
+    chunks = _windows(source, WINDOW) if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)) else source
+    table = TextTable.from_chunks(chunks, charset)
     return None if table is None else table.to_bytes()
 
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import BinaryIO
 
 from pdi.errors import UnsupportedError
-from pdi.fragments import Buffer, FragmentResult
+from pdi.fragments.results import Buffer, FragmentResult
 
 #: The schemes evaluated on an aggregate's root part.
 SCHEMES = ("char", "line", "elt", "name")
@@ -35,8 +35,8 @@ def _root(data: Buffer | BinaryIO) -> tuple[bytes, str, str]:
 
     source: object = data
     if not isinstance(source, (bytes, bytearray, memoryview)) and not hasattr(source, "read"):
-        source = bytes(data)  # type: ignore[arg-type]  # a memory map
-    aggregate = parse(source)  # type: ignore[arg-type]
+        source = bytes(data)  # type: ignore[arg-type]  # a buffer of another type than these, untyped
+    aggregate = parse(source)  # type: ignore[arg-type]  # a memory map has read(): parse reads it as a stream
     root = aggregate.root
     return root.data, root.content_type, root.encoding
 

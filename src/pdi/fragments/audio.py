@@ -42,7 +42,7 @@ from typing import Final
 
 from pdi._wording import plural
 from pdi.errors import LimitError, ParseError, UnsupportedError
-from pdi.fragments import FragmentResult, Interval
+from pdi.fragments.results import FragmentResult, Interval, check_order
 
 _PCM: Final = 1
 _IEEE_FLOAT: Final = 3
@@ -72,13 +72,7 @@ def _times(scheme: str, positions: Sequence[object]) -> tuple[int, int]:
         )
     start, end = positions
     assert isinstance(start, int) and isinstance(end, int)
-    if end < start:
-        raise ParseError(
-            f"{scheme} fragment ends before it starts ({end} < {start})",
-            text=f"{start},{end}",
-            offset=len(str(start)) + 1,
-            rule="time",
-        )
+    check_order(f"{scheme} fragment", start, end, "time")
     return start, end
 
 

@@ -43,7 +43,7 @@ from collections.abc import Sequence
 
 from pdi._wording import plural
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, UnsupportedError
-from pdi.fragments import FragmentResult, Region
+from pdi.fragments.results import FragmentResult, Region
 
 #: The most pixels a crop decodes (a frame of 40 million pixels is about 160 MB in RGBA):
 #: a decompression bomb (a 420 KB PNG of 12,000×12,000 pixels) is refused before it is decoded.
@@ -72,9 +72,9 @@ def _rectangle(scheme: str, positions: Sequence[object]) -> tuple[int, int, int,
             f" optional frame, not {tuple(positions)!r}",
             rule="2-dim-coordinate",
         )
-    numbers = [int(v) for corner in corners for v in corner]  # type: ignore[attr-defined]
+    numbers = [int(v) for corner in corners for v in corner]  # type: ignore[attr-defined]  # checked above: pairs
     x1, y1, x2, y2 = numbers
-    frame = int(positions[2]) if len(positions) == 3 else 0  # type: ignore[call-overload]
+    frame = int(positions[2]) if len(positions) == 3 else 0  # type: ignore[call-overload]  # checked: an offset
     if x2 < x1 or y2 < y1:
         raise ParseError(
             f"{scheme} fragment ends before it starts: ({x1},{y1}),({x2},{y2}) (end < start)",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pdi.errors import ParseError
-from pdi.fragments import FragmentResult, Range
+from pdi.fragments.results import FragmentResult, Range, check_order
 
 
 def evaluate_bytes(
@@ -31,13 +31,7 @@ def evaluate_bytes(
             f"byte positions are octet offsets, not {start!r}, {end!r}", rule="position"
         )
     assert isinstance(start, int) and isinstance(end, int)
-    if end < start:
-        raise ParseError(
-            f"byte range ends before it starts ({end} < {start})",
-            text=f"{start},{end}",
-            offset=len(str(start)) + 1,
-            rule="fragment-specifier",
-        )
+    check_order("byte range", start, end, "fragment-specifier")
     size = len(data)
     clamped = end > size
     past_end = clamped and start >= size

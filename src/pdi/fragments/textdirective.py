@@ -340,7 +340,7 @@ def find_text_directive(
     """The first stretch of ``page.text`` the directive selects, as ``(start, end)``; ``None`` if it is not there.
 
     §3.6.1 "find a range from a text directive", step by step, over the
-    folded page text (``folded``: a value :func:`folded_page` made, to share
+    folded page text (``folded``: the folding :func:`find_all` makes once, to share
     among several directives). ``deadline`` (a :func:`time.monotonic` time;
     default :data:`MAX_SECONDS` from now) bounds the search: past it, a
     :class:`LimitError`.
@@ -348,11 +348,6 @@ def find_text_directive(
     buf = folded if isinstance(folded, _Folded) else _Folded(page)
     found = _find_range(directive, buf.text, deadline if deadline is not None else time.monotonic() + MAX_SECONDS)
     return None if found is None else buf.page_range(*found)
-
-
-def folded_page(page: PageText) -> object:
-    """The folded form of ``page`` that :func:`find_text_directive` searches (made once for several directives)."""
-    return _Folded(page)
 
 
 def _find_range(d: TextDirective, buf: str, deadline: float) -> tuple[int, int] | None:

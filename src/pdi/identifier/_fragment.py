@@ -6,6 +6,7 @@ Syntax only: evaluating a fragment against bytes is :mod:`pdi.fragments`.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pdi import formats
@@ -25,6 +26,17 @@ from pdi.identifier._syntax import (
     _percent_decode,
     _Warning,
 )
+
+
+def token_lookup(lookup: Callable[[str], str], token: str) -> str | None:
+    """``lookup(token)`` (a format token's media type, its default fragment scheme), or ``None`` for the
+    wildcard ``*`` and for a token that cannot be resolved (a well-formed token pdi does not know)."""
+    if token == "*":
+        return None
+    try:
+        return lookup(token)
+    except UnsupportedError:
+        return None
 
 
 def _position_text(pos: Position, scheme: str | None) -> str:
@@ -110,11 +122,8 @@ class Fragment:
         Where the format is unknown, the omitted scheme stays omitted.
         """
         scheme = self.scheme
-        if scheme is None and format is not None and format != "*":
-            try:
-                scheme = formats.default_fragment_scheme(format)
-            except UnsupportedError:
-                scheme = None
+        if scheme is None and format is not None:
+            scheme = token_lookup(formats.default_fragment_scheme, format)
         positions = self.positions
         if (
             scheme in ("rect", "crop")
@@ -285,12 +294,7 @@ def _check_fragment(
 
     ``offset`` is where the fragment starts in ``text``, ``at`` where each position does.
     """
-    media_type: str | None = None
-    if format != "*":
-        try:
-            media_type = formats.media_type_for(format)
-        except UnsupportedError:
-            media_type = None
+    media_type = token_lookup(formats.media_type_for, format)
     scheme = frag.scheme
     if scheme is None:
         if format == "*":
@@ -392,7 +396,7 @@ def _check_positions(
         a, b = pos[0], pos[1]
         assert isinstance(a, tuple) and isinstance(b, tuple)
         need(
-            b[0] >= a[0] and b[1] >= a[1],  # type: ignore[operator]
+            b[0] >= a[0] and b[1] >= a[1],  # type: ignore[operator]  # need() above made both int pairs
             f"{scheme} fragment ends before it starts: ({a[0]},{a[1]}),({b[0]},{b[1]}) "
             "(end < start)",
             index=1,

@@ -20,6 +20,7 @@ from pdi.identifier._fragment import (
     _parse_fragment,
     _parse_position,
     _position_text,
+    token_lookup,
 )
 from pdi.identifier._syntax import (
     _COMPONENT_RE,
@@ -322,22 +323,7 @@ class PDI:
         comps = series_for_minting(series)
         if not isinstance(date, datetime.date):
             raise ParseError(f"date must be a datetime.date, not {date!r}", rule="iso-date")
-        if (serial is None) == (foreign_id is None):
-            raise ParseError("give exactly one of serial and foreign_id", rule="unique-id")
-        if serial is not None:
-            if isinstance(serial, bool) or not isinstance(serial, int) or serial < 1:
-                raise ParseError(
-                    f"a daily serial number is a positive integer, not {serial!r}",
-                    rule="daily-serial-number",
-                )
-            uid = str(serial)
-        else:
-            assert foreign_id is not None
-            if format is None:
-                raise ParseError(
-                    "an encapsulated foreign id requires a format (line 347)", rule="format"
-                )
-            uid = escape_unique_id(foreign_id)
+        uid = _minted_unique_id(serial, foreign_id, format)
         text = f"urn:pdi://{'.'.join(comps)}/{date.year:04d}/{date.month:02d}/{date.day:02d}/{uid}"
         if format is not None:
             if not isinstance(format, str) or not formats.is_valid_token(format):
@@ -353,16 +339,40 @@ class PDI:
         elif version is not None:
             raise ParseError("a version requires a format (line 145)", rule="version")
         if fragment is not None:
-            if not isinstance(fragment, Fragment):
-                raise ParseError(f"not a Fragment: {fragment!r}", rule="fragment-specifier")
-            for position in fragment.positions:
-                _check_position_value(position)
-            if format is None:
-                raise ParseError("a fragment needs a format (line 404)", rule="fragment-specifier")
-            if version is None:
-                raise ParseError("a fragment needs a version (line 457)", rule="fragment-specifier")
-            text += "#" + str(fragment.canonical(format))
+            text += "#" + _minted_fragment(fragment, format, version)
         return _parse_pdi(text, 0, len(text), True, 0)
+
+
+def _minted_unique_id(serial: int | None, foreign_id: str | None, format: str | None) -> str:
+    """The unique id :meth:`PDI.build` writes: the daily serial, or the foreign id %-escaped (it needs a format)."""
+    if (serial is None) == (foreign_id is None):
+        raise ParseError("give exactly one of serial and foreign_id", rule="unique-id")
+    if serial is not None:
+        if isinstance(serial, bool) or not isinstance(serial, int) or serial < 1:
+            raise ParseError(
+                f"a daily serial number is a positive integer, not {serial!r}",
+                rule="daily-serial-number",
+            )
+        return str(serial)
+    assert foreign_id is not None
+    if format is None:
+        raise ParseError(
+            "an encapsulated foreign id requires a format (line 347)", rule="format"
+        )
+    return escape_unique_id(foreign_id)
+
+
+def _minted_fragment(fragment: Fragment, format: str | None, version: int | None) -> str:
+    """The fragment :meth:`PDI.build` writes, canonical for ``format``; it needs a format and a version."""
+    if not isinstance(fragment, Fragment):
+        raise ParseError(f"not a Fragment: {fragment!r}", rule="fragment-specifier")
+    for position in fragment.positions:
+        _check_position_value(position)
+    if format is None:
+        raise ParseError("a fragment needs a format (line 404)", rule="fragment-specifier")
+    if version is None:
+        raise ParseError("a fragment needs a version (line 457)", rule="fragment-specifier")
+    return str(fragment.canonical(format))
 
 
 def _tail(nss_tail: str) -> str:
@@ -517,6 +527,45 @@ def _read_unique_id(raw: str, text: str, at: int) -> tuple[str, int | None]:
 
 def _slow_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _Head:
     """The resource identifier (lines 129-164), rule by rule, with an exact error for any input."""
+    pos = _after_scheme(text, start)
+    # The resource identifier runs to the first '#' or '@' (both reserved, line 217).
+    hash_at = text.find("#", pos, end)
+    at_at = text.find("@", pos, end)
+    if hash_at < 0:
+        ri_end = at_at if at_at >= 0 else end
+    elif at_at < 0:
+        ri_end = hash_at
+    else:
+        ri_end = min(hash_at, at_at)
+    comps, slash = _slow_series(text, pos, ri_end)
+    year, month, day, spec_start = _slow_date(text, slash + 1, ri_end, warnings)
+    spec = text[spec_start:ri_end]
+    parts = _specifier_parts(spec, text, spec_start)
+    uid_raw = parts[0]
+    unique_id, serial = _read_unique_id(uid_raw, text, spec_start)
+    fmt: str | None = None
+    version: int | None = None
+    version_wildcard = False
+    fmt_at = spec_start + len(uid_raw) + 1
+    if len(parts) >= 2:
+        fmt = parts[1]
+        _check_format(fmt, text, fmt_at)
+    if len(parts) == 3:
+        v_raw = parts[2]
+        version_wildcard = v_raw == "*"
+        if not version_wildcard:
+            version = _slow_version(v_raw, text, fmt_at + len(parts[1]) + 1, warnings)
+    return _Head.__new__(
+        _Head,
+        series=tuple(comps), series_end=slash,
+        year=year, month=month, day=day,
+        unique_id_raw=uid_raw, unique_id=unique_id, serial=serial, unique_id_at=spec_start,
+        format=fmt, version=version, version_wildcard=version_wildcard, end=ri_end,
+    )
+
+
+def _after_scheme(text: str, start: int) -> int:
+    """Where the document series starts, after ``urn:pdi://`` or ``pdi://`` (lines 129-131)."""
     pos = start
     head = text[pos : pos + 4].lower()
     if head == "urn:":
@@ -527,19 +576,11 @@ def _slow_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _He
     pos += 4
     if text[pos : pos + 2] != "//":
         raise _fail("expected '//' before the document series", text, pos, "resource-identifier")
-    pos += 2
+    return pos + 2
 
-    # The resource identifier runs to the first '#' or '@' (both reserved, line 217).
-    hash_at = text.find("#", pos, end)
-    at_at = text.find("@", pos, end)
-    if hash_at < 0:
-        ri_end = at_at if at_at >= 0 else end
-    elif at_at < 0:
-        ri_end = hash_at
-    else:
-        ri_end = min(hash_at, at_at)
 
-    # document-series
+def _slow_series(text: str, pos: int, ri_end: int) -> tuple[list[str], int]:
+    """The document series' components (lines 133-136) and the offset of the ``/`` after it."""
     slash = text.find("/", pos, ri_end)
     if slash < 0:
         raise _fail(
@@ -582,10 +623,14 @@ def _slow_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _He
             country_at,
             "iso-country",
         )
+    return comps, slash
 
-    # iso-date and specifier
+
+def _slow_date(
+    text: str, at: int, ri_end: int, warnings: list[_Warning]
+) -> tuple[int | None, int | None, int | None, int]:
+    """The iso-date from ``at`` (lines 137-145): year, month, day, and where the specifier starts."""
     fields: list[tuple[str, int]] = []
-    at = slash + 1
     while len(fields) < 3:
         nxt = text.find("/", at, ri_end)
         if nxt < 0:
@@ -623,9 +668,11 @@ def _slow_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _He
             fields[2][1],
             "day",
         )
+    return year, month, day, at
 
-    spec_start = at
-    spec = text[spec_start:ri_end]
+
+def _specifier_parts(spec: str, text: str, spec_start: int) -> list[str]:
+    """The specifier (lines 146-164) cut at its dots: a well-formed unique id, then the format and version as written."""
     slash_in_spec = spec.find("/")
     if slash_in_spec >= 0:
         raise _fail(
@@ -655,54 +702,43 @@ def _slow_head(text: str, start: int, end: int, warnings: list[_Warning]) -> _He
         else:
             why = f"character {ch!r} is not allowed in the unique id (escape it as UTF-8 %XX)"
         raise _fail(why, text, spec_start + bad, "unique-id")
-    unique_id, serial = _read_unique_id(uid_raw, text, spec_start)
+    return parts
 
-    fmt: str | None = None
-    version: int | None = None
-    version_wildcard = False
-    fmt_at = spec_start + len(uid_raw) + 1
-    if len(parts) >= 2:
-        fmt = parts[1]
-        if not fmt:
-            raise _fail("the format is empty", text, fmt_at, "format")
-        if fmt != "*" and not formats.is_valid_token(fmt):
-            bad = _first_bad(fmt, TOKEN_SAFE | {"+"})
-            ch = fmt[bad]
-            if ch in TOKEN_SAFE | {"+"}:  # every character is allowed: the '+' is misplaced
-                bad = fmt.rfind("+") if fmt.count("+") > 1 or fmt.endswith("+") else fmt.find("+")
-                why = "a format token holds one '+', between the major and the minor type (%-escape others: %2B)"
-            elif ch in _RESERVED:
-                why = f"reserved character {ch!r} in the format token must be %-escaped"
-            else:
-                why = (
-                    f"character {ch!r} is not allowed in a format token (letters, digits, "
-                    f"!$&'-^_`{{}}~, one '+'; escape others as UTF-8 %XX)"
-                )
-            raise _fail(why, text, fmt_at + bad, "format")
-    if len(parts) == 3:
-        v_raw = parts[2]
-        v_at = fmt_at + len(parts[1]) + 1
-        if v_raw == "*":
-            version_wildcard = True
-        elif not (v_raw.isdigit() and v_raw.isascii()):
-            raise _fail(
-                f"the version is a positive integer or '*', not {v_raw!r}", text, v_at, "version"
-            )
+
+def _check_format(fmt: str, text: str, fmt_at: int) -> None:
+    """Refuse a format token (line 156) that is empty or not well-formed, naming the character at fault."""
+    if not fmt:
+        raise _fail("the format is empty", text, fmt_at, "format")
+    if fmt != "*" and not formats.is_valid_token(fmt):
+        bad = _first_bad(fmt, TOKEN_SAFE | {"+"})
+        ch = fmt[bad]
+        if ch in TOKEN_SAFE | {"+"}:  # every character is allowed: the '+' is misplaced
+            bad = fmt.rfind("+") if fmt.count("+") > 1 or fmt.endswith("+") else fmt.find("+")
+            why = "a format token holds one '+', between the major and the minor type (%-escape others: %2B)"
+        elif ch in _RESERVED:
+            why = f"reserved character {ch!r} in the format token must be %-escaped"
         else:
-            version = _number(v_raw, text=text, offset=v_at, rule="version")
-            if version == 0:
-                raise _fail(
-                    "the version is a positive integer: 0 is not one", text, v_at, "version"
-                )
-            if v_raw[0] == "0":
-                warnings.append((f"version {v_raw!r} has leading zeros", v_at, "version"))
-    return _Head.__new__(
-        _Head,
-        series=tuple(comps), series_end=slash,
-        year=year, month=month, day=day,
-        unique_id_raw=uid_raw, unique_id=unique_id, serial=serial, unique_id_at=spec_start,
-        format=fmt, version=version, version_wildcard=version_wildcard, end=ri_end,
-    )
+            why = (
+                f"character {ch!r} is not allowed in a format token (letters, digits, "
+                f"!$&'-^_`{{}}~, one '+'; escape others as UTF-8 %XX)"
+            )
+        raise _fail(why, text, fmt_at + bad, "format")
+
+
+def _slow_version(v_raw: str, text: str, v_at: int, warnings: list[_Warning]) -> int:
+    """The version (line 162), a positive integer; leading zeros are a warning."""
+    if not (v_raw.isdigit() and v_raw.isascii()):
+        raise _fail(
+            f"the version is a positive integer or '*', not {v_raw!r}", text, v_at, "version"
+        )
+    version = _number(v_raw, text=text, offset=v_at, rule="version")
+    if version == 0:
+        raise _fail(
+            "the version is a positive integer: 0 is not one", text, v_at, "version"
+        )
+    if v_raw[0] == "0":
+        warnings.append((f"version {v_raw!r} has leading zeros", v_at, "version"))
+    return version
 
 
 # The resource identifier of the common, fully valid case in one expression
@@ -860,12 +896,7 @@ def _parse_citation(
         )
     origin_raw = text[start:eq]
     origin = _parse_position(origin_raw, None, text, start)
-    scheme: str | None = None
-    if fmt != "*":
-        try:
-            scheme = formats.default_fragment_scheme(fmt)
-        except UnsupportedError:
-            scheme = None
+    scheme = token_lookup(formats.default_fragment_scheme, fmt)
     if scheme in ("rect", "crop"):
         if not _is_coordinate(origin):
             raise _fail(

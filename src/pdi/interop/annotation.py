@@ -351,60 +351,68 @@ def _int(value: object, what: str) -> int:
     return value
 
 
+def _named(base: PDI, scheme: str, *positions: object) -> PDI:
+    """``base`` with the fragment ``scheme=positions``, checked against its format."""
+    return _valid(dataclasses.replace(base, fragment=Fragment.of(scheme, *positions)))
+
+
 def _import_target(
     archive: Archive, ident: str | None, source: str, document: _Document, selectors: Sequence[Mapping[str, Any]]
 ) -> TargetResult:
     base = document.whole.pdi.without_fragment()
-
-    def named(scheme: str, *positions: object) -> PDI:
-        return _valid(dataclasses.replace(base, fragment=Fragment.of(scheme, *positions)))
-
     quote = _selector(selectors, "TextQuoteSelector")
     position = _selector(selectors, "TextPositionSelector")
     fragment = _selector(selectors, "FragmentSelector")
     data_position = _selector(selectors, "DataPositionSelector")
     if quote is not None or position is not None:
-        page = document.page()
-        near = None
-        if position is not None:
-            start, end = _int(position.get("start"), "start"), _int(position.get("end"), "end")
-            if end < start:
-                raise ParseError(f"a TextPositionSelector ends ({end}) before it starts ({start})", rule="end")
-            near = start
-        if quote is not None:
-            exact = quote.get("exact")
-            if not isinstance(exact, str):
-                raise ParseError("a TextQuoteSelector needs its exact text", rule="exact")
-            prefix, suffix = quote.get("prefix"), quote.get("suffix")
-            match = find_quote(
-                page.text, exact, prefix if isinstance(prefix, str) else None,
-                suffix if isinstance(suffix, str) else None, near=near,
-            )
-            if match is None:
-                return TargetResult(ident, source, str(base), "missing", None,
-                                    f"the quote {_short(exact)} is not in {base}", exact)
-            a, b = page.document_range(match.start, match.end)
-            moved = near is not None and position is not None and (match.start, match.end) != (near, position["end"])
-            status = "moved" if moved else "found"
-            message = (f"the quote stands at {match.start}-{match.end} of the page text, not at {near}-{position['end']}"
-                       if moved and position is not None else "the quote is there")
-            if match.context != "both":
-                message += f" (its context agrees: {match.context})"
-            return TargetResult(ident, source, str(base), status, named("char", a, b), message, exact)
-        assert position is not None
-        start, end = _int(position["start"], "start"), _int(position["end"], "end")
-        if end > len(page.text):
-            raise ParseError(f"the TextPositionSelector ends at {end}, past the text's {len(page.text)} characters",
-                             rule="end")
-        a, b = page.document_range(start, end)
-        return TargetResult(ident, source, str(base), "selected", named("char", a, b), "read from its position")
+        return _from_text(ident, source, base, document.page(), quote, position)
     if fragment is not None:
         return _from_fragment(archive, ident, source, base, document, fragment)
     if data_position is not None:
         start, end = _int(data_position.get("start"), "start"), _int(data_position.get("end"), "end")
-        return TargetResult(ident, source, str(base), "selected", named("byte", start, end), "read from its octets")
+        return TargetResult(ident, source, str(base), "selected", _named(base, "byte", start, end), "read from its octets")
     raise UnsupportedError(f"the target of {ident or 'an annotation'} has no selector pdi reads "
                            "(TextQuoteSelector, TextPositionSelector, FragmentSelector, DataPositionSelector)")
+
+
+def _from_text(
+    ident: str | None, source: str, base: PDI, page: PageText,
+    quote: Mapping[str, Any] | None, position: Mapping[str, Any] | None,
+) -> TargetResult:
+    """A target with a TextQuoteSelector (found near its TextPositionSelector, if any), or only a TextPositionSelector."""
+    near = None
+    if position is not None:
+        start, end = _int(position.get("start"), "start"), _int(position.get("end"), "end")
+        if end < start:
+            raise ParseError(f"a TextPositionSelector ends ({end}) before it starts ({start})", rule="end")
+        near = start
+    if quote is not None:
+        exact = quote.get("exact")
+        if not isinstance(exact, str):
+            raise ParseError("a TextQuoteSelector needs its exact text", rule="exact")
+        prefix, suffix = quote.get("prefix"), quote.get("suffix")
+        match = find_quote(
+            page.text, exact, prefix if isinstance(prefix, str) else None,
+            suffix if isinstance(suffix, str) else None, near=near,
+        )
+        if match is None:
+            return TargetResult(ident, source, str(base), "missing", None,
+                                f"the quote {_short(exact)} is not in {base}", exact)
+        a, b = page.document_range(match.start, match.end)
+        moved = near is not None and position is not None and (match.start, match.end) != (near, position["end"])
+        status = "moved" if moved else "found"
+        message = (f"the quote stands at {match.start}-{match.end} of the page text, not at {near}-{position['end']}"
+                   if moved and position is not None else "the quote is there")
+        if match.context != "both":
+            message += f" (its context agrees: {match.context})"
+        return TargetResult(ident, source, str(base), status, _named(base, "char", a, b), message, exact)
+    assert position is not None
+    start, end = _int(position["start"], "start"), _int(position["end"], "end")
+    if end > len(page.text):
+        raise ParseError(f"the TextPositionSelector ends at {end}, past the text's {len(page.text)} characters",
+                         rule="end")
+    a, b = page.document_range(start, end)
+    return TargetResult(ident, source, str(base), "selected", _named(base, "char", a, b), "read from its position")
 
 
 def _from_fragment(
@@ -444,9 +452,3 @@ def _valid(name: PDI) -> PDI:
 
 def _short(text: str) -> str:
     return repr(text if len(text) <= 60 else text[:57] + "…")
-
-
-def errors_of(results: Sequence[TargetResult]) -> list[str]:
-    """One line per target whose quote is missing."""
-    return [r.message for r in results if r.status == "missing"]
-

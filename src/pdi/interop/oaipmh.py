@@ -92,6 +92,13 @@ class Request:
 
 def parse_request(pairs: Iterable[tuple[str, str]]) -> Request:
     """The verb and arguments of a request's ``key=value`` pairs (query string or form), checked by §3.1.2.1."""
+    verb, arguments = _verb_and_arguments(pairs)
+    _check_arguments(verb, arguments)
+    return Request(verb, arguments)
+
+
+def _verb_and_arguments(pairs: Iterable[tuple[str, str]]) -> tuple[str, dict[str, str]]:
+    """The one known verb and the arguments, each given once (§3.6 badVerb, badArgument)."""
     verbs: list[str] = []
     arguments: dict[str, str] = {}
     for key, value in pairs:
@@ -108,6 +115,11 @@ def parse_request(pairs: Iterable[tuple[str, str]]) -> Request:
     verb = verbs[0]
     if verb not in VERBS:
         raise OAIError("badVerb", f"{verb[:80]!r} is no OAI-PMH verb: use one of " + ", ".join(VERBS))
+    return verb, arguments
+
+
+def _check_arguments(verb: str, arguments: dict[str, str]) -> None:
+    """Refuse arguments the verb does not take, misses or cannot echo (§3.1.2.1, §3.6 badArgument)."""
     required, optional, exclusive = VERBS[verb]
     allowed = required | optional | ({exclusive} if exclusive else set())
     for key, value in arguments.items():
@@ -135,7 +147,6 @@ def parse_request(pairs: Iterable[tuple[str, str]]) -> Request:
         missing = sorted(required - arguments.keys())
         if missing:
             raise OAIError("badArgument", f"{verb} needs the argument {', '.join(missing)}")
-    return Request(verb, arguments)
 
 
 #: The schema's metadataPrefixType and setSpecType (OAI-PMH.xsd).

@@ -45,24 +45,7 @@ def normalize_uri(uri: URI) -> URI:
     if scheme is not None or host is not None or path.startswith("/"):
         # A relative path keeps its dot segments: they depend on a base.
         path = remove_dot_segments(path)
-    if scheme in _DEFAULT_PORTS and host is not None:
-        if port is not None and (port == "" or port.lstrip("0") == _DEFAULT_PORTS[scheme]):
-            port = None
-        elif port:
-            port = port.lstrip("0") or "0"
-        if path == "":
-            path = "/"
-    elif scheme == "file":
-        # RFC 8089 §2: "localhost" and no authority both mean the local host.
-        if (host == "localhost" and uri.userinfo is None and port is None) or (
-            host is None and path.startswith("/")
-        ):
-            host = ""
-        if host is not None and path == "":
-            path = "/"
-    elif scheme == "mailto" and "@" in path:
-        # §6.2.3's own example: the domain of each address is case-insensitive.
-        path = ",".join(_lower_domain(address) for address in path.split(","))
+    host, port, path = _scheme_based(scheme, host, port, path, uri.userinfo)
     if host is None and path.startswith("//"):
         path = "/." + path  # keep the path from re-parsing as an authority
     return URI(
@@ -74,6 +57,31 @@ def normalize_uri(uri: URI) -> URI:
         _percent(uri.query),
         _percent(uri.fragment),
     )
+
+
+def _scheme_based(
+    scheme: str | None, host: str | None, port: str | None, path: str, userinfo: str | None
+) -> tuple[str | None, str | None, str]:
+    """§6.2.3 scheme-based normalization of the host, port and path, for the schemes that have one."""
+    if scheme in _DEFAULT_PORTS and host is not None:
+        if port is not None and (port == "" or port.lstrip("0") == _DEFAULT_PORTS[scheme]):
+            port = None
+        elif port:
+            port = port.lstrip("0") or "0"
+        if path == "":
+            path = "/"
+    elif scheme == "file":
+        # RFC 8089 §2: "localhost" and no authority both mean the local host.
+        if (host == "localhost" and userinfo is None and port is None) or (
+            host is None and path.startswith("/")
+        ):
+            host = ""
+        if host is not None and path == "":
+            path = "/"
+    elif scheme == "mailto" and "@" in path:
+        # §6.2.3's own example: the domain of each address is case-insensitive.
+        path = ",".join(_lower_domain(address) for address in path.split(","))
+    return host, port, path
 
 
 def normalize(text: str) -> str:

@@ -1,4 +1,4 @@
-"""WACZ packages (WACZ 1.1.1) as ``pdi import FILE.wacz`` opens them: :func:`pdi.interop.wacz.wacz_sources`.
+"""WACZ packages (WACZ 1.1.1) as ``pdi import FILE.wacz`` opens them: :func:`pdi.interop.warc.sources.wacz_sources`.
 
 The input is the ZIP file. Its WARC files under ``archive/`` are read in
 place (a seek into the stored member) by pass 1 of a WARC import
@@ -15,8 +15,8 @@ from pathlib import Path
 from fuzz_harness import Target
 
 from fuzz_targets.warc import LIMIT, check_index, check_plan
-from pdi.interop.wacz import wacz_sources
 from pdi.interop.warc import read_index
+from pdi.interop.warc.sources import wacz_sources
 
 
 def run(data: bytes) -> None:

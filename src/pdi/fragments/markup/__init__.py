@@ -75,7 +75,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pdi import charsets
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
-from pdi.fragments import FragmentResult
+from pdi.fragments.results import FragmentResult
 
 if TYPE_CHECKING:
     from pdi.fragments.text.index import Buffer

@@ -65,9 +65,9 @@ from pdi.errors import UnsupportedError
 from pdi.fragments.text.charset import Encoding
 
 try:
-    from pdi.fragments.text import _count
+    import pdi.fragments.text._count as _count
 except ImportError:  # built without a C compiler: the numpy passes give the same counts
-    _count = None  # type: ignore[assignment]
+    _count = None  # type: ignore[assignment]  # the module's name holds None when it is missing
 
 #: Whether the compiled one-pass counter was built.
 COMPILED: Final = _count is not None
@@ -165,7 +165,7 @@ class BlockCounter:
         """Whether ``needle`` may occur in ``[a, b)``: ``find`` where the buffer has it, else ``True``."""
         if not self._findable:
             return True
-        buf: bytes | bytearray | mmap.mmap = self._buf  # type: ignore[assignment]
+        buf: bytes | bytearray | mmap.mmap = self._buf  # type: ignore[assignment]  # as _findable found it
         return buf.find(needle, a, b) >= 0
 
     def _count_compiled(self, a: int, b: int) -> BlockCounts:

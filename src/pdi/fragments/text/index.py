@@ -285,11 +285,6 @@ class TextIndex:
             self._scan()
         return self
 
-    @property
-    def complete(self) -> bool:
-        """True once every block has been counted."""
-        return self._done
-
     def _local(self, block: int) -> _Local:
         local = self._cache.get(block)
         if local is None:

@@ -69,8 +69,3 @@ def line_ending_convention(text: str) -> str:
     if not seen:
         return "none"
     return _NAMES[seen.pop()]
-
-
-def count_line_endings(text: str) -> int:
-    """Number of line endings in ``text`` (each CRLF or CR+NEL counts once)."""
-    return sum(1 for _ in LINE_ENDING_RE.finditer(text))

@@ -31,7 +31,7 @@ import codecs
 from collections.abc import Sequence
 
 from pdi.errors import ParseError
-from pdi.fragments import FragmentResult, Range
+from pdi.fragments.results import FragmentResult, Range
 from pdi.fragments.text.index import Buffer, TextIndex
 from pdi.fragments.text.lines import to_crlf
 from pdi.fragments.text.table import TextTable

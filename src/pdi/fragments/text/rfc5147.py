@@ -46,13 +46,14 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Final, Literal, TypeVar
 
 from pdi._wording import plural
 from pdi.charsets import iana_name
 from pdi.errors import IntegrityError, LimitError, ParseError, UnsupportedError
-from pdi.fragments import Range
+from pdi.fragments.results import Range
 from pdi.fragments.text.charset import codec_name, same_charset
 from pdi.fragments.text.index import Buffer, TextIndex
 
@@ -66,6 +67,7 @@ _CHARSET_CHARS: Final = frozenset(
 _NAME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 OnError = Literal["raise", "ignore"]
+_F = TypeVar("_F")
 
 
 @dataclass(frozen=True)
@@ -378,6 +380,21 @@ def _integrity_summary(outcomes: tuple[CheckOutcome, ...]) -> str:
     return "unchecked"
 
 
+def parsed_or_not_interpreted(
+    fragment: _F | str, parse: Callable[[str], _F], index: TextIndex, on_error: OnError
+) -> _F | TextSelection:
+    """``fragment``, parsed with ``parse`` when it is a string; on a syntax error, raised (``on_error="raise"``)
+    or the selection of a fragment not interpreted (§4.4) that says so."""
+    if not isinstance(fragment, str):
+        return fragment
+    try:
+        return parse(fragment)
+    except ParseError as exc:
+        if on_error == "raise":
+            raise
+        return not_interpreted(index, f"syntax error: {exc}")
+
+
 def evaluate_rfc5147(
     fragment: TextFragment | str,
     data: Buffer | TextIndex,
@@ -398,13 +415,10 @@ def evaluate_rfc5147(
     see the module docstring.
     """
     index = data if isinstance(data, TextIndex) else TextIndex(data, charset)
-    if isinstance(fragment, str):
-        try:
-            fragment = TextFragment.parse(fragment)
-        except ParseError as exc:
-            if on_error == "raise":
-                raise
-            return not_interpreted(index, f"syntax error: {exc}")
+    parsed = parsed_or_not_interpreted(fragment, TextFragment.parse, index, on_error)
+    if isinstance(parsed, TextSelection):
+        return parsed
+    fragment = parsed
     outcomes: tuple[CheckOutcome, ...] = ()
     if check_integrity and fragment.checks:
         outcomes = run_checks(fragment.checks, index, transcode=transcode, undeclared=undeclared)

@@ -56,10 +56,10 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from pdi.errors import LimitError, ParseError
-from pdi.fragments import Range
+from pdi.fragments.results import Range
 from pdi.fragments.text.bre import compile_bre
 from pdi.fragments.text.index import Buffer, TextIndex
-from pdi.fragments.text.rfc5147 import MAX_DIGITS, OnError, TextSelection, not_interpreted
+from pdi.fragments.text.rfc5147 import MAX_DIGITS, OnError, TextSelection, parsed_or_not_interpreted
 
 MAX_MATCHES: Final = 100_000
 _HEXDIGITS: Final = frozenset("0123456789abcdefABCDEF")
@@ -286,13 +286,10 @@ def evaluate_wilde(
 ) -> TextSelection:
     """Evaluate a draft-wilde fragment on the octets of a text entity (see the module docstring)."""
     index = data if isinstance(data, TextIndex) else TextIndex(data, charset)
-    if isinstance(fragment, str):
-        try:
-            fragment = WildeFragment.parse(fragment)
-        except ParseError as exc:
-            if on_error == "raise":
-                raise
-            return not_interpreted(index, f"syntax error: {exc}")
+    parsed = parsed_or_not_interpreted(fragment, WildeFragment.parse, index, on_error)
+    if isinstance(parsed, TextSelection):
+        return parsed
+    fragment = parsed
     spans: list[tuple[int, int]] = []  # (start, end) in RFC 5147 characters, or lines to convert
     ignored: list[str] = []
     clamped = False

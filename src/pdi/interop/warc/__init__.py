@@ -42,7 +42,8 @@ An import runs in two passes.
 :func:`write_exchanges` writes a capture's HTTP exchanges (``request`` and
 ``response`` records, with payload digests) as WARC.
 
-The package's modules: :mod:`~pdi.interop.warc.records` (pass 1: reading and
+The package's modules: :mod:`~pdi.interop.warc.sources` (the WARC files of a
+path: itself, or those a WACZ holds), :mod:`~pdi.interop.warc.records` (pass 1: reading and
 checking the records, the index by URL and digest), :mod:`~pdi.interop.warc.bounded`
 (warcio's reader with the bounds and the checks for a file cut short), :mod:`~pdi.interop.warc.pages`
 (pass 2: pages and lone resources, planned and deposited) and
@@ -53,15 +54,8 @@ from __future__ import annotations
 
 from pdi.interop.warc.bounded import ReadLimits
 from pdi.interop.warc.pages import Imported, ImportPlan, Item, import_warc, plan_import
-from pdi.interop.warc.records import (
-    PAGE_TYPES,
-    Entry,
-    Source,
-    WarcIndex,
-    is_web_archive,
-    read_index,
-    sources_for,
-)
+from pdi.interop.warc.records import PAGE_TYPES, Entry, WarcIndex, read_index
+from pdi.interop.warc.sources import Source, is_web_archive, sources_for, wacz_sources
 from pdi.interop.warc.write import warc_date, write_exchanges
 
 __all__ = [
@@ -78,6 +72,7 @@ __all__ = [
     "plan_import",
     "read_index",
     "sources_for",
+    "wacz_sources",
     "warc_date",
     "write_exchanges",
 ]

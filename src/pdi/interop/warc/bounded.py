@@ -103,7 +103,7 @@ class Refused(Exception):
         self.at = at
 
 
-class _BoundedReader(DecompressingBufferedReader):  # type: ignore[misc]
+class _BoundedReader(DecompressingBufferedReader):  # type: ignore[misc]  # warcio has no types: its class is Any
     """warcio's reader (gzip members decompressed, lines read), with each read bounded."""
 
     def __init__(self, stream: Any, *, limits: ReadLimits, deadline: float | None) -> None:
@@ -220,7 +220,7 @@ class _BoundedReader(DecompressingBufferedReader):  # type: ignore[misc]
         return line
 
 
-class BoundedIterator(ArchiveIterator):  # type: ignore[misc]
+class BoundedIterator(ArchiveIterator):  # type: ignore[misc]  # warcio has no types: its class is Any
     """warcio's record iterator (digests checked) reading through :class:`_BoundedReader`."""
 
     def __init__(self, fh: BinaryIO, *, limits: ReadLimits | None = None, deadline: float | None = None) -> None:

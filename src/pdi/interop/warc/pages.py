@@ -19,8 +19,7 @@ from pathlib import Path
 
 from pdi import formats
 from pdi._wording import plural
-from pdi.archive import Archive, Content, Deposit
-from pdi.archive import canonical_series as _canonical_series
+from pdi.archive import Archive, Content, Deposit, canonical_series
 from pdi.capture.crawl import crawl, pack_crawl
 from pdi.capture.fetch import Fetched, Limits, Redirect
 from pdi.errors import (
@@ -33,15 +32,8 @@ from pdi.errors import (
 )
 from pdi.identifier import PDI
 from pdi.interop.warc.bounded import ReadLimits
-from pdi.interop.warc.records import (
-    PAGE_TYPES,
-    Entry,
-    Source,
-    WarcIndex,
-    _where,
-    read_index,
-    sources_for,
-)
+from pdi.interop.warc.records import PAGE_TYPES, Entry, WarcIndex, _where, read_index
+from pdi.interop.warc.sources import Source, sources_for
 from pdi.uri import resolve
 
 __all__ = ["ImportPlan", "Imported", "Item", "import_warc", "plan_import"]
@@ -145,7 +137,7 @@ def plan_import(
     capture does.
     """
     limits = limits or Limits()
-    series = _canonical_series(series)
+    series = canonical_series(series)
     related = formats.token_for("multipart/related")
     skipped: list[str] = []
     pages: list[Item] = []
@@ -267,7 +259,7 @@ def import_warc(
     made.
     """
     limits = limits or Limits()
-    name = _canonical_series(series)
+    name = canonical_series(series)
     if name not in {record.name for record in archive.series()}:
         raise NotFoundError(f"series {name} is not registered (pdi series add {name})")
     bounds = bounds or ReadLimits()

@@ -16,14 +16,14 @@ import io
 import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
+from warcio.recordloader import ArcWarcRecord
 
+from pdi import formats
 from pdi._wording import plural
 from pdi.errors import (
     IntegrityError,
@@ -34,49 +34,14 @@ from pdi.errors import (
     UnsupportedError,
 )
 from pdi.interop.warc.bounded import BoundedIterator, ReadLimits, Refused
+from pdi.interop.warc.sources import Source
 from pdi.mhtml.resolve import comparable
 
-__all__ = ["PAGE_TYPES", "Entry", "Source", "WarcIndex", "is_web_archive", "read_index", "sources_for"]
+__all__ = ["PAGE_TYPES", "Entry", "WarcIndex", "read_index"]
 
 #: media types that make a record a page (an aggregate), not a lone resource
 PAGE_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _CHUNK = 1 << 16
-
-
-@dataclass(frozen=True)
-class Source:
-    """One WARC file: its name in messages and a way to open it (seekable) afresh."""
-
-    name: str
-    open: Callable[[], AbstractContextManager[BinaryIO]]
-    size: int = 0  # bytes, for progress
-
-
-def sources_for(
-    path: str | Path, *, max_expansion: float = ReadLimits.max_expansion, spool: Path | None = None
-) -> list[Source]:
-    """The WARC files of ``path``: itself (``.warc``, ``.warc.gz``), or those a WACZ holds
-    (:func:`pdi.interop.wacz.wacz_sources`: a deflated one decompressed into ``spool``)."""
-    name = str(path)
-    if name.lower().endswith(".wacz"):
-        from pdi.interop.wacz import wacz_sources
-
-        return wacz_sources(path, max_expansion=max_expansion, spool=spool)
-    if not Path(path).is_file():
-        raise NotFoundError(f"no file {name}")
-
-    @contextlib.contextmanager
-    def opener() -> Iterator[BinaryIO]:
-        with open(path, "rb") as fh:
-            yield fh
-
-    return [Source(Path(path).name, opener, Path(path).stat().st_size)]
-
-
-def is_web_archive(path: str | Path) -> bool:
-    """Whether ``path`` is named as a WARC or WACZ file (what ``pdi import`` dispatches on)."""
-    lower = str(path).lower()
-    return lower.endswith((".warc", ".warc.gz", ".wacz"))
 
 
 @dataclass(frozen=True)
@@ -133,15 +98,7 @@ def _parse_date(value: str | None, source: Source, offset: int) -> datetime.date
 
 
 def _content_type(value: str | None) -> tuple[str | None, str | None]:
-    if not value:
-        return None, None
-    pieces = [p.strip() for p in value.split(";")]
-    media = pieces[0].lower() or None
-    charset = None
-    for piece in pieces[1:]:
-        key, _, val = piece.partition("=")
-        if key.strip().lower() == "charset":
-            charset = val.strip().strip('"').strip() or None
+    media, charset = formats.content_type_of(value)
     if media is not None and "/" not in media:
         media = None
     return media, charset
@@ -391,10 +348,10 @@ def _damaged(source: Source, offset: int, exc: Exception) -> ParseError:
     return ParseError(f"{_where(source, offset)} is damaged: {detail}", rule="WARC record")
 
 
-def _index_one(record: object, source: Source, number: int, offset: int, limit: int) -> Entry | None:
+def _index_one(record: ArcWarcRecord, source: Source, number: int, offset: int, limit: int) -> Entry | None:
     """The index entry of a record an import can use (or ``None``); reads its payload through."""
-    kind = record.rec_type  # type: ignore[attr-defined]
-    headers = record.rec_headers  # type: ignore[attr-defined]
+    kind = record.rec_type
+    headers = record.rec_headers
     uri = headers.get_header("WARC-Target-URI")
     if kind not in ("response", "resource", "revisit") or not _http_target(uri):
         return None  # warcinfo, request, metadata, dns: … records say nothing a page is made of
@@ -402,7 +359,7 @@ def _index_one(record: object, source: Source, number: int, offset: int, limit: 
     uri = uri.strip().strip("<>")  # WARC 1.0 writers put <…> around it (§5.11 erratum)
     warc_date = headers.get_header("WARC-Date") or ""
     date = _parse_date(warc_date, source, offset)
-    http = record.http_headers  # type: ignore[attr-defined]
+    http = record.http_headers
     where = _where(source, offset, uri)
     if kind == "resource":
         status = 200
@@ -424,7 +381,7 @@ def _index_one(record: object, source: Source, number: int, offset: int, limit: 
     segmented = headers.get_header("WARC-Segment-Number") is not None
     if kind != "revisit" and not segmented:
         try:
-            counted = _drain(record.content_stream(), limit, where, keep=False)  # type: ignore[attr-defined]
+            counted = _drain(record.content_stream(), limit, where, keep=False)
         except LimitError:
             oversize = True  # the rest is read raw by read_to_end, so its digests are still checked
         else:

@@ -1,0 +1,36 @@
+"""Files written whole: beside their name first, renamed into place only when complete.
+
+A write that fails midway (a full disk, a damaged chunk read, an interrupt)
+leaves nothing under the target's name and removes what it wrote (the
+rename is atomic on one file system: ``os.replace``, POSIX ``rename(2)``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from pdi.errors import StoreError
+
+__all__ = ["written_whole"]
+
+
+@contextlib.contextmanager
+def written_whole(target: Path, shown: str) -> Iterator[Path]:
+    """The path to write ``target``'s content to (``.NAME.pdi-partial`` beside it), renamed to ``target`` at the end.
+
+    An :class:`OSError` is a :class:`~pdi.errors.StoreError` naming ``shown``
+    (the name as the user gave it); on any error the partial file is removed.
+    """
+    partial = target.with_name(f".{target.name}.pdi-partial")
+    try:
+        yield partial
+        os.replace(partial, target)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise StoreError(f"cannot write {shown}: {exc.strerror or exc}") from exc
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise

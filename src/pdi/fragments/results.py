@@ -1,0 +1,156 @@
+"""What a fragment evaluator answers: the values every media family's module shares, below the registry.
+
+:class:`FragmentResult` and its selections (:class:`Range` of characters or
+octets, :class:`Region` of pixels, :class:`Interval` of samples), the
+:data:`Buffer` an entity's octets come in, and the two messages every
+evaluator words alike (:func:`past_end_message`, :func:`check_order`).
+The evaluators (:mod:`pdi.fragments.text`, :mod:`~pdi.fragments.markup`,
+:mod:`~pdi.fragments.image` …) import these from here and the registry
+(:mod:`pdi.fragments`) imports the evaluators, so imports run one way.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import mmap
+from dataclasses import dataclass
+
+from pdi._wording import plural
+from pdi.errors import ParseError
+
+__all__ = ["Buffer", "FragmentResult", "Interval", "Range", "Region", "check_order", "past_end_message"]
+
+#: The octets of an entity: ``bytes``, or a memory map (text and markup evaluators).
+Buffer = bytes | bytearray | memoryview | mmap.mmap
+
+
+@dataclass(frozen=True)
+class Range:
+    """One selected stretch: character positions ``[start, end)`` and octet offsets ``[byte_start, byte_end)``.
+
+    Characters are counted the way the scheme counts them (code points of the
+    CRLF-canonical text for PDI ``char`` and ``line``; RFC 5147 characters for
+    RFC 5147 fragments); octet offsets are into the entity the evaluator was
+    given.
+    """
+
+    start: int
+    end: int
+    byte_start: int
+    byte_end: int
+
+
+@dataclass(frozen=True)
+class Region:
+    """The rectangle an image fragment selects: pixels ``x1 ≤ x < x2``, ``y1 ≤ y < y2`` of ``frame``.
+
+    The corners are clamped to the image (``width`` × ``height`` pixels, the
+    size of the frame); ``frames`` is how many frames the image has.
+    """
+
+    x1: int
+    y1: int
+    x2: int
+    y2: int
+    frame: int
+    width: int
+    height: int
+    frames: int
+
+
+@dataclass(frozen=True)
+class Interval:
+    """The stretch of sound a time fragment selects: sample frames ``[start, end)`` at ``rate`` per second.
+
+    ``start`` and ``end`` are clamped to the ``length`` of the recording (in
+    sample frames); ``channels`` is the number of channels.
+    """
+
+    start: int
+    end: int
+    rate: int
+    channels: int
+    length: int
+
+    @property
+    def seconds(self) -> tuple[float, float]:
+        """Start and end in seconds."""
+        return self.start / self.rate, self.end / self.rate
+
+
+@dataclass(frozen=True)
+class FragmentResult:
+    """What a fragment selects.
+
+    ``data`` holds the selected octets in the entity's charset (for several
+    ranges, their concatenation in order), ``clamped`` says a position past
+    the end was taken as the end, ``ranges`` the stretches selected.
+    ``past_end`` says the fragment lies wholly past the end: it starts at or
+    after the end and asks for more, so it selects nothing of the entity
+    (``char=100,200`` on 50 characters, ``char=50,60`` too). A zero-length
+    selection exactly at the end (``char=50,50``, ``char=50``) is a legal
+    empty selection *at* the end, not past it; a fragment that starts inside
+    and reaches past the end is only ``clamped``. Per dimension on an image:
+    a rectangle whose left edge is at or past the right edge and reaches
+    further (or the same for its top edge and the bottom), since it holds
+    no pixel of the image.
+    ``canonicalized`` is true when the entity was not CRLF-canonical: the
+    positions were counted over its CRLF-canonical form, as the PDI reading
+    requires, and ``data`` is the selection written with CRLF line endings
+    (the octet offsets in ``ranges`` still point into the entity as given).
+    Image fragments set ``region`` and audio fragments ``interval`` (their
+    ``ranges`` are empty); ``media_type`` is that of ``data``, which may
+    differ from the entity's (a ``crop`` is a PNG image, a time range a WAV
+    file).
+    """
+
+    data: bytes
+    media_type: str
+    clamped: bool
+    ranges: tuple[Range, ...]
+    charset: str | None = None
+    scheme: str = ""
+    canonicalized: bool = False
+    region: Region | None = None
+    interval: Interval | None = None
+    past_end: bool = False
+
+    def text(self) -> str:
+        """The selected text, decoded with the entity's charset (US-ASCII if none)."""
+        import codecs
+
+        return codecs.decode(self.data, self.charset or "us-ascii", "strict")
+
+
+def past_end_message(name: object, result: FragmentResult) -> str:
+    """What is said of ``name`` when its fragment ``result`` lies wholly past the end (:attr:`FragmentResult.past_end`).
+
+    One sentence for every edge: ``pdi get`` prints it as a warning and
+    exits 9; the resolver's ``N2R`` answers it as a ``416`` problem. With the
+    document's extent when the result knows it (the end of a ``char`` or
+    ``byte`` selection is clamped to the end, PDI-GRAMMAR.md §3).
+    """
+    extent = ""
+    if result.interval is not None:
+        i = result.interval
+        extent = f" (the recording lasts {i.length / i.rate:.3f} s)"
+    elif result.region is not None:
+        extent = f" (the image is {result.region.width}x{result.region.height} pixels)"
+    elif result.scheme in ("char", "byte") and result.ranges:
+        end = result.ranges[-1].end  # clamped to the end
+        extent = f" (the text has {plural(end, 'character')})" if result.scheme == "char" else f" (it has {plural(end, 'byte')})"
+    return f"{name} lies wholly past the end{extent}: it selects nothing"
+
+
+def check_order(what: str, start: int, end: int, rule: str) -> None:
+    """Refuse a range ``what`` (``"byte range"``, ``"sec fragment"``) whose ``end`` comes before its ``start``.
+
+    The :class:`~pdi.errors.ParseError` quotes ``start,end`` and points at the end (where it goes wrong).
+    """
+    if end < start:
+        raise ParseError(
+            f"{what} ends before it starts ({end} < {start})",
+            text=f"{start},{end}",
+            offset=len(str(start)) + 1,
+            rule=rule,
+        )

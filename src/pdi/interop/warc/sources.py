@@ -1,0 +1,228 @@
+"""The WARC files an import reads: a ``.warc``/``.warc.gz`` file itself, or those a WACZ package holds.
+
+A WACZ (WACZ 1.1.1, webrecorder) keeps its WARC files under ``archive/``,
+stored without compression, so one is read in place (reading at an offset
+is a seek); one the ZIP deflates is decompressed once into a spool folder,
+after its ratio is checked (APPNOTE.TXT §4.3.7 for the local header read).
+This module sits below :mod:`~pdi.interop.warc.records` (pass 1) and
+:mod:`pdi.interop.wacz` (export), so both import it and neither the other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from pdi._wording import plural
+from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
+from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits
+
+__all__ = ["Source", "is_web_archive", "sources_for", "wacz_sources"]
+
+_MAX_MEMBERS = 10_000
+
+
+@dataclass(frozen=True)
+class Source:
+    """One WARC file: its name in messages and a way to open it (seekable) afresh."""
+
+    name: str
+    open: Callable[[], AbstractContextManager[BinaryIO]]
+    size: int = 0  # bytes, for progress
+
+
+def sources_for(
+    path: str | Path, *, max_expansion: float = ReadLimits.max_expansion, spool: Path | None = None
+) -> list[Source]:
+    """The WARC files of ``path``: itself (``.warc``, ``.warc.gz``), or those a WACZ holds
+    (:func:`wacz_sources`: a deflated one decompressed into ``spool``)."""
+    name = str(path)
+    if name.lower().endswith(".wacz"):
+        return wacz_sources(path, max_expansion=max_expansion, spool=spool)
+    if not Path(path).is_file():
+        raise NotFoundError(f"no file {name}")
+
+    @contextlib.contextmanager
+    def opener() -> Iterator[BinaryIO]:
+        with open(path, "rb") as fh:
+            yield fh
+
+    return [Source(Path(path).name, opener, Path(path).stat().st_size)]
+
+
+def is_web_archive(path: str | Path) -> bool:
+    """Whether ``path`` is named as a WARC or WACZ file (what ``pdi import`` dispatches on)."""
+    lower = str(path).lower()
+    return lower.endswith((".warc", ".warc.gz", ".wacz"))
+
+
+def wacz_sources(
+    path: str | Path, *, max_expansion: float = ReadLimits.max_expansion, spool: Path | None = None
+) -> list[Source]:
+    """The WARC files in ``archive/`` of the WACZ at ``path``, in name order.
+
+    A WARC stored uncompressed (as WACZ asks) is read in place, a window of
+    the file (:class:`_Window`: reading at an offset is a seek; zipfile's own
+    member reads forward to it, which made an import's second pass, reading
+    each record again, take time in the square of the entry's size). One the
+    ZIP deflates is, with ``spool`` (a folder), decompressed there once, for
+    the same reason (else read through zipfile).
+
+    A WARC entry that the ZIP directory says decompresses to more than
+    ``max_expansion`` times its compressed size (past its first MiB) is a
+    :class:`~pdi.errors.LimitError` naming it and its offset in the ZIP, before
+    a byte of it is read (zipfile never gives more than the size the
+    directory states, so the statement bounds what is read).
+    """
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+    except FileNotFoundError:
+        raise NotFoundError(f"no file {path}") from None
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise ParseError(f"{path} is not a WACZ (not a ZIP file: {exc})", rule="WACZ") from None
+    except NotImplementedError as exc:  # a ZIP feature zipfile lacks ("zip file version 12.7")
+        raise UnsupportedError(f"{path} cannot be read: {exc}") from None
+    if len(infos) > _MAX_MEMBERS:
+        raise ParseError(f"{path} has more than {_MAX_MEMBERS} files", rule="WACZ")
+    members = {
+        i.filename: i for i in infos
+        if i.filename.startswith("archive/") and i.filename.lower().endswith((".warc", ".warc.gz"))
+    }
+    sizes = {name: info.file_size for name, info in members.items()}
+    for info in infos:
+        if info.filename in sizes and info.file_size > EXPANSION_ALLOWANCE \
+                and info.file_size > max_expansion * info.compress_size:
+            raise LimitError(
+                f"{Path(path).name}!{info.filename} (the ZIP entry at offset {info.header_offset}) is refused:"
+                f" it decompresses to {plural(info.file_size, 'byte')} from {plural(info.compress_size, 'byte')},"
+                f" more than {max_expansion:g} times (the limit of pdi import --max-expansion)"
+            )
+    names = sorted(sizes)
+    if not names:
+        raise ParseError(f"{path} holds no WARC file under archive/", rule="WACZ")
+
+    def opener(member: str) -> Callable[[], contextlib.AbstractContextManager[BinaryIO]]:
+        @contextlib.contextmanager
+        def open_member() -> Iterator[BinaryIO]:
+            with contextlib.ExitStack() as stack:
+                try:
+                    zf = stack.enter_context(zipfile.ZipFile(path))
+                    fh = stack.enter_context(zf.open(member))
+                except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
+                    # a damaged local header, a size or offset past the end
+                    raise ParseError(f"{path}: {member} cannot be opened: {exc}", rule="WACZ") from None
+                except (NotImplementedError, RuntimeError) as exc:  # a compression method or encryption zipfile lacks
+                    raise UnsupportedError(f"{path}: {member} cannot be read: {exc}") from None
+                yield fh  # type: ignore[misc]  # ZipExtFile is a seekable binary stream
+
+        return open_member
+
+    def stored(info: zipfile.ZipInfo) -> Callable[[], contextlib.AbstractContextManager[BinaryIO]]:
+        @contextlib.contextmanager
+        def open_window() -> Iterator[BinaryIO]:
+            with open(path, "rb") as raw:
+                window = _Window(raw, _data_start(raw, info, path), info.file_size, info.CRC,
+                                 f"{Path(path).name}!{info.filename}")
+                yield window  # type: ignore[misc]  # a RawIOBase is a seekable binary stream, not typed as BinaryIO
+
+        return open_window
+
+    def spooled(member: str, number: int) -> Callable[[], contextlib.AbstractContextManager[BinaryIO]]:
+        assert spool is not None
+        copy = spool / f"wacz-{number}{''.join(Path(member).suffixes[-2:])}"
+        with opener(member)() as source, copy.open("wb") as out:
+            try:
+                shutil.copyfileobj(source, out, 1 << 20)
+            except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:  # a CRC or a deflate stream wrong
+                raise ParseError(f"{path}: {member} cannot be read: {exc}", rule="WACZ") from None
+
+        @contextlib.contextmanager
+        def open_copy() -> Iterator[BinaryIO]:
+            with copy.open("rb") as fh:
+                yield fh
+
+        return open_copy
+
+    return [
+        Source(
+            f"{Path(path).name}!{name}",
+            stored(members[name]) if members[name].compress_type == zipfile.ZIP_STORED
+            else spooled(name, number) if spool is not None else opener(name),
+            sizes[name],
+        )
+        for number, name in enumerate(names)
+    ]
+
+
+def _data_start(raw: BinaryIO, info: zipfile.ZipInfo, path: str | Path) -> int:
+    """Where a stored entry's octets begin: after its local file header (APPNOTE.TXT §4.3.7), which is checked."""
+    if info.flag_bits & 0x1:
+        raise UnsupportedError(f"{path}: {info.filename} is encrypted")
+    end = raw.seek(0, os.SEEK_END)
+    header = b""
+    if 0 <= info.header_offset <= end:  # a directory may say anything
+        raw.seek(info.header_offset)
+        header = raw.read(30)
+    if len(header) < 30 or header[:4] != b"PK\x03\x04":
+        raise ParseError(f"{path}: {info.filename} cannot be opened: its local header at offset"
+                         f" {info.header_offset} is damaged", rule="WACZ")
+    name_length, extra_length = int.from_bytes(header[26:28], "little"), int.from_bytes(header[28:30], "little")
+    start = info.header_offset + 30 + name_length + extra_length
+    if info.compress_size != info.file_size or start + info.file_size > end:
+        raise ParseError(f"{path}: {info.filename} cannot be opened: its {plural(info.file_size, 'byte')}"
+                         f" at offset {start} run past the end of the file", rule="WACZ")
+    return start
+
+
+class _Window(io.RawIOBase):
+    """``size`` octets of ``raw`` from ``start``, as a seekable binary file of their own.
+
+    Read from its start to its end in order (as pass 1 reads), its CRC-32 is
+    checked against the ZIP directory's ``crc`` at the end, as zipfile checks a
+    member read whole: a :class:`~pdi.errors.ParseError` naming it when wrong.
+    """
+
+    def __init__(self, raw: BinaryIO, start: int, size: int, crc: int, name: str) -> None:
+        super().__init__()
+        self.raw, self.start, self.size, self.position = raw, start, size, 0
+        self.expected, self.crc, self.checked, self.name = crc, 0, 0, name
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        base = {os.SEEK_SET: 0, os.SEEK_CUR: self.position, os.SEEK_END: self.size}[whence]
+        self.position = max(0, base + offset)
+        return self.position
+
+    def readinto(self, buffer: Any) -> int:
+        wanted = min(len(buffer), self.size - self.position)
+        if wanted <= 0:
+            return 0
+        self.raw.seek(self.start + self.position)
+        data = self.raw.read(wanted)
+        buffer[: len(data)] = data
+        if self.position == self.checked:
+            self.crc = zlib.crc32(data, self.crc)
+            self.checked += len(data)
+            if self.checked == self.size and self.crc != self.expected:
+                raise ParseError(f"{self.name}: its CRC-32 is not the one its ZIP directory entry gives"
+                                 " (the entry is damaged)", rule="WACZ")
+        self.position += len(data)
+        return len(data)
