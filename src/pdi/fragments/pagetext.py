@@ -54,10 +54,10 @@ A :class:`PageText` holds
   string in range").
 * a map from ``text`` to the document: :meth:`document_range` names a stretch
   of ``text`` as the ``char`` range of the CRLF-canonical document (or source)
-  that holds it, as :class:`pdi.fulltext.Passage` does for the full-text
+  that holds it, as :class:`pdi.passages.fulltext.Passage` does for the full-text
   index (a character reference stands for the whole reference).
 
-The reading of markup is the full-text index's (:class:`pdi.fulltext.MarkupScanner`:
+The reading of markup is the full-text index's (:class:`pdi.passages.fulltext.MarkupScanner`:
 tags with their quoted attribute values, comments, raw-text and RCDATA
 elements; no scripts), extended with block boundaries, the elements open
 (with the end tags HTML lets a page leave out: ``<p>`` before a block,
@@ -77,7 +77,7 @@ from typing import Final
 
 from pdi.errors import LimitError
 from pdi.fragments.pagestyle import PageStyle, attributes, display_breaks
-from pdi.fulltext import _REFERENCE, _TAG_NAME, _TAG_OPEN, Passage, _close_tag, _tag_end
+from pdi.passages.fulltext import _REFERENCE, _TAG_NAME, _TAG_OPEN, Passage, _close_tag, _tag_end
 
 __all__ = ["MAX_TEXT_CHARS", "PageText", "markup_page_text", "page_text", "plain_page_text"]
 
