@@ -57,7 +57,8 @@ A :class:`PageText` holds
   that holds it, as :class:`pdi.passages.fulltext.Passage` does for the full-text
   index (a character reference stands for the whole reference).
 
-The reading of markup is the full-text index's (:class:`pdi.passages.fulltext.MarkupScanner`:
+The reading of markup is the full-text index's (:mod:`pdi.passages.scan`, as
+:class:`pdi.passages.fulltext.MarkupScanner` reads it:
 tags with their quoted attribute values, comments, raw-text and RCDATA
 elements; no scripts), extended with block boundaries, the elements open
 (with the end tags HTML lets a page leave out: ``<p>`` before a block,
@@ -68,7 +69,6 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import html
 import re
 import time
 from collections.abc import Mapping
@@ -77,7 +77,16 @@ from typing import Final
 
 from pdi.errors import LimitError
 from pdi.fragments.pagestyle import PageStyle, attributes, display_breaks
-from pdi.passages.fulltext import _REFERENCE, _TAG_NAME, _TAG_OPEN, Passage, _close_tag, _tag_end
+from pdi.passages.fulltext import Passage
+from pdi.passages.scan import (
+    RAW_TEXT,
+    RCDATA,
+    TAG_NAME,
+    TAG_OPEN,
+    close_tag,
+    decoded_pieces,
+    tag_end,
+)
 
 __all__ = ["MAX_TEXT_CHARS", "PageText", "markup_page_text", "page_text", "plain_page_text"]
 
@@ -332,18 +341,7 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
                 a += 2
         if a >= b:
             return
-        at = a
-        pieces: list[tuple[str, int, int]] = []
-        if "&" in source[a:b]:
-            for m in _REFERENCE.finditer(source, a, b):
-                decoded = html.unescape(m.group())
-                if decoded == m.group():
-                    continue
-                pieces.append((source[at : m.start()], at, m.start()))
-                pieces.append((decoded, m.start(), m.end()))
-                at = m.end()
-        pieces.append((source[at:b], at, b))
-        for piece, s, e in pieces:
+        for piece, s, e in decoded_pieces(source, a, b):
             if not piece:
                 continue
             if pre:
@@ -381,7 +379,7 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
             text(lt + 9, end)
             i = min(n, end + 3)
             continue
-        if not _TAG_OPEN.match(source, lt):
+        if not TAG_OPEN.match(source, lt):
             if source.startswith(("<!", "<?"), lt):
                 end = source.find(">", lt + 2)
                 i = n if end < 0 else end + 1
@@ -390,15 +388,14 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
                 i = lt + 1
             continue
         closing = source[lt + 1] == "/"
-        name_match = _TAG_NAME.match(source, lt + (2 if closing else 1))
+        name_match = TAG_NAME.match(source, lt + (2 if closing else 1))
         assert name_match is not None
-        end = _tag_end(source, name_match.end())
+        end = tag_end(source, name_match.end())
         end = n if end < 0 else end
         name = name_match.group().lower() if is_html else name_match.group()
         i = end
-        if is_html and not closing and name in ("script", "style", "xmp", "iframe", "noembed", "noframes",
-                                                "noscript", "title", "textarea"):
-            close = _close_tag(source, name, end)  # raw text and RCDATA: nothing inside is a tag
+        if is_html and not closing and (name in RAW_TEXT or name in RCDATA):
+            close = close_tag(source, name, end)  # raw text and RCDATA: nothing inside is a tag
             stop = n if close < 0 else close
             if name == "iframe" and not skipping:
                 attrs: Mapping[str, str] = attributes(source[name_match.end() : end - 1])

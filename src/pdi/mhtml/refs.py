@@ -67,6 +67,7 @@ from html.parser import HTMLParser
 
 from pdi.errors import LimitError
 from pdi.mhtml.limits import Budget
+from pdi.passages.scan import REFERENCE, decoded_pieces
 
 INLINE_KINDS = frozenset(
     {"src", "frame", "srcset", "stylesheet", "icon", "poster", "data", "background", "style-url", "import"}
@@ -109,7 +110,6 @@ _ATTR = re.compile(
     r"""([\t\n\f\r ]*=+[\t\n\f\r ]*('([^']*)'|"([^"]*)"|(?!['"])([^>\t\n\f\r ]*)))?(?:[\t\n\f\r ]|/(?!>))*"""
 )
 _TAGNAME = re.compile(r"<([a-zA-Z][^\t\n\r\f />\x00]*)(?:[\t\n\f\r ]|/(?!>))*")
-_ENTITY = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)")
 
 _SRC_ELEMENTS = frozenset({"img", "script", "input", "embed", "audio", "video", "source", "track"})
 _SVG_HREF_ELEMENTS = frozenset({"image", "use", "feimage"})  # inline SVG: href / xlink:href
@@ -138,7 +138,7 @@ class _OffsetMap:
         if k < 0:
             return i
         d, r = self._decoded[k], self._raw[k]
-        m = _ENTITY.match(self._text, r)
+        m = REFERENCE.match(self._text, r)
         assert m is not None
         width = len(html.unescape(m.group(0)))
         return r if i < d + width else m.end() + (i - d - width)
@@ -151,23 +151,15 @@ def _unescape_with_map(raw: str) -> tuple[str, _OffsetMap | None]:
         return raw, None
     out: list[str] = []
     offsets = _OffsetMap(raw)
-    pos = 0
     length = 0  # of the decoded text so far
-    for m in _ENTITY.finditer(raw):
-        decoded = html.unescape(m.group(0))
-        # html.unescape may decode only a prefix of a semicolon-less name ("&ampx").
-        if decoded == m.group(0):
-            continue
-        out.append(raw[pos : m.start()])
-        length += m.start() - pos
-        offsets._decoded.append(length)
-        offsets._raw.append(m.start())
-        out.append(decoded)
-        length += len(decoded)
-        pos = m.end()
-    if not out:
+    for number, (piece, start, _) in enumerate(decoded_pieces(raw, 0, len(raw))):
+        if number % 2:  # a reference, decoded
+            offsets._decoded.append(length)
+            offsets._raw.append(start)
+        out.append(piece)
+        length += len(piece)
+    if len(out) == 1:
         return raw, None
-    out.append(raw[pos:])
     return "".join(out), offsets
 
 
