@@ -45,14 +45,9 @@ from dataclasses import dataclass, field
 
 from pdi import charsets
 from pdi.errors import ParseError
+from pdi.mhtml.locations import IGNORED_SCHEMES, clean_reference, location_key, resolve_uri
 from pdi.mhtml.parse import THISMESSAGE
-from pdi.mhtml.resolve import (
-    IGNORED_SCHEMES,
-    clean_reference,
-    location_key,
-    resolve_uri,
-    url_encoding,
-)
+from pdi.mhtml.resolve import url_encoding
 from pdi.uri import resolve
 
 __all__ = [
