@@ -77,16 +77,8 @@ from typing import Final
 
 from pdi.errors import LimitError
 from pdi.fragments.pagestyle import PageStyle, attributes, display_breaks
+from pdi.passages import scan
 from pdi.passages.fulltext import Passage
-from pdi.passages.scan import (
-    RAW_TEXT,
-    RCDATA,
-    TAG_NAME,
-    TAG_OPEN,
-    close_tag,
-    decoded_pieces,
-    tag_end,
-)
 
 __all__ = ["MAX_TEXT_CHARS", "PageText", "markup_page_text", "page_text", "plain_page_text"]
 
@@ -341,7 +333,7 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
                 a += 2
         if a >= b:
             return
-        for piece, s, e in decoded_pieces(source, a, b):
+        for piece, s, e in scan.decoded_pieces(source, a, b):
             if not piece:
                 continue
             if pre:
@@ -379,7 +371,7 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
             text(lt + 9, end)
             i = min(n, end + 3)
             continue
-        if not TAG_OPEN.match(source, lt):
+        if not scan.TAG_OPEN.match(source, lt):
             if source.startswith(("<!", "<?"), lt):
                 end = source.find(">", lt + 2)
                 i = n if end < 0 else end + 1
@@ -388,14 +380,14 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
                 i = lt + 1
             continue
         closing = source[lt + 1] == "/"
-        name_match = TAG_NAME.match(source, lt + (2 if closing else 1))
+        name_match = scan.TAG_NAME.match(source, lt + (2 if closing else 1))
         assert name_match is not None
-        end = tag_end(source, name_match.end())
+        end = scan.tag_end(source, name_match.end())
         end = n if end < 0 else end
         name = name_match.group().lower() if is_html else name_match.group()
         i = end
-        if is_html and not closing and (name in RAW_TEXT or name in RCDATA):
-            close = close_tag(source, name, end)  # raw text and RCDATA: nothing inside is a tag
+        if is_html and not closing and (name in scan.RAW_TEXT or name in scan.RCDATA):
+            close = scan.close_tag(source, name, end)  # raw text and RCDATA: nothing inside is a tag
             stop = n if close < 0 else close
             if name == "iframe" and not skipping:
                 attrs: Mapping[str, str] = attributes(source[name_match.end() : end - 1])

@@ -17,7 +17,7 @@ from typing import BinaryIO
 
 from pdi.mhtml.limits import Limits
 from pdi.mhtml.locations import comparable, location_key
-from pdi.mhtml.parse import read_message
+from pdi.mhtml.parse import Input, read_message
 from pdi.mhtml.parts import HTML_TYPES, Headed, Headers, Multipart, Part
 from pdi.mhtml.resolve import ResolvedReference, environment_encodings, resolve_references
 
@@ -111,12 +111,7 @@ class Aggregate(Headed):
         return f"Aggregate(parts={len(self.parts)}, root={self.root!r}, size={self.size})"
 
 
-def parse(
-    data: bytes | bytearray | memoryview | BinaryIO,
-    *,
-    base: str | None = None,
-    limits: Limits | None = None,
-) -> Aggregate:
+def parse(data: Input, *, base: str | None = None, limits: Limits | None = None) -> Aggregate:
     """Read an MHTML file (or any MIME message) into an :class:`Aggregate`.
 
     ``data`` is the whole file or a binary stream, read in chunks; ``base`` is the URI
@@ -125,14 +120,4 @@ def parse(
     listed in :attr:`Aggregate.warnings`.
     """
     message = read_message(data, base=base, limits=limits)
-    return Aggregate(
-        root=message.root,
-        parts=message.parts,
-        tree=message.tree,
-        boundary=message.boundary,
-        headers=message.headers,
-        base=message.base,
-        size=message.size,
-        warnings=message.warnings,
-        limits=message.limits,
-    )
+    return Aggregate(**vars(message))  # the fields of a ParsedFile are those of an Aggregate, in order

@@ -772,12 +772,11 @@ class ParsedFile:
     limits: Limits
 
 
-def read_message(
-    data: bytes | bytearray | memoryview | BinaryIO,
-    *,
-    base: str | None = None,
-    limits: Limits | None = None,
-) -> ParsedFile:
+#: What an MHTML file is read from: its octets, or a binary stream.
+Input = bytes | bytearray | memoryview | BinaryIO
+
+
+def read_message(data: Input, *, base: str | None = None, limits: Limits | None = None) -> ParsedFile:
     """Read an MHTML file (or any MIME message): :func:`pdi.mhtml.parse`, before the parts are put together."""
 
     lim = limits or Limits()
