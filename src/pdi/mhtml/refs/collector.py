@@ -232,7 +232,7 @@ class Collector(HTMLParser):
 
     def _enter_raw_text(self, elem: str) -> None:
         self.cdata_elem = elem
-        self.interesting = RawTextEnd(elem, self.budget)  # type: ignore[assignment]
+        self.interesting = RawTextEnd(elem, self.budget)  # type: ignore[assignment]  # html.parser only calls .search()
 
     def parse_endtag(self, i: int) -> int:
         if self.cdata_elem is None:
