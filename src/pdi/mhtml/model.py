@@ -17,7 +17,7 @@ from typing import BinaryIO
 
 from pdi.mhtml.limits import Limits
 from pdi.mhtml.locations import comparable, location_key
-from pdi.mhtml.parse import Input, read_message
+from pdi.mhtml.parse import Input, ParsedFile, read_message
 from pdi.mhtml.parts import HTML_TYPES, Headed, Headers, Multipart, Part
 from pdi.mhtml.resolve import ResolvedReference, environment_encodings, resolve_references
 
@@ -25,7 +25,7 @@ __all__ = ["HTML_TYPES", "Aggregate", "Headers", "Multipart", "Part", "parse"]
 
 
 @dataclass(frozen=True, eq=False)
-class Aggregate(Headed):
+class Aggregate(ParsedFile, Headed):
     """An MHTML file read by :func:`pdi.mhtml.parse`.
 
     ``root`` is the start part (the page); ``parts`` are the leaves in file order;
@@ -38,15 +38,6 @@ class Aggregate(Headed):
     the label; :func:`pdi.mhtml.check.check` reports the duplicates (§7 forbids them).
     """
 
-    root: Part
-    parts: tuple[Part, ...]
-    tree: Multipart | None
-    boundary: str | None
-    headers: Headers
-    base: str | None
-    size: int
-    warnings: tuple[str, ...] = ()
-    limits: Limits = field(default=Limits(), repr=False)
     _cid: dict[str, Part] = field(default_factory=dict, init=False, repr=False)
     _loc: dict[str, Part] = field(default_factory=dict, init=False, repr=False)
     _plain: dict[str, Part] = field(default_factory=dict, init=False, repr=False)
@@ -120,4 +111,4 @@ def parse(data: Input, *, base: str | None = None, limits: Limits | None = None)
     listed in :attr:`Aggregate.warnings`.
     """
     message = read_message(data, base=base, limits=limits)
-    return Aggregate(**vars(message))  # the fields of a ParsedFile are those of an Aggregate, in order
+    return Aggregate(**vars(message))  # an Aggregate is a ParsedFile with its lookups

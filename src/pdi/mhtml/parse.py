@@ -71,7 +71,7 @@ import binascii
 import email.utils
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.message import Message
 from email.policy import compat32
 from typing import BinaryIO
@@ -757,9 +757,9 @@ def _decode_words(value: str, info: _HeaderInfo, ctx: _Ctx) -> str:
     return text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ParsedFile:
-    """An MHTML file read: what :class:`pdi.mhtml.model.Aggregate` is made of (its fields, in order)."""
+    """An MHTML file read: the fields of :class:`pdi.mhtml.model.Aggregate`, which adds the lookups (compared by identity)."""
 
     root: Part
     parts: tuple[Part, ...]
@@ -768,8 +768,8 @@ class ParsedFile:
     headers: Headers
     base: str | None
     size: int
-    warnings: tuple[str, ...]
-    limits: Limits
+    warnings: tuple[str, ...] = ()
+    limits: Limits = field(default=Limits(), repr=False)
 
 
 #: What an MHTML file is read from: its octets, or a binary stream.
