@@ -379,11 +379,6 @@ def text_encoding(data: bytes, declared: str | None, media_type: str, environmen
     return encoding
 
 
-def decode_text(data: bytes, declared: str | None, media_type: str, environment: str | None = None) -> str:
-    """The text of an HTML or CSS resource, decoded as :func:`text_encoding` decides."""
-    return charsets.whatwg_decode(data, text_encoding(data, declared, media_type, environment))
-
-
 # What the reader ignores (pdi.mhtml.resolve), and cid: (a part of the file, not a resource to fetch).
 _SKIP_SCHEMES = (*sorted(f"{s}:" for s in IGNORED_SCHEMES), "cid:")
 
