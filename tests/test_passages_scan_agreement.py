@@ -3,7 +3,8 @@
 html5lib (the HTML5 algorithm, through its public ``parse`` for the text and
 :func:`pdi.fragments.markup.html_elements` for where each start tag stands) is
 the oracle; the scanner of :mod:`pdi.passages.scan`, as the full-text index
-reads a page (:func:`pdi.passages.fulltext.markup_passages`), and html.parser,
+reads a page (:func:`pdi.passages.fulltext.markup_passages`) and as the page
+text does (:func:`pdi.fragments.pagetext.markup_page_text`), and html.parser,
 as :func:`pdi.mhtml.refs.html_references` reads it, are held to it:
 
 * text: the scanner's text is the text of html5lib's tree (its text nodes in
@@ -16,6 +17,11 @@ as :func:`pdi.mhtml.refs.html_references` reads it, are held to it:
   stand for a tag that separates words) stands in the source where
   the source holds exactly that text (a decoded character reference: the
   whole reference), and no start tag html5lib reads begins inside one;
+* the page text, which leaves out what a browser does not show (the
+  ``head``, hidden elements) and collapses white space, reads its text in
+  the same places: each of its stretches stands where the source holds it,
+  outside every start tag html5lib reads, and its text is a part of
+  html5lib's, in order (``xmp`` included: a browser shows it);
 * references: each URL html.parser finds in an attribute value sits inside
   the start tag of an element html5lib reads at that place, of the same
   name, and is written in one of that element's attribute values.
@@ -37,9 +43,10 @@ from hypothesis import strategies as st
 
 from pdi.errors import UnsupportedError
 from pdi.fragments.markup import html_elements
+from pdi.fragments.pagetext import markup_page_text
 from pdi.mhtml import Aggregate
 from pdi.mhtml.refs import html_references
-from pdi.passages.fulltext import markup_passages
+from pdi.passages.fulltext import Passage, markup_passages
 from pdi.passages.scan import RAW_TEXT
 
 DATA = Path(__file__).parent / "data"
@@ -67,14 +74,14 @@ def _pages() -> list[tuple[str, str]]:
 PAGES = _pages()
 
 
-def _html5lib_text(source: str) -> str:
-    """The text nodes of html5lib's tree in document order, but those of raw-text elements."""
+def _html5lib_text(source: str, hidden: frozenset[str] = RAW_TEXT) -> str:
+    """The text nodes of html5lib's tree in document order, but those of the ``hidden`` elements (raw-text ones)."""
     root = html5lib.parse(source, treebuilder="etree", namespaceHTMLElements=False)
     out: list[str] = []
 
     def walk(element: Any) -> None:  # an ElementTree element, or a comment
         tag = getattr(element, "tag", None)
-        shown = isinstance(tag, str) and tag.rpartition("}")[2] not in RAW_TEXT  # a comment's tag is a function
+        shown = isinstance(tag, str) and tag.rpartition("}")[2] not in hidden  # a comment's tag is a function
         if shown:
             out.append(getattr(element, "text", None) or "")
             for child in element:
@@ -89,12 +96,12 @@ def _squashed(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-def _text_spans(source: str) -> Iterator[tuple[str, int, int]]:
-    """Each stretch of the scanner's text: (text, start, end in the source); white space left out.
+def _text_spans(passages: list[Passage]) -> Iterator[tuple[str, int, int]]:
+    """Each stretch of a reading's text: (text, start, end in the source); white space left out.
 
     (A tag that separates words is a space standing for the whole tag.)
     """
-    for passage in markup_passages(source, "html"):
+    for passage in passages:
         runs = passage.runs
         for k, (t0, s, e) in enumerate(runs):
             t1 = runs[k + 1][0] if k + 1 < len(runs) else len(passage.text)
@@ -102,10 +109,18 @@ def _text_spans(source: str) -> Iterator[tuple[str, int, int]]:
                 yield passage.text[t0:t1], passage.start + s, passage.start + e
 
 
+def _is_subsequence(part: str, whole: str) -> bool:
+    characters = iter(whole)
+    return all(c in characters for c in part)
+
+
 def _check_agreement(source: str) -> int:
     """Assert the three readings agree on ``source``; how many start tags html5lib read (-1: it refuses the page)."""
-    assert _squashed("".join(p.text for p in markup_passages(source, "html"))) == _squashed(_html5lib_text(source))
-    spans = list(_text_spans(source))
+    oracle = _squashed(_html5lib_text(source))
+    assert _squashed("".join(p.text for p in markup_passages(source, "html"))) == oracle
+    page = markup_page_text(source, "html")
+    assert _is_subsequence(_squashed(page.text), _squashed(_html5lib_text(source, RAW_TEXT - {"xmp"})))
+    spans = list(_text_spans(markup_passages(source, "html"))) + list(_text_spans([page.map]))
     for text, start, end in spans:
         if len(text) == end - start:
             assert _squashed(text) == _squashed(source[start:end])

@@ -255,6 +255,9 @@ class _Builder:
                 self._append("\n", start, start)
             self.block_start = self.length
         self.pending = None
+        if len(text) != end - start:  # a character reference: its character stands for the whole reference
+            self._append(text, start, end)
+            return
         at = 0
         while at < len(text):
             cr = text.find("\r\n", at)
