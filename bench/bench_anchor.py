@@ -5,7 +5,7 @@ with its right answer known from how the edit was made: insertions before
 the passage, edits elsewhere and inside it, deletions, near copies, moved
 paragraphs, repeated phrases) and anchors every cited passage in the new version with
 
-* pdi: :func:`pdi.anchor.anchor_passage` (exact, then quote with context,
+* pdi: :func:`pdi.passages.reanchor.anchor_passage` (exact, then quote with context,
   then fuzzy; otherwise orphaned or ambiguous, both counted as orphaned);
 * the naive peer: the first occurrence of the quote in the new text
   (``str.find``), what most annotation tools fall back to, orphaned when
@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from anchor_corpus import KINDS, Case, corpus, judge
-from pdi.anchor import anchor_passage
+from pdi.passages.reanchor import anchor_passage
 
 
 def pdi_answer(case: Case, methods: collections.Counter[str]) -> tuple[int, int] | None:

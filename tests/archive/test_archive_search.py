@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from pdi.archive import Archive, Content
 from pdi.errors import LimitError, ParseError
-from pdi.fulltext import MAX_QUERY_WORDS, fts5_expression, parse_query, words_of
+from pdi.passages.fulltext import MAX_QUERY_WORDS, fts5_expression, parse_query, words_of
 
 S = "oma.eop.gov.us"
 

@@ -1277,7 +1277,7 @@ class Archive:
         after the cursor ``after`` (the ``next`` of the page before).
         """
         from pdi.archive.store import SearchKey
-        from pdi.fulltext import Passage, marked, parse_query, smallest_window, snippet
+        from pdi.passages.fulltext import Passage, marked, parse_query, smallest_window, snippet
 
         parsed = parse_query(query)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:

@@ -39,7 +39,6 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
-from pdi.anchor import Anchoring, anchor_passage
 from pdi.archive import Archive, Resolved, parse_pdi
 from pdi.errors import (
     AmbiguousError,
@@ -50,6 +49,7 @@ from pdi.errors import (
     WithdrawnError,
 )
 from pdi.identifier import PDI
+from pdi.passages.reanchor import Anchoring, anchor_passage
 
 #: The largest representation (octets) compared: both versions are read and decoded whole.
 MAX_ANCHOR_OCTETS = 32 << 20
@@ -96,7 +96,7 @@ class _Text:
             self.text = source
             self._runs: list[tuple[int, int, int]] | None = None
             return
-        from pdi.fulltext import markup_passages
+        from pdi.passages.fulltext import markup_passages
 
         passages = markup_passages(source, kind, size=len(source) + 1)
         parts: list[str] = []

@@ -29,7 +29,7 @@ from pdi.archive.blobs import CHUNK_SIZE, BlobInfo, ChunkedReader, Digests, Octe
 from pdi.archive.sql import REP_COLUMNS, SearchAccess, SQLStore, _now, search_page
 from pdi.archive.store import SCHEMA_VERSION, BlobObserver, SearchKey, StagedBlob
 from pdi.errors import ImmutabilityError, LimitError, NotFoundError, PDIError, StoreError
-from pdi.fulltext import MARK_END, MARK_START
+from pdi.passages.fulltext import MARK_END, MARK_START
 
 # Any fixed number: the advisory lock that serializes schema migrations.
 _MIGRATION_LOCK = 0x0A5C1E

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Final
 
 from pdi.archive.blobs import BlobInfo
 from pdi.errors import IntegrityError, PDIError
-from pdi.fulltext import MarkupScanner, Passage, PassageBuilder, markup_passages
+from pdi.passages.fulltext import MarkupScanner, Passage, PassageBuilder, markup_passages
 
 if TYPE_CHECKING:
     from pdi.archive.sql import SQLStore

@@ -60,7 +60,7 @@ from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, ParseEr
 from pdi.identifier import spells_serial
 
 if TYPE_CHECKING:
-    from pdi.fulltext import Passage
+    from pdi.passages.fulltext import Passage
 
 
 def migrations(
@@ -2054,7 +2054,7 @@ class SQLStore(BrowseQueries, ABC):
         Each row carries the passage's text marked for all the phrases, and
         for each phrase alone (to find the stretch that holds them all).
         """
-        from pdi.fulltext import Passage
+        from pdi.passages.fulltext import Passage
 
         rows: list[SearchRow] = []
         with self._read():

@@ -55,7 +55,7 @@ from pdi.archive.sql import (
 )
 from pdi.archive.store import BlobObserver, BlobSource, SearchKey, StagedBlob, blob_octets
 from pdi.errors import NotFoundError, PDIError, StoreError
-from pdi.fulltext import MARK_END, MARK_START, fts5_expression
+from pdi.passages.fulltext import MARK_END, MARK_START, fts5_expression
 
 CATALOG = "catalog.sqlite"
 

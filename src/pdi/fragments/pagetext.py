@@ -54,10 +54,11 @@ A :class:`PageText` holds
   string in range").
 * a map from ``text`` to the document: :meth:`document_range` names a stretch
   of ``text`` as the ``char`` range of the CRLF-canonical document (or source)
-  that holds it, as :class:`pdi.fulltext.Passage` does for the full-text
+  that holds it, as :class:`pdi.passages.fulltext.Passage` does for the full-text
   index (a character reference stands for the whole reference).
 
-The reading of markup is the full-text index's (:class:`pdi.fulltext.MarkupScanner`:
+The reading of markup is the full-text index's (:mod:`pdi.passages.scan`, as
+:class:`pdi.passages.fulltext.MarkupScanner` reads it:
 tags with their quoted attribute values, comments, raw-text and RCDATA
 elements; no scripts), extended with block boundaries, the elements open
 (with the end tags HTML lets a page leave out: ``<p>`` before a block,
@@ -68,7 +69,6 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import html
 import re
 import time
 from collections.abc import Mapping
@@ -77,7 +77,8 @@ from typing import Final
 
 from pdi.errors import LimitError
 from pdi.fragments.pagestyle import PageStyle, attributes, display_breaks
-from pdi.fulltext import _REFERENCE, _TAG_NAME, _TAG_OPEN, Passage, _close_tag, _tag_end
+from pdi.passages import scan
+from pdi.passages.fulltext import Passage
 
 __all__ = ["MAX_TEXT_CHARS", "PageText", "markup_page_text", "page_text", "plain_page_text"]
 
@@ -254,6 +255,9 @@ class _Builder:
                 self._append("\n", start, start)
             self.block_start = self.length
         self.pending = None
+        if len(text) != end - start:  # a character reference: its character stands for the whole reference
+            self._append(text, start, end)
+            return
         at = 0
         while at < len(text):
             cr = text.find("\r\n", at)
@@ -292,22 +296,62 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
     Reading it may take at most ``seconds`` (a :class:`~pdi.errors.LimitError` after).
     """
     _check_size(source)
-    deadline = time.monotonic() + seconds
-    steps = 0
-    builder = _Builder()
-    is_html = kind == "html"
-    n = len(source)
-    i = 0
-    skipping: list[str] = []  # the open elements whose content is not text (innermost last)
-    style = PageStyle.of_html(source, deadline) if is_html else PageStyle([])
-    open_elements: list[_Open] = [_Open("#root", False, True)]  # the shown elements open (innermost last)
-    pre = 0  # how many preformatted elements are open
-    after_pre = False  # just after <pre>: a first line break is not text (WHATWG 13.2.6.4.7)
+    return _PageReader(source, kind, seconds).read()
 
-    def spaced(content: str, at: int) -> None:
+
+class _PageReader:
+    """One reading of a page's source into its text (:func:`markup_page_text`): what the tags read so far leave open."""
+
+    def __init__(self, source: str, kind: str, seconds: float) -> None:
+        self.source = source
+        self.kind = kind
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self.builder = _Builder()
+        self.is_html = kind == "html"
+        self.skipping: list[str] = []  # the open elements whose content is not text (innermost last)
+        self.style = PageStyle.of_html(source, self.deadline) if self.is_html else PageStyle([])
+        self.open_elements: list[_Open] = [_Open("#root", False, True)]  # the shown elements open (innermost last)
+        self.pre = 0  # how many preformatted elements are open
+        self.after_pre = False  # just after <pre>: a first line break is not text (WHATWG 13.2.6.4.7)
+
+    def read(self) -> PageText:
+        """Read the whole source: text, comments, CDATA sections, declarations and tags in turn."""
+        source, n, is_html = self.source, len(self.source), self.is_html
+        steps = 0
+        i = 0
+        while i < n:
+            steps += 1
+            if not steps % 256 and time.monotonic() > self.deadline:  # an element may cost MAX_RULES rule checks
+                raise LimitError(f"reading the text of a page of {n} characters took more than {self.seconds} seconds")
+            lt = source.find("<", i)
+            if lt < 0:
+                self._text(i, n)
+                break
+            self._text(i, lt)
+            if source.startswith("<!--", lt):
+                end = source.find("-->", lt + 4)
+                i = n if end < 0 else end + 3
+            elif source.startswith("<![CDATA[", lt) and not is_html:
+                end = source.find("]]>", lt + 9)
+                end = n if end < 0 else end
+                self._text(lt + 9, end)
+                i = min(n, end + 3)
+            elif scan.TAG_OPEN.match(source, lt):
+                i = self._tag(lt)
+            elif source.startswith(("<!", "<?"), lt):
+                end = source.find(">", lt + 2)
+                i = n if end < 0 else end + 1
+            else:  # a "<" that opens nothing is text
+                self._text(lt, lt + 1)
+                i = lt + 1
+        return self.builder.finish(self.kind, n)
+
+    def _spaced(self, content: str, at: int) -> None:
         """Text whose only white space is single spaces, at ``at`` of the source."""
         if not content:
             return
+        builder = self.builder
         lead = content[0] == " "
         trail = len(content) > lead and content[-1] == " "
         if lead:
@@ -318,35 +362,25 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
         if trail:
             builder.space(at + len(content) - 1, at + len(content))
 
-    def text(a: int, b: int) -> None:
-        nonlocal after_pre
-        if a >= b or skipping:
+    def _text(self, a: int, b: int) -> None:
+        """The text ``[a, b)`` of the source, as the elements open show it."""
+        source, builder = self.source, self.builder
+        if a >= b or self.skipping:
             return
-        if not open_elements[-1].visible:
+        if not self.open_elements[-1].visible:
             if source[a:b].strip(_WHITE):
                 builder.invisible()
             return
-        if after_pre:
-            after_pre = False
+        if self.after_pre:
+            self.after_pre = False
             if source.startswith("\r\n", a):
                 a += 2
         if a >= b:
             return
-        at = a
-        pieces: list[tuple[str, int, int]] = []
-        if "&" in source[a:b]:
-            for m in _REFERENCE.finditer(source, a, b):
-                decoded = html.unescape(m.group())
-                if decoded == m.group():
-                    continue
-                pieces.append((source[at : m.start()], at, m.start()))
-                pieces.append((decoded, m.start(), m.end()))
-                at = m.end()
-        pieces.append((source[at:b], at, b))
-        for piece, s, e in pieces:
+        for piece, s, e in scan.decoded_pieces(source, a, b):
             if not piece:
                 continue
-            if pre:
+            if self.pre:
                 builder.kept(piece, s, e)
             elif len(piece) != e - s:  # a character reference
                 if piece.isspace():
@@ -357,67 +391,24 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
                 # only runs that collapse are cut out: a lone space between words stays one for one
                 last = 0
                 for m in _COLLAPSING.finditer(piece):
-                    spaced(piece[last : m.start()], s + last)
+                    self._spaced(piece[last : m.start()], s + last)
                     builder.space(s + m.start(), s + m.end())
                     last = m.end()
-                spaced(piece[last:], s + last)
+                self._spaced(piece[last:], s + last)
 
-    while i < n:
-        steps += 1
-        if not steps % 256 and time.monotonic() > deadline:  # an element may cost MAX_RULES rule checks
-            raise LimitError(f"reading the text of a page of {n} characters took more than {seconds} seconds")
-        lt = source.find("<", i)
-        if lt < 0:
-            text(i, n)
-            break
-        text(i, lt)
-        if source.startswith("<!--", lt):
-            end = source.find("-->", lt + 4)
-            i = n if end < 0 else end + 3
-            continue
-        if source.startswith("<![CDATA[", lt) and not is_html:
-            end = source.find("]]>", lt + 9)
-            end = n if end < 0 else end
-            text(lt + 9, end)
-            i = min(n, end + 3)
-            continue
-        if not _TAG_OPEN.match(source, lt):
-            if source.startswith(("<!", "<?"), lt):
-                end = source.find(">", lt + 2)
-                i = n if end < 0 else end + 1
-            else:  # a "<" that opens nothing is text
-                text(lt, lt + 1)
-                i = lt + 1
-            continue
+    def _tag(self, lt: int) -> int:
+        """The tag at ``lt`` (``<`` and a letter, or ``</`` and one) read; where reading goes on."""
+        source, builder, skipping = self.source, self.builder, self.skipping
         closing = source[lt + 1] == "/"
-        name_match = _TAG_NAME.match(source, lt + (2 if closing else 1))
+        name_match = scan.TAG_NAME.match(source, lt + (2 if closing else 1))
         assert name_match is not None
-        end = _tag_end(source, name_match.end())
-        end = n if end < 0 else end
-        name = name_match.group().lower() if is_html else name_match.group()
-        i = end
-        if is_html and not closing and name in ("script", "style", "xmp", "iframe", "noembed", "noframes",
-                                                "noscript", "title", "textarea"):
-            close = _close_tag(source, name, end)  # raw text and RCDATA: nothing inside is a tag
-            stop = n if close < 0 else close
-            if name == "iframe" and not skipping:
-                attrs: Mapping[str, str] = attributes(source[name_match.end() : end - 1])
-                if not _display_none(attrs, style.declared(name, attrs).display):
-                    builder.boundary()  # a box in the line (ATOMIC)
-            if name in ("xmp", "textarea") and not skipping:
-                # shown as written, in a box of its own (a textarea's text too: Chromium matches it;
-                # its first line break is not text, as after <pre>)
-                builder.boundary()
-                pre += 1
-                after_pre = name == "textarea"
-                text(end, stop)
-                after_pre = False
-                pre -= 1
-                builder.boundary()
-            i = stop
-            continue
-        if not is_html:
-            continue
+        end = scan.tag_end(source, name_match.end())
+        end = len(source) if end < 0 else end
+        name = name_match.group().lower() if self.is_html else name_match.group()
+        if self.is_html and not closing and (name in scan.RAW_TEXT or name in scan.RCDATA):
+            return self._raw_text(name, name_match.end(), end)
+        if not self.is_html:
+            return end
         if skipping:
             if not closing and ((skipping[0] == "p" and name in P_CLOSERS) or skipping[0] in _ENDS.get(name, ())):
                 skipping.clear()  # the hidden element ends here, its end tag left out (<p hidden>…<p>)
@@ -427,44 +418,72 @@ def markup_page_text(source: str, kind: str, *, seconds: float = MAX_SECONDS) ->
                         skipping.pop()
                     elif name not in VOID and source[end - 2 : end] != "/>":
                         skipping.append(name)
-                continue
+                return end
         if closing:
-            closed = _close(open_elements, name)
+            closed = _close(self.open_elements, name)
             if closed or (closed is None and name in BLOCK):
                 builder.boundary()
-        else:
-            if _implied_ends(open_elements, name):
-                builder.boundary()
-            rest = source[name_match.end() : end - 1]
-            if not rest or (style.empty and not _TELLING.search(rest)):
-                attrs = _NO_ATTRIBUTES  # nothing an attribute could say: no rules, and no style, hidden or multiple
-            else:
-                attrs = attributes(rest)
-            declared = style.declared(name, attrs)
-            none = _display_none(attrs, declared.display)
-            if declared.display is not None:
-                block = not none and display_breaks(declared.display)
-            else:
-                block = name in BLOCK or name in ATOMIC
-            if not none and name in ATOMIC:
-                builder.boundary()  # a box in the line: no term runs across it (Chromium, tested)
-            if name not in VOID and (none or name in SKIPPED or (name == "select" and "multiple" not in attrs)):
-                skipping.append(name)  # not laid out (display: none, the head …), or shows no text of its own
-                continue
-            if block:
-                builder.boundary()
-            if name not in VOID:
-                visible = open_elements[-1].visible if declared.visibility is None else declared.visibility == "visible"
-                open_elements.append(_Open(name, block, visible))
+        elif self._start_tag(name, name_match.end(), end):
+            return end
         if name in PREFORMATTED:
             if closing:
-                pre = max(0, pre - 1)
+                self.pre = max(0, self.pre - 1)
             else:
-                pre += 1
-                after_pre = True
+                self.pre += 1
+                self.after_pre = True
         elif name == "br" and not closing:
             builder.boundary()  # Chromium matches no term across a line break (tested)
-    return builder.finish(kind, n)
+        return end
+
+    def _start_tag(self, name: str, attributes_at: int, end: int) -> bool:
+        """An HTML start tag (its attributes from ``attributes_at``, its end at ``end``) read; True if what it holds is not text."""
+        builder, open_elements = self.builder, self.open_elements
+        if _implied_ends(open_elements, name):
+            builder.boundary()
+        rest = self.source[attributes_at : end - 1]
+        attrs: Mapping[str, str]
+        if not rest or (self.style.empty and not _TELLING.search(rest)):
+            attrs = _NO_ATTRIBUTES  # nothing an attribute could say: no rules, and no style, hidden or multiple
+        else:
+            attrs = attributes(rest)
+        declared = self.style.declared(name, attrs)
+        none = _display_none(attrs, declared.display)
+        if declared.display is not None:
+            block = not none and display_breaks(declared.display)
+        else:
+            block = name in BLOCK or name in ATOMIC
+        if not none and name in ATOMIC:
+            builder.boundary()  # a box in the line: no term runs across it (Chromium, tested)
+        if name not in VOID and (none or name in SKIPPED or (name == "select" and "multiple" not in attrs)):
+            self.skipping.append(name)  # not laid out (display: none, the head …), or shows no text of its own
+            return True
+        if block:
+            builder.boundary()
+        if name not in VOID:
+            visible = open_elements[-1].visible if declared.visibility is None else declared.visibility == "visible"
+            open_elements.append(_Open(name, block, visible))
+        return False
+
+    def _raw_text(self, name: str, attributes_at: int, end: int) -> int:
+        """A raw-text or RCDATA element's start tag read (nothing inside is a tag); where its content ends."""
+        source, builder = self.source, self.builder
+        close = scan.close_tag(source, name, end)
+        stop = len(source) if close < 0 else close
+        if name == "iframe" and not self.skipping:
+            attrs = attributes(source[attributes_at : end - 1])
+            if not _display_none(attrs, self.style.declared(name, attrs).display):
+                builder.boundary()  # a box in the line (ATOMIC)
+        if name in ("xmp", "textarea") and not self.skipping:
+            # shown as written, in a box of its own (a textarea's text too: Chromium matches it;
+            # its first line break is not text, as after <pre>)
+            builder.boundary()
+            self.pre += 1
+            self.after_pre = name == "textarea"
+            self._text(end, stop)
+            self.after_pre = False
+            self.pre -= 1
+            builder.boundary()
+        return stop
 
 
 def _display_none(attrs: Mapping[str, str], declared: str | None) -> bool:

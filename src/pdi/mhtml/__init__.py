@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from pdi.mhtml.check import CheckReport, Finding, check
 from pdi.mhtml.limits import Budget, Limits
-from pdi.mhtml.model import Aggregate, Multipart, Part
-from pdi.mhtml.parse import THISMESSAGE, parse
+from pdi.mhtml.model import Aggregate, Multipart, Part, parse
+from pdi.mhtml.parse import THISMESSAGE
 from pdi.mhtml.refs import Reference, css_references, html_base, html_references
 from pdi.mhtml.resolve import ResolvedReference, resolve_references
 

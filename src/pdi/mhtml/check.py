@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pdi.mhtml.locations import location_key
 from pdi.mhtml.model import Aggregate, Multipart, Part
-from pdi.mhtml.resolve import ResolvedReference, location_key
+from pdi.mhtml.resolve import ResolvedReference
 
 
 @dataclass(frozen=True, slots=True)

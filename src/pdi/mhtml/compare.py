@@ -26,8 +26,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from pdi.mhtml.model import Aggregate
-from pdi.mhtml.parse import parse
+from pdi.mhtml.model import Aggregate, parse
 
 __all__ = ["content_digest", "same_content"]
 

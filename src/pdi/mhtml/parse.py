@@ -71,7 +71,7 @@ import binascii
 import email.utils
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.message import Message
 from email.policy import compat32
 from typing import BinaryIO
@@ -80,8 +80,8 @@ from pdi._wording import plural
 from pdi.errors import LimitError, ParseError, PDIError
 from pdi.mhtml.headers import decode_words
 from pdi.mhtml.limits import Limits
-from pdi.mhtml.model import Aggregate, Headers, Multipart, Part
-from pdi.mhtml.resolve import is_cid, resolve_uri
+from pdi.mhtml.locations import is_cid, resolve_uri
+from pdi.mhtml.parts import Headers, Multipart, Part
 
 THISMESSAGE = "thismessage:/"
 
@@ -757,19 +757,28 @@ def _decode_words(value: str, info: _HeaderInfo, ctx: _Ctx) -> str:
     return text
 
 
-def parse(
-    data: bytes | bytearray | memoryview | BinaryIO,
-    *,
-    base: str | None = None,
-    limits: Limits | None = None,
-) -> Aggregate:
-    """Read an MHTML file (or any MIME message) into an :class:`Aggregate`.
+@dataclass(frozen=True, eq=False)
+class ParsedFile:
+    """An MHTML file read: the fields of :class:`pdi.mhtml.model.Aggregate`, which adds the lookups (compared by identity)."""
 
-    ``data`` is the whole file or a binary stream, read in chunks; ``base`` is the URI
-    the file was retrieved from (RFC 2557 §5 (d)), if any. Raises
-    :class:`~pdi.errors.ParseError` or :class:`~pdi.errors.LimitError`; recoveries are
-    listed in :attr:`Aggregate.warnings`.
-    """
+    root: Part
+    parts: tuple[Part, ...]
+    tree: Multipart | None
+    boundary: str | None
+    headers: Headers
+    base: str | None
+    size: int
+    warnings: tuple[str, ...] = ()
+    limits: Limits = field(default=Limits(), repr=False)
+
+
+#: What an MHTML file is read from: its octets, or a binary stream.
+Input = bytes | bytearray | memoryview | BinaryIO
+
+
+def read_message(data: Input, *, base: str | None = None, limits: Limits | None = None) -> ParsedFile:
+    """Read an MHTML file (or any MIME message): :func:`pdi.mhtml.parse`, before the parts are put together."""
+
     lim = limits or Limits()
     if base is not None and not _ABSOLUTE.match(base):
         raise ParseError(f"base {base!r} is not an absolute URI", text=base, offset=0, rule="absolute-URI")
@@ -791,27 +800,9 @@ def parse(
         raise
     size = src.drain()
     if isinstance(node, Part):
-        return Aggregate(
-            root=node,
-            parts=tuple(ctx.parts),
-            tree=None,
-            boundary=None,
-            headers=node.headers,
-            base=base,
-            size=size,
-            warnings=tuple(ctx.warnings),
-            limits=lim,
-        )
+        return ParsedFile(node, tuple(ctx.parts), None, None, node.headers, base, size, tuple(ctx.warnings), lim)
     if node.root is None:
         raise ParseError("the multipart has no root part", offset=node.offset, rule="start")
-    return Aggregate(
-        root=node.root,
-        parts=tuple(ctx.parts),
-        tree=node,
-        boundary=node.boundary,
-        headers=node.headers,
-        base=base,
-        size=size,
-        warnings=tuple(ctx.warnings),
-        limits=lim,
+    return ParsedFile(
+        node.root, tuple(ctx.parts), node, node.boundary, node.headers, base, size, tuple(ctx.warnings), lim
     )

@@ -65,58 +65,47 @@ References that cannot name a part are ``ignored``: empty, fragment-only (``#top
 from __future__ import annotations
 
 import re
-import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from pdi import uri as _uri
-from pdi.errors import PDIError
-from pdi.mhtml.limits import Budget
-from pdi.mhtml.urlencoding import browser_url
+from pdi.mhtml.limits import Budget, Limits
+from pdi.mhtml.locations import (
+    IGNORED_SCHEMES,
+    cid_of,
+    clean_reference,
+    comparable,
+    is_cid,
+    location_key,
+    resolve_uri,
+)
+from pdi.mhtml.parts import Multipart, Part
+
+# Named here before pdi.mhtml.locations held them; capture/ and interop/ import them from here.
+__all__ = [
+    "IGNORED_SCHEMES",
+    "ResolvedReference",
+    "Resolver",
+    "Whole",
+    "cid_of",
+    "clean_reference",
+    "comparable",
+    "environment_encodings",
+    "is_cid",
+    "location_key",
+    "reference_encoding",
+    "resolve_one",
+    "resolve_reference",
+    "resolve_references",
+    "resolve_uri",
+    "text_encoding",
+    "url_encoding",
+]
 
 if TYPE_CHECKING:
-    from pdi.mhtml.model import Aggregate, Multipart, Part
     from pdi.mhtml.refs import Reference
 
-IGNORED_SCHEMES = frozenset({"data", "javascript", "about", "mailto", "tel", "blob"})
-
-_WS_EDGE = " \t\n\f\r"
-_TAB_NL = re.compile(r"[\t\n\r]")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
-
-
-def is_cid(text: str) -> bool:
-    """True when ``text`` is a ``cid:`` URI (scheme compared case-insensitively)."""
-    return text[:4].lower() == "cid:"
-
-
-def clean_reference(reference: str) -> str:
-    """What browsers do to a URL attribute before parsing it: trim ASCII white space,
-    drop tabs and line breaks inside."""
-    return _TAB_NL.sub("", reference.strip(_WS_EDGE))
-
-
-def resolve_uri(base: str, reference: str) -> str | None:
-    """``reference`` resolved against ``base`` with :func:`pdi.uri.resolve`; ``None`` if impossible."""
-    try:
-        return _uri.resolve(base, clean_reference(reference), strict=False)
-    except PDIError:
-        return None
-
-
-def location_key(uri: str, encoding: str = "UTF-8") -> str:
-    """The form a URI is compared in, its fragment kept: percent-encoded as a browser
-    writes it, the query with ``encoding`` (:func:`pdi.mhtml.urlencoding.browser_url`)."""
-    return browser_url(uri, encoding)
-
-
-def comparable(uri: str, encoding: str = "UTF-8") -> str:
-    """:func:`location_key` without the fragment: the form URIs are compared in when
-    fragments do not count (one resource, however many fragments name places in it)."""
-    key = browser_url(uri, encoding)
-    cut = key.find("#")
-    return key if cut < 0 else key[:cut]
 
 
 def _without_fragment(key: str) -> str:
@@ -127,11 +116,6 @@ def _without_fragment(key: str) -> str:
 def _cid_key(uri: str) -> str:
     # a cid: URI as the Chromium rule compares it: scheme case-folded, rest octet by octet
     return "cid:" + comparable(uri)[4:]
-
-
-def cid_of(reference: str) -> str:
-    """The Content-ID a ``cid:`` URI names (RFC 2392: the rest of the URI, %-decoded)."""
-    return urllib.parse.unquote(clean_reference(reference)[4:], encoding="utf-8", errors="replace")
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,12 +142,26 @@ class ResolvedReference:
         return self.status == "satisfied"
 
 
+class Whole(Protocol):
+    """What the resolver reads of an aggregate (a :class:`pdi.mhtml.model.Aggregate`)."""
+
+    @property
+    def parts(self) -> tuple[Part, ...]: ...
+
+    @property
+    def multiparts(self) -> tuple[Multipart, ...]: ...
+
+    @property
+    def limits(self) -> Limits: ...
+
+    @property
+    def references(self) -> tuple[ResolvedReference, ...]: ...
+
+
 class _Index:
     """Per multipart structure: its children's labels, first occurrence winning."""
 
-    def __init__(self, agg: Aggregate) -> None:
-        from pdi.mhtml.model import Multipart
-
+    def __init__(self, agg: Whole) -> None:
         self.loc: dict[int, dict[str, Part | Multipart]] = {}
         self.plain: dict[int, dict[str, Part | Multipart]] = {}
         self.cid: dict[int, dict[str, Part | Multipart]] = {}
@@ -277,7 +275,7 @@ def _user_base(sheet: Part, resolved: Iterable[ResolvedReference]) -> str | None
     return None if hit is None else hit.source.base
 
 
-def resolve_references(agg: Aggregate) -> tuple[ResolvedReference, ...]:
+def resolve_references(agg: Whole) -> tuple[ResolvedReference, ...]:
     """Every reference of every HTML and CSS part of ``agg``, in part then source order.
 
     A style sheet labelled ``Content-Location: cid:…`` (Chromium's way of saving a
@@ -303,7 +301,7 @@ def resolve_references(agg: Aggregate) -> tuple[ResolvedReference, ...]:
     return tuple(r for part in agg.parts for r in found[part.index])
 
 
-def _resolve_part(agg: Aggregate, part: Part, index: _Index, base: str | None, total: int) -> list[ResolvedReference]:
+def _resolve_part(agg: Whole, part: Part, index: _Index, base: str | None, total: int) -> list[ResolvedReference]:
     """The references of ``part`` resolved, within ``Limits.max_read_seconds`` and, with the
     ``total`` found in the parts before, ``Limits.max_references`` (a LimitError naming the part)."""
     refs = part.references
@@ -325,7 +323,7 @@ class Resolver:
     the base of the page that uses it, as in :func:`resolve_references`.
     """
 
-    def __init__(self, agg: Aggregate) -> None:
+    def __init__(self, agg: Whole) -> None:
         self._agg = agg
         self._index = _Index(agg)
         self._bases: dict[int, str] = {}
@@ -346,7 +344,7 @@ class Resolver:
         return resolve_one(part, ref, self._index, self.base_of(part))
 
 
-def resolve_reference(agg: Aggregate, part: Part, reference: str, kind: str = "src") -> ResolvedReference:
+def resolve_reference(agg: Whole, part: Part, reference: str, kind: str = "src") -> ResolvedReference:
     """Resolve one URI as if it were written in ``part`` (for callers with their own references)."""
     return Resolver(agg).resolve(part, reference, kind)
 
@@ -354,7 +352,7 @@ def resolve_reference(agg: Aggregate, part: Part, reference: str, kind: str = "s
 _SHEET_KINDS = frozenset({"stylesheet", "import"})
 
 
-def environment_encodings(agg: Aggregate, found: dict[int, str]) -> None:
+def environment_encodings(agg: Whole, found: dict[int, str]) -> None:
     """Fill ``found`` (part index to encoding) with the environment encoding of each style
     sheet (CSS Syntax §3.2): a page's encoding for the sheets it links or imports
     (UTF-8 in an ``<iframe srcdoc>`` document), a sheet's for the sheets it imports; the

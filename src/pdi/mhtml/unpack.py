@@ -78,9 +78,10 @@ from pdi._wording import plural
 from pdi.charsets.sniff import codec_name
 from pdi.errors import LimitError
 from pdi.mhtml.limits import Budget
+from pdi.mhtml.locations import clean_reference
 from pdi.mhtml.model import Aggregate, Part
 from pdi.mhtml.refs import Reference, css_references, html_references
-from pdi.mhtml.resolve import Resolver, clean_reference
+from pdi.mhtml.resolve import Resolver
 
 __all__ = ["PlannedFile", "UnpackLimits", "UnpackPlan", "plan", "safe_name"]
 

@@ -120,19 +120,24 @@ def _half_width_katakana(ch: str) -> str:
     return {"\uff9e": "\u309b", "\uff9f": "\u309c"}.get(ch) or unicodedata.normalize("NFKC", ch)
 
 
+#: The WHATWG Shift_JIS and EUC-JP encoders' own bytes for U+00A5 and U+203E (JIS X 0201 Roman).
+_JIS_ROMAN = {0xA5: b"\x5c", 0x203E: b"\x7e"}
+
+
+def _jis_pointer(ch: str, shift_jis: bool) -> int | None:
+    """The jis0208 index pointer of ``ch`` for the two encoders (U+2212 encoded as U+FF0D), or ``None``."""
+    return _jis0208_pointers(shift_jis).get("\uff0d" if ch == "\u2212" else ch)
+
+
 def _shift_jis(ch: str) -> bytes | None:
     cp = ord(ch)
     if cp <= 0x80:
         return bytes([cp])
-    if cp == 0xA5:
-        return b"\x5c"
-    if cp == 0x203E:
-        return b"\x7e"
+    if cp in _JIS_ROMAN:
+        return _JIS_ROMAN[cp]
     if 0xFF61 <= cp <= 0xFF9F:
         return bytes([cp - 0xFF61 + 0xA1])
-    if cp == 0x2212:
-        ch = "\uff0d"
-    pointer = _jis0208_pointers(True).get(ch)
+    pointer = _jis_pointer(ch, True)
     if pointer is None:
         return None
     lead, trail = divmod(pointer, 188)
@@ -143,15 +148,11 @@ def _euc_jp(ch: str) -> bytes | None:
     cp = ord(ch)
     if cp < 0x80:
         return bytes([cp])
-    if cp == 0xA5:
-        return b"\x5c"
-    if cp == 0x203E:
-        return b"\x7e"
+    if cp in _JIS_ROMAN:
+        return _JIS_ROMAN[cp]
     if 0xFF61 <= cp <= 0xFF9F:
         return bytes([0x8E, cp - 0xFF61 + 0xA1])
-    if cp == 0x2212:
-        ch = "\uff0d"
-    pointer = _jis0208_pointers(False).get(ch)
+    pointer = _jis_pointer(ch, False)
     if pointer is None:
         return None
     lead, trail = divmod(pointer, 94)

@@ -45,14 +45,9 @@ from dataclasses import dataclass, field
 
 from pdi import charsets
 from pdi.errors import ParseError
+from pdi.mhtml.locations import IGNORED_SCHEMES, clean_reference, location_key, resolve_uri
 from pdi.mhtml.parse import THISMESSAGE
-from pdi.mhtml.resolve import (
-    IGNORED_SCHEMES,
-    clean_reference,
-    location_key,
-    resolve_uri,
-    url_encoding,
-)
+from pdi.mhtml.resolve import url_encoding
 from pdi.uri import resolve
 
 __all__ = [
@@ -382,11 +377,6 @@ def text_encoding(data: bytes, declared: str | None, media_type: str, environmen
     if environment is not None and media_type == "text/css" and source in ("utf-8", "default"):
         return environment
     return encoding
-
-
-def decode_text(data: bytes, declared: str | None, media_type: str, environment: str | None = None) -> str:
-    """The text of an HTML or CSS resource, decoded as :func:`text_encoding` decides."""
-    return charsets.whatwg_decode(data, text_encoding(data, declared, media_type, environment))
 
 
 # What the reader ignores (pdi.mhtml.resolve), and cid: (a part of the file, not a resource to fetch).

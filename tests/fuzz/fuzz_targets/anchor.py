@@ -1,4 +1,4 @@
-"""Re-anchoring a cited passage in another version of its text: :func:`pdi.anchor.anchor_passage`.
+"""Re-anchoring a cited passage in another version of its text: :func:`pdi.passages.reanchor.anchor_passage`.
 
 Input: ``start NUL end NUL old NUL new``: two numbers (decimal digits, taken
 modulo the old text's length plus one, and put in order) and the two texts
@@ -14,7 +14,7 @@ from __future__ import annotations
 from fuzz_harness import Target
 
 from fuzz_targets._common import fields, text_of
-from pdi.anchor import anchor_passage, equal_blocks
+from pdi.passages.reanchor import anchor_passage, equal_blocks
 
 
 def _number(raw: bytes) -> int:

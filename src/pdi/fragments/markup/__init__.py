@@ -189,11 +189,10 @@ def _ends(scheme: str, positions: Sequence[object]) -> tuple[Any, Any]:
         what = "element names"
     if not ok:
         raise ParseError(f"a {scheme} fragment is two {what} (start,end), not {tuple(positions)!r}", rule="position")
-    if scheme == "elt" and positions[1] < positions[0]:  # type: ignore[operator]
-        raise ParseError(
-            f"elt fragment ends before it starts ({positions[1]} < {positions[0]})", rule="fragment-specifier"
-        )
-    return positions[0], positions[1]
+    first, last = positions
+    if scheme == "elt" and isinstance(first, int) and isinstance(last, int) and last < first:
+        raise ParseError(f"elt fragment ends before it starts ({last} < {first})", rule="fragment-specifier")
+    return first, last
 
 
 def _numbered(elements: Sequence[Element], number: int) -> Element:

@@ -218,7 +218,7 @@ class _Extents:
         return table
 
 
-class _Tokenizer(_tokenizer.HTMLTokenizer):  # type: ignore[misc]
+class _Tokenizer(_tokenizer.HTMLTokenizer):  # type: ignore[misc]  # html5lib has no types: its class is Any
     """html5lib's tokenizer, writing each tag's source offsets into its token (``_start``, ``_end``, ``_number``)."""
 
     def __init__(self, stream: Any, parser: _Parser, **kwargs: Any) -> None:
@@ -313,7 +313,7 @@ class _Tokenizer(_tokenizer.HTMLTokenizer):  # type: ignore[misc]
         extents.token = None
 
 
-class _OpenElements(list):  # type: ignore[type-arg]
+class _OpenElements(list[Any]):
     """WHATWG "The stack of open elements" (#the-stack-of-open-elements), closing each element that leaves it.
 
     html5lib 1.1 takes an element off its list in three ways, each seen here:
@@ -354,7 +354,7 @@ class _OpenElements(list):  # type: ignore[type-arg]
 _ETreeBuilder: Any = html5lib.getTreeBuilder("etree")
 
 
-class _TreeBuilder(_ETreeBuilder):  # type: ignore[misc]
+class _TreeBuilder(_ETreeBuilder):  # type: ignore[misc]  # html5lib has no types: its class is Any
     """html5lib's etree tree builder, noting which start tag made which element, on an :class:`_OpenElements` stack."""
 
     def __init__(self, extents: _Extents, namespaceHTMLElements: bool) -> None:
@@ -418,7 +418,7 @@ def _extended(table: Any, names: tuple[str, ...], handler: Any) -> Any:
 _InBodyPhase: Any = html5parser.getPhases(False)["inBody"]  # debug=False: what HTMLParser() uses
 
 
-class _InBody(_InBodyPhase):  # type: ignore[misc]
+class _InBody(_InBodyPhase):  # type: ignore[misc]  # html5lib has no types: its class is Any
     """WHATWG "The 'in body' insertion mode" (#parsing-main-inbody), as today's HTML parses ``<dialog>`` and ``<search>``.
 
     "A start tag whose tag name is one of: 'address', ..., 'dialog', ...,
@@ -439,7 +439,7 @@ class _InBody(_InBodyPhase):  # type: ignore[misc]
     endTagHandler = _extended(vars(_InBodyPhase)["endTagHandler"], ("search",), vars(_InBodyPhase)["endTagBlock"])
 
 
-class _Parser(html5parser.HTMLParser):  # type: ignore[misc]
+class _Parser(html5parser.HTMLParser):  # type: ignore[misc]  # html5lib has no types: its class is Any
     """html5lib's HTML parser with :class:`_Tokenizer`, :class:`_TreeBuilder` and :class:`_InBody`; scripting off, no namespaces."""
 
     def __init__(self, extents: _Extents) -> None:

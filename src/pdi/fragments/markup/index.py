@@ -51,7 +51,7 @@ import mmap
 import struct
 from bisect import bisect_left
 from collections.abc import Sequence
-from typing import Any, Final, overload
+from typing import Any, Final, TypeVar, overload
 
 import numpy as np
 
@@ -79,9 +79,26 @@ _HEAD = struct.Struct("<BQ")
 _NONE32: Final = 0xFFFFFFFF
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
+_T = TypeVar("_T")
 
 
-class _Values(Sequence[bytes]):
+class _Table(Sequence[_T]):
+    """A sequence read from the index's octets: :meth:`_item` gives each entry; a slice is a list of them."""
+
+    def _item(self, i: int) -> _T:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, i: int) -> _T: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[_T]: ...
+    def __getitem__(self, i: int | slice) -> _T | Sequence[_T]:
+        if isinstance(i, slice):
+            return [self._item(j) for j in range(*i.indices(len(self)))]
+        return self._item(i)
+
+
+class _Values(_Table[bytes]):
     """The sorted ``name``/``id`` values, read one at a time from the index's octets (for bisection)."""
 
     def __init__(self, offsets: Any, octets: memoryview) -> None:
@@ -91,17 +108,11 @@ class _Values(Sequence[bytes]):
     def __len__(self) -> int:
         return len(self._offsets) - 1
 
-    @overload
-    def __getitem__(self, i: int) -> bytes: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[bytes]: ...
-    def __getitem__(self, i: int | slice) -> bytes | Sequence[bytes]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def _item(self, i: int) -> bytes:
         return bytes(self._octets[int(self._offsets[i]) : int(self._offsets[i + 1])])
 
 
-class ElementIndex(Sequence[Element]):
+class ElementIndex(_Table[Element]):
     """The element table of one document, by start tag number (see the module docstring).
 
     A sequence of :class:`~pdi.fragments.markup.Element` (without their
@@ -278,13 +289,7 @@ class ElementIndex(Sequence[Element]):
     def __len__(self) -> int:
         return len(self._starts)
 
-    @overload
-    def __getitem__(self, number: int) -> Element: ...
-    @overload
-    def __getitem__(self, number: slice) -> Sequence[Element]: ...
-    def __getitem__(self, number: int | slice) -> Element | Sequence[Element]:
-        if isinstance(number, slice):
-            return [self[i] for i in range(*number.indices(len(self)))]
+    def _item(self, number: int) -> Element:
         if not 0 <= number < len(self):
             raise IndexError(number)
         return Element(

@@ -26,7 +26,7 @@ What is text:
   two words, ``on<b>e</b>`` one. In XML a CDATA section is text. The
   scanner is a simplified reading of the WHATWG tokenizer (tags with their
   quoted attribute values, comments, raw-text and RCDATA elements; no tree,
-  no foreign content): where a browser reads otherwise (an SVG
+  no foreign content; :mod:`pdi.passages.scan`): where a browser reads otherwise (an SVG
   ``<style>``, a comment ended by ``--!>``) it may index a little markup
   as text or pass over a little text.
 
@@ -45,7 +45,6 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import html
 import re
 import struct
 import unicodedata
@@ -54,6 +53,15 @@ from dataclasses import dataclass
 from typing import Final
 
 from pdi.errors import LimitError, ParseError
+from pdi.passages.scan import (
+    RAW_TEXT,
+    RCDATA,
+    TAG_NAME,
+    TAG_OPEN,
+    close_tag,
+    decoded_pieces,
+    tag_end,
+)
 
 __all__ = [
     "MARK_END",
@@ -227,6 +235,9 @@ class Passage:
 
 _UNINDEXED: Final = re.compile(f"[\x00{MARK_START}{MARK_END}]")
 
+#: White space, where a passage may be cut (HTML's ASCII white space).
+_SPACE: Final = " \t\n\r\f"
+
 
 def _clean(text: str) -> str:
     """``text`` with the two mark characters and NUL (which no database text holds) written as spaces: the same length."""
@@ -352,51 +363,12 @@ class PassageBuilder:
 
 # --- markup -------------------------------------------------------------------------------
 
-#: HTML elements whose content is not text (WHATWG HTML §13.2.5: RAWTEXT and script data).
-RAW_TEXT: Final = frozenset({"script", "style", "xmp", "iframe", "noembed", "noframes", "noscript"})
-#: HTML elements whose content is text though it holds no tags (RCDATA; PLAINTEXT runs to the end).
-RCDATA: Final = frozenset({"title", "textarea"})
 #: Tags inside a word: phrasing elements the rendered page runs together with their neighbours.
 INLINE: Final = frozenset({
     "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "del", "dfn", "em", "font", "i", "ins",
     "kbd", "mark", "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "time", "tt",
     "u", "var",
 })
-_TAG_OPEN: Final = re.compile(r"</?[A-Za-z]")
-_TAG_NAME: Final = re.compile(r"[^\t\n\f\r />]*")
-_TAG_STOP: Final = re.compile(r"[>=]")
-_REFERENCE: Final = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)")
-_SPACE: Final = " \t\n\r\f"
-
-
-def _tag_end(text: str, i: int) -> int:
-    """Where the tag whose name ends at ``i`` ends (after its ``>``; quoted attribute values may hold ``>``), or -1 if not in ``text``."""
-    n = len(text)
-    while True:
-        m = _TAG_STOP.search(text, i)
-        if m is None:
-            return -1
-        if m.group() == ">":
-            return m.end()
-        k = m.end()
-        while k < n and text[k] in _SPACE:
-            k += 1
-        if k >= n:
-            return -1
-        if text[k] in "\"'":
-            close = text.find(text[k], k + 1)
-            if close < 0:
-                return -1
-            i = close + 1
-        else:
-            i = k
-
-
-def _close_tag(text: str, name: str, at: int) -> int:
-    """Where ``</name`` (any case, then white space, ``/`` or ``>``) next starts at or after ``at``, or -1."""
-    pattern = re.compile(r"</" + re.escape(name) + r"(?=[\t\n\f\r />])", re.IGNORECASE)
-    m = pattern.search(text, at)
-    return -1 if m is None else m.start()
 
 
 #: The longest construct opening (``<![CDATA[``) and character reference (``&CounterClockwiseContourIntegral;``)
@@ -430,19 +402,9 @@ class MarkupScanner:
 
     def _text(self, start: int, end: int) -> None:
         """Text ``[start, end)`` of the buffer, each character reference as its character."""
-        text, base, builder = self._buffer, self._offset, self.builder
-        if "&" not in text[start:end]:
-            builder.add(text[start:end], base + start, base + end)
-            return
-        at = start
-        for m in _REFERENCE.finditer(text, start, end):
-            decoded = html.unescape(m.group())
-            if decoded == m.group():
-                continue
-            builder.add(text[at : m.start()], base + at, base + m.start())
-            builder.add(decoded, base + m.start(), base + m.end())
-            at = m.end()
-        builder.add(text[at:end], base + at, base + end)
+        base, builder = self._offset, self.builder
+        for piece, s, e in decoded_pieces(self._buffer, start, end):
+            builder.add(piece, base + s, base + e)
 
     def _scan(self, final: bool) -> int:
         """Read the buffer as far as it can be decided; how far that is."""
@@ -455,7 +417,7 @@ class MarkupScanner:
                 return n
             if self._inside is not None:
                 name, is_text = self._inside
-                close = _close_tag(text, name, i)
+                close = close_tag(text, name, i)
                 if close < 0:
                     stop = n if final else max(i, n - len(name) - 3)
                     if is_text and not final:  # a character reference may go on in the next piece
@@ -494,11 +456,11 @@ class MarkupScanner:
                     end = n
                 builder.add(text[lt + 9 : end], base + lt + 9, base + end)
                 i = min(n, end + 3)
-            elif _TAG_OPEN.match(text, lt):
+            elif TAG_OPEN.match(text, lt):
                 closing = text[lt + 1] == "/"
-                name_match = _TAG_NAME.match(text, lt + (2 if closing else 1))
+                name_match = TAG_NAME.match(text, lt + (2 if closing else 1))
                 assert name_match is not None
-                end = _tag_end(text, name_match.end())
+                end = tag_end(text, name_match.end())
                 if end < 0:
                     if not final:
                         return lt

@@ -1,4 +1,4 @@
-"""pdi.fulltext, the pure part of search: passages of HTML and text map back to their source exactly.
+"""pdi.passages.fulltext, the pure part of search: passages of HTML and text map back to their source exactly.
 
 The HTML documents here are built from random text and random tags whose
 attributes hold words of their own; every word of the text must be found in
@@ -13,7 +13,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pdi.fulltext import (
+from pdi.passages.fulltext import (
     PASSAGE_CHARS,
     MarkupScanner,
     PassageBuilder,

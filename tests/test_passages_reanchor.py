@@ -1,4 +1,4 @@
-"""Re-anchoring a passage in another version (pdi.anchor): properties, examples, and the edited-documents corpus."""
+"""Re-anchoring a passage in another version (pdi.passages.reanchor): properties, examples, and the edited-documents corpus."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pdi.anchor import CONTEXT, DISTINCT_CHARS, anchor_passage, equal_blocks
+from pdi.passages.reanchor import CONTEXT, DISTINCT_CHARS, anchor_passage, equal_blocks
 from peak_memory import run_with_peak
 
 # text over a small alphabet, so repeats (of the quote too) are common; never the marker below
@@ -202,7 +202,7 @@ def test_megabyte_texts_edited_throughout_stay_within_memory() -> None:
     """Two 1.5 MB versions differing throughout (a line diff, a fuzzy search): peak RSS of a child under 400 MB."""
     script = """
 import random
-from pdi.anchor import anchor_passage
+from pdi.passages.reanchor import anchor_passage
 rng = random.Random(5)
 words = [''.join(rng.choice('abcdefghij') for _ in range(rng.randint(2, 9))) for _ in range(5000)]
 paras = [' '.join(rng.choice(words) for _ in range(60)) for _ in range(4000)]
