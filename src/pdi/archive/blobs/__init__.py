@@ -13,10 +13,16 @@ trusts the chunks an earlier read of the same, unchanged file verified
 
 Nothing here holds a whole blob: :class:`Digests` takes the octets as they
 stream in (from a file, standard input or an HTTP body) and :class:`BlobReader`
-gives them back chunk by chunk. Where the blobs live is the store's business
-(files under the archive directory, rows in PostgreSQL, objects in an
-S3-compatible store: :mod:`pdi.archive.blobs.s3`); this module is the seam
-they stand on.
+gives them back chunk by chunk.
+
+Where the blobs live is a :class:`~pdi.archive.blobs.seam.BlobStore`'s business, one module each:
+files beside a SQLite catalog (:mod:`pdi.archive.blobs.files`), rows in
+PostgreSQL (:mod:`pdi.archive.blobs.large_objects`), objects in an
+S3-compatible store (:mod:`pdi.archive.blobs.s3`). A catalog holds one
+(``catalog.blobs``) and never inherits one; what a blob store may ask of the
+catalog that holds it is :class:`~pdi.archive.blobs.seam.BlobCatalog`, whose rules (staging rows, the
+removal lock, what "held" means) are written once, on the catalog's side, for
+any catalog with any blob store.
 """
 
 from __future__ import annotations
