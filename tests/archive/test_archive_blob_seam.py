@@ -26,3 +26,25 @@ def test_a_sqlite_catalog_holds_its_files_by_default(tmp_path: Path) -> None:
         assert (tmp_path / "archive" / CATALOG).exists() and (tmp_path / "archive" / "blobs").is_dir()
     finally:
         store.close()
+
+
+def test_each_part_of_the_catalog_imports_no_other_part() -> None:
+    """The catalog's parts are mixins over its base alone (pdi.archive.catalog's docstring): no part imports another."""
+    import ast
+
+    import pdi.archive.catalog as catalog
+
+    shared = {"pdi.archive.catalog.base", "pdi.archive.catalog.rows"}
+    folder = Path(catalog.__file__).parent
+    found: dict[str, set[str]] = {}
+    for path in sorted(folder.glob("*.py")):
+        if path.stem in ("__init__", "opening"):
+            continue  # the whole, and what composes a catalog with a blob store
+        imported = {
+            node.module
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pdi.archive.catalog")
+        }
+        found[path.stem] = imported - shared - {f"pdi.archive.catalog.{path.stem}"}
+    assert len(found) >= 10
+    assert {part: parts for part, parts in found.items() if parts} == {}

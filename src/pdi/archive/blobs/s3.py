@@ -118,11 +118,6 @@ class S3Location:
         return f"s3://{self.bucket}/{self.prefix}"
 
 
-def is_s3_url(url: str) -> bool:
-    """Whether ``url`` names an S3 blob store."""
-    return url.startswith("s3://")
-
-
 def _client() -> S3Client:
     """An S3 client configured from the environment.
 

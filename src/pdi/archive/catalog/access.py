@@ -69,17 +69,6 @@ class AccessPart(CatalogBase):
         found = [str(v) for v in rows[0] if v is not None]
         return max(found) if found else None
 
-    def embargoed_now(self, key: DocumentKey, now: str) -> bool:
-        """Whether the document, or any version of it, is under an embargo that has not ended at ``now``."""
-        with self._read():
-            rows = self._query(
-                "SELECT 1 FROM documents d WHERE d.series = ? AND d.day = ? AND d.unique_id = ?"
-                " AND (d.embargo_until > ? OR EXISTS"
-                " (SELECT 1 FROM versions v WHERE v.document = d.id AND v.embargo_until > ?))",
-                (key.series, key.day.isoformat(), key.unique_id, now, now),
-            )
-        return bool(rows)
-
     def embargoes_in_force(self, now: str) -> dict[DocumentKey, frozenset[int] | None]:
         """The documents under an embargo not over at ``now``: the versions embargoed, ``None`` the whole document
         (embargoed itself, or every one of its versions).

@@ -107,10 +107,6 @@ class ListingPart(CatalogBase):
             rows = self._query(sql + LISTING_ORDER, params)
         return [rep_record(r) for r in rows]
 
-    def list_representations(self, query: ListQuery) -> list[RepresentationRecord]:
-        """The representations ``query`` selects, in listing order (:meth:`iter_representations`)."""
-        return list(self.iter_representations(query))
-
     def iter_representations(
         self, query: ListQuery | None = None, *, page: int = PAGE_ROWS
     ) -> Iterator[RepresentationRecord]:

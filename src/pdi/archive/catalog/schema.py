@@ -26,6 +26,13 @@ def migrations(
     ``search`` are the statements of the full-text index that differ by
     database (SQLite's FTS5 table, PostgreSQL's tsvector and GIN index).
     """
+    args = (id_pk, blob_type, with_blob_table, search)
+    steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args)]
+    return {version: statements for version, statements in enumerate(steps, start=1)}
+
+
+def _tables(id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str]) -> list[list[str]]:
+    """Steps 1 to 3: the tables of names and statements, their indexes, the audit log."""
     first = [
         """CREATE TABLE series (
             name TEXT PRIMARY KEY,
@@ -93,6 +100,11 @@ def migrations(
             detail TEXT NOT NULL,
             address TEXT)""",
     ]
+    return [first, second, third]
+
+
+def _formats_and_blobs(id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str]) -> list[list[str]]:
+    """Step 4: exact octets, chunk digests and fragment indexes (and PostgreSQL's blobs in chunk-sized rows)."""
     fourth = [
         # The deposited octets are kept exactly from now on; a text stored before
         # (its line-ending convention recorded) was kept only CRLF-canonical.
@@ -132,6 +144,11 @@ def migrations(
             "ALTER TABLE blobs ALTER COLUMN data DROP NOT NULL",
             "ALTER TABLE blobs ADD COLUMN upload BIGINT REFERENCES blob_uploads(id)",
         ]
+    return [fourth]
+
+
+def _search_and_access(id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str]) -> list[list[str]]:
+    """Step 5: the full-text index, tokens, withdrawals, idempotency keys, the reader's indexes, blob stagings."""
     fifth = [
         # Bearer tokens of the write API: only a SHA-256 of each is kept (pdi.archive.tokens).
         f"""CREATE TABLE tokens (
@@ -224,6 +241,11 @@ def migrations(
             sha256 TEXT,
             started_at TEXT NOT NULL)""",
     ]
+    return [fifth]
+
+
+def _purges_and_annotations(id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str]) -> list[list[str]]:
+    """Steps 6 and 7: purges, private series and embargoes; kept annotations."""
     sixth = [
         # Purge (a legal takedown of a withdrawn name): when a representation's
         # octets were deleted (NULL: kept), and whether a withdrawal purged them.
@@ -264,7 +286,7 @@ def migrations(
         "CREATE INDEX documents_embargoed ON documents (embargo_until) WHERE embargo_until IS NOT NULL",
         "CREATE INDEX versions_embargoed ON versions (embargo_until) WHERE embargo_until IS NOT NULL",
     ]
-    return {1: first, 2: second, 3: third, 4: fourth, 5: fifth, 6: sixth, 7: seventh}
+    return [sixth, seventh]
 
 
 class SchemaPart(CatalogBase):
