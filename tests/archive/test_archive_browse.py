@@ -1,4 +1,4 @@
-"""The catalog queries behind the reader's pages, on both stores (pdi.archive.sql_browse).
+"""The catalog queries behind the reader's pages, on both stores (pdi.archive.catalog.browse).
 
 Every expected value is worked out here from what the test deposits (which
 day, which series, which id), never read back from the code under test.
@@ -157,7 +157,7 @@ def test_captures_of_a_url_over_days_and_series(archive: Archive, clock: Clock) 
 def _delete_blob(archive: Archive, sha: str) -> None:
     store = archive.store
     if isinstance(store, SQLiteStore):
-        store.blob_path(sha).unlink()
+        store.blobs.blob_path(sha).unlink()
     else:
         assert isinstance(store, PostgresStore)
         store._query("DELETE FROM blobs WHERE sha256 = ?", (sha,))

@@ -1,4 +1,4 @@
-"""The day range a listing by year, month or day reads (``pdi.archive.sql._day_range``), against the calendar.
+"""The day range a listing by year, month or day reads (``pdi.archive.catalog.listing._day_range``), against the calendar.
 
 A listing filtered by year, month and day also bounds ``documents.day`` (an
 ISO date, which sorts as the date does) so that it reads a range of the
@@ -13,7 +13,7 @@ import datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pdi.archive.sql import _day_range
+from pdi.archive.catalog.listing import _day_range
 
 
 @given(

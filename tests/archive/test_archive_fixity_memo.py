@@ -91,7 +91,7 @@ def deposited(tmp_path: Path) -> tuple[Archive, str, Path]:
     archive = Archive.init(tmp_path / "archive")
     archive.add_series(S)
     name = str(archive.add(S, OCTETS, format="octet-stream"))
-    path = archive.store.blob_path(archive.resolve(name).sha256)  # type: ignore[attr-defined]
+    path = archive.store.blobs.blob_path(archive.resolve(name).sha256)  # type: ignore[attr-defined]
     return archive, name, Path(path)
 
 

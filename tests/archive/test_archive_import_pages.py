@@ -1,6 +1,6 @@
 """An import writes a page of records at a time, and is still all or nothing, naming the bad record.
 
-The store checks and writes a bag's records :data:`pdi.archive.sql.IMPORT_PAGE`
+The store checks and writes a bag's records :data:`pdi.archive.catalog.base.IMPORT_PAGE`
 at a time (a few statements a page, not a few a record: a PostgreSQL import of
 50,000 names took minutes). Here a bag of two and a half pages (made by SQL,
 :mod:`big_catalog`, and exported) is edited so that one record in the middle
@@ -26,8 +26,9 @@ from archive_helpers import Clock, reseal, snapshot
 from big_catalog import FIRST, SERIES, fill
 
 from pdi.archive import Archive
+from pdi.archive.catalog.base import IMPORT_PAGE
+from pdi.archive.catalog.imports import NUMBERING_DAYS
 from pdi.archive.pgcluster import TemporaryCluster
-from pdi.archive.sql import IMPORT_PAGE, NUMBERING_DAYS
 from pdi.errors import ImmutabilityError, NotFoundError, ParseError, StoreError
 
 #: Serial names in the bag: two pages and a half, after the three real deposits.

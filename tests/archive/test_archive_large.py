@@ -161,7 +161,7 @@ def _flip(archive: Archive, sha: str, offset: int) -> None:
     """Change one octet of a stored blob behind pdi's back, as bit rot would."""
     store = archive.store
     if isinstance(store, SQLiteStore):
-        path = store.blob_path(sha)
+        path = store.blobs.blob_path(sha)
         os.chmod(path, 0o644)
         with path.open("r+b") as f:
             f.seek(offset)

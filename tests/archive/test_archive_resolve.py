@@ -160,7 +160,7 @@ def test_fragment_name_is_the_full_name(archive: Archive) -> None:
 def _damage(archive: Archive, sha: str, how: str) -> None:
     store = archive.store
     if isinstance(store, SQLiteStore):
-        path = store.blob_path(sha)
+        path = store.blobs.blob_path(sha)
         if how == "delete":
             path.unlink()
         else:
@@ -207,7 +207,7 @@ def test_remove_unreferenced_takes_only_old_blobs_no_name_holds(tmp_path: Path, 
 
     def orphan(content: bytes, old: bool) -> str:  # what a deposit killed after staging its blob leaves
         sha = hashlib.sha256(content).hexdigest()
-        path = store.blob_path(sha)
+        path = store.blobs.blob_path(sha)
         path.parent.mkdir(exist_ok=True)
         path.write_bytes(content)
         # the file's times from the clock the remover reads, not the file system's
@@ -219,7 +219,7 @@ def test_remove_unreferenced_takes_only_old_blobs_no_name_holds(tmp_path: Path, 
     (store.root / "tmp" / "dead.1.2").write_bytes(b"half")
     os.utime(store.root / "tmp" / "dead.1.2", (hour_ago, hour_ago))
     named_sha = hashlib.sha256(PNG + b"named").hexdigest()
-    os.utime(store.blob_path(named_sha), (hour_ago, hour_ago))
+    os.utime(store.blobs.blob_path(named_sha), (hour_ago, hour_ago))
     # a new deposit of bytes an old orphan already holds touches it: it is in use again
     archive.add(S, GIF + b"reused", format="gif")
     assert archive.verify().unreferenced == sorted([old, fresh])

@@ -22,8 +22,8 @@ from archive_helpers import snapshot
 from click.testing import CliRunner
 
 from pdi.archive import Archive
-from pdi.archive.blobs.paired import PairedBlobs
-from pdi.archive.blobs.s3 import S3Location
+from pdi.archive.blobs.s3 import S3Location, S3Store
+from pdi.archive.catalog import SQLStore
 from pdi.cli import cli
 from pdi.errors import IntegrityError, PDIError, StoreError
 
@@ -74,8 +74,8 @@ def _ranges(archive: Archive) -> list[str]:
         value = request.headers["Range"]  # botocore keeps it as the octets it sends
         sent.append(value.decode("ascii") if isinstance(value, bytes) else value)
 
-    assert isinstance(archive.store, PairedBlobs)
-    archive.store.s3.client.meta.events.register("before-send.s3.GetObject", record)
+    assert isinstance(archive.store.blobs, S3Store)
+    archive.store.blobs.s3.client.meta.events.register("before-send.s3.GetObject", record)
     return sent
 
 
@@ -172,7 +172,7 @@ def _failing(size: int, fail_after: int) -> Iterator[bytes]:
 
 
 def _stagings(archive: Archive) -> list[tuple[Any, ...]]:
-    assert isinstance(archive.store, PairedBlobs)
+    assert isinstance(archive.store, SQLStore)
     with archive.store._read():
         return archive.store._query("SELECT id, sha256 FROM blob_stagings")
 
@@ -190,8 +190,8 @@ def test_a_failed_upload_leaves_nothing_and_the_archive_as_it_was(
     with pytest.raises(Boom):
         s3_archive.add(S, _failing(40 * MIB, 17 * MIB), format="octet-stream")
     # the store breaks: the second part of an upload is refused
-    assert isinstance(s3_archive.store, PairedBlobs)
-    client = s3_archive.store.s3.client
+    assert isinstance(s3_archive.store.blobs, S3Store)
+    client = s3_archive.store.blobs.s3.client
     real = client.upload_part
     calls = []
 
@@ -208,14 +208,14 @@ def test_a_failed_upload_leaves_nothing_and_the_archive_as_it_was(
         s3_archive.add(S, _octets(20 * MIB, 5), format="octet-stream")
     assert calls == [1, 2]
     # the catalog transaction fails after the blob was placed at its key
-    real_store = PairedBlobs._store_blob
+    real_store = S3Store.record
 
-    def store_blob(self: PairedBlobs, blob: Any) -> None:
+    def store_blob(self: S3Store, blob: Any) -> None:
         real_store(self, blob)
         raise StoreError("injected: the catalog transaction fails")
 
     with monkeypatch.context() as patched, pytest.raises(StoreError, match="injected"):
-        patched.setattr(PairedBlobs, "_store_blob", store_blob)
+        patched.setattr(S3Store, "record", store_blob)
         s3_archive.add(S, _octets(2 * MIB, 6), format="octet-stream")
     assert _keys(s3_blobs) == objects
     assert _uploads(s3_blobs) == []
@@ -248,7 +248,7 @@ def test_the_remover_keeps_what_a_deposit_in_progress_staged(
     assert s3_archive.get(name).data == data
     # a blob staged (at its key, its catalog transaction not yet run) is kept too, whatever the grace
     store = s3_archive.store
-    assert isinstance(store, PairedBlobs)
+    assert isinstance(store, SQLStore)
     pending = _octets(2 * MIB, 9)
     staged = store.stage_blob(pending)
     with Archive.open(location) as other:

@@ -40,7 +40,7 @@ def deposit(root: Path) -> tuple[str, Path]:
     with Archive.init(root) as archive:
         archive.add_series(S)
         name = str(archive.add(S, TEXT, format="text"))
-        path = Path(archive.store.blob_path(archive.locate(name).sha256))  # type: ignore[attr-defined]
+        path = Path(archive.store.blobs.blob_path(archive.locate(name).sha256))  # type: ignore[attr-defined]
     return name, path
 
 

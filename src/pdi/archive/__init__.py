@@ -97,7 +97,6 @@ from pdi.errors import (
     ParseError,
     PDIError,
     PreconditionError,
-    StoreError,
     UnsupportedError,
     WithdrawnError,
 )
@@ -105,7 +104,7 @@ from pdi.identifier import PDI, Fragment, series_for_minting, spells_serial
 
 if TYPE_CHECKING:
     from pdi.archive.access import Unlisted
-    from pdi.archive.sql import SearchAccess, SQLStore
+    from pdi.archive.catalog import SearchAccess
 
 __all__ = [
     "DEFAULT_LOCATION",
@@ -159,45 +158,10 @@ def resolve_location(location: str | os.PathLike[str] | None) -> str:
 
 
 def _open_store(location: str, *, create: bool, blobs: str | None = None, connections: int = 0) -> Store:
-    """The catalog at ``location`` with the blob store it records (``blobs``: the one to record at init).
+    """The catalog at ``location`` holding the blob store it records (``blobs``: the one to record at init)."""
+    from pdi.archive.catalog.opening import open_store
 
-    ``connections`` sizes a PostgreSQL catalog's pool (0: the default).
-    """
-    from pdi.archive.postgres import is_postgres_url, open_postgres
-    from pdi.archive.sqlite import open_sqlite
-
-    postgres = is_postgres_url(location)
-    catalog = (open_postgres(location, create=create, connections=connections) if postgres
-               else open_sqlite(location, create=create))
-    try:
-        recorded = catalog.blob_store_url()
-        if blobs is not None:
-            recorded = _choose_blob_store(catalog, recorded, blobs)
-    except BaseException:
-        catalog.close()
-        raise
-    if recorded is None:
-        return catalog
-    catalog.close()
-    from pdi.archive.blobs.paired import open_paired
-
-    return open_paired(location, recorded, postgres=postgres, connections=connections)
-
-
-def _choose_blob_store(catalog: SQLStore, recorded: str | None, blobs: str) -> str:
-    """At ``pdi init --blobs``: the blob store to record (checked to answer), or the one recorded already."""
-    from pdi.archive.blobs.s3 import S3Blobs, S3Location
-
-    wanted = str(S3Location.parse(blobs))
-    if recorded is not None:
-        if recorded != wanted:
-            raise StoreError(
-                f"the archive at {catalog.location} keeps its blobs in {recorded}, not {wanted}"
-            )
-        return recorded
-    S3Blobs.open(wanted).check_bucket()
-    catalog.record_blob_store(wanted)
-    return wanted
+    return open_store(location, create=create, blobs=blobs, connections=connections)
 
 
 def _utc_now() -> datetime.datetime:
@@ -966,7 +930,7 @@ class Archive:
     def _search_access(self) -> SearchAccess | None:
         """What the current reader's search leaves out (None: the owner, who sees all)."""
         from pdi.archive.access import current_reader
-        from pdi.archive.sql import SearchAccess
+        from pdi.archive.catalog import SearchAccess
 
         reader = current_reader.get()
         if reader is None:
@@ -2012,7 +1976,7 @@ class Archive:
 
         Reports missing or altered blobs, and damage to the catalog: what the
         database's own integrity check finds and any broken invariant of the
-        catalog (:meth:`pdi.archive.sql.SQLStore.catalog_problems`), as
+        catalog (:meth:`pdi.archive.catalog.SQLStore.catalog_problems`), as
         problems of kind ``catalog-…``. Blobs are checked in SHA-256 order,
         read from the catalog a page at a time and merged with the sorted
         names of the stored blobs (to find those no name holds), so memory

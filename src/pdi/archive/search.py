@@ -30,14 +30,20 @@ import contextlib
 import struct
 import tempfile
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from pdi.archive.blobs import BlobInfo
 from pdi.errors import IntegrityError, PDIError
 from pdi.passages.fulltext import MarkupScanner, Passage, PassageBuilder, markup_passages
 
 if TYPE_CHECKING:
-    from pdi.archive.sql import SQLStore
+    from pdi.archive.blobs import ChunkedReader
+
+
+class StoredBlobs(Protocol):
+    """Where :func:`index_blob` reads a stored blob from (a catalog, which asks its blob store)."""
+
+    def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None: ...
 
 #: The largest HTML or XML page without a recorded charset indexed (octets): its text is read whole.
 MARKUP_UP_TO: Final = 32 << 20
@@ -228,7 +234,7 @@ class SearchIndexer:
 
 
 @contextlib.contextmanager
-def index_blob(store: SQLStore, sha256: str, media_type: str, charset: str | None) -> Iterator[Passages]:
+def index_blob(store: StoredBlobs, sha256: str, media_type: str, charset: str | None) -> Iterator[Passages]:
     """The passages of a stored blob, read again from ``store`` by verified chunks (``pdi reindex``, imports)."""
     indexer = SearchIndexer(media_type, charset)
     try:

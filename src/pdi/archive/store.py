@@ -1,17 +1,21 @@
-"""The ``Store`` protocol: what the archive needs from a storage backend.
+"""The ``Store`` protocol: what the archive needs of its catalog, and the catalog's records.
 
-A store keeps the catalog (series, documents, versions, representations,
-assertions, daily serial counters) and the bytes of every representation.
+A store is a catalog (series, documents, versions, representations,
+assertions, daily serial counters) holding a blob store (``blobs``: the
+bytes of every representation, :class:`pdi.archive.blobs.BlobStore`); its
+blob methods ask the blob store, by the rules the catalog keeps for any.
 Every operation that changes something is one transaction: a deposit is
 either wholly in the store or not at all, and the daily serial a deposit
 takes is allocated inside the same transaction, so serials are gap-free and
 never reused even when several processes mint at once or one dies midway.
 
-Two implementations: :mod:`pdi.archive.sqlite` (SQLite in WAL mode plus
-content-addressed blob files, the embedded default) and
-:mod:`pdi.archive.postgres` (PostgreSQL through psycopg 3). Both share the
-SQL in :mod:`pdi.archive.sql`; either can keep its blobs in an S3-compatible
-store instead (:mod:`pdi.archive.blobs.paired`). The protocol is what
+Two catalogs: :mod:`pdi.archive.sqlite` (SQLite in WAL mode, with
+content-addressed blob files by default, the embedded default) and
+:mod:`pdi.archive.postgres` (PostgreSQL through psycopg 3, with its blobs in
+its own database by default). Both share the SQL in :mod:`pdi.archive.catalog`;
+either can hold an S3-compatible blob store instead
+(:mod:`pdi.archive.blobs.s3`), composed at opening
+(:mod:`pdi.archive.catalog.opening`). The protocol is what
 :class:`pdi.archive.Archive` relies on.
 """
 
@@ -25,47 +29,13 @@ from typing import Any, Protocol
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
 
-#: A blob's bytes, or a function that gives them when the store needs them, in
-#: hand or as a stream (an import reads one object at a time, never the whole bag).
-BlobSource = bytes | Callable[[], "bytes | Octets"]
-
-
-def blob_octets(source: BlobSource) -> Octets:
-    """The octets of ``source``: bytes, or what its function returns (bytes or a stream)."""
-    return source if isinstance(source, bytes) else source()
-
-
-
-class BlobPin(Protocol):
-    """A staged blob held safe from removal until the deposit that names it has committed.
-
-    A store that writes blobs before its catalog transaction hands one back
-    for each blob it staged; the deposit calls :meth:`secure` inside its
-    catalog transaction and :meth:`close` after it.
-    """
-
-    def secure(self) -> None:
-        """Inside the catalog transaction: put the blob back if it was removed meanwhile."""
-        ...
-
-    def close(self) -> None:
-        """Release the pin."""
-        ...
-
-
-class StagedBlob(BlobPin, Protocol):
-    """A blob written from a stream before its catalog transaction: what it is, and its pin.
-
-    :meth:`close` after a deposit that failed (or found the blob already
-    stored) removes what staging added, when nothing else holds it.
-    """
-
-    info: BlobInfo
-
-    def discard(self) -> None:
-        """After a failed deposit: remove the blob if staging added it and nothing else holds it; release the pin."""
-        ...
-
+# The blob seam's own types, named here too for the catalog's callers (re-exported).
+from pdi.archive.blobs.seam import BlobObserver as BlobObserver
+from pdi.archive.blobs.seam import BlobPin as BlobPin
+from pdi.archive.blobs.seam import BlobSource as BlobSource
+from pdi.archive.blobs.seam import BlobStore
+from pdi.archive.blobs.seam import StagedBlob as StagedBlob
+from pdi.archive.blobs.seam import blob_octets as blob_octets
 
 #: The schema version this code writes. Older catalogs are migrated forward on open.
 SCHEMA_VERSION = 7
@@ -451,18 +421,11 @@ class SearchRow:
     key: SearchKey
 
 
-class BlobObserver(Protocol):
-    """What rides on a blob's one pass while it is staged (content checks, index builders)."""
-
-    def update(self, piece: bytes) -> None: ...
-
-    def finish(self, info: BlobInfo) -> None: ...
-
-
 class Store(Protocol):
-    """A catalog plus blob storage with transactional deposits."""
+    """A catalog holding a blob store, with transactional deposits."""
 
     location: str
+    blobs: BlobStore
 
     def schema_version(self) -> int: ...
 
@@ -548,8 +511,6 @@ class Store(Protocol):
 
     def embargo(self, key: DocumentKey, version: int | None) -> str | None: ...
 
-    def embargoed_now(self, key: DocumentKey, now: str) -> bool: ...
-
     def embargoes_in_force(self, now: str) -> dict[DocumentKey, frozenset[int] | None]: ...
 
     def iter_embargoes(self) -> Iterator[tuple[DocumentKey, int | None, str]]: ...
@@ -584,8 +545,6 @@ class Store(Protocol):
     def representations(
         self, key: DocumentKey, version: int | None = None
     ) -> list[RepresentationRecord]: ...
-
-    def list_representations(self, query: ListQuery) -> list[RepresentationRecord]: ...
 
     # Listing order (ListKey), read page by page from an index: memory stays
     # one page however many names there are.
@@ -669,7 +628,7 @@ class Store(Protocol):
 
     def annotation_page(self, access: Any, offset: int, limit: int) -> tuple[int, list[AnnotationRecord]]: ...
 
-    # the reader's pages (pdi.archive.sql_browse): each reads an index, a page at a time
+    # the reader's pages (pdi.archive.catalog.browse): each reads an index, a page at a time
     def series_counts(self) -> list[SeriesCount]: ...
 
     def day_last_deposits(self, series: str) -> dict[datetime.date, str]: ...

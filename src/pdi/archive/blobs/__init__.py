@@ -12,11 +12,17 @@ trusts the chunks an earlier read of the same, unchanged file verified
 (:mod:`pdi.archive.blobs.memo` says when a file counts as unchanged).
 
 Nothing here holds a whole blob: :class:`Digests` takes the octets as they
-stream in (from a file, standard input or an HTTP body) and :class:`BlobReader`
-gives them back chunk by chunk. Where the blobs live is the store's business
-(files under the archive directory, rows in PostgreSQL, objects in an
-S3-compatible store: :mod:`pdi.archive.blobs.s3`); this module is the seam
-they stand on.
+stream in (from a file, standard input or an HTTP body) and :class:`ChunkedReader`
+gives them back chunk by chunk.
+
+Where the blobs live is a :class:`~pdi.archive.blobs.seam.BlobStore`'s business, one module each:
+files beside a SQLite catalog (:mod:`pdi.archive.blobs.files`), rows in
+PostgreSQL (:mod:`pdi.archive.blobs.large_objects`), objects in an
+S3-compatible store (:mod:`pdi.archive.blobs.s3`). A catalog holds one
+(``catalog.blobs``) and never inherits one; what a blob store may ask of the
+catalog that holds it is :class:`~pdi.archive.blobs.seam.BlobCatalog`, whose rules (staging rows, the
+removal lock, what "held" means) are written once, on the catalog's side, for
+any catalog with any blob store.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO, Protocol
+from typing import TYPE_CHECKING, BinaryIO
 
 from pdi.archive.blobs.memo import FixityMemo, Identity, identity
 from pdi.errors import IntegrityError
@@ -77,10 +83,6 @@ class BlobInfo:
     def chunk_count(self) -> int:
         """How many chunks the blob has (0 for an empty blob)."""
         return -(-self.size // self.chunk_size)
-
-    def consistent(self) -> bool:
-        """Whether the digest list has one digest per chunk (a catalog row not damaged)."""
-        return not self.chunks or len(self.chunks) == self.chunk_count() * _DIGEST
 
 
 def _chunk_digests(pieces: list[bytes]) -> bytes:
@@ -141,13 +143,6 @@ class Digests:
         return BlobInfo(self._whole.hexdigest(), self.size, self.chunk_size, chunks)
 
 
-def info_of(data: bytes, chunk_size: int = CHUNK_SIZE) -> BlobInfo:
-    """The :class:`BlobInfo` of octets in hand."""
-    digests = Digests(chunk_size)
-    digests.update(data)
-    return digests.finish()
-
-
 #: Octets to store: bytes in hand, a binary file (read to its end), or an iterable of pieces.
 Octets = bytes | bytearray | memoryview | BinaryIO | Iterable[bytes]
 
@@ -182,33 +177,13 @@ class Audit:
     damaged: tuple[int, ...]
 
 
-class BlobReader(Protocol):
-    """A stored blob, read by verified chunks.
+class ChunkedReader:
+    """A stored blob, read by verified chunks, over a function that reads raw octets ``[offset, offset + length)``.
 
     ``path`` is a local file holding exactly the blob's octets (so it can be
     memory-mapped or sent with ``sendfile``) or ``None`` where the store has
-    none (PostgreSQL). Every octet :meth:`chunks` yields belongs to a chunk
+    none (PostgreSQL, S3). Every octet :meth:`chunks` yields belongs to a chunk
     whose digest matched; one that does not is an :class:`IntegrityError`.
-    """
-
-    info: BlobInfo
-    path: str | None
-
-    @property
-    def size(self) -> int: ...
-
-    def chunks(self, start: int = 0, end: int | None = None) -> Iterator[bytes]: ...
-
-    def read(self, start: int = 0, end: int | None = None) -> bytes: ...
-
-    def verify_range(self, start: int, end: int) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class ChunkedReader:
-    """A :class:`BlobReader` over a function that reads raw octets ``[offset, offset + length)``.
-
     Subclasses (or the store) give ``read_raw``; verification and slicing are here.
     """
 

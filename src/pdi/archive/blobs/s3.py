@@ -23,8 +23,27 @@ So a content-addressed key never holds octets other than those its name
 hashes: a failed or refused upload (a dropped connection, a bag whose bytes
 do not match their manifest) touches only its own staging object, which is
 aborted or deleted, and cannot damage a blob another name already holds.
-How the catalog keeps the remover off a blob a deposit is about to name is
-in :mod:`pdi.archive.blobs.paired`.
+
+:class:`S3Store` is the blob store (:class:`~pdi.archive.blobs.BlobStore`)
+over :class:`S3Blobs`, under any catalog, by the rules the catalog keeps for
+every blob store (:class:`~pdi.archive.blobs.BlobCatalog`):
+
+*A failed deposit leaves the archive exactly as it was.* A failure before
+the copy to the content-addressed key removes the staging object, and a
+failure after it (a refused deposit) removes the key again if staging
+created it and nothing else holds it.
+
+*A committed name never lacks its bytes.* An object has no pin of its own,
+so every staging is recorded in the catalog (a staging row: an id and, once
+known, the SHA-256) before the first octet is sent, and dropped only after
+the deposit's catalog transaction has ended. The remover deletes objects
+only inside the catalog's removal lock, and spares every object a staging
+row names; a deposit, inside its catalog transaction, holds the same lock
+shared and checks that each of its blobs is at its key with its size.
+Either the remover went first (the deposit then finds its blob gone and
+fails cleanly, nothing committed) or the deposit did (the remover then sees
+the name it committed). A staging row older than a day (and than the
+remover's grace period) is taken for the leftover of a killed process.
 
 Reads are ranged ``GET``\\ s (``Range: bytes=a-b``) of whole chunks, which
 :class:`~pdi.archive.blobs.ChunkedReader` verifies against their digests.
@@ -33,11 +52,11 @@ Reads are ranged ``GET``\\ s (``Range: bytes=a-b``) of whole chunks, which
 from __future__ import annotations
 
 import base64
-import datetime
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -46,14 +65,19 @@ import botocore.exceptions
 from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 
-from pdi.archive.blobs import CHUNK_SIZE, BlobInfo, Digests, Octets, pieces
+from pdi.archive.blobs import CHUNK_SIZE, BlobInfo, ChunkedReader, Digests, Octets, pieces
+from pdi.archive.blobs.seam import (
+    Attached,
+    BlobObserver,
+    BlobSource,
+    StagedBlob,
+    stage_each,
+)
 from pdi.errors import IntegrityError, NotFoundError, ParseError, StoreError
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_s3.type_defs import CompletedPartTypeDef
-
-    from pdi.archive.store import BlobObserver
 
 #: Octets per part of a multipart upload (a whole number of chunks, above S3's 5 MiB minimum).
 #: It doubles every 1000 parts, so a blob never needs more than S3's 10,000 parts.
@@ -92,11 +116,6 @@ class S3Location:
 
     def __str__(self) -> str:
         return f"s3://{self.bucket}/{self.prefix}"
-
-
-def is_s3_url(url: str) -> bool:
-    """Whether ``url`` names an S3 blob store."""
-    return url.startswith("s3://")
 
 
 def _client() -> S3Client:
@@ -363,6 +382,123 @@ class S3Blobs:
         return key[len(self.where.prefix + STAGING):]
 
 
+class S3Store(Attached):
+    """The blob store of objects in an S3-compatible store, under any catalog (see the module docstring)."""
+
+    def __init__(self, s3: S3Blobs) -> None:
+        self.s3 = s3
+        self.elsewhere: str | None = str(s3.where)
+
+    @classmethod
+    def at(cls, url: str) -> S3Store:
+        """The store ``s3://bucket/prefix`` names (its endpoint and keys from the environment)."""
+        return cls(S3Blobs.open(url))
+
+    def close(self) -> None:
+        """The client keeps no connection that needs closing."""
+
+    # --- staging ---------------------------------------------------------------------
+    def stage(self, source: Octets, observe: BlobObserver | None = None) -> StagedBlob:
+        ident = self.catalog.open_staging()
+        try:
+            info = self.s3.upload(ident, source, observe)
+            self.catalog.name_staging(ident, info.sha256)
+            created = self.s3.place(ident, info)
+        except BaseException:
+            self.catalog.close_staging(ident)
+            raise
+        return _StagedObject(self, ident, info, created)
+
+    def stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
+        return stage_each(self, blobs)
+
+    def record(self, blobs: Sequence[StagedBlob]) -> None:
+        """Inside the catalog transaction, under the removal lock: each object must be at its key with its size."""
+        for blob in blobs:
+            size = self.s3.size(blob.info.sha256)
+            if size != blob.info.size:
+                raise StoreError(
+                    f"{self.s3.where}{blob.info.sha256}: the blob was removed before its deposit committed"
+                    + ("" if size is None else f" (an object of {size} octets is there, not {blob.info.size})")
+                )
+
+    def _remove_if_free(self, sha256: str) -> None:
+        """After a failed deposit: delete the blob's object if no name and no other deposit holds it."""
+        with self.catalog.removing():
+            if not self.catalog.held({sha256}):
+                self.s3.delete(self.s3.key(sha256))
+
+    # --- reading ---------------------------------------------------------------------
+    def open(self, sha256: str, info: BlobInfo | None, *, name: str) -> ChunkedReader | None:
+        size = self.s3.size(sha256)
+        if size is None:
+            return None
+        return ChunkedReader(info or BlobInfo(sha256, size), self.s3.range_reader(sha256), name=name)
+
+    def names(self) -> Iterator[str]:
+        start = len(self.s3.where.prefix)
+        for item in self.s3.blobs():
+            yield item.key[start:]
+
+    # --- removing --------------------------------------------------------------------
+    def delete(self, sha256: str) -> bool:
+        self.s3.delete(self.s3.key(sha256))
+        return True
+
+    def remove_unreferenced(self, older_than: float) -> list[str]:
+        """Delete blob objects no name holds and staging left by killed deposits, older than ``older_than`` seconds.
+
+        An object a deposit in progress is staging or about to name is kept
+        whatever ``older_than`` is (see the module docstring). Returns the
+        SHA-256 names and the ``staging/`` keys removed.
+        """
+        cutoff_epoch = time.time() - older_than
+        start = len(self.s3.where.prefix)
+        old = {item.key[start:] for item in self.s3.blobs() if item.modified < cutoff_epoch}
+        staging = [item for item in self.s3.staging() if item.modified < cutoff_epoch]
+        removed: list[str] = []
+        with self.catalog.removing(older_than):
+            for name in sorted(old - self.catalog.held(old)):
+                self.s3.delete(self.s3.key(name))
+                removed.append(name)
+            live = self.catalog.live_stagings()
+            for item in staging:
+                if self.s3.ident_of(item.key) in live:
+                    continue
+                if item.upload_id is None:
+                    self.s3.delete(item.key)
+                else:
+                    self.s3.abort(item.key, item.upload_id)
+                removed.append(item.key[start:])
+        return removed
+
+
+class _StagedObject:
+    """A blob at its key in the object store, held from the remover by its staging row until closed."""
+
+    def __init__(self, store: S3Store, ident: str, info: BlobInfo, created: bool) -> None:
+        self.store = store
+        self.ident = ident
+        self.info = info
+        self.created = created
+        self._done = False
+
+    def secure(self) -> None:
+        return None  # S3Store.record checks the object under the removal lock
+
+    def close(self) -> None:
+        if not self._done:
+            self._done = True
+            self.store.catalog.close_staging(self.ident)
+
+    def discard(self) -> None:
+        if self._done:
+            return
+        self.close()
+        if self.created:
+            self.store._remove_if_free(self.info.sha256)
+
+
 def _check_etag(found: str, expected: str, where: str) -> None:
     """The store's ETag of an upload must be the MD5 we sent (where it is an MD5 at all)."""
     match = _MD5.match(found)
@@ -370,9 +506,3 @@ def _check_etag(found: str, expected: str, where: str) -> None:
         return
     if f"{match.group(1)}{match.group(2) or ''}" != expected:
         raise IntegrityError(f"{where}: the store holds other octets than were sent (ETag {found}, sent {expected})")
-
-
-def utc_timestamp(seconds_ago: float) -> str:
-    """The catalog's timestamp form of a moment ``seconds_ago`` before now."""
-    moment = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=seconds_ago)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -20,11 +20,11 @@ Each is written to read an index, never the whole catalog:
 from __future__ import annotations
 
 import datetime
-from abc import abstractmethod
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
+from pdi.archive.catalog.base import CatalogBase
+from pdi.archive.catalog.rows import LISTING_ORDER, REP_COLUMNS, assertion_record, rep_record
 from pdi.archive.store import (
     AssertionRecord,
     DayCount,
@@ -62,17 +62,8 @@ def _date(value: Any) -> datetime.date | None:
     return None if value is None else datetime.date.fromisoformat(str(value))
 
 
-class BrowseQueries:
-    """The reader's catalog queries, over the ``_query`` and transactions of :class:`pdi.archive.sql.SQLStore`."""
-
-    @abstractmethod
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
-
-    @abstractmethod
-    def _read(self) -> AbstractContextManager[None]: ...
-
-    @abstractmethod
-    def _write(self) -> AbstractContextManager[None]: ...
+class BrowsePart(CatalogBase):
+    """The reader's catalog queries, over the connection and transactions of :class:`CatalogBase`."""
 
     # --- counts ------------------------------------------------------------------------
     def series_counts(self) -> list[SeriesCount]:
@@ -110,22 +101,6 @@ class BrowseQueries:
             rows = self._query(sql + " ORDER BY day", params)
         return [DayCount(datetime.date.fromisoformat(str(r[0])), int(r[1])) for r in rows]
 
-    def _day_count_problems(self) -> list[tuple[str, str, int, int]]:
-        """Each (series, day) whose kept count of documents is not the number it has: (series, day, kept, counted)."""
-        counted = {
-            (str(r[0]), str(r[1])): int(r[2])
-            for r in self._query("SELECT series, day, COUNT(*) FROM documents GROUP BY series, day")
-        }
-        kept = {
-            (str(r[0]), str(r[1])): int(r[2]) for r in self._query("SELECT series, day, documents FROM document_days")
-        }
-        return [
-            (series, day, kept.get((series, day), 0), counted.get((series, day), 0))
-            for series, day in sorted(counted.keys() | kept.keys())
-            if kept.get((series, day), 0) != counted.get((series, day), 0)
-        ]
-
-    # --- pages of documents ---------------------------------------------------------------
     def day_documents(
         self, series: str, day: datetime.date, after: str | None, limit: int
     ) -> list[RepresentationRecord]:
@@ -179,23 +154,19 @@ class BrowseQueries:
 
     def _representations_of(self, ids: Sequence[int]) -> list[RepresentationRecord]:
         """Every representation of the documents ``ids`` (a page of them), in listing order."""
-        from pdi.archive.sql import _ORDER, _REP_COLUMNS, _rep
-
         if not ids:
             return []
         marks = ", ".join("?" * len(ids))
         rows = self._query(
-            f"SELECT {_REP_COLUMNS} FROM documents d JOIN representations r ON r.document = d.id"
-            f" WHERE d.id IN ({marks}){_ORDER}",
+            f"SELECT {REP_COLUMNS} FROM documents d JOIN representations r ON r.document = d.id"
+            f" WHERE d.id IN ({marks}){LISTING_ORDER}",
             list(ids),
         )
-        return [_rep(r) for r in rows]
+        return [rep_record(r) for r in rows]
 
     # --- statements ------------------------------------------------------------------------
     def document_assertions(self, key: DocumentKey) -> list[AssertionRecord]:
         """Every statement filed under the document ``key`` (about it, a version, a format or a fragment), oldest first."""
-        from pdi.archive.sql import _assertion
-
         with self._read():
             rows = self._query(
                 "SELECT a.id, a.subject, a.key, a.value, a.who, a.at FROM documents d"
@@ -203,7 +174,7 @@ class BrowseQueries:
                 " WHERE d.series = ? AND d.day = ? AND d.unique_id = ? ORDER BY a.id",
                 (key.series, key.day.isoformat(), key.unique_id),
             )
-        return [_assertion(r) for r in rows]
+        return [assertion_record(r) for r in rows]
 
     def document_stamps(self, after: int, series: str | None, limit: int) -> list[DocumentStamp]:
         """The next ``limit`` documents after the cursor ``after`` (of ``series`` only, if given), in catalog order.
@@ -230,8 +201,6 @@ class BrowseQueries:
 
     def statements_about(self, subjects: Sequence[str], key: str) -> list[AssertionRecord]:
         """The statements of ``key`` about any of ``subjects`` (canonical names), oldest first."""
-        from pdi.archive.sql import _assertion
-
         if not subjects:
             return []
         marks = ", ".join("?" * len(subjects))
@@ -241,7 +210,7 @@ class BrowseQueries:
                 f" WHERE subject IN ({marks}) AND key = ? ORDER BY id",
                 [*subjects, key],
             )
-        return [_assertion(r) for r in rows]
+        return [assertion_record(r) for r in rows]
 
     # --- fixity checks ---------------------------------------------------------------------
     def record_fixity_checks(self, checks: Sequence[FixityCheck]) -> None:

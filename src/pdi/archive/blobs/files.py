@@ -1,0 +1,486 @@
+"""Blob files: the content-addressed files beside a SQLite catalog.
+
+Layout of an archive directory::
+
+    catalog.sqlite        the catalog (:mod:`pdi.archive.sqlite`)
+    blobs/ab/abcdef…      the bytes of each representation, named by their SHA-256
+    tmp/                  blobs being written
+
+A blob is written to a temporary file in ``tmp/``, fsynced, renamed to its
+name and the directory fsynced, all *before* the catalog transaction that
+refers to it commits. A process killed at any point therefore leaves either a
+committed deposit whose blobs are all durable, or no deposit (at worst an
+unreferenced blob, which verification reports but does not count as damage).
+
+Removing unreferenced blobs (:meth:`FileBlobs.remove_unreferenced`) runs
+beside deposits without ever taking a blob a deposit is about to name: a
+deposit holds an ``flock`` on each file it stages (exclusive on its temporary
+file while writing, then shared on the placed blob) until its catalog
+transaction has ended, and the remover deletes only files it can lock
+exclusively, inside the catalog's removal lock
+(:meth:`pdi.archive.blobs.BlobCatalog.removing`). Inside the deposit's
+transaction, where no remover can act, the deposit checks that each blob is
+still the file at its name and puts it back from the open file if not. The
+locks are the kernel's, so a killed deposit releases them. An import (which
+may bring more blobs than a process may open files) holds none open: inside
+its catalog transaction it checks each blob is at its name, and fails,
+importing nothing, if a remover with no grace period took one meanwhile.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import heapq
+import math
+import os
+import re
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+from pdi.archive.blobs import BlobInfo, ChunkedReader, Digests, Octets, file_reader, pieces
+from pdi.archive.blobs.seam import (
+    Attached,
+    BlobObserver,
+    BlobSource,
+    StagedBlob,
+    blob_octets,
+    check_imported_blob,
+    discard_all,
+)
+from pdi.errors import StoreError
+
+
+class FileBlobs(Attached):
+    """Blob files under ``root/blobs`` (staged in ``root/tmp``), pinned by ``flock`` (see the module docstring)."""
+
+    #: The blobs live beside the catalog.
+    elsewhere: str | None = None
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        try:
+            (self.root / "blobs").mkdir(exist_ok=True)
+            (self.root / "tmp").mkdir(exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot open the blob files of {self.root}: {exc}") from exc
+
+    def close(self) -> None:
+        """Nothing is held open between calls."""
+
+    def record(self, blobs: Sequence[StagedBlob]) -> None:
+        """Nothing to do: each file was checked at its name by its pin's ``secure``."""
+
+    def blob_path(self, sha256: str) -> Path:
+        """Where the blob named ``sha256`` lives."""
+        return self.root / "blobs" / sha256[:2] / sha256
+
+    def _pin_existing(self, sha256: str) -> _FilePin | None:
+        """Pin the blob file already at its name, if it is there with the right bytes.
+
+        ``None`` when there is none, or it is damaged (then it is written
+        again), or a remover took it while we waited for the lock. A blob
+        found is touched, so that the grace period of
+        :meth:`remove_unreferenced` starts again.
+        """
+        path = self.blob_path(sha256)
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(f"cannot read blob {path}: {exc}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            if os.fstat(fd).st_nlink == 0 or _digest(fd) != sha256:
+                os.close(fd)
+                return None
+            os.utime(path)
+        except OSError as exc:
+            os.close(fd)
+            raise StoreError(f"cannot read blob {path}: {exc}") from exc
+        return _FilePin(self, sha256, fd)
+
+    def delete(self, sha256: str) -> bool:
+        path = self.blob_path(sha256)
+        try:
+            if _unlink_if_free(path, math.inf):
+                _fsync_dir(path.parent)
+        except OSError as exc:
+            raise StoreError(f"cannot delete blob {path}: {exc}") from exc
+        return not path.exists()  # still there: a deposit in progress holds it
+
+    def remove_unreferenced(self, older_than: float) -> list[str]:
+        """Delete blob files no name holds and temporary files, untouched for ``older_than`` seconds.
+
+        They are what a killed deposit leaves. The files are listed and
+        removed inside the catalog's removal lock, so no deposit commits meanwhile; a file a deposit in
+        progress has staged is locked by it and spared, whatever
+        ``older_than`` is (see the module docstring). Returns the SHA-256
+        names (and ``tmp/`` file names) removed.
+        """
+        cutoff = time.time() - older_than
+        removed: list[str] = []
+        with self.catalog.removing(older_than):
+            names = set(self.names())
+            try:
+                for name in sorted(names - self.catalog.held(names)):
+                    if _unlink_if_free(self.blob_path(name), cutoff):
+                        removed.append(name)
+                for stale in sorted((self.root / "tmp").iterdir()):
+                    if _unlink_if_free(stale, cutoff):
+                        removed.append(f"tmp/{stale.name}")
+                for sub in {self.blob_path(name).parent for name in removed if "/" not in name}:
+                    _fsync_dir(sub)
+            except OSError as exc:
+                raise StoreError(f"cannot remove unreferenced blobs in {self.root}: {exc}") from exc
+        return removed
+
+    def _new_temporary(self) -> tuple[Path, int]:
+        """A new temporary file in ``tmp/``, open and exclusively ``flock``-ed (so no remover takes it)."""
+        name = f"blob.{os.getpid()}.{threading.get_ident()}.{time.monotonic_ns()}"
+        tmp = self.root / "tmp" / name
+        try:
+            while True:
+                fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o444)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                if os.fstat(fd).st_nlink:
+                    return tmp, fd
+                os.close(fd)  # a remover took the new file before we locked it: make another
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise StoreError(f"cannot write a blob in {self.root / 'tmp'}: {exc}") from exc
+
+    def _write_temporary(
+        self, source: Octets, observe: BlobObserver | None = None
+    ) -> tuple[Path, int, BlobInfo]:
+        """Write ``source`` to a new temporary file while hashing it; fsynced, still locked.
+
+        Returns its path, its open descriptor (holding the exclusive lock) and
+        what was written. Any failure (of the source, of ``observe``, of the
+        disk) removes the file.
+        """
+        tmp, fd = self._new_temporary()
+        digests = Digests()
+        try:
+            for piece in pieces(source):
+                digests.update(piece)
+                if observe is not None:
+                    observe.update(piece)
+                _write_all(fd, piece)
+            info = digests.finish()
+            if observe is not None:
+                observe.finish(info)
+            os.fsync(fd)
+        except BaseException as exc:
+            tmp.unlink(missing_ok=True)
+            os.close(fd)
+            if isinstance(exc, OSError):
+                raise StoreError(f"cannot write a blob in {self.root / 'tmp'}: {exc}") from exc
+            raise
+        return tmp, fd, info
+
+    def _place(self, tmp: Path, sha256: str) -> None:
+        """Rename a written temporary file to the blob's name, durably."""
+        path = self.blob_path(sha256)
+        try:
+            if not path.parent.is_dir():
+                path.parent.mkdir(exist_ok=True)
+                _fsync_dir(path.parent.parent)  # the new subdirectory's entry is durable too
+            os.replace(tmp, path)
+            _fsync_dir(path.parent)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise StoreError(f"cannot write blob {path}: {exc}") from exc
+
+    def _settle(self, tmp: Path, fd: int, info: BlobInfo) -> _FilePin:
+        """A written temporary file becomes the blob: the file already there is pinned instead, if sound."""
+        try:
+            existing = self._pin_existing(info.sha256)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            os.close(fd)
+            raise
+        if existing is not None:
+            tmp.unlink(missing_ok=True)
+            os.close(fd)
+            existing.info = info
+            return existing
+        try:
+            self._place(tmp, info.sha256)
+            fcntl.flock(fd, fcntl.LOCK_SH)  # placed: other deposits may pin it too
+        except BaseException:
+            os.close(fd)
+            raise
+        return _FilePin(self, info.sha256, fd, info, created=True)
+
+    def stage(self, source: Octets, observe: BlobObserver | None = None) -> _FilePin:
+        tmp, fd, info = self._write_temporary(source, observe)
+        return self._settle(tmp, fd, info)
+
+    def stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
+        """Write every new blob of an import to a temporary file first; place them only when all are read.
+
+        A bag object that cannot be read (or no longer has its hash) stops
+        the import before any blob file is put in place: the temporary files
+        are removed and the archive is as it was. Unlike a deposit's, an
+        import's blobs are not held open (an import may bring more blobs than
+        a process may open files): inside the catalog transaction each is
+        checked to be at its name (:class:`_ImportedFile`), and if a remover
+        took one meanwhile, nothing is imported.
+        """
+        seen: set[str] = set()
+        staged: list[StagedBlob] = []
+        pending: list[tuple[Path, BlobInfo]] = []
+        try:
+            for sha256, content in blobs:
+                if sha256 in seen:
+                    continue
+                seen.add(sha256)
+                pin = self._pin_existing(sha256)
+                if pin is not None:
+                    info = self.catalog.blob_info(sha256) or BlobInfo(sha256, os.fstat(pin.fd).st_size)
+                    pin.close()
+                    staged.append(_ImportedFile(self, info, created=False))
+                    continue
+                tmp, fd, info = self._write_temporary(blob_octets(content))
+                os.close(fd)
+                pending.append((tmp, info))
+                check_imported_blob(sha256, info.sha256)
+            while pending:
+                tmp, info = pending.pop()
+                staged.append(self._place_imported(tmp, info))
+        except BaseException:
+            for tmp, _ in pending:
+                tmp.unlink(missing_ok=True)
+            discard_all(staged)
+            raise
+        return staged
+
+    def _place_imported(self, tmp: Path, info: BlobInfo) -> _ImportedFile:
+        """A written temporary file of an import becomes the blob, unless a sound one is there already."""
+        pin = self._pin_existing(info.sha256)
+        if pin is not None:
+            pin.close()
+            tmp.unlink(missing_ok=True)
+            return _ImportedFile(self, info, created=False)
+        if not tmp.exists():
+            raise StoreError(
+                f"the staged file {tmp} of blob {info.sha256} was removed while the import ran"
+                " (by pdi verify --remove-unreferenced?); nothing was imported"
+            )
+        self._place(tmp, info.sha256)
+        return _ImportedFile(self, info, created=True)
+
+    def open(self, sha256: str, info: BlobInfo | None, *, name: str) -> ChunkedReader | None:
+        path = self.blob_path(sha256)
+        try:
+            # a file the catalog does not know is read whole, checked by its name
+            return file_reader(info or BlobInfo(sha256, path.stat().st_size), str(path), name=name)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(f"cannot read blob {path}: {exc}") from exc
+
+    def _discard_created(self, pin: _FilePin) -> None:
+        """Remove a blob file a failed deposit placed, if no deposit holds it and no name refers to it."""
+        try:
+            fcntl.flock(pin.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # another deposit pinned it: it decides
+        except OSError as exc:
+            raise StoreError(f"cannot remove blob {self.blob_path(pin.sha256)}: {exc}") from exc
+        with self.catalog.removing():
+            if self.catalog.held({pin.sha256}):
+                return
+            path = self.blob_path(pin.sha256)
+            try:
+                mine = os.fstat(pin.fd)
+                there = os.stat(path)
+                if (there.st_dev, there.st_ino) == (mine.st_dev, mine.st_ino):
+                    path.unlink()
+                    _fsync_dir(path.parent)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise StoreError(f"cannot remove blob {path}: {exc}") from exc
+
+    def names(self) -> Iterator[str]:
+        """Every blob file's name in ascending order, one subdirectory in memory at a time.
+
+        A blob lives in the subdirectory named by its first two hex digits,
+        so walking those in order and sorting each lists all in order. Names
+        that break that rule (stray files, a subdirectory of another name)
+        are gathered first and merged in where they sort.
+        """
+        blobs = self.root / "blobs"
+        try:
+            subdirectories = sorted(p.name for p in blobs.iterdir() if p.is_dir())
+            stray: list[str] = []
+            for sub in subdirectories:
+                names = os.listdir(blobs / sub)
+                if _HEX_PAIR.fullmatch(sub):
+                    stray.extend(n for n in names if not n.startswith(sub))
+                else:
+                    stray.extend(names)
+        except OSError as exc:
+            raise StoreError(f"cannot list blobs in {self.root}: {exc}") from exc
+        yield from heapq.merge(self._names_in_place(blobs, subdirectories), sorted(stray))
+
+    def _names_in_place(self, blobs: Path, subdirectories: list[str]) -> Iterator[str]:
+        for sub in subdirectories:
+            if _HEX_PAIR.fullmatch(sub):
+                try:
+                    names = sorted(n for n in os.listdir(blobs / sub) if n.startswith(sub))
+                except FileNotFoundError:
+                    continue  # removed since it was listed
+                except OSError as exc:
+                    raise StoreError(f"cannot list blobs in {blobs / sub}: {exc}") from exc
+                yield from names
+
+
+#: The name of a subdirectory of ``blobs/``: the first two hex digits of its blobs' names.
+_HEX_PAIR = re.compile(r"[0-9a-f]{2}")
+
+
+class _FilePin:
+    """An open descriptor of a staged blob file with a shared ``flock`` on it (see the module docstring)."""
+
+    def __init__(
+        self, store: FileBlobs, sha256: str, fd: int, info: BlobInfo | None = None,
+        *, created: bool = False,
+    ) -> None:
+        self.store = store
+        self.sha256 = sha256
+        self.fd = fd
+        self.info = info if info is not None else BlobInfo(sha256, os.fstat(fd).st_size)
+        self.created = created
+        self._closed = False
+
+    def secure(self) -> None:
+        """Inside the catalog transaction: if the file at the blob's name is not ours, put ours back."""
+        path = self.store.blob_path(self.sha256)
+        try:
+            mine = os.fstat(self.fd)
+            try:
+                there = os.stat(path)
+                if (there.st_dev, there.st_ino) == (mine.st_dev, mine.st_ino):
+                    return
+            except FileNotFoundError:
+                pass
+            if _digest(self.fd) != self.sha256:
+                raise StoreError(f"the staged blob {path} changed before its deposit committed")
+            tmp = self.store.root / "tmp" / f"{self.sha256}.{os.getpid()}.{threading.get_ident()}.again"
+            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
+            try:
+                os.lseek(self.fd, 0, os.SEEK_SET)
+                while chunk := os.read(self.fd, 1 << 20):
+                    _write_all(out, chunk)
+                os.fsync(out)
+            finally:
+                os.close(out)
+        except OSError as exc:
+            raise StoreError(f"cannot restore blob {path}: {exc}") from exc
+        self.store._place(tmp, self.sha256)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            os.close(self.fd)
+
+    def discard(self) -> None:
+        if self._closed:
+            return
+        try:
+            if self.created:
+                self.store._discard_created(self)
+        finally:
+            self.close()
+
+
+class _ImportedFile:
+    """A blob an import placed (or found in place), not held open: checked at its name inside the catalog transaction."""
+
+    def __init__(self, store: FileBlobs, info: BlobInfo, *, created: bool) -> None:
+        self.store = store
+        self.info = info
+        self.created = created
+
+    def secure(self) -> None:
+        """Inside the catalog transaction, where no remover acts: the blob must still be at its name."""
+        path = self.store.blob_path(self.info.sha256)
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            raise StoreError(
+                f"blob {path} of the import was removed while the import ran"
+                " (by pdi verify --remove-unreferenced?); nothing was imported"
+            ) from None
+        except OSError as exc:
+            raise StoreError(f"cannot read blob {path}: {exc}") from exc
+        if size != self.info.size:
+            raise StoreError(f"blob {path} changed while the import ran; nothing was imported")
+
+    def close(self) -> None:
+        """Nothing is held open."""
+
+    def discard(self) -> None:
+        """After a failed import: remove the file it placed, unless a deposit holds it or a name refers to it."""
+        if not self.created:
+            return
+        try:
+            fd = os.open(self.store.blob_path(self.info.sha256), os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StoreError(f"cannot remove blob {self.store.blob_path(self.info.sha256)}: {exc}") from exc
+        _FilePin(self.store, self.info.sha256, fd, self.info, created=True).discard()
+
+
+def _digest(fd: int) -> str:
+    """The SHA-256 of the whole file open at ``fd``."""
+    h = hashlib.sha256()
+    os.lseek(fd, 0, os.SEEK_SET)
+    while chunk := os.read(fd, 1 << 20):
+        h.update(chunk)
+    return h.hexdigest()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _unlink_if_free(path: Path, cutoff: float) -> bool:
+    """Delete ``path`` if no deposit holds a lock on it and it is untouched since ``cutoff``."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # a deposit in progress holds it
+        mine = os.fstat(fd)
+        there = os.stat(path)
+        if (there.st_dev, there.st_ino) != (mine.st_dev, mine.st_ino) or mine.st_mtime >= cutoff:
+            return False
+        path.unlink()
+        return True
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+

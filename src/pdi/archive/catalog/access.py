@@ -1,0 +1,254 @@
+"""Withdrawals and access: tombstones (and purges), private series and embargoes, the write API's tokens."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from pdi.archive.catalog.base import (
+    MAX_PARAMETERS,
+    CatalogBase,
+    describe_key,
+    pages,
+)
+from pdi.archive.store import (
+    AuditRecord,
+    DocumentKey,
+    TokenRecord,
+    WithdrawalRecord,
+)
+from pdi.errors import ImmutabilityError, NotFoundError
+
+#: Documents one query of :meth:`SQLStore.withdrawals_of` looks up (3 parameters each, within SQLite's limit).
+_KEYS_A_QUERY = MAX_PARAMETERS // 3
+
+
+class AccessPart(CatalogBase):
+    """Who may read what, which names are out of service, and who may write."""
+
+    def set_series_access(self, name: str, access: str, who: str, at: str, *, address: str | None = None) -> None:
+        """Make a series public, private or hidden; audited, and counted as an access change."""
+        with self._write():
+            if not self._query("UPDATE series SET access = ? WHERE name = ? RETURNING name", (access, name)):
+                raise NotFoundError(f"series {name} is not registered")
+            self._query("INSERT INTO access_changes (at) VALUES (?)", (at,))
+            self._insert_audit(AuditRecord(at, who, "series-access", name, access, address))
+
+    def set_embargo(
+        self, key: DocumentKey, version: int | None, until: str | None, who: str, at: str,
+        *, subject: str, address: str | None = None,
+    ) -> None:
+        """Embargo a document (``version`` None) or a version until ``until`` (None: lift it); audited."""
+        with self._write():
+            doc = self._check_document(key, lock=True)
+            if version is None:
+                self._query("UPDATE documents SET embargo_until = ? WHERE id = ?", (until, doc))
+            elif not self._query(
+                "UPDATE versions SET embargo_until = ? WHERE document = ? AND version = ? RETURNING version",
+                (until, doc, version),
+            ):
+                raise NotFoundError(f"no version {version} of {describe_key(key)} in the archive")
+            self._query("INSERT INTO access_changes (at) VALUES (?)", (at,))
+            what = "the document" if version is None else f"version {version}"
+            self._insert_audit(AuditRecord(
+                at, who, "embargo", subject, f"{what} until {until}" if until else f"{what}: lifted", address,
+            ))
+
+    def embargo(self, key: DocumentKey, version: int | None) -> str | None:
+        """Until when the document (and ``version`` of it, if given) is embargoed: the later of the two, or None."""
+        with self._read():
+            rows = self._query(
+                "SELECT d.embargo_until, v.embargo_until FROM documents d"
+                " LEFT JOIN versions v ON v.document = d.id AND v.version = ?"
+                " WHERE d.series = ? AND d.day = ? AND d.unique_id = ?",
+                (version if version is not None else -1, key.series, key.day.isoformat(), key.unique_id),
+            )
+        if not rows:
+            return None
+        found = [str(v) for v in rows[0] if v is not None]
+        return max(found) if found else None
+
+    def embargoes_in_force(self, now: str) -> dict[DocumentKey, frozenset[int] | None]:
+        """The documents under an embargo not over at ``now``: the versions embargoed, ``None`` the whole document
+        (embargoed itself, or every one of its versions).
+
+        Read by the partial indexes ``documents_embargoed`` and ``versions_embargoed``: costs the embargoes.
+        """
+        with self._read():
+            rows = self._query(
+                "SELECT d.series, d.day, d.unique_id, NULL, 1 FROM documents d WHERE d.embargo_until > ?"
+                " UNION ALL SELECT d.series, d.day, d.unique_id, v.version, CASE WHEN EXISTS (SELECT 1 FROM versions w"
+                " WHERE w.document = v.document AND (w.embargo_until IS NULL OR w.embargo_until <= ?)) THEN 0 ELSE 1 END"
+                " FROM versions v"
+                " JOIN documents d ON d.id = v.document WHERE v.embargo_until > ?",
+                (now, now, now),
+            )
+        found: dict[DocumentKey, frozenset[int] | None] = {}
+        for series, day, unique_id, version, whole in rows:
+            key = DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id))
+            if version is None or whole:  # the document, or every version of it
+                found[key] = None
+            elif key not in found or found[key] is not None:
+                found[key] = (found.get(key) or frozenset()) | {int(version)}
+        return found
+
+    def iter_embargoes(self) -> Iterator[tuple[DocumentKey, int | None, str]]:
+        """Every embargo set (lifted or not): the document, the version (None: all of it), until when."""
+        with self._read():
+            rows = self._query(
+                "SELECT d.series, d.day, d.unique_id, NULL, d.embargo_until FROM documents d"
+                " WHERE d.embargo_until IS NOT NULL"
+                " UNION ALL SELECT d.series, d.day, d.unique_id, v.version, v.embargo_until FROM versions v"
+                " JOIN documents d ON d.id = v.document WHERE v.embargo_until IS NOT NULL ORDER BY 1, 2, 3, 4"
+            )
+        for series, day, unique_id, version, until in rows:
+            key = DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id))
+            yield key, None if version is None else int(version), str(until)
+
+    def add_token(self, name: str, digest: str, role: str, series: Sequence[str], at: str, by: str) -> TokenRecord:
+        with self._write():
+            if self._query("SELECT 1 FROM tokens WHERE name = ?", (name,)):
+                raise ImmutabilityError(f"a token named {name!r} exists already (names are never reused)")
+            self._query(
+                "INSERT INTO tokens (name, digest, role, series, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?)",
+                (name, digest, role, " ".join(series), at, by),
+            )
+            self._insert_audit(AuditRecord(
+                at, by, "token-add", f"token:{name}", f"role {role}, series {' '.join(series) or '(all)'}"
+            ))
+            found = self._tokens("WHERE name = ?", (name,))
+        return found[0]
+
+    def _tokens(self, where: str, params: tuple[object, ...] = ()) -> list[TokenRecord]:
+        rows = self._query(
+            f"SELECT id, name, role, series, created_at, created_by, revoked_at FROM tokens {where} ORDER BY id",
+            params,
+        )
+        return [
+            TokenRecord(int(r[0]), str(r[1]), str(r[2]), tuple(str(r[3]).split()), str(r[4]), str(r[5]),
+                        None if r[6] is None else str(r[6]))
+            for r in rows
+        ]
+
+    def list_tokens(self) -> list[TokenRecord]:
+        with self._read():
+            return self._tokens("")
+
+    def token_by_digest(self, digest: str) -> TokenRecord | None:
+        with self._read():
+            found = self._tokens("WHERE digest = ?", (digest,))
+        return found[0] if found else None
+
+    def revoke_token(self, name: str, at: str, by: str) -> TokenRecord:
+        with self._write():
+            found = self._tokens("WHERE name = ?", (name,))
+            if not found:
+                raise NotFoundError(f"no token named {name!r}")
+            if found[0].revoked_at is None:
+                self._query("UPDATE tokens SET revoked_at = ? WHERE name = ?", (at, name))
+                self._insert_audit(AuditRecord(at, by, "token-revoke", f"token:{name}", ""))
+                found = self._tokens("WHERE name = ?", (name,))
+        return found[0]
+
+    def withdraw(
+        self, key: DocumentKey, version: int | None, reason: str, who: str, at: str,
+        *, subject: str, address: str | None = None, purge: bool = False,
+    ) -> tuple[WithdrawalRecord, list[str]]:
+        """Record a tombstone (and with ``purge`` mark its representations' octets purged), audited; one transaction.
+
+        Returns the tombstone and the SHA-256 names of the blobs whose
+        representations this purge marked, for :meth:`delete_purged_blobs`
+        to delete after the commit (so a failed commit never loses bytes a
+        name still holds).
+        """
+        with self._write():
+            doc = self._check_document(key, lock=True)
+            if version is not None and not self._query(
+                "SELECT 1 FROM versions WHERE document = ? AND version = ?", (doc, version)
+            ):
+                raise NotFoundError(f"no version {version} of {describe_key(key)} in the archive")
+            rows = self._query(
+                "INSERT INTO withdrawals (document, version, reason, who, at, purged) VALUES (?, ?, ?, ?, ?, ?)"
+                " RETURNING id",
+                (doc, version, reason, who, at, 1 if purge else 0),
+            )
+            purged: list[str] = []
+            if purge:
+                scope = "document = ?" + ("" if version is None else " AND version = ?")
+                params: list[Any] = [doc] if version is None else [doc, version]
+                purged = sorted({str(r[0]) for r in self._query(
+                    f"SELECT sha256 FROM representations WHERE {scope}", params
+                )})
+                self._query(f"UPDATE representations SET purged = ? WHERE {scope} AND purged IS NULL", [at, *params])
+            what = "the document" if version is None else f"version {version}"
+            self._insert_audit(AuditRecord(
+                at, who, "purge" if purge else "withdraw", subject,
+                f"{what}{', its octets purged' if purge else ''}: {reason}", address,
+            ))
+        return WithdrawalRecord(key, version, reason, who, at, int(rows[0][0]), purge), purged
+
+    def withdrawal(self, key: DocumentKey, version: int) -> WithdrawalRecord | None:
+        """The first tombstone over ``version`` of ``key``: its own, or the whole document's (``purged``: any purged it)."""
+        with self._read():
+            rows = self._query(
+                "SELECT w.id, w.version, w.reason, w.who, w.at, w.purged FROM withdrawals w"
+                " JOIN documents d ON d.id = w.document"
+                " WHERE d.series = ? AND d.day = ? AND d.unique_id = ? AND (w.version IS NULL OR w.version = ?)"
+                " ORDER BY w.id",
+                (key.series, key.day.isoformat(), key.unique_id, version),
+            )
+        if not rows:
+            return None
+        wid, wversion, reason, who, at, _ = rows[0]
+        return WithdrawalRecord(key, None if wversion is None else int(wversion), str(reason), str(who), str(at),
+                                int(wid), any(int(r[5]) for r in rows))
+
+    def iter_withdrawals(self) -> Iterator[WithdrawalRecord]:
+        with self._read():
+            rows = self._query(
+                "SELECT w.id, d.series, d.day, d.unique_id, w.version, w.reason, w.who, w.at, w.purged"
+                " FROM withdrawals w JOIN documents d ON d.id = w.document ORDER BY w.id"
+            )
+        for wid, series, day, unique_id, version, reason, who, at, purged in rows:
+            key = DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id))
+            yield WithdrawalRecord(key, None if version is None else int(version), str(reason), str(who), str(at),
+                                   int(wid), bool(purged))
+
+    def withdrawals_of(self, keys: Sequence[DocumentKey]) -> list[WithdrawalRecord]:
+        """The tombstones of these documents, oldest first: each document found by its key's index, never a scan.
+
+        What a resolver asks for the one document (or the page of a URL's
+        captures) it answers about: the time it takes grows with ``keys``,
+        not with the catalog or with every withdrawal ever made.
+        """
+        found: list[WithdrawalRecord] = []
+        wanted = list(dict.fromkeys(keys))
+        with self._read():
+            # the keys as a relation joined to the documents' unique index (a VALUES list here, arrays
+            # on PostgreSQL): 1,000 keys of a catalog of a million documents in 5 ms, where the same
+            # keys as ORs of conditions, 100 a statement, took 41 ms on PostgreSQL
+            for batch in pages(wanted, _KEYS_A_QUERY):
+                relation, params = self._rows(
+                    ("text", "text", "text"), [(key.series, key.day.isoformat(), key.unique_id) for key in batch]
+                )
+                rows = self._query(
+                    "SELECT w.id, d.series, d.day, d.unique_id, w.version, w.reason, w.who, w.at, w.purged"
+                    f" FROM {relation} JOIN documents d ON d.series = k.column1 AND d.day = k.column2"
+                    " AND d.unique_id = k.column3 JOIN withdrawals w ON w.document = d.id",
+                    params,
+                )
+                for wid, series, day, unique_id, version, reason, who, at, purged in rows:
+                    key = DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id))
+                    found.append(WithdrawalRecord(key, None if version is None else int(version), str(reason),
+                                                  str(who), str(at), int(wid), bool(purged)))
+        return sorted(found, key=lambda w: w.id)
+
+    def withdrawals_generation(self) -> int:
+        """A number that grows with each withdrawal and each change of who may read what (a series
+        made private, an embargo set): a resolver's cache compares it to know when to forget."""
+        with self._read():
+            rows = self._query(
+                "SELECT (SELECT COALESCE(MAX(id), 0) FROM withdrawals) + (SELECT COALESCE(MAX(id), 0) FROM access_changes)"
+            )
+        return int(rows[0][0])

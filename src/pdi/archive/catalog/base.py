@@ -1,0 +1,253 @@
+"""The part every catalog part stands on: the connection and its transactions, and the shared helpers.
+
+A dialect (:class:`pdi.archive.sqlite.SQLiteStore`,
+:class:`pdi.archive.postgres.PostgresStore`: the SQLite and PostgreSQL
+differences, each in its one module) supplies the abstract methods here: a
+way to run statements (written with ``?`` placeholders; PostgreSQL rewrites
+them), a transaction that serializes writers, and the few statements that
+differ. Each other part of the catalog (:mod:`pdi.archive.catalog`) is a
+mixin over :class:`CatalogBase` alone, in a module of its own that imports
+no other part: the parts share one connection and its transaction state,
+which a mixin's ``self`` gives without a second object to thread through
+every statement. The few methods one part calls on another are declared
+here, abstract, so that no part imports another.
+"""
+
+from __future__ import annotations
+
+import datetime
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pdi.archive.blobs import ChunkedReader
+from pdi.archive.blobs.seam import BlobPin, BlobSource, BlobStore, StagedBlob
+from pdi.archive.store import (
+    AuditRecord,
+    DocumentKey,
+    RepresentationRecord,
+    SeriesRecord,
+)
+from pdi.errors import NotFoundError
+
+#: Records of a bag an import checks and writes at a time (a few statements a page), and so holds at once.
+IMPORT_PAGE = 1000
+
+
+#: Values one statement binds at most: within SQLite's 32,766 variables and PostgreSQL's 65,535 parameters.
+MAX_PARAMETERS = 30_000
+
+
+#: Rows one page of a keyset walk reads: a few MB of records.
+PAGE_ROWS = 5000
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class SearchAccess:
+    """What a reader's search leaves out (pdi.archive.access): series it may not read, and what is embargoed
+    at ``now`` outside the series it may read (``readable``)."""
+
+    excluded: tuple[str, ...]
+    readable: tuple[str, ...]
+    now: str
+
+
+class CatalogBase(ABC):
+    """The connection, its transactions, and what one part of the catalog asks of another."""
+
+    location: str
+    id_pk: str = "INTEGER PRIMARY KEY"
+    blob_type: str = "BLOB"
+    blob_table: bool = False
+    #: Appended to a SELECT that must lock the document row until commit.
+    for_update: str = ""
+    #: The statements of the full-text index that differ by database (schema step 5).
+    search_schema: tuple[str, ...] = ()
+    #: ``sqlite`` or ``postgresql``: the database the catalog is in.
+    dialect: str = "sqlite"
+    #: The blob store the catalog holds (:mod:`pdi.archive.catalog.blobs`).
+    blobs: BlobStore
+
+    # --- what a dialect supplies -------------------------------------------
+    @abstractmethod
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run one statement and return its rows (empty for statements without rows)."""
+
+    @abstractmethod
+    def _outermost(self, write: bool) -> AbstractContextManager[None]:
+        """A database transaction (serializing writers when ``write``), rolled back on any exception."""
+
+    @abstractmethod
+    def _has_table(self, name: str) -> bool:
+        """Whether a table of that name exists."""
+
+    @abstractmethod
+    def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """One statement (``?`` placeholders) run for each of ``rows``."""
+
+    @abstractmethod
+    def _delete_passages(self, sources: Sequence[tuple[str, str, str]] | None) -> None:
+        """Take the passages of ``sources`` (all, for ``None``) out of the full-text index."""
+
+    def _lock_idempotency(self, token: int, key: str) -> None:
+        """Inside a write transaction: hold off other writers with the same key (SQLite has one writer)."""
+        return None
+
+    def _removal_lock(self, *, shared: bool) -> None:
+        """Inside a write transaction: the lock between deposits (shared) and what deletes blobs.
+
+        SQLite has one writer at a time: its write lock is the removal lock.
+        """
+        return None
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[None]:
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self._depth = 1
+            try:
+                with self._outermost(write):
+                    yield
+            finally:
+                self._depth = 0
+
+    def _write(self) -> AbstractContextManager[None]:
+        """A transaction that serializes writers and rolls back on any exception."""
+        return self._transaction(True)
+
+    def _read(self) -> AbstractContextManager[None]:
+        """A read transaction (a consistent snapshot)."""
+        return self._transaction(False)
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """One statement (``?`` placeholders) in this thread's transaction, if any: its rows."""
+        return self._query(sql, params)
+
+    def close(self) -> None:
+        """Release the connection, and the blob store's."""
+        with self._lock:
+            self.blobs.close()
+            self._conn.close()
+
+    # By default a catalog has one connection, guarded by ``_lock`` (SQLite); a
+    # transaction opened inside another joins it. PostgreSQL overrides
+    # ``_transaction`` with a pool: a connection per thread's transaction.
+    _conn: Any
+    _lock: threading.RLock
+    _depth: int = 0
+
+    # --- relations of many rows (imports, look-ups by many keys) -------------------
+    def _rows(self, types: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[str, list[Any]]:
+        """``rows`` as a relation ``k`` (columns ``column1`` …, of SQL ``types``): its SQL and parameters.
+
+        Here a ``VALUES`` list; PostgreSQL binds a column an array instead.
+        """
+        mark = "(" + ", ".join("?" * len(types)) + ")"
+        return f"(VALUES {', '.join([mark] * len(rows))}) k", [value for row in rows for value in row]
+
+    def _insert_rows(
+        self, head: str, types: Sequence[str], rows: Sequence[Sequence[Any]], tail: str = ""
+    ) -> list[tuple[Any, ...]]:
+        """``head`` (an ``INSERT INTO t (…)``) of every row, in as few statements as the databases' limits allow."""
+        found: list[tuple[Any, ...]] = []
+        for chunk in pages(rows, MAX_PARAMETERS // len(types)):
+            relation, params = self._rows(types, chunk)
+            # WHERE true: SQLite reads ON CONFLICT after a bare FROM as a join's
+            found += self._query(f"{head} SELECT * FROM {relation} WHERE true{tail}", params)
+        return found
+
+    # --- used by several parts --------------------------------------------------
+    def _insert_audit(self, entry: AuditRecord) -> None:
+        self._query(
+            "INSERT INTO audit_log (at, who, action, subject, detail, address) VALUES (?, ?, ?, ?, ?, ?)",
+            (entry.at, entry.who, entry.action, entry.subject, entry.detail, entry.address),
+        )
+
+    def _document_id(self, key: DocumentKey, *, lock: bool = False) -> int | None:
+        rows = self._query(
+            "SELECT id FROM documents WHERE series = ? AND day = ? AND unique_id = ?"
+            + (self.for_update if lock else ""),
+            (key.series, key.day.isoformat(), key.unique_id),
+        )
+        return int(rows[0][0]) if rows else None
+
+    def _check_document(self, key: DocumentKey, *, lock: bool = False) -> int:
+        doc = self._document_id(key, lock=lock)
+        if doc is None:
+            raise NotFoundError(f"no document {describe_key(key)} in the archive")
+        return doc
+
+    # --- what one part asks of another (each defined in the part named) ---------------
+    @abstractmethod
+    def _secure(self, pins: Sequence[BlobPin]) -> None:
+        """Inside the catalog write transaction: every staged blob is still in place (:mod:`.blobs`)."""
+
+    @abstractmethod
+    def _staged(self, blobs: Sequence[StagedBlob]) -> AbstractContextManager[Sequence[StagedBlob]]:
+        """The staged blobs of a deposit (:mod:`.blobs`)."""
+
+    @abstractmethod
+    def _store_blobs(self, blobs: Sequence[StagedBlob]) -> None:
+        """Inside the catalog transaction: record staged blobs (:mod:`.blobs`)."""
+
+    @abstractmethod
+    def _stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
+        """Stage the blobs of an import (:mod:`.blobs`)."""
+
+    @abstractmethod
+    def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None:
+        """A reader of the stored blob by verified chunks, or ``None`` if it is missing (:mod:`.blobs`)."""
+
+    @abstractmethod
+    def _index_source(self, sha256: str, media_type: str, charset: str | None, passages: Any) -> None:
+        """Inside a write transaction: the passages of one blob into the full-text index (:mod:`.search_index`)."""
+
+    @abstractmethod
+    def _index_stored(self, sha256: str, media_type: str, charset: str | None) -> None:
+        """Inside a write transaction: index a stored blob if it has text (:mod:`.search_index`)."""
+
+    @abstractmethod
+    def _insert_series(self, record: SeriesRecord) -> None:
+        """Inside a write transaction: register a series (:mod:`.documents`)."""
+
+
+def pages(items: Iterable[T], size: int = IMPORT_PAGE) -> Iterator[list[T]]:
+    """``items`` a list of ``size`` at a time (the last one shorter), never all of them."""
+    page: list[T] = []
+    for item in items:
+        page.append(item)
+        if len(page) >= size:
+            yield page
+            page = []
+    if page:
+        yield page
+
+
+def describe_key(key: DocumentKey) -> str:
+    return f"{key.series} {key.day.isoformat()} {key.unique_id}"
+
+
+def key_of(rec: RepresentationRecord) -> DocumentKey:
+    return DocumentKey(rec.series, rec.day, rec.unique_id)
+
+
+def timestamp() -> str:
+    return timestamp_ago(0)
+
+
+def timestamp_ago(seconds: float) -> str:
+    """The catalog's timestamp of the moment ``seconds`` before now."""
+    moment = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=seconds)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

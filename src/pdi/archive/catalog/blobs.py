@@ -1,0 +1,228 @@
+"""The rules that cross the blob seam, written once for any catalog with any blob store.
+
+The catalog holds a blob store (:class:`pdi.archive.blobs.BlobStore`) and
+answers what it may ask (:class:`pdi.archive.blobs.BlobCatalog`): which
+blobs are *held* (named by a representation keeping its octets, or by a
+staging row), the *removal lock* (a write transaction excluding deposits:
+SQLite's writer lock, a PostgreSQL advisory lock that deposits take
+shared), and the *staging rows* of a store whose blobs have no pin of their
+own. Deposits record their blobs' chunk digests here, and everything that
+deletes blobs (a purge, the remover) does so inside the removal lock.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+
+from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
+from pdi.archive.blobs.seam import BlobObserver, BlobPin, BlobSource, BlobStore, StagedBlob
+from pdi.archive.catalog.base import (
+    CatalogBase,
+    pages,
+    timestamp,
+    timestamp_ago,
+)
+
+#: A staging row older than this (a day) belongs to a killed process, whatever grace the remover gives.
+STAGING_LIFETIME = 24 * 3600.0
+
+
+#: Names one query of :meth:`SQLStore.held` asks about.
+_HELD_A_QUERY = 500
+
+
+class BlobRules(CatalogBase):
+    """The catalog's side of the blob seam: held names, the removal lock, staging rows, and its blob methods."""
+
+    def hold(self, blobs: BlobStore) -> None:
+        """Hold ``blobs`` as this catalog's blob store (named in :attr:`location` when it is elsewhere).
+
+        The store held before (the catalog's own, until the catalog's record
+        of another is read) is closed.
+        """
+        blobs.attach(self)
+        previous = getattr(self, "blobs", None)
+        self.blobs = blobs
+        self._catalog_location = getattr(self, "_catalog_location", self.location)
+        self.location = self._catalog_location
+        if blobs.elsewhere is not None:
+            self.location = f"{self.location} (blobs in {blobs.elsewhere})"
+        if previous is not None and previous is not blobs:
+            previous.close()
+
+    @contextmanager
+    def removing(self, older_than: float | None = None) -> Iterator[None]:
+        """A write transaction holding the removal lock exclusively: no deposit names a blob meanwhile.
+
+        With ``older_than`` (a remover's grace period), staging rows older than
+        it and than :data:`STAGING_LIFETIME` are dropped first: they belong to
+        killed processes, and protect nothing any more.
+        """
+        with self._write():
+            self._removal_lock(shared=False)
+            if older_than is not None:
+                self._query(
+                    "DELETE FROM blob_stagings WHERE started_at < ?",
+                    (timestamp_ago(max(older_than, STAGING_LIFETIME)),),
+                )
+            yield
+
+    def held(self, names: Collection[str]) -> set[str]:
+        """Which of ``names`` a representation keeping its octets (not purged) or a staging row names."""
+        found: set[str] = set()
+        for batch in pages(sorted(names), _HELD_A_QUERY):
+            marks = ", ".join("?" * len(batch))
+            for table, kept in (("representations", " AND purged IS NULL"), ("blob_stagings", "")):
+                rows = self._query(f"SELECT DISTINCT sha256 FROM {table} WHERE sha256 IN ({marks}){kept}", batch)
+                found |= {str(r[0]) for r in rows}
+        return found
+
+    def open_staging(self) -> str:
+        """Record a new staging in a transaction of its own; its id."""
+        ident = uuid.uuid4().hex
+        with self._write():
+            self._query("INSERT INTO blob_stagings (id, sha256, started_at) VALUES (?, NULL, ?)", (ident, timestamp()))
+        return ident
+
+    def name_staging(self, ident: str, sha256: str) -> None:
+        with self._write():
+            self._query("UPDATE blob_stagings SET sha256 = ? WHERE id = ?", (sha256, ident))
+
+    def close_staging(self, ident: str) -> None:
+        with self._write():
+            self._query("DELETE FROM blob_stagings WHERE id = ?", (ident,))
+
+    def live_stagings(self) -> set[str]:
+        return {str(r[0]) for r in self._query("SELECT id FROM blob_stagings")}
+
+    def stage_blob(self, source: Octets, observe: BlobObserver | None = None) -> StagedBlob:
+        """Write a blob from a stream, hashing it, before the catalog transaction that will name it.
+
+        The returned pin keeps :meth:`remove_unreferenced` off the blob until
+        it is closed (after the catalog transaction that names it has ended).
+        ``observe`` sees every piece and its ``finish`` runs before the blob is
+        placed: an exception from it leaves nothing behind.
+        """
+        return self.blobs.stage(source, observe)
+
+    def _stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
+        """Stage the blobs of an import, each checked against the SHA-256 its record names."""
+        return self.blobs.stage_import(blobs)
+
+    @contextmanager
+    def _staged(self, blobs: Sequence[StagedBlob]) -> Iterator[Sequence[StagedBlob]]:
+        """The staged blobs of a deposit, for :meth:`_secure` inside its catalog transaction.
+
+        Whoever staged them (:class:`pdi.archive.Archive`) releases them after
+        the deposit, or discards them when it failed.
+        """
+        yield blobs
+
+    def _secure(self, pins: Sequence[BlobPin]) -> None:
+        """Inside the catalog write transaction: make sure every staged blob is still in place.
+
+        Nothing removes a blob while a writer holds the catalog, so a blob in
+        place now stays until the deposit that names it has committed.
+        """
+        for pin in pins:
+            pin.secure()
+
+    def _store_blobs(self, blobs: Sequence[StagedBlob]) -> None:
+        """Inside the catalog transaction: record staged blobs' chunk digests, and have the blob store name them.
+
+        The removal lock is held shared from here to the commit: a remover
+        either went before (the blob store finds the blob gone, and the
+        deposit fails cleanly) or waits for the commit.
+        """
+        if not blobs:
+            return
+        infos = list({blob.info.sha256: blob.info for blob in blobs}.values())
+        self._insert_rows(
+            "INSERT INTO blob_fixity (sha256, size, chunk_size, chunks, created_at)",
+            ("text", "bigint", "int", "bytea", "text"),
+            [(i.sha256, i.size, i.chunk_size, i.chunks, timestamp()) for i in infos],
+            " ON CONFLICT (sha256) DO NOTHING",
+        )
+        self._removal_lock(shared=True)
+        self.blobs.record(blobs)
+
+    def blob_info(self, sha256: str) -> BlobInfo | None:
+        """What the catalog knows of a blob: its chunk digests, or (stored before them) its size alone."""
+        with self._read():
+            rows = self._query(
+                "SELECT size, chunk_size, chunks FROM blob_fixity WHERE sha256 = ?", (sha256,)
+            )
+            if rows:
+                size, chunk_size, chunks = rows[0]
+                return BlobInfo(sha256, int(size), int(chunk_size), bytes(chunks))
+            rows = self._query("SELECT size FROM representations WHERE sha256 = ? LIMIT 1", (sha256,))
+        return BlobInfo(sha256, int(rows[0][0])) if rows else None
+
+    def fragment_index(self, sha256: str, media_type: str, charset: str | None) -> bytes | None:
+        """The index made at deposit for these octets read as ``media_type`` in ``charset``, if any."""
+        with self._read():
+            rows = self._query(
+                "SELECT data FROM fragment_indexes WHERE sha256 = ? AND media_type = ? AND charset = ?",
+                (sha256, media_type, charset or ""),
+            )
+        return bytes(rows[0][0]) if rows else None
+
+    def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None:
+        """A reader of the stored blob by verified chunks, or ``None`` if it is missing."""
+        return self.blobs.open(sha256, self.blob_info(sha256), name=name)
+
+    def read_blob(self, sha256: str) -> bytes | None:
+        """The stored bytes named by ``sha256``, verified, or ``None`` if missing (hold only what you can hold)."""
+        reader = self.open_blob(sha256, name=sha256)
+        if reader is None:
+            return None
+        with reader:
+            return reader.read()
+
+    def blob_names(self) -> set[str]:
+        """The SHA-256 names of every stored blob."""
+        return set(self.blobs.names())
+
+    def iter_blob_names(self) -> Iterator[str]:
+        """The names of every stored blob in ascending order (that of the catalog's ``ORDER BY sha256``), without holding them all."""
+        return self.blobs.names()
+
+    def remove_unreferenced(self, older_than: float) -> list[str]:
+        """Delete stored blobs that no name holds, and what killed deposits left, older than ``older_than`` seconds.
+
+        The blob store deletes inside :meth:`removing`, so no deposit commits
+        meanwhile (what it only lists, it may list before). Returns what it removed.
+        """
+        return self.blobs.remove_unreferenced(older_than)
+
+    def delete_purged_blobs(self, sha256s: Sequence[str]) -> tuple[list[str], list[str]]:
+        """Delete each blob of ``sha256s`` that no representation still keeping its octets names.
+
+        A blob another name holds (withdrawn or not, unless purged too) is
+        kept, and so is one a deposit in progress has staged; each deleted
+        blob's full-text passages and fragment index go with it. One write
+        transaction holding the removal lock, so no deposit naming the same
+        octets commits meanwhile. Returns the names deleted (or found
+        already gone) and those kept.
+        """
+        deleted: list[str] = []
+        kept: list[str] = []
+        with self.removing():
+            for sha256 in sorted(set(sha256s)):
+                if self.held({sha256}) or not self.blobs.delete(sha256):
+                    kept.append(sha256)
+                    continue
+                sources = [
+                    (str(r[0]), str(r[1]), str(r[2]))
+                    for r in self._query(
+                        "SELECT sha256, media_type, charset FROM search_sources WHERE sha256 = ?", (sha256,)
+                    )
+                ]
+                if sources:
+                    self._delete_passages(sources)
+                self._query("DELETE FROM search_sources WHERE sha256 = ?", (sha256,))
+                self._query("DELETE FROM fragment_indexes WHERE sha256 = ?", (sha256,))
+                deleted.append(sha256)
+        return deleted, kept

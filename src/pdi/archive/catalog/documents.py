@@ -1,0 +1,415 @@
+"""Documents and minting: series, deposits (mint, new version, more formats, batches), idempotency.
+
+Gap-free daily serials: the counter row ``daily_serials(series, day)`` is
+incremented inside the deposit's own transaction. A second writer waits for
+the row (PostgreSQL) or the database write lock (SQLite), so two deposits can
+never take the same serial, and a deposit that fails or is killed rolls its
+increment back with everything else, so no serial is ever skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from pdi.archive.blobs.seam import StagedBlob
+from pdi.archive.catalog.base import (
+    CatalogBase,
+    describe_key,
+)
+from pdi.archive.store import (
+    STORED_EXACT,
+    AuditRecord,
+    DepositResult,
+    DocumentKey,
+    NewRepresentation,
+    SeriesRecord,
+    WriteNote,
+)
+from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
+
+
+class DocumentsPart(CatalogBase):
+    """Series and deposits, each deposit one transaction, with its audit entry and Idempotency-Key."""
+
+    def add_series(self, record: SeriesRecord) -> None:
+        with self._write():
+            self._insert_series(record)
+
+    def _insert_series(self, record: SeriesRecord) -> None:
+        if self._query("SELECT 1 FROM series WHERE name = ?", (record.name,)):
+            raise ImmutabilityError(f"series {record.name} is already registered")
+        if record.parent is not None and not self._query(
+            "SELECT 1 FROM series WHERE name = ?", (record.parent,)
+        ):
+            raise NotFoundError(f"parent series {record.parent} is not registered")
+        self._query(
+            "INSERT INTO series (name, parent, authority, created_at, access) VALUES (?, ?, ?, ?, ?)",
+            (record.name, record.parent, record.authority, record.created_at, record.access),
+        )
+
+    def get_series(self, name: str) -> SeriesRecord | None:
+        with self._read():
+            rows = self._query(
+                "SELECT name, parent, authority, created_at, access FROM series WHERE name = ?", (name,)
+            )
+        if not rows:
+            return None
+        r = rows[0]
+        return SeriesRecord(str(r[0]), None if r[1] is None else str(r[1]), str(r[2]), str(r[3]), str(r[4]))
+
+    def list_series(self) -> list[SeriesRecord]:
+        with self._read():
+            rows = self._query(
+                "SELECT name, parent, authority, created_at, access FROM series ORDER BY name"
+            )
+        return [
+            SeriesRecord(str(r[0]), None if r[1] is None else str(r[1]), str(r[2]), str(r[3]), str(r[4]))
+            for r in rows
+        ]
+
+    def _stage(
+        self, representations: Sequence[NewRepresentation]
+    ) -> AbstractContextManager[Sequence[StagedBlob]]:
+        formats = [r.format for r in representations]
+        if len(set(formats)) != len(formats):
+            raise ImmutabilityError(f"a deposit names a format twice: {', '.join(formats)}")
+        return self._staged([rep.blob for rep in representations])
+
+    def _insert_reps(
+        self, doc: int, version: int, representations: Sequence[NewRepresentation], at: str
+    ) -> None:
+        self._store_blobs([rep.blob for rep in representations])
+        for rep in representations:
+            if rep.index is not None:
+                self._query(
+                    "INSERT INTO fragment_indexes (sha256, media_type, charset, data) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT (sha256, media_type, charset) DO NOTHING",
+                    (rep.sha256, rep.media_type, rep.charset or "", rep.index),
+                )
+            if rep.passages is not None:
+                self._index_source(rep.sha256, rep.media_type, rep.charset, rep.passages)
+            self._insert_rep(
+                doc, version, rep.format, rep.media_type, rep.charset, rep.line_ending,
+                rep.sha256, rep.size, at, STORED_EXACT,
+            )
+
+    def _insert_rep(self, doc: int, version: int, *columns: Any) -> None:
+        """One representations row: format, media type, charset, line ending, sha256, size, at, stored."""
+        self._query(
+            "INSERT INTO representations (document, version, format, media_type, charset,"
+            " line_ending, sha256, size, created_at, stored) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (doc, version, *columns),
+        )
+        at = columns[6]
+        self._query(
+            "UPDATE document_days SET last_deposit = ? WHERE (last_deposit IS NULL OR last_deposit < ?)"
+            " AND series = (SELECT series FROM documents WHERE id = ?) AND day = (SELECT day FROM documents WHERE id = ?)",
+            (at, at, doc, doc),
+        )
+
+    def _stored_sha(self, doc: int, version: int, format: str) -> str | None:
+        """The SHA-256 of the bytes stored for a format of a version, if any."""
+        rows = self._query(
+            "SELECT sha256 FROM representations WHERE document = ? AND version = ?"
+            " AND format = ?",
+            (doc, version, format),
+        )
+        return str(rows[0][0]) if rows else None
+
+    def _next_serial(self, series: str, day: str) -> int:
+        rows = self._query(
+            "INSERT INTO daily_serials (series, day, last) VALUES (?, ?, 1)"
+            " ON CONFLICT (series, day) DO UPDATE SET last = daily_serials.last + 1"
+            " RETURNING last",
+            (series, day),
+        )
+        return int(rows[0][0])
+
+    def _insert_document(
+        self, series: str, day: datetime.date, unique_id: str, serial: int | None, at: str
+    ) -> int:
+        rows = self._query(
+            "INSERT INTO documents (series, day, year, month, dom, unique_id, serial, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (series, day.isoformat(), day.year, day.month, day.day, unique_id, serial, at),
+        )
+        self._query(
+            "INSERT INTO document_days (series, day, documents) VALUES (?, ?, 1)"
+            " ON CONFLICT (series, day) DO UPDATE SET documents = document_days.documents + 1",
+            (series, day.isoformat()),
+        )
+        return int(rows[0][0])
+
+    # Each deposit checks its preconditions twice: before any blob is staged
+    # (so refused input leaves no trace, not even an unreferenced blob file),
+    # and again inside the write transaction, which is what makes it safe
+    # against a concurrent writer.
+    def _check_mint(
+        self,
+        series: str,
+        key: DocumentKey | None,
+        same: Sequence[NewRepresentation] | None = None,
+    ) -> DepositResult | None:
+        """``None`` when a document may be minted; its latest version when it holds ``same``."""
+        if not self._query("SELECT 1 FROM series WHERE name = ?", (series,)):
+            raise NotFoundError(f"series {series} is not registered (pdi series add {series})")
+        doc = None if key is None else self._document_id(key)
+        if key is None or doc is None:
+            return None
+        if same is not None:
+            latest = self._latest_if_identical(doc, same)
+            if latest is not None:
+                return DepositResult(key, latest, unchanged=True)
+        raise ImmutabilityError(
+            f"{describe_key(key)} is already minted; deposit a new version of it instead"
+        )
+
+    def _latest_if_identical(
+        self, doc: int, representations: Sequence[NewRepresentation]
+    ) -> int | None:
+        """The latest version of ``doc`` if it holds exactly ``representations`` (format, SHA-256, charset)."""
+        rows = self._query("SELECT MAX(version) FROM versions WHERE document = ?", (doc,))
+        if not rows or rows[0][0] is None:
+            return None
+        latest = int(rows[0][0])
+        stored = self._query(
+            "SELECT format, sha256, charset FROM representations WHERE document = ? AND version = ?",
+            (doc, latest),
+        )
+        held = {(str(r[0]), str(r[1]), None if r[2] is None else str(r[2])) for r in stored}
+        given = {(r.format, r.sha256, r.charset) for r in representations}
+        return latest if held == given and len(stored) == len(representations) else None
+
+    def mint(
+        self,
+        series: str,
+        day: datetime.date,
+        unique_id: str | None,
+        representations: Sequence[NewRepresentation],
+        at: str,
+        *,
+        skip_identical: bool = False,
+        note: WriteNote | None = None,
+    ) -> DepositResult:
+        if not representations:
+            raise StoreError("a deposit needs at least one format")
+        given = None if unique_id is None else DocumentKey(series, day, unique_id)
+        same = representations if skip_identical else None
+        with self._read():
+            found = self._answered(note) or self._check_mint(series, given, same)
+        if found is not None:
+            return found
+        with self._stage(representations) as pins, self._write():
+            self._secure(pins)
+            if (found := self._answered(note, lock=True)) is not None:
+                return found
+            found = self._check_mint(series, given, same)
+            if found is not None:
+                return self._noted(note, found, at)
+            key = self._new_document(series, day, unique_id, representations, at, note)
+            return self._noted(note, DepositResult(key, 1), at)
+
+    def _new_document(
+        self, series: str, day: datetime.date, unique_id: str | None,
+        representations: Sequence[NewRepresentation], at: str, note: WriteNote | None,
+    ) -> DocumentKey:
+        """Inside the write transaction, its checks made: a new document (the day's next serial for ``None``), version 1."""
+        serial: int | None = None
+        if unique_id is None:
+            serial = self._next_serial(series, day.isoformat())
+            unique_id = str(serial)
+            self._check_mint(series, DocumentKey(series, day, unique_id))
+        doc = self._insert_document(series, day, unique_id, serial, at)
+        self._query(
+            "INSERT INTO versions (document, version, created_at, embargo_until) VALUES (?, 1, ?, ?)",
+            (doc, at, note.embargo_until if note else None),
+        )
+        self._insert_reps(doc, 1, representations, at)
+        return DocumentKey(series, day, unique_id)
+
+    def new_version(
+        self,
+        key: DocumentKey,
+        representations: Sequence[NewRepresentation],
+        at: str,
+        *,
+        skip_identical: bool = False,
+        note: WriteNote | None = None,
+    ) -> DepositResult:
+        if not representations:
+            raise StoreError("a version needs at least one format")
+        with self._read():
+            if (found := self._answered(note)) is not None:
+                return found
+            doc = self._check_document(key)
+            latest = self._latest_if_identical(doc, representations) if skip_identical else None
+        if latest is not None:
+            return DepositResult(key, latest, unchanged=True)
+        with self._stage(representations) as pins, self._write():
+            self._secure(pins)
+            if (found := self._answered(note, lock=True)) is not None:
+                return found
+            doc = self._check_document(key, lock=True)
+            if skip_identical:
+                latest = self._latest_if_identical(doc, representations)
+                if latest is not None:
+                    return self._noted(note, DepositResult(key, latest, unchanged=True), at)
+            rows = self._query("SELECT MAX(version) FROM versions WHERE document = ?", (doc,))
+            version = int(rows[0][0]) + 1
+            self._query(
+                "INSERT INTO versions (document, version, created_at, embargo_until) VALUES (?, ?, ?, ?)",
+                (doc, version, at, note.embargo_until if note else None),
+            )
+            self._insert_reps(doc, version, representations, at)
+            return self._noted(note, DepositResult(key, version), at)
+
+    def _check_formats(
+        self,
+        key: DocumentKey,
+        version: int,
+        representations: Sequence[NewRepresentation],
+        *,
+        lock: bool = False,
+    ) -> tuple[int, list[NewRepresentation]]:
+        doc = self._check_document(key, lock=lock)
+        if not self._query(
+            "SELECT 1 FROM versions WHERE document = ? AND version = ?", (doc, version)
+        ):
+            raise NotFoundError(f"no version {version} of {describe_key(key)} in the archive")
+        new: list[NewRepresentation] = []
+        for rep in representations:
+            stored = self._stored_sha(doc, version, rep.format)
+            if stored is None:
+                new.append(rep)
+            elif stored != rep.sha256:
+                raise ImmutabilityError(
+                    f"format {rep.format} of version {version} of {describe_key(key)} is already"
+                    " deposited with other bytes; deposited bytes never change (deposit a"
+                    " new version instead)"
+                )
+        return doc, new
+
+    def add_formats(
+        self,
+        key: DocumentKey,
+        version: int,
+        representations: Sequence[NewRepresentation],
+        at: str,
+        *,
+        note: WriteNote | None = None,
+    ) -> DepositResult:
+        with self._read():
+            if (found := self._answered(note)) is not None:
+                return found
+            _, new = self._check_formats(key, version, representations)
+        with self._stage(new) as pins, self._write():
+            self._secure(pins)
+            if (found := self._answered(note, lock=True)) is not None:
+                return found
+            doc, new = self._check_formats(key, version, representations, lock=True)
+            self._insert_reps(doc, version, new, at)
+            return self._noted(note, DepositResult(key, version), at)
+
+    def _answered(self, note: WriteNote | None, *, lock: bool = False) -> DepositResult | None:
+        """The first answer to this write's Idempotency-Key, if there was one; a different request under it is refused."""
+        found = self._answered_all(note, lock=lock)
+        return None if found is None else found[0]
+
+    def _answered_all(self, note: WriteNote | None, *, lock: bool = False) -> list[DepositResult] | None:
+        """Every item of the first answer to this write's Idempotency-Key (one, but for a batch), or ``None``."""
+        if note is None or note.idempotency is None:
+            return None
+        idem = note.idempotency
+        if lock:
+            self._lock_idempotency(idem.token, idem.key)
+        rows = self._query(
+            "SELECT fingerprint, series, day, unique_id, version, unchanged FROM idempotency_keys"
+            " WHERE token = ? AND key = ? ORDER BY item",
+            (idem.token, idem.key),
+        )
+        if not rows:
+            return None
+        if rows[0][0] != idem.fingerprint:
+            raise IntegrityError(
+                f"Idempotency-Key {idem.key!r} was used for a different request"
+                " (another target, parameters or body); use a new key for a new request"
+            )
+        return [
+            DepositResult(DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id)),
+                          int(version), unchanged=bool(unchanged), replayed=True)
+            for _, series, day, unique_id, version, unchanged in rows
+        ]
+
+    def _noted(self, note: WriteNote | None, result: DepositResult, at: str) -> DepositResult:
+        """Inside the write's transaction: append its audit entry and keep its answer under its Idempotency-Key."""
+        return self._noted_all(note, [result], at)[0]
+
+    def _noted_all(self, note: WriteNote | None, results: list[DepositResult], at: str) -> list[DepositResult]:
+        """:meth:`_noted` for every item of a write (an audit entry each; the answer kept item by item)."""
+        if note is None:
+            return results
+        for item, result in enumerate(results):
+            self._insert_audit(AuditRecord(
+                at, note.who, note.action, note.subject(result.key),
+                note.detail or f"version {result.version}" + (" (unchanged)" if result.unchanged else ""),
+                note.address,
+            ))
+            if note.idempotency is not None:
+                idem = note.idempotency
+                self._query(
+                    "INSERT INTO idempotency_keys (token, key, fingerprint, series, day, unique_id, version,"
+                    " unchanged, created_at, item) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (idem.token, idem.key, idem.fingerprint, result.key.series, result.key.day.isoformat(),
+                     result.key.unique_id, result.version, int(result.unchanged), at, item),
+                )
+        return results
+
+    def mint_batch(
+        self,
+        series: str,
+        day: datetime.date,
+        entries: Sequence[tuple[str | None, Sequence[NewRepresentation]]],
+        at: str,
+        *,
+        note: WriteNote | None = None,
+    ) -> list[DepositResult]:
+        """Mint a document for each entry (a foreign id or ``None`` for a serial, and its formats): all in one transaction.
+
+        An id already minted, or named twice, refuses the whole batch
+        (:class:`ImmutabilityError` naming the item); nothing is minted.
+        """
+        if not entries or any(not reps for _, reps in entries):
+            raise StoreError("a batch needs at least one item, and each item a format")
+        ids = [uid for uid, _ in entries if uid is not None]
+        if len(set(ids)) != len(ids):
+            raise ImmutabilityError("a batch names one foreign id twice: " + ", ".join(sorted(
+                {uid for uid in ids if ids.count(uid) > 1})))
+
+        def check() -> None:
+            for item, (uid, _) in enumerate(entries):
+                try:
+                    self._check_mint(series, None if uid is None else DocumentKey(series, day, uid))
+                except ImmutabilityError as exc:
+                    raise ImmutabilityError(f"item {item}: {exc}") from None
+
+        with self._read():
+            found = self._answered_all(note)
+            if found is not None:
+                return found
+            check()
+        staged = [self._stage(reps) for _, reps in entries]  # each item's formats distinct
+        with contextlib.ExitStack() as stack:
+            pins = [pin for one in staged for pin in stack.enter_context(one)]
+            with self._write():
+                self._secure(pins)
+                if (found := self._answered_all(note, lock=True)) is not None:
+                    return found
+                check()
+                results = []
+                for uid, reps in entries:
+                    results.append(DepositResult(self._new_document(series, day, uid, reps, at, note), 1))
+                return self._noted_all(note, results, at)

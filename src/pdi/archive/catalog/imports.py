@@ -1,0 +1,413 @@
+"""Imports: records of another archive brought in exactly as named, a page at a time, in one transaction.
+
+An import (:meth:`ImportsPart.import_all`) is checked and written a page of
+records at a time: a page's rows are a relation ``k``
+(:meth:`~pdi.archive.catalog.base.CatalogBase._rows`: a ``VALUES`` list on
+SQLite, an array a column on PostgreSQL) that one statement looks up or
+inserts, so a page costs a few round trips, not a few a record.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pdi._wording import plural
+from pdi.archive.blobs.seam import BlobSource, StagedBlob, discard_all, release_all
+from pdi.archive.catalog.base import (
+    MAX_PARAMETERS,
+    CatalogBase,
+    describe_key,
+    key_of,
+    pages,
+    timestamp,
+)
+from pdi.archive.store import (
+    AssertionRecord,
+    AuditRecord,
+    DocumentKey,
+    RepresentationRecord,
+    SeriesRecord,
+    WithdrawalRecord,
+)
+from pdi.errors import ImmutabilityError, NotFoundError, ParseError
+
+#: Days whose numbering an import's check asks of the catalog in one statement.
+NUMBERING_DAYS = 500
+
+
+class ImportsPart(CatalogBase):
+    """``import_all`` and its pages."""
+
+    def import_all(
+        self,
+        series: Sequence[SeriesRecord],
+        representations: Iterable[tuple[RepresentationRecord, BlobSource]],
+        assertions: Iterable[tuple[DocumentKey, AssertionRecord]],
+        audit: Iterable[AuditRecord] = (),
+        withdrawals: Iterable[WithdrawalRecord] = (),
+        embargoes: Sequence[tuple[DocumentKey, int | None, str]] = (),
+        *,
+        new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
+    ) -> int:
+        """Bring records from another archive in, exactly as named; one transaction.
+
+        Identical records already present are kept; a record that would change
+        what is stored under an existing name raises :class:`ImmutabilityError`
+        and nothing is imported. Returns the number of new representations.
+        Each blob may come as a function that reads it (:data:`BlobSource`),
+        called when the store writes that blob. ``audit`` entries are appended
+        to the audit log in the same transaction, and ``new_document(record)``
+        for each document the import brings in (its first representation).
+
+        ``representations`` is iterated three times, never held: to check
+        each record against the catalog, to stage the blobs, and to write the
+        rows; an exception from any pass (a bag changed meanwhile) leaves the
+        archive as it was. ``assertions`` and ``withdrawals`` are iterated
+        once, inside the transaction. Records are checked and written a page
+        (:data:`IMPORT_PAGE`) at a time, a few statements a page whatever its
+        size, and the first bad record of a page is the one named. Memory
+        grows with the distinct blobs and the days touched, not with the names.
+        """
+        with self._read():  # refuse bad imports before staging any blob
+            known = {str(r[0]) for r in self._query("SELECT name FROM series")}
+            known |= {s.name for s in series}
+            for s in series:
+                if s.parent is not None and s.parent not in known:
+                    raise NotFoundError(f"parent series {s.parent} of {s.name} is not in the import")
+            for page in pages(rec for rec, _ in representations):
+                self._check_import(page, known)
+        added = 0
+        staged = self._stage_import(
+            (rec.sha256, content) for rec, content in representations if rec.purged is None
+        )
+        try:
+            added = self._import_staged(series, representations, assertions, audit, staged, withdrawals,
+                                        embargoes, new_document)
+        except BaseException:
+            discard_all(staged)
+            raise
+        release_all(staged)
+        return added
+
+    def _import_staged(
+        self,
+        series: Sequence[SeriesRecord],
+        representations: Iterable[tuple[RepresentationRecord, BlobSource]],
+        assertions: Iterable[tuple[DocumentKey, AssertionRecord]],
+        audit: Iterable[AuditRecord],
+        staged: Sequence[StagedBlob],
+        withdrawals: Iterable[WithdrawalRecord] = (),
+        embargoes: Sequence[tuple[DocumentKey, int | None, str]] = (),
+        new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
+    ) -> int:
+        added = 0
+        written = _ImportWritten({blob.info.sha256: blob for blob in staged})
+        with self._write():
+            self._secure(staged)
+            for s in sorted(series, key=lambda s: (s.name.count("."), s.name)):
+                existing = self._query("SELECT parent FROM series WHERE name = ?", (s.name,))
+                if not existing:
+                    self._insert_series(s)
+            known = {str(r[0]) for r in self._query("SELECT name FROM series")}
+            for page in pages(rec for rec, _ in representations):
+                added += self._import_page(page, known, written, new_document)
+            self._check_numbering(written.days)
+            for entry in audit:
+                self._insert_audit(entry)
+            for statements in pages(assertions):
+                self._import_statements(statements)
+            for tombstones in pages(withdrawals):
+                self._import_withdrawals(tombstones)
+            for key, version, until in embargoes:
+                target = self._document_id(key)
+                if target is None:
+                    raise NotFoundError(f"embargo of {describe_key(key)}: no such document")
+                if version is None:
+                    self._query("UPDATE documents SET embargo_until = ? WHERE id = ?", (until, target))
+                else:
+                    self._query("UPDATE versions SET embargo_until = ? WHERE document = ? AND version = ?",
+                                (until, target, version))
+            if embargoes or any(s.access != "public" for s in series):
+                self._query("INSERT INTO access_changes (at) VALUES (?)", (timestamp(),))
+        return added
+
+    def _document_ids(self, keys: Sequence[DocumentKey]) -> dict[DocumentKey, int]:
+        """The catalog's id of each of ``keys`` that is a document in it."""
+        found: dict[DocumentKey, int] = {}
+        for chunk in pages(keys, MAX_PARAMETERS // 4):
+            relation, params = self._rows(
+                ("int", "text", "text", "text"),
+                [(i, key.series, key.day.isoformat(), key.unique_id) for i, key in enumerate(chunk)],
+            )
+            rows = self._query(
+                "SELECT k.column1, (SELECT d.id FROM documents d WHERE d.series = k.column2"
+                f" AND d.day = k.column3 AND d.unique_id = k.column4) FROM {relation}",
+                params,
+            )
+            found.update({chunk[int(i)]: int(doc) for i, doc in rows if doc is not None})
+        return found
+
+    def _stored_of(
+        self, documents: Iterable[int], *, versions_too: bool = True
+    ) -> tuple[dict[tuple[int, int, str], str], set[tuple[int, int]]]:
+        """The representations (their SHA-256) and (``versions_too``) the versions the catalog holds of ``documents``."""
+        ids = sorted(set(documents))
+        reps: dict[tuple[int, int, str], str] = {}
+        versions: set[tuple[int, int]] = set()
+        for chunk in pages(ids, MAX_PARAMETERS):
+            relation, params = self._rows(("bigint",), [(doc,) for doc in chunk])
+            for doc, version, format, sha256 in self._query(
+                "SELECT document, version, format, sha256 FROM representations"
+                f" WHERE document IN (SELECT column1 FROM {relation})", params,
+            ):
+                reps[(int(doc), int(version), str(format))] = str(sha256)
+            if versions_too:
+                versions |= {(int(d), int(v)) for d, v in self._query(
+                    f"SELECT document, version FROM versions WHERE document IN (SELECT column1 FROM {relation})", params,
+                )}
+        return reps, versions
+
+    def _check_import(self, page: Sequence[RepresentationRecord], known: set[str]) -> None:
+        """Before anything is staged: each record's series is known and its name holds no other bytes here."""
+        ids = self._document_ids(list(dict.fromkeys(key_of(rec) for rec in page)))
+        stored, _ = self._stored_of(ids.values(), versions_too=False)
+        for rec in page:
+            if rec.series not in known:
+                raise NotFoundError(f"series {rec.series} is not in the import")
+            doc = ids.get(key_of(rec))
+            sha256 = None if doc is None else stored.get((doc, rec.version, rec.format))
+            if sha256 is not None and sha256 != rec.sha256:
+                raise _import_conflict(rec)
+
+    def _import_page(
+        self,
+        page: Sequence[RepresentationRecord],
+        known: set[str],
+        written: _ImportWritten,
+        new_document: Callable[[RepresentationRecord], AuditRecord] | None,
+    ) -> int:
+        """Inside the import's transaction: write one page of representations; how many are new."""
+        ids = self._document_ids(list(dict.fromkeys(key_of(rec) for rec in page)))
+        stored, versions = self._stored_of(ids.values())
+        documents: dict[DocumentKey, RepresentationRecord] = {}  # new, each with its first record
+        new_versions: dict[tuple[DocumentKey, int], str] = {}
+        in_page: dict[tuple[DocumentKey, int, str], str] = {}
+        new: list[RepresentationRecord] = []
+        for rec in page:
+            if rec.series not in known:
+                raise NotFoundError(f"series {rec.series} is not in the import")
+            key = key_of(rec)
+            written.days.add((rec.series, rec.day.isoformat()))
+            doc = ids.get(key)
+            if doc is None:
+                documents.setdefault(key, rec)
+            if (doc is None or (doc, rec.version) not in versions) and (key, rec.version) not in new_versions:
+                new_versions[(key, rec.version)] = rec.created_at
+            name = (key, rec.version, rec.format)
+            sha256 = in_page.get(name) or (None if doc is None else stored.get((doc, rec.version, rec.format)))
+            if sha256 is not None:
+                if sha256 != rec.sha256:
+                    raise _import_conflict(rec)
+                continue
+            in_page[name] = rec.sha256
+            new.append(rec)
+        if documents:
+            self._insert_documents(list(documents.values()), ids, new_document)
+        self._insert_rows(
+            "INSERT INTO versions (document, version, created_at)", ("bigint", "int", "text"),
+            [(ids[key], version, at) for (key, version), at in new_versions.items()],
+        )
+        blobs = list(dict.fromkeys(rec.sha256 for rec in new if rec.purged is None and rec.sha256 not in written.blobs))
+        self._store_blobs([written.staged[sha256] for sha256 in blobs])
+        written.blobs.update(blobs)
+        self._insert_rows(
+            "INSERT INTO representations (document, version, format, media_type, charset, line_ending,"
+            " sha256, size, created_at, stored, purged)",
+            ("bigint", "int", "text", "text", "text", "text", "text", "bigint", "text", "text", "text"),
+            [(ids[key_of(rec)], rec.version, rec.format, rec.media_type, rec.charset, rec.line_ending,
+              rec.sha256, rec.size, rec.created_at, rec.stored, rec.purged) for rec in new],
+        )
+        latest: dict[tuple[str, str], str] = {}
+        for rec in new:
+            day = (rec.series, rec.day.isoformat())
+            latest[day] = max(latest.get(day, rec.created_at), rec.created_at)
+        if latest:
+            self._executemany(
+                "UPDATE document_days SET last_deposit = ? WHERE (last_deposit IS NULL OR last_deposit < ?)"
+                " AND series = ? AND day = ?",
+                [(at, at, series, day) for (series, day), at in latest.items()],
+            )
+        for rec in new:
+            source = (rec.sha256, rec.media_type, rec.charset)
+            if rec.purged is None and source not in written.indexed:
+                self._index_stored(*source)
+                written.indexed.add(source)
+        return len(new)
+
+    def _insert_documents(
+        self,
+        firsts: Sequence[RepresentationRecord],
+        ids: dict[DocumentKey, int],
+        new_document: Callable[[RepresentationRecord], AuditRecord] | None,
+    ) -> None:
+        """New documents (each from its first record), their days' counts and serial counters, and their audit entries."""
+        rows = self._insert_rows(
+            "INSERT INTO documents (series, day, year, month, dom, unique_id, serial, created_at)",
+            ("text", "text", "int", "int", "int", "text", "int", "text"),
+            [(r.series, r.day.isoformat(), r.day.year, r.day.month, r.day.day, r.unique_id, r.serial, r.created_at)
+             for r in firsts],
+            " RETURNING id, series, day, unique_id",
+        )
+        ids.update({DocumentKey(str(s), datetime.date.fromisoformat(str(d)), str(u)): int(i) for i, s, d, u in rows})
+        counts: dict[tuple[str, str], int] = {}
+        serials: dict[tuple[str, str], int] = {}
+        for r in firsts:
+            day = (r.series, r.day.isoformat())
+            counts[day] = counts.get(day, 0) + 1
+            if r.serial is not None:
+                serials[day] = max(serials.get(day, 0), r.serial)
+        self._insert_rows(
+            "INSERT INTO document_days (series, day, documents)", ("text", "text", "bigint"),
+            [(series, day, n) for (series, day), n in counts.items()],
+            " ON CONFLICT (series, day) DO UPDATE SET documents = document_days.documents + excluded.documents",
+        )
+        self._insert_rows(
+            "INSERT INTO daily_serials (series, day, last)", ("text", "text", "int"),
+            [(series, day, last) for (series, day), last in serials.items()],
+            " ON CONFLICT (series, day) DO UPDATE SET last = CASE WHEN daily_serials.last > excluded.last"
+            " THEN daily_serials.last ELSE excluded.last END",
+        )
+        if new_document is not None:
+            self._insert_rows(
+                "INSERT INTO audit_log (at, who, action, subject, detail, address)", ("text",) * 6,
+                [(e.at, e.who, e.action, e.subject, e.detail, e.address) for e in map(new_document, firsts)],
+            )
+
+    def _import_statements(self, page: Sequence[tuple[DocumentKey, AssertionRecord]]) -> None:
+        """Inside the import's transaction: one page of statements, each unless the catalog holds it already."""
+        subjects = sorted({a.subject for _, a in page})
+        held: set[tuple[str, str, str, str, str]] = set()
+        for chunk in pages(subjects, MAX_PARAMETERS):
+            relation, params = self._rows(("text",), [(subject,) for subject in chunk])
+            held |= {(str(s), str(k), str(v), str(w), str(t)) for s, k, v, w, t in self._query(
+                f"SELECT subject, key, value, who, at FROM assertions WHERE subject IN (SELECT column1 FROM {relation})",
+                params,
+            )}
+        ids = self._document_ids(list(dict.fromkeys(about for about, _ in page)))
+        rows: list[tuple[Any, ...]] = []
+        for about, a in page:
+            statement = (a.subject, a.key, a.value, a.who, a.at)
+            if statement in held:
+                continue
+            target = ids.get(about)
+            if target is None:
+                raise NotFoundError(f"assertion about {a.subject}: no such document")
+            held.add(statement)
+            rows.append((target, *statement))
+        self._insert_rows("INSERT INTO assertions (document, subject, key, value, who, at)",
+                          ("bigint", "text", "text", "text", "text", "text"), rows)
+
+    def _import_withdrawals(self, page: Sequence[WithdrawalRecord]) -> None:
+        """Inside the import's transaction: one page of tombstones, each unless the catalog holds it already."""
+        ids = self._document_ids(list(dict.fromkeys(w.key for w in page)))
+        held: set[tuple[int, int | None, str]] = set()
+        for chunk in pages(sorted(set(ids.values())), MAX_PARAMETERS):
+            relation, params = self._rows(("bigint",), [(doc,) for doc in chunk])
+            held |= {(int(d), None if v is None else int(v), str(at)) for d, v, at in self._query(
+                f"SELECT document, version, at FROM withdrawals WHERE document IN (SELECT column1 FROM {relation})",
+                params,
+            )}
+        rows: list[tuple[Any, ...]] = []
+        for w in page:
+            target = ids.get(w.key)
+            if target is None:
+                raise NotFoundError(f"withdrawal of {describe_key(w.key)}: no such document")
+            if (target, w.version, w.at) in held:
+                continue
+            held.add((target, w.version, w.at))
+            rows.append((target, w.version, w.reason, w.who, w.at, 1 if w.purged else 0))
+        self._insert_rows("INSERT INTO withdrawals (document, version, reason, who, at, purged)",
+                          ("bigint", "int", "text", "text", "text", "int"), rows)
+
+    def _check_numbering(self, days: Iterable[tuple[str, str]]) -> None:
+        """Inside an import's transaction: serials still run 1..n on every ``(series, day)`` it touched, and versions 1..n.
+
+        A bag may not bring serial 999 to a day with 3 (2..998 would never
+        exist and the next mint would be 1000), nor version 5 of a document
+        with 2: minting never leaves gaps, and neither may an import. Asked
+        of the catalog with the import's rows in it, :data:`NUMBERING_DAYS`
+        days a statement (a row a day comes back, and the days with a gap in
+        some document's versions), so the check holds no more than that
+        whatever the import's size; the first day in order with a gap is the
+        one named, its serials before its versions.
+        """
+        ordered = sorted(days)
+        for batch in pages(ordered, NUMBERING_DAYS):
+            values, params = self._rows(("text", "text"), batch)
+            serials = {
+                (str(series), str(day)): (int(count), low, high)
+                for series, day, count, low, high in self._query(
+                    "SELECT d.series, d.day, COUNT(DISTINCT d.serial), MIN(d.serial), MAX(d.serial)"
+                    f" FROM {values} JOIN documents d ON d.series = k.column1 AND d.day = k.column2"
+                    " WHERE d.serial IS NOT NULL GROUP BY d.series, d.day",
+                    params,
+                )
+            }
+            gaps = {(str(series), str(day)) for series, day in self._query(
+                "SELECT DISTINCT g.series, g.day FROM (SELECT d.series, d.day"
+                f" FROM {values} JOIN documents d ON d.series = k.column1 AND d.day = k.column2"
+                " JOIN versions v ON v.document = d.id GROUP BY d.id, d.series, d.day"
+                " HAVING MIN(v.version) <> 1 OR MAX(v.version) <> COUNT(DISTINCT v.version)) g",
+                params,
+            )}
+            for series, day in batch:
+                count, low, high = serials.get((series, day), (0, None, None))
+                if count and (low != 1 or high != count):
+                    raise ParseError(
+                        f"the import would leave gaps in the serials of {series} on {day}:"
+                        f" {count} serials numbered {low} to {high}"
+                        " (serials run 1..n without gaps)",
+                        rule="catalog",
+                    )
+                if (series, day) in gaps:
+                    self._version_gap(series, day)
+
+    def _version_gap(self, series: str, day: str) -> None:
+        """Raise the gap in the versions of the first document of ``series`` on ``day`` that has one."""
+        gaps = self._query(
+            "SELECT d.unique_id, COUNT(DISTINCT v.version), MIN(v.version), MAX(v.version)"
+            " FROM documents d JOIN versions v ON v.document = d.id"
+            " WHERE d.series = ? AND d.day = ?"
+            " GROUP BY d.id, d.unique_id"
+            " HAVING MIN(v.version) <> 1 OR MAX(v.version) <> COUNT(DISTINCT v.version)"
+            " ORDER BY d.unique_id LIMIT 1",
+            (series, day),
+        )
+        if gaps:
+            unique_id, count, low, high = gaps[0]
+            key = DocumentKey(series, datetime.date.fromisoformat(day), str(unique_id))
+            raise ParseError(
+                f"the import would leave gaps in the versions of {describe_key(key)}:"
+                f" {plural(count, 'version')} numbered {low} to {high}",
+                rule="catalog",
+            )
+
+
+def _import_conflict(rec: RepresentationRecord) -> ImmutabilityError:
+    return ImmutabilityError(
+        f"format {rec.format} of version {rec.version} of {describe_key(key_of(rec))}"
+        " is already in this archive with other bytes; nothing was imported"
+    )
+
+
+@dataclass
+class _ImportWritten:
+    """What an import's transaction has written so far, beyond its rows: each grows with the blobs or the days, not the names."""
+
+    staged: dict[str, StagedBlob]
+    blobs: set[str] = field(default_factory=set)  # recorded (_store_blob) once each
+    indexed: set[tuple[str, str, str | None]] = field(default_factory=set)  # full-text sources looked at once each
+    days: set[tuple[str, str]] = field(default_factory=set)  # (series, day) for the numbering check

@@ -1,0 +1,55 @@
+"""Opening an archive's store: the catalog a location names, holding the blob store the catalog records.
+
+A catalog and a blob store are chosen independently at ``pdi init`` and the
+choice is recorded in the catalog (``blob_store``): no record means the
+catalog's own blobs (files beside a SQLite catalog, rows in a PostgreSQL
+catalog's database); ``s3://bucket/prefix`` an S3-compatible store, under
+either catalog, through the same code.
+"""
+
+from __future__ import annotations
+
+from pdi.archive.blobs.s3 import S3Blobs, S3Location, S3Store
+from pdi.archive.blobs.seam import BlobStore
+from pdi.archive.catalog import SQLStore
+from pdi.archive.postgres import is_postgres_url, open_postgres
+from pdi.archive.sqlite import open_sqlite
+from pdi.errors import StoreError
+
+
+def open_store(location: str, *, create: bool, blobs: str | None = None, connections: int = 0) -> SQLStore:
+    """The catalog at ``location`` holding the blob store it records (``blobs``: the one to record at init).
+
+    ``connections`` sizes a PostgreSQL catalog's pool (0: the default).
+    """
+    catalog = (open_postgres(location, create=create, connections=connections) if is_postgres_url(location)
+               else open_sqlite(location, create=create))
+    try:
+        recorded = catalog.blob_store_url()
+        if blobs is not None:
+            recorded = _choose_blob_store(catalog, recorded, blobs)
+        if recorded is not None:
+            catalog.hold(_blob_store(recorded))
+    except BaseException:
+        catalog.close()
+        raise
+    return catalog
+
+
+def _blob_store(url: str) -> BlobStore:
+    """The blob store a catalog records."""
+    return S3Store.at(url)
+
+
+def _choose_blob_store(catalog: SQLStore, recorded: str | None, blobs: str) -> str:
+    """At ``pdi init --blobs``: the blob store to record (checked to answer), or the one recorded already."""
+    wanted = str(S3Location.parse(blobs))
+    if recorded is not None:
+        if recorded != wanted:
+            raise StoreError(
+                f"the archive at {catalog.location} keeps its blobs in {recorded}, not {wanted}"
+            )
+        return recorded
+    S3Blobs.open(wanted).check_bucket()
+    catalog.record_blob_store(wanted)
+    return wanted

@@ -1,0 +1,341 @@
+"""Schema and migrations: the tables every catalog has, and the blob store it records.
+
+Version *n* of :func:`migrations` takes a catalog from *n-1* to *n*; a
+catalog is migrated forward when it is opened, never back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pdi.archive.catalog.base import (
+    CatalogBase,
+    timestamp,
+)
+from pdi.archive.store import (
+    SCHEMA_VERSION,
+)
+from pdi.errors import StoreError
+
+
+def migrations(
+    id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str] = ()
+) -> dict[int, list[str]]:
+    """Schema migrations by version; version *n* takes a catalog from *n-1* to *n*.
+
+    ``search`` are the statements of the full-text index that differ by
+    database (SQLite's FTS5 table, PostgreSQL's tsvector and GIN index).
+    """
+    args = (id_pk, blob_type, with_blob_table, search)
+    steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args)]
+    return {version: statements for version, statements in enumerate(steps, start=1)}
+
+
+def _tables(id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str]) -> list[list[str]]:
+    """Steps 1 to 3: the tables of names and statements, their indexes, the audit log."""
+    first = [
+        """CREATE TABLE series (
+            name TEXT PRIMARY KEY,
+            parent TEXT REFERENCES series(name),
+            authority TEXT NOT NULL,
+            created_at TEXT NOT NULL)""",
+        f"""CREATE TABLE documents (
+            id {id_pk},
+            series TEXT NOT NULL REFERENCES series(name),
+            day TEXT NOT NULL,
+            year INTEGER NOT NULL,
+            month INTEGER NOT NULL,
+            dom INTEGER NOT NULL,
+            unique_id TEXT NOT NULL,
+            serial INTEGER,
+            created_at TEXT NOT NULL,
+            UNIQUE (series, day, unique_id))""",
+        """CREATE TABLE daily_serials (
+            series TEXT NOT NULL REFERENCES series(name),
+            day TEXT NOT NULL,
+            last INTEGER NOT NULL,
+            PRIMARY KEY (series, day))""",
+        """CREATE TABLE versions (
+            document INTEGER NOT NULL REFERENCES documents(id),
+            version INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (document, version))""",
+        """CREATE TABLE representations (
+            document INTEGER NOT NULL,
+            version INTEGER NOT NULL,
+            format TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            charset TEXT,
+            line_ending TEXT,
+            sha256 TEXT NOT NULL,
+            size BIGINT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (document, version, format),
+            FOREIGN KEY (document, version) REFERENCES versions(document, version))""",
+        f"""CREATE TABLE assertions (
+            id {id_pk},
+            document INTEGER NOT NULL REFERENCES documents(id),
+            subject TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            who TEXT NOT NULL,
+            at TEXT NOT NULL)""",
+    ]
+    if with_blob_table:
+        first.append(f"CREATE TABLE blobs (sha256 TEXT PRIMARY KEY, data {blob_type} NOT NULL)")
+    second = [
+        "CREATE INDEX documents_by_day ON documents (day, serial, unique_id)",
+        "CREATE INDEX assertions_by_subject ON assertions (subject, id)",
+        "CREATE INDEX representations_by_sha ON representations (sha256)",
+    ]
+    third = [
+        # Every write, appended: who (a user, or a token's name), when, what, about
+        # which name, from which address. Imports record themselves here today.
+        f"""CREATE TABLE audit_log (
+            id {id_pk},
+            at TEXT NOT NULL,
+            who TEXT NOT NULL,
+            action TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            detail TEXT NOT NULL,
+            address TEXT)""",
+    ]
+    return [first, second, third]
+
+
+def _formats_and_blobs(id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str]) -> list[list[str]]:
+    """Step 4: exact octets, chunk digests and fragment indexes (and PostgreSQL's blobs in chunk-sized rows)."""
+    fourth = [
+        # The deposited octets are kept exactly from now on; a text stored before
+        # (its line-ending convention recorded) was kept only CRLF-canonical.
+        "ALTER TABLE representations ADD COLUMN stored TEXT NOT NULL DEFAULT 'exact'",
+        "UPDATE representations SET stored = 'canonical' WHERE line_ending IS NOT NULL",
+        # One SHA-256 per chunk of each blob, so a range read verifies only what it touches.
+        f"""CREATE TABLE blob_fixity (
+            sha256 TEXT PRIMARY KEY,
+            size BIGINT NOT NULL,
+            chunk_size INTEGER NOT NULL,
+            chunks {blob_type} NOT NULL,
+            created_at TEXT NOT NULL)""",
+        # What a fragment query reads instead of the whole text (pdi.fragments.build_index),
+        # made once at deposit, for the octets of one blob read as one media type and charset.
+        f"""CREATE TABLE fragment_indexes (
+            sha256 TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            charset TEXT NOT NULL,
+            data {blob_type} NOT NULL,
+            PRIMARY KEY (sha256, media_type, charset))""",
+    ]
+    if with_blob_table:
+        # Blobs uploaded in chunk-sized rows before (not inside) the catalog
+        # transaction that names them; an old blob keeps its bytea.
+        fourth += [
+            f"""CREATE TABLE blob_uploads (
+                id {id_pk},
+                started_at TEXT NOT NULL,
+                sha256 TEXT)""",
+            """CREATE TABLE blob_parts (
+                upload BIGINT NOT NULL REFERENCES blob_uploads(id) ON DELETE CASCADE,
+                n INTEGER NOT NULL,
+                data BYTEA NOT NULL,
+                PRIMARY KEY (upload, n))""",
+            # 1 MiB of already-compressed or random octets gains nothing from pglz
+            "ALTER TABLE blob_parts ALTER COLUMN data SET STORAGE EXTERNAL",
+            "ALTER TABLE blobs ALTER COLUMN data DROP NOT NULL",
+            "ALTER TABLE blobs ADD COLUMN upload BIGINT REFERENCES blob_uploads(id)",
+        ]
+    return [fourth]
+
+
+def _search_and_access(id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str]) -> list[list[str]]:
+    """Step 5: the full-text index, tokens, withdrawals, idempotency keys, the reader's indexes, blob stagings."""
+    fifth = [
+        # Bearer tokens of the write API: only a SHA-256 of each is kept (pdi.archive.tokens).
+        f"""CREATE TABLE tokens (
+            id {id_pk},
+            name TEXT NOT NULL UNIQUE,
+            digest TEXT NOT NULL UNIQUE,
+            role TEXT NOT NULL,
+            series TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            revoked_at TEXT)""",
+        # The first answer to each Idempotency-Key of a token, written in the
+        # transaction of the write it answers, so a retry can never mint twice.
+        """CREATE TABLE idempotency_keys (
+            token INTEGER NOT NULL REFERENCES tokens(id),
+            key TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            series TEXT NOT NULL,
+            day TEXT NOT NULL,
+            unique_id TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            unchanged INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            item INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (token, key, item))""",
+        # Tombstones: a version (or, version NULL, a whole document) withdrawn, and why.
+        f"""CREATE TABLE withdrawals (
+            id {id_pk},
+            document INTEGER NOT NULL REFERENCES documents(id),
+            version INTEGER,
+            reason TEXT NOT NULL,
+            who TEXT NOT NULL,
+            at TEXT NOT NULL)""",
+        "CREATE INDEX withdrawals_by_document ON withdrawals (document, version)",
+        # The reader's pages: the captures of one URL (documents whose encapsulated
+        # id is that URL) over every day and series, and a document's statements.
+        "CREATE INDEX documents_by_unique_id ON documents (unique_id, day, series)",
+        "CREATE INDEX assertions_by_document ON assertions (document, id)",
+        # How many documents each series has on each GMT day, and when any of them
+        # last had a deposit, kept by the deposit's transaction (as daily_serials is),
+        # so counts by year, month and day read a row a day rather than every document.
+        """CREATE TABLE document_days (
+            series TEXT NOT NULL REFERENCES series(name),
+            day TEXT NOT NULL,
+            documents BIGINT NOT NULL,
+            last_deposit TEXT,
+            PRIMARY KEY (series, day))""",
+        "INSERT INTO document_days (series, day, documents, last_deposit)"
+        " SELECT d.series, d.day, COUNT(DISTINCT d.id), MAX(r.created_at) FROM documents d"
+        " LEFT JOIN representations r ON r.document = d.id GROUP BY d.series, d.day",
+        # Each fixity check of a blob (pdi verify): when, and whether its bytes
+        # still had their SHA-256 and size (problem: what was found when not).
+        """CREATE TABLE fixity_checks (
+            sha256 TEXT NOT NULL,
+            checked_at TEXT NOT NULL,
+            ok INTEGER NOT NULL,
+            problem TEXT,
+            PRIMARY KEY (sha256, checked_at))""",
+        # The full-text index (pdi.fulltext), made at deposit for the octets of one blob
+        # read as one media type and charset: which were indexed (passages: how many;
+        # note: why none, when the text could not be read), and their passages.
+        """CREATE TABLE search_sources (
+            sha256 TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            charset TEXT NOT NULL,
+            passages INTEGER NOT NULL,
+            note TEXT,
+            indexed_at TEXT NOT NULL,
+            PRIMARY KEY (sha256, media_type, charset))""",
+        f"""CREATE TABLE search_passages (
+            id {id_pk},
+            sha256 TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            charset TEXT NOT NULL,
+            start BIGINT NOT NULL,
+            body TEXT NOT NULL,
+            runs {blob_type} NOT NULL)""",
+        "CREATE INDEX search_passages_by_source ON search_passages (sha256, media_type, charset, start)",
+        *search,
+        # Where the blobs live when not in the catalog's own store: one row,
+        # e.g. s3://bucket/prefix (never a credential). No row: files or PostgreSQL.
+        """CREATE TABLE blob_store (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            url TEXT NOT NULL,
+            created_at TEXT NOT NULL)""",
+        # Blobs being staged in an external blob store by a deposit in progress:
+        # the remover keeps their objects (pdi.archive.blobs.s3).
+        """CREATE TABLE blob_stagings (
+            id TEXT PRIMARY KEY,
+            sha256 TEXT,
+            started_at TEXT NOT NULL)""",
+    ]
+    return [fifth]
+
+
+def _purges_and_annotations(id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str]) -> list[list[str]]:
+    """Steps 6 and 7: purges, private series and embargoes; kept annotations."""
+    sixth = [
+        # Purge (a legal takedown of a withdrawn name): when a representation's
+        # octets were deleted (NULL: kept), and whether a withdrawal purged them.
+        "ALTER TABLE representations ADD COLUMN purged TEXT",
+        "ALTER TABLE withdrawals ADD COLUMN purged INTEGER NOT NULL DEFAULT 0",
+        # Private series (pdi.archive.access): public, private (403) or hidden (404).
+        "ALTER TABLE series ADD COLUMN access TEXT NOT NULL DEFAULT 'public'",
+        # Embargoes: a whole document or one version unreadable until then (a catalog timestamp).
+        "ALTER TABLE documents ADD COLUMN embargo_until TEXT",
+        "ALTER TABLE versions ADD COLUMN embargo_until TEXT",
+        # One row per change of who may read what, so every resolver's cache can
+        # tell that an answer it keeps may no longer be public (pdi.server.cache).
+        f"""CREATE TABLE access_changes (
+            id {id_pk},
+            at TEXT NOT NULL)""",
+    ]
+    seventh = [
+        # The annotation server (pdi.archive.kept_annotations, W3C Web Annotation Protocol): each annotation's
+        # JSON without its id (slug: its name in the container, never used again once deleted), and
+        # the archived documents it targets, whose readers alone may read it.
+        f"""CREATE TABLE annotations (
+            id {id_pk},
+            slug TEXT NOT NULL UNIQUE,
+            data TEXT NOT NULL,
+            revision INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            modified_at TEXT,
+            deleted_at TEXT)""",
+        """CREATE TABLE annotation_targets (
+            annotation BIGINT NOT NULL REFERENCES annotations(id),
+            document BIGINT NOT NULL REFERENCES documents(id),
+            version INTEGER)""",
+        "CREATE INDEX annotation_targets_by_annotation ON annotation_targets (annotation)",
+        "CREATE INDEX annotation_targets_by_document ON annotation_targets (document)",
+        # The embargoes not yet over, found by index (few rows), so that every list a reader
+        # without a token is shown leaves them out at the cost of the embargoes alone (issue 22).
+        "CREATE INDEX documents_embargoed ON documents (embargo_until) WHERE embargo_until IS NOT NULL",
+        "CREATE INDEX versions_embargoed ON versions (embargo_until) WHERE embargo_until IS NOT NULL",
+    ]
+    return [sixth, seventh]
+
+
+class SchemaPart(CatalogBase):
+    """The schema's version and migrations, and which blob store the catalog records."""
+
+    def blob_store_url(self) -> str | None:
+        """The external blob store recorded at ``pdi init`` (``s3://…``), or ``None`` for the store's own."""
+        with self._read():
+            rows = self._query("SELECT url FROM blob_store WHERE id = 1")
+        return str(rows[0][0]) if rows else None
+
+    def record_blob_store(self, url: str) -> None:
+        """Record the external blob store of a new archive (one that names no blob yet)."""
+        with self._write():
+            if self._query("SELECT 1 FROM representations LIMIT 1"):
+                raise StoreError(
+                    f"the archive at {self.location} already holds documents in its own blob store;"
+                    " a blob store is chosen when an archive is created"
+                )
+            self._query("INSERT INTO blob_store (id, url, created_at) VALUES (1, ?, ?)", (url, timestamp()))
+
+    def schema_version(self) -> int:
+        with self._read():
+            if not self._has_table("schema_migrations"):
+                return 0
+            rows = self._query("SELECT MAX(version) FROM schema_migrations")
+        return int(rows[0][0] or 0)
+
+    def migrate(self, target: int = SCHEMA_VERSION) -> int:
+        """Apply missing migrations up to ``target``; returns the schema version now."""
+        steps = migrations(self.id_pk, self.blob_type, self.blob_table, self.search_schema)
+        with self._write():
+            if not self._has_table("schema_migrations"):
+                self._query(
+                    "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+                )
+            rows = self._query("SELECT MAX(version) FROM schema_migrations")
+            current = int(rows[0][0] or 0)
+            if current > SCHEMA_VERSION:
+                raise StoreError(
+                    f"the archive at {self.location} has schema version {current}, newer than "
+                    f"this pdi understands ({SCHEMA_VERSION}); upgrade pdi"
+                )
+            for version in range(current + 1, target + 1):
+                for statement in steps[version]:
+                    self._query(statement)
+                self._query(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                    (version, timestamp()),
+                )
+                current = version
+        return current

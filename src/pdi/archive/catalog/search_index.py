@@ -1,0 +1,258 @@
+"""The search rows: the full-text index's passages, written at deposit, read by a search a page at a time.
+
+The statements that differ by database (SQLite's FTS5, PostgreSQL's
+tsvector) are the dialect's (:meth:`SearchIndexPart._search_page`,
+:meth:`SearchIndexPart._highlight`); what both add after their match is
+:func:`search_page`.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pdi.archive.catalog.base import (
+    CatalogBase,
+    SearchAccess,
+    timestamp,
+)
+from pdi.archive.catalog.rows import REP_COLUMNS, rep_record
+from pdi.archive.store import (
+    SearchKey,
+    SearchRow,
+)
+
+if TYPE_CHECKING:
+    from pdi.fulltext import Passage
+
+
+def search_scope(access: SearchAccess | None) -> tuple[str, list[Any]]:
+    """The ``AND …`` that keeps a search to what may be shown: names keeping their octets, and what ``access`` allows."""
+    sql = " AND r.purged IS NULL"
+    params: list[Any] = []
+    if access is None:
+        return sql, params
+    if access.excluded:
+        sql += f" AND d.series NOT IN ({', '.join('?' * len(access.excluded))})"
+        params += access.excluded
+    exempt = f"d.series IN ({', '.join('?' * len(access.readable))}) OR " if access.readable else ""
+    sql += (
+        f" AND ({exempt}((d.embargo_until IS NULL OR d.embargo_until <= ?) AND NOT EXISTS"
+        " (SELECT 1 FROM versions v WHERE v.document = d.id AND v.version = r.version AND v.embargo_until > ?)))"
+    )
+    params += [*access.readable, access.now, access.now]
+    return sql, params
+
+
+def search_page(
+    match: str, params: list[Any], series: str | None, access: SearchAccess | None, after: Any, limit: int
+) -> tuple[str, list[Any]]:
+    """A page of search hits: ``match`` (the dialect's query of the passages that match, ``pid`` and
+    ``score``, best lowest) with what both dialects make of it.
+
+    The representations holding each passage's blob, but for withdrawn names;
+    the series asked for, :func:`search_scope`, the keyset page after
+    ``after`` (a :class:`~pdi.archive.search.SearchKey`: score, then passage,
+    document, version and format) and its order and ``limit``.
+    """
+    params = list(params)
+    sql = (
+        f"SELECT {REP_COLUMNS}, d.id, p.id, p.start, p.runs, s.score FROM ({match}) s"
+        " JOIN search_passages p ON p.id = s.pid"
+        " JOIN representations r ON r.sha256 = p.sha256 AND r.media_type = p.media_type"
+        " AND COALESCE(r.charset, '') = p.charset"
+        " JOIN documents d ON d.id = r.document"
+        # a withdrawn name is out of service: its text is not found (the same bytes under another name still are)
+        " WHERE NOT EXISTS (SELECT 1 FROM withdrawals w WHERE w.document = d.id"
+        " AND (w.version IS NULL OR w.version = r.version))"
+    )
+    if series is not None:
+        sql += " AND d.series = ?"
+        params.append(series)
+    scope, bound = search_scope(access)
+    sql += scope
+    params += bound
+    if after is not None:
+        sql += " AND (s.score > ? OR (s.score = ? AND (p.id, d.id, r.version, r.format) > (?, ?, ?, ?)))"
+        params += [after.score, after.score, after.passage, after.document, after.version, after.format]
+    sql += " ORDER BY s.score, p.id, d.id, r.version, r.format LIMIT ?"
+    return sql, [*params, limit]
+
+
+class SearchIndexPart(CatalogBase):
+    """The full-text index's rows: passages in, pages of hits out, and its rebuilding."""
+
+    def _index_source(self, sha256: str, media_type: str, charset: str | None, passages: Any) -> None:
+        """Inside a write transaction: the passages of one blob read as ``media_type`` in ``charset``, once.
+
+        ``passages`` is a :class:`pdi.archive.search.Passages` (read one at a
+        time); a blob already indexed so is left as it is.
+        """
+        new = self._query(
+            "INSERT INTO search_sources (sha256, media_type, charset, passages, note, indexed_at)"
+            " VALUES (?, ?, ?, 0, ?, ?) ON CONFLICT (sha256, media_type, charset) DO NOTHING RETURNING sha256",
+            (sha256, media_type, charset or "", passages.note, timestamp()),
+        )
+        if not new:
+            return
+        count = self._insert_passages(sha256, media_type, charset or "", passages)
+        self._query(
+            "UPDATE search_sources SET passages = ? WHERE sha256 = ? AND media_type = ? AND charset = ?",
+            (count, sha256, media_type, charset or ""),
+        )
+
+    def _index_stored(self, sha256: str, media_type: str, charset: str | None) -> None:
+        """Inside a write transaction: index a stored blob (read again from the store) if it has text."""
+        from pdi.archive.search import index_blob, search_kind
+
+        if search_kind(media_type) is None or self._query(
+            "SELECT 1 FROM search_sources WHERE sha256 = ? AND media_type = ? AND charset = ?",
+            (sha256, media_type, charset or ""),
+        ):
+            return
+        with index_blob(self, sha256, media_type, charset) as passages:
+            self._index_source(sha256, media_type, charset, passages)
+
+    def _insert_passages(self, sha256: str, media_type: str, charset: str, passages: Iterable[Passage]) -> int:
+        """The passages of one source into the full-text index (inside a write transaction), 256 rows a statement; how many."""
+        count = 0
+        batch: list[tuple[Any, ...]] = []
+        insert = ("INSERT INTO search_passages (sha256, media_type, charset, start, body, runs)"
+                  " VALUES (?, ?, ?, ?, ?, ?)")
+        for passage in passages:
+            batch.append((sha256, media_type, charset, passage.start, passage.text, passage.encoded_runs()))
+            count += 1
+            if len(batch) >= 256:
+                self._executemany(insert, batch)
+                batch.clear()
+        if batch:
+            self._executemany(insert, batch)
+        self._passages_inserted(sha256, media_type, charset)
+        return count
+
+    def _passages_inserted(self, sha256: str, media_type: str, charset: str) -> None:
+        """After a source's passages are in: what the store's own index needs (SQLite's FTS5 table)."""
+        return None
+
+    @abstractmethod
+    def _search_page(
+        self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None,
+        access: SearchAccess | None = None,
+    ) -> list[tuple[Any, ...]]:
+        """Rows of one page of hits, best first: the representation's columns, then
+        document id, passage id, start, runs and score."""
+
+    @abstractmethod
+    def _highlight(self, passage: int, phrases: Sequence[Sequence[str]]) -> str | None:
+        """The passage's text with every match of ``phrases`` (all must match) between the marks; ``None`` if they do not."""
+
+    def search(
+        self, phrases: Sequence[Sequence[str]], *, series: str | None = None, limit: int = 20,
+        after: SearchKey | None = None, access: SearchAccess | None = None,
+    ) -> list[SearchRow]:
+        """One page of the passages matching every phrase, best first (then by passage, name).
+
+        Each row carries the passage's text marked for all the phrases, and
+        for each phrase alone (to find the stretch that holds them all).
+        """
+        from pdi.fulltext import Passage
+
+        rows: list[SearchRow] = []
+        with self._read():
+            for row in self._search_page(phrases, series, limit, after, access):
+                record = rep_record(row)
+                doc, pid, start, runs, score = row[14:19]
+                whole = self._highlight(int(pid), phrases)
+                if whole is None:  # pragma: no cover - the engine's match and its highlight disagree
+                    continue
+                each = (
+                    tuple(self._highlight(int(pid), [phrase]) or "" for phrase in phrases)
+                    if len(phrases) > 1 else (whole,)
+                )
+                key = SearchKey(float(score), int(pid), int(doc), record.version, record.format)
+                rows.append(SearchRow(record, Passage.decode(int(start), "", bytes(runs)), whole, each, key))
+        return rows
+
+    def search_sources(self, series: str | None = None, *, page: int = 500) -> Iterator[tuple[str, str, str]]:
+        """Every (sha256, media type, charset) the catalog names (by names in ``series``), in order, a page at a time."""
+        scope = "FROM representations r"
+        params: list[Any] = []
+        if series is not None:
+            scope += " JOIN documents d ON d.id = r.document WHERE d.series = ? AND r.purged IS NULL"
+            params.append(series)
+        else:
+            scope += " WHERE r.purged IS NULL"  # a purged name's octets are gone, and stay unindexed
+        after: tuple[str, str, str] | None = None
+        while True:
+            bound = "" if after is None else " AND (r.sha256, r.media_type, COALESCE(r.charset, '')) > (?, ?, ?)"
+            with self._read():
+                rows = self._query(
+                    f"SELECT DISTINCT r.sha256, r.media_type, COALESCE(r.charset, '') {scope}{bound}"
+                    " ORDER BY 1, 2, 3 LIMIT ?",
+                    [*params, *(after or ()), page],
+                )
+            for row in rows:
+                yield (str(row[0]), str(row[1]), str(row[2]))
+            if len(rows) < page:
+                return
+            after = (str(rows[-1][0]), str(rows[-1][1]), str(rows[-1][2]))
+
+    def _count_sources(self, series: str | None) -> int:
+        scope = "FROM representations r"
+        params: list[Any] = []
+        if series is not None:
+            scope += " JOIN documents d ON d.id = r.document WHERE d.series = ?"
+            params.append(series)
+        rows = self._query(
+            f"SELECT COUNT(*) FROM (SELECT DISTINCT r.sha256, r.media_type, COALESCE(r.charset, '') {scope}) s", params
+        )
+        return int(rows[0][0])
+
+    def rebuild_search_index(
+        self, series: str | None = None, progress: Callable[[int, int], None] | None = None
+    ) -> tuple[int, int, list[tuple[str, str]]]:
+        """Make the full-text index again, in one write transaction: a failure leaves the old one.
+
+        With ``series``, only the blobs its names hold. Returns how many
+        sources were read, how many passages made, and the sources that
+        could not be read as text, each with why (``sha256``, note).
+        """
+        from pdi.archive.search import index_blob, search_kind
+
+        with self._write():
+            total = self._count_sources(series) if progress is not None else 0
+            sources = 0
+            passages = 0
+            notes: list[tuple[str, str]] = []
+            if series is None:
+                self._delete_passages(None)
+                self._query("DELETE FROM search_sources")
+            batch: list[tuple[str, str, str]] = []
+
+            def flush() -> None:
+                nonlocal sources, passages
+                if series is not None and batch:
+                    self._delete_passages(batch)
+                    for source in batch:
+                        self._query(
+                            "DELETE FROM search_sources WHERE sha256 = ? AND media_type = ? AND charset = ?", source
+                        )
+                for sha256, media_type, charset in batch:
+                    if search_kind(media_type) is not None:
+                        with index_blob(self, sha256, media_type, charset or None) as found:
+                            self._index_source(sha256, media_type, charset or None, found)
+                            if found.note is not None:
+                                notes.append((sha256, found.note))
+                            passages += found.count
+                    sources += 1
+                    if progress is not None:
+                        progress(sources, max(total, sources))
+                batch.clear()
+
+            for source in self.search_sources(series):
+                batch.append(source)
+                if len(batch) >= 100:
+                    flush()
+            flush()
+        return sources, passages, notes
