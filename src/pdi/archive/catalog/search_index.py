@@ -24,7 +24,7 @@ from pdi.archive.store import (
 )
 
 if TYPE_CHECKING:
-    from pdi.fulltext import Passage
+    from pdi.passages.fulltext import Passage
 
 
 def search_scope(access: SearchAccess | None) -> tuple[str, list[Any]]:
@@ -156,7 +156,7 @@ class SearchIndexPart(CatalogBase):
         Each row carries the passage's text marked for all the phrases, and
         for each phrase alone (to find the stretch that holds them all).
         """
-        from pdi.fulltext import Passage
+        from pdi.passages.fulltext import Passage
 
         rows: list[SearchRow] = []
         with self._read():
