@@ -53,6 +53,17 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from pdi._wording import plural
 from pdi.archive.access import PUBLIC, check_access, parse_until
+from pdi.archive.naming import (
+    MAX_ASSERTION_VALUE,
+    STATEMENT_KEY,
+    Namer,
+    canonical_series,
+    checked_foreign_id,
+    key_of,
+    parse_pdi,
+    record_name,
+    timestamp,
+)
 from pdi.archive.store import (
     STORED_CANONICAL,
     STORED_EXACT,
@@ -111,7 +122,6 @@ def export_bag(
     objects one at a time in SHA-256 order, each line of the manifest as its
     file is written, so memory does not grow with the archive.
     """
-    from pdi.archive import canonical_series
 
     if series is not None:
         series = canonical_series(series)
@@ -219,13 +229,12 @@ def _write_catalog(
     representation on a line of its own (in listing order), then each
     statement about a document of the selection (oldest first).
     """
-    from pdi.archive import _key_of, _Namer, parse_pdi
 
     def line(value: object) -> str:
         return json.dumps(value, ensure_ascii=False)
 
     count = 0
-    namer = _Namer()
+    namer = Namer()
     with path.open("wb") as handle:
         out = _HashingWriter(handle)
         out.write(f'{{"format": {line(EXPORT_FORMAT)}, "version": {EXPORT_VERSION},'
@@ -252,7 +261,7 @@ def _write_catalog(
         out.write('\n],\n"assertions": [')
         first = True
         for a in archive.store.iter_assertions():
-            key = _key_of(parse_pdi(a.subject))
+            key = key_of(parse_pdi(a.subject))
             if scope is not None and key.series not in scope:
                 continue
             out.write(("\n" if first else ",\n") + line(
@@ -679,12 +688,6 @@ def _object_reader(bag: Path, sha256: str) -> Callable[[], bytes]:
     return read
 
 
-def _timestamp(moment: datetime.datetime) -> str:
-    from pdi.archive import _timestamp as stamp
-
-    return stamp(moment)
-
-
 def _moment(text: str, what: str) -> datetime.datetime:
     """A timestamp of the catalog (``…Z``, GMT) as a value; a ParseError naming ``what`` if it is not one."""
     try:
@@ -768,7 +771,6 @@ def _check_text_decodes(path: Path, record: RepresentationRecord, pdi: str) -> N
 
 def _check_statement(a: AssertionRecord, minted_at: str | None, now: datetime.datetime) -> None:
     """A statement is made by someone, after its document was minted and not in the future."""
-    from pdi.archive import _KEY, MAX_ASSERTION_VALUE
 
     at = _moment(a.at, f"the statement {a.key!r} about {a.subject}")
     if at > now:
@@ -779,7 +781,7 @@ def _check_statement(a: AssertionRecord, minted_at: str | None, now: datetime.da
             f" before its document was minted ({minted_at})",
             rule="catalog",
         )
-    if not _KEY.match(a.key) or len(a.value) > MAX_ASSERTION_VALUE or not a.who.strip():
+    if not STATEMENT_KEY.match(a.key) or len(a.value) > MAX_ASSERTION_VALUE or not a.who.strip():
         raise ParseError(f"catalog.json: the statement {a.key!r} about {a.subject} is malformed", rule="catalog")
     if any(ch in a.who for ch in "\r\n\x00"):
         raise ParseError(f"catalog.json: the statement {a.key!r} about {a.subject}: who holds a control character", rule="catalog")
@@ -792,7 +794,6 @@ def _record(r: dict[str, Any], now: datetime.datetime, *, check: bool = True) ->
     that checked it, which end by making sure catalog.json is still the file
     that was checked (:class:`_CatalogBytes`).
     """
-    from pdi.archive import _name
 
     try:
         record = RepresentationRecord(
@@ -816,7 +817,7 @@ def _record(r: dict[str, Any], now: datetime.datetime, *, check: bool = True) ->
         pdi = _field(r, "pdi", str)
         if not check:
             return record
-        if pdi != str(_name(record)):
+        if pdi != str(record_name(record)):
             raise ParseError(f"catalog.json: {pdi} does not match its own parts", rule="catalog")
     except PDIError:
         raise
@@ -949,9 +950,8 @@ def import_bag(
     names). Memory grows with the distinct objects and the days, not with
     the names.
     """
-    from pdi.archive import _key_of, _name, canonical_series, parse_pdi
 
-    now = archive._now()
+    now = archive.now()
     try:
         info = validate_bag(bag)
     except OSError as exc:
@@ -1016,13 +1016,13 @@ def import_bag(
             if size != record.size:
                 raise IntegrityError(f"object {record.sha256} does not match its catalog entry")
             if record.charset is not None and (record.sha256, record.charset) not in decoded:
-                _check_text_decodes(bag / "data" / "objects" / record.sha256, record, str(_name(record)))
+                _check_text_decodes(bag / "data" / "objects" / record.sha256, record, str(record_name(record)))
                 decoded.add((record.sha256, record.charset))
             if progress is not None:
                 progress(done, max(total, done))
         statements = _Statements(sections["assertions"])
         for about, a in statements:
-            if _key_of(parse_pdi(a.subject)) != about:
+            if key_of(parse_pdi(a.subject)) != about:
                 raise ParseError(
                     f"catalog.json: the statement about {a.subject} is filed under another"
                     " document",
@@ -1051,7 +1051,7 @@ def import_bag(
     def new_document(first: RepresentationRecord) -> AuditRecord:
         # Who brought these names in, and from which bag, goes to the audit log.
         return AuditRecord(
-            _timestamp(now), archive.who, "import", str(_name(first, generic=True)),
+            timestamp(now), archive.who, "import", str(record_name(first, generic=True)),
             f"from the bag {bag} (catalog.json source {source!r})",
         )
 
@@ -1094,7 +1094,7 @@ def _payload_format(path: Path) -> str:
     """
     from pdi import formats
     from pdi.archive.blobs import BlobInfo
-    from pdi.archive.content import SNIFF_BYTES, TextCheck, _detect_from_head, check_format, is_text
+    from pdi.archive.content import SNIFF_BYTES, TextCheck, charset_from_head, check_format, is_text
 
     unknown = formats.token_for("application/octet-stream")
     media_type, encoding = mimetypes.guess_type(path.name, strict=False)
@@ -1107,7 +1107,7 @@ def _payload_format(path: Path) -> str:
             head = handle.read(SNIFF_BYTES)
         check_format(head, token, media_type)
         if is_text(token, media_type):
-            check = TextCheck(formats.charset_for(token) or _detect_from_head(head), detected=True)
+            check = TextCheck(formats.charset_for(token) or charset_from_head(head), detected=True)
             size = 0
             with path.open("rb") as handle:
                 while piece := handle.read(1 << 20):
@@ -1160,7 +1160,6 @@ def import_payload(
     label's values, a line each), each statement in a transaction of its own
     as the import of a WARC makes them (RFC 8493 §2.2.2 for the labels).
     """
-    from pdi.archive import MAX_ASSERTION_VALUE, canonical_series
     from pdi.archive.content import Content
 
     series = canonical_series(series)
@@ -1179,14 +1178,14 @@ def import_payload(
     paths = sorted(info.payload)
     if not paths:
         return 0
-    day = archive._now().date()
+    day = archive.now().date()
     items: list[tuple[list[Content], str | None]] = []
     for done, path in enumerate(paths, start=1):
         token = _payload_format(bag / path)
         foreign_id: str | None = path.removeprefix("data/")
         try:
             assert foreign_id is not None
-            archive._check_foreign_id(series, foreign_id, token, day)
+            checked_foreign_id(series, foreign_id, token, day)
         except PDIError:
             foreign_id = None
         items.append(([Content(_payload_reader(bag / path, info.payload[path], path), token, source=path)], foreign_id))

@@ -50,6 +50,7 @@ __all__ = [
     "Content",
     "TextCheck",
     "canonical_text",
+    "charset_from_head",
     "check_charset",
     "check_format",
     "detect_charset",
@@ -637,7 +638,7 @@ def prepare(
                 f"format {token} means charset {implied}, but charset {declared} was declared"
             )
         detected = not (declared or implied)
-        charset = declared or implied or _detect_from_head(sample)
+        charset = declared or implied or charset_from_head(sample)
         refuse_utf8 = (
             not force and not detected and one_octet_per_character(charset)
         )
@@ -675,7 +676,7 @@ def prepare(
     )
 
 
-def _detect_from_head(head: bytes) -> str:
+def charset_from_head(head: bytes) -> str:
     """:func:`detect_charset` from the first octets: a byte-order mark, else UTF-8 (checked as it streams)."""
     if head.startswith(codecs.BOM_UTF8):
         return "utf-8"
