@@ -147,7 +147,6 @@ def _choose_blob_store(catalog: SQLStore, recorded: str | None, blobs: str) -> s
     return wanted
 
 
-
 class Archive(Deposits, Statements, Listing, Browsing, Curation, Checks):
     """Mint, deposit, version, resolve, list, assert and verify, over one :class:`Store`.
 
