@@ -195,6 +195,10 @@ class Archive(Deposits, Statements, Listing, Browsing, Curation, Checks):
         """Where the archive lives (a directory or a URL without its password)."""
         return self.store.location
 
+    def schema_version(self) -> int:
+        """The version of the catalog's schema (what ``pdi init`` migrated it to)."""
+        return self.store.schema_version()
+
     def close(self) -> None:
         """Release the store's connections."""
         self.store.close()

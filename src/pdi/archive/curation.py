@@ -62,6 +62,10 @@ class Curation(ArchiveBase):
         unreadable = self._unreadable()
         return [s for s in self.store.list_series() if s.name not in unreadable]
 
+    def find_series(self, name: str) -> SeriesRecord | None:
+        """The registered series ``name`` (canonical), or ``None`` when there is none (the owner's view)."""
+        return self.store.get_series(name)
+
     def set_series_access(self, series: str, access: str, *, who: str | None = None) -> SeriesRecord:
         """Make a series ``public``, ``private`` (403 to readers without access) or ``hidden`` (404); audited.
 

@@ -16,7 +16,7 @@ from pdi import formats
 from pdi.archive.base import ArchiveBase
 from pdi.archive.naming import Namer, canonical_series, foreign_serial, parse_pdi, record_name
 from pdi.archive.results import ReindexReport, SearchHit, SearchResults
-from pdi.archive.store import DocumentKey, ListKey, ListQuery
+from pdi.archive.store import DocumentKey, ListKey, ListQuery, RepresentationRecord
 from pdi.errors import LimitError, UnsupportedError
 from pdi.identifier import PDI, Fragment
 
@@ -164,6 +164,14 @@ class Listing(ArchiveBase):
         """
         query = self._list_query(pattern, series, year, month, day, limit, offset, after)
         return self._names(query)
+
+    def iter_records(self, series: str | None = None) -> Iterator[RepresentationRecord]:
+        """The catalog record of every representation (of ``series`` only, if given), in :meth:`iter_ls`'s order.
+
+        The owner's view, for exports (:mod:`pdi.interop.wacz`): read a page at
+        a time, with no reader's guards and no check of ``series`` (canonical).
+        """
+        return self.store.iter_representations(ListQuery() if series is None else ListQuery(series=series))
 
     def _names(self, query: ListQuery | None) -> Iterator[PDI]:
         if query is None:

@@ -208,7 +208,7 @@ class Reading(ArchiveBase):
                 # a byte range of a blob with no local file: read the chunks it touches, not the whole
                 lazy = Resolved(record_name(record), RangedOctets(reader), record.media_type, record.charset, record)  # type: ignore[arg-type]
                 return self.select(lazy, parsed.fragment)
-            index = self.store.fragment_index(record.sha256, record.media_type, record.charset)
+            index = self.fragment_index(record)
             with mapped(reader) as octets:
                 whole = Resolved(record_name(record), octets, record.media_type, record.charset, record)  # type: ignore[arg-type]
                 result = self.select(whole, parsed.fragment, index=index)
@@ -220,6 +220,10 @@ class Reading(ArchiveBase):
                 if not isinstance(selected, bytes):
                     result = dataclasses.replace(result, data=bytes(result.data))
                 return result
+
+    def fragment_index(self, record: RepresentationRecord) -> bytes | None:
+        """The index made at deposit for a representation's octets, if any (what :meth:`select` reads from less)."""
+        return self.store.fragment_index(record.sha256, record.media_type, record.charset)
 
     @staticmethod
     def select(whole: Resolved, fragment: Fragment, *, index: bytes | None = None) -> Resolved:
