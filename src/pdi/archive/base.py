@@ -61,7 +61,6 @@ class ArchiveBase:
         """The archive's clock, in GMT: what a deposit made now is dated (tests give it a fixed one)."""
         return self._clock().astimezone(datetime.UTC)
 
-    _now = now
 
     def series_access(self) -> dict[str, str]:
         """Each registered series and who may read it, its own setting and those above it taken together."""
@@ -86,7 +85,7 @@ class ArchiveBase:
         reader = current_reader.get()
         if reader is None:
             return Unlisted()
-        return unlisted(reader, self.series_access(), self.store.embargoes_in_force(timestamp(self._now())))
+        return unlisted(reader, self.series_access(), self.store.embargoes_in_force(timestamp(self.now())))
 
     @staticmethod
     def _listed(documents: Iterable[Generic], hidden: Unlisted) -> list[Generic]:
@@ -125,7 +124,7 @@ class ArchiveBase:
         if reader.may_read(key.series):
             return
         until = self.store.embargo(key, version)
-        embargoed = until is not None and until > timestamp(self._now())
+        embargoed = until is not None and until > timestamp(self.now())
         if disclosure(reader, key.series, PUBLIC, embargoed=embargoed) is not Disclosure.ALL:
             raise AccessError(f"{parsed.without_fragment()} is embargoed until {until}")
 
@@ -140,7 +139,7 @@ class ArchiveBase:
         return SearchAccess(
             tuple(sorted(self._unreadable())),
             tuple(sorted(n for n in access if reader.may_read(n))),
-            timestamp(self._now()),
+            timestamp(self.now()),
         )
 
     def readable_by_anyone(self, record: RepresentationRecord) -> bool:
@@ -148,7 +147,7 @@ class ArchiveBase:
         if self.series_access().get(record.series, PUBLIC) != PUBLIC:
             return False
         until = self.store.embargo(DocumentKey(record.series, record.day, record.unique_id), record.version)
-        return until is None or until <= timestamp(self._now())
+        return until is None or until <= timestamp(self.now())
 
     def _require_series(self, series: str) -> None:
         """:class:`NotFoundError` unless ``series`` (canonical) is registered and the current reader may read it.
@@ -170,7 +169,7 @@ class ArchiveBase:
             return  # the rule's first clause (the owner, a token of the series learn all), before any catalog read
         access = self.series_access().get(key.series, PUBLIC)
         until = self.store.embargo(key, version) if access == PUBLIC else None
-        embargoed = until is not None and until > timestamp(self._now())
+        embargoed = until is not None and until > timestamp(self.now())
         told = disclosure(reader, key.series, access, embargoed=embargoed)  # the one rule (pdi.archive.access)
         if told is Disclosure.NOTHING:
             raise NotFoundError(f"{what} is not in this archive")

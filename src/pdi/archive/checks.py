@@ -69,7 +69,7 @@ class Checks(ArchiveBase):
                 continue
             problem = self._check_blob(use.sha256, use.sizes)
             checks.append(FixityCheck(
-                use.sha256, timestamp(self._now()), problem is None, None if problem is None else problem[0]
+                use.sha256, timestamp(self.now()), problem is None, None if problem is None else problem[0]
             ))
             if len(checks) >= FIXITY_CHECKS_PAGE:
                 self.store.record_fixity_checks(checks)

@@ -53,7 +53,7 @@ class Curation(ArchiveBase):
                 if self.store.get_series(candidate) is not None:
                     parent = candidate
                     break
-        record = SeriesRecord(series, parent, authority, timestamp(self._now()))
+        record = SeriesRecord(series, parent, authority, timestamp(self.now()))
         self.store.add_series(record)
         return record
 
@@ -75,7 +75,7 @@ class Curation(ArchiveBase):
         """
         name = canonical_series(series)
         self._require_series(name)
-        self.store.set_series_access(name, check_access(access), who or self.who, timestamp(self._now()))
+        self.store.set_series_access(name, check_access(access), who or self.who, timestamp(self.now()))
         record = self.store.get_series(name)
         assert record is not None
         return record
@@ -99,7 +99,7 @@ class Curation(ArchiveBase):
         moment = None if until is None else parse_until(until)
         version = None if parsed.format is None else self._version_of(parsed, key, latest=False)
         self.store.set_embargo(
-            key, version, moment, writer.name if writer else (who or self.who), timestamp(self._now()),
+            key, version, moment, writer.name if writer else (who or self.who), timestamp(self.now()),
             subject=str(parsed.without_fragment()), address=writer.address if writer else None,
         )
         return moment
@@ -139,7 +139,7 @@ class Curation(ArchiveBase):
         if parsed.format is not None:
             version = self._version_of(parsed, key, latest=False)
         record, purged = self.store.withdraw(
-            key, version, reason.strip(), writer.name if writer else (who or self.who), timestamp(self._now()),
+            key, version, reason.strip(), writer.name if writer else (who or self.who), timestamp(self.now()),
             subject=str(parsed.without_fragment()), address=writer.address if writer else None, purge=purge,
         )
         if purged:
@@ -181,7 +181,7 @@ class Curation(ArchiveBase):
             self._require_series(canonical)
             scope.append(canonical)
         secret = tokens.new_secret()
-        at = timestamp(self._now())
+        at = timestamp(self.now())
         record = self.store.add_token(name, tokens.digest(secret), role, scope, at, who or self.who)
         return record, secret
 
@@ -191,7 +191,7 @@ class Curation(ArchiveBase):
 
     def revoke_token(self, name: str, *, who: str | None = None) -> TokenRecord:
         """Revoke a token by name, at once and for good; revoking it again changes nothing."""
-        return self.store.revoke_token(name, timestamp(self._now()), who or self.who)
+        return self.store.revoke_token(name, timestamp(self.now()), who or self.who)
 
     def authenticate(self, secret: str) -> TokenRecord | None:
         """The live token ``secret`` is, or ``None`` (unknown, or revoked)."""

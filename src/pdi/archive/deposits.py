@@ -121,21 +121,17 @@ class Deposits(ArchiveBase):
         :func:`pdi.archive.access.parse_until`) embargoes the version from its
         deposit on, in the deposit's own transaction.
         """
-        embargo = None if embargo_until is None else parse_until(embargo_until)
-        name = canonical_series(series)
-        if writer is not None:
-            writer.require("deposit" if embargo is None else "curate", name)
+        name, embargo = self._series_to_deposit(series, writer, embargo_until)
         if not contents:
             raise ParseError("a deposit needs at least one format", rule="format")
         if day is not None and foreign_id is None:
             raise UnsupportedError("a name is dated on another day than today only with a foreign id")
-        if self.store.get_series(name) is None:  # before a single octet is read
-            raise NotFoundError(f"series {name} is not registered (pdi series add {name})")
+        self._registered(name)  # before a single octet is read
         if foreign_id is not None:
             token = formats.canonical_token(contents[0].format)
-            foreign_id = checked_foreign_id(name, foreign_id, token, day or self._now().date())
+            foreign_id = checked_foreign_id(name, foreign_id, token, day or self.now().date())
         with self._staging(contents, force, progress) as reps:
-            now = self._now()  # one instant: the minting day and the deposit's time agree
+            now = self.now()  # one instant: the minting day and the deposit's time agree
             note = self._note(writer, "deposit", reps, idempotency_key, request, embargo)
             result = self.store.mint(
                 name, day or now.date(), foreign_id, reps, timestamp(now), skip_identical=not force, note=note
@@ -161,15 +157,11 @@ class Deposits(ArchiveBase):
         ``embargo_until`` (every item embargoed until then, in the same
         transaction; the role ``curate``) as for :meth:`deposit`.
         """
-        embargo = None if embargo_until is None else parse_until(embargo_until)
-        name = canonical_series(series)
-        if writer is not None:
-            writer.require("deposit" if embargo is None else "curate", name)
+        name, embargo = self._series_to_deposit(series, writer, embargo_until)
         if not items:
             raise ParseError("a batch needs at least one item", rule="batch")
-        if self.store.get_series(name) is None:
-            raise NotFoundError(f"series {name} is not registered (pdi series add {name})")
-        day = self._now().date()
+        self._registered(name)
+        day = self.now().date()
         checked: list[str | None] = []
         for index, (contents, foreign_id) in enumerate(items):
             if not contents:
@@ -192,7 +184,7 @@ class Deposits(ArchiveBase):
                     except PDIError as exc:
                         raise type(exc)(f"item {index}: {exc}") from None
             everything = [rep for reps in staged for rep in reps]
-            now = self._now()
+            now = self.now()
             note = self._note(writer, "deposit", everything, idempotency_key, request, embargo)
             results = self.store.mint_batch(
                 name, now.date(), list(zip(checked, staged, strict=True)), timestamp(now), note=note
@@ -211,6 +203,24 @@ class Deposits(ArchiveBase):
             for rep in reps:
                 rep.blob.close()
         return [self._deposited(result, reps) for result, reps in zip(results, staged, strict=True)]
+
+    def _series_to_deposit(
+        self, series: str, writer: Writer | None, embargo_until: str | None
+    ) -> tuple[str, str | None]:
+        """The canonical series and the embargo's end (as the catalog keeps it); a ``writer``'s role checked.
+
+        A deposit under embargo needs the role ``curate``, any other ``deposit``.
+        """
+        embargo = None if embargo_until is None else parse_until(embargo_until)
+        name = canonical_series(series)
+        if writer is not None:
+            writer.require("deposit" if embargo is None else "curate", name)
+        return name, embargo
+
+    def _registered(self, series: str) -> None:
+        """:class:`NotFoundError` unless ``series`` (canonical) is registered."""
+        if self.store.get_series(series) is None:
+            raise NotFoundError(f"series {series} is not registered (pdi series add {series})")
 
     def _note(
         self,
@@ -304,7 +314,7 @@ class Deposits(ArchiveBase):
         with self._staging(contents, force, progress) as reps:
             note = self._note(writer, "version", reps, idempotency_key, request, embargo)
             result = self.store.new_version(
-                key, reps, timestamp(self._now()), skip_identical=not force, note=note
+                key, reps, timestamp(self.now()), skip_identical=not force, note=note
             )
             return self._deposited(result, reps)
 
@@ -342,5 +352,5 @@ class Deposits(ArchiveBase):
             raise NotFoundError(f"no version {version} of {where} in the archive")
         with self._staging([Content(content, format, charset, source)], force, progress) as reps:
             note = self._note(writer, "format", reps, idempotency_key, request)
-            result = self.store.add_formats(key, version, reps, timestamp(self._now()), note=note)
+            result = self.store.add_formats(key, version, reps, timestamp(self.now()), note=note)
             return self._deposited(result, reps)[0]

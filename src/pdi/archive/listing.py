@@ -214,13 +214,8 @@ class Listing(ArchiveBase):
             raise LimitError("offset must not be negative")
         cursor = None if after is None else _list_key(parse_pdi(after))
         query = ListQuery(
-            series=canonical_series(series) if series is not None else None,
-            year=year,
-            month=month,
-            day=day,
-            limit=limit,
-            offset=offset,
-            after=cursor,
+            series=canonical_series(series) if series is not None else None, year=year, month=month, day=day,
+            limit=limit, offset=offset, after=cursor,
         )
         if query.series is not None:
             self._require_series(query.series)
@@ -238,15 +233,8 @@ class Listing(ArchiveBase):
             if series is not None and canonical_series(series) != wanted.series.lower():
                 raise UnsupportedError("the pattern names another series than --series")
             query = ListQuery(
-                series=wanted.series.lower(),
-                year=wanted.year,
-                month=wanted.month,
-                day=wanted.day,
-                unique_id=wanted.unique_id,
-                format=wanted.format,
-                version=wanted.version,
-                limit=limit,
-                offset=offset,
-                after=cursor,
+                series=wanted.series.lower(), year=wanted.year, month=wanted.month, day=wanted.day,
+                unique_id=wanted.unique_id, format=wanted.format, version=wanted.version,
+                limit=limit, offset=offset, after=cursor,
             )
         return query

@@ -11,6 +11,7 @@ withdrawn name answers with its tombstone.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from pdi import formats
 from pdi.archive.base import ArchiveBase
@@ -20,6 +21,9 @@ from pdi.archive.results import CitationResolved, Generic, Opened, Resolved
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import AccessError, IntegrityError, NotFoundError, UnsupportedError
 from pdi.identifier import PDI, Fragment
+
+if TYPE_CHECKING:
+    from pdi.fragments import Buffer
 
 __all__ = ["Reading"]
 
@@ -206,12 +210,11 @@ class Reading(ArchiveBase):
                 return Resolved(record_name(record), data, record.media_type, record.charset, record)
             if reader.path is None and parsed.fragment.effective_scheme(record.format) == "byte":
                 # a byte range of a blob with no local file: read the chunks it touches, not the whole
-                lazy = Resolved(record_name(record), RangedOctets(reader), record.media_type, record.charset, record)  # type: ignore[arg-type]
-                return self.select(lazy, parsed.fragment)
+                # RangedOctets is no Buffer: it is only sliced, as the byte evaluator (the one it goes to) does
+                return self._selected(record, RangedOctets(reader), parsed.fragment)  # type: ignore[arg-type]
             index = self.fragment_index(record)
             with mapped(reader) as octets:
-                whole = Resolved(record_name(record), octets, record.media_type, record.charset, record)  # type: ignore[arg-type]
-                result = self.select(whole, parsed.fragment, index=index)
+                result = self._selected(record, octets, parsed.fragment, index)
                 if record.media_type.startswith("multipart/"):
                     reader.verify()  # an aggregate's fragment is read from its parsed root part
                 else:
@@ -232,13 +235,17 @@ class Reading(ArchiveBase):
         ``index`` is the one made at deposit (:meth:`Store.fragment_index`), if any: the
         result is the same, read from less.
         """
+        return Reading._selected(whole.record, whole.data, fragment, index)
+
+    @staticmethod
+    def _selected(record: RepresentationRecord, data: Buffer, fragment: Fragment, index: bytes | None = None) -> Resolved:
+        """:meth:`select` on the octets ``data`` of ``record`` (bytes, or a memory map of its blob)."""
         from pdi import fragments
 
-        record = whole.record
         result = fragments.evaluate(
             fragment.effective_scheme(record.format),
             fragment.positions,
-            whole.data,
+            data,
             media_type=record.media_type,
             charset=record.charset,
             index=index,

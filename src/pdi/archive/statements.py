@@ -68,11 +68,11 @@ class Statements(Reading):
         subject = self._subject(parsed)
         if writer is not None:
             return self.store.add_assertion(
-                key_of(parsed), subject, key, value, writer.name, timestamp(self._now()),
+                key_of(parsed), subject, key, value, writer.name, timestamp(self.now()),
                 address=writer.address, audited=True,
             )
         return self.store.add_assertion(
-            key_of(parsed), subject, key, value, who or self.who, timestamp(self._now())
+            key_of(parsed), subject, key, value, who or self.who, timestamp(self.now())
         )
 
     def _subject(self, parsed: PDI) -> str:
@@ -116,7 +116,7 @@ class Statements(Reading):
         """
         reader = current_reader.get()
         subjects: list[str] = []
-        now = timestamp(self._now())
+        now = timestamp(self.now())
         for name in names:
             document = key_of(name)
             if reader is not None and not reader.may_read(document.series):
@@ -148,7 +148,7 @@ class Statements(Reading):
         targets = self._annotation_targets(kept, writer)
         return self.store.add_annotation(
             anno.safe_slug(slug), anno.new_slug(), anno.encode(kept), targets,
-            writer.name if writer else (who or self.who), timestamp(self._now()),
+            writer.name if writer else (who or self.who), timestamp(self.now()),
             address=writer.address if writer else None,
         )
 
@@ -189,7 +189,7 @@ class Statements(Reading):
         targets = self._annotation_targets(kept, writer)
         replaced = self.store.replace_annotation(
             slug, current.revision, anno.encode(kept), targets, writer.name if writer else (who or self.who),
-            timestamp(self._now()), address=writer.address if writer else None,
+            timestamp(self.now()), address=writer.address if writer else None,
         )
         if replaced is None:
             raise PreconditionError(f"the annotation {slug!r} changed (or was deleted) meanwhile: read it again")
@@ -204,7 +204,7 @@ class Statements(Reading):
         """
         current = self._annotation_to_change(slug, holds, writer)
         if not self.store.delete_annotation(
-            slug, current.revision, writer.name if writer else (who or self.who), timestamp(self._now()),
+            slug, current.revision, writer.name if writer else (who or self.who), timestamp(self.now()),
             address=writer.address if writer else None,
         ):
             raise PreconditionError(f"the annotation {slug!r} changed (or was deleted) meanwhile: read it again")

@@ -36,11 +36,7 @@ from pdi.archive.store import (
     SeriesRecord,
     WithdrawalRecord,
 )
-from pdi.errors import (
-    IntegrityError,
-    ParseError,
-    PDIError,
-)
+from pdi.errors import IntegrityError, ParseError, PDIError
 from pdi.identifier import spells_serial
 
 EXPORT_FORMAT = "pdi-archive-export"
@@ -440,19 +436,10 @@ class Export:
     source: object
 
 
-def read_export(
-    bag: Path, info: BagInfo, now: datetime.datetime, progress: Callable[[int, int], None] | None = None,
-) -> Export:
-    """The catalog of a valid bag pdi exported, every representation, object and statement checked once.
-
-    ``catalog.json`` is never read whole: one streamed pass finds its
-    sections and counts them, a second checks every representation (and
-    each object beside it) and statement; ``progress`` is told how many
-    representations of how many are checked.
-    """
-    manifest = info.payload
+def _export_sections(bag: Path, info: BagInfo) -> tuple[_Header, dict[str, _Section]]:
+    """catalog.json's header, checked to be an export pdi knows, and each of its top-level lists to stream."""
     path = bag / "data" / "catalog.json"
-    catalog_sha = manifest.get("data/catalog.json")
+    catalog_sha = info.payload.get("data/catalog.json")
     if catalog_sha is None:
         raise IntegrityError(
             f"{bag} holds no data/catalog.json in its manifest: it is not a bag pdi exported"
@@ -469,7 +456,52 @@ def read_export(
     for name in ("series", "representations", "assertions"):
         if name not in header.lists:
             raise ParseError(f"catalog.json: {name} must be a list of objects", rule="catalog")
-    sections = {name: _Section(path, catalog_sha, name) for name in header.lists}
+    return header, {name: _Section(path, catalog_sha, name) for name in header.lists}
+
+
+def _check_objects(
+    reps: _Representations, bag: Path, manifest: dict[str, str], minted: _Minted, total: int,
+    progress: Callable[[int, int], None] | None,
+) -> None:
+    """One pass over the representations: each checked (:func:`_record`), its object in the manifest and of its size,
+    a text decoding in its charset; each document's minting noted in ``minted``."""
+    sizes: dict[str, int] = {}  # each object looked at once, however many names share it
+    decoded: set[tuple[str, str]] = set()  # and each text decoded once in each charset
+    for done, (record, _) in enumerate(reps, start=1):
+        if record.version == 1:
+            minted.add(record)
+        if record.purged is not None:  # no object to look at
+            if progress is not None:
+                progress(done, max(total, done))
+            continue
+        size = sizes.get(record.sha256)
+        if size is None:
+            # validate_bag hashed every payload file against the manifest: the
+            # object is right when its manifest checksum is its own name.
+            object_path = f"data/objects/{record.sha256}"
+            if manifest.get(object_path) != record.sha256:
+                raise IntegrityError(f"object {record.sha256} is not in the bag's manifest")
+            size = sizes[record.sha256] = (bag / object_path).stat().st_size
+        if size != record.size:
+            raise IntegrityError(f"object {record.sha256} does not match its catalog entry")
+        if record.charset is not None and (record.sha256, record.charset) not in decoded:
+            _check_text_decodes(bag / "data" / "objects" / record.sha256, record, str(record_name(record)))
+            decoded.add((record.sha256, record.charset))
+        if progress is not None:
+            progress(done, max(total, done))
+
+
+def read_export(
+    bag: Path, info: BagInfo, now: datetime.datetime, progress: Callable[[int, int], None] | None = None,
+) -> Export:
+    """The catalog of a valid bag pdi exported, every representation, object and statement checked once.
+
+    ``catalog.json`` is never read whole: one streamed pass finds its
+    sections and counts them, a second checks every representation (and
+    each object beside it) and statement; ``progress`` is told how many
+    representations of how many are checked.
+    """
+    header, sections = _export_sections(bag, info)
     minted = _Minted()
     try:
         series_records = [
@@ -485,31 +517,7 @@ def read_export(
                 raise ParseError(f"catalog.json: series {one.name!r} is not canonical",
                                  rule="catalog")
         reps = _Representations(sections["representations"], bag, now)
-        sizes: dict[str, int] = {}  # each object looked at once, however many names share it
-        decoded: set[tuple[str, str]] = set()  # and each text decoded once in each charset
-        total = header.lists["representations"]
-        for done, (record, _) in enumerate(reps, start=1):
-            if record.version == 1:
-                minted.add(record)
-            if record.purged is not None:  # no object to look at
-                if progress is not None:
-                    progress(done, max(total, done))
-                continue
-            size = sizes.get(record.sha256)
-            if size is None:
-                # validate_bag hashed every payload file against the manifest: the
-                # object is right when its manifest checksum is its own name.
-                object_path = f"data/objects/{record.sha256}"
-                if manifest.get(object_path) != record.sha256:
-                    raise IntegrityError(f"object {record.sha256} is not in the bag's manifest")
-                size = sizes[record.sha256] = (bag / object_path).stat().st_size
-            if size != record.size:
-                raise IntegrityError(f"object {record.sha256} does not match its catalog entry")
-            if record.charset is not None and (record.sha256, record.charset) not in decoded:
-                _check_text_decodes(bag / "data" / "objects" / record.sha256, record, str(record_name(record)))
-                decoded.add((record.sha256, record.charset))
-            if progress is not None:
-                progress(done, max(total, done))
+        _check_objects(reps, bag, info.payload, minted, header.lists["representations"], progress)
         statements = _Statements(sections["assertions"])
         for about, a in statements:
             if key_of(parse_pdi(a.subject)) != about:

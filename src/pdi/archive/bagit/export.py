@@ -13,28 +13,15 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from pdi._wording import plural
 from pdi.archive.bagit.catalog import EXPORT_FORMAT, EXPORT_VERSION
-from pdi.archive.naming import (
-    Namer,
-    canonical_series,
-    key_of,
-    parse_pdi,
-)
-from pdi.archive.store import (
-    ListQuery,
-    SeriesRecord,
-)
-from pdi.errors import (
-    ImmutabilityError,
-    IntegrityError,
-    NotFoundError,
-    StoreError,
-)
+from pdi.archive.naming import Namer, canonical_series, key_of, parse_pdi
+from pdi.archive.store import ListQuery, SeriesRecord
+from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
 
 if TYPE_CHECKING:
     from pdi.archive import Archive
@@ -177,7 +164,8 @@ def _write_catalog(
     def line(value: object) -> str:
         return json.dumps(value, ensure_ascii=False)
 
-    count = 0
+    scope = None if selected is None else set(selected)
+    query = ListQuery(series=selected[0]) if selected is not None and len(selected) == 1 else ListQuery()
     namer = Namer()
     with path.open("wb") as handle:
         out = _HashingWriter(handle)
@@ -189,52 +177,44 @@ def _write_catalog(
             for s in series
         ))
         out.write('\n],\n"representations": [')
-        scope = None if selected is None else set(selected)
-        query = ListQuery(series=selected[0]) if selected is not None and len(selected) == 1 else ListQuery()
-        for r in archive.store.iter_representations(query):
-            if scope is not None and r.series not in scope:
-                continue
-            out.write(("\n" if count == 0 else ",\n") + line(
-                {"pdi": str(namer(r)), "series": r.series, "day": r.day.isoformat(),
-                 "unique_id": r.unique_id, "serial": r.serial, "version": r.version,
-                 "format": r.format, "media_type": r.media_type, "charset": r.charset,
-                 "line_ending": r.line_ending, "sha256": r.sha256, "size": r.size,
-                 "created_at": r.created_at, "stored": r.stored, "purged": r.purged}
-            ))
-            count += 1
+        count = _write_items(out, (
+            {"pdi": str(namer(r)), "series": r.series, "day": r.day.isoformat(),
+             "unique_id": r.unique_id, "serial": r.serial, "version": r.version,
+             "format": r.format, "media_type": r.media_type, "charset": r.charset,
+             "line_ending": r.line_ending, "sha256": r.sha256, "size": r.size,
+             "created_at": r.created_at, "stored": r.stored, "purged": r.purged}
+            for r in archive.store.iter_representations(query) if scope is None or r.series in scope
+        ))
         out.write('\n],\n"assertions": [')
-        first = True
-        for a in archive.store.iter_assertions():
-            key = key_of(parse_pdi(a.subject))
-            if scope is not None and key.series not in scope:
-                continue
-            out.write(("\n" if first else ",\n") + line(
-                {"series": key.series, "day": key.day.isoformat(), "unique_id": key.unique_id,
-                 "subject": a.subject, "key": a.key, "value": a.value, "who": a.who, "at": a.at}
-            ))
-            first = False
+        _write_items(out, (
+            {"series": key.series, "day": key.day.isoformat(), "unique_id": key.unique_id,
+             "subject": a.subject, "key": a.key, "value": a.value, "who": a.who, "at": a.at}
+            for a in archive.store.iter_assertions()
+            for key in (key_of(parse_pdi(a.subject)),) if scope is None or key.series in scope
+        ))
         out.write('\n],\n"withdrawals": [')
-        first = True
-        for w in archive.store.iter_withdrawals():
-            if scope is not None and w.key.series not in scope:
-                continue
-            out.write(("\n" if first else ",\n") + line(
-                {"series": w.key.series, "day": w.key.day.isoformat(), "unique_id": w.key.unique_id,
-                 "version": w.version, "reason": w.reason, "who": w.who, "at": w.at, "purged": w.purged}
-            ))
-            first = False
+        _write_items(out, (
+            {"series": w.key.series, "day": w.key.day.isoformat(), "unique_id": w.key.unique_id,
+             "version": w.version, "reason": w.reason, "who": w.who, "at": w.at, "purged": w.purged}
+            for w in archive.store.iter_withdrawals() if scope is None or w.key.series in scope
+        ))
         out.write('\n],\n"embargoes": [')
-        first = True
-        for key, version, until in archive.store.iter_embargoes():
-            if scope is not None and key.series not in scope:
-                continue
-            out.write(("\n" if first else ",\n") + line(
-                {"series": key.series, "day": key.day.isoformat(), "unique_id": key.unique_id,
-                 "version": version, "until": until}
-            ))
-            first = False
+        _write_items(out, (
+            {"series": key.series, "day": key.day.isoformat(), "unique_id": key.unique_id,
+             "version": version, "until": until}
+            for key, version, until in archive.store.iter_embargoes() if scope is None or key.series in scope
+        ))
         out.write("\n]}\n")
     return out.digest.hexdigest(), out.octets, count
+
+
+def _write_items(out: _HashingWriter, items: Iterable[object]) -> int:
+    """Each of ``items`` as JSON on a line of its own, after a list's ``[`` (a comma before all but the first); how many."""
+    count = 0
+    for item in items:
+        out.write(("\n" if count == 0 else ",\n") + json.dumps(item, ensure_ascii=False))
+        count += 1
+    return count
 
 
 def _write_tag(bag: Path, name: str, text: str) -> None:

@@ -25,10 +25,7 @@ from pdi.archive.naming import (
     record_name,
     timestamp,
 )
-from pdi.archive.store import (
-    AuditRecord,
-    RepresentationRecord,
-)
+from pdi.archive.store import AuditRecord, RepresentationRecord
 from pdi.errors import (
     IntegrityError,
     LimitError,

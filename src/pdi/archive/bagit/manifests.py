@@ -18,13 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pdi._wording import plural
-from pdi.errors import (
-    IntegrityError,
-    LimitError,
-    NotFoundError,
-    ParseError,
-    UnsupportedError,
-)
+from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, UnsupportedError
 
 #: RFC 8493 §2.4: the checksum algorithms a manifest may name (``manifest-<algorithm>.txt``), as hashlib spells them
 ALGORITHMS = ("md5", "sha1", "sha224", "sha256", "sha384", "sha512")
