@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pdi.archive.bagit import _catalog_header, _Section
+from pdi.archive.bagit.catalog import _catalog_header, _Section
 from pdi.errors import IntegrityError, ParseError
 
 scalars = st.none() | st.booleans() | st.integers(-(10**12), 10**12) | st.text(max_size=8)

@@ -22,7 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pdi.archive import Archive
-from pdi.archive.bagit import MAX_TAG_LINE_BYTES, _tag_lines
+from pdi.archive.bagit import MAX_TAG_LINE_BYTES
+from pdi.archive.bagit.manifests import _tag_lines
 from pdi.errors import (
     ImmutabilityError,
     IntegrityError,

@@ -191,7 +191,8 @@ def test_listing_names_are_the_names_built_one_by_one(
 ) -> None:
     # The listing's shortcut (one template per series, day and format) gives the
     # names PDI.build gives for each record.
-    from pdi.archive import _name, _Namer
+    from pdi.archive.naming import Namer as _Namer
+    from pdi.archive.naming import record_name as _name
     from pdi.archive.store import RepresentationRecord
 
     namer = _Namer()

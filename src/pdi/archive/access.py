@@ -39,6 +39,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from pdi.archive.naming import timestamp
 from pdi.archive.store import DocumentKey, SeriesRecord, TokenRecord
 from pdi.archive.tokens import covers
 from pdi.errors import ParseError
@@ -161,8 +162,6 @@ def effective_access(series: dict[str, SeriesRecord], name: str) -> str:
 
 def parse_until(text: str) -> str:
     """An embargo's end as a catalog timestamp: a date (``2027-01-01``: its start, GMT) or an ISO 8601 time with a zone."""
-    from pdi.archive import _timestamp
-
     raw = text.strip()
     try:
         if len(raw) == 10:
@@ -176,4 +175,4 @@ def parse_until(text: str) -> str:
         ) from exc
     if moment.tzinfo is None:
         raise ParseError(f"{text[:40]!r} has no time zone: add Z for GMT", text=text[:40], rule="embargo")
-    return _timestamp(moment.astimezone(datetime.UTC))
+    return timestamp(moment.astimezone(datetime.UTC))

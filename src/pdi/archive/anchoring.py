@@ -1,8 +1,8 @@
-"""Re-anchoring a cited passage in another version of the same document: the archive's side of :mod:`pdi.anchor`.
+"""Re-anchoring a cited passage in another version of the same document: the archive's side of :mod:`pdi.passages.reanchor`.
 
 :func:`anchor` takes a name with a fragment (``…/1.text.1#char=120,164``)
 and a version (a number, or ``latest``), reads both versions of the same
-format, and asks :func:`pdi.anchor.anchor_passage` where the passage stands
+format, and asks :func:`pdi.passages.reanchor.anchor_passage` where the passage stands
 in the other one. The answer names it there.
 
 What is compared (PDI-GRAMMAR.md §3):
@@ -10,7 +10,7 @@ What is compared (PDI-GRAMMAR.md §3):
 * a text (``text/*``, RFC 822 headers): its CRLF-canonical text, the text
   ``char`` and ``line`` count in;
 * an HTML or XML page (and an aggregate's root part): the page's *text*,
-  its markup left out (:func:`pdi.fulltext.markup_passages`: each
+  its markup left out (:func:`pdi.passages.fulltext.markup_passages`: each
   character of text knows where it stands in the source), so an edit of the
   markup alone moves nothing. The cited ``char``, ``line``, ``elt`` or
   ``name`` range of the source becomes the stretch of text it holds, and the

@@ -50,6 +50,7 @@ __all__ = [
     "Content",
     "TextCheck",
     "canonical_text",
+    "charset_from_head",
     "check_charset",
     "check_format",
     "detect_charset",
@@ -119,12 +120,9 @@ def detect_charset(data: bytes, *, source: str | None = None) -> str:
     Anything else must be declared: guessing an 8-bit charset would silently
     change which characters a ``char=`` fragment counts.
     """
-    if data.startswith(codecs.BOM_UTF8):
-        return "utf-8"
-    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
-        return "utf-32"
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16"
+    marked = _byte_order_mark(data)
+    if marked is not None:
+        return marked
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -637,7 +635,7 @@ def prepare(
                 f"format {token} means charset {implied}, but charset {declared} was declared"
             )
         detected = not (declared or implied)
-        charset = declared or implied or _detect_from_head(sample)
+        charset = declared or implied or charset_from_head(sample)
         refuse_utf8 = (
             not force and not detected and one_octet_per_character(charset)
         )
@@ -675,12 +673,17 @@ def prepare(
     )
 
 
-def _detect_from_head(head: bytes) -> str:
+def charset_from_head(head: bytes) -> str:
     """:func:`detect_charset` from the first octets: a byte-order mark, else UTF-8 (checked as it streams)."""
+    return _byte_order_mark(head) or "utf-8"
+
+
+def _byte_order_mark(head: bytes) -> str | None:
+    """The charset a byte-order mark at the start of ``head`` names (UTF-32's before UTF-16's, which it begins with)."""
     if head.startswith(codecs.BOM_UTF8):
         return "utf-8"
     if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
         return "utf-32"
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return "utf-16"
-    return "utf-8"
+    return None

@@ -2,7 +2,7 @@
 
 What the W3C *Web Annotation Protocol* (Recommendation, 23 February 2017,
 https://www.w3.org/TR/annotation-protocol/) asks of what is kept, whatever
-carries it (the HTTP edge is :mod:`pdi.server.annotation_server`):
+carries it (the HTTP edge is :mod:`pdi.server.protocol.web_annotation`):
 
 * §5.1 a new annotation is given its own name (``slug``), even if it had an
   ``id``; that ``id`` is kept as ``via`` (unless it has one), a

@@ -1,4 +1,4 @@
-"""The full-text index, made at deposit: which octets have text, and their passages (:mod:`pdi.fulltext`).
+"""The full-text index, made at deposit: which octets have text, and their passages (:mod:`pdi.passages.fulltext`).
 
 :class:`SearchIndexer` rides on a deposit's one pass over its octets (a
 :class:`~pdi.archive.store.BlobObserver`, beside the content checks and the
@@ -9,7 +9,7 @@ transaction writes into the index. What has text (:func:`search_kind`):
 * ``text/*`` and RFC 822 headers: decoded and made CRLF-canonical as the
   octets stream past; memory: one passage, however long the text;
 * HTML and XML (``text/html``, ``application/xhtml+xml``, XML types): the
-  text of the page (:class:`pdi.fulltext.MarkupScanner`), decoded and
+  text of the page (:class:`pdi.passages.fulltext.MarkupScanner`), decoded and
   scanned as it streams past in the charset recorded for it; a page without
   one (XHTML, XML types) is sniffed as its fragments are, from the whole,
   up to :data:`MARKUP_UP_TO` octets;

@@ -2,7 +2,7 @@
 
 A store is a catalog (series, documents, versions, representations,
 assertions, daily serial counters) holding a blob store (``blobs``: the
-bytes of every representation, :class:`pdi.archive.blobs.BlobStore`); its
+bytes of every representation, :class:`pdi.archive.blobs.seam.BlobStore`); its
 blob methods ask the blob store, by the rules the catalog keeps for any.
 Every operation that changes something is one transaction: a deposit is
 either wholly in the store or not at all, and the daily serial a deposit
@@ -366,7 +366,7 @@ class FixityCheck:
     """One fixity check of one blob: when, and whether its bytes still had their SHA-256 and size.
 
     ``problem`` is what was found when ``ok`` is false: ``missing``,
-    ``altered`` or ``size`` (:class:`pdi.archive.Problem`'s kinds).
+    ``altered`` or ``size`` (:class:`pdi.archive.fixity.Problem`'s kinds).
     """
 
     sha256: str
@@ -410,7 +410,7 @@ class SearchRow:
 
     ``passage`` has the passage's start and runs (its text is ``marked`` with
     the marks taken out); ``marked`` is its text with every match marked
-    (:data:`pdi.fulltext.MARK_START` … ``MARK_END``), ``each`` the same for each
+    (:data:`pdi.passages.fulltext.MARK_START` … ``MARK_END``), ``each`` the same for each
     phrase of the query alone.
     """
 

@@ -102,7 +102,7 @@ def init_cmd(location: str | None, blobs: str | None, archive: str) -> None:
     """
     with Archive.init(location or resolve_location(archive), blobs=blobs) as opened:
         click.echo(
-            f"archive at {opened.location} (schema version {opened.store.schema_version()})"
+            f"archive at {opened.location} (schema version {opened.schema_version()})"
         )
 
 @click.group("series")

@@ -46,7 +46,7 @@ from warcio.warcwriter import WARCWriter
 from pdi import __version__
 from pdi._files import written_whole
 from pdi.archive import Archive, canonical_series
-from pdi.archive.store import ListQuery, RepresentationRecord
+from pdi.archive.store import RepresentationRecord
 from pdi.errors import (
     ImmutabilityError,
     NotFoundError,
@@ -242,12 +242,10 @@ def export_wacz(
     target = Path(output)
     if target.exists():
         raise ImmutabilityError(f"export never overwrites: {output} exists")
-    query = ListQuery()
     if series is not None:
         series = canonical_series(series)
-        if archive.store.get_series(series) is None:
+        if archive.find_series(series) is None:
             raise NotFoundError(f"series {series} is not registered")
-        query = ListQuery(series=series)
     pages: list[dict[str, str]] = []
     documents = 0
     with tempfile.TemporaryDirectory(prefix="pdi-wacz-") as work:
@@ -255,7 +253,7 @@ def export_wacz(
         with warc_path.open("wb") as out:
             writer = _Writer(out)
             records = [
-                r for r in archive.store.iter_representations(query)
+                r for r in archive.iter_records(series)
                 if r.serial is None and r.unique_id.lower().startswith(("http://", "https://"))
             ]
             for done, r in enumerate(records, 1):

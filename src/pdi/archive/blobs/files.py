@@ -18,7 +18,7 @@ deposit holds an ``flock`` on each file it stages (exclusive on its temporary
 file while writing, then shared on the placed blob) until its catalog
 transaction has ended, and the remover deletes only files it can lock
 exclusively, inside the catalog's removal lock
-(:meth:`pdi.archive.blobs.BlobCatalog.removing`). Inside the deposit's
+(:meth:`pdi.archive.blobs.seam.BlobCatalog.removing`). Inside the deposit's
 transaction, where no remover can act, the deposit checks that each blob is
 still the file at its name and puts it back from the open file if not. The
 locks are the kernel's, so a killed deposit releases them. An import (which

@@ -24,9 +24,9 @@ hashes: a failed or refused upload (a dropped connection, a bag whose bytes
 do not match their manifest) touches only its own staging object, which is
 aborted or deleted, and cannot damage a blob another name already holds.
 
-:class:`S3Store` is the blob store (:class:`~pdi.archive.blobs.BlobStore`)
+:class:`S3Store` is the blob store (:class:`~pdi.archive.blobs.seam.BlobStore`)
 over :class:`S3Blobs`, under any catalog, by the rules the catalog keeps for
-every blob store (:class:`~pdi.archive.blobs.BlobCatalog`):
+every blob store (:class:`~pdi.archive.blobs.seam.BlobCatalog`):
 
 *A failed deposit leaves the archive exactly as it was.* A failure before
 the copy to the content-addressed key removes the staging object, and a

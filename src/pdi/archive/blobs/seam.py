@@ -70,7 +70,7 @@ class StagedBlob(BlobPin, Protocol):
 class BlobCatalog(Protocol):
     """What a blob store may ask of the catalog that holds it: the rules that cross the seam.
 
-    Written once on the catalog's side (:class:`pdi.archive.catalog.Catalog`)
+    Written once on the catalog's side (:class:`pdi.archive.catalog.blobs.BlobRules`)
     for SQLite and PostgreSQL alike:
 
     * *held*: a blob is held while a representation that keeps its octets

@@ -1,7 +1,7 @@
 """The rules that cross the blob seam, written once for any catalog with any blob store.
 
-The catalog holds a blob store (:class:`pdi.archive.blobs.BlobStore`) and
-answers what it may ask (:class:`pdi.archive.blobs.BlobCatalog`): which
+The catalog holds a blob store (:class:`pdi.archive.blobs.seam.BlobStore`) and
+answers what it may ask (:class:`pdi.archive.blobs.seam.BlobCatalog`): which
 blobs are *held* (named by a representation keeping its octets, or by a
 staging row), the *removal lock* (a write transaction excluding deposits:
 SQLite's writer lock, a PostgreSQL advisory lock that deposits take

@@ -207,7 +207,7 @@ def _search_and_access(id_pk: str, blob_type: str, with_blob_table: bool, search
             ok INTEGER NOT NULL,
             problem TEXT,
             PRIMARY KEY (sha256, checked_at))""",
-        # The full-text index (pdi.fulltext), made at deposit for the octets of one blob
+        # The full-text index (pdi.passages.fulltext), made at deposit for the octets of one blob
         # read as one media type and charset: which were indexed (passages: how many;
         # note: why none, when the text could not be read), and their passages.
         """CREATE TABLE search_sources (
@@ -257,7 +257,7 @@ def _purges_and_annotations(id_pk: str, blob_type: str, with_blob_table: bool, s
         "ALTER TABLE documents ADD COLUMN embargo_until TEXT",
         "ALTER TABLE versions ADD COLUMN embargo_until TEXT",
         # One row per change of who may read what, so every resolver's cache can
-        # tell that an answer it keeps may no longer be public (pdi.server.cache).
+        # tell that an answer it keeps may no longer be public (pdi.server.process.cache).
         f"""CREATE TABLE access_changes (
             id {id_pk},
             at TEXT NOT NULL)""",

@@ -53,7 +53,7 @@ def search_page(
 
     The representations holding each passage's blob, but for withdrawn names;
     the series asked for, :func:`search_scope`, the keyset page after
-    ``after`` (a :class:`~pdi.archive.search.SearchKey`: score, then passage,
+    ``after`` (a :class:`~pdi.archive.store.SearchKey`: score, then passage,
     document, version and format) and its order and ``limit``.
     """
     params = list(params)

@@ -106,7 +106,7 @@ def rfc5147_facts(archive: Archive, whole: Resolved, window_start: int | None = 
         return None
     charset = served_charset(whole)
     with _octets(archive, whole) as data:
-        index_bytes = archive.store.fragment_index(record.sha256, record.media_type, record.charset)
+        index_bytes = archive.fragment_index(record)
         # read as the archive reads it (the table made at deposit fits that charset); labelled as N2R declares it
         index = TextIndex(data, record.charset, table=index_bytes)
         key = (record.sha256, record.charset)

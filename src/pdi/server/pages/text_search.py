@@ -1,6 +1,6 @@
 """Full-text search for readers: ``/search?q=WORDS`` (a page) and ``/api/search?q=WORDS`` (JSON).
 
-Both take ``q`` (the reader's words, :func:`pdi.fulltext.parse_query`),
+Both take ``q`` (the reader's words, :func:`pdi.passages.fulltext.parse_query`),
 ``series`` (only names of that series), ``limit`` (hits a page, 20 by
 default, at most :data:`~pdi.archive.MAX_SEARCH_LIMIT`) and ``after`` (the
 cursor of the next page, which each page links to). A hit links to the

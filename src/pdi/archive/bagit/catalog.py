@@ -1,0 +1,547 @@
+"""``data/catalog.json`` of a bag pdi exported, read back: streamed, checked, never held whole.
+
+Its format and version, its sections streamed afresh at each pass (each
+pass checking the file is still the one the manifest names), and each
+representation and statement refused (a :class:`~pdi.errors.ParseError`
+naming it) unless a deposit could have made it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pdi.archive.access import PUBLIC, check_access, parse_until
+from pdi.archive.bagit.manifests import BagInfo
+from pdi.archive.naming import (
+    MAX_ASSERTION_VALUE,
+    STATEMENT_KEY,
+    canonical_series,
+    key_of,
+    parse_pdi,
+    record_name,
+)
+from pdi.archive.store import (
+    STORED_CANONICAL,
+    STORED_EXACT,
+    AssertionRecord,
+    BlobSource,
+    DocumentKey,
+    RepresentationRecord,
+    SeriesRecord,
+    WithdrawalRecord,
+)
+from pdi.errors import IntegrityError, ParseError, PDIError
+from pdi.identifier import spells_serial
+
+EXPORT_FORMAT = "pdi-archive-export"
+EXPORT_VERSION = 1
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+class _CatalogBytes:
+    """catalog.json opened for one pass, hashed as it is read: :meth:`check` says whether it is the file validated."""
+
+    def __init__(self, path: Path, sha256: str) -> None:
+        self.path = path
+        self.sha256 = sha256
+        self.handle = path.open("rb")
+        self.digest = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.handle.read(size)
+        self.digest.update(data)
+        return data
+
+    def check(self) -> None:
+        """At the end of a pass: the octets read are still the ones the manifest names."""
+        while self.read(1 << 20):
+            pass
+        if self.digest.hexdigest() != self.sha256:
+            raise IntegrityError(f"{self.path} changed during the import; nothing was imported")
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+class _Section:
+    """One top-level list of catalog.json, streamed afresh at each iteration (one object at a time).
+
+    Each pass hashes the octets it parses and ends with an
+    :class:`IntegrityError` if they are no longer those the bag's manifest
+    names (a catalog changed between two passes of an import).
+    """
+
+    def __init__(self, path: Path, sha256: str, name: str) -> None:
+        self.path = path
+        self.sha256 = sha256
+        self.name = name
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        import ijson
+
+        try:
+            source = _CatalogBytes(self.path, self.sha256)
+        except OSError as exc:
+            raise IntegrityError(f"cannot read {self.path}: {exc}") from exc
+        try:
+            for item in ijson.items(source, f"{self.name}.item", use_float=True):
+                if not isinstance(item, dict):
+                    raise ParseError(f"catalog.json: {self.name} must be a list of objects", rule="catalog")
+                yield item
+            source.check()
+        except ijson.JSONError as exc:
+            raise ParseError(f"catalog.json is not JSON: {exc}", rule="catalog") from exc
+        except OSError as exc:
+            raise IntegrityError(f"cannot read {self.path}: {exc}") from exc
+        finally:
+            source.close()
+
+
+@dataclass(frozen=True)
+class _Header:
+    """What catalog.json says about itself: its top-level values other than lists, and which lists it has."""
+
+    values: dict[str, Any]
+    lists: dict[str, int]  # each top-level list and how many items it holds
+
+
+def _catalog_header(path: Path) -> _Header:
+    """One streamed pass over catalog.json: its top-level scalars, and its lists with their lengths."""
+    import ijson
+
+    values: dict[str, Any] = {}
+    lists: dict[str, int] = {}
+    top = True
+    key = ""
+    depth = 0
+    try:
+        with path.open("rb") as handle:
+            for prefix, event, value in ijson.parse(handle, use_float=True):
+                if depth == 0 and event != "start_map":
+                    raise ParseError("this bag is not a pdi archive export", rule="catalog")
+                if event in ("start_map", "start_array"):
+                    depth += 1
+                    if depth == 2 and event == "start_array":
+                        lists[key] = 0
+                    elif depth == 3 and prefix == f"{key}.item":
+                        lists[key] += 1
+                    elif depth == 2:
+                        values[key] = {}  # an object where a list or a value belongs
+                elif event in ("end_map", "end_array"):
+                    depth -= 1
+                elif depth == 1 and event == "map_key":
+                    key = str(value)
+                elif depth == 1:
+                    values[key] = value
+                elif depth == 2 and prefix == f"{key}.item" and key in lists:
+                    lists[key] += 1  # a scalar item (refused later: items are objects)
+                top = False
+    except ijson.JSONError as exc:
+        raise ParseError(f"catalog.json is not JSON: {exc}", rule="catalog") from exc
+    except OSError as exc:
+        raise IntegrityError(f"cannot read bag catalog {path}: {exc}") from exc
+    if top:
+        raise ParseError("catalog.json is empty", rule="catalog")
+    return _Header(values, lists)
+
+
+def _field(entry: dict[str, Any], name: str, kind: type) -> Any:
+    value = entry.get(name)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ParseError(f"catalog.json: {name} must be {kind.__name__}", rule="catalog")
+    return value
+
+
+def _optional(entry: dict[str, Any], name: str, kind: type) -> Any:
+    return None if entry.get(name) is None else _field(entry, name, kind)
+
+
+def _object_reader(bag: Path, sha256: str) -> Callable[[], bytes]:
+    """A function that reads one object of the bag when the store writes it, checking it again.
+
+    The store reads objects one at a time, so an import never holds more
+    than one in memory; the second hash catches a file changed since
+    :func:`validate_bag` hashed it (the import then stops, all or nothing).
+    """
+
+    def read() -> bytes:
+        path = bag / "data" / "objects" / sha256
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise IntegrityError(f"cannot read bag object {path}: {exc}") from exc
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise IntegrityError(f"bag object {path} changed during the import: its SHA-256 is no longer its name")
+        return data
+
+    return read
+
+
+def _moment(text: str, what: str) -> datetime.datetime:
+    """A timestamp of the catalog (``…Z``, GMT) as a value; a ParseError naming ``what`` if it is not one."""
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ParseError(f"catalog.json: {what}: {text!r} is not a timestamp", rule="catalog") from exc
+    if moment.tzinfo is None:
+        raise ParseError(f"catalog.json: {what}: {text!r} has no time zone", rule="catalog")
+    return moment.astimezone(datetime.UTC)
+
+
+def _check_as_deposited(record: RepresentationRecord, pdi: str, now: datetime.datetime) -> None:
+    """What minting and depositing would have refused, refused on import too.
+
+    A name is minted on the GMT day of its deposit (a later version, or a
+    name with a foreign id dated by its source, may be deposited later),
+    never in the future; its
+    format is a canonical token whose media type is the registry's; a charset
+    is a registered one on a text format; the line-ending convention is one
+    pdi records; the size is within the deposit limit.
+    """
+    from pdi import formats
+    from pdi.archive import is_text_format
+    from pdi.archive.fixity import LINE_ENDINGS
+
+    created = _moment(record.created_at, f"{pdi} created_at")
+    if created > now:
+        raise ParseError(f"catalog.json: {pdi} was deposited in the future ({record.created_at})", rule="catalog")
+    # Version 1 of a serial name is minted on the day of its deposit. A later version
+    # is deposited on a later day, and a name with a foreign id may be dated by where
+    # it came from (a web archive's capture date: Archive.deposit(day=)); none is
+    # deposited before the day it names.
+    later = record.day < created.date() and (record.serial is None or record.version > 1)
+    if record.day != created.date() and not later:
+        raise ParseError(
+            f"catalog.json: {pdi} names the day {record.day}, but was deposited on {created.date()} (GMT)",
+            rule="catalog",
+        )
+    if formats.canonical_token(record.format) != record.format:
+        raise ParseError(f"catalog.json: {pdi}: format {record.format!r} is not a canonical token", rule="catalog")
+    if record.media_type != formats.media_type_for(record.format):
+        raise ParseError(
+            f"catalog.json: {pdi}: media type {record.media_type!r} is not that of format"
+            f" {record.format} ({formats.media_type_for(record.format)})",
+            rule="catalog",
+        )
+    if record.charset is not None:
+        if not is_text_format(record.format):
+            raise ParseError(f"catalog.json: {pdi}: a charset on a format that is not text", rule="catalog")
+        if formats.registered_charset(record.charset) != record.charset:
+            raise ParseError(f"catalog.json: {pdi}: charset {record.charset!r} is not a registered name", rule="catalog")
+    if record.line_ending is not None and record.line_ending not in LINE_ENDINGS:
+        raise ParseError(f"catalog.json: {pdi}: line-ending convention {record.line_ending!r}", rule="catalog")
+    if not 0 <= record.size < 1 << 63:
+        raise ParseError(f"catalog.json: {pdi}: size {record.size}", rule="catalog")
+    if record.stored not in (STORED_EXACT, STORED_CANONICAL):
+        raise ParseError(f"catalog.json: {pdi}: stored {record.stored!r} is neither exact nor canonical", rule="catalog")
+
+
+def _check_text_decodes(path: Path, record: RepresentationRecord, pdi: str) -> None:
+    """A text's octets decode in its charset, as a deposit requires even with ``--force``.
+
+    Read a piece at a time through the deposit's own check
+    (:class:`pdi.archive.content.TextCheck`), so a large text costs one piece
+    of memory. The UTF-8-declared-as-Latin-1 refusal is left out: a deposit
+    may have been forced past it.
+    """
+    from pdi.archive.blobs import BlobInfo
+    from pdi.archive.content import TextCheck
+
+    assert record.charset is not None
+    check = TextCheck(record.charset, detected=False, source=f"catalog.json: {pdi}")
+    try:
+        with path.open("rb") as stream:
+            while piece := stream.read(1 << 20):
+                check.update(piece)
+    except OSError as exc:
+        raise IntegrityError(f"cannot read bag object {path}: {exc}") from exc
+    check.finish(BlobInfo(record.sha256, record.size))
+
+
+def _check_statement(a: AssertionRecord, minted_at: str | None, now: datetime.datetime) -> None:
+    """A statement is made by someone, after its document was minted and not in the future."""
+
+    at = _moment(a.at, f"the statement {a.key!r} about {a.subject}")
+    if at > now:
+        raise ParseError(f"catalog.json: the statement {a.key!r} about {a.subject} is dated in the future ({a.at})", rule="catalog")
+    if minted_at is not None and at < _moment(minted_at, a.subject):
+        raise ParseError(
+            f"catalog.json: the statement {a.key!r} about {a.subject} is dated {a.at},"
+            f" before its document was minted ({minted_at})",
+            rule="catalog",
+        )
+    if not STATEMENT_KEY.match(a.key) or len(a.value) > MAX_ASSERTION_VALUE or not a.who.strip():
+        raise ParseError(f"catalog.json: the statement {a.key!r} about {a.subject} is malformed", rule="catalog")
+    if any(ch in a.who for ch in "\r\n\x00"):
+        raise ParseError(f"catalog.json: the statement {a.key!r} about {a.subject}: who holds a control character", rule="catalog")
+
+
+def _record(r: dict[str, Any], now: datetime.datetime, *, check: bool = True) -> RepresentationRecord:
+    """A representation of catalog.json as a record, refused (a ParseError naming it) unless a deposit could have made it.
+
+    ``check=False`` builds the record only: for the passes after the one
+    that checked it, which end by making sure catalog.json is still the file
+    that was checked (:class:`_CatalogBytes`).
+    """
+
+    try:
+        record = RepresentationRecord(
+            series=_field(r, "series", str),
+            day=datetime.date.fromisoformat(_field(r, "day", str)),
+            unique_id=_field(r, "unique_id", str),
+            serial=_optional(r, "serial", int),
+            version=_field(r, "version", int),
+            format=_field(r, "format", str),
+            media_type=_field(r, "media_type", str),
+            charset=_optional(r, "charset", str),
+            line_ending=_optional(r, "line_ending", str),
+            sha256=_field(r, "sha256", str),
+            size=_field(r, "size", int),
+            created_at=_field(r, "created_at", str),
+            # a bag made before schema 4 does not say: its texts were kept CRLF-canonical
+            stored=_optional(r, "stored", str)
+            or (STORED_CANONICAL if r.get("line_ending") is not None else STORED_EXACT),
+            purged=_optional(r, "purged", str),
+        )
+        pdi = _field(r, "pdi", str)
+        if not check:
+            return record
+        if pdi != str(record_name(record)):
+            raise ParseError(f"catalog.json: {pdi} does not match its own parts", rule="catalog")
+    except PDIError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ParseError(f"catalog.json is malformed: {exc!r}", rule="catalog") from exc
+    if not _SHA256.fullmatch(record.sha256) or record.version < 1:
+        raise ParseError(f"catalog.json: bad entry for {pdi}", rule="catalog")
+    spelled = int(record.unique_id) if spells_serial(record.unique_id) else None
+    if record.serial != spelled:
+        raise ParseError(f"catalog.json: bad serial for {pdi}", rule="catalog")
+    _check_as_deposited(record, pdi, now)
+    if record.purged is not None:  # purged where it came from: no object, and none wanted
+        _moment(record.purged, f"{pdi} purged")
+    return record
+
+
+def _document_key(entry: dict[str, Any]) -> DocumentKey:
+    try:
+        return DocumentKey(
+            _field(entry, "series", str), datetime.date.fromisoformat(_field(entry, "day", str)),
+            _field(entry, "unique_id", str),
+        )
+    except ValueError as exc:
+        raise ParseError(f"catalog.json is malformed: {exc!r}", rule="catalog") from exc
+
+
+class _Representations:
+    """The representations of catalog.json with a reader of each one's object, streamed afresh at each iteration."""
+
+    def __init__(self, section: _Section, bag: Path, now: datetime.datetime) -> None:
+        self.section = section
+        self.bag = bag
+        self.now = now
+        #: Set once a whole pass has checked every record (the later passes only build them).
+        self.checked = False
+
+    def __iter__(self) -> Iterator[tuple[RepresentationRecord, BlobSource]]:
+        check = not self.checked
+        for entry in self.section:
+            record = _record(entry, self.now, check=check)
+            yield record, (b"" if record.purged is not None else _object_reader(self.bag, record.sha256))
+        self.checked = True
+
+
+class _Statements:
+    """The statements of catalog.json, each under the document it is about, streamed."""
+
+    def __init__(self, section: _Section) -> None:
+        self.section = section
+
+    def __iter__(self) -> Iterator[tuple[DocumentKey, AssertionRecord]]:
+        for a in self.section:
+            yield _document_key(a), AssertionRecord(
+                0, _field(a, "subject", str), _field(a, "key", str), _field(a, "value", str),
+                _field(a, "who", str), _field(a, "at", str),
+            )
+
+
+class _Withdrawals:
+    """The withdrawals of catalog.json, streamed (none in a bag made before withdrawal existed)."""
+
+    def __init__(self, section: _Section | None) -> None:
+        self.section = section
+
+    def __iter__(self) -> Iterator[WithdrawalRecord]:
+        for w in self.section or ():
+            yield WithdrawalRecord(
+                _document_key(w), _optional(w, "version", int), _field(w, "reason", str), _field(w, "who", str),
+                _field(w, "at", str), purged=w.get("purged") is True,
+            )
+
+
+class _Minted:
+    """When each document of the bag was minted (its version 1 deposited), kept on disk, not in memory.
+
+    A scratch SQLite database (SQLite's private temporary database on disk,
+    gone when closed): an import of millions of names looks a statement's
+    document up here without holding them all.
+    """
+
+    def __init__(self) -> None:
+        import sqlite3
+
+        self._db = sqlite3.connect("")
+        self._db.execute("PRAGMA journal_mode = OFF")
+        self._db.execute("PRAGMA synchronous = OFF")
+        self._db.execute("CREATE TABLE minted (series TEXT, day TEXT, unique_id TEXT, at TEXT,"
+                         " PRIMARY KEY (series, day, unique_id)) WITHOUT ROWID")
+        self._pending: list[tuple[str, str, str, str]] = []
+
+    def add(self, record: RepresentationRecord) -> None:
+        self._pending.append((record.series, record.day.isoformat(), record.unique_id, record.created_at))
+        if len(self._pending) >= 5000:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._db.executemany("INSERT OR IGNORE INTO minted VALUES (?, ?, ?, ?)", self._pending)
+        self._pending = []
+
+    def at(self, key: DocumentKey) -> str | None:
+        if self._pending:
+            self._flush()
+        row = self._db.execute("SELECT at FROM minted WHERE series = ? AND day = ? AND unique_id = ?",
+                               (key.series, key.day.isoformat(), key.unique_id)).fetchone()
+        return None if row is None else str(row[0])
+
+    def close(self) -> None:
+        self._db.close()
+
+
+@dataclass(frozen=True)
+class Export:
+    """A bag pdi exported, checked whole: what the store imports (each section streamed again as it reads it)."""
+
+    series: list[SeriesRecord]
+    representations: _Representations
+    statements: _Statements
+    withdrawals: _Withdrawals
+    embargoes: list[tuple[DocumentKey, int | None, str]]
+    #: Where catalog.json says the bag was exported from (for the audit log).
+    source: object
+
+
+def _export_sections(bag: Path, info: BagInfo) -> tuple[_Header, dict[str, _Section]]:
+    """catalog.json's header, checked to be an export pdi knows, and each of its top-level lists to stream."""
+    path = bag / "data" / "catalog.json"
+    catalog_sha = info.payload.get("data/catalog.json")
+    if catalog_sha is None:
+        raise IntegrityError(
+            f"{bag} holds no data/catalog.json in its manifest: it is not a bag pdi exported"
+            " (to import its payload files as new documents, give a series: pdi import --series S)"
+        )
+    header = _catalog_header(path)
+    if header.values.get("format") != EXPORT_FORMAT:
+        raise ParseError(
+            "this bag is not a pdi archive export (to import its payload files as new documents,"
+            " give a series: pdi import --series S)", rule="catalog",
+        )
+    if header.values.get("version") != EXPORT_VERSION:
+        raise ParseError(f"unknown export version {header.values.get('version')!r}", rule="catalog")
+    for name in ("series", "representations", "assertions"):
+        if name not in header.lists:
+            raise ParseError(f"catalog.json: {name} must be a list of objects", rule="catalog")
+    return header, {name: _Section(path, catalog_sha, name) for name in header.lists}
+
+
+def _check_objects(
+    reps: _Representations, bag: Path, manifest: dict[str, str], minted: _Minted, total: int,
+    progress: Callable[[int, int], None] | None,
+) -> None:
+    """One pass over the representations: each checked (:func:`_record`), its object in the manifest and of its size,
+    a text decoding in its charset; each document's minting noted in ``minted``."""
+    sizes: dict[str, int] = {}  # each object looked at once, however many names share it
+    decoded: set[tuple[str, str]] = set()  # and each text decoded once in each charset
+    for done, (record, _) in enumerate(reps, start=1):
+        if record.version == 1:
+            minted.add(record)
+        if record.purged is not None:  # no object to look at
+            if progress is not None:
+                progress(done, max(total, done))
+            continue
+        size = sizes.get(record.sha256)
+        if size is None:
+            # validate_bag hashed every payload file against the manifest: the
+            # object is right when its manifest checksum is its own name.
+            object_path = f"data/objects/{record.sha256}"
+            if manifest.get(object_path) != record.sha256:
+                raise IntegrityError(f"object {record.sha256} is not in the bag's manifest")
+            size = sizes[record.sha256] = (bag / object_path).stat().st_size
+        if size != record.size:
+            raise IntegrityError(f"object {record.sha256} does not match its catalog entry")
+        if record.charset is not None and (record.sha256, record.charset) not in decoded:
+            _check_text_decodes(bag / "data" / "objects" / record.sha256, record, str(record_name(record)))
+            decoded.add((record.sha256, record.charset))
+        if progress is not None:
+            progress(done, max(total, done))
+
+
+def read_export(
+    bag: Path, info: BagInfo, now: datetime.datetime, progress: Callable[[int, int], None] | None = None,
+) -> Export:
+    """The catalog of a valid bag pdi exported, every representation, object and statement checked once.
+
+    ``catalog.json`` is never read whole: one streamed pass finds its
+    sections and counts them, a second checks every representation (and
+    each object beside it) and statement; ``progress`` is told how many
+    representations of how many are checked.
+    """
+    header, sections = _export_sections(bag, info)
+    minted = _Minted()
+    try:
+        series_records = [
+            SeriesRecord(
+                _field(s, "name", str), _optional(s, "parent", str),
+                _field(s, "authority", str), _field(s, "created_at", str),
+                check_access(_optional(s, "access", str) or PUBLIC),  # bags made before: public
+            )
+            for s in sections["series"]
+        ]
+        for one in series_records:
+            if canonical_series(one.name) != one.name:
+                raise ParseError(f"catalog.json: series {one.name!r} is not canonical",
+                                 rule="catalog")
+        reps = _Representations(sections["representations"], bag, now)
+        _check_objects(reps, bag, info.payload, minted, header.lists["representations"], progress)
+        statements = _Statements(sections["assertions"])
+        for about, a in statements:
+            if key_of(parse_pdi(a.subject)) != about:
+                raise ParseError(
+                    f"catalog.json: the statement about {a.subject} is filed under another"
+                    " document",
+                    rule="catalog",
+                )
+            _check_statement(a, minted.at(about), now)
+        withdrawals = _Withdrawals(sections.get("withdrawals"))
+        for _ in withdrawals:
+            pass  # each one well formed before anything is staged
+        embargoes = [  # few: a list (bags made before embargoes existed have none)
+            (_document_key(e), _optional(e, "version", int), parse_until(_field(e, "until", str)))
+            for e in sections.get("embargoes") or ()
+        ]
+    except PDIError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ParseError(f"catalog.json is malformed: {exc!r}", rule="catalog") from exc
+    except FileNotFoundError as exc:
+        raise IntegrityError(f"bag object missing: {exc.filename}") from exc
+    except OSError as exc:
+        raise IntegrityError(f"cannot read bag {bag}: {exc}") from exc
+    finally:
+        minted.close()
+    return Export(series_records, reps, statements, withdrawals, embargoes, header.values.get("source"))

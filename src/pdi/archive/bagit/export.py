@@ -1,0 +1,221 @@
+"""Export: the archive (or one series and its subseries) written as a BagIt bag (RFC 8493).
+
+The catalog is read in one snapshot, a page at a time; ``data/catalog.json``
+(:mod:`pdi.archive.bagit.catalog` reads it back) is written a line a
+representation as the names are read, then each object once, named by its
+SHA-256, with a line of ``manifest-sha256.txt`` as it is written.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+from pdi._wording import plural
+from pdi.archive.bagit.catalog import EXPORT_FORMAT, EXPORT_VERSION
+from pdi.archive.naming import Namer, canonical_series, key_of, parse_pdi
+from pdi.archive.store import ListQuery, SeriesRecord
+from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
+
+if TYPE_CHECKING:
+    from pdi.archive import Archive
+
+
+def _in_selection(name: str, series: str | None) -> bool:
+    return series is None or name == series or name.endswith("." + series)
+
+
+def _hash_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def export_bag(
+    archive: Archive,
+    directory: Path,
+    *,
+    series: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Write the archive (or ``series`` and its subseries) as a bag at ``directory``.
+
+    The catalog is read in one snapshot, a page at a time: ``catalog.json``
+    is written a representation a line as the names are read, then the
+    objects one at a time in SHA-256 order, each line of the manifest as its
+    file is written, so memory does not grow with the archive.
+    """
+
+    if series is not None:
+        series = canonical_series(series)
+        if archive.store.get_series(series) is None:
+            raise NotFoundError(f"series {series} is not registered")
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise ImmutabilityError(f"export never overwrites: {directory} exists and is not empty")
+    staging = directory.parent / f".{directory.name}.partial-{os.getpid()}"
+    try:
+        if staging.exists():
+            shutil.rmtree(staging)
+        (staging / "data" / "objects").mkdir(parents=True)
+        with archive.store.snapshot():
+            all_series = {s.name: s for s in archive.store.list_series()}
+            selected = sorted(n for n in all_series if _in_selection(n, series))
+            chosen = set(selected)
+            for name in selected:  # ancestors, so the bag imports on its own
+                parent = all_series[name].parent
+                while parent is not None and parent not in chosen:
+                    chosen.add(parent)
+                    parent = all_series[parent].parent
+            with (staging / "manifest-sha256.txt").open("w", encoding="utf-8") as manifest:
+                catalog_sha, catalog_octets, count = _write_catalog(
+                    archive, staging / "data" / "catalog.json",
+                    [all_series[n] for n in sorted(chosen)], None if series is None else selected,
+                )
+                manifest.write(f"{catalog_sha}  data/catalog.json\n")
+                octets, files = catalog_octets, 1
+                scope = None if series is None else selected
+                total = archive.store.count_blobs_used(scope)
+                for done, use in enumerate(archive.store.iter_blob_uses(scope), start=1):
+                    if use.purged == use.representations:  # a takedown: catalog.json says so, no object
+                        continue
+                    path = f"data/objects/{use.sha256}"
+                    octets += _copy_blob(archive, use.sha256, staging / path)
+                    manifest.write(f"{use.sha256}  {path}\n")
+                    files += 1
+                    if progress is not None:
+                        progress(done, max(total, done))
+        _write_tag(staging, "bagit.txt", "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n")
+        _write_tag(
+            staging,
+            "bag-info.txt",
+            f"Bagging-Date: {datetime.datetime.now(datetime.UTC).date().isoformat()}\n"
+            f"Payload-Oxum: {octets}.{files}\n"
+            f"External-Description: pdi archive export ({plural(count, 'representation')}"
+            f"{'' if series is None else ', series ' + series})\n"
+            "Bag-Software-Agent: pdi\n",
+        )
+        tags = ["bagit.txt", "bag-info.txt", "manifest-sha256.txt"]
+        _write_tag(
+            staging,
+            "tagmanifest-sha256.txt",
+            "".join(f"{_hash_file(staging / t)}  {t}\n" for t in tags),
+        )
+        if directory.exists():
+            directory.rmdir()
+        os.replace(staging, directory)
+    except OSError as exc:
+        raise StoreError(f"cannot write bag {directory}: {exc}") from exc
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return count
+
+
+def _copy_blob(archive: Archive, sha256: str, path: Path) -> int:
+    """Write the blob ``sha256`` to ``path`` a verified chunk at a time, checking its SHA-256; its size."""
+    reader = archive.store.open_blob(sha256, name=f"blob {sha256}")
+    if reader is None:
+        raise IntegrityError(f"blob {sha256} is missing; run pdi verify before exporting")
+    digest = hashlib.sha256()
+    size = 0
+    with reader, path.open("wb") as out:
+        for piece in reader.chunks():
+            digest.update(piece)
+            out.write(piece)
+            size += len(piece)
+    if digest.hexdigest() != sha256:
+        raise IntegrityError(f"blob {sha256} is altered; run pdi verify before exporting")
+    return size
+
+
+class _HashingWriter:
+    """A binary file that hashes and counts what is written to it."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle = handle
+        self.digest = hashlib.sha256()
+        self.octets = 0
+
+    def write(self, text: str) -> None:
+        data = text.encode("utf-8")
+        self.handle.write(data)
+        self.digest.update(data)
+        self.octets += len(data)
+
+
+def _write_catalog(
+    archive: Archive, path: Path, series: list[SeriesRecord], selected: list[str] | None
+) -> tuple[str, int, int]:
+    """Write ``catalog.json`` as the catalog is read; its SHA-256, its size and how many representations it lists.
+
+    One JSON object, as :func:`json.load` reads it: the series, then each
+    representation on a line of its own (in listing order), then each
+    statement about a document of the selection (oldest first).
+    """
+
+    def line(value: object) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    scope = None if selected is None else set(selected)
+    query = ListQuery(series=selected[0]) if selected is not None and len(selected) == 1 else ListQuery()
+    namer = Namer()
+    with path.open("wb") as handle:
+        out = _HashingWriter(handle)
+        out.write(f'{{"format": {line(EXPORT_FORMAT)}, "version": {EXPORT_VERSION},'
+                  f' "source": {line(archive.location)},\n"series": [')
+        out.write(",".join(
+            "\n" + line({"name": s.name, "parent": s.parent, "authority": s.authority, "created_at": s.created_at,
+                         "access": s.access})
+            for s in series
+        ))
+        out.write('\n],\n"representations": [')
+        count = _write_items(out, (
+            {"pdi": str(namer(r)), "series": r.series, "day": r.day.isoformat(),
+             "unique_id": r.unique_id, "serial": r.serial, "version": r.version,
+             "format": r.format, "media_type": r.media_type, "charset": r.charset,
+             "line_ending": r.line_ending, "sha256": r.sha256, "size": r.size,
+             "created_at": r.created_at, "stored": r.stored, "purged": r.purged}
+            for r in archive.store.iter_representations(query) if scope is None or r.series in scope
+        ))
+        out.write('\n],\n"assertions": [')
+        _write_items(out, (
+            {"series": key.series, "day": key.day.isoformat(), "unique_id": key.unique_id,
+             "subject": a.subject, "key": a.key, "value": a.value, "who": a.who, "at": a.at}
+            for a in archive.store.iter_assertions()
+            for key in (key_of(parse_pdi(a.subject)),) if scope is None or key.series in scope
+        ))
+        out.write('\n],\n"withdrawals": [')
+        _write_items(out, (
+            {"series": w.key.series, "day": w.key.day.isoformat(), "unique_id": w.key.unique_id,
+             "version": w.version, "reason": w.reason, "who": w.who, "at": w.at, "purged": w.purged}
+            for w in archive.store.iter_withdrawals() if scope is None or w.key.series in scope
+        ))
+        out.write('\n],\n"embargoes": [')
+        _write_items(out, (
+            {"series": key.series, "day": key.day.isoformat(), "unique_id": key.unique_id,
+             "version": version, "until": until}
+            for key, version, until in archive.store.iter_embargoes() if scope is None or key.series in scope
+        ))
+        out.write("\n]}\n")
+    return out.digest.hexdigest(), out.octets, count
+
+
+def _write_items(out: _HashingWriter, items: Iterable[object]) -> int:
+    """Each of ``items`` as JSON on a line of its own, after a list's ``[`` (a comma before all but the first); how many."""
+    count = 0
+    for item in items:
+        out.write(("\n" if count == 0 else ",\n") + json.dumps(item, ensure_ascii=False))
+        count += 1
+    return count
+
+
+def _write_tag(bag: Path, name: str, text: str) -> None:
+    (bag / name).write_text(text, encoding="utf-8")

@@ -1,0 +1,272 @@
+"""Reading and validating a bag, whichever tool made it (RFC 8493 §2, §3).
+
+Its tag files are read a line at a time within bounds (a stranger's bag may
+be hostile); every payload and tag manifest of any algorithm RFC 8493 allows
+is checked against the files, and the Payload-Oxum against the payload.
+:func:`validate_bag` answers with each payload file's SHA-256 and the labels
+of bag-info.txt.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pdi._wording import plural
+from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, UnsupportedError
+
+#: RFC 8493 §2.4: the checksum algorithms a manifest may name (``manifest-<algorithm>.txt``), as hashlib spells them
+ALGORITHMS = ("md5", "sha1", "sha224", "sha256", "sha384", "sha512")
+#: bounds on the tag files of a stranger's bag: a manifest or fetch.txt line (a path is at most a few KiB;
+#: a 100 MB line of zeros is not a bag), and the whole of bagit.txt and bag-info.txt (a few hundred bytes
+#: in real bags; bag-info.txt becomes statements, each at most 64 KiB)
+MAX_TAG_LINE_BYTES = 64 * 1024
+MAX_BAG_INFO_BYTES = 1 << 20
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_MANIFEST = re.compile(r"(tag)?manifest-([a-z0-9]+)\.txt")
+
+
+def _tag_lines(bag: Path, name: str, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
+    """The lines of the tag file ``name`` (RFC 8493 §2: ended by LF, CR or CRLF), numbered from 1, decoded.
+
+    A line longer than :data:`MAX_TAG_LINE_BYTES` is a :class:`LimitError`
+    naming the file, the line and its byte offset, found once that many bytes
+    are read: a stranger's tag file is never held whole.
+    """
+    number, offset, buffer = 0, 0, b""
+    try:
+        with (bag / name).open("rb") as handle:
+            while True:
+                chunk = handle.read(1 << 16)
+                buffer += chunk
+                while (end := _LINE_END.search(buffer)) is not None:
+                    if end.group() == b"\r" and end.end() == len(buffer) and chunk:
+                        break  # a CR the next chunk may follow with its LF
+                    number += 1
+                    yield number, _decode(buffer[: end.start()], bag, name, number, encoding)
+                    offset += end.end()
+                    buffer = buffer[end.end():]
+                if len(buffer) > MAX_TAG_LINE_BYTES:
+                    raise LimitError(
+                        f"{bag / name}: line {number + 1} (at byte {offset}) is longer than"
+                        f" {plural(MAX_TAG_LINE_BYTES, 'byte')}"
+                    )
+                if not chunk:
+                    if buffer:
+                        yield number + 1, _decode(buffer, bag, name, number + 1, encoding)
+                    return
+    except FileNotFoundError as exc:
+        raise IntegrityError(f"{bag} is not a complete bag: {name} is missing") from exc
+    except OSError as exc:
+        raise IntegrityError(f"cannot read {bag / name}: {exc}") from exc
+
+
+def _decode(line: bytes, bag: Path, name: str, number: int, encoding: str) -> str:
+    try:
+        return line.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"{bag / name} line {number} is not {encoding}: {exc.reason}", rule=name) from None
+
+
+def _small_tag_file(bag: Path, name: str) -> None:
+    """bagit.txt and bag-info.txt are read whole (their lines are labels): refuse one past :data:`MAX_BAG_INFO_BYTES`."""
+    size = (bag / name).stat().st_size
+    if size > MAX_BAG_INFO_BYTES:
+        raise LimitError(f"{bag / name} is {plural(size, 'byte')}, more than {plural(MAX_BAG_INFO_BYTES, 'byte')}")
+
+
+def _labels(bag: Path, name: str, encoding: str) -> list[tuple[str, str]]:
+    """The ``Label: value`` lines of a tag file (RFC 8493 §2.1.1, §2.2.2), continuation lines joined."""
+    _small_tag_file(bag, name)
+    found: list[tuple[str, str]] = []
+    for number, line in _tag_lines(bag, name, encoding):
+        if line[:1] in (" ", "\t") and found:  # a continuation of the value above (§2.2.2)
+            label, value = found[-1]
+            found[-1] = (label, f"{value} {line.strip()}")
+            continue
+        if not line.strip():
+            continue
+        label, sep, value = line.partition(":")
+        if not sep or not label.strip():
+            raise ParseError(f"{bag / name} line {number} is not 'Label: value'", text=line, rule=name)
+        found.append((label.strip(), value.strip()))
+    return found
+
+
+def _manifest_path(raw: str, bag: Path, name: str, number: int, *, percent: bool) -> str:
+    """A manifest's file path, checked to stay in the bag; CR and LF un-escaped, and % with ``percent`` (RFC 8493 §2.1.3)."""
+    # CR and LF are escaped by every version bagit-python writes (0.97 too), % only since 1.0
+    path = re.sub(r"%(0[dDaA]|25)" if percent else r"%(0[dDaA])", lambda m: chr(int(m.group(1), 16)), raw)
+    parts = path.split("/")
+    if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise ParseError(f"{bag / name} line {number} names a path outside the bag", text=raw, rule="manifest")
+    return path
+
+
+def _read_manifest(bag: Path, name: str, algorithm: str, *, percent: bool, encoding: str) -> dict[str, str]:
+    """``path -> checksum`` of one manifest (RFC 8493 §2.1.3: ``checksum 1*WSP filepath``)."""
+    width = hashlib.new(algorithm).digest_size * 2
+    entries: dict[str, str] = {}
+    for number, line in _tag_lines(bag, name, encoding):
+        if not line.strip():
+            continue
+        checksum, sep, rest = line.partition(" ")
+        if not sep:
+            checksum, sep, rest = line.partition("\t")
+        path = rest.lstrip(" \t")
+        if not sep or len(checksum) != width or not all(c in "0123456789abcdefABCDEF" for c in checksum) or not path:
+            raise ParseError(f"{name} line {number} is not '<{algorithm}> <path>'", text=line, rule="manifest")
+        path = _manifest_path(path, bag, name, number, percent=percent)
+        if path in entries:
+            raise ParseError(f"{name} line {number} lists {path} a second time", text=line, rule="manifest")
+        entries[path] = checksum.lower()
+    return entries
+
+
+def _payload_files(bag: Path) -> set[str]:
+    """Every file under ``data/``, as a manifest names it; a symbolic link or anything but a file is refused."""
+    found: set[str] = set()
+    data = bag / "data"
+    if data.is_symlink():
+        raise IntegrityError(f"{bag}: data is a symbolic link; a bag's payload is in the bag")
+    if not data.is_dir():
+        return found
+    for folder, dirs, files in os.walk(data, followlinks=False):
+        for entry in [*dirs, *files]:
+            path = Path(folder) / entry
+            if path.is_symlink():
+                raise IntegrityError(f"{path.relative_to(bag).as_posix()} in {bag} is a symbolic link;"
+                                     " a bag's payload is in the bag")
+        for entry in files:
+            path = Path(folder) / entry
+            if not path.is_file():
+                raise IntegrityError(f"{path.relative_to(bag).as_posix()} in {bag} is not a regular file")
+            found.add(path.relative_to(bag).as_posix())
+    return found
+
+
+def _spelled(algorithm: str) -> str:
+    """An algorithm as its standard spells it: ``MD5``, ``SHA-1``, ``SHA-256``."""
+    return "MD5" if algorithm == "md5" else algorithm.upper().replace("SHA", "SHA-")
+
+
+def _hash_all(path: Path, algorithms: set[str]) -> dict[str, str]:
+    """Each of ``algorithms``' checksum of the file at ``path`` (and its SHA-256), in one read."""
+    digests = {algorithm: hashlib.new(algorithm) for algorithm in algorithms | {"sha256"}}
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            for digest in digests.values():
+                digest.update(chunk)
+    return {algorithm: digest.hexdigest() for algorithm, digest in digests.items()}
+
+
+@dataclass(frozen=True)
+class BagInfo:
+    """What :func:`validate_bag` found: each payload file's SHA-256 (computed), and bag-info.txt's labels in order."""
+
+    payload: dict[str, str]
+    labels: list[tuple[str, str]]
+    version: str
+
+
+def _declaration(bag: Path) -> tuple[str, str]:
+    """bagit.txt (RFC 8493 §2.1.1): the BagIt version and the tag files' character encoding."""
+    if not (bag / "bagit.txt").is_file():
+        raise NotFoundError(f"{bag} is not a bag (no bagit.txt)")
+    found = dict(_labels(bag, "bagit.txt", "utf-8"))
+    version = found.get("BagIt-Version")
+    if version is None:
+        raise IntegrityError(f"{bag / 'bagit.txt'} does not declare a BagIt-Version")
+    if not re.fullmatch(r"\d+\.\d+", version):
+        raise ParseError(f"{bag / 'bagit.txt'}: BagIt-Version {version!r} is not M.N", rule="bagit.txt")
+    encoding = found.get("Tag-File-Character-Encoding", "UTF-8")
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise UnsupportedError(f"{bag / 'bagit.txt'}: Tag-File-Character-Encoding {encoding!r} is not known") from None
+    return version, encoding
+
+
+def validate_bag(bag: Path) -> BagInfo:
+    """Check a bag is complete and valid (RFC 8493 §3), whichever tool made it.
+
+    bagit.txt declares the version and the tag files' encoding (§2.1.1);
+    every payload manifest (``manifest-<algorithm>.txt``, any algorithm of
+    :data:`ALGORITHMS`, §2.1.3) lists every file under ``data/`` and nothing
+    else, each with its checksum; every tag manifest's files (§2.2.1) match
+    theirs; a ``fetch.txt`` (§2.2.3) that lists a file is refused (pdi
+    imports complete bags only); the Payload-Oxum of bag-info.txt (§2.2.2),
+    when given, is the payload's. Each file is read once, hashed with every
+    algorithm its manifests name and with SHA-256. Tag files are read within
+    :data:`MAX_TAG_LINE_BYTES` a line; a payload file that is a symbolic
+    link is refused (a bag's payload is in the bag).
+    """
+    version, encoding = _declaration(bag)
+    percent = tuple(int(n) for n in version.split(".")) >= (1, 0)
+    names = sorted(p.name for p in bag.iterdir() if p.is_file() and _MANIFEST.fullmatch(p.name))
+    payload_manifests: dict[str, dict[str, str]] = {}
+    tag_manifests: dict[str, dict[str, str]] = {}
+    for name in names:
+        match = _MANIFEST.fullmatch(name)
+        assert match is not None
+        algorithm = match.group(2)
+        if algorithm not in ALGORITHMS:
+            raise UnsupportedError(f"{bag / name}: checksum algorithm {algorithm} is not one of {', '.join(ALGORITHMS)}")
+        entries = _read_manifest(bag, name, algorithm, percent=percent, encoding=encoding)
+        (tag_manifests if match.group(1) else payload_manifests)[algorithm] = entries
+    if not payload_manifests:
+        raise IntegrityError(f"{bag} is not a complete bag: it has no payload manifest (manifest-<algorithm>.txt)")
+    if (bag / "fetch.txt").is_file():
+        for number, line in _tag_lines(bag, "fetch.txt", encoding):
+            if line.strip():
+                raise UnsupportedError(
+                    f"{bag / 'fetch.txt'} line {number} lists a file to fetch ({line.strip()[:200]}): pdi imports"
+                    " only complete bags (RFC 8493 §2.2.3); fetch its files and remove fetch.txt"
+                )
+    on_disk = _payload_files(bag)
+    listed: set[str] = set()
+    for algorithm, entries in payload_manifests.items():
+        outside = sorted(p for p in entries if not p.startswith("data/"))
+        if outside:
+            raise ParseError(f"manifest-{algorithm}.txt lists {outside[0]}, which is not under data/", rule="manifest")
+        unlisted = on_disk - set(entries)
+        if unlisted:
+            raise IntegrityError(
+                f"payload files not in manifest-{algorithm}.txt: {', '.join(sorted(unlisted)[:20])}"
+            )
+        listed |= set(entries)
+    payload: dict[str, str] = {}
+    octets = 0
+    for path in sorted(listed):
+        file = bag / path
+        if path not in on_disk:
+            raise IntegrityError(f"{bag} is incomplete: {path} is missing")
+        wanted = {algorithm for algorithm, entries in payload_manifests.items() if path in entries}
+        if len(wanted) != len(payload_manifests):
+            missing = sorted(set(payload_manifests) - wanted)
+            raise IntegrityError(f"{path} in {bag} is not in manifest-{missing[0]}.txt")
+        found = _hash_all(file, wanted)
+        for algorithm in sorted(wanted):
+            if found[algorithm] != payload_manifests[algorithm][path]:
+                raise IntegrityError(f"{path} in {bag} does not match its {_spelled(algorithm)} in the manifest")
+        payload[path] = found["sha256"]
+        octets += file.stat().st_size
+    for algorithm, entries in tag_manifests.items():
+        for path, checksum in entries.items():
+            if path.startswith("data/"):
+                raise ParseError(f"tagmanifest-{algorithm}.txt lists the payload file {path}", rule="manifest")
+            file = bag / path
+            if file.is_symlink() or not file.is_file() or _hash_all(file, {algorithm})[algorithm] != checksum:
+                raise IntegrityError(f"tag file {path} in {bag} does not match its {_spelled(algorithm)}")
+    labels: list[tuple[str, str]] = []
+    if (bag / "bag-info.txt").is_file():
+        labels = _labels(bag, "bag-info.txt", encoding)
+        for label, value in labels:
+            if label == "Payload-Oxum" and value != f"{octets}.{len(payload)}":
+                raise IntegrityError(f"Payload-Oxum says {value}, the payload is {octets}.{len(payload)}")
+    return BagInfo(payload, labels, version)

@@ -1,0 +1,205 @@
+"""What every part of :class:`~pdi.archive.Archive` stands on: the catalog, the clock, and who may read what.
+
+:class:`ArchiveBase` holds the :class:`~pdi.archive.store.Store`, the clock
+and the writer's name, and asks :mod:`pdi.archive.access` — the one rule of
+what a reader may learn — on behalf of every read path: the guards that
+refuse a name (404 or 403), and what a list leaves out (:class:`Unlisted`).
+The parts of the archive (:mod:`pdi.archive.deposits`, :mod:`~pdi.archive.reading`,
+:mod:`~pdi.archive.listing`, :mod:`~pdi.archive.browsing`,
+:mod:`~pdi.archive.statements`, :mod:`~pdi.archive.curation`,
+:mod:`~pdi.archive.checks`) extend it, and :class:`pdi.archive.Archive` joins them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from pdi.archive.access import (
+    HIDDEN,
+    PUBLIC,
+    Disclosure,
+    Unlisted,
+    current_reader,
+    disclosure,
+    effective_access,
+    unlisted,
+)
+from pdi.archive.blobs.memo import FixityMemo
+from pdi.archive.naming import default_who, key_of, timestamp, utc_now
+from pdi.archive.results import Generic
+from pdi.archive.store import DocumentKey, RepresentationRecord, Store
+from pdi.errors import AccessError, NotFoundError, WithdrawnError
+from pdi.identifier import PDI
+
+if TYPE_CHECKING:
+    from pdi.archive.catalog import SearchAccess
+
+__all__ = ["ArchiveBase"]
+
+
+class ArchiveBase:
+    """The catalog, the clock and the current reader's guards, which every part of the archive uses."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Callable[[], datetime.datetime] = utc_now,
+        who: str | None = None,
+    ) -> None:
+        self.store = store
+        self._clock = clock
+        self.who = who or default_who()
+        #: The chunks of blob files this process has verified (:mod:`pdi.archive.blobs.memo`), trusted
+        #: while the file is unchanged; ``None`` (the default): every read hashes every chunk it touches.
+        self.fixity_memo: FixityMemo | None = None
+
+    def now(self) -> datetime.datetime:
+        """The archive's clock, in GMT: what a deposit made now is dated (tests give it a fixed one)."""
+        return self._clock().astimezone(datetime.UTC)
+
+
+    def series_access(self) -> dict[str, str]:
+        """Each registered series and who may read it, its own setting and those above it taken together."""
+        records = {s.name: s for s in self.store.list_series()}
+        return {name: effective_access(records, name) for name in records}
+
+    def _unreadable(self) -> dict[str, str]:
+        """The series the current reader may not read, with their access (none for the owner)."""
+        reader = current_reader.get()
+        if reader is None:
+            return {}
+        return {name: access for name, access in self.series_access().items()
+                if disclosure(reader, name, access) is not Disclosure.ALL}
+
+    def _unlisted(self) -> Unlisted:
+        """What every list shown to the current reader leaves out (:func:`pdi.archive.access.unlisted`).
+
+        Nothing for the owner; for a reader, the series it may not read and
+        the embargoes not yet over outside the series it may read (read by
+        index: costs the embargoes in force, not the catalog).
+        """
+        reader = current_reader.get()
+        if reader is None:
+            return Unlisted()
+        return unlisted(reader, self.series_access(), self.store.embargoes_in_force(timestamp(self.now())))
+
+    @staticmethod
+    def _listed(documents: Iterable[Generic], hidden: Unlisted) -> list[Generic]:
+        """``documents`` as the reader may see them listed: without those it may not, nor their embargoed versions."""
+        shown: list[Generic] = []
+        for document in documents:
+            key = key_of(document.pdi)
+            if not hidden.document_listed(key):
+                continue
+            versions = tuple(v for v in document.versions if hidden.version_listed(key, v.number))
+            if versions:
+                shown.append(document if len(versions) == len(document.versions)
+                             else dataclasses.replace(document, versions=versions))
+        return shown
+
+    def _guard_series(self, parsed: PDI) -> None:
+        """Refuse a name of a series the current reader may not read: 404 if it may learn nothing of it, else 403."""
+        reader = current_reader.get()
+        if reader is None:
+            return
+        series = parsed.series_name.lower()
+        told = disclosure(reader, series, self.series_access().get(series, PUBLIC))
+        if told is Disclosure.NOTHING:
+            raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
+        if told is Disclosure.EXISTENCE:
+            raise AccessError(
+                f"{parsed.without_fragment()}: the series {series} is private; a token that may read it is needed"
+            )
+
+    def _guard_embargo(self, parsed: PDI, version: int | None) -> None:
+        """Refuse (403) a document or version under an embargo not yet over, to a reader without access."""
+        reader = current_reader.get()
+        if reader is None:
+            return
+        key = key_of(parsed)
+        if reader.may_read(key.series):
+            return
+        until = self.store.embargo(key, version)
+        embargoed = until is not None and until > timestamp(self.now())
+        if disclosure(reader, key.series, PUBLIC, embargoed=embargoed) is not Disclosure.ALL:
+            raise AccessError(f"{parsed.without_fragment()} is embargoed until {until}")
+
+    def _search_access(self) -> SearchAccess | None:
+        """What the current reader's search leaves out (None: the owner, who sees all)."""
+        from pdi.archive.catalog import SearchAccess
+
+        reader = current_reader.get()
+        if reader is None:
+            return None
+        access = self.series_access()
+        return SearchAccess(
+            tuple(sorted(self._unreadable())),
+            tuple(sorted(n for n in access if reader.may_read(n))),
+            timestamp(self.now()),
+        )
+
+    def readable_by_anyone(self, record: RepresentationRecord) -> bool:
+        """Whether anyone, without a token, may read this representation now (what a shared cache may keep)."""
+        if self.series_access().get(record.series, PUBLIC) != PUBLIC:
+            return False
+        until = self.store.embargo(DocumentKey(record.series, record.day, record.unique_id), record.version)
+        return until is None or until <= timestamp(self.now())
+
+    def _require_series(self, series: str) -> None:
+        """:class:`NotFoundError` unless ``series`` (canonical) is registered and the current reader may read it.
+
+        A series the reader may not read is a :class:`~pdi.errors.AccessError`
+        (403), or the same not-found as an unregistered one when it is hidden.
+        """
+        access = self._unreadable().get(series)
+        if access == HIDDEN or self.store.get_series(series) is None:
+            raise NotFoundError(f"series {series} is not registered (`pdi series ls` lists those that are)")
+        if access is not None:
+            raise AccessError(f"the series {series} is private; a token that may read it is needed")
+
+    def _guard_document(self, key: DocumentKey, version: int | None, what: str) -> None:
+        """Refuse ``what`` (about a document, or a version of it) to a reader who may not read it: not found if its
+        series is hidden, forbidden if private or embargoed (:mod:`pdi.archive.access`)."""
+        reader = current_reader.get()
+        if reader is None or reader.may_read(key.series):
+            return  # the rule's first clause (the owner, a token of the series learn all), before any catalog read
+        access = self.series_access().get(key.series, PUBLIC)
+        until = self.store.embargo(key, version) if access == PUBLIC else None
+        embargoed = until is not None and until > timestamp(self.now())
+        told = disclosure(reader, key.series, access, embargoed=embargoed)  # the one rule (pdi.archive.access)
+        if told is Disclosure.NOTHING:
+            raise NotFoundError(f"{what} is not in this archive")
+        if told is Disclosure.EXISTENCE:
+            raise AccessError(f"{what} is about a document embargoed until {until}" if embargoed else
+                              f"{what} is about the private series {key.series}; a token that may read it is needed")
+
+    def _version_of(self, pdi: PDI, key: DocumentKey, latest: bool) -> int:
+        stored = self.store.versions(key)
+        if not stored:
+            raise NotFoundError(f"{pdi.without_fragment()} is not in this archive")
+        version = pdi.version if pdi.version is not None else 1
+        if not latest and version in stored:
+            return version  # the embargo guard decides whether the reader may read it
+        # the latest and the versions a refusal names are those the reader may learn of (pdi.archive.access)
+        hidden = self._unlisted()
+        versions = [v for v in stored if hidden.version_listed(key, v)]
+        if latest:
+            return versions[-1] if versions else stored[-1]  # none: the embargo guard refuses it
+        raise NotFoundError(
+            f"{pdi.without_fragment()}: no version {version} (versions: {', '.join(map(str, versions))})"
+        )
+
+    def _not_withdrawn(self, parsed: PDI, record: RepresentationRecord) -> None:
+        """Refuse (:class:`WithdrawnError`, HTTP 410) a name whose version or document was withdrawn."""
+        tombstone = self.store.withdrawal(DocumentKey(record.series, record.day, record.unique_id), record.version)
+        if tombstone is not None:
+            what = "its document was" if tombstone.version is None else f"version {record.version} was"
+            purged = " (its octets purged)" if tombstone.purged else ""
+            raise WithdrawnError(
+                f"{parsed.without_fragment()}: {what} withdrawn {tombstone.at}{purged}: {tombstone.reason}",
+                reason=tombstone.reason, at=tombstone.at, who=tombstone.who, purged=tombstone.purged,
+            )

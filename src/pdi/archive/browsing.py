@@ -1,0 +1,350 @@
+"""Browsing: what the reader's pages and the harvesters are shown of the catalog.
+
+Series with their counts, the days of a series, the documents of a day, the
+captures of a URL (a TimeMap), the documents in the order they changed (an
+OAI-PMH harvest) and one document's whole record. Each list leaves out what
+the current reader may not learn of (:class:`~pdi.archive.access.Unlisted`)
+before its page is cut, so the counts and cursors a reader sees are its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import hashlib
+from collections.abc import Sequence
+
+from pdi.archive.access import Unlisted
+from pdi.archive.base import ArchiveBase
+from pdi.archive.naming import canonical_series, documents_of, generic_of, key_of, parse_pdi
+from pdi.archive.results import DocumentChange, DocumentDetail, DocumentPage, Generic
+from pdi.archive.store import DayCount, DocumentKey, DocumentStamp, SeriesCount
+from pdi.errors import AccessError, LimitError, NotFoundError, ParseError, UnsupportedError
+from pdi.identifier import PDI
+
+__all__ = ["Browsing"]
+
+#: Documents whose stamps :meth:`Browsing.changes` reads at once while it looks for changed ones.
+_STAMP_BATCH = 500
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _version_of_subject(subject: str) -> int | None:
+    """The version a statement's subject names (``None``: the document, by its generic name)."""
+    try:
+        parsed = PDI.parse(subject)
+    except ParseError:
+        return None
+    return parsed.version if parsed.format is not None else None
+
+
+class Browsing(ArchiveBase):
+    """Series counts, days, a day's documents, captures of a URL, changes, one document's detail."""
+
+    def series_counts(self) -> list[SeriesCount]:
+        """Every registered series with how many documents it holds and its first and last day of minting.
+
+        A reader (:mod:`pdi.archive.access`) sees only the series it may read.
+        """
+        hidden = self._unlisted()
+        counts = [c for c in self.store.series_counts() if hidden.series_listed(c.series)]
+        less = self._embargoed_days(hidden)
+        if not hidden.embargoed:
+            return counts
+        adjusted = []
+        touched = {key.series for key in hidden.embargoed}
+        for count in counts:
+            if any(series == count.series for series, _ in less):
+                days = self._days_less(count.series, self.store.day_counts(count.series), less)
+                count = dataclasses.replace(
+                    count, documents=sum(d.documents for d in days),
+                    first_day=days[0].day if days else None, last_day=days[-1].day if days else None,
+                )
+            if count.series in touched:
+                count = dataclasses.replace(count, last_deposit=self._last_listed_deposit(count.series, hidden))
+            adjusted.append(count)
+        return adjusted
+
+    def _last_listed_deposit(self, series: str, hidden: Unlisted) -> str | None:
+        """When the latest deposit the reader may learn of was made into ``series``.
+
+        A day without an embargo in force gives its kept time; the documents
+        of a day with one are read (a page at a time), from the latest day
+        down, only while that day could still hold a later deposit.
+        """
+        embargoed_days = {key.day for key in hidden.embargoed if key.series == series}
+        kept = self.store.day_last_deposits(series)
+        best = max((at for day, at in kept.items() if day not in embargoed_days), default=None)
+        for day in sorted(embargoed_days & kept.keys(), key=kept.__getitem__, reverse=True):
+            if best is not None and kept[day] <= best:
+                break
+            after = None
+            while True:
+                records = self.store.day_documents(series, day, after, 100)
+                for record in records:
+                    key = DocumentKey(record.series, record.day, record.unique_id)
+                    if hidden.version_listed(key, record.version) and (best is None or record.created_at > best):
+                        best = record.created_at
+                documents = documents_of(records)
+                if len(documents) < 100:
+                    break
+                after = documents[-1].pdi.unique_id
+        return best
+
+    @staticmethod
+    def _embargoed_days(hidden: Unlisted) -> dict[tuple[str, datetime.date], int]:
+        """How many documents embargoed whole (not listed) each (series, day) has, for its counts."""
+        less: dict[tuple[str, datetime.date], int] = {}
+        for key, versions in hidden.embargoed.items():
+            if versions is None:
+                less[(key.series, key.day)] = less.get((key.series, key.day), 0) + 1
+        return less
+
+    @staticmethod
+    def _days_less(series: str, days: list[DayCount], less: dict[tuple[str, datetime.date], int]) -> list[DayCount]:
+        """``days`` of ``series`` with the documents ``less`` leaves out taken off (a day left with none dropped)."""
+        kept = [dataclasses.replace(d, documents=d.documents - less.get((series, d.day), 0)) for d in days]
+        return [d for d in kept if d.documents > 0]
+
+    def day_counts(self, series: str, *, year: int | None = None, month: int | None = None) -> list[DayCount]:
+        """The GMT days on which documents of ``series`` were minted (in ``year``, and ``month`` of it), with how many."""
+        name = canonical_series(series)
+        self._require_series(name)
+        if month is not None and year is None:
+            raise UnsupportedError("a month needs its year")
+        first = last = None
+        if year is not None:
+            try:
+                first = datetime.date(year, month or 1, 1)
+                last = (
+                    datetime.date(year, 12, 31) if month is None
+                    else datetime.date(year + month // 12, month % 12 + 1, 1) - datetime.timedelta(days=1)
+                )
+            except (ValueError, OverflowError) as exc:
+                raise ParseError(f"no such year and month: {year}, {month}: {exc}", rule="date") from exc
+        return self._days_less(name, self.store.day_counts(name, first, last), self._embargoed_days(self._unlisted()))
+
+    def day_documents(
+        self, series: str, day: datetime.date, *, after: str | None = None, limit: int = 100
+    ) -> DocumentPage:
+        """A page of the documents of ``series`` minted on ``day``: serial ones by serial, then by foreign id.
+
+        ``after`` is the unique id of the last document of the page before
+        (the page's own ``after`` gives it): a keyset, as cheap deep in a day
+        of a hundred thousand documents as at its start.
+        """
+        name = canonical_series(series)
+        self._require_series(name)
+        if limit < 1:
+            raise LimitError("a page holds at least one document")
+        hidden = self._unlisted()
+        documents: list[Generic] = []
+        while True:  # one more than a page: is there a next page? (what the reader may not see is not counted)
+            batch = documents_of(self.store.day_documents(name, day, after, limit + 1))
+            documents += self._listed(batch, hidden)
+            if len(documents) > limit or len(batch) <= limit:
+                break
+            after = batch[-1].pdi.unique_id
+        following = documents[limit - 1].pdi.unique_id if len(documents) > limit else None
+        return DocumentPage(tuple(documents[:limit]), self._titles(documents[:limit]), following)
+
+    def captures(self, url: str, *, after: PDI | str | None = None, limit: int = 500,
+                 before: PDI | str | None = None) -> DocumentPage:
+        """The captures of ``url``: the documents whose encapsulated unique id is ``url``, in every series.
+
+        By day, then series; each version of a document is one capture (a
+        page captured again on the same day and found changed becomes its next
+        version: :func:`pdi.capture.deposit.deposit_capture`). ``after`` is
+        the generic name of the last document of the page before (the page's
+        own ``after``); ``before`` instead, that of the first document of the
+        page after (the page then holds the ``limit`` documents before it, and
+        its ``after`` is always its last one's). ``url`` is compared exactly as
+        the id was deposited.
+        """
+        if not url:
+            raise ParseError("a URL to list the captures of is needed", rule="encapsulated-unique-id")
+        if limit < 1:
+            raise LimitError("a page holds at least one document")
+        cursor = None if after is None else self._capture_cursor(after)
+        upto = None if before is None else self._capture_cursor(before)
+        hidden = self._unlisted()
+        documents: list[Generic] = []
+        while True:  # what the reader may not see is left out before the page is cut
+            batch = documents_of(self.store.unique_id_documents(url, cursor, limit + 1, before=upto))
+            shown = self._listed(batch, hidden)
+            documents = shown + documents if upto is not None else documents + shown
+            if len(documents) > limit or len(batch) <= limit:
+                break
+            edge = batch[0] if upto is not None else batch[-1]
+            edge_date = edge.pdi.date
+            assert edge_date is not None  # a document the catalog holds
+            if upto is not None:
+                upto = (edge_date, edge.pdi.series_name.lower())
+            else:
+                cursor = (edge_date, edge.pdi.series_name.lower())
+        if upto is not None:
+            page = documents[-limit:]
+            return DocumentPage(tuple(page), self._titles(page), str(page[-1].pdi) if page else None)
+        following = str(documents[limit - 1].pdi) if len(documents) > limit else None
+        return DocumentPage(tuple(documents[:limit]), self._titles(documents[:limit]), following)
+
+    @staticmethod
+    def _capture_cursor(name: PDI | str) -> tuple[datetime.date, str]:
+        """The keyset cursor of :meth:`captures` a generic name gives: its day and series."""
+        last = parse_pdi(name)
+        if last.date is None or last.is_pattern:
+            raise UnsupportedError(f"{last} names no one document: after= and before= take a generic name")
+        return (last.date, last.series_name.lower())
+
+    def changes(
+        self, *, after: int = 0, series: str | None = None, limit: int = 100,
+        since: str | None = None, until: str | None = None,
+    ) -> list[DocumentChange]:
+        """The next ``limit`` documents after the cursor ``after`` (of ``series`` only), each as it is now.
+
+        In catalog order (the order documents were first deposited), which
+        never changes, so a harvester pages through with the last
+        :attr:`~pdi.archive.results.DocumentChange.cursor` it was given. With
+        ``since`` or ``until`` (ISO 8601 UTC, inclusive) only the documents
+        that last changed between them, found from the catalog's stamps
+        before any document is read. A whole withdrawn document is still
+        listed, with its ``withdrawn_at``; withdrawn versions are left out of
+        its versions.
+        """
+        if limit < 1:
+            raise LimitError("a page holds at least one document")
+        wanted = None if series is None else series.lower()
+        hidden = self._unlisted()
+        found: list[DocumentChange] = []
+        while len(found) < limit:
+            stamps = self.store.document_stamps(after, wanted, max(limit, _STAMP_BATCH))
+            for stamp in stamps:
+                # a document with versions the reader may not learn of is dated by the rest (its change
+                # may be earlier than its stamp): it is read before it is matched against until
+                partly = stamp.key in hidden.embargoed
+                if (since is None or stamp.changed_at >= since) and (until is None or stamp.changed_at <= until
+                                                                      or partly):
+                    change = self._change(stamp, hidden)
+                    if change is None:  # not the reader's to learn of, withdrawn or not
+                        continue
+                    if partly and not ((since is None or change.changed_at >= since)
+                                       and (until is None or change.changed_at <= until)):
+                        continue
+                    found.append(change)
+                    if len(found) == limit:
+                        break
+            if len(stamps) < max(limit, _STAMP_BATCH):
+                break
+            after = stamps[-1].cursor
+        return found
+
+    def changed_document(self, series: str, day: datetime.date, digest: str) -> str | None:
+        """The generic name of the document of ``series`` minted on ``day`` whose name's SHA-256 is ``digest``.
+
+        How a harvest goes on after a record whose name is too long to carry
+        in a resumption token (:mod:`pdi.server.protocol.memento_oaipmh`): reads that day's
+        documents a page at a time.
+        """
+        after = None
+        while True:
+            documents = documents_of(self.store.day_documents(canonical_series(series), day, after, 100))
+            for document in documents:
+                name = str(document.pdi)
+                if _sha256(name.encode()) == digest:
+                    return name
+            if len(documents) < 100:
+                return None
+            after = documents[-1].pdi.unique_id
+
+    def document_change(self, pdi: PDI | str) -> DocumentChange:
+        """One document as :meth:`changes` lists it, by its generic name (or any of its names)."""
+        parsed = parse_pdi(pdi)
+        if parsed.is_pattern or parsed.citation is not None:
+            raise UnsupportedError(f"{parsed} names no one document")
+        stamp = self.store.document_stamp(key_of(parsed))
+        change = None if stamp is None else self._change(stamp, self._unlisted())
+        if change is None:  # a document the reader may not learn of all of is not in the list: not found
+            raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
+        return change
+
+    def _change(self, stamp: DocumentStamp, hidden: Unlisted) -> DocumentChange | None:
+        """The document as a list shows it to the reader (``None``: not the reader's to learn of)."""
+        if not hidden.document_listed(stamp.key):
+            return None
+        shown = [r for r in self.store.representations(stamp.key) if hidden.version_listed(stamp.key, r.version)]
+        if not shown:
+            return None
+        records = [
+            r for r in shown
+            if stamp.withdrawn_at is not None or self.store.withdrawal(stamp.key, r.version) is None
+        ]
+        withdrawn_at: str | None = stamp.withdrawn_at
+        if not records:  # every version withdrawn: the document is listed as it was, marked withdrawn
+            records = shown
+            withdrawn_at = stamp.changed_at
+        statements = tuple(self.store.document_assertions(stamp.key))
+        partly = stamp.key in hidden.embargoed
+        if withdrawn_at is None or partly:  # what was said of a withdrawn (or unlisted) version goes with it
+            held = {r.version for r in records}
+            statements = tuple(s for s in statements if _version_of_subject(s.subject) in held | {None})
+        changed_at = stamp.changed_at
+        if partly:  # dated by what the reader may learn of: its versions, statements and withdrawals
+            moments = [r.created_at for r in shown] + [s.at for s in statements]
+            moments += [w.at for w in self.store.withdrawals_of([stamp.key])
+                        if w.version is None or hidden.version_listed(stamp.key, w.version)]
+            changed_at = max(moments)
+            if withdrawn_at is not None and stamp.withdrawn_at is None:
+                withdrawn_at = changed_at
+        return DocumentChange(stamp.cursor, generic_of(records), statements, changed_at, withdrawn_at)
+
+    def document(self, pdi: PDI | str) -> DocumentDetail:
+        """What the catalog knows of the document a name belongs to: versions, formats, statements, fixity checks."""
+        parsed = parse_pdi(pdi)
+        if parsed.is_pattern or parsed.citation is not None:
+            raise UnsupportedError(f"{parsed} names no one document")
+        key = key_of(parsed)
+        self._guard_series(parsed)
+        records = self.store.representations(key)
+        if not records:
+            raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
+        self._guard_embargo(parsed, None)
+        hidden = self._unlisted()
+        records = [r for r in records if hidden.version_listed(key, r.version)]
+        if not records:
+            raise AccessError(f"{parsed.without_fragment()}: every version is embargoed")
+        statements = self.store.document_assertions(key)
+        if key in hidden.embargoed:  # what was said of a version the reader may not learn of goes with it
+            held = {r.version for r in records} | {None}
+            statements = [s for s in statements if _version_of_subject(s.subject) in held]
+        return DocumentDetail(
+            generic_of(records),
+            tuple(records),
+            tuple(statements),
+            self.store.last_fixity_checks([r.sha256 for r in records]),
+        )
+
+    def _titles(self, documents: Sequence[Generic]) -> dict[str, str]:
+        """The title of each document that has one: stated about its generic name, or else about a versioned name.
+
+        A document under an embargo the current reader is not exempt from
+        shows no title (its statements are its content's).
+        """
+        hidden = self._unlisted()
+        if hidden:
+            documents = [d for d in documents if key_of(d.pdi) not in hidden.embargoed]
+        owner: dict[str, str] = {}
+        for each in documents:
+            generic = str(each.pdi.canonical())
+            owner[generic] = generic
+            for name in each.names:
+                owner[str(name.canonical())] = generic
+        found: dict[str, tuple[bool, int, str]] = {}  # document -> (about the document itself, id, value)
+        for record in self.store.statements_about(list(owner), "title"):
+            about = owner[record.subject]
+            rank = (record.subject == about, record.id, record.value)
+            if about not in found or rank > found[about]:
+                found[about] = rank
+        return {str(d.pdi): found[str(d.pdi.canonical())][2] for d in documents if str(d.pdi.canonical()) in found}

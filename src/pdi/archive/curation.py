@@ -1,0 +1,209 @@
+"""Curation: the series, who may read them, embargoes, withdrawals, the write API's tokens and the audit log.
+
+The owner's decisions (:mod:`pdi.archive.access`: a series' access; the
+tokens of :mod:`pdi.archive.tokens`) and a curator's (an embargo, a
+withdrawal with its tombstone, a purge of the octets for a legal takedown),
+each audited in the transaction that makes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+
+from pdi.archive import tokens
+from pdi.archive.access import check_access, parse_until
+from pdi.archive.base import ArchiveBase
+from pdi.archive.naming import MAX_ASSERTION_VALUE, canonical_series, key_of, parse_pdi, timestamp
+from pdi.archive.store import AuditRecord, DocumentKey, SeriesRecord, TokenRecord, WithdrawalRecord
+from pdi.archive.tokens import Writer
+from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
+from pdi.identifier import PDI
+
+__all__ = ["Curation"]
+
+
+class Curation(ArchiveBase):
+    """Register series and set their access; embargo and withdraw names; make and revoke tokens; read the audit log."""
+
+    def add_series(
+        self, name: str, *, parent: str | None = None, authority: str = ""
+    ) -> SeriesRecord:
+        """Register a document series; with ``parent``, a subseries delegated under it.
+
+        A subseries adds components in front of its parent's name
+        (``press.oma.eop.gov.us`` under ``oma.eop.gov.us``). Without ``parent``,
+        the nearest registered series the name ends with becomes its parent.
+        """
+        series = canonical_series(name)
+        if parent is not None:
+            parent = canonical_series(parent)
+            if not series.endswith("." + parent):
+                raise ParseError(
+                    f"subseries {series} must end with its parent's name .{parent}",
+                    text=name,
+                    rule="document-series",
+                )
+            if self.store.get_series(parent) is None:
+                raise NotFoundError(f"parent series {parent} is not registered")
+        else:
+            parts = series.split(".")
+            for i in range(1, len(parts) - 1):
+                candidate = ".".join(parts[i:])
+                if self.store.get_series(candidate) is not None:
+                    parent = candidate
+                    break
+        record = SeriesRecord(series, parent, authority, timestamp(self.now()))
+        self.store.add_series(record)
+        return record
+
+    def series(self) -> list[SeriesRecord]:
+        """Every registered series, by name (a reader is shown only those it may read: :mod:`pdi.archive.access`)."""
+        unreadable = self._unreadable()
+        return [s for s in self.store.list_series() if s.name not in unreadable]
+
+    def find_series(self, name: str) -> SeriesRecord | None:
+        """The registered series ``name`` (canonical), or ``None`` when there is none (the owner's view)."""
+        return self.store.get_series(name)
+
+    def set_series_access(self, series: str, access: str, *, who: str | None = None) -> SeriesRecord:
+        """Make a series ``public``, ``private`` (403 to readers without access) or ``hidden`` (404); audited.
+
+        The owner's decision, made on the command line (no token may change
+        it). Every resolver's cache forgets what it keeps (an access change
+        moves :meth:`withdrawals_generation`).
+        """
+        name = canonical_series(series)
+        self._require_series(name)
+        self.store.set_series_access(name, check_access(access), who or self.who, timestamp(self.now()))
+        record = self.store.get_series(name)
+        assert record is not None
+        return record
+
+    def embargo(
+        self, pdi: PDI | str, until: str | None, *, who: str | None = None, writer: Writer | None = None
+    ) -> str | None:
+        """Embargo a document (a generic name) or a version (a versioned name) until ``until``; ``None`` lifts it.
+
+        ``until`` is a date (its start, GMT) or an ISO 8601 time with its
+        zone; from then on the embargo is over by itself. Returns it as the
+        catalog keeps it. A ``writer`` needs the role ``curate`` over the
+        series. Audited; every resolver's cache forgets what it keeps.
+        """
+        parsed = parse_pdi(pdi)
+        if parsed.is_pattern or parsed.citation is not None or parsed.fragment is not None:
+            raise UnsupportedError("embargo a name (generic or versioned), not a pattern, citation or fragment")
+        key = key_of(parsed)
+        if writer is not None:
+            writer.require("curate", key.series)
+        moment = None if until is None else parse_until(until)
+        version = None if parsed.format is None else self._version_of(parsed, key, latest=False)
+        self.store.set_embargo(
+            key, version, moment, writer.name if writer else (who or self.who), timestamp(self.now()),
+            subject=str(parsed.without_fragment()), address=writer.address if writer else None,
+        )
+        return moment
+
+    def withdraw(
+        self, pdi: PDI | str, reason: str, *, who: str | None = None, writer: Writer | None = None,
+        purge: bool = False,
+    ) -> WithdrawalRecord:
+        """Withdraw a version (a versioned name) or a whole document (a generic name), for good, saying why.
+
+        The name stays: it is never minted again, it is still listed, and it
+        resolves to its tombstone (:class:`~pdi.errors.WithdrawnError`, ``410
+        Gone`` over HTTP) instead of its bytes, which are kept. The
+        withdrawal is in the audit log. A ``writer`` (a token of the write
+        API) needs the role ``curate`` over the series.
+
+        ``purge=True`` (a legal takedown; a ``writer`` needs the role
+        ``admin``) also deletes the octets: each representation is marked
+        purged in the withdrawal's own transaction (audited as ``purge``),
+        then each blob is deleted unless another representation that keeps
+        its octets (of any name, withdrawn or not) holds the same bytes.
+        A name already withdrawn may be purged later the same way; purging
+        again finishes what an interrupted purge left. The tombstone's
+        :attr:`~pdi.archive.store.WithdrawalRecord.purged` is then true.
+        """
+        parsed = parse_pdi(pdi)
+        if parsed.is_pattern or parsed.citation is not None or parsed.fragment is not None:
+            raise UnsupportedError("withdraw a name (generic or versioned), not a pattern, citation or fragment")
+        key = key_of(parsed)
+        if writer is not None:
+            writer.require("admin" if purge else "curate", key.series)
+        if not isinstance(reason, str) or not reason.strip():
+            raise ParseError("a withdrawal needs a reason", rule="reason")
+        if len(reason) > MAX_ASSERTION_VALUE:
+            raise LimitError(f"a reason may have at most {MAX_ASSERTION_VALUE} characters")
+        version = None
+        if parsed.format is not None:
+            version = self._version_of(parsed, key, latest=False)
+        record, purged = self.store.withdraw(
+            key, version, reason.strip(), writer.name if writer else (who or self.who), timestamp(self.now()),
+            subject=str(parsed.without_fragment()), address=writer.address if writer else None, purge=purge,
+        )
+        if purged:
+            _, kept = self.store.delete_purged_blobs(purged)
+            record = dataclasses.replace(record, kept=tuple(kept))
+        return record
+
+    def withdrawals(self) -> list[WithdrawalRecord]:
+        """Every tombstone, oldest first."""
+        return list(self.store.iter_withdrawals())
+
+    def withdrawals_of(self, documents: Iterable[DocumentKey]) -> list[WithdrawalRecord]:
+        """The tombstones of these documents (generic names' keys), oldest first, read by index.
+
+        What a resolver needs about the documents it answers for: unlike
+        :meth:`withdrawals`, its cost does not grow with the catalog.
+        """
+        return self.store.withdrawals_of(list(documents))
+
+    def withdrawals_generation(self) -> int:
+        """A number that grows with every withdrawal (what a resolver's cache watches)."""
+        return self.store.withdrawals_generation()
+
+    def add_token(
+        self, name: str, *, role: str, series: Sequence[str] = (), who: str | None = None
+    ) -> tuple[TokenRecord, str]:
+        """Make a token; returns its record and the token itself, which is shown this once and never kept.
+
+        The making (and a revoking) is in the audit log, in its own transaction.
+
+        ``series`` (each registered) limits what it may write, each with its
+        subseries; none: every series.
+        """
+        tokens.check_name(name)
+        tokens.check_role(role)
+        scope = []
+        for one in series:
+            canonical = canonical_series(one)
+            self._require_series(canonical)
+            scope.append(canonical)
+        secret = tokens.new_secret()
+        at = timestamp(self.now())
+        record = self.store.add_token(name, tokens.digest(secret), role, scope, at, who or self.who)
+        return record, secret
+
+    def tokens(self) -> list[TokenRecord]:
+        """Every token ever made (revoked ones too, with when), oldest first; never the tokens themselves."""
+        return self.store.list_tokens()
+
+    def revoke_token(self, name: str, *, who: str | None = None) -> TokenRecord:
+        """Revoke a token by name, at once and for good; revoking it again changes nothing."""
+        return self.store.revoke_token(name, timestamp(self.now()), who or self.who)
+
+    def authenticate(self, secret: str) -> TokenRecord | None:
+        """The live token ``secret`` is, or ``None`` (unknown, or revoked)."""
+        if not secret.startswith(tokens.PREFIX):
+            return None
+        record = self.store.token_by_digest(tokens.digest(secret))
+        return record if record is not None and record.revoked_at is None else None
+
+    def audit(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]:
+        """The audit log after entry ``after``, oldest first: who wrote what, when and from where.
+
+        Imports, writes through the API (each in the transaction that made
+        it), and the making and revoking of tokens are logged.
+        """
+        return self.store.audit_log(after, limit)

@@ -1,0 +1,356 @@
+"""Deposits: minting names and storing the formats of each version (draft-mallery-urn-pdi-00 §2).
+
+Each deposit checks its bytes against their declared format and charset
+(:mod:`pdi.archive.content`) and, unless forced, answers with the latest
+version of the same document instead of storing bytes it already holds. A
+name is minted on the GMT day of deposit (daily serials, gap-free, or an
+encapsulated foreign id: ``PDI-GRAMMAR.md``); every format is staged while it
+is hashed and checked, then written in one catalog transaction, all or nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import hashlib
+from collections.abc import Callable, Iterator, Sequence
+
+from pdi import formats
+from pdi.archive.access import parse_until
+from pdi.archive.base import ArchiveBase
+from pdi.archive.blobs import Octets
+from pdi.archive.content import Content, prepare
+from pdi.archive.naming import (
+    canonical_series,
+    checked_foreign_id,
+    generic_name,
+    key_of,
+    parse_pdi,
+    record_name,
+    timestamp,
+)
+from pdi.archive.results import Deposit
+from pdi.archive.store import DepositResult, Idempotency, NewRepresentation, WriteNote
+from pdi.archive.tokens import Writer
+from pdi.errors import NotFoundError, ParseError, PDIError, UnsupportedError
+from pdi.identifier import PDI
+
+__all__ = ["Deposits"]
+
+
+def _document(pdi: PDI | str, what: str) -> PDI:
+    """A PDI that names one whole document (no pattern, fragment or citation)."""
+    parsed = parse_pdi(pdi)
+    if parsed.is_pattern:
+        raise UnsupportedError(f"{parsed} is a pattern: {what} is of one document")
+    if parsed.fragment is not None or parsed.citation is not None:
+        raise UnsupportedError(
+            f"{what} is of the whole document {parsed.without_fragment()}, not of a passage"
+        )
+    return parsed
+
+
+class Deposits(ArchiveBase):
+    """Mint and deposit: a new document, a batch of them, a new version, a new format of a version."""
+
+    def _deposited(self, result: DepositResult, reps: Sequence[NewRepresentation]) -> Deposit:
+        records = {r.format: r for r in self.store.representations(result.key, result.version)}
+        missing = [rep.format for rep in reps if rep.format not in records]
+        if missing:  # pragma: no cover - a store bug
+            raise NotFoundError(f"deposit of {', '.join(missing)} vanished")
+        return Deposit(tuple(record_name(records[rep.format]) for rep in reps), result.unchanged, result.replayed)
+
+    def add(
+        self,
+        series: str,
+        content: Octets,
+        *,
+        format: str,
+        foreign_id: str | None = None,
+        charset: str | None = None,
+        force: bool = False,
+        embargo_until: str | None = None,
+    ) -> PDI:
+        """Mint a PDI in ``series`` for today (GMT) and deposit one format; returns the versioned PDI.
+
+        The one-format :meth:`deposit`: with a ``foreign_id`` already minted
+        today whose latest version holds these bytes, it returns that name
+        (:meth:`deposit` says whether it did).
+        """
+        return self.deposit(
+            series, [Content(content, format, charset)], foreign_id=foreign_id, force=force,
+            embargo_until=embargo_until,
+        )[0]
+
+    def deposit(
+        self,
+        series: str,
+        contents: Sequence[Content],
+        *,
+        foreign_id: str | None = None,
+        force: bool = False,
+        progress: Callable[[int], None] | None = None,
+        writer: Writer | None = None,
+        idempotency_key: str | None = None,
+        request: str = "",
+        day: datetime.date | None = None,
+        embargo_until: str | None = None,
+    ) -> Deposit:
+        """Mint a PDI and deposit every format of version 1 at once (all or nothing).
+
+        Each format's bytes are checked against their format and charset
+        (:func:`pdi.archive.content.prepare`): a contradiction is an
+        :class:`IntegrityError` unless ``force``. A ``foreign_id`` already
+        minted today is an :class:`~pdi.errors.ImmutabilityError`, except that
+        when its latest version holds exactly these formats and bytes the
+        answer is that version, ``unchanged`` (and nothing is stored). With
+        ``force`` the content checks are skipped and that exception is not
+        made: a name is minted once, and ``add_version(..., force=True)``
+        deposits the same bytes again.
+
+        A ``writer`` (a token of the write API) must be allowed to deposit in
+        the series; the deposit is then audited in its own transaction, and an
+        ``idempotency_key`` makes it answer a retry with the first answer
+        (``request`` identifies what was asked besides the bodies:
+        :meth:`_note`).
+
+        ``day`` dates the name on another GMT day than today's, for a
+        document whose date is known from elsewhere (a web archive's capture
+        date, :mod:`pdi.interop.warc`); only with a ``foreign_id``, since
+        daily serials are minted in the order of deposit. ``embargo_until`` (a date or a time with its zone,
+        :func:`pdi.archive.access.parse_until`) embargoes the version from its
+        deposit on, in the deposit's own transaction.
+        """
+        name, embargo = self._series_to_deposit(series, writer, embargo_until)
+        if not contents:
+            raise ParseError("a deposit needs at least one format", rule="format")
+        if day is not None and foreign_id is None:
+            raise UnsupportedError("a name is dated on another day than today only with a foreign id")
+        self._registered(name)  # before a single octet is read
+        if foreign_id is not None:
+            token = formats.canonical_token(contents[0].format)
+            foreign_id = checked_foreign_id(name, foreign_id, token, day or self.now().date())
+        with self._staging(contents, force, progress) as reps:
+            now = self.now()  # one instant: the minting day and the deposit's time agree
+            note = self._note(writer, "deposit", reps, idempotency_key, request, embargo)
+            result = self.store.mint(
+                name, day or now.date(), foreign_id, reps, timestamp(now), skip_identical=not force, note=note
+            )
+            return self._deposited(result, reps)
+
+    def deposit_batch(
+        self,
+        series: str,
+        items: Sequence[tuple[Sequence[Content], str | None]],
+        *,
+        writer: Writer | None = None,
+        idempotency_key: str | None = None,
+        request: str = "",
+        embargo_until: str | None = None,
+    ) -> list[Deposit]:
+        """Mint a name for each item (its formats, and a foreign id or ``None``) and deposit them all, or none.
+
+        Every item is checked and staged first; one refusal (naming the item
+        by its index) stages nothing and mints nothing. The names are minted
+        in one transaction, in the items' order (their serials consecutive
+        among themselves). ``writer``, ``idempotency_key``, ``request`` and
+        ``embargo_until`` (every item embargoed until then, in the same
+        transaction; the role ``curate``) as for :meth:`deposit`.
+        """
+        name, embargo = self._series_to_deposit(series, writer, embargo_until)
+        if not items:
+            raise ParseError("a batch needs at least one item", rule="batch")
+        self._registered(name)
+        day = self.now().date()
+        checked: list[str | None] = []
+        for index, (contents, foreign_id) in enumerate(items):
+            if not contents:
+                raise ParseError(f"item {index}: an item needs at least one format", rule="format")
+            if foreign_id is not None:
+                token = formats.canonical_token(contents[0].format)
+                try:
+                    foreign_id = checked_foreign_id(name, foreign_id, token, day)
+                except PDIError as exc:
+                    raise type(exc)(f"item {index}: {exc}") from None
+            checked.append(foreign_id)
+        staged: list[list[NewRepresentation]] = []
+        try:
+            for index, (contents, _) in enumerate(items):
+                reps: list[NewRepresentation] = []
+                staged.append(reps)
+                for content in contents:
+                    try:
+                        reps.append(prepare(content, self.store))
+                    except PDIError as exc:
+                        raise type(exc)(f"item {index}: {exc}") from None
+            everything = [rep for reps in staged for rep in reps]
+            now = self.now()
+            note = self._note(writer, "deposit", everything, idempotency_key, request, embargo)
+            results = self.store.mint_batch(
+                name, now.date(), list(zip(checked, staged, strict=True)), timestamp(now), note=note
+            )
+        except BaseException:
+            # last staged first: a blob staged twice is pinned by both, and only the first may remove it
+            for rep in reversed([rep for reps in staged for rep in reps]):
+                rep.blob.discard()
+            raise
+        finally:
+            for reps in staged:
+                for rep in reps:
+                    if rep.passages is not None:
+                        rep.passages.close()  # the full-text index's spool (pdi.archive.search), as _staging does
+        for reps in staged:
+            for rep in reps:
+                rep.blob.close()
+        return [self._deposited(result, reps) for result, reps in zip(results, staged, strict=True)]
+
+    def _series_to_deposit(
+        self, series: str, writer: Writer | None, embargo_until: str | None
+    ) -> tuple[str, str | None]:
+        """The canonical series and the embargo's end (as the catalog keeps it); a ``writer``'s role checked.
+
+        A deposit under embargo needs the role ``curate``, any other ``deposit``.
+        """
+        embargo = None if embargo_until is None else parse_until(embargo_until)
+        name = canonical_series(series)
+        if writer is not None:
+            writer.require("deposit" if embargo is None else "curate", name)
+        return name, embargo
+
+    def _registered(self, series: str) -> None:
+        """:class:`NotFoundError` unless ``series`` (canonical) is registered."""
+        if self.store.get_series(series) is None:
+            raise NotFoundError(f"series {series} is not registered (pdi series add {series})")
+
+    def _note(
+        self,
+        writer: Writer | None,
+        action: str,
+        reps: Sequence[NewRepresentation],
+        key: str | None,
+        request: str,
+        embargo_until: str | None = None,
+    ) -> WriteNote | None:
+        """What a write through the API records with itself: its audit entry, and its Idempotency-Key.
+
+        The key's fingerprint is the SHA-256 of ``request`` (the edge's
+        account of the method, target and parameters) and of each format's
+        token, charset and octets' SHA-256 — the bodies are known by the
+        digests staging computed, never held.
+        """
+        if writer is None:
+            if embargo_until is None:
+                return None
+            return WriteNote(self.who, action, generic_name, ", ".join(rep.format for rep in reps),
+                             embargo_until=embargo_until)
+        idempotency = None
+        if key is not None:
+            h = hashlib.sha256(request.encode("utf-8"))
+            for rep in reps:
+                h.update(f"\n{rep.format} {rep.charset or ''} {rep.blob.info.sha256}".encode())
+            idempotency = Idempotency(writer.token.id, key, h.hexdigest())
+        formats_written = ", ".join(rep.format for rep in reps)
+        return WriteNote(
+            writer.name, action, generic_name, f"{formats_written}", writer.address, idempotency, embargo_until,
+        )
+
+    @contextlib.contextmanager
+    def _staging(
+        self,
+        contents: Sequence[Content],
+        force: bool,
+        progress: Callable[[int], None] | None = None,
+    ) -> Iterator[list[NewRepresentation]]:
+        """Check and stage every format of a deposit; after it, release the blobs, or discard them if it failed.
+
+        Each format is streamed into the store once (never held whole) while
+        its checks ride on the same pass; a refusal of any format, or a
+        failed catalog transaction, takes away what staging added.
+        """
+        reps: list[NewRepresentation] = []
+        try:
+            for content in contents:
+                reps.append(prepare(content, self.store, force=force, progress=progress))
+            yield reps
+        except BaseException:
+            for rep in reversed(reps):  # as deposit_batch: the pin that placed a blob goes last
+                rep.blob.discard()
+            raise
+        finally:
+            for rep in reps:
+                if rep.passages is not None:
+                    rep.passages.close()  # the full-text index's spool (pdi.archive.search)
+        for rep in reps:
+            rep.blob.close()
+
+    def add_version(
+        self,
+        pdi: PDI | str,
+        contents: Sequence[Content],
+        *,
+        force: bool = False,
+        progress: Callable[[int], None] | None = None,
+        writer: Writer | None = None,
+        idempotency_key: str | None = None,
+        request: str = "",
+        embargo_until: str | None = None,
+    ) -> Deposit:
+        """Deposit a new version of a document; it must cover every format it is to have.
+
+        When the latest version has exactly these formats with these bytes
+        (compared by the SHA-256 of what would be stored) and charsets, nothing
+        is stored and the answer is that version, ``unchanged``; ``force``
+        deposits a new version all the same, and skips the content checks.
+        ``writer``, ``idempotency_key``, ``request`` and ``embargo_until`` as for :meth:`deposit`.
+        """
+        embargo = None if embargo_until is None else parse_until(embargo_until)
+        key = key_of(_document(pdi, "a new version"))
+        if writer is not None:
+            writer.require("deposit" if embargo is None else "curate", key.series)
+        if not contents:
+            raise ParseError("a version needs at least one format", rule="format")
+        if not self.store.document_exists(key):
+            raise NotFoundError(f"no document {key.series} {key.day.isoformat()} {key.unique_id} in the archive")
+        with self._staging(contents, force, progress) as reps:
+            note = self._note(writer, "version", reps, idempotency_key, request, embargo)
+            result = self.store.new_version(
+                key, reps, timestamp(self.now()), skip_identical=not force, note=note
+            )
+            return self._deposited(result, reps)
+
+    def add_format(
+        self,
+        pdi: PDI | str,
+        content: Octets,
+        *,
+        format: str,
+        charset: str | None = None,
+        force: bool = False,
+        source: str | None = None,
+        progress: Callable[[int], None] | None = None,
+        writer: Writer | None = None,
+        idempotency_key: str | None = None,
+        request: str = "",
+    ) -> PDI:
+        """Add a format with the same content to an existing version (named by ``pdi``).
+
+        The same bytes again change nothing and answer with the same name;
+        ``force`` skips the content checks; ``source`` (a file name) is named
+        when they refuse. ``writer``, ``idempotency_key`` and ``request`` as
+        for :meth:`deposit`.
+        """
+        parsed = _document(pdi, "a new format")
+        key = key_of(parsed)
+        if writer is not None:
+            writer.require("deposit", key.series)
+        version = parsed.version if parsed.version is not None else 1
+        where = f"{key.series} {key.day.isoformat()} {key.unique_id}"
+        versions = self.store.versions(key)
+        if not versions:
+            raise NotFoundError(f"no document {where} in the archive")
+        if version not in versions:
+            raise NotFoundError(f"no version {version} of {where} in the archive")
+        with self._staging([Content(content, format, charset, source)], force, progress) as reps:
+            note = self._note(writer, "format", reps, idempotency_key, request)
+            result = self.store.add_formats(key, version, reps, timestamp(self.now()), note=note)
+            return self._deposited(result, reps)[0]

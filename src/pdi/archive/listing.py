@@ -1,0 +1,240 @@
+"""Listing names: ``ls`` by pattern, series and date, a page at a time; full-text search and its index.
+
+A listing is a keyset walk of the catalog (:class:`~pdi.archive.store.ListQuery`),
+as cheap at the millionth name as at the first; search pages through the
+full-text index made at deposit (:mod:`pdi.archive.search`,
+:mod:`pdi.passages.fulltext`). What the current reader may not learn of is left out
+before a page is cut.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+
+from pdi import formats
+from pdi.archive.base import ArchiveBase
+from pdi.archive.naming import Namer, canonical_series, foreign_serial, parse_pdi, record_name
+from pdi.archive.results import ReindexReport, SearchHit, SearchResults
+from pdi.archive.store import DocumentKey, ListKey, ListQuery, RepresentationRecord
+from pdi.errors import LimitError, UnsupportedError
+from pdi.identifier import PDI, Fragment
+
+__all__ = ["MAX_SEARCH_LIMIT", "Listing"]
+
+#: The most hits one page of search results may hold.
+MAX_SEARCH_LIMIT = 200
+
+
+def _list_key(pdi: PDI) -> ListKey:
+    """Where the versioned name ``pdi`` stands in a listing (a cursor: it need not be in the archive)."""
+    if pdi.is_pattern or pdi.format is None or pdi.version is None:
+        raise UnsupportedError(
+            f"{pdi} is not a versioned name: a listing goes on after the last name it gave"
+        )
+    if pdi.fragment is not None or pdi.citation is not None:
+        raise UnsupportedError(f"{pdi} names a passage: a listing goes on after a whole name")
+    date = pdi.date
+    assert date is not None  # not a pattern
+    return ListKey(
+        date, pdi.serial if pdi.is_serial else None, pdi.unique_id, pdi.series_name.lower(),
+        pdi.version, formats.canonical_token(pdi.format),
+    )
+
+
+class Listing(ArchiveBase):
+    """List names (``ls``), search the full text, and make its index again."""
+
+    def search(
+        self,
+        query: str,
+        *,
+        series: str | None = None,
+        limit: int = 20,
+        after: str | None = None,
+    ) -> SearchResults:
+        """The passages holding every word of ``query``, best first, each named as a ``char`` fragment.
+
+        ``query`` is the reader's words (:func:`pdi.passages.fulltext.parse_query`:
+        ``"…"`` a phrase, no operators; a query without words is a
+        :class:`~pdi.errors.ParseError`). Words are matched as the store's
+        engine folds and stems them (SQLite FTS5: Porter; PostgreSQL:
+        English). A hit is one passage (about :data:`pdi.passages.fulltext.PASSAGE_CHARS`
+        characters) of one name: its ``name`` is ``NAME#char=a,b``, the
+        shortest stretch of the passage holding a match of every phrase;
+        ``matches`` each matched word's own range. A page is ``limit`` hits
+        after the cursor ``after`` (the ``next`` of the page before).
+        """
+        from pdi.archive.store import SearchKey
+        from pdi.passages.fulltext import Passage, marked, parse_query, smallest_window, snippet
+
+        parsed = parse_query(query)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
+            raise LimitError(f"a page of search results holds 1 to {MAX_SEARCH_LIMIT} hits, not {limit!r}")
+        name = None
+        if series is not None and series != "":
+            name = canonical_series(series)
+            self._require_series(name)
+        cursor = SearchKey.parse(after) if after else None
+        rows = self.store.search(parsed.phrases, series=name, limit=limit + 1, after=cursor,
+                                 access=self._search_access())
+        hits: list[SearchHit] = []
+        for row in rows[:limit]:
+            text, marks = marked(row.marked)
+            groups = [marks] if len(row.each) == 1 else [marked(each)[1] for each in row.each]
+            # one phrase: its first match; several: the shortest stretch with a match of each
+            window = (marks[0] if len(groups) == 1 and marks else smallest_window(groups)) or (0, len(text))
+            passage = Passage(row.passage.start, text, row.passage.runs)
+            start, end = passage.document_range(*window) if window[1] > window[0] else (passage.start,) * 2
+            shown, shown_marks = snippet(text, marks, window)
+            hits.append(SearchHit(
+                name=record_name(row.record, fragment=Fragment("char", (start, end))),
+                record=row.record,
+                start=start,
+                end=end,
+                snippet=shown,
+                marks=shown_marks,
+                matches=tuple(passage.document_range(a, b) for a, b in marks),
+                score=row.key.score,
+                cursor=str(row.key),
+            ))
+        following = hits[-1].cursor if len(rows) > limit and hits else None
+        return SearchResults(parsed, tuple(hits), following)
+
+    def reindex(
+        self, *, series: str | None = None, progress: Callable[[int, int], None] | None = None
+    ) -> ReindexReport:
+        """Make the full-text index again from the stored octets (of the names in ``series``, if given).
+
+        One write transaction: a failure leaves the index as it was. Every
+        blob is read once by verified chunks; ``progress`` is told how many
+        blobs of how many are done.
+        """
+        name = None
+        if series is not None:
+            name = canonical_series(series)
+            self._require_series(name)
+        sources, passages, notes = self.store.rebuild_search_index(name, progress)
+        return ReindexReport(sources, passages, tuple(notes))
+
+    def ls(
+        self,
+        pattern: PDI | str | None = None,
+        *,
+        series: str | None = None,
+        year: int | None = None,
+        month: int | None = None,
+        day: int | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        after: PDI | str | None = None,
+    ) -> list[PDI]:
+        """Versioned PDIs in date, then serial order: by pattern, series and/or date; paginated.
+
+        A page is ``limit`` names, after the name ``after`` (a keyset
+        cursor: the last name of the page before, as cheap at the millionth
+        name as at the first) and then ``offset`` more (which costs reading
+        them). A series (given, or named by the pattern) that is not
+        registered is a :class:`~pdi.errors.NotFoundError`, not an empty
+        list: a mistyped series name must not look like an empty series.
+        :meth:`iter_ls` yields the same names one at a time.
+        """
+        return list(self.iter_ls(
+            pattern, series=series, year=year, month=month, day=day, limit=limit, offset=offset, after=after
+        ))
+
+    def iter_ls(
+        self,
+        pattern: PDI | str | None = None,
+        *,
+        series: str | None = None,
+        year: int | None = None,
+        month: int | None = None,
+        day: int | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        after: PDI | str | None = None,
+    ) -> Iterator[PDI]:
+        """The names :meth:`ls` lists, as the catalog is read a page at a time (memory: one page).
+
+        The arguments are checked before the first name is read. Order:
+        GMT day; then a day's serial names by serial, then its names with a
+        foreign id by id (code points, or the catalog's collation); then
+        series, version and format (:class:`~pdi.archive.store.ListKey`).
+        """
+        query = self._list_query(pattern, series, year, month, day, limit, offset, after)
+        return self._names(query)
+
+    def iter_records(self, series: str | None = None) -> Iterator[RepresentationRecord]:
+        """The catalog record of every representation (of ``series`` only, if given), in :meth:`iter_ls`'s order.
+
+        The owner's view, for exports (:mod:`pdi.interop.wacz`): read a page at
+        a time, with no reader's guards and no check of ``series`` (canonical).
+        """
+        return self.store.iter_representations(ListQuery() if series is None else ListQuery(series=series))
+
+    def _names(self, query: ListQuery | None) -> Iterator[PDI]:
+        if query is None:
+            return
+        namer = Namer()
+        hidden = self._unlisted()
+        if not hidden:
+            for record in self.store.iter_representations(query):
+                yield namer(record)
+            return
+        # names the reader may not learn of are left out before the page is counted
+        skip, left = query.offset, query.limit
+        for record in self.store.iter_representations(dataclasses.replace(query, offset=0, limit=None)):
+            if not hidden.version_listed(DocumentKey(record.series, record.day, record.unique_id), record.version):
+                continue
+            if skip:
+                skip -= 1
+                continue
+            if left is not None:
+                if left <= 0:
+                    return
+                left -= 1
+            yield namer(record)
+
+    def _list_query(
+        self,
+        pattern: PDI | str | None,
+        series: str | None,
+        year: int | None,
+        month: int | None,
+        day: int | None,
+        limit: int | None,
+        offset: int,
+        after: PDI | str | None,
+    ) -> ListQuery | None:
+        """The store's query for :meth:`iter_ls` (``None``: nothing can match)."""
+        if limit is not None and limit < 0:
+            raise LimitError("limit must not be negative")
+        if offset < 0:
+            raise LimitError("offset must not be negative")
+        cursor = None if after is None else _list_key(parse_pdi(after))
+        query = ListQuery(
+            series=canonical_series(series) if series is not None else None, year=year, month=month, day=day,
+            limit=limit, offset=offset, after=cursor,
+        )
+        if query.series is not None:
+            self._require_series(query.series)
+        if pattern is not None:
+            parsed = parse_pdi(pattern)
+            if parsed.citation is not None or parsed.fragment is not None:
+                raise UnsupportedError("list with a pattern without fragment or citation")
+            for name, value in (("year", year), ("month", month), ("day", day)):
+                if value is not None:
+                    raise UnsupportedError(f"give the {name} in the pattern, not beside it")
+            wanted = parsed.to_query()
+            self._require_series(wanted.series.lower())
+            if foreign_serial(parsed):
+                return None
+            if series is not None and canonical_series(series) != wanted.series.lower():
+                raise UnsupportedError("the pattern names another series than --series")
+            query = ListQuery(
+                series=wanted.series.lower(), year=wanted.year, month=wanted.month, day=wanted.day,
+                unique_id=wanted.unique_id, format=wanted.format, version=wanted.version,
+                limit=limit, offset=offset, after=cursor,
+            )
+        return query

@@ -1,0 +1,218 @@
+"""Names and times as the archive writes them: the helpers every part of :class:`~pdi.archive.Archive` shares.
+
+The lowest room of the archive's domain (it imports no other part of it):
+the canonical series name for minting and the lenient parse of a PDI; the
+catalog key of a document (:class:`~pdi.archive.store.DocumentKey`) and the
+names of its records, one at a time (:func:`record_name`) or many at once
+(:class:`Namer`); the :class:`~pdi.archive.results.Generic` of a document from
+its records; and the catalog's timestamps (``…Z``, GMT, microseconds).
+:mod:`pdi.archive.bagit` and :mod:`pdi.archive.access` use them as the
+archive's parts do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import os
+import re
+from collections.abc import Sequence
+
+from pdi.archive.results import Generic, GenericVersion
+from pdi.archive.store import DocumentKey, RepresentationRecord
+from pdi.errors import NotFoundError, ParseError, UnsupportedError
+from pdi.identifier import PDI, Fragment, series_for_minting, spells_serial
+
+__all__ = [
+    "MAX_ASSERTION_VALUE",
+    "STATEMENT_KEY",
+    "Namer",
+    "canonical_series",
+    "checked_foreign_id",
+    "default_who",
+    "documents_of",
+    "foreign_serial",
+    "generic_name",
+    "generic_of",
+    "key_of",
+    "parse_pdi",
+    "record_name",
+    "timestamp",
+    "utc_now",
+]
+
+#: The largest single assertion value accepted (characters).
+MAX_ASSERTION_VALUE = 1 << 16
+
+#: A statement's key: a letter, then up to 199 letters, digits, ``.``, ``_``, ``:``, ``-``.
+STATEMENT_KEY = re.compile(r"[A-Za-z][A-Za-z0-9._:-]{0,199}\Z")
+
+
+def utc_now() -> datetime.datetime:
+    """The wall clock, in GMT (the archive's default clock)."""
+    return datetime.datetime.now(datetime.UTC)
+
+
+def timestamp(now: datetime.datetime) -> str:
+    """A moment as the catalog keeps it: ISO 8601 in GMT with microseconds and ``Z``."""
+    return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def default_who() -> str:
+    """Who the command line writes as: ``$PDI_USER``, else the login name, else the uid."""
+    for variable in ("PDI_USER", "USER", "LOGNAME"):
+        value = os.environ.get(variable)
+        if value:
+            return value
+    return f"uid {os.getuid()}"
+
+
+def canonical_series(name: str) -> str:
+    """Check a series name for minting (:func:`pdi.identifier.series_for_minting`); lower-cased."""
+    if not isinstance(name, str):
+        raise ParseError("a series name must be text", rule="document-series")
+    return ".".join(series_for_minting(name))
+
+
+def parse_pdi(pdi: PDI | str) -> PDI:
+    """A PDI value from a PDI or its text (lenient parsing)."""
+    if isinstance(pdi, PDI):
+        return pdi
+    if not isinstance(pdi, str):
+        raise ParseError("a PDI must be given as text", rule="pdi-urn")
+    return PDI.parse(pdi.strip())
+
+
+def foreign_serial(pdi: PDI) -> bool:
+    """Whether ``pdi``'s foreign id is spelled like a daily serial (``%31``), which no archive mints."""
+    # "%31" decodes to "1" but is a foreign id, not serial 1 (the catalog keys by the
+    # decoded id, so it must not be looked up as one).
+    return not pdi.is_serial and not pdi.unique_id_is_wildcard and spells_serial(pdi.unique_id)
+
+
+def key_of(pdi: PDI) -> DocumentKey:
+    """The catalog key of the document ``pdi`` names (a pattern's date is refused)."""
+    date = pdi.date
+    if date is None:
+        raise UnsupportedError(f"{pdi} has a wildcard date: it is a pattern (use ls)")
+    if foreign_serial(pdi):
+        raise NotFoundError(
+            f"{pdi.without_fragment()} is not in this archive: its foreign id"
+            f" {pdi.unique_id!r} is spelled like a daily serial, which no archive mints"
+        )
+    return DocumentKey(pdi.series_name.lower(), date, pdi.unique_id)
+
+
+def generic_name(key: DocumentKey) -> str:
+    """The generic name of the document ``key`` (how the audit log names what a write touched)."""
+    serial = spells_serial(key.unique_id)
+    built = PDI.build(
+        series=key.series, date=key.day, serial=int(key.unique_id) if serial else None,
+        foreign_id=None if serial else key.unique_id, format="text", version=1,
+    )
+    return str(dataclasses.replace(built, format=None, version=None).canonical())
+
+
+def record_name(
+    record: RepresentationRecord, *, generic: bool = False, fragment: Fragment | None = None
+) -> PDI:
+    """The versioned name of a record (with ``fragment``), or the generic name of its document."""
+    versioned = PDI.build(
+        series=record.series,
+        date=record.day,
+        serial=record.serial,
+        foreign_id=None if record.serial is not None else record.unique_id,
+        format=record.format,
+        version=record.version,
+        fragment=fragment,
+    )
+    if generic:
+        # PDI.build wants a format with a foreign id; the generic name drops it.
+        return dataclasses.replace(versioned, format=None, version=None).canonical()
+    return versioned
+
+
+class Namer:
+    """Names for many catalog records at once (listing 10,000 names of a day).
+
+    :meth:`PDI.build` checks and re-parses every name; a catalog's records are
+    already valid, and serial names of one series, day and format differ only
+    in the serial and version numbers, so one built name per (series, day,
+    format) is copied with those two fields changed. Foreign ids are built.
+    """
+
+    def __init__(self) -> None:
+        self._templates: dict[tuple[str, datetime.date, str], PDI] = {}
+
+    def __call__(self, record: RepresentationRecord) -> PDI:
+        if record.serial is None:
+            return record_name(record)
+        key = (record.series, record.day, record.format)
+        template = self._templates.get(key)
+        if template is None:
+            template = self._templates[key] = record_name(record)
+        serial = str(record.serial)
+        # The constructor, not dataclasses.replace (which takes 1.6 times as
+        # long), as this runs once per listed name; a template has no fragment
+        # or warnings.
+        return PDI(
+            series=template.series, year=template.year, month=template.month, day=template.day,
+            unique_id=serial, unique_id_raw=serial, serial=record.serial,
+            format=template.format, version=record.version,
+        )
+
+
+def generic_of(records: Sequence[RepresentationRecord], latest: bool = False) -> Generic:
+    """The :class:`Generic` of one document from the records of its formats (the newest version only with ``latest``)."""
+    by_version: dict[int, list[RepresentationRecord]] = {}
+    for record in records:
+        by_version.setdefault(record.version, []).append(record)
+    numbers = sorted(by_version)[-1:] if latest else sorted(by_version)
+    versions = tuple(
+        GenericVersion(
+            n,
+            min(r.created_at for r in by_version[n]),
+            tuple(record_name(r) for r in sorted(by_version[n], key=lambda r: r.format)),
+        )
+        for n in numbers
+    )
+    return Generic(record_name(records[0], generic=True), versions)
+
+
+def documents_of(records: Sequence[RepresentationRecord]) -> tuple[Generic, ...]:
+    """The documents of records that come a document at a time, each with its versions, in that order."""
+    grouped: dict[tuple[str, datetime.date, str], list[RepresentationRecord]] = {}
+    for record in records:
+        grouped.setdefault((record.series, record.day, record.unique_id), []).append(record)
+    return tuple(generic_of(group) for group in grouped.values())
+
+
+def checked_foreign_id(series: str, foreign_id: str, token: str, day: datetime.date) -> str:
+    """``foreign_id``, checked to be an encapsulated unique id a name minted in ``series`` on ``day`` can carry.
+
+    Not empty, not a wildcard, not spelled like a daily serial (which only
+    the archive mints), and read back the same from the name it makes.
+    """
+    if not isinstance(foreign_id, str) or foreign_id == "":
+        raise ParseError("a foreign id must be non-empty text", rule="encapsulated-unique-id")
+    if spells_serial(foreign_id):
+        raise ParseError(
+            "an id of digits only (no leading zero) is a daily serial, which the archive"
+            " mints itself",
+            text=foreign_id,
+            offset=0,
+            rule="encapsulated-unique-id",
+        )
+    if foreign_id == "*":
+        raise ParseError(
+            "* is a wildcard, not an id", text=foreign_id, offset=0, rule="unique-id"
+        )
+    # Round-trip through the grammar so the name we mint parses back to this id.
+    built = PDI.build(
+        series=series, date=day, foreign_id=foreign_id, format=token, version=1
+    )
+    if PDI.parse(str(built)).unique_id != foreign_id:
+        raise ParseError(
+            "this id cannot be written in a PDI", text=foreign_id, rule="encapsulated-unique-id"
+        )
+    return foreign_id

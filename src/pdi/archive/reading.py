@@ -1,0 +1,255 @@
+"""Reading: resolving a name — down to a fragment, through :mod:`pdi.fragments` — to exactly the stored bytes.
+
+A versioned name resolves to one format's octets, read by verified chunks
+(:mod:`pdi.archive.blobs`), or to what its fragment selects there, using the
+index made at deposit when there is one; a generic name to its versions; a
+citation to both its ends and the check of its quotation. Every read asks
+the reader's guards (:class:`~pdi.archive.base.ArchiveBase`) first, and a
+withdrawn name answers with its tombstone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from pdi import formats
+from pdi.archive.base import ArchiveBase
+from pdi.archive.blobs import ChunkedReader, FileReader, RangedOctets, mapped, verify_selected
+from pdi.archive.naming import generic_of, key_of, parse_pdi, record_name
+from pdi.archive.results import CitationResolved, Generic, Opened, Resolved
+from pdi.archive.store import RepresentationRecord
+from pdi.errors import AccessError, IntegrityError, NotFoundError, UnsupportedError
+from pdi.identifier import PDI, Fragment
+
+if TYPE_CHECKING:
+    from pdi.fragments import Buffer
+
+__all__ = ["Reading"]
+
+
+class Reading(ArchiveBase):
+    """Resolve, locate, get, cite and open the octets of a name; select a fragment of what was read."""
+
+    def resolve(self, pdi: PDI | str, *, latest: bool = False) -> Resolved | Generic:
+        """Bytes of a format of a version (or of its fragment), or for a generic PDI its versions.
+
+        ``latest=True`` takes the newest version whatever version the PDI names;
+        otherwise an omitted version is version 1 (draft: "when VERSION is
+        omitted, it defaults to version 1"). A generic PDI (no format, and so
+        no version: PDI-GRAMMAR.md §2.7) names the document: the
+        :class:`Generic` lists every version with its deposit time and
+        formats (with ``latest=True`` the newest only).
+        """
+        parsed, found = self._look_up(pdi, latest)
+        return found if isinstance(found, Generic) else self._read(parsed, found)
+
+    def read(self, located: Resolved) -> Resolved:
+        """What :meth:`resolve` answers for a name :meth:`locate` has found: its bytes (or fragment) read now.
+
+        Saves looking the name up in the catalog twice when a caller first
+        decides from the record (its size) whether to read it at all.
+        """
+        return self._read(located.pdi, located.record)
+
+    def locate(self, pdi: PDI | str, *, latest: bool = False) -> Resolved | Generic:
+        """What :meth:`resolve` would answer, from the catalog alone: no bytes are read.
+
+        For a PDI with a format the :class:`Resolved` has empty ``data`` and no
+        fragment result (the fragment is only named); a resolver uses this to
+        say where a name resolves without fetching it.
+        """
+        parsed, found = self._look_up(pdi, latest)
+        if isinstance(found, Generic):
+            return found
+        return Resolved(record_name(found, fragment=parsed.fragment), b"", found.media_type, found.charset, found)
+
+    def _look_up(self, pdi: PDI | str, latest: bool) -> tuple[PDI, Generic | RepresentationRecord]:
+        """The parsed PDI and either its versions (a generic PDI) or the record of the format it names."""
+        parsed = parse_pdi(pdi)
+        if parsed.is_pattern:
+            raise UnsupportedError(f"{parsed} is a pattern; list it with ls")
+        if parsed.citation is not None:
+            raise UnsupportedError("a citation names two documents: resolve it with cite (pdi cite)")
+        if parsed.format is None:
+            if parsed.fragment is not None:
+                raise UnsupportedError("a fragment needs a format: name one")
+            self._guard_series(parsed)
+            generic = self._generic(parsed, latest)
+            self._guard_embargo(parsed, None)
+            hidden = self._unlisted()
+            if hidden:  # the versions under an embargo the reader is not exempt from are not its to list
+                shown = self._listed([generic], hidden)
+                if not shown:
+                    raise AccessError(f"{parsed.without_fragment()}: every version is embargoed")
+                generic = shown[0]
+            return parsed, generic
+        self._guard_series(parsed)
+        version, records = self._records(parsed, latest)
+        record = self._record(parsed, version, records)
+        self._guard_embargo(parsed, record.version)
+        self._not_withdrawn(parsed, record)
+        return parsed, record
+
+    def _generic(self, parsed: PDI, latest: bool) -> Generic:
+        """Every version of the document a generic PDI names (the newest only with ``latest``), from one catalog query."""
+        records = self.store.representations(key_of(parsed))
+        if not records:
+            raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
+        return generic_of(records, latest)
+
+    def cite(self, pdi: PDI | str) -> CitationResolved:
+        """Resolve both ends of a citation and check that the quotation stands where it says.
+
+        ``urn:pdi://A/…/5.html.1@120=pdi://B/…/1.text.1#char=37,51``: the
+        fragment of B is quoted in A at position 120 of A's default scheme
+        (PDI-GRAMMAR.md §3). A must be in this archive; B may not be, and then
+        the check is ``unchecked``. See :func:`pdi.fragments.citation.check_quotation`.
+        """
+        from pdi.fragments.citation import QuotationCheck, check_quotation
+
+        parsed = parse_pdi(pdi)
+        if parsed.citation is None:
+            raise UnsupportedError(f"{parsed} is not a citation (NAME@position=PDI)")
+        citing = self.resolve(dataclasses.replace(parsed, citation=None))
+        if not isinstance(citing, Resolved):
+            raise UnsupportedError("the citing document needs a format and a version")
+        origin = parsed.citation.origin
+        try:
+            cited = self.resolve(parsed.citation.cited)
+        except NotFoundError as exc:
+            return CitationResolved(
+                parsed, citing, origin, None, QuotationCheck("unchecked", f"the cited document is not here: {exc}")
+            )
+        if not isinstance(cited, Resolved):
+            raise UnsupportedError("the cited PDI needs a format and a version")
+        scheme = formats.default_fragment_scheme(citing.record.format)
+        check = check_quotation(
+            citing.data, citing.media_type, citing.charset, scheme, origin,
+            cited.data, cited.media_type, cited.charset,
+        )
+        return CitationResolved(parsed, citing, origin, cited, check)
+
+    def _records(self, parsed: PDI, latest: bool) -> tuple[int, list[RepresentationRecord]]:
+        """The version a PDI names and the records of its formats (not their bytes)."""
+        key = key_of(parsed)
+        version = self._version_of(parsed, key, latest)
+        return version, self.store.representations(key, version)
+
+    @staticmethod
+    def _record(
+        parsed: PDI, version: int, records: list[RepresentationRecord]
+    ) -> RepresentationRecord:
+        """The record of the format ``parsed`` names among ``records`` (of ``version``)."""
+        token = formats.canonical_token(parsed.format or "")
+        for record in records:
+            if record.format == token:
+                return record
+        raise NotFoundError(
+            f"{parsed.without_fragment()}: version {version} has no format {token} (formats: "
+            f"{', '.join(r.format for r in records)})"
+        )
+
+    def get(self, pdi: PDI | str, *, latest: bool = False) -> Resolved:
+        """Bytes of a format of a version, or of a fragment of it; a generic PDI is refused."""
+        result = self.resolve(pdi, latest=latest)
+        if isinstance(result, Generic):
+            raise UnsupportedError(
+                f"{result.pdi} is generic (no format): name one of "
+                + ", ".join(str(p) for p in result.names)
+            )
+        return result
+
+    def formats(self, pdi: PDI | str, *, latest: bool = False) -> list[PDI]:
+        """The versioned PDIs of every format of the version a PDI names."""
+        parsed = parse_pdi(pdi)
+        self._guard_series(parsed)
+        version, records = self._records(parsed, latest)
+        self._guard_embargo(parsed, version)
+        return [record_name(r) for r in records]
+
+    def versions(self, pdi: PDI | str) -> list[int]:
+        """The version numbers of the document a PDI names."""
+        parsed = parse_pdi(pdi)
+        self._guard_series(parsed)
+        key = key_of(parsed)
+        hidden = self._unlisted()
+        return [v for v in self.store.versions(key) if hidden.version_listed(key, v)]
+
+    def open_octets(self, pdi: PDI | str, *, latest: bool = False) -> Opened:
+        """A versioned name's stored octets, to be read by verified chunks (never whole); close it after.
+
+        The fragment, if any, is only named (:meth:`resolve` evaluates it).
+        A generic name is refused as by :meth:`get`.
+        """
+        parsed, found = self._look_up(pdi, latest)
+        if isinstance(found, Generic):
+            raise UnsupportedError(
+                f"{found.pdi} is generic (no format): name one of "
+                + ", ".join(str(p) for p in found.names)
+            )
+        return Opened(record_name(found, fragment=parsed.fragment), found, self._reader(found))
+
+    def _reader(self, record: RepresentationRecord) -> ChunkedReader:
+        reader = self.store.open_blob(record.sha256, name=str(record_name(record)))
+        if reader is None:
+            raise IntegrityError(f"the bytes of {record_name(record)} are missing from the store")
+        if isinstance(reader, FileReader):
+            reader.memo = self.fixity_memo
+        if reader.size != record.size:
+            reader.close()
+            raise IntegrityError(
+                f"the bytes of {record_name(record)} are {reader.size} octets, not the {record.size} recorded"
+            )
+        return reader
+
+    def _read(self, parsed: PDI, record: RepresentationRecord) -> Resolved:
+        with self._reader(record) as reader:
+            if parsed.fragment is None:
+                data = reader.read()
+                return Resolved(record_name(record), data, record.media_type, record.charset, record)
+            if reader.path is None and parsed.fragment.effective_scheme(record.format) == "byte":
+                # a byte range of a blob with no local file: read the chunks it touches, not the whole
+                # RangedOctets is no Buffer: it is only sliced, as the byte evaluator (the one it goes to) does
+                return self._selected(record, RangedOctets(reader), parsed.fragment)  # type: ignore[arg-type]
+            index = self.fragment_index(record)
+            with mapped(reader) as octets:
+                result = self._selected(record, octets, parsed.fragment, index)
+                if record.media_type.startswith("multipart/"):
+                    reader.verify()  # an aggregate's fragment is read from its parsed root part
+                else:
+                    verify_selected(reader, result.fragment)
+                selected: object = result.data  # the map itself when a fragment selects it whole (rect)
+                if not isinstance(selected, bytes):
+                    result = dataclasses.replace(result, data=bytes(result.data))
+                return result
+
+    def fragment_index(self, record: RepresentationRecord) -> bytes | None:
+        """The index made at deposit for a representation's octets, if any (what :meth:`select` reads from less)."""
+        return self.store.fragment_index(record.sha256, record.media_type, record.charset)
+
+    @staticmethod
+    def select(whole: Resolved, fragment: Fragment, *, index: bytes | None = None) -> Resolved:
+        """What ``fragment`` selects in a whole representation already resolved (its bytes read and checked).
+
+        ``index`` is the one made at deposit (:meth:`Store.fragment_index`), if any: the
+        result is the same, read from less.
+        """
+        return Reading._selected(whole.record, whole.data, fragment, index)
+
+    @staticmethod
+    def _selected(record: RepresentationRecord, data: Buffer, fragment: Fragment, index: bytes | None = None) -> Resolved:
+        """:meth:`select` on the octets ``data`` of ``record`` (bytes, or a memory map of its blob)."""
+        from pdi import fragments
+
+        result = fragments.evaluate(
+            fragment.effective_scheme(record.format),
+            fragment.positions,
+            data,
+            media_type=record.media_type,
+            charset=record.charset,
+            index=index,
+        )
+        # an aggregate has no charset of its own; its root part's text has (pdi.fragments.aggregate)
+        charset = record.charset if record.charset is not None else result.charset
+        return Resolved(record_name(record, fragment=fragment), result.data, result.media_type, charset, record, result)

@@ -1,0 +1,245 @@
+"""Statements about names: append-only assertions (``key = value``) and kept W3C Web Annotations.
+
+Assertions are Dublin Core terms or free keys about a name or a fragment of
+one, with their whole history kept. Web annotations are the annotation
+server's domain (:mod:`pdi.archive.kept_annotations`: Web Annotation Protocol
+§5): each is shown only to a reader who may read every archived document it
+targets.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+
+from pdi.archive import kept_annotations as anno
+from pdi.archive.access import current_reader
+from pdi.archive.naming import MAX_ASSERTION_VALUE, STATEMENT_KEY, key_of, parse_pdi, timestamp
+from pdi.archive.reading import Reading
+from pdi.archive.results import Resolved
+from pdi.archive.store import AnnotationRecord, AssertionRecord, DocumentKey
+from pdi.archive.tokens import Writer
+from pdi.errors import (
+    DeletedError,
+    ImmutabilityError,
+    LimitError,
+    NotFoundError,
+    ParseError,
+    PreconditionError,
+    UnsupportedError,
+)
+from pdi.identifier import PDI
+
+__all__ = ["Statements"]
+
+#: Names one statement query asks about (:meth:`Statements.latest_statements`): well under SQLite's 32,766 parameters.
+_STATEMENT_NAMES = 1000
+
+
+class Statements(Reading):
+    """Assert and read statements about a name; keep, read, replace and delete web annotations.
+
+    A part of :class:`~pdi.archive.Archive` built on :class:`~pdi.archive.reading.Reading`:
+    a statement's subject and an annotation's targets must resolve.
+    """
+
+    def annotate(
+        self, pdi: PDI | str, key: str, value: str, *, who: str | None = None, writer: Writer | None = None
+    ) -> AssertionRecord:
+        """Append a statement ``key = value`` about a PDI (or fragment PDI); history is kept.
+
+        Keys are Dublin Core terms (``title``, ``creator``, ``date``, ``dcterms:…``)
+        or free keys: a letter, then letters, digits, ``.``, ``_``, ``:``, ``-``.
+        A ``writer`` (a token of the write API) must have the role ``curate``
+        over the series; the statement is then audited in its transaction.
+        """
+        parsed = parse_pdi(pdi)
+        if writer is not None:
+            writer.require("curate", parsed.series_name.lower())
+        if not isinstance(key, str) or not STATEMENT_KEY.match(key):
+            raise ParseError(
+                f"bad key {key!r}: a letter, then up to 199 letters, digits, '.', '_', ':', '-'",
+                rule="key",
+            )
+        if not isinstance(value, str):
+            raise ParseError("a value must be text", rule="value")
+        if len(value) > MAX_ASSERTION_VALUE:
+            raise LimitError(f"a value may have at most {MAX_ASSERTION_VALUE} characters")
+        subject = self._subject(parsed)
+        if writer is not None:
+            return self.store.add_assertion(
+                key_of(parsed), subject, key, value, writer.name, timestamp(self.now()),
+                address=writer.address, audited=True,
+            )
+        return self.store.add_assertion(
+            key_of(parsed), subject, key, value, who or self.who, timestamp(self.now())
+        )
+
+    def _subject(self, parsed: PDI) -> str:
+        """The canonical text of a name statements are about; it must be in the archive.
+
+        The document must exist, and the version and format if named (their
+        bytes are not read: that is :meth:`verify`'s work).
+        """
+        if parsed.is_pattern:
+            raise UnsupportedError(f"{parsed} is a pattern; statements are about one name")
+        if parsed.format is not None:
+            self._record(parsed, *self._records(parsed, latest=False))
+        elif not self.store.document_exists(key_of(parsed)):
+            raise NotFoundError(f"{parsed} is not in this archive")
+        return str(parsed.canonical())
+
+    def history(self, pdi: PDI | str) -> list[AssertionRecord]:
+        """Every statement made about exactly this PDI, oldest first; it must be in the archive."""
+        parsed = parse_pdi(pdi)
+        self._guard_series(parsed)
+        subject = self._subject(parsed)
+        self._guard_embargo(parsed, None if parsed.format is None else (parsed.version or 1))
+        return self.store.assertions(subject)
+
+    def meta(self, pdi: PDI | str) -> dict[str, str]:
+        """The latest value of each key stated about exactly this PDI."""
+        current: dict[str, str] = {}
+        for record in self.history(pdi):
+            current[record.key] = record.value
+        return current
+
+    def latest_statements(self, names: Sequence[PDI], key: str) -> dict[str, str]:
+        """The latest value of ``key`` stated about each of ``names``, by canonical name (absent: none stated).
+
+        :meth:`meta` for a list (a TimeMap's captures): one catalog query a
+        thousand names at a time, where :meth:`meta` costs a few a name. The
+        names are of documents the caller found through this archive (which
+        checked their series for the current reader); a version under an
+        embargo the reader is not exempt from gets no value, as :meth:`meta`
+        refuses it.
+        """
+        reader = current_reader.get()
+        subjects: list[str] = []
+        now = timestamp(self.now())
+        for name in names:
+            document = key_of(name)
+            if reader is not None and not reader.may_read(document.series):
+                until = self.store.embargo(document, name.version)
+                if until is not None and until > now:
+                    continue
+            subjects.append(str(name.canonical()))
+        found: dict[str, str] = {}
+        for start in range(0, len(subjects), _STATEMENT_NAMES):
+            for record in self.store.statements_about(subjects[start : start + _STATEMENT_NAMES], key):
+                found[record.subject] = record.value  # oldest first: the last one read is the latest
+        return found
+
+    def create_annotation(
+        self, data: object, *, slug: str | None = None, writer: Writer | None = None, who: str | None = None
+    ) -> AnnotationRecord:
+        """Keep a new W3C Web Annotation (Web Annotation Protocol §5.1, §5.2): its record, audited.
+
+        Its name is ``slug`` if that is a safe path segment naming no
+        annotation, present or deleted (:func:`pdi.archive.kept_annotations.safe_slug`),
+        else a UUID. An ``id`` it has is kept as ``via``. Its archived targets
+        must be in the archive and readable now; a ``writer`` needs the role
+        ``curate`` over each one's series (over all, when it has none).
+        """
+        kept = anno.check_annotation(data)
+        given = data.get("id") if isinstance(data, dict) else None
+        if isinstance(given, str) and given:
+            kept.setdefault("via", given)
+        targets = self._annotation_targets(kept, writer)
+        return self.store.add_annotation(
+            anno.safe_slug(slug), anno.new_slug(), anno.encode(kept), targets,
+            writer.name if writer else (who or self.who), timestamp(self.now()),
+            address=writer.address if writer else None,
+        )
+
+    def annotation(self, slug: str) -> AnnotationRecord:
+        """The annotation named ``slug``, if the current reader may read every archived document it targets.
+
+        Not found (404) when there is none, or when one of its documents is
+        in a hidden series; 403 when one is private or embargoed; once
+        deleted, :class:`~pdi.errors.DeletedError` (410).
+        """
+        record = self.store.annotation(slug)
+        if record is None:
+            raise NotFoundError(f"no annotation {slug!r} in this archive")
+        for key, version in record.targets:
+            self._guard_document(key, version, f"the annotation {slug!r}")
+        if record.deleted_at is not None:
+            raise DeletedError(f"the annotation {slug!r} was deleted {record.deleted_at}")
+        return record
+
+    def replace_annotation(
+        self, slug: str, data: object, *, holds: Callable[[str], bool], writer: Writer | None = None,
+        who: str | None = None,
+    ) -> AnnotationRecord:
+        """Replace an annotation's whole state (Web Annotation Protocol §5.3): its new record, audited.
+
+        ``holds`` says whether the precondition the client sent holds for the
+        current entity tag (:func:`pdi.archive.kept_annotations.entity_tag`):
+        :class:`~pdi.errors.PreconditionError` (412) when it does not, or when
+        another change came first. A ``canonical`` or ``via`` once set may not
+        change (409). A ``writer`` needs ``curate`` over the series of the
+        targets before and after.
+        """
+        current = self._annotation_to_change(slug, holds, writer)
+        kept = anno.check_annotation(data)
+        changed = anno.unchanged_links(json.loads(current.data), kept)
+        if changed:
+            raise ImmutabilityError(f"the annotation {slug!r} keeps its {' and '.join(changed)}: they may not change")
+        targets = self._annotation_targets(kept, writer)
+        replaced = self.store.replace_annotation(
+            slug, current.revision, anno.encode(kept), targets, writer.name if writer else (who or self.who),
+            timestamp(self.now()), address=writer.address if writer else None,
+        )
+        if replaced is None:
+            raise PreconditionError(f"the annotation {slug!r} changed (or was deleted) meanwhile: read it again")
+        return replaced
+
+    def delete_annotation(
+        self, slug: str, *, holds: Callable[[str], bool], writer: Writer | None = None, who: str | None = None
+    ) -> None:
+        """Delete an annotation (Web Annotation Protocol §5.4), audited; its name is never given again.
+
+        ``holds`` and ``writer`` as for :meth:`replace_annotation`.
+        """
+        current = self._annotation_to_change(slug, holds, writer)
+        if not self.store.delete_annotation(
+            slug, current.revision, writer.name if writer else (who or self.who), timestamp(self.now()),
+            address=writer.address if writer else None,
+        ):
+            raise PreconditionError(f"the annotation {slug!r} changed (or was deleted) meanwhile: read it again")
+
+    def _annotation_to_change(self, slug: str, holds: Callable[[str], bool], writer: Writer | None) -> AnnotationRecord:
+        current = self.annotation(slug)
+        if writer is not None:
+            writer.require("curate")
+            for key, _ in current.targets:
+                writer.require("curate", key.series)
+        if not holds(anno.entity_tag(current)):
+            raise PreconditionError(
+                f"the annotation {slug!r} is no longer in the state its If-Match names: read it again (ETag)"
+            )
+        return current
+
+    def annotations(self, offset: int = 0, limit: int = 100) -> tuple[int, list[AnnotationRecord]]:
+        """How many annotations the current reader may read, and ``limit`` of them from ``offset``, oldest first."""
+        if offset < 0 or not 1 <= limit <= 10_000:
+            raise LimitError(f"a page of annotations starts at 0 or after and holds 1 to 10000, not {offset}+{limit}")
+        return self.store.annotation_page(self._search_access(), offset, limit)
+
+    def _annotation_targets(self, data: dict[str, object], writer: Writer | None) -> list[tuple[DocumentKey, int | None]]:
+        """The archived documents (and versions) an annotation targets: each in the archive, readable now, and
+        (for a ``writer``) in a series its token may curate."""
+        found: list[tuple[DocumentKey, int | None]] = []
+        for name in anno.archived_targets(data):
+            parsed = parse_pdi(name)
+            if parsed.is_pattern or parsed.citation is not None:
+                raise UnsupportedError(f"an annotation targets one archived name, not a pattern or citation: {name[:120]}")
+            if writer is not None:
+                writer.require("curate", parsed.series_name.lower())
+            located = self.locate(parsed.without_fragment())
+            version = located.record.version if isinstance(located, Resolved) else None
+            found.append((key_of(parsed), version))
+        if writer is not None and not found:
+            writer.require("curate")
+        return found
