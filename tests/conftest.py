@@ -10,7 +10,7 @@ random and keep exploring.
 
 PostgreSQL: ``location`` gives every test that asks for it an empty archive
 of each kind, a directory and a fresh schema in a throw-away cluster this
-session creates in a temporary directory (``pdi.archive.pgcluster``) and
+session creates in a temporary directory (``tests/support/pgcluster.py``) and
 deletes at the end. When the server binaries are missing the fixture fails
 with a message saying to run ``scripts/bootstrap``: these tests are never
 skipped.
@@ -33,7 +33,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from pdi.archive import Archive
-from pdi.archive.pgcluster import TemporaryCluster
+from support.pgcluster import TemporaryCluster
 
 settings.register_profile("pdi", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(

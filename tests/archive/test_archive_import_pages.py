@@ -26,9 +26,9 @@ from archive_helpers import Clock, reseal, snapshot
 from big_catalog import FIRST, SERIES, fill
 
 from pdi.archive import Archive
-from pdi.archive.pgcluster import TemporaryCluster
 from pdi.archive.sql import IMPORT_PAGE, NUMBERING_DAYS
 from pdi.errors import ImmutabilityError, NotFoundError, ParseError, StoreError
+from support.pgcluster import TemporaryCluster
 
 #: Serial names in the bag: two pages and a half, after the three real deposits.
 NAMES = IMPORT_PAGE * 5 // 2
