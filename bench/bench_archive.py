@@ -18,14 +18,18 @@ import hashlib
 import os
 import random
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+# the throw-away cluster is a test tool (tests/support/), not part of the package
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
 from pdi.archive import Archive
-from pdi.archive.pgcluster import TemporaryCluster
 from pdi.archive.store import RepresentationRecord, SeriesRecord
+from support.pgcluster import TemporaryCluster
 
 S = "bench.example.us"
 DAY = datetime.datetime(2026, 11, 22, 12, tzinfo=datetime.UTC)

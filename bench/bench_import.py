@@ -8,7 +8,7 @@ each pointing at one of the deposited blobs, and a statement about every
 turn (``--rounds`` times, each figure's best kept: the machine is shared),
 ``pdi init`` and ``pdi import`` of that bag into a fresh catalog of each
 kind: a PostgreSQL database on a cluster this benchmark starts itself
-(:class:`pdi.archive.pgcluster.TemporaryCluster`, a unix socket, fsync
+(:class:`support.pgcluster.TemporaryCluster`, a unix socket, fsync
 off), and a SQLite archive directory. Each import runs as the command, in
 a child process whose peak resident memory the kernel reports.
 
@@ -28,8 +28,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+# the throw-away cluster is a test tool (tests/support/), not part of the package
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
 from pdi.archive import Archive
-from pdi.archive.pgcluster import TemporaryCluster
+from support.pgcluster import TemporaryCluster
 
 S = "import.example.us"
 #: Serial names on each bulk day.

@@ -2,7 +2,7 @@
 
 Issue 15 asks that nothing grow beyond the logarithmic with the size of the
 catalog. Each catalog is made on a PostgreSQL cluster this benchmark starts
-itself (:class:`pdi.archive.pgcluster.TemporaryCluster`, a unix socket,
+itself (:class:`support.pgcluster.TemporaryCluster`, a unix socket,
 fsync off), a few real deposits first and then the bulk names by SQL
 (``generate_series``), each pointing at one of those deposits' blobs, with
 the daily serial counters and day counts a deposit leaves: ``PER_DAY``
@@ -46,11 +46,15 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+
+# the throw-away cluster is a test tool (tests/support/), not part of the package
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from pdi.archive import Archive
-from pdi.archive.pgcluster import TemporaryCluster
 from pdi.server.process.limits import WorkLimits
 from pdi.server.protocol.resolver import Resolver
+from support.pgcluster import TemporaryCluster
 
 S = "scale.example.us"
 SMALL = 10_000

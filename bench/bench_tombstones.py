@@ -11,7 +11,7 @@ Makes a catalog of N documents by SQL (default 1,000,000): the captures of
 one URL on K days (default 1,000), the rest others, and a tombstone of every
 50th; then times each way on each store (``--rounds``, median) and checks
 both give the same tombstones. PostgreSQL runs on a cluster this benchmark
-starts itself (:class:`pdi.archive.pgcluster.TemporaryCluster`).
+starts itself (:class:`support.pgcluster.TemporaryCluster`).
 Run: ``python3 bench/bench_tombstones.py [--documents N] [--keys K] [--rounds R]``.
 """
 
@@ -24,11 +24,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+# the throw-away cluster is a test tool (tests/support/), not part of the package
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
 from pdi.archive import Archive
-from pdi.archive.pgcluster import TemporaryCluster
 from pdi.archive.store import DocumentKey
+from support.pgcluster import TemporaryCluster
 
 S = "web.example.us"
 URL = "http://www.example.com/"

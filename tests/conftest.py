@@ -10,7 +10,7 @@ random and keep exploring.
 
 PostgreSQL: ``location`` gives every test that asks for it an empty archive
 of each kind, a directory and a fresh schema in a throw-away cluster this
-session creates in a temporary directory (``pdi.archive.pgcluster``) and
+session creates in a temporary directory (``tests/support/pgcluster.py``) and
 deletes at the end. When the server binaries are missing the fixture fails
 with a message saying to run ``scripts/bootstrap``: these tests are never
 skipped.
@@ -18,6 +18,30 @@ skipped.
 Subprocesses: every ``python -m pdi`` or ``python -c`` a test starts runs the
 checkout under test, not whatever copy of pdi is installed: this tree's
 ``src`` goes first on ``PYTHONPATH`` for the whole session.
+
+Parallel runs (``scripts/test`` runs pytest-xdist workers, ``-n``): every
+session fixture is per worker. Each worker starts its own PostgreSQL cluster
+(its own directory under ``/tmp`` and a unix socket in it), its own Swift
+node (on free ports, ``pdi._ports.free_port``) and its own Chromium (over a
+pipe, with its own profile directory); ``tmp_path`` and
+``tmp_path_factory`` are per worker too. Nothing listens on a fixed port or
+writes to a fixed path.
+
+Markers, set here from what a test uses and where it lives (registered in
+``pyproject.toml``), so they need no list kept by hand:
+
+- ``postgres``: it uses the throw-away PostgreSQL cluster (``pg_cluster``,
+  directly or through a fixture, or a ``postgres`` parameter of
+  ``location``);
+- ``swift``: it uses the Swift node (``swift_node``);
+- ``browser``: its module drives Chromium (it holds
+  ``pdi.capture.browser``'s ``devtools`` or ``Pipe``);
+- ``quick``: ``scripts/test --quick``'s subset (``-m quick``): the pure cores
+  (the modules directly in ``tests/``) and the archive (``tests/archive/``),
+  without any test marked ``postgres``, ``swift``, ``browser``, ``fuzz`` or
+  ``slow``. The server, capture, interop, fuzz and support tests are not in
+  it. ``slow`` is set by hand on a test of those two folders that takes
+  tens of seconds (a hundred thousand names, a gigabyte).
 """
 
 from __future__ import annotations
@@ -26,14 +50,15 @@ import datetime
 import itertools
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from pdi.archive import Archive
-from pdi.archive.pgcluster import TemporaryCluster
+from pdi.capture.browser import Pipe, devtools
+from support.pgcluster import TemporaryCluster
 
 settings.register_profile("pdi", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(
@@ -51,6 +76,42 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 
 
 _databases = itertools.count(1)
+
+TESTS = Path(__file__).resolve().parent
+#: The folders of ``scripts/test --quick``: the pure cores (the modules directly in tests/) and the archive.
+QUICK_FOLDERS = (TESTS, TESTS / "archive")
+#: Markers that keep a test out of the quick subset.
+NOT_QUICK = ("postgres", "swift", "browser", "fuzz", "slow")
+
+
+def _drives_chromium(module: object) -> bool:
+    return any(value is devtools or value is Pipe for value in vars(module).values())
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m quick``, the folders that hold no quick test are not even imported (seconds off the start)."""
+    if config.getoption("markexpr") != "quick" or not collection_path.is_dir():
+        return None
+    if collection_path in QUICK_FOLDERS or TESTS not in collection_path.parents:
+        return None
+    return True
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: Sequence[pytest.Item]) -> None:
+    """Mark each test ``postgres``, ``swift``, ``browser`` by what it uses, and ``quick`` by where it lives (see above)."""
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        callspec = getattr(item, "callspec", None)
+        parameters = callspec.params.values() if callspec is not None else ()
+        if "pg_cluster" in fixtures or any(isinstance(v, str) and v == "postgres" for v in parameters):
+            item.add_marker("postgres")
+        if "swift_node" in fixtures:
+            item.add_marker("swift")
+        module = getattr(item, "module", None)
+        if module is not None and _drives_chromium(module):
+            item.add_marker("browser")
+        if item.path.parent in QUICK_FOLDERS and not any(item.get_closest_marker(m) for m in NOT_QUICK):
+            item.add_marker("quick")
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ import pytest
 from archive_helpers import Clock
 
 from pdi.archive import Archive
-from pdi.archive.swiftnode import TemporarySwift
+from support.swiftnode import TemporarySwift
 
 _buckets = itertools.count(1)
 

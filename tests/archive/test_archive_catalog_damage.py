@@ -22,9 +22,9 @@ import pytest
 from click.testing import CliRunner
 
 from pdi.archive import Archive, Content
-from pdi.archive.pgcluster import TemporaryCluster
 from pdi.cli import cli
 from pdi.errors import PDIError
+from support.pgcluster import TemporaryCluster
 
 S = "oma.eop.gov.us"
 

@@ -20,8 +20,8 @@ from click.testing import CliRunner, Result
 from PIL import Image
 
 from pdi.archive import Archive
-from pdi.archive.pgcluster import TemporaryCluster
 from pdi.cli import cli
+from support.pgcluster import TemporaryCluster
 
 S = "archives.gov.us"
 EXAMPLES = SRC.parent / "examples"

@@ -28,8 +28,8 @@ from big_catalog import FIRST, SERIES, fill
 from pdi.archive import Archive
 from pdi.archive.catalog.base import IMPORT_PAGE
 from pdi.archive.catalog.imports import NUMBERING_DAYS
-from pdi.archive.pgcluster import TemporaryCluster
 from pdi.errors import ImmutabilityError, NotFoundError, ParseError, StoreError
+from support.pgcluster import TemporaryCluster
 
 #: Serial names in the bag: two pages and a half, after the three real deposits.
 NAMES = IMPORT_PAGE * 5 // 2

@@ -30,6 +30,9 @@ from pdi.archive.postgres import PostgresStore
 from pdi.archive.sqlite import SQLiteStore
 from pdi.identifier import PDI
 
+# out of scripts/test --quick: files of 200 MB and more, written, deposited and read back
+pytestmark = pytest.mark.slow
+
 S = "oma.eop.gov.us"
 SRC = Path(__file__).resolve().parents[2] / "src"
 LINES = 3_000_000

@@ -38,7 +38,10 @@ import pytest
 from archive_helpers import reseal
 from big_catalog import FIRST, SERIES, BigCatalog, expected_names, fill
 
-from pdi.archive.pgcluster import TemporaryCluster
+from support.pgcluster import TemporaryCluster
+
+# out of scripts/test --quick: catalogs of a million and a hundred thousand names, minutes of work
+pytestmark = pytest.mark.slow
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 #: How much more than over a catalog of a few names a command may use (MiB): see the module docstring.

@@ -11,7 +11,6 @@ import pytest
 from archive_helpers import GIF, PNG, Clock, snapshot
 
 from pdi.archive import Archive, Content
-from pdi.archive.pgcluster import TemporaryCluster
 from pdi.archive.postgres import PostgresStore, is_postgres_url
 from pdi.archive.sqlite import SQLiteStore
 from pdi.archive.store import SCHEMA_VERSION
@@ -23,6 +22,7 @@ from pdi.errors import (
     StoreError,
     UnsupportedError,
 )
+from support.pgcluster import TemporaryCluster
 
 S = "oma.eop.gov.us"
 TEXT = b"Hello, world.\nSecond line here.\nThird.\n"

@@ -21,8 +21,8 @@ import pytest
 from server_helpers import serving
 
 from pdi.archive import Archive
-from pdi.archive.pgcluster import TemporaryBouncer, TemporaryCluster
 from pdi.identifier import PDI
+from support.pgcluster import TemporaryBouncer, TemporaryCluster
 
 S = "many.example.us"
 DEPOSITS = 90

@@ -21,9 +21,9 @@ import pytest
 from server_helpers import serving
 
 from pdi.archive import Archive
-from pdi.archive.pgcluster import TemporaryBouncer, TemporaryCluster
 from pdi.archive.postgres import PostgresStore
 from pdi.errors import StoreError
+from support.pgcluster import TemporaryBouncer, TemporaryCluster
 
 S = "pool.example.us"
 POOL = 2

@@ -36,10 +36,10 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive, Content
-from pdi.archive.pgcluster import TemporaryCluster
 from pdi.server import create_app
 from pdi.server.protocol.rfc2169 import rfc2169_query
 from pdi.server.replay.origin import create_replay_app, replay_path
+from support.pgcluster import TemporaryCluster
 
 OPEN = "open.example.us"
 CLOSED = "closed.example.us"

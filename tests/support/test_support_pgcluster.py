@@ -5,8 +5,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from pdi.archive.pgcluster import TemporaryCluster
 from pdi.errors import StoreError
+from support.pgcluster import TemporaryCluster
 
 
 def test_a_cluster_started_with_shared_buffers_has_them() -> None:
