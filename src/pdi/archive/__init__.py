@@ -8,7 +8,8 @@ fragment, through :mod:`pdi.fragments` — to exactly the stored bytes, lists
 names, keeps append-only assertions, audits fixity, and moves whole archives
 between stores as BagIt bags (:mod:`pdi.archive.bagit`).
 
-Storage is behind the :class:`~pdi.archive.store.Store` protocol: a directory
+Storage is the catalog (:mod:`pdi.archive.catalog`) holding a blob store
+(:mod:`pdi.archive.blobs`): a directory
 (SQLite catalog + content-addressed blob files, the default) or a
 ``postgresql://`` URL. What a deposit is — its format and charset, checked
 against its bytes, and its CRLF-canonical text — is :mod:`pdi.archive.content`.
@@ -35,7 +36,9 @@ import datetime
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from pdi._closing import Closing
 from pdi.archive.browsing import Browsing
 from pdi.archive.checks import Checks
 from pdi.archive.content import Content, canonical_text, detect_charset, is_text_format
@@ -58,8 +61,11 @@ from pdi.archive.results import (
     SearchResults,
 )
 from pdi.archive.statements import Statements
-from pdi.archive.store import AssertionRecord, AuditRecord, SeriesRecord, Store
+from pdi.archive.store import AssertionRecord, AuditRecord, SeriesRecord
 from pdi.identifier import PDI
+
+if TYPE_CHECKING:
+    from pdi.archive.catalog import SQLStore
 
 __all__ = [
     "DEFAULT_LOCATION",
@@ -100,15 +106,15 @@ def resolve_location(location: str | os.PathLike[str] | None) -> str:
     return os.environ.get("PDI_ARCHIVE") or DEFAULT_LOCATION
 
 
-def _open_store(location: str, *, create: bool, blobs: str | None = None, connections: int = 0) -> Store:
+def _open_store(location: str, *, create: bool, blobs: str | None = None, connections: int = 0) -> SQLStore:
     """The catalog at ``location`` holding the blob store it records (``blobs``: the one to record at init)."""
     from pdi.archive.catalog.opening import open_store
 
     return open_store(location, create=create, blobs=blobs, connections=connections)
 
 
-class Archive(Deposits, Statements, Listing, Browsing, Curation, Checks):
-    """Mint, deposit, version, resolve, list, assert and verify, over one :class:`Store`.
+class Archive(Deposits, Statements, Listing, Browsing, Curation, Checks, Closing):
+    """Mint, deposit, version, resolve, list, assert and verify, over one catalog (:class:`~pdi.archive.catalog.SQLStore`).
 
     The public face of the archive: its methods are those of its parts (see
     the module's docstring), each of which holds one concern; this class
@@ -163,11 +169,6 @@ class Archive(Deposits, Statements, Listing, Browsing, Curation, Checks):
         """Release the store's connections."""
         self.store.close()
 
-    def __enter__(self) -> Archive:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # --- moving ----------------------------------------------------------------------------------
     def export_bag(

@@ -1,6 +1,6 @@
 """What every part of :class:`~pdi.archive.Archive` stands on: the catalog, the clock, and who may read what.
 
-:class:`ArchiveBase` holds the :class:`~pdi.archive.store.Store`, the clock
+:class:`ArchiveBase` holds the catalog (:class:`~pdi.archive.catalog.SQLStore`), the clock
 and the writer's name, and asks :mod:`pdi.archive.access` — the one rule of
 what a reader may learn — on behalf of every read path: the guards that
 refuse a name (404 or 403), and what a list leaves out (:class:`Unlisted`).
@@ -30,12 +30,12 @@ from pdi.archive.access import (
 from pdi.archive.blobs.memo import FixityMemo
 from pdi.archive.naming import default_who, key_of, timestamp, utc_now
 from pdi.archive.results import Generic
-from pdi.archive.store import DocumentKey, RepresentationRecord, Store
+from pdi.archive.store import DocumentKey, RepresentationRecord
 from pdi.errors import AccessError, NotFoundError, WithdrawnError
 from pdi.identifier import PDI
 
 if TYPE_CHECKING:
-    from pdi.archive.catalog import SearchAccess
+    from pdi.archive.catalog import SearchAccess, SQLStore
 
 __all__ = ["ArchiveBase"]
 
@@ -45,7 +45,7 @@ class ArchiveBase:
 
     def __init__(
         self,
-        store: Store,
+        store: SQLStore,
         *,
         clock: Callable[[], datetime.datetime] = utc_now,
         who: str | None = None,

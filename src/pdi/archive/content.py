@@ -40,11 +40,15 @@ import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pdi import charsets, formats
 from pdi.archive.blobs import BlobInfo, Octets, pieces
-from pdi.archive.store import BlobObserver, NewRepresentation, Store
+from pdi.archive.store import BlobObserver, NewRepresentation
 from pdi.errors import IntegrityError, LimitError, ParseError, UnsupportedError
+
+if TYPE_CHECKING:
+    from pdi.archive.catalog import SQLStore
 
 __all__ = [
     "Content",
@@ -600,7 +604,7 @@ def _head(stream: Iterator[bytes], size: int) -> tuple[bytes, Iterator[bytes]]:
 
 def prepare(
     content: Content,
-    store: Store,
+    store: SQLStore,
     *,
     force: bool = False,
     progress: Callable[[int], None] | None = None,

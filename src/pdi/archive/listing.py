@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
+from typing import TypedDict, Unpack
 
 from pdi import formats
 from pdi.archive.base import ArchiveBase
@@ -41,6 +42,18 @@ def _list_key(pdi: PDI) -> ListKey:
         pdi.version, formats.canonical_token(pdi.format),
     )
 
+
+
+class ListFilters(TypedDict, total=False):
+    """What :meth:`Listing.ls` and :meth:`Listing.iter_ls` narrow a listing by, and where a page starts."""
+
+    series: str | None
+    year: int | None
+    month: int | None
+    day: int | None
+    limit: int | None
+    offset: int
+    after: PDI | str | None
 
 class Listing(ArchiveBase):
     """List names (``ls``), search the full text, and make its index again."""
@@ -117,18 +130,7 @@ class Listing(ArchiveBase):
         sources, passages, notes = self.store.rebuild_search_index(name, progress)
         return ReindexReport(sources, passages, tuple(notes))
 
-    def ls(
-        self,
-        pattern: PDI | str | None = None,
-        *,
-        series: str | None = None,
-        year: int | None = None,
-        month: int | None = None,
-        day: int | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-        after: PDI | str | None = None,
-    ) -> list[PDI]:
+    def ls(self, pattern: PDI | str | None = None, **filters: Unpack[ListFilters]) -> list[PDI]:
         """Versioned PDIs in date, then serial order: by pattern, series and/or date; paginated.
 
         A page is ``limit`` names, after the name ``after`` (a keyset
@@ -137,11 +139,10 @@ class Listing(ArchiveBase):
         them). A series (given, or named by the pattern) that is not
         registered is a :class:`~pdi.errors.NotFoundError`, not an empty
         list: a mistyped series name must not look like an empty series.
-        :meth:`iter_ls` yields the same names one at a time.
+        :meth:`iter_ls` yields the same names one at a time; the filters
+        (:class:`ListFilters`) are its keyword arguments.
         """
-        return list(self.iter_ls(
-            pattern, series=series, year=year, month=month, day=day, limit=limit, offset=offset, after=after
-        ))
+        return list(self.iter_ls(pattern, **filters))
 
     def iter_ls(
         self,

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, overload
 
+from pdi._closing import Closing
 from pdi.archive.blobs import ChunkedReader
 from pdi.archive.store import AssertionRecord, FixityCheck, RepresentationRecord
 from pdi.identifier import PDI
@@ -73,7 +74,7 @@ class Resolved:
 
 
 @dataclass(frozen=True)
-class Opened:
+class Opened(Closing):
     """A versioned name opened for reading: its record and a reader of its octets by verified chunks.
 
     ``reader.chunks(start, end)`` yields the octets (each chunk checked
@@ -92,11 +93,6 @@ class Opened:
     def close(self) -> None:
         self.reader.close()
 
-    def __enter__(self) -> Opened:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 @dataclass(frozen=True)

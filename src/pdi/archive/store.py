@@ -1,39 +1,36 @@
-"""The ``Store`` protocol: what the archive needs of its catalog, and the catalog's records.
+"""The catalog's records: what the archive and its catalog hand each other.
 
-A store is a catalog (series, documents, versions, representations,
-assertions, daily serial counters) holding a blob store (``blobs``: the
-bytes of every representation, :class:`pdi.archive.blobs.seam.BlobStore`); its
-blob methods ask the blob store, by the rules the catalog keeps for any.
-Every operation that changes something is one transaction: a deposit is
-either wholly in the store or not at all, and the daily serial a deposit
-takes is allocated inside the same transaction, so serials are gap-free and
-never reused even when several processes mint at once or one dies midway.
+The catalog itself is :mod:`pdi.archive.catalog` (series, documents,
+versions, representations, assertions, daily serial counters), holding a
+blob store (``blobs``: the bytes of every representation,
+:class:`pdi.archive.blobs.seam.BlobStore`); its blob methods ask the blob
+store, by the rules the catalog keeps for any. Every operation that changes
+something is one transaction: a deposit is either wholly in the store or not
+at all, and the daily serial a deposit takes is allocated inside the same
+transaction, so serials are gap-free and never reused even when several
+processes mint at once or one dies midway.
 
 Two catalogs: :mod:`pdi.archive.sqlite` (SQLite in WAL mode, with
 content-addressed blob files by default, the embedded default) and
 :mod:`pdi.archive.postgres` (PostgreSQL through psycopg 3, with its blobs in
-its own database by default). Both share the SQL in :mod:`pdi.archive.catalog`;
-either can hold an S3-compatible blob store instead
+its own database by default). Both are :class:`pdi.archive.catalog.SQLStore`
+with their dialect; either can hold an S3-compatible blob store instead
 (:mod:`pdi.archive.blobs.s3`), composed at opening
-(:mod:`pdi.archive.catalog.opening`). The protocol is what
-:class:`pdi.archive.Archive` relies on.
+(:mod:`pdi.archive.catalog.opening`). The values here are what
+:class:`pdi.archive.Archive` and the catalog pass between them.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
+from typing import Any
 
 # The blob seam's own types, named here too for the catalog's callers (re-exported).
 from pdi.archive.blobs.seam import BlobObserver as BlobObserver
 from pdi.archive.blobs.seam import BlobPin as BlobPin
 from pdi.archive.blobs.seam import BlobSource as BlobSource
-from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.blobs.seam import StagedBlob as StagedBlob
 from pdi.archive.blobs.seam import blob_octets as blob_octets
 
@@ -419,242 +416,3 @@ class SearchRow:
     marked: str
     each: tuple[str, ...]
     key: SearchKey
-
-
-class Store(Protocol):
-    """A catalog holding a blob store, with transactional deposits."""
-
-    location: str
-    blobs: BlobStore
-
-    def schema_version(self) -> int: ...
-
-    def close(self) -> None: ...
-
-    # series
-    def add_series(self, record: SeriesRecord) -> None: ...
-
-    def get_series(self, name: str) -> SeriesRecord | None: ...
-
-    def list_series(self) -> list[SeriesRecord]: ...
-
-    # deposits (each is one transaction). With ``skip_identical``, a deposit
-    # whose representations (format, SHA-256, charset: the same set) equal those
-    # of the document's latest version creates nothing and answers with that
-    # version, ``unchanged``; for ``mint`` this applies to an existing unique id,
-    # which is otherwise an ImmutabilityError.
-    def mint(
-        self,
-        series: str,
-        day: datetime.date,
-        unique_id: str | None,
-        representations: Sequence[NewRepresentation],
-        at: str,
-        *,
-        skip_identical: bool = False,
-        note: WriteNote | None = None,
-    ) -> DepositResult: ...
-
-    def mint_batch(
-        self,
-        series: str,
-        day: datetime.date,
-        entries: Sequence[tuple[str | None, Sequence[NewRepresentation]]],
-        at: str,
-        *,
-        note: WriteNote | None = None,
-    ) -> list[DepositResult]: ...
-
-    def new_version(
-        self,
-        key: DocumentKey,
-        representations: Sequence[NewRepresentation],
-        at: str,
-        *,
-        skip_identical: bool = False,
-        note: WriteNote | None = None,
-    ) -> DepositResult: ...
-
-    def add_formats(
-        self,
-        key: DocumentKey,
-        version: int,
-        representations: Sequence[NewRepresentation],
-        at: str,
-        *,
-        note: WriteNote | None = None,
-    ) -> DepositResult: ...
-
-    # withdrawal (tombstones)
-    def withdraw(
-        self, key: DocumentKey, version: int | None, reason: str, who: str, at: str,
-        *, subject: str, address: str | None = None, purge: bool = False,
-    ) -> tuple[WithdrawalRecord, list[str]]: ...
-
-    def delete_purged_blobs(self, sha256s: Sequence[str]) -> tuple[list[str], list[str]]: ...
-
-    def withdrawal(self, key: DocumentKey, version: int) -> WithdrawalRecord | None: ...
-
-    def iter_withdrawals(self) -> Iterator[WithdrawalRecord]: ...
-
-    def withdrawals_of(self, keys: Sequence[DocumentKey]) -> list[WithdrawalRecord]: ...
-
-    def withdrawals_generation(self) -> int: ...
-
-    # private series and embargoes (pdi.archive.access)
-    def set_series_access(self, name: str, access: str, who: str, at: str, *, address: str | None = None) -> None: ...
-
-    def set_embargo(
-        self, key: DocumentKey, version: int | None, until: str | None, who: str, at: str,
-        *, subject: str, address: str | None = None,
-    ) -> None: ...
-
-    def embargo(self, key: DocumentKey, version: int | None) -> str | None: ...
-
-    def embargoes_in_force(self, now: str) -> dict[DocumentKey, frozenset[int] | None]: ...
-
-    def iter_embargoes(self) -> Iterator[tuple[DocumentKey, int | None, str]]: ...
-
-    # tokens of the write API (pdi.archive.tokens)
-    def add_token(self, name: str, digest: str, role: str, series: Sequence[str], at: str, by: str) -> TokenRecord: ...
-
-    def list_tokens(self) -> list[TokenRecord]: ...
-
-    def token_by_digest(self, digest: str) -> TokenRecord | None: ...
-
-    def revoke_token(self, name: str, at: str, by: str) -> TokenRecord: ...
-
-    # representations: iterated several times (checks, staging, rows), never held
-    def import_all(
-        self,
-        series: Sequence[SeriesRecord],
-        representations: Iterable[tuple[RepresentationRecord, BlobSource]],
-        assertions: Iterable[tuple[DocumentKey, AssertionRecord]],
-        audit: Iterable[AuditRecord] = (),
-        withdrawals: Iterable[WithdrawalRecord] = (),
-        embargoes: Sequence[tuple[DocumentKey, int | None, str]] = (),
-        *,
-        new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
-    ) -> int: ...
-
-    # reading
-    def document_exists(self, key: DocumentKey) -> bool: ...
-
-    def versions(self, key: DocumentKey) -> list[int]: ...
-
-    def representations(
-        self, key: DocumentKey, version: int | None = None
-    ) -> list[RepresentationRecord]: ...
-
-    # Listing order (ListKey), read page by page from an index: memory stays
-    # one page however many names there are.
-    def iter_representations(self, query: ListQuery | None = None) -> Iterator[RepresentationRecord]: ...
-
-    def count_blobs_used(self, series: Sequence[str] | None = None) -> int: ...
-
-    # By SHA-256, page by page; only those of names in ``series`` when given.
-    def iter_blob_uses(self, series: Sequence[str] | None = None) -> Iterator[BlobUse]: ...
-
-    def blob_representations(self, sha256: str) -> list[RepresentationRecord]: ...
-
-    # A consistent view for several walks in a row (an export), in one read transaction.
-    def snapshot(self) -> AbstractContextManager[None]: ...
-
-    def stage_blob(self, source: Octets, observe: BlobObserver | None = None) -> StagedBlob:
-        """Write a blob from a stream before any catalog transaction, hashing it as it comes.
-
-        ``observe`` sees every piece, and its ``finish`` runs before the blob is
-        put in place: an exception from either leaves nothing behind.
-        """
-        ...
-
-    def blob_info(self, sha256: str) -> BlobInfo | None: ...
-
-    def fragment_index(self, sha256: str, media_type: str, charset: str | None) -> bytes | None: ...
-
-    def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None:
-        """A reader of the blob by verified chunks, or ``None`` when it is missing; ``name`` is named in errors."""
-        ...
-
-    def read_blob(self, sha256: str) -> bytes | None: ...
-
-    def blob_names(self) -> set[str]: ...
-
-    # Sorted, without holding them all.
-    def iter_blob_names(self) -> Iterator[str]: ...
-
-    def catalog_problems(self, limit: int = 1000) -> list[CatalogProblem]: ...
-
-    def audit_log(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]: ...
-
-    def remove_unreferenced(self, older_than: float) -> list[str]: ...
-
-    # the full-text index (pdi.archive.search)
-    def search(
-        self, phrases: Sequence[Sequence[str]], *, series: str | None = None, limit: int = 20,
-        after: SearchKey | None = None, access: Any = None,
-    ) -> list[SearchRow]: ...
-
-    def rebuild_search_index(
-        self, series: str | None = None, progress: Callable[[int, int], None] | None = None
-    ) -> tuple[int, int, list[tuple[str, str]]]: ...
-
-    # assertions
-    def add_assertion(
-        self, key: DocumentKey, subject: str, name: str, value: str, who: str, at: str,
-        *, address: str | None = None, audited: bool = False,
-    ) -> AssertionRecord: ...
-
-    def assertions(self, subject: str | None = None) -> list[AssertionRecord]: ...
-
-    def iter_assertions(self) -> Iterator[AssertionRecord]: ...
-
-    # web annotations (pdi.archive.kept_annotations)
-    def add_annotation(
-        self, slug: str | None, fallback: str, data: str, targets: Sequence[tuple[DocumentKey, int | None]],
-        who: str, at: str, *, address: str | None = None,
-    ) -> AnnotationRecord: ...
-
-    def annotation(self, slug: str) -> AnnotationRecord | None: ...
-
-    def replace_annotation(
-        self, slug: str, revision: int, data: str, targets: Sequence[tuple[DocumentKey, int | None]],
-        who: str, at: str, *, address: str | None = None,
-    ) -> AnnotationRecord | None: ...
-
-    def delete_annotation(
-        self, slug: str, revision: int, who: str, at: str, *, address: str | None = None
-    ) -> bool: ...
-
-    def annotation_page(self, access: Any, offset: int, limit: int) -> tuple[int, list[AnnotationRecord]]: ...
-
-    # the reader's pages (pdi.archive.catalog.browse): each reads an index, a page at a time
-    def series_counts(self) -> list[SeriesCount]: ...
-
-    def day_last_deposits(self, series: str) -> dict[datetime.date, str]: ...
-
-    def day_counts(
-        self, series: str, first: datetime.date | None = None, last: datetime.date | None = None
-    ) -> list[DayCount]: ...
-
-    def day_documents(
-        self, series: str, day: datetime.date, after: str | None, limit: int
-    ) -> list[RepresentationRecord]: ...
-
-    def unique_id_documents(
-        self, unique_id: str, after: tuple[datetime.date, str] | None, limit: int,
-        *, before: tuple[datetime.date, str] | None = None,
-    ) -> list[RepresentationRecord]: ...
-
-    def document_assertions(self, key: DocumentKey) -> list[AssertionRecord]: ...
-
-    def document_stamps(self, after: int, series: str | None, limit: int) -> list[DocumentStamp]: ...
-
-    def document_stamp(self, key: DocumentKey) -> DocumentStamp | None: ...
-
-    def statements_about(self, subjects: Sequence[str], key: str) -> list[AssertionRecord]: ...
-
-    # fixity checks: appended by verify a page of blobs at a time, the latest of each read back
-    def record_fixity_checks(self, checks: Sequence[FixityCheck]) -> None: ...
-
-    def last_fixity_checks(self, sha256s: Sequence[str]) -> dict[str, FixityCheck]: ...

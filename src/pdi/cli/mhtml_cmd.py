@@ -25,21 +25,23 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 def reading_limits(f: _F) -> _F:
     """The options bounding what reading a file may cost: ``max_seconds`` (0: no time
     limit) and ``max_references``; :func:`parse_limits` turns them into :class:`Limits`."""
-    f = click.option(
-        "--max-references",
-        type=click.IntRange(min=0),
-        default=MAX_REFERENCES,
-        show_default=True,
-        help="Refuse files with more references in their HTML and CSS (exit 7).",
-    )(f)
-    f = click.option(
-        "--max-seconds",
-        type=click.FloatRange(min=0),
-        default=MAX_READ_SECONDS,
-        show_default=True,
-        help="Give up (exit 7) when reading or resolving the references of one part takes longer (0: no limit).",
-    )(f)
+    options: tuple[tuple[str, click.ParamType[Any], float, str], ...] = (
+        ("--max-references", click.IntRange(min=0), MAX_REFERENCES,
+         "Refuse files with more references in their HTML and CSS (exit 7)."),
+        ("--max-seconds", click.FloatRange(min=0), MAX_READ_SECONDS,
+         "Give up (exit 7) when reading or resolving the references of one part takes longer (0: no limit)."),
+    )
+    for name, kind, default, text in options:
+        f = click.option(name, type=kind, default=default, show_default=True, help=text)(f)
     return f
+
+
+def reading_one_file(f: _F) -> _F:
+    """``--base``, ``--max-part-mb`` and the :func:`reading_limits` options: how `pdi mhtml ls` and `check` read."""
+    f = reading_limits(f)
+    f = click.option("--max-part-mb", type=float, default=200.0, show_default=True,
+                     help="Refuse any part larger than this (exit 7).")(f)
+    return click.option("--base", default=None, help="The URI the file was retrieved from (RFC 2557 §5 (d)).")(f)
 
 
 def parse_limits(max_seconds: float, max_references: int, **sizes: int) -> Limits:
@@ -167,9 +169,7 @@ def _write(chunks: Iterable[str]) -> None:
 @mhtml.command("ls")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: every part with its references.")
-@click.option("--base", default=None, help="The URI the file was retrieved from (RFC 2557 §5 (d)).")
-@click.option("--max-part-mb", type=float, default=200.0, show_default=True, help="Refuse any part larger than this (exit 7).")
-@reading_limits
+@reading_one_file
 def ls_command(
     file: str, as_json: bool, base: str | None, max_part_mb: float, max_seconds: float, max_references: int
 ) -> None:
@@ -227,9 +227,7 @@ def ls_command(
 @mhtml.command("check")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--strict", is_flag=True, help="Fail on warnings too (unreferenced parts, unsatisfied references).")
-@click.option("--base", default=None, help="The URI the file was retrieved from (RFC 2557 §5 (d)).")
-@click.option("--max-part-mb", type=float, default=200.0, show_default=True, help="Refuse any part larger than this (exit 7).")
-@reading_limits
+@reading_one_file
 def check_command(
     file: str, strict: bool, base: str | None, max_part_mb: float, max_seconds: float, max_references: int
 ) -> None:

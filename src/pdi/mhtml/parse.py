@@ -74,7 +74,7 @@ import time
 from dataclasses import dataclass, field
 from email.message import Message
 from email.policy import compat32
-from typing import BinaryIO
+from typing import BinaryIO, TypedDict
 
 from pdi._wording import plural
 from pdi.errors import LimitError, ParseError, PDIError
@@ -353,18 +353,11 @@ class _Ctx:
             raise LimitError(f"more than {self.limits.max_parts} body parts")
         part = Part(
             index=len(self.parts),
-            headers=info.headers,
-            content_type=info.content_type,
-            params=info.params,
+            **_heading(info, location, own_base, scope),
             charset=info.charset,
-            content_location=info.content_location,
-            location=location,
-            content_id=info.content_id,
             transfer_encoding=info.transfer_encoding,
             data=data,
             offset=start_abs,
-            outer_base=own_base,
-            scope=scope,
             warnings=tuple(info.warnings),
             limits=self.limits,
         )
@@ -522,16 +515,9 @@ class _Ctx:
         root = _root_of(chosen) if chosen is not None else None
         return Multipart(
             id=my_id,
-            headers=info.headers,
-            content_type=info.content_type,
-            params=info.params,
+            **_heading(info, location, own_base, scope),
             boundary=boundary,
-            content_location=info.content_location,
-            location=location,
-            content_id=info.content_id,
             offset=info.offset,
-            outer_base=own_base,
-            scope=scope,
             children=tuple(children),
             root=root,
             start=start,
@@ -662,6 +648,27 @@ def _root_of(node: Part | Multipart) -> Part | None:
 _ABSOLUTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:[^\s]*$")
 _COMMENT_END = re.compile(r"\s*\((?:[^()\\]|\\.)*\)\s*$")
 _COMMENT_START = re.compile(r"^\s*\((?:[^()\\]|\\.)*\)\s*")
+
+
+class _Heading(TypedDict):
+    """What a part and a multipart take alike from their header block and where it stands."""
+
+    headers: Headers
+    content_type: str
+    params: tuple[tuple[str, str], ...]
+    content_location: str | None
+    location: str | None
+    content_id: str | None
+    outer_base: str
+    scope: tuple[int, ...]
+
+
+def _heading(info: _HeaderInfo, location: str | None, outer_base: str, scope: tuple[int, ...]) -> _Heading:
+    return _Heading(
+        headers=info.headers, content_type=info.content_type, params=info.params,
+        content_location=info.content_location, location=location, content_id=info.content_id,
+        outer_base=outer_base, scope=scope,
+    )
 
 
 class _HeaderInfo:

@@ -37,6 +37,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
+from pdi._closing import Closing
 from pdi.archive.blobs.memo import FixityMemo, Identity, identity
 from pdi.errors import IntegrityError
 
@@ -177,7 +178,7 @@ class Audit:
     damaged: tuple[int, ...]
 
 
-class ChunkedReader:
+class ChunkedReader(Closing):
     """A stored blob, read by verified chunks, over a function that reads raw octets ``[offset, offset + length)``.
 
     ``path`` is a local file holding exactly the blob's octets (so it can be
@@ -318,11 +319,6 @@ class ChunkedReader:
             self._close()
             self._close = None
 
-    def __enter__(self) -> ChunkedReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class FileReader(ChunkedReader):

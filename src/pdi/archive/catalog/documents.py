@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, TypeVar
 
 from pdi.archive.blobs.seam import StagedBlob
 from pdi.archive.catalog.base import (
@@ -30,6 +30,8 @@ from pdi.archive.store import (
     WriteNote,
 )
 from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
+
+_C = TypeVar("_C")  # what a deposit's check hands on to the write that follows it
 
 
 class DocumentsPart(CatalogBase):
@@ -199,19 +201,11 @@ class DocumentsPart(CatalogBase):
             raise StoreError("a deposit needs at least one format")
         given = None if unique_id is None else DocumentKey(series, day, unique_id)
         same = representations if skip_identical else None
-        with self._read():
-            found = self._answered(note) or self._check_mint(series, given, same)
-        if found is not None:
-            return found
-        with self._stage(representations) as pins, self._write():
-            self._secure(pins)
-            if (found := self._answered(note, lock=True)) is not None:
-                return found
-            found = self._check_mint(series, given, same)
-            if found is not None:
-                return self._noted(note, found, at)
-            key = self._new_document(series, day, unique_id, representations, at, note)
-            return self._noted(note, DepositResult(key, 1), at)
+        return self._two_passes(
+            note, at, representations,
+            lambda lock: (self._check_mint(series, given, same), None),
+            lambda _: DepositResult(self._new_document(series, day, unique_id, representations, at, note), 1),
+        )
 
     def _new_document(
         self, series: str, day: datetime.date, unique_id: str | None,
@@ -242,22 +236,13 @@ class DocumentsPart(CatalogBase):
     ) -> DepositResult:
         if not representations:
             raise StoreError("a version needs at least one format")
-        with self._read():
-            if (found := self._answered(note)) is not None:
-                return found
-            doc = self._check_document(key)
+
+        def check(lock: bool) -> tuple[DepositResult | None, int]:
+            doc = self._check_document(key, lock=lock)
             latest = self._latest_if_identical(doc, representations) if skip_identical else None
-        if latest is not None:
-            return DepositResult(key, latest, unchanged=True)
-        with self._stage(representations) as pins, self._write():
-            self._secure(pins)
-            if (found := self._answered(note, lock=True)) is not None:
-                return found
-            doc = self._check_document(key, lock=True)
-            if skip_identical:
-                latest = self._latest_if_identical(doc, representations)
-                if latest is not None:
-                    return self._noted(note, DepositResult(key, latest, unchanged=True), at)
+            return (None if latest is None else DepositResult(key, latest, unchanged=True)), doc
+
+        def make(doc: int) -> DepositResult:
             rows = self._query("SELECT MAX(version) FROM versions WHERE document = ?", (doc,))
             version = int(rows[0][0]) + 1
             self._query(
@@ -265,7 +250,9 @@ class DocumentsPart(CatalogBase):
                 (doc, version, at, note.embargo_until if note else None),
             )
             self._insert_reps(doc, version, representations, at)
-            return self._noted(note, DepositResult(key, version), at)
+            return DepositResult(key, version)
+
+        return self._two_passes(note, at, representations, check, make)
 
     def _check_formats(
         self,
@@ -302,17 +289,45 @@ class DocumentsPart(CatalogBase):
         *,
         note: WriteNote | None = None,
     ) -> DepositResult:
+        def check(lock: bool) -> tuple[None, tuple[int, list[NewRepresentation]]]:
+            return None, self._check_formats(key, version, representations, lock=lock)
+
+        def make(checked: tuple[int, list[NewRepresentation]]) -> DepositResult:
+            self._insert_reps(checked[0], version, checked[1], at)
+            return DepositResult(key, version)
+
+        return self._two_passes(note, at, lambda checked: checked[1], check, make)
+
+    def _two_passes(
+        self,
+        note: WriteNote | None,
+        at: str,
+        staged: Sequence[NewRepresentation] | Callable[[_C], Sequence[NewRepresentation]],
+        check: Callable[[bool], tuple[DepositResult | None, _C]],
+        make: Callable[[_C], DepositResult],
+    ) -> DepositResult:
+        """One deposit, checked twice: first in a read transaction, then again with the catalog held for writing.
+
+        An earlier answer to the write's Idempotency-Key, or one that ``check``
+        finds (``check(lock)``: an answer, or ``None`` and what ``make``
+        needs), is the answer, and nothing is staged. Otherwise the blobs
+        (``staged``: the formats, or what picks them from the first check) are
+        staged outside any transaction, and ``make`` writes the rows only if
+        the second check, under the write lock, still finds nothing; the
+        answer is recorded under the Idempotency-Key in the same transaction.
+        """
         with self._read():
             if (found := self._answered(note)) is not None:
                 return found
-            _, new = self._check_formats(key, version, representations)
-        with self._stage(new) as pins, self._write():
+            found, checked = check(False)
+        if found is not None:
+            return found
+        with self._stage(staged(checked) if callable(staged) else staged) as pins, self._write():
             self._secure(pins)
             if (found := self._answered(note, lock=True)) is not None:
                 return found
-            doc, new = self._check_formats(key, version, representations, lock=True)
-            self._insert_reps(doc, version, new, at)
-            return self._noted(note, DepositResult(key, version), at)
+            found, checked = check(True)
+            return self._noted(note, found if found is not None else make(checked), at)
 
     def _answered(self, note: WriteNote | None, *, lock: bool = False) -> DepositResult | None:
         """The first answer to this write's Idempotency-Key, if there was one; a different request under it is refused."""

@@ -47,6 +47,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pdi.archive import Archive
 from pdi.archive.access import ANONYMOUS, Reader, current_reader
+from pdi.server.http.middleware import HTTPMiddleware
 from pdi.server.http.problems import problem
 
 #: The cookie that holds a signed-in person's token (``HttpOnly``: no script, archived or not, reads it).
@@ -90,7 +91,7 @@ def clear_cookie(secure: bool) -> str:
     return f"{COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict" + ("; Secure" if secure else "")
 
 
-class Readers:
+class Readers(HTTPMiddleware):
     """ASGI middleware: the reader of each HTTP request, anonymous or the token it presents.
 
     ``cookies``: whether a read may present its token in the :data:`COOKIE` cookie (the resolver's
@@ -103,16 +104,13 @@ class Readers:
         self, app: ASGIApp, archive: Archive, *, cookies: bool = False, base_url: str | None = None,
         expired_page: Callable[[str], Response] | None = None,
     ) -> None:
-        self.app = app
+        super().__init__(app)
         self.archive = archive
         self.cookies = cookies
         self.base_url = base_url
         self.expired_page = expired_page
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         header = next((v for k, v in scope["headers"] if k == b"authorization"), None)
         reader = ANONYMOUS
         cookie = None

@@ -46,6 +46,7 @@ import anyio
 import anyio.to_thread
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pdi.server.http.middleware import HTTPMiddleware
 from pdi.server.http.problems import Busy, problem
 
 if TYPE_CHECKING:
@@ -110,19 +111,16 @@ class ArchiveHandlers:
         self.work = work
 
 
-class BodyDeadline:
+class BodyDeadline(HTTPMiddleware):
     """ASGI middleware: a request's body is cut off when it takes longer than ``seconds`` plus one second for
     every ``rate`` octets received; the answer is then ``408`` (see the module's docstring)."""
 
     def __init__(self, app: ASGIApp, seconds: float = DEFAULT_BODY_SECONDS, rate: int = DEFAULT_BODY_RATE) -> None:
-        self.app = app
+        super().__init__(app)
         self.seconds = seconds
         self.rate = rate
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         waited = 0.0  # seconds spent waiting for the client's octets
         received = 0
         whole = False  # the body has come to its end: no deadline any more

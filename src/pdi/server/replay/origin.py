@@ -66,6 +66,7 @@ from pdi.errors import AccessError, LimitError, NotFoundError, UnsupportedError
 from pdi.identifier import PDI
 from pdi.mhtml import Aggregate
 from pdi.mhtml.unpack import PlannedFile, plan
+from pdi.server.http.middleware import HTTPMiddleware
 from pdi.server.http.problems import HANDLERS, Options
 from pdi.server.http.readers import PRIVATE, Readers
 from pdi.server.process.limits import WorkLimits
@@ -231,7 +232,7 @@ def framed_by_the_resolver(dest: str | None, site: str | None, resolver_host: st
     return site in ("same-origin", "same-site", "cross-site")
 
 
-class _Guarded:
+class _Guarded(HTTPMiddleware):
     """ASGI middleware: the replay origin's headers on every answer, and no ``Set-Cookie`` ever.
 
     The resolver's origin (who may frame the pages) is ``resolver_origin``,
@@ -246,7 +247,7 @@ class _Guarded:
     def __init__(
         self, app: ASGIApp, resolver_origin: str | None, resolver_port: int | None, *, scripts: bool
     ) -> None:
-        self.app = app
+        super().__init__(app)
         self.resolver_origin = resolver_origin
         self.resolver_port = resolver_port
         self.scripts = scripts
@@ -273,10 +274,7 @@ class _Guarded:
         return security_headers(origin, scripts=self.scripts and framed and root, select=select,
                                 framed_anywhere=self.scripts and found is not None and not root)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = self._headers(scope)
         names = {key for key, _ in headers}
 
