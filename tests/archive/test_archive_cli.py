@@ -10,6 +10,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 import wave
 from pathlib import Path
 
@@ -295,6 +296,22 @@ def test_unreachable_postgres_is_a_storage_error(pg_cluster: TemporaryCluster) -
     assert result.stderr.startswith("pdi: storage error: cannot connect to postgresql://")
     assert result.stderr.count("\n") == 1
     assert run(url, "ls", code=8)
+
+
+def test_a_database_that_does_not_exist_is_said_at_once_not_after_the_pools_wait(
+    pg_cluster: TemporaryCluster,
+) -> None:
+    # The server answers, and says no: nothing to wait for. The pool alone would retry for its
+    # whole wait (POOL_WAIT_SECONDS) before giving up; a person who mistyped a name should not wait.
+    from pdi.archive.postgres import POOL_WAIT_SECONDS
+
+    url = pg_cluster.url("no_such_database")
+    started = time.monotonic()
+    result = CliRunner().invoke(cli, ["ls", "--archive", url])
+    waited = time.monotonic() - started
+    assert result.exit_code == 8
+    assert 'database "no_such_database" does not exist' in result.output + result.stderr
+    assert waited < POOL_WAIT_SECONDS / 3
 
 
 def test_readme_archive_commands_parse() -> None:

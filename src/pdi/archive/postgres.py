@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
+import psycopg.conninfo
 import psycopg.errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -39,6 +40,18 @@ POOL_WAIT_SECONDS = 30.0
 
 # The removal lock: an advisory lock between what deletes blobs (exclusive) and deposits naming them (shared).
 _REMOVAL_LOCK = 0x0B10B6
+
+
+def _connect_once(url: str, wait: float) -> None:
+    """One connection, made and closed: a server that refuses, a database that does not exist or a refused
+    password is said at once (psycopg.Error), not after the pool has tried again for ``wait`` seconds.
+
+    A server that does not answer at all is given ``wait`` seconds (libpq's ``connect_timeout``, unless
+    the URL sets its own).
+    """
+    if "connect_timeout" not in psycopg.conninfo.conninfo_to_dict(url):
+        url = psycopg.conninfo.make_conninfo(url, connect_timeout=max(1, round(wait)))
+    psycopg.connect(url, autocommit=True).close()
 
 
 def is_postgres_url(location: str) -> bool:
@@ -96,6 +109,7 @@ class PostgresStore(SQLStore):
             kwargs={"autocommit": True, "prepare_threshold": None}, name="pdi-catalog",
         )
         try:
+            _connect_once(url, wait)
             self._pool.open(wait=True, timeout=wait)
         except (psycopg.Error, PoolTimeout) as exc:
             self._pool.close()
