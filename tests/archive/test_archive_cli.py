@@ -243,6 +243,7 @@ def test_help_texts() -> None:
             assert "--archive DIR|URL" in result.output, command
 
 
+@pytest.mark.slow  # the whole demo as a user runs it: a minute; out of scripts/test --quick
 def test_scripts_demo_runs_the_main_job(tmp_path: Path) -> None:
     # The README's first command, on the checkout under test (no set-up: the pdi on
     # PATH runs this tree's src), stopping before it serves.

@@ -55,6 +55,7 @@ def _start(script: str, *args: str) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow  # a remover and depositors racing for a minute; out of scripts/test --quick
 def test_remover_beside_depositors_loses_no_acknowledged_deposit(tmp_path: Path) -> None:
     location = str(tmp_path / "archive")
     with Archive.init(location) as archive:

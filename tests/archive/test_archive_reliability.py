@@ -110,6 +110,7 @@ def _check_all_or_nothing(archive: Archive, completed: set[int]) -> int:
     return len(serials)
 
 
+@pytest.mark.slow  # SIGKILL under load, a minute and more; out of scripts/test --quick
 def test_sigkill_during_deposits_leaves_whole_deposits_only(location: str) -> None:
     with Archive.init(location) as archive:
         archive.add_series(S)

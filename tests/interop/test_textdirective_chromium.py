@@ -233,6 +233,7 @@ PAINT = """(() => {
 })()"""
 
 
+@pytest.mark.slow  # a minute of Chromium: started first in a parallel run
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_pdi_names_what_chromium_highlights(chromium: Pipe, server: str, case: int) -> None:
     page, fragments = CASES[case]

@@ -61,6 +61,7 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     return location, picture, text
 
 
+@pytest.mark.slow  # half a minute of load: started first in a parallel run
 def test_expensive_requests_do_not_starve_cheap_ones(archive: tuple[Path, str, str]) -> None:
     location, picture, _ = archive
     # A queue deadline no busy machine reaches: this test is about the cheap request's turn;

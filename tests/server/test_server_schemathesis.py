@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 from server_helpers import (
     CAPTURED_URL,
     CAPTURES_URL,
@@ -98,6 +99,7 @@ def _archive(location: Path) -> tuple[dict[str, list[str]], str]:
     return values, token
 
 
+@pytest.mark.slow  # half a minute of generated requests: started first in a parallel run
 def test_schemathesis_finds_no_answer_outside_the_description(tmp_path: Path) -> None:
     values, token = _archive(tmp_path / "archive")
     with serving(tmp_path / "archive") as (_, port):
