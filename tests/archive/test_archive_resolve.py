@@ -11,7 +11,8 @@ import pytest
 from archive_helpers import GIF, PNG, Clock, snapshot
 
 from pdi.archive import Archive, Content
-from pdi.archive.postgres import PostgresStore, is_postgres_url
+from pdi.archive.catalog.opening import is_postgres_url
+from pdi.archive.postgres import PostgresStore
 from pdi.archive.sqlite import SQLiteStore
 from pdi.archive.store import SCHEMA_VERSION
 from pdi.errors import (

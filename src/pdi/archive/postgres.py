@@ -54,11 +54,6 @@ def _connect_once(url: str, wait: float) -> None:
     psycopg.connect(url, autocommit=True).close()
 
 
-def is_postgres_url(location: str) -> bool:
-    """Whether a location names a PostgreSQL database rather than a directory."""
-    return location.startswith(("postgresql://", "postgres://"))
-
-
 def _redact(url: str) -> str:
     # Never print a password written into the URL: in its userinfo, or as
     # libpq's password= query parameter.

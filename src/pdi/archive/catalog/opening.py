@@ -5,16 +5,25 @@ choice is recorded in the catalog (``blob_store``): no record means the
 catalog's own blobs (files beside a SQLite catalog, rows in a PostgreSQL
 catalog's database); ``s3://bucket/prefix`` an S3-compatible store, under
 either catalog, through the same code.
+
+Each catalog and blob store is imported when a location needs it: a command
+on a SQLite archive with its own files loads neither psycopg nor boto3.
 """
 
 from __future__ import annotations
 
-from pdi.archive.blobs.s3 import S3Blobs, S3Location, S3Store
-from pdi.archive.blobs.seam import BlobStore
-from pdi.archive.catalog import SQLStore
-from pdi.archive.postgres import is_postgres_url, open_postgres
-from pdi.archive.sqlite import open_sqlite
+from typing import TYPE_CHECKING
+
 from pdi.errors import StoreError
+
+if TYPE_CHECKING:
+    from pdi.archive.blobs.seam import BlobStore
+    from pdi.archive.catalog import SQLStore
+
+
+def is_postgres_url(location: str) -> bool:
+    """Whether a location names a PostgreSQL database rather than a directory."""
+    return location.startswith(("postgresql://", "postgres://"))
 
 
 def open_store(location: str, *, create: bool, blobs: str | None = None, connections: int = 0) -> SQLStore:
@@ -22,8 +31,14 @@ def open_store(location: str, *, create: bool, blobs: str | None = None, connect
 
     ``connections`` sizes a PostgreSQL catalog's pool (0: the default).
     """
-    catalog = (open_postgres(location, create=create, connections=connections) if is_postgres_url(location)
-               else open_sqlite(location, create=create))
+    if is_postgres_url(location):
+        from pdi.archive.postgres import open_postgres
+
+        catalog: SQLStore = open_postgres(location, create=create, connections=connections)
+    else:
+        from pdi.archive.sqlite import open_sqlite
+
+        catalog = open_sqlite(location, create=create)
     try:
         recorded = catalog.blob_store_url()
         if blobs is not None:
@@ -38,11 +53,15 @@ def open_store(location: str, *, create: bool, blobs: str | None = None, connect
 
 def _blob_store(url: str) -> BlobStore:
     """The blob store a catalog records."""
+    from pdi.archive.blobs.s3 import S3Store
+
     return S3Store.at(url)
 
 
 def _choose_blob_store(catalog: SQLStore, recorded: str | None, blobs: str) -> str:
     """At ``pdi init --blobs``: the blob store to record (checked to answer), or the one recorded already."""
+    from pdi.archive.blobs.s3 import S3Blobs, S3Location
+
     wanted = str(S3Location.parse(blobs))
     if recorded is not None:
         if recorded != wanted:
