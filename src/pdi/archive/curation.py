@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
-from pdi.archive import tokens
+import pdi.archive.tokens as tokens
 from pdi.archive.access import check_access, parse_until
 from pdi.archive.base import ArchiveBase
 from pdi.archive.naming import MAX_ASSERTION_VALUE, canonical_series, key_of, parse_pdi, timestamp

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 
-from pdi.archive import kept_annotations as anno
+import pdi.archive.kept_annotations as anno
 from pdi.archive.access import current_reader
 from pdi.archive.naming import MAX_ASSERTION_VALUE, STATEMENT_KEY, key_of, parse_pdi, timestamp
 from pdi.archive.reading import Reading

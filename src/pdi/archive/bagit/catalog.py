@@ -205,7 +205,7 @@ def _check_as_deposited(record: RepresentationRecord, pdi: str, now: datetime.da
     pdi records; the size is within the deposit limit.
     """
     from pdi import formats
-    from pdi.archive import is_text_format
+    from pdi.archive.content import is_text_format
     from pdi.archive.fixity import LINE_ENDINGS
 
     created = _moment(record.created_at, f"{pdi} created_at")

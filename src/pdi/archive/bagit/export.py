@@ -15,7 +15,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from pdi._wording import plural
 from pdi.archive.bagit.catalog import EXPORT_FORMAT, EXPORT_VERSION
@@ -24,7 +24,21 @@ from pdi.archive.store import ListQuery, SeriesRecord
 from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
 
 if TYPE_CHECKING:
-    from pdi.archive import Archive
+    from pdi.archive.catalog import SQLStore
+
+
+class Exporting(Protocol):
+    """What an export reads of the archive (an :class:`~pdi.archive.Archive` is one): its catalog and where it is.
+
+    Named here, not imported, so that the archive's own ``export_bag`` and
+    this module do not import each other.
+    """
+
+    @property
+    def store(self) -> SQLStore: ...
+
+    @property
+    def location(self) -> str: ...
 
 
 def _in_selection(name: str, series: str | None) -> bool:
@@ -40,7 +54,7 @@ def _hash_file(path: Path) -> str:
 
 
 def export_bag(
-    archive: Archive,
+    archive: Exporting,
     directory: Path,
     *,
     series: str | None = None,
@@ -119,7 +133,7 @@ def export_bag(
     return count
 
 
-def _copy_blob(archive: Archive, sha256: str, path: Path) -> int:
+def _copy_blob(archive: Exporting, sha256: str, path: Path) -> int:
     """Write the blob ``sha256`` to ``path`` a verified chunk at a time, checking its SHA-256; its size."""
     reader = archive.store.open_blob(sha256, name=f"blob {sha256}")
     if reader is None:
@@ -152,7 +166,7 @@ class _HashingWriter:
 
 
 def _write_catalog(
-    archive: Archive, path: Path, series: list[SeriesRecord], selected: list[str] | None
+    archive: Exporting, path: Path, series: list[SeriesRecord], selected: list[str] | None
 ) -> tuple[str, int, int]:
     """Write ``catalog.json`` as the catalog is read; its SHA-256, its size and how many representations it lists.
 

@@ -8,12 +8,13 @@ bag-info.txt's labels as statements on each.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import mimetypes
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pdi._wording import plural
 from pdi.archive.bagit.catalog import EXPORT_FORMAT, read_export
@@ -37,11 +38,35 @@ from pdi.errors import (
 from pdi.identifier import PDI
 
 if TYPE_CHECKING:
-    from pdi.archive import Archive
+    from pdi.archive.catalog import SQLStore
+    from pdi.archive.content import Content
+    from pdi.archive.results import Deposit
+    from pdi.archive.store import AssertionRecord
+
+
+class Importing(Protocol):
+    """What an import needs of the archive (an :class:`~pdi.archive.Archive` is one).
+
+    Its catalog, clock and depositor, and, for a bag another tool made, its
+    batch deposit and statements. Named here, not imported, so that the
+    archive's own ``import_bag`` and this module do not import each other.
+    """
+
+    @property
+    def store(self) -> SQLStore: ...
+
+    @property
+    def who(self) -> str: ...
+
+    def now(self) -> datetime.datetime: ...
+
+    def deposit_batch(self, series: str, items: Sequence[tuple[Sequence[Content], str | None]]) -> list[Deposit]: ...
+
+    def annotate(self, pdi: PDI | str, key: str, value: str) -> AssertionRecord: ...
 
 
 def import_bag(
-    archive: Archive,
+    archive: Importing,
     bag: Path,
     *,
     progress: Callable[[int, int], None] | None = None,
@@ -168,7 +193,7 @@ def _statement_key(label: str) -> str:
 
 
 def import_payload(
-    archive: Archive,
+    archive: Importing,
     bag: Path,
     info: BagInfo,
     series: str,

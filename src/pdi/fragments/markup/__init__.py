@@ -65,53 +65,34 @@ ends before the first begins is a :class:`~pdi.errors.ParseError`. SGML
 
 from __future__ import annotations
 
-import codecs
 import dataclasses
 import functools
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from pdi import charsets
-from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
+from pdi.errors import NotFoundError, ParseError, UnsupportedError
+from pdi.fragments.markup.element import Element
+from pdi.fragments.markup.reading import (
+    MAX_PARSE_SECONDS,
+    document_charset,
+    html_elements,
+    markup_kind,
+    xml_elements,
+)
 from pdi.fragments.results import FragmentResult
 
 if TYPE_CHECKING:
     from pdi.fragments.text.index import Buffer
 
-#: How long parsing one HTML document may take (seconds).
-MAX_PARSE_SECONDS: Final = 30.0
-_XML_DECLARATION: Final = re.compile(rb"""<\?xml\s[^>]*?encoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']""")
-
-
-@dataclass(frozen=True)
-class Element:
-    """One start tag of the source and the element it opens: code points ``[start, end)`` of the CRLF-canonical text."""
-
-    number: int
-    name: str
-    start: int
-    end: int
-    attributes: dict[str, str]
-
-
-def markup_kind(media_type: str) -> str | None:
-    """``"html"``, ``"xhtml"``, ``"xml"``, ``"sgml"`` or ``None`` for a media type (parameters ignored).
-
-    The families are :func:`pdi.formats.media_family`'s; XHTML
-    (``application/xhtml+xml``) is HTML's vocabulary in XML syntax: it is
-    read as XML, and ``name`` applies to it as to HTML.
-    """
-    from pdi import formats
-
-    mtype = media_type.split(";")[0].strip().lower()
-    family = formats.media_family(mtype)
-    if family == "html":
-        return "html" if mtype == "text/html" else "xhtml"
-    if family == "xml":
-        return "sgml" if mtype.endswith("/sgml") else "xml"
-    return None
+__all__ = [
+    "MAX_PARSE_SECONDS",
+    "Element",
+    "document_charset",
+    "evaluate_markup",
+    "html_elements",
+    "markup_kind",
+    "xml_elements",
+]
 
 
 def evaluate_markup(
@@ -217,141 +198,3 @@ def _named(elements: Sequence[Element], name: str) -> Element:
         if element.attributes.get("name") == name or element.attributes.get("id") == name:
             return element
     raise NotFoundError(f"no element has the name or id {name!r}")
-
-
-# --- charsets ---------------------------------------------------------------------------------
-
-
-def document_charset(data: Buffer, media_type: str, charset: str | None) -> str | None:
-    """The charset to read ``data`` in: ``charset`` if given; else sniffed for HTML and XML; else ``None``.
-
-    Every scheme on a markup document (``char``, ``line``, ``elt``, ``name``)
-    and the resolver's viewer read it in this charset, so their positions agree.
-    """
-    if charset is not None:
-        return charset
-    kind = markup_kind(media_type)
-    if kind == "html":  # a memory map is read whole to be sniffed, as bytes would be
-        return _html_charset(data if isinstance(data, bytes) else bytes(data))
-    if kind in ("xml", "xhtml"):
-        return _xml_charset(bytes(data[:1024]))
-    return None
-
-
-def _html_charset(data: bytes) -> str:
-    encoding, _, _ = charsets.sniff_encoding(data, declared=None, media_type="text/html")
-    return encoding
-
-
-def _xml_charset(data: bytes) -> str:
-    """XML 1.0 Appendix F: a byte-order mark, else the first octets of ``<?xml``, else the declaration, else UTF-8."""
-    marks = (
-        (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),  # before UTF-16: FF FE 00 00
-        (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
-        (b"\x00\x00\x00<", "utf-32-be"), (b"<\x00\x00\x00", "utf-32-le"),
-        (b"\x00<\x00?", "utf-16-be"), (b"<\x00?\x00", "utf-16-le"),
-    )
-    for mark, name in marks:
-        if data.startswith(mark):
-            return name
-    declared = _XML_DECLARATION.match(data[:1024])
-    return declared.group(1).decode("ascii") if declared else "utf-8"
-
-
-# --- XML ----------------------------------------------------------------------------------------
-
-
-def xml_elements(text: str) -> list[Element]:
-    """Every start tag and empty-element tag of the XML ``text``, with the extent of its element."""
-    import xml.parsers.expat
-
-    parser = xml.parsers.expat.ParserCreate()
-    try:
-        utf8 = text.encode("utf-8")
-    except UnicodeEncodeError as exc:  # a str from a lenient decoding; XML's Char excludes surrogates
-        raise UnsupportedError(
-            f"element fragments on XML that is not well-formed: character {exc.start} is a lone surrogate"
-        ) from None
-    starts: list[tuple[str, int, dict[str, str]]] = []  # name, UTF-8 index of '<', attributes
-    ends: dict[int, int] = {}  # element number -> UTF-8 index where its end event came
-    open_stack: list[int | None] = []
-
-    def start(name: str, attributes: dict[str, str]) -> None:
-        index = parser.CurrentByteIndex
-        if not utf8.startswith(b"<" + name.encode("utf-8"), index):
-            open_stack.append(None)  # an element from an entity's replacement text: no start tag here
-            return
-        open_stack.append(len(starts))
-        starts.append((name, index, attributes))
-
-    def end(name: str) -> None:
-        number = open_stack.pop()
-        if number is not None:
-            ends[number] = parser.CurrentByteIndex
-
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    try:
-        parser.Parse(text, True)  # a str is parsed as UTF-8: the indexes are into text.encode()
-    except xml.parsers.expat.ExpatError as exc:
-        if xml.parsers.expat.ErrorString(exc.code) == xml.parsers.expat.errors.XML_ERROR_AMPLIFICATION_LIMIT_BREACH:
-            raise LimitError(f"the XML's entities expand too much (expat's amplification limit) at line {exc.lineno}") from exc
-        raise UnsupportedError(
-            f"element fragments on XML that is not well-formed: {xml.parsers.expat.ErrorString(exc.code)}"
-            f" at line {exc.lineno}, column {exc.offset}"
-        ) from exc
-    to_char = _utf8_to_code_points(text, [i for _, i, _ in starts] + list(ends.values()))
-    elements = []
-    for number, (name, index, attributes) in enumerate(starts):
-        start_char = to_char[index]
-        tag_end = _tag_end(text, start_char)
-        if text[tag_end - 2] == "/":  # <name .../>: the tag is the element
-            end_char = tag_end
-        else:  # the end event comes at the '<' of </name ...>
-            end_char = text.index(">", to_char[ends[number]]) + 1
-        elements.append(Element(number, name, start_char, end_char, dict(attributes)))
-    return elements
-
-
-def _utf8_to_code_points(text: str, indexes: list[int]) -> dict[int, int]:
-    """The code point offset in ``text`` of each octet offset in ``text.encode()``, in one pass."""
-    utf8 = text.encode("utf-8")
-    found: dict[int, int] = {}
-    octet = code_point = 0
-    for index in sorted(set(indexes)):
-        code_point += len(utf8[octet:index].decode("utf-8"))
-        octet = index
-        found[index] = code_point
-    return found
-
-
-def _tag_end(text: str, start: int) -> int:
-    """The offset just after the ``>`` of the tag that starts at ``start`` (quoted values may hold ``>``)."""
-    quote = ""
-    for i in range(start + 1, len(text)):
-        ch = text[i]
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch == ">":
-            return i + 1
-    raise UnsupportedError(f"the tag at character {start} has no end")  # expat would have said so
-
-
-# --- HTML ---------------------------------------------------------------------------------------
-
-
-def html_elements(text: str, *, seconds: float = MAX_PARSE_SECONDS) -> list[Element]:
-    """Every start tag of the CRLF-canonical HTML ``text``, with the extent of the element an HTML5 parser makes of it.
-
-    Parsing longer than ``seconds`` is a :class:`~pdi.errors.LimitError`
-    (html5lib is pure Python, and deep nesting makes it slow). The parser is
-    :mod:`pdi.fragments.markup.html`, imported here on first use: html5lib
-    takes a tenth of a second to load, and ``char`` and ``line`` fragments of
-    HTML need only :func:`document_charset` from this module.
-    """
-    from pdi.fragments.markup import html
-
-    return html.elements(text, seconds)

@@ -1,6 +1,6 @@
 """Where each element of an HTML document ends: html5lib's HTML5 parser, watched as it works.
 
-The HTML side of :mod:`pdi.fragments.markup` (which imports this module only
+The HTML side of :mod:`pdi.fragments.markup.reading` (which imports this module only
 when an ``elt`` or ``name`` fragment is evaluated on HTML). html5lib builds a
 tree and forgets the source; the classes here extend one part of html5lib
 each and record, on one :class:`_Extents` per parse, where each tag begins and
@@ -45,7 +45,7 @@ from html5lib import _tokenizer, _utils, html5parser
 from html5lib.constants import tokenTypes
 
 from pdi.errors import LimitError, PDIError, UnsupportedError
-from pdi.fragments.markup import Element
+from pdi.fragments.markup.element import Element
 
 #: Every private part of html5lib 1.1 the classes here subclass, override or
 #: call, by module and qualified name, with what here relies on it and how.

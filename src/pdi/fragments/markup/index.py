@@ -56,9 +56,9 @@ from typing import Any, Final, TypeVar, overload
 import numpy as np
 
 from pdi.errors import IntegrityError, ParseError, UnsupportedError
-from pdi.fragments.markup import (
+from pdi.fragments.markup.element import Element
+from pdi.fragments.markup.reading import (
     MAX_PARSE_SECONDS,
-    Element,
     document_charset,
     html_elements,
     markup_kind,
