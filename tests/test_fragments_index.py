@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 from pdi import fragments
 from pdi.errors import IntegrityError, PDIError
 from pdi.fragments import markup
+from pdi.fragments.markup import reading as markup_reading
 from pdi.fragments.markup.index import ElementIndex
 from pdi.fragments.sealed import seal
 from pdi.fragments.text import TextIndex, TextTable
@@ -351,7 +352,7 @@ def test_the_element_index_answers_without_parsing_and_without_sniffing(monkeypa
     def no_sniffing(data: bytes) -> str:
         raise AssertionError("sniffed again")
 
-    monkeypatch.setattr(markup, "_html_charset", no_sniffing)
+    monkeypatch.setattr(markup_reading, "_html_charset", no_sniffing)
     result = fragments.evaluate("name", ("intro", "second"), page, media_type="text/html", index=index)
     assert result.data == b"<p id=intro>caf\xe9<p name=second>two<br>x"
     assert markup._elements.cache_info().misses == 0
