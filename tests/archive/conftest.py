@@ -34,11 +34,14 @@ def swift_node() -> Iterator[TemporarySwift]:
 def s3_blobs(swift_node: TemporarySwift, monkeypatch: pytest.MonkeyPatch) -> str:
     """``s3://BUCKET/archive/`` of a fresh, empty bucket on the Swift node, its endpoint and keys in the environment."""
     import boto3
+    from botocore.config import Config
 
     for variable, value in swift_node.environment().items():
         monkeypatch.setenv(variable, value)
     bucket = f"pdi-test-{next(_buckets)}"
-    boto3.client("s3", endpoint_url=swift_node.endpoint).create_bucket(Bucket=bucket)
+    # Swift's account server answers 503 SlowDown while its database is busy (a loaded machine): retried, as pdi's own client does
+    client = boto3.client("s3", endpoint_url=swift_node.endpoint, config=Config(retries={"mode": "standard", "max_attempts": 10}))
+    client.create_bucket(Bucket=bucket)
     return f"s3://{bucket}/archive/"
 
 
