@@ -158,29 +158,35 @@ def plan_import(
         candidates.append((entry, headers, payload))
     used: set[tuple[int, int]] = set()
     total = len(candidates)
-    for done, (entry, headers, payload) in enumerate(candidates, 1):
-        if headers.media_type not in PAGE_TYPES:
-            continue
-        source = index.sources[entry.source]
-        parts: list[tuple[Entry, Entry]] = []
-        fetch = _fetcher(index, entry.date, limits, parts)
-        try:
-            name = _name(series, entry, related, source)
-            result = asyncio.run(crawl(entry.uri, fetch, limits=limits))
-        except PDIError as exc:  # a URL no PDI can hold, a page past the limits: listed, not imported
-            skipped.append(str(exc) if str(exc).startswith(source.name) else f"{_where(source, entry.offset, entry.uri)}: {exc}")
-            continue
-        own = (entry.source, entry.offset)
-        rest = tuple(p for p in parts if (p[0].source, p[0].offset) != own)
-        for e, p in rest:
-            used.update({(e.source, e.offset), (p.source, p.offset)})
-        spooled = spool / f"{len(pages)}.mht"
-        spooled.write_bytes(pack_crawl(result))
-        pages.append(
-            Item(entry, headers, payload, True, name, rest, spooled, tuple(f.reason for f in result.failures))
-        )
-        if progress is not None:
-            progress(done, total)
+    # One event loop for every page's crawl: asyncio.run made and closed one for each, and
+    # asyncio.Runner.run sets up Ctrl-C handling each time (together half of this pass).
+    loop = asyncio.new_event_loop()
+    try:
+        for done, (entry, headers, payload) in enumerate(candidates, 1):
+            if headers.media_type not in PAGE_TYPES:
+                continue
+            source = index.sources[entry.source]
+            parts: list[tuple[Entry, Entry]] = []
+            fetch = _fetcher(index, entry.date, limits, parts)
+            try:
+                name = _name(series, entry, related, source)
+                result = loop.run_until_complete(crawl(entry.uri, fetch, limits=limits))
+            except PDIError as exc:  # a URL no PDI can hold, a page past the limits: listed, not imported
+                skipped.append(str(exc) if str(exc).startswith(source.name) else f"{_where(source, entry.offset, entry.uri)}: {exc}")
+                continue
+            own = (entry.source, entry.offset)
+            rest = tuple(p for p in parts if (p[0].source, p[0].offset) != own)
+            for e, p in rest:
+                used.update({(e.source, e.offset), (p.source, p.offset)})
+            spooled = spool / f"{len(pages)}.mht"
+            spooled.write_bytes(pack_crawl(result))
+            pages.append(
+                Item(entry, headers, payload, True, name, rest, spooled, tuple(f.reason for f in result.failures))
+            )
+            if progress is not None:
+                progress(done, total)
+    finally:
+        loop.close()
     items: list[Item] = list(pages)
     for entry, headers, payload in candidates:
         if headers.media_type in PAGE_TYPES or (entry.source, entry.offset) in used:
