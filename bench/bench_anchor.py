@@ -21,6 +21,7 @@ of each kind, 300 by default; ``PDI_BENCH_ANCHOR_SEED`` the seed, 2026).
 
 from __future__ import annotations
 
+import argparse
 import collections
 import os
 import sys
@@ -29,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import readme
 from anchor_corpus import KINDS, Case, corpus, judge
 from pdi.passages.reanchor import anchor_passage
 
@@ -45,7 +47,8 @@ def naive_answer(case: Case) -> tuple[int, int] | None:
 
 
 def main() -> int:
-    per_kind = int(os.environ.get("PDI_BENCH_ANCHOR_CASES", "300"))
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0])).parse_args()
+    per_kind = 5 if args.small else int(os.environ.get("PDI_BENCH_ANCHOR_CASES", "300"))
     seed = int(os.environ.get("PDI_BENCH_ANCHOR_SEED", "2026"))
     cases = corpus(seed, per_kind)
     print(f"{len(cases)} cases ({per_kind} of each of {len(KINDS)} kinds of edit), seed {seed}")
@@ -77,7 +80,7 @@ def main() -> int:
     n = len(cases)
     print(
         f"time per case: pdi {times['pdi'] / n * 1e3:.3f} ms, str.find {times['naive'] / n * 1e3:.4f} ms"
-        f" (pdi/str.find {times['pdi'] / max(times['naive'], 1e-9):.0f}x)"
+        f" (ratio pdi/str.find {times['pdi'] / max(times['naive'], 1e-9):.0f}x)"
     )
     if totals["pdi"]["wrong"]:
         print(f"FAIL: pdi answered {totals['pdi']['wrong']} wrong anchors", file=sys.stderr)

@@ -19,6 +19,7 @@ Run with ``python3 bench/run_all.py textdirective``.
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -30,6 +31,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 
 import lxml.html  # noqa: E402
 
+import readme  # noqa: E402
 from pdi.fragments.pagetext import markup_page_text  # noqa: E402
 from pdi.fragments.textdirective import find_text_directive, parse_fragment_directive  # noqa: E402
 
@@ -64,6 +66,10 @@ def median(work: object) -> tuple[float, object]:
 
 
 def main() -> None:
+    global SIZE_MB, RUNS
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0])).parse_args()
+    if args.small:
+        SIZE_MB, RUNS = 0.1, 1
     source, phrase = page(SIZE_MB)
     directive = parse_fragment_directive("text=" + phrase.replace(" ", "%20"))[0]
 
