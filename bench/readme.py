@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import re
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -72,19 +71,13 @@ def markers(name: str) -> tuple[str, str]:
     return f"<!-- bench:{name} begin -->", f"<!-- bench:{name} end -->"
 
 
-MARKED = re.compile(r"<!-- bench:(?P<name>[\w-]+) begin -->\n(?P<body>.*?)<!-- bench:(?P=name) end -->", re.S)
-
-
 def replace(text: str, name: str, body: str) -> str:
     """README text with the block between NAME's markers replaced by ``body``."""
     begin, end = markers(name)
-    if text.count(begin) != 1 or text.count(end) != 1:
-        raise SystemExit(f"README.md needs exactly one {begin} and one {end}")
-    head, rest = text.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    return f"{head}{begin}\n{body}{end}{tail}"
+    # a marker is a line of its own: README's account of them quotes them inside a line
+    if text.count(f"\n{begin}\n") != 1 or text.count(f"\n{end}\n") != 1:
+        raise SystemExit(f"README.md needs exactly one line {begin} and one line {end}")
+    head, rest = text.split(f"\n{begin}\n", 1)
+    _, tail = rest.split(f"\n{end}\n", 1)
+    return f"{head}\n{begin}\n{body}{end}\n{tail}"
 
-
-def sections(text: str) -> dict[str, str]:
-    """Every marked block of README text, by name."""
-    return {m["name"]: m["body"] for m in MARKED.finditer(text)}

@@ -64,7 +64,7 @@ def main(argv: list[str]) -> int:
                 failed.append(f"{script.stem} (exit {code})")
             continue
         name = script.stem.removeprefix("bench_")
-        if any(marker not in readme.README.read_text(encoding="utf-8") for marker in readme.markers(name)):
+        if any(f"\n{marker}\n" not in readme.README.read_text(encoding="utf-8") for marker in readme.markers(name)):
             failed.append(f"{script.stem} (README.md has no {readme.markers(name)[0]})")
             continue
         with tempfile.TemporaryDirectory(prefix="pdi-bench-readme-") as tmp:

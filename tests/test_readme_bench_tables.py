@@ -13,9 +13,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-BEGIN = re.compile(r"<!-- bench:([\w-]+) begin -->")
-END = re.compile(r"<!-- bench:([\w-]+) end -->")
-MARKED = re.compile(r"<!-- bench:(?P<name>[\w-]+) begin -->\n(?P<body>.*?)<!-- bench:(?P=name) end -->", re.S)
+# a marker is a line of its own (the README's own account of them quotes them inside a line)
+BEGIN = re.compile(r"^<!-- bench:([\w-]+) begin -->$", re.M)
+END = re.compile(r"^<!-- bench:([\w-]+) end -->$", re.M)
+MARKED = re.compile(r"^<!-- bench:(?P<name>[\w-]+) begin -->\n(?P<body>.*?)^<!-- bench:(?P=name) end -->$",
+                    re.S | re.M)
 STAMP = re.compile(r"^Measured on commit `[0-9a-f]{7,40}( \+ uncommitted changes)?`, \d{4}-\d\d-\d\d,"
                    r" load average \d+\.\d before and \d+\.\d after, \d+ cores", re.M)
 
