@@ -1,10 +1,11 @@
 """Archive benchmark, for both stores, beside reading/writing the same bytes as plain files.
 
-1. Deposits per second of small (1 KB) text documents — each minted, canonicalized,
+1. Deposits per second of small (1 KB) text documents — each minted, indexed,
    fsynced and committed — beside writing each document to its own file with fsync.
 2. Resolve latency (p50, p99) of a ``#line=a,b`` fragment of a 1 MB text — parse the
-   PDI, look it up, read the blob, check its SHA-256, evaluate the fragment — beside
-   reading the same CRLF-canonical bytes from a file and cutting the same lines.
+   PDI, look it up, read the blob, check its digests, evaluate the fragment — beside
+   reading the same bytes from a file and cutting the same lines, CRLF-ended as
+   pdi answers them (RFC 5147's canonical form).
 3. Listing one day of 10,000 names — ``pdi ls`` of the day, run in this process with
    its output kept in memory — beside reading a file of the same 10,000 names.
 
