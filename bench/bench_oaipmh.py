@@ -143,7 +143,8 @@ def _median_ms(work: Callable[[], bytes]) -> float:
 
 def main() -> None:
     global ROUNDS, REPEAT
-    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0])).parse_args()
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]),
+                            markdown=True).parse_args()
     if args.small:
         ROUNDS, REPEAT = 1, 1
     records = make_records()
@@ -156,6 +157,10 @@ def main() -> None:
     print(f"  pdi.interop.oaipmh   {ours_ms:8.2f} ms a page  ({len(mine):,} bytes)")
     print(f"  pyoai BatchingServer {peer_ms:8.2f} ms a page  ({len(theirs):,} bytes)")
     print(f"  ratio pdi / pyoai    {ours_ms / peer_ms:8.2f}")
+    readme.write(args.markdown, f"Medians of {ROUNDS} rounds of {REPEAT} pages:\n\n" + readme.table(
+        ["what", "pdi", "pyoai", "ratio"],
+        [[f"a page of {PAGE} records", f"{ours_ms:.1f} ms ({len(mine) / 1000:.0f} KB)",
+          f"{peer_ms:.1f} ms ({len(theirs) / 1000:.0f} KB)", f"**{ours_ms / peer_ms:.2f}×**"]]))
 
 
 if __name__ == "__main__":
