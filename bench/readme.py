@@ -75,9 +75,8 @@ def replace(text: str, name: str, body: str) -> str:
     """README text with the block between NAME's markers replaced by ``body``."""
     begin, end = markers(name)
     # a marker is a line of its own: README's account of them quotes them inside a line
-    if text.count(f"\n{begin}\n") != 1 or text.count(f"\n{end}\n") != 1:
-        raise SystemExit(f"README.md needs exactly one line {begin} and one line {end}")
-    head, rest = text.split(f"\n{begin}\n", 1)
-    _, tail = rest.split(f"\n{end}\n", 1)
-    return f"{head}\n{begin}\n{body}{end}\n{tail}"
-
+    lines = text.split("\n")
+    if lines.count(begin) != 1 or lines.count(end) != 1 or lines.index(begin) > lines.index(end):
+        raise SystemExit(f"README.md needs one line {begin} and, after it, one line {end}")
+    head, tail = lines[: lines.index(begin) + 1], lines[lines.index(end):]
+    return "\n".join(head) + "\n" + body + "\n".join(tail)
