@@ -26,6 +26,7 @@ Run with ``python3 bench/run_all.py index``.
 
 from __future__ import annotations
 
+import argparse
 import mmap
 import os
 import random
@@ -40,12 +41,16 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
+import readme  # noqa: E402
 from pdi import fragments  # noqa: E402
 from pdi.fragments import markup  # noqa: E402
 
 SIZE_MB = int(os.environ.get("PDI_BENCH_INDEX_MB", "400"))
 WORDS = ["the", "archive", "Grüße", "naïve", "日本語", "café", "€uro", "passage", "ﬁle", "Ελλάδα", "text", "a", "😀"]
 TEXT = "text/plain; charset=utf-8"
+LINE: int | None = 8_000_000  # the line= query (None: the middle line of the text)
+PAGE = 1 << 20
+INDEXED_RUNS, UNINDEXED_RUNS = 30, 3
 
 
 def _template(rng: random.Random, size: int) -> tuple[bytes, int]:
@@ -109,8 +114,9 @@ def bench_text(folder: Path) -> None:
     lines = generate(path, SIZE_MB)
     size = path.stat().st_size
     print(f"generated {size / 1e6:.0f} MB, {lines} lines, in {time.perf_counter() - t0:.1f} s")
-    if lines < 8_000_003:
-        raise SystemExit(f"{lines} lines: too few for line=8000000,8000002 (raise PDI_BENCH_INDEX_MB)")
+    line = LINE if LINE is not None else lines // 2
+    if lines < line + 3:
+        raise SystemExit(f"{lines} lines: too few for line={line},{line + 2} (raise PDI_BENCH_INDEX_MB)")
     for _ in _chunks(path):  # warm the page cache, as a deposit just written would be
         pass
     peak_before = _peak_mib()
@@ -120,9 +126,9 @@ def bench_text(folder: Path) -> None:
           f" peak RSS {peak_before:.0f} -> {_peak_mib():.0f} MiB")
     print(f"serialized index: {len(index)} octets ({len(index) / size * 1e6:.0f} octets per MB of text)")
     print(f"\n{'query':<26} {'with index':>12} {'without':>12} {'ratio':>9}")
-    for scheme, positions in (("char", (10, 20)), ("line", (8_000_000, 8_000_002))):
-        with_index, fast = timed(lambda s=scheme, p=positions: _query(path, s, p, TEXT, index), 30)  # type: ignore[misc]
-        without, slow = timed(lambda s=scheme, p=positions: _query(path, s, p, TEXT, None), 3)  # type: ignore[misc]
+    for scheme, positions in (("char", (10, 20)), ("line", (line, line + 2))):
+        with_index, fast = timed(lambda s=scheme, p=positions: _query(path, s, p, TEXT, index), INDEXED_RUNS)  # type: ignore[misc]
+        without, slow = timed(lambda s=scheme, p=positions: _query(path, s, p, TEXT, None), UNINDEXED_RUNS)  # type: ignore[misc]
         assert fast == slow, (fast, slow)
         label = f"{scheme}={','.join(map(str, positions))}"
         print(f"{label:<26} {with_index * 1000:>9.2f} ms {without * 1000:>9.1f} ms {without / with_index:>8.0f}×")
@@ -154,7 +160,7 @@ def html_page(rng: random.Random, size: int) -> bytes:
 
 def bench_html(folder: Path) -> None:
     path = folder / "page.html"
-    page = html_page(random.Random(1866), 1 << 20)
+    page = html_page(random.Random(1866), PAGE)
     path.write_bytes(page)
     media = "text/html"
     build, index = timed(lambda: fragments.build_index(page, media_type=media), 1)
@@ -170,14 +176,18 @@ def bench_html(folder: Path) -> None:
             markup._elements.cache_clear()  # a parse per query, as on a resolver that has not seen the page
             return _query(path, s, p, media, None)
 
-        with_index, fast = timed(lambda s=scheme, p=positions: _query(path, s, p, media, index), 30)  # type: ignore[misc]
-        without, slow = timed(cold, 3)
+        with_index, fast = timed(lambda s=scheme, p=positions: _query(path, s, p, media, index), INDEXED_RUNS)  # type: ignore[misc]
+        without, slow = timed(cold, UNINDEXED_RUNS)
         assert fast == slow, (fast, slow)
         label = f"{scheme}={','.join(map(str, positions))}"
         print(f"{label:<26} {with_index * 1000:>9.2f} ms {without * 1000:>9.0f} ms {without / with_index:>8.0f}×")
 
 
 def main() -> None:
+    global SIZE_MB, LINE, PAGE, INDEXED_RUNS, UNINDEXED_RUNS
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0])).parse_args()
+    if args.small:
+        SIZE_MB, LINE, PAGE, INDEXED_RUNS, UNINDEXED_RUNS = 4, None, 64 << 10, 2, 1
     with tempfile.TemporaryDirectory(prefix="pdi-bench-index-") as folder:
         bench_text(Path(folder))
         bench_html(Path(folder))

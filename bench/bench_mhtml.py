@@ -17,6 +17,7 @@ Run: ``python3 bench/run_all.py mhtml`` (about a minute).
 
 from __future__ import annotations
 
+import argparse
 import base64
 import email
 import gc
@@ -34,6 +35,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
+import readme  # noqa: E402
 from pdi.mhtml import parse  # noqa: E402
 
 DATA = HERE / "data"
@@ -161,10 +163,11 @@ def measure_parse(path: Path, runs: int = 5) -> dict[str, tuple[float, float]]:
 
 
 def main() -> None:
-    path = capture_file()
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0])).parse_args()
+    path = capture_file(2_000_000) if args.small else capture_file()
     size = path.stat().st_size
     print(f"capture: {path.name}, {size / 1e6:.1f} MB")
-    res = measure_parse(path)
+    res = measure_parse(path, runs=1 if args.small else 5)
     print(f"{'parse':28s} {'median s':>9s} {'MB/s':>8s} {'peak/size':>10s}")
     for name, (t, p) in res.items():
         print(f"{name:28s} {t:9.3f} {size / 1e6 / t:8.1f} {p:10.2f}")

@@ -19,6 +19,7 @@ Run: ``python3 bench/run_all.py mhtml_pack`` (about a minute).
 
 from __future__ import annotations
 
+import argparse
 import random
 import statistics
 import sys
@@ -32,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
+import readme  # noqa: E402
 from bench_mhtml import peak, timed  # noqa: E402  (the parse benchmark's timers: the same measure)
 from pdi.capture import pack_path  # noqa: E402
 from pdi.capture.local import media_type_for_name  # noqa: E402
@@ -39,6 +41,7 @@ from pdi.mhtml.write import Resource, build, is_textual  # noqa: E402
 
 SITE = HERE / "data" / "pack_site"
 MB = 1024 * 1024
+IMAGES, IMAGE_BYTES = 60, MB
 
 
 def make_site() -> Path:
@@ -49,8 +52,8 @@ def make_site() -> Path:
     (SITE / "img").mkdir(parents=True, exist_ok=True)
     (SITE / "css").mkdir(exist_ok=True)
     (SITE / "fonts").mkdir(exist_ok=True)
-    for i in range(60):
-        (SITE / "img" / f"photo{i:02d}.jpg").write_bytes(rng.randbytes(MB))
+    for i in range(IMAGES):
+        (SITE / "img" / f"photo{i:02d}.jpg").write_bytes(rng.randbytes(IMAGE_BYTES))
     for i in range(2):
         (SITE / "fonts" / f"font{i}.woff2").write_bytes(rng.randbytes(300 * 1024))
     words = ["archive", "persistent", "identifier", "caf\u00e9", "document", "version", "na\u00efve", "r\u00e9sum\u00e9"]
@@ -62,7 +65,7 @@ def make_site() -> Path:
     while sum(len(x) for x in body) < MB:
         body.append(f"<p class=c{rng.randrange(6000)}>" + " ".join(rng.choice(words) for _ in range(30)) + "</p>\n")
     links = "".join(f'<link rel="stylesheet" href="css/site{i}.css">\n' for i in range(3))
-    images = "".join(f'<img src="img/photo{i:02d}.jpg" alt="">\n' for i in range(60))
+    images = "".join(f'<img src="img/photo{i:02d}.jpg" alt="">\n' for i in range(IMAGES))
     marker.write_text(
         f"<!doctype html>\n<html><head><meta charset=utf-8>\n{links}</head><body>\n{images}{''.join(body)}</body></html>\n",
         encoding="utf-8",
@@ -97,14 +100,19 @@ def email_pack(root: Resource, others: list[Resource]) -> bytes:
 
 
 def main() -> None:
+    global SITE, IMAGES, IMAGE_BYTES
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0])).parse_args()
+    if args.small:
+        SITE, IMAGES, IMAGE_BYTES = HERE / "data" / "pack_site_small", 3, 64 * 1024
+    runs = 1 if args.small else 5
     site = make_site()
     root, others = resources(site)
     size = len(root.data) + sum(len(r.data) for r in others)
     print(f"input: {len(others) + 1} files, {size / MB:.1f} MB  ({site})")
     cases: list[tuple[str, Callable[[], object], int]] = [
-        ("pdi build (in memory)", lambda: build(root, others), 5),
-        ("pdi pack_path (from disk)", lambda: pack_path(site / "index.html"), 5),
-        ("email.mime + as_bytes", lambda: email_pack(root, others), 3),
+        ("pdi build (in memory)", lambda: build(root, others), runs),
+        ("pdi pack_path (from disk)", lambda: pack_path(site / "index.html"), runs),
+        ("email.mime + as_bytes", lambda: email_pack(root, others), min(runs, 3)),
     ]
     medians: dict[str, float] = {}
     peaks: dict[str, int] = {}

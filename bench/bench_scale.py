@@ -51,6 +51,7 @@ from pathlib import Path
 # the throw-away cluster is a test tool (tests/support/), not part of the package
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+import readme
 from pdi.archive import Archive
 from pdi.server.process.limits import WorkLimits
 from pdi.server.protocol.resolver import Resolver
@@ -248,7 +249,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shared-buffers", default=quarter_of_memory(),
                         help="The cluster's shared_buffers (default a quarter of this machine's memory, as"
                              " PostgreSQL's documentation suggests to start with; here %(default)s).")
+    readme.arguments(parser)
     args = parser.parse_args(argv)
+    if args.small:
+        global SMALL, MINTS, RESOLVES, PAGES
+        SMALL, MINTS, RESOLVES, PAGES = 2_000, 10, 30, 5
+        args.names, args.rounds, args.shared_buffers = 5_000, 1, "128MB"
     if args.names <= SMALL:
         parser.error(f"--names must be more than {SMALL} (the small catalog it is compared with)")
     print(f"shared_buffers = {args.shared_buffers}", file=sys.stderr, flush=True)

@@ -18,6 +18,7 @@ Prints medians and p99 in milliseconds and the ratios. Run with
 
 from __future__ import annotations
 
+import argparse
 import random
 import statistics
 import sys
@@ -37,6 +38,7 @@ from starlette.applications import Starlette  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
 from starlette.staticfiles import StaticFiles  # noqa: E402
 
+import readme  # noqa: E402
 from pdi.archive import Archive  # noqa: E402
 from pdi.server import create_app  # noqa: E402
 
@@ -64,6 +66,9 @@ def text_of(size: int, seed: int) -> bytes:
 
 
 def main() -> None:
+    global ROUNDS
+    if readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0])).parse_args().small:
+        ROUNDS = 5
     with tempfile.TemporaryDirectory(prefix="pdi-bench-server-") as tmp:
         root = Path(tmp)
         archive = Archive.init(root / "archive")

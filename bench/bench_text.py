@@ -27,6 +27,7 @@ Run with ``python3 bench/run_all.py text``.
 
 from __future__ import annotations
 
+import argparse
 import mmap
 import os
 import random
@@ -42,6 +43,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
+import readme  # noqa: E402
 from pdi.fragments.text import TextIndex, evaluate_rfc5147  # noqa: E402
 from pdi.fragments.text.counting import resolve_engine  # noqa: E402
 
@@ -96,8 +98,11 @@ def p99(times: list[float]) -> float:
 
 
 def main() -> None:
+    global SIZE_MB
+    if readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0])).parse_args().small:
+        SIZE_MB = 4
     DATA.mkdir(exist_ok=True)
-    path = DATA / "text-1g.txt"
+    path = DATA / ("text-1g.txt" if SIZE_MB == 1024 else f"text-{SIZE_MB}m.txt")
     try:
         t0 = time.perf_counter()
         lines, chars = generate(path, SIZE_MB)

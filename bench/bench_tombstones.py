@@ -30,6 +30,7 @@ from typing import Any
 # the throw-away cluster is a test tool (tests/support/), not part of the package
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+import readme
 from pdi.archive import Archive
 from pdi.archive.store import DocumentKey
 from support.pgcluster import TemporaryCluster
@@ -45,7 +46,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--documents", type=int, default=1_000_000, help="documents in the catalog")
     parser.add_argument("--keys", type=int, default=1_000, help="days the URL was captured on: the keys asked")
     parser.add_argument("--rounds", type=int, default=7, help="times each way is timed (the median is printed)")
+    readme.arguments(parser)
     args = parser.parse_args(argv)
+    if args.small:
+        args.documents, args.keys, args.rounds = 2_000, 100, 1
     if not 0 < args.keys <= min(args.documents, 9_000):
         parser.error("--keys is from 1 to the documents, and at most 9,000 (one a day)")
     print(f"{args.documents:,} documents, the tombstones of {args.keys:,} asked; median of {args.rounds}")
