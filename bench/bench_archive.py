@@ -201,23 +201,6 @@ def run_store(label: str, make: Callable[[str], str]) -> Figures:
     return figures
 
 
-def durable(cluster: TemporaryCluster) -> TemporaryCluster:
-    """The cluster restarted with PostgreSQL's defaults of fsync, synchronous_commit and full_page_writes (on).
-
-    The tests' cluster turns them off on its command line, which ``ALTER SYSTEM`` cannot override.
-    """
-    import psycopg
-
-    options = f"-k {cluster.directory} -c listen_addresses='' -c max_connections=60"
-    cluster._run("pg_ctl", "-D", str(cluster.data), "-o", options,  # a test tool's own runner
-                 "-l", str(cluster.directory / "server.log"), "-w", "-t", "60", "restart")
-    with psycopg.connect(cluster.url(), autocommit=True) as conn:
-        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
-            row = conn.execute(f"SHOW {setting}").fetchone()
-            assert row is not None and row[0] == "on", (setting, row)
-    return cluster
-
-
 def markdown(sqlite: Figures, pg: Figures) -> str:
     def ms(seconds: float) -> str:
         value = seconds * 1000
@@ -250,8 +233,8 @@ def main(argv: list[str]) -> int:
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory(prefix="pdi-bench-sqlite-") as root:
         sqlite = run_store("SQLite + blob files", lambda name: str(Path(root) / name))
-    with TemporaryCluster() as cluster:
-        pg = run_store("PostgreSQL (local, unix socket, fsync on)", durable(cluster).create_schema)
+    with TemporaryCluster(durable=True) as cluster:  # fsync, synchronous_commit, full_page_writes on
+        pg = run_store("PostgreSQL (local, unix socket, fsync on)", cluster.create_schema)
     readme.write(args.markdown, markdown(sqlite, pg))
     return 0
 
