@@ -3,8 +3,9 @@
 Each command is a whole process, the installed ``pdi`` console script as a
 user runs it (the one beside this Python; this tree's ``src`` first on
 ``PYTHONPATH``, for every command alike), against the floor ``python -c
-pass`` of the same interpreter (``python -S -c pass``, without ``site``, for
-reference). The commands run interleaved, in a new random order each round,
+pass`` of the same interpreter (for reference: ``python -S -c pass``, without
+``site``, and ``python -c 'import click'``, the part of every command that is
+click's own). The commands run interleaved, in a new random order each round,
 after one warm-up run each that writes the byte-code caches a user's install
 has (``PYTHONDONTWRITEBYTECODE`` is dropped for the children). It prints the
 median wall-clock time and the median CPU time (user + system, from the
@@ -90,6 +91,7 @@ def main() -> int:
         commands: dict[str, list[str]] = {
             "python -c pass": [sys.executable, "-c", "pass"],
             "python -S -c pass": [sys.executable, "-S", "-c", "pass"],
+            "python -c 'import click'": [sys.executable, "-c", "import click"],
             "pdi --help": [*pdi, "--help"],
             "pdi --version": [*pdi, "--version"],
             "pdi get (1 KB text, SQLite)": [*pdi, "get", name, "--archive", archive],
