@@ -1,7 +1,7 @@
 """Start-up: ``pdi --help``, ``pdi --version`` and ``pdi get`` of a 1 KB text against ``python -c pass``.
 
 Each command is a whole process, the installed ``pdi`` console script as a
-user runs it (the one beside this Python; this tree's ``src`` first on
+user runs it (the one beside this Python, else its entry point; this tree's ``src`` first on
 ``PYTHONPATH``, for every command alike), against the floor ``python -c
 pass`` of the same interpreter (for reference: ``python -S -c pass``, without
 ``site``, and ``python -c 'import click'``, the part of every command that is
@@ -22,7 +22,6 @@ import argparse
 import os
 import random
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -35,12 +34,15 @@ SRC = HERE.parent / "src"
 
 
 def console_script() -> list[str]:
-    """The installed ``pdi`` console script beside this Python (else on PATH), as the argv that runs it."""
+    """The installed ``pdi`` console script beside this Python, as the argv that runs it.
+
+    Where there is none, the same entry point through this interpreter: the
+    floor and pdi then always run on the same Python.
+    """
     beside = Path(sys.executable).parent / "pdi"
-    found = str(beside) if beside.exists() else shutil.which("pdi")
-    if found is None:  # not installed: the same entry point, through the interpreter
-        return [sys.executable, "-c", "from pdi.cli import main; main()"]
-    return [found]
+    if beside.exists():
+        return [str(beside)]
+    return [sys.executable, "-c", "import sys; from pdi.cli import main; sys.exit(main())"]
 
 
 def child_env() -> dict[str, str]:
