@@ -44,7 +44,9 @@ def _declared(path: Path) -> tuple[dict[str, str], dict[str, str], list[str]]:
                 if isinstance(statement, ast.ImportFrom) and statement.module:
                     checked.update((alias.name, statement.module) for alias in statement.names)
         if isinstance(node, ast.If) and ast.unparse(node.test) == "not TYPE_CHECKING":
-            call = node.body[0].value  # type: ignore[attr-defined]
+            assignment = node.body[0]
+            assert isinstance(assignment, ast.Assign)
+            call = assignment.value
             assert isinstance(call, ast.Call) and ast.unparse(call.func) == "exports"
             mapping = ast.literal_eval(call.args[1])
         if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__":
