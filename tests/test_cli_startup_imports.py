@@ -30,7 +30,8 @@ HEAVY = (
 NOT_FOR_GET = (
     "pdi.server", "pdi.capture", "pdi.mhtml", "pdi.interop.warc", "pdi.interop.wacz",
     "pdi.archive.postgres", "pdi.archive.blobs.s3", "pdi.archive.bagit", "pdi.fragments.markup",
-    "pdi.fragments.image", "pdi.fragments.audio", "pdi.passages.reanchor",
+    "pdi.fragments.text", "pdi.fragments.image", "pdi.fragments.audio", "pdi.passages.reanchor",
+    "pdi.interop",  # a browser fragment's aliases: only for a name with a '#'
 )
 
 _REPORT = """
