@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import readme
+
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 
@@ -81,7 +83,7 @@ def make_archive(pdi: list[str], env: dict[str, str], where: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=31, help="rounds of every command (default 31)")
-    parser.add_argument("--small", action="store_true", help="3 rounds: a few seconds, every code path")
+    readme.arguments(parser, markdown=True)  # --small: 3 rounds, a few seconds through every code path
     args = parser.parse_args()
     runs = 3 if args.small else args.runs
 
@@ -121,6 +123,13 @@ def main() -> int:
     for label in commands:
         wall, cpu = statistics.median(walls[label]), statistics.median(cpus[label])
         print(f"{label:32} {wall * 1000:8.1f} {wall / floor_wall:6.2f}× {cpu * 1000:8.1f} {cpu / floor_cpu:6.2f}×")
+    rows = []
+    for label in commands:
+        wall, cpu = statistics.median(walls[label]), statistics.median(cpus[label])
+        rows.append([f"`{label}`", f"{wall * 1000:.1f} ms", f"{cpu * 1000:.1f} ms",
+                     f"{wall / floor_wall:.1f}× / {cpu / floor_cpu:.1f}×"])
+    readme.write(args.markdown, f"Medians of {runs} interleaved runs of each.\n\n" + readme.table(
+        ["command", "wall", "CPU", "× `python -c pass` (wall / CPU)"], rows))
     return 0
 
 
