@@ -12,7 +12,8 @@ referenced from the page. Then times, in the same run:
   ``as_bytes()``,
 
 and prints the median seconds, MB/s, the peak memory each needs (``tracemalloc``,
-in a separate pass) as a multiple of the input size, and the ratios.
+in a separate pass) as a multiple of the input size, and the ratios
+(``--markdown FILE``: the README's table).
 
 Run: ``python3 bench/run_all.py mhtml_pack`` (about a minute).
 """
@@ -101,7 +102,7 @@ def email_pack(root: Resource, others: list[Resource]) -> bytes:
 
 def main() -> None:
     global SITE, IMAGES, IMAGE_BYTES
-    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0])).parse_args()
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]), markdown=True).parse_args()
     if args.small:
         SITE, IMAGES, IMAGE_BYTES = HERE / "data" / "pack_site_small", 3, 64 * 1024
     runs = 1 if args.small else 5
@@ -116,8 +117,8 @@ def main() -> None:
     ]
     medians: dict[str, float] = {}
     peaks: dict[str, int] = {}
-    for name, fn, runs in cases:
-        times = timed(fn, runs)
+    for name, fn, count in cases:
+        times = timed(fn, count)
         medians[name] = statistics.median(times)
         peaks[name] = peak(fn)
         print(
@@ -127,6 +128,16 @@ def main() -> None:
     peer = "email.mime + as_bytes"
     for name in ("pdi build (in memory)", "pdi pack_path (from disk)"):
         print(f"ratio {name} / email: time {medians[name] / medians[peer]:.2f}, peak memory {peaks[name] / peaks[peer]:.2f}")
+    labels = {peer: "`email.mime` (`MIMEBase` + `email.encoders`) + `as_bytes()`",
+              "pdi build (in memory)": "`pdi.mhtml.write.build` (parts in memory)",
+              "pdi pack_path (from disk)": "`pdi.capture.pack_path` (read files, find references, write)"}
+    rows = [[labels[name], f"{medians[name]:.2f} s", f"{size / MB / medians[name]:.1f}", f"{peaks[name] / size:.2f}×",
+             "" if name == peer else f"**{medians[name] / medians[peer]:.2f}×** / {peaks[name] / peaks[peer]:.2f}×"]
+            for name in (peer, "pdi build (in memory)", "pdi pack_path (from disk)")]
+    readme.write(args.markdown, f"A generated page of {size / MB:.0f} MiB in {len(others) + 1} files, medians of"
+                 f" {runs} runs ({min(runs, 3)} for `email`):\n\n"
+                 + readme.table(["pack", "median", "MB/s", "peak memory / input size", "time / memory against `email`"],
+                                rows))
 
 
 if __name__ == "__main__":
