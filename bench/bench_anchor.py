@@ -21,6 +21,7 @@ of each kind, 300 by default; ``PDI_BENCH_ANCHOR_SEED`` the seed, 2026).
 
 from __future__ import annotations
 
+import argparse
 import collections
 import os
 import sys
@@ -29,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import readme
 from anchor_corpus import KINDS, Case, corpus, judge
 from pdi.passages.reanchor import anchor_passage
 
@@ -44,8 +46,41 @@ def naive_answer(case: Case) -> tuple[int, int] | None:
     return None if at < 0 else (at, at + len(case.quote))
 
 
+#: The README's names of the kinds of edit.
+EDITS = {
+    "insert-before": "insertions before the passage",
+    "edit-elsewhere": "words changed elsewhere",
+    "edit-inside": "a word edited inside the passage",
+    "edit-inside-near-copy": "the same, a near copy of its sentence elsewhere",
+    "delete": "the passage's sentence deleted",
+    "delete-near-copy": "the same, a near copy of it elsewhere",
+    "move": "its paragraph moved",
+    "repeated": "a repeated phrase, text inserted before",
+    "repeated-context": "a repeated phrase, the words around the cited one changed",
+    "repeated-delete": "a repeated phrase, the cited one deleted",
+}
+
+
+def markdown(per_kind: int, tallies: dict[str, dict[str, collections.Counter[str]]],
+             totals: dict[str, collections.Counter[str]], methods: collections.Counter[str],
+             times: dict[str, float], n: int) -> str:
+    def cell(t: collections.Counter[str], bold: bool = False) -> str:
+        text = f"{t['correct']:,} / {t['orphaned']:,} / {t['wrong']:,}"
+        return f"**{text}**" if bold else text
+
+    rows = [[EDITS.get(kind, kind), cell(tallies["pdi"][kind]), cell(tallies["naive"][kind])] for kind in KINDS]
+    rows.append(["**all**", cell(totals["pdi"], True), cell(totals["naive"], True)])
+    return (f"{n:,} cases, {per_kind:,} of each kind of edit:\n\n"
+            + readme.table(["edit", "pdi correct / orphaned / wrong", "`str.find` correct / orphaned / wrong"], rows)
+            + "\npdi's answers by method: " + ", ".join(f"{m} {k:,}" for m, k in sorted(methods.items()))
+            + f". Time per case: pdi {times['pdi'] / n * 1e3:.2f} ms, `str.find` {times['naive'] / n * 1e3:.3f} ms"
+            f" (ratio **{times['pdi'] / max(times['naive'], 1e-9):.0f}×**).\n")
+
+
 def main() -> int:
-    per_kind = int(os.environ.get("PDI_BENCH_ANCHOR_CASES", "300"))
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]),
+                            markdown=True).parse_args()
+    per_kind = 5 if args.small else int(os.environ.get("PDI_BENCH_ANCHOR_CASES", "300"))
     seed = int(os.environ.get("PDI_BENCH_ANCHOR_SEED", "2026"))
     cases = corpus(seed, per_kind)
     print(f"{len(cases)} cases ({per_kind} of each of {len(KINDS)} kinds of edit), seed {seed}")
@@ -77,8 +112,9 @@ def main() -> int:
     n = len(cases)
     print(
         f"time per case: pdi {times['pdi'] / n * 1e3:.3f} ms, str.find {times['naive'] / n * 1e3:.4f} ms"
-        f" (pdi/str.find {times['pdi'] / max(times['naive'], 1e-9):.0f}x)"
+        f" (ratio pdi/str.find {times['pdi'] / max(times['naive'], 1e-9):.0f}x)"
     )
+    readme.write(args.markdown, markdown(per_kind, tallies, totals, methods, times, n))
     if totals["pdi"]["wrong"]:
         print(f"FAIL: pdi answered {totals['pdi']['wrong']} wrong anchors", file=sys.stderr)
         return 1

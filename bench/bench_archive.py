@@ -1,20 +1,29 @@
 """Archive benchmark, for both stores, beside reading/writing the same bytes as plain files.
 
-1. Deposits per second of small (1 KB) text documents — each minted, canonicalized,
+1. Deposits per second of small (1 KB) text documents — each minted, indexed,
    fsynced and committed — beside writing each document to its own file with fsync.
 2. Resolve latency (p50, p99) of a ``#line=a,b`` fragment of a 1 MB text — parse the
-   PDI, look it up, read the blob, check its SHA-256, evaluate the fragment — beside
-   reading the same CRLF-canonical bytes from a file and cutting the same lines.
-3. Listing one day of 10,000 names beside reading a file of the same 10,000 names.
+   PDI, look it up, read the blob, check its digests, evaluate the fragment — beside
+   reading the same bytes from a file and cutting the same lines, CRLF-ended as
+   pdi answers them (RFC 5147's canonical form).
+3. Listing one day of 10,000 names — ``pdi ls`` of the day, run in this process with
+   its output kept in memory — beside reading a file of the same 10,000 names.
 
-Run: ``python3 bench/run_all.py archive`` (about two minutes). The PostgreSQL store
-runs on a throw-away local cluster over a unix socket (fsync off, as in the tests).
+Run: ``python3 bench/run_all.py archive`` (a few minutes; ``--small`` for CI). The
+PostgreSQL store runs on a throw-away local cluster over a unix socket, switched to
+``fsync``, ``synchronous_commit`` and ``full_page_writes`` on (the tests run it with
+them off): a deposit is acknowledged once it is on disk, as the plain file's is.
+Deposits and plain writes, and listings and file reads, are interleaved so that
+both see the same machine load; medians.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import datetime
 import hashlib
+import io
 import os
 import random
 import statistics
@@ -27,8 +36,10 @@ from pathlib import Path
 # the throw-away cluster is a test tool (tests/support/), not part of the package
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+import readme
 from pdi.archive import Archive
 from pdi.archive.store import RepresentationRecord, SeriesRecord
+from pdi.cli import main as pdi_main
 from support.pgcluster import TemporaryCluster
 
 S = "bench.example.us"
@@ -36,6 +47,7 @@ DAY = datetime.datetime(2026, 11, 22, 12, tzinfo=datetime.UTC)
 DEPOSITS = 300
 RESOLVES = 300
 NAMES = 10_000
+LISTINGS = 7
 
 
 def _clock() -> datetime.datetime:
@@ -89,9 +101,10 @@ def bench_resolve(archive: Archive, scratch: Path) -> tuple[list[float], list[fl
              for n in range(14_000)]
     text = ("\n".join(lines) + "\n").encode()[: 1 << 20]
     pdi = archive.add(S, text, format="text")
-    canonical = archive.get(pdi).data
+    canonical = archive.get(pdi).data  # the bytes as stored: LF line ends
     (scratch / "big.txt").write_bytes(canonical)
-    count = canonical.count(b"\r\n")
+    count = len(canonical.splitlines())  # the stored text's own line endings (no longer CRLF throughout)
+    assert count > 10, count
     ranges = []
     for _ in range(RESOLVES):
         a = rng.randrange(count - 10)
@@ -101,7 +114,8 @@ def bench_resolve(archive: Archive, scratch: Path) -> tuple[list[float], list[fl
     def plain(i: int) -> bytes:
         data = (scratch / "big.txt").read_bytes()
         a, b = ranges[i]
-        return b"".join(data.splitlines(keepends=True)[a:b])
+        # RFC 5147's lines, ended by CRLF as pdi answers them (its canonical form of a text)
+        return b"".join(line + b"\r\n" for line in data.splitlines()[a:b])
 
     theirs = _times(plain, RESOLVES)
     # Same answer, or the comparison means nothing.
@@ -125,42 +139,105 @@ def fill_day(archive: Archive) -> None:
     archive.store.import_all([SeriesRecord(S, None, "", "2026-11-22T12:00:00Z")], records, [])
 
 
-def bench_list(archive: Archive, scratch: Path) -> tuple[float, float]:
-    names = archive.ls(series=S, year=2026, month=11, day=22)
-    assert len(names) >= NAMES
-    (scratch / "names.txt").write_text("".join(f"{n}\n" for n in names))
-    ours = _times(lambda _: archive.ls(series=S, year=2026, month=11, day=22), 5)
-    theirs = _times(lambda _: (scratch / "names.txt").read_text().splitlines(), 5)
+def pdi_ls(location: str) -> str:
+    """What ``pdi ls`` of the day prints, run in this process (no interpreter start-up)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            pdi_main(["ls", f"urn:pdi://{S}/2026/11/22/*", "--archive", location])
+        except SystemExit as exc:
+            if exc.code not in (0, None):
+                raise
+    return out.getvalue()
+
+
+def bench_list(location: str, scratch: Path) -> tuple[float, float]:
+    listed = pdi_ls(location).splitlines()
+    assert len(listed) == NAMES, len(listed)
+    names = scratch / "names.txt"
+    names.write_text("".join(f"{n}\n" for n in listed))
+    ours: list[float] = []
+    theirs: list[float] = []
+    for _ in range(LISTINGS):  # interleaved
+        start = time.perf_counter()
+        pdi_ls(location)
+        middle = time.perf_counter()
+        names.read_text().splitlines()
+        ours.append(middle - start)
+        theirs.append(time.perf_counter() - middle)
     return statistics.median(ours), statistics.median(theirs)
 
 
-def run_store(label: str, make: Callable[[str], str]) -> None:
+class Figures:
+    """One store's medians, in seconds: pdi's and the plain file's."""
+
+    def __init__(self) -> None:
+        self.deposit = (0.0, 0.0)
+        self.resolve: dict[str, tuple[float, float]] = {}
+        self.listing = (0.0, 0.0)
+
+
+def run_store(label: str, make: Callable[[str], str]) -> Figures:
+    figures = Figures()
     with tempfile.TemporaryDirectory(prefix="pdi-bench-") as tmp:
         scratch = Path(tmp)
         print(f"\n== {label}")
         with Archive.init(make("deposits"), clock=_clock) as archive:
             archive.add_series(S)
-            ours, plain = bench_deposits(archive, scratch)
+            ours, plain = figures.deposit = bench_deposits(archive, scratch)
             print(f"deposit 1 KB text   pdi {_ms(ours)} ({1 / ours:7.0f}/s)   "
-                  f"file+fsync {_ms(plain)} ({1 / plain:7.0f}/s)   ratio {ours / plain:6.1f}x")
+                  f"file+fsync {_ms(plain)} ({1 / plain:7.0f}/s)   ratio {ours / plain:6.1f}x", flush=True)
             ours_r, plain_r = bench_resolve(archive, scratch)
             for q, name in ((0.5, "p50"), (0.99, "p99")):
-                o, p = _p(ours_r, q), _p(plain_r, q)
+                o, p = figures.resolve[name] = _p(ours_r, q), _p(plain_r, q)
                 print(f"resolve line= 1 MB  {name} pdi {_ms(o)}   file read+cut {_ms(p)}"
-                      f"   ratio {o / p:6.1f}x")
-        with Archive.init(make("listing"), clock=_clock) as archive:
+                      f"   ratio {o / p:6.1f}x", flush=True)
+        location = make("listing")
+        with Archive.init(location, clock=_clock) as archive:
             fill_day(archive)
-            ours, plain = bench_list(archive, scratch)
-            print(f"list a day of 10k   pdi {_ms(ours)}   read names file {_ms(plain)}"
-                  f"   ratio {ours / plain:6.1f}x")
+        ours, plain = figures.listing = bench_list(location, scratch)
+        print(f"list a day of {NAMES:,}  pdi ls {_ms(ours)}   read names file {_ms(plain)}"
+              f"   ratio {ours / plain:6.1f}x", flush=True)
+    return figures
 
 
-def main() -> None:
+def markdown(sqlite: Figures, pg: Figures) -> str:
+    def ms(seconds: float) -> str:
+        value = seconds * 1000
+        return f"{value:.0f} ms" if value >= 100 else f"{value:.1f} ms" if value >= 10 else f"{value:.2f} ms"
+
+    def row(what: str, s: tuple[float, float], p: tuple[float, float], floor: str, extra: str = "") -> list[str]:
+        return [what, ms(s[0]) + extra.format(1 / s[0]), ms(p[0]) + extra.format(1 / p[0]),
+                f"{floor}: {ms(s[1])} / {ms(p[1])}", f"**{s[0] / s[1]:.1f}×** / **{p[0] / p[1]:.1f}×**"]
+
+    return readme.table(
+        ["", "SQLite + blob files", "PostgreSQL (fsync on)", "plain file (SQLite run / PostgreSQL run)", "ratio"],
+        [
+            row("deposit a 1 KB text (mint, fsync, commit)", sqlite.deposit, pg.deposit, "write + fsync",
+                " ({:,.0f}/s)"),
+            row("resolve `#line=a,b` in a 1 MB text, p50", sqlite.resolve["p50"], pg.resolve["p50"],
+                "read + cut lines"),
+            row("same, p99", sqlite.resolve["p99"], pg.resolve["p99"], "read + cut lines"),
+            row(f"list a day of {NAMES:,} names (`pdi ls`, in-process)", sqlite.listing, pg.listing,
+                "read a file of the names"),
+        ],
+    )
+
+
+def main(argv: list[str]) -> int:
+    global DEPOSITS, RESOLVES, NAMES, LISTINGS
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]),
+                            markdown=True).parse_args(argv)
+    if args.small:
+        DEPOSITS, RESOLVES, NAMES, LISTINGS = 10, 10, 300, 3
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory(prefix="pdi-bench-sqlite-") as root:
-        run_store("SQLite + blob files", lambda name: str(Path(root) / name))
-    with TemporaryCluster() as cluster:
-        run_store("PostgreSQL (local, unix socket)", lambda name: cluster.create_schema(name))
+        sqlite = run_store("SQLite + blob files", lambda name: str(Path(root) / name))
+    with TemporaryCluster(durable=True) as cluster:  # fsync, synchronous_commit, full_page_writes on
+        pg = run_store("PostgreSQL (local, unix socket, fsync on)", cluster.create_schema)
+    readme.write(args.markdown, markdown(sqlite, pg))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

@@ -21,6 +21,7 @@ ratio to the scanner's. Run with ``python3 bench/run_all.py html_readers``.
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -32,6 +33,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
+import readme  # noqa: E402
 from pdi.fragments.markup import html_elements  # noqa: E402
 from pdi.fragments.pagetext import markup_page_text  # noqa: E402
 from pdi.mhtml import Aggregate  # noqa: E402
@@ -82,6 +84,10 @@ def measure(read: Callable[[str], object], text: str) -> tuple[float, float]:
 
 
 def main() -> None:
+    global SIZE_MB, RUNS
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0])).parse_args()
+    if args.small:
+        SIZE_MB, RUNS = 0.2, 1
     pages = corpus_pages()
     largest = max(pages, key=lambda page: len(page[1]))
     joined = ""

@@ -21,11 +21,13 @@ lists, tables, ids), its element index built once (one html5lib parse), and
 ``elt`` and ``name`` queries with the index (median of 30) and without it
 (a parse per query, the parse cache emptied before each run; median of 3).
 
-Run with ``python3 bench/run_all.py index``.
+``--markdown FILE`` writes the README's table. Run with
+``python3 bench/run_all.py index``.
 """
 
 from __future__ import annotations
 
+import argparse
 import mmap
 import os
 import random
@@ -40,12 +42,16 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
+import readme  # noqa: E402
 from pdi import fragments  # noqa: E402
 from pdi.fragments import markup  # noqa: E402
 
 SIZE_MB = int(os.environ.get("PDI_BENCH_INDEX_MB", "400"))
 WORDS = ["the", "archive", "Grüße", "naïve", "日本語", "café", "€uro", "passage", "ﬁle", "Ελλάδα", "text", "a", "😀"]
 TEXT = "text/plain; charset=utf-8"
+LINE: int | None = 8_000_000  # the line= query (None: the middle line of the text)
+PAGE = 1 << 20
+INDEXED_RUNS, UNINDEXED_RUNS = 30, 3
 
 
 def _template(rng: random.Random, size: int) -> tuple[bytes, int]:
@@ -103,14 +109,26 @@ def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+#: The README's rows: what, with the index, without, ratio.
+ROWS: list[list[str]] = []
+#: What the README's table says it measured.
+ABOUT: dict[str, str] = {}
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.0f} ms" if seconds >= 0.1 else f"{seconds * 1000:.1f} ms"
+
+
 def bench_text(folder: Path) -> None:
     path = folder / "text.txt"
     t0 = time.perf_counter()
     lines = generate(path, SIZE_MB)
     size = path.stat().st_size
     print(f"generated {size / 1e6:.0f} MB, {lines} lines, in {time.perf_counter() - t0:.1f} s")
-    if lines < 8_000_003:
-        raise SystemExit(f"{lines} lines: too few for line=8000000,8000002 (raise PDI_BENCH_INDEX_MB)")
+    ABOUT["text"] = f"a {size / 1e6:,.0f} MB UTF-8 text of {lines / 1e6:.1f} million lines"
+    line = LINE if LINE is not None else lines // 2
+    if lines < line + 3:
+        raise SystemExit(f"{lines} lines: too few for line={line},{line + 2} (raise PDI_BENCH_INDEX_MB)")
     for _ in _chunks(path):  # warm the page cache, as a deposit just written would be
         pass
     peak_before = _peak_mib()
@@ -119,13 +137,17 @@ def bench_text(folder: Path) -> None:
     print(f"index built from 1 MiB chunks in {build * 1000:.0f} ms ({size / build / 1e9:.2f} GB/s);"
           f" peak RSS {peak_before:.0f} -> {_peak_mib():.0f} MiB")
     print(f"serialized index: {len(index)} octets ({len(index) / size * 1e6:.0f} octets per MB of text)")
+    ROWS.append(["index of the text, from 1 MiB chunks",
+                 f"{_ms(build)} ({size / build / 1e9:.2f} GB/s), {len(index):,} octets;"
+                 f" peak RSS {peak_before:.0f} → {_peak_mib():.0f} MiB", "", ""])
     print(f"\n{'query':<26} {'with index':>12} {'without':>12} {'ratio':>9}")
-    for scheme, positions in (("char", (10, 20)), ("line", (8_000_000, 8_000_002))):
-        with_index, fast = timed(lambda s=scheme, p=positions: _query(path, s, p, TEXT, index), 30)  # type: ignore[misc]
-        without, slow = timed(lambda s=scheme, p=positions: _query(path, s, p, TEXT, None), 3)  # type: ignore[misc]
+    for scheme, positions in (("char", (10, 20)), ("line", (line, line + 2))):
+        with_index, fast = timed(lambda s=scheme, p=positions: _query(path, s, p, TEXT, index), INDEXED_RUNS)  # type: ignore[misc]
+        without, slow = timed(lambda s=scheme, p=positions: _query(path, s, p, TEXT, None), UNINDEXED_RUNS)  # type: ignore[misc]
         assert fast == slow, (fast, slow)
         label = f"{scheme}={','.join(map(str, positions))}"
         print(f"{label:<26} {with_index * 1000:>9.2f} ms {without * 1000:>9.1f} ms {without / with_index:>8.0f}×")
+        ROWS.append([f"`{label}`", _ms(with_index), _ms(without), f"{without / with_index:,.0f}×"])
 
 
 def html_page(rng: random.Random, size: int) -> bytes:
@@ -154,7 +176,7 @@ def html_page(rng: random.Random, size: int) -> bytes:
 
 def bench_html(folder: Path) -> None:
     path = folder / "page.html"
-    page = html_page(random.Random(1866), 1 << 20)
+    page = html_page(random.Random(1866), PAGE)
     path.write_bytes(page)
     media = "text/html"
     build, index = timed(lambda: fragments.build_index(page, media_type=media), 1)
@@ -162,6 +184,8 @@ def bench_html(folder: Path) -> None:
     count = page.count(b"<") - page.count(b"</") - page.count(b"<!")
     print(f"\nHTML page of {len(page) / 1e6:.2f} MB, {count} start tags: element index built in {build:.1f} s,"
           f" {len(index)} octets")
+    ABOUT["page"] = f"a {len(page) / 1e6:.2f} MB HTML page of {count:,} start tags"
+    ROWS.append(["element index of the page (one html5lib parse)", f"{build:.1f} s, {len(index):,} octets", "", ""])
     print(f"\n{'query':<26} {'with index':>12} {'without':>12} {'ratio':>9}")
     middle = count // 2
     for scheme, positions in (("elt", (middle, middle + 3)), ("name", (f"s{middle // 20}", f"d{middle // 20}"))):
@@ -170,17 +194,25 @@ def bench_html(folder: Path) -> None:
             markup._elements.cache_clear()  # a parse per query, as on a resolver that has not seen the page
             return _query(path, s, p, media, None)
 
-        with_index, fast = timed(lambda s=scheme, p=positions: _query(path, s, p, media, index), 30)  # type: ignore[misc]
-        without, slow = timed(cold, 3)
+        with_index, fast = timed(lambda s=scheme, p=positions: _query(path, s, p, media, index), INDEXED_RUNS)  # type: ignore[misc]
+        without, slow = timed(cold, UNINDEXED_RUNS)
         assert fast == slow, (fast, slow)
         label = f"{scheme}={','.join(map(str, positions))}"
         print(f"{label:<26} {with_index * 1000:>9.2f} ms {without * 1000:>9.0f} ms {without / with_index:>8.0f}×")
+        ROWS.append([f"`{label}`", _ms(with_index), _ms(without), f"{without / with_index:,.0f}×"])
 
 
 def main() -> None:
+    global SIZE_MB, LINE, PAGE, INDEXED_RUNS, UNINDEXED_RUNS
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]), markdown=True).parse_args()
+    if args.small:
+        SIZE_MB, LINE, PAGE, INDEXED_RUNS, UNINDEXED_RUNS = 4, None, 64 << 10, 2, 1
     with tempfile.TemporaryDirectory(prefix="pdi-bench-index-") as folder:
         bench_text(Path(folder))
         bench_html(Path(folder))
+    readme.write(args.markdown, f"A{ABOUT['text'][1:]} and {ABOUT['page']}; with the index the median of"
+                 f" {INDEXED_RUNS} queries, without it of {UNINDEXED_RUNS}:\n\n"
+                 + readme.table(["", "with the index", "without", "ratio"], ROWS))
 
 
 if __name__ == "__main__":

@@ -10,13 +10,14 @@ images and fonts, CRLF line ends, ``----MultipartBoundary--…----`` boundary) o
 
 and prints the median seconds, MB/s, the peak memory each needs (``tracemalloc``,
 in a separate pass so tracing does not slow the timed runs) as a multiple of the file
-size, and the ratios. ``bench_mhtml_pack.py`` (the pack half) uses the same ``timed`` and ``peak``.
+size, and the ratios (``--markdown FILE``: the README's table). ``bench_mhtml_pack.py`` (the pack half) uses the same ``timed`` and ``peak``.
 
 Run: ``python3 bench/run_all.py mhtml`` (about a minute).
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import email
 import gc
@@ -34,6 +35,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
+import readme  # noqa: E402
 from pdi.mhtml import parse  # noqa: E402
 
 DATA = HERE / "data"
@@ -161,10 +163,12 @@ def measure_parse(path: Path, runs: int = 5) -> dict[str, tuple[float, float]]:
 
 
 def main() -> None:
-    path = capture_file()
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]), markdown=True).parse_args()
+    path = capture_file(2_000_000) if args.small else capture_file()
     size = path.stat().st_size
     print(f"capture: {path.name}, {size / 1e6:.1f} MB")
-    res = measure_parse(path)
+    runs = 1 if args.small else 5
+    res = measure_parse(path, runs=runs)
     print(f"{'parse':28s} {'median s':>9s} {'MB/s':>8s} {'peak/size':>10s}")
     for name, (t, p) in res.items():
         print(f"{name:28s} {t:9.3f} {size / 1e6 / t:8.1f} {p:10.2f}")
@@ -172,6 +176,14 @@ def main() -> None:
     for name in ("pdi parse bytes", "pdi parse stream"):
         t, p = res[name]
         print(f"ratio {name} / email: time {t / e_t:.2f}x, peak memory {p / e_p:.2f}x")
+    labels = {"email (compat32) bytes": "`email.message_from_bytes` (compat32) + decode every part",
+              "pdi parse bytes": "`pdi.mhtml.parse(bytes)`", "pdi parse stream": "`pdi.mhtml.parse(stream)`"}
+    rows = [[labels[name], f"{t:.2f} s", f"{size / 1e6 / t:.0f}", f"{p:.2f}×",
+             "" if name.startswith("email") else f"**{t / e_t:.2f}×** / {p / e_p:.2f}×"]
+            for name, (t, p) in res.items()]
+    readme.write(args.markdown, f"A generated {size / 1e6:.0f} MB capture, medians of {runs} runs:\n\n"
+                 + readme.table(["parse", "median", "MB/s", "peak memory / file size", "time / memory against `email`"],
+                                rows))
 
 
 if __name__ == "__main__":

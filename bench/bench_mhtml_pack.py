@@ -12,13 +12,15 @@ referenced from the page. Then times, in the same run:
   ``as_bytes()``,
 
 and prints the median seconds, MB/s, the peak memory each needs (``tracemalloc``,
-in a separate pass) as a multiple of the input size, and the ratios.
+in a separate pass) as a multiple of the input size, and the ratios
+(``--markdown FILE``: the README's table).
 
 Run: ``python3 bench/run_all.py mhtml_pack`` (about a minute).
 """
 
 from __future__ import annotations
 
+import argparse
 import random
 import statistics
 import sys
@@ -32,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
+import readme  # noqa: E402
 from bench_mhtml import peak, timed  # noqa: E402  (the parse benchmark's timers: the same measure)
 from pdi.capture import pack_path  # noqa: E402
 from pdi.capture.local import media_type_for_name  # noqa: E402
@@ -39,6 +42,7 @@ from pdi.mhtml.write import Resource, build, is_textual  # noqa: E402
 
 SITE = HERE / "data" / "pack_site"
 MB = 1024 * 1024
+IMAGES, IMAGE_BYTES = 60, MB
 
 
 def make_site() -> Path:
@@ -49,8 +53,8 @@ def make_site() -> Path:
     (SITE / "img").mkdir(parents=True, exist_ok=True)
     (SITE / "css").mkdir(exist_ok=True)
     (SITE / "fonts").mkdir(exist_ok=True)
-    for i in range(60):
-        (SITE / "img" / f"photo{i:02d}.jpg").write_bytes(rng.randbytes(MB))
+    for i in range(IMAGES):
+        (SITE / "img" / f"photo{i:02d}.jpg").write_bytes(rng.randbytes(IMAGE_BYTES))
     for i in range(2):
         (SITE / "fonts" / f"font{i}.woff2").write_bytes(rng.randbytes(300 * 1024))
     words = ["archive", "persistent", "identifier", "caf\u00e9", "document", "version", "na\u00efve", "r\u00e9sum\u00e9"]
@@ -62,7 +66,7 @@ def make_site() -> Path:
     while sum(len(x) for x in body) < MB:
         body.append(f"<p class=c{rng.randrange(6000)}>" + " ".join(rng.choice(words) for _ in range(30)) + "</p>\n")
     links = "".join(f'<link rel="stylesheet" href="css/site{i}.css">\n' for i in range(3))
-    images = "".join(f'<img src="img/photo{i:02d}.jpg" alt="">\n' for i in range(60))
+    images = "".join(f'<img src="img/photo{i:02d}.jpg" alt="">\n' for i in range(IMAGES))
     marker.write_text(
         f"<!doctype html>\n<html><head><meta charset=utf-8>\n{links}</head><body>\n{images}{''.join(body)}</body></html>\n",
         encoding="utf-8",
@@ -97,19 +101,24 @@ def email_pack(root: Resource, others: list[Resource]) -> bytes:
 
 
 def main() -> None:
+    global SITE, IMAGES, IMAGE_BYTES
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]), markdown=True).parse_args()
+    if args.small:
+        SITE, IMAGES, IMAGE_BYTES = HERE / "data" / "pack_site_small", 3, 64 * 1024
+    runs = 1 if args.small else 5
     site = make_site()
     root, others = resources(site)
     size = len(root.data) + sum(len(r.data) for r in others)
     print(f"input: {len(others) + 1} files, {size / MB:.1f} MB  ({site})")
     cases: list[tuple[str, Callable[[], object], int]] = [
-        ("pdi build (in memory)", lambda: build(root, others), 5),
-        ("pdi pack_path (from disk)", lambda: pack_path(site / "index.html"), 5),
-        ("email.mime + as_bytes", lambda: email_pack(root, others), 3),
+        ("pdi build (in memory)", lambda: build(root, others), runs),
+        ("pdi pack_path (from disk)", lambda: pack_path(site / "index.html"), runs),
+        ("email.mime + as_bytes", lambda: email_pack(root, others), min(runs, 3)),
     ]
     medians: dict[str, float] = {}
     peaks: dict[str, int] = {}
-    for name, fn, runs in cases:
-        times = timed(fn, runs)
+    for name, fn, count in cases:
+        times = timed(fn, count)
         medians[name] = statistics.median(times)
         peaks[name] = peak(fn)
         print(
@@ -119,6 +128,16 @@ def main() -> None:
     peer = "email.mime + as_bytes"
     for name in ("pdi build (in memory)", "pdi pack_path (from disk)"):
         print(f"ratio {name} / email: time {medians[name] / medians[peer]:.2f}, peak memory {peaks[name] / peaks[peer]:.2f}")
+    labels = {peer: "`email.mime` (`MIMEBase` + `email.encoders`) + `as_bytes()`",
+              "pdi build (in memory)": "`pdi.mhtml.write.build` (parts in memory)",
+              "pdi pack_path (from disk)": "`pdi.capture.pack_path` (read files, find references, write)"}
+    rows = [[labels[name], f"{medians[name]:.2f} s", f"{size / MB / medians[name]:.1f}", f"{peaks[name] / size:.2f}×",
+             "" if name == peer else f"**{medians[name] / medians[peer]:.2f}×** / {peaks[name] / peaks[peer]:.2f}×"]
+            for name in (peer, "pdi build (in memory)", "pdi pack_path (from disk)")]
+    readme.write(args.markdown, f"A generated page of {size / MB:.0f} MiB in {len(others) + 1} files, medians of"
+                 f" {runs} runs ({min(runs, 3)} for `email`):\n\n"
+                 + readme.table(["pack", "median", "MB/s", "peak memory / input size", "time / memory against `email`"],
+                                rows))
 
 
 if __name__ == "__main__":

@@ -13,19 +13,55 @@ and the ratio.
 
 from __future__ import annotations
 
+import argparse
 import datetime
+import importlib.metadata
+import importlib.util
 import statistics
 import sys
 import time
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from oaipmh import common, metadata, server  # pyoai, the peer
 
-from pdi.interop import oaipmh
+def _pkg_resources_for_pyoai() -> None:
+    """pyoai 2.5 imports ``pkg_resources`` (gone from setuptools 81 on) only to print its own version
+    in an Identify answer: give it that much from importlib.metadata when setuptools has none."""
+    if importlib.util.find_spec("pkg_resources") is not None:
+        return
+    module = types.ModuleType("pkg_resources")
+
+    class Requirement:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        @staticmethod
+        def parse(name: str) -> Requirement:
+            return Requirement(name)
+
+    class WorkingSet:
+        @staticmethod
+        def find(requirement: Requirement) -> types.SimpleNamespace | None:
+            try:
+                return types.SimpleNamespace(version=importlib.metadata.version(requirement.name))
+            except importlib.metadata.PackageNotFoundError:
+                return None
+
+    module.Requirement = Requirement  # type: ignore[attr-defined]
+    module.working_set = WorkingSet()  # type: ignore[attr-defined]
+    sys.modules["pkg_resources"] = module
+
+
+_pkg_resources_for_pyoai()
+
+from oaipmh import common, metadata, server  # noqa: E402  (pyoai, the peer)
+
+import readme  # noqa: E402
+from pdi.interop import oaipmh  # noqa: E402
 
 PAGE = 100
 ROUNDS = 7
@@ -106,6 +142,11 @@ def _median_ms(work: Callable[[], bytes]) -> float:
 
 
 def main() -> None:
+    global ROUNDS, REPEAT
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]),
+                            markdown=True).parse_args()
+    if args.small:
+        ROUNDS, REPEAT = 1, 1
     records = make_records()
     mine = ours(records)
     theirs = peer(records)()
@@ -116,6 +157,10 @@ def main() -> None:
     print(f"  pdi.interop.oaipmh   {ours_ms:8.2f} ms a page  ({len(mine):,} bytes)")
     print(f"  pyoai BatchingServer {peer_ms:8.2f} ms a page  ({len(theirs):,} bytes)")
     print(f"  ratio pdi / pyoai    {ours_ms / peer_ms:8.2f}")
+    readme.write(args.markdown, f"Medians of {ROUNDS} rounds of {REPEAT} pages:\n\n" + readme.table(
+        ["what", "pdi", "pyoai", "ratio"],
+        [[f"a page of {PAGE} records", f"{ours_ms:.1f} ms ({len(mine) / 1000:.0f} KB)",
+          f"{peer_ms:.1f} ms ({len(theirs) / 1000:.0f} KB)", f"**{ours_ms / peer_ms:.2f}×**"]]))
 
 
 if __name__ == "__main__":

@@ -32,7 +32,9 @@ Both catalogs are made first, then measured in turn ``--rounds`` times
 ``python3 bench/bench_scale.py [--names N] [--rounds R] [--shared-buffers 6GB]`` (1 million names
 take one to two minutes to make on two cores, 10 million about seven; 6.5 GB of disk).
 Figures side by side, with the ratio of the large catalog's to the small
-one's.
+one's; ``--markdown FILE`` writes them as the README's table.
+``PDI_BENCH_SCALE_NAMES`` sets the default of ``--names`` (for
+``run_all.py --write-readme scale``, which passes no arguments).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from pathlib import Path
 # the throw-away cluster is a test tool (tests/support/), not part of the package
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+import readme
 from pdi.archive import Archive
 from pdi.server.process.limits import WorkLimits
 from pdi.server.protocol.resolver import Resolver
@@ -235,6 +238,31 @@ def report(small: Figures, large: Figures) -> str:
     return "\n".join(lines)
 
 
+def markdown(small: Figures, large: Figures, rounds: int, shared_buffers: str) -> str:
+    """The README's table: the same figures as :func:`report`."""
+
+    def ms(seconds: float) -> str:
+        return f"{seconds * 1000:,.0f} ms" if seconds >= 0.1 else f"{seconds * 1000:.2f} ms"
+
+    def s(seconds: float) -> str:
+        return f"{seconds:,.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+
+    rows = [
+        ("catalog made (by SQL)", small.fill_seconds, large.fill_seconds, s),
+        ("minting (deposits a second)", small.mint_rate, large.mint_rate, lambda rate: f"{rate:,.0f}/s"),
+        ("`N2R` of a small document (`Archive.get`), p50", small.n2r_p50, large.n2r_p50, ms),
+        ("same, p99", small.n2r_p99, large.n2r_p99, ms),
+        ("the resolver's `N2R` answer, p50", small.resolver_p50, large.resolver_p50, ms),
+        ("same, p99", small.resolver_p99, large.resolver_p99, ms),
+        (f"listing one day ({PER_DAY:,} names)", small.day_listing, large.day_listing, ms),
+        ("`ls` keyset page (100 names)", small.keyset_page, large.keyset_page, ms),
+        ("`ls --offset` page as deep (100 names)", small.offset_page, large.offset_page, ms),
+    ]
+    body = [[label, show(a), show(b), f"{b / a:,.2f}" if b / a < 10 else f"{b / a:,.0f}"] for label, a, b, show in rows]
+    return (f"N = {large.names:,} names, best of {rounds} rounds, shared_buffers {shared_buffers}:\n\n"
+            + readme.table(["", f"{small.names:,} names", f"{large.names:,} names", "ratio"], body))
+
+
 def quarter_of_memory() -> str:
     """A quarter of this machine's memory, in MB as PostgreSQL spells it (24 GiB: ``6144MB``)."""
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -243,12 +271,18 @@ def quarter_of_memory() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--names", type=int, default=10_000_000, help="Names in the large catalog (default 10 million).")
+    parser.add_argument("--names", type=int, default=int(os.environ.get("PDI_BENCH_SCALE_NAMES", "10000000")),
+                        help="Names in the large catalog (default 10 million, or PDI_BENCH_SCALE_NAMES).")
     parser.add_argument("--rounds", type=int, default=3, help="Times each catalog is measured, in turn (best kept).")
     parser.add_argument("--shared-buffers", default=quarter_of_memory(),
                         help="The cluster's shared_buffers (default a quarter of this machine's memory, as"
                              " PostgreSQL's documentation suggests to start with; here %(default)s).")
+    readme.arguments(parser, markdown=True)
     args = parser.parse_args(argv)
+    if args.small:
+        global SMALL, MINTS, RESOLVES, PAGES
+        SMALL, MINTS, RESOLVES, PAGES = 2_000, 10, 30, 5
+        args.names, args.rounds, args.shared_buffers = 5_000, 1, "128MB"
     if args.names <= SMALL:
         parser.error(f"--names must be more than {SMALL} (the small catalog it is compared with)")
     print(f"shared_buffers = {args.shared_buffers}", file=sys.stderr, flush=True)
@@ -264,6 +298,7 @@ def main(argv: list[str] | None = None) -> int:
                 rounds[names].append(measure(url, names, days, seconds, round_))
                 print(f"round {round_ + 1}, {names:,} names: {rounds[names][-1]}", file=sys.stderr, flush=True)
     print(report(best(rounds[SMALL]), best(rounds[args.names])))
+    readme.write(args.markdown, markdown(best(rounds[SMALL]), best(rounds[args.names]), args.rounds, args.shared_buffers))
     return 0
 
 

@@ -12,12 +12,13 @@ request after request, interleaved so both see the same load:
 * ``N2C`` (the JSON description) and ``/api/resolve`` of the fragment, for
   the record.
 
-Prints medians and p99 in milliseconds and the ratios. Run with
-``python3 bench/run_all.py server``.
+Prints medians and p99 in milliseconds and the ratios (``--markdown FILE``:
+the README's table). Run with ``python3 bench/run_all.py server``.
 """
 
 from __future__ import annotations
 
+import argparse
 import random
 import statistics
 import sys
@@ -37,6 +38,7 @@ from starlette.applications import Starlette  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
 from starlette.staticfiles import StaticFiles  # noqa: E402
 
+import readme  # noqa: E402
 from pdi.archive import Archive  # noqa: E402
 from pdi.server import create_app  # noqa: E402
 
@@ -64,6 +66,11 @@ def text_of(size: int, seed: int) -> bytes:
 
 
 def main() -> None:
+    global ROUNDS
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]), markdown=True).parse_args()
+    if args.small:
+        ROUNDS = 5
+    rows: list[list[str]] = []
     with tempfile.TemporaryDirectory(prefix="pdi-bench-server-") as tmp:
         root = Path(tmp)
         archive = Archive.init(root / "archive")
@@ -94,20 +101,34 @@ def main() -> None:
                     ("N2R 10 KB text", f"{ours_url}/uri-res/N2R?{small_name}", f"{peer_url}/small.txt"),
                     ("N2R #line= of 1 MB", f"{ours_url}/uri-res/N2R?{fragment.replace('#', '%23')}", f"{peer_url}/lines.txt"),
                 ]
+                labels = {"N2R 10 KB text": ("`N2R` of a 10 KB text", ""),
+                          "N2R #line= of 1 MB": ("`N2R` of `#line=` 10 lines in a 1 MB text", ", a file of just those lines"),
+                          "N2C (JSON) 10 KB text": ("`N2C` (JSON) of the 10 KB text", ""),
+                          "/api/resolve #line=": ("`/api/resolve` of the `#line=` fragment", "")}
                 print(f"{'request':<26} {'pdi median':>11} {'p99':>8} {'static':>9} {'p99':>8} {'ratio':>7}")
                 for label, url, peer_request in pairs:
                     mine, theirs = interleaved(client, url, peer_request)
                     print(f"{label:<26} {ms(statistics.median(mine))} {ms(p99(mine))} "
                           f"{ms(statistics.median(theirs))} {ms(p99(theirs))} "
                           f"{statistics.median(mine) / statistics.median(theirs):>6.1f}×")
+                    rows.append([labels[label][0], cell(mine), cell(theirs) + labels[label][1],
+                                 f"{statistics.median(mine) / statistics.median(theirs):.2f}×"])
                 for label, url in (
                     ("N2C (JSON) 10 KB text", f"{ours_url}/uri-res/N2C?{small_name}"),
                     ("/api/resolve #line=", f"{ours_url}/api/resolve?pdi={urllib.parse.quote(fragment, safe='')}"),
                 ):
                     times = timed(lambda url=url: client.get(url), ROUNDS)  # type: ignore[misc]
                     print(f"{label:<26} {ms(statistics.median(times))} {ms(p99(times))}")
+                    rows.append([labels[label][0], cell(times), "", ""])
         finally:
             ours.should_exit = peer.should_exit = True
+    readme.write(args.markdown, f"One keep-alive client, {ROUNDS} requests each, pdi and the static file interleaved;"
+                 " medians and p99:\n\n"
+                 + readme.table(["request", "pdi", "static file of the same bytes", "ratio"], rows))
+
+
+def cell(times: list[float]) -> str:
+    return f"{statistics.median(times) * 1000:.2f} ms (p99 {p99(times) * 1000:.2f})"
 
 
 def interleaved(client: httpx.Client, ours: str, peer: str) -> tuple[list[float], list[float]]:

@@ -20,6 +20,7 @@ import time
 import httpx
 import uvicorn
 
+import readme
 from pdi.archive import Archive
 from pdi.server import create_app
 from pdi.server.process.connection import answering_protocol
@@ -30,7 +31,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=1500, help="requests of each kind a round")
     parser.add_argument("--rounds", type=int, default=5)
+    readme.arguments(parser)
     options = parser.parse_args()
+    if options.small:
+        options.requests, options.rounds = 20, 1
     with tempfile.TemporaryDirectory() as root, Archive.init(root + "/a") as archive:
         archive.add_series("library.example.us")
         archive.add_series("court.example.us")
@@ -68,8 +72,9 @@ def main() -> None:
         finally:
             server.should_exit = True
             thread.join(timeout=30)
+    anonymous = best["anonymous, public name"]
     for label, rate in best.items():
-        print(f"{label:24s} {rate:8.0f} requests/s")
+        print(f"{label:24s} {rate:8.0f} requests/s   ratio to anonymous {rate / anonymous:5.2f}")
     print(f"(best of {options.rounds} interleaved rounds of {options.requests}, one keep-alive client)")
 
 

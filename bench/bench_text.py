@@ -21,12 +21,14 @@ with mixed line endings (LF, CRLF, CR, NEL) and non-ASCII characters under
   no NEL: the counter skips those passes).
 
 Prints medians (and p99 for indexed queries) and the ratios, checks that pdi
-and the baseline select the same text, and deletes the files at the end.
-Run with ``python3 bench/run_all.py text``.
+and the baseline select the same text, and deletes the files at the end;
+``--markdown FILE`` writes the README's table. Run with
+``python3 bench/run_all.py text``.
 """
 
 from __future__ import annotations
 
+import argparse
 import mmap
 import os
 import random
@@ -37,11 +39,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
+import readme  # noqa: E402
 from pdi.fragments.text import TextIndex, evaluate_rfc5147  # noqa: E402
 from pdi.fragments.text.counting import resolve_engine  # noqa: E402
 
@@ -96,25 +101,76 @@ def p99(times: list[float]) -> float:
 
 
 def main() -> None:
+    global SIZE_MB
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]), markdown=True).parse_args()
+    if args.small:
+        SIZE_MB = 4
+    figures: dict[str, object] = {}
     DATA.mkdir(exist_ok=True)
-    path = DATA / "text-1g.txt"
+    path = DATA / ("text-1g.txt" if SIZE_MB == 1024 else f"text-{SIZE_MB}m.txt")
     try:
         t0 = time.perf_counter()
         lines, chars = generate(path, SIZE_MB)
         size = path.stat().st_size
         print(f"generated {size / 2**20:.0f} MiB, {lines} lines, {chars} characters "
               f"in {time.perf_counter() - t0:.1f} s: {path}")
-        run(path, lines, chars)
+        figures.update(size=size, lines=lines)
+        figures.update(run(path, lines, chars))
     finally:
         path.unlink(missing_ok=True)
     try:
         lines, chars = generate(path, SIZE_MB, ["\n"])
         print(f"\nthe same text with LF endings only: {path.stat().st_size / 2**20:.0f} MiB, {lines} lines")
         subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)
-        results, _ = run_cold(path, lines, chars, engine="auto")
+        results, _, lf_only = run_cold(path, lines, chars, engine="auto")
         assert results["line middle"].count("\n") == 10
+        figures["lf only"] = lf_only
     finally:
         path.unlink(missing_ok=True)
+    readme.write(args.markdown, markdown(figures))
+
+
+#: The README's names of the queries.
+LABELS = {"line middle": "`line=` middle", "line end": "`line=` end",
+          "char middle": "`char=` middle", "char end": "`char=` end"}
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.2f} ms"
+
+
+def markdown(figures: dict[str, Any]) -> str:
+    """The README's table: cold (both engines) and indexed queries beside ``wc -l``, then LF endings only."""
+    cold: dict[str, Cold] = figures["cold"]
+    numpy: dict[str, Cold] = figures["numpy"]
+    indexed: dict[str, tuple[float, float]] = figures["indexed"]
+    rows: list[list[str]] = []
+
+    def cold_cells(c: Cold) -> list[str]:
+        return [_ms(c.wall), f"{c.wall / c.wc:.1f}× ({_ms(c.wc)})",
+                f"{c.cpu * 1000:.0f} / {c.wc_cpu * 1000:.0f} ms = {c.cpu / c.wc_cpu:.1f}×"]
+
+    for name, label in LABELS.items():
+        fallback = f"{_ms(numpy[name].wall)}, {numpy[name].wall / numpy[name].wc:.1f}×" if name in numpy else ""
+        median, top = indexed[name]
+        rows.append([label, *cold_cells(cold[name]), fallback, f"{_ms(median)} / {_ms(top)}"])
+    (line_p50, line_p99), (char_p50, char_p99) = figures["random"]["line"], figures["random"]["char"]
+    rows.append(["`line=` / `char=` at 200 random places", "", "", "", "",
+                 f"{line_p50 * 1000:.2f} / {char_p50 * 1000:.2f} ms, p99 {line_p99 * 1000:.2f} / {char_p99 * 1000:.2f} ms"])
+    for name, label in LABELS.items():
+        rows.append([f"LF endings only: {label}", *cold_cells(figures["lf only"][name]), "", ""])
+    wc = figures["wc"]
+    rows.append(["the whole index built once", _ms(figures["build"]), f"{figures['build'] / wc:.1f}×", "", "", ""])
+    naive = figures["naive"]
+    rows.append(["naive `f.read().decode().splitlines()`, `line=` middle", _ms(naive),
+                 f"{naive / wc:.0f}× ({naive / figures['cold line']:.0f}× pdi cold)", "", "", ""])
+    engine = "compiled counter" if numpy else f"{resolve_engine('auto')} counter"
+    return (f"A {figures['size'] / 2**20:,.0f} MiB text, {figures['lines'] / 1e6:.1f} million lines, LF, CRLF, CR"
+            " and NEL endings mixed; then the same words with LF endings only. Medians of 5 cold rounds"
+            " (3 for the numpy engine), 200 indexed queries; `× wc -l` is against the `wc -l` run just before"
+            " each query, the whole index and the naive read against the median of all of them:\n\n"
+            + readme.table(["query", f"pdi cold, {engine}", "× `wc -l`", "CPU pdi / `wc -l`",
+                            "numpy engine (fallback), × `wc -l`", "pdi indexed, median / p99"], rows))
 
 
 def _queries(lines: int, chars: int) -> dict[str, str]:
@@ -136,16 +192,27 @@ def _wc(path: Path) -> bytes:
     return subprocess.run([shutil.which("wc") or "wc", "-l", str(path)], capture_output=True, check=True).stdout
 
 
+@dataclass
+class Cold:
+    """Medians of a cold query and of the ``wc -l`` runs beside it (seconds)."""
+
+    wall: float
+    cpu: float
+    wc: float
+    wc_cpu: float
+
+
 def run_cold(
     path: Path, lines: int, chars: int, rounds: int = 5, engine: str = "auto"
-) -> tuple[dict[str, str], float]:
-    """Time the cold queries, each run right after a ``wc -l`` run; return the selections and the wc median."""
+) -> tuple[dict[str, str], float, dict[str, Cold]]:
+    """Time the cold queries, each run right after a ``wc -l`` run: the selections, the wc median, the figures."""
     wc_out = _wc(path)
     print(f"wc -l: {str(wc_out, 'ascii').split()[0]} LF")
     print(f"\ncold queries, {resolve_engine(engine)} counter")
     print(f"{'query':<12} {'fragment':<28} {'cold median':>12} {'CPU':>8} {'wc -l':>8} {'× wc -l':>8} "
           f"{'wc CPU':>7} {'CPU ×':>6}")
     results: dict[str, str] = {}
+    figures: dict[str, Cold] = {}
     wc_all: list[float] = []
     for name, fragment in _queries(lines, chars).items():
         walls: list[float] = []
@@ -165,19 +232,24 @@ def run_cold(
         wall, wc_median = statistics.median(walls), statistics.median(wcs)
         wc_all.extend(wcs)
         cpu, wc_cpu = statistics.median(cpus), statistics.median(wc_cpus)
+        figures[name] = Cold(wall, cpu, wc_median, wc_cpu)
         print(f"{name:<12} {fragment:<28} {wall * 1000:>9.0f} ms {cpu * 1000:>5.0f} ms "
               f"{wc_median * 1000:>5.0f} ms {wall / wc_median:>7.1f}× {wc_cpu * 1000:>4.0f} ms {cpu / wc_cpu:>5.1f}×")
-    return results, statistics.median(wc_all)
+    return results, statistics.median(wc_all), figures
 
 
-def run(path: Path, lines: int, chars: int) -> None:
+def run(path: Path, lines: int, chars: int) -> dict[str, object]:
+    """Every measurement on the text at ``path``; its figures, for the README's table."""
     subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
     queries = _queries(lines, chars)
-    cold_results, wc_median = run_cold(path, lines, chars)
+    cold_results, wc_median, cold = run_cold(path, lines, chars)
     print(f"wc -l median over all rounds: {wc_median * 1000:.0f} ms")
+    numpy: dict[str, Cold] = {}
     if resolve_engine("auto") == "compiled":
-        numpy_results, _ = run_cold(path, lines, chars, rounds=3, engine="numpy")
+        numpy_results, _, numpy = run_cold(path, lines, chars, rounds=3, engine="numpy")
         assert numpy_results == cold_results
+    indexed: dict[str, tuple[float, float]] = {}
+    spread: dict[str, tuple[float, float]] = {}
 
     with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
         index = TextIndex(mapped, "utf-8")
@@ -190,6 +262,7 @@ def run(path: Path, lines: int, chars: int) -> None:
         for name, fragment in queries.items():
             times, result = timed(lambda fragment=fragment: evaluate_rfc5147(fragment, index).text, 200)  # type: ignore[misc]
             assert result == cold_results[name]
+            indexed[name] = (statistics.median(times), p99(times))
             print(f"{name:<12} {statistics.median(times) * 1000:>12.2f} ms {p99(times) * 1000:>6.2f} ms")
         # a different place each time: the block holding it has not been looked at yet
         rng = random.Random(1)
@@ -198,6 +271,7 @@ def run(path: Path, lines: int, chars: int) -> None:
             fragments = iter(f"{scheme}={n},{n + 10}" for n in spots)
             times, _ = timed(lambda fragments=fragments: evaluate_rfc5147(next(fragments), index), 200)  # type: ignore[misc]
             label = f"{scheme} random"
+            spread[scheme] = (statistics.median(times), p99(times))
             print(f"{label:<12} {statistics.median(times) * 1000:>12.2f} ms {p99(times) * 1000:>6.2f} ms")
 
     def naive() -> str:
@@ -212,6 +286,8 @@ def run(path: Path, lines: int, chars: int) -> None:
           f"({naive_times[0] / wc_median:.1f}× wc -l)")
     cold_line = statistics.median(timed(lambda: _cold(path, queries["line middle"]), 3)[0])
     print(f"pdi cold line middle: {cold_line * 1000:.0f} ms, naive / pdi = {naive_times[0] / cold_line:.1f}×")
+    return {"cold": cold, "numpy": numpy, "indexed": indexed, "random": spread, "wc": wc_median,
+            "build": build_times[0], "naive": naive_times[0], "cold line": cold_line}
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ one URL on K days (default 1,000), the rest others, and a tombstone of every
 50th; then times each way on each store (``--rounds``, median) and checks
 both give the same tombstones. PostgreSQL runs on a cluster this benchmark
 starts itself (:class:`support.pgcluster.TemporaryCluster`).
-Run: ``python3 bench/bench_tombstones.py [--documents N] [--keys K] [--rounds R]``.
+Run: ``python3 bench/bench_tombstones.py [--documents N] [--keys K] [--rounds R]``
+(``--markdown FILE``: the README's table).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 # the throw-away cluster is a test tool (tests/support/), not part of the package
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+import readme
 from pdi.archive import Archive
 from pdi.archive.store import DocumentKey
 from support.pgcluster import TemporaryCluster
@@ -45,20 +47,28 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--documents", type=int, default=1_000_000, help="documents in the catalog")
     parser.add_argument("--keys", type=int, default=1_000, help="days the URL was captured on: the keys asked")
     parser.add_argument("--rounds", type=int, default=7, help="times each way is timed (the median is printed)")
+    readme.arguments(parser, markdown=True)
     args = parser.parse_args(argv)
+    if args.small:
+        args.documents, args.keys, args.rounds = 2_000, 100, 1
     if not 0 < args.keys <= min(args.documents, 9_000):
         parser.error("--keys is from 1 to the documents, and at most 9,000 (one a day)")
     print(f"{args.documents:,} documents, the tombstones of {args.keys:,} asked; median of {args.rounds}")
     print(f"{'':<12} {'pdi (join)':>12} {'OR, 100 each':>14} {'ratio':>8}")
+    rows: list[list[str]] = []
     with tempfile.TemporaryDirectory(prefix="pdi-bench-tomb-") as work:
         with Archive.init(f"{work}/archive") as archive:
-            _row("SQLite", archive, args, modulo="%")
+            rows.append(_row("SQLite", archive, args, modulo="%"))
         with TemporaryCluster() as cluster, Archive.init(cluster.url()) as archive:
-            _row("PostgreSQL", archive, args, modulo="mod")
+            rows.append(_row("PostgreSQL", archive, args, modulo="mod"))
+    readme.write(args.markdown, f"A catalog of {args.documents:,} documents, a tombstone of every {WITHDRAWN_EVERY}th;"
+                 f" the tombstones of the {args.keys:,} captures of one URL, median of {args.rounds} rounds:\n\n"
+                 + readme.table(["store", "pdi: the keys joined (`Archive.withdrawals_of`)",
+                                 "the keys `OR`-ed, 100 a statement", "ratio"], rows))
     return 0
 
 
-def _row(label: str, archive: Archive, args: argparse.Namespace, *, modulo: str) -> None:
+def _row(label: str, archive: Archive, args: argparse.Namespace, *, modulo: str) -> list[str]:
     store: Any = archive.store
     archive.add_series(S)
     mod = (lambda a, b: f"({a} % {b})") if modulo == "%" else (lambda a, b: f"mod({a}, {b})")
@@ -96,6 +106,7 @@ def _row(label: str, archive: Archive, args: argparse.Namespace, *, modulo: str)
     assert ours() == peer(), f"{label}: the two give other tombstones"
     mine, theirs = _median(ours, args.rounds), _median(peer, args.rounds)
     print(f"{label:<12} {mine * 1000:>9.1f} ms {theirs * 1000:>11.1f} ms {mine / theirs:>7.2f}×")
+    return [label, f"{mine * 1000:.1f} ms", f"{theirs * 1000:.1f} ms", f"**{mine / theirs:.2f}×**"]
 
 
 def _median(run: Callable[[], object], rounds: int) -> float:

@@ -17,6 +17,7 @@ lenient ``pdi.uri.split`` is the like-for-like comparison).
 
 from __future__ import annotations
 
+import argparse
 import random
 import statistics
 import sys
@@ -29,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import rfc3986
 
+import readme
 from pdi.errors import PDIError
 from pdi.uri import normalize, parse, resolve, split
 
@@ -135,14 +137,44 @@ def per_op_us(functions: Sequence[Callable[[], object]], n: int) -> list[float]:
     return [statistics.median(s) for s in samples]
 
 
-def row(label: str, figures: Sequence[tuple[str, float]]) -> None:
+def row(label: str, figures: Sequence[tuple[str, float]]) -> list[float]:
     ours = figures[0][1]
     parts = [f"{name} {us:6.2f} µs" for name, us in figures]
     ratios = [f"{name}/pdi {us / ours:5.1f}×" for name, us in figures[1:]]
-    print(f"{label:<8} " + " | ".join(parts) + "  ||  " + "  ".join(ratios))
+    print(f"{label:<8} " + " | ".join(parts) + "  ||  ratio " + "  ".join(ratios))
+    return [us for _, us in figures]
+
+
+#: The README's names of the operations timed.
+OPERATIONS = {
+    "resolve": "resolve (`resolve` / `urljoin` / `uri_reference().resolve_with().unsplit()`)",
+    "parse": "parse (`parse`, strict grammar / `urlsplit` / `uri_reference`)",
+    "split": "split (`split`, lenient / `urlsplit` / `uri_reference`)",
+}
+
+
+def markdown(figures: dict[str, list[float]], differ: str, pairs: int) -> str:
+    def us(value: float) -> str:
+        return f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+    def ratio(value: float) -> str:
+        return f"{value:.1f}×" if value >= 1 else f"{value:.2f}×"
+
+    rows = [[OPERATIONS[op], us(p), us(u), us(r), ratio(u / p), ratio(r / p)]
+            for op, (p, u, r) in figures.items()]
+    return (f"Medians of {REPEATS} interleaved passes, µs per operation:\n\n"
+            + readme.table(["operation", "pdi", "urllib.parse", f"rfc3986 {rfc3986.__version__}",
+                            "urllib/pdi", "rfc3986/pdi"], rows)
+            + f"\nResults that differ from pdi's RFC 3986 §5.2 resolution of the {pairs:,} pairs"
+            f" (as strings / after `pdi.uri.normalize` of both): {differ}.\n")
 
 
 def main() -> None:
+    global REPEATS, SIZE
+    args = readme.arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]),
+                            markdown=True).parse_args()
+    if args.small:
+        REPEATS, SIZE = 3, 100
     pairs, uris = build_mix()
     print(f"mix: {len(pairs)} (base, reference) pairs, {len(uris)} URIs; median of {REPEATS} passes")
 
@@ -176,18 +208,19 @@ def main() -> None:
 
     for function in (pdi_resolve, urllib_resolve, rfc3986_resolve, pdi_parse, urllib_parse, rfc3986_parse):
         function()  # warm up
+    figures: dict[str, list[float]] = {}
     names = ("pdi", "urljoin", "rfc3986")
-    row("resolve", list(zip(names, per_op_us([pdi_resolve, urllib_resolve, rfc3986_resolve], len(pairs)), strict=True)))
+    figures["resolve"] = row("resolve", list(zip(names, per_op_us([pdi_resolve, urllib_resolve, rfc3986_resolve], len(pairs)), strict=True)))
     names = ("pdi", "urlsplit", "rfc3986")
-    row("parse", list(zip(names, per_op_us([pdi_parse, urllib_parse, rfc3986_parse], len(uris)), strict=True)))
-    row("split", list(zip(names, per_op_us([pdi_split, urllib_parse, rfc3986_parse], len(uris)), strict=True)))
+    figures["parse"] = row("parse", list(zip(names, per_op_us([pdi_parse, urllib_parse, rfc3986_parse], len(uris)), strict=True)))
+    figures["split"] = row("split", list(zip(names, per_op_us([pdi_split, urllib_parse, rfc3986_parse], len(uris)), strict=True)))
     ours = [resolve(b, r) for b, r in pairs]
     joined = [urllib.parse.urljoin(b, r) for b, r in pairs]
     theirs = [rfc3986.uri_reference(r).resolve_with(b, strict=True).unsplit() for b, r in pairs]
-    print(
-        "results that differ from pdi's RFC 3986 §5.2 (as strings / after pdi.uri.normalize of both): "
-        f"urljoin {_differ(ours, joined)}, rfc3986 {_differ(ours, theirs)} of {len(pairs)}"
-    )
+    differ = f"urljoin {_differ(ours, joined)}, rfc3986 {_differ(ours, theirs)}"
+    print(f"results that differ from pdi's RFC 3986 §5.2 (as strings / after pdi.uri.normalize of both): "
+          f"{differ} of {len(pairs)}")
+    readme.write(args.markdown, markdown(figures, differ, len(pairs)))
 
 
 def _differ(ours: list[str], theirs: list[str]) -> str:

@@ -2,31 +2,86 @@
 
 Each benchmark times pdi and its nearest peer in the same run and prints the
 ratio. ``python bench/run_all.py NAME…`` runs only the named ones
-(``uri``, ``identifier``, …).
+(``uri``, ``identifier``, …), each with its own defaults.
+
+``--small`` passes ``--small`` to each: a run of a few seconds through every
+code path, which CI runs (tests/test_bench_small.py) so that no benchmark
+crashes unnoticed. ``--write-readme NAME…`` runs the named benchmarks with
+``--markdown`` and replaces their tables in README.md, between
+``<!-- bench:NAME begin -->`` and ``<!-- bench:NAME end -->``, with the fresh
+table and the commit, date, load average and cores it was measured on.
+
+Each benchmark runs in its own process; if any fails, the others still run,
+and this exits non-zero naming the ones that failed.
 """
 
 from __future__ import annotations
 
-import runpy
+import argparse
+import os
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import readme  # noqa: E402  (bench/ is not a package)
+
+
+def scripts(names: list[str]) -> list[Path]:
+    found = sorted(HERE.glob("bench_*.py"))
+    if not names:
+        return found
+    wanted = [f"bench_{name.removeprefix('bench_').removesuffix('.py')}.py" for name in names]
+    missing = sorted(set(wanted) - {s.name for s in found})
+    if missing:
+        raise SystemExit(f"no such benchmark: {', '.join(missing)}")
+    return [HERE / name for name in dict.fromkeys(wanted)]
+
+
+def run(script: Path, extra: list[str]) -> int:
+    print(f"\n##### {script.stem}", flush=True)
+    return subprocess.run([sys.executable, str(script), *extra], check=False).returncode
 
 
 def main(argv: list[str]) -> int:
-    scripts = sorted(HERE.glob("bench_*.py"))
-    if argv:
-        wanted = {f"bench_{name.removeprefix('bench_').removesuffix('.py')}.py" for name in argv}
-        scripts = [s for s in scripts if s.name in wanted]
-        missing = wanted - {s.name for s in scripts}
-        if missing:
-            print(f"no such benchmark: {', '.join(sorted(missing))}", file=sys.stderr)
-            return 2
-    for script in scripts:
-        print(f"\n##### {script.stem}", flush=True)
-        sys.argv = [str(script)]  # each runs with its own defaults, not with the names given here
-        runpy.run_path(str(script), run_name="__main__")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run (default: all)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--small", action="store_true", help="pass --small to each: a few seconds, for CI")
+    mode.add_argument("--write-readme", action="store_true",
+                      help="run the named benchmarks and replace their tables in README.md")
+    args = parser.parse_args(argv)
+    if args.write_readme and not args.names:
+        parser.error("--write-readme needs the names of the benchmarks whose tables to regenerate")
+    failed: list[str] = []
+    for script in scripts(args.names):
+        if not args.write_readme:
+            code = run(script, ["--small"] if args.small else [])
+            if code != 0:
+                failed.append(f"{script.stem} (exit {code})")
+            continue
+        name = script.stem.removeprefix("bench_")
+        if any(f"\n{marker}\n" not in readme.README.read_text(encoding="utf-8") for marker in readme.markers(name)):
+            failed.append(f"{script.stem} (README.md has no {readme.markers(name)[0]})")
+            continue
+        with tempfile.TemporaryDirectory(prefix="pdi-bench-readme-") as tmp:
+            out = Path(tmp) / f"{name}.md"
+            before = os.getloadavg()[0]
+            code = run(script, ["--markdown", str(out)])
+            after = os.getloadavg()[0]
+            if code != 0 or not out.exists():
+                failed.append(f"{script.stem} (exit {code}{'' if out.exists() else ', no table written'})")
+                continue
+            body = out.read_text(encoding="utf-8") + "\n" + readme.stamp(before, after)
+        readme.README.write_text(readme.replace(readme.README.read_text(encoding="utf-8"), name, body),
+                                 encoding="utf-8")
+        print(f"README.md: {name}'s table regenerated", flush=True)
+    if failed:
+        print(f"\nFAILED: {', '.join(failed)}", file=sys.stderr, flush=True)
+        return 1
     return 0
 
 

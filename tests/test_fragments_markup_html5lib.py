@@ -20,8 +20,6 @@ Where the expected values come from:
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import importlib
 import importlib.metadata
 import inspect
@@ -33,6 +31,8 @@ from typing import Any
 import html5lib
 import pytest
 from html5lib import html5parser
+
+from support.pinned import Pinned, resolve_dotted
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML5LIB = Path(html5lib.__file__).parent
@@ -122,16 +122,12 @@ def resolve(name: str) -> Any:
         class_name, _, attribute = inner.partition(".")
         owner = classes[f"{factory.rpartition('.')[2]}.<locals>.{class_name}"]
         return vars(owner)[attribute] if attribute else owner
-    parts = name.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            found = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for part in parts[cut:]:
-            found = getattr(found, part)
-        return found
-    raise LookupError(name)
+    return resolve_dotted(name)
+
+
+PINNED = Pinned(
+    "html5lib", "1.1", HTML5LIB, "pdi.fragments.markup.html", WHEEL_RECORD, FINGERPRINTS, relied_on, resolve,
+)
 
 
 def test_html5lib_is_pinned_to_1_1_and_1_1_is_installed() -> None:
@@ -147,32 +143,12 @@ def test_html5lib_is_pinned_to_1_1_and_1_1_is_installed() -> None:
 
 @pytest.mark.parametrize("path", sorted(WHEEL_RECORD))
 def test_html5lib_files_are_those_of_the_1_1_wheel(path: str) -> None:
-    digest = hashlib.sha256((HTML5LIB / path).read_bytes()).digest()
-    module = "html5lib." + path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-    parts = sorted(name for name in FINGERPRINTS if name.startswith(module + "."))
-    assert base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == WHEEL_RECORD[path], (
-        f"html5lib/{path} is not html5lib 1.1's (SHA-256 differs from the 1.1 wheel's RECORD);"
-        f" re-check what pdi.fragments.markup.html takes from {module}: {', '.join(parts) or 'its imports'}"
-    )
+    PINNED.check_file(path, "html5lib." + path.removesuffix(".py").removesuffix("/__init__").replace("/", "."))
 
 
 @pytest.mark.parametrize("name", sorted(FINGERPRINTS))
 def test_each_html5lib_part_relied_on_is_as_in_1_1(name: str) -> None:
-    signature, digest = FINGERPRINTS[name]
-    try:
-        found = resolve(name)
-    except (LookupError, AttributeError) as exc:
-        pytest.fail(f"html5lib has no {name} ({exc!r}); pdi.fragments.markup.html relies on it: {relied_on(name)}")
-    assert f"{found.__module__}.{found.__qualname__}" == name, f"{name} is now {found.__module__}.{found.__qualname__}"
-    if signature is not None:
-        assert str(inspect.signature(found)) == signature, (
-            f"html5lib's {name} now takes {inspect.signature(found)}, not {signature} as in 1.1;"
-            f" re-check {relied_on(name)}"
-        )
-    source = inspect.getsource(found)
-    assert hashlib.sha256(source.encode("utf-8")).hexdigest() == digest, (
-        f"html5lib's {name} is not html5lib 1.1's (its source's SHA-256 differs); re-check {relied_on(name)}"
-    )
+    PINNED.check_part(name)
 
 
 def test_the_fingerprints_are_those_of_every_part_listed() -> None:

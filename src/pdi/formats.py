@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import functools
 import re
-from importlib import resources
 
 from pdi import charsets
 from pdi._grammar import TOKEN_PATTERN, TOKEN_SAFE, escape, upper_hex
@@ -211,6 +210,8 @@ class _Registry:
 
 @functools.cache
 def _registry() -> _Registry:
+    from importlib import resources
+
     text = resources.files("pdi").joinpath("data/media-types.txt").read_text(encoding="utf-8")
     types = tuple(
         line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")

@@ -22,17 +22,16 @@ Where the expected values come from:
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import importlib
 import importlib.metadata
 import inspect
 import tomllib
 from pathlib import Path
-from typing import Any
 
 import pytest
 import uvicorn
+
+from support.pinned import Pinned
 
 ROOT = Path(__file__).resolve().parents[2]
 UVICORN = Path(uvicorn.__file__).parent
@@ -115,18 +114,9 @@ def relied_on(name: str) -> str:
     return UVICORN_INTERNALS.get(name, "(not listed in UVICORN_INTERNALS)")
 
 
-def resolve(name: str) -> Any:
-    """The uvicorn object of that module and qualified name."""
-    parts = name.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            found = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for part in parts[cut:]:
-            found = getattr(found, part)
-        return found
-    raise LookupError(name)
+PINNED = Pinned(
+    "uvicorn", "0.54.0", UVICORN, "pdi.server.process", WHEEL_RECORD, FINGERPRINTS, relied_on,
+)
 
 
 def test_uvicorn_is_pinned_to_0_54_0_and_0_54_0_is_installed() -> None:
@@ -145,32 +135,12 @@ def test_uvicorn_is_pinned_to_0_54_0_and_0_54_0_is_installed() -> None:
 
 @pytest.mark.parametrize("path", sorted(WHEEL_RECORD))
 def test_uvicorn_files_are_those_of_the_0_54_0_wheel(path: str) -> None:
-    digest = hashlib.sha256((UVICORN / path).read_bytes()).digest()
-    module = "uvicorn." + path.removesuffix(".py").replace("/", ".")
-    parts = sorted(name for name in FINGERPRINTS if name.startswith(module + "."))
-    assert base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == WHEEL_RECORD[path], (
-        f"uvicorn/{path} is not uvicorn 0.54.0's (SHA-256 differs from the 0.54.0 wheel's RECORD);"
-        f" re-check what pdi.server.process takes from {module}: {', '.join(parts)}"
-    )
+    PINNED.check_file(path, "uvicorn." + path.removesuffix(".py").replace("/", "."))
 
 
 @pytest.mark.parametrize("name", sorted(FINGERPRINTS))
 def test_each_uvicorn_part_relied_on_is_as_in_0_54_0(name: str) -> None:
-    signature, digest = FINGERPRINTS[name]
-    try:
-        found = resolve(name)
-    except (LookupError, AttributeError) as exc:
-        pytest.fail(f"uvicorn has no {name} ({exc!r}); pdi.server.process relies on it: {relied_on(name)}")
-    assert f"{found.__module__}.{found.__qualname__}" == name, f"{name} is now {found.__module__}.{found.__qualname__}"
-    if signature is not None:
-        assert str(inspect.signature(found)) == signature, (
-            f"uvicorn's {name} now takes {inspect.signature(found)}, not {signature} as in 0.54.0;"
-            f" re-check {relied_on(name)}"
-        )
-    source = inspect.getsource(found)
-    assert hashlib.sha256(source.encode("utf-8")).hexdigest() == digest, (
-        f"uvicorn's {name} is not uvicorn 0.54.0's (its source's SHA-256 differs); re-check {relied_on(name)}"
-    )
+    PINNED.check_part(name)
 
 
 def test_the_fingerprints_are_those_of_every_part_listed() -> None:

@@ -48,14 +48,19 @@ def find_bindir() -> Path:
 class TemporaryCluster:
     """A PostgreSQL server in a temporary directory, for one test session or benchmark."""
 
-    def __init__(self, *, shared_buffers: str | None = None) -> None:
-        """``shared_buffers``: the server's buffer cache (``"6GB"``, ``"512MB"``); PostgreSQL's default (128 MB) when ``None``."""
+    def __init__(self, *, shared_buffers: str | None = None, durable: bool = False) -> None:
+        """``shared_buffers``: the server's buffer cache (``"6GB"``, ``"512MB"``); PostgreSQL's default (128 MB) when ``None``.
+
+        ``durable``: keep PostgreSQL's defaults of ``fsync``, ``synchronous_commit`` and
+        ``full_page_writes`` (on), as a benchmark of deposits needs; the tests turn them off.
+        """
         if shared_buffers is not None and not _MEMORY.fullmatch(shared_buffers):
             raise StoreError(
                 f"shared_buffers {shared_buffers!r} is not an amount of memory PostgreSQL reads"
                 " (a whole number with kB, MB, GB or TB, e.g. 6GB)"
             )
         self.shared_buffers = shared_buffers
+        self.durable = durable
         self.bindir = find_bindir()
         # /tmp: short enough for a unix socket path (107 bytes) and open to the
         # postgres user, which a private $TMPDIR of root's may not be.
@@ -93,10 +98,9 @@ class TemporaryCluster:
         """Create and start the cluster; returns self."""
         self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres",
                   "-E", "UTF8", "--locale=C", "--no-sync")
-        options = (
-            f"-k {self.directory} -c listen_addresses='' -c fsync=off"
-            " -c synchronous_commit=off -c full_page_writes=off -c max_connections=60"
-        )
+        options = f"-k {self.directory} -c listen_addresses='' -c max_connections=60"
+        if not self.durable:
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         if self.shared_buffers is not None:
             options += f" -c shared_buffers={self.shared_buffers}"
         self._run("pg_ctl", "-D", str(self.data), "-o", options,

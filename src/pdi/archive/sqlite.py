@@ -22,7 +22,6 @@ from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog import SearchAccess, SQLStore, search_page
 from pdi.archive.store import SearchKey
 from pdi.errors import NotFoundError, PDIError, StoreError
-from pdi.passages.fulltext import MARK_END, MARK_START, fts5_expression
 
 CATALOG = "catalog.sqlite"
 
@@ -133,10 +132,15 @@ class SQLiteStore(SQLStore):
         self, phrases: Sequence[Sequence[str]], series: str | None, limit: int, after: SearchKey | None,
         access: SearchAccess | None = None,
     ) -> list[tuple[Any, ...]]:
+        # searching only: reading a name never loads it
+        from pdi.passages.fulltext import fts5_expression
+
         match = "SELECT rowid AS pid, bm25(search_fts) AS score FROM search_fts WHERE search_fts MATCH ?"
         return self._query(*search_page(match, [fts5_expression(phrases)], series, access, after, limit))
 
     def _highlight(self, passage: int, phrases: Sequence[Sequence[str]]) -> str | None:
+        from pdi.passages.fulltext import MARK_END, MARK_START, fts5_expression
+
         rows = self._query(
             "SELECT highlight(search_fts, 0, ?, ?) FROM search_fts WHERE search_fts MATCH ? AND rowid = ?",
             (MARK_START, MARK_END, fts5_expression(phrases), passage),

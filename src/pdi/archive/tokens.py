@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,6 +42,8 @@ PREFIX = "pdi_"
 
 def new_secret() -> str:
     """A new token: ``pdi_`` and 256 random bits in URL-safe base64."""
+    import secrets
+
     return PREFIX + secrets.token_urlsafe(32)
 
 

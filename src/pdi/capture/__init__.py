@@ -19,15 +19,18 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pdi.capture.browser import BrowserCapture, capture_with_browser
-from pdi.capture.crawl import Crawl, Failure, crawl, pack_crawl
-from pdi.capture.fetch import Exchange, Fetcher, Limits, Redirect, check_address
-from pdi.capture.local import Packed, media_type_for_name, pack_path, unpack_to
+from pdi._lazy import exports
 from pdi.errors import LimitError
+
+if TYPE_CHECKING:
+    from pdi.capture.browser import BrowserCapture, capture_with_browser
+    from pdi.capture.crawl import Crawl, Failure
+    from pdi.capture.fetch import Exchange, Limits, Redirect, check_address
+    from pdi.capture.local import Packed, media_type_for_name, pack_path, unpack_to
 
 __all__ = [
     "BrowserCapture",
@@ -71,6 +74,11 @@ def capture(
     ``exchanges``, when given, receives every HTTP exchange of the capture as
     it went over the wire (for :func:`pdi.interop.warc.write_exchanges`).
     """
+    import asyncio
+
+    from pdi.capture.crawl import crawl, pack_crawl
+    from pdi.capture.fetch import Fetcher, Limits
+
     limits = limits or Limits()
 
     async def run() -> Crawl:
@@ -91,4 +99,25 @@ def capture(
         redirects=result.root.redirects + tuple(hop for r in result.resources for hop in r.redirects),
         parts=1 + len(result.resources),
         failures=result.failures,
+    )
+
+
+# Each name is imported from its submodule when first asked for (pdi._lazy): packing a
+# directory (local) does not load the browser capture; type checkers read the imports above.
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = exports(
+        __name__,
+        {
+            "BrowserCapture": "pdi.capture.browser",
+            "capture_with_browser": "pdi.capture.browser",
+            "Failure": "pdi.capture.crawl",
+            "Exchange": "pdi.capture.fetch",
+            "Limits": "pdi.capture.fetch",
+            "Redirect": "pdi.capture.fetch",
+            "check_address": "pdi.capture.fetch",
+            "Packed": "pdi.capture.local",
+            "media_type_for_name": "pdi.capture.local",
+            "pack_path": "pdi.capture.local",
+            "unpack_to": "pdi.capture.local",
+        },
     )

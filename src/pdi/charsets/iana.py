@@ -36,11 +36,8 @@ import codecs
 import encodings
 import encodings.aliases
 import functools
-import pkgutil
 from dataclasses import dataclass
-from importlib import resources
 from typing import Final
-from xml.etree import ElementTree
 
 from pdi.errors import UnsupportedError
 
@@ -132,6 +129,8 @@ class Charset:
 @functools.cache
 def _stdlib_names() -> frozenset[str]:
     """Every name the standard ``encodings`` package answers to: its modules and its aliases."""
+    import pkgutil
+
     modules = {m.name for m in pkgutil.iter_modules(encodings.__path__)}
     return frozenset(modules | set(encodings.aliases.aliases) | set(encodings.aliases.aliases.values()))
 
@@ -160,6 +159,9 @@ def _python_codec(label: str) -> str | None:
 
 class _Registry:
     def __init__(self, xml: bytes) -> None:
+        # the registry is read when first asked for, and then only
+        from xml.etree import ElementTree
+
         root = ElementTree.fromstring(xml)
         self.updated = (root.findtext(f"{_NS}updated") or "").strip()
         charsets: list[Charset] = []
@@ -202,6 +204,8 @@ class _Registry:
 
 @functools.cache
 def _registry() -> _Registry:
+    from importlib import resources
+
     data = resources.files("pdi").joinpath("data/character-sets.xml").read_bytes()
     return _Registry(data)
 

@@ -62,17 +62,61 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
 }
 
 
+#: The one-line help ``pdi --help`` shows for each top-level command: the first
+#: sentence of the command's own help, which is all click shows of it, so the
+#: list is printed without importing a command's module (a test checks that
+#: each equals its command's and that ``pdi --help`` prints what click prints
+#: with every command loaded).
+COMMAND_HELP: dict[str, str] = {
+    "add": "Mint a PDI for FILE ('-' = stdin) today (GMT) and deposit it; prints the PDI.",
+    "anchor": "Find the passage NAME cites (NAME#char=a,b, #line=a,b, #elt=… or #name=…) in version VERSION of it.",
+    "annotate": "Export a name as a W3C Web Annotation, or find the names annotations point at.",
+    "audit": "The audit log, oldest first: every write with who (a user, or token:NAME), when, what, and from where.",
+    "capture": "Capture the web page at URL with everything it needs, as RFC 2557 MHTML.",
+    "cite": "Resolve both ends of CITATION (A@position=B#fragment) and check the quotation.",
+    "embargo": "Embargo NAME until a date: a generic name the whole document, a versioned name that version.",
+    "export": "Write the archive (or a series) to DIRECTORY as a BagIt bag, or with --wacz as a WACZ file.",
+    "get": "Write the bytes PDI[#fragment] names; a generic PDI lists its versions.",
+    "import": "Import a BagIt bag, or the captures of a WARC or WACZ file.",
+    "init": "Create an archive at DIR or in a postgresql:// database (default: --archive).",
+    "ls": "List names in date, then serial order, as the catalog is read.",
+    "meta": "Add statements (Dublin Core: title=, creator=, date= … or free keys) about PDI, or show them.",
+    "mhtml": "Read, check, pack and unpack RFC 2557 MHTML files.",
+    "parse": "Parse PDI (urn:pdi://… or pdi://…) and print its components, canonical form and warnings.",
+    "reindex": "Make the full-text index again from the stored octets (one transaction: a failure keeps the old index).",
+    "search": 'Find the passages holding every one of WORDS ("a phrase" in quotes; no operators).',
+    "series": "Register and list document series (issuing authority, ISO 3166 country last).",
+    "serve": "Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.",
+    "text": "Print the passage of text FILE that FRAGMENT identifies (a leading '#' is allowed).",
+    "token": "Bearer tokens of the write API: made, listed, revoked (only their SHA-256 is kept).",
+    "uri": "Parse, resolve and normalize URIs (RFC 3986; RFC 2396 resolution as a mode).",
+    "verify": "Recompute every stored representation's SHA-256 and check the catalog; exit 3 on any problem.",
+    "version": "Deposit FILES as the next version of PDI (every format it is to have); prints the PDIs.",
+    "withdraw": "Withdraw NAME for good: a versioned name withdraws that version, a generic one the whole document.",
+}
+
+
 class PDIGroup(click.Group):
     """A click group that turns :class:`PDIError` into one stderr line and an exit status.
 
     With ``lazy`` (command name -> modules of ``pdi.cli``, as
     :data:`COMMAND_MODULES`), it loads the modules of a command the first
-    time the command is looked up.
+    time the command is looked up. With ``short_help`` too (command name ->
+    the first sentence of its help, as :data:`COMMAND_HELP`), listing the
+    commands in ``--help`` loads none: click formats the list from stand-ins
+    that carry that sentence.
     """
 
-    def __init__(self, *args: Any, lazy: dict[str, tuple[str, ...]] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        lazy: dict[str, tuple[str, ...]] | None = None,
+        short_help: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._lazy = lazy or {}
+        self._short_help = short_help or {}
         self._loaded: set[str] = set()
 
     def load(self, module: str) -> None:
@@ -89,6 +133,18 @@ class PDIGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(self._lazy) | set(self.commands))
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's own list of commands, from stand-ins for those not loaded that have a stored help sentence."""
+        listed: dict[str, click.Command] = {}
+        for name in self.list_commands(ctx):
+            if name not in self.commands and name in self._short_help:
+                listed[name] = click.Command(name, help=self._short_help[name])
+            else:
+                command = self.get_command(ctx, name)
+                if command is not None:
+                    listed[name] = command
+        click.Group.format_commands(click.Group(self.name, commands=listed), ctx, formatter)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -97,7 +153,12 @@ class PDIGroup(click.Group):
             ctx.exit(exc.exit_code)
 
 
-@click.group(cls=PDIGroup, lazy=COMMAND_MODULES, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=PDIGroup,
+    lazy=COMMAND_MODULES,
+    short_help=COMMAND_HELP,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="pdi")
 def cli() -> None:
     """Persistent document identifiers: mint, archive and resolve urn:pdi names.

@@ -11,10 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import click
-from rich.markup import escape
 
 from pdi._wording import plural
-from pdi.archive import Archive
 from pdi.cli.archive_cmd import archive_option, write_out
 from pdi.cli.mhtml_cmd import parse_limits, printable, reading_limits
 from pdi.cli.mhtml_group import mhtml
@@ -178,6 +176,8 @@ def _capture(
         concurrency=concurrency,
     )
     exchanges: list[Exchange] | None = [] if warc is not None else None
+    from rich.markup import escape
+
     with _progress(f"capturing {escape(url)}") as update:
         got = capture(url, allow_private=allow_private, limits=limits, progress=update, exchanges=exchanges)
     if warc is not None and exchanges is not None:
@@ -262,6 +262,7 @@ def capture_command(
     if output is not None:
         write_out(data, output)
     if series is not None:
+        from pdi.archive import Archive
         from pdi.capture.deposit import deposit_capture
 
         with Archive.open(archive) as opened:

@@ -9,8 +9,6 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from pdi._wording import plural
 from pdi.cli.mhtml_group import mhtml
@@ -204,6 +202,9 @@ def ls_command(
         click.echo(f"saved from: {printable(snapshot)}")
     if title:
         click.echo(f"title: {printable(title)}")
+    from rich.console import Console
+    from rich.table import Table
+
     table = Table(show_lines=False)
     for col in ("#", "type", "size", "location / content-id", "refs in file", "used by"):
         table.add_column(col, overflow="fold")

@@ -6,7 +6,6 @@ prints; ``--info`` prints :func:`pdi.archive.describe.describe` as lines.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 
@@ -122,12 +121,13 @@ def get_cmd(
     status 2.
     """
     with open_archive(archive) as opened:
-        from pdi.interop.aliases import alias_fragment, native_names
+        if "#" in pdi:  # perhaps a browser fragment (no fragment, no alias: its module stays unloaded)
+            from pdi.interop.aliases import alias_fragment, native_names
 
-        if alias_fragment(pdi) is not None:  # a browser fragment: the native name it equals
-            native = str(native_names(opened, pdi).native)
-            click.echo(f"note: {one_line(pdi)} is {native}", err=True)
-            pdi = native
+            if alias_fragment(pdi) is not None:  # a browser fragment: the native name it equals
+                native = str(native_names(opened, pdi).native)
+                click.echo(f"note: {one_line(pdi)} is {native}", err=True)
+                pdi = native
         located = opened.locate(pdi, latest=latest)
         if isinstance(located, Generic):
             _print_generic(located)
@@ -199,6 +199,8 @@ def _listing(names: Iterator[str], as_json: bool) -> Iterator[str]:
         for name in names:
             yield f"{name}\n"
         return
+    import json
+
     first = True
     for name in names:
         yield ("[" if first else ",\n") + json.dumps(name, ensure_ascii=False)
@@ -221,6 +223,8 @@ def cite_cmd(citation: str, as_json: bool, archive: str) -> None:
     text). Exit status 0 when it does or cannot be checked (an image, or B
     not in this archive: "unchecked"), 3 when A holds other text there.
     """
+    import json
+
     with open_archive(archive) as opened:
         result = opened.cite(citation)
     check = result.check

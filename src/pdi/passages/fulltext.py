@@ -31,7 +31,10 @@ What is text:
   as text or pass over a little text.
 
 The query (:func:`parse_query`) is the reader's words, never a query
-language: a word is a run of letters, digits and marks; every word must
+language: a word is a run of the characters the catalog's index reads as
+word characters (SQLite FTS5's ``unicode61`` tables, Unicode 6.1's letters
+and digits, and private-use and later-assigned characters: :mod:`._fts5_chars`),
+so a query holds a word exactly when an indexed passage could; every word must
 occur in one passage; ``"two words"`` in double quotes is a phrase, and a
 word written with punctuation inside (``e-mail``, ``o'clock``) is the phrase
 of its parts. Everything else (``AND``, ``NEAR``, ``*``, ``^``,
@@ -47,12 +50,12 @@ from __future__ import annotations
 
 import re
 import struct
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from pdi.errors import LimitError, ParseError
+from pdi.passages import _fts5_chars
 from pdi.passages.scan import (
     RAW_TEXT,
     RCDATA,
@@ -107,16 +110,29 @@ class Query:
         return " ".join(p[0] if len(p) == 1 else '"' + " ".join(p) + '"' for p in self.phrases)
 
 
+def _bitmap(ranges: Sequence[tuple[int, int]]) -> bytes:
+    table = bytearray(0x110000)
+    for first, last in ranges:
+        table[first : last + 1] = b"\x01" * (last + 1 - first)
+    return bytes(table)
+
+
+_JOINS: Final = _bitmap(_fts5_chars.JOINED)
+_ALONE: Final = _bitmap(_fts5_chars.ALONE)
+
+
 def _word_char(ch: str) -> bool:
-    return unicodedata.category(ch)[0] in "LNM" or unicodedata.category(ch) == "Co"
+    """Whether FTS5's tokenizer reads ``ch`` as part of a word (the index and the query read alike)."""
+    return _JOINS[ord(ch)] == 1
 
 
 def _letter_or_number(ch: str) -> bool:
-    return unicodedata.category(ch)[0] in "LN" or unicodedata.category(ch) == "Co"
+    """Whether ``ch`` is a word even alone, not a diacritic the tokenizer (``remove_diacritics``) folds away."""
+    return _ALONE[ord(ch)] == 1
 
 
 def words_of(text: str) -> list[str]:
-    """The words of ``text``: its runs of letters, digits and marks (private-use characters too)."""
+    """The words of ``text``: its runs of the characters FTS5's tokenizer joins into words (:func:`_word_char`)."""
     found: list[str] = []
     current: list[str] = []
     for ch in text:

@@ -37,16 +37,21 @@ manifests and the Payload-Oxum).
 """
 
 
-from pdi.archive.bagit.catalog import EXPORT_FORMAT, EXPORT_VERSION
-from pdi.archive.bagit.export import export_bag
-from pdi.archive.bagit.imports import import_bag, import_payload, is_pdi_export
-from pdi.archive.bagit.manifests import (
-    ALGORITHMS,
-    MAX_BAG_INFO_BYTES,
-    MAX_TAG_LINE_BYTES,
-    BagInfo,
-    validate_bag,
-)
+from typing import TYPE_CHECKING
+
+from pdi._lazy import exports
+
+if TYPE_CHECKING:
+    from pdi.archive.bagit.catalog import EXPORT_FORMAT, EXPORT_VERSION
+    from pdi.archive.bagit.export import export_bag
+    from pdi.archive.bagit.imports import import_bag, import_payload, is_pdi_export
+    from pdi.archive.bagit.manifests import (
+        ALGORITHMS,
+        MAX_BAG_INFO_BYTES,
+        MAX_TAG_LINE_BYTES,
+        BagInfo,
+        validate_bag,
+    )
 
 __all__ = [
     "ALGORITHMS",
@@ -61,3 +66,23 @@ __all__ = [
     "is_pdi_export",
     "validate_bag",
 ]
+
+# Each name is imported from its submodule when first asked for (pdi._lazy); type
+# checkers read the imports above instead.
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = exports(
+        __name__,
+        {
+            "EXPORT_FORMAT": "pdi.archive.bagit.catalog",
+            "EXPORT_VERSION": "pdi.archive.bagit.catalog",
+            "export_bag": "pdi.archive.bagit.export",
+            "import_bag": "pdi.archive.bagit.imports",
+            "import_payload": "pdi.archive.bagit.imports",
+            "is_pdi_export": "pdi.archive.bagit.imports",
+            "ALGORITHMS": "pdi.archive.bagit.manifests",
+            "MAX_BAG_INFO_BYTES": "pdi.archive.bagit.manifests",
+            "MAX_TAG_LINE_BYTES": "pdi.archive.bagit.manifests",
+            "BagInfo": "pdi.archive.bagit.manifests",
+            "validate_bag": "pdi.archive.bagit.manifests",
+        },
+    )

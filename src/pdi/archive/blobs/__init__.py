@@ -28,12 +28,11 @@ any catalog with any blob store.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import mmap
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -42,6 +41,8 @@ from pdi.archive.blobs.memo import FixityMemo, Identity, identity
 from pdi.errors import IntegrityError
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from pdi.fragments import FragmentResult
 
 #: Octets per chunk digest (1 MiB): a range read hashes at most this much more than it returns.
@@ -55,7 +56,12 @@ _DIGEST = 32
 # Chunk digests are computed on a second thread while the calling one computes
 # the whole SHA-256 (hashlib releases the GIL on large buffers): the two passes
 # over the octets then cost about one on a machine with two cores.
-_HASHER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pdi-chunk-digests")
+# The pool is made when first used (a command that only reads never imports it).
+@functools.cache
+def _hasher() -> ThreadPoolExecutor:
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="pdi-chunk-digests")
 
 
 @dataclass(frozen=True)
@@ -128,7 +134,7 @@ class Digests:
 
     def _flush(self) -> None:
         if self._full:
-            self._futures.append(_HASHER.submit(_chunk_digests, self._full))
+            self._futures.append(_hasher().submit(_chunk_digests, self._full))
             self._full = []
             if len(self._futures) >= 3:
                 self._futures[-3].result()  # at most about 24 MiB waiting to be hashed
@@ -441,6 +447,8 @@ def mapped(reader: ChunkedReader) -> Iterator[bytes | mmap.mmap]:
         with open(reader.path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
             yield mapped
         return
+    import tempfile
+
     with tempfile.TemporaryFile(prefix="pdi-blob-") as spool:
         for piece in reader.unverified():  # checked by range after the evaluation
             spool.write(piece)

@@ -25,34 +25,39 @@ Pure: no I/O (a memory map is made by the caller).
 
 from __future__ import annotations
 
-from pdi.fragments.text.bre import bre_to_re2, compile_bre
-from pdi.fragments.text.charset import DEFAULT_CHARSET, codec_name, same_charset
-from pdi.fragments.text.index import TextIndex
-from pdi.fragments.text.lines import (
-    LINE_ENDINGS,
-    from_crlf,
-    line_ending_convention,
-    to_crlf,
-)
-from pdi.fragments.text.pdi_reading import (
-    canonical_index,
-    canonical_octets,
-    evaluate_pdi,
-    parse_pdi_text_fragment,
-    pdi_to_rfc5147_char,
-    rfc5147_to_pdi_char,
-)
-from pdi.fragments.text.rfc5147 import (
-    CheckOutcome,
-    IntegrityCheck,
-    TextFragment,
-    TextSelection,
-    evaluate_rfc5147,
-    make_rfc5147,
-    run_checks,
-)
-from pdi.fragments.text.table import TextTable
-from pdi.fragments.text.wilde import WildeFragment, WildePart, evaluate_wilde
+from typing import TYPE_CHECKING
+
+from pdi._lazy import exports
+
+if TYPE_CHECKING:
+    from pdi.fragments.text.bre import bre_to_re2, compile_bre
+    from pdi.fragments.text.charset import DEFAULT_CHARSET, codec_name, same_charset
+    from pdi.fragments.text.index import TextIndex
+    from pdi.fragments.text.lines import (
+        LINE_ENDINGS,
+        from_crlf,
+        line_ending_convention,
+        to_crlf,
+    )
+    from pdi.fragments.text.pdi_reading import (
+        canonical_index,
+        canonical_octets,
+        evaluate_pdi,
+        parse_pdi_text_fragment,
+        pdi_to_rfc5147_char,
+        rfc5147_to_pdi_char,
+    )
+    from pdi.fragments.text.rfc5147 import (
+        CheckOutcome,
+        IntegrityCheck,
+        TextFragment,
+        TextSelection,
+        evaluate_rfc5147,
+        make_rfc5147,
+        run_checks,
+    )
+    from pdi.fragments.text.table import TextTable
+    from pdi.fragments.text.wilde import WildeFragment, WildePart, evaluate_wilde
 
 __all__ = [
     "DEFAULT_CHARSET",
@@ -83,3 +88,39 @@ __all__ = [
     "same_charset",
     "to_crlf",
 ]
+
+# Each name is imported from its submodule when first asked for (pdi._lazy); type
+# checkers read the imports above instead.
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = exports(
+        __name__,
+        {
+            "bre_to_re2": "pdi.fragments.text.bre",
+            "compile_bre": "pdi.fragments.text.bre",
+            "DEFAULT_CHARSET": "pdi.fragments.text.charset",
+            "codec_name": "pdi.fragments.text.charset",
+            "same_charset": "pdi.fragments.text.charset",
+            "TextIndex": "pdi.fragments.text.index",
+            "LINE_ENDINGS": "pdi.fragments.text.lines",
+            "from_crlf": "pdi.fragments.text.lines",
+            "line_ending_convention": "pdi.fragments.text.lines",
+            "to_crlf": "pdi.fragments.text.lines",
+            "canonical_index": "pdi.fragments.text.pdi_reading",
+            "canonical_octets": "pdi.fragments.text.pdi_reading",
+            "evaluate_pdi": "pdi.fragments.text.pdi_reading",
+            "parse_pdi_text_fragment": "pdi.fragments.text.pdi_reading",
+            "pdi_to_rfc5147_char": "pdi.fragments.text.pdi_reading",
+            "rfc5147_to_pdi_char": "pdi.fragments.text.pdi_reading",
+            "CheckOutcome": "pdi.fragments.text.rfc5147",
+            "IntegrityCheck": "pdi.fragments.text.rfc5147",
+            "TextFragment": "pdi.fragments.text.rfc5147",
+            "TextSelection": "pdi.fragments.text.rfc5147",
+            "evaluate_rfc5147": "pdi.fragments.text.rfc5147",
+            "make_rfc5147": "pdi.fragments.text.rfc5147",
+            "run_checks": "pdi.fragments.text.rfc5147",
+            "TextTable": "pdi.fragments.text.table",
+            "WildeFragment": "pdi.fragments.text.wilde",
+            "WildePart": "pdi.fragments.text.wilde",
+            "evaluate_wilde": "pdi.fragments.text.wilde",
+        },
+    )

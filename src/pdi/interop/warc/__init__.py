@@ -52,11 +52,16 @@ checking the records, the index by URL and digest), :mod:`~pdi.interop.warc.boun
 
 from __future__ import annotations
 
-from pdi.interop.warc.bounded import ReadLimits
-from pdi.interop.warc.pages import Imported, ImportPlan, Item, import_warc, plan_import
-from pdi.interop.warc.records import PAGE_TYPES, Entry, WarcIndex, read_index
-from pdi.interop.warc.sources import Source, is_web_archive, sources_for, wacz_sources
-from pdi.interop.warc.write import warc_date, write_exchanges
+from typing import TYPE_CHECKING
+
+from pdi._lazy import exports
+
+if TYPE_CHECKING:
+    from pdi.interop.warc.bounded import ReadLimits
+    from pdi.interop.warc.pages import Imported, ImportPlan, Item, import_warc, plan_import
+    from pdi.interop.warc.records import PAGE_TYPES, Entry, WarcIndex, read_index
+    from pdi.interop.warc.sources import Source, is_web_archive, sources_for, wacz_sources
+    from pdi.interop.warc.write import warc_date, write_exchanges
 
 __all__ = [
     "PAGE_TYPES",
@@ -76,3 +81,28 @@ __all__ = [
     "warc_date",
     "write_exchanges",
 ]
+
+# Each name is imported from its submodule when first asked for (pdi._lazy); type
+# checkers read the imports above instead.
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = exports(
+        __name__,
+        {
+            "ReadLimits": "pdi.interop.warc.bounded",
+            "Imported": "pdi.interop.warc.pages",
+            "ImportPlan": "pdi.interop.warc.pages",
+            "Item": "pdi.interop.warc.pages",
+            "import_warc": "pdi.interop.warc.pages",
+            "plan_import": "pdi.interop.warc.pages",
+            "PAGE_TYPES": "pdi.interop.warc.records",
+            "Entry": "pdi.interop.warc.records",
+            "WarcIndex": "pdi.interop.warc.records",
+            "read_index": "pdi.interop.warc.records",
+            "Source": "pdi.interop.warc.sources",
+            "is_web_archive": "pdi.interop.warc.sources",
+            "sources_for": "pdi.interop.warc.sources",
+            "wacz_sources": "pdi.interop.warc.sources",
+            "warc_date": "pdi.interop.warc.write",
+            "write_exchanges": "pdi.interop.warc.write",
+        },
+    )

@@ -1,0 +1,56 @@
+"""Every benchmark runs: ``bench/run_all.py --small NAME`` for each ``bench/bench_*.py``.
+
+A benchmark's small mode (``--small``) takes a few seconds and goes through
+each of its code paths, so a benchmark that crashes on the code as it is
+fails here, not months later in a figure nobody can regenerate. Each run
+starts what its benchmark needs, as the benchmark does on its own (the
+throw-away PostgreSQL cluster of tests/support, nginx and wrk, which
+``scripts/bootstrap --dev`` installs). No figure is asserted: speed is
+measured in bench/, not in tests; only that the benchmark ran to the end and
+printed the ratio of pdi to its floor or peer.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = sorted(path.name.removeprefix("bench_").removesuffix(".py")
+                    for path in (ROOT / "bench").glob("bench_*.py"))
+
+#: A printed ratio: "ratio 2.3x", a column headed "ratio", "4.8×", "PostgreSQL / SQLite: 2.70".
+RATIO = re.compile(r"\bratios?\b|\d(?:\.\d+)?\s?[×x](?!\w)|\w\s?/\s?\w[^\n:]*:\s*\d", re.IGNORECASE)
+
+
+def _marks(name: str) -> list[pytest.MarkDecorator]:
+    marks = [pytest.mark.slow]
+    if "TemporaryCluster" in (ROOT / "bench" / f"bench_{name}.py").read_text(encoding="utf-8"):
+        marks.append(pytest.mark.postgres)
+    return marks
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=_marks(name)) for name in BENCHMARKS])
+def test_benchmark_runs_small(name: str) -> None:
+    env = dict(os.environ)
+    # this tree's code, whatever pdi the interpreter has installed
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "run_all.py"), "--small", name],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
+    report = f"stdout:\n{done.stdout[-4000:]}\nstderr:\n{done.stderr[-4000:]}"
+    assert done.returncode == 0, report
+    assert f"##### bench_{name}" in done.stdout, report
+    assert RATIO.search(done.stdout), f"no ratio printed\n{report}"
+
+
+def test_run_all_names_a_benchmark_that_fails(tmp_path: Path) -> None:
+    """run_all exits non-zero and names the benchmark when one crashes (here: one that is not there)."""
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "run_all.py"), "--small", "no_such_thing"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode != 0
+    assert "bench_no_such_thing.py" in done.stderr

@@ -1,0 +1,116 @@
+"""Start-up: ``pdi --help`` and ``pdi get`` import only what they use, and ``--help`` is click's own.
+
+Each command runs in a fresh interpreter, as the console script runs it
+(``pdi.cli.main``), and reports ``sys.modules`` as it exits; the modules a
+command does not use must not be there. ``pdi --help`` lists the commands
+from :data:`pdi.cli.COMMAND_HELP` without importing their modules: its output
+must equal what click prints for a plain group holding every real command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from pdi.cli import COMMAND_HELP, COMMAND_MODULES, cli, load_all
+
+#: Third-party packages no start-up of ``pdi --help`` or ``pdi get`` of a text needs.
+HEAVY = (
+    "html5lib", "PIL", "rapidfuzz", "re2", "httpx", "starlette", "uvicorn", "rich", "numpy",
+    "psycopg", "psycopg_pool", "boto3", "botocore", "soundfile", "magic", "warcio", "ijson",
+    "cdxj_indexer", "multipart", "python_multipart",
+)
+#: Parts of pdi that reading a stored text by name does not use.
+NOT_FOR_GET = (
+    "pdi.server", "pdi.capture", "pdi.mhtml", "pdi.interop.warc", "pdi.interop.wacz",
+    "pdi.archive.postgres", "pdi.archive.blobs.s3", "pdi.archive.bagit", "pdi.fragments.markup",
+    "pdi.fragments.text", "pdi.fragments.image", "pdi.fragments.audio", "pdi.passages.reanchor",
+    "pdi.interop",  # a browser fragment's aliases: only for a name with a '#'
+)
+
+_REPORT = """
+import atexit, json, os, sys
+atexit.register(lambda: open(os.environ["PDI_TEST_MODULES"], "w").write(json.dumps(sorted(sys.modules))))
+from pdi.cli import main
+main()
+"""
+
+
+def modules_after(args: list[str], tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
+    """Run ``pdi ARGS`` in a fresh interpreter: the finished process and the modules it had imported."""
+    report = tmp_path / "modules.json"
+    result = subprocess.run(
+        [sys.executable, "-c", _REPORT, *args],
+        capture_output=True, cwd=tmp_path, check=False,
+        env={**os.environ, "PDI_TEST_MODULES": str(report), **env},
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    return result, set(json.loads(report.read_text()))
+
+
+def loaded(modules: set[str], packages: tuple[str, ...]) -> list[str]:
+    """The modules of ``modules`` that are one of ``packages`` or inside one."""
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in packages))
+
+
+def test_help_imports_no_command_module(tmp_path: Path) -> None:
+    _, modules = modules_after(["--help"], tmp_path)
+    assert loaded(modules, HEAVY) == []
+    assert sorted(m for m in modules if m.startswith("pdi")) == ["pdi", "pdi.cli", "pdi.errors"]
+
+
+def test_version_imports_no_command_module(tmp_path: Path) -> None:
+    result, modules = modules_after(["--version"], tmp_path)
+    assert b"0." in result.stdout
+    assert sorted(m for m in modules if m.startswith("pdi")) == ["pdi", "pdi.cli", "pdi.errors"]
+
+
+def test_get_of_a_text_on_sqlite_imports_only_what_it_uses(tmp_path: Path) -> None:
+    archive = str(tmp_path / "archive")
+    text = tmp_path / "small.txt"
+    text.write_bytes(b"A line of a small text.\n" * 40)
+    for args in (["init", archive], ["series", "add", "bench.example.us", "--archive", archive]):
+        subprocess.run([sys.executable, "-m", "pdi", *args], check=True, capture_output=True)
+    name = subprocess.run(
+        [sys.executable, "-m", "pdi", "add", "-s", "bench.example.us", str(text), "--archive", archive],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()
+    result, modules = modules_after(["get", name, "--archive", archive], tmp_path)
+    assert result.stdout == text.read_bytes()
+    assert loaded(modules, HEAVY) == []
+    assert loaded(modules, NOT_FOR_GET) == []
+    assert loaded(modules, ("pdi.cli",)) == ["pdi.cli", "pdi.cli.archive_cmd", "pdi.cli.read_cmd"]
+
+
+def test_every_command_has_its_stored_help_sentence() -> None:
+    """:data:`COMMAND_HELP` holds, for each command, exactly what click would shorten its help from."""
+    load_all()
+    assert set(COMMAND_HELP) == set(COMMAND_MODULES) == set(cli.commands)
+    for name, command in cli.commands.items():
+        stand_in = click.Command(name, help=COMMAND_HELP[name])
+        for limit in (10, 30, 45, 60, 1000):
+            assert stand_in.get_short_help_str(limit) == command.get_short_help_str(limit), (name, limit)
+
+
+@pytest.mark.parametrize("columns", [55, 70, 100])
+def test_help_is_clicks_own_listing_of_every_command(tmp_path: Path, columns: int) -> None:
+    """``pdi --help`` (nothing loaded) prints what click prints for a plain group of every real command."""
+    result, _ = modules_after(["--help"], tmp_path, COLUMNS=str(columns))
+    load_all()
+    plain = click.Group(
+        cli.name, commands=dict(cli.commands), params=list(cli.params), help=cli.help,
+        context_settings=cli.context_settings,
+    )
+    width = max(min(columns, 80) - 2, 50)  # click's own: the terminal's columns, at most 80, less 2
+    with click.Context(plain, info_name="pdi", terminal_width=width, **cli.context_settings) as ctx:
+        expected = plain.get_help(ctx) + "\n"
+    assert result.stdout.decode() == expected
+    listed = [line.split()[0] for line in expected.split("Commands:\n", 1)[1].splitlines()
+              if line.startswith("  ") and not line.startswith("   ")]
+    assert listed == sorted(cli.commands)
