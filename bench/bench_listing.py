@@ -32,6 +32,7 @@ from pathlib import Path
 # the throw-away cluster is a test tool (tests/support/), not part of the package
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+import readme
 from pdi.archive import Archive
 from pdi.archive.store import RepresentationRecord, SeriesRecord
 from support.pgcluster import TemporaryCluster
@@ -78,7 +79,8 @@ def _run(argv: list[str]) -> bytes:
     return subprocess.run(argv, check=True, stdout=subprocess.PIPE).stdout
 
 
-def bench(label: str, location: str, scratch: Path, names: int, rounds: int) -> None:
+def bench(label: str, location: str, scratch: Path, names: int, rounds: int) -> dict[str, float]:
+    """Time the listings of one catalog; the medians (ms) by what was timed."""
     with Archive.init(location) as archive:
         fill_day(archive, names)
         listed = [str(n) for n in archive.ls(PATTERN)]
@@ -117,22 +119,39 @@ def bench(label: str, location: str, scratch: Path, names: int, rounds: int) -> 
     pdi_ms, cat_ms, py_ms = (_median_ms(runs[k]) for k in ("pdi", "cat", "python"))
     print(f"command     pdi ls {pdi_ms:8.1f} ms   cat names file {cat_ms:6.1f} ms   ratio {pdi_ms / cat_ms:6.1f}x"
           f"   python3 printing the file {py_ms:6.1f} ms   ratio {pdi_ms / py_ms:5.1f}x")
+    return {"names": _median_ms(times["names"]), "pdi": _median_ms(times["pdi"]), "file": file_ms,
+            "names cpu": ms, "file cpu": file_cpu, "pdi ls": pdi_ms, "cat": cat_ms, "python": py_ms}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--names", type=int, default=10_000, help="Names on the day (default 10,000).")
     parser.add_argument("--rounds", type=int, default=15, help="Timings of each, interleaved (medians).")
-    parser.add_argument("--small", action="store_true", help="A few seconds, for CI: 500 names, 3 rounds.")
+    readme.arguments(parser, markdown=True)  # --small: 500 names, 3 rounds
     args = parser.parse_args(argv)
     if args.small:
         args.names, args.rounds = 500, 3
     print(f"load average {os.getloadavg()[0]:.2f} (2 cores shared: compare ratios, not times)")
     with tempfile.TemporaryDirectory(prefix="pdi-bench-listing-") as tmp:
         scratch = Path(tmp)
-        bench("SQLite", str(scratch / "sqlite"), scratch, args.names, args.rounds)
+        lite = bench("SQLite", str(scratch / "sqlite"), scratch, args.names, args.rounds)
         with TemporaryCluster() as cluster:
-            bench("PostgreSQL", cluster.create_database("listing"), scratch, args.names, args.rounds)
+            pg = bench("PostgreSQL", cluster.create_database("listing"), scratch, args.names, args.rounds)
+
+    def row(what: str, key: str, floor: str, floor_what: str) -> list[str]:
+        return [what, f"{lite[key]:.1f} ms", f"{pg[key]:.1f} ms",
+                f"{floor_what}: {lite[floor]:.2f} / {pg[floor]:.2f} ms",
+                f"**{lite[key] / lite[floor]:.1f}×** / **{pg[key] / pg[floor]:.1f}×**"]
+
+    readme.write(args.markdown, f"A day of {args.names:,} serial names; medians of {args.rounds} interleaved rounds."
+                 " PostgreSQL's CPU time is this process's only, not the server's.\n\n" + readme.table(
+        ["listing", "SQLite", "PostgreSQL", "floor (SQLite run / PostgreSQL run)", "ratio"],
+        [row("`Archive.iter_names` (the names as text)", "names", "file", "read a file of the names"),
+         row("same, CPU time", "names cpu", "file cpu", "read a file of the names"),
+         row("`Archive.ls` (the names as `PDI` values)", "pdi", "file", "read a file of the names"),
+         row("`pdi ls PATTERN` as a command, the names to a pipe", "pdi ls", "python",
+             "`python3` printing the file"),
+         row("same", "pdi ls", "cat", "`cat` of the file")]))
     return 0
 
 

@@ -31,6 +31,7 @@ from warcio.checker import Checker
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+import readme
 from pdi.archive import Archive
 from pdi.interop.wacz import export_wacz
 from pdi.interop.warc import Imported, import_warc, read_index, sources_for
@@ -94,7 +95,7 @@ def warcio_read(warc: Path) -> int:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="Imports and exports of each, interleaved (medians).")
-    parser.add_argument("--small", action="store_true", help="A few seconds, for CI: 10 pages, 1 round.")
+    readme.arguments(parser, markdown=True)  # --small: 10 pages, 1 round
     args = parser.parse_args(argv)
     global PAGES
     if args.small:
@@ -107,14 +108,14 @@ def main(argv: list[str] | None = None) -> None:
         print(f"WARC: {PAGES} pages, {records} records, {size / 1e6:.1f} MB (gzip per record)")
         assert warcio_read(warc) == records
 
-        ours = _timed(lambda: read_index(sources_for(warc), limit=50 << 20))
+        check_ours = ours = _timed(lambda: read_index(sources_for(warc), limit=50 << 20))
 
         def warcio_check() -> None:
             cmd = argparse.Namespace(inputs=[str(warc)], verbose=False)
             with contextlib.redirect_stdout(io.StringIO()):
                 assert Checker(cmd).process_all() == 0
 
-        peer = _timed(warcio_check)
+        check_peer = peer = _timed(warcio_check)
         print(f"check   pdi read_index {ours * 1e3:8.1f} ms   warcio check {peer * 1e3:8.1f} ms"
               f"   ratio pdi / warcio: {ours / peer:.2f}x")
 
@@ -161,6 +162,24 @@ def main(argv: list[str] | None = None) -> None:
         print(f"export  pdi export_wacz {ours * 1e3:8.1f} ms   py-wacz create {peer * 1e3:8.1f} ms"
               f"   ratio pdi / py-wacz: {ours / peer:.2f}x  (pdi also writes the WARC from the archive)")
         archive.close()
+    rate = f"{records / warcio_s:,.0f} records/s"
+    readme.write(args.markdown, (
+        f"A WARC made with warcio: {PAGES} pages, {records} records (each page an HTML file, a style sheet and three"
+        f" images), {size / 1e6:.1f} MB, gzip per record. Import and export: medians of {args.rounds} interleaved"
+        " rounds, each import into a fresh SQLite archive; the ratio is of rates (records a second), so the goal"
+        " is at least 0.5; the checks and the packaging are the best of three and two (times, so lower is better).\n\n"
+    ) + readme.table(
+        ["what", "pdi", "peer", "ratio"],
+        [["the whole import (check, crawl and pack each page, deposit, statements)",
+          f"{import_s * 1e3:,.0f} ms ({records / import_s:,.0f} records/s)", f"warcio reading the file: {rate}",
+          f"**{warcio_s / import_s:.3f}×**"],
+         ["`pdi export --wacz` of what was imported (WARC from the archive, CDXJ, zip)",
+          f"{export_s * 1e3:,.0f} ms ({records / export_s:,.0f} records/s)", f"warcio reading the file: {rate}",
+          f"**{warcio_s / export_s:.3f}×**"],
+         ["check every record (read, digests, codings undone): `read_index`", f"{check_ours * 1e3:.0f} ms",
+          f"`warcio check`: {check_peer * 1e3:.0f} ms", f"{check_ours / check_peer:.2f}× the time"],
+         ["`export_wacz` (writes the WARC from the archive too)", f"{ours * 1e3:.0f} ms",
+          f"`wacz create` of the same WARC (index and zip only): {peer * 1e3:.0f} ms", f"{ours / peer:.2f}× the time"]]))
 
 
 if __name__ == "__main__":
