@@ -10,12 +10,13 @@ before a page is cut.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 from collections.abc import Callable, Iterator
-from typing import TypedDict, Unpack
+from typing import Any, TypedDict, Unpack
 
 from pdi import formats
 from pdi.archive.base import ArchiveBase
-from pdi.archive.naming import Namer, canonical_series, foreign_serial, parse_pdi, record_name
+from pdi.archive.naming import canonical_series, foreign_serial, parse_pdi, record_name
 from pdi.archive.results import ReindexReport, SearchHit, SearchResults
 from pdi.archive.store import DocumentKey, ListKey, ListQuery, RepresentationRecord
 from pdi.errors import LimitError, UnsupportedError
@@ -42,6 +43,30 @@ def _list_key(pdi: PDI) -> ListKey:
         pdi.version, formats.canonical_token(pdi.format),
     )
 
+
+
+def _page_names(day: str, serials: bool, rows: list[tuple[Any, ...]]) -> list[str]:
+    """The names of a page of :meth:`~pdi.archive.catalog.SQLStore.iter_name_pages`, as ``str`` of each name prints.
+
+    A serial name is a prefix of its series and day, its serial, its format
+    and its version: one string made per row, from the row's own values.
+    A foreign id is built and printed (:func:`record_name`), as it may need
+    %-escapes.
+    """
+    date = datetime.date.fromisoformat(day)
+    if not serials:
+        return [str(PDI.build(series=series, date=date, foreign_id=unique_id, format=token, version=version))
+                for unique_id, series, version, token in rows]
+    path = f"/{day[:4]}/{day[5:7]}/{day[8:10]}/"
+    affixes: dict[tuple[str, str], tuple[str, str]] = {}
+    for _, _, series, _, token in rows:
+        if (series, token) not in affixes:
+            affixes[series, token] = (f"urn:pdi://{series}{path}", f".{formats.canonical_token(token)}.")
+    if len(affixes) == 1:
+        (head, middle), = affixes.values()
+        return [f"{head}{serial}{middle}{version}" for serial, _, _, version, _ in rows]
+    return [f"{affixes[series, token][0]}{serial}{affixes[series, token][1]}{version}"
+            for serial, _, series, version, token in rows]
 
 
 class ListFilters(TypedDict, total=False):
@@ -166,6 +191,17 @@ class Listing(ArchiveBase):
         query = self._list_query(pattern, series, year, month, day, limit, offset, after)
         return self._names(query)
 
+    def iter_names(self, pattern: PDI | str | None = None, **filters: Unpack[ListFilters]) -> Iterator[str]:
+        """The names :meth:`iter_ls` yields, as their canonical text (``str`` of each), made from the catalog's rows.
+
+        What ``pdi ls`` prints: no :class:`~pdi.identifier.PDI` and no record
+        is made per name (a serial name is its day's prefix, its serial, its
+        format and its version put together). Same filters, same order, same
+        keyset paging, and the arguments are checked before the first row is read.
+        """
+        query = self._list_query(pattern, **filters)
+        return iter(()) if query is None else self._name_texts(query)
+
     def iter_records(self, series: str | None = None) -> Iterator[RepresentationRecord]:
         """The catalog record of every representation (of ``series`` only, if given), in :meth:`iter_ls`'s order.
 
@@ -177,36 +213,65 @@ class Listing(ArchiveBase):
     def _names(self, query: ListQuery | None) -> Iterator[PDI]:
         if query is None:
             return
-        namer = Namer()
+        # A serial name is copied from one built per (series, day, format) with its serial and
+        # version changed: the constructor, not PDI.build, which checks and parses every name.
+        templates: dict[tuple[str, str, str], PDI] = {}
+        for day, serials, rows in self._listed_pages(query):
+            date = datetime.date.fromisoformat(day)
+            if not serials:
+                for unique_id, series, version, token in rows:
+                    yield PDI.build(series=series, date=date, foreign_id=unique_id, format=token, version=version)
+                continue
+            for number, _, series, version, token in rows:
+                template = templates.get((series, day, token))
+                if template is None:
+                    template = templates[series, day, token] = PDI.build(
+                        series=series, date=date, serial=number, format=token, version=version)
+                serial = str(number)
+                yield PDI(
+                    series=template.series, year=template.year, month=template.month, day=template.day,
+                    unique_id=serial, unique_id_raw=serial, serial=number, format=template.format, version=version,
+                )
+
+    def _name_texts(self, query: ListQuery) -> Iterator[str]:
+        for day, serials, rows in self._listed_pages(query):
+            yield from _page_names(day, serials, rows)
+
+    def _listed_pages(self, query: ListQuery) -> Iterator[tuple[str, bool, list[tuple[Any, ...]]]]:
+        """The catalog's pages of names ``query`` selects, without those the current reader may not learn of."""
         hidden = self._unlisted()
         if not hidden:
-            for record in self.store.iter_representations(query):
-                yield namer(record)
+            yield from self.store.iter_name_pages(query)
             return
         # names the reader may not learn of are left out before the page is counted
         skip, left = query.offset, query.limit
-        for record in self.store.iter_representations(dataclasses.replace(query, offset=0, limit=None)):
-            if not hidden.version_listed(DocumentKey(record.series, record.day, record.unique_id), record.version):
-                continue
+        if left is not None and left <= 0:
+            return
+        for day, serials, rows in self.store.iter_name_pages(dataclasses.replace(query, offset=0, limit=None)):
+            date = datetime.date.fromisoformat(day)
+            rows = [row for row in rows if hidden.version_listed(DocumentKey(row[-3], date, row[-4]), row[-2])]
             if skip:
-                skip -= 1
-                continue
+                if skip >= len(rows):
+                    skip -= len(rows)
+                    continue
+                rows, skip = rows[skip:], 0
             if left is not None:
-                if left <= 0:
+                if left <= len(rows):
+                    yield day, serials, rows[:left]
                     return
-                left -= 1
-            yield namer(record)
+                left -= len(rows)
+            yield day, serials, rows
 
     def _list_query(
         self,
         pattern: PDI | str | None,
-        series: str | None,
-        year: int | None,
-        month: int | None,
-        day: int | None,
-        limit: int | None,
-        offset: int,
-        after: PDI | str | None,
+        series: str | None = None,
+        year: int | None = None,
+        month: int | None = None,
+        day: int | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        after: PDI | str | None = None,
     ) -> ListQuery | None:
         """The store's query for :meth:`iter_ls` (``None``: nothing can match)."""
         if limit is not None and limit < 0:

@@ -36,6 +36,19 @@ __all__ = ["Statements"]
 _STATEMENT_NAMES = 1000
 
 
+def _check_statement(key: str, value: str) -> None:
+    """A :class:`ParseError` or :class:`LimitError` unless ``key = value`` may be stated (:meth:`Statements.annotate`)."""
+    if not isinstance(key, str) or not STATEMENT_KEY.match(key):
+        raise ParseError(
+            f"bad key {key!r}: a letter, then up to 199 letters, digits, '.', '_', ':', '-'",
+            rule="key",
+        )
+    if not isinstance(value, str):
+        raise ParseError("a value must be text", rule="value")
+    if len(value) > MAX_ASSERTION_VALUE:
+        raise LimitError(f"a value may have at most {MAX_ASSERTION_VALUE} characters")
+
+
 class Statements(Reading):
     """Assert and read statements about a name; keep, read, replace and delete web annotations.
 
@@ -56,15 +69,7 @@ class Statements(Reading):
         parsed = parse_pdi(pdi)
         if writer is not None:
             writer.require("curate", parsed.series_name.lower())
-        if not isinstance(key, str) or not STATEMENT_KEY.match(key):
-            raise ParseError(
-                f"bad key {key!r}: a letter, then up to 199 letters, digits, '.', '_', ':', '-'",
-                rule="key",
-            )
-        if not isinstance(value, str):
-            raise ParseError("a value must be text", rule="value")
-        if len(value) > MAX_ASSERTION_VALUE:
-            raise LimitError(f"a value may have at most {MAX_ASSERTION_VALUE} characters")
+        _check_statement(key, value)
         subject = self._subject(parsed)
         if writer is not None:
             return self.store.add_assertion(
@@ -73,6 +78,22 @@ class Statements(Reading):
             )
         return self.store.add_assertion(
             key_of(parsed), subject, key, value, who or self.who, timestamp(self.now())
+        )
+
+    def annotate_all(
+        self, pdi: PDI | str, statements: Sequence[tuple[str, str]], *, who: str | None = None
+    ) -> list[AssertionRecord]:
+        """:meth:`annotate` of each ``(key, value)`` about one PDI, in one transaction: all of them or none.
+
+        The owner's (an import's): every statement is checked before any is made.
+        """
+        parsed = parse_pdi(pdi)
+        for key, value in statements:
+            _check_statement(key, value)
+        if not statements:
+            return []
+        return self.store.add_assertions(
+            key_of(parsed), self._subject(parsed), list(statements), who or self.who, timestamp(self.now())
         )
 
     def _subject(self, parsed: PDI) -> str:

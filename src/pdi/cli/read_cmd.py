@@ -183,9 +183,9 @@ def ls_cmd(
     if pattern is not None and ":" not in pattern:
         series, pattern = pattern, None
     with open_archive(archive) as opened:
-        names = opened.iter_ls(pattern, series=series, limit=limit, offset=offset, after=after)
+        names = opened.iter_names(pattern, series=series, limit=limit, offset=offset, after=after)
         pending: list[str] = []
-        for piece in _listing(map(str, names), as_json):
+        for piece in _listing(names, as_json):
             pending.append(piece)
             if len(pending) == _LINES_AT_ONCE:
                 click.echo("".join(pending), nl=False)

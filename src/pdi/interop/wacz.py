@@ -132,8 +132,9 @@ def _name_of(r: RepresentationRecord) -> PDI:
     return PDI.build(series=r.series, date=r.day, foreign_id=r.unique_id, format=r.format, version=r.version)
 
 
-def _date_of(archive: Archive, name: PDI, r: RepresentationRecord) -> str:
-    when, stated = captured_at(archive, name, r.day, r.created_at)
+def _date_of(r: RepresentationRecord, statements: dict[str, str]) -> str:
+    """The ``WARC-Date`` of a version: :func:`captured_at`, from its statements (:meth:`Archive.meta`) read once."""
+    when, stated = dated_capture(r.day, r.created_at, statements.get("warc:date"))
     return warc_date(when if stated else when.replace(microsecond=0))
 
 
@@ -262,13 +263,14 @@ def export_wacz(
                     data = archive.get(name).data
                 except WithdrawnError:
                     continue
-                date = _date_of(archive, name, r)
+                statements = archive.meta(name)  # once: each reading checks the name again
+                date = _date_of(r, statements)
                 if r.media_type == "multipart/related":
-                    parts = _part_dates(archive.meta(name).get("warc:parts"))
+                    parts = _part_dates(statements.get("warc:parts"))
                     root_url = _write_page(writer, r.unique_id, date, data, name, parts)
                     if root_url is not None:
                         page = {"id": str(name), "url": r.unique_id, "ts": _iso_ts(date), "pdi": str(name)}
-                        stated_title = archive.meta(name).get("title")
+                        stated_title = statements.get("title")
                         if stated_title:
                             page["title"] = stated_title
                         pages.append(page)
