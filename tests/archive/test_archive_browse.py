@@ -267,7 +267,7 @@ def test_a_catalog_of_schema_4_gets_its_counts_from_its_documents(location: str,
                 store._query(statement)  # type: ignore[attr-defined]
         assert store.schema_version() == 4
     with Archive.open(location, clock=clock) as archive:
-        assert archive.store.schema_version() == 7
+        assert archive.store.schema_version() == 8
         assert archive.day_counts(S) == [DayCount(_d("2026-11-21"), 2), DayCount(_d("2026-11-22"), 1)]
         assert archive.series_counts() == [SeriesCount(S, 3, _d("2026-11-21"), _d("2026-11-22"), "2026-11-22T12:00:00.000000Z")]
         _on(clock, "2026-11-22", 13)

@@ -138,6 +138,9 @@ class Digests:
         if self._pending:
             self._full.append(b"".join(self._pending))
             self._pending, self._pending_size = [], 0
+        if not self._futures:  # a small blob: hashed here, not handed to a thread and waited for
+            chunks, self._full = _chunk_digests(self._full), []
+            return BlobInfo(self._whole.hexdigest(), self.size, self.chunk_size, chunks)
         self._flush()
         chunks = b"".join(f.result() for f in self._futures)
         self._futures = []

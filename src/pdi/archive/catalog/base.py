@@ -215,6 +215,10 @@ class CatalogBase(ABC):
         """Inside a write transaction: the passages of one blob into the full-text index (:mod:`.search_index`)."""
 
     @abstractmethod
+    def _queue_index(self, sha256: str, media_type: str, charset: str | None, size: int, at: str) -> None:
+        """Inside a write transaction: leave a blob's passages to the indexer's queue (:mod:`.search_index`)."""
+
+    @abstractmethod
     def _index_stored(self, sha256: str, media_type: str, charset: str | None) -> None:
         """Inside a write transaction: index a stored blob if it has text (:mod:`.search_index`)."""
 
