@@ -108,15 +108,22 @@ class SearchIndexPart(CatalogBase):
             (count, sha256, media_type, charset or ""),
         )
 
-    def _index_stored(self, sha256: str, media_type: str, charset: str | None) -> None:
-        """Inside a write transaction: index a stored blob (read again from the store) if it has text."""
-        from pdi.archive.search import index_blob, search_kind
+    def _index_stored(
+        self, sha256: str, media_type: str, charset: str | None, *, size: int = 0, at: str = ""
+    ) -> None:
+        """Inside a write transaction: index a stored blob (read again from the store) if it has text;
+        one of more than :data:`pdi.archive.search.QUEUE_PAST` octets is queued for the indexer instead."""
+        import pdi.archive.search as search
 
-        if search_kind(media_type) is None or self._query(
+        if search.search_kind(media_type) is None or self._query(
             "SELECT 1 FROM search_sources WHERE sha256 = ? AND media_type = ? AND charset = ?",
             (sha256, media_type, charset or ""),
         ):
             return
+        if size > search.QUEUE_PAST:
+            self._queue_index(sha256, media_type, charset, size, at or timestamp())
+            return
+        index_blob = search.index_blob
         with index_blob(self, sha256, media_type, charset) as passages:
             self._index_source(sha256, media_type, charset, passages)
 
