@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import json
 import time
+from typing import TYPE_CHECKING
 
 import click
 
 from pdi.cli import one_line
 from pdi.cli.archive_cmd import archive_option, open_archive, progress_bar
+
+if TYPE_CHECKING:
+    from pdi.archive import Archive
 
 
 @click.command("search")
@@ -78,17 +82,25 @@ def index_cmd(watch: bool, interval: float, limit: int | None, show_pending: boo
                 what = f"{sha256} {media_type}{'; charset=' + charset if charset else ''} {size} octets"
                 click.echo(what + (f", {attempts} attempts, last: {one_line(error)}" if error else ""))
             return
-        while True:
-            run = opened.index_queued(limit=limit)
-            if run.indexed or run.failed or not watch:
-                click.echo(f"indexed {run.passages} passages of {run.indexed} queued octet streams")
-            for sha256, error in run.failed:
-                click.echo(f"failed: {sha256}: {one_line(error)} (tried again later)")
-            if not watch:
-                if run.failed:
-                    raise SystemExit(1)
-                return
-            time.sleep(interval)
+        try:
+            _drain(opened, watch, interval, limit)
+        except KeyboardInterrupt:  # Ctrl-C, or the server it runs beside stopping: a lease in hand runs out
+            raise SystemExit(130) from None
+
+
+def _drain(opened: Archive, watch: bool, interval: float, limit: int | None) -> None:
+    """Drain the queue once, or (``watch``) for ever, looking again every ``interval`` seconds."""
+    while True:
+        run = opened.index_queued(limit=limit)
+        if run.indexed or run.failed or not watch:
+            click.echo(f"indexed {run.passages} passages of {run.indexed} queued octet streams", err=watch)
+        for sha256, error in run.failed:
+            click.echo(f"failed: {sha256}: {one_line(error)} (tried again later)", err=watch)
+        if not watch:
+            if run.failed:
+                raise SystemExit(1)
+            return
+        time.sleep(interval)
 
 
 def register(cli: click.Group) -> None:

@@ -68,9 +68,9 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--db-connections", default=DEFAULT_CONNECTIONS, show_default=True, type=click.IntRange(1, 1000),
               help="Catalog connections each worker keeps at most, in a pool (PostgreSQL; through pgbouncer,"
                    " use transaction pooling): a request's transaction takes one and waits while all are taken.")
-@click.option("--indexer/--no-indexer", default=True, show_default=True,
-              help="Run a `pdi index --watch` process beside the workers, making the full-text passages "
-              "large deposits queued (any number of resolvers may share the queue).")
+@click.option("--indexer", is_flag=True,
+              help="Also run `pdi index --watch` in a process of its own, making the full-text passages "
+              "large deposits left to the catalog's queue (any number of resolvers and indexers may share it).")
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
