@@ -90,8 +90,9 @@ def generate(path: Path, mib: int) -> None:
             left -= len(block)
 
 
-def floor(source: Path, target: Path) -> float:
-    """Read ``source``, SHA-256 it and write it to ``target`` with 1 MiB buffers, then fsync: seconds."""
+def floor(source: Path, target: Path) -> tuple[float, float]:
+    """Read ``source``, SHA-256 it and write it to ``target`` with 1 MiB buffers, then fsync: seconds, CPU seconds."""
+    cpu = os.times()
     start = time.perf_counter()
     digest = hashlib.sha256()
     buffer = bytearray(1 << 20)
@@ -102,16 +103,17 @@ def floor(source: Path, target: Path) -> float:
             out.write(view[:n])
         os.fsync(out.fileno())
     elapsed = time.perf_counter() - start
+    after = os.times()
     target.unlink()
-    return elapsed
+    return elapsed, (after.user - cpu.user) + (after.system - cpu.system)
 
 
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
-def pdi(*args: str) -> tuple[float, int, str]:
-    """Run ``pdi ARGS`` as a new process: seconds, its own peak RSS (KiB), its standard output."""
+def pdi(*args: str) -> tuple[float, int, str, float]:
+    """Run ``pdi ARGS`` as a new process: seconds, its own peak RSS (KiB), its standard output, its CPU seconds."""
     start = time.perf_counter()
     proc = subprocess.Popen([*PDI, *args], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -121,7 +123,7 @@ def pdi(*args: str) -> tuple[float, int, str]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"pdi {' '.join(args)} failed ({proc.returncode}): {err.strip()}")
-    return elapsed, int(usage.ru_maxrss), out
+    return elapsed, int(usage.ru_maxrss), out, usage.ru_utime + usage.ru_stime
 
 
 def bench_large(mib: int, runs: int, scratch: Path) -> None:
@@ -131,6 +133,8 @@ def bench_large(mib: int, runs: int, scratch: Path) -> None:
     print(f"generated {mib} MiB of text in {time.perf_counter() - made:.1f} s: {text.stat().st_size} octets")
     ours: list[float] = []
     theirs: list[float] = []
+    ours_cpu: list[float] = []
+    theirs_cpu: list[float] = []
     peaks: list[int] = []
     archive = scratch / "archive"
     for run in range(runs):
@@ -138,18 +142,23 @@ def bench_large(mib: int, runs: int, scratch: Path) -> None:
         pdi("init", str(archive))
         pdi("series", "add", S, "--archive", str(archive))
         os.sync()
-        theirs.append(floor(text, scratch / "copy.bin"))
+        seconds, cpu = floor(text, scratch / "copy.bin")
+        theirs.append(seconds)
+        theirs_cpu.append(cpu)
         os.sync()
-        seconds, peak, out = pdi("add", str(text), "-s", S, "--archive", str(archive), "--no-progress")
+        seconds, peak, out, cpu = pdi("add", str(text), "-s", S, "--archive", str(archive), "--no-progress")
         ours.append(seconds)
+        ours_cpu.append(cpu)
         peaks.append(peak)
-        print(f"  run {run + 1}: floor {theirs[-1]:7.2f} s   pdi add {seconds:7.2f} s ({out.strip()}),"
-              f" peak RSS {peak / 1024:.0f} MiB   ratio {seconds / theirs[-1]:5.2f}x", flush=True)
+        print(f"  run {run + 1}: floor {theirs[-1]:7.2f} s (CPU {theirs_cpu[-1]:6.2f} s)   pdi add {seconds:7.2f} s"
+              f" (CPU {cpu:6.2f} s; {out.strip()}), peak RSS {peak / 1024:.0f} MiB   ratio {seconds / theirs[-1]:5.2f}x",
+              flush=True)
     o, t = statistics.median(ours), statistics.median(theirs)
+    oc, tc = statistics.median(ours_cpu), statistics.median(theirs_cpu)
     print(f"pdi add {mib} MiB   median {o:7.2f} s ({mib / o:6.0f} MiB/s)   floor {t:7.2f} s ({mib / t:6.0f} MiB/s)"
-          f"   ratio {o / t:5.2f}x   peak RSS {max(peaks) / 1024:.0f} MiB")
+          f"   ratio {o / t:5.2f}x   CPU {oc:.2f} s vs {tc:.2f} s ({oc / tc:4.2f}x)   peak RSS {max(peaks) / 1024:.0f} MiB")
     pending = pdi("index", "--pending", "--archive", str(archive))[2].strip()
-    seconds, peak, out = pdi("index", "--archive", str(archive))
+    seconds, peak, out, _ = pdi("index", "--archive", str(archive))
     print(f"then pdi index (the queued full text, off the deposit's path): {seconds:.2f} s"
           f" ({mib / seconds:.1f} MiB/s), peak RSS {peak / 1024:.0f} MiB: {out.strip()}"
           f"{'' if pending else ' (nothing was queued!)'}")

@@ -113,6 +113,11 @@ class Digests:
             return
         self.size += len(piece)
         self._whole.update(piece)
+        if not self._pending and len(piece) == self.chunk_size:  # the usual piece: a whole chunk, kept, not copied
+            self._full.append(piece)
+            if len(self._full) >= 8:
+                self._flush()
+            return
         view = memoryview(piece)
         while view:
             room = self.chunk_size - self._pending_size
