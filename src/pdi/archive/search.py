@@ -24,13 +24,14 @@ deposit itself is not refused for it.
 
 **Large octets are queued, not indexed in the deposit's pass.** Measured on
 the 2-core machine (issue 24, ``bench/bench_deposit.py``): the floor of a
-deposit (read, SHA-256, write, fsync) runs at 250-450 MB/s, the line
-checkpoints (:class:`pdi.archive.content.IndexBuilder`, C, on a second
-thread) at 480 MB/s, but decoding and cutting passages at 177 MB/s on the
-depositing thread and inserting them (SQLite's FTS5 tokenizing into its
-b-trees) at about 25 MB/s: a 100 MB ``pdi add`` spent 57% of its time in
-FTS5 insertion and 7% building passages, and 1 GB took 26x the floor. No
-single pass can make those passages at near-I/O speed, so past
+deposit (read, SHA-256, write, fsync) runs at 270-450 MiB/s from the page
+cache; the line checkpoints (:class:`pdi.archive.content.IndexBuilder`, C,
+on other threads) and the chunk digests keep up with it; but decoding and
+cutting passages runs at 177 MB/s on the depositing thread, and inserting
+them (SQLite's FTS5 tokenizing into its b-trees) at 10-25 MB/s. py-spy on a
+100 MB ``pdi add``: 57% of its time in FTS5 insertion, 7% building passages;
+1 GB took 26x the floor, and 1.7x once the passages were queued. No single
+pass can make those passages at near-I/O speed, so past
 :data:`QUEUE_PAST` octets :class:`SearchIndexer` stops (its spool is
 dropped) and the deposit's own transaction writes a row of the catalog's
 ``index_queue`` instead (so a crash loses nothing, and every resolver on
