@@ -204,13 +204,15 @@ def main() -> None:
     parser.add_argument("--deposits", type=int, default=300, help="1 KB deposits on each store")
     parser.add_argument("--small", action="store_true", help="a few seconds: 8 MiB, one run, 20 deposits")
     parser.add_argument("--no-postgres", action="store_true", help="leave out the PostgreSQL store")
+    parser.add_argument("--no-large", action="store_true", help="only the 1 KB deposits")
     args = parser.parse_args()
     if args.small:
         args.mb, args.runs, args.deposits = 8, 1, 20
     print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory(prefix="pdi-bench-deposit-", dir=os.environ.get("PDI_BENCH_DIR")) as tmp:
         scratch = Path(tmp)
-        bench_large(args.mb, args.runs, scratch)
+        if not args.no_large:
+            bench_large(args.mb, args.runs, scratch)
         with Archive.init(str(scratch / "small")) as archive:
             bench_small("SQLite + blob files", archive, scratch, args.deposits)
     if args.no_postgres:
