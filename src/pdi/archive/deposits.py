@@ -233,12 +233,11 @@ class Deposits(ArchiveBase):
         answer is kept: the next deposit in it asks the catalog nothing here
         (on PostgreSQL, three round trips fewer).
         """
-        known: set[str] = self.__dict__.setdefault("_series_registered", set())
-        if series in known:
+        if series in self._series_registered:
             return
         if self.store.get_series(series) is None:
             raise NotFoundError(f"series {series} is not registered (pdi series add {series})")
-        known.add(series)
+        self._series_registered.add(series)
 
     def _note(
         self,
