@@ -183,3 +183,41 @@ def test_the_command_line_says_pending_and_pdi_index_drains(tmp_path: Path) -> N
     assert drained.exit_code == 0 and "of 1 queued octet streams" in drained.stdout
     found = runner.invoke(cli, ["search", "wombat", "--archive", where])
     assert found.stdout.startswith(f"{name}#char=") and "pending" not in found.stderr
+
+
+def test_two_workers_at_once_index_each_queued_source_once(location: str, clock: Clock) -> None:
+    """Two workers (each its own catalog connection, as two processes would have) drain one queue together."""
+    import threading
+
+    with Archive.init(location, clock=clock) as archive:
+        archive.add_series(S)
+        for word in ("kudu", "eland", "nyala"):
+            archive.add(S, long_text(word, lines=3000).encode("utf-8"), format="text")
+        assert archive.pending_index() == 3
+    runs: list[int] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            with Archive.open(location, clock=clock) as mine:
+                runs.append(mine.index_queued().indexed)
+        except BaseException as exc:  # reported below, on the test's thread
+            errors.append(exc)
+
+    workers = [threading.Thread(target=work) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(120)
+    assert not errors, errors
+    assert sum(runs) == 3
+    with Archive.open(location, clock=clock) as archive:
+        assert archive.pending_index() == 0
+        store = archive.store
+        with store._read():
+            made = store._query("SELECT COUNT(*) FROM (SELECT DISTINCT sha256, start FROM search_passages) s")[0][0]
+            total = store._query("SELECT COUNT(*) FROM search_passages")[0][0]
+        assert made == total  # no passage twice
+        for word in ("kudu", "eland", "nyala"):
+            (hit,) = archive.search(word).hits
+            assert archive.get(str(hit.name)).data == word.encode()
