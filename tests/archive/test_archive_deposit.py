@@ -461,3 +461,21 @@ def test_errors_are_pdi_errors(archive: Archive) -> None:
     ):
         with pytest.raises(PDIError):
             call()
+
+
+def test_a_new_deposits_names_are_the_names_its_records_have(archive: Archive) -> None:
+    """The names a fresh mint answers with (built, not read back) are what the catalog's records name."""
+    from pdi.archive.naming import record_name
+
+    deposits = [
+        archive.deposit(S, [Content(b"plain text\n", "text"), Content(b"<p>page</p>", "html")]),
+        archive.deposit(S, [Content(b"with an id\n", "text")], foreign_id="http://www.example.org/a b?c=d#e"),
+        archive.deposit(S, [Content(b"one more\n", "text")]),
+    ]
+    recorded = {str(record_name(r)) for r in archive.store.iter_representations()}
+    for deposit in deposits:
+        assert not deposit.unchanged
+        for name in deposit:
+            assert str(name) in recorded
+            assert archive.get(name).data  # and it resolves
+    assert len(recorded) == sum(len(d) for d in deposits)

@@ -293,7 +293,7 @@ def test_xml_text_is_found_in_its_source(archive: Archive) -> None:
     assert archive.search("ocelot").hits == ()
 
 
-def test_a_large_text_is_indexed_in_bounded_memory(tmp_path: Path) -> None:
+def test_a_large_text_is_deposited_and_indexed_in_bounded_memory(tmp_path: Path) -> None:
     import tracemalloc
 
     line = "a line of the long text, with words in it\n"
@@ -316,6 +316,15 @@ def test_a_large_text_is_indexed_in_bounded_memory(tmp_path: Path) -> None:
         # the text is 64 MiB; what a deposit holds does not grow with it: a few pieces for the index,
         # and up to about 24 MiB of chunks waiting for the hashing thread (pdi.archive.blobs.Digests),
         # which a loaded machine's hasher can fall that far behind
+        assert peak < 32 << 20, peak
+        # a text this large is left to the indexer's queue (pdi.archive.search.QUEUE_PAST): its memory is bounded too
+        assert archive.pending_index() == 1
+        tracemalloc.start()
+        try:
+            assert archive.index_queued().indexed == 1
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
         assert peak < 32 << 20, peak
         (hit,) = archive.search("quetzal").hits
         assert hit.start == count // 2000 * 2000 * (len(line) + 1) + len("the last line has a ")  # LF counted CR LF

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import html
 import re
+import time
 import urllib.parse
+from pathlib import Path
 
 import httpx
 from server_helpers import TEXT, Served
@@ -65,3 +67,39 @@ def test_the_search_page_says_what_is_wrong(served: Served) -> None:
     assert empty.status_code == 200 and "<ol" not in empty.text
     none = get(served, "/search", q="zzzqqq")
     assert none.status_code == 200 and "No passage" in none.text
+
+
+def test_pdi_serve_indexer_drains_the_queue_and_the_page_says_pending_until_then(tmp_path: Path) -> None:
+    """A text too large to index in its deposit's pass: /search says its index is pending, and
+    ``pdi serve --indexer`` makes its passages, after which it is found where it stands."""
+    from server_helpers import S, serving
+
+    import pdi.archive.search as search
+    from pdi.archive import Archive
+
+    filler = "".join(f"Line {i} of plain words, here and there.\n" for i in range(30000))
+    text = filler + "A narwhal surfaced.\n"
+    assert len(text) > search.QUEUE_PAST
+    location = tmp_path / "archive"
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, text.encode(), format="text"))
+        assert archive.search("narwhal").pending == 1
+    with serving(location) as (_, port):
+        page = httpx.get(f"http://127.0.0.1:{port}/search", params={"q": "narwhal"}, timeout=30)
+        assert page.status_code == 200
+        assert "Index pending: the text of 1 document deposited lately is not searched yet" in page.text
+        assert httpx.get(f"http://127.0.0.1:{port}/api/search", params={"q": "narwhal"}, timeout=30).json()["pending"] == 1
+    with serving(location, "--indexer") as (_, port):
+        deadline = time.monotonic() + 90
+        while True:
+            answer = httpx.get(f"http://127.0.0.1:{port}/api/search", params={"q": "narwhal"}, timeout=30).json()
+            if answer["pending"] == 0:
+                break
+            assert time.monotonic() < deadline, "the indexer did not drain the queue"
+            time.sleep(0.5)
+        (hit,) = answer["hits"]
+        at = text.replace("\n", "\r\n").find("narwhal")
+        assert hit["name"] == f"{name}#char={at},{at + 7}"
+        page = httpx.get(f"http://127.0.0.1:{port}/search", params={"q": "narwhal"}, timeout=30)
+        assert "Index pending" not in page.text

@@ -56,6 +56,8 @@ class ArchiveBase:
         #: The chunks of blob files this process has verified (:mod:`pdi.archive.blobs.memo`), trusted
         #: while the file is unchanged; ``None`` (the default): every read hashes every chunk it touches.
         self.fixity_memo: FixityMemo | None = None
+        #: Series this archive has seen registered: a series once registered stays so (:meth:`Deposits._registered`).
+        self._series_registered: set[str] = set()
 
     def now(self) -> datetime.datetime:
         """The archive's clock, in GMT: what a deposit made now is dated (tests give it a fixed one)."""

@@ -490,11 +490,17 @@ ELEMENT_INDEX_UP_TO = 8 << 20
 ELEMENT_INDEX_SECONDS = 10.0
 
 
+#: Text up to this many octets is counted on the depositing thread at the end; a longer one on a second thread.
+COUNT_ON_THREAD_PAST = 1 << 20
+
+
 class IndexBuilder:
     """Builds a representation's fragment index (:func:`pdi.fragments.build_index`) on the deposit's one pass.
 
     A text's block table is counted on a second thread from the pieces as
-    they stream past (a bounded queue: memory stays a few pieces); an HTML
+    they stream past (a bounded queue: memory stays a few pieces), once it is
+    longer than :data:`COUNT_ON_THREAD_PAST` (a small one is counted at the
+    end, where a thread's start and hand-overs would cost more than it); an HTML
     or XML page up to :data:`ELEMENT_INDEX_UP_TO` is kept and parsed once
     at the end. A page that cannot be indexed in time (a
     :class:`~pdi.errors.LimitError`) or is larger simply gets no index:
@@ -513,10 +519,12 @@ class IndexBuilder:
         self._queue: queue.Queue[bytes | None] | None = None
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
-        if not self._markup:
-            self._queue = queue.Queue(maxsize=8)
-            self._thread = threading.Thread(target=self._count, name="pdi-index", daemon=True)
-            self._thread.start()
+        self._small: list[bytes] | None = None if self._markup else []  # a text's first octets, before the thread
+
+    def _start(self) -> None:
+        self._queue = queue.Queue(maxsize=8)
+        self._thread = threading.Thread(target=self._count, name="pdi-index", daemon=True)
+        self._thread.start()
 
     def _pieces(self) -> Iterator[bytes]:
         assert self._queue is not None
@@ -535,7 +543,15 @@ class IndexBuilder:
 
     def update(self, piece: bytes) -> None:
         self._size += len(piece)
-        if self._queue is not None:
+        if self._small is not None:
+            self._small.append(piece)
+            if self._size > COUNT_ON_THREAD_PAST:
+                self._start()
+                assert self._queue is not None
+                for kept in self._small:
+                    self._queue.put(kept)
+                self._small = None
+        elif self._queue is not None:
             self._queue.put(piece)
         elif self._kept is not None:
             if self._size > ELEMENT_INDEX_UP_TO:
@@ -546,7 +562,13 @@ class IndexBuilder:
     def finish(self, info: BlobInfo) -> None:
         from pdi.fragments import build_index
 
-        if self._queue is not None and self._thread is not None:
+        if self._small is not None:
+            small, self._small = self._small, None
+            try:
+                self.index = build_index(iter(small), media_type=self.media_type, charset=self.charset)
+            except UnsupportedError:
+                self.index = None  # a charset the counter cannot read: queries decode it whole
+        elif self._queue is not None and self._thread is not None:
             self._queue.put(None)
             self._thread.join()
             if self._error is not None:
@@ -566,6 +588,7 @@ class IndexBuilder:
 
     def abandon(self) -> None:
         """The deposit failed before :meth:`finish`: stop the counting thread."""
+        self._small = None
         if self._queue is not None and self._thread is not None and self._thread.is_alive():
             self._queue.put(None)
             self._thread.join()
@@ -657,9 +680,12 @@ def prepare(
     indexer = IndexBuilder(media_type, charset) if charset is not None else None
     if indexer is not None:
         observers.append(indexer)
-    from pdi.archive.search import SearchIndexer, search_kind
+    import pdi.archive.search as search
 
-    searcher = SearchIndexer(media_type, charset) if search_kind(media_type) is not None else None
+    searcher = (
+        search.SearchIndexer(media_type, charset, queue_past=search.QUEUE_PAST)
+        if search.search_kind(media_type) is not None else None
+    )
     if searcher is not None:
         observers.append(searcher)
     try:

@@ -17,7 +17,7 @@ from typing import Any, TypedDict, Unpack
 from pdi import formats
 from pdi.archive.base import ArchiveBase
 from pdi.archive.naming import canonical_series, foreign_serial, parse_pdi, record_name
-from pdi.archive.results import ReindexReport, SearchHit, SearchResults
+from pdi.archive.results import IndexRun, ReindexReport, SearchHit, SearchResults
 from pdi.archive.store import DocumentKey, ListKey, ListQuery, RepresentationRecord
 from pdi.errors import LimitError, UnsupportedError
 from pdi.identifier import PDI, Fragment
@@ -137,7 +137,44 @@ class Listing(ArchiveBase):
                 cursor=str(row.key),
             ))
         following = hits[-1].cursor if len(rows) > limit and hits else None
-        return SearchResults(parsed, tuple(hits), following)
+        pending = self.store.pending_index(name, self._search_access())
+        return SearchResults(parsed, tuple(hits), following, pending)
+
+    def pending_index(self, *, series: str | None = None) -> int:
+        """How many names the reader may search have text not yet indexed (queued for :meth:`index_queued`)."""
+        name = None
+        if series is not None and series != "":
+            name = canonical_series(series)
+            self._require_series(name)
+        return self.store.pending_index(name, self._search_access())
+
+    def queued_indexes(self) -> list[tuple[str, str, str, int, int, str | None]]:
+        """The indexer's queue, oldest first: sha256, media type, charset, size, attempts, the last error."""
+        return self.store.queued_indexes()
+
+    def index_queued(
+        self,
+        *,
+        limit: int | None = None,
+        worker: str | None = None,
+        lease: float | None = None,
+        progress: Callable[[tuple[str, str, str]], None] | None = None,
+    ) -> IndexRun:
+        """Drain the indexer's queue: make the passages deposits left to it (:func:`pdi.archive.search.drain`).
+
+        ``worker`` names this worker's leases (default: host, process and a
+        random part); ``lease`` how long one lasts (seconds). Safe to run in
+        several processes at once, on SQLite or PostgreSQL.
+        """
+        import os
+        import secrets
+        import socket
+
+        from pdi.archive.search import LEASE_SECONDS, drain
+
+        who = worker or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        return drain(self.store, who, self.now, limit=limit, lease=LEASE_SECONDS if lease is None else lease,
+                     progress=progress)
 
     def reindex(
         self, *, series: str | None = None, progress: Callable[[int, int], None] | None = None

@@ -243,11 +243,14 @@ class SearchHit:
 
 @dataclass(frozen=True)
 class SearchResults:
-    """A page of :class:`SearchHit` values, the query as read, and the cursor of the next page (``None``: the last)."""
+    """A page of :class:`SearchHit` values, the query as read, the cursor of the next page (``None``: the last),
+    and how many names' text is still pending."""
 
     query: object
     hits: tuple[SearchHit, ...]
     next: str | None
+    #: Names the reader may search whose text is not indexed yet (queued for the indexer: ``pdi index``).
+    pending: int = 0
 
 
 @dataclass(frozen=True)
@@ -257,3 +260,13 @@ class ReindexReport:
     sources: int
     passages: int
     unreadable: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class IndexRun:
+    """What one drain of the indexer's queue did (:meth:`Archive.index_queued`): sources indexed,
+    passages made, and the sources that failed (sha256, why)."""
+
+    indexed: int
+    passages: int
+    failed: tuple[tuple[str, str], ...]

@@ -107,8 +107,12 @@ class SQLiteStore(SQLStore):
         except sqlite3.Error as exc:
             raise StoreError(f"catalog {self.root / CATALOG}: {exc}") from exc
 
-    def _passages_inserted(self, sha256: str, media_type: str, charset: str) -> None:
-        # one statement gives FTS5 the text of every passage of the source
+    def _passages_inserted(self, sha256: str, media_type: str, charset: str, after: int | None = None) -> None:
+        # one statement gives FTS5 the text of every passage of the source (or of the batch after the id)
+        if after is not None:
+            self._query("INSERT INTO search_fts (rowid, body) SELECT id, body FROM search_passages WHERE id > ?",
+                        (after,))
+            return
         self._query(
             "INSERT INTO search_fts (rowid, body) SELECT id, body FROM search_passages"
             " WHERE sha256 = ? AND media_type = ? AND charset = ?",

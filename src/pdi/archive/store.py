@@ -35,7 +35,7 @@ from pdi.archive.blobs.seam import StagedBlob as StagedBlob
 from pdi.archive.blobs.seam import blob_octets as blob_octets
 
 #: The schema version this code writes. Older catalogs are migrated forward on open.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: How a representation's octets are kept: ``exact`` (as deposited, the
 #: default since schema 4) or ``canonical`` (a text deposited before then,

@@ -56,7 +56,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "capture": ("capture_cmd",),
     "serve": ("serve_cmd",),
     **dict.fromkeys(("token", "audit", "withdraw", "embargo"), ("token_cmd",)),
-    **dict.fromkeys(("search", "reindex"), ("search_cmd",)),
+    **dict.fromkeys(("search", "reindex", "index"), ("search_cmd",)),
     "anchor": ("anchor_cmd",),
     "annotate": ("annotate_cmd",),
 }

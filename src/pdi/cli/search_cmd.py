@@ -5,17 +5,25 @@ each hit's name (``NAME#char=a,b``, the passage's matched words) and its
 snippet with the matches between ``[`` and ``]`` (``--json``: the hits as
 :meth:`pdi.archive.SearchHit.to_json` gives them, and the cursor of the next
 page). ``pdi reindex`` makes the index again from the stored octets (after an
-upgrade that added it, or to repair it), in one transaction.
+upgrade that added it, or to repair it), in one transaction. ``pdi index``
+drains the indexer's queue: the text of large deposits, left to a background
+worker (:mod:`pdi.archive.search`); ``pdi search`` says on standard error how
+many names' text is still pending (``--json``: ``pending``).
 """
 
 from __future__ import annotations
 
 import json
+import time
+from typing import TYPE_CHECKING
 
 import click
 
 from pdi.cli import one_line
 from pdi.cli.archive_cmd import archive_option, open_archive, progress_bar
+
+if TYPE_CHECKING:
+    from pdi.archive import Archive
 
 
 @click.command("search")
@@ -30,7 +38,8 @@ def search_cmd(words: tuple[str, ...], series: str | None, limit: int, after: st
     with open_archive(archive) as opened:
         results = opened.search(" ".join(words), series=series, limit=limit, after=after)
     if as_json:
-        click.echo(json.dumps({"query": str(results.query), "hits": [h.to_json() for h in results.hits], "next": results.next}))
+        click.echo(json.dumps({"query": str(results.query), "hits": [h.to_json() for h in results.hits],
+                               "next": results.next, "pending": results.pending}))
         return
     for hit in results.hits:
         shown, at = [], 0
@@ -42,6 +51,9 @@ def search_cmd(words: tuple[str, ...], series: str | None, limit: int, after: st
         click.echo("    " + one_line("".join(shown)))
     if results.next is not None:
         click.echo(f"next page: --after {results.next}")
+    if results.pending:
+        click.echo(f"index pending: the text of {results.pending} name{'s' if results.pending != 1 else ''}"
+                   " is not searched yet (pdi index)", err=True)
 
 
 @click.command("reindex")
@@ -56,7 +68,43 @@ def reindex_cmd(series: str | None, archive: str) -> None:
         click.echo(f"not indexed: {sha256}: {one_line(note)}")
 
 
+@click.command("index")
+@click.option("--watch", is_flag=True, help="Keep draining: look for new work every --interval seconds.")
+@click.option("--interval", default=5.0, show_default=True, type=click.FloatRange(min=0.1), help="Seconds between looks (--watch).")
+@click.option("--limit", type=click.IntRange(min=1), help="Index at most this many queued sources, then stop.")
+@click.option("--pending", "show_pending", is_flag=True, help="Only list what is queued, index nothing.")
+@archive_option
+def index_cmd(watch: bool, interval: float, limit: int | None, show_pending: bool, archive: str) -> None:
+    """Make the full-text passages large deposits left to the indexer's queue (safe in several processes)."""
+    with open_archive(archive) as opened:
+        if show_pending:
+            for sha256, media_type, charset, size, attempts, error in opened.queued_indexes():
+                what = f"{sha256} {media_type}{'; charset=' + charset if charset else ''} {size} octets"
+                click.echo(what + (f", {attempts} attempts, last: {one_line(error)}" if error else ""))
+            return
+        try:
+            _drain(opened, watch, interval, limit)
+        except KeyboardInterrupt:  # Ctrl-C, or the server it runs beside stopping: a lease in hand runs out
+            raise SystemExit(130) from None
+
+
+def _drain(opened: Archive, watch: bool, interval: float, limit: int | None) -> None:
+    """Drain the queue once, or (``watch``) for ever, looking again every ``interval`` seconds."""
+    while True:
+        run = opened.index_queued(limit=limit)
+        if run.indexed or run.failed or not watch:
+            click.echo(f"indexed {run.passages} passages of {run.indexed} queued octet streams", err=watch)
+        for sha256, error in run.failed:
+            click.echo(f"failed: {sha256}: {one_line(error)} (tried again later)", err=watch)
+        if not watch:
+            if run.failed:
+                raise SystemExit(1)
+            return
+        time.sleep(interval)
+
+
 def register(cli: click.Group) -> None:
-    """Add ``search`` and ``reindex`` to the top-level ``pdi`` group."""
+    """Add ``search``, ``reindex`` and ``index`` to the top-level ``pdi`` group."""
     cli.add_command(search_cmd)
     cli.add_command(reindex_cmd)
+    cli.add_command(index_cmd)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import click
 
 from pdi.archive.blobs.memo import DEFAULT_SECONDS as DEFAULT_MEMO_SECONDS
@@ -64,12 +68,15 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--db-connections", default=DEFAULT_CONNECTIONS, show_default=True, type=click.IntRange(1, 1000),
               help="Catalog connections each worker keeps at most, in a pool (PostgreSQL; through pgbouncer,"
                    " use transaction pooling): a request's transaction takes one and waits while all are taken.")
+@click.option("--indexer", is_flag=True,
+              help="Also run `pdi index --watch` in a process of its own, making the full-text passages "
+              "large deposits left to the catalog's queue (any number of resolvers and indexers may share it).")
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
     queue_seconds: float, header_timeout: float, body_timeout: float, max_connections: int, fixity_memo: float,
     replay_port: int | None, replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None,
-    timemap_page: int, db_connections: int, archive: str,
+    timemap_page: int, db_connections: int, indexer: bool, archive: str,
 ) -> None:
     """Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.
 
@@ -148,8 +155,23 @@ def serve_cmd(
     plural = "s" if count > 1 else ""
     click.echo(f"pdi: serving {archive} at http://{shown}:{bound}/ (replay at http://{shown}:{replay_bound}/) "
                f"with {count} worker{plural} (Ctrl-C stops)", err=True)
-    serve(make, listener, workers=count, header_timeout=header_timeout, max_connections=max_connections,
-          replay=replay_listener)
+    drainer = _start_indexer(archive) if indexer else None
+    try:
+        serve(make, listener, workers=count, header_timeout=header_timeout, max_connections=max_connections,
+              replay=replay_listener)
+    finally:
+        if drainer is not None:
+            drainer.terminate()  # a row it held is leased a while, then taken again: nothing is lost
+            drainer.wait()
+
+
+def _start_indexer(archive: str) -> subprocess.Popen[bytes]:
+    """``pdi index --watch`` in its own process (its own GIL), draining the queue the deposits write."""
+    return subprocess.Popen(
+        [sys.executable, "-c", "from pdi.cli import main; main()", "index", "--watch"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        env={**os.environ, "PDI_ARCHIVE": archive},  # not on a command line others can read
+    )
 
 
 def register(cli: click.Group) -> None:

@@ -119,6 +119,11 @@ class Digests:
             return
         self.size += len(piece)
         self._whole.update(piece)
+        if not self._pending and len(piece) == self.chunk_size:  # the usual piece: a whole chunk, kept, not copied
+            self._full.append(piece)
+            if len(self._full) >= 8:
+                self._flush()
+            return
         view = memoryview(piece)
         while view:
             room = self.chunk_size - self._pending_size
@@ -144,6 +149,9 @@ class Digests:
         if self._pending:
             self._full.append(b"".join(self._pending))
             self._pending, self._pending_size = [], 0
+        if not self._futures:  # a small blob: hashed here, not handed to a thread and waited for
+            chunks, self._full = _chunk_digests(self._full), []
+            return BlobInfo(self._whole.hexdigest(), self.size, self.chunk_size, chunks)
         self._flush()
         chunks = b"".join(f.result() for f in self._futures)
         self._futures = []

@@ -215,8 +215,14 @@ class CatalogBase(ABC):
         """Inside a write transaction: the passages of one blob into the full-text index (:mod:`.search_index`)."""
 
     @abstractmethod
-    def _index_stored(self, sha256: str, media_type: str, charset: str | None) -> None:
-        """Inside a write transaction: index a stored blob if it has text (:mod:`.search_index`)."""
+    def _queue_index(self, sha256: str, media_type: str, charset: str | None, size: int, at: str) -> None:
+        """Inside a write transaction: leave a blob's passages to the indexer's queue (:mod:`.search_index`)."""
+
+    @abstractmethod
+    def _index_stored(
+        self, sha256: str, media_type: str, charset: str | None, *, size: int = 0, at: str = ""
+    ) -> None:
+        """Inside a write transaction: index a stored blob if it has text, or queue it if large (:mod:`.search_index`)."""
 
     @abstractmethod
     def _insert_series(self, record: SeriesRecord) -> None:

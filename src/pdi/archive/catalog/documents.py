@@ -93,7 +93,10 @@ class DocumentsPart(CatalogBase):
                     (rep.sha256, rep.media_type, rep.charset or "", rep.index),
                 )
             if rep.passages is not None:
-                self._index_source(rep.sha256, rep.media_type, rep.charset, rep.passages)
+                if rep.passages.queued:  # too large to index in the deposit's pass: the indexer's (pdi.archive.search)
+                    self._queue_index(rep.sha256, rep.media_type, rep.charset, rep.size, at)
+                else:
+                    self._index_source(rep.sha256, rep.media_type, rep.charset, rep.passages)
             self._insert_rep(
                 doc, version, rep.format, rep.media_type, rep.charset, rep.line_ending,
                 rep.sha256, rep.size, at, STORED_EXACT,

@@ -243,7 +243,7 @@ class ImportsPart(CatalogBase):
         for rec in new:
             source = (rec.sha256, rec.media_type, rec.charset)
             if rec.purged is None and source not in written.indexed:
-                self._index_stored(*source)
+                self._index_stored(*source, size=rec.size, at=rec.created_at)
                 written.indexed.add(source)
         return len(new)
 

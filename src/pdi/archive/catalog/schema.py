@@ -27,7 +27,7 @@ def migrations(
     database (SQLite's FTS5 table, PostgreSQL's tsvector and GIN index).
     """
     args = (id_pk, blob_type, with_blob_table, search)
-    steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args)]
+    steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args), _index_queue()]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -287,6 +287,32 @@ def _purges_and_annotations(id_pk: str, blob_type: str, with_blob_table: bool, s
         "CREATE INDEX versions_embargoed ON versions (embargo_until) WHERE embargo_until IS NOT NULL",
     ]
     return [sixth, seventh]
+
+
+def _index_queue() -> list[str]:
+    """Step 8: the indexer's queue (:mod:`pdi.archive.search`).
+
+    One row for the octets of a blob read as one media type and charset
+    (what ``search_sources`` keys) whose full-text passages a deposit left to
+    the background indexer, written in the deposit's own transaction. A
+    worker leases a row (``leased_until``, ``leased_by``) while it builds;
+    a worker killed mid-way leaves the lease to run out and the row to be
+    taken again. ``attempts`` and ``error`` say how the last tries went.
+    """
+    return [
+        """CREATE TABLE index_queue (
+            sha256 TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            charset TEXT NOT NULL,
+            size BIGINT NOT NULL,
+            queued_at TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            leased_until TEXT,
+            leased_by TEXT,
+            error TEXT,
+            PRIMARY KEY (sha256, media_type, charset))""",
+        "CREATE INDEX index_queue_by_lease ON index_queue (leased_until, queued_at)",
+    ]
 
 
 class SchemaPart(CatalogBase):

@@ -1,5 +1,10 @@
 """The search rows: the full-text index's passages, written at deposit, read by a search a page at a time.
 
+Passages a deposit left to the background indexer wait in ``index_queue``
+(:mod:`pdi.archive.search` says why): a worker leases a row
+(:meth:`SearchIndexPart.claim_index`), then writes the passages a batch a
+transaction while its lease holds (:meth:`SearchIndexPart.store_queued`).
+
 The statements that differ by database (SQLite's FTS5, PostgreSQL's
 tsvector) are the dialect's (:meth:`SearchIndexPart._search_page`,
 :meth:`SearchIndexPart._highlight`); what both add after their match is
@@ -8,6 +13,7 @@ tsvector) are the dialect's (:meth:`SearchIndexPart._search_page`,
 
 from __future__ import annotations
 
+import itertools
 from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -102,15 +108,22 @@ class SearchIndexPart(CatalogBase):
             (count, sha256, media_type, charset or ""),
         )
 
-    def _index_stored(self, sha256: str, media_type: str, charset: str | None) -> None:
-        """Inside a write transaction: index a stored blob (read again from the store) if it has text."""
-        from pdi.archive.search import index_blob, search_kind
+    def _index_stored(
+        self, sha256: str, media_type: str, charset: str | None, *, size: int = 0, at: str = ""
+    ) -> None:
+        """Inside a write transaction: index a stored blob (read again from the store) if it has text;
+        one of more than :data:`pdi.archive.search.QUEUE_PAST` octets is queued for the indexer instead."""
+        import pdi.archive.search as search
 
-        if search_kind(media_type) is None or self._query(
+        if search.search_kind(media_type) is None or self._query(
             "SELECT 1 FROM search_sources WHERE sha256 = ? AND media_type = ? AND charset = ?",
             (sha256, media_type, charset or ""),
         ):
             return
+        if size > search.QUEUE_PAST:
+            self._queue_index(sha256, media_type, charset, size, at or timestamp())
+            return
+        index_blob = search.index_blob
         with index_blob(self, sha256, media_type, charset) as passages:
             self._index_source(sha256, media_type, charset, passages)
 
@@ -131,9 +144,138 @@ class SearchIndexPart(CatalogBase):
         self._passages_inserted(sha256, media_type, charset)
         return count
 
-    def _passages_inserted(self, sha256: str, media_type: str, charset: str) -> None:
-        """After a source's passages are in: what the store's own index needs (SQLite's FTS5 table)."""
+    def _passages_inserted(self, sha256: str, media_type: str, charset: str, after: int | None = None) -> None:
+        """After a source's passages are in: what the store's own index needs (SQLite's FTS5 table).
+
+        ``after``: only the passages whose id is greater (the batch just
+        inserted, in a transaction of the one writer).
+        """
         return None
+
+    # --- the indexer's queue ------------------------------------------------------------
+    def _queue_index(self, sha256: str, media_type: str, charset: str | None, size: int, at: str) -> None:
+        """Inside a deposit's transaction: queue the passages of a source not yet indexed for the indexer."""
+        key = (sha256, media_type, charset or "")
+        if self._query("SELECT 1 FROM search_sources WHERE sha256 = ? AND media_type = ? AND charset = ?", key):
+            return
+        self._query(
+            "INSERT INTO index_queue (sha256, media_type, charset, size, queued_at) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (sha256, media_type, charset) DO NOTHING",
+            (*key, size, at),
+        )
+
+    def claim_index(self, worker: str, now: str, until: str) -> tuple[str, str, str] | None:
+        """Lease the oldest queued source no live lease holds to ``worker`` until ``until``; ``None`` if there is none."""
+        skip = f"{self.for_update} SKIP LOCKED" if self.for_update else ""  # SQLite: one writer at a time
+        with self._write():
+            rows = self._query(
+                "SELECT sha256, media_type, charset FROM index_queue WHERE leased_until IS NULL OR leased_until < ?"
+                f" ORDER BY queued_at, sha256, media_type, charset LIMIT 1{skip}",
+                (now,),
+            )
+            if not rows:
+                return None
+            source = (str(rows[0][0]), str(rows[0][1]), str(rows[0][2]))
+            if not self._query(
+                "SELECT 1 FROM representations WHERE sha256 = ? AND media_type = ? AND COALESCE(charset, '') = ?"
+                " AND purged IS NULL LIMIT 1", source,
+            ):  # every name of these octets purged since: nothing to index
+                self._query("DELETE FROM index_queue WHERE sha256 = ? AND media_type = ? AND charset = ?", source)
+                return self.claim_index(worker, now, until)
+            self._query(
+                "UPDATE index_queue SET leased_until = ?, leased_by = ?, attempts = attempts + 1"
+                " WHERE sha256 = ? AND media_type = ? AND charset = ?",
+                (until, worker, *source),
+            )
+        return source
+
+    def _leased(self, source: tuple[str, str, str], worker: str) -> bool:
+        """Inside a write transaction: whether ``worker`` still holds the lease on ``source`` (its row locked)."""
+        return bool(self._query(
+            "SELECT 1 FROM index_queue WHERE sha256 = ? AND media_type = ? AND charset = ? AND leased_by = ?"
+            + self.for_update,
+            (*source, worker),
+        ))
+
+    def store_queued(
+        self, source: tuple[str, str, str], worker: str, passages: Any, at: str, *, batch: int = 2048
+    ) -> bool:
+        """Write a leased source's passages a ``batch`` a transaction, then its ``search_sources`` row and the
+        queue row's removal; ``False`` (nothing more written) once another worker holds the lease.
+
+        What a killed worker left of the same source is deleted first, so
+        whichever worker finishes, the source's passages are made once.
+        """
+        with self._write():
+            if not self._leased(source, worker):
+                return False
+            if self._query(
+                "SELECT 1 FROM search_sources WHERE sha256 = ? AND media_type = ? AND charset = ?", source
+            ):  # indexed meanwhile (pdi reindex)
+                self._query("DELETE FROM index_queue WHERE sha256 = ? AND media_type = ? AND charset = ?", source)
+                return True
+            self._delete_passages([source])
+        insert = ("INSERT INTO search_passages (sha256, media_type, charset, start, body, runs)"
+                  " VALUES (?, ?, ?, ?, ?, ?)")
+        found = iter(passages)
+        count = 0
+        while True:
+            rows = [(*source, p.start, p.text, p.encoded_runs()) for p in itertools.islice(found, batch)]
+            with self._write():
+                if not self._leased(source, worker):
+                    return False
+                if rows:
+                    last = self._query("SELECT MAX(id) FROM search_passages")[0][0]
+                    self._executemany(insert, rows)
+                    self._passages_inserted(*source, after=int(last or 0))
+                    count += len(rows)
+                if len(rows) < batch:
+                    self._query(
+                        "INSERT INTO search_sources (sha256, media_type, charset, passages, note, indexed_at)"
+                        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (sha256, media_type, charset) DO NOTHING",
+                        (*source, count, passages.note, at),
+                    )
+                    self._query(
+                        "DELETE FROM index_queue WHERE sha256 = ? AND media_type = ? AND charset = ?", source
+                    )
+                    return True
+
+    def index_failed(self, source: tuple[str, str, str], worker: str, error: str, retry_at: str) -> None:
+        """Keep why indexing ``source`` failed; its row is left untried until ``retry_at``."""
+        with self._write():
+            self._query(
+                "UPDATE index_queue SET error = ?, leased_until = ? WHERE sha256 = ? AND media_type = ?"
+                " AND charset = ? AND leased_by = ?",
+                (error[:1000], retry_at, *source, worker),
+            )
+
+    def pending_index(self, series: str | None = None, access: SearchAccess | None = None) -> int:
+        """How many names (representations, as a search would show them) have text the indexer has yet to index."""
+        with self._read():
+            if not self._query("SELECT 1 FROM index_queue LIMIT 1"):
+                return 0
+            sql = (
+                "SELECT COUNT(*) FROM index_queue q JOIN representations r ON r.sha256 = q.sha256"
+                " AND r.media_type = q.media_type AND COALESCE(r.charset, '') = q.charset"
+                " JOIN documents d ON d.id = r.document WHERE NOT EXISTS (SELECT 1 FROM withdrawals w"
+                " WHERE w.document = d.id AND (w.version IS NULL OR w.version = r.version))"
+            )
+            params: list[Any] = []
+            if series is not None:
+                sql += " AND d.series = ?"
+                params.append(series)
+            scope, bound = search_scope(access)
+            rows = self._query(sql + scope, params + bound)
+        return int(rows[0][0])
+
+    def queued_indexes(self) -> list[tuple[str, str, str, int, int, str | None]]:
+        """Every queued source: sha256, media type, charset, size, attempts and the last error, oldest first."""
+        with self._read():
+            rows = self._query(
+                "SELECT sha256, media_type, charset, size, attempts, error FROM index_queue ORDER BY queued_at, sha256"
+            )
+        return [(str(r[0]), str(r[1]), str(r[2]), int(r[3]), int(r[4]), None if r[5] is None else str(r[5]))
+                for r in rows]
 
     @abstractmethod
     def _search_page(
@@ -239,6 +381,10 @@ class SearchIndexPart(CatalogBase):
                             "DELETE FROM search_sources WHERE sha256 = ? AND media_type = ? AND charset = ?", source
                         )
                 for sha256, media_type, charset in batch:
+                    self._query(  # rebuilt here: nothing left for the indexer (pdi.archive.search)
+                        "DELETE FROM index_queue WHERE sha256 = ? AND media_type = ? AND charset = ?",
+                        (sha256, media_type, charset),
+                    )
                     if search_kind(media_type) is not None:
                         with index_blob(self, sha256, media_type, charset or None) as found:
                             self._index_source(sha256, media_type, charset or None, found)

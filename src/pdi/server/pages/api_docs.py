@@ -459,7 +459,7 @@ _SEARCH = Operation(
            schema=_optional({"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT})),
      Param("after", "The cursor of the previous page's last hit",
            schema=_optional({"type": "string", "minLength": 1, "format": "search-cursor"}))),
-    answers={200: Answer("The hits (name with #char=a,b, snippet, marks) and the next page's URL", _JSON, _OBJECT)},
+    answers={200: Answer("The hits (name with #char=a,b, snippet, marks), the next page's URL, and how many names' text is not indexed yet (pending)", _JSON, _OBJECT)},
     errors=(*_ALWAYS, 400, 403, 404),
 )
 _RFC5147 = Operation(

@@ -78,7 +78,8 @@ class SearchPages(ArchiveHandlers):
         return await self.work.run(lambda: self.archive.search(query, series=series, limit=limit, after=after))
 
     async def api(self, request: Request) -> Response:
-        """JSON: ``query`` (as read), ``hits`` (:meth:`SearchHit.to_json` and the viewer's ``view`` URL) and ``next``."""
+        """JSON: ``query`` (as read), ``hits`` (:meth:`SearchHit.to_json` and the viewer's ``view`` URL), ``next``,
+        and ``pending`` (names whose text the indexer has yet to read)."""
         if "q" not in single_values(request):
             raise ParseError("give the words to search for as q=", rule="q")
         results = await self._search(request)
@@ -86,6 +87,7 @@ class SearchPages(ArchiveHandlers):
             "query": str(results.query),
             "hits": [{**hit.to_json(), "view": view_url(hit)} for hit in results.hits],
             "next": _next_url("/api/search", request, results),
+            "pending": results.pending,
         })
 
     async def page(self, request: Request) -> Response:
@@ -123,7 +125,13 @@ class SearchPages(ArchiveHandlers):
         following = _next_url("/search", request, results)
         pages = f'<nav class="pages" aria-label="Pages"><a href="{esc(following)}" rel="next">Next results</a></nav>' if following else ""
         heading = f"<h1>Search: {esc(results.query)}</h1>"
-        return HTMLResponse(page(f"Search: {query}", heading + form + found + pages, style=STYLE, query=query))
+        pending = (
+            f'<p class="pending" role="status">Index pending: the text of {results.pending}'
+            f" document{'s' if results.pending != 1 else ''} deposited lately is not searched yet;"
+            " it can be read already, and is found once the indexer has read it.</p>"
+            if results.pending else ""
+        )
+        return HTMLResponse(page(f"Search: {query}", heading + form + pending + found + pages, style=STYLE, query=query))
 
     def _form(self, query: str, series: str) -> str:
         options = ['<option value="">all series</option>'] + [
