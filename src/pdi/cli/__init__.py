@@ -78,6 +78,7 @@ COMMAND_HELP: dict[str, str] = {
     "export": "Write the archive (or a series) to DIRECTORY as a BagIt bag, or with --wacz as a WACZ file.",
     "get": "Write the bytes PDI[#fragment] names; a generic PDI lists its versions.",
     "import": "Import a BagIt bag, or the captures of a WARC or WACZ file.",
+    "index": "Make the full-text passages large deposits left to the indexer's queue (safe in several processes).",
     "init": "Create an archive at DIR or in a postgresql:// database (default: --archive).",
     "ls": "List names in date, then serial order, as the catalog is read.",
     "meta": "Add statements (Dublin Core: title=, creator=, date= … or free keys) about PDI, or show them.",
