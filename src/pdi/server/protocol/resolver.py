@@ -65,7 +65,6 @@ from pdi.server.process.cache import (
     Validator,
     answer,
     cache_key,
-    entity_names,
     kept_key,
     respond,
 )
@@ -213,12 +212,13 @@ class Resolver:
         ``application/json`` to the resource's own media type, the answer is
         N2C's description (:func:`prefers_description`).
         """
-        located = self.archive.locate(name)
-        if isinstance(located, Generic):
-            return self._negotiate(located, name, base, accept)
-        if prefers_description(accept, located.media_type):
-            return _varying(self.n2c(name, base))
-        about = self.mementos.headers(located, base)
+        with self.archive.snapshot():  # the look-ups of one answer in one read of the catalog
+            located = self.archive.locate(name)
+            if isinstance(located, Generic):
+                return self._negotiate(located, name, base, accept)
+            if prefers_description(accept, located.media_type):
+                return _varying(self.n2c(name, base))
+            about = self.mementos.headers(located, base)
         if located.pdi.fragment is None and located.record.size > STREAM_FROM:
             return Large(located, about, _aggregate_type(self.archive, located))
         resolved = self.archive.read(located)
@@ -270,13 +270,13 @@ class Resolver:
     def validator(self, name: str) -> Validator | None:
         """What a ``304`` of ``name`` says (its entity tag and fields), from the catalog alone; ``None`` for a generic
         name, whose answer is a list that grows."""
-        located = self.archive.locate(name)
-        if isinstance(located, Generic):
-            return None
-        shared = shared_answer(self.archive, located)
+        with self.archive.snapshot():
+            located = self.archive.locate(name)
+            if isinstance(located, Generic):
+                return None
+            shared = shared_answer(self.archive, located)
         fields = ((b"vary", b"Accept"), (b"cache-control", (IMMUTABLE if shared else PRIVATE).encode("latin-1")))
-        return Validator(entity_tag(located.sha256, str(located.pdi)), fields,
-                         entity_names(str(located.pdi), _generic(located)), shared)
+        return Validator(entity_tag(located.sha256, str(located.pdi)), fields, names_of(located), shared)
 
     def n2c(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """A description of the resource (its URC): the stored representation, the fragment, the statements.
@@ -303,7 +303,9 @@ class Resolver:
     def location(self, name: str, base: str) -> Fixed | Response:
         """N2L's answer: for a name with a format, the ``302`` to the N2R of its canonical spelling (a
         :class:`Fixed` answer, which never changes, ``shared`` when anyone may read the name); else a response."""
-        located = self.archive.locate(name)
+        with self.archive.snapshot():
+            located = self.archive.locate(name)
+            shared = not isinstance(located, Generic) and shared_answer(self.archive, located)
         if isinstance(located, Generic) and len(located.names) != 1:
             return PlainTextResponse(_uri_list(name, [n2r_url(base, n) for n in located.names]), status_code=300,
                                      media_type="text/uri-list")
@@ -313,8 +315,7 @@ class Resolver:
         # as every answer that is not immutable, it varies by who reads (pdi.server.http.readers): said here,
         # so that the answer kept is the one the app sends
         headers = (*redirect.raw_headers, (b"vary", BY_READER.encode("latin-1")))
-        return Fixed(302, headers, b"", entity_names(str(located.pdi), _generic(located)),
-                     shared_answer(self.archive, located))
+        return Fixed(302, headers, b"", names_of(located), shared)
 
     def n2ls(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """The N2R URLs of a name (one per format of a generic name), as ``text/uri-list``."""
@@ -445,7 +446,7 @@ def whole_entity(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS, *, 
         _content_type(resolved, whole=True).encode("latin-1"),
         tag,
         tuple((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in about.items()),
-        entity_names(str(resolved.pdi), _generic(resolved)),
+        names_of(resolved),
         shared,
     )
 
@@ -636,6 +637,14 @@ def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[s
     if resolved.fragment is not None and resolved.fragment.clamped:  # (wholly past the end is a 416 problem)
         headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
     return headers
+
+
+def names_of(resolved: Resolved) -> tuple[str, ...]:
+    """The names a kept answer about ``resolved`` is found by (:func:`~pdi.server.process.cache.entity_names`):
+    its canonical versioned name and its document's generic name, without parsing them again."""
+    versioned = resolved.pdi if resolved.pdi.fragment is None else resolved.pdi.without_fragment()
+    name = str(versioned)  # built from the catalog's record: canonical
+    return name, name.rsplit(".", 2)[0]
 
 
 def _generic(resolved: Resolved) -> str:
