@@ -1,4 +1,4 @@
-"""Whole N2R answers kept in memory, for names whose bytes can never change.
+"""Whole N2R answers kept in memory, for names whose bytes can never change (and N2L's and 304's facts about them).
 
 A name with a format (``…/1.text.1``, with or without a fragment) always
 resolves to the same bytes: a version, once deposited, is immutable, and a
@@ -7,7 +7,13 @@ entity tag and the other headers — is an :class:`Entity`, which
 :class:`ResponseCache` keeps, least recently used first out, within a bound
 on the bytes held (``max_bytes``; an answer larger than ``max_entry_bytes``
 is never kept). A generic name (no format) is never kept: its list of formats
-grows with each version. The bytes cannot change, but a name can be taken
+grows with each version. Two smaller facts about such a name never change
+either, and are kept as well, so that asking again needs no catalog: N2L's
+``302`` to the N2R of its canonical spelling (:class:`Fixed`, kept apart
+under a key of its own, :func:`kept_key`), and, when a client only
+revalidated (``If-None-Match`` answered ``304`` from the catalog alone, its
+bytes never read), the entity tag a ``304`` needs (:class:`Validator`, in
+the place the whole answer takes once it is read). The bytes cannot change, but a name can be taken
 out of service (withdrawn, :meth:`pdi.archive.Archive.withdraw`) by any
 resolver on the catalog: so the cache answers only while it is fresh, for
 :data:`REVALIDATE_SECONDS` after it last asked the catalog whether anything
@@ -19,7 +25,7 @@ told the answer is ``immutable`` and may keep it: withdrawal takes a name out
 of this resolver's service, not out of copies made before.)
 
 :class:`CachedAnswers` is ASGI middleware that answers ``GET`` and ``HEAD``
-of ``/uri-res/N2R`` and ``/uri-res/I2R`` from the cache before any routing,
+of ``/uri-res/N2R``, ``/uri-res/I2R`` and ``/uri-res/N2L`` from the cache before any routing,
 with ``If-None-Match`` (``304``) and one ``Range`` (``206``/``416``) read
 as the resolver itself reads them (:func:`answer`); a miss goes on to the
 resolver, which fills the cache (:meth:`pdi.server.protocol.resolver.Resolver.endpoint`).
