@@ -68,7 +68,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--big-mb", type=int, default=400, help="size of the large text (MB)")
     parser.add_argument("--clients", type=int, default=8, help="clients fetching the large text at once")
     parser.add_argument("--rounds", type=int, default=2, help="times each client fetches the large text")
+    parser.add_argument("--cold", action="store_true", help="only the cold section: names drawn from a large catalog")
+    parser.add_argument("--documents", type=int, default=100_000, help="documents of the cold section's catalog")
+    parser.add_argument("--small", action="store_true",
+                        help="a run of a few seconds that exercises every path (CI): few documents, 1 s runs")
     args = parser.parse_args(argv)
+    if args.small:
+        args.runs, args.seconds, args.documents, args.big_mb, args.clients, args.rounds = 1, 1, 300, 8, 2, 1
     tools = _tools(["nginx", "wrk"] + (["curl"] if args.big else []))
     extra = ["--workers", str(args.workers)] if args.workers else []
     cores = len(os.sched_getaffinity(0))
@@ -79,7 +85,12 @@ def main(argv: list[str]) -> int:
         root.chmod(0o755)  # nginx's workers may run as another user
         if args.big:
             return _big(root, tools, extra, args)
-        return _small(root, tools, extra, args, cores)
+        if not args.cold:
+            (root / "hot").mkdir()
+            _small(root / "hot", tools, extra, args, cores)
+            print()
+        (root / "cold").mkdir()
+        return _cold(root / "cold", tools, extra, args, cores)
 
 
 # --- the small documents ------------------------------------------------------------
@@ -115,7 +126,7 @@ def _small(root: Path, tools: dict[str, str], extra: list[str], args: argparse.N
                 assert got == expected, f"{url} answered {len(got)} bytes, not the {len(expected)} of {file}"
             for url in (mine_url, theirs_url):  # warm: every worker's cache, nginx's page cache
                 wrk(tools["wrk"], url, 8, 1, min(8, cores))
-            for connections in CONNECTIONS:
+            for connections in (1, 64) if args.small else CONNECTIONS:
                 mine, theirs = [], []
                 for _ in range(args.runs):
                     threads = min(connections, cores)
@@ -169,6 +180,267 @@ def wrk(program: str, url: str, connections: int, seconds: int, threads: int) ->
     if rate is None or p50 is None:
         raise SystemExit(f"wrk: cannot read its report:\n{out}")
     return Figures(float(rate[1]), float(p50[1]) * _UNITS[p50[2]])
+
+
+# --- names drawn from a large catalog --------------------------------------------------
+
+#: Connections of the cold section's wrk runs.
+COLD_CONNECTIONS = (1, 64)
+#: Names of the cold section asked again and again (each worker's answer cache holds them all).
+HOT_NAMES = 100
+#: Documents deposited in one Archive.deposit_batch transaction.
+BATCH = 2_000
+
+
+def _cold(root: Path, tools: dict[str, str], extra: list[str], args: argparse.Namespace, cores: int) -> int:
+    """``N2R``, ``N2L`` and ``304`` of names drawn at random from ``--documents`` documents, against nginx.
+
+    Every request of a wrk run names a document drawn at random (a Lua
+    script choosing among the paths of a list), so with 100,000 documents
+    almost every ``N2R`` is of a name the worker's answer cache does not
+    hold ("cold"); each "hot" row draws from :data:`HOT_NAMES` names asked
+    before, and only that way (the ``304`` row's names were only ever
+    revalidated, never fetched). nginx serves the same bytes from one file a document; its ``N2L``
+    is ``return 302`` to the file, its ``304`` its own answer to its own
+    entity tag. Both servers' files are read once before (in the page
+    cache: "cold" is about the answer cache, not the disk). Each row also
+    gives the CPU time (user and system) of the server's processes per
+    request: read from ``/proc`` before and after each wrk run, over the
+    requests wrk counted. The rows run in the order printed, so a cold row's
+    names may have been asked by a row before it (each worker's cache of
+    32 MiB holds about a fifth of 100,000 small answers).
+    """
+    import random
+
+    archive, www = root / "archive", root / "www"
+    (www / "d").mkdir(parents=True)
+    started = time.perf_counter()
+    names, tags = build_catalog(archive, www / "d", args.documents)
+    print(f"cold: {len(names):,} documents of 150-450 bytes deposited in {time.perf_counter() - started:.0f} s "
+          f"(Archive.deposit_batch, {BATCH:,} a transaction)", flush=True)
+    rng = random.Random(24)
+    # three sets of hot names, each only ever asked one way: N2R, N2L, or revalidated (If-None-Match)
+    drawn = rng.sample(range(len(names)), 3 * min(HOT_NAMES, len(names) // 9))
+    hot_n2r, hot_n2l, hot_304 = (sorted(drawn[k::3]) for k in range(3))
+    n2r = [f"/uri-res/N2R?{n}" for n in names]
+    lists = {  # label: (pdi's paths [with If-None-Match], nginx's, expected status)
+        "N2R cold": (n2r, [f"/d/{i}.txt" for i in range(len(names))], 200),
+        "N2R hot": ([n2r[i] for i in hot_n2r], [f"/d/{i}.txt" for i in hot_n2r], 200),
+        "N2L cold": ([f"/uri-res/N2L?{n}" for n in names], [f"/n2l/{i}.txt" for i in range(len(names))], 302),
+        "N2L hot": ([f"/uri-res/N2L?{names[i]}" for i in hot_n2l], [f"/n2l/{i}.txt" for i in hot_n2l], 302),
+        "304 cold": ([f"{p}\t{t}" for p, t in zip(n2r, tags, strict=True)],
+                     [f"/d/{i}.txt\t{nginx_tag(www / 'd' / f'{i}.txt')}" for i in range(len(names))], 304),
+        "304 hot": ([f"{n2r[i]}\t{tags[i]}" for i in hot_304],
+                    [f"/d/{i}.txt\t{nginx_tag(www / 'd' / f'{i}.txt')}" for i in hot_304], 304),
+    }
+    for folder in (archive, www):  # both servers' files in the page cache: cold is the answer cache's, not the disk's
+        for path in folder.rglob("*"):
+            if path.is_file():
+                path.read_bytes()
+    location = "location ~ ^/n2l/(.+)$ { return 302 /d/$1; }"
+    with nginx(tools["nginx"], root, www, location) as peer, pdi_serve(archive, extra) as ours:
+        print(f"pdi serve with {ours.workers} workers; nginx with worker_processes auto; "
+              f"{args.runs} runs of {args.seconds} s each, interleaved, medians; CPU: user + system time of "
+              f"the server's processes per request\n")
+        scripts = {}
+        for label, (mine, theirs, status) in lists.items():
+            for server, paths in (("pdi", mine), ("nginx", theirs)):
+                listed = root / f"{label.replace(' ', '-')}-{server}.paths"
+                listed.write_text("\n".join(paths) + "\n")
+                scripts[label, server] = random_paths_script(listed, root)
+            _check_cold(ours.url, peer, mine, theirs, status, www)
+        for label in ("N2R hot", "N2L hot", "304 hot"):  # every worker's cache, each set asked its own way only
+            wrk_cpu(tools["wrk"], ours.url, scripts[label, "pdi"], 8, 1, min(8, cores), ours.pid)
+        _cold_head()
+        for label in lists:
+            for connections in COLD_CONNECTIONS:
+                mine_runs, theirs_runs = [], []
+                threads = min(connections, cores)
+                for _ in range(args.runs):
+                    mine_runs.append(wrk_cpu(tools["wrk"], ours.url, scripts[label, "pdi"], connections,
+                                             args.seconds, threads, ours.pid))
+                    theirs_runs.append(wrk_cpu(tools["wrk"], peer, scripts[label, "nginx"], connections,
+                                               args.seconds, threads, peer_pid(root)))
+                _cold_row(label, connections, Load.median(mine_runs), Load.median(theirs_runs))
+    print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
+    return 0
+
+
+def build_catalog(archive: Path, folder: Path, documents: int) -> tuple[list[str], list[str]]:
+    """``documents`` small texts deposited in ``archive`` (one series), each also written to ``folder/{i}.txt``.
+
+    Deposited with :meth:`pdi.archive.Archive.deposit_batch`, :data:`BATCH` a
+    transaction (the ``pdi`` command would take a process a document).
+    Returns their names and the entity tag ``pdi serve`` gives each (the
+    SHA-256 of its bytes, quoted).
+    """
+    import hashlib
+    import random
+
+    from pdi.archive import Archive
+    from pdi.archive.content import Content
+
+    rng = random.Random(7)
+    words = ["archive", "citation", "passage", "Grüße", "naïve", "document", "name", "bytes"]
+    opened = Archive.init(archive)
+    names: list[str] = []
+    tags: list[str] = []
+    try:
+        opened.add_series(SERIES)
+        for start in range(0, documents, BATCH):
+            texts = []
+            for i in range(start, min(documents, start + BATCH)):
+                lines = [f"document {i}\n"] + [
+                    " ".join(rng.choice(words) for _ in range(rng.randint(3, 14))) + "\n"
+                    for _ in range(rng.randint(2, 6))
+                ]
+                data = "".join(lines).encode()
+                (folder / f"{i}.txt").write_bytes(data)
+                texts.append(data)
+                tags.append(f'"{hashlib.sha256(data).hexdigest()}"')
+            made = opened.deposit_batch(SERIES, [([Content(t, "text")], None) for t in texts])
+            names.extend(str(d.names[0]) for d in made)
+    finally:
+        opened.close()
+    return names, tags
+
+
+def nginx_tag(path: Path) -> str:
+    """The entity tag nginx gives a static file: its modification time and size, in hex."""
+    stat = path.stat()
+    return f'"{int(stat.st_mtime):x}-{stat.st_size:x}"'
+
+
+def _check_cold(mine_url: str, theirs_url: str, mine: list[str], theirs: list[str], status: int, www: Path) -> None:
+    """A few of each list asked of both servers: the status expected, and for 200 the same bytes."""
+    for k in sorted({0, len(mine) // 2, len(mine) - 1}):
+        pdi_path, _, pdi_tag = mine[k].partition("\t")
+        peer_path, _, peer_tag = theirs[k].partition("\t")
+        got, body = fetch_status(mine_url + pdi_path, pdi_tag)
+        peer_got, peer_body = fetch_status(theirs_url + peer_path, peer_tag)
+        assert (got, peer_got) == (status, status), f"{pdi_path}: {got}, {peer_path}: {peer_got}, not {status}"
+        if status == 200:
+            assert body == peer_body == (www / peer_path.lstrip("/")).read_bytes(), f"{pdi_path}: other bytes"
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+def fetch_status(url: str, if_none_match: str = "") -> tuple[int, bytes]:
+    """Status and body of a ``GET`` (redirects not followed)."""
+    request = urllib.request.Request(url, headers={"If-None-Match": if_none_match} if if_none_match else {})
+    try:
+        with urllib.request.build_opener(_NoRedirect).open(request, timeout=30) as answer:
+            return answer.status, bytes(answer.read())
+    except urllib.error.HTTPError as status:
+        return status.code, b""
+
+
+def random_paths_script(paths: Path, root: Path) -> Path:
+    """A wrk script asking for a path drawn at random from ``paths`` (one a line: a path, then a tab and an
+    ``If-None-Match`` value, if any); each of wrk's threads draws its own."""
+    script = root / f"{paths.stem}.lua"
+    script.write_text(f"""
+local paths, tags = {{}}, {{}}
+for line in io.lines("{paths}") do
+  local path, tag = line:match("^([^\\t]+)\\t?(.*)$")
+  paths[#paths + 1] = path
+  tags[#tags + 1] = tag
+end
+local count = #paths
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("id", threads)
+end
+function init(args)
+  math.randomseed(os.time() * 1000 + (id or 0))
+end
+function request()
+  local i = math.random(count)
+  if tags[i] ~= "" then
+    return wrk.format("GET", paths[i], {{["If-None-Match"] = tags[i]}})
+  end
+  return wrk.format("GET", paths[i])
+end
+""")
+    return script
+
+
+@dataclass(frozen=True)
+class Load:
+    """What one wrk run of the cold section says: requests a second, median latency (s), CPU seconds a request."""
+
+    rate: float
+    p50: float
+    cpu: float
+
+    @staticmethod
+    def median(runs: list[Load]) -> Load:
+        return Load(statistics.median(r.rate for r in runs), statistics.median(r.p50 for r in runs),
+                    statistics.median(r.cpu for r in runs))
+
+
+def wrk_cpu(program: str, base: str, script: Path, connections: int, seconds: int, threads: int, pid: int) -> Load:
+    """One wrk run with ``script`` against ``base``, and the CPU time ``pid``'s processes spent a request meanwhile."""
+    before = cpu_of_tree(pid)
+    out = subprocess.run(
+        [program, f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "10s",
+         "-s", str(script), base],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    spent = cpu_of_tree(pid) - before
+    if "Non-2xx or 3xx responses" in out:
+        raise SystemExit(f"wrk: {base} with {script.name} answered errors:\n{out}")
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    if errors and (int(errors[1]) or int(errors[3]) or int(errors[4])):
+        raise SystemExit(f"wrk: connections to {base} failed:\n{out}")
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    p50 = re.search(r"^\s+50%\s+([\d.]+)(us|ms|s|m)\s*$", out, re.MULTILINE)
+    count = re.search(r"^\s*(\d+) requests in", out, re.MULTILINE)
+    if rate is None or p50 is None or count is None:
+        raise SystemExit(f"wrk: cannot read its report:\n{out}")
+    return Load(float(rate[1]), float(p50[1]) * _UNITS[p50[2]], spent / max(1, int(count[1])))
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_of_tree(pid: int) -> float:
+    """User and system CPU seconds of ``pid`` and its children, so far (``/proc/…/stat``)."""
+    total = 0
+    for each in [pid, *children(pid)]:
+        try:
+            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # it has just ended
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total / _TICK
+
+
+def peer_pid(root: Path) -> int:
+    """nginx's master process (its pid file)."""
+    return int((root / "nginx" / "nginx.pid").read_text().strip())
+
+
+def _cold_head() -> None:
+    print(f"{'':<10} {'':>5} {'pdi serve':>29}   {'nginx':>29}   {'pdi/nginx':>24}")
+    print(f"{'request':<10} {'conns':>5} {'req/s':>8} {'p50':>10} {'CPU/req':>9}   {'req/s':>8} {'p50':>10} "
+          f"{'CPU/req':>9}   {'req/s':>7} {'p50':>7} {'CPU':>8}")
+
+
+def _cold_row(label: str, connections: int, mine: Load, theirs: Load) -> None:
+    print(f"{label if connections == COLD_CONNECTIONS[0] else '':<10} {connections:>5} "
+          f"{mine.rate:>8,.0f} {_ms(mine.p50):>10} {_us(mine.cpu):>9}   "
+          f"{theirs.rate:>8,.0f} {_ms(theirs.p50):>10} {_us(theirs.cpu):>9}   "
+          f"{mine.rate / theirs.rate:>6.2f}× {mine.p50 / theirs.p50:>6.1f}× "
+          f"{mine.cpu / max(theirs.cpu, 1e-9):>7.1f}×", flush=True)
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:.0f} µs"
 
 
 # --- the large text -----------------------------------------------------------------
@@ -310,8 +582,8 @@ def pdi_serve(archive: Path, extra: list[str]) -> Iterator[Serving]:
 
 
 @contextmanager
-def nginx(program: str, root: Path, www: Path) -> Iterator[str]:
-    """Debian's nginx serving ``www`` on a free loopback port, with a configuration of its own."""
+def nginx(program: str, root: Path, www: Path, locations: str = "") -> Iterator[str]:
+    """Debian's nginx serving ``www`` on a free loopback port, with a configuration of its own (and ``locations``)."""
     port = free_port()
     work = root / "nginx"
     work.mkdir()
@@ -334,6 +606,7 @@ http {{
     server {{
         listen 127.0.0.1:{port};
         root {www};
+        {locations}
     }}
 }}
 """)

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
 
 from pdi.archive.access import (
     HIDDEN,
@@ -38,6 +40,10 @@ if TYPE_CHECKING:
     from pdi.archive.catalog import SearchAccess, SQLStore
 
 __all__ = ["ArchiveBase"]
+
+#: The archive of the current :meth:`ArchiveBase.snapshot` and what its reads have read once for all of them
+#: (None: in none).
+_SNAPSHOT: ContextVar[tuple[ArchiveBase, dict[str, Any]] | None] = ContextVar("pdi_archive_snapshot", default=None)
 
 
 class ArchiveBase:
@@ -64,10 +70,37 @@ class ArchiveBase:
         return self._clock().astimezone(datetime.UTC)
 
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads made within taken as one: one read transaction of the catalog (a consistent view, one round trip
+        to open and close it), and who may read each series (:meth:`series_access`) read once.
+
+        For the reads that make one answer (a resolver's look-up of a name):
+        nothing written within is seen by the reads after it in the same
+        snapshot. Snapshots within a snapshot join it.
+        """
+        current = _SNAPSHOT.get()
+        if current is not None and current[0] is self:
+            yield
+            return
+        with self.store.reading():
+            token = _SNAPSHOT.set((self, {}))
+            try:
+                yield
+            finally:
+                _SNAPSHOT.reset(token)
+
     def series_access(self) -> dict[str, str]:
         """Each registered series and who may read it, its own setting and those above it taken together."""
+        current = _SNAPSHOT.get()
+        memo = current[1] if current is not None and current[0] is self else None
+        if memo is not None and "series_access" in memo:
+            return dict(memo["series_access"])
         records = {s.name: s for s in self.store.list_series()}
-        return {name: effective_access(records, name) for name in records}
+        access = {name: effective_access(records, name) for name in records}
+        if memo is not None:
+            memo["series_access"] = dict(access)
+        return access
 
     def _unreadable(self) -> dict[str, str]:
         """The series the current reader may not read, with their access (none for the owner)."""

@@ -17,8 +17,8 @@ from pdi import formats
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import ChunkedReader, FileReader, RangedOctets, mapped, verify_selected
 from pdi.archive.naming import generic_of, key_of, parse_pdi, record_name
-from pdi.archive.results import CitationResolved, Generic, Opened, Resolved
-from pdi.archive.store import RepresentationRecord
+from pdi.archive.results import CitationResolved, Generic, GenericVersion, Opened, Resolved
+from pdi.archive.store import DocumentKey, RepresentationRecord
 from pdi.errors import AccessError, IntegrityError, NotFoundError, UnsupportedError
 from pdi.identifier import PDI, Fragment
 
@@ -50,7 +50,8 @@ class Reading(ArchiveBase):
         Saves looking the name up in the catalog twice when a caller first
         decides from the record (its size) whether to read it at all.
         """
-        return self._read(located.pdi, located.record)
+        # its name as located: canonical, and without a fragment the name of the whole octets (not built again)
+        return self._read(located.pdi, located.record, None if located.pdi.fragment else located.pdi)
 
     def locate(self, pdi: PDI | str, *, latest: bool = False) -> Resolved | Generic:
         """What :meth:`resolve` would answer, from the catalog alone: no bytes are read.
@@ -59,13 +60,36 @@ class Reading(ArchiveBase):
         fragment result (the fragment is only named); a resolver uses this to
         say where a name resolves without fetching it.
         """
-        parsed, found = self._look_up(pdi, latest)
+        parsed, found, siblings = self._located(pdi, latest)
         if isinstance(found, Generic):
             return found
-        return Resolved(record_name(found, fragment=parsed.fragment), b"", found.media_type, found.charset, found)
+        return Resolved(record_name(found, fragment=parsed.fragment), b"", found.media_type, found.charset, found,
+                        siblings=tuple(siblings))
+
+    def version_of(self, located: Resolved) -> GenericVersion:
+        """The version of its document a resolved name is of: its number, deposit time and formats.
+
+        From what :meth:`locate` read, or else one catalog read; no guard is
+        asked again (the name was resolved for this reader).
+        """
+        record = located.record
+        records = located.siblings or tuple(self.store.representations(
+            DocumentKey(record.series, record.day, record.unique_id), record.version))
+        own = located.pdi if located.pdi.fragment is None else located.pdi.without_fragment()
+        # as generic_of names them (formats in token order, the version dated by its first deposit), without
+        # building the generic name or this record's name again
+        formats = tuple(own if r == record else record_name(r) for r in sorted(records, key=lambda r: r.format))
+        return GenericVersion(record.version, min(r.created_at for r in records), formats)
 
     def _look_up(self, pdi: PDI | str, latest: bool) -> tuple[PDI, Generic | RepresentationRecord]:
         """The parsed PDI and either its versions (a generic PDI) or the record of the format it names."""
+        parsed, found, _ = self._located(pdi, latest)
+        return parsed, found
+
+    def _located(
+        self, pdi: PDI | str, latest: bool
+    ) -> tuple[PDI, Generic | RepresentationRecord, list[RepresentationRecord]]:
+        """:meth:`_look_up`, and for a name with a format the records of every format of its version."""
         parsed = parse_pdi(pdi)
         if parsed.is_pattern:
             raise UnsupportedError(f"{parsed} is a pattern; list it with ls")
@@ -83,13 +107,13 @@ class Reading(ArchiveBase):
                 if not shown:
                     raise AccessError(f"{parsed.without_fragment()}: every version is embargoed")
                 generic = shown[0]
-            return parsed, generic
+            return parsed, generic, []
         self._guard_series(parsed)
         version, records = self._records(parsed, latest)
         record = self._record(parsed, version, records)
         self._guard_embargo(parsed, record.version)
         self._not_withdrawn(parsed, record)
-        return parsed, record
+        return parsed, record, records
 
     def _generic(self, parsed: PDI, latest: bool) -> Generic:
         """Every version of the document a generic PDI names (the newest only with ``latest``), from one catalog query."""
@@ -131,8 +155,17 @@ class Reading(ArchiveBase):
         return CitationResolved(parsed, citing, origin, cited, check)
 
     def _records(self, parsed: PDI, latest: bool) -> tuple[int, list[RepresentationRecord]]:
-        """The version a PDI names and the records of its formats (not their bytes)."""
+        """The version a PDI names and the records of its formats (not their bytes).
+
+        A version named (not ``latest``) is looked for at once, in one read:
+        the document's list of versions is read only when it is not there
+        (the refusal names those the reader may know of).
+        """
         key = key_of(parsed)
+        if not latest:
+            records = self.store.representations(key, parsed.version if parsed.version is not None else 1)
+            if records:
+                return records[0].version, records
         version = self._version_of(parsed, key, latest)
         return version, self.store.representations(key, version)
 
@@ -190,8 +223,11 @@ class Reading(ArchiveBase):
             )
         return Opened(record_name(found, fragment=parsed.fragment), found, self._reader(found))
 
-    def _reader(self, record: RepresentationRecord) -> ChunkedReader:
-        reader = self.store.open_blob(record.sha256, name=str(record_name(record)))
+    def _reader(self, record: RepresentationRecord, name: PDI | None = None) -> ChunkedReader:
+        """A reader of a record's octets by verified chunks (``name``: the record's versioned name, if built already)."""
+        if name is None:
+            name = record_name(record)
+        reader = self.store.open_blob(record.sha256, name=str(name))
         if reader is None:
             raise IntegrityError(f"the bytes of {record_name(record)} are missing from the store")
         if isinstance(reader, FileReader):
@@ -203,11 +239,15 @@ class Reading(ArchiveBase):
             )
         return reader
 
-    def _read(self, parsed: PDI, record: RepresentationRecord) -> Resolved:
-        with self._reader(record) as reader:
+    def _read(self, parsed: PDI, record: RepresentationRecord, name: PDI | None = None) -> Resolved:
+        """What ``parsed`` selects of ``record``'s octets (``name``: the record's versioned name, if built already)."""
+        if name is None and parsed.fragment is None:
+            name = record_name(record)
+        with self._reader(record, name) as reader:
             if parsed.fragment is None:
+                assert name is not None
                 data = reader.read()
-                return Resolved(record_name(record), data, record.media_type, record.charset, record)
+                return Resolved(name, data, record.media_type, record.charset, record)
             if reader.path is None and parsed.fragment.effective_scheme(record.format) == "byte":
                 # a byte range of a blob with no local file: read the chunks it touches, not the whole
                 # RangedOctets is no Buffer: it is only sliced, as the byte evaluator (the one it goes to) does

@@ -7,7 +7,7 @@ command line render them (:mod:`pdi.archive.describe`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, overload
 
 from pdi._closing import Closing
@@ -66,6 +66,9 @@ class Resolved:
     charset: str | None
     record: RepresentationRecord
     fragment: FragmentResult | None = None
+    #: The records of every format of the same version, where the look-up read them (:meth:`~pdi.archive.Archive.locate`):
+    #: what :meth:`~pdi.archive.Archive.version_of` answers from without reading the catalog again.
+    siblings: tuple[RepresentationRecord, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def sha256(self) -> str:

@@ -131,6 +131,11 @@ class CatalogBase(ABC):
         """A read transaction (a consistent snapshot)."""
         return self._transaction(False)
 
+    def reading(self) -> AbstractContextManager[None]:
+        """A read transaction that every read made within joins: several reads for one answer, one consistent view
+        of the catalog, one ``BEGIN`` and ``COMMIT`` (here a read holds the one connection meanwhile)."""
+        return self._read()
+
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """One statement (``?`` placeholders) in this thread's transaction, if any: its rows."""
         return self._query(sql, params)

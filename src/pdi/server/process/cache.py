@@ -1,4 +1,4 @@
-"""Whole N2R answers kept in memory, for names whose bytes can never change.
+"""Whole N2R answers kept in memory, for names whose bytes can never change (and N2L's and 304's facts about them).
 
 A name with a format (``…/1.text.1``, with or without a fragment) always
 resolves to the same bytes: a version, once deposited, is immutable, and a
@@ -7,7 +7,13 @@ entity tag and the other headers — is an :class:`Entity`, which
 :class:`ResponseCache` keeps, least recently used first out, within a bound
 on the bytes held (``max_bytes``; an answer larger than ``max_entry_bytes``
 is never kept). A generic name (no format) is never kept: its list of formats
-grows with each version. The bytes cannot change, but a name can be taken
+grows with each version. Two smaller facts about such a name never change
+either, and are kept as well, so that asking again needs no catalog: N2L's
+``302`` to the N2R of its canonical spelling (:class:`Fixed`, kept apart
+under a key of its own, :func:`kept_key`), and, when a client only
+revalidated (``If-None-Match`` answered ``304`` from the catalog alone, its
+bytes never read), the entity tag a ``304`` needs (:class:`Validator`, in
+the place the whole answer takes once it is read). The bytes cannot change, but a name can be taken
 out of service (withdrawn, :meth:`pdi.archive.Archive.withdraw`) by any
 resolver on the catalog: so the cache answers only while it is fresh, for
 :data:`REVALIDATE_SECONDS` after it last asked the catalog whether anything
@@ -19,7 +25,7 @@ told the answer is ``immutable`` and may keep it: withdrawal takes a name out
 of this resolver's service, not out of copies made before.)
 
 :class:`CachedAnswers` is ASGI middleware that answers ``GET`` and ``HEAD``
-of ``/uri-res/N2R`` and ``/uri-res/I2R`` from the cache before any routing,
+of ``/uri-res/N2R``, ``/uri-res/I2R`` and ``/uri-res/N2L`` from the cache before any routing,
 with ``If-None-Match`` (``304``) and one ``Range`` (``206``/``416``) read
 as the resolver itself reads them (:func:`answer`); a miss goes on to the
 resolver, which fills the cache (:meth:`pdi.server.protocol.resolver.Resolver.endpoint`).
@@ -55,7 +61,7 @@ from __future__ import annotations
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import anyio.to_thread
@@ -69,12 +75,16 @@ DEFAULT_CACHE_BYTES = 32 << 20
 DEFAULT_ENTRY_BYTES = 1 << 20
 #: Bytes counted for an entry beyond its body, headers and key (the objects that hold them).
 _ENTRY_OVERHEAD = 400
+#: The same for a :class:`Validator` or a :class:`Fixed` answer, which hold fewer objects.
+_SMALL_OVERHEAD = 250
 
 #: How long a cache answers after it last checked that nothing was withdrawn (seconds).
 REVALIDATE_SECONDS = 2.0
 
 #: The paths whose answers are kept (RFC 2169's N2R, and I2R, which is N2R).
 N2R_PATHS = frozenset({"/uri-res/N2R", "/uri-res/I2R"})
+#: N2L's path: its ``302`` for a name with a format is kept too (:class:`Fixed`).
+N2L_PATH = "/uri-res/N2L"
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -102,6 +112,74 @@ class Entity:
         """Bytes this answer holds in memory, roughly: body, headers and names."""
         return (len(self.body) + len(self.content_type) + sum(len(k) + len(v) for k, v in self.headers)
                 + sum(len(n) for n in self.names) + _ENTRY_OVERHEAD)
+
+
+@dataclass(frozen=True, slots=True)
+class Validator:
+    """What a ``304`` of a name with a format needs: its entity tag and the fields a ``304`` repeats.
+
+    Kept when a request's ``If-None-Match`` was answered from the catalog
+    alone (its bytes not read), so that the next revalidation of the same
+    name needs no catalog either. A request it does not answer ``304``
+    (another tag, or none) goes on to the resolver, which reads the bytes
+    and keeps the whole :class:`Entity` in its place.
+    """
+
+    etag: str
+    #: ``Vary`` and ``Cache-Control`` (RFC 9110 §15.4.5), as the resolver's ``304`` sends them.
+    headers: tuple[tuple[bytes, bytes], ...]
+    names: tuple[str, ...]
+    #: Whether anyone may be given it (never kept when not).
+    shared: bool = True
+
+    @property
+    def size(self) -> int:
+        return (len(self.etag) + sum(len(k) + len(v) for k, v in self.headers) + sum(len(n) for n in self.names)
+                + _SMALL_OVERHEAD)
+
+
+@dataclass(frozen=True, slots=True)
+class Fixed:
+    """An answer that is the same whatever the request's other fields: ``N2L``'s ``302`` of a name with a format.
+
+    A versioned name's location is the ``N2R`` of its canonical spelling,
+    which never changes; the resolver answers it from the catalog (the name
+    must be there, readable and not withdrawn) and keeps it here.
+    """
+
+    status: int
+    headers: tuple[tuple[bytes, bytes], ...]
+    body: bytes
+    names: tuple[str, ...]
+    #: Whether anyone may be given it (never kept when not).
+    shared: bool = True
+
+    @property
+    def size(self) -> int:
+        return (len(self.body) + sum(len(k) + len(v) for k, v in self.headers) + sum(len(n) for n in self.names)
+                + _SMALL_OVERHEAD)
+
+
+#: What a :class:`ResponseCache` keeps under a key.
+Kept = Entity | Validator | Fixed
+
+
+def respond(
+    kept: Kept, if_none_match: str | None, range_field: str | None, if_range: str | None
+) -> tuple[int, Headers, bytes] | None:
+    """The answer ``kept`` gives a ``GET`` with these request fields, or ``None`` when only the resolver can give it.
+
+    An :class:`Entity`: :func:`answer`. A :class:`Validator`: ``304`` when
+    ``If-None-Match`` holds its tag (RFC 9110 §13.1.2), else ``None`` (the
+    bytes are not here). A :class:`Fixed` answer: itself.
+    """
+    if isinstance(kept, Entity):
+        return answer(kept, if_none_match, range_field, if_range)
+    if isinstance(kept, Validator):
+        if if_none_match is not None and tag_matches(if_none_match, kept.etag):
+            return 304, [(b"etag", kept.etag.encode("latin-1")), *kept.headers], b""
+        return None
+    return kept.status, list(kept.headers), kept.body
 
 
 def answer(
@@ -156,7 +234,7 @@ class ResponseCache:
         self.max_bytes = max_bytes
         self.max_entry_bytes = min(max_entry_bytes, max_bytes)
         self.bytes = 0
-        self._entries: OrderedDict[bytes, Entity] = OrderedDict()
+        self._entries: OrderedDict[bytes, Kept] = OrderedDict()
         self._keys_of: dict[str, set[bytes]] = {}
         self.generation = generation
         self.revalidate_seconds = revalidate_seconds
@@ -180,7 +258,7 @@ class ResponseCache:
             self._seen = now
         self._fresh_until = time.monotonic() + self.revalidate_seconds
 
-    def get(self, key: bytes) -> Entity | None:
+    def get(self, key: bytes) -> Kept | None:
         """The answer kept under ``key`` (now the most recently used), or ``None`` (also while not :attr:`fresh`)."""
         if not self.fresh:
             return None
@@ -189,14 +267,17 @@ class ResponseCache:
             self._entries.move_to_end(key)
         return entity
 
-    def put(self, key: bytes, entity: Entity) -> bool:
+    def put(self, key: bytes, entity: Kept) -> bool:
         """Keep ``entity`` under ``key`` unless it is larger than one entry may be; whether it was kept.
 
         An answer with a header value that may not be sent (a control
-        character) is not kept either: the server refuses it each time.
+        character) is not kept either: the server refuses it each time. A
+        :class:`Validator` never takes the place of the whole :class:`Entity`.
         """
         cost = entity.size + len(key)
         if cost > self.max_entry_bytes or any(_UNSENDABLE.search(v) for _, v in entity.headers):
+            return False
+        if isinstance(entity, Validator) and isinstance(self._entries.get(key), Entity):
             return False
         if key in self._entries:
             self._drop(key)
@@ -245,24 +326,46 @@ def entity_names(versioned: str, generic: str) -> tuple[str, ...]:
 
 
 class CachedAnswers:
-    """ASGI middleware: ``GET``/``HEAD`` of N2R and I2R answered from a :class:`ResponseCache` when it holds the name."""
+    """ASGI middleware: ``GET``/``HEAD`` of N2R, I2R and N2L answered from a :class:`ResponseCache` when it holds the name."""
 
     def __init__(self, app: ASGIApp, cache: ResponseCache) -> None:
         self.app = app
         self.cache = cache
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] in N2R_PATHS and scope["method"] in ("GET", "HEAD"):
+        if scope["type"] == "http" and scope["path"] in _KEPT_PATHS and scope["method"] in ("GET", "HEAD"):
             if not self.cache.fresh and self.cache.generation is not None:
                 self.cache.revalidate(await anyio.to_thread.run_sync(self.cache.generation))
-            entity = None if negotiates(scope["headers"]) else self.cache.get(
-                cache_key(request_field(scope["headers"], b"host"), scope["query_string"]))
-            if entity is not None:
-                status, headers, body = answer(entity, *conditional_fields(scope["headers"]))
+            found = kept_answer(self.cache, scope["path"], scope["headers"], scope["query_string"])
+            if found is not None:
+                status, headers, body = found
                 await send({"type": "http.response.start", "status": status, "headers": headers})
                 await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
                 return
         await self.app(scope, receive, send)
+
+
+def kept_key(path: str | bytes, host: str | bytes, query: bytes) -> bytes:
+    """The key of the answer to ``path`` for this ``Host`` and query string (:func:`cache_key`), or ``b""`` for a
+    path whose answers are not kept. N2L's answers are kept apart from N2R's (their key begins ``N2L``)."""
+    path = path.decode("latin-1") if isinstance(path, bytes) else path
+    if path in N2R_PATHS:
+        return cache_key(host, query)
+    if path == N2L_PATH:
+        return b"N2L " + cache_key(host, query)
+    return b""
+
+
+def kept_answer(
+    cache: ResponseCache, path: str | bytes, headers: Sequence[tuple[bytes, bytes]], query: bytes
+) -> tuple[int, Headers, bytes] | None:
+    """Status, headers and body of the answer ``cache`` holds for a ``GET`` of ``path`` and these raw request fields,
+    or ``None`` (not kept; an N2R whose ``Accept`` names JSON: :func:`negotiates`)."""
+    key = kept_key(path, request_field(headers, b"host"), query)
+    if not key or (not key.startswith(b"N2L ") and negotiates(headers)):
+        return None
+    kept = cache.get(key)
+    return None if kept is None else respond(kept, *conditional_fields(headers))
 
 
 def conditional_fields(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | None, str | None, str | None]:
@@ -304,6 +407,7 @@ def negotiates(headers: Iterable[tuple[bytes, bytes]]) -> bool:
 
 
 _CONDITIONAL = frozenset({b"if-none-match", b"range", b"if-range"})
+_KEPT_PATHS = N2R_PATHS | {N2L_PATH}
 #: What a header value may not hold (as uvicorn checks each answer it sends).
 _UNSENDABLE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
 

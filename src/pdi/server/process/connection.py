@@ -42,15 +42,7 @@ import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from pdi.server.http.readers import has_cookie
-from pdi.server.process.cache import (
-    N2R_PATHS,
-    ResponseCache,
-    answer,
-    cache_key,
-    conditional_fields,
-    negotiates,
-    request_field,
-)
+from pdi.server.process.cache import ResponseCache, kept_answer
 from pdi.server.process.limits import DEFAULT_HEADER_SECONDS
 from pdi.server.process.zerocopy import EXTENSION, ZeroCopy
 
@@ -106,7 +98,6 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
 #: Request fields after which a request is not the plain case the protocol answers itself
 #: (a token is checked first: pdi.server.http.readers answers 401 to one that is not live).
 _NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade", b"authorization"})
-_N2R_PATHS = frozenset(p.encode() for p in N2R_PATHS)
 
 
 def status_line(status: int) -> bytes:
@@ -233,12 +224,10 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             url = httptools.parse_url(self.url)
         except httptools.HttpParserInvalidURLError:
             return False  # the ASGI path says what is wrong with it
-        if url.path not in _N2R_PATHS or negotiates(self.headers):
+        found = kept_answer(cache, url.path, self.headers, url.query or b"")
+        if found is None:
             return False
-        entity = cache.get(cache_key(request_field(self.headers, b"host"), url.query or b""))
-        if entity is None:
-            return False
-        status, headers, body = answer(entity, *conditional_fields(self.headers))
+        status, headers, body = found
         head = [status_line(status)]
         for key, value in (*self.server_state.default_headers, *headers):
             head.extend((key, b": ", value, b"\r\n"))

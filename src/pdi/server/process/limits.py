@@ -93,10 +93,13 @@ class WorkLimits:
         """``work(*args)`` on the expensive pool, once a place is free; :class:`Busy` after ``queue_seconds``."""
         places, threads = self._ready()
         try:
-            with anyio.fail_after(self.queue_seconds):
-                await places.acquire()
-        except TimeoutError as exc:
-            raise Busy(self.queue_seconds) from exc
+            places.acquire_nowait()  # a place free: taken at once, without arming a deadline (a cancel scope)
+        except anyio.WouldBlock:
+            try:
+                with anyio.fail_after(self.queue_seconds):
+                    await places.acquire()
+            except TimeoutError as exc:
+                raise Busy(self.queue_seconds) from exc
         try:
             return await anyio.to_thread.run_sync(work, *args, limiter=threads)
         finally:

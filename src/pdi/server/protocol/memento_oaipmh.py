@@ -346,18 +346,12 @@ class Mementos:
 
         The link names the original resource, the TimeGate, the TimeMap and
         the memento itself (:func:`memento_links`), all known from the name
-        and its version: no other capture is read. Empty when the version is
-        not in the catalog's record of the document (it cannot be: a
-        withdrawn name is never served).
+        and its version (:meth:`~pdi.archive.Archive.version_of`: from what
+        locating the name read): no other capture is read.
         """
         generic = generic_of(located.pdi)
-        document = self.archive.locate(str(generic))
-        assert isinstance(document, Generic)
-        number = located.pdi.version
-        mine = [v for v in document.versions if v.number == number]
-        if not mine:
-            return {}
-        this = Memento(self.captured(generic, mine[0]), n2r_url(base, mine[0].formats[0]))
+        version = self.archive.version_of(located)
+        this = Memento(self.captured(generic, version), n2r_url(base, version.formats[0]))
         if is_url(generic.unique_id) and not generic.is_serial:  # a capture: the URL is the original resource
             subject = Subject(generic.unique_id, generic.unique_id, (this,))
         else:

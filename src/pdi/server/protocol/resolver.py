@@ -53,12 +53,21 @@ from pdi.server.http.conditional import (
     byte_range,
     entity_tag,
     if_range_holds,
-    tag_matches,
 )
 from pdi.server.http.params import integer, optional, required
 from pdi.server.http.problems import Problem
-from pdi.server.http.readers import PRIVATE, by_cookie
-from pdi.server.process.cache import Entity, ResponseCache, answer, cache_key, entity_names
+from pdi.server.http.readers import BY_READER, PRIVATE, by_cookie
+from pdi.server.process.cache import (
+    N2L_PATH,
+    Entity,
+    Fixed,
+    ResponseCache,
+    Validator,
+    answer,
+    cache_key,
+    kept_key,
+    respond,
+)
 from pdi.server.process.limits import ArchiveHandlers, WorkLimits
 from pdi.server.process.zerocopy import EXTENSION
 from pdi.server.protocol.memento_oaipmh import Mementos
@@ -138,9 +147,12 @@ class Resolver:
                 return _varying(await self.work.run(self.n2c, name, base, headers))
             if "if-none-match" in headers:
                 # a cache that holds the bytes asks whether they changed: the catalog answers that
-                unchanged = await anyio.to_thread.run_sync(self.not_modified, name, headers)
-                if unchanged is not None:
-                    return unchanged
+                validator = await anyio.to_thread.run_sync(self.validator, name)
+                unchanged = None if validator is None else respond(validator, headers.get("if-none-match"), None, None)
+                if validator is not None and unchanged is not None:
+                    if validator.shared:  # the next revalidation of the name needs no catalog either
+                        self.cache.put(cache_key(headers.get("host", ""), request.scope["query_string"]), validator)
+                    return _RawResponse(*unchanged)
             found = await self.work.run(self.representation, name, base, headers.get("accept"))
             if isinstance(found, Large):
                 if request.method == "HEAD":  # the catalog knows every field but a whole multipart file's own
@@ -161,6 +173,13 @@ class Resolver:
                              text=query[:200], rule="inflection")
         if service in EXPENSIVE_SERVICES:
             return await self.work.run(handler, name, base, headers)
+        if service == "N2L":
+            answered = await anyio.to_thread.run_sync(self.location, name, base)
+            if not isinstance(answered, Fixed):
+                return answered
+            if answered.shared:  # a versioned name's location never changes: the next N2L needs no catalog
+                self.cache.put(kept_key(N2L_PATH, headers.get("host", ""), request.scope["query_string"]), answered)
+            return _RawResponse(answered.status, list(answered.headers), answered.body)
         return await anyio.to_thread.run_sync(handler, name, base, headers)
 
     # --- the services ----------------------------------------------------------------
@@ -193,12 +212,13 @@ class Resolver:
         ``application/json`` to the resource's own media type, the answer is
         N2C's description (:func:`prefers_description`).
         """
-        located = self.archive.locate(name)
-        if isinstance(located, Generic):
-            return self._negotiate(located, name, base, accept)
-        if prefers_description(accept, located.media_type):
-            return _varying(self.n2c(name, base))
-        about = self.mementos.headers(located, base)
+        with self.archive.snapshot():  # the look-ups of one answer in one read of the catalog
+            located = self.archive.locate(name)
+            if isinstance(located, Generic):
+                return self._negotiate(located, name, base, accept)
+            if prefers_description(accept, located.media_type):
+                return _varying(self.n2c(name, base))
+            about = self.mementos.headers(located, base)
         if located.pdi.fragment is None and located.record.size > STREAM_FROM:
             return Large(located, about, _aggregate_type(self.archive, located))
         resolved = self.archive.read(located)
@@ -247,16 +267,16 @@ class Resolver:
                 return version.formats
         return ()
 
-    def not_modified(self, name: str, headers: Mapping[str, str]) -> Response | None:
-        """``304`` when ``If-None-Match`` holds the name's entity tag, from the catalog alone; else ``None``."""
-        located = self.archive.locate(name)
-        if isinstance(located, Generic):
-            return None
-        tag = entity_tag(located.sha256, str(located.pdi))
-        if not tag_matches(headers.get("if-none-match", ""), tag):
-            return None
-        control = IMMUTABLE if shared_answer(self.archive, located) else PRIVATE
-        return Response(status_code=304, headers={"ETag": tag, "Vary": "Accept", "Cache-Control": control})
+    def validator(self, name: str) -> Validator | None:
+        """What a ``304`` of ``name`` says (its entity tag and fields), from the catalog alone; ``None`` for a generic
+        name, whose answer is a list that grows."""
+        with self.archive.snapshot():
+            located = self.archive.locate(name)
+            if isinstance(located, Generic):
+                return None
+            shared = shared_answer(self.archive, located)
+        fields = ((b"vary", b"Accept"), (b"cache-control", (IMMUTABLE if shared else PRIVATE).encode("latin-1")))
+        return Validator(entity_tag(located.sha256, str(located.pdi)), fields, names_of(located), shared)
 
     def n2c(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """A description of the resource (its URC): the stored representation, the fragment, the statements.
@@ -276,11 +296,26 @@ class Resolver:
 
     def n2l(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """``302`` to the N2R URL of a name (relative); ``300`` and a list for a generic name with several."""
-        names = self._names(name)
-        if len(names) == 1:
-            return RedirectResponse(n2r_path(names[0]), status_code=302)
-        return PlainTextResponse(_uri_list(name, [n2r_url(base, n) for n in names]), status_code=300,
-                                 media_type="text/uri-list")
+        answered = self.location(name, base)
+        return _RawResponse(answered.status, list(answered.headers), answered.body) \
+            if isinstance(answered, Fixed) else answered
+
+    def location(self, name: str, base: str) -> Fixed | Response:
+        """N2L's answer: for a name with a format, the ``302`` to the N2R of its canonical spelling (a
+        :class:`Fixed` answer, which never changes, ``shared`` when anyone may read the name); else a response."""
+        with self.archive.snapshot():
+            located = self.archive.locate(name)
+            shared = not isinstance(located, Generic) and shared_answer(self.archive, located)
+        if isinstance(located, Generic) and len(located.names) != 1:
+            return PlainTextResponse(_uri_list(name, [n2r_url(base, n) for n in located.names]), status_code=300,
+                                     media_type="text/uri-list")
+        if isinstance(located, Generic):  # a document of one version in one format
+            return RedirectResponse(n2r_path(located.names[0]), status_code=302)
+        redirect = RedirectResponse(n2r_path(located.pdi), status_code=302)
+        # as every answer that is not immutable, it varies by who reads (pdi.server.http.readers): said here,
+        # so that the answer kept is the one the app sends
+        headers = (*redirect.raw_headers, (b"vary", BY_READER.encode("latin-1")))
+        return Fixed(302, headers, b"", names_of(located), shared)
 
     def n2ls(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """The N2R URLs of a name (one per format of a generic name), as ``text/uri-list``."""
@@ -411,7 +446,7 @@ def whole_entity(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS, *, 
         _content_type(resolved, whole=True).encode("latin-1"),
         tag,
         tuple((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in about.items()),
-        entity_names(str(resolved.pdi), _generic(resolved)),
+        names_of(resolved),
         shared,
     )
 
@@ -602,6 +637,14 @@ def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[s
     if resolved.fragment is not None and resolved.fragment.clamped:  # (wholly past the end is a 416 problem)
         headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
     return headers
+
+
+def names_of(resolved: Resolved) -> tuple[str, ...]:
+    """The names a kept answer about ``resolved`` is found by (:func:`~pdi.server.process.cache.entity_names`):
+    its canonical versioned name and its document's generic name, without parsing them again."""
+    versioned = resolved.pdi if resolved.pdi.fragment is None else resolved.pdi.without_fragment()
+    name = str(versioned)  # built from the catalog's record: canonical
+    return name, name.rsplit(".", 2)[0]
 
 
 def _generic(resolved: Resolved) -> str:

@@ -41,15 +41,12 @@ def urn_from_query(query: str) -> str:
 
 def rfc2169_query(name: str) -> str:
     """A PDI as an RFC 2169 query string: ``#`` as ``%23``, a ``%`` before ``23`` or ``25`` as ``%25``."""
-    out: list[str] = []
-    for i, ch in enumerate(name):
-        if ch == "#":
-            out.append("%23")
-        elif ch == "%" and name[i + 1 : i + 3] in ("23", "25"):
-            out.append("%25")
-        else:
-            out.append(ch)
-    return "".join(out)
+    if "%" in name:  # each % of the name as written (lookahead: the digits after it are the name's own)
+        name = _PERCENT_23_25.sub("%25", name)
+    return name.replace("#", "%23") if "#" in name else name
+
+
+_PERCENT_23_25 = re.compile("%(?=2[35])")
 
 
 def sturdy(query: str) -> str:
