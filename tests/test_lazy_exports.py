@@ -1,7 +1,7 @@
 """Packages that re-export lazily (:mod:`pdi._lazy`): nothing loads until asked, and every name is the real one.
 
 For each ``__init__`` that calls :func:`pdi._lazy.exports`: the map it hands
-over names exactly what its ``if TYPE_CHECKING:`` block imports (what type
+over in the ``else:`` of its ``if TYPE_CHECKING:`` names exactly what that block imports (what type
 checkers read), and every name of ``__all__``; importing the package loads
 none of those submodules; each name, asked for, is the object its submodule
 defines, also after every submodule has been imported (a name that is also a
@@ -18,14 +18,20 @@ from pathlib import Path
 
 import pytest
 
+from pdi._lazy import names_of
+
 SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def package_of(path: Path) -> str:
+    return ".".join(path.parent.relative_to(SRC).parts)
 
 
 def _lazy_packages() -> dict[str, Path]:
     found = {}
     for path in sorted((SRC / "pdi").rglob("__init__.py")):
         if "from pdi._lazy import exports" in path.read_text(encoding="utf-8"):
-            found[".".join(path.parent.relative_to(SRC).parts)] = path
+            found[package_of(path)] = path
     return found
 
 
@@ -43,12 +49,11 @@ def _declared(path: Path) -> tuple[dict[str, str], dict[str, str], list[str]]:
             for statement in node.body:
                 if isinstance(statement, ast.ImportFrom) and statement.module:
                     checked.update((alias.name, statement.module) for alias in statement.names)
-        if isinstance(node, ast.If) and ast.unparse(node.test) == "not TYPE_CHECKING":
-            assignment = node.body[0]
+            assignment = node.orelse[0]  # else: what runs, the map handed to exports()
             assert isinstance(assignment, ast.Assign)
             call = assignment.value
             assert isinstance(call, ast.Call) and ast.unparse(call.func) == "exports"
-            mapping = ast.literal_eval(call.args[1])
+            mapping = names_of(package_of(path), ast.literal_eval(call.args[1]))
         if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__":
             names = ast.literal_eval(node.value)
     return checked, mapping, names

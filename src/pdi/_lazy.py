@@ -1,9 +1,10 @@
 """Lazy re-exports for a package's ``__init__`` (PEP 562), so importing one submodule does not import its siblings.
 
-A package that gathers its submodules' public names names them in a map
-(name -> the submodule that defines it) and sets the module's
-``__getattr__`` and ``__dir__`` from :func:`exports`; the same names are
-imported under ``if TYPE_CHECKING:`` for type checkers. A name is imported
+A package that gathers its submodules' public names imports them under
+``if TYPE_CHECKING:`` for type checkers and, in that statement's ``else:``,
+sets its ``__getattr__`` and ``__dir__`` from :func:`exports`, given a map
+(a submodule, relative to the package -> the names it defines, separated by
+spaces). A name is imported
 from its submodule the first time it is asked for, then kept in the
 package's namespace, so ``from pdi.capture.local import pack_path`` (or
 ``from pdi.capture import pack_path``) loads ``local`` and not the HTTP
@@ -19,8 +20,14 @@ import sys
 from collections.abc import Callable, Mapping
 
 
-def exports(package: str, names: Mapping[str, str]) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
-    """``(__getattr__, __dir__)`` for the package ``package`` re-exporting ``names`` (name -> submodule)."""
+def names_of(package: str, submodules: Mapping[str, str]) -> dict[str, str]:
+    """Each re-exported name -> the full name of the submodule that defines it."""
+    return {name: f"{package}.{module}" for module, names in submodules.items() for name in names.split()}
+
+
+def exports(package: str, submodules: Mapping[str, str]) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """``(__getattr__, __dir__)`` for the package ``package`` re-exporting its ``submodules``' names."""
+    names = names_of(package, submodules)
 
     def __getattr__(name: str) -> object:
         module = names.get(name)

@@ -27,7 +27,7 @@ def _code_points() -> list[int]:
 
 
 def asked_of_sqlite() -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """The ranges (first, last) of code points FTS5 joins into a word, and of those that are a word alone."""
+    """The ranges (first, last) of code points FTS5 joins into a word, and of those it joins but not alone."""
     db = sqlite3.connect(":memory:")
     for table, vocab in (("joined", "joined_v"), ("alone", "alone_v")):
         db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(body, tokenize='{TOKENIZER}')")
@@ -36,8 +36,8 @@ def asked_of_sqlite() -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     db.executemany("INSERT INTO joined (rowid, body) VALUES (?, ?)", ((cp, f"a{chr(cp)}a") for cp in points))
     db.executemany("INSERT INTO alone (rowid, body) VALUES (?, ?)", ((cp, chr(cp)) for cp in points))
     joined = [d for (d,) in db.execute("SELECT doc FROM joined_v GROUP BY doc HAVING count(*) = 1 ORDER BY doc")]
-    alone = [d for (d,) in db.execute("SELECT DISTINCT doc FROM alone_v ORDER BY doc")]
-    return _ranges(joined), _ranges(alone)
+    alone = {d for (d,) in db.execute("SELECT DISTINCT doc FROM alone_v")}
+    return _ranges(joined), _ranges([cp for cp in joined if cp not in alone])
 
 
 def _ranges(points: list[int]) -> list[tuple[int, int]]:
@@ -51,11 +51,11 @@ def _ranges(points: list[int]) -> list[tuple[int, int]]:
 
 
 def module_text() -> str:
-    joined, alone = asked_of_sqlite()
+    joined, not_alone = asked_of_sqlite()
 
     def table(name: str, ranges: list[tuple[int, int]]) -> str:
         cells = [f"(0x{a:X}, 0x{b:X})," for a, b in ranges]
-        lines = [" ".join(cells[i : i + 5]) for i in range(0, len(cells), 5)]
+        lines = [" ".join(cells[i : i + 7]) for i in range(0, len(cells), 7)]
         return f"{name}: Final = (\n" + "".join(f"    {line}\n" for line in lines) + ")\n"
 
     return (
@@ -67,8 +67,8 @@ def module_text() -> str:
         "from typing import Final\n\n"
         "#: Code points (first, last) that join the characters either side of them into one word.\n"
         + table("JOINED", joined)
-        + "\n#: Code points that are a word even alone (not a diacritic the tokenizer removes).\n"
-        + table("ALONE", alone)
+        + "\n#: Code points of JOINED that are no word alone (diacritics the tokenizer removes).\n"
+        + table("NOT_ALONE", not_alone)
     )
 
 

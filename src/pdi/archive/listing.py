@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypedDict, Unpack
 
+import pdi.archive.store as values
 from pdi import formats
 from pdi.archive.base import ArchiveBase
 from pdi.archive.naming import canonical_series, foreign_serial, parse_pdi, record_name
@@ -225,7 +226,9 @@ class Listing(ArchiveBase):
         foreign id by id (code points, or the catalog's collation); then
         series, version and format (:class:`~pdi.archive.store.ListKey`).
         """
-        query = self._list_query(pattern, series, year, month, day, limit, offset, after)
+        query = self._list_query(
+            pattern, series=series, year=year, month=month, day=day, limit=limit, offset=offset, after=after,
+        )
         return self._names(query)
 
     def iter_names(self, pattern: PDI | str | None = None, **filters: Unpack[ListFilters]) -> Iterator[str]:
@@ -274,43 +277,25 @@ class Listing(ArchiveBase):
         for day, serials, rows in self._listed_pages(query):
             yield from _page_names(day, serials, rows)
 
-    def _listed_pages(self, query: ListQuery) -> Iterator[tuple[str, bool, list[tuple[Any, ...]]]]:
+    def _listed_pages(self, query: ListQuery) -> Iterator[values.NamePage]:
         """The catalog's pages of names ``query`` selects, without those the current reader may not learn of."""
         hidden = self._unlisted()
         if not hidden:
             yield from self.store.iter_name_pages(query)
             return
         # names the reader may not learn of are left out before the page is counted
-        skip, left = query.offset, query.limit
-        if left is not None and left <= 0:
-            return
-        for day, serials, rows in self.store.iter_name_pages(dataclasses.replace(query, offset=0, limit=None)):
-            date = datetime.date.fromisoformat(day)
-            rows = [row for row in rows if hidden.version_listed(DocumentKey(row[-3], date, row[-4]), row[-2])]
-            if skip:
-                if skip >= len(rows):
-                    skip -= len(rows)
-                    continue
-                rows, skip = rows[skip:], 0
-            if left is not None:
-                if left <= len(rows):
-                    yield day, serials, rows[:left]
-                    return
-                left -= len(rows)
-            yield day, serials, rows
+        def listed(pages: Iterable[values.NamePage]) -> Iterator[values.NamePage]:
+            for day, serials, rows in pages:
+                date = datetime.date.fromisoformat(day)
+                yield day, serials, [r for r in rows if hidden.version_listed(DocumentKey(r[-3], date, r[-4]), r[-2])]
 
-    def _list_query(
-        self,
-        pattern: PDI | str | None,
-        series: str | None = None,
-        year: int | None = None,
-        month: int | None = None,
-        day: int | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-        after: PDI | str | None = None,
-    ) -> ListQuery | None:
+        pages = self.store.iter_name_pages(dataclasses.replace(query, offset=0, limit=None))
+        yield from values.window(listed(pages), query.offset, query.limit)
+
+    def _list_query(self, pattern: PDI | str | None, **filters: Unpack[ListFilters]) -> ListQuery | None:
         """The store's query for :meth:`iter_ls` (``None``: nothing can match)."""
+        series, year, month, day = filters.get("series"), filters.get("year"), filters.get("month"), filters.get("day")
+        limit, offset, after = filters.get("limit"), filters.get("offset", 0), filters.get("after")
         if limit is not None and limit < 0:
             raise LimitError("limit must not be negative")
         if offset < 0:

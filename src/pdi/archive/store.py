@@ -23,7 +23,7 @@ with their dialect; either can hold an S3-compatible blob store instead
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -279,6 +279,29 @@ class ListKey:
     def of(cls, record: RepresentationRecord) -> ListKey:
         """The key of a catalog record."""
         return cls(record.day, record.serial, record.unique_id, record.series, record.version, record.format)
+
+
+#: A page of a listing as the catalog reads it: its ISO day, whether its rows are of serial documents, and the rows.
+NamePage = tuple[str, bool, list[tuple[Any, ...]]]
+
+
+def window(pages: Iterable[NamePage], offset: int, limit: int | None) -> Iterator[NamePage]:
+    """``pages`` cut to start after ``offset`` rows and to hold at most ``limit`` (``None``: all) rows."""
+    skip, left = offset, limit
+    if left is not None and left <= 0:
+        return
+    for day, serials, rows in pages:
+        if skip:
+            if skip >= len(rows):
+                skip -= len(rows)
+                continue
+            rows, skip = rows[skip:], 0
+        if left is not None:
+            if left <= len(rows):
+                yield day, serials, rows[:left]
+                return
+            left -= len(rows)
+        yield day, serials, rows
 
 
 @dataclass(frozen=True)

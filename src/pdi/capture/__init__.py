@@ -31,21 +31,16 @@ if TYPE_CHECKING:
     from pdi.capture.crawl import Crawl, Failure
     from pdi.capture.fetch import Exchange, Limits, Redirect, check_address
     from pdi.capture.local import Packed, media_type_for_name, pack_path, unpack_to
+else:  # loaded when first asked for (pdi._lazy): pack_path loads no browser
+    __getattr__, __dir__ = exports(__name__, {
+        "browser": "BrowserCapture capture_with_browser", "crawl": "Failure",
+        "fetch": "Exchange Limits Redirect check_address",
+        "local": "Packed media_type_for_name pack_path unpack_to",
+    })
 
 __all__ = [
-    "BrowserCapture",
-    "Captured",
-    "Exchange",
-    "Failure",
-    "Limits",
-    "Packed",
-    "Redirect",
-    "capture",
-    "capture_with_browser",
-    "check_address",
-    "media_type_for_name",
-    "pack_path",
-    "unpack_to",
+    "BrowserCapture", "Captured", "Exchange", "Failure", "Limits", "Packed", "Redirect", "capture",
+    "capture_with_browser", "check_address", "media_type_for_name", "pack_path", "unpack_to",
 ]
 
 
@@ -99,25 +94,4 @@ def capture(
         redirects=result.root.redirects + tuple(hop for r in result.resources for hop in r.redirects),
         parts=1 + len(result.resources),
         failures=result.failures,
-    )
-
-
-# Each name is imported from its submodule when first asked for (pdi._lazy): packing a
-# directory (local) does not load the browser capture; type checkers read the imports above.
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = exports(
-        __name__,
-        {
-            "BrowserCapture": "pdi.capture.browser",
-            "capture_with_browser": "pdi.capture.browser",
-            "Failure": "pdi.capture.crawl",
-            "Exchange": "pdi.capture.fetch",
-            "Limits": "pdi.capture.fetch",
-            "Redirect": "pdi.capture.fetch",
-            "check_address": "pdi.capture.fetch",
-            "Packed": "pdi.capture.local",
-            "media_type_for_name": "pdi.capture.local",
-            "pack_path": "pdi.capture.local",
-            "unpack_to": "pdi.capture.local",
-        },
     )

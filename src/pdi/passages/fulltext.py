@@ -110,15 +110,17 @@ class Query:
         return " ".join(p[0] if len(p) == 1 else '"' + " ".join(p) + '"' for p in self.phrases)
 
 
-def _bitmap(ranges: Sequence[tuple[int, int]]) -> bytes:
+def _bitmap(ranges: Sequence[tuple[int, int]], but: Sequence[tuple[int, int]] = ()) -> bytes:
     table = bytearray(0x110000)
     for first, last in ranges:
         table[first : last + 1] = b"\x01" * (last + 1 - first)
+    for first, last in but:
+        table[first : last + 1] = bytes(last + 1 - first)
     return bytes(table)
 
 
 _JOINS: Final = _bitmap(_fts5_chars.JOINED)
-_ALONE: Final = _bitmap(_fts5_chars.ALONE)
+_ALONE: Final = _bitmap(_fts5_chars.JOINED, but=_fts5_chars.NOT_ALONE)
 
 
 def _word_char(ch: str) -> bool:

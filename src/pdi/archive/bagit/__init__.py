@@ -52,37 +52,14 @@ if TYPE_CHECKING:
         BagInfo,
         validate_bag,
     )
+else:  # loaded when first asked for (pdi._lazy): an export loads none of the import code
+    __getattr__, __dir__ = exports(__name__, {
+        "catalog": "EXPORT_FORMAT EXPORT_VERSION", "export": "export_bag",
+        "imports": "import_bag import_payload is_pdi_export",
+        "manifests": "ALGORITHMS MAX_BAG_INFO_BYTES MAX_TAG_LINE_BYTES BagInfo validate_bag",
+    })
 
 __all__ = [
-    "ALGORITHMS",
-    "EXPORT_FORMAT",
-    "EXPORT_VERSION",
-    "MAX_BAG_INFO_BYTES",
-    "MAX_TAG_LINE_BYTES",
-    "BagInfo",
-    "export_bag",
-    "import_bag",
-    "import_payload",
-    "is_pdi_export",
-    "validate_bag",
+    "ALGORITHMS", "EXPORT_FORMAT", "EXPORT_VERSION", "MAX_BAG_INFO_BYTES", "MAX_TAG_LINE_BYTES",
+    "BagInfo", "export_bag", "import_bag", "import_payload", "is_pdi_export", "validate_bag",
 ]
-
-# Each name is imported from its submodule when first asked for (pdi._lazy); type
-# checkers read the imports above instead.
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = exports(
-        __name__,
-        {
-            "EXPORT_FORMAT": "pdi.archive.bagit.catalog",
-            "EXPORT_VERSION": "pdi.archive.bagit.catalog",
-            "export_bag": "pdi.archive.bagit.export",
-            "import_bag": "pdi.archive.bagit.imports",
-            "import_payload": "pdi.archive.bagit.imports",
-            "is_pdi_export": "pdi.archive.bagit.imports",
-            "ALGORITHMS": "pdi.archive.bagit.manifests",
-            "MAX_BAG_INFO_BYTES": "pdi.archive.bagit.manifests",
-            "MAX_TAG_LINE_BYTES": "pdi.archive.bagit.manifests",
-            "BagInfo": "pdi.archive.bagit.manifests",
-            "validate_bag": "pdi.archive.bagit.manifests",
-        },
-    )

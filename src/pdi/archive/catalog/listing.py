@@ -23,7 +23,9 @@ from pdi.archive.store import (
     DocumentKey,
     ListKey,
     ListQuery,
+    NamePage,
     RepresentationRecord,
+    window,
 )
 from pdi.errors import StoreError
 
@@ -135,7 +137,7 @@ class ListingPart(CatalogBase):
 
     def iter_name_pages(
         self, query: ListQuery, *, page: int = NAME_PAGE_ROWS
-    ) -> Iterator[tuple[str, bool, list[tuple[Any, ...]]]]:
+    ) -> Iterator[NamePage]:
         """What names the representations ``query`` selects, in :meth:`iter_representations`'s pages.
 
         Each page is ``(day, serials, rows)``: the ISO day, whether the rows
@@ -150,29 +152,15 @@ class ListingPart(CatalogBase):
 
     def _pages(
         self, query: ListQuery, page: int, columns: str | None
-    ) -> Iterator[tuple[str, bool, list[tuple[Any, ...]]]]:
+    ) -> Iterator[NamePage]:
         """The pages of :meth:`_walk`, cut to start after ``query.offset`` rows and hold at most ``query.limit``."""
-        skip, left = query.offset, query.limit
-        if left is not None:
-            if left <= 0:
-                return
-            page = max(1, min(page, skip + left))
-        for day, serials, rows in self._walk(query, page, columns):
-            if skip:
-                if skip >= len(rows):
-                    skip -= len(rows)
-                    continue
-                rows, skip = rows[skip:], 0
-            if left is not None:
-                if left <= len(rows):
-                    yield day, serials, rows[:left]
-                    return
-                left -= len(rows)
-            yield day, serials, rows
+        if query.limit is not None:
+            page = max(1, min(page, query.offset + query.limit))
+        return window(self._walk(query, page, columns), query.offset, query.limit)
 
     def _walk(
         self, query: ListQuery, page: int, columns: str | None
-    ) -> Iterator[tuple[str, bool, list[tuple[Any, ...]]]]:
+    ) -> Iterator[NamePage]:
         """The pages of :meth:`_pages`: day by day, each day's two runs page by page."""
         documents: list[tuple[str, Any]] = [
             (column, value)

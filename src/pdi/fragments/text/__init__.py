@@ -58,69 +58,20 @@ if TYPE_CHECKING:
     )
     from pdi.fragments.text.table import TextTable
     from pdi.fragments.text.wilde import WildeFragment, WildePart, evaluate_wilde
+else:  # loaded when first asked for (pdi._lazy): a char= fragment loads no BRE compiler
+    __getattr__, __dir__ = exports(__name__, {
+        "bre": "bre_to_re2 compile_bre", "charset": "DEFAULT_CHARSET codec_name same_charset",
+        "index": "TextIndex", "lines": "LINE_ENDINGS from_crlf line_ending_convention to_crlf",
+        "pdi_reading": "canonical_index canonical_octets evaluate_pdi parse_pdi_text_fragment pdi_to_rfc5147_char rfc5147_to_pdi_char",
+        "rfc5147": "CheckOutcome IntegrityCheck TextFragment TextSelection evaluate_rfc5147 make_rfc5147 run_checks",
+        "table": "TextTable", "wilde": "WildeFragment WildePart evaluate_wilde",
+    })
 
 __all__ = [
-    "DEFAULT_CHARSET",
-    "LINE_ENDINGS",
-    "CheckOutcome",
-    "IntegrityCheck",
-    "TextFragment",
-    "TextIndex",
-    "TextSelection",
-    "TextTable",
-    "WildeFragment",
-    "WildePart",
-    "bre_to_re2",
-    "canonical_index",
-    "canonical_octets",
-    "codec_name",
-    "compile_bre",
-    "evaluate_pdi",
-    "evaluate_rfc5147",
-    "evaluate_wilde",
-    "from_crlf",
-    "line_ending_convention",
-    "make_rfc5147",
-    "parse_pdi_text_fragment",
-    "pdi_to_rfc5147_char",
-    "rfc5147_to_pdi_char",
-    "run_checks",
-    "same_charset",
-    "to_crlf",
+    "DEFAULT_CHARSET", "LINE_ENDINGS", "CheckOutcome", "IntegrityCheck", "TextFragment",
+    "TextIndex", "TextSelection", "TextTable", "WildeFragment", "WildePart", "bre_to_re2",
+    "canonical_index", "canonical_octets", "codec_name", "compile_bre", "evaluate_pdi",
+    "evaluate_rfc5147", "evaluate_wilde", "from_crlf", "line_ending_convention", "make_rfc5147",
+    "parse_pdi_text_fragment", "pdi_to_rfc5147_char", "rfc5147_to_pdi_char", "run_checks",
+    "same_charset", "to_crlf",
 ]
-
-# Each name is imported from its submodule when first asked for (pdi._lazy); type
-# checkers read the imports above instead.
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = exports(
-        __name__,
-        {
-            "bre_to_re2": "pdi.fragments.text.bre",
-            "compile_bre": "pdi.fragments.text.bre",
-            "DEFAULT_CHARSET": "pdi.fragments.text.charset",
-            "codec_name": "pdi.fragments.text.charset",
-            "same_charset": "pdi.fragments.text.charset",
-            "TextIndex": "pdi.fragments.text.index",
-            "LINE_ENDINGS": "pdi.fragments.text.lines",
-            "from_crlf": "pdi.fragments.text.lines",
-            "line_ending_convention": "pdi.fragments.text.lines",
-            "to_crlf": "pdi.fragments.text.lines",
-            "canonical_index": "pdi.fragments.text.pdi_reading",
-            "canonical_octets": "pdi.fragments.text.pdi_reading",
-            "evaluate_pdi": "pdi.fragments.text.pdi_reading",
-            "parse_pdi_text_fragment": "pdi.fragments.text.pdi_reading",
-            "pdi_to_rfc5147_char": "pdi.fragments.text.pdi_reading",
-            "rfc5147_to_pdi_char": "pdi.fragments.text.pdi_reading",
-            "CheckOutcome": "pdi.fragments.text.rfc5147",
-            "IntegrityCheck": "pdi.fragments.text.rfc5147",
-            "TextFragment": "pdi.fragments.text.rfc5147",
-            "TextSelection": "pdi.fragments.text.rfc5147",
-            "evaluate_rfc5147": "pdi.fragments.text.rfc5147",
-            "make_rfc5147": "pdi.fragments.text.rfc5147",
-            "run_checks": "pdi.fragments.text.rfc5147",
-            "TextTable": "pdi.fragments.text.table",
-            "WildeFragment": "pdi.fragments.text.wilde",
-            "WildePart": "pdi.fragments.text.wilde",
-            "evaluate_wilde": "pdi.fragments.text.wilde",
-        },
-    )

@@ -62,47 +62,15 @@ if TYPE_CHECKING:
     from pdi.interop.warc.records import PAGE_TYPES, Entry, WarcIndex, read_index
     from pdi.interop.warc.sources import Source, is_web_archive, sources_for, wacz_sources
     from pdi.interop.warc.write import warc_date, write_exchanges
+else:  # loaded when first asked for (pdi._lazy): reading a WARC loads no WARC writer
+    __getattr__, __dir__ = exports(__name__, {
+        "bounded": "ReadLimits", "pages": "Imported ImportPlan Item import_warc plan_import",
+        "records": "PAGE_TYPES Entry WarcIndex read_index",
+        "sources": "Source is_web_archive sources_for wacz_sources", "write": "warc_date write_exchanges",
+    })
 
 __all__ = [
-    "PAGE_TYPES",
-    "Entry",
-    "ImportPlan",
-    "Imported",
-    "Item",
-    "ReadLimits",
-    "Source",
-    "WarcIndex",
-    "import_warc",
-    "is_web_archive",
-    "plan_import",
-    "read_index",
-    "sources_for",
-    "wacz_sources",
-    "warc_date",
-    "write_exchanges",
+    "PAGE_TYPES", "Entry", "ImportPlan", "Imported", "Item", "ReadLimits", "Source", "WarcIndex",
+    "import_warc", "is_web_archive", "plan_import", "read_index", "sources_for", "wacz_sources",
+    "warc_date", "write_exchanges",
 ]
-
-# Each name is imported from its submodule when first asked for (pdi._lazy); type
-# checkers read the imports above instead.
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = exports(
-        __name__,
-        {
-            "ReadLimits": "pdi.interop.warc.bounded",
-            "Imported": "pdi.interop.warc.pages",
-            "ImportPlan": "pdi.interop.warc.pages",
-            "Item": "pdi.interop.warc.pages",
-            "import_warc": "pdi.interop.warc.pages",
-            "plan_import": "pdi.interop.warc.pages",
-            "PAGE_TYPES": "pdi.interop.warc.records",
-            "Entry": "pdi.interop.warc.records",
-            "WarcIndex": "pdi.interop.warc.records",
-            "read_index": "pdi.interop.warc.records",
-            "Source": "pdi.interop.warc.sources",
-            "is_web_archive": "pdi.interop.warc.sources",
-            "sources_for": "pdi.interop.warc.sources",
-            "wacz_sources": "pdi.interop.warc.sources",
-            "warc_date": "pdi.interop.warc.write",
-            "write_exchanges": "pdi.interop.warc.write",
-        },
-    )

@@ -89,6 +89,11 @@ N2L_PATH = "/uri-res/N2L"
 Headers = list[tuple[bytes, bytes]]
 
 
+def _held(*parts: bytes | str, headers: tuple[tuple[bytes, bytes], ...], names: tuple[str, ...]) -> int:
+    """Bytes a kept answer's parts, headers and names hold in memory (without the object's own overhead)."""
+    return sum(map(len, parts)) + sum(len(k) + len(v) for k, v in headers) + sum(map(len, names))
+
+
 @dataclass(frozen=True, slots=True)
 class Entity:
     """A whole N2R answer that never changes: its body and the headers every answer from it carries.
@@ -110,8 +115,7 @@ class Entity:
     @property
     def size(self) -> int:
         """Bytes this answer holds in memory, roughly: body, headers and names."""
-        return (len(self.body) + len(self.content_type) + sum(len(k) + len(v) for k, v in self.headers)
-                + sum(len(n) for n in self.names) + _ENTRY_OVERHEAD)
+        return _held(self.body, self.content_type, headers=self.headers, names=self.names) + _ENTRY_OVERHEAD
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,11 +136,6 @@ class Validator:
     #: Whether anyone may be given it (never kept when not).
     shared: bool = True
 
-    @property
-    def size(self) -> int:
-        return (len(self.etag) + sum(len(k) + len(v) for k, v in self.headers) + sum(len(n) for n in self.names)
-                + _SMALL_OVERHEAD)
-
 
 @dataclass(frozen=True, slots=True)
 class Fixed:
@@ -154,14 +153,17 @@ class Fixed:
     #: Whether anyone may be given it (never kept when not).
     shared: bool = True
 
-    @property
-    def size(self) -> int:
-        return (len(self.body) + sum(len(k) + len(v) for k, v in self.headers) + sum(len(n) for n in self.names)
-                + _SMALL_OVERHEAD)
-
 
 #: What a :class:`ResponseCache` keeps under a key.
 Kept = Entity | Validator | Fixed
+
+
+def _size(kept: Kept) -> int:
+    """Bytes a kept answer holds in memory, roughly (:attr:`Entity.size`; a tag or a redirect's body, headers and names)."""
+    if isinstance(kept, Entity):
+        return kept.size
+    small = kept.etag if isinstance(kept, Validator) else kept.body
+    return _held(small, headers=kept.headers, names=kept.names) + _SMALL_OVERHEAD
 
 
 def respond(
@@ -274,7 +276,7 @@ class ResponseCache:
         character) is not kept either: the server refuses it each time. A
         :class:`Validator` never takes the place of the whole :class:`Entity`.
         """
-        cost = entity.size + len(key)
+        cost = _size(entity) + len(key)
         if cost > self.max_entry_bytes or any(_UNSENDABLE.search(v) for _, v in entity.headers):
             return False
         if isinstance(entity, Validator) and isinstance(self._entries.get(key), Entity):
@@ -302,7 +304,7 @@ class ResponseCache:
 
     def _drop(self, key: bytes) -> None:
         entity = self._entries.pop(key)
-        self.bytes -= entity.size + len(key)
+        self.bytes -= _size(entity) + len(key)
         for name in entity.names:
             keys = self._keys_of[name]
             keys.discard(key)
