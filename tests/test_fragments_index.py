@@ -461,3 +461,15 @@ def test_the_index_of_a_300_mb_text_is_built_in_bounded_memory(tmp_path: Path, e
     grown_mib = (peak - base) / 1024
     # Holding the text would grow by 300 MiB; a window of 4 MiB, a block and the table grow by a few.
     assert grown_mib < 32, f"building the index grew the process by {grown_mib:.0f} MiB"
+
+
+def test_canonicalized_is_of_the_whole_text_whatever_the_blocks() -> None:
+    # hypothesis found it: a table of 16-octet blocks put the bare CR in a later block than char=0
+    # and said "canonicalized" false, where the one-block reading said true; the CR makes the text
+    # not CRLF-canonical (PDI-GRAMMAR.md: positions count the CRLF-canonical form) whichever block holds it
+    octets = b"a" + "\u00c2".encode() * 6 + "\u20ac".encode() + b"\r"
+    table = TextTable.from_chunks([octets], "utf-8", block_size=16)
+    assert table is not None
+    for index in (None, table.to_bytes()):
+        result = fragments.evaluate("char", (0,), octets, media_type="text/plain; charset=utf-8", index=index)
+        assert result.canonicalized and result.data == b""

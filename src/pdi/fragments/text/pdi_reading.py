@@ -11,9 +11,11 @@
   CRLF-canonical text, line endings included.
 
 An archived text is kept as deposited (a text deposited before schema 4 was
-kept CRLF-canonical). Where it is CRLF-canonical the selected octets are cut
-straight from it. For an entity that is not (any bare CR, LF, NEL or
-CR+NEL before the selection) the positions are still counted over its
+kept CRLF-canonical). Where every line ending up to the end of the
+selection is CR+LF, the selected octets are cut straight from it; the result
+still says ``canonicalized`` when a later ending is not (the flag is of the
+whole entity, the same whichever blocks an index was cut in). Where one
+before is not (a bare CR, LF, NEL or CR+NEL), the positions are still counted over its
 CRLF-canonical form, from the index's counts, without rewriting the whole
 text: only the selection is decoded and written with CRLF
 (:func:`~pdi.fragments.text.lines.to_crlf`); the result says
@@ -129,6 +131,9 @@ def evaluate_pdi(
         ranges=(Range(cp0, cp1, b0, b1),),
         charset=index.encoding.body,
         scheme=scheme,
+        # of the entity, not of the part read so far: the same whichever blocks an index was cut in
+        # (free with a table made at deposit; a lazily counted index counts the rest)
+        canonicalized=not index.is_crlf_canonical(),
         past_end=clamped1 and _at_or_past_end(scheme, start, index),
     )
 
