@@ -76,7 +76,9 @@ PAGES = {
     # full-text search: the hit in the text links to its passage, the word marked in the snippet
     "search": ("/search?q=world", "document.querySelector('ol.hits mark').textContent === 'world'"
                " && document.querySelector('ol.hits a').getAttribute('href').includes('%23char=7,12')"
-               " && document.querySelector('label[for=search-q]') !== null"),
+               " && document.querySelector('label[for=search-q]') !== null"
+               # the text over 1 MiB waits for the indexer (pdi index): the page says so
+               " && document.querySelector('p.pending[role=status]').innerText.startsWith('Index pending')"),
     "error": ("/view?pdi=urn:pdi://nowhere.example.us/2026/11/22/1.text.1", "document.querySelector('.error') !== null"),
     # the catalogue (pdi.server.pages.browse): series, a series by year and month, a year, a month, a day, captures
     "series-list": ("/series", "document.querySelectorAll('#series tbody tr').length === 2"),  # S and ELSEWHERE

@@ -37,6 +37,7 @@ ol.hits{padding-left:1.4rem} ol.hits li{margin-bottom:1rem}
 ol.hits .snippet{margin:0.2rem 0;max-width:48rem}
 ol.hits .where{font-size:0.85rem;color:#555}
 nav.pages{margin-top:1rem}
+p.pending{max-width:48rem;margin:0 0 1rem;padding:0.4rem 0.8rem;border-left:4px solid #b8860b;background:#fdf6e3}
 """
 
 
