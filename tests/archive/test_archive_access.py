@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,22 +20,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pdi.archive import Archive, Content
-from pdi.archive.access import ANONYMOUS, Reader, current_reader, parse_until
+from pdi.archive.access import ANONYMOUS, Reader, parse_until, reading_as
 from pdi.archive.store import DocumentKey
 from pdi.errors import AccessError, NotFoundError, ParseError
 
 S = "oma.eop.gov.us"
 SEALED = "court.example.us"
 SUB = "family.court.example.us"
-
-
-@contextmanager
-def reading_as(reader: Reader) -> Iterator[None]:
-    token = current_reader.set(reader)
-    try:
-        yield
-    finally:
-        current_reader.reset(token)
 
 
 def _token_reader(archive: Archive, name: str, series: list[str], role: str = "read") -> Reader:

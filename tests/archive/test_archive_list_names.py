@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import datetime
 import itertools
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -21,20 +19,10 @@ from archive_helpers import Clock
 from test_archive_keyset import OTHER, PRESS, S, _deposit, _sorted
 
 from pdi.archive import Archive
-from pdi.archive.access import ANONYMOUS, Reader, current_reader
+from pdi.archive.access import ANONYMOUS, reading_as
 from pdi.archive.store import ListQuery
 from pdi.errors import AccessError, LimitError, NotFoundError, UnsupportedError
 from pdi.identifier import PDI
-
-
-@contextmanager
-def reading_as(reader: Reader) -> Iterator[None]:
-    token = current_reader.set(reader)
-    try:
-        yield
-    finally:
-        current_reader.reset(token)
-
 
 FILTERS: list[tuple[str | None, dict[str, Any]]] = [
     (None, {}),

@@ -33,10 +33,11 @@ cut, as if it had never been deposited (:class:`Unlisted`).
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import datetime
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from pdi.archive.naming import timestamp
@@ -67,6 +68,16 @@ current_reader: contextvars.ContextVar[Reader | None] = contextvars.ContextVar("
 
 #: An anonymous reader.
 ANONYMOUS = Reader()
+
+
+@contextlib.contextmanager
+def reading_as(reader: Reader | None) -> Iterator[None]:
+    """Answer as ``reader`` inside the block (``None``: the owner), outside a request (scripts, tests)."""
+    token = current_reader.set(reader)
+    try:
+        yield
+    finally:
+        current_reader.reset(token)
 
 
 class Disclosure(enum.Enum):
