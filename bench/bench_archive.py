@@ -37,6 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import readme
+from bench_deposit import deposit_1kb
 from pdi.archive import Archive
 from pdi.archive.store import RepresentationRecord, SeriesRecord
 from pdi.cli import main as pdi_main
@@ -70,29 +71,6 @@ def _p(values: list[float], q: float) -> float:
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:8.3f} ms"
-
-
-def bench_deposits(archive: Archive, scratch: Path) -> tuple[float, float]:
-    docs = [(f"document {i}\n" + "lorem ipsum dolor sit amet\n" * 36).encode() for i in range(DEPOSITS)]
-    def plain(i: int) -> None:
-        fd = os.open(scratch / f"doc-{i}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            os.write(fd, docs[i])
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-    # Interleaved, so both see the same disk (its fsync time drifts a lot on a shared machine).
-    ours: list[float] = []
-    theirs: list[float] = []
-    for i in range(DEPOSITS):
-        start = time.perf_counter()
-        archive.add(S, docs[i], format="text")
-        middle = time.perf_counter()
-        plain(i)
-        ours.append(middle - start)
-        theirs.append(time.perf_counter() - middle)
-    return statistics.median(ours), statistics.median(theirs)
 
 
 def bench_resolve(archive: Archive, scratch: Path) -> tuple[list[float], list[float]]:
@@ -184,7 +162,7 @@ def run_store(label: str, make: Callable[[str], str]) -> Figures:
         print(f"\n== {label}")
         with Archive.init(make("deposits"), clock=_clock) as archive:
             archive.add_series(S)
-            ours, plain = figures.deposit = bench_deposits(archive, scratch)
+            ours, plain = figures.deposit = deposit_1kb(archive, S, scratch, DEPOSITS)
             print(f"deposit 1 KB text   pdi {_ms(ours)} ({1 / ours:7.0f}/s)   "
                   f"file+fsync {_ms(plain)} ({1 / plain:7.0f}/s)   ratio {ours / plain:6.1f}x", flush=True)
             ours_r, plain_r = bench_resolve(archive, scratch)
