@@ -115,13 +115,15 @@ class SearchIndexPart(CatalogBase):
         one of more than :data:`pdi.archive.search.QUEUE_PAST` octets is queued for the indexer instead."""
         import pdi.archive.search as search
 
-        if search.search_kind(media_type) is None or self._query(
+        if search.search_kind(media_type) is None:
+            return
+        if size > search.QUEUE_PAST:  # queued unless indexed already (_queue_index asks)
+            self._queue_index(sha256, media_type, charset, size, at or timestamp())
+            return
+        if self._query(
             "SELECT 1 FROM search_sources WHERE sha256 = ? AND media_type = ? AND charset = ?",
             (sha256, media_type, charset or ""),
         ):
-            return
-        if size > search.QUEUE_PAST:
-            self._queue_index(sha256, media_type, charset, size, at or timestamp())
             return
         index_blob = search.index_blob
         with index_blob(self, sha256, media_type, charset) as passages:

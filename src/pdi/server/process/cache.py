@@ -322,11 +322,6 @@ def canonical_name(name: str) -> str:
     return str(PDI.parse(name).without_fragment())
 
 
-def entity_names(versioned: str, generic: str) -> tuple[str, ...]:
-    """The names an entry is found by: the representation's and its document's, both canonical."""
-    return canonical_name(versioned), canonical_name(generic)
-
-
 class CachedAnswers:
     """ASGI middleware: ``GET``/``HEAD`` of N2R, I2R and N2L answered from a :class:`ResponseCache` when it holds the name."""
 

@@ -640,7 +640,7 @@ def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[s
 
 
 def names_of(resolved: Resolved) -> tuple[str, ...]:
-    """The names a kept answer about ``resolved`` is found by (:func:`~pdi.server.process.cache.entity_names`):
+    """The names a kept answer about ``resolved`` is found by (:meth:`~pdi.server.process.cache.ResponseCache.forget`):
     its canonical versioned name and its document's generic name, without parsing them again."""
     versioned = resolved.pdi if resolved.pdi.fragment is None else resolved.pdi.without_fragment()
     name = str(versioned)  # built from the catalog's record: canonical
