@@ -59,6 +59,8 @@ def test_a_large_deposit_is_resolvable_at_once_and_found_after_the_queue_drains(
     assert [str(h.name).split("#")[0] for h in results.hits] == [str(small)]  # the small one only, so far
     assert results.pending == 1
     assert archive.pending_index() == 1
+    assert archive.index_pending_of(archive.locate(str(name)).record)  # the reader's page and --info say so
+    assert not archive.index_pending_of(archive.locate(str(small)).record)
     (queued,) = archive.queued_indexes()
     assert queued[:4] == (hashlib.sha256(octets).hexdigest(), "text/plain", "utf-8", len(octets))
     run = archive.index_queued()
@@ -67,6 +69,7 @@ def test_a_large_deposit_is_resolvable_at_once_and_found_after_the_queue_drains(
     results = archive.search("zebra")
     assert results.pending == 0
     assert archive.queued_indexes() == []
+    assert not archive.index_pending_of(archive.locate(str(name)).record)
     found = {str(h.name).split("#")[0]: h for h in results.hits}
     hit = found[str(name)]
     assert (hit.start, hit.end) == (at, at + 5)
@@ -172,6 +175,8 @@ def test_the_command_line_says_pending_and_pdi_index_drains(tmp_path: Path) -> N
     added = runner.invoke(cli, ["add", str(big), "-s", S, "--archive", where, "--no-progress"])
     assert added.exit_code == 0, added.output
     name = added.stdout.strip()
+    info = runner.invoke(cli, ["get", name, "--info", "--archive", where])
+    assert info.exit_code == 0 and "search-index\tpending\n" in info.stdout
     found = runner.invoke(cli, ["search", "wombat", "--archive", where])
     assert found.exit_code == 0 and found.stdout == ""
     assert "index pending: the text of 1 name is not searched yet (pdi index)" in found.stderr
@@ -183,6 +188,7 @@ def test_the_command_line_says_pending_and_pdi_index_drains(tmp_path: Path) -> N
     assert drained.exit_code == 0 and "of 1 queued octet streams" in drained.stdout
     found = runner.invoke(cli, ["search", "wombat", "--archive", where])
     assert found.stdout.startswith(f"{name}#char=") and "pending" not in found.stderr
+    assert "search-index" not in runner.invoke(cli, ["get", name, "--info", "--archive", where]).stdout
 
 
 def test_two_workers_at_once_index_each_queued_source_once(location: str, clock: Clock) -> None:

@@ -149,6 +149,10 @@ class Listing(ArchiveBase):
             self._require_series(name)
         return self.store.pending_index(name, self._search_access())
 
+    def index_pending_of(self, record: RepresentationRecord) -> bool:
+        """Whether a stored representation's text is still queued for the indexer: deposited, resolvable, not yet searched."""
+        return self.store.index_pending_of(record.sha256, record.media_type, record.charset)
+
     def queued_indexes(self) -> list[tuple[str, str, str, int, int, str | None]]:
         """The indexer's queue, oldest first: sha256, media type, charset, size, attempts, the last error."""
         return self.store.queued_indexes()

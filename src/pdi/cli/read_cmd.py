@@ -30,8 +30,11 @@ def _print_generic(generic: Generic) -> None:
             click.echo(str(name))
 
 
-def _print_info(result: Resolved) -> None:
-    """``pdi get --info``: one ``key<TAB>value`` line per fact of :func:`pdi.archive.describe.describe`."""
+def _print_info(result: Resolved, *, pending: bool = False) -> None:
+    """``pdi get --info``: one ``key<TAB>value`` line per fact of :func:`pdi.archive.describe.describe`.
+
+    ``pending``: the stored text waits in the indexer's queue (a ``search-index<TAB>pending`` line).
+    """
     from pdi.archive.describe import describe
 
     about = describe(result)
@@ -50,6 +53,8 @@ def _print_info(result: Resolved) -> None:
     click.echo(f"kept\t{stored['kept']}")
     if stored["line_ending"]:  # a text kept CRLF-canonical only (deposited before schema 4)
         click.echo(f"original-line-endings\t{stored['line_ending']}")
+    if pending:  # resolvable now; `pdi search` finds its text once `pdi index` (or serve's indexer) has read it
+        click.echo("search-index\tpending")
     if selection is None:
         return
     for span in selection["ranges"]:
@@ -89,7 +94,8 @@ def _refuse_binary_on_terminal(ctx: click.Context, result: Resolved, output: str
               help="Write the bytes to this file; '-' is standard output, also when it is a terminal.")
 @click.option("--latest", is_flag=True, help="Use the newest version, whatever PDI says.")
 @click.option("--info", is_flag=True, help="Print the name, media type, size and SHA-256 instead (with a "
-              "fragment: its size, and the size and SHA-256 of the stored representation).")
+              "fragment: its size, and the size and SHA-256 of the stored representation; "
+              "'search-index pending' while its text waits for `pdi index`).")
 @archive_option
 @click.pass_context
 def get_cmd(
@@ -134,7 +140,7 @@ def get_cmd(
             return
         if located.pdi.fragment is None:  # the whole representation: streamed, never held
             if info:
-                _print_info(located)
+                _print_info(located, pending=opened.index_pending_of(located.record))
             else:
                 _refuse_binary_on_terminal(ctx, located, output)
                 with opened.open_octets(pdi, latest=latest) as whole:
@@ -144,7 +150,7 @@ def get_cmd(
     assert not isinstance(result, Generic)
     selection = result.fragment
     if info:
-        _print_info(result)
+        _print_info(result, pending=opened.index_pending_of(result.record))
     else:
         _refuse_binary_on_terminal(ctx, result, output)
     if selection is not None and selection.past_end:

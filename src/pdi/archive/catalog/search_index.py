@@ -270,6 +270,14 @@ class SearchIndexPart(CatalogBase):
             rows = self._query(sql + scope, params + bound)
         return int(rows[0][0])
 
+    def index_pending_of(self, sha256: str, media_type: str, charset: str | None) -> bool:
+        """Whether this representation's text waits in the indexer's queue (not yet found by a search)."""
+        with self._read():
+            return bool(self._query(
+                "SELECT 1 FROM index_queue WHERE sha256 = ? AND media_type = ? AND charset = ?",
+                (sha256, media_type, charset or ""),
+            ))
+
     def queued_indexes(self) -> list[tuple[str, str, str, int, int, str | None]]:
         """Every queued source: sha256, media type, charset, size, attempts and the last error, oldest first."""
         with self._read():

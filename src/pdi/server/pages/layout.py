@@ -34,7 +34,7 @@ a:focus-visible,button:focus-visible,input:focus-visible{outline:3px solid #f0a4
 pre{white-space:pre-wrap;word-wrap:break-word;border:1px solid #ccc;padding:1rem;background:#fcfcfa}
 mark{background:#ffe58a} code,input{font-family:ui-monospace,monospace}
 #name{width:100%;font-size:0.95rem;padding:0.3rem} .error{color:#a00} dt{font-weight:bold}
-h1 code{overflow-wrap:anywhere} .note{color:#8a5a00}
+h1 code{overflow-wrap:anywhere} .note{color:#8a5a00} dd.pending{color:#8a5a00}
 table{border-collapse:collapse} th,td{border:1px solid #ccc;padding:0.3rem 0.6rem;vertical-align:top;text-align:left}
 td ul{margin:0;padding-left:1.1rem} td.number{text-align:right} td time{white-space:nowrap}
 code.name{font-size:0.8rem;color:#555;overflow-wrap:anywhere}

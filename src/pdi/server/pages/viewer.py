@@ -140,6 +140,11 @@ def render_view(archive: Archive, name: str) -> str:
         f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>"
         for k, v in [("media type", record.media_type), ("bytes", str(record.size)), ("SHA-256", record.sha256), *meta.items()]
     )
+    if archive.index_pending_of(record):  # resolvable at once; its passages are the indexer's still
+        facts += (
+            '<dt>full text</dt><dd class="pending" role="status">index pending: deposited and resolvable,'
+            " but the indexer has not read its text yet, so a search does not find it</dd>"
+        )
     chosen = selected.fragment if selected is not None else None
     note = (
         '<p class="note">The fragment lies wholly past the end: it selects nothing.</p>'
