@@ -2,7 +2,8 @@
 
 Each benchmark times pdi and its nearest peer in the same run and prints the
 ratio. ``python bench/run_all.py NAME…`` runs only the named ones
-(``uri``, ``identifier``, …), each with its own defaults.
+(``uri``, ``identifier``, …), each with its own defaults; ``serve_cold``
+names ``bench_serve.py --cold`` (a script's name, ``_`` and one of its modes).
 
 ``--small`` passes ``--small`` to each: a run of a few seconds through every
 code path, which CI runs (tests/test_bench_small.py) so that no benchmark
@@ -30,19 +31,34 @@ sys.path.insert(0, str(HERE))
 import readme  # noqa: E402  (bench/ is not a package)
 
 
-def scripts(names: list[str]) -> list[Path]:
+def scripts(names: list[str]) -> list[tuple[Path, list[str], str]]:
+    """What each NAME runs: the script, the flags that pick its mode, and the name of its README table.
+
+    ``uri`` is ``bench_uri.py``; a name that is not a script of its own but a
+    script's name, ``_`` and a mode (``serve_cold``) runs that script with
+    ``--MODE`` (``bench_serve.py --cold``), its README table named so.
+    """
     found = sorted(HERE.glob("bench_*.py"))
     if not names:
-        return found
-    wanted = [f"bench_{name.removeprefix('bench_').removesuffix('.py')}.py" for name in names]
-    missing = sorted(set(wanted) - {s.name for s in found})
+        return [(s, [], s.stem.removeprefix("bench_")) for s in found]
+    chosen: dict[str, tuple[Path, list[str], str]] = {}
+    missing: list[str] = []
+    for given in names:
+        name = given.removeprefix("bench_").removesuffix(".py")
+        head, _, mode = name.rpartition("_")
+        if (HERE / f"bench_{name}.py").exists():
+            chosen[name] = (HERE / f"bench_{name}.py", [], name)
+        elif head and (HERE / f"bench_{head}.py").exists():
+            chosen[name] = (HERE / f"bench_{head}.py", [f"--{mode}"], name)
+        else:
+            missing.append(f"bench_{name}.py")
     if missing:
         raise SystemExit(f"no such benchmark: {', '.join(missing)}")
-    return [HERE / name for name in dict.fromkeys(wanted)]
+    return list(chosen.values())
 
 
 def run(script: Path, extra: list[str]) -> int:
-    print(f"\n##### {script.stem}", flush=True)
+    print(f"\n##### {' '.join([script.stem, *(e for e in extra if e != '--small')])}", flush=True)
     return subprocess.run([sys.executable, str(script), *extra], check=False).returncode
 
 
@@ -57,23 +73,23 @@ def main(argv: list[str]) -> int:
     if args.write_readme and not args.names:
         parser.error("--write-readme needs the names of the benchmarks whose tables to regenerate")
     failed: list[str] = []
-    for script in scripts(args.names):
+    for script, mode, name in scripts(args.names):
+        label = " ".join([script.stem, *mode])
         if not args.write_readme:
-            code = run(script, ["--small"] if args.small else [])
+            code = run(script, [*mode, *(["--small"] if args.small else [])])
             if code != 0:
-                failed.append(f"{script.stem} (exit {code})")
+                failed.append(f"{label} (exit {code})")
             continue
-        name = script.stem.removeprefix("bench_")
         if any(f"\n{marker}\n" not in readme.README.read_text(encoding="utf-8") for marker in readme.markers(name)):
-            failed.append(f"{script.stem} (README.md has no {readme.markers(name)[0]})")
+            failed.append(f"{label} (README.md has no {readme.markers(name)[0]})")
             continue
         with tempfile.TemporaryDirectory(prefix="pdi-bench-readme-") as tmp:
             out = Path(tmp) / f"{name}.md"
             before = os.getloadavg()[0]
-            code = run(script, ["--markdown", str(out)])
+            code = run(script, [*mode, "--markdown", str(out)])
             after = os.getloadavg()[0]
             if code != 0 or not out.exists():
-                failed.append(f"{script.stem} (exit {code}{'' if out.exists() else ', no table written'})")
+                failed.append(f"{label} (exit {code}{'' if out.exists() else ', no table written'})")
                 continue
             body = out.read_text(encoding="utf-8") + "\n" + readme.stamp(before, after)
         readme.README.write_text(readme.replace(readme.README.read_text(encoding="utf-8"), name, body),
