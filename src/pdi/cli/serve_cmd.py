@@ -155,6 +155,9 @@ def serve_cmd(
     plural = "s" if count > 1 else ""
     click.echo(f"pdi: serving {archive} at http://{shown}:{bound}/ (replay at http://{shown}:{replay_bound}/) "
                f"with {count} worker{plural} (Ctrl-C stops)", err=True)
+    from pdi.server.process.warm import preload
+
+    preload()  # before the fork: every worker's first answers find their evaluators imported
     drainer = _start_indexer(archive) if indexer else None
     try:
         serve(make, listener, workers=count, header_timeout=header_timeout, max_connections=max_connections,

@@ -5,12 +5,13 @@ from __future__ import annotations
 import datetime
 import io
 from collections.abc import Sequence
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from pdi.capture.fetch import Exchange
+if TYPE_CHECKING:  # the type only: writing a WARC needs no HTTP client (httpx) imported
+    from pdi.capture.fetch import Exchange
 
 __all__ = ["warc_date", "write_exchanges"]
 

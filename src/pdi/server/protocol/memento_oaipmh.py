@@ -217,11 +217,12 @@ class Mementos:
         once (:meth:`~pdi.archive.Archive.latest_statements`); else this
         version's is read.
         """
-        from pdi.interop.wacz import capture_time, dated_capture
-
         day = document.date
         if day is None or not _is_capture(document):
             return parse_timestamp(version.created_at)
+        # only a capture's date needs the WACZ module (and so warcio): a first read of any other name does not
+        from pdi.interop.wacz import capture_time, dated_capture
+
         if stated is None:
             return capture_time(self.archive, version.formats[0], day, version.created_at)
         when, found = dated_capture(day, version.created_at, stated.get(str(version.formats[0].canonical())))
