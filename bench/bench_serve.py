@@ -52,6 +52,9 @@ HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 sys.path.insert(0, str(SRC))
 
+sys.path.insert(0, str(HERE))
+
+import readme  # noqa: E402  (bench/ is not a package)
 from pdi._ports import free_port  # noqa: E402
 
 SERIES = "bench.example.us"
@@ -68,11 +71,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--big-mb", type=int, default=400, help="size of the large text (MB)")
     parser.add_argument("--clients", type=int, default=8, help="clients fetching the large text at once")
     parser.add_argument("--rounds", type=int, default=2, help="times each client fetches the large text")
+    parser.add_argument("--hot", action="store_true", help="only the hot section: a few names, from the answer cache")
     parser.add_argument("--cold", action="store_true", help="only the cold section: names drawn from a large catalog")
     parser.add_argument("--documents", type=int, default=100_000, help="documents of the cold section's catalog")
     parser.add_argument("--small", action="store_true",
                         help="a run of a few seconds that exercises every path (CI): few documents, 1 s runs")
+    parser.add_argument("--markdown", type=Path, metavar="FILE",
+                        help="write the README's table of this run (--hot, --cold or --big) to FILE")
     args = parser.parse_args(argv)
+    if args.markdown is not None and [args.hot, args.cold, args.big].count(True) != 1:
+        parser.error("--markdown writes one table: give --hot, --cold or --big")
     if args.small:
         args.runs, args.seconds, args.documents, args.big_mb, args.clients, args.rounds = 1, 1, 300, 8, 2, 1
     tools = _tools(["nginx", "wrk"] + (["curl"] if args.big else []))
@@ -89,6 +97,8 @@ def main(argv: list[str]) -> int:
             (root / "hot").mkdir()
             _small(root / "hot", tools, extra, args, cores)
             print()
+            if args.hot:
+                return 0
         (root / "cold").mkdir()
         return _cold(root / "cold", tools, extra, args, cores)
 
@@ -134,6 +144,19 @@ def _small(root: Path, tools: dict[str, str], extra: list[str], args: argparse.N
                     theirs.append(wrk(tools["wrk"], theirs_url, connections, args.seconds, threads))
                 results.append((label, connections, Figures.median(mine), Figures.median(theirs)))
                 _row(*results[-1])
+        workers = ours.workers
+    if args.markdown is not None:
+        rows = [[f"`N2R` of a {label}" if first else "", str(connections),
+                 f"{mine.rate:,.0f}/s, p50 {_ms(mine.p50)}", f"{theirs.rate:,.0f}/s, p50 {_ms(theirs.p50)}",
+                 f"{mine.rate / theirs.rate:.2f}×", f"{mine.p50 / theirs.p50:.1f}×"]
+                for (label, connections, mine, theirs), first in
+                zip(results, [i == 0 or results[i - 1][0] != r[0] for i, r in enumerate(results)], strict=True)]
+        args.markdown.write_text(
+            f"`pdi serve` ({workers} workers, its defaults) and nginx on the same bytes, names asked for again"
+            f" and again (the answer cache), wrk at {', '.join(map(str, CONNECTIONS))} keep-alive connections,"
+            f" {args.seconds} s a run, taking turns, medians of {args.runs} runs.\n\n"
+            + readme.table(["request", "connections", "pdi serve", "nginx", "pdi/nginx req/s", "pdi/nginx p50"], rows),
+            encoding="utf-8")
     return 0
 
 
@@ -453,18 +476,31 @@ def _big(root: Path, tools: dict[str, str], extra: list[str], args: argparse.Nam
     pdi(["series", "add", SERIES, "--archive", str(archive)])
     source = root / "big.txt"
     t0 = time.perf_counter()
-    write_big_text(source, args.big_mb * 1_000_000)
+    lines = write_big_text(source, args.big_mb * 1_000_000)
     name = pdi(["add", "-s", SERIES, str(source), "--archive", str(archive)]).strip()
     source.unlink()
     pdi(["get", name, "-o", str(www / "big.txt"), "--archive", str(archive)])
     size = (www / "big.txt").stat().st_size
-    print(f"a text of {size / 1e6:,.0f} MB deposited in {time.perf_counter() - t0:.0f} s; "
+    # passages near its start and its end, nginx serving the same octets cut in advance
+    passages = [("`#char=10,20`", f"{name}#char=10,20", "start.txt"),
+                (f"`#line={lines - 2},{lines}` (its last two lines)", f"{name}#line={lines - 2},{lines}", "end.txt")]
+    for _, fragment, file in passages:
+        pdi(["get", fragment, "-o", str(www / file), "--archive", str(archive)])
+    print(f"a text of {size / 1e6:,.0f} MB ({lines:,} lines) deposited in {time.perf_counter() - t0:.0f} s; "
           f"{args.clients} clients fetch it whole at once, {args.rounds} times each; "
           f"{args.runs} runs, medians\n")
     rates: list[float] = []
     peer_rates: list[float] = []
     peak = 0
+    asked: list[tuple[str, float, float, float]] = []  # label, pdi's first answer, pdi's median after, nginx's median
     with nginx(tools["nginx"], root, www) as peer, pdi_serve(archive, extra) as ours:
+        for label, fragment, file in passages:  # asked first, each worker's first evaluation
+            mine_url = f"{ours.url}/uri-res/N2R?{fragment.replace('#', '%23')}"
+            expected = (www / file).read_bytes()
+            first = timed_fetch(mine_url, expected)
+            again = statistics.median(timed_fetch(mine_url, expected) for _ in range(15))
+            theirs = statistics.median(timed_fetch(f"{peer}/{file}", expected) for _ in range(15))
+            asked.append((label, first, again, theirs))
         mine_url, theirs_url = f"{ours.url}/uri-res/N2R?{name}", f"{peer}/big.txt"
         for _ in range(args.runs):
             peer_rates.append(fetch_whole(tools["curl"], theirs_url, size, args.clients, args.rounds, None)[0])
@@ -477,19 +513,47 @@ def _big(root: Path, tools: dict[str, str], extra: list[str], args: argparse.Nam
     print(f"{'pdi serve':<12} {mine:>8,.0f} {peak / 2**20:>7,.0f} MiB   ({workers} workers, their RSS summed)")
     print(f"{'nginx':<12} {theirs:>8,.0f}")
     print(f"pdi/nginx: {mine / theirs:.2f}× the throughput (nginx {theirs / mine:.2f}× pdi's)")
+    for label, first, again, peer_time in asked:
+        print(f"N2R of {label}: first {_ms(first)}, then p50 {_ms(again)}; nginx, the same octets: p50 {_ms(peer_time)}"
+              f" ({again / peer_time:.1f}×)")
+    if args.markdown is not None:
+        rows = [[f"the whole text, {args.clients} clients at once, {args.rounds} fetches each",
+                 f"{mine:,.0f} MB/s, peak RSS {peak / 2**20:,.0f} MiB ({workers} workers)", f"{theirs:,.0f} MB/s",
+                 f"{mine / theirs:.2f}× the throughput"]]
+        for label, first, again, peer_time in asked:
+            rows.append([f"`N2R` of {label}, the first request", _ms(first), "", ""])
+            rows.append(["the same, asked again (median of 15)", _ms(again), f"{_ms(peer_time)} (the same octets)",
+                         f"{again / peer_time:.1f}× the time"])
+        args.markdown.write_text(
+            f"A generated UTF-8 text of {size / 1e6:,.0f} MB ({lines:,} lines), deposited with `pdi add`;"
+            f" `pdi serve` (its defaults) and nginx on the same bytes (for a passage, nginx serves the"
+            f" octets cut in advance); medians of {args.runs} runs of the whole-text fetch (curl).\n\n"
+            + readme.table(["what", "pdi serve", "nginx", "pdi/nginx"], rows), encoding="utf-8")
     return 0
 
 
-def write_big_text(path: Path, size: int) -> None:
-    """``size`` bytes or a little more of lines of text (a block of 1 MB repeated, each copy numbered)."""
+def timed_fetch(url: str, expected: bytes) -> float:
+    """Seconds to fetch ``url`` on a new connection, its answer checked to be ``expected``."""
+    start = time.perf_counter()
+    got = fetch(url)
+    elapsed = time.perf_counter() - start
+    if got != expected:
+        raise SystemExit(f"{url} answered {len(got)} bytes, not the {len(expected)} expected")
+    return elapsed
+
+
+def write_big_text(path: Path, size: int) -> int:
+    """``size`` bytes or a little more of lines of text (a block of 1 MB repeated, each copy numbered); its lines."""
     block = text_of(1_000_000, 7)
     with path.open("wb") as out:
-        written, n = 0, 0
+        written, n, lines = 0, 0, 0
         while written < size:
             piece = f"copy {n}\n".encode() + block
             out.write(piece)
             written += len(piece)
+            lines += piece.count(b"\n")
             n += 1
+    return lines
 
 
 def fetch_whole(curl: str, url: str, size: int, clients: int, rounds: int, pid: int | None) -> tuple[float, int]:
