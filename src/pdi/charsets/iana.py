@@ -202,6 +202,15 @@ class _Registry:
         return self._by_codec
 
 
+#: The labels nearly every text is deposited with, and the codec the registry names for each: answered
+#: without reading the registry, which takes 100-150 ms to parse (a first ``#char=`` in a process paid it).
+#: tests/test_charsets.py checks each against the registry.
+_COMMON: Final[dict[str, str]] = {
+    "utf-8": "utf-8", "us-ascii": "ascii", "iso-8859-1": "iso8859-1", "windows-1252": "cp1252",
+    "utf-16": "utf-16", "utf-16le": "utf-16-le", "utf-16be": "utf-16-be", "utf-32": "utf-32",
+}
+
+
 @functools.cache
 def _registry() -> _Registry:
     from importlib import resources
@@ -247,6 +256,8 @@ def codec_for(label: str) -> str:
     key = _key(label)
     if key is None:
         raise UnsupportedError(f"not a charset name: {label!r}")
+    if (common := _COMMON.get(key)) is not None:
+        return common
     cs = _registry().by_label.get(key)
     if cs is not None:
         if cs.codec is None:

@@ -34,4 +34,7 @@ def preload() -> None:
         importlib.import_module(name)
     from PIL import Image
 
+    from pdi.charsets import registry
+
+    registry()  # the IANA charsets, read once (100-150 ms) for a text in a charset less common than UTF-8
     Image.preinit()  # what Image.open loads first (BMP, GIF, JPEG, PNG, PPM): the evaluator imports Pillow lazily
