@@ -15,6 +15,9 @@ these readers:
   taken against; ``pdftotext -bbox``, poppler's words with their boxes;
 * pypdfium2 (PDFium): each page's text (``FPDFText_GetText``), and the same
   with every character's box (``FPDFText_GetCharBox``), what pdi needs;
+* pdi's text layer (:func:`pdi.fragments.pdf.text_layer`): the same, with
+  the rules of ``docs/pdf-text-layer.md`` (hyphens, page breaks), whole
+  documents only (as at deposit);
 * pdfminer.six: its layout analysis (``extract_pages``, default ``LAParams``),
   the text of its text boxes and every ``LTChar``'s box;
 * pdf.js's text layer (``getTextContent``, through ``bench/pdfjs_text.mjs``
@@ -62,6 +65,9 @@ sys.path.insert(0, str(HERE))
 
 import readme  # noqa: E402  (bench/ is not a package)
 
+sys.path.insert(0, str(HERE.parent / "src"))
+from pdi.fragments.pdf import text_layer  # noqa: E402
+
 CORPUS = HERE.parent / "tests" / "data" / "pdf"
 PDFJS_SCRIPT = HERE / "pdfjs_text.mjs"
 BIG_SOURCE, BIG_COPIES = "tracemonkey.pdf", 36
@@ -107,6 +113,12 @@ def read_pdfium(path: Path, last: int | None, *, boxes: bool = False) -> tuple[l
 
 def read_pdfium_boxes(path: Path, last: int | None) -> tuple[list[str], int]:
     return read_pdfium(path, last, boxes=True)
+
+
+def read_pdi(path: Path, last: int | None) -> tuple[list[str], int]:
+    layer = text_layer(path.read_bytes())  # the whole document: the layer is made once, at deposit
+    pages = [layer.text[slice(*layer.page_range(n))] for n in range(1, min(layer.pages, last or layer.pages) + 1)]
+    return pages, len(layer.boxes) // 4
 
 
 def read_pdfminer(path: Path, last: int | None) -> tuple[list[str], int]:
@@ -184,7 +196,8 @@ def describe(name: str, read: Reader, small: bool) -> dict[str, str]:
     facts["overprinted fake bold"] = {1: "once", 2: "twice"}.get(hand.count("Bold by overprinting"), "?")
     facts["soft hyphen (U+00AD) at a line end"] = (
         "marked (U+FFFE)" if "soft hy\ufffephen" in hand else
-        "joined" if "soft hyphen" in hand else "kept" if "soft hy\xad" in hand else "other")
+        "joined" if "soft hyphen" in hand else "kept" if "soft hy\xad" in hand else
+        "'-' and a line break" if "soft hy-\r\nphen" in hand or "soft hy-\nphen" in hand else "other")
     facts["90° rotated line"] = "in one piece" if "Rotated ninety degrees" in hand else "broken up"
     vertical = letters(text("vertical.pdf", 1))
     facts["vertical Japanese"] = ("in order" if "日本語" in vertical else
@@ -211,6 +224,7 @@ def main(argv: list[str]) -> int:
         "pdftotext -bbox (words)": read_pdftotext_bbox,
         "pypdfium2 text": read_pdfium,
         "pypdfium2 text + char boxes": read_pdfium_boxes,
+        "pdi text layer (pdi.fragments.pdf)": read_pdi,
         "pdfminer.six layout + char boxes": read_pdfminer,
     }
     if args.pdfjs:

@@ -1,0 +1,111 @@
+"""The text layer of a PDF (``docs/pdf-text-layer.md``, :mod:`pdi.fragments.pdf`) on the corpus of tests/data/pdf.
+
+The oracle is poppler (Debian's poppler-utils, another PDF reader than the
+PDFium the layer comes from): ``pdfinfo`` for the number of pages and
+``pdftotext`` for each page's text. The two order a page's text differently
+(pdftotext analyses the layout; the layer follows the content stream) and
+spell ligatures, hyphenation and Arabic presentation forms differently, so
+what is compared is the multiset of each page's letters and digits after
+NFKC and case folding: the same characters, page by page.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import re
+import shutil
+import subprocess
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from pdi.errors import ParseError
+from pdi.fragments.pdf import text_layer
+
+CORPUS = Path(__file__).resolve().parent / "data" / "pdf"
+FILES = sorted(CORPUS.glob("*.pdf"))
+
+
+def _poppler(program: str) -> str:
+    found = shutil.which(program)
+    assert found, f"{program} is missing: scripts/bootstrap --dev installs Debian's poppler-utils"
+    return found
+
+
+def _letters(text: str) -> collections.Counter[str]:
+    return collections.Counter(ch for ch in unicodedata.normalize("NFKC", text).casefold() if ch.isalnum())
+
+
+def test_corpus_is_there() -> None:
+    assert len(FILES) >= 12
+
+
+@pytest.mark.parametrize("path", FILES, ids=[path.name for path in FILES])
+def test_pages_and_their_letters_agree_with_pdftotext(path: Path) -> None:
+    info = subprocess.run([_poppler("pdfinfo"), str(path)], capture_output=True, text=True, check=True).stdout
+    pages = int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))  # type: ignore[union-attr]
+    theirs = subprocess.run([_poppler("pdftotext"), "-q", "-enc", "UTF-8", str(path), "-"],
+                            capture_output=True, check=True).stdout.decode("utf-8").split("\f")[:-1]
+    layer = text_layer(path.read_bytes())
+    assert layer.pages == pages == len(theirs)
+    assert layer.text.count("\f") == pages - 1
+    assert len(layer.boxes) == 4 * len(layer.text)
+    for number in range(1, pages + 1):
+        start, end = layer.page_range(number)
+        page = layer.text[start:end]
+        assert "\f" not in page
+        assert page == "" or page.endswith("\r\n")
+        assert _letters(page) == _letters(theirs[number - 1]), f"page {number}"
+
+
+def test_hyphen_at_a_line_end_is_kept_with_its_line_break() -> None:
+    # tracemonkey.pdf, page 1: "… are pop-" / "ular since …" (pdftotext joins "popular")
+    layer = text_layer((CORPUS / "tracemonkey.pdf").read_bytes())
+    at = layer.text.index("are pop-\r\nular")
+    hyphen = at + len("are pop")
+    assert layer.box(hyphen) is not None and layer.box(hyphen + 1) is None and layer.box(hyphen + 2) is None
+    before, after = layer.box(hyphen - 1), layer.box(hyphen + 3)
+    assert before is not None and after is not None
+    assert after[2] < before[2]  # "u" starts the next line, further down (PDF y grows upwards)
+    assert "\ufffe" not in layer.text
+
+
+def test_ligatures_are_spelt_out_each_letter_with_the_ligatures_box() -> None:
+    layer = text_layer((CORPUS / "copy_paste_ligatures.pdf").read_bytes())
+    assert layer.text == "abcdef" "ff" "fi" "fl" "ffi" "ffl" "ſt" "st" "ghijklmno\r\n"
+    f, i = layer.box(layer.text.index("fi")), layer.box(layer.text.index("fi") + 1)
+    assert f is not None and f == i
+
+
+def test_overprinted_text_is_read_once_and_an_empty_page_is_empty() -> None:
+    layer = text_layer((CORPUS / "hand-overprint-hyphens.pdf").read_bytes())
+    assert layer.text.count("Bold by overprinting") == 1
+    assert "soft hy-\r\nphen" in layer.text and "hard hy-\r\nphen" in layer.text
+    assert layer.pages == 2 and layer.page_range(2) == (len(layer.text), len(layer.text))
+    assert layer.text.endswith("\r\n\f")
+
+
+def test_a_page_with_no_text_layer() -> None:
+    layer = text_layer((CORPUS / "ccitt_EndOfBlock_false.pdf").read_bytes())
+    assert layer.text == "" and layer.pages == 1 and layer.page_range(1) == (0, 0)
+
+
+def test_generated_characters_have_no_box() -> None:
+    layer = text_layer((CORPUS / "rotation.pdf").read_bytes())
+    for offset, char in enumerate(layer.text):
+        box = layer.box(offset)
+        if char in "\r\n\f":
+            assert box is None
+        else:
+            assert box is not None and not math.isnan(box[1])
+    page_2 = layer.box(layer.page_range(2)[0])
+    assert page_2 is not None and page_2[0] == 2
+
+
+def test_not_a_pdf() -> None:
+    with pytest.raises(ParseError):
+        text_layer(b"%PDF-1.7\nnot really")
+    with pytest.raises(ParseError):
+        text_layer((CORPUS / "hand-overprint-hyphens.pdf").read_bytes()).page_range(3)
