@@ -34,7 +34,8 @@ page with no text layer (``ccitt_EndOfBlock_false.pdf``), how pages come
 apart; and how far each reader's letters agree with pdftotext's and pdf.js's
 (NFKC, letters and digits only, an edit-distance similarity over each file).
 
-``--small`` reads at most two pages of each file and a 4-page joined PDF, one
+``--only pdfium,pdi`` times only some readers (and pdftotext). ``--small``
+reads at most two pages of each file and a 4-page joined PDF, one
 round. Run with ``python3 bench/run_all.py pdf_text``.
 """
 
@@ -215,6 +216,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--big-rounds", type=int, default=3, help="timed rounds on the large PDF (default 3)")
     parser.add_argument("--pdfjs", type=Path, default=os.environ.get("PDI_PDFJS_DIST"),
                         help="an unpacked pdfjs-dist package: time and compare pdf.js's text layer too")
+    parser.add_argument("--only", metavar="WORD,…",
+                        help="time only the readers whose name holds one of these words (pdftotext always)")
     args = parser.parse_args(argv)
     if shutil.which("pdftotext") is None or shutil.which("pdfunite") is None:
         raise SystemExit("pdftotext and pdfunite are missing: apt-get install poppler-utils"
@@ -231,6 +234,10 @@ def main(argv: list[str]) -> int:
         if shutil.which("node") is None or not (args.pdfjs / "legacy" / "build" / "pdf.mjs").exists():
             raise SystemExit(f"--pdfjs {args.pdfjs}: needs node and an unpacked pdfjs-dist package")
         readers["pdf.js text layer (node)"] = pdfjs_reader(args.pdfjs)
+    if args.only:
+        words = [word.strip() for word in args.only.split(",") if word.strip()]
+        readers = {name: read for name, read in readers.items()
+                   if name == "pdftotext" or any(word in name for word in words)}
     last = 2 if args.small else None
     rounds, big_rounds = (1, 1) if args.small else (args.rounds, args.big_rounds)
     files = sorted(CORPUS.glob("*.pdf"))

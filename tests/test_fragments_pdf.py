@@ -57,6 +57,7 @@ def test_pages_and_their_letters_agree_with_pdftotext(path: Path) -> None:
         page = layer.text[start:end]
         assert "\f" not in page
         assert page == "" or page.endswith("\r\n")
+        assert re.search(r"\r(?!\n)|(?<!\r)\n", page) is None, "CRLF-canonical"
         assert _letters(page) == _letters(theirs[number - 1]), f"page {number}"
 
 
@@ -70,6 +71,13 @@ def test_hyphen_at_a_line_end_is_kept_with_its_line_break() -> None:
     assert before is not None and after is not None
     assert after[2] < before[2]  # "u" starts the next line, further down (PDF y grows upwards)
     assert "\ufffe" not in layer.text
+
+
+def test_a_glyph_mapped_to_a_control_character_is_no_line_break() -> None:
+    # tracemonkey.pdf, page 1: pdfTeX draws "©" as a circle whose ToUnicode is CR, then "c"
+    layer = text_layer((CORPUS / "tracemonkey.pdf").read_bytes())
+    at = layer.text.index("Copyright \ufffdc 2009 ACM")
+    assert layer.box(at + len("Copyright ")) is not None
 
 
 def test_ligatures_are_spelt_out_each_letter_with_the_ligatures_box() -> None:

@@ -6,7 +6,9 @@ pypdfium2), in PDFium's order, with pdi's rules on top (§2 of that page):
 * a character PDFium flags as a hyphen ending a line (``FPDFText_IsHyphen``;
   ``FPDFText_GetText`` writes U+FFFE there and joins the lines) becomes
   ``-`` and CR LF: the printed line and its hyphen are kept;
-* any other U+FFFE or U+FFFF becomes U+FFFD;
+* any other U+FFFE or U+FFFF, and a glyph whose character is a control
+  character other than TAB (``tracemonkey.pdf`` draws "©" with a glyph
+  mapped to CR), becomes U+FFFD, so that only PDFium's line breaks end lines;
 * generated spaces and CR LF line breaks are kept, with no box;
 * the document text joins the pages with one FF (U+000C) between them, each
   page that has text ending with CR LF.
@@ -35,6 +37,9 @@ LINE_BREAK = "\r\n"
 #: FPDFText_GetText's stand-in for a hyphen that ends a line inside a word.
 _PDFIUM_HYPHEN = "\ufffe"
 _NO_BOX = (math.nan, math.nan, math.nan, math.nan)
+#: What a glyph's character may not be as it stands: PDFium's hyphen marks (U+FFFE from GetText,
+#: U+0002 from GetUnicode), U+FFFF, and the C0 and C1 control characters but TAB (rule 3)
+_ODD = frozenset("\ufffe\uffff" + "".join(map(chr, [*range(0x09), *range(0x0A, 0x20), *range(0x7F, 0xA0)])))
 
 
 @dataclass(frozen=True)
@@ -107,16 +112,19 @@ def text_layer(octets: bytes) -> TextLayer:
                 for index, char in enumerate(raw):
                     pdfium_c.FPDFText_GetCharBox(textpage.raw, index, left, right, bottom, top)
                     box = (left.value, bottom.value, right.value, top.value)
+                    # PDFium's own spaces and CR LF have an empty box; only those are asked about
                     if left.value == right.value and bottom.value == top.value \
                             and pdfium_c.FPDFText_IsGenerated(textpage.raw, index) == 1:
-                        box = _NO_BOX
-                    if char in "\ufffe\uffff\x02":
+                        out.append(char)
+                        boxes.extend(_NO_BOX)
+                        continue
+                    if char in _ODD:
                         if char != "\uffff" and pdfium_c.FPDFText_IsHyphen(textpage.raw, index) == 1:
                             out.append("-" + LINE_BREAK)
                             boxes.extend(box)
                             boxes.extend(_NO_BOX * len(LINE_BREAK))
                             continue
-                        char = "\ufffd"
+                        char = "\ufffd"  # a glyph whose Unicode is a control character: no line break of its own
                     out.append(char)
                     boxes.extend(box)
                 text = "".join(out)
