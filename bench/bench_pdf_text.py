@@ -201,8 +201,11 @@ def describe(name: str, read: Reader, small: bool) -> dict[str, str]:
         "'-' and a line break" if "soft hy-\r\nphen" in hand or "soft hy-\nphen" in hand else "other")
     facts["90° rotated line"] = "in one piece" if "Rotated ninety degrees" in hand else "broken up"
     vertical = letters(text("vertical.pdf", 1))
-    facts["vertical Japanese"] = ("in order" if "日本語" in vertical else
-                                  "empty" if not vertical else "one glyph a line" if "日本" not in vertical else "?")
+    # two columns, read top to bottom and right to left: あいうえお (x = 234) before 日本語 (x = 218)
+    facts["vertical Japanese"] = (
+        "empty" if not vertical else "columns broken up" if "日本語" not in vertical or "あいうえお" not in vertical
+        else "columns right to left" if vertical.find("あいうえお") < vertical.find("日本語")
+        else "columns in drawing order (left one first)")
     arabic = letters(text("ArabicCIDTrueType.pdf"))
     facts["Arabic"] = ("logical order" if "انواع" in arabic else
                        "visual order" if "عاونا" in arabic else "?")
