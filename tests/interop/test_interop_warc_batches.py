@@ -170,3 +170,31 @@ def test_sigkill_mid_import_leaves_whole_batches_and_every_acknowledged_name(tmp
         done, _ = import_warc(archive, warc, S)
         assert len(done) == 60 and sum(not d.unchanged for d in done) == 60 - len(there)
         _check_whole(archive, done)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_a_batch_whose_staging_fails_leaves_no_blob(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: int
+) -> None:
+    from pdi.archive import deposits
+
+    warc = _warc(tmp_path / "a.warc.gz")
+    archive = _archive(tmp_path / "archive")
+    monkeypatch.setattr(deposits, "STAGING_THREADS", threads)
+    real = deposits.prepare
+    calls = 0
+
+    def failing(*args: object, **kwargs: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls == 4:
+            raise StoreError("the disk is full")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(deposits, "prepare", failing)
+    before = everything(archive)
+    with pytest.raises(StoreError, match="the disk is full"):
+        import_warc(archive, warc, S)
+    assert everything(archive) == before  # no name, no statement, no blob file
+    report = archive.verify()
+    assert report.ok and not report.unreferenced

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import hashlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 
 from pdi import formats
@@ -49,6 +49,22 @@ def _document(pdi: PDI | str, what: str) -> PDI:
             f"{what} is of the whole document {parsed.without_fragment()}, not of a passage"
         )
     return parsed
+
+
+#: Threads that stage the items of :meth:`Deposits.deposit_dated` (an import's batch) at once.
+STAGING_THREADS = 3
+
+
+def _discard(reps: Sequence[NewRepresentation]) -> None:
+    """Discard staged formats (their passages' spools too): the blobs a failed deposit placed go last.
+
+    A blob staged twice is pinned by both, and only the pin that placed it may
+    remove it, once no other pin holds it.
+    """
+    for rep in sorted(reversed(reps), key=lambda r: bool(getattr(r.blob, "created", False))):
+        rep.blob.discard()
+        if rep.passages is not None:
+            rep.passages.close()
 
 
 @dataclass(frozen=True)
@@ -198,7 +214,49 @@ class Deposits(ArchiveBase):
         content checks refuse is left out (its answer ``None``) and
         ``refused`` is told its index and why; the others are deposited.
         """
-        return self._deposit_many(series, items, refused=refused)
+        return self._deposit_many(series, items, refused=refused, threads=STAGING_THREADS)
+
+    def _stage_each(
+        self, items: Sequence[BatchItem], threads: int
+    ) -> Generator[tuple[list[NewRepresentation], BaseException | None], None, None]:
+        """Each item's formats checked and staged (:func:`prepare`), in the items' order: what was staged, and why not.
+
+        With ``threads`` past 1 the items are staged on that many threads
+        (a blob's fsyncs wait while another item's checks and passages are
+        made); the catalog is never touched there. What the consumer did
+        not take (it stopped early) is waited for and discarded.
+        """
+
+        def one(item: BatchItem) -> tuple[list[NewRepresentation], BaseException | None]:
+            reps: list[NewRepresentation] = []
+            try:
+                for content in item.contents:
+                    reps.append(prepare(content, self.store))
+            except Exception as exc:  # handed on: the caller discards, on its own thread
+                return reps, exc
+            return reps, None
+
+        if threads <= 1:
+            for item in items:
+                yield one(item)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(min(threads, len(items)), thread_name_prefix="pdi-staging")
+        futures = [pool.submit(one, item) for item in items]
+        taken = 0
+        try:
+            for future in futures:
+                outcome = future.result()
+                taken += 1
+                yield outcome
+        finally:
+            for future in futures[taken:]:
+                future.cancel()
+            pool.shutdown(wait=True)
+            for future in futures[taken:]:
+                if not future.cancelled() and future.exception() is None:
+                    _discard(future.result()[0])
 
     def _deposit_many(
         self,
@@ -210,6 +268,7 @@ class Deposits(ArchiveBase):
         request: str = "",
         embargo_until: str | None = None,
         refused: Callable[[int, PDIError], None] | None = None,
+        threads: int = 1,
     ) -> list[Deposit | None]:
         from pdi.archive.statements import _check_statement
 
@@ -239,22 +298,19 @@ class Deposits(ArchiveBase):
             checked.append(foreign_id)
         staged: list[list[NewRepresentation] | None] = []
         try:
-            for index, item in enumerate(items):
-                reps: list[NewRepresentation] = []
-                staged.append(reps)
-                for content in item.contents:
-                    try:
-                        reps.append(prepare(content, self.store))
-                    except PDIError as exc:
-                        if refused is None or not isinstance(exc, (IntegrityError, ParseError, UnsupportedError)):
-                            raise type(exc)(f"item {index}: {exc}") from None
-                        for rep in reversed(reps):
-                            rep.blob.discard()
-                            if rep.passages is not None:
-                                rep.passages.close()
-                        staged[index] = None
-                        refused(index, exc)
-                        break
+            with contextlib.closing(self._stage_each(items, threads)) as outcomes:
+                for index, (reps, failure) in enumerate(outcomes):
+                    staged.append(reps)
+                    if failure is None:
+                        continue
+                    staged[index] = None
+                    _discard(reps)
+                    if refused is not None and isinstance(failure, (IntegrityError, ParseError, UnsupportedError)):
+                        refused(index, failure)
+                        continue
+                    if isinstance(failure, PDIError):
+                        raise type(failure)(f"item {index}: {failure}") from None
+                    raise failure
             kept = [i for i, reps in enumerate(staged) if reps is not None]
             results: list[DepositResult] = []
             if kept:
@@ -278,8 +334,7 @@ class Deposits(ArchiveBase):
                 )
         except BaseException:
             # last staged first: a blob staged twice is pinned by both, and only the first may remove it
-            for rep in reversed([rep for one in staged if one is not None for rep in one]):
-                rep.blob.discard()
+            _discard([rep for one in staged if one is not None for rep in one])
             raise
         finally:
             for one in staged:
