@@ -198,3 +198,27 @@ def test_a_batch_whose_staging_fails_leaves_no_blob(
     assert everything(archive) == before  # no name, no statement, no blob file
     report = archive.verify()
     assert report.ok and not report.unreferenced
+
+
+def test_payloads_kept_from_the_first_pass_are_the_ones_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pdi.interop.warc import read_index, records, sources_for
+
+    warc = _warc(tmp_path / "a.warc.gz")
+    kept = read_index(sources_for(warc), limit=1 << 20)
+    assert len(kept.kept) == len(kept.entries) == 24
+    monkeypatch.setattr(records, "KEEP_TOTAL", 0)
+    again = read_index(sources_for(warc), limit=1 << 20)
+    assert not again.kept
+    for entry in again.entries:
+        assert kept.payload(entry, 1 << 20) == again.payload(entry, 1 << 20)
+        assert b"".join(kept.payload_pieces(entry)) == b"".join(again.payload_pieces(entry))
+    reference = _archive(tmp_path / "reference")
+    expected, _ = import_warc(reference, warc, S)
+    archive = _archive(tmp_path / "archive")
+    monkeypatch.setattr(records, "KEEP_TOTAL", 1 << 30)
+    done, _ = import_warc(archive, warc, S)
+    assert done == expected
+    for d in done:
+        assert archive.get(d.name).data == reference.get(d.name).data

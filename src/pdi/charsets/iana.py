@@ -36,6 +36,7 @@ import codecs
 import encodings
 import encodings.aliases
 import functools
+import threading
 from dataclasses import dataclass
 from typing import Final
 
@@ -202,8 +203,18 @@ class _Registry:
         return self._by_codec
 
 
+_REGISTRY_LOCK = threading.Lock()
+
+
 @functools.cache
 def _registry() -> _Registry:
+    """The registry, read once: threads that ask for it first at once (an import's staging threads) wait for one."""
+    with _REGISTRY_LOCK:
+        return _read_registry()
+
+
+@functools.cache
+def _read_registry() -> _Registry:
     from importlib import resources
 
     data = resources.files("pdi").joinpath("data/character-sets.xml").read_bytes()
