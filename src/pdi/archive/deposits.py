@@ -52,7 +52,7 @@ def _document(pdi: PDI | str, what: str) -> PDI:
 
 
 #: Threads that stage the items of :meth:`Deposits.deposit_dated` (an import's batch) at once.
-STAGING_THREADS = 3
+STAGING_THREADS = 8
 
 
 def _discard(reps: Sequence[NewRepresentation]) -> None:
