@@ -297,6 +297,7 @@ class Deposits(ArchiveBase):
                     raise type(exc)(f"item {index}: {exc}") from None
             checked.append(foreign_id)
         staged: list[list[NewRepresentation] | None] = []
+        subjects: dict[int, PDI] = {}
         try:
             with contextlib.closing(self._stage_each(items, threads)) as outcomes:
                 for index, (reps, failure) in enumerate(outcomes):
@@ -327,6 +328,7 @@ class Deposits(ArchiveBase):
                         continue
                     subject = PDI.build(series=name, date=item.day or now.date(), foreign_id=checked[i],
                                         format=first.format, version=1)
+                    subjects[i] = subject  # the first format's name too: built once
                     stated.append((str(subject.canonical()), item.statements))
                 results = self.store.mint_batch(
                     name, now.date(), entries, timestamp(now), note=note, days=days,
@@ -353,10 +355,12 @@ class Deposits(ArchiveBase):
             # minted just now, version 1 of the formats given: its names are known without reading them back
             made = result.key
             serial = None if checked[i] is not None else int(made.unique_id)
+            known = subjects.get(i)
             answers[i] = Deposit(tuple(
+                known if n == 0 and known is not None else
                 PDI.build(series=made.series, date=made.day, serial=serial,
                           foreign_id=None if serial is not None else made.unique_id, format=rep.format, version=1)
-                for rep in minted
+                for n, rep in enumerate(minted)
             ), False, False)
         return answers
 
