@@ -222,3 +222,26 @@ def test_payloads_kept_from_the_first_pass_are_the_ones_read_again(
     assert done == expected
     for d in done:
         assert archive.get(d.name).data == reference.get(d.name).data
+
+
+def test_only_a_blob_store_whose_staging_needs_no_catalog_stages_on_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pdi.archive import deposits
+    from pdi.archive.blobs.files import FileBlobs
+
+    warc = _warc(tmp_path / "a.warc.gz")
+    seen: list[int] = []
+    real = deposits.Deposits._stage_each
+
+    def spy(self: deposits.Deposits, items: object, threads: int) -> object:
+        seen.append(threads)
+        return real(self, items, threads)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(deposits.Deposits, "_stage_each", spy)
+    import_warc(_archive(tmp_path / "files"), warc, S)
+    assert seen == [deposits.STAGING_THREADS] and seen[0] > 1
+    monkeypatch.delattr(FileBlobs, "parallel_staging")  # as S3's and PostgreSQL's large objects: staging rows
+    seen.clear()
+    done, _ = import_warc(_archive(tmp_path / "other"), warc, S)
+    assert seen == [1] and len(done) == 10

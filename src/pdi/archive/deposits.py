@@ -214,7 +214,9 @@ class Deposits(ArchiveBase):
         content checks refuse is left out (its answer ``None``) and
         ``refused`` is told its index and why; the others are deposited.
         """
-        return self._deposit_many(series, items, refused=refused, threads=STAGING_THREADS)
+        # staged on several threads only where staging touches no catalog (a blob store's own say)
+        parallel = getattr(getattr(self.store, "blobs", None), "parallel_staging", False)
+        return self._deposit_many(series, items, refused=refused, threads=STAGING_THREADS if parallel else 1)
 
     def _stage_each(
         self, items: Sequence[BatchItem], threads: int
@@ -223,8 +225,9 @@ class Deposits(ArchiveBase):
 
         With ``threads`` past 1 the items are staged on that many threads
         (a blob's fsyncs wait while another item's checks and passages are
-        made); the catalog is never touched there. What the consumer did
-        not take (it stopped early) is waited for and discarded.
+        made): only for a blob store whose staging touches no catalog
+        (``parallel_staging``). What the consumer did not take (it stopped
+        early) is waited for and discarded.
         """
 
         def one(item: BatchItem) -> tuple[list[NewRepresentation], BaseException | None]:
