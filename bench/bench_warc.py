@@ -34,7 +34,7 @@ from warcio.warcwriter import WARCWriter
 import readme
 from pdi.archive import Archive
 from pdi.interop.wacz import export_wacz
-from pdi.interop.warc import Imported, import_warc, read_index, sources_for
+from pdi.interop.warc import Imported, import_warc, pages, read_index, sources_for
 
 S = "bench.example.us"
 PAGES = 150
@@ -64,6 +64,28 @@ def _make_warc(path: Path) -> int:
                 png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + os.urandom(20_000)
                 response(base + f"i{k}.png", png, "image/png", date)
     return path.stat().st_size
+
+
+_PHASES = {"read_index": "pass 1 (read, check, index)", "plan_import": "pass 2 (crawl and pack each page)",
+           "_deposit_all": "deposits (batches of new names, with their statements)"}
+
+
+def _phases() -> dict[str, list[float]]:
+    """Time each phase of ``import_warc`` (its module's functions wrapped): the time of each call, appended."""
+    took: dict[str, list[float]] = {name: [] for name in _PHASES}
+
+    def wrapped(name: str, fn: Callable[..., object]) -> Callable[..., object]:
+        def timed(*args: object, **kwargs: object) -> object:
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                took[name].append(time.perf_counter() - start)
+        return timed
+
+    for name in _PHASES:
+        setattr(pages, name, wrapped(name, getattr(pages, name)))
+    return took
 
 
 def _timed(fn: Callable[[], object], repeat: int = 3) -> float:
@@ -121,6 +143,7 @@ def main(argv: list[str] | None = None) -> None:
 
         # interleaved: warcio reading the file, pdi importing it into a fresh archive, pdi exporting that archive
         times: dict[str, list[float]] = {"warcio": [], "import": [], "export": []}
+        phases = _phases()
         archive = None
         for round_ in range(args.rounds):
             times["warcio"].append(_once(lambda: warcio_read(warc)))
@@ -131,6 +154,8 @@ def main(argv: list[str] | None = None) -> None:
             start = time.perf_counter()
             done: list[Imported] = import_warc(archive, warc, S)[0]
             times["import"].append(time.perf_counter() - start)
+            for phase, took in phases.items():
+                times.setdefault(phase, []).append(took.pop())
             assert sum(1 for d in done if d.page) == PAGES and not any(d.unchanged for d in done)
             start = time.perf_counter()
             export_wacz(archive, Path(work) / f"out{round_}.wacz")
@@ -143,6 +168,8 @@ def main(argv: list[str] | None = None) -> None:
               f"   ratio of rates pdi / warcio: {warcio_s / import_s:.3f}x")
         print(f"pdi export --wacz        {records / export_s:8.0f} records/s ({export_s * 1e3:.0f} ms)"
               f"   ratio of rates pdi / warcio: {warcio_s / export_s:.3f}x")
+        split = {phase: statistics.median(times[phase]) for phase in phases}
+        print("  the import's time: " + ", ".join(f"{_PHASES[p]} {t * 1e3:.0f} ms" for p, t in split.items()))
 
         exported = Path(work) / "out0.wacz"
         import zipfile
@@ -173,6 +200,8 @@ def main(argv: list[str] | None = None) -> None:
         [["the whole import (check, crawl and pack each page, deposit, statements)",
           f"{import_s * 1e3:,.0f} ms ({records / import_s:,.0f} records/s)", f"warcio reading the file: {rate}",
           f"**{warcio_s / import_s:.3f}×**"],
+         ["its phases: " + " / ".join(_PHASES[p] for p in split),
+          " / ".join(f"{t * 1e3:,.0f}" for t in split.values()) + " ms", "", ""],
          ["`pdi export --wacz` of what was imported (WARC from the archive, CDXJ, zip)",
           f"{export_s * 1e3:,.0f} ms ({records / export_s:,.0f} records/s)", f"warcio reading the file: {rate}",
           f"**{warcio_s / export_s:.3f}×**"],

@@ -107,6 +107,25 @@ def test_the_exported_warc_dates_parts_and_deduplicates(filled: Archive, tmp_pat
     }
 
 
+def test_the_index_is_what_cdxj_indexer_makes_of_the_exported_warc(filled: Archive, tmp_path: Path) -> None:
+    """The CDXJ an export makes as it writes is, line for line, cdxj-indexer's reading of the WARC it wrote."""
+    out = tmp_path / "out.wacz"
+    export_wacz(filled, out, series=S)
+    with zipfile.ZipFile(out) as zf:
+        zf.extract("archive/data.warc.gz", tmp_path)
+        ours = zf.read("indexes/index.cdx").decode()
+    theirs = tmp_path / "theirs.cdx"
+    checked = subprocess.run(
+        [str(BIN / "cdxj-indexer"), "--sort", "--post-append", "-o", str(theirs),
+         str(tmp_path / "archive" / "data.warc.gz")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert ours == theirs.read_text() and len(ours.splitlines()) > 10
+    kinds = {json.loads(line.split(" ", 2)[2]).get("mime") for line in ours.splitlines()}
+    assert {"warc/revisit", "image/png", "text/html"} <= kinds
+
+
 def test_importing_the_export_gives_the_same_bytes(filled: Archive, tmp_path: Path) -> None:
     out = tmp_path / "out.wacz"
     export_wacz(filled, out, series=S)

@@ -43,7 +43,7 @@ from pdi.archive.browsing import Browsing
 from pdi.archive.checks import Checks
 from pdi.archive.content import Content, canonical_text, detect_charset, is_text_format
 from pdi.archive.curation import Curation
-from pdi.archive.deposits import Deposits
+from pdi.archive.deposits import BatchItem, Deposits
 from pdi.archive.fixity import VerifyReport
 from pdi.archive.listing import MAX_SEARCH_LIMIT, Listing
 from pdi.archive.naming import MAX_ASSERTION_VALUE, canonical_series, parse_pdi, utc_now
@@ -75,6 +75,7 @@ __all__ = [
     "Archive",
     "AssertionRecord",
     "AuditRecord",
+    "BatchItem",
     "CitationResolved",
     "Content",
     "Deposit",

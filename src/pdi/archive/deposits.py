@@ -13,7 +13,8 @@ from __future__ import annotations
 import contextlib
 import datetime
 import hashlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass
 
 from pdi import formats
 from pdi.archive.access import parse_until
@@ -32,10 +33,10 @@ from pdi.archive.naming import (
 from pdi.archive.results import Deposit
 from pdi.archive.store import DepositResult, Idempotency, NewRepresentation, WriteNote
 from pdi.archive.tokens import Writer
-from pdi.errors import NotFoundError, ParseError, PDIError, UnsupportedError
+from pdi.errors import IntegrityError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.identifier import PDI
 
-__all__ = ["Deposits"]
+__all__ = ["BatchItem", "Deposits"]
 
 
 def _document(pdi: PDI | str, what: str) -> PDI:
@@ -48,6 +49,32 @@ def _document(pdi: PDI | str, what: str) -> PDI:
             f"{what} is of the whole document {parsed.without_fragment()}, not of a passage"
         )
     return parsed
+
+
+#: Threads that stage the items of :meth:`Deposits.deposit_dated` (an import's batch) at once.
+STAGING_THREADS = 8
+
+
+def _discard(reps: Sequence[NewRepresentation]) -> None:
+    """Discard staged formats (their passages' spools too): the blobs a failed deposit placed go last.
+
+    A blob staged twice is pinned by both, and only the pin that placed it may
+    remove it, once no other pin holds it.
+    """
+    for rep in sorted(reversed(reps), key=lambda r: bool(getattr(r.blob, "created", False))):
+        rep.blob.discard()
+        if rep.passages is not None:
+            rep.passages.close()
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    """One item of :meth:`Deposits.deposit_dated`: its formats, foreign id, GMT day and statements."""
+
+    contents: Sequence[Content]
+    foreign_id: str | None = None
+    day: datetime.date | None = None
+    statements: Sequence[tuple[str, str]] = ()
 
 
 class Deposits(ArchiveBase):
@@ -166,52 +193,179 @@ class Deposits(ArchiveBase):
         ``embargo_until`` (every item embargoed until then, in the same
         transaction; the role ``curate``) as for :meth:`deposit`.
         """
+        done = self._deposit_many(
+            series, [BatchItem(contents, foreign_id) for contents, foreign_id in items], writer=writer,
+            idempotency_key=idempotency_key, request=request, embargo_until=embargo_until,
+        )
+        return [d for d in done if d is not None]  # none is left out without ``refused``
+
+    def deposit_dated(
+        self, series: str, items: Sequence[BatchItem], *, refused: Callable[[int, PDIError], None] | None = None
+    ) -> list[Deposit | None]:
+        """:meth:`deposit_batch` of items each with its own day and statements (an import's), all in one transaction.
+
+        Each item names a foreign id, dated on its ``day`` (``None``: today,
+        GMT), as :meth:`deposit`'s ``day``; its ``statements`` (the owner's,
+        checked as :meth:`annotate_all`'s) are made about its first format
+        in the same transaction, so a deposit never stands without them. A
+        foreign id already minted refuses the whole batch
+        (:class:`~pdi.errors.ImmutabilityError` naming the item): give here
+        only names not yet minted. With ``refused``, an item whose bytes the
+        content checks refuse is left out (its answer ``None``) and
+        ``refused`` is told its index and why; the others are deposited.
+        """
+        # staged on several threads only where staging touches no catalog (a blob store's own say)
+        parallel = getattr(getattr(self.store, "blobs", None), "parallel_staging", False)
+        return self._deposit_many(series, items, refused=refused, threads=STAGING_THREADS if parallel else 1)
+
+    def _stage_each(
+        self, items: Sequence[BatchItem], threads: int
+    ) -> Generator[tuple[list[NewRepresentation], BaseException | None], None, None]:
+        """Each item's formats checked and staged (:func:`prepare`), in the items' order: what was staged, and why not.
+
+        With ``threads`` past 1 the items are staged on that many threads
+        (a blob's fsyncs wait while another item's checks and passages are
+        made): only for a blob store whose staging touches no catalog
+        (``parallel_staging``). What the consumer did not take (it stopped
+        early) is waited for and discarded.
+        """
+
+        def one(item: BatchItem) -> tuple[list[NewRepresentation], BaseException | None]:
+            reps: list[NewRepresentation] = []
+            try:
+                for content in item.contents:
+                    reps.append(prepare(content, self.store))
+            except Exception as exc:  # handed on: the caller discards, on its own thread
+                return reps, exc
+            return reps, None
+
+        if threads <= 1:
+            for item in items:
+                yield one(item)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(min(threads, len(items)), thread_name_prefix="pdi-staging")
+        futures = [pool.submit(one, item) for item in items]
+        taken = 0
+        try:
+            for future in futures:
+                outcome = future.result()
+                taken += 1
+                yield outcome
+        finally:
+            for future in futures[taken:]:
+                future.cancel()
+            pool.shutdown(wait=True)
+            for future in futures[taken:]:
+                if not future.cancelled() and future.exception() is None:
+                    _discard(future.result()[0])
+
+    def _deposit_many(
+        self,
+        series: str,
+        items: Sequence[BatchItem],
+        *,
+        writer: Writer | None = None,
+        idempotency_key: str | None = None,
+        request: str = "",
+        embargo_until: str | None = None,
+        refused: Callable[[int, PDIError], None] | None = None,
+        threads: int = 1,
+    ) -> list[Deposit | None]:
+        from pdi.archive.statements import _check_statement
+
         name, embargo = self._series_to_deposit(series, writer, embargo_until)
         if not items:
             raise ParseError("a batch needs at least one item", rule="batch")
         self._registered(name)
-        day = self.now().date()
+        today = self.now().date()
         checked: list[str | None] = []
-        for index, (contents, foreign_id) in enumerate(items):
-            if not contents:
+        for index, item in enumerate(items):
+            if not item.contents:
                 raise ParseError(f"item {index}: an item needs at least one format", rule="format")
+            foreign_id = item.foreign_id
+            if item.day is not None and foreign_id is None:
+                raise UnsupportedError(
+                    f"item {index}: a name is dated on another day than today only with a foreign id")
+            if item.statements and foreign_id is None:
+                raise UnsupportedError(f"item {index}: statements go with a batch's items that have a foreign id")
+            for stated_key, stated_value in item.statements:
+                _check_statement(stated_key, stated_value)
             if foreign_id is not None:
-                token = formats.canonical_token(contents[0].format)
+                token = formats.canonical_token(item.contents[0].format)
                 try:
-                    foreign_id = checked_foreign_id(name, foreign_id, token, day)
+                    foreign_id = checked_foreign_id(name, foreign_id, token, item.day or today)
                 except PDIError as exc:
                     raise type(exc)(f"item {index}: {exc}") from None
             checked.append(foreign_id)
-        staged: list[list[NewRepresentation]] = []
+        staged: list[list[NewRepresentation] | None] = []
+        subjects: dict[int, PDI] = {}
         try:
-            for index, (contents, _) in enumerate(items):
-                reps: list[NewRepresentation] = []
-                staged.append(reps)
-                for content in contents:
-                    try:
-                        reps.append(prepare(content, self.store))
-                    except PDIError as exc:
-                        raise type(exc)(f"item {index}: {exc}") from None
-            everything = [rep for reps in staged for rep in reps]
-            now = self.now()
-            note = self._note(writer, "deposit", everything, idempotency_key, request, embargo)
-            results = self.store.mint_batch(
-                name, now.date(), list(zip(checked, staged, strict=True)), timestamp(now), note=note
-            )
+            with contextlib.closing(self._stage_each(items, threads)) as outcomes:
+                for index, (reps, failure) in enumerate(outcomes):
+                    staged.append(reps)
+                    if failure is None:
+                        continue
+                    staged[index] = None
+                    _discard(reps)
+                    if refused is not None and isinstance(failure, (IntegrityError, ParseError, UnsupportedError)):
+                        refused(index, failure)
+                        continue
+                    if isinstance(failure, PDIError):
+                        raise type(failure)(f"item {index}: {failure}") from None
+                    raise failure
+            kept = [i for i, reps in enumerate(staged) if reps is not None]
+            results: list[DepositResult] = []
+            if kept:
+                everything = [rep for reps in staged if reps is not None for rep in reps]
+                now = self.now()
+                note = self._note(writer, "deposit", everything, idempotency_key, request, embargo)
+                entries = [(checked[i], staged[i] or []) for i in kept]
+                days = [items[i].day for i in kept]
+                stated: list[tuple[str, Sequence[tuple[str, str]]] | None] = []
+                for i in kept:
+                    item, first = items[i], (staged[i] or [])[0]
+                    if not item.statements:
+                        stated.append(None)
+                        continue
+                    subject = PDI.build(series=name, date=item.day or now.date(), foreign_id=checked[i],
+                                        format=first.format, version=1)
+                    subjects[i] = subject  # the first format's name too: built once
+                    stated.append((str(subject.canonical()), item.statements))
+                results = self.store.mint_batch(
+                    name, now.date(), entries, timestamp(now), note=note, days=days,
+                    statements=stated if any(stated) else None, who=self.who,
+                )
         except BaseException:
             # last staged first: a blob staged twice is pinned by both, and only the first may remove it
-            for rep in reversed([rep for reps in staged for rep in reps]):
-                rep.blob.discard()
+            _discard([rep for one in staged if one is not None for rep in one])
             raise
         finally:
-            for reps in staged:
-                for rep in reps:
+            for one in staged:
+                for rep in one or []:
                     if rep.passages is not None:
                         rep.passages.close()  # the full-text index's spool (pdi.archive.search), as _staging does
-        for reps in staged:
-            for rep in reps:
+        for one in staged:
+            for rep in one or []:
                 rep.blob.close()
-        return [self._deposited(result, reps) for result, reps in zip(results, staged, strict=True)]
+        answers: list[Deposit | None] = [None] * len(items)
+        for i, result in zip(kept, results, strict=True):
+            minted = staged[i] or []
+            if result.replayed:
+                answers[i] = self._deposited(result, minted)
+                continue
+            # minted just now, version 1 of the formats given: its names are known without reading them back
+            made = result.key
+            serial = None if checked[i] is not None else int(made.unique_id)
+            known = subjects.get(i)
+            answers[i] = Deposit(tuple(
+                known if n == 0 and known is not None else
+                PDI.build(series=made.series, date=made.day, serial=serial,
+                          foreign_id=None if serial is not None else made.unique_id, format=rep.format, version=1)
+                for n, rep in enumerate(minted)
+            ), False, False)
+        return answers
 
     def _series_to_deposit(
         self, series: str, writer: Writer | None, embargo_until: str | None

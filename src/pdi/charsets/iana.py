@@ -36,6 +36,7 @@ import codecs
 import encodings
 import encodings.aliases
 import functools
+import threading
 from dataclasses import dataclass
 from typing import Final
 
@@ -210,9 +211,18 @@ _COMMON: Final[dict[str, str]] = {
     "utf-16": "utf-16", "utf-16le": "utf-16-le", "utf-16be": "utf-16-be", "utf-32": "utf-32",
 }
 
+_REGISTRY_LOCK = threading.Lock()
+
 
 @functools.cache
 def _registry() -> _Registry:
+    """The registry, read once: threads that ask for it first at once (an import's staging threads) wait for one."""
+    with _REGISTRY_LOCK:
+        return _read_registry()
+
+
+@functools.cache
+def _read_registry() -> _Registry:
     from importlib import resources
 
     data = resources.files("pdi").joinpath("data/character-sets.xml").read_bytes()

@@ -16,7 +16,7 @@ that is not a page but whose id is a URL (a PDF, an image) is one
 ``response``. Each page's PDI stands in `pages/pages.jsonl` (``"pdi"``,
 and as the page's ``id``) and in a ``PDI`` field of its root's record
 (WARC §4 lets named fields be added). The CDXJ index is made by
-``cdxj-indexer``.
+``cdxj-indexer``'s indexer as each record is written.
 
 :func:`pdi.interop.warc.sources.wacz_sources` opens the WARC files of a WACZ for
 :mod:`pdi.interop.warc` (read in place from the ZIP: WACZ stores them
@@ -35,11 +35,13 @@ import json
 import os
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TextIO
 
+from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -61,6 +63,9 @@ __all__ = ["WACZ_VERSION", "Exported", "capture_time", "captured_at", "dated_cap
 #: the version of the WACZ specification written (py-wacz validates exactly this one)
 WACZ_VERSION = "1.1.1"
 _WARC_NAME = "data.warc.gz"
+#: The statements an export reads (:meth:`Archive.latest_statements`), of this many names at a time.
+_STATED = ("warc:date", "warc:parts", "title")
+_STATED_AT_ONCE = 500
 
 
 @dataclass(frozen=True)
@@ -80,17 +85,55 @@ def _content_type(media_type: str, charset: str | None) -> str:
     return f"{media_type}; charset={charset}" if charset else media_type
 
 
-class _Writer:
-    """The WARC of an export: responses, and revisits for bytes already written under the same URL."""
+#: Media types whose octets are compressed already: their records are gzip members of stored
+#: (level 0) deflate blocks, since deflating them again gains nothing and was a third of an export.
+_COMPRESSED_MEDIA = frozenset({
+    "image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/heic", "image/jxl",
+    "application/zip", "application/gzip", "application/x-gzip", "application/x-bzip2", "application/x-xz",
+    "application/zstd", "application/x-7z-compressed", "font/woff", "font/woff2", "application/font-woff",
+})
 
-    def __init__(self, out: BinaryIO) -> None:
-        self.warc = WARCWriter(out, gzip=True, warc_version="WARC/1.1")
+
+def _level(media_type: str) -> int:
+    """The deflate level of a record's gzip member: 0 for octets compressed already, else zlib's default (6)."""
+    kind = media_type.split(";", 1)[0].strip().lower()
+    if kind in _COMPRESSED_MEDIA or kind.startswith(("video/", "audio/")):
+        return 0
+    return 6
+
+
+class _Writer:
+    """The WARC of an export: responses, and revisits for bytes already written under the same URL.
+
+    Each record is a gzip member of its own (WARC 1.1 annex D), as warcio's
+    writer makes them, but deflated here at :func:`_level` (warcio deflates
+    every record at level 9: a PNG's octets, deflated again, were a third
+    of an export's time).
+    """
+
+    def __init__(self, out: BinaryIO, index: TextIO | None = None) -> None:
+        self.out = out
+        self.index = None if index is None else _Index(index)
+        self.buffer = io.BytesIO()
+        self.warc = WARCWriter(self.buffer, gzip=False, warc_version="WARC/1.1")
         self.written: dict[tuple[str, str], tuple[str, str]] = {}  # (url, digest) -> (url, date)
         self.records = 0
         info = self.warc.create_warcinfo_record(
             _WARC_NAME, {"software": f"pdi {__version__}", "format": "WARC File Format 1.1"}
         )
-        self.warc.write_record(info)
+        self._write(info, 6)
+
+    def _write(self, record: ArcWarcRecord, level: int) -> None:
+        """One record, serialized by warcio, as one gzip member at ``level``."""
+        self.buffer.seek(0)
+        self.buffer.truncate()
+        self.warc.write_record(record)
+        deflate = zlib.compressobj(level, zlib.DEFLATED, zlib.MAX_WBITS + 16)
+        offset = self.out.tell()
+        self.out.write(deflate.compress(self.buffer.getvalue()))
+        self.out.write(deflate.flush())
+        if self.index is not None:
+            self.index.add(record, offset, self.out.tell() - offset)
 
     def response(
         self, url: str, date: str, media_type: str, charset: str | None, data: bytes, extra: dict[str, str] | None = None
@@ -113,7 +156,7 @@ class _Writer:
                 url, "response", payload=io.BytesIO(data), length=len(data),
                 http_headers=headers, warc_headers_dict=warc_headers,
             )
-        self.warc.write_record(record)
+        self._write(record, 6 if first is not None else _level(media_type))
         self.records += 1
 
     def redirect(self, url: str, target: str, date: str) -> None:
@@ -124,8 +167,36 @@ class _Writer:
             url, "response", payload=io.BytesIO(b""), length=0, http_headers=headers,
             warc_headers_dict={"WARC-Date": date},
         )
-        self.warc.write_record(record)
+        self._write(record, 6)
         self.records += 1
+
+
+class _Index:
+    """The CDXJ index of the WARC an export writes, made as each record is written (not read back).
+
+    cdxj-indexer's own :class:`~cdxj_indexer.CDXJIndexer` makes every line
+    (its fields, SURT keys, filter and sorted, de-duplicated output), from
+    the record warcio has just serialized, with the offset and length of its
+    gzip member: the lines it would make reading the file back, which an
+    export did before (a fifth of its time). ``finish`` writes them sorted.
+    """
+
+    def __init__(self, out: TextIO) -> None:
+        from cdxj_indexer.main import CDXJIndexer, SortingWriter
+
+        self.indexer = CDXJIndexer(output=None, inputs=[], sort=True, post_append=True)
+        self.indexer.curr_filename = _WARC_NAME
+        self.lines = SortingWriter(out)
+
+    def add(self, record: ArcWarcRecord, offset: int, length: int) -> None:
+        if not self.indexer.filter_record(record):
+            return
+        record.file_offset = offset
+        record.file_length = length
+        self.indexer.process_index_entry(None, record, _WARC_NAME, self.lines)
+
+    def finish(self) -> None:
+        self.lines.flush()
 
 
 def _name_of(r: RepresentationRecord) -> PDI:
@@ -238,8 +309,6 @@ def export_wacz(
     beside ``output`` and renamed when complete; an existing ``output`` is
     not overwritten.
     """
-    import cdxj_indexer
-
     target = Path(output)
     if target.exists():
         raise ImmutabilityError(f"export never overwrites: {output} exists")
@@ -251,19 +320,26 @@ def export_wacz(
     documents = 0
     with tempfile.TemporaryDirectory(prefix="pdi-wacz-") as work:
         warc_path = Path(work) / _WARC_NAME
-        with warc_path.open("wb") as out:
-            writer = _Writer(out)
+        cdx_path = Path(work) / "index.cdx"
+        with warc_path.open("wb") as out, cdx_path.open("w", encoding="utf-8") as cdx:
+            writer = _Writer(out, cdx)
             records = [
                 r for r in archive.iter_records(series)
                 if r.serial is None and r.unique_id.lower().startswith(("http://", "https://"))
             ]
+            stated: dict[str, dict[str, str]] = {}
             for done, r in enumerate(records, 1):
                 name = _name_of(r)
+                if (done - 1) % _STATED_AT_ONCE == 0:
+                    # the statements the export reads, of the next names: a query a key, not a few a name
+                    ahead = [_name_of(n) for n in records[done - 1 : done - 1 + _STATED_AT_ONCE]]
+                    stated = {key: archive.latest_statements(ahead, key) for key in _STATED}
                 try:
                     data = archive.get(name).data
                 except WithdrawnError:
                     continue
-                statements = archive.meta(name)  # once: each reading checks the name again
+                subject = str(name.canonical())
+                statements = {key: found[subject] for key, found in stated.items() if subject in found}
                 date = _date_of(r, statements)
                 if r.media_type == "multipart/related":
                     parts = _part_dates(statements.get("warc:parts"))
@@ -279,14 +355,13 @@ def export_wacz(
                     documents += 1
                 if progress is not None:
                     progress(done, len(records))
+            assert writer.index is not None
+            writer.index.finish()
         if writer.records == 0:
             raise NotFoundError(
                 "nothing to export as WACZ: no document" + (f" of series {series}" if series else "")
                 + " has a URL for its id"
             )
-        cdx_path = Path(work) / "index.cdx"
-        with contextlib.redirect_stdout(io.StringIO()):
-            cdxj_indexer.CDXJIndexer(output=str(cdx_path), inputs=[str(warc_path)], sort=True, post_append=True).process_all()
         pages_lines = [json.dumps({"format": "json-pages-1.0", "id": "pages", "title": "Pages"})]
         pages_lines += [json.dumps(p, ensure_ascii=False) for p in pages]
         pages_bytes = ("\n".join(pages_lines) + "\n").encode("utf-8")

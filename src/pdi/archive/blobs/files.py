@@ -58,6 +58,10 @@ class FileBlobs(Attached):
 
     #: The blobs live beside the catalog.
     elsewhere: str | None = None
+    #: :meth:`stage` touches no catalog (only files, and their locks): several threads may
+    #: stage at once (:meth:`pdi.archive.Archive.deposit_dated`). A store that stages through
+    #: the catalog (S3's staging rows, PostgreSQL's large objects) has no such attribute.
+    parallel_staging = True
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)

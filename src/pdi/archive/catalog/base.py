@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from pdi.archive.blobs import ChunkedReader
 from pdi.archive.blobs.seam import BlobPin, BlobSource, BlobStore, StagedBlob
 from pdi.archive.store import (
+    AssertionRecord,
     AuditRecord,
     DocumentKey,
     RepresentationRecord,
@@ -232,6 +233,12 @@ class CatalogBase(ABC):
     @abstractmethod
     def _insert_series(self, record: SeriesRecord) -> None:
         """Inside a write transaction: register a series (:mod:`.documents`)."""
+
+    @abstractmethod
+    def _insert_assertions(
+        self, key: DocumentKey, subject: str, pairs: Sequence[tuple[str, str]], who: str, at: str,
+    ) -> list[AssertionRecord]:
+        """Inside a write transaction: statements about one subject of the document ``key`` (:mod:`.statements`)."""
 
 
 def pages(items: Iterable[T], size: int = IMPORT_PAGE) -> Iterator[list[T]]:

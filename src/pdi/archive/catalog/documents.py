@@ -394,23 +394,35 @@ class DocumentsPart(CatalogBase):
         at: str,
         *,
         note: WriteNote | None = None,
+        days: Sequence[datetime.date | None] | None = None,
+        statements: Sequence[tuple[str, Sequence[tuple[str, str]]] | None] | None = None,
+        who: str = "",
     ) -> list[DepositResult]:
         """Mint a document for each entry (a foreign id or ``None`` for a serial, and its formats): all in one transaction.
 
         An id already minted, or named twice, refuses the whole batch
         (:class:`ImmutabilityError` naming the item); nothing is minted.
+        ``days`` dates an item with a foreign id on another day than ``day``
+        (``None``: ``day``); ``statements`` gives an item its statements
+        (the subject, the canonical name of one of its formats, and the
+        ``(key, value)`` pairs, made by ``who``), written in the same transaction.
         """
         if not entries or any(not reps for _, reps in entries):
             raise StoreError("a batch needs at least one item, and each item a format")
-        ids = [uid for uid, _ in entries if uid is not None]
+        dated = [day if d is None else d for d in (days or [None] * len(entries))]
+        if len(dated) != len(entries) or (statements is not None and len(statements) != len(entries)):
+            raise StoreError("a batch's days and statements are one for each item")
+        if any(d != day and uid is None for d, (uid, _) in zip(dated, entries, strict=True)):
+            raise StoreError("a name is dated on another day than today only with a foreign id")
+        ids = [(d, uid) for d, (uid, _) in zip(dated, entries, strict=True) if uid is not None]
         if len(set(ids)) != len(ids):
             raise ImmutabilityError("a batch names one foreign id twice: " + ", ".join(sorted(
-                {uid for uid in ids if ids.count(uid) > 1})))
+                {uid for d, uid in ids if ids.count((d, uid)) > 1})))
 
         def check() -> None:
-            for item, (uid, _) in enumerate(entries):
+            for item, ((uid, _), on) in enumerate(zip(entries, dated, strict=True)):
                 try:
-                    self._check_mint(series, None if uid is None else DocumentKey(series, day, uid))
+                    self._check_mint(series, None if uid is None else DocumentKey(series, on, uid))
                 except ImmutabilityError as exc:
                     raise ImmutabilityError(f"item {item}: {exc}") from None
 
@@ -428,6 +440,10 @@ class DocumentsPart(CatalogBase):
                     return found
                 check()
                 results = []
-                for uid, reps in entries:
-                    results.append(DepositResult(self._new_document(series, day, uid, reps, at, note), 1))
+                for item, ((uid, reps), on) in enumerate(zip(entries, dated, strict=True)):
+                    key = self._new_document(series, on, uid, reps, at, note)
+                    results.append(DepositResult(key, 1))
+                    stated = None if statements is None else statements[item]
+                    if stated:
+                        self._insert_assertions(key, stated[0], stated[1], who, at)
                 return self._noted_all(note, results, at)

@@ -194,18 +194,24 @@ class StatementsPart(CatalogBase):
         self, key: DocumentKey, subject: str, pairs: Sequence[tuple[str, str]], who: str, at: str,
     ) -> list[AssertionRecord]:
         """Several statements about one subject, in one transaction (all or none), in the order given."""
-        records: list[AssertionRecord] = []
         with self._write():
-            doc = self._document_id(key)
-            if doc is None:
-                raise NotFoundError(f"no document {describe_key(key)} in the archive")
-            for name, value in pairs:
-                rows = self._query(
-                    "INSERT INTO assertions (document, subject, key, value, who, at)"
-                    " VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                    (doc, subject, name, value, who, at),
-                )
-                records.append(AssertionRecord(int(rows[0][0]), subject, name, value, who, at))
+            return self._insert_assertions(key, subject, pairs, who, at)
+
+    def _insert_assertions(
+        self, key: DocumentKey, subject: str, pairs: Sequence[tuple[str, str]], who: str, at: str,
+    ) -> list[AssertionRecord]:
+        """Inside a write transaction: :meth:`add_assertions`' rows (a batch's statements, with its deposits)."""
+        records: list[AssertionRecord] = []
+        doc = self._document_id(key)
+        if doc is None:
+            raise NotFoundError(f"no document {describe_key(key)} in the archive")
+        for name, value in pairs:
+            rows = self._query(
+                "INSERT INTO assertions (document, subject, key, value, who, at)"
+                " VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                (doc, subject, name, value, who, at),
+            )
+            records.append(AssertionRecord(int(rows[0][0]), subject, name, value, who, at))
         return records
 
     def iter_assertions(self, *, page: int = PAGE_ROWS) -> Iterator[AssertionRecord]:

@@ -225,11 +225,10 @@ def _deposit_lone(archive: Archive, series: str, item: Item, data: Iterator[byte
     return archive.add_version(item.name, [content])  # unchanged when the newest holds these bytes
 
 
-def _state(archive: Archive, name: PDI, item: Item) -> None:
-    """What the WARC said of the deposited record(s), as statements about ``name``, in one transaction.
+def _statements(item: Item) -> list[tuple[str, str]]:
+    """What the WARC said of the deposited record(s), as statements about the name.
 
-    Not the target URI: the name's unique id is that URI. One transaction for
-    all of a name's statements (each in its own was a third of an import's time).
+    Not the target URI: the name's unique id is that URI.
     """
     entry, payload = item.entry, item.payload
     statements = [("warc:date", entry.warc_date)]
@@ -241,7 +240,12 @@ def _state(archive: Archive, name: PDI, item: Item) -> None:
     if item.parts:
         lines = [f"{p.payload_digest or '-'} {e.warc_date} {e.uri}" for e, p in item.parts]
         statements.append(("warc:parts", "\n".join(lines)))
-    archive.annotate_all(name, statements)
+    return statements
+
+
+def _state(archive: Archive, name: PDI, item: Item) -> None:
+    """:func:`_statements` about ``name``, in one transaction (each in its own was a third of an import's time)."""
+    archive.annotate_all(name, _statements(item))
 
 
 def import_warc(
@@ -279,6 +283,25 @@ def import_warc(
     return done, plan
 
 
+#: A batch of new names (:meth:`Archive.deposit_dated`, one transaction) holds at most this many items...
+BATCH_ITEMS = 64
+#: ... and at most about this many octets (what stays staged, with its passages, until the batch commits).
+BATCH_BYTES = 16 << 20
+
+
+def _file_pieces(path: Path, size: int = 1 << 20) -> Iterator[bytes]:
+    with path.open("rb") as fh:
+        while piece := fh.read(size):
+            yield piece
+
+
+def _refusal(index: WarcIndex, item: Item, exc: PDIError) -> str:
+    """A record the archive's content checks refused, as ``plan.skipped`` lists it."""
+    source = index.sources[item.entry.source]
+    reason = str(exc).removeprefix(f"{item.entry.uri}: ").split("; give ", 1)[0]
+    return f"{_where(source, item.entry.offset, item.entry.uri)}: {reason}"
+
+
 def _deposit_all(
     archive: Archive,
     name: str,
@@ -288,10 +311,81 @@ def _deposit_all(
     progress: Callable[[int, int], None] | None,
     deposited: Callable[[Imported], None] | None,
 ) -> list[Imported]:
+    """Deposit the plan's items in order: new names in batches, each one transaction with its names' statements.
+
+    A name not yet in the archive joins the current batch (:data:`BATCH_ITEMS`,
+    :data:`BATCH_BYTES`), deposited with its ``warc:`` statements by
+    :meth:`Archive.deposit_dated` in one transaction (one commit and its
+    fsyncs for the whole batch, not three or four a page). A name already
+    there (a page captured again on its day, an import run again) ends the
+    batch and is deposited alone, as before: a new version when the page
+    changed, else ``unchanged``, and its statements completed if an earlier
+    import stopped before making them. ``deposited`` and ``progress`` are
+    told of a batch's items once it is committed.
+
+    A batch that fails (a concurrent writer minted one of its names, a disk
+    error, a kill) leaves nothing of itself: no name, no statement, no blob
+    a name holds. The batches before it stay deposited (they were
+    acknowledged through ``deposited``), and the error stops the import;
+    importing the file again finds them unchanged and deposits the rest. A
+    record the content checks refuse (a lone resource whose bytes contradict
+    its type) is listed in ``plan.skipped`` and the rest of its batch is
+    deposited.
+    """
+    from pdi.archive import BatchItem
     from pdi.capture.deposit import deposit_capture
 
+    related = formats.token_for("multipart/related")
     done: list[Imported] = []
+    pending: list[tuple[int, Item, BatchItem]] = []
+    keys: set[tuple[datetime.date | None, str]] = set()  # the documents the pending batch mints
+    size = 0
+
+    def report(number: int, got: Imported) -> None:
+        done.append(got)
+        if deposited is not None:
+            deposited(got)
+        if progress is not None:
+            progress(number, len(plan.items))
+
+    def flush() -> None:
+        nonlocal size
+        if not pending:
+            return
+        batch = list(pending)
+        pending.clear()
+        keys.clear()
+        size = 0
+
+        def refused(at: int, exc: PDIError) -> None:
+            plan.skipped.append(_refusal(index, batch[at][1], exc))
+
+        answers = archive.deposit_dated(name, [b for _, _, b in batch], refused=refused)
+        for (number, item, _), answer in zip(batch, answers, strict=True):
+            if answer is not None:
+                report(number, Imported(answer[0], item.page, False, item.entry.uri, item.failures))
+
     for number, item in enumerate(plan.items, 1):
+        key = (item.name.date, item.name.unique_id)
+        if key not in keys and not archive.versions(item.name):
+            if item.page:
+                assert item.mhtml is not None
+                content = Content(_file_pieces(item.mhtml), related)
+                octets = item.mhtml.stat().st_size
+            else:
+                token = item.name.format
+                assert token is not None
+                charset = item.headers.charset if (item.headers.media_type or "").startswith("text/") else None
+                content = Content(index.payload_pieces(item.payload), token, charset, source=item.entry.uri)
+                octets = item.payload.size
+            if pending and (len(pending) >= BATCH_ITEMS or size + octets > BATCH_BYTES):
+                flush()
+            pending.append((number, item, BatchItem([content], item.entry.uri, item.entry.date.date(),
+                                                    _statements(item))))
+            keys.add(key)
+            size += octets
+            continue
+        flush()  # in the file's order: a name already there after the batch that may have minted it
         if item.page:
             assert item.mhtml is not None
             data = item.mhtml.read_bytes()
@@ -303,19 +397,13 @@ def _deposit_all(
                 # A server's Content-Type is often wrong (an HTML "soft 404" served as
                 # image/png, a text that is not in its charset): the archive's content
                 # checks refuse it, and the record is listed, not deposited.
-                source = index.sources[item.entry.source]
-                reason = str(exc).removeprefix(f"{item.entry.uri}: ").split("; give ", 1)[0]
-                plan.skipped.append(f"{_where(source, item.entry.offset, item.entry.uri)}: {reason}")
+                plan.skipped.append(_refusal(index, item, exc))
                 continue
-        # The statements follow the deposit in transactions of their own: an import
+        # Here the statements follow the deposit in a transaction of their own: an import
         # stopped between the two leaves a name without them, which the next import
         # of the same file (finding the name unchanged) completes.
         if not result.unchanged or "warc:date" not in archive.meta(result[0]):
             _state(archive, result[0], item)
-        got = Imported(result[0], item.page, result.unchanged, item.entry.uri, item.failures)
-        done.append(got)
-        if deposited is not None:
-            deposited(got)
-        if progress is not None:
-            progress(number, len(plan.items))
+        report(number, Imported(result[0], item.page, result.unchanged, item.entry.uri, item.failures))
+    flush()
     return done

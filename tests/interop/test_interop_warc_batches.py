@@ -1,0 +1,247 @@
+"""A WARC import deposits new names in batches (pdi.interop.warc.pages): each batch whole or not at all.
+
+A batch is one transaction (:meth:`Archive.deposit_dated`): its names and
+their ``warc:`` statements together. A batch that fails leaves nothing of
+itself, the batches before it stay, and importing the file again deposits
+the rest; a SIGKILL mid-import leaves only whole batches.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from warc_builder import WarcBuilder, everything, parts_of
+
+from pdi.archive import Archive
+from pdi.errors import StoreError
+from pdi.interop.warc import Imported, import_warc, pages
+
+S = "web.example.us"
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(40))
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def _warc(path: Path, count: int = 7) -> Path:
+    """``count`` pages (each with a style sheet and an image) and, after every other page, a lone image."""
+    b = WarcBuilder()
+    for n in range(count):
+        base = f"http://example.org/p{n}/"
+        date = f"2024-05-{1 + n % 3:02d}T10:00:00Z"
+        page = f'<html><head><link rel="stylesheet" href="s.css"></head><body><img src="i.png"><p>page {n}</p>'
+        b.response(base, page.encode() + b"</body></html>", "text/html; charset=utf-8", date)
+        b.response(base + "s.css", b"p { color: #%06x }" % n, "text/css", date)
+        b.response(base + "i.png", PNG + bytes([n]), "image/png", date)
+        if n % 2:
+            b.response(f"http://example.org/lone{n}.png", PNG + b"lone" + bytes([n]), "image/png", date)
+    return b.save(path)
+
+
+def _archive(path: Path) -> Archive:
+    opened = Archive.init(path)
+    opened.add_series(S)
+    return opened
+
+
+def _check_whole(archive: Archive, done: list[Imported]) -> None:
+    """Every name deposited holds its bytes and the statements its import made with it."""
+    for d in done:
+        stated = archive.meta(d.name)
+        assert stated["warc:date"].startswith("2024-05-0"), d.name
+        assert stated["warc:payload-digest"].startswith("sha1:")
+        data = archive.get(d.name).data
+        if d.page:
+            assert parts_of(data)[d.url][1].startswith(b"<html>")
+            assert "warc:parts" in stated
+        else:
+            assert data.startswith(PNG)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 64])
+def test_every_batch_size_deposits_the_same_names_bytes_and_statements(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    warc = _warc(tmp_path / "a.warc.gz")
+    reference = _archive(tmp_path / "reference")
+    monkeypatch.setattr(pages, "BATCH_ITEMS", 1)
+    expected, _ = import_warc(reference, warc, S)
+    monkeypatch.setattr(pages, "BATCH_ITEMS", batch)
+    archive = _archive(tmp_path / "archive")
+    told: list[Imported] = []
+    done, plan = import_warc(archive, warc, S, deposited=told.append)
+    assert done == told == expected and not plan.skipped
+    assert sum(d.page for d in done) == 7 and len(done) == 10
+    _check_whole(archive, done)
+    for d in done:
+        assert archive.get(d.name).data == reference.get(d.name).data
+        assert {k: v for k, v in archive.meta(d.name).items()} == reference.meta(d.name)
+    assert archive.verify().ok
+
+
+def test_a_batch_is_bounded_by_its_octets_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    warc = _warc(tmp_path / "a.warc.gz")
+    archive = _archive(tmp_path / "archive")
+    sizes: list[int] = []
+    real = archive.deposit_dated
+
+    def counted(series: str, items: list[object], **kwargs: object) -> object:
+        sizes.append(len(items))
+        return real(series, items, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(archive, "deposit_dated", counted)
+    monkeypatch.setattr(pages, "BATCH_BYTES", 1)  # every item past the bound: a batch each
+    done, _ = import_warc(archive, warc, S)
+    assert sizes == [1] * len(done) == [1] * 10
+
+
+def test_a_failed_batch_leaves_nothing_of_itself_and_the_batches_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    warc = _warc(tmp_path / "a.warc.gz")
+    archive = _archive(tmp_path / "archive")
+    monkeypatch.setattr(pages, "BATCH_ITEMS", 3)
+    real = archive.store.mint_batch
+    calls = 0
+
+    def failing(*args: object, **kwargs: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise StoreError("the disk is full")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(archive.store, "mint_batch", failing)
+    told: list[Imported] = []
+    with pytest.raises(StoreError, match="the disk is full"):
+        import_warc(archive, warc, S, deposited=told.append)
+    assert len(told) == 3  # the first batch, acknowledged; nothing of the second
+    assert sorted(str(p) for p in archive.ls(series=S)) == sorted(str(d.name) for d in told)
+    _check_whole(archive, told)
+    report = archive.verify()
+    assert report.ok and not report.unreferenced  # the failed batch's blobs went with it
+    monkeypatch.setattr(archive.store, "mint_batch", real)
+    before = everything(archive)
+    done, _ = import_warc(archive, warc, S)
+    assert [d.unchanged for d in done] == [True] * 3 + [False] * 7
+    assert done[:3] == [Imported(d.name, d.page, True, d.url, d.failures) for d in told]
+    _check_whole(archive, done)
+    assert everything(archive) != before and archive.verify().ok
+
+
+IMPORTER = """
+import sys
+from pdi.archive import Archive
+from pdi.interop.warc import import_warc, pages
+pages.BATCH_ITEMS = 2
+archive = Archive.open(sys.argv[1])
+def told(item):
+    print(item.name, flush=True)
+import_warc(archive, sys.argv[2], sys.argv[3], deposited=told)
+print("finished", flush=True)
+"""
+
+
+def test_sigkill_mid_import_leaves_whole_batches_and_every_acknowledged_name(tmp_path: Path) -> None:
+    warc = _warc(tmp_path / "a.warc.gz", count=40)
+    _archive(tmp_path / "archive").close()
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", IMPORTER, str(tmp_path / "archive"), str(warc), S],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+    )
+    assert child.stdout is not None
+    acknowledged = [child.stdout.readline().strip()]
+    assert acknowledged[0].startswith("urn:pdi:"), child.stderr.read() if child.stderr else ""
+    child.send_signal(signal.SIGKILL)
+    out, _ = child.communicate()
+    assert child.returncode == -signal.SIGKILL
+    acknowledged += [line for line in out.splitlines() if line.startswith("urn:pdi:")]
+    with Archive.open(tmp_path / "archive") as archive:
+        there = {str(p) for p in archive.ls(series=S)}
+        assert set(acknowledged) <= there
+        assert len(there) % 2 == 0 or len(there) == 60  # whole batches of two (the last may be shorter)
+        for name in there:  # no name without the statements made with it
+            assert archive.meta(name)["warc:date"].startswith("2024-05-0")
+        assert archive.verify().ok
+        done, _ = import_warc(archive, warc, S)
+        assert len(done) == 60 and sum(not d.unchanged for d in done) == 60 - len(there)
+        _check_whole(archive, done)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_a_batch_whose_staging_fails_leaves_no_blob(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: int
+) -> None:
+    from pdi.archive import deposits
+
+    warc = _warc(tmp_path / "a.warc.gz")
+    archive = _archive(tmp_path / "archive")
+    monkeypatch.setattr(deposits, "STAGING_THREADS", threads)
+    real = deposits.prepare
+    calls = 0
+
+    def failing(*args: object, **kwargs: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls == 4:
+            raise StoreError("the disk is full")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(deposits, "prepare", failing)
+    before = everything(archive)
+    with pytest.raises(StoreError, match="the disk is full"):
+        import_warc(archive, warc, S)
+    assert everything(archive) == before  # no name, no statement, no blob file
+    report = archive.verify()
+    assert report.ok and not report.unreferenced
+
+
+def test_payloads_kept_from_the_first_pass_are_the_ones_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pdi.interop.warc import read_index, records, sources_for
+
+    warc = _warc(tmp_path / "a.warc.gz")
+    kept = read_index(sources_for(warc), limit=1 << 20)
+    assert len(kept.kept) == len(kept.entries) == 24
+    monkeypatch.setattr(records, "KEEP_TOTAL", 0)
+    again = read_index(sources_for(warc), limit=1 << 20)
+    assert not again.kept
+    for entry in again.entries:
+        assert kept.payload(entry, 1 << 20) == again.payload(entry, 1 << 20)
+        assert b"".join(kept.payload_pieces(entry)) == b"".join(again.payload_pieces(entry))
+    reference = _archive(tmp_path / "reference")
+    expected, _ = import_warc(reference, warc, S)
+    archive = _archive(tmp_path / "archive")
+    monkeypatch.setattr(records, "KEEP_TOTAL", 1 << 30)
+    done, _ = import_warc(archive, warc, S)
+    assert done == expected
+    for d in done:
+        assert archive.get(d.name).data == reference.get(d.name).data
+
+
+def test_only_a_blob_store_whose_staging_needs_no_catalog_stages_on_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pdi.archive import deposits
+    from pdi.archive.blobs.files import FileBlobs
+
+    warc = _warc(tmp_path / "a.warc.gz")
+    seen: list[int] = []
+    real = deposits.Deposits._stage_each
+
+    def spy(self: deposits.Deposits, items: object, threads: int) -> object:
+        seen.append(threads)
+        return real(self, items, threads)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(deposits.Deposits, "_stage_each", spy)
+    import_warc(_archive(tmp_path / "files"), warc, S)
+    assert seen == [deposits.STAGING_THREADS] and seen[0] > 1
+    monkeypatch.delattr(FileBlobs, "parallel_staging")  # as S3's and PostgreSQL's large objects: staging rows
+    seen.clear()
+    done, _ = import_warc(_archive(tmp_path / "other"), warc, S)
+    assert seen == [1] and len(done) == 10
