@@ -1,23 +1,32 @@
 """The ``pdi`` command (an edge: parse argv, call a core or the archive, print).
 
 Each family of subcommands lives in its own module here and is added to the
-top-level group below, when a command of it is first asked for: ``pdi text``
-imports the text engine, not the HTTP client or the archive, so a command
-starts in the time its own modules take to load. Errors from the
+top-level group (:mod:`pdi.cli.group`) when a command of it is first asked
+for: ``pdi text`` imports the text engine, not the HTTP client or the
+archive, so a command starts in the time its own modules take to load.
+``pdi --help`` and ``pdi --version`` by themselves do not import click at
+all (:mod:`pdi.cli.top_help` writes click's own page). Errors from the
 :mod:`pdi.errors` family become one line on stderr and the exit status the
 error class names; nothing else is caught, so a bug still shows its traceback.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
-import click
+from pdi._lazy import exports
 
-from pdi import __version__
-from pdi.errors import PDIError
+__all__ = [
+    "COMMAND_HELP", "COMMAND_MODULES", "EXIT_PAST_END", "EXIT_USAGE", "GROUP_HELP", "PDIGroup",
+    "cli", "error_line", "load_all", "main", "one_line",
+]
+
+if TYPE_CHECKING:
+    from pdi.cli.group import PDIGroup, cli, load_all
+    from pdi.errors import PDIError
+else:
+    __getattr__, __dir__ = exports(__name__, {"group": "PDIGroup cli load_all"})
 
 
 def one_line(text: str) -> str:
@@ -33,6 +42,8 @@ def error_line(exc: PDIError) -> str:
     The base class has no kind of its own to name (its title, "pdi error",
     would only repeat the prefix).
     """
+    from pdi.errors import PDIError
+
     kind = "" if exc.title == PDIError.title else f"{exc.title}: "
     return f"pdi: {kind}{one_line(str(exc))}"
 
@@ -97,96 +108,39 @@ COMMAND_HELP: dict[str, str] = {
 }
 
 
-class PDIGroup(click.Group):
-    """A click group that turns :class:`PDIError` into one stderr line and an exit status.
 
-    With ``lazy`` (command name -> modules of ``pdi.cli``, as
-    :data:`COMMAND_MODULES`), it loads the modules of a command the first
-    time the command is looked up. With ``short_help`` too (command name ->
-    the first sentence of its help, as :data:`COMMAND_HELP`), listing the
-    commands in ``--help`` loads none: click formats the list from stand-ins
-    that carry that sentence.
-    """
+#: The top-level help of ``pdi`` (``pdi --help`` above the options).
+GROUP_HELP = """\
+Persistent document identifiers: mint, archive and resolve urn:pdi names.
 
-    def __init__(
-        self,
-        *args: Any,
-        lazy: dict[str, tuple[str, ...]] | None = None,
-        short_help: dict[str, str] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(*args, **kwargs)
-        self._lazy = lazy or {}
-        self._short_help = short_help or {}
-        self._loaded: set[str] = set()
-
-    def load(self, module: str) -> None:
-        """Import ``pdi.cli.<module>`` and let it add its commands (once)."""
-        if module not in self._loaded:
-            self._loaded.add(module)
-            importlib.import_module(f"pdi.cli.{module}").register(self)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        for module in self._lazy.get(cmd_name, ()):
-            self.load(module)
-        return super().get_command(ctx, cmd_name)
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(self._lazy) | set(self.commands))
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """click's own list of commands, from stand-ins for those not loaded that have a stored help sentence."""
-        listed: dict[str, click.Command] = {}
-        for name in self.list_commands(ctx):
-            if name not in self.commands and name in self._short_help:
-                listed[name] = click.Command(name, help=self._short_help[name])
-            else:
-                command = self.get_command(ctx, name)
-                if command is not None:
-                    listed[name] = command
-        click.Group.format_commands(click.Group(self.name, commands=listed), ctx, formatter)
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except PDIError as exc:
-            click.echo(error_line(exc), err=True)
-            ctx.exit(exc.exit_code)
-
-
-@click.group(
-    cls=PDIGroup,
-    lazy=COMMAND_MODULES,
-    short_help=COMMAND_HELP,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-@click.version_option(__version__, prog_name="pdi")
-def cli() -> None:
-    """Persistent document identifiers: mint, archive and resolve urn:pdi names.
-
-    Exit status: 0 success, 1 syntax error (or another failure, such as a
-    port already in use), 2 bad command-line usage (also: pdi get refusing
-    to write binary content to a terminal), 3 integrity check failed,
-    4 not found, 5 immutability conflict, 6 unsupported, 7 limit exceeded,
-    8 storage error, 9 a fragment lies wholly past the end of its document
-    (pdi get: a warning; nothing is selected), 10 not allowed (a token's
-    role or series does not cover it), 11 withdrawn (the name resolves to
-    its tombstone; an annotation deleted), 12 a cited passage is orphaned in the version asked
-    for (pdi anchor), 13 it is ambiguous there (several places fit as
-    well), 14 pdi import --partial imported the whole records of a damaged
-    WARC or WACZ and dropped the rest, 15 a precondition that no longer
-    holds (an If-Match entity tag that is not the current one).
-    """
-
-
-def load_all() -> None:
-    """Add every command now (for tests and tools that walk the command tree)."""
-    assert isinstance(cli, PDIGroup)
-    for modules in COMMAND_MODULES.values():
-        for module in modules:
-            cli.load(module)
+Exit status: 0 success, 1 syntax error (or another failure, such as a
+port already in use), 2 bad command-line usage (also: pdi get refusing
+to write binary content to a terminal), 3 integrity check failed,
+4 not found, 5 immutability conflict, 6 unsupported, 7 limit exceeded,
+8 storage error, 9 a fragment lies wholly past the end of its document
+(pdi get: a warning; nothing is selected), 10 not allowed (a token's
+role or series does not cover it), 11 withdrawn (the name resolves to
+its tombstone; an annotation deleted), 12 a cited passage is orphaned in the version asked
+for (pdi anchor), 13 it is ambiguous there (several places fit as
+well), 14 pdi import --partial imported the whole records of a damaged
+WARC or WACZ and dropped the rest, 15 a precondition that no longer
+holds (an If-Match entity tag that is not the current one).
+"""
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``pdi`` console script."""
-    cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="pdi")
+    """Entry point of the ``pdi`` console script.
+
+    ``pdi --help``, ``pdi -h`` and ``pdi --version`` alone are answered
+    without importing click (:mod:`pdi.cli.top_help`: the same output);
+    everything else goes to the click group.
+    """
+    args = argv if argv is not None else sys.argv[1:]
+    if len(args) == 1 and args[0] in ("--help", "-h", "--version"):
+        from pdi.cli import top_help
+
+        if top_help.answer(args[0]):
+            return
+    from pdi.cli.group import cli
+
+    cli.main(args=args, prog_name="pdi")
