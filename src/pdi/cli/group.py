@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from pdi import __version__
-from pdi.cli import COMMAND_HELP, COMMAND_MODULES, GROUP_HELP, error_line
+from pdi.cli.commands import COMMAND_HELP, COMMAND_MODULES, GROUP_HELP, error_line
 from pdi.errors import PDIError
 
 

@@ -19,7 +19,7 @@ import sys
 import textwrap
 
 from pdi import __version__
-from pdi.cli import COMMAND_HELP, GROUP_HELP
+from pdi.cli.commands import COMMAND_HELP, GROUP_HELP
 
 #: The options of the top-level group, as click lists them: (term, help).
 OPTIONS = (("--version", "Show the version and exit."), ("-h, --help", "Show this message and exit."))
