@@ -35,6 +35,7 @@ NOT_FOR_GET = (
     "pdi.archive.postgres", "pdi.archive.blobs.s3", "pdi.archive.bagit", "pdi.fragments.markup",
     "pdi.fragments.text", "pdi.fragments.image", "pdi.fragments.audio", "pdi.passages.reanchor",
     "pdi.interop",  # a browser fragment's aliases: only for a name with a '#'
+    "pdi.charsets.sniff",  # how a browser finds a text's encoding: a stored text's charset is IANA's name
 )
 #: Standard-library modules reading a text by name does not use (annotations' JSON; a deposit's counting thread).
 STDLIB_NOT_FOR_GET = ("json", "queue")
