@@ -133,24 +133,49 @@ def test_slots_and_own_init_are_made_at_once() -> None:
     assert Slotted.__slots__ == ("a",) and Own(2).a == 4
 
 
-def test_threads_making_the_first_instance_at_once() -> None:
-    @dataclass(frozen=True)
-    class Raced:
-        a: int
-
-    start = threading.Barrier(8)
+def _race(cls: Any, threads: int = 6, each: int = 20) -> tuple[list[Any], list[BaseException]]:
+    """``threads`` threads, started together, each making ``each`` instances of ``cls``: what they made, what failed."""
+    start = threading.Barrier(threads)
     got: list[Any] = []
+    failed: list[BaseException] = []
 
     def make() -> None:
         start.wait()
-        got.append(Raced(1))
+        try:
+            got.extend(cls(n) for n in range(each))
+        except BaseException as exc:
+            failed.append(exc)
 
-    threads = [threading.Thread(target=make) for _ in range(8)]
-    for thread in threads:
+    running = [threading.Thread(target=make) for _ in range(threads)]
+    for thread in running:
         thread.start()
-    for thread in threads:
+    for thread in running:
         thread.join()
-    assert got == [Raced(1)] * 8
+    return got, failed
+
+
+def test_threads_making_the_first_instance_at_once() -> None:
+    """Threads that make the first instances of a class together all get a whole one (a hundred classes).
+
+    The interpreter switches threads as often as it can meanwhile: a class
+    left without an ``__init__`` for a moment while it is made (as when the
+    stand-in was removed before ``dataclasses`` wrote the real one) failed
+    here for most of the classes ("takes no arguments").
+    """
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(100):
+            @dataclass(frozen=True)
+            class Raced:
+                a: int
+                b: tuple[int, ...] = field(default_factory=tuple)
+
+            got, failed = _race(Raced)
+            assert failed == []
+            assert sorted(got, key=lambda r: r.a) == sorted([Raced(n) for n in range(20)] * 6, key=lambda r: r.a)
+    finally:
+        sys.setswitchinterval(interval)
 
 
 _UNPICKLE = """

@@ -11,8 +11,10 @@ time on it).
 the very class object, processed by :func:`dataclasses.dataclass` with the
 same options, only when its first instance is made instead of at once.
 Until then the class has a stand-in ``__init__`` (and ``__setstate__``, for
-an instance :mod:`pickle` makes) that does the processing, removes itself
-and goes on as the real one. A module uses it as::
+an instance :mod:`pickle` makes) that does the processing under a lock,
+is replaced by the real one in one step (:func:`made`: threads making
+the first instances together never find the class without one) and goes
+on as it. A module uses it as::
 
     if TYPE_CHECKING:
         from dataclasses import dataclass
@@ -40,19 +42,40 @@ from typing import Any, TypeVar
 
 T = TypeVar("T", bound=type)
 
+#: What a class's stand-ins and its instances' layout put in its namespace (not copied to a twin).
+_OWN = frozenset({"__init__", "__setstate__", "__dict__", "__weakref__"})
 #: Classes not yet made -> the options to make them with.
 _waiting: dict[type, dict[str, Any]] = {}
 _lock = threading.RLock()
 
 
 def made(cls: T) -> T:
-    """``cls``, processed by :func:`dataclasses.dataclass` now if it is still waiting."""
+    """``cls``, processed by :func:`dataclasses.dataclass` now if it is still waiting.
+
+    The stand-in ``__init__`` stays until the real one replaces it in one
+    step, so a thread that makes an instance meanwhile always finds one of
+    the two (the stand-in waits for the lock): ``dataclasses`` leaves a
+    class's own ``__init__`` alone, so the real one is written for a
+    throw-away twin of the class (same bases, body and ``frozen``/``kw_only``,
+    which are all an ``__init__`` depends on) and moved over.
+    """
     with _lock:
-        options = _waiting.pop(cls, None)
-        if options is not None:
-            delattr(cls, "__init__")
-            delattr(cls, "__setstate__")
-            dataclasses.dataclass(cls, **options)
+        options = _waiting.get(cls)
+        if options is None:
+            return cls
+        body = {name: value for name, value in vars(cls).items() if name not in _OWN}
+        body["__qualname__"] = cls.__qualname__
+        twin: Any = dataclasses.dataclass(
+            type(cls)(cls.__name__, cls.__bases__, body), init=True, repr=False, eq=False, match_args=False,
+            frozen=options.get("frozen", False), kw_only=options.get("kw_only", False),
+        )
+        undocumented = not cls.__doc__
+        dataclasses.dataclass(cls, **options)  # everything but __init__, which is the stand-in's
+        setattr(cls, "__init__", vars(twin)["__init__"])  # noqa: B010 (the stand-in replaced at once)
+        if undocumented:  # dataclasses wrote the stand-in's signature; the twin's is the real one
+            cls.__doc__ = twin.__doc__
+        delattr(cls, "__setstate__")
+        del _waiting[cls]
     return cls
 
 
@@ -71,7 +94,7 @@ def _wait(cls: T, options: dict[str, Any]) -> T:
         return made_now  # type: ignore[no-any-return]
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        init: Callable[..., None] = vars(made(cls))["__init__"]  # the one dataclass wrote
+        init: Callable[..., None] = vars(made(cls))["__init__"]  # the real one, now
         init(self, *args, **kwargs)
 
     def __setstate__(self: Any, state: Any) -> None:  # an instance unpickled before any was made here
