@@ -57,7 +57,9 @@ def made(cls: T) -> T:
     the two (the stand-in waits for the lock): ``dataclasses`` leaves a
     class's own ``__init__`` alone, so the real one is written for a
     throw-away twin of the class (same bases, body and ``frozen``/``kw_only``,
-    which are all an ``__init__`` depends on) and moved over.
+    which are all an ``__init__`` depends on) and moved over. (A base's
+    ``__init_subclass__`` sees the twin too: none of the classes made here
+    has one but ``object``'s.)
     """
     with _lock:
         options = _waiting.get(cls)
