@@ -58,8 +58,8 @@ def made(cls: T) -> T:
     class's own ``__init__`` alone, so the real one is written for a
     throw-away twin of the class (same bases, body and ``frozen``/``kw_only``,
     which are all an ``__init__`` depends on) and moved over. (A base's
-    ``__init_subclass__`` sees the twin too: of the bases of the classes
-    made here, only ``typing.Generic`` has one, which registers nothing.)
+    ``__init_subclass__`` sees the twin too: no base of the classes made
+    here has one of its own.)
     """
     with _lock:
         options = _waiting.get(cls)
