@@ -2,9 +2,10 @@
 
 Each command runs in a fresh interpreter, as the console script runs it
 (``pdi.cli.main``), and reports ``sys.modules`` as it exits; the modules a
-command does not use must not be there. ``pdi --help`` lists the commands
-from :data:`pdi.cli.COMMAND_HELP` without importing their modules: its output
-must equal what click prints for a plain group holding every real command.
+command does not use must not be there. ``pdi --help`` and ``pdi --version``
+import no click (:mod:`pdi.cli.top_help`) and no command's module: the help
+must equal what click prints for a plain group holding every real command,
+at every width click can lay it out to.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from pathlib import Path
 
 import click
 import pytest
+from click.testing import CliRunner
 
-from pdi.cli import COMMAND_HELP, COMMAND_MODULES, cli, load_all
+from pdi import __version__
+from pdi.cli import COMMAND_HELP, COMMAND_MODULES, cli, load_all, top_help
 
 #: Third-party packages no start-up of ``pdi --help`` or ``pdi get`` of a text needs.
 HEAVY = (
@@ -32,11 +35,21 @@ NOT_FOR_GET = (
     "pdi.archive.postgres", "pdi.archive.blobs.s3", "pdi.archive.bagit", "pdi.fragments.markup",
     "pdi.fragments.text", "pdi.fragments.image", "pdi.fragments.audio", "pdi.passages.reanchor",
     "pdi.interop",  # a browser fragment's aliases: only for a name with a '#'
+    "pdi.charsets.sniff",  # how a browser finds a text's encoding: a stored text's charset is IANA's name
 )
+#: Standard-library modules reading a text by name does not use (annotations' JSON; a deposit's counting thread).
+STDLIB_NOT_FOR_GET = ("json", "queue")
 
 _REPORT = """
-import atexit, json, os, sys
-atexit.register(lambda: open(os.environ["PDI_TEST_MODULES"], "w").write(json.dumps(sorted(sys.modules))))
+import atexit, os, sys
+def report():
+    modules = sorted(sys.modules)  # before json, which the command itself may not import
+    later = sys.modules.get("pdi._later")
+    waiting = [f"{c.__module__}.{c.__qualname__}" for c in later.waiting()] if later else []
+    import json
+    open(os.environ["PDI_TEST_MODULES"], "w").write(json.dumps(modules))
+    open(os.environ["PDI_TEST_MODULES"] + ".waiting", "w").write(json.dumps(waiting))
+atexit.register(report)
 from pdi.cli import main
 main()
 """
@@ -54,21 +67,42 @@ def modules_after(args: list[str], tmp_path: Path, **env: str) -> tuple[subproce
     return result, set(json.loads(report.read_text()))
 
 
+def still_waiting(tmp_path: Path) -> set[str]:
+    """The dataclasses (``pdi._later``) the last :func:`modules_after` left unmade: no instance was needed."""
+    return set(json.loads((tmp_path / "modules.json.waiting").read_text()))
+
+
 def loaded(modules: set[str], packages: tuple[str, ...]) -> list[str]:
     """The modules of ``modules`` that are one of ``packages`` or inside one."""
     return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in packages))
 
 
-def test_help_imports_no_command_module(tmp_path: Path) -> None:
-    _, modules = modules_after(["--help"], tmp_path)
-    assert loaded(modules, HEAVY) == []
-    assert sorted(m for m in modules if m.startswith("pdi")) == ["pdi", "pdi.cli", "pdi.errors"]
+#: All of pdi that ``pdi --help`` and ``pdi --version`` import.
+FRONT_DOOR = ["pdi", "pdi._lazy", "pdi.cli", "pdi.cli.commands", "pdi.cli.top_help"]
 
 
-def test_version_imports_no_command_module(tmp_path: Path) -> None:
+@pytest.mark.parametrize("option", ["--help", "-h"])
+def test_help_imports_no_command_module_and_no_click(tmp_path: Path, option: str) -> None:
+    _, modules = modules_after([option], tmp_path)
+    assert loaded(modules, (*HEAVY, "click")) == []
+    assert sorted(m for m in modules if m.startswith("pdi")) == FRONT_DOOR
+
+
+def test_version_imports_no_command_module_and_no_click(tmp_path: Path) -> None:
     result, modules = modules_after(["--version"], tmp_path)
-    assert b"0." in result.stdout
-    assert sorted(m for m in modules if m.startswith("pdi")) == ["pdi", "pdi.cli", "pdi.errors"]
+    clicks_own = CliRunner().invoke(cli, ["--version"], prog_name="pdi").output
+    assert result.stdout.decode() == clicks_own == f"pdi, version {__version__}\n"
+    assert loaded(modules, ("click",)) == []
+    assert sorted(m for m in modules if m.startswith("pdi")) == FRONT_DOOR
+
+
+def test_any_other_command_line_goes_to_click(tmp_path: Path) -> None:
+    """Only ``--help``, ``-h`` or ``--version`` alone are answered without click."""
+    for args in (["--help", "--version"], ["get", "--help"], ["--version", "-h"]):
+        _, modules = modules_after(args, tmp_path)
+        assert "click" in modules, args
+    _, modules = modules_after(["--help"], tmp_path, _PDI_COMPLETE="bash_source")  # click's completion
+    assert "click" in modules
 
 
 def test_get_of_a_text_on_sqlite_imports_only_what_it_uses(tmp_path: Path) -> None:
@@ -85,7 +119,16 @@ def test_get_of_a_text_on_sqlite_imports_only_what_it_uses(tmp_path: Path) -> No
     assert result.stdout == text.read_bytes()
     assert loaded(modules, HEAVY) == []
     assert loaded(modules, NOT_FOR_GET) == []
-    assert loaded(modules, ("pdi.cli",)) == ["pdi.cli", "pdi.cli.archive_cmd", "pdi.cli.read_cmd"]
+    assert loaded(modules, STDLIB_NOT_FOR_GET) == []
+    # the archive's records it has no instance of are never made (pdi._later): these, and some thirty more
+    waiting = still_waiting(tmp_path)
+    assert {f"pdi.archive.store.{name}" for name in ("SeriesRecord", "TokenRecord", "AuditRecord", "SearchRow",
+                                                      "NewRepresentation", "ListQuery")} <= waiting
+    assert {"pdi.archive.results.Deposit", "pdi.archive.results.SearchHit"} <= waiting
+    assert len(waiting) >= 35
+    assert "pdi.archive.store.RepresentationRecord" not in waiting
+    assert loaded(modules, ("pdi.cli",)) == [
+        "pdi.cli", "pdi.cli.archive_cmd", "pdi.cli.commands", "pdi.cli.group", "pdi.cli.read_cmd"]
 
 
 def test_every_command_has_its_stored_help_sentence() -> None:
@@ -98,18 +141,29 @@ def test_every_command_has_its_stored_help_sentence() -> None:
             assert stand_in.get_short_help_str(limit) == command.get_short_help_str(limit), (name, limit)
 
 
-@pytest.mark.parametrize("columns", [55, 70, 100])
-def test_help_is_clicks_own_listing_of_every_command(tmp_path: Path, columns: int) -> None:
-    """``pdi --help`` (nothing loaded) prints what click prints for a plain group of every real command."""
-    result, _ = modules_after(["--help"], tmp_path, COLUMNS=str(columns))
+def _clicks_own_help(width: int) -> str:
+    """What click prints for ``pdi --help`` at ``width``, from a plain group holding every real command."""
     load_all()
     plain = click.Group(
         cli.name, commands=dict(cli.commands), params=list(cli.params), help=cli.help,
         context_settings=cli.context_settings,
     )
-    width = max(min(columns, 80) - 2, 50)  # click's own: the terminal's columns, at most 80, less 2
     with click.Context(plain, info_name="pdi", terminal_width=width, **cli.context_settings) as ctx:
-        expected = plain.get_help(ctx) + "\n"
+        return plain.get_help(ctx) + "\n"
+
+
+def test_the_page_without_click_is_clicks_own_at_every_width() -> None:
+    """:func:`top_help.page` lays the help out as click does at each width click may use (50 to 78)."""
+    for width in range(50, 79):
+        assert top_help.page(width) + "\n" == _clicks_own_help(width), width
+
+
+@pytest.mark.parametrize("columns", [55, 70, 100])
+def test_help_is_clicks_own_listing_of_every_command(tmp_path: Path, columns: int) -> None:
+    """``pdi --help`` (nothing loaded) prints what click prints for a plain group of every real command."""
+    result, _ = modules_after(["--help"], tmp_path, COLUMNS=str(columns))
+    width = max(min(columns, 80) - 2, 50)  # click's own: the terminal's columns, at most 80, less 2
+    expected = _clicks_own_help(width)
     assert result.stdout.decode() == expected
     listed = [line.split()[0] for line in expected.split("Commands:\n", 1)[1].splitlines()
               if line.startswith("  ") and not line.startswith("   ")]

@@ -38,12 +38,18 @@ import contextvars
 import datetime
 import enum
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+from typing import TYPE_CHECKING
 
 from pdi.archive.naming import timestamp
 from pdi.archive.store import DocumentKey, SeriesRecord, TokenRecord
 from pdi.archive.tokens import covers
 from pdi.errors import ParseError
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:
+    from pdi._later import dataclass
 
 PUBLIC = "public"
 PRIVATE = "private"

@@ -35,11 +35,9 @@ from __future__ import annotations
 import codecs
 import functools
 import itertools
-import queue
 import re
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pdi import charsets, formats
@@ -48,7 +46,12 @@ from pdi.archive.store import BlobObserver, NewRepresentation
 from pdi.errors import IntegrityError, LimitError, ParseError, UnsupportedError
 
 if TYPE_CHECKING:
+    import queue
+    from dataclasses import dataclass
+
     from pdi.archive.catalog import SQLStore
+else:
+    from pdi._later import dataclass
 
 __all__ = [
     "Content",
@@ -522,6 +525,8 @@ class IndexBuilder:
         self._small: list[bytes] | None = None if self._markup else []  # a text's first octets, before the thread
 
     def _start(self) -> None:
+        import queue  # here: only a large text's deposit counts in a thread
+
         self._queue = queue.Queue(maxsize=8)
         self._thread = threading.Thread(target=self._count, name="pdi-index", daemon=True)
         self._thread.start()

@@ -7,11 +7,17 @@ charset, line-ending convention) against what a deposit would have written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from typing import TYPE_CHECKING
 
 from pdi import charsets, formats
 from pdi.archive.store import BlobUse
 from pdi.errors import PDIError
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:
+    from pdi._later import dataclass
 
 
 @dataclass(frozen=True)

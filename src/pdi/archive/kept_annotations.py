@@ -41,7 +41,6 @@ old and new.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import uuid
 from collections.abc import Mapping
@@ -122,6 +121,8 @@ def check_annotation(data: object) -> dict[str, Any]:
 
 def encode(data: Mapping[str, Any]) -> str:
     """The JSON text an annotation is kept as."""
+    import json  # here: reading a name needs no JSON
+
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -145,6 +146,8 @@ def archived_targets(data: Mapping[str, Any]) -> list[str]:
 def representation(record: AnnotationRecord, iri: str) -> dict[str, Any]:
     """The annotation as the server gives it (JSON-LD compacted against :data:`CONTEXT`): ``@context`` and its
     ``id`` (``iri``) first, then what was kept, its ``created`` time (unless it had one) and ``modified``."""
+    import json
+
     kept = json.loads(record.data)
     shown: dict[str, Any] = {"@context": kept.pop("@context", CONTEXT), "id": iri}
     shown.update(kept)

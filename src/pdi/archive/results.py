@@ -7,7 +7,7 @@ command line render them (:mod:`pdi.archive.describe`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, overload
 
 from pdi._closing import Closing
@@ -16,8 +16,12 @@ from pdi.archive.store import AssertionRecord, FixityCheck, RepresentationRecord
 from pdi.identifier import PDI
 
 if TYPE_CHECKING:
+    from dataclasses import dataclass
+
     from pdi.fragments import FragmentResult
     from pdi.fragments.citation import QuotationCheck
+else:
+    from pdi._later import dataclass
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ targets.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 
 import pdi.archive.kept_annotations as anno
@@ -204,6 +203,8 @@ class Statements(Reading):
         """
         current = self._annotation_to_change(slug, holds, writer)
         kept = anno.check_annotation(data)
+        import json  # here: reading a name needs no JSON
+
         changed = anno.unchanged_links(json.loads(current.data), kept)
         if changed:
             raise ImmutabilityError(f"the annotation {slug!r} keeps its {' and '.join(changed)}: they may not change")

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # The blob seam's own types, named here too for the catalog's callers (re-exported).
 from pdi.archive.blobs.seam import BlobObserver as BlobObserver
@@ -33,6 +32,11 @@ from pdi.archive.blobs.seam import BlobPin as BlobPin
 from pdi.archive.blobs.seam import BlobSource as BlobSource
 from pdi.archive.blobs.seam import StagedBlob as StagedBlob
 from pdi.archive.blobs.seam import blob_octets as blob_octets
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:
+    from pdi._later import dataclass
 
 #: The schema version this code writes. Older catalogs are migrated forward on open.
 SCHEMA_VERSION = 8

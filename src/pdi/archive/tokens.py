@@ -25,10 +25,15 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pdi.archive.store import TokenRecord
 from pdi.errors import AccessError, ParseError
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:
+    from pdi._later import dataclass
 
 #: The roles, weakest first; each may do what the ones before it may.
 ROLES = ("read", "deposit", "curate", "admin")

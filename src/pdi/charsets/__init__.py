@@ -20,11 +20,15 @@ each has its own module:
   ``single_byte_table``, ``codec_name``) are imported from the module itself.
 
 Pure: no I/O but reading the package's own registry file, and nothing of pdi's but
-:mod:`pdi.errors` (the cores use nothing of pdi's above them; a test checks it).
+:mod:`pdi.errors` and :mod:`pdi._lazy` (the cores use nothing of pdi's above them; a test
+checks it). The WHATWG names load :mod:`pdi.charsets.sniff` when first asked for.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from pdi._lazy import exports
 from pdi.charsets.iana import (
     CODEC_TABLE,
     NOT_CHARSETS,
@@ -36,10 +40,20 @@ from pdi.charsets.iana import (
     registry_updated,
     same_charset,
 )
-from pdi.charsets.sniff import bom_encoding, css_charset, meta_charset
-from pdi.charsets.sniff import decode as whatwg_decode
-from pdi.charsets.sniff import lookup as whatwg_encoding
-from pdi.charsets.sniff import sniff as sniff_encoding
+
+if TYPE_CHECKING:
+    from pdi.charsets.sniff import (
+        bom_encoding,
+        css_charset,
+        meta_charset,
+        sniff_encoding,
+        whatwg_decode,
+        whatwg_encoding,
+    )
+else:  # the WHATWG side is loaded when first asked for (a name's charset needs only IANA's)
+    __getattr__, __dir__ = exports(__name__, {
+        "sniff": "bom_encoding css_charset meta_charset sniff_encoding whatwg_decode whatwg_encoding",
+    })
 
 __all__ = [
     "CODEC_TABLE",

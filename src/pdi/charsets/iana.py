@@ -37,10 +37,14 @@ import encodings
 import encodings.aliases
 import functools
 import threading
-from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from pdi.errors import UnsupportedError
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:
+    from pdi._later import dataclass
 
 __all__ = [
     "CODEC_TABLE",

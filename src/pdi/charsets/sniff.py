@@ -350,3 +350,9 @@ def _is_utf8(data: bytes) -> bool:
         except UnicodeDecodeError:
             return False
     return True
+
+
+#: The entry points under the names :mod:`pdi.charsets` gives them (they say they are WHATWG's).
+sniff_encoding = sniff
+whatwg_encoding = lookup
+whatwg_decode = decode

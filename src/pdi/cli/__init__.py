@@ -1,192 +1,55 @@
 """The ``pdi`` command (an edge: parse argv, call a core or the archive, print).
 
 Each family of subcommands lives in its own module here and is added to the
-top-level group below, when a command of it is first asked for: ``pdi text``
-imports the text engine, not the HTTP client or the archive, so a command
-starts in the time its own modules take to load. Errors from the
+top-level group (:mod:`pdi.cli.group`) when a command of it is first asked
+for: ``pdi text`` imports the text engine, not the HTTP client or the
+archive, so a command starts in the time its own modules take to load.
+``pdi --help`` and ``pdi --version`` by themselves do not import click at
+all (:mod:`pdi.cli.top_help` writes click's own page). Errors from the
 :mod:`pdi.errors` family become one line on stderr and the exit status the
 error class names; nothing else is caught, so a bug still shows its traceback.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
-import click
-
-from pdi import __version__
-from pdi.errors import PDIError
-
-
-def one_line(text: str) -> str:
-    """``text`` with every control character (CR, LF, ESC …) escaped, so it prints as one line."""
-    return "".join(
-        ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text
-    )
-
-
-def error_line(exc: PDIError) -> str:
-    """The one line ``pdi`` prints for ``exc``: ``pdi: not found: …``, or ``pdi: …`` for the base class.
-
-    The base class has no kind of its own to name (its title, "pdi error",
-    would only repeat the prefix).
-    """
-    kind = "" if exc.title == PDIError.title else f"{exc.title}: "
-    return f"pdi: {kind}{one_line(str(exc))}"
-
-
-#: Exit status of bad command-line usage (click's own), and of ``pdi get`` refusing binary output to a terminal.
-EXIT_USAGE = 2
-#: Exit status of a fragment that lies wholly past the end of its document (a warning: nothing is selected).
-EXIT_PAST_END = 9
-
-
-#: The modules that add each top-level command (``register(cli)`` in each).
-#: ``mhtml`` is one group whose commands two modules add (reading; packing).
-COMMAND_MODULES: dict[str, tuple[str, ...]] = {
-    "uri": ("uri_cmd",),
-    "parse": ("parse_cmd",),
-    "text": ("text_cmd",),
-    **dict.fromkeys(("init", "series", "verify", "export", "import"), ("archive_cmd",)),
-    **dict.fromkeys(("add", "version"), ("deposit_cmd",)),
-    **dict.fromkeys(("get", "cite", "ls", "meta"), ("read_cmd",)),
-    "mhtml": ("mhtml_cmd", "capture_cmd"),
-    "capture": ("capture_cmd",),
-    "serve": ("serve_cmd",),
-    **dict.fromkeys(("token", "audit", "withdraw", "embargo"), ("token_cmd",)),
-    **dict.fromkeys(("search", "reindex", "index"), ("search_cmd",)),
-    "anchor": ("anchor_cmd",),
-    "annotate": ("annotate_cmd",),
-}
-
-
-#: The one-line help ``pdi --help`` shows for each top-level command: the first
-#: sentence of the command's own help, which is all click shows of it, so the
-#: list is printed without importing a command's module (a test checks that
-#: each equals its command's and that ``pdi --help`` prints what click prints
-#: with every command loaded).
-COMMAND_HELP: dict[str, str] = {
-    "add": "Mint a PDI for FILE ('-' = stdin) today (GMT) and deposit it; prints the PDI.",
-    "anchor": "Find the passage NAME cites (NAME#char=a,b, #line=a,b, #elt=… or #name=…) in version VERSION of it.",
-    "annotate": "Export a name as a W3C Web Annotation, or find the names annotations point at.",
-    "audit": "The audit log, oldest first: every write with who (a user, or token:NAME), when, what, and from where.",
-    "capture": "Capture the web page at URL with everything it needs, as RFC 2557 MHTML.",
-    "cite": "Resolve both ends of CITATION (A@position=B#fragment) and check the quotation.",
-    "embargo": "Embargo NAME until a date: a generic name the whole document, a versioned name that version.",
-    "export": "Write the archive (or a series) to DIRECTORY as a BagIt bag, or with --wacz as a WACZ file.",
-    "get": "Write the bytes PDI[#fragment] names; a generic PDI lists its versions.",
-    "import": "Import a BagIt bag, or the captures of a WARC or WACZ file.",
-    "index": "Make the full-text passages large deposits left to the indexer's queue (safe in several processes).",
-    "init": "Create an archive at DIR or in a postgresql:// database (default: --archive).",
-    "ls": "List names in date, then serial order, as the catalog is read.",
-    "meta": "Add statements (Dublin Core: title=, creator=, date= … or free keys) about PDI, or show them.",
-    "mhtml": "Read, check, pack and unpack RFC 2557 MHTML files.",
-    "parse": "Parse PDI (urn:pdi://… or pdi://…) and print its components, canonical form and warnings.",
-    "reindex": "Make the full-text index again from the stored octets (one transaction: a failure keeps the old index).",
-    "search": 'Find the passages holding every one of WORDS ("a phrase" in quotes; no operators).',
-    "series": "Register and list document series (issuing authority, ISO 3166 country last).",
-    "serve": "Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.",
-    "text": "Print the passage of text FILE that FRAGMENT identifies (a leading '#' is allowed).",
-    "token": "Bearer tokens of the write API: made, listed, revoked (only their SHA-256 is kept).",
-    "uri": "Parse, resolve and normalize URIs (RFC 3986; RFC 2396 resolution as a mode).",
-    "verify": "Recompute every stored representation's SHA-256 and check the catalog; exit 3 on any problem.",
-    "version": "Deposit FILES as the next version of PDI (every format it is to have); prints the PDIs.",
-    "withdraw": "Withdraw NAME for good: a versioned name withdraws that version, a generic one the whole document.",
-}
-
-
-class PDIGroup(click.Group):
-    """A click group that turns :class:`PDIError` into one stderr line and an exit status.
-
-    With ``lazy`` (command name -> modules of ``pdi.cli``, as
-    :data:`COMMAND_MODULES`), it loads the modules of a command the first
-    time the command is looked up. With ``short_help`` too (command name ->
-    the first sentence of its help, as :data:`COMMAND_HELP`), listing the
-    commands in ``--help`` loads none: click formats the list from stand-ins
-    that carry that sentence.
-    """
-
-    def __init__(
-        self,
-        *args: Any,
-        lazy: dict[str, tuple[str, ...]] | None = None,
-        short_help: dict[str, str] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(*args, **kwargs)
-        self._lazy = lazy or {}
-        self._short_help = short_help or {}
-        self._loaded: set[str] = set()
-
-    def load(self, module: str) -> None:
-        """Import ``pdi.cli.<module>`` and let it add its commands (once)."""
-        if module not in self._loaded:
-            self._loaded.add(module)
-            importlib.import_module(f"pdi.cli.{module}").register(self)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        for module in self._lazy.get(cmd_name, ()):
-            self.load(module)
-        return super().get_command(ctx, cmd_name)
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(self._lazy) | set(self.commands))
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """click's own list of commands, from stand-ins for those not loaded that have a stored help sentence."""
-        listed: dict[str, click.Command] = {}
-        for name in self.list_commands(ctx):
-            if name not in self.commands and name in self._short_help:
-                listed[name] = click.Command(name, help=self._short_help[name])
-            else:
-                command = self.get_command(ctx, name)
-                if command is not None:
-                    listed[name] = command
-        click.Group.format_commands(click.Group(self.name, commands=listed), ctx, formatter)
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except PDIError as exc:
-            click.echo(error_line(exc), err=True)
-            ctx.exit(exc.exit_code)
-
-
-@click.group(
-    cls=PDIGroup,
-    lazy=COMMAND_MODULES,
-    short_help=COMMAND_HELP,
-    context_settings={"help_option_names": ["-h", "--help"]},
+from pdi._lazy import exports
+from pdi.cli.commands import (
+    COMMAND_HELP,
+    COMMAND_MODULES,
+    EXIT_PAST_END,
+    EXIT_USAGE,
+    GROUP_HELP,
+    error_line,
+    one_line,
 )
-@click.version_option(__version__, prog_name="pdi")
-def cli() -> None:
-    """Persistent document identifiers: mint, archive and resolve urn:pdi names.
 
-    Exit status: 0 success, 1 syntax error (or another failure, such as a
-    port already in use), 2 bad command-line usage (also: pdi get refusing
-    to write binary content to a terminal), 3 integrity check failed,
-    4 not found, 5 immutability conflict, 6 unsupported, 7 limit exceeded,
-    8 storage error, 9 a fragment lies wholly past the end of its document
-    (pdi get: a warning; nothing is selected), 10 not allowed (a token's
-    role or series does not cover it), 11 withdrawn (the name resolves to
-    its tombstone; an annotation deleted), 12 a cited passage is orphaned in the version asked
-    for (pdi anchor), 13 it is ambiguous there (several places fit as
-    well), 14 pdi import --partial imported the whole records of a damaged
-    WARC or WACZ and dropped the rest, 15 a precondition that no longer
-    holds (an If-Match entity tag that is not the current one).
-    """
+__all__ = [
+    "COMMAND_HELP", "COMMAND_MODULES", "EXIT_PAST_END", "EXIT_USAGE", "GROUP_HELP", "PDIGroup",
+    "cli", "error_line", "load_all", "main", "one_line",
+]
 
-
-def load_all() -> None:
-    """Add every command now (for tests and tools that walk the command tree)."""
-    assert isinstance(cli, PDIGroup)
-    for modules in COMMAND_MODULES.values():
-        for module in modules:
-            cli.load(module)
+if TYPE_CHECKING:
+    from pdi.cli.group import PDIGroup, cli, load_all
+else:
+    __getattr__, __dir__ = exports(__name__, {"group": "PDIGroup cli load_all"})
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``pdi`` console script."""
-    cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="pdi")
+    """Entry point of the ``pdi`` console script.
+
+    ``pdi --help``, ``pdi -h`` and ``pdi --version`` alone are answered
+    without importing click (:mod:`pdi.cli.top_help`: the same output);
+    everything else goes to the click group.
+    """
+    args = argv if argv is not None else sys.argv[1:]
+    if len(args) == 1 and args[0] in ("--help", "-h", "--version"):
+        from pdi.cli import top_help
+
+        if top_help.answer(args[0]):
+            return
+    from pdi.cli.group import cli
+
+    cli.main(args=args, prog_name="pdi")

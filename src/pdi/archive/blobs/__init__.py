@@ -33,7 +33,6 @@ import hashlib
 import mmap
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
 from pdi._closing import Closing
@@ -42,8 +41,11 @@ from pdi.errors import IntegrityError
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
+    from dataclasses import dataclass
 
     from pdi.fragments import FragmentResult
+else:
+    from pdi._later import dataclass
 
 #: Octets per chunk digest (1 MiB): a range read hashes at most this much more than it returns.
 CHUNK_SIZE = 1 << 20

@@ -38,7 +38,13 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:
+    from pdi._later import dataclass
 
 #: How long a verified chunk is trusted without hashing it again, by default (seconds).
 DEFAULT_SECONDS = 600.0

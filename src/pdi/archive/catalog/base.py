@@ -20,8 +20,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pdi.archive.blobs import ChunkedReader
 from pdi.archive.blobs.seam import BlobPin, BlobSource, BlobStore, StagedBlob
@@ -33,6 +32,11 @@ from pdi.archive.store import (
     SeriesRecord,
 )
 from pdi.errors import NotFoundError
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:
+    from pdi._later import dataclass
 
 #: Records of a bag an import checks and writes at a time (a few statements a page), and so holds at once.
 IMPORT_PAGE = 1000

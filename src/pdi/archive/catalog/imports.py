@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import field
+from typing import TYPE_CHECKING, Any
 
 from pdi._wording import plural
 from pdi.archive.blobs.seam import BlobSource, StagedBlob, discard_all, release_all
@@ -33,6 +33,11 @@ from pdi.archive.store import (
     WithdrawalRecord,
 )
 from pdi.errors import ImmutabilityError, NotFoundError, ParseError
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:
+    from pdi._later import dataclass
 
 #: Days whose numbering an import's check asks of the catalog in one statement.
 NUMBERING_DAYS = 500

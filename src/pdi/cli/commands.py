@@ -1,0 +1,111 @@
+"""What the ``pdi`` command knows before it loads any command: their modules, their help, the error line.
+
+Below :mod:`pdi.cli`, :mod:`pdi.cli.group` and :mod:`pdi.cli.top_help`
+(which all take these from here), and importing nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pdi.errors import PDIError
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control character (CR, LF, ESC …) escaped, so it prints as one line."""
+    return "".join(
+        ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text
+    )
+
+
+def error_line(exc: PDIError) -> str:
+    """The one line ``pdi`` prints for ``exc``: ``pdi: not found: …``, or ``pdi: …`` for the base class.
+
+    The base class has no kind of its own to name (its title, "pdi error",
+    would only repeat the prefix).
+    """
+    from pdi.errors import PDIError
+
+    kind = "" if exc.title == PDIError.title else f"{exc.title}: "
+    return f"pdi: {kind}{one_line(str(exc))}"
+
+
+#: Exit status of bad command-line usage (click's own), and of ``pdi get`` refusing binary output to a terminal.
+EXIT_USAGE = 2
+#: Exit status of a fragment that lies wholly past the end of its document (a warning: nothing is selected).
+EXIT_PAST_END = 9
+
+
+#: The modules that add each top-level command (``register(cli)`` in each).
+#: ``mhtml`` is one group whose commands two modules add (reading; packing).
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "uri": ("uri_cmd",),
+    "parse": ("parse_cmd",),
+    "text": ("text_cmd",),
+    **dict.fromkeys(("init", "series", "verify", "export", "import"), ("archive_cmd",)),
+    **dict.fromkeys(("add", "version"), ("deposit_cmd",)),
+    **dict.fromkeys(("get", "cite", "ls", "meta"), ("read_cmd",)),
+    "mhtml": ("mhtml_cmd", "capture_cmd"),
+    "capture": ("capture_cmd",),
+    "serve": ("serve_cmd",),
+    **dict.fromkeys(("token", "audit", "withdraw", "embargo"), ("token_cmd",)),
+    **dict.fromkeys(("search", "reindex", "index"), ("search_cmd",)),
+    "anchor": ("anchor_cmd",),
+    "annotate": ("annotate_cmd",),
+}
+
+
+#: The one-line help ``pdi --help`` shows for each top-level command: the first
+#: sentence of the command's own help, which is all click shows of it, so the
+#: list is printed without importing a command's module (a test checks that
+#: each equals its command's and that ``pdi --help`` prints what click prints
+#: with every command loaded).
+COMMAND_HELP: dict[str, str] = {
+    "add": "Mint a PDI for FILE ('-' = stdin) today (GMT) and deposit it; prints the PDI.",
+    "anchor": "Find the passage NAME cites (NAME#char=a,b, #line=a,b, #elt=… or #name=…) in version VERSION of it.",
+    "annotate": "Export a name as a W3C Web Annotation, or find the names annotations point at.",
+    "audit": "The audit log, oldest first: every write with who (a user, or token:NAME), when, what, and from where.",
+    "capture": "Capture the web page at URL with everything it needs, as RFC 2557 MHTML.",
+    "cite": "Resolve both ends of CITATION (A@position=B#fragment) and check the quotation.",
+    "embargo": "Embargo NAME until a date: a generic name the whole document, a versioned name that version.",
+    "export": "Write the archive (or a series) to DIRECTORY as a BagIt bag, or with --wacz as a WACZ file.",
+    "get": "Write the bytes PDI[#fragment] names; a generic PDI lists its versions.",
+    "import": "Import a BagIt bag, or the captures of a WARC or WACZ file.",
+    "index": "Make the full-text passages large deposits left to the indexer's queue (safe in several processes).",
+    "init": "Create an archive at DIR or in a postgresql:// database (default: --archive).",
+    "ls": "List names in date, then serial order, as the catalog is read.",
+    "meta": "Add statements (Dublin Core: title=, creator=, date= … or free keys) about PDI, or show them.",
+    "mhtml": "Read, check, pack and unpack RFC 2557 MHTML files.",
+    "parse": "Parse PDI (urn:pdi://… or pdi://…) and print its components, canonical form and warnings.",
+    "reindex": "Make the full-text index again from the stored octets (one transaction: a failure keeps the old index).",
+    "search": 'Find the passages holding every one of WORDS ("a phrase" in quotes; no operators).',
+    "series": "Register and list document series (issuing authority, ISO 3166 country last).",
+    "serve": "Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.",
+    "text": "Print the passage of text FILE that FRAGMENT identifies (a leading '#' is allowed).",
+    "token": "Bearer tokens of the write API: made, listed, revoked (only their SHA-256 is kept).",
+    "uri": "Parse, resolve and normalize URIs (RFC 3986; RFC 2396 resolution as a mode).",
+    "verify": "Recompute every stored representation's SHA-256 and check the catalog; exit 3 on any problem.",
+    "version": "Deposit FILES as the next version of PDI (every format it is to have); prints the PDIs.",
+    "withdraw": "Withdraw NAME for good: a versioned name withdraws that version, a generic one the whole document.",
+}
+
+
+
+#: The top-level help of ``pdi`` (``pdi --help`` above the options).
+GROUP_HELP = """\
+Persistent document identifiers: mint, archive and resolve urn:pdi names.
+
+Exit status: 0 success, 1 syntax error (or another failure, such as a
+port already in use), 2 bad command-line usage (also: pdi get refusing
+to write binary content to a terminal), 3 integrity check failed,
+4 not found, 5 immutability conflict, 6 unsupported, 7 limit exceeded,
+8 storage error, 9 a fragment lies wholly past the end of its document
+(pdi get: a warning; nothing is selected), 10 not allowed (a token's
+role or series does not cover it), 11 withdrawn (the name resolves to
+its tombstone; an annotation deleted), 12 a cited passage is orphaned in the version asked
+for (pdi anchor), 13 it is ambiguous there (several places fit as
+well), 14 pdi import --partial imported the whole records of a damaged
+WARC or WACZ and dropped the rest, 15 a precondition that no longer
+holds (an If-Match entity tag that is not the current one).
+"""
