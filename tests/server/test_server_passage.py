@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html5lib
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pdi.fragments import Range, evaluate
@@ -89,6 +89,7 @@ def _text_of(document: bytes) -> str:
 
 
 @settings(max_examples=200, deadline=None)
+@example(["</p>", "</p>", "<style>p{}</style>", "<script>a<b</script>"], 35, 35, "elt")  # "<b" inside the script
 @given(st.lists(st.sampled_from(_PIECES), max_size=25), st.integers(0, 400), st.integers(0, 400),
        st.sampled_from(["char", "elt"]))
 def test_marks_change_no_text_and_wrap_only_text(pieces: list[str], a: int, b: int, scheme: str) -> None:

@@ -106,7 +106,9 @@ def passage_insertions(source: bytes, ranges: Sequence[Range], scheme: str) -> l
             marks.append((a, "<pdi-mark>"))
             marks.append((b, "</pdi-mark>"))
     first = ranges[0].byte_start
-    element = _TAG_NAME.match(source, first) if scheme in ("elt", "name") else None
+    # an element's start tag, not a "<b" in a script's or a comment's text (where no markup may be written)
+    element = (_TAG_NAME.match(source, first)
+               if scheme in ("elt", "name") and _text_place(text, first) == first else None)
     insertions: list[tuple[int, str]] = []
     if element is not None:
         insertions.append((element.end(), " data-pdi-passage"))
