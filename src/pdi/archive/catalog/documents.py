@@ -13,7 +13,7 @@ import contextlib
 import datetime
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pdi.archive.blobs.seam import StagedBlob
 from pdi.archive.catalog.base import (
@@ -82,8 +82,9 @@ class DocumentsPart(CatalogBase):
         return self._staged([rep.blob for rep in representations])
 
     def _insert_reps(
-        self, doc: int, version: int, representations: Sequence[NewRepresentation], at: str
+        self, doc: int, version: int, representations: Sequence[NewRepresentation], at: str, *, dated: bool = False
     ) -> None:
+        """The rows of new formats (``dated``: of a document just inserted, whose day has ``at`` as its latest deposit)."""
         self._store_blobs([rep.blob for rep in representations])
         for rep in representations:
             if rep.index is not None:
@@ -99,16 +100,19 @@ class DocumentsPart(CatalogBase):
                     self._index_source(rep.sha256, rep.media_type, rep.charset, rep.passages)
             self._insert_rep(
                 doc, version, rep.format, rep.media_type, rep.charset, rep.line_ending,
-                rep.sha256, rep.size, at, STORED_EXACT,
+                rep.sha256, rep.size, at, STORED_EXACT, dated=dated,
             )
 
-    def _insert_rep(self, doc: int, version: int, *columns: Any) -> None:
-        """One representations row: format, media type, charset, line ending, sha256, size, at, stored."""
+    def _insert_rep(self, doc: int, version: int, *columns: Any, dated: bool = False) -> None:
+        """One representations row: format, media type, charset, line ending, sha256, size, at, stored
+        (and its day's latest deposit, unless ``dated``: already ``at``)."""
         self._query(
             "INSERT INTO representations (document, version, format, media_type, charset,"
             " line_ending, sha256, size, created_at, stored) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (doc, version, *columns),
         )
+        if dated:
+            return
         at = columns[6]
         self._query(
             "UPDATE document_days SET last_deposit = ? WHERE (last_deposit IS NULL OR last_deposit < ?)"
@@ -137,15 +141,24 @@ class DocumentsPart(CatalogBase):
     def _insert_document(
         self, series: str, day: datetime.date, unique_id: str, serial: int | None, at: str
     ) -> int:
+        """The new document's id; its day's count and latest deposit (``at``) kept in the same statement as ever."""
         rows = self._query(
             "INSERT INTO documents (series, day, year, month, dom, unique_id, serial, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (series, day, unique_id) DO NOTHING RETURNING id",
             (series, day.isoformat(), day.year, day.month, day.day, unique_id, serial, at),
         )
+        if not rows:
+            raise ImmutabilityError(
+                f"{describe_key(DocumentKey(series, day, unique_id))} is already minted;"
+                " deposit a new version of it instead"
+            )
         self._query(
-            "INSERT INTO document_days (series, day, documents) VALUES (?, ?, 1)"
-            " ON CONFLICT (series, day) DO UPDATE SET documents = document_days.documents + 1",
-            (series, day.isoformat()),
+            "INSERT INTO document_days (series, day, documents, last_deposit) VALUES (?, ?, 1, ?)"
+            " ON CONFLICT (series, day) DO UPDATE SET documents = document_days.documents + 1,"
+            " last_deposit = CASE WHEN document_days.last_deposit IS NULL"
+            " OR document_days.last_deposit < excluded.last_deposit"
+            " THEN excluded.last_deposit ELSE document_days.last_deposit END",
+            (series, day.isoformat(), at),
         )
         return int(rows[0][0])
 
@@ -204,10 +217,13 @@ class DocumentsPart(CatalogBase):
             raise StoreError("a deposit needs at least one format")
         given = None if unique_id is None else DocumentKey(series, day, unique_id)
         same = representations if skip_identical else None
+        # A new serial with no Idempotency-Key: the first pass could find nothing but a series not registered,
+        # which the write's own check finds as well (on PostgreSQL, three round trips fewer).
         return self._two_passes(
             note, at, representations,
             lambda lock: (self._check_mint(series, given, same), None),
             lambda _: DepositResult(self._new_document(series, day, unique_id, representations, at, note), 1),
+            first_pass=unique_id is not None or (note is not None and note.idempotency is not None),
         )
 
     def _new_document(
@@ -219,13 +235,13 @@ class DocumentsPart(CatalogBase):
         if unique_id is None:
             serial = self._next_serial(series, day.isoformat())
             unique_id = str(serial)
-            self._check_mint(series, DocumentKey(series, day, unique_id))
+        # the series was checked in this transaction already; a serial a foreign id has taken is refused by the insert
         doc = self._insert_document(series, day, unique_id, serial, at)
         self._query(
             "INSERT INTO versions (document, version, created_at, embargo_until) VALUES (?, 1, ?, ?)",
             (doc, at, note.embargo_until if note else None),
         )
-        self._insert_reps(doc, 1, representations, at)
+        self._insert_reps(doc, 1, representations, at, dated=True)
         return DocumentKey(series, day, unique_id)
 
     def new_version(
@@ -308,6 +324,8 @@ class DocumentsPart(CatalogBase):
         staged: Sequence[NewRepresentation] | Callable[[_C], Sequence[NewRepresentation]],
         check: Callable[[bool], tuple[DepositResult | None, _C]],
         make: Callable[[_C], DepositResult],
+        *,
+        first_pass: bool = True,
     ) -> DepositResult:
         """One deposit, checked twice: first in a read transaction, then again with the catalog held for writing.
 
@@ -318,14 +336,20 @@ class DocumentsPart(CatalogBase):
         staged outside any transaction, and ``make`` writes the rows only if
         the second check, under the write lock, still finds nothing; the
         answer is recorded under the Idempotency-Key in the same transaction.
+        Without ``first_pass`` (when the read could answer nothing the write does not; ``staged`` then a
+        sequence), only the write's check is made.
         """
-        with self._read():
-            if (found := self._answered(note)) is not None:
+        blobs = staged if not callable(staged) else None
+        if first_pass or blobs is None:
+            with self._read():
+                if (found := self._answered(note)) is not None:
+                    return found
+                found, checked = check(False)
+            if found is not None:
                 return found
-            found, checked = check(False)
-        if found is not None:
-            return found
-        with self._stage(staged(checked) if callable(staged) else staged) as pins, self._write():
+            if blobs is None:
+                blobs = cast(Callable[[_C], Sequence[NewRepresentation]], staged)(checked)
+        with self._stage(blobs) as pins, self._write():
             self._secure(pins)
             if (found := self._answered(note, lock=True)) is not None:
                 return found
