@@ -11,6 +11,7 @@ that row, and a rolled-back deposit gives its serial back.
 
 from __future__ import annotations
 
+import datetime
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -26,7 +27,8 @@ from pdi.archive.blobs.large_objects import LargeObjects
 from pdi.archive.blobs.large_objects import oneline as _oneline
 from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog import SearchAccess, SQLStore, search_page
-from pdi.archive.store import SCHEMA_VERSION, SearchKey
+from pdi.archive.catalog.documents import COUNT_A_DAY, minted_already
+from pdi.archive.store import SCHEMA_VERSION, DocumentKey, SearchKey
 from pdi.errors import ImmutabilityError, LimitError, NotFoundError, PDIError, StoreError
 from pdi.passages.fulltext import MARK_END, MARK_START
 
@@ -209,8 +211,38 @@ class PostgresStore(SQLStore):
         arrays = ", ".join(f"%b::{kind}[]" for kind in types)
         return f"unnest({arrays}) AS k({columns})", [list(column) for column in zip(*rows, strict=True)]
 
+    def _insert_version_one(
+        self, series: str, day: datetime.date, unique_id: str | None, at: str, embargo_until: str | None
+    ) -> tuple[int, str]:
+        # one round trip: the serial (or the foreign id), the document, its day's count and its version 1
+        if unique_id is None:
+            taken = ("INSERT INTO daily_serials (series, day, last) VALUES (?, ?, 1) ON CONFLICT (series, day)"
+                     " DO UPDATE SET last = daily_serials.last + 1 RETURNING last::text AS uid, last AS serial")
+            params: list[Any] = [series, day.isoformat()]
+        else:
+            taken, params = "SELECT ?::text AS uid, NULL::integer AS serial", [unique_id]
+        rows = self._query(
+            f"WITH s AS ({taken}),"
+            " d AS (INSERT INTO documents (series, day, year, month, dom, unique_id, serial, created_at)"
+            " SELECT ?, ?, ?, ?, ?, s.uid, s.serial, ? FROM s"
+            " ON CONFLICT (series, day, unique_id) DO NOTHING RETURNING id),"
+            " n AS (INSERT INTO document_days (series, day, documents, last_deposit) SELECT ?, ?, 1, ? FROM d"
+            f"{COUNT_A_DAY}),"
+            " v AS (INSERT INTO versions (document, version, created_at, embargo_until) SELECT id, 1, ?, ? FROM d)"
+            " SELECT (SELECT id FROM d), (SELECT uid FROM s)",
+            [*params, series, day.isoformat(), day.year, day.month, day.day, at,
+             series, day.isoformat(), at, at, embargo_until],
+        )
+        doc, uid = rows[0]
+        if doc is None:
+            raise minted_already(DocumentKey(series, day, str(uid)))
+        return int(doc), str(uid)
+
     # --- the full-text index ---------------------------------------------------------
     def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if len(rows) == 1:  # one statement, not a pipeline for one row (a small text's one passage)
+            self._query(sql, rows[0])
+            return
         try:
             with self._connection() as conn, conn.cursor() as cursor:
                 cursor.executemany(sql.replace("?", "%s"), rows)

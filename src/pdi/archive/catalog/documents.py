@@ -33,6 +33,18 @@ from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreEr
 
 _C = TypeVar("_C")  # what a deposit's check hands on to the write that follows it
 
+#: A new document's day: one more document, and ``at`` its latest deposit unless a later one is recorded.
+COUNT_A_DAY = (
+    " ON CONFLICT (series, day) DO UPDATE SET documents = document_days.documents + 1,"
+    " last_deposit = CASE WHEN document_days.last_deposit IS NULL OR document_days.last_deposit < excluded.last_deposit"
+    " THEN excluded.last_deposit ELSE document_days.last_deposit END"
+)
+
+
+def minted_already(key: DocumentKey) -> ImmutabilityError:
+    """The refusal of a name minted already."""
+    return ImmutabilityError(f"{describe_key(key)} is already minted; deposit a new version of it instead")
+
 
 class DocumentsPart(CatalogBase):
     """Series and deposits, each deposit one transaction, with its audit entry and Idempotency-Key."""
@@ -148,16 +160,9 @@ class DocumentsPart(CatalogBase):
             (series, day.isoformat(), day.year, day.month, day.day, unique_id, serial, at),
         )
         if not rows:
-            raise ImmutabilityError(
-                f"{describe_key(DocumentKey(series, day, unique_id))} is already minted;"
-                " deposit a new version of it instead"
-            )
+            raise minted_already(DocumentKey(series, day, unique_id))
         self._query(
-            "INSERT INTO document_days (series, day, documents, last_deposit) VALUES (?, ?, 1, ?)"
-            " ON CONFLICT (series, day) DO UPDATE SET documents = document_days.documents + 1,"
-            " last_deposit = CASE WHEN document_days.last_deposit IS NULL"
-            " OR document_days.last_deposit < excluded.last_deposit"
-            " THEN excluded.last_deposit ELSE document_days.last_deposit END",
+            "INSERT INTO document_days (series, day, documents, last_deposit) VALUES (?, ?, 1, ?)" + COUNT_A_DAY,
             (series, day.isoformat(), at),
         )
         return int(rows[0][0])
@@ -231,18 +236,29 @@ class DocumentsPart(CatalogBase):
         representations: Sequence[NewRepresentation], at: str, note: WriteNote | None,
     ) -> DocumentKey:
         """Inside the write transaction, its checks made: a new document (the day's next serial for ``None``), version 1."""
+        doc, unique_id = self._insert_version_one(series, day, unique_id, at, note.embargo_until if note else None)
+        self._insert_reps(doc, 1, representations, at, dated=True)
+        return DocumentKey(series, day, unique_id)
+
+    def _insert_version_one(
+        self, series: str, day: datetime.date, unique_id: str | None, at: str, embargo_until: str | None
+    ) -> tuple[int, str]:
+        """The rows of a new document and its version 1 (the day's next serial for ``None``): its id and unique id.
+
+        The series was checked in this transaction already; a serial a foreign
+        id has taken is refused by the insert. (PostgreSQL does it all in one
+        statement: :mod:`pdi.archive.postgres`.)
+        """
         serial: int | None = None
         if unique_id is None:
             serial = self._next_serial(series, day.isoformat())
             unique_id = str(serial)
-        # the series was checked in this transaction already; a serial a foreign id has taken is refused by the insert
         doc = self._insert_document(series, day, unique_id, serial, at)
         self._query(
             "INSERT INTO versions (document, version, created_at, embargo_until) VALUES (?, 1, ?, ?)",
-            (doc, at, note.embargo_until if note else None),
+            (doc, at, embargo_until),
         )
-        self._insert_reps(doc, 1, representations, at, dated=True)
-        return DocumentKey(series, day, unique_id)
+        return doc, unique_id
 
     def new_version(
         self,
