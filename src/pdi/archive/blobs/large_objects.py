@@ -14,7 +14,8 @@ A blob of at most :data:`INLINE_LIMIT` octets is not uploaded: it is kept in
 hand while hashed and written as one ``bytea`` in ``blobs.data`` (as blobs
 were before schema 4, and are read the same way) by the deposit's own catalog
 transaction, so it commits, or not, with the names that hold it: a small
-deposit takes no upload transaction and leaves nothing to clean up.
+deposit takes no upload transaction and leaves nothing to clean up. (An
+import uploads every blob, as before: a page of a bag may bring thousands.)
 
 The tables are the catalog's (its schema makes them), so only a PostgreSQL
 catalog can hold this store: :meth:`LargeObjects.attach` refuses any other.
@@ -48,6 +49,10 @@ class PostgresRows(BlobCatalog, Protocol):
 
     def fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         """One statement (``%s`` placeholders) with binary results."""
+        ...
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """One statement (``?`` placeholders) whose rows are not wanted: sent with the next one waited for."""
         ...
 
 
@@ -150,7 +155,8 @@ class LargeObjects:
         return Upload(self, upload, info)
 
     def stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
-        return stage_each(self, blobs)
+        # every blob uploaded, however small: an import's page may bring thousands, never all held in hand
+        return stage_each(self, blobs, stage=lambda source: self._upload(pieces(source), None))
 
     def record(self, blobs: Sequence[StagedBlob]) -> None:
         """Inside the catalog transaction: each upload must still be there (locked ``FOR SHARE`` till commit), and is
@@ -165,7 +171,7 @@ class LargeObjects:
             else:  # pragma: no cover - a store bug
                 raise StoreError("a PostgreSQL deposit staged its blob elsewhere")
         if inline:
-            self.catalog.query(
+            self.catalog.execute(
                 "INSERT INTO blobs (sha256, data) SELECT * FROM unnest(?::text[], ?::bytea[])"
                 " ON CONFLICT (sha256) DO NOTHING",
                 (list(inline), list(inline.values())),

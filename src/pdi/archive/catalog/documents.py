@@ -100,7 +100,7 @@ class DocumentsPart(CatalogBase):
         self._store_blobs([rep.blob for rep in representations])
         for rep in representations:
             if rep.index is not None:
-                self._query(
+                self._execute(
                     "INSERT INTO fragment_indexes (sha256, media_type, charset, data) VALUES (?, ?, ?, ?)"
                     " ON CONFLICT (sha256, media_type, charset) DO NOTHING",
                     (rep.sha256, rep.media_type, rep.charset or "", rep.index),
@@ -118,7 +118,7 @@ class DocumentsPart(CatalogBase):
     def _insert_rep(self, doc: int, version: int, *columns: Any, dated: bool = False) -> None:
         """One representations row: format, media type, charset, line ending, sha256, size, at, stored
         (and its day's latest deposit, unless ``dated``: already ``at``)."""
-        self._query(
+        self._execute(
             "INSERT INTO representations (document, version, format, media_type, charset,"
             " line_ending, sha256, size, created_at, stored) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (doc, version, *columns),
@@ -126,7 +126,7 @@ class DocumentsPart(CatalogBase):
         if dated:
             return
         at = columns[6]
-        self._query(
+        self._execute(
             "UPDATE document_days SET last_deposit = ? WHERE (last_deposit IS NULL OR last_deposit < ?)"
             " AND series = (SELECT series FROM documents WHERE id = ?) AND day = (SELECT day FROM documents WHERE id = ?)",
             (at, at, doc, doc),
@@ -254,7 +254,7 @@ class DocumentsPart(CatalogBase):
             serial = self._next_serial(series, day.isoformat())
             unique_id = str(serial)
         doc = self._insert_document(series, day, unique_id, serial, at)
-        self._query(
+        self._execute(
             "INSERT INTO versions (document, version, created_at, embargo_until) VALUES (?, 1, ?, ?)",
             (doc, at, embargo_until),
         )
@@ -280,7 +280,7 @@ class DocumentsPart(CatalogBase):
         def make(doc: int) -> DepositResult:
             rows = self._query("SELECT MAX(version) FROM versions WHERE document = ?", (doc,))
             version = int(rows[0][0]) + 1
-            self._query(
+            self._execute(
                 "INSERT INTO versions (document, version, created_at, embargo_until) VALUES (?, ?, ?, ?)",
                 (doc, version, at, note.embargo_until if note else None),
             )
@@ -418,7 +418,7 @@ class DocumentsPart(CatalogBase):
             ))
             if note.idempotency is not None:
                 idem = note.idempotency
-                self._query(
+                self._execute(
                     "INSERT INTO idempotency_keys (token, key, fingerprint, series, day, unique_id, version,"
                     " unchanged, created_at, item) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (idem.token, idem.key, idem.fingerprint, result.key.series, result.key.day.isoformat(),
