@@ -176,9 +176,15 @@ class DocumentsPart(CatalogBase):
         series: str,
         key: DocumentKey | None,
         same: Sequence[NewRepresentation] | None = None,
+        *,
+        registered: bool = False,
     ) -> DepositResult | None:
-        """``None`` when a document may be minted; its latest version when it holds ``same``."""
-        if not self._query("SELECT 1 FROM series WHERE name = ?", (series,)):
+        """``None`` when a document may be minted; its latest version when it holds ``same``.
+
+        ``registered``: the caller found ``series`` registered already (a series is never
+        removed), so it is not asked again.
+        """
+        if not registered and not self._query("SELECT 1 FROM series WHERE name = ?", (series,)):
             raise NotFoundError(f"series {series} is not registered (pdi series add {series})")
         doc = None if key is None else self._document_id(key)
         if key is None or doc is None:
@@ -217,7 +223,10 @@ class DocumentsPart(CatalogBase):
         *,
         skip_identical: bool = False,
         note: WriteNote | None = None,
+        registered: bool = False,
     ) -> DepositResult:
+        """Mint a document of ``series`` (``registered``: the caller found the series registered, and a
+        series is never removed, so the write does not ask again)."""
         if not representations:
             raise StoreError("a deposit needs at least one format")
         given = None if unique_id is None else DocumentKey(series, day, unique_id)
@@ -226,7 +235,7 @@ class DocumentsPart(CatalogBase):
         # which the write's own check finds as well (on PostgreSQL, three round trips fewer).
         return self._two_passes(
             note, at, representations,
-            lambda lock: (self._check_mint(series, given, same), None),
+            lambda lock: (self._check_mint(series, given, same, registered=registered), None),
             lambda _: DepositResult(self._new_document(series, day, unique_id, representations, at, note), 1),
             first_pass=unique_id is not None or (note is not None and note.idempotency is not None),
         )
