@@ -22,7 +22,8 @@
 
 Run: ``python3 bench/bench_deposit.py`` (``--mb``, ``--runs``, ``--small``
 for a run of a few seconds that takes every path: 8 MiB, one run, 20 small
-deposits). Prints medians and ratios, and the load average.
+deposits). Prints medians and ratios, and the load average; ``--markdown
+FILE`` writes the README's table (``bench/run_all.py --write-readme deposit``).
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 sys.path.insert(0, str(SRC))
 sys.path.insert(0, str(HERE.parent / "tests"))  # the throw-away cluster is a test tool, not part of the package
+sys.path.insert(0, str(HERE))
 
+import readme  # noqa: E402  (bench/ is not a package)
 from pdi.archive import Archive, Content  # noqa: E402
 
 S = "bench.example.us"
@@ -128,7 +131,8 @@ def pdi(*args: str) -> tuple[float, int, str, float]:
     return elapsed, int(usage.ru_maxrss), out, usage.ru_utime + usage.ru_stime
 
 
-def bench_large(mib: int, runs: int, scratch: Path) -> None:
+def bench_large(mib: int, runs: int, scratch: Path) -> list[list[str]]:
+    """``pdi add`` of ``mib`` MiB beside its floor, then ``pdi index``: the README table's rows."""
     text = scratch / "text.txt"
     made = time.perf_counter()
     generate(text, mib)
@@ -160,20 +164,35 @@ def bench_large(mib: int, runs: int, scratch: Path) -> None:
     print(f"pdi add {mib} MiB   median {o:7.2f} s ({mib / o:6.0f} MiB/s)   floor {t:7.2f} s ({mib / t:6.0f} MiB/s)"
           f"   ratio {o / t:5.2f}x   CPU {oc:.2f} s vs {tc:.2f} s ({oc / max(tc, 1e-6):4.2f}x)   peak RSS {max(peaks) / 1024:.0f} MiB")
     pending = pdi("index", "--pending", "--archive", str(archive))[2].strip()
-    seconds, peak, out, _ = pdi("index", "--archive", str(archive))
+    seconds, index_peak, out, _ = pdi("index", "--archive", str(archive))
     print(f"then pdi index (the queued full text, off the deposit's path): {seconds:.2f} s"
-          f" ({mib / seconds:.1f} MiB/s), peak RSS {peak / 1024:.0f} MiB: {out.strip()}"
+          f" ({mib / seconds:.1f} MiB/s), peak RSS {index_peak / 1024:.0f} MiB: {out.strip()}"
           f"{'' if pending else ' (nothing was queued!)'}")
     found = pdi("search", "the", "-n", "1", "--archive", str(archive))  # a word the vocabulary may lack: any answer
     del found
     shutil.rmtree(archive, ignore_errors=True)
+    ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
+    return [
+        [f"`pdi add` {mib:,} MiB (SHA-256, chunk digests, charset check, line index, write, fsync, commit)",
+         f"{o:.2f} s ({mib / o:.0f} MiB/s)", f"{t:.2f} s ({mib / t:.0f} MiB/s)",
+         f"**{o / t:.2f}×** (runs {min(ratios):.2f}–{max(ratios):.2f}×)"],
+        ["CPU of the same (user + system)", f"{oc:.2f} s", f"{tc:.2f} s", f"{oc / max(tc, 1e-6):.2f}×"],
+        ["peak RSS of `pdi add` (`wait4`)", f"{max(peaks) / 1024:.0f} MiB", "", ""],
+        ["then `pdi index`: the queued full text, off the depositor's path",
+         f"{seconds:.1f} s ({mib / seconds:.1f} MiB/s), peak RSS {index_peak / 1024:.0f} MiB", "", ""],
+    ]
 
 
 DOC = ("document {i}\n" + "lorem ipsum dolor sit amet\n" * 36)  # 1 KB
 
 
-def deposit_1kb(archive: Archive, series: str, scratch: Path, count: int) -> tuple[float, float]:
+def deposit_1kb(
+    archive: Archive, series: str, scratch: Path, count: int, cpu: list[float] | None = None
+) -> tuple[float, float]:
     """Medians of ``count`` 1 KB deposits into ``series`` and of writing and fsyncing the same octets to new files.
+
+    ``cpu``, if given, receives the medians of this process's CPU time for each (a
+    PostgreSQL server's is not counted).
 
     Interleaved, alternating which goes first, so both see the same disk
     (its fsync time drifts a lot on a shared machine). ``bench_archive.py``
@@ -193,20 +212,31 @@ def deposit_1kb(archive: Archive, series: str, scratch: Path, count: int) -> tup
         archive.deposit(series, [Content(docs[count + i], "text")])
     ours: list[float] = []
     theirs: list[float] = []
-    timed: list[tuple[list[float], Callable[[int], object]]] = [
-        (ours, lambda i: archive.deposit(series, [Content(docs[i], "text")])), (theirs, plain)]
+    ours_cpu: list[float] = []
+    theirs_cpu: list[float] = []
+    timed: list[tuple[list[float], list[float], Callable[[int], object]]] = [
+        (ours, ours_cpu, lambda i: archive.deposit(series, [Content(docs[i], "text")])), (theirs, theirs_cpu, plain)]
     for i in range(count):
-        for into, fn in timed if i % 2 == 0 else reversed(timed):
+        for into, into_cpu, fn in timed if i % 2 == 0 else reversed(timed):
+            spent = time.process_time()
             start = time.perf_counter()
             fn(i)
             into.append(time.perf_counter() - start)
+            into_cpu.append(time.process_time() - spent)
+    if cpu is not None:
+        cpu[:] = [statistics.median(ours_cpu), statistics.median(theirs_cpu)]
     return statistics.median(ours), statistics.median(theirs)
 
 
-def bench_small(label: str, archive: Archive, scratch: Path, count: int) -> None:
+def bench_small(label: str, archive: Archive, scratch: Path, count: int) -> list[str]:
+    """1 KB deposits on one store beside write + fsync: the README table's row."""
     archive.add_series(S)
-    o, t = deposit_1kb(archive, S, scratch, count)
-    print(f"deposit 1 KB, {label:32s} pdi {o * 1000:7.3f} ms   write+fsync {t * 1000:7.3f} ms   ratio {o / t:5.2f}x")
+    cpu: list[float] = []
+    o, t = deposit_1kb(archive, S, scratch, count, cpu)
+    print(f"deposit 1 KB, {label:32s} pdi {o * 1000:7.3f} ms   write+fsync {t * 1000:7.3f} ms   ratio {o / t:5.2f}x"
+          f"   CPU {cpu[0] * 1000:.3f} ms vs {cpu[1] * 1000:.3f} ms (this process)")
+    return [f"deposit 1 KB, {label}", f"{o * 1000:.2f} ms (CPU {cpu[0] * 1000:.2f} ms)",
+            f"write + fsync {t * 1000:.2f} ms (CPU {cpu[1] * 1000:.2f} ms)", f"**{o / t:.1f}×**"]
 
 
 def main() -> None:
@@ -214,33 +244,39 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=1024, help="MiB of text for pdi add (default 1024)")
     parser.add_argument("--runs", type=int, default=3, help="interleaved runs of pdi add and its floor")
     parser.add_argument("--deposits", type=int, default=300, help="1 KB deposits on each store")
-    parser.add_argument("--small", action="store_true", help="a few seconds: 8 MiB, one run, 20 deposits")
     parser.add_argument("--no-postgres", action="store_true", help="leave out the PostgreSQL store")
     parser.add_argument("--no-large", action="store_true", help="only the 1 KB deposits")
+    readme.arguments(parser, markdown=True)  # --small: 8 MiB, one run, 20 deposits
     args = parser.parse_args()
     if args.small:
         args.mb, args.runs, args.deposits = 8, 1, 20
     print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores")
+    rows: list[list[str]] = []
     with tempfile.TemporaryDirectory(prefix="pdi-bench-deposit-", dir=os.environ.get("PDI_BENCH_DIR")) as tmp:
         scratch = Path(tmp)
         if not args.no_large:
-            bench_large(args.mb, args.runs, scratch)
+            rows += bench_large(args.mb, args.runs, scratch)
         with Archive.init(str(scratch / "small")) as archive:
-            bench_small("SQLite + blob files", archive, scratch, args.deposits)
-    if args.no_postgres:
-        print(f"load average {os.getloadavg()[0]:.2f}")
-        return
-    from support.pgcluster import TemporaryCluster
+            rows.append(bench_small("SQLite + blob files", archive, scratch, args.deposits))
+    if not args.no_postgres:
+        from support.pgcluster import TemporaryCluster
 
-    with TemporaryCluster() as cluster, tempfile.TemporaryDirectory(prefix="pdi-bench-deposit-") as tmp, \
-            Archive.init(cluster.create_schema("deposit_nofsync")) as archive:
-        bench_small("PostgreSQL, fsync off (as tests)", archive, Path(tmp), args.deposits)
-    # fsync, synchronous_commit and full_page_writes on: PostgreSQL's defaults, kept from the start
-    # (the tests' cluster turns them off on its command line, which ALTER SYSTEM cannot undo)
-    with TemporaryCluster(durable=True) as cluster, tempfile.TemporaryDirectory(prefix="pdi-bench-deposit-") as tmp, \
-            Archive.init(cluster.create_schema("deposit_fsync")) as archive:
-        bench_small("PostgreSQL, fsync on", archive, Path(tmp), args.deposits)
+        with TemporaryCluster() as cluster, tempfile.TemporaryDirectory(prefix="pdi-bench-deposit-") as tmp, \
+                Archive.init(cluster.create_schema("deposit_nofsync")) as archive:
+            rows.append(bench_small("PostgreSQL, fsync off (as tests)", archive, Path(tmp), args.deposits))
+        # fsync, synchronous_commit and full_page_writes on: PostgreSQL's defaults, kept from the start
+        # (the tests' cluster turns them off on its command line, which ALTER SYSTEM cannot undo)
+        with TemporaryCluster(durable=True) as cluster, tempfile.TemporaryDirectory(prefix="pdi-bench-deposit-") as tmp, \
+                Archive.init(cluster.create_schema("deposit_fsync")) as archive:
+            rows.append(bench_small("PostgreSQL, fsync on", archive, Path(tmp), args.deposits))
     print(f"load average {os.getloadavg()[0]:.2f}")
+    large = "" if args.no_large else (
+        f"`pdi add` of a generated {args.mb:,} MiB text as a new process, medians of {args.runs} runs interleaved"
+        " with its floor (read, `hashlib.sha256`, write with 1 MiB buffers, fsync); ")
+    readme.write(args.markdown, large + f"1 KB deposits in-process (`Archive.deposit`), medians of {args.deposits}"
+                 " interleaved with `write` + `fsync` of the same octets to a new file (CPU: this process's,"
+                 " not PostgreSQL's):\n\n"
+                 + readme.table(["work", "pdi", "floor", "ratio"], rows))
 
 
 if __name__ == "__main__":

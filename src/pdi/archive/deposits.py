@@ -161,7 +161,8 @@ class Deposits(ArchiveBase):
             now = self.now()  # one instant: the minting day and the deposit's time agree
             note = self._note(writer, "deposit", reps, idempotency_key, request, embargo)
             result = self.store.mint(
-                name, day or now.date(), foreign_id, reps, timestamp(now), skip_identical=not force, note=note
+                name, day or now.date(), foreign_id, reps, timestamp(now), skip_identical=not force, note=note,
+                registered=True,  # by _registered above: a series is never removed
             )
             if result.unchanged or result.replayed:
                 return self._deposited(result, reps)

@@ -11,6 +11,7 @@ that row, and a rolled-back deposit gives its serial back.
 
 from __future__ import annotations
 
+import datetime
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -26,7 +27,8 @@ from pdi.archive.blobs.large_objects import LargeObjects
 from pdi.archive.blobs.large_objects import oneline as _oneline
 from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog import SearchAccess, SQLStore, search_page
-from pdi.archive.store import SCHEMA_VERSION, SearchKey
+from pdi.archive.catalog.documents import COUNT_A_DAY, minted_already
+from pdi.archive.store import SCHEMA_VERSION, DocumentKey, SearchKey
 from pdi.errors import ImmutabilityError, LimitError, NotFoundError, PDIError, StoreError
 from pdi.passages.fulltext import MARK_END, MARK_START
 
@@ -135,7 +137,14 @@ class PostgresStore(SQLStore):
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
             with self._connection() as conn:
-                cursor = conn.execute(sql.replace("?", "%s"), tuple(params))
+                deferred = self._deferred()
+                if deferred:  # sent with the statements deferred before it: one round trip for all
+                    with conn.pipeline():
+                        for statement in deferred:
+                            conn.execute(*statement)
+                        cursor = conn.execute(sql.replace("?", "%s"), tuple(params))
+                else:
+                    cursor = conn.execute(sql.replace("?", "%s"), tuple(params))
                 if cursor.description is None:
                     return []
                 return list(cursor.fetchall())
@@ -143,6 +152,34 @@ class PostgresStore(SQLStore):
             raise ImmutabilityError(f"already in the archive: {exc.diag.message_detail}") from exc
         except psycopg.Error as exc:
             raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
+
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        # inside a transaction, kept until the next statement waited for (or the commit) and sent with it
+        local = self._local
+        if getattr(local, "conn", None) is None:
+            self._query(sql, params)
+            return
+        local.deferred.append((sql.replace("?", "%s"), tuple(params)))
+
+    def _deferred(self) -> list[tuple[str, tuple[Any, ...]]]:
+        """The statements :meth:`_execute` kept in this thread's transaction, taken (to be sent now)."""
+        local = self._local
+        deferred: list[tuple[str, tuple[Any, ...]]] = getattr(local, "deferred", None) or []
+        if deferred:
+            local.deferred = []
+        return deferred
+
+    def _flush(self, conn: psycopg.Connection[Any]) -> None:
+        """Send what :meth:`_execute` kept (in one round trip), its errors as :meth:`_query`'s."""
+        deferred = self._deferred()
+        if not deferred:
+            return
+        try:
+            with conn.pipeline():
+                for statement in deferred:
+                    conn.execute(*statement)
+        except psycopg.errors.UniqueViolation as exc:
+            raise ImmutabilityError(f"already in the archive: {exc.diag.message_detail}") from exc
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[None]:
@@ -159,19 +196,21 @@ class PostgresStore(SQLStore):
                 local.depth -= 1
             return
         with self._connection() as conn:
-            local.conn, local.depth = conn, 1
+            local.conn, local.depth, local.deferred = conn, 1, []
             try:
                 with conn.transaction():
                     yield
+                    self._flush(conn)  # what _execute kept, before the commit
             except psycopg.Error as exc:
                 raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
             finally:
-                local.conn, local.depth = None, 0
+                local.conn, local.depth, local.deferred = None, 0, []
 
     def fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         """One statement (``%s`` placeholders) with binary results: a bytea in text would arrive hex-encoded, twice the size."""
         try:
             with self._connection() as conn:
+                self._flush(conn)
                 cursor = conn.cursor(binary=True)
                 cursor.execute(sql, params)
                 return list(cursor.fetchall())
@@ -181,6 +220,7 @@ class PostgresStore(SQLStore):
     def _removal_lock(self, *, shared: bool) -> None:
         # writers are not serialized as SQLite's are: deposits (shared) and removers queue on an advisory lock
         function = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+        # waited for (not deferred): the blob store checks its blobs under it, perhaps elsewhere (S3)
         self._query(f"SELECT {function}(?)", (_REMOVAL_LOCK,))
 
     @contextmanager
@@ -209,10 +249,41 @@ class PostgresStore(SQLStore):
         arrays = ", ".join(f"%b::{kind}[]" for kind in types)
         return f"unnest({arrays}) AS k({columns})", [list(column) for column in zip(*rows, strict=True)]
 
+    def _insert_version_one(
+        self, series: str, day: datetime.date, unique_id: str | None, at: str, embargo_until: str | None
+    ) -> tuple[int, str]:
+        # one round trip: the serial (or the foreign id), the document, its day's count and its version 1
+        if unique_id is None:
+            taken = ("INSERT INTO daily_serials (series, day, last) VALUES (?, ?, 1) ON CONFLICT (series, day)"
+                     " DO UPDATE SET last = daily_serials.last + 1 RETURNING last::text AS uid, last AS serial")
+            params: list[Any] = [series, day.isoformat()]
+        else:
+            taken, params = "SELECT ?::text AS uid, NULL::integer AS serial", [unique_id]
+        rows = self._query(
+            f"WITH s AS ({taken}),"
+            " d AS (INSERT INTO documents (series, day, year, month, dom, unique_id, serial, created_at)"
+            " SELECT ?, ?, ?, ?, ?, s.uid, s.serial, ? FROM s"
+            " ON CONFLICT (series, day, unique_id) DO NOTHING RETURNING id),"
+            " n AS (INSERT INTO document_days (series, day, documents, last_deposit) SELECT ?, ?, 1, ? FROM d"
+            f"{COUNT_A_DAY}),"
+            " v AS (INSERT INTO versions (document, version, created_at, embargo_until) SELECT id, 1, ?, ? FROM d)"
+            " SELECT (SELECT id FROM d), (SELECT uid FROM s)",
+            [*params, series, day.isoformat(), day.year, day.month, day.day, at,
+             series, day.isoformat(), at, at, embargo_until],
+        )
+        doc, uid = rows[0]
+        if doc is None:
+            raise minted_already(DocumentKey(series, day, str(uid)))
+        return int(doc), str(uid)
+
     # --- the full-text index ---------------------------------------------------------
     def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if len(rows) == 1:  # one statement, not a pipeline for one row (a small text's one passage)
+            self._execute(sql, rows[0])
+            return
         try:
             with self._connection() as conn, conn.cursor() as cursor:
+                self._flush(conn)
                 cursor.executemany(sql.replace("?", "%s"), rows)
         except psycopg.Error as exc:
             raise StoreError(f"{self.location}: {_oneline(exc)}") from exc

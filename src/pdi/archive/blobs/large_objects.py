@@ -10,6 +10,13 @@ and no file system involved. (Blobs of archives made before schema 4 stay as
 one ``bytea`` in ``blobs.data``.) An upload no blob names (a failed deposit,
 or the same bytes stored already) is deleted when its pin is closed.
 
+A blob of at most :data:`INLINE_LIMIT` octets is not uploaded: it is kept in
+hand while hashed and written as one ``bytea`` in ``blobs.data`` (as blobs
+were before schema 4, and are read the same way) by the deposit's own catalog
+transaction, so it commits, or not, with the names that hold it: a small
+deposit takes no upload transaction and leaves nothing to clean up. (An
+import uploads every blob, as before: a page of a bag may bring thousands.)
+
 The tables are the catalog's (its schema makes them), so only a PostgreSQL
 catalog can hold this store: :meth:`LargeObjects.attach` refuses any other.
 """
@@ -17,6 +24,7 @@ catalog can hold this store: :meth:`LargeObjects.attach` refuses any other.
 from __future__ import annotations
 
 import datetime
+import itertools
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -26,6 +34,9 @@ import psycopg
 from pdi.archive.blobs import CHUNK_SIZE, BlobInfo, ChunkedReader, Digests, Octets, pieces
 from pdi.archive.blobs.seam import BlobCatalog, BlobObserver, BlobSource, StagedBlob, stage_each
 from pdi.errors import StoreError, UnsupportedError
+
+#: A blob of at most this many octets is written in the deposit's own transaction (``blobs.data``), not uploaded.
+INLINE_LIMIT = 64 << 10
 
 
 @runtime_checkable
@@ -38,6 +49,10 @@ class PostgresRows(BlobCatalog, Protocol):
 
     def fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         """One statement (``%s`` placeholders) with binary results."""
+        ...
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """One statement (``?`` placeholders) whose rows are not wanted: sent with the next one waited for."""
         ...
 
 
@@ -85,7 +100,28 @@ class LargeObjects:
                 raise StoreError(f"cannot connect to {self.location}: {oneline(exc)}") from exc
         return self._uploads
 
-    def stage(self, source: Octets, observe: BlobObserver | None = None) -> Upload:
+    def stage(self, source: Octets, observe: BlobObserver | None = None) -> Upload | Inline:
+        """A blob of at most :data:`INLINE_LIMIT` octets kept in hand (written by :meth:`record`), a larger one uploaded."""
+        stream = pieces(source)
+        head: list[bytes] = []
+        held = 0
+        for piece in stream:
+            head.append(piece)
+            held += len(piece)
+            if held > INLINE_LIMIT:
+                return self._upload(itertools.chain(head, stream), observe)
+        data = b"".join(head)
+        digests = Digests()
+        digests.update(data)
+        if observe is not None:
+            for piece in head:
+                observe.update(piece)
+        info = digests.finish()
+        if observe is not None:
+            observe.finish(info)
+        return Inline(info, data)
+
+    def _upload(self, stream: Iterable[bytes], observe: BlobObserver | None) -> Upload:
         with self._upload_lock:
             conn = self._connection()
             digests = Digests()
@@ -99,7 +135,7 @@ class LargeObjects:
                     upload = int(row[0])
                     n = 0
                     pending = bytearray()
-                    for piece in pieces(source):
+                    for piece in stream:
                         digests.update(piece)
                         if observe is not None:
                             observe.update(piece)
@@ -119,15 +155,27 @@ class LargeObjects:
         return Upload(self, upload, info)
 
     def stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
-        return stage_each(self, blobs)
+        # every blob uploaded, however small: an import's page may bring thousands, never all held in hand
+        return stage_each(self, blobs, stage=lambda source: self._upload(pieces(source), None))
 
     def record(self, blobs: Sequence[StagedBlob]) -> None:
-        """Inside the catalog transaction: each upload must still be there (locked ``FOR SHARE`` till commit), and is named."""
+        """Inside the catalog transaction: each upload must still be there (locked ``FOR SHARE`` till commit), and is
+        named; each small blob kept in hand is written (unless the same octets are stored already)."""
         uploads: list[Upload] = []
+        inline: dict[str, bytes] = {}
         for blob in blobs:
-            if not isinstance(blob, Upload):  # pragma: no cover - a store bug
+            if isinstance(blob, Inline):
+                inline[blob.info.sha256] = blob.data
+            elif isinstance(blob, Upload):
+                uploads.append(blob)
+            else:  # pragma: no cover - a store bug
                 raise StoreError("a PostgreSQL deposit staged its blob elsewhere")
-            uploads.append(blob)
+        if inline:
+            self.catalog.execute(
+                "INSERT INTO blobs (sha256, data) SELECT * FROM unnest(?::text[], ?::bytea[])"
+                " ON CONFLICT (sha256) DO NOTHING",
+                (list(inline), list(inline.values())),
+            )
         if not uploads:
             return
         held = {int(r[0]) for r in self.catalog.query(
@@ -279,3 +327,20 @@ class Upload:
 
     def discard(self) -> None:
         self.close()
+
+
+class Inline:
+    """A small blob kept in hand, written in ``blobs.data`` by the deposit's catalog transaction: nothing to pin or undo."""
+
+    def __init__(self, info: BlobInfo, data: bytes) -> None:
+        self.info = info
+        self.data = data
+
+    def secure(self) -> None:
+        return None  # written inside the catalog transaction itself
+
+    def close(self) -> None:
+        return None
+
+    def discard(self) -> None:
+        return None  # a failed deposit's transaction took its row back with it

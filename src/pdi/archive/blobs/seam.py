@@ -187,8 +187,14 @@ class Attached:
         return self._catalog
 
 
-def stage_each(store: BlobStore, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
-    """:meth:`BlobStore.stage_import` by staging one blob after the other (each checked); all discarded on failure."""
+def stage_each(
+    store: BlobStore, blobs: Iterable[tuple[str, BlobSource]], *, stage: Callable[[Octets], StagedBlob] | None = None
+) -> list[StagedBlob]:
+    """:meth:`BlobStore.stage_import` by staging one blob after the other (each checked); all discarded on failure.
+
+    ``stage`` stages one blob (the store's :meth:`~BlobStore.stage` by default).
+    """
+    stage = stage or store.stage
     staged: list[StagedBlob] = []
     seen: set[str] = set()
     try:
@@ -196,7 +202,7 @@ def stage_each(store: BlobStore, blobs: Iterable[tuple[str, BlobSource]]) -> lis
             if sha256 in seen:
                 continue
             seen.add(sha256)
-            blob = store.stage(blob_octets(content))
+            blob = stage(blob_octets(content))
             staged.append(blob)
             check_imported_blob(sha256, blob.info.sha256)
     except BaseException:

@@ -84,6 +84,16 @@ class CatalogBase(ABC):
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run one statement and return its rows (empty for statements without rows)."""
 
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """One statement whose rows are not wanted, in this thread's transaction.
+
+        Its errors are those of :meth:`_query`, raised by the time the
+        transaction commits: PostgreSQL sends it with the next statement that
+        is waited for (one round trip for several). Nothing may catch an error
+        of it in particular.
+        """
+        self._query(sql, params)
+
     @abstractmethod
     def _outermost(self, write: bool) -> AbstractContextManager[None]:
         """A database transaction (serializing writers when ``write``), rolled back on any exception."""
@@ -145,6 +155,10 @@ class CatalogBase(ABC):
         """One statement (``?`` placeholders) in this thread's transaction, if any: its rows."""
         return self._query(sql, params)
 
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """One statement whose rows are not wanted (``?`` placeholders), perhaps sent with the next (:meth:`_execute`)."""
+        self._execute(sql, params)
+
     def close(self) -> None:
         """Release the connection, and the blob store's."""
         with self._lock:
@@ -168,19 +182,24 @@ class CatalogBase(ABC):
         return f"(VALUES {', '.join([mark] * len(rows))}) k", [value for row in rows for value in row]
 
     def _insert_rows(
-        self, head: str, types: Sequence[str], rows: Sequence[Sequence[Any]], tail: str = ""
+        self, head: str, types: Sequence[str], rows: Sequence[Sequence[Any]], tail: str = "", *, wanted: bool = True
     ) -> list[tuple[Any, ...]]:
-        """``head`` (an ``INSERT INTO t (…)``) of every row, in as few statements as the databases' limits allow."""
+        """``head`` (an ``INSERT INTO t (…)``) of every row, in as few statements as the databases' limits allow
+        (its rows, unless not ``wanted``: then sent as :meth:`_execute`)."""
         found: list[tuple[Any, ...]] = []
         for chunk in pages(rows, MAX_PARAMETERS // len(types)):
             relation, params = self._rows(types, chunk)
             # WHERE true: SQLite reads ON CONFLICT after a bare FROM as a join's
-            found += self._query(f"{head} SELECT * FROM {relation} WHERE true{tail}", params)
+            sql = f"{head} SELECT * FROM {relation} WHERE true{tail}"
+            if wanted:
+                found += self._query(sql, params)
+            else:
+                self._execute(sql, params)
         return found
 
     # --- used by several parts --------------------------------------------------
     def _insert_audit(self, entry: AuditRecord) -> None:
-        self._query(
+        self._execute(
             "INSERT INTO audit_log (at, who, action, subject, detail, address) VALUES (?, ?, ?, ?, ?, ?)",
             (entry.at, entry.who, entry.action, entry.subject, entry.detail, entry.address),
         )

@@ -143,7 +143,7 @@ class BlobRules(CatalogBase):
             "INSERT INTO blob_fixity (sha256, size, chunk_size, chunks, created_at)",
             ("text", "bigint", "int", "bytea", "text"),
             [(i.sha256, i.size, i.chunk_size, i.chunks, timestamp()) for i in infos],
-            " ON CONFLICT (sha256) DO NOTHING",
+            " ON CONFLICT (sha256) DO NOTHING", wanted=False,
         )
         self._removal_lock(shared=True)
         self.blobs.record(blobs)

@@ -13,7 +13,7 @@ import contextlib
 import datetime
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pdi.archive.blobs.seam import StagedBlob
 from pdi.archive.catalog.base import (
@@ -32,6 +32,18 @@ from pdi.archive.store import (
 from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
 
 _C = TypeVar("_C")  # what a deposit's check hands on to the write that follows it
+
+#: A new document's day: one more document, and ``at`` its latest deposit unless a later one is recorded.
+COUNT_A_DAY = (
+    " ON CONFLICT (series, day) DO UPDATE SET documents = document_days.documents + 1,"
+    " last_deposit = CASE WHEN document_days.last_deposit IS NULL OR document_days.last_deposit < excluded.last_deposit"
+    " THEN excluded.last_deposit ELSE document_days.last_deposit END"
+)
+
+
+def minted_already(key: DocumentKey) -> ImmutabilityError:
+    """The refusal of a name minted already."""
+    return ImmutabilityError(f"{describe_key(key)} is already minted; deposit a new version of it instead")
 
 
 class DocumentsPart(CatalogBase):
@@ -82,12 +94,13 @@ class DocumentsPart(CatalogBase):
         return self._staged([rep.blob for rep in representations])
 
     def _insert_reps(
-        self, doc: int, version: int, representations: Sequence[NewRepresentation], at: str
+        self, doc: int, version: int, representations: Sequence[NewRepresentation], at: str, *, dated: bool = False
     ) -> None:
+        """The rows of new formats (``dated``: of a document just inserted, whose day has ``at`` as its latest deposit)."""
         self._store_blobs([rep.blob for rep in representations])
         for rep in representations:
             if rep.index is not None:
-                self._query(
+                self._execute(
                     "INSERT INTO fragment_indexes (sha256, media_type, charset, data) VALUES (?, ?, ?, ?)"
                     " ON CONFLICT (sha256, media_type, charset) DO NOTHING",
                     (rep.sha256, rep.media_type, rep.charset or "", rep.index),
@@ -99,18 +112,21 @@ class DocumentsPart(CatalogBase):
                     self._index_source(rep.sha256, rep.media_type, rep.charset, rep.passages)
             self._insert_rep(
                 doc, version, rep.format, rep.media_type, rep.charset, rep.line_ending,
-                rep.sha256, rep.size, at, STORED_EXACT,
+                rep.sha256, rep.size, at, STORED_EXACT, dated=dated,
             )
 
-    def _insert_rep(self, doc: int, version: int, *columns: Any) -> None:
-        """One representations row: format, media type, charset, line ending, sha256, size, at, stored."""
-        self._query(
+    def _insert_rep(self, doc: int, version: int, *columns: Any, dated: bool = False) -> None:
+        """One representations row: format, media type, charset, line ending, sha256, size, at, stored
+        (and its day's latest deposit, unless ``dated``: already ``at``)."""
+        self._execute(
             "INSERT INTO representations (document, version, format, media_type, charset,"
             " line_ending, sha256, size, created_at, stored) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (doc, version, *columns),
         )
+        if dated:
+            return
         at = columns[6]
-        self._query(
+        self._execute(
             "UPDATE document_days SET last_deposit = ? WHERE (last_deposit IS NULL OR last_deposit < ?)"
             " AND series = (SELECT series FROM documents WHERE id = ?) AND day = (SELECT day FROM documents WHERE id = ?)",
             (at, at, doc, doc),
@@ -137,15 +153,17 @@ class DocumentsPart(CatalogBase):
     def _insert_document(
         self, series: str, day: datetime.date, unique_id: str, serial: int | None, at: str
     ) -> int:
+        """The new document's id; its day's count and latest deposit (``at``) kept in the same statement as ever."""
         rows = self._query(
             "INSERT INTO documents (series, day, year, month, dom, unique_id, serial, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (series, day, unique_id) DO NOTHING RETURNING id",
             (series, day.isoformat(), day.year, day.month, day.day, unique_id, serial, at),
         )
+        if not rows:
+            raise minted_already(DocumentKey(series, day, unique_id))
         self._query(
-            "INSERT INTO document_days (series, day, documents) VALUES (?, ?, 1)"
-            " ON CONFLICT (series, day) DO UPDATE SET documents = document_days.documents + 1",
-            (series, day.isoformat()),
+            "INSERT INTO document_days (series, day, documents, last_deposit) VALUES (?, ?, 1, ?)" + COUNT_A_DAY,
+            (series, day.isoformat(), at),
         )
         return int(rows[0][0])
 
@@ -158,9 +176,15 @@ class DocumentsPart(CatalogBase):
         series: str,
         key: DocumentKey | None,
         same: Sequence[NewRepresentation] | None = None,
+        *,
+        registered: bool = False,
     ) -> DepositResult | None:
-        """``None`` when a document may be minted; its latest version when it holds ``same``."""
-        if not self._query("SELECT 1 FROM series WHERE name = ?", (series,)):
+        """``None`` when a document may be minted; its latest version when it holds ``same``.
+
+        ``registered``: the caller found ``series`` registered already (a series is never
+        removed), so it is not asked again.
+        """
+        if not registered and not self._query("SELECT 1 FROM series WHERE name = ?", (series,)):
             raise NotFoundError(f"series {series} is not registered (pdi series add {series})")
         doc = None if key is None else self._document_id(key)
         if key is None or doc is None:
@@ -199,15 +223,21 @@ class DocumentsPart(CatalogBase):
         *,
         skip_identical: bool = False,
         note: WriteNote | None = None,
+        registered: bool = False,
     ) -> DepositResult:
+        """Mint a document of ``series`` (``registered``: the caller found the series registered, and a
+        series is never removed, so the write does not ask again)."""
         if not representations:
             raise StoreError("a deposit needs at least one format")
         given = None if unique_id is None else DocumentKey(series, day, unique_id)
         same = representations if skip_identical else None
+        # A new serial with no Idempotency-Key: the first pass could find nothing but a series not registered,
+        # which the write's own check finds as well (on PostgreSQL, three round trips fewer).
         return self._two_passes(
             note, at, representations,
-            lambda lock: (self._check_mint(series, given, same), None),
+            lambda lock: (self._check_mint(series, given, same, registered=registered), None),
             lambda _: DepositResult(self._new_document(series, day, unique_id, representations, at, note), 1),
+            first_pass=unique_id is not None or (note is not None and note.idempotency is not None),
         )
 
     def _new_document(
@@ -215,18 +245,29 @@ class DocumentsPart(CatalogBase):
         representations: Sequence[NewRepresentation], at: str, note: WriteNote | None,
     ) -> DocumentKey:
         """Inside the write transaction, its checks made: a new document (the day's next serial for ``None``), version 1."""
+        doc, unique_id = self._insert_version_one(series, day, unique_id, at, note.embargo_until if note else None)
+        self._insert_reps(doc, 1, representations, at, dated=True)
+        return DocumentKey(series, day, unique_id)
+
+    def _insert_version_one(
+        self, series: str, day: datetime.date, unique_id: str | None, at: str, embargo_until: str | None
+    ) -> tuple[int, str]:
+        """The rows of a new document and its version 1 (the day's next serial for ``None``): its id and unique id.
+
+        The series was checked in this transaction already; a serial a foreign
+        id has taken is refused by the insert. (PostgreSQL does it all in one
+        statement: :mod:`pdi.archive.postgres`.)
+        """
         serial: int | None = None
         if unique_id is None:
             serial = self._next_serial(series, day.isoformat())
             unique_id = str(serial)
-            self._check_mint(series, DocumentKey(series, day, unique_id))
         doc = self._insert_document(series, day, unique_id, serial, at)
-        self._query(
+        self._execute(
             "INSERT INTO versions (document, version, created_at, embargo_until) VALUES (?, 1, ?, ?)",
-            (doc, at, note.embargo_until if note else None),
+            (doc, at, embargo_until),
         )
-        self._insert_reps(doc, 1, representations, at)
-        return DocumentKey(series, day, unique_id)
+        return doc, unique_id
 
     def new_version(
         self,
@@ -248,7 +289,7 @@ class DocumentsPart(CatalogBase):
         def make(doc: int) -> DepositResult:
             rows = self._query("SELECT MAX(version) FROM versions WHERE document = ?", (doc,))
             version = int(rows[0][0]) + 1
-            self._query(
+            self._execute(
                 "INSERT INTO versions (document, version, created_at, embargo_until) VALUES (?, ?, ?, ?)",
                 (doc, version, at, note.embargo_until if note else None),
             )
@@ -308,6 +349,8 @@ class DocumentsPart(CatalogBase):
         staged: Sequence[NewRepresentation] | Callable[[_C], Sequence[NewRepresentation]],
         check: Callable[[bool], tuple[DepositResult | None, _C]],
         make: Callable[[_C], DepositResult],
+        *,
+        first_pass: bool = True,
     ) -> DepositResult:
         """One deposit, checked twice: first in a read transaction, then again with the catalog held for writing.
 
@@ -318,14 +361,20 @@ class DocumentsPart(CatalogBase):
         staged outside any transaction, and ``make`` writes the rows only if
         the second check, under the write lock, still finds nothing; the
         answer is recorded under the Idempotency-Key in the same transaction.
+        Without ``first_pass`` (when the read could answer nothing the write does not; ``staged`` then a
+        sequence), only the write's check is made.
         """
-        with self._read():
-            if (found := self._answered(note)) is not None:
+        blobs = staged if not callable(staged) else None
+        if first_pass or blobs is None:
+            with self._read():
+                if (found := self._answered(note)) is not None:
+                    return found
+                found, checked = check(False)
+            if found is not None:
                 return found
-            found, checked = check(False)
-        if found is not None:
-            return found
-        with self._stage(staged(checked) if callable(staged) else staged) as pins, self._write():
+            if blobs is None:
+                blobs = cast(Callable[[_C], Sequence[NewRepresentation]], staged)(checked)
+        with self._stage(blobs) as pins, self._write():
             self._secure(pins)
             if (found := self._answered(note, lock=True)) is not None:
                 return found
@@ -378,7 +427,7 @@ class DocumentsPart(CatalogBase):
             ))
             if note.idempotency is not None:
                 idem = note.idempotency
-                self._query(
+                self._execute(
                     "INSERT INTO idempotency_keys (token, key, fingerprint, series, day, unique_id, version,"
                     " unchanged, created_at, item) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (idem.token, idem.key, idem.fingerprint, result.key.series, result.key.day.isoformat(),

@@ -103,7 +103,7 @@ class SearchIndexPart(CatalogBase):
         if not new:
             return
         count = self._insert_passages(sha256, media_type, charset or "", passages)
-        self._query(
+        self._execute(
             "UPDATE search_sources SET passages = ? WHERE sha256 = ? AND media_type = ? AND charset = ?",
             (count, sha256, media_type, charset or ""),
         )
