@@ -147,10 +147,11 @@ def get_cmd(
                     write_out(whole.reader.chunks(), output)
             return
         result = opened.resolve(pdi, latest=latest)
-    assert not isinstance(result, Generic)
+        assert not isinstance(result, Generic)
+        pending = info and opened.index_pending_of(result.record)  # read while the archive is open
     selection = result.fragment
     if info:
-        _print_info(result, pending=opened.index_pending_of(result.record))
+        _print_info(result, pending=pending)
     else:
         _refuse_binary_on_terminal(ctx, result, output)
     if selection is not None and selection.past_end:
