@@ -70,6 +70,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="times each client fetches the large text")
     parser.add_argument("--cold", action="store_true", help="only the cold section: names drawn from a large catalog")
     parser.add_argument("--documents", type=int, default=100_000, help="documents of the cold section's catalog")
+    parser.add_argument("--only", action="append", metavar="ROW",
+                        help="the cold section's rows to run (N2R cold, N2L hot, …; may be repeated; default: all)")
+    parser.add_argument("--catalog", type=Path, metavar="DIR",
+                        help="keep the cold section's archive and files in DIR, made there once and reused after")
     parser.add_argument("--small", action="store_true",
                         help="a run of a few seconds that exercises every path (CI): few documents, 1 s runs")
     args = parser.parse_args(argv)
@@ -212,12 +216,21 @@ def _cold(root: Path, tools: dict[str, str], extra: list[str], args: argparse.Na
     """
     import random
 
-    archive, www = root / "archive", root / "www"
-    (www / "d").mkdir(parents=True)
-    started = time.perf_counter()
-    names, tags = build_catalog(archive, www / "d", args.documents)
-    print(f"cold: {len(names):,} documents of 150-450 bytes deposited in {time.perf_counter() - started:.0f} s "
-          f"(Archive.deposit_batch, {BATCH:,} a transaction)", flush=True)
+    kept = args.catalog
+    home = kept.resolve() if kept is not None else root
+    archive, www = home / "archive", home / "www"
+    listed = home / "names.tsv"
+    if kept is not None and listed.exists():
+        names, tags = map(list, zip(*(line.split("\t") for line in listed.read_text().splitlines()), strict=True))
+        print(f"cold: {len(names):,} documents of the catalog kept in {kept}", flush=True)
+    else:
+        (www / "d").mkdir(parents=True)
+        home.chmod(0o755)  # nginx's workers may run as another user
+        started = time.perf_counter()
+        names, tags = build_catalog(archive, www / "d", args.documents)
+        print(f"cold: {len(names):,} documents of 150-450 bytes deposited in {time.perf_counter() - started:.0f} s "
+              f"(Archive.deposit_batch, {BATCH:,} a transaction)", flush=True)
+        listed.write_text("".join(f"{n}\t{t}\n" for n, t in zip(names, tags, strict=True)))
     rng = random.Random(24)
     # three sets of hot names, each only ever asked one way: N2R, N2L, or revalidated (If-None-Match)
     drawn = rng.sample(range(len(names)), 3 * min(HOT_NAMES, len(names) // 9))
@@ -252,7 +265,7 @@ def _cold(root: Path, tools: dict[str, str], extra: list[str], args: argparse.Na
         for label in ("N2R hot", "N2L hot", "304 hot"):  # every worker's cache, each set asked its own way only
             wrk_cpu(tools["wrk"], ours.url, scripts[label, "pdi"], 8, 1, min(8, cores), ours.pid)
         _cold_head()
-        for label in lists:
+        for label in [label for label in lists if not args.only or label in args.only]:
             for connections in COLD_CONNECTIONS:
                 mine_runs, theirs_runs = [], []
                 threads = min(connections, cores)
@@ -371,16 +384,18 @@ end
 
 @dataclass(frozen=True)
 class Load:
-    """What one wrk run of the cold section says: requests a second, median latency (s), CPU seconds a request."""
+    """What one wrk run of the cold section says: requests a second, median and 99th percentile latency (s),
+    CPU seconds a request."""
 
     rate: float
     p50: float
     cpu: float
+    p99: float = 0.0
 
     @staticmethod
     def median(runs: list[Load]) -> Load:
         return Load(statistics.median(r.rate for r in runs), statistics.median(r.p50 for r in runs),
-                    statistics.median(r.cpu for r in runs))
+                    statistics.median(r.cpu for r in runs), statistics.median(r.p99 for r in runs))
 
 
 def wrk_cpu(program: str, base: str, script: Path, connections: int, seconds: int, threads: int, pid: int) -> Load:
@@ -399,10 +414,12 @@ def wrk_cpu(program: str, base: str, script: Path, connections: int, seconds: in
         raise SystemExit(f"wrk: connections to {base} failed:\n{out}")
     rate = re.search(r"Requests/sec:\s+([\d.]+)", out)
     p50 = re.search(r"^\s+50%\s+([\d.]+)(us|ms|s|m)\s*$", out, re.MULTILINE)
+    p99 = re.search(r"^\s+99%\s+([\d.]+)(us|ms|s|m)\s*$", out, re.MULTILINE)
     count = re.search(r"^\s*(\d+) requests in", out, re.MULTILINE)
-    if rate is None or p50 is None or count is None:
+    if rate is None or p50 is None or p99 is None or count is None:
         raise SystemExit(f"wrk: cannot read its report:\n{out}")
-    return Load(float(rate[1]), float(p50[1]) * _UNITS[p50[2]], spent / max(1, int(count[1])))
+    return Load(float(rate[1]), float(p50[1]) * _UNITS[p50[2]], spent / max(1, int(count[1])),
+                float(p99[1]) * _UNITS[p99[2]])
 
 
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -426,15 +443,15 @@ def peer_pid(root: Path) -> int:
 
 
 def _cold_head() -> None:
-    print(f"{'':<10} {'':>5} {'pdi serve':>29}   {'nginx':>29}   {'pdi/nginx':>24}")
-    print(f"{'request':<10} {'conns':>5} {'req/s':>8} {'p50':>10} {'CPU/req':>9}   {'req/s':>8} {'p50':>10} "
-          f"{'CPU/req':>9}   {'req/s':>7} {'p50':>7} {'CPU':>8}")
+    print(f"{'':<10} {'':>5} {'pdi serve':>40}   {'nginx':>40}   {'pdi/nginx':>24}")
+    print(f"{'request':<10} {'conns':>5} {'req/s':>8} {'p50':>10} {'p99':>10} {'CPU/req':>9}   {'req/s':>8} "
+          f"{'p50':>10} {'p99':>10} {'CPU/req':>9}   {'req/s':>7} {'p50':>7} {'CPU':>8}")
 
 
 def _cold_row(label: str, connections: int, mine: Load, theirs: Load) -> None:
     print(f"{label if connections == COLD_CONNECTIONS[0] else '':<10} {connections:>5} "
-          f"{mine.rate:>8,.0f} {_ms(mine.p50):>10} {_us(mine.cpu):>9}   "
-          f"{theirs.rate:>8,.0f} {_ms(theirs.p50):>10} {_us(theirs.cpu):>9}   "
+          f"{mine.rate:>8,.0f} {_ms(mine.p50):>10} {_ms(mine.p99):>10} {_us(mine.cpu):>9}   "
+          f"{theirs.rate:>8,.0f} {_ms(theirs.p50):>10} {_ms(theirs.p99):>10} {_us(theirs.cpu):>9}   "
           f"{mine.rate / theirs.rate:>6.2f}× {mine.p50 / theirs.p50:>6.1f}× "
           f"{mine.cpu / max(theirs.cpu, 1e-9):>7.1f}×", flush=True)
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+from starlette.datastructures import URL
 from starlette.requests import Request
 from starlette.responses import (
     JSONResponse,
@@ -42,7 +43,7 @@ from pdi.archive.blobs import FileReader
 from pdi.archive.blobs.memo import Identity
 from pdi.archive.describe import describe
 from pdi.archive.results import Opened
-from pdi.errors import ParseError, WithdrawnError
+from pdi.errors import ParseError, PDIError, WithdrawnError
 from pdi.fragments import past_end_message
 from pdi.identifier import PDI
 from pdi.interop.accept import choose, parse_accept, preference
@@ -111,6 +112,7 @@ class Resolver:
         self.base_url = base_url
         self.cache = cache if cache is not None else ResponseCache(0)
         self.mementos = Mementos(archive)
+        self._bases: dict[tuple[str, tuple[str, int] | None, bytes], str] = {}
         self.services: dict[str, Handler] = {
             "N2R": self.n2r, "I2R": self.n2r, "N2C": self.n2c,
             "N2L": self.n2l, "N2Ls": self.n2ls, "N2Ns": self.n2ns,
@@ -181,6 +183,46 @@ class Resolver:
                 self.cache.put(kept_key(N2L_PATH, headers.get("host", ""), request.scope["query_string"]), answered)
             return _RawResponse(answered.status, list(answered.headers), answered.body)
         return await anyio.to_thread.run_sync(handler, name, base, headers)
+
+    def public_entity(self, scheme: str, server: tuple[str, int] | None, host: bytes, query: bytes) -> Entity | None:
+        """N2R's whole answer to anyone for the query string of a ``GET`` with this ``Host``, made in the calling
+        thread (the event loop's: :class:`~pdi.server.process.connection.CachedAnswerProtocol`) when it is the
+        plain case, else ``None`` (the request goes on to :meth:`endpoint`, which says what it is).
+
+        The plain case: a versioned name without fragment or inflection, no
+        capture of a URL (whose memento may be dated by a statement), that
+        :meth:`~pdi.archive.Archive.read_public` reads in one catalog
+        statement (anyone may read it now, not withdrawn, its octets a blob
+        file, checked against their chunk digests) and that the cache may
+        keep. The :class:`Entity` is the one :meth:`representation` makes for
+        an anonymous request (:func:`whole_entity`, the memento's headers):
+        ``scheme``, ``server`` (the connection's local address) and ``host``
+        make the base URL as Starlette makes ``request.base_url``. A damaged or missing blob, a
+        busy catalog, any error: ``None``, and the resolver says it as it does.
+        """
+        if b"#" in query or b"%23" in query or b"?" in query:  # a fragment, an inflection (or an alias): the resolver
+            return None
+        try:
+            parsed = PDI.parse(urn_from_query(query.decode()).strip())  # as Archive.locate parses it
+            found = self.archive.read_public(parsed, most=min(self.cache.max_entry_bytes, STREAM_FROM))
+            if found is None or not self.mementos.dated_by_deposit(found):
+                return None
+            base = self.base_url if self.base_url is not None else self._base(scheme, server, host)
+            return whole_entity(found, self.mementos.headers(found, base))
+        except (PDIError, UnicodeDecodeError):
+            return None
+
+    def _base(self, scheme: str, server: tuple[str, int] | None, host: bytes) -> str:
+        """``request.base_url`` of a request with this ``Host`` on a connection to ``server`` (no ``root_path``)."""
+        key = (scheme, server, host)
+        base = self._bases.get(key)
+        if base is None:
+            if len(self._bases) >= 64:
+                self._bases.clear()
+            base = str(URL(scope={"type": "http", "scheme": scheme, "server": server, "path": "/",
+                                  "query_string": b"", "headers": [(b"host", host)] if host else []}))
+            self._bases[key] = base
+        return base
 
     # --- the services ----------------------------------------------------------------
     def n2r(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
