@@ -16,6 +16,7 @@ of it is kept for others.
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -265,8 +266,23 @@ def test_a_withdrawal_made_while_serving_is_honoured_at_once_for_a_name_not_kept
 
 def test_nothing_is_made_by_the_protocol_while_the_cache_is_stale(names: dict[str, str]) -> None:
     app = create_app(names["location"])
+    app.state.cache.at_once = None  # a catalog that cannot say its generation at once (PostgreSQL)
     with _serving(app, public=True) as (port, calls):
         # the first request finds the cache stale (it never asked the catalog): the resolver answers, and the
         # cache is fresh after it
         _exchange(port, [_request(names["html"]), _request(names["utf8"])])
         assert calls.targets == [_query(names["html"]).encode()]
+
+
+def test_a_stale_cache_asks_the_catalog_at_once_and_forgets_a_withdrawn_name(names: dict[str, str]) -> None:
+    later = names["later"]
+    app = create_app(names["location"])
+    app.state.cache.revalidate_seconds = 0.2
+    with _serving(app, public=True) as (port, calls):
+        assert _exchange(port, [_request(later), _request(later)])[1].startswith(b"HTTP/1.1 200")
+        assert calls.targets == []  # the connection asked the catalog's generation itself, and made the answer
+        with Archive.open(names["location"]) as archive:
+            archive.withdraw(later, "withdrawn while serving")
+        time.sleep(0.3)  # past the time the cache answers without asking again
+        assert _exchange(port, [_request(later)])[0].startswith(b"HTTP/1.1 410")
+        assert calls.targets == [_query(later).encode()]

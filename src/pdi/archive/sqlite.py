@@ -21,6 +21,7 @@ from pdi.archive.access import PUBLIC
 from pdi.archive.blobs.files import FileBlobs
 from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog import SearchAccess, SQLStore, search_page
+from pdi.archive.catalog.access import GENERATION
 from pdi.archive.catalog.rows import REP_COLUMNS, rep_record
 from pdi.archive.store import DocumentKey, PublicVersion, SearchKey
 from pdi.errors import NotFoundError, PDIError, StoreError
@@ -66,21 +67,26 @@ class SQLiteStore(SQLStore):
             self._conn.close()
             raise
 
+    def _own_connection(self) -> sqlite3.Connection:
+        """The calling thread's read-only connection to the catalog (made at its first use)."""
+        conn: sqlite3.Connection | None = getattr(self._own, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(f"file:{self.root / CATALOG}?mode=ro", uri=True, isolation_level=None,
+                                   timeout=0, check_same_thread=False)
+            conn.execute("PRAGMA mmap_size = 268435456")  # pages read where they are, not copied in: a fifth faster
+            with self._lock:
+                self._owned.append(conn)
+            self._own.conn = conn
+        return conn
+
     def public_version(self, key: DocumentKey, version: int, token: str, now: str) -> PublicVersion | None:
         # a connection of the calling thread's own, read-only: the catalog's one connection may be held for a
         # whole transaction by another thread; in WAL mode a reader waits for no writer
         if not isinstance(self.blobs, FileBlobs):
             return None
-        conn = getattr(self._own, "conn", None)
         try:
-            if conn is None:
-                conn = sqlite3.connect(f"file:{self.root / CATALOG}?mode=ro", uri=True, isolation_level=None,
-                                       timeout=0, check_same_thread=False)
-                with self._lock:
-                    self._owned.append(conn)
-                self._own.conn = conn
-            rows = conn.execute(_PUBLIC_VERSION, (key.series, key.day.isoformat(), key.unique_id, version, token)
-                                ).fetchall()
+            rows = self._own_connection().execute(
+                _PUBLIC_VERSION, (key.series, key.day.isoformat(), key.unique_id, version, token)).fetchall()
         except sqlite3.Error:
             return None  # busy (a checkpoint), or anything else: the usual reads say
         wanted = [r for r in rows if r[18] is not None]  # the format named, with its chunk digests
@@ -92,8 +98,14 @@ class SQLiteStore(SQLStore):
         records = tuple(rep_record(r) for r in rows)
         record = records[rows.index(row)]
         sha256 = record.sha256
-        return PublicVersion(records, record, str(self.blobs.blob_path(sha256)), int(row[18]), int(row[19]),
+        return PublicVersion(records, record, self.blobs.blob_file(sha256), int(row[18]), int(row[19]),
                              bytes(row[20]))
+
+    def generation_at_once(self) -> int | None:
+        try:
+            return int(self._own_connection().execute(GENERATION).fetchone()[0])
+        except sqlite3.Error:
+            return None
 
     def close(self) -> None:
         with self._lock:

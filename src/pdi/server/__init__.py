@@ -186,7 +186,7 @@ def create_app(
     if fixity_memo_seconds > 0:
         opened.fixity_memo = memo.FixityMemo(fixity_memo_seconds)
     work = limits if limits is not None else WorkLimits()
-    cache = ResponseCache(cache_bytes, generation=opened.withdrawals_generation)
+    cache = ResponseCache(cache_bytes, generation=opened.withdrawals_generation, at_once=opened.generation_at_once)
     resolver = Resolver(opened, work, base_url, cache)
     pages = ReaderApp(opened, work, replay)
     catalogue = BrowsePages(opened)

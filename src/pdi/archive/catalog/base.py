@@ -158,6 +158,11 @@ class CatalogBase(ABC):
         """
         return None
 
+    def generation_at_once(self) -> int | None:
+        """:meth:`withdrawals_generation`, read as :meth:`public_version` reads (in the calling thread, without the
+        catalog's lock); ``None`` where it cannot be (then ask :meth:`withdrawals_generation` off the event loop)."""
+        return None
+
     # By default a catalog has one connection, guarded by ``_lock`` (SQLite); a
     # transaction opened inside another joins it. PostgreSQL overrides
     # ``_transaction`` with a pool: a connection per thread's transaction.

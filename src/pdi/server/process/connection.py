@@ -244,6 +244,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         except httptools.HttpParserInvalidURLError:
             return False  # the ASGI path says what is wrong with it
         query = url.query or b""
+        cache.refresh()  # stale: asked now, where the catalog can answer at once
         found = kept_answer(cache, url.path, self.headers, query)
         if found is None:
             found = self._answer_public(cache, url.path, query)
