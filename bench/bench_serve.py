@@ -26,7 +26,13 @@ and, the file unchanged, sends it with ``sendfile`` after that (its fixity
 memo, ``pdi serve --fixity-memo``): the first run's first round pays for the
 hashing, the median is of the runs after.
 
+``--cold`` runs the cold section instead (:func:`_cold`: names drawn at
+random from a catalog of ``--documents`` documents, far more than the answer
+cache holds), which ``bench/bench_serve_cold.py`` runs on its own and whose
+table (``--markdown FILE``) README.md keeps between its ``serve_cold`` markers.
+
     python3 bench/run_all.py serve          # or: python3 bench/bench_serve.py [--runs 5] [--big]
+    python3 bench/run_all.py serve_cold     # or: python3 bench/bench_serve.py --cold [--catalog DIR]
 """
 
 from __future__ import annotations
@@ -74,6 +80,8 @@ def main(argv: list[str]) -> int:
                         help="the cold section's rows to run (N2R cold, N2L hot, …; may be repeated; default: all)")
     parser.add_argument("--catalog", type=Path, metavar="DIR",
                         help="keep the cold section's archive and files in DIR, made there once and reused after")
+    parser.add_argument("--markdown", type=Path, metavar="FILE",
+                        help="write the README's table of the cold section to FILE (with --cold)")
     parser.add_argument("--small", action="store_true",
                         help="a run of a few seconds that exercises every path (CI): few documents, 1 s runs")
     args = parser.parse_args(argv)
@@ -91,8 +99,7 @@ def main(argv: list[str]) -> int:
             return _big(root, tools, extra, args)
         if not args.cold:
             (root / "hot").mkdir()
-            _small(root / "hot", tools, extra, args, cores)
-            print()
+            return _small(root / "hot", tools, extra, args, cores)
         (root / "cold").mkdir()
         return _cold(root / "cold", tools, extra, args, cores)
 
@@ -265,6 +272,7 @@ def _cold(root: Path, tools: dict[str, str], extra: list[str], args: argparse.Na
         for label in ("N2R hot", "N2L hot", "304 hot"):  # every worker's cache, each set asked its own way only
             wrk_cpu(tools["wrk"], ours.url, scripts[label, "pdi"], 8, 1, min(8, cores), ours.pid)
         _cold_head()
+        rows: list[tuple[str, int, Load, Load]] = []
         for label in [label for label in lists if not args.only or label in args.only]:
             for connections in COLD_CONNECTIONS:
                 mine_runs, theirs_runs = [], []
@@ -274,9 +282,31 @@ def _cold(root: Path, tools: dict[str, str], extra: list[str], args: argparse.Na
                                              args.seconds, threads, ours.pid))
                     theirs_runs.append(wrk_cpu(tools["wrk"], peer, scripts[label, "nginx"], connections,
                                                args.seconds, threads, peer_pid(root)))
-                _cold_row(label, connections, Load.median(mine_runs), Load.median(theirs_runs))
+                rows.append((label, connections, Load.median(mine_runs), Load.median(theirs_runs)))
+                _cold_row(*rows[-1])
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
+    if args.markdown is not None:
+        args.markdown.write_text(cold_table(rows, args, len(names)), encoding="utf-8")
     return 0
+
+
+def cold_table(rows: list[tuple[str, int, Load, Load]], args: argparse.Namespace, documents: int) -> str:
+    """The README's table of the cold section: each row's medians, pdi's and nginx's, and their ratios."""
+    sys.path.insert(0, str(HERE))
+    import readme
+
+    def figures(load: Load) -> str:
+        return f"{load.rate:,.0f}/s, p50 {_ms(load.p50)}, p99 {_ms(load.p99)}, {_us(load.cpu)} CPU"
+
+    described = {"N2R cold": f"`N2R`, cold (drawn from {documents:,})", "N2R hot": f"`N2R`, hot ({HOT_NAMES} names)",
+                 "N2L cold": "`N2L` (`302`), cold", "N2L hot": "`N2L` (`302`), hot",
+                 "304 cold": "`304` for `If-None-Match`, cold", "304 hot": "`304`, hot (names only revalidated)"}
+    body = [[described[label] if connections == COLD_CONNECTIONS[0] else "", str(connections), figures(mine),
+             figures(theirs), f"{mine.rate / theirs.rate:.2f}×", f"{mine.cpu / max(theirs.cpu, 1e-9):.1f}×"]
+            for label, connections, mine, theirs in rows]
+    return (f"{documents:,} documents; {args.runs} runs of {args.seconds} s, pdi and nginx taking turns, medians; "
+            "CPU: user and system time of each server's processes a request.\n\n"
+            + readme.table(["request", "conns", "pdi serve", "nginx", "pdi/nginx req/s", "pdi/nginx CPU"], body))
 
 
 def build_catalog(archive: Path, folder: Path, documents: int) -> tuple[list[str], list[str]]:

@@ -35,6 +35,7 @@ what to re-check, when the installed uvicorn differs in any of them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import http
 from collections.abc import Callable
 from typing import Any, Final
@@ -110,15 +111,16 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
 #: What makes N2R's whole answer for anyone, in the event loop's thread, when it is the plain case (else ``None``):
 #: ``public(scheme, local address, Host, query string)``
 #: (:meth:`pdi.server.protocol.resolver.Resolver.public_entity`).
-PublicAnswers = Callable[[str, "tuple[str, int] | None", bytes, bytes], Entity | None]
+PublicAnswers = Callable[[str, "tuple[str, int | None] | None", bytes, bytes], Entity | None]
 
 #: Request fields after which a request is not the plain case the protocol answers itself
 #: (a token is checked first: pdi.server.http.readers answers 401 to one that is not live).
 _NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade", b"authorization"})
 
 
+@functools.cache
 def status_line(status: int) -> bytes:
-    """An HTTP/1.1 status line, with the reason phrase of RFC 9110 §15 (as uvicorn writes it)."""
+    """An HTTP/1.1 status line, with the reason phrase of RFC 9110 §15 (as uvicorn writes it); made once a status."""
     try:
         phrase = http.HTTPStatus(status).phrase.encode()
     except ValueError:
@@ -280,7 +282,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         host = request_field(self.headers, b"host")
         if not host or any(key == b"forwarded" or key.startswith(b"x-forwarded-") for key, _ in self.headers):
             return None
-        entity = public(self.scheme, self.server, host, query)
+        entity = public(self.scheme or "http", self.server, host, query)
         if entity is None:
             return None
         cache.put(cache_key(host, query), entity)

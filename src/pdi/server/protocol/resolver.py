@@ -112,7 +112,7 @@ class Resolver:
         self.base_url = base_url
         self.cache = cache if cache is not None else ResponseCache(0)
         self.mementos = Mementos(archive)
-        self._bases: dict[tuple[str, tuple[str, int] | None, bytes], str] = {}
+        self._bases: dict[tuple[str, tuple[str, int | None] | None, bytes], str] = {}
         self.services: dict[str, Handler] = {
             "N2R": self.n2r, "I2R": self.n2r, "N2C": self.n2c,
             "N2L": self.n2l, "N2Ls": self.n2ls, "N2Ns": self.n2ns,
@@ -184,7 +184,7 @@ class Resolver:
             return _RawResponse(answered.status, list(answered.headers), answered.body)
         return await anyio.to_thread.run_sync(handler, name, base, headers)
 
-    def public_entity(self, scheme: str, server: tuple[str, int] | None, host: bytes, query: bytes) -> Entity | None:
+    def public_entity(self, scheme: str, server: tuple[str, int | None] | None, host: bytes, query: bytes) -> Entity | None:
         """N2R's whole answer to anyone for the query string of a ``GET`` with this ``Host``, made in the calling
         thread (the event loop's: :class:`~pdi.server.process.connection.CachedAnswerProtocol`) when it is the
         plain case, else ``None`` (the request goes on to :meth:`endpoint`, which says what it is).
@@ -212,7 +212,7 @@ class Resolver:
         except (PDIError, UnicodeDecodeError):
             return None
 
-    def _base(self, scheme: str, server: tuple[str, int] | None, host: bytes) -> str:
+    def _base(self, scheme: str, server: tuple[str, int | None] | None, host: bytes) -> str:
         """``request.base_url`` of a request with this ``Host`` on a connection to ``server`` (no ``root_path``)."""
         key = (scheme, server, host)
         base = self._bases.get(key)
