@@ -208,6 +208,31 @@ def test_a_name_not_asked_before_revalidated_by_a_client_gets_the_resolvers_304(
     assert (got, reached) == (expected, [])
 
 
+def test_public_locations_are_the_resolvers_byte_for_byte(names: dict[str, str]) -> None:
+    plain = ("text", "utf8", "html", "foreign", "capture", "first", "second", "v2")
+    asked = [*[_request(names[key], service="N2L") for key in plain],
+             _request(names["text"], "HEAD", "N2L"),
+             _request(names["text"].rsplit(".", 1)[0], service="N2L"),  # the version left out: version 1
+             _request(names["second"] + "#line=1", service="N2L")]  # a fragment: the resolver's
+    expected = _resolvers(names, asked)
+    got, reached, _ = _ours(names, asked)
+    assert {e.split(b" ")[1] for e in expected} == {b"302"}
+    assert got == expected
+    assert reached == [_query(names["second"] + "#line=1").encode()]
+
+
+@pytest.mark.parametrize("key", ["private", "hidden", "under", "embargoed", "withdrawn"])
+def test_a_location_not_for_anyone_goes_to_the_resolver_and_is_not_kept(names: dict[str, str], key: str) -> None:
+    asked = [_request(names[key], service="N2L"), _request(names[key], service="N2L")]
+    expected = _resolvers(names, asked)
+    got, reached, app = _ours(names, asked)
+    assert got == expected
+    assert expected[0].split(b" ")[1] == {"private": b"403", "hidden": b"404", "under": b"403",
+                                          "embargoed": b"403", "withdrawn": b"410"}[key]
+    assert reached == [_query(names[key]).encode()] * 2
+    assert app.state.cache.get(b"N2L " + cache_key("127.0.0.1", _query(names[key]).encode())) is None
+
+
 @pytest.mark.parametrize("key", ["private", "hidden", "under", "embargoed", "withdrawn", "capture"])
 def test_what_is_not_for_anyone_goes_to_the_resolver_and_is_not_kept(names: dict[str, str], key: str) -> None:
     asked = [_request(names[key]), _request(names[key])]

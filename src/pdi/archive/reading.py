@@ -26,7 +26,7 @@ from pdi.archive.blobs import (
 )
 from pdi.archive.naming import generic_of, key_of, parse_pdi, record_name, timestamp
 from pdi.archive.results import CitationResolved, Generic, GenericVersion, Opened, Resolved
-from pdi.archive.store import DocumentKey, RepresentationRecord
+from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord
 from pdi.errors import AccessError, IntegrityError, NotFoundError, UnsupportedError
 from pdi.identifier import PDI, Fragment
 
@@ -86,10 +86,7 @@ class Reading(ArchiveBase):
         guards say what it is. An :class:`~pdi.errors.IntegrityError` if the
         octets are not what the catalog recorded, as :meth:`resolve` says it.
         """
-        if parsed.format is None or parsed.fragment is not None or parsed.citation is not None or parsed.is_pattern:
-            return None
-        found = self.store.public_version(key_of(parsed), parsed.version if parsed.version is not None else 1,
-                                          formats.canonical_token(parsed.format), timestamp(self.now()))
+        found = self._public(parsed)
         if found is None or found.record.size > most:
             return None
         record = found.record
@@ -104,6 +101,21 @@ class Reading(ArchiveBase):
                 return None
             data = reader.read()
         return Resolved(name, data, record.media_type, record.charset, record, siblings=found.records)
+
+    def locate_public(self, parsed: PDI) -> Resolved | None:
+        """What :meth:`locate` answers anyone for the plain case of :meth:`read_public` (from the same one
+        statement, no octets read), else ``None``."""
+        found = self._public(parsed)
+        if found is None:
+            return None
+        record = found.record
+        return Resolved(record_name(record), b"", record.media_type, record.charset, record, siblings=found.records)
+
+    def _public(self, parsed: PDI) -> PublicVersion | None:
+        if parsed.format is None or parsed.fragment is not None or parsed.citation is not None or parsed.is_pattern:
+            return None
+        return self.store.public_version(key_of(parsed), parsed.version if parsed.version is not None else 1,
+                                         formats.canonical_token(parsed.format), timestamp(self.now()))
 
     def version_of(self, located: Resolved) -> GenericVersion:
         """The version of its document a resolved name is of: its number, deposit time and formats.

@@ -221,6 +221,6 @@ def create_app(
     docs.routes = app.routes
     app.state.archive = opened
     app.state.cache = cache
-    # the plain N2R of a name the cache does not hold yet, made by the connection (pdi.server.process.connection)
-    app.state.public = resolver.public_entity if cache.max_entry_bytes > 0 else None
+    # the plain N2R or N2L of a name the cache does not hold yet, made by the connection (pdi.server.process.connection)
+    app.state.public = resolver.public_answer if cache.max_entry_bytes > 0 else None
     return app

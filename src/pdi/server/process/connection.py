@@ -45,13 +45,15 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from pdi.server.http.readers import has_cookie
 from pdi.server.process.cache import (
+    N2L_PATH,
     N2R_PATHS,
     Entity,
+    Fixed,
     Headers,
     ResponseCache,
-    cache_key,
     conditional_fields,
     kept_answer,
+    kept_key,
     negotiates,
     request_field,
     respond,
@@ -108,10 +110,10 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
         "CachedAnswerProtocol: default_headers (Date, Server) and total_requests of the worker",
 }
 
-#: What makes N2R's whole answer for anyone, in the event loop's thread, when it is the plain case (else ``None``):
-#: ``public(scheme, local address, Host, query string)``
-#: (:meth:`pdi.server.protocol.resolver.Resolver.public_entity`).
-PublicAnswers = Callable[[str, "tuple[str, int | None] | None", bytes, bytes], Entity | None]
+#: What makes N2R's whole answer or N2L's ``302`` for anyone, in the event loop's thread, when it is the plain case
+#: (else ``None``): ``public(path, scheme, local address, Host, query string)``
+#: (:meth:`pdi.server.protocol.resolver.Resolver.public_answer`).
+PublicAnswers = Callable[[bytes, str, "tuple[str, int | None] | None", bytes, bytes], "Entity | Fixed | None"]
 
 #: Request fields after which a request is not the plain case the protocol answers itself
 #: (a token is checked first: pdi.server.http.readers answers 401 to one that is not live).
@@ -209,7 +211,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     """
 
     cache: ResponseCache | None = None
-    #: N2R's answer to a name the cache does not hold, made at once when it is the plain case (None: never).
+    #: N2R's (or N2L's) answer to a name the cache does not hold, made at once when it is the plain case (None: never).
     public: PublicAnswers | None = None
     #: The replay origin's port (:mod:`pdi.server.process.origins`): its connections are never answered from the cache.
     replay_port: int | None = None
@@ -269,27 +271,31 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
 
 
     def _answer_public(self, cache: ResponseCache, path: bytes, query: bytes) -> tuple[int, Headers, bytes] | None:
-        """The answer to an N2R of a name the cache does not hold, made now and kept, when :attr:`public` can.
+        """The answer to an N2R or N2L of a name the cache does not hold, made now and kept, when :attr:`public` can.
 
         Only while the cache is fresh (a stale one is revalidated by the
-        ASGI path first), for a ``Host`` given, an ``Accept`` not naming JSON, and
+        ASGI path first, where the catalog cannot say its generation at once),
+        for a ``Host`` given, an N2R's ``Accept`` not naming JSON, and
         no ``Forwarded`` or ``X-Forwarded-*`` field (which may change the URLs
         the answer names).
         """
         public = self.public
-        if public is None or path not in _N2R_PATHS or not cache.fresh or negotiates(self.headers):
+        if public is None or path not in _PUBLIC_PATHS or not cache.fresh:
             return None
         host = request_field(self.headers, b"host")
         if not host or any(key == b"forwarded" or key.startswith(b"x-forwarded-") for key, _ in self.headers):
             return None
-        entity = public(self.scheme or "http", self.server, host, query)
-        if entity is None:
+        if path != _N2L and negotiates(self.headers):
             return None
-        cache.put(cache_key(host, query), entity)
-        return respond(entity, *conditional_fields(self.headers))
+        made = public(path, self.scheme or "http", self.server, host, query)
+        if made is None:
+            return None
+        cache.put(kept_key(path, host, query), made)
+        return respond(made, *conditional_fields(self.headers))
 
 
-_N2R_PATHS = frozenset(p.encode() for p in N2R_PATHS)
+_N2L = N2L_PATH.encode()
+_PUBLIC_PATHS = frozenset({_N2L, *(p.encode() for p in N2R_PATHS)})
 
 
 def answering_protocol(

@@ -184,26 +184,34 @@ class Resolver:
             return _RawResponse(answered.status, list(answered.headers), answered.body)
         return await anyio.to_thread.run_sync(handler, name, base, headers)
 
-    def public_entity(self, scheme: str, server: tuple[str, int | None] | None, host: bytes, query: bytes) -> Entity | None:
-        """N2R's whole answer to anyone for the query string of a ``GET`` with this ``Host``, made in the calling
-        thread (the event loop's: :class:`~pdi.server.process.connection.CachedAnswerProtocol`) when it is the
-        plain case, else ``None`` (the request goes on to :meth:`endpoint`, which says what it is).
+    def public_answer(
+        self, path: bytes, scheme: str, server: tuple[str, int | None] | None, host: bytes, query: bytes
+    ) -> Entity | Fixed | None:
+        """The answer to anyone of an N2R (or I2R) or N2L ``GET`` of ``path`` with this query string and ``Host``,
+        made in the calling thread (the event loop's:
+        :class:`~pdi.server.process.connection.CachedAnswerProtocol`) when it is the plain case, else ``None``
+        (the request goes on to :meth:`endpoint`, which says what it is).
 
-        The plain case: a versioned name without fragment or inflection, no
-        capture of a URL (whose memento may be dated by a statement), that
-        :meth:`~pdi.archive.Archive.read_public` reads in one catalog
-        statement (anyone may read it now, not withdrawn, its octets a blob
-        file, checked against their chunk digests) and that the cache may
-        keep. The :class:`Entity` is the one :meth:`representation` makes for
-        an anonymous request (:func:`whole_entity`, the memento's headers):
-        ``scheme``, ``server`` (the connection's local address) and ``host``
-        make the base URL as Starlette makes ``request.base_url``. A damaged or missing blob, a
-        busy catalog, any error: ``None``, and the resolver says it as it does.
+        The plain case: a versioned name without fragment or inflection that
+        the catalog tells in one statement (:meth:`~pdi.archive.Archive.read_public`:
+        anyone may read it now, not withdrawn, its octets a blob file,
+        checked against their chunk digests when they are read). N2R's
+        answer is the :class:`Entity` :meth:`representation` makes for an
+        anonymous request (:func:`whole_entity`, the memento's headers: not
+        for a capture of a URL, whose memento may be dated by a statement),
+        N2L's the :class:`Fixed` ``302`` of :meth:`location`. ``scheme``,
+        ``server`` (the connection's local address) and ``host`` make the
+        base URL as Starlette makes ``request.base_url``. A damaged or
+        missing blob, a busy catalog, any error: ``None``, and the resolver
+        says it as it does.
         """
         if b"#" in query or b"%23" in query or b"?" in query:  # a fragment, an inflection (or an alias): the resolver
             return None
         try:
             parsed = PDI.parse(urn_from_query(query.decode()).strip())  # as Archive.locate parses it
+            if path == _N2L:
+                located = self.archive.locate_public(parsed)
+                return None if located is None else _fixed_location(located, shared=True)
             found = self.archive.read_public(parsed, most=min(self.cache.max_entry_bytes, STREAM_FROM))
             if found is None or not self.mementos.dated_by_deposit(found):
                 return None
@@ -353,11 +361,7 @@ class Resolver:
                                      media_type="text/uri-list")
         if isinstance(located, Generic):  # a document of one version in one format
             return RedirectResponse(n2r_path(located.names[0]), status_code=302)
-        redirect = RedirectResponse(n2r_path(located.pdi), status_code=302)
-        # as every answer that is not immutable, it varies by who reads (pdi.server.http.readers): said here,
-        # so that the answer kept is the one the app sends
-        headers = (*redirect.raw_headers, (b"vary", BY_READER.encode("latin-1")))
-        return Fixed(302, headers, b"", names_of(located), shared)
+        return _fixed_location(located, shared)
 
     def n2ls(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """The N2R URLs of a name (one per format of a generic name), as ``text/uri-list``."""
@@ -679,6 +683,18 @@ def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[s
     if resolved.fragment is not None and resolved.fragment.clamped:  # (wholly past the end is a 416 problem)
         headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
     return headers
+
+
+def _fixed_location(located: Resolved, shared: bool) -> Fixed:
+    """N2L's ``302`` for a located name with a format: to the N2R of its canonical spelling."""
+    redirect = RedirectResponse(n2r_path(located.pdi), status_code=302)
+    # as every answer that is not immutable, it varies by who reads (pdi.server.http.readers): said here,
+    # so that the answer kept is the one the app sends
+    headers = (*redirect.raw_headers, (b"vary", BY_READER.encode("latin-1")))
+    return Fixed(302, headers, b"", names_of(located), shared)
+
+
+_N2L = N2L_PATH.encode()
 
 
 def names_of(resolved: Resolved) -> tuple[str, ...]:
