@@ -82,7 +82,8 @@ class Reading(ArchiveBase):
         With its ``siblings``, as :meth:`locate` gives them. ``None`` unless the
         name is that plain case: a series anyone may read, no embargo in force,
         not withdrawn, its octets a local blob file with chunk digests, at most
-        ``most`` octets; the caller then asks :meth:`resolve` (or :meth:`locate`), whose
+        ``most`` octets, all in the system's page cache (what would wait for the
+        disk is not read here); the caller then asks :meth:`resolve` (or :meth:`locate`), whose
         guards say what it is. An :class:`~pdi.errors.IntegrityError` if the
         octets are not what the catalog recorded, as :meth:`resolve` says it.
         """
@@ -99,7 +100,11 @@ class Reading(ArchiveBase):
         with reader:
             if reader.size != record.size:
                 return None
-            data = reader.read()
+            reader.nowait = True  # this thread waits for no disk: octets not in memory are read by resolve
+            try:
+                data = reader.read()
+            except BlockingIOError:
+                return None
         return Resolved(name, data, record.media_type, record.charset, record, siblings=found.records)
 
     def locate_public(self, parsed: PDI) -> Resolved | None:

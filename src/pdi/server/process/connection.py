@@ -47,9 +47,8 @@ from pdi.server.http.readers import has_cookie
 from pdi.server.process.cache import (
     N2L_PATH,
     N2R_PATHS,
-    Entity,
-    Fixed,
     Headers,
+    Kept,
     ResponseCache,
     conditional_fields,
     kept_answer,
@@ -111,9 +110,10 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
 }
 
 #: What makes N2R's whole answer or N2L's ``302`` for anyone, in the event loop's thread, when it is the plain case
-#: (else ``None``): ``public(path, scheme, local address, Host, query string)``
+#: (else ``None``): ``public(path, scheme, local address, Host, query string, revalidating)``: an N2R with
+#: ``If-None-Match`` first asks for the :class:`~pdi.server.process.cache.Validator` alone
 #: (:meth:`pdi.server.protocol.resolver.Resolver.public_answer`).
-PublicAnswers = Callable[[bytes, str, "tuple[str, int | None] | None", bytes, bytes], "Entity | Fixed | None"]
+PublicAnswers = Callable[[bytes, str, "tuple[str, int | None] | None", bytes, bytes, bool], "Kept | None"]
 
 #: Request fields after which a request is not the plain case the protocol answers itself
 #: (a token is checked first: pdi.server.http.readers answers 401 to one that is not live).
@@ -287,11 +287,20 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             return None
         if path != _N2L and negotiates(self.headers):
             return None
-        made = public(path, self.scheme or "http", self.server, host, query)
+        fields = conditional_fields(self.headers)
+        key = kept_key(path, host, query)
+        scheme = self.scheme or "http"
+        if fields[0] is not None and path != _N2L:  # If-None-Match: the entity tag alone may answer (304)
+            validator = public(path, scheme, self.server, host, query, True)
+            unchanged = None if validator is None else respond(validator, *fields)
+            if validator is not None and unchanged is not None:
+                cache.put(key, validator)
+                return unchanged
+        made = public(path, scheme, self.server, host, query, False)
         if made is None:
             return None
-        cache.put(kept_key(path, host, query), made)
-        return respond(made, *conditional_fields(self.headers))
+        cache.put(key, made)
+        return respond(made, *fields)
 
 
 _N2L = N2L_PATH.encode()

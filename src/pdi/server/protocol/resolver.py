@@ -185,8 +185,9 @@ class Resolver:
         return await anyio.to_thread.run_sync(handler, name, base, headers)
 
     def public_answer(
-        self, path: bytes, scheme: str, server: tuple[str, int | None] | None, host: bytes, query: bytes
-    ) -> Entity | Fixed | None:
+        self, path: bytes, scheme: str, server: tuple[str, int | None] | None, host: bytes, query: bytes,
+        revalidating: bool = False,
+    ) -> Entity | Validator | Fixed | None:
         """The answer to anyone of an N2R (or I2R) or N2L ``GET`` of ``path`` with this query string and ``Host``,
         made in the calling thread (the event loop's:
         :class:`~pdi.server.process.connection.CachedAnswerProtocol`) when it is the plain case, else ``None``
@@ -199,7 +200,9 @@ class Resolver:
         answer is the :class:`Entity` :meth:`representation` makes for an
         anonymous request (:func:`whole_entity`, the memento's headers: not
         for a capture of a URL, whose memento may be dated by a statement),
-        N2L's the :class:`Fixed` ``302`` of :meth:`location`. ``scheme``,
+        N2L's the :class:`Fixed` ``302`` of :meth:`location`; N2R's when
+        ``revalidating`` (the request has ``If-None-Match``), the
+        :class:`Validator` of :meth:`validator`, its octets not read. ``scheme``,
         ``server`` (the connection's local address) and ``host`` make the
         base URL as Starlette makes ``request.base_url``. A damaged or
         missing blob, a busy catalog, any error: ``None``, and the resolver
@@ -209,9 +212,11 @@ class Resolver:
             return None
         try:
             parsed = PDI.parse(urn_from_query(query.decode()).strip())  # as Archive.locate parses it
-            if path == _N2L:
+            if path == _N2L or revalidating:
                 located = self.archive.locate_public(parsed)
-                return None if located is None else _fixed_location(located, shared=True)
+                if located is None:
+                    return None
+                return _fixed_location(located, shared=True) if path == _N2L else _validator_of(located, shared=True)
             found = self.archive.read_public(parsed, most=min(self.cache.max_entry_bytes, STREAM_FROM))
             if found is None or not self.mementos.dated_by_deposit(found):
                 return None
@@ -325,8 +330,7 @@ class Resolver:
             if isinstance(located, Generic):
                 return None
             shared = shared_answer(self.archive, located)
-        fields = ((b"vary", b"Accept"), (b"cache-control", (IMMUTABLE if shared else PRIVATE).encode("latin-1")))
-        return Validator(entity_tag(located.sha256, str(located.pdi)), fields, names_of(located), shared)
+        return _validator_of(located, shared)
 
     def n2c(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """A description of the resource (its URC): the stored representation, the fragment, the statements.
@@ -683,6 +687,12 @@ def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[s
     if resolved.fragment is not None and resolved.fragment.clamped:  # (wholly past the end is a 416 problem)
         headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
     return headers
+
+
+def _validator_of(located: Resolved, shared: bool) -> Validator:
+    """What a ``304`` of a located name with a format says: its entity tag, ``Vary`` and ``Cache-Control``."""
+    fields = ((b"vary", b"Accept"), (b"cache-control", (IMMUTABLE if shared else PRIVATE).encode("latin-1")))
+    return Validator(entity_tag(located.sha256, str(located.pdi)), fields, names_of(located), shared)
 
 
 def _fixed_location(located: Resolved, shared: bool) -> Fixed:
