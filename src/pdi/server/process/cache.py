@@ -54,6 +54,12 @@ HTTP/1.0, the connection limit reached, or a token presented
 it is checked first, and what is read with the cookie is never answered
 from here).
 
+For a name the cache does not hold, the protocol also makes the answer
+itself when it is the plain case (an N2R, I2R or N2L anyone may read, told
+by one catalog statement on a read-only connection of the event loop's own,
+its octets in memory: :meth:`pdi.server.protocol.resolver.Resolver.public_answer`)
+and keeps it here; everything else goes to the resolver as before.
+
 Each ``pdi serve`` worker process has a cache of its own.
 """
 
