@@ -24,9 +24,23 @@ each, their ratio, and the peak resident memory of ``pdi serve`` meanwhile
 checks the text's chunks against their SHA-256 the first time it sends them
 and, the file unchanged, sends it with ``sendfile`` after that (its fixity
 memo, ``pdi serve --fixity-memo``): the first run's first round pays for the
-hashing, the median is of the runs after.
+hashing, the median is of the runs after. It also asks for a passage near
+the text's start and one at its end (the first request, then the median of
+15), against nginx serving the same octets cut in advance.
 
-    python3 bench/run_all.py serve          # or: python3 bench/bench_serve.py [--runs 5] [--big]
+``--cold`` runs the cold section instead (:func:`_cold`: names drawn at
+random from a catalog of ``--documents`` documents, far more than the answer
+cache holds), which ``bench/bench_serve_cold.py`` runs on its own and whose
+table (``--markdown FILE``) README.md keeps between its ``serve_cold`` markers.
+
+    python3 bench/run_all.py serve          # or: python3 bench/bench_serve.py [--runs 5]
+    python3 bench/run_all.py serve_big      # or: python3 bench/bench_serve.py --big
+    python3 bench/run_all.py serve_cold     # or: python3 bench/bench_serve.py --cold [--catalog DIR]
+
+``--markdown FILE`` writes the table of the section run, which README.md
+keeps between its ``serve``, ``serve_big`` and ``serve_cold`` markers
+(``bench/run_all.py --write-readme serve serve_big serve_cold``). ``--small``
+runs the hot section and ``--big``'s code, briefly (for CI).
 """
 
 from __future__ import annotations
@@ -71,19 +85,24 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--big-mb", type=int, default=400, help="size of the large text (MB)")
     parser.add_argument("--clients", type=int, default=8, help="clients fetching the large text at once")
     parser.add_argument("--rounds", type=int, default=2, help="times each client fetches the large text")
-    parser.add_argument("--hot", action="store_true", help="only the hot section: a few names, from the answer cache")
+    parser.add_argument("--hot", action="store_true",
+                        help="the hot section (a few names, from the answer cache): what runs without --cold or --big")
     parser.add_argument("--cold", action="store_true", help="only the cold section: names drawn from a large catalog")
     parser.add_argument("--documents", type=int, default=100_000, help="documents of the cold section's catalog")
+    parser.add_argument("--only", action="append", metavar="ROW",
+                        help="the cold section's rows to run (N2R cold, N2L hot, …; may be repeated; default: all)")
+    parser.add_argument("--catalog", type=Path, metavar="DIR",
+                        help="keep the cold section's archive and files in DIR, made there once and reused after")
     parser.add_argument("--small", action="store_true",
                         help="a run of a few seconds that exercises every path (CI): few documents, 1 s runs")
     parser.add_argument("--markdown", type=Path, metavar="FILE",
-                        help="write the README's table of this run (--hot, --cold or --big) to FILE")
+                        help="write the README's table of this run (the hot section, --cold or --big) to FILE")
     args = parser.parse_args(argv)
-    if args.markdown is not None and [args.hot, args.cold, args.big].count(True) != 1:
-        parser.error("--markdown writes one table: give --hot, --cold or --big")
+    if [args.hot, args.cold, args.big].count(True) > 1:
+        parser.error("--hot, --cold and --big are sections of their own: give one")
     if args.small:
         args.runs, args.seconds, args.documents, args.big_mb, args.clients, args.rounds = 1, 1, 300, 8, 2, 1
-    tools = _tools(["nginx", "wrk"] + (["curl"] if args.big else []))
+    tools = _tools(["nginx", "wrk"] + (["curl"] if args.big or args.small else []))
     extra = ["--workers", str(args.workers)] if args.workers else []
     cores = len(os.sched_getaffinity(0))
     print(f"{cores} cores, load average {os.getloadavg()[0]:.1f}; {_version([tools['nginx'], '-v'])}, "
@@ -95,10 +114,11 @@ def main(argv: list[str]) -> int:
             return _big(root, tools, extra, args)
         if not args.cold:
             (root / "hot").mkdir()
-            _small(root / "hot", tools, extra, args, cores)
-            print()
-            if args.hot:
-                return 0
+            code = _small(root / "hot", tools, extra, args, cores)
+            if args.small and not args.hot:  # CI's run goes through --big's code too (bench_serve_cold.py: --cold's)
+                (root / "big").mkdir()
+                code = code or _big(root / "big", tools, extra, args)
+            return code
         (root / "cold").mkdir()
         return _cold(root / "cold", tools, extra, args, cores)
 
@@ -235,12 +255,21 @@ def _cold(root: Path, tools: dict[str, str], extra: list[str], args: argparse.Na
     """
     import random
 
-    archive, www = root / "archive", root / "www"
-    (www / "d").mkdir(parents=True)
-    started = time.perf_counter()
-    names, tags = build_catalog(archive, www / "d", args.documents)
-    print(f"cold: {len(names):,} documents of 150-450 bytes deposited in {time.perf_counter() - started:.0f} s "
-          f"(Archive.deposit_batch, {BATCH:,} a transaction)", flush=True)
+    kept = args.catalog
+    home = kept.resolve() if kept is not None else root
+    archive, www = home / "archive", home / "www"
+    listed = home / "names.tsv"
+    if kept is not None and listed.exists():
+        names, tags = map(list, zip(*(line.split("\t") for line in listed.read_text().splitlines()), strict=True))
+        print(f"cold: {len(names):,} documents of the catalog kept in {kept}", flush=True)
+    else:
+        (www / "d").mkdir(parents=True)
+        home.chmod(0o755)  # nginx's workers may run as another user
+        started = time.perf_counter()
+        names, tags = build_catalog(archive, www / "d", args.documents)
+        print(f"cold: {len(names):,} documents of 150-450 bytes deposited in {time.perf_counter() - started:.0f} s "
+              f"(Archive.deposit_batch, {BATCH:,} a transaction)", flush=True)
+        listed.write_text("".join(f"{n}\t{t}\n" for n, t in zip(names, tags, strict=True)))
     rng = random.Random(24)
     # three sets of hot names, each only ever asked one way: N2R, N2L, or revalidated (If-None-Match)
     drawn = rng.sample(range(len(names)), 3 * min(HOT_NAMES, len(names) // 9))
@@ -275,7 +304,8 @@ def _cold(root: Path, tools: dict[str, str], extra: list[str], args: argparse.Na
         for label in ("N2R hot", "N2L hot", "304 hot"):  # every worker's cache, each set asked its own way only
             wrk_cpu(tools["wrk"], ours.url, scripts[label, "pdi"], 8, 1, min(8, cores), ours.pid)
         _cold_head()
-        for label in lists:
+        rows: list[tuple[str, int, Load, Load]] = []
+        for label in [label for label in lists if not args.only or label in args.only]:
             for connections in COLD_CONNECTIONS:
                 mine_runs, theirs_runs = [], []
                 threads = min(connections, cores)
@@ -284,9 +314,31 @@ def _cold(root: Path, tools: dict[str, str], extra: list[str], args: argparse.Na
                                              args.seconds, threads, ours.pid))
                     theirs_runs.append(wrk_cpu(tools["wrk"], peer, scripts[label, "nginx"], connections,
                                                args.seconds, threads, peer_pid(root)))
-                _cold_row(label, connections, Load.median(mine_runs), Load.median(theirs_runs))
+                rows.append((label, connections, Load.median(mine_runs), Load.median(theirs_runs)))
+                _cold_row(*rows[-1])
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
+    if args.markdown is not None:
+        args.markdown.write_text(cold_table(rows, args, len(names)), encoding="utf-8")
     return 0
+
+
+def cold_table(rows: list[tuple[str, int, Load, Load]], args: argparse.Namespace, documents: int) -> str:
+    """The README's table of the cold section: each row's medians, pdi's and nginx's, and their ratios."""
+    sys.path.insert(0, str(HERE))
+    import readme
+
+    def figures(load: Load) -> str:
+        return f"{load.rate:,.0f}/s, p50 {_ms(load.p50)}, p99 {_ms(load.p99)}, {_us(load.cpu)} CPU"
+
+    described = {"N2R cold": f"`N2R`, cold (drawn from {documents:,})", "N2R hot": f"`N2R`, hot ({HOT_NAMES} names)",
+                 "N2L cold": "`N2L` (`302`), cold", "N2L hot": "`N2L` (`302`), hot",
+                 "304 cold": "`304` for `If-None-Match`, cold", "304 hot": "`304`, hot (names only revalidated)"}
+    body = [[described[label] if connections == COLD_CONNECTIONS[0] else "", str(connections), figures(mine),
+             figures(theirs), f"{mine.rate / theirs.rate:.2f}×", f"{mine.cpu / max(theirs.cpu, 1e-9):.1f}×"]
+            for label, connections, mine, theirs in rows]
+    return (f"{documents:,} documents; {args.runs} runs of {args.seconds} s, pdi and nginx taking turns, medians; "
+            "CPU: user and system time of each server's processes a request.\n\n"
+            + readme.table(["request", "conns", "pdi serve", "nginx", "pdi/nginx req/s", "pdi/nginx CPU"], body))
 
 
 def build_catalog(archive: Path, folder: Path, documents: int) -> tuple[list[str], list[str]]:
@@ -394,16 +446,18 @@ end
 
 @dataclass(frozen=True)
 class Load:
-    """What one wrk run of the cold section says: requests a second, median latency (s), CPU seconds a request."""
+    """What one wrk run of the cold section says: requests a second, median and 99th percentile latency (s),
+    CPU seconds a request."""
 
     rate: float
     p50: float
     cpu: float
+    p99: float = 0.0
 
     @staticmethod
     def median(runs: list[Load]) -> Load:
         return Load(statistics.median(r.rate for r in runs), statistics.median(r.p50 for r in runs),
-                    statistics.median(r.cpu for r in runs))
+                    statistics.median(r.cpu for r in runs), statistics.median(r.p99 for r in runs))
 
 
 def wrk_cpu(program: str, base: str, script: Path, connections: int, seconds: int, threads: int, pid: int) -> Load:
@@ -422,10 +476,12 @@ def wrk_cpu(program: str, base: str, script: Path, connections: int, seconds: in
         raise SystemExit(f"wrk: connections to {base} failed:\n{out}")
     rate = re.search(r"Requests/sec:\s+([\d.]+)", out)
     p50 = re.search(r"^\s+50%\s+([\d.]+)(us|ms|s|m)\s*$", out, re.MULTILINE)
+    p99 = re.search(r"^\s+99%\s+([\d.]+)(us|ms|s|m)\s*$", out, re.MULTILINE)
     count = re.search(r"^\s*(\d+) requests in", out, re.MULTILINE)
-    if rate is None or p50 is None or count is None:
+    if rate is None or p50 is None or p99 is None or count is None:
         raise SystemExit(f"wrk: cannot read its report:\n{out}")
-    return Load(float(rate[1]), float(p50[1]) * _UNITS[p50[2]], spent / max(1, int(count[1])))
+    return Load(float(rate[1]), float(p50[1]) * _UNITS[p50[2]], spent / max(1, int(count[1])),
+                float(p99[1]) * _UNITS[p99[2]])
 
 
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -449,15 +505,15 @@ def peer_pid(root: Path) -> int:
 
 
 def _cold_head() -> None:
-    print(f"{'':<10} {'':>5} {'pdi serve':>29}   {'nginx':>29}   {'pdi/nginx':>24}")
-    print(f"{'request':<10} {'conns':>5} {'req/s':>8} {'p50':>10} {'CPU/req':>9}   {'req/s':>8} {'p50':>10} "
-          f"{'CPU/req':>9}   {'req/s':>7} {'p50':>7} {'CPU':>8}")
+    print(f"{'':<10} {'':>5} {'pdi serve':>40}   {'nginx':>40}   {'pdi/nginx':>24}")
+    print(f"{'request':<10} {'conns':>5} {'req/s':>8} {'p50':>10} {'p99':>10} {'CPU/req':>9}   {'req/s':>8} "
+          f"{'p50':>10} {'p99':>10} {'CPU/req':>9}   {'req/s':>7} {'p50':>7} {'CPU':>8}")
 
 
 def _cold_row(label: str, connections: int, mine: Load, theirs: Load) -> None:
     print(f"{label if connections == COLD_CONNECTIONS[0] else '':<10} {connections:>5} "
-          f"{mine.rate:>8,.0f} {_ms(mine.p50):>10} {_us(mine.cpu):>9}   "
-          f"{theirs.rate:>8,.0f} {_ms(theirs.p50):>10} {_us(theirs.cpu):>9}   "
+          f"{mine.rate:>8,.0f} {_ms(mine.p50):>10} {_ms(mine.p99):>10} {_us(mine.cpu):>9}   "
+          f"{theirs.rate:>8,.0f} {_ms(theirs.p50):>10} {_ms(theirs.p99):>10} {_us(theirs.cpu):>9}   "
           f"{mine.rate / theirs.rate:>6.2f}× {mine.p50 / theirs.p50:>6.1f}× "
           f"{mine.cpu / max(theirs.cpu, 1e-9):>7.1f}×", flush=True)
 

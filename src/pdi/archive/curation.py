@@ -163,6 +163,11 @@ class Curation(ArchiveBase):
         """A number that grows with every withdrawal (what a resolver's cache watches)."""
         return self.store.withdrawals_generation()
 
+    def generation_at_once(self) -> int | None:
+        """:meth:`withdrawals_generation` read in the calling thread without waiting for the catalog's lock (an
+        event loop's), or ``None`` where the catalog cannot (PostgreSQL): then ask that off the loop."""
+        return self.store.generation_at_once()
+
     def add_token(
         self, name: str, *, role: str, series: Sequence[str] = (), who: str | None = None
     ) -> tuple[TokenRecord, str]:

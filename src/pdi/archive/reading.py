@@ -15,10 +15,18 @@ from typing import TYPE_CHECKING
 
 from pdi import formats
 from pdi.archive.base import ArchiveBase
-from pdi.archive.blobs import ChunkedReader, FileReader, RangedOctets, mapped, verify_selected
-from pdi.archive.naming import generic_of, key_of, parse_pdi, record_name
+from pdi.archive.blobs import (
+    BlobInfo,
+    ChunkedReader,
+    FileReader,
+    RangedOctets,
+    file_reader,
+    mapped,
+    verify_selected,
+)
+from pdi.archive.naming import generic_of, key_of, parse_pdi, record_name, timestamp
 from pdi.archive.results import CitationResolved, Generic, GenericVersion, Opened, Resolved
-from pdi.archive.store import DocumentKey, RepresentationRecord
+from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord
 from pdi.errors import AccessError, IntegrityError, NotFoundError, UnsupportedError
 from pdi.identifier import PDI, Fragment
 
@@ -65,6 +73,54 @@ class Reading(ArchiveBase):
             return found
         return Resolved(record_name(found, fragment=parsed.fragment), b"", found.media_type, found.charset, found,
                         siblings=tuple(siblings))
+
+    def read_public(self, parsed: PDI, *, most: int) -> Resolved | None:
+        """What :meth:`resolve` answers anyone (no token) for a versioned name without a fragment, if the catalog
+        tells it in one statement on a connection of the calling thread's own (:meth:`SQLStore.public_version`:
+        never waiting for the catalog's lock), read and checked against its chunk digests.
+
+        With its ``siblings``, as :meth:`locate` gives them. ``None`` unless the
+        name is that plain case: a series anyone may read, no embargo in force,
+        not withdrawn, its octets a local blob file with chunk digests, at most
+        ``most`` octets, all in the system's page cache (what would wait for the
+        disk is not read here); the caller then asks :meth:`resolve` (or :meth:`locate`), whose
+        guards say what it is. An :class:`~pdi.errors.IntegrityError` if the
+        octets are not what the catalog recorded, as :meth:`resolve` says it.
+        """
+        found = self._public(parsed)
+        if found is None or found.record.size > most:
+            return None
+        record = found.record
+        name = record_name(record)
+        info = BlobInfo(record.sha256, found.size, found.chunk_size, found.chunks)
+        try:
+            reader = file_reader(info, found.path, name=str(name), memo=self.fixity_memo)
+        except OSError:
+            return None  # missing or unreadable: resolve says so
+        with reader:
+            if reader.size != record.size:
+                return None
+            reader.nowait = True  # this thread waits for no disk: octets not in memory are read by resolve
+            try:
+                data = reader.read()
+            except BlockingIOError:
+                return None
+        return Resolved(name, data, record.media_type, record.charset, record, siblings=found.records)
+
+    def locate_public(self, parsed: PDI) -> Resolved | None:
+        """What :meth:`locate` answers anyone for the plain case of :meth:`read_public` (from the same one
+        statement, no octets read), else ``None``."""
+        found = self._public(parsed)
+        if found is None:
+            return None
+        record = found.record
+        return Resolved(record_name(record), b"", record.media_type, record.charset, record, siblings=found.records)
+
+    def _public(self, parsed: PDI) -> PublicVersion | None:
+        if parsed.format is None or parsed.fragment is not None or parsed.citation is not None or parsed.is_pattern:
+            return None
+        return self.store.public_version(key_of(parsed), parsed.version if parsed.version is not None else 1,
+                                         formats.canonical_token(parsed.format), timestamp(self.now()))
 
     def version_of(self, located: Resolved) -> GenericVersion:
         """The version of its document a resolved name is of: its number, deposit time and formats.

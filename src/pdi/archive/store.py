@@ -106,6 +106,23 @@ class RepresentationRecord:
 
 
 @dataclass(frozen=True)
+class PublicVersion:
+    """What one catalog statement tells of a versioned name anyone may read now (:meth:`SQLStore.public_version`).
+
+    The records of every format of the version (in format order), the one
+    named, and where its octets are with their chunk digests.
+    """
+
+    records: tuple[RepresentationRecord, ...]
+    record: RepresentationRecord
+    #: The blob file's path, its size and its 32-octet chunk digests (concatenated), each chunk ``chunk_size``.
+    path: str
+    size: int
+    chunk_size: int
+    chunks: bytes
+
+
+@dataclass(frozen=True)
 class DocumentKey:
     """A document (a generic, unversioned name): series, GMT day of minting, unique id."""
 

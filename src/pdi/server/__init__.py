@@ -186,7 +186,7 @@ def create_app(
     if fixity_memo_seconds > 0:
         opened.fixity_memo = memo.FixityMemo(fixity_memo_seconds)
     work = limits if limits is not None else WorkLimits()
-    cache = ResponseCache(cache_bytes, generation=opened.withdrawals_generation)
+    cache = ResponseCache(cache_bytes, generation=opened.withdrawals_generation, at_once=opened.generation_at_once)
     resolver = Resolver(opened, work, base_url, cache)
     pages = ReaderApp(opened, work, replay)
     catalogue = BrowsePages(opened)
@@ -221,4 +221,6 @@ def create_app(
     docs.routes = app.routes
     app.state.archive = opened
     app.state.cache = cache
+    # the plain N2R or N2L of a name the cache does not hold yet, made by the connection (pdi.server.process.connection)
+    app.state.public = resolver.public_answer if cache.max_entry_bytes > 0 else None
     return app

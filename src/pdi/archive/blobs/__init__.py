@@ -352,11 +352,20 @@ class FileReader(ChunkedReader):
         super().__init__(info, self._pread, name=name, path=path, close=self._close_fd)
         self.memo = memo
         self._trust = True
+        #: Read only what is in the page cache (``RWF_NOWAIT``): :class:`BlockingIOError` where the disk would be
+        #: waited for (for an event loop's thread, which must not wait; where the system has no such flag, reads wait).
+        self.nowait = False
 
     def _pread(self, offset: int, length: int) -> bytes:
         parts: list[bytes] = []
+        nowait = self.nowait and _NOWAIT
         while length > 0:
-            piece = os.pread(self.fd, length, offset)
+            if nowait:
+                buffer = bytearray(length)
+                got = os.preadv(self.fd, [buffer], offset, _NOWAIT)
+                piece = bytes(buffer[:got])
+            else:
+                piece = os.pread(self.fd, length, offset)
             if not piece:
                 break
             parts.append(piece)
@@ -407,6 +416,10 @@ class FileReader(ChunkedReader):
             super().verify()
         finally:
             self._trust = True
+
+
+#: ``preadv``'s flag to read only what needs no disk (Linux 4.14); 0 where there is none.
+_NOWAIT: int = getattr(os, "RWF_NOWAIT", 0)
 
 
 def file_reader(info: BlobInfo, path: str, *, name: str, memo: FixityMemo | None = None) -> FileReader:

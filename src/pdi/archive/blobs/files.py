@@ -81,6 +81,10 @@ class FileBlobs(Attached):
         """Where the blob named ``sha256`` lives."""
         return self.root / "blobs" / sha256[:2] / sha256
 
+    def blob_file(self, sha256: str) -> str:
+        """:meth:`blob_path` as text, made without :mod:`pathlib` (a resolver's look-up makes one per answer)."""
+        return os.path.join(self.root, "blobs", sha256[:2], sha256)
+
     def _pin_existing(self, sha256: str) -> _FilePin | None:
         """Pin the blob file already at its name, if it is there with the right bytes.
 

@@ -248,7 +248,11 @@ class AccessPart(CatalogBase):
         """A number that grows with each withdrawal and each change of who may read what (a series
         made private, an embargo set): a resolver's cache compares it to know when to forget."""
         with self._read():
-            rows = self._query(
-                "SELECT (SELECT COALESCE(MAX(id), 0) FROM withdrawals) + (SELECT COALESCE(MAX(id), 0) FROM access_changes)"
-            )
+            rows = self._query(GENERATION)
         return int(rows[0][0])
+
+
+#: :meth:`withdrawals_generation`'s statement.
+GENERATION = (
+    "SELECT (SELECT COALESCE(MAX(id), 0) FROM withdrawals) + (SELECT COALESCE(MAX(id), 0) FROM access_changes)"
+)

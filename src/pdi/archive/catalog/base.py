@@ -28,6 +28,7 @@ from pdi.archive.store import (
     AssertionRecord,
     AuditRecord,
     DocumentKey,
+    PublicVersion,
     RepresentationRecord,
     SeriesRecord,
 )
@@ -164,6 +165,22 @@ class CatalogBase(ABC):
         with self._lock:
             self.blobs.close()
             self._conn.close()
+
+    def public_version(self, key: DocumentKey, version: int, token: str, now: str) -> PublicVersion | None:
+        """Format ``token`` of ``version`` of ``key`` if anyone may read it at ``now`` and its octets are a local
+        file with chunk digests, told by one statement read without the catalog's lock, in the calling thread;
+        ``None`` for anything else (not there, private, embargoed, withdrawn, purged; a catalog or blob store that
+        cannot tell so: then the usual reads, with the reader's guards, say what it is).
+
+        For a resolver's event loop, which must not wait for the connection a worker thread holds: see
+        :meth:`pdi.archive.Archive.read_public`.
+        """
+        return None
+
+    def generation_at_once(self) -> int | None:
+        """:meth:`withdrawals_generation`, read as :meth:`public_version` reads (in the calling thread, without the
+        catalog's lock); ``None`` where it cannot be (then ask :meth:`withdrawals_generation` off the event loop)."""
+        return None
 
     # By default a catalog has one connection, guarded by ``_lock`` (SQLite); a
     # transaction opened inside another joins it. PostgreSQL overrides

@@ -19,7 +19,8 @@ resolver on the catalog: so the cache answers only while it is fresh, for
 :data:`REVALIDATE_SECONDS` after it last asked the catalog whether anything
 was withdrawn (:meth:`ResponseCache.revalidate`, one indexed query); a
 stale cache answers nothing until the next request through the resolver has
-asked, and forgets everything if something was. A withdrawal therefore
+asked (or the connection, when the catalog can answer it at once:
+:meth:`ResponseCache.refresh`), and forgets everything if something was. A withdrawal therefore
 reaches every resolver's cache within that time. (HTTP caches outside were
 told the answer is ``immutable`` and may keep it: withdrawal takes a name out
 of this resolver's service, not out of copies made before.)
@@ -52,6 +53,12 @@ HTTP/1.0, the connection limit reached, or a token presented
 (``Authorization``, or a browser's sign-in cookie, :mod:`pdi.server.http.readers`:
 it is checked first, and what is read with the cookie is never answered
 from here).
+
+For a name the cache does not hold, the protocol also makes the answer
+itself when it is the plain case (an N2R, I2R or N2L anyone may read, told
+by one catalog statement on a read-only connection of the event loop's own,
+its octets in memory: :meth:`pdi.server.protocol.resolver.Resolver.public_answer`)
+and keeps it here; everything else goes to the resolver as before.
 
 Each ``pdi serve`` worker process has a cache of its own.
 """
@@ -230,6 +237,7 @@ class ResponseCache:
         *,
         generation: Callable[[], int] | None = None,
         revalidate_seconds: float = REVALIDATE_SECONDS,
+        at_once: Callable[[], int | None] | None = None,
     ) -> None:
         if max_bytes < 0 or max_entry_bytes < 0:
             raise ValueError("a cache's bounds are sizes: 0 or more bytes")
@@ -239,6 +247,8 @@ class ResponseCache:
         self._entries: OrderedDict[bytes, Kept] = OrderedDict()
         self._keys_of: dict[str, set[bytes]] = {}
         self.generation = generation
+        #: ``generation`` read at once in the calling thread (the event loop's), or ``None`` when it cannot be.
+        self.at_once = at_once
         self.revalidate_seconds = revalidate_seconds
         self._seen: int | None = None
         self._fresh_until = float("-inf")
@@ -250,6 +260,16 @@ class ResponseCache:
     def fresh(self) -> bool:
         """Whether the cache may answer now (always, without a ``generation`` to watch)."""
         return self.generation is None or time.monotonic() < self._fresh_until
+
+    def refresh(self) -> bool:
+        """Whether the cache may answer now: :attr:`fresh`, or made so by asking ``at_once`` (in this thread)."""
+        if self.fresh:
+            return True
+        now = None if self.at_once is None else self.at_once()
+        if now is None:
+            return False
+        self.revalidate(now)
+        return True
 
     def revalidate(self, now: int) -> None:
         """Take the catalog's withdrawal generation ``now`` (asked off the event loop): forget all if it moved on."""
@@ -331,7 +351,7 @@ class CachedAnswers:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] in _KEPT_PATHS and scope["method"] in ("GET", "HEAD"):
-            if not self.cache.fresh and self.cache.generation is not None:
+            if not self.cache.refresh() and self.cache.generation is not None:
                 self.cache.revalidate(await anyio.to_thread.run_sync(self.cache.generation))
             found = kept_answer(self.cache, scope["path"], scope["headers"], scope["query_string"])
             if found is not None:

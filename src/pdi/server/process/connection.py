@@ -35,14 +35,28 @@ what to re-check, when the installed uvicorn differs in any of them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import http
+from collections.abc import Callable
 from typing import Any, Final
 
 import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from pdi.server.http.readers import has_cookie
-from pdi.server.process.cache import ResponseCache, kept_answer
+from pdi.server.process.cache import (
+    N2L_PATH,
+    N2R_PATHS,
+    Headers,
+    Kept,
+    ResponseCache,
+    conditional_fields,
+    kept_answer,
+    kept_key,
+    negotiates,
+    request_field,
+    respond,
+)
 from pdi.server.process.limits import DEFAULT_HEADER_SECONDS
 from pdi.server.process.zerocopy import EXTENSION, ZeroCopy
 
@@ -58,7 +72,7 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
         "GuardedHttpToolsProtocol subclasses it: an asyncio.Protocol fed by httptools' parser",
     f"{_PROTOCOL}.__init__":
         "CachedAnswerProtocol reads the attributes it sets: loop, parser, server_state, connections, tasks,"
-        " limit_concurrency, timeout_keep_alive(_task), transport, flow, server, pipeline, headers, cycle",
+        " limit_concurrency, timeout_keep_alive(_task), transport, flow, server, scheme, pipeline, headers, cycle",
     f"{_PROTOCOL}.connection_made":
         "GuardedHttpToolsProtocol.connection_made: sets transport and flow and server (the local address)",
     f"{_PROTOCOL}.connection_lost":
@@ -95,13 +109,20 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
         "CachedAnswerProtocol: default_headers (Date, Server) and total_requests of the worker",
 }
 
+#: What makes N2R's whole answer or N2L's ``302`` for anyone, in the event loop's thread, when it is the plain case
+#: (else ``None``): ``public(path, scheme, local address, Host, query string, revalidating)``: an N2R with
+#: ``If-None-Match`` first asks for the :class:`~pdi.server.process.cache.Validator` alone
+#: (:meth:`pdi.server.protocol.resolver.Resolver.public_answer`).
+PublicAnswers = Callable[[bytes, str, "tuple[str, int | None] | None", bytes, bytes, bool], "Kept | None"]
+
 #: Request fields after which a request is not the plain case the protocol answers itself
 #: (a token is checked first: pdi.server.http.readers answers 401 to one that is not live).
 _NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade", b"authorization"})
 
 
+@functools.cache
 def status_line(status: int) -> bytes:
-    """An HTTP/1.1 status line, with the reason phrase of RFC 9110 §15 (as uvicorn writes it)."""
+    """An HTTP/1.1 status line, with the reason phrase of RFC 9110 §15 (as uvicorn writes it); made once a status."""
     try:
         phrase = http.HTTPStatus(status).phrase.encode()
     except ValueError:
@@ -190,6 +211,8 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     """
 
     cache: ResponseCache | None = None
+    #: N2R's (or N2L's) answer to a name the cache does not hold, made at once when it is the plain case (None: never).
+    public: PublicAnswers | None = None
     #: The replay origin's port (:mod:`pdi.server.process.origins`): its connections are never answered from the cache.
     replay_port: int | None = None
 
@@ -224,7 +247,11 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             url = httptools.parse_url(self.url)
         except httptools.HttpParserInvalidURLError:
             return False  # the ASGI path says what is wrong with it
-        found = kept_answer(cache, url.path, self.headers, url.query or b"")
+        query = url.query or b""
+        cache.refresh()  # stale: asked now, where the catalog can answer at once
+        found = kept_answer(cache, url.path, self.headers, query)
+        if found is None:
+            found = self._answer_public(cache, url.path, query)
         if found is None:
             return False
         status, headers, body = found
@@ -243,12 +270,52 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         return True
 
 
+    def _answer_public(self, cache: ResponseCache, path: bytes, query: bytes) -> tuple[int, Headers, bytes] | None:
+        """The answer to an N2R or N2L of a name the cache does not hold, made now and kept, when :attr:`public` can.
+
+        Only while the cache is fresh (a stale one is revalidated by the
+        ASGI path first, where the catalog cannot say its generation at once),
+        for a ``Host`` given, an N2R's ``Accept`` not naming JSON, and
+        no ``Forwarded`` or ``X-Forwarded-*`` field (which may change the URLs
+        the answer names).
+        """
+        public = self.public
+        if public is None or path not in _PUBLIC_PATHS or not cache.fresh:
+            return None
+        host = request_field(self.headers, b"host")
+        if not host or any(key == b"forwarded" or key.startswith(b"x-forwarded-") for key, _ in self.headers):
+            return None
+        if path != _N2L and negotiates(self.headers):
+            return None
+        fields = conditional_fields(self.headers)
+        key = kept_key(path, host, query)
+        scheme = self.scheme or "http"
+        if fields[0] is not None and path != _N2L:  # If-None-Match: the entity tag alone may answer (304)
+            validator = public(path, scheme, self.server, host, query, True)
+            unchanged = None if validator is None else respond(validator, *fields)
+            if validator is not None and unchanged is not None:
+                cache.put(key, validator)
+                return unchanged
+        made = public(path, scheme, self.server, host, query, False)
+        if made is None:
+            return None
+        cache.put(key, made)
+        return respond(made, *fields)
+
+
+_N2L = N2L_PATH.encode()
+_PUBLIC_PATHS = frozenset({_N2L, *(p.encode() for p in N2R_PATHS)})
+
+
 def answering_protocol(
-    header_seconds: float, cache: ResponseCache | None, replay_port: int | None = None
+    header_seconds: float, cache: ResponseCache | None, replay_port: int | None = None,
+    public: PublicAnswers | None = None,
 ) -> type[CachedAnswerProtocol]:
-    """:class:`CachedAnswerProtocol` with its own request-head deadline and the worker's cache.
+    """:class:`CachedAnswerProtocol` with its own request-head deadline and the worker's cache (and ``public``,
+    which makes an N2R answer the cache does not hold yet, when it is the plain case).
 
     Connections to ``replay_port`` (the replay origin's) are never answered from it.
     """
-    attributes = {"header_seconds": header_seconds, "cache": cache, "replay_port": replay_port}
+    attributes = {"header_seconds": header_seconds, "cache": cache, "replay_port": replay_port,
+                  "public": None if public is None else staticmethod(public)}
     return type("CachedAnswerProtocol", (CachedAnswerProtocol,), attributes)

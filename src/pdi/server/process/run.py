@@ -105,7 +105,8 @@ def _uvicorn(
 
     HTTP/1.1 with the request-head deadline, answering what the app's cache
     of whole answers holds (``app.state.cache``, as :func:`pdi.server.create_app`
-    makes it) straight from the connection (:mod:`pdi.server.process.cache`).
+    makes it) straight from the connection (:mod:`pdi.server.process.cache`), and
+    the plain N2R of a name it does not hold yet (``app.state.public``).
     """
     import uvicorn
 
@@ -114,7 +115,8 @@ def _uvicorn(
     state = getattr(app, "state", None)
     config = uvicorn.Config(
         app, log_level="warning",
-        http=answering_protocol(header_timeout, getattr(state, "cache", None), replay_port),
+        http=answering_protocol(header_timeout, getattr(state, "cache", None), replay_port,
+                                getattr(state, "public", None)),
         limit_concurrency=max_connections, timeout_keep_alive=5,
         timeout_graceful_shutdown=GRACE_SECONDS,
     )

@@ -342,6 +342,12 @@ class Mementos:
         return TimeMapPage(dataclasses.replace(subject, mementos=tuple(m for _, m in chosen)),
                            f"after~{chosen[-1][0]}" if later else None, prev)
 
+    @staticmethod
+    def dated_by_deposit(located: Resolved) -> bool:
+        """Whether :meth:`headers` reads nothing from the catalog for ``located``: it is no capture of a URL,
+        whose memento a WARC import may have dated by a statement (:meth:`captured`)."""
+        return not _is_capture(located.pdi)
+
     def headers(self, located: Resolved, base: str) -> dict[str, str]:
         """``Memento-Datetime`` and the memento's ``Link`` for the N2R of a versioned name (RFC 7089 §4.1.2).
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+from starlette.datastructures import URL
 from starlette.requests import Request
 from starlette.responses import (
     JSONResponse,
@@ -42,7 +43,7 @@ from pdi.archive.blobs import FileReader
 from pdi.archive.blobs.memo import Identity
 from pdi.archive.describe import describe
 from pdi.archive.results import Opened
-from pdi.errors import ParseError, WithdrawnError
+from pdi.errors import ParseError, PDIError, WithdrawnError
 from pdi.fragments import past_end_message
 from pdi.identifier import PDI
 from pdi.interop.accept import choose, parse_accept, preference
@@ -111,6 +112,7 @@ class Resolver:
         self.base_url = base_url
         self.cache = cache if cache is not None else ResponseCache(0)
         self.mementos = Mementos(archive)
+        self._bases: dict[tuple[str, tuple[str, int | None] | None, bytes], str] = {}
         self.services: dict[str, Handler] = {
             "N2R": self.n2r, "I2R": self.n2r, "N2C": self.n2c,
             "N2L": self.n2l, "N2Ls": self.n2ls, "N2Ns": self.n2ns,
@@ -181,6 +183,59 @@ class Resolver:
                 self.cache.put(kept_key(N2L_PATH, headers.get("host", ""), request.scope["query_string"]), answered)
             return _RawResponse(answered.status, list(answered.headers), answered.body)
         return await anyio.to_thread.run_sync(handler, name, base, headers)
+
+    def public_answer(
+        self, path: bytes, scheme: str, server: tuple[str, int | None] | None, host: bytes, query: bytes,
+        revalidating: bool = False,
+    ) -> Entity | Validator | Fixed | None:
+        """The answer to anyone of an N2R (or I2R) or N2L ``GET`` of ``path`` with this query string and ``Host``,
+        made in the calling thread (the event loop's:
+        :class:`~pdi.server.process.connection.CachedAnswerProtocol`) when it is the plain case, else ``None``
+        (the request goes on to :meth:`endpoint`, which says what it is).
+
+        The plain case: a versioned name without fragment or inflection that
+        the catalog tells in one statement (:meth:`~pdi.archive.Archive.read_public`:
+        anyone may read it now, not withdrawn, its octets a blob file,
+        checked against their chunk digests when they are read). N2R's
+        answer is the :class:`Entity` :meth:`representation` makes for an
+        anonymous request (:func:`whole_entity`, the memento's headers: not
+        for a capture of a URL, whose memento may be dated by a statement),
+        N2L's the :class:`Fixed` ``302`` of :meth:`location`; N2R's when
+        ``revalidating`` (the request has ``If-None-Match``), the
+        :class:`Validator` of :meth:`validator`, its octets not read. ``scheme``,
+        ``server`` (the connection's local address) and ``host`` make the
+        base URL as Starlette makes ``request.base_url``. A damaged or
+        missing blob, a busy catalog, any error: ``None``, and the resolver
+        says it as it does.
+        """
+        if b"#" in query or b"%23" in query or b"?" in query:  # a fragment, an inflection (or an alias): the resolver
+            return None
+        try:
+            parsed = PDI.parse(urn_from_query(query.decode()).strip())  # as Archive.locate parses it
+            if path == _N2L or revalidating:
+                located = self.archive.locate_public(parsed)
+                if located is None:
+                    return None
+                return _fixed_location(located, shared=True) if path == _N2L else _validator_of(located, shared=True)
+            found = self.archive.read_public(parsed, most=min(self.cache.max_entry_bytes, STREAM_FROM))
+            if found is None or not self.mementos.dated_by_deposit(found):
+                return None
+            base = self.base_url if self.base_url is not None else self._base(scheme, server, host)
+            return whole_entity(found, self.mementos.headers(found, base))
+        except (PDIError, UnicodeDecodeError):
+            return None
+
+    def _base(self, scheme: str, server: tuple[str, int | None] | None, host: bytes) -> str:
+        """``request.base_url`` of a request with this ``Host`` on a connection to ``server`` (no ``root_path``)."""
+        key = (scheme, server, host)
+        base = self._bases.get(key)
+        if base is None:
+            if len(self._bases) >= 64:
+                self._bases.clear()
+            base = str(URL(scope={"type": "http", "scheme": scheme, "server": server, "path": "/",
+                                  "query_string": b"", "headers": [(b"host", host)] if host else []}))
+            self._bases[key] = base
+        return base
 
     # --- the services ----------------------------------------------------------------
     def n2r(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
@@ -275,8 +330,7 @@ class Resolver:
             if isinstance(located, Generic):
                 return None
             shared = shared_answer(self.archive, located)
-        fields = ((b"vary", b"Accept"), (b"cache-control", (IMMUTABLE if shared else PRIVATE).encode("latin-1")))
-        return Validator(entity_tag(located.sha256, str(located.pdi)), fields, names_of(located), shared)
+        return _validator_of(located, shared)
 
     def n2c(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """A description of the resource (its URC): the stored representation, the fragment, the statements.
@@ -311,11 +365,7 @@ class Resolver:
                                      media_type="text/uri-list")
         if isinstance(located, Generic):  # a document of one version in one format
             return RedirectResponse(n2r_path(located.names[0]), status_code=302)
-        redirect = RedirectResponse(n2r_path(located.pdi), status_code=302)
-        # as every answer that is not immutable, it varies by who reads (pdi.server.http.readers): said here,
-        # so that the answer kept is the one the app sends
-        headers = (*redirect.raw_headers, (b"vary", BY_READER.encode("latin-1")))
-        return Fixed(302, headers, b"", names_of(located), shared)
+        return _fixed_location(located, shared)
 
     def n2ls(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """The N2R URLs of a name (one per format of a generic name), as ``text/uri-list``."""
@@ -637,6 +687,24 @@ def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[s
     if resolved.fragment is not None and resolved.fragment.clamped:  # (wholly past the end is a 416 problem)
         headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
     return headers
+
+
+def _validator_of(located: Resolved, shared: bool) -> Validator:
+    """What a ``304`` of a located name with a format says: its entity tag, ``Vary`` and ``Cache-Control``."""
+    fields = ((b"vary", b"Accept"), (b"cache-control", (IMMUTABLE if shared else PRIVATE).encode("latin-1")))
+    return Validator(entity_tag(located.sha256, str(located.pdi)), fields, names_of(located), shared)
+
+
+def _fixed_location(located: Resolved, shared: bool) -> Fixed:
+    """N2L's ``302`` for a located name with a format: to the N2R of its canonical spelling."""
+    redirect = RedirectResponse(n2r_path(located.pdi), status_code=302)
+    # as every answer that is not immutable, it varies by who reads (pdi.server.http.readers): said here,
+    # so that the answer kept is the one the app sends
+    headers = (*redirect.raw_headers, (b"vary", BY_READER.encode("latin-1")))
+    return Fixed(302, headers, b"", names_of(located), shared)
+
+
+_N2L = N2L_PATH.encode()
 
 
 def names_of(resolved: Resolved) -> tuple[str, ...]:

@@ -23,6 +23,8 @@ def urn_from_query(query: str) -> str:
     that it is not read as one of these two; every other escape is the PDI's
     own and is kept, so ``http:%2F%2F…`` ids travel unchanged.
     """
+    if "%" not in query:
+        return query
     out: list[str] = []
     i = 0
     while i < len(query):

@@ -1,0 +1,313 @@
+"""N2R of a name the cache does not hold, answered by the HTTP/1.1 protocol itself when it is the plain case.
+
+:meth:`pdi.server.protocol.resolver.Resolver.public_entity` makes the whole
+answer in the event loop's thread from one catalog statement
+(:meth:`pdi.archive.Archive.read_public`), and
+:class:`~pdi.server.process.connection.CachedAnswerProtocol` writes it and
+keeps it. These tests speak HTTP/1.1 over a socket and check: that its
+answers are byte for byte those the ASGI resolver gives (the Date aside),
+with no ASGI request cycle; that whatever is not the plain case (a private
+or hidden series, one under a private series, an embargo in force, a
+withdrawal, a fragment, a capture of a URL, a damaged or missing blob, a
+token) goes on to the resolver, which answers as before, and that nothing
+of it is kept for others.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from server_helpers import in_thread
+from starlette.applications import Starlette
+from starlette.types import Receive, Scope, Send
+
+from pdi.archive import Archive
+from pdi.archive.content import Content
+from pdi.server import create_app
+from pdi.server.process.cache import cache_key
+from pdi.server.process.connection import answering_protocol
+
+S = "open.example.us"
+CLOSED = "closed.example.us"
+HIDDEN = "hidden.example.us"
+UNDER = "under.closed.example.us"
+
+
+@pytest.fixture
+def names(tmp_path: Path) -> dict[str, str]:
+    location = tmp_path / "archive"
+    with Archive.init(location) as archive:
+        for series in (S, CLOSED, HIDDEN):
+            archive.add_series(series)
+        archive.add_series(UNDER, parent=CLOSED)
+        found = {
+            "text": str(archive.add(S, b"Hello, world.\nSecond line.\n", format="text")),
+            "utf8": str(archive.add(S, "Grüße, naïve café.\n".encode(), format="text", charset="utf-8")),
+            "html": str(archive.add(S, b"<!doctype html><title>t</title><p>Hi</p>\n", format="html")),
+            "foreign": str(archive.add(S, b"a foreign id\n", format="text", foreign_id="report-7")),
+            "capture": str(archive.add(S, b"<p>captured</p>\n", format="html",
+                                       foreign_id="https://example.org/page")),
+            "withdrawn": str(archive.add(S, b"to be withdrawn\n", format="text")),
+            "later": str(archive.add(S, b"withdrawn while the server runs\n", format="text")),
+            "damaged": str(archive.add(S, b"these octets will be damaged\n", format="text")),
+            "missing": str(archive.add(S, b"these octets will be removed\n", format="text")),
+            "embargoed": str(archive.add(S, b"not yet\n", format="text", embargo_until="2999-01-01")),
+            "private": str(archive.add(CLOSED, b"private words\n", format="text")),
+            "hidden": str(archive.add(HIDDEN, b"hidden words\n", format="text")),
+            "under": str(archive.add(UNDER, b"under a private series\n", format="text")),
+        }
+        two = archive.deposit(S, [Content(b"two formats\n", "text"), Content(b"<p>two formats</p>\n", "html")])
+        found["first"], found["second"] = (str(n) for n in two.names)
+        v2 = archive.add_version(found["text"], [Content(b"Hello again.\n", "text")])
+        found["v2"] = str(v2.names[0])
+        archive.set_series_access(CLOSED, "private")
+        archive.set_series_access(HIDDEN, "hidden")
+        archive.withdraw(found["withdrawn"], "a test")
+        blobs = {key: archive.get(found[key]).sha256 for key in ("damaged", "missing")}
+        found["token"] = archive.add_token("reader", role="read", series=[CLOSED])[1]
+    for key, sha256 in blobs.items():
+        path = location / "blobs" / sha256[:2] / sha256
+        path.chmod(0o644)
+        if key == "damaged":
+            data = bytearray(path.read_bytes())
+            data[3] ^= 0x20  # the same size, another octet
+            path.write_bytes(bytes(data))
+        else:
+            path.unlink()
+    found["location"] = str(location)
+    return found
+
+
+class Calls:
+    """ASGI middleware counting the requests that reach the app."""
+
+    def __init__(self, app: Starlette) -> None:
+        self.app = app
+        self.targets: list[bytes] = []
+        self.state = app.state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            self.targets.append(scope["query_string"])
+        await self.app(scope, receive, send)
+
+
+@contextmanager
+def _serving(app: Starlette, *, public: bool) -> Iterator[tuple[int, Calls]]:
+    """uvicorn in a thread with pdi serve's protocol: the app's cache, and its public answers or none."""
+    calls = Calls(app)
+    protocol = answering_protocol(10, app.state.cache, None, app.state.public if public else None)
+    with in_thread(calls, host="127.0.0.1", port=0, log_level="warning", http=protocol) as server:
+        yield server.servers[0].sockets[0].getsockname()[1], calls
+
+
+def _query(name: str) -> str:
+    return name.replace("%", "%25").replace("#", "%23")
+
+
+def _request(name: str, method: str = "GET", service: str = "N2R", **fields: str) -> bytes:
+    lines = [f"{method} /uri-res/{service}?{_query(name)} HTTP/1.1", "Host: 127.0.0.1"]
+    lines += [f"{key.replace('_', '-')}: {value}" for key, value in fields.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def _read_response(conn: socket.socket, buffered: bytearray, *, head_only: bool = False) -> bytes:
+    """The next response's bytes (its length from Content-Length; none for HEAD and 304), Date left out."""
+    while b"\r\n\r\n" not in buffered:
+        piece = conn.recv(65536)
+        assert piece, "the connection closed"
+        buffered += piece
+    end = buffered.index(b"\r\n\r\n") + 4
+    head = bytes(buffered[:end])
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    if head_only or head.startswith(b"HTTP/1.1 304"):
+        length = 0
+    while len(buffered) < end + length:
+        piece = conn.recv(65536)
+        assert piece, "the connection closed"
+        buffered += piece
+    response = bytes(buffered[: end + length])
+    del buffered[: end + length]
+    return b"\r\n".join(line for line in response.split(b"\r\n") if not line.lower().startswith(b"date:"))
+
+
+def _exchange(port: int, requests: list[bytes]) -> list[bytes]:
+    """Each request and its response in turn, on one kept-alive connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        buffered = bytearray()
+        answers = []
+        for request in requests:
+            conn.sendall(request)
+            answers.append(_read_response(conn, buffered, head_only=request.startswith(b"HEAD")))
+        return answers
+
+
+def _tag(response: bytes) -> str:
+    return response.split(b"etag: ")[1].split(b"\r\n")[0].decode()
+
+
+#: A request that makes the cache fresh (it asks the catalog whether anything was withdrawn): N2R of a generic name.
+def _warm(names: dict[str, str]) -> bytes:
+    return _request(names["text"].rsplit(".", 2)[0], Accept="text/plain")
+
+
+def _resolvers(names: dict[str, str], requests: list[bytes]) -> list[bytes]:
+    """What the ASGI resolver answers (no cache, no public answers)."""
+    with _serving(create_app(names["location"], cache_bytes=0), public=False) as (port, _):
+        return _exchange(port, requests)
+
+
+def _ours(names: dict[str, str], requests: list[bytes]) -> tuple[list[bytes], list[bytes], Starlette]:
+    """What pdi serve's protocol answers (after one request that makes the cache fresh), and which requests
+    reached the app."""
+    app = create_app(names["location"])
+    with _serving(app, public=True) as (port, calls):
+        answers = _exchange(port, [_warm(names), *requests])[1:]
+        return answers, calls.targets[1:], app
+
+
+def test_public_answers_are_the_resolvers_byte_for_byte(names: dict[str, str]) -> None:
+    text = names["text"]
+    tag = _tag(_resolvers(names, [_request(text)])[0])
+    plain = ("utf8", "html", "foreign", "first", "second", "v2")
+    firsts = [
+        _request(text),  # made now, then kept: the requests after it are answered from the cache
+        _request(text, "HEAD"),
+        _request(text, Range="bytes=0-4"),
+        *[_request(names[key]) for key in plain],
+        _request(names["first"], "HEAD"),  # made by a HEAD
+        _request(names["second"] + "#line=1", "GET"),  # a fragment: the resolver's
+        _request(names["html"], Accept="text/html"),
+        _request(names["foreign"].replace(S, S.upper())),  # another spelling: its own entry, made now too
+        _request(names["utf8"], "GET", "I2R"),
+    ]
+    fresh = _request(names["v2"], Range="bytes=-3")  # already kept: from the cache
+    asked = [*firsts, fresh, _request(text, If_None_Match=tag)]
+    expected = _resolvers(names, asked)
+    got, reached, _ = _ours(names, asked)
+    assert [e.split(b" ")[1] for e in expected[:3]] == [b"200", b"200", b"206"]
+    assert got == expected
+    # only the fragment went to the app: every other answer was made by the protocol or came from the cache
+    assert reached == [f"{_query(names['second'] + '#line=1')}".encode()]
+
+
+def test_a_name_not_asked_before_revalidated_by_a_client_gets_the_resolvers_304(names: dict[str, str]) -> None:
+    tag = _tag(_resolvers(names, [_request(names["html"])])[0])
+    asked = [_request(names["html"], If_None_Match=tag), _request(names["html"], If_None_Match='"other"')]
+    expected = _resolvers(names, asked)
+    got, reached, _ = _ours(names, asked)
+    assert [e.split(b" ")[1] for e in expected] == [b"304", b"200"]
+    assert (got, reached) == (expected, [])
+
+
+def test_public_locations_are_the_resolvers_byte_for_byte(names: dict[str, str]) -> None:
+    plain = ("text", "utf8", "html", "foreign", "capture", "first", "second", "v2")
+    asked = [*[_request(names[key], service="N2L") for key in plain],
+             _request(names["text"], "HEAD", "N2L"),
+             _request(names["text"].rsplit(".", 1)[0], service="N2L"),  # the version left out: version 1
+             _request(names["second"] + "#line=1", service="N2L")]  # a fragment: the resolver's
+    expected = _resolvers(names, asked)
+    got, reached, _ = _ours(names, asked)
+    assert {e.split(b" ")[1] for e in expected} == {b"302"}
+    assert got == expected
+    assert reached == [_query(names["second"] + "#line=1").encode()]
+
+
+@pytest.mark.parametrize("key", ["private", "hidden", "under", "embargoed", "withdrawn"])
+def test_a_location_not_for_anyone_goes_to_the_resolver_and_is_not_kept(names: dict[str, str], key: str) -> None:
+    asked = [_request(names[key], service="N2L"), _request(names[key], service="N2L")]
+    expected = _resolvers(names, asked)
+    got, reached, app = _ours(names, asked)
+    assert got == expected
+    assert expected[0].split(b" ")[1] == {"private": b"403", "hidden": b"404", "under": b"403",
+                                          "embargoed": b"403", "withdrawn": b"410"}[key]
+    assert reached == [_query(names[key]).encode()] * 2
+    assert app.state.cache.get(b"N2L " + cache_key("127.0.0.1", _query(names[key]).encode())) is None
+
+
+@pytest.mark.parametrize("key", ["private", "hidden", "under", "embargoed", "withdrawn", "capture"])
+def test_what_is_not_for_anyone_goes_to_the_resolver_and_is_not_kept(names: dict[str, str], key: str) -> None:
+    asked = [_request(names[key]), _request(names[key])]
+    expected = _resolvers(names, asked)
+    got, reached, app = _ours(names, asked)
+    assert got == expected
+    status = expected[0].split(b" ")[1]
+    assert status == {"private": b"403", "hidden": b"404", "under": b"403", "embargoed": b"403",
+                      "withdrawn": b"410", "capture": b"200"}[key]
+    if key == "capture":  # public, but a memento dated by a statement: the resolver makes it (then keeps it)
+        assert reached == [_query(names[key]).encode()]
+    else:
+        assert reached == [_query(names[key]).encode()] * 2
+        assert app.state.cache.get(cache_key("127.0.0.1", _query(names[key]).encode())) is None
+
+
+def test_a_private_answer_read_with_a_token_is_never_kept_nor_given_to_others(names: dict[str, str]) -> None:
+    private = names["private"]
+    with_token = _request(private, Authorization=f"Bearer {names['token']}")
+    asked = [with_token, _request(private), with_token]
+    expected = _resolvers(names, asked)
+    got, reached, app = _ours(names, asked)
+    assert [e.split(b" ")[1] for e in expected] == [b"200", b"403", b"200"]
+    assert b"cache-control: private, no-store" in expected[0]
+    assert got == expected
+    assert len(reached) == 3
+    assert app.state.cache.get(cache_key("127.0.0.1", _query(private).encode())) is None
+
+
+def test_a_damaged_or_missing_blob_is_refused_as_before(names: dict[str, str]) -> None:
+    asked = [_request(names["damaged"]), _request(names["missing"]), _request(names["damaged"])]
+    expected = _resolvers(names, asked)
+    got, reached, app = _ours(names, asked)
+    # the resolver's refusal of octets that are not those recorded (pdi.errors.IntegrityError)
+    assert [e.split(b" ")[1] for e in expected] == [b"422", b"422", b"422"]
+    assert got == expected
+    assert len(reached) == 3
+    assert len(app.state.cache) == 0 or all(
+        app.state.cache.get(cache_key("127.0.0.1", _query(names[k]).encode())) is None for k in ("damaged", "missing"))
+
+
+def test_a_withdrawal_made_while_serving_is_honoured_at_once_for_a_name_not_kept(names: dict[str, str]) -> None:
+    later, text = names["later"], names["text"]
+    app = create_app(names["location"])
+    with _serving(app, public=True) as (port, calls):
+        before = _exchange(port, [_warm(names), _request(text)])
+        assert before[1].startswith(b"HTTP/1.1 200")
+        with Archive.open(names["location"]) as archive:
+            archive.withdraw(later, "withdrawn while serving")
+        assert app.state.cache.fresh  # a name the cache holds may still be answered until it asks again …
+        after = _exchange(port, [_request(later)])
+        # … but a name it does not hold is looked up now, withdrawal and all
+        assert after[0].startswith(b"HTTP/1.1 410")
+        assert calls.targets[-1] == _query(later).encode()
+
+
+def test_nothing_is_made_by_the_protocol_while_the_cache_is_stale(names: dict[str, str]) -> None:
+    app = create_app(names["location"])
+    app.state.cache.at_once = None  # a catalog that cannot say its generation at once (PostgreSQL)
+    with _serving(app, public=True) as (port, calls):
+        # the first request finds the cache stale (it never asked the catalog): the resolver answers, and the
+        # cache is fresh after it
+        _exchange(port, [_request(names["html"]), _request(names["utf8"])])
+        assert calls.targets == [_query(names["html"]).encode()]
+
+
+def test_a_stale_cache_asks_the_catalog_at_once_and_forgets_a_withdrawn_name(names: dict[str, str]) -> None:
+    later = names["later"]
+    app = create_app(names["location"])
+    app.state.cache.revalidate_seconds = 0.2
+    with _serving(app, public=True) as (port, calls):
+        assert _exchange(port, [_request(later), _request(later)])[1].startswith(b"HTTP/1.1 200")
+        assert calls.targets == []  # the connection asked the catalog's generation itself, and made the answer
+        with Archive.open(names["location"]) as archive:
+            archive.withdraw(later, "withdrawn while serving")
+        time.sleep(0.3)  # past the time the cache answers without asking again
+        assert _exchange(port, [_request(later)])[0].startswith(b"HTTP/1.1 410")
+        assert calls.targets == [_query(later).encode()]
