@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,20 @@ def _check_whole(archive: Archive, done: list[Imported]) -> None:
             assert data.startswith(PNG)
 
 
+def _failing_at(call: int, real: Callable[..., object]) -> Callable[..., object]:
+    """``real``, but its ``call``-th call fails as a full disk would (a fault the real disk cannot give on demand)."""
+    calls = 0
+
+    def failing(*args: object, **kwargs: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls == call:
+            raise StoreError("the disk is full")
+        return real(*args, **kwargs)
+
+    return failing
+
+
 @pytest.mark.parametrize("batch", [1, 2, 3, 64])
 def test_every_batch_size_deposits_the_same_names_bytes_and_statements(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
@@ -105,16 +120,7 @@ def test_a_failed_batch_leaves_nothing_of_itself_and_the_batches_before_it(
     archive = _archive(tmp_path / "archive")
     monkeypatch.setattr(pages, "BATCH_ITEMS", 3)
     real = archive.store.mint_batch
-    calls = 0
-
-    def failing(*args: object, **kwargs: object) -> object:
-        nonlocal calls
-        calls += 1
-        if calls == 2:
-            raise StoreError("the disk is full")
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(archive.store, "mint_batch", failing)
+    monkeypatch.setattr(archive.store, "mint_batch", _failing_at(2, real))
     told: list[Imported] = []
     with pytest.raises(StoreError, match="the disk is full"):
         import_warc(archive, warc, S, deposited=told.append)
@@ -181,17 +187,7 @@ def test_a_batch_whose_staging_fails_leaves_no_blob(
     warc = _warc(tmp_path / "a.warc.gz")
     archive = _archive(tmp_path / "archive")
     monkeypatch.setattr(deposits, "STAGING_THREADS", threads)
-    real = deposits.prepare
-    calls = 0
-
-    def failing(*args: object, **kwargs: object) -> object:
-        nonlocal calls
-        calls += 1
-        if calls == 4:
-            raise StoreError("the disk is full")
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(deposits, "prepare", failing)
+    monkeypatch.setattr(deposits, "prepare", _failing_at(4, deposits.prepare))
     before = everything(archive)
     with pytest.raises(StoreError, match="the disk is full"):
         import_warc(archive, warc, S)

@@ -290,3 +290,39 @@ def _hearing(app: ASGIApp, heard: list[tuple[int, str, dict[str, str]]]) -> ASGI
         await app(scope, receive, send)
 
     return hearing
+
+
+# --- raw HTTP/1.1 on one kept-alive connection (the answering protocol's tests) ---------------
+
+def read_response(conn: socket.socket, buffered: bytearray, *, head_only: bool = False) -> bytes:
+    """The next response's bytes (its length from Content-Length; none for HEAD and 304), Date left out."""
+    while b"\r\n\r\n" not in buffered:
+        piece = conn.recv(65536)
+        assert piece, "the connection closed"
+        buffered += piece
+    end = buffered.index(b"\r\n\r\n") + 4
+    head = bytes(buffered[:end])
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    if head_only or head.startswith(b"HTTP/1.1 304"):
+        length = 0
+    while len(buffered) < end + length:
+        piece = conn.recv(65536)
+        assert piece, "the connection closed"
+        buffered += piece
+    response = bytes(buffered[: end + length])
+    del buffered[: end + length]
+    return b"\r\n".join(line for line in response.split(b"\r\n") if not line.lower().startswith(b"date:"))
+
+
+def exchange(port: int, requests: list[bytes]) -> list[bytes]:
+    """Each request and its response in turn, on one kept-alive connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        buffered = bytearray()
+        answers = []
+        for request in requests:
+            conn.sendall(request)
+            answers.append(read_response(conn, buffered, head_only=request.startswith(b"HEAD")))
+        return answers

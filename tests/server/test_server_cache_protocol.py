@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from server_helpers import in_thread, start_serve, stop
+from server_helpers import exchange, in_thread, read_response, start_serve, stop
 from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
@@ -67,44 +67,10 @@ def _request(name: str, method: str = "GET", **fields: str) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-def _read_response(conn: socket.socket, buffered: bytearray, *, head_only: bool = False) -> bytes:
-    """The next response's bytes (its length from Content-Length; none for HEAD and 304), Date left out."""
-    while b"\r\n\r\n" not in buffered:
-        piece = conn.recv(65536)
-        assert piece, "the connection closed"
-        buffered += piece
-    end = buffered.index(b"\r\n\r\n") + 4
-    head = bytes(buffered[:end])
-    length = 0
-    for line in head.split(b"\r\n"):
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    if head_only or head.startswith(b"HTTP/1.1 304"):
-        length = 0
-    while len(buffered) < end + length:
-        piece = conn.recv(65536)
-        assert piece, "the connection closed"
-        buffered += piece
-    response = bytes(buffered[: end + length])
-    del buffered[: end + length]
-    return b"\r\n".join(line for line in response.split(b"\r\n") if not line.lower().startswith(b"date:"))
-
-
-def _exchange(port: int, requests: list[bytes]) -> list[bytes]:
-    """Each request and its response in turn, on one kept-alive connection."""
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
-        buffered = bytearray()
-        answers = []
-        for request in requests:
-            conn.sendall(request)
-            answers.append(_read_response(conn, buffered, head_only=request.startswith(b"HEAD")))
-        return answers
-
-
 def test_answers_from_the_protocol_are_the_resolvers(names: dict[str, str]) -> None:
     text = names["text"]
     with _serving(create_app(names["location"], cache_bytes=0), cached=False) as (port, _):
-        tag = _exchange(port, [_request(text)])[0].split(b"etag: ")[1].split(b"\r\n")[0].decode()
+        tag = exchange(port, [_request(text)])[0].split(b"etag: ")[1].split(b"\r\n")[0].decode()
         requests = [
             _request(text),
             _request(text, "HEAD"),
@@ -116,15 +82,15 @@ def test_answers_from_the_protocol_are_the_resolvers(names: dict[str, str]) -> N
             _request(text, Range="bytes=0-4", If_Range='"other"'),
             _request(text + "#line=1,2"),
         ]
-        expected = _exchange(port, requests)
+        expected = exchange(port, requests)
     assert [e.split(b" ")[1] for e in expected] == [b"200", b"200", b"206", b"206", b"416", b"304", b"200", b"200", b"200"]
     assert expected[2].endswith(b"\r\n\r\nHello") and expected[8].endswith(b"\r\n\r\nSecond line.\r\n")  # a line, CRLF-canonical
 
     app = create_app(names["location"])
     with _serving(app) as (port, calls):
-        _exchange(port, [_request(text), _request(text + "#line=1,2")])  # kept now
+        exchange(port, [_request(text), _request(text + "#line=1,2")])  # kept now
         assert calls.paths == ["/uri-res/N2R"] * 2
-        answers = _exchange(port, requests)
+        answers = exchange(port, requests)
         assert calls.paths == ["/uri-res/N2R"] * 2, "the app was asked for answers the cache holds"
     assert answers == expected
 
@@ -133,12 +99,12 @@ def test_requests_other_than_the_plain_case_go_to_the_app(names: dict[str, str])
     text = names["text"]
     app = create_app(names["location"])
     with _serving(app) as (port, calls):
-        plain = _exchange(port, [_request(text)])[0]
+        plain = exchange(port, [_request(text)])[0]
         calls.paths.clear()
         closing = _request(text, Connection="close")
         with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
             conn.sendall(closing)
-            assert _read_response(conn, bytearray()) == plain.replace(b"\r\n\r\n", b"\r\nconnection: close\r\n\r\n")
+            assert read_response(conn, bytearray()) == plain.replace(b"\r\n\r\n", b"\r\nconnection: close\r\n\r\n")
             assert conn.recv(1) == b""  # closed, as asked
         with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
             conn.sendall(_request(text).replace(b"HTTP/1.1", b"HTTP/1.0"))
@@ -151,13 +117,13 @@ def test_pipelined_requests_are_answered_in_order(names: dict[str, str]) -> None
     generic = text.rsplit(".", 2)[0]
     app = create_app(names["location"])
     with _serving(app) as (port, calls):
-        _exchange(port, [_request(text), _request(text + "#char=0,5")])
+        exchange(port, [_request(text), _request(text + "#char=0,5")])
         calls.paths.clear()
         with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
             # cached, not cached (a generic name's list), cached while that one is answered, not cached yet
             conn.sendall(_request(text) + _request(generic) + _request(text + "#char=0,5") + _request(big))
             buffered = bytearray()
-            answers = [_read_response(conn, buffered) for _ in range(4)]
+            answers = [read_response(conn, buffered) for _ in range(4)]
     assert [a.split(b" ")[1] for a in answers] == [b"200", b"300", b"200", b"200"]
     assert answers[0].endswith(b"\r\n\r\nHello, world.\nSecond line.\n")
     assert b"/uri-res/N2R?" + text.encode() in answers[1]
@@ -182,7 +148,7 @@ def test_a_client_that_reads_nothing_cannot_make_the_server_hold_the_answers(nam
         deadline = time.monotonic() + 30
         while True:
             try:
-                _exchange(port, [_request(names["big"])])  # kept now
+                exchange(port, [_request(names["big"])])  # kept now
                 break
             except OSError:
                 assert time.monotonic() < deadline and process.poll() is None, "pdi serve did not start"
@@ -200,7 +166,7 @@ def test_a_client_that_reads_nothing_cannot_make_the_server_hold_the_answers(nam
                 pass  # the server stopped reading: its receive buffer and ours are full
             time.sleep(2)
             grown = _rss_kib(process.pid) - before
-            assert _exchange(port, [_request(names["text"])])[0].startswith(b"HTTP/1.1 200 ")  # others still served
+            assert exchange(port, [_request(names["text"])])[0].startswith(b"HTTP/1.1 200 ")  # others still served
         assert grown < 50 * 1024, f"pdi serve grew by {grown // 1024} MiB for a client that read nothing ({sent} sent)"
     finally:
         stop(process, timeout=30)

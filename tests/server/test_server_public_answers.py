@@ -15,14 +15,13 @@ of it is kept for others.
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from server_helpers import in_thread
+from server_helpers import exchange, in_thread
 from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
@@ -116,40 +115,6 @@ def _request(name: str, method: str = "GET", service: str = "N2R", **fields: str
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-def _read_response(conn: socket.socket, buffered: bytearray, *, head_only: bool = False) -> bytes:
-    """The next response's bytes (its length from Content-Length; none for HEAD and 304), Date left out."""
-    while b"\r\n\r\n" not in buffered:
-        piece = conn.recv(65536)
-        assert piece, "the connection closed"
-        buffered += piece
-    end = buffered.index(b"\r\n\r\n") + 4
-    head = bytes(buffered[:end])
-    length = 0
-    for line in head.split(b"\r\n"):
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    if head_only or head.startswith(b"HTTP/1.1 304"):
-        length = 0
-    while len(buffered) < end + length:
-        piece = conn.recv(65536)
-        assert piece, "the connection closed"
-        buffered += piece
-    response = bytes(buffered[: end + length])
-    del buffered[: end + length]
-    return b"\r\n".join(line for line in response.split(b"\r\n") if not line.lower().startswith(b"date:"))
-
-
-def _exchange(port: int, requests: list[bytes]) -> list[bytes]:
-    """Each request and its response in turn, on one kept-alive connection."""
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
-        buffered = bytearray()
-        answers = []
-        for request in requests:
-            conn.sendall(request)
-            answers.append(_read_response(conn, buffered, head_only=request.startswith(b"HEAD")))
-        return answers
-
-
 def _tag(response: bytes) -> str:
     return response.split(b"etag: ")[1].split(b"\r\n")[0].decode()
 
@@ -162,7 +127,7 @@ def _warm(names: dict[str, str]) -> bytes:
 def _resolvers(names: dict[str, str], requests: list[bytes]) -> list[bytes]:
     """What the ASGI resolver answers (no cache, no public answers)."""
     with _serving(create_app(names["location"], cache_bytes=0), public=False) as (port, _):
-        return _exchange(port, requests)
+        return exchange(port, requests)
 
 
 def _ours(names: dict[str, str], requests: list[bytes]) -> tuple[list[bytes], list[bytes], Starlette]:
@@ -170,7 +135,7 @@ def _ours(names: dict[str, str], requests: list[bytes]) -> tuple[list[bytes], li
     reached the app."""
     app = create_app(names["location"])
     with _serving(app, public=True) as (port, calls):
-        answers = _exchange(port, [_warm(names), *requests])[1:]
+        answers = exchange(port, [_warm(names), *requests])[1:]
         return answers, calls.targets[1:], app
 
 
@@ -278,12 +243,12 @@ def test_a_withdrawal_made_while_serving_is_honoured_at_once_for_a_name_not_kept
     later, text = names["later"], names["text"]
     app = create_app(names["location"])
     with _serving(app, public=True) as (port, calls):
-        before = _exchange(port, [_warm(names), _request(text)])
+        before = exchange(port, [_warm(names), _request(text)])
         assert before[1].startswith(b"HTTP/1.1 200")
         with Archive.open(names["location"]) as archive:
             archive.withdraw(later, "withdrawn while serving")
         assert app.state.cache.fresh  # a name the cache holds may still be answered until it asks again …
-        after = _exchange(port, [_request(later)])
+        after = exchange(port, [_request(later)])
         # … but a name it does not hold is looked up now, withdrawal and all
         assert after[0].startswith(b"HTTP/1.1 410")
         assert calls.targets[-1] == _query(later).encode()
@@ -295,7 +260,7 @@ def test_nothing_is_made_by_the_protocol_while_the_cache_is_stale(names: dict[st
     with _serving(app, public=True) as (port, calls):
         # the first request finds the cache stale (it never asked the catalog): the resolver answers, and the
         # cache is fresh after it
-        _exchange(port, [_request(names["html"]), _request(names["utf8"])])
+        exchange(port, [_request(names["html"]), _request(names["utf8"])])
         assert calls.targets == [_query(names["html"]).encode()]
 
 
@@ -304,10 +269,10 @@ def test_a_stale_cache_asks_the_catalog_at_once_and_forgets_a_withdrawn_name(nam
     app = create_app(names["location"])
     app.state.cache.revalidate_seconds = 0.2
     with _serving(app, public=True) as (port, calls):
-        assert _exchange(port, [_request(later), _request(later)])[1].startswith(b"HTTP/1.1 200")
+        assert exchange(port, [_request(later), _request(later)])[1].startswith(b"HTTP/1.1 200")
         assert calls.targets == []  # the connection asked the catalog's generation itself, and made the answer
         with Archive.open(names["location"]) as archive:
             archive.withdraw(later, "withdrawn while serving")
         time.sleep(0.3)  # past the time the cache answers without asking again
-        assert _exchange(port, [_request(later)])[0].startswith(b"HTTP/1.1 410")
+        assert exchange(port, [_request(later)])[0].startswith(b"HTTP/1.1 410")
         assert calls.targets == [_query(later).encode()]
