@@ -26,8 +26,10 @@ from __future__ import annotations
 import bisect
 import ctypes
 import math
+import re
 from array import array
 from dataclasses import dataclass
+from typing import Any
 
 from pdi.errors import ParseError, UnsupportedError
 
@@ -78,17 +80,46 @@ class TextLayer:
         return self.page_of(offset), left, bottom, right, top
 
 
+def _pdfium_reason(error: Exception) -> str:
+    """PDFium's own words from a pypdfium2 error (``Data format error``), else the whole message."""
+    found = re.search(r"\(PDFium: ([^)]*)\)", str(error))
+    return found.group(1) if found else str(error).rstrip(".")
+
+
+def open_document(octets: bytes | memoryview) -> Any:
+    """The PDF ``octets`` opened by PDFium (a ``pypdfium2.PdfDocument``; close it after).
+
+    A PDF PDFium cannot open is a :class:`ParseError` naming PDFium's reason
+    (``Data format error``: no PDF header, cross-reference table or trailer it
+    can read or rebuild); one that needs a password to open is an
+    :class:`UnsupportedError` (an owner password alone does not stop it).
+    """
+    import pypdfium2 as pdfium
+
+    try:
+        return pdfium.PdfDocument(bytes(octets) if isinstance(octets, memoryview) else octets)
+    except pdfium.PdfiumError as error:
+        reason = _pdfium_reason(error)
+        if "password" in reason.lower():
+            raise UnsupportedError(f"the PDF is encrypted and needs a password to open (PDFium: {reason})") from error
+        raise ParseError(f"not a PDF PDFium can open (PDFium: {reason})", rule="pdf") from error
+
+
+def page_count(octets: bytes | memoryview) -> int:
+    """How many pages the PDF ``octets`` has, as PDFium opens it (:func:`open_document`'s errors)."""
+    document = open_document(octets)
+    try:
+        return len(document)
+    finally:
+        document.close()
+
+
 def text_layer(octets: bytes) -> TextLayer:
     """Read the text layer of the PDF ``octets`` (``docs/pdf-text-layer.md`` §1–2)."""
     import pypdfium2 as pdfium
     import pypdfium2.raw as pdfium_c
 
-    try:
-        document = pdfium.PdfDocument(octets)
-    except pdfium.PdfiumError as error:
-        if "password" in str(error).lower():
-            raise UnsupportedError(f"an encrypted PDF: {error}") from error
-        raise ParseError(f"not a PDF PDFium can read: {error}", rule="pdf") from error
+    document = open_document(octets)
     pieces: list[str] = []
     boxes: array[float] = array("d")
     starts: list[int] = []
