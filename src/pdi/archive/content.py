@@ -607,7 +607,11 @@ class IndexBuilder:
 
 
 class PdfCheck:
-    """The check a PDF deposit gets: PDFium must open it (:func:`pdi.fragments.pdf.page_count`).
+    """The check a PDF deposit gets, and its text layer: PDFium must open it, and the layer is made then.
+
+    The layer (docs/pdf-text-layer.md) is kept as the PDF's fragment index,
+    as a text's block table and a page's element index are
+    (:func:`pdi.fragments.build_index`): ``char`` and ``line`` count on it.
 
     PDFium reads a PDF from its end (the cross-reference table and trailer),
     so the octets are kept as they stream past and opened at the end; a PDF
@@ -620,18 +624,19 @@ class PdfCheck:
     def __init__(self, *, force: bool = False, source: str | None = None) -> None:
         self.force = force
         self.source = source
-        self.pages: int | None = None
+        #: its text layer, the PDF's fragment index (:func:`pdi.fragments.pdf.build_layer_index`)
+        self.index: bytes | None = None
         self._kept: list[bytes] = []
 
     def update(self, piece: bytes) -> None:
         self._kept.append(piece)
 
     def finish(self, info: BlobInfo) -> None:
-        from pdi.fragments.pdf import page_count
+        from pdi.fragments import build_index
 
         whole, self._kept = b"".join(self._kept), []
         try:
-            self.pages = page_count(whole)
+            self.index = build_index(whole, media_type="application/pdf")
         except (ParseError, UnsupportedError) as exc:
             if self.force:
                 return
@@ -761,8 +766,9 @@ def prepare(
             indexer.abandon()
         if pdf is not None:
             pdf.abandon()
+    index = indexer.index if indexer else pdf.index if pdf else None
     return NewRepresentation(
-        token, media_type, charset, None, blob, indexer.index if indexer else None,
+        token, media_type, charset, None, blob, index,
         searcher.passages if searcher else None,
     )
 
