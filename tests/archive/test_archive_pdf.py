@@ -220,3 +220,54 @@ def test_page_answers_the_whole_pdf_and_info_names_the_page_and_its_size(tmp_pat
     assert past.stderr == f"warning: {name}#page=4 lies wholly past the end (the PDF has 3 pages): it selects nothing\n"
     zero = run(location, "get", f"{name}#page=0", code=1)
     assert "pages are counted from 1" in zero.stderr
+
+
+# --- step 4: search reads the text layer; its hits are char= names on the PDF ---------------------------
+
+
+def test_search_finds_a_pdf_word_as_a_char_name_on_its_page(archive: Archive) -> None:
+    path = CORPUS / "paragraph_and_link.pdf"
+    assert "second page" in pdftotext(path, 2) and "second page" in pdftotext(path, 1)
+    name = archive.add(S, path.read_bytes(), format="pdf")
+    hits = archive.search('"first paragraph"').hits
+    assert len(hits) == 1
+    start = len("The first paragraph.\r\nLink to the second page.\r\n\f")  # page 2: "First paragraph on …"
+    # page 1 says "The first paragraph." too: one passage holds both (hits are passages, best first)
+    found = {(str(h.name), h.start, h.end) for h in hits}
+    assert found <= {(f"{name}#char={a},{b}", a, b) for a, b in [(4, 19), (start, start + 15)]}
+    hit = hits[0]
+    assert archive.get(hit.name).data.decode().lower() == "first paragraph"
+
+
+@pytest.mark.parametrize("queued", [False, True])
+def test_a_long_layer_is_queued_and_indexed_from_the_kept_layer(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch, queued: bool
+) -> None:
+    import pdi.archive.search as search
+
+    if queued:
+        monkeypatch.setattr(search, "QUEUE_PAST", 1000)  # tracemonkey's layer has 84,358 characters
+    path = CORPUS / "tracemonkey.pdf"
+    assert "Type Specialization for Dynamic" in pdftotext(path, 1)  # the title
+    name = archive.add(S, path.read_bytes(), format="pdf")
+    if queued:
+        assert archive.search("specialization").hits == ()
+        assert archive.index_queued().indexed == 1
+    hits = archive.search('"type specialization"').hits
+    assert hits and all(str(h.name).startswith(f"{name}#char=") for h in hits)
+    # the title: the first characters of the layer (docs/pdf-text-layer.md: content-stream order)
+    title = "Trace-based Just-in-Time Type Specialization"
+    first = [h for h in hits if h.start == title.index("Type")]
+    assert len(first) == 1 and first[0].end == len(title)
+    assert archive.get(first[0].name).data == b"Type Specialization"
+    before = [str(h.name) for h in hits]
+    archive.reindex()
+    assert [str(h.name) for h in archive.search('"type specialization"').hits] == before
+
+
+def test_a_scan_and_a_forced_pdf_have_no_text_to_find(archive: Archive) -> None:
+    archive.add(S, (CORPUS / "ccitt_EndOfBlock_false.pdf").read_bytes(), format="pdf")
+    archive.add(S, b"%PDF-1.4\n%%EOF\n", format="pdf", force=True)
+    assert archive.search("PDF").hits == ()
+    report = archive.reindex()
+    assert any("no text layer" in note for _, note in report.unreadable)

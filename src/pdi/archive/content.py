@@ -750,7 +750,8 @@ def prepare(
     import pdi.archive.search as search
 
     searcher = (
-        search.SearchIndexer(media_type, charset, queue_past=search.QUEUE_PAST)
+        search.SearchIndexer(media_type, charset, queue_past=search.QUEUE_PAST,
+                             layer=(lambda: pdf.index) if pdf is not None else None)
         if search.search_kind(media_type) is not None else None
     )
     if searcher is not None:
