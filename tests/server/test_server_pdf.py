@@ -62,3 +62,20 @@ def test_n2c_describes_the_text_layer_and_the_page(archive: Archive) -> None:
     assert about["text_layer"]["sha256"] == hashlib.sha256(layer.encode()).hexdigest()
     assert about["text_layer"]["empty"] is False
     assert about["fragment"]["page"] == {"number": 2, "pages": 3, "width": 649.0, "height": 323.0}  # pdfinfo: 649 x 323 pts
+
+
+def test_rfc5147_checks_of_a_pdf_are_those_of_its_text_layer(archive: Archive) -> None:
+    import hashlib
+
+    name = str(archive.add(S, (CORPUS / "sizes.pdf").read_bytes(), format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    layer = "Normal\r\n\fEnvelope\r\n\fLandscape\r\n"  # pdftotext's words, joined as docs/pdf-text-layer.md §2 says
+    # RFC 5147 §2.1: a CRLF is one character, so the layer has len(layer) - 3 of them
+    length, md5 = len(layer) - 3, hashlib.md5(layer.encode()).hexdigest()
+    start = len("Normal\n\f")
+    fragment = f"char={start},{start + 8};length={length},UTF-8;md5={md5},UTF-8"
+    ok = client.get("/api/rfc5147", params={"pdi": name, "fragment": fragment})
+    assert ok.status_code == 200, ok.text
+    assert ok.json()["text"] == "Envelope" and ok.json()["integrity"] == "ok"
+    wrong = client.get("/api/rfc5147", params={"pdi": name, "fragment": f"char=0,6;md5={'0' * 32},UTF-8"})
+    assert wrong.status_code == 422
