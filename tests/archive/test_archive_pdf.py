@@ -271,3 +271,39 @@ def test_a_scan_and_a_forced_pdf_have_no_text_to_find(archive: Archive) -> None:
     assert archive.search("PDF").hits == ()
     report = archive.reindex()
     assert any("no text layer" in note for _, note in report.unreadable)
+
+
+# --- nameddest= (RFC 8118 §3) -------------------------------------------------------------------------
+
+
+def test_nameddest_answers_the_whole_pdf_at_its_destination(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    hand = tmp_path / "hand.pdf"
+    hand.write_bytes((CORPUS / "hand-overprint-hyphens.pdf").read_bytes())
+    name = run(location, "add", str(hand), "-s", S).stdout.strip()
+    # make_hand_pdf.py: /Dests (end) [page 1 /XYZ 72 650]; the line below 650 pt is "gap after kern ed" (630 pt)
+    at = len("Bold by overprinting\r\nA word broken by a soft hy-\r\nphen and one by a hard hy-\r\nphen, then the end.\r\n")
+    assert run(location, "get", f"{name}#nameddest=end", "-o", "-").stdout_bytes == hand.read_bytes()
+    info = run(location, "get", f"{name}#nameddest=end", "--info").stdout
+    assert f"range\tchar={at},{at} " in info and "page\t1 of 2 (612 x 792 points)\n" in info
+    assert run(location, "get", f"{name}#char={at},{at + 3}").stdout_bytes == b"gap"
+    missing = run(location, "get", f"{name}#nameddest=start", code=4)
+    assert "the PDF has no destination named 'start'" in missing.stderr
+
+
+def test_nameddest_of_a_heading_lands_on_the_heading(archive: Archive) -> None:
+    path = CORPUS / "pdfjs_wikipedia.pdf"
+    assert "History and application" in pdftotext(path, 1)
+    name = archive.add(S, path.read_bytes(), format="pdf")
+    got = archive.get(f"{name}#nameddest=History_and_application")
+    assert got.data == path.read_bytes() and got.fragment is not None
+    at = got.fragment.ranges[0].start
+    assert archive.get(f"{name}#char={at},{at + len('History and application')}").data == b"History and application"
+    # vertical.pdf's page.2 is a /Fit destination (no top): the start of page 2, just after the first FF
+    vertical = archive.add(S, (CORPUS / "vertical.pdf").read_bytes(), format="pdf")
+    page2 = archive.get(f"{vertical}#nameddest=page%2E2").fragment  # "." is reserved: %-escaped
+    assert page2 is not None and page2.page is not None and page2.page.number == 2
+    text = archive.get(f"{vertical}#char=0,100000").data.decode()
+    assert page2.ranges[0].start == text.index("\f") + 1

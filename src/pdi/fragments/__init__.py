@@ -21,7 +21,7 @@ Registered now:
 * ``sec`` and ``msec`` on ``audio/*``: a time range, returned as a WAV file
   of the selected samples, in :mod:`pdi.fragments.audio`.
 
-* ``char``, ``line`` and RFC 8118's ``page`` on ``application/pdf``: counted
+* ``char``, ``line`` and RFC 8118's ``page`` and ``nameddest`` on ``application/pdf``: counted
   on the PDF's text layer (``docs/pdf-text-layer.md``), in
   :mod:`pdi.fragments.pdf`; ``char`` and ``line`` give the passage's text.
 * ``elt`` on HTML and XML and ``name`` on HTML (the text family): from a
@@ -213,6 +213,7 @@ _INDEXED: dict[tuple[str, str], IndexedEvaluator] = {
     ("char", "pdf"): _pdf_evaluator,
     ("line", "pdf"): _pdf_evaluator,
     ("page", "pdf"): _pdf_evaluator,
+    ("nameddest", "pdf"): _pdf_evaluator,
 }
 _REGISTRY.update(_INDEXED)
 

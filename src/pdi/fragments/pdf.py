@@ -41,7 +41,7 @@ from array import array
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pdi.errors import IntegrityError, ParseError, UnsupportedError
+from pdi.errors import IntegrityError, NotFoundError, ParseError, UnsupportedError
 from pdi.fragments.results import Buffer, FragmentResult, Page, Range
 from pdi.fragments.sealed import Reader, pack_text, seal, unseal
 
@@ -76,6 +76,8 @@ class TextLayer:
     pdfium: str
     #: (width, height) of each page in points, its MediaBox as PDFium gives it (``FPDF_GetPageSizeF``)
     page_sizes: tuple[tuple[float, float], ...] = ()
+    #: the named destinations (RFC 8118 ``nameddest``): name -> (page from 1, offset in :attr:`text`)
+    destinations: dict[str, tuple[int, int]] = dataclasses.field(default_factory=dict)
 
     @property
     def pages(self) -> int:
@@ -111,7 +113,8 @@ class TextLayer:
             raise ValueError("a page size for every page")
         payload = b"".join([
             _SIZE.pack(size, len(starts)), starts.tobytes(), sizes.tobytes(), pack_text(self.pdfium),
-            _SIZE.pack(len(self.utf8), 0), self.utf8,
+            _SIZE.pack(len(self.utf8), len(self.destinations)), self.utf8,
+            *(pack_text(name) + _SIZE.pack(page, offset) for name, (page, offset) in sorted(self.destinations.items())),
         ])
         return seal(MAGIC, VERSION, payload)
 
@@ -127,15 +130,23 @@ class TextLayer:
         sizes = array("d")
         sizes.frombytes(bytes(reader.take(16 * pages)))
         pdfium = reader.text() or ""
-        (length, _) = reader.unpack(_SIZE)
+        (length, named) = reader.unpack(_SIZE)
         try:
             text = bytes(reader.take(length)).decode("utf-8", "surrogatepass")
         except UnicodeDecodeError:
             raise reader.damaged("its text is not UTF-8") from None
+        destinations: dict[str, tuple[int, int]] = {}
+        for _ in range(named):
+            name = reader.text() or ""
+            page, offset = reader.unpack(_SIZE)
+            if not 1 <= page <= pages or offset > len(text):
+                raise reader.damaged(f"its destination {name!r} is not on a page of its text")
+            destinations[name] = (page, offset)
         reader.end()
         if any(b < a for a, b in itertools.pairwise(starts)) or (pages and starts[-1] > len(text)):
             raise reader.damaged("its pages do not start in order within its text")
-        return cls(text, tuple(starts), array("d"), pdfium, tuple(zip(sizes[::2], sizes[1::2], strict=True)))
+        return cls(text, tuple(starts), array("d"), pdfium, tuple(zip(sizes[::2], sizes[1::2], strict=True)),
+                   destinations)
 
     def box(self, offset: int) -> tuple[int, float, float, float, float] | None:
         """(page, left, bottom, right, top) of character ``offset``, or None (generated, a break)."""
@@ -234,9 +245,60 @@ def text_layer(octets: bytes) -> TextLayer:
             finally:
                 textpage.close()
                 page.close()
+        layer = TextLayer("".join(pieces), tuple(starts), boxes, str(pdfium.version.PDFIUM_INFO), tuple(sizes))
+        layer.destinations.update(_destinations(document, layer))
     finally:
         document.close()
-    return TextLayer("".join(pieces), tuple(starts), boxes, str(pdfium.version.PDFIUM_INFO), tuple(sizes))
+    return layer
+
+
+def _destinations(document: Any, layer: TextLayer) -> dict[str, tuple[int, int]]:
+    """The PDF's named destinations (its ``/Names /Dests`` tree and old ``/Dests`` dictionary), each at its position
+    in the layer: on its page, the start of the highest line of the layer whose middle (halfway between its
+    characters' lowest bottom and highest top) is at or below the destination's top, and whose right edge is
+    right of the destination's left when it has one (the first in layer order among equals); the page's start
+    when the destination has no top; the page's end when no line is below it. The first of two names alike wins."""
+    import pypdfium2.raw as pdfium_c
+
+    found: dict[str, tuple[int, int]] = {}
+    has_x, has_y, has_zoom = (pdfium_c.FPDF_BOOL() for _ in range(3))
+    x, y, zoom = (pdfium_c.FS_FLOAT() for _ in range(3))
+    for index in range(pdfium_c.FPDF_CountNamedDests(document.raw)):
+        size = ctypes.c_long(0)
+        pdfium_c.FPDF_GetNamedDest(document.raw, index, None, ctypes.byref(size))
+        if size.value <= 0:
+            continue
+        buffer = ctypes.create_string_buffer(size.value)
+        dest = pdfium_c.FPDF_GetNamedDest(document.raw, index, buffer, ctypes.byref(size))
+        page = pdfium_c.FPDFDest_GetDestPageIndex(document.raw, dest) + 1 if dest else 0
+        if not 1 <= page <= layer.pages:
+            continue  # a destination on no page of the document
+        name = buffer.raw[: size.value].decode("utf-16-le", "replace").rstrip("\x00")
+        start, end = layer.page_range(page)
+        offset = start
+        if pdfium_c.FPDFDest_GetLocationInPage(dest, has_x, has_y, has_zoom, x, y, zoom) and has_y.value:
+            left = x.value if has_x.value else -math.inf
+            below = [(-middle, at) for at, middle, right in _lines(layer, start, end)
+                     if middle <= y.value and right > left]
+            offset = min(below)[1] if below else end
+        found.setdefault(name, (page, offset))
+    return found
+
+
+def _lines(layer: TextLayer, start: int, end: int) -> list[tuple[int, float, float]]:
+    """The lines of ``layer.text[start:end]`` that have a box: (where it starts, its middle, its right edge)."""
+    found: list[tuple[int, float, float]] = []
+    at = start
+    while at < end:
+        stop = layer.text.find(LINE_BREAK, at, end)
+        stop = end if stop < 0 else stop
+        lefts = [i for i in range(at, stop) if not math.isnan(layer.boxes[4 * i])]
+        if lefts:
+            bottom = min(layer.boxes[4 * i + 1] for i in lefts)
+            top = max(layer.boxes[4 * i + 3] for i in lefts)
+            found.append((at, (bottom + top) / 2, max(layer.boxes[4 * i + 2] for i in lefts)))
+        at = stop + len(LINE_BREAK)
+    return found
 
 
 def build_layer_index(octets: Buffer) -> bytes:
@@ -262,7 +324,7 @@ def evaluate_pdf(
     *,
     index: bytes | None = None,
 ) -> FragmentResult:
-    """``char``, ``line`` or ``page`` on the PDF ``data`` (docs/pdf-text-layer.md §3–4).
+    """``char``, ``line``, ``page`` or ``nameddest`` on the PDF ``data`` (docs/pdf-text-layer.md §3–4).
 
     ``char`` and ``line`` count on the layer's text *D* as on a UTF-8 text
     (:func:`pdi.fragments.text.evaluate_pdi`): the result is the passage's
@@ -270,7 +332,10 @@ def evaluate_pdf(
     ``page=n`` (RFC 8118 §3, 1-based) answers the whole PDF, with the page's
     characters ``[start(n), start(n) + len(T(n)))`` as its range and the page
     and its size in :attr:`FragmentResult.page`; a page past the last is
-    :attr:`~FragmentResult.past_end`.
+    :attr:`~FragmentResult.past_end`. ``nameddest=x`` answers the whole PDF
+    too, with the destination's position in the layer (kept at deposit) as
+    an empty range, and its page; a name the PDF lacks is a
+    :class:`~pdi.errors.NotFoundError`.
     """
     layer = layer_of(data, index)
     if scheme in ("char", "line"):
@@ -279,6 +344,17 @@ def evaluate_pdf(
         utf8 = layer.utf8
         result = evaluate_pdi(scheme, positions, utf8, charset="utf-8", media_type="text/plain")
         return dataclasses.replace(result, media_type="text/plain", charset="utf-8")
+    if scheme == "nameddest":
+        if len(positions) != 1 or not isinstance(positions[0], str):
+            raise ParseError("nameddest= takes one destination name", rule="nameddest")
+        found = layer.destinations.get(positions[0])
+        if found is None:
+            raise NotFoundError(f"the PDF has no destination named {positions[0]!r}")
+        number, at = found
+        width, height = layer.page_sizes[number - 1] if layer.page_sizes else (0.0, 0.0)
+        octet = len(layer.text[:at].encode("utf-8", "surrogatepass"))
+        return FragmentResult(bytes(data), media_type, False, (Range(at, at, octet, octet),),
+                              scheme="nameddest", page=Page(number, layer.pages, width, height))
     if scheme == "page":
         number = _page_number(positions)
         if number > layer.pages:
