@@ -131,8 +131,11 @@ def get_cmd(
     image and #crop=… the cut-out pixels as PNG; on audio, #sec=a,b (the
     default) or #msec=a,b gives those samples as WAV; on HTML and XML,
     #elt=a,b runs from start tag a through the end of element b (HTML
-    also #name=x,y, by name= or id=). --info says which range, region or
-    samples a fragment selects. A fragment a browser writes
+    also #name=x,y, by name= or id=); on a PDF, #char=a,b and #line=a,b
+    give the text of its text layer (made at deposit) and #page=n and
+    #nameddest=x the whole PDF. --info says which range, region, samples
+    or page a fragment selects, and a PDF's text layer (or that it has
+    none: cite a scan by page and region). A fragment a browser writes
     (#:~:text=…, #t=…, #xywh=…) is read as the native fragment it equals,
     which a note on stderr names.
 
