@@ -25,7 +25,11 @@ the depositor says about the bytes must be caught here, before it is stored:
   CRLF-canonical form the draft counts ``char`` positions on (lines 551-588)
   is derived from the octets when a fragment is read.
 
-Both checks raise :class:`~pdi.errors.IntegrityError` (the bytes are not what
+- **PDF.** A ``pdf`` deposit must be a PDF that PDFium (pypdfium2) opens
+  without a password (:class:`PdfCheck`): what :mod:`pdi.fragments.pdf`
+  reads its pages and text layer with.
+
+The checks raise :class:`~pdi.errors.IntegrityError` (the bytes are not what
 was said of them), naming what the bytes are, what was declared, and how to
 proceed; ``force=True`` (``--force``) deposits as declared instead.
 """
@@ -86,6 +90,9 @@ class Content:
     format: str
     charset: str | None = None
     source: str | None = None
+    #: Keep a PDF that PDFium cannot open as given (with no text layer) instead of refusing it: what a
+    #: web archive recorded a server sending (a WARC's lone resource) is evidence as it stands.
+    keep_unreadable: bool = False
 
 
 def _where(source: str | None) -> str:
@@ -599,6 +606,55 @@ class IndexBuilder:
             self._thread.join()
 
 
+class PdfCheck:
+    """The check a PDF deposit gets, and its text layer: PDFium must open it, and the layer is made then.
+
+    The layer (docs/pdf-text-layer.md) is kept as the PDF's fragment index,
+    as a text's block table and a page's element index are
+    (:func:`pdi.fragments.build_index`): ``char`` and ``line`` count on it.
+
+    PDFium reads a PDF from its end (the cross-reference table and trailer),
+    so the octets are kept as they stream past and opened at the end; a PDF
+    it cannot open, or that needs a password, is refused with PDFium's reason
+    (an :class:`~pdi.errors.IntegrityError`: the octets are not the PDF the
+    format says), unless ``force``, which deposits it as declared. Memory:
+    the whole PDF, for the length of the deposit.
+    """
+
+    def __init__(self, *, force: bool = False, source: str | None = None) -> None:
+        self.force = force
+        self.source = source
+        #: its text layer, the PDF's fragment index (:func:`pdi.fragments.pdf.build_layer_index`)
+        self.index: bytes | None = None
+        self._kept: list[bytes] = []
+
+    def update(self, piece: bytes) -> None:
+        self._kept.append(piece)
+
+    def finish(self, info: BlobInfo) -> None:
+        from pdi.fragments import build_index
+
+        whole, self._kept = b"".join(self._kept), []
+        try:
+            self.index = build_index(whole, media_type="application/pdf")
+        except (ParseError, UnsupportedError) as exc:
+            if self.force:
+                return
+            reason = exc.reason if isinstance(exc, ParseError) else str(exc)
+            raise IntegrityError(
+                f"{_where(self.source)}the content is not a PDF pdi can read: {_lowered(reason)};"
+                " --force deposits it as declared (with no text layer)"
+            ) from exc
+
+    def abandon(self) -> None:
+        self._kept = []
+
+
+def _lowered(message: str) -> str:
+    """``message`` to follow a file name (its first letter lower-cased, as every refusal here starts)."""
+    return message[:1].lower() + message[1:]
+
+
 class _Observers:
     """Several observers on one pass, and a progress callback counting octets."""
 
@@ -685,10 +741,17 @@ def prepare(
     indexer = IndexBuilder(media_type, charset) if charset is not None else None
     if indexer is not None:
         observers.append(indexer)
+    pdf = (
+        PdfCheck(force=force or content.keep_unreadable, source=content.source)
+        if media_type == "application/pdf" else None
+    )
+    if pdf is not None:
+        observers.append(pdf)
     import pdi.archive.search as search
 
     searcher = (
-        search.SearchIndexer(media_type, charset, queue_past=search.QUEUE_PAST)
+        search.SearchIndexer(media_type, charset, queue_past=search.QUEUE_PAST,
+                             layer=(lambda: pdf.index) if pdf is not None else None)
         if search.search_kind(media_type) is not None else None
     )
     if searcher is not None:
@@ -702,8 +765,11 @@ def prepare(
     finally:
         if indexer is not None:
             indexer.abandon()
+        if pdf is not None:
+            pdf.abandon()
+    index = indexer.index if indexer else pdf.index if pdf else None
     return NewRepresentation(
-        token, media_type, charset, None, blob, indexer.index if indexer else None,
+        token, media_type, charset, None, blob, index,
         searcher.passages if searcher else None,
     )
 

@@ -7,12 +7,16 @@ they cannot drift apart.
 
 from __future__ import annotations
 
-from typing import Any
+import hashlib
+from typing import TYPE_CHECKING, Any
 
 from pdi.archive import Generic, Resolved
 
+if TYPE_CHECKING:
+    from pdi.fragments.pdf import TextLayer
 
-def describe(resolved: Resolved | Generic) -> dict[str, Any]:
+
+def describe(resolved: Resolved | Generic, *, text_layer: TextLayer | None = None) -> dict[str, Any]:
     """The name, media type, size and stored representation of a resolved name, and what its fragment selects.
 
     A generic name is described by its versions (number, deposit time, the
@@ -20,7 +24,13 @@ def describe(resolved: Resolved | Generic) -> dict[str, Any]:
     of what the fragment selects and ``stored`` the representation it is cut
     from; ``fragment`` holds the scheme, whether a position was clamped or
     the whole fragment lies past the end, and the character ranges, image
-    region or audio samples selected.
+    region or audio samples selected (a PDF's ``page``: its number and
+    size in points).
+
+    ``text_layer``, a PDF's (:meth:`Archive.text_layer_of`), adds
+    ``text_layer``: its characters, its size in UTF-8, its SHA-256, its pages,
+    the PDFium that made it, and ``empty`` when no page has text (a scan:
+    cite it by page and region).
     """
     if isinstance(resolved, Generic):
         versions = [
@@ -44,6 +54,16 @@ def describe(resolved: Resolved | Generic) -> dict[str, Any]:
             "kept": record.stored,
         },
     }
+    if text_layer is not None:
+        utf8 = text_layer.utf8
+        out["text_layer"] = {
+            "characters": len(text_layer.text),
+            "bytes": len(utf8),
+            "sha256": hashlib.sha256(utf8).hexdigest(),
+            "pages": text_layer.pages,
+            "pdfium": text_layer.pdfium,
+            "empty": text_layer.empty,
+        }
     fragment = resolved.fragment
     if fragment is not None:
         out["fragment"] = {
@@ -56,5 +76,6 @@ def describe(resolved: Resolved | Generic) -> dict[str, Any]:
             ],
             "region": None if fragment.region is None else vars(fragment.region).copy(),
             "interval": None if fragment.interval is None else vars(fragment.interval).copy(),
+            "page": None if fragment.page is None else vars(fragment.page).copy(),
         }
     return out

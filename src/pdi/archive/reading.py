@@ -32,6 +32,7 @@ from pdi.identifier import PDI, Fragment
 
 if TYPE_CHECKING:
     from pdi.fragments import Buffer
+    from pdi.fragments.pdf import TextLayer
 
 __all__ = ["Reading"]
 
@@ -311,8 +312,10 @@ class Reading(ArchiveBase):
             index = self.fragment_index(record)
             with mapped(reader) as octets:
                 result = self._selected(record, octets, parsed.fragment, index)
-                if record.media_type.startswith("multipart/"):
-                    reader.verify()  # an aggregate's fragment is read from its parsed root part
+                if record.media_type.startswith("multipart/") or record.media_type == "application/pdf":
+                    # an aggregate's fragment is read from its parsed root part; a PDF's is answered whole
+                    # (page=) or from its text layer, made from the whole and kept (its ranges are the layer's)
+                    reader.verify()
                 else:
                     verify_selected(reader, result.fragment)
                 selected: object = result.data  # the map itself when a fragment selects it whole (rect)
@@ -323,6 +326,19 @@ class Reading(ArchiveBase):
     def fragment_index(self, record: RepresentationRecord) -> bytes | None:
         """The index made at deposit for a representation's octets, if any (what :meth:`select` reads from less)."""
         return self.store.fragment_index(record.sha256, record.media_type, record.charset)
+
+    def text_layer_of(self, record: RepresentationRecord) -> TextLayer | None:
+        """A PDF's text layer as made at deposit and kept (docs/pdf-text-layer.md), or None (not a PDF, or none
+        was made: a PDF deposited with ``--force`` that PDFium cannot open). No guard is asked: give it a
+        record a reader has resolved."""
+        if record.media_type != "application/pdf":
+            return None
+        index = self.fragment_index(record)
+        if index is None:
+            return None
+        from pdi.fragments.pdf import TextLayer
+
+        return TextLayer.from_bytes(index, record.size)
 
     @staticmethod
     def select(whole: Resolved, fragment: Fragment, *, index: bytes | None = None) -> Resolved:

@@ -16,6 +16,13 @@ transaction writes into the index. What has text (:func:`search_kind`):
 * an aggregate (``multipart/related``, an MHTML capture): the text of its
   root part (:mod:`pdi.mhtml`), positions counted as ``char`` counts them on
   the aggregate (:mod:`pdi.fragments.aggregate`); up to :data:`AGGREGATE_UP_TO`.
+* a PDF: the text of its text layer (docs/pdf-text-layer.md), as a text's,
+  positions counted as ``char`` counts them on the PDF: the layer made at
+  deposit and kept as its fragment index (given by the deposit's
+  :class:`~pdi.archive.content.PdfCheck`, or read from the catalog when the
+  indexer or ``pdi reindex`` reads it again), so a hit is ``NAME#char=a,b``
+  of the PDF. A layer longer than :data:`QUEUE_PAST` octets is queued, as a
+  long text is. A PDF with no layer (``--force``) gets a note.
 
 Octets that cannot be read as text so (a page larger than the limit, an
 aggregate that does not parse) get no passages and a note saying why, kept in
@@ -73,6 +80,8 @@ class StoredBlobs(Protocol):
 
     def open_blob(self, sha256: str, *, name: str) -> ChunkedReader | None: ...
 
+    def fragment_index(self, sha256: str, media_type: str, charset: str | None) -> bytes | None: ...
+
 #: The largest HTML or XML page without a recorded charset indexed (octets): its text is read whole.
 MARKUP_UP_TO: Final = 32 << 20
 #: The largest aggregate indexed (octets): it is parsed whole.
@@ -87,12 +96,14 @@ _HEAD: Final = struct.Struct("<qII")
 
 
 def search_kind(media_type: str) -> str | None:
-    """``"text"``, ``"html"``, ``"xml"``, ``"aggregate"`` or ``None`` (no text is indexed) for a media type."""
+    """``"text"``, ``"html"``, ``"xml"``, ``"aggregate"``, ``"pdf"`` or ``None`` (no text is indexed) for a media type."""
     from pdi.fragments.markup import markup_kind
 
     mtype = media_type.split(";")[0].strip().lower()
     if mtype == "multipart/related":
         return "aggregate"
+    if mtype == "application/pdf":
+        return "pdf"
     kind = markup_kind(mtype)
     if kind == "html":
         return "html"
@@ -136,8 +147,17 @@ class Passages:
 class SearchIndexer:
     """The passages of a deposit's octets, made as they stream past (see the module docstring); a :class:`BlobObserver`."""
 
-    def __init__(self, media_type: str, charset: str | None, *, queue_past: int | None = None) -> None:
+    def __init__(
+        self,
+        media_type: str,
+        charset: str | None,
+        *,
+        queue_past: int | None = None,
+        layer: Callable[[], bytes | None] | None = None,
+    ) -> None:
         self.kind = search_kind(media_type)
+        #: a PDF's kept text layer (its fragment index) once the deposit's PDFium pass has made it
+        self.layer = layer
         self.queue_past = queue_past
         self.media_type = media_type
         self.charset = charset
@@ -159,7 +179,7 @@ class SearchIndexer:
 
     def update(self, piece: bytes) -> None:
         self._size += len(piece)
-        if self.passages.queued:
+        if self.passages.queued or self.kind == "pdf":  # a PDF's text is its layer's, at the end
             return
         if self.queue_past is not None and self._size > self.queue_past:
             self._queue()
@@ -228,7 +248,9 @@ class SearchIndexer:
             return
         try:
             found: Iterable[Passage] = ()
-            if self._streamed:
+            if self.kind == "pdf":
+                found = self._pdf()
+            elif self._streamed:
                 if self.passages.note is None:
                     self._stream(b"", final=True)
             elif self._kept is not None:
@@ -255,6 +277,21 @@ class SearchIndexer:
         assert self.kind is not None
         text = to_crlf(TextIndex(data, document_charset(data, self.media_type, self.charset)).whole_text())
         return markup_passages(text, self.kind)
+
+    def _pdf(self) -> list[Passage]:
+        from pdi.fragments.pdf import TextLayer
+
+        index = self.layer() if self.layer is not None else None
+        if index is None:
+            self.passages.note = "the PDF has no text layer (PDFium could not read it): its text is not indexed"
+            return []
+        text = TextLayer.from_bytes(index).text
+        if self.queue_past is not None and len(text) > self.queue_past:
+            self._queue()
+            return []
+        builder = PassageBuilder()
+        builder.add(text, 0, len(text))
+        return builder.finish()
 
     def _aggregate(self) -> list[Passage]:
         from pdi.fragments.aggregate import root_text
@@ -286,7 +323,8 @@ class SearchIndexer:
 @contextlib.contextmanager
 def index_blob(store: StoredBlobs, sha256: str, media_type: str, charset: str | None) -> Iterator[Passages]:
     """The passages of a stored blob, read again from ``store`` by verified chunks (``pdi reindex``, imports)."""
-    indexer = SearchIndexer(media_type, charset)
+    kept = store.fragment_index(sha256, media_type, charset) if search_kind(media_type) == "pdf" else None
+    indexer = SearchIndexer(media_type, charset, layer=lambda: kept)  # a PDF's: its layer as kept at deposit
     try:
         reader = store.open_blob(sha256, name=f"blob {sha256}")
         if reader is None:

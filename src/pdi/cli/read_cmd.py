@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,6 +21,9 @@ from pdi.cli import EXIT_PAST_END, EXIT_USAGE, one_line
 from pdi.cli.archive_cmd import archive_option, open_archive, write_out
 from pdi.errors import IntegrityError, ParseError
 
+if TYPE_CHECKING:
+    from pdi.fragments.pdf import TextLayer
+
 
 def _print_generic(generic: Generic) -> None:
     """Every version of a generic PDI: a comment line each (number, deposit time), then its format names."""
@@ -30,14 +34,15 @@ def _print_generic(generic: Generic) -> None:
             click.echo(str(name))
 
 
-def _print_info(result: Resolved, *, pending: bool = False) -> None:
+def _print_info(result: Resolved, *, pending: bool = False, layer: TextLayer | None = None) -> None:
     """``pdi get --info``: one ``key<TAB>value`` line per fact of :func:`pdi.archive.describe.describe`.
 
-    ``pending``: the stored text waits in the indexer's queue (a ``search-index<TAB>pending`` line).
+    ``pending``: the stored text waits in the indexer's queue (a ``search-index<TAB>pending`` line);
+    ``layer``: a PDF's text layer (a ``text-layer`` line).
     """
     from pdi.archive.describe import describe
 
-    about = describe(result)
+    about = describe(result, text_layer=layer)
     stored = about["stored"]
     click.echo(f"pdi\t{about['pdi']}")
     click.echo(f"media-type\t{about['media_type']}")
@@ -53,6 +58,14 @@ def _print_info(result: Resolved, *, pending: bool = False) -> None:
     click.echo(f"kept\t{stored['kept']}")
     if stored["line_ending"]:  # a text kept CRLF-canonical only (deposited before schema 4)
         click.echo(f"original-line-endings\t{stored['line_ending']}")
+    if (t := about.get("text_layer")) is not None:
+        if t["empty"]:
+            click.echo(f"text-layer\tnone on its {plural(t['pages'], 'page')}: no text layer: cite by page and region")
+        else:
+            click.echo(f"text-layer\t{plural(t['characters'], 'character')} on {plural(t['pages'], 'page')},"
+                       f" {t['bytes']} octets in UTF-8, sha256 {t['sha256']}")
+    elif about["stored"]["media_type"] == "application/pdf":
+        click.echo("text-layer\tnone made (PDFium could not read it): cite by page and region")
     if pending:  # resolvable now; `pdi search` finds its text once `pdi index` (or serve's indexer) has read it
         click.echo("search-index\tpending")
     if selection is None:
@@ -66,6 +79,8 @@ def _print_info(result: Resolved, *, pending: bool = False) -> None:
         click.echo(f"interval\tsample frames {i['start']} to {i['end']} of {i['length']}"
                    f" ({i['start'] / i['rate']:.3f} s to {i['end'] / i['rate']:.3f} s at {i['rate']} Hz,"
                    f" {plural(i['channels'], 'channel')})")
+    if (p := selection.get("page")) is not None and not selection["past_end"]:
+        click.echo(f"page\t{p['number']} of {p['pages']} ({p['width']:g} x {p['height']:g} points)")
     if selection["clamped"]:
         click.echo("clamped\ttrue")
     if selection["past_end"]:
@@ -116,8 +131,11 @@ def get_cmd(
     image and #crop=… the cut-out pixels as PNG; on audio, #sec=a,b (the
     default) or #msec=a,b gives those samples as WAV; on HTML and XML,
     #elt=a,b runs from start tag a through the end of element b (HTML
-    also #name=x,y, by name= or id=). --info says which range, region or
-    samples a fragment selects. A fragment a browser writes
+    also #name=x,y, by name= or id=); on a PDF, #char=a,b and #line=a,b
+    give the text of its text layer (made at deposit) and #page=n and
+    #nameddest=x the whole PDF. --info says which range, region, samples
+    or page a fragment selects, and a PDF's text layer (or that it has
+    none: cite a scan by page and region). A fragment a browser writes
     (#:~:text=…, #t=…, #xywh=…) is read as the native fragment it equals,
     which a note on stderr names.
 
@@ -140,7 +158,8 @@ def get_cmd(
             return
         if located.pdi.fragment is None:  # the whole representation: streamed, never held
             if info:
-                _print_info(located, pending=opened.index_pending_of(located.record))
+                _print_info(located, pending=opened.index_pending_of(located.record),
+                            layer=opened.text_layer_of(located.record))
             else:
                 _refuse_binary_on_terminal(ctx, located, output)
                 with opened.open_octets(pdi, latest=latest) as whole:
@@ -149,9 +168,10 @@ def get_cmd(
         result = opened.resolve(pdi, latest=latest)
         assert not isinstance(result, Generic)
         pending = info and opened.index_pending_of(result.record)  # read while the archive is open
+        layer = opened.text_layer_of(result.record) if info else None
     selection = result.fragment
     if info:
-        _print_info(result, pending=pending)
+        _print_info(result, pending=pending, layer=layer)
     else:
         _refuse_binary_on_terminal(ctx, result, output)
     if selection is not None and selection.past_end:

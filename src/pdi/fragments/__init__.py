@@ -21,6 +21,9 @@ Registered now:
 * ``sec`` and ``msec`` on ``audio/*``: a time range, returned as a WAV file
   of the selected samples, in :mod:`pdi.fragments.audio`.
 
+* ``char``, ``line`` and RFC 8118's ``page`` and ``nameddest`` on ``application/pdf``: counted
+  on the PDF's text layer (``docs/pdf-text-layer.md``), in
+  :mod:`pdi.fragments.pdf`; ``char`` and ``line`` give the passage's text.
 * ``elt`` on HTML and XML and ``name`` on HTML (the text family): from a
   start tag through the end of an element, as a ``char`` range of the
   CRLF-canonical source, in :mod:`pdi.fragments.markup`.
@@ -111,6 +114,8 @@ def _media_family(media_type: str) -> tuple[str, dict[str, str]]:
     major, _, minor = mtype.partition("/")
     if major == "text" or minor in ("xml", "xhtml+xml", "sgml") or minor.endswith("+xml"):
         return "text", parameters
+    if mtype == "application/pdf":
+        return "pdf", parameters
     return major, parameters
 
 
@@ -172,6 +177,22 @@ def _markup_evaluator(
 
 _aggregate_evaluator = _lazy("pdi.fragments.aggregate", "evaluate_aggregate")
 
+
+def _pdf_evaluator(
+    scheme: str,
+    positions: Sequence[object],
+    data: Buffer,
+    media_type: str,
+    charset: str | None,
+    *,
+    index: bytes | None = None,
+) -> FragmentResult:
+    # pypdfium2 loads only when a layer must be read from the PDF
+    from pdi.fragments.pdf import evaluate_pdf
+
+    return evaluate_pdf(scheme, positions, data, media_type, charset, index=index)
+
+
 _REGISTRY: dict[tuple[str, str], Evaluator] = {
     ("byte", "*"): _octet_evaluator,
     ("char", "multipart"): _aggregate_evaluator,
@@ -189,6 +210,10 @@ _INDEXED: dict[tuple[str, str], IndexedEvaluator] = {
     ("line", "text"): _text_evaluator,
     ("elt", "text"): _markup_evaluator,
     ("name", "text"): _markup_evaluator,
+    ("char", "pdf"): _pdf_evaluator,
+    ("line", "pdf"): _pdf_evaluator,
+    ("page", "pdf"): _pdf_evaluator,
+    ("nameddest", "pdf"): _pdf_evaluator,
 }
 _REGISTRY.update(_INDEXED)
 
@@ -275,6 +300,8 @@ def build_index(
       read in (sniffed once when none is given) and the text's block table.
       A document that cannot be cut still gets an index: it holds the error
       its ``elt`` and ``name`` queries raise.
+    * PDF: its text layer (:func:`pdi.fragments.pdf.build_layer_index`),
+      read whole by PDFium; its errors if PDFium cannot open it.
     * Other media types (images, audio, SGML's elements): ``None``; SGML
       gets the text table, for ``char`` and ``line``.
 
@@ -284,6 +311,11 @@ def build_index(
     family, parameters = _media_family(media_type)
     if charset is None:
         charset = parameters.get("charset")
+    if family == "pdf":
+        from pdi.fragments.pdf import build_layer_index
+
+        return build_layer_index(source if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap))
+                                 else b"".join(source))
     if family != "text":
         return None
     from pdi.fragments.markup import MAX_PARSE_SECONDS, markup_kind

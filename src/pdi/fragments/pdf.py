@@ -16,20 +16,37 @@ pypdfium2), in PDFium's order, with pdi's rules on top (§2 of that page):
 Each character of the text has a box (its page, and left, bottom, right,
 top in the page's PDF user space, points, before ``/Rotate``) or none.
 
-Not yet wired into :func:`pdi.fragments.evaluate` nor made at deposit: this
-module only reads a PDF's octets into a :class:`TextLayer`. pypdfium2 is a
-``[dev]`` dependency for now, imported when a layer is made.
+The layer is made once, at deposit, and kept as the PDF's fragment index
+(:func:`pdi.fragments.build_index`, sealed as :mod:`pdi.fragments.sealed`
+seals every index, magic ``PDIP``): its text, where each page starts, each
+page's size and the PDFium build that read it. Positions count on that stored
+text (:meth:`TextLayer.to_bytes`, :meth:`TextLayer.from_bytes`); the boxes are
+not kept yet (they serve ``rect`` and the viewer, not built).
+:func:`evaluate_pdf` answers ``char`` and ``line`` (the text evaluators of
+:mod:`pdi.fragments.text` on the layer's UTF-8 text: the passage's text, as
+``text/plain; charset=utf-8``) and RFC 8118's ``page`` (the whole PDF).
+pypdfium2 is imported when a layer is made.
 """
 
 from __future__ import annotations
 
 import bisect
 import ctypes
+import dataclasses
+import itertools
 import math
+import re
+import struct
 from array import array
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from pdi.errors import ParseError, UnsupportedError
+from pdi.errors import IntegrityError, NotFoundError, ParseError, UnsupportedError
+from pdi.fragments.results import Buffer, FragmentResult, Page, Range
+from pdi.fragments.sealed import Reader, pack_text, seal, unseal
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 #: What separates two pages' texts.
 PAGE_BREAK = "\f"
@@ -37,6 +54,10 @@ LINE_BREAK = "\r\n"
 #: FPDFText_GetText's stand-in for a hyphen that ends a line inside a word.
 _PDFIUM_HYPHEN = "\ufffe"
 _NO_BOX = (math.nan, math.nan, math.nan, math.nan)
+#: The sealed index's magic and layout version (:mod:`pdi.fragments.sealed`).
+MAGIC = b"PDIP"
+VERSION = 1
+_SIZE = struct.Struct("<QQ")
 #: What a glyph's character may not be as it stands: PDFium's hyphen marks (U+FFFE from GetText,
 #: U+0002 from GetUnicode), U+FFFF, and the C0 and C1 control characters but TAB (rule 3)
 _ODD = frozenset("\ufffe\uffff" + "".join(map(chr, [*range(0x09), *range(0x0A, 0x20), *range(0x7F, 0xA0)])))
@@ -53,6 +74,10 @@ class TextLayer:
     boxes: array[float]
     #: the PDFium build that read it (pypdfium2's ``PDFIUM_INFO``)
     pdfium: str
+    #: (width, height) of each page in points, its MediaBox as PDFium gives it (``FPDF_GetPageSizeF``)
+    page_sizes: tuple[tuple[float, float], ...] = ()
+    #: the named destinations (RFC 8118 ``nameddest``): name -> (page from 1, offset in :attr:`text`)
+    destinations: dict[str, tuple[int, int]] = dataclasses.field(default_factory=dict)
 
     @property
     def pages(self) -> int:
@@ -70,6 +95,59 @@ class TextLayer:
         """The page (1-based) that character ``offset`` belongs to (an FF: the page it opens)."""
         return bisect.bisect_right(self.page_starts, offset) if offset >= 0 else 1
 
+    @property
+    def utf8(self) -> bytes:
+        """The text as UTF-8, what ``char`` and ``line`` count on and ``length``/``md5`` are taken of."""
+        return self.text.encode("utf-8", "surrogatepass")
+
+    @property
+    def empty(self) -> bool:
+        """Whether no page has a character (a scan with no OCR layer): cite it by page and region."""
+        return not self.text.strip(PAGE_BREAK)
+
+    def to_bytes(self, size: int) -> bytes:
+        """The layer as the PDF's fragment index, for a PDF of ``size`` octets (the boxes are not kept)."""
+        starts = array("Q", self.page_starts)
+        sizes = array("d", [v for pair in self.page_sizes for v in pair])
+        if len(sizes) != 2 * len(starts):
+            raise ValueError("a page size for every page")
+        payload = b"".join([
+            _SIZE.pack(size, len(starts)), starts.tobytes(), sizes.tobytes(), pack_text(self.pdfium),
+            _SIZE.pack(len(self.utf8), len(self.destinations)), self.utf8,
+            *(pack_text(name) + _SIZE.pack(page, offset) for name, (page, offset) in sorted(self.destinations.items())),
+        ])
+        return seal(MAGIC, VERSION, payload)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, size: int | None = None) -> TextLayer:
+        """The layer :meth:`to_bytes` kept; ``size``: the PDF's octets it must have been made from."""
+        reader = Reader(unseal(data, MAGIC, VERSION, "PDF text layer"), "PDF text layer")
+        made_for, pages = reader.unpack(_SIZE)
+        if size is not None and made_for != size:
+            raise IntegrityError(f"the PDF text layer was made for {made_for} octets, not these {size}")
+        starts = array("Q")
+        starts.frombytes(bytes(reader.take(8 * pages)))
+        sizes = array("d")
+        sizes.frombytes(bytes(reader.take(16 * pages)))
+        pdfium = reader.text() or ""
+        (length, named) = reader.unpack(_SIZE)
+        try:
+            text = bytes(reader.take(length)).decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            raise reader.damaged("its text is not UTF-8") from None
+        destinations: dict[str, tuple[int, int]] = {}
+        for _ in range(named):
+            name = reader.text() or ""
+            page, offset = reader.unpack(_SIZE)
+            if not 1 <= page <= pages or offset > len(text):
+                raise reader.damaged(f"its destination {name!r} is not on a page of its text")
+            destinations[name] = (page, offset)
+        reader.end()
+        if any(b < a for a, b in itertools.pairwise(starts)) or (pages and starts[-1] > len(text)):
+            raise reader.damaged("its pages do not start in order within its text")
+        return cls(text, tuple(starts), array("d"), pdfium, tuple(zip(sizes[::2], sizes[1::2], strict=True)),
+                   destinations)
+
     def box(self, offset: int) -> tuple[int, float, float, float, float] | None:
         """(page, left, bottom, right, top) of character ``offset``, or None (generated, a break)."""
         left, bottom, right, top = self.boxes[4 * offset: 4 * offset + 4]
@@ -78,20 +156,50 @@ class TextLayer:
         return self.page_of(offset), left, bottom, right, top
 
 
+def _pdfium_reason(error: Exception) -> str:
+    """PDFium's own words from a pypdfium2 error (``Data format error``), else the whole message."""
+    found = re.search(r"\(PDFium: ([^)]*)\)", str(error))
+    return found.group(1) if found else str(error).rstrip(".")
+
+
+def open_document(octets: bytes | memoryview) -> Any:
+    """The PDF ``octets`` opened by PDFium (a ``pypdfium2.PdfDocument``; close it after).
+
+    A PDF PDFium cannot open is a :class:`ParseError` naming PDFium's reason
+    (``Data format error``: no PDF header, cross-reference table or trailer it
+    can read or rebuild); one that needs a password to open is an
+    :class:`UnsupportedError` (an owner password alone does not stop it).
+    """
+    import pypdfium2 as pdfium
+
+    try:
+        return pdfium.PdfDocument(bytes(octets) if isinstance(octets, memoryview) else octets)
+    except pdfium.PdfiumError as error:
+        reason = _pdfium_reason(error)
+        if "password" in reason.lower():
+            raise UnsupportedError(f"the PDF is encrypted and needs a password to open (PDFium: {reason})") from error
+        raise ParseError(f"not a PDF PDFium can open (PDFium: {reason})", rule="pdf") from error
+
+
+def page_count(octets: bytes | memoryview) -> int:
+    """How many pages the PDF ``octets`` has, as PDFium opens it (:func:`open_document`'s errors)."""
+    document = open_document(octets)
+    try:
+        return len(document)
+    finally:
+        document.close()
+
+
 def text_layer(octets: bytes) -> TextLayer:
     """Read the text layer of the PDF ``octets`` (``docs/pdf-text-layer.md`` §1–2)."""
     import pypdfium2 as pdfium
     import pypdfium2.raw as pdfium_c
 
-    try:
-        document = pdfium.PdfDocument(octets)
-    except pdfium.PdfiumError as error:
-        if "password" in str(error).lower():
-            raise UnsupportedError(f"an encrypted PDF: {error}") from error
-        raise ParseError(f"not a PDF PDFium can read: {error}", rule="pdf") from error
+    document = open_document(octets)
     pieces: list[str] = []
     boxes: array[float] = array("d")
     starts: list[int] = []
+    sizes: list[tuple[float, float]] = []
     length = 0
     left, bottom, right, top = (ctypes.c_double() for _ in range(4))
     try:
@@ -102,6 +210,7 @@ def text_layer(octets: bytes) -> TextLayer:
                 length += 1
             starts.append(length)
             page = document[number]
+            sizes.append(page.get_size())
             textpage = page.get_textpage()
             try:
                 count = textpage.count_chars()
@@ -136,6 +245,135 @@ def text_layer(octets: bytes) -> TextLayer:
             finally:
                 textpage.close()
                 page.close()
+        layer = TextLayer("".join(pieces), tuple(starts), boxes, str(pdfium.version.PDFIUM_INFO), tuple(sizes))
+        layer.destinations.update(_destinations(document, layer))
     finally:
         document.close()
-    return TextLayer("".join(pieces), tuple(starts), boxes, str(pdfium.version.PDFIUM_INFO))
+    return layer
+
+
+def _destinations(document: Any, layer: TextLayer) -> dict[str, tuple[int, int]]:
+    """The PDF's named destinations (its ``/Names /Dests`` tree and old ``/Dests`` dictionary), each at its position
+    in the layer: on its page, the start of the highest line of the layer whose middle (halfway between its
+    characters' lowest bottom and highest top) is at or below the destination's top, and whose right edge is
+    right of the destination's left when it has one (the first in layer order among equals); the page's start
+    when the destination has no top; the page's end when no line is below it. The first of two names alike wins."""
+    import pypdfium2.raw as pdfium_c
+
+    found: dict[str, tuple[int, int]] = {}
+    has_x, has_y, has_zoom = (pdfium_c.FPDF_BOOL() for _ in range(3))
+    x, y, zoom = (pdfium_c.FS_FLOAT() for _ in range(3))
+    for index in range(pdfium_c.FPDF_CountNamedDests(document.raw)):
+        size = ctypes.c_long(0)
+        pdfium_c.FPDF_GetNamedDest(document.raw, index, None, ctypes.byref(size))
+        if size.value <= 0:
+            continue
+        buffer = ctypes.create_string_buffer(size.value)
+        dest = pdfium_c.FPDF_GetNamedDest(document.raw, index, buffer, ctypes.byref(size))
+        page = pdfium_c.FPDFDest_GetDestPageIndex(document.raw, dest) + 1 if dest else 0
+        if not 1 <= page <= layer.pages:
+            continue  # a destination on no page of the document
+        name = buffer.raw[: size.value].decode("utf-16-le", "replace").rstrip("\x00")
+        start, end = layer.page_range(page)
+        offset = start
+        if pdfium_c.FPDFDest_GetLocationInPage(dest, has_x, has_y, has_zoom, x, y, zoom) and has_y.value:
+            left = x.value if has_x.value else -math.inf
+            below = [(-middle, at) for at, middle, right in _lines(layer, start, end)
+                     if middle <= y.value and right > left]
+            offset = min(below)[1] if below else end
+        found.setdefault(name, (page, offset))
+    return found
+
+
+def _lines(layer: TextLayer, start: int, end: int) -> list[tuple[int, float, float]]:
+    """The lines of ``layer.text[start:end]`` that have a box: (where it starts, its middle, its right edge)."""
+    found: list[tuple[int, float, float]] = []
+    at = start
+    while at < end:
+        stop = layer.text.find(LINE_BREAK, at, end)
+        stop = end if stop < 0 else stop
+        lefts = [i for i in range(at, stop) if not math.isnan(layer.boxes[4 * i])]
+        if lefts:
+            bottom = min(layer.boxes[4 * i + 1] for i in lefts)
+            top = max(layer.boxes[4 * i + 3] for i in lefts)
+            found.append((at, (bottom + top) / 2, max(layer.boxes[4 * i + 2] for i in lefts)))
+        at = stop + len(LINE_BREAK)
+    return found
+
+
+def build_layer_index(octets: Buffer) -> bytes:
+    """The fragment index of the PDF ``octets``: its text layer, made now, to keep (:meth:`TextLayer.to_bytes`)."""
+    whole = bytes(octets)
+    return text_layer(whole).to_bytes(len(whole))
+
+
+def layer_of(data: Buffer, index: bytes | None) -> TextLayer:
+    """The text layer kept in ``index`` (checked against the PDF ``data``'s size), else read from ``data`` now."""
+    if index is not None:
+        return TextLayer.from_bytes(index, len(data))
+    return text_layer(bytes(data))
+
+
+def evaluate_pdf(
+    scheme: str,
+    positions: Sequence[object],
+    data: Buffer,
+    media_type: str,
+    charset: str | None,
+    /,
+    *,
+    index: bytes | None = None,
+) -> FragmentResult:
+    """``char``, ``line``, ``page`` or ``nameddest`` on the PDF ``data`` (docs/pdf-text-layer.md §3–4).
+
+    ``char`` and ``line`` count on the layer's text *D* as on a UTF-8 text
+    (:func:`pdi.fragments.text.evaluate_pdi`): the result is the passage's
+    text, ``text/plain`` in UTF-8, its ranges' octets those of *D* in UTF-8.
+    ``page=n`` (RFC 8118 §3, 1-based) answers the whole PDF, with the page's
+    characters ``[start(n), start(n) + len(T(n)))`` as its range and the page
+    and its size in :attr:`FragmentResult.page`; a page past the last is
+    :attr:`~FragmentResult.past_end`. ``nameddest=x`` answers the whole PDF
+    too, with the destination's position in the layer (kept at deposit) as
+    an empty range, and its page; a name the PDF lacks is a
+    :class:`~pdi.errors.NotFoundError`.
+    """
+    layer = layer_of(data, index)
+    if scheme in ("char", "line"):
+        from pdi.fragments.text import evaluate_pdi
+
+        utf8 = layer.utf8
+        result = evaluate_pdi(scheme, positions, utf8, charset="utf-8", media_type="text/plain")
+        return dataclasses.replace(result, media_type="text/plain", charset="utf-8")
+    if scheme == "nameddest":
+        if len(positions) != 1 or not isinstance(positions[0], str):
+            raise ParseError("nameddest= takes one destination name", rule="nameddest")
+        found = layer.destinations.get(positions[0])
+        if found is None:
+            raise NotFoundError(f"the PDF has no destination named {positions[0]!r}")
+        number, at = found
+        width, height = layer.page_sizes[number - 1] if layer.page_sizes else (0.0, 0.0)
+        octet = len(layer.text[:at].encode("utf-8", "surrogatepass"))
+        return FragmentResult(bytes(data), media_type, False, (Range(at, at, octet, octet),),
+                              scheme="nameddest", page=Page(number, layer.pages, width, height))
+    if scheme == "page":
+        number = _page_number(positions)
+        if number > layer.pages:
+            return FragmentResult(b"", media_type, False, (), scheme="page", past_end=True,
+                                  page=Page(number, layer.pages, 0.0, 0.0))
+        start, end = layer.page_range(number)
+        before = len(layer.text[:start].encode("utf-8", "surrogatepass"))
+        octets = len(layer.text[start:end].encode("utf-8", "surrogatepass"))
+        width, height = layer.page_sizes[number - 1] if layer.page_sizes else (0.0, 0.0)
+        return FragmentResult(bytes(data), media_type, False, (Range(start, end, before, before + octets),),
+                              scheme="page", page=Page(number, layer.pages, width, height))
+    raise UnsupportedError(f"no evaluator for fragment scheme {scheme!r} on {media_type}")
+
+
+def _page_number(positions: Sequence[object]) -> int:
+    """The one page number of ``page=n``: a whole number from 1."""
+    if len(positions) != 1 or not isinstance(positions[0], int) or isinstance(positions[0], bool):
+        raise ParseError(f"page= takes one page number, not {','.join(map(str, positions))!r}", rule="page")
+    number = positions[0]
+    if number < 1:
+        raise ParseError(f"pages are counted from 1 (RFC 8118 §3): page={number}", rule="page")
+    return number

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pdi._wording import plural
 from pdi.errors import ParseError
 
-__all__ = ["Buffer", "FragmentResult", "Interval", "Range", "Region", "check_order", "past_end_message"]
+__all__ = ["Buffer", "FragmentResult", "Interval", "Page", "Range", "Region", "check_order", "past_end_message"]
 
 #: The octets of an entity: ``bytes``, or a memory map (text and markup evaluators).
 Buffer = bytes | bytearray | memoryview | mmap.mmap
@@ -79,6 +79,16 @@ class Interval:
 
 
 @dataclass(frozen=True)
+class Page:
+    """The page of a PDF a ``page=`` fragment names: its number (from 1), the PDF's page count, its size in points."""
+
+    number: int
+    pages: int
+    width: float
+    height: float
+
+
+@dataclass(frozen=True)
 class FragmentResult:
     """What a fragment selects.
 
@@ -99,7 +109,8 @@ class FragmentResult:
     requires, and ``data`` is the selection written with CRLF line endings
     (the octet offsets in ``ranges`` still point into the entity as given).
     Image fragments set ``region`` and audio fragments ``interval`` (their
-    ``ranges`` are empty); ``media_type`` is that of ``data``, which may
+    ``ranges`` are empty), a PDF's ``page`` fragment ``page`` (its range is
+    the page's text in the PDF's text layer, octets of that text in UTF-8); ``media_type`` is that of ``data``, which may
     differ from the entity's (a ``crop`` is a PNG image, a time range a WAV
     file).
     """
@@ -114,6 +125,7 @@ class FragmentResult:
     region: Region | None = None
     interval: Interval | None = None
     past_end: bool = False
+    page: Page | None = None
 
     def text(self) -> str:
         """The selected text, decoded with the entity's charset (US-ASCII if none)."""
@@ -134,6 +146,8 @@ def past_end_message(name: object, result: FragmentResult) -> str:
     if result.interval is not None:
         i = result.interval
         extent = f" (the recording lasts {i.length / i.rate:.3f} s)"
+    elif result.page is not None:
+        extent = f" (the PDF has {plural(result.page.pages, 'page')})"
     elif result.region is not None:
         extent = f" (the image is {result.region.width}x{result.region.height} pixels)"
     elif result.scheme in ("char", "byte") and result.ranges:

@@ -279,6 +279,8 @@ def _allowed_schemes(media_type: str) -> frozenset[str]:
         allowed = allowed | _FAMILY_SCHEMES["xml"]
     if major == "multipart":  # an aggregate's root part (pdi.fragments.aggregate)
         allowed = allowed | _FAMILY_SCHEMES["html"]
+    if media_type == "application/pdf":  # counted on its text layer (docs/pdf-text-layer.md)
+        allowed = allowed | _FAMILY_SCHEMES["text"]
     return allowed
 
 

@@ -257,6 +257,10 @@ class CatalogBase(ABC):
         """A reader of the stored blob by verified chunks, or ``None`` if it is missing (:mod:`.blobs`)."""
 
     @abstractmethod
+    def fragment_index(self, sha256: str, media_type: str, charset: str | None) -> bytes | None:
+        """The index made at deposit for these octets read as ``media_type`` in ``charset``, if any (:mod:`.blobs`)."""
+
+    @abstractmethod
     def _index_source(self, sha256: str, media_type: str, charset: str | None, passages: Any) -> None:
         """Inside a write transaction: the passages of one blob into the full-text index (:mod:`.search_index`)."""
 

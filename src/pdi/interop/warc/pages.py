@@ -219,7 +219,8 @@ def _deposit_lone(archive: Archive, series: str, item: Item, data: Iterator[byte
     token = item.name.format
     assert token is not None
     charset = item.headers.charset if (item.headers.media_type or "").startswith("text/") else None
-    content = Content(data, token, charset, source=item.entry.uri)
+    # a PDF PDFium cannot open is kept as the server sent it (no text layer), not refused
+    content = Content(data, token, charset, source=item.entry.uri, keep_unreadable=True)
     if not archive.versions(item.name):
         return archive.deposit(series, [content], foreign_id=item.entry.uri, day=item.entry.date.date())
     return archive.add_version(item.name, [content])  # unchanged when the newest holds these bytes
@@ -376,7 +377,8 @@ def _deposit_all(
                 token = item.name.format
                 assert token is not None
                 charset = item.headers.charset if (item.headers.media_type or "").startswith("text/") else None
-                content = Content(index.payload_pieces(item.payload), token, charset, source=item.entry.uri)
+                content = Content(index.payload_pieces(item.payload), token, charset, source=item.entry.uri,
+                                  keep_unreadable=True)  # a PDF PDFium cannot open: kept as served
                 octets = item.payload.size
             if pending and (len(pending) >= BATCH_ITEMS or size + octets > BATCH_BYTES):
                 flush()

@@ -24,7 +24,9 @@
   entity, and answers JSON: the selected ``text``, the character ``start``
   and ``end``, ``integrity`` (``ok`` when every check it understands
   passed, ``unchecked`` when none applied) and each check's outcome; a
-  failed check is a ``422`` problem (:class:`~pdi.errors.IntegrityError`). The viewer uses it to verify the RFC 5147
+  failed check is a ``422`` problem (:class:`~pdi.errors.IntegrityError`).
+  On a PDF, the entity is its text layer (docs/pdf-text-layer.md) in UTF-8:
+  ``length=`` and ``md5=`` are of that text, as on a text. The viewer uses it to verify the RFC 5147
   name it offers before showing it.
 """
 
@@ -39,7 +41,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -49,6 +51,9 @@ from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.server.http.params import optional
 from pdi.server.process.limits import ArchiveHandlers
+
+if TYPE_CHECKING:
+    from pdi.fragments.text.rfc5147 import TextSelection
 
 #: The largest text (octets) whose RFC 5147 integrity checks the viewer computes (MD5 reads it whole).
 MAX_RFC5147 = 64 << 20
@@ -271,15 +276,26 @@ def evaluate_rfc5147_on(archive: Archive, name: str, fragment: str) -> dict[str,
     from pdi.fragments.text import TextIndex
     from pdi.fragments.text.rfc5147 import evaluate_rfc5147
 
-    resolved = archive.resolve(name)
-    if isinstance(resolved, Generic) or resolved.fragment is not None:
+    resolved = archive.locate(name)
+    if isinstance(resolved, Generic) or resolved.fragment is not None or resolved.pdi.fragment is not None:
         raise ParseError(f"{name}: RFC 5147 fragments apply to one whole representation: name a format, no fragment")
+    if resolved.media_type == "application/pdf":  # on its text layer, as kept at deposit (docs/pdf-text-layer.md)
+        layer = archive.text_layer_of(resolved.record)
+        if layer is None:
+            raise UnsupportedError(f"{name} has no text layer (PDFium could not read it): cite it by page and region")
+        selection = evaluate_rfc5147(fragment, TextIndex(layer.utf8, "utf-8"))
+        return _rfc5147_answer(name, fragment, selection)
+    resolved = archive.read(resolved)
     if not resolved.media_type.startswith("text/plain"):
         raise UnsupportedError(f"{name} is {resolved.media_type}: RFC 5147 defines fragments of text/plain only")
     if resolved.record.size > MAX_RFC5147:
         raise LimitError(f"{name} is {resolved.record.size} octets: RFC 5147 checks are computed up to {MAX_RFC5147}")
     index = TextIndex(resolved.data, resolved.record.charset)
-    selection = evaluate_rfc5147(fragment, index)
+    return _rfc5147_answer(name, fragment, evaluate_rfc5147(fragment, index))
+
+
+def _rfc5147_answer(name: str, fragment: str, selection: TextSelection) -> dict[str, object]:
+    """The JSON of an RFC 5147 ``selection`` (:func:`pdi.fragments.text.rfc5147.evaluate_rfc5147`'s)."""
     first = selection.ranges[0]
     return {
         "pdi": name, "fragment": fragment, "text": selection.text, "start": first.start, "end": first.end,

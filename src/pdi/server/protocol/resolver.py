@@ -455,7 +455,8 @@ class ReadAPI(ArchiveHandlers):
 
 def description(archive: Archive, resolved: Resolved | Generic, *, statements: bool = True) -> dict[str, Any]:
     """JSON about a resolved name (:func:`pdi.archive.describe.describe`), with the statements about it."""
-    out = describe(resolved)
+    layer = archive.text_layer_of(resolved.record) if isinstance(resolved, Resolved) else None  # a PDF's
+    out = describe(resolved, text_layer=layer)
     if statements and isinstance(resolved, Resolved):
         out["meta"] = archive.meta(str(resolved.pdi).split("#", 1)[0])
     return out

@@ -1,0 +1,309 @@
+"""PDF deposits (issue 25): checked at deposit, their text layer kept, ``char``/``line``/``page`` on it.
+
+The PDFs are the corpus of ``tests/data/pdf`` (sources in tests/data/README.md).
+The oracles are poppler's ``pdfinfo`` (page count, page sizes) and
+``pdftotext`` (text), another reader than the PDFium pdi uses, and offsets
+counted by hand on docs/pdf-text-layer.md's rules.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from archive_helpers import snapshot
+from click.testing import CliRunner, Result
+
+from pdi.archive import Archive, Content
+from pdi.cli import cli
+from pdi.errors import IntegrityError
+
+S = "oma.eop.gov.us"
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "pdf"
+
+
+def pdfinfo(path: Path, *args: str) -> str:
+    found = shutil.which("pdfinfo")
+    assert found, "pdfinfo is missing: scripts/bootstrap --dev installs Debian's poppler-utils"
+    return subprocess.run([found, *args, str(path)], capture_output=True, text=True, check=True).stdout
+
+
+def pages_of(path: Path) -> int:
+    return int(re.search(r"^Pages:\s+(\d+)", pdfinfo(path), re.MULTILINE).group(1))  # type: ignore[union-attr]
+
+
+def run(location: str, *argv: str, code: int = 0) -> Result:
+    result = CliRunner().invoke(cli, [*argv, "--archive", location])
+    assert result.exit_code == code, (argv, result.output, result.stderr, result.exception)
+    return result
+
+
+# --- step 1: a format, checked at deposit --------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["tracemonkey.pdf", "scan-bad.pdf", "textfields.pdf", "sizes.pdf"])
+def test_a_pdf_is_deposited_exactly(archive: Archive, name: str) -> None:
+    data = (CORPUS / name).read_bytes()
+    got = archive.get(archive.add(S, data, format="pdf"))
+    assert got.data == data
+    assert got.media_type == "application/pdf" and got.record.format == "pdf" and got.charset is None
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"%PDF-1.4\n%%EOF\n",  # a header and an end, nothing between
+        (CORPUS / "tracemonkey.pdf").read_bytes()[:1000],  # cut short: no page, no trailer
+    ],
+    ids=["empty-body", "truncated"],
+)
+def test_a_pdf_pdfium_cannot_open_is_refused_and_leaves_nothing(archive: Archive, data: bytes) -> None:
+    before = snapshot(archive)
+    with pytest.raises(IntegrityError) as refused:
+        archive.deposit(S, [Content(data, "pdf", source="report.pdf")])
+    assert str(refused.value) == (
+        "report.pdf: the content is not a PDF pdi can read: not a PDF PDFium can open (PDFium: Data format error);"
+        " --force deposits it as declared (with no text layer)"
+    )
+    assert snapshot(archive) == before
+    forced = archive.get(archive.add(S, data, format="pdf", force=True))
+    assert forced.data == data and forced.record.format == "pdf"
+
+
+def test_pdi_add_guesses_pdf_from_the_name_and_refuses_a_broken_one(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    good = tmp_path / "paper.pdf"
+    good.write_bytes((CORPUS / "paragraph_and_link.pdf").read_bytes())
+    name = run(location, "add", str(good), "-s", S).stdout.strip()
+    assert name.endswith("/1.pdf.1")
+    assert run(location, "get", name).stdout_bytes == good.read_bytes()
+    bad = tmp_path / "broken.pdf"
+    bad.write_bytes(b"%PDF-1.7\n1 0 obj\n<<>>\nendobj\n")
+    refused = run(location, "add", str(bad), "-s", S, code=3)
+    assert refused.stderr == (
+        f"pdi: integrity check failed: {bad}: the content is not a PDF pdi can read: not a PDF PDFium can open"
+        " (PDFium: Data format error); --force deposits it as declared (with no text layer)\n"
+    )
+    assert run(location, "ls", S).stdout.strip() == name.rsplit(".", 2)[0] or name in run(location, "ls", S).stdout
+
+
+# --- step 2: the text layer, kept; char= and line= on it ----------------------------------------------
+# Offsets are counted by hand on docs/pdf-text-layer.md §2: each page's text ends with CR LF, one FF
+# between pages, a hyphen ending a line kept with its CR LF. The characters come from make_hand_pdf.py's
+# content stream (hand-overprint-hyphens.pdf) and from pdftotext's words (sizes.pdf, paragraph_and_link.pdf).
+
+HAND = (
+    "Bold by overprinting\r\n"
+    "A word broken by a soft hy-\r\n"
+    "phen and one by a hard hy-\r\n"
+    "phen, then the end.\r\n"
+    "gap after kern ed\r\n"
+    "Rotated ninety degrees\r\n"
+    "\f"  # page 2 has no content: an empty T(2)
+)
+
+
+def pdftotext(path: Path, page: int) -> str:
+    found = shutil.which("pdftotext")
+    assert found, "pdftotext is missing: scripts/bootstrap --dev installs Debian's poppler-utils"
+    return subprocess.run([found, "-q", "-f", str(page), "-l", str(page), "-enc", "UTF-8", str(path), "-"],
+                          capture_output=True, check=True).stdout.decode("utf-8")
+
+
+def test_char_and_line_count_on_the_text_layer(archive: Archive) -> None:
+    name = archive.add(S, (CORPUS / "hand-overprint-hyphens.pdf").read_bytes(), format="pdf")
+    second = len("Bold by overprinting\r\n")
+    got = archive.get(f"{name}#char={second},{second + len('A word broken by a soft hy-')}")
+    assert got.data == b"A word broken by a soft hy-"
+    assert got.media_type == "text/plain" and got.charset == "utf-8"
+    assert archive.get(f"{name}#line=1,3").data == b"A word broken by a soft hy-\r\nphen and one by a hard hy-\r\n"
+    assert archive.get(f"{name}#line=6,7").data == b"\f"  # the FF opens page 2's (empty) line
+    whole = archive.get(f"{name}#char=0,100000")
+    assert whole.data == HAND.encode() and whole.fragment is not None and whole.fragment.clamped
+    past = archive.get(f"{name}#char=500,600")
+    assert past.fragment is not None and past.fragment.past_end and past.data == b""
+
+
+def test_char_on_pages_agrees_with_pdftotext(archive: Archive) -> None:
+    path = CORPUS / "sizes.pdf"
+    words = [pdftotext(path, n).split() for n in (1, 2, 3)]
+    assert words == [["Normal"], ["Envelope"], ["Landscape"]]
+    name = archive.add(S, path.read_bytes(), format="pdf")
+    # D = "Normal" CR LF FF "Envelope" CR LF FF "Landscape" CR LF
+    start = len("Normal\r\n\f")
+    assert archive.get(f"{name}#char={start},{start + len('Envelope')}").data == b"Envelope"
+    assert archive.get(f"{name}#line=2,3").data == b"\fLandscape\r\n"
+
+
+def test_a_non_ascii_passage_counts_characters_not_octets(archive: Archive) -> None:
+    path = CORPUS / "copy_paste_ligatures.pdf"
+    name = archive.add(S, path.read_bytes(), format="pdf")
+    # pdftotext keeps U+FB00.. as they stand; the layer spells them out (ﬀ -> ff) and keeps ſt as "ſt"
+    theirs = pdftotext(path, 1).strip()
+    assert theirs.startswith("abcdef\ufb00\ufb01\ufb02\ufb03\ufb04\ufb05\ufb06ghi")
+    got = archive.get(f"{name}#char=6,25")  # after "abcdef": the seven ligatures spelt out, then "ghi"
+    assert got.data.decode("utf-8") == "fffiflffifflſtstghi"  # 19 characters, 20 octets (ſ is two)
+    assert got.fragment is not None and got.fragment.ranges[0].byte_end - got.fragment.ranges[0].byte_start == 20
+
+
+def test_a_layer_index_damaged_or_made_for_other_octets_is_refused() -> None:
+    from pdi.errors import IntegrityError as Damaged
+    from pdi.fragments import evaluate
+    from pdi.fragments.pdf import build_layer_index
+
+    data = (CORPUS / "sizes.pdf").read_bytes()
+    index = build_layer_index(data)
+    assert evaluate("char", [0, 6], data, media_type="application/pdf", index=index).data == b"Normal"
+    broken = index[:40] + bytes([index[40] ^ 1]) + index[41:]
+    with pytest.raises(Damaged, match="damaged"):
+        evaluate("char", [0, 6], data, media_type="application/pdf", index=broken)
+    with pytest.raises(Damaged, match="made for"):
+        evaluate("char", [0, 6], data + b"\n", media_type="application/pdf", index=index)
+
+
+def test_info_says_the_text_layer_and_a_scan_has_none(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    hand = tmp_path / "hand.pdf"
+    hand.write_bytes((CORPUS / "hand-overprint-hyphens.pdf").read_bytes())
+    name = run(location, "add", str(hand), "-s", S).stdout.strip()
+    import hashlib
+
+    digest = hashlib.sha256(HAND.encode()).hexdigest()
+    info = run(location, "get", name, "--info").stdout
+    assert f"text-layer\t{len(HAND)} characters on 2 pages, {len(HAND)} octets in UTF-8, sha256 {digest}\n" in info
+    scan = tmp_path / "scan.pdf"
+    scan.write_bytes((CORPUS / "ccitt_EndOfBlock_false.pdf").read_bytes())
+    assert pdftotext(scan, 1).strip() == ""
+    scanned = run(location, "add", str(scan), "-s", S).stdout.strip()
+    assert "text-layer\tnone on its 1 page: no text layer: cite by page and region\n" in run(
+        location, "get", scanned, "--info").stdout
+    forced = tmp_path / "forced.pdf"
+    forced.write_bytes(b"%PDF-1.4\n%%EOF\n")
+    kept = run(location, "add", str(forced), "-s", S, "--force").stdout.strip()
+    assert "text-layer\tnone made (PDFium could not read it): cite by page and region\n" in run(
+        location, "get", kept, "--info").stdout
+    passage = run(location, "get", f"{name}#char=0,4", "--info").stdout
+    assert "media-type\ttext/plain\ncharset\tutf-8\nbytes\t4\n" in passage
+
+
+# --- step 3: page= (RFC 8118 §3) -------------------------------------------------------------------
+
+
+def test_page_answers_the_whole_pdf_and_info_names_the_page_and_its_size(tmp_path: Path) -> None:
+    path = CORPUS / "sizes.pdf"
+    sizes = re.findall(r"^Page\s+(\d+) size:\s+([\d.]+) x ([\d.]+) pts", pdfinfo(path, "-f", "1", "-l", "3"), re.MULTILINE)
+    assert len(sizes) == pages_of(path) == 3
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    target = tmp_path / "sizes.pdf"
+    target.write_bytes(path.read_bytes())
+    name = run(location, "add", str(target), "-s", S).stdout.strip()
+    for number, width, height in sizes:
+        got = run(location, "get", f"{name}#page={number}", "-o", "-")
+        assert got.stdout_bytes == path.read_bytes()
+        info = run(location, "get", f"{name}#page={number}", "--info").stdout
+        assert "media-type\tapplication/pdf\n" in info
+        assert f"page\t{number} of 3 ({float(width):g} x {float(height):g} points)\n" in info
+    # the page's range is its text and its CR LF, not the FF: page 2 of "Normal\r\n\fEnvelope\r\n\f…"
+    start, length = len("Normal\r\n\f"), len("Envelope\r\n")
+    assert f"range\tchar={start},{start + length} " in run(location, "get", f"{name}#page=2", "--info").stdout
+    past = run(location, "get", f"{name}#page=4", "-o", "-", code=9)
+    assert past.stdout_bytes == b""
+    assert past.stderr == f"warning: {name}#page=4 lies wholly past the end (the PDF has 3 pages): it selects nothing\n"
+    zero = run(location, "get", f"{name}#page=0", code=1)
+    assert "pages are counted from 1" in zero.stderr
+
+
+# --- step 4: search reads the text layer; its hits are char= names on the PDF ---------------------------
+
+
+def test_search_finds_a_pdf_word_as_a_char_name_on_its_page(archive: Archive) -> None:
+    path = CORPUS / "paragraph_and_link.pdf"
+    assert "second page" in pdftotext(path, 2) and "second page" in pdftotext(path, 1)
+    name = archive.add(S, path.read_bytes(), format="pdf")
+    hits = archive.search('"first paragraph"').hits
+    assert len(hits) == 1
+    start = len("The first paragraph.\r\nLink to the second page.\r\n\f")  # page 2: "First paragraph on …"
+    # page 1 says "The first paragraph." too: one passage holds both (hits are passages, best first)
+    found = {(str(h.name), h.start, h.end) for h in hits}
+    assert found <= {(f"{name}#char={a},{b}", a, b) for a, b in [(4, 19), (start, start + 15)]}
+    hit = hits[0]
+    assert archive.get(hit.name).data.decode().lower() == "first paragraph"
+
+
+@pytest.mark.parametrize("queued", [False, True])
+def test_a_long_layer_is_queued_and_indexed_from_the_kept_layer(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch, queued: bool
+) -> None:
+    import pdi.archive.search as search
+
+    if queued:
+        monkeypatch.setattr(search, "QUEUE_PAST", 1000)  # tracemonkey's layer has 84,358 characters
+    path = CORPUS / "tracemonkey.pdf"
+    assert "Type Specialization for Dynamic" in pdftotext(path, 1)  # the title
+    name = archive.add(S, path.read_bytes(), format="pdf")
+    if queued:
+        assert archive.search("specialization").hits == ()
+        assert archive.index_queued().indexed == 1
+    hits = archive.search('"type specialization"').hits
+    assert hits and all(str(h.name).startswith(f"{name}#char=") for h in hits)
+    # the title: the first characters of the layer (docs/pdf-text-layer.md: content-stream order)
+    title = "Trace-based Just-in-Time Type Specialization"
+    first = [h for h in hits if h.start == title.index("Type")]
+    assert len(first) == 1 and first[0].end == len(title)
+    assert archive.get(first[0].name).data == b"Type Specialization"
+    before = [str(h.name) for h in hits]
+    archive.reindex()
+    assert [str(h.name) for h in archive.search('"type specialization"').hits] == before
+
+
+def test_a_scan_and_a_forced_pdf_have_no_text_to_find(archive: Archive) -> None:
+    archive.add(S, (CORPUS / "ccitt_EndOfBlock_false.pdf").read_bytes(), format="pdf")
+    archive.add(S, b"%PDF-1.4\n%%EOF\n", format="pdf", force=True)
+    assert archive.search("PDF").hits == ()
+    report = archive.reindex()
+    assert any("no text layer" in note for _, note in report.unreadable)
+
+
+# --- nameddest= (RFC 8118 §3) -------------------------------------------------------------------------
+
+
+def test_nameddest_answers_the_whole_pdf_at_its_destination(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    hand = tmp_path / "hand.pdf"
+    hand.write_bytes((CORPUS / "hand-overprint-hyphens.pdf").read_bytes())
+    name = run(location, "add", str(hand), "-s", S).stdout.strip()
+    # make_hand_pdf.py: /Dests (end) [page 1 /XYZ 72 650]; the line below 650 pt is "gap after kern ed" (630 pt)
+    at = len("Bold by overprinting\r\nA word broken by a soft hy-\r\nphen and one by a hard hy-\r\nphen, then the end.\r\n")
+    assert run(location, "get", f"{name}#nameddest=end", "-o", "-").stdout_bytes == hand.read_bytes()
+    info = run(location, "get", f"{name}#nameddest=end", "--info").stdout
+    assert f"range\tchar={at},{at} " in info and "page\t1 of 2 (612 x 792 points)\n" in info
+    assert run(location, "get", f"{name}#char={at},{at + 3}").stdout_bytes == b"gap"
+    missing = run(location, "get", f"{name}#nameddest=start", code=4)
+    assert "the PDF has no destination named 'start'" in missing.stderr
+
+
+def test_nameddest_of_a_heading_lands_on_the_heading(archive: Archive) -> None:
+    path = CORPUS / "pdfjs_wikipedia.pdf"
+    assert "History and application" in pdftotext(path, 1)
+    name = archive.add(S, path.read_bytes(), format="pdf")
+    got = archive.get(f"{name}#nameddest=History_and_application")
+    assert got.data == path.read_bytes() and got.fragment is not None
+    at = got.fragment.ranges[0].start
+    assert archive.get(f"{name}#char={at},{at + len('History and application')}").data == b"History and application"
+    # vertical.pdf's page.2 is a /Fit destination (no top): the start of page 2, just after the first FF
+    vertical = archive.add(S, (CORPUS / "vertical.pdf").read_bytes(), format="pdf")
+    page2 = archive.get(f"{vertical}#nameddest=page%2E2").fragment  # "." is reserved: %-escaped
+    assert page2 is not None and page2.page is not None and page2.page.number == 2
+    text = archive.get(f"{vertical}#char=0,100000").data.decode()
+    assert page2.ranges[0].start == text.index("\f") + 1

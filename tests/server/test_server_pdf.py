@@ -1,0 +1,81 @@
+"""N2R and N2C of a PDF's names (issue 25), through Starlette's TestClient.
+
+A ``char`` or ``line`` passage answers the passage's text (text/plain; charset=utf-8),
+counted by hand on docs/pdf-text-layer.md's rules; ``page=N`` (RFC 8118 §3) answers the
+whole PDF, its octets exactly (a browser opens it at that page); a page past the
+last is past the end, as other fragments are (416).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from pdi.archive import Archive
+from pdi.server import create_app
+
+S = "library.example.us"
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "pdf"
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> Iterator[Archive]:
+    opened = Archive.init(tmp_path / "archive", clock=lambda: datetime.datetime(2026, 11, 25, 10, 0, tzinfo=datetime.UTC))
+    opened.add_series(S)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def test_n2r_of_a_pdf_passage_is_its_text_and_of_a_page_the_whole_pdf(archive: Archive) -> None:
+    data = (CORPUS / "paragraph_and_link.pdf").read_bytes()
+    name = str(archive.add(S, data, format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    # D = "The first paragraph." CR LF "Link to the second page." CR LF FF "First paragraph on the second page." CR LF
+    start = len("The first paragraph.\r\nLink to the second page.\r\n\f")
+    passage = client.get(f"/uri-res/N2R?{name}%23char={start},{start + len('First paragraph')}")
+    assert passage.status_code == 200
+    assert passage.headers["content-type"] == "text/plain; charset=utf-8"
+    assert passage.content == b"First paragraph"
+    lines = client.get(f"/uri-res/N2R?{name}%23line=0,2")
+    assert lines.content == b"The first paragraph.\r\nLink to the second page.\r\n"
+    page = client.get(f"/uri-res/N2R?{name}%23page=2")
+    assert page.status_code == 200 and page.headers["content-type"] == "application/pdf" and page.content == data
+    past = client.get(f"/uri-res/N2R?{name}%23page=3")
+    assert past.status_code == 416
+    assert "the PDF has 2 pages" in past.text
+
+
+def test_n2c_describes_the_text_layer_and_the_page(archive: Archive) -> None:
+    import hashlib
+
+    name = str(archive.add(S, (CORPUS / "sizes.pdf").read_bytes(), format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    about = client.get(f"/uri-res/N2C?{name}%23page=2").json()
+    layer = "Normal\r\n\fEnvelope\r\n\fLandscape\r\n"  # pdftotext's words, joined as docs/pdf-text-layer.md §2 says
+    assert about["text_layer"]["characters"] == len(layer) and about["text_layer"]["pages"] == 3
+    assert about["text_layer"]["sha256"] == hashlib.sha256(layer.encode()).hexdigest()
+    assert about["text_layer"]["empty"] is False
+    assert about["fragment"]["page"] == {"number": 2, "pages": 3, "width": 649.0, "height": 323.0}  # pdfinfo: 649 x 323 pts
+
+
+def test_rfc5147_checks_of_a_pdf_are_those_of_its_text_layer(archive: Archive) -> None:
+    import hashlib
+
+    name = str(archive.add(S, (CORPUS / "sizes.pdf").read_bytes(), format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    layer = "Normal\r\n\fEnvelope\r\n\fLandscape\r\n"  # pdftotext's words, joined as docs/pdf-text-layer.md §2 says
+    # RFC 5147 §2.1: a CRLF is one character, so the layer has len(layer) - 3 of them
+    length, md5 = len(layer) - 3, hashlib.md5(layer.encode()).hexdigest()
+    start = len("Normal\n\f")
+    fragment = f"char={start},{start + 8};length={length},UTF-8;md5={md5},UTF-8"
+    ok = client.get("/api/rfc5147", params={"pdi": name, "fragment": fragment})
+    assert ok.status_code == 200, ok.text
+    assert ok.json()["text"] == "Envelope" and ok.json()["integrity"] == "ok"
+    wrong = client.get("/api/rfc5147", params={"pdi": name, "fragment": f"char=0,6;md5={'0' * 32},UTF-8"})
+    assert wrong.status_code == 422
