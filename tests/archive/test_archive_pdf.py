@@ -187,10 +187,25 @@ def test_info_says_the_text_layer_and_a_scan_has_none(tmp_path: Path) -> None:
     forced = tmp_path / "forced.pdf"
     forced.write_bytes(b"%PDF-1.4\n%%EOF\n")
     kept = run(location, "add", str(forced), "-s", S, "--force").stdout.strip()
-    assert "text-layer\tnone made (PDFium could not read it): cite by page and region\n" in run(
-        location, "get", kept, "--info").stdout
+    assert ("text-layer\tnone made at deposit (PDFium could not read it, or it was over 256 MiB):"
+            " cite by page and region\n") in run(location, "get", kept, "--info").stdout
     passage = run(location, "get", f"{name}#char=0,4", "--info").stdout
     assert "media-type\ttext/plain\ncharset\tutf-8\nbytes\t4\n" in passage
+
+
+def test_a_pdf_over_the_layer_limit_is_kept_unchecked_with_no_layer(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PDFium reads a PDF whole from memory: past PDF_LAYER_UP_TO the deposit holds none of it and makes no layer."""
+    from pdi.archive import content
+
+    data = (CORPUS / "hand-overprint-hyphens.pdf").read_bytes()
+    monkeypatch.setattr(content, "PDF_LAYER_UP_TO", len(data) - 1)
+    name = archive.add(S, data, format="pdf")
+    assert archive.get(str(name)).data == data
+    assert archive.text_layer_of(archive.locate(str(name)).record) is None
+    broken = b"%PDF-1.4\n" + b"x" * len(data)  # not checked either: it is not read whole
+    assert archive.get(str(archive.add(S, broken, format="pdf"))).data == broken
 
 
 # --- step 3: page= (RFC 8118 §3) -------------------------------------------------------------------

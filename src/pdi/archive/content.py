@@ -606,6 +606,10 @@ class IndexBuilder:
             self._thread.join()
 
 
+#: The largest PDF whose text layer is made at deposit (octets): PDFium reads it whole, from memory.
+PDF_LAYER_UP_TO = 256 << 20
+
+
 class PdfCheck:
     """The check a PDF deposit gets, and its text layer: PDFium must open it, and the layer is made then.
 
@@ -618,7 +622,9 @@ class PdfCheck:
     it cannot open, or that needs a password, is refused with PDFium's reason
     (an :class:`~pdi.errors.IntegrityError`: the octets are not the PDF the
     format says), unless ``force``, which deposits it as declared. Memory:
-    the whole PDF, for the length of the deposit.
+    the whole PDF, for the length of the deposit, up to :data:`PDF_LAYER_UP_TO`
+    octets; a larger PDF is kept unchecked and with no text layer (the
+    deposit's memory stays bounded), which ``pdi get --info`` then says.
     """
 
     def __init__(self, *, force: bool = False, source: str | None = None) -> None:
@@ -627,13 +633,20 @@ class PdfCheck:
         #: its text layer, the PDF's fragment index (:func:`pdi.fragments.pdf.build_layer_index`)
         self.index: bytes | None = None
         self._kept: list[bytes] = []
+        self._size = 0
 
     def update(self, piece: bytes) -> None:
+        self._size += len(piece)
+        if self._size > PDF_LAYER_UP_TO:
+            self._kept = []  # too large to hold: no check, no text layer
+            return
         self._kept.append(piece)
 
     def finish(self, info: BlobInfo) -> None:
         from pdi.fragments import build_index
 
+        if self._size > PDF_LAYER_UP_TO:
+            return
         whole, self._kept = b"".join(self._kept), []
         try:
             self.index = build_index(whole, media_type="application/pdf")

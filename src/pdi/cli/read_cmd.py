@@ -65,7 +65,10 @@ def _print_info(result: Resolved, *, pending: bool = False, layer: TextLayer | N
             click.echo(f"text-layer\t{plural(t['characters'], 'character')} on {plural(t['pages'], 'page')},"
                        f" {t['bytes']} octets in UTF-8, sha256 {t['sha256']}")
     elif about["stored"]["media_type"] == "application/pdf":
-        click.echo("text-layer\tnone made (PDFium could not read it): cite by page and region")
+        from pdi.archive.content import PDF_LAYER_UP_TO
+
+        click.echo("text-layer\tnone made at deposit (PDFium could not read it, or it was over"
+                   f" {PDF_LAYER_UP_TO >> 20} MiB): cite by page and region")
     if pending:  # resolvable now; `pdi search` finds its text once `pdi index` (or serve's indexer) has read it
         click.echo("search-index\tpending")
     if selection is None:
