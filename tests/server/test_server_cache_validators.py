@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_server_cache_protocol import _exchange, _serving
+from server_helpers import exchange
+from test_server_cache_protocol import _serving
 
 from pdi.archive import Archive
 from pdi.server import create_app
@@ -79,17 +80,17 @@ def test_n2l_of_a_versioned_name_is_kept_and_is_the_resolvers_answer(names: dict
     requests = [_request("N2L", text), _request("N2L", text, "HEAD"),
                 _request("N2L", text, If_None_Match="*"), _request("N2L", text, Accept="application/json")]
     with _serving(create_app(names["location"], cache_bytes=0), cached=False) as (port, _):
-        expected = _exchange(port, requests)
+        expected = exchange(port, requests)
     assert [_status(e) for e in expected] == [302] * 4
     assert _field(expected[0], b"location") == f"/uri-res/N2R?{rfc2169_query(text)}".encode()
 
     app = create_app(names["location"])
     looked = Locates(app.state.archive)
     with _serving(app) as (port, calls):
-        assert _exchange(port, [_request("N2L", text)]) == expected[:1]  # kept now
+        assert exchange(port, [_request("N2L", text)]) == expected[:1]  # kept now
         assert looked.count == 1
         calls.paths.clear()
-        assert _exchange(port, requests) == expected
+        assert exchange(port, requests) == expected
         assert calls.paths == [] and looked.count == 1, "the catalog was asked again for a location that never changes"
 
 
@@ -97,24 +98,24 @@ def test_a_withdrawn_name_stops_redirecting_at_once(names: dict[str, str]) -> No
     text, other = names["text"], names["other"]
     app = create_app(names["location"])
     with _serving(app) as (port, calls):
-        assert [_status(a) for a in _exchange(port, [_request("N2L", text)] * 2)] == [302, 302]
+        assert [_status(a) for a in exchange(port, [_request("N2L", text)] * 2)] == [302, 302]
         assert len(calls.paths) == 1  # the second from the cache
         # withdrawn through this resolver: its cache forgets the name as the withdrawal is made
         withdraw = (f"POST /api/withdraw?pdi={rfc2169_query(text)}&reason=recalled HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                     f"Authorization: Bearer {names['curator']}\r\nContent-Length: 0\r\n\r\n").encode()
-        assert _status(_exchange(port, [withdraw])[0]) == 201
-        assert _status(_exchange(port, [_request("N2L", text)])[0]) == 410
+        assert _status(exchange(port, [withdraw])[0]) == 201
+        assert _status(exchange(port, [_request("N2L", text)])[0]) == 410
     # withdrawn by another process on the catalog: forgotten at the next request through the resolver
     # (which asks the catalog whether anything was withdrawn at most every revalidate_seconds)
     app = create_app(names["location"])
     app.state.cache.revalidate_seconds = 0
     with _serving(app) as (port, calls):
         tag = '"' + hashlib.sha256(b"another ruling\n").hexdigest() + '"'
-        kept = _exchange(port, [_request("N2L", other), _request("N2R", other, If_None_Match=tag)] * 2)
+        kept = exchange(port, [_request("N2L", other), _request("N2R", other, If_None_Match=tag)] * 2)
         assert [_status(a) for a in kept] == [302, 304] * 2 and len(app.state.cache) == 2
         with Archive.open(names["location"]) as elsewhere:
             elsewhere.withdraw(other, "recalled elsewhere")
-        gone = _exchange(port, [_request("N2L", other), _request("N2R", other, If_None_Match=tag)])
+        gone = exchange(port, [_request("N2L", other), _request("N2R", other, If_None_Match=tag)])
         assert [_status(a) for a in gone] == [410, 410]
 
 
@@ -126,11 +127,11 @@ def test_a_304_or_a_location_read_with_a_token_is_never_given_to_another_reader(
     app = create_app(names["location"])
     token = {"Authorization": f"Bearer {names['reader']}"}
     with _serving(app) as (port, _):
-        read = _exchange(port, [_request("N2L", text, **token), _request("N2R", text, If_None_Match=tag, **token)])
+        read = exchange(port, [_request("N2L", text, **token), _request("N2R", text, If_None_Match=tag, **token)])
         assert [_status(a) for a in read] == [302, 304]
         assert _field(read[1], b"cache-control") == b"private, no-store"
         assert len(app.state.cache) == 0
-        anonymous = _exchange(port, [_request("N2L", text), _request("N2R", text, If_None_Match=tag)])
+        anonymous = exchange(port, [_request("N2L", text), _request("N2R", text, If_None_Match=tag)])
         assert [_status(a) for a in anonymous] == [403, 403]
 
 
@@ -148,7 +149,7 @@ def test_if_none_match_is_read_as_rfc_9110_says(names: dict[str, str]) -> None:
     requests = [_request("N2R", text, If_None_Match=value) for value, _ in fields]
     requests.append(_request("N2R", text, "HEAD", If_None_Match=tag))
     with _serving(create_app(names["location"], cache_bytes=0), cached=False) as (port, _):
-        expected = _exchange(port, requests)
+        expected = exchange(port, requests)
     assert [_status(e) for e in expected] == [status for _, status in fields] + [304]
     for answer in expected:
         assert _field(answer, b"etag") == tag.encode()
@@ -163,11 +164,11 @@ def test_if_none_match_is_read_as_rfc_9110_says(names: dict[str, str]) -> None:
     app = create_app(names["location"])
     looked = Locates(app.state.archive)
     with _serving(app) as (port, calls):
-        assert _exchange(port, requests[:1]) == expected[:1]
+        assert exchange(port, requests[:1]) == expected[:1]
         assert looked.count == 1 and calls.paths == ["/uri-res/N2R"]
-        assert _exchange(port, requests[:6]) == expected[:6]
+        assert exchange(port, requests[:6]) == expected[:6]
         assert looked.count == 1 and len(calls.paths) == 1, "a 304 the cache could answer went to the catalog"
         # a tag that does not match: the bytes, from the resolver, which then keeps the whole answer
-        assert _exchange(port, requests) == expected
-        assert _exchange(port, requests) == expected
+        assert exchange(port, requests) == expected
+        assert exchange(port, requests) == expected
         assert len(calls.paths) == 2
