@@ -1,0 +1,90 @@
+"""elt on text/sgml (issue 25): the elements OpenSP's onsgmls reports, checked against onsgmls run here, and their text."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+from pdi.errors import NotFoundError, UnsupportedError
+from pdi.fragments import evaluate
+from pdi.fragments.markup.sgml import read_sgml
+from pdi.fragments.text.lines import to_crlf
+
+DATA = pathlib.Path(__file__).parent / "data" / "sgml"
+pytestmark = pytest.mark.skipif(shutil.which("onsgmls") is None, reason="needs onsgmls (Debian: opensp)")
+
+
+def _onsgmls(path: pathlib.Path) -> tuple[list[str], int]:
+    """The element names onsgmls reports, in order, and its error count: the oracle."""
+    run = subprocess.run(["onsgmls", "-E0", str(path)], capture_output=True, text=True, timeout=60, check=False)
+    names = [line[1:] for line in run.stdout.splitlines() if line.startswith("(")]
+    return names, sum(":E:" in line for line in run.stderr.splitlines())
+
+
+@pytest.mark.parametrize("name", ["apache-301.html", "manpage.example.sgml"])
+def test_elements_are_what_onsgmls_reports(name: str) -> None:
+    path = DATA / name
+    names, errors = _onsgmls(path)
+    reading = read_sgml(to_crlf(path.read_text(encoding="utf-8")))
+    assert [e.name for e in reading.elements] == names
+    assert reading.errors == errors
+    assert reading.dtd_found
+
+
+def test_html2_elements_select_their_source() -> None:
+    data = (DATA / "apache-301.html").read_bytes()
+    assert len(_onsgmls(DATA / "apache-301.html")[0]) == 7  # HTML HEAD TITLE BODY H1 P A
+
+    def elt(a: int, b: int) -> bytes:
+        return evaluate("elt", (a, b), data, media_type="text/sgml").data
+
+    assert elt(2, 2) == b"<title>301 Moved Permanently</title>"
+    assert elt(6, 6) == b'<a href="https://www.iana.org/">here</a>'
+    assert elt(4, 5) == b'<h1>Moved Permanently</h1>\r\n<p>The document has moved <a href="https://www.iana.org/">here</a>.</p>'
+    with pytest.raises(NotFoundError):
+        evaluate("elt", (7, 7), data, media_type="text/sgml")
+
+
+def test_omitted_tags_counted_and_closed_where_the_parser_closes_them() -> None:
+    text = '<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN">\n<title>T</title>\n<p>one\n<p>two<br>x\n'
+    data = text.encode()
+    reading = read_sgml(to_crlf(text))
+    names = [e.name for e in reading.elements]
+    assert names == ["HTML", "HEAD", "TITLE", "BODY", "P", "P", "BR"]  # what onsgmls reports (HTML 2.0 DTD)
+
+    def cut(a: int, b: int) -> bytes:
+        return evaluate("elt", (a, b), data, media_type="text/sgml").data
+
+    assert cut(4, 4) == b"<p>one\r\n"  # ends where the next <p> begins
+    assert cut(6, 6) == b"<br>"  # EMPTY: the start tag
+    assert cut(0, 0) == b"<title>T</title>\r\n<p>one\r\n<p>two<br>x\r\n"  # implied: from the first markup to the end
+
+
+def test_missing_dtd_is_parsed_without_it() -> None:
+    text = '<!DOCTYPE memo SYSTEM "memo.dtd">\n<memo><to>A</to><body>x</body></memo>\n'
+    reading = read_sgml(to_crlf(text))
+    assert not reading.dtd_found
+    assert [e.name for e in reading.elements] == ["MEMO", "TO", "BODY"]
+    assert reading.errors >= 1
+    assert evaluate("elt", (1, 1), text.encode(), media_type="text/sgml").data == b"<to>A</to>"
+
+
+def test_entity_by_url_is_refused_not_fetched() -> None:
+    text = '<!DOCTYPE x [<!ENTITY e SYSTEM "http://127.0.0.1:9/x">]>\n<x>&e;</x>\n'
+    with pytest.raises(UnsupportedError):
+        read_sgml(text)
+
+
+def test_local_file_entity_is_not_read() -> None:
+    text = '<!DOCTYPE x [<!ENTITY e SYSTEM "/etc/hostname">]>\n<x>&e;</x>\n'
+    reading = read_sgml(to_crlf(text))
+    assert [e.name for e in reading.elements] == ["X"]
+    assert reading.errors >= 1  # onsgmls -R: cannot find it
+
+
+def test_char_on_sgml_counts_its_text() -> None:
+    data = (DATA / "apache-301.html").read_bytes()
+    assert evaluate("char", (0, 9), data, media_type="text/sgml").data == b"<!DOCTYPE"
