@@ -88,3 +88,63 @@ def test_local_file_entity_is_not_read() -> None:
 def test_char_on_sgml_counts_its_text() -> None:
     data = (DATA / "apache-301.html").read_bytes()
     assert evaluate("char", (0, 9), data, media_type="text/sgml").data == b"<!DOCTYPE"
+
+
+def test_docbook_elements_select_their_source() -> None:
+    data = (DATA / "manpage.example.sgml").read_bytes()
+    names, _ = _onsgmls(DATA / "manpage.example.sgml")
+    assert len(names) == 128
+
+    def elt(a: int, b: int) -> bytes:
+        return evaluate("elt", (a, b), data, media_type="text/sgml").data
+
+    assert names[8] == "YEAR" and elt(8, 8) == b"<year>2002</year>"
+    assert names[16] == "REFPURPOSE" and elt(16, 16) == b"<refpurpose>program to do something</refpurpose>"
+    assert names[19] == "COMMAND" and elt(19, 19) == b"<command>&manpackage;</command>"
+    assert names[0] == "REFENTRY" and elt(0, 0).startswith(b"<refentry>") and elt(0, 0).endswith(b"</refentry>")
+
+
+def test_index_made_at_deposit_answers_alike() -> None:
+    from pdi.fragments import build_index
+    from pdi.fragments.markup.index import ElementIndex
+
+    for name in ("apache-301.html", "manpage.example.sgml"):
+        data = (DATA / name).read_bytes()
+        index = build_index(data, media_type="text/sgml")
+        assert index is not None
+        kept = ElementIndex.from_bytes(index)
+        assert kept.kind == "sgml" and kept.sgml == (True, 0)
+        assert len(kept) == len(_onsgmls(DATA / name)[0])
+        for a in range(len(kept)):
+            assert evaluate("elt", (a, a), data, media_type="text/sgml", index=index) == evaluate(
+                "elt", (a, a), data, media_type="text/sgml"
+            )
+    missing = b'<!DOCTYPE memo SYSTEM "memo.dtd">\n<memo><to>A</to></memo>\n'
+    index = build_index(missing, media_type="text/sgml")
+    assert index is not None and ElementIndex.from_bytes(index).sgml == (False, read_sgml(to_crlf(missing.decode())).errors)
+
+
+def test_cli_deposit_elt_and_info(tmp_path: pathlib.Path) -> None:
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    archive = str(tmp_path / "arc")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", archive]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", "oma.eop.gov.us", "--archive", archive]).exit_code == 0
+    added = runner.invoke(cli, ["add", str(DATA / "apache-301.html"), "-f", "sgml", "-s", "oma.eop.gov.us",
+                                "--archive", archive])
+    assert added.exit_code == 0, added.output
+    name = added.stdout.strip()
+    assert name.endswith(".sgml.1")
+    got = runner.invoke(cli, ["get", name + "#elt=6,6", "--archive", archive])
+    assert got.exit_code == 0, got.output
+    assert got.stdout == '<a href="https://www.iana.org/">here</a>'
+    info = runner.invoke(cli, ["get", name, "--info", "--archive", archive])
+    assert "sgml-parse\tDTD found; 0 parser errors" in info.stdout
+    memo = tmp_path / "memo.sgml"
+    memo.write_bytes(b'<!DOCTYPE memo SYSTEM "memo.dtd">\n<memo><to>A</to></memo>\n')
+    other = runner.invoke(cli, ["add", str(memo), "-s", "oma.eop.gov.us", "--archive", archive]).stdout.strip()
+    info = runner.invoke(cli, ["get", other, "--info", "--archive", archive])
+    assert "sgml-parse\tno DTD found" in info.stdout
