@@ -19,12 +19,12 @@ pytestmark = pytest.mark.skipif(shutil.which("onsgmls") is None, reason="needs o
 
 def _onsgmls(path: pathlib.Path) -> tuple[list[str], int]:
     """The element names onsgmls reports, in order, and its error count: the oracle."""
-    run = subprocess.run(["onsgmls", "-E0", str(path)], capture_output=True, text=True, timeout=60, check=False)
+    run = subprocess.run(["onsgmls", "-E0", str(path)], capture_output=True, text=True, errors="replace", timeout=60, check=False)
     names = [line[1:] for line in run.stdout.splitlines() if line.startswith("(")]
     return names, sum(":E:" in line for line in run.stderr.splitlines())
 
 
-@pytest.mark.parametrize("name", ["apache-301.html", "manpage.example.sgml"])
+@pytest.mark.parametrize("name", ["apache-301.html", "w3c-document-notice.html", "manpage.example.sgml"])
 def test_elements_are_what_onsgmls_reports(name: str) -> None:
     path = DATA / name
     names, errors = _onsgmls(path)
@@ -90,6 +90,24 @@ def test_char_on_sgml_counts_its_text() -> None:
     assert evaluate("char", (0, 9), data, media_type="text/sgml").data == b"<!DOCTYPE"
 
 
+def test_html32_elements_select_their_source() -> None:
+    data = (DATA / "w3c-document-notice.html").read_bytes()
+    names, _ = _onsgmls(DATA / "w3c-document-notice.html")
+    assert len(names) == 42
+
+    def elt(a: int, b: int) -> bytes:
+        return evaluate("elt", (a, b), data, media_type="text/sgml").data
+
+    assert names[4] == "TITLE" and elt(4, 4) == b"<TITLE>DOCUMENT NOTICE</TITLE>"
+    assert names[12] == "BR" and elt(12, 12) == b"<BR>"  # EMPTY in the HTML 3.2 DTD
+    assert names[13:15] == ["FONT", "B"] and elt(13, 13) == b'<FONT size="5"><B></B></FONT>'
+    assert elt(13, 14) == b'<FONT size="5"><B></B>'  # through the end of element 14
+    assert names[1] == "HEAD" and elt(1, 1).endswith(b"</HEAD>")
+    # <P> with its end tag omitted: it ends where the next <P> begins
+    assert names[15:17] == ["P", "P"] and elt(16, 16).startswith(b"<P>") and elt(15, 15).endswith(b"\r\n")
+    assert b"<P>" not in elt(15, 15)[3:]
+
+
 def test_docbook_elements_select_their_source() -> None:
     data = (DATA / "manpage.example.sgml").read_bytes()
     names, _ = _onsgmls(DATA / "manpage.example.sgml")
@@ -108,7 +126,7 @@ def test_index_made_at_deposit_answers_alike() -> None:
     from pdi.fragments import build_index
     from pdi.fragments.markup.index import ElementIndex
 
-    for name in ("apache-301.html", "manpage.example.sgml"):
+    for name in ("apache-301.html", "w3c-document-notice.html", "manpage.example.sgml"):
         data = (DATA / name).read_bytes()
         index = build_index(data, media_type="text/sgml")
         assert index is not None
