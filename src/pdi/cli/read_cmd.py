@@ -119,7 +119,8 @@ def _refuse_binary_on_terminal(ctx: click.Context, result: Resolved, output: str
 @click.option("--latest", is_flag=True, help="Use the newest version, whatever PDI says.")
 @click.option("--info", is_flag=True, help="Print the name, media type, size and SHA-256 instead (with a "
               "fragment: its size, and the size and SHA-256 of the stored representation; "
-              "'search-index pending' while its text waits for `pdi index`).")
+              "'search-index pending' while its text waits for `pdi index`; on SGML, whether its DTD "
+              "was found and how many errors onsgmls reported).")
 @archive_option
 @click.pass_context
 def get_cmd(
