@@ -166,3 +166,35 @@ def test_cli_deposit_elt_and_info(tmp_path: pathlib.Path) -> None:
     other = runner.invoke(cli, ["add", str(memo), "-s", "oma.eop.gov.us", "--archive", archive]).stdout.strip()
     info = runner.invoke(cli, ["get", other, "--info", "--archive", archive])
     assert "sgml-parse\tno DTD found" in info.stdout
+
+
+def test_entity_expansion_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pdi.errors import LimitError
+    from pdi.fragments.markup import sgml
+
+    monkeypatch.setattr(sgml, "MAX_OUTPUT", 1 << 20)
+    levels = ['<!ENTITY e0 "lol">'] + [f'<!ENTITY e{i} "{f"&e{i - 1};" * 10}">' for i in range(1, 9)]
+    text = "<!DOCTYPE x [\n" + "\n".join(levels) + "\n]>\n<x>&e8;</x>\n"  # 3e8 characters of data
+    with pytest.raises(LimitError):
+        read_sgml(to_crlf(text))
+
+
+def test_document_cannot_name_the_parsers_output() -> None:
+    text = '<!DOCTYPE x [<!ENTITY e SYSTEM "../esis">]>\n<x>&e;</x>\n'
+    reading = read_sgml(to_crlf(text))
+    assert [e.name for e in reading.elements] == ["X"] and reading.errors >= 1
+
+
+def test_without_onsgmls_elt_is_unsupported_and_char_still_works(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pdi.fragments import build_index
+    from pdi.fragments.markup import _elements, sgml
+    from pdi.fragments.sealed import index_kind
+
+    monkeypatch.setattr(sgml, "onsgmls_path", lambda: None)
+    _elements.cache_clear()
+    data = b'<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN">\n<title>x</title>\n'
+    with pytest.raises(UnsupportedError, match="onsgmls"):
+        evaluate("elt", (0, 0), data, media_type="text/sgml")
+    index = build_index(data, media_type="text/sgml")
+    assert index is None or index_kind(index) != "markup"  # the text's table only: nothing kept that says no
+    assert evaluate("char", (52, 59), data, media_type="text/sgml", index=index).data == b"<title>"

@@ -110,12 +110,13 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
         raise UnsupportedError("the SGML document names an entity by URL: pdi does not fetch it, and cannot parse it")
     output_limit = MAX_OUTPUT + 16 * len(text)
     with tempfile.TemporaryDirectory(prefix="pdi-sgml-") as directory:
-        document = os.path.join(directory, "document.sgml")
+        os.mkdir(os.path.join(directory, "in"))  # the document alone: what it may name by a relative path
+        document = os.path.join(directory, "in", "document.sgml")
         with open(document, "w", encoding="utf-8", newline="") as out:
             out.write(text)
         esis_path = os.path.join(directory, "esis")
         errors_path = os.path.join(directory, "errors")
-        command = [program, "-R", "-E0", "-oline", "-otagomit", "-D", directory]
+        command = [program, "-R", "-E0", "-oline", "-otagomit", "-D", os.path.dirname(document)]
         for allowed in SGML_DIRECTORIES:
             command += ["-D", allowed]
         command.append(document)
@@ -133,7 +134,7 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
         with open(esis_path, "wb") as esis, open(errors_path, "wb") as err:
             try:
                 process = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=esis, stderr=err, env=env,
-                                         cwd=directory, timeout=seconds, preexec_fn=limits, check=False)
+                                         cwd=os.path.dirname(document), timeout=seconds, preexec_fn=limits, check=False)
             except subprocess.TimeoutExpired:
                 raise LimitError(f"onsgmls took longer than {seconds:g} s on the SGML document") from None
         if process.returncode < 0:
