@@ -198,3 +198,56 @@ def test_without_onsgmls_elt_is_unsupported_and_char_still_works(monkeypatch: py
     index = build_index(data, media_type="text/sgml")
     assert index is None or index_kind(index) != "markup"  # the text's table only: nothing kept that says no
     assert evaluate("char", (52, 59), data, media_type="text/sgml", index=index).data == b"<title>"
+
+
+def test_real_document_without_its_dtd(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The HTML 3.2 notice where no catalog knows its DTD: parsed as onsgmls parses it without one."""
+    empty = tmp_path / "catalog"
+    empty.write_text("")
+    monkeypatch.setenv("SGML_CATALOG_FILES", str(empty))
+    path = DATA / "w3c-document-notice.html"
+    names, errors = _onsgmls(path)  # onsgmls with the same (empty) catalog
+    text = to_crlf(path.read_text(encoding="ascii"))
+    reading = read_sgml(text)
+    assert not reading.dtd_found
+    assert [e.name for e in reading.elements] == names and reading.errors == errors
+    # no DTD, so no omitted end tags: a <P> runs until an ancestor's end tag closes it (</BODY>)
+    first_p = reading.elements[15]
+    assert first_p.name == "P" and text[first_p.start : first_p.start + 3] == "<P>"
+    assert text[first_p.end :].startswith("</BODY>")
+
+
+@pytest.mark.parametrize("name", ["apache-301.html", "w3c-document-notice.html"])
+def test_written_start_and_end_tags_are_where_the_source_has_them(name: str) -> None:
+    """Each element onsgmls says was started by a written tag starts at one of the source's start tags (found
+    by a regular expression, comments and declarations aside), every one of them used once; each written end
+    tag ends its element."""
+    import re
+
+    path = DATA / name
+    run = subprocess.run(["onsgmls", "-otagomit", str(path)], capture_output=True, text=True, errors="replace",
+                         timeout=60, check=False)
+    written_start: list[bool] = []
+    written_end: dict[int, bool] = {}
+    stack: list[int] = []
+    omitted = False
+    for line in run.stdout.splitlines():
+        if line == "o":
+            omitted = True
+            continue
+        if line.startswith("("):
+            stack.append(len(written_start))
+            written_start.append(not omitted)
+        elif line.startswith(")"):
+            written_end[stack.pop()] = not omitted
+        if line[:1] in "()":
+            omitted = False
+    text = to_crlf(path.read_text(encoding="ascii"))
+    source = re.sub(r"<!(?:--.*?--\s*)*>|<![^>]*>", lambda m: " " * len(m.group(0)), text, flags=re.S)
+    tags = [m.start() for m in re.finditer(r"<[A-Za-z]", source)]
+    elements = read_sgml(text).elements
+    assert len(elements) == len(written_start)
+    assert sorted(e.start for e, w in zip(elements, written_start, strict=True) if w) == tags
+    for e in elements:
+        if written_end[e.number]:
+            assert re.fullmatch(rf"</{e.name}\s*>", text[text.rindex("</", e.start, e.end) : e.end], re.I)
