@@ -123,25 +123,28 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SP_CHARSET_FIXED": "1", "SP_ENCODING": "utf-8",
                "SGML_CATALOG_FILES": os.environ.get("SGML_CATALOG_FILES", "/etc/sgml/catalog")}
 
-        def limits() -> None:  # in the child, before exec
-            import resource
-
-            resource.setrlimit(resource.RLIMIT_FSIZE, (output_limit, output_limit))
-            resource.setrlimit(resource.RLIMIT_AS, (MAX_MEMORY, MAX_MEMORY))
-            cpu = int(seconds) + 1
-            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-
+        # the limits are set by the shell that then becomes onsgmls (not by a preexec_fn, unsafe in a
+        # threaded server): output in 512-octet blocks, address space in KiB, processor time in seconds
+        limited = [
+            "/bin/sh", "-c",
+            f"ulimit -f {output_limit // 512 + 1} && ulimit -v {MAX_MEMORY // 1024} && ulimit -t {int(seconds) + 1}"
+            ' && exec "$0" "$@"',
+            *command,
+        ]
         with open(esis_path, "wb") as esis, open(errors_path, "wb") as err:
             try:
-                process = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=esis, stderr=err, env=env,
-                                         cwd=os.path.dirname(document), timeout=seconds, preexec_fn=limits, check=False)
+                process = subprocess.run(limited, stdin=subprocess.DEVNULL, stdout=esis, stderr=err, env=env,
+                                         cwd=os.path.dirname(document), timeout=seconds, check=False)
             except subprocess.TimeoutExpired:
                 raise LimitError(f"onsgmls took longer than {seconds:g} s on the SGML document") from None
-        if process.returncode < 0:
-            raise LimitError(f"onsgmls was stopped (signal {-process.returncode}): the document needs more"
+        if process.returncode < 0 or process.returncode > 128:  # a signal (the shell's way: 128 + its number)
+            raise LimitError(f"onsgmls was stopped (status {process.returncode}): the document needs more"
                              " time, memory or output than pdi gives one parse")
         with open(errors_path, encoding="utf-8", errors="replace") as err_file:
             messages = err_file.read().splitlines()
+        if process.returncode not in (0, 1):  # onsgmls: 1 when it reported errors; else the shell failed
+            raise UnsupportedError(f"onsgmls could not run (status {process.returncode}):"
+                                   f" {messages[0] if messages else 'no message'}")
         with open(esis_path, encoding="utf-8", errors="replace") as esis_file:
             elements = _Locator(text, document).run(esis_file)
     error_lines = [m for m in messages if ":E:" in m or ":X:" in m]
