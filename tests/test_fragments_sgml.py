@@ -120,6 +120,11 @@ def test_docbook_elements_select_their_source() -> None:
     assert names[16] == "REFPURPOSE" and elt(16, 16) == b"<refpurpose>program to do something</refpurpose>"
     assert names[19] == "COMMAND" and elt(19, 19) == b"<command>&manpackage;</command>"
     assert names[0] == "REFENTRY" and elt(0, 0).startswith(b"<refentry>") and elt(0, 0).endswith(b"</refentry>")
+    # <email> comes from the entity &manemail; (its replacement text): counted, zero-length at the reference
+    email = evaluate("elt", (3, 3), data, media_type="text/sgml")
+    assert names[3] == "EMAIL" and email.data == b""
+    assert email.ranges[0].start == email.ranges[0].end
+    assert to_crlf(data.decode()).startswith("&manemail;", email.ranges[0].start)
 
 
 def test_index_made_at_deposit_answers_alike() -> None:

@@ -25,9 +25,11 @@ Where an element starts and ends, in code points of the CRLF-canonical text
   element still open at the end of the document ends at the end.
 * An omitted start tag starts the element at that same place: where the
   markup or data that made the parser imply it begins.
-* An element the parser reads from another entity (an external text entity)
-  counts, and spans nothing of this text: it starts and ends where the next
-  markup or data of the document after the reference begins.
+* An element the parser reads from another entity (the replacement text of
+  an entity, or an external text entity) counts, and spans nothing of this
+  text: a zero-length place where the reference stands when the entity's
+  data shows it (the first character other than white space after the
+  markup before it), else where the document's next markup begins.
 
 A document whose DTD cannot be found (no document type declaration, a
 public identifier no catalog knows, a system identifier that is not there)
@@ -171,6 +173,7 @@ class _Locator:
         self.starts: list[int | None] = []
         self.ends: list[int | None] = []
         self.net: list[bool] = []
+        self.nowhere: set[int] = set()  # elements whose start tag is not in this text (an entity's)
         self.open: list[int] = []
         self.pending: list[tuple[str, int]] = []  # ("start" | "end", element number) waiting for a place
         self.last_event = ""
@@ -201,7 +204,7 @@ class _Locator:
                 omitted = True
                 continue
             if command == "(":
-                self._start(rest, omitted or not self.in_document)
+                self._start(rest, omitted, elsewhere=not self.in_document)
             elif command == ")":
                 self._end(omitted or not self.in_document)
             elif command == "-" and self.in_document:
@@ -212,6 +215,8 @@ class _Locator:
         self._resolve(len(self.text))
         for still_open in self.open:  # left open: ends at the end
             self.ends[still_open] = len(self.text)
+        for elsewhere in self.nowhere:  # an entity's element spans nothing of this text
+            self.ends[elsewhere] = self.starts[elsewhere]
         return [
             Element(i, name, start if start is not None else len(self.text),
                     max(end if end is not None else len(self.text), start or 0), {})
@@ -237,19 +242,22 @@ class _Locator:
                 self.ends[number] = at
         self.pending.clear()
 
-    def _start(self, name: str, omitted: bool) -> None:
+    def _start(self, name: str, omitted: bool, *, elsewhere: bool) -> None:
         number = len(self.names)
         self.names.append(name)
         self.starts.append(None)
         self.ends.append(None)
         self.net.append(False)
         self.open.append(number)
-        if omitted:
+        if omitted or elsewhere:
             self.pending.append(("start", number))
+            if elsewhere:
+                self.nowhere.add(number)
             return
         found = self._find_start(name)
-        if found is None:
+        if found is None:  # not in the source: from an entity's replacement text
             self.pending.append(("start", number))
+            self.nowhere.add(number)
             return
         at, tag_end, net = found
         self._resolve(at)
@@ -279,7 +287,10 @@ class _Locator:
         self.data_since = False
 
     def _data(self, data: str) -> None:
-        if self.pending and not self.data_since and data.replace("\\n", "").strip():
+        """Character data: what it closes or implies begins at its first character other than white space."""
+        if not data.replace("\\n", "").strip():
+            return  # white space (record ends): the next thing is still ahead in the source
+        if self.pending and not self.data_since:
             self._resolve(_BLANK.match(self.text, self.cursor).end())  # type: ignore[union-attr]
         self.data_since = True
 
