@@ -340,6 +340,23 @@ class Reading(ArchiveBase):
 
         return TextLayer.from_bytes(index, record.size)
 
+    def sgml_parse_of(self, record: RepresentationRecord) -> tuple[bool, int] | None:
+        """An SGML document's parse as made at deposit: whether its DTD was found, and how many errors
+        OpenSP's ``onsgmls`` reported; None (not SGML, or not parsed at deposit: ``onsgmls`` was missing).
+        No guard is asked: give it a record a reader has resolved."""
+        if record.media_type.split(";")[0].strip().lower() not in ("text/sgml", "application/sgml"):
+            return None
+        index = self.fragment_index(record)
+        if index is None:
+            return None
+        from pdi.fragments.sealed import index_kind
+
+        if index_kind(index) != "markup":
+            return None
+        from pdi.fragments.markup.index import ElementIndex
+
+        return ElementIndex.from_bytes(index).sgml
+
     @staticmethod
     def select(whole: Resolved, fragment: Fragment, *, index: bytes | None = None) -> Resolved:
         """What ``fragment`` selects in a whole representation already resolved (its bytes read and checked).

@@ -34,11 +34,13 @@ def _print_generic(generic: Generic) -> None:
             click.echo(str(name))
 
 
-def _print_info(result: Resolved, *, pending: bool = False, layer: TextLayer | None = None) -> None:
+def _print_info(result: Resolved, *, pending: bool = False, layer: TextLayer | None = None,
+                sgml: tuple[bool, int] | None = None) -> None:
     """``pdi get --info``: one ``key<TAB>value`` line per fact of :func:`pdi.archive.describe.describe`.
 
     ``pending``: the stored text waits in the indexer's queue (a ``search-index<TAB>pending`` line);
-    ``layer``: a PDF's text layer (a ``text-layer`` line).
+    ``layer``: a PDF's text layer (a ``text-layer`` line); ``sgml``: an SGML document's parse at deposit
+    (an ``sgml-parse`` line: DTD found or not, and onsgmls's error count).
     """
     from pdi.archive.describe import describe
 
@@ -69,6 +71,10 @@ def _print_info(result: Resolved, *, pending: bool = False, layer: TextLayer | N
 
         click.echo("text-layer\tnone made at deposit (PDFium could not read it, or it was over"
                    f" {PDF_LAYER_UP_TO >> 20} MiB): cite by page and region")
+    if sgml is not None:
+        dtd_found, errors = sgml
+        how = "DTD found" if dtd_found else "no DTD found: parsed without one (every element undefined, content ANY)"
+        click.echo(f"sgml-parse\t{how}; {plural(errors, 'parser error')} (OpenSP onsgmls)")
     if pending:  # resolvable now; `pdi search` finds its text once `pdi index` (or serve's indexer) has read it
         click.echo("search-index\tpending")
     if selection is None:
@@ -113,7 +119,8 @@ def _refuse_binary_on_terminal(ctx: click.Context, result: Resolved, output: str
 @click.option("--latest", is_flag=True, help="Use the newest version, whatever PDI says.")
 @click.option("--info", is_flag=True, help="Print the name, media type, size and SHA-256 instead (with a "
               "fragment: its size, and the size and SHA-256 of the stored representation; "
-              "'search-index pending' while its text waits for `pdi index`).")
+              "'search-index pending' while its text waits for `pdi index`; on SGML, whether its DTD "
+              "was found and how many errors onsgmls reported).")
 @archive_option
 @click.pass_context
 def get_cmd(
@@ -132,13 +139,16 @@ def get_cmd(
     it) selects nothing: a warning, and exit status 9. On an image,
     #rect=(x1,y1),(x2,y2)[,frame] (the default scheme) gives the whole
     image and #crop=… the cut-out pixels as PNG; on audio, #sec=a,b (the
-    default) or #msec=a,b gives those samples as WAV; on HTML and XML,
-    #elt=a,b runs from start tag a through the end of element b (HTML
-    also #name=x,y, by name= or id=); on a PDF, #char=a,b and #line=a,b
+    default) or #msec=a,b gives those samples as WAV; on HTML, XML and
+    SGML, #elt=a,b runs from start tag a through the end of element b
+    (HTML also #name=x,y, by name= or id=; SGML's elements are those
+    OpenSP's onsgmls reports given the document's DTD, omitted tags
+    included); on a PDF, #char=a,b and #line=a,b
     give the text of its text layer (made at deposit) and #page=n and
     #nameddest=x the whole PDF. --info says which range, region, samples
     or page a fragment selects, and a PDF's text layer (or that it has
-    none: cite a scan by page and region). A fragment a browser writes
+    none: cite a scan by page and region), and of SGML whether its DTD was
+    found and how many errors the parser reported. A fragment a browser writes
     (#:~:text=…, #t=…, #xywh=…) is read as the native fragment it equals,
     which a note on stderr names.
 
@@ -162,7 +172,7 @@ def get_cmd(
         if located.pdi.fragment is None:  # the whole representation: streamed, never held
             if info:
                 _print_info(located, pending=opened.index_pending_of(located.record),
-                            layer=opened.text_layer_of(located.record))
+                            layer=opened.text_layer_of(located.record), sgml=opened.sgml_parse_of(located.record))
             else:
                 _refuse_binary_on_terminal(ctx, located, output)
                 with opened.open_octets(pdi, latest=latest) as whole:
@@ -172,9 +182,10 @@ def get_cmd(
         assert not isinstance(result, Generic)
         pending = info and opened.index_pending_of(result.record)  # read while the archive is open
         layer = opened.text_layer_of(result.record) if info else None
+        sgml = opened.sgml_parse_of(result.record) if info else None
     selection = result.fragment
     if info:
-        _print_info(result, pending=pending, layer=layer)
+        _print_info(result, pending=pending, layer=layer, sgml=sgml)
     else:
         _refuse_binary_on_terminal(ctx, result, output)
     if selection is not None and selection.past_end:

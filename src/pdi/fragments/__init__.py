@@ -24,29 +24,30 @@ Registered now:
 * ``char``, ``line`` and RFC 8118's ``page`` and ``nameddest`` on ``application/pdf``: counted
   on the PDF's text layer (``docs/pdf-text-layer.md``), in
   :mod:`pdi.fragments.pdf`; ``char`` and ``line`` give the passage's text.
-* ``elt`` on HTML and XML and ``name`` on HTML (the text family): from a
+* ``elt`` on HTML, XML and SGML and ``name`` on HTML (the text family): from a
   start tag through the end of an element, as a ``char`` range of the
-  CRLF-canonical source, in :mod:`pdi.fragments.markup`.
+  CRLF-canonical source, in :mod:`pdi.fragments.markup` (SGML's elements are
+  those OpenSP's ``onsgmls`` reports given the document's DTD).
 * ``char``, ``line``, ``elt`` and ``name`` on an aggregate
   (``multipart/related``, MHTML): those of its root part, in
   :mod:`pdi.fragments.aggregate`.
 
 Indexes made once, at deposit (:func:`build_index`): for a text, the block
 table of :class:`~pdi.fragments.text.TextTable` (counted from a stream of
-chunks in bounded memory); for HTML and XML, the
+chunks in bounded memory); for HTML, XML and SGML, the
 :class:`~pdi.fragments.markup.index.ElementIndex` (one parse, then never
 again), which holds the text's table too. Given back to :func:`evaluate` as
 ``index=``, a query reads the index and the octets it selects, and answers
 exactly what it answers without one; an index that is damaged or was made
 for other octets is an :class:`~pdi.errors.IntegrityError`.
 
-Not evaluated: ``elt`` on SGML and the time schemes on ``video/*``: they
-parse, and resolving them is :class:`~pdi.errors.UnsupportedError`.
+Not evaluated: the time schemes on ``video/*``: they parse, and resolving
+them is :class:`~pdi.errors.UnsupportedError`.
 
 An evaluator registered for the family ``*`` serves every media type that has
 no evaluator of its own for that scheme.
 
-Pure: no I/O. ``data`` may be ``bytes`` for every family; the text and
+Pure: no I/O, except ``elt`` on SGML, which runs ``onsgmls``. ``data`` may be ``bytes`` for every family; the text and
 markup evaluators also take a memory map (or any buffer) of the entity.
 """
 
@@ -302,8 +303,12 @@ def build_index(
       its ``elt`` and ``name`` queries raise.
     * PDF: its text layer (:func:`pdi.fragments.pdf.build_layer_index`),
       read whole by PDFium; its errors if PDFium cannot open it.
-    * Other media types (images, audio, SGML's elements): ``None``; SGML
-      gets the text table, for ``char`` and ``line``.
+    * SGML: an :class:`~pdi.fragments.markup.index.ElementIndex` of the
+      elements OpenSP's ``onsgmls`` reports (and whether the DTD was found,
+      and the parser's error count, for ``pdi get --info``); where
+      ``onsgmls`` is not installed, the text table only, and ``elt`` parses
+      on each query.
+    * Other media types (images, audio): ``None``.
 
     Raises :class:`~pdi.errors.UnsupportedError` for a charset label that
     names no charset (text).
@@ -321,7 +326,8 @@ def build_index(
     from pdi.fragments.markup import MAX_PARSE_SECONDS, markup_kind
     from pdi.fragments.text.table import WINDOW, TextTable
 
-    if markup_kind(media_type) in ("html", "xml", "xhtml"):
+    kind = markup_kind(media_type)
+    if kind in ("html", "xml", "xhtml") or (kind == "sgml" and _has_onsgmls()):
         from pdi.fragments.markup.index import ElementIndex
 
         whole = source if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)) else b"".join(source)
@@ -330,6 +336,13 @@ def build_index(
     chunks = _windows(source, WINDOW) if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)) else source
     table = TextTable.from_chunks(chunks, charset)
     return None if table is None else table.to_bytes()
+
+
+def _has_onsgmls() -> bool:
+    """Whether OpenSP's ``onsgmls`` is here to parse SGML (without it, SGML is indexed as text)."""
+    from pdi.fragments.markup.sgml import onsgmls_path
+
+    return onsgmls_path() is not None
 
 
 def _windows(data: Buffer, size: int) -> Iterator[memoryview]:

@@ -59,8 +59,15 @@ parsing, exactly as it answers without it.
 
 A start tag number past the last one, or a name no element has, is
 :class:`~pdi.errors.NotFoundError`; a ``name`` range whose second element
-ends before the first begins is a :class:`~pdi.errors.ParseError`. SGML
-(``text/sgml``) needs its DTD to be parsed and is not evaluated. Pure: no I/O.
+ends before the first begins is a :class:`~pdi.errors.ParseError`.
+
+* **SGML** (``text/sgml``): ``elt`` only; the elements are those OpenSP's
+  ``onsgmls`` reports given the document's DTD, every one counted whether
+  its start tag is written or implied
+  (:mod:`pdi.fragments.markup.sgml` says how their positions are found and
+  what is read when the DTD is missing). Not pure: it runs ``onsgmls``.
+
+HTML and XML are pure: no I/O.
 """
 
 from __future__ import annotations
@@ -122,8 +129,6 @@ def evaluate_markup(
         raise UnsupportedError(f"no element fragment scheme {scheme!r}: elt or name")
     if kind is None:
         raise UnsupportedError(f"{scheme} fragments are for HTML and XML, not {media_type}")
-    if kind == "sgml":
-        raise UnsupportedError("elt on SGML is not evaluated: SGML cannot be parsed without its DTD")
     if scheme == "name" and kind not in ("html", "xhtml"):
         raise UnsupportedError("name fragments are HTML's (draft lines 612-628); XML has elt and char")
     first, last = _ends(scheme, positions)
@@ -156,6 +161,10 @@ def evaluate_markup(
 @functools.lru_cache(maxsize=4)
 def _elements(kind: str, text: str) -> tuple[Element, ...]:
     """The element table of a document, kept for the last few documents (a resolver cites one page often)."""
+    if kind == "sgml":
+        from pdi.fragments.markup.sgml import sgml_elements
+
+        return tuple(sgml_elements(text))
     return tuple(html_elements(text) if kind == "html" else xml_elements(text))
 
 

@@ -30,7 +30,7 @@ Sealed with :mod:`pdi.fragments.sealed` (magic ``PDIM``). Payload layout,
 version 1 (little-endian; a string is its UTF-8 after its length, all ones
 in the length for none)::
 
-    u8 kind (1 html, 2 xml, 3 xhtml)   u64 size of the document in octets
+    u8 kind (1 html, 2 xml, 3 xhtml, 4 sgml)   u64 size of the document in octets
     u16-string charset given           u16-string charset read in
     u8 failure (0 none, 1 UnsupportedError, 2 ParseError);
        if any: u32-string message, i64 offset (-1: none), u16-string rule
@@ -41,6 +41,12 @@ in the length for none)::
     uv[n] tag name of each element (its place among the t)
     u32 m values (sorted)   u32[m + 1] offsets into the values' octets
     the values' octets      u32[m] first element of each value
+    kind 4 (sgml) only: u8 DTD found (1) or not (0)   u32 errors onsgmls reported
+
+SGML (kind 4) keeps the elements OpenSP's ``onsgmls`` reports
+(:mod:`pdi.fragments.markup.sgml`), no ``name`` table (``name`` is HTML's),
+and what ``pdi get --info`` says of the parse: whether the document's DTD
+was found and how many errors the parser reported.
 
 Pure: no I/O.
 """
@@ -69,7 +75,7 @@ from pdi.fragments.sealed import Reader, pack_text, seal, unseal
 MAGIC: Final = b"PDIM"
 VERSION: Final = 1
 _WHAT: Final = "element index"
-_KINDS: Final = ("html", "xml", "xhtml")
+_KINDS: Final = ("html", "xml", "xhtml", "sgml")
 _FAILURES: Final = (None, UnsupportedError, ParseError)
 _U8 = struct.Struct("<B")
 _U16 = struct.Struct("<H")
@@ -135,8 +141,11 @@ class ElementIndex(_Table[Element]):
         tags: Any,
         values: Sequence[bytes],
         firsts: Any,
+        sgml: tuple[bool, int] | None = None,
     ) -> None:
         self.kind = kind
+        #: SGML only: whether the DTD was found, and how many errors ``onsgmls`` reported.
+        self.sgml = sgml
         self.size = size
         self.declared = declared
         self.charset = charset
@@ -161,7 +170,10 @@ class ElementIndex(_Table[Element]):
         says why (its queries raise that error); a parse longer than
         ``seconds`` (HTML) or an XML entity that expands too much is a
         :class:`~pdi.errors.LimitError` here, and no index. A media type that
-        is not HTML or XML (or is SGML) is :class:`~pdi.errors.UnsupportedError`.
+        is not HTML, XML or SGML is :class:`~pdi.errors.UnsupportedError`.
+        SGML is parsed by ``onsgmls`` (:mod:`pdi.fragments.markup.sgml`),
+        which must be installed; its time and output limits are
+        :class:`~pdi.errors.LimitError` here, as HTML's time is.
         """
         from pdi.fragments.text import TextIndex
         from pdi.fragments.text.lines import to_crlf
@@ -169,18 +181,25 @@ class ElementIndex(_Table[Element]):
 
         kind = markup_kind(media_type)
         if kind not in _KINDS:
-            raise UnsupportedError(f"element indexes are for HTML and XML, not {media_type}")
+            raise UnsupportedError(f"element indexes are for HTML, XML and SGML, not {media_type}")
         octets = data if isinstance(data, bytes) else bytes(data)
         read_in = document_charset(octets, media_type, charset)
         failure: PDIFailure | None = None
         table: bytes | None = None
         elements: list[Element] = []
+        sgml: tuple[bool, int] | None = None
         try:
             text_index = TextIndex(octets, read_in, block_size=BLOCK_SIZE)
             text_table = text_index.table()
             table = None if text_table is None else text_table.to_bytes()
             text = to_crlf(text_index.whole_text())
-            elements = html_elements(text, seconds=seconds) if kind == "html" else xml_elements(text)
+            if kind == "sgml":
+                from pdi.fragments.markup.sgml import read_sgml
+
+                parsed = read_sgml(text, seconds=seconds)
+                elements, sgml = list(parsed.elements), (parsed.dtd_found, parsed.errors)
+            else:
+                elements = html_elements(text, seconds=seconds) if kind == "html" else xml_elements(text)
         except (UnsupportedError, ParseError) as exc:
             failure = PDIFailure.of(exc)
         firsts: dict[str, int] = {}
@@ -198,7 +217,7 @@ class ElementIndex(_Table[Element]):
             starts=np.array([e.start for e in elements], dtype=np.int64),
             ends=np.array([e.end for e in elements], dtype=np.int64),
             tag_names=tag_names, tags=np.array([tag_of[e.name] for e in elements], dtype=np.int64),
-            values=encoded, firsts=np.array([firsts[v] for v in names], dtype=np.int64),
+            values=encoded, firsts=np.array([firsts[v] for v in names], dtype=np.int64), sgml=sgml,
         )
 
     # ------------------------------------------------------------ octets
@@ -234,6 +253,9 @@ class ElementIndex(_Table[Element]):
         offsets = np.concatenate(([0], np.cumsum([len(v) for v in values], dtype=np.int64)))
         parts += [_U32.pack(len(values)), offsets.astype("<u4").tobytes(), b"".join(values)]
         parts.append(np.asarray(self._firsts).astype("<u4").tobytes())
+        if self.kind == "sgml":
+            dtd_found, errors = self.sgml or (False, 0)
+            parts.append(struct.pack("<BI", 1 if dtd_found else 0, errors))
         return seal(MAGIC, VERSION, b"".join(parts))
 
     @classmethod
@@ -245,7 +267,7 @@ class ElementIndex(_Table[Element]):
         reader = Reader(unseal(data, MAGIC, VERSION, _WHAT), _WHAT)
         kind_code, size = reader.unpack(_HEAD)
         if not 1 <= kind_code <= len(_KINDS):
-            raise reader.damaged(f"its kind {kind_code} is none of html, xml, xhtml")
+            raise reader.damaged(f"its kind {kind_code} is none of html, xml, xhtml, sgml")
         declared, charset = reader.text(_U16), reader.text(_U16)
         (failure_code,) = reader.unpack(_U8)
         failure: PDIFailure | None = None
@@ -274,6 +296,10 @@ class ElementIndex(_Table[Element]):
         offsets = np.frombuffer(reader.take(4 * (m + 1)), dtype="<u4")
         values = _Values(offsets, reader.take(int(offsets[-1])))
         firsts = np.frombuffer(reader.take(4 * m), dtype="<u4")
+        sgml: tuple[bool, int] | None = None
+        if _KINDS[kind_code - 1] == "sgml":
+            dtd_found, errors = reader.unpack(struct.Struct("<BI"))
+            sgml = (bool(dtd_found), int(errors))
         reader.end()
         if n and (bool(np.any(ends < starts)) or int(tags.max()) >= t):
             raise reader.damaged("an element ends before it starts, or has a tag name it does not list")
@@ -282,7 +308,7 @@ class ElementIndex(_Table[Element]):
         return cls(
             kind=_KINDS[kind_code - 1], size=size, declared=declared, charset=charset, failure=failure,
             text_table=text_table, starts=starts, ends=ends, tag_names=tag_names, tags=tags, values=values,
-            firsts=firsts,
+            firsts=firsts, sgml=sgml,
         )
 
     # ------------------------------------------------------------ queries

@@ -1,0 +1,343 @@
+"""How an SGML document (``text/sgml``) is read into :class:`~pdi.fragments.markup.element.Element` values.
+
+What counts as an element is what an SGML parser reports given the
+document's DTD (issue 25; PDI-GRAMMAR.md §3): the parser is OpenSP's
+``onsgmls`` (Debian's ``opensp``), run as a subprocess on the CRLF-canonical
+text written as UTF-8, with the system's SGML catalogs (``/etc/sgml/catalog``)
+to find the DTD a document type declaration names. Every element the parser
+reports counts, in the order of its start events, whether its start tag is
+in the source or was implied (an omitted ``<HTML>``, ``<HEAD>``, ``<BODY>``).
+
+Where an element starts and ends, in code points of the CRLF-canonical text
+(the same positions ``char`` counts; ``onsgmls`` reports line numbers only):
+
+* An explicit start tag (``<name``, or SHORTTAG's empty ``<>``) is found in
+  the source from the line ``onsgmls`` reports it on, after the markup found
+  before it; comment declarations are skipped. The element starts at its
+  ``<``.
+* An explicit end tag (``</name``, ``</>``) ends the element after its ``>``
+  (an unclosed end tag, before the ``<`` that ends it); a NET-enabling start
+  tag (``<b/``) ends at the ``/`` that closes it.
+* An omitted end tag (the parser implied it) ends the element where the
+  next markup or character data that made the parser close it begins: the
+  next start or end tag found, or the first character of data other than
+  white space; a declared-``EMPTY`` element (``<br>``) is its start tag. An
+  element still open at the end of the document ends at the end.
+* An omitted start tag starts the element at that same place: where the
+  markup or data that made the parser imply it begins.
+* An element the parser reads from another entity (the replacement text of
+  an entity, or an external text entity) counts, and spans nothing of this
+  text: a zero-length place where the reference stands when the entity's
+  data shows it (the first character other than white space after the
+  markup before it), else where the document's next markup begins.
+
+A document whose DTD cannot be found (no document type declaration, a
+public identifier no catalog knows, a system identifier that is not there)
+is parsed as ``onsgmls`` parses it without one: every element is
+undefined, its content ``ANY``, its end tag omitted only where an
+ancestor's end tag closes it. :class:`SgmlReading` says which, and how many
+errors the parser reported.
+
+A stranger's document must not hang or exhaust the process, nor read what
+it should not: ``onsgmls`` runs with ``-R`` (no local file but the
+catalogs' DTDs and entities), bounded in time (:data:`MAX_SECONDS`), in
+output (:data:`MAX_OUTPUT`) and memory; a document that names an entity by
+URL (which OpenSP would fetch) is refused before it is parsed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from typing import Final
+
+from pdi.errors import LimitError, UnsupportedError
+from pdi.fragments.markup.element import Element
+
+#: How long ``onsgmls`` may take on one document (seconds).
+MAX_SECONDS: Final = 30.0
+#: The most ESIS and error output one document may make (octets), beyond 16 per octet of the text.
+MAX_OUTPUT: Final = 64 * 1024 * 1024
+#: The address space ``onsgmls`` may take (octets).
+MAX_MEMORY: Final = 1024 * 1024 * 1024
+#: Where the parser may read DTDs and entities (beside the document itself).
+SGML_DIRECTORIES: Final = ("/etc/sgml", "/usr/share/sgml", "/usr/share/xml", "/var/lib/sgml-base")
+
+_URL_ENTITY: Final = re.compile(r"""(?i)<url>|(?:SYSTEM|PUBLIC)\s*(?:(["'])[^"']*\1\s*)?["']\s*[a-z][a-z0-9+.-]*://""")
+_NO_DTD: Final = (
+    "DTD did not contain element declaration for document type name",
+    "no document type declaration",
+    "cannot find",
+    "could not resolve",
+    "no system identifier could be generated",
+)
+
+
+@dataclass(frozen=True)
+class SgmlReading:
+    """What ``onsgmls`` made of one document: its elements, whether its DTD was found, how many errors it reported."""
+
+    elements: tuple[Element, ...]
+    dtd_found: bool
+    errors: int
+    first_error: str | None
+
+
+def onsgmls_path() -> str | None:
+    """The ``onsgmls`` program on ``PATH``, or ``None`` (Debian: ``apt-get install opensp``)."""
+    return shutil.which("onsgmls")
+
+
+def sgml_elements(text: str) -> list[Element]:
+    """Every element ``onsgmls`` reports in the CRLF-canonical SGML ``text``, with its extent (see the module docstring)."""
+    return list(read_sgml(text).elements)
+
+
+def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
+    """Parse ``text`` with ``onsgmls`` and map its element events to code points of ``text``.
+
+    Raises :class:`~pdi.errors.UnsupportedError` when ``onsgmls`` is not
+    installed or the document names an entity by URL, and
+    :class:`~pdi.errors.LimitError` when the parse takes longer than
+    ``seconds``, more output than its bound, or more memory.
+    """
+    program = onsgmls_path()
+    if program is None:
+        raise UnsupportedError("elt on SGML needs OpenSP's onsgmls (Debian: apt-get install opensp)")
+    if _URL_ENTITY.search(text):
+        raise UnsupportedError("the SGML document names an entity by URL: pdi does not fetch it, and cannot parse it")
+    output_limit = MAX_OUTPUT + 16 * len(text)
+    with tempfile.TemporaryDirectory(prefix="pdi-sgml-") as directory:
+        os.mkdir(os.path.join(directory, "in"))  # the document alone: what it may name by a relative path
+        document = os.path.join(directory, "in", "document.sgml")
+        with open(document, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+        esis_path = os.path.join(directory, "esis")
+        errors_path = os.path.join(directory, "errors")
+        command = [program, "-R", "-E0", "-oline", "-otagomit", "-D", os.path.dirname(document)]
+        for allowed in SGML_DIRECTORIES:
+            command += ["-D", allowed]
+        command.append(document)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SP_CHARSET_FIXED": "1", "SP_ENCODING": "utf-8",
+               "SGML_CATALOG_FILES": os.environ.get("SGML_CATALOG_FILES", "/etc/sgml/catalog")}
+
+        # the limits are set by the shell that then becomes onsgmls (not by a preexec_fn, unsafe in a
+        # threaded server): output in 512-octet blocks, address space in KiB, processor time in seconds
+        limited = [
+            "/bin/sh", "-c",
+            f"ulimit -f {output_limit // 512 + 1} && ulimit -v {MAX_MEMORY // 1024} && ulimit -t {int(seconds) + 1}"
+            ' && exec "$0" "$@"',
+            *command,
+        ]
+        with open(esis_path, "wb") as esis, open(errors_path, "wb") as err:
+            try:
+                process = subprocess.run(limited, stdin=subprocess.DEVNULL, stdout=esis, stderr=err, env=env,
+                                         cwd=os.path.dirname(document), timeout=seconds, check=False)
+            except subprocess.TimeoutExpired:
+                raise LimitError(f"onsgmls took longer than {seconds:g} s on the SGML document") from None
+        if process.returncode < 0 or process.returncode > 128:  # a signal (the shell's way: 128 + its number)
+            raise LimitError(f"onsgmls was stopped (status {process.returncode}): the document needs more"
+                             " time, memory or output than pdi gives one parse")
+        with open(errors_path, encoding="utf-8", errors="replace") as err_file:
+            messages = err_file.read().splitlines()
+        if process.returncode not in (0, 1):  # onsgmls: 1 when it reported errors; else the shell failed
+            raise UnsupportedError(f"onsgmls could not run (status {process.returncode}):"
+                                   f" {messages[0] if messages else 'no message'}")
+        with open(esis_path, encoding="utf-8", errors="replace") as esis_file:
+            elements = _Locator(text, document).run(esis_file)
+    error_lines = [m for m in messages if ":E:" in m or ":X:" in m]
+    dtd_found = not any(any(sign in m for sign in _NO_DTD) for m in messages if ":E:" in m or ":W:" in m)
+    first = error_lines[0].split(":E:", 1)[-1].strip() if error_lines else None
+    return SgmlReading(tuple(elements), dtd_found, len(error_lines), first)
+
+
+_BLANK: Final = re.compile(r"(?:\s+|<!(?:--.*?--\s*)*>)*", re.S)
+
+
+class _Locator:
+    """Walks ``onsgmls``'s ESIS output and finds each event's markup in the text (see the module docstring)."""
+
+    def __init__(self, text: str, document: str) -> None:
+        self.text = text
+        self.document = document
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.cursor = 0
+        self.line = 1
+        self.in_document = True
+        self.data_since = False
+        self.names: list[str] = []
+        self.starts: list[int | None] = []
+        self.ends: list[int | None] = []
+        self.net: list[bool] = []
+        self.nowhere: set[int] = set()  # elements whose start tag is not in this text (an entity's)
+        self.open: list[int] = []
+        self.pending: list[tuple[str, int]] = []  # ("start" | "end", element number) waiting for a place
+        self.last_event = ""
+        self.upper_line = 1
+
+    def run(self, esis: object) -> list[Element]:
+        omitted = False
+        lines = [str(raw).rstrip("\n") for raw in esis]  # type: ignore[attr-defined]
+        next_line = len(self.line_starts) + 1  # the line of the next L command after each event
+        bounds = [0] * len(lines)
+        for i in range(len(lines) - 1, -1, -1):
+            bounds[i] = next_line
+            if lines[i].startswith("L") and lines[i][1:].partition(" ")[0].isdigit():
+                next_line = int(lines[i][1:].partition(" ")[0])
+        for i, line in enumerate(lines):
+            if not line:
+                continue
+            self.upper_line = bounds[i]
+            command, rest = line[0], line[1:]
+            if command == "L":
+                number, _, name = rest.partition(" ")
+                if number.isdigit():
+                    self.line = int(number)
+                if name:
+                    self.in_document = name == self.document
+                continue
+            if command == "o":
+                omitted = True
+                continue
+            if command == "(":
+                self._start(rest, omitted, elsewhere=not self.in_document)
+            elif command == ")":
+                self._end(omitted or not self.in_document)
+            elif command == "-" and self.in_document:
+                self._data(rest)
+            if command in "()-":
+                self.last_event = command
+            omitted = False
+        self._resolve(len(self.text))
+        for still_open in self.open:  # left open: ends at the end
+            self.ends[still_open] = len(self.text)
+        for elsewhere in self.nowhere:  # an entity's element spans nothing of this text
+            self.ends[elsewhere] = self.starts[elsewhere]
+        return [
+            Element(i, name, start if start is not None else len(self.text),
+                    max(end if end is not None else len(self.text), start or 0), {})
+            for i, (name, start, end) in enumerate(zip(self.names, self.starts, self.ends, strict=True))
+        ]
+
+    def _line(self) -> tuple[int, int]:
+        """Where the markup of the current event may begin.
+
+        ``onsgmls`` writes an ``L`` command only now and then: the event's
+        markup begins on or after the line of the last one, after the markup
+        found before it, and no later than the line of the next one.
+        """
+        line = min(max(self.line, 1), len(self.line_starts))
+        after = self.line_starts[self.upper_line] if self.upper_line < len(self.line_starts) else len(self.text) + 1
+        return max(self.cursor, self.line_starts[line - 1]), after
+
+    def _resolve(self, at: int) -> None:
+        for what, number in self.pending:
+            if what == "start":
+                self.starts[number] = at
+            else:
+                self.ends[number] = at
+        self.pending.clear()
+
+    def _start(self, name: str, omitted: bool, *, elsewhere: bool) -> None:
+        number = len(self.names)
+        self.names.append(name)
+        self.starts.append(None)
+        self.ends.append(None)
+        self.net.append(False)
+        self.open.append(number)
+        if omitted or elsewhere:
+            self.pending.append(("start", number))
+            if elsewhere:
+                self.nowhere.add(number)
+            return
+        found = self._find_start(name)
+        if found is None:  # not in the source: from an entity's replacement text
+            self.pending.append(("start", number))
+            self.nowhere.add(number)
+            return
+        at, tag_end, net = found
+        self._resolve(at)
+        self.starts[number] = at
+        self.net[number] = net
+        self.cursor = tag_end
+        self.data_since = False
+
+    def _end(self, omitted: bool) -> None:
+        if not self.open:
+            return
+        number = self.open.pop()
+        if omitted:
+            if self.last_event == "(" and self.starts[number] is not None and self.names and number == len(self.names) - 1:
+                self.ends[number] = self.cursor  # EMPTY (or nothing in it): the start tag is the element
+            else:
+                self.pending.append(("end", number))
+            return
+        found = self._find_end(self.names[number], self.net[number])
+        if found is None:
+            self.pending.append(("end", number))
+            return
+        at, end = found
+        self._resolve(at)
+        self.ends[number] = end
+        self.cursor = end
+        self.data_since = False
+
+    def _data(self, data: str) -> None:
+        """Character data: what it closes or implies begins at its first character other than white space."""
+        if not data.replace("\\n", "").strip():
+            return  # white space (record ends): the next thing is still ahead in the source
+        if self.pending and not self.data_since:
+            self._resolve(_BLANK.match(self.text, self.cursor).end())  # type: ignore[union-attr]
+        self.data_since = True
+
+    def _find_start(self, name: str) -> tuple[int, int, bool] | None:
+        pattern = re.compile(r"<!(?:--.*?--\s*)*>|<(" + re.escape(name) + r")(?=[\s>/<]|$)|<>", re.I | re.S)
+        at, before = self._line()
+        for match in pattern.finditer(self.text, at):
+            if match.start() >= before:  # not on its line: from an entity's replacement text
+                return None
+            if match.group(0).startswith("<!"):
+                continue
+            if match.group(0) == "<>":
+                return match.start(), match.end(), False
+            after = match.end()
+            if after < len(self.text) and self.text[after] == "/":
+                return match.start(), after + 1, True
+            return match.start(), _tag_end(self.text, after), False
+        return None
+
+    def _find_end(self, name: str, net: bool) -> tuple[int, int] | None:
+        at, before = self._line()
+        if net:
+            slash = self.text.find("/", self.cursor)
+            return None if slash < 0 or slash >= before else (slash, slash + 1)
+        pattern = re.compile(r"<!(?:--.*?--\s*)*>|</(?:" + re.escape(name) + r"(?=[\s>/<]|$))?", re.I | re.S)
+        for match in pattern.finditer(self.text, at):
+            if match.start() >= before:
+                return None
+            if match.group(0).startswith("</"):
+                if match.group(0) == "</" and not self.text.startswith("</>", match.start()):
+                    continue  # the end tag of another element
+                return match.start(), _tag_end(self.text, match.end())
+        return None
+
+
+def _tag_end(text: str, at: int) -> int:
+    """Just after the ``>`` that closes the tag whose name ends at ``at``, or at the ``<`` of an unclosed tag."""
+    quote = ""
+    for i in range(at, len(text)):
+        ch = text[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == ">":
+            return i + 1
+        elif ch == "<":
+            return i
+    return len(text)

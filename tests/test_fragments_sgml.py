@@ -1,0 +1,258 @@
+"""elt on text/sgml (issue 25): the elements OpenSP's onsgmls reports, checked against onsgmls run here, and their text."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+from pdi.errors import NotFoundError, UnsupportedError
+from pdi.fragments import evaluate
+from pdi.fragments.markup.sgml import read_sgml
+from pdi.fragments.text.lines import to_crlf
+
+DATA = pathlib.Path(__file__).parent / "data" / "sgml"
+pytestmark = pytest.mark.skipif(shutil.which("onsgmls") is None, reason="needs onsgmls (Debian: opensp)")
+
+
+def _onsgmls(path: pathlib.Path) -> tuple[list[str], int]:
+    """The element names onsgmls reports, in order, and its error count: the oracle."""
+    run = subprocess.run(["onsgmls", "-E0", str(path)], capture_output=True, text=True, errors="replace", timeout=60, check=False)
+    names = [line[1:] for line in run.stdout.splitlines() if line.startswith("(")]
+    return names, sum(":E:" in line for line in run.stderr.splitlines())
+
+
+@pytest.mark.parametrize("name", ["apache-301.html", "w3c-document-notice.html", "manpage.example.sgml"])
+def test_elements_are_what_onsgmls_reports(name: str) -> None:
+    path = DATA / name
+    names, errors = _onsgmls(path)
+    reading = read_sgml(to_crlf(path.read_text(encoding="utf-8")))
+    assert [e.name for e in reading.elements] == names
+    assert reading.errors == errors
+    assert reading.dtd_found
+
+
+def test_html2_elements_select_their_source() -> None:
+    data = (DATA / "apache-301.html").read_bytes()
+    assert len(_onsgmls(DATA / "apache-301.html")[0]) == 7  # HTML HEAD TITLE BODY H1 P A
+
+    def elt(a: int, b: int) -> bytes:
+        return evaluate("elt", (a, b), data, media_type="text/sgml").data
+
+    assert elt(2, 2) == b"<title>301 Moved Permanently</title>"
+    assert elt(6, 6) == b'<a href="https://www.iana.org/">here</a>'
+    assert elt(4, 5) == b'<h1>Moved Permanently</h1>\r\n<p>The document has moved <a href="https://www.iana.org/">here</a>.</p>'
+    with pytest.raises(NotFoundError):
+        evaluate("elt", (7, 7), data, media_type="text/sgml")
+
+
+def test_omitted_tags_counted_and_closed_where_the_parser_closes_them() -> None:
+    text = '<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN">\n<title>T</title>\n<p>one\n<p>two<br>x\n'
+    data = text.encode()
+    reading = read_sgml(to_crlf(text))
+    names = [e.name for e in reading.elements]
+    assert names == ["HTML", "HEAD", "TITLE", "BODY", "P", "P", "BR"]  # what onsgmls reports (HTML 2.0 DTD)
+
+    def cut(a: int, b: int) -> bytes:
+        return evaluate("elt", (a, b), data, media_type="text/sgml").data
+
+    assert cut(4, 4) == b"<p>one\r\n"  # ends where the next <p> begins
+    assert cut(6, 6) == b"<br>"  # EMPTY: the start tag
+    assert cut(0, 0) == b"<title>T</title>\r\n<p>one\r\n<p>two<br>x\r\n"  # implied: from the first markup to the end
+
+
+def test_missing_dtd_is_parsed_without_it() -> None:
+    text = '<!DOCTYPE memo SYSTEM "memo.dtd">\n<memo><to>A</to><body>x</body></memo>\n'
+    reading = read_sgml(to_crlf(text))
+    assert not reading.dtd_found
+    assert [e.name for e in reading.elements] == ["MEMO", "TO", "BODY"]
+    assert reading.errors >= 1
+    assert evaluate("elt", (1, 1), text.encode(), media_type="text/sgml").data == b"<to>A</to>"
+
+
+def test_entity_by_url_is_refused_not_fetched() -> None:
+    text = '<!DOCTYPE x [<!ENTITY e SYSTEM "http://127.0.0.1:9/x">]>\n<x>&e;</x>\n'
+    with pytest.raises(UnsupportedError):
+        read_sgml(text)
+
+
+def test_local_file_entity_is_not_read() -> None:
+    text = '<!DOCTYPE x [<!ENTITY e SYSTEM "/etc/hostname">]>\n<x>&e;</x>\n'
+    reading = read_sgml(to_crlf(text))
+    assert [e.name for e in reading.elements] == ["X"]
+    assert reading.errors >= 1  # onsgmls -R: cannot find it
+
+
+def test_char_on_sgml_counts_its_text() -> None:
+    data = (DATA / "apache-301.html").read_bytes()
+    assert evaluate("char", (0, 9), data, media_type="text/sgml").data == b"<!DOCTYPE"
+
+
+def test_html32_elements_select_their_source() -> None:
+    data = (DATA / "w3c-document-notice.html").read_bytes()
+    names, _ = _onsgmls(DATA / "w3c-document-notice.html")
+    assert len(names) == 42
+
+    def elt(a: int, b: int) -> bytes:
+        return evaluate("elt", (a, b), data, media_type="text/sgml").data
+
+    assert names[4] == "TITLE" and elt(4, 4) == b"<TITLE>DOCUMENT NOTICE</TITLE>"
+    assert names[12] == "BR" and elt(12, 12) == b"<BR>"  # EMPTY in the HTML 3.2 DTD
+    assert names[13:15] == ["FONT", "B"] and elt(13, 13) == b'<FONT size="5"><B></B></FONT>'
+    assert elt(13, 14) == b'<FONT size="5"><B></B>'  # through the end of element 14
+    assert names[1] == "HEAD" and elt(1, 1).endswith(b"</HEAD>")
+    # <P> with its end tag omitted: it ends where the next <P> begins
+    assert names[15:17] == ["P", "P"] and elt(16, 16).startswith(b"<P>") and elt(15, 15).endswith(b"\r\n")
+    assert b"<P>" not in elt(15, 15)[3:]
+
+
+def test_docbook_elements_select_their_source() -> None:
+    data = (DATA / "manpage.example.sgml").read_bytes()
+    names, _ = _onsgmls(DATA / "manpage.example.sgml")
+    assert len(names) == 128
+
+    def elt(a: int, b: int) -> bytes:
+        return evaluate("elt", (a, b), data, media_type="text/sgml").data
+
+    assert names[8] == "YEAR" and elt(8, 8) == b"<year>2002</year>"
+    assert names[16] == "REFPURPOSE" and elt(16, 16) == b"<refpurpose>program to do something</refpurpose>"
+    assert names[19] == "COMMAND" and elt(19, 19) == b"<command>&manpackage;</command>"
+    assert names[0] == "REFENTRY" and elt(0, 0).startswith(b"<refentry>") and elt(0, 0).endswith(b"</refentry>")
+    # <email> comes from the entity &manemail; (its replacement text): counted, zero-length at the reference
+    email = evaluate("elt", (3, 3), data, media_type="text/sgml")
+    assert names[3] == "EMAIL" and email.data == b""
+    assert email.ranges[0].start == email.ranges[0].end
+    assert to_crlf(data.decode()).startswith("&manemail;", email.ranges[0].start)
+
+
+def test_index_made_at_deposit_answers_alike() -> None:
+    from pdi.fragments import build_index
+    from pdi.fragments.markup.index import ElementIndex
+
+    for name in ("apache-301.html", "w3c-document-notice.html", "manpage.example.sgml"):
+        data = (DATA / name).read_bytes()
+        index = build_index(data, media_type="text/sgml")
+        assert index is not None
+        kept = ElementIndex.from_bytes(index)
+        assert kept.kind == "sgml" and kept.sgml == (True, 0)
+        assert len(kept) == len(_onsgmls(DATA / name)[0])
+        for a in range(len(kept)):
+            assert evaluate("elt", (a, a), data, media_type="text/sgml", index=index) == evaluate(
+                "elt", (a, a), data, media_type="text/sgml"
+            )
+    missing = b'<!DOCTYPE memo SYSTEM "memo.dtd">\n<memo><to>A</to></memo>\n'
+    index = build_index(missing, media_type="text/sgml")
+    assert index is not None and ElementIndex.from_bytes(index).sgml == (False, read_sgml(to_crlf(missing.decode())).errors)
+
+
+def test_cli_deposit_elt_and_info(tmp_path: pathlib.Path) -> None:
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    archive = str(tmp_path / "arc")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", archive]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", "oma.eop.gov.us", "--archive", archive]).exit_code == 0
+    added = runner.invoke(cli, ["add", str(DATA / "apache-301.html"), "-f", "sgml", "-s", "oma.eop.gov.us",
+                                "--archive", archive])
+    assert added.exit_code == 0, added.output
+    name = added.stdout.strip()
+    assert name.endswith(".sgml.1")
+    got = runner.invoke(cli, ["get", name + "#elt=6,6", "--archive", archive])
+    assert got.exit_code == 0, got.output
+    assert got.stdout == '<a href="https://www.iana.org/">here</a>'
+    info = runner.invoke(cli, ["get", name, "--info", "--archive", archive])
+    assert "sgml-parse\tDTD found; 0 parser errors" in info.stdout
+    memo = tmp_path / "memo.sgml"
+    memo.write_bytes(b'<!DOCTYPE memo SYSTEM "memo.dtd">\n<memo><to>A</to></memo>\n')
+    other = runner.invoke(cli, ["add", str(memo), "-s", "oma.eop.gov.us", "--archive", archive]).stdout.strip()
+    info = runner.invoke(cli, ["get", other, "--info", "--archive", archive])
+    assert "sgml-parse\tno DTD found" in info.stdout
+
+
+def test_entity_expansion_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pdi.errors import LimitError
+    from pdi.fragments.markup import sgml
+
+    monkeypatch.setattr(sgml, "MAX_OUTPUT", 1 << 20)
+    levels = ['<!ENTITY e0 "lol">'] + [f'<!ENTITY e{i} "{f"&e{i - 1};" * 10}">' for i in range(1, 9)]
+    text = "<!DOCTYPE x [\n" + "\n".join(levels) + "\n]>\n<x>&e8;</x>\n"  # 3e8 characters of data
+    with pytest.raises(LimitError):
+        read_sgml(to_crlf(text))
+
+
+def test_document_cannot_name_the_parsers_output() -> None:
+    text = '<!DOCTYPE x [<!ENTITY e SYSTEM "../esis">]>\n<x>&e;</x>\n'
+    reading = read_sgml(to_crlf(text))
+    assert [e.name for e in reading.elements] == ["X"] and reading.errors >= 1
+
+
+def test_without_onsgmls_elt_is_unsupported_and_char_still_works(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pdi.fragments import build_index
+    from pdi.fragments.markup import _elements, sgml
+    from pdi.fragments.sealed import index_kind
+
+    monkeypatch.setattr(sgml, "onsgmls_path", lambda: None)
+    _elements.cache_clear()
+    data = b'<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN">\n<title>x</title>\n'
+    with pytest.raises(UnsupportedError, match="onsgmls"):
+        evaluate("elt", (0, 0), data, media_type="text/sgml")
+    index = build_index(data, media_type="text/sgml")
+    assert index is None or index_kind(index) != "markup"  # the text's table only: nothing kept that says no
+    assert evaluate("char", (52, 59), data, media_type="text/sgml", index=index).data == b"<title>"
+
+
+def test_real_document_without_its_dtd(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The HTML 3.2 notice where no catalog knows its DTD: parsed as onsgmls parses it without one."""
+    empty = tmp_path / "catalog"
+    empty.write_text("")
+    monkeypatch.setenv("SGML_CATALOG_FILES", str(empty))
+    path = DATA / "w3c-document-notice.html"
+    names, errors = _onsgmls(path)  # onsgmls with the same (empty) catalog
+    text = to_crlf(path.read_text(encoding="ascii"))
+    reading = read_sgml(text)
+    assert not reading.dtd_found
+    assert [e.name for e in reading.elements] == names and reading.errors == errors
+    # no DTD, so no omitted end tags: a <P> runs until an ancestor's end tag closes it (</BODY>)
+    first_p = reading.elements[15]
+    assert first_p.name == "P" and text[first_p.start : first_p.start + 3] == "<P>"
+    assert text[first_p.end :].startswith("</BODY>")
+
+
+@pytest.mark.parametrize("name", ["apache-301.html", "w3c-document-notice.html"])
+def test_written_start_and_end_tags_are_where_the_source_has_them(name: str) -> None:
+    """Each element onsgmls says was started by a written tag starts at one of the source's start tags (found
+    by a regular expression, comments and declarations aside), every one of them used once; each written end
+    tag ends its element."""
+    import re
+
+    path = DATA / name
+    run = subprocess.run(["onsgmls", "-otagomit", str(path)], capture_output=True, text=True, errors="replace",
+                         timeout=60, check=False)
+    written_start: list[bool] = []
+    written_end: dict[int, bool] = {}
+    stack: list[int] = []
+    omitted = False
+    for line in run.stdout.splitlines():
+        if line == "o":
+            omitted = True
+            continue
+        if line.startswith("("):
+            stack.append(len(written_start))
+            written_start.append(not omitted)
+        elif line.startswith(")"):
+            written_end[stack.pop()] = not omitted
+        if line[:1] in "()":
+            omitted = False
+    text = to_crlf(path.read_text(encoding="ascii"))
+    source = re.sub(r"<!(?:--.*?--\s*)*>|<![^>]*>", lambda m: " " * len(m.group(0)), text, flags=re.S)
+    tags = [m.start() for m in re.finditer(r"<[A-Za-z]", source)]
+    elements = read_sgml(text).elements
+    assert len(elements) == len(written_start)
+    assert sorted(e.start for e, w in zip(elements, written_start, strict=True) if w) == tags
+    for e in elements:
+        if written_end[e.number]:
+            assert re.fullmatch(rf"</{e.name}\s*>", text[text.rindex("</", e.start, e.end) : e.end], re.I)
