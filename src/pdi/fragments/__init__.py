@@ -20,6 +20,9 @@ Registered now:
   pixels as PNG), in :mod:`pdi.fragments.image`.
 * ``sec`` and ``msec`` on ``audio/*``: a time range, returned as a WAV file
   of the selected samples, in :mod:`pdi.fragments.audio`.
+* ``sec`` and ``msec`` on ``video/*`` (WebM, MP4, Ogg): a time range of the
+  milliseconds selected, answered with the whole video, from what ffprobe
+  read at deposit (the video's index), in :mod:`pdi.fragments.video`.
 
 * ``char``, ``line`` and RFC 8118's ``page`` and ``nameddest`` on ``application/pdf``: counted
   on the PDF's text layer (``docs/pdf-text-layer.md``), in
@@ -40,8 +43,9 @@ again), which holds the text's table too. Given back to :func:`evaluate` as
 exactly what it answers without one; an index that is damaged or was made
 for other octets is an :class:`~pdi.errors.IntegrityError`.
 
-Not evaluated: ``elt`` on SGML and the time schemes on ``video/*``: they
-parse, and resolving them is :class:`~pdi.errors.UnsupportedError`.
+Not evaluated: ``elt`` on SGML: it parses, and resolving it is
+:class:`~pdi.errors.UnsupportedError`; so are time schemes on a video that
+ffprobe did not read at deposit.
 
 An evaluator registered for the family ``*`` serves every media type that has
 no evaluator of its own for that scheme.
@@ -193,6 +197,20 @@ def _pdf_evaluator(
     return evaluate_pdf(scheme, positions, data, media_type, charset, index=index)
 
 
+def _video_evaluator(
+    scheme: str,
+    positions: Sequence[object],
+    data: Buffer,
+    media_type: str,
+    charset: str | None,
+    *,
+    index: bytes | None = None,
+) -> FragmentResult:
+    from pdi.fragments.video import evaluate_video
+
+    return evaluate_video(scheme, positions, data, media_type, charset, index=index)
+
+
 _REGISTRY: dict[tuple[str, str], Evaluator] = {
     ("byte", "*"): _octet_evaluator,
     ("char", "multipart"): _aggregate_evaluator,
@@ -214,6 +232,8 @@ _INDEXED: dict[tuple[str, str], IndexedEvaluator] = {
     ("line", "pdf"): _pdf_evaluator,
     ("page", "pdf"): _pdf_evaluator,
     ("nameddest", "pdf"): _pdf_evaluator,
+    ("sec", "video"): _video_evaluator,
+    ("msec", "video"): _video_evaluator,
 }
 _REGISTRY.update(_INDEXED)
 
@@ -302,6 +322,8 @@ def build_index(
       its ``elt`` and ``name`` queries raise.
     * PDF: its text layer (:func:`pdi.fragments.pdf.build_layer_index`),
       read whole by PDFium; its errors if PDFium cannot open it.
+    * Video: none here; what ffprobe reads at deposit (:class:`pdi.fragments.video.VideoInfo`,
+      made by :mod:`pdi.archive.video`) is its index.
     * Other media types (images, audio, SGML's elements): ``None``; SGML
       gets the text table, for ``char`` and ``line``.
 
