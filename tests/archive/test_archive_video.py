@@ -151,3 +151,102 @@ def test_an_ogg_of_sound_alone_declared_video_ogg_has_no_frame_size(archive: Arc
                            "-f", "ogg", "-"], check=True, capture_output=True, timeout=60).stdout
     info = info_of(archive, archive.add(S, data, format="video+ogg"))
     assert (info.width, info.height, info.video_codec, info.audio_codecs) == (0, 0, "", ("vorbis",))
+
+
+# --- time fragments (PDI-GRAMMAR.md §3: sec and msec, half-open, clamped as for sound) -------------------------
+
+
+def duration_ms(report: dict[str, object]) -> int:
+    """ffprobe's duration of the container, in milliseconds rounded up (PDI-GRAMMAR.md §3)."""
+    fmt = report["format"]
+    assert isinstance(fmt, dict)
+    return math.ceil(Decimal(fmt["duration"]) * 1000)
+
+
+@pytest.mark.parametrize("token", list(KINDS))
+def test_sec_and_msec_on_a_video_name_an_interval_and_answer_the_whole_video(
+    archive: Archive, videos: dict[str, tuple[bytes, dict[str, object]]], token: str
+) -> None:
+    data, report = videos[token]
+    name = str(archive.add(S, data, format=token))
+    length = duration_ms(report)
+    one = archive.resolve(f"{name}#sec=1,2")
+    assert one.data == data and one.media_type == archive.get(name).media_type
+    assert one.fragment is not None and one.fragment.interval is not None
+    i = one.fragment.interval
+    assert (i.start, i.end, i.rate, i.length) == (1000, 2000, 1000, length)
+    assert not one.fragment.clamped and not one.fragment.past_end
+    assert archive.resolve(f"{name}#1,2").fragment == one.fragment  # sec is the default scheme on video
+    m = archive.resolve(f"{name}#msec=250,1750").fragment
+    assert m is not None and m.interval is not None and (m.interval.start, m.interval.end) == (250, 1750)
+    # reaching past the end: clamped to ffprobe's duration
+    late = archive.resolve(f"{name}#sec=2,9").fragment
+    assert late is not None and late.interval is not None
+    assert (late.interval.start, late.interval.end, late.clamped, late.past_end) == (2000, length, True, False)
+    # wholly past the end
+    past = archive.resolve(f"{name}#sec=5,6").fragment
+    assert past is not None and past.past_end and past.clamped
+    # the empty interval at the very end is not past it
+    at_end = archive.resolve(f"{name}#msec={length},{length}").fragment
+    assert at_end is not None and not at_end.past_end and not at_end.clamped
+
+
+@pytest.fixture(scope="module")
+def long_video(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, dict[str, object]]:
+    """130 s at one frame a second, 32×24: long enough for the Media Fragments spec's own examples."""
+    path = tmp_path_factory.mktemp("long") / "long.mp4"
+    data = make_video(path, "libx264", None, seconds=130, size="32x24", rate=1, extra=("-preset", "ultrafast"))
+    return data, ffprobe_report(path)
+
+
+def test_media_fragments_t_on_a_video_is_the_native_time_fragment(
+    archive: Archive, long_video: tuple[bytes, dict[str, object]]
+) -> None:
+    from pdi.interop.aliases import native_names
+
+    data, report = long_video
+    name = str(archive.add(S, data, format="video+mp4"))
+    length = duration_ms(report)
+    # Media Fragments URI 1.0 §4.2.1's examples, with the intervals the spec says they give
+    for alias, native in [
+        ("t=npt:10,20", "sec=10,20"),  # [10,20)
+        ("t=10,20", "sec=10,20"),  # npt: is the default format
+        ("t=npt:,121.5", "msec=0,121500"),  # [0,121.5)
+        ("t=0:02:00,121.5", "msec=120000,121500"),  # [120,121.5)
+        ("t=npt:120,0:02:01.5", "msec=120000,121500"),  # also [120,121.5)
+    ]:
+        assert str(native_names(archive, f"{name}#{alias}").native) == f"{name}#{native}"
+    # no end: the end of the video (its length in milliseconds, rounded up, as ffprobe gives it)
+    expected = f"sec=100,{length // 1000}" if length % 1000 == 0 else f"msec=100000,{length}"
+    assert str(native_names(archive, f"{name}#t=100").native) == f"{name}#{expected}"
+    clip = archive.resolve(f"{name}#msec=120000,121500")
+    assert clip.data == data
+    assert clip.fragment is not None and clip.fragment.interval is not None
+    assert clip.fragment.interval.seconds == (120.0, 121.5)
+
+
+def test_pdi_get_info_says_the_interval_duration_size_and_codecs(
+    tmp_path: Path, videos: dict[str, tuple[bytes, dict[str, object]]]
+) -> None:
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    data, report = videos["webm"]
+    location = str(tmp_path / "cli-archive")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", location]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", S, "--archive", location]).exit_code == 0
+    (tmp_path / "clip.webm").write_bytes(data)
+    added = runner.invoke(cli, ["add", "-s", S, "--format", "webm", str(tmp_path / "clip.webm"), "--archive", location])
+    assert added.exit_code == 0, added.output
+    name = added.output.strip().splitlines()[-1]
+    length = duration_ms(report)
+    info = runner.invoke(cli, ["get", "--info", f"{name}#t=1,2", "--archive", location])
+    assert info.exit_code == 0, info.output
+    lines = dict(line.split("\t", 1) for line in info.stdout.splitlines() if "\t" in line)
+    assert lines["video"] == f"{length / 1000:.3f} s, 64x48 vp9, opus (matroska,webm)"
+    assert lines["interval"].startswith(f"1.000 s to 2.000 s of {length / 1000:.3f} s")
+    assert lines["bytes"] == str(len(data))
+    past = runner.invoke(cli, ["get", "--info", f"{name}#sec=4,5", "--archive", location])
+    assert past.exit_code == 9 and "wholly past the end" in past.stderr

@@ -33,6 +33,7 @@ from pdi.identifier import PDI, Fragment
 if TYPE_CHECKING:
     from pdi.fragments import Buffer
     from pdi.fragments.pdf import TextLayer
+    from pdi.fragments.video import VideoInfo
 
 __all__ = ["Reading"]
 
@@ -339,6 +340,18 @@ class Reading(ArchiveBase):
         from pdi.fragments.pdf import TextLayer
 
         return TextLayer.from_bytes(index, record.size)
+
+    def video_of(self, record: RepresentationRecord) -> VideoInfo | None:
+        """What ffprobe read of a video at deposit (duration, frame size, codecs), or None (not a video, or one
+        deposited unread with ``--force``). No guard is asked: give it a record a reader has resolved."""
+        if not record.media_type.startswith("video/"):
+            return None
+        index = self.fragment_index(record)
+        if index is None:
+            return None
+        from pdi.fragments.video import VideoInfo
+
+        return VideoInfo.from_bytes(index)
 
     @staticmethod
     def select(whole: Resolved, fragment: Fragment, *, index: bytes | None = None) -> Resolved:

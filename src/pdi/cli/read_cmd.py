@@ -23,6 +23,7 @@ from pdi.errors import IntegrityError, ParseError
 
 if TYPE_CHECKING:
     from pdi.fragments.pdf import TextLayer
+    from pdi.fragments.video import VideoInfo
 
 
 def _print_generic(generic: Generic) -> None:
@@ -34,15 +35,18 @@ def _print_generic(generic: Generic) -> None:
             click.echo(str(name))
 
 
-def _print_info(result: Resolved, *, pending: bool = False, layer: TextLayer | None = None) -> None:
+def _print_info(
+    result: Resolved, *, pending: bool = False, layer: TextLayer | None = None, video: VideoInfo | None = None
+) -> None:
     """``pdi get --info``: one ``key<TAB>value`` line per fact of :func:`pdi.archive.describe.describe`.
 
     ``pending``: the stored text waits in the indexer's queue (a ``search-index<TAB>pending`` line);
-    ``layer``: a PDF's text layer (a ``text-layer`` line).
+    ``layer``: a PDF's text layer (a ``text-layer`` line); ``video``: what
+    ffprobe read of a video at deposit (a ``video`` line).
     """
     from pdi.archive.describe import describe
 
-    about = describe(result, text_layer=layer)
+    about = describe(result, text_layer=layer, video=video)
     stored = about["stored"]
     click.echo(f"pdi\t{about['pdi']}")
     click.echo(f"media-type\t{about['media_type']}")
@@ -69,6 +73,12 @@ def _print_info(result: Resolved, *, pending: bool = False, layer: TextLayer | N
 
         click.echo("text-layer\tnone made at deposit (PDFium could not read it, or it was over"
                    f" {PDF_LAYER_UP_TO >> 20} MiB): cite by page and region")
+    if (v := about.get("video")) is not None:
+        picture = f"{v['width']}x{v['height']} {v['video_codec']}" if v["video_codec"] else "no picture"
+        sound = ", ".join(v["audio_codecs"]) or "no sound"
+        click.echo(f"video\t{v['duration_ms'] / 1000:.3f} s, {picture}, {sound} ({v['container']})")
+    elif about["stored"]["media_type"].startswith("video/"):
+        click.echo("video\tnot read at deposit (deposited with --force, or not WebM, MP4 or Ogg): no time fragments")
     if pending:  # resolvable now; `pdi search` finds its text once `pdi index` (or serve's indexer) has read it
         click.echo("search-index\tpending")
     if selection is None:
@@ -78,7 +88,10 @@ def _print_info(result: Resolved, *, pending: bool = False, layer: TextLayer | N
     if (r := selection["region"]) is not None:
         click.echo(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) of frame {r['frame']}"
                    f" ({plural(r['frames'], 'frame')} of {r['width']}x{r['height']} pixels)")
-    if (i := selection["interval"]) is not None:
+    if (i := selection["interval"]) is not None and about["stored"]["media_type"].startswith("video/"):
+        click.echo(f"interval\t{i['start'] / 1000:.3f} s to {i['end'] / 1000:.3f} s of {i['length'] / 1000:.3f} s"
+                   f" (milliseconds {i['start']} to {i['end']}; the answer is the whole video)")
+    elif (i := selection["interval"]) is not None:
         click.echo(f"interval\tsample frames {i['start']} to {i['end']} of {i['length']}"
                    f" ({i['start'] / i['rate']:.3f} s to {i['end'] / i['rate']:.3f} s at {i['rate']} Hz,"
                    f" {plural(i['channels'], 'channel')})")
@@ -132,7 +145,9 @@ def get_cmd(
     it) selects nothing: a warning, and exit status 9. On an image,
     #rect=(x1,y1),(x2,y2)[,frame] (the default scheme) gives the whole
     image and #crop=… the cut-out pixels as PNG; on audio, #sec=a,b (the
-    default) or #msec=a,b gives those samples as WAV; on HTML and XML,
+    default) or #msec=a,b gives those samples as WAV; on a video (WebM, MP4,
+    Ogg), #sec=a,b or #msec=a,b gives the whole video and --info the
+    interval, duration, frame size and codecs; on HTML and XML,
     #elt=a,b runs from start tag a through the end of element b (HTML
     also #name=x,y, by name= or id=); on a PDF, #char=a,b and #line=a,b
     give the text of its text layer (made at deposit) and #page=n and
@@ -162,7 +177,7 @@ def get_cmd(
         if located.pdi.fragment is None:  # the whole representation: streamed, never held
             if info:
                 _print_info(located, pending=opened.index_pending_of(located.record),
-                            layer=opened.text_layer_of(located.record))
+                            layer=opened.text_layer_of(located.record), video=opened.video_of(located.record))
             else:
                 _refuse_binary_on_terminal(ctx, located, output)
                 with opened.open_octets(pdi, latest=latest) as whole:
@@ -172,9 +187,10 @@ def get_cmd(
         assert not isinstance(result, Generic)
         pending = info and opened.index_pending_of(result.record)  # read while the archive is open
         layer = opened.text_layer_of(result.record) if info else None
+        video = opened.video_of(result.record) if info else None
     selection = result.fragment
     if info:
-        _print_info(result, pending=pending, layer=layer)
+        _print_info(result, pending=pending, layer=layer, video=video)
     else:
         _refuse_binary_on_terminal(ctx, result, output)
     if selection is not None and selection.past_end:

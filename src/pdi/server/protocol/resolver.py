@@ -280,6 +280,11 @@ class Resolver:
         if resolved.fragment is not None and resolved.fragment.past_end:
             # as `pdi get` exits 9 with the same words: no 200 with an empty body, which reads as an empty passage
             raise Problem(416, "range not satisfiable", past_end_message(resolved.pdi, resolved.fragment))
+        if resolved.fragment is not None and resolved.media_type.startswith("video/"):
+            clip = clip_headers(resolved)
+            if "Link" in about:
+                clip["Link"] += ", " + about["Link"]
+            about = {**about, **clip}
         return whole_entity(resolved, about, shared=shared_answer(self.archive, resolved))
 
     def _negotiate(self, generic: Generic, name: str, base: str, accept: str | None) -> Response:
@@ -456,7 +461,8 @@ class ReadAPI(ArchiveHandlers):
 def description(archive: Archive, resolved: Resolved | Generic, *, statements: bool = True) -> dict[str, Any]:
     """JSON about a resolved name (:func:`pdi.archive.describe.describe`), with the statements about it."""
     layer = archive.text_layer_of(resolved.record) if isinstance(resolved, Resolved) else None  # a PDF's
-    out = describe(resolved, text_layer=layer)
+    video = archive.video_of(resolved.record) if isinstance(resolved, Resolved) else None
+    out = describe(resolved, text_layer=layer, video=video)
     if statements and isinstance(resolved, Resolved):
         out["meta"] = archive.meta(str(resolved.pdi).split("#", 1)[0])
     return out
@@ -688,6 +694,24 @@ def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[s
     if resolved.fragment is not None and resolved.fragment.clamped:  # (wholly past the end is a 416 problem)
         headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
     return headers
+
+
+def clip_headers(resolved: Resolved) -> dict[str, str]:
+    """What N2R says beside a video's time fragment, whose answer is the whole video (:mod:`pdi.fragments.video`).
+
+    ``Content-Location``: the N2R of the whole version (the body is exactly
+    its octets); a ``Link`` with ``rel="alternate"`` to the same with the
+    Media Fragments URI 1.0 temporal fragment of the interval
+    (``#t=npt:1.000,2.500``, seconds to the millisecond), which a browser's
+    player seeks to and stops at.
+    """
+    fragment = resolved.fragment
+    assert fragment is not None and fragment.interval is not None
+    interval = fragment.interval
+    whole = n2r_path(resolved.pdi.without_fragment())
+    clip = f"{whole}#t=npt:{interval.start / 1000:.3f},{interval.end / 1000:.3f}"
+    link = f'<{clip}>; rel="alternate"; type="{resolved.media_type}"'
+    return {"Content-Location": whole, "Link": link}
 
 
 def _validator_of(located: Resolved, shared: bool) -> Validator:
