@@ -18,15 +18,16 @@ fragment is answered from that index, with no decoder in this process.
   the interval stated beside it (``interval``: milliseconds at rate 1000):
   the resolver's ``N2R`` sends it with a ``Link`` to the same resource with
   the Media Fragments ``#t=`` of the interval, which a browser's player
-  seeks to and stops at. Why not a cut clip, measured on a 60 s 640×360
-  H.264/AAC MP4 with a keyframe every 10 s, clip 12.3 s to 17.8 s (README,
-  "The archive"): the whole file costs 0.024 s to read and hash and is exact;
-  a stream copy (``ffmpeg -c copy``, 0.067 s) can start only at the keyframe
-  before (10 s: 197 video packets for the 138 of 5.5 s, hidden by an edit
-  list some players ignore); a re-encode is exact to a frame but costs
-  0.43 s (2.2 s for 40 s) of CPU per request and gives octets that depend
-  on the encoder's version. The whole file's octets are the ones whose
-  SHA-256 is the fixity of record.
+  seeks to and stops at. Why not a cut clip, measured by
+  ``bench/bench_video_clip.py`` on a 60 s 640×360 H.264/AAC MP4 with a
+  keyframe every 10 s, clip 12.3 s to 17.8 s (README, "The archive"): the
+  whole file is answered in 10 ms (read, every chunk checked) and is
+  exact; a stream copy (``ffmpeg -c copy``, 68 ms) can start only at the
+  keyframe before (10 s: 197 video packets for the 138 of 5.5 s, hidden by
+  an edit list some players ignore); a re-encode is exact to a frame but
+  costs 632 ms of CPU per request (more for a longer clip) and gives
+  octets that depend on the encoder's version. The whole file's octets are
+  the ones whose SHA-256 is the fixity of record.
 
 Pure: no I/O.
 """
