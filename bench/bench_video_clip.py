@@ -20,6 +20,7 @@ video, its clip 2.3 s to 4.1 s, one round. Run with
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import subprocess
 import sys
@@ -46,6 +47,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args()
+    if shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None:
+        print("skipped: no ffmpeg (Debian's ffmpeg; scripts/bootstrap installs it)")
+        return
     seconds, size, (a, b), rounds = (6, "64x48", (2.3, 4.1), 1) if args.small else (60, "640x360", (12.3, 17.8),
                                                                                       args.rounds)
     from pdi.archive import Archive

@@ -250,3 +250,47 @@ def test_pdi_get_info_says_the_interval_duration_size_and_codecs(
     assert lines["bytes"] == str(len(data))
     past = runner.invoke(cli, ["get", "--info", f"{name}#sec=4,5", "--archive", location])
     assert past.exit_code == 9 and "wholly past the end" in past.stderr
+
+
+# --- a region of a frame: rect (or crop) at a time, cut out as PNG ---------------------------------------------
+
+
+def frame_by_number(path: Path, number: int) -> bytes:
+    """Frame ``number`` (from 0) as an RGB PNG, picked by ffmpeg's select filter by its index, not by seeking."""
+    return subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-vf", f"select=eq(n\\,{number})",
+                           "-frames:v", "1", "-f", "image2pipe", "-c:v", "png", "-pix_fmt", "rgb24", "-"],
+                          check=True, capture_output=True, timeout=60).stdout
+
+
+@pytest.mark.parametrize("token", list(KINDS))
+def test_rect_at_a_time_is_that_region_of_the_frame_shown_then(
+    archive: Archive, tmp_path: Path, videos: dict[str, tuple[bytes, dict[str, object]]], token: str
+) -> None:
+    import io
+
+    from PIL import Image
+
+    from pdi.errors import NotFoundError
+
+    data, _ = videos[token]
+    path = tmp_path / f"clip.{KINDS[token][0]}"
+    path.write_bytes(data)
+    name = str(archive.add(S, data, format=token))
+    # 10 frames a second: the frame at 1.5 s is frame 15, the first at or after 1.45 s too
+    expected = Image.open(io.BytesIO(frame_by_number(path, 15))).convert("RGB").crop((10, 8, 40, 30))
+    for at in (1500, 1450):
+        got = archive.resolve(f"{name}#rect=(10,8),(40,30),{at}")
+        assert got.media_type == "image/png"
+        image = Image.open(io.BytesIO(got.data))
+        assert image.size == (30, 22)
+        assert image.convert("RGB").tobytes() == expected.tobytes()
+        assert got.fragment is not None and got.fragment.region is not None
+        r = got.fragment.region
+        assert (r.x1, r.y1, r.x2, r.y2, r.frame, r.width, r.height) == (10, 8, 40, 30, at, 64, 48)
+    # crop is the same cut; a corner past the edge is clamped to the 64×48 frame
+    wide = archive.resolve(f"{name}#crop=(60,40),(100,100),0")
+    assert wide.fragment is not None and wide.fragment.clamped
+    first = Image.open(io.BytesIO(frame_by_number(path, 0))).convert("RGB").crop((60, 40, 64, 48))
+    assert Image.open(io.BytesIO(wide.data)).convert("RGB").tobytes() == first.tobytes()
+    with pytest.raises(NotFoundError, match="no frame at 9000 ms"):
+        archive.resolve(f"{name}#rect=(0,0),(4,4),9000")

@@ -77,3 +77,18 @@ def test_n2c_describes_the_video_and_the_interval(archive: Archive, tmp_path: Pa
     assert (video["width"], video["height"], video["video_codec"], video["audio_codecs"]) == (64, 48, "vp9", [])
     assert abs(video["duration"] - float(probed)) < 0.001
     assert about["fragment"]["interval"]["start"] == 1000 and about["fragment"]["interval"]["end"] == 2000
+
+
+def test_n2r_of_a_region_at_a_time_is_a_png(archive: Archive, tmp_path: Path) -> None:
+    import io
+
+    from PIL import Image
+
+    data = webm(tmp_path)
+    name = str(archive.add(S, data, format="webm"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    cut = client.get(f"/uri-res/N2R?{name}%23rect=(0,0),(16,12),1000")
+    assert cut.status_code == 200 and cut.headers["content-type"] == "image/png"
+    assert Image.open(io.BytesIO(cut.content)).size == (16, 12)
+    assert "content-location" not in cut.headers
+    assert client.get(f"/uri-res/N2R?{name}%23rect=(0,0),(16,12),9000").status_code == 404

@@ -311,6 +311,9 @@ class Reading(ArchiveBase):
                 # RangedOctets is no Buffer: it is only sliced, as the byte evaluator (the one it goes to) does
                 return self._selected(record, RangedOctets(reader), parsed.fragment)  # type: ignore[arg-type]
             index = self.fragment_index(record)
+            scheme = parsed.fragment.effective_scheme(record.format)
+            if scheme in ("rect", "crop") and record.media_type.startswith("video/"):
+                return self._video_region(record, reader, parsed.fragment, scheme, index)
             with mapped(reader) as octets:
                 result = self._selected(record, octets, parsed.fragment, index)
                 if record.media_type.startswith("multipart/") or record.media_type == "application/pdf":
@@ -323,6 +326,30 @@ class Reading(ArchiveBase):
                 if not isinstance(selected, bytes):
                     result = dataclasses.replace(result, data=bytes(result.data))
                 return result
+
+    @staticmethod
+    def _video_region(
+        record: RepresentationRecord, reader: ChunkedReader, fragment: Fragment, scheme: str, index: bytes | None
+    ) -> Resolved:
+        """A region of a video's frame (:func:`pdi.archive.video.frame_region`), read by ffmpeg from the verified
+        blob file, or from a copy of its verified chunks where the store keeps none."""
+        import tempfile
+
+        from pdi.archive.video import frame_region
+        from pdi.fragments.video import CONTAINERS
+
+        if record.media_type not in CONTAINERS:
+            raise UnsupportedError(f"{scheme} on {record.media_type}: pdi reads regions of {', '.join(CONTAINERS)}")
+        reader.verify()
+        if reader.path is not None:
+            result = frame_region(reader.path, record.media_type, scheme, fragment.positions, index)
+        else:
+            with tempfile.NamedTemporaryFile(prefix="pdi-video-") as copy:
+                for chunk in reader.chunks():
+                    copy.write(chunk)
+                copy.flush()
+                result = frame_region(copy.name, record.media_type, scheme, fragment.positions, index)
+        return Resolved(record_name(record, fragment=fragment), result.data, result.media_type, None, record, result)
 
     def fragment_index(self, record: RepresentationRecord) -> bytes | None:
         """The index made at deposit for a representation's octets, if any (what :meth:`select` reads from less)."""

@@ -19,21 +19,27 @@ limit (:data:`PROBE_SECONDS`; past it, it is killed and the deposit is a
 most :data:`PROBE_OUTPUT` octets of it are read. Without ffprobe, a video
 deposit is :class:`~pdi.errors.UnsupportedError` (install Debian's ffmpeg,
 or ``--force``).
+
+:func:`frame_region` answers ``rect`` and ``crop`` on a video, the region of
+one frame: ffmpeg decodes that frame, under the same bounds.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from typing import IO
 
 from pdi.archive.blobs import BlobInfo
-from pdi.errors import IntegrityError, LimitError, ParseError, UnsupportedError
+from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, UnsupportedError
+from pdi.fragments.results import FragmentResult
 from pdi.fragments.video import CONTAINERS, VideoInfo, info_from_ffprobe
 
-__all__ = ["PROBE_OUTPUT", "PROBE_SECONDS", "VideoCheck", "probe"]
+__all__ = ["FRAME_SECONDS", "PROBE_OUTPUT", "PROBE_SECONDS", "VideoCheck", "frame_region", "probe"]
 
 #: The longest ffprobe may take to read a video at deposit (seconds).
 PROBE_SECONDS = 30.0
@@ -124,3 +130,68 @@ class VideoCheck:
             except FileNotFoundError:
                 pass
             self._file = None
+
+
+#: The longest ffmpeg may take to decode one frame for a region (seconds).
+FRAME_SECONDS = 30.0
+
+
+def frame_region(path: str, media_type: str, scheme: str, positions: Sequence[object], index: bytes | None,
+                 *, seconds: float = FRAME_SECONDS) -> FragmentResult:
+    """``rect`` or ``crop`` on a video: the region of the frame at a time, cut out as PNG (PDI-GRAMMAR.md §3).
+
+    ``#rect=(x1,y1),(x2,y2),t`` selects the pixels ``x1 ≤ x < x2``,
+    ``y1 ≤ y < y2`` of the first frame whose presentation time is at or
+    after ``t`` milliseconds (default 0; the rule of sound's samples); ``rect``
+    and ``crop`` both answer the cut-out pixels as PNG (:mod:`pdi.fragments.image`'s
+    crop: corners past the edge clamped). The result's
+    :class:`~pdi.fragments.Region` has the time in ``frame`` and the
+    duration in milliseconds in ``frames``. ffmpeg decodes the frame (a
+    subprocess, the demuxer of ``media_type`` forced, ``seconds`` at most,
+    its output bounded by the frame size ffprobe read at deposit); a time at
+    or past the last frame is :class:`~pdi.errors.NotFoundError`.
+    """
+    from pdi.fragments.image import MAX_CROP_PIXELS, evaluate_image, rectangle
+    from pdi.fragments.results import Region
+
+    x1, y1, x2, y2, at = rectangle(scheme, positions)
+    if index is None:
+        raise UnsupportedError(f"{scheme} on this {media_type}: ffprobe did not read it at deposit")
+    info = VideoInfo.from_bytes(index)
+    if not info.width:
+        raise UnsupportedError(f"{scheme} on this {media_type}: it has no picture, only sound")
+    if info.width * info.height > MAX_CROP_PIXELS:
+        raise LimitError(f"{scheme} on a {info.width}×{info.height} video: a frame of more than"
+                         f" {MAX_CROP_PIXELS:,} pixels is not decoded")
+    if at >= info.duration_ms:
+        raise NotFoundError(f"no frame at {at} ms: the video lasts {info.duration_ms} ms")
+    program = shutil.which("ffmpeg")
+    if program is None:
+        raise UnsupportedError("frames of a video are read with ffmpeg, which is not installed (Debian's ffmpeg)")
+    demuxer, _ = CONTAINERS[media_type]
+    command = [program, "-v", "error", "-hide_banner", "-nostdin", "-f", demuxer, "-ss", f"{at / 1000:.3f}",
+               "-i", "file:" + path, "-map", "0:v:0", "-frames:v", "1", "-f", "image2pipe", "-c:v", "png",
+               "-pix_fmt", "rgb24", "-"]
+    most = info.width * info.height * 4 + (1 << 20)  # a PNG of rgb24 is never much larger than its raw pixels
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, timeout=seconds,
+                                  check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise LimitError(f"ffmpeg took longer than {seconds:g} s to decode the frame at {at} ms") from exc
+        if out.tell() > most:
+            raise LimitError(f"ffmpeg gave more than {most} octets for one {info.width}×{info.height} frame")
+        if done.returncode != 0:
+            err.seek(max(0, err.tell() - 2000))
+            said = err.read().decode("utf-8", "replace").strip().splitlines()
+            raise UnsupportedError(f"ffmpeg cannot decode the frame at {at} ms: "
+                                   f"{said[-1] if said else f'exit status {done.returncode}'}")
+        out.seek(0)
+        png = out.read()
+    if not png:
+        raise NotFoundError(f"no frame at or after {at} ms: the video lasts {info.duration_ms} ms")
+    cut = evaluate_image("crop", ((x1, y1), (x2, y2)), png, "image/png", None)
+    assert cut.region is not None
+    r = cut.region
+    return dataclasses.replace(cut, scheme=scheme,
+                               region=Region(r.x1, r.y1, r.x2, r.y2, at, r.width, r.height, info.duration_ms))

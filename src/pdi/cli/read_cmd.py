@@ -85,7 +85,10 @@ def _print_info(
         return
     for span in selection["ranges"]:
         click.echo(f"range\tchar={span['start']},{span['end']} (octets {span['byte_start']} to {span['byte_end']})")
-    if (r := selection["region"]) is not None:
+    if (r := selection["region"]) is not None and about["stored"]["media_type"].startswith("video/"):
+        click.echo(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) of the first frame at or after"
+                   f" {r['frame'] / 1000:.3f} s ({r['width']}x{r['height']} pixels), cut out as PNG")
+    elif (r := selection["region"]) is not None:
         click.echo(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) of frame {r['frame']}"
                    f" ({plural(r['frames'], 'frame')} of {r['width']}x{r['height']} pixels)")
     if (i := selection["interval"]) is not None and about["stored"]["media_type"].startswith("video/"):
@@ -147,7 +150,9 @@ def get_cmd(
     image and #crop=… the cut-out pixels as PNG; on audio, #sec=a,b (the
     default) or #msec=a,b gives those samples as WAV; on a video (WebM, MP4,
     Ogg), #sec=a,b or #msec=a,b gives the whole video and --info the
-    interval, duration, frame size and codecs; on HTML and XML,
+    interval, duration, frame size and codecs, and #rect=(x1,y1),(x2,y2),t
+    (or crop=) the region of the first frame at or after t milliseconds,
+    cut out as PNG; on HTML and XML,
     #elt=a,b runs from start tag a through the end of element b (HTML
     also #name=x,y, by name= or id=); on a PDF, #char=a,b and #line=a,b
     give the text of its text layer (made at deposit) and #page=n and
