@@ -22,7 +22,10 @@ Registered now:
   of the selected samples, in :mod:`pdi.fragments.audio`.
 * ``sec`` and ``msec`` on ``video/*`` (WebM, MP4, Ogg): a time range of the
   milliseconds selected, answered with the whole video, from what ffprobe
-  read at deposit (the video's index), in :mod:`pdi.fragments.video`.
+  read at deposit (the video's index), in :mod:`pdi.fragments.video`;
+  ``rect`` and ``crop`` at a time on a video need ffmpeg to decode a frame,
+  and are answered by the archive (:func:`pdi.archive.video.frame_region`),
+  not here.
 
 * ``char``, ``line`` and RFC 8118's ``page`` and ``nameddest`` on ``application/pdf``: counted
   on the PDF's text layer (``docs/pdf-text-layer.md``), in
