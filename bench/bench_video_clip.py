@@ -29,6 +29,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import readme  # noqa: E402  (bench/ is not a package)
+
 
 def ffmpeg(*args: str) -> None:
     subprocess.run(["ffmpeg", "-v", "error", "-y", *args], check=True, timeout=600)
@@ -42,10 +45,8 @@ def packets(path: Path) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--small", action="store_true", help="a few seconds: a 6 s 64x48 video, one round")
+    parser = readme.arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0]), markdown=True)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args()
     if shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None:
         print("skipped: no ffmpeg (Debian's ffmpeg; scripts/bootstrap installs it)")
@@ -89,16 +90,15 @@ def main() -> None:
         archive.close()
     floor = statistics.median(times["pdi: the whole file"])
     print(f"{seconds} s {size} H.264/AAC, clip {a} s to {b} s ({(b - a) * 25:g} frames), {rounds} rounds")
-    if args.markdown:
-        print("| answer | median | ratio to pdi | video packets |\n|---|---|---|---|")
+    rows = []
     for label, _ in ways:
         median = statistics.median(times[label])
-        if args.markdown:
-            print(f"| {label} | {median * 1000:.1f} ms | {median / floor:.1f} | {frames[label]} |")
-        else:
-            print(f"{label:22} {median * 1000:9.1f} ms  ×{median / floor:6.1f}  packets {frames[label]}")
+        print(f"{label:22} {median * 1000:9.1f} ms  ratio {median / floor:5.1f}x  video packets {frames[label]}")
+        rows.append([label, f"{median * 1000:.1f} ms", f"{median / floor:.1f}", frames[label]])
+    readme.write(args.markdown, f"{seconds} s {size} H.264/AAC MP4 (a keyframe every 10 s), clip {a} s to {b} s"
+                 f" ({(b - a) * 25:g} frames), medians of {rounds} rounds:\n\n"
+                 + readme.table(["answer", "median", "ratio to pdi", "video packets"], rows))
     sys.stdout.flush()
-
 
 if __name__ == "__main__":
     main()
