@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import readme  # noqa: E402  (bench/ is not a package)
+import readme
 
 
 def ffmpeg(*args: str) -> None:

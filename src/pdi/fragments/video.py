@@ -22,10 +22,10 @@ fragment is answered from that index, with no decoder in this process.
   ``bench/bench_video_clip.py`` on a 60 s 640×360 H.264/AAC MP4 with a
   keyframe every 10 s, clip 12.3 s to 17.8 s (README, "The archive"): the
   whole file is answered in 10 ms (read, every chunk checked) and is
-  exact; a stream copy (``ffmpeg -c copy``, 68 ms) can start only at the
+  exact; a stream copy (``ffmpeg -c copy``, 68–115 ms) can start only at the
   keyframe before (10 s: 197 video packets for the 138 of 5.5 s, hidden by
   an edit list some players ignore); a re-encode is exact to a frame but
-  costs 632 ms of CPU per request (more for a longer clip) and gives
+  costs 630 ms of CPU per request (more for a longer clip) and gives
   octets that depend on the encoder's version. The whole file's octets are
   the ones whose SHA-256 is the fixity of record.
 
