@@ -92,3 +92,24 @@ def test_n2r_of_a_region_at_a_time_is_a_png(archive: Archive, tmp_path: Path) ->
     assert Image.open(io.BytesIO(cut.content)).size == (16, 12)
     assert "content-location" not in cut.headers
     assert client.get(f"/uri-res/N2R?{name}%23rect=(0,0),(16,12),9000").status_code == 404
+
+
+def test_a_clip_of_a_large_video_is_streamed_with_the_same_headers(
+    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pdi.server.protocol.resolver as resolver
+
+    data = webm(tmp_path)
+    name = str(archive.add(S, data, format="webm"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    held = client.get(f"/uri-res/N2R?{name}%23msec=1250,2500")
+    monkeypatch.setattr(resolver, "STREAM_FROM", 1000)  # this video is "large": streamed, never held
+    streamed = client.get(f"/uri-res/N2R?{name}%23msec=1250,2500")
+    assert streamed.status_code == 200 and streamed.content == data
+    for field in ("content-type", "content-location", "link", "etag", "x-pdi-sha256"):
+        assert streamed.headers[field] == held.headers[field], field
+    late = client.get(f"/uri-res/N2R?{name}%23sec=2,9")
+    assert late.status_code == 200 and "past the end" in late.headers["warning"]
+    assert client.get(f"/uri-res/N2R?{name}%23sec=7,8").status_code == 416
+    part = client.get(f"/uri-res/N2R?{name}%23sec=1,2", headers={"Range": "bytes=100-199"})
+    assert part.status_code == 206 and part.content == data[100:200]

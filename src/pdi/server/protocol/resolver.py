@@ -276,16 +276,32 @@ class Resolver:
             about = self.mementos.headers(located, base)
         if located.pdi.fragment is None and located.record.size > STREAM_FROM:
             return Large(located, about, _aggregate_type(self.archive, located))
+        if located.record.size > STREAM_FROM and _video_time(located):
+            # the answer is the whole video: its interval is read from the index, its octets streamed
+            clip = self._video_clip(located)
+            return Large(clip, _with_clip(about, clip))
         resolved = self.archive.read(located)
         if resolved.fragment is not None and resolved.fragment.past_end:
             # as `pdi get` exits 9 with the same words: no 200 with an empty body, which reads as an empty passage
             raise Problem(416, "range not satisfiable", past_end_message(resolved.pdi, resolved.fragment))
-        if resolved.fragment is not None and resolved.media_type.startswith("video/"):
-            clip = clip_headers(resolved)
-            if "Link" in about:
-                clip["Link"] += ", " + about["Link"]
-            about = {**about, **clip}
+        if resolved.fragment is not None and _video_time(resolved):
+            about = _with_clip(about, resolved)
         return whole_entity(resolved, about, shared=shared_answer(self.archive, resolved))
+
+    def _video_clip(self, located: Resolved) -> Resolved:
+        """A video's time fragment, located only: its interval from the video's index (no octet read);
+        wholly past the end, the ``416`` problem."""
+        from pdi import fragments
+
+        fragment = located.pdi.fragment
+        assert fragment is not None
+        result = fragments.evaluate(
+            fragment.effective_scheme(located.record.format), fragment.positions, b"",
+            media_type=located.record.media_type, index=self.archive.fragment_index(located.record),
+        )
+        if result.past_end:
+            raise Problem(416, "range not satisfiable", past_end_message(located.pdi, result))
+        return dataclasses.replace(located, fragment=result)
 
     def _negotiate(self, generic: Generic, name: str, base: str, accept: str | None) -> Response:
         """A generic name's N2R: the format ``Accept`` prefers (RFC 9110 §12.5.1), else ``300`` and every format.
@@ -694,6 +710,21 @@ def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[s
     if resolved.fragment is not None and resolved.fragment.clamped:  # (wholly past the end is a 416 problem)
         headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
     return headers
+
+
+def _video_time(resolved: Resolved) -> bool:
+    """Whether a name is a time fragment (``sec``, ``msec``) of a video, answered by the whole video."""
+    fragment = resolved.pdi.fragment
+    return (fragment is not None and resolved.record.media_type.startswith("video/")
+            and fragment.effective_scheme(resolved.record.format) in ("sec", "msec"))
+
+
+def _with_clip(about: Mapping[str, str], resolved: Resolved) -> dict[str, str]:
+    """``about`` with a clip's headers (:func:`clip_headers`), its ``Link`` joined to any already there."""
+    clip = clip_headers(resolved)
+    if "Link" in about:
+        clip["Link"] += ", " + about["Link"]
+    return {**about, **clip}
 
 
 def clip_headers(resolved: Resolved) -> dict[str, str]:
