@@ -113,3 +113,13 @@ def test_a_clip_of_a_large_video_is_streamed_with_the_same_headers(
     assert client.get(f"/uri-res/N2R?{name}%23sec=7,8").status_code == 416
     part = client.get(f"/uri-res/N2R?{name}%23sec=1,2", headers={"Range": "bytes=100-199"})
     assert part.status_code == 206 and part.content == data[100:200]
+
+
+def test_the_reader_names_a_clip_and_a_region_of_a_video(archive: Archive, tmp_path: Path) -> None:
+    from urllib.parse import quote
+
+    name = str(archive.add(S, webm(tmp_path), format="webm"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    for fragment in ("#sec=1,2", "#msec=500,1500", "#rect=(0,0),(8,8),500"):
+        page = client.get("/view?pdi=" + quote(name + fragment, safe=""))
+        assert page.status_code == 200, page.text[:500]
