@@ -294,3 +294,29 @@ def test_rect_at_a_time_is_that_region_of_the_frame_shown_then(
     assert Image.open(io.BytesIO(wide.data)).convert("RGB").tobytes() == first.tobytes()
     with pytest.raises(NotFoundError, match="no frame at 9000 ms"):
         archive.resolve(f"{name}#rect=(0,0),(4,4),9000")
+
+
+def test_a_webm_that_states_no_duration_is_timed_by_its_last_packet(archive: Archive) -> None:
+    # written to a pipe, as a browser's MediaRecorder writes: the muxer cannot go back to write the duration
+    data = subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=3",
+                           "-c:v", "libvpx-vp9", "-f", "webm", "-"], check=True, capture_output=True, timeout=120).stdout
+    stated = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", "-"],
+                            input=data, check=True, capture_output=True, timeout=60).stdout.strip()
+    assert stated in (b"", b"N/A")  # ffprobe finds no duration in the container
+    name = str(archive.add(S, data, format="webm"))
+    assert info_of(archive, name).duration_ms == 3000  # 30 frames of 100 ms, from 0
+    late = archive.resolve(f"{name}#sec=2,4").fragment
+    assert late is not None and late.interval is not None and (late.interval.end, late.clamped) == (3000, True)
+
+
+def test_reading_every_packet_is_given_the_time_limit_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import pdi.archive.video as video
+    from pdi.errors import LimitError
+
+    fake = tmp_path / "ffprobe"  # states no duration, then is slow to list the packets
+    fake.write_text('#!/bin/sh\ncase "$*" in *packet=*) exec sleep 30;; esac\n'
+                    'echo \'{"format": {"format_name": "mov,mp4,m4a,3gp,3g2,mj2"}, "streams": []}\'\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    with pytest.raises(LimitError, match="packets"):
+        video.probe(str(fake), "video/mp4", seconds=0.5)

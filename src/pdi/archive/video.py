@@ -9,8 +9,11 @@ URLs). What it finds (duration, frame size, codecs:
 :class:`pdi.fragments.video.VideoInfo`) is kept as the video's fragment
 index, which ``sec``/``msec`` fragments and ``pdi get --info`` read.
 
-A file ffprobe cannot read as that container, or whose video stream has
-no frame size, or that has no duration, is refused (an
+A container that states no duration (a browser's MediaRecorder writes WebM
+so) is timed by the end of its last packet, read by a second ffprobe run
+whose lines are consumed as they come (bounded memory, the same time
+limit). A file ffprobe cannot read as that container, or whose video
+stream has no frame size, or with no timed packet, is refused (an
 :class:`~pdi.errors.IntegrityError` naming what is wrong), and the deposit
 leaves nothing; ``--force`` deposits it as declared, unread (its time
 fragments are then unsupported). ffprobe runs as a subprocess with a time
@@ -31,13 +34,16 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
 from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
 from typing import IO
 
 from pdi.archive.blobs import BlobInfo
 from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.fragments.results import FragmentResult
-from pdi.fragments.video import CONTAINERS, VideoInfo, info_from_ffprobe
+from pdi.fragments.video import CONTAINERS, VideoInfo, info_from_ffprobe, states_duration
 
 __all__ = ["FRAME_SECONDS", "PROBE_OUTPUT", "PROBE_SECONDS", "VideoCheck", "frame_region", "probe"]
 
@@ -64,6 +70,7 @@ def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS) -> Vide
         ":stream_disposition=attached_pic",
         "-of", "json", "file:" + path,
     ]
+    started = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
@@ -79,7 +86,62 @@ def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS) -> Vide
             raise ParseError(f"ffprobe cannot read it as {demuxer}: {reason.removeprefix('file:' + path + ': ')}",
                              rule="video")
         out.seek(0)
-        return info_from_ffprobe(out.read(), media_type)
+        report = out.read()
+    if states_duration(report):
+        return info_from_ffprobe(report, media_type)
+    # no duration in the container (a browser's recording): the end of its last packet, found by reading them all
+    left = seconds - (time.monotonic() - started)
+    return info_from_ffprobe(report, media_type, duration=_last_packet_end(program, demuxer, path, left))
+
+
+def _last_packet_end(program: str, demuxer: str, path: str, seconds: float) -> Decimal | None:
+    """The latest ``pts + duration`` of any packet less the earliest ``pts`` (seconds); ``None`` if no packet has one.
+
+    ffprobe's lines are read as it writes them and only two numbers kept, so
+    memory stays bounded however many packets there are; past ``seconds`` it is
+    killed (a :class:`LimitError`).
+    """
+    command = [program, "-v", "error", "-hide_banner", "-f", demuxer,
+               "-show_entries", "packet=pts_time,duration_time", "-of", "csv=p=0", "file:" + path]
+    first: Decimal | None = None
+    last: Decimal | None = None
+    killed = threading.Event()
+
+    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL) as process:
+
+        def stop() -> None:
+            killed.set()
+            process.kill()
+
+        timer = threading.Timer(max(seconds, 0.0), stop)
+        timer.start()
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:
+                pts, _, length = line[:200].decode("ascii", "replace").strip().partition(",")
+                if not _number(pts):
+                    continue  # N/A
+                at = Decimal(pts)
+                end = at + (Decimal(length) if _number(length) else 0)
+                first = at if first is None or at < first else first
+                last = end if last is None or end > last else last
+        finally:
+            timer.cancel()
+            process.kill()
+    if killed.is_set():
+        raise LimitError(f"ffprobe took longer than {seconds:g} s to read the video's packets")
+    if first is None or last is None:
+        return None
+    return last - first
+
+
+def _number(text: str) -> bool:
+    """Whether ``text`` is a finite decimal number (ffprobe writes ``N/A`` for none)."""
+    try:
+        return Decimal(text).is_finite()
+    except InvalidOperation:
+        return False
 
 
 class VideoCheck:

@@ -45,7 +45,7 @@ from pdi.errors import ParseError, UnsupportedError
 from pdi.fragments.results import Buffer, FragmentResult, Interval, check_order
 from pdi.fragments.sealed import Reader, pack_text, seal, unseal
 
-__all__ = ["CONTAINERS", "VideoInfo", "evaluate_video", "info_from_ffprobe"]
+__all__ = ["CONTAINERS", "VideoInfo", "evaluate_video", "info_from_ffprobe", "states_duration"]
 
 _MAGIC: Final = b"PDIV"
 _VERSION: Final = 1
@@ -114,11 +114,14 @@ class VideoInfo:
         return cls(duration_ms, width, height, video_codec, audio, container)
 
 
-def info_from_ffprobe(output: bytes, media_type: str) -> VideoInfo:
+def info_from_ffprobe(output: bytes, media_type: str, *, duration: Decimal | None = None) -> VideoInfo:
     """The :class:`VideoInfo` in ffprobe's JSON (``-show_format -show_streams -of json``) for a ``media_type`` video.
 
-    Raises :class:`ParseError` naming what is wrong: not the container the
-    media type says, a video stream with no frame size, no duration.
+    ``duration`` (seconds) stands in for a container that states none (a
+    browser's MediaRecorder writes WebM without one): the end of its last
+    packet, which :mod:`pdi.archive.video` asks ffprobe for then. Raises
+    :class:`ParseError` naming what is wrong: not the container the media
+    type says, a video stream with no frame size, no duration.
     """
     _, name = CONTAINERS[media_type]
     try:
@@ -142,7 +145,7 @@ def info_from_ffprobe(output: bytes, media_type: str) -> VideoInfo:
             raise ParseError(f"ffprobe finds no frame size for its video stream ({codec})", rule="video")
         width, height = w, h
     try:
-        seconds = Decimal(str(fmt.get("duration")))
+        seconds = Decimal(str(fmt.get("duration"))) if duration is None else duration
     except InvalidOperation:
         seconds = Decimal("NaN")
     if not seconds.is_finite() or seconds < 0:
@@ -151,6 +154,15 @@ def info_from_ffprobe(output: bytes, media_type: str) -> VideoInfo:
     audio = tuple(str(s.get("codec_name", "unknown")) for s in streams
                   if isinstance(s, dict) and s.get("codec_type") == "audio")
     return VideoInfo(duration_ms, width, height, codec, audio, format_name)
+
+
+def states_duration(output: bytes) -> bool:
+    """Whether ffprobe's JSON gives the container's duration (``format.duration``)."""
+    try:
+        fmt = json.loads(output).get("format", {})
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(fmt, dict) and fmt.get("duration") not in (None, "N/A")
 
 
 def _times(scheme: str, positions: Sequence[object]) -> tuple[int, int]:
