@@ -320,3 +320,22 @@ def test_reading_every_packet_is_given_the_time_limit_too(monkeypatch: pytest.Mo
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
     with pytest.raises(LimitError, match="packets"):
         video.probe(str(fake), "video/mp4", seconds=0.5)
+
+
+def test_a_video_brought_in_by_a_bag_is_read_by_ffprobe_when_asked(
+    archive: Archive, tmp_path: Path, videos: dict[str, tuple[bytes, dict[str, object]]]
+) -> None:
+    # an import keeps no fragment index: the video is probed from its verified octets when a fragment needs it
+    data, report = videos["video+mp4"]
+    name = str(archive.add(S, data, format="video+mp4"))
+    archive.export_bag(tmp_path / "bag")
+    other = Archive.init(str(tmp_path / "other"))
+    try:
+        other.import_bag(tmp_path / "bag")
+        clip = other.resolve(f"{name}#sec=1,9")
+        assert clip.data == data
+        assert clip.fragment is not None and clip.fragment.interval is not None
+        assert (clip.fragment.interval.start, clip.fragment.interval.end) == (1000, duration_ms(report))
+        assert other.video_of(clip.record) == info_of(archive, name)
+    finally:
+        other.close()

@@ -352,8 +352,39 @@ class Reading(ArchiveBase):
         return Resolved(record_name(record, fragment=fragment), result.data, result.media_type, None, record, result)
 
     def fragment_index(self, record: RepresentationRecord) -> bytes | None:
-        """The index made at deposit for a representation's octets, if any (what :meth:`select` reads from less)."""
-        return self.store.fragment_index(record.sha256, record.media_type, record.charset)
+        """The index made at deposit for a representation's octets, if any (what :meth:`select` reads from less).
+
+        A WebM, MP4 or Ogg video that has none (brought in by an import, which
+        keeps no index, or deposited with ``--force``) is read by ffprobe now,
+        from its verified octets, each time: ``None`` if ffprobe cannot read it.
+        """
+        index = self.store.fragment_index(record.sha256, record.media_type, record.charset)
+        if index is None and record.media_type.startswith("video/"):
+            return self._probe_video(record)
+        return index
+
+    def _probe_video(self, record: RepresentationRecord) -> bytes | None:
+        """What ffprobe reads of a stored video now (:func:`pdi.archive.video.probe`), as its index, or None."""
+        import tempfile
+
+        from pdi.archive.video import probe
+        from pdi.errors import LimitError, ParseError
+        from pdi.fragments.video import CONTAINERS
+
+        if record.media_type not in CONTAINERS:
+            return None
+        try:
+            with self._reader(record) as reader:
+                reader.verify()
+                if reader.path is not None:
+                    return probe(reader.path, record.media_type).to_bytes()
+                with tempfile.NamedTemporaryFile(prefix="pdi-video-") as copy:
+                    for chunk in reader.chunks():
+                        copy.write(chunk)
+                    copy.flush()
+                    return probe(copy.name, record.media_type).to_bytes()
+        except (ParseError, LimitError, UnsupportedError):
+            return None
 
     def text_layer_of(self, record: RepresentationRecord) -> TextLayer | None:
         """A PDF's text layer as made at deposit and kept (docs/pdf-text-layer.md), or None (not a PDF, or none

@@ -218,7 +218,7 @@ def frame_region(path: str, media_type: str, scheme: str, positions: Sequence[ob
 
     x1, y1, x2, y2, at = rectangle(scheme, positions)
     if index is None:
-        raise UnsupportedError(f"{scheme} on this {media_type}: ffprobe did not read it at deposit")
+        raise UnsupportedError(f"{scheme} on this {media_type}: ffprobe cannot read it")
     info = VideoInfo.from_bytes(index)
     if not info.width:
         raise UnsupportedError(f"{scheme} on this {media_type}: it has no picture, only sound")

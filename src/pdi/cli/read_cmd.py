@@ -78,7 +78,7 @@ def _print_info(
         sound = ", ".join(v["audio_codecs"]) or "no sound"
         click.echo(f"video\t{v['duration_ms'] / 1000:.3f} s, {picture}, {sound} ({v['container']})")
     elif about["stored"]["media_type"].startswith("video/"):
-        click.echo("video\tnot read at deposit (deposited with --force, or not WebM, MP4 or Ogg): no time fragments")
+        click.echo("video\tffprobe cannot read it (not WebM, MP4 or Ogg, or not what it says): no time fragments")
     if pending:  # resolvable now; `pdi search` finds its text once `pdi index` (or serve's indexer) has read it
         click.echo("search-index\tpending")
     if selection is None:

@@ -48,7 +48,7 @@ for other octets is an :class:`~pdi.errors.IntegrityError`.
 
 Not evaluated: ``elt`` on SGML: it parses, and resolving it is
 :class:`~pdi.errors.UnsupportedError`; so are time schemes on a video that
-ffprobe did not read at deposit.
+ffprobe cannot read.
 
 An evaluator registered for the family ``*`` serves every media type that has
 no evaluator of its own for that scheme.

@@ -192,7 +192,7 @@ def evaluate_video(
 
     The result's ``data`` is the whole video (see the module docstring) and
     its ``interval`` the milliseconds selected, clamped to the duration.
-    A video with no index (deposited with ``--force``, or of a container
+    A video with no index (ffprobe cannot read it, or it is of a container
     pdi does not read) is :class:`UnsupportedError`.
     """
     if scheme not in ("sec", "msec"):
@@ -200,8 +200,8 @@ def evaluate_video(
     start, end = _times(scheme, positions)
     if index is None:
         raise UnsupportedError(
-            f"time fragments on this {media_type}: ffprobe did not read it at deposit"
-            f" (pdi reads {', '.join(CONTAINERS)}; a video deposited with --force is not read)"
+            f"time fragments on this {media_type}: no ffprobe reading of it"
+            f" (pdi reads {', '.join(CONTAINERS)} that ffprobe reads)"
         )
     info = VideoInfo.from_bytes(index)
     per = 1000 if scheme == "sec" else 1
