@@ -5,7 +5,7 @@ are streamed to a temporary file beside the blob as they are staged (an MP4's
 index may sit at its end), and ``ffprobe`` reads that file with the demuxer
 of the declared container forced (``-f matroska``, ``mov`` or ``ogg``: a
 stranger's file is never read as a playlist that names other files or
-URLs). What it finds (duration, frame size, codecs:
+URLs) and no protocol but ``file`` allowed. What it finds (duration, frame size, codecs:
 :class:`pdi.fragments.video.VideoInfo`) is kept as the video's fragment
 index, which ``sec``/``msec`` fragments and ``pdi get --info`` read.
 
@@ -65,7 +65,7 @@ def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS) -> Vide
         raise UnsupportedError("videos are read with ffprobe, which is not installed (Debian's ffmpeg)")
     demuxer, _ = CONTAINERS[media_type]
     command = [
-        program, "-v", "error", "-hide_banner", "-f", demuxer,
+        program, "-v", "error", "-hide_banner", "-protocol_whitelist", "file", "-f", demuxer,
         "-show_entries", "format=format_name,duration:stream=codec_type,codec_name,width,height"
         ":stream_disposition=attached_pic",
         "-of", "json", "file:" + path,
@@ -101,7 +101,7 @@ def _last_packet_end(program: str, demuxer: str, path: str, seconds: float) -> D
     memory stays bounded however many packets there are; past ``seconds`` it is
     killed (a :class:`LimitError`).
     """
-    command = [program, "-v", "error", "-hide_banner", "-f", demuxer,
+    command = [program, "-v", "error", "-hide_banner", "-protocol_whitelist", "file", "-f", demuxer,
                "-show_entries", "packet=pts_time,duration_time", "-of", "csv=p=0", "file:" + path]
     first: Decimal | None = None
     last: Decimal | None = None
@@ -231,7 +231,7 @@ def frame_region(path: str, media_type: str, scheme: str, positions: Sequence[ob
     if program is None:
         raise UnsupportedError("frames of a video are read with ffmpeg, which is not installed (Debian's ffmpeg)")
     demuxer, _ = CONTAINERS[media_type]
-    command = [program, "-v", "error", "-hide_banner", "-nostdin", "-f", demuxer, "-ss", f"{at / 1000:.3f}",
+    command = [program, "-v", "error", "-hide_banner", "-nostdin", "-protocol_whitelist", "file", "-f", demuxer, "-ss", f"{at / 1000:.3f}",
                "-i", "file:" + path, "-map", "0:v:0", "-frames:v", "1", "-f", "image2pipe", "-c:v", "png",
                "-pix_fmt", "rgb24", "-"]
     most = info.width * info.height * 4 + (1 << 20)  # a PNG of rgb24 is never much larger than its raw pixels
