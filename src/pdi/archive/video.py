@@ -231,7 +231,8 @@ def frame_region(path: str, media_type: str, scheme: str, positions: Sequence[ob
     if program is None:
         raise UnsupportedError("frames of a video are read with ffmpeg, which is not installed (Debian's ffmpeg)")
     demuxer, _ = CONTAINERS[media_type]
-    command = [program, "-v", "error", "-hide_banner", "-nostdin", "-protocol_whitelist", "file", "-f", demuxer, "-ss", f"{at / 1000:.3f}",
+    command = [program, "-v", "error", "-hide_banner", "-nostdin", "-protocol_whitelist", "file", "-f", demuxer,
+               "-ss", f"{at / 1000:.3f}",
                "-i", "file:" + path, "-map", "0:v:0", "-frames:v", "1", "-f", "image2pipe", "-c:v", "png",
                "-pix_fmt", "rgb24", "-"]
     most = info.width * info.height * 4 + (1 << 20)  # a PNG of rgb24 is never much larger than its raw pixels
