@@ -34,6 +34,7 @@ NOT_FOR_GET = (
     "pdi.server", "pdi.capture", "pdi.mhtml", "pdi.interop.warc", "pdi.interop.wacz",
     "pdi.archive.postgres", "pdi.archive.blobs.s3", "pdi.archive.bagit", "pdi.fragments.markup",
     "pdi.fragments.text", "pdi.fragments.image", "pdi.fragments.audio", "pdi.passages.reanchor",
+    "pdi.fragments.video", "pdi.archive.video",
     "pdi.interop",  # a browser fragment's aliases: only for a name with a '#'
     "pdi.charsets.sniff",  # how a browser finds a text's encoding: a stored text's charset is IANA's name
 )

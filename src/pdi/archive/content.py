@@ -28,6 +28,10 @@ the depositor says about the bytes must be caught here, before it is stored:
 - **PDF.** A ``pdf`` deposit must be a PDF that PDFium (pypdfium2) opens
   without a password (:class:`PdfCheck`): what :mod:`pdi.fragments.pdf`
   reads its pages and text layer with.
+- **Video.** A WebM, MP4 or Ogg video (``webm``, ``video+mp4``,
+  ``video+ogg``) must be one ``ffprobe`` reads as that container, with a
+  duration (and a frame size, if it has a video stream)
+  (:class:`pdi.archive.video.VideoCheck`); what it reads is kept.
 
 The checks raise :class:`~pdi.errors.IntegrityError` (the bytes are not what
 was said of them), naming what the bytes are, what was declared, and how to
@@ -606,6 +610,10 @@ class IndexBuilder:
             self._thread.join()
 
 
+#: The video containers ffprobe reads at deposit (:mod:`pdi.archive.video`; as in :data:`pdi.fragments.video.CONTAINERS`).
+_VIDEO_CONTAINERS = frozenset({"video/webm", "video/mp4", "video/ogg"})
+
+
 #: The largest PDF whose text layer is made at deposit (octets): PDFium reads it whole, from memory.
 PDF_LAYER_UP_TO = 256 << 20
 
@@ -760,6 +768,12 @@ def prepare(
     )
     if pdf is not None:
         observers.append(pdf)
+    video = None
+    if media_type in _VIDEO_CONTAINERS:
+        from pdi.archive.video import VideoCheck
+
+        video = VideoCheck(media_type, force=force or content.keep_unreadable, source=content.source)
+        observers.append(video)
     import pdi.archive.search as search
 
     searcher = (
@@ -780,7 +794,9 @@ def prepare(
             indexer.abandon()
         if pdf is not None:
             pdf.abandon()
-    index = indexer.index if indexer else pdf.index if pdf else None
+        if video is not None:
+            video.abandon()
+    index = indexer.index if indexer else pdf.index if pdf else video.index if video else None
     return NewRepresentation(
         token, media_type, charset, None, blob, index,
         searcher.passages if searcher else None,

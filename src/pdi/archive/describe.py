@@ -14,9 +14,12 @@ from pdi.archive import Generic, Resolved
 
 if TYPE_CHECKING:
     from pdi.fragments.pdf import TextLayer
+    from pdi.fragments.video import VideoInfo
 
 
-def describe(resolved: Resolved | Generic, *, text_layer: TextLayer | None = None) -> dict[str, Any]:
+def describe(
+    resolved: Resolved | Generic, *, text_layer: TextLayer | None = None, video: VideoInfo | None = None
+) -> dict[str, Any]:
     """The name, media type, size and stored representation of a resolved name, and what its fragment selects.
 
     A generic name is described by its versions (number, deposit time, the
@@ -64,6 +67,8 @@ def describe(resolved: Resolved | Generic, *, text_layer: TextLayer | None = Non
             "pdfium": text_layer.pdfium,
             "empty": text_layer.empty,
         }
+    if video is not None:
+        out["video"] = video.to_json()
     fragment = resolved.fragment
     if fragment is not None:
         out["fragment"] = {

@@ -33,6 +33,7 @@ from pdi.identifier import PDI, Fragment
 if TYPE_CHECKING:
     from pdi.fragments import Buffer
     from pdi.fragments.pdf import TextLayer
+    from pdi.fragments.video import VideoInfo
 
 __all__ = ["Reading"]
 
@@ -310,6 +311,9 @@ class Reading(ArchiveBase):
                 # RangedOctets is no Buffer: it is only sliced, as the byte evaluator (the one it goes to) does
                 return self._selected(record, RangedOctets(reader), parsed.fragment)  # type: ignore[arg-type]
             index = self.fragment_index(record)
+            scheme = parsed.fragment.effective_scheme(record.format)
+            if scheme in ("rect", "crop") and record.media_type.startswith("video/"):
+                return self._video_region(record, reader, parsed.fragment, scheme, index)
             with mapped(reader) as octets:
                 result = self._selected(record, octets, parsed.fragment, index)
                 if record.media_type.startswith("multipart/") or record.media_type == "application/pdf":
@@ -323,9 +327,64 @@ class Reading(ArchiveBase):
                     result = dataclasses.replace(result, data=bytes(result.data))
                 return result
 
+    @staticmethod
+    def _video_region(
+        record: RepresentationRecord, reader: ChunkedReader, fragment: Fragment, scheme: str, index: bytes | None
+    ) -> Resolved:
+        """A region of a video's frame (:func:`pdi.archive.video.frame_region`), read by ffmpeg from the verified
+        blob file, or from a copy of its verified chunks where the store keeps none."""
+        import tempfile
+
+        from pdi.archive.video import frame_region
+        from pdi.fragments.video import CONTAINERS
+
+        if record.media_type not in CONTAINERS:
+            raise UnsupportedError(f"{scheme} on {record.media_type}: pdi reads regions of {', '.join(CONTAINERS)}")
+        reader.verify()
+        if reader.path is not None:
+            result = frame_region(reader.path, record.media_type, scheme, fragment.positions, index)
+        else:
+            with tempfile.NamedTemporaryFile(prefix="pdi-video-") as copy:
+                for chunk in reader.chunks():
+                    copy.write(chunk)
+                copy.flush()
+                result = frame_region(copy.name, record.media_type, scheme, fragment.positions, index)
+        return Resolved(record_name(record, fragment=fragment), result.data, result.media_type, None, record, result)
+
     def fragment_index(self, record: RepresentationRecord) -> bytes | None:
-        """The index made at deposit for a representation's octets, if any (what :meth:`select` reads from less)."""
-        return self.store.fragment_index(record.sha256, record.media_type, record.charset)
+        """The index made at deposit for a representation's octets, if any (what :meth:`select` reads from less).
+
+        A WebM, MP4 or Ogg video that has none (brought in by an import, which
+        keeps no index, or deposited with ``--force``) is read by ffprobe now,
+        from its verified octets, each time: ``None`` if ffprobe cannot read it.
+        """
+        index = self.store.fragment_index(record.sha256, record.media_type, record.charset)
+        if index is None and record.media_type.startswith("video/"):
+            return self._probe_video(record)
+        return index
+
+    def _probe_video(self, record: RepresentationRecord) -> bytes | None:
+        """What ffprobe reads of a stored video now (:func:`pdi.archive.video.probe`), as its index, or None."""
+        import tempfile
+
+        from pdi.archive.video import probe
+        from pdi.errors import LimitError, ParseError
+        from pdi.fragments.video import CONTAINERS
+
+        if record.media_type not in CONTAINERS:
+            return None
+        try:
+            with self._reader(record) as reader:
+                reader.verify()
+                if reader.path is not None:
+                    return probe(reader.path, record.media_type).to_bytes()
+                with tempfile.NamedTemporaryFile(prefix="pdi-video-") as copy:
+                    for chunk in reader.chunks():
+                        copy.write(chunk)
+                    copy.flush()
+                    return probe(copy.name, record.media_type).to_bytes()
+        except (ParseError, LimitError, UnsupportedError):
+            return None
 
     def text_layer_of(self, record: RepresentationRecord) -> TextLayer | None:
         """A PDF's text layer as made at deposit and kept (docs/pdf-text-layer.md), or None (not a PDF, or none
@@ -356,6 +415,18 @@ class Reading(ArchiveBase):
         from pdi.fragments.markup.index import ElementIndex
 
         return ElementIndex.from_bytes(index).sgml
+
+    def video_of(self, record: RepresentationRecord) -> VideoInfo | None:
+        """What ffprobe read of a video at deposit (duration, frame size, codecs), or None (not a video, or one
+        deposited unread with ``--force``). No guard is asked: give it a record a reader has resolved."""
+        if not record.media_type.startswith("video/"):
+            return None
+        index = self.fragment_index(record)
+        if index is None:
+            return None
+        from pdi.fragments.video import VideoInfo
+
+        return VideoInfo.from_bytes(index)
 
     @staticmethod
     def select(whole: Resolved, fragment: Fragment, *, index: bytes | None = None) -> Resolved:

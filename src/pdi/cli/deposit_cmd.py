@@ -182,15 +182,19 @@ def add_cmd(
     The bytes are checked against the format (its file signature, by
     libmagic) and the charset (bytes that are UTF-8 but declared latin-1 or
     another one-byte charset); a PDF must open in PDFium, which makes
-    its text layer (char=, line= and search count on it): a
-    contradiction is refused with exit 3 unless --force. With --id naming a document minted today whose latest
+    its text layer (char=, line= and search count on it); a WebM, MP4 or
+    Ogg video must be one ffprobe (Debian's ffmpeg) reads as that
+    container, and its duration, frame size and codecs are kept (sec=,
+    msec= and --info read them): a contradiction is refused with exit 3
+    unless --force. With --id naming a document minted today whose latest
     version holds the same bytes, nothing is deposited: its name is
     printed (and a note on stderr), exit 0. Other bytes, or --force, are
     refused with exit 5: a name is minted once (pdi version deposits a
     new version of it).
 
     The bytes are stored exactly as they are, streamed (in bounded
-    memory, but a PDF is held whole while PDFium reads it), with a progress bar for large input on a terminal.
+    memory, but a PDF is held whole while PDFium reads it, and a video is
+    copied to a temporary file for ffprobe), with a progress bar for large input on a terminal.
     """
     token = format_ or _guess_format(file)
     with contextlib.ExitStack() as stack:

@@ -23,6 +23,7 @@ from pdi.errors import IntegrityError, ParseError
 
 if TYPE_CHECKING:
     from pdi.fragments.pdf import TextLayer
+    from pdi.fragments.video import VideoInfo
 
 
 def _print_generic(generic: Generic) -> None:
@@ -34,17 +35,20 @@ def _print_generic(generic: Generic) -> None:
             click.echo(str(name))
 
 
-def _print_info(result: Resolved, *, pending: bool = False, layer: TextLayer | None = None,
-                sgml: tuple[bool, int] | None = None) -> None:
+def _print_info(
+    result: Resolved, *, pending: bool = False, layer: TextLayer | None = None,
+    sgml: tuple[bool, int] | None = None, video: VideoInfo | None = None,
+) -> None:
     """``pdi get --info``: one ``key<TAB>value`` line per fact of :func:`pdi.archive.describe.describe`.
 
     ``pending``: the stored text waits in the indexer's queue (a ``search-index<TAB>pending`` line);
     ``layer``: a PDF's text layer (a ``text-layer`` line); ``sgml``: an SGML document's parse at deposit
-    (an ``sgml-parse`` line: DTD found or not, and onsgmls's error count).
+    (an ``sgml-parse`` line: DTD found or not, and onsgmls's error count); ``video``: what
+    ffprobe read of a video at deposit (a ``video`` line).
     """
     from pdi.archive.describe import describe
 
-    about = describe(result, text_layer=layer)
+    about = describe(result, text_layer=layer, video=video)
     stored = about["stored"]
     click.echo(f"pdi\t{about['pdi']}")
     click.echo(f"media-type\t{about['media_type']}")
@@ -75,16 +79,28 @@ def _print_info(result: Resolved, *, pending: bool = False, layer: TextLayer | N
         dtd_found, errors = sgml
         how = "DTD found" if dtd_found else "no DTD found: parsed without one (every element undefined, content ANY)"
         click.echo(f"sgml-parse\t{how}; {plural(errors, 'parser error')} (OpenSP onsgmls)")
+    if (v := about.get("video")) is not None:
+        picture = f"{v['width']}x{v['height']} {v['video_codec']}" if v["video_codec"] else "no picture"
+        sound = ", ".join(v["audio_codecs"]) or "no sound"
+        click.echo(f"video\t{v['duration_ms'] / 1000:.3f} s, {picture}, {sound} ({v['container']})")
+    elif about["stored"]["media_type"].startswith("video/"):
+        click.echo("video\tffprobe cannot read it (not WebM, MP4 or Ogg, or not what it says): no time fragments")
     if pending:  # resolvable now; `pdi search` finds its text once `pdi index` (or serve's indexer) has read it
         click.echo("search-index\tpending")
     if selection is None:
         return
     for span in selection["ranges"]:
         click.echo(f"range\tchar={span['start']},{span['end']} (octets {span['byte_start']} to {span['byte_end']})")
-    if (r := selection["region"]) is not None:
+    if (r := selection["region"]) is not None and about["stored"]["media_type"].startswith("video/"):
+        click.echo(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) of the first frame at or after"
+                   f" {r['frame'] / 1000:.3f} s ({r['width']}x{r['height']} pixels), cut out as PNG")
+    elif (r := selection["region"]) is not None:
         click.echo(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) of frame {r['frame']}"
                    f" ({plural(r['frames'], 'frame')} of {r['width']}x{r['height']} pixels)")
-    if (i := selection["interval"]) is not None:
+    if (i := selection["interval"]) is not None and about["stored"]["media_type"].startswith("video/"):
+        click.echo(f"interval\t{i['start'] / 1000:.3f} s to {i['end'] / 1000:.3f} s of {i['length'] / 1000:.3f} s"
+                   f" (milliseconds {i['start']} to {i['end']}; the answer is the whole video)")
+    elif (i := selection["interval"]) is not None:
         click.echo(f"interval\tsample frames {i['start']} to {i['end']} of {i['length']}"
                    f" ({i['start'] / i['rate']:.3f} s to {i['end'] / i['rate']:.3f} s at {i['rate']} Hz,"
                    f" {plural(i['channels'], 'channel')})")
@@ -139,7 +155,11 @@ def get_cmd(
     it) selects nothing: a warning, and exit status 9. On an image,
     #rect=(x1,y1),(x2,y2)[,frame] (the default scheme) gives the whole
     image and #crop=… the cut-out pixels as PNG; on audio, #sec=a,b (the
-    default) or #msec=a,b gives those samples as WAV; on HTML, XML and
+    default) or #msec=a,b gives those samples as WAV; on a video (WebM, MP4,
+    Ogg), #sec=a,b or #msec=a,b gives the whole video and --info the
+    interval, duration, frame size and codecs, and #rect=(x1,y1),(x2,y2),t
+    (or crop=) the region of the first frame at or after t milliseconds,
+    cut out as PNG; on HTML, XML and
     SGML, #elt=a,b runs from start tag a through the end of element b
     (HTML also #name=x,y, by name= or id=; SGML's elements are those
     OpenSP's onsgmls reports given the document's DTD, omitted tags
@@ -172,7 +192,8 @@ def get_cmd(
         if located.pdi.fragment is None:  # the whole representation: streamed, never held
             if info:
                 _print_info(located, pending=opened.index_pending_of(located.record),
-                            layer=opened.text_layer_of(located.record), sgml=opened.sgml_parse_of(located.record))
+                            layer=opened.text_layer_of(located.record), sgml=opened.sgml_parse_of(located.record),
+                            video=opened.video_of(located.record))
             else:
                 _refuse_binary_on_terminal(ctx, located, output)
                 with opened.open_octets(pdi, latest=latest) as whole:
@@ -183,9 +204,10 @@ def get_cmd(
         pending = info and opened.index_pending_of(result.record)  # read while the archive is open
         layer = opened.text_layer_of(result.record) if info else None
         sgml = opened.sgml_parse_of(result.record) if info else None
+        video = opened.video_of(result.record) if info else None
     selection = result.fragment
     if info:
-        _print_info(result, pending=pending, layer=layer, sgml=sgml)
+        _print_info(result, pending=pending, layer=layer, sgml=sgml, video=video)
     else:
         _refuse_binary_on_terminal(ctx, result, output)
     if selection is not None and selection.past_end:

@@ -20,6 +20,12 @@ Registered now:
   pixels as PNG), in :mod:`pdi.fragments.image`.
 * ``sec`` and ``msec`` on ``audio/*``: a time range, returned as a WAV file
   of the selected samples, in :mod:`pdi.fragments.audio`.
+* ``sec`` and ``msec`` on ``video/*`` (WebM, MP4, Ogg): a time range of the
+  milliseconds selected, answered with the whole video, from what ffprobe
+  read at deposit (the video's index), in :mod:`pdi.fragments.video`;
+  ``rect`` and ``crop`` at a time on a video need ffmpeg to decode a frame,
+  and are answered by the archive (:func:`pdi.archive.video.frame_region`),
+  not here.
 
 * ``char``, ``line`` and RFC 8118's ``page`` and ``nameddest`` on ``application/pdf``: counted
   on the PDF's text layer (``docs/pdf-text-layer.md``), in
@@ -41,8 +47,8 @@ again), which holds the text's table too. Given back to :func:`evaluate` as
 exactly what it answers without one; an index that is damaged or was made
 for other octets is an :class:`~pdi.errors.IntegrityError`.
 
-Not evaluated: the time schemes on ``video/*``: they parse, and resolving
-them is :class:`~pdi.errors.UnsupportedError`.
+Not evaluated: time schemes on a video that ffprobe cannot read: they parse,
+and resolving them is :class:`~pdi.errors.UnsupportedError`.
 
 An evaluator registered for the family ``*`` serves every media type that has
 no evaluator of its own for that scheme.
@@ -194,6 +200,20 @@ def _pdf_evaluator(
     return evaluate_pdf(scheme, positions, data, media_type, charset, index=index)
 
 
+def _video_evaluator(
+    scheme: str,
+    positions: Sequence[object],
+    data: Buffer,
+    media_type: str,
+    charset: str | None,
+    *,
+    index: bytes | None = None,
+) -> FragmentResult:
+    from pdi.fragments.video import evaluate_video
+
+    return evaluate_video(scheme, positions, data, media_type, charset, index=index)
+
+
 _REGISTRY: dict[tuple[str, str], Evaluator] = {
     ("byte", "*"): _octet_evaluator,
     ("char", "multipart"): _aggregate_evaluator,
@@ -215,6 +235,8 @@ _INDEXED: dict[tuple[str, str], IndexedEvaluator] = {
     ("line", "pdf"): _pdf_evaluator,
     ("page", "pdf"): _pdf_evaluator,
     ("nameddest", "pdf"): _pdf_evaluator,
+    ("sec", "video"): _video_evaluator,
+    ("msec", "video"): _video_evaluator,
 }
 _REGISTRY.update(_INDEXED)
 
@@ -308,6 +330,8 @@ def build_index(
       and the parser's error count, for ``pdi get --info``); where
       ``onsgmls`` is not installed, the text table only, and ``elt`` parses
       on each query.
+    * Video: none here; what ffprobe reads at deposit (:class:`pdi.fragments.video.VideoInfo`,
+      made by :mod:`pdi.archive.video`) is its index.
     * Other media types (images, audio): ``None``.
 
     Raises :class:`~pdi.errors.UnsupportedError` for a charset label that

@@ -83,6 +83,11 @@ def _rectangle(scheme: str, positions: Sequence[object]) -> tuple[int, int, int,
     return x1, y1, x2, y2, frame
 
 
+def rectangle(scheme: str, positions: Sequence[object]) -> tuple[int, int, int, int, int]:
+    """``x1, y1, x2, y2, frame`` of a ``rect`` or ``crop`` fragment's positions, checked (a :class:`ParseError` if not)."""
+    return _rectangle(scheme, positions)
+
+
 def evaluate_image(
     scheme: str, positions: Sequence[object], data: bytes, media_type: str, charset: str | None
 ) -> FragmentResult:

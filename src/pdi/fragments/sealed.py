@@ -7,7 +7,7 @@ answer at all once damaged. Every serialized index
 :meth:`pdi.fragments.markup.ElementIndex.to_bytes`) is therefore sealed the
 same way::
 
-    magic    4 octets   b"PDIT" (text block table), b"PDIM" (element index), b"PDIP" (a PDF's text layer)
+    magic    4 octets   b"PDIT" (text block table), b"PDIM" (element index), b"PDIP" (a PDF's text layer), b"PDIV" (a video: what ffprobe read)
     version  u16 LE     the payload's layout; a reader refuses a version it does not know
     payload  …          the index's own fields, little-endian
     digest   16 octets  BLAKE2b-128 of everything before it
@@ -32,7 +32,7 @@ DIGEST_SIZE: Final = 16
 _HEAD: Final = struct.Struct("<4sH")
 #: The length before a string, unless another is asked for.
 U32: Final = struct.Struct("<I")
-_MAGICS: Final = {b"PDIT": "text", b"PDIM": "markup", b"PDIP": "pdf"}
+_MAGICS: Final = {b"PDIT": "text", b"PDIM": "markup", b"PDIP": "pdf", b"PDIV": "video"}
 
 
 def _digest(data: bytes | memoryview) -> bytes:
@@ -46,7 +46,7 @@ def seal(magic: bytes, version: int, payload: bytes) -> bytes:
 
 
 def index_kind(data: bytes) -> str:
-    """What a sealed index describes, by its magic: ``"text"``, ``"markup"`` or ``"pdf"``.
+    """What a sealed index describes, by its magic: ``"text"``, ``"markup"``, ``"pdf"`` or ``"video"``.
 
     Raises :class:`~pdi.errors.IntegrityError` when ``data`` starts with no
     known magic (the digest is checked when the index is opened).

@@ -281,6 +281,8 @@ def _allowed_schemes(media_type: str) -> frozenset[str]:
         allowed = allowed | _FAMILY_SCHEMES["html"]
     if media_type == "application/pdf":  # counted on its text layer (docs/pdf-text-layer.md)
         allowed = allowed | _FAMILY_SCHEMES["text"]
+    if major == "video":  # a region of the frame at a time (pdi.archive.video.frame_region)
+        allowed = allowed | {"rect", "crop"}
     return allowed
 
 

@@ -7,7 +7,7 @@ A PDI whose fragment is
   the CRLF-canonical text (or source) that holds the text the directive
   finds in the page text (:mod:`pdi.fragments.pagetext`); several
   directives (``&``) name one range each, in order;
-* a Media Fragment, ``#t=…`` on audio or ``#xywh=…`` on an image
+* a Media Fragment, ``#t=…`` on audio or video or ``#xywh=…`` on an image
   (:mod:`pdi.fragments.mediafragment`), names the ``sec``/``msec`` or
   ``rect`` fragment that selects the same samples or pixels.
 
@@ -96,7 +96,7 @@ def native_names(archive: Archive, name: str) -> Alias:
     base = whole.pdi.without_fragment()
     if DELIMITER in fragment:
         return _text_directives(name, base, fragment, whole)
-    return _media(name, base, fragment, whole)
+    return _media(archive, name, base, fragment, whole)
 
 
 def _with(base: PDI, scheme: str, *positions: object) -> PDI:
@@ -126,7 +126,7 @@ def _text_directives(name: str, base: PDI, fragment: str, whole: Resolved) -> Al
     return Alias(name, base, "text-directive", fragment, tuple(natives), tuple(notes))
 
 
-def _media(name: str, base: PDI, fragment: str, whole: Resolved) -> Alias:
+def _media(archive: Archive, name: str, base: PDI, fragment: str, whole: Resolved) -> Alias:
     from pdi import fragments
 
     parsed = parse_media_fragment(fragment)
@@ -143,9 +143,14 @@ def _media(name: str, base: PDI, fragment: str, whole: Resolved) -> Alias:
         (x1, y1), (x2, y2) = native_region(parsed, width=width, height=height)
         return Alias(name, base, "media-fragment", fragment, (_with(base, "rect", (x1, y1), (x2, y2)),))
     if major not in ("audio", "video"):
-        raise UnsupportedError(f"t= selects in audio, not in {whole.media_type}")
+        raise UnsupportedError(f"t= selects in audio or video, not in {whole.media_type}")
     duration = None
-    if parsed.end is None:
+    if parsed.end is None and major == "video":  # its duration as ffprobe read it at deposit
+        video = archive.video_of(whole.record)
+        if video is None:
+            raise UnsupportedError(f"t= on {base}: ffprobe did not read this {whole.media_type} at deposit")
+        duration = video.duration_ms
+    elif parsed.end is None:
         interval = fragments.evaluate("msec", (0, 0), whole.data, media_type=whole.media_type).interval
         assert interval is not None
         duration = -(-interval.length * 1000 // interval.rate)

@@ -134,7 +134,19 @@ def render_view(archive: Archive, name: str) -> str:
     else:
         whole = archive.read(located)
         # the fragment is cut from the bytes just read: they are not read and hashed twice
-        selected = archive.select(whole, parsed.fragment) if parsed.fragment is not None else None
+        # a video's time fragment is read from what ffprobe read at deposit (its index); a region of its
+        # frame is decoded by ffmpeg (resolve), as N2R answers it
+        video = whole.media_type.startswith("video/") and parsed.fragment is not None
+        if video and parsed.fragment is not None and parsed.fragment.effective_scheme(whole.record.format) in (
+            "rect", "crop",
+        ):
+            selected = archive.resolve(name)
+            assert not isinstance(selected, Generic)
+        elif parsed.fragment is not None:
+            index = archive.fragment_index(whole.record) if video else None
+            selected = archive.select(whole, parsed.fragment, index=index)
+        else:
+            selected = None
     meta = archive.meta(str(whole.pdi))
     facts = "".join(
         f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>"

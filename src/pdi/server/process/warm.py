@@ -25,6 +25,7 @@ ANSWERING: Final = (
     "pdi.fragments.markup.index",  # elt= and name= in HTML and XML
     "pdi.fragments.image",  # regions of images (Pillow, below)
     "pdi.fragments.audio",  # intervals of sound
+    "pdi.fragments.video",  # intervals of video, from what ffprobe read at deposit
 )
 
 

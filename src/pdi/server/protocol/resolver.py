@@ -276,11 +276,32 @@ class Resolver:
             about = self.mementos.headers(located, base)
         if located.pdi.fragment is None and located.record.size > STREAM_FROM:
             return Large(located, about, _aggregate_type(self.archive, located))
+        if located.record.size > STREAM_FROM and _video_time(located):
+            # the answer is the whole video: its interval is read from the index, its octets streamed
+            clip = self._video_clip(located)
+            return Large(clip, _with_clip(about, clip))
         resolved = self.archive.read(located)
         if resolved.fragment is not None and resolved.fragment.past_end:
             # as `pdi get` exits 9 with the same words: no 200 with an empty body, which reads as an empty passage
             raise Problem(416, "range not satisfiable", past_end_message(resolved.pdi, resolved.fragment))
+        if resolved.fragment is not None and _video_time(resolved):
+            about = _with_clip(about, resolved)
         return whole_entity(resolved, about, shared=shared_answer(self.archive, resolved))
+
+    def _video_clip(self, located: Resolved) -> Resolved:
+        """A video's time fragment, located only: its interval from the video's index (no octet read);
+        wholly past the end, the ``416`` problem."""
+        from pdi import fragments
+
+        fragment = located.pdi.fragment
+        assert fragment is not None
+        result = fragments.evaluate(
+            fragment.effective_scheme(located.record.format), fragment.positions, b"",
+            media_type=located.record.media_type, index=self.archive.fragment_index(located.record),
+        )
+        if result.past_end:
+            raise Problem(416, "range not satisfiable", past_end_message(located.pdi, result))
+        return dataclasses.replace(located, fragment=result)
 
     def _negotiate(self, generic: Generic, name: str, base: str, accept: str | None) -> Response:
         """A generic name's N2R: the format ``Accept`` prefers (RFC 9110 §12.5.1), else ``300`` and every format.
@@ -456,7 +477,8 @@ class ReadAPI(ArchiveHandlers):
 def description(archive: Archive, resolved: Resolved | Generic, *, statements: bool = True) -> dict[str, Any]:
     """JSON about a resolved name (:func:`pdi.archive.describe.describe`), with the statements about it."""
     layer = archive.text_layer_of(resolved.record) if isinstance(resolved, Resolved) else None  # a PDF's
-    out = describe(resolved, text_layer=layer)
+    video = archive.video_of(resolved.record) if isinstance(resolved, Resolved) else None
+    out = describe(resolved, text_layer=layer, video=video)
     if statements and isinstance(resolved, Resolved):
         out["meta"] = archive.meta(str(resolved.pdi).split("#", 1)[0])
     return out
@@ -688,6 +710,39 @@ def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[s
     if resolved.fragment is not None and resolved.fragment.clamped:  # (wholly past the end is a 416 problem)
         headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
     return headers
+
+
+def _video_time(resolved: Resolved) -> bool:
+    """Whether a name is a time fragment (``sec``, ``msec``) of a video, answered by the whole video."""
+    fragment = resolved.pdi.fragment
+    return (fragment is not None and resolved.record.media_type.startswith("video/")
+            and fragment.effective_scheme(resolved.record.format) in ("sec", "msec"))
+
+
+def _with_clip(about: Mapping[str, str], resolved: Resolved) -> dict[str, str]:
+    """``about`` with a clip's headers (:func:`clip_headers`), its ``Link`` joined to any already there."""
+    clip = clip_headers(resolved)
+    if "Link" in about:
+        clip["Link"] += ", " + about["Link"]
+    return {**about, **clip}
+
+
+def clip_headers(resolved: Resolved) -> dict[str, str]:
+    """What N2R says beside a video's time fragment, whose answer is the whole video (:mod:`pdi.fragments.video`).
+
+    ``Content-Location``: the N2R of the whole version (the body is exactly
+    its octets); a ``Link`` with ``rel="alternate"`` to the same with the
+    Media Fragments URI 1.0 temporal fragment of the interval
+    (``#t=npt:1.000,2.500``, seconds to the millisecond), which a browser's
+    player seeks to and stops at.
+    """
+    fragment = resolved.fragment
+    assert fragment is not None and fragment.interval is not None
+    interval = fragment.interval
+    whole = n2r_path(resolved.pdi.without_fragment())
+    clip = f"{whole}#t=npt:{interval.start / 1000:.3f},{interval.end / 1000:.3f}"
+    link = f'<{clip}>; rel="alternate"; type="{resolved.media_type}"'
+    return {"Content-Location": whole, "Link": link}
 
 
 def _validator_of(located: Resolved, shared: bool) -> Validator:

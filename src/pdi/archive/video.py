@@ -1,0 +1,260 @@
+"""A video deposit's check: ``ffprobe`` (Debian's ffmpeg) reads it as its declared container, and what it reads is kept.
+
+WebM (``video/webm``), MP4 (``video/mp4``) and Ogg (``video/ogg``) deposits
+are streamed to a temporary file beside the blob as they are staged (an MP4's
+index may sit at its end), and ``ffprobe`` reads that file with the demuxer
+of the declared container forced (``-f matroska``, ``mov`` or ``ogg``: a
+stranger's file is never read as a playlist that names other files or
+URLs) and no protocol but ``file`` allowed. What it finds (duration, frame size, codecs:
+:class:`pdi.fragments.video.VideoInfo`) is kept as the video's fragment
+index, which ``sec``/``msec`` fragments and ``pdi get --info`` read.
+
+A container that states no duration (a browser's MediaRecorder writes WebM
+so) is timed by the end of its last packet, read by a second ffprobe run
+whose lines are consumed as they come (bounded memory, the same time
+limit). A file ffprobe cannot read as that container, or whose video
+stream has no frame size, or with no timed packet, is refused (an
+:class:`~pdi.errors.IntegrityError` naming what is wrong), and the deposit
+leaves nothing; ``--force`` deposits it as declared, unread (its time
+fragments are then unsupported). ffprobe runs as a subprocess with a time
+limit (:data:`PROBE_SECONDS`; past it, it is killed and the deposit is a
+:class:`~pdi.errors.LimitError`), its output goes to temporary files and at
+most :data:`PROBE_OUTPUT` octets of it are read. Without ffprobe, a video
+deposit is :class:`~pdi.errors.UnsupportedError` (install Debian's ffmpeg,
+or ``--force``).
+
+:func:`frame_region` answers ``rect`` and ``crop`` on a video, the region of
+one frame: ffmpeg decodes that frame, under the same bounds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
+from typing import IO
+
+from pdi.archive.blobs import BlobInfo
+from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, UnsupportedError
+from pdi.fragments.results import FragmentResult
+from pdi.fragments.video import CONTAINERS, VideoInfo, info_from_ffprobe, states_duration
+
+__all__ = ["FRAME_SECONDS", "PROBE_OUTPUT", "PROBE_SECONDS", "VideoCheck", "frame_region", "probe"]
+
+#: The longest ffprobe may take to read a video at deposit (seconds).
+PROBE_SECONDS = 30.0
+#: The most of ffprobe's output read (octets): its JSON for a few streams is a few KiB.
+PROBE_OUTPUT = 1 << 20
+
+
+def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS) -> VideoInfo:
+    """What ffprobe reads of the file at ``path`` as the container ``media_type`` names.
+
+    Raises :class:`ParseError` (the reason) when ffprobe cannot read it so,
+    :class:`LimitError` past ``seconds`` or :data:`PROBE_OUTPUT`, and
+    :class:`UnsupportedError` when there is no ffprobe.
+    """
+    program = shutil.which("ffprobe")
+    if program is None:
+        raise UnsupportedError("videos are read with ffprobe, which is not installed (Debian's ffmpeg)")
+    demuxer, _ = CONTAINERS[media_type]
+    command = [
+        program, "-v", "error", "-hide_banner", "-protocol_whitelist", "file", "-f", demuxer,
+        "-show_entries", "format=format_name,duration:stream=codec_type,codec_name,width,height"
+        ":stream_disposition=attached_pic",
+        "-of", "json", "file:" + path,
+    ]
+    started = time.monotonic()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                  timeout=seconds, check=False)
+        except subprocess.TimeoutExpired as exc:  # run() kills it
+            raise LimitError(f"ffprobe took longer than {seconds:g} s to read the video") from exc
+        if out.tell() > PROBE_OUTPUT:
+            raise LimitError(f"ffprobe said more than {PROBE_OUTPUT} octets of this video")
+        if done.returncode != 0:
+            err.seek(max(0, err.tell() - 2000))
+            said = err.read().decode("utf-8", "replace").strip().splitlines()
+            reason = said[-1] if said else f"exit status {done.returncode}"
+            raise ParseError(f"ffprobe cannot read it as {demuxer}: {reason.removeprefix('file:' + path + ': ')}",
+                             rule="video")
+        out.seek(0)
+        report = out.read()
+    if states_duration(report):
+        return info_from_ffprobe(report, media_type)
+    # no duration in the container (a browser's recording): the end of its last packet, found by reading them all
+    left = seconds - (time.monotonic() - started)
+    return info_from_ffprobe(report, media_type, duration=_last_packet_end(program, demuxer, path, left))
+
+
+def _last_packet_end(program: str, demuxer: str, path: str, seconds: float) -> Decimal | None:
+    """The latest ``pts + duration`` of any packet less the earliest ``pts`` (seconds); ``None`` if no packet has one.
+
+    ffprobe's lines are read as it writes them and only two numbers kept, so
+    memory stays bounded however many packets there are; past ``seconds`` it is
+    killed (a :class:`LimitError`).
+    """
+    command = [program, "-v", "error", "-hide_banner", "-protocol_whitelist", "file", "-f", demuxer,
+               "-show_entries", "packet=pts_time,duration_time", "-of", "csv=p=0", "file:" + path]
+    first: Decimal | None = None
+    last: Decimal | None = None
+    killed = threading.Event()
+
+    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL) as process:
+
+        def stop() -> None:
+            killed.set()
+            process.kill()
+
+        timer = threading.Timer(max(seconds, 0.0), stop)
+        timer.start()
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:
+                pts, _, length = line[:200].decode("ascii", "replace").strip().partition(",")
+                if not _number(pts):
+                    continue  # N/A
+                at = Decimal(pts)
+                end = at + (Decimal(length) if _number(length) else 0)
+                first = at if first is None or at < first else first
+                last = end if last is None or end > last else last
+        finally:
+            timer.cancel()
+            process.kill()
+    if killed.is_set():
+        raise LimitError(f"ffprobe took longer than {seconds:g} s to read the video's packets")
+    if first is None or last is None:
+        return None
+    return last - first
+
+
+def _number(text: str) -> bool:
+    """Whether ``text`` is a finite decimal number (ffprobe writes ``N/A`` for none)."""
+    try:
+        return Decimal(text).is_finite()
+    except InvalidOperation:
+        return False
+
+
+class VideoCheck:
+    """The check a WebM, MP4 or Ogg video deposit gets (a :class:`BlobObserver`): see the module docstring.
+
+    Memory: one piece; the video is spooled to a temporary file, removed at
+    :meth:`finish` or :meth:`abandon`.
+    """
+
+    def __init__(self, media_type: str, *, force: bool = False, source: str | None = None) -> None:
+        self.media_type = media_type
+        self.force = force
+        self.source = source
+        #: the video's index (:meth:`VideoInfo.to_bytes`), once read
+        self.index: bytes | None = None
+        # closed and removed by finish or abandon, not by a with block: it lives across the deposit's pass
+        self._file: IO[bytes] | None = tempfile.NamedTemporaryFile(prefix="pdi-video-", delete=False)  # noqa: SIM115
+
+    def update(self, piece: bytes) -> None:
+        if self._file is not None:
+            self._file.write(piece)
+
+    def finish(self, info: BlobInfo) -> None:
+        if self._file is None:
+            return
+        self._file.close()
+        try:
+            self.index = probe(self._file.name, self.media_type).to_bytes()
+        except (ParseError, LimitError, UnsupportedError) as exc:
+            if self.force:
+                return  # deposited as declared, unread
+            if not isinstance(exc, ParseError):
+                raise
+            where = f"{self.source}: " if self.source else ""
+            raise IntegrityError(
+                f"{where}the content is not a {self.media_type} video pdi can read: {exc.reason};"
+                " --force deposits it as declared (unread: no time fragments)"
+            ) from exc
+        finally:
+            self.abandon()
+
+    def abandon(self) -> None:
+        """Remove the spooled copy (after :meth:`finish`, or when the deposit failed)."""
+        if self._file is not None:
+            self._file.close()
+            try:
+                os.unlink(self._file.name)
+            except FileNotFoundError:
+                pass
+            self._file = None
+
+
+#: The longest ffmpeg may take to decode one frame for a region (seconds).
+FRAME_SECONDS = 30.0
+
+
+def frame_region(path: str, media_type: str, scheme: str, positions: Sequence[object], index: bytes | None,
+                 *, seconds: float = FRAME_SECONDS) -> FragmentResult:
+    """``rect`` or ``crop`` on a video: the region of the frame at a time, cut out as PNG (PDI-GRAMMAR.md §3).
+
+    ``#rect=(x1,y1),(x2,y2),t`` selects the pixels ``x1 ≤ x < x2``,
+    ``y1 ≤ y < y2`` of the first frame whose presentation time is at or
+    after ``t`` milliseconds (default 0; the rule of sound's samples); ``rect``
+    and ``crop`` both answer the cut-out pixels as PNG (:mod:`pdi.fragments.image`'s
+    crop: corners past the edge clamped). The result's
+    :class:`~pdi.fragments.Region` has the time in ``frame`` and the
+    duration in milliseconds in ``frames``. ffmpeg decodes the frame (a
+    subprocess, the demuxer of ``media_type`` forced, ``seconds`` at most,
+    its output bounded by the frame size ffprobe read at deposit); a time at
+    or past the last frame is :class:`~pdi.errors.NotFoundError`.
+    """
+    from pdi.fragments.image import MAX_CROP_PIXELS, evaluate_image, rectangle
+    from pdi.fragments.results import Region
+
+    x1, y1, x2, y2, at = rectangle(scheme, positions)
+    if index is None:
+        raise UnsupportedError(f"{scheme} on this {media_type}: ffprobe cannot read it")
+    info = VideoInfo.from_bytes(index)
+    if not info.width:
+        raise UnsupportedError(f"{scheme} on this {media_type}: it has no picture, only sound")
+    if info.width * info.height > MAX_CROP_PIXELS:
+        raise LimitError(f"{scheme} on a {info.width}×{info.height} video: a frame of more than"
+                         f" {MAX_CROP_PIXELS:,} pixels is not decoded")
+    if at >= info.duration_ms:
+        raise NotFoundError(f"no frame at {at} ms: the video lasts {info.duration_ms} ms")
+    program = shutil.which("ffmpeg")
+    if program is None:
+        raise UnsupportedError("frames of a video are read with ffmpeg, which is not installed (Debian's ffmpeg)")
+    demuxer, _ = CONTAINERS[media_type]
+    command = [program, "-v", "error", "-hide_banner", "-nostdin", "-protocol_whitelist", "file", "-f", demuxer,
+               "-ss", f"{at / 1000:.3f}",
+               "-i", "file:" + path, "-map", "0:v:0", "-frames:v", "1", "-f", "image2pipe", "-c:v", "png",
+               "-pix_fmt", "rgb24", "-"]
+    most = info.width * info.height * 4 + (1 << 20)  # a PNG of rgb24 is never much larger than its raw pixels
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, timeout=seconds,
+                                  check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise LimitError(f"ffmpeg took longer than {seconds:g} s to decode the frame at {at} ms") from exc
+        if out.tell() > most:
+            raise LimitError(f"ffmpeg gave more than {most} octets for one {info.width}×{info.height} frame")
+        if done.returncode != 0:
+            err.seek(max(0, err.tell() - 2000))
+            said = err.read().decode("utf-8", "replace").strip().splitlines()
+            raise UnsupportedError(f"ffmpeg cannot decode the frame at {at} ms: "
+                                   f"{said[-1] if said else f'exit status {done.returncode}'}")
+        out.seek(0)
+        png = out.read()
+    if not png:
+        raise NotFoundError(f"no frame at or after {at} ms: the video lasts {info.duration_ms} ms")
+    cut = evaluate_image("crop", ((x1, y1), (x2, y2)), png, "image/png", None)
+    assert cut.region is not None
+    r = cut.region
+    return dataclasses.replace(cut, scheme=scheme,
+                               region=Region(r.x1, r.y1, r.x2, r.y2, at, r.width, r.height, info.duration_ms))

@@ -1,0 +1,341 @@
+"""Video deposits (issue 25): WebM, MP4 and Ogg read by ffprobe at deposit, and refused when it cannot read them.
+
+The videos are made here by ffmpeg (``testsrc`` at 64×48, 10 frames a
+second, 3 s, with a 440 Hz tone), so what a deposit reports is checked
+against the values they were made with and against ffprobe's own report of
+the file, asked here in its default form (not the command pdi runs).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from archive_helpers import snapshot
+
+from pdi.archive import Archive, Content
+from pdi.errors import IntegrityError
+from pdi.fragments.video import VideoInfo
+
+pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None,
+                                reason="needs Debian's ffmpeg (scripts/bootstrap installs it)")
+
+S = "oma.eop.gov.us"
+
+#: token, file suffix, video and audio encoders, the codec names ffprobe gives them
+KINDS = {
+    "webm": ("webm", "libvpx-vp9", "libopus", "vp9", "opus"),
+    "video+mp4": ("mp4", "libx264", "aac", "h264", "aac"),
+    "video+ogg": ("ogv", "libtheora", "libvorbis", "theora", "vorbis"),
+}
+
+
+def make_video(path: Path, video: str, audio: str | None, *, seconds: int = 3, size: str = "64x48",
+               rate: int = 10, extra: tuple[str, ...] = ()) -> bytes:
+    """A test video made by ffmpeg: ``testsrc`` (and a sine tone) of ``seconds``."""
+    command = ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc=size={size}:rate={rate}:duration={seconds}"]
+    if audio is not None:
+        command += ["-f", "lavfi", "-i", f"sine=frequency=440:duration={seconds}", "-c:a", audio, "-shortest"]
+    command += ["-c:v", video, *extra, str(path)]
+    subprocess.run(command, check=True, timeout=120)
+    return path.read_bytes()
+
+
+def ffprobe_report(path: Path) -> dict[str, object]:
+    done = subprocess.run(["ffprobe", "-v", "error", "-show_format", "-show_streams", "-of", "json", str(path)],
+                          check=True, capture_output=True, timeout=60)
+    report: dict[str, object] = json.loads(done.stdout)
+    return report
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[bytes, dict[str, object]]]:
+    where = tmp_path_factory.mktemp("videos")
+    out = {}
+    for token, (suffix, video, audio, _, _) in KINDS.items():
+        path = where / f"clip.{suffix}"
+        out[token] = (make_video(path, video, audio), ffprobe_report(path))
+    return out
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> Iterator[Archive]:
+    opened = Archive.init(str(tmp_path / "archive"))
+    opened.add_series(S)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def info_of(archive: Archive, name: object) -> VideoInfo:
+    resolved = archive.get(str(name))
+    index = archive.fragment_index(resolved.record)
+    assert index is not None
+    return VideoInfo.from_bytes(index)
+
+
+@pytest.mark.parametrize("token", list(KINDS))
+def test_a_video_deposit_keeps_what_ffprobe_reads(archive: Archive, videos: dict[str, tuple[bytes, dict[str, object]]],
+                                                  token: str) -> None:
+    data, report = videos[token]
+    _, _, _, video_codec, audio_codec = KINDS[token]
+    name = archive.add(S, data, format=token)
+    assert archive.get(str(name)).data == data  # kept exactly
+    info = info_of(archive, name)
+    assert (info.width, info.height) == (64, 48)
+    assert (info.video_codec, info.audio_codecs) == (video_codec, (audio_codec,))
+    fmt = report["format"]
+    assert isinstance(fmt, dict)
+    assert info.duration_ms == math.ceil(Decimal(fmt["duration"]) * 1000)
+    assert info.container == fmt["format_name"]
+    assert abs(info.duration - 3) < 0.1  # made 3 s long
+
+
+@pytest.mark.parametrize(
+    ("token", "made_as", "reason"),
+    [
+        ("video+mp4", "webm", "cannot read it as mov"),
+        ("webm", "video+mp4", "cannot read it as matroska"),
+        # Ogg has a signature: libmagic tells it first
+        ("video+ogg", "webm", "is video/webm \\(WebM\\), but the format video\\+ogg"),
+    ],
+)
+def test_a_video_that_is_not_its_declared_container_is_refused_and_leaves_nothing(
+    archive: Archive, videos: dict[str, tuple[bytes, dict[str, object]]], token: str, made_as: str, reason: str
+) -> None:
+    data, _ = videos[made_as]
+    before = snapshot(archive)
+    with pytest.raises(IntegrityError, match=f"clip: the content (is not a video/.* video pdi can read: ffprobe )?{reason}"):
+        archive.deposit(S, [Content(data, token, source="clip")])
+    assert snapshot(archive) == before
+    # --force keeps it as declared, unread
+    forced = archive.add(S, data, format=token, force=True)
+    assert archive.get(str(forced)).data == data
+    assert archive.fragment_index(archive.get(str(forced)).record) is None
+
+
+def test_text_declared_as_a_video_is_refused(archive: Archive) -> None:
+    before = snapshot(archive)
+    with pytest.raises(IntegrityError, match="not a video/mp4 video pdi can read: ffprobe cannot read it as mov"):
+        archive.add(S, b"these are words, not frames\n" * 10, format="video+mp4")
+    assert snapshot(archive) == before
+
+
+def test_a_truncated_mp4_is_refused(archive: Archive, videos: dict[str, tuple[bytes, dict[str, object]]]) -> None:
+    data, _ = videos["video+mp4"]
+    with pytest.raises(IntegrityError, match="not a video/mp4 video pdi can read"):
+        archive.add(S, data[: len(data) // 2], format="video+mp4")
+
+
+def test_ffprobe_is_given_a_time_limit(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import pdi.archive.video as video
+    from pdi.errors import LimitError
+
+    slow = tmp_path / "ffprobe"
+    slow.write_text("#!/bin/sh\nexec sleep 30\n")
+    slow.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    with pytest.raises(LimitError, match=r"longer than 0\.5 s"):
+        video.probe(str(slow), "video/mp4", seconds=0.5)
+
+
+def test_an_ogg_of_sound_alone_declared_video_ogg_has_no_frame_size(archive: Archive, tmp_path: Path) -> None:
+    data = subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=duration=2", "-c:a", "libvorbis",
+                           "-f", "ogg", "-"], check=True, capture_output=True, timeout=60).stdout
+    info = info_of(archive, archive.add(S, data, format="video+ogg"))
+    assert (info.width, info.height, info.video_codec, info.audio_codecs) == (0, 0, "", ("vorbis",))
+
+
+# --- time fragments (PDI-GRAMMAR.md §3: sec and msec, half-open, clamped as for sound) -------------------------
+
+
+def duration_ms(report: dict[str, object]) -> int:
+    """ffprobe's duration of the container, in milliseconds rounded up (PDI-GRAMMAR.md §3)."""
+    fmt = report["format"]
+    assert isinstance(fmt, dict)
+    return math.ceil(Decimal(fmt["duration"]) * 1000)
+
+
+@pytest.mark.parametrize("token", list(KINDS))
+def test_sec_and_msec_on_a_video_name_an_interval_and_answer_the_whole_video(
+    archive: Archive, videos: dict[str, tuple[bytes, dict[str, object]]], token: str
+) -> None:
+    data, report = videos[token]
+    name = str(archive.add(S, data, format=token))
+    length = duration_ms(report)
+    one = archive.resolve(f"{name}#sec=1,2")
+    assert one.data == data and one.media_type == archive.get(name).media_type
+    assert one.fragment is not None and one.fragment.interval is not None
+    i = one.fragment.interval
+    assert (i.start, i.end, i.rate, i.length) == (1000, 2000, 1000, length)
+    assert not one.fragment.clamped and not one.fragment.past_end
+    assert archive.resolve(f"{name}#1,2").fragment == one.fragment  # sec is the default scheme on video
+    m = archive.resolve(f"{name}#msec=250,1750").fragment
+    assert m is not None and m.interval is not None and (m.interval.start, m.interval.end) == (250, 1750)
+    # reaching past the end: clamped to ffprobe's duration
+    late = archive.resolve(f"{name}#sec=2,9").fragment
+    assert late is not None and late.interval is not None
+    assert (late.interval.start, late.interval.end, late.clamped, late.past_end) == (2000, length, True, False)
+    # wholly past the end
+    past = archive.resolve(f"{name}#sec=5,6").fragment
+    assert past is not None and past.past_end and past.clamped
+    # the empty interval at the very end is not past it
+    at_end = archive.resolve(f"{name}#msec={length},{length}").fragment
+    assert at_end is not None and not at_end.past_end and not at_end.clamped
+
+
+@pytest.fixture(scope="module")
+def long_video(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, dict[str, object]]:
+    """130 s at one frame a second, 32×24: long enough for the Media Fragments spec's own examples."""
+    path = tmp_path_factory.mktemp("long") / "long.mp4"
+    data = make_video(path, "libx264", None, seconds=130, size="32x24", rate=1, extra=("-preset", "ultrafast"))
+    return data, ffprobe_report(path)
+
+
+def test_media_fragments_t_on_a_video_is_the_native_time_fragment(
+    archive: Archive, long_video: tuple[bytes, dict[str, object]]
+) -> None:
+    from pdi.interop.aliases import native_names
+
+    data, report = long_video
+    name = str(archive.add(S, data, format="video+mp4"))
+    length = duration_ms(report)
+    # Media Fragments URI 1.0 §4.2.1's examples, with the intervals the spec says they give
+    for alias, native in [
+        ("t=npt:10,20", "sec=10,20"),  # [10,20)
+        ("t=10,20", "sec=10,20"),  # npt: is the default format
+        ("t=npt:,121.5", "msec=0,121500"),  # [0,121.5)
+        ("t=0:02:00,121.5", "msec=120000,121500"),  # [120,121.5)
+        ("t=npt:120,0:02:01.5", "msec=120000,121500"),  # also [120,121.5)
+    ]:
+        assert str(native_names(archive, f"{name}#{alias}").native) == f"{name}#{native}"
+    # no end: the end of the video (its length in milliseconds, rounded up, as ffprobe gives it)
+    expected = f"sec=100,{length // 1000}" if length % 1000 == 0 else f"msec=100000,{length}"
+    assert str(native_names(archive, f"{name}#t=100").native) == f"{name}#{expected}"
+    clip = archive.resolve(f"{name}#msec=120000,121500")
+    assert clip.data == data
+    assert clip.fragment is not None and clip.fragment.interval is not None
+    assert clip.fragment.interval.seconds == (120.0, 121.5)
+
+
+def test_pdi_get_info_says_the_interval_duration_size_and_codecs(
+    tmp_path: Path, videos: dict[str, tuple[bytes, dict[str, object]]]
+) -> None:
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    data, report = videos["webm"]
+    location = str(tmp_path / "cli-archive")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", location]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", S, "--archive", location]).exit_code == 0
+    (tmp_path / "clip.webm").write_bytes(data)
+    added = runner.invoke(cli, ["add", "-s", S, "--format", "webm", str(tmp_path / "clip.webm"), "--archive", location])
+    assert added.exit_code == 0, added.output
+    name = added.output.strip().splitlines()[-1]
+    length = duration_ms(report)
+    info = runner.invoke(cli, ["get", "--info", f"{name}#t=1,2", "--archive", location])
+    assert info.exit_code == 0, info.output
+    lines = dict(line.split("\t", 1) for line in info.stdout.splitlines() if "\t" in line)
+    assert lines["video"] == f"{length / 1000:.3f} s, 64x48 vp9, opus (matroska,webm)"
+    assert lines["interval"].startswith(f"1.000 s to 2.000 s of {length / 1000:.3f} s")
+    assert lines["bytes"] == str(len(data))
+    past = runner.invoke(cli, ["get", "--info", f"{name}#sec=4,5", "--archive", location])
+    assert past.exit_code == 9 and "wholly past the end" in past.stderr
+
+
+# --- a region of a frame: rect (or crop) at a time, cut out as PNG ---------------------------------------------
+
+
+def frame_by_number(path: Path, number: int) -> bytes:
+    """Frame ``number`` (from 0) as an RGB PNG, picked by ffmpeg's select filter by its index, not by seeking."""
+    return subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-vf", f"select=eq(n\\,{number})",
+                           "-frames:v", "1", "-f", "image2pipe", "-c:v", "png", "-pix_fmt", "rgb24", "-"],
+                          check=True, capture_output=True, timeout=60).stdout
+
+
+@pytest.mark.parametrize("token", list(KINDS))
+def test_rect_at_a_time_is_that_region_of_the_frame_shown_then(
+    archive: Archive, tmp_path: Path, videos: dict[str, tuple[bytes, dict[str, object]]], token: str
+) -> None:
+    import io
+
+    from PIL import Image
+
+    from pdi.errors import NotFoundError
+
+    data, _ = videos[token]
+    path = tmp_path / f"clip.{KINDS[token][0]}"
+    path.write_bytes(data)
+    name = str(archive.add(S, data, format=token))
+    # 10 frames a second: the frame at 1.5 s is frame 15, the first at or after 1.45 s too
+    expected = Image.open(io.BytesIO(frame_by_number(path, 15))).convert("RGB").crop((10, 8, 40, 30))
+    for at in (1500, 1450):
+        got = archive.resolve(f"{name}#rect=(10,8),(40,30),{at}")
+        assert got.media_type == "image/png"
+        image = Image.open(io.BytesIO(got.data))
+        assert image.size == (30, 22)
+        assert image.convert("RGB").tobytes() == expected.tobytes()
+        assert got.fragment is not None and got.fragment.region is not None
+        r = got.fragment.region
+        assert (r.x1, r.y1, r.x2, r.y2, r.frame, r.width, r.height) == (10, 8, 40, 30, at, 64, 48)
+    # crop is the same cut; a corner past the edge is clamped to the 64×48 frame
+    wide = archive.resolve(f"{name}#crop=(60,40),(100,100),0")
+    assert wide.fragment is not None and wide.fragment.clamped
+    first = Image.open(io.BytesIO(frame_by_number(path, 0))).convert("RGB").crop((60, 40, 64, 48))
+    assert Image.open(io.BytesIO(wide.data)).convert("RGB").tobytes() == first.tobytes()
+    with pytest.raises(NotFoundError, match="no frame at 9000 ms"):
+        archive.resolve(f"{name}#rect=(0,0),(4,4),9000")
+
+
+def test_a_webm_that_states_no_duration_is_timed_by_its_last_packet(archive: Archive) -> None:
+    # written to a pipe, as a browser's MediaRecorder writes: the muxer cannot go back to write the duration
+    data = subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=3",
+                           "-c:v", "libvpx-vp9", "-f", "webm", "-"], check=True, capture_output=True, timeout=120).stdout
+    stated = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", "-"],
+                            input=data, check=True, capture_output=True, timeout=60).stdout.strip()
+    assert stated in (b"", b"N/A")  # ffprobe finds no duration in the container
+    name = str(archive.add(S, data, format="webm"))
+    assert info_of(archive, name).duration_ms == 3000  # 30 frames of 100 ms, from 0
+    late = archive.resolve(f"{name}#sec=2,4").fragment
+    assert late is not None and late.interval is not None and (late.interval.end, late.clamped) == (3000, True)
+
+
+def test_reading_every_packet_is_given_the_time_limit_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import pdi.archive.video as video
+    from pdi.errors import LimitError
+
+    fake = tmp_path / "ffprobe"  # states no duration, then is slow to list the packets
+    fake.write_text('#!/bin/sh\ncase "$*" in *packet=*) exec sleep 30;; esac\n'
+                    'echo \'{"format": {"format_name": "mov,mp4,m4a,3gp,3g2,mj2"}, "streams": []}\'\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    with pytest.raises(LimitError, match="packets"):
+        video.probe(str(fake), "video/mp4", seconds=0.5)
+
+
+def test_a_video_brought_in_by_a_bag_is_read_by_ffprobe_when_asked(
+    archive: Archive, tmp_path: Path, videos: dict[str, tuple[bytes, dict[str, object]]]
+) -> None:
+    # an import keeps no fragment index: the video is probed from its verified octets when a fragment needs it
+    data, report = videos["video+mp4"]
+    name = str(archive.add(S, data, format="video+mp4"))
+    archive.export_bag(tmp_path / "bag")
+    other = Archive.init(str(tmp_path / "other"))
+    try:
+        other.import_bag(tmp_path / "bag")
+        clip = other.resolve(f"{name}#sec=1,9")
+        assert clip.data == data
+        assert clip.fragment is not None and clip.fragment.interval is not None
+        assert (clip.fragment.interval.start, clip.fragment.interval.end) == (1000, duration_ms(report))
+        assert other.video_of(clip.record) == info_of(archive, name)
+    finally:
+        other.close()
