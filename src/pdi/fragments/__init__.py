@@ -62,7 +62,7 @@ from __future__ import annotations
 import importlib
 import mmap
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from pdi.errors import UnsupportedError
 from pdi.fragments.results import (
@@ -168,50 +168,21 @@ _image_evaluator = _lazy("pdi.fragments.image", "evaluate_image")
 _audio_evaluator = _lazy("pdi.fragments.audio", "evaluate_audio")
 
 
-def _markup_evaluator(
-    scheme: str,
-    positions: Sequence[object],
-    data: Buffer,
-    media_type: str,
-    charset: str | None,
-    *,
-    index: bytes | None = None,
-) -> FragmentResult:
-    from pdi.fragments.markup import evaluate_markup  # html5lib loads only when a parse is needed
+def _lazy_indexed(module: str, function: str) -> IndexedEvaluator:
+    """The evaluator ``module.function`` that reads an index, imported when first used (html5lib, pypdfium2,
+    the video reader load only when a fragment of theirs is evaluated)."""
 
-    return evaluate_markup(scheme, positions, data, media_type, charset, index=index)
+    def evaluate(*arguments: Any, index: bytes | None = None) -> FragmentResult:  # an IndexedEvaluator's
+        evaluator: IndexedEvaluator = getattr(importlib.import_module(module), function)
+        return evaluator(*arguments, index=index)
+
+    return evaluate
 
 
+_markup_evaluator = _lazy_indexed("pdi.fragments.markup", "evaluate_markup")
 _aggregate_evaluator = _lazy("pdi.fragments.aggregate", "evaluate_aggregate")
-
-
-def _pdf_evaluator(
-    scheme: str,
-    positions: Sequence[object],
-    data: Buffer,
-    media_type: str,
-    charset: str | None,
-    *,
-    index: bytes | None = None,
-) -> FragmentResult:
-    # pypdfium2 loads only when a layer must be read from the PDF
-    from pdi.fragments.pdf import evaluate_pdf
-
-    return evaluate_pdf(scheme, positions, data, media_type, charset, index=index)
-
-
-def _video_evaluator(
-    scheme: str,
-    positions: Sequence[object],
-    data: Buffer,
-    media_type: str,
-    charset: str | None,
-    *,
-    index: bytes | None = None,
-) -> FragmentResult:
-    from pdi.fragments.video import evaluate_video
-
-    return evaluate_video(scheme, positions, data, media_type, charset, index=index)
+_pdf_evaluator = _lazy_indexed("pdi.fragments.pdf", "evaluate_pdf")
+_video_evaluator = _lazy_indexed("pdi.fragments.video", "evaluate_video")
 
 
 _REGISTRY: dict[tuple[str, str], Evaluator] = {

@@ -315,15 +315,9 @@ def layer_of(data: Buffer, index: bytes | None) -> TextLayer:
 
 
 def evaluate_pdf(
-    scheme: str,
-    positions: Sequence[object],
-    data: Buffer,
-    media_type: str,
-    charset: str | None,
-    /,
-    *,
-    index: bytes | None = None,
-) -> FragmentResult:
+    scheme: str, positions: Sequence[object], data: Buffer, media_type: str, charset: str | None,
+    /, *, index: bytes | None = None,
+) -> FragmentResult:  # a pdi.fragments.IndexedEvaluator
     """``char``, ``line``, ``page`` or ``nameddest`` on the PDF ``data`` (docs/pdf-text-layer.md §3–4).
 
     ``char`` and ``line`` count on the layer's text *D* as on a UTF-8 text

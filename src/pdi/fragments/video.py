@@ -180,14 +180,9 @@ def _times(scheme: str, positions: Sequence[object]) -> tuple[int, int]:
 
 
 def evaluate_video(
-    scheme: str,
-    positions: Sequence[object],
-    data: Buffer,
-    media_type: str,
-    charset: str | None,
-    *,
-    index: bytes | None = None,
-) -> FragmentResult:
+    scheme: str, positions: Sequence[object], data: Buffer, media_type: str, charset: str | None,
+    *, index: bytes | None = None,
+) -> FragmentResult:  # a pdi.fragments.IndexedEvaluator
     """Evaluate ``sec`` or ``msec`` on a video whose :class:`VideoInfo` ``index`` was made at deposit.
 
     The result's ``data`` is the whole video (see the module docstring) and

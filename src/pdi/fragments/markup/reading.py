@@ -131,9 +131,9 @@ def xml_elements(text: str) -> list[Element]:
     elements = []
     for number, (name, index, attributes) in enumerate(starts):
         start_char = to_char[index]
-        tag_end = _tag_end(text, start_char)
-        if text[tag_end - 2] == "/":  # <name .../>: the tag is the element
-            end_char = tag_end
+        closed = tag_end(text, start_char + 1)
+        if text[closed - 2] == "/":  # <name .../>: the tag is the element
+            end_char = closed
         else:  # the end event comes at the '<' of </name ...>
             end_char = text.index(">", to_char[ends[number]]) + 1
         elements.append(Element(number, name, start_char, end_char, dict(attributes)))
@@ -152,10 +152,15 @@ def _utf8_to_code_points(text: str, indexes: list[int]) -> dict[int, int]:
     return found
 
 
-def _tag_end(text: str, start: int) -> int:
-    """The offset just after the ``>`` of the tag that starts at ``start`` (quoted values may hold ``>``)."""
+def tag_end(text: str, at: int, *, unclosed: bool = False) -> int:
+    """Just after the ``>`` that closes the tag whose ``<`` is before ``at`` (quoted values may hold ``>``).
+
+    ``unclosed`` (SGML, :mod:`pdi.fragments.markup.sgml`): a ``<`` outside
+    quotes ends an unclosed tag there, and so does the end of the text; else a
+    tag with no ``>`` is :class:`~pdi.errors.UnsupportedError`.
+    """
     quote = ""
-    for i in range(start + 1, len(text)):
+    for i in range(at, len(text)):
         ch = text[i]
         if quote:
             if ch == quote:
@@ -164,7 +169,11 @@ def _tag_end(text: str, start: int) -> int:
             quote = ch
         elif ch == ">":
             return i + 1
-    raise UnsupportedError(f"the tag at character {start} has no end")  # expat would have said so
+        elif ch == "<" and unclosed:
+            return i
+    if unclosed:
+        return len(text)
+    raise UnsupportedError(f"the tag at character {at - 1} has no end")  # expat would have said so
 
 
 # --- HTML ---------------------------------------------------------------------------------------

@@ -57,6 +57,7 @@ from typing import Final
 
 from pdi.errors import LimitError, UnsupportedError
 from pdi.fragments.markup.element import Element
+from pdi.fragments.markup.reading import tag_end
 
 #: How long ``onsgmls`` may take on one document (seconds).
 MAX_SECONDS: Final = 30.0
@@ -307,7 +308,7 @@ class _Locator:
             after = match.end()
             if after < len(self.text) and self.text[after] == "/":
                 return match.start(), after + 1, True
-            return match.start(), _tag_end(self.text, after), False
+            return match.start(), tag_end(self.text, after, unclosed=True), False
         return None
 
     def _find_end(self, name: str, net: bool) -> tuple[int, int] | None:
@@ -322,22 +323,7 @@ class _Locator:
             if match.group(0).startswith("</"):
                 if match.group(0) == "</" and not self.text.startswith("</>", match.start()):
                     continue  # the end tag of another element
-                return match.start(), _tag_end(self.text, match.end())
+                return match.start(), tag_end(self.text, match.end(), unclosed=True)
         return None
 
 
-def _tag_end(text: str, at: int) -> int:
-    """Just after the ``>`` that closes the tag whose name ends at ``at``, or at the ``<`` of an unclosed tag."""
-    quote = ""
-    for i in range(at, len(text)):
-        ch = text[i]
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch == ">":
-            return i + 1
-        elif ch == "<":
-            return i
-    return len(text)
