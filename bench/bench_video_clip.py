@@ -49,8 +49,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     if shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None:
-        print("skipped: no ffmpeg (Debian's ffmpeg; scripts/bootstrap installs it)")
-        return
+        raise SystemExit("bench_video_clip needs ffmpeg and ffprobe: apt-get install ffmpeg (scripts/bootstrap installs it)")
     seconds, size, (a, b), rounds = (6, "64x48", (2.3, 4.1), 1) if args.small else (60, "640x360", (12.3, 17.8),
                                                                                       args.rounds)
     from pdi.archive import Archive

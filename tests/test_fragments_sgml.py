@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pathlib
-import shutil
 import subprocess
 
 import pytest
@@ -14,7 +13,6 @@ from pdi.fragments.markup.sgml import read_sgml
 from pdi.fragments.text.lines import to_crlf
 
 DATA = pathlib.Path(__file__).parent / "data" / "sgml"
-pytestmark = pytest.mark.skipif(shutil.which("onsgmls") is None, reason="needs onsgmls (Debian: opensp)")
 
 
 def _onsgmls(path: pathlib.Path) -> tuple[list[str], int]:

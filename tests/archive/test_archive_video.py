@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import subprocess
 from collections.abc import Iterator
 from decimal import Decimal
@@ -22,9 +21,6 @@ from archive_helpers import snapshot
 from pdi.archive import Archive, Content
 from pdi.errors import IntegrityError
 from pdi.fragments.video import VideoInfo
-
-pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None,
-                                reason="needs Debian's ffmpeg (scripts/bootstrap installs it)")
 
 S = "oma.eop.gov.us"
 

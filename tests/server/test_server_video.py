@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +19,6 @@ from starlette.testclient import TestClient
 
 from pdi.archive import Archive
 from pdi.server import create_app
-
-pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs Debian's ffmpeg")
 
 S = "library.example.us"
 
