@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import io
 import wave
 from collections.abc import Iterator
@@ -60,3 +61,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
                          long, capture, replay_url, captured)
     finally:
         archive.close()
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> Iterator[Archive]:
+    """A new archive with the series library.example.us, its clock at 2026-11-25 10:00 UTC (a module may define its own)."""
+    opened = Archive.init(tmp_path / "archive", clock=lambda: datetime.datetime(2026, 11, 25, 10, 0, tzinfo=datetime.UTC))
+    opened.add_series("library.example.us")
+    try:
+        yield opened
+    finally:
+        opened.close()

@@ -8,11 +8,8 @@ last is past the end, as other fragments are (416).
 
 from __future__ import annotations
 
-import datetime
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive
@@ -20,16 +17,6 @@ from pdi.server import create_app
 
 S = "library.example.us"
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "pdf"
-
-
-@pytest.fixture
-def archive(tmp_path: Path) -> Iterator[Archive]:
-    opened = Archive.init(tmp_path / "archive", clock=lambda: datetime.datetime(2026, 11, 25, 10, 0, tzinfo=datetime.UTC))
-    opened.add_series(S)
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 def test_n2r_of_a_pdf_passage_is_its_text_and_of_a_page_the_whole_pdf(archive: Archive) -> None:

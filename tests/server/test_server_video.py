@@ -8,10 +8,8 @@ with the figures, is in :mod:`pdi.fragments.video` and the README.
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,16 +19,6 @@ from pdi.archive import Archive
 from pdi.server import create_app
 
 S = "library.example.us"
-
-
-@pytest.fixture
-def archive(tmp_path: Path) -> Iterator[Archive]:
-    opened = Archive.init(tmp_path / "archive", clock=lambda: datetime.datetime(2026, 11, 25, 10, 0, tzinfo=datetime.UTC))
-    opened.add_series(S)
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 def webm(tmp_path: Path) -> bytes:
