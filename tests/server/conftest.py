@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime
 import io
+import subprocess
+import urllib.parse
 import wave
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +23,7 @@ from server_helpers import (
     deposit_captures,
     deposit_versions,
     long_line,
+    serving,
     with_replay,
 )
 
@@ -72,3 +75,24 @@ def archive(tmp_path: Path) -> Iterator[Archive]:
         yield opened
     finally:
         opened.close()
+
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+    """``pdi serve`` of an archive of its own (the served one's pages count their documents) holding a PDF
+    and an SGML document of tests/data and a video ffmpeg makes: its URL and their names."""
+    root = tmp_path_factory.mktemp("media")
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=3",
+                    "-c:v", "libvpx-vp9", str(root / "clip.webm")], check=True, timeout=120)
+    with Archive.init(root / "archive") as archive:
+        archive.add_series("library.example.us")
+        names = {
+            "pdf": archive.add("library.example.us", (DATA / "pdf" / "hand-overprint-hyphens.pdf").read_bytes(), format="pdf"),
+            "sgml": archive.add("library.example.us", (DATA / "sgml" / "w3c-document-notice.html").read_bytes(), format="sgml"),
+            "video": archive.add("library.example.us", (root / "clip.webm").read_bytes(), format="webm"),
+        }
+    with serving(root / "archive") as (_, port):
+        yield f"http://127.0.0.1:{port}", {k: urllib.parse.quote(str(v), safe="") for k, v in names.items()}

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import base64
 import os
-import subprocess
 import time
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from server_helpers import Served, serving
+from server_helpers import Served
 
 from chromium_helpers import open_page
-from pdi.archive import Archive
 from pdi.capture.browser import devtools
 
 SHOTS = Path(os.environ.get("PDI_SCREENSHOTS") or Path(__file__).resolve().parents[1] / "artifacts" / "screenshots")
@@ -107,38 +104,24 @@ PAGES = {
     "video": ("/view?pdi={video}%23sec=1,2", "document.body.innerText.includes('video/webm')"),
 }
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 MEDIA_PAGES = ("pdf", "sgml-elt", "video")
 
 
-@pytest.fixture(scope="module")
-def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    """``pdi serve`` of an archive of its own (the served one's pages count their documents) holding a PDF
-    and an SGML document of tests/data and a video ffmpeg makes: its URL and their names."""
-    root = tmp_path_factory.mktemp("media")
-    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=3",
-                    "-c:v", "libvpx-vp9", str(root / "clip.webm")], check=True, timeout=120)
-    with Archive.init(root / "archive") as archive:
-        archive.add_series("library.example.us")
-        names = {
-            "pdf": archive.add("library.example.us", (DATA / "pdf" / "hand-overprint-hyphens.pdf").read_bytes(), format="pdf"),
-            "sgml": archive.add("library.example.us", (DATA / "sgml" / "w3c-document-notice.html").read_bytes(), format="sgml"),
-            "video": archive.add("library.example.us", (root / "clip.webm").read_bytes(), format="webm"),
-        }
-    with serving(root / "archive") as (_, port):
-        yield f"http://127.0.0.1:{port}", {k: urllib.parse.quote(str(v), safe="") for k, v in names.items()}
+def page_url(served: Served, media: tuple[str, dict[str, str]], page: str) -> str:
+    """The URL of ``page`` of :data:`PAGES`: on the served archive, or (the new media) on ``media``'s."""
+    path = PAGES[page][0]
+    names = {k: urllib.parse.quote(getattr(served, k), safe="")
+             for k in ("text", "page", "picture", "sound", "versioned", "long", "capture", "captured")}
+    base, held = media
+    return (base if page in MEDIA_PAGES else served.url) + path.format(**names, **held)
 
 
 @pytest.mark.parametrize("page", list(PAGES))
 def test_each_page_shows_what_it_must_and_is_saved(
     served: Served, media: tuple[str, dict[str, str]], page: str
 ) -> None:
-    path, check = PAGES[page]
-    names = {k: urllib.parse.quote(getattr(served, k), safe="")
-             for k in ("text", "page", "picture", "sound", "versioned", "long", "capture", "captured")}
-    base, held = media
-    names.update(held)
-    url = (base if page in MEDIA_PAGES else served.url) + path.format(**names)
+    check = PAGES[page][1]
+    url = page_url(served, media, page)
     check = check.replace("{replay}", served.replay_url)
     with devtools() as pipe:
         session = open_page(pipe, url)

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import base64
 import time
-import urllib.parse
 from typing import Any
 
 import pytest
 from server_helpers import Served
-from test_server_pages_screenshots import PAGES, SHOTS
+from test_server_pages_screenshots import PAGES, SHOTS, page_url
 
 from chromium_helpers import navigate_and_wait_for_load, new_tab
 from pdi.capture.browser import Pipe, devtools
@@ -66,18 +65,12 @@ def _open_without_script(pipe: Pipe, url: str) -> str:
     return session
 
 
-def _url(served: Served, path: str) -> str:
-    names = {k: urllib.parse.quote(getattr(served, k), safe="")
-             for k in ("text", "page", "picture", "sound", "versioned", "long", "capture", "captured")}
-    return served.url + path.format(**names)
-
-
 @pytest.mark.parametrize("page", list(PAGES))
-def test_each_page_reads_without_javascript(served: Served, page: str) -> None:
-    path, check = PAGES[page]
+def test_each_page_reads_without_javascript(served: Served, media: tuple[str, dict[str, str]], page: str) -> None:
+    check = PAGES[page][1]
     check = WITHOUT_SCRIPT.get(page, check).replace("{replay}", served.replay_url)
     with devtools() as pipe:
-        session = _open_without_script(pipe, _url(served, path))
+        session = _open_without_script(pipe, page_url(served, media, page))
         shown = _evaluate(pipe, session, check)
         tree = pipe.call("Page.getFrameTree", None, session, time.monotonic() + 30)["frameTree"].get("childFrames", [])
         # a frame in a process of its own (the sandboxed frame of a page replayed for selection) is a target of its own
@@ -93,7 +86,7 @@ def test_each_page_reads_without_javascript(served: Served, page: str) -> None:
 
 def test_a_passage_far_down_is_reached_without_javascript_by_the_link_to_it(served: Served) -> None:
     # Line 100,000 of the long text: its window holds 20,000 characters of context before it.
-    url = _url(served, "/view?pdi={long}%23line=100000,100001")
+    url = page_url(served, ("", {}), "long-text")  # /view?pdi={long}%23line=100000,100001
     with devtools() as pipe:
         session = _open_without_script(pipe, url)
         href = pipe.call("Runtime.evaluate", {"expression": "document.querySelector('a[href=\"#passage\"]').href",
