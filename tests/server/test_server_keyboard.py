@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from server_helpers import Served
-from test_server_pages_screenshots import PAGES
+from test_server_pages_screenshots import PAGES, page_url
 
 from chromium_helpers import clipboard_text, open_page
 from pdi.capture.browser import Pipe, devtools
@@ -67,15 +67,10 @@ def _keyboard_tab(pipe: Pipe, url: str) -> str:
     return session
 
 
-def _names(served: Served) -> dict[str, str]:
-    return {k: urllib.parse.quote(getattr(served, k), safe="")
-            for k in ("text", "page", "picture", "sound", "versioned", "long", "capture", "captured")}
-
-
 @pytest.mark.parametrize("page", list(PAGES))
-def test_every_control_of_a_page_has_a_label(served: Served, page: str) -> None:
+def test_every_control_of_a_page_has_a_label(served: Served, media: tuple[str, dict[str, str]], page: str) -> None:
     with devtools() as pipe:
-        session = open_page(pipe, served.url + PAGES[page][0].format(**_names(served)))
+        session = open_page(pipe, page_url(served, media, page))
         controls = json.loads(_js(pipe, session, CONTROLS))
     assert controls, page  # every page has at least the site's search and resolve boxes
     unlabelled = [key for key, label in controls if not label]
