@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import uuid
 from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import unquote
@@ -80,6 +79,8 @@ def safe_slug(value: str | None) -> str | None:
 
 def new_slug() -> str:
     """A name no one chose: a random UUID."""
+    import uuid  # (with platform, a millisecond and more of every command's start: only when one is made)
+
     return str(uuid.uuid4())
 
 

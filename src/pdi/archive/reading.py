@@ -281,6 +281,10 @@ class Reading(ArchiveBase):
             )
         return Opened(record_name(found, fragment=parsed.fragment), found, self._reader(found))
 
+    def open_located(self, located: Resolved) -> Opened:
+        """The stored octets of what :meth:`locate` found, as :meth:`open_octets` opens them, without a second look-up."""
+        return Opened(located.pdi, located.record, self._reader(located.record))
+
     def _reader(self, record: RepresentationRecord, name: PDI | None = None) -> ChunkedReader:
         """A reader of a record's octets by verified chunks (``name``: the record's versioned name, if built already)."""
         if name is None:

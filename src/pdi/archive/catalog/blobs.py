@@ -12,7 +12,6 @@ deletes blobs (a purge, the remover) does so inside the removal lock.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -81,6 +80,8 @@ class BlobRules(CatalogBase):
 
     def open_staging(self) -> str:
         """Record a new staging in a transaction of its own; its id."""
+        import uuid  # only a deposit needs it (with platform, a millisecond of every command's start)
+
         ident = uuid.uuid4().hex
         with self._write():
             self._query("INSERT INTO blob_stagings (id, sha256, started_at) VALUES (?, NULL, ?)", (ident, timestamp()))

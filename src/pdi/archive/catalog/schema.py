@@ -341,8 +341,23 @@ class SchemaPart(CatalogBase):
             rows = self._query("SELECT MAX(version) FROM schema_migrations")
         return int(rows[0][0] or 0)
 
+    def _too_new(self, current: int) -> StoreError:
+        return StoreError(
+            f"the archive at {self.location} has schema version {current}, newer than "
+            f"this pdi understands ({SCHEMA_VERSION}); upgrade pdi"
+        )
+
     def migrate(self, target: int = SCHEMA_VERSION) -> int:
-        """Apply missing migrations up to ``target``; returns the schema version now."""
+        """Apply missing migrations up to ``target``; returns the schema version now.
+
+        A catalog already at ``target`` is only read (no write lock: opening an
+        archive to read it never waits for a deposit in progress).
+        """
+        current = self.schema_version()
+        if current > SCHEMA_VERSION:
+            raise self._too_new(current)
+        if current >= target:
+            return current
         steps = migrations(self.id_pk, self.blob_type, self.blob_table, self.search_schema)
         with self._write():
             if not self._has_table("schema_migrations"):
@@ -352,10 +367,7 @@ class SchemaPart(CatalogBase):
             rows = self._query("SELECT MAX(version) FROM schema_migrations")
             current = int(rows[0][0] or 0)
             if current > SCHEMA_VERSION:
-                raise StoreError(
-                    f"the archive at {self.location} has schema version {current}, newer than "
-                    f"this pdi understands ({SCHEMA_VERSION}); upgrade pdi"
-                )
+                raise self._too_new(current)
             for version in range(current + 1, target + 1):
                 for statement in steps[version]:
                     self._query(statement)
