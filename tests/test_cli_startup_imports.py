@@ -98,7 +98,7 @@ def test_version_imports_no_command_module_and_no_click(tmp_path: Path) -> None:
 
 
 def test_any_other_command_line_goes_to_click(tmp_path: Path) -> None:
-    """Only ``--help``, ``-h`` or ``--version`` alone are answered without click."""
+    """Only ``--help``, ``-h`` or ``--version`` alone (and a plain ``pdi get NAME``) are answered without click."""
     for args in (["--help", "--version"], ["get", "--help"], ["--version", "-h"]):
         _, modules = modules_after(args, tmp_path)
         assert "click" in modules, args
@@ -128,8 +128,10 @@ def test_get_of_a_text_on_sqlite_imports_only_what_it_uses(tmp_path: Path) -> No
     assert {"pdi.archive.results.Deposit", "pdi.archive.results.SearchHit"} <= waiting
     assert len(waiting) >= 35
     assert "pdi.archive.store.RepresentationRecord" not in waiting
+    # a plain `pdi get NAME --archive DIR` is read without click (pdi.cli.fast_get)
+    assert loaded(modules, ("click",)) == []
     assert loaded(modules, ("pdi.cli",)) == [
-        "pdi.cli", "pdi.cli.archive_cmd", "pdi.cli.commands", "pdi.cli.group", "pdi.cli.read_cmd"]
+        "pdi.cli", "pdi.cli.archive_io", "pdi.cli.commands", "pdi.cli.fast_get", "pdi.cli.get_run"]
 
 
 def test_every_command_has_its_stored_help_sentence() -> None:

@@ -5,7 +5,8 @@ top-level group (:mod:`pdi.cli.group`) when a command of it is first asked
 for: ``pdi text`` imports the text engine, not the HTTP client or the
 archive, so a command starts in the time its own modules take to load.
 ``pdi --help`` and ``pdi --version`` by themselves do not import click at
-all (:mod:`pdi.cli.top_help` writes click's own page). Errors from the
+all (:mod:`pdi.cli.top_help` writes click's own page), nor does a plain
+``pdi get NAME`` (:mod:`pdi.cli.fast_get`). Errors from the
 :mod:`pdi.errors` family become one line on stderr and the exit status the
 error class names; nothing else is caught, so a bug still shows its traceback.
 """
@@ -41,8 +42,10 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``pdi`` console script.
 
     ``pdi --help``, ``pdi -h`` and ``pdi --version`` alone are answered
-    without importing click (:mod:`pdi.cli.top_help`: the same output);
-    everything else goes to the click group.
+    without importing click (:mod:`pdi.cli.top_help`: the same output), and
+    so is a plain ``pdi get NAME`` (:mod:`pdi.cli.fast_get`: the same
+    reading of its command line, the same run); everything else goes to
+    the click group.
     """
     args = argv if argv is not None else sys.argv[1:]
     if len(args) == 1 and args[0] in ("--help", "-h", "--version"):
@@ -50,6 +53,12 @@ def main(argv: list[str] | None = None) -> None:
 
         if top_help.answer(args[0]):
             return
+    if args and args[0] == "get":
+        from pdi.cli import fast_get
+
+        code = fast_get.run(args[1:])
+        if code is not None:
+            raise SystemExit(code)
     from pdi.cli.group import cli
 
     cli.main(args=args, prog_name="pdi")

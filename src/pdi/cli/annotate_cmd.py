@@ -18,7 +18,8 @@ from typing import IO, TYPE_CHECKING
 import click
 
 from pdi.cli import one_line
-from pdi.cli.archive_cmd import archive_option, open_archive
+from pdi.cli.archive_cmd import archive_option
+from pdi.cli.archive_io import open_archive
 from pdi.errors import LimitError, NotFoundError, ParseError
 
 if TYPE_CHECKING:

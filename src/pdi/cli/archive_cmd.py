@@ -3,27 +3,26 @@
 Thin: each command parses its arguments, calls :class:`pdi.archive.Archive`,
 and prints. :data:`archive_option` is the ``--archive`` option every command
 that deposits or reads the archive uses (the other command modules too);
-:func:`open_archive` opens it. Depositing is :mod:`pdi.cli.deposit_cmd`,
+:func:`pdi.cli.archive_io.open_archive` opens it. Depositing is :mod:`pdi.cli.deposit_cmd`,
 reading :mod:`pdi.cli.read_cmd`.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from pdi._files import written_whole
 from pdi._wording import plural
 from pdi.archive import (
     DEFAULT_LOCATION,
     Archive,
     resolve_location,
 )
+from pdi.cli.archive_io import open_archive
 from pdi.errors import IntegrityError
 
 if TYPE_CHECKING:
@@ -61,29 +60,6 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
             progress.update(task, completed=done, total=total)
 
         yield update
-
-
-def write_out(data: bytes | Iterable[bytes], output: str | None) -> None:
-    """Write ``data`` (bytes, or pieces as they come) to the file ``output``, or to standard output (``None`` or ``-``).
-
-    A file is written beside its name and renamed when complete: a read that
-    fails midway (a damaged chunk) leaves no partial file under that name.
-    """
-    pieces = [data] if isinstance(data, bytes) else data
-    if output is None or output == "-":
-        for piece in pieces:
-            sys.stdout.buffer.write(piece)
-        sys.stdout.buffer.flush()
-        return
-    target = Path(output)
-    with written_whole(target, output) as partial, partial.open("wb") as f:
-        for piece in pieces:
-            f.write(piece)
-
-
-def open_archive(archive: str) -> Archive:
-    """The archive ``--archive`` names, opened."""
-    return Archive.open(archive)
 
 
 @click.command("init")

@@ -25,7 +25,8 @@ from pdi.archive import (
     Deposit,
     is_text_format,
 )
-from pdi.cli.archive_cmd import archive_option, open_archive
+from pdi.cli.archive_cmd import archive_option
+from pdi.cli.archive_io import open_archive
 from pdi.errors import NotFoundError, StoreError
 
 

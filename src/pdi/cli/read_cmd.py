@@ -1,131 +1,20 @@
 """Reading: `pdi get` (bytes, passages, --info), `pdi ls`, `pdi cite` and `pdi meta`.
 
 Thin: each command resolves names through :class:`pdi.archive.Archive` and
-prints; ``--info`` prints :func:`pdi.archive.describe.describe` as lines.
+prints; what `pdi get` does is :func:`pdi.cli.get_run.run_get` (also run
+without click, by :mod:`pdi.cli.fast_get`).
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import click
 
-from pdi._wording import plural
-from pdi.archive import (
-    Generic,
-    Resolved,
-)
-from pdi.cli import EXIT_PAST_END, EXIT_USAGE, one_line
-from pdi.cli.archive_cmd import archive_option, open_archive, write_out
+from pdi.cli.archive_cmd import archive_option
+from pdi.cli.archive_io import open_archive
+from pdi.cli.get_run import run_get
 from pdi.errors import IntegrityError, ParseError
-
-if TYPE_CHECKING:
-    from pdi.fragments.pdf import TextLayer
-    from pdi.fragments.video import VideoInfo
-
-
-def _print_generic(generic: Generic) -> None:
-    """Every version of a generic PDI: a comment line each (number, deposit time), then its format names."""
-    click.echo(f"# {generic.pdi}")
-    for version in generic.versions:
-        click.echo(f"# version {version.number}, deposited {version.created_at}")
-        for name in version.formats:
-            click.echo(str(name))
-
-
-def _print_info(
-    result: Resolved, *, pending: bool = False, layer: TextLayer | None = None,
-    sgml: tuple[bool, int] | None = None, video: VideoInfo | None = None,
-) -> None:
-    """``pdi get --info``: one ``key<TAB>value`` line per fact of :func:`pdi.archive.describe.describe`.
-
-    ``pending``: the stored text waits in the indexer's queue (a ``search-index<TAB>pending`` line);
-    ``layer``: a PDF's text layer (a ``text-layer`` line); ``sgml``: an SGML document's parse at deposit
-    (an ``sgml-parse`` line: DTD found or not, and onsgmls's error count); ``video``: what
-    ffprobe read of a video at deposit (a ``video`` line).
-    """
-    from pdi.archive.describe import describe
-
-    about = describe(result, text_layer=layer, video=video)
-    stored = about["stored"]
-    click.echo(f"pdi\t{about['pdi']}")
-    click.echo(f"media-type\t{about['media_type']}")
-    if about["charset"]:
-        click.echo(f"charset\t{about['charset']}")
-    click.echo(f"bytes\t{about['bytes']}")
-    selection = about.get("fragment")
-    if selection is None:
-        click.echo(f"sha256\t{stored['sha256']}")
-    else:  # the fragment's bytes are cut (or made) from these stored ones
-        click.echo(f"stored-bytes\t{stored['bytes']}")
-        click.echo(f"stored-sha256\t{stored['sha256']}")
-    click.echo(f"kept\t{stored['kept']}")
-    if stored["line_ending"]:  # a text kept CRLF-canonical only (deposited before schema 4)
-        click.echo(f"original-line-endings\t{stored['line_ending']}")
-    if (t := about.get("text_layer")) is not None:
-        if t["empty"]:
-            click.echo(f"text-layer\tnone on its {plural(t['pages'], 'page')}: no text layer: cite by page and region")
-        else:
-            click.echo(f"text-layer\t{plural(t['characters'], 'character')} on {plural(t['pages'], 'page')},"
-                       f" {t['bytes']} octets in UTF-8, sha256 {t['sha256']}")
-    elif about["stored"]["media_type"] == "application/pdf":
-        from pdi.archive.content import PDF_LAYER_UP_TO
-
-        click.echo("text-layer\tnone made at deposit (PDFium could not read it, or it was over"
-                   f" {PDF_LAYER_UP_TO >> 20} MiB): cite by page and region")
-    if sgml is not None:
-        dtd_found, errors = sgml
-        how = "DTD found" if dtd_found else "no DTD found: parsed without one (every element undefined, content ANY)"
-        click.echo(f"sgml-parse\t{how}; {plural(errors, 'parser error')} (OpenSP onsgmls)")
-    if (v := about.get("video")) is not None:
-        picture = f"{v['width']}x{v['height']} {v['video_codec']}" if v["video_codec"] else "no picture"
-        sound = ", ".join(v["audio_codecs"]) or "no sound"
-        click.echo(f"video\t{v['duration_ms'] / 1000:.3f} s, {picture}, {sound} ({v['container']})")
-    elif about["stored"]["media_type"].startswith("video/"):
-        click.echo("video\tffprobe cannot read it (not WebM, MP4 or Ogg, or not what it says): no time fragments")
-    if pending:  # resolvable now; `pdi search` finds its text once `pdi index` (or serve's indexer) has read it
-        click.echo("search-index\tpending")
-    if selection is None:
-        return
-    for span in selection["ranges"]:
-        click.echo(f"range\tchar={span['start']},{span['end']} (octets {span['byte_start']} to {span['byte_end']})")
-    if (r := selection["region"]) is not None and about["stored"]["media_type"].startswith("video/"):
-        click.echo(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) of the first frame at or after"
-                   f" {r['frame'] / 1000:.3f} s ({r['width']}x{r['height']} pixels), cut out as PNG")
-    elif (r := selection["region"]) is not None:
-        click.echo(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) of frame {r['frame']}"
-                   f" ({plural(r['frames'], 'frame')} of {r['width']}x{r['height']} pixels)")
-    if (i := selection["interval"]) is not None and about["stored"]["media_type"].startswith("video/"):
-        click.echo(f"interval\t{i['start'] / 1000:.3f} s to {i['end'] / 1000:.3f} s of {i['length'] / 1000:.3f} s"
-                   f" (milliseconds {i['start']} to {i['end']}; the answer is the whole video)")
-    elif (i := selection["interval"]) is not None:
-        click.echo(f"interval\tsample frames {i['start']} to {i['end']} of {i['length']}"
-                   f" ({i['start'] / i['rate']:.3f} s to {i['end'] / i['rate']:.3f} s at {i['rate']} Hz,"
-                   f" {plural(i['channels'], 'channel')})")
-    if (p := selection.get("page")) is not None and not selection["past_end"]:
-        click.echo(f"page\t{p['number']} of {p['pages']} ({p['width']:g} x {p['height']:g} points)")
-    if selection["clamped"]:
-        click.echo("clamped\ttrue")
-    if selection["past_end"]:
-        click.echo("past-end\ttrue")
-
-
-def _is_text_media(media_type: str) -> bool:
-    """Whether content of ``media_type`` is text/*, which may be written to a terminal."""
-    return media_type.split(";", 1)[0].strip().lower().startswith("text/")
-
-
-def _refuse_binary_on_terminal(ctx: click.Context, result: Resolved, output: str | None) -> None:
-    """Exit with a hint when content that is not text/* would go to a terminal without ``-o``."""
-    if output is None and not _is_text_media(result.media_type) and sys.stdout.isatty():
-        click.echo(
-            f"pdi: {result.pdi} is {result.media_type}, binary output that can mess up a terminal:"
-            " not written; give -o FILE, or -o - to write it to the terminal anyway",
-            err=True,
-        )
-        ctx.exit(EXIT_USAGE)
 
 
 @click.command("get")
@@ -177,49 +66,9 @@ def get_cmd(
     -o - to write it there anyway; without, a one-line hint and exit
     status 2.
     """
-    with open_archive(archive) as opened:
-        if "#" in pdi:  # perhaps a browser fragment (no fragment, no alias: its module stays unloaded)
-            from pdi.interop.aliases import alias_fragment, native_names
-
-            if alias_fragment(pdi) is not None:  # a browser fragment: the native name it equals
-                native = str(native_names(opened, pdi).native)
-                click.echo(f"note: {one_line(pdi)} is {native}", err=True)
-                pdi = native
-        located = opened.locate(pdi, latest=latest)
-        if isinstance(located, Generic):
-            _print_generic(located)
-            return
-        if located.pdi.fragment is None:  # the whole representation: streamed, never held
-            if info:
-                _print_info(located, pending=opened.index_pending_of(located.record),
-                            layer=opened.text_layer_of(located.record), sgml=opened.sgml_parse_of(located.record),
-                            video=opened.video_of(located.record))
-            else:
-                _refuse_binary_on_terminal(ctx, located, output)
-                with opened.open_octets(pdi, latest=latest) as whole:
-                    write_out(whole.reader.chunks(), output)
-            return
-        result = opened.resolve(pdi, latest=latest)
-        assert not isinstance(result, Generic)
-        pending = info and opened.index_pending_of(result.record)  # read while the archive is open
-        layer = opened.text_layer_of(result.record) if info else None
-        sgml = opened.sgml_parse_of(result.record) if info else None
-        video = opened.video_of(result.record) if info else None
-    selection = result.fragment
-    if info:
-        _print_info(result, pending=pending, layer=layer, sgml=sgml, video=video)
-    else:
-        _refuse_binary_on_terminal(ctx, result, output)
-    if selection is not None and selection.past_end:
-        from pdi.fragments import past_end_message
-
-        click.echo(f"warning: {past_end_message(result.pdi, selection)}", err=True)
-    elif selection is not None and selection.clamped and not info:
-        click.echo(f"warning: {result.pdi} reaches past the end: clamped to it", err=True)
-    if not info:
-        write_out(result.data, output)
-    if selection is not None and selection.past_end:
-        ctx.exit(EXIT_PAST_END)
+    code = run_get(pdi, output=output, latest=latest, info=info, archive=archive)
+    if code:
+        ctx.exit(code)
 
 @click.command("ls")
 @click.argument("pattern", required=False)

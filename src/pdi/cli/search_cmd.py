@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 import click
 
 from pdi.cli import one_line
-from pdi.cli.archive_cmd import archive_option, open_archive, progress_bar
+from pdi.cli.archive_cmd import archive_option, progress_bar
+from pdi.cli.archive_io import open_archive
 
 if TYPE_CHECKING:
     from pdi.archive import Archive

@@ -14,7 +14,8 @@ import click
 
 from pdi._wording import plural
 from pdi.archive.tokens import ROLES
-from pdi.cli.archive_cmd import archive_option, open_archive
+from pdi.cli.archive_cmd import archive_option
+from pdi.cli.archive_io import open_archive
 
 
 @click.group("token")

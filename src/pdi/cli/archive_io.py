@@ -1,0 +1,37 @@
+"""Opening the archive a command names, and writing what it reads: shared by the commands, no click.
+
+:func:`open_archive` opens what ``--archive`` names; :func:`write_out` writes
+bytes to a file (whole, or not at all) or to standard output.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from pdi._files import written_whole
+from pdi.archive import Archive
+
+
+def write_out(data: bytes | Iterable[bytes], output: str | None) -> None:
+    """Write ``data`` (bytes, or pieces as they come) to the file ``output``, or to standard output (``None`` or ``-``).
+
+    A file is written beside its name and renamed when complete: a read that
+    fails midway (a damaged chunk) leaves no partial file under that name.
+    """
+    pieces = [data] if isinstance(data, bytes) else data
+    if output is None or output == "-":
+        for piece in pieces:
+            sys.stdout.buffer.write(piece)
+        sys.stdout.buffer.flush()
+        return
+    target = Path(output)
+    with written_whole(target, output) as partial, partial.open("wb") as f:
+        for piece in pieces:
+            f.write(piece)
+
+
+def open_archive(archive: str) -> Archive:
+    """The archive ``--archive`` names, opened."""
+    return Archive.open(archive)

@@ -1,0 +1,185 @@
+"""`pdi get` itself, without click: what the command does once its arguments are read.
+
+:mod:`pdi.cli.read_cmd` declares the command for click and calls
+:func:`run_get`; :mod:`pdi.cli.fast_get` calls it straight from ``main``
+for a plain command line (a name, ``--archive``, ``-o``, ``--latest``,
+``--info``), so that reading one name does not import click.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from pdi._wording import plural
+from pdi.archive import Generic, Resolved
+from pdi.cli.archive_io import open_archive, write_out
+from pdi.cli.commands import EXIT_PAST_END, EXIT_USAGE, one_line
+
+if TYPE_CHECKING:
+    from pdi.fragments.pdf import TextLayer
+    from pdi.fragments.video import VideoInfo
+
+
+def say(line: str, *, err: bool = False) -> None:
+    """Write ``line`` and a newline to standard output (``err``: standard error) and flush, as ``click.echo`` does.
+
+    What ``pdi get`` prints of a stranger's text passes :func:`pdi.cli.commands.one_line` or is a parsed
+    name first, so no control character reaches the terminal.
+    """
+    stream = sys.stderr if err else sys.stdout
+    stream.write(f"{line}\n")
+    stream.flush()
+
+
+def _print_generic(generic: Generic) -> None:
+    """Every version of a generic PDI: a comment line each (number, deposit time), then its format names."""
+    say(f"# {generic.pdi}")
+    for version in generic.versions:
+        say(f"# version {version.number}, deposited {version.created_at}")
+        for name in version.formats:
+            say(str(name))
+
+
+def _print_info(
+    result: Resolved, *, pending: bool = False, layer: TextLayer | None = None,
+    sgml: tuple[bool, int] | None = None, video: VideoInfo | None = None,
+) -> None:
+    """``pdi get --info``: one ``key<TAB>value`` line per fact of :func:`pdi.archive.describe.describe`.
+
+    ``pending``: the stored text waits in the indexer's queue (a ``search-index<TAB>pending`` line);
+    ``layer``: a PDF's text layer (a ``text-layer`` line); ``sgml``: an SGML document's parse at deposit
+    (an ``sgml-parse`` line: DTD found or not, and onsgmls's error count); ``video``: what
+    ffprobe read of a video at deposit (a ``video`` line).
+    """
+    from pdi.archive.describe import describe
+
+    about = describe(result, text_layer=layer, video=video)
+    stored = about["stored"]
+    say(f"pdi\t{about['pdi']}")
+    say(f"media-type\t{about['media_type']}")
+    if about["charset"]:
+        say(f"charset\t{about['charset']}")
+    say(f"bytes\t{about['bytes']}")
+    selection = about.get("fragment")
+    if selection is None:
+        say(f"sha256\t{stored['sha256']}")
+    else:  # the fragment's bytes are cut (or made) from these stored ones
+        say(f"stored-bytes\t{stored['bytes']}")
+        say(f"stored-sha256\t{stored['sha256']}")
+    say(f"kept\t{stored['kept']}")
+    if stored["line_ending"]:  # a text kept CRLF-canonical only (deposited before schema 4)
+        say(f"original-line-endings\t{stored['line_ending']}")
+    if (t := about.get("text_layer")) is not None:
+        if t["empty"]:
+            say(f"text-layer\tnone on its {plural(t['pages'], 'page')}: no text layer: cite by page and region")
+        else:
+            say(f"text-layer\t{plural(t['characters'], 'character')} on {plural(t['pages'], 'page')},"
+                       f" {t['bytes']} octets in UTF-8, sha256 {t['sha256']}")
+    elif about["stored"]["media_type"] == "application/pdf":
+        from pdi.archive.content import PDF_LAYER_UP_TO
+
+        say("text-layer\tnone made at deposit (PDFium could not read it, or it was over"
+                   f" {PDF_LAYER_UP_TO >> 20} MiB): cite by page and region")
+    if sgml is not None:
+        dtd_found, errors = sgml
+        how = "DTD found" if dtd_found else "no DTD found: parsed without one (every element undefined, content ANY)"
+        say(f"sgml-parse\t{how}; {plural(errors, 'parser error')} (OpenSP onsgmls)")
+    if (v := about.get("video")) is not None:
+        picture = f"{v['width']}x{v['height']} {v['video_codec']}" if v["video_codec"] else "no picture"
+        sound = ", ".join(v["audio_codecs"]) or "no sound"
+        say(f"video\t{v['duration_ms'] / 1000:.3f} s, {picture}, {sound} ({v['container']})")
+    elif about["stored"]["media_type"].startswith("video/"):
+        say("video\tffprobe cannot read it (not WebM, MP4 or Ogg, or not what it says): no time fragments")
+    if pending:  # resolvable now; `pdi search` finds its text once `pdi index` (or serve's indexer) has read it
+        say("search-index\tpending")
+    if selection is None:
+        return
+    for span in selection["ranges"]:
+        say(f"range\tchar={span['start']},{span['end']} (octets {span['byte_start']} to {span['byte_end']})")
+    if (r := selection["region"]) is not None and about["stored"]["media_type"].startswith("video/"):
+        say(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) of the first frame at or after"
+                   f" {r['frame'] / 1000:.3f} s ({r['width']}x{r['height']} pixels), cut out as PNG")
+    elif (r := selection["region"]) is not None:
+        say(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) of frame {r['frame']}"
+                   f" ({plural(r['frames'], 'frame')} of {r['width']}x{r['height']} pixels)")
+    if (i := selection["interval"]) is not None and about["stored"]["media_type"].startswith("video/"):
+        say(f"interval\t{i['start'] / 1000:.3f} s to {i['end'] / 1000:.3f} s of {i['length'] / 1000:.3f} s"
+                   f" (milliseconds {i['start']} to {i['end']}; the answer is the whole video)")
+    elif (i := selection["interval"]) is not None:
+        say(f"interval\tsample frames {i['start']} to {i['end']} of {i['length']}"
+                   f" ({i['start'] / i['rate']:.3f} s to {i['end'] / i['rate']:.3f} s at {i['rate']} Hz,"
+                   f" {plural(i['channels'], 'channel')})")
+    if (p := selection.get("page")) is not None and not selection["past_end"]:
+        say(f"page\t{p['number']} of {p['pages']} ({p['width']:g} x {p['height']:g} points)")
+    if selection["clamped"]:
+        say("clamped\ttrue")
+    if selection["past_end"]:
+        say("past-end\ttrue")
+
+
+def _is_text_media(media_type: str) -> bool:
+    """Whether content of ``media_type`` is text/*, which may be written to a terminal."""
+    return media_type.split(";", 1)[0].strip().lower().startswith("text/")
+
+
+def _binary_on_terminal(result: Resolved, output: str | None) -> bool:
+    """Whether content that is not text/* would go to a terminal without ``-o``: if so, say so (the caller exits 2)."""
+    if output is None and not _is_text_media(result.media_type) and sys.stdout.isatty():
+        say(
+            f"pdi: {result.pdi} is {result.media_type}, binary output that can mess up a terminal:"
+            " not written; give -o FILE, or -o - to write it to the terminal anyway",
+            err=True,
+        )
+        return True
+    return False
+
+
+def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: str) -> int:
+    """Do what ``pdi get`` does with these arguments (read by click or by :mod:`pdi.cli.fast_get`); the exit status.
+
+    Errors of the :mod:`pdi.errors` family are raised, for the caller to print as one line.
+    """
+    with open_archive(archive) as opened:
+        if "#" in pdi:  # perhaps a browser fragment (no fragment, no alias: its module stays unloaded)
+            from pdi.interop.aliases import alias_fragment, native_names
+
+            if alias_fragment(pdi) is not None:  # a browser fragment: the native name it equals
+                native = str(native_names(opened, pdi).native)
+                say(f"note: {one_line(pdi)} is {native}", err=True)
+                pdi = native
+        located = opened.locate(pdi, latest=latest)
+        if isinstance(located, Generic):
+            _print_generic(located)
+            return 0
+        if located.pdi.fragment is None:  # the whole representation: streamed, never held
+            if info:
+                _print_info(located, pending=opened.index_pending_of(located.record),
+                            layer=opened.text_layer_of(located.record), sgml=opened.sgml_parse_of(located.record),
+                            video=opened.video_of(located.record))
+            else:
+                if _binary_on_terminal(located, output):
+                    return EXIT_USAGE
+                with opened.open_located(located) as whole:
+                    write_out(whole.reader.chunks(), output)
+            return 0
+        result = opened.resolve(pdi, latest=latest)
+        assert not isinstance(result, Generic)
+        pending = info and opened.index_pending_of(result.record)  # read while the archive is open
+        layer = opened.text_layer_of(result.record) if info else None
+        sgml = opened.sgml_parse_of(result.record) if info else None
+        video = opened.video_of(result.record) if info else None
+    selection = result.fragment
+    if info:
+        _print_info(result, pending=pending, layer=layer, sgml=sgml, video=video)
+    elif _binary_on_terminal(result, output):
+        return EXIT_USAGE
+    if selection is not None and selection.past_end:
+        from pdi.fragments import past_end_message
+
+        say(f"warning: {past_end_message(result.pdi, selection)}", err=True)
+    elif selection is not None and selection.clamped and not info:
+        say(f"warning: {result.pdi} reaches past the end: clamped to it", err=True)
+    if not info:
+        write_out(result.data, output)
+    return EXIT_PAST_END if selection is not None and selection.past_end else 0
