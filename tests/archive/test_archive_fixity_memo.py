@@ -182,3 +182,50 @@ def test_verify_hashes_every_chunk_whatever_the_memo_holds(deposited: tuple[Arch
         with pytest.raises(IntegrityError, match="chunk 0"):
             reader.verify()
     assert archive.verify().problems, "pdi verify opens its own readers, without the memo"
+
+
+def test_verify_range_reads_nothing_the_memo_holds_and_checks_a_changed_file(
+    deposited: tuple[Archive, str, Path],
+) -> None:
+    """``verify_range`` (a PDF's and an aggregate's fragments check every chunk so) follows the memo's rules."""
+    archive, name, path = deposited
+    archive.fixity_memo = FixityMemo(600, racy_seconds=0.1)
+    _age(path, 0.15)
+    with archive.open_octets(name) as opened:
+        opened.reader.verify_range(0, SIZE)  # hashes every chunk, and remembers them
+    assert _trusted(archive, name)
+    mode = os.stat(path).st_mode
+    os.chmod(path, 0o600)
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, bytes([OCTETS[3] ^ 0x01]), 3)
+    finally:
+        os.close(fd)
+    os.chmod(path, mode)
+    _age(path, 0.15)
+    with archive.open_octets(name) as opened, pytest.raises(IntegrityError, match="chunk 0"):
+        opened.reader.verify_range(0, SIZE)
+
+
+def test_a_pdf_passage_after_its_pdf_is_damaged_is_refused(tmp_path: Path) -> None:
+    """A PDF's passage comes from its text layer, but every chunk of the PDF is checked (or remembered unchanged)."""
+    pdf = (Path(__file__).parents[1] / "data" / "pdf" / "tracemonkey.pdf").read_bytes()
+    archive = Archive.init(tmp_path / "archive")
+    archive.add_series(S)
+    name = str(archive.add(S, pdf, format="pdf"))
+    path = Path(archive.store.blobs.blob_path(archive.resolve(name).sha256))  # type: ignore[attr-defined]
+    archive.fixity_memo = FixityMemo(600, racy_seconds=0.1)
+    _age(path, 0.15)
+    first = archive.resolve(f"{name}#char=0,40")
+    assert archive.resolve(f"{name}#char=0,40").data == first.data  # the second from the memo
+    where = len(pdf) - 100  # in the last chunk, far from what the passage's text came from
+    mode = os.stat(path).st_mode
+    os.chmod(path, 0o600)
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, bytes([pdf[where] ^ 0x01]), where)
+    finally:
+        os.close(fd)
+    os.chmod(path, mode)
+    with pytest.raises(IntegrityError, match="does not match its SHA-256"):
+        archive.resolve(f"{name}#char=0,40")

@@ -322,8 +322,9 @@ class Reading(ArchiveBase):
                 result = self._selected(record, octets, parsed.fragment, index)
                 if record.media_type.startswith("multipart/") or record.media_type == "application/pdf":
                     # an aggregate's fragment is read from its parsed root part; a PDF's is answered whole
-                    # (page=) or from its text layer, made from the whole and kept (its ranges are the layer's)
-                    reader.verify()
+                    # (page=) or from its text layer, made from the whole and kept (its ranges are the layer's):
+                    # every chunk checked (or remembered checked by this process, unchanged: the fixity memo)
+                    reader.verify_range(0, reader.size)
                 else:
                     verify_selected(reader, result.fragment)
                 selected: object = result.data  # the map itself when a fragment selects it whole (rect)

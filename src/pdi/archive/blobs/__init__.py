@@ -343,8 +343,9 @@ class FileReader(ChunkedReader):
     With a :class:`~pdi.archive.blobs.memo.FixityMemo` (``memo``), a chunk
     verified by an earlier read of the same file, unchanged since
     (``fstat`` on this reader's descriptor, before each chunk), is not
-    hashed again; each chunk this reader verifies is remembered.
-    :meth:`verify` always hashes every chunk.
+    hashed again, and :meth:`verify_range` of chunks all remembered reads
+    nothing; each chunk this reader verifies is remembered. :meth:`verify`
+    always hashes every chunk.
     """
 
     def __init__(self, info: BlobInfo, path: str, *, name: str, memo: FixityMemo | None = None) -> None:
@@ -391,6 +392,11 @@ class FileReader(ChunkedReader):
             return now
         size = self.info.chunk_size
         return now if memo.holds(self.info.sha256, now, start // size, (end - 1) // size) else None
+
+    def verify_range(self, start: int, end: int) -> None:
+        """Check the chunks holding octets ``[start, end)``; nothing is read when the memo holds them all."""
+        if self.trusted(start, end) is None:
+            super().verify_range(start, end)
 
     def _chunk(self, index: int) -> bytes:
         memo = self.memo
