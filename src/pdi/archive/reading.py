@@ -316,9 +316,10 @@ class Reading(ArchiveBase):
                 return self._video_region(record, reader, parsed.fragment, scheme, index)
             with mapped(reader) as octets:
                 result = self._selected(record, octets, parsed.fragment, index)
-                if record.media_type.startswith("multipart/") or record.media_type == "application/pdf":
-                    # an aggregate's fragment is read from its parsed root part; a PDF's is answered whole
-                    # (page=) or from its text layer, made from the whole and kept (its ranges are the layer's)
+                if record.media_type.startswith(("multipart/", "message/")) or record.media_type == "application/pdf":
+                    # an aggregate's fragment is read from its parsed root part, a message's from its parsed
+                    # body or part; a PDF's is answered whole (page=) or from its text layer, made from the
+                    # whole and kept (its ranges are the layer's)
                     reader.verify()
                 else:
                     verify_selected(reader, result.fragment)
