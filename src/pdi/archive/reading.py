@@ -11,7 +11,7 @@ withdrawn name answers with its tombstone.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pdi import formats
 from pdi.archive.base import ArchiveBase
@@ -416,6 +416,25 @@ class Reading(ArchiveBase):
         from pdi.fragments.markup.index import ElementIndex
 
         return ElementIndex.from_bytes(index).sgml
+
+    def message_of(self, record: RepresentationRecord) -> dict[str, Any] | None:
+        """An e-mail message's facts (:meth:`pdi.mail.message.Mail.facts`: From, To, Date, Subject, ids, its
+        body and parts), read from its verified octets; None (not a message, or one Python's ``email`` cannot
+        read within the limits: deposited with ``--force``). No guard is asked: give it a record a reader has
+        resolved."""
+        if record.media_type != "message/rfc822":
+            return None
+        from pdi.errors import LimitError, ParseError
+        from pdi.mail.message import MailLimits, read_message
+
+        if record.size > MailLimits().max_bytes:
+            return None
+        with self._reader(record) as reader:
+            data = reader.read()
+        try:
+            return read_message(data).facts()
+        except (ParseError, LimitError):
+            return None
 
     def video_of(self, record: RepresentationRecord) -> VideoInfo | None:
         """What ffprobe read of a video at deposit (duration, frame size, codecs), or None (not a video, or one

@@ -195,8 +195,16 @@ def add_cmd(
     The bytes are stored exactly as they are, streamed (in bounded
     memory, but a PDF is held whole while PDFium reads it, and a video is
     copied to a temporary file for ffprobe), with a progress bar for large input on a terminal.
+
+    An e-mail (.eml, format rfc822) must be a message Python's email
+    reads; an mbox (.mbox, or --format mbox) is cut into its messages as
+    Python's mailbox module cuts it, and each is deposited as a document
+    of its own, format rfc822, all or none (docs/email.md).
     """
     token = format_ or _guess_format(file)
+    if token.lower() == "mbox":
+        _add_mbox(file, series, foreign_id, force, embargo, archive)
+        return
     with contextlib.ExitStack() as stack:
         stream = _open_file(file, stack)
         content = Content(stream, token, charset, _source(file))
@@ -206,6 +214,37 @@ def add_cmd(
             series, [content], foreign_id=foreign_id, force=force, progress=shown, embargo_until=embargo
         )
     _print_deposit(deposit, "pdi version --force deposits them as a new version")
+
+#: The most octets of messages one `pdi add FILE.mbox` deposits (all held until the one batch is written).
+MBOX_UP_TO = 256 << 20
+
+
+def _add_mbox(file: str, series: str, foreign_id: str | None, force: bool, embargo: str | None, archive: str) -> None:
+    """`pdi add FILE.mbox`: each message of the mbox a document of its own (format rfc822), all or none."""
+    from pdi.errors import LimitError
+    from pdi.mail.mbox import split_mbox
+
+    if foreign_id is not None:
+        raise click.UsageError("an mbox is deposited as one document per message: --id names one document")
+    with contextlib.ExitStack() as stack:
+        stream = _open_file(file, stack)
+        items: list[tuple[list[Content], str | None]] = []
+        total = 0
+        for message in split_mbox(stream):
+            total += len(message.data)
+            if total > MBOX_UP_TO:
+                raise LimitError(f"{_source(file)}: its messages pass {MBOX_UP_TO} octets at message"
+                                 f" {message.number + 1} (line {message.line}): split the mbox")
+            where = f"{_source(file)}: message {message.number + 1} (From_ line {message.line})"
+            items.append(([Content(message.data, "rfc822", None, where)], None))
+        if not items:
+            raise click.UsageError(f"{_source(file)} holds no message: no line starts with 'From '")
+        opened = stack.enter_context(open_archive(archive))
+        deposits = opened.deposit_batch(series, items, embargo_until=embargo) if not force else [
+            opened.deposit(series, contents, force=True, embargo_until=embargo) for contents, _ in items]
+    for deposit in deposits:
+        _print_deposit(deposit, "pdi version --force deposits them as a new version")
+
 
 @click.command("version")
 @click.argument("pdi")

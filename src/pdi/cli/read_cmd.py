@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -37,18 +37,19 @@ def _print_generic(generic: Generic) -> None:
 
 def _print_info(
     result: Resolved, *, pending: bool = False, layer: TextLayer | None = None,
-    sgml: tuple[bool, int] | None = None, video: VideoInfo | None = None,
+    sgml: tuple[bool, int] | None = None, video: VideoInfo | None = None, message: dict[str, Any] | None = None,
 ) -> None:
     """``pdi get --info``: one ``key<TAB>value`` line per fact of :func:`pdi.archive.describe.describe`.
 
     ``pending``: the stored text waits in the indexer's queue (a ``search-index<TAB>pending`` line);
     ``layer``: a PDF's text layer (a ``text-layer`` line); ``sgml``: an SGML document's parse at deposit
     (an ``sgml-parse`` line: DTD found or not, and onsgmls's error count); ``video``: what
-    ffprobe read of a video at deposit (a ``video`` line).
+    ffprobe read of a video at deposit (a ``video`` line); ``message``: an e-mail's facts (``from``, ``to``,
+    ``date``, ``subject``, ``message-id``, ``in-reply-to``, ``references``, ``body`` and a ``part`` line a part).
     """
     from pdi.archive.describe import describe
 
-    about = describe(result, text_layer=layer, video=video)
+    about = describe(result, text_layer=layer, video=video, message=message)
     stored = about["stored"]
     click.echo(f"pdi\t{about['pdi']}")
     click.echo(f"media-type\t{about['media_type']}")
@@ -85,11 +86,15 @@ def _print_info(
         click.echo(f"video\t{v['duration_ms'] / 1000:.3f} s, {picture}, {sound} ({v['container']})")
     elif about["stored"]["media_type"].startswith("video/"):
         click.echo("video\tffprobe cannot read it (not WebM, MP4 or Ogg, or not what it says): no time fragments")
+    if (m := about.get("message")) is not None:
+        _print_message(m)
+    elif about["stored"]["media_type"] == "message/rfc822":
+        click.echo("message\tPython's email cannot read it within pdi's limits (deposited with --force): no body text")
     if pending:  # resolvable now; `pdi search` finds its text once `pdi index` (or serve's indexer) has read it
         click.echo("search-index\tpending")
     if selection is None:
         return
-    for span in selection["ranges"]:
+    for span in selection["ranges"] if selection["scheme"] != "part" else ():
         click.echo(f"range\tchar={span['start']},{span['end']} (octets {span['byte_start']} to {span['byte_end']})")
     if (r := selection["region"]) is not None and about["stored"]["media_type"].startswith("video/"):
         click.echo(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) of the first frame at or after"
@@ -104,12 +109,44 @@ def _print_info(
         click.echo(f"interval\tsample frames {i['start']} to {i['end']} of {i['length']}"
                    f" ({i['start'] / i['rate']:.3f} s to {i['end'] / i['rate']:.3f} s at {i['rate']} Hz,"
                    f" {plural(i['channels'], 'channel')})")
+    if selection["scheme"] == "part":
+        span = selection["ranges"][0]
+        click.echo(f"part\t{span['start']} of the message: {span['byte_end']} octets, transfer encoding removed")
     if (p := selection.get("page")) is not None and not selection["past_end"]:
         click.echo(f"page\t{p['number']} of {p['pages']} ({p['width']:g} x {p['height']:g} points)")
     if selection["clamped"]:
         click.echo("clamped\ttrue")
     if selection["past_end"]:
         click.echo("past-end\ttrue")
+
+
+def _print_message(m: dict[str, Any]) -> None:
+    """The lines of an e-mail's facts (docs/email.md)."""
+    for key in ("from", "to", "cc", "date", "subject"):
+        if m[key] is not None:
+            click.echo(f"{key}\t{one_line(m[key])}")
+    if m["message_id"]:
+        click.echo(f"message-id\t{m['message_id']}")
+    if m["in_reply_to"]:
+        click.echo(f"in-reply-to\t{' '.join(m['in_reply_to'])}")
+    if m["references"]:
+        click.echo(f"references\t{' '.join(m['references'])}")
+    body = m["body"]
+    if body is None:
+        click.echo("body\tnone: no text/plain or text/html part that is not an attachment (char= selects nothing)")
+    else:
+        charset = f"; charset={body['charset']}" if body["charset"] else ""
+        click.echo(f"body\tpart {body['part']} ({body['media_type']}{charset}):"
+                   f" {plural(body['characters'], 'character')} of body text (char= and line= count on it)")
+    for part in m["parts"]:
+        names = [f"filename {one_line(part['filename'])!r}" if part["filename"] else "",
+                 f"cid:{part['content_id']}" if part["content_id"] else "",
+                 f"location {one_line(part['location'])}" if part["location"] else "",
+                 part["disposition"] or ""]
+        named = ", ".join(n for n in names if n)
+        click.echo(f"part\t{part['part']}: {part['media_type']}" + (f" ({named})" if named else ""))
+    for defect in m["defects"]:
+        click.echo(f"defect\t{defect}")
 
 
 def _is_text_media(media_type: str) -> bool:
@@ -193,7 +230,7 @@ def get_cmd(
             if info:
                 _print_info(located, pending=opened.index_pending_of(located.record),
                             layer=opened.text_layer_of(located.record), sgml=opened.sgml_parse_of(located.record),
-                            video=opened.video_of(located.record))
+                            video=opened.video_of(located.record), message=opened.message_of(located.record))
             else:
                 _refuse_binary_on_terminal(ctx, located, output)
                 with opened.open_octets(pdi, latest=latest) as whole:
@@ -205,9 +242,10 @@ def get_cmd(
         layer = opened.text_layer_of(result.record) if info else None
         sgml = opened.sgml_parse_of(result.record) if info else None
         video = opened.video_of(result.record) if info else None
+        message = opened.message_of(result.record) if info else None
     selection = result.fragment
     if info:
-        _print_info(result, pending=pending, layer=layer, sgml=sgml, video=video)
+        _print_info(result, pending=pending, layer=layer, sgml=sgml, video=video, message=message)
     else:
         _refuse_binary_on_terminal(ctx, result, output)
     if selection is not None and selection.past_end:

@@ -38,7 +38,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from email.message import EmailMessage, Message
-from typing import Final
+from typing import Any, Final
 
 from pdi._wording import plural
 from pdi.errors import LimitError, NotFoundError, ParseError
@@ -152,6 +152,36 @@ class Mail:
         """The entity the body's text is read from (see the module docstring), or ``None``."""
         body = self.message.get_body(preferencelist=("plain", "html"))
         return body
+
+    def body_index(self) -> int | None:
+        """The number of the part the body's text is read from, or ``None``."""
+        body = self.body_part()
+        return next((p.index for p in self.parts if p.entity is body), None)
+
+    def facts(self) -> dict[str, Any]:
+        """What ``pdi get --info`` and the reader show of the message, as JSON values."""
+        text = body_text(self)
+        at = self.body_index()
+        return {
+            "from": self.header("From"),
+            "to": self.header("To"),
+            "cc": self.header("Cc"),
+            "date": self.header("Date"),
+            "subject": self.header("Subject"),
+            "message_id": self.message_id,
+            "in_reply_to": list(self.in_reply_to),
+            "references": list(self.references),
+            "body": None if at is None else {
+                "part": at, "media_type": self.parts[at].media_type, "charset": self.parts[at].charset,
+                "characters": len(text),
+            },
+            "parts": [
+                {"part": p.index, "media_type": p.media_type, "charset": p.charset, "filename": p.filename,
+                 "content_id": p.content_id, "location": p.location, "disposition": p.disposition}
+                for p in self.parts
+            ],
+            "defects": list(self.defects),
+        }
 
     def find_part(self, name: object) -> MailPart:
         """The part ``name`` names (a number, ``cid:…``, a Content-Location or a file name); else :class:`NotFoundError`."""
