@@ -43,7 +43,7 @@ from typing import Any, Final
 from pdi._wording import plural
 from pdi.errors import LimitError, NotFoundError, ParseError
 
-__all__ = ["Mail", "MailLimits", "MailPart", "body_text", "read_message"]
+__all__ = ["Mail", "MailLimits", "MailPart", "body_text", "head_message_id", "message_ids", "mid_url", "read_message"]
 
 #: A line that may start a MIME boundary delimiter (``--`` and one more character that is not a space).
 _DELIMITER_LIKE: Final = re.compile(rb"^--[^ \r\n]", re.MULTILINE)
@@ -220,6 +220,25 @@ class Mail:
 def message_ids(value: str) -> tuple[str, ...]:
     """The ``<…>`` message ids written in a field (RFC 5322 §3.6.4), in order; comments and phrases left out."""
     return tuple(re.findall(r"<[^<>\s]+>", value))
+
+
+def mid_url(message_id: str) -> str:
+    """The RFC 2392 ``mid:`` URL of a message id (``<a@b>`` → ``mid:a@b``): the foreign id a message is named by."""
+    return "mid:" + message_id.strip().removeprefix("<").removesuffix(">")
+
+
+def head_message_id(head: bytes) -> str | None:
+    """The ``Message-ID`` of the message whose first octets are ``head`` (its header fields), or ``None``."""
+    import email.parser
+    import email.policy
+
+    end = head.find(b"\n\n")
+    end2 = head.find(b"\r\n\r\n")
+    cut = min((e for e in (end, end2) if e >= 0), default=len(head))
+    fields = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head[:cut] + b"\n\n")
+    value = fields.get("Message-ID")
+    found = message_ids(" ".join(str(value).split())) if value is not None else ()
+    return found[0] if found else None
 
 
 def _first_line(data: bytes) -> bytes:
