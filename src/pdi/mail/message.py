@@ -115,15 +115,17 @@ class Mail:
     defects: tuple[str, ...]
 
     def header(self, name: str) -> str | None:
-        """A header field's value, RFC 2047 decoded and unfolded (the first of several), or ``None``."""
-        value = self.message.get(name)
-        if value is None:
+        """A header field's value as written (the first of several), unfolded, its RFC 2047 encoded words
+        decoded (comments and all: ``jgb at example.com (Jesus M. Gonzalez-Barahona)``), or ``None``."""
+        import email.header
+
+        raw = self.raw_header(name)
+        if raw is None:
             return None
         try:
-            return " ".join(str(value).split()) if "\n" in str(value) else str(value)
-        except Exception:  # a field Python cannot read is shown as written
-            raw = self.message.get_all(name, failobj=[None])[0]
-            return None if raw is None else str(raw)
+            return str(email.header.make_header(email.header.decode_header(raw)))
+        except (LookupError, ValueError, UnicodeError):  # an encoded word that does not decode: as written
+            return raw
 
     def raw_header(self, name: str) -> str | None:
         """A header field's value as written (folded lines joined), or ``None``."""
