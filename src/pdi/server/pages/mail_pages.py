@@ -168,7 +168,7 @@ def render_thread(archive: Archive, name: str) -> str:
     )
     body = (
         f"<h1>Thread: {html.escape(this.subject)}</h1>"
-        f'<p>of <a href="{html.escape(_view(own_name))}"><code class="name">{html.escape(own_name)}</code></a></p>{note}"
+        f'<p>of <a href="{html.escape(_view(own_name))}"><code class="name">{html.escape(own_name)}</code></a></p>{note}'
         '<ol class="thread" aria-label="The thread, oldest first">'
         + "".join(ancestors)
         + f'<li class="this">{_line(this)} (this message){replies}</li></ol>'

@@ -1,0 +1,71 @@
+"""E-mail in the resolver: select → cite on a message's body in Chromium, a part fetched by name, the thread page.
+
+Positions are checked against Python's ``email`` (the body part ``get_body``
+finds, its content decoded, line ends CRLF), the oracle of ``docs/email.md``.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import re
+import urllib.parse
+from pathlib import Path
+
+import httpx
+from test_server_viewer_browser import _select
+
+from chromium_helpers import open_page
+from pdi.capture.browser import devtools
+from pdi.mail.mbox import split_mbox
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "email"
+
+
+def _oracle_body(data: bytes) -> str:
+    message = email.message_from_bytes(data, policy=email.policy.default)
+    body = message.get_body(preferencelist=("plain", "html"))  # type: ignore[attr-defined]
+    return re.sub(r"\r\n|\r|\n", "\r\n", body.get_content())
+
+
+def test_selecting_in_a_message_body_names_the_passage_of_its_body_text(media: tuple[str, dict[str, str]]) -> None:
+    base, names = media
+    name = urllib.parse.unquote(names["email"])
+    with (DATA / "metrics-grimoire-2016-04.mbox").open("rb") as mbox:
+        reply = list(split_mbox(mbox))[1].data
+    body = _oracle_body(reply)
+    with devtools() as pipe:
+        session = open_page(pipe, f"{base}/view?pdi={names['email']}")
+        for wanted in ("For me it is fine", "Andy\n\n2016-04-14"):
+            crlf = wanted.replace("\n", "\r\n")
+            start = body.index(crlf)
+            fragment = f"#char={start},{start + len(crlf)}"
+            assert _select(pipe, session, wanted) == name + fragment, wanted
+            got = httpx.get(f"{base}/uri-res/N2R?{(name + fragment).replace('#', '%23')}")
+            assert got.content == crlf.encode()
+            assert got.headers["content-type"].startswith("text/plain")
+
+
+def test_a_part_is_fetched_by_number_and_by_file_name_with_its_own_media_type(media: tuple[str, dict[str, str]]) -> None:
+    base, names = media
+    name = urllib.parse.unquote(names["attached"])
+    message = email.message_from_bytes((DATA / "msg_07.txt").read_bytes(), policy=email.policy.default)
+    gif = message.get_payload()[1].get_payload(decode=True)  # type: ignore[index]
+    for fragment in ("#part=1", "#part=dingusfish%2Egif"):
+        got = httpx.get(f"{base}/uri-res/N2R?{(name + fragment).replace('#', '%23')}")
+        assert got.status_code == 200, fragment
+        assert got.headers["content-type"].split(";")[0] == "image/gif"
+        assert got.content == gif
+    missing = httpx.get(f"{base}/uri-res/N2R?{(name + '#part=cid:nothing%40here').replace('#', '%23')}")
+    assert missing.status_code == 404
+    assert "Content-ID <nothing@here>" in missing.text
+
+
+def test_the_thread_page_links_the_parent_and_the_reply(media: tuple[str, dict[str, str]]) -> None:
+    base, names = media
+    page = httpx.get(f"{base}/thread?pdi={names['email']}").text
+    ids = re.findall(r'<code class="name">&lt;([^&]+)&gt;</code>', page)
+    with (DATA / "metrics-grimoire-2016-04.mbox").open("rb") as mbox:
+        expected = [email.message_from_bytes(m.data)["Message-ID"].strip("<>") for m in split_mbox(mbox)]
+    assert ids == expected  # the parent, this message, its reply: thread order
+    assert page.count('href="/view?pdi=') == 4  # the name under the title, and each of the three
