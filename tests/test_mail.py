@@ -289,3 +289,20 @@ def test_a_deposit_is_checked_kept_exactly_searched_and_its_body_checked_by_rfc5
         assert facts is not None and facts["from"] == "danilo@gnome.org (Danilo \u0160egan)"
         assert facts["references"] == ["<1204225143.12769.9.camel@localhost.localdomain>",
                                        "<1204236062.14337.5.camel@localhost.localdomain>"]
+
+
+def test_a_passage_of_a_message_body_is_re_anchored_in_its_next_version(tmp_path: Path) -> None:
+    from pdi.archive.anchoring import anchor
+
+    with (DATA / "metrics-grimoire-2016-04.mbox").open("rb") as mbox:
+        reply = list(split_mbox(mbox))[1].data
+    later = reply.replace(b"Thank you Jesus.", b"Hello all.\nThank you Jesus.")
+    with Archive.init(tmp_path / "a") as archive:
+        archive.add_series("mail.example.us")
+        first = archive.add("mail.example.us", reply, format="rfc822")
+        archive.add_version(first, [Content(later, "rfc822")])
+        body = _oracle_body(email.message_from_bytes(later, policy=email.policy.default))  # type: ignore[arg-type]
+        found = anchor(archive, f"{first}#char=18,35", 2)
+        start = body.index("For me it is fine")
+        assert (found.start, found.end) == (start, start + len("For me it is fine"))
+        assert archive.resolve(found.target).data == b"For me it is fine"
