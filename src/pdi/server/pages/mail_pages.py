@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from pdi.archive import Archive, Generic, Resolved
-from pdi.errors import LimitError, NotFoundError, ParseError, PDIError
+from pdi.errors import NotFoundError, PDIError
 from pdi.identifier import PDI
 from pdi.server.pages.layout import page
 
@@ -103,10 +103,18 @@ class _Message:
     replies: list[_Message]
 
 
-def _read_message(archive: Archive, name: PDI | str) -> tuple[str, _Message, tuple[str, ...]] | None:
-    """A message's versioned name, its line in the thread, and the ids it refers to (References, In-Reply-To)."""
+def _read_message(
+    archive: Archive, name: PDI | str, *, quiet: bool = True
+) -> tuple[str, _Message, tuple[str, ...]] | None:
+    """A message's versioned name, its line in the thread, and the ids it refers to (References, In-Reply-To).
+
+    ``None`` for a name that is no message, or (``quiet``) one the reader may not read or the archive lacks:
+    another message of the thread is left out then, as the day's and a URL's lists leave it out.
+    """
     from pdi.mail.message import read_message
 
+    if not quiet:
+        archive.locate(name)  # the message asked for: not found, withdrawn or forbidden as /view says
     try:
         located = archive.locate(name)
         if isinstance(located, Generic):
@@ -118,7 +126,7 @@ def _read_message(archive: Archive, name: PDI | str) -> tuple[str, _Message, tup
         if located.record.media_type != "message/rfc822":
             return None
         mail = read_message(archive.read(located).data)
-    except (ParseError, LimitError, NotFoundError):
+    except PDIError:
         return None
     refs = tuple(mail.references) + tuple(i for i in mail.in_reply_to if i not in mail.references)
     parent = mail.in_reply_to[-1] if mail.in_reply_to else (mail.references[-1] if mail.references else None)
@@ -141,7 +149,7 @@ def _by_id(archive: Archive, message_id: str) -> str | None:
 def render_thread(archive: Archive, name: str) -> str:
     """The page of the thread of the message ``name`` (see the module docstring)."""
     parsed = PDI.parse(name).without_fragment()
-    read = _read_message(archive, parsed)
+    read = _read_message(archive, parsed, quiet=False)
     if read is None:
         raise NotFoundError(f"{parsed} is not an e-mail message the archive holds")
     own_name, this, refs = read
