@@ -45,10 +45,8 @@ from pdi.errors import LimitError, NotFoundError, ParseError
 
 __all__ = ["Mail", "MailLimits", "MailPart", "body_text", "head_message_id", "message_ids", "mid_url", "read_message"]
 
-#: A line that may start a MIME boundary delimiter (``--`` and one more character that is not a space).
-_DELIMITER_LIKE: Final = re.compile(rb"^--[^ \r\n]", re.MULTILINE)
 #: A line that may be a header field: a field name (RFC 5322 §3.6.8: printable ASCII but ``:``) and a colon.
-_FIELD_LIKE: Final = re.compile(rb"^[!-9;-~]+[ \t]*:", re.MULTILINE)
+_FIELD_LIKE: Final = re.compile(rb"(?:^|(?<=[\r\n]))[!-9;-~]+[ \t]*:", re.MULTILINE)
 _FIELD_NAME: Final = re.compile(rb"[!-9;-~]+[ \t]*:")
 _NUL: Final = b"\x00"
 
@@ -61,7 +59,8 @@ class MailLimits:
     more than it is written in, so no part's decoded octets pass it);
     ``max_parts`` 1,000 entities; ``max_depth`` 32 nested entities (the
     parser recurses once a level); ``max_delimiters`` 20,000 lines that
-    could be boundary delimiters and ``max_fields`` 100,000 lines that
+    start ``--`` (after an LF, a CR or CR LF: the parser's line ends),
+    which may be boundary delimiters, and ``max_fields`` 100,000 lines that
     could be header fields, counted before the parser runs, so that it
     never builds millions of objects.
     """
@@ -271,17 +270,20 @@ def _check_shape(data: bytes, limits: MailLimits) -> None:
         line = data.count(b"\n", 0, at) + 1
         raise ParseError(f"line {line} holds a NUL octet (offset {at}): no message holds one", offset=at,
                          rule="message")
-    delimiters = len(_DELIMITER_LIKE.findall(data))
+    # a line the parser may read as a boundary delimiter starts "--" after any of its line ends (LF, CR, CR LF)
+    delimiters = data.count(b"\n--") + data.count(b"\r--") + data.startswith(b"--")
     if delimiters > limits.max_delimiters:
         raise LimitError(
-            f"the message has {delimiters} lines that could be boundary delimiters, more than the limit of"
-            f" {limits.max_delimiters}"
+            f"the message has {delimiters} lines that start '--' (boundary delimiters, perhaps), more than the"
+            f" limit of {limits.max_delimiters}"
         )
-    fields = len(_FIELD_LIKE.findall(data))
-    if fields > limits.max_fields:
-        raise LimitError(
-            f"the message has {fields} lines that could be header fields, more than the limit of {limits.max_fields}"
-        )
+    if data.count(b":") > limits.max_fields:  # only then can there be that many fields: count them
+        fields = sum(1 for _ in _FIELD_LIKE.finditer(data))
+        if fields > limits.max_fields:
+            raise LimitError(
+                f"the message has {fields} lines that could be header fields, more than the limit of"
+                f" {limits.max_fields}"
+            )
 
 
 def _walk(entity: Message, path: tuple[int, ...], limits: MailLimits, count: list[int]) -> Iterator[
