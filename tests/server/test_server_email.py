@@ -69,3 +69,15 @@ def test_the_thread_page_links_the_parent_and_the_reply(media: tuple[str, dict[s
         expected = [email.message_from_bytes(m.data)["Message-ID"].strip("<>") for m in split_mbox(mbox)]
     assert ids == expected  # the parent, this message, its reply: thread order
     assert page.count('href="/view?pdi=') == 4  # the name under the title, and each of the three
+
+
+def test_api_resolve_describes_a_message_and_its_part(media: tuple[str, dict[str, str]]) -> None:
+    base, names = media
+    name = urllib.parse.unquote(names["attached"])
+    about = httpx.get(f"{base}/api/resolve", params={"pdi": name + "#part=1"}).json()
+    message = email.message_from_bytes((DATA / "msg_07.txt").read_bytes(), policy=email.policy.default)
+    assert about["media_type"] == "image/gif"
+    assert about["message"]["subject"] == message["Subject"]
+    assert about["message"]["body"] == {"part": 0, "media_type": "text/plain", "charset": "us-ascii",
+                                        "characters": len(_oracle_body((DATA / "msg_07.txt").read_bytes()))}
+    assert [p["filename"] for p in about["message"]["parts"]] == [None, "dingusfish.gif"]
