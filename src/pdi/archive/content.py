@@ -824,7 +824,7 @@ def prepare(
     if pdf is not None:
         observers.append(pdf)
     if media_type == "message/rfc822":
-        observers.append(EmailCheck(force=force, source=content.source))
+        observers.append(EmailCheck(force=force or content.keep_unreadable, source=content.source))
     video = None
     if media_type in _VIDEO_CONTAINERS:
         from pdi.archive.video import VideoCheck
