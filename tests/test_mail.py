@@ -306,3 +306,12 @@ def test_a_passage_of_a_message_body_is_re_anchored_in_its_next_version(tmp_path
         start = body.index("For me it is fine")
         assert (found.start, found.end) == (start, start + len("For me it is fine"))
         assert archive.resolve(found.target).data == b"For me it is fine"
+
+
+def test_8_bit_octets_in_header_fields_are_read_as_utf_8_and_never_leak_as_surrogates() -> None:
+    mail = read_message(b"From: a@b\r\nSubject: caf\xe9 \xc3\xa9\r\nContent-ID: <\xff@x>\r\n\r\nbody\r\n")
+    assert mail.header("Subject") == "caf\ufffd \u00e9"  # RFC 6532: UTF-8; an octet that is not, U+FFFD
+    assert mail.parts[0].content_id == "\ufffd@x"
+    import json
+
+    json.dumps(mail.facts()).encode("utf-8")  # no lone surrogate anywhere

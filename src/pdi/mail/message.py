@@ -130,7 +130,7 @@ class Mail:
         """A header field's value as written (folded lines joined), or ``None``."""
         for key, value in self.message.raw_items():
             if key.lower() == name.lower():
-                return " ".join(str(value).split())
+                return " ".join(_octets_read(str(value)).split())
         return None
 
     @property
@@ -309,6 +309,12 @@ def _walk(entity: Message, path: tuple[int, ...], limits: MailLimits, count: lis
     yield path, entity
 
 
+def _octets_read(text: str) -> str:
+    """A header value Python read from octets: its 8-bit octets (kept as surrogates) read as UTF-8 (RFC 6532),
+    each octet that is not UTF-8 as U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def _dotted(path: tuple[int, ...]) -> str:
     return ".".join(map(str, path)) or "0"
 
@@ -317,7 +323,7 @@ def _content_id(entity: Message) -> str | None:
     raw = entity.get("Content-ID")
     if raw is None:
         return None
-    text = " ".join(str(raw).split())
+    text = " ".join(_octets_read(str(raw)).split())
     return text[1:-1] if text.startswith("<") and text.endswith(">") else text or None
 
 
@@ -356,7 +362,7 @@ def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
         location = entity.get("Content-Location")
         parts.append(MailPart(
             number, path, entity.get_content_type(), charset, _filename(entity), _content_id(entity),
-            None if location is None else "".join(str(location).split()) or None, disposition, entity,
+            None if location is None else "".join(_octets_read(str(location)).split()) or None, disposition, entity,
         ))
         defects.extend(f"part {number}: {type(d).__name__}" for d in entity.defects)
     defects[:0] = [f"message: {type(d).__name__}" for d in message.defects]

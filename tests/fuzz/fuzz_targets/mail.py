@@ -3,13 +3,15 @@
 The input is a message's octets. What must hold (docs/email.md): reading
 it either succeeds or raises a PDIError (a refusal or a limit), never
 another exception; a message read has a CRLF-canonical body text that
-``char`` selects exactly, each part is found by its number, and every
+``char`` selects exactly, each part is found by its number, its facts
+encode as UTF-8 (no surrogate of an 8-bit octet leaks), and every
 message cut from the same octets read as an mbox is octets of the input.
 """
 
 from __future__ import annotations
 
 import io
+import json
 
 from fuzz_harness import Target
 
@@ -34,6 +36,7 @@ def run(data: bytes) -> None:
     for part in mail.parts:
         assert mail.find_part(part.index) is part
         part.octets()
+    json.dumps(mail.facts()).encode("utf-8")  # what pages and JSON show: no lone surrogate
 
 
 TARGET = Target(
