@@ -13,9 +13,9 @@ text.
 the archive holds it (a message is found by its ``mid:`` foreign id, the name
 ``pdi add`` gives it, in any series and on any day: the archive's captures of
 that URL), else said missing; then the message; then its replies, found
-among the messages deposited in its series on its day (at most
-:data:`MAX_SCANNED`, said so when there are more), a reply's replies
-under it. Everything is escaped; nothing is loaded from elsewhere.
+among the messages deposited in its series on its day and the
+:data:`DAYS_AFTER` days after (at most :data:`MAX_SCANNED`, said so when
+there are more), a reply's replies under it. Everything is escaped; nothing is loaded from elsewhere.
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ from pdi.errors import NotFoundError, PDIError
 from pdi.identifier import PDI
 from pdi.server.pages.layout import page
 
-#: The most messages of a day a thread page reads to find replies.
+#: The most messages a thread page reads to find replies.
 MAX_SCANNED = 500
+#: How many days after a message's own (its name's day: when it was deposited) its replies are looked for.
+DAYS_AFTER = 30
 
 _STYLE = """
 dl.message{display:grid;grid-template-columns:8rem 1fr;gap:0.15rem 0.8rem} dl.message dd{margin:0;overflow-wrap:anywhere}
@@ -172,7 +174,7 @@ def render_thread(archive: Archive, name: str) -> str:
     replies = _tree(this.message_id, by_parent, set()) if this.message_id else ""
     note = (
         f'<p class="note">Replies are looked for among the first {MAX_SCANNED} messages deposited in this series'
-        " on this message's day; there are more.</p>" if more else ""
+        f" from this message's day to {DAYS_AFTER} days after; there are more.</p>" if more else ""
     )
     body = (
         f"<h1>Thread: {html.escape(this.subject)}</h1>"
@@ -203,23 +205,33 @@ def _tree(message_id: str, by_parent: dict[str, list[_Message]], seen: set[str])
 
 
 def _day_messages(archive: Archive, name: PDI) -> tuple[list[_Message], bool]:
-    """The messages deposited in ``name``'s series on its day, at most :data:`MAX_SCANNED`, and whether there are more."""
+    """The messages deposited in ``name``'s series on its day and the :data:`DAYS_AFTER` days after it (up to
+    today), at most :data:`MAX_SCANNED` of them, and whether there are more."""
+    import datetime
+
     assert name.date is not None
     found: list[_Message] = []
-    after: str | None = None
     read = 0
-    while True:
-        day = archive.day_documents(name.series_name, name.date, after=after, limit=100)
-        for document in day.documents:
-            if read >= MAX_SCANNED:
-                return found, True
-            formats_ = [n for n in document.names if n.format is not None and n.format.lower() in ("rfc822", "header")]
-            if not formats_:
-                continue
-            read += 1
-            got = _read_message(archive, formats_[-1])
-            if got is not None:
-                found.append(got[1])
-        if day.after is None:
-            return found, False
-        after = day.after
+    today = archive.now().date()  # the archive's clock, as names are dated by it (GMT)
+    for offset in range(DAYS_AFTER + 1):
+        day = name.date + datetime.timedelta(days=offset)
+        if day > today:
+            break
+        after: str | None = None
+        while True:
+            page_ = archive.day_documents(name.series_name, day, after=after, limit=100)
+            for document in page_.documents:
+                formats_ = [n for n in document.names
+                            if n.format is not None and n.format.lower() in ("rfc822", "header")]
+                if not formats_:
+                    continue
+                if read >= MAX_SCANNED:
+                    return found, True
+                read += 1
+                got = _read_message(archive, formats_[-1])
+                if got is not None:
+                    found.append(got[1])
+            if page_.after is None:
+                break
+            after = page_.after
+    return found, False
