@@ -27,7 +27,9 @@ from server_helpers import (
     with_replay,
 )
 
-from pdi.archive import Archive
+from pdi.archive import Archive, Content
+from pdi.mail.mbox import split_mbox
+from pdi.mail.message import head_message_id, mid_url
 
 
 @pytest.fixture(scope="session")
@@ -83,7 +85,8 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 @pytest.fixture(scope="module")
 def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
     """``pdi serve`` of an archive of its own (the served one's pages count their documents) holding a PDF
-    and an SGML document of tests/data and a video ffmpeg makes: its URL and their names."""
+    and an SGML document of tests/data, a video ffmpeg makes, and a mailing list's thread of three messages
+    (each named by its Message-ID, as pdi add names them) and a message with an attachment: its URL and their names."""
     root = tmp_path_factory.mktemp("media")
     subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=3",
                     "-c:v", "libvpx-vp9", str(root / "clip.webm")], check=True, timeout=120)
@@ -93,6 +96,14 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
             "pdf": archive.add("library.example.us", (DATA / "pdf" / "hand-overprint-hyphens.pdf").read_bytes(), format="pdf"),
             "sgml": archive.add("library.example.us", (DATA / "sgml" / "w3c-document-notice.html").read_bytes(), format="sgml"),
             "video": archive.add("library.example.us", (root / "clip.webm").read_bytes(), format="webm"),
+            "attached": archive.add("library.example.us", (DATA / "email" / "msg_07.txt").read_bytes(), format="rfc822"),
         }
+        with (DATA / "email" / "metrics-grimoire-2016-04.mbox").open("rb") as mbox:
+            thread = [
+                archive.deposit("library.example.us", [Content(m.data, "rfc822")],
+                                foreign_id=mid_url(head_message_id(m.data) or ""))[0]
+                for m in split_mbox(mbox)
+            ]
+        names["email"] = thread[1]  # the reply: its parent above it, its own reply below it
     with serving(root / "archive") as (_, port):
         yield f"http://127.0.0.1:{port}", {k: urllib.parse.quote(str(v), safe="") for k, v in names.items()}

@@ -102,9 +102,21 @@ PAGES = {
     "sgml-elt": ("/view?pdi={sgml}%23elt=3,3", "document.querySelector('mark') !== null"
                  " && document.body.innerText.includes('text/sgml')"),
     "video": ("/view?pdi={video}%23sec=1,2", "document.body.innerText.includes('video/webm')"),
+    # an e-mail: its header fields, its body's text with the passage marked, the places for a name ready
+    "email": ("/view?pdi={email}%23char=0,16", "document.querySelector('mark').textContent === 'Thank you Jesus.'"
+              " && document.querySelector('dl.message').innerText.includes('Andy Grunwald')"
+              " && document.querySelector('dl.message').innerText.includes('Sat, 23 Apr 2016 18:18:56 +0200')"
+              " && document.querySelector('a[href^=\"/thread?pdi=\"]') !== null && document.getElementById('name') !== null"),
+    # its thread: the message it answers above it (linked), the reply to it below it (linked)
+    "email-thread": ("/thread?pdi={email}", "document.querySelectorAll('ol.thread li').length === 3"
+                     " && document.querySelectorAll('ol.thread a[href^=\"/view?pdi=\"]').length === 3"
+                     " && document.querySelector('ol.thread li.this ol li') !== null"),
+    # a message with an attachment: its parts, each a link to its octets (#part=N)
+    "email-parts": ("/view?pdi={attached}", "document.querySelectorAll('ul.parts li').length === 2"
+                    " && document.querySelector('ul.parts').innerText.includes('dingusfish.gif')"),
 }
 
-MEDIA_PAGES = ("pdf", "sgml-elt", "video")
+MEDIA_PAGES = ("pdf", "sgml-elt", "video", "email", "email-thread", "email-parts")
 
 
 def page_url(served: Served, media: tuple[str, dict[str, str]], page: str) -> str:

@@ -141,6 +141,7 @@ def resolver_requests(names: dict[str, str]) -> dict[tuple[str, frozenset[str]],
     return {
         ("/", frozenset({"GET", "HEAD"})): _gets("/"),
         ("/view", frozenset({"GET", "HEAD"})): _gets(*(f"/view?pdi={_q(n)}" for n in asked)),
+        ("/thread", frozenset({"GET", "HEAD"})): _gets(*(f"/thread?pdi={_q(n)}" for n in asked)),
         ("/series", frozenset({"GET", "HEAD"})): _gets("/series"),
         ("/series/{name}", frozenset({"GET", "HEAD"})): _gets(*(f"/series/{s}" for s in (OPEN, CLOSED, SECRET))),
         ("/series/{name}/{year}", frozenset({"GET", "HEAD"})): _gets(f"/series/{OPEN}/{y}", f"/series/{SECRET}/{y}"),

@@ -178,6 +178,10 @@ def _read_text(resolved: Resolved) -> _Text:
         if root_kind is None:
             raise UnsupportedError(f"{resolved.pdi}: its root part has no text to find a passage in")
         return _Text(text, root_kind)
+    if kind == "email":  # a message's passages count on its body's text (docs/email.md)
+        from pdi.mail.message import body_text, read_message
+
+        return _Text(body_text(read_message(resolved.data)), "text")
     if kind is None:
         raise UnsupportedError(f"{resolved.pdi} is {media_type}: passages are re-anchored in texts and pages only")
     data = resolved.data

@@ -28,6 +28,10 @@ the depositor says about the bytes must be caught here, before it is stored:
 - **PDF.** A ``pdf`` deposit must be a PDF that PDFium (pypdfium2) opens
   without a password (:class:`PdfCheck`): what :mod:`pdi.fragments.pdf`
   reads its pages and text layer with.
+- **E-mail.** A ``header`` (``message/rfc822``) deposit must be a message
+  Python's :mod:`email` reads within :class:`pdi.mail.message.MailLimits`
+  (:class:`EmailCheck`): header fields first, no NUL, parts and nesting
+  bounded; the octets are stored as they came, never written back.
 - **Video.** A WebM, MP4 or Ogg video (``webm``, ``video+mp4``,
   ``video+ogg``) must be one ``ffprobe`` reads as that container, with a
   duration (and a frame size, if it has a video stream)
@@ -671,6 +675,57 @@ class PdfCheck:
         self._kept = []
 
 
+class EmailCheck:
+    """The check an e-mail deposit gets: Python's :mod:`email` must read it as a message (``docs/email.md``).
+
+    The octets are kept as they stream past, up to
+    :attr:`pdi.mail.message.MailLimits.max_bytes`, and read at the end by
+    :func:`pdi.mail.message.read_message`, whose refusal (no header field on
+    line 1, an mbox's ``From `` line, a NUL, too many parts, too deep) is an
+    :class:`~pdi.errors.IntegrityError` naming what is wrong and where,
+    unless ``force``. A larger message is refused as such.
+    """
+
+    def __init__(self, *, force: bool = False, source: str | None = None) -> None:
+        from pdi.mail.message import MailLimits
+
+        self.force = force
+        self.source = source
+        self.limit = MailLimits().max_bytes
+        self._kept: list[bytes] = []
+        self._size = 0
+
+    def update(self, piece: bytes) -> None:
+        self._size += len(piece)
+        if self._size > self.limit:
+            self._kept = []
+            return
+        self._kept.append(piece)
+
+    def finish(self, info: BlobInfo) -> None:
+        from pdi.mail.message import read_message
+
+        if self.force:
+            return
+        if self._size > self.limit:
+            raise IntegrityError(
+                f"{_where(self.source)}the message is {self._size} octets, more than the {self.limit} pdi reads;"
+                " --force deposits it as declared"
+            )
+        whole, self._kept = b"".join(self._kept), []
+        try:
+            read_message(whole)
+        except (ParseError, LimitError) as exc:
+            reason = exc.reason if isinstance(exc, ParseError) else str(exc)
+            raise IntegrityError(
+                f"{_where(self.source)}the content is not a message pdi can read: {_lowered(reason)};"
+                " --force deposits it as declared"
+            ) from exc
+
+    def abandon(self) -> None:
+        self._kept = []
+
+
 def _lowered(message: str) -> str:
     """``message`` to follow a file name (its first letter lower-cased, as every refusal here starts)."""
     return message[:1].lower() + message[1:]
@@ -768,6 +823,8 @@ def prepare(
     )
     if pdf is not None:
         observers.append(pdf)
+    if media_type == "message/rfc822":
+        observers.append(EmailCheck(force=force or content.keep_unreadable, source=content.source))
     video = None
     if media_type in _VIDEO_CONTAINERS:
         from pdi.archive.video import VideoCheck

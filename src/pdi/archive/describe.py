@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 
 def describe(
-    resolved: Resolved | Generic, *, text_layer: TextLayer | None = None, video: VideoInfo | None = None
+    resolved: Resolved | Generic, *, text_layer: TextLayer | None = None, video: VideoInfo | None = None,
+    message: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The name, media type, size and stored representation of a resolved name, and what its fragment selects.
 
@@ -33,7 +34,9 @@ def describe(
     ``text_layer``, a PDF's (:meth:`Archive.text_layer_of`), adds
     ``text_layer``: its characters, its size in UTF-8, its SHA-256, its pages,
     the PDFium that made it, and ``empty`` when no page has text (a scan:
-    cite it by page and region).
+    cite it by page and region). ``message``, an e-mail's
+    (:meth:`Archive.message_of`), adds ``message``: its header fields, ids,
+    body and parts (docs/email.md).
     """
     if isinstance(resolved, Generic):
         versions = [
@@ -69,6 +72,8 @@ def describe(
         }
     if video is not None:
         out["video"] = video.to_json()
+    if message is not None:
+        out["message"] = message
     fragment = resolved.fragment
     if fragment is not None:
         out["fragment"] = {

@@ -11,7 +11,7 @@ withdrawn name answers with its tombstone.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pdi import formats
 from pdi.archive.base import ArchiveBase
@@ -320,10 +320,11 @@ class Reading(ArchiveBase):
                 return self._video_region(record, reader, parsed.fragment, scheme, index)
             with mapped(reader) as octets:
                 result = self._selected(record, octets, parsed.fragment, index)
-                if record.media_type.startswith("multipart/") or record.media_type == "application/pdf":
-                    # an aggregate's fragment is read from its parsed root part; a PDF's is answered whole
-                    # (page=) or from its text layer, made from the whole and kept (its ranges are the layer's):
-                    # every chunk checked (or remembered checked by this process, unchanged: the fixity memo)
+                if record.media_type.startswith(("multipart/", "message/")) or record.media_type == "application/pdf":
+                    # an aggregate's fragment is read from its parsed root part, a message's from its parsed
+                    # body or part; a PDF's is answered whole (page=) or from its text layer, made from the
+                    # whole and kept (its ranges are the layer's): every chunk checked (or remembered checked
+                    # by this process, unchanged: the fixity memo)
                     reader.verify_range(0, reader.size)
                 else:
                     verify_selected(reader, result.fragment)
@@ -420,6 +421,25 @@ class Reading(ArchiveBase):
         from pdi.fragments.markup.index import ElementIndex
 
         return ElementIndex.from_bytes(index).sgml
+
+    def message_of(self, record: RepresentationRecord) -> dict[str, Any] | None:
+        """An e-mail message's facts (:meth:`pdi.mail.message.Mail.facts`: From, To, Date, Subject, ids, its
+        body and parts), read from its verified octets; None (not a message, or one Python's ``email`` cannot
+        read within the limits: deposited with ``--force``). No guard is asked: give it a record a reader has
+        resolved."""
+        if record.media_type != "message/rfc822":
+            return None
+        from pdi.errors import LimitError, ParseError
+        from pdi.mail.message import MailLimits, read_message
+
+        if record.size > MailLimits().max_bytes:
+            return None
+        with self._reader(record) as reader:
+            data = reader.read()
+        try:
+            return read_message(data).facts()
+        except (ParseError, LimitError):
+            return None
 
     def video_of(self, record: RepresentationRecord) -> VideoInfo | None:
         """What ffprobe read of a video at deposit (duration, frame size, codecs), or None (not a video, or one

@@ -6,7 +6,7 @@ fragment index) and leaves the passages in a :class:`Passages` spool (in
 memory up to a megabyte, then a temporary file), which the deposit's catalog
 transaction writes into the index. What has text (:func:`search_kind`):
 
-* ``text/*`` and RFC 822 headers: decoded and made CRLF-canonical as the
+* ``text/*``: decoded and made CRLF-canonical as the
   octets stream past; memory: one passage, however long the text;
 * HTML and XML (``text/html``, ``application/xhtml+xml``, XML types): the
   text of the page (:class:`pdi.passages.fulltext.MarkupScanner`), decoded and
@@ -16,6 +16,9 @@ transaction writes into the index. What has text (:func:`search_kind`):
 * an aggregate (``multipart/related``, an MHTML capture): the text of its
   root part (:mod:`pdi.mhtml`), positions counted as ``char`` counts them on
   the aggregate (:mod:`pdi.fragments.aggregate`); up to :data:`AGGREGATE_UP_TO`.
+* an e-mail message (``message/rfc822``): its body's text
+  (:func:`pdi.mail.message.body_text`, ``docs/email.md``), positions counted
+  as ``char`` counts them on the message; up to the message limit.
 * a PDF: the text of its text layer (docs/pdf-text-layer.md), as a text's,
   positions counted as ``char`` counts them on the PDF: the layer made at
   deposit and kept as its fragment index (given by the deposit's
@@ -96,7 +99,7 @@ _HEAD: Final = struct.Struct("<qII")
 
 
 def search_kind(media_type: str) -> str | None:
-    """``"text"``, ``"html"``, ``"xml"``, ``"aggregate"``, ``"pdf"`` or ``None`` (no text is indexed) for a media type."""
+    """``"text"``, ``"html"``, ``"xml"``, ``"aggregate"``, ``"email"``, ``"pdf"`` or ``None`` (no text is indexed) for a media type."""
     from pdi.fragments.markup import markup_kind
 
     mtype = media_type.split(";")[0].strip().lower()
@@ -104,12 +107,14 @@ def search_kind(media_type: str) -> str | None:
         return "aggregate"
     if mtype == "application/pdf":
         return "pdf"
+    if mtype == "message/rfc822":
+        return "email"
     kind = markup_kind(mtype)
     if kind == "html":
         return "html"
     if kind in ("xml", "xhtml"):
         return "xml"
-    if mtype.startswith("text/") or mtype == "message/rfc822":
+    if mtype.startswith("text/"):
         return "text"
     return None
 
@@ -167,7 +172,7 @@ class SearchIndexer:
         self._kept: list[bytes] | None = [] if self.kind in ("html", "xml") and charset is None else None
         self._spool = (
             tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY, prefix="pdi-aggregate-")  # noqa: SIM115 - closed in finish or abandon
-            if self.kind == "aggregate" else None
+            if self.kind in ("aggregate", "email") else None
         )
         self._streamed = self.kind == "text" or (self.kind in ("html", "xml") and charset is not None)
         self._builder = PassageBuilder()
@@ -256,6 +261,8 @@ class SearchIndexer:
             elif self._kept is not None:
                 found = self._markup(b"".join(self._kept))
                 self._kept = None
+            elif self._spool is not None and self.kind == "email":
+                found = self._email()
             elif self._spool is not None:
                 found = self._aggregate()
             for passage in found:
@@ -310,6 +317,20 @@ class SearchIndexer:
             builder.add(text, 0, len(text))
             return builder.finish()
         return markup_passages(text, kind)
+
+    def _email(self) -> list[Passage]:
+        from pdi.mail.message import body_text, read_message
+
+        assert self._spool is not None
+        self._spool.seek(0)
+        try:
+            text = body_text(read_message(self._spool.read()))
+        finally:
+            self._spool.close()
+            self._spool = None
+        builder = PassageBuilder()
+        builder.add(text, 0, len(text))
+        return builder.finish()
 
     def abandon(self) -> None:
         """The deposit failed: let go of what was kept."""

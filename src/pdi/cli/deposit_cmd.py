@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import io
+import itertools
 import mimetypes
 import os
 import stat
@@ -173,10 +175,12 @@ def _print_deposit(deposit: Deposit, how_to_force: str) -> None:
 @click.option("--embargo-until", "embargo", metavar="DATE",
               help="Embargo it from its deposit until DATE (2027-01-01, or a time with its zone):"
                    " the resolver answers 403 to readers without a token for the series until then.")
+@click.option("--serial", is_flag=True,
+              help="Name an e-mail by the next daily serial, not by its Message-ID (mid:ID).")
 @archive_option
 def add_cmd(
     file: str, series: str, format_: str | None, foreign_id: str | None,
-    charset: str | None, force: bool, progress: bool | None, embargo: str | None, archive: str,
+    charset: str | None, force: bool, progress: bool | None, embargo: str | None, serial: bool, archive: str,
 ) -> None:
     """Mint a PDI for FILE ('-' = stdin) today (GMT) and deposit it; prints the PDI.
 
@@ -196,17 +200,83 @@ def add_cmd(
     The bytes are stored exactly as they are, streamed (in bounded
     memory, but a PDF is held whole while PDFium reads it, and a video is
     copied to a temporary file for ffprobe), with a progress bar for large input on a terminal.
+
+    An e-mail (.eml, format rfc822) must be a message Python's email
+    reads; it is named by its Message-ID (the foreign id mid:ID, RFC 2392;
+    --serial: the next serial), so the reader's thread page finds it. An
+    mbox (.mbox, or --format mbox) is cut into its messages as Python's
+    mailbox module cuts it, and each is deposited as a document of its
+    own, format rfc822, named so, all or none (docs/email.md).
     """
     token = format_ or _guess_format(file)
+    if token.lower() == "mbox":
+        _add_mbox(file, series, foreign_id, serial, force, embargo, archive)
+        return
+    if serial and foreign_id is not None:
+        raise click.UsageError("--serial and --id name the document two ways: give one")
     with contextlib.ExitStack() as stack:
         stream = _open_file(file, stack)
-        content = Content(stream, token, charset, _source(file))
+        data: BinaryIO | Iterator[bytes] = stream
+        if token.lower() in ("rfc822", "header") and foreign_id is None and not serial:
+            # a message is named by its Message-ID (RFC 2392 mid:), so that its thread can find it
+            from pdi.mail.message import head_message_id, mid_url
+
+            head = stream.read(1 << 20)
+            found = head_message_id(head)
+            foreign_id = mid_url(found) if found else None
+            data = itertools.chain([head], iter(functools.partial(stream.read, 1 << 16), b""))
+        content = Content(data, token, charset, _source(file))
         opened = stack.enter_context(open_archive(archive))
         shown = stack.enter_context(_progress([stream], progress))
         deposit = opened.deposit(
             series, [content], foreign_id=foreign_id, force=force, progress=shown, embargo_until=embargo
         )
     _print_deposit(deposit, "pdi version --force deposits them as a new version")
+
+#: The most octets of messages one `pdi add FILE.mbox` deposits (all held until the one batch is written).
+MBOX_UP_TO = 256 << 20
+
+
+def _add_mbox(
+    file: str, series: str, foreign_id: str | None, serial: bool, force: bool, embargo: str | None, archive: str,
+) -> None:
+    """`pdi add FILE.mbox`: each message of the mbox a document of its own (format rfc822), all or none.
+
+    Each is named by its Message-ID (mid:ID) unless ``serial``; a message whose Message-ID an earlier one
+    of the mbox had, or that has none, by the next serial.
+    """
+    from pdi.errors import LimitError
+    from pdi.mail.mbox import split_mbox
+    from pdi.mail.message import head_message_id, mid_url
+
+    if foreign_id is not None:
+        raise click.UsageError("an mbox is deposited as one document per message: --id names one document")
+    with contextlib.ExitStack() as stack:
+        stream = _open_file(file, stack)
+        items: list[tuple[list[Content], str | None]] = []
+        seen: set[str | None] = set()
+        total = 0
+        for message in split_mbox(stream):
+            total += len(message.data)
+            if total > MBOX_UP_TO:
+                raise LimitError(f"{_source(file)}: its messages pass {MBOX_UP_TO} octets at message"
+                                 f" {message.number + 1} (line {message.line}): split the mbox")
+            where = f"{_source(file)}: message {message.number + 1} (From_ line {message.line})"
+            found = None if serial else head_message_id(message.data[: 1 << 20])
+            mid = mid_url(found) if found else None
+            if mid is not None and mid in seen:
+                mid = None
+            seen.add(mid)
+            items.append(([Content(message.data, "rfc822", None, where)], mid))
+        if not items:
+            raise click.UsageError(f"{_source(file)} holds no message: no line starts with 'From '")
+        opened = stack.enter_context(open_archive(archive))
+        deposits = opened.deposit_batch(series, items, embargo_until=embargo) if not force else [
+            opened.deposit(series, contents, foreign_id=mid, force=True, embargo_until=embargo)
+            for contents, mid in items]
+    for deposit in deposits:
+        _print_deposit(deposit, "pdi version --force deposits them as a new version")
+
 
 @click.command("version")
 @click.argument("pdi")

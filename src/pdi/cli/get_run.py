@@ -9,7 +9,7 @@ for a plain command line (a name, ``--archive``, ``-o``, ``--latest``,
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pdi._wording import plural
 from pdi.archive import Generic, Resolved
@@ -43,18 +43,19 @@ def _print_generic(generic: Generic) -> None:
 
 def _print_info(
     result: Resolved, *, pending: bool = False, layer: TextLayer | None = None,
-    sgml: tuple[bool, int] | None = None, video: VideoInfo | None = None,
+    sgml: tuple[bool, int] | None = None, video: VideoInfo | None = None, message: dict[str, Any] | None = None,
 ) -> None:
     """``pdi get --info``: one ``key<TAB>value`` line per fact of :func:`pdi.archive.describe.describe`.
 
     ``pending``: the stored text waits in the indexer's queue (a ``search-index<TAB>pending`` line);
     ``layer``: a PDF's text layer (a ``text-layer`` line); ``sgml``: an SGML document's parse at deposit
     (an ``sgml-parse`` line: DTD found or not, and onsgmls's error count); ``video``: what
-    ffprobe read of a video at deposit (a ``video`` line).
+    ffprobe read of a video at deposit (a ``video`` line); ``message``: an e-mail's facts (``from``, ``to``,
+    ``date``, ``subject``, ``message-id``, ``in-reply-to``, ``references``, ``body`` and a ``part`` line a part).
     """
     from pdi.archive.describe import describe
 
-    about = describe(result, text_layer=layer, video=video)
+    about = describe(result, text_layer=layer, video=video, message=message)
     stored = about["stored"]
     say(f"pdi\t{about['pdi']}")
     say(f"media-type\t{about['media_type']}")
@@ -91,11 +92,15 @@ def _print_info(
         say(f"video\t{v['duration_ms'] / 1000:.3f} s, {picture}, {sound} ({v['container']})")
     elif about["stored"]["media_type"].startswith("video/"):
         say("video\tffprobe cannot read it (not WebM, MP4 or Ogg, or not what it says): no time fragments")
+    if (m := about.get("message")) is not None:
+        _print_message(m)
+    elif about["stored"]["media_type"] == "message/rfc822":
+        say("message\tPython's email cannot read it within pdi's limits (deposited with --force): no body text")
     if pending:  # resolvable now; `pdi search` finds its text once `pdi index` (or serve's indexer) has read it
         say("search-index\tpending")
     if selection is None:
         return
-    for span in selection["ranges"]:
+    for span in selection["ranges"] if selection["scheme"] != "part" else ():
         say(f"range\tchar={span['start']},{span['end']} (octets {span['byte_start']} to {span['byte_end']})")
     if (r := selection["region"]) is not None and about["stored"]["media_type"].startswith("video/"):
         say(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) of the first frame at or after"
@@ -110,12 +115,44 @@ def _print_info(
         say(f"interval\tsample frames {i['start']} to {i['end']} of {i['length']}"
                    f" ({i['start'] / i['rate']:.3f} s to {i['end'] / i['rate']:.3f} s at {i['rate']} Hz,"
                    f" {plural(i['channels'], 'channel')})")
+    if selection["scheme"] == "part":
+        span = selection["ranges"][0]
+        say(f"part\t{span['start']} of the message: {span['byte_end']} octets, transfer encoding removed")
     if (p := selection.get("page")) is not None and not selection["past_end"]:
         say(f"page\t{p['number']} of {p['pages']} ({p['width']:g} x {p['height']:g} points)")
     if selection["clamped"]:
         say("clamped\ttrue")
     if selection["past_end"]:
         say("past-end\ttrue")
+
+
+def _print_message(m: dict[str, Any]) -> None:
+    """The lines of an e-mail's facts (docs/email.md)."""
+    for key in ("from", "to", "cc", "date", "subject"):
+        if m[key] is not None:
+            say(f"{key}\t{one_line(m[key])}")
+    if m["message_id"]:
+        say(f"message-id\t{one_line(m['message_id'])}")
+    if m["in_reply_to"]:
+        say(f"in-reply-to\t{one_line(' '.join(m['in_reply_to']))}")
+    if m["references"]:
+        say(f"references\t{one_line(' '.join(m['references']))}")
+    body = m["body"]
+    if body is None:
+        say("body\tnone: no text/plain or text/html part that is not an attachment (char= selects nothing)")
+    else:
+        charset = f"; charset={body['charset']}" if body["charset"] else ""
+        say(f"body\tpart {body['part']} ({one_line(body['media_type'] + charset)}):"
+            f" {plural(body['characters'], 'character')} of body text (char= and line= count on it)")
+    for part in m["parts"]:  # every word of it the message's own: printed as one line
+        names = [f"filename {part['filename']!r}" if part["filename"] else "",
+                 f"cid:{part['content_id']}" if part["content_id"] else "",
+                 f"location {part['location']}" if part["location"] else "",
+                 part["disposition"] or ""]
+        named = ", ".join(n for n in names if n)
+        say("part\t" + one_line(f"{part['part']}: {part['media_type']}" + (f" ({named})" if named else "")))
+    for defect in m["defects"]:
+        say(f"defect\t{one_line(defect)}")
 
 
 def _is_text_media(media_type: str) -> bool:
@@ -156,7 +193,7 @@ def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: 
             if info:
                 _print_info(located, pending=opened.index_pending_of(located.record),
                             layer=opened.text_layer_of(located.record), sgml=opened.sgml_parse_of(located.record),
-                            video=opened.video_of(located.record))
+                            video=opened.video_of(located.record), message=opened.message_of(located.record))
             else:
                 if _binary_on_terminal(located, output):
                     return EXIT_USAGE
@@ -169,9 +206,10 @@ def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: 
         layer = opened.text_layer_of(result.record) if info else None
         sgml = opened.sgml_parse_of(result.record) if info else None
         video = opened.video_of(result.record) if info else None
+        message = opened.message_of(result.record) if info else None
     selection = result.fragment
     if info:
-        _print_info(result, pending=pending, layer=layer, sgml=sgml, video=video)
+        _print_info(result, pending=pending, layer=layer, sgml=sgml, video=video, message=message)
     elif _binary_on_terminal(result, output):
         return EXIT_USAGE
     if selection is not None and selection.past_end:

@@ -37,6 +37,9 @@ Registered now:
 * ``char``, ``line``, ``elt`` and ``name`` on an aggregate
   (``multipart/related``, MHTML): those of its root part, in
   :mod:`pdi.fragments.aggregate`.
+* ``char`` and ``line`` on an e-mail message (``message/rfc822``): counted
+  on its body's text (``docs/email.md``), and the extension scheme ``part``
+  (a part by number, ``cid:`` or name), in :mod:`pdi.fragments.email`.
 
 Indexes made once, at deposit (:func:`build_index`): for a text, the block
 table of :class:`~pdi.fragments.text.TextTable` (counted from a stream of
@@ -181,6 +184,7 @@ def _lazy_indexed(module: str, function: str) -> IndexedEvaluator:
 
 _markup_evaluator = _lazy_indexed("pdi.fragments.markup", "evaluate_markup")
 _aggregate_evaluator = _lazy("pdi.fragments.aggregate", "evaluate_aggregate")
+_email_evaluator = _lazy("pdi.fragments.email", "evaluate_email")
 _pdf_evaluator = _lazy_indexed("pdi.fragments.pdf", "evaluate_pdf")
 _video_evaluator = _lazy_indexed("pdi.fragments.video", "evaluate_video")
 
@@ -191,6 +195,9 @@ _REGISTRY: dict[tuple[str, str], Evaluator] = {
     ("line", "multipart"): _aggregate_evaluator,
     ("elt", "multipart"): _aggregate_evaluator,
     ("name", "multipart"): _aggregate_evaluator,
+    ("char", "message"): _email_evaluator,
+    ("line", "message"): _email_evaluator,
+    ("part", "message"): _email_evaluator,
     ("rect", "image"): _image_evaluator,
     ("crop", "image"): _image_evaluator,
     ("sec", "audio"): _audio_evaluator,

@@ -195,6 +195,7 @@ def create_app(
     routes = [
         Route("/", pages.view),
         Route("/view", pages.view),
+        Route("/thread", pages.thread),
         *catalogue.routes(),
         *SignIn(opened, base_url).routes(),
         Route("/search", search.page),

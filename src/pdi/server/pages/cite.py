@@ -26,7 +26,9 @@
   passed, ``unchecked`` when none applied) and each check's outcome; a
   failed check is a ``422`` problem (:class:`~pdi.errors.IntegrityError`).
   On a PDF, the entity is its text layer (docs/pdf-text-layer.md) in UTF-8:
-  ``length=`` and ``md5=`` are of that text, as on a text. The viewer uses it to verify the RFC 5147
+  ``length=`` and ``md5=`` are of that text, as on a text. On an e-mail
+  (``message/rfc822``), the entity is its body's text (docs/email.md) in
+  UTF-8, checked so too. The viewer uses it to verify the RFC 5147
   name it offers before showing it.
 """
 
@@ -286,6 +288,11 @@ def evaluate_rfc5147_on(archive: Archive, name: str, fragment: str) -> dict[str,
         selection = evaluate_rfc5147(fragment, TextIndex(layer.utf8, "utf-8"))
         return _rfc5147_answer(name, fragment, selection)
     resolved = archive.read(resolved)
+    if resolved.media_type == "message/rfc822":  # on its body's text (docs/email.md)
+        from pdi.mail.message import body_text, read_message
+
+        body = body_text(read_message(resolved.data)).encode("utf-8", "surrogatepass")
+        return _rfc5147_answer(name, fragment, evaluate_rfc5147(fragment, TextIndex(body, "utf-8")))
     if not resolved.media_type.startswith("text/plain"):
         raise UnsupportedError(f"{name} is {resolved.media_type}: RFC 5147 defines fragments of text/plain only")
     if resolved.record.size > MAX_RFC5147:

@@ -3,7 +3,8 @@
 ``/`` is the home page (:func:`pdi.server.pages.browse.render_home`: the series
 with their counts, how to cite, a box for a name); ``/view?pdi=NAME`` shows
 what a name names (:mod:`pdi.server.pages.viewer` renders it; a generic name is
-the document page of :mod:`pdi.server.pages.browse`; an archived page, when there
+the document page of :mod:`pdi.server.pages.browse`; ``/thread?pdi=NAME`` an e-mail's thread,
+:mod:`pdi.server.pages.mail_pages`; an archived page, when there
 is a replay origin, :mod:`pdi.server.pages.replay_frame`, and ``&view=source`` its source). The catalogue's own pages
 (``/series…``, ``/captures``) are :class:`pdi.server.pages.browse.BrowsePages`. A page that
 reads a whole representation runs within the resolver's
@@ -20,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from pdi.archive import Archive
-from pdi.errors import PDIError
+from pdi.errors import ParseError, PDIError
 from pdi.server.http.params import optional
 from pdi.server.pages.replay_frame import ReplaySite
 from pdi.server.process.limits import WorkLimits
@@ -54,6 +55,22 @@ class ReaderApp:
                     # its own frame (a script's location, a refresh) to the network or to the resolver is refused
                     return HTMLResponse(shown, headers={"content-security-policy": f"frame-src {origin}"})
             return HTMLResponse(await self.work.run(render_view, self.archive, name))
+        except PDIError as exc:
+            error = exc
+        shown = await anyio.to_thread.run_sync(lambda: render_home(self.archive, error=error, value=name or ""))
+        return HTMLResponse(shown, status_code=error.http_status)
+
+    async def thread(self, request: Request) -> Response:
+        """``/thread?pdi=NAME``: the thread of an e-mail message (:mod:`pdi.server.pages.mail_pages`)."""
+        from pdi.server.pages.browse import render_home
+        from pdi.server.pages.mail_pages import render_thread
+
+        name: str | None = None
+        try:
+            name = optional(request, "pdi")
+            if not name:
+                raise ParseError("the thread of which message? give ?pdi=NAME", rule="pdi")
+            return HTMLResponse(await self.work.run(render_thread, self.archive, name))
         except PDIError as exc:
             error = exc
         shown = await anyio.to_thread.run_sync(lambda: render_home(self.archive, error=error, value=name or ""))

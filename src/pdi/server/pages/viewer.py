@@ -171,8 +171,12 @@ def render_view(archive: Archive, name: str) -> str:
         f'<a href="/api/resolve?pdi={quote(str(parsed), safe="")}">JSON</a> · '
         f'<a href="/view?pdi={quote(str(record_generic(record)), safe="")}">the document</a></p>'
     )
-    if windowed:
+    if windowed and record.media_type != "message/rfc822":
         return _window_page(archive, whole, selected, head)
+    if record.media_type == "message/rfc822":
+        if windowed:
+            whole = archive.read(located)
+        return _message_page(whole, selected, head)
     if family in ("text", "html", "xml"):
         return _text_page(archive, whole, selected, head)
     if family == "image":
@@ -212,6 +216,29 @@ def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, hea
         f'<pre id="text" data-pdi="{html.escape(str(whole.pdi))}"{_rfc5147_data(facts)}>\n{shown}</pre>'
     )
     return _page(str(whole.pdi), body, SCRIPT)
+
+
+def _message_page(whole: Resolved, selected: Resolved | None, head: str) -> str:
+    """An e-mail: its header fields, thread and parts, and its body's text in the text viewer (docs/email.md)."""
+    from pdi.server.pages.mail_pages import MESSAGE_STYLE, message_section
+
+    if whole.record.size > 4 * MAX_VIEW:
+        raise LimitError(f"{whole.pdi} is {whole.record.size} bytes: too long to show; fetch a fragment of it")
+    section, text = message_section(whole)
+    start = end = None
+    chosen = selected.fragment if selected is not None else None
+    if chosen is not None and chosen.ranges and chosen.scheme in ("char", "line"):
+        start, end = chosen.ranges[0].start, chosen.ranges[-1].end  # code points of the body's CRLF-canonical text
+    hint = (
+        "Select a passage of the body to get its name: the PDI (<code>#char=a,b</code> of the body's text,"
+        " a line break counting CR and LF). A part is named <code>#part=N</code>, <code>#part=cid:ID</code>"
+        " or by its file name."
+    )
+    body = (
+        f"{head}{section}{_TO_PASSAGE if start is not None else ''}{_cite_panel(hint)}"
+        f'<pre id="text" data-pdi="{html.escape(str(whole.pdi))}">\n{_shown(text, start, end)}</pre>'
+    )
+    return page(str(whole.pdi), body, script=SCRIPT, style=_STYLE + MESSAGE_STYLE)
 
 
 def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str) -> str:

@@ -478,7 +478,8 @@ def description(archive: Archive, resolved: Resolved | Generic, *, statements: b
     """JSON about a resolved name (:func:`pdi.archive.describe.describe`), with the statements about it."""
     layer = archive.text_layer_of(resolved.record) if isinstance(resolved, Resolved) else None  # a PDF's
     video = archive.video_of(resolved.record) if isinstance(resolved, Resolved) else None
-    out = describe(resolved, text_layer=layer, video=video)
+    message = archive.message_of(resolved.record) if isinstance(resolved, Resolved) else None  # an e-mail's
+    out = describe(resolved, text_layer=layer, video=video, message=message)
     if statements and isinstance(resolved, Resolved):
         out["meta"] = archive.meta(str(resolved.pdi).split("#", 1)[0])
     return out

@@ -1,0 +1,54 @@
+"""Fragments of an e-mail message (``message/rfc822``, format ``header``): its body's text and its parts.
+
+**Decision** (``docs/email.md``, PDI-GRAMMAR.md §3): ``char`` and ``line``
+count on the message's *body text* (:func:`pdi.mail.message.body_text`: the
+part Python's ``get_body(("plain", "html"))`` finds, its transfer encoding
+removed, decoded in its charset, CRLF-canonical; an HTML body as its page
+text), as on a UTF-8 text, and answer the passage's text (``text/plain;
+charset=utf-8``); their ranges' octets are those of the body text in UTF-8,
+not of the message. ``part=N`` (from 0), ``part=cid:ID``, and
+``part=NAME`` (a Content-Location, else a file name) answer that part's
+octets, its transfer encoding removed, with its own media type; the
+range's positions are the part's number (``N,N+1``) and its octets' size.
+``byte`` stays the octets of the message as stored.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from pdi.errors import ParseError, UnsupportedError
+from pdi.fragments.results import Buffer, FragmentResult, Range
+
+#: The schemes evaluated on a message.
+SCHEMES = ("char", "line", "part")
+
+
+def evaluate_email(
+    scheme: str, positions: Sequence[object], data: Buffer, media_type: str, charset: str | None
+) -> FragmentResult:
+    """``scheme=positions`` on the message ``data`` (see the module docstring)."""
+    from pdi.mail.message import body_text, read_message
+
+    if scheme not in SCHEMES:
+        raise UnsupportedError(f"no fragment scheme {scheme!r} on a message: {', '.join(SCHEMES)} or byte")
+    mail = read_message(bytes(data))
+    if scheme == "part":
+        if len(positions) != 1:
+            raise ParseError(
+                f"part= takes one part number or name, not {len(positions)} positions", rule="part"
+            )
+        part = mail.find_part(positions[0])
+        octets = part.octets()
+        return FragmentResult(
+            octets, part.media_type, False, (Range(part.index, part.index + 1, 0, len(octets)),),
+            charset=part.charset, scheme="part",
+        )
+    from pdi.fragments.text import evaluate_pdi
+
+    utf8 = body_text(mail).encode("utf-8", "surrogatepass")
+    result = evaluate_pdi(scheme, positions, utf8, charset="utf-8", media_type="text/plain")
+    return dataclasses.replace(result, media_type="text/plain", charset="utf-8", scheme=scheme)

@@ -1,0 +1,75 @@
+"""An mbox file cut into its messages, as Python's :class:`mailbox.mbox` cuts it on a POSIX system (``docs/email.md``).
+
+A message starts at a line that begins ``From `` (its *From_ line*, which is
+not part of the message) and runs to the next such line or the end of the
+file; when the line before the next From_ line is empty (``\\n`` alone),
+that empty line separates the messages and is not part of either. Octets
+before the first From_ line belong to no message. Nothing is unquoted: a
+``>From`` line stays as it is written (mboxo and mboxrd cannot be told
+apart), so each message is octets of the file, never rewritten.
+
+Read from a stream a line at a time: memory is one message (at most
+``max_message_bytes``; :class:`~pdi.errors.LimitError` past it) and one line.
+Pure: reads only the stream handed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from pdi.errors import LimitError
+
+__all__ = ["MboxMessage", "split_mbox"]
+
+_LINESEP = b"\n"
+
+
+@dataclass(frozen=True)
+class MboxMessage:
+    """One message of an mbox: its number (from 0), its From_ line (without the line end) and its octets."""
+
+    number: int
+    from_line: bytes
+    data: bytes
+    #: the line of the file its From_ line is (from 1)
+    line: int
+
+
+def split_mbox(
+    stream: BinaryIO, *, max_message_bytes: int = 64 << 20, max_messages: int = 100_000
+) -> Iterator[MboxMessage]:
+    """The messages of the mbox ``stream`` in order (see the module docstring)."""
+    current: list[bytes] | None = None
+    size = 0
+    from_line = b""
+    from_at = 0
+    number = 0
+    last_was_empty = False
+    line_number = 0
+    while True:
+        line = stream.readline(max_message_bytes + 2)
+        line_number += 1 if line else 0
+        if line.startswith(b"From ") or not line:
+            if current is not None:
+                if last_was_empty and current and current[-1] == _LINESEP:
+                    current.pop()
+                yield MboxMessage(number, from_line.rstrip(b"\r\n"), b"".join(current), from_at)
+                number += 1
+            if not line:
+                return
+            if number >= max_messages:
+                raise LimitError(f"the mbox has more than {max_messages} messages (line {line_number})")
+            current, size, from_line, from_at, last_was_empty = [], 0, line, line_number, False
+            continue
+        last_was_empty = line == _LINESEP
+        if current is None:
+            continue  # before the first From_ line: no message's
+        size += len(line)
+        if size > max_message_bytes:
+            raise LimitError(
+                f"message {number + 1} of the mbox (its From_ line is line {from_at}) is larger than"
+                f" {max_message_bytes} octets"
+            )
+        current.append(line)

@@ -1,0 +1,392 @@
+"""One e-mail message read within limits: its header fields, its body's text, its parts (``docs/email.md``).
+
+:func:`read_message` parses the octets with Python's :mod:`email`
+(``email.policy.default``), after refusing what no message is and what
+would cost too much (:class:`MailLimits`); nothing is written back: the
+octets a deposit stores are the message's own.
+
+* **The body's text** (:func:`body_text`): the part
+  :meth:`email.message.EmailMessage.get_body` finds with the preference
+  ``("plain", "html")`` (the first ``text/plain`` part, depth first, that is
+  not an attachment and not past the start part of a ``multipart/related``;
+  else the first ``text/html`` so found); its octets with the transfer
+  encoding removed (Python's ``get_payload(decode=True)``), decoded in its
+  ``charset`` parameter (US-ASCII when none; a name pdi's charsets do not
+  know as UTF-8), an undecodable octet read as U+FFFD; every line ending
+  written CRLF. A ``text/html`` body is then read as its *page text*
+  (:func:`pdi.fragments.pagetext.markup_page_text`, the text a text
+  directive matches in: one line per block). A message with neither has an
+  empty body text.
+* **The parts** (:meth:`Mail.parts`): the leaves of the MIME tree in depth
+  first order, numbered from 0: every entity that is not a multipart, a
+  ``message/rfc822`` (or other ``message/*``) part counted as one leaf, not
+  entered; a message that is not multipart is its own part 0.
+* **A part's name** (:meth:`Mail.find_part`): its number; ``cid:ID``, the
+  part whose ``Content-ID`` is ``ID`` (RFC 2392, compared as
+  :mod:`pdi.mhtml` compares them); else the first part whose
+  ``Content-Location`` is the name (compared as :mod:`pdi.mhtml` compares
+  locations), else the first whose file name (``Content-Disposition``'s
+  ``filename``, else ``Content-Type``'s ``name``, RFC 2231 and RFC 2047
+  decoded) is the name.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from email.message import EmailMessage, Message
+from typing import Any, Final
+
+from pdi._wording import plural
+from pdi.errors import LimitError, NotFoundError, ParseError
+
+__all__ = ["Mail", "MailLimits", "MailPart", "body_text", "head_message_id", "message_ids", "mid_url", "read_message"]
+
+#: A line that may be a header field: a field name (RFC 5322 §3.6.8: printable ASCII but ``:``) and a colon.
+_FIELD_LIKE: Final = re.compile(rb"(?:^|(?<=[\r\n]))[!-9;-~]+[ \t]*:", re.MULTILINE)
+_FIELD_NAME: Final = re.compile(rb"[!-9;-~]+[ \t]*:")
+_NUL: Final = b"\x00"
+
+
+@dataclass(frozen=True)
+class MailLimits:
+    """What reading one message may cost, each past it a clear :class:`~pdi.errors.LimitError`.
+
+    ``max_bytes`` 64 MiB of message (a transfer encoding never decodes to
+    more than it is written in, so no part's decoded octets pass it);
+    ``max_parts`` 1,000 entities; ``max_depth`` 32 nested entities (the
+    parser recurses once a level); ``max_delimiters`` 20,000 lines that
+    start ``--`` (after an LF, a CR or CR LF: the parser's line ends),
+    which may be boundary delimiters, and ``max_fields`` 100,000 lines that
+    could be header fields, counted before the parser runs, so that it
+    never builds millions of objects.
+    """
+
+    max_bytes: int = 64 << 20
+    max_parts: int = 1000
+    max_depth: int = 32
+    max_delimiters: int = 20_000
+    max_fields: int = 100_000
+
+
+@dataclass(frozen=True)
+class MailPart:
+    """One leaf of a message's MIME tree: its number, where it is, and what it is called."""
+
+    index: int
+    #: the numbers of the entities above it and its own, from the top (``(1, 0)``: the first of the second)
+    path: tuple[int, ...]
+    media_type: str
+    charset: str | None
+    filename: str | None
+    content_id: str | None
+    location: str | None
+    disposition: str | None
+    entity: Message = field(repr=False, compare=False)
+
+    def octets(self) -> bytes:
+        """The part's octets with its transfer encoding removed (an enclosed message: as Python writes it)."""
+        if self.entity.get_content_maintype() == "message":
+            inner = self.entity.get_payload()
+            if isinstance(inner, list) and inner and isinstance(inner[0], Message):
+                import email.policy
+
+                return bytes(inner[0].as_bytes(policy=email.policy.compat32))
+        payload = self.entity.get_payload(decode=True)
+        return payload if isinstance(payload, bytes) else b""
+
+    @property
+    def served_type(self) -> str:
+        """The media type it is answered with (a text part's with its charset)."""
+        return f"{self.media_type}; charset={self.charset}" if self.charset else self.media_type
+
+
+@dataclass(frozen=True)
+class Mail:
+    """A message as :func:`read_message` read it."""
+
+    message: EmailMessage
+    parts: tuple[MailPart, ...]
+    #: what Python's parser found wrong but read past (its defects' class names, with the part's number)
+    defects: tuple[str, ...]
+
+    def header(self, name: str) -> str | None:
+        """A header field's value as written (the first of several), unfolded, its RFC 2047 encoded words
+        decoded (comments and all: ``jgb at example.com (Jesus M. Gonzalez-Barahona)``), or ``None``."""
+        import email.header
+
+        raw = self.raw_header(name)
+        if raw is None:
+            return None
+        try:
+            return str(email.header.make_header(email.header.decode_header(raw)))
+        except (LookupError, ValueError, UnicodeError):  # an encoded word that does not decode: as written
+            return raw
+
+    def raw_header(self, name: str) -> str | None:
+        """A header field's value as written (folded lines joined), or ``None``."""
+        for key, value in self.message.raw_items():
+            if key.lower() == name.lower():
+                return " ".join(_octets_read(str(value)).split())
+        return None
+
+    @property
+    def message_id(self) -> str | None:
+        """The ``Message-ID`` (with its angle brackets), or ``None``."""
+        found = message_ids(self.raw_header("Message-ID") or "")
+        return found[0] if found else None
+
+    @property
+    def in_reply_to(self) -> tuple[str, ...]:
+        """The message ids of ``In-Reply-To``."""
+        return message_ids(self.raw_header("In-Reply-To") or "")
+
+    @property
+    def references(self) -> tuple[str, ...]:
+        """The message ids of ``References``, oldest first."""
+        return message_ids(self.raw_header("References") or "")
+
+    def body_part(self) -> Message | None:
+        """The entity the body's text is read from (see the module docstring), or ``None``."""
+        body = self.message.get_body(preferencelist=("plain", "html"))
+        return body
+
+    def body_index(self) -> int | None:
+        """The number of the part the body's text is read from, or ``None``."""
+        body = self.body_part()
+        return next((p.index for p in self.parts if p.entity is body), None)
+
+    def facts(self) -> dict[str, Any]:
+        """What ``pdi get --info`` and the reader show of the message, as JSON values."""
+        text = body_text(self)
+        at = self.body_index()
+        return {
+            "from": self.header("From"),
+            "to": self.header("To"),
+            "cc": self.header("Cc"),
+            "date": self.header("Date"),
+            "subject": self.header("Subject"),
+            "message_id": self.message_id,
+            "in_reply_to": list(self.in_reply_to),
+            "references": list(self.references),
+            "body": None if at is None else {
+                "part": at, "media_type": self.parts[at].media_type, "charset": self.parts[at].charset,
+                "characters": len(text),
+            },
+            "parts": [
+                {"part": p.index, "media_type": p.media_type, "charset": p.charset, "filename": p.filename,
+                 "content_id": p.content_id, "location": p.location, "disposition": p.disposition}
+                for p in self.parts
+            ],
+            "defects": list(self.defects),
+        }
+
+    def find_part(self, name: object) -> MailPart:
+        """The part ``name`` names (a number, ``cid:…``, a Content-Location or a file name); else :class:`NotFoundError`."""
+        from pdi.mhtml.locations import cid_of, comparable, is_cid
+
+        if isinstance(name, int) and not isinstance(name, bool):
+            if 0 <= name < len(self.parts):
+                return self.parts[name]
+            raise NotFoundError(
+                f"part={name}: the message has {plural(len(self.parts), 'part')}, numbered from 0"
+            )
+        if not isinstance(name, str) or not name:
+            raise ParseError(f"part= takes one part number or name, not {name!r}", rule="part")
+        if is_cid(name):
+            wanted = cid_of(name)
+            for part in self.parts:
+                if part.content_id is not None and part.content_id == wanted:
+                    return part
+            raise NotFoundError(f"part={name}: no part of the message has the Content-ID <{wanted}>")
+
+        def key(location: str) -> str:
+            try:
+                return comparable(location)
+            except Exception:  # a location that is no URI is compared as written
+                return location
+
+        for part in self.parts:
+            if part.location is not None and key(part.location) == key(name):
+                return part
+        for part in self.parts:
+            if part.filename is not None and part.filename == name:
+                return part
+        raise NotFoundError(f"part={name}: no part of the message has that Content-Location or file name")
+
+
+def message_ids(value: str) -> tuple[str, ...]:
+    """The ``<…>`` message ids written in a field (RFC 5322 §3.6.4), in order; comments and phrases left out."""
+    return tuple(re.findall(r"<[^<>\s]+>", value))
+
+
+def mid_url(message_id: str) -> str:
+    """The RFC 2392 ``mid:`` URL of a message id (``<a@b>`` → ``mid:a@b``): the foreign id a message is named by."""
+    return "mid:" + message_id.strip().removeprefix("<").removesuffix(">")
+
+
+def head_message_id(head: bytes) -> str | None:
+    """The ``Message-ID`` of the message whose first octets are ``head`` (its header fields), or ``None``."""
+    import email.parser
+    import email.policy
+
+    end = head.find(b"\n\n")
+    end2 = head.find(b"\r\n\r\n")
+    cut = min((e for e in (end, end2) if e >= 0), default=len(head))
+    fields = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head[:cut] + b"\n\n")
+    value = fields.get("Message-ID")
+    found = message_ids(" ".join(str(value).split())) if value is not None else ()
+    return found[0] if found else None
+
+
+def _first_line(data: bytes) -> bytes:
+    end = data.find(b"\n")
+    return data if end < 0 else data[:end]
+
+
+def _check_shape(data: bytes, limits: MailLimits) -> None:
+    """Refuse what is no message, or would cost too much to parse, before the parser sees it."""
+    if len(data) > limits.max_bytes:
+        raise LimitError(f"the message is {len(data)} octets, more than the limit of {limits.max_bytes}")
+    if not data.strip():
+        raise ParseError("the message is empty: a message starts with its header fields", offset=0, rule="message")
+    first = _first_line(data)
+    if first.startswith(b"From "):
+        raise ParseError(
+            "line 1 is an mbox 'From ' line: this is an mbox file, not one message"
+            " (pdi add FILE.mbox deposits each of its messages)", offset=0, rule="message",
+        )
+    if not _FIELD_NAME.match(first):
+        shown = first[:40].decode("ascii", "backslashreplace")
+        raise ParseError(
+            f"line 1 is not a header field (a name, then ':'): {shown!r}; a message starts with its header fields",
+            offset=0, rule="message",
+        )
+    at = data.find(_NUL)
+    if at >= 0:
+        line = data.count(b"\n", 0, at) + 1
+        raise ParseError(f"line {line} holds a NUL octet (offset {at}): no message holds one", offset=at,
+                         rule="message")
+    # a line the parser may read as a boundary delimiter starts "--" after any of its line ends (LF, CR, CR LF)
+    delimiters = data.count(b"\n--") + data.count(b"\r--") + data.startswith(b"--")
+    if delimiters > limits.max_delimiters:
+        raise LimitError(
+            f"the message has {delimiters} lines that start '--' (boundary delimiters, perhaps), more than the"
+            f" limit of {limits.max_delimiters}"
+        )
+    if data.count(b":") > limits.max_fields:  # only then can there be that many fields: count them
+        fields = sum(1 for _ in _FIELD_LIKE.finditer(data))
+        if fields > limits.max_fields:
+            raise LimitError(
+                f"the message has {fields} lines that could be header fields, more than the limit of"
+                f" {limits.max_fields}"
+            )
+
+
+def _walk(entity: Message, path: tuple[int, ...], limits: MailLimits, count: list[int]) -> Iterator[
+        tuple[tuple[int, ...], Message]]:
+    """The leaves under ``entity``, depth first, within the limits (every entity counted, leaves or not)."""
+    count[0] += 1
+    if count[0] > limits.max_parts:
+        raise LimitError(f"the message has more than {limits.max_parts} entities (parts and multiparts)")
+    if len(path) > limits.max_depth:
+        raise LimitError(f"the message nests more than {limits.max_depth} entities deep (at part {_dotted(path)})")
+    if entity.get_content_maintype() == "multipart" and entity.is_multipart():
+        for number, child in enumerate(entity.get_payload()):
+            if isinstance(child, Message):
+                yield from _walk(child, (*path, number), limits, count)
+        return
+    if entity.get_content_maintype() == "message" and entity.is_multipart():
+        # an enclosed message is one part; its own entities are counted against the limits all the same
+        for child in entity.get_payload():
+            if not isinstance(child, Message):
+                continue
+            for _ in _walk(child, (*path, 0), limits, count):
+                pass
+    yield path, entity
+
+
+def _octets_read(text: str) -> str:
+    """A header value Python read from octets: its 8-bit octets (kept as surrogates) read as UTF-8 (RFC 6532),
+    each octet that is not UTF-8 as U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _dotted(path: tuple[int, ...]) -> str:
+    return ".".join(map(str, path)) or "0"
+
+
+def _content_id(entity: Message) -> str | None:
+    raw = entity.get("Content-ID")
+    if raw is None:
+        return None
+    text = " ".join(_octets_read(str(raw)).split())
+    return text[1:-1] if text.startswith("<") and text.endswith(">") else text or None
+
+
+def _filename(entity: Message) -> str | None:
+    try:
+        name = entity.get_filename()
+    except Exception:  # a parameter Python cannot decode names no file
+        return None
+    return str(name) if name else None
+
+
+def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
+    """The message ``data`` is (see the module docstring); :class:`ParseError` or :class:`LimitError` if none."""
+    import email
+    import email.policy
+
+    limits = limits or MailLimits()
+    data = bytes(data)
+    _check_shape(data, limits)
+    try:
+        message = email.message_from_bytes(data, policy=email.policy.default)
+    except RecursionError as exc:
+        raise LimitError("the message nests its entities too deep to parse") from exc
+    assert isinstance(message, EmailMessage)
+    if not message.keys():
+        raise ParseError("the message has no header field", offset=0, rule="message")
+    parts: list[MailPart] = []
+    defects: list[str] = []
+    try:
+        leaves = list(_walk(message, (), limits, [0]))
+    except RecursionError as exc:
+        raise LimitError("the message nests its entities too deep to read") from exc
+    for number, (path, entity) in enumerate(leaves):
+        charset = entity.get_content_charset() if entity.get_content_maintype() == "text" else None
+        disposition = entity.get_content_disposition()
+        location = entity.get("Content-Location")
+        parts.append(MailPart(
+            number, path, entity.get_content_type(), charset, _filename(entity), _content_id(entity),
+            None if location is None else "".join(_octets_read(str(location)).split()) or None, disposition, entity,
+        ))
+        defects.extend(f"part {number}: {type(d).__name__}" for d in entity.defects)
+    defects[:0] = [f"message: {type(d).__name__}" for d in message.defects]
+    return Mail(message, tuple(parts), tuple(defects))
+
+
+def body_text(mail: Mail) -> str:
+    """The body's text, CRLF-canonical (see the module docstring); ``""`` when the message has none."""
+    from pdi import charsets
+    from pdi.fragments.text.lines import to_crlf
+
+    part = mail.body_part()
+    if part is None:
+        return ""
+    payload = part.get_payload(decode=True)
+    octets = payload if isinstance(payload, bytes) else b""
+    label = part.get_content_charset() or "us-ascii"
+    try:
+        codec = charsets.codec_for(label)
+    except Exception:  # a charset pdi does not know: read as UTF-8
+        codec = "utf-8"
+    text = to_crlf(octets.decode(codec, "replace"))
+    if part.get_content_subtype() == "html":
+        from pdi.fragments.pagetext import markup_page_text
+
+        text = to_crlf(markup_page_text(text, "html").text)
+    return text

@@ -1,0 +1,237 @@
+"""The reader's pages of an e-mail message: the message itself, and its thread (``docs/email.md``).
+
+``/view?pdi=NAME`` of a message (``message/rfc822``) shows its header fields
+(From, To, Cc, Date, Subject, Message-ID, In-Reply-To), a link to its thread,
+its parts (each fetched by ``#part=N`` with its own media type), and its
+body's text in the text viewer's ``<pre>`` (:mod:`pdi.server.pages.viewer`):
+the passage a ``char`` or ``line`` fragment names marked, and select → cite
+naming ``#char=a,b`` of the body's text, checked against ``N2R`` as for a
+text.
+
+``/thread?pdi=NAME`` lists the message's thread: the messages its
+``References`` (and ``In-Reply-To``) name, oldest first, each linked where
+the archive holds it (a message is found by its ``mid:`` foreign id, the name
+``pdi add`` gives it, in any series and on any day: the archive's captures of
+that URL), else said missing; then the message; then its replies, found
+among the messages deposited in its series on its day and the
+:data:`DAYS_AFTER` days after (at most :data:`MAX_SCANNED`, said so when
+there are more), a reply's replies under it. Everything is escaped; nothing is loaded from elsewhere.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from pdi.archive import Archive, Generic, Resolved
+from pdi.errors import NotFoundError, PDIError
+from pdi.identifier import PDI
+from pdi.server.pages.layout import page
+
+#: The most messages a thread page reads to find replies.
+MAX_SCANNED = 500
+#: How many days after a message's own (its name's day: when it was deposited) its replies are looked for.
+DAYS_AFTER = 30
+
+_STYLE = """
+dl.message{display:grid;grid-template-columns:8rem 1fr;gap:0.15rem 0.8rem} dl.message dd{margin:0;overflow-wrap:anywhere}
+ol.thread{list-style:none;padding-left:0} ol.thread ol{list-style:none;padding-left:1.4rem;border-left:2px solid #d5dbe3}
+ol.thread li{margin:0.35rem 0} ol.thread .this{font-weight:bold} ol.thread .missing{color:#8a5a00}
+"""
+
+
+def _view(name: str) -> str:
+    return "/view?pdi=" + quote(name, safe="")
+
+
+def _n2r(name: str) -> str:
+    from pdi.server.protocol.rfc2169 import rfc2169_query
+
+    return "/uri-res/N2R?" + rfc2169_query(name)
+
+
+def message_section(whole: Resolved) -> tuple[str, str]:
+    """The header fields, thread link and parts of the message ``whole`` (escaped HTML), and its body's text."""
+    from pdi.mail.message import body_text, read_message
+
+    mail = read_message(whole.data)
+    name = str(whole.pdi)
+    rows = []
+    for label, key in (("From", "From"), ("To", "To"), ("Cc", "Cc"), ("Date", "Date"), ("Subject", "Subject")):
+        value = mail.header(key)
+        if value is not None:
+            rows.append(f"<dt>{label}</dt><dd>{html.escape(value)}</dd>")
+    if mail.message_id:
+        rows.append(f"<dt>Message-ID</dt><dd><code>{html.escape(mail.message_id)}</code></dd>")
+    if mail.in_reply_to:
+        rows.append(f"<dt>In-Reply-To</dt><dd><code>{html.escape(' '.join(mail.in_reply_to))}</code></dd>")
+    rows.append(f'<dt>Thread</dt><dd><a href="/thread?pdi={quote(name, safe="")}">the thread of this message</a></dd>')
+    body_at = mail.body_index()
+    items = []
+    for part in mail.parts:
+        label = part.filename or (f"cid:{part.content_id}" if part.content_id else part.location or "")
+        role = " (the body's text)" if part.index == body_at else ""
+        link = f"{name}#part={part.index}"
+        items.append(
+            f'<li><a href="{html.escape(_n2r(link))}">part {part.index}</a>: {html.escape(part.media_type)}'
+            + (f" <code>{html.escape(label)}</code>" if label else "")
+            + f"{role} <code class=\"name\">{html.escape(link)}</code></li>"
+        )
+    section = (
+        f'<dl class="message">{"".join(rows)}</dl>'
+        f'<p>{len(mail.parts)} part{"s" if len(mail.parts) != 1 else ""}, each fetched by its name:</p>'
+        f'<ul class="parts">{"".join(items)}</ul>'
+    )
+    text = body_text(mail)
+    if not text:
+        section += '<p class="note">This message has no body text (no text/plain or text/html part that is not an attachment).</p>'
+    return section, text
+
+
+MESSAGE_STYLE = _STYLE
+
+
+@dataclass
+class _Message:
+    """One message of a thread as its page lists it."""
+
+    name: str | None
+    message_id: str
+    subject: str
+    sender: str
+    date: str
+    parent: str | None
+    replies: list[_Message]
+
+
+def _read_message(
+    archive: Archive, name: PDI | str, *, quiet: bool = True
+) -> tuple[str, _Message, tuple[str, ...]] | None:
+    """A message's versioned name, its line in the thread, and the ids it refers to (References, In-Reply-To).
+
+    ``None`` for a name that is no message, or (``quiet``) one the reader may not read or the archive lacks:
+    another message of the thread is left out then, as the day's and a URL's lists leave it out.
+    """
+    from pdi.mail.message import read_message
+
+    if not quiet:
+        archive.locate(name)  # the message asked for: not found, withdrawn or forbidden as /view says
+    try:
+        located = archive.locate(name)
+        if isinstance(located, Generic):
+            names = [n for n in located.names if n.format is not None and n.format.lower() in ("rfc822", "header")]
+            if not names:
+                return None
+            located = archive.locate(names[-1])
+            assert not isinstance(located, Generic)
+        if located.record.media_type != "message/rfc822":
+            return None
+        mail = read_message(archive.read(located).data)
+    except PDIError:
+        return None
+    refs = tuple(mail.references) + tuple(i for i in mail.in_reply_to if i not in mail.references)
+    parent = mail.in_reply_to[-1] if mail.in_reply_to else (mail.references[-1] if mail.references else None)
+    found = _Message(str(located.pdi), mail.message_id or "", mail.header("Subject") or "(no subject)",
+                     mail.header("From") or "", mail.header("Date") or "", parent, [])
+    return str(located.pdi), found, refs
+
+
+def _by_id(archive: Archive, message_id: str) -> str | None:
+    """The generic name of a document deposited under the ``mid:`` of ``message_id``, if the archive holds one."""
+    from pdi.mail.message import mid_url
+
+    try:
+        documents = archive.captures(mid_url(message_id), limit=1).documents
+    except PDIError:
+        return None
+    return str(documents[0].pdi) if documents else None
+
+
+def render_thread(archive: Archive, name: str) -> str:
+    """The page of the thread of the message ``name`` (see the module docstring)."""
+    parsed = PDI.parse(name).without_fragment()
+    read = _read_message(archive, parsed, quiet=False)
+    if read is None:
+        raise NotFoundError(f"{parsed} is not an e-mail message the archive holds")
+    own_name, this, refs = read
+    ancestors: list[str] = []
+    for message_id in refs:
+        held = _by_id(archive, message_id)
+        if held is None:
+            ancestors.append(f'<li class="missing"><code>{html.escape(message_id)}</code>: not in the archive</li>')
+            continue
+        got = _read_message(archive, held)
+        if got is None:
+            ancestors.append(f'<li class="missing"><code>{html.escape(message_id)}</code>: not readable</li>')
+            continue
+        ancestors.append(f"<li>{_line(got[1])}</li>")
+    scanned, more = _day_messages(archive, PDI.parse(own_name))
+    by_parent: dict[str, list[_Message]] = {}
+    for message in scanned:
+        if message.parent is not None and message.name != own_name:
+            by_parent.setdefault(message.parent, []).append(message)
+    replies = _tree(this.message_id, by_parent, set()) if this.message_id else ""
+    note = (
+        f'<p class="note">Replies are looked for among the first {MAX_SCANNED} messages deposited in this series'
+        f" from this message's day to {DAYS_AFTER} days after; there are more.</p>" if more else ""
+    )
+    body = (
+        f"<h1>Thread: {html.escape(this.subject)}</h1>"
+        f'<p>of <a href="{html.escape(_view(own_name))}"><code class="name">{html.escape(own_name)}</code></a></p>{note}'
+        '<ol class="thread" aria-label="The thread, oldest first">'
+        + "".join(ancestors)
+        + f'<li class="this">{_line(this)} (this message){replies}</li></ol>'
+    )
+    return page(f"Thread of {own_name}", body, style=_STYLE)
+
+
+def _line(message: _Message) -> str:
+    subject = html.escape(message.subject)
+    linked = f'<a href="{html.escape(_view(message.name))}">{subject}</a>' if message.name else subject
+    return (
+        f"{linked} — {html.escape(message.sender)}, <time>{html.escape(message.date)}</time>"
+        f' <code class="name">{html.escape(message.message_id)}</code>'
+    )
+
+
+def _tree(message_id: str, by_parent: dict[str, list[_Message]], seen: set[str]) -> str:
+    """The replies to ``message_id`` and theirs, nested, each once."""
+    if message_id in seen or message_id not in by_parent:
+        return ""
+    seen.add(message_id)
+    items = "".join(f"<li>{_line(m)}{_tree(m.message_id, by_parent, seen)}</li>" for m in by_parent[message_id])
+    return f"<ol>{items}</ol>"
+
+
+def _day_messages(archive: Archive, name: PDI) -> tuple[list[_Message], bool]:
+    """The messages deposited in ``name``'s series on its day and the :data:`DAYS_AFTER` days after it (up to
+    today), at most :data:`MAX_SCANNED` of them, and whether there are more."""
+    import datetime
+
+    assert name.date is not None
+    found: list[_Message] = []
+    read = 0
+    today = archive.now().date()  # the archive's clock, as names are dated by it (GMT)
+    for offset in range(DAYS_AFTER + 1):
+        day = name.date + datetime.timedelta(days=offset)
+        if day > today:
+            break
+        after: str | None = None
+        while True:
+            page_ = archive.day_documents(name.series_name, day, after=after, limit=100)
+            for document in page_.documents:
+                formats_ = [n for n in document.names
+                            if n.format is not None and n.format.lower() in ("rfc822", "header")]
+                if not formats_:
+                    continue
+                if read >= MAX_SCANNED:
+                    return found, True
+                read += 1
+                got = _read_message(archive, formats_[-1])
+                if got is not None:
+                    found.append(got[1])
+            if page_.after is None:
+                break
+            after = page_.after
+    return found, False

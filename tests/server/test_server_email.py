@@ -1,0 +1,116 @@
+"""E-mail in the resolver: select → cite on a message's body in Chromium, a part fetched by name, the thread page.
+
+Positions are checked against Python's ``email`` (the body part ``get_body``
+finds, its content decoded, line ends CRLF), the oracle of ``docs/email.md``.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import re
+import urllib.parse
+from pathlib import Path
+
+import httpx
+from test_server_viewer_browser import _select
+
+from chromium_helpers import open_page
+from pdi.capture.browser import devtools
+from pdi.mail.mbox import split_mbox
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "email"
+
+
+def _oracle_body(data: bytes) -> str:
+    message = email.message_from_bytes(data, policy=email.policy.default)
+    body = message.get_body(preferencelist=("plain", "html"))  # type: ignore[attr-defined]
+    return re.sub(r"\r\n|\r|\n", "\r\n", body.get_content())
+
+
+def test_selecting_in_a_message_body_names_the_passage_of_its_body_text(media: tuple[str, dict[str, str]]) -> None:
+    base, names = media
+    name = urllib.parse.unquote(names["email"])
+    with (DATA / "metrics-grimoire-2016-04.mbox").open("rb") as mbox:
+        reply = list(split_mbox(mbox))[1].data
+    body = _oracle_body(reply)
+    with devtools() as pipe:
+        session = open_page(pipe, f"{base}/view?pdi={names['email']}")
+        for wanted in ("For me it is fine", "Andy\n\n2016-04-14"):
+            crlf = wanted.replace("\n", "\r\n")
+            start = body.index(crlf)
+            fragment = f"#char={start},{start + len(crlf)}"
+            assert _select(pipe, session, wanted) == name + fragment, wanted
+            got = httpx.get(f"{base}/uri-res/N2R?{(name + fragment).replace('#', '%23')}")
+            assert got.content == crlf.encode()
+            assert got.headers["content-type"].startswith("text/plain")
+
+
+def test_a_part_is_fetched_by_number_and_by_file_name_with_its_own_media_type(media: tuple[str, dict[str, str]]) -> None:
+    base, names = media
+    name = urllib.parse.unquote(names["attached"])
+    message = email.message_from_bytes((DATA / "msg_07.txt").read_bytes(), policy=email.policy.default)
+    gif = message.get_payload()[1].get_payload(decode=True)  # type: ignore[index]
+    for fragment in ("#part=1", "#part=dingusfish%2Egif"):
+        got = httpx.get(f"{base}/uri-res/N2R?{(name + fragment).replace('#', '%23')}")
+        assert got.status_code == 200, fragment
+        assert got.headers["content-type"].split(";")[0] == "image/gif"
+        assert got.content == gif
+    missing = httpx.get(f"{base}/uri-res/N2R?{(name + '#part=cid:nothing%40here').replace('#', '%23')}")
+    assert missing.status_code == 404
+    assert "Content-ID <nothing@here>" in missing.text
+
+
+def test_the_thread_page_links_the_parent_and_the_reply(media: tuple[str, dict[str, str]]) -> None:
+    base, names = media
+    page = httpx.get(f"{base}/thread?pdi={names['email']}").text
+    ids = re.findall(r'<code class="name">&lt;([^&]+)&gt;</code>', page)
+    with (DATA / "metrics-grimoire-2016-04.mbox").open("rb") as mbox:
+        expected = [email.message_from_bytes(m.data)["Message-ID"].strip("<>") for m in split_mbox(mbox)]
+    assert ids == expected  # the parent, this message, its reply: thread order
+    assert page.count('href="/view?pdi=') == 4  # the name under the title, and each of the three
+
+
+def test_api_resolve_describes_a_message_and_its_part(media: tuple[str, dict[str, str]]) -> None:
+    base, names = media
+    name = urllib.parse.unquote(names["attached"])
+    about = httpx.get(f"{base}/api/resolve", params={"pdi": name + "#part=1"}).json()
+    message = email.message_from_bytes((DATA / "msg_07.txt").read_bytes(), policy=email.policy.default)
+    assert about["media_type"] == "image/gif"
+    assert about["message"]["subject"] == message["Subject"]
+    assert about["message"]["body"] == {"part": 0, "media_type": "text/plain", "charset": "us-ascii",
+                                        "characters": len(_oracle_body((DATA / "msg_07.txt").read_bytes()))}
+    assert [p["filename"] for p in about["message"]["parts"]] == [None, "dingusfish.gif"]
+
+
+def test_a_reply_deposited_days_later_is_found_and_one_past_the_window_is_not(tmp_path: Path) -> None:
+    import datetime
+
+    from pdi.archive import Archive, Content
+    from pdi.mail.message import head_message_id, mid_url
+    from pdi.server.pages.mail_pages import DAYS_AFTER, render_thread
+
+    with (DATA / "metrics-grimoire-2016-04.mbox").open("rb") as mbox:
+        first, reply, later = (m.data for m in split_mbox(mbox))
+    now = [datetime.datetime(2026, 11, 1, 12, tzinfo=datetime.UTC)]
+    with Archive.init(tmp_path / "a", clock=lambda: now[0]) as archive:
+        archive.add_series("mail.example.us")
+
+        def deposit(data: bytes, days: int) -> str:
+            now[0] = datetime.datetime(2026, 11, 1, 12, tzinfo=datetime.UTC) + datetime.timedelta(days=days)
+            return str(archive.deposit("mail.example.us", [Content(data, "rfc822")],
+                                       foreign_id=mid_url(head_message_id(data) or ""))[0])
+
+        names = [deposit(first, 0), deposit(reply, 3), deposit(later, DAYS_AFTER + 2)]
+        page = render_thread(archive, names[0])
+        assert page.count("(this message)") == 1
+        assert html_of(names[1]) in page  # three days later: listed under it, linked
+        assert html_of(names[2]) not in page  # past the window (from the reply's day it is within: its own page)
+        assert html_of(names[2]) in render_thread(archive, names[1])
+        assert html_of(names[0]) in render_thread(archive, names[2])  # an ancestor is found on any day
+
+
+def html_of(name: str) -> str:
+    import html
+
+    return html.escape("/view?pdi=" + urllib.parse.quote(name, safe=""))
