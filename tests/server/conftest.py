@@ -82,7 +82,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 
 @pytest.fixture(scope="module")
 def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    """``pdi serve`` of an archive of its own (the served one's pages count their documents) holding a PDF
+    """``pdi serve`` of an archive of its own (the served one's pages count their documents) holding PDFs
     and an SGML document of tests/data and a video ffmpeg makes: its URL and their names."""
     root = tmp_path_factory.mktemp("media")
     subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=3",
@@ -91,6 +91,9 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
         archive.add_series("library.example.us")
         names = {
             "pdf": archive.add("library.example.us", (DATA / "pdf" / "hand-overprint-hyphens.pdf").read_bytes(), format="pdf"),
+            # the viewer's PDF pages (tests/server/test_server_pdf_viewer.py): 14 pages in two columns, and a scan
+            "paper": archive.add("library.example.us", (DATA / "pdf" / "tracemonkey.pdf").read_bytes(), format="pdf"),
+            "scan": archive.add("library.example.us", (DATA / "pdf" / "ccitt_EndOfBlock_false.pdf").read_bytes(), format="pdf"),
             "sgml": archive.add("library.example.us", (DATA / "sgml" / "w3c-document-notice.html").read_bytes(), format="sgml"),
             "video": archive.add("library.example.us", (root / "clip.webm").read_bytes(), format="webm"),
         }

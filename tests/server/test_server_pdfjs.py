@@ -35,7 +35,7 @@ def test_the_copy_is_the_manifests_and_the_version_bootstrap_pins() -> None:
     pinned = re.search(r"^pdfjs_version=(\S+)$", (ROOT / "scripts" / "bootstrap").read_text(), re.M)
     assert pinned and pinned.group(1) == MANIFEST["version"]
     assert MANIFEST["license"] == "Apache-2.0" and "Apache License" in (VENDORED / "LICENSE").read_text()
-    assert sorted(MANIFEST["files"]) == ["LICENSE", "pdf.min.mjs", "pdf.worker.min.mjs"]
+    assert {"LICENSE", "pdf.min.mjs", "pdf.worker.min.mjs", "jbig2.wasm", "openjpeg.wasm"} <= set(MANIFEST["files"])
 
 
 def test_the_copy_is_byte_for_byte_npms_tarball() -> None:
@@ -63,6 +63,8 @@ def test_served_from_pdis_own_origin_checked_and_immutable(archive: Archive) -> 
         assert "immutable" in got.headers["cache-control"]
         again = client.get(f"/static/pdfjs/{version}/{name}", headers={"If-None-Match": got.headers["etag"]})
         assert again.status_code == 304 and again.content == b""
+    wasm = client.get(f"/static/pdfjs/{version}/jbig2.wasm")
+    assert wasm.headers["content-type"] == "application/wasm" and wasm.content.startswith(b"\0asm")
     licence = client.get(f"/static/pdfjs/{version}/LICENSE")
     assert licence.headers["content-type"] == "text/plain; charset=utf-8"
     assert licence.content == (VENDORED / "LICENSE").read_bytes()

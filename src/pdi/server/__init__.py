@@ -205,6 +205,7 @@ def create_app(
         *ReadAPI(opened, work).routes(),
         *WriteAPI(opened, max_upload=max_upload, cache=cache).routes(),
         Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
+        Route("/api/pdf/page", CiteAPI(opened, work).pdf_page),
         Route("/api/anchor", AnchorAPI(opened, work).anchor),
         Route("/api/annotation", annotations.export, methods=["GET"]),
         Route("/api/annotation", annotations.import_, methods=["POST"]),

@@ -2,7 +2,8 @@
 
 The viewer renders PDFs with Mozilla's pdf.js. No CDN: the two built files
 the page loads (``pdf.min.mjs``, the library, and ``pdf.worker.min.mjs``, its
-worker) and the licence are copied from npm's own tarball of a pinned
+worker), the image decoders the worker loads (``*.wasm`` and their fallbacks:
+CCITT and JBIG2 scans, JPEG 2000, ICC colour) and the licences are copied from npm's own tarball of a pinned
 ``pdfjs-dist`` into ``src/pdi/data/pdfjs/`` by ``scripts/vendor-pdfjs``, with
 ``MANIFEST.json`` (the version, the tarball's sha512 integrity, each file's
 sha256). So a pdi installed as a package carries them, and serves them from
@@ -27,7 +28,8 @@ from starlette.routing import Route
 from pdi.server.http.problems import Problem
 
 #: What each served file is sent as.
-_TYPES = {".mjs": "text/javascript; charset=utf-8", "": "text/plain; charset=utf-8"}
+_TYPES = {".mjs": "text/javascript; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".wasm": "application/wasm",
+          "": "text/plain; charset=utf-8"}
 IMMUTABLE = "public, max-age=31536000, immutable"
 
 
@@ -39,9 +41,9 @@ class Manifest:
     integrity: str
     files: dict[str, str]
 
-    def url(self, name: str) -> str:
-        """Where the viewer loads ``name`` from (a path on pdi's own origin)."""
-        if name not in self.files:
+    def url(self, name: str = "") -> str:
+        """Where the viewer loads ``name`` from (a path on pdi's own origin); no name: the folder (pdf.js's ``wasmUrl``)."""
+        if name and name not in self.files:
             raise KeyError(name)
         return f"/static/pdfjs/{self.version}/{name}"
 
@@ -88,5 +90,5 @@ class PdfJsAssets:
         headers = {"ETag": tag, "Cache-Control": IMMUTABLE, "X-Content-Type-Options": "nosniff"}
         if tag in [t.strip() for t in request.headers.get("if-none-match", "").split(",")]:
             return Response(status_code=304, headers=headers)
-        media_type = _TYPES[".mjs" if name.endswith(".mjs") else ""]
+        media_type = _TYPES["." + name.rpartition(".")[2] if "." in name else ""]
         return Response(octets, media_type=media_type, headers=headers)

@@ -1,0 +1,108 @@
+"""The viewer's page of a PDF (issue 25): its pages drawn by pdf.js, the cited passage or region marked.
+
+:func:`render_pdf` writes the page's frame: a ``<div id="pdf">`` whose
+``data-`` attributes tell the viewer's script (:mod:`pdi.server.pages.viewer_script`,
+its PDF part) where the PDF's octets are (its ``N2R``, fetched by pdf.js in
+ranges), where pdi's copy of pdf.js is (:mod:`pdi.server.pages.pdfjs`), each
+page's size in points (from the text layer kept at deposit), and what the
+name cites: a passage (``char``/``line``: its ``[a, b)`` in the text layer
+*D*), a region (``rect``: its corners in points and its page) or a page
+(``page``, ``nameddest``). The script draws the pages as they come into
+view, a page at a time, lays each page's characters over it at the boxes
+PDFium gives them (``/api/pdf/page``, :func:`page_json`), so that a
+selection is counted on *D* exactly as pdi counts it (never on pdf.js's own
+text, which spells ligatures, hyphens and spaces otherwise:
+``docs/pdf-text-layer.md`` §6), marks the cited passage or region and
+scrolls to it. Select → cite: a selection on the text (``#char=a,b``) or a
+box dragged on a page in box mode (``#rect=(x1,y1),(x2,y2),f``), each name
+resolved by the server and compared with what was selected before it is
+offered.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+
+from pdi.archive import Archive, Generic, Resolved
+from pdi.errors import NotFoundError, ParseError, UnsupportedError
+from pdi.identifier import PDI
+from pdi.server.pages.pdfjs import manifest
+
+HINT = (
+    "Select text on a page to name that passage: <code>#char=a,b</code>, counted on the PDF's text layer"
+    " as pdi counts it (its line breaks CR and LF, an FF between pages). Or press <strong>Draw a box</strong>"
+    " and drag on a page to name a region: <code>#rect=(x1,y1),(x2,y2),f</code>, in points from the page's"
+    " top-left corner, <var>f</var> the page less one (left out on page 1)."
+)
+
+
+def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cite_panel: str) -> str:
+    """The body of a PDF's page after its head: notes, the cite panel, the box-mode button and the pages' frame."""
+    from pdi.server.protocol.rfc2169 import rfc2169_query
+
+    layer = archive.text_layer_of(whole.record)
+    name = str(whole.pdi)
+    pdfjs = manifest()
+    attributes = {
+        "data-pdi": name,
+        "data-src": f"/uri-res/N2R?{rfc2169_query(name)}",
+        "data-pdfjs": pdfjs.url("pdf.min.mjs"),
+        "data-worker": pdfjs.url("pdf.worker.min.mjs"),
+        "data-wasm": pdfjs.url(),
+        "data-sizes": json.dumps([[w, h] for w, h in layer.page_sizes]) if layer is not None else "[]",
+        "data-layer": "1" if layer is not None and not layer.empty else "0",
+    }
+    fragment = selected.fragment if selected is not None else None
+    if fragment is not None and not fragment.past_end:
+        if fragment.region is not None:
+            r = fragment.region
+            attributes["data-region"] = f"{r.x1},{r.y1},{r.x2},{r.y2},{r.frame}"
+            attributes["data-page"] = str(r.frame + 1)
+        elif fragment.scheme in ("char", "line") and fragment.ranges and layer is not None:
+            a, b = fragment.ranges[0].start, fragment.ranges[-1].end
+            attributes["data-passage"] = f"{a},{b}"
+            attributes["data-page"] = str(layer.page_of(a))
+        elif fragment.page is not None:
+            attributes["data-page"] = str(fragment.page.number)
+    if layer is None:
+        note = ('<p class="note" id="no-layer">No text layer: PDFium could not read this PDF when it was deposited,'
+                " so its text cannot be selected or searched here. Cite it by page and region.</p>")
+    elif layer.empty:
+        note = ('<p class="note" id="no-layer">No text layer: this PDF has no text (a scan without OCR).'
+                " Cite it by page and region: draw a box on a page.</p>")
+    else:
+        note = ""
+    data = "".join(f' {key}="{html.escape(value)}"' for key, value in attributes.items())
+    pages = layer.pages if layer is not None else 0
+    return (
+        note + cite_panel
+        + '<p class="pdf-tools"><button type="button" id="pdf-box-mode" aria-pressed="false">Draw a box</button>'
+        f' <span class="pdf-count">{pages or "its"} page{"" if pages == 1 else "s"}, drawn by pdf.js as they come'
+        " into view</span></p>"
+        '<noscript><p class="note">The pages are drawn by pdf.js, which needs JavaScript: without it, open'
+        ' the bytes (above) in your browser, which shows the PDF itself.</p></noscript>'
+        f'<div id="pdf" class="pdf"{data}></div>'
+    )
+
+
+def page_json(archive: Archive, name: str, page: str) -> dict[str, object]:
+    """``/api/pdf/page``: page ``page`` of the PDF ``name``'s text layer with its characters' boxes
+    (:class:`pdi.fragments.pdf.PageBoxes`), what the viewer lays over the drawn page."""
+    from pdi.fragments.pdf import page_boxes
+
+    if not page.isdigit() or not 1 <= int(page) <= 1_000_000:
+        raise ParseError(f"page={page!r}: a page number from 1", rule="page")
+    parsed = PDI.parse(name)
+    whole = archive.resolve(str(parsed.without_fragment()))
+    if isinstance(whole, Generic):
+        raise ParseError(f"{name} names a document, not a PDF: give a name with a format", rule="format")
+    if whole.record.media_type != "application/pdf":
+        raise UnsupportedError(f"{name} is {whole.record.media_type}, not a PDF: /api/pdf/page is for PDFs")
+    index = archive.fragment_index(whole.record)
+    if index is None:
+        raise UnsupportedError(f"{name} has no text layer (PDFium could not read it): cite it by page and region")
+    layer_pages = archive.text_layer_of(whole.record)
+    if layer_pages is not None and int(page) > layer_pages.pages:
+        raise NotFoundError(f"page {page} is not a page of {name}: it has {layer_pages.pages}")
+    return page_boxes(whole.data, index, int(page)).to_json()
