@@ -511,3 +511,48 @@ def _page_number(positions: Sequence[object]) -> int:
     if number < 1:
         raise ParseError(f"pages are counted from 1 (RFC 8118 §3): page={number}", rule="page")
     return number
+
+
+#: Renderings of a page or region are made at this many dots per inch (docs/pdf-text-layer.md §4).
+RENDER_DPI = 144
+#: The most pixels one rendering may have (a huge page at 144 dpi is refused, not rendered).
+MAX_RENDER_PIXELS = 40_000_000
+
+
+def render_png(data: Buffer, number: int, region: tuple[float, float, float, float] | None = None) -> bytes:
+    """Page ``number`` (from 1) of the PDF ``data`` rendered by PDFium at :data:`RENDER_DPI`, as PNG; with
+    ``region`` (x1, y1, x2, y2 in points from the CropBox's top-left, y downwards, before ``/Rotate``) only that."""
+    import io
+
+    from pdi.errors import LimitError
+
+    document = open_document(bytes(data))
+    try:
+        if not 1 <= number <= len(document):
+            raise NotFoundError(f"page {number} is not a page of this PDF: it has {len(document)}")
+        page = document[number - 1]
+        try:
+            scale = RENDER_DPI / 72
+            left, bottom, right, top = page.get_cropbox()
+            width, height = (right - left) * scale, (top - bottom) * scale
+            if width * height > MAX_RENDER_PIXELS:
+                raise LimitError(f"page {number} is {right - left:.0f}×{top - bottom:.0f} points: rendered at"
+                                 f" {RENDER_DPI} dpi it would be more than {MAX_RENDER_PIXELS:,} pixels")
+            crop = (0.0, 0.0, 0.0, 0.0)
+            if region is not None:
+                page.set_rotation(0)  # a region is named before /Rotate (in this copy of the document only)
+                x1, y1, x2, y2 = (max(0.0, v) for v in region)
+                x2, y2 = min(x2, right - left), min(y2, top - bottom)
+                if x2 <= x1 or y2 <= y1:
+                    raise UnsupportedError("the region holds no point of the page: there is no empty image to return")
+                # pypdfium2's crop: points cut from the left, bottom, right and top of the unrotated page
+                crop = (x1, (top - bottom) - y2, (right - left) - x2, y1)
+            bitmap = page.render(scale=scale, crop=crop)  # PDFium applies /Rotate to a whole page
+            image = bitmap.to_pil()
+            out = io.BytesIO()
+            image.save(out, format="PNG")
+            return out.getvalue()
+        finally:
+            page.close()
+    finally:
+        document.close()
