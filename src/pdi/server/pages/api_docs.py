@@ -471,6 +471,17 @@ _RFC5147 = Operation(
     answers={200: Answer("The selected text and its range", _JSON, _OBJECT)}, errors=_READ,
     error_text={422: "A length or md5 check failed"},
 )
+_PDF_PAGE = Operation(
+    "A page of a PDF's text layer (docs/pdf-text-layer.md) with each character's box, as PDFium gives it:"
+    " what the viewer lays over the page pdf.js draws",
+    (Param("pdi", "A PDF's name, versioned (a fragment is ignored)", required=True, schema=_name("pdi")),
+     Param("page", "The page, from 1", required=True, schema={"type": "string", "pattern": "^[0-9]{1,7}$"},
+           examples=("1",))),
+    answers={200: Answer("page, pages, start (its offset in the layer's text), text (the page's text T(n)),"
+                         " boxes (left, bottom, right, top in points, or null, per character), crop (the CropBox),"
+                         " rotation", _JSON, _OBJECT)},
+    errors=_READ,
+)
 _ANCHOR = Operation(
     "Find the passage a name cites in another version of the document: its name there, how found, the score",
     (Param("pdi", "The cited passage: a versioned name with a char, line, elt or name fragment ('#' as %23)",
@@ -582,6 +593,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/series"): _SERIES_LIST,
     ("GET", "/api/search"): _SEARCH,
     ("GET", "/api/rfc5147"): _RFC5147,
+    ("GET", "/api/pdf/page"): _PDF_PAGE,
     ("GET", "/api/anchor"): _ANCHOR,
     ("POST", "/api/deposit"): _DEPOSIT,
     ("POST", "/api/batch"): _BATCH,
