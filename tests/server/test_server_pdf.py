@@ -113,9 +113,43 @@ def test_a_page_and_a_region_answer_as_the_table_says(archive: Archive) -> None:
     assert client.get(page).content == data
     assert client.get(page, headers={"Accept": "text/plain"}).content == b"Envelope\r\n"
     rendered = Image.open(io.BytesIO(client.get(page, headers={"Accept": "image/png"}).content))
-    assert rendered.size == (round(649 * 2), round(323 * 2))  # pdfinfo: 649 x 323 pts, at 144 dpi
+    assert rendered.size == (649 * 2, 323 * 2)  # pdfinfo: 649 x 323 pts, at 144 dpi
     region = f"/uri-res/N2R?{name}%23rect=(0,0),(649,323),1"
     cut = client.get(region)
     assert cut.headers["content-type"] == "image/png"
     assert Image.open(io.BytesIO(cut.content)).size == (1298, 646)
     assert client.get(region, headers={"Accept": "text/plain"}).content == b"Envelope"
+
+
+def test_api_pdf_page_is_the_kept_layers_page_with_pdfiums_boxes(archive: Archive) -> None:
+    import pypdfium2 as pdfium
+
+    from pdi.fragments.pdf import text_layer
+
+    data = (CORPUS / "tracemonkey.pdf").read_bytes()
+    name = str(archive.add(S, data, format="pdf"))
+    text = str(archive.add(S, b"plain words\n", format="text"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    got = client.get("/api/pdf/page", params={"pdi": name + "#char=0,5", "page": "2"})
+    assert got.status_code == 200, got.text
+    page = got.json()
+    layer = text_layer(data)
+    start, end = layer.page_range(2)
+    assert (page["page"], page["pages"], page["start"], page["text"]) == (2, 14, start, layer.text[start:end])
+    assert len(page["boxes"]) == len(page["text"]) and page["crop"] == [0, 0, 612, 792] and page["rotation"] == 0
+    # each box is PDFium's own for that glyph (pypdfium2's get_charbox, asked independently), to 1/100 point;
+    # the generated spaces and line breaks have none
+    document = pdfium.PdfDocument(data)
+    textpage = document[1].get_textpage()
+    raw = textpage.get_text_range()
+    assert raw.startswith(page["text"][:40])
+    for i in range(40):
+        box = page["boxes"][i]
+        if box is None:
+            assert page["text"][i] in " \r\n"
+            continue
+        left, bottom, right, top = textpage.get_charbox(i)
+        assert box == [round(left, 2), round(bottom, 2), round(right, 2), round(top, 2)]
+    assert client.get("/api/pdf/page", params={"pdi": name, "page": "15"}).status_code == 404
+    assert client.get("/api/pdf/page", params={"pdi": name, "page": "0"}).status_code == 400
+    assert client.get("/api/pdf/page", params={"pdi": text, "page": "1"}).status_code == 415

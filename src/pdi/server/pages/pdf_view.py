@@ -82,7 +82,7 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
         " into view</span></p>"
         '<noscript><p class="note">The pages are drawn by pdf.js, which needs JavaScript: without it, open'
         ' the bytes (above) in your browser, which shows the PDF itself.</p></noscript>'
-        f'<div id="pdf" class="pdf"{data}></div>'
+        f'<div id="pdf" class="pdf"{data}><p class="pdf-loading" id="pdf-loading">Loading the pages…</p></div>'
     )
 
 
@@ -91,8 +91,8 @@ def page_json(archive: Archive, name: str, page: str) -> dict[str, object]:
     (:class:`pdi.fragments.pdf.PageBoxes`), what the viewer lays over the drawn page."""
     from pdi.fragments.pdf import page_boxes
 
-    if not page.isdigit() or not 1 <= int(page) <= 1_000_000:
-        raise ParseError(f"page={page!r}: a page number from 1", rule="page")
+    if not page.isascii() or not page.isdigit() or len(page) > 7 or int(page) < 1:
+        raise ParseError(f"page={page[:20]!r}: a page number from 1 (at most 7 digits)", rule="page")
     parsed = PDI.parse(name)
     whole = archive.resolve(str(parsed.without_fragment()))
     if isinstance(whole, Generic):

@@ -372,6 +372,8 @@ SCRIPT = r"""
       const doc = await pdfjs.getDocument({url: pdfView.dataset.src, wasmUrl: pdfView.dataset.wasm,
                                             isEvalSupported: false, enableXfa: false}).promise;
       const width = Math.min(pdfView.clientWidth - 24, 1000);
+      const loading = document.getElementById("pdf-loading");
+      if (loading) loading.remove();
       for (let n = 1; n <= doc.numPages; n++) {
         const size = sizes[n - 1] || sizes[0] || [612, 792];
         const el = document.createElement("div");
@@ -501,7 +503,11 @@ SCRIPT = r"""
         if (lines.length && !markedInView) { markedInView = true; marks.firstChild.scrollIntoView({block: "center"}); }
         el.dataset.laid = "1";
       }
-    }).catch(function (e) { say("pdf.js could not show this PDF: " + e.message, true); });
+    }).catch(function (e) {
+      const loading = document.getElementById("pdf-loading");
+      if (loading) loading.textContent = "pdf.js could not show this PDF: " + e.message;
+      say("pdf.js could not show this PDF: " + e.message, true);
+    });
   }
 })();
 """
