@@ -21,8 +21,10 @@ offered.
 
 from __future__ import annotations
 
+import collections
 import html
 import json
+import threading
 
 from pdi.archive import Archive, Generic, Resolved
 from pdi.errors import NotFoundError, ParseError, UnsupportedError
@@ -94,15 +96,41 @@ def page_json(archive: Archive, name: str, page: str) -> dict[str, object]:
     if not page.isascii() or not page.isdigit() or len(page) > 7 or int(page) < 1:
         raise ParseError(f"page={page[:20]!r}: a page number from 1 (at most 7 digits)", rule="page")
     parsed = PDI.parse(name)
-    whole = archive.resolve(str(parsed.without_fragment()))
-    if isinstance(whole, Generic):
+    located = archive.locate(str(parsed.without_fragment()))  # the guards resolve asks (series, embargo), no read
+    if isinstance(located, Generic):
         raise ParseError(f"{name} names a document, not a PDF: give a name with a format", rule="format")
-    if whole.record.media_type != "application/pdf":
-        raise UnsupportedError(f"{name} is {whole.record.media_type}, not a PDF: /api/pdf/page is for PDFs")
-    index = archive.fragment_index(whole.record)
+    if located.record.media_type != "application/pdf":
+        raise UnsupportedError(f"{name} is {located.record.media_type}, not a PDF: /api/pdf/page is for PDFs")
+    number = int(page)
+    key = (located.record.sha256, number)
+    with _LOCK:
+        kept = _PAGES.get(key)
+        if kept is not None:
+            _PAGES.move_to_end(key)
+            return kept
+    from pdi.fragments.pdf import TextLayer
+
+    index = archive.fragment_index(located.record)
     if index is None:
         raise UnsupportedError(f"{name} has no text layer (PDFium could not read it): cite it by page and region")
-    layer_pages = archive.text_layer_of(whole.record)
-    if layer_pages is not None and int(page) > layer_pages.pages:
-        raise NotFoundError(f"page {page} is not a page of {name}: it has {layer_pages.pages}")
-    return page_boxes(whole.data, index, int(page)).to_json()
+    pages = TextLayer.from_bytes(index, located.record.size).pages
+    if number > pages:
+        raise NotFoundError(f"page {number} is not a page of {name}: it has {pages}")
+    whole = archive.read(located)  # its octets, each chunk checked against its digest
+    # this page and the next few (a viewer asks for them as they scroll into view): one read of the PDF for them
+    made = {n: page_boxes(whole.data, index, n).to_json() for n in range(number, min(number + AHEAD, pages) + 1)}
+    with _LOCK:  # what the same octets give: kept by their SHA-256 for the next reader who may read them
+        for n, made_page in made.items():
+            _PAGES[(key[0], n)] = made_page
+        while len(_PAGES) > KEPT_PAGES:
+            _PAGES.popitem(last=False)
+    return made[number]
+
+
+#: How many pages' boxes :func:`page_json` keeps (the last asked), by the PDF's SHA-256 and the page number:
+#: a viewer's next page of a long PDF then costs one read of the PDF, not one for each page asked twice.
+KEPT_PAGES = 64
+#: How many pages after the one asked :func:`page_json` makes from the same read of the PDF.
+AHEAD = 3
+_PAGES: collections.OrderedDict[tuple[str, int], dict[str, object]] = collections.OrderedDict()
+_LOCK = threading.Lock()
