@@ -165,3 +165,24 @@ def test_drag_a_box_on_a_page_names_the_region_in_points(media: tuple[str, dict[
     assert got.status_code == 200
     assert got.text == "Trace-based Just-in-Time Type Specialization for Dynamic\r\nLanguages"
     assert json.loads(httpx.get(f"{base}/api/resolve", params={"pdi": offered}).text)["fragment"]["region"]["frame"] == 0
+
+
+def test_a_region_typed_by_page_and_corners_is_named_and_shown_on_its_page(media: tuple[str, dict[str, str]]) -> None:
+    base, _ = media
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "paper"))
+        assert _until(pipe, session, "document.querySelector('#page-1[data-drawn]')")
+        # the keyboard's way: page 2, the corners around its first word, "Hence," (pdftotext -bbox: 54.0-79.1 pt
+        # across, 73.9-81.9 down), typed, each a change
+        _js(pipe, session, """(() => {
+          const set = (id, v) => { const i = document.getElementById(id); i.focus(); i.value = v;
+                                   i.dispatchEvent(new Event("change")); };
+          set("pdf-region-page", 2); set("pdf-x1", 53); set("pdf-y1", 73); set("pdf-x2", 80); set("pdf-y2", 83);
+        })()""")
+        offered = _offered(pipe, session)
+        shown = _until(pipe, session, "(b => b && !b.hidden)(document.querySelector('#page-2 .box.selection'))")
+        _shoot(pipe, session, "pdf-typed-region.png")
+    assert offered == f"{_name(media, 'paper')}#rect=(53,73),(80,83),1"
+    assert shown, "the typed region is not shown on page 2"
+    got = httpx.get(f"{base}/uri-res/N2R?{offered.replace('#', '%23')}", headers={"Accept": "text/plain"})
+    assert got.text == "Hence,"

@@ -77,12 +77,26 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
         note = ""
     data = "".join(f' {key}="{html.escape(value)}"' for key, value in attributes.items())
     pages = layer.pages if layer is not None else 0
+    region = fragment.region if fragment is not None and not fragment.past_end else None
+    given = {"x1": region.x1, "y1": region.y1, "x2": region.x2, "y2": region.y2} if region is not None else {}
+    page_value = f' value="{region.frame + 1}"' if region is not None else ' value="1"'
+    fields = "".join(
+        f'<label>{axis} <input type="number" id="pdf-{axis}" min="0" step="1" inputmode="numeric"'
+        + (f' value="{given[axis]}"' if axis in given else "") + "></label>"
+        for axis in ("x1", "y1", "x2", "y2")
+    )
+    max_page = f' max="{pages}"' if pages else ""
+    coords = (
+        '<fieldset class="coords"><legend>Region in points from the page\'s top-left corner (x2, y2 excluded)</legend>'
+        f'<label>page <input type="number" id="pdf-region-page" min="1"{max_page} step="1"'
+        f' inputmode="numeric"{page_value}></label>{fields}</fieldset>'
+    )
     return (
         note + cite_panel
         + '<p class="pdf-tools"><button type="button" id="pdf-box-mode" aria-pressed="false">Draw a box</button>'
         f' <span class="pdf-count">{pages or "its"} page{"" if pages == 1 else "s"}, drawn by pdf.js as they come'
-        " into view</span></p>"
-        '<noscript><p class="note">The pages are drawn by pdf.js, which needs JavaScript: without it, open'
+        " into view</span></p>" + coords
+        + '<noscript><p class="note">The pages are drawn by pdf.js, which needs JavaScript: without it, open'
         ' the bytes (above) in your browser, which shows the PDF itself.</p></noscript>'
         f'<div id="pdf" class="pdf"{data}><p class="pdf-loading" id="pdf-loading">Loading the pages…</p></div>'
     )

@@ -367,6 +367,34 @@ SCRIPT = r"""
       if (!dragging) timer = setTimeout(update, 120);
     });
 
+    // --- a region: dragged on a page in box mode, or its page and corners typed ---
+    const shownOn = {};  // page number -> the function that shows a selection box on it, once it is drawn
+    let pendingBox = null;  // [page, corners] typed for a page not drawn yet
+    const corners = ["pdf-x1", "pdf-y1", "pdf-x2", "pdf-y2"].map(function (id) { return document.getElementById(id); });
+    const pageInput = document.getElementById("pdf-region-page");
+    function citeRegion(n, c) {
+      pageEls.forEach(function (other, k) {
+        if (k !== n - 1) other.querySelectorAll(".box.selection").forEach(function (b) { b.hidden = true; });
+      });
+      if (!(c[0] < c[2] && c[1] < c[3])) { clear("name"); say("Drag a box on a page (or give its page and corners) to name a region."); return; }
+      pageInput.value = n;
+      corners.forEach(function (input, i) { input.value = c[i]; });
+      if (shownOn[n]) shownOn[n](c);
+      else { pendingBox = [n, c]; if (pageEls[n - 1]) pageEls[n - 1].scrollIntoView({block: "start"}); }
+      const name = base + "#rect=(" + c[0] + "," + c[1] + "),(" + c[2] + "," + c[3] + ")" + (n > 1 ? "," + (n - 1) : "");
+      offer("name", name, view(name), async function () {
+        const got = (await json("/api/resolve?pdi=" + encodeURIComponent(name))).fragment.region;
+        if (got.x1 !== c[0] || got.y1 !== c[1] || got.x2 !== c[2] || got.y2 !== c[3] || got.frame !== n - 1)
+          throw new Error("it names " + JSON.stringify(got));
+      });
+    }
+    [pageInput].concat(corners).forEach(function (input) {
+      input.addEventListener("change", function () {
+        if (corners.some(function (c) { return c.value === ""; })) return;
+        citeRegion(Number(pageInput.value) || 1, corners.map(function (c) { return Number(c.value); }));
+      });
+    });
+
     import(pdfView.dataset.pdfjs).then(async function (pdfjs) {
       pdfjs.GlobalWorkerOptions.workerSrc = pdfView.dataset.worker;
       const doc = await pdfjs.getDocument({url: pdfView.dataset.src, wasmUrl: pdfView.dataset.wasm,
@@ -448,17 +476,10 @@ SCRIPT = r"""
           selectionBox.hidden = false;
           place(selectionBox, rect([crop[0] + c[0], crop[3] - c[3], crop[0] + c[2], crop[3] - c[1]]));
         }
+        shownOn[n] = showBox;
+        if (pendingBox && pendingBox[0] === n) showBox(pendingBox[1]);
         dragged(el, point, function (start, p) { showBox(ordered([start[0], start[1], p[0], p[1]])); }, function (start, p) {
-          const c = ordered([start[0], start[1], p[0], p[1]]);
-          pageEls.forEach(function (other) { if (other !== el) other.querySelectorAll(".box.selection").forEach(function (b) { b.hidden = true; }); });
-          if (!(c[0] < c[2] && c[1] < c[3])) { clear("name"); say("Drag a box on a page to name a region."); return; }
-          showBox(c);
-          const name = base + "#rect=(" + c[0] + "," + c[1] + "),(" + c[2] + "," + c[3] + ")" + (n > 1 ? "," + (n - 1) : "");
-          offer("name", name, view(name), async function () {
-            const got = (await json("/api/resolve?pdi=" + encodeURIComponent(name))).fragment.region;
-            if (got.x1 !== c[0] || got.y1 !== c[1] || got.x2 !== c[2] || got.y2 !== c[3] || got.frame !== n - 1)
-              throw new Error("it names " + JSON.stringify(got));
-          });
+          citeRegion(n, ordered([start[0], start[1], p[0], p[1]]));
         }, function () { return boxMode; });
         if (!hasLayer) return;
         const data = await json("/api/pdf/page?pdi=" + encodeURIComponent(base) + "&page=" + n);
