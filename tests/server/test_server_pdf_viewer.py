@@ -186,3 +186,13 @@ def test_a_region_typed_by_page_and_corners_is_named_and_shown_on_its_page(media
     assert shown, "the typed region is not shown on page 2"
     got = httpx.get(f"{base}/uri-res/N2R?{offered.replace('#', '%23')}", headers={"Accept": "text/plain"})
     assert got.text == "Hence,"
+
+
+def test_a_page_fragment_opens_the_viewer_at_that_page(media: tuple[str, dict[str, str]]) -> None:
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "paper", "page=5"))
+        drawn = _until(pipe, session, "document.querySelector('#page-5[data-drawn]')")
+        top = _js(pipe, session, "document.getElementById('page-5').getBoundingClientRect().top")
+        _shoot(pipe, session, "pdf-page.png")
+    assert drawn
+    assert 0 <= top < 400  # at the top of the window, below the cite panel that stays there

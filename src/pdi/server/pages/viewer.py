@@ -83,7 +83,7 @@ fieldset.coords input{width:5.5rem}
 .pdf-page canvas{position:absolute;left:0;top:0}
 .pdf-page .folio{position:absolute;right:6px;top:4px;font-size:0.75rem;color:#888}
 .pdf-text{position:absolute;inset:0;line-height:1;z-index:2}
-.pdf-text span{position:absolute;color:transparent;white-space:pre;cursor:text;transform-origin:0 0}
+.pdf-text span{position:absolute;color:transparent;white-space:pre;cursor:text;transform-origin:0 0;font-family:sans-serif;line-height:1}
 .pdf-text span::selection{background:rgba(0,80,200,.3);color:transparent}
 .pdf-marks{position:absolute;inset:0;z-index:1;pointer-events:none}
 .pdf-marks .hl{position:absolute;background:rgba(255,200,0,.45);outline:1px solid #c98a00}

@@ -303,6 +303,14 @@ SCRIPT = r"""
       pdfView.classList.toggle("box-mode", boxMode);
       say(boxMode ? "Drag a box on a page to name that region." : "Select text on a page to name that passage.");
     });
+    const measure = document.createElement("canvas").getContext("2d");
+    function fit(span, ch, width, height) {  // the glyph as tall as its box, stretched to its width: a selection covers it
+      const size = Math.max(1, height);
+      span.style.fontSize = size + "px";
+      measure.font = size + "px sans-serif";
+      const natural = measure.measureText(ch).width;
+      if (natural > 0 && width > 0) span.style.transform = "scaleX(" + (width / natural) + ")";
+    }
     function ordered(r) { return [Math.min(r[0], r[2]), Math.min(r[1], r[3]), Math.max(r[0], r[2]), Math.max(r[1], r[3])]; }
     function place(el, r) {
       el.style.left = r[0] + "px"; el.style.top = r[1] + "px";
@@ -488,15 +496,19 @@ SCRIPT = r"""
         text.className = "pdf-text";
         let prev = null;
         const lines = [];  // the cited characters' boxes, joined along each line
+        const rects = [];  // each character's rectangle on the page (none for a generated one)
+        const spans = [];
         chars.forEach(function (ch, i) {
           const span = document.createElement("span");
+          spans.push(span);
           span.dataset.i = String(data.start + i);
           span.textContent = ch;
           const box = data.boxes[i];
           if (box) {
             const r = rect(box);
             place(span, r);
-            span.style.fontSize = Math.max(1, r[3] - r[1]) + "px";
+            fit(span, ch, r[2] - r[0], r[3] - r[1]);
+            rects[i] = r;
             prev = r;
             const at = data.start + i;
             if (passage && passage[0] <= at && at < passage[1]) {
@@ -511,6 +523,18 @@ SCRIPT = r"""
             span.style.fontSize = Math.max(1, prev[3] - prev[1]) + "px";
           }
           text.appendChild(span);
+        });
+        // a generated space spans the gap between the characters on each side of it, when they share a line
+        let before = null;
+        chars.forEach(function (ch, i) {
+          if (rects[i]) { before = rects[i]; return; }
+          if (ch !== " " || !before) return;
+          let k = i + 1;
+          while (k < chars.length && !rects[k]) k++;
+          const after = rects[k];
+          if (!after || after[0] <= before[2] || Math.min(before[3], after[3]) <= Math.max(before[1], after[1])) return;
+          place(spans[i], [before[2], before[1], after[0], before[3]]);
+          fit(spans[i], " ", after[0] - before[2], before[3] - before[1]);
         });
         el.appendChild(text);
         layers[n] = {start: data.start, chars: chars};
