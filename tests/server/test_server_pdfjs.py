@@ -73,3 +73,23 @@ def test_served_from_pdis_own_origin_checked_and_immutable(archive: Archive) -> 
         missing = client.get(wrong)
         assert missing.status_code == 404, wrong
         assert missing.headers["content-type"] == "application/problem+json"
+
+
+def test_the_viewers_policy_lets_its_own_script_and_pdfjs_worker_run_and_nothing_from_elsewhere(archive: Archive) -> None:
+    name = str(archive.add("library.example.us", (ROOT / "tests" / "data" / "pdf" / "sizes.pdf").read_bytes(),
+                           format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    page = client.get("/view", params={"pdi": name})
+    assert page.status_code == 200
+    policy = dict(part.strip().split(" ", 1) for part in page.headers["content-security-policy"].split(";"))
+    inline = re.findall(r"<script>(.*?)</script>", page.text, re.S)
+    assert len(inline) == 1  # the one inline script runs by its digest; no 'unsafe-inline' for scripts
+    digest = base64.b64encode(hashlib.sha256(inline[0].encode()).digest()).decode()
+    assert policy["script-src"].split() == ["'self'", f"'sha256-{digest}'"]
+    assert policy["worker-src"] == "'self'" and policy["connect-src"] == "'self'" and policy["default-src"] == "'self'"
+    assert policy["object-src"] == "'none'" and policy["base-uri"] == "'none'"
+    for directive, sources in policy.items():  # no other origin, no scheme-wide source, nowhere
+        assert not re.search(r"\*|https?:|//", sources), (directive, sources)
+    # pdf.js and its worker are asked for at pdi's own paths
+    for file in ("pdf.min.mjs", "pdf.worker.min.mjs"):
+        assert f"/static/pdfjs/{MANIFEST['version']}/{file}" in page.text
