@@ -94,6 +94,7 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
             # the viewer's PDF pages (tests/server/test_server_pdf_viewer.py): 14 pages in two columns, and a scan
             "paper": archive.add("library.example.us", (DATA / "pdf" / "tracemonkey.pdf").read_bytes(), format="pdf"),
             "scan": archive.add("library.example.us", (DATA / "pdf" / "ccitt_EndOfBlock_false.pdf").read_bytes(), format="pdf"),
+            "turned": archive.add("library.example.us", (DATA / "pdf" / "rotation.pdf").read_bytes(), format="pdf"),
             "sgml": archive.add("library.example.us", (DATA / "sgml" / "w3c-document-notice.html").read_bytes(), format="sgml"),
             "video": archive.add("library.example.us", (root / "clip.webm").read_bytes(), format="webm"),
         }

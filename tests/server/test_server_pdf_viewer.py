@@ -196,3 +196,30 @@ def test_a_page_fragment_opens_the_viewer_at_that_page(media: tuple[str, dict[st
         _shoot(pipe, session, "pdf-page.png")
     assert drawn
     assert 0 <= top < 400  # at the top of the window, below the cite panel that stays there
+
+
+def test_a_region_of_a_turned_page_is_outlined_where_its_characters_are_drawn(media: tuple[str, dict[str, str]]) -> None:
+    from pdi.fragments import evaluate
+
+    # rotation.pdf's page 2 has /Rotate 90: its lines run up the page in its own points (x about 97, from 716
+    # points below its top upwards), and across the screen once turned. The region is named before /Rotate
+    # (docs/pdf-text-layer.md §3).
+    rect = [(90, 600), (105, 720), 1]
+    data = (DATA / "rotation.pdf").read_bytes()
+    selected = evaluate("rect", rect, data, media_type="application/pdf")
+    assert selected.data.decode().startswith("This is my")
+    offsets = [i for r in selected.ranges for i in range(r.start, r.end)]
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "turned", "rect=(90,600),(105,720),1"))
+        assert _until(pipe, session, "document.getElementById('cited') && document.querySelector('#page-2[data-laid]')")
+        box = _js(pipe, session, "document.getElementById('cited').getBoundingClientRect().toJSON()")
+        centres = _js(pipe, session, """OFFSETS.map(i => {
+          const s = document.querySelector('#page-2 .pdf-text span[data-i="' + i + '"]');
+          if (!s || s.classList.contains('gen')) return null;  // a generated character has no box of its own
+          const r = s.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2];
+        }).filter(c => c)""".replace("OFFSETS", json.dumps(offsets)))
+        _shoot(pipe, session, "pdf-turned-region.png")
+    assert box["width"] > 4 * box["height"]  # 15 x 120 points before /Rotate: 120 across, 15 down on the screen
+    assert len(centres) >= 8
+    for x, y in centres:
+        assert box["left"] <= x <= box["right"] and box["top"] <= y <= box["bottom"], (x, y, box)

@@ -304,7 +304,9 @@ SCRIPT = r"""
       say(boxMode ? "Drag a box on a page to name that region." : "Select text on a page to name that passage.");
     });
     const measure = document.createElement("canvas").getContext("2d");
-    function fit(span, ch, width, height) {  // the glyph as tall as its box, stretched to its width: a selection covers it
+    // the glyph as tall as its box and stretched to its width (the span has no width of its own: it is its glyph's),
+    // so that a selection covers the character as drawn
+    function fit(span, ch, width, height) {
       const size = Math.max(1, height);
       span.style.fontSize = size + "px";
       measure.font = size + "px sans-serif";
@@ -506,7 +508,8 @@ SCRIPT = r"""
           const box = data.boxes[i];
           if (box) {
             const r = rect(box);
-            place(span, r);
+            span.style.left = r[0] + "px";
+            span.style.top = r[1] + "px";
             fit(span, ch, r[2] - r[0], r[3] - r[1]);
             rects[i] = r;
             prev = r;
@@ -518,9 +521,13 @@ SCRIPT = r"""
                 lines[lines.length - 1] = [line[0], Math.min(line[1], r[1]), Math.max(line[2], r[2]), Math.max(line[3], r[3])];
               else lines.push(r.slice());
             }
-          } else if (prev) {  // a generated space or line break: no box of its own, after the character before it
-            place(span, [prev[2], prev[1], prev[2], prev[3]]);
-            span.style.fontSize = Math.max(1, prev[3] - prev[1]) + "px";
+          } else {  // a generated space or line break: no box of its own, after the character before it
+            span.className = "gen";
+            if (prev) {
+              span.style.left = prev[2] + "px";
+              span.style.top = prev[1] + "px";
+              span.style.fontSize = Math.max(1, prev[3] - prev[1]) + "px";
+            }
           }
           text.appendChild(span);
         });
@@ -533,7 +540,6 @@ SCRIPT = r"""
           while (k < chars.length && !rects[k]) k++;
           const after = rects[k];
           if (!after || after[0] <= before[2] || Math.min(before[3], after[3]) <= Math.max(before[1], after[1])) return;
-          place(spans[i], [before[2], before[1], after[0], before[3]]);
           fit(spans[i], " ", after[0] - before[2], before[3] - before[1]);
         });
         el.appendChild(text);
