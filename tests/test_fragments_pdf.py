@@ -117,3 +117,81 @@ def test_not_a_pdf() -> None:
         text_layer(b"%PDF-1.7\nnot really")
     with pytest.raises(ParseError):
         text_layer((CORPUS / "hand-overprint-hyphens.pdf").read_bytes()).page_range(3)
+
+
+# --- rect: a region of a page in points from the CropBox's top-left (docs/pdf-text-layer.md §3) -----------------
+
+def _poppler_words(path: Path, page: int) -> list[tuple[float, float, float, float, str]]:
+    """pdftotext -bbox's words of ``page``: xMin, yMin, xMax, yMax in points from the page's top-left, and the word."""
+    import html
+
+    out = subprocess.run([_poppler("pdftotext"), "-bbox", "-f", str(page), "-l", str(page), str(path), "-"],
+                         capture_output=True, text=True, check=True, timeout=60).stdout
+    found = re.findall(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">(.*?)</word>', out)
+    return [(float(a), float(b), float(c), float(d), html.unescape(w)) for a, b, c, d, w in found]
+
+
+@pytest.mark.parametrize(("name", "page"), [("tracemonkey.pdf", 1), ("pdfjs_wikipedia.pdf", 1), ("sizes.pdf", 2)])
+def test_a_rect_around_each_word_poppler_boxes_names_that_word(name: str, page: int) -> None:
+    from pdi.fragments import evaluate
+    from pdi.fragments.pdf import build_layer_index
+
+    data = (CORPUS / name).read_bytes()
+    index = build_layer_index(data)
+    words = _poppler_words(CORPUS / name, page)
+    assert words
+    differ = []
+    for x1, y1, x2, y2, word in words:
+        rect = [(math.floor(x1), math.floor(y1)), (math.ceil(x2), math.ceil(y2)), page - 1]
+        got = evaluate("rect", rect, data, media_type="application/pdf", index=index)
+        assert got.media_type == "text/plain" and got.region is not None and got.page is not None
+        text = got.data.decode("utf-8")
+        if unicodedata.normalize("NFKC", text) != unicodedata.normalize("NFKC", word):
+            differ.append((word, text))
+    # the one word the two read otherwise: tracemonkey's "©" is a glyph mapped to CR (rule 3 makes it U+FFFD)
+    assert differ in ([], [("c", "\ufffdc")]), differ[:5]
+
+
+def test_a_rect_knows_each_page_size_as_pdfinfo_gives_it() -> None:
+    from pdi.fragments import evaluate
+
+    path = CORPUS / "sizes.pdf"
+    data = path.read_bytes()
+    info = subprocess.run([_poppler("pdfinfo"), "-f", "1", "-l", "3", str(path)], capture_output=True, text=True,
+                          check=True, timeout=60).stdout
+    sizes = [(float(w), float(h)) for w, h in re.findall(r"Page +\d+ size: +([\d.]+) x ([\d.]+) pts", info)]
+    assert len(sizes) == 3
+    for frame, (width, height) in enumerate(sizes):
+        got = evaluate("rect", [(0, 0), (5000, 5000), frame], data, media_type="application/pdf")
+        assert got.region is not None and got.page is not None
+        assert (got.region.width, got.region.height) == (math.ceil(width), math.ceil(height))
+        assert (got.region.x2, got.region.y2) == (got.region.width, got.region.height) and got.clamped
+        assert (got.page.width, got.page.height) == (width, height)
+
+
+def test_a_rect_over_a_whole_page_is_its_text_and_its_ranges_are_the_layers() -> None:
+    from pdi.fragments import evaluate
+
+    data = (CORPUS / "tracemonkey.pdf").read_bytes()
+    layer = text_layer(data)
+    start, end = layer.page_range(2)
+    got = evaluate("rect", [(0, 0), (612, 792), 1], data, media_type="application/pdf")
+    # every character of the page but the final CR LF (no character with a box follows it)
+    assert got.data.decode("utf-8") == layer.text[start:end - 2]
+    assert [(r.start, r.end) for r in got.ranges] == [(start, end - 2)]
+    before = len(layer.text[:start].encode("utf-8"))
+    assert (got.ranges[0].byte_start, got.ranges[0].byte_end) == (before, before + len(got.data))
+    assert not got.clamped and not got.past_end
+
+
+def test_a_rect_on_no_page_and_an_empty_rect() -> None:
+    from pdi.errors import NotFoundError
+    from pdi.fragments import evaluate
+
+    data = (CORPUS / "sizes.pdf").read_bytes()
+    with pytest.raises(NotFoundError, match=r"page 4 .* it has 3"):
+        evaluate("rect", [(0, 0), (10, 10), 3], data, media_type="application/pdf")
+    empty = evaluate("rect", [(0, 0), (1, 1)], data, media_type="application/pdf")
+    assert empty.data == b"" and empty.ranges == ()
+    past = evaluate("rect", [(700, 0), (800, 10)], data, media_type="application/pdf")
+    assert past.past_end

@@ -84,7 +84,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 
 @pytest.fixture(scope="module")
 def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    """``pdi serve`` of an archive of its own (the served one's pages count their documents) holding a PDF
+    """``pdi serve`` of an archive of its own (the served one's pages count their documents) holding PDFs
     and an SGML document of tests/data, a video ffmpeg makes, and a mailing list's thread of three messages
     (each named by its Message-ID, as pdi add names them) and a message with an attachment: its URL and their names."""
     root = tmp_path_factory.mktemp("media")
@@ -94,6 +94,10 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
         archive.add_series("library.example.us")
         names = {
             "pdf": archive.add("library.example.us", (DATA / "pdf" / "hand-overprint-hyphens.pdf").read_bytes(), format="pdf"),
+            # the viewer's PDF pages (tests/server/test_server_pdf_viewer.py): 14 pages in two columns, and a scan
+            "paper": archive.add("library.example.us", (DATA / "pdf" / "tracemonkey.pdf").read_bytes(), format="pdf"),
+            "scan": archive.add("library.example.us", (DATA / "pdf" / "ccitt_EndOfBlock_false.pdf").read_bytes(), format="pdf"),
+            "turned": archive.add("library.example.us", (DATA / "pdf" / "rotation.pdf").read_bytes(), format="pdf"),
             "sgml": archive.add("library.example.us", (DATA / "sgml" / "w3c-document-notice.html").read_bytes(), format="sgml"),
             "video": archive.add("library.example.us", (root / "clip.webm").read_bytes(), format="webm"),
             "attached": archive.add("library.example.us", (DATA / "email" / "msg_07.txt").read_bytes(), format="rfc822"),

@@ -66,3 +66,90 @@ def test_rfc5147_checks_of_a_pdf_are_those_of_its_text_layer(archive: Archive) -
     assert ok.json()["text"] == "Envelope" and ok.json()["integrity"] == "ok"
     wrong = client.get("/api/rfc5147", params={"pdi": name, "fragment": f"char=0,6;md5={'0' * 32},UTF-8"})
     assert wrong.status_code == 422
+
+
+def test_accept_chooses_a_pdf_fragments_answer_and_each_has_its_own_tag(archive: Archive) -> None:
+    import io
+
+    from PIL import Image
+
+    data = (CORPUS / "paragraph_and_link.pdf").read_bytes()
+    name = str(archive.add(S, data, format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    passage = f"/uri-res/N2R?{name}%23char=0,19"  # "The first paragraph" (page 1)
+    text = client.get(passage)
+    assert text.headers["content-type"] == "text/plain; charset=utf-8" and text.content == b"The first paragraph"
+    browser = client.get(passage, headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
+    assert browser.content == text.content and browser.headers["etag"] == text.headers["etag"]
+    whole = client.get(passage, headers={"Accept": "application/pdf"})
+    assert whole.headers["content-type"] == "application/pdf" and whole.content == data
+    png = client.get(passage, headers={"Accept": "image/png"})
+    assert png.headers["content-type"] == "image/png"
+    image = Image.open(io.BytesIO(png.content))
+    assert image.height < 60 and image.width > 100  # one line, at 144 dpi
+    # the resolver's cache (on here) keeps the default answer only: asked again plainly, the text
+    assert client.get(passage).content == b"The first paragraph"
+    tags = {text.headers["etag"], whole.headers["etag"], png.headers["etag"]}
+    assert len(tags) == 3
+    assert all(r.headers["vary"] == "Accept" for r in (text, whole, png))
+    refused = client.get(passage, headers={"Accept": "audio/ogg"})
+    assert refused.status_code == 200  # names none of the three: the default, as for any other name
+    refused = client.get(passage, headers={"Accept": "image/png;q=0, text/plain;q=0, application/pdf;q=0"})
+    assert refused.status_code == 406 and "text/plain, image/png, application/pdf" in refused.json()["detail"]
+    # a passage over two pages has no one image: 406 naming a passage per page
+    both = client.get(f"/uri-res/N2R?{name}%23char=0,60", headers={"Accept": "image/png"})
+    assert both.status_code == 406 and f"{name}#char=0,48" in both.json()["detail"]
+
+
+def test_a_page_and_a_region_answer_as_the_table_says(archive: Archive) -> None:
+    import io
+
+    from PIL import Image
+
+    data = (CORPUS / "sizes.pdf").read_bytes()
+    name = str(archive.add(S, data, format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    page = f"/uri-res/N2R?{name}%23page=2"
+    assert client.get(page).content == data
+    assert client.get(page, headers={"Accept": "text/plain"}).content == b"Envelope\r\n"
+    rendered = Image.open(io.BytesIO(client.get(page, headers={"Accept": "image/png"}).content))
+    assert rendered.size == (649 * 2, 323 * 2)  # pdfinfo: 649 x 323 pts, at 144 dpi
+    region = f"/uri-res/N2R?{name}%23rect=(0,0),(649,323),1"
+    cut = client.get(region)
+    assert cut.headers["content-type"] == "image/png"
+    assert Image.open(io.BytesIO(cut.content)).size == (1298, 646)
+    assert client.get(region, headers={"Accept": "text/plain"}).content == b"Envelope"
+
+
+def test_api_pdf_page_is_the_kept_layers_page_with_pdfiums_boxes(archive: Archive) -> None:
+    import pypdfium2 as pdfium
+
+    from pdi.fragments.pdf import text_layer
+
+    data = (CORPUS / "tracemonkey.pdf").read_bytes()
+    name = str(archive.add(S, data, format="pdf"))
+    text = str(archive.add(S, b"plain words\n", format="text"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    got = client.get("/api/pdf/page", params={"pdi": name + "#char=0,5", "page": "2"})
+    assert got.status_code == 200, got.text
+    page = got.json()
+    layer = text_layer(data)
+    start, end = layer.page_range(2)
+    assert (page["page"], page["pages"], page["start"], page["text"]) == (2, 14, start, layer.text[start:end])
+    assert len(page["boxes"]) == len(page["text"]) and page["crop"] == [0, 0, 612, 792] and page["rotation"] == 0
+    # each box is PDFium's own for that glyph (pypdfium2's get_charbox, asked independently), to 1/100 point;
+    # the generated spaces and line breaks have none
+    document = pdfium.PdfDocument(data)
+    textpage = document[1].get_textpage()
+    raw = textpage.get_text_range()
+    assert raw.startswith(page["text"][:40])
+    for i in range(40):
+        box = page["boxes"][i]
+        if box is None:
+            assert page["text"][i] in " \r\n"
+            continue
+        left, bottom, right, top = textpage.get_charbox(i)
+        assert box == [round(left, 2), round(bottom, 2), round(right, 2), round(top, 2)]
+    assert client.get("/api/pdf/page", params={"pdi": name, "page": "15"}).status_code == 404
+    assert client.get("/api/pdf/page", params={"pdi": name, "page": "0"}).status_code == 400
+    assert client.get("/api/pdf/page", params={"pdi": text, "page": "1"}).status_code == 415

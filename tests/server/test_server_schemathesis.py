@@ -62,6 +62,8 @@ def _archive(location: Path) -> tuple[dict[str, list[str]], str]:
         image = str(archive.add(S, png, format="png"))
         sound = str(archive.add(S, (EXAMPLES / "bell.wav").read_bytes(), format="wav"))
         capture = str(archive.add(S, captured_aggregate(png), format="related", foreign_id=CAPTURED_URL))
+        pdf = str(archive.add(S, (Path(__file__).resolve().parents[1] / "data" / "pdf" / "paragraph_and_link.pdf")
+                              .read_bytes(), format="pdf"))
         archive.annotate(text, "title", "Declaration of Independence")
         writable_text = str(archive.add(W, b"a draft to be versioned, annotated and withdrawn\n", format="text"))
         writable_page = str(archive.add(W, b"<p>a page to add formats to</p>\n", format="html"))
@@ -82,6 +84,7 @@ def _archive(location: Path) -> tuple[dict[str, list[str]], str]:
                 f"{sound}#sec=0,1"],
         "pdi-whole": whole,
         "pdi-text": [text, f"{generic}.text.2", missing],
+        "pdi-pdf": [pdf, f"{pdf}#char=0,4", f"urn:pdi://{S}/2026/01/01/99.pdf.1"],
         "pdi-passage": [f"{text}#char=0,10", f"{text}#line=5,6", f"{generic}.text.1#char=0,5"],
         "pdi-pattern": [f"urn:pdi://{S}/*/*/*/*", f"urn:pdi://{S}/2026/*/*/*.text", text],
         "pdi-citation": [f"{page}@{at}={text}#line=5,6", f"{page}@0={text}#line=5,6"],

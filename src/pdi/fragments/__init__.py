@@ -213,6 +213,7 @@ _INDEXED: dict[tuple[str, str], IndexedEvaluator] = {
     ("line", "pdf"): _pdf_evaluator,
     ("page", "pdf"): _pdf_evaluator,
     ("nameddest", "pdf"): _pdf_evaluator,
+    ("rect", "pdf"): _pdf_evaluator,
     ("sec", "video"): _video_evaluator,
     ("msec", "video"): _video_evaluator,
 }

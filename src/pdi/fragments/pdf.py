@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pdi.errors import IntegrityError, NotFoundError, ParseError, UnsupportedError
-from pdi.fragments.results import Buffer, FragmentResult, Page, Range
+from pdi.fragments.results import Buffer, FragmentResult, Page, Range, Region
 from pdi.fragments.sealed import Reader, pack_text, seal, unseal
 
 if TYPE_CHECKING:
@@ -193,7 +193,6 @@ def page_count(octets: bytes | memoryview) -> int:
 def text_layer(octets: bytes) -> TextLayer:
     """Read the text layer of the PDF ``octets`` (``docs/pdf-text-layer.md`` §1–2)."""
     import pypdfium2 as pdfium
-    import pypdfium2.raw as pdfium_c
 
     document = open_document(octets)
     pieces: list[str] = []
@@ -201,7 +200,6 @@ def text_layer(octets: bytes) -> TextLayer:
     starts: list[int] = []
     sizes: list[tuple[float, float]] = []
     length = 0
-    left, bottom, right, top = (ctypes.c_double() for _ in range(4))
     try:
         for number in range(len(document)):
             if number:
@@ -210,46 +208,59 @@ def text_layer(octets: bytes) -> TextLayer:
                 length += 1
             starts.append(length)
             page = document[number]
-            sizes.append(page.get_size())
-            textpage = page.get_textpage()
             try:
-                count = textpage.count_chars()
-                raw = textpage.get_text_range() if count else ""
-                if len(raw) != count:  # a character outside the BMP: GetText's UTF-16 has two units for it
-                    raw = "".join(chr(pdfium_c.FPDFText_GetUnicode(textpage.raw, i)) for i in range(count))
-                out: list[str] = []
-                for index, char in enumerate(raw):
-                    pdfium_c.FPDFText_GetCharBox(textpage.raw, index, left, right, bottom, top)
-                    box = (left.value, bottom.value, right.value, top.value)
-                    # PDFium's own spaces and CR LF have an empty box; only those are asked about
-                    if left.value == right.value and bottom.value == top.value \
-                            and pdfium_c.FPDFText_IsGenerated(textpage.raw, index) == 1:
-                        out.append(char)
-                        boxes.extend(_NO_BOX)
-                        continue
-                    if char in _ODD:
-                        if char != "\uffff" and pdfium_c.FPDFText_IsHyphen(textpage.raw, index) == 1:
-                            out.append("-" + LINE_BREAK)
-                            boxes.extend(box)
-                            boxes.extend(_NO_BOX * len(LINE_BREAK))
-                            continue
-                        char = "\ufffd"  # a glyph whose Unicode is a control character: no line break of its own
-                    out.append(char)
-                    boxes.extend(box)
-                text = "".join(out)
-                if text:
-                    text += LINE_BREAK
-                    boxes.extend(_NO_BOX * len(LINE_BREAK))
-                pieces.append(text)
-                length += len(text)
+                sizes.append(page.get_size())
+                text, page_boxes = _page_text(page)
             finally:
-                textpage.close()
                 page.close()
+            pieces.append(text)
+            boxes.extend(page_boxes)
+            length += len(text)
         layer = TextLayer("".join(pieces), tuple(starts), boxes, str(pdfium.version.PDFIUM_INFO), tuple(sizes))
         layer.destinations.update(_destinations(document, layer))
     finally:
         document.close()
     return layer
+
+
+def _page_text(page: Any) -> tuple[str, array[float]]:
+    """*T(n)* of one pypdfium2 page (§1–2: its text and, when not empty, a final CR LF) and its characters' boxes."""
+    import pypdfium2.raw as pdfium_c
+
+    boxes: array[float] = array("d")
+    left, bottom, right, top = (ctypes.c_double() for _ in range(4))
+    textpage = page.get_textpage()
+    try:
+        count = textpage.count_chars()
+        raw = textpage.get_text_range() if count else ""
+        if len(raw) != count:  # a character outside the BMP: GetText's UTF-16 has two units for it
+            raw = "".join(chr(pdfium_c.FPDFText_GetUnicode(textpage.raw, i)) for i in range(count))
+        out: list[str] = []
+        for index, char in enumerate(raw):
+            pdfium_c.FPDFText_GetCharBox(textpage.raw, index, left, right, bottom, top)
+            box = (left.value, bottom.value, right.value, top.value)
+            # PDFium's own spaces and CR LF have an empty box; only those are asked about
+            if left.value == right.value and bottom.value == top.value \
+                    and pdfium_c.FPDFText_IsGenerated(textpage.raw, index) == 1:
+                out.append(char)
+                boxes.extend(_NO_BOX)
+                continue
+            if char in _ODD:
+                if char != "\uffff" and pdfium_c.FPDFText_IsHyphen(textpage.raw, index) == 1:
+                    out.append("-" + LINE_BREAK)
+                    boxes.extend(box)
+                    boxes.extend(_NO_BOX * len(LINE_BREAK))
+                    continue
+                char = "\ufffd"  # a glyph whose Unicode is a control character: no line break of its own
+            out.append(char)
+            boxes.extend(box)
+    finally:
+        textpage.close()
+    text = "".join(out)
+    if text:
+        text += LINE_BREAK
+        boxes.extend(_NO_BOX * len(LINE_BREAK))
+    return text, boxes
 
 
 def _destinations(document: Any, layer: TextLayer) -> dict[str, tuple[int, int]]:
@@ -301,6 +312,133 @@ def _lines(layer: TextLayer, start: int, end: int) -> list[tuple[int, float, flo
     return found
 
 
+@dataclass(frozen=True)
+class PageBoxes:
+    """One page of a PDF's kept text layer with its characters' boxes, read from PDFium now (the viewer, ``rect``).
+
+    :attr:`text` is *T(n)* as the layer kept it, starting at offset :attr:`start`
+    of *D*; :attr:`boxes` has four floats per character (left, bottom, right,
+    top in the page's user space, points, before ``/Rotate``; NaN where it has
+    none); :attr:`crop` is the CropBox (left, bottom, right, top).
+    """
+
+    number: int
+    pages: int
+    start: int
+    text: str
+    boxes: array[float]
+    crop: tuple[float, float, float, float]
+    rotation: int
+
+    @property
+    def width(self) -> float:
+        return self.crop[2] - self.crop[0]
+
+    @property
+    def height(self) -> float:
+        return self.crop[3] - self.crop[1]
+
+    def centre(self, i: int) -> tuple[float, float] | None:
+        """Character ``i``'s box centre (of :attr:`text`) from the CropBox's top-left, y downwards; None: no box."""
+        left, bottom, right, top = self.boxes[4 * i: 4 * i + 4]
+        if math.isnan(left):
+            return None
+        return (left + right) / 2 - self.crop[0], self.crop[3] - (bottom + top) / 2
+
+    def to_json(self) -> dict[str, object]:
+        """The page as the viewer's JSON: boxes rounded to 1/100 point, ``null`` where a character has none."""
+        boxes = [None if math.isnan(self.boxes[4 * i]) else [round(v, 2) for v in self.boxes[4 * i: 4 * i + 4]]
+                 for i in range(len(self.text))]
+        return {"page": self.number, "pages": self.pages, "start": self.start, "text": self.text, "boxes": boxes,
+                "crop": [round(v, 3) for v in self.crop], "rotation": self.rotation}
+
+
+def page_boxes(data: Buffer, index: bytes | None, number: int) -> PageBoxes:
+    """Page ``number`` (from 1) of the PDF ``data``'s text layer (kept in ``index``) with PDFium's boxes.
+
+    The boxes are read now, from that page alone; the text PDFium gives now must
+    be the kept one (a later PDFium that reads the page otherwise is an
+    :class:`UnsupportedError` naming both builds, never boxes for other characters).
+    """
+    import pypdfium2 as pdfium
+
+    layer = layer_of(data, index)
+    start, end = layer.page_range(number)
+    document = open_document(bytes(data))
+    try:
+        page = document[number - 1]
+        try:
+            text, boxes = _page_text(page)
+            left, bottom, right, top = page.get_cropbox()
+            rotation = page.get_rotation()
+        finally:
+            page.close()
+    finally:
+        document.close()
+    if text != layer.text[start:end]:
+        raise UnsupportedError(
+            f"PDFium {pdfium.version.PDFIUM_INFO} reads page {number} otherwise than the build that made"
+            f" the kept text layer ({layer.pdfium}): no boxes for its characters")
+    return PageBoxes(number, layer.pages, start, text, boxes, (left, bottom, right, top), rotation)
+
+
+def region_characters(page: PageBoxes, x1: int, y1: int, x2: int, y2: int) -> list[int]:
+    """The characters (offsets in ``page.text``) a ``rect`` selects: those whose box centre lies in
+    ``[x1, x2) × [y1, y2)`` (points from the CropBox's top-left, y downwards), and each character with no box
+    (a generated space, a line break) whose nearest characters with a box before and after it are both selected."""
+    inside: list[bool | None] = []
+    for i in range(len(page.text)):
+        centre = page.centre(i)
+        inside.append(None if centre is None else (x1 <= centre[0] < x2 and y1 <= centre[1] < y2))
+    chosen: list[int] = []
+    before = False
+    for i, flag in enumerate(inside):
+        if flag is None:
+            if before:
+                after = next((f for f in inside[i + 1:] if f is not None), False)
+                if after:
+                    chosen.append(i)
+            continue
+        before = flag
+        if flag:
+            chosen.append(i)
+    return chosen
+
+
+def _evaluate_rect(positions: Sequence[object], data: Buffer, index: bytes | None) -> FragmentResult:
+    """``rect=(x1,y1),(x2,y2),f`` on a PDF: the characters of page f+1 in the region, as text (§3)."""
+    from pdi.fragments.image import rectangle
+
+    x1, y1, x2, y2, frame = rectangle("rect", positions)
+    layer = layer_of(data, index)
+    if frame >= layer.pages:
+        raise NotFoundError(f"page {frame + 1} (rect frame {frame}) is not a page of this PDF: it has"
+                            f" {layer.pages} (frames 0 to {layer.pages - 1})")
+    page = page_boxes(data, index, frame + 1)
+    width, height = math.ceil(page.width - 1e-6), math.ceil(page.height - 1e-6)
+    region = Region(min(x1, width), min(y1, height), min(x2, width), min(y2, height), frame, width, height, layer.pages)
+    chosen = region_characters(page, x1, y1, x2, y2)
+    runs: list[tuple[int, int]] = []
+    for i in chosen:
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    ranges: list[Range] = []
+    octet = len(layer.text[:page.start].encode("utf-8", "surrogatepass"))
+    at = 0
+    for a, b in runs:
+        octet += len(page.text[at:a].encode("utf-8", "surrogatepass"))
+        size = len(page.text[a:b].encode("utf-8", "surrogatepass"))
+        ranges.append(Range(page.start + a, page.start + b, octet, octet + size))
+        octet, at = octet + size, b
+    text = "".join(page.text[a:b] for a, b in runs)
+    return FragmentResult(text.encode("utf-8", "surrogatepass"), "text/plain", x2 > width or y2 > height,
+                          tuple(ranges), charset="utf-8", scheme="rect", region=region,
+                          past_end=(x1 >= width and x2 > width) or (y1 >= height and y2 > height),
+                          page=Page(frame + 1, layer.pages, page.width, page.height))
+
+
 def build_layer_index(octets: Buffer) -> bytes:
     """The fragment index of the PDF ``octets``: its text layer, made now, to keep (:meth:`TextLayer.to_bytes`)."""
     whole = bytes(octets)
@@ -331,6 +469,8 @@ def evaluate_pdf(
     an empty range, and its page; a name the PDF lacks is a
     :class:`~pdi.errors.NotFoundError`.
     """
+    if scheme == "rect":
+        return _evaluate_rect(positions, data, index)
     layer = layer_of(data, index)
     if scheme in ("char", "line"):
         from pdi.fragments.text import evaluate_pdi
@@ -371,3 +511,48 @@ def _page_number(positions: Sequence[object]) -> int:
     if number < 1:
         raise ParseError(f"pages are counted from 1 (RFC 8118 §3): page={number}", rule="page")
     return number
+
+
+#: Renderings of a page or region are made at this many dots per inch (docs/pdf-text-layer.md §4).
+RENDER_DPI = 144
+#: The most pixels one rendering may have (a huge page at 144 dpi is refused, not rendered).
+MAX_RENDER_PIXELS = 40_000_000
+
+
+def render_png(data: Buffer, number: int, region: tuple[float, float, float, float] | None = None) -> bytes:
+    """Page ``number`` (from 1) of the PDF ``data`` rendered by PDFium at :data:`RENDER_DPI`, as PNG; with
+    ``region`` (x1, y1, x2, y2 in points from the CropBox's top-left, y downwards, before ``/Rotate``) only that."""
+    import io
+
+    from pdi.errors import LimitError
+
+    document = open_document(bytes(data))
+    try:
+        if not 1 <= number <= len(document):
+            raise NotFoundError(f"page {number} is not a page of this PDF: it has {len(document)}")
+        page = document[number - 1]
+        try:
+            scale = RENDER_DPI / 72
+            left, bottom, right, top = page.get_cropbox()
+            width, height = (right - left) * scale, (top - bottom) * scale
+            if width * height > MAX_RENDER_PIXELS:
+                raise LimitError(f"page {number} is {right - left:.0f}×{top - bottom:.0f} points: rendered at"
+                                 f" {RENDER_DPI} dpi it would be more than {MAX_RENDER_PIXELS:,} pixels")
+            crop = (0.0, 0.0, 0.0, 0.0)
+            if region is not None:
+                page.set_rotation(0)  # a region is named before /Rotate (in this copy of the document only)
+                x1, y1, x2, y2 = (max(0.0, v) for v in region)
+                x2, y2 = min(x2, right - left), min(y2, top - bottom)
+                if x2 <= x1 or y2 <= y1:
+                    raise UnsupportedError("the region holds no point of the page: there is no empty image to return")
+                # pypdfium2's crop: points cut from the left, bottom, right and top of the unrotated page
+                crop = (x1, (top - bottom) - y2, (right - left) - x2, y1)
+            bitmap = page.render(scale=scale, crop=crop)  # PDFium applies /Rotate to a whole page
+            image = bitmap.to_pil()
+            out = io.BytesIO()
+            image.save(out, format="PNG")
+            return out.getvalue()
+        finally:
+            page.close()
+    finally:
+        document.close()

@@ -279,8 +279,8 @@ def _allowed_schemes(media_type: str) -> frozenset[str]:
         allowed = allowed | _FAMILY_SCHEMES["xml"]
     if major == "multipart":  # an aggregate's root part (pdi.fragments.aggregate)
         allowed = allowed | _FAMILY_SCHEMES["html"]
-    if media_type == "application/pdf":  # counted on its text layer (docs/pdf-text-layer.md)
-        allowed = allowed | _FAMILY_SCHEMES["text"]
+    if media_type == "application/pdf":  # counted on its text layer; a region of a page (docs/pdf-text-layer.md)
+        allowed = allowed | _FAMILY_SCHEMES["text"] | {"rect"}
     if major == "video":  # a region of the frame at a time (pdi.archive.video.frame_region)
         allowed = allowed | {"rect", "crop"}
     return allowed

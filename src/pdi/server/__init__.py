@@ -112,6 +112,7 @@ from pdi.server.http.readers import Readers
 from pdi.server.pages.api_docs import APIDocs
 from pdi.server.pages.browse import BrowsePages
 from pdi.server.pages.cite import CiteAPI
+from pdi.server.pages.pdfjs import PdfJsAssets
 from pdi.server.pages.reader import ReaderApp
 from pdi.server.pages.replay_frame import ReplaySite
 from pdi.server.pages.signin import SignIn, expired_sign_in
@@ -201,9 +202,11 @@ def create_app(
         Route("/search", search.page),
         Route("/api/search", search.api),
         Route("/uri-res/{service}", resolver.endpoint),
+        *PdfJsAssets().routes(),
         *ReadAPI(opened, work).routes(),
         *WriteAPI(opened, max_upload=max_upload, cache=cache).routes(),
         Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
+        Route("/api/pdf/page", CiteAPI(opened, work).pdf_page),
         Route("/api/anchor", AnchorAPI(opened, work).anchor),
         Route("/api/annotation", annotations.export, methods=["GET"]),
         Route("/api/annotation", annotations.import_, methods=["POST"]),

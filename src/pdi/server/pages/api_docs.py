@@ -118,6 +118,7 @@ FORMATS: dict[str, str] = {
     "pdi": "A PDI (specs/PDI-GRAMMAR.md), with or without a fragment",
     "pdi-whole": "A PDI without a fragment: generic (no format) or versioned",
     "pdi-text": "A versioned PDI of a text/plain representation, without a fragment",
+    "pdi-pdf": "A versioned PDI of a PDF (application/pdf), its fragment ignored",
     "pdi-passage": "A versioned PDI with a char, line, elt or name fragment",
     "pdi-fragment": "A PDI with a fragment, or a citation",
     "pdi-pattern": "A PDI or a PDI pattern (wildcards * in the date, id, format, version), without a fragment",
@@ -471,6 +472,17 @@ _RFC5147 = Operation(
     answers={200: Answer("The selected text and its range", _JSON, _OBJECT)}, errors=_READ,
     error_text={422: "A length or md5 check failed"},
 )
+_PDF_PAGE = Operation(
+    "A page of a PDF's text layer (docs/pdf-text-layer.md) with each character's box, as PDFium gives it:"
+    " what the viewer lays over the page pdf.js draws",
+    (Param("pdi", "A PDF's name, versioned (a fragment is ignored)", required=True, schema=_name("pdi-pdf")),
+     Param("page", "The page, from 1", required=True, schema={"type": "string", "pattern": "^[1-9][0-9]{0,6}$"},
+           examples=("1",))),
+    answers={200: Answer("page, pages, start (its offset in the layer's text), text (the page's text T(n)),"
+                         " boxes (left, bottom, right, top in points, or null, per character), crop (the CropBox),"
+                         " rotation", _JSON, _OBJECT)},
+    errors=_READ,
+)
 _ANCHOR = Operation(
     "Find the passage a name cites in another version of the document: its name there, how found, the score",
     (Param("pdi", "The cited passage: a versioned name with a char, line, elt or name fragment ('#' as %23)",
@@ -582,6 +594,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/series"): _SERIES_LIST,
     ("GET", "/api/search"): _SEARCH,
     ("GET", "/api/rfc5147"): _RFC5147,
+    ("GET", "/api/pdf/page"): _PDF_PAGE,
     ("GET", "/api/anchor"): _ANCHOR,
     ("POST", "/api/deposit"): _DEPOSIT,
     ("POST", "/api/batch"): _BATCH,

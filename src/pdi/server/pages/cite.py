@@ -320,3 +320,14 @@ class CiteAPI(ArchiveHandlers):
         if not name or not fragment:
             raise ParseError("/api/rfc5147 needs pdi= (a text's name) and fragment= (an RFC 5147 fragment, no '#')")
         return JSONResponse(await self.work.run(evaluate_rfc5147_on, self.archive, name, fragment))
+
+    async def pdf_page(self, request: Request) -> Response:
+        """``/api/pdf/page?pdi=NAME&page=N``: a PDF's page of its text layer with each character's box
+        (:func:`pdi.server.pages.pdf_view.page_json`), what the viewer lays over the page pdf.js draws."""
+        from pdi.server.pages.pdf_view import page_json
+
+        name = optional(request, "pdi")
+        number = optional(request, "page")
+        if not name or not number:
+            raise ParseError("/api/pdf/page needs pdi= (a PDF's name) and page= (a page number from 1)")
+        return JSONResponse(await self.work.run(page_json, self.archive, name, number))

@@ -38,7 +38,7 @@ class ReaderApp:
     async def view(self, request: Request) -> Response:
         from pdi.server.pages.browse import render_home
         from pdi.server.pages.replay_frame import render_replay_page
-        from pdi.server.pages.viewer import render_view
+        from pdi.server.pages.viewer import VIEW_POLICY, render_view
 
         name: str | None = None
         try:
@@ -54,7 +54,8 @@ class ReaderApp:
                     # its frame may show the replay origin and nothing else: an archived page that navigates
                     # its own frame (a script's location, a refresh) to the network or to the resolver is refused
                     return HTMLResponse(shown, headers={"content-security-policy": f"frame-src {origin}"})
-            return HTMLResponse(await self.work.run(render_view, self.archive, name))
+            return HTMLResponse(await self.work.run(render_view, self.archive, name),
+                                headers={"content-security-policy": VIEW_POLICY})
         except PDIError as exc:
             error = exc
         shown = await anyio.to_thread.run_sync(lambda: render_home(self.archive, error=error, value=name or ""))

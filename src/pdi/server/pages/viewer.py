@@ -32,6 +32,8 @@ escaped; the page loads nothing from elsewhere.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 from urllib.parse import quote
@@ -76,7 +78,34 @@ fieldset.coords input{width:5.5rem}
 .wave canvas{width:100%;height:100%;display:block}
 .wave .band{position:absolute;top:0;bottom:0;background:rgba(255,200,0,.35);outline:2px solid #c98a00}
 .wave .band.cited{background:rgba(224,0,0,.15);outline:2px solid #e00}
+.pdf{display:flex;flex-direction:column;align-items:center;gap:12px;padding:12px 0;background:#e4e7eb}
+.pdf-page{position:relative;overflow:hidden;background:#fff;box-shadow:0 1px 4px rgba(0,0,0,.3);max-width:100%}
+.pdf-page canvas{position:absolute;left:0;top:0}
+.pdf-page .folio{position:absolute;right:6px;top:4px;font-size:0.75rem;color:#888}
+.pdf-text{position:absolute;inset:0;line-height:1;z-index:2}
+.pdf-text span{position:absolute;color:transparent;white-space:pre;cursor:text;transform-origin:0 0;font-family:sans-serif;line-height:1}
+.pdf-text span::selection{background:rgba(0,80,200,.3);color:transparent}
+.pdf-marks{position:absolute;inset:0;z-index:1;pointer-events:none}
+.pdf-marks .hl{position:absolute;background:rgba(255,200,0,.45);outline:1px solid #c98a00}
+.pdf-page .box{z-index:3;pointer-events:none}
+.pdf.box-mode .pdf-text{pointer-events:none} .pdf.box-mode .pdf-page{cursor:crosshair;touch-action:none;user-select:none}
+.pdf-page .box.selection{outline:2px dashed #0050c8;box-shadow:none;background:rgba(0,80,200,.12)}
+#pdf-box-mode[aria-pressed=true]{background:#0050c8;color:#fff} .pdf-loading{color:#555;margin:1rem}
+body:has(#pdf) .cite{position:sticky;top:0;z-index:5;box-shadow:0 2px 6px rgba(0,0,0,.15)} body:has(#pdf) .cite .hint{font-size:0.85rem}
+.pdf-page{scroll-margin-top:13rem} .pdf-marks .hl,.pdf-page .box{scroll-margin-top:13rem}
 """
+
+#: The viewer's pages' Content-Security-Policy: scripts are its one inline script (by its SHA-256) and modules
+#: and workers of pdi's own origin (pdf.js, :mod:`pdi.server.pages.pdfjs`, and its worker); everything else it
+#: loads (the PDF, the pages' boxes, images, sound) comes from the same origin; no plug-in, no base, no other
+#: site may frame it. Inline styles stay allowed (the page's own, and the boxes a script places).
+VIEW_POLICY = (
+    "default-src 'self'; "
+    f"script-src 'self' 'sha256-{base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()}'; "
+    "worker-src 'self'; connect-src 'self'; img-src 'self' data: blob:; media-src 'self'; "
+    "style-src 'self' 'unsafe-inline'; font-src 'self' data:; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'self'"
+)
 
 #: Images narrower than this (CSS pixels) are shown larger, by a whole factor, so a box can be dragged on them.
 MIN_IMAGE_WIDTH = 480
@@ -127,7 +156,12 @@ def render_view(archive: Archive, name: str) -> str:
     record = located.record
     family = formats.media_family(record.media_type)
     windowed = family in ("text", "html", "xml") and record.size > WINDOW_FROM
-    if windowed:
+    pdf = record.media_type == "application/pdf"
+    if pdf:  # pdf.js fetches the PDF itself: only a fragment is evaluated here (from the layer kept at deposit)
+        whole = located
+        selected = archive.resolve(name) if parsed.fragment is not None else None
+        assert not isinstance(selected, Generic)
+    elif windowed:
         whole = located  # never read whole: a window of it is cut by fragment
         selected = archive.resolve(name) if parsed.fragment is not None else None
         assert not isinstance(selected, Generic)
@@ -171,6 +205,10 @@ def render_view(archive: Archive, name: str) -> str:
         f'<a href="/api/resolve?pdi={quote(str(parsed), safe="")}">JSON</a> · '
         f'<a href="/view?pdi={quote(str(record_generic(record)), safe="")}">the document</a></p>'
     )
+    if pdf:
+        from pdi.server.pages.pdf_view import HINT, render_pdf
+
+        return _page(str(parsed), head + render_pdf(archive, whole, selected, _cite_panel(HINT)), SCRIPT)
     if windowed and record.media_type != "message/rfc822":
         return _window_page(archive, whole, selected, head)
     if record.media_type == "message/rfc822":

@@ -1,4 +1,4 @@
-"""The viewer's script: select → cite for texts, images and sound (inline in the page; see :mod:`pdi.server.pages.viewer`)."""
+"""The viewer's script: select → cite for texts, images, sound and PDFs (inline in the page; see :mod:`pdi.server.pages.viewer`)."""
 
 SCRIPT = r"""
 (function () {
@@ -82,11 +82,11 @@ SCRIPT = r"""
   function view(name) { return "/view?pdi=" + encodeURIComponent(name); }
 
   // A stretch dragged with the primary button on `area`: `at(event)` is where the pointer is, `moving(start, here)`
-  // follows the drag, `done(start, here)` takes where it ended.
-  function dragged(area, at, moving, done) {
+  // follows the drag, `done(start, here)` takes where it ended; `when()`, if given, says whether to drag at all.
+  function dragged(area, at, moving, done, when) {
     let start = null;
     area.addEventListener("pointerdown", function (event) {
-      if (event.button !== 0) return;
+      if (event.button !== 0 || (when && !when())) return;
       event.preventDefault();
       area.setPointerCapture(event.pointerId);
       start = at(event);
@@ -282,6 +282,282 @@ SCRIPT = r"""
     });
     player.addEventListener("timeupdate", function () {
       if (stopAt !== null && player.currentTime >= stopAt) { player.pause(); stopAt = null; }
+    });
+  }
+  // --- PDF: pages drawn by pdf.js as they come into view; pdi's text layer laid over them ------------------
+  const pdfView = document.getElementById("pdf");
+  if (pdfView) {
+    const base = pdfView.dataset.pdi;
+    const sizes = JSON.parse(pdfView.dataset.sizes || "[]");
+    const passage = pdfView.dataset.passage ? pdfView.dataset.passage.split(",").map(Number) : null;  // [a, b) of D
+    const region = pdfView.dataset.region ? pdfView.dataset.region.split(",").map(Number) : null;  // x1,y1,x2,y2,frame
+    const citedPage = Number(pdfView.dataset.page || 0);
+    const hasLayer = pdfView.dataset.layer === "1";
+    const boxButton = document.getElementById("pdf-box-mode");
+    const layers = {};  // page number -> {start, chars: its text's code points}, once its boxes are laid
+    const pageEls = [];
+    let boxMode = false, markedInView = false;
+    boxButton.addEventListener("click", function () {
+      boxMode = !boxMode;
+      boxButton.setAttribute("aria-pressed", String(boxMode));
+      pdfView.classList.toggle("box-mode", boxMode);
+      say(boxMode ? "Drag a box on a page to name that region." : "Select text on a page to name that passage.");
+    });
+    const measure = document.createElement("canvas").getContext("2d");
+    // the glyph as tall as its box and stretched to its width (the span has no width of its own: it is its glyph's),
+    // so that a selection covers the character as drawn
+    function fit(span, ch, width, height) {
+      const size = Math.max(1, height);
+      span.style.fontSize = size + "px";
+      measure.font = size + "px sans-serif";
+      const natural = measure.measureText(ch).width;
+      if (natural > 0 && width > 0) span.style.transform = "scaleX(" + (width / natural) + ")";
+    }
+    function ordered(r) { return [Math.min(r[0], r[2]), Math.min(r[1], r[3]), Math.max(r[0], r[2]), Math.max(r[1], r[3])]; }
+    function place(el, r) {
+      el.style.left = r[0] + "px"; el.style.top = r[1] + "px";
+      el.style.width = (r[2] - r[0]) + "px"; el.style.height = (r[3] - r[1]) + "px";
+    }
+    // the characters [a, b) of D as the laid pages hold them (null when a page in between is not laid yet)
+    function layerText(a, b) {
+      let out = "";
+      const numbers = Object.keys(layers).map(Number).sort(function (x, y) { return x - y; });
+      let at = a;
+      for (const n of numbers) {
+        const layer = layers[n], end = layer.start + layer.chars.length;
+        if (end <= at) continue;
+        if (layer.start > at) {
+          if (layer.start === at + 1 && layers[n - 1] && at === layers[n - 1].start + layers[n - 1].chars.length) out += "\f";
+          else if (layer.start > at) return null;
+          at = layer.start;
+        }
+        if (at >= b) break;
+        out += layer.chars.slice(at - layer.start, Math.min(b, end) - layer.start).join("");
+        at = Math.min(b, end);
+        if (at >= b) break;
+      }
+      return at >= b ? out : null;
+    }
+    function position(node, offset) {  // the offset in D of a DOM point in a text layer, or null
+      const element = node.nodeType === 3 ? node.parentNode : node;
+      if (element.dataset && element.dataset.i !== undefined) return Number(element.dataset.i) + (offset > 0 ? 1 : 0);
+      if (element.classList && element.classList.contains("pdf-text")) {
+        const child = element.childNodes[offset];
+        if (child) return Number(child.dataset.i);
+        return element.lastChild ? Number(element.lastChild.dataset.i) + 1 : null;
+      }
+      return null;
+    }
+    let dragging = false, last = "", timer = 0;
+    function update() {
+      const selection = document.getSelection();
+      if (boxMode || !selection.rangeCount || selection.isCollapsed) return;
+      const range = selection.getRangeAt(0);
+      const a = position(range.startContainer, range.startOffset), b = position(range.endContainer, range.endOffset);
+      if (a === null || b === null || !(a < b)) return;
+      const key = a + "," + b;
+      if (key === last) return;
+      last = key;
+      const wanted = layerText(a, b);
+      const name = base + "#char=" + a + "," + b;
+      offer("name", name, view(name), async function () {
+        const response = await fetch("/uri-res/N2R?" + n2r(name), {headers: {"Accept": "text/plain"}});
+        if (!response.ok) throw await problem(response);
+        const got = new TextDecoder("utf-8").decode(await response.arrayBuffer());
+        if (wanted === null ? Array.from(got).length !== b - a : got !== wanted)
+          throw new Error("it names " + JSON.stringify(got.slice(0, 80)) + ", not the selection");
+      });
+    }
+    pdfView.addEventListener("pointerdown", function () { if (!boxMode) dragging = true; });
+    document.addEventListener("pointerup", function () {
+      if (dragging) { dragging = false; setTimeout(update, 0); }
+    });
+    document.addEventListener("selectionchange", function () {
+      clearTimeout(timer);
+      if (!dragging) timer = setTimeout(update, 120);
+    });
+
+    // --- a region: dragged on a page in box mode, or its page and corners typed ---
+    const shownOn = {};  // page number -> the function that shows a selection box on it, once it is drawn
+    let pendingBox = null;  // [page, corners] typed for a page not drawn yet
+    const corners = ["pdf-x1", "pdf-y1", "pdf-x2", "pdf-y2"].map(function (id) { return document.getElementById(id); });
+    const pageInput = document.getElementById("pdf-region-page");
+    function citeRegion(n, c) {
+      pageEls.forEach(function (other, k) {
+        if (k !== n - 1) other.querySelectorAll(".box.selection").forEach(function (b) { b.hidden = true; });
+      });
+      if (!(c[0] < c[2] && c[1] < c[3])) { clear("name"); say("Drag a box on a page (or give its page and corners) to name a region."); return; }
+      pageInput.value = n;
+      corners.forEach(function (input, i) { input.value = c[i]; });
+      if (shownOn[n]) shownOn[n](c);
+      else { pendingBox = [n, c]; if (pageEls[n - 1]) pageEls[n - 1].scrollIntoView({block: "start"}); }
+      const name = base + "#rect=(" + c[0] + "," + c[1] + "),(" + c[2] + "," + c[3] + ")" + (n > 1 ? "," + (n - 1) : "");
+      offer("name", name, view(name), async function () {
+        const got = (await json("/api/resolve?pdi=" + encodeURIComponent(name))).fragment.region;
+        if (got.x1 !== c[0] || got.y1 !== c[1] || got.x2 !== c[2] || got.y2 !== c[3] || got.frame !== n - 1)
+          throw new Error("it names " + JSON.stringify(got));
+      });
+    }
+    [pageInput].concat(corners).forEach(function (input) {
+      input.addEventListener("change", function () {
+        if (corners.some(function (c) { return c.value === ""; })) return;
+        citeRegion(Number(pageInput.value) || 1, corners.map(function (c) { return Number(c.value); }));
+      });
+    });
+
+    import(pdfView.dataset.pdfjs).then(async function (pdfjs) {
+      pdfjs.GlobalWorkerOptions.workerSrc = pdfView.dataset.worker;
+      const doc = await pdfjs.getDocument({url: pdfView.dataset.src, wasmUrl: pdfView.dataset.wasm,
+                                            isEvalSupported: false, enableXfa: false}).promise;
+      const width = Math.min(pdfView.clientWidth - 24, 1000);
+      const loading = document.getElementById("pdf-loading");
+      if (loading) loading.remove();
+      for (let n = 1; n <= doc.numPages; n++) {
+        const size = sizes[n - 1] || sizes[0] || [612, 792];
+        const el = document.createElement("div");
+        el.className = "pdf-page";
+        el.id = "page-" + n;
+        el.dataset.page = String(n);
+        el.setAttribute("role", "region");
+        el.setAttribute("aria-label", "page " + n + " of " + doc.numPages);
+        el.style.width = width + "px";
+        el.style.height = Math.round(width * size[1] / size[0]) + "px";
+        const folio = document.createElement("span");
+        folio.className = "folio";
+        folio.textContent = n + " / " + doc.numPages;
+        el.appendChild(folio);
+        pdfView.appendChild(el);
+        pageEls.push(el);
+      }
+      const observer = new IntersectionObserver(function (entries) {
+        entries.forEach(function (entry) {
+          if (!entry.isIntersecting) return;
+          observer.unobserve(entry.target);
+          draw(Number(entry.target.dataset.page)).catch(function (e) {
+            say("Page " + entry.target.dataset.page + " could not be drawn: " + e.message, true);
+          });
+        });
+      }, {rootMargin: "300px 0px"});
+      pageEls.forEach(function (el) { observer.observe(el); });
+      if (citedPage && pageEls[citedPage - 1]) pageEls[citedPage - 1].scrollIntoView({block: "start"});
+      pdfView.dataset.ready = String(doc.numPages);
+
+      async function draw(n) {
+        const page = await doc.getPage(n), el = pageEls[n - 1];
+        const viewport = page.getViewport({scale: width / page.getViewport({scale: 1}).width});
+        el.style.height = viewport.height + "px";
+        const ratio = window.devicePixelRatio || 1;
+        const canvas = document.createElement("canvas");
+        canvas.width = Math.floor(viewport.width * ratio);
+        canvas.height = Math.floor(viewport.height * ratio);
+        canvas.style.width = viewport.width + "px";
+        canvas.style.height = viewport.height + "px";
+        el.insertBefore(canvas, el.firstChild);
+        await page.render({canvas: canvas, viewport: viewport, transform: ratio !== 1 ? [ratio, 0, 0, ratio, 0, 0] : undefined}).promise;
+        el.dataset.drawn = "1";
+        const crop = page.view;  // its CropBox, as pdf.js draws it: [left, bottom, right, top]
+        function rect(box) {  // a rectangle of user space (left, bottom, right, top) on the drawn page, CSS pixels
+          const a = viewport.convertToViewportPoint(box[0], box[1]), b = viewport.convertToViewportPoint(box[2], box[3]);
+          return ordered([a[0], a[1], b[0], b[1]]);
+        }
+        const marks = document.createElement("div");
+        marks.className = "pdf-marks";
+        el.appendChild(marks);
+        if (region && region[4] === n - 1) {  // x, y from the CropBox's top-left, y downwards (docs/pdf-text-layer.md §3)
+          const box = document.createElement("div");
+          box.className = "box";
+          box.id = "cited";
+          place(box, rect([crop[0] + region[0], crop[3] - region[3], crop[0] + region[2], crop[3] - region[1]]));
+          el.appendChild(box);
+          box.scrollIntoView({block: "center"});
+        }
+        const selectionBox = document.createElement("div");
+        selectionBox.className = "box selection";
+        selectionBox.hidden = true;
+        el.appendChild(selectionBox);
+        function point(event) {  // the point (whole points from the CropBox's top-left) nearest the pointer
+          const r = el.getBoundingClientRect();
+          const p = viewport.convertToPdfPoint(event.clientX - r.left, event.clientY - r.top);
+          const W = crop[2] - crop[0], H = crop[3] - crop[1];
+          return [Math.max(0, Math.min(Math.ceil(W), Math.round(p[0] - crop[0]))),
+                  Math.max(0, Math.min(Math.ceil(H), Math.round(crop[3] - p[1])))];
+        }
+        function showBox(c) {
+          selectionBox.hidden = false;
+          place(selectionBox, rect([crop[0] + c[0], crop[3] - c[3], crop[0] + c[2], crop[3] - c[1]]));
+        }
+        shownOn[n] = showBox;
+        if (pendingBox && pendingBox[0] === n) showBox(pendingBox[1]);
+        dragged(el, point, function (start, p) { showBox(ordered([start[0], start[1], p[0], p[1]])); }, function (start, p) {
+          citeRegion(n, ordered([start[0], start[1], p[0], p[1]]));
+        }, function () { return boxMode; });
+        if (!hasLayer) return;
+        const data = await json("/api/pdf/page?pdi=" + encodeURIComponent(base) + "&page=" + n);
+        const chars = Array.from(data.text);
+        const text = document.createElement("div");
+        text.className = "pdf-text";
+        let prev = null;
+        const lines = [];  // the cited characters' boxes, joined along each line
+        const rects = [];  // each character's rectangle on the page (none for a generated one)
+        const spans = [];
+        chars.forEach(function (ch, i) {
+          const span = document.createElement("span");
+          spans.push(span);
+          span.dataset.i = String(data.start + i);
+          span.textContent = ch;
+          const box = data.boxes[i];
+          if (box) {
+            const r = rect(box);
+            span.style.left = r[0] + "px";
+            span.style.top = r[1] + "px";
+            fit(span, ch, r[2] - r[0], r[3] - r[1]);
+            rects[i] = r;
+            prev = r;
+            const at = data.start + i;
+            if (passage && passage[0] <= at && at < passage[1]) {
+              const line = lines[lines.length - 1];
+              const overlap = line ? Math.min(line[3], r[3]) - Math.max(line[1], r[1]) : 0;
+              if (line && overlap > 0.5 * Math.min(line[3] - line[1], r[3] - r[1]) && r[0] >= line[0] - 1)
+                lines[lines.length - 1] = [line[0], Math.min(line[1], r[1]), Math.max(line[2], r[2]), Math.max(line[3], r[3])];
+              else lines.push(r.slice());
+            }
+          } else {  // a generated space or line break: no box of its own, after the character before it
+            span.className = "gen";
+            if (prev) {
+              span.style.left = prev[2] + "px";
+              span.style.top = prev[1] + "px";
+              span.style.fontSize = Math.max(1, prev[3] - prev[1]) + "px";
+            }
+          }
+          text.appendChild(span);
+        });
+        // a generated space spans the gap between the characters on each side of it, when they share a line
+        let before = null;
+        chars.forEach(function (ch, i) {
+          if (rects[i]) { before = rects[i]; return; }
+          if (ch !== " " || !before) return;
+          let k = i + 1;
+          while (k < chars.length && !rects[k]) k++;
+          const after = rects[k];
+          if (!after || after[0] <= before[2] || Math.min(before[3], after[3]) <= Math.max(before[1], after[1])) return;
+          fit(spans[i], " ", after[0] - before[2], before[3] - before[1]);
+        });
+        el.appendChild(text);
+        layers[n] = {start: data.start, chars: chars};
+        lines.forEach(function (r, k) {
+          const hl = document.createElement("div");
+          hl.className = "hl";
+          if (k === 0) hl.id = "passage";
+          place(hl, r);
+          marks.appendChild(hl);
+        });
+        if (lines.length && !markedInView) { markedInView = true; marks.firstChild.scrollIntoView({block: "center"}); }
+        el.dataset.laid = "1";
+      }
+    }).catch(function (e) {
+      const loading = document.getElementById("pdf-loading");
+      if (loading) loading.textContent = "pdf.js could not show this PDF: " + e.message;
+      say("pdf.js could not show this PDF: " + e.message, true);
     });
   }
 })();

@@ -412,7 +412,8 @@ def request_field(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> bytes:
 
 
 def negotiates(headers: Iterable[tuple[bytes, bytes]]) -> bool:
-    """Whether a request's ``Accept`` may ask for another answer than the bytes: it names JSON.
+    """Whether a request's ``Accept`` may ask for another answer than the bytes: it names JSON, or a type a
+    PDF's fragment may be answered as.
 
     N2R answers N2C's description to an ``Accept`` that prefers
     ``application/json`` (:func:`pdi.server.protocol.resolver.prefers_description`); such a
@@ -420,7 +421,17 @@ def negotiates(headers: Iterable[tuple[bytes, bytes]]) -> bool:
     the bytes, which the cache holds.
     """
     accept = request_field(headers, b"accept").lower()
-    return b"json" in accept or b"application/*" in accept
+    return accept_negotiates(accept)
+
+
+#: What in an ``Accept`` field may choose another answer than the default: JSON (N2C's description) and the
+#: three types a PDF's fragment may be answered as (:mod:`pdi.server.protocol.pdf_answers`).
+_NEGOTIATED = (b"json", b"application/*", b"text/plain", b"image/png", b"application/pdf")
+
+
+def accept_negotiates(accept: bytes) -> bool:
+    """Whether an ``Accept`` field (lower-cased) may choose another answer than the default (:func:`negotiates`)."""
+    return any(kind in accept for kind in _NEGOTIATED)
 
 
 _CONDITIONAL = frozenset({b"if-none-match", b"range", b"if-range"})

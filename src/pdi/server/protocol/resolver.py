@@ -64,6 +64,7 @@ from pdi.server.process.cache import (
     Fixed,
     ResponseCache,
     Validator,
+    accept_negotiates,
     answer,
     cache_key,
     kept_key,
@@ -147,7 +148,8 @@ class Resolver:
         if service in ("N2R", "I2R"):
             if inflection is not None:  # ?info: what N2C answers, as ARK resolvers do
                 return _varying(await self.work.run(self.n2c, name, base, headers))
-            if "if-none-match" in headers:
+            negotiated = accept_negotiates(headers.get("accept", "").lower().encode("latin-1", "replace"))
+            if "if-none-match" in headers and not negotiated:
                 # a cache that holds the bytes asks whether they changed: the catalog answers that
                 validator = await anyio.to_thread.run_sync(self.validator, name)
                 unchanged = None if validator is None else respond(validator, headers.get("if-none-match"), None, None)
@@ -166,7 +168,8 @@ class Resolver:
                     streamed_response, self.archive, found.resolved, headers, found.headers,
                     content_type=found.content_type))
             if isinstance(found, Entity):
-                if found.shared:  # never an answer only a token's holder may read
+                if found.shared and not negotiated:  # never an answer only a token's holder may read, nor one
+                    # Accept chose (the cache's key is the name alone)
                     self.cache.put(cache_key(headers.get("host", ""), request.scope["query_string"]), found)
                 return entity_response(found, headers)
             return found
@@ -286,7 +289,12 @@ class Resolver:
             raise Problem(416, "range not satisfiable", past_end_message(resolved.pdi, resolved.fragment))
         if resolved.fragment is not None and _video_time(resolved):
             about = _with_clip(about, resolved)
-        return whole_entity(resolved, about, shared=shared_answer(self.archive, resolved))
+        variant = ""
+        if resolved.fragment is not None and resolved.record.media_type == "application/pdf":
+            from pdi.server.protocol.pdf_answers import answer
+
+            resolved, variant = answer(self.archive, resolved, accept)
+        return whole_entity(resolved, about, shared=shared_answer(self.archive, resolved), variant=variant)
 
     def _video_clip(self, located: Resolved) -> Resolved:
         """A video's time fragment, located only: its interval from the video's index (no octet read);
@@ -505,14 +513,16 @@ def shared_answer(archive: Archive, resolved: Resolved) -> bool:
     return reader is None or reader.token is None or archive.readable_by_anyone(resolved.record)
 
 
-def whole_entity(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS, *, shared: bool = True) -> Entity:
+def whole_entity(
+    resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS, *, shared: bool = True, variant: str = "",
+) -> Entity:
     """The whole N2R answer for a resolved name with a format: its bytes, media type and headers (and ``extra``).
 
     An answer not ``shared`` (a private series' or an embargoed name's, read
     with a token) is marked ``Cache-Control: private, no-store`` (RFC 9111
     §5.2.2.7, §5.2.2.5) and never kept by the resolver's cache.
     """
-    tag = entity_tag(resolved.sha256, str(resolved.pdi))
+    tag = entity_tag(resolved.sha256, str(resolved.pdi) + variant)  # variant: another answer Accept chose
     about = {**_about(resolved, extra), "ETag": tag, "Cache-Control": IMMUTABLE if shared else PRIVATE,
              "Accept-Ranges": "bytes"}
     return Entity(

@@ -1,0 +1,150 @@
+"""The viewer's page of a PDF (issue 25): its pages drawn by pdf.js, the cited passage or region marked.
+
+:func:`render_pdf` writes the page's frame: a ``<div id="pdf">`` whose
+``data-`` attributes tell the viewer's script (:mod:`pdi.server.pages.viewer_script`,
+its PDF part) where the PDF's octets are (its ``N2R``, fetched by pdf.js in
+ranges), where pdi's copy of pdf.js is (:mod:`pdi.server.pages.pdfjs`), each
+page's size in points (from the text layer kept at deposit), and what the
+name cites: a passage (``char``/``line``: its ``[a, b)`` in the text layer
+*D*), a region (``rect``: its corners in points and its page) or a page
+(``page``, ``nameddest``). The script draws the pages as they come into
+view, a page at a time, lays each page's characters over it at the boxes
+PDFium gives them (``/api/pdf/page``, :func:`page_json`), so that a
+selection is counted on *D* exactly as pdi counts it (never on pdf.js's own
+text, which spells ligatures, hyphens and spaces otherwise:
+``docs/pdf-text-layer.md`` §6), marks the cited passage or region and
+scrolls to it. Select → cite: a selection on the text (``#char=a,b``) or a
+box dragged on a page in box mode (``#rect=(x1,y1),(x2,y2),f``), each name
+resolved by the server and compared with what was selected before it is
+offered.
+"""
+
+from __future__ import annotations
+
+import collections
+import html
+import json
+import threading
+
+from pdi.archive import Archive, Generic, Resolved
+from pdi.errors import NotFoundError, ParseError, UnsupportedError
+from pdi.identifier import PDI
+from pdi.server.pages.pdfjs import manifest
+
+HINT = (
+    "Select text on a page to name that passage: <code>#char=a,b</code>, counted on the PDF's text layer"
+    " as pdi counts it (its line breaks CR and LF, an FF between pages). Or press <strong>Draw a box</strong>"
+    " and drag on a page to name a region: <code>#rect=(x1,y1),(x2,y2),f</code>, in points from the page's"
+    " top-left corner, <var>f</var> the page less one (left out on page 1)."
+)
+
+
+def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cite_panel: str) -> str:
+    """The body of a PDF's page after its head: notes, the cite panel, the box-mode button and the pages' frame."""
+    from pdi.server.protocol.rfc2169 import rfc2169_query
+
+    layer = archive.text_layer_of(whole.record)
+    name = str(whole.pdi)
+    pdfjs = manifest()
+    attributes = {
+        "data-pdi": name,
+        "data-src": f"/uri-res/N2R?{rfc2169_query(name)}",
+        "data-pdfjs": pdfjs.url("pdf.min.mjs"),
+        "data-worker": pdfjs.url("pdf.worker.min.mjs"),
+        "data-wasm": pdfjs.url(),
+        "data-sizes": json.dumps([[w, h] for w, h in layer.page_sizes]) if layer is not None else "[]",
+        "data-layer": "1" if layer is not None and not layer.empty else "0",
+    }
+    fragment = selected.fragment if selected is not None else None
+    if fragment is not None and not fragment.past_end:
+        if fragment.region is not None:
+            r = fragment.region
+            attributes["data-region"] = f"{r.x1},{r.y1},{r.x2},{r.y2},{r.frame}"
+            attributes["data-page"] = str(r.frame + 1)
+        elif fragment.scheme in ("char", "line") and fragment.ranges and layer is not None:
+            a, b = fragment.ranges[0].start, fragment.ranges[-1].end
+            attributes["data-passage"] = f"{a},{b}"
+            attributes["data-page"] = str(layer.page_of(a))
+        elif fragment.page is not None:
+            attributes["data-page"] = str(fragment.page.number)
+    if layer is None:
+        note = ('<p class="note" id="no-layer">No text layer: PDFium could not read this PDF when it was deposited,'
+                " so its text cannot be selected or searched here. Cite it by page and region.</p>")
+    elif layer.empty:
+        note = ('<p class="note" id="no-layer">No text layer: this PDF has no text (a scan without OCR).'
+                " Cite it by page and region: draw a box on a page.</p>")
+    else:
+        note = ""
+    data = "".join(f' {key}="{html.escape(value)}"' for key, value in attributes.items())
+    pages = layer.pages if layer is not None else 0
+    region = fragment.region if fragment is not None and not fragment.past_end else None
+    given = {"x1": region.x1, "y1": region.y1, "x2": region.x2, "y2": region.y2} if region is not None else {}
+    page_value = f' value="{region.frame + 1}"' if region is not None else ' value="1"'
+    fields = "".join(
+        f'<label>{axis} <input type="number" id="pdf-{axis}" min="0" step="1" inputmode="numeric"'
+        + (f' value="{given[axis]}"' if axis in given else "") + "></label>"
+        for axis in ("x1", "y1", "x2", "y2")
+    )
+    max_page = f' max="{pages}"' if pages else ""
+    coords = (
+        '<fieldset class="coords"><legend>Region in points from the page\'s top-left corner (x2, y2 excluded)</legend>'
+        f'<label>page <input type="number" id="pdf-region-page" min="1"{max_page} step="1"'
+        f' inputmode="numeric"{page_value}></label>{fields}</fieldset>'
+    )
+    return (
+        note + cite_panel
+        + '<p class="pdf-tools"><button type="button" id="pdf-box-mode" aria-pressed="false">Draw a box</button>'
+        f' <span class="pdf-count">{pages or "its"} page{"" if pages == 1 else "s"}, drawn by pdf.js as they come'
+        " into view</span></p>" + coords
+        + '<noscript><p class="note">The pages are drawn by pdf.js, which needs JavaScript: without it, open'
+        ' the bytes (above) in your browser, which shows the PDF itself.</p></noscript>'
+        f'<div id="pdf" class="pdf"{data}><p class="pdf-loading" id="pdf-loading">Loading the pages…</p></div>'
+    )
+
+
+def page_json(archive: Archive, name: str, page: str) -> dict[str, object]:
+    """``/api/pdf/page``: page ``page`` of the PDF ``name``'s text layer with its characters' boxes
+    (:class:`pdi.fragments.pdf.PageBoxes`), what the viewer lays over the drawn page."""
+    from pdi.fragments.pdf import page_boxes
+
+    if not page.isascii() or not page.isdigit() or len(page) > 7 or int(page) < 1:
+        raise ParseError(f"page={page[:20]!r}: a page number from 1 (at most 7 digits)", rule="page")
+    parsed = PDI.parse(name)
+    located = archive.locate(str(parsed.without_fragment()))  # the guards resolve asks (series, embargo), no read
+    if isinstance(located, Generic):
+        raise ParseError(f"{name} names a document, not a PDF: give a name with a format", rule="format")
+    if located.record.media_type != "application/pdf":
+        raise UnsupportedError(f"{name} is {located.record.media_type}, not a PDF: /api/pdf/page is for PDFs")
+    number = int(page)
+    key = (located.record.sha256, number)
+    with _LOCK:
+        kept = _PAGES.get(key)
+        if kept is not None:
+            _PAGES.move_to_end(key)
+            return kept
+    from pdi.fragments.pdf import TextLayer
+
+    index = archive.fragment_index(located.record)
+    if index is None:
+        raise UnsupportedError(f"{name} has no text layer (PDFium could not read it): cite it by page and region")
+    pages = TextLayer.from_bytes(index, located.record.size).pages
+    if number > pages:
+        raise NotFoundError(f"page {number} is not a page of {name}: it has {pages}")
+    whole = archive.read(located)  # its octets, each chunk checked against its digest
+    # this page and the next few (a viewer asks for them as they scroll into view): one read of the PDF for them
+    made = {n: page_boxes(whole.data, index, n).to_json() for n in range(number, min(number + AHEAD, pages) + 1)}
+    with _LOCK:  # what the same octets give: kept by their SHA-256 for the next reader who may read them
+        for n, made_page in made.items():
+            _PAGES[(key[0], n)] = made_page
+        while len(_PAGES) > KEPT_PAGES:
+            _PAGES.popitem(last=False)
+    return made[number]
+
+
+#: How many pages' boxes :func:`page_json` keeps (the last asked), by the PDF's SHA-256 and the page number:
+#: a viewer's next page of a long PDF then costs one read of the PDF, not one for each page asked twice.
+KEPT_PAGES = 64
+#: How many pages after the one asked :func:`page_json` makes from the same read of the PDF.
+AHEAD = 3
+_PAGES: collections.OrderedDict[tuple[str, int], dict[str, object]] = collections.OrderedDict()
+_LOCK = threading.Lock()

@@ -1,0 +1,225 @@
+"""The viewer's page of a PDF in Chromium (issue 25): pdf.js draws it, pdi's text layer is laid over it.
+
+Each state of the page is saved as a screenshot (``$PDI_SCREENSHOTS`` or
+``tests/artifacts/screenshots/``) for a person to look at: a passage on
+page 3 of ``tracemonkey.pdf`` scrolled to and marked, a region of page 1
+outlined, a scan with no text layer, a selection named and a box drawn.
+The select → cite round trips use real mouse events; the names the page
+offers are checked against offsets counted on the text layer as
+:mod:`pdi.fragments.pdf` makes it (the layer docs/pdf-text-layer.md
+defines, checked against poppler in tests/test_fragments_pdf.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import httpx
+from test_server_viewer_browser import _desktop, _drag, _js, _offered
+
+from chromium_helpers import open_page
+from pdi.capture.browser import Pipe, devtools
+from pdi.fragments.pdf import text_layer
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "pdf"
+SHOTS = Path(os.environ.get("PDI_SCREENSHOTS") or Path(__file__).resolve().parents[1] / "artifacts" / "screenshots")
+LAYER = text_layer((DATA / "tracemonkey.pdf").read_bytes())
+
+
+def _until(pipe: Pipe, session: str, condition: str, seconds: float = 45) -> Any:
+    """Wait until the JavaScript ``condition`` is true on the page (``seconds`` at most); what it was last."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = _js(pipe, session, f"!!({condition})")
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.2)
+
+
+def _shoot(pipe: Pipe, session: str, name: str) -> None:
+    import base64
+
+    shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)
+    png = base64.b64decode(shot["data"])
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / name).write_bytes(png)
+
+
+def _open(pipe: Pipe, url: str) -> str:
+    session = open_page(pipe, url)
+    _desktop(pipe, session)
+    return session
+
+
+def _view(media: tuple[str, dict[str, str]], key: str, fragment: str = "") -> str:
+    base, names = media
+    return f"{base}/view?pdi={names[key]}" + (urllib.parse.quote("#" + fragment, safe="=,()") if fragment else "")
+
+
+def _name(media: tuple[str, dict[str, str]], key: str) -> str:
+    return urllib.parse.unquote(media[1][key])
+
+
+IN_VIEW = "(e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })"
+
+
+def test_a_passage_is_scrolled_to_and_marked_on_its_page(media: tuple[str, dict[str, str]]) -> None:
+    start = LAYER.page_range(3)[0] + LAYER.text[LAYER.page_range(3)[0]:].index("Figure 3. LIR snippet")
+    end = start + len("Figure 3. LIR snippet for sample program.")
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "paper", f"char={start},{end}"))
+        marked = _until(pipe, session, f"document.getElementById('passage') && {IN_VIEW}(document.getElementById('passage'))")
+        _shoot(pipe, session, "pdf-passage.png")
+        assert marked, "the passage is not marked in view"
+        facts = _js(pipe, session, """(() => ({
+          page: document.getElementById('passage').closest('.pdf-page').id,
+          marks: document.querySelectorAll('.pdf-marks .hl').length,
+          drawn: [...document.querySelectorAll('.pdf-page')].filter(p => p.querySelector('canvas')).map(p => p.id),
+          pages: document.querySelectorAll('.pdf-page').length,
+          text: [...document.querySelectorAll('#page-3 .pdf-text span')].filter(s => +s.dataset.i >= START && +s.dataset.i < END)
+                 .map(s => s.textContent).join(''),
+        }))()""".replace("START", str(start)).replace("END", str(end)))
+    assert facts["page"] == "page-3" and facts["pages"] == 14
+    assert facts["marks"] >= 1
+    assert facts["text"] == LAYER.text[start:end]  # the laid characters are the layer's
+    # drawn a page at a time, as they come into view: not all fourteen
+    assert "page-3" in facts["drawn"] and len(facts["drawn"]) < 14
+
+
+def test_a_region_is_outlined_on_its_page(media: tuple[str, dict[str, str]]) -> None:
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "paper", "rect=(80,78),(531,116)"))
+        outlined = _until(pipe, session, "document.getElementById('cited') && document.querySelector('#page-1 canvas')")
+        time.sleep(0.5)
+        _shoot(pipe, session, "pdf-region.png")
+        assert outlined
+        box, page = _js(pipe, session, "[document.getElementById('cited').getBoundingClientRect().toJSON(),"
+                                       " document.getElementById('page-1').getBoundingClientRect().toJSON()]")
+    scale = page["width"] / 612  # tracemonkey's pages are 612 x 792 points (pdfinfo)
+    assert abs(box["left"] - page["left"] - 80 * scale) < 1.5 and abs(box["width"] - 451 * scale) < 1.5
+    assert abs(box["top"] - page["top"] - 78 * scale) < 1.5 and abs(box["height"] - 38 * scale) < 1.5
+
+
+def test_a_scan_says_it_has_no_text_layer_and_is_drawn(media: tuple[str, dict[str, str]]) -> None:
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "scan"))
+        drawn = _until(pipe, session, "document.querySelector('#page-1[data-drawn]')")
+        time.sleep(1)
+        _shoot(pipe, session, "pdf-scan.png")
+        _js(pipe, session, "document.getElementById('page-1').scrollIntoView({block: 'start'})")
+        time.sleep(0.3)
+        _shoot(pipe, session, "pdf-scan-page.png")
+        assert drawn
+        note = _js(pipe, session, "document.getElementById('no-layer').textContent")
+    assert "No text layer" in note and "page and region" in note
+
+
+def test_select_text_on_a_page_names_the_passage_as_pdi_counts_it(media: tuple[str, dict[str, str]]) -> None:
+    base, _ = media
+    wanted = "Dynamic languages such as JavaScript"
+    start = LAYER.text.index(wanted)
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "paper"))
+        assert _until(pipe, session, "document.querySelector('#page-1[data-laid]')")
+        _js(pipe, session, f"document.querySelector('#page-1 .pdf-text span[data-i=\"{start}\"]').scrollIntoView({{block: 'center'}})")
+        # from the middle of "D" to the middle of the last "t", with the mouse
+        first, last = _js(pipe, session, """(() => {
+          const at = i => document.querySelector('#page-1 .pdf-text span[data-i="' + i + '"]').getBoundingClientRect();
+          const a = at(FIRST), b = at(LAST);
+          return [[a.left + a.width * 0.3, a.top + a.height / 2], [b.left + b.width * 0.7, b.top + b.height / 2]];
+        })()""".replace("FIRST", str(start)).replace("LAST", str(start + len(wanted) - 1)))
+        _drag(pipe, session, tuple(first), tuple(last))
+        offered = _offered(pipe, session)
+        _shoot(pipe, session, "pdf-select.png")
+    name = f"{_name(media, 'paper')}#char={start},{start + len(wanted)}"
+    assert offered == name
+    got = httpx.get(f"{base}/uri-res/N2R?{name.replace('#', '%23')}", headers={"Accept": "text/plain"})
+    assert got.status_code == 200 and got.text == wanted
+
+
+def test_drag_a_box_on_a_page_names_the_region_in_points(media: tuple[str, dict[str, str]]) -> None:
+    base, _ = media
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "paper"))
+        assert _until(pipe, session, "document.querySelector('#page-1[data-laid]')")
+        _js(pipe, session, "document.getElementById('pdf-box-mode').click()")
+        _js(pipe, session, "document.getElementById('page-1').scrollIntoView({block: 'start'})")
+        page = _js(pipe, session, "document.getElementById('page-1').getBoundingClientRect().toJSON()")
+        scale = page["width"] / 612
+        # the title's two lines, pdftotext -bbox: x 80.5 to 529.6, y 79.0 to 115.0 points from the top-left
+        start = (page["left"] + 78 * scale, page["top"] + 76 * scale)
+        end = (page["left"] + 532 * scale, page["top"] + 118 * scale)
+        # not under the cite panel, which stays at the top of the window
+        assert _js(pipe, session, f"document.elementFromPoint({start[0]}, {start[1]}).closest('#page-1') !== null")
+        _drag(pipe, session, start, end)
+        offered = _offered(pipe, session)
+        _shoot(pipe, session, "pdf-box.png")
+    assert offered == f"{_name(media, 'paper')}#rect=(78,76),(532,118)"
+    got = httpx.get(f"{base}/uri-res/N2R?{offered.replace('#', '%23')}", headers={"Accept": "text/plain"})
+    assert got.status_code == 200
+    assert got.text == "Trace-based Just-in-Time Type Specialization for Dynamic\r\nLanguages"
+    assert json.loads(httpx.get(f"{base}/api/resolve", params={"pdi": offered}).text)["fragment"]["region"]["frame"] == 0
+
+
+def test_a_region_typed_by_page_and_corners_is_named_and_shown_on_its_page(media: tuple[str, dict[str, str]]) -> None:
+    base, _ = media
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "paper"))
+        assert _until(pipe, session, "document.querySelector('#page-1[data-drawn]')")
+        # the keyboard's way: page 2, the corners around its first word, "Hence," (pdftotext -bbox: 54.0-79.1 pt
+        # across, 73.9-81.9 down), typed, each a change
+        _js(pipe, session, """(() => {
+          const set = (id, v) => { const i = document.getElementById(id); i.focus(); i.value = v;
+                                   i.dispatchEvent(new Event("change")); };
+          set("pdf-region-page", 2); set("pdf-x1", 53); set("pdf-y1", 73); set("pdf-x2", 80); set("pdf-y2", 83);
+        })()""")
+        offered = _offered(pipe, session)
+        shown = _until(pipe, session, "(b => b && !b.hidden)(document.querySelector('#page-2 .box.selection'))")
+        _shoot(pipe, session, "pdf-typed-region.png")
+    assert offered == f"{_name(media, 'paper')}#rect=(53,73),(80,83),1"
+    assert shown, "the typed region is not shown on page 2"
+    got = httpx.get(f"{base}/uri-res/N2R?{offered.replace('#', '%23')}", headers={"Accept": "text/plain"})
+    assert got.text == "Hence,"
+
+
+def test_a_page_fragment_opens_the_viewer_at_that_page(media: tuple[str, dict[str, str]]) -> None:
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "paper", "page=5"))
+        drawn = _until(pipe, session, "document.querySelector('#page-5[data-drawn]')")
+        top = _js(pipe, session, "document.getElementById('page-5').getBoundingClientRect().top")
+        _shoot(pipe, session, "pdf-page.png")
+    assert drawn
+    assert 0 <= top < 400  # at the top of the window, below the cite panel that stays there
+
+
+def test_a_region_of_a_turned_page_is_outlined_where_its_characters_are_drawn(media: tuple[str, dict[str, str]]) -> None:
+    from pdi.fragments import evaluate
+
+    # rotation.pdf's page 2 has /Rotate 90: its lines run up the page in its own points (x about 97, from 716
+    # points below its top upwards), and across the screen once turned. The region is named before /Rotate
+    # (docs/pdf-text-layer.md §3).
+    rect = [(90, 600), (105, 720), 1]
+    data = (DATA / "rotation.pdf").read_bytes()
+    selected = evaluate("rect", rect, data, media_type="application/pdf")
+    assert selected.data.decode().startswith("This is my")
+    offsets = [i for r in selected.ranges for i in range(r.start, r.end)]
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "turned", "rect=(90,600),(105,720),1"))
+        assert _until(pipe, session, "document.getElementById('cited') && document.querySelector('#page-2[data-laid]')")
+        box = _js(pipe, session, "document.getElementById('cited').getBoundingClientRect().toJSON()")
+        centres = _js(pipe, session, """OFFSETS.map(i => {
+          const s = document.querySelector('#page-2 .pdf-text span[data-i="' + i + '"]');
+          if (!s || s.classList.contains('gen')) return null;  // a generated character has no box of its own
+          const r = s.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2];
+        }).filter(c => c)""".replace("OFFSETS", json.dumps(offsets)))
+        _shoot(pipe, session, "pdf-turned-region.png")
+    assert box["width"] > 4 * box["height"]  # 15 x 120 points before /Rotate: 120 across, 15 down on the screen
+    assert len(centres) >= 8
+    for x, y in centres:
+        assert box["left"] <= x <= box["right"] and box["top"] <= y <= box["bottom"], (x, y, box)
