@@ -20,6 +20,8 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pdi.errors import ParseError
 from pdi.fragments.pdf import text_layer
@@ -195,3 +197,38 @@ def test_a_rect_on_no_page_and_an_empty_rect() -> None:
     assert empty.data == b"" and empty.ranges == ()
     past = evaluate("rect", [(700, 0), (800, 10)], data, media_type="application/pdf")
     assert past.past_end
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_a_passage_read_from_a_held_layer_is_the_one_read_afresh(data: st.DataObject) -> None:
+    """The layers a resolver holds (read once, then by the index's digest) count as a fresh read does."""
+    import pdi.fragments.pdf as pdf
+    from pdi.fragments.text import evaluate_pdi
+
+    octets = _TRACEMONKEY.read_bytes()
+    index = _index_of(octets)
+    layer = pdf.TextLayer.from_bytes(index, len(octets))
+    scheme = data.draw(st.sampled_from(["char", "line"]))
+    top = len(layer.text) + 5 if scheme == "char" else layer.text.count("\n") + 3
+    a = data.draw(st.integers(0, top))
+    b = data.draw(st.integers(a, top))
+    afresh = evaluate_pdi(scheme, (a, b), layer.utf8, charset="utf-8", media_type="text/plain")
+    for _ in range(2):  # the first may read the layer, the second finds it held
+        held = pdf.evaluate_pdf(scheme, (a, b), octets, "application/pdf", None, index=index)
+        assert (held.data, held.ranges, held.clamped, held.past_end) == (
+            afresh.data, afresh.ranges, afresh.clamped, afresh.past_end)
+    assert bytes(index[-16:]) in {key for key, _ in pdf._recent}
+    assert sum(k.held for k in pdf._recent.values()) <= pdf._HELD
+
+
+_TRACEMONKEY = CORPUS / "tracemonkey.pdf"
+_INDEXES: dict[int, bytes] = {}
+
+
+def _index_of(octets: bytes) -> bytes:
+    from pdi.fragments.pdf import build_layer_index
+
+    if len(octets) not in _INDEXES:
+        _INDEXES[len(octets)] = build_layer_index(octets)
+    return _INDEXES[len(octets)]

@@ -37,13 +37,15 @@ import itertools
 import math
 import re
 import struct
+import threading
 from array import array
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pdi.errors import IntegrityError, NotFoundError, ParseError, UnsupportedError
 from pdi.fragments.results import Buffer, FragmentResult, Page, Range, Region
-from pdi.fragments.sealed import Reader, pack_text, seal, unseal
+from pdi.fragments.sealed import DIGEST_SIZE, Reader, pack_text, seal, unseal
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -448,8 +450,54 @@ def build_layer_index(octets: Buffer) -> bytes:
 def layer_of(data: Buffer, index: bytes | None) -> TextLayer:
     """The text layer kept in ``index`` (checked against the PDF ``data``'s size), else read from ``data`` now."""
     if index is not None:
-        return TextLayer.from_bytes(index, len(data))
+        return _kept_layer(index, len(data)).layer
     return text_layer(bytes(data))
+
+
+@dataclass(frozen=True)
+class _KeptLayer:
+    """A kept text layer as read, with its UTF-8 and the block table the text evaluator counts on."""
+
+    index: bytes  # the sealed index it was read from, whose digest was checked then
+    layer: TextLayer
+    utf8: bytes
+    table: Any  # a pdi.fragments.text.TextTable
+
+    @property
+    def held(self) -> int:
+        return len(self.index) + len(self.utf8)
+
+
+#: Kept layers read lately, by the digest that seals the index and the size of the PDF it was made for: a
+#: resolver answers passage after passage of the same PDF, and reading a 500-page layer (its digest checked,
+#: its text decoded, encoded and counted) costs far more than a passage. A layer held is used only for an
+#: index of the very octets it was read from (compared whole: cheaper than their digest, and a damaged index
+#: is refused as when read afresh); at most :data:`_HELD` octets (index and UTF-8) are held, the least
+#: recently used let go.
+_recent: OrderedDict[tuple[bytes, int], _KeptLayer] = OrderedDict()
+_HELD = 16 << 20
+_recent_lock = threading.Lock()
+
+
+def _kept_layer(index: bytes, size: int) -> _KeptLayer:
+    """The layer kept in ``index`` for a PDF of ``size`` octets (:class:`_KeptLayer`), read once and held a while."""
+    key = (bytes(index[-DIGEST_SIZE:]), size)
+    with _recent_lock:
+        held = _recent.get(key)
+        if held is not None and held.index == index:
+            _recent.move_to_end(key)
+            return held
+    from pdi.fragments.text import TextTable
+
+    layer = TextLayer.from_bytes(index, size)
+    utf8 = layer.utf8
+    kept = _KeptLayer(bytes(index), layer, utf8, TextTable.from_chunks([utf8], "utf-8"))
+    if kept.held <= _HELD:
+        with _recent_lock:
+            _recent[key] = kept
+            while sum(k.held for k in _recent.values()) > _HELD:
+                _recent.popitem(last=False)
+    return kept
 
 
 def evaluate_pdf(
@@ -475,8 +523,12 @@ def evaluate_pdf(
     if scheme in ("char", "line"):
         from pdi.fragments.text import evaluate_pdi
 
-        utf8 = layer.utf8
-        result = evaluate_pdi(scheme, positions, utf8, charset="utf-8", media_type="text/plain")
+        if index is not None:  # the layer, its UTF-8 and its counts as read before
+            kept = _kept_layer(index, len(data))
+            result = evaluate_pdi(scheme, positions, kept.utf8, charset="utf-8", media_type="text/plain",
+                                  table=kept.table)
+        else:
+            result = evaluate_pdi(scheme, positions, layer.utf8, charset="utf-8", media_type="text/plain")
         return dataclasses.replace(result, media_type="text/plain", charset="utf-8")
     if scheme == "nameddest":
         if len(positions) != 1 or not isinstance(positions[0], str):
