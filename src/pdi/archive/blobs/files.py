@@ -149,7 +149,7 @@ class FileBlobs(Attached):
     def remove_unreferenced(self, older_than: float) -> list[str]:
         """Delete blobs no name holds (rows, and files untouched for ``older_than`` seconds) and temporary files.
 
-        They are what a killed deposit leaves (or a purge, removed by hand). The files are listed and
+        Files are what a killed deposit leaves. The files are listed and
         removed inside the catalog's removal lock, so no deposit commits meanwhile; a file a deposit in
         progress has staged is locked by it and spared, whatever
         ``older_than`` is (see the module docstring). A row is written by the
