@@ -11,8 +11,9 @@
    set is its own (``os.wait4``). Then ``pdi index`` drains what the deposit
    left to the indexer's queue (the full text), timed once: work done later,
    off the depositor's path.
-2. A 1 KB text deposited in-process (``Archive.deposit``: mint, checks, blob
-   written and fsynced, catalog committed) beside ``open``/``write``/``fsync``
+2. A 1 KB text deposited in-process (``Archive.deposit``: mint, checks, full
+   text, the blob, a row of the catalog as any of at most 64 KiB, written and
+   made durable by the catalog's commit) beside ``open``/``write``/``fsync``
    of the same octets to a new file in the same folder, interleaved, medians;
    on SQLite (the archive in a temporary folder) and on a throw-away
    PostgreSQL cluster (``tests/support/pgcluster.py``) with fsync off, as the
@@ -257,7 +258,7 @@ def main() -> None:
         if not args.no_large:
             rows += bench_large(args.mb, args.runs, scratch)
         with Archive.init(str(scratch / "small")) as archive:
-            rows.append(bench_small("SQLite + blob files", archive, scratch, args.deposits))
+            rows.append(bench_small("SQLite (the blob a catalog row)", archive, scratch, args.deposits))
     if not args.no_postgres:
         from support.pgcluster import TemporaryCluster
 

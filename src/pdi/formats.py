@@ -387,6 +387,7 @@ def charset_for(token: str) -> str | None:
     return tok if tok in CHARSET_TOKENS else None
 
 
+@functools.lru_cache(maxsize=256)  # a few media types, asked of several times a deposit and a read
 def media_family(media_type: str) -> str:
     """The fragment family of a media type.
 

@@ -3,7 +3,8 @@
 Each test runs on both catalogs (``location``: SQLite with blob files,
 PostgreSQL with blobs in the database) and the S3 tests on Swift. Whether the
 octets are still stored is asked of the storage itself — the blob file's
-path (README: ``blobs/<first two hex digits>/<sha256>``), PostgreSQL's rows
+path (README: ``blobs/<first two hex digits>/<sha256>``) and a small blob's
+row in the SQLite catalog through sqlite3 (``support.stored_blobs``), PostgreSQL's rows
 through psycopg, the bucket through boto3 — never of pdi; the SHA-256 names
 are computed here with hashlib.
 """
@@ -26,6 +27,7 @@ from pdi.archive.blobs.s3 import S3Location
 from pdi.cli import cli
 from pdi.errors import StoreError, WithdrawnError
 from pdi.server import create_app
+from support.stored_blobs import blob_is_stored
 
 S = "oma.eop.gov.us"
 SEALED = b"the sealed affidavit of a protected witness, zanzibarite\n"
@@ -40,7 +42,7 @@ def _stored(location: str, data: bytes) -> bool:
     """Whether the octets ``data`` are still kept, asked of the files or of PostgreSQL directly."""
     sha = _sha(data)
     if not location.startswith("postgresql:"):
-        return (Path(location) / "blobs" / sha[:2] / sha).exists()
+        return blob_is_stored(location, sha)
     with psycopg.connect(location) as conn:
         rows = conn.execute("SELECT count(*) FROM blobs WHERE sha256 = %s", (sha,)).fetchone()
         parts = conn.execute(
@@ -171,7 +173,7 @@ def test_a_bag_says_what_was_purged_and_imports_it_without_octets(
         assert copy.get(public).data == PUBLIC
         report = copy.verify()
         assert report.ok and [p.names for p in report.purged] == [(str(sealed),)]
-        assert not (tmp_path / "copy" / "blobs" / _sha(SEALED)[:2] / _sha(SEALED)).exists()
+        assert not blob_is_stored(tmp_path / "copy", _sha(SEALED))
 
 
 def test_purge_over_http_needs_admin_and_the_tombstone_says_purged(location: str) -> None:

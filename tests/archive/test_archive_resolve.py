@@ -11,6 +11,7 @@ import pytest
 from archive_helpers import GIF, PNG, Clock, snapshot
 
 from pdi.archive import Archive, Content
+from pdi.archive.blobs.inline import INLINE_LIMIT
 from pdi.archive.catalog.opening import is_postgres_url
 from pdi.archive.postgres import PostgresStore
 from pdi.archive.sqlite import SQLiteStore
@@ -24,6 +25,7 @@ from pdi.errors import (
     UnsupportedError,
 )
 from support.pgcluster import TemporaryCluster
+from support.stored_blobs import blob_file, damage
 
 S = "oma.eop.gov.us"
 TEXT = b"Hello, world.\nSecond line here.\nThird.\n"
@@ -159,20 +161,7 @@ def test_fragment_name_is_the_full_name(archive: Archive) -> None:
 
 
 def _damage(archive: Archive, sha: str, how: str) -> None:
-    store = archive.store
-    if isinstance(store, SQLiteStore):
-        path = store.blobs.blob_path(sha)
-        if how == "delete":
-            path.unlink()
-        else:
-            os.chmod(path, 0o644)
-            path.write_bytes(b"tampered")
-    else:
-        assert isinstance(store, PostgresStore)
-        if how == "delete":
-            store._query("DELETE FROM blobs WHERE sha256 = ?", (sha,))
-        else:
-            store._query("UPDATE blobs SET data = ? WHERE sha256 = ?", (b"tampered", sha))
+    damage(archive, sha, how)  # wherever the octets are: a small blob's catalog row, a file, PostgreSQL's rows
 
 
 def test_verify_clean_then_reports_altered_and_missing(archive: Archive) -> None:
@@ -219,14 +208,17 @@ def test_remove_unreferenced_takes_only_old_blobs_no_name_holds(tmp_path: Path, 
     old, fresh, reused = orphan(b"old", True), orphan(b"fresh", False), orphan(GIF + b"reused", True)
     (store.root / "tmp" / "dead.1.2").write_bytes(b"half")
     os.utime(store.root / "tmp" / "dead.1.2", (hour_ago, hour_ago))
-    named_sha = hashlib.sha256(PNG + b"named").hexdigest()
-    os.utime(store.blobs.blob_path(named_sha), (hour_ago, hour_ago))
-    # a new deposit of bytes an old orphan already holds touches it: it is in use again
+    # a blob file a name holds, however old, stays (a small blob is a catalog row: the larger one is a file)
+    large = PNG + b"named and large" * (INLINE_LIMIT // 8)
+    kept_large = archive.add(S, large, format="png")
+    os.utime(blob_file(store.root, hashlib.sha256(large).hexdigest()), (hour_ago, hour_ago))
+    # a new deposit of bytes an old orphan file already holds: it is in use again
     archive.add(S, GIF + b"reused", format="gif")
     assert archive.verify().unreferenced == sorted([old, fresh])
     assert archive.remove_unreferenced(older_than=3600) == [old, "tmp/dead.1.2"]
     assert archive.verify().unreferenced == [fresh] and archive.verify().ok
     assert archive.get(kept).data == PNG + b"named" and reused not in archive.verify().unreferenced
+    assert archive.get(kept_large).data == large
     with pytest.raises(LimitError):
         archive.remove_unreferenced(older_than=-1)
 
@@ -246,7 +238,7 @@ def test_schema_is_migrated_forward(location: str, clock: Clock) -> None:
     assert old.schema_version() == 1
     old.close()
     with Archive.open(location, clock=clock) as archive:
-        assert archive.store.schema_version() == SCHEMA_VERSION == 8
+        assert archive.store.schema_version() == SCHEMA_VERSION == 9
         archive.add_series(S)
         pdi = archive.add(S, PNG + b"after migration", format="png")
         assert archive.get(pdi).data == PNG + b"after migration"

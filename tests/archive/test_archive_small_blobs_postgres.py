@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pdi.archive import Archive, Content
-from pdi.archive.blobs.large_objects import INLINE_LIMIT
+from pdi.archive.blobs.inline import INLINE_LIMIT
 from pdi.archive.postgres import PostgresStore
 from pdi.errors import ImmutabilityError, IntegrityError
 from support.pgcluster import TemporaryCluster

@@ -24,6 +24,7 @@ from pdi.archive import Archive, Content
 from pdi.server import create_app
 from pdi.server.process.cache import Entity, ResponseCache
 from pdi.server.protocol.rfc2169 import rfc2169_query
+from support.stored_blobs import delete_every_blob
 
 S = "cache.example.us"
 TEXT = b"Hello, world.\nSecond line.\n"  # stored CRLF-canonical: 29 bytes
@@ -66,9 +67,7 @@ def _get(client: httpx.Client, name: str, method: str = "GET", **headers: str) -
 
 
 def _delete_blobs(location: str) -> None:
-    for blob in (Path(location) / "blobs").rglob("*"):
-        if blob.is_file():
-            blob.unlink()
+    assert delete_every_blob(location)  # rows (small blobs) and files
 
 
 def test_an_answer_from_the_cache_is_the_resolvers_answer(names: dict[str, str]) -> None:

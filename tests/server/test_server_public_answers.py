@@ -30,6 +30,7 @@ from pdi.archive.content import Content
 from pdi.server import create_app
 from pdi.server.process.cache import cache_key
 from pdi.server.process.connection import answering_protocol
+from support.stored_blobs import blob_file, blob_row, delete_blob, flip_octet
 
 S = "open.example.us"
 CLOSED = "closed.example.us"
@@ -46,6 +47,9 @@ def names(tmp_path: Path) -> dict[str, str]:
         archive.add_series(UNDER, parent=CLOSED)
         found = {
             "text": str(archive.add(S, b"Hello, world.\nSecond line.\n", format="text")),
+            # larger than a small blob (a catalog row): a blob file, read with preadv
+            "large": str(archive.add(S, b"A line of a longer text.\n" * 4000, format="text")),
+            "damaged file": str(archive.add(S, b"A longer text to be damaged.\n" * 4000, format="text")),
             "utf8": str(archive.add(S, "Grüße, naïve café.\n".encode(), format="text", charset="utf-8")),
             "html": str(archive.add(S, b"<!doctype html><title>t</title><p>Hi</p>\n", format="html")),
             "foreign": str(archive.add(S, b"a foreign id\n", format="text", foreign_id="report-7")),
@@ -67,17 +71,14 @@ def names(tmp_path: Path) -> dict[str, str]:
         archive.set_series_access(CLOSED, "private")
         archive.set_series_access(HIDDEN, "hidden")
         archive.withdraw(found["withdrawn"], "a test")
-        blobs = {key: archive.get(found[key]).sha256 for key in ("damaged", "missing")}
+        blobs = {key: archive.get(found[key]).sha256 for key in ("damaged", "missing", "damaged file")}
         found["token"] = archive.add_token("reader", role="read", series=[CLOSED])[1]
-    for key, sha256 in blobs.items():
-        path = location / "blobs" / sha256[:2] / sha256
-        path.chmod(0o644)
-        if key == "damaged":
-            data = bytearray(path.read_bytes())
-            data[3] ^= 0x20  # the same size, another octet
-            path.write_bytes(bytes(data))
+    assert blob_file(location, blobs["damaged file"]).exists() and blob_row(location, blobs["damaged"]) is not None
+    for key, sha256 in blobs.items():  # small blobs: their catalog rows; the larger one its file
+        if key.startswith("damaged"):
+            flip_octet(location, sha256, 3)  # the same size, another octet
         else:
-            path.unlink()
+            delete_blob(location, sha256)
     found["location"] = str(location)
     return found
 
@@ -142,7 +143,7 @@ def _ours(names: dict[str, str], requests: list[bytes]) -> tuple[list[bytes], li
 def test_public_answers_are_the_resolvers_byte_for_byte(names: dict[str, str]) -> None:
     text = names["text"]
     tag = _tag(_resolvers(names, [_request(text)])[0])
-    plain = ("utf8", "html", "foreign", "first", "second", "v2")
+    plain = ("utf8", "html", "foreign", "first", "second", "v2", "large")
     firsts = [
         _request(text),  # made now, then kept: the requests after it are answered from the cache
         _request(text, "HEAD"),
@@ -228,15 +229,17 @@ def test_a_private_answer_read_with_a_token_is_never_kept_nor_given_to_others(na
 
 
 def test_a_damaged_or_missing_blob_is_refused_as_before(names: dict[str, str]) -> None:
-    asked = [_request(names["damaged"]), _request(names["missing"]), _request(names["damaged"])]
+    asked = [_request(names["damaged"]), _request(names["missing"]), _request(names["damaged"]),
+             _request(names["damaged file"])]
     expected = _resolvers(names, asked)
     got, reached, app = _ours(names, asked)
     # the resolver's refusal of octets that are not those recorded (pdi.errors.IntegrityError)
-    assert [e.split(b" ")[1] for e in expected] == [b"422", b"422", b"422"]
+    assert [e.split(b" ")[1] for e in expected] == [b"422", b"422", b"422", b"422"]
     assert got == expected
-    assert len(reached) == 3
+    assert len(reached) == 4
     assert len(app.state.cache) == 0 or all(
-        app.state.cache.get(cache_key("127.0.0.1", _query(names[k]).encode())) is None for k in ("damaged", "missing"))
+        app.state.cache.get(cache_key("127.0.0.1", _query(names[k]).encode())) is None
+        for k in ("damaged", "missing", "damaged file"))
 
 
 def test_a_withdrawal_made_while_serving_is_honoured_at_once_for_a_name_not_kept(names: dict[str, str]) -> None:

@@ -511,6 +511,10 @@ ELEMENT_INDEX_SECONDS = 10.0
 #: Text up to this many octets is counted on the depositing thread at the end; a longer one on a second thread.
 COUNT_ON_THREAD_PAST = 1 << 20
 
+#: A plain text of at most this many octets gets no block table: it would be one block of
+#: :data:`pdi.fragments.text.table.BLOCK_SIZE`, so a query decodes the whole text with it or without it.
+ONE_BLOCK = 1 << 16
+
 
 class IndexBuilder:
     """Builds a representation's fragment index (:func:`pdi.fragments.build_index`) on the deposit's one pass.
@@ -518,7 +522,8 @@ class IndexBuilder:
     A text's block table is counted on a second thread from the pieces as
     they stream past (a bounded queue: memory stays a few pieces), once it is
     longer than :data:`COUNT_ON_THREAD_PAST` (a small one is counted at the
-    end, where a thread's start and hand-overs would cost more than it); an HTML
+    end, where a thread's start and hand-overs would cost more than it; one of
+    a single block, :data:`ONE_BLOCK`, not at all); an HTML
     or XML page up to :data:`ELEMENT_INDEX_UP_TO` is kept and parsed once
     at the end. A page that cannot be indexed in time (a
     :class:`~pdi.errors.LimitError`) or is larger simply gets no index:
@@ -531,7 +536,9 @@ class IndexBuilder:
         self.media_type = media_type
         self.charset = charset
         self.index: bytes | None = None
-        self._markup = markup_kind(media_type) in ("html", "xml", "xhtml")
+        kind = markup_kind(media_type)
+        self._markup = kind in ("html", "xml", "xhtml")
+        self._plain = kind is None  # a text's block table, not an element index (SGML's)
         self._kept: list[bytes] | None = [] if self._markup else None
         self._size = 0
         self._queue: queue.Queue[bytes | None] | None = None
@@ -584,6 +591,8 @@ class IndexBuilder:
 
         if self._small is not None:
             small, self._small = self._small, None
+            if self._plain and self._size <= ONE_BLOCK:
+                return  # its block table would be one block, the whole text: a query reads no less with it
             try:
                 self.index = build_index(iter(small), media_type=self.media_type, charset=self.charset)
             except UnsupportedError:

@@ -27,7 +27,9 @@ from pdi.archive.blobs.large_objects import LargeObjects
 from pdi.archive.blobs.large_objects import oneline as _oneline
 from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog import SearchAccess, SQLStore, search_page
+from pdi.archive.catalog.base import timestamp
 from pdi.archive.catalog.documents import COUNT_A_DAY, minted_already
+from pdi.archive.catalog.search_index import NEW_SOURCE
 from pdi.archive.store import SCHEMA_VERSION, DocumentKey, SearchKey
 from pdi.errors import ImmutabilityError, LimitError, NotFoundError, PDIError, StoreError
 from pdi.passages.fulltext import MARK_END, MARK_START
@@ -40,8 +42,15 @@ DEFAULT_CONNECTIONS = 4
 #: How long a transaction waits for a free connection before it is refused (StoreError, 503).
 POOL_WAIT_SECONDS = 30.0
 
+#: A source of at most this many passages is written with them in one statement (:meth:`PostgresStore._index_source`).
+_PASSAGES_AT_ONCE = 256
+
 # The removal lock: an advisory lock between what deletes blobs (exclusive) and deposits naming them (shared).
 _REMOVAL_LOCK = 0x0B10B6
+
+#: A transaction's first and last statements, sent with others (:meth:`PostgresStore._transaction`).
+_BEGIN: tuple[str, tuple[Any, ...]] = ("BEGIN", ())
+_COMMIT: tuple[str, tuple[Any, ...]] = ("COMMIT", ())
 
 
 def _connect_once(url: str, wait: float) -> None:
@@ -162,21 +171,23 @@ class PostgresStore(SQLStore):
         local.deferred.append((sql.replace("?", "%s"), tuple(params)))
 
     def _deferred(self) -> list[tuple[str, tuple[Any, ...]]]:
-        """The statements :meth:`_execute` kept in this thread's transaction, taken (to be sent now)."""
+        """The statements :meth:`_execute` kept in this thread's transaction (its ``BEGIN`` first, until sent),
+        taken (to be sent now)."""
         local = self._local
         deferred: list[tuple[str, tuple[Any, ...]]] = getattr(local, "deferred", None) or []
         if deferred:
             local.deferred = []
+            local.begun = True
         return deferred
 
-    def _flush(self, conn: psycopg.Connection[Any]) -> None:
-        """Send what :meth:`_execute` kept (in one round trip), its errors as :meth:`_query`'s."""
-        deferred = self._deferred()
-        if not deferred:
+    def _flush(self, conn: psycopg.Connection[Any], *then: tuple[str, tuple[Any, ...]]) -> None:
+        """Send what :meth:`_execute` kept, and ``then`` (in one round trip), its errors as :meth:`_query`'s."""
+        statements = [*self._deferred(), *then]
+        if not statements:
             return
         try:
             with conn.pipeline():
-                for statement in deferred:
+                for statement in statements:
                     conn.execute(*statement)
         except psycopg.errors.UniqueViolation as exc:
             raise ImmutabilityError(f"already in the archive: {exc.diag.message_detail}") from exc
@@ -187,6 +198,8 @@ class PostgresStore(SQLStore):
         # connection for all behind a lock): readers never wait for each other, and
         # writers queue in the database, on the rows they update (the serial counter,
         # FOR UPDATE) and on advisory locks. A transaction opened inside another joins it.
+        # Its BEGIN is sent with its first statement waited for, and its COMMIT with the
+        # statements kept after the last one: a deposit of a small blob is two round trips.
         local = self._local
         if getattr(local, "conn", None) is not None:
             local.depth += 1
@@ -196,15 +209,30 @@ class PostgresStore(SQLStore):
                 local.depth -= 1
             return
         with self._connection() as conn:
-            local.conn, local.depth, local.deferred = conn, 1, []
+            local.conn, local.depth, local.deferred, local.begun = conn, 1, [_BEGIN], False
             try:
-                with conn.transaction():
+                try:
                     yield
-                    self._flush(conn)  # what _execute kept, before the commit
+                    if local.begun or local.deferred != [_BEGIN]:  # something was (or is to be) sent
+                        self._flush(conn, _COMMIT)
+                except BaseException:
+                    self._roll_back(conn)
+                    raise
             except psycopg.Error as exc:
                 raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
             finally:
-                local.conn, local.depth, local.deferred = None, 0, []
+                local.conn, local.depth, local.deferred, local.begun = None, 0, [], False
+
+    def _roll_back(self, conn: psycopg.Connection[Any]) -> None:
+        """End this thread's transaction without its changes, if its BEGIN was sent (nothing kept is sent)."""
+        local = self._local
+        local.deferred = []
+        if not local.begun or conn.closed:
+            return
+        try:
+            conn.execute("ROLLBACK")  # after a COMMIT that failed, none is open: PostgreSQL only warns
+        except psycopg.Error:  # the connection is broken: the pool discards it, and the server rolls back
+            pass
 
     def fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         """One statement (``%s`` placeholders) with binary results: a bytea in text would arrive hex-encoded, twice the size."""
@@ -217,11 +245,12 @@ class PostgresStore(SQLStore):
         except psycopg.Error as exc:
             raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
 
-    def _removal_lock(self, *, shared: bool) -> None:
+    def _removal_lock(self, *, shared: bool, wait: bool = True) -> None:
         # writers are not serialized as SQLite's are: deposits (shared) and removers queue on an advisory lock
         function = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
-        # waited for (not deferred): the blob store checks its blobs under it, perhaps elsewhere (S3)
-        self._query(f"SELECT {function}(?)", (_REMOVAL_LOCK,))
+        # waited for when the blob store checks its blobs under it, perhaps elsewhere (S3); otherwise sent with
+        # what follows it (statements run in order: it is held before them, till the commit)
+        (self._query if wait else self._execute)(f"SELECT {function}(?)", (_REMOVAL_LOCK,))
 
     @contextmanager
     def _outermost(self, write: bool) -> Iterator[None]:  # pragma: no cover - _transaction does it all
@@ -277,6 +306,23 @@ class PostgresStore(SQLStore):
         return int(doc), str(uid)
 
     # --- the full-text index ---------------------------------------------------------
+    def _index_source(self, sha256: str, media_type: str, charset: str | None, passages: Any) -> None:
+        # a small text's few passages: the source and its passages in one statement sent with the next one
+        # waited for (not a round trip of its own to learn whether the source is new)
+        if passages.count > _PASSAGES_AT_ONCE:
+            super()._index_source(sha256, media_type, charset, passages)
+            return
+        rows = [(p.start, p.text, p.encoded_runs()) for p in passages]
+        source = (sha256, media_type, charset or "")
+        self._execute(
+            f"WITH s AS ({NEW_SOURCE} RETURNING 1)"
+            " INSERT INTO search_passages (sha256, media_type, charset, start, body, runs)"
+            " SELECT ?, ?, ?, k.start, k.body, k.runs FROM unnest(?::bigint[], ?::text[], ?::bytea[]) AS k(start, body, runs)"
+            " WHERE EXISTS (SELECT 1 FROM s)",
+            (*source, passages.count, passages.note, timestamp(), *source,
+             [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]),
+        )
+
     def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if len(rows) == 1:  # one statement, not a pipeline for one row (a small text's one passage)
             self._execute(sql, rows[0])

@@ -24,6 +24,7 @@ from pdi.archive.blobs import (
     mapped,
     verify_selected,
 )
+from pdi.archive.blobs.inline import octets_reader
 from pdi.archive.naming import generic_of, key_of, parse_pdi, record_name, timestamp
 from pdi.archive.results import CitationResolved, Generic, GenericVersion, Opened, Resolved
 from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord
@@ -83,9 +84,9 @@ class Reading(ArchiveBase):
 
         With its ``siblings``, as :meth:`locate` gives them. ``None`` unless the
         name is that plain case: a series anyone may read, no embargo in force,
-        not withdrawn, its octets a local blob file with chunk digests, at most
-        ``most`` octets, all in the system's page cache (what would wait for the
-        disk is not read here); the caller then asks :meth:`resolve` (or :meth:`locate`), whose
+        not withdrawn, its octets a local blob file with chunk digests, all in
+        the system's page cache (what would wait for the disk is not read
+        here), or a small blob's catalog row, at most ``most`` octets; the caller then asks :meth:`resolve` (or :meth:`locate`), whose
         guards say what it is. An :class:`~pdi.errors.IntegrityError` if the
         octets are not what the catalog recorded, as :meth:`resolve` says it.
         """
@@ -95,14 +96,18 @@ class Reading(ArchiveBase):
         record = found.record
         name = record_name(record)
         info = BlobInfo(record.sha256, found.size, found.chunk_size, found.chunks)
-        try:
-            reader = file_reader(info, found.path, name=str(name), memo=self.fixity_memo)
-        except OSError:
-            return None  # missing or unreadable: resolve says so
+        reader: ChunkedReader
+        if found.data is not None:  # a small blob in its catalog row: checked by chunks as a file's
+            reader = octets_reader(info, found.data, name=str(name))
+        else:
+            try:
+                reader = file_reader(info, found.path, name=str(name), memo=self.fixity_memo)
+            except OSError:
+                return None  # missing or unreadable: resolve says so
+            reader.nowait = True  # this thread waits for no disk: octets not in memory are read by resolve
         with reader:
             if reader.size != record.size:
                 return None
-            reader.nowait = True  # this thread waits for no disk: octets not in memory are read by resolve
             try:
                 data = reader.read()
             except BlockingIOError:

@@ -64,6 +64,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import datetime
+import functools
 import struct
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -91,6 +92,8 @@ MARKUP_UP_TO: Final = 32 << 20
 AGGREGATE_UP_TO: Final = 256 << 20
 #: Passages kept in memory before the spool goes to a temporary file (octets).
 SPOOL_IN_MEMORY: Final = 1 << 20
+#: Characters of passages held as they are (not spooled): a small text's.
+HELD_UP_TO: Final = 64 << 10
 #: Octets past which a deposit's text is queued for the background indexer
 #: rather than indexed in the deposit's own pass (see the module docstring).
 QUEUE_PAST = 1 << 20
@@ -98,6 +101,7 @@ QUEUE_PAST = 1 << 20
 _HEAD: Final = struct.Struct("<qII")
 
 
+@functools.lru_cache(maxsize=256)  # a few media types, asked twice a deposit
 def search_kind(media_type: str) -> str | None:
     """``"text"``, ``"html"``, ``"xml"``, ``"aggregate"``, ``"email"``, ``"pdf"`` or ``None`` (no text is indexed) for a media type."""
     from pdi.fragments.markup import markup_kind
@@ -120,25 +124,45 @@ def search_kind(media_type: str) -> str | None:
 
 
 class Passages:
-    """The passages of one blob, spooled (memory up to :data:`SPOOL_IN_MEMORY`, then a temporary file), read back in order.
+    """The passages of one blob, read back in order: held as they are while few (a small text's), then spooled
+    (memory up to :data:`SPOOL_IN_MEMORY`, then a temporary file).
 
     ``note`` says why there are none when the octets could not be read as text;
     ``queued`` that there are none yet: the deposit leaves them to the indexer's queue.
     """
 
     def __init__(self) -> None:
-        self._file = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY, prefix="pdi-passages-")  # noqa: SIM115 - closed by close()
+        self._held: list[Passage] = []
+        self._held_size = 0  # characters of the passages held
+        self._file: tempfile.SpooledTemporaryFile[bytes] | None = None
         self.count = 0
         self.note: str | None = None
         self.queued = False
 
     def add(self, passage: Passage) -> None:
+        self.count += 1
+        if self._file is None:
+            self._held.append(passage)
+            self._held_size += len(passage.text)
+            if self._held_size <= HELD_UP_TO:
+                return
+            self._file = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY, prefix="pdi-passages-")  # noqa: SIM115 - closed by close()
+            held, self._held = self._held, []
+            for each in held:
+                self._write(each)
+            return
+        self._write(passage)
+
+    def _write(self, passage: Passage) -> None:
+        assert self._file is not None
         text = passage.text.encode("utf-8", "surrogatepass")
         runs = passage.encoded_runs()
         self._file.write(_HEAD.pack(passage.start, len(text), len(runs)) + text + runs)
-        self.count += 1
 
     def __iter__(self) -> Iterator[Passage]:
+        if self._file is None:
+            yield from self._held
+            return
         self._file.seek(0)
         for _ in range(self.count):
             start, text_size, runs_size = _HEAD.unpack(self._file.read(_HEAD.size))
@@ -146,7 +170,9 @@ class Passages:
             yield Passage.decode(start, text, self._file.read(runs_size))
 
     def close(self) -> None:
-        self._file.close()
+        self._held = []
+        if self._file is not None:
+            self._file.close()
 
 
 class SearchIndexer:

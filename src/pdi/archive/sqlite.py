@@ -99,7 +99,7 @@ class SQLiteStore(SQLStore):
         record = records[rows.index(row)]
         sha256 = record.sha256
         return PublicVersion(records, record, self.blobs.blob_file(sha256), int(row[18]), int(row[19]),
-                             bytes(row[20]))
+                             bytes(row[20]), None if row[21] is None else bytes(row[21]))
 
     def generation_at_once(self) -> int | None:
         try:
@@ -221,17 +221,18 @@ class SQLiteStore(SQLStore):
 
 #: :meth:`SQLiteStore.public_version`'s one statement: the version's representations (their records, then whether
 #: withdrawn, whether its series or one above it is not public, the embargoes of the document and the version,
-#: and for the format named the blob's size, chunk size and chunk digests).
+#: and for the format named the blob's size, chunk size and chunk digests, and its octets if a small blob's row holds them).
 _PUBLIC_VERSION = (
     "WITH RECURSIVE above(name) AS (SELECT ?1 UNION SELECT s.parent FROM series s JOIN above a ON s.name = a.name"
     " WHERE s.parent IS NOT NULL)"
     f" SELECT {REP_COLUMNS},"
     " EXISTS (SELECT 1 FROM withdrawals w WHERE w.document = d.id AND (w.version IS NULL OR w.version = r.version)),"
     f" EXISTS (SELECT 1 FROM series s JOIN above a ON s.name = a.name WHERE s.access != '{PUBLIC}'),"
-    " d.embargo_until, v.embargo_until, f.size, f.chunk_size, f.chunks"
+    " d.embargo_until, v.embargo_until, f.size, f.chunk_size, f.chunks, b.data"
     " FROM documents d JOIN versions v ON v.document = d.id"
     " JOIN representations r ON r.document = d.id AND r.version = v.version"
     " LEFT JOIN blob_fixity f ON f.sha256 = r.sha256 AND r.format = ?5"
+    " LEFT JOIN blobs b ON b.sha256 = f.sha256"
     " WHERE d.series = ?1 AND d.day = ?2 AND d.unique_id = ?3 AND v.version = ?4 ORDER BY r.format"
 )
 

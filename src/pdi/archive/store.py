@@ -39,7 +39,7 @@ else:
     from pdi._later import dataclass
 
 #: The schema version this code writes. Older catalogs are migrated forward on open.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 #: How a representation's octets are kept: ``exact`` (as deposited, the
 #: default since schema 4) or ``canonical`` (a text deposited before then,
@@ -110,7 +110,8 @@ class PublicVersion:
     """What one catalog statement tells of a versioned name anyone may read now (:meth:`SQLStore.public_version`).
 
     The records of every format of the version (in format order), the one
-    named, and where its octets are with their chunk digests.
+    named, and where its octets are with their chunk digests: a blob file, or
+    (a small blob's) the octets its catalog row holds.
     """
 
     records: tuple[RepresentationRecord, ...]
@@ -120,6 +121,8 @@ class PublicVersion:
     size: int
     chunk_size: int
     chunks: bytes
+    #: The octets of a small blob kept in the catalog's row (:mod:`pdi.archive.blobs.inline`), else ``None``: read ``path``.
+    data: bytes | None = None
 
 
 @dataclass(frozen=True)

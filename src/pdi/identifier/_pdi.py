@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -395,11 +396,19 @@ def series_for_minting(series: str | Sequence[str]) -> tuple[str, ...]:
     requires one). Errors give the offset in the series text.
     """
     if isinstance(series, str):
-        comps: list[str] = series.split(".")
-    elif isinstance(series, Sequence) and all(isinstance(c, str) for c in series):
-        comps = list(series)
-    else:
-        raise ParseError(f"not a document series: {series!r}", rule="document-series")
+        return _series_text_for_minting(series)
+    if isinstance(series, Sequence) and all(isinstance(c, str) for c in series):
+        return _components_for_minting(list(series))
+    raise ParseError(f"not a document series: {series!r}", rule="document-series")
+
+
+@functools.lru_cache(maxsize=256)  # the few series an archive mints in, checked once each
+def _series_text_for_minting(series: str) -> tuple[str, ...]:
+    return _components_for_minting(series.split("."))
+
+
+def _components_for_minting(comps: list[str]) -> tuple[str, ...]:
+    """:func:`series_for_minting` of the components as given."""
     text = ".".join(comps)
     offset = 0
     for comp in comps:

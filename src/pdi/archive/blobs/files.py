@@ -6,7 +6,14 @@ Layout of an archive directory::
     blobs/ab/abcdef…      the bytes of each representation, named by their SHA-256
     tmp/                  blobs being written
 
-A blob is written to a temporary file in ``tmp/``, fsynced, renamed to its
+A blob of at most 64 KiB (:data:`~.inline.INLINE_LIMIT`) a deposit brings is
+not a file: it is a row of the catalog's ``blobs`` table, written by the
+deposit's own transaction and made durable by its commit alone (:mod:`.inline`,
+as beside a PostgreSQL catalog), read back by chunks verified against the same
+digests, listed, verified and removed with the files. A larger one, and every
+blob an import brings, is a file.
+
+A blob file is written to a temporary file in ``tmp/``, fsynced, renamed to its
 name and the directory fsynced, all *before* the catalog transaction that
 refers to it commits. A process killed at any point therefore leaves either a
 committed deposit whose blobs are all durable, or no deposit (at worst an
@@ -41,8 +48,18 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Digests, Octets, file_reader, pieces
+from pdi.archive.blobs.inline import (
+    INLINE_LIMIT,
+    CatalogRows,
+    inline_names,
+    octets_reader,
+    read_inline,
+    record_inline,
+    stage_small,
+)
 from pdi.archive.blobs.seam import (
     Attached,
+    BlobCatalog,
     BlobObserver,
     BlobSource,
     StagedBlob,
@@ -71,11 +88,19 @@ class FileBlobs(Attached):
         except OSError as exc:
             raise StoreError(f"cannot open the blob files of {self.root}: {exc}") from exc
 
+    def attach(self, catalog: BlobCatalog) -> None:
+        if not isinstance(catalog, CatalogRows):  # pragma: no cover - every catalog runs statements
+            raise StoreError(f"the catalog at {catalog.location} cannot keep small blobs in its rows")
+        super().attach(catalog)
+        self._rows: CatalogRows = catalog
+
     def close(self) -> None:
         """Nothing is held open between calls."""
 
     def record(self, blobs: Sequence[StagedBlob]) -> None:
-        """Nothing to do: each file was checked at its name by its pin's ``secure``."""
+        """Inside the catalog transaction: each small blob kept in hand is written in its row; each file was
+        checked at its name by its pin's ``secure``."""
+        record_inline(self._rows, blobs)
 
     def blob_path(self, sha256: str) -> Path:
         """Where the blob named ``sha256`` lives."""
@@ -112,6 +137,7 @@ class FileBlobs(Attached):
         return _FilePin(self, sha256, fd)
 
     def delete(self, sha256: str) -> bool:
+        self._rows.execute("DELETE FROM blobs WHERE sha256 = ?", (sha256,))
         path = self.blob_path(sha256)
         try:
             if _unlink_if_free(path, math.inf):
@@ -121,30 +147,32 @@ class FileBlobs(Attached):
         return not path.exists()  # still there: a deposit in progress holds it
 
     def remove_unreferenced(self, older_than: float) -> list[str]:
-        """Delete blob files no name holds and temporary files, untouched for ``older_than`` seconds.
+        """Delete blobs no name holds (rows, and files untouched for ``older_than`` seconds) and temporary files.
 
-        They are what a killed deposit leaves. The files are listed and
+        Files are what a killed deposit leaves. The files are listed and
         removed inside the catalog's removal lock, so no deposit commits meanwhile; a file a deposit in
         progress has staged is locked by it and spared, whatever
-        ``older_than`` is (see the module docstring). Returns the SHA-256
-        names (and ``tmp/`` file names) removed.
+        ``older_than`` is (see the module docstring). A row is written by the
+        transaction that names it, so one no name holds is no deposit's in
+        progress, whatever its age. Returns the SHA-256 names (and ``tmp/``
+        file names) removed.
         """
         cutoff = time.time() - older_than
-        removed: list[str] = []
         with self.catalog.removing(older_than):
-            names = set(self.names())
+            rows = set(inline_names(self._rows))
+            files = set(self._file_names())
+            held = self.catalog.held(rows | files)
+            for name in sorted(rows - held):
+                self._rows.execute("DELETE FROM blobs WHERE sha256 = ?", (name,))
             try:
-                for name in sorted(names - self.catalog.held(names)):
-                    if _unlink_if_free(self.blob_path(name), cutoff):
-                        removed.append(name)
-                for stale in sorted((self.root / "tmp").iterdir()):
-                    if _unlink_if_free(stale, cutoff):
-                        removed.append(f"tmp/{stale.name}")
-                for sub in {self.blob_path(name).parent for name in removed if "/" not in name}:
+                unlinked = [name for name in sorted(files - held) if _unlink_if_free(self.blob_path(name), cutoff)]
+                stale = [f"tmp/{path.name}" for path in sorted((self.root / "tmp").iterdir())
+                         if _unlink_if_free(path, cutoff)]
+                for sub in {self.blob_path(name).parent for name in unlinked}:
                     _fsync_dir(sub)
             except OSError as exc:
                 raise StoreError(f"cannot remove unreferenced blobs in {self.root}: {exc}") from exc
-        return removed
+        return sorted((rows - held).union(unlinked)) + stale
 
     def _new_temporary(self) -> tuple[Path, int]:
         """A new temporary file in ``tmp/``, open and exclusively ``flock``-ed (so no remover takes it)."""
@@ -224,7 +252,12 @@ class FileBlobs(Attached):
             raise
         return _FilePin(self, info.sha256, fd, info, created=True)
 
-    def stage(self, source: Octets, observe: BlobObserver | None = None) -> _FilePin:
+    def stage(self, source: Octets, observe: BlobObserver | None = None) -> StagedBlob:
+        """A blob of at most :data:`~.inline.INLINE_LIMIT` octets kept in hand (written by :meth:`record`), a
+        larger one written to its file."""
+        return stage_small(source, observe, self._stage_file)
+
+    def _stage_file(self, source: Octets, observe: BlobObserver | None = None) -> _FilePin:
         tmp, fd, info = self._write_temporary(source, observe)
         return self._settle(tmp, fd, info)
 
@@ -283,14 +316,20 @@ class FileBlobs(Attached):
         return _ImportedFile(self, info, created=True)
 
     def open(self, sha256: str, info: BlobInfo | None, *, name: str) -> ChunkedReader | None:
+        small = info is not None and info.size <= INLINE_LIMIT
+        if small and (data := read_inline(self._rows, sha256)) is not None:
+            return octets_reader(info or BlobInfo(sha256, len(data)), data, name=name)
         path = self.blob_path(sha256)
         try:
             # a file the catalog does not know is read whole, checked by its name
             return file_reader(info or BlobInfo(sha256, path.stat().st_size), str(path), name=name)
         except FileNotFoundError:
-            return None
+            pass
         except OSError as exc:
             raise StoreError(f"cannot read blob {path}: {exc}") from exc
+        if not small and (data := read_inline(self._rows, sha256)) is not None:
+            return octets_reader(info or BlobInfo(sha256, len(data)), data, name=name)
+        return None
 
     def _discard_created(self, pin: _FilePin) -> None:
         """Remove a blob file a failed deposit placed, if no deposit holds it and no name refers to it."""
@@ -316,6 +355,14 @@ class FileBlobs(Attached):
                 raise StoreError(f"cannot remove blob {path}: {exc}") from exc
 
     def names(self) -> Iterator[str]:
+        """Every blob's name in ascending order, its rows' and its files' merged (a name in both, once)."""
+        last = None
+        for name in heapq.merge(inline_names(self._rows), self._file_names()):
+            if name != last:
+                yield name
+                last = name
+
+    def _file_names(self) -> Iterator[str]:
         """Every blob file's name in ascending order, one subdirectory in memory at a time.
 
         A blob lives in the subdirectory named by its first two hex digits,

@@ -10,10 +10,11 @@ and no file system involved. (Blobs of archives made before schema 4 stay as
 one ``bytea`` in ``blobs.data``.) An upload no blob names (a failed deposit,
 or the same bytes stored already) is deleted when its pin is closed.
 
-A blob of at most :data:`INLINE_LIMIT` octets is not uploaded: it is kept in
+A blob of at most :data:`~.inline.INLINE_LIMIT` octets is not uploaded: it is kept in
 hand while hashed and written as one ``bytea`` in ``blobs.data`` (as blobs
 were before schema 4, and are read the same way) by the deposit's own catalog
-transaction, so it commits, or not, with the names that hold it: a small
+transaction (:mod:`.inline`, shared with the blob files beside a SQLite
+catalog), so it commits, or not, with the names that hold it: a small
 deposit takes no upload transaction and leaves nothing to clean up. (An
 import uploads every blob, as before: a page of a bag may bring thousands.)
 
@@ -24,7 +25,6 @@ catalog can hold this store: :meth:`LargeObjects.attach` refuses any other.
 from __future__ import annotations
 
 import datetime
-import itertools
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -32,27 +32,17 @@ from typing import Any, Protocol, runtime_checkable
 import psycopg
 
 from pdi.archive.blobs import CHUNK_SIZE, BlobInfo, ChunkedReader, Digests, Octets, pieces
+from pdi.archive.blobs.inline import CatalogRows, inline_names, record_inline, stage_small
 from pdi.archive.blobs.seam import BlobCatalog, BlobObserver, BlobSource, StagedBlob, stage_each
 from pdi.errors import StoreError, UnsupportedError
 
-#: A blob of at most this many octets is written in the deposit's own transaction (``blobs.data``), not uploaded.
-INLINE_LIMIT = 64 << 10
-
 
 @runtime_checkable
-class PostgresRows(BlobCatalog, Protocol):
-    """What this store needs of its catalog beyond :class:`BlobCatalog`: its statements, in its database."""
-
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """One statement (``?`` placeholders) in this thread's catalog transaction, if any."""
-        ...
+class PostgresRows(CatalogRows, Protocol):
+    """What this store needs of its catalog beyond :class:`~.inline.CatalogRows`: binary results, in its database."""
 
     def fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         """One statement (``%s`` placeholders) with binary results."""
-        ...
-
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        """One statement (``?`` placeholders) whose rows are not wanted: sent with the next one waited for."""
         ...
 
 
@@ -100,26 +90,9 @@ class LargeObjects:
                 raise StoreError(f"cannot connect to {self.location}: {oneline(exc)}") from exc
         return self._uploads
 
-    def stage(self, source: Octets, observe: BlobObserver | None = None) -> Upload | Inline:
-        """A blob of at most :data:`INLINE_LIMIT` octets kept in hand (written by :meth:`record`), a larger one uploaded."""
-        stream = pieces(source)
-        head: list[bytes] = []
-        held = 0
-        for piece in stream:
-            head.append(piece)
-            held += len(piece)
-            if held > INLINE_LIMIT:
-                return self._upload(itertools.chain(head, stream), observe)
-        data = b"".join(head)
-        digests = Digests()
-        digests.update(data)
-        if observe is not None:
-            for piece in head:
-                observe.update(piece)
-        info = digests.finish()
-        if observe is not None:
-            observe.finish(info)
-        return Inline(info, data)
+    def stage(self, source: Octets, observe: BlobObserver | None = None) -> StagedBlob:
+        """A blob of at most :data:`~.inline.INLINE_LIMIT` octets kept in hand (written by :meth:`record`), a larger one uploaded."""
+        return stage_small(source, observe, self._upload)
 
     def _upload(self, stream: Iterable[bytes], observe: BlobObserver | None) -> Upload:
         with self._upload_lock:
@@ -159,23 +132,13 @@ class LargeObjects:
         return stage_each(self, blobs, stage=lambda source: self._upload(pieces(source), None))
 
     def record(self, blobs: Sequence[StagedBlob]) -> None:
-        """Inside the catalog transaction: each upload must still be there (locked ``FOR SHARE`` till commit), and is
-        named; each small blob kept in hand is written (unless the same octets are stored already)."""
+        """Inside the catalog transaction: each small blob kept in hand is written (:func:`~.inline.record_inline`);
+        each upload must still be there (locked ``FOR SHARE`` till commit), and is named."""
         uploads: list[Upload] = []
-        inline: dict[str, bytes] = {}
-        for blob in blobs:
-            if isinstance(blob, Inline):
-                inline[blob.info.sha256] = blob.data
-            elif isinstance(blob, Upload):
-                uploads.append(blob)
-            else:  # pragma: no cover - a store bug
+        for blob in record_inline(self.catalog, blobs):
+            if not isinstance(blob, Upload):  # pragma: no cover - a store bug
                 raise StoreError("a PostgreSQL deposit staged its blob elsewhere")
-        if inline:
-            self.catalog.execute(
-                "INSERT INTO blobs (sha256, data) SELECT * FROM unnest(?::text[], ?::bytea[])"
-                " ON CONFLICT (sha256) DO NOTHING",
-                (list(inline), list(inline.values())),
-            )
+            uploads.append(blob)
         if not uploads:
             return
         held = {int(r[0]) for r in self.catalog.query(
@@ -247,18 +210,9 @@ class LargeObjects:
 
         return read_raw
 
-    def names(self, *, page: int = 5000) -> Iterator[str]:
-        """Every blob's name in ascending order, a page at a time (keyset on the primary key)."""
-        after = ""
-        while True:
-            rows = self.catalog.query(
-                "SELECT sha256 FROM blobs WHERE sha256 > ? ORDER BY sha256 LIMIT ?", (after, page)
-            )
-            for (name,) in rows:
-                yield str(name)
-            if len(rows) < page:
-                return
-            after = str(rows[-1][0])
+    def names(self) -> Iterator[str]:
+        """Every blob's name in ascending order, a page at a time (every blob here is a row of ``blobs``)."""
+        return inline_names(self.catalog)
 
     # --- removing ------------------------------------------------------------------
     def delete(self, sha256: str) -> bool:
@@ -327,20 +281,3 @@ class Upload:
 
     def discard(self) -> None:
         self.close()
-
-
-class Inline:
-    """A small blob kept in hand, written in ``blobs.data`` by the deposit's catalog transaction: nothing to pin or undo."""
-
-    def __init__(self, info: BlobInfo, data: bytes) -> None:
-        self.info = info
-        self.data = data
-
-    def secure(self) -> None:
-        return None  # written inside the catalog transaction itself
-
-    def close(self) -> None:
-        return None
-
-    def discard(self) -> None:
-        return None  # a failed deposit's transaction took its row back with it

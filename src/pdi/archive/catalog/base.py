@@ -115,8 +115,9 @@ class CatalogBase(ABC):
         """Inside a write transaction: hold off other writers with the same key (SQLite has one writer)."""
         return None
 
-    def _removal_lock(self, *, shared: bool) -> None:
-        """Inside a write transaction: the lock between deposits (shared) and what deletes blobs.
+    def _removal_lock(self, *, shared: bool, wait: bool = True) -> None:
+        """Inside a write transaction: the lock between deposits (shared) and what deletes blobs (not ``wait``:
+        taken before the statements after it, which need not wait for it: :meth:`_execute`).
 
         SQLite has one writer at a time: its write lock is the removal lock.
         """

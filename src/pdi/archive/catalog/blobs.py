@@ -16,6 +16,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
+from pdi.archive.blobs.inline import Inline
 from pdi.archive.blobs.seam import BlobObserver, BlobPin, BlobSource, BlobStore, StagedBlob
 from pdi.archive.catalog.base import (
     CatalogBase,
@@ -135,7 +136,10 @@ class BlobRules(CatalogBase):
 
         The removal lock is held shared from here to the commit: a remover
         either went before (the blob store finds the blob gone, and the
-        deposit fails cleanly) or waits for the commit.
+        deposit fails cleanly) or waits for the commit. Small blobs kept in
+        hand (:class:`~pdi.archive.blobs.inline.Inline`, written now) leave
+        the store nothing to check under it: the lock is then sent with the
+        statements after it, not waited for.
         """
         if not blobs:
             return
@@ -146,7 +150,7 @@ class BlobRules(CatalogBase):
             [(i.sha256, i.size, i.chunk_size, i.chunks, timestamp()) for i in infos],
             " ON CONFLICT (sha256) DO NOTHING", wanted=False,
         )
-        self._removal_lock(shared=True)
+        self._removal_lock(shared=True, wait=not all(isinstance(blob, Inline) for blob in blobs))
         self.blobs.record(blobs)
 
     def blob_info(self, sha256: str) -> BlobInfo | None:

@@ -27,7 +27,8 @@ def migrations(
     database (SQLite's FTS5 table, PostgreSQL's tsvector and GIN index).
     """
     args = (id_pk, blob_type, with_blob_table, search)
-    steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args), _index_queue()]
+    steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args),
+             _index_queue(), _small_blobs(*args)]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -313,6 +314,19 @@ def _index_queue() -> list[str]:
             PRIMARY KEY (sha256, media_type, charset))""",
         "CREATE INDEX index_queue_by_lease ON index_queue (leased_until, queued_at)",
     ]
+
+
+def _small_blobs(id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str]) -> list[str]:
+    """Step 9: small blobs in the catalog's own rows (:mod:`pdi.archive.blobs.inline`).
+
+    A blob of at most 64 KiB a deposit brings is one row of ``blobs``,
+    written by the deposit's own transaction, beside a SQLite catalog as
+    beside a PostgreSQL one (whose ``blobs`` table, of step 1, holds them
+    already): no file, so nothing to make durable but the commit.
+    """
+    if with_blob_table:
+        return []
+    return [f"CREATE TABLE blobs (sha256 TEXT PRIMARY KEY, data {blob_type} NOT NULL)"]
 
 
 class SchemaPart(CatalogBase):

@@ -86,6 +86,13 @@ def search_page(
     return sql, [*params, limit]
 
 
+#: A source of the full-text index, unless it is there already (its passages are then left as they are).
+NEW_SOURCE = (
+    "INSERT INTO search_sources (sha256, media_type, charset, passages, note, indexed_at)"
+    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (sha256, media_type, charset) DO NOTHING"
+)
+
+
 class SearchIndexPart(CatalogBase):
     """The full-text index's rows: passages in, pages of hits out, and its rebuilding."""
 
@@ -93,20 +100,13 @@ class SearchIndexPart(CatalogBase):
         """Inside a write transaction: the passages of one blob read as ``media_type`` in ``charset``, once.
 
         ``passages`` is a :class:`pdi.archive.search.Passages` (read one at a
-        time); a blob already indexed so is left as it is.
+        time, their ``count`` known); a blob already indexed so is left as it is.
         """
         new = self._query(
-            "INSERT INTO search_sources (sha256, media_type, charset, passages, note, indexed_at)"
-            " VALUES (?, ?, ?, 0, ?, ?) ON CONFLICT (sha256, media_type, charset) DO NOTHING RETURNING sha256",
-            (sha256, media_type, charset or "", passages.note, timestamp()),
+            NEW_SOURCE + " RETURNING sha256", (sha256, media_type, charset or "", passages.count, passages.note, timestamp()),
         )
-        if not new:
-            return
-        count = self._insert_passages(sha256, media_type, charset or "", passages)
-        self._execute(
-            "UPDATE search_sources SET passages = ? WHERE sha256 = ? AND media_type = ? AND charset = ?",
-            (count, sha256, media_type, charset or ""),
-        )
+        if new:
+            self._insert_passages(sha256, media_type, charset or "", passages)
 
     def _index_stored(
         self, sha256: str, media_type: str, charset: str | None, *, size: int = 0, at: str = ""

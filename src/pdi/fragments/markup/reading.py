@@ -12,6 +12,7 @@ not from the package that uses them. Pure: no I/O.
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 from typing import TYPE_CHECKING, Final
 
@@ -28,6 +29,7 @@ MAX_PARSE_SECONDS: Final = 30.0
 _XML_DECLARATION: Final = re.compile(rb"""<\?xml\s[^>]*?encoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']""")
 
 
+@functools.lru_cache(maxsize=256)  # a few media types, asked several times a deposit and a read
 def markup_kind(media_type: str) -> str | None:
     """``"html"``, ``"xhtml"``, ``"xml"``, ``"sgml"`` or ``None`` for a media type (parameters ignored).
 

@@ -20,6 +20,7 @@ Three kinds are distinguished:
 from __future__ import annotations
 
 import codecs
+import functools
 import sys
 from dataclasses import dataclass
 from typing import Final
@@ -99,6 +100,11 @@ def _single_byte_table(name: str) -> str | None:
 
 def encoding_for(charset: str | None, head: bytes) -> Encoding:
     """Decide how to decode an entity in ``charset`` whose first octets are ``head``."""
+    return _encoding_for(charset, bytes(head[:4]))  # a byte-order mark is at most four octets
+
+
+@functools.lru_cache(maxsize=256)  # a few charsets and marks; a one-octet charset's table is read once
+def _encoding_for(charset: str | None, head: bytes) -> Encoding:
     name = codec_name(charset if charset is not None else DEFAULT_CHARSET)
     family = name
     if family in _BOMS:

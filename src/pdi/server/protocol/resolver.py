@@ -198,8 +198,9 @@ class Resolver:
 
         The plain case: a versioned name without fragment or inflection that
         the catalog tells in one statement (:meth:`~pdi.archive.Archive.read_public`:
-        anyone may read it now, not withdrawn, its octets a blob file,
-        checked against their chunk digests when they are read). N2R's
+        anyone may read it now, not withdrawn, its octets a blob file or a
+        small blob's catalog row, checked against their chunk digests when
+        they are read). N2R's
         answer is the :class:`Entity` :meth:`representation` makes for an
         anonymous request (:func:`whole_entity`, the memento's headers: not
         for a capture of a URL, whose memento may be dated by a statement),
