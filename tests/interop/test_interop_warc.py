@@ -472,3 +472,56 @@ def test_importing_again_completes_statements_an_interrupted_import_left_out(arc
     before = archive.history(name)
     import_warc(archive, warc, S)
     assert archive.history(name) == before  # complete now: nothing stated twice
+
+
+# --- full text: left to the indexer's queue ---------------------------------------------------
+
+
+def test_an_imported_capture_resolves_at_once_is_pending_and_is_found_once_the_queue_drains(
+    archive: Archive, tmp_path: Path
+) -> None:
+    b = WarcBuilder()
+    site(b, "http://example.org/", "2024-05-06T10:00:00Z", PAGE.replace(b"v1", b"a quagga grazed"))
+    b.response("http://example.org/notes.txt", b"another quagga, in plain text\n", "text/plain; charset=utf-8",
+               "2024-05-06T10:00:00Z")
+    done, plan = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    page, notes = (d.name for d in done)
+    assert not plan.skipped
+    # resolvable and checkable at once: the page's parts, the text's bytes
+    assert parts_of(archive.get(page).data)["http://example.org/"][1] == PAGE.replace(b"v1", b"a quagga grazed")
+    assert archive.get(notes).data == b"another quagga, in plain text\n"
+    # its text waits for the indexer, and readers are told so
+    results = archive.search("quagga")
+    assert results.hits == () and results.pending == 2
+    assert archive.pending_index(series=S) == 2
+    assert archive.index_pending_of(archive.locate(str(page)).record)
+    assert archive.index_pending_of(archive.locate(str(notes)).record)
+    assert len(archive.queued_indexes()) == 2
+    run = archive.index_queued()
+    assert (run.indexed, run.failed) == (2, ())
+    results = archive.search("quagga")
+    assert results.pending == 0 and not archive.index_pending_of(archive.locate(str(page)).record)
+    hits = {str(h.name).split("#")[0]: h for h in results.hits}
+    assert set(hits) == {str(page), str(notes)}
+    assert archive.get(str(hits[str(notes)].name)).data == b"quagga"
+    assert "quagga" in archive.get(str(hits[str(page)].name)).data.decode()
+
+
+def test_cli_import_says_how_many_documents_wait_for_the_indexer(tmp_path: Path) -> None:
+    location = str(tmp_path / "archive")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", location]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", S, "--archive", location]).exit_code == 0
+    b = WarcBuilder()
+    site(b, "http://example.org/", "2024-05-06T10:00:00Z", PAGE.replace(b"v1", b"a quagga grazed"))
+    result = runner.invoke(cli, ["import", str(b.save(tmp_path / "a.warc.gz")), "--series", S, "--archive", location])
+    assert result.exit_code == 0, result.output
+    assert (f"index pending: the text of 1 document of {S} waits for the indexer (`pdi index`, or"
+            " `pdi serve --indexer`)") in result.stderr
+    before = runner.invoke(cli, ["search", "quagga", "--archive", location])
+    assert before.exit_code == 0 and "index pending: the text of 1 name" in before.output
+    assert str(page_name("http://example.org/", datetime.date(2024, 5, 6))) not in before.stdout
+    assert runner.invoke(cli, ["index", "--archive", location]).exit_code == 0
+    after = runner.invoke(cli, ["search", "quagga", "--archive", location])
+    assert after.exit_code == 0 and "index pending" not in after.output
+    assert str(page_name("http://example.org/", datetime.date(2024, 5, 6))) + "#char=" in after.stdout

@@ -97,6 +97,9 @@ class Content:
     #: Keep a PDF that PDFium cannot open as given (with no text layer) instead of refusing it: what a
     #: web archive recorded a server sending (a WARC's lone resource) is evidence as it stands.
     keep_unreadable: bool = False
+    #: Leave the text's full-text passages to the background indexer's queue whatever its size (a bulk
+    #: import: :mod:`pdi.interop.warc`): resolvable at once, found by a search once ``pdi index`` drained it.
+    index_later: bool = False
 
 
 def _where(source: str | None) -> str:
@@ -776,10 +779,11 @@ def prepare(
         observers.append(video)
     import pdi.archive.search as search
 
+    searching = search.search_kind(media_type) is not None
     searcher = (
         search.SearchIndexer(media_type, charset, queue_past=search.QUEUE_PAST,
                              layer=(lambda: pdf.index) if pdf is not None else None)
-        if search.search_kind(media_type) is not None else None
+        if searching and not content.index_later else None
     )
     if searcher is not None:
         observers.append(searcher)
@@ -799,7 +803,7 @@ def prepare(
     index = indexer.index if indexer else pdf.index if pdf else video.index if video else None
     return NewRepresentation(
         token, media_type, charset, None, blob, index,
-        searcher.passages if searcher else None,
+        searcher.passages if searcher else search.Passages.later() if searching else None,
     )
 
 

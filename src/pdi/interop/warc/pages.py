@@ -5,6 +5,13 @@ Each page's parts are gathered by the capture path's crawl
 packed by :func:`pdi.capture.crawl.pack_crawl` and deposited by
 :func:`pdi.capture.deposit.deposit_capture` on the GMT day of the page's
 ``WARC-Date`` (WARC 1.1 §5.4); a record no page uses is deposited as itself.
+
+An import does only what makes its names resolvable and checkable: every
+deposit's full-text passages are left to the background indexer's queue
+(:attr:`pdi.archive.Content.index_later`), as a large deposit's are. Indexing
+them in the deposit was two thirds of the deposits' time (issue 24,
+``bench/bench_warc.py``); until ``pdi index`` (or ``pdi serve --indexer``) has
+drained the queue, a search says their text is pending.
 """
 
 from __future__ import annotations
@@ -220,7 +227,7 @@ def _deposit_lone(archive: Archive, series: str, item: Item, data: Iterator[byte
     assert token is not None
     charset = item.headers.charset if (item.headers.media_type or "").startswith("text/") else None
     # a PDF PDFium cannot open is kept as the server sent it (no text layer), not refused
-    content = Content(data, token, charset, source=item.entry.uri, keep_unreadable=True)
+    content = Content(data, token, charset, source=item.entry.uri, keep_unreadable=True, index_later=True)
     if not archive.versions(item.name):
         return archive.deposit(series, [content], foreign_id=item.entry.uri, day=item.entry.date.date())
     return archive.add_version(item.name, [content])  # unchanged when the newest holds these bytes
@@ -371,14 +378,15 @@ def _deposit_all(
         if key not in keys and not archive.versions(item.name):
             if item.page:
                 assert item.mhtml is not None
-                content = Content(_file_pieces(item.mhtml), related)
+                content = Content(_file_pieces(item.mhtml), related, index_later=True)
                 octets = item.mhtml.stat().st_size
             else:
                 token = item.name.format
                 assert token is not None
                 charset = item.headers.charset if (item.headers.media_type or "").startswith("text/") else None
                 content = Content(index.payload_pieces(item.payload), token, charset, source=item.entry.uri,
-                                  keep_unreadable=True)  # a PDF PDFium cannot open: kept as served
+                                  keep_unreadable=True,  # a PDF PDFium cannot open: kept as served
+                                  index_later=True)
                 octets = item.payload.size
             if pending and (len(pending) >= BATCH_ITEMS or size + octets > BATCH_BYTES):
                 flush()
@@ -391,7 +399,7 @@ def _deposit_all(
         if item.page:
             assert item.mhtml is not None
             data = item.mhtml.read_bytes()
-            result = deposit_capture(archive, name, item.entry.uri, data, day=item.entry.date.date())
+            result = deposit_capture(archive, name, item.entry.uri, data, day=item.entry.date.date(), index_later=True)
         else:
             try:
                 result = _deposit_lone(archive, name, item, index.payload_pieces(item.payload))
