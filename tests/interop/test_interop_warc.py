@@ -464,7 +464,7 @@ def test_importing_again_completes_statements_an_interrupted_import_left_out(arc
     spool.mkdir()
     (item,) = plan_import(index, S, spool).items
     assert item.mhtml is not None
-    (name,) = deposit_capture(archive, S, item.entry.uri, item.mhtml.read_bytes(), day=datetime.date(2024, 5, 6))
+    (name,) = deposit_capture(archive, S, item.entry.uri, item.aggregate(), day=datetime.date(2024, 5, 6))
     assert archive.meta(name) == {}
     (again,), _ = import_warc(archive, warc, S)
     assert again.name == name and again.unchanged
@@ -525,3 +525,25 @@ def test_cli_import_says_how_many_documents_wait_for_the_indexer(tmp_path: Path)
     after = runner.invoke(cli, ["search", "quagga", "--archive", location])
     assert after.exit_code == 0 and "index pending" not in after.output
     assert str(page_name("http://example.org/", datetime.date(2024, 5, 6))) + "#char=" in after.stdout
+
+
+def test_pages_past_the_plans_memory_are_spooled_and_imported_alike(
+    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pdi.interop.warc.pages as pages
+    from pdi.interop.warc import plan_import, read_index, sources_for
+
+    b = WarcBuilder()
+    site(b, "http://example.org/", "2024-05-06T10:00:00Z")
+    site(b, "http://example.net/", "2024-05-06T10:00:00Z")
+    warc = b.save(tmp_path / "a.warc.gz")
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    held = plan_import(read_index(sources_for(warc), limit=1 << 20), S, spool).items
+    assert all(isinstance(item.mhtml, bytes) for item in held)
+    monkeypatch.setattr(pages, "PLAN_IN_MEMORY", len(held[0].aggregate()))  # the first page only
+    first, second = plan_import(read_index(sources_for(warc), limit=1 << 20), S, spool).items
+    assert isinstance(first.mhtml, bytes) and isinstance(second.mhtml, Path)
+    assert second.aggregate() == held[1].aggregate()
+    done, _ = import_warc(archive, warc, S)
+    assert [archive.get(d.name).data for d in done] == [item.aggregate() for item in held]

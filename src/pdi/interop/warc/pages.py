@@ -46,6 +46,9 @@ from pdi.uri import resolve
 __all__ = ["ImportPlan", "Imported", "Item", "import_warc", "plan_import"]
 
 _MAX_REDIRECTS = 10
+#: The pages' aggregates a plan holds in memory (octets); the rest are spooled to files (writing and reading
+#: each back was a tenth of pass 2's time, issue 24).
+PLAN_IN_MEMORY = 32 << 20
 
 
 # --- planning ------------------------------------------------------------------------------
@@ -61,8 +64,13 @@ class Item:
     page: bool
     name: PDI
     parts: tuple[tuple[Entry, Entry], ...] = ()
-    mhtml: Path | None = None  # the page's aggregate, spooled to a file
+    mhtml: bytes | Path | None = None  # the page's aggregate: in memory, or spooled to a file past PLAN_IN_MEMORY
     failures: tuple[str, ...] = ()
+
+    def aggregate(self) -> bytes:
+        """A page's aggregate (MHTML), from memory or its spool file."""
+        assert self.mhtml is not None, "a lone resource has no aggregate"
+        return self.mhtml.read_bytes() if isinstance(self.mhtml, Path) else self.mhtml
 
 
 @dataclass
@@ -136,7 +144,8 @@ def plan_import(
     limits: Limits | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportPlan:
-    """Pass 2 without depositing: every page's aggregate built (into a file in ``spool``), every lone resource found.
+    """Pass 2 without depositing: every page's aggregate built (held in memory up to :data:`PLAN_IN_MEMORY`, then
+    in a file in ``spool``), every lone resource found.
 
     A record whose URL no PDI can hold, or a page past the limits (too many
     parts, too many bytes), is listed in ``skipped`` with its offset; a
@@ -165,6 +174,7 @@ def plan_import(
         candidates.append((entry, headers, payload))
     used: set[tuple[int, int]] = set()
     total = len(candidates)
+    held = 0  # octets of aggregates kept in memory
     # One event loop for every page's crawl (asyncio.run made and closed one for each: 0.1 ms a page).
     loop = asyncio.new_event_loop()
     try:
@@ -184,10 +194,15 @@ def plan_import(
             rest = tuple(p for p in parts if (p[0].source, p[0].offset) != own)
             for e, p in rest:
                 used.update({(e.source, e.offset), (p.source, p.offset)})
-            spooled = spool / f"{len(pages)}.mht"
-            spooled.write_bytes(pack_crawl(result))
+            packed: bytes | Path = pack_crawl(result)
+            if held + len(packed) > PLAN_IN_MEMORY:
+                spooled = spool / f"{len(pages)}.mht"
+                spooled.write_bytes(packed)
+                packed = spooled
+            else:
+                held += len(packed)
             pages.append(
-                Item(entry, headers, payload, True, name, rest, spooled, tuple(f.reason for f in result.failures))
+                Item(entry, headers, payload, True, name, rest, packed, tuple(f.reason for f in result.failures))
             )
             if progress is not None:
                 progress(done, total)
@@ -378,8 +393,12 @@ def _deposit_all(
         if key not in keys and not archive.versions(item.name):
             if item.page:
                 assert item.mhtml is not None
-                content = Content(_file_pieces(item.mhtml), related, index_later=True)
-                octets = item.mhtml.stat().st_size
+                if isinstance(item.mhtml, Path):
+                    content = Content(_file_pieces(item.mhtml), related, index_later=True)
+                    octets = item.mhtml.stat().st_size
+                else:
+                    content = Content(item.mhtml, related, index_later=True)
+                    octets = len(item.mhtml)
             else:
                 token = item.name.format
                 assert token is not None
@@ -397,8 +416,7 @@ def _deposit_all(
             continue
         flush()  # in the file's order: a name already there after the batch that may have minted it
         if item.page:
-            assert item.mhtml is not None
-            data = item.mhtml.read_bytes()
+            data = item.aggregate()
             result = deposit_capture(archive, name, item.entry.uri, data, day=item.entry.date.date(), index_later=True)
         else:
             try:
