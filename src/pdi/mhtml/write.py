@@ -143,8 +143,8 @@ def encode_quoted_printable(data: bytes) -> bytes:
         # Short lines of printable ASCII (no "=", no white space ending a line, no lone "."): b2a_qp
         # keeps each as it is, so the whole is each LF written "=0A" and a soft break (a fifth of the
         # time a page's MHTML took, line by line; the same bytes: tests/test_mhtml_write_build.py).
-        out = data.replace(b"\n", b"=0A=\r\n")
-        return out[:-3] if data.endswith(b"\n") else out
+        whole = data.replace(b"\n", b"=0A=\r\n")
+        return whole[:-3] if data.endswith(b"\n") else whole
     out = bytearray()
     lines = data.split(b"\n")
     last = len(lines) - 1

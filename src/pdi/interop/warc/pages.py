@@ -194,15 +194,15 @@ def plan_import(
             rest = tuple(p for p in parts if (p[0].source, p[0].offset) != own)
             for e, p in rest:
                 used.update({(e.source, e.offset), (p.source, p.offset)})
-            packed: bytes | Path = pack_crawl(result)
+            packed = pack_crawl(result)
+            kept: bytes | Path = packed
             if held + len(packed) > PLAN_IN_MEMORY:
-                spooled = spool / f"{len(pages)}.mht"
-                spooled.write_bytes(packed)
-                packed = spooled
+                kept = spool / f"{len(pages)}.mht"
+                kept.write_bytes(packed)
             else:
                 held += len(packed)
             pages.append(
-                Item(entry, headers, payload, True, name, rest, packed, tuple(f.reason for f in result.failures))
+                Item(entry, headers, payload, True, name, rest, kept, tuple(f.reason for f in result.failures))
             )
             if progress is not None:
                 progress(done, total)
