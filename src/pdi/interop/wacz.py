@@ -152,9 +152,10 @@ class _Writer:
             )
         else:
             self.written[(url, digest)] = (url, date)
+            # the payload's digest given (made above): warcio does not read the payload again to make it
             record = self.warc.create_warc_record(
                 url, "response", payload=io.BytesIO(data), length=len(data),
-                http_headers=headers, warc_headers_dict=warc_headers,
+                http_headers=headers, warc_headers_dict={**warc_headers, "WARC-Payload-Digest": digest},
             )
         self._write(record, 6 if first is not None else _level(media_type))
         self.records += 1
