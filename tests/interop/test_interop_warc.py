@@ -527,7 +527,7 @@ def test_cli_import_says_how_many_documents_wait_for_the_indexer(tmp_path: Path)
     assert str(page_name("http://example.org/", datetime.date(2024, 5, 6))) + "#char=" in after.stdout
 
 
-def test_pages_past_the_plans_memory_are_spooled_and_imported_alike(
+def test_pages_past_the_plans_memory_are_packed_and_spooled_and_imported_alike(
     archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import pdi.interop.warc.pages as pages
@@ -540,10 +540,11 @@ def test_pages_past_the_plans_memory_are_spooled_and_imported_alike(
     spool = tmp_path / "spool"
     spool.mkdir()
     held = plan_import(read_index(sources_for(warc), limit=1 << 20), S, spool).items
-    assert all(isinstance(item.mhtml, bytes) for item in held)
-    monkeypatch.setattr(pages, "PLAN_IN_MEMORY", len(held[0].aggregate()))  # the first page only
+    assert not any(isinstance(item.mhtml, Path) for item in held)  # crawled, packed when deposited
+    monkeypatch.setattr(pages, "PLAN_IN_MEMORY", held[0].size())  # the first page only
     first, second = plan_import(read_index(sources_for(warc), limit=1 << 20), S, spool).items
-    assert isinstance(first.mhtml, bytes) and isinstance(second.mhtml, Path)
+    assert not isinstance(first.mhtml, Path) and isinstance(second.mhtml, Path)
+    assert second.size() == len(second.aggregate())
     assert second.aggregate() == held[1].aggregate()
     done, _ = import_warc(archive, warc, S)
     assert [archive.get(d.name).data for d in done] == [item.aggregate() for item in held]

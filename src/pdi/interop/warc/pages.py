@@ -27,7 +27,7 @@ from pathlib import Path
 from pdi import formats
 from pdi._wording import plural
 from pdi.archive import Archive, Content, Deposit, canonical_series
-from pdi.capture.crawl import crawl, pack_crawl
+from pdi.capture.crawl import Crawl, crawl, pack_crawl
 from pdi.capture.fetch import Fetched, Limits, Redirect
 from pdi.errors import (
     IntegrityError,
@@ -46,8 +46,9 @@ from pdi.uri import resolve
 __all__ = ["ImportPlan", "Imported", "Item", "import_warc", "plan_import"]
 
 _MAX_REDIRECTS = 10
-#: The pages' aggregates a plan holds in memory (octets); the rest are spooled to files (writing and reading
-#: each back was a tenth of pass 2's time, issue 24).
+#: The octets of pages a plan holds in memory as crawled (packed as MHTML when deposited, on the staging
+#: threads, while other blobs are written and synced: packing was two fifths of pass 2); past it, each page
+#: is packed at once and spooled to a file.
 PLAN_IN_MEMORY = 32 << 20
 
 
@@ -64,13 +65,32 @@ class Item:
     page: bool
     name: PDI
     parts: tuple[tuple[Entry, Entry], ...] = ()
-    mhtml: bytes | Path | None = None  # the page's aggregate: in memory, or spooled to a file past PLAN_IN_MEMORY
+    mhtml: Crawl | Path | None = None  # the page: its crawl (packed when deposited), or its MHTML spooled to a file
     failures: tuple[str, ...] = ()
 
     def aggregate(self) -> bytes:
         """A page's aggregate (MHTML), from memory or its spool file."""
         assert self.mhtml is not None, "a lone resource has no aggregate"
-        return self.mhtml.read_bytes() if isinstance(self.mhtml, Path) else self.mhtml
+        return self.mhtml.read_bytes() if isinstance(self.mhtml, Path) else pack_crawl(self.mhtml)
+
+    def size(self) -> int:
+        """About how many octets the page's aggregate holds (its parts' octets, before they are encoded)."""
+        assert self.mhtml is not None, "a lone resource has no aggregate"
+        if isinstance(self.mhtml, Path):
+            return self.mhtml.stat().st_size
+        return _crawled(self.mhtml)
+
+    def pieces(self) -> Iterator[bytes]:
+        """The page's aggregate, a piece at a time: packed only when first asked for (on a staging thread)."""
+        assert self.mhtml is not None, "a lone resource has no aggregate"
+        if isinstance(self.mhtml, Path):
+            yield from _file_pieces(self.mhtml)
+        else:
+            yield pack_crawl(self.mhtml)
+
+
+def _crawled(result: Crawl) -> int:
+    return sum(len(f.data) for f in (result.root, *result.resources))
 
 
 @dataclass
@@ -144,8 +164,8 @@ def plan_import(
     limits: Limits | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportPlan:
-    """Pass 2 without depositing: every page's aggregate built (held in memory up to :data:`PLAN_IN_MEMORY`, then
-    in a file in ``spool``), every lone resource found.
+    """Pass 2 without depositing: every page crawled (held in memory up to :data:`PLAN_IN_MEMORY`, then packed
+    into a file in ``spool``), every lone resource found.
 
     A record whose URL no PDI can hold, or a page past the limits (too many
     parts, too many bytes), is listed in ``skipped`` with its offset; a
@@ -174,7 +194,7 @@ def plan_import(
         candidates.append((entry, headers, payload))
     used: set[tuple[int, int]] = set()
     total = len(candidates)
-    held = 0  # octets of aggregates kept in memory
+    held = 0  # octets of crawled pages kept in memory
     # One event loop for every page's crawl (asyncio.run made and closed one for each: 0.1 ms a page).
     loop = asyncio.new_event_loop()
     try:
@@ -194,13 +214,12 @@ def plan_import(
             rest = tuple(p for p in parts if (p[0].source, p[0].offset) != own)
             for e, p in rest:
                 used.update({(e.source, e.offset), (p.source, p.offset)})
-            packed = pack_crawl(result)
-            kept: bytes | Path = packed
-            if held + len(packed) > PLAN_IN_MEMORY:
+            kept: Crawl | Path = result
+            if held + _crawled(result) > PLAN_IN_MEMORY:
                 kept = spool / f"{len(pages)}.mht"
-                kept.write_bytes(packed)
+                kept.write_bytes(pack_crawl(result))
             else:
-                held += len(packed)
+                held += _crawled(result)
             pages.append(
                 Item(entry, headers, payload, True, name, rest, kept, tuple(f.reason for f in result.failures))
             )
@@ -392,13 +411,8 @@ def _deposit_all(
         key = (item.name.date, item.name.unique_id)
         if key not in keys and not archive.versions(item.name):
             if item.page:
-                assert item.mhtml is not None
-                if isinstance(item.mhtml, Path):
-                    content = Content(_file_pieces(item.mhtml), related, index_later=True)
-                    octets = item.mhtml.stat().st_size
-                else:
-                    content = Content(item.mhtml, related, index_later=True)
-                    octets = len(item.mhtml)
+                content = Content(item.pieces(), related, index_later=True)
+                octets = item.size()
             else:
                 token = item.name.format
                 assert token is not None
