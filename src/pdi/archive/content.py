@@ -302,6 +302,14 @@ _REGISTERED_AS = {
 # Octets no text holds (C0 controls but TAB, LF, VT, FF, CR, SUB, ESC): bytes
 # with one of these are binary. ESC stays allowed for ISO-2022 texts.
 _BINARY_OCTET = re.compile(rb"[\x00-\x08\x0e-\x19\x1c-\x1f]")
+#: Every octet but those: what :func:`_holds_binary` deletes (bytes.translate runs forty times the speed of
+#: the expression's search over a text's first MiB, which was a tenth of a WARC import's deposits).
+_NOT_BINARY = bytes(b for b in range(256) if not _BINARY_OCTET.match(bytes([b])))
+
+
+def _holds_binary(data: bytes, end: int) -> bool:
+    """Whether ``data[:end]`` holds an octet no text holds (:data:`_BINARY_OCTET`)."""
+    return bool((data[:end] if len(data) > end else data).translate(None, _NOT_BINARY))
 
 
 def signature_family(media_type: str) -> str | None:
@@ -366,7 +374,7 @@ def check_format(data: bytes, token: str, media_type: str, *, source: str | None
     if media_type == "application/octet-stream":
         return
     declared = signature_family(media_type)
-    if declared is None and _textual(media_type) and not _BINARY_OCTET.search(data, 0, SNIFF_BYTES):
+    if declared is None and _textual(media_type) and not _holds_binary(data, SNIFF_BYTES):
         return  # no libmagic run for the usual text deposit: it cannot be refused
     found_type = sniff(data)
     found = signature_family(found_type)
