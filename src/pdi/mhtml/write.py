@@ -466,11 +466,12 @@ def absolute_base(url: str, data: bytes, charset: str | None = None) -> bytes:
     with an absolute one, comes back as it was.
     """
     from pdi.mhtml.refs import html_references
+    from pdi.mhtml.refs.collector import BASE_TAG
     from pdi.mhtml.unpack import escape_for_value, text_view
 
     encoding = text_encoding(data, charset, "text/html")
     view = text_view(data, encoding)
-    if view is None:
+    if view is None or BASE_TAG.search(view.text) is None:  # no <base>: not scanned for one (a third of packing)
         return data
     first = next((r for r in html_references(view.text) if r.kind == "base" and not r.quoting), None)
     if first is None:
