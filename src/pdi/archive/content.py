@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from dataclasses import dataclass
 
     from pdi.archive.catalog import SQLStore
+    from pdi.archive.search import Passages
 else:
     from pdi._later import dataclass
 
@@ -811,8 +812,14 @@ def prepare(
     index = indexer.index if indexer else pdf.index if pdf else video.index if video else None
     return NewRepresentation(
         token, media_type, charset, None, blob, index,
-        searcher.passages if searcher else search.Passages.later() if searching else None,
+        searcher.passages if searcher else _queued(search.Passages()) if searching else None,
     )
+
+
+def _queued(passages: Passages) -> Passages:
+    """None yet: the deposit queues its octets for the indexer (:attr:`Content.index_later`)."""
+    passages.queued = True
+    return passages
 
 
 def charset_from_head(head: bytes) -> str:

@@ -127,13 +127,6 @@ class Passages:
         self.note: str | None = None
         self.queued = False
 
-    @classmethod
-    def later(cls) -> Passages:
-        """None yet: the deposit queues its octets for the indexer (:attr:`Content.index_later <pdi.archive.content.Content>`)."""
-        passages = cls()
-        passages.queued = True
-        return passages
-
     def add(self, passage: Passage) -> None:
         text = passage.text.encode("utf-8", "surrogatepass")
         runs = passage.encoded_runs()
