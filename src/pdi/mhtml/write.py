@@ -156,7 +156,12 @@ def encode_quoted_printable(data: bytes) -> bytes:
         if i == last:
             break
         tail = len(encoded) - (encoded.rfind(b"\n") + 1)
-        if tail + 3 > _LINE - 1:
+        if tail >= _LINE:
+            # b2a_qp filled the line (76 is its last segment's limit): its last octet, or "=XX", goes
+            # after the soft break, whose "=" would make 77
+            unit = 3 if encoded[-3:-2] == b"=" else 1
+            out[len(out) - unit : len(out) - unit] = b"=\r\n"
+        elif tail + 3 > _LINE - 1:
             out += b"=\r\n"
         out += b"=0A"
         if i + 1 < last or lines[last]:
