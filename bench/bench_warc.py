@@ -118,7 +118,7 @@ def warcio_read(warc: Path) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=3, help="Imports and exports of each, interleaved (medians).")
+    parser.add_argument("--rounds", type=int, default=5, help="Imports and exports of each, interleaved (medians).")
     readme.arguments(parser, markdown=True)  # --small: 10 pages, 1 round
     args = parser.parse_args(argv)
     global PAGES
