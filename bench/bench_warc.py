@@ -68,8 +68,9 @@ def _make_warc(path: Path) -> int:
     return path.stat().st_size
 
 
-_PHASES = {"read_index": "pass 1 (read, check, index)", "plan_import": "pass 2 (crawl and pack each page)",
-           "_deposit_all": "deposits (batches of new names, with their statements)"}
+_PHASES = {"read_index": "pass 1 (read, check, index)", "plan_import": "pass 2 (crawl each page)",
+           "_deposit_all": "deposits (each page packed as MHTML on the staging threads, batches of new names,"
+                           " with their statements)"}
 
 
 def _phases() -> dict[str, list[float]]:
@@ -206,7 +207,7 @@ def main(argv: list[str] | None = None) -> None:
         " is at least 0.5; the checks and the packaging are the best of three and two (times, so lower is better).\n\n"
     ) + readme.table(
         ["what", "pdi", "peer", "ratio"],
-        [["the whole import (check, crawl and pack each page, deposit, statements)",
+        [["the whole import (check, crawl and pack each page, deposit, statements; full text queued)",
           f"{import_s * 1e3:,.0f} ms ({records / import_s:,.0f} records/s)", f"warcio reading the file: {rate}",
           f"**{warcio_s / import_s:.3f}×**"],
          ["its phases: " + " / ".join(_PHASES[p] for p in split),
