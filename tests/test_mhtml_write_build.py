@@ -7,6 +7,7 @@ cannot hide. Expected values come from RFC 2045/2047/2557, worked by hand.
 
 from __future__ import annotations
 
+import binascii
 import email
 import email.policy
 import quopri
@@ -255,3 +256,20 @@ def test_rfc2557_7_locations_equal_as_the_reader_compares_them_refused() -> None
     root = Resource("http://e.org/i.html", "text/html", b"<p>")
     with pytest.raises(ParseError, match="same URI"):
         build(root, [Resource("http://e.org/a b.png", "image/png", b"1"), Resource("http://e.org/a%20b.png", "image/png", b"2")])
+
+
+@given(st.lists(st.sampled_from([b"a", b" ", b"\n", b".", b"=", b"\t", b"\r", b"x" * 70, b"x" * 71, b"\xc3\xa9", b"~"]),
+                max_size=30).map(b"".join))
+def test_quoted_printable_round_trips_in_short_lines_whichever_way_it_is_encoded(data: bytes) -> None:
+    # a text of short plain lines is encoded whole, any other line by line: both give back the very bytes
+    encoded = encode_quoted_printable(data)
+    assert quopri.decodestring(encoded) == data
+    assert binascii.a2b_qp(encoded) == data
+    assert max(len(line) for line in encoded.split(b"\r\n")) <= 76
+    assert b"\n" not in encoded.replace(b"\r\n", b"")
+    lines = data.split(b"\n")
+    if all(len(line) <= 72 and not line.endswith(b" ") and line != b"." and b"=" not in line
+           and all(0x20 <= c <= 0x7E for c in line) for line in lines):
+        # the text keeps its shape: one encoded line a line, its LF written "=0A" before a soft break
+        shape = [line.removesuffix(b"=").removesuffix(b"=0A") for line in encoded.split(b"\r\n")]
+        assert shape == (lines[:-1] if data.endswith(b"\n") else lines)

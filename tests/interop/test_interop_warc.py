@@ -464,7 +464,7 @@ def test_importing_again_completes_statements_an_interrupted_import_left_out(arc
     spool.mkdir()
     (item,) = plan_import(index, S, spool).items
     assert item.mhtml is not None
-    (name,) = deposit_capture(archive, S, item.entry.uri, item.mhtml.read_bytes(), day=datetime.date(2024, 5, 6))
+    (name,) = deposit_capture(archive, S, item.entry.uri, item.aggregate(), day=datetime.date(2024, 5, 6))
     assert archive.meta(name) == {}
     (again,), _ = import_warc(archive, warc, S)
     assert again.name == name and again.unchanged
@@ -472,3 +472,79 @@ def test_importing_again_completes_statements_an_interrupted_import_left_out(arc
     before = archive.history(name)
     import_warc(archive, warc, S)
     assert archive.history(name) == before  # complete now: nothing stated twice
+
+
+# --- full text: left to the indexer's queue ---------------------------------------------------
+
+
+def test_an_imported_capture_resolves_at_once_is_pending_and_is_found_once_the_queue_drains(
+    archive: Archive, tmp_path: Path
+) -> None:
+    b = WarcBuilder()
+    site(b, "http://example.org/", "2024-05-06T10:00:00Z", PAGE.replace(b"v1", b"a quagga grazed"))
+    b.response("http://example.org/notes.txt", b"another quagga, in plain text\n", "text/plain; charset=utf-8",
+               "2024-05-06T10:00:00Z")
+    done, plan = import_warc(archive, b.save(tmp_path / "a.warc.gz"), S)
+    page, notes = (d.name for d in done)
+    assert not plan.skipped
+    # resolvable and checkable at once: the page's parts, the text's bytes
+    assert parts_of(archive.get(page).data)["http://example.org/"][1] == PAGE.replace(b"v1", b"a quagga grazed")
+    assert archive.get(notes).data == b"another quagga, in plain text\n"
+    # its text waits for the indexer, and readers are told so
+    results = archive.search("quagga")
+    assert results.hits == () and results.pending == 2
+    assert archive.pending_index(series=S) == 2
+    assert archive.index_pending_of(archive.locate(str(page)).record)
+    assert archive.index_pending_of(archive.locate(str(notes)).record)
+    assert len(archive.queued_indexes()) == 2
+    run = archive.index_queued()
+    assert (run.indexed, run.failed) == (2, ())
+    results = archive.search("quagga")
+    assert results.pending == 0 and not archive.index_pending_of(archive.locate(str(page)).record)
+    hits = {str(h.name).split("#")[0]: h for h in results.hits}
+    assert set(hits) == {str(page), str(notes)}
+    assert archive.get(str(hits[str(notes)].name)).data == b"quagga"
+    assert "quagga" in archive.get(str(hits[str(page)].name)).data.decode()
+
+
+def test_cli_import_says_how_many_documents_wait_for_the_indexer(tmp_path: Path) -> None:
+    location = str(tmp_path / "archive")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", location]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", S, "--archive", location]).exit_code == 0
+    b = WarcBuilder()
+    site(b, "http://example.org/", "2024-05-06T10:00:00Z", PAGE.replace(b"v1", b"a quagga grazed"))
+    result = runner.invoke(cli, ["import", str(b.save(tmp_path / "a.warc.gz")), "--series", S, "--archive", location])
+    assert result.exit_code == 0, result.output
+    assert (f"index pending: the text of 1 document of {S} waits for the indexer (`pdi index`, or"
+            " `pdi serve --indexer`)") in result.stderr
+    before = runner.invoke(cli, ["search", "quagga", "--archive", location])
+    assert before.exit_code == 0 and "index pending: the text of 1 name" in before.output
+    assert str(page_name("http://example.org/", datetime.date(2024, 5, 6))) not in before.stdout
+    assert runner.invoke(cli, ["index", "--archive", location]).exit_code == 0
+    after = runner.invoke(cli, ["search", "quagga", "--archive", location])
+    assert after.exit_code == 0 and "index pending" not in after.output
+    assert str(page_name("http://example.org/", datetime.date(2024, 5, 6))) + "#char=" in after.stdout
+
+
+def test_pages_past_the_plans_memory_are_packed_and_spooled_and_imported_alike(
+    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pdi.interop.warc.pages as pages
+    from pdi.interop.warc import plan_import, read_index, sources_for
+
+    b = WarcBuilder()
+    site(b, "http://example.org/", "2024-05-06T10:00:00Z")
+    site(b, "http://example.net/", "2024-05-06T10:00:00Z")
+    warc = b.save(tmp_path / "a.warc.gz")
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    held = plan_import(read_index(sources_for(warc), limit=1 << 20), S, spool).items
+    assert not any(isinstance(item.mhtml, Path) for item in held)  # crawled, packed when deposited
+    monkeypatch.setattr(pages, "PLAN_IN_MEMORY", held[0].size())  # the first page only
+    first, second = plan_import(read_index(sources_for(warc), limit=1 << 20), S, spool).items
+    assert not isinstance(first.mhtml, Path) and isinstance(second.mhtml, Path)
+    assert second.size() == len(second.aggregate())
+    assert second.aggregate() == held[1].aggregate()
+    done, _ = import_warc(archive, warc, S)
+    assert [archive.get(d.name).data for d in done] == [item.aggregate() for item in held]

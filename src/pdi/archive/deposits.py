@@ -15,6 +15,7 @@ import datetime
 import hashlib
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pdi import formats
 from pdi.archive.access import parse_until
@@ -36,6 +37,9 @@ from pdi.archive.tokens import Writer
 from pdi.errors import IntegrityError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.identifier import PDI
 
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
 __all__ = ["BatchItem", "Deposits"]
 
 
@@ -53,6 +57,22 @@ def _document(pdi: PDI | str, what: str) -> PDI:
 
 #: Threads that stage the items of :meth:`Deposits.deposit_dated` (an import's batch) at once.
 STAGING_THREADS = 8
+_POOL: tuple[int, int, ThreadPoolExecutor] | None = None  # (process, threads, pool)
+
+
+def _staging_pool(threads: int) -> ThreadPoolExecutor:
+    """The process's staging threads, made once (starting eight threads a batch was a twentieth of an import).
+
+    Made again in a forked child (the parent's threads are not there) or for another number of threads.
+    """
+    global _POOL
+    import os
+
+    if _POOL is None or _POOL[:2] != (os.getpid(), threads):
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = (os.getpid(), threads, ThreadPoolExecutor(threads, thread_name_prefix="pdi-staging"))
+    return _POOL[2]
 
 
 def _discard(reps: Sequence[NewRepresentation]) -> None:
@@ -244,9 +264,9 @@ class Deposits(ArchiveBase):
             for item in items:
                 yield one(item)
             return
-        from concurrent.futures import ThreadPoolExecutor
+        from concurrent.futures import wait
 
-        pool = ThreadPoolExecutor(min(threads, len(items)), thread_name_prefix="pdi-staging")
+        pool = _staging_pool(threads)
         futures = [pool.submit(one, item) for item in items]
         taken = 0
         try:
@@ -257,7 +277,7 @@ class Deposits(ArchiveBase):
         finally:
             for future in futures[taken:]:
                 future.cancel()
-            pool.shutdown(wait=True)
+            wait(futures[taken:])  # those already running
             for future in futures[taken:]:
                 if not future.cancelled() and future.exception() is None:
                     _discard(future.result()[0])

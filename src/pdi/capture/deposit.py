@@ -28,6 +28,7 @@ def deposit_capture(
     *,
     force: bool = False,
     day: datetime.date | None = None,
+    index_later: bool = False,
 ) -> Deposit:
     """Deposit a capture of ``url``; the answer says whether it was stored.
 
@@ -37,15 +38,16 @@ def deposit_capture(
     when they hold the same content, nothing is stored and the answer is the
     newest version, ``unchanged``. ``force`` deposits a new version all the same.
     ``day`` is the GMT day the page was captured on when that was not today
-    (a page from a web archive, :mod:`pdi.interop.warc`).
+    (a page from a web archive, :mod:`pdi.interop.warc`). ``index_later`` leaves
+    its text to the background indexer's queue (:attr:`pdi.archive.Content.index_later`).
     """
     token = formats.token_for("multipart/related")
     dated = day or archive.now().date()  # the GMT day the archive will date the deposit
     name = PDI.build(series=series, date=dated, foreign_id=url, format=token, version=1)
     versions = archive.versions(name)  # empty when the URL was not captured that day
     if not versions:
-        return archive.deposit(series, [Content(data, token)], foreign_id=url, force=force, day=day)
+        return archive.deposit(series, [Content(data, token, index_later=index_later)], foreign_id=url, force=force, day=day)
     newest = name.with_version(versions[-1])
     if not force and same_content(archive.get(newest).data, data):
         return Deposit((newest,), unchanged=True)
-    return archive.add_version(name, [Content(data, token)], force=force)
+    return archive.add_version(name, [Content(data, token, index_later=index_later)], force=force)

@@ -287,6 +287,7 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
         done, plan = import_warc(opened, source, series, limits=limits, progress=progress, deposited=deposited,
                                  bounds=ReadLimits(max_expansion=max_expansion, max_seconds=max_seconds),
                                  partial=partial)
+        waiting = opened.pending_index(series=series) if done else 0  # read while the archive is open
     # the bar counts the file's bytes as it is checked, then the deposits
     for reason in plan.skipped:
         click.echo(f"not imported: {reason}", err=True)
@@ -294,6 +295,9 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
     new = sum(1 for d in done if not d.unchanged)
     click.echo(f"imported {plural(pages, 'page')} and {plural(len(done) - pages, 'other resource')}"
                f" from {plural(plan.records, 'WARC record')} ({new} new, {len(done) - new} unchanged)", err=True)
+    if waiting:  # the import leaves full text to the indexer (pdi.interop.warc): resolvable now, searched later
+        click.echo(f"index pending: the text of {plural(waiting, 'document')} of {series} waits for the indexer"
+                   " (`pdi index`, or `pdi serve --indexer`); until then `pdi search` does not find it", err=True)
     for damage in plan.dropped:
         click.echo(f"dropped: {damage}", err=True)
     if plan.dropped:

@@ -152,9 +152,10 @@ class _Writer:
             )
         else:
             self.written[(url, digest)] = (url, date)
+            # the payload's digest given (made above): warcio does not read the payload again to make it
             record = self.warc.create_warc_record(
                 url, "response", payload=io.BytesIO(data), length=len(data),
-                http_headers=headers, warc_headers_dict=warc_headers,
+                http_headers=headers, warc_headers_dict={**warc_headers, "WARC-Payload-Digest": digest},
             )
         self._write(record, 6 if first is not None else _level(media_type))
         self.records += 1
@@ -321,19 +322,24 @@ def export_wacz(
     with tempfile.TemporaryDirectory(prefix="pdi-wacz-") as work:
         warc_path = Path(work) / _WARC_NAME
         cdx_path = Path(work) / "index.cdx"
-        with warc_path.open("wb") as out, cdx_path.open("w", encoding="utf-8") as cdx:
+        with (warc_path.open("wb") as out, cdx_path.open("w", encoding="utf-8") as cdx,
+              contextlib.ExitStack() as snapshot):
             writer = _Writer(out, cdx)
             records = [
                 r for r in archive.iter_records(series)
                 if r.serial is None and r.unique_id.lower().startswith(("http://", "https://"))
             ]
             stated: dict[str, dict[str, str]] = {}
+            names: list[PDI] = []
             for done, r in enumerate(records, 1):
-                name = _name_of(r)
                 if (done - 1) % _STATED_AT_ONCE == 0:
-                    # the statements the export reads, of the next names: a query a key, not a few a name
-                    ahead = [_name_of(n) for n in records[done - 1 : done - 1 + _STATED_AT_ONCE]]
-                    stated = {key: archive.latest_statements(ahead, key) for key in _STATED}
+                    # The next names read in one snapshot of the catalog (one read transaction, not three a
+                    # name), their statements a query a key, not a few a name.
+                    snapshot.close()
+                    snapshot.enter_context(archive.snapshot())
+                    names = [_name_of(n) for n in records[done - 1 : done - 1 + _STATED_AT_ONCE]]
+                    stated = {key: archive.latest_statements(names, key) for key in _STATED}
+                name = names[(done - 1) % _STATED_AT_ONCE]
                 try:
                     data = archive.get(name).data
                 except WithdrawnError:
@@ -355,6 +361,7 @@ def export_wacz(
                     documents += 1
                 if progress is not None:
                     progress(done, len(records))
+            snapshot.close()
             assert writer.index is not None
             writer.index.finish()
         if writer.records == 0:

@@ -55,7 +55,7 @@ def check_plan(index: WarcIndex) -> None:
             assert item.name.unique_id == item.entry.uri
             if item.page:
                 assert item.mhtml is not None
-                agg = parse(item.mhtml.read_bytes())
+                agg = parse(item.aggregate())
                 assert agg.root.data == index.payload(item.payload, LIMIT)
 
 

@@ -5,6 +5,13 @@ Each page's parts are gathered by the capture path's crawl
 packed by :func:`pdi.capture.crawl.pack_crawl` and deposited by
 :func:`pdi.capture.deposit.deposit_capture` on the GMT day of the page's
 ``WARC-Date`` (WARC 1.1 §5.4); a record no page uses is deposited as itself.
+
+An import does only what makes its names resolvable and checkable: every
+deposit's full-text passages are left to the background indexer's queue
+(:attr:`pdi.archive.Content.index_later`), as a large deposit's are. Indexing
+them in the deposit was two thirds of the deposits' time (issue 24,
+``bench/bench_warc.py``); until ``pdi index`` (or ``pdi serve --indexer``) has
+drained the queue, a search says their text is pending.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from pathlib import Path
 from pdi import formats
 from pdi._wording import plural
 from pdi.archive import Archive, Content, Deposit, canonical_series
-from pdi.capture.crawl import crawl, pack_crawl
+from pdi.capture.crawl import Crawl, crawl, pack_crawl
 from pdi.capture.fetch import Fetched, Limits, Redirect
 from pdi.errors import (
     IntegrityError,
@@ -39,6 +46,10 @@ from pdi.uri import resolve
 __all__ = ["ImportPlan", "Imported", "Item", "import_warc", "plan_import"]
 
 _MAX_REDIRECTS = 10
+#: The octets of pages a plan holds in memory as crawled (packed as MHTML when deposited, on the staging
+#: threads, while other blobs are written and synced: packing was two fifths of pass 2); past it, each page
+#: is packed at once and spooled to a file.
+PLAN_IN_MEMORY = 32 << 20
 
 
 # --- planning ------------------------------------------------------------------------------
@@ -54,8 +65,32 @@ class Item:
     page: bool
     name: PDI
     parts: tuple[tuple[Entry, Entry], ...] = ()
-    mhtml: Path | None = None  # the page's aggregate, spooled to a file
+    mhtml: Crawl | Path | None = None  # the page: its crawl (packed when deposited), or its MHTML spooled to a file
     failures: tuple[str, ...] = ()
+
+    def aggregate(self) -> bytes:
+        """A page's aggregate (MHTML), from memory or its spool file."""
+        assert self.mhtml is not None, "a lone resource has no aggregate"
+        return self.mhtml.read_bytes() if isinstance(self.mhtml, Path) else pack_crawl(self.mhtml)
+
+    def size(self) -> int:
+        """About how many octets the page's aggregate holds (its parts' octets, before they are encoded)."""
+        assert self.mhtml is not None, "a lone resource has no aggregate"
+        if isinstance(self.mhtml, Path):
+            return self.mhtml.stat().st_size
+        return _crawled(self.mhtml)
+
+    def pieces(self) -> Iterator[bytes]:
+        """The page's aggregate, a piece at a time: packed only when first asked for (on a staging thread)."""
+        assert self.mhtml is not None, "a lone resource has no aggregate"
+        if isinstance(self.mhtml, Path):
+            yield from _file_pieces(self.mhtml)
+        else:
+            yield pack_crawl(self.mhtml)
+
+
+def _crawled(result: Crawl) -> int:
+    return sum(len(f.data) for f in (result.root, *result.resources))
 
 
 @dataclass
@@ -129,7 +164,8 @@ def plan_import(
     limits: Limits | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportPlan:
-    """Pass 2 without depositing: every page's aggregate built (into a file in ``spool``), every lone resource found.
+    """Pass 2 without depositing: every page crawled (held in memory up to :data:`PLAN_IN_MEMORY`, then packed
+    into a file in ``spool``), every lone resource found.
 
     A record whose URL no PDI can hold, or a page past the limits (too many
     parts, too many bytes), is listed in ``skipped`` with its offset; a
@@ -158,6 +194,7 @@ def plan_import(
         candidates.append((entry, headers, payload))
     used: set[tuple[int, int]] = set()
     total = len(candidates)
+    held = 0  # octets of crawled pages kept in memory
     # One event loop for every page's crawl (asyncio.run made and closed one for each: 0.1 ms a page).
     loop = asyncio.new_event_loop()
     try:
@@ -177,10 +214,14 @@ def plan_import(
             rest = tuple(p for p in parts if (p[0].source, p[0].offset) != own)
             for e, p in rest:
                 used.update({(e.source, e.offset), (p.source, p.offset)})
-            spooled = spool / f"{len(pages)}.mht"
-            spooled.write_bytes(pack_crawl(result))
+            kept: Crawl | Path = result
+            if held + _crawled(result) > PLAN_IN_MEMORY:
+                kept = spool / f"{len(pages)}.mht"
+                kept.write_bytes(pack_crawl(result))
+            else:
+                held += _crawled(result)
             pages.append(
-                Item(entry, headers, payload, True, name, rest, spooled, tuple(f.reason for f in result.failures))
+                Item(entry, headers, payload, True, name, rest, kept, tuple(f.reason for f in result.failures))
             )
             if progress is not None:
                 progress(done, total)
@@ -220,7 +261,7 @@ def _deposit_lone(archive: Archive, series: str, item: Item, data: Iterator[byte
     assert token is not None
     charset = item.headers.charset if (item.headers.media_type or "").startswith("text/") else None
     # a PDF PDFium cannot open is kept as the server sent it (no text layer), not refused
-    content = Content(data, token, charset, source=item.entry.uri, keep_unreadable=True)
+    content = Content(data, token, charset, source=item.entry.uri, keep_unreadable=True, index_later=True)
     if not archive.versions(item.name):
         return archive.deposit(series, [content], foreign_id=item.entry.uri, day=item.entry.date.date())
     return archive.add_version(item.name, [content])  # unchanged when the newest holds these bytes
@@ -370,15 +411,15 @@ def _deposit_all(
         key = (item.name.date, item.name.unique_id)
         if key not in keys and not archive.versions(item.name):
             if item.page:
-                assert item.mhtml is not None
-                content = Content(_file_pieces(item.mhtml), related)
-                octets = item.mhtml.stat().st_size
+                content = Content(item.pieces(), related, index_later=True)
+                octets = item.size()
             else:
                 token = item.name.format
                 assert token is not None
                 charset = item.headers.charset if (item.headers.media_type or "").startswith("text/") else None
                 content = Content(index.payload_pieces(item.payload), token, charset, source=item.entry.uri,
-                                  keep_unreadable=True)  # a PDF PDFium cannot open: kept as served
+                                  keep_unreadable=True,  # a PDF PDFium cannot open: kept as served
+                                  index_later=True)
                 octets = item.payload.size
             if pending and (len(pending) >= BATCH_ITEMS or size + octets > BATCH_BYTES):
                 flush()
@@ -389,9 +430,8 @@ def _deposit_all(
             continue
         flush()  # in the file's order: a name already there after the batch that may have minted it
         if item.page:
-            assert item.mhtml is not None
-            data = item.mhtml.read_bytes()
-            result = deposit_capture(archive, name, item.entry.uri, data, day=item.entry.date.date())
+            data = item.aggregate()
+            result = deposit_capture(archive, name, item.entry.uri, data, day=item.entry.date.date(), index_later=True)
         else:
             try:
                 result = _deposit_lone(archive, name, item, index.payload_pieces(item.payload))

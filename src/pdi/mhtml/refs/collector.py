@@ -505,8 +505,15 @@ def html_references(html_text: str, budget: Budget | None = None) -> list[Refere
     return scan_html(html_text, budget)[0]
 
 
+#: A ``base`` start tag's opening: a text without it has no ``<base>`` (a tag name is not decoded, and
+#: only its ASCII letters are folded: HTML §13.2.5.8).
+BASE_TAG = re.compile(r"<base", re.IGNORECASE | re.ASCII)
+
+
 def html_base(html_text: str, budget: Budget | None = None) -> str | None:
     """The ``href`` of the first ``<base href>`` element (entities decoded), as written."""
+    if BASE_TAG.search(html_text) is None:  # no need to scan the page again (a crawl scanned it for its references)
+        return None
     return _collect(html_text, budget).base
 
 
