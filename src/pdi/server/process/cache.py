@@ -69,7 +69,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -121,11 +121,14 @@ class Entity:
     names: tuple[str, ...]
     #: Whether anyone may be given it (never kept when not: pdi.archive.access).
     shared: bool = True
+    #: Its ``200``'s header lines as sent, made at its first (:func:`wire`).
+    lines: list[bytes] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def size(self) -> int:
-        """Bytes this answer holds in memory, roughly: body, headers and names."""
-        return _held(self.body, self.content_type, headers=self.headers, names=self.names) + _ENTRY_OVERHEAD
+        """Bytes this answer holds in memory, roughly: body, headers (twice: as sent too) and names."""
+        return (_held(self.body, self.content_type, headers=self.headers, names=self.names) + _ENTRY_OVERHEAD
+                + _lines_size(self.headers))
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +167,8 @@ class Fixed:
     shared: bool = True
     #: The entity tag of the name's bytes (for its :class:`Fact`), when the catalog told it.
     etag: str | None = None
+    #: Its header lines as sent, made at its first (:func:`wire`).
+    lines: list[bytes] = field(default_factory=list, compare=False, repr=False)
 
 
 #: What a :class:`ResponseCache` keeps under a key.
@@ -265,8 +270,37 @@ def _size(kept: Kept) -> int:
     """Bytes a kept answer holds in memory, roughly (:attr:`Entity.size`; a tag or a redirect's body, headers and names)."""
     if isinstance(kept, Entity):
         return kept.size
-    small = kept.etag if isinstance(kept, Validator) else kept.body
-    return _held(small, headers=kept.headers, names=kept.names) + _SMALL_OVERHEAD
+    if isinstance(kept, Validator):
+        return _held(kept.etag, headers=kept.headers, names=kept.names) + _SMALL_OVERHEAD
+    return _held(kept.body, headers=kept.headers, names=kept.names) + _SMALL_OVERHEAD + _lines_size(kept.headers)
+
+
+def _lines_size(headers: tuple[tuple[bytes, bytes], ...]) -> int:
+    """Bytes of ``headers`` as header lines (``name: value``), with the object that holds them."""
+    return sum(len(k) + len(v) + 4 for k, v in headers) + 80
+
+
+def wire(kept: Kept, fields: tuple[str | None, str | None, str | None]) -> tuple[int, bytes, bytes] | None:
+    """Status, header lines and body of the answer ``kept`` gives a ``GET`` without ``If-None-Match``, ``Range``
+    or ``If-Range`` (``fields``), when it is an :class:`Entity` (``200``) or a :class:`Fixed` answer: the same
+    octets as :func:`respond`'s, the header lines made once (``None``: any other, which :func:`respond` makes)."""
+    if isinstance(kept, Entity):
+        if fields != _NO_FIELDS:
+            return None
+        lines = kept.lines
+        if not lines:
+            whole = [*kept.headers, *_length(len(kept.body)), (b"content-type", kept.content_type)]
+            lines.append(b"".join(b"%s: %s\r\n" % pair for pair in whole) + b"\r\n")
+        return 200, lines[0], kept.body
+    if isinstance(kept, Fixed):
+        lines = kept.lines
+        if not lines:
+            lines.append(b"".join(b"%s: %s\r\n" % pair for pair in kept.headers) + b"\r\n")
+        return kept.status, lines[0], kept.body
+    return None
+
+
+_NO_FIELDS = (None, None, None)
 
 
 def respond(
@@ -519,6 +553,28 @@ def kept_answer(
         return None
     kept = cache.get(key)
     return None if kept is None else respond(kept, *conditional_fields(headers))
+
+
+def kept_wire(
+    cache: ResponseCache, path: str | bytes, headers: Sequence[tuple[bytes, bytes]], query: bytes
+) -> tuple[int, bytes, bytes] | None:
+    """:func:`kept_answer` with the header lines as sent (``name: value`` and CRLF each, then an empty line),
+    those of a whole ``200`` or an N2L's ``302`` made once (:func:`wire`)."""
+    key = kept_key(path, request_field(headers, b"host"), query)
+    if not key or (not key.startswith(b"N2L ") and negotiates(headers)):
+        return None
+    kept = cache.get(key)
+    if kept is None:
+        return None
+    fields = conditional_fields(headers)
+    made = wire(kept, fields)
+    if made is not None:
+        return made
+    found = respond(kept, *fields)
+    if found is None:
+        return None
+    status, lines, body = found
+    return status, b"".join(b"%s: %s\r\n" % pair for pair in lines) + b"\r\n", body
 
 
 def conditional_fields(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | None, str | None, str | None]:

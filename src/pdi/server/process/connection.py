@@ -51,8 +51,8 @@ from pdi.server.process.cache import (
     Kept,
     ResponseCache,
     conditional_fields,
-    kept_answer,
     kept_key,
+    kept_wire,
     negotiates,
     request_field,
     respond,
@@ -249,18 +249,21 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             return False  # the ASGI path says what is wrong with it
         query = url.query or b""
         cache.refresh()  # stale: asked now, where the catalog can answer at once
-        found = kept_answer(cache, url.path, self.headers, query)
-        if found is None:
+        made = kept_wire(cache, url.path, self.headers, query)
+        if made is not None:
+            status, lines, body = made
+        else:
             found = self._answer_public(cache, url.path, query)
-        if found is None:
-            return False
-        status, headers, body = found
-        head = [status_line(status)]
-        for key, value in (*self.server_state.default_headers, *headers):
-            head.extend((key, b": ", value, b"\r\n"))
-        head.append(b"\r\n")
+            if found is None:
+                return False
+            status, headers, body = found
+            lines = b"".join(b"%s: %s\r\n" % pair for pair in headers) + b"\r\n"
+        defaults = self.server_state.default_headers
+        if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date)
+            _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
+        head = status_line(status) + _defaults[1] + lines
         self._disarm()
-        self.transport.write(b"".join(head) + body if self.parser.get_method() == b"GET" else b"".join(head))
+        self.transport.write(head + body if self.parser.get_method() == b"GET" else head)
         # what uvicorn does once a response is complete: count it, wait for the next request
         self.cycle = _ANSWERED
         self.server_state.total_requests += 1
@@ -302,6 +305,9 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         cache.put(key, made)
         return respond(made, *fields)
 
+
+#: uvicorn's default headers last seen (Date, Server) and their lines: the same for every answer within a second.
+_defaults: list[Any] = [None, b""]
 
 _N2L = N2L_PATH.encode()
 _PUBLIC_PATHS = frozenset({_N2L, *(p.encode() for p in N2R_PATHS)})
