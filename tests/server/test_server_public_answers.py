@@ -15,13 +15,14 @@ of it is kept for others.
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from server_helpers import exchange, in_thread
+from server_helpers import exchange, in_thread, read_response
 from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
@@ -337,3 +338,39 @@ def test_a_fact_packs_and_unpacks_to_itself() -> None:
         assert packed is not None and Fact.unpack(packed) == fact
     assert Fact(names, '"ab#line=1"').pack() is None  # not a whole version's tag: not kept
     assert Fact((names[0], "another"), tag).pack() is None
+
+
+def _closed_after(conn: socket.socket, limit: float) -> float | None:
+    """Seconds until the server closed ``conn`` (it sent nothing more), or ``None`` if still open after ``limit``."""
+    start = time.monotonic()
+    conn.settimeout(limit)
+    try:
+        got = conn.recv(1)
+    except TimeoutError:
+        return None
+    assert got == b""
+    return time.monotonic() - start
+
+
+def test_a_connection_answered_by_the_protocol_keeps_its_idle_and_head_deadlines(names: dict[str, str]) -> None:
+    app = create_app(names["location"])
+    protocol = answering_protocol(1.5, app.state.cache, None, app.state.public)
+    ask = _request(names["text"])
+    with in_thread(app, host="127.0.0.1", port=0, log_level="warning", http=protocol,
+                   timeout_keep_alive=0.5) as server:
+        port = server.servers[0].sockets[0].getsockname()[1]
+        exchange(port, [_warm(names), ask])  # kept now: the requests below are answered by the protocol
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+            buffered = bytearray()
+            for _ in range(4):  # each answer sets the idle time again: asked every 0.3 s, it stays open
+                conn.sendall(ask)
+                assert read_response(conn, buffered).startswith(b"HTTP/1.1 200")
+                time.sleep(0.3)
+            closed = _closed_after(conn, 5)  # idle, then closed after the keep-alive timeout
+            assert closed is not None and closed < 1.2
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+            conn.sendall(ask)
+            assert read_response(conn, bytearray()).startswith(b"HTTP/1.1 200")
+            conn.sendall(ask[:20])  # a head begun, never ended: not idle, but cut off at the head deadline
+            closed = _closed_after(conn, 5)
+            assert closed is not None and 1.0 < closed < 3.0
