@@ -15,13 +15,14 @@ of it is kept for others.
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from server_helpers import exchange, in_thread
+from server_helpers import exchange, in_thread, read_response
 from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
@@ -279,3 +280,100 @@ def test_a_stale_cache_asks_the_catalog_at_once_and_forgets_a_withdrawn_name(nam
         time.sleep(0.3)  # past the time the cache answers without asking again
         assert exchange(port, [_request(later)])[0].startswith(b"HTTP/1.1 410")
         assert calls.targets == [_query(later).encode()]
+
+
+def _other_host(request: bytes) -> bytes:
+    """The same request with another ``Host``: not the key the whole answer was kept under."""
+    return request.replace(b"Host: 127.0.0.1", b"Host: localhost")
+
+
+def test_a_name_asked_once_needs_no_catalog_for_its_location_or_its_304(
+    names: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text, html = names["text"], names["html"]
+    tag = _tag(_resolvers(names, [_request(text)])[0])
+    html_tag = _tag(_resolvers(names, [_request(html)])[0])
+    later = [_other_host(_request(text, service="N2L")), _other_host(_request(text, If_None_Match=tag)),
+             _other_host(_request(html, If_None_Match=html_tag)), _other_host(_request(html, "HEAD", "N2L"))]
+    expected = _resolvers(names, later)
+    assert [e.split(b" ")[1] for e in expected] == [b"302", b"304", b"304", b"302"]
+    app = create_app(names["location"])
+    archive = app.state.archive
+    asked: list[str] = []
+    for method in ("locate_public", "read_public"):
+        real = getattr(archive, method)
+        monkeypatch.setattr(archive, method, lambda parsed, *a, _real=real, **k: asked.append(str(parsed)) or _real(
+            parsed, *a, **k))
+    with _serving(app, public=True) as (port, calls):
+        exchange(port, [_warm(names)])
+        asked.clear()
+        # the text's bytes, the html's location: the catalog once each
+        exchange(port, [_request(text), _request(html, service="N2L")])
+        assert len(asked) == 2
+        got = exchange(port, later)
+    assert got == expected
+    assert len(asked) == 2  # each name's location, entity tag and 304 were known: no catalog asked again
+    assert calls.targets[1:] == []
+
+
+def test_what_a_cache_knows_of_a_name_is_forgotten_with_a_withdrawal(names: dict[str, str]) -> None:
+    later = names["later"]
+    app = create_app(names["location"])
+    app.state.cache.revalidate_seconds = 0.2
+    with _serving(app, public=True) as (port, calls):
+        assert exchange(port, [_request(later)])[0].startswith(b"HTTP/1.1 200")
+        assert app.state.cache.fact(_query(later).encode()) is not None
+        with Archive.open(names["location"]) as archive:
+            archive.withdraw(later, "withdrawn while serving")
+        time.sleep(0.3)  # past the time the cache answers without asking again
+        assert exchange(port, [_other_host(_request(later, service="N2L"))])[0].startswith(b"HTTP/1.1 410")
+        assert calls.targets == [_query(later).encode()]
+
+
+def test_a_fact_packs_and_unpacks_to_itself() -> None:
+    from pdi.server.process.cache import Fact
+
+    names = ("urn:pdi://a.example.us/2026/11/25/1.text.1", "urn:pdi://a.example.us/2026/11/25/1")
+    tag = '"' + "ab" * 32 + '"'
+    located = ((b"content-length", b"0"), (b"location", b"/uri-res/N2R?" + names[0].encode()), (b"vary", b"Cookie"))
+    for fact in (Fact(names, tag), Fact(names, tag, located)):
+        packed = fact.pack()
+        assert packed is not None and Fact.unpack(packed) == fact
+    assert Fact(names, '"ab#line=1"').pack() is None  # not a whole version's tag: not kept
+    assert Fact((names[0], "another"), tag).pack() is None
+
+
+def _closed_after(conn: socket.socket, limit: float) -> float | None:
+    """Seconds until the server closed ``conn`` (it sent nothing more), or ``None`` if still open after ``limit``."""
+    start = time.monotonic()
+    conn.settimeout(limit)
+    try:
+        got = conn.recv(1)
+    except TimeoutError:
+        return None
+    assert got == b""
+    return time.monotonic() - start
+
+
+def test_a_connection_answered_by_the_protocol_keeps_its_idle_and_head_deadlines(names: dict[str, str]) -> None:
+    app = create_app(names["location"])
+    protocol = answering_protocol(1.5, app.state.cache, None, app.state.public)
+    ask = _request(names["text"])
+    with in_thread(app, host="127.0.0.1", port=0, log_level="warning", http=protocol,
+                   timeout_keep_alive=0.5) as server:
+        port = server.servers[0].sockets[0].getsockname()[1]
+        exchange(port, [_warm(names), ask])  # kept now: the requests below are answered by the protocol
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+            buffered = bytearray()
+            for _ in range(4):  # each answer sets the idle time again: asked every 0.3 s, it stays open
+                conn.sendall(ask)
+                assert read_response(conn, buffered).startswith(b"HTTP/1.1 200")
+                time.sleep(0.3)
+            closed = _closed_after(conn, 5)  # idle, then closed after the keep-alive timeout
+            assert closed is not None and closed < 1.2
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+            conn.sendall(ask)
+            assert read_response(conn, bytearray()).startswith(b"HTTP/1.1 200")
+            conn.sendall(ask[:20])  # a head begun, never ended: not idle, but cut off at the head deadline
+            closed = _closed_after(conn, 5)
+            assert closed is not None and 1.0 < closed < 3.0

@@ -165,6 +165,7 @@ def test_every_uvicorn_method_overridden_is_listed() -> None:
     assert overridden == {
         f"{PROTOCOL}.__init__", f"{PROTOCOL}.connection_made", f"{PROTOCOL}.on_headers_complete",
         f"{PROTOCOL}.on_response_complete", f"{PROTOCOL}.connection_lost",
+        f"{PROTOCOL}._unset_keepalive_if_required",  # disarms the protocol's own idle timer too
     }
     assert overridden <= set(UVICORN_INTERNALS)
 

@@ -22,6 +22,7 @@ from pdi.archive.blobs import (
     RangedOctets,
     file_reader,
     mapped,
+    read_cached,
     verify_selected,
 )
 from pdi.archive.blobs.inline import octets_reader
@@ -100,6 +101,10 @@ class Reading(ArchiveBase):
         if found.data is not None:  # a small blob in its catalog row: checked by chunks as a file's
             reader = octets_reader(info, found.data, name=str(name))
         else:
+            if found.size == record.size:
+                data = read_cached(info, found.path)  # at once, each chunk checked (else read below, which says why)
+                if data is not None:
+                    return Resolved(name, data, record.media_type, record.charset, record, siblings=found.records)
             try:
                 reader = file_reader(info, found.path, name=str(name), memo=self.fixity_memo)
             except OSError:

@@ -7,7 +7,7 @@ import datetime
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from pdi import formats
@@ -108,6 +108,8 @@ class PDI:
     citation: Citation | None = None
     warnings: tuple[str, ...] = ()
     version_wildcard: bool = False
+    #: ``str(self)``, made at its first (a resolver prints one name several times an answer); never compared.
+    _text: str | None = field(default=None, init=False, compare=False, repr=False, hash=False)
 
     # -- parsing and printing ------------------------------------------------
 
@@ -127,7 +129,11 @@ class PDI:
         return _parse_pdi(text, 0, len(text), strict, 0)
 
     def __str__(self) -> str:
-        return "urn:" + self._nss_text()
+        text = self._text
+        if text is None:
+            text = "urn:" + self._nss_text()
+            object.__setattr__(self, "_text", text)
+        return text
 
     def _nss_text(self) -> str:
         year, month, day = self.year, self.month, self.day

@@ -69,7 +69,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -84,6 +84,9 @@ DEFAULT_ENTRY_BYTES = 1 << 20
 _ENTRY_OVERHEAD = 400
 #: The same for a :class:`Validator` or a :class:`Fixed` answer, which hold fewer objects.
 _SMALL_OVERHEAD = 250
+
+#: Bytes counted for a :class:`Fact` beyond its key and packed bytes (the two objects and their place in the LRU).
+_FACT_OVERHEAD = 200
 
 #: How long a cache answers after it last checked that nothing was withdrawn (seconds).
 REVALIDATE_SECONDS = 2.0
@@ -118,11 +121,14 @@ class Entity:
     names: tuple[str, ...]
     #: Whether anyone may be given it (never kept when not: pdi.archive.access).
     shared: bool = True
+    #: Its ``200``'s header lines as sent, made at its first (:func:`wire`).
+    lines: list[bytes] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def size(self) -> int:
-        """Bytes this answer holds in memory, roughly: body, headers and names."""
-        return _held(self.body, self.content_type, headers=self.headers, names=self.names) + _ENTRY_OVERHEAD
+        """Bytes this answer holds in memory, roughly: body, headers (twice: as sent too) and names."""
+        return (_held(self.body, self.content_type, headers=self.headers, names=self.names) + _ENTRY_OVERHEAD
+                + _lines_size(self.headers))
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,18 +165,142 @@ class Fixed:
     names: tuple[str, ...]
     #: Whether anyone may be given it (never kept when not).
     shared: bool = True
+    #: The entity tag of the name's bytes (for its :class:`Fact`), when the catalog told it.
+    etag: str | None = None
+    #: Its header lines as sent, made at its first (:func:`wire`).
+    lines: list[bytes] = field(default_factory=list, compare=False, repr=False)
 
 
 #: What a :class:`ResponseCache` keeps under a key.
 Kept = Entity | Validator | Fixed
 
 
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """What never changes about a versioned name anyone may read, whatever the ``Host`` asked: enough for its
+    ``304`` (:class:`Validator`) and its ``N2L`` (:class:`Fixed`) without the catalog.
+
+    Kept apart from whole answers (:meth:`ResponseCache.fact`), under the
+    query string alone, packed in one ``bytes`` (:meth:`pack`: about 350
+    bytes of memory a name, so 32 MiB keeps some 80,000 names): a cold name
+    asked once any way (``N2R``, ``N2L`` or revalidated) needs no catalog
+    for the others. ``location`` is ``N2L``'s header fields, ``None`` until
+    one was made (one ``Location`` field among others).
+    """
+
+    names: tuple[str, ...]
+    etag: str
+    location: tuple[tuple[bytes, bytes], ...] | None = None
+
+    def validator(self) -> Validator:
+        """The :class:`Validator` of the name (shared: a fact is kept for names anyone may read only)."""
+        return Validator(self.etag, SHARED_VALIDATOR_FIELDS, self.names)
+
+    def fixed(self) -> Fixed | None:
+        """N2L's ``302`` (:class:`Fixed`), when its fields are known."""
+        return None if self.location is None else Fixed(302, self.location, b"", self.names, etag=self.etag)
+
+    def pack(self) -> bytes | None:
+        """The fact in one ``bytes`` (:meth:`unpack` reads it), or ``None`` when it is not of the usual shape (a
+        whole version's tag, its names the versioned and generic name, N2L's fields a ``Location`` first and
+        then the fields every ``302`` has)."""
+        name = self.names[0]
+        etag = self.etag
+        if (len(etag) != 66 or etag[0] != '"' or etag[-1] != '"' or "\x00" in name
+                or self.names != (name, name.rsplit(".", 2)[0])):
+            return None
+        try:
+            digest = bytes.fromhex(etag[1:-1])
+        except ValueError:
+            return None
+        location = b""
+        if self.location is not None:
+            value = next((v for k, v in self.location if k == b"location"), b"")
+            form = _form_index(tuple((k, b"" if k == b"location" else v) for k, v in self.location))
+            if not value or form is None:
+                return None
+            location = value + b"\x00%d" % form
+        return digest + name.encode() + b"\x00" + location
+
+    @staticmethod
+    def unpack(packed: bytes) -> Fact:
+        """The fact :meth:`pack` packed."""
+        name, _, location = packed[32:].partition(b"\x00")
+        text = name.decode()
+        fields = None
+        if location:
+            value, _, form = location.rpartition(b"\x00")
+            fields = tuple((k, value if k == b"location" else v) for k, v in _FORMS[int(form)])
+        return Fact((text, text.rsplit(".", 2)[0]), f'"{packed[:32].hex()}"', fields)
+
+
+#: The fields of the ``302`` answers packed (:meth:`Fact.pack`), ``Location`` left empty: each form kept once.
+_FORMS: list[tuple[tuple[bytes, bytes], ...]] = []
+
+
+def _form_index(form: tuple[tuple[bytes, bytes], ...]) -> int | None:
+    """The index of ``form`` among those packed (added the first time: every ``302`` has the same fields
+    but its ``Location``; ``None`` past a few)."""
+    try:
+        return _FORMS.index(form)
+    except ValueError:
+        if len(_FORMS) >= 8:
+            return None
+        _FORMS.append(form)
+        return len(_FORMS) - 1
+
+
+#: ``Cache-Control`` of an answer that never changes (a name with a format), anyone may read.
+IMMUTABLE = "public, max-age=31536000, immutable"
+#: ``Vary`` and ``Cache-Control`` of a ``304`` of an answer anyone may read (:class:`Validator`).
+SHARED_VALIDATOR_FIELDS: tuple[tuple[bytes, bytes], ...] = ((b"vary", b"Accept"), (b"cache-control", IMMUTABLE.encode()))
+
+
+def fact_of(kept: Kept) -> Fact | None:
+    """The :class:`Fact` a shared answer about a versioned name tells (``None``: not shared, or an N2L's
+    ``302`` made without its tag)."""
+    if not kept.shared:
+        return None
+    if isinstance(kept, Fixed):
+        return None if kept.etag is None else Fact(kept.names, kept.etag, kept.headers)
+    return Fact(kept.names, kept.etag)
+
+
 def _size(kept: Kept) -> int:
     """Bytes a kept answer holds in memory, roughly (:attr:`Entity.size`; a tag or a redirect's body, headers and names)."""
     if isinstance(kept, Entity):
         return kept.size
-    small = kept.etag if isinstance(kept, Validator) else kept.body
-    return _held(small, headers=kept.headers, names=kept.names) + _SMALL_OVERHEAD
+    if isinstance(kept, Validator):
+        return _held(kept.etag, headers=kept.headers, names=kept.names) + _SMALL_OVERHEAD
+    return _held(kept.body, headers=kept.headers, names=kept.names) + _SMALL_OVERHEAD + _lines_size(kept.headers)
+
+
+def _lines_size(headers: tuple[tuple[bytes, bytes], ...]) -> int:
+    """Bytes of ``headers`` as header lines (``name: value``), with the object that holds them."""
+    return sum(len(k) + len(v) + 4 for k, v in headers) + 80
+
+
+def wire(kept: Kept, fields: tuple[str | None, str | None, str | None]) -> tuple[int, bytes, bytes] | None:
+    """Status, header lines and body of the answer ``kept`` gives a ``GET`` without ``If-None-Match``, ``Range``
+    or ``If-Range`` (``fields``), when it is an :class:`Entity` (``200``) or a :class:`Fixed` answer: the same
+    octets as :func:`respond`'s, the header lines made once (``None``: any other, which :func:`respond` makes)."""
+    if isinstance(kept, Entity):
+        if fields != _NO_FIELDS:
+            return None
+        lines = kept.lines
+        if not lines:
+            whole = [*kept.headers, *_length(len(kept.body)), (b"content-type", kept.content_type)]
+            lines.append(b"".join(b"%s: %s\r\n" % pair for pair in whole) + b"\r\n")
+        return 200, lines[0], kept.body
+    if isinstance(kept, Fixed):
+        lines = kept.lines
+        if not lines:
+            lines.append(b"".join(b"%s: %s\r\n" % pair for pair in kept.headers) + b"\r\n")
+        return kept.status, lines[0], kept.body
+    return None
+
+
+_NO_FIELDS = (None, None, None)
 
 
 def respond(
@@ -238,13 +368,18 @@ class ResponseCache:
         generation: Callable[[], int] | None = None,
         revalidate_seconds: float = REVALIDATE_SECONDS,
         at_once: Callable[[], int | None] | None = None,
+        max_fact_bytes: int | None = None,
     ) -> None:
-        if max_bytes < 0 or max_entry_bytes < 0:
+        if max_bytes < 0 or max_entry_bytes < 0 or (max_fact_bytes or 0) < 0:
             raise ValueError("a cache's bounds are sizes: 0 or more bytes")
         self.max_bytes = max_bytes
         self.max_entry_bytes = min(max_entry_bytes, max_bytes)
         self.bytes = 0
         self._entries: OrderedDict[bytes, Kept] = OrderedDict()
+        #: :class:`Fact` entries by query string, least recently used first, within ``max_fact_bytes``.
+        self.max_fact_bytes = max_bytes if max_fact_bytes is None else max_fact_bytes
+        self.fact_bytes = 0
+        self._facts: OrderedDict[bytes, bytes] = OrderedDict()
         self._keys_of: dict[str, set[bytes]] = {}
         self.generation = generation
         #: ``generation`` read at once in the calling thread (the event loop's), or ``None`` when it cannot be.
@@ -277,6 +412,7 @@ class ResponseCache:
             self._entries.clear()
             self._keys_of.clear()
             self.bytes = 0
+            self._forget_facts()
             self._seen = now
         self._fresh_until = time.monotonic() + self.revalidate_seconds
 
@@ -316,11 +452,45 @@ class ResponseCache:
 
         Every fragment of a versioned name goes with it, and every format and
         version with a generic name, whatever spelling the requests used.
+        Every :class:`Fact` goes too (a withdrawal is rare: they are learnt again).
         """
         keys = list(self._keys_of.get(canonical_name(name), ()))
         for key in keys:
             self._drop(key)
+        self._forget_facts()
         return len(keys)
+
+    def fact(self, query: bytes) -> Fact | None:
+        """The :class:`Fact` kept for a versioned name asked by ``query`` (now the most recently used), or
+        ``None`` (also while not :attr:`fresh`)."""
+        if not self.fresh:
+            return None
+        found = self._facts.get(query)
+        if found is None:
+            return None
+        self._facts.move_to_end(query)
+        return Fact.unpack(found)
+
+    def learn(self, query: bytes, fact: Fact) -> None:
+        """Keep ``fact`` for the name asked by ``query``, the least recently used going beyond ``max_fact_bytes``."""
+        packed = fact.pack()
+        if packed is None:
+            return
+        cost = len(query) + len(packed) + _FACT_OVERHEAD
+        if cost > self.max_fact_bytes:
+            return
+        old = self._facts.pop(query, None)
+        if old is not None:
+            self.fact_bytes -= len(query) + len(old) + _FACT_OVERHEAD
+        self._facts[query] = packed
+        self.fact_bytes += cost
+        while self.fact_bytes > self.max_fact_bytes:
+            gone, dropped = self._facts.popitem(last=False)
+            self.fact_bytes -= len(gone) + len(dropped) + _FACT_OVERHEAD
+
+    def _forget_facts(self) -> None:
+        self._facts.clear()
+        self.fact_bytes = 0
 
     def _drop(self, key: bytes) -> None:
         entity = self._entries.pop(key)
@@ -383,6 +553,28 @@ def kept_answer(
         return None
     kept = cache.get(key)
     return None if kept is None else respond(kept, *conditional_fields(headers))
+
+
+def kept_wire(
+    cache: ResponseCache, path: str | bytes, headers: Sequence[tuple[bytes, bytes]], query: bytes
+) -> tuple[int, bytes, bytes] | None:
+    """:func:`kept_answer` with the header lines as sent (``name: value`` and CRLF each, then an empty line),
+    those of a whole ``200`` or an N2L's ``302`` made once (:func:`wire`)."""
+    key = kept_key(path, request_field(headers, b"host"), query)
+    if not key or (not key.startswith(b"N2L ") and negotiates(headers)):
+        return None
+    kept = cache.get(key)
+    if kept is None:
+        return None
+    fields = conditional_fields(headers)
+    made = wire(kept, fields)
+    if made is not None:
+        return made
+    found = respond(kept, *fields)
+    if found is None:
+        return None
+    status, lines, body = found
+    return status, b"".join(b"%s: %s\r\n" % pair for pair in lines) + b"\r\n", body
 
 
 def conditional_fields(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | None, str | None, str | None]:

@@ -51,8 +51,8 @@ from pdi.server.process.cache import (
     Kept,
     ResponseCache,
     conditional_fields,
-    kept_answer,
     kept_key,
+    kept_wire,
     negotiates,
     request_field,
     respond,
@@ -94,9 +94,10 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
     f"{_PROTOCOL}.shutdown":
         "CachedAnswerProtocol: on shutdown, closes the connection when cycle.response_complete",
     f"{_PROTOCOL}._unset_keepalive_if_required":
-        "CachedAnswerProtocol: cancels the keep-alive timeout (timeout_keep_alive_task) before arming it",
+        "CachedAnswerProtocol: cancels the keep-alive timeout (timeout_keep_alive_task) before arming it; overridden"
+        " to disarm the protocol's own keep-alive timer too (uvicorn calls it for every read)",
     f"{_PROTOCOL}.timeout_keep_alive_handler":
-        "CachedAnswerProtocol: armed as the keep-alive timeout after a cached answer, as uvicorn arms it",
+        "CachedAnswerProtocol: called when the keep-alive timeout after a cached answer is due, as uvicorn calls it",
     f"{_CYCLE}.__init__":
         "ZeroCopy and CachedAnswerProtocol: transport, scope, disconnected, response_started,"
         " response_complete, chunked_encoding, expected_content_length (and _Answered stands in for it)",
@@ -145,21 +146,37 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        #: The timer of the request-head deadline, and when the deadline is (``None``: disarmed). Arming it again
+        #: moves the time only: a timer that fires before the deadline sets itself again for it (no timer made
+        #: and cancelled for every request of a kept-alive connection).
         self._head_deadline: asyncio.TimerHandle | None = None
+        self._head_due: float | None = None
 
     def _arm(self) -> None:
-        self._disarm()
-        self._head_deadline = self.loop.call_later(self.header_seconds, self._late)
+        self._head_due = due = self.loop.time() + self.header_seconds
+        if self._head_deadline is None:
+            self._head_deadline = self.loop.call_at(due, self._late)
 
     def _disarm(self) -> None:
+        self._head_due = None
+
+    def _late(self) -> None:
+        self._head_deadline = None
+        due = self._head_due
+        if due is None:  # disarmed: a complete request head came in time
+            return
+        if self.loop.time() < due:  # armed again since: on to the later deadline
+            self._head_deadline = self.loop.call_at(due, self._late)
+            return
+        self._head_due = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def _stop_deadline(self) -> None:
+        self._head_due = None
         if self._head_deadline is not None:
             self._head_deadline.cancel()
             self._head_deadline = None
-
-    def _late(self) -> None:
-        self._head_deadline = None  # armed only while no request head is complete
-        if not self.transport.is_closing():
-            self.transport.close()
 
     # uvicorn's own signature narrows asyncio.Protocol's BaseTransport to Transport
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -182,7 +199,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
+        self._stop_deadline()
         super().connection_lost(exc)
 
 
@@ -216,9 +233,38 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     #: The replay origin's port (:mod:`pdi.server.process.origins`): its connections are never answered from the cache.
     replay_port: int | None = None
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: The keep-alive timeout after an answer written here, set as the head deadline is (:meth:`_arm`):
+        #: its timer and when it is due (``None``: none, the next request's octets came).
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._idle_due: float | None = None
+
     def on_headers_complete(self) -> None:
         if not self._answer_from_cache():
             super().on_headers_complete()
+
+    def _unset_keepalive_if_required(self) -> None:
+        self._idle_due = None  # octets came (uvicorn calls it for every read) or an answer is on its way
+        super()._unset_keepalive_if_required()
+
+    def _idle(self) -> None:
+        self._idle_timer = None
+        due = self._idle_due
+        if due is None:
+            return
+        if self.loop.time() < due:
+            self._idle_timer = self.loop.call_at(due, self._idle)
+            return
+        self._idle_due = None
+        self.timeout_keep_alive_handler()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._idle_due = None
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        super().connection_lost(exc)
 
     def _plain(self) -> bool:
         """Whether the request whose head is in is the plain case answered here (the module's docstring)."""
@@ -249,23 +295,28 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             return False  # the ASGI path says what is wrong with it
         query = url.query or b""
         cache.refresh()  # stale: asked now, where the catalog can answer at once
-        found = kept_answer(cache, url.path, self.headers, query)
-        if found is None:
+        made = kept_wire(cache, url.path, self.headers, query)
+        if made is not None:
+            status, lines, body = made
+        else:
             found = self._answer_public(cache, url.path, query)
-        if found is None:
-            return False
-        status, headers, body = found
-        head = [status_line(status)]
-        for key, value in (*self.server_state.default_headers, *headers):
-            head.extend((key, b": ", value, b"\r\n"))
-        head.append(b"\r\n")
+            if found is None:
+                return False
+            status, headers, body = found
+            lines = b"".join(b"%s: %s\r\n" % pair for pair in headers) + b"\r\n"
+        defaults = self.server_state.default_headers
+        if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date)
+            _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
+        head = status_line(status) + _defaults[1] + lines
         self._disarm()
-        self.transport.write(b"".join(head) + body if self.parser.get_method() == b"GET" else b"".join(head))
+        self.transport.write(head + body if self.parser.get_method() == b"GET" else head)
         # what uvicorn does once a response is complete: count it, wait for the next request
         self.cycle = _ANSWERED
         self.server_state.total_requests += 1
         self._unset_keepalive_if_required()
-        self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self.timeout_keep_alive_handler)
+        self._idle_due = due = self.loop.time() + self.timeout_keep_alive  # as uvicorn's call_later, set lazily
+        if self._idle_timer is None:
+            self._idle_timer = self.loop.call_at(due, self._idle)
         self._arm()
         return True
 
@@ -302,6 +353,9 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         cache.put(key, made)
         return respond(made, *fields)
 
+
+#: uvicorn's default headers last seen (Date, Server) and their lines: the same for every answer within a second.
+_defaults: list[Any] = [None, b""]
 
 _N2L = N2L_PATH.encode()
 _PUBLIC_PATHS = frozenset({_N2L, *(p.encode() for p in N2R_PATHS)})

@@ -356,13 +356,16 @@ class Mementos:
         and its version (:meth:`~pdi.archive.Archive.version_of`: from what
         locating the name read): no other capture is read.
         """
-        generic = generic_of(located.pdi)
         version = self.archive.version_of(located)
-        this = Memento(self.captured(generic, version), n2r_url(base, version.formats[0]))
-        if is_url(generic.unique_id) and not generic.is_serial:  # a capture: the URL is the original resource
+        if self.dated_by_deposit(located):  # a document's version: its generic name is its own name's start
+            own = located.pdi if located.pdi.fragment is None else located.pdi.without_fragment()
+            document = str(own).rsplit(".", 2)[0]  # canonical: built from the catalog's record (no "." in an id)
+            this = Memento(parse_timestamp(version.created_at), n2r_url(base, version.formats[0]))
+            subject = Subject(n2r_url(base, document), document, (this,))
+        else:  # a capture: the URL is the original resource
+            generic = generic_of(located.pdi)
+            this = Memento(self.captured(generic, version), n2r_url(base, version.formats[0]))
             subject = Subject(generic.unique_id, generic.unique_id, (this,))
-        else:
-            subject = Subject(n2r_url(base, generic), str(generic), (this,))
         return {
             "Memento-Datetime": http_datetime(this.datetime),
             "Link": memento_links(subject.original, subject.timegate(base), subject.timemap(base), this),

@@ -59,14 +59,18 @@ from pdi.server.http.params import integer, optional, required
 from pdi.server.http.problems import Problem
 from pdi.server.http.readers import BY_READER, PRIVATE, by_cookie
 from pdi.server.process.cache import (
+    IMMUTABLE,
     N2L_PATH,
+    SHARED_VALIDATOR_FIELDS,
     Entity,
+    Fact,
     Fixed,
     ResponseCache,
     Validator,
     accept_negotiates,
     answer,
     cache_key,
+    fact_of,
     kept_key,
     respond,
 )
@@ -96,7 +100,6 @@ Handler = Callable[[str, str, Mapping[str, str]], Response]
 #: How long a shared cache may keep an answer that can change: a generic name's list of
 #: formats grows with each new version. A name with a format never changes (immutable).
 GENERIC_MAX_AGE = 60
-IMMUTABLE = "public, max-age=31536000, immutable"
 
 
 _NO_HEADERS: Mapping[str, str] = {}
@@ -214,20 +217,47 @@ class Resolver:
         """
         if b"#" in query or b"%23" in query or b"?" in query:  # a fragment, an inflection (or an alias): the resolver
             return None
+        n2l = path == _N2L
+        if n2l or revalidating:  # what never changes about the name may be known already: no catalog
+            known = self.cache.fact(query)
+            if known is not None:
+                if not n2l:
+                    return known.validator()
+                made = known.fixed()
+                if made is None:  # its location follows from its name: learnt now
+                    made = _fixed(known.names, True, known.etag)
+                    self.cache.learn(query, Fact(known.names, known.etag, made.headers))
+                return made
         try:
             parsed = PDI.parse(urn_from_query(query.decode()).strip())  # as Archive.locate parses it
-            if path == _N2L or revalidating:
+            if n2l or revalidating:
                 located = self.archive.locate_public(parsed)
                 if located is None:
                     return None
-                return _fixed_location(located, shared=True) if path == _N2L else _validator_of(located, shared=True)
-            found = self.archive.read_public(parsed, most=min(self.cache.max_entry_bytes, STREAM_FROM))
-            if found is None or not self.mementos.dated_by_deposit(found):
-                return None
-            base = self.base_url if self.base_url is not None else self._base(scheme, server, host)
-            return whole_entity(found, self.mementos.headers(found, base))
+                kept: Entity | Validator | Fixed = (
+                    _fixed_location(located, shared=True) if n2l else _validator_of(located, shared=True))
+            else:
+                found = self.archive.read_public(parsed, most=min(self.cache.max_entry_bytes, STREAM_FROM))
+                if found is None or not self.mementos.dated_by_deposit(found):
+                    return None
+                base = self.base_url if self.base_url is not None else self._base(scheme, server, host)
+                kept = whole_entity(found, self.mementos.headers(found, base))
         except (PDIError, UnicodeDecodeError):
             return None
+        self._learn(query, kept)
+        return kept
+
+    def _learn(self, query: bytes, kept: Entity | Validator | Fixed) -> None:
+        """Keep what ``kept`` tells that never changes about the name asked by ``query`` (:class:`Fact`), with
+        what was known of it before (N2L's fields, learnt once)."""
+        fact = fact_of(kept)
+        if fact is None:
+            return
+        if fact.location is None:
+            known = self.cache.fact(query)
+            if known is not None and known.location is not None and known.etag == fact.etag:
+                fact = Fact(fact.names, fact.etag, known.location)
+        self.cache.learn(query, fact)
 
     def _base(self, scheme: str, server: tuple[str, int | None] | None, host: bytes) -> str:
         """``request.base_url`` of a request with this ``Host`` on a connection to ``server`` (no ``root_path``)."""
@@ -759,17 +789,25 @@ def clip_headers(resolved: Resolved) -> dict[str, str]:
 
 def _validator_of(located: Resolved, shared: bool) -> Validator:
     """What a ``304`` of a located name with a format says: its entity tag, ``Vary`` and ``Cache-Control``."""
-    fields = ((b"vary", b"Accept"), (b"cache-control", (IMMUTABLE if shared else PRIVATE).encode("latin-1")))
+    fields = SHARED_VALIDATOR_FIELDS if shared else ((b"vary", b"Accept"), (b"cache-control", PRIVATE.encode("latin-1")))
     return Validator(entity_tag(located.sha256, str(located.pdi)), fields, names_of(located), shared)
 
 
 def _fixed_location(located: Resolved, shared: bool) -> Fixed:
     """N2L's ``302`` for a located name with a format: to the N2R of its canonical spelling."""
-    redirect = RedirectResponse(n2r_path(located.pdi), status_code=302)
+    names = names_of(located)
+    if located.pdi.fragment is not None:  # to the N2R of the name with its fragment
+        return _fixed(names, shared, None, str(located.pdi))
+    return _fixed(names, shared, entity_tag(located.sha256, names[0]))  # the whole's tag, for its Fact
+
+
+def _fixed(names: tuple[str, ...], shared: bool, etag: str | None, to: str | None = None) -> Fixed:
+    """N2L's ``302`` to the N2R of ``to`` or else ``names[0]``, a canonical versioned name (:func:`names_of`)."""
+    redirect = RedirectResponse(n2r_path(names[0] if to is None else to), status_code=302)
     # as every answer that is not immutable, it varies by who reads (pdi.server.http.readers): said here,
     # so that the answer kept is the one the app sends
     headers = (*redirect.raw_headers, (b"vary", BY_READER.encode("latin-1")))
-    return Fixed(302, headers, b"", names_of(located), shared)
+    return Fixed(302, headers, b"", names, shared, etag)
 
 
 _N2L = N2L_PATH.encode()
