@@ -252,3 +252,26 @@ def test_purge_deletes_the_object_in_an_s3_store_unless_another_name_keeps_it(
         # remove-unreferenced never takes what a name keeps
         archive.remove_unreferenced(0)
         assert _keys(s3_blobs) == {_sha(PUBLIC)}
+
+
+def test_a_purged_small_blob_leaves_no_copy_in_the_sqlite_catalogs_files(tmp_path: Path) -> None:
+    """A small blob is a row of the SQLite catalog: its purge zeroes the row's pages and empties the log.
+
+    Asked of the files themselves: neither ``catalog.sqlite`` nor its write-ahead log holds the octets
+    (a deleted row's cell would otherwise stay in its page, and the log would keep the deposit's pages).
+    """
+    archive = Archive.init(tmp_path / "a")
+    archive.add_series(S)
+    sealed = bytes(range(256)) * 8 + b"sealed exhibit 41, never to be shown"  # octets, no passages
+    name = archive.add(S, sealed, format="octet-stream")
+    catalog = tmp_path / "a" / "catalog.sqlite"
+
+    def held() -> bool:
+        return any(p.exists() and sealed[-2000:] in p.read_bytes()
+                   for p in (catalog, catalog.with_name("catalog.sqlite-wal")))
+
+    assert held()
+    archive.withdraw(name, "order of the court", purge=True)
+    assert not held()
+    archive.close()
+    assert not held()

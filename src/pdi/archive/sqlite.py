@@ -55,6 +55,9 @@ class SQLiteStore(SQLStore):
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = FULL")
             self._conn.execute("PRAGMA foreign_keys = ON")
+            # what a purge deletes (a small blob's row, its passages) is overwritten with zeros in the catalog's
+            # file, not only unlinked from its tree (see delete_purged_blobs below for the write-ahead log)
+            self._conn.execute("PRAGMA secure_delete = ON")
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open archive catalog {catalog}: {exc}") from exc
         self._lock = threading.RLock()
@@ -66,6 +69,18 @@ class SQLiteStore(SQLStore):
         except BaseException:
             self._conn.close()
             raise
+
+    def delete_purged_blobs(self, sha256s: Sequence[str]) -> tuple[list[str], list[str]]:
+        """As every catalog does; then the write-ahead log is checkpointed and cut to nothing, so the pages a
+        purge changed no longer hold the purged octets anywhere in the catalog's files (``secure_delete``
+        zeroed them in the pages themselves). A checkpoint that readers hold back is tried again at the next."""
+        done = super().delete_purged_blobs(sha256s)
+        with self._lock:
+            try:
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:
+                pass  # busy: the next checkpoint writes the zeroed pages over the old ones
+        return done
 
     def _own_connection(self) -> sqlite3.Connection:
         """The calling thread's read-only connection to the catalog (made at its first use)."""
