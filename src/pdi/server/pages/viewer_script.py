@@ -217,7 +217,9 @@ SCRIPT = r"""
     }
     const cited = document.getElementById("cited");  // the region the name opened names: in view once the image is laid out
     if (cited) {
-      if (video || image.complete) cited.scrollIntoView({block: "center"});
+      // a video's region: the words saying it, the frame and the box below them, in view
+      if (video) (document.getElementById("clip") || cited).scrollIntoView({block: "start"});
+      else if (image.complete) cited.scrollIntoView({block: "center"});
       else image.addEventListener("load", function () { cited.scrollIntoView({block: "center"}); }, {once: true});
     }
     function corners(a, b) { return [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[0], b[0]), Math.max(a[1], b[1])]; }
@@ -271,7 +273,9 @@ SCRIPT = r"""
       band.style.left = (100 * a / duration) + "%";
       band.style.width = (100 * (b - a) / duration) + "%";
     }
-    if (wave.dataset.start) wave.scrollIntoView({block: "center"});  // the stretch the name opened names
+    // the stretch the name opened names (a video's clip: the words saying it, the player and the timeline below them)
+    const clipSaid = document.getElementById("clip");
+    if (wave.dataset.start) (clipSaid ? clipSaid : wave).scrollIntoView({block: clipSaid ? "start" : "center"});
     function cite() {
       const a = Number(from.value), b = Number(to.value);
       if (!(a < b)) { clear("name"); say(wave.dataset.hint || "Drag on the waveform (or give a start and an end) to name a stretch."); return; }
