@@ -36,9 +36,9 @@ class ReaderApp:
         self.replay = replay  # where archived pages are replayed (pdi.server.pages.replay_frame); None: never
 
     async def view(self, request: Request) -> Response:
+        from pdi.interop.aliases import alias_fragment, native_names
         from pdi.server.pages.browse import render_home
         from pdi.server.pages.replay_frame import render_replay_page
-        from pdi.interop.aliases import alias_fragment, native_names
         from pdi.server.pages.viewer import VIEW_POLICY, render_view
 
         name: str | None = None
