@@ -50,6 +50,7 @@ from pdi.server.pages.layout import page
 from pdi.server.pages.viewer_script import SCRIPT
 
 if TYPE_CHECKING:
+    from pdi.fragments.results import Region
     from pdi.interop.aliases import Alias
 
 #: The longest text the viewer shows in one page (characters); longer ones are cut by fragment only.
@@ -182,10 +183,23 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None) -> str:
     family = formats.media_family(record.media_type)
     windowed = family in ("text", "html", "xml") and record.size > WINDOW_FROM
     pdf = record.media_type == "application/pdf"
+    video = record.media_type.startswith("video/")
     if pdf:  # pdf.js fetches the PDF itself: only a fragment is evaluated here (from the layer kept at deposit)
         whole = located
         selected = archive.resolve(name) if parsed.fragment is not None else None
         assert not isinstance(selected, Generic)
+    elif video:  # the player fetches the video itself (N2R, by Range): it is never read here
+        whole = located
+        selected = None
+        if parsed.fragment is not None and parsed.fragment.effective_scheme(record.format) in ("sec", "msec"):
+            # a time fragment: read from what ffprobe read at deposit (its index), no octet of the video
+            selected = archive.select(located, parsed.fragment, index=archive.fragment_index(record))
+        elif parsed.fragment is not None:
+            # a region of a frame is decoded by ffmpeg (resolve), as N2R answers it: a time past the last
+            # frame is not found; octets (byte) are cut from the video
+            resolved = archive.resolve(name)
+            assert not isinstance(resolved, Generic)
+            selected = resolved
     elif windowed:
         whole = located  # never read whole: a window of it is cut by fragment
         selected = archive.resolve(name) if parsed.fragment is not None else None
@@ -193,19 +207,7 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None) -> str:
     else:
         whole = archive.read(located)
         # the fragment is cut from the bytes just read: they are not read and hashed twice
-        # a video's time fragment is read from what ffprobe read at deposit (its index); a region of its
-        # frame is decoded by ffmpeg (resolve), as N2R answers it
-        video = whole.media_type.startswith("video/") and parsed.fragment is not None
-        if video and parsed.fragment is not None and parsed.fragment.effective_scheme(whole.record.format) in (
-            "rect", "crop",
-        ):
-            selected = archive.resolve(name)
-            assert not isinstance(selected, Generic)
-        elif parsed.fragment is not None:
-            index = archive.fragment_index(whole.record) if video else None
-            selected = archive.select(whole, parsed.fragment, index=index)
-        else:
-            selected = None
+        selected = archive.select(whole, parsed.fragment) if parsed.fragment is not None else None
     meta = archive.meta(str(whole.pdi))
     facts = "".join(
         f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>"
@@ -246,7 +248,7 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None) -> str:
         return _page(str(parsed), head + _figure(whole, selected), SCRIPT)
     if family == "timed" and whole.media_type.startswith("audio/"):
         return _page(str(parsed), head + _sound(whole, selected), SCRIPT)
-    if whole.media_type.startswith("video/"):
+    if video:
         return _page(str(parsed), head + _video(archive, whole, selected), SCRIPT)
     return _page(str(parsed), head)
 
@@ -390,6 +392,29 @@ def _shown(text: str, start: int | None, end: int | None) -> str:
     return f'{lf(text[:start])}<mark id="passage">{lf(text[start:end])}</mark>{lf(text[end:])}'
 
 
+def _cited_box(region: Region | None) -> str:
+    """The box outlining a cited region over its image or frame, placed in percent of it (no script needed)."""
+    if region is None or not region.width or not region.height:
+        return ""
+    style = (
+        f"left:{100 * region.x1 / region.width:.4f}%;top:{100 * region.y1 / region.height:.4f}%;"
+        f"width:{100 * (region.x2 - region.x1) / region.width:.4f}%;"
+        f"height:{100 * (region.y2 - region.y1) / region.height:.4f}%"
+    )
+    return f'<div class="box" id="cited" style="{style}" title="{html.escape(json.dumps(vars(region)))}"></div>'
+
+
+def _corners(region: Region | None, width: int, height: int) -> str:
+    """The boxes to type a region's corners in (pixels), holding the cited region's."""
+    given = {"x1": region.x1, "y1": region.y1, "x2": region.x2, "y2": region.y2} if region is not None else {}
+    return "".join(
+        f'<label>{axis} <input type="number" id="{axis}" min="0" max="{limit}" step="1" inputmode="numeric"'
+        + (f' value="{given[axis]}"' if axis in given else "")
+        + "></label>"
+        for axis, limit in (("x1", width), ("y1", height), ("x2", width), ("y2", height))
+    )
+
+
 def _figure(whole: Resolved, selected: Resolved | None) -> str:
     """The image (a chosen frame of a multi-frame one), the region a fragment names outlined, and a box to drag."""
     name = str(whole.pdi)
@@ -409,14 +434,7 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
         # one frame, as a lossless PNG: the whole of frame k cut out
         return f"/uri-res/N2R?{_n2r(f'{name}#crop=(0,0),({facts.width},{facts.height}),{k}')}"
 
-    cited = ""
-    if region is not None and region.width and region.height:
-        style = (
-            f"left:{100 * region.x1 / region.width:.4f}%;top:{100 * region.y1 / region.height:.4f}%;"
-            f"width:{100 * (region.x2 - region.x1) / region.width:.4f}%;"
-            f"height:{100 * (region.y2 - region.y1) / region.height:.4f}%"
-        )
-        cited = f'<div class="box" id="cited" style="{style}" title="{html.escape(json.dumps(vars(region)))}"></div>'
+    cited = _cited_box(region)
     scale = max(1, MIN_IMAGE_WIDTH // facts.width) if facts.width else 1
     size = f' style="width:{facts.width * scale}px" class="pixelated"' if scale > 1 else ""
     chooser = ""
@@ -426,13 +444,7 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
             for k in range(facts.frames)
         )
         chooser = f'<label>frame <select id="frame">{options}</select></label> of {facts.frames}'
-    given = {"x1": region.x1, "y1": region.y1, "x2": region.x2, "y2": region.y2} if region is not None else {}
-    corners = "".join(
-        f'<label>{axis} <input type="number" id="{axis}" min="0" max="{limit}" step="1" inputmode="numeric"'
-        + (f' value="{given[axis]}"' if axis in given else "")
-        + "></label>"
-        for axis, limit in (("x1", facts.width), ("y1", facts.height), ("x2", facts.width), ("y2", facts.height))
-    )
+    corners = _corners(region, facts.width, facts.height)
     return (
         _cite_panel("Drag a box on the image to name that region (or give its corners below): pixels of the image itself.")
         + f'<div class="figure" id="figure" data-pdi="{html.escape(name)}" data-width="{facts.width}"'
@@ -532,18 +544,8 @@ def _video(archive: Archive, whole: Resolved, selected: Resolved | None) -> str:
         frame = f"{name}#rect=(0,0),({info.width},{info.height}),{region.frame}"
         poster, preload = f' poster="/uri-res/N2R?{html.escape(_n2r(frame))}"', "none"
         at = f' value="{region.frame}"'
-        cited_box = (
-            f'<div class="box" id="cited" style="left:{100 * region.x1 / region.width:.4f}%;'
-            f"top:{100 * region.y1 / region.height:.4f}%;width:{100 * (region.x2 - region.x1) / region.width:.4f}%;"
-            f'height:{100 * (region.y2 - region.y1) / region.height:.4f}%"></div>'
-        )
-    given = {"x1": region.x1, "y1": region.y1, "x2": region.x2, "y2": region.y2} if region is not None else {}
-    corners = "".join(
-        f'<label>{axis} <input type="number" id="{axis}" min="0" max="{limit}" step="1" inputmode="numeric"'
-        + (f' value="{given[axis]}"' if axis in given else "")
-        + "></label>"
-        for axis, limit in (("x1", info.width), ("y1", info.height), ("x2", info.width), ("y2", info.height))
-    )
+        cited_box = _cited_box(region)
+    corners = _corners(region, info.width, info.height)
     peaks = json.dumps({"duration": info.duration, "peaks": []})
     step = f'min="0" max="{info.duration:.3f}" step="0.001"'
     return (
