@@ -96,6 +96,11 @@ def test_marking_in_and_out_names_a_clip_that_plays_from_its_start_to_its_end(me
         _seek(pipe, session, 2.0)
         _js(pipe, session, "document.getElementById('mark-out').click()")
         assert _offered(pipe, session) == video + "#sec=1,2"
+        # a drag on the timeline, leftwards: its ends are times in proportion to its width, in milliseconds
+        _js(pipe, session, "document.getElementById('wave').scrollIntoView({block: 'center'})")
+        left, top, width, height = _box(pipe, session, "wave")
+        _drag(pipe, session, (left + 0.6619 * width, top + height / 2), (left + 0.2137 * width, top + height / 3))
+        assert _offered(pipe, session) == video + f"#msec={round(0.2137 * 3000)},{round(0.6619 * 3000)}"
         # the clip opened starts at its start and stops at its end
         opened = open_page(pipe, f"{base}/view?pdi={urllib.parse.quote(name, safe='')}")
         _desktop(pipe, opened)

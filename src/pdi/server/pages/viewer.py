@@ -16,7 +16,9 @@ Images are shown with the region of a ``rect`` or ``crop`` fragment
 outlined, a box to drag (or corners to type) and, for an image of several
 frames, a frame chooser; sound with a player, its waveform to select a
 stretch on (or a start and an end to type) and a button that plays the
-selection. Every name the page offers sits in a panel whose space is
+selection; a video with a player fed by N2R, a timeline to mark in and out
+on (the sound's code) and a box to drag on a paused frame (the image's code),
+a cited clip or region said in words and marked. Every name the page offers sits in a panel whose space is
 reserved from the start (nothing moves when a name appears), with a copy
 button, and is shown only once the script has resolved it and found that it
 names what was selected (the text, the region, the samples).

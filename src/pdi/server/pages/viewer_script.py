@@ -276,12 +276,12 @@ SCRIPT = r"""
     // the stretch the name opened names (a video's clip: the words saying it, the player and the timeline below them)
     const clipSaid = document.getElementById("clip");
     if (wave.dataset.start) (clipSaid ? clipSaid : wave).scrollIntoView({block: clipSaid ? "start" : "center"});
-    function cite() {
+    function cite(fine) {  // fine: times marked at the player's (a video's), named to the millisecond whatever the width
       const a = Number(from.value), b = Number(to.value);
       if (!(a < b)) { clear("name"); say(wave.dataset.hint || "Drag on the waveform (or give a start and an end) to name a stretch."); return; }
       showBand(a, b);
       // whole seconds when one pixel of the waveform spans a second or more; else milliseconds
-      const coarse = duration / wave.getBoundingClientRect().width >= 1;
+      const coarse = fine !== true && duration / wave.getBoundingClientRect().width >= 1;
       const ma = coarse ? 1000 * Math.round(a) : Math.round(a * 1000), mb = coarse ? 1000 * Math.round(b) : Math.round(b * 1000);
       const name = ma % 1000 === 0 && mb % 1000 === 0
         ? base + "#sec=" + ma / 1000 + "," + mb / 1000 : base + "#msec=" + ma + "," + mb;
@@ -297,8 +297,8 @@ SCRIPT = r"""
       to.value = Math.max(start, t).toFixed(3);
       cite();
     });
-    from.addEventListener("change", cite);
-    to.addEventListener("change", cite);
+    from.addEventListener("change", function () { cite(); });
+    to.addEventListener("change", function () { cite(); });
     let stopAt = null;
     play.addEventListener("click", function () {
       if (player.error) { say("This browser cannot play this recording: " + player.error.message, true); return; }
@@ -316,7 +316,7 @@ SCRIPT = r"""
       player.addEventListener("timeupdate", function () { head.style.left = (100 * player.currentTime / duration) + "%"; });
       function mark(input) {
         input.value = Math.min(duration, player.currentTime).toFixed(3);
-        if (from.value !== "" && to.value !== "") cite();
+        if (from.value !== "" && to.value !== "") cite(true);
         else { clear("name"); showBand(Number(input.value), Number(input.value)); say("Marked " + input.id + " at " + input.value + " s; now mark " + (input === from ? "out (O)." : "in (I).")); }
       }
       markIn.addEventListener("click", function () { mark(from); });
