@@ -102,7 +102,25 @@ PAGES = {
     "pdf": ("/view?pdi={pdf}%23char=0,10", "document.body.innerText.includes('application/pdf')"),
     "sgml-elt": ("/view?pdi={sgml}%23elt=3,3", "document.querySelector('mark') !== null"
                  " && document.body.innerText.includes('text/sgml')"),
-    "video": ("/view?pdi={video}%23sec=1,2", "document.body.innerText.includes('video/webm')"),
+    # a video (64×48, 3 s) played from N2R: a clip cited (1 s to 2 s) said in words, in view with the player and the
+    # timeline, marked a third of its width; a region of the frame at 1500 ms outlined over that frame (the poster);
+    # a browser's #t= read as the msec it equals
+    "video": ("/view?pdi={video}%23sec=1,2", "document.body.innerText.includes('video/webm')"
+              " && document.getElementById('player').tagName === 'VIDEO'"
+              " && document.getElementById('clip').textContent === 'The clip cited: from 1.000 s up to 2.000 s (1.000 s of 3.000 s).'"
+              " && Math.abs(document.getElementById('cited-clip').getBoundingClientRect().width"
+              " - document.getElementById('wave').getBoundingClientRect().width / 3) < 1"
+              " && document.getElementById('clip').getBoundingClientRect().top >= 0"
+              " && document.getElementById('wave').getBoundingClientRect().bottom <= innerHeight"),
+    "video-region": ("/view?pdi={video}%23rect=(8,6),(40,30),1500", "document.getElementById('player').poster.includes('1500')"
+                     " && Math.abs(document.getElementById('cited').getBoundingClientRect().left - document.getElementById('player')"
+                     ".getBoundingClientRect().left - 8 * 7) < 1"
+                     " && Math.abs(document.getElementById('cited').getBoundingClientRect().height - 24 * 7) < 1"
+                     " && document.getElementById('cited').getBoundingClientRect().bottom <= innerHeight"
+                     " && document.getElementById('x2').value === '40' && document.getElementById('frame').value === '1500'"),
+    "video-alias": ("/view?pdi={video}%23t=1.25,2.5", "document.getElementById('alias').textContent"
+                    ".includes('#t=1.25,2.5 is #msec=1250,2500')"
+                    " && document.getElementById('start').value === '1.250' && document.getElementById('end').value === '2.500'"),
     # an e-mail: its header fields, its body's text with the passage marked, the places for a name ready
     "email": ("/view?pdi={email}%23char=0,16", "document.querySelector('mark').textContent === 'Thank you Jesus.'"
               " && document.querySelector('dl.message').innerText.includes('Andy Grunwald')"
@@ -117,7 +135,7 @@ PAGES = {
                     " && document.querySelector('ul.parts').innerText.includes('dingusfish.gif')"),
 }
 
-MEDIA_PAGES = ("pdf", "sgml-elt", "video", "email", "email-thread", "email-parts")
+MEDIA_PAGES = ("pdf", "sgml-elt", "video", "video-region", "video-alias", "email", "email-thread", "email-parts")
 
 
 def page_url(served: Served, media: tuple[str, dict[str, str]], page: str) -> str:

@@ -39,6 +39,15 @@ WITHOUT_SCRIPT = {
              " && Math.abs(document.getElementById('cited').getBoundingClientRect().width"
              " - 0.4 * document.getElementById('wave').getBoundingClientRect().width) < 1"
              " && document.getElementById('start').value === '1.000' && document.getElementById('end').value === '2.000'",
+    # a video's clip and region: said in words and marked by the server; the player's source carries the clip's
+    # Media Fragments #t= (the browser starts and stops there), the region's frame is its poster
+    "video": "document.getElementById('clip').textContent.startsWith('The clip cited: from 1.000 s up to 2.000 s')"
+             " && document.getElementById('player').getAttribute('src').endsWith('#t=1.000,2.000')"
+             " && Math.abs(document.getElementById('cited-clip').getBoundingClientRect().width"
+             " - document.getElementById('wave').getBoundingClientRect().width / 3) < 1",
+    "video-region": "document.getElementById('player').poster.includes('1500')"
+                    " && Math.abs(document.getElementById('cited').getBoundingClientRect().left - document.getElementById('player')"
+                    ".getBoundingClientRect().left - 8 * 7) < 1",
     # a window of the long text: the passage marked, and a link that goes to it
     "long-text": "document.getElementById('passage').textContent === '0100000 line of a long text\\n'"
                  " && document.querySelector('a[href=\"#passage\"]') !== null",

@@ -186,3 +186,15 @@ def test_a_fragment_wholly_past_the_end_is_416_with_the_words_of_pdi_get(served:
     run = CliRunner().invoke(cli, ["get", name, "-o", "-", "--archive", served.archive.location])
     assert run.exit_code == 9
     assert run.stderr.strip() == f"warning: {problem['detail']}"
+
+
+def test_the_readers_page_reads_a_browser_fragment_as_the_native_name_it_equals(served: Served) -> None:
+    # as N2R and pdi get do (pdi.interop.aliases): "world" of "Hello, world." is #char=7,12, marked; the page says so
+    import urllib.parse
+
+    shown = httpx.get(f"{served.url}/view", params={"pdi": served.text + "#:~:text=world"})
+    assert shown.status_code == 200
+    assert "<code>#:~:text=world</code> is <code>#char=7,12</code>" in shown.text
+    assert '<mark id="passage">world</mark>' in shown.text
+    missing = httpx.get(f"{served.url}/view?pdi={urllib.parse.quote(served.text + '#:~:text=nowhere', safe='')}")
+    assert missing.status_code == 404 and "is not in" in missing.text

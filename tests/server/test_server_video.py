@@ -108,3 +108,28 @@ def test_the_reader_names_a_clip_and_a_region_of_a_video(archive: Archive, tmp_p
     for fragment in ("#sec=1,2", "#msec=500,1500", "#rect=(0,0),(8,8),500"):
         page = client.get("/view?pdi=" + quote(name + fragment, safe=""))
         assert page.status_code == 200, page.text[:500]
+
+
+def test_the_readers_page_of_a_video_never_reads_the_video(
+    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the player fetches it from N2R (by Range); the page reads the catalog and what ffprobe read at deposit
+    from urllib.parse import quote
+
+    name = str(archive.add(S, webm(tmp_path), format="webm"))
+    client = TestClient(create_app(archive.location, archive=archive))
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the video was read whole for its page")
+
+    monkeypatch.setattr(Archive, "read", refuse)
+    for fragment, said in (("", "Mark in (I)"), ("#sec=1,2", "The clip cited: from 1.000 s up to 2.000 s (1.000 s of 3.000 s)."),
+                           ("#t=0.5,1.25", "The clip cited: from 0.500 s up to 1.250 s"),
+                           ("#msec=2000,9000", "The fragment reaches past the end: it is cut there.")):
+        page = client.get("/view?pdi=" + quote(name + fragment, safe=""))
+        assert page.status_code == 200 and said in page.text, (fragment, page.text[:300])
+    page = client.get("/view?pdi=" + quote(name + "#t=0.5,1.25", safe=""))
+    assert "<code>#t=0.5,1.25</code> is <code>#msec=500,1250</code>" in page.text
+    assert '#t=0.500,1.250"' in page.text  # the player's source: the clip's Media Fragments URI
+    past = client.get("/view?pdi=" + quote(name + "#sec=7,8", safe=""))
+    assert past.status_code == 200 and "The fragment lies wholly past the end: it selects nothing." in past.text

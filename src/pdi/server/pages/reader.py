@@ -36,6 +36,7 @@ class ReaderApp:
         self.replay = replay  # where archived pages are replayed (pdi.server.pages.replay_frame); None: never
 
     async def view(self, request: Request) -> Response:
+        from pdi.interop.aliases import alias_fragment, native_names
         from pdi.server.pages.browse import render_home
         from pdi.server.pages.replay_frame import render_replay_page
         from pdi.server.pages.viewer import VIEW_POLICY, render_view
@@ -45,16 +46,19 @@ class ReaderApp:
             name = optional(request, "pdi")
             if not name:
                 return HTMLResponse(await anyio.to_thread.run_sync(render_home, self.archive))
+            alias = None  # a browser's fragment (#t=, #xywh=, #:~:text=): the native name it equals, as pdi get reads it
+            if alias_fragment(name) is not None:
+                alias = await self.work.run(native_names, self.archive, name)
             if self.replay is not None and optional(request, "view") != "source":
                 origin = self.replay.origin_for(request)
                 select = optional(request, "select") == "1"
                 replayed = functools.partial(render_replay_page, scripts=self.replay.scripts, select=select)
-                shown = await self.work.run(replayed, self.archive, name, origin)
+                shown = await self.work.run(replayed, self.archive, str(alias.native) if alias else name, origin)
                 if shown is not None:
                     # its frame may show the replay origin and nothing else: an archived page that navigates
                     # its own frame (a script's location, a refresh) to the network or to the resolver is refused
                     return HTMLResponse(shown, headers={"content-security-policy": f"frame-src {origin}"})
-            return HTMLResponse(await self.work.run(render_view, self.archive, name),
+            return HTMLResponse(await self.work.run(render_view, self.archive, name, alias),
                                 headers={"content-security-policy": VIEW_POLICY})
         except PDIError as exc:
             error = exc

@@ -16,7 +16,9 @@ Images are shown with the region of a ``rect`` or ``crop`` fragment
 outlined, a box to drag (or corners to type) and, for an image of several
 frames, a frame chooser; sound with a player, its waveform to select a
 stretch on (or a start and an end to type) and a button that plays the
-selection. Every name the page offers sits in a panel whose space is
+selection; a video with a player fed by N2R, a timeline to mark in and out
+on (the sound's code) and a box to drag on a paused frame (the image's code),
+a cited clip or region said in words and marked. Every name the page offers sits in a panel whose space is
 reserved from the start (nothing moves when a name appears), with a copy
 button, and is shown only once the script has resolved it and found that it
 names what was selected (the text, the region, the samples).
@@ -36,6 +38,7 @@ import base64
 import hashlib
 import html
 import json
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from pdi import formats
@@ -47,6 +50,10 @@ from pdi.server.pages.browse import record_generic, render_document
 from pdi.server.pages.cite import MAX_RFC5147, RFC5147Facts, image_facts, rfc5147_facts, waveform
 from pdi.server.pages.layout import page
 from pdi.server.pages.viewer_script import SCRIPT
+
+if TYPE_CHECKING:
+    from pdi.fragments.results import Region
+    from pdi.interop.aliases import Alias
 
 #: The longest text the viewer shows in one page (characters); longer ones are cut by fragment only.
 MAX_VIEW = 16 << 20
@@ -78,6 +85,10 @@ fieldset.coords input{width:5.5rem}
 .wave canvas{width:100%;height:100%;display:block}
 .wave .band{position:absolute;top:0;bottom:0;background:rgba(255,200,0,.35);outline:2px solid #c98a00}
 .wave .band.cited{background:rgba(224,0,0,.15);outline:2px solid #e00}
+.wave.timeline{height:36px} .wave .playhead{position:absolute;top:0;bottom:0;width:2px;background:#333;pointer-events:none}
+.figure.video{position:relative;display:inline-block;max-width:100%} .figure.video video{display:block;background:#000}
+.figure.video:not(.box-mode){cursor:auto} .figure .box{pointer-events:none}
+#video-box-mode[aria-pressed=true]{background:#0050c8;color:#fff} .clip{font-weight:600}
 .pdf{display:flex;flex-direction:column;align-items:center;gap:12px;padding:12px 0;background:#e4e7eb}
 .pdf-page{position:relative;overflow:hidden;background:#fff;box-shadow:0 1px 4px rgba(0,0,0,.3);max-width:100%}
 .pdf-page canvas{position:absolute;left:0;top:0}
@@ -146,8 +157,25 @@ def _form(value: str = "") -> str:
     )
 
 
-def render_view(archive: Archive, name: str) -> str:
-    """The page for ``name``: the whole representation, what its fragment selects marked."""
+def render_view(archive: Archive, name: str, alias: Alias | None = None) -> str:
+    """The page for ``name``: the whole representation, what its fragment selects marked.
+
+    A browser's fragment (``#t=``, ``#xywh=``, ``#:~:text=``) is read as the native name it equals, as
+    ``pdi get`` and N2R read it (:mod:`pdi.interop.aliases`), and the page says which (``alias``: already read).
+    """
+    from pdi.interop.aliases import alias_fragment, native_names
+
+    translated = ""
+    if alias is None and alias_fragment(name) is not None:
+        alias = native_names(archive, name)
+    if alias is not None:
+        native = str(alias.native)
+        translated = (
+            f'<p class="note" id="alias">The browser fragment <code>#{html.escape(alias.fragment)}</code> is'
+            f" <code>#{html.escape(native.split('#', 1)[1])}</code> of this name"
+            + "".join(f"; {html.escape(n)}" for n in alias.notes) + ".</p>"
+        )
+        name = native
     parsed = PDI.parse(name)
     whole_name = parsed.without_fragment()
     located = archive.locate(whole_name)
@@ -157,10 +185,23 @@ def render_view(archive: Archive, name: str) -> str:
     family = formats.media_family(record.media_type)
     windowed = family in ("text", "html", "xml") and record.size > WINDOW_FROM
     pdf = record.media_type == "application/pdf"
+    video = record.media_type.startswith("video/")
     if pdf:  # pdf.js fetches the PDF itself: only a fragment is evaluated here (from the layer kept at deposit)
         whole = located
         selected = archive.resolve(name) if parsed.fragment is not None else None
         assert not isinstance(selected, Generic)
+    elif video:  # the player fetches the video itself (N2R, by Range): it is never read here
+        whole = located
+        selected = None
+        if parsed.fragment is not None and parsed.fragment.effective_scheme(record.format) in ("sec", "msec"):
+            # a time fragment: read from what ffprobe read at deposit (its index), no octet of the video
+            selected = archive.select(located, parsed.fragment, index=archive.fragment_index(record))
+        elif parsed.fragment is not None:
+            # a region of a frame is decoded by ffmpeg (resolve), as N2R answers it: a time past the last
+            # frame is not found; octets (byte) are cut from the video
+            resolved = archive.resolve(name)
+            assert not isinstance(resolved, Generic)
+            selected = resolved
     elif windowed:
         whole = located  # never read whole: a window of it is cut by fragment
         selected = archive.resolve(name) if parsed.fragment is not None else None
@@ -168,19 +209,7 @@ def render_view(archive: Archive, name: str) -> str:
     else:
         whole = archive.read(located)
         # the fragment is cut from the bytes just read: they are not read and hashed twice
-        # a video's time fragment is read from what ffprobe read at deposit (its index); a region of its
-        # frame is decoded by ffmpeg (resolve), as N2R answers it
-        video = whole.media_type.startswith("video/") and parsed.fragment is not None
-        if video and parsed.fragment is not None and parsed.fragment.effective_scheme(whole.record.format) in (
-            "rect", "crop",
-        ):
-            selected = archive.resolve(name)
-            assert not isinstance(selected, Generic)
-        elif parsed.fragment is not None:
-            index = archive.fragment_index(whole.record) if video else None
-            selected = archive.select(whole, parsed.fragment, index=index)
-        else:
-            selected = None
+        selected = archive.select(whole, parsed.fragment) if parsed.fragment is not None else None
     meta = archive.meta(str(whole.pdi))
     facts = "".join(
         f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>"
@@ -200,7 +229,7 @@ def render_view(archive: Archive, name: str) -> str:
         else ""
     )
     head = (
-        f"{_form(name)}<h1><code>{html.escape(str(parsed))}</code></h1>{note}<dl>{facts}</dl>"
+        f"{_form(name)}<h1><code>{html.escape(str(parsed))}</code></h1>{translated}{note}<dl>{facts}</dl>"
         f'<p><a href="/uri-res/N2R?{html.escape(_n2r(str(parsed)))}">the bytes</a> · '
         f'<a href="/api/resolve?pdi={quote(str(parsed), safe="")}">JSON</a> · '
         f'<a href="/view?pdi={quote(str(record_generic(record)), safe="")}">the document</a></p>'
@@ -221,6 +250,8 @@ def render_view(archive: Archive, name: str) -> str:
         return _page(str(parsed), head + _figure(whole, selected), SCRIPT)
     if family == "timed" and whole.media_type.startswith("audio/"):
         return _page(str(parsed), head + _sound(whole, selected), SCRIPT)
+    if video:
+        return _page(str(parsed), head + _video(archive, whole, selected), SCRIPT)
     return _page(str(parsed), head)
 
 
@@ -363,6 +394,29 @@ def _shown(text: str, start: int | None, end: int | None) -> str:
     return f'{lf(text[:start])}<mark id="passage">{lf(text[start:end])}</mark>{lf(text[end:])}'
 
 
+def _cited_box(region: Region | None) -> str:
+    """The box outlining a cited region over its image or frame, placed in percent of it (no script needed)."""
+    if region is None or not region.width or not region.height:
+        return ""
+    style = (
+        f"left:{100 * region.x1 / region.width:.4f}%;top:{100 * region.y1 / region.height:.4f}%;"
+        f"width:{100 * (region.x2 - region.x1) / region.width:.4f}%;"
+        f"height:{100 * (region.y2 - region.y1) / region.height:.4f}%"
+    )
+    return f'<div class="box" id="cited" style="{style}" title="{html.escape(json.dumps(vars(region)))}"></div>'
+
+
+def _corners(region: Region | None, width: int, height: int) -> str:
+    """The boxes to type a region's corners in (pixels), holding the cited region's."""
+    given = {"x1": region.x1, "y1": region.y1, "x2": region.x2, "y2": region.y2} if region is not None else {}
+    return "".join(
+        f'<label>{axis} <input type="number" id="{axis}" min="0" max="{limit}" step="1" inputmode="numeric"'
+        + (f' value="{given[axis]}"' if axis in given else "")
+        + "></label>"
+        for axis, limit in (("x1", width), ("y1", height), ("x2", width), ("y2", height))
+    )
+
+
 def _figure(whole: Resolved, selected: Resolved | None) -> str:
     """The image (a chosen frame of a multi-frame one), the region a fragment names outlined, and a box to drag."""
     name = str(whole.pdi)
@@ -382,14 +436,7 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
         # one frame, as a lossless PNG: the whole of frame k cut out
         return f"/uri-res/N2R?{_n2r(f'{name}#crop=(0,0),({facts.width},{facts.height}),{k}')}"
 
-    cited = ""
-    if region is not None and region.width and region.height:
-        style = (
-            f"left:{100 * region.x1 / region.width:.4f}%;top:{100 * region.y1 / region.height:.4f}%;"
-            f"width:{100 * (region.x2 - region.x1) / region.width:.4f}%;"
-            f"height:{100 * (region.y2 - region.y1) / region.height:.4f}%"
-        )
-        cited = f'<div class="box" id="cited" style="{style}" title="{html.escape(json.dumps(vars(region)))}"></div>'
+    cited = _cited_box(region)
     scale = max(1, MIN_IMAGE_WIDTH // facts.width) if facts.width else 1
     size = f' style="width:{facts.width * scale}px" class="pixelated"' if scale > 1 else ""
     chooser = ""
@@ -399,13 +446,7 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
             for k in range(facts.frames)
         )
         chooser = f'<label>frame <select id="frame">{options}</select></label> of {facts.frames}'
-    given = {"x1": region.x1, "y1": region.y1, "x2": region.x2, "y2": region.y2} if region is not None else {}
-    corners = "".join(
-        f'<label>{axis} <input type="number" id="{axis}" min="0" max="{limit}" step="1" inputmode="numeric"'
-        + (f' value="{given[axis]}"' if axis in given else "")
-        + "></label>"
-        for axis, limit in (("x1", facts.width), ("y1", facts.height), ("x2", facts.width), ("y2", facts.height))
-    )
+    corners = _corners(region, facts.width, facts.height)
     return (
         _cite_panel("Drag a box on the image to name that region (or give its corners below): pixels of the image itself.")
         + f'<div class="figure" id="figure" data-pdi="{html.escape(name)}" data-width="{facts.width}"'
@@ -454,4 +495,88 @@ def _sound(whole: Resolved, selected: Resolved | None) -> str:
         f'<label>start <input type="number" id="start" {step}{start}></label>'
         f'<label>end <input type="number" id="end" {step}{end}></label>'
         f'<button type="button" id="play"{"" if start else " disabled"}>Play the selection</button></fieldset>'
+    )
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:.3f} s"
+
+
+def _video(archive: Archive, whole: Resolved, selected: Resolved | None) -> str:
+    """A player (pdi's own N2R, seekable by ``Range``), a timeline to mark in and out on, and a box to drag on a frame.
+
+    A cited clip (``sec``, ``msec``, or ``#t=`` translated) is said in words, marked on the timeline, and the
+    player's source carries its Media Fragments ``#t=a,b``: the browser starts there and stops at its end even
+    without scripts. A cited region shows the frame the name names (its whole frame, decoded by ffmpeg as N2R
+    decodes it, as the player's poster) with the region outlined. The timeline, the marks, the time typed and
+    the box reuse the sound's and the image's code (:mod:`pdi.server.pages.viewer_script`): one way to name.
+    """
+    name = str(whole.pdi)
+    src = f"/uri-res/N2R?{_n2r(name)}"
+    info = archive.video_of(whole.record)
+    if info is None or not info.width:
+        why = "ffprobe did not read it at deposit" if info is None else "it has no picture, only sound"
+        return (f'<p class="note">Clips and regions of this video cannot be named here: {why}.</p>'
+                f'<video id="player" controls preload="metadata" src="{html.escape(src)}"></video>')
+    fragment = selected.fragment if selected is not None else None
+    interval = fragment.interval if fragment is not None else None
+    region = fragment.region if fragment is not None else None
+    scale = max(1, MIN_IMAGE_WIDTH // info.width)
+    width, height = info.width * scale, info.height * scale
+    if width > 1000:  # the page's width: shown smaller, its aspect kept
+        width, height = 1000, round(1000 * info.height / info.width)
+    attributes = ""
+    said = cited_band = cited_box = start = end = at = ""
+    if interval is not None:
+        a, b = interval.start, interval.end
+        said = (f'<p class="clip" id="clip">The clip cited: from {_seconds(a)} up to {_seconds(b)}'
+                f" ({_seconds(b - a)} of {_seconds(info.duration_ms)}).</p>")
+        src += f"#t={a / 1000:.3f},{b / 1000:.3f}"
+        start, end = f' value="{a / 1000:.3f}"', f' value="{b / 1000:.3f}"'
+        attributes = f' data-start="{a / 1000}" data-end="{b / 1000}"'
+        if info.duration_ms:
+            cited_band = (f'<div class="band cited" id="cited-clip" style="left:{100 * a / info.duration_ms:.4f}%;'
+                          f'width:{100 * (b - a) / info.duration_ms:.4f}%"></div>')
+    poster = preload = data_at = ""
+    if region is not None:
+        data_at = f' data-at="{region.frame}"'
+        said = (f'<p class="clip" id="clip">The region cited: pixels ({region.x1},{region.y1}) to'
+                f" ({region.x2},{region.y2}) of the first frame at or after {_seconds(region.frame)}.</p>")
+        src += f"#t={region.frame / 1000:.3f}"
+        frame = f"{name}#rect=(0,0),({info.width},{info.height}),{region.frame}"
+        poster, preload = f' poster="/uri-res/N2R?{html.escape(_n2r(frame))}"', "none"
+        at = f' value="{region.frame}"'
+        cited_box = _cited_box(region)
+    corners = _corners(region, info.width, info.height)
+    peaks = json.dumps({"duration": info.duration, "peaks": []})
+    step = f'min="0" max="{info.duration:.3f}" step="0.001"'
+    return (
+        said
+        + _cite_panel(
+            "Mark in and out on the timeline (the buttons, or the keys I and O, at the player's time; or drag on the"
+            " timeline) to name a clip: <code>#msec=a,b</code> (<code>#sec=a,b</code> in whole seconds). Pause on a"
+            " frame and drag a box on it (after <em>Box on the frame</em>) to name a region:"
+            " <code>#rect=(x1,y1),(x2,y2),t</code> in the video's own pixels, at <code>t</code> milliseconds."
+        )
+        + f'<div class="figure video" id="figure" data-pdi="{html.escape(name)}" data-width="{info.width}"'
+        f' data-height="{info.height}" data-video="1"{data_at}>'
+        f'<video id="player" controls preload="{preload or "metadata"}" src="{html.escape(src)}"{poster}'
+        f' style="width:{width}px;height:{height}px" aria-label="the video, {info.width}×{info.height},'
+        f' {_seconds(info.duration_ms)}"></video>'
+        f'{cited_box}<div class="box selection" id="selection" hidden></div></div>'
+        + f'<div class="wave timeline" id="wave" data-pdi="{html.escape(name)}"{attributes}'
+        f' data-hint="Mark in and out (I, O), or drag on the timeline, to name a clip.">'
+        f'<canvas id="wave-canvas" aria-label="timeline of {info.duration:.3f} seconds"></canvas>{cited_band}'
+        '<div class="band" id="wave-selection" hidden></div><div class="playhead" id="playhead"></div></div>'
+        f'<script type="application/json" id="peaks">{peaks}</script>'
+        f'<fieldset class="coords"><legend>Clip in seconds (of {info.duration:.3f})</legend>'
+        '<button type="button" id="mark-in" aria-keyshortcuts="I">Mark in (I)</button>'
+        '<button type="button" id="mark-out" aria-keyshortcuts="O">Mark out (O)</button>'
+        f'<label>start <input type="number" id="start" {step}{start}></label>'
+        f'<label>end <input type="number" id="end" {step}{end}></label>'
+        f'<button type="button" id="play"{"" if start else " disabled"}>Play the selection</button></fieldset>'
+        f'<fieldset class="coords"><legend>Region of a frame in pixels ({info.width}×{info.height}; x2, y2 excluded)'
+        '</legend><button type="button" id="video-box-mode" aria-pressed="false">Box on the frame</button>'
+        f'{corners}<label>at ms <input type="number" id="frame" min="0" max="{info.duration_ms}" step="1"'
+        f' inputmode="numeric"{at}></label></fieldset>'
     )

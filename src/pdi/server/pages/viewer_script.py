@@ -1,4 +1,4 @@
-"""The viewer's script: select → cite for texts, images, sound and PDFs (inline in the page; see :mod:`pdi.server.pages.viewer`)."""
+"""The viewer's script: select → cite for texts, images, sound, video and PDFs (inline in the page; see :mod:`pdi.server.pages.viewer`)."""
 
 SCRIPT = r"""
 (function () {
@@ -168,9 +168,28 @@ SCRIPT = r"""
   const figure = document.getElementById("figure");
   if (figure) {
     const base = figure.dataset.pdi, W = Number(figure.dataset.width), H = Number(figure.dataset.height);
-    const image = document.getElementById("image"), box = document.getElementById("selection");
+    const image = figure.querySelector("img, video"), box = document.getElementById("selection");
     const inputs = ["x1", "y1", "x2", "y2"].map(function (k) { return document.getElementById(k); });
-    const frame = document.getElementById("frame");
+    const frame = document.getElementById("frame");  // an image's frame, or a video's time in milliseconds
+    // a video: a box is dragged in box mode, on the frame the player shows (its time, as the browser presented it)
+    const video = figure.dataset.video ? image : null, boxButton = document.getElementById("video-box-mode");
+    let boxMode = !video, presented = figure.dataset.at ? Number(figure.dataset.at) : null;
+    if (video) {
+      // the time of the frame shown, in whole milliseconds rounded down: the first frame at or after it is that frame
+      const watch = function () {
+        if (!video.requestVideoFrameCallback) return;
+        video.requestVideoFrameCallback(function (now, meta) { presented = Math.floor(meta.mediaTime * 1000); watch(); });
+      };
+      watch();
+      boxButton.addEventListener("click", function () {
+        boxMode = !boxMode;
+        boxButton.setAttribute("aria-pressed", String(boxMode));
+        figure.classList.toggle("box-mode", boxMode);
+        if (boxMode) video.pause();
+        video.controls = !boxMode;
+        say(boxMode ? "Drag a box on the frame to name that region of it." : "Mark in and out (I, O) to name a clip.");
+      });
+    }
     function pixel(event) {  // the pixel boundary nearest the pointer, whatever the image's CSS size
       const r = image.getBoundingClientRect();
       const x = Math.round((event.clientX - r.left) * W / r.width);
@@ -198,22 +217,26 @@ SCRIPT = r"""
     }
     const cited = document.getElementById("cited");  // the region the name opened names: in view once the image is laid out
     if (cited) {
-      if (image.complete) cited.scrollIntoView({block: "center"});
+      // a video's region: the words saying it, the frame and the box below them, in view
+      if (video) (document.getElementById("clip") || cited).scrollIntoView({block: "start"});
+      else if (image.complete) cited.scrollIntoView({block: "center"});
       else image.addEventListener("load", function () { cited.scrollIntoView({block: "center"}); }, {once: true});
     }
     function corners(a, b) { return [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[0], b[0]), Math.max(a[1], b[1])]; }
     dragged(figure, pixel, function (start, p) { show.apply(null, corners(start, p)); }, function (start, p) {
       corners(start, p).forEach(function (v, i) { inputs[i].value = v; });
+      if (video) frame.value = presented !== null ? presented : Math.floor(video.currentTime * 1000);
       cite();
-    });
+    }, function () { return boxMode; });
     inputs.forEach(function (input) { input.addEventListener("change", cite); });
     if (frame) frame.addEventListener("change", function () {
-      image.src = frame.selectedOptions[0].dataset.src;
+      if (video) video.currentTime = Number(frame.value) / 1000;
+      else image.src = frame.selectedOptions[0].dataset.src;
       if (inputs.every(function (input) { return input.value !== ""; })) cite();
     });
   }
 
-  // --- audio: an interval selected on the waveform ---------------------------------------------------------
+  // --- audio and video: an interval selected on the waveform (a video's timeline), or marked in and out ------
   const wave = document.getElementById("wave");
   if (wave) {
     const base = wave.dataset.pdi;
@@ -223,6 +246,7 @@ SCRIPT = r"""
     const from = document.getElementById("start"), to = document.getElementById("end");
     const player = document.getElementById("player"), play = document.getElementById("play");
     function draw() {
+      if (!canvas) return;
       const scale = window.devicePixelRatio || 1;
       canvas.width = Math.max(1, Math.round(canvas.clientWidth * scale));
       canvas.height = Math.max(1, Math.round(canvas.clientHeight * scale));
@@ -249,13 +273,15 @@ SCRIPT = r"""
       band.style.left = (100 * a / duration) + "%";
       band.style.width = (100 * (b - a) / duration) + "%";
     }
-    if (wave.dataset.start) wave.scrollIntoView({block: "center"});  // the stretch the name opened names
-    function cite() {
+    // the stretch the name opened names (a video's clip: the words saying it, the player and the timeline below them)
+    const clipSaid = document.getElementById("clip");
+    if (wave.dataset.start) (clipSaid ? clipSaid : wave).scrollIntoView({block: clipSaid ? "start" : "center"});
+    function cite(fine) {  // fine: times marked at the player's (a video's), named to the millisecond whatever the width
       const a = Number(from.value), b = Number(to.value);
-      if (!(a < b)) { clear("name"); say("Drag on the waveform (or give a start and an end) to name a stretch."); return; }
+      if (!(a < b)) { clear("name"); say(wave.dataset.hint || "Drag on the waveform (or give a start and an end) to name a stretch."); return; }
       showBand(a, b);
       // whole seconds when one pixel of the waveform spans a second or more; else milliseconds
-      const coarse = duration / wave.getBoundingClientRect().width >= 1;
+      const coarse = fine !== true && duration / wave.getBoundingClientRect().width >= 1;
       const ma = coarse ? 1000 * Math.round(a) : Math.round(a * 1000), mb = coarse ? 1000 * Math.round(b) : Math.round(b * 1000);
       const name = ma % 1000 === 0 && mb % 1000 === 0
         ? base + "#sec=" + ma / 1000 + "," + mb / 1000 : base + "#msec=" + ma + "," + mb;
@@ -271,8 +297,8 @@ SCRIPT = r"""
       to.value = Math.max(start, t).toFixed(3);
       cite();
     });
-    from.addEventListener("change", cite);
-    to.addEventListener("change", cite);
+    from.addEventListener("change", function () { cite(); });
+    to.addEventListener("change", function () { cite(); });
     let stopAt = null;
     play.addEventListener("click", function () {
       if (player.error) { say("This browser cannot play this recording: " + player.error.message, true); return; }
@@ -283,6 +309,25 @@ SCRIPT = r"""
     player.addEventListener("timeupdate", function () {
       if (stopAt !== null && player.currentTime >= stopAt) { player.pause(); stopAt = null; }
     });
+    const markIn = document.getElementById("mark-in"), markOut = document.getElementById("mark-out");
+    if (markIn) {  // a video: its start and end marked at the player's time, by button or by the keys I and O
+      if (wave.dataset.start) stopAt = Number(wave.dataset.end);  // the clip opened stops at its end
+      const head = document.getElementById("playhead");
+      player.addEventListener("timeupdate", function () { head.style.left = (100 * player.currentTime / duration) + "%"; });
+      function mark(input) {
+        input.value = Math.min(duration, player.currentTime).toFixed(3);
+        if (from.value !== "" && to.value !== "") cite(true);
+        else { clear("name"); showBand(Number(input.value), Number(input.value)); say("Marked " + input.id + " at " + input.value + " s; now mark " + (input === from ? "out (O)." : "in (I).")); }
+      }
+      markIn.addEventListener("click", function () { mark(from); });
+      markOut.addEventListener("click", function () { mark(to); });
+      document.addEventListener("keydown", function (event) {
+        const typing = event.target.closest && event.target.closest("input, textarea, select, [contenteditable]");
+        if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+        if (event.key === "i" || event.key === "I") { event.preventDefault(); mark(from); }
+        else if (event.key === "o" || event.key === "O") { event.preventDefault(); mark(to); }
+      });
+    }
   }
   // --- PDF: pages drawn by pdf.js as they come into view; pdi's text layer laid over them ------------------
   const pdfView = document.getElementById("pdf");
