@@ -5,8 +5,7 @@ and navigable without JavaScript, at a path a reader can bookmark:
 
 * ``/`` — what the archive is: its series with their number of documents,
   latest day and latest deposit, how to cite and resolve a name, a box for a name (``/view?pdi=``)
-  and one for a URL (``/captures?url=``); an error from ``/view`` is shown here
-  with the status of its class;
+  and one for a URL (``/captures?url=``);
 * ``/series`` — every series; ``/series/NAME`` — its documents counted by year
   and month; ``/series/NAME/YYYY`` — that year's months as calendars;
   ``/series/NAME/YYYY/MM`` — the month's days; ``/series/NAME/YYYY/MM/DD`` —
@@ -20,7 +19,8 @@ and navigable without JavaScript, at a path a reader can bookmark:
 
 Counts and pages come from :class:`pdi.archive.Archive` (``series_counts``,
 ``day_counts``, ``day_documents``, ``captures``, ``document``), each an index
-read, never the whole catalog.
+read, never the whole catalog. A page that fails is an error page
+(:mod:`pdi.server.pages.problem_pages`) with the status of the error's class.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from pdi.errors import ParseError, PDIError
 from pdi.identifier import PDI
 from pdi.server.http.params import single_values
 from pdi.server.pages.layout import esc, page
+from pdi.server.pages.problem_pages import problem_page
 
 #: Documents on one page of a day (``?limit=`` may ask for up to :data:`MAX_PAGE`).
 DAY_PAGE = 100
@@ -118,13 +119,9 @@ def _count(n: int) -> str:
     return f"{n:,}"
 
 
-def _error(exc: PDIError) -> str:
-    return f'<p class="error" role="alert">{esc(exc.title)}: {esc(str(exc))}</p>'
-
-
 # --- home ------------------------------------------------------------------------------------
-def render_home(archive: Archive, *, error: PDIError | None = None, value: str = "") -> str:
-    """The home page: the archive's series with counts, how to cite and resolve, and ``error`` if one is shown."""
+def render_home(archive: Archive) -> str:
+    """The home page: the archive's series with counts, how to cite and resolve."""
     counts = archive.series_counts()
     total = sum(c.documents for c in counts)
     rows = "".join(
@@ -142,12 +139,12 @@ def render_home(archive: Archive, *, error: PDIError | None = None, value: str =
         " or none is open to read without a token.</p>"
     )
     body = (
-        f"<h1>The archive</h1>{_error(error) if error else ''}"
+        "<h1>The archive</h1>"
         f"<p>This archive keeps {plural(total, 'document')} in {plural(len(counts), 'series', 'series')}"
         " under persistent names. Every version of every document is kept, byte for byte and forever;"
         " a name resolves to exactly what was deposited.</p>"
         '<form class="wide" action="/view" method="get"><label for="home-pdi">Resolve a name</label>'
-        f'<input id="home-pdi" name="pdi" value="{esc(value)}" placeholder="urn:pdi://series/YYYY/MM/DD/id.format.version">'
+        '<input id="home-pdi" name="pdi" placeholder="urn:pdi://series/YYYY/MM/DD/id.format.version">'
         '<button type="submit">Resolve</button></form>'
         '<form class="wide" action="/captures" method="get"><label for="home-url">Captures of a URL</label>'
         '<input id="home-url" name="url" type="url" placeholder="https://www.example.org/">'
@@ -162,9 +159,10 @@ def render_home(archive: Archive, *, error: PDIError | None = None, value: str =
         " image, <code>#sec=1.5,3</code> in a recording.</p>"
         "<p>Cite the name; anyone can resolve it here at <code>/view?pdi=NAME</code> (this page's box),"
         " as bytes at <code>/uri-res/N2R?NAME</code> (RFC 2169; write <code>#</code> as <code>%23</code>)"
-        " or as JSON at <code>/api/resolve?pdi=NAME</code>.</p>"
+        " or as JSON at <code>/api/resolve?pdi=NAME</code>; every route is described in the"
+        ' <a href="/api">API reference</a>.</p>'
     )
-    return _page("The archive", body, name=value)
+    return _page("The archive", body)
 
 
 # --- series ----------------------------------------------------------------------------------
@@ -582,7 +580,7 @@ class BrowsePages:
         try:
             return HTMLResponse(render())
         except PDIError as exc:
-            return HTMLResponse(render_home(self.archive, error=exc), status_code=exc.http_status)
+            return problem_page(self.archive, exc)
 
     def series_list(self, request: Request) -> Response:
         return self._answer(lambda: render_series_list(self.archive))

@@ -5,7 +5,8 @@ the resolver's navigation (home, series, a search box and a box for a name,
 each a plain link or a ``GET`` form, so that every page reads and navigates
 without JavaScript; and who reads: "signed in as NAME (role, series)" with a
 sign-out button, or a "Sign in" link back to this page,
-:mod:`pdi.server.pages.signin`) and the stylesheet. Nothing is loaded from elsewhere:
+:mod:`pdi.server.pages.signin`), a ``<footer>`` linking the API reference
+(``/api``), and the stylesheet. Nothing is loaded from elsewhere:
 the style and any script are inline, so a page is whole as served.
 
 Pages pass already-escaped HTML; :func:`esc` is :func:`html.escape` under a
@@ -40,6 +41,10 @@ td ul{margin:0;padding-left:1.1rem} td.number{text-align:right} td time{white-sp
 code.name{font-size:0.8rem;color:#555;overflow-wrap:anywhere}
 .figure{position:relative;display:inline-block} .figure img{display:block;max-width:100%}
 .box{position:absolute;outline:3px solid #e00;box-shadow:0 0 0 9999px rgba(0,0,0,.25)}
+p.version-banner{background:#fff4d6;border:1px solid #d9a400;border-radius:4px;padding:0.5rem 0.8rem}
+p.version-banner a{color:#5a3b00;font-weight:600} p.doc-title{font-size:1.1rem;margin:0.2rem 0 0.6rem}
+footer.site{max-width:60rem;margin:2rem auto 1rem;padding:0.6rem 1rem 0;border-top:1px solid #ddd;font-size:0.9rem;color:#555}
+footer.site a{color:#24303f}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 """
 
@@ -80,13 +85,20 @@ def who() -> str:
             '<button type="submit">Sign out</button></form>')
 
 
+#: Under every page: where the resolver's HTTP API is described (:mod:`pdi.server.pages.api_docs`).
+FOOTER = (
+    '<footer class="site"><nav aria-label="Reference"><a href="/api">API reference</a>'
+    ' (<a href="/openapi.json">OpenAPI</a>) · <a href="/series">every series</a></nav></footer>'
+)
+
+
 def page(title: str, body: str, *, script: str = "", style: str = "", query: str = "", name: str = "") -> str:
     """One whole HTML document: ``body`` (escaped HTML) under the site's header, ``script`` inline at the end."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)}</title><style>{STYLE}{style}</style></head>"
-        f"<body>{header(query=query, name=name)}<main>{body}</main>"
+        f"<body>{header(query=query, name=name)}<main>{body}</main>{FOOTER}"
         + (f"<script>{script}</script>" if script else "")
         + "</body></html>\n"
     )

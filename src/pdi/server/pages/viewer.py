@@ -21,7 +21,9 @@ reserved from the start (nothing moves when a name appears), with a copy
 button, and is shown only once the script has resolved it and found that it
 names what was selected (the text, the region, the samples).
 
-A generic name (no format) shows the document's page
+The page of a version shows the document's title (its ``title``
+statement) and, on a version that is not the latest, a banner saying so
+with a link to the latest. A generic name (no format) shows the document's page
 (:func:`pdi.server.pages.browse.render_document`): every version with when it was
 deposited and a link to each of its formats, their sizes, SHA-256 and fixity,
 and the statements made about it. A page of one format links to it. A fragment that
@@ -41,6 +43,7 @@ from urllib.parse import quote
 from pdi import formats
 from pdi._wording import plural
 from pdi.archive import Archive, Generic, Resolved
+from pdi.archive.store import RepresentationRecord
 from pdi.errors import LimitError, UnsupportedError
 from pdi.identifier import PDI
 from pdi.server.pages.browse import record_generic, render_document
@@ -200,7 +203,8 @@ def render_view(archive: Archive, name: str) -> str:
         else ""
     )
     head = (
-        f"{_form(name)}<h1><code>{html.escape(str(parsed))}</code></h1>{note}<dl>{facts}</dl>"
+        f"{_form(name)}<h1><code>{html.escape(str(parsed))}</code></h1>{_version_banner(archive, record, meta)}"
+        f"{note}<dl>{facts}</dl>"
         f'<p><a href="/uri-res/N2R?{html.escape(_n2r(str(parsed)))}">the bytes</a> · '
         f'<a href="/api/resolve?pdi={quote(str(parsed), safe="")}">JSON</a> · '
         f'<a href="/view?pdi={quote(str(record_generic(record)), safe="")}">the document</a></p>'
@@ -222,6 +226,24 @@ def render_view(archive: Archive, name: str) -> str:
     if family == "timed" and whole.media_type.startswith("audio/"):
         return _page(str(parsed), head + _sound(whole, selected), SCRIPT)
     return _page(str(parsed), head)
+
+
+def _version_banner(archive: Archive, record: RepresentationRecord, meta: dict[str, str]) -> str:
+    """The document's title (its ``title`` statement, else this name's), and on a version that is not the
+    latest the reader may see, "version N of M" with a link to the latest (the same format if it has one)."""
+    generic = record_generic(record)
+    title = archive.meta(str(generic)).get("title") or meta.get("title")
+    shown = f'<p class="doc-title">Title: <cite>{html.escape(title)}</cite></p>' if title else ""
+    document = archive.locate(str(generic))  # the versions the reader may learn of (an embargoed one is left out)
+    if not isinstance(document, Generic) or not document.versions or document.versions[-1].number <= record.version:
+        return shown
+    latest, names = document.versions[-1].number, document.versions[-1].formats
+    target = next((n for n in names if n.format == record.format), names[0])
+    return (
+        f'{shown}<p class="version-banner" role="note"><strong>An old version:</strong> this is version'
+        f" {record.version} of {latest}; the latest is"
+        f' <a href="/view?pdi={quote(str(target), safe="")}">version {latest}</a>.</p>'
+    )
 
 
 def _n2r(name: str) -> str:
