@@ -43,8 +43,17 @@ PAGES = {
               " && document.getElementById('wave').getBoundingClientRect().bottom <= innerHeight"),
     "html-source": ("/view?pdi={page}%23elt=1,1&view=source", "document.querySelector('mark') !== null"),
     # archived pages, replayed in a frame from the replay origin under a banner
+    # its banner headed by the URL and the date captured, the name (which encapsulates the URL) in a details, closed
     "replay-capture": ("/view?pdi={capture}", "document.querySelector('iframe.replay').src.startsWith('{replay}/replay/')"
-                       " && document.querySelector('.replay-banner a[href^=\"/captures?url=\"]') !== null"),
+                       " && document.querySelector('.replay-banner a[href^=\"/captures?url=\"]') !== null"
+                       " && document.querySelector('.replay-banner h1 .url').textContent === 'http://www.example.com/news/today.html'"
+                       " && document.querySelector('.replay-banner h1').innerText.includes('captured 20')"
+                       " && !document.querySelector('.replay-banner details.pdi-name').open"
+                       " && document.querySelector('.replay-banner details.pdi-name code').textContent === new URLSearchParams(location.search).get('pdi')"),
+    # its source, the viewer headed the same way
+    "capture-source": ("/view?pdi={capture}&view=source", "document.querySelector('main h1 .url').textContent"
+                       " === 'http://www.example.com/news/today.html'"
+                       " && document.querySelector('main details.pdi-name code').textContent === new URLSearchParams(location.search).get('pdi')"),
     "replay-html-elt": ("/view?pdi={page}%23elt=1,1", "document.querySelector('iframe.replay').src.endsWith('#pdi-passage')"),
     "replay-select": ("/view?pdi={capture}&select=1", "document.querySelector('iframe.replay').getAttribute('sandbox') === 'allow-scripts'"
                       " && document.getElementById('char-name') !== null"),

@@ -41,7 +41,7 @@ from pdi.archive.store import AssertionRecord, FixityCheck, RepresentationRecord
 from pdi.errors import ParseError, PDIError
 from pdi.identifier import PDI
 from pdi.server.http.params import single_values
-from pdi.server.pages.layout import esc, page
+from pdi.server.pages.layout import capture_title, captured_url, esc, name_details, page
 from pdi.server.pages.problem_pages import problem_page
 
 #: Documents on one page of a day (``?limit=`` may ask for up to :data:`MAX_PAGE`).
@@ -424,6 +424,7 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
     series = pdi.series_name.lower()
     date = pdi.date
     assert date is not None  # a document's name always has its day
+    url = captured_url(pdi)  # a capture's: its URL, not the name that encapsulates it, heads the page
     titles = [s for s in detail.statements if s.key == "title"]
     own = [s for s in titles if s.subject == generic_text]
     title = (own or titles)[-1].value if titles else None
@@ -432,7 +433,7 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
         f'<td><time datetime="{esc(v.created_at)}">{esc(v.created_at)}</time></td><td><ul>'
         + "".join(
             f'<li><a href="{esc(_view(n))}"><code>{esc(n.format or "")}</code></a>'
-            f' <code class="name">{esc(n)}</code></li>'
+            + (f" {name_details(n)}</li>" if url else f' <code class="name">{esc(n)}</code></li>')
             for n in v.formats
         )
         + "</ul></td></tr>"
@@ -459,7 +460,7 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
                 (str(date.year), _series_path(series, date.year)),
                 (f"{date.month:02d}", _series_path(series, date.year, date.month)),
                 (f"{date.day:02d}", _series_path(series, date.year, date.month, date.day)), (unique, None))
-        + f"<h1>{esc(title) if title else f'<code>{esc(pdi)}</code>'}</h1>"
+        + f"<h1>{esc(title) if title else capture_title(url, None) if url else f'<code>{esc(pdi)}</code>'}</h1>"
         + f'<dl class="facts">{facts}</dl>{captures}'
         + f"<h2>Versions</h2><p>{plural(len(detail.generic.versions), 'version')} of this document,"
         + " oldest first (deposit times in UTC):</p>"

@@ -40,7 +40,7 @@ from pdi.errors import AccessError, NotFoundError, PDIError, WithdrawnError
 from pdi.identifier import PDI
 from pdi.server.http.problems import on_http_error as problem_of_http_error
 from pdi.server.http.readers import request_target
-from pdi.server.pages.layout import esc, page
+from pdi.server.pages.layout import esc, page, shown_time
 
 #: The most names a 404 page suggests.
 NEAREST = 12
@@ -85,12 +85,6 @@ def _onward() -> str:
             ' <a href="/search">search</a> of its text, or the <a href="/api">API reference</a>.</p>')
 
 
-def _when(stamp: str) -> str:
-    """A catalog time (ISO 8601, UTC) as ``<time>``: ``2026-11-22 14:30:00 UTC``."""
-    shown = stamp.replace("T", " ").split(".")[0].rstrip("Z")
-    return f'<time datetime="{esc(stamp)}">{esc(shown)} UTC</time>'
-
-
 def _page(title: str, status: int, heading: str, body: str, name: str) -> str:
     return page(title, f'<div class="problem"><h1>{esc(heading)}</h1><p class="status">HTTP {status}</p>{body}</div>',
                 style=STYLE, name=name)
@@ -119,7 +113,7 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
             f'<tr{" class=named" if token is not None and r.format == token else ""}>'
             f"<td>{r.version}</td><td><code>{esc(r.format)}</code><br><small>{esc(r.media_type)}</small></td>"
             f'<td class="number">{r.size:,}</td><td><code class="sha">{esc(r.sha256)}</code></td>'
-            f"<td>{_when(r.created_at)}</td></tr>"
+            f"<td>{shown_time(r.created_at)}</td></tr>"
             for r in records
         )
     what = "Its whole document was withdrawn" if "its document was" in str(gone) else "This version was withdrawn"
@@ -135,11 +129,11 @@ def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: st
     cite_title = f"{title}. " if title else ""
     when = gone.at.split("T")[0]
     body = (
-        f"<p><code>{esc(shown)}</code> named a document of this archive. {what} {_when(gone.at)}.{purged}</p>"
+        f"<p><code>{esc(shown)}</code> named a document of this archive. {what} {shown_time(gone.at)}.{purged}</p>"
         '<dl class="tombstone">'
         + (f"<dt>Title</dt><dd><cite>{esc(title)}</cite></dd>" if title else "")
         + f"<dt>Name</dt><dd><code>{esc(shown)}</code></dd>"
-        f"<dt>Withdrawn</dt><dd>{_when(gone.at)}</dd>"
+        f"<dt>Withdrawn</dt><dd>{shown_time(gone.at)}</dd>"
         f"<dt>Why</dt><dd>{esc(gone.reason)}</dd>"
         f"<dt>By</dt><dd>{esc(gone.who)}</dd></dl>"
         f"{table}"

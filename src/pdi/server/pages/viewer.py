@@ -48,7 +48,7 @@ from pdi.errors import LimitError, UnsupportedError
 from pdi.identifier import PDI
 from pdi.server.pages.browse import record_generic, render_document
 from pdi.server.pages.cite import MAX_RFC5147, RFC5147Facts, image_facts, rfc5147_facts, waveform
-from pdi.server.pages.layout import page
+from pdi.server.pages.layout import capture_title, captured_url, name_details, page
 from pdi.server.pages.viewer_script import SCRIPT
 
 #: The longest text the viewer shows in one page (characters); longer ones are cut by fragment only.
@@ -203,7 +203,7 @@ def render_view(archive: Archive, name: str) -> str:
         else ""
     )
     head = (
-        f"{_form(name)}<h1><code>{html.escape(str(parsed))}</code></h1>{_version_banner(archive, record, meta)}"
+        f"{_form(name)}{_heading(parsed, record)}{_version_banner(archive, record, meta)}"
         f"{note}<dl>{facts}</dl>"
         f'<p><a href="/uri-res/N2R?{html.escape(_n2r(str(parsed)))}">the bytes</a> · '
         f'<a href="/api/resolve?pdi={quote(str(parsed), safe="")}">JSON</a> · '
@@ -226,6 +226,15 @@ def render_view(archive: Archive, name: str) -> str:
     if family == "timed" and whole.media_type.startswith("audio/"):
         return _page(str(parsed), head + _sound(whole, selected), SCRIPT)
     return _page(str(parsed), head)
+
+
+def _heading(parsed: PDI, record: RepresentationRecord) -> str:
+    """The page's ``<h1>``: the name; for a name that encapsulates a URL (a capture's), the URL and when it was
+    deposited, the name one click away."""
+    url = captured_url(parsed)
+    if url is None:
+        return f"<h1><code>{html.escape(str(parsed))}</code></h1>"
+    return f'<h1>{capture_title(url, record.created_at)}</h1><p class="pdi-name">{name_details(parsed, "PDI")}</p>'
 
 
 def _version_banner(archive: Archive, record: RepresentationRecord, meta: dict[str, str]) -> str:
