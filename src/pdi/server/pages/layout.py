@@ -44,7 +44,7 @@ code.name{font-size:0.8rem;color:#555;overflow-wrap:anywhere}
 .box{position:absolute;outline:3px solid #e00;box-shadow:0 0 0 9999px rgba(0,0,0,.25)}
 p.version-banner{background:#fff4d6;border:1px solid #d9a400;border-radius:4px;padding:0.5rem 0.8rem}
 p.version-banner a{color:#5a3b00;font-weight:600} p.doc-title{font-size:1.1rem;margin:0.2rem 0 0.6rem}
-footer.site{max-width:60rem;margin:2rem auto 1rem;padding:0.6rem 1rem 0;border-top:1px solid #ddd;font-size:0.9rem;color:#555}
+footer.site{margin:2rem 0 0;padding:0.6rem 1rem;border-top:1px solid #ddd;background:#f6f8fa;font-size:0.9rem;color:#555}
 footer.site a{color:#24303f}
 details.pdi-name{display:inline-block;vertical-align:top;font-size:0.85rem} details.pdi-name summary{cursor:pointer;color:#24303f}
 details.pdi-name code{display:block;overflow-wrap:anywhere;font-size:0.8rem;color:#555}
