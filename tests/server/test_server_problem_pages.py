@@ -108,6 +108,17 @@ def test_a_withdrawn_version_and_a_purged_one_say_so(client: TestClient, archive
     cells = [_text(td) for td in page.findall(".//table[@id='withdrawn']/tbody/tr/td")]
     assert cells[0] == "2" and cells[3] == hashlib.sha256(b"second\n").hexdigest()
     _view(client, name, 200)  # version 1 is still there
+    # the document's page says which version was withdrawn, when and why
+    rows = _view(client, _generic(name), 200).findall(".//table[@id='versions']/tbody/tr")
+    assert "withdrawn" not in _text(rows[0]) and "withdrawn 2026-11-25 10:00:00 UTC: wrong file" in _text(rows[1])
+
+
+def test_a_document_withdrawn_whole_is_its_tombstone_by_its_generic_name_too(client: TestClient, archive: Archive) -> None:
+    name = str(archive.deposit(S, [Content(b"<p>x</p>", "html"), Content(b"x\n", "text")])[0])
+    archive.withdraw(_generic(name), "never to be shown")
+    page = _view(client, _generic(name), 410)
+    assert "never to be shown" in _text(page.find(".//dl[@class='tombstone']"))
+    assert [_text(r.find("td/code")) for r in page.findall(".//table[@id='withdrawn']/tbody/tr")] == ["html", "text"]
 
 
 def test_json_clients_keep_their_problems(client: TestClient, archive: Archive) -> None:

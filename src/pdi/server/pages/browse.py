@@ -37,8 +37,8 @@ from starlette.routing import Route
 
 from pdi._wording import plural
 from pdi.archive import Archive, DocumentDetail, DocumentPage, Generic, canonical_series
-from pdi.archive.store import AssertionRecord, FixityCheck, RepresentationRecord
-from pdi.errors import ParseError, PDIError
+from pdi.archive.store import AssertionRecord, DocumentKey, FixityCheck, RepresentationRecord
+from pdi.errors import ParseError, PDIError, WithdrawnError
 from pdi.identifier import PDI
 from pdi.server.http.params import single_values
 from pdi.server.pages.layout import capture_title, captured_url, esc, name_details, page
@@ -425,12 +425,22 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
     date = pdi.date
     assert date is not None  # a document's name always has its day
     url = captured_url(pdi)  # a capture's: its URL, not the name that encapsulates it, heads the page
+    # its tombstones (one indexed read): a document withdrawn whole is its tombstone (410), a version says so
+    tombs = archive.withdrawals_of([DocumentKey(series, date, pdi.unique_id)])
+    whole = next((t for t in tombs if t.version is None), None)
+    if whole is not None:
+        raise WithdrawnError(f"{pdi}: its document was withdrawn {whole.at}: {whole.reason}",
+                             reason=whole.reason, at=whole.at, who=whole.who, purged=whole.purged)
+    gone = {t.version: t for t in tombs}
     titles = [s for s in detail.statements if s.key == "title"]
     own = [s for s in titles if s.subject == generic_text]
     title = (own or titles)[-1].value if titles else None
     versions = "".join(
         f'<tr><td class="number">{v.number}</td>'
-        f'<td><time datetime="{esc(v.created_at)}">{esc(v.created_at)}</time></td><td><ul>'
+        f'<td><time datetime="{esc(v.created_at)}">{esc(v.created_at)}</time>'
+        + (f'<br><span class="bad">withdrawn {_time(gone[v.number].at)}: {esc(gone[v.number].reason)}</span>'
+           if v.number in gone else "")
+        + "</td><td><ul>"
         + "".join(
             f'<li><a href="{esc(_view(n))}"><code>{esc(n.format or "")}</code></a>'
             + (f" {name_details(n)}</li>" if url else f' <code class="name">{esc(n)}</code></li>')
