@@ -153,6 +153,17 @@ def test_a_private_name_says_how_to_sign_in_and_comes_back_to_it(client: TestCli
     assert blanked(answered.text, never) == blanked(shown.text, name)
 
 
+def test_a_reader_signed_in_with_another_series_token_is_told_so(client: TestClient, archive: Archive) -> None:
+    name = str(archive.add(CLOSED, b"closed minutes\n", format="text"))
+    _, token = archive.add_token("clerk", role="read", series=[S])
+    answer = client.get("/view", params={"pdi": name}, headers={**HTML, "Authorization": f"Bearer {token}"})
+    assert answer.status_code == 403
+    page = html5lib.parse(answer.text, namespaceHTMLElements=False)
+    said = _text(page.find(".//main"))
+    assert "You are signed in as clerk, whose token does not cover it" in said
+    assert any(h.startswith("/signin?next=") for h in _links(page.find(".//main")))  # type: ignore[arg-type]
+
+
 def test_a_name_not_here_suggests_the_nearest_names(client: TestClient, archive: Archive) -> None:
     first = str(archive.deposit(S, [Content(b"<p>one</p>", "html"), Content(b"one\n", "text")])[0])
     archive.add_version(_generic(first), [Content(b"two\n", "text")])
