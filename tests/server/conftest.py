@@ -86,7 +86,8 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
     """``pdi serve`` of an archive of its own (the served one's pages count their documents) holding PDFs
     and an SGML document of tests/data, a video ffmpeg makes, and a mailing list's thread of three messages
-    (each named by its Message-ID, as pdi add names them) and a message with an attachment: its URL and their names."""
+    (each named by its Message-ID, as pdi add names them) and a message with an attachment, a withdrawn text
+    and a text of a private series: its URL and their names."""
     root = tmp_path_factory.mktemp("media")
     subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=3",
                     "-c:v", "libvpx-vp9", str(root / "clip.webm")], check=True, timeout=120)
@@ -109,5 +110,13 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
                 for m in split_mbox(mbox)
             ]
         names["email"] = thread[1]  # the reply: its parent above it, its own reply below it
+        # the error pages' (pdi.server.pages.problem_pages): a withdrawn name's tombstone, a private series' name
+        withdrawn = archive.add("library.example.us", b"A draft deposited by mistake.\n", format="text")
+        archive.annotate(str(withdrawn).rsplit(".", 2)[0], "title", "A draft deposited by mistake")
+        archive.withdraw(str(withdrawn).rsplit(".", 2)[0], "deposited by mistake: a draft, not the minutes")
+        names["withdrawn"] = withdrawn
+        archive.add_series("closed.example.us")
+        archive.set_series_access("closed.example.us", "private")
+        names["private"] = archive.add("closed.example.us", b"closed minutes\n", format="text")
     with serving(root / "archive") as (_, port):
         yield f"http://127.0.0.1:{port}", {k: urllib.parse.quote(str(v), safe="") for k, v in names.items()}

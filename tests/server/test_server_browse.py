@@ -132,13 +132,14 @@ def test_home_shows_series_with_counts_and_latest_day_and_how_to_cite(client: Te
         assert page.find(f".//label[@for='{box.get('id')}']") is not None
 
 
-def test_view_errors_still_show_on_the_home_page_with_their_status(client: TestClient) -> None:
+def test_view_errors_are_pages_of_their_own_with_their_status(client: TestClient) -> None:
     name = f"urn:pdi://{S}/2026/11/22/9.text.1"
     answer = client.get("/view", params={"pdi": name})
     assert answer.status_code == 404
     page = _tree(answer.text)
     assert "not in this archive" in _text(page.find(".//p[@class='error']"))
-    assert page.find(".//input[@id='home-pdi']").get("value") == name  # type: ignore[union-attr]
+    assert page.find(".//input[@id='problem-pdi']").get("value") == name  # type: ignore[union-attr]
+    assert page.find(".//input[@id='home-pdi']") is None  # not the home page
     assert client.get("/view", params={"pdi": "urn:pdi:bad"}).status_code == 400
 
 

@@ -43,8 +43,17 @@ PAGES = {
               " && document.getElementById('wave').getBoundingClientRect().bottom <= innerHeight"),
     "html-source": ("/view?pdi={page}%23elt=1,1&view=source", "document.querySelector('mark') !== null"),
     # archived pages, replayed in a frame from the replay origin under a banner
+    # its banner headed by the URL and the date captured, the name (which encapsulates the URL) in a details, closed
     "replay-capture": ("/view?pdi={capture}", "document.querySelector('iframe.replay').src.startsWith('{replay}/replay/')"
-                       " && document.querySelector('.replay-banner a[href^=\"/captures?url=\"]') !== null"),
+                       " && document.querySelector('.replay-banner a[href^=\"/captures?url=\"]') !== null"
+                       " && document.querySelector('.replay-banner h1 .url').textContent === 'http://www.example.com/news/today.html'"
+                       " && document.querySelector('.replay-banner h1').innerText.includes('captured 20')"
+                       " && !document.querySelector('.replay-banner details.pdi-name').open"
+                       " && document.querySelector('.replay-banner details.pdi-name code').textContent === new URLSearchParams(location.search).get('pdi')"),
+    # its source, the viewer headed the same way
+    "capture-source": ("/view?pdi={capture}&view=source", "document.querySelector('main h1 .url').textContent"
+                       " === 'http://www.example.com/news/today.html'"
+                       " && document.querySelector('main details.pdi-name code').textContent === new URLSearchParams(location.search).get('pdi')"),
     "replay-html-elt": ("/view?pdi={page}%23elt=1,1", "document.querySelector('iframe.replay').src.endsWith('#pdi-passage')"),
     "replay-select": ("/view?pdi={capture}&select=1", "document.querySelector('iframe.replay').getAttribute('sandbox') === 'allow-scripts'"
                       " && document.getElementById('char-name') !== null"),
@@ -83,7 +92,32 @@ PAGES = {
                " && document.querySelector('label[for=search-q]') !== null"
                # the text over 1 MiB waits for the indexer (pdi index): the page says so
                " && document.querySelector('p.pending[role=status]').innerText.startsWith('Index pending')"),
-    "error": ("/view?pdi=urn:pdi://nowhere.example.us/2026/11/22/1.text.1", "document.querySelector('.error') !== null"),
+    # the error pages (pdi.server.pages.problem_pages), each in the app's layout with its status' heading:
+    # a name of no series the archive has: no name to suggest, the name kept in the box to correct it
+    "error": ("/view?pdi=urn:pdi://nowhere.example.us/2026/11/22/1.text.1",
+              "document.querySelector('.problem h1').textContent === 'Not in this archive'"
+              " && document.getElementById('problem-pdi').value === 'urn:pdi://nowhere.example.us/2026/11/22/1.text.1'"
+              " && document.querySelector('ul.nearest') === null && document.querySelector('footer a[href=\"/api\"]') !== null"),
+    # a version that is not there: the document's versions and formats suggested, each a link
+    "not-found-nearest": ("/view?pdi={versioned}.html.9", "document.querySelector('.problem h1').textContent === 'Not in this archive'"
+                          " && document.querySelectorAll('ul.nearest a[href^=\"/view?pdi=\"]').length === 3"),
+    # a path the app has not: a page for a browser (its Accept names text/html), not problem JSON
+    "unknown-path": ("/no/such/page", "document.querySelector('.problem h1').textContent === 'No such page'"
+                     " && document.body.innerText.includes('/no/such/page')"),
+    # a withdrawn name: its tombstone, what was here (format, size, SHA-256), when and why, how to cite it
+    "tombstone": ("/view?pdi={withdrawn}", "document.querySelector('.problem h1').textContent === 'This name was withdrawn'"
+                  " && document.querySelector('dl.tombstone').innerText.includes('deposited by mistake: a draft, not the minutes')"
+                  " && document.querySelector('#withdrawn tbody tr td.number').textContent === '30'"
+                  " && document.querySelector('#withdrawn code.sha').textContent.length === 64"
+                  " && document.querySelector('blockquote.citation').innerText.includes('Withdrawn')"),
+    # a private series' name: how to sign in, the sign-in link coming back to the name typed
+    "forbidden": ("/view?pdi={private}", "document.querySelector('.problem h1').textContent === 'A token is needed to read this'"
+                  " && decodeURIComponent(new URL(document.querySelector('.problem a[href^=\"/signin\"]').href).searchParams"
+                  ".get('next')).includes('closed.example.us')"),
+    # a version not the latest: the banner, the latest linked, the document's title
+    "old-version": ("/view?pdi={versioned}.text.1", "document.querySelector('p.version-banner').innerText.includes('version 1 of 2')"
+                    " && document.querySelector('p.version-banner a').getAttribute('href').endsWith('.text.2')"
+                    " && document.querySelector('p.doc-title cite').textContent === 'Two versions, retitled'"),
     # the catalogue (pdi.server.pages.browse): series, a series by year and month, a year, a month, a day, captures
     "series-list": ("/series", "document.querySelectorAll('#series tbody tr').length === 2"),  # S and ELSEWHERE
     "series": ("/series/library.example.us", "document.querySelector('#years a[href=\"/series/library.example.us/2026/11\"]') !== null"),
@@ -135,7 +169,8 @@ PAGES = {
                     " && document.querySelector('ul.parts').innerText.includes('dingusfish.gif')"),
 }
 
-MEDIA_PAGES = ("pdf", "sgml-elt", "video", "video-region", "video-alias", "email", "email-thread", "email-parts")
+MEDIA_PAGES = ("pdf", "sgml-elt", "video", "video-region", "video-alias", "email", "email-thread", "email-parts",
+               "tombstone", "forbidden")
 
 
 def page_url(served: Served, media: tuple[str, dict[str, str]], page: str) -> str:

@@ -144,7 +144,9 @@ def test_view_of_a_capture_frames_it_from_the_replay_origin_under_a_banner(serve
     created = served.archive.resolve(served.capture)
     assert isinstance(created, Resolved)
     assert f'<time datetime="{created.record.created_at}">' in page
-    assert f"<code>{CAPTURED_URL}</code>" in page
+    # the URL heads the banner, the name (which encapsulates it) one click away
+    assert f'<h1><span class="capture-title"><span class="url">{CAPTURED_URL}</span>' in page
+    assert f'<details class="pdi-name"><summary>show</summary><code>{html.escape(served.capture)}</code></details>' in page
     assert f'href="/captures?url={_quoted(CAPTURED_URL)}"' in page
     assert f'href="/view?pdi={_quoted(served.capture)}&amp;view=source"' in page
 

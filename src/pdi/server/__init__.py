@@ -102,6 +102,7 @@ puts them together in one app.
 from __future__ import annotations
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.routing import Route
 
@@ -113,6 +114,7 @@ from pdi.server.pages.api_docs import APIDocs
 from pdi.server.pages.browse import BrowsePages
 from pdi.server.pages.cite import CiteAPI
 from pdi.server.pages.pdfjs import PdfJsAssets
+from pdi.server.pages.problem_pages import on_http_error as page_or_problem
 from pdi.server.pages.reader import ReaderApp
 from pdi.server.pages.replay_frame import ReplaySite
 from pdi.server.pages.signin import SignIn, expired_sign_in
@@ -216,7 +218,9 @@ def create_app(
     ]
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]
-    app = Starlette(routes=routes, exception_handlers=HANDLERS, middleware=[
+    # a browser's unknown path of the app is a page (pdi.server.pages.problem_pages); the rest RFC 9457 problems
+    handlers = {**HANDLERS, HTTPException: page_or_problem}
+    app = Starlette(routes=routes, exception_handlers=handlers, middleware=[
         Middleware(BodyDeadline, seconds=body_seconds, rate=body_rate),  # whoever sends it, a token holder too
         Middleware(Options),  # OPTIONS of any route's path: its Allow, read from the routes (pdi.server.http.problems)
         Middleware(Readers, archive=opened, cookies=True, base_url=base_url, expired_page=expired_sign_in),  # before the cache: a token that is not live is 401, even for a kept answer

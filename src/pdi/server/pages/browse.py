@@ -5,8 +5,7 @@ and navigable without JavaScript, at a path a reader can bookmark:
 
 * ``/`` — what the archive is: its series with their number of documents,
   latest day and latest deposit, how to cite and resolve a name, a box for a name (``/view?pdi=``)
-  and one for a URL (``/captures?url=``); an error from ``/view`` is shown here
-  with the status of its class;
+  and one for a URL (``/captures?url=``);
 * ``/series`` — every series; ``/series/NAME`` — its documents counted by year
   and month; ``/series/NAME/YYYY`` — that year's months as calendars;
   ``/series/NAME/YYYY/MM`` — the month's days; ``/series/NAME/YYYY/MM/DD`` —
@@ -20,7 +19,8 @@ and navigable without JavaScript, at a path a reader can bookmark:
 
 Counts and pages come from :class:`pdi.archive.Archive` (``series_counts``,
 ``day_counts``, ``day_documents``, ``captures``, ``document``), each an index
-read, never the whole catalog.
+read, never the whole catalog. A page that fails is an error page
+(:mod:`pdi.server.pages.problem_pages`) with the status of the error's class.
 """
 
 from __future__ import annotations
@@ -37,11 +37,12 @@ from starlette.routing import Route
 
 from pdi._wording import plural
 from pdi.archive import Archive, DocumentDetail, DocumentPage, Generic, canonical_series
-from pdi.archive.store import AssertionRecord, FixityCheck, RepresentationRecord
-from pdi.errors import ParseError, PDIError
+from pdi.archive.store import AssertionRecord, DocumentKey, FixityCheck, RepresentationRecord
+from pdi.errors import ParseError, PDIError, WithdrawnError
 from pdi.identifier import PDI
 from pdi.server.http.params import single_values
-from pdi.server.pages.layout import esc, page
+from pdi.server.pages.layout import capture_title, captured_url, esc, name_details, page
+from pdi.server.pages.problem_pages import problem_page
 
 #: Documents on one page of a day (``?limit=`` may ask for up to :data:`MAX_PAGE`).
 DAY_PAGE = 100
@@ -118,13 +119,9 @@ def _count(n: int) -> str:
     return f"{n:,}"
 
 
-def _error(exc: PDIError) -> str:
-    return f'<p class="error" role="alert">{esc(exc.title)}: {esc(str(exc))}</p>'
-
-
 # --- home ------------------------------------------------------------------------------------
-def render_home(archive: Archive, *, error: PDIError | None = None, value: str = "") -> str:
-    """The home page: the archive's series with counts, how to cite and resolve, and ``error`` if one is shown."""
+def render_home(archive: Archive) -> str:
+    """The home page: the archive's series with counts, how to cite and resolve."""
     counts = archive.series_counts()
     total = sum(c.documents for c in counts)
     rows = "".join(
@@ -142,12 +139,12 @@ def render_home(archive: Archive, *, error: PDIError | None = None, value: str =
         " or none is open to read without a token.</p>"
     )
     body = (
-        f"<h1>The archive</h1>{_error(error) if error else ''}"
+        "<h1>The archive</h1>"
         f"<p>This archive keeps {plural(total, 'document')} in {plural(len(counts), 'series', 'series')}"
         " under persistent names. Every version of every document is kept, byte for byte and forever;"
         " a name resolves to exactly what was deposited.</p>"
         '<form class="wide" action="/view" method="get"><label for="home-pdi">Resolve a name</label>'
-        f'<input id="home-pdi" name="pdi" value="{esc(value)}" placeholder="urn:pdi://series/YYYY/MM/DD/id.format.version">'
+        '<input id="home-pdi" name="pdi" placeholder="urn:pdi://series/YYYY/MM/DD/id.format.version">'
         '<button type="submit">Resolve</button></form>'
         '<form class="wide" action="/captures" method="get"><label for="home-url">Captures of a URL</label>'
         '<input id="home-url" name="url" type="url" placeholder="https://www.example.org/">'
@@ -162,9 +159,10 @@ def render_home(archive: Archive, *, error: PDIError | None = None, value: str =
         " image, <code>#sec=1.5,3</code> in a recording.</p>"
         "<p>Cite the name; anyone can resolve it here at <code>/view?pdi=NAME</code> (this page's box),"
         " as bytes at <code>/uri-res/N2R?NAME</code> (RFC 2169; write <code>#</code> as <code>%23</code>)"
-        " or as JSON at <code>/api/resolve?pdi=NAME</code>.</p>"
+        " or as JSON at <code>/api/resolve?pdi=NAME</code>; every route is described in the"
+        ' <a href="/api">API reference</a>.</p>'
     )
-    return _page("The archive", body, name=value)
+    return _page("The archive", body)
 
 
 # --- series ----------------------------------------------------------------------------------
@@ -426,15 +424,26 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
     series = pdi.series_name.lower()
     date = pdi.date
     assert date is not None  # a document's name always has its day
+    url = captured_url(pdi)  # a capture's: its URL, not the name that encapsulates it, heads the page
+    # its tombstones (one indexed read): a document withdrawn whole is its tombstone (410), a version says so
+    tombs = archive.withdrawals_of([DocumentKey(series, date, pdi.unique_id)])
+    whole = next((t for t in tombs if t.version is None), None)
+    if whole is not None:
+        raise WithdrawnError(f"{pdi}: its document was withdrawn {whole.at}: {whole.reason}",
+                             reason=whole.reason, at=whole.at, who=whole.who, purged=whole.purged)
+    gone = {t.version: t for t in tombs}
     titles = [s for s in detail.statements if s.key == "title"]
     own = [s for s in titles if s.subject == generic_text]
     title = (own or titles)[-1].value if titles else None
     versions = "".join(
         f'<tr><td class="number">{v.number}</td>'
-        f'<td><time datetime="{esc(v.created_at)}">{esc(v.created_at)}</time></td><td><ul>'
+        f'<td><time datetime="{esc(v.created_at)}">{esc(v.created_at)}</time>'
+        + (f'<br><span class="bad">withdrawn {_time(gone[v.number].at)}: {esc(gone[v.number].reason)}</span>'
+           if v.number in gone else "")
+        + "</td><td><ul>"
         + "".join(
             f'<li><a href="{esc(_view(n))}"><code>{esc(n.format or "")}</code></a>'
-            f' <code class="name">{esc(n)}</code></li>'
+            + (f" {name_details(n)}</li>" if url else f' <code class="name">{esc(n)}</code></li>')
             for n in v.formats
         )
         + "</ul></td></tr>"
@@ -461,7 +470,7 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
                 (str(date.year), _series_path(series, date.year)),
                 (f"{date.month:02d}", _series_path(series, date.year, date.month)),
                 (f"{date.day:02d}", _series_path(series, date.year, date.month, date.day)), (unique, None))
-        + f"<h1>{esc(title) if title else f'<code>{esc(pdi)}</code>'}</h1>"
+        + f"<h1>{esc(title) if title else capture_title(url, None) if url else f'<code>{esc(pdi)}</code>'}</h1>"
         + f'<dl class="facts">{facts}</dl>{captures}'
         + f"<h2>Versions</h2><p>{plural(len(detail.generic.versions), 'version')} of this document,"
         + " oldest first (deposit times in UTC):</p>"
@@ -582,7 +591,7 @@ class BrowsePages:
         try:
             return HTMLResponse(render())
         except PDIError as exc:
-            return HTMLResponse(render_home(self.archive, error=exc), status_code=exc.http_status)
+            return problem_page(self.archive, exc)
 
     def series_list(self, request: Request) -> Response:
         return self._answer(lambda: render_series_list(self.archive))

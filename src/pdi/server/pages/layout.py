@@ -5,7 +5,8 @@ the resolver's navigation (home, series, a search box and a box for a name,
 each a plain link or a ``GET`` form, so that every page reads and navigates
 without JavaScript; and who reads: "signed in as NAME (role, series)" with a
 sign-out button, or a "Sign in" link back to this page,
-:mod:`pdi.server.pages.signin`) and the stylesheet. Nothing is loaded from elsewhere:
+:mod:`pdi.server.pages.signin`), a ``<footer>`` linking the API reference
+(``/api``), and the stylesheet. Nothing is loaded from elsewhere:
 the style and any script are inline, so a page is whole as served.
 
 Pages pass already-escaped HTML; :func:`esc` is :func:`html.escape` under a
@@ -18,6 +19,7 @@ import html
 from urllib.parse import quote
 
 from pdi.archive.access import current_reader
+from pdi.identifier import PDI
 from pdi.server.http.readers import by_cookie, request_target
 
 STYLE = """
@@ -40,6 +42,13 @@ td ul{margin:0;padding-left:1.1rem} td.number{text-align:right} td time{white-sp
 code.name{font-size:0.8rem;color:#555;overflow-wrap:anywhere}
 .figure{position:relative;display:inline-block} .figure img{display:block;max-width:100%}
 .box{position:absolute;outline:3px solid #e00;box-shadow:0 0 0 9999px rgba(0,0,0,.25)}
+p.version-banner{background:#fff4d6;border:1px solid #d9a400;border-radius:4px;padding:0.5rem 0.8rem}
+p.version-banner a{color:#5a3b00;font-weight:600} p.doc-title{font-size:1.1rem;margin:0.2rem 0 0.6rem}
+footer.site{margin:2rem 0 0;padding:0.6rem 1rem;border-top:1px solid #ddd;background:#f6f8fa;font-size:0.9rem;color:#555}
+footer.site a{color:#24303f}
+details.pdi-name{display:inline-block;vertical-align:top;font-size:0.85rem} details.pdi-name summary{cursor:pointer;color:#24303f}
+details.pdi-name code{display:block;overflow-wrap:anywhere;font-size:0.8rem;color:#555}
+.capture-title .url{overflow-wrap:anywhere} .capture-title small{color:#555;font-weight:normal;white-space:nowrap;font-size:max(0.55em,0.8rem)}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 """
 
@@ -47,6 +56,33 @@ code.name{font-size:0.8rem;color:#555;overflow-wrap:anywhere}
 def esc(value: object) -> str:
     """``value`` as text escaped for HTML content and quoted attributes."""
     return html.escape(str(value), quote=True)
+
+
+def captured_url(name: PDI) -> str | None:
+    """The URL a name's document was deposited under (a capture's id, RFC 3986 as captured), else ``None``.
+
+    Such a name encapsulates the URL (PDI-GRAMMAR §2.4: ``…/http:%2F%2Fwww%2Eexample%2Ecom%2F.html.1``),
+    right for a machine and unreadable for a person: pages show the URL and the date first
+    (:func:`capture_title`) and the name one click away (:func:`name_details`).
+    """
+    return name.unique_id if name.serial is None and "://" in name.unique_id else None
+
+
+def shown_time(stamp: str) -> str:
+    """A catalog time (ISO 8601, UTC) as ``<time>``: ``2026-11-22 14:30:00 UTC``."""
+    shown = stamp.replace("T", " ").split(".")[0].rstrip("Z")
+    return f'<time datetime="{esc(stamp)}">{esc(shown)} UTC</time>'
+
+
+def capture_title(url: str, stamp: str | None) -> str:
+    """A capture as a person reads it: its URL, then when it was captured (``stamp``: ISO 8601, UTC)."""
+    when = f" <small>captured {shown_time(stamp)}</small>" if stamp else ""
+    return f'<span class="capture-title"><span class="url">{esc(url)}</span>{when}</span>'
+
+
+def name_details(name: PDI | str, label: str = "name") -> str:
+    """A name one click away: a ``<details>`` whose summary is ``label`` and which holds the name in ``<code>``."""
+    return f'<details class="pdi-name"><summary>{esc(label)}</summary><code>{esc(name)}</code></details>'
 
 
 def header(*, query: str = "", name: str = "") -> str:
@@ -80,13 +116,20 @@ def who() -> str:
             '<button type="submit">Sign out</button></form>')
 
 
+#: Under every page: where the resolver's HTTP API is described (:mod:`pdi.server.pages.api_docs`).
+FOOTER = (
+    '<footer class="site"><nav aria-label="Reference"><a href="/api">API reference</a>'
+    ' (<a href="/openapi.json">OpenAPI</a>) · <a href="/series">every series</a></nav></footer>'
+)
+
+
 def page(title: str, body: str, *, script: str = "", style: str = "", query: str = "", name: str = "") -> str:
     """One whole HTML document: ``body`` (escaped HTML) under the site's header, ``script`` inline at the end."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)}</title><style>{STYLE}{style}</style></head>"
-        f"<body>{header(query=query, name=name)}<main>{body}</main>"
+        f"<body>{header(query=query, name=name)}<main>{body}</main>{FOOTER}"
         + (f"<script>{script}</script>" if script else "")
         + "</body></html>\n"
     )

@@ -8,8 +8,9 @@ the document page of :mod:`pdi.server.pages.browse`; ``/thread?pdi=NAME`` an e-m
 is a replay origin, :mod:`pdi.server.pages.replay_frame`, and ``&view=source`` its source). The catalogue's own pages
 (``/series…``, ``/captures``) are :class:`pdi.server.pages.browse.BrowsePages`. A page that
 reads a whole representation runs within the resolver's
-:class:`~pdi.server.process.limits.WorkLimits`; an error is shown on the home page
-with the status of its class.
+:class:`~pdi.server.process.limits.WorkLimits`; an error is a page of its own
+(:mod:`pdi.server.pages.problem_pages`: a tombstone, how to sign in, the nearest
+names) with the status of its class.
 """
 
 from __future__ import annotations
@@ -62,12 +63,17 @@ class ReaderApp:
                                 headers={"content-security-policy": VIEW_POLICY})
         except PDIError as exc:
             error = exc
-        shown = await anyio.to_thread.run_sync(lambda: render_home(self.archive, error=error, value=name or ""))
-        return HTMLResponse(shown, status_code=error.http_status)
+        return await self._problem(request, error, name or "")
+
+    async def _problem(self, request: Request, error: PDIError, name: str) -> Response:
+        """The page of an error met on a page about ``name`` (:mod:`pdi.server.pages.problem_pages`)."""
+        from pdi.server.pages.problem_pages import problem_page
+
+        base = str(request.base_url).rstrip("/")
+        return await anyio.to_thread.run_sync(lambda: problem_page(self.archive, error, name, base))
 
     async def thread(self, request: Request) -> Response:
         """``/thread?pdi=NAME``: the thread of an e-mail message (:mod:`pdi.server.pages.mail_pages`)."""
-        from pdi.server.pages.browse import render_home
         from pdi.server.pages.mail_pages import render_thread
 
         name: str | None = None
@@ -78,5 +84,4 @@ class ReaderApp:
             return HTMLResponse(await self.work.run(render_thread, self.archive, name))
         except PDIError as exc:
             error = exc
-        shown = await anyio.to_thread.run_sync(lambda: render_home(self.archive, error=error, value=name or ""))
-        return HTMLResponse(shown, status_code=error.http_status)
+        return await self._problem(request, error, name or "")

@@ -2,13 +2,14 @@
 
 ``/view?pdi=NAME`` of an aggregate (``multipart/related``) or an HTML
 document, when the resolver has a replay origin (:mod:`pdi.server.replay.origin`),
-shows a banner — the name, when it was captured (the deposit time of the
-version, as the archive records it, or for a capture imported from a WARC
-its ``WARC-Date``: :func:`pdi.interop.wacz.capture_time`, as its memento is
-dated), the URL it was taken from (the foreign
-id its name encapsulates, else the root's ``Content-Location``) with a link
-to the other captures of that URL (``/captures?url=``), and where it
-stands among them with the capture before and after it — and an
+shows a banner — first the URL it was taken from (the foreign id its name
+encapsulates, else the root's ``Content-Location``) and when it was captured
+(the deposit time of the version, as the archive records it, or for a
+capture imported from a WARC its ``WARC-Date``:
+:func:`pdi.interop.wacz.capture_time`, as its memento is dated), where it
+stands among the captures of that URL with the capture before and after it,
+a link to the others (``/captures?url=``), and the name one click away (a
+``<details>``: it encapsulates the URL, PDI-GRAMMAR §2.4) — and an
 ``<iframe>`` of the page on the replay origin. The frame is sandboxed:
 ``allow-same-origin`` only (so the replay origin's own style, images and
 frames load, and no script runs whatever the page holds), or, when the
@@ -48,7 +49,7 @@ from pdi.archive.access import current_reader
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import PDIError
 from pdi.identifier import PDI
-from pdi.server.pages.layout import esc, page
+from pdi.server.pages.layout import capture_title, esc, name_details, page, shown_time
 from pdi.server.replay.origin import (
     AGGREGATE_TYPES,
     original_url,
@@ -173,17 +174,18 @@ def render_replay_page(
     source = f"/view?pdi={quote(str(parsed), safe='')}&view=source"
     other = f"/view?pdi={quote(str(parsed), safe='')}" + ("" if select else "&select=1")
     captured = _captured(archive, parsed.without_fragment(), record)
-    facts = [
-        ("captured", f'<time datetime="{esc(captured)}">{esc(captured)}</time>'),
-        ("from", f"<code>{esc(url)}</code> · <a href=\"/captures?url={quote(url, safe='')}\">other captures of this URL</a>"
-         if url else "(no URL recorded)"),
-    ]
+    # the URL and the date first; the name, which encapsulates the URL (PDI-GRAMMAR §2.4), one click away
+    facts = [] if url else [("captured", shown_time(captured)), ("from", "(no URL recorded)")]
     around = _captures_around(archive, url, str(parsed.without_fragment())) if url else ""
     if around:
         facts.append(("capture", around))
+    if url:
+        facts.append(("of this URL", f'<a href="/captures?url={quote(url, safe="")}">other captures</a>'))
+    facts.append(("PDI", name_details(parsed, "show")))
     kind = "archived page" if record.media_type in AGGREGATE_TYPES else "archived HTML document"
+    heading = capture_title(url, captured) if url else f"<code>{esc(str(parsed))}</code>"
     banner = (
-        f'<section class="replay-banner" aria-label="{kind}"><h1><code>{esc(str(parsed))}</code></h1><dl>'
+        f'<section class="replay-banner" aria-label="{kind}"><h1>{heading}</h1><dl>'
         + "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)
         + f'</dl><a href="{esc(source)}">source</a>'
         + f'<a href="{esc(other)}">{"the page" if select else "select to cite"}</a></section>'

@@ -23,7 +23,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from pdi.archive import MAX_SEARCH_LIMIT, SearchHit, SearchResults
 from pdi.errors import ParseError, PDIError
 from pdi.server.http.params import integer, optional, single_values
-from pdi.server.pages.layout import esc, page
+from pdi.server.pages.layout import capture_title, captured_url, esc, name_details, page
 from pdi.server.process.limits import ArchiveHandlers
 
 #: Hits on a page unless ``limit`` says otherwise.
@@ -55,6 +55,15 @@ def _next_url(path: str, request: Request, results: SearchResults) -> str | None
 def view_url(hit: SearchHit) -> str:
     """The viewer's address of the passage a hit names (``#`` written ``%23``)."""
     return "/view?pdi=" + urllib.parse.quote(str(hit.name), safe=":/=,")
+
+
+def _hit_link(hit: SearchHit) -> str:
+    """The link to a hit's passage: its name; a capture's (a name that encapsulates a URL), its URL and when it
+    was deposited, the name one click away."""
+    url = captured_url(hit.name)
+    if url is None:
+        return f'<a href="{esc(view_url(hit))}#passage"><code class="name">{esc(hit.name)}</code></a>'
+    return f'<a href="{esc(view_url(hit))}#passage">{capture_title(url, hit.record.created_at)}</a> {name_details(hit.name)}'
 
 
 def _marked_snippet(hit: SearchHit) -> str:
@@ -110,8 +119,7 @@ class SearchPages(ArchiveHandlers):
             body = f'<h1>Search</h1>{form}<p class="error" role="alert">{esc(exc)}</p>'
             return HTMLResponse(page("Search: error", body, style=STYLE, query=query), status_code=exc.http_status)
         items = "".join(
-            "<li>"
-            f'<a href="{esc(view_url(hit))}#passage"><code class="name">{esc(hit.name)}</code></a>'
+            f"<li>{_hit_link(hit)}"
             f'<p class="snippet">{_marked_snippet(hit)}</p>'
             f'<p class="where">characters {hit.start} to {hit.end} · {esc(hit.record.media_type)}'
             f" · deposited {esc(hit.record.created_at[:10])}</p>"

@@ -23,7 +23,9 @@ reserved from the start (nothing moves when a name appears), with a copy
 button, and is shown only once the script has resolved it and found that it
 names what was selected (the text, the region, the samples).
 
-A generic name (no format) shows the document's page
+The page of a version shows the document's title (its ``title``
+statement) and, on a version that is not the latest, a banner saying so
+with a link to the latest. A generic name (no format) shows the document's page
 (:func:`pdi.server.pages.browse.render_document`): every version with when it was
 deposited and a link to each of its formats, their sizes, SHA-256 and fixity,
 and the statements made about it. A page of one format links to it. A fragment that
@@ -44,11 +46,12 @@ from urllib.parse import quote
 from pdi import formats
 from pdi._wording import plural
 from pdi.archive import Archive, Generic, Resolved
+from pdi.archive.store import RepresentationRecord
 from pdi.errors import LimitError, UnsupportedError
 from pdi.identifier import PDI
 from pdi.server.pages.browse import record_generic, render_document
 from pdi.server.pages.cite import MAX_RFC5147, RFC5147Facts, image_facts, rfc5147_facts, waveform
-from pdi.server.pages.layout import page
+from pdi.server.pages.layout import capture_title, captured_url, name_details, page
 from pdi.server.pages.viewer_script import SCRIPT
 
 if TYPE_CHECKING:
@@ -229,7 +232,8 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None) -> str:
         else ""
     )
     head = (
-        f"{_form(name)}<h1><code>{html.escape(str(parsed))}</code></h1>{translated}{note}<dl>{facts}</dl>"
+        f"{_form(name)}{_heading(parsed, record)}{_version_banner(archive, record, meta)}"
+        f"{translated}{note}<dl>{facts}</dl>"
         f'<p><a href="/uri-res/N2R?{html.escape(_n2r(str(parsed)))}">the bytes</a> · '
         f'<a href="/api/resolve?pdi={quote(str(parsed), safe="")}">JSON</a> · '
         f'<a href="/view?pdi={quote(str(record_generic(record)), safe="")}">the document</a></p>'
@@ -253,6 +257,33 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None) -> str:
     if video:
         return _page(str(parsed), head + _video(archive, whole, selected), SCRIPT)
     return _page(str(parsed), head)
+
+
+def _heading(parsed: PDI, record: RepresentationRecord) -> str:
+    """The page's ``<h1>``: the name; for a name that encapsulates a URL (a capture's), the URL and when it was
+    deposited, the name one click away."""
+    url = captured_url(parsed)
+    if url is None:
+        return f"<h1><code>{html.escape(str(parsed))}</code></h1>"
+    return f'<h1>{capture_title(url, record.created_at)}</h1><p class="pdi-name">{name_details(parsed, "PDI")}</p>'
+
+
+def _version_banner(archive: Archive, record: RepresentationRecord, meta: dict[str, str]) -> str:
+    """The document's title (its ``title`` statement, else this name's), and on a version that is not the
+    latest the reader may see, "version N of M" with a link to the latest (the same format if it has one)."""
+    generic = record_generic(record)
+    title = archive.meta(str(generic)).get("title") or meta.get("title")
+    shown = f'<p class="doc-title">Title: <cite>{html.escape(title)}</cite></p>' if title else ""
+    document = archive.locate(str(generic))  # the versions the reader may learn of (an embargoed one is left out)
+    if not isinstance(document, Generic) or not document.versions or document.versions[-1].number <= record.version:
+        return shown
+    latest, names = document.versions[-1].number, document.versions[-1].formats
+    target = next((n for n in names if n.format == record.format), names[0])
+    return (
+        f'{shown}<p class="version-banner" role="note"><strong>An old version:</strong> this is version'
+        f" {record.version} of {latest}; the latest is"
+        f' <a href="/view?pdi={quote(str(target), safe="")}">version {latest}</a>.</p>'
+    )
 
 
 def _n2r(name: str) -> str:

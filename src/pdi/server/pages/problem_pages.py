@@ -1,0 +1,242 @@
+"""The reader's app's error pages: a name withdrawn (410), not the reader's to read (403) or not there (404).
+
+Every page of the app that fails (``/view``, ``/thread``, the catalogue's
+pages) answers one of these, in the app's layout, with the status of the
+error's class (:mod:`pdi.errors`), never the home page with a line in red:
+
+* ``410`` — the tombstone: what was here (the name, and each format of the
+  version withdrawn with its size and SHA-256 as the catalog recorded them,
+  and the document's title), when, by whom and why it was withdrawn, and how
+  to cite the tombstone itself (the name stays, resolving here, as a DOI's
+  tombstone page at DataCite or a Perma.cc record does);
+* ``403`` — the name is in a private series or under an embargo: how to sign
+  in, the sign-in link going back to the very name the reader typed;
+* ``404`` — the nearest names the reader may see: the other versions and
+  formats of the same document, else documents of the same series and day
+  (one catalog page of at most :data:`NEAREST`); what a reader may not see
+  is never suggested, so a hidden name's page and a name never minted's are
+  the same (``tests/server/test_server_what_readers_learn.py``);
+* anything else (a name that does not parse, ``400`` …): what was wrong.
+
+An unknown path asked by a browser (``Accept`` naming ``text/html``) is a
+``404`` page too (:func:`on_http_error`); the machine routes (``/api…``,
+``/uri-res/…``, ``/oai``, Memento's) and every other client keep the RFC 9457
+problem (:mod:`pdi.server.http.problems`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from urllib.parse import quote
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from pdi import formats
+from pdi.archive import Archive, Generic
+from pdi.archive.access import current_reader
+from pdi.errors import AccessError, NotFoundError, PDIError, WithdrawnError
+from pdi.identifier import PDI
+from pdi.server.http.problems import on_http_error as problem_of_http_error
+from pdi.server.http.readers import request_target
+from pdi.server.pages.layout import esc, page, shown_time
+
+#: The most names a 404 page suggests.
+NEAREST = 12
+
+#: Paths whose answers are for programs: their errors stay RFC 9457 problems whatever ``Accept`` says.
+MACHINE_PATHS = ("/api/", "/uri-res/", "/oai", "/timegate/", "/timemap/", "/openapi.json", "/static/")
+
+STYLE = """
+.problem h1{margin-bottom:0.3rem} .problem .status{color:#555;font-size:0.95rem;margin-top:0}
+dl.tombstone{display:grid;grid-template-columns:max-content 1fr;gap:0.3rem 1rem} dl.tombstone dd{margin:0}
+blockquote.citation{border-left:4px solid #c8d3e0;margin:0.5rem 0;padding:0.4rem 0.8rem;background:#f6f8fa}
+code.sha{font-size:0.78rem;word-break:break-all}
+ul.nearest code{overflow-wrap:anywhere}
+"""
+
+
+def _view(name: PDI | str) -> str:
+    return f"/view?pdi={quote(str(name), safe='')}"
+
+
+def _parsed(name: str) -> PDI | None:
+    try:
+        return PDI.parse(name).without_fragment()
+    except PDIError:
+        return None
+
+
+def _generic(parsed: PDI) -> PDI:
+    return dataclasses.replace(parsed, format=None, version=None).canonical()
+
+
+def _resolve_form(name: str) -> str:
+    return (
+        '<form class="wide" action="/view" method="get"><label for="problem-pdi">Resolve a name</label> '
+        f'<input id="problem-pdi" name="pdi" size="60" value="{esc(name)}"'
+        ' placeholder="urn:pdi://series/YYYY/MM/DD/id.format.version"> <button type="submit">Resolve</button></form>'
+    )
+
+
+def _onward() -> str:
+    return ('<p>Go on to <a href="/">the archive\'s home</a>, <a href="/series">its series</a>, a'
+            ' <a href="/search">search</a> of its text, or the <a href="/api">API reference</a>.</p>')
+
+
+def _page(title: str, status: int, heading: str, body: str, name: str) -> str:
+    return page(title, f'<div class="problem"><h1>{esc(heading)}</h1><p class="status">HTTP {status}</p>{body}</div>',
+                style=STYLE, name=name)
+
+
+# --- 410: the tombstone -------------------------------------------------------------------------
+def render_tombstone(archive: Archive, gone: WithdrawnError, name: str, base: str = "") -> str:
+    """The tombstone of a withdrawn name: what was here, when and why it was withdrawn, how to cite it."""
+    parsed = _parsed(name)
+    shown = str(parsed) if parsed is not None else name
+    rows, title = "", ""
+    if parsed is not None:
+        try:  # the reader passed the guards the withdrawal is asked after: the catalog's record is theirs to see
+            detail = archive.document(str(_generic(parsed)))
+            title = archive.meta(str(_generic(parsed))).get("title", "") or (
+                archive.meta(shown).get("title", "") if parsed.format is not None else "")
+        except PDIError:
+            detail = None
+        version = parsed.version if parsed.version is not None else 1
+        token = formats.canonical_token(parsed.format) if parsed.format is not None else None
+        records = [] if detail is None else [
+            r for r in detail.records
+            if (parsed.format is None or r.version == version)
+        ]
+        rows = "".join(
+            f'<tr{" class=named" if token is not None and r.format == token else ""}>'
+            f"<td>{r.version}</td><td><code>{esc(r.format)}</code><br><small>{esc(r.media_type)}</small></td>"
+            f'<td class="number">{r.size:,}</td><td><code class="sha">{esc(r.sha256)}</code></td>'
+            f"<td>{shown_time(r.created_at)}</td></tr>"
+            for r in records
+        )
+    what = "Its whole document was withdrawn" if "its document was" in str(gone) else "This version was withdrawn"
+    purged = (" Its octets were deleted as well (a legal takedown): what they were is kept below, not they."
+              if gone.purged else " The archive keeps its octets, but no longer gives them out.")
+    table = (
+        '<table class="catalogue" id="withdrawn"><caption>What was here, as the catalog recorded it</caption>'
+        '<thead><tr><th scope="col">Version</th><th scope="col">Format</th><th scope="col" class="number">Bytes</th>'
+        '<th scope="col">SHA-256</th><th scope="col">Deposited</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>" if rows else ""
+    )
+    link = f"{base}{_view(shown)}"
+    cite_title = f"{title}. " if title else ""
+    when = gone.at.split("T")[0]
+    body = (
+        f"<p><code>{esc(shown)}</code> named a document of this archive. {what} {shown_time(gone.at)}.{purged}</p>"
+        '<dl class="tombstone">'
+        + (f"<dt>Title</dt><dd><cite>{esc(title)}</cite></dd>" if title else "")
+        + f"<dt>Name</dt><dd><code>{esc(shown)}</code></dd>"
+        f"<dt>Withdrawn</dt><dd>{shown_time(gone.at)}</dd>"
+        f"<dt>Why</dt><dd>{esc(gone.reason)}</dd>"
+        f"<dt>By</dt><dd>{esc(gone.who)}</dd></dl>"
+        f"{table}"
+        '<h2 id="cite-tombstone">How to cite this tombstone</h2>'
+        "<p>The name stays: it is never given to anything else, and it resolves here, to this record of"
+        " what it named and why it was withdrawn. Cite it as you would have cited the document, saying it"
+        " was withdrawn:</p>"
+        f'<blockquote class="citation">{esc(cite_title)}<code>{esc(shown)}</code>. Withdrawn {esc(when)}:'
+        f" {esc(gone.reason)}. <span>{esc(link)}</span></blockquote>"
+        f'<p>The same record as JSON: <a href="/uri-res/N2C?{esc(quote(shown, safe=":/"))}">N2C</a> (RFC 2169).</p>'
+        + _onward()
+    )
+    return _page(f"Withdrawn: {shown}", gone.http_status, "This name was withdrawn", body, name)
+
+
+# --- 403: sign in -------------------------------------------------------------------------------
+def render_forbidden(error: AccessError, name: str) -> str:
+    """How to read what a token is needed for: sign in (and come back to ``name``)."""
+    back = request_target.get()
+    link = "/signin" if back in ("/", "") else f"/signin?next={quote(back, safe='')}"
+    reader = current_reader.get()
+    token = reader.token if reader is not None else None
+    signed = (
+        f"<p>You are signed in as <strong>{esc(token.name)}</strong>, whose token does not cover it:"
+        f' <a href="{esc(link)}">sign in with another token</a> that may read it.</p>'
+        if token is not None else
+        f'<p><a href="{esc(link)}">Sign in</a> with a token that may read it (its keeper, the archive\'s'
+        " curator, gives one to those who may), and you come back here, to this same name.</p>"
+    )
+    body = f'<p class="error" role="alert">{esc(error)}.</p>{signed}{_resolve_form(name)}{_onward()}'
+    return _page("Sign in to read this", error.http_status, "A token is needed to read this", body, name)
+
+
+# --- 404: the nearest names ---------------------------------------------------------------------
+def _nearest(archive: Archive, parsed: PDI) -> tuple[str, list[tuple[PDI, str]]]:
+    """What to suggest for a name not found: the other names of its document, else its day's documents
+    (at most :data:`NEAREST`, only those the reader may see); and what they are."""
+    generic = _generic(parsed)
+    if parsed.format is not None:
+        try:
+            found = archive.locate(str(generic))
+        except PDIError:
+            found = None
+        if isinstance(found, Generic) and found.names:
+            return "Other versions and formats of this document", [(n, "") for n in found.names[-NEAREST:]]
+    day = parsed.date
+    if day is None:
+        return "", []
+    try:
+        listed = archive.day_documents(parsed.series_name, day, limit=NEAREST)
+    except PDIError:
+        return "", []
+    return (f"Documents of {parsed.series_name} first deposited on {day.isoformat()}",
+            [(doc.pdi, listed.titles.get(str(doc.pdi), "")) for doc in listed.documents])
+
+
+def render_not_found(archive: Archive, error: NotFoundError, name: str) -> str:
+    """A name that is not here (or not the reader's to know of): what was wrong, and the nearest names."""
+    parsed = _parsed(name) if name else None
+    heading, names = _nearest(archive, parsed) if parsed is not None else ("", [])
+    items = "".join(
+        f'<li><a href="{esc(_view(n))}"><code>{esc(n)}</code></a>{" — " + esc(t) if t else ""}</li>' for n, t in names
+    )
+    near = f'<h2 id="nearest">{esc(heading)}</h2><ul class="nearest">{items}</ul>' if items else ""
+    body = (
+        f'<p class="error" role="alert">{esc(error)}.</p>{near}'
+        "<p>Check the name as it was cited: a PDI names its series, the day it was first deposited, its"
+        " number that day, its format and its version.</p>"
+        f"{_resolve_form(name)}{_onward()}"
+    )
+    return _page("Not found", error.http_status, "Not in this archive", body, name)
+
+
+# --- every page's error -------------------------------------------------------------------------
+def render_problem(archive: Archive, error: PDIError, name: str = "", base: str = "") -> str:
+    """The page of ``error`` met on a page about ``name`` (empty: a page about no one name)."""
+    if isinstance(error, WithdrawnError):
+        return render_tombstone(archive, error, name, base)
+    if isinstance(error, AccessError):
+        return render_forbidden(error, name)
+    if isinstance(error, NotFoundError):
+        return render_not_found(archive, error, name)
+    body = f'<p class="error" role="alert">{esc(error)}.</p>{_resolve_form(name)}{_onward()}'
+    return _page(error.title.capitalize(), error.http_status, f"Cannot show this: {error.title}", body, name)
+
+
+def problem_page(archive: Archive, error: PDIError, name: str = "", base: str = "") -> HTMLResponse:
+    """:func:`render_problem` answered with the status of the error's class."""
+    return HTMLResponse(render_problem(archive, error, name, base), status_code=error.http_status)
+
+
+def wants_page(request: Request) -> bool:
+    """Whether an error here is answered as a page: a browser's request (``Accept`` names ``text/html``)
+    of a path of the reader's app, not of a machine route."""
+    path = request.url.path
+    return "text/html" in request.headers.get("accept", "") and not path.startswith(MACHINE_PATHS) and path != "/api"
+
+
+async def on_http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's ``HTTPException``: a ``404`` page for a browser on an unknown path of the app, else the problem."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code != 404 or not wants_page(request):
+        return await problem_of_http_error(request, exc)
+    body = (f'<p class="error" role="alert">There is no page at <code>{esc(request.url.path)}</code>.</p>'
+            f"{_resolve_form('')}{_onward()}")
+    return HTMLResponse(_page("No such page", 404, "No such page", body, ""), status_code=404)

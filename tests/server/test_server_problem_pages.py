@@ -1,0 +1,240 @@
+"""The reader's app's error pages (pdi.server.pages.problem_pages): pages in the app's layout, statuses kept.
+
+A withdrawn name is its tombstone (410: what was here, as the catalog
+recorded it, when and why it was withdrawn, how to cite the tombstone); a
+name a token is needed for says how to sign in (403), coming back to the
+name; a name not here suggests the nearest names the reader may see (404);
+an unknown path is a page for a browser and the RFC 9457 problem it was for
+every other client. A version that is not the latest says so, and every
+page links the API reference. Pages are parsed with html5lib and read by
+element; the values checked are the deposited bytes' own (their length,
+their SHA-256 by :mod:`hashlib`) and the catalog's record of the withdrawal.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import urllib.parse
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import html5lib
+import pytest
+from starlette.testclient import TestClient
+
+from pdi.archive import Archive, Content
+from pdi.server import create_app
+
+S = "library.example.us"
+CLOSED = "closed.example.us"
+SECRET = "secret.example.us"
+NOW = datetime.datetime(2026, 11, 25, 10, 0, tzinfo=datetime.UTC)
+HTML = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}  # as Chromium asks
+DRAFT = b"A draft deposited by mistake.\r\nIt names the wrong people.\r\n"
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> Iterator[Archive]:
+    opened = Archive.init(tmp_path / "archive", clock=lambda: NOW)
+    for series in (S, CLOSED, SECRET):
+        opened.add_series(series)
+    opened.set_series_access(CLOSED, "private")
+    opened.set_series_access(SECRET, "hidden")
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+@pytest.fixture
+def client(archive: Archive) -> TestClient:
+    return TestClient(create_app(archive.location, archive=archive))
+
+
+def _generic(name: object) -> str:
+    return str(name).rsplit(".", 2)[0]
+
+
+def _view(client: TestClient, name: str, status: int) -> ET.Element:
+    answer = client.get("/view", params={"pdi": name}, headers=HTML)
+    assert answer.status_code == status, answer.text[:500]
+    assert answer.headers["content-type"] == "text/html; charset=utf-8"
+    return html5lib.parse(answer.text, namespaceHTMLElements=False)
+
+
+def _text(element: ET.Element | None) -> str:
+    assert element is not None
+    return " ".join("".join(element.itertext()).split())
+
+
+def _links(page: ET.Element) -> list[str]:
+    return [a.get("href", "") for a in page.iter("a")]
+
+
+def test_a_withdrawn_document_is_its_tombstone(client: TestClient, archive: Archive) -> None:
+    name = str(archive.add(S, DRAFT, format="text"))
+    archive.annotate(_generic(name), "title", "Minutes of the board, draft")
+    record = archive.withdraw(_generic(name), "deposited by mistake: a draft, not the minutes")
+    page = _view(client, name, 410)
+    assert _text(page.find(".//h1")) == "This name was withdrawn"
+    facts = _text(page.find(".//dl[@class='tombstone']"))
+    assert "Minutes of the board, draft" in facts and name in facts
+    assert "deposited by mistake: a draft, not the minutes" in facts
+    assert record.at.replace("T", " ")[:19] in facts  # when, as the catalog recorded it
+    # what was here: its format, its size and SHA-256, those of the deposited bytes
+    rows = page.findall(".//table[@id='withdrawn']/tbody/tr")
+    assert len(rows) == 1
+    cells = [_text(td) for td in rows[0].findall("td")]
+    assert cells[0] == "1" and _text(rows[0].find("td/code")) == "text" and _text(rows[0].find("td/small")) == "text/plain"
+    assert cells[2] == str(len(DRAFT)) and cells[3] == hashlib.sha256(DRAFT).hexdigest()
+    # how to cite the tombstone: its title, its name, when and why it was withdrawn, where it resolves
+    citation = _text(page.find(".//blockquote[@class='citation']"))
+    assert citation.startswith("Minutes of the board, draft. " + name + ". Withdrawn 2026-11-25:")
+    assert citation.endswith("/view?pdi=" + urllib.parse.quote(name, safe=""))
+    assert page.find(".//h2[@id='cite-tombstone']") is not None
+    assert "the deposited" not in _text(page.find(".//main"))  # its bytes are not shown
+    assert DRAFT.decode().split("\r\n")[1] not in _text(page.find(".//main"))
+
+
+def test_a_withdrawn_version_and_a_purged_one_say_so(client: TestClient, archive: Archive) -> None:
+    name = str(archive.add(S, b"first\n", format="text"))
+    archive.add_version(_generic(name), [Content(b"second\n", "text")])
+    archive.withdraw(_generic(name) + ".text.2", "wrong file", purge=True)
+    page = _view(client, _generic(name) + ".text.2", 410)
+    said = _text(page.find(".//main"))
+    assert "This version was withdrawn" in said and "Its octets were deleted as well" in said
+    cells = [_text(td) for td in page.findall(".//table[@id='withdrawn']/tbody/tr/td")]
+    assert cells[0] == "2" and cells[3] == hashlib.sha256(b"second\n").hexdigest()
+    _view(client, name, 200)  # version 1 is still there
+    # the document's page says which version was withdrawn, when and why
+    rows = _view(client, _generic(name), 200).findall(".//table[@id='versions']/tbody/tr")
+    assert "withdrawn" not in _text(rows[0]) and "withdrawn 2026-11-25 10:00:00 UTC: wrong file" in _text(rows[1])
+
+
+def test_a_document_withdrawn_whole_is_its_tombstone_by_its_generic_name_too(client: TestClient, archive: Archive) -> None:
+    name = str(archive.deposit(S, [Content(b"<p>x</p>", "html"), Content(b"x\n", "text")])[0])
+    archive.withdraw(_generic(name), "never to be shown")
+    page = _view(client, _generic(name), 410)
+    assert "never to be shown" in _text(page.find(".//dl[@class='tombstone']"))
+    assert [_text(r.find("td/code")) for r in page.findall(".//table[@id='withdrawn']/tbody/tr")] == ["html", "text"]
+
+
+def test_json_clients_keep_their_problems(client: TestClient, archive: Archive) -> None:
+    name = str(archive.add(S, DRAFT, format="text"))
+    archive.withdraw(_generic(name), "by mistake")
+    for url in (f"/api/resolve?pdi={urllib.parse.quote(name, safe='')}", f"/uri-res/N2R?{name}"):
+        for headers in ({}, HTML, {"Accept": "application/json"}):
+            answer = client.get(url, headers=headers)
+            assert answer.status_code == 410 and answer.headers["content-type"] == "application/problem+json"
+            assert answer.json()["status"] == 410 and "by mistake" in answer.json()["detail"]
+
+
+def test_a_private_name_says_how_to_sign_in_and_comes_back_to_it(client: TestClient, archive: Archive) -> None:
+    name = str(archive.add(CLOSED, b"closed minutes\n", format="text"))
+    page = _view(client, name, 403)
+    assert _text(page.find(".//h1")) == "A token is needed to read this"
+    signin = [h for h in _links(page.find(".//main")) if h.startswith("/signin")]  # type: ignore[arg-type]
+    assert signin, _links(page)
+    back = urllib.parse.parse_qs(urllib.parse.urlsplit(signin[0]).query)["next"]
+    assert back == ["/view?pdi=" + urllib.parse.quote(name, safe="")]
+    assert page.find(".//input[@id='problem-pdi']").get("value") == name  # type: ignore[union-attr]
+    assert "closed minutes" not in _text(page.find(".//main"))
+    # a name of the series never minted answers the same page, its name aside: existence is not told
+    never = name.replace("/1.text.1", "/7.text.1")
+    answered = client.get("/view", params={"pdi": never}, headers=HTML)
+    shown = client.get("/view", params={"pdi": name}, headers=HTML)
+    assert answered.status_code == 403
+    def blanked(text: str, written: str) -> str:
+        once = urllib.parse.quote(written, safe="")
+        return text.replace(urllib.parse.quote(once, safe=""), "N").replace(once, "N").replace(written, "N")
+
+    assert blanked(answered.text, never) == blanked(shown.text, name)
+
+
+def test_a_reader_signed_in_with_another_series_token_is_told_so(client: TestClient, archive: Archive) -> None:
+    name = str(archive.add(CLOSED, b"closed minutes\n", format="text"))
+    _, token = archive.add_token("clerk", role="read", series=[S])
+    answer = client.get("/view", params={"pdi": name}, headers={**HTML, "Authorization": f"Bearer {token}"})
+    assert answer.status_code == 403
+    page = html5lib.parse(answer.text, namespaceHTMLElements=False)
+    said = _text(page.find(".//main"))
+    assert "You are signed in as clerk, whose token does not cover it" in said
+    assert any(h.startswith("/signin?next=") for h in _links(page.find(".//main")))  # type: ignore[arg-type]
+
+
+def test_a_name_not_here_suggests_the_nearest_names(client: TestClient, archive: Archive) -> None:
+    first = str(archive.deposit(S, [Content(b"<p>one</p>", "html"), Content(b"one\n", "text")])[0])
+    archive.add_version(_generic(first), [Content(b"two\n", "text")])
+    titled = str(archive.add(S, b"minutes\n", format="text"))
+    archive.annotate(_generic(titled), "title", "The minutes")
+    archive.add(S, b"sealed\n", format="text", embargo_until="2099-01-01")
+    # another version of a document: its names, each linked
+    page = _view(client, _generic(first) + ".text.9", 404)
+    assert _text(page.find(".//h1")) == "Not in this archive"
+    nearest = [a.get("href") for a in page.findall(".//ul[@class='nearest']//a")]
+    assert nearest == ["/view?pdi=" + urllib.parse.quote(_generic(first) + end, safe="")
+                       for end in (".html.1", ".text.1", ".text.2")]
+    # a number not minted that day: the day's documents the reader may see, with their titles (not the embargoed)
+    page = _view(client, first.replace("/1.", "/9."), 404)
+    items = [_text(li) for li in page.findall(".//ul[@class='nearest']/li")]
+    assert items == [_generic(first), f"{_generic(titled)} — The minutes"]
+    # a hidden series' document: as a series never registered, nothing suggested
+    hidden = str(archive.add(SECRET, b"secret\n", format="text"))
+    page = _view(client, hidden, 404)
+    assert page.find(".//ul[@class='nearest']") is None
+    assert _text(page.find(".//p[@class='error']")) == f"{hidden} is not in this archive."
+    # a name that does not parse: what was wrong, 400, in the same layout
+    page = _view(client, "urn:pdi:nonsense", 400)
+    assert _text(page.find(".//h1")).startswith("Cannot show this")
+
+
+def test_an_unknown_path_is_a_page_for_a_browser_and_a_problem_for_a_program(client: TestClient) -> None:
+    answer = client.get("/no/such/page", headers=HTML)
+    assert answer.status_code == 404 and answer.headers["content-type"] == "text/html; charset=utf-8"
+    page = html5lib.parse(answer.text, namespaceHTMLElements=False)
+    assert _text(page.find(".//h1")) == "No such page" and "/api" in _links(page)
+    problem = {"type": "about:blank", "title": "not found", "status": 404, "detail": "no such page: /no/such/page"}
+    for headers in ({}, {"Accept": "application/json"}, {"Accept": "application/problem+json"}, {"Accept": "*/*"}):
+        answer = client.get("/no/such/page", headers=headers)
+        assert answer.status_code == 404 and answer.headers["content-type"] == "application/problem+json"
+        assert answer.json() == problem
+    for path in ("/api/nothing", "/uri-res/N2R/more", "/oai/x", "/timemap/x"):  # machine routes: problems always
+        answer = client.get(path, headers=HTML)
+        assert answer.status_code == 404 and answer.headers["content-type"] == "application/problem+json", path
+    answer = client.post("/view", headers=HTML)  # 405 stays a problem, with its Allow
+    assert answer.status_code == 405 and answer.headers["content-type"] == "application/problem+json"
+
+
+def test_an_old_version_says_it_is_old_and_every_version_shows_the_title(client: TestClient, archive: Archive) -> None:
+    first = str(archive.deposit(S, [Content(b"<p>one</p>", "html"), Content(b"one\n", "text")])[0])
+    generic = _generic(first)
+    archive.add_version(generic, [Content(b"two\n", "text")])
+    archive.annotate(generic, "title", "Minutes, amended")
+    archive.add_version(generic, [Content(b"three\n", "text")])
+    archive.embargo(generic + ".text.3", "2099-01-01")
+    for end, banner in ((".html.1", ".text.2"), (".text.1", ".text.2"), (".text.2", None)):
+        page = _view(client, generic + end, 200)
+        assert _text(page.find(".//p[@class='doc-title']")) == "Title: Minutes, amended"
+        shown = page.find(".//p[@class='version-banner']")
+        if banner is None:  # the latest a stranger may read: version 3 is under embargo
+            assert shown is None
+            continue
+        assert "this is version 1 of 2; the latest is version 2" in _text(shown)
+        # an HTML version 1 links the latest's only format (text); a text one the text
+        assert [a.get("href") for a in shown.iter("a")] == ["/view?pdi=" + urllib.parse.quote(generic + banner, safe="")]
+
+
+def test_every_page_links_the_api_reference(client: TestClient, archive: Archive) -> None:
+    name = str(archive.add(S, b"one\n", format="text"))
+    for url, status in (("/", 200), ("/series", 200), (f"/view?pdi={urllib.parse.quote(name, safe='')}", 200),
+                        ("/search?q=one", 200), ("/signin", 200), ("/api", 200), ("/nowhere", 404),
+                        (f"/series/{S}/2026/11/25", 200), ("/view?pdi=urn%3Apdi%3A%2F%2Fx.example.us%2F2026", 400)):
+        answer = client.get(url, headers=HTML)
+        assert answer.status_code == status, url
+        page = html5lib.parse(answer.text, namespaceHTMLElements=False)
+        footer = page.find(".//footer")
+        assert footer is not None and "/api" in _links(footer), url
+    home = html5lib.parse(client.get("/").text, namespaceHTMLElements=False)
+    assert "/api" in _links(home.find(".//main"))  # type: ignore[arg-type]
