@@ -322,3 +322,18 @@ def test_nameddest_of_a_heading_lands_on_the_heading(archive: Archive) -> None:
     assert page2 is not None and page2.page is not None and page2.page.number == 2
     text = archive.get(f"{vertical}#char=0,100000").data.decode()
     assert page2.ranges[0].start == text.index("\f") + 1
+
+
+def test_a_hostile_deposit_is_refused_and_leaves_nothing(archive: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pdi.fragments.pdf as pdf
+    from pdf_helpers import operators_pdf
+    from pdi.errors import LimitError as Limit
+
+    hostile = operators_pdf(1_000_000)  # a 78 KB page of a million text operators: seconds and 500 MB of PDFium
+    monkeypatch.setattr(pdf, "LIMITS", pdf.PdfiumLimits(document_seconds=0.3))
+    before = snapshot(archive)
+    with pytest.raises(Limit, match=r"^PDFium took longer than 0.3 s reading hostile.pdf \(the limit"):
+        archive.deposit(S, [Content(hostile, "pdf", source="hostile.pdf")])
+    assert snapshot(archive) == before
+    forced = archive.get(archive.add(S, hostile, format="pdf", force=True))  # as declared, with no text layer
+    assert forced.data == hostile and archive.fragment_index(forced.record) is None

@@ -355,33 +355,67 @@ class PageBoxes:
                 "crop": [round(v, 3) for v in self.crop], "rotation": self.rotation}
 
 
-def page_boxes(data: Buffer, index: bytes | None, number: int) -> PageBoxes:
-    """Page ``number`` (from 1) of the PDF ``data``'s text layer (kept in ``index``) with PDFium's boxes.
+def page_boxes(data: Buffer, index: bytes | None, number: int, *, name: str = "the PDF") -> PageBoxes:
+    """Page ``number`` (from 1) of the PDF ``data``'s text layer (kept in ``index``) with PDFium's boxes
+    (:func:`pages_boxes` for one page)."""
+    return pages_boxes(data, index, [number], name=name)[0]
 
-    The boxes are read now, from that page alone; the text PDFium gives now must
-    be the kept one (a later PDFium that reads the page otherwise is an
-    :class:`UnsupportedError` naming both builds, never boxes for other characters).
+
+def pages_boxes(data: Buffer, index: bytes | None, numbers: Sequence[int], *, name: str = "the PDF",
+                ) -> list[PageBoxes]:
+    """Pages ``numbers`` (from 1) of the PDF ``data``'s text layer (kept in ``index``) with PDFium's boxes.
+
+    The boxes are read now, from those pages alone, by PDFium in one child
+    process (:data:`LIMITS`: :attr:`~PdfiumLimits.page_seconds`); the text
+    PDFium gives now must be the kept one (a later PDFium that reads a page
+    otherwise is an :class:`UnsupportedError` naming both builds, never boxes
+    for other characters).
     """
+    import json
+
+    layer = layer_of(data, index, name=name)
+    ranges = [layer.page_range(number) for number in numbers]
+    made = json.loads(_in_child("boxes", data, [str(n) for n in numbers], LIMITS.page_seconds, "page_seconds",
+                                f"{name} (page{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))})"))
+    found: list[PageBoxes] = []
+    for number, (start, end), page in zip(numbers, ranges, made, strict=True):
+        if page["text"] != layer.text[start:end]:
+            raise UnsupportedError(
+                f"PDFium {page['pdfium']} reads page {number} otherwise than the build that made"
+                f" the kept text layer ({layer.pdfium}): no boxes for its characters")
+        boxes = array("d", [math.nan if v is None else float(v) for v in page["boxes"]])
+        if len(boxes) != 4 * len(page["text"]):
+            raise IntegrityError(f"PDFium's boxes for page {number} of {name} are not four for each character")
+        left, bottom, right, top = (float(v) for v in page["crop"])
+        found.append(PageBoxes(number, layer.pages, start, page["text"], boxes, (left, bottom, right, top),
+                               int(page["rotation"])))
+    return found
+
+
+def read_pages_now(octets: bytes, numbers: Sequence[int]) -> list[dict[str, object]]:
+    """Pages ``numbers`` of the PDF ``octets`` as PDFium reads them in this process, with no limit: each page's
+    *T(n)*, its characters' boxes (``None`` where none), CropBox and ``/Rotate`` (what :func:`pages_boxes`'s
+    child answers)."""
     import pypdfium2 as pdfium
 
-    layer = layer_of(data, index)
-    start, end = layer.page_range(number)
-    document = open_document(bytes(data))
+    document = open_document(octets)
+    found: list[dict[str, object]] = []
     try:
-        page = document[number - 1]
-        try:
-            text, boxes = _page_text(page)
-            left, bottom, right, top = page.get_cropbox()
-            rotation = page.get_rotation()
-        finally:
-            page.close()
+        for number in numbers:
+            if not 1 <= number <= len(document):
+                raise NotFoundError(f"page {number} is not a page of this PDF: it has {len(document)}")
+            page = document[number - 1]
+            try:
+                text, boxes = _page_text(page)
+                crop = page.get_cropbox()
+                rotation = page.get_rotation()
+            finally:
+                page.close()
+            found.append({"text": text, "boxes": [None if math.isnan(v) else v for v in boxes], "crop": list(crop),
+                          "rotation": rotation, "pdfium": str(pdfium.version.PDFIUM_INFO)})
     finally:
         document.close()
-    if text != layer.text[start:end]:
-        raise UnsupportedError(
-            f"PDFium {pdfium.version.PDFIUM_INFO} reads page {number} otherwise than the build that made"
-            f" the kept text layer ({layer.pdfium}): no boxes for its characters")
-    return PageBoxes(number, layer.pages, start, text, boxes, (left, bottom, right, top), rotation)
+    return found
 
 
 def region_characters(page: PageBoxes, x1: int, y1: int, x2: int, y2: int) -> list[int]:
@@ -441,17 +475,63 @@ def _evaluate_rect(positions: Sequence[object], data: Buffer, index: bytes | Non
                           page=Page(frame + 1, layer.pages, page.width, page.height))
 
 
-def build_layer_index(octets: Buffer) -> bytes:
-    """The fragment index of the PDF ``octets``: its text layer, made now, to keep (:meth:`TextLayer.to_bytes`)."""
-    whole = bytes(octets)
-    return text_layer(whole).to_bytes(len(whole))
+def build_layer_index(octets: Buffer, *, name: str = "the PDF") -> bytes:
+    """The fragment index of the PDF ``octets``: its text layer, made now by PDFium in a child process under
+    :data:`LIMITS` (:attr:`~PdfiumLimits.document_seconds`), to keep (:meth:`TextLayer.to_bytes`)."""
+    made = _in_child("layer", octets, [], LIMITS.document_seconds, "document_seconds", name)
+    TextLayer.from_bytes(made, len(octets))  # what the child answered is checked as a kept index is
+    return made
 
 
-def layer_of(data: Buffer, index: bytes | None) -> TextLayer:
-    """The text layer kept in ``index`` (checked against the PDF ``data``'s size), else read from ``data`` now."""
+def layer_of(data: Buffer, index: bytes | None, *, name: str = "the PDF") -> TextLayer:
+    """The text layer kept in ``index`` (checked against the PDF ``data``'s size), else read from ``data`` now
+    (in a child process, :func:`build_layer_index`)."""
     if index is not None:
         return _kept_layer(index, len(data)).layer
-    return text_layer(bytes(data))
+    return TextLayer.from_bytes(build_layer_index(data, name=name), len(data))
+
+
+@dataclass(frozen=True)
+class PdfiumLimits:
+    """What PDFium may take to read one PDF for pdi: it runs in a child process (:mod:`pdi._bounded`), killed
+    past its deadline, with at most :attr:`memory` octets of address space (``RLIMIT_AS``) and
+    :attr:`output` octets of answer. Past any of them, the work is a :class:`~pdi.errors.LimitError`
+    naming the PDF and the limit (exit 7, HTTP 413)."""
+
+    #: the whole text layer of one PDF, at deposit (or read later for one that has none kept)
+    document_seconds: float = 120.0
+    #: a few pages' boxes (the viewer, ``rect``) or one page rendered
+    page_seconds: float = 20.0
+    memory: int = 2 << 30
+    output: int = 512 << 20
+
+
+#: The limits pdi's PDFium children run under (a program may set another :class:`PdfiumLimits` here).
+LIMITS = PdfiumLimits()
+#: The module a PDFium child runs (``python -m``): :mod:`pdi.fragments.pdf_child`.
+CHILD = "pdi.fragments.pdf_child"
+
+
+def _in_child(work: str, octets: Buffer, args: list[str], seconds: float, which: str, name: str) -> bytes:
+    """What :data:`CHILD` answers for ``work`` on the PDF ``octets`` (given on its standard input) under
+    :data:`LIMITS` with ``seconds`` (the limit :attr:`PdfiumLimits.<which>`); a limit passed is a LimitError."""
+    import os
+    import tempfile
+
+    from pdi._bounded import ChildLimit, ChildLimits, run_child
+    from pdi.errors import LimitError
+
+    limits = ChildLimits(seconds=seconds, memory=LIMITS.memory, output=LIMITS.output)
+    with tempfile.TemporaryFile(prefix="pdi-pdf-") as given:
+        given.write(octets)
+        given.flush()
+        os.lseek(given.fileno(), 0, os.SEEK_SET)
+        try:
+            return run_child(CHILD, [work, *args], limits, stdin=given.fileno()).data
+        except ChildLimit as limit:
+            field = which if limit.kind == "seconds" else limit.kind
+            raise LimitError(f"PDFium {limit.detail} reading {name} (the limit pdi.fragments.pdf.LIMITS.{field})"
+                             ) from None
 
 
 @dataclass(frozen=True)
@@ -571,9 +651,17 @@ RENDER_DPI = 144
 MAX_RENDER_PIXELS = 40_000_000
 
 
-def render_png(data: Buffer, number: int, region: tuple[float, float, float, float] | None = None) -> bytes:
+def render_png(data: Buffer, number: int, region: tuple[float, float, float, float] | None = None, *,
+               name: str = "the PDF") -> bytes:
     """Page ``number`` (from 1) of the PDF ``data`` rendered by PDFium at :data:`RENDER_DPI`, as PNG; with
-    ``region`` (x1, y1, x2, y2 in points from the CropBox's top-left, y downwards, before ``/Rotate``) only that."""
+    ``region`` (x1, y1, x2, y2 in points from the CropBox's top-left, y downwards, before ``/Rotate``) only that.
+    PDFium renders it in a child process, under :data:`LIMITS` (:attr:`~PdfiumLimits.page_seconds`)."""
+    args = [str(number), *(repr(float(v)) for v in region or ())]
+    return _in_child("png", data, args, LIMITS.page_seconds, "page_seconds", f"{name} (page {number})")
+
+
+def render_png_now(data: Buffer, number: int, region: tuple[float, float, float, float] | None = None) -> bytes:
+    """:func:`render_png` in this process, with no limit of time or memory (what its child runs)."""
     import io
 
     from pdi.errors import LimitError
