@@ -355,11 +355,11 @@ def qpdf_encryption(path: Path) -> str:
 
 
 def test_the_encrypted_pdfs_are_what_qpdf_says() -> None:
-    assert "Incorrect password supplied" in qpdf_encryption(CORPUS / "encrypted-user-password.pdf")
+    assert "Incorrect password supplied" in qpdf_encryption(CORPUS / "encrypted" / "user-password.pdf")
     # R = 6: AES-256 (PDF 2.0); R = 3: RC4 with a 128-bit key (PDF 1.4), for which qpdf names no method
-    for name, method in (("encrypted-owner-only.pdf", "stream encryption method: AESv3"),
-                         ("encrypted-owner-only-rc4.pdf", "R = 3\n")):
-        said = qpdf_encryption(CORPUS / name)
+    for name, method in (("owner-only.pdf", "stream encryption method: AESv3"),
+                         ("owner-only-rc4.pdf", "R = 3\n")):
+        said = qpdf_encryption(CORPUS / "encrypted" / name)
         assert "User password = \nSupplied password is user password\n" in said and method in said
 
 
@@ -368,7 +368,7 @@ def test_a_pdf_that_needs_a_password_is_refused_at_deposit(tmp_path: Path) -> No
     run(location, "init")
     run(location, "series", "add", S)
     locked = tmp_path / "locked.pdf"
-    locked.write_bytes((CORPUS / "encrypted-user-password.pdf").read_bytes())
+    locked.write_bytes((CORPUS / "encrypted" / "user-password.pdf").read_bytes())
     refused = run(location, "add", str(locked), "-s", S, code=3)
     assert refused.stderr == (
         f"pdi: integrity check failed: {locked}: the content is not a PDF pdi can read: the PDF is encrypted and"
@@ -383,11 +383,11 @@ def test_a_pdf_that_needs_a_password_is_refused_at_deposit(tmp_path: Path) -> No
     assert "needs a password to open" in run(location, "get", f"{kept}#page=1", code=6).stderr
 
 
-@pytest.mark.parametrize(("name", "plain"), [("encrypted-owner-only.pdf", "sizes.pdf"),
-                                             ("encrypted-owner-only-rc4.pdf", "hand-overprint-hyphens.pdf")])
+@pytest.mark.parametrize(("name", "plain"), [("owner-only.pdf", "sizes.pdf"),
+                                             ("owner-only-rc4.pdf", "hand-overprint-hyphens.pdf")])
 def test_a_pdf_with_an_owner_password_only_is_read_as_its_plain_original(
         archive: Archive, name: str, plain: str) -> None:
-    encrypted = archive.add(S, (CORPUS / name).read_bytes(), format="pdf")
+    encrypted = archive.add(S, (CORPUS / "encrypted" / name).read_bytes(), format="pdf")
     original = archive.add(S, (CORPUS / plain).read_bytes(), format="pdf")
     theirs = archive.get(f"{encrypted}#char=0,100000").data
     assert theirs == archive.get(f"{original}#char=0,100000").data
