@@ -542,10 +542,19 @@ class _KeptLayer:
     layer: TextLayer
     utf8: bytes
     table: Any  # a pdi.fragments.text.TextTable
+    _folded: tuple[str, array[int]] | None = dataclasses.field(default=None, compare=False, repr=False)
 
     @property
     def held(self) -> int:
         return len(self.index) + len(self.utf8)
+
+    def folded(self) -> tuple[str, array[int]]:
+        """The layer's text as ``search=`` compares it, and where each character comes from (made once)."""
+        made = self._folded
+        if made is None:
+            made = _fold_with_map(self.layer.text)
+            object.__setattr__(self, "_folded", made)
+        return made
 
 
 #: Kept layers read lately, by the digest that seals the index and the size of the PDF it was made for: a
@@ -599,6 +608,10 @@ def evaluate_pdf(
     """
     if scheme == "rect":
         return _evaluate_rect(positions, data, index)
+    if scheme == "viewrect":
+        return dataclasses.replace(_evaluate_rect(_viewrect_as_rect(positions), data, index), scheme="viewrect")
+    if scheme == "search":
+        return _evaluate_search(positions, data, index)
     layer = layer_of(data, index)
     if scheme in ("char", "line"):
         from pdi.fragments.text import evaluate_pdi
@@ -633,6 +646,110 @@ def evaluate_pdf(
         return FragmentResult(bytes(data), media_type, False, (Range(start, end, before, before + octets),),
                               scheme="page", page=Page(number, layer.pages, width, height))
     raise UnsupportedError(f"no evaluator for fragment scheme {scheme!r} on {media_type}")
+
+
+_DECIMAL = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,6})?")
+
+
+def _viewrect_as_rect(positions: Sequence[object]) -> tuple[tuple[int, int], tuple[int, int], int]:
+    """RFC 8118's ``viewrect=left,top,width,height`` (and pdi's fifth position, the page from 1: the one-scheme
+    spelling of ``page=n&viewrect=…``) as ``rect``'s positions: the corners rounded outward to whole points."""
+    if len(positions) not in (4, 5):
+        raise ParseError(f"viewrect= takes left,top,width,height and an optional page, not {len(positions)}"
+                         " positions", rule="viewrect")
+    numbers: list[float] = []
+    for at, value in enumerate(positions[:4]):
+        text = str(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else ""
+        if not _DECIMAL.fullmatch(text):
+            raise ParseError(f"viewrect position {at + 1} ({value!r}) is not a number of points (digits, a"
+                             " decimal point written %2E inside a PDI)", rule="viewrect")
+        numbers.append(float(text))
+    left, top, width, height = numbers
+    if width <= 0 or height <= 0:
+        raise ParseError(f"viewrect's width and height are more than 0 (here {width:g} and {height:g})",
+                         rule="viewrect")
+    page = _page_number(positions[4:]) if len(positions) == 5 else 1
+    return ((math.floor(left), math.floor(top)), (math.ceil(left + width), math.ceil(top + height)), page - 1)
+
+
+def search_words(positions: Sequence[object]) -> list[str]:
+    """The words of RFC 8118's ``search="w1 w2"`` (its quotes optional; one position, or one per word)."""
+    joined = " ".join(str(p) for p in positions)
+    if len(joined) >= 2 and joined[0] == joined[-1] == '"':
+        joined = joined[1:-1]
+    words = [word.strip('"') for word in joined.split()]
+    words = [word for word in words if fold(word)]
+    if not words:
+        raise ParseError("search= takes a quoted list of words (RFC 8118 §3): it has none", rule="search")
+    return words
+
+
+def fold(text: str) -> str:
+    """``text`` as a search compares it (docs/pdf-text-layer.md §5): case-folded, NFKD (compatibility forms
+    spelt out, marks apart from their letters), combining marks removed, each run of white space one space."""
+    return _fold_with_map(text)[0].strip()
+
+
+def _fold_with_map(text: str) -> tuple[str, array[int]]:
+    """``text`` folded as :func:`fold` (without the strip), and for each folded character the offset in ``text``
+    of the character it comes from; a hyphen, CR LF between two letters (rule 1's hyphen at a line end) folds
+    to nothing."""
+    import unicodedata
+
+    out: list[str] = []
+    origin: array[int] = array("q")
+    i, n = 0, len(text)
+    space = False
+    while i < n:
+        char = text[i]
+        if char == "-" and text.startswith(LINE_BREAK, i + 1) and i > 0 and i + 3 < n \
+                and text[i - 1].isalpha() and text[i + 3].isalpha():
+            i += 3
+            continue
+        if char.isspace():
+            if not space:
+                out.append(" ")
+                origin.append(i)
+            space = True
+            i += 1
+            continue
+        space = False
+        for piece in unicodedata.normalize("NFKD", char.casefold()):  # compatibility forms, marks apart
+            if not unicodedata.combining(piece):
+                out.append(piece)
+                origin.append(i)
+        i += 1
+    return "".join(out), origin
+
+
+def _evaluate_search(positions: Sequence[object], data: Buffer, index: bytes | None) -> FragmentResult:
+    """RFC 8118's ``search="w1 w2"``: the first occurrence in *D* of any of the words, as a passage (its text, as
+    ``char`` gives it); among words found at the same place, the longest. A word found nowhere is not found."""
+    from pdi.fragments.text import evaluate_pdi
+
+    words = search_words(positions)
+    if index is not None:
+        kept = _kept_layer(index, len(data))
+        folded, origin = kept.folded()
+    else:
+        kept = None
+        folded, origin = _fold_with_map(layer_of(data, None).text)
+    best: tuple[int, int] | None = None
+    for word in words:
+        needle = fold(word)
+        at = folded.find(needle)
+        if at >= 0 and (best is None or at < best[0] or (at == best[0] and len(needle) > best[1])):
+            best = (at, len(needle))
+    if best is None:
+        raise NotFoundError(f"none of the words {' '.join(words)!r} is in the PDF's text layer")
+    start, end = origin[best[0]], origin[best[0] + best[1] - 1] + 1
+    if kept is not None:
+        result = evaluate_pdi("char", [start, end], kept.utf8, charset="utf-8", media_type="text/plain",
+                              table=kept.table)
+    else:
+        result = evaluate_pdi("char", [start, end], layer_of(data, None).utf8, charset="utf-8",
+                              media_type="text/plain")
+    return dataclasses.replace(result, media_type="text/plain", charset="utf-8", scheme="search")
 
 
 def _page_number(positions: Sequence[object]) -> int:

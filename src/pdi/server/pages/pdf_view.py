@@ -61,7 +61,7 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
             r = fragment.region
             attributes["data-region"] = f"{r.x1},{r.y1},{r.x2},{r.y2},{r.frame}"
             attributes["data-page"] = str(r.frame + 1)
-        elif fragment.scheme in ("char", "line") and fragment.ranges and layer is not None:
+        elif fragment.scheme in ("char", "line", "search") and fragment.ranges and layer is not None:
             a, b = fragment.ranges[0].start, fragment.ranges[-1].end
             attributes["data-passage"] = f"{a},{b}"
             attributes["data-page"] = str(layer.page_of(a))

@@ -2,8 +2,8 @@
 
 | fragment | default | ``text/plain`` | ``image/png`` | ``application/pdf`` |
 |---|---|---|---|---|
-| passage: ``char``, ``line`` | its text | the same | its characters' boxes rendered, when on one page (else ``406``) | the whole PDF |
-| region: ``rect`` | rendered | the characters whose box centre lies in it | the same | the whole PDF |
+| passage: ``char``, ``line``, ``search`` | its text | the same | its characters' boxes rendered, when on one page (else ``406``) | the whole PDF |
+| region: ``rect``, ``viewrect`` | rendered | the characters whose box centre lies in it | the same | the whole PDF |
 | location: ``page``, ``nameddest`` | the whole PDF | the page's text *T(n)* | the page rendered | the same |
 
 Only an ``Accept`` that names one of these three types exactly can choose
@@ -26,7 +26,8 @@ from pdi.archive import Archive, Resolved
 from pdi.interop.accept import choose, parse_accept
 from pdi.server.http.problems import Problem
 
-KINDS = {"char": "passage", "line": "passage", "rect": "region", "page": "location", "nameddest": "location"}
+KINDS = {"char": "passage", "line": "passage", "search": "passage", "rect": "region", "viewrect": "region",
+         "page": "location", "nameddest": "location"}
 DEFAULTS = {"passage": "text/plain", "region": "image/png", "location": "application/pdf"}
 TYPES = ("text/plain", "image/png", "application/pdf")
 
@@ -57,7 +58,7 @@ def answer(archive: Archive, resolved: Resolved, accept: str | None) -> tuple[Re
     scheme = fragment.scheme
     wanted = chosen_type(scheme, accept)
     if wanted is None or wanted == DEFAULTS[KINDS[scheme]]:
-        if scheme == "rect" and wanted == "image/png":
+        if scheme in ("rect", "viewrect") and wanted == "image/png":
             pass  # the evaluator gave the region's text: the default is its rendering
         else:
             return resolved, ""
@@ -79,7 +80,7 @@ def answer(archive: Archive, resolved: Resolved, accept: str | None) -> tuple[Re
     if fragment.region is not None:
         r = fragment.region
         png = render_png(whole.data, r.frame + 1, (r.x1, r.y1, r.x2, r.y2), name=name)
-    elif fragment.page is not None and scheme != "rect":
+    elif fragment.page is not None and KINDS[scheme] == "location":
         png = render_png(whole.data, fragment.page.number, name=name)
     else:  # a passage: the box around its characters, when they lie on one page
         png = _passage_png(archive, resolved, whole.data, index)
