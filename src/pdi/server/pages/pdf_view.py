@@ -52,6 +52,8 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
         "data-pdfjs": pdfjs.url("pdf.min.mjs"),
         "data-worker": pdfjs.url("pdf.worker.min.mjs"),
         "data-wasm": pdfjs.url(),
+        "data-cmaps": pdfjs.url() + "cmaps/",
+        "data-fonts": pdfjs.url() + "standard_fonts/",
         "data-sizes": json.dumps([[w, h] for w, h in layer.page_sizes]) if layer is not None else "[]",
         "data-layer": "1" if layer is not None and not layer.empty else "0",
     }
