@@ -371,35 +371,81 @@ def pages_boxes(data: Buffer, index: bytes | None, numbers: Sequence[int], *, na
     otherwise is an :class:`UnsupportedError` naming both builds, never boxes
     for other characters).
     """
-    import json
-
     layer = layer_of(data, index, name=name)
     ranges = [layer.page_range(number) for number in numbers]
-    made = json.loads(_in_child("boxes", data, [str(n) for n in numbers], LIMITS.page_seconds, "page_seconds",
-                                f"{name} (page{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))})"))
+    made = pages_from_bytes(_in_child("boxes", data, [str(n) for n in numbers], LIMITS.page_seconds, "page_seconds",
+                                      f"{name} (page{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))})"))
+    if len(made) != len(numbers):
+        raise IntegrityError(f"PDFium's child gave {len(made)} pages of {name}, not the {len(numbers)} asked")
     found: list[PageBoxes] = []
-    for number, (start, end), page in zip(numbers, ranges, made, strict=True):
+    for number, (start, end), (page, boxes) in zip(numbers, ranges, made, strict=True):
         if page["text"] != layer.text[start:end]:
             raise UnsupportedError(
                 f"PDFium {page['pdfium']} reads page {number} otherwise than the build that made"
                 f" the kept text layer ({layer.pdfium}): no boxes for its characters")
-        boxes = array("d", [math.nan if v is None else float(v) for v in page["boxes"]])
-        if len(boxes) != 4 * len(page["text"]):
-            raise IntegrityError(f"PDFium's boxes for page {number} of {name} are not four for each character")
         left, bottom, right, top = (float(v) for v in page["crop"])
         found.append(PageBoxes(number, layer.pages, start, page["text"], boxes, (left, bottom, right, top),
                                int(page["rotation"])))
     return found
 
 
-def read_pages_now(octets: bytes, numbers: Sequence[int]) -> list[dict[str, object]]:
+_HEAD = struct.Struct("<Q")
+
+
+def pages_to_bytes(pages: list[tuple[dict[str, Any], array[float]]]) -> bytes:
+    """:func:`read_pages_now`'s pages as the child answers them: their facts as JSON, then each page's boxes as
+    little-endian doubles (no float is spelt out in decimal)."""
+    import json
+
+    facts = json.dumps([page for page, _ in pages]).encode("utf-8", "surrogatepass")
+    return _HEAD.pack(len(facts)) + facts + b"".join(_little_endian(boxes) for _, boxes in pages)
+
+
+def _little_endian(boxes: array[float]) -> bytes:
+    import sys
+
+    if sys.byteorder == "little":
+        return boxes.tobytes()
+    copy = array("d", boxes)
+    copy.byteswap()
+    return copy.tobytes()
+
+
+def pages_from_bytes(data: bytes) -> list[tuple[dict[str, Any], array[float]]]:
+    """What :func:`pages_to_bytes` wrote, checked: four boxes' floats for each character of each page's text."""
+    import json
+    import sys
+
+    (size,) = _HEAD.unpack_from(data)
+    try:
+        facts = json.loads(data[_HEAD.size:_HEAD.size + size].decode("utf-8", "surrogatepass"))
+    except ValueError as error:
+        raise IntegrityError(f"PDFium's child answered pages that are not JSON: {error}") from None
+    at = _HEAD.size + size
+    found: list[tuple[dict[str, Any], array[float]]] = []
+    for page in facts:
+        length = 32 * len(page["text"])
+        boxes = array("d")
+        boxes.frombytes(data[at:at + length])
+        if len(boxes) != 4 * len(page["text"]):
+            raise IntegrityError("PDFium's child answered fewer boxes than characters")
+        if sys.byteorder == "big":
+            boxes.byteswap()
+        found.append((page, boxes))
+        at += length
+    if at != len(data):
+        raise IntegrityError("PDFium's child answered more than its pages")
+    return found
+
+
+def read_pages_now(octets: bytes, numbers: Sequence[int]) -> list[tuple[dict[str, Any], array[float]]]:
     """Pages ``numbers`` of the PDF ``octets`` as PDFium reads them in this process, with no limit: each page's
-    *T(n)*, its characters' boxes (``None`` where none), CropBox and ``/Rotate`` (what :func:`pages_boxes`'s
-    child answers)."""
+    facts (*T(n)*, CropBox, ``/Rotate``, the PDFium build) and its characters' boxes (NaN where none): what
+    :func:`pages_boxes`'s child answers."""
     import pypdfium2 as pdfium
 
     document = open_document(octets)
-    found: list[dict[str, object]] = []
+    found: list[tuple[dict[str, Any], array[float]]] = []
     try:
         for number in numbers:
             if not 1 <= number <= len(document):
@@ -411,8 +457,8 @@ def read_pages_now(octets: bytes, numbers: Sequence[int]) -> list[dict[str, obje
                 rotation = page.get_rotation()
             finally:
                 page.close()
-            found.append({"text": text, "boxes": [None if math.isnan(v) else v for v in boxes], "crop": list(crop),
-                          "rotation": rotation, "pdfium": str(pdfium.version.PDFIUM_INFO)})
+            found.append(({"text": text, "crop": list(crop), "rotation": rotation,
+                           "pdfium": str(pdfium.version.PDFIUM_INFO)}, boxes))
     finally:
         document.close()
     return found

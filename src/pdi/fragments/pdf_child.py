@@ -8,15 +8,15 @@ input and writes one answer to its standard output:
 
 * ``layer``: the text layer, sealed as the PDF's fragment index
   (:meth:`pdi.fragments.pdf.TextLayer.to_bytes`);
-* ``boxes N…``: pages N… with their characters' boxes, as JSON
-  (:func:`pdi.fragments.pdf.read_pages_now`);
+* ``boxes N…``: pages N… with their characters' boxes
+  (:func:`pdi.fragments.pdf.read_pages_now`, written by
+  :func:`~pdi.fragments.pdf.pages_to_bytes`: JSON, then the boxes as doubles);
 * ``png N [X1 Y1 X2 Y2]``: page N (or that region of it) rendered as PNG
   (:func:`pdi.fragments.pdf.render_png_now`).
 """
 
 from __future__ import annotations
 
-import json
 import sys
 
 from pdi._bounded import child_main
@@ -31,7 +31,7 @@ def work(args: list[str]) -> bytes:
     if what == "layer":
         return pdf.text_layer(octets).to_bytes(len(octets))
     if what == "boxes":
-        return json.dumps(pdf.read_pages_now(octets, [int(n) for n in rest])).encode("utf-8", "surrogatepass")
+        return pdf.pages_to_bytes(pdf.read_pages_now(octets, [int(n) for n in rest]))
     if what == "png":
         region = tuple(float(v) for v in rest[1:5])
         return pdf.render_png_now(octets, int(rest[0]), (region[0], region[1], region[2], region[3])
