@@ -92,23 +92,30 @@ def run_child(module: str, args: Sequence[str], limits: ChildLimits, *, stdin: i
         process = subprocess.Popen(command, stdin=stdin if stdin is not None else subprocess.DEVNULL,
                                    stdout=out, stderr=err, close_fds=True)
         killed = threading.Event()
+        ended = threading.Lock()  # held by whichever comes first: the deadline's kill, or the child's end
+        exited = False
 
         def stop() -> None:
-            killed.set()
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(process.pid, signal.SIGKILL)
+            with ended:
+                if not exited:  # not yet reaped, so its pid is still its own
+                    killed.set()
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(process.pid, signal.SIGKILL)
 
         timer = threading.Timer(limits.seconds, stop)
         timer.start()
         try:
+            os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)  # ended, not yet reaped
+            with ended:
+                exited = True
             _, status, usage = os.wait4(process.pid, 0)
         finally:
             timer.cancel()
         process.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
         peak = int(usage.ru_maxrss)
-        if killed.is_set():
-            raise ChildLimit("seconds", f"took longer than {limits.seconds:g} s", peak)
         code = process.returncode
+        if killed.is_set() and code == -signal.SIGKILL:
+            raise ChildLimit("seconds", f"took longer than {limits.seconds:g} s", peak)
         if code == 0:
             if out.tell() > limits.output:
                 raise ChildLimit("output", f"answered more than {limits.output:,} octets", peak)
