@@ -24,8 +24,17 @@ text (:meth:`TextLayer.to_bytes`, :meth:`TextLayer.from_bytes`); the boxes are
 not kept yet (they serve ``rect`` and the viewer, not built).
 :func:`evaluate_pdf` answers ``char`` and ``line`` (the text evaluators of
 :mod:`pdi.fragments.text` on the layer's UTF-8 text: the passage's text, as
-``text/plain; charset=utf-8``) and RFC 8118's ``page`` (the whole PDF).
-pypdfium2 is imported when a layer is made.
+``text/plain; charset=utf-8``), RFC 8118's ``page`` and ``nameddest`` (the
+whole PDF), ``rect`` and RFC 8118's ``viewrect`` (a region's characters) and
+``search`` (the first occurrence of any of its words, folded: :func:`fold`).
+
+PDFium reads a stranger's PDF only in a child process under :data:`LIMITS`
+(:func:`build_layer_index`, :func:`pages_boxes`, :func:`render_png`; the child
+is :mod:`pdi.fragments.pdf_child`, the bounds :mod:`pdi._bounded`): past its
+deadline or memory bound the work is a :class:`~pdi.errors.LimitError` naming
+the PDF and the limit. :func:`text_layer`, :func:`read_pages_now` and
+:func:`render_png_now` are what the child runs, in the calling process and
+unbounded (tests, benchmarks: files one trusts); pypdfium2 is imported only there.
 """
 
 from __future__ import annotations
@@ -639,7 +648,8 @@ def evaluate_pdf(
     scheme: str, positions: Sequence[object], data: Buffer, media_type: str, charset: str | None,
     /, *, index: bytes | None = None,
 ) -> FragmentResult:  # a pdi.fragments.IndexedEvaluator
-    """``char``, ``line``, ``page`` or ``nameddest`` on the PDF ``data`` (docs/pdf-text-layer.md §3–4).
+    """``char``, ``line``, ``page``, ``nameddest``, ``rect``, ``viewrect`` or ``search`` on the PDF ``data``
+    (docs/pdf-text-layer.md §3–5).
 
     ``char`` and ``line`` count on the layer's text *D* as on a UTF-8 text
     (:func:`pdi.fragments.text.evaluate_pdi`): the result is the passage's
