@@ -159,3 +159,40 @@ def test_capture_passage_is_found_in_the_root_page_of_the_next_capture(tmp_path:
     b = PAGE2.index("</p></body>")
     assert str(answer.target) == f"{str(name)[:-1]}2#char={a},{b}"
     assert resolved.data.decode() == PAGE2[a:b]
+
+
+def test_a_pdf_passage_is_re_anchored_on_the_later_versions_text_layer(tmp_path: Path) -> None:
+    """Version 2 is ``sizes.pdf`` and version 1 joined by poppler's ``pdfunite``: the cited passage of version 1's
+    text layer stands in version 2's after sizes.pdf's three pages (D counted by hand: docs/pdf-text-layer.md §2)."""
+    import shutil
+    import subprocess
+
+    corpus = Path(__file__).resolve().parents[1] / "data" / "pdf"
+    unite = shutil.which("pdfunite")
+    assert unite, "pdfunite is missing: scripts/bootstrap --dev installs Debian's poppler-utils"
+    joined = tmp_path / "joined.pdf"
+    subprocess.run([unite, str(corpus / "sizes.pdf"), str(corpus / "hand-overprint-hyphens.pdf"), str(joined)],
+                   check=True)
+    location = str(tmp_path / "a")
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        first = archive.add(S, (corpus / "hand-overprint-hyphens.pdf").read_bytes(), format="pdf")
+        archive.add_version(first.without_fragment(), [Content(joined.read_bytes(), "pdf")])
+        archive.add_version(first.without_fragment(), [Content((corpus / "sizes.pdf").read_bytes(), "pdf")])
+    quote = "A word broken by a soft hy-\r\nphen"
+    a = len("Bold by overprinting\r\n")
+    before = len("Normal\r\n\fEnvelope\r\n\fLandscape\r\n\f")  # sizes.pdf's layer, and the FF to the next page
+    runner = CliRunner()
+    got = runner.invoke(cli, ["anchor", "--archive", location, f"{first}#char={a},{a + len(quote)}", "--to", "2"])
+    assert got.exit_code == 0, got.output
+    v2 = str(first)[:-1] + "2"
+    name, how = got.output.splitlines()
+    assert name == f"{v2}#char={before + a},{before + a + len(quote)}"
+    assert how.startswith("found by quote: score 1.000, context ")  # moved: the same words, another place
+    with Archive.open(location) as archive:
+        assert archive.get(f"{v2}#char={before + a},{before + a + len(quote)}").data == quote.encode()
+    lines = runner.invoke(cli, ["anchor", "--archive", location, f"{first}#line=1,3", "--to", "2"])
+    assert lines.exit_code == 0, lines.output
+    assert lines.output.splitlines()[0] == f"{v2}#line=4,6"  # sizes.pdf's three lines come first
+    gone = runner.invoke(cli, ["anchor", "--archive", location, f"{first}#char={a},{a + len(quote)}", "--to", "3"])
+    assert gone.exit_code == 12, gone.output  # version 3 is sizes.pdf alone: the passage is orphaned

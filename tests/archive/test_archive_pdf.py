@@ -187,8 +187,9 @@ def test_info_says_the_text_layer_and_a_scan_has_none(tmp_path: Path) -> None:
     forced = tmp_path / "forced.pdf"
     forced.write_bytes(b"%PDF-1.4\n%%EOF\n")
     kept = run(location, "add", str(forced), "-s", S, "--force").stdout.strip()
-    assert ("text-layer\tnone made at deposit (PDFium could not read it, or it was over 256 MiB):"
-            " cite by page and region\n") in run(location, "get", kept, "--info").stdout
+    assert ("text-layer\tnone made at deposit (PDFium could not read it: damaged, needing a password, or past"
+            " pdi's limits; or it was over 256 MiB): cite by page and region\n") in run(
+        location, "get", kept, "--info").stdout
     passage = run(location, "get", f"{name}#char=0,4", "--info").stdout
     assert "media-type\ttext/plain\ncharset\tutf-8\nbytes\t4\n" in passage
 
@@ -322,3 +323,73 @@ def test_nameddest_of_a_heading_lands_on_the_heading(archive: Archive) -> None:
     assert page2 is not None and page2.page is not None and page2.page.number == 2
     text = archive.get(f"{vertical}#char=0,100000").data.decode()
     assert page2.ranges[0].start == text.index("\f") + 1
+
+
+def test_a_hostile_deposit_is_refused_and_leaves_nothing(archive: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pdi.fragments.pdf as pdf
+    from pdf_helpers import operators_pdf
+    from pdi.errors import LimitError as Limit
+
+    hostile = operators_pdf(1_000_000)  # a 78 KB page of a million text operators: seconds and 500 MB of PDFium
+    monkeypatch.setattr(pdf, "LIMITS", pdf.PdfiumLimits(document_seconds=0.3))
+    before = snapshot(archive)
+    with pytest.raises(Limit, match=r"^PDFium took longer than 0.3 s reading hostile.pdf \(the limit"):
+        archive.deposit(S, [Content(hostile, "pdf", source="hostile.pdf")])
+    assert snapshot(archive) == before
+    forced = archive.get(archive.add(S, hostile, format="pdf", force=True))  # as declared, with no text layer
+    assert forced.data == hostile and archive.fragment_index(forced.record) is None
+
+
+# --- encrypted PDFs (made by qpdf 11.3.0 from sizes.pdf and hand-overprint-hyphens.pdf: tests/data/README.md) ---
+# Decision (docs/pdf-text-layer.md §1): a PDF that needs a password to open is refused at deposit (exit 3; pdi
+# keeps no passwords, and without one PDFium can read neither its text nor its pages); --force keeps it as
+# declared, with no text layer. A PDF encrypted with an owner password only opens without one, and is read
+# as if it were not encrypted (PDFium ignores the permissions: pdi only reads, never prints or changes).
+
+
+def qpdf_encryption(path: Path) -> str:
+    found = shutil.which("qpdf")
+    assert found, "qpdf is missing: scripts/bootstrap --dev installs Debian's qpdf"
+    done = subprocess.run([found, "--show-encryption", str(path)], capture_output=True, text=True, check=False)
+    return done.stdout + done.stderr
+
+
+def test_the_encrypted_pdfs_are_what_qpdf_says() -> None:
+    assert "Incorrect password supplied" in qpdf_encryption(CORPUS / "encrypted" / "user-password.pdf")
+    # R = 6: AES-256 (PDF 2.0); R = 3: RC4 with a 128-bit key (PDF 1.4), for which qpdf names no method
+    for name, method in (("owner-only.pdf", "stream encryption method: AESv3"),
+                         ("owner-only-rc4.pdf", "R = 3\n")):
+        said = qpdf_encryption(CORPUS / "encrypted" / name)
+        assert "User password = \nSupplied password is user password\n" in said and method in said
+
+
+def test_a_pdf_that_needs_a_password_is_refused_at_deposit(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    locked = tmp_path / "locked.pdf"
+    locked.write_bytes((CORPUS / "encrypted" / "user-password.pdf").read_bytes())
+    refused = run(location, "add", str(locked), "-s", S, code=3)
+    assert refused.stderr == (
+        f"pdi: integrity check failed: {locked}: the content is not a PDF pdi can read: the PDF is encrypted and"
+        " needs a password to open (PDFium: Incorrect password error); --force deposits it as declared"
+        " (with no text layer)\n"
+    )
+    assert run(location, "ls", S).stdout == ""
+    kept = run(location, "add", str(locked), "-s", S, "--force").stdout.strip()
+    assert run(location, "get", kept).stdout_bytes == locked.read_bytes()
+    assert "text-layer\tnone made at deposit (PDFium could not read it: damaged, needing a password" in run(
+        location, "get", kept, "--info").stdout
+    assert "needs a password to open" in run(location, "get", f"{kept}#page=1", code=6).stderr
+
+
+@pytest.mark.parametrize(("name", "plain"), [("owner-only.pdf", "sizes.pdf"),
+                                             ("owner-only-rc4.pdf", "hand-overprint-hyphens.pdf")])
+def test_a_pdf_with_an_owner_password_only_is_read_as_its_plain_original(
+        archive: Archive, name: str, plain: str) -> None:
+    encrypted = archive.add(S, (CORPUS / "encrypted" / name).read_bytes(), format="pdf")
+    original = archive.add(S, (CORPUS / plain).read_bytes(), format="pdf")
+    theirs = archive.get(f"{encrypted}#char=0,100000").data
+    assert theirs == archive.get(f"{original}#char=0,100000").data
+    assert theirs.split(b"\r\n")[0] in (b"Normal", b"Bold by overprinting")
+    assert archive.get(f"{encrypted}#line=1,2").data == archive.get(f"{original}#line=1,2").data

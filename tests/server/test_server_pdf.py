@@ -153,3 +153,50 @@ def test_api_pdf_page_is_the_kept_layers_page_with_pdfiums_boxes(archive: Archiv
     assert client.get("/api/pdf/page", params={"pdi": name, "page": "15"}).status_code == 404
     assert client.get("/api/pdf/page", params={"pdi": name, "page": "0"}).status_code == 400
     assert client.get("/api/pdf/page", params={"pdi": text, "page": "1"}).status_code == 415
+
+
+def test_viewrect_is_the_region_of_rect_and_answers_as_a_region(archive: Archive) -> None:
+    """RFC 8118 §3 ``viewrect=left,top,width,height`` (points): the region ``rect=(l,t),(l+w,t+h)`` names, its
+    corners rounded outward; a fifth position is the page (``page=n&viewrect=…`` in one scheme)."""
+    import io
+
+    from PIL import Image
+
+    data = (CORPUS / "sizes.pdf").read_bytes()
+    name = str(archive.add(S, data, format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    view = f"/uri-res/N2R?{name}%23viewrect=0,0,649,323,2"  # pdfinfo: page 2 is 649 x 323 pts
+    cut = client.get(view)
+    assert cut.status_code == 200 and cut.headers["content-type"] == "image/png"
+    assert Image.open(io.BytesIO(cut.content)).size == (1298, 646)  # at 144 dpi, as rect's
+    assert client.get(view, headers={"Accept": "text/plain"}).content == b"Envelope"
+    assert cut.content == client.get(f"/uri-res/N2R?{name}%23rect=(0,0),(649,323),1").content
+    about = client.get(f"/uri-res/N2C?{name}%23viewrect=0%2E5,0,10%2E25,20").json()["fragment"]
+    assert about["scheme"] == "viewrect"
+    assert (about["region"]["x1"], about["region"]["y1"], about["region"]["x2"], about["region"]["y2"],
+            about["region"]["frame"]) == (0, 0, 11, 20, 0)  # 0.5 + 10.25 = 10.75, rounded up
+    assert client.get(f"/uri-res/N2R?{name}%23viewrect=0,0,0,10").status_code == 400  # no width
+    assert client.get(f"/uri-res/N2R?{name}%23viewrect=0,0,10,10,4").status_code == 404  # no page 4
+
+
+def test_search_is_the_first_occurrence_of_any_word_folded(archive: Archive) -> None:
+    """RFC 8118 §3 ``search="w1 w2"``: the first place in *D* where any word stands, compared after NFKC, case
+    folding and removing marks, a hyphen at a line end joined (docs/pdf-text-layer.md §5); offsets by hand."""
+    hand = (CORPUS / "hand-overprint-hyphens.pdf").read_bytes()
+    name = str(archive.add(S, hand, format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    text = ("Bold by overprinting\r\nA word broken by a soft hy-\r\nphen and one by a hard hy-\r\n"
+            "phen, then the end.\r\ngap after kern ed\r\nRotated ninety degrees\r\n\f")
+    got = client.get(f"/uri-res/N2R?{name}%23search=%22HARD%20broken%22")
+    assert got.status_code == 200 and got.headers["content-type"] == "text/plain; charset=utf-8"
+    assert got.content == b"broken"  # "broken" stands before "hard"
+    about = client.get(f"/uri-res/N2C?{name}%23search=%22hyphen%22").json()["fragment"]
+    start = text.index("hy-\r\nphen")
+    assert about["scheme"] == "search"
+    assert about["ranges"][0]["start"] == start and about["ranges"][0]["end"] == start + len("hy-\r\nphen")
+    assert client.get(f"/uri-res/N2R?{name}%23search=%22nowhere%22").status_code == 404
+    french = str(archive.add(S, (CORPUS / "french_diacritics.pdf").read_bytes(), format="pdf"))
+    # the layer starts "à À â Â ä Ä ç Ç é É …" (pdftotext: the same letters): "ç" is the seventh letter, at 2 * 6
+    found = client.get(f"/uri-res/N2C?{french}%23search=%22C%22").json()["fragment"]["ranges"][0]
+    assert (found["start"], found["end"]) == (12, 13)
+    assert client.get(f"/uri-res/N2R?{french}%23search=%22E%CC%81%22").content == "é".encode()  # E and U+0301

@@ -106,6 +106,33 @@ def test_a_region_is_outlined_on_its_page(media: tuple[str, dict[str, str]]) -> 
     assert abs(box["top"] - page["top"] - 78 * scale) < 1.5 and abs(box["height"] - 38 * scale) < 1.5
 
 
+def test_rfc8118_search_and_viewrect_are_marked_as_a_passage_and_a_region(media: tuple[str, dict[str, str]]) -> None:
+    """``search="w"`` marks its first occurrence as a passage is marked; ``viewrect=l,t,w,h[,page]`` outlines
+    its region as ``rect`` does (docs/pdf-text-layer.md §3)."""
+    start = LAYER.text.lower().index("snippet")  # an ASCII word: its folded form is its lower case
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "paper", "search=%22Snippet%22"))
+        marked = _until(pipe, session, f"document.getElementById('passage') && {IN_VIEW}(document.getElementById('passage'))")
+        _shoot(pipe, session, "pdf-search.png")
+        assert marked, "the word found is not marked in view"
+        found = _js(pipe, session, """(() => ({
+          page: document.getElementById('passage').closest('.pdf-page').id,
+          text: [...document.querySelectorAll('.pdf-text span')].filter(s => +s.dataset.i >= START && +s.dataset.i < END)
+                 .map(s => s.textContent).join(''),
+        }))()""".replace("START", str(start)).replace("END", str(start + 7)))
+        assert found == {"page": f"page-{LAYER.page_of(start)}", "text": LAYER.text[start:start + 7]}
+        session = _open(pipe, _view(media, "paper", "viewrect=80,78,451,38,1"))
+        outlined = _until(pipe, session, "document.getElementById('cited') && document.querySelector('#page-1 canvas')")
+        time.sleep(0.5)
+        _shoot(pipe, session, "pdf-viewrect.png")
+        assert outlined
+        box, page = _js(pipe, session, "[document.getElementById('cited').getBoundingClientRect().toJSON(),"
+                                       " document.getElementById('page-1').getBoundingClientRect().toJSON()]")
+    scale = page["width"] / 612  # as rect=(80,78),(531,116) above
+    assert abs(box["left"] - page["left"] - 80 * scale) < 1.5 and abs(box["width"] - 451 * scale) < 1.5
+    assert abs(box["top"] - page["top"] - 78 * scale) < 1.5 and abs(box["height"] - 38 * scale) < 1.5
+
+
 def test_a_scan_says_it_has_no_text_layer_and_is_drawn(media: tuple[str, dict[str, str]]) -> None:
     with devtools() as pipe:
         session = _open(pipe, _view(media, "scan"))

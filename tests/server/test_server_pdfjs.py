@@ -93,3 +93,31 @@ def test_the_viewers_policy_lets_its_own_script_and_pdfjs_worker_run_and_nothing
     # pdf.js and its worker are asked for at pdi's own paths
     for file in ("pdf.min.mjs", "pdf.worker.min.mjs"):
         assert f"/static/pdfjs/{MANIFEST['version']}/{file}" in page.text
+
+
+def test_the_cmaps_and_standard_fonts_are_vendored_served_and_given_to_pdfjs(archive: Archive) -> None:
+    """pdf.js reads a CJK PDF's predefined CMap (``/Encoding /UniJIS-UCS2-H``, not embedded) from ``cMapUrl`` and
+    draws a non-embedded Helvetica with ``standardFontDataUrl``'s Liberation Sans: both from pdi's own origin."""
+    version = MANIFEST["version"]
+    cmaps = [name for name in MANIFEST["files"] if name.startswith("cmaps/")]
+    fonts = [name for name in MANIFEST["files"] if name.startswith("standard_fonts/")]
+    assert len(cmaps) == 169 and "cmaps/UniJIS-UCS2-H.bcmap" in cmaps and "cmaps/LICENSE" in cmaps
+    assert "standard_fonts/LiberationSans-Regular.ttf" in fonts and "standard_fonts/LICENSE_FOXIT" in fonts
+    name = str(archive.add("library.example.us", (ROOT / "tests" / "data" / "pdf" / "sizes.pdf").read_bytes(),
+                           format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    page = client.get("/view", params={"pdi": name}).text
+    cmap_url = re.search(r'data-cmaps="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+    font_url = re.search(r'data-fonts="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+    assert cmap_url == f"/static/pdfjs/{version}/cmaps/" and font_url == f"/static/pdfjs/{version}/standard_fonts/"
+    assert "cMapUrl: pdfView.dataset.cmaps, cMapPacked: true" in page
+    assert "standardFontDataUrl: pdfView.dataset.fonts" in page
+    cmap = client.get(cmap_url + "UniJIS-UCS2-H.bcmap")  # what pdf.js asks for: cMapUrl + name + ".bcmap"
+    assert cmap.status_code == 200 and cmap.headers["content-type"] == "application/octet-stream"
+    assert cmap.content == (VENDORED / "cmaps" / "UniJIS-UCS2-H.bcmap").read_bytes()
+    assert cmap.headers["etag"] == f'"{MANIFEST["files"]["cmaps/UniJIS-UCS2-H.bcmap"]["sha256"]}"'
+    font = client.get(font_url + "LiberationSans-Regular.ttf")
+    assert font.status_code == 200 and font.headers["content-type"] == "font/ttf"
+    assert font.content.startswith(b"\0\1\0\0")  # a TrueType font's sfnt version
+    for wrong in (cmap_url + "Nothing-H.bcmap", cmap_url + "..%2F..%2FMANIFEST.json", font_url + "pdf.min.mjs"):  # a file of another folder
+        assert client.get(wrong).status_code == 404, wrong

@@ -9,6 +9,8 @@ What is compared (PDI-GRAMMAR.md §3):
 
 * a text (``text/*``, RFC 822 headers): its CRLF-canonical text, the text
   ``char`` and ``line`` count in;
+* a PDF: its text layer *D* (``docs/pdf-text-layer.md``), as kept at
+  deposit, the text ``char`` and ``line`` count on it;
 * an HTML or XML page (and an aggregate's root part): the page's *text*,
   its markup left out (:func:`pdi.passages.fulltext.markup_passages`: each
   character of text knows where it stands in the source), so an edit of the
@@ -162,7 +164,7 @@ class _Text:
         return first, last
 
 
-def _read_text(resolved: Resolved) -> _Text:
+def _read_text(resolved: Resolved, archive: Archive) -> _Text:
     """The CRLF-canonical text (or source) of a whole representation, and what of it is compared."""
     from pdi.archive.search import search_kind
     from pdi.fragments.markup import document_charset
@@ -178,6 +180,11 @@ def _read_text(resolved: Resolved) -> _Text:
         if root_kind is None:
             raise UnsupportedError(f"{resolved.pdi}: its root part has no text to find a passage in")
         return _Text(text, root_kind)
+    if kind == "pdf":  # a PDF's passages count on its text layer D, kept at deposit (docs/pdf-text-layer.md §5)
+        from pdi.fragments.pdf import layer_of
+
+        index = archive.fragment_index(resolved.record)
+        return _Text(layer_of(resolved.data, index, name=str(resolved.pdi)).text, "text")
     if kind == "email":  # a message's passages count on its body's text (docs/email.md)
         from pdi.mail.message import body_text, read_message
 
@@ -257,7 +264,9 @@ def anchor(archive: Archive, name: PDI | str, to: str | int) -> AnchorAnswer:
         raise UnsupportedError(f"{scheme}= names no passage of text: re-anchoring works on {', '.join(SCHEMES)}")
     whole_name = parsed.without_fragment()
     cited = _whole(archive, whole_name)
-    selected = Archive.select(cited, parsed.fragment, index=None)
+    # a PDF's passage is counted on its kept text layer (without it, PDFium would read the whole PDF again)
+    index = archive.fragment_index(cited.record) if cited.media_type == "application/pdf" else None
+    selected = Archive.select(cited, parsed.fragment, index=index)
     assert selected.fragment is not None
     ranges = selected.fragment.ranges
     if len(ranges) != 1:
@@ -265,7 +274,7 @@ def anchor(archive: Archive, name: PDI | str, to: str | int) -> AnchorAnswer:
     version = _target_version(archive, whole_name, to)
     target_name = dataclasses.replace(whole_name, version=version)
     target = _whole(archive, target_name)
-    old, new = _read_text(cited), _read_text(target)
+    old, new = _read_text(cited, archive), _read_text(target, archive)
     start, end = old.to_text(ranges[0].start, ranges[0].end)
     found: Anchoring = anchor_passage(old.text, start, end, new.text)
     quote = old.text[start:end]

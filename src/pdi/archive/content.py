@@ -658,6 +658,10 @@ class PdfCheck:
     the whole PDF, for the length of the deposit, up to :data:`PDF_LAYER_UP_TO`
     octets; a larger PDF is kept unchecked and with no text layer (the
     deposit's memory stays bounded), which ``pdi get --info`` then says.
+    PDFium reads it in a child process under :data:`pdi.fragments.pdf.LIMITS`
+    (a deadline and a memory bound): past them the deposit is a
+    :class:`~pdi.errors.LimitError` naming the file and the limit (with
+    ``force``, it is deposited with no text layer).
     """
 
     def __init__(self, *, force: bool = False, source: str | None = None) -> None:
@@ -676,13 +680,17 @@ class PdfCheck:
         self._kept.append(piece)
 
     def finish(self, info: BlobInfo) -> None:
-        from pdi.fragments import build_index
+        from pdi.fragments.pdf import build_layer_index
 
         if self._size > PDF_LAYER_UP_TO:
             return
         whole, self._kept = b"".join(self._kept), []
         try:
-            self.index = build_index(whole, media_type="application/pdf")
+            self.index = build_layer_index(whole, name=self.source or "the PDF")
+        except LimitError:
+            if self.force:  # deposited as declared, with no text layer (a read that needs one meets the limit)
+                return
+            raise
         except (ParseError, UnsupportedError) as exc:
             if self.force:
                 return

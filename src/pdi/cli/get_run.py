@@ -80,8 +80,8 @@ def _print_info(
     elif about["stored"]["media_type"] == "application/pdf":
         from pdi.archive.content import PDF_LAYER_UP_TO
 
-        say("text-layer\tnone made at deposit (PDFium could not read it, or it was over"
-                   f" {PDF_LAYER_UP_TO >> 20} MiB): cite by page and region")
+        say("text-layer\tnone made at deposit (PDFium could not read it: damaged, needing a password, or past"
+            f" pdi's limits; or it was over {PDF_LAYER_UP_TO >> 20} MiB): cite by page and region")
     if sgml is not None:
         dtd_found, errors = sgml
         how = "DTD found" if dtd_found else "no DTD found: parsed without one (every element undefined, content ANY)"

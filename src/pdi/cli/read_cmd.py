@@ -53,7 +53,9 @@ def get_cmd(
     (HTML also #name=x,y, by name= or id=; SGML's elements are those
     OpenSP's onsgmls reports given the document's DTD, omitted tags
     included); on a PDF, #char=a,b and #line=a,b
-    give the text of its text layer (made at deposit) and #page=n and
+    give the text of its text layer (made at deposit), #search=%22w%22
+    the first place any of the words stands in it, #rect and
+    #viewrect=l,t,w,h[,page] the characters of a region, and #page=n and
     #nameddest=x the whole PDF. --info says which range, region, samples
     or page a fragment selects, and a PDF's text layer (or that it has
     none: cite a scan by page and region), and of SGML whether its DTD was

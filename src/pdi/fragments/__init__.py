@@ -27,7 +27,8 @@ Registered now:
   and are answered by the archive (:func:`pdi.archive.video.frame_region`),
   not here.
 
-* ``char``, ``line`` and RFC 8118's ``page`` and ``nameddest`` on ``application/pdf``: counted
+* ``char``, ``line``, ``rect`` and RFC 8118's ``page``, ``nameddest``, ``viewrect`` and ``search`` on
+  ``application/pdf``: counted
   on the PDF's text layer (``docs/pdf-text-layer.md``), in
   :mod:`pdi.fragments.pdf`; ``char`` and ``line`` give the passage's text.
 * ``elt`` on HTML, XML and SGML and ``name`` on HTML (the text family): from a
@@ -214,6 +215,8 @@ _INDEXED: dict[tuple[str, str], IndexedEvaluator] = {
     ("page", "pdf"): _pdf_evaluator,
     ("nameddest", "pdf"): _pdf_evaluator,
     ("rect", "pdf"): _pdf_evaluator,
+    ("viewrect", "pdf"): _pdf_evaluator,
+    ("search", "pdf"): _pdf_evaluator,
     ("sec", "video"): _video_evaluator,
     ("msec", "video"): _video_evaluator,
 }

@@ -24,8 +24,17 @@ text (:meth:`TextLayer.to_bytes`, :meth:`TextLayer.from_bytes`); the boxes are
 not kept yet (they serve ``rect`` and the viewer, not built).
 :func:`evaluate_pdf` answers ``char`` and ``line`` (the text evaluators of
 :mod:`pdi.fragments.text` on the layer's UTF-8 text: the passage's text, as
-``text/plain; charset=utf-8``) and RFC 8118's ``page`` (the whole PDF).
-pypdfium2 is imported when a layer is made.
+``text/plain; charset=utf-8``), RFC 8118's ``page`` and ``nameddest`` (the
+whole PDF), ``rect`` and RFC 8118's ``viewrect`` (a region's characters) and
+``search`` (the first occurrence of any of its words, folded: :func:`fold`).
+
+PDFium reads a stranger's PDF only in a child process under :data:`LIMITS`
+(:func:`build_layer_index`, :func:`pages_boxes`, :func:`render_png`; the child
+is :mod:`pdi.fragments.pdf_child`, the bounds :mod:`pdi._bounded`): past its
+deadline or memory bound the work is a :class:`~pdi.errors.LimitError` naming
+the PDF and the limit. :func:`text_layer`, :func:`read_pages_now` and
+:func:`render_png_now` are what the child runs, in the calling process and
+unbounded (tests, benchmarks: files one trusts); pypdfium2 is imported only there.
 """
 
 from __future__ import annotations
@@ -355,33 +364,113 @@ class PageBoxes:
                 "crop": [round(v, 3) for v in self.crop], "rotation": self.rotation}
 
 
-def page_boxes(data: Buffer, index: bytes | None, number: int) -> PageBoxes:
-    """Page ``number`` (from 1) of the PDF ``data``'s text layer (kept in ``index``) with PDFium's boxes.
+def page_boxes(data: Buffer, index: bytes | None, number: int, *, name: str = "the PDF") -> PageBoxes:
+    """Page ``number`` (from 1) of the PDF ``data``'s text layer (kept in ``index``) with PDFium's boxes
+    (:func:`pages_boxes` for one page)."""
+    return pages_boxes(data, index, [number], name=name)[0]
 
-    The boxes are read now, from that page alone; the text PDFium gives now must
-    be the kept one (a later PDFium that reads the page otherwise is an
-    :class:`UnsupportedError` naming both builds, never boxes for other characters).
+
+def pages_boxes(data: Buffer, index: bytes | None, numbers: Sequence[int], *, name: str = "the PDF",
+                ) -> list[PageBoxes]:
+    """Pages ``numbers`` (from 1) of the PDF ``data``'s text layer (kept in ``index``) with PDFium's boxes.
+
+    The boxes are read now, from those pages alone, by PDFium in one child
+    process (:data:`LIMITS`: :attr:`~PdfiumLimits.page_seconds`); the text
+    PDFium gives now must be the kept one (a later PDFium that reads a page
+    otherwise is an :class:`UnsupportedError` naming both builds, never boxes
+    for other characters).
     """
+    layer = layer_of(data, index, name=name)
+    ranges = [layer.page_range(number) for number in numbers]
+    made = pages_from_bytes(_in_child("boxes", data, [str(n) for n in numbers], LIMITS.page_seconds, "page_seconds",
+                                      f"{name} (page{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))})"))
+    if len(made) != len(numbers):
+        raise IntegrityError(f"PDFium's child gave {len(made)} pages of {name}, not the {len(numbers)} asked")
+    found: list[PageBoxes] = []
+    for number, (start, end), (page, boxes) in zip(numbers, ranges, made, strict=True):
+        if page["text"] != layer.text[start:end]:
+            raise UnsupportedError(
+                f"PDFium {page['pdfium']} reads page {number} otherwise than the build that made"
+                f" the kept text layer ({layer.pdfium}): no boxes for its characters")
+        left, bottom, right, top = (float(v) for v in page["crop"])
+        found.append(PageBoxes(number, layer.pages, start, page["text"], boxes, (left, bottom, right, top),
+                               int(page["rotation"])))
+    return found
+
+
+_HEAD = struct.Struct("<Q")
+
+
+def pages_to_bytes(pages: list[tuple[dict[str, Any], array[float]]]) -> bytes:
+    """:func:`read_pages_now`'s pages as the child answers them: their facts as JSON, then each page's boxes as
+    little-endian doubles (no float is spelt out in decimal)."""
+    import json
+
+    facts = json.dumps([page for page, _ in pages]).encode("utf-8", "surrogatepass")
+    return _HEAD.pack(len(facts)) + facts + b"".join(_little_endian(boxes) for _, boxes in pages)
+
+
+def _little_endian(boxes: array[float]) -> bytes:
+    import sys
+
+    if sys.byteorder == "little":
+        return boxes.tobytes()
+    copy = array("d", boxes)
+    copy.byteswap()
+    return copy.tobytes()
+
+
+def pages_from_bytes(data: bytes) -> list[tuple[dict[str, Any], array[float]]]:
+    """What :func:`pages_to_bytes` wrote, checked: four boxes' floats for each character of each page's text."""
+    import json
+    import sys
+
+    (size,) = _HEAD.unpack_from(data)
+    try:
+        facts = json.loads(data[_HEAD.size:_HEAD.size + size].decode("utf-8", "surrogatepass"))
+    except ValueError as error:
+        raise IntegrityError(f"PDFium's child answered pages that are not JSON: {error}") from None
+    at = _HEAD.size + size
+    found: list[tuple[dict[str, Any], array[float]]] = []
+    for page in facts:
+        length = 32 * len(page["text"])
+        boxes = array("d")
+        boxes.frombytes(data[at:at + length])
+        if len(boxes) != 4 * len(page["text"]):
+            raise IntegrityError("PDFium's child answered fewer boxes than characters")
+        if sys.byteorder == "big":
+            boxes.byteswap()
+        found.append((page, boxes))
+        at += length
+    if at != len(data):
+        raise IntegrityError("PDFium's child answered more than its pages")
+    return found
+
+
+def read_pages_now(octets: bytes, numbers: Sequence[int]) -> list[tuple[dict[str, Any], array[float]]]:
+    """Pages ``numbers`` of the PDF ``octets`` as PDFium reads them in this process, with no limit: each page's
+    facts (*T(n)*, CropBox, ``/Rotate``, the PDFium build) and its characters' boxes (NaN where none): what
+    :func:`pages_boxes`'s child answers."""
     import pypdfium2 as pdfium
 
-    layer = layer_of(data, index)
-    start, end = layer.page_range(number)
-    document = open_document(bytes(data))
+    document = open_document(octets)
+    found: list[tuple[dict[str, Any], array[float]]] = []
     try:
-        page = document[number - 1]
-        try:
-            text, boxes = _page_text(page)
-            left, bottom, right, top = page.get_cropbox()
-            rotation = page.get_rotation()
-        finally:
-            page.close()
+        for number in numbers:
+            if not 1 <= number <= len(document):
+                raise NotFoundError(f"page {number} is not a page of this PDF: it has {len(document)}")
+            page = document[number - 1]
+            try:
+                text, boxes = _page_text(page)
+                crop = page.get_cropbox()
+                rotation = page.get_rotation()
+            finally:
+                page.close()
+            found.append(({"text": text, "crop": list(crop), "rotation": rotation,
+                           "pdfium": str(pdfium.version.PDFIUM_INFO)}, boxes))
     finally:
         document.close()
-    if text != layer.text[start:end]:
-        raise UnsupportedError(
-            f"PDFium {pdfium.version.PDFIUM_INFO} reads page {number} otherwise than the build that made"
-            f" the kept text layer ({layer.pdfium}): no boxes for its characters")
-    return PageBoxes(number, layer.pages, start, text, boxes, (left, bottom, right, top), rotation)
+    return found
 
 
 def region_characters(page: PageBoxes, x1: int, y1: int, x2: int, y2: int) -> list[int]:
@@ -441,17 +530,63 @@ def _evaluate_rect(positions: Sequence[object], data: Buffer, index: bytes | Non
                           page=Page(frame + 1, layer.pages, page.width, page.height))
 
 
-def build_layer_index(octets: Buffer) -> bytes:
-    """The fragment index of the PDF ``octets``: its text layer, made now, to keep (:meth:`TextLayer.to_bytes`)."""
-    whole = bytes(octets)
-    return text_layer(whole).to_bytes(len(whole))
+def build_layer_index(octets: Buffer, *, name: str = "the PDF") -> bytes:
+    """The fragment index of the PDF ``octets``: its text layer, made now by PDFium in a child process under
+    :data:`LIMITS` (:attr:`~PdfiumLimits.document_seconds`), to keep (:meth:`TextLayer.to_bytes`)."""
+    made = _in_child("layer", octets, [], LIMITS.document_seconds, "document_seconds", name)
+    TextLayer.from_bytes(made, len(octets))  # what the child answered is checked as a kept index is
+    return made
 
 
-def layer_of(data: Buffer, index: bytes | None) -> TextLayer:
-    """The text layer kept in ``index`` (checked against the PDF ``data``'s size), else read from ``data`` now."""
+def layer_of(data: Buffer, index: bytes | None, *, name: str = "the PDF") -> TextLayer:
+    """The text layer kept in ``index`` (checked against the PDF ``data``'s size), else read from ``data`` now
+    (in a child process, :func:`build_layer_index`)."""
     if index is not None:
         return _kept_layer(index, len(data)).layer
-    return text_layer(bytes(data))
+    return TextLayer.from_bytes(build_layer_index(data, name=name), len(data))
+
+
+@dataclass(frozen=True)
+class PdfiumLimits:
+    """What PDFium may take to read one PDF for pdi: it runs in a child process (:mod:`pdi._bounded`), killed
+    past its deadline, with at most :attr:`memory` octets of address space (``RLIMIT_AS``) and
+    :attr:`output` octets of answer. Past any of them, the work is a :class:`~pdi.errors.LimitError`
+    naming the PDF and the limit (exit 7, HTTP 413)."""
+
+    #: the whole text layer of one PDF, at deposit (or read later for one that has none kept)
+    document_seconds: float = 120.0
+    #: a few pages' boxes (the viewer, ``rect``) or one page rendered
+    page_seconds: float = 20.0
+    memory: int = 2 << 30
+    output: int = 512 << 20
+
+
+#: The limits pdi's PDFium children run under (a program may set another :class:`PdfiumLimits` here).
+LIMITS = PdfiumLimits()
+#: The module a PDFium child runs (``python -m``): :mod:`pdi.fragments.pdf_child`.
+CHILD = "pdi.fragments.pdf_child"
+
+
+def _in_child(work: str, octets: Buffer, args: list[str], seconds: float, which: str, name: str) -> bytes:
+    """What :data:`CHILD` answers for ``work`` on the PDF ``octets`` (given on its standard input) under
+    :data:`LIMITS` with ``seconds`` (the limit :attr:`PdfiumLimits.<which>`); a limit passed is a LimitError."""
+    import os
+    import tempfile
+
+    from pdi._bounded import ChildLimit, ChildLimits, run_child
+    from pdi.errors import LimitError
+
+    limits = ChildLimits(seconds=seconds, memory=LIMITS.memory, output=LIMITS.output)
+    with tempfile.TemporaryFile(prefix="pdi-pdf-") as given:
+        given.write(octets)
+        given.flush()
+        os.lseek(given.fileno(), 0, os.SEEK_SET)
+        try:
+            return run_child(CHILD, [work, *args], limits, stdin=given.fileno()).data
+        except ChildLimit as limit:
+            field = which if limit.kind == "seconds" else limit.kind
+            raise LimitError(f"PDFium {limit.detail} reading {name} (the limit pdi.fragments.pdf.LIMITS.{field})"
+                             ) from None
 
 
 @dataclass(frozen=True)
@@ -462,10 +597,19 @@ class _KeptLayer:
     layer: TextLayer
     utf8: bytes
     table: Any  # a pdi.fragments.text.TextTable
+    _folded: tuple[str, array[int]] | None = dataclasses.field(default=None, compare=False, repr=False)
 
     @property
     def held(self) -> int:
         return len(self.index) + len(self.utf8)
+
+    def folded(self) -> tuple[str, array[int]]:
+        """The layer's text as ``search=`` compares it, and where each character comes from (made once)."""
+        made = self._folded
+        if made is None:
+            made = _fold_with_map(self.layer.text)
+            object.__setattr__(self, "_folded", made)
+        return made
 
 
 #: Kept layers read lately, by the digest that seals the index and the size of the PDF it was made for: a
@@ -504,7 +648,8 @@ def evaluate_pdf(
     scheme: str, positions: Sequence[object], data: Buffer, media_type: str, charset: str | None,
     /, *, index: bytes | None = None,
 ) -> FragmentResult:  # a pdi.fragments.IndexedEvaluator
-    """``char``, ``line``, ``page`` or ``nameddest`` on the PDF ``data`` (docs/pdf-text-layer.md §3–4).
+    """``char``, ``line``, ``page``, ``nameddest``, ``rect``, ``viewrect`` or ``search`` on the PDF ``data``
+    (docs/pdf-text-layer.md §3–5).
 
     ``char`` and ``line`` count on the layer's text *D* as on a UTF-8 text
     (:func:`pdi.fragments.text.evaluate_pdi`): the result is the passage's
@@ -519,6 +664,10 @@ def evaluate_pdf(
     """
     if scheme == "rect":
         return _evaluate_rect(positions, data, index)
+    if scheme == "viewrect":
+        return dataclasses.replace(_evaluate_rect(_viewrect_as_rect(positions), data, index), scheme="viewrect")
+    if scheme == "search":
+        return _evaluate_search(positions, data, index)
     layer = layer_of(data, index)
     if scheme in ("char", "line"):
         from pdi.fragments.text import evaluate_pdi
@@ -555,6 +704,110 @@ def evaluate_pdf(
     raise UnsupportedError(f"no evaluator for fragment scheme {scheme!r} on {media_type}")
 
 
+_DECIMAL = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,6})?")
+
+
+def _viewrect_as_rect(positions: Sequence[object]) -> tuple[tuple[int, int], tuple[int, int], int]:
+    """RFC 8118's ``viewrect=left,top,width,height`` (and pdi's fifth position, the page from 1: the one-scheme
+    spelling of ``page=n&viewrect=…``) as ``rect``'s positions: the corners rounded outward to whole points."""
+    if len(positions) not in (4, 5):
+        raise ParseError(f"viewrect= takes left,top,width,height and an optional page, not {len(positions)}"
+                         " positions", rule="viewrect")
+    numbers: list[float] = []
+    for at, value in enumerate(positions[:4]):
+        text = str(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else ""
+        if not _DECIMAL.fullmatch(text):
+            raise ParseError(f"viewrect position {at + 1} ({value!r}) is not a number of points (digits, a"
+                             " decimal point written %2E inside a PDI)", rule="viewrect")
+        numbers.append(float(text))
+    left, top, width, height = numbers
+    if width <= 0 or height <= 0:
+        raise ParseError(f"viewrect's width and height are more than 0 (here {width:g} and {height:g})",
+                         rule="viewrect")
+    page = _page_number(positions[4:]) if len(positions) == 5 else 1
+    return ((math.floor(left), math.floor(top)), (math.ceil(left + width), math.ceil(top + height)), page - 1)
+
+
+def search_words(positions: Sequence[object]) -> list[str]:
+    """The words of RFC 8118's ``search="w1 w2"`` (its quotes optional; one position, or one per word)."""
+    joined = " ".join(str(p) for p in positions)
+    if len(joined) >= 2 and joined[0] == joined[-1] == '"':
+        joined = joined[1:-1]
+    words = [word.strip('"') for word in joined.split()]
+    words = [word for word in words if fold(word)]
+    if not words:
+        raise ParseError("search= takes a quoted list of words (RFC 8118 §3): it has none", rule="search")
+    return words
+
+
+def fold(text: str) -> str:
+    """``text`` as a search compares it (docs/pdf-text-layer.md §5): case-folded, NFKD (compatibility forms
+    spelt out, marks apart from their letters), combining marks removed, each run of white space one space."""
+    return _fold_with_map(text)[0].strip()
+
+
+def _fold_with_map(text: str) -> tuple[str, array[int]]:
+    """``text`` folded as :func:`fold` (without the strip), and for each folded character the offset in ``text``
+    of the character it comes from; a hyphen, CR LF between two letters (rule 1's hyphen at a line end) folds
+    to nothing."""
+    import unicodedata
+
+    out: list[str] = []
+    origin: array[int] = array("q")
+    i, n = 0, len(text)
+    space = False
+    while i < n:
+        char = text[i]
+        if char == "-" and text.startswith(LINE_BREAK, i + 1) and i > 0 and i + 3 < n \
+                and text[i - 1].isalpha() and text[i + 3].isalpha():
+            i += 3
+            continue
+        if char.isspace():
+            if not space:
+                out.append(" ")
+                origin.append(i)
+            space = True
+            i += 1
+            continue
+        space = False
+        for piece in unicodedata.normalize("NFKD", char.casefold()):  # compatibility forms, marks apart
+            if not unicodedata.combining(piece):
+                out.append(piece)
+                origin.append(i)
+        i += 1
+    return "".join(out), origin
+
+
+def _evaluate_search(positions: Sequence[object], data: Buffer, index: bytes | None) -> FragmentResult:
+    """RFC 8118's ``search="w1 w2"``: the first occurrence in *D* of any of the words, as a passage (its text, as
+    ``char`` gives it); among words found at the same place, the longest. A word found nowhere is not found."""
+    from pdi.fragments.text import evaluate_pdi
+
+    words = search_words(positions)
+    if index is not None:
+        kept = _kept_layer(index, len(data))
+        folded, origin = kept.folded()
+    else:
+        kept = None
+        folded, origin = _fold_with_map(layer_of(data, None).text)
+    best: tuple[int, int] | None = None
+    for word in words:
+        needle = fold(word)
+        at = folded.find(needle)
+        if at >= 0 and (best is None or at < best[0] or (at == best[0] and len(needle) > best[1])):
+            best = (at, len(needle))
+    if best is None:
+        raise NotFoundError(f"none of the words {' '.join(words)!r} is in the PDF's text layer")
+    start, end = origin[best[0]], origin[best[0] + best[1] - 1] + 1
+    if kept is not None:
+        result = evaluate_pdi("char", [start, end], kept.utf8, charset="utf-8", media_type="text/plain",
+                              table=kept.table)
+    else:
+        result = evaluate_pdi("char", [start, end], layer_of(data, None).utf8, charset="utf-8",
+                              media_type="text/plain")
+    return dataclasses.replace(result, media_type="text/plain", charset="utf-8", scheme="search")
+
+
 def _page_number(positions: Sequence[object]) -> int:
     """The one page number of ``page=n``: a whole number from 1."""
     if len(positions) != 1 or not isinstance(positions[0], int) or isinstance(positions[0], bool):
@@ -571,9 +824,17 @@ RENDER_DPI = 144
 MAX_RENDER_PIXELS = 40_000_000
 
 
-def render_png(data: Buffer, number: int, region: tuple[float, float, float, float] | None = None) -> bytes:
+def render_png(data: Buffer, number: int, region: tuple[float, float, float, float] | None = None, *,
+               name: str = "the PDF") -> bytes:
     """Page ``number`` (from 1) of the PDF ``data`` rendered by PDFium at :data:`RENDER_DPI`, as PNG; with
-    ``region`` (x1, y1, x2, y2 in points from the CropBox's top-left, y downwards, before ``/Rotate``) only that."""
+    ``region`` (x1, y1, x2, y2 in points from the CropBox's top-left, y downwards, before ``/Rotate``) only that.
+    PDFium renders it in a child process, under :data:`LIMITS` (:attr:`~PdfiumLimits.page_seconds`)."""
+    args = [str(number), *(repr(float(v)) for v in region or ())]
+    return _in_child("png", data, args, LIMITS.page_seconds, "page_seconds", f"{name} (page {number})")
+
+
+def render_png_now(data: Buffer, number: int, region: tuple[float, float, float, float] | None = None) -> bytes:
+    """:func:`render_png` in this process, with no limit of time or memory (what its child runs)."""
     import io
 
     from pdi.errors import LimitError

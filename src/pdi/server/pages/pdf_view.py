@@ -52,6 +52,8 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
         "data-pdfjs": pdfjs.url("pdf.min.mjs"),
         "data-worker": pdfjs.url("pdf.worker.min.mjs"),
         "data-wasm": pdfjs.url(),
+        "data-cmaps": pdfjs.url() + "cmaps/",
+        "data-fonts": pdfjs.url() + "standard_fonts/",
         "data-sizes": json.dumps([[w, h] for w, h in layer.page_sizes]) if layer is not None else "[]",
         "data-layer": "1" if layer is not None and not layer.empty else "0",
     }
@@ -61,7 +63,7 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
             r = fragment.region
             attributes["data-region"] = f"{r.x1},{r.y1},{r.x2},{r.y2},{r.frame}"
             attributes["data-page"] = str(r.frame + 1)
-        elif fragment.scheme in ("char", "line") and fragment.ranges and layer is not None:
+        elif fragment.scheme in ("char", "line", "search") and fragment.ranges and layer is not None:
             a, b = fragment.ranges[0].start, fragment.ranges[-1].end
             attributes["data-passage"] = f"{a},{b}"
             attributes["data-page"] = str(layer.page_of(a))
@@ -105,7 +107,7 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
 def page_json(archive: Archive, name: str, page: str) -> dict[str, object]:
     """``/api/pdf/page``: page ``page`` of the PDF ``name``'s text layer with its characters' boxes
     (:class:`pdi.fragments.pdf.PageBoxes`), what the viewer lays over the drawn page."""
-    from pdi.fragments.pdf import page_boxes
+    from pdi.fragments.pdf import pages_boxes
 
     if not page.isascii() or not page.isdigit() or len(page) > 7 or int(page) < 1:
         raise ParseError(f"page={page[:20]!r}: a page number from 1 (at most 7 digits)", rule="page")
@@ -132,7 +134,8 @@ def page_json(archive: Archive, name: str, page: str) -> dict[str, object]:
         raise NotFoundError(f"page {number} is not a page of {name}: it has {pages}")
     whole = archive.read(located)  # its octets, each chunk checked against its digest
     # this page and the next few (a viewer asks for them as they scroll into view): one read of the PDF for them
-    made = {n: page_boxes(whole.data, index, n).to_json() for n in range(number, min(number + AHEAD, pages) + 1)}
+    numbers = range(number, min(number + AHEAD, pages) + 1)  # one PDFium child for them all
+    made = {boxes.number: boxes.to_json() for boxes in pages_boxes(whole.data, index, numbers, name=name)}
     with _LOCK:  # what the same octets give: kept by their SHA-256 for the next reader who may read them
         for n, made_page in made.items():
             _PAGES[(key[0], n)] = made_page

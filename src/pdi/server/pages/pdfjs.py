@@ -3,7 +3,10 @@
 The viewer renders PDFs with Mozilla's pdf.js. No CDN: the two built files
 the page loads (``pdf.min.mjs``, the library, and ``pdf.worker.min.mjs``, its
 worker), the image decoders the worker loads (``*.wasm`` and their fallbacks:
-CCITT and JBIG2 scans, JPEG 2000, ICC colour) and the licences are copied from npm's own tarball of a pinned
+CCITT and JBIG2 scans, JPEG 2000, ICC colour), the CMaps (``cmaps/*.bcmap``:
+the predefined CJK encodings a PDF names without embedding them) and standard
+fonts (``standard_fonts/``: what pdf.js draws a non-embedded standard-14 font
+with) and the licences are copied from npm's own tarball of a pinned
 ``pdfjs-dist`` into ``src/pdi/data/pdfjs/`` by ``scripts/vendor-pdfjs``, with
 ``MANIFEST.json`` (the version, the tarball's sha512 integrity, each file's
 sha256). So a pdi installed as a package carries them, and serves them from
@@ -29,6 +32,7 @@ from pdi.server.http.problems import Problem
 
 #: What each served file is sent as.
 _TYPES = {".mjs": "text/javascript; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".wasm": "application/wasm",
+          ".bcmap": "application/octet-stream", ".pfb": "application/octet-stream", ".ttf": "font/ttf",
           "": "text/plain; charset=utf-8"}
 IMMUTABLE = "public, max-age=31536000, immutable"
 
@@ -76,19 +80,21 @@ class PdfJsAssets:
     """``GET /static/pdfjs/VERSION/NAME``: a file of the vendored pdf.js."""
 
     def routes(self) -> list[Route]:
-        return [Route("/static/pdfjs/{version}/{name}", self.file, methods=["GET", "HEAD"])]
+        return [Route("/static/pdfjs/{version}/{name:path}", self.file, methods=["GET", "HEAD"])]
 
     async def file(self, request: Request) -> Response:
         version, name = request.path_params["version"], request.path_params["name"]
         known = manifest()
         if version != known.version or name not in known.files:
+            top = sorted(n for n in known.files if "/" not in n)
             raise Problem(404, "not found",
-                          f"/static/pdfjs/{version}/{name}: pdi serves pdf.js {known.version},"
-                          f" files {', '.join(sorted(known.files))}")
+                          f"/static/pdfjs/{version}/{name[:200]}: pdi serves pdf.js {known.version},"
+                          f" files {', '.join(top)}, and the CMaps and standard fonts of MANIFEST.json")
         octets = checked(name)
         tag = f'"{known.files[name]}"'
         headers = {"ETag": tag, "Cache-Control": IMMUTABLE, "X-Content-Type-Options": "nosniff"}
         if tag in [t.strip() for t in request.headers.get("if-none-match", "").split(",")]:
             return Response(status_code=304, headers=headers)
-        media_type = _TYPES["." + name.rpartition(".")[2] if "." in name else ""]
+        base = name.rpartition("/")[2]
+        media_type = _TYPES["." + base.rpartition(".")[2] if "." in base else ""]
         return Response(octets, media_type=media_type, headers=headers)

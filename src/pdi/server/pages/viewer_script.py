@@ -453,6 +453,8 @@ SCRIPT = r"""
     import(pdfView.dataset.pdfjs).then(async function (pdfjs) {
       pdfjs.GlobalWorkerOptions.workerSrc = pdfView.dataset.worker;
       const doc = await pdfjs.getDocument({url: pdfView.dataset.src, wasmUrl: pdfView.dataset.wasm,
+                                            cMapUrl: pdfView.dataset.cmaps, cMapPacked: true,
+                                            standardFontDataUrl: pdfView.dataset.fonts,
                                             isEvalSupported: false, enableXfa: false}).promise;
       const width = Math.min(pdfView.clientWidth - 24, 1000);
       const loading = document.getElementById("pdf-loading");

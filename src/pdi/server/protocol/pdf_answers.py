@@ -2,14 +2,15 @@
 
 | fragment | default | ``text/plain`` | ``image/png`` | ``application/pdf`` |
 |---|---|---|---|---|
-| passage: ``char``, ``line`` | its text | the same | its characters' boxes rendered, when on one page (else ``406``) | the whole PDF |
-| region: ``rect`` | rendered | the characters whose box centre lies in it | the same | the whole PDF |
+| passage: ``char``, ``line``, ``search`` | its text | the same | its characters' boxes rendered, when on one page (else ``406``) | the whole PDF |
+| region: ``rect``, ``viewrect`` | rendered | the characters whose box centre lies in it | the same | the whole PDF |
 | location: ``page``, ``nameddest`` | the whole PDF | the page's text *T(n)* | the page rendered | the same |
 
 Only an ``Accept`` that names one of these three types exactly can choose
 another answer than the default (``*/*`` and a browser's usual field leave it);
 none acceptable is ``406`` listing them. Renderings are PDFium's at 144 dpi
-(:func:`pdi.fragments.pdf.render_png`). An answer other than the default
+(:func:`pdi.fragments.pdf.render_png`, in a child process under
+:data:`pdi.fragments.pdf.LIMITS`: past them, ``413`` naming the limit). An answer other than the default
 carries its media type in its entity tag, is never kept by the resolver's
 cache (:func:`pdi.server.process.cache.negotiates`), and says ``Vary: Accept``
 as every N2R answer does. The whole PDF is read from its chunks, each checked
@@ -25,7 +26,8 @@ from pdi.archive import Archive, Resolved
 from pdi.interop.accept import choose, parse_accept
 from pdi.server.http.problems import Problem
 
-KINDS = {"char": "passage", "line": "passage", "rect": "region", "page": "location", "nameddest": "location"}
+KINDS = {"char": "passage", "line": "passage", "search": "passage", "rect": "region", "viewrect": "region",
+         "page": "location", "nameddest": "location"}
 DEFAULTS = {"passage": "text/plain", "region": "image/png", "location": "application/pdf"}
 TYPES = ("text/plain", "image/png", "application/pdf")
 
@@ -49,14 +51,14 @@ def chosen_type(scheme: str, accept: str | None) -> str | None:
 def answer(archive: Archive, resolved: Resolved, accept: str | None) -> tuple[Resolved, str]:
     """``resolved`` (a PDF's fragment, read) as the answer ``accept`` chooses, and the tag's variant ("" for the
     default answer, else ``;type``)."""
-    from pdi.fragments.pdf import page_boxes, render_png
+    from pdi.fragments.pdf import layer_of, render_png
 
     fragment = resolved.fragment
     assert fragment is not None
     scheme = fragment.scheme
     wanted = chosen_type(scheme, accept)
     if wanted is None or wanted == DEFAULTS[KINDS[scheme]]:
-        if scheme == "rect" and wanted == "image/png":
+        if scheme in ("rect", "viewrect") and wanted == "image/png":
             pass  # the evaluator gave the region's text: the default is its rendering
         else:
             return resolved, ""
@@ -67,17 +69,19 @@ def answer(archive: Archive, resolved: Resolved, accept: str | None) -> tuple[Re
     if wanted == "application/pdf":
         return _as(resolved, whole.data, "application/pdf", None), variant
     index = archive.fragment_index(resolved.record)
+    name = str(resolved.pdi.without_fragment())
     if wanted == "text/plain":  # a location: the page's text T(n)
         assert fragment.page is not None
-        layer_page = page_boxes(whole.data, index, fragment.page.number)
-        data = layer_page.text.encode("utf-8", "surrogatepass")
+        layer = layer_of(whole.data, index, name=name)
+        start, end = layer.page_range(fragment.page.number)
+        data = layer.text[start:end].encode("utf-8", "surrogatepass")
         return _as(resolved, data, "text/plain", "utf-8"), variant
     # image/png
     if fragment.region is not None:
         r = fragment.region
-        png = render_png(whole.data, r.frame + 1, (r.x1, r.y1, r.x2, r.y2))
-    elif fragment.page is not None and scheme != "rect":
-        png = render_png(whole.data, fragment.page.number)
+        png = render_png(whole.data, r.frame + 1, (r.x1, r.y1, r.x2, r.y2), name=name)
+    elif fragment.page is not None and KINDS[scheme] == "location":
+        png = render_png(whole.data, fragment.page.number, name=name)
     else:  # a passage: the box around its characters, when they lie on one page
         png = _passage_png(archive, resolved, whole.data, index)
     return _as(resolved, png, "image/png", None), variant
@@ -96,7 +100,8 @@ def _passage_png(archive: Archive, resolved: Resolved, data: bytes, index: bytes
 
     fragment = resolved.fragment
     assert fragment is not None
-    layer = layer_of(data, index)
+    name = str(resolved.pdi.without_fragment())
+    layer = layer_of(data, index, name=name)
     if not fragment.ranges or fragment.ranges[0].start == fragment.ranges[-1].end:
         raise Problem(406, "not acceptable", "an empty passage has no region to render: ask for text/plain")
     a, b = fragment.ranges[0].start, fragment.ranges[-1].end
@@ -106,7 +111,7 @@ def _passage_png(archive: Archive, resolved: Resolved, data: bytes, index: bytes
                           for s, e in (layer.page_range(n) for n in range(first, last + 1)) if max(a, s) < min(b, e))
         raise Problem(406, "not acceptable", f"the passage lies on pages {first} to {last}: an image is of one page;"
                       f" name a passage per page: {names}")
-    page = page_boxes(data, index, first)
+    page = page_boxes(data, index, first, name=name)
     boxes = [page.boxes[4 * i: 4 * i + 4] for i in range(max(0, a - page.start), min(len(page.text), b - page.start))]
     boxes = [box for box in boxes if not math.isnan(box[0])]
     if not boxes:
@@ -116,4 +121,4 @@ def _passage_png(archive: Archive, resolved: Resolved, data: bytes, index: bytes
     x2 = max(box[2] for box in boxes) - left
     y1 = top - max(box[3] for box in boxes)
     y2 = top - min(box[1] for box in boxes)
-    return render_png(data, first, (math.floor(x1), math.floor(y1), math.ceil(x2), math.ceil(y2)))
+    return render_png(data, first, (math.floor(x1), math.floor(y1), math.ceil(x2), math.ceil(y2)), name=name)

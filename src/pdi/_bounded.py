@@ -1,0 +1,188 @@
+"""Work on a stranger's file done in a child process, with a wall-clock deadline and resource limits.
+
+A library that runs in-process (PDFium, through pypdfium2) has no deadline
+and no memory bound of its own: a hostile file can make it loop or balloon
+(a 78 KB PDF whose page is a million text operators takes PDFium two seconds
+and 500 MB). :func:`run_child` runs ``python -m MODULE ARG…`` for such work:
+
+* the child sets its own limits first thing (:func:`child_main`):
+  ``RLIMIT_AS`` (address space, :attr:`ChildLimits.memory`), ``RLIMIT_CPU``
+  (the deadline, rounded up, plus one second: a belt to the parent's
+  braces), ``RLIMIT_FSIZE`` (what it may write, :attr:`ChildLimits.output`:
+  its answer goes to a file, so this bounds it) and no core file;
+* the parent waits at most :attr:`ChildLimits.seconds` of wall-clock time,
+  then kills the child (``SIGKILL``) and raises :class:`ChildLimit`;
+* the child's answer is its standard output (a temporary file, read back at
+  most :attr:`ChildLimits.output` octets); a refusal is one JSON line on its
+  standard error naming a :mod:`pdi.errors` class and its message, which the
+  parent raises again. Nothing the child writes is unpickled or evaluated.
+
+One child does one piece of work (a deposit's whole text layer, a few
+pages' boxes, one rendering), so its start-up (an interpreter and the
+library's import, about 0.1 s) is paid once per piece, not per page.
+The rlimits are set by the child, not by a ``preexec_fn`` (which is unsafe
+in a parent with threads, as the resolver is).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+
+import pdi.errors as errors
+
+__all__ = ["ChildLimit", "ChildLimits", "Outcome", "child_main", "run_child"]
+
+#: The exit status of a child whose work was refused with a pdi error (its JSON line on standard error says which).
+REFUSED = 2
+#: The exit status of a child that ran out of memory in Python (``MemoryError`` under ``RLIMIT_AS``).
+OUT_OF_MEMORY = 3
+#: The most of a child's standard error read back (octets).
+_ERROR_OUTPUT = 64 << 10
+
+
+@dataclasses.dataclass(frozen=True)
+class ChildLimits:
+    """What one child may take: wall-clock ``seconds``, ``memory`` octets of address space, ``output`` octets."""
+
+    seconds: float
+    memory: int
+    output: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """A child's answer (its standard output) and its peak resident set size (KiB, from ``wait4``)."""
+
+    data: bytes
+    peak_kib: int
+
+
+class ChildLimit(Exception):  # not a pdi error: the caller words the LimitError, naming the file
+    """The child passed one of its limits: ``kind`` is ``"seconds"``, ``"memory"`` or ``"output"``."""
+
+    def __init__(self, kind: str, detail: str, peak_kib: int = 0) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+        self.peak_kib = peak_kib
+
+
+def run_child(module: str, args: Sequence[str], limits: ChildLimits, *, stdin: int | None = None) -> Outcome:
+    """Run ``python -m module args…`` under ``limits`` and give back what it wrote, or raise what it refused.
+
+    ``stdin``: a file descriptor the child reads (None: nothing). A pdi error
+    the child raised is raised here again (its class and message); a child
+    killed at the deadline, out of memory or past its output is a
+    :class:`ChildLimit`; any other death is a :class:`pdi.errors.UnsupportedError`
+    naming its signal or status.
+    """
+    command = [sys.executable, "-m", module, json.dumps(dataclasses.asdict(limits)), *args]
+    with tempfile.TemporaryFile(prefix="pdi-child-") as out, tempfile.TemporaryFile(prefix="pdi-child-") as err:
+        process = subprocess.Popen(command, stdin=stdin if stdin is not None else subprocess.DEVNULL,
+                                   stdout=out, stderr=err, close_fds=True)
+        killed = threading.Event()
+        ended = threading.Lock()  # held by whichever comes first: the deadline's kill, or the child's end
+        exited = False
+
+        def stop() -> None:
+            with ended:
+                if not exited:  # not yet reaped, so its pid is still its own
+                    killed.set()
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(process.pid, signal.SIGKILL)
+
+        timer = threading.Timer(limits.seconds, stop)
+        timer.start()
+        try:
+            os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)  # ended, not yet reaped
+            with ended:
+                exited = True
+            _, status, usage = os.wait4(process.pid, 0)
+        finally:
+            timer.cancel()
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
+        peak = int(usage.ru_maxrss)
+        code = process.returncode
+        if killed.is_set() and code == -signal.SIGKILL:
+            raise ChildLimit("seconds", f"took longer than {limits.seconds:g} s", peak)
+        if code == 0:
+            if out.tell() > limits.output:
+                raise ChildLimit("output", f"answered more than {limits.output:,} octets", peak)
+            out.seek(0)
+            return Outcome(out.read(limits.output + 1), peak)
+        err.seek(0)
+        said = err.read(_ERROR_OUTPUT).decode("utf-8", "replace")
+        if code == REFUSED:
+            raise _refusal(said)
+        if code == OUT_OF_MEMORY:
+            raise ChildLimit("memory", f"needed more than its {limits.memory >> 20} MiB of memory", peak)
+        if code == -signal.SIGXCPU or code == -signal.SIGKILL:
+            raise ChildLimit("seconds", f"took more than {math.ceil(limits.seconds) + 1} s of CPU time", peak)
+        if code == -signal.SIGXFSZ:
+            raise ChildLimit("output", f"answered more than {limits.output:,} octets", peak)
+        if code < 0:  # PDFium's allocator stops the process (SIGTRAP, SIGSEGV, SIGABRT) when it cannot have memory
+            raise ChildLimit("memory", f"needed more than its {limits.memory >> 20} MiB of memory (it was stopped"
+                             f" by {_signal_name(-code)}, as it is when it can have no more)", peak)
+        last = said.strip().splitlines()[-1:] or ["no message"]
+        raise errors.UnsupportedError(f"the child reading it stopped (exit status {code}): {last[0][:300]}")
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _refusal(said: str) -> errors.PDIError:
+    """The pdi error a child's last standard-error line names (an UnsupportedError if it names none)."""
+    for line in reversed(said.strip().splitlines()):
+        try:
+            found = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(found, dict):
+            continue
+        kind = getattr(errors, str(found.get("error")), None)
+        message = str(found.get("message"))[:2000]
+        if isinstance(kind, type) and issubclass(kind, errors.PDIError):
+            if issubclass(kind, errors.ParseError):
+                return kind(message, rule=str(found.get("rule") or "") or None)
+            return kind(message)
+    return errors.UnsupportedError(f"the child reading it refused it, saying no more than {said.strip()[-300:]!r}")
+
+
+def child_main(work: Callable[[list[str]], bytes]) -> None:
+    """A child's ``__main__``: set the limits ``argv[1]`` names, run ``work(argv[2:])``, write its answer, exit."""
+    limits = ChildLimits(**json.loads(sys.argv[1]))
+    resource.setrlimit(resource.RLIMIT_AS, (limits.memory, limits.memory))
+    cpu = math.ceil(limits.seconds) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output, limits.output))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    try:
+        answer = work(sys.argv[2:])
+    except MemoryError:
+        sys.stderr.write("out of memory\n")
+        sys.stderr.flush()
+        os._exit(OUT_OF_MEMORY)
+    except errors.PDIError as error:
+        rule = getattr(error, "rule", None)
+        message = error.reason if isinstance(error, errors.ParseError) else str(error)
+        sys.stderr.write(json.dumps({"error": type(error).__name__, "message": message, "rule": rule}) + "\n")
+        sys.stderr.flush()
+        os._exit(REFUSED)
+    sys.stdout.buffer.write(answer)
+    sys.stdout.flush()
+    os._exit(0)

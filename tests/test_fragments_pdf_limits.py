@@ -1,0 +1,115 @@
+"""PDFium runs in a child process, bounded (:mod:`pdi._bounded`, :data:`pdi.fragments.pdf.LIMITS`; issue 25).
+
+A real PDF gives in the child exactly what PDFium gives in this process; a
+hostile one — a 78 KB PDF whose one page is a million text operators,
+compressed ~1000:1, which takes PDFium seconds and half a gigabyte — is
+refused at the deadline or the memory bound with a LimitError naming the
+PDF and the limit, and the child's peak resident set (``wait4``) stays
+under its bound. The deadlines are made tiny through the configuration, so
+no test waits long; nothing here asserts a duration.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import pdi.fragments.pdf as pdf
+from pdf_helpers import operators_pdf
+from pdi._bounded import ChildLimit, ChildLimits, run_child
+from pdi.errors import LimitError, NotFoundError
+
+CORPUS = Path(__file__).resolve().parent / "data" / "pdf"
+
+
+HOSTILE = operators_pdf(1_000_000)
+
+
+def test_the_hostile_pdf_is_small_and_pdfium_opens_it() -> None:
+    assert len(HOSTILE) < 100_000
+    assert pdf.page_count(HOSTILE) == 1
+
+
+@pytest.mark.parametrize("name", ["tracemonkey.pdf", "copy_paste_ligatures.pdf", "hand-overprint-hyphens.pdf"])
+def test_a_real_pdf_gives_in_the_child_what_pdfium_gives_here(name: str) -> None:
+    data = (CORPUS / name).read_bytes()
+    index = pdf.build_layer_index(data, name=name)
+    assert index == pdf.text_layer(data).to_bytes(len(data))
+    here, here_boxes = pdf.read_pages_now(data, [1])[0]
+    (boxes,) = pdf.pages_boxes(data, index, [1], name=name)
+    assert boxes.text == here["text"] and list(boxes.crop) == here["crop"]
+    assert boxes.boxes.tobytes() == here_boxes.tobytes()  # every float as PDFium gave it, NaN where no box
+    png = pdf.render_png(data, 1, (0, 0, 100, 50), name=name)
+    assert png == pdf.render_png_now(data, 1, (0, 0, 100, 50))
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_a_refusal_in_the_child_is_raised_here_as_itself() -> None:
+    data = (CORPUS / "sizes.pdf").read_bytes()
+    with pytest.raises(NotFoundError, match="page 9 is not a page of this PDF: it has 3"):
+        pdf.render_png(data, 9)
+    with pytest.raises(pdf.ParseError, match=r"not a PDF PDFium can open \(PDFium: Data format error\)"):
+        pdf.build_layer_index(b"%PDF-1.7\nnot really")
+
+
+def test_a_hostile_pdf_is_refused_at_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pdf, "LIMITS", pdf.PdfiumLimits(document_seconds=0.3, page_seconds=0.3))
+    with pytest.raises(LimitError) as refused:
+        pdf.build_layer_index(HOSTILE, name="hostile.pdf")
+    assert str(refused.value) == ("PDFium took longer than 0.3 s reading hostile.pdf"
+                                  " (the limit pdi.fragments.pdf.LIMITS.document_seconds)")
+    assert refused.value.exit_code == 7 and refused.value.http_status == 413
+    with pytest.raises(LimitError, match=r"took longer than 0.3 s reading hostile.pdf \(page 1\) \(the limit"
+                                         r" pdi.fragments.pdf.LIMITS.page_seconds\)"):
+        pdf.render_png(HOSTILE, 1, name="hostile.pdf")
+
+
+def test_a_hostile_pdf_is_refused_at_the_memory_bound_and_the_child_stays_under_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    bound = 256 << 20
+    with tempfile.TemporaryFile() as given:
+        given.write(HOSTILE)
+        given.flush()
+        os.lseek(given.fileno(), 0, os.SEEK_SET)
+        with pytest.raises(ChildLimit) as stopped:
+            run_child(pdf.CHILD, ["layer"], ChildLimits(seconds=60, memory=bound, output=1 << 20),
+                      stdin=given.fileno())
+    assert stopped.value.kind == "memory"
+    assert 0 < stopped.value.peak_kib * 1024 <= bound  # the child's own peak RSS, from wait4
+    monkeypatch.setattr(pdf, "LIMITS", pdf.PdfiumLimits(memory=bound))
+    with pytest.raises(LimitError, match=r"^PDFium needed more than its 256 MiB of memory .*reading hostile.pdf"
+                                         r" \(the limit pdi.fragments.pdf.LIMITS.memory\)$"):
+        pdf.build_layer_index(HOSTILE, name="hostile.pdf")
+
+
+def test_a_real_pdf_stays_far_under_the_memory_bound() -> None:
+    data = (CORPUS / "tracemonkey.pdf").read_bytes()
+    with tempfile.TemporaryFile() as given:
+        given.write(data)
+        given.flush()
+        os.lseek(given.fileno(), 0, os.SEEK_SET)
+        done = run_child(pdf.CHILD, ["layer"], ChildLimits(seconds=60, memory=pdf.LIMITS.memory, output=64 << 20),
+                         stdin=given.fileno())
+    assert done.data == pdf.text_layer(data).to_bytes(len(data))
+    assert done.peak_kib * 1024 < 200 << 20
+
+
+def test_the_parent_never_loads_pdfium() -> None:
+    """Every PDFium call of the archive and the resolver is made in a child: this process never imports it."""
+    code = (
+        "import sys, json\n"
+        "from pdi.fragments import pdf\n"
+        f"data = open({str(CORPUS / 'sizes.pdf')!r}, 'rb').read()\n"
+        "index = pdf.build_layer_index(data)\n"
+        "pdf.pages_boxes(data, index, [1, 2]); pdf.render_png(data, 1)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if 'pdfium' in m or m.startswith('PIL'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(pdf.__file__).parents[2])})
+    assert json.loads(done.stdout) == []
