@@ -357,10 +357,10 @@ def _closed_after(conn: socket.socket, limit: float) -> float | None:
 
 def test_a_connection_answered_by_the_protocol_keeps_its_idle_and_head_deadlines(names: dict[str, str]) -> None:
     app = create_app(names["location"])
-    protocol = answering_protocol(1.5, app.state.cache, None, app.state.public)
+    protocol = answering_protocol(4.0, app.state.cache, None, app.state.public)
     ask = _request(names["text"])
     with in_thread(app, host="127.0.0.1", port=0, log_level="warning", http=protocol,
-                   timeout_keep_alive=0.5) as server:
+                   timeout_keep_alive=1.5) as server:  # deadlines far apart, and far from 0.3 s: a loaded machine
         port = server.servers[0].sockets[0].getsockname()[1]
         exchange(port, [_warm(names), ask])  # kept now: the requests below are answered by the protocol
         with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
@@ -369,11 +369,11 @@ def test_a_connection_answered_by_the_protocol_keeps_its_idle_and_head_deadlines
                 conn.sendall(ask)
                 assert read_response(conn, buffered).startswith(b"HTTP/1.1 200")
                 time.sleep(0.3)
-            closed = _closed_after(conn, 5)  # idle, then closed after the keep-alive timeout
-            assert closed is not None and closed < 1.2
+            closed = _closed_after(conn, 10)  # idle, then closed after the keep-alive timeout
+            assert closed is not None and 1.0 < closed < 3.5
         with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
             conn.sendall(ask)
             assert read_response(conn, bytearray()).startswith(b"HTTP/1.1 200")
             conn.sendall(ask[:20])  # a head begun, never ended: not idle, but cut off at the head deadline
-            closed = _closed_after(conn, 5)
-            assert closed is not None and 1.0 < closed < 3.0
+            closed = _closed_after(conn, 10)
+            assert closed is not None and 3.5 < closed < 8.0

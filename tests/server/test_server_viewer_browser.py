@@ -189,7 +189,7 @@ def _drag(pipe: Pipe, session: str, start: tuple[float, float], end: tuple[float
 
 
 def _desktop(pipe: Pipe, session: str) -> None:
-    size = {"width": 1100, "height": 700, "deviceScaleFactor": 1, "mobile": False}
+    size = {"width": 1100, "height": 900, "deviceScaleFactor": 1, "mobile": False}  # the drags stay clear of its edges
     pipe.call("Emulation.setDeviceMetricsOverride", size, session, time.monotonic() + 30)
 
 
