@@ -35,6 +35,10 @@ def error_line(exc: PDIError) -> str:
 EXIT_USAGE = 2
 #: Exit status of a fragment that lies wholly past the end of its document (a warning: nothing is selected).
 EXIT_PAST_END = 9
+#: Exit status of a command interrupted by Ctrl-C (SIGINT): 128 + 2, as a shell reports a process SIGINT ended.
+EXIT_INTERRUPTED = 130
+#: The line a command interrupted by Ctrl-C prints: what was being written is taken back.
+INTERRUPTED_LINE = "pdi: interrupted: nothing it was writing was kept"
 
 
 #: The modules that add each top-level command (``register(cli)`` in each).

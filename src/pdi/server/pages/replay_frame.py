@@ -173,11 +173,12 @@ def render_replay_page(
     source = f"/view?pdi={quote(str(parsed), safe='')}&view=source"
     other = f"/view?pdi={quote(str(parsed), safe='')}" + ("" if select else "&select=1")
     captured = _captured(archive, parsed.without_fragment(), record)
+    when = f'<time datetime="{esc(captured)}">{esc(captured)}</time>'
+    # a file deposited is not a capture: it has a deposit time and no URL it was captured from
     facts = [
-        ("captured", f'<time datetime="{esc(captured)}">{esc(captured)}</time>'),
-        ("from", f"<code>{esc(url)}</code> · <a href=\"/captures?url={quote(url, safe='')}\">other captures of this URL</a>"
-         if url else "(no URL recorded)"),
-    ]
+        ("captured", when),
+        ("from", f"<code>{esc(url)}</code> · <a href=\"/captures?url={quote(url, safe='')}\">other captures of this URL</a>"),
+    ] if url else [("deposited", when)]
     around = _captures_around(archive, url, str(parsed.without_fragment())) if url else ""
     if around:
         facts.append(("capture", around))
