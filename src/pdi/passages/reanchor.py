@@ -32,6 +32,11 @@ decides, and the answer says which one it was:
    the answer lists them, never guesses. (Where the diff merely aligned a
    passage with one of two new copies of it, that alignment is not taken as
    evidence: either copy could be the one kept.)
+   Where a list number (:data:`_LIST_NUMBER`: ``3.``, ``12)`` at the start
+   of a line) stands in the passage or its context, these two methods are
+   asked again with every list number of both texts replaced by ``#``
+   (:func:`_renumbered`): a list item whose only change is its number ("3."
+   became "4.") is found so, and answered as **fuzzy** with its score.
 3. **fuzzy** — the quote with its context is aligned to the most similar
    stretch of the other version (rapidfuzz's ``partial_ratio_alignment``),
    the passage's ends are mapped through a diff of that stretch (a place
@@ -59,6 +64,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -230,8 +236,13 @@ def context_similarity(old: str, start: int, end: int, new: str, at: int, to: in
     return _sides(old, start, end, new, at, to, width)[0]
 
 
-def _sides(old: str, start: int, end: int, new: str, at: int, to: int, width: int) -> tuple[float, float]:
-    """The context similarity of both sides weighed together, and of the more similar side alone."""
+def _sides(
+    old: str, start: int, end: int, new: str, at: int, to: int, width: int, alone: tuple[bool, bool] = (True, True)
+) -> tuple[float, float]:
+    """The context similarity of both sides weighed together, and of the more similar side alone.
+
+    ``alone`` says which side (before, after) may count alone.
+    """
     before_old, before_new = old[max(0, start - width):start], new[max(0, at - width):at]
     after_old, after_new = old[end:end + width], new[to:to + width]
     w1, w2 = max(len(before_old), len(before_new)), max(len(after_old), len(after_new))
@@ -239,13 +250,34 @@ def _sides(old: str, start: int, end: int, new: str, at: int, to: int, width: in
         return 1.0, 1.0
     s1 = Levenshtein.normalized_similarity(before_old[::-1], before_new[::-1])
     s2 = Levenshtein.normalized_similarity(after_old, after_new)
-    side = max(s1 if w1 else 0.0, s2 if w2 else 0.0)
+    side = max(s1 if w1 and alone[0] else 0.0, s2 if w2 and alone[1] else 0.0)
     return (s1 * w1 + s2 * w2) / (w1 + w2), side
 
 
-def _candidate(old: str, start: int, end: int, new: str, at: int, to: int, width: int) -> Candidate:
-    both, side = _sides(old, start, end, new, at, to, width)
+def _candidate(
+    old: str, start: int, end: int, new: str, at: int, to: int, width: int, alone: tuple[bool, bool] = (True, True)
+) -> Candidate:
+    both, side = _sides(old, start, end, new, at, to, width, alone)
     return Candidate(at, to, both, side)
+
+
+#: A list item's start: its number (or the ``#`` that stands for it in :class:`_Masked` text), a ``.`` or ``)``, a space.
+_ITEM_START: Final = re.compile(r"[ \t]*(?:\d{1,9}(?:\.\d{1,9})*|#)[.)][ \t]")
+
+
+def _alone(old: str, start: int, end: int) -> tuple[bool, bool]:
+    """Which side of the passage's context may count alone: not one that is a whole other list item.
+
+    A passage cited from a list item's number has the item before it as
+    its context before; that item stays where the cited one is deleted, and
+    the next one takes the cited number, so that side alone tells nothing
+    (the same for a passage that ends its item, and the item after it).
+    """
+    line = old.rfind("\n", 0, start) + 1
+    starts_item = not old[line:start].strip() and _ITEM_START.match(old, line) is not None
+    after = old.find("\n", end)
+    ends_item = after >= 0 and not old[end:after].strip() and _ITEM_START.match(old, after + 1) is not None
+    return not starts_item, not ends_item
 
 
 def _image_of_other(blocks: list[tuple[int, int, int]], by_new: list[int], start: int, end: int, at: int, to: int) -> bool:
@@ -308,6 +340,9 @@ def anchor_passage(old: str, start: int, end: int, new: str, *, context: int = C
         return by_quote
     if not whole:  # without a diff, a similar stretch cannot be told from where other text went
         return Anchoring("orphaned", notes=(*notes, "no fuzzy search without a diff of the versions"))
+    renumbered = _renumbered(old, start, end, new, context, notes)
+    if renumbered is not None:
+        return renumbered
     if len(new) > MAX_FUZZY_TEXT:
         return Anchoring("orphaned", notes=(*notes, f"no fuzzy search in a text over {MAX_FUZZY_TEXT} characters"))
     return _fuzzy(blocks, old, start, end, new, context, notes)
@@ -350,7 +385,8 @@ def _by_quote(
         # a short passage cited from word to word is not found inside other words ("da lo do" in
         # "studa lo do"); a long one that stands once is itself the evidence, whatever was glued to it
         hits = [h for h in hits if _same_edges(old, start, end, new, h, h + length)]
-    scored = sorted((_candidate(old, start, end, new, h, h + length, context) for h in hits),
+    alone = _alone(old, start, end)
+    scored = sorted((_candidate(old, start, end, new, h, h + length, context, alone) for h in hits),
                     key=lambda c: (-c.context, c.start))
     if len(hits) == 1 and length >= DISTINCT_CHARS and len(_occurrences(old, quote, 1)) == 1:
         only = scored[0]
@@ -393,6 +429,75 @@ def _fuzzy(
                 notes=tuple(notes),
             )
     return Anchoring("anchored", "fuzzy", candidate.start, candidate.end, score, candidate.context)
+
+
+#: A list item's number at the start of a line (``3.``, ``12)``, ``2.1.``): what renumbering a list changes.
+_LIST_NUMBER: Final = re.compile(r"^[ \t]*(\d{1,9}(?:\.\d{1,9})*)(?=[.)][ \t])", re.MULTILINE)
+
+
+class _Masked:
+    """A text with each list number (:data:`_LIST_NUMBER`) replaced by one ``#``, and the way between the two."""
+
+    def __init__(self, text: str) -> None:
+        self.spans = [m.span(1) for m in _LIST_NUMBER.finditer(text)]
+        parts, last = [], 0
+        self.at: list[int] = []  # where each number's '#' stands in the masked text
+        for i, j in self.spans:
+            parts.append(text[last:i])
+            self.at.append(sum(len(p) for p in parts) + len(self.at))
+            last = j
+        parts.append(text[last:])
+        self.text = "#".join(parts) if self.spans else text
+        self.starts = [i for i, _ in self.spans]
+
+    def near(self, lo: int, hi: int) -> bool:
+        """Whether a list number stands in ``[lo, hi)`` of the text (or touches it)."""
+        k = bisect_right(self.starts, hi) - 1
+        return k >= 0 and self.spans[k][1] >= lo
+
+    def masked(self, pos: int, *, end: bool) -> int:
+        """Where position ``pos`` of the text stands in the masked text (inside a number: before or after its '#')."""
+        k = bisect_right(self.starts, pos) - 1
+        if k < 0:
+            return pos
+        i, j = self.spans[k]
+        if pos >= j:
+            return self.at[k] + 1 + pos - j
+        return self.at[k] + (1 if end and pos > i else 0)
+
+    def unmasked(self, pos: int) -> int:
+        """Where position ``pos`` of the masked text stands in the text (before or after a '#': its number's ends)."""
+        k = bisect_right(self.at, pos) - 1
+        if k < 0:
+            return pos
+        i, j = self.spans[k]
+        return i if pos == self.at[k] else j + pos - self.at[k] - 1
+
+
+def _renumbered(old: str, start: int, end: int, new: str, context: int, notes: list[str]) -> Anchoring | None:
+    """The passage found by the exact or quote method once list numbers are set aside ("3." became "4."), or ``None``.
+
+    Only where a list number stands in the passage or its context. The
+    answer is fuzzy (its text differs from the quote by the numbers), with
+    its score; the methods' own rules (context, edges, ambiguity) decide, so
+    a place they would not take with the numbers equal is not taken here.
+    """
+    was = _Masked(old)
+    if not was.near(max(0, start - context), min(len(old), end + context)):
+        return None
+    now = _Masked(new)
+    if not now.spans:
+        return None
+    a, b = was.masked(start, end=False), was.masked(end, end=True)
+    blocks, _, whole = equal_blocks(was.text, now.text)
+    found = _exact(blocks, was.text, a, b, now.text, context) or _by_quote(
+        blocks, was.text, a, b, now.text, context, [], whole)
+    if found is None or not found.anchored:
+        return None
+    at, to = now.unmasked(found.start), now.unmasked(found.end)
+    score = fuzz.ratio(old[start:end], new[at:to]) / 100
+    return Anchoring("anchored", "fuzzy", at, to, score, context_similarity(old, start, end, new, at, to, context),
+                     notes=(*notes, "found with the list numbers set aside (a list renumbered)"))
 
 
 class _FuzzySearch:
