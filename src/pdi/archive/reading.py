@@ -11,6 +11,7 @@ withdrawn name answers with its tombstone.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pdi import formats
@@ -276,6 +277,25 @@ class Reading(ArchiveBase):
         key = key_of(parsed)
         hidden = self._unlisted()
         return [v for v in self.store.versions(key) if hidden.version_listed(key, v)]
+
+    def holding(self, pdi: PDI | str, sha256: Iterable[str]) -> PDI | None:
+        """The versioned name of a listed representation of ``pdi``'s document whose bytes have one of these SHA-256s.
+
+        One in ``pdi``'s own format first, then the oldest version; ``None``
+        when the document holds none of them (or does not exist). An import
+        asks it so that bytes the archive already holds are answered by
+        their name, unchanged, not deposited again as a new version.
+        """
+        parsed = parse_pdi(pdi)
+        self._guard_series(parsed)
+        key = key_of(parsed)
+        wanted = set(sha256)
+        listed = set(self.versions(parsed))
+        held = [r for r in self.store.representations(key) if r.sha256 in wanted and r.version in listed]
+        if not held:
+            return None
+        own = (parsed.format or "").lower()
+        return record_name(min(held, key=lambda r: (r.format.lower() != own, r.version)))
 
     def open_octets(self, pdi: PDI | str, *, latest: bool = False) -> Opened:
         """A versioned name's stored octets, to be read by verified chunks (never whole); close it after.

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
+import hashlib
 import tempfile
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -267,6 +268,23 @@ def _deposit_lone(archive: Archive, series: str, item: Item, data: Iterator[byte
     return archive.add_version(item.name, [content])  # unchanged when the newest holds these bytes
 
 
+def _held_already(archive: Archive, index: WarcIndex, item: Item, aggregate: bytes | None) -> PDI | None:
+    """The name of a version of ``item``'s document that holds its bytes already, or ``None``.
+
+    Any version, not only the newest: a document captured twice on a day
+    and exported holds both captures, and importing the export must find
+    each one where it is (the record's payload as deposited, or a page's
+    aggregate as :func:`deposit_capture` would store it).
+    """
+    digest = hashlib.sha256()
+    for piece in index.payload_pieces(item.payload):
+        digest.update(piece)
+    digests = [digest.hexdigest()]
+    if aggregate is not None:
+        digests.append(hashlib.sha256(aggregate).hexdigest())
+    return archive.holding(item.name, digests)
+
+
 def _statements(item: Item) -> list[tuple[str, str]]:
     """What the WARC said of the deposited record(s), as statements about the name.
 
@@ -429,8 +447,14 @@ def _deposit_all(
             size += octets
             continue
         flush()  # in the file's order: a name already there after the batch that may have minted it
-        if item.page:
-            data = item.aggregate()
+        data = item.aggregate() if item.page else None
+        held = _held_already(archive, index, item, data)
+        if held is not None:  # bytes the document holds already (its own export imported again): nothing changes
+            if held.format == item.name.format and "warc:date" not in archive.meta(held):
+                _state(archive, held, item)  # an earlier import of the same file stopped before its statements
+            report(number, Imported(held, item.page, True, item.entry.uri, item.failures))
+            continue
+        if data is not None:
             result = deposit_capture(archive, name, item.entry.uri, data, day=item.entry.date.date(), index_later=True)
         else:
             try:
