@@ -289,3 +289,20 @@ def test_cli_import_of_the_archives_own_wacz_reports_everything_unchanged(filled
     assert got.exit_code == 0, got.output
     assert "0 new" in got.output and "unchanged" in got.output, got.output
     assert _held(filled) == before
+
+
+def test_the_same_bytes_captured_again_later_are_a_capture_of_their_own(tmp_path: Path) -> None:
+    # a page that went back to what it was: its third capture is not its first one imported again
+    archive = _archive(tmp_path / "archive")
+    b = WarcBuilder()
+    url = "http://flip.example.org/"
+    for body, at in ((b"<p>a</p>", "2024-06-01T09:00:00Z"), (b"<p>b</p>", "2024-06-01T12:00:00Z"),
+                     (b"<p>a</p>", "2024-06-01T15:00:00Z")):
+        b.response(url, body, "text/html; charset=utf-8", at)
+    done, _ = import_warc(archive, b.save(tmp_path / "flip.warc.gz"), S)
+    assert [(g.name.version, g.unchanged) for g in done] == [(1, False), (2, False), (3, False)]
+    # and the archive's own export of all three, imported again, is three times unchanged
+    export_wacz(archive, tmp_path / "flip.wacz")
+    again, _ = import_warc(archive, tmp_path / "flip.wacz", S)
+    assert sorted((g.name.version, g.unchanged) for g in again) == [(1, True), (2, True), (3, True)]
+    archive.close()

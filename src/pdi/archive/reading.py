@@ -278,24 +278,22 @@ class Reading(ArchiveBase):
         hidden = self._unlisted()
         return [v for v in self.store.versions(key) if hidden.version_listed(key, v)]
 
-    def holding(self, pdi: PDI | str, sha256: Iterable[str]) -> PDI | None:
-        """The versioned name of a listed representation of ``pdi``'s document whose bytes have one of these SHA-256s.
+    def holding(self, pdi: PDI | str, sha256: Iterable[str]) -> list[RepresentationRecord]:
+        """The listed representations of ``pdi``'s document whose bytes have one of these SHA-256s.
 
-        One in ``pdi``'s own format first, then the oldest version; ``None``
-        when the document holds none of them (or does not exist). An import
-        asks it so that bytes the archive already holds are answered by
-        their name, unchanged, not deposited again as a new version.
+        Those in ``pdi``'s own format first, each group oldest version first;
+        none when the document holds none of them (or does not exist). An
+        import asks it so that what the archive already holds (its own
+        export, imported again) is answered by its name, not deposited again.
         """
         parsed = parse_pdi(pdi)
         self._guard_series(parsed)
         key = key_of(parsed)
         wanted = set(sha256)
         listed = set(self.versions(parsed))
-        held = [r for r in self.store.representations(key) if r.sha256 in wanted and r.version in listed]
-        if not held:
-            return None
         own = (parsed.format or "").lower()
-        return record_name(min(held, key=lambda r: (r.format.lower() != own, r.version)))
+        held = [r for r in self.store.representations(key) if r.sha256 in wanted and r.version in listed]
+        return sorted(held, key=lambda r: (r.format.lower() != own, r.version))
 
     def open_octets(self, pdi: PDI | str, *, latest: bool = False) -> Opened:
         """A versioned name's stored octets, to be read by verified chunks (never whole); close it after.

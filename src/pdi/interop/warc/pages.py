@@ -269,20 +269,29 @@ def _deposit_lone(archive: Archive, series: str, item: Item, data: Iterator[byte
 
 
 def _held_already(archive: Archive, index: WarcIndex, item: Item, aggregate: bytes | None) -> PDI | None:
-    """The name of a version of ``item``'s document that holds its bytes already, or ``None``.
+    """The name of the version of ``item``'s document that is this very record already, or ``None``.
 
-    Any version, not only the newest: a document captured twice on a day
-    and exported holds both captures, and importing the export must find
-    each one where it is (the record's payload as deposited, or a page's
-    aggregate as :func:`deposit_capture` would store it).
+    That is a version holding the record's bytes (its payload as deposited,
+    or a page's aggregate as :func:`deposit_capture` would store it) that
+    the archive's own export dates by the record's ``WARC-Date``: the
+    archive's export imported again, any version of it, not only the
+    newest (a page captured twice on a day holds both captures). The same
+    bytes captured at another time are a capture of their own, and are
+    deposited as before (a new version unless the newest holds them).
     """
+    from pdi.interop.wacz import exported_as
+
     digest = hashlib.sha256()
     for piece in index.payload_pieces(item.payload):
         digest.update(piece)
     digests = [digest.hexdigest()]
     if aggregate is not None:
         digests.append(hashlib.sha256(aggregate).hexdigest())
-    return archive.holding(item.name, digests)
+    for record in archive.holding(item.name, digests):
+        name, dated = exported_as(archive, record)
+        if dated == item.entry.warc_date:
+            return name
+    return None
 
 
 def _statements(item: Item) -> list[tuple[str, str]]:
