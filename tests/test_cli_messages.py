@@ -140,3 +140,16 @@ def test_ctrl_c_during_a_large_add_exits_130_and_leaves_the_archive_as_it_was(ar
     (tmp_path / "next.txt").write_bytes(b"deposited after\n")
     after = CliRunner().invoke(cli, ["add", "-s", S, str(tmp_path / "next.txt"), "--archive", archive])
     assert after.exit_code == 0 and after.output.strip().endswith("/2.text.1"), (kept, after.output)
+
+
+def test_pdi_audit_names_the_exact_versioned_name_of_a_deposit(archive: str, tmp_path: Path) -> None:
+    # a deposit embargoed from the start is audited (as every deposit through the API is)
+    (tmp_path / "sealed.txt").write_bytes(b"sealed until then\n")
+    r = CliRunner().invoke(cli, ["add", "-s", S, str(tmp_path / "sealed.txt"), "--embargo-until", "2099-01-01",
+                                 "--archive", archive])
+    assert r.exit_code == 0, r.output
+    name = r.output.strip()
+    (line,) = [f for f in CliRunner().invoke(cli, ["audit", "--archive", archive]).output.splitlines()
+               if f.split("\t")[3] == "deposit"]
+    _, _, _, _, subject, detail, _ = line.split("\t")
+    assert (subject, detail) == (name.rsplit(".", 2)[0], name)  # the document, then the name written: …/1.text.1
