@@ -45,7 +45,10 @@ PAGES = {
     # archived pages, replayed in a frame from the replay origin under a banner
     "replay-capture": ("/view?pdi={capture}", "document.querySelector('iframe.replay').src.startsWith('{replay}/replay/')"
                        " && document.querySelector('.replay-banner a[href^=\"/captures?url=\"]') !== null"),
-    "replay-html-elt": ("/view?pdi={page}%23elt=1,1", "document.querySelector('iframe.replay').src.endsWith('#pdi-passage')"),
+    # a deposited HTML file (no URL): its banner says deposited, not captured (issue 26)
+    "replay-html-elt": ("/view?pdi={page}%23elt=1,1", "document.querySelector('iframe.replay').src.endsWith('#pdi-passage')"
+                        " && document.querySelector('.replay-banner').innerText.includes('deposited')"
+                        " && !document.querySelector('.replay-banner').innerText.includes('captured')"),
     "replay-select": ("/view?pdi={capture}&select=1", "document.querySelector('iframe.replay').getAttribute('sandbox') === 'allow-scripts'"
                       " && document.getElementById('char-name') !== null"),
     # a text over 1 MiB: a window around the passage, scrolled into view, selections named from the whole
