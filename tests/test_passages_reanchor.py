@@ -173,6 +173,15 @@ def test_a_deleted_list_item_is_orphaned_not_its_renumbered_neighbour() -> None:
     assert anchor_passage(old, start, start + len("3. Run it."), new).status == "orphaned"
 
 
+def test_a_list_item_stays_found_where_the_items_after_it_are_deleted_or_one_is_inserted() -> None:
+    # the item before it still counts alone as context: the rest of the cited line is there too
+    old = _list(STEPS)
+    for new in (_list(STEPS[:3]), _list([*STEPS[:3], "Wait a minute or two for it.", *STEPS[3:]])):
+        start = old.index("3. Run it.")
+        answer = anchor_passage(old, start, start + len("3. Run it."), new)
+        assert answer.anchored and new[answer.start:answer.end] == "3. Run it.", answer
+
+
 def test_blank_passage_only_by_unchanged_context() -> None:
     old = "Counting: zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
     at = old.index(" six")

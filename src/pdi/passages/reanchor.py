@@ -265,19 +265,40 @@ def _candidate(
 _ITEM_START: Final = re.compile(r"[ \t]*(?:\d{1,9}(?:\.\d{1,9})*|#)[.)][ \t]")
 
 
-def _alone(old: str, start: int, end: int) -> tuple[bool, bool]:
-    """Which side of the passage's context may count alone: not one that is a whole other list item.
-
-    A passage cited from a list item's number has the item before it as
-    its context before; that item stays where the cited one is deleted, and
-    the next one takes the cited number, so that side alone tells nothing
-    (the same for a passage that ends its item, and the item after it).
-    """
+def _item_edges(old: str, start: int, end: int) -> tuple[bool, bool]:
+    """Whether the passage starts a list item (from its number) and whether it ends one with another item next."""
     line = old.rfind("\n", 0, start) + 1
     starts_item = not old[line:start].strip() and _ITEM_START.match(old, line) is not None
     after = old.find("\n", end)
     ends_item = after >= 0 and not old[end:after].strip() and _ITEM_START.match(old, after + 1) is not None
-    return not starts_item, not ends_item
+    return starts_item, ends_item
+
+
+def _line_rest(text: str, pos: int) -> str:
+    """The rest of the line from ``pos`` (its line break left out)."""
+    after = text.find("\n", pos)
+    return text[pos:after if after >= 0 else len(text)].rstrip("\r")
+
+
+def _line_head(text: str, pos: int) -> str:
+    """The line up to ``pos``."""
+    return text[text.rfind("\n", 0, pos) + 1:pos]
+
+
+def _alone(old: str, start: int, end: int, new: str, at: int, to: int, edges: tuple[bool, bool]) -> tuple[bool, bool]:
+    """Which side of the context of ``new[at:to]`` may count alone: not one that is a whole other list item.
+
+    A passage cited from a list item's number has the item before it as
+    its context before; that item stays where the cited one is deleted, and
+    the next one takes the cited number ("2. Da" of "2. Da enon", deleted,
+    is not "2. Da!", the item renumbered in its place), so that side alone
+    counts only where the rest of the cited line stands after the place
+    too. The same, mirrored, for a passage that ends its item.
+    """
+    starts_item, ends_item = edges
+    before = not starts_item or _line_rest(old, end) == _line_rest(new, to)
+    after = not ends_item or _line_head(old, start) == _line_head(new, at)
+    return before, after
 
 
 def _image_of_other(blocks: list[tuple[int, int, int]], by_new: list[int], start: int, end: int, at: int, to: int) -> bool:
@@ -385,8 +406,9 @@ def _by_quote(
         # a short passage cited from word to word is not found inside other words ("da lo do" in
         # "studa lo do"); a long one that stands once is itself the evidence, whatever was glued to it
         hits = [h for h in hits if _same_edges(old, start, end, new, h, h + length)]
-    alone = _alone(old, start, end)
-    scored = sorted((_candidate(old, start, end, new, h, h + length, context, alone) for h in hits),
+    edges = _item_edges(old, start, end)
+    scored = sorted((_candidate(old, start, end, new, h, h + length, context,
+                                _alone(old, start, end, new, h, h + length, edges)) for h in hits),
                     key=lambda c: (-c.context, c.start))
     if len(hits) == 1 and length >= DISTINCT_CHARS and len(_occurrences(old, quote, 1)) == 1:
         only = scored[0]
