@@ -301,6 +301,29 @@ def _alone(old: str, start: int, end: int, new: str, at: int, to: int, edges: tu
     return before, after
 
 
+#: How similar (0..1) the rest of a cited list item's line must be at a place taken for it (:func:`_item_kept`).
+ITEM_REST_MIN: Final = 0.5
+
+
+def _item_kept(old: str, start: int, end: int, new: str, at: int, to: int, edges: tuple[bool, bool]) -> bool:
+    """Whether ``new[at:to]`` keeps the line of the list item a passage was cited from.
+
+    Where a cited item is deleted, the next one takes its number and its
+    place ("3. Sel." deleted, "4. Sel gravopi …" is now "3. Sel gravopi …"):
+    only the rest of the line tells them apart. So a passage cited from an
+    item's number is taken only where the rest of its line (up to
+    :data:`CONTEXT` characters) stands after it much as it did
+    (:data:`ITEM_REST_MIN`); mirrored, the line before a passage that ends
+    its item.
+    """
+    starts_item, ends_item = edges
+    if starts_item and Levenshtein.normalized_similarity(
+            _line_rest(old, end)[:CONTEXT], _line_rest(new, to)[:CONTEXT]) < ITEM_REST_MIN:
+        return False
+    return not ends_item or Levenshtein.normalized_similarity(
+        _line_head(old, start)[::-1][:CONTEXT], _line_head(new, at)[::-1][:CONTEXT]) >= ITEM_REST_MIN
+
+
 def _image_of_other(blocks: list[tuple[int, int, int]], by_new: list[int], start: int, end: int, at: int, to: int) -> bool:
     """Whether ``[at, to)`` of the new text is wholly the unchanged image of old text other than ``[start, end)``.
 
@@ -407,6 +430,7 @@ def _by_quote(
         # "studa lo do"); a long one that stands once is itself the evidence, whatever was glued to it
         hits = [h for h in hits if _same_edges(old, start, end, new, h, h + length)]
     edges = _item_edges(old, start, end)
+    hits = [h for h in hits if _item_kept(old, start, end, new, h, h + length, edges)]
     scored = sorted((_candidate(old, start, end, new, h, h + length, context,
                                 _alone(old, start, end, new, h, h + length, edges)) for h in hits),
                     key=lambda c: (-c.context, c.start))
@@ -522,6 +546,18 @@ def _renumbered(old: str, start: int, end: int, new: str, context: int, notes: l
                      notes=(*notes, "found with the list numbers set aside (a list renumbered)"))
 
 
+def _fuzzy_score(quote: str, found: str, starts_item: bool) -> float:
+    """How similar (0..1, ``fuzz.ratio``) the text found is to the quote; of a list item, without its number.
+
+    A list item's number says nothing of the item (a renumbered list gives
+    the next item the number of one deleted), so it is not let raise the
+    score of a place.
+    """
+    if starts_item:
+        quote, found = (text[m.end():] if (m := _ITEM_START.match(text)) else text for text in (quote, found))
+    return fuzz.ratio(quote, found) / 100
+
+
 class _FuzzySearch:
     """The places of a passage in the new text, best first, each stretch found blanked before the next search.
 
@@ -537,6 +573,7 @@ class _FuzzySearch:
         self.searched = new
         self.blanked: list[tuple[int, int]] = []
         self.rounds = 0
+        self.edges = _item_edges(old, start, end)
 
     def next(self) -> tuple[Candidate, float] | None:
         while self.rounds < FUZZY_ROUNDS:
@@ -589,7 +626,9 @@ class _FuzzySearch:
             return None, stretch
         if _image_of_other(self.blocks, self.by_new, self.start, self.end, at, to):
             return None, stretch
-        score = fuzz.ratio(old[self.start:self.end], new[at:to]) / 100
+        if not _item_kept(old, self.start, self.end, new, at, to, self.edges):
+            return None, stretch
+        score = _fuzzy_score(old[self.start:self.end], new[at:to], self.edges[0])
         return (_candidate(old, self.start, self.end, new, at, to, self.context), score), stretch
 
 
