@@ -30,7 +30,14 @@ Kinds of edit (:data:`KINDS`):
   the cited occurrence are changed instead (the other occurrences keep
   theirs);
 * ``repeated-delete`` — as ``repeated``, but the cited occurrence's
-  sentence is deleted while the others stay (right answer: orphaned).
+  sentence is deleted while the others stay (right answer: orphaned);
+* ``renumbered`` — the passage is an item of a numbered list (``3. …``, one
+  item a line), cited from its number to one of its words (a short item
+  whole); an item is inserted or deleted before it, so its number, and every
+  later one, changes ("3." becomes "4."): the right answer is the item with
+  its new number;
+* ``renumbered-delete`` — as ``renumbered``, but the cited item is the one
+  deleted (right answer: orphaned; the item now numbered as it was is not it).
 
 Used by ``bench/bench_anchor.py`` and, on a small fixed-seed corpus, by
 ``tests/test_anchor_corpus.py``.
@@ -45,8 +52,11 @@ OPEN, CLOSE = "\x01", "\x02"
 
 KINDS = (
     "insert-before", "edit-elsewhere", "edit-inside", "edit-inside-near-copy", "delete", "delete-near-copy", "move",
-    "repeated", "repeated-context", "repeated-delete",
+    "repeated", "repeated-context", "repeated-delete", "renumbered", "renumbered-delete",
 )
+
+#: The first element of a paragraph that is a numbered list: its items are rendered one a line, numbered from 1.
+LIST = "\x03"
 
 _SYLLABLES = (
     "ka", "lo", "mer", "ti", "san", "do", "ver", "al", "ne", "ro", "pi", "stu", "gra", "en", "mo", "li", "qua",
@@ -102,7 +112,10 @@ def _render(doc: list[Paragraph]) -> tuple[str, tuple[int, int] | None]:
 
 
 def _wrap(paragraph: Paragraph) -> list[str]:
-    """A paragraph's lines: two sentences a line, as a wrapped text would have them."""
+    """A paragraph's lines: two sentences a line, as a wrapped text would have them; a list's items one a line."""
+    if paragraph and paragraph[0] == LIST:  # the number goes after an opening marker: it is cited with the item
+        return [f"{OPEN if item.startswith(OPEN) else ''}{n}. {item.removeprefix(OPEN)}"
+                for n, item in enumerate(paragraph[1:], 1)]
     return [" ".join(paragraph[i:i + 2]) for i in range(0, len(paragraph), 2)]
 
 
@@ -135,6 +148,8 @@ def _unmarked(doc: list[Paragraph]) -> list[Paragraph]:
 def make_case(rng: random.Random, kind: str) -> Case:
     """One case of ``kind`` (see the module docstring), drawn from ``rng``."""
     doc = _document(rng)
+    if kind.startswith("renumbered"):
+        return _renumbered_case(rng, kind, doc)
     if kind.startswith("repeated"):
         stock = rng.choice(_STOCK)
         spots = rng.sample([(p, s) for p, par in enumerate(doc) for s in range(len(par))], 3)
@@ -193,6 +208,31 @@ def make_case(rng: random.Random, kind: str) -> Case:
         choices = [i for i in range(len(new_doc) + 1) if i != p]
         new_doc.insert(rng.choice(choices), paragraph)
     new, expected = _render(new_doc)
+    return Case(kind, old, span[0], span[1], new, expected)
+
+
+def _renumbered_case(rng: random.Random, kind: str, doc: list[Paragraph]) -> Case:
+    """A ``renumbered`` or ``renumbered-delete`` case: an item of a numbered list cited, an item inserted or deleted."""
+    items = [_sentence(rng, rng.randint(1, 8)) for _ in range(rng.randint(3, 12))]
+    k = rng.randrange(1, len(items))  # the cited item has one before it to insert at or delete
+    words = items[k].split(" ")
+    last = rng.randrange(len(words)) if len(items[k]) > 16 else len(words) - 1
+    words[last] += CLOSE if last < len(words) - 1 else ""
+    if last == len(words) - 1:
+        words[-1] = words[-1][:-1] + CLOSE + words[-1][-1]  # the item whole but its final punctuation
+    items[k] = OPEN + " ".join(words)
+    at = rng.randint(1, len(doc))
+    doc.insert(at, [LIST, *items])
+    old, span = _render(doc)
+    assert span is not None
+    if kind == "renumbered-delete":
+        del items[k]
+    elif rng.random() < 0.5:
+        items.insert(rng.randint(0, k), _sentence(rng, rng.randint(1, 8)))
+    else:
+        del items[rng.randrange(k)]
+    doc[at] = [LIST, *items]
+    new, expected = _render(doc)
     return Case(kind, old, span[0], span[1], new, expected)
 
 

@@ -58,6 +58,8 @@ EDITS = {
     "repeated": "a repeated phrase, text inserted before",
     "repeated-context": "a repeated phrase, the words around the cited one changed",
     "repeated-delete": "a repeated phrase, the cited one deleted",
+    "renumbered": "a list item, renumbered (3. became 4.)",
+    "renumbered-delete": "a list item deleted, the rest renumbered",
 }
 
 

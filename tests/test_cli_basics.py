@@ -163,19 +163,6 @@ def test_plural_agrees_in_number(count: int, noun: str) -> None:
     assert plural(count, "entry", "entries") == (f"{count} entry" if count == 1 else f"{count} entries")
 
 
-def test_the_readme_and_pdi_help_list_the_same_exit_statuses() -> None:
-    import re
-
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    table = readme.split("## Command line", 1)[1].split("\n### ", 1)[0]
-    in_readme = {int(n) for n in re.findall(r"^\| (\d+) \|", table, re.MULTILINE)}
-    shown = CliRunner().invoke(cli, ["--help"]).output
-    listed = " ".join(shown.split("Exit status:", 1)[1].split())
-    in_help = {int(n) for n in re.findall(r"(?:^|[,:] )(\d+) [a-z]", listed)}
-    assert in_readme == in_help == set(range(16))
-    assert "9 a fragment lies wholly past the end" in listed
-
-
 def test_each_kind_of_error_has_an_exit_status_of_its_own() -> None:
     # a script must tell them apart; only "gone" is shared (a withdrawn name, a deleted annotation: both 410)
     import pdi.errors as errors

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from rapidfuzz.distance import Indel
 
 from pdi.passages.reanchor import CONTEXT, DISTINCT_CHARS, anchor_passage, equal_blocks
 from peak_memory import run_with_peak
@@ -140,6 +141,47 @@ def test_deleted_sentence_with_a_near_copy_elsewhere_is_orphaned() -> None:
     assert anchor_passage(old, start, end, new).status == "orphaned"
 
 
+STEPS = ["Read the notes.", "Unpack it.", "Run it.", "Reboot.", "Log in."]
+
+
+def _list(items: list[str]) -> str:
+    return "Steps:\r\n" + "".join(f"{n}. {item}\r\n" for n, item in enumerate(items, 1))
+
+
+@pytest.mark.parametrize(("edit", "cited", "found"), [
+    (["Check the key.", *STEPS], "3. Run it.", "4. Run it."),                 # an item inserted before: 3. is 4.
+    (STEPS[1:], "3. Run it.", "2. Run it."),                                  # one deleted before: 3. is 2.
+    (["Check the key.", *STEPS], "2. Unpack it.\r\n3. Run", "3. Unpack it.\r\n4. Run"),  # two items' numbers
+    ([*STEPS[:2], *[f"Step {k}." for k in range(7)], *STEPS[2:]], "3. Run it.", "10. Run it."),  # one digit to two
+])
+def test_a_list_item_whose_only_change_is_its_number_is_found_fuzzily_with_its_score(
+    edit: list[str], cited: str, found: str
+) -> None:
+    old, new = _list(STEPS), _list(edit)
+    start = old.index(cited)
+    answer = anchor_passage(old, start, start + len(cited), new)
+    assert (answer.status, answer.method) == ("anchored", "fuzzy"), answer
+    assert new[answer.start:answer.end] == found
+    assert answer.score == pytest.approx(Indel.normalized_similarity(cited, found))
+    assert answer.score < 1 and "list numbers set aside" in answer.notes[-1]
+
+
+def test_a_deleted_list_item_is_orphaned_not_its_renumbered_neighbour() -> None:
+    old = _list(STEPS)
+    new = _list([s for s in STEPS if s != "Run it."])  # "4. Reboot." is now "3. Reboot."
+    start = old.index("3. Run it.")
+    assert anchor_passage(old, start, start + len("3. Run it."), new).status == "orphaned"
+
+
+def test_a_list_item_stays_found_where_the_items_after_it_are_deleted_or_one_is_inserted() -> None:
+    # the item before it still counts alone as context: the rest of the cited line is there too
+    old = _list(STEPS)
+    for new in (_list(STEPS[:3]), _list([*STEPS[:3], "Wait a minute or two for it.", *STEPS[3:]])):
+        start = old.index("3. Run it.")
+        answer = anchor_passage(old, start, start + len("3. Run it."), new)
+        assert answer.anchored and new[answer.start:answer.end] == "3. Run it.", answer
+
+
 def test_blank_passage_only_by_unchanged_context() -> None:
     old = "Counting: zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
     at = old.index(" six")
@@ -182,8 +224,10 @@ def test_corpus_of_edited_documents_has_no_wrong_anchor() -> None:
     for kind in ("insert-before", "edit-elsewhere", "edit-inside", "move", "repeated", "repeated-context"):
         assert ours[kind, "correct"] >= 11, (kind, ours)
     assert ours["edit-inside-near-copy", "correct"] >= 9, ours
-    for kind in ("delete", "delete-near-copy", "repeated-delete"):
+    for kind in ("delete", "delete-near-copy", "repeated-delete", "renumbered-delete"):
         assert ours[kind, "orphaned"] == 12
+    # a list item whose only change is its number ("3." became "4.") is found, every time
+    assert ours["renumbered", "correct"] == 12, ours
 
 
 @settings(max_examples=300)

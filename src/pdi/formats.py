@@ -327,7 +327,7 @@ def _media_type_for(token: str) -> str:
         minor = _decode(tok).lower()
         majors = reg.majors_by_minor.get(minor)
         if not majors:
-            raise UnsupportedError(f"unknown format token {token!r}")
+            raise _unknown(token)
         if len(majors) > 1:
             choices = ", ".join(sorted(f"{m}+{tok}" for m in majors))
             raise UnsupportedError(
@@ -336,11 +336,57 @@ def _media_type_for(token: str) -> str:
             )
         media_type = f"{next(iter(majors))}/{minor}"
     if media_type not in reg.lower:
-        raise UnsupportedError(f"unknown format token {token!r}")
+        raise _unknown(token)
     right = reg.token_for(media_type)
     if right != tok:
         raise UnsupportedError(f"format token {token!r}: the token for {media_type} is {right!r}")
     return media_type
+
+
+#: File-name suffixes given as a format, and the token of what a file so named holds (a refusal suggests it).
+_SUFFIX_TOKENS: dict[str, str] = {
+    "txt": "text", "htm": "html", "xhtml": "xhtml%2Bxml", "jpg": "image+jpeg", "jpeg": "image+jpeg",
+    "mp3": "audio+mpeg", "md": "markdown", "eml": "rfc822", "mht": "related", "mhtml": "related",
+    "tif": "tiff", "bin": "octet-stream", "mp4": "video+mp4", "svg": "svg%2Bxml",
+}
+
+#: How the refusal of an unknown token says which tokens there are (there are some 2,000).
+TOKEN_RULE = (
+    "tokens are the draft's text, html, xml, sgml and header; a registered media type's minor type"
+    " (pdf, png, json) or, where that minor type is not unique, major+minor (audio+mpeg);"
+    " a multi-byte charset's name for text in it (utf-8)"
+)
+
+
+@functools.cache
+def known_tokens() -> tuple[str, ...]:
+    """Every token :func:`media_type_for` resolves, canonical, sorted (the special, registry and charset ones)."""
+    reg = _registry()
+    return tuple(sorted({reg.token_for(t) for t in reg.lower} | set(SPECIAL_TOKENS) | set(CHARSET_TOKENS)))
+
+
+def near_tokens(token: str) -> list[str]:
+    """Known tokens ``token`` may have meant: what a file named ``*.token`` holds, then those a letter or two away."""
+    import difflib
+
+    word = token.lower()
+    found = [_SUFFIX_TOKENS[word]] if word in _SUFFIX_TOKENS else []
+    for near in difflib.get_close_matches(word, known_tokens(), n=3, cutoff=0.75):
+        if near not in found:
+            found.append(near)
+    return found[:3]
+
+
+def did_you_mean(near: list[str]) -> str:
+    """``"; did you mean 'a' or 'b'?"`` for the ``near`` values of a refusal, or nothing when there are none."""
+    if not near:
+        return ""
+    return "; did you mean " + " or ".join(repr(n) for n in near) + "?"
+
+
+def _unknown(token: str) -> UnsupportedError:
+    """The refusal of a well-formed token that resolves to no media type, with the near ones and the rule."""
+    return UnsupportedError(f"unknown format token {token!r}{did_you_mean(near_tokens(token))} ({TOKEN_RULE})")
 
 
 def is_known_token(token: str) -> bool:

@@ -76,6 +76,25 @@ def test_cli_exact_fuzzy_orphaned_and_line(location: str) -> None:
     assert got.output.splitlines()[0] == f"{v2}#line=2,3"
 
 
+def test_cli_finds_a_renumbered_list_item_fuzzily_with_its_score_and_status_0(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    steps = ["Download the archive.", "Unpack it.", "Run the installer.", "Restart."]
+    old = "Steps:\n" + "".join(f"{n}. {s}\n" for n, s in enumerate(steps, 1))
+    new = "Steps:\n" + "".join(f"{n}. {s}\n" for n, s in enumerate(["Check its signature.", *steps], 1))
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        name = archive.add(S, old.encode(), format="text")
+        archive.add_version(name.without_fragment(), [Content(new.encode(), "text")])
+    a, b = _span(old, "3. Run the installer.")
+    got = CliRunner().invoke(cli, ["anchor", "--archive", location, f"{name}#char={a},{b}", "--to", "latest"])
+    assert got.exit_code == 0, got.output  # not 12 (orphaned): the only change is its number
+    c, d = _span(new, "4. Run the installer.")
+    first, how = got.output.splitlines()
+    assert first == f"{str(name)[:-1]}2#char={c},{d}"
+    assert how.startswith("found by fuzzy: score 0.952, context ") and how.endswith(
+        "; the text now reads: 4. Run the installer.")
+
+
 def test_cli_refuses_ambiguous_with_its_own_status(tmp_path: Path) -> None:
     location = str(tmp_path / "a")
     line = "The fee is due on the first day of each month, without reminder.\n"

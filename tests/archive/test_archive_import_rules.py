@@ -211,3 +211,28 @@ def test_a_refusal_inside_the_transaction_leaves_either_store_as_it_was(
             target.import_bag(bag)
         assert snapshot(target) == before
         assert target.audit() == audit
+
+
+def test_importing_the_archives_own_bag_into_it_changes_nothing_and_says_so(location: str, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        first = archive.add(S, b"one\n", format="text")
+        archive.add_version(first.without_fragment(), [Content(b"two\n", "text")])  # version 2
+        archive.add_version(first.without_fragment(), [Content(b"one\n", "text")], force=True)  # 3: 1's bytes
+        archive.add(S, b"<p>page</p>", format="html")
+        bag = tmp_path / "own-bag"
+        archive.export_bag(bag)
+        before, audit = snapshot(archive), archive.audit()
+        again = archive.import_bag(bag)
+        assert (again, again.listed, again.unchanged) == (0, 4, 4)  # type: ignore[attr-defined]
+        assert snapshot(archive) == before and archive.audit() == audit
+    got = CliRunner().invoke(cli, ["import", str(bag), "--archive", location])
+    assert got.exit_code == 0, got.output
+    assert got.output.strip() == f"imported 0 new representations into {location}" \
+        " (4 unchanged: held already, byte for byte)"
+    with Archive.open(location) as archive:
+        assert snapshot(archive) == before

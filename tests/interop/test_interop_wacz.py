@@ -237,3 +237,72 @@ def test_import_and_export_on_each_store(location: str, tmp_path: Path) -> None:
         import_warc(again, out, S)
         assert _held(again) == _held(opened)
         again.close()
+
+
+# --- round trips: the archive's own export, imported into it, changes nothing (issue 26, item 8) -------------
+
+
+def _same_day_twice(archive: Archive, tmp_path: Path) -> None:
+    """A page captured twice on one day (one document, versions 1 and 2), and an HTML file deposited by a URL."""
+    b = WarcBuilder()
+    url = "http://twice.example.org/"
+    b.response(url, b"<html><body>first</body></html>", "text/html; charset=utf-8", "2024-06-01T09:00:00Z")
+    b.response(url, b"<html><body>second</body></html>", "text/html; charset=utf-8", "2024-06-01T17:00:00Z")
+    import_warc(archive, b.save(tmp_path / "twice.warc.gz"), S)
+    archive.add(S, b"<html><title>T</title><p>deposited</p></html>", format="html", foreign_id="http://dep.example.org/")
+
+
+def _wacz_warc(wacz: Path, tmp_path: Path) -> Path:
+    """The WARC a WACZ holds, as a file of its own."""
+    with zipfile.ZipFile(wacz) as z:
+        (member,) = [n for n in z.namelist() if n.startswith("archive/") and ".warc" in n]
+        out = tmp_path / Path(member).name
+        out.write_bytes(z.read(member))
+    return out
+
+
+@pytest.mark.parametrize("what", ["wacz", "warc"])
+def test_importing_the_archives_own_export_into_it_changes_nothing(
+    filled: Archive, tmp_path: Path, what: str
+) -> None:
+    _same_day_twice(filled, tmp_path)
+    before = _held(filled)
+    audit = filled.audit()
+    out = tmp_path / "own.wacz"
+    export_wacz(filled, out)
+    source = out if what == "wacz" else _wacz_warc(out, tmp_path)
+    done, plan = import_warc(filled, source, S)
+    assert done and all(got.unchanged for got in done), [(str(g.name), g.unchanged) for g in done if not g.unchanged]
+    assert {str(got.name) for got in done} <= set(before)  # each answered by the name that holds its bytes
+    assert _held(filled) == before  # no new version, no new name
+    assert filled.audit() == audit
+    assert not plan.skipped
+
+
+def test_cli_import_of_the_archives_own_wacz_reports_everything_unchanged(filled: Archive, tmp_path: Path) -> None:
+    _same_day_twice(filled, tmp_path)
+    location = str(filled.location)
+    out = tmp_path / "own.wacz"
+    assert CliRunner().invoke(cli, ["export", "--wacz", str(out), "--archive", location]).exit_code == 0
+    before = _held(filled)
+    got = CliRunner().invoke(cli, ["import", str(out), "-s", S, "--archive", location])
+    assert got.exit_code == 0, got.output
+    assert "0 new" in got.output and "unchanged" in got.output, got.output
+    assert _held(filled) == before
+
+
+def test_the_same_bytes_captured_again_later_are_a_capture_of_their_own(tmp_path: Path) -> None:
+    # a page that went back to what it was: its third capture is not its first one imported again
+    archive = _archive(tmp_path / "archive")
+    b = WarcBuilder()
+    url = "http://flip.example.org/"
+    for body, at in ((b"<p>a</p>", "2024-06-01T09:00:00Z"), (b"<p>b</p>", "2024-06-01T12:00:00Z"),
+                     (b"<p>a</p>", "2024-06-01T15:00:00Z")):
+        b.response(url, body, "text/html; charset=utf-8", at)
+    done, _ = import_warc(archive, b.save(tmp_path / "flip.warc.gz"), S)
+    assert [(g.name.version, g.unchanged) for g in done] == [(1, False), (2, False), (3, False)]
+    # and the archive's own export of all three, imported again, is three times unchanged
+    export_wacz(archive, tmp_path / "flip.wacz")
+    again, _ = import_warc(archive, tmp_path / "flip.wacz", S)
+    assert sorted((g.name.version, g.unchanged) for g in again) == [(1, True), (2, True), (3, True)]
+    archive.close()

@@ -54,7 +54,10 @@ PAGES = {
     "capture-source": ("/view?pdi={capture}&view=source", "document.querySelector('main h1 .url').textContent"
                        " === 'http://www.example.com/news/today.html'"
                        " && document.querySelector('main details.pdi-name code').textContent === new URLSearchParams(location.search).get('pdi')"),
-    "replay-html-elt": ("/view?pdi={page}%23elt=1,1", "document.querySelector('iframe.replay').src.endsWith('#pdi-passage')"),
+    # a deposited HTML file (no URL): its banner says deposited, not captured (issue 26)
+    "replay-html-elt": ("/view?pdi={page}%23elt=1,1", "document.querySelector('iframe.replay').src.endsWith('#pdi-passage')"
+                        " && document.querySelector('.replay-banner').innerText.includes('deposited')"
+                        " && !document.querySelector('.replay-banner').innerText.includes('captured')"),
     "replay-select": ("/view?pdi={capture}&select=1", "document.querySelector('iframe.replay').getAttribute('sandbox') === 'allow-scripts'"
                       " && document.getElementById('char-name') !== null"),
     # a text over 1 MiB: a window around the passage, scrolled into view, selections named from the whole

@@ -170,6 +170,15 @@ def test_the_banner_places_a_capture_among_the_captures_of_its_url(served: Serve
     alone = httpx.get(f"{served.url}/view?pdi={_quoted(served.page)}", timeout=30).text
     assert "<dt>capture</dt>" not in alone
 
+
+def test_a_deposited_html_file_is_labelled_deposited_not_captured(served: Served) -> None:
+    # served.page was deposited from a file (pdi add): no URL, no capture; its banner gives its deposit time
+    banner = httpx.get(f"{served.url}/view?pdi={_quoted(served.page)}", timeout=30).text.split("</section>")[0]
+    created = served.archive.resolve(served.page)
+    assert isinstance(created, Resolved)
+    assert f'<dt>deposited</dt><dd><time datetime="{created.record.created_at}">' in banner, banner
+    assert "captured" not in banner and "no URL" not in banner and "<dt>from</dt>" not in banner
+
 def test_the_banner_leaves_a_withdrawn_capture_out(served: Served) -> None:
     # three captures of a URL (versions 1 to 3 of one document), the second withdrawn: as among its mementos,
     # the third is the second of two, and its earlier capture is the first

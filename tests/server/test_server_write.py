@@ -110,6 +110,7 @@ def test_a_deposit_is_201_with_its_name_the_exact_bytes_and_an_audit_entry(writa
     assert hashlib.sha256(fetched.content).hexdigest() == hashlib.sha256(body).hexdigest()
     (entry,) = [e for e in writable.archive.audit() if e.action == "deposit"]
     assert (entry.who, entry.subject, entry.address) == ("token:depositor", name.rsplit(".", 2)[0], "testclient")
+    assert entry.detail == name  # the exact versioned name written, not only its document and format
 
 
 def test_the_format_comes_from_the_content_type_and_a_foreign_id_is_kept(writable: Writable) -> None:
@@ -320,8 +321,8 @@ def test_a_batch_mints_every_item_in_order_with_its_exact_bytes(writable: Writab
     ]
     for item, (_, octets, _) in zip(items, files, strict=True):
         assert writable.client.get(f"/uri-res/N2R?{item['pdi']}").content == octets
-    assert [e.subject for e in writable.archive.audit() if e.action == "deposit"] == [
-        i["pdi"].rsplit(".", 2)[0] for i in items
+    assert [(e.subject, e.detail) for e in writable.archive.audit() if e.action == "deposit"] == [
+        (i["pdi"].rsplit(".", 2)[0], i["pdi"]) for i in items
     ]
 
 

@@ -30,9 +30,10 @@ from pdi.archive.naming import (
     parse_pdi,
     record_name,
     timestamp,
+    versioned_name,
 )
 from pdi.archive.results import Deposit
-from pdi.archive.store import DepositResult, Idempotency, NewRepresentation, WriteNote
+from pdi.archive.store import DepositResult, DocumentKey, Idempotency, NewRepresentation, WriteNote
 from pdi.archive.tokens import Writer
 from pdi.errors import IntegrityError, NotFoundError, ParseError, PDIError, UnsupportedError
 from pdi.identifier import PDI
@@ -341,7 +342,8 @@ class Deposits(ArchiveBase):
             if kept:
                 everything = [rep for reps in staged if reps is not None for rep in reps]
                 now = self.now()
-                note = self._note(writer, "deposit", everything, idempotency_key, request, embargo)
+                note = self._note(writer, "deposit", everything, idempotency_key, request, embargo,
+                                  [[rep.format for rep in staged[i] or []] for i in kept])
                 entries = [(checked[i], staged[i] or []) for i in kept]
                 days = [items[i].day for i in kept]
                 stated: list[tuple[str, Sequence[tuple[str, str]]] | None] = []
@@ -422,28 +424,33 @@ class Deposits(ArchiveBase):
         key: str | None,
         request: str,
         embargo_until: str | None = None,
+        per_item: Sequence[Sequence[str]] | None = None,
     ) -> WriteNote | None:
         """What a write through the API records with itself: its audit entry, and its Idempotency-Key.
 
         The key's fingerprint is the SHA-256 of ``request`` (the edge's
         account of the method, target and parameters) and of each format's
         token, charset and octets' SHA-256 — the bodies are known by the
-        digests staging computed, never held.
+        digests staging computed, never held. The entry's detail is the exact
+        versioned names written: of ``reps``' formats, or a batch's ``per_item``.
         """
+        each = per_item or [[rep.format for rep in reps]]
+
+        def names(item: int, key: DocumentKey, version: int) -> str:
+            return ", ".join(versioned_name(key, token, version) for token in each[item])
+
         if writer is None:
             if embargo_until is None:
                 return None
-            return WriteNote(self.who, action, generic_name, ", ".join(rep.format for rep in reps),
-                             embargo_until=embargo_until)
+            return WriteNote(self.who, action, generic_name, embargo_until=embargo_until, names=names)
         idempotency = None
         if key is not None:
             h = hashlib.sha256(request.encode("utf-8"))
             for rep in reps:
                 h.update(f"\n{rep.format} {rep.charset or ''} {rep.blob.info.sha256}".encode())
             idempotency = Idempotency(writer.token.id, key, h.hexdigest())
-        formats_written = ", ".join(rep.format for rep in reps)
         return WriteNote(
-            writer.name, action, generic_name, f"{formats_written}", writer.address, idempotency, embargo_until,
+            writer.name, action, generic_name, "", writer.address, idempotency, embargo_until, names,
         )
 
     @contextlib.contextmanager

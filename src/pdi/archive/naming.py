@@ -105,12 +105,21 @@ def key_of(pdi: PDI) -> DocumentKey:
 
 def generic_name(key: DocumentKey) -> str:
     """The generic name of the document ``key`` (how the audit log names what a write touched)."""
-    serial = spells_serial(key.unique_id)
-    built = PDI.build(
-        series=key.series, date=key.day, serial=int(key.unique_id) if serial else None,
-        foreign_id=None if serial else key.unique_id, format="text", version=1,
-    )
+    built = _built(key, "text", 1)
     return str(dataclasses.replace(built, format=None, version=None).canonical())
+
+
+def versioned_name(key: DocumentKey, format: str, version: int) -> str:
+    """The versioned name of format ``format`` of version ``version`` of the document ``key``."""
+    return str(_built(key, format, version))
+
+
+def _built(key: DocumentKey, format: str, version: int) -> PDI:
+    serial = spells_serial(key.unique_id)
+    return PDI.build(
+        series=key.series, date=key.day, serial=int(key.unique_id) if serial else None,
+        foreign_id=None if serial else key.unique_id, format=format, version=version,
+    )
 
 
 def record_name(

@@ -11,6 +11,7 @@ withdrawn name answers with its tombstone.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pdi import formats
@@ -276,6 +277,23 @@ class Reading(ArchiveBase):
         key = key_of(parsed)
         hidden = self._unlisted()
         return [v for v in self.store.versions(key) if hidden.version_listed(key, v)]
+
+    def holding(self, pdi: PDI | str, sha256: Iterable[str]) -> list[RepresentationRecord]:
+        """The listed representations of ``pdi``'s document whose bytes have one of these SHA-256s.
+
+        Those in ``pdi``'s own format first, each group oldest version first;
+        none when the document holds none of them (or does not exist). An
+        import asks it so that what the archive already holds (its own
+        export, imported again) is answered by its name, not deposited again.
+        """
+        parsed = parse_pdi(pdi)
+        self._guard_series(parsed)
+        key = key_of(parsed)
+        wanted = set(sha256)
+        listed = set(self.versions(parsed))
+        own = (parsed.format or "").lower()
+        held = [r for r in self.store.representations(key) if r.sha256 in wanted and r.version in listed]
+        return sorted(held, key=lambda r: (r.format.lower() != own, r.version))
 
     def open_octets(self, pdi: PDI | str, *, latest: bool = False) -> Opened:
         """A versioned name's stored octets, to be read by verified chunks (never whole); close it after.

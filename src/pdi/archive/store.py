@@ -168,7 +168,8 @@ class WriteNote:
     """What a write records in the very transaction that makes it: its audit entry, and its idempotency key.
 
     ``subject`` names the document written, from its key, for the audit log
-    (the store does not spell names). ``detail`` is the audit entry's detail.
+    (the store does not spell names). ``detail`` is the audit entry's detail;
+    a deposit's is ``names`` of what it wrote.
     """
 
     who: str
@@ -179,6 +180,9 @@ class WriteNote:
     idempotency: Idempotency | None = None
     #: The version written is embargoed until this time (a catalog timestamp), set in the same transaction.
     embargo_until: str | None = None
+    #: The exact versioned names a deposit wrote (from the item's place in the write, its document and version
+    #: number), for the entry's detail.
+    names: Callable[[int, DocumentKey, int], str] | None = None
 
 
 @dataclass(frozen=True)

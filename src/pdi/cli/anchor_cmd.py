@@ -6,9 +6,10 @@ second line, how it was found: ``exact`` (the text around it is unchanged),
 ``quote`` (its exact text, told apart by its context) or ``fuzzy`` (a
 similar text, with its score). ``--json`` prints the whole answer.
 
-Exit status 12: the passage is orphaned (not in that version); 13: it is
-ambiguous (several places fit as well; they are listed); the other statuses
-are those of every ``pdi`` command.
+Exit status 0: found (a fuzzy answer, such as a list item renumbered from
+"3." to "4.", with its score); 12: the passage is orphaned (not in that
+version); 13: it is ambiguous (several places fit as well; they are
+listed); the other statuses are those of every ``pdi`` command.
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ def anchor_cmd(name: str, to: str, as_json: bool, archive: str) -> None:
 
     Prints the passage's name there (a char range of that version's
     CRLF-canonical text; line= when NAME cites lines and they map whole) and
-    how it was found (exact, quote or fuzzy, with a score). Exit status 12: orphaned (not in that version);
-    13: ambiguous (several places fit as well; listed on stderr).
+    how it was found (exact, quote or fuzzy, with a score; a list item whose
+    only change is its number, "3." become "4.", is fuzzy). Exit status 0:
+    found; 12: orphaned (not in that version); 13: ambiguous (several
+    places fit as well; listed on stderr).
     """
     from pdi.archive.anchoring import anchor
 

@@ -269,7 +269,12 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
             count = opened.import_bag(source, progress=progress, series=series,
                                       deposited=lambda name, _path: click.echo(str(name)))
         what = "new document" if series is not None else "new representation"
-        click.echo(f"imported {plural(count, what)} into {opened.location}", err=series is not None)
+        from pdi.archive.bagit.imports import BagImported
+
+        # a bag pdi exported: the names it lists that were here already
+        held = count.unchanged if isinstance(count, BagImported) else 0
+        click.echo(f"imported {plural(count, what)} into {opened.location}"
+                   + (f" ({held} unchanged: held already, byte for byte)" if held else ""), err=series is not None)
         return
     if series is None:
         raise click.UsageError(f"importing {source} needs --series S (the series to deposit its captures in)")

@@ -35,6 +35,10 @@ def error_line(exc: PDIError) -> str:
 EXIT_USAGE = 2
 #: Exit status of a fragment that lies wholly past the end of its document (a warning: nothing is selected).
 EXIT_PAST_END = 9
+#: Exit status of a command interrupted by Ctrl-C (SIGINT): 128 + 2, as a shell reports a process SIGINT ended.
+EXIT_INTERRUPTED = 130
+#: The line a command interrupted by Ctrl-C prints: what was being written is taken back.
+INTERRUPTED_LINE = "pdi: interrupted: nothing it was writing was kept"
 
 
 #: The modules that add each top-level command (``register(cli)`` in each).
@@ -101,11 +105,12 @@ port already in use), 2 bad command-line usage (also: pdi get refusing
 to write binary content to a terminal), 3 integrity check failed,
 4 not found, 5 immutability conflict, 6 unsupported, 7 limit exceeded,
 8 storage error, 9 a fragment lies wholly past the end of its document
-(pdi get: a warning; nothing is selected), 10 not allowed (a token's
-role or series does not cover it), 11 withdrawn (the name resolves to
-its tombstone; an annotation deleted), 12 a cited passage is orphaned in the version asked
-for (pdi anchor), 13 it is ambiguous there (several places fit as
+(pdi get: a warning; nothing is selected), 10 forbidden (a token's
+role or series does not cover it), 11 gone (a withdrawn name resolves to
+its tombstone; an annotation deleted), 12 passage orphaned in the version
+asked for (pdi anchor), 13 passage ambiguous there (several places fit as
 well), 14 pdi import --partial imported the whole records of a damaged
-WARC or WACZ and dropped the rest, 15 a precondition that no longer
-holds (an If-Match entity tag that is not the current one).
+WARC or WACZ and dropped the rest, 15 precondition failed (an If-Match
+entity tag that is not the current one), 130 interrupted (Ctrl-C: what
+was being written is taken back).
 """

@@ -41,7 +41,7 @@ def _open_file(path: str, stack: contextlib.ExitStack) -> BinaryIO:
     except FileNotFoundError as exc:
         raise NotFoundError(f"cannot read {path}: no such file") from exc
     except IsADirectoryError as exc:
-        raise NotFoundError(f"cannot read {path}: it is a directory") from exc
+        raise click.UsageError(_directory_refusal(path)) from exc
     except OSError as exc:
         raise StoreError(f"cannot read {path}: {exc.strerror}") from exc
     return cast(BinaryIO, _Reading(f, path))
@@ -115,9 +115,17 @@ def _progress(streams: list[BinaryIO], show: bool | None) -> Iterator[Callable[[
         yield lambda n: bar.advance(task, n)
 
 
+def _directory_refusal(path: str) -> str:
+    """What ``pdi add DIR`` (or ``pdi version NAME DIR``) is told: a directory is not a file, and what to do."""
+    return (f"{path} is a directory: pdi deposits one file at a time (give a file in it; each file:"
+            f" for f in {path}/*; do pdi add -s SERIES \"$f\"; done; a bag pdi exported: pdi import {path})")
+
+
 def _guess_format(path: str) -> str:
     from pdi import formats
 
+    if path != "-" and os.path.isdir(path):
+        raise click.UsageError(_directory_refusal(path))
     media_type, encoding = mimetypes.guess_type(path, strict=False)
     if Path(path).suffix.lower() in _AGGREGATE_SUFFIXES:
         # A saved web page is an RFC 2557 aggregate, stored as `pdi capture` stores it.

@@ -99,13 +99,13 @@ def run(args: list[str]) -> int | None:
     """Run ``pdi get`` on ``args`` if :func:`parse` reads them: the exit status; ``None``: click's turn.
 
     As the click group does, an error of the :mod:`pdi.errors` family is one
-    line on stderr and the exit status its class names; Ctrl-C is click's
-    "Aborted!" and status 1, and a closed pipe ends quietly with status 1.
+    line on stderr and the exit status its class names; Ctrl-C is one line
+    and status 130, and a closed pipe ends quietly with status 1.
     """
     arguments = parse(args)
     if arguments is None:
         return None
-    from pdi.cli.commands import error_line
+    from pdi.cli.commands import EXIT_INTERRUPTED, INTERRUPTED_LINE, error_line
     from pdi.cli.get_run import run_get
     from pdi.errors import PDIError
 
@@ -115,7 +115,10 @@ def run(args: list[str]) -> int | None:
     except PDIError as exc:
         sys.stderr.write(error_line(exc) + "\n")
         return exc.exit_code
-    except (EOFError, KeyboardInterrupt):
+    except KeyboardInterrupt:
+        sys.stderr.write("\n" + INTERRUPTED_LINE + "\n")
+        return EXIT_INTERRUPTED
+    except EOFError:  # as click
         sys.stderr.write("\nAborted!\n")
         return 1
     except BrokenPipeError:

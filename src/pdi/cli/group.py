@@ -8,12 +8,19 @@ from typing import Any
 import click
 
 from pdi import __version__
-from pdi.cli.commands import COMMAND_HELP, COMMAND_MODULES, GROUP_HELP, error_line
+from pdi.cli.commands import (
+    COMMAND_HELP,
+    COMMAND_MODULES,
+    EXIT_INTERRUPTED,
+    GROUP_HELP,
+    INTERRUPTED_LINE,
+    error_line,
+)
 from pdi.errors import PDIError
 
 
 class PDIGroup(click.Group):
-    """A click group that turns :class:`PDIError` into one stderr line and an exit status.
+    """A click group that turns :class:`PDIError` into one stderr line and an exit status (Ctrl-C: 130).
 
     With ``lazy`` (command name -> modules of ``pdi.cli``, as
     :data:`COMMAND_MODULES`), it loads the modules of a command the first
@@ -46,6 +53,17 @@ class PDIGroup(click.Group):
             self.load(module)
         return super().get_command(ctx, cmd_name)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """click's, but an unknown command's "Did you mean" looks among every command, not only those loaded."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand:
+            raise click.exceptions.NoSuchCommand(
+                str(args[0]), possibilities=self.list_commands(ctx), ctx=ctx
+            ) from None
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(self._lazy) | set(self.commands))
 
@@ -67,6 +85,9 @@ class PDIGroup(click.Group):
         except PDIError as exc:
             click.echo(error_line(exc), err=True)
             ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:  # not click's "Aborted!", status 1: a shell's 128 + SIGINT
+            click.echo("\n" + INTERRUPTED_LINE, err=True)
+            ctx.exit(EXIT_INTERRUPTED)
 
 
 @click.group(

@@ -241,6 +241,17 @@ def evaluators() -> tuple[tuple[str, str], ...]:
     return tuple(sorted(_REGISTRY))
 
 
+def _schemes_on(scheme: str, family: str) -> str:
+    """What the refusal of ``scheme`` adds: the schemes there are for this media family, and the near one."""
+    import difflib
+
+    from pdi.formats import did_you_mean
+
+    schemes = sorted({s for s, f in _REGISTRY if f in (family, "*")})
+    near = difflib.get_close_matches(scheme.lower(), schemes, n=1, cutoff=0.6)
+    return f"{did_you_mean(near)} (there: {', '.join(schemes)})" if schemes else ""
+
+
 def evaluate(
     scheme: str,
     positions: Sequence[object],
@@ -269,7 +280,7 @@ def evaluate(
         key = (scheme.lower(), "*")
     evaluator = _REGISTRY.get(key)
     if evaluator is None:
-        raise UnsupportedError(f"no evaluator for fragment scheme {scheme!r} on {media_type}")
+        raise UnsupportedError(f"no evaluator for fragment scheme {scheme!r} on {media_type}{_schemes_on(scheme, family)}")
     if charset is None:
         charset = parameters.get("charset")
     indexed = _INDEXED.get(key)

@@ -30,6 +30,7 @@ from pdi.identifier._syntax import (
     _MAX_LENGTH,
     _RESERVED,
     _UNIQUE_ID_RE,
+    COUNTRY_CODE_FOR,
     ISO_3166_ALPHA2,
     Position,
     _fail,
@@ -435,8 +436,10 @@ def _components_for_minting(comps: list[str]) -> tuple[str, ...]:
         )
     country = comps[-1].lower()
     if country not in ISO_3166_ALPHA2:
+        meant = COUNTRY_CODE_FOR.get(country)
+        hint = f"; did you mean {'.'.join([*comps[:-1], meant])!r}?" if meant else ""
         raise ParseError(
-            f"minting needs an ISO 3166-1 alpha-2 country code, not {comps[-1]!r} (§2.3)",
+            f"minting needs an ISO 3166-1 alpha-2 country code, not {comps[-1]!r} (§2.3){hint}",
             text=text,
             offset=len(text) - len(comps[-1]),
             rule="iso-country",
@@ -831,7 +834,8 @@ def _parse_pdi(
         warnings.insert(
             0,
             (
-                f"{country!r} is not an ISO 3166-1 alpha-2 country code (§2.3)",
+                f"{country!r} is not an ISO 3166-1 alpha-2 country code (§2.3)"
+                + (f"; did you mean {COUNTRY_CODE_FOR[country.lower()]!r}?" if country.lower() in COUNTRY_CODE_FOR else ""),
                 head.series_end - len(country),
                 "iso-country",
             ),

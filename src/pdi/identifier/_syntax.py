@@ -34,6 +34,10 @@ _ISO_3166_TEXT = """
 """
 ISO_3166_ALPHA2 = frozenset(_ISO_3166_TEXT.split())
 
+#: Codes written for a country that are not its ISO 3166-1 alpha-2 code, and the code that is: country-code
+#: top-level domains and ISO 3166's exceptionally or transitionally reserved codes (uk: GB's domain).
+COUNTRY_CODE_FOR = {"uk": "gb", "el": "gr", "tp": "tl", "yu": "rs", "zr": "cd", "fx": "fr"}
+
 # Longest digit run read as a number (positions, serials, versions): beyond it
 # a number is no use and Python's int() would refuse it anyway.
 _MAX_DIGITS = 100

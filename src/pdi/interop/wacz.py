@@ -204,6 +204,12 @@ def _name_of(r: RepresentationRecord) -> PDI:
     return PDI.build(series=r.series, date=r.day, foreign_id=r.unique_id, format=r.format, version=r.version)
 
 
+def exported_as(archive: Archive, r: RepresentationRecord) -> tuple[PDI, str]:
+    """The name and ``WARC-Date`` the export gives the record of representation ``r``."""
+    name = _name_of(r)
+    return name, _date_of(r, archive.meta(name))
+
+
 def _date_of(r: RepresentationRecord, statements: dict[str, str]) -> str:
     """The ``WARC-Date`` of a version: :func:`captured_at`, from its statements (:meth:`Archive.meta`) read once."""
     when, stated = dated_capture(r.day, r.created_at, statements.get("warc:date"))

@@ -32,6 +32,11 @@ decides, and the answer says which one it was:
    the answer lists them, never guesses. (Where the diff merely aligned a
    passage with one of two new copies of it, that alignment is not taken as
    evidence: either copy could be the one kept.)
+   Where a list number (:data:`_LIST_NUMBER`: ``3.``, ``12)`` at the start
+   of a line) stands in the passage or its context, these two methods are
+   asked again with every list number of both texts replaced by ``#``
+   (:func:`_renumbered`): a list item whose only change is its number ("3."
+   became "4.") is found so, and answered as **fuzzy** with its score.
 3. **fuzzy** — the quote with its context is aligned to the most similar
    stretch of the other version (rapidfuzz's ``partial_ratio_alignment``),
    the passage's ends are mapped through a diff of that stretch (a place
@@ -59,6 +64,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -230,8 +236,13 @@ def context_similarity(old: str, start: int, end: int, new: str, at: int, to: in
     return _sides(old, start, end, new, at, to, width)[0]
 
 
-def _sides(old: str, start: int, end: int, new: str, at: int, to: int, width: int) -> tuple[float, float]:
-    """The context similarity of both sides weighed together, and of the more similar side alone."""
+def _sides(
+    old: str, start: int, end: int, new: str, at: int, to: int, width: int, alone: tuple[bool, bool] = (True, True)
+) -> tuple[float, float]:
+    """The context similarity of both sides weighed together, and of the more similar side alone.
+
+    ``alone`` says which side (before, after) may count alone.
+    """
     before_old, before_new = old[max(0, start - width):start], new[max(0, at - width):at]
     after_old, after_new = old[end:end + width], new[to:to + width]
     w1, w2 = max(len(before_old), len(before_new)), max(len(after_old), len(after_new))
@@ -239,13 +250,78 @@ def _sides(old: str, start: int, end: int, new: str, at: int, to: int, width: in
         return 1.0, 1.0
     s1 = Levenshtein.normalized_similarity(before_old[::-1], before_new[::-1])
     s2 = Levenshtein.normalized_similarity(after_old, after_new)
-    side = max(s1 if w1 else 0.0, s2 if w2 else 0.0)
+    side = max(s1 if w1 and alone[0] else 0.0, s2 if w2 and alone[1] else 0.0)
     return (s1 * w1 + s2 * w2) / (w1 + w2), side
 
 
-def _candidate(old: str, start: int, end: int, new: str, at: int, to: int, width: int) -> Candidate:
-    both, side = _sides(old, start, end, new, at, to, width)
+def _candidate(
+    old: str, start: int, end: int, new: str, at: int, to: int, width: int, alone: tuple[bool, bool] = (True, True)
+) -> Candidate:
+    both, side = _sides(old, start, end, new, at, to, width, alone)
     return Candidate(at, to, both, side)
+
+
+#: A list item's start: its number (or the ``#`` that stands for it in :class:`_Masked` text), a ``.`` or ``)``, a space.
+_ITEM_START: Final = re.compile(r"[ \t]*(?:\d{1,9}(?:\.\d{1,9})*|#)[.)][ \t]")
+
+
+def _item_edges(old: str, start: int, end: int) -> tuple[bool, bool]:
+    """Whether the passage starts a list item (from its number) and whether it ends one with another item next."""
+    line = old.rfind("\n", 0, start) + 1
+    starts_item = not old[line:start].strip() and _ITEM_START.match(old, line) is not None
+    after = old.find("\n", end)
+    ends_item = after >= 0 and not old[end:after].strip() and _ITEM_START.match(old, after + 1) is not None
+    return starts_item, ends_item
+
+
+def _line_rest(text: str, pos: int) -> str:
+    """The rest of the line from ``pos`` (its line break left out)."""
+    after = text.find("\n", pos)
+    return text[pos:after if after >= 0 else len(text)].rstrip("\r")
+
+
+def _line_head(text: str, pos: int) -> str:
+    """The line up to ``pos``."""
+    return text[text.rfind("\n", 0, pos) + 1:pos]
+
+
+def _alone(old: str, start: int, end: int, new: str, at: int, to: int, edges: tuple[bool, bool]) -> tuple[bool, bool]:
+    """Which side of the context of ``new[at:to]`` may count alone: not one that is a whole other list item.
+
+    A passage cited from a list item's number has the item before it as
+    its context before; that item stays where the cited one is deleted, and
+    the next one takes the cited number ("2. Da" of "2. Da enon", deleted,
+    is not "2. Da!", the item renumbered in its place), so that side alone
+    counts only where the rest of the cited line stands after the place
+    too. The same, mirrored, for a passage that ends its item.
+    """
+    starts_item, ends_item = edges
+    before = not starts_item or _line_rest(old, end) == _line_rest(new, to)
+    after = not ends_item or _line_head(old, start) == _line_head(new, at)
+    return before, after
+
+
+#: How similar (0..1) the rest of a cited list item's line must be at a place taken for it (:func:`_item_kept`).
+ITEM_REST_MIN: Final = 0.5
+
+
+def _item_kept(old: str, start: int, end: int, new: str, at: int, to: int, edges: tuple[bool, bool]) -> bool:
+    """Whether ``new[at:to]`` keeps the line of the list item a passage was cited from.
+
+    Where a cited item is deleted, the next one takes its number and its
+    place ("3. Sel." deleted, "4. Sel gravopi …" is now "3. Sel gravopi …"):
+    only the rest of the line tells them apart. So a passage cited from an
+    item's number is taken only where the rest of its line (up to
+    :data:`CONTEXT` characters) stands after it much as it did
+    (:data:`ITEM_REST_MIN`); mirrored, the line before a passage that ends
+    its item.
+    """
+    starts_item, ends_item = edges
+    if starts_item and Levenshtein.normalized_similarity(
+            _line_rest(old, end)[:CONTEXT], _line_rest(new, to)[:CONTEXT]) < ITEM_REST_MIN:
+        return False
+    return not ends_item or Levenshtein.normalized_similarity(
+        _line_head(old, start)[::-1][:CONTEXT], _line_head(new, at)[::-1][:CONTEXT]) >= ITEM_REST_MIN
 
 
 def _image_of_other(blocks: list[tuple[int, int, int]], by_new: list[int], start: int, end: int, at: int, to: int) -> bool:
@@ -308,6 +384,9 @@ def anchor_passage(old: str, start: int, end: int, new: str, *, context: int = C
         return by_quote
     if not whole:  # without a diff, a similar stretch cannot be told from where other text went
         return Anchoring("orphaned", notes=(*notes, "no fuzzy search without a diff of the versions"))
+    renumbered = _renumbered(old, start, end, new, context, notes)
+    if renumbered is not None:
+        return renumbered
     if len(new) > MAX_FUZZY_TEXT:
         return Anchoring("orphaned", notes=(*notes, f"no fuzzy search in a text over {MAX_FUZZY_TEXT} characters"))
     return _fuzzy(blocks, old, start, end, new, context, notes)
@@ -350,7 +429,10 @@ def _by_quote(
         # a short passage cited from word to word is not found inside other words ("da lo do" in
         # "studa lo do"); a long one that stands once is itself the evidence, whatever was glued to it
         hits = [h for h in hits if _same_edges(old, start, end, new, h, h + length)]
-    scored = sorted((_candidate(old, start, end, new, h, h + length, context) for h in hits),
+    edges = _item_edges(old, start, end)
+    hits = [h for h in hits if _item_kept(old, start, end, new, h, h + length, edges)]
+    scored = sorted((_candidate(old, start, end, new, h, h + length, context,
+                                _alone(old, start, end, new, h, h + length, edges)) for h in hits),
                     key=lambda c: (-c.context, c.start))
     if len(hits) == 1 and length >= DISTINCT_CHARS and len(_occurrences(old, quote, 1)) == 1:
         only = scored[0]
@@ -395,6 +477,87 @@ def _fuzzy(
     return Anchoring("anchored", "fuzzy", candidate.start, candidate.end, score, candidate.context)
 
 
+#: A list item's number at the start of a line (``3.``, ``12)``, ``2.1.``): what renumbering a list changes.
+_LIST_NUMBER: Final = re.compile(r"^[ \t]*(\d{1,9}(?:\.\d{1,9})*)(?=[.)][ \t])", re.MULTILINE)
+
+
+class _Masked:
+    """A text with each list number (:data:`_LIST_NUMBER`) replaced by one ``#``, and the way between the two."""
+
+    def __init__(self, text: str) -> None:
+        self.spans = [m.span(1) for m in _LIST_NUMBER.finditer(text)]
+        parts, last = [], 0
+        self.at: list[int] = []  # where each number's '#' stands in the masked text
+        for i, j in self.spans:
+            parts.append(text[last:i])
+            self.at.append(sum(len(p) for p in parts) + len(self.at))
+            last = j
+        parts.append(text[last:])
+        self.text = "#".join(parts) if self.spans else text
+        self.starts = [i for i, _ in self.spans]
+
+    def near(self, lo: int, hi: int) -> bool:
+        """Whether a list number stands in ``[lo, hi)`` of the text (or touches it)."""
+        k = bisect_right(self.starts, hi) - 1
+        return k >= 0 and self.spans[k][1] >= lo
+
+    def masked(self, pos: int, *, end: bool) -> int:
+        """Where position ``pos`` of the text stands in the masked text (inside a number: before or after its '#')."""
+        k = bisect_right(self.starts, pos) - 1
+        if k < 0:
+            return pos
+        i, j = self.spans[k]
+        if pos >= j:
+            return self.at[k] + 1 + pos - j
+        return self.at[k] + (1 if end and pos > i else 0)
+
+    def unmasked(self, pos: int) -> int:
+        """Where position ``pos`` of the masked text stands in the text (before or after a '#': its number's ends)."""
+        k = bisect_right(self.at, pos) - 1
+        if k < 0:
+            return pos
+        i, j = self.spans[k]
+        return i if pos == self.at[k] else j + pos - self.at[k] - 1
+
+
+def _renumbered(old: str, start: int, end: int, new: str, context: int, notes: list[str]) -> Anchoring | None:
+    """The passage found by the exact or quote method once list numbers are set aside ("3." became "4."), or ``None``.
+
+    Only where a list number stands in the passage or its context. The
+    answer is fuzzy (its text differs from the quote by the numbers), with
+    its score; the methods' own rules (context, edges, ambiguity) decide, so
+    a place they would not take with the numbers equal is not taken here.
+    """
+    was = _Masked(old)
+    if not was.near(max(0, start - context), min(len(old), end + context)):
+        return None
+    now = _Masked(new)
+    if not now.spans:
+        return None
+    a, b = was.masked(start, end=False), was.masked(end, end=True)
+    blocks, _, whole = equal_blocks(was.text, now.text)
+    found = _exact(blocks, was.text, a, b, now.text, context) or _by_quote(
+        blocks, was.text, a, b, now.text, context, [], whole)
+    if found is None or not found.anchored:
+        return None
+    at, to = now.unmasked(found.start), now.unmasked(found.end)
+    score = fuzz.ratio(old[start:end], new[at:to]) / 100
+    return Anchoring("anchored", "fuzzy", at, to, score, context_similarity(old, start, end, new, at, to, context),
+                     notes=(*notes, "found with the list numbers set aside (a list renumbered)"))
+
+
+def _fuzzy_score(quote: str, found: str, starts_item: bool) -> float:
+    """How similar (0..1, ``fuzz.ratio``) the text found is to the quote; of a list item, without its number.
+
+    A list item's number says nothing of the item (a renumbered list gives
+    the next item the number of one deleted), so it is not let raise the
+    score of a place.
+    """
+    if starts_item:
+        quote, found = (text[m.end():] if (m := _ITEM_START.match(text)) else text for text in (quote, found))
+    return fuzz.ratio(quote, found) / 100
+
+
 class _FuzzySearch:
     """The places of a passage in the new text, best first, each stretch found blanked before the next search.
 
@@ -410,6 +573,7 @@ class _FuzzySearch:
         self.searched = new
         self.blanked: list[tuple[int, int]] = []
         self.rounds = 0
+        self.edges = _item_edges(old, start, end)
 
     def next(self) -> tuple[Candidate, float] | None:
         while self.rounds < FUZZY_ROUNDS:
@@ -462,7 +626,9 @@ class _FuzzySearch:
             return None, stretch
         if _image_of_other(self.blocks, self.by_new, self.start, self.end, at, to):
             return None, stretch
-        score = fuzz.ratio(old[self.start:self.end], new[at:to]) / 100
+        if not _item_kept(old, self.start, self.end, new, at, to, self.edges):
+            return None, stretch
+        score = _fuzzy_score(old[self.start:self.end], new[at:to], self.edges[0])
         return (_candidate(old, self.start, self.end, new, at, to, self.context), score), stretch
 
 

@@ -434,6 +434,8 @@ class Export:
     embargoes: list[tuple[DocumentKey, int | None, str]]
     #: Where catalog.json says the bag was exported from (for the audit log).
     source: object
+    #: How many representations catalog.json lists.
+    listed: int = 0
 
 
 def _export_sections(bag: Path, info: BagInfo) -> tuple[_Header, dict[str, _Section]]:
@@ -544,4 +546,5 @@ def read_export(
         raise IntegrityError(f"cannot read bag {bag}: {exc}") from exc
     finally:
         minted.close()
-    return Export(series_records, reps, statements, withdrawals, embargoes, header.values.get("source"))
+    return Export(series_records, reps, statements, withdrawals, embargoes, header.values.get("source"),
+                  header.lists["representations"])

@@ -106,10 +106,30 @@ def import_bag(
             f"from the bag {bag} (catalog.json source {export.source!r})",
         )
 
-    return archive.store.import_all(
+    new = archive.store.import_all(
         export.series, export.representations, export.statements, (), export.withdrawals, export.embargoes,
         new_document=new_document,
     )
+    return BagImported(new, listed=export.listed)
+
+
+class BagImported(int):
+    """How many new representations a bag import made (the number itself), and how many the bag listed.
+
+    The others the archive held already, byte for byte under the same
+    names: importing an archive's own export into it changes nothing.
+    """
+
+    listed: int
+
+    def __new__(cls, new: int, *, listed: int) -> BagImported:
+        made = super().__new__(cls, new)
+        made.listed = listed
+        return made
+
+    @property
+    def unchanged(self) -> int:
+        return self.listed - int(self)
 
 
 # --- bags other tools made ----------------------------------------------------------------

@@ -422,7 +422,8 @@ class DocumentsPart(CatalogBase):
         for item, result in enumerate(results):
             self._insert_audit(AuditRecord(
                 at, note.who, note.action, note.subject(result.key),
-                note.detail or f"version {result.version}" + (" (unchanged)" if result.unchanged else ""),
+                (note.names(item, result.key, result.version) if note.names is not None
+                 else note.detail or f"version {result.version}") + (" (unchanged)" if result.unchanged else ""),
                 note.address,
             ))
             if note.idempotency is not None:

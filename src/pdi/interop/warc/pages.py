@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
+import hashlib
 import tempfile
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -267,6 +268,32 @@ def _deposit_lone(archive: Archive, series: str, item: Item, data: Iterator[byte
     return archive.add_version(item.name, [content])  # unchanged when the newest holds these bytes
 
 
+def _held_already(archive: Archive, index: WarcIndex, item: Item, aggregate: bytes | None) -> PDI | None:
+    """The name of the version of ``item``'s document that is this very record already, or ``None``.
+
+    That is a version holding the record's bytes (its payload as deposited,
+    or a page's aggregate as :func:`deposit_capture` would store it) that
+    the archive's own export dates by the record's ``WARC-Date``: the
+    archive's export imported again, any version of it, not only the
+    newest (a page captured twice on a day holds both captures). The same
+    bytes captured at another time are a capture of their own, and are
+    deposited as before (a new version unless the newest holds them).
+    """
+    from pdi.interop.wacz import exported_as
+
+    digest = hashlib.sha256()
+    for piece in index.payload_pieces(item.payload):
+        digest.update(piece)
+    digests = [digest.hexdigest()]
+    if aggregate is not None:
+        digests.append(hashlib.sha256(aggregate).hexdigest())
+    for record in archive.holding(item.name, digests):
+        name, dated = exported_as(archive, record)
+        if dated == item.entry.warc_date:
+            return name
+    return None
+
+
 def _statements(item: Item) -> list[tuple[str, str]]:
     """What the WARC said of the deposited record(s), as statements about the name.
 
@@ -429,8 +456,14 @@ def _deposit_all(
             size += octets
             continue
         flush()  # in the file's order: a name already there after the batch that may have minted it
-        if item.page:
-            data = item.aggregate()
+        data = item.aggregate() if item.page else None
+        held = _held_already(archive, index, item, data)
+        if held is not None:  # bytes the document holds already (its own export imported again): nothing changes
+            if held.format == item.name.format and "warc:date" not in archive.meta(held):
+                _state(archive, held, item)  # an earlier import of the same file stopped before its statements
+            report(number, Imported(held, item.page, True, item.entry.uri, item.failures))
+            continue
+        if data is not None:
             result = deposit_capture(archive, name, item.entry.uri, data, day=item.entry.date.date(), index_later=True)
         else:
             try:

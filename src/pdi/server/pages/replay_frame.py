@@ -174,8 +174,9 @@ def render_replay_page(
     source = f"/view?pdi={quote(str(parsed), safe='')}&view=source"
     other = f"/view?pdi={quote(str(parsed), safe='')}" + ("" if select else "&select=1")
     captured = _captured(archive, parsed.without_fragment(), record)
-    # the URL and the date first; the name, which encapsulates the URL (PDI-GRAMMAR §2.4), one click away
-    facts = [] if url else [("captured", shown_time(captured)), ("from", "(no URL recorded)")]
+    # the URL and the date first; the name, which encapsulates the URL (PDI-GRAMMAR §2.4), one click away;
+    # a file deposited is not a capture: it has a deposit time and no URL it was captured from
+    facts = [] if url else [("deposited", shown_time(captured))]
     around = _captures_around(archive, url, str(parsed.without_fragment())) if url else ""
     if around:
         facts.append(("capture", around))

@@ -1,0 +1,155 @@
+"""What the command line says when it refuses: what was wrong, and the near value meant where there is one.
+
+Each message here misled a new archivist once (issue 26, item 7): a directory
+asked for --format, an unknown token or country listed nothing, Ctrl-C exited 1.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pdi.cli import cli
+from pdi.cli.commands import EXIT_INTERRUPTED
+from pdi.formats import media_type_for, near_tokens
+
+S = "example.ac.gb"
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> str:
+    location = str(tmp_path / "archive")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", location]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", S, "--archive", location]).exit_code == 0
+    return location
+
+
+def test_pdi_add_of_a_directory_says_it_is_a_directory_and_what_to_do(archive: str, tmp_path: Path) -> None:
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    for extra in ([], ["--format", "text"]):  # with a format given too: not "cannot read", not "give --format"
+        r = CliRunner().invoke(cli, ["add", "-s", S, str(folder), "--archive", archive, *extra])
+        assert r.exit_code == 2, r.output
+        assert f"{folder} is a directory: pdi deposits one file at a time" in r.output
+        assert f'for f in {folder}/*; do pdi add -s SERIES "$f"; done' in r.output
+        assert "--format" not in r.output.split("Error:")[1]
+    r = CliRunner().invoke(cli, ["version", "urn:pdi://example.ac.gb/2026/01/01/1", str(folder), "--archive", archive])
+    assert r.exit_code == 2 and "is a directory" in r.output
+
+
+def test_an_unknown_format_token_is_refused_with_the_near_tokens_and_the_rule(archive: str, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_bytes(b"some notes\n")
+    r = CliRunner().invoke(cli, ["add", "-s", S, "-f", "txt", str(tmp_path / "notes.txt"), "--archive", archive])
+    assert r.exit_code == 6
+    assert r.output.startswith("pdi: unsupported: unknown format token 'txt'; did you mean 'text'? (tokens are the"
+                               " draft's text, html, xml, sgml and header;")
+    r = CliRunner().invoke(cli, ["ls", "--archive", archive])
+    assert r.output == ""  # nothing deposited
+
+
+@pytest.mark.parametrize(("given", "meant"), [
+    ("txt", "text"),         # a file-name suffix: what a file so named holds
+    ("jpg", "image+jpeg"),   # image/jpeg's minor type is registered under video too
+    ("mp3", "audio+mpeg"),
+    ("htm", "html"),
+    ("pdff", "pdf"),         # a letter too many
+    ("utf8", "utf-8"),       # a charset token
+    ("TXT", "text"),         # tokens are case-insensitive
+])
+def test_each_suggested_token_is_a_real_token(given: str, meant: str) -> None:
+    near = near_tokens(given)
+    assert near[0] == meant
+    for token in near:
+        media_type_for(token)  # resolves: a suggestion is never itself refused
+
+
+def test_a_token_near_nothing_suggests_nothing() -> None:
+    assert near_tokens("qqqqzzzz") == []
+
+
+def test_a_country_that_is_not_iso_3166_suggests_the_code_that_is(archive: str) -> None:
+    r = CliRunner().invoke(cli, ["series", "add", "library.example.uk", "--archive", archive])
+    assert r.exit_code == 1
+    assert "not 'uk' (§2.3); did you mean 'library.example.gb'?" in r.output
+    # reading a name with .uk is a warning, with the same suggestion
+    r = CliRunner().invoke(cli, ["parse", "pdi://library.example.uk/2026/11/25/1.text.1"])
+    assert r.exit_code == 0
+    assert "'uk' is not an ISO 3166-1 alpha-2 country code (§2.3); did you mean 'gb'?" in r.output
+    r = CliRunner().invoke(cli, ["series", "add", "library.example.zz", "--archive", archive])
+    assert r.exit_code == 1 and "did you mean" not in r.output  # no code is near a made-up one
+
+
+def test_an_unknown_fragment_scheme_names_the_schemes_there_are(archive: str, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_bytes(b"one two three\n")
+    r = CliRunner().invoke(cli, ["add", "-s", S, str(tmp_path / "a.txt"), "--archive", archive])
+    name = r.output.strip()
+    r = CliRunner().invoke(cli, ["get", f"{name}#chr=0,3", "--archive", archive])
+    assert r.exit_code == 6
+    assert "no evaluator for fragment scheme 'chr' on text/plain; did you mean 'char'?" in r.output
+    assert "(there: byte, char, elt, line, name)" in r.output
+
+
+def test_an_unknown_command_suggests_the_near_command_even_before_it_is_loaded() -> None:
+    r = subprocess.run([sys.executable, "-m", "pdi", "ad"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "No such command 'ad'. Did you mean 'add'?" in r.stderr
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    """Every file the archive holds but its SQLite catalog (which a read may touch), with its bytes."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.name.startswith("catalog.sqlite")}
+
+
+def test_ctrl_c_during_a_large_add_exits_130_and_leaves_the_archive_as_it_was(archive: str, tmp_path: Path) -> None:
+    (tmp_path / "kept.txt").write_bytes(b"deposited before\n")
+    kept = CliRunner().invoke(cli, ["add", "-s", S, str(tmp_path / "kept.txt"), "--archive", archive]).output
+    before = _files(Path(archive))
+    listed = CliRunner().invoke(cli, ["ls", "--archive", archive]).output
+    child = subprocess.Popen(
+        [sys.executable, "-m", "pdi", "add", "-s", S, "-f", "octet-stream", "--no-progress", "-", "--archive", archive],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ},
+    )
+    assert child.stdin is not None
+    try:
+        chunk = os.urandom(1 << 20)
+        for _ in range(16):  # a pipe holds 64 KiB: 16 MiB written is 16 MiB the deposit has read and is storing
+            child.stdin.write(chunk)
+            child.stdin.flush()
+        child.send_signal(signal.SIGINT)  # the input is still open: the deposit is mid-stream
+        out, err = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == EXIT_INTERRUPTED == 130, err
+    assert out == b""  # no name printed: nothing was minted
+    assert err.decode().strip().endswith("pdi: interrupted: nothing it was writing was kept")
+    assert _files(Path(archive)) == before  # no blob, no partial file left behind
+    assert CliRunner().invoke(cli, ["ls", "--archive", archive]).output == listed
+    verified = CliRunner().invoke(cli, ["verify", "--archive", archive])
+    assert verified.exit_code == 0, verified.output
+    # and the archive takes the next deposit as if nothing had happened
+    (tmp_path / "next.txt").write_bytes(b"deposited after\n")
+    after = CliRunner().invoke(cli, ["add", "-s", S, str(tmp_path / "next.txt"), "--archive", archive])
+    assert after.exit_code == 0 and after.output.strip().endswith("/2.text.1"), (kept, after.output)
+
+
+def test_pdi_audit_names_the_exact_versioned_name_of_a_deposit(archive: str, tmp_path: Path) -> None:
+    # a deposit embargoed from the start is audited (as every deposit through the API is)
+    (tmp_path / "sealed.txt").write_bytes(b"sealed until then\n")
+    r = CliRunner().invoke(cli, ["add", "-s", S, str(tmp_path / "sealed.txt"), "--embargo-until", "2099-01-01",
+                                 "--archive", archive])
+    assert r.exit_code == 0, r.output
+    name = r.output.strip()
+    (line,) = [f for f in CliRunner().invoke(cli, ["audit", "--archive", archive]).output.splitlines()
+               if f.split("\t")[3] == "deposit"]
+    _, _, _, _, subject, detail, _ = line.split("\t")
+    assert (subject, detail) == (name.rsplit(".", 2)[0], name)  # the document, then the name written: …/1.text.1
