@@ -70,6 +70,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -101,7 +102,7 @@ Headers = list[tuple[bytes, bytes]]
 
 def _held(*parts: bytes | str, headers: tuple[tuple[bytes, bytes], ...], names: tuple[str, ...]) -> int:
     """Bytes a kept answer's parts, headers and names hold in memory (without the object's own overhead)."""
-    return sum(map(len, parts)) + sum(len(k) + len(v) for k, v in headers) + sum(map(len, names))
+    return sum(map(len, parts)) + sum(map(len, chain.from_iterable(headers))) + sum(map(len, names))
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,7 +278,7 @@ def _size(kept: Kept) -> int:
 
 def _lines_size(headers: tuple[tuple[bytes, bytes], ...]) -> int:
     """Bytes of ``headers`` as header lines (``name: value``), with the object that holds them."""
-    return sum(len(k) + len(v) + 4 for k, v in headers) + 80
+    return sum(map(len, chain.from_iterable(headers))) + 4 * len(headers) + 80
 
 
 def wire(kept: Kept, fields: tuple[str | None, str | None, str | None]) -> tuple[int, bytes, bytes] | None:
@@ -433,7 +434,7 @@ class ResponseCache:
         :class:`Validator` never takes the place of the whole :class:`Entity`.
         """
         cost = _size(entity) + len(key)
-        if cost > self.max_entry_bytes or any(_UNSENDABLE.search(v) for _, v in entity.headers):
+        if cost > self.max_entry_bytes or _UNSENDABLE.search(b"\t".join([v for _, v in entity.headers])):
             return False
         if isinstance(entity, Validator) and isinstance(self._entries.get(key), Entity):
             return False
