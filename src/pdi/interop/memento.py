@@ -175,7 +175,7 @@ def timegate_links(original: str, timemap_uri: str, mementos: Sequence[Memento],
     return ", ".join(parts)
 
 
-def memento_links(original: str, timegate_uri: str, timemap_uri: str, this: Memento) -> str:
+def memento_links(original: str, timegate_uri: str, timemap_uri: str, this: Memento, stamp: str | None = None) -> str:
     """The ``Link`` of a memento's own answer (RFC 7089 §2.2.1, the example of §4.1.2).
 
     ``original``, ``timegate`` and ``timemap``, and the memento itself with
@@ -185,11 +185,12 @@ def memento_links(original: str, timegate_uri: str, timemap_uri: str, this: Meme
     TimeGate and the TimeMap (RFC 7089 makes them optional here): each can
     change after the answer was made, a later capture changing ``next`` and
     ``last``, and an earlier one (a WARC imported, dated by its capture) or a
-    withdrawal changing ``first`` and ``prev``.
+    withdrawal changing ``first`` and ``prev``. ``stamp``: the memento's datetime as :func:`http_datetime` writes it,
+    when the caller has made it already.
     """
     return ", ".join([
         link(original, "original"), link(timegate_uri, "timegate"), link(timemap_uri, "timemap", type=LINK_FORMAT),
-        link(this.uri, "memento", datetime=http_datetime(this.datetime)),
+        link(this.uri, "memento", datetime=http_datetime(this.datetime) if stamp is None else stamp),
     ])
 
 

@@ -561,10 +561,16 @@ def whole_entity(
         resolved.data,
         _content_type(resolved, whole=True).encode("latin-1"),
         tag,
-        tuple((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in about.items()),
+        tuple([(_field_name(k), v.encode("latin-1")) for k, v in about.items()]),
         names_of(resolved),
         shared,
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _field_name(name: str) -> bytes:
+    """A header field's name as an answer kept sends it (lower case, latin-1); made once a name."""
+    return name.lower().encode("latin-1")
 
 
 #: A whole representation larger than this (octets) is streamed from the store, never held or cached.
