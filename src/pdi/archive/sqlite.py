@@ -23,7 +23,7 @@ from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog import SearchAccess, SQLStore, search_page
 from pdi.archive.catalog.access import GENERATION
 from pdi.archive.catalog.rows import REP_COLUMNS, rep_record
-from pdi.archive.store import DocumentKey, PublicVersion, SearchKey
+from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord, SearchKey
 from pdi.errors import NotFoundError, PDIError, StoreError
 
 CATALOG = "catalog.sqlite"
@@ -121,14 +121,24 @@ class SQLiteStore(SQLStore):
                 return None  # not there, or of a series not public (or one above it): the usual reads say
         except sqlite3.Error:
             return None  # busy (a checkpoint), or anything else: the usual reads say
-        wanted = [r for r in rows if r[17] is not None]  # the format named, with its chunk digests
-        if len(wanted) != 1:
-            return None
-        row = wanted[0]
-        if row[13] is not None or row[14] or any(u is not None and str(u) > now for u in row[15:17]):
+        if len(rows) == 1:  # one format (most versions)
+            row = rows[0]
+            if row[17] is None:
+                return None
+        else:
+            wanted = [r for r in rows if r[17] is not None]  # the format named, with its chunk digests
+            if len(wanted) != 1:
+                return None
+            row = wanted[0]
+        if row[13] is not None or row[14] or (row[15] is not None and str(row[15]) > now) or (
+                row[16] is not None and str(row[16]) > now):
             return None  # purged, withdrawn, embargoed
-        records = tuple(rep_record(r) for r in rows)
-        record = records[rows.index(row)]
+        if len(rows) == 1:
+            record = rep_record(row)
+            records: tuple[RepresentationRecord, ...] = (record,)
+        else:
+            records = tuple(rep_record(r) for r in rows)
+            record = records[rows.index(row)]
         sha256 = record.sha256
         return PublicVersion(records, record, self.blobs.blob_file(sha256), int(row[17]), int(row[18]),
                              bytes(row[19]), None if row[20] is None else bytes(row[20]))
