@@ -46,6 +46,8 @@ _RFC1123 = re.compile(
 )
 #: What may stand in a URI as it is (RFC 3986 §2: reserved, unreserved and ``%``); anything else is %-encoded in a link.
 _URI_CHARACTERS = ":/?#[]@!$&'()*+,;=-._~%"
+#: A URI that :func:`urllib.parse.quote` leaves as it is with ``safe=_URI_CHARACTERS`` (ASCII letters and digits too).
+_QUOTED = re.compile(r"[A-Za-z0-9:/?#\[\]@!$&'()*+,;=\-._~%]*")
 #: Longer than any rfc1123-date: a longer value is refused before it is read.
 _MAX_DATE = 64
 
@@ -132,7 +134,9 @@ def select(mementos: Sequence[Memento], wanted: datetime.datetime | None) -> int
 
 def link(uri: str, rel: str, **params: str) -> str:
     """One link-value of an RFC 8288 ``Link`` field (and of RFC 6690's link-format): ``<uri>; rel="…"; k="v"``."""
-    out = f'<{quote(uri, safe=_URI_CHARACTERS)}>; rel="{rel}"'
+    if not _QUOTED.fullmatch(uri):  # (one that is all unreserved or allowed characters quotes to itself)
+        uri = quote(uri, safe=_URI_CHARACTERS)
+    out = f'<{uri}>; rel="{rel}"'
     for key, value in params.items():
         out += f'; {key}="{value}"'
     return out
