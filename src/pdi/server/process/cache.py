@@ -128,8 +128,9 @@ class Entity:
     @property
     def size(self) -> int:
         """Bytes this answer holds in memory, roughly: body, headers (twice: as sent too) and names."""
-        return (_held(self.body, self.content_type, headers=self.headers, names=self.names) + _ENTRY_OVERHEAD
-                + _lines_size(self.headers))
+        fields = sum(map(len, chain.from_iterable(self.headers)))  # once for the pairs, once as lines
+        return (len(self.body) + len(self.content_type) + 2 * fields + 4 * len(self.headers) + 80
+                + sum(map(len, self.names)) + _ENTRY_OVERHEAD)
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,6 +378,8 @@ class ResponseCache:
         self.max_entry_bytes = min(max_entry_bytes, max_bytes)
         self.bytes = 0
         self._entries: OrderedDict[bytes, Kept] = OrderedDict()
+        #: What each entry was counted as when kept (taken off as it was counted when it goes).
+        self._costs: dict[bytes, int] = {}
         #: :class:`Fact` entries by query string, least recently used first, within ``max_fact_bytes``.
         self.max_fact_bytes = max_bytes if max_fact_bytes is None else max_fact_bytes
         self.fact_bytes = 0
@@ -411,6 +414,7 @@ class ResponseCache:
         """Take the catalog's withdrawal generation ``now`` (asked off the event loop): forget all if it moved on."""
         if now != self._seen:
             self._entries.clear()
+            self._costs.clear()
             self._keys_of.clear()
             self.bytes = 0
             self._forget_facts()
@@ -441,6 +445,7 @@ class ResponseCache:
         if key in self._entries:
             self._drop(key)
         self._entries[key] = entity
+        self._costs[key] = cost
         self.bytes += cost
         for name in entity.names:
             self._keys_of.setdefault(name, set()).add(key)
@@ -495,7 +500,7 @@ class ResponseCache:
 
     def _drop(self, key: bytes) -> None:
         entity = self._entries.pop(key)
-        self.bytes -= _size(entity) + len(key)
+        self.bytes -= self._costs.pop(key)
         for name in entity.names:
             keys = self._keys_of[name]
             keys.discard(key)
