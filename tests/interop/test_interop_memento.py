@@ -141,3 +141,14 @@ def test_rfc7089_5_1_1_timemap_shape() -> None:
 def test_a_link_target_with_angle_brackets_or_spaces_is_escaped() -> None:
     text = timemap("http://a.example.org/a b<c>", "http://t/", "http://g/", [])
     assert "<http://a.example.org/a%20b%3Cc%3E>" in text
+
+
+def test_a_link_quotes_its_uri_as_urllib_quotes_it() -> None:
+    # link() skips quote() for a URI that it would leave as it is: the same text either way, character by character
+    from urllib.parse import quote
+
+    from pdi.interop.memento import _URI_CHARACTERS, link
+
+    for code in [*range(0x80), 0xE9, 0x2603, 0x1F600]:
+        uri = f"http://example.org/a{chr(code)}b"
+        assert link(uri, "original") == f'<{quote(uri, safe=_URI_CHARACTERS)}>; rel="original"', hex(code)

@@ -258,6 +258,25 @@ def test_a_withdrawal_made_while_serving_is_honoured_at_once_for_a_name_not_kept
         assert calls.targets[-1] == _query(later).encode()
 
 
+def test_a_series_made_private_while_serving_is_honoured_at_once_for_a_name_not_kept(names: dict[str, str]) -> None:
+    # each connection of the event loop keeps which series anyone may read, read again once anything was committed
+    # (SQLite's data_version): the next name not kept, of that series or one under it, goes to the resolver
+    html, utf8, under = names["html"], names["utf8"], names["under"]
+    app = create_app(names["location"])
+    with _serving(app, public=True) as (port, calls):
+        before = exchange(port, [_warm(names), _request(html)])
+        assert before[1].startswith(b"HTTP/1.1 200") and calls.targets[1:] == []
+        with Archive.open(names["location"]) as archive:
+            archive.set_series_access(S, "private")
+            archive.set_series_access(CLOSED, "public")  # UNDER's parent public again: UNDER itself still public
+        after = exchange(port, [_request(utf8), _request(under)])
+        assert after[0].startswith(b"HTTP/1.1 403")
+        assert after[1].startswith(b"HTTP/1.1 200")
+        # the first went to the resolver, the second was made by the protocol: its series and the one above public
+        assert calls.targets[1:] == [_query(utf8).encode()]
+        assert app.state.cache.get(cache_key("127.0.0.1", _query(utf8).encode())) is None
+
+
 def test_nothing_is_made_by_the_protocol_while_the_cache_is_stale(names: dict[str, str]) -> None:
     app = create_app(names["location"])
     app.state.cache.at_once = None  # a catalog that cannot say its generation at once (PostgreSQL)
@@ -328,6 +347,24 @@ def test_what_a_cache_knows_of_a_name_is_forgotten_with_a_withdrawal(names: dict
         time.sleep(0.3)  # past the time the cache answers without asking again
         assert exchange(port, [_other_host(_request(later, service="N2L"))])[0].startswith(b"HTTP/1.1 410")
         assert calls.targets == [_query(later).encode()]
+
+
+@pytest.mark.parametrize("name", [
+    "urn:pdi://open.example.us/2026/11/25/1.text.1",
+    "urn:pdi://open.example.us/2026/11/25/https:%2F%2Fexample.org%2Fa%20b%2Ec%3Fd.html.1",
+    "urn:pdi://open.example.us/2026/11/25/r%C3%A9port-7.text.2",
+])
+def test_a_locations_fields_are_those_starlette_gives_a_redirect(name: str) -> None:
+    # N2L's 302 is made without Starlette's RedirectResponse (one object fewer a cold N2L): the same fields
+    from starlette.responses import RedirectResponse
+
+    from pdi.server.http.readers import BY_READER
+    from pdi.server.protocol.resolver import _fixed
+    from pdi.server.protocol.rfc2169 import n2r_path
+
+    redirect = RedirectResponse(n2r_path(name), status_code=302)
+    made = _fixed((name, name.rsplit(".", 2)[0]), True, None)
+    assert made.headers == (*redirect.raw_headers, (b"vary", BY_READER.encode("latin-1")))
 
 
 def test_a_fact_packs_and_unpacks_to_itself() -> None:

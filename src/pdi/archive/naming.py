@@ -141,6 +141,20 @@ def record_name(
     return versioned
 
 
+def record_name_as(record: RepresentationRecord, parsed: PDI) -> PDI:
+    """:func:`record_name` of ``record`` (no fragment), or ``parsed`` itself when it is already that name as
+    :meth:`PDI.build` makes it: a serial name spelled canonically, field for field (a resolver then neither
+    builds the name nor parses it again)."""
+    day = record.day
+    if (record.serial is not None and parsed.serial == record.serial and parsed.version == record.version
+            and parsed.format == record.format and parsed.unique_id_raw == parsed.unique_id == str(record.serial)
+            and parsed.year == day.year and parsed.month == day.month and parsed.day == day.day
+            and parsed.fragment is None and parsed.citation is None and not parsed.warnings
+            and not parsed.version_wildcard and ".".join(parsed.series) == record.series):
+        return parsed
+    return record_name(record)
+
+
 class Namer:
     """Names for many catalog records at once (listing 10,000 names of a day).
 

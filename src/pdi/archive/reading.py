@@ -27,7 +27,7 @@ from pdi.archive.blobs import (
     verify_selected,
 )
 from pdi.archive.blobs.inline import octets_reader
-from pdi.archive.naming import generic_of, key_of, parse_pdi, record_name, timestamp
+from pdi.archive.naming import generic_of, key_of, parse_pdi, record_name, record_name_as, timestamp
 from pdi.archive.results import CitationResolved, Generic, GenericVersion, Opened, Resolved
 from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord
 from pdi.errors import AccessError, IntegrityError, NotFoundError, UnsupportedError
@@ -96,7 +96,7 @@ class Reading(ArchiveBase):
         if found is None or found.record.size > most:
             return None
         record = found.record
-        name = record_name(record)
+        name = record_name_as(record, parsed)
         info = BlobInfo(record.sha256, found.size, found.chunk_size, found.chunks)
         reader: ChunkedReader
         if found.data is not None:  # a small blob in its catalog row: checked by chunks as a file's
@@ -127,7 +127,7 @@ class Reading(ArchiveBase):
         if found is None:
             return None
         record = found.record
-        return Resolved(record_name(record), b"", record.media_type, record.charset, record, siblings=found.records)
+        return Resolved(record_name_as(record, parsed), b"", record.media_type, record.charset, record, siblings=found.records)
 
     def _public(self, parsed: PDI) -> PublicVersion | None:
         if parsed.format is None or parsed.fragment is not None or parsed.citation is not None or parsed.is_pattern:

@@ -23,7 +23,7 @@ from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog import SearchAccess, SQLStore, search_page
 from pdi.archive.catalog.access import GENERATION
 from pdi.archive.catalog.rows import REP_COLUMNS, rep_record
-from pdi.archive.store import DocumentKey, PublicVersion, SearchKey
+from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord, SearchKey
 from pdi.errors import NotFoundError, PDIError, StoreError
 
 CATALOG = "catalog.sqlite"
@@ -92,7 +92,36 @@ class SQLiteStore(SQLStore):
             with self._lock:
                 self._owned.append(conn)
             self._own.conn = conn
+            self._own.seen = None  # the data_version its series were read at (None: not yet)
+            self._own.readable = frozenset()
         return conn
+
+    def _readable_series(self, conn: sqlite3.Connection, seen: int) -> frozenset[str]:
+        """The series anyone may read (each, and every series above it, public), as this thread's connection last
+        read them; read again when ``seen`` (the ``data_version`` of the statement just run) differs from when they
+        were: another connection committed since (SQLite's ``PRAGMA data_version``), perhaps a change of access."""
+        own = self._own
+        if own.seen == seen:
+            readable: frozenset[str] = own.readable
+            return readable
+        rows = conn.execute("SELECT name, parent, access FROM series").fetchall()
+        above = {str(name): (None if parent is None else str(parent), str(access)) for name, parent, access in rows}
+        found = set()
+        for name in above:
+            chain: set[str] = set()
+            at: str | None = name
+            while at is not None and at not in chain:  # a loop of parents (never made) reads as not public
+                chain.add(at)
+                parent, access = above.get(at, (None, ""))
+                if access != PUBLIC:
+                    break
+                at = parent
+            else:
+                if at is None:
+                    found.add(name)
+        own.readable = readable = frozenset(found)
+        own.seen = seen
+        return readable
 
     def public_version(self, key: DocumentKey, version: int, token: str, now: str) -> PublicVersion | None:
         # a connection of the calling thread's own, read-only: the catalog's one connection may be held for a
@@ -100,21 +129,34 @@ class SQLiteStore(SQLStore):
         if not isinstance(self.blobs, FileBlobs):
             return None
         try:
-            rows = self._own_connection().execute(
+            conn = self._own_connection()
+            rows = conn.execute(
                 _PUBLIC_VERSION, (key.series, key.day.isoformat(), key.unique_id, version, token)).fetchall()
+            if not rows or key.series not in self._readable_series(conn, int(rows[0][-1])):
+                return None  # not there, or of a series not public (or one above it): the usual reads say
         except sqlite3.Error:
             return None  # busy (a checkpoint), or anything else: the usual reads say
-        wanted = [r for r in rows if r[18] is not None]  # the format named, with its chunk digests
-        if len(wanted) != 1:
-            return None
-        row = wanted[0]
-        if row[13] is not None or row[14] or row[15] or any(u is not None and str(u) > now for u in row[16:18]):
-            return None  # purged, withdrawn, of a series not public, embargoed
-        records = tuple(rep_record(r) for r in rows)
-        record = records[rows.index(row)]
+        if len(rows) == 1:  # one format (most versions)
+            row = rows[0]
+            if row[17] is None:
+                return None
+        else:
+            wanted = [r for r in rows if r[17] is not None]  # the format named, with its chunk digests
+            if len(wanted) != 1:
+                return None
+            row = wanted[0]
+        if row[13] is not None or row[14] or (row[15] is not None and str(row[15]) > now) or (
+                row[16] is not None and str(row[16]) > now):
+            return None  # purged, withdrawn, embargoed
+        if len(rows) == 1:
+            record = rep_record(row)
+            records: tuple[RepresentationRecord, ...] = (record,)
+        else:
+            records = tuple(rep_record(r) for r in rows)
+            record = records[rows.index(row)]
         sha256 = record.sha256
-        return PublicVersion(records, record, self.blobs.blob_file(sha256), int(row[18]), int(row[19]),
-                             bytes(row[20]), None if row[21] is None else bytes(row[21]))
+        return PublicVersion(records, record, self.blobs.blob_file(sha256), int(row[17]), int(row[18]),
+                             bytes(row[19]), None if row[20] is None else bytes(row[20]))
 
     def generation_at_once(self) -> int | None:
         try:
@@ -234,16 +276,16 @@ class SQLiteStore(SQLStore):
         )
 
 
-#: :meth:`SQLiteStore.public_version`'s one statement: the version's representations (their records, then whether
-#: withdrawn, whether its series or one above it is not public, the embargoes of the document and the version,
-#: and for the format named the blob's size, chunk size and chunk digests, and its octets if a small blob's row holds them).
+#: :meth:`SQLiteStore.public_version`'s one statement, all by primary keys: the version's representations (their
+#: records, then whether withdrawn, the embargoes of the document and the version, and for the format named the
+#: blob's size, chunk size and chunk digests, and its octets if a small blob's row holds them), and the connection's
+#: ``data_version``, which tells whether the series anyone may read must be read again
+#: (:meth:`SQLiteStore._readable_series`, kept by each connection: a series and those above it change rarely).
 _PUBLIC_VERSION = (
-    "WITH RECURSIVE above(name) AS (SELECT ?1 UNION SELECT s.parent FROM series s JOIN above a ON s.name = a.name"
-    " WHERE s.parent IS NOT NULL)"
-    f" SELECT {REP_COLUMNS},"
+    f"SELECT {REP_COLUMNS},"
     " EXISTS (SELECT 1 FROM withdrawals w WHERE w.document = d.id AND (w.version IS NULL OR w.version = r.version)),"
-    f" EXISTS (SELECT 1 FROM series s JOIN above a ON s.name = a.name WHERE s.access != '{PUBLIC}'),"
-    " d.embargo_until, v.embargo_until, f.size, f.chunk_size, f.chunks, b.data"
+    " d.embargo_until, v.embargo_until, f.size, f.chunk_size, f.chunks, b.data,"
+    " (SELECT data_version FROM pragma_data_version)"
     " FROM documents d JOIN versions v ON v.document = d.id"
     " JOIN representations r ON r.document = d.id AND r.version = v.version"
     " LEFT JOIN blob_fixity f ON f.sha256 = r.sha256 AND r.format = ?5"

@@ -46,6 +46,8 @@ _RFC1123 = re.compile(
 )
 #: What may stand in a URI as it is (RFC 3986 §2: reserved, unreserved and ``%``); anything else is %-encoded in a link.
 _URI_CHARACTERS = ":/?#[]@!$&'()*+,;=-._~%"
+#: A URI that :func:`urllib.parse.quote` leaves as it is with ``safe=_URI_CHARACTERS`` (ASCII letters and digits too).
+_QUOTED = re.compile(r"[A-Za-z0-9:/?#\[\]@!$&'()*+,;=\-._~%]*")
 #: Longer than any rfc1123-date: a longer value is refused before it is read.
 _MAX_DATE = 64
 
@@ -132,7 +134,9 @@ def select(mementos: Sequence[Memento], wanted: datetime.datetime | None) -> int
 
 def link(uri: str, rel: str, **params: str) -> str:
     """One link-value of an RFC 8288 ``Link`` field (and of RFC 6690's link-format): ``<uri>; rel="…"; k="v"``."""
-    out = f'<{quote(uri, safe=_URI_CHARACTERS)}>; rel="{rel}"'
+    if not _QUOTED.fullmatch(uri):  # (one that is all unreserved or allowed characters quotes to itself)
+        uri = quote(uri, safe=_URI_CHARACTERS)
+    out = f'<{uri}>; rel="{rel}"'
     for key, value in params.items():
         out += f'; {key}="{value}"'
     return out
@@ -175,7 +179,7 @@ def timegate_links(original: str, timemap_uri: str, mementos: Sequence[Memento],
     return ", ".join(parts)
 
 
-def memento_links(original: str, timegate_uri: str, timemap_uri: str, this: Memento) -> str:
+def memento_links(original: str, timegate_uri: str, timemap_uri: str, this: Memento, stamp: str | None = None) -> str:
     """The ``Link`` of a memento's own answer (RFC 7089 §2.2.1, the example of §4.1.2).
 
     ``original``, ``timegate`` and ``timemap``, and the memento itself with
@@ -185,11 +189,12 @@ def memento_links(original: str, timegate_uri: str, timemap_uri: str, this: Meme
     TimeGate and the TimeMap (RFC 7089 makes them optional here): each can
     change after the answer was made, a later capture changing ``next`` and
     ``last``, and an earlier one (a WARC imported, dated by its capture) or a
-    withdrawal changing ``first`` and ``prev``.
+    withdrawal changing ``first`` and ``prev``. ``stamp``: the memento's datetime as :func:`http_datetime` writes it,
+    when the caller has made it already.
     """
     return ", ".join([
         link(original, "original"), link(timegate_uri, "timegate"), link(timemap_uri, "timemap", type=LINK_FORMAT),
-        link(this.uri, "memento", datetime=http_datetime(this.datetime)),
+        link(this.uri, "memento", datetime=http_datetime(this.datetime) if stamp is None else stamp),
     ])
 
 

@@ -82,6 +82,7 @@ class FileBlobs(Attached):
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
+        self._folder = os.path.join(self.root, "blobs", "")  # what blob_file's names begin with
         try:
             (self.root / "blobs").mkdir(exist_ok=True)
             (self.root / "tmp").mkdir(exist_ok=True)
@@ -108,7 +109,7 @@ class FileBlobs(Attached):
 
     def blob_file(self, sha256: str) -> str:
         """:meth:`blob_path` as text, made without :mod:`pathlib` (a resolver's look-up makes one per answer)."""
-        return os.path.join(self.root, "blobs", sha256[:2], sha256)
+        return f"{self._folder}{sha256[:2]}/{sha256}"
 
     def _pin_existing(self, sha256: str) -> _FilePin | None:
         """Pin the blob file already at its name, if it is there with the right bytes.

@@ -70,6 +70,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -101,7 +102,7 @@ Headers = list[tuple[bytes, bytes]]
 
 def _held(*parts: bytes | str, headers: tuple[tuple[bytes, bytes], ...], names: tuple[str, ...]) -> int:
     """Bytes a kept answer's parts, headers and names hold in memory (without the object's own overhead)."""
-    return sum(map(len, parts)) + sum(len(k) + len(v) for k, v in headers) + sum(map(len, names))
+    return sum(map(len, parts)) + sum(map(len, chain.from_iterable(headers))) + sum(map(len, names))
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,8 +128,9 @@ class Entity:
     @property
     def size(self) -> int:
         """Bytes this answer holds in memory, roughly: body, headers (twice: as sent too) and names."""
-        return (_held(self.body, self.content_type, headers=self.headers, names=self.names) + _ENTRY_OVERHEAD
-                + _lines_size(self.headers))
+        fields = sum(map(len, chain.from_iterable(self.headers)))  # once for the pairs, once as lines
+        return (len(self.body) + len(self.content_type) + 2 * fields + 4 * len(self.headers) + 80
+                + sum(map(len, self.names)) + _ENTRY_OVERHEAD)
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,7 +279,7 @@ def _size(kept: Kept) -> int:
 
 def _lines_size(headers: tuple[tuple[bytes, bytes], ...]) -> int:
     """Bytes of ``headers`` as header lines (``name: value``), with the object that holds them."""
-    return sum(len(k) + len(v) + 4 for k, v in headers) + 80
+    return sum(map(len, chain.from_iterable(headers))) + 4 * len(headers) + 80
 
 
 def wire(kept: Kept, fields: tuple[str | None, str | None, str | None]) -> tuple[int, bytes, bytes] | None:
@@ -376,6 +378,8 @@ class ResponseCache:
         self.max_entry_bytes = min(max_entry_bytes, max_bytes)
         self.bytes = 0
         self._entries: OrderedDict[bytes, Kept] = OrderedDict()
+        #: What each entry was counted as when kept (taken off as it was counted when it goes).
+        self._costs: dict[bytes, int] = {}
         #: :class:`Fact` entries by query string, least recently used first, within ``max_fact_bytes``.
         self.max_fact_bytes = max_bytes if max_fact_bytes is None else max_fact_bytes
         self.fact_bytes = 0
@@ -410,6 +414,7 @@ class ResponseCache:
         """Take the catalog's withdrawal generation ``now`` (asked off the event loop): forget all if it moved on."""
         if now != self._seen:
             self._entries.clear()
+            self._costs.clear()
             self._keys_of.clear()
             self.bytes = 0
             self._forget_facts()
@@ -433,13 +438,14 @@ class ResponseCache:
         :class:`Validator` never takes the place of the whole :class:`Entity`.
         """
         cost = _size(entity) + len(key)
-        if cost > self.max_entry_bytes or any(_UNSENDABLE.search(v) for _, v in entity.headers):
+        if cost > self.max_entry_bytes or _UNSENDABLE.search(b"\t".join([v for _, v in entity.headers])):
             return False
         if isinstance(entity, Validator) and isinstance(self._entries.get(key), Entity):
             return False
         if key in self._entries:
             self._drop(key)
         self._entries[key] = entity
+        self._costs[key] = cost
         self.bytes += cost
         for name in entity.names:
             self._keys_of.setdefault(name, set()).add(key)
@@ -494,7 +500,7 @@ class ResponseCache:
 
     def _drop(self, key: bytes) -> None:
         entity = self._entries.pop(key)
-        self.bytes -= _size(entity) + len(key)
+        self.bytes -= self._costs.pop(key)
         for name in entity.names:
             keys = self._keys_of[name]
             keys.discard(key)

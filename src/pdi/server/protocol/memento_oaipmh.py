@@ -366,10 +366,9 @@ class Mementos:
             generic = generic_of(located.pdi)
             this = Memento(self.captured(generic, version), n2r_url(base, version.formats[0]))
             subject = Subject(generic.unique_id, generic.unique_id, (this,))
-        return {
-            "Memento-Datetime": http_datetime(this.datetime),
-            "Link": memento_links(subject.original, subject.timegate(base), subject.timemap(base), this),
-        }
+        stamp = http_datetime(this.datetime)
+        return {"Memento-Datetime": stamp,
+                "Link": memento_links(subject.original, subject.timegate(base), subject.timemap(base), this, stamp)}
 
 
 def _is_capture(document: PDI) -> bool:

@@ -22,6 +22,7 @@ import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 import anyio.to_thread
@@ -560,10 +561,16 @@ def whole_entity(
         resolved.data,
         _content_type(resolved, whole=True).encode("latin-1"),
         tag,
-        tuple((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in about.items()),
+        tuple([(_field_name(k), v.encode("latin-1")) for k, v in about.items()]),
         names_of(resolved),
         shared,
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _field_name(name: str) -> bytes:
+    """A header field's name as an answer kept sends it (lower case, latin-1); made once a name."""
+    return name.lower().encode("latin-1")
 
 
 #: A whole representation larger than this (octets) is streamed from the store, never held or cached.
@@ -803,11 +810,16 @@ def _fixed_location(located: Resolved, shared: bool) -> Fixed:
 
 def _fixed(names: tuple[str, ...], shared: bool, etag: str | None, to: str | None = None) -> Fixed:
     """N2L's ``302`` to the N2R of ``to`` or else ``names[0]``, a canonical versioned name (:func:`names_of`)."""
-    redirect = RedirectResponse(n2r_path(names[0] if to is None else to), status_code=302)
-    # as every answer that is not immutable, it varies by who reads (pdi.server.http.readers): said here,
-    # so that the answer kept is the one the app sends
-    headers = (*redirect.raw_headers, (b"vary", BY_READER.encode("latin-1")))
-    return Fixed(302, headers, b"", names, shared, etag)
+    # the fields Starlette's RedirectResponse has (its Location quoted as it quotes it), made without it; as every
+    # answer that is not immutable, it varies by who reads (pdi.server.http.readers): said here, so that the
+    # answer kept is the one the app sends
+    location = quote(n2r_path(names[0] if to is None else to), safe=_LOCATION_SAFE).encode("latin-1")
+    return Fixed(302, ((b"content-length", b"0"), (b"location", location), _VARY_BY_READER), b"", names, shared, etag)
+
+
+#: What Starlette's ``RedirectResponse`` leaves unquoted in a ``Location``.
+_LOCATION_SAFE = ":/%#?=@[]!$&'()*+,;"
+_VARY_BY_READER = (b"vary", BY_READER.encode("latin-1"))
 
 
 _N2L = N2L_PATH.encode()
