@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING
 from pdi import charsets, formats
 from pdi.archive.blobs import BlobInfo, Octets, pieces
 from pdi.archive.store import BlobObserver, NewRepresentation
-from pdi.errors import IntegrityError, LimitError, ParseError, UnsupportedError
+from pdi.errors import IntegrityError, LimitError, ParseError, PDIError, UnsupportedError
 
 if TYPE_CHECKING:
     import queue
@@ -694,11 +694,7 @@ class PdfCheck:
         except (ParseError, UnsupportedError) as exc:
             if self.force:
                 return
-            reason = exc.reason if isinstance(exc, ParseError) else str(exc)
-            raise IntegrityError(
-                f"{_where(self.source)}the content is not a PDF pdi can read: {_lowered(reason)};"
-                " --force deposits it as declared (with no text layer)"
-            ) from exc
+            raise _unreadable(self.source, "a PDF", exc, " (with no text layer)") from exc
 
     def abandon(self) -> None:
         self._kept = []
@@ -745,14 +741,20 @@ class EmailCheck:
         try:
             read_message(whole)
         except (ParseError, LimitError) as exc:
-            reason = exc.reason if isinstance(exc, ParseError) else str(exc)
-            raise IntegrityError(
-                f"{_where(self.source)}the content is not a message pdi can read: {_lowered(reason)};"
-                " --force deposits it as declared"
-            ) from exc
+            raise _unreadable(self.source, "a message", exc) from exc
 
     def abandon(self) -> None:
         self._kept = []
+
+
+def _unreadable(source: str | None, what: str, exc: PDIError, kept: str = "") -> IntegrityError:
+    """The refusal of content that is not ``what`` pdi can read, with the reader's reason (``kept``: how
+    ``--force`` keeps it)."""
+    reason = exc.reason if isinstance(exc, ParseError) else str(exc)
+    return IntegrityError(
+        f"{_where(source)}the content is not {what} pdi can read: {_lowered(reason)}; --force deposits it as declared"
+        + kept
+    )
 
 
 def _lowered(message: str) -> str:
