@@ -52,7 +52,9 @@ _lock = threading.RLock()
 def made(cls: T) -> T:
     """``cls``, processed by :func:`dataclasses.dataclass` now if it is still waiting.
 
-    The stand-in ``__init__`` stays until the real one replaces it in one
+    In a process of one thread (a command) the stand-ins are removed and
+    :func:`dataclasses.dataclass` writes the class's ``__init__`` itself.
+    Otherwise the stand-in ``__init__`` stays until the real one replaces it in one
     step, so a thread that makes an instance meanwhile always finds one of
     the two (the stand-in waits for the lock): ``dataclasses`` leaves a
     class's own ``__init__`` alone, so the real one is written for a
@@ -64,6 +66,12 @@ def made(cls: T) -> T:
     with _lock:
         options = _waiting.get(cls)
         if options is None:
+            return cls
+        if threading.active_count() == 1:  # no other thread to find the class between its two __init__s
+            delattr(cls, "__init__")
+            delattr(cls, "__setstate__")
+            dataclasses.dataclass(cls, **options)  # __init__ written by dataclasses itself: no twin needed
+            del _waiting[cls]
             return cls
         body = {name: value for name, value in vars(cls).items() if name not in _OWN}
         body["__qualname__"] = cls.__qualname__

@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pdi.archive import Archive, Content
-from pdi.archive.access import ANONYMOUS, Reader, parse_until, reading_as
+from pdi.archive.access import Reader, parse_until, reading_as
 from pdi.archive.store import DocumentKey
 from pdi.errors import AccessError, NotFoundError, ParseError
 
@@ -43,7 +43,7 @@ def test_a_private_series_is_403_a_hidden_one_404_and_a_token_reads_both(archive
     archive.set_series_access(SEALED, "private")
     clerk = _token_reader(archive, "clerk", [SEALED])
     other = _token_reader(archive, "other", [S])
-    with reading_as(ANONYMOUS):
+    with reading_as(Reader()):
         assert archive.get(public).data == b"public\n"
         with pytest.raises(AccessError, match="private"):
             archive.get(sealed)
@@ -66,7 +66,7 @@ def test_a_private_series_is_403_a_hidden_one_404_and_a_token_reads_both(archive
     # hidden: the same not-found as a name never minted
     archive.set_series_access(SEALED, "hidden")
     never = str(sealed).replace(f"/{sealed.unique_id}.", "/999.")
-    with reading_as(ANONYMOUS):
+    with reading_as(Reader()):
         with pytest.raises(NotFoundError) as hidden:
             archive.get(sealed)
         with pytest.raises(NotFoundError) as missing:
@@ -88,7 +88,7 @@ def test_an_embargo_lifts_by_itself_at_its_date(archive: Archive, clock: Clock) 
     generic = str(first).rsplit(".", 2)[0]
     second = archive.add_version(generic, [Content(b"judgment, public summary\n", "text")])[0]
     clerk = _token_reader(archive, "clerk", [S])
-    with reading_as(ANONYMOUS):
+    with reading_as(Reader()):
         with pytest.raises(AccessError, match=r"embargoed until 2026-12-01T00:00:00\.000000Z"):
             archive.get(first)
         assert archive.get(second).data == b"judgment, public summary\n"  # the embargo was version 1's
@@ -97,10 +97,10 @@ def test_an_embargo_lifts_by_itself_at_its_date(archive: Archive, clock: Clock) 
     with reading_as(clerk):
         assert archive.get(first).data == b"judgment, embargoed\n"
     clock.now = datetime.datetime(2026, 11, 30, 23, 59, 59, tzinfo=datetime.UTC)
-    with reading_as(ANONYMOUS), pytest.raises(AccessError):
+    with reading_as(Reader()), pytest.raises(AccessError):
         archive.get(first)
     clock.now = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)
-    with reading_as(ANONYMOUS):
+    with reading_as(Reader()):
         assert archive.get(first).data == b"judgment, embargoed\n"
 
 
@@ -109,14 +109,14 @@ def test_a_whole_document_embargoed_later_and_lifted_early(archive: Archive) -> 
     generic = str(name).rsplit(".", 2)[0]
     archive.add_version(generic, [Content(b"minutes, amended\n", "text")])
     assert archive.embargo(generic, "2027-06-30T12:00:00+02:00") == "2027-06-30T10:00:00.000000Z"
-    with reading_as(ANONYMOUS):
+    with reading_as(Reader()):
         for version in (1, 2):
             with pytest.raises(AccessError, match="embargoed until 2027-06-30T10:00:00"):
                 archive.get(f"{generic}.text.{version}")
         with pytest.raises(AccessError):
             archive.document(generic)
     assert archive.embargo(generic, None) is None
-    with reading_as(ANONYMOUS):
+    with reading_as(Reader()):
         assert archive.get(f"{generic}.text.2").data == b"minutes, amended\n"
     assert [e.detail for e in archive.audit() if e.action == "embargo"] == [
         "the document until 2027-06-30T10:00:00.000000Z", "the document: lifted"
@@ -130,7 +130,7 @@ def test_search_leaves_out_what_the_reader_may_not_read(archive: Archive) -> Non
     embargoed = archive.add(S, b"the quokka of the embargoed record\n", format="text", embargo_until="2030-01-01")
     archive.set_series_access(SEALED, "private")
     clerk = _token_reader(archive, "clerk", [SEALED, S])
-    with reading_as(ANONYMOUS):
+    with reading_as(Reader()):
         hits = archive.search("quokka").hits
         assert [h.snippet.count("public") for h in hits] == [1]
     with reading_as(clerk):
@@ -152,7 +152,7 @@ def test_the_settings_travel_in_a_bag(archive: Archive, tmp_path: Path, clock: C
     with Archive.init(tmp_path / "copy", clock=clock) as copy:
         copy.import_bag(tmp_path / "bag")
         assert copy.series_access() == {S: "public", SEALED: "hidden"}
-        with reading_as(ANONYMOUS), pytest.raises(AccessError, match="embargoed until 2030"):
+        with reading_as(Reader()), pytest.raises(AccessError, match="embargoed until 2030"):
             copy.get(embargoed)
 
 
@@ -224,7 +224,7 @@ def test_the_days_listing_leaves_out_an_embargoed_document_and_its_title(archive
     for name, title in ((public, "An open report"), (embargoed, "A sealed judgment")):
         archive.annotate(str(name).rsplit(".", 2)[0], "title", title)
     day = clock.now.date()
-    with reading_as(ANONYMOUS):
+    with reading_as(Reader()):
         page = archive.day_documents(S, day)
         # issue 22: the embargoed document is not listed at all (its only version is embargoed)
         assert [str(d.pdi) for d in page.documents] == [str(public).rsplit(".", 2)[0]]
@@ -233,5 +233,5 @@ def test_the_days_listing_leaves_out_an_embargoed_document_and_its_title(archive
     with reading_as(_token_reader(archive, "clerk", [S])):
         assert sorted(archive.day_documents(S, day).titles.values()) == ["A sealed judgment", "An open report"]
     clock.now = datetime.datetime(2027, 1, 1, tzinfo=datetime.UTC)
-    with reading_as(ANONYMOUS):
+    with reading_as(Reader()):
         assert sorted(archive.day_documents(S, day).titles.values()) == ["A sealed judgment", "An open report"]

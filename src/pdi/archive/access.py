@@ -72,10 +72,6 @@ class Reader:
 #: The reader of the request being answered; ``None`` (the default) is the archive's owner.
 current_reader: contextvars.ContextVar[Reader | None] = contextvars.ContextVar("pdi_reader", default=None)
 
-#: An anonymous reader.
-ANONYMOUS = Reader()
-
-
 @contextlib.contextmanager
 def reading_as(reader: Reader | None) -> Iterator[None]:
     """Answer as ``reader`` inside the block (``None``: the owner), outside a request (scripts, tests)."""

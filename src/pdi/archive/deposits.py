@@ -14,7 +14,6 @@ import contextlib
 import datetime
 import hashlib
 from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pdi import formats
@@ -40,6 +39,9 @@ from pdi.identifier import PDI
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
+    from dataclasses import dataclass
+else:
+    from pdi._later import dataclass
 
 __all__ = ["BatchItem", "Deposits"]
 

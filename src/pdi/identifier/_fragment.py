@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pdi import formats
 from pdi.errors import ParseError, UnsupportedError
@@ -26,6 +26,12 @@ from pdi.identifier._syntax import (
     _percent_decode,
     _Warning,
 )
+
+# Fragment is made at its first instance (pdi._later): a name without a fragment makes none
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:
+    from pdi._later import dataclass
 
 
 def token_lookup(lookup: Callable[[str], str], token: str) -> str | None:
@@ -76,7 +82,7 @@ def _check_position_value(pos: object) -> Position:
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Fragment:
     """A fragment specifier (draft §1.2.3 line 174, §3; PDI-GRAMMAR.md §3).
 

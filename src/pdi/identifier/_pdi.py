@@ -8,7 +8,7 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from pdi import formats
 from pdi._grammar import TOKEN_PATTERN, TOKEN_SAFE, UNIQUE_SAFE, upper_hex
@@ -42,12 +42,17 @@ from pdi.identifier._syntax import (
     spells_serial,
 )
 
+if TYPE_CHECKING:
+    from dataclasses import dataclass as later_dataclass
+else:
+    from pdi._later import dataclass as later_dataclass
+
 # ---------------------------------------------------------------------------
 # Citations
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@later_dataclass(frozen=True)  # made at its first instance (pdi._later): most commands name no citation
 class Citation:
     """A citation specifier (line 168): ``@origin=pdi``.
 
@@ -67,7 +72,7 @@ class Citation:
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@later_dataclass(frozen=True)  # made at its first instance: only listings make one
 class PDIQuery:
     """A listing query made from a pattern (§2.9): ``None`` = any."""
 

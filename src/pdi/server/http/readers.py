@@ -46,7 +46,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pdi.archive import Archive
-from pdi.archive.access import ANONYMOUS, Reader, current_reader
+from pdi.archive.access import Reader, current_reader
 from pdi.server.http.middleware import HTTPMiddleware
 from pdi.server.http.problems import problem
 
@@ -70,6 +70,9 @@ READS = frozenset({"GET", "HEAD"})
 
 #: The ``Cache-Control`` of an answer no cache may keep or give to another (RFC 9111 §5.2.2.7, §5.2.2.5).
 PRIVATE = "private, no-store"
+
+#: An anonymous reader (made here, not in pdi.archive.access: a command that reads no request makes none).
+ANONYMOUS = Reader()
 
 
 def cookie_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
