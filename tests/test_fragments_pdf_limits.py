@@ -81,7 +81,7 @@ def test_a_hostile_pdf_is_refused_at_the_memory_bound_and_the_child_stays_under_
             run_child(pdf.CHILD, ["layer"], ChildLimits(seconds=60, memory=bound, output=1 << 20),
                       stdin=given.fileno())
     assert stopped.value.kind == "memory"
-    assert 0 < stopped.value.peak_kib * 1024 <= bound  # the child's own peak RSS, from wait4
+    assert 0 < stopped.value.peak_kib * 1024 <= bound  # the child's own peak RSS (its VmHWM, read while it runs)
     monkeypatch.setattr(pdf, "LIMITS", pdf.PdfiumLimits(memory=bound))
     with pytest.raises(LimitError, match=r"^PDFium needed more than its 256 MiB of memory .*reading hostile.pdf"
                                          r" \(the limit pdi.fragments.pdf.LIMITS.memory\)$"):

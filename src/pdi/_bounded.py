@@ -62,7 +62,7 @@ class ChildLimits:
 
 @dataclasses.dataclass(frozen=True)
 class Outcome:
-    """A child's answer (its standard output) and its peak resident set size (KiB, from ``wait4``)."""
+    """A child's answer (its standard output) and its peak resident set size (KiB, see :func:`_peak_of`)."""
 
     data: bytes
     peak_kib: int
@@ -104,15 +104,22 @@ def run_child(module: str, args: Sequence[str], limits: ChildLimits, *, stdin: i
 
         timer = threading.Timer(limits.seconds, stop)
         timer.start()
+        watching = threading.Event()
+        peaks = [0]
+        watcher = threading.Thread(target=_watch_peak, args=(process.pid, watching, peaks), daemon=True)
+        watcher.start()
         try:
             os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)  # ended, not yet reaped
             with ended:
                 exited = True
-            _, status, usage = os.wait4(process.pid, 0)
+            watching.set()
+            watcher.join()  # before the reaping below: the pid it reads is the child's until then
+            _, status, _usage = os.wait4(process.pid, 0)
         finally:
             timer.cancel()
+            watching.set()
         process.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
-        peak = int(usage.ru_maxrss)
+        peak = peaks[0]
         code = process.returncode
         if killed.is_set() and code == -signal.SIGKILL:
             raise ChildLimit("seconds", f"took longer than {limits.seconds:g} s", peak)
@@ -186,3 +193,24 @@ def child_main(work: Callable[[list[str]], bytes]) -> None:
     sys.stdout.buffer.write(answer)
     sys.stdout.flush()
     os._exit(0)
+
+
+def _watch_peak(pid: int, done: threading.Event, peaks: list[int]) -> None:
+    """Read the child's ``VmHWM`` (its own peak resident set, KiB) every 10 ms until ``done``; the largest in ``peaks[0]``.
+
+    Not ``wait4``'s ``ru_maxrss``: Linux starts that count at the size of the
+    process that started the child (the memory it was forked from, before
+    ``exec``), so a large resolver would see its own size there.
+    """
+    path = f"/proc/{pid}/status"
+    while True:
+        try:
+            with open(path, "rb") as status:
+                for line in status:
+                    if line.startswith(b"VmHWM:"):
+                        peaks[0] = max(peaks[0], int(line.split()[1]))
+                        break
+        except (OSError, ValueError, IndexError):
+            pass  # ended meanwhile (a zombie has no memory to report)
+        if done.wait(0.01):
+            return

@@ -19,7 +19,7 @@ from archive_helpers import Clock
 from test_archive_keyset import OTHER, PRESS, S, _deposit, _sorted
 
 from pdi.archive import Archive
-from pdi.archive.access import ANONYMOUS, reading_as
+from pdi.archive.access import Reader, reading_as
 from pdi.archive.store import ListQuery
 from pdi.errors import AccessError, LimitError, NotFoundError, UnsupportedError
 from pdi.identifier import PDI
@@ -90,7 +90,7 @@ def test_a_reader_is_listed_only_what_it_may_see(archive: Archive, clock: Clock)
     clock.now = datetime.datetime(2026, 12, 2, 9, tzinfo=datetime.UTC)
     embargoed = archive.add(S, b"embargoed\n", format="text", embargo_until="2030-01-01")
     public = archive.add(S, b"public\n", format="text")
-    with reading_as(ANONYMOUS):
+    with reading_as(Reader()):
         seen = list(archive.iter_names())
         assert seen == [str(n) for n in archive.iter_ls()]
         assert str(embargoed) not in seen and str(public) in seen

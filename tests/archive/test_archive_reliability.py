@@ -199,7 +199,7 @@ def test_bad_input_leaves_archive_unchanged(location: str, tmp_path: Path) -> No
         (["add", str(changed), "--series", "nobody.fr"], 4),  # unknown series
         (["get", "pdi://oma.eop.gov/1997/09/01.html.1"], 1),  # malformed PDI
         (["add", str(tmp_path / "missing.txt"), "--series", S], 4),  # unreadable file
-        (["add", str(tmp_path), "--series", S, "--format", "text"], 4),  # a directory
+        (["add", str(tmp_path), "--series", S, "--format", "text"], 2),  # a directory: bad usage (pdi add FILE)
         (["add", str(latin), "--series", S], 1),  # not UTF-8, undeclared
         (["add", str(latin), "--series", S, "--charset", "utf-8"], 1),  # wrong charset
         (["add", str(latin), "--series", S, "--charset", "klingon"], 6),  # unknown charset
@@ -209,7 +209,10 @@ def test_bad_input_leaves_archive_unchanged(location: str, tmp_path: Path) -> No
         result = runner.invoke(cli, [*argv, "--archive", location])
         assert result.exit_code == code, (argv, result.output, result.exception)
         lines = [line for line in result.stderr.splitlines() if line]
-        assert len(lines) == 1 and lines[0].startswith("pdi: "), (argv, result.stderr)
+        if code == 2:  # bad usage: click's usage lines, then one line saying what is wrong
+            assert lines[0].startswith("Usage: ") and lines[-1].startswith("Error: "), (argv, result.stderr)
+        else:
+            assert len(lines) == 1 and lines[0].startswith("pdi: "), (argv, result.stderr)
         with Archive.open(location) as archive:
             assert snapshot(archive) == before, argv
 
