@@ -22,6 +22,7 @@ from pdi.archive import Archive
 from pdi.archive.blobs import CHUNK_SIZE, FileReader
 from pdi.archive.blobs.memo import FixityMemo, Identity
 from pdi.errors import IntegrityError
+from support.stored_blobs import flip_octet
 
 S = "memo.example.us"
 #: Three chunks and a bit: octet i is i mod 251 (a prime, so no chunk repeats another).
@@ -194,14 +195,7 @@ def test_verify_range_reads_nothing_the_memo_holds_and_checks_a_changed_file(
     with archive.open_octets(name) as opened:
         opened.reader.verify_range(0, SIZE)  # hashes every chunk, and remembers them
     assert _trusted(archive, name)
-    mode = os.stat(path).st_mode
-    os.chmod(path, 0o600)
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        os.pwrite(fd, bytes([OCTETS[3] ^ 0x01]), 3)
-    finally:
-        os.close(fd)
-    os.chmod(path, mode)
+    flip_octet(archive.location, path.name, 3)
     _age(path, 0.15)
     with archive.open_octets(name) as opened, pytest.raises(IntegrityError, match="chunk 0"):
         opened.reader.verify_range(0, SIZE)
@@ -218,14 +212,6 @@ def test_a_pdf_passage_after_its_pdf_is_damaged_is_refused(tmp_path: Path) -> No
     _age(path, 0.15)
     first = archive.resolve(f"{name}#char=0,40")
     assert archive.resolve(f"{name}#char=0,40").data == first.data  # the second from the memo
-    where = len(pdf) - 100  # in the last chunk, far from what the passage's text came from
-    mode = os.stat(path).st_mode
-    os.chmod(path, 0o600)
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        os.pwrite(fd, bytes([pdf[where] ^ 0x01]), where)
-    finally:
-        os.close(fd)
-    os.chmod(path, mode)
+    flip_octet(archive.location, path.name, len(pdf) - 100)  # in the last chunk, far from the passage's text
     with pytest.raises(IntegrityError, match="does not match its SHA-256"):
         archive.resolve(f"{name}#char=0,40")

@@ -668,17 +668,17 @@ def evaluate_pdf(
         return dataclasses.replace(_evaluate_rect(_viewrect_as_rect(positions), data, index), scheme="viewrect")
     if scheme == "search":
         return _evaluate_search(positions, data, index)
-    layer = layer_of(data, index)
     if scheme in ("char", "line"):
         from pdi.fragments.text import evaluate_pdi
 
         if index is not None:  # the layer, its UTF-8 and its counts as read before
             kept = _kept_layer(index, len(data))
-            result = evaluate_pdi(scheme, positions, kept.utf8, charset="utf-8", media_type="text/plain",
-                                  table=kept.table)
+            utf8, table = kept.utf8, kept.table
         else:
-            result = evaluate_pdi(scheme, positions, layer.utf8, charset="utf-8", media_type="text/plain")
+            utf8, table = text_layer(bytes(data)).utf8, None
+        result = evaluate_pdi(scheme, positions, utf8, charset="utf-8", media_type="text/plain", table=table)
         return dataclasses.replace(result, media_type="text/plain", charset="utf-8")
+    layer = layer_of(data, index)
     if scheme == "nameddest":
         if len(positions) != 1 or not isinstance(positions[0], str):
             raise ParseError("nameddest= takes one destination name", rule="nameddest")

@@ -182,7 +182,8 @@ def render_replay_page(
         facts.append(("capture", around))
     if url:
         facts.append(("of this URL", f'<a href="/captures?url={quote(url, safe="")}">other captures</a>'))
-    facts.append(("PDI", name_details(parsed, "show")))
+    if url:  # a capture's heading is its URL: its name one click away (a deposited file's heading is its name)
+        facts.append(("PDI", name_details(parsed, "show")))
     kind = "archived page" if record.media_type in AGGREGATE_TYPES else "archived HTML document"
     heading = capture_title(url, captured) if url else f"<code>{esc(str(parsed))}</code>"
     banner = (
