@@ -7,8 +7,9 @@ names ``bench_serve.py --cold`` (a script's name, ``_`` and one of its modes).
 
 ``--small`` passes ``--small`` to each: a run of a few seconds through every
 code path, which CI runs (tests/test_bench_small.py) so that no benchmark
-crashes unnoticed. ``--write-readme NAME…`` runs the named benchmarks with
-``--markdown`` and replaces their tables in README.md, between
+crashes unnoticed. ``--write-docs NAME…`` (also spelt ``--write-readme``, its
+name from when the tables stood in README.md) runs the named benchmarks with
+``--markdown`` and replaces their tables in docs/benchmarks.md, between
 ``<!-- bench:NAME begin -->`` and ``<!-- bench:NAME end -->``, with the fresh
 table and the commit, date, load average and cores it was measured on.
 
@@ -32,11 +33,11 @@ import readme  # noqa: E402  (bench/ is not a package)
 
 
 def scripts(names: list[str]) -> list[tuple[Path, list[str], str]]:
-    """What each NAME runs: the script, the flags that pick its mode, and the name of its README table.
+    """What each NAME runs: the script, the flags that pick its mode, and the name of its table.
 
     ``uri`` is ``bench_uri.py``; a name that is not a script of its own but a
     script's name, ``_`` and a mode (``serve_cold``) runs that script with
-    ``--MODE`` (``bench_serve.py --cold``), its README table named so.
+    ``--MODE`` (``bench_serve.py --cold``), its table named so.
     """
     found = sorted(HERE.glob("bench_*.py"))
     if not names:
@@ -67,21 +68,22 @@ def main(argv: list[str]) -> int:
     parser.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run (default: all)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--small", action="store_true", help="pass --small to each: a few seconds, for CI")
-    mode.add_argument("--write-readme", action="store_true",
-                      help="run the named benchmarks and replace their tables in README.md")
+    mode.add_argument("--write-docs", "--write-readme", dest="write_docs", action="store_true",
+                      help="run the named benchmarks and replace their tables in docs/benchmarks.md")
     args = parser.parse_args(argv)
-    if args.write_readme and not args.names:
-        parser.error("--write-readme needs the names of the benchmarks whose tables to regenerate")
+    if args.write_docs and not args.names:
+        parser.error("--write-docs needs the names of the benchmarks whose tables to regenerate")
     failed: list[str] = []
     for script, mode, name in scripts(args.names):
         label = " ".join([script.stem, *mode])
-        if not args.write_readme:
+        if not args.write_docs:
             code = run(script, [*mode, *(["--small"] if args.small else [])])
             if code != 0:
                 failed.append(f"{label} (exit {code})")
             continue
-        if any(f"\n{marker}\n" not in readme.README.read_text(encoding="utf-8") for marker in readme.markers(name)):
-            failed.append(f"{label} (README.md has no {readme.markers(name)[0]})")
+        page = readme.PAGE.relative_to(readme.ROOT)
+        if any(f"\n{marker}\n" not in readme.PAGE.read_text(encoding="utf-8") for marker in readme.markers(name)):
+            failed.append(f"{label} ({page} has no {readme.markers(name)[0]})")
             continue
         with tempfile.TemporaryDirectory(prefix="pdi-bench-readme-") as tmp:
             out = Path(tmp) / f"{name}.md"
@@ -92,9 +94,9 @@ def main(argv: list[str]) -> int:
                 failed.append(f"{label} (exit {code}{'' if out.exists() else ', no table written'})")
                 continue
             body = out.read_text(encoding="utf-8") + "\n" + readme.stamp(before, after)
-        readme.README.write_text(readme.replace(readme.README.read_text(encoding="utf-8"), name, body),
-                                 encoding="utf-8")
-        print(f"README.md: {name}'s table regenerated", flush=True)
+        readme.PAGE.write_text(readme.replace(readme.PAGE.read_text(encoding="utf-8"), name, body),
+                               encoding="utf-8")
+        print(f"{page}: {name}'s table regenerated", flush=True)
     if failed:
         print(f"\nFAILED: {', '.join(failed)}", file=sys.stderr, flush=True)
         return 1

@@ -1,4 +1,5 @@
-"""Exit statuses are documented once, in the README's table, and the table, `pdi --help` and the code agree.
+"""Exit statuses are documented once, in the manual's table (docs/reference/exit-codes.md), and the table,
+`pdi --help` and the code agree.
 
 Every class of :mod:`pdi.errors` exits with its ``exit_code`` and prints its
 ``title`` as the kind of its one line (``pdi: not found: …``); the other
@@ -19,7 +20,7 @@ from pdi.cli import load_all
 from pdi.cli.archive_cmd import PARTIAL_EXIT
 from pdi.cli.commands import EXIT_INTERRUPTED, EXIT_PAST_END, EXIT_USAGE, GROUP_HELP
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+TABLE = Path(__file__).resolve().parents[1] / "docs" / "reference" / "exit-codes.md"
 
 #: The statuses no error class names, and a word the table's meaning and the help both hold for each.
 OWN = {0: "success", EXIT_USAGE: "usage", EXIT_PAST_END: "past the end", PARTIAL_EXIT: "--partial",
@@ -37,8 +38,8 @@ def _classes() -> list[type[errors.PDIError]]:
 
 
 def _table() -> dict[int, str]:
-    """The README's exit status table: status -> meaning (the one table whose header is ``| status | meaning |``)."""
-    text = README.read_text(encoding="utf-8")
+    """The manual's exit status table: status -> meaning (the one table whose header is ``| status | meaning |``)."""
+    text = TABLE.read_text(encoding="utf-8")
     assert text.count("| status | meaning |") == 1, "one exit status table, no more"
     block = text.split("| status | meaning |\n|---|---|\n", 1)[1].split("\n\n", 1)[0]
     rows = {}
@@ -60,7 +61,7 @@ def _help() -> dict[int, str]:
 def test_every_error_class_is_in_the_table_with_its_title() -> None:
     table = _table()
     for cls in _classes():
-        assert cls.exit_code in table, f"{cls.__name__} exits {cls.exit_code}: not in the README's table"
+        assert cls.exit_code in table, f"{cls.__name__} exits {cls.exit_code}: not in the manual's table"
         if cls.__module__ != errors.__name__:
             continue  # a server's own (406 Not Acceptable): its status is its base class's, its title an HTTP one
         assert cls.title in table[cls.exit_code], (
@@ -85,7 +86,7 @@ def test_the_top_level_help_names_the_same_statuses_with_the_same_meanings() -> 
 
 
 def test_pdi_help_itself_prints_the_table_s_statuses() -> None:
-    # the fast path (no click) and the README agree through GROUP_HELP; this is what a person sees
+    # the fast path (no click) and the manual agree through GROUP_HELP; this is what a person sees
     page = subprocess.run([sys.executable, "-m", "pdi", "--help"], capture_output=True, text=True, timeout=60,
                           check=True, env={"COLUMNS": "80", "PATH": "/usr/bin:/bin", **_pythonpath()}).stdout
     flat = " ".join(page.split())

@@ -191,7 +191,7 @@ def test_registered_charset_names_a_label_by_its_iana_name() -> None:
 
 
 # --------------------------------------------------------------------------- the token's characters
-# README "Format tokens": a token carries unescaped the characters that media-type names
+# docs/reference/identifiers.md "Format tokens": a token carries unescaped the characters that media-type names
 # (RFC 6838 §4.2 restricted-name-chars) and charset names (RFC 2978 §2.3 mime-charset-chars) may
 # hold, less the PDI's reserved characters (draft line 217, which must be %-escaped), plus one "+"
 # between the major and the minor type. Worked out here from the three lists, not from the code.

@@ -16,7 +16,7 @@ from pdi.errors import ParseError
 
 #: alpha / digit / other (line 154, 215): what a unique id or a token carries unescaped.
 UNIQUE_SAFE: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789()-:;$_!'")
-#: What a format token carries unescaped (README "Format tokens"): the characters
+#: What a format token carries unescaped (docs/reference/identifiers.md, "Format tokens"): the characters
 #: that media-type names (RFC 6838 §4.2) and charset names (RFC 2978 §2.3) may
 #: hold, all of them RFC 2045 token characters, less the PDI's reserved ones
 #: (line 217: ``%`` ``.`` ``#`` ``+`` are %-escaped; ``+`` stands once, between

@@ -7,7 +7,7 @@ a versioned name's own N2R (its memento headers name no other memento)
 needs none. Reading every
 tombstone of the catalog for that (as the resolver did) made each answer
 grow with the withdrawals of a large catalog: 296 ms at a million names
-with 10,000 withdrawn against 4.4 ms now with 11,000 (bench/bench_scale.py, README
+with 10,000 withdrawn against 4.4 ms now with 11,000 (bench/bench_scale.py, docs/benchmarks.md,
 "Scale"). Here the resolver's store refuses the whole list, and the answers
 must still be what RFC 7089 and RFC 9110 say, on both stores.
 """

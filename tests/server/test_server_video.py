@@ -3,7 +3,7 @@
 A clip's answer is the whole video, its octets exactly (the fixity of
 record), with ``Content-Location`` naming the whole version and a ``Link``
 to it with the Media Fragments URI 1.0 ``#t=npt:`` of the interval; why,
-with the figures, is in :mod:`pdi.fragments.video` and the README.
+with the figures, is in :mod:`pdi.fragments.video` and docs/benchmarks.md.
 """
 
 from __future__ import annotations

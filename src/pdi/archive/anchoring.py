@@ -18,7 +18,7 @@ What is compared (PDI-GRAMMAR.md §3):
   ``name`` range of the source becomes the stretch of text it holds, and the
   stretch found becomes a range of the other version's source again.
 
-The answer (**our reading**, written down here and in the README): a ``char``
+The answer (**our reading**, written down here and in docs/how-to/reanchor.md): a ``char``
 range ``[a, b)`` of the CRLF-canonical text (or source) of the other
 version, ``NAME.FORMAT.V#char=a,b``. When the cited fragment was ``line`` and
 the range found begins and ends at line boundaries, the answer is

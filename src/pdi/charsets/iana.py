@@ -5,7 +5,7 @@ has one registered name and any number of aliases, none of which is
 preferred over another for comparison, and "no distinction is made between
 use of upper and lower case letters" (the registry's own note). The registry
 is shipped as ``pdi/data/character-sets.xml``, IANA's file as published (its
-``<updated>`` element says which edition; README.md names its source), never
+``<updated>`` element says which edition; docs/reference/identifiers.md names its source), never
 what the local Python happens to know.
 
 * :func:`lookup` finds the registered charset a label names: its name, its

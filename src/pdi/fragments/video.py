@@ -20,7 +20,7 @@ fragment is answered from that index, with no decoder in this process.
   the Media Fragments ``#t=`` of the interval, which a browser's player
   seeks to and stops at. Why not a cut clip, measured by
   ``bench/bench_video_clip.py`` on a 60 s 640×360 H.264/AAC MP4 with a
-  keyframe every 10 s, clip 12.3 s to 17.8 s (README, "The archive"): the
+  keyframe every 10 s, clip 12.3 s to 17.8 s (docs/benchmarks.md, "Video clips"): the
   whole file is answered in 10 ms (read, every chunk checked) and is
   exact; a stream copy (``ffmpeg -c copy``, 68–115 ms) can start only at the
   keyframe before (10 s: 197 video packets for the 138 of 5.5 s, hidden by
