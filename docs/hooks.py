@@ -30,7 +30,7 @@ CLI_MARKER = "<!-- cli-reference -->"
 API_MARKER = "<!-- http-api-reference -->"
 EXIT_MARKER = "<!-- exit-codes-from-errors -->"
 #: the width click formats help at in these pages
-WIDTH = 88
+WIDTH = 72
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
@@ -99,9 +99,9 @@ def cli_reference() -> str:
         arguments = [p for p in params if isinstance(p, click.Argument)]
         if arguments:
             args = [(f"<code>{html.escape(a.make_metavar(ctx))}</code>",
-                     "required" if a.required else "optional",
+                     "yes" if a.required else "no",
                      "any number" if a.nargs == -1 else str(a.nargs)) for a in arguments]
-            out.append(_table(("argument", "", "how many"), args))
+            out.append(_table(("argument", "required", "how many"), args))
         options = [r for p in params if isinstance(p, click.Option) and (r := p.get_help_record(ctx))]
         if options:
             rows = [(f"<code>{html.escape(names)}</code>", html.escape(text)) for names, text in options]
