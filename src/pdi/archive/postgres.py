@@ -51,6 +51,8 @@ _REMOVAL_LOCK = 0x0B10B6
 #: A transaction's first and last statements, sent with others (:meth:`PostgresStore._transaction`).
 _BEGIN: tuple[str, tuple[Any, ...]] = ("BEGIN", ())
 _COMMIT: tuple[str, tuple[Any, ...]] = ("COMMIT", ())
+#: A ``%b`` placeholder (not the ``b`` after an escaped ``%%``).
+_BINARY_PLACEHOLDER = re.compile(r"(?<!%)%b")
 
 
 def _connect_once(url: str, wait: float) -> None:
@@ -147,11 +149,9 @@ class PostgresStore(SQLStore):
         try:
             with self._connection() as conn:
                 deferred = self._deferred()
+                cursor: psycopg.Cursor[Any]
                 if deferred:  # sent with the statements deferred before it: one round trip for all
-                    with conn.pipeline():
-                        for statement in deferred:
-                            conn.execute(*statement)
-                        cursor = conn.execute(sql.replace("?", "%s"), tuple(params))
+                    cursor = _batch(conn, [*deferred, (sql.replace("?", "%s"), tuple(params))])
                 else:
                     cursor = conn.execute(sql.replace("?", "%s"), tuple(params))
                 if cursor.description is None:
@@ -186,9 +186,7 @@ class PostgresStore(SQLStore):
         if not statements:
             return
         try:
-            with conn.pipeline():
-                for statement in statements:
-                    conn.execute(*statement)
+            _batch(conn, statements)
         except psycopg.errors.UniqueViolation as exc:
             raise ImmutabilityError(f"already in the archive: {exc.diag.message_detail}") from exc
 
@@ -392,3 +390,25 @@ def open_postgres(url: str, *, create: bool, connections: int = 0, blobs: BlobSt
         store.close()
         raise
     return store
+
+
+def _batch(conn: psycopg.Connection[Any], statements: Sequence[tuple[str, tuple[Any, ...]]]) -> psycopg.Cursor[Any]:
+    """Run ``statements`` (``%s`` placeholders) in one round trip; a cursor on the last one's result.
+
+    They are sent as one simple-protocol query, their parameters bound by
+    psycopg on the client (``ClientCursor``): the server runs them in order
+    and answers once. Not as a pipeline of extended-protocol messages: through
+    a pooler in transaction mode (pgbouncer before 1.21, as Debian 12 ships)
+    a pipeline can lose its answer, and the request waits for ever. A
+    statement's binary parameters (``%b``) are bound as text here.
+    """
+    if len(statements) == 1:
+        return conn.execute(*statements[0])
+    cursor = psycopg.ClientCursor(conn)
+    cursor.execute(
+        "; ".join(_BINARY_PLACEHOLDER.sub("%s", sql) for sql, _ in statements),
+        [value for _, params in statements for value in params],
+    )
+    while cursor.nextset():  # the last statement's rows, if any
+        pass
+    return cursor
