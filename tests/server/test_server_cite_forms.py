@@ -8,13 +8,18 @@ Media Fragments' ``xywh`` is left, top, width and height, and ``t`` is seconds.
 
 from __future__ import annotations
 
+import base64
 import json
+import time
 import urllib.parse
+from pathlib import Path
 from typing import Any
 
 import httpx
 from server_helpers import S, Served
-from test_server_viewer_browser import _desktop, _js, _select
+from test_server_keyboard import FOCUSED, _key, _keyboard_tab, _tab_to
+from test_server_pages_screenshots import SHOTS
+from test_server_viewer_browser import OFFERED, _desktop, _js, _offered, _select
 
 from chromium_helpers import open_page
 from pdi.capture.browser import Pipe, devtools
@@ -70,7 +75,8 @@ def test_a_crlf_text_offers_one_name_and_its_other_forms_each_naming_the_same_pa
         opened, why = _panel(pipe, session)
         # open its other forms, as a reader would, and keep the picture
         _js(pipe, session, "document.getElementById('other-forms').open = true")
-        _js(pipe, session, "document.getElementById('other-forms').scrollIntoView({block: 'start'})")
+        _js(pipe, session, "document.querySelector('section.cite').scrollIntoView({block: 'start'})")
+        _shoot(pipe, session, "text-other-forms.png")
     # one name shown; the others folded away, with the reason they differ
     assert opened is False
     assert "RFC 5147 counts a line end as one character" in why and "deposited with CR LF line ends" in why
@@ -215,3 +221,61 @@ def test_a_clip_of_a_video_offers_its_media_fragment(media: tuple[str, dict[str,
     assert forms["name"] == ["verified", primary, ""]
     assert forms["mediafrag"] == ["verified", video + "#t=1,2.5", ""]
     assert httpx.get(f"{base}/api/resolve", params={"pdi": forms["mediafrag"][1]}).json()["pdi"] == primary
+
+
+# --- select → cite with the keyboard alone ----------------------------------------------------------------
+
+
+def _shoot(pipe: Pipe, session: str, name: str) -> Path:
+    shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)
+    png = base64.b64decode(shot["data"])
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / name).write_bytes(png)
+    return SHOTS / name
+
+
+def test_a_passage_is_selected_and_cited_with_the_keyboard_alone(served: Served) -> None:
+    # "Hello, world.\nSecond 𝄞 line.\n…": Tab into the text, seven steps right (past "Hello, "), five more with
+    # Shift ("world"), Enter: the name is #char=7,12 (PDI characters of the CRLF-canonical text), said in the status
+    with devtools() as pipe:
+        session = _keyboard_tab(pipe, f"{served.url}/view?pdi={urllib.parse.quote(served.text, safe='')}")
+        visited = _tab_to(pipe, session, "text")
+        assert visited[-1][3] and visited[-1][4], visited[-1]  # the text's focus is drawn (:focus-visible, an outline)
+        # the button that cites, and the keys, were on the way: a reader meets them before the text
+        assert "cite-selection" in [v[1] for v in visited]
+        for _ in range(7):
+            _key(pipe, session, "ArrowRight", 39)
+        for _ in range(5):
+            _key(pipe, session, "ArrowRight", 39, shift=True)
+        assert _js(pipe, session, "document.getSelection().toString()") == "world"
+        caret = _js(pipe, session, "(() => { const c = document.querySelector('.caret'); return !c.hidden && c.offsetHeight > 0; })()")
+        assert caret is True  # the caret the page draws is shown at the selection's moving end
+        _key(pipe, session, "Enter", 13, "\r")
+        assert _offered(pipe, session) == served.text + "#char=7,12"
+        status = _js(pipe, session, "[document.getElementById('cite-status').textContent,"
+                                    " document.getElementById('cite-status').getAttribute('aria-live')]")
+        assert status == ["Resolved and checked: " + served.text + "#char=7,12", "polite"]
+        assert json.loads(_js(pipe, session, FOCUSED))[1] == "text"  # the focus stays in the text
+        _js(pipe, session, "scrollTo(0, 0)")
+        shot = _shoot(pipe, session, "text-keyboard-cite.png")
+        # Shift+Down extends it onto the next line; Enter names that; the name resolves to what is selected
+        _key(pipe, session, "ArrowDown", 40, shift=True)
+        selected = _js(pipe, session, "document.getSelection().toString()")
+        assert selected.startswith("world.\nSecond") and "\n" in selected
+        _key(pipe, session, "Enter", 13, "\r")
+        name = str(_js(pipe, session, OFFERED.replace("BEFORE", json.dumps(served.text + "#char=7,12"))))
+    assert shot.stat().st_size > 0
+    got = httpx.get(f"{served.url}/uri-res/N2R?{name.replace('#', '%23')}").content
+    assert got == selected.replace("\n", "\r\n").encode(), name
+    start, end = map(int, name.split("#char=")[1].split(","))
+    assert (start, end - start) == (7, len(selected.replace("\n", "\r\n")))  # 𝄞 is one code point, two UTF-16 units
+
+
+def test_enter_with_no_selection_says_how_to_make_one(served: Served) -> None:
+    with devtools() as pipe:
+        session = _keyboard_tab(pipe, f"{served.url}/view?pdi={urllib.parse.quote(served.text, safe='')}")
+        _tab_to(pipe, session, "text")
+        _key(pipe, session, "Enter", 13, "\r")
+        said = _js(pipe, session, "document.getElementById('cite-status').textContent")
+    assert said.startswith("Select a passage first: Shift with the arrow keys")

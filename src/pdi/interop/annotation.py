@@ -11,12 +11,16 @@ February 2017, https://www.w3.org/TR/annotation-model/):
   ``TextPositionSelector`` (§4.2.5: ``start``/``end``, code points),
   ``DataPositionSelector`` (§4.2.6, a ``byte`` fragment), and a
   ``FragmentSelector`` (§4.2.1) that ``conformsTo`` RFC 5147 (a text's
-  ``char`` range, RFC 5147 counting a line ending as one character), Media
+  ``char`` range, RFC 5147 counting a line ending as one character; none
+  when an end falls between a CR and its LF, where RFC 5147 has no
+  position), Media
   Fragments (``xywh=pixel:`` of an image, ``t=npt:`` of audio) or HTML
   (RFC 3236: an element's ``id``), as fits.
 
 What the text positions count (decision): for a text, the CRLF-canonical
-text (so ``TextPositionSelector`` holds the ``char`` positions); for HTML,
+text (so ``TextPositionSelector`` holds the ``char`` positions, which for a
+text deposited with CR LF line ends are the code points of its own text);
+for HTML,
 XML and an aggregate, the page text of :mod:`pdi.fragments.pagetext` (the
 rendered text, one line per block, white space collapsed), which is what a
 quote is taken from and matched in.
@@ -179,7 +183,8 @@ def _specific_resource(archive: Archive, parsed: PDI) -> dict[str, Any]:
             selectors.append({"type": "TextQuoteSelector", "exact": quote.exact, "prefix": quote.prefix,
                               "suffix": quote.suffix})
         selectors.append({"type": "TextPositionSelector", "start": start, "end": end})
-        if page.kind == "text":
+        if page.kind == "text" and not any(page.text[p - 1 : p + 1] == "\r\n" for p in (first, last) if p > 0):
+            # an end between a CR and its LF has no RFC 5147 position (a line end is one character there): no selector
             a, b = _rfc5147(page.text, first), _rfc5147(page.text, last)
             selectors.append({"type": "FragmentSelector", "conformsTo": RFC5147,
                               "value": f"char={a}" if a == b else f"char={a},{b}"})
