@@ -279,3 +279,30 @@ def test_enter_with_no_selection_says_how_to_make_one(served: Served) -> None:
         _key(pipe, session, "Enter", 13, "\r")
         said = _js(pipe, session, "document.getElementById('cite-status').textContent")
     assert said.startswith("Select a passage first: Shift with the arrow keys")
+
+
+def test_a_passage_of_a_pdf_offers_its_w3c_selector(media: tuple[str, dict[str, str]]) -> None:
+    from test_server_pdf_viewer import LAYER, _until
+
+    base, names = media
+    paper = urllib.parse.unquote(names["paper"])
+    wanted = "Dynamic languages such as JavaScript"
+    start = LAYER.text.index(wanted)  # characters of the PDF's text layer, as the PDI counts them
+    with devtools() as pipe:
+        session = open_page(pipe, f"{base}/view?pdi={names['paper']}")
+        _desktop(pipe, session)
+        assert _until(pipe, session, "document.querySelector('#page-1[data-laid]')")
+        _js(pipe, session, f"""(() => {{ const at = (i) => document.querySelector('#page-1 .pdf-text span[data-i="' + i + '"]');
+            const r = document.createRange(); r.setStart(at({start}).firstChild, 0);
+            r.setEnd(at({start + len(wanted) - 1}).firstChild, 1);
+            document.getSelection().removeAllRanges(); document.getSelection().addRange(r); }})()""")
+        forms = _forms(pipe, session)
+    primary = f"{paper}#char={start},{start + len(wanted)}"
+    assert forms["name"] == ["verified", primary, ""]
+    assert forms["annotation"][0] == "verified", forms["annotation"]
+    selectors = {s["type"]: s for s in json.loads(forms["annotation"][1])}
+    assert selectors["TextQuoteSelector"]["exact"] == wanted
+    position = selectors["TextPositionSelector"]
+    assert LAYER.text[position["start"]:position["end"]] == wanted
+    exported = httpx.get(f"{base}/api/annotation", params={"pdi": primary}).json()
+    assert [r["pdi"] for r in httpx.post(f"{base}/api/annotation", json=exported).json()["results"]] == [primary]
