@@ -168,6 +168,10 @@ def test_an_image_region_offers_rect_and_its_media_fragment_and_selector(served:
                                " i.dispatchEvent(new Event('change')); })()")
         forms = _forms(pipe, session)
         why = _panel(pipe, session)[1]
+        _desktop(pipe, session)
+        _js(pipe, session, "document.getElementById('other-forms').open = true")
+        _js(pipe, session, "document.querySelector('section.cite').scrollIntoView({block: 'start'})")
+        _shoot(pipe, session, "image-other-forms.png")
     primary = served.picture + "#rect=(2,3),(40,9)"
     assert forms["name"] == ["verified", primary, ""]
     # xywh: left 2, top 3, width 40 - 2, height 9 - 3
@@ -306,3 +310,21 @@ def test_a_passage_of_a_pdf_offers_its_w3c_selector(media: tuple[str, dict[str, 
     assert LAYER.text[position["start"]:position["end"]] == wanted
     exported = httpx.get(f"{base}/api/annotation", params={"pdi": primary}).json()
     assert [r["pdi"] for r in httpx.post(f"{base}/api/annotation", json=exported).json()["results"]] == [primary]
+
+
+def test_the_other_forms_fit_a_phone(served: Served) -> None:
+    # 390 CSS pixels wide: the panel, its other forms open, stays within the window (each name's box under its label)
+    with devtools() as pipe:
+        session = open_page(pipe, f"{served.url}/view?pdi={urllib.parse.quote(served.text, safe='')}")
+        size = {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True}
+        pipe.call("Emulation.setDeviceMetricsOverride", size, session, time.monotonic() + 30)
+        assert _select(pipe, session, "world") == served.text + "#char=7,12"
+        _forms(pipe, session)
+        _js(pipe, session, "document.getElementById('other-forms').open = true")
+        _js(pipe, session, "document.querySelector('section.cite').scrollIntoView({block: 'start'})")
+        widest = _js(pipe, session, "Math.max(...[...document.querySelectorAll('section.cite *')]"
+                                    ".map((e) => e.getBoundingClientRect().right))")
+        boxes = _js(pipe, session, "[...document.querySelectorAll('section.cite .offer input')].map((i) => i.clientWidth)")
+        _shoot(pipe, session, "text-other-forms-phone.png")
+    assert widest <= 390, widest
+    assert min(boxes) > 200, boxes  # wide enough to read the start of a name

@@ -84,6 +84,8 @@ _STYLE = """
 .other-forms .offer{grid-template-columns:8rem 1fr auto 4.5rem}
 .cite-keys{margin:0.2rem 0 0.4rem;font-size:0.85rem}
 #text:focus-visible{outline:3px solid #0050c8;outline-offset:2px}
+@media (max-width:40rem){.offer,.other-forms .offer{grid-template-columns:1fr auto auto;row-gap:0.1rem}
+ .offer label{grid-column:1/-1}}
 .caret{position:absolute;width:2px;background:#c00000;pointer-events:none;z-index:6}
 #cite-status{margin:0.3rem 0 0;min-height:1.45em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;font-size:0.9rem}
 .figure{touch-action:none;cursor:crosshair;user-select:none;overflow:hidden} .figure img.pixelated{image-rendering:pixelated}
