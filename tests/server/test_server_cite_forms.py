@@ -8,17 +8,15 @@ Media Fragments' ``xywh`` is left, top, width and height, and ``t`` is seconds.
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 import urllib.parse
-from pathlib import Path
 from typing import Any
 
 import httpx
 from server_helpers import S, Served
 from test_server_keyboard import FOCUSED, _key, _keyboard_tab, _tab_to
-from test_server_pages_screenshots import SHOTS
+from test_server_pdf_viewer import LAYER, _shoot, _until
 from test_server_viewer_browser import OFFERED, _desktop, _js, _offered, _select
 
 from chromium_helpers import open_page
@@ -38,6 +36,13 @@ FORMS = """
   return Object.fromEntries(rows().map((i) => [i.id, [i.dataset.state, i.value, i.dataset.error || ""]]));
 })()
 """
+
+
+def _typed(pipe: Pipe, session: str, values: tuple[tuple[str, object], ...]) -> None:
+    """Type each value in the input of its id, each a change, as the keyboard's way of giving corners or times."""
+    for key, value in values:
+        _js(pipe, session, f"(() => {{ const i = document.getElementById('{key}'); i.value = '{value}';"
+                           " i.dispatchEvent(new Event('change')); })()")
 
 
 def _forms(pipe: Pipe, session: str) -> dict[str, list[str]]:
@@ -163,9 +168,7 @@ def test_an_image_region_offers_rect_and_its_media_fragment_and_selector(served:
     view = f"{served.url}/view?pdi={urllib.parse.quote(served.picture, safe='')}"
     with devtools() as pipe:
         session = open_page(pipe, view)
-        for key, value in (("x1", 2), ("y1", 3), ("x2", 40), ("y2", 9)):
-            _js(pipe, session, f"(() => {{ const i = document.getElementById('{key}'); i.value = '{value}';"
-                               " i.dispatchEvent(new Event('change')); })()")
+        _typed(pipe, session, (("x1", 2), ("y1", 3), ("x2", 40), ("y2", 9)))
         forms = _forms(pipe, session)
         why = _panel(pipe, session)[1]
         _desktop(pipe, session)
@@ -185,9 +188,7 @@ def test_a_stretch_of_sound_offers_sec_and_its_media_fragment(served: Served) ->
     view = f"{served.url}/view?pdi={urllib.parse.quote(served.sound, safe='')}"
     with devtools() as pipe:
         session = open_page(pipe, view)
-        for key, value in (("start", "0.5"), ("end", "2")):
-            _js(pipe, session, f"(() => {{ const i = document.getElementById('{key}'); i.value = '{value}';"
-                               " i.dispatchEvent(new Event('change')); })()")
+        _typed(pipe, session, (("start", "0.5"), ("end", "2")))
         forms = _forms(pipe, session)
     primary = served.sound + "#msec=500,2000"
     assert forms["name"] == ["verified", primary, ""]
@@ -217,9 +218,7 @@ def test_a_clip_of_a_video_offers_its_media_fragment(media: tuple[str, dict[str,
     video = urllib.parse.unquote(names["video"])  # the fixture's names are quoted for a URL
     with devtools() as pipe:
         session = open_page(pipe, f"{base}/view?pdi={names['video']}")
-        for key, value in (("start", "1"), ("end", "2.5")):
-            _js(pipe, session, f"(() => {{ const i = document.getElementById('{key}'); i.value = '{value}';"
-                               " i.dispatchEvent(new Event('change')); })()")
+        _typed(pipe, session, (("start", "1"), ("end", "2.5")))
         forms = _forms(pipe, session)
     primary = video + "#msec=1000,2500"
     assert forms["name"] == ["verified", primary, ""]
@@ -228,15 +227,6 @@ def test_a_clip_of_a_video_offers_its_media_fragment(media: tuple[str, dict[str,
 
 
 # --- select → cite with the keyboard alone ----------------------------------------------------------------
-
-
-def _shoot(pipe: Pipe, session: str, name: str) -> Path:
-    shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)
-    png = base64.b64decode(shot["data"])
-    assert png.startswith(b"\x89PNG\r\n\x1a\n")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    (SHOTS / name).write_bytes(png)
-    return SHOTS / name
 
 
 def test_a_passage_is_selected_and_cited_with_the_keyboard_alone(served: Served) -> None:
@@ -262,14 +252,13 @@ def test_a_passage_is_selected_and_cited_with_the_keyboard_alone(served: Served)
         assert status == ["Resolved and checked: " + served.text + "#char=7,12", "polite"]
         assert json.loads(_js(pipe, session, FOCUSED))[1] == "text"  # the focus stays in the text
         _js(pipe, session, "scrollTo(0, 0)")
-        shot = _shoot(pipe, session, "text-keyboard-cite.png")
+        _shoot(pipe, session, "text-keyboard-cite.png")
         # Shift+Down extends it onto the next line; Enter names that; the name resolves to what is selected
         _key(pipe, session, "ArrowDown", 40, shift=True)
         selected = _js(pipe, session, "document.getSelection().toString()")
         assert selected.startswith("world.\nSecond") and "\n" in selected
         _key(pipe, session, "Enter", 13, "\r")
         name = str(_js(pipe, session, OFFERED.replace("BEFORE", json.dumps(served.text + "#char=7,12"))))
-    assert shot.stat().st_size > 0
     got = httpx.get(f"{served.url}/uri-res/N2R?{name.replace('#', '%23')}").content
     assert got == selected.replace("\n", "\r\n").encode(), name
     start, end = map(int, name.split("#char=")[1].split(","))
@@ -286,8 +275,6 @@ def test_enter_with_no_selection_says_how_to_make_one(served: Served) -> None:
 
 
 def test_a_passage_of_a_pdf_offers_its_w3c_selector(media: tuple[str, dict[str, str]]) -> None:
-    from test_server_pdf_viewer import LAYER, _until
-
     base, names = media
     paper = urllib.parse.unquote(names["paper"])
     wanted = "Dynamic languages such as JavaScript"

@@ -23,6 +23,17 @@ reserved from the start (nothing moves when a name appears), with a copy
 button, and is shown only once the script has resolved it and found that it
 names what was selected (the text, the region, the samples).
 
+One selection, one citable name: the PDI is shown; the other forms of the
+same selection sit under a closed "Other forms" with a sentence on why
+their numbers differ (:data:`FORM_LABELS`: RFC 5147's URL of a plain text,
+a PDI with a browser's ``#:~:text=``, ``#xywh=`` or ``#t=``, and the W3C
+selectors of its annotation). Each is offered only once the resolver reads
+it back to the same passage (an alias resolved to the PDI, an annotation
+imported back to it); where none can say it, its box says why. A text is
+reached by Tab: the arrow keys move a caret the script draws, Shift
+extends the selection, and Enter (or the button *Cite the selection*)
+names it, said in the panel's live status.
+
 The page of a version shows the document's title (its ``title``
 statement) and, on a version that is not the latest, a banner saying so
 with a link to the latest. A generic name (no format) shows the document's page
@@ -377,7 +388,9 @@ def _message_page(whole: Resolved, selected: Resolved | None, head: str) -> str:
     )
     body = (
         f"{head}{section}{_TO_PASSAGE if start is not None else ''}"
-        f"{_cite_panel(hint, forms=('textfrag', 'annotation'), why=_why_text(None, rfc5147=False), cite_button=True)}"
+        # one name only: the body's text is no entity of its own, so neither an RFC 5147 URL nor a browser's
+        # fragment names it, and annotations quote a text, a page or a PDF
+        f"{_cite_panel(hint, cite_button=True)}"
         f'<pre id="text" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}">\n{_shown(text, start, end)}</pre>'
     )
     return page(str(whole.pdi), body, script=SCRIPT, style=_STYLE + MESSAGE_STYLE)
@@ -458,7 +471,7 @@ def _why_text(convention: str | None, *, rfc5147: bool, markup: bool = False) ->
             " CR LF); a text fragment and the W3C selector quote the text a reader sees, so they name a selection"
             " only where it is text of the page, and they are read back to the same characters."
         )
-    if not rfc5147:
+    if not rfc5147:  # a text too long for its MD5 to be read for each page: no RFC 5147 form
         return counted + " A text fragment quotes the words instead of counting them."
     said = {
         None: "",
