@@ -17,7 +17,8 @@ February 2017, https://www.w3.org/TR/annotation-model/):
   Fragments (``xywh=pixel:`` of an image, ``t=npt:`` of audio) or HTML
   (RFC 3236: an element's ``id``), as fits.
 
-What the text positions count (decision): for a text, the CRLF-canonical
+What the text positions count (decision): for a PDF, its text layer (what
+its ``char`` positions count; docs/pdf-text-layer.md); for a text, the CRLF-canonical
 text (so ``TextPositionSelector`` holds the ``char`` positions, which for a
 text deposited with CR LF line ends are the code points of its own text);
 for HTML,
@@ -340,8 +341,8 @@ def import_annotations(archive: Archive, data: object, *, document: str | None =
         if current is None or current[0] != key:
             current = None  # the document before is let go before the next one is read
             located = archive.locate(key)  # a PDF's text layer is read, not the PDF
-            pdf = isinstance(located, Resolved) and located.media_type == "application/pdf"
-            current = (key, _Document(archive, located if pdf and isinstance(located, Resolved) else archive.get(key)))
+            pdf = located if isinstance(located, Resolved) and located.media_type == "application/pdf" else None
+            current = (key, _Document(archive, pdf or archive.get(key)))
         results[k] = _import_target(archive, ident, source, current[1], selectors)
     return [r for r in results if r is not None]
 
