@@ -102,6 +102,9 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
             "sgml": archive.add("library.example.us", (DATA / "sgml" / "w3c-document-notice.html").read_bytes(), format="sgml"),
             "video": archive.add("library.example.us", (root / "clip.webm").read_bytes(), format="webm"),
             "attached": archive.add("library.example.us", (DATA / "email" / "msg_07.txt").read_bytes(), format="rfc822"),
+            # an XML document's source in the viewer (tests/server/test_server_pages_axe.py)
+            "xml": archive.add("library.example.us", b'<?xml version="1.0"?>\n<note lang="en"><to>Tove</to>'
+                               b"<body>Remember the minutes.</body></note>\n", format="xml"),
         }
         with (DATA / "email" / "metrics-grimoire-2016-04.mbox").open("rb") as mbox:
             thread = [

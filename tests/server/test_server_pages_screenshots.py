@@ -69,7 +69,7 @@ PAGES = {
     "long-text": ("/view?pdi={long}%23line=100000,100001", "document.getElementById('passage').textContent === '0100000 line of a long text\\n'"
                   " && window.scrollY > 1000 && Number(document.getElementById('text').dataset.offset) > 0"),
     # its head: over 1 MiB, its text waits for the indexer (pdi index) and the facts say so
-    "long-text-head": ("/view?pdi={long}", "document.querySelector('dd.pending[role=status]').innerText.startsWith('index pending')"
+    "long-text-head": ("/view?pdi={long}", "document.querySelector('dd.pending [role=status]').innerText.startsWith('index pending')"
                        " && document.querySelector('dd.pending').getBoundingClientRect().bottom <= innerHeight"),
     "generic": ("/view?pdi={versioned}", "document.querySelectorAll('#versions tbody tr').length === 2"),
     # the annotation server's operations, scrolled to: the role it needs and its answers

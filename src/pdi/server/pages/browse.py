@@ -70,7 +70,7 @@ table.month td.has{background:#e7f0fb}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:0.25rem 1rem} dl.facts dd{margin:0}
 code.sha{font-size:0.78rem;word-break:break-all} td.sha{min-width:12rem}
 table.catalogue td time{white-space:normal} time span{white-space:nowrap}
-tr.superseded td{color:#777} tr.superseded td.value{text-decoration:line-through}
+tr.superseded td{color:#666} tr.superseded td.value{text-decoration:line-through}
 .ok{color:#176117;font-weight:600} .bad{color:#a00;font-weight:600} .never{color:#8a5a00}
 ol.timeline{list-style:none;padding-left:0;border-left:3px solid #c8d3e0;margin-left:0.5rem}
 ol.timeline li{padding:0.3rem 0 0.3rem 1rem;position:relative}
@@ -410,7 +410,7 @@ def _statements(statements: Sequence[AssertionRecord], generic: str) -> str:
             f"<td>{'current' if current else 'superseded'}</td></tr>"
         )
     return (
-        '<table class="catalogue" id="statements"><thead><tr><th scope="col">About</th><th scope="col">Key</th>'
+        '<table class="catalogue" id="statements" tabindex="0" aria-label="Statements"><thead><tr><th scope="col">About</th><th scope="col">Key</th>'
         '<th scope="col">Value</th><th scope="col">Stated by</th><th scope="col">When</th><th scope="col">Status</th>'
         f"</tr></thead><tbody>{rows}</tbody></table>"
     )

@@ -108,13 +108,13 @@ fieldset.coords input{width:5.5rem}
 .wave .band{position:absolute;top:0;bottom:0;background:rgba(255,200,0,.35);outline:2px solid #c98a00}
 .wave .band.cited{background:rgba(224,0,0,.15);outline:2px solid #e00}
 .wave.timeline{height:36px} .wave .playhead{position:absolute;top:0;bottom:0;width:2px;background:#333;pointer-events:none}
-.figure.video{position:relative;display:inline-block;max-width:100%} .figure.video video{display:block;background:#000}
+.figure.video{position:relative;display:inline-block;max-width:100%} .figure.video video{display:block;background:#000;max-width:100%;height:auto}
 .figure.video:not(.box-mode){cursor:auto} .figure .box{pointer-events:none}
 #video-box-mode[aria-pressed=true]{background:#0050c8;color:#fff} .clip{font-weight:600}
 .pdf{display:flex;flex-direction:column;align-items:center;gap:12px;padding:12px 0;background:#e4e7eb}
 .pdf-page{position:relative;overflow:hidden;background:#fff;box-shadow:0 1px 4px rgba(0,0,0,.3);max-width:100%}
 .pdf-page canvas{position:absolute;left:0;top:0}
-.pdf-page .folio{position:absolute;right:6px;top:4px;font-size:0.75rem;color:#888}
+.pdf-page .folio{position:absolute;right:6px;top:4px;font-size:0.75rem;color:#595959}
 .pdf-text{position:absolute;inset:0;line-height:1;z-index:2}
 .pdf-text span{position:absolute;color:transparent;white-space:pre;cursor:text;transform-origin:0 0;font-family:sans-serif;line-height:1}
 .pdf-text span::selection{background:rgba(0,80,200,.3);color:transparent}
@@ -261,8 +261,8 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None) -> str:
     )
     if archive.index_pending_of(record):  # resolvable at once; its passages are the indexer's still
         facts += (
-            '<dt>full text</dt><dd class="pending" role="status">index pending: deposited and resolvable,'
-            " but the indexer has not read its text yet, so a search does not find it</dd>"
+            '<dt>full text</dt><dd class="pending"><span role="status">index pending: deposited and resolvable,'
+            " but the indexer has not read its text yet, so a search does not find it</span></dd>"
         )
     chosen = selected.fragment if selected is not None else None
     note = (
@@ -718,7 +718,7 @@ def _video(archive: Archive, whole: Resolved, selected: Resolved | None) -> str:
         + f'<div class="figure video" id="figure" data-pdi="{html.escape(name)}" data-width="{info.width}"'
         f' data-height="{info.height}" data-video="1"{data_at}>'
         f'<video id="player" controls preload="{preload or "metadata"}" src="{html.escape(src)}"{poster}'
-        f' style="width:{width}px;height:{height}px" aria-label="the video, {info.width}×{info.height},'
+        f' style="width:{width}px;aspect-ratio:{width}/{height}" aria-label="the video, {info.width}×{info.height},'
         f' {_seconds(info.duration_ms)}"></video>'
         f'{cited_box}<div class="box selection" id="selection" hidden></div></div>'
         + f'<div class="wave timeline" id="wave" data-pdi="{html.escape(name)}"{attributes}'

@@ -1,0 +1,199 @@
+"""Every page of the reader's app checked by axe-core in Chromium, on a desktop and on a 390 px phone.
+
+axe-core (Deque's accessibility engine, npm's tarball of the version
+``scripts/bootstrap --dev`` pins, checked here against the integrity pinned
+beside it) runs its rules on each page of
+:data:`test_server_pages_screenshots.PAGES` and a few more states (an XML
+document, a PDF drawn by pdf.js, a reader signed in, a search finding
+nothing): no violation of impact *serious* or *critical* is allowed; every
+violation found is printed with its rule, impact, targets and help. Each
+page's results are kept as JSON in ``tests/artifacts/axe/`` (or
+``$PDI_AXE_RESULTS``), beside the screenshots (ignored by git).
+
+On a phone (390 × 844 CSS px, WCAG 1.4.10 "Reflow" asks for 320) the page
+must not scroll sideways: what is wider than the screen (a long line of a
+text, a table of SHA-256s, a PDF's page) scrolls inside its own box. Each
+phone page is saved as ``NAME-phone.png`` beside the desktop screenshots for
+a person to look at.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import sys
+import tarfile
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import pytest
+from server_helpers import Served
+from test_server_pages_screenshots import PAGES, page_url
+from test_server_pdf_viewer import _shoot
+
+from chromium_helpers import navigate_and_wait_for_load, new_tab
+from pdi.capture.browser import Pipe, devtools
+
+ROOT = Path(__file__).resolve().parents[2]
+FETCHED = Path(os.environ.get("PDI_AXE_CORE") or Path(sys.prefix) / "share" / "axe-core")
+RESULTS = Path(os.environ.get("PDI_AXE_RESULTS") or ROOT / "tests" / "artifacts" / "axe")
+BOOTSTRAP = (ROOT / "scripts" / "bootstrap").read_text()
+VERSION = re.search(r"^axe_core_version=(\S+)$", BOOTSTRAP, re.M).group(1)  # type: ignore[union-attr]
+INTEGRITY = re.search(r"^axe_core_integrity=(\S+)$", BOOTSTRAP, re.M).group(1)  # type: ignore[union-attr]
+
+#: What fails a page: WCAG's failures that stop or seriously hinder a reader (axe's impacts; minor and moderate are kept in the JSON).
+FAILING = ("serious", "critical")
+
+#: Pages beyond the screenshots' (name -> what to open, on ``served`` or on ``media``, and when it is ready).
+MORE = {
+    # an XML document's source, an element marked
+    "xml": ("media", "/view?pdi={xml}%23elt=1,2", "document.querySelector('mark') !== null"),
+    # a PDF of 14 pages drawn by pdf.js, its first page's canvas and pdi's text layer over it
+    "pdf-paper": ("media", "/view?pdi={paper}", "document.querySelector('#page-1[data-drawn]') !== null"
+                  " && document.querySelector('#page-1 .pdf-text span') !== null"),
+    # a search that finds nothing
+    "search-nothing": ("served", "/search?q=zzyzx", "document.querySelector('main') !== null"),
+    # a reader signed in: the header names the token and offers to sign out
+    "signed-in": ("served", "/view?pdi={text}", "document.querySelector('header form.who button') !== null"),
+}
+
+#: Every page checked: the screenshots' and :data:`MORE`.
+ALL = [*PAGES, *MORE]
+
+#: axe's options. ``iframes: false``: the one frame a page of pdi holds is the replay origin's archived page
+#: (a stranger's markup, replayed byte for byte as captured: not pdi's to correct); the frame element itself
+#: (its title) is checked on pdi's page. ``resultTypes``: the passes and incomplete checks kept as counts only.
+AXE_OPTIONS = {"iframes": False, "resultTypes": ["violations"]}
+
+
+def axe_source() -> str:
+    """axe.min.js from npm's tarball of the pinned version, the tarball checked against the pinned integrity."""
+    tarball = FETCHED / f"axe-core-{VERSION}.tgz"
+    assert tarball.is_file(), f"{tarball} is missing: run scripts/bootstrap --dev (or set PDI_AXE_CORE)"
+    octets = tarball.read_bytes()
+    assert "sha512-" + base64.b64encode(hashlib.sha512(octets).digest()).decode() == INTEGRITY
+    with tarfile.open(tarball) as archive:
+        member = archive.extractfile("package/axe.min.js")
+        assert member is not None
+        return member.read().decode()
+
+
+@pytest.fixture(scope="module")
+def axe() -> str:
+    return axe_source()
+
+
+def _url(served: Served, media: tuple[str, dict[str, str]], page: str) -> str:
+    if page in PAGES:
+        return page_url(served, media, page)
+    where, path, _ = MORE[page]
+    names = {"text": urllib.parse.quote(served.text, safe="")}
+    return (media[0] if where == "media" else served.url) + path.format(**names, **media[1])
+
+
+def _ready(served: Served, page: str) -> str:
+    check = PAGES[page][1] if page in PAGES else MORE[page][2]
+    return check.replace("{replay}", served.replay_url)
+
+
+def _js(pipe: Pipe, session: str, expression: str, seconds: float = 60) -> Any:
+    answer = pipe.call("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True},
+                       session, time.monotonic() + seconds)
+    assert "exceptionDetails" not in answer, answer["exceptionDetails"]
+    return answer["result"].get("value")
+
+
+def _open(pipe: Pipe, served: Served, media: tuple[str, dict[str, str]], page: str, width: int, height: int) -> str:
+    """``page`` in a new tab of ``width`` × ``height`` CSS px (a phone's when narrow), once its script has done."""
+    deadline = time.monotonic() + 60
+    session = new_tab(pipe, "Page", deadline=deadline)
+    size = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
+    pipe.call("Emulation.setDeviceMetricsOverride", size, session, deadline)
+    if page == "signed-in":
+        _, token = served.archive.add_token(f"axe-{width}", role="read")
+        pipe.call("Network.setCookie", {"name": "pdi-token", "value": token, "url": served.url, "httpOnly": True},
+                  session, deadline)
+    navigate_and_wait_for_load(pipe, session, _url(served, media, page), deadline)
+    ready = _ready(served, page)
+    while not _js(pipe, session, f"(() => {{ try {{ return !!({ready}); }} catch (e) {{ return false; }} }})()"):
+        if time.monotonic() > deadline:
+            break  # checked as it is: the screenshots' test says what is missing
+        time.sleep(0.2)
+    time.sleep(0.3)  # a last frame drawn (pdf.js, the waveform)
+    return session
+
+
+def _audit(pipe: Pipe, session: str, axe: str, page: str, suffix: str) -> list[dict[str, Any]]:
+    """axe's violations on the page of ``session``, kept as ``RESULTS/PAGE{suffix}.json``."""
+    _js(pipe, session, axe + ";true")
+    results = _js(pipe, session, f"axe.run(document, {json.dumps(AXE_OPTIONS)})", seconds=120)
+    assert results["testEngine"] == {"name": "axe-core", "version": VERSION}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{page}{suffix}.json").write_text(json.dumps(results, indent=1))
+    violations: list[dict[str, Any]] = results["violations"]
+    return violations
+
+
+def _said(page: str, violations: list[dict[str, Any]]) -> str:
+    lines = [f"{page}: {len(violations)} serious or critical violations of axe-core {VERSION}:"]
+    for v in violations:
+        lines.append(f"- {v['id']} ({v['impact']}): {v['help']} <{v['helpUrl']}>")
+        for node in v["nodes"][:8]:
+            lines.append(f"    {' '.join(map(str, node['target']))}: {node.get('failureSummary', '').replace(chr(10), ' ')}")
+    return "\n".join(lines)
+
+
+def test_the_tarball_is_the_one_bootstrap_pins() -> None:
+    assert re.fullmatch(r"\d+\.\d+\.\d+", VERSION) and INTEGRITY.startswith("sha512-")
+    assert axe_source().startswith(f"/*! axe v{VERSION}\n")
+
+
+@pytest.mark.parametrize("page", ALL)
+def test_no_serious_violation_on_a_desktop(served: Served, media: tuple[str, dict[str, str]], axe: str, page: str) -> None:
+    with devtools() as pipe:
+        session = _open(pipe, served, media, page, 1100, 700)
+        if page not in PAGES:  # the screenshots' test saves its own pages
+            _shoot(pipe, session, f"{page}.png")
+        violations = _audit(pipe, session, axe, page, "")
+    failing = [v for v in violations if v["impact"] in FAILING]
+    assert not failing, _said(page, failing)
+
+
+#: What is wider than a phone's screen on a page, for the message when the page scrolls sideways.
+WIDER = """(() => [...document.querySelectorAll('body *')].filter(e => {
+  const r = e.getBoundingClientRect();
+  if (r.width === 0 || r.right <= document.documentElement.clientWidth + 0.5) return false;
+  for (let p = e.parentElement; p; p = p.parentElement) {
+    if (['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(p).overflowX) && p !== document.body
+        && p !== document.documentElement) return false;
+  }
+  return true;
+}).slice(0, 8).map(e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && typeof e.className === 'string'
+  ? '.' + e.className.trim().split(/\\s+/).join('.') : '') + ' right=' + Math.round(e.getBoundingClientRect().right)))()"""
+
+
+@pytest.mark.parametrize("page", ALL)
+def test_a_phone_reads_it_without_scrolling_sideways(
+    served: Served, media: tuple[str, dict[str, str]], axe: str, page: str
+) -> None:
+    with devtools() as pipe:
+        session = _open(pipe, served, media, page, 390, 844)
+        _shoot(pipe, session, f"{page}-phone.png")  # saved first: a failing page's picture shows what went wrong
+        width = _js(pipe, session, "[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        wider = _js(pipe, session, WIDER)
+        # a table scrolled in its own box (display: block) is still a table to a screen reader, as Chromium reads it
+        pipe.call("Accessibility.enable", None, session, time.monotonic() + 30)
+        read = pipe.call("Accessibility.getFullAXTree", {}, session, time.monotonic() + 30)["nodes"]
+        tables = (sum(n.get("role", {}).get("value") == "table" for n in read),
+                  _js(pipe, session, "document.querySelectorAll('table').length"))
+        violations = _audit(pipe, session, axe, page, "-phone")
+    assert width[1] == 390, width
+    assert width[0] <= width[1], f"{page} scrolls sideways on a phone: {width[0]} px wide; wider than the screen: {wider}"
+    assert tables[0] == tables[1], f"{page}: {tables[1]} tables, {tables[0]} read as tables"
+    failing = [v for v in violations if v["impact"] in FAILING]
+    assert not failing, _said(page, failing)
