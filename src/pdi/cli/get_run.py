@@ -84,7 +84,9 @@ def _print_info(
             f" pdi's limits; or it was over {PDF_LAYER_UP_TO >> 20} MiB): cite by page and region")
     if sgml is not None:
         dtd_found, errors = sgml
-        how = "DTD found" if dtd_found else "no DTD found: parsed without one (every element undefined, content ANY)"
+        how = "DTD found" if dtd_found else ("no DTD found: parsed without one, by SGML's rules for an undeclared"
+                                             " element (every element undefined, content ANY, an end tag"
+                                             " omitted only where an ancestor's end tag closes it)")
         say(f"sgml-parse\t{how}; {plural(errors, 'parser error')} (OpenSP onsgmls)")
     if (v := about.get("video")) is not None:
         picture = f"{v['width']}x{v['height']} {v['video_codec']}" if v["video_codec"] else "no picture"
