@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import html
 import re
 import urllib.parse
 from pathlib import Path
@@ -119,3 +120,23 @@ def html_of(name: str) -> str:
     import html
 
     return html.escape("/view?pdi=" + urllib.parse.quote(name, safe=""))
+
+
+def test_a_thread_is_found_by_a_mid_url_and_in_reply_to_links_there(media: tuple[str, dict[str, str]]) -> None:
+    base, names = media
+    with (DATA / "metrics-grimoire-2016-04.mbox").open("rb") as mbox:
+        messages = [email.message_from_bytes(m.data) for m in split_mbox(mbox)]
+    first_id = messages[0]["Message-ID"].strip()
+    by_name = httpx.get(f"{base}/thread?pdi={names['email']}").text
+    for asked in ("mid:" + urllib.parse.quote(first_id.strip("<>"), safe="@"), first_id):  # RFC 2392 %-escapes, or <id>
+        page = httpx.get(f"{base}/thread", params={"mid": asked})
+        assert page.status_code == 200, asked
+        assert "(this message)" in page.text and f"&lt;{first_id.strip('<>')}&gt;</code> (this message)" in page.text
+    reply_view = httpx.get(f"{base}/view?pdi={names['email']}").text  # the reply: its In-Reply-To links the thread
+    link = f'/thread?mid={urllib.parse.quote(messages[1]["In-Reply-To"].strip(), safe="")}'
+    assert html.escape(link) in reply_view
+    assert httpx.get(base + link).text.count("(this message)") == 1
+    assert by_name.count("(this message)") == 1
+    missing = httpx.get(f"{base}/thread", params={"mid": "mid:nobody@example.com"})
+    assert missing.status_code == 404 and "&lt;nobody@example.com&gt;" in missing.text
+    assert httpx.get(f"{base}/thread", params={"mid": "http://x/"}).status_code == 400

@@ -44,7 +44,7 @@ from pdi._wording import plural
 from pdi.errors import LimitError, NotFoundError, ParseError
 
 __all__ = [
-    "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds", "body_text", "head_message_id", "message_ids", "mid_url",
+    "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds", "body_text", "head_message_id", "message_id_of_mid", "message_ids", "mid_url",
     "read_message", "thread_ids",
 ]
 
@@ -293,6 +293,22 @@ def message_ids(value: str) -> tuple[str, ...]:
 def mid_url(message_id: str) -> str:
     """The RFC 2392 ``mid:`` URL of a message id (``<a@b>`` → ``mid:a@b``): the foreign id a message is named by."""
     return "mid:" + message_id.strip().removeprefix("<").removesuffix(">")
+
+
+def message_id_of_mid(url: str) -> str:
+    """The message id an RFC 2392 ``mid:`` URL names (``mid:a%40b`` and ``mid:a@b/part`` → ``<a@b>``); a
+    ``<…>`` id is taken as it is. :class:`ParseError` for anything else."""
+    from urllib.parse import unquote
+
+    text = url.strip()
+    if text.startswith("<") and text.endswith(">") and message_ids(text) == (text,):
+        return text
+    if text[:4].lower() != "mid:":
+        raise ParseError(f"{text!r} is neither a mid: URL (RFC 2392) nor a <Message-ID>", rule="mid")
+    found = "<" + unquote(text[4:].split("/", 1)[0]) + ">"
+    if message_ids(found) != (found,):
+        raise ParseError(f"{text!r} names no message id (mid:LOCAL@DOMAIN, RFC 2392)", rule="mid")
+    return found
 
 
 def head_message_id(head: bytes) -> str | None:

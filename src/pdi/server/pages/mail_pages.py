@@ -15,7 +15,9 @@ replies, a reply's replies under it (at most :data:`MAX_SCANNED`, said so
 when there are more). Messages are found through the archive's thread index
 (:meth:`pdi.archive.Archive.messages_by_id`, :meth:`~pdi.archive.Archive.message_replies`):
 by Message-ID and by the id a message replies to, in any series and on any
-day, whatever name it was deposited under. Everything is escaped; nothing is loaded from elsewhere.
+day, whatever name it was deposited under. ``/thread?mid=mid:ID`` (an RFC 2392 URL; or ``<ID>``) is the
+thread of the message with that Message-ID, found so; a message's In-Reply-To ids link there. Everything is
+escaped; nothing is loaded from elsewhere.
 """
 
 from __future__ import annotations
@@ -63,7 +65,9 @@ def message_section(whole: Resolved) -> tuple[str, str]:
     if mail.message_id:
         rows.append(f"<dt>Message-ID</dt><dd><code>{html.escape(mail.message_id)}</code></dd>")
     if mail.in_reply_to:
-        rows.append(f"<dt>In-Reply-To</dt><dd><code>{html.escape(' '.join(mail.in_reply_to))}</code></dd>")
+        replied = " ".join(f'<a href="/thread?mid={quote(i, safe="")}"><code>{html.escape(i)}</code></a>'
+                           for i in mail.in_reply_to)
+        rows.append(f"<dt>In-Reply-To</dt><dd>{replied}</dd>")
     rows.append(f'<dt>Thread</dt><dd><a href="/thread?pdi={quote(name, safe="")}">the thread of this message</a></dd>')
     body_at = mail.body_index()
     items = []
@@ -172,6 +176,18 @@ def render_thread(archive: Archive, name: str) -> str:
         + f'<li class="this">{_line(this)} (this message){replies}</li></ol>'
     )
     return page(f"Thread of {own_name}", body, style=_STYLE)
+
+
+def render_thread_of_id(archive: Archive, mid: str) -> str:
+    """The page of the thread of the message whose Message-ID a ``mid:`` URL (RFC 2392) or ``<id>`` names, found
+    through the thread index in any series and on any day (the first the reader may read, if several hold it)."""
+    from pdi.mail.message import message_id_of_mid
+
+    message_id = message_id_of_mid(mid)
+    found = archive.messages_by_id([message_id], limit=1)
+    if not found:
+        raise NotFoundError(f"no message with the Message-ID {message_id} is in the archive")
+    return render_thread(archive, str(found[0][1].pdi))
 
 
 def _replies(archive: Archive, own_name: str, this: _Message) -> tuple[list[_Message], bool]:
