@@ -44,8 +44,8 @@ from pdi._wording import plural
 from pdi.errors import LimitError, NotFoundError, ParseError
 
 __all__ = [
-    "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds", "body_text", "head_message_id", "message_id_of_mid", "message_ids", "mid_url",
-    "read_message", "thread_ids",
+    "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds", "body_text", "entity_span", "head_message_id",
+    "message_id_of_mid", "message_ids", "mid_url", "read_message", "thread_ids",
 ]
 
 #: A line that may be a header field: a field name (RFC 5322 §3.6.8: printable ASCII but ``:``) and a colon.
@@ -499,18 +499,17 @@ def entity_span(data: bytes, message: Message, path: tuple[int, ...]) -> tuple[i
         children = entity.get_payload()
         if boundary is None or not isinstance(children, list) or number >= len(children):
             return None
-        delimiter = re.compile(rb"--" + re.escape(boundary.encode("utf-8", "surrogateescape"))
-                               + rb"(--)?[ \t]*(?:\r\n|\r|\n)?\Z")
+        # a delimiter line: at the start of a line (after CR or LF; never inside a CR LF, where no line starts
+        # with "--"), ended by its line ending or the end of the entity
+        delimiter = re.compile(rb"(?:(?<=[\r\n])|\A)--" + re.escape(boundary.encode("utf-8", "surrogateescape"))
+                               + rb"(--)?[ \t]*(?:\r\n|\r|\n|\Z)")
         body = _body_start(data, start, end)
         parts: list[tuple[int, int]] = []
         part_start: int | None = None
-        for line_start, line_end in _lines(data, body, end):
-            found = delimiter.match(data[line_start:line_end])
-            if found is None:
-                continue
+        for found in delimiter.finditer(data, body, end):
             if part_start is not None:
-                parts.append((part_start, max(part_start, _without_line_end(data, part_start, line_start))))
-            part_start = line_end
+                parts.append((part_start, max(part_start, _without_line_end(data, part_start, found.start()))))
+            part_start = found.end()
             if found.group(1):  # the close delimiter: the epilogue follows
                 part_start = None
                 break
