@@ -164,12 +164,17 @@ def test_cli_deposit_elt_and_info(tmp_path: pathlib.Path) -> None:
     assert got.exit_code == 0, got.output
     assert got.stdout == '<a href="https://www.iana.org/">here</a>'
     info = runner.invoke(cli, ["get", name, "--info", "--archive", archive])
-    assert "sgml-parse\tDTD found; 0 parser errors" in info.stdout
+    assert "sgml-parse\tDTD found (-//IETF//DTD HTML 2.0//EN); 0 parser errors" in info.stdout
     memo = tmp_path / "memo.sgml"
     memo.write_bytes(b'<!DOCTYPE memo SYSTEM "memo.dtd">\n<memo><to>A</to></memo>\n')
     other = runner.invoke(cli, ["add", str(memo), "-s", "oma.eop.gov.us", "--archive", archive]).stdout.strip()
     info = runner.invoke(cli, ["get", other, "--info", "--archive", archive])
-    assert "sgml-parse\tno DTD found" in info.stdout
+    assert "sgml-parse\tno DTD found for memo.dtd (not in this machine's SGML catalogs): parsed without one" in info.stdout
+    bare = tmp_path / "bare.sgml"
+    bare.write_bytes(b"<memo><to>A</to></memo>\n")
+    other = runner.invoke(cli, ["add", str(bare), "-f", "sgml", "-s", "oma.eop.gov.us", "--archive", archive]).stdout.strip()
+    info = runner.invoke(cli, ["get", other, "--info", "--archive", archive])
+    assert "sgml-parse\tno DTD found (no document type declaration): parsed without one" in info.stdout
 
 
 def test_entity_expansion_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -338,7 +343,8 @@ def test_tei_p3_deposit_says_its_dtd_was_missing(tmp_path: pathlib.Path) -> None
     info = runner.invoke(cli, ["get", name, "--info", "--archive", archive])
     assert info.exit_code == 0, info.output
     line = next(x for x in info.stdout.splitlines() if x.startswith("sgml-parse\t"))
-    assert line.startswith("sgml-parse\tno DTD found: parsed without one")
+    assert line.startswith("sgml-parse\tno DTD found for -//TEI P3//DTD Main Document Type//EN"
+                           " (not in this machine's SGML catalogs): parsed without one")
     assert "every element undefined" in line and "content ANY" in line
     assert "omitted only where an ancestor's end tag closes it" in line
     assert f"{errors:,} parser errors" in line or f"{errors} parser errors" in line

@@ -88,6 +88,25 @@ class SgmlReading:
     first_error: str | None
 
 
+#: How far into a document its document type declaration is looked for (:func:`declared_dtd`).
+DOCTYPE_WITHIN: Final = 64 * 1024
+_DOCTYPE: Final = re.compile(
+    r"""<!DOCTYPE\s+([^\s>\[]+)(?:\s+(?:PUBLIC\s*("[^"]*"|'[^']*')(?:\s*("[^"]*"|'[^']*'))?|SYSTEM\s*("[^"]*"|'[^']*')))?""",
+    re.I,
+)
+
+
+def declared_dtd(text: str) -> str | None:
+    """The DTD the document type declaration near the start of ``text`` names, for people: its public
+    identifier (``-//TEI P3//DTD Main Document Type//EN``), else its system identifier, else its document type's
+    name (``DOCTYPE memo``, an internal subset only); ``None`` when there is no declaration."""
+    found = _DOCTYPE.search(text, 0, DOCTYPE_WITHIN)
+    if found is None:
+        return None
+    identifier = found.group(2) or found.group(4) or found.group(3)
+    return identifier[1:-1] if identifier else f"DOCTYPE {found.group(1)}"
+
+
 def onsgmls_path() -> str | None:
     """The ``onsgmls`` program on ``PATH``, or ``None`` (Debian: ``apt-get install opensp``)."""
     return shutil.which("onsgmls")
