@@ -160,3 +160,26 @@ def _link(name: str) -> str:
     import urllib.parse
 
     return html.escape("/view?pdi=" + urllib.parse.quote(name, safe=""))
+
+
+def test_a_reply_whose_parent_is_missing_is_found_by_its_references(mail_archive: Archive, clock: Clock) -> None:
+    """The third message names the first in its References and replies to the second, which is not deposited:
+    the first's thread lists it under the first, saying which message between them is missing."""
+    first, reply, later = _thread()
+    ids = [_ids(m) for m in (first, reply, later)]
+    references = email.message_from_bytes(later, policy=email.policy.compat32)["References"].split()
+    assert references == [ids[0][0], ids[1][0]]  # the oracle: it names both, and replies to the second
+    with mail_archive as archive:
+        _on(clock, datetime.date(2026, 2, 1))
+        top = str(archive.deposit(A, [Content(first, "rfc822")])[0])
+        _on(clock, datetime.date(2026, 6, 1))
+        last = str(archive.deposit(B, [Content(later, "rfc822")])[0])
+        assert archive.message_replies([ids[0][0]]) == []  # nothing replies to it directly
+        assert [(i, str(d.pdi)) for i, d in archive.message_referrers([ids[0][0]])] == [
+            (ids[0][0], last.removesuffix(".rfc822.1"))]
+        from pdi.server.pages.mail_pages import render_thread
+
+        page = render_thread(archive, top)
+        assert _link(last) in page
+        assert f"(a reply to <code>{ids[1][0].replace('<', '&lt;').replace('>', '&gt;')}</code>, not in the archive)" in page
+        assert page.index("(this message)") < page.index(_link(last))

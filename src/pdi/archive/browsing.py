@@ -216,6 +216,15 @@ class Browsing(ArchiveBase):
         """
         return self._messages(self.store.message_replies(message_ids, limit), limit)
 
+    def message_referrers(self, message_ids: Sequence[str], *, limit: int = 500) -> list[tuple[str, Generic]]:
+        """The documents holding an e-mail message whose References or In-Reply-To name one of ``message_ids``
+        (a reply, a reply to a reply, …), each with the id it names.
+
+        Read from the thread index (schema 10), in any series and on any day,
+        at most ``limit`` documents, without those the current reader may not learn of.
+        """
+        return self._messages(self.store.message_referrers(message_ids, limit), limit)
+
     def _messages(self, found: Sequence[tuple[str, Sequence[RepresentationRecord]]], limit: int) -> list[tuple[str, Generic]]:
         if limit < 1:
             raise LimitError("a list of messages holds at least one")

@@ -4,8 +4,9 @@ For the octets of each blob deposited as a message (``message/rfc822``),
 keyed by their SHA-256 as a fragment index is: its ``Message-ID``, the id it
 replies to (its *parent*) and every id it names
 (:class:`pdi.mail.message.ThreadIds`). A thread finds a message by its id
-(``message_heads_by_id``) and a message's replies by their parent
-(``message_heads_by_parent``), in any series and on any day; each answer is
+(``message_heads_by_id``), a message's replies by their parent
+(``message_heads_by_parent``) and the messages that name it in their References
+(``message_references_by_id``), in any series and on any day; each answer is
 the documents whose representations hold those octets (not purged), read
 through ``representations_by_sha``.
 
@@ -32,9 +33,9 @@ if TYPE_CHECKING:
 #: Pending messages read (outside a transaction) and then written by one write transaction.
 FILL_PAGE = 64
 
-#: The documents whose message (not purged) is the blob of an index row; ``{key}`` the column matched.
+#: The documents whose message (not purged) is the blob of an index row; ``{table}.{key}`` the column matched.
 _HOLDERS = (
-    "SELECT DISTINCT h.{key}, r.document FROM message_heads h"
+    "SELECT DISTINCT h.{key}, r.document FROM {table} h"
     " JOIN representations r ON r.sha256 = h.sha256 AND r.media_type = 'message/rfc822' AND r.purged IS NULL"
     " WHERE h.{key} IN ({marks})"
 )
@@ -125,13 +126,19 @@ class MessagesPart(CatalogBase):
         at most ``limit``): each with the id it replies to and every representation of it, in listing order."""
         return self._holders("parent", message_ids, limit)
 
-    def _holders(self, key: str, message_ids: Sequence[str], limit: int) -> list[tuple[str, list[RepresentationRecord]]]:
+    def message_referrers(self, message_ids: Sequence[str], limit: int) -> list[tuple[str, list[RepresentationRecord]]]:
+        """The documents holding a message whose References or In-Reply-To name one of ``message_ids`` (at most
+        ``limit``): each with the id it names and every representation of it, in listing order."""
+        return self._holders("message_id", message_ids, limit, table="message_references")
+
+    def _holders(self, key: str, message_ids: Sequence[str], limit: int, *, table: str = "message_heads",
+                 ) -> list[tuple[str, list[RepresentationRecord]]]:
         wanted = list(dict.fromkeys(message_ids))[:MAX_PARAMETERS]
         if not wanted or limit < 1:
             return []
         marks = ", ".join("?" * len(wanted))
         with self._read():
-            matched = self._query(_HOLDERS.format(key=key, marks=marks) + " ORDER BY r.document LIMIT ?",
+            matched = self._query(_HOLDERS.format(table=table, key=key, marks=marks) + " ORDER BY r.document LIMIT ?",
                                   [*wanted, limit])
             if not matched:
                 return []

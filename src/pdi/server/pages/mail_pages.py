@@ -12,7 +12,9 @@ text.
 ``References`` (and ``In-Reply-To``) name, oldest first, each linked where
 the archive holds it, else said missing; then the message; then its
 replies, a reply's replies under it (at most :data:`MAX_SCANNED`, said so
-when there are more). Messages are found through the archive's thread index
+when there are more), and the messages whose References name it though the
+message they reply to is missing, each under the nearest message it names
+that is listed. Messages are found through the archive's thread index
 (:meth:`pdi.archive.Archive.messages_by_id`, :meth:`~pdi.archive.Archive.message_replies`):
 by Message-ID and by the id a message replies to, in any series and on any
 day, whatever name it was deposited under. ``/thread?mid=mid:ID`` (an RFC 2392 URL; or ``<ID>``) is the
@@ -105,6 +107,8 @@ class _Message:
     date: str
     parent: str | None
     replies: list[_Message]
+    #: the id it replies to when that message is not in the archive (it is listed under one its References name)
+    gap: str | None = None
 
 
 def _read_message(
@@ -191,12 +195,42 @@ def render_thread_of_id(archive: Archive, mid: str) -> str:
 
 
 def _replies(archive: Archive, own_name: str, this: _Message) -> tuple[list[_Message], bool]:
-    """The replies to ``this`` and theirs, a generation at a time from the archive's thread index (in any series,
-    on any day), at most :data:`MAX_SCANNED` of them, and whether there are more. A document is listed under the
-    message its latest version replies to."""
+    """The replies to ``this`` and theirs from the archive's thread index (in any series, on any day), at most
+    :data:`MAX_SCANNED` of them, and whether there are more.
+
+    First by the id each replies to, a generation at a time (a document is listed under the message its latest
+    version replies to); then the messages whose References name ``this`` but whose own parent is not in the
+    archive (a message between them is missing), each under the last message its References name that is
+    listed, with its replies.
+    """
     found: list[_Message] = []
     seen = {this.message_id}
-    frontier = [this.message_id] if this.message_id else []
+    if not this.message_id:
+        return found, False
+    if _descend(archive, own_name, [this.message_id], found, seen):
+        return found, True
+    skipped: list[_Message] = []
+    for _, document in archive.message_referrers([this.message_id], limit=MAX_SCANNED + 1):
+        got = _read_message(archive, document.pdi)
+        if got is None or got[0] == own_name or got[1].message_id in seen or got[1].parent in seen:
+            continue
+        message, refs = got[1], got[2]
+        message.gap = message.parent
+        message.parent = next((r for r in reversed(refs) if r in seen), this.message_id)
+        skipped.append(message)
+    for message in skipped:
+        if len(found) >= MAX_SCANNED:
+            return found, True
+        found.append(message)
+        seen.add(message.message_id)
+        if _descend(archive, own_name, [message.message_id], found, seen):
+            return found, True
+    return found, False
+
+
+def _descend(archive: Archive, own_name: str, frontier: list[str], found: list[_Message], seen: set[str]) -> bool:
+    """The replies to the ids ``frontier`` and theirs, a generation at a time, added to ``found`` (each id once:
+    ``seen``); whether :data:`MAX_SCANNED` was passed."""
     while frontier:
         following: list[str] = []
         for parent, document in archive.message_replies(frontier, limit=MAX_SCANNED + 1):
@@ -204,21 +238,23 @@ def _replies(archive: Archive, own_name: str, this: _Message) -> tuple[list[_Mes
             if got is None or got[0] == own_name or got[1].parent != parent:
                 continue
             if len(found) >= MAX_SCANNED:
-                return found, True
+                return True
             found.append(got[1])
             if got[1].message_id and got[1].message_id not in seen:
                 seen.add(got[1].message_id)
                 following.append(got[1].message_id)
         frontier = following
-    return found, False
+    return False
 
 
 def _line(message: _Message) -> str:
     subject = html.escape(message.subject)
     linked = f'<a href="{html.escape(_view(message.name))}">{subject}</a>' if message.name else subject
+    gap = (f' <span class="missing">(a reply to <code>{html.escape(message.gap)}</code>, not in the archive)</span>'
+           if message.gap else "")
     return (
         f"{linked} — {html.escape(message.sender)}, <time>{html.escape(message.date)}</time>"
-        f' <code class="name">{html.escape(message.message_id)}</code>'
+        f' <code class="name">{html.escape(message.message_id)}</code>{gap}'
     )
 
 
