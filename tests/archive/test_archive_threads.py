@@ -183,3 +183,19 @@ def test_a_reply_whose_parent_is_missing_is_found_by_its_references(mail_archive
         assert _link(last) in page
         assert f"(a reply to <code>{ids[1][0].replace('<', '&lt;').replace('>', '&gt;')}</code>, not in the archive)" in page
         assert page.index("(this message)") < page.index(_link(last))
+
+
+def test_verify_reports_a_message_the_thread_index_lacks(mail_archive: Archive, clock: Clock) -> None:
+    with mail_archive as archive:
+        names = _deposit_far_apart(archive, clock)
+        assert archive.verify().ok
+        store = archive.store
+        with store._write():  # type: ignore[attr-defined]
+            store._query("DELETE FROM message_heads WHERE parent IS NULL")  # type: ignore[attr-defined]
+        problems = [(p.kind, p.detail) for p in archive.verify().problems]
+        assert problems == [("catalog-messages", "1 message not in the thread index: their threads miss them"
+                                                 " (pdi reindex reads them again)")]
+        archive.reindex()
+        assert archive.verify().ok
+        first = _ids(_thread()[0])[0]
+        assert [str(d.pdi) for _, d in archive.messages_by_id([first])] == [names[0]]

@@ -34,13 +34,15 @@ class ChecksPart(CatalogBase):
         (``document_days``) is the number it has; versions run 1..n with at
         least one format each; a representation's SHA-256 is 64 hex digits and
         its size is not negative, its media type is the one its format names
-        and its charset is written as a deposit writes it; a statement's subject names its own document. At most
+        and its charset is written as a deposit writes it; every e-mail message is in
+        the thread index; a statement's subject names its own document. At most
         ``limit`` problems are returned; the checks read the catalog in pages.
         """
         found: list[CatalogProblem] = []
         with self._read():
             for problem in itertools.chain(
-                self._document_problems(), self._numbering_problems(), self._statement_problems()
+                self._document_problems(), self._numbering_problems(), self._statement_problems(),
+                self._thread_index_problems(),
             ):
                 found.append(problem)
                 if len(found) >= limit:
@@ -117,6 +119,18 @@ class ChecksPart(CatalogBase):
                 (fmt, media_type, charset or ""),
             ):
                 yield CatalogProblem("representation", self._describe_id(int(doc)), f"version {version} format {fmt}: {wrong}")
+
+    def _thread_index_problems(self) -> Iterator[CatalogProblem]:
+        """E-mail messages (not purged) the thread index (schema 10) lacks: their threads would miss them."""
+        rows = self._query(
+            "SELECT COUNT(DISTINCT r.sha256) FROM representations r WHERE r.media_type = 'message/rfc822'"
+            " AND r.purged IS NULL AND NOT EXISTS (SELECT 1 FROM message_heads h WHERE h.sha256 = r.sha256)"
+        )
+        missing = int(rows[0][0])
+        if missing:
+            yield CatalogProblem("messages", self.location,
+                                 f"{plural(missing, 'message')} not in the thread index: their threads miss them"
+                                 " (pdi reindex reads them again)")
 
     def _statement_problems(self) -> Iterator[CatalogProblem]:
         """Each statement's subject against the document it is filed under, a page at a time."""

@@ -110,6 +110,18 @@ class MessagesPart(CatalogBase):
                         self._insert_thread(sha256, thread)
                 done += len(read)
 
+    def refill_message_heads(self) -> int:
+        """List every message (not purged) the thread index lacks as pending, and index them
+        (:meth:`fill_message_heads`; ``pdi reindex``); how many were indexed."""
+        with self._write():
+            self._query(
+                "INSERT INTO message_heads_pending (sha256) SELECT DISTINCT r.sha256 FROM representations r"
+                " WHERE r.media_type = 'message/rfc822' AND r.purged IS NULL"
+                " AND NOT EXISTS (SELECT 1 FROM message_heads h WHERE h.sha256 = r.sha256)"
+                " ON CONFLICT (sha256) DO NOTHING"
+            )
+        return self.fill_message_heads()
+
     def messages_pending(self) -> int:
         """How many messages deposited before schema 10 are not yet in the thread index."""
         with self._read():
