@@ -356,3 +356,36 @@ def test_tei_p3_deposit_says_its_dtd_was_missing(tmp_path: pathlib.Path) -> None
     got = runner.invoke(cli, ["get", f"{name}#char={at},{at + 7}", "--archive", archive])
     assert got.exit_code == 0, got.output
     assert got.stdout == "Bìobull"
+
+
+MARKED = [
+    # a TEI P3 text without its DTD: an ignored and a CDATA marked section, a processing instruction, before its <p>
+    '<!DOCTYPE TEI.2 PUBLIC "-//TEI P3//DTD Main Document Type//EN">\n<TEI.2><text><body>\n'
+    '<![ IGNORE [<p>ignored <![ INCLUDE [<p>nested</p>]]> still</p>]]>\n<![ CDATA [<p>not a tag</p>]]>\n'
+    '<p>kept<?tei <pb>?>here</p>\n<![ INCLUDE [<p>included</p>]]>\n</body></text></TEI.2>\n',
+    # a status keyword given by a parameter entity the document declares
+    '<!DOCTYPE memo [<!ENTITY % draft "IGNORE"><!ENTITY % final "INCLUDE">]>\n'
+    '<memo><![ %draft; [<to>draft</to>]]><![ %final; [<to>final</to>]]></memo>\n',
+    # HTML 2.0 with its DTD: an omitted </P> closed by the <P> after an ignored section
+    '<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN">\n<title>T</title>\n<p>one\n<![ IGNORE [<p>no]]><p>two\n',
+]
+
+
+@pytest.mark.parametrize("text", MARKED)
+def test_marked_sections_and_processing_instructions_hold_no_element(text: str, tmp_path: pathlib.Path) -> None:
+    """onsgmls reads no element in an IGNORE or CDATA marked section, nor in a processing instruction: each
+    element is found at the start tag it read, whose name follows its <."""
+    path = tmp_path / "marked.sgml"
+    path.write_text(to_crlf(text), encoding="utf-8", newline="")
+    names, errors = _onsgmls_as_pdi_runs_it(path)
+    crlf = to_crlf(text)
+    reading = read_sgml(crlf)
+    assert [e.name for e in reading.elements] == names and reading.errors == errors
+    hidden = [m.span() for m in re.finditer(r"<!\[ (?:IGNORE|CDATA|%draft;) \[.*?\]\]>(?!\]\]>)|<\?[^>]*>", crlf)]
+    for e in reading.elements:
+        assert not any(a <= e.start < b for a, b in hidden), (e.name, crlf[e.start : e.start + 30])
+        if e.name not in ("HTML", "HEAD", "BODY"):  # HTML 2.0's, implied: they start where what implied them does
+            assert re.match(rf"<{re.escape(e.name)}\b", crlf[e.start :], re.I), (e.name, crlf[e.start : e.start + 30])
+    if "HTML 2.0" in text:
+        first_p = next(e for e in reading.elements if e.name == "P")
+        assert crlf[first_p.start : first_p.end] == "<p>one\r\n<![ IGNORE [<p>no]]>"  # closed by the <p> after it
