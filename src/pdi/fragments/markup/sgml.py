@@ -179,11 +179,11 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
 
 _BLANK: Final = re.compile(r"(?:\s+|<!(?:--.*?--\s*)*>)*", re.S)
 #: A marked section's start (ISO 8879 §10.4): ``<![``, its status keywords (or parameter entity references), ``[``.
-_MARKED: Final = re.compile(r"<!\[\s*((?:(?:[A-Za-z]+|%[\w.-]+;?)\s*)*)\[")
+_MARKED: Final = re.compile(r"<!\[([^\[\]<>]*)\[")  # (no nested repetition: linear on any text)
 #: What ends a marked section, and what begins one nested in an ignored one.
 _MARKED_EDGE: Final = re.compile(r"<!\[|\]\]>")
-_PARAMETER_ENTITY: Final = re.compile(r"""<!ENTITY\s+%\s+([\w.-]+)\s+(?:"([^"]*)"|'([^']*)')""", re.I)
-_PROCESSING_INSTRUCTION: Final = re.compile(r"<\?[^>]*>")
+#: A parameter entity's declaration whose literal may be a status keyword (bounded: linear on any text).
+_PARAMETER_ENTITY: Final = re.compile(r"""<!ENTITY\s+%\s+([\w.-]+)\s+(?:"([^"]{0,64})"|'([^']{0,64})')""", re.I)
 #: Marked sections' statuses, strongest first (ISO 8879 §10.4.2).
 _STATUSES: Final = ("IGNORE", "CDATA", "RCDATA", "INCLUDE", "TEMP")
 
@@ -197,7 +197,14 @@ def unparsed_spans(text: str) -> list[tuple[int, int, bool]]:
     parameters: dict[str, str] = {}
     for declared in _PARAMETER_ENTITY.finditer(text):
         parameters.setdefault(declared.group(1).upper(), (declared.group(2) or declared.group(3) or "").upper())
-    spans = [(m.start(), m.end(), False) for m in _PROCESSING_INSTRUCTION.finditer(text)]
+    spans: list[tuple[int, int, bool]] = []
+    at = text.find("<?")
+    while at >= 0:  # each "<?" runs to the next ">": found once, so linear on any text
+        end = text.find(">", at + 2)
+        if end < 0:
+            break
+        spans.append((at, end + 1, False))
+        at = text.find("<?", end + 1)
     at = 0
     while (marked := _MARKED.search(text, at)) is not None:
         words = [parameters.get(w[1:].rstrip(";").upper(), "INCLUDE") if w.startswith("%") else w.upper()
