@@ -14,8 +14,15 @@ order; medians of the rounds):
   "html")).get_content()``, sliced (what pdi's reading is defined by);
 * mbox, pdi: ``pdi.mail.mbox.split_mbox`` over the file; floor: ``mailbox.mbox``'s
   ``get_bytes`` of every key.
+* a thread, pdi: the reader's thread page of a message
+  (:func:`pdi.server.pages.mail_pages.render_thread`) whose 62 replies (a reply
+  to each message of a tree, two each) were deposited over 120 days among the
+  mbox's other messages, found through the thread index (schema 10); peer: the
+  same replies found as the page found them before the index, by reading every
+  message deposited in the series on those days (``Archive.day_documents``,
+  each message read and its ids parsed by Python's ``email``).
 
-``--small``: a 20 KB body, a 64 KiB attachment, 200 messages, one round.
+``--small``: a 20 KB body, a 64 KiB attachment, 200 messages, a thread of 14 replies, one round.
 Run with ``python3 bench/run_all.py mail``.
 """
 
@@ -32,6 +39,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import readme
@@ -61,12 +69,92 @@ def _mbox(count: int) -> bytes:
     )
 
 
+def _thread(count: int) -> list[bytes]:
+    """A thread of ``count`` messages: message n replies to message (n - 1) // 2, its References the whole chain."""
+    def chain(n: int) -> list[int]:
+        return [] if n == 0 else [*chain((n - 1) // 2), (n - 1) // 2]
+
+    return [
+        b"From: b@example.org\nSubject: thread %d\nMessage-ID: <t%d@example.org>\n" % (n, n)
+        + (b"In-Reply-To: <t%d@example.org>\nReferences: %s\n" % (
+            (n - 1) // 2, b" ".join(b"<t%d@example.org>" % i for i in chain(n))) if n else b"")
+        + b"\nmessage %d of the thread\n" % n
+        for n in range(count)
+    ]
+
+
+def _thread_archive(where: Path, box: bytes, thread: list[bytes], days: int) -> tuple[object, str]:
+    """An archive whose one series holds the mbox's messages and the thread's, spread over ``days`` days;
+    the archive and the name of the thread's first message."""
+    import datetime
+
+    from pdi.archive import Archive, Content
+    from pdi.mail.mbox import split_mbox
+
+    now = [datetime.datetime(2026, 1, 1, 12, tzinfo=datetime.UTC)]
+    archive = Archive.init(str(where), clock=lambda: now[0])
+    archive.add_series("threads.example.us")
+    import io
+
+    others = [m.data for m in split_mbox(io.BytesIO(box))]
+    first = ""
+    for day in range(days):
+        now[0] = datetime.datetime(2026, 1, 1, 12, tzinfo=datetime.UTC) + datetime.timedelta(days=day)
+        todays = [m for i, m in enumerate(thread) if i * days // len(thread) == day]
+        todays += [m for i, m in enumerate(others) if i * days // len(others) == day]
+        if not todays:
+            continue
+        done = archive.deposit_batch("threads.example.us", [([Content(m, "rfc822")], None) for m in todays])
+        if day == 0:
+            first = str(done[0][0])
+    return archive, first
+
+
+def _scan_replies(archive: object, first: str, days: int) -> set[str]:
+    """The thread's replies found without the index: every message of the series on every day read, its ids
+    parsed by Python's email, the tree walked from the first message (what the page did before schema 10)."""
+    import datetime
+    import email.parser
+
+    from pdi.identifier import PDI
+
+    start = PDI.parse(first).date
+    assert start is not None
+    by_parent: dict[str, list[tuple[str, str]]] = {}
+    for offset in range(days + 1):
+        after: str | None = None
+        while True:
+            page = archive.day_documents("threads.example.us", start + datetime.timedelta(days=offset),  # type: ignore[attr-defined]
+                                         after=after, limit=100)
+            for document in page.documents:
+                name = document.names[-1]
+                data = archive.read(archive.locate(name)).data  # type: ignore[attr-defined]
+                fields = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(data)
+                parent = (fields["In-Reply-To"] or "").strip()
+                if parent:
+                    by_parent.setdefault(parent, []).append((str(name), str(fields["Message-ID"]).strip()))
+            if page.after is None:
+                break
+            after = page.after
+    found: set[str] = set()
+    frontier = ["<t0@example.org>"]
+    while frontier:
+        following = []
+        for parent in frontier:
+            for name, mid in by_parent.get(parent, []):
+                found.add(name)
+                following.append(mid)
+        frontier = following
+    return found
+
+
 def main() -> None:
     parser = readme.arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0]), markdown=True)
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
     body_bytes, attachment_bytes, count, rounds = (20_000, 1 << 16, 200, 1) if args.small else (
         200_000, 1 << 20, 2000, args.rounds)
+    replies, days = (15, 30) if args.small else (63, 120)
     from pdi import fragments
     from pdi.archive import Archive
     from pdi.mail.mbox import split_mbox
@@ -104,13 +192,28 @@ def main() -> None:
             finally:
                 folder.close()
 
+        from pdi.server.pages.mail_pages import render_thread
+
+        threaded, first = _thread_archive(where / "threads", _mbox(count), _thread(replies), days)
+
+        def thread_page() -> None:
+            render_thread(threaded, first)  # type: ignore[arg-type]
+
+        def thread_scan() -> None:
+            _scan_replies(threaded, first, days)
+
+        page = render_thread(threaded, first)  # type: ignore[arg-type]
+        scanned = _scan_replies(threaded, first, days)
+        assert len(scanned) == replies - 1 and all("/view?pdi=" + quote(n, safe="") in page for n in scanned), (
+            "the thread page and the scan disagree")
         check = fragments.evaluate("char", (start, end), data, media_type="message/rfc822").data.decode()
         message = email.message_from_bytes(data, policy=email.policy.default)
         oracle = message.get_body(preferencelist=("plain", "html")).get_content()  # type: ignore[attr-defined]
         assert check == oracle.replace("\n", "\r\n")[start:end], "pdi and Python's email disagree"
         ways: list[tuple[str, Callable[[], None]]] = [
             ("pdi: evaluate char=", evaluator), ("pdi: Archive.resolve", resolved), ("Python email: get_body", floor),
-            ("pdi: split_mbox", cut), ("Python mailbox.mbox", cut_floor)]
+            ("pdi: split_mbox", cut), ("Python mailbox.mbox", cut_floor),
+            ("pdi: thread page, by the index", thread_page), ("scan of the days (before the index)", thread_scan)]
         times: dict[str, list[float]] = {label: [] for label, _ in ways}
         for r in range(rounds):
             for label, run in ways[r % len(ways):] + ways[: r % len(ways)]:
@@ -118,20 +221,24 @@ def main() -> None:
                 run()
                 times[label].append(time.perf_counter() - started)
         archive.close()
+        threaded.close()  # type: ignore[attr-defined]
     median = {label: statistics.median(t) for label, t in times.items()}
     floors = {"pdi: evaluate char=": "Python email: get_body", "pdi: Archive.resolve": "Python email: get_body",
               "Python email: get_body": "Python email: get_body", "pdi: split_mbox": "Python mailbox.mbox",
-              "Python mailbox.mbox": "Python mailbox.mbox"}
+              "Python mailbox.mbox": "Python mailbox.mbox",
+              "pdi: thread page, by the index": "scan of the days (before the index)",
+              "scan of the days (before the index)": "scan of the days (before the index)"}
     print(f"a message of {len(data)} octets (body ~{body_bytes} octets, attachment {attachment_bytes});"
-          f" an mbox of {count} messages; {rounds} rounds")
+          f" an mbox of {count} messages; a thread of {replies - 1} replies among them over {days} days; {rounds} rounds")
     rows = []
     for label, _ in ways:
         ratio = median[label] / median[floors[label]]
-        print(f"{label:24} {median[label] * 1000:9.2f} ms  ratio to {floors[label]} {ratio:5.2f}x")
+        print(f"{label:36} {median[label] * 1000:9.2f} ms  ratio to {floors[label]} {ratio:5.2f}x")
         rows.append([label, f"{median[label] * 1000:.2f} ms", f"{ratio:.2f}", floors[label]])
     readme.write(args.markdown, f"A message of {len(data)} octets (a quoted-printable UTF-8 body of about {body_bytes}"
                  f" octets, a {attachment_bytes >> 10} KiB base64 attachment), char={start},{end}; an mbox of {count}"
-                 f" messages; medians of {rounds} rounds, interleaved:\n\n"
+                 f" messages; the thread page of a message with {replies - 1} replies deposited over {days} days among"
+                 f" those messages; medians of {rounds} rounds, interleaved:\n\n"
                  + readme.table(["way", "median", "ratio", "to"], rows))
     sys.stdout.flush()
 

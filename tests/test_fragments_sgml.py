@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import re
 import subprocess
 
 import pytest
@@ -163,12 +164,17 @@ def test_cli_deposit_elt_and_info(tmp_path: pathlib.Path) -> None:
     assert got.exit_code == 0, got.output
     assert got.stdout == '<a href="https://www.iana.org/">here</a>'
     info = runner.invoke(cli, ["get", name, "--info", "--archive", archive])
-    assert "sgml-parse\tDTD found; 0 parser errors" in info.stdout
+    assert "sgml-parse\tDTD found (-//IETF//DTD HTML 2.0//EN); 0 parser errors" in info.stdout
     memo = tmp_path / "memo.sgml"
     memo.write_bytes(b'<!DOCTYPE memo SYSTEM "memo.dtd">\n<memo><to>A</to></memo>\n')
     other = runner.invoke(cli, ["add", str(memo), "-s", "oma.eop.gov.us", "--archive", archive]).stdout.strip()
     info = runner.invoke(cli, ["get", other, "--info", "--archive", archive])
-    assert "sgml-parse\tno DTD found" in info.stdout
+    assert "sgml-parse\tno DTD found for memo.dtd (not in this machine's SGML catalogs): parsed without one" in info.stdout
+    bare = tmp_path / "bare.sgml"
+    bare.write_bytes(b"<memo><to>A</to></memo>\n")
+    other = runner.invoke(cli, ["add", str(bare), "-f", "sgml", "-s", "oma.eop.gov.us", "--archive", archive]).stdout.strip()
+    info = runner.invoke(cli, ["get", other, "--info", "--archive", archive])
+    assert "sgml-parse\tno DTD found (no document type declaration): parsed without one" in info.stdout
 
 
 def test_entity_expansion_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -225,7 +231,6 @@ def test_written_start_and_end_tags_are_where_the_source_has_them(name: str) -> 
     """Each element onsgmls says was started by a written tag starts at one of the source's start tags (found
     by a regular expression, comments and declarations aside), every one of them used once; each written end
     tag ends its element."""
-    import re
 
     path = DATA / name
     run = subprocess.run(["onsgmls", "-otagomit", str(path)], capture_output=True, text=True, errors="replace",
@@ -254,3 +259,133 @@ def test_written_start_and_end_tags_are_where_the_source_has_them(name: str) -> 
     for e in elements:
         if written_end[e.number]:
             assert re.fullmatch(rf"</{e.name}\s*>", text[text.rindex("</", e.start, e.end) : e.end], re.I)
+
+
+TEI = DATA / "sco-deu.tei"
+UTF8_SGML = "text/sgml; charset=utf-8"  # text/* is US-ASCII unless it says otherwise (RFC 2046 §4.1.2)
+
+
+def _onsgmls_as_pdi_runs_it(path: pathlib.Path) -> tuple[list[str], int]:
+    """onsgmls run as pdi runs it (``-R``, UTF-8 fixed, the system's catalogs, the file's own directory and
+    the SGML directories the only places it may read): element names in order and the error count."""
+    import os
+
+    command = ["onsgmls", "-R", "-E0", "-D", str(path.parent)]
+    for allowed in ("/etc/sgml", "/usr/share/sgml", "/usr/share/xml", "/var/lib/sgml-base"):
+        command += ["-D", allowed]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SP_CHARSET_FIXED": "1", "SP_ENCODING": "utf-8",
+           "SGML_CATALOG_FILES": "/etc/sgml/catalog"}
+    run = subprocess.run([*command, path.name], capture_output=True, text=True, errors="replace", timeout=60,
+                         check=False, cwd=path.parent, env=env)
+    names = [line[1:] for line in run.stdout.splitlines() if line.startswith("(")]
+    return names, sum(":E:" in line for line in run.stderr.splitlines())
+
+
+def test_tei_p3_without_its_dtd_counts_what_onsgmls_reports() -> None:
+    """A real TEI P3 document (FreeDict's Scottish Gaelic-German dictionary, 2002): no catalog here knows
+    ``-//TEI P3//DTD Main Document Type//EN``, so it is parsed as onsgmls parses it without its DTD."""
+    text = TEI.read_text(encoding="utf-8")
+    assert text.startswith('<!DOCTYPE TEI.2       PUBLIC "-//TEI P3//DTD Main Document Type//EN"')
+    names, errors = _onsgmls_as_pdi_runs_it(TEI)
+    assert len(names) == 1512 and names[:4] == ["TEI.2", "TEIHEADER", "FILEDESC", "TITLESTMT"]
+    assert names.count("ENTRY") == text.count("<entry>") == 260 and names.count("ORTH") == text.count("<orth>")
+    crlf = text.replace("\n", "\r\n")  # the file's lines end in LF alone
+    reading = read_sgml(crlf)
+    assert not reading.dtd_found
+    assert [e.name for e in reading.elements] == names
+    assert reading.errors == errors
+    assert reading.first_error is not None and "TEI.2" in reading.first_error
+    # every tag is written (no DTD, so none may be omitted): each element runs from its start tag to its end tag
+    starts = [m.start() for m in re.finditer(r"<[A-Za-z]", crlf)]
+    assert sorted(e.start for e in reading.elements) == starts
+    for e in reading.elements:
+        source = crlf[e.start : e.end]
+        assert re.match(rf"<{re.escape(e.name)}[\s>]", source, re.I), (e.number, source[:40])
+        assert re.search(rf"</{re.escape(e.name)}>\Z", source, re.I), (e.number, source[-40:])
+
+
+def test_tei_p3_elt_and_char_select_their_source() -> None:
+    data = TEI.read_bytes()
+    crlf = data.decode("utf-8").replace("\n", "\r\n")
+    names, _ = _onsgmls_as_pdi_runs_it(TEI)
+
+    def elt(a: int, b: int) -> bytes:
+        return evaluate("elt", (a, b), data, media_type=UTF8_SGML).data
+
+    assert names[6] == "AUTHORITY" and elt(6, 6) == b"<authority>Freedict.de</authority>"
+    orth = [i for i, n in enumerate(names) if n == "ORTH"]
+    bible = next(i for i in orth if "Bìobull".encode() in elt(i, i))
+    assert elt(bible, bible) == "<orth>Bìobull</orth>".encode()
+    assert names[bible - 2 : bible + 4] == ["ENTRY", "FORM", "ORTH", "TRANS", "TR", "ENTRY"]
+    entry = elt(bible - 2, bible - 2)
+    assert entry.startswith(b"<entry>") and entry.endswith(b"</entry>") and b"<tr>Bibel</tr>" in entry
+    assert elt(0, 0) == crlf.encode()[crlf.encode().index(b"<tei.2>") :].rstrip(b"\r\n")
+    # char counts code points of the CRLF-canonical text: the ì is one, the U+2010 hyphen one
+    at = crlf.index("Bìobull")
+    assert evaluate("char", (at, at + 7), data, media_type=UTF8_SGML).data == "Bìobull".encode()
+    hyphen = crlf.index("Di\u2010Màirt")
+    assert evaluate("char", (hyphen, hyphen + 8), data, media_type=UTF8_SGML).data == "Di\u2010Màirt".encode()
+
+
+def test_tei_p3_deposit_says_its_dtd_was_missing(tmp_path: pathlib.Path) -> None:
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    archive = str(tmp_path / "arc")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", archive]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", "loc.gov.us", "--archive", archive]).exit_code == 0
+    added = runner.invoke(cli, ["add", str(TEI), "-f", "sgml", "-s", "loc.gov.us", "--archive", archive])
+    assert added.exit_code == 0, added.output
+    name = added.stdout.strip()
+    names, errors = _onsgmls_as_pdi_runs_it(TEI)
+    info = runner.invoke(cli, ["get", name, "--info", "--archive", archive])
+    assert info.exit_code == 0, info.output
+    line = next(x for x in info.stdout.splitlines() if x.startswith("sgml-parse\t"))
+    assert line.startswith("sgml-parse\tno DTD found for -//TEI P3//DTD Main Document Type//EN"
+                           " (not in this machine's SGML catalogs): parsed without one")
+    assert "every element undefined" in line and "content ANY" in line
+    assert "omitted only where an ancestor's end tag closes it" in line
+    assert f"{errors:,} parser errors" in line or f"{errors} parser errors" in line
+    last = len(names) - 1
+    got = runner.invoke(cli, ["get", f"{name}#elt={last},{last}", "--archive", archive])
+    assert got.exit_code == 0, got.output
+    assert got.stdout == "<tr>Daumen</tr>"
+    at = TEI.read_text(encoding="utf-8").replace("\n", "\r\n").index("Bìobull")  # its charset found at deposit
+    got = runner.invoke(cli, ["get", f"{name}#char={at},{at + 7}", "--archive", archive])
+    assert got.exit_code == 0, got.output
+    assert got.stdout == "Bìobull"
+
+
+MARKED = [
+    # a TEI P3 text without its DTD: an ignored and a CDATA marked section, a processing instruction, before its <p>
+    '<!DOCTYPE TEI.2 PUBLIC "-//TEI P3//DTD Main Document Type//EN">\n<TEI.2><text><body>\n'
+    '<![ IGNORE [<p>ignored <![ INCLUDE [<p>nested</p>]]> still</p>]]>\n<![ CDATA [<p>not a tag</p>]]>\n'
+    '<p>kept<?tei <pb>?>here</p>\n<![ INCLUDE [<p>included</p>]]>\n</body></text></TEI.2>\n',
+    # a status keyword given by a parameter entity the document declares
+    '<!DOCTYPE memo [<!ENTITY % draft "IGNORE"><!ENTITY % final "INCLUDE">]>\n'
+    '<memo><![ %draft; [<to>draft</to>]]><![ %final; [<to>final</to>]]></memo>\n',
+    # HTML 2.0 with its DTD: an omitted </P> closed by the <P> after an ignored section
+    '<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN">\n<title>T</title>\n<p>one\n<![ IGNORE [<p>no]]><p>two\n',
+]
+
+
+@pytest.mark.parametrize("text", MARKED)
+def test_marked_sections_and_processing_instructions_hold_no_element(text: str, tmp_path: pathlib.Path) -> None:
+    """onsgmls reads no element in an IGNORE or CDATA marked section, nor in a processing instruction: each
+    element is found at the start tag it read, whose name follows its <."""
+    path = tmp_path / "marked.sgml"
+    path.write_text(to_crlf(text), encoding="utf-8", newline="")
+    names, errors = _onsgmls_as_pdi_runs_it(path)
+    crlf = to_crlf(text)
+    reading = read_sgml(crlf)
+    assert [e.name for e in reading.elements] == names and reading.errors == errors
+    hidden = [m.span() for m in re.finditer(r"<!\[ (?:IGNORE|CDATA|%draft;) \[.*?\]\]>(?!\]\]>)|<\?[^>]*>", crlf)]
+    for e in reading.elements:
+        assert not any(a <= e.start < b for a, b in hidden), (e.name, crlf[e.start : e.start + 30])
+        if e.name not in ("HTML", "HEAD", "BODY"):  # HTML 2.0's, implied: they start where what implied them does
+            assert re.match(rf"<{re.escape(e.name)}\b", crlf[e.start :], re.I), (e.name, crlf[e.start : e.start + 30])
+    if "HTML 2.0" in text:
+        first_p = next(e for e in reading.elements if e.name == "P")
+        assert crlf[first_p.start : first_p.end] == "<p>one\r\n<![ IGNORE [<p>no]]>"  # closed by the <p> after it

@@ -254,6 +254,82 @@ def test_a_bomb_of_nesting_or_parts_or_fields_is_a_limit_error() -> None:
         read_message(b"From: a@b\r\n\r\n" + b"x" * 100, MailLimits(max_bytes=50))
 
 
+# --- a forwarded message: its own octets ---------------------------------------------------------------
+
+def _between(data: bytes, before: bytes, after: bytes, start: int = 0) -> bytes:
+    """The octets after the first ``before`` (from ``start``) up to the next ``after``: the test's own cut."""
+    begin = data.index(before, start) + len(before)
+    return data[begin : data.index(after, begin)]
+
+
+FORWARDED = [
+    # a real bounce (UCLA's mail server, 2001): the returned message is part 2 of a multipart/report; its
+    # Received fields are folded as Python's generator would not fold them
+    ("msg_16.txt", 2, b"--Boundary_(ID_PGS2F2a+z+/jL7hupKgRhA)\nContent-type: MESSAGE/RFC822\n\n",
+     b"\n--Boundary_(ID_PGS2F2a+z+/jL7hupKgRhA)--"),
+    ("msg_28.txt", 0, b"--BOUNDARY\nContent-Type: message/rfc822\n\n", b"\n--BOUNDARY\n"),  # a digest's first
+    ("msg_05.txt", 2, b"Content-Type: message/rfc822\n\n", b"\n--D1690A7AC1.996856090/mail.example.com--"),
+    ("msg_42.txt", 1, b"--AAA\nContent-Type: message/rfc822\n\n", b"\n--AAA--"),  # itself a multipart
+    ("msg_11.txt", 0, b"Subject: The enclosing message\n\n", b"\0"),  # the whole message is message/rfc822
+]
+
+
+@pytest.mark.parametrize(("name", "number", "before", "after"), FORWARDED)
+def test_a_forwarded_message_is_served_as_the_octets_the_message_holds(
+    name: str, number: int, before: bytes, after: bytes
+) -> None:
+    data = (DATA / name).read_bytes()
+    expected = _between(data + b"\0", before, after)
+    got = fragments.evaluate("part", (number,), data, media_type="message/rfc822")
+    assert got.media_type == "message/rfc822"
+    assert got.data == expected
+    oracle = email.message_from_bytes(data, policy=email.policy.compat32)
+    leaf = oracle if oracle.get_content_type() == "message/rfc822" else oracle.get_payload(number)
+    assert isinstance(leaf, Message) and leaf.get_content_type() == "message/rfc822"  # the part Python names so
+    assert email.message_from_bytes(got.data)["Subject"] == leaf.get_payload(0)["Subject"]
+
+
+def test_the_second_message_of_a_digest_is_its_own_octets() -> None:
+    data = (DATA / "msg_28.txt").read_bytes()
+    marker = b"--BOUNDARY\nContent-Type: message/rfc822\n\n"
+    second = data.index(marker, data.index(marker) + 1)
+    expected = _between(data, marker, b"\n--BOUNDARY--", second)
+    assert expected.endswith(b"message 2\n")
+    assert fragments.evaluate("part", (1,), data, media_type="message/rfc822").data == expected
+
+
+def test_a_forwarded_message_is_resolved_as_its_octets_from_the_archive(tmp_path: Path) -> None:
+    data = (DATA / "msg_16.txt").read_bytes()
+    _, number, before, after = FORWARDED[0]
+    with Archive.init(tmp_path / "a") as archive:
+        archive.add_series("mail.example.us")
+        name = archive.deposit("mail.example.us", [Content(data, "rfc822")], foreign_id="bounce")[0]
+        got = archive.resolve(f"{name}#part={number}")
+        assert got.data == _between(data, before, after)
+        assert got.data != read_message(data).parts[number].octets()  # not as Python's generator writes it
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_messages(), _messages(), st.sampled_from(["\n", "\r\n"]))
+def test_a_generated_forwarded_message_is_the_octets_python_wrote_for_it(
+    inner: tuple[bytes, list[bytes]], outer: tuple[bytes, list[bytes]], linesep: str
+) -> None:
+    """A message attached to another (``message/rfc822``), both as Python's generator writes them: the part is the
+    octets the generator wrote for the enclosed message (the line ending it writes before the delimiter left out)."""
+    policy = email.policy.default.clone(linesep=linesep)
+    enclosed = email.message_from_bytes(inner[0], policy=policy)
+    message = email.message_from_bytes(outer[0], policy=policy)
+    assert isinstance(enclosed, EmailMessage) and isinstance(message, EmailMessage)
+    message.add_attachment(enclosed)
+    message.set_boundary("==pdi-outer==")
+    data = message.as_bytes(policy=policy)
+    written = enclosed.as_bytes(policy=policy)
+    number = next(p.index for p in read_message(data).parts if p.media_type == "message/rfc822")
+    got = fragments.evaluate("part", (number,), data, media_type="message/rfc822").data
+    assert got == written
+    assert data.count(written + linesep.encode() + b"--==pdi-outer==") == 1
+
+
 # --- the archive ---------------------------------------------------------------------------------------
 
 def test_a_deposit_is_checked_kept_exactly_searched_and_its_body_checked_by_rfc5147(tmp_path: Path) -> None:

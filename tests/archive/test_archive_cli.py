@@ -38,7 +38,7 @@ def run(location: str, *argv: str, code: int = 0) -> Result:
 def test_archive_commands_end_to_end(location: str, tmp_path: Path) -> None:
     doc = tmp_path / "doc.txt"
     doc.write_bytes(b"first line\nsecond line\n")
-    assert "schema version 9" in run(location, "init").stdout
+    assert "schema version 10" in run(location, "init").stdout
     assert run(location, "series", "add", S).stdout == f"series {S}\n"
     assert run(location, "series", "add", "press.archives.gov.us").stdout == (
         "series press.archives.gov.us under archives.gov.us\n"

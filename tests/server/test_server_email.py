@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import html
 import re
 import urllib.parse
 from pathlib import Path
@@ -83,34 +84,59 @@ def test_api_resolve_describes_a_message_and_its_part(media: tuple[str, dict[str
     assert [p["filename"] for p in about["message"]["parts"]] == [None, "dingusfish.gif"]
 
 
-def test_a_reply_deposited_days_later_is_found_and_one_past_the_window_is_not(tmp_path: Path) -> None:
+def test_replies_deposited_months_later_in_another_series_are_found(tmp_path: Path) -> None:
+    """The thread index (schema 10): a reply 45 days later in another series, named by a serial, and a reply to it
+    100 days later are listed under the first message; each lists the others as its ancestors."""
     import datetime
 
     from pdi.archive import Archive, Content
     from pdi.mail.message import head_message_id, mid_url
-    from pdi.server.pages.mail_pages import DAYS_AFTER, render_thread
+    from pdi.server.pages.mail_pages import render_thread
 
     with (DATA / "metrics-grimoire-2016-04.mbox").open("rb") as mbox:
         first, reply, later = (m.data for m in split_mbox(mbox))
     now = [datetime.datetime(2026, 11, 1, 12, tzinfo=datetime.UTC)]
     with Archive.init(tmp_path / "a", clock=lambda: now[0]) as archive:
         archive.add_series("mail.example.us")
+        archive.add_series("other.example.us")
 
-        def deposit(data: bytes, days: int) -> str:
+        def deposit(data: bytes, days: int, series: str, by_id: bool) -> str:
             now[0] = datetime.datetime(2026, 11, 1, 12, tzinfo=datetime.UTC) + datetime.timedelta(days=days)
-            return str(archive.deposit("mail.example.us", [Content(data, "rfc822")],
-                                       foreign_id=mid_url(head_message_id(data) or ""))[0])
+            foreign = mid_url(head_message_id(data) or "") if by_id else None
+            return str(archive.deposit(series, [Content(data, "rfc822")], foreign_id=foreign)[0])
 
-        names = [deposit(first, 0), deposit(reply, 3), deposit(later, DAYS_AFTER + 2)]
+        names = [deposit(first, 0, "mail.example.us", True), deposit(reply, 45, "other.example.us", False),
+                 deposit(later, 100, "mail.example.us", True)]
         page = render_thread(archive, names[0])
         assert page.count("(this message)") == 1
-        assert html_of(names[1]) in page  # three days later: listed under it, linked
-        assert html_of(names[2]) not in page  # past the window (from the reply's day it is within: its own page)
+        assert html_of(names[1]) in page and html_of(names[2]) in page
+        assert page.index(html_of(names[1])) < page.index(html_of(names[2]))  # the reply's reply under it
         assert html_of(names[2]) in render_thread(archive, names[1])
         assert html_of(names[0]) in render_thread(archive, names[2])  # an ancestor is found on any day
+        assert html_of(names[1]) in render_thread(archive, names[2])  # and by its id, though named by a serial
 
 
 def html_of(name: str) -> str:
     import html
 
     return html.escape("/view?pdi=" + urllib.parse.quote(name, safe=""))
+
+
+def test_a_thread_is_found_by_a_mid_url_and_in_reply_to_links_there(media: tuple[str, dict[str, str]]) -> None:
+    base, names = media
+    with (DATA / "metrics-grimoire-2016-04.mbox").open("rb") as mbox:
+        messages = [email.message_from_bytes(m.data) for m in split_mbox(mbox)]
+    first_id = messages[0]["Message-ID"].strip()
+    by_name = httpx.get(f"{base}/thread?pdi={names['email']}").text
+    for asked in ("mid:" + urllib.parse.quote(first_id.strip("<>"), safe="@"), first_id):  # RFC 2392 %-escapes, or <id>
+        page = httpx.get(f"{base}/thread", params={"mid": asked})
+        assert page.status_code == 200, asked
+        assert "(this message)" in page.text and f"&lt;{first_id.strip('<>')}&gt;</code> (this message)" in page.text
+    reply_view = httpx.get(f"{base}/view?pdi={names['email']}").text  # the reply: its In-Reply-To links the thread
+    link = f'/thread?mid={urllib.parse.quote(messages[1]["In-Reply-To"].strip(), safe="")}'
+    assert html.escape(link) in reply_view
+    assert httpx.get(base + link).text.count("(this message)") == 1
+    assert by_name.count("(this message)") == 1
+    missing = httpx.get(f"{base}/thread", params={"mid": "mid:nobody@example.com"})
+    assert missing.status_code == 404 and "&lt;nobody@example.com&gt;" in missing.text
+    assert httpx.get(f"{base}/thread", params={"mid": "http://x/"}).status_code == 400

@@ -172,12 +172,21 @@ PAGES = {
     "email-thread": ("/thread?pdi={email}", "document.querySelectorAll('ol.thread li').length === 3"
                      " && document.querySelectorAll('ol.thread a[href^=\"/view?pdi=\"]').length === 3"
                      " && document.querySelector('ol.thread li.this ol li') !== null"),
+    # a reply's header fields: its In-Reply-To id a link to the thread of the message it answers (by Message-ID)
+    "email-reply": ("/view?pdi={email}", "document.querySelector('dl.message a[href^=\"/thread?mid=%3C\"]') !== null"
+                    " && document.querySelector('dl.message').innerText.includes('In-Reply-To')"),
+    # the thread found by a mid: URL (RFC 2392): the same three messages, the first one this one
+    "email-thread-mid": ("/thread?mid=mid:1460624816.5581.114.camel%2540example.com",
+                         "document.querySelectorAll('ol.thread li').length === 3"
+                         " && document.querySelector('ol.thread > li.this') !== null"
+                         " && document.querySelector('ol.thread > li.this').innerText.includes('1460624816.5581.114')"),
     # a message with an attachment: its parts, each a link to its octets (#part=N)
     "email-parts": ("/view?pdi={attached}", "document.querySelectorAll('ul.parts li').length === 2"
                     " && document.querySelector('ul.parts').innerText.includes('dingusfish.gif')"),
 }
 
 MEDIA_PAGES = ("pdf", "sgml-elt", "video", "video-region", "video-alias", "email", "email-thread", "email-parts",
+               "email-reply", "email-thread-mid",
                "tombstone", "forbidden")
 
 

@@ -1,8 +1,9 @@
 """Browsing: what the reader's pages and the harvesters are shown of the catalog.
 
 Series with their counts, the days of a series, the documents of a day, the
-captures of a URL (a TimeMap), the documents in the order they changed (an
-OAI-PMH harvest) and one document's whole record. Each list leaves out what
+captures of a URL (a TimeMap), the e-mail messages of a thread (by
+Message-ID and by the id they reply to), the documents in the order they
+changed (an OAI-PMH harvest) and one document's whole record. Each list leaves out what
 the current reader may not learn of (:class:`~pdi.archive.access.Unlisted`)
 before its page is cut, so the counts and cursors a reader sees are its own.
 """
@@ -18,7 +19,13 @@ from pdi.archive.access import Unlisted
 from pdi.archive.base import ArchiveBase
 from pdi.archive.naming import canonical_series, documents_of, generic_of, key_of, parse_pdi
 from pdi.archive.results import DocumentChange, DocumentDetail, DocumentPage, Generic
-from pdi.archive.store import DayCount, DocumentKey, DocumentStamp, SeriesCount
+from pdi.archive.store import (
+    DayCount,
+    DocumentKey,
+    DocumentStamp,
+    RepresentationRecord,
+    SeriesCount,
+)
 from pdi.errors import AccessError, LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.identifier import PDI
 
@@ -190,6 +197,42 @@ class Browsing(ArchiveBase):
             return DocumentPage(tuple(page), self._titles(page), str(page[-1].pdi) if page else None)
         following = str(documents[limit - 1].pdi) if len(documents) > limit else None
         return DocumentPage(tuple(documents[:limit]), self._titles(documents[:limit]), following)
+
+    def messages_by_id(self, message_ids: Sequence[str], *, limit: int = 500) -> list[tuple[str, Generic]]:
+        """The documents holding an e-mail message whose ``Message-ID`` is one of ``message_ids`` (with angle
+        brackets, compared exactly), each with the id it has: in any series, on any day, however it was named.
+
+        Read from the thread index (schema 10), at most ``limit`` documents,
+        without those the current reader may not learn of.
+        """
+        return self._messages(self.store.messages_by_id(message_ids, limit), limit)
+
+    def message_replies(self, message_ids: Sequence[str], *, limit: int = 500) -> list[tuple[str, Generic]]:
+        """The documents holding an e-mail message that replies to one of ``message_ids`` (its In-Reply-To's
+        last id, else its References' last: :class:`pdi.mail.message.ThreadIds`), each with the id it replies to.
+
+        Read from the thread index (schema 10), in any series and on any day,
+        at most ``limit`` documents, without those the current reader may not learn of.
+        """
+        return self._messages(self.store.message_replies(message_ids, limit), limit)
+
+    def message_referrers(self, message_ids: Sequence[str], *, limit: int = 500) -> list[tuple[str, Generic]]:
+        """The documents holding an e-mail message whose References or In-Reply-To name one of ``message_ids``
+        (a reply, a reply to a reply, …), each with the id it names.
+
+        Read from the thread index (schema 10), in any series and on any day,
+        at most ``limit`` documents, without those the current reader may not learn of.
+        """
+        return self._messages(self.store.message_referrers(message_ids, limit), limit)
+
+    def _messages(self, found: Sequence[tuple[str, Sequence[RepresentationRecord]]], limit: int) -> list[tuple[str, Generic]]:
+        if limit < 1:
+            raise LimitError("a list of messages holds at least one")
+        hidden = self._unlisted()
+        shown: list[tuple[str, Generic]] = []
+        for message_id, records in found:
+            shown += [(message_id, document) for document in self._listed(documents_of(records), hidden)]
+        return shown
 
     @staticmethod
     def _capture_cursor(name: PDI | str) -> tuple[datetime.date, str]:

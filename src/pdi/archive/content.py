@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 
     from pdi.archive.catalog import SQLStore
     from pdi.archive.search import Passages
+    from pdi.mail.message import ThreadIds
 else:
     from pdi._later import dataclass
 
@@ -708,19 +709,28 @@ class EmailCheck:
     :func:`pdi.mail.message.read_message`, whose refusal (no header field on
     line 1, an mbox's ``From `` line, a NUL, too many parts, too deep) is an
     :class:`~pdi.errors.IntegrityError` naming what is wrong and where,
-    unless ``force``. A larger message is refused as such.
+    unless ``force``. A larger message is refused as such. Forced or not,
+    its ids for the thread index (:attr:`thread`) are read from its first
+    :data:`pdi.mail.message.THREAD_HEAD` octets, as the migration that indexes messages
+    deposited before reads them.
     """
 
     def __init__(self, *, force: bool = False, source: str | None = None) -> None:
-        from pdi.mail.message import MailLimits
+        from pdi.mail.message import THREAD_HEAD, MailLimits
 
         self.force = force
         self.source = source
         self.limit = MailLimits().max_bytes
         self._kept: list[bytes] = []
         self._size = 0
+        self._head: list[bytes] = []
+        self.head_size = THREAD_HEAD
+        #: The message's ids for the thread index, once finished.
+        self.thread: ThreadIds | None = None
 
     def update(self, piece: bytes) -> None:
+        if self._size < self.head_size:
+            self._head.append(piece[: self.head_size - self._size])
         self._size += len(piece)
         if self._size > self.limit:
             self._kept = []
@@ -728,8 +738,10 @@ class EmailCheck:
         self._kept.append(piece)
 
     def finish(self, info: BlobInfo) -> None:
-        from pdi.mail.message import read_message
+        from pdi.mail.message import read_message, thread_ids
 
+        head, self._head = b"".join(self._head), []
+        self.thread = thread_ids(head)
         if self.force:
             return
         if self._size > self.limit:
@@ -745,6 +757,7 @@ class EmailCheck:
 
     def abandon(self) -> None:
         self._kept = []
+        self._head = []
 
 
 def _unreadable(source: str | None, what: str, exc: PDIError, kept: str = "") -> IntegrityError:
@@ -854,8 +867,9 @@ def prepare(
     )
     if pdf is not None:
         observers.append(pdf)
-    if media_type == "message/rfc822":
-        observers.append(EmailCheck(force=force or content.keep_unreadable, source=content.source))
+    mail = EmailCheck(force=force or content.keep_unreadable, source=content.source) if media_type == "message/rfc822" else None
+    if mail is not None:
+        observers.append(mail)
     video = None
     if media_type in _VIDEO_CONTAINERS:
         from pdi.archive.video import VideoCheck
@@ -885,10 +899,13 @@ def prepare(
             pdf.abandon()
         if video is not None:
             video.abandon()
+        if mail is not None:
+            mail.abandon()
     index = indexer.index if indexer else pdf.index if pdf else video.index if video else None
     return NewRepresentation(
         token, media_type, charset, None, blob, index,
         searcher.passages if searcher else _queued(search.Passages()) if searching else None,
+        mail.thread if mail is not None else None,
     )
 
 

@@ -184,7 +184,8 @@ class Listing(ArchiveBase):
     def reindex(
         self, *, series: str | None = None, progress: Callable[[int, int], None] | None = None
     ) -> ReindexReport:
-        """Make the full-text index again from the stored octets (of the names in ``series``, if given).
+        """Make the full-text index again from the stored octets (of the names in ``series``, if given),
+        and read into the thread index every e-mail message it lacks.
 
         One write transaction: a failure leaves the index as it was. Every
         blob is read once by verified chunks; ``progress`` is told how many
@@ -195,6 +196,7 @@ class Listing(ArchiveBase):
             name = canonical_series(series)
             self._require_series(name)
         sources, passages, notes = self.store.rebuild_search_index(name, progress)
+        self.store.refill_message_heads()  # and the e-mail messages the thread index lacks (any series)
         return ReindexReport(sources, passages, tuple(notes))
 
     def ls(self, pattern: PDI | str | None = None, **filters: Unpack[ListFilters]) -> list[PDI]:

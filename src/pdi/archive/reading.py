@@ -433,9 +433,11 @@ class Reading(ArchiveBase):
 
         return TextLayer.from_bytes(index, record.size)
 
-    def sgml_parse_of(self, record: RepresentationRecord) -> tuple[bool, int] | None:
-        """An SGML document's parse as made at deposit: whether its DTD was found, and how many errors
-        OpenSP's ``onsgmls`` reported; None (not SGML, or not parsed at deposit: ``onsgmls`` was missing).
+    def sgml_parse_of(self, record: RepresentationRecord) -> tuple[bool, int, str | None] | None:
+        """An SGML document's parse as made at deposit: whether its DTD was found, how many errors
+        OpenSP's ``onsgmls`` reported, and the DTD its document type declaration names
+        (:func:`pdi.fragments.markup.sgml.declared_dtd`, read from its first octets, checked as they are read);
+        None (not SGML, or not parsed at deposit: ``onsgmls`` was missing).
         No guard is asked: give it a record a reader has resolved."""
         if record.media_type.split(";")[0].strip().lower() not in ("text/sgml", "application/sgml"):
             return None
@@ -447,8 +449,20 @@ class Reading(ArchiveBase):
         if index_kind(index) != "markup":
             return None
         from pdi.fragments.markup.index import ElementIndex
+        from pdi.fragments.markup.sgml import DOCTYPE_WITHIN, declared_dtd
 
-        return ElementIndex.from_bytes(index).sgml
+        parse = ElementIndex.from_bytes(index).sgml
+        if parse is None:
+            return None
+        with self._reader(record) as reader:
+            head = reader.read(0, min(record.size, DOCTYPE_WITHIN * 4))  # 4 octets a character at most
+        from pdi import charsets
+
+        try:
+            codec = charsets.codec_for(record.charset or "utf-8")
+        except UnsupportedError:  # a charset no codec reads: what can be read of it as UTF-8
+            codec = "utf-8"
+        return (*parse, declared_dtd(head.decode(codec, "replace")))
 
     def message_of(self, record: RepresentationRecord) -> dict[str, Any] | None:
         """An e-mail message's facts (:meth:`pdi.mail.message.Mail.facts`: From, To, Date, Subject, ids, its

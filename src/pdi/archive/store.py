@@ -35,11 +35,13 @@ from pdi.archive.blobs.seam import blob_octets as blob_octets
 
 if TYPE_CHECKING:
     from dataclasses import dataclass
+
+    from pdi.mail.message import ThreadIds
 else:
     from pdi._later import dataclass
 
 #: The schema version this code writes. Older catalogs are migrated forward on open.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 #: How a representation's octets are kept: ``exact`` (as deposited, the
 #: default since schema 4) or ``canonical`` (a text deposited before then,
@@ -74,6 +76,8 @@ class NewRepresentation:
     index: bytes | None = None
     #: Its text for the full-text index (a :class:`pdi.archive.search.Passages`), or None.
     passages: Any = None
+    #: An e-mail message's ids for the thread index (schema 10), or None: not a message.
+    thread: ThreadIds | None = None
 
     @property
     def sha256(self) -> str:

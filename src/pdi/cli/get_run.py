@@ -43,13 +43,14 @@ def _print_generic(generic: Generic) -> None:
 
 def _print_info(
     result: Resolved, *, pending: bool = False, layer: TextLayer | None = None,
-    sgml: tuple[bool, int] | None = None, video: VideoInfo | None = None, message: dict[str, Any] | None = None,
+    sgml: tuple[bool, int, str | None] | None = None, video: VideoInfo | None = None,
+    message: dict[str, Any] | None = None,
 ) -> None:
     """``pdi get --info``: one ``key<TAB>value`` line per fact of :func:`pdi.archive.describe.describe`.
 
     ``pending``: the stored text waits in the indexer's queue (a ``search-index<TAB>pending`` line);
     ``layer``: a PDF's text layer (a ``text-layer`` line); ``sgml``: an SGML document's parse at deposit
-    (an ``sgml-parse`` line: DTD found or not, and onsgmls's error count); ``video``: what
+    (an ``sgml-parse`` line: DTD found or not, which its declaration names, and onsgmls's error count); ``video``: what
     ffprobe read of a video at deposit (a ``video`` line); ``message``: an e-mail's facts (``from``, ``to``,
     ``date``, ``subject``, ``message-id``, ``in-reply-to``, ``references``, ``body`` and a ``part`` line a part).
     """
@@ -83,8 +84,13 @@ def _print_info(
         say("text-layer\tnone made at deposit (PDFium could not read it: damaged, needing a password, or past"
             f" pdi's limits; or it was over {PDF_LAYER_UP_TO >> 20} MiB): cite by page and region")
     if sgml is not None:
-        dtd_found, errors = sgml
-        how = "DTD found" if dtd_found else "no DTD found: parsed without one (every element undefined, content ANY)"
+        dtd_found, errors, declared = sgml
+        named = f" ({declared})" if declared else ""
+        how = f"DTD found{named}" if dtd_found else (
+            (f"no DTD found for {declared} (not in this machine's SGML catalogs)" if declared
+             else "no DTD found (no document type declaration)")
+            + ": parsed without one, by SGML's rules for an undeclared element (every element undefined,"
+            " content ANY, an end tag omitted only where an ancestor's end tag closes it)")
         say(f"sgml-parse\t{how}; {plural(errors, 'parser error')} (OpenSP onsgmls)")
     if (v := about.get("video")) is not None:
         picture = f"{v['width']}x{v['height']} {v['video_codec']}" if v["video_codec"] else "no picture"

@@ -8,7 +8,8 @@ text), as on a UTF-8 text, and answer the passage's text (``text/plain;
 charset=utf-8``); their ranges' octets are those of the body text in UTF-8,
 not of the message. ``part=N`` (from 0), ``part=cid:ID``, and
 ``part=NAME`` (a Content-Location, else a file name) answer that part's
-octets, its transfer encoding removed, with its own media type; the
+octets, its transfer encoding removed, with its own media type (an enclosed
+message, ``message/rfc822``, as the octets of the message hold it); the
 range's positions are the part's number (``N,N+1``) and its octets' size.
 ``byte`` stays the octets of the message as stored.
 
@@ -42,7 +43,7 @@ def evaluate_email(
                 f"part= takes one part number or name, not {len(positions)} positions", rule="part"
             )
         part = mail.find_part(positions[0])
-        octets = part.octets()
+        octets = mail.part_octets(part)
         return FragmentResult(
             octets, part.media_type, False, (Range(part.index, part.index + 1, 0, len(octets)),),
             charset=part.charset, scheme="part",

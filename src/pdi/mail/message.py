@@ -43,12 +43,17 @@ from typing import Any, Final
 from pdi._wording import plural
 from pdi.errors import LimitError, NotFoundError, ParseError
 
-__all__ = ["Mail", "MailLimits", "MailPart", "body_text", "head_message_id", "message_ids", "mid_url", "read_message"]
+__all__ = [
+    "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds", "body_text", "entity_span", "head_message_id",
+    "message_id_of_mid", "message_ids", "mid_url", "read_message", "thread_ids",
+]
 
 #: A line that may be a header field: a field name (RFC 5322 §3.6.8: printable ASCII but ``:``) and a colon.
 _FIELD_LIKE: Final = re.compile(rb"(?:^|(?<=[\r\n]))[!-9;-~]+[ \t]*:", re.MULTILINE)
 _FIELD_NAME: Final = re.compile(rb"[!-9;-~]+[ \t]*:")
 _NUL: Final = b"\x00"
+#: The first octets of a message its thread's ids are read from (:func:`thread_ids`): its header fields, as a rule.
+THREAD_HEAD: Final = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,8 @@ class MailPart:
     entity: Message = field(repr=False, compare=False)
 
     def octets(self) -> bytes:
-        """The part's octets with its transfer encoding removed (an enclosed message: as Python writes it)."""
+        """The part's octets with its transfer encoding removed (an enclosed message: as Python writes it;
+        :meth:`Mail.part_octets` gives its octets as the message holds them)."""
         if self.entity.get_content_maintype() == "message":
             inner = self.entity.get_payload()
             if isinstance(inner, list) and inner and isinstance(inner[0], Message):
@@ -112,6 +118,28 @@ class Mail:
     parts: tuple[MailPart, ...]
     #: what Python's parser found wrong but read past (its defects' class names, with the part's number)
     defects: tuple[str, ...]
+    #: the octets it was read from
+    data: bytes = field(default=b"", repr=False, compare=False)
+
+    def part_octets(self, part: MailPart) -> bytes:
+        """A part's octets: its body with its transfer encoding removed; an enclosed message (``message/*``)
+        exactly as the message holds it (:func:`entity_span`), its transfer encoding removed if it has one."""
+        if part.entity.get_content_maintype() != "message" or not self.data:
+            return part.octets()
+        span = entity_span(self.data, self.message, part.path)
+        if span is None:  # the parser read past a defect the octets cannot be cut along: as Python writes it
+            return part.octets()
+        body = self.data[_body_start(self.data, *span) : span[1]]
+        encoding = str(part.entity.get("Content-Transfer-Encoding", "")).strip().lower()
+        if encoding == "base64":
+            import binascii
+
+            return binascii.a2b_base64(body, strict_mode=False)
+        if encoding == "quoted-printable":
+            import quopri
+
+            return quopri.decodestring(body)
+        return body
 
     def header(self, name: str) -> str | None:
         """A header field's value as written (the first of several), unfolded, its RFC 2047 encoded words
@@ -148,6 +176,11 @@ class Mail:
     def references(self) -> tuple[str, ...]:
         """The message ids of ``References``, oldest first."""
         return message_ids(self.raw_header("References") or "")
+
+    @property
+    def thread(self) -> ThreadIds:
+        """Its ids as a thread reads them (:class:`ThreadIds`)."""
+        return _thread(self.message_id, self.in_reply_to, self.references)
 
     def body_part(self) -> Message | None:
         """The entity the body's text is read from (see the module docstring), or ``None``."""
@@ -218,6 +251,40 @@ class Mail:
         raise NotFoundError(f"part={name}: no part of the message has that Content-Location or file name")
 
 
+@dataclass(frozen=True)
+class ThreadIds:
+    """What a thread needs of a message (``docs/email.md`` §4), as the catalog's thread index keeps it.
+
+    ``message_id``: its ``Message-ID``; ``parent``: the id it replies to, the
+    last of ``In-Reply-To``, else the last of ``References``; ``references``:
+    every id it names, those of ``References`` oldest first, then those of
+    ``In-Reply-To`` that ``References`` lacks. Ids keep their angle brackets
+    and are compared exactly.
+    """
+
+    message_id: str | None
+    parent: str | None
+    references: tuple[str, ...]
+
+
+def _thread(message_id: str | None, in_reply_to: tuple[str, ...], references: tuple[str, ...]) -> ThreadIds:
+    parent = in_reply_to[-1] if in_reply_to else (references[-1] if references else None)
+    return ThreadIds(message_id, parent, references + tuple(i for i in dict.fromkeys(in_reply_to) if i not in references))
+
+
+def thread_ids(head: bytes) -> ThreadIds:
+    """The :class:`ThreadIds` of the message whose first octets are ``head`` (at least its header fields),
+    read from its header fields alone, as :attr:`Mail.thread` reads them from the whole message."""
+    fields = _header_fields(head)
+
+    def ids(name: str) -> tuple[str, ...]:
+        value = fields.get(name)
+        return message_ids(" ".join(_octets_read(str(value)).split())) if value is not None else ()
+
+    found = ids("Message-ID")
+    return _thread(found[0] if found else None, ids("In-Reply-To"), ids("References"))
+
+
 def message_ids(value: str) -> tuple[str, ...]:
     """The ``<…>`` message ids written in a field (RFC 5322 §3.6.4), in order; comments and phrases left out."""
     return tuple(re.findall(r"<[^<>\s]+>", value))
@@ -228,18 +295,36 @@ def mid_url(message_id: str) -> str:
     return "mid:" + message_id.strip().removeprefix("<").removesuffix(">")
 
 
+def message_id_of_mid(url: str) -> str:
+    """The message id an RFC 2392 ``mid:`` URL names (``mid:a%40b`` and ``mid:a@b/part`` → ``<a@b>``); a
+    ``<…>`` id is taken as it is. :class:`ParseError` for anything else."""
+    from urllib.parse import unquote
+
+    text = url.strip()
+    if text.startswith("<") and text.endswith(">") and message_ids(text) == (text,):
+        return text
+    if text[:4].lower() != "mid:":
+        raise ParseError(f"{text!r} is neither a mid: URL (RFC 2392) nor a <Message-ID>", rule="mid")
+    found = "<" + unquote(text[4:].split("/", 1)[0]) + ">"
+    if message_ids(found) != (found,):
+        raise ParseError(f"{text!r} names no message id (mid:LOCAL@DOMAIN, RFC 2392)", rule="mid")
+    return found
+
+
 def head_message_id(head: bytes) -> str | None:
     """The ``Message-ID`` of the message whose first octets are ``head`` (its header fields), or ``None``."""
+    return thread_ids(head).message_id
+
+
+def _header_fields(head: bytes) -> Message:
+    """The header fields of the message whose first octets are ``head``, read by Python's header parser."""
     import email.parser
     import email.policy
 
     end = head.find(b"\n\n")
     end2 = head.find(b"\r\n\r\n")
     cut = min((e for e in (end, end2) if e >= 0), default=len(head))
-    fields = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head[:cut] + b"\n\n")
-    value = fields.get("Message-ID")
-    found = message_ids(" ".join(str(value).split())) if value is not None else ()
-    return found[0] if found else None
+    return email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head[:cut] + b"\n\n")
 
 
 def _first_line(data: bytes) -> bytes:
@@ -366,7 +451,87 @@ def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
         ))
         defects.extend(f"part {number}: {type(d).__name__}" for d in entity.defects)
     defects[:0] = [f"message: {type(d).__name__}" for d in message.defects]
-    return Mail(message, tuple(parts), tuple(defects))
+    return Mail(message, tuple(parts), tuple(defects), data)
+
+
+#: A line that goes on a header (Python's ``feedparser.headerRE``): a field's name and colon, a folded line's
+#: white space, or an mbox ``From `` line; any other line ends the header fields.
+_HEADER_LINE: Final = re.compile(rb"From |[\041-\071\073-\176]*:|[\t ]")
+_LINE: Final = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n|$)")
+
+
+def _lines(data: bytes, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """Each line of ``data[start:end]`` as (start, end after its line ending), as Python's parser splits lines."""
+    at = start
+    while at < end:
+        match = _LINE.match(data, at, end)
+        assert match is not None
+        if match.end() == at:
+            return
+        yield at, match.end()
+        at = match.end()
+
+
+def _body_start(data: bytes, start: int, end: int) -> int:
+    """Where the body of the entity ``data[start:end]`` begins: after the empty line that ends its header fields,
+    or (no empty line: a missing separator) at the first line that is no header field."""
+    for line_start, line_end in _lines(data, start, end):
+        line = data[line_start:line_end]
+        if line in (b"\r\n", b"\n", b"\r"):
+            return line_end
+        if not _HEADER_LINE.match(line):
+            return line_start
+    return end
+
+
+def entity_span(data: bytes, message: Message, path: tuple[int, ...]) -> tuple[int, int] | None:
+    """Where the entity at ``path`` (:attr:`MailPart.path`) of the message ``message`` read from ``data`` lies in
+    ``data``: from the first octet of its header fields to the end of its body, which is, in a multipart, the line
+    ending before the next boundary delimiter line (that line ending is the delimiter's, RFC 2046 §5.1.1).
+
+    Delimiter lines are found as Python's parser finds them: a line that begins ``--`` and the boundary, then
+    ``--`` or not, then spaces or tabs. ``None`` when the octets do not hold as many parts as the parser read.
+    """
+    start, end = 0, len(data)
+    entity = message
+    for number in path:
+        boundary = entity.get_boundary()
+        children = entity.get_payload()
+        if boundary is None or not isinstance(children, list) or number >= len(children):
+            return None
+        # a delimiter line: at the start of a line (after CR or LF; never inside a CR LF, where no line starts
+        # with "--"), ended by its line ending or the end of the entity
+        delimiter = re.compile(rb"(?:(?<=[\r\n])|\A)--" + re.escape(boundary.encode("utf-8", "surrogateescape"))
+                               + rb"(--)?[ \t]*(?:\r\n|\r|\n|\Z)")
+        body = _body_start(data, start, end)
+        parts: list[tuple[int, int]] = []
+        part_start: int | None = None
+        for found in delimiter.finditer(data, body, end):
+            if part_start is not None:
+                parts.append((part_start, max(part_start, _without_line_end(data, part_start, found.start()))))
+            part_start = found.end()
+            if found.group(1):  # the close delimiter: the epilogue follows
+                part_start = None
+                break
+        if part_start is not None:  # no close delimiter: the last part runs to the end
+            parts.append((part_start, end))
+        if number >= len(parts):
+            return None
+        start, end = parts[number]
+        child = children[number]
+        if not isinstance(child, Message):
+            return None
+        entity = child
+    return start, end
+
+
+def _without_line_end(data: bytes, start: int, at: int) -> int:
+    """``at`` moved back over the one line ending (CR LF, LF or CR) just before it, not before ``start``."""
+    if at - 2 >= start and data[at - 2 : at] == b"\r\n":
+        return at - 2
+    if at - 1 >= start and data[at - 1 : at] in (b"\n", b"\r"):
+        return at - 1
+    return at
 
 
 def body_text(mail: Mail) -> str:

@@ -14,6 +14,7 @@ alone (the connection and its transactions) and importing no other part:
 * :mod:`.statements`: assertions, kept annotations, the audit log;
 * :mod:`.listing` and :mod:`.browse`: listings and the reader's pages, by keyset;
 * :mod:`.search_index`: the full-text index's rows;
+* :mod:`.messages`: the thread index of e-mail messages (by Message-ID and by parent);
 * :mod:`.checks`: the catalog's own invariants.
 
 The SQLite and PostgreSQL differences are each dialect's one module
@@ -35,6 +36,7 @@ from pdi.archive.catalog.checks import ChecksPart
 from pdi.archive.catalog.documents import DocumentsPart
 from pdi.archive.catalog.imports import ImportsPart
 from pdi.archive.catalog.listing import ListingPart
+from pdi.archive.catalog.messages import MessagesPart
 from pdi.archive.catalog.schema import SchemaPart
 from pdi.archive.catalog.search_index import SearchIndexPart, search_page
 from pdi.archive.catalog.statements import StatementsPart
@@ -50,6 +52,7 @@ class SQLStore(
     ListingPart,
     BrowsePart,
     SearchIndexPart,
+    MessagesPart,
     ChecksPart,
     ABC,
 ):

@@ -36,6 +36,8 @@ from pdi.errors import NotFoundError
 
 if TYPE_CHECKING:
     from dataclasses import dataclass
+
+    from pdi.mail.message import ThreadIds
 else:
     from pdi._later import dataclass
 
@@ -274,6 +276,14 @@ class CatalogBase(ABC):
         self, sha256: str, media_type: str, charset: str | None, *, size: int = 0, at: str = ""
     ) -> None:
         """Inside a write transaction: index a stored blob if it has text, or queue it if large (:mod:`.search_index`)."""
+
+    @abstractmethod
+    def _insert_thread(self, sha256: str, thread: ThreadIds | None) -> None:
+        """Inside a write transaction: a message's ids into the thread index, once (:mod:`.messages`)."""
+
+    @abstractmethod
+    def _thread_stored(self, sha256: str) -> None:
+        """Inside a write transaction: index a stored message, read again from the blob store (:mod:`.messages`)."""
 
     @abstractmethod
     def _insert_series(self, record: SeriesRecord) -> None:

@@ -229,5 +229,7 @@ class BlobRules(CatalogBase):
                     self._delete_passages(sources)
                 self._query("DELETE FROM search_sources WHERE sha256 = ?", (sha256,))
                 self._query("DELETE FROM fragment_indexes WHERE sha256 = ?", (sha256,))
+                self._query("DELETE FROM message_references WHERE sha256 = ?", (sha256,))
+                self._query("DELETE FROM message_heads WHERE sha256 = ?", (sha256,))
                 deleted.append(sha256)
         return deleted, kept

@@ -33,13 +33,16 @@ class ChecksPart(CatalogBase):
         day and match the day's counter; each day's count of documents
         (``document_days``) is the number it has; versions run 1..n with at
         least one format each; a representation's SHA-256 is 64 hex digits and
-        its size is not negative; a statement's subject names its own document. At most
+        its size is not negative, its media type is the one its format names
+        and its charset is written as a deposit writes it; every e-mail message is in
+        the thread index; a statement's subject names its own document. At most
         ``limit`` problems are returned; the checks read the catalog in pages.
         """
         found: list[CatalogProblem] = []
         with self._read():
             for problem in itertools.chain(
-                self._document_problems(), self._numbering_problems(), self._statement_problems()
+                self._document_problems(), self._numbering_problems(), self._statement_problems(),
+                self._thread_index_problems(),
             ):
                 found.append(problem)
                 if len(found) >= limit:
@@ -106,6 +109,28 @@ class ChecksPart(CatalogBase):
         ):
             yield CatalogProblem("representation", self._describe_id(int(doc)),
                                  f"version {version} format {fmt}: SHA-256 {sha!r}, size {size}")
+        for fmt, media_type, charset in self._query("SELECT DISTINCT format, media_type, charset FROM representations"):
+            wrong = _type_problem(str(fmt), str(media_type), None if charset is None else str(charset))
+            if wrong is None:
+                continue
+            for doc, version in self._query(
+                "SELECT document, version FROM representations WHERE format = ? AND media_type = ?"
+                " AND COALESCE(charset, '') = ? ORDER BY document, version LIMIT 100",
+                (fmt, media_type, charset or ""),
+            ):
+                yield CatalogProblem("representation", self._describe_id(int(doc)), f"version {version} format {fmt}: {wrong}")
+
+    def _thread_index_problems(self) -> Iterator[CatalogProblem]:
+        """E-mail messages (not purged) the thread index (schema 10) lacks: their threads would miss them."""
+        rows = self._query(
+            "SELECT COUNT(DISTINCT r.sha256) FROM representations r WHERE r.media_type = 'message/rfc822'"
+            " AND r.purged IS NULL AND NOT EXISTS (SELECT 1 FROM message_heads h WHERE h.sha256 = r.sha256)"
+        )
+        missing = int(rows[0][0])
+        if missing:
+            yield CatalogProblem("messages", self.location,
+                                 f"{plural(missing, 'message')} not in the thread index: their threads miss them"
+                                 " (pdi reindex reads them again)")
 
     def _statement_problems(self) -> Iterator[CatalogProblem]:
         """Each statement's subject against the document it is filed under, a page at a time."""
@@ -174,6 +199,27 @@ def _document_problem(row: Sequence[Any]) -> str | None:
     elif not spells_serial(uid) or int(uid) != int(serial):
         return f"its serial {serial} disagrees with its unique id {uid!r}"
     return None
+
+
+def _type_problem(token: str, media_type: str, charset: str | None) -> str | None:
+    """What is wrong with a representation's format, media type and charset as a deposit writes them (the media type
+    its format names, a charset under the name pdi stores it by), or ``None``."""
+    from pdi import formats
+    from pdi.errors import PDIError
+
+    try:
+        named = formats.media_type_for(token)
+    except PDIError:
+        return f"its format {token!r} is no format token pdi knows"
+    if named != media_type:
+        return f"its media type {media_type!r} is not the one its format names ({named})"
+    if charset is None:
+        return None
+    try:
+        stored = formats.registered_charset(charset)
+    except PDIError:
+        return f"its charset {charset!r} is no charset pdi knows"
+    return None if stored == charset else f"its charset {charset!r} is not written as pdi stores it ({stored})"
 
 
 def _subject_names(subject: str, series: str, day: str, unique_id: str) -> bool:

@@ -110,6 +110,8 @@ class DocumentsPart(CatalogBase):
                     self._queue_index(rep.sha256, rep.media_type, rep.charset, rep.size, at)
                 else:
                     self._index_source(rep.sha256, rep.media_type, rep.charset, rep.passages)
+            if rep.media_type == "message/rfc822":
+                self._insert_thread(rep.sha256, rep.thread)
             self._insert_rep(
                 doc, version, rep.format, rep.media_type, rep.charset, rep.line_ending,
                 rep.sha256, rep.size, at, STORED_EXACT, dated=dated,

@@ -250,6 +250,8 @@ class ImportsPart(CatalogBase):
             if rec.purged is None and source not in written.indexed:
                 self._index_stored(*source, size=rec.size, at=rec.created_at)
                 written.indexed.add(source)
+                if rec.media_type == "message/rfc822":
+                    self._thread_stored(rec.sha256)
         return len(new)
 
     def _insert_documents(

@@ -45,6 +45,8 @@ def open_store(location: str, *, create: bool, blobs: str | None = None, connect
             recorded = _choose_blob_store(catalog, recorded, blobs)
         if recorded is not None:
             catalog.hold(_blob_store(recorded))
+        # the messages deposited before the thread index (schema 10) are read once it can read their blobs
+        catalog.fill_message_heads()
     except BaseException:
         catalog.close()
         raise

@@ -28,7 +28,7 @@ def migrations(
     """
     args = (id_pk, blob_type, with_blob_table, search)
     steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args),
-             _index_queue(), _small_blobs(*args)]
+             _index_queue(), _small_blobs(*args), _message_threads()]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -327,6 +327,40 @@ def _small_blobs(id_pk: str, blob_type: str, with_blob_table: bool, search: Sequ
     if with_blob_table:
         return []
     return [f"CREATE TABLE blobs (sha256 TEXT PRIMARY KEY, data {blob_type} NOT NULL)"]
+
+
+def _message_threads() -> list[str]:
+    """Step 10: the thread index of e-mail messages (:mod:`pdi.archive.catalog.messages`, ``docs/email.md`` §4).
+
+    For the octets of each blob deposited as a message (``message/rfc822``),
+    keyed as ``fragment_indexes`` is by its SHA-256: its ``Message-ID``, the id
+    it replies to (``parent``: In-Reply-To's last, else References' last) and
+    every id its ``References`` and ``In-Reply-To`` name, in order. A thread
+    finds a message by its id and its replies by their parent through an
+    index, in any series and on any day, instead of scanning the days after
+    it. A row is written by the deposit's own transaction; the messages
+    deposited before this step are listed in ``message_heads_pending``, read
+    (their header fields only) once the archive is opened with its blob store
+    and removed from it in the transaction that writes their rows.
+    """
+    return [
+        """CREATE TABLE message_heads (
+            sha256 TEXT PRIMARY KEY,
+            message_id TEXT,
+            parent TEXT,
+            read_at TEXT NOT NULL)""",
+        "CREATE INDEX message_heads_by_id ON message_heads (message_id) WHERE message_id IS NOT NULL",
+        "CREATE INDEX message_heads_by_parent ON message_heads (parent) WHERE parent IS NOT NULL",
+        """CREATE TABLE message_references (
+            sha256 TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            message_id TEXT NOT NULL,
+            PRIMARY KEY (sha256, n))""",
+        "CREATE INDEX message_references_by_id ON message_references (message_id)",
+        "CREATE TABLE message_heads_pending (sha256 TEXT PRIMARY KEY)",
+        "INSERT INTO message_heads_pending (sha256) SELECT DISTINCT sha256 FROM representations"
+        " WHERE media_type = 'message/rfc822' AND purged IS NULL",
+    ]
 
 
 class SchemaPart(CatalogBase):

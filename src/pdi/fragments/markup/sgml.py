@@ -13,8 +13,10 @@ Where an element starts and ends, in code points of the CRLF-canonical text
 
 * An explicit start tag (``<name``, or SHORTTAG's empty ``<>``) is found in
   the source from the line ``onsgmls`` reports it on, after the markup found
-  before it; comment declarations are skipped. The element starts at its
-  ``<``.
+  before it; comment declarations, processing instructions and the content
+  of marked sections the parser ignores (``IGNORE``) or reads as data
+  (``CDATA``, ``RCDATA``) are skipped (:func:`unparsed_spans`). The element
+  starts at its ``<``.
 * An explicit end tag (``</name``, ``</>``) ends the element after its ``>``
   (an unclosed end tag, before the ``<`` that ends it); a NET-enabling start
   tag (``<b/``) ends at the ``/`` that closes it.
@@ -88,6 +90,25 @@ class SgmlReading:
     first_error: str | None
 
 
+#: How far into a document its document type declaration is looked for (:func:`declared_dtd`).
+DOCTYPE_WITHIN: Final = 64 * 1024
+_DOCTYPE: Final = re.compile(
+    r"""<!DOCTYPE\s+([^\s>\[]+)(?:\s+(?:PUBLIC\s*("[^"]*"|'[^']*')(?:\s*("[^"]*"|'[^']*'))?|SYSTEM\s*("[^"]*"|'[^']*')))?""",
+    re.I,
+)
+
+
+def declared_dtd(text: str) -> str | None:
+    """The DTD the document type declaration near the start of ``text`` names, for people: its public
+    identifier (``-//TEI P3//DTD Main Document Type//EN``), else its system identifier, else its document type's
+    name (``DOCTYPE memo``, an internal subset only); ``None`` when there is no declaration."""
+    found = _DOCTYPE.search(text, 0, DOCTYPE_WITHIN)
+    if found is None:
+        return None
+    identifier = found.group(2) or found.group(4) or found.group(3)
+    return identifier[1:-1] if identifier else f"DOCTYPE {found.group(1)}"
+
+
 def onsgmls_path() -> str | None:
     """The ``onsgmls`` program on ``PATH``, or ``None`` (Debian: ``apt-get install opensp``)."""
     return shutil.which("onsgmls")
@@ -157,6 +178,55 @@ def read_sgml(text: str, *, seconds: float = MAX_SECONDS) -> SgmlReading:
 
 
 _BLANK: Final = re.compile(r"(?:\s+|<!(?:--.*?--\s*)*>)*", re.S)
+#: A marked section's start (ISO 8879 §10.4): ``<![``, its status keywords (or parameter entity references), ``[``.
+_MARKED: Final = re.compile(r"<!\[([^\[\]<>]*)\[")  # (no nested repetition: linear on any text)
+#: What ends a marked section, and what begins one nested in an ignored one.
+_MARKED_EDGE: Final = re.compile(r"<!\[|\]\]>")
+#: A parameter entity's declaration whose literal may be a status keyword (bounded: linear on any text).
+_PARAMETER_ENTITY: Final = re.compile(r"""<!ENTITY\s+%\s+([\w.-]+)\s+(?:"([^"]{0,64})"|'([^']{0,64})')""", re.I)
+#: Marked sections' statuses, strongest first (ISO 8879 §10.4.2).
+_STATUSES: Final = ("IGNORE", "CDATA", "RCDATA", "INCLUDE", "TEMP")
+
+
+def unparsed_spans(text: str) -> list[tuple[int, int, bool]]:
+    """Where ``text`` holds no markup for the parser: the content of a marked section it ignores (``IGNORE``,
+    nested sections within it counted) or reads as data (``CDATA``, ``RCDATA``), and processing instructions,
+    in order, each with whether the parser reads it as data. A status keyword given by a parameter entity is
+    read from the text's own declaration of it (the first, as SGML takes it); one it does not declare counts
+    as ``INCLUDE``."""
+    parameters: dict[str, str] = {}
+    for declared in _PARAMETER_ENTITY.finditer(text):
+        parameters.setdefault(declared.group(1).upper(), (declared.group(2) or declared.group(3) or "").upper())
+    spans: list[tuple[int, int, bool]] = []
+    at = text.find("<?")
+    while at >= 0:  # each "<?" runs to the next ">": found once, so linear on any text
+        end = text.find(">", at + 2)
+        if end < 0:
+            break
+        spans.append((at, end + 1, False))
+        at = text.find("<?", end + 1)
+    at = 0
+    while (marked := _MARKED.search(text, at)) is not None:
+        words = [parameters.get(w[1:].rstrip(";").upper(), "INCLUDE") if w.startswith("%") else w.upper()
+                 for w in marked.group(1).split()]
+        status = next((s for s in _STATUSES if s in " ".join(words).split()), "INCLUDE")
+        if status in ("INCLUDE", "TEMP"):
+            at = marked.end()  # its content is parsed: only its start and its "]]>" are no element's
+            continue
+        end = len(text)
+        depth = 1
+        for edge in _MARKED_EDGE.finditer(text, marked.end()):
+            if edge.group(0) == "<![" and status == "IGNORE":
+                depth += 1
+            elif edge.group(0) == "]]>":
+                depth -= 1
+                if depth == 0:
+                    end = edge.end()
+                    break
+        spans.append((marked.start(), end, status != "IGNORE"))
+        at = end
+    spans.sort()
+    return spans
 
 
 class _Locator:
@@ -165,6 +235,8 @@ class _Locator:
     def __init__(self, text: str, document: str) -> None:
         self.text = text
         self.document = document
+        self.unparsed = unparsed_spans(text)
+        self.unparsed_starts = [start for start, _, _ in self.unparsed]
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self.cursor = 0
         self.line = 1
@@ -292,8 +364,27 @@ class _Locator:
         if not data.replace("\\n", "").strip():
             return  # white space (record ends): the next thing is still ahead in the source
         if self.pending and not self.data_since:
-            self._resolve(_BLANK.match(self.text, self.cursor).end())  # type: ignore[union-attr]
+            self._resolve(self._blank_end(self.cursor))
         self.data_since = True
+
+    def _blank_end(self, at: int) -> int:
+        """Past the white space, comment declarations, ignored marked sections and processing instructions at ``at``."""
+        while True:
+            at = _BLANK.match(self.text, at).end()  # type: ignore[union-attr]
+            skipped = self._unparsed_end(at, data=False)
+            if skipped is None:  # (a CDATA section is data: what it closes begins where it does)
+                return at
+            at = skipped
+
+    def _unparsed_end(self, at: int, *, data: bool = True) -> int | None:
+        """The end of the unparsed span (:func:`unparsed_spans`; not ``data``: only one the parser does not read
+        as data) ``at`` falls in, or ``None``."""
+        import bisect
+
+        i = bisect.bisect_right(self.unparsed_starts, at) - 1
+        if i >= 0 and self.unparsed[i][0] <= at < self.unparsed[i][1] and (data or not self.unparsed[i][2]):
+            return self.unparsed[i][1]
+        return None
 
     def _find_start(self, name: str) -> tuple[int, int, bool] | None:
         pattern = re.compile(r"<!(?:--.*?--\s*)*>|<(" + re.escape(name) + r")(?=[\s>/<]|$)|<>", re.I | re.S)
@@ -301,7 +392,7 @@ class _Locator:
         for match in pattern.finditer(self.text, at):
             if match.start() >= before:  # not on its line: from an entity's replacement text
                 return None
-            if match.group(0).startswith("<!"):
+            if match.group(0).startswith("<!") or self._unparsed_end(match.start()) is not None:
                 continue
             if match.group(0) == "<>":
                 return match.start(), match.end(), False
@@ -320,7 +411,7 @@ class _Locator:
         for match in pattern.finditer(self.text, at):
             if match.start() >= before:
                 return None
-            if match.group(0).startswith("</"):
+            if match.group(0).startswith("</") and self._unparsed_end(match.start()) is None:
                 if match.group(0) == "</" and not self.text.startswith("</>", match.start()):
                     continue  # the end tag of another element
                 return match.start(), tag_end(self.text, match.end(), unclosed=True)

@@ -10,12 +10,16 @@ text.
 
 ``/thread?pdi=NAME`` lists the message's thread: the messages its
 ``References`` (and ``In-Reply-To``) name, oldest first, each linked where
-the archive holds it (a message is found by its ``mid:`` foreign id, the name
-``pdi add`` gives it, in any series and on any day: the archive's captures of
-that URL), else said missing; then the message; then its replies, found
-among the messages deposited in its series on its day and the
-:data:`DAYS_AFTER` days after (at most :data:`MAX_SCANNED`, said so when
-there are more), a reply's replies under it. Everything is escaped; nothing is loaded from elsewhere.
+the archive holds it, else said missing; then the message; then its
+replies, a reply's replies under it (at most :data:`MAX_SCANNED`, said so
+when there are more), and the messages whose References name it though the
+message they reply to is missing, each under the nearest message it names
+that is listed. Messages are found through the archive's thread index
+(:meth:`pdi.archive.Archive.messages_by_id`, :meth:`~pdi.archive.Archive.message_replies`):
+by Message-ID and by the id a message replies to, in any series and on any
+day, whatever name it was deposited under. ``/thread?mid=mid:ID`` (an RFC 2392 URL; or ``<ID>``) is the
+thread of the message with that Message-ID, found so; a message's In-Reply-To ids link there. Everything is
+escaped; nothing is loaded from elsewhere.
 """
 
 from __future__ import annotations
@@ -29,10 +33,8 @@ from pdi.errors import NotFoundError, PDIError
 from pdi.identifier import PDI
 from pdi.server.pages.layout import page
 
-#: The most messages a thread page reads to find replies.
+#: The most replies (replies to replies among them) a thread page lists.
 MAX_SCANNED = 500
-#: How many days after a message's own (its name's day: when it was deposited) its replies are looked for.
-DAYS_AFTER = 30
 
 _STYLE = """
 dl.message{display:grid;grid-template-columns:8rem 1fr;gap:0.15rem 0.8rem} dl.message dd{margin:0;overflow-wrap:anywhere}
@@ -65,7 +67,9 @@ def message_section(whole: Resolved) -> tuple[str, str]:
     if mail.message_id:
         rows.append(f"<dt>Message-ID</dt><dd><code>{html.escape(mail.message_id)}</code></dd>")
     if mail.in_reply_to:
-        rows.append(f"<dt>In-Reply-To</dt><dd><code>{html.escape(' '.join(mail.in_reply_to))}</code></dd>")
+        replied = " ".join(f'<a href="/thread?mid={quote(i, safe="")}"><code>{html.escape(i)}</code></a>'
+                           for i in mail.in_reply_to)
+        rows.append(f"<dt>In-Reply-To</dt><dd>{replied}</dd>")
     rows.append(f'<dt>Thread</dt><dd><a href="/thread?pdi={quote(name, safe="")}">the thread of this message</a></dd>')
     body_at = mail.body_index()
     items = []
@@ -103,6 +107,8 @@ class _Message:
     date: str
     parent: str | None
     replies: list[_Message]
+    #: the id it replies to when that message is not in the archive (it is listed under one its References name)
+    gap: str | None = None
 
 
 def _read_message(
@@ -130,22 +136,10 @@ def _read_message(
         mail = read_message(archive.read(located).data)
     except PDIError:
         return None
-    refs = tuple(mail.references) + tuple(i for i in mail.in_reply_to if i not in mail.references)
-    parent = mail.in_reply_to[-1] if mail.in_reply_to else (mail.references[-1] if mail.references else None)
-    found = _Message(str(located.pdi), mail.message_id or "", mail.header("Subject") or "(no subject)",
-                     mail.header("From") or "", mail.header("Date") or "", parent, [])
-    return str(located.pdi), found, refs
-
-
-def _by_id(archive: Archive, message_id: str) -> str | None:
-    """The generic name of a document deposited under the ``mid:`` of ``message_id``, if the archive holds one."""
-    from pdi.mail.message import mid_url
-
-    try:
-        documents = archive.captures(mid_url(message_id), limit=1).documents
-    except PDIError:
-        return None
-    return str(documents[0].pdi) if documents else None
+    thread = mail.thread
+    found = _Message(str(located.pdi), thread.message_id or "", mail.header("Subject") or "(no subject)",
+                     mail.header("From") or "", mail.header("Date") or "", thread.parent, [])
+    return str(located.pdi), found, thread.references
 
 
 def render_thread(archive: Archive, name: str) -> str:
@@ -155,26 +149,28 @@ def render_thread(archive: Archive, name: str) -> str:
     if read is None:
         raise NotFoundError(f"{parsed} is not an e-mail message the archive holds")
     own_name, this, refs = read
+    held: dict[str, Generic] = {}
+    for message_id, document in archive.messages_by_id(refs, limit=MAX_SCANNED) if refs else ():
+        held.setdefault(message_id, document)
     ancestors: list[str] = []
     for message_id in refs:
-        held = _by_id(archive, message_id)
-        if held is None:
+        if message_id not in held:
             ancestors.append(f'<li class="missing"><code>{html.escape(message_id)}</code>: not in the archive</li>')
             continue
-        got = _read_message(archive, held)
+        got = _read_message(archive, held[message_id].pdi)
         if got is None:
             ancestors.append(f'<li class="missing"><code>{html.escape(message_id)}</code>: not readable</li>')
             continue
         ancestors.append(f"<li>{_line(got[1])}</li>")
-    scanned, more = _day_messages(archive, PDI.parse(own_name))
+    found, more = _replies(archive, own_name, this)
     by_parent: dict[str, list[_Message]] = {}
-    for message in scanned:
-        if message.parent is not None and message.name != own_name:
-            by_parent.setdefault(message.parent, []).append(message)
+    for message in found:
+        assert message.parent is not None
+        by_parent.setdefault(message.parent, []).append(message)
     replies = _tree(this.message_id, by_parent, set()) if this.message_id else ""
     note = (
-        f'<p class="note">Replies are looked for among the first {MAX_SCANNED} messages deposited in this series'
-        f" from this message's day to {DAYS_AFTER} days after; there are more.</p>" if more else ""
+        f'<p class="note">Only the first {MAX_SCANNED} replies (and replies to them) are shown; there are more.</p>'
+        if more else ""
     )
     body = (
         f"<h1>Thread: {html.escape(this.subject)}</h1>"
@@ -186,12 +182,79 @@ def render_thread(archive: Archive, name: str) -> str:
     return page(f"Thread of {own_name}", body, style=_STYLE)
 
 
+def render_thread_of_id(archive: Archive, mid: str) -> str:
+    """The page of the thread of the message whose Message-ID a ``mid:`` URL (RFC 2392) or ``<id>`` names, found
+    through the thread index in any series and on any day (the first the reader may read, if several hold it)."""
+    from pdi.mail.message import message_id_of_mid
+
+    message_id = message_id_of_mid(mid)
+    found = archive.messages_by_id([message_id], limit=1)
+    if not found:
+        raise NotFoundError(f"no message with the Message-ID {message_id} is in the archive")
+    return render_thread(archive, str(found[0][1].pdi))
+
+
+def _replies(archive: Archive, own_name: str, this: _Message) -> tuple[list[_Message], bool]:
+    """The replies to ``this`` and theirs from the archive's thread index (in any series, on any day), at most
+    :data:`MAX_SCANNED` of them, and whether there are more.
+
+    First by the id each replies to, a generation at a time (a document is listed under the message its latest
+    version replies to); then the messages whose References name ``this`` but whose own parent is not in the
+    archive (a message between them is missing), each under the last message its References name that is
+    listed, with its replies.
+    """
+    found: list[_Message] = []
+    seen = {this.message_id}
+    if not this.message_id:
+        return found, False
+    if _descend(archive, own_name, [this.message_id], found, seen):
+        return found, True
+    skipped: list[_Message] = []
+    for _, document in archive.message_referrers([this.message_id], limit=MAX_SCANNED + 1):
+        got = _read_message(archive, document.pdi)
+        if got is None or got[0] == own_name or got[1].message_id in seen or got[1].parent in seen:
+            continue
+        message, refs = got[1], got[2]
+        message.gap = message.parent
+        message.parent = next((r for r in reversed(refs) if r in seen), this.message_id)
+        skipped.append(message)
+    for message in skipped:
+        if len(found) >= MAX_SCANNED:
+            return found, True
+        found.append(message)
+        seen.add(message.message_id)
+        if _descend(archive, own_name, [message.message_id], found, seen):
+            return found, True
+    return found, False
+
+
+def _descend(archive: Archive, own_name: str, frontier: list[str], found: list[_Message], seen: set[str]) -> bool:
+    """The replies to the ids ``frontier`` and theirs, a generation at a time, added to ``found`` (each id once:
+    ``seen``); whether :data:`MAX_SCANNED` was passed."""
+    while frontier:
+        following: list[str] = []
+        for parent, document in archive.message_replies(frontier, limit=MAX_SCANNED + 1):
+            got = _read_message(archive, document.pdi)
+            if got is None or got[0] == own_name or got[1].parent != parent:
+                continue
+            if len(found) >= MAX_SCANNED:
+                return True
+            found.append(got[1])
+            if got[1].message_id and got[1].message_id not in seen:
+                seen.add(got[1].message_id)
+                following.append(got[1].message_id)
+        frontier = following
+    return False
+
+
 def _line(message: _Message) -> str:
     subject = html.escape(message.subject)
     linked = f'<a href="{html.escape(_view(message.name))}">{subject}</a>' if message.name else subject
+    gap = (f' <span class="missing">(a reply to <code>{html.escape(message.gap)}</code>, not in the archive)</span>'
+           if message.gap else "")
     return (
         f"{linked} — {html.escape(message.sender)}, <time>{html.escape(message.date)}</time>"
-        f' <code class="name">{html.escape(message.message_id)}</code>'
+        f' <code class="name">{html.escape(message.message_id)}</code>{gap}'
     )
 
 
@@ -202,36 +265,3 @@ def _tree(message_id: str, by_parent: dict[str, list[_Message]], seen: set[str])
     seen.add(message_id)
     items = "".join(f"<li>{_line(m)}{_tree(m.message_id, by_parent, seen)}</li>" for m in by_parent[message_id])
     return f"<ol>{items}</ol>"
-
-
-def _day_messages(archive: Archive, name: PDI) -> tuple[list[_Message], bool]:
-    """The messages deposited in ``name``'s series on its day and the :data:`DAYS_AFTER` days after it (up to
-    today), at most :data:`MAX_SCANNED` of them, and whether there are more."""
-    import datetime
-
-    assert name.date is not None
-    found: list[_Message] = []
-    read = 0
-    today = archive.now().date()  # the archive's clock, as names are dated by it (GMT)
-    for offset in range(DAYS_AFTER + 1):
-        day = name.date + datetime.timedelta(days=offset)
-        if day > today:
-            break
-        after: str | None = None
-        while True:
-            page_ = archive.day_documents(name.series_name, day, after=after, limit=100)
-            for document in page_.documents:
-                formats_ = [n for n in document.names
-                            if n.format is not None and n.format.lower() in ("rfc822", "header")]
-                if not formats_:
-                    continue
-                if read >= MAX_SCANNED:
-                    return found, True
-                read += 1
-                got = _read_message(archive, formats_[-1])
-                if got is not None:
-                    found.append(got[1])
-            if page_.after is None:
-                break
-            after = page_.after
-    return found, False

@@ -3,7 +3,7 @@
 ``/`` is the home page (:func:`pdi.server.pages.browse.render_home`: the series
 with their counts, how to cite, a box for a name); ``/view?pdi=NAME`` shows
 what a name names (:mod:`pdi.server.pages.viewer` renders it; a generic name is
-the document page of :mod:`pdi.server.pages.browse`; ``/thread?pdi=NAME`` an e-mail's thread,
+the document page of :mod:`pdi.server.pages.browse`; ``/thread?pdi=NAME`` (or ``?mid=mid:ID``) an e-mail's thread,
 :mod:`pdi.server.pages.mail_pages`; an archived page, when there
 is a replay origin, :mod:`pdi.server.pages.replay_frame`, and ``&view=source`` its source). The catalogue's own pages
 (``/series…``, ``/captures``) are :class:`pdi.server.pages.browse.BrowsePages`. A page that
@@ -73,14 +73,20 @@ class ReaderApp:
         return await anyio.to_thread.run_sync(lambda: problem_page(self.archive, error, name, base))
 
     async def thread(self, request: Request) -> Response:
-        """``/thread?pdi=NAME``: the thread of an e-mail message (:mod:`pdi.server.pages.mail_pages`)."""
-        from pdi.server.pages.mail_pages import render_thread
+        """``/thread?pdi=NAME`` or ``/thread?mid=mid:ID``: the thread of an e-mail message, named or found by its
+        Message-ID (:mod:`pdi.server.pages.mail_pages`)."""
+        from pdi.server.pages.mail_pages import render_thread, render_thread_of_id
 
         name: str | None = None
         try:
             name = optional(request, "pdi")
+            mid = optional(request, "mid")
+            if name and mid:
+                raise ParseError("give the message by ?pdi=NAME or by ?mid=mid:ID, not both", rule="pdi")
+            if mid:
+                return HTMLResponse(await self.work.run(render_thread_of_id, self.archive, mid))
             if not name:
-                raise ParseError("the thread of which message? give ?pdi=NAME", rule="pdi")
+                raise ParseError("the thread of which message? give ?pdi=NAME or ?mid=mid:ID", rule="pdi")
             return HTMLResponse(await self.work.run(render_thread, self.archive, name))
         except PDIError as exc:
             error = exc
