@@ -111,7 +111,7 @@ def test_cite_prints_both_ends_and_fails_on_a_misplaced_quotation(location: str,
     )
     wrong = run(location, "cite", f"{citing}@3={cited}#char=7,13", "--json", code=3)
     assert '"check": "mismatch"' in wrong.stdout and '"found": "They s"' in wrong.stdout
-    assert wrong.stderr.startswith("pdi: integrity check failed: the quotation is not at 3 in ")
+    assert wrong.stderr.startswith("pdi: citation does not match: the quotation is not at 3 in ")
     assert wrong.stderr.count("\n") == 1
 
 
@@ -314,9 +314,10 @@ def test_a_database_that_does_not_exist_is_said_at_once_not_after_the_pools_wait
 
 
 def test_readme_archive_commands_parse() -> None:
-    # Every command line of the README's archive section names options its command has.
-    readme = (SRC.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### The archive", 1)[1].split("\n### ", 1)[0]
+    # Every command line of the deposit guide's "Commands at a glance" (the README's archive section once)
+    # names options its command has.
+    guide = (SRC.parent / "docs" / "how-to" / "deposit.md").read_text(encoding="utf-8")
+    section = guide.split("## Commands at a glance", 1)[1].split("\n## ", 1)[0]
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     checked = 0
     for line in block.splitlines():
@@ -423,7 +424,7 @@ def test_add_refuses_a_png_named_jpg_unless_forced(tmp_path: Path) -> None:
     refused = run(location, "add", str(report), "-s", S, code=3)
     assert refused.stdout == ""
     assert refused.stderr == (
-        f"pdi: integrity check failed: {report}: the content is image/png (PNG image data),"
+        f"pdi: format check failed: {report}: the content is image/png (PNG image data),"
         " but the format image+jpeg (image/jpeg) was declared; give --format png, or --force"
         " to deposit it as declared\n"
     )
@@ -442,7 +443,8 @@ def test_add_and_version_refuse_utf8_declared_latin1_unless_forced(tmp_path: Pat
     notes = tmp_path / "notes.txt"
     notes.write_bytes("naïve\n".encode())  # ï is C3 AF, at byte 2
     refused = run(location, "add", str(notes), "-s", S, "--charset", "latin-1", code=3)
-    assert f"{notes}: the text is UTF-8 (its first multi-byte character, 'ï' U+00EF, is the bytes C3 AF at byte 2)" in refused.stderr
+    assert refused.stderr.startswith(f"pdi: charset check failed: {notes}: the text is UTF-8 (its first multi-byte"
+                                     " character, 'ï' U+00EF, is the bytes C3 AF at byte 2)")
     assert "give --charset utf-8, or --force" in refused.stderr
     name = run(location, "add", str(notes), "-s", S).stdout.strip()
     run(location, "version", name, str(notes), "--charset", "latin-1", code=3)
@@ -452,7 +454,7 @@ def test_add_and_version_refuse_utf8_declared_latin1_unless_forced(tmp_path: Pat
     # Standard input is named so in the message.
     stdin = CliRunner().invoke(cli, ["add", "-", "-s", S, "--format", "text", "--charset", "latin-1",
                                      "--archive", location], input="naïve\n".encode())
-    assert stdin.exit_code == 3 and "standard input: the text is UTF-8" in stdin.stderr
+    assert stdin.exit_code == 3 and stdin.stderr.startswith("pdi: charset check failed: standard input: the text is UTF-8")
 
 
 def test_version_with_the_same_bytes_answers_with_the_existing_names(tmp_path: Path) -> None:
