@@ -503,3 +503,36 @@ def test_add_with_an_id_already_minted_today(tmp_path: Path, one_gmt_day: dateti
     refused = run(location, "add", str(doc), "-s", S, "--id", "decision-7", code=5)
     assert "already minted; deposit a new version of it instead" in refused.stderr
     assert run(location, "ls", S).stdout == f"{name}\n"
+
+
+def test_add_warns_when_the_same_octets_already_have_a_name_of_the_day(
+    location: str, tmp_path: Path, one_gmt_day: datetime.datetime
+) -> None:
+    # Running the tour twice mints a second permanent name for the same file: said on stderr, not refused.
+    run(location, "init")
+    run(location, "series", "add", S)
+    run(location, "series", "add", "library.example.gb")
+    text = tmp_path / "declaration.txt"
+    text.write_bytes((EXAMPLES / "declaration.txt").read_bytes())
+    first = run(location, "add", str(text), "-s", S)
+    assert first.stderr == ""
+    again = run(location, "add", str(text), "-s", S)  # exit 0: a deposit, as asked
+    name1, name2 = first.stdout.strip(), again.stdout.strip()
+    assert (name1.endswith("/1.text.1"), name2.endswith("/2.text.1")) == (True, True)
+    assert again.stderr == (
+        f"warning: {name1} already holds these octets (deposited today); {name2} is a second permanent name"
+        " for them (every pdi add mints a name, never taken back; with --id ID, adding the same file again"
+        " mints nothing new)\n"
+    )
+    assert run(location, "get", name2).stdout_bytes == text.read_bytes()
+    # the same octets under another format name it too (the first name in listing order, without --id's advice)
+    named = run(location, "add", str(text), "-s", S, "--format", "octet-stream", "--id", "copy")
+    assert named.stderr == (
+        f"warning: {name1} already holds these octets (deposited today); {named.stdout.strip()} is a second"
+        " permanent name for them (every pdi add mints a name, never taken back)\n"
+    )
+    # other octets, or another series: nothing to say
+    other = tmp_path / "other.txt"
+    other.write_bytes(b"Other words.\n")
+    assert run(location, "add", str(other), "-s", S).stderr == ""
+    assert run(location, "add", str(text), "-s", "library.example.gb").stderr == ""
