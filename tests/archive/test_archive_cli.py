@@ -276,7 +276,10 @@ def test_scripts_demo_runs_the_main_job(tmp_path: Path) -> None:
     assert "We hold these truths to be self-evident, that all men are created equal," in lines
     assert "In Congres" in lines
     assert '<blockquote id="quote">We hold these truths to be self-evident, that all men are created equal,' in lines
-    # The crop is the 48x48 pixels of the seal's centre; the clip is the second half second.
+    # The image is cited as the viewer names a region (#rect=, the draft's scheme), its region printed;
+    # the crop is the same 48x48 pixels of the seal's centre, cut out; the clip is the second half second.
+    assert names["image"].strip() + "#rect=(24,24),(72,72)" in lines
+    assert not any("#crop=" in line for line in lines if line.startswith("urn:pdi:"))
     fetched = Path(next(line for line in lines if line.startswith("fetched: ")).split(None, 1)[1])
     with Image.open(fetched / "crop.png") as crop:
         assert crop.size == (48, 48)

@@ -461,3 +461,73 @@ def test_a_selector_that_makes_no_pdi_is_refused_not_answered(archive: Archive, 
     name = str(archive.add(S, TEXT.encode(), format="text"))
     with pytest.raises(ParseError):
         import_annotations(archive, {"target": {"source": name, "selector": selector}})
+
+
+#: A text deposited with CR LF line ends (a clef outside the BMP on its second line): its own characters are the
+#: PDI's, so a W3C TextPositionSelector counts as the name does, and RFC 5147 counts each CR LF once.
+CRLF_TEXT = "Hello, world.\r\nSecond \U0001d11e line.\r\n\r\nThe quick brown fox\r\njumps over the lazy dog.\r\n"
+
+
+def _selected_by_each(archive: Archive, name: str, a: int, b: int) -> dict[str, str]:
+    """What the name ``name#char=a,b`` and each selector of its exported annotation select, each read as its own
+    spec reads it: the PDI through the archive, TextPositionSelector as code points of the deposited text,
+    RFC 5147 with a line end one character, TextQuoteSelector by its exact text."""
+    exported = export_annotation(archive, f"{name}#char={a},{b}")
+    assert exported["body"] == f"{name}#char={a},{b}"  # the name the viewer offers, the annotation's body
+    selectors = {s["type"]: s for s in exported["target"]["selector"]}
+    position = selectors["TextPositionSelector"]
+    got = {
+        "pdi": archive.get(f"{name}#char={a},{b}").data.decode("utf-8"),
+        "position": CRLF_TEXT[position["start"]:position["end"]],
+        "quote": selectors["TextQuoteSelector"]["exact"] if "TextQuoteSelector" in selectors else "",
+    }
+    if "FragmentSelector" in selectors:
+        value = selectors["FragmentSelector"]["value"].removeprefix("char=").split(",")
+        lines = CRLF_TEXT.replace("\r\n", "\n")  # RFC 5147: each line end one character
+        got["rfc5147"] = lines[int(value[0]):int(value[-1])].replace("\n", "\r\n")
+    return got
+
+
+def test_a_crlf_text_exports_selectors_that_select_what_its_name_does(archive: Archive, tmp_path: Path) -> None:
+    name = str(archive.add(S, CRLF_TEXT.encode(), format="text"))
+    wanted = "line.\r\n\r\nThe quick"  # across two line ends and an empty line
+    a = CRLF_TEXT.index(wanted)  # code points of the deposited text, CR and LF one each: the PDI's count
+    b = a + len(wanted)
+    assert (a, b) == (24, 42)  # "Hello, world.\r\n" is 15, "Second " 7, the clef 1, a space 1
+    rfc_a, rfc_b = a - CRLF_TEXT[:a].count("\r\n"), b - CRLF_TEXT[:b].count("\r\n")
+    assert (rfc_a, rfc_b) == (23, 39)  # one line end before a, three before b
+    exported = export_annotation(archive, f"{name}#char={a},{b}")
+    selectors = {s["type"]: s for s in exported["target"]["selector"]}
+    assert (selectors["TextPositionSelector"]["start"], selectors["TextPositionSelector"]["end"]) == (a, b)
+    assert selectors["FragmentSelector"]["value"] == f"char={rfc_a},{rfc_b}"
+    assert set(_selected_by_each(archive, name, a, b).values()) == {wanted}
+    # the command and the API answer the same annotation, and the RFC 5147 selector, evaluated by the
+    # resolver on the text's N2R entity, selects the same passage
+    out = CliRunner().invoke(cli, ["annotate", "--export", f"{name}#char={a},{b}", "--archive", str(archive.location)])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output) == exported
+    with TestClient(create_app(str(archive.location), archive=archive)) as client:
+        assert client.get("/api/annotation", params={"pdi": f"{name}#char={a},{b}"}).json() == exported
+        rfc = client.get("/api/rfc5147", params={"pdi": name, "fragment": f"char={rfc_a},{rfc_b}"}).json()
+        assert rfc["text"] == wanted
+        back = client.post("/api/annotation", json=exported).json()["results"]
+    assert [r["pdi"] for r in back] == [f"{name}#char={a},{b}"]
+
+
+_DEPOSITED: dict[str, str] = {}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ends=st.tuples(st.integers(0, len(CRLF_TEXT)), st.integers(0, len(CRLF_TEXT))))
+def test_every_passage_of_a_crlf_text_exports_selectors_that_agree(archive: Archive, ends: tuple[int, int]) -> None:
+    # any range, an end between a CR and its LF included: no RFC 5147 position falls there, so none is written
+    name = _DEPOSITED.get(str(archive.location))
+    if name is None:  # one deposit for every example (the fixture's archive is the test's, not an example's)
+        name = _DEPOSITED[str(archive.location)] = str(archive.add(S, CRLF_TEXT.encode(), format="text"))
+    a, b = sorted(ends)
+    if a == b:
+        return
+    got = _selected_by_each(archive, name, a, b)
+    assert set(got.values()) <= {CRLF_TEXT[a:b], ""} and got["pdi"] == got["position"] == CRLF_TEXT[a:b], got
+    splits = any(0 < p < len(CRLF_TEXT) and CRLF_TEXT[p - 1:p + 1] == "\r\n" for p in (a, b))
+    assert ("rfc5147" in got) is not splits

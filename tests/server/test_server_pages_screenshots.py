@@ -29,6 +29,11 @@ PAGES = {
              " && document.querySelector('mark').getBoundingClientRect().bottom <= innerHeight"
              " && document.getElementById('name') && document.getElementById('rfc5147') && document.getElementById('copy-name').disabled"),
     # a 40×30 image shown 12 times larger, (10,5),(30,25) outlined (a quarter of the width from the left) and in view
+    # one name per selection: the other forms folded under "Other forms", with why their numbers differ (issue 26)
+    "text-forms": ("/view?pdi={text}%23char=7,12", "!document.getElementById('other-forms').open"
+                   " && document.getElementById('why').textContent.includes('RFC 5147 counts a line end as one character')"
+                   " && document.getElementById('textfrag') !== null && document.getElementById('annotation') !== null"
+                   " && document.getElementById('text').tabIndex === 0 && document.getElementById('cite-selection') !== null"),
     "image": ("/view?pdi={picture}%23(10,5),(30,25)", "document.querySelector('img') && document.querySelector('img').naturalWidth === 40"
               " && Math.abs(document.getElementById('cited').getBoundingClientRect().left - document.getElementById('image')"
               ".getBoundingClientRect().left - 10 * 12) < 1 && document.getElementById('x1') !== null"

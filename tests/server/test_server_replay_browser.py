@@ -14,6 +14,7 @@ import json
 import threading
 import time
 import urllib.parse
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -497,6 +498,16 @@ def test_a_drag_in_the_rendered_page_is_named_copied_and_opens_marked(tmp_path: 
             time.sleep(0.1)
         offered = _top(pipe, session, "[document.getElementById('char-name').value, document.getElementById('elt-name').value]")
         assert offered == [name, f"{page}#elt={element},{element}"]
+        # its other form a browser reads, the text fragment of the words selected, offered once pdi reads it back
+        # as the same characters (the element name is the whole element around them)
+        while not _top(pipe, session, "document.getElementById('textfrag-name').value"):
+            assert time.monotonic() < deadline, "no text fragment was offered"
+            time.sleep(0.1)
+        fragment = _top(pipe, session, "document.getElementById('textfrag-name').value")
+        assert fragment == f"{page}#:~:text={urllib.parse.quote(wanted, safe='')}"
+        with urllib.request.urlopen(f"{resolver}/api/resolve?pdi={urllib.parse.quote(fragment, safe='')}") as answer:
+            assert json.loads(answer.read())["pdi"] == name
+        assert _top(pipe, session, "document.querySelector('.select-tools details').open") is False
         # nothing above the frame changed height while the names appeared: the page did not move under the drag
         after = json.loads(_top(pipe, session, "JSON.stringify(document.querySelector('iframe.replay').getBoundingClientRect())"))
         assert after["y"] == frame["y"]

@@ -11,12 +11,17 @@ February 2017, https://www.w3.org/TR/annotation-model/):
   ``TextPositionSelector`` (§4.2.5: ``start``/``end``, code points),
   ``DataPositionSelector`` (§4.2.6, a ``byte`` fragment), and a
   ``FragmentSelector`` (§4.2.1) that ``conformsTo`` RFC 5147 (a text's
-  ``char`` range, RFC 5147 counting a line ending as one character), Media
+  ``char`` range, RFC 5147 counting a line ending as one character; none
+  when an end falls between a CR and its LF, where RFC 5147 has no
+  position), Media
   Fragments (``xywh=pixel:`` of an image, ``t=npt:`` of audio) or HTML
   (RFC 3236: an element's ``id``), as fits.
 
-What the text positions count (decision): for a text, the CRLF-canonical
-text (so ``TextPositionSelector`` holds the ``char`` positions); for HTML,
+What the text positions count (decision): for a PDF, its text layer (what
+its ``char`` positions count; docs/pdf-text-layer.md); for a text, the CRLF-canonical
+text (so ``TextPositionSelector`` holds the ``char`` positions, which for a
+text deposited with CR LF line ends are the code points of its own text);
+for HTML,
 XML and an aggregate, the page text of :mod:`pdi.fragments.pagetext` (the
 rendered text, one line per block, white space collapsed), which is what a
 quote is taken from and matched in.
@@ -168,10 +173,9 @@ def _specific_resource(archive: Archive, parsed: PDI) -> dict[str, Any]:
         selectors.append({"type": "DataPositionSelector", "start": result.ranges[0].byte_start,
                           "end": result.ranges[0].byte_end})
     else:
-        from pdi.fragments.pagetext import document_page_text
-
-        whole = archive.get(str(source))
-        page = document_page_text(whole.data, media_type, resolved.record.charset)
+        located = archive.locate(str(source))
+        assert isinstance(located, Resolved)  # a versioned name's source: one representation
+        page = _page_text(archive, located)
         first, last = result.ranges[0].start, result.ranges[-1].end
         start, end = page.text_range(first, last)
         quote = text_quote(page.text, start, end)
@@ -179,7 +183,8 @@ def _specific_resource(archive: Archive, parsed: PDI) -> dict[str, Any]:
             selectors.append({"type": "TextQuoteSelector", "exact": quote.exact, "prefix": quote.prefix,
                               "suffix": quote.suffix})
         selectors.append({"type": "TextPositionSelector", "start": start, "end": end})
-        if page.kind == "text":
+        if page.kind == "text" and media_type != "application/pdf" and not any(page.text[p - 1 : p + 1] == "\r\n" for p in (first, last) if p > 0):
+            # an end between a CR and its LF has no RFC 5147 position (a line end is one character there): no selector
             a, b = _rfc5147(page.text, first), _rfc5147(page.text, last)
             selectors.append({"type": "FragmentSelector", "conformsTo": RFC5147,
                               "value": f"char={a}" if a == b else f"char={a},{b}"})
@@ -191,6 +196,20 @@ def _specific_resource(archive: Archive, parsed: PDI) -> dict[str, Any]:
         "source": str(source),
         "selector": selectors[0] if len(selectors) == 1 else selectors,
     }
+
+
+def _page_text(archive: Archive, located: Resolved) -> PageText:
+    """The text quotes and positions are taken from: a PDF's text layer kept at deposit (docs/pdf-text-layer.md:
+    what its ``char`` positions count), else the page text of the document's bytes (read here if not yet)."""
+    from pdi.fragments.pagetext import document_page_text, plain_page_text
+
+    if located.media_type == "application/pdf":
+        layer = archive.text_layer_of(located.record)
+        if layer is None:
+            raise UnsupportedError(f"{located.pdi} has no text layer (PDFium could not read it): nothing to quote")
+        return plain_page_text(layer.text)
+    whole = located if located.data or not located.record.size else archive.read(located)
+    return document_page_text(whole.data, whole.media_type, whole.charset)
 
 
 def _rfc5147(text: str, position: int) -> int:
@@ -321,7 +340,9 @@ def import_annotations(archive: Archive, data: object, *, document: str | None =
         ident, source, key, selectors = wanted[k]
         if current is None or current[0] != key:
             current = None  # the document before is let go before the next one is read
-            current = (key, _Document(archive.get(key)))
+            located = archive.locate(key)  # a PDF's text layer is read, not the PDF
+            pdf = located if isinstance(located, Resolved) and located.media_type == "application/pdf" else None
+            current = (key, _Document(archive, pdf or archive.get(key)))
         results[k] = _import_target(archive, ident, source, current[1], selectors)
     return [r for r in results if r is not None]
 
@@ -329,15 +350,14 @@ def import_annotations(archive: Archive, data: object, *, document: str | None =
 class _Document:
     """An archived document targets point at: read once, its page text made the first time it is needed."""
 
-    def __init__(self, whole: Resolved) -> None:
+    def __init__(self, archive: Archive, whole: Resolved) -> None:
+        self.archive = archive
         self.whole = whole
         self._page: PageText | None = None
 
     def page(self) -> PageText:
-        from pdi.fragments.pagetext import document_page_text
-
         if self._page is None:
-            self._page = document_page_text(self.whole.data, self.whole.media_type, self.whole.charset)
+            self._page = _page_text(self.archive, self.whole)
         return self._page
 
 

@@ -73,6 +73,7 @@ main{max-width:none;margin:0;padding:0;flex:1;display:flex;flex-direction:column
 .select-tools .offer{display:grid;grid-template-columns:6.5rem 1fr auto 4.5rem;gap:0.4rem;align-items:center;margin:0.2rem 0}
 .select-tools input{width:100%;box-sizing:border-box;font-size:0.8rem;padding:0.2rem}
 .select-tools .open:not([href]){visibility:hidden}
+.select-tools .other-forms summary{cursor:pointer} .select-tools .why{white-space:normal;font-size:0.85rem;max-width:62rem}
 iframe.replay{display:block;flex:1;width:100%;min-height:20rem;border:0}
 .not-replayed{margin:1.5rem auto;max-width:44rem;padding:0 1rem} .not-replayed h2{font-size:1.15rem}
 """
@@ -102,6 +103,7 @@ SELECT_SCRIPT = """
   const frame = document.querySelector("iframe.replay");
   const base = frame.dataset.pdi;
   const charName = document.getElementById("char-name"), eltName = document.getElementById("elt-name");
+  const textName = document.getElementById("textfrag-name");
   const status = document.getElementById("select-status");
   function query(name) { return name.replace(/%(?=2[35])/g, "%25").replace("#", "%23"); }
   function show(input, name) {  // the name (or nothing), its copy button and its link to open it
@@ -134,12 +136,27 @@ SELECT_SCRIPT = """
     status.textContent = "checking…";
     show(charName, "");
     show(eltName, "");
+    show(textName, "");
+    textName.placeholder = "(not yet)";
     const answers = await Promise.all(names.map((n) => fetch("/uri-res/N2R?" + query(n)).then((r) => r.ok ? r.text() : null)));
     if (mine !== asked) return;
     const same = answers[0] !== null && words(textOf(answers[0])) === words(chosen.text);
     show(charName, same ? names[0] : "");
     show(eltName, names.length > 1 && answers[1] !== null ? names[1] : "");
     status.textContent = same ? "resolved: the name gives back the selected text" : "not offered: the name did not give back the selected text";
+    if (!same) return;
+    // a browser's text fragment of the words selected, offered once pdi reads it as the same characters
+    const said = words(chosen.text), enc = (t) => encodeURIComponent(t).replace(/-/g, "%2D");
+    const all = said.split(" "), tries = [];
+    if (said && said.length <= 120) tries.push(enc(said));
+    if (all.length > 8) tries.push(enc(all.slice(0, 4).join(" ")) + "," + enc(all.slice(-4).join(" ")));
+    for (const terms of tries) {
+      const alias = base + "#:~:text=" + terms;
+      const got = await fetch("/api/resolve?pdi=" + encodeURIComponent(alias)).then((r) => r.ok ? r.json() : null);
+      if (mine !== asked) return;
+      if (got && got.pdi === names[0]) { show(textName, alias); return; }
+    }
+    textName.placeholder = "none for this selection: its words stand first elsewhere, or it is not whole words";
   });
 })();
 """
@@ -197,7 +214,12 @@ def render_replay_page(
     tools = (
         '<section class="select-tools" aria-label="Cite the selection"><p id="select-status" role="status" aria-live="polite">'
         "Select text in the page to get its name.</p>"
-        + _offer("char-name", "characters") + _offer("elt-name", "element") + "</section>"
+        + _offer("char-name", "PDI")
+        + '<details class="other-forms"><summary>Other forms of this name</summary><p class="why">The PDI counts'
+        " the characters of the page's source (markup included, a line end two characters, CR LF). A text fragment"
+        " quotes the words a reader sees, and is offered once pdi reads it back as the same characters; the element"
+        " name names the whole element that holds the selection.</p>"
+        + _offer("textfrag-name", "text fragment") + _offer("elt-name", "element") + "</details></section>"
         if select else ""
     )
     # the page's own scripts never run with allow-same-origin; a page of an opaque origin may run them

@@ -23,6 +23,17 @@ reserved from the start (nothing moves when a name appears), with a copy
 button, and is shown only once the script has resolved it and found that it
 names what was selected (the text, the region, the samples).
 
+One selection, one citable name: the PDI is shown; the other forms of the
+same selection sit under a closed "Other forms" with a sentence on why
+their numbers differ (:data:`FORM_LABELS`: RFC 5147's URL of a plain text,
+a PDI with a browser's ``#:~:text=``, ``#xywh=`` or ``#t=``, and the W3C
+selectors of its annotation). Each is offered only once the resolver reads
+it back to the same passage (an alias resolved to the PDI, an annotation
+imported back to it); where none can say it, its box says why. A text is
+reached by Tab: the arrow keys move a caret the script draws, Shift
+extends the selection, and Enter (or the button *Cite the selection*)
+names it, said in the panel's live status.
+
 The page of a version shows the document's title (its ``title``
 statement) and, on a version that is not the latest, a banner saying so
 with a link to the latest. A generic name (no format) shows the document's page
@@ -79,6 +90,14 @@ _STYLE = """
 .offer{display:grid;grid-template-columns:5.5rem 1fr auto 4.5rem;gap:0.4rem;align-items:center;margin:0.25rem 0}
 .offer input{width:100%;box-sizing:border-box;font-size:0.9rem;padding:0.3rem}
 .offer .open:not([href]){visibility:hidden}
+.other-forms{margin:0.3rem 0} .other-forms summary{cursor:pointer;font-size:0.9rem}
+.other-forms .why{font-size:0.85rem;margin:0.3rem 0;max-width:62rem}
+.other-forms .offer{grid-template-columns:8rem 1fr auto 4.5rem}
+.cite-keys{margin:0.2rem 0 0.4rem;font-size:0.85rem}
+#text:focus-visible{outline:3px solid #0050c8;outline-offset:2px}
+@media (max-width:40rem){.offer,.other-forms .offer{grid-template-columns:1fr auto auto;row-gap:0.1rem}
+ .offer label{grid-column:1/-1}}
+.caret{position:absolute;width:2px;background:#c00000;pointer-events:none;z-index:6}
 #cite-status{margin:0.3rem 0 0;min-height:1.45em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;font-size:0.9rem}
 .figure{touch-action:none;cursor:crosshair;user-select:none;overflow:hidden} .figure img.pixelated{image-rendering:pixelated}
 .figure .box.selection{outline:2px dashed #0050c8;box-shadow:none;background:rgba(0,80,200,.12)}
@@ -129,8 +148,19 @@ def _page(title: str, body: str, script: str = "") -> str:
     return page(title, body, script=script, style=_STYLE if script else "")
 
 
-def _cite_panel(hint: str, *, rfc5147: bool = False) -> str:
-    """The offered names: each in a read-only input with a copy button and a link, space reserved before any is shown."""
+#: The other forms a name may have, by key: the label of its row, and what its copy button says it copies.
+FORM_LABELS = {
+    "rfc5147": "RFC 5147",
+    "textfrag": "text fragment",
+    "mediafrag": "Media Fragment",
+    "annotation": "W3C selector",
+}
+
+
+def _cite_panel(hint: str, *, forms: tuple[str, ...] = (), why: str = "", cite_button: bool = False) -> str:
+    """The offered names: one citable name (the PDI), shown and copyable; the other forms of the same selection
+    (``forms``, keys of :data:`FORM_LABELS`) under a closed "Other forms", with ``why`` they differ. Each sits in a
+    read-only input with a copy button and a link, its space reserved before any is shown (nothing moves)."""
 
     def offer(key: str, label: str) -> str:
         return (
@@ -140,14 +170,25 @@ def _cite_panel(hint: str, *, rfc5147: bool = False) -> str:
             f'<a class="open" id="open-{key}">open it</a></div>'
         )
 
+    button = (
+        '<p class="cite-keys"><button type="button" id="cite-selection" aria-keyshortcuts="Enter"'
+        ' aria-describedby="text-keys">Cite the selection</button> <span id="text-keys">Keyboard: Tab into the'
+        " text, move with the arrow keys, extend with Shift+arrows, press Enter to cite.</span></p>"
+        if cite_button else ""
+    )
+    others = (
+        '<details class="other-forms" id="other-forms"><summary>Other forms of this name</summary>'
+        f'<p class="why" id="why">{why}</p>' + "".join(offer(key, FORM_LABELS[key]) for key in forms) + "</details>"
+        if forms else ""
+    )
     return (
-        f'<section class="cite" aria-label="Cite"><p class="hint">{hint}</p>'
+        f'<section class="cite" aria-label="Cite"><p class="hint">{hint}</p>{button}'
         # without scripts a selection cannot be named here; the reader can still write a fragment
         '<noscript><p class="note">Naming a selection needs JavaScript: without it, write the fragment'
         " after the name in the box above (<code>#char=a,b</code>, <code>#rect=(x1,y1),(x2,y2)</code>,"
         " <code>#sec=a,b</code>) and resolve it.</p></noscript>"
         + offer("name", "PDI")
-        + (offer("rfc5147", "RFC 5147") if rfc5147 else "")
+        + others
         + '<p id="cite-status" role="status" aria-live="polite"></p></section>'
     )
 
@@ -241,7 +282,8 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None) -> str:
     if pdf:
         from pdi.server.pages.pdf_view import HINT, render_pdf
 
-        return _page(str(parsed), head + render_pdf(archive, whole, selected, _cite_panel(HINT)), SCRIPT)
+        panel = _cite_panel(HINT, forms=("annotation",), why=_WHY_PDF)
+        return _page(str(parsed), head + render_pdf(archive, whole, selected, panel), SCRIPT)
     if windowed and record.media_type != "message/rfc822":
         return _window_page(archive, whole, selected, head)
     if record.media_type == "message/rfc822":
@@ -257,6 +299,13 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None) -> str:
     if video:
         return _page(str(parsed), head + _video(archive, whole, selected), SCRIPT)
     return _page(str(parsed), head)
+
+
+_WHY_PDF = (
+    "The PDI counts the characters of the PDF's text layer, made at deposit (a line break CR LF, a form feed"
+    " between pages), or names a region of a page in points; the W3C selector quotes the same text and counts"
+    " it as the PDI does."
+)
 
 
 def _heading(parsed: PDI, record: RepresentationRecord) -> str:
@@ -295,13 +344,16 @@ def _n2r(name: str) -> str:
 def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str) -> str:
     from pdi.fragments.markup import document_charset
     from pdi.fragments.text import TextIndex
-    from pdi.fragments.text.lines import to_crlf
+    from pdi.fragments.text.lines import line_ending_convention, to_crlf
 
     if len(whole.data) > 4 * MAX_VIEW:
         raise LimitError(f"{whole.pdi} is {len(whole.data)} bytes: too long to show; fetch a fragment of it")
     # decoded exactly as the fragment evaluators decode it (BOM, charset sniffing), so positions agree
     charset = document_charset(whole.data, whole.media_type, whole.charset)
-    text = to_crlf(TextIndex(whole.data, charset).whole_text())
+    decoded = TextIndex(whole.data, charset).whole_text()
+    convention = line_ending_convention(decoded)
+    text = to_crlf(decoded)
+    del decoded
     if len(text) > MAX_VIEW:
         raise LimitError(f"{whole.pdi} holds {len(text)} characters: too long to show; fetch a fragment of it")
     start = end = None
@@ -312,8 +364,8 @@ def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, hea
     shown = _shown(text, start, end)
     facts = rfc5147_facts(archive, whole)
     body = (
-        f"{head}{_TO_PASSAGE if start is not None else ''}{_cite_panel(_text_hint(whole, facts), rfc5147=facts is not None)}"
-        f'<pre id="text" data-pdi="{html.escape(str(whole.pdi))}"{_rfc5147_data(facts)}>\n{shown}</pre>'
+        f"{head}{_TO_PASSAGE if start is not None else ''}{_text_panel(whole, facts, convention)}"
+        f'<pre id="text" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}"{_rfc5147_data(facts)}>\n{shown}</pre>'
     )
     return _page(str(whole.pdi), body, SCRIPT)
 
@@ -335,8 +387,11 @@ def _message_page(whole: Resolved, selected: Resolved | None, head: str) -> str:
         " or by its file name."
     )
     body = (
-        f"{head}{section}{_TO_PASSAGE if start is not None else ''}{_cite_panel(hint)}"
-        f'<pre id="text" data-pdi="{html.escape(str(whole.pdi))}">\n{_shown(text, start, end)}</pre>'
+        f"{head}{section}{_TO_PASSAGE if start is not None else ''}"
+        # one name only: the body's text is no entity of its own, so neither an RFC 5147 URL nor a browser's
+        # fragment names it, and annotations quote a text, a page or a PDF
+        f"{_cite_panel(hint, cite_button=True)}"
+        f'<pre id="text" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}">\n{_shown(text, start, end)}</pre>'
     )
     return page(str(whole.pdi), body, script=SCRIPT, style=_STYLE + MESSAGE_STYLE)
 
@@ -375,8 +430,8 @@ def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, h
     )
     facts = rfc5147_facts(archive, whole, first)
     body = (
-        f"{head}{note}{_TO_PASSAGE if chosen is not None else ''}{_cite_panel(_text_hint(whole, facts), rfc5147=facts is not None)}"
-        f'<pre id="text" data-pdi="{html.escape(str(whole.pdi))}" data-offset="{first}"{_rfc5147_data(facts)}>'
+        f"{head}{note}{_TO_PASSAGE if chosen is not None else ''}{_text_panel(whole, facts, None)}"
+        f'<pre id="text" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}" data-offset="{first}"{_rfc5147_data(facts)}>'
         f"\n{shown}</pre>"
     )
     return _page(str(whole.pdi), body, SCRIPT)
@@ -387,10 +442,62 @@ def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, h
 _TO_PASSAGE = '<p class="to-passage"><a href="#passage">Go to the marked passage</a></p>'
 
 _TEXT_HINT = (
-    "Select a passage to get its name: the PDI (<code>#char=a,b</code>, a line break counting CR and LF)"
-    " and, for plain text, the RFC 5147 name of the resolver's copy (a line break counting one, with the"
-    " text's length and MD5)."
+    "Select a passage to get its name, the PDI (<code>#char=a,b</code>, a line break counting CR and LF);"
+    " its other forms (RFC 5147 for plain text, a text fragment, a W3C selector) are under"
+    " <em>Other forms</em>."
 )
+
+
+#: The text's ``<pre>`` as the keyboard reaches it: Tab stops on it, the arrow keys move a caret in it and
+#: Shift+arrows extend the selection (the viewer's script), Enter cites.
+_TEXT_KEYS = (
+    'tabindex="0" aria-label="The text: move with the arrow keys, select with Shift+arrows, Enter cites the selection"'
+    ' aria-describedby="text-keys"'
+)
+
+#: How a deposited text's line ends read, in words.
+_ENDINGS = {"crlf": "CR LF", "lf": "LF", "cr": "CR", "nel": "NEL", "crnel": "CR NEL"}
+
+
+def _why_text(convention: str | None, *, rfc5147: bool, markup: bool = False) -> str:
+    """Why a text passage's other forms carry other numbers than its PDI (PDI-GRAMMAR.md §3, ``char`` and RFC 5147)."""
+    counted = (
+        "The PDI counts the characters of the text with every line end written CR LF, two characters"
+        " (the PDI draft's canonical text); the W3C position selector counts the same way."
+    )
+    if markup:
+        return (
+            "The PDI counts the characters of the page's source (markup included, every line end two characters,"
+            " CR LF); a text fragment and the W3C selector quote the text a reader sees, so they name a selection"
+            " only where it is text of the page, and they are read back to the same characters."
+        )
+    if not rfc5147:  # a text too long for its MD5 to be read for each page: no RFC 5147 form
+        return counted + " A text fragment quotes the words instead of counting them."
+    said = {
+        None: "",
+        "none": " This text has no line end, so the two counts agree.",
+        "crlf": " This text was deposited with CR LF line ends, so the PDI counts its characters as stored.",
+        "mixed": " This text was deposited with line ends of more than one kind; each counts two in the PDI.",
+    }
+    ending = said.get(convention)
+    if ending is None:  # one kind of one-character line end: LF, CR, NEL (CR NEL is two as stored, one in RFC 5147)
+        ending = (
+            f" This text was deposited with {_ENDINGS.get(convention or '', convention)} line ends:"
+            " the PDI counts each as two characters all the same, as the draft's canonical text has them."
+        )
+    return (
+        counted + " RFC 5147 counts a line end as one character, whatever it is written with (CR LF, LF or CR),"
+        " so its numbers are lower by one for each line end before the position." + ending
+        + " A text fragment quotes the words instead of counting them."
+    )
+
+
+def _text_panel(whole: Resolved, facts: RFC5147Facts | None, convention: str | None) -> str:
+    """The cite panel of a text (or of a markup document's source): its PDI, and its other forms."""
+    family = formats.media_family(whole.record.media_type)
+    forms = ("rfc5147", "textfrag", "annotation") if facts is not None else ("textfrag", "annotation")
+    why = _why_text(convention, rfc5147=facts is not None, markup=family in ("html", "xml"))
+    return _cite_panel(_text_hint(whole, facts), forms=forms, why=why, cite_button=True)
 
 
 def _text_hint(whole: Resolved, facts: RFC5147Facts | None) -> str:
@@ -448,6 +555,19 @@ def _corners(region: Region | None, width: int, height: int) -> str:
     )
 
 
+_WHY_REGION = (
+    "<code>#rect=(x1,y1),(x2,y2)</code> is the PDI draft's region: two corners, the second excluded."
+    " Media Fragments' <code>#xywh=x,y,w,h</code> (what browsers and W3C annotations write) gives the"
+    " left, top, width and height of the same pixels. <code>#crop=</code> names the same pixels too, and"
+    " resolves to them cut out as a PNG image."
+)
+_WHY_TIME = (
+    "<code>#sec=</code> and <code>#msec=</code> are the PDI's, in whole seconds or milliseconds;"
+    " Media Fragments' <code>#t=a,b</code> (what a browser's player and W3C annotations read) gives the same"
+    " stretch in seconds."
+)
+
+
 def _figure(whole: Resolved, selected: Resolved | None) -> str:
     """The image (a chosen frame of a multi-frame one), the region a fragment names outlined, and a box to drag."""
     name = str(whole.pdi)
@@ -479,7 +599,10 @@ def _figure(whole: Resolved, selected: Resolved | None) -> str:
         chooser = f'<label>frame <select id="frame">{options}</select></label> of {facts.frames}'
     corners = _corners(region, facts.width, facts.height)
     return (
-        _cite_panel("Drag a box on the image to name that region (or give its corners below): pixels of the image itself.")
+        _cite_panel(
+            "Drag a box on the image to name that region (or give its corners below): pixels of the image itself.",
+            forms=("mediafrag", "annotation"), why=_WHY_REGION,
+        )
         + f'<div class="figure" id="figure" data-pdi="{html.escape(name)}" data-width="{facts.width}"'
         f' data-height="{facts.height}" data-frames="{facts.frames}">'
         f'<img id="image" src="{html.escape(source(frame))}" alt="{html.escape(name)}" draggable="false"{size}>'
@@ -515,7 +638,8 @@ def _sound(whole: Resolved, selected: Resolved | None) -> str:
     return (
         _cite_panel(
             "Drag on the waveform to name a stretch of the recording (or give its start and end in seconds):"
-            " <code>#sec=a,b</code>, or <code>#msec=a,b</code> where a second is too coarse."
+            " <code>#sec=a,b</code>, or <code>#msec=a,b</code> where a second is too coarse.",
+            forms=("mediafrag", "annotation"), why=_WHY_TIME,
         )
         + player
         + f'<div class="wave" id="wave" data-pdi="{html.escape(name)}"{cited}>'
@@ -587,7 +711,9 @@ def _video(archive: Archive, whole: Resolved, selected: Resolved | None) -> str:
             "Mark in and out on the timeline (the buttons, or the keys I and O, at the player's time; or drag on the"
             " timeline) to name a clip: <code>#msec=a,b</code> (<code>#sec=a,b</code> in whole seconds). Pause on a"
             " frame and drag a box on it (after <em>Box on the frame</em>) to name a region:"
-            " <code>#rect=(x1,y1),(x2,y2),t</code> in the video's own pixels, at <code>t</code> milliseconds."
+            " <code>#rect=(x1,y1),(x2,y2),t</code> in the video's own pixels, at <code>t</code> milliseconds.",
+            forms=("mediafrag", "annotation"),
+            why=_WHY_TIME + " A region of a frame has no Media Fragments form (<code>#xywh=</code> is an image's).",
         )
         + f'<div class="figure video" id="figure" data-pdi="{html.escape(name)}" data-width="{info.width}"'
         f' data-height="{info.height}" data-video="1"{data_at}>'

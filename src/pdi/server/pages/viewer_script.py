@@ -31,40 +31,106 @@ SCRIPT = r"""
     if (!input) return;
     serial[id] = (serial[id] || 0) + 1;
     input.value = "";
+    input.placeholder = "(not yet)";
     input.dataset.state = "";
     input.dataset.error = "";
     document.getElementById("copy-" + id).disabled = true;
     document.getElementById("open-" + id).removeAttribute("href");
   }
-  // Show `name` in the input `id` once `check()` resolves; the error it throws otherwise.
-  async function offer(id, name, href, check) {
+  // Show `name` in the input `id` once `check()` resolves (or what it returns: {value, href}); the error it throws
+  // otherwise. `quiet`: one of the other forms, whose failure is said in its own box ("none …"), not in the status.
+  async function offer(id, name, href, check, quiet) {
     const input = document.getElementById(id);
+    if (!input) return;
     const mine = serial[id] = (serial[id] || 0) + 1;
     input.value = "";
+    input.placeholder = "(checking …)";
     input.dataset.state = "checking";
     input.dataset.error = "";
     input.dataset.candidate = name;
     document.getElementById("copy-" + id).disabled = true;
     document.getElementById("open-" + id).removeAttribute("href");
-    say("Checking " + name + " …");
-    let error = null;
+    if (!quiet) say("Checking " + name + " …");
+    let error = null, got = null;
     try {
-      await check();
+      got = await check();
     } catch (e) {
       error = e;
     }
     if (serial[id] !== mine) return;
     if (error) {
-      input.dataset.state = "error";
-      input.dataset.error = name + " does not resolve as selected: " + error.message;
-      say("Not offered: " + input.dataset.error, true);
+      input.dataset.state = quiet ? "none" : "error";
+      input.dataset.error = quiet ? error.message : name + " does not resolve as selected: " + error.message;
+      input.placeholder = quiet ? "none for this selection: " + error.message : "(not offered)";
+      if (!quiet) say("Not offered: " + input.dataset.error, true);
       return;
     }
-    input.value = name;
+    input.value = got && got.value ? got.value : name;
     input.dataset.state = "verified";
     document.getElementById("copy-" + id).disabled = false;
-    document.getElementById("open-" + id).href = href;
-    if (!document.querySelector(".offer input[data-state=error]")) say("Resolved and checked: " + name);
+    document.getElementById("open-" + id).href = got && got.href ? got.href : href;
+    if (!quiet) say("Resolved and checked: " + name);
+  }
+  function clearAll() { ["name", "rfc5147", "textfrag", "mediafrag", "annotation"].forEach(clear); }
+  function none(id, why) {
+    offer(id, "", "", async function () { throw new Error(why); }, true);
+  }
+  // The other forms of `primary` (a name just offered), each checked to name what it names:
+  // a browser fragment (#:~:text=, #xywh=, #t=) resolved by pdi to `primary`, a W3C annotation read back to it.
+  function aliasForm(id, base, fragments, primary, why) {
+    if (!document.getElementById(id)) return;
+    if (!fragments.length) { none(id, why); return; }
+    offer(id, base + "#" + fragments[0], view(base + "#" + fragments[0]), async function () {
+      let last = null;
+      for (const fragment of fragments) {
+        const alias = base + "#" + fragment;
+        try {
+          const got = await json("/api/resolve?pdi=" + encodeURIComponent(alias));
+          if (got.pdi === primary) return {value: alias, href: view(alias)};
+          last = new Error("its words stand first elsewhere (" + got.pdi.split("#")[1] + ")");
+        } catch (e) {
+          last = e;
+        }
+      }
+      throw last;
+    }, true);
+  }
+  function annotationForm(primary) {
+    if (!document.getElementById("annotation")) return;
+    const href = "/api/annotation?pdi=" + encodeURIComponent(primary);
+    offer("annotation", primary, href, async function () {
+      const exported = await json(href);
+      if (exported.body !== primary) throw new Error("its body is " + exported.body);
+      const response = await fetch("/api/annotation", {method: "POST", headers: {"Content-Type": "application/json"},
+                                                        body: JSON.stringify(exported)});
+      if (!response.ok) throw await problem(response);
+      const back = (await response.json()).results[0];
+      if (!back || back.pdi !== primary) throw new Error("its selectors are read back as " + (back ? back.pdi : "nothing"));
+      return {value: JSON.stringify(exported.target.selector)};
+    }, true);
+  }
+  // Text directives (#:~:text=) naming [s, e) of `full` (the text as shown, LF line ends), the shortest first: the
+  // words (or its first and last words, then its first and last lines), then each with up to three words of
+  // context on either side; none when the selection starts or ends with white space (a directive quotes words).
+  function directives(full, s, e) {
+    const selected = full.slice(s, e);
+    if (!selected || /^\s|\s$/.test(selected)) return [];
+    const enc = function (t) { return encodeURIComponent(t).replace(/-/g, "%2D"); };
+    const lines = selected.split("\n"), first = lines[0], last = lines[lines.length - 1];
+    const pairs = [];
+    if (lines.length === 1 && selected.length <= 120) pairs.push([selected]);
+    const head = first.match(/^\S+(?:\s+\S+){0,3}/)[0], tail = last.match(/(?:\S+\s+){0,3}\S+$/)[0];
+    if (lines.length > 1 || head.length + tail.length < selected.length) pairs.push([head, tail]);
+    if (lines.length > 1 && first.length <= 120 && last.length <= 120 && (first !== head || last !== tail)) pairs.push([first, last]);
+    const lineStart = full.lastIndexOf("\n", s - 1) + 1, lineEnd = full.indexOf("\n", e);
+    const before = full.slice(lineStart, s).match(/(?:\S+\s+){0,2}\S+(?=\s*$)/);
+    const after = full.slice(e, lineEnd < 0 ? full.length : lineEnd).match(/^\s*(\S+(?:\s+\S+){0,2})/);
+    const found = [];
+    pairs.forEach(function (terms) { found.push(":~:text=" + terms.map(enc).join(",")); });
+    if (before || after) pairs.forEach(function (terms) {
+      found.push(":~:text=" + (before ? enc(before[0]) + "-," : "") + terms.map(enc).join(",") + (after ? ",-" + enc(after[1]) : ""));
+    });
+    return found;
   }
   document.querySelectorAll("button.copy").forEach(function (button) {
     button.addEventListener("click", async function () {
@@ -106,32 +172,39 @@ SCRIPT = r"""
   const text = document.getElementById("text");
   if (text) {
     const base = text.dataset.pdi;
-    const rfc = document.getElementById("rfc5147");
     const passage = document.getElementById("passage");
     if (passage) passage.scrollIntoView({block: "center"});
-    // code points before a DOM point: a line break is CR and LF for PDI char (2), one character for RFC 5147
+    // code points before a DOM point: a line break is CR and LF for PDI char (2), one character for RFC 5147;
+    // and the UTF-16 units before it in the text shown
     function positions(node, offset) {
       const range = document.createRange();
       range.setStart(text, 0);
       range.setEnd(node, offset);
       let pdi = Number(text.dataset.offset || 0), rfcAt = Number(text.dataset.rfcOffset || 0);
-      for (const ch of range.toString()) {
+      const before = range.toString();
+      for (const ch of before) {
         pdi += ch === "\n" ? 2 : 1;
         rfcAt += 1;
       }
-      return [pdi, rfcAt];
+      return [pdi, rfcAt, before.length];
     }
     function lf(s) { return s.replace(/\r\n|\r\u0085|\r|\u0085/g, "\n").replace(/\0/g, "\u2400"); }
     let dragging = false, last = "", timer = 0;
-    function update() {
+    function update(now) {
       const selection = document.getSelection();
-      if (!selection.rangeCount || selection.isCollapsed) return;
+      if (!selection.rangeCount || selection.isCollapsed) {
+        if (now) say("Select a passage first: Shift with the arrow keys extends the selection from the caret.", true);
+        return;
+      }
       const range = selection.getRangeAt(0);
-      if (!text.contains(range.startContainer) || !text.contains(range.endContainer)) return;
-      const [a, ra] = positions(range.startContainer, range.startOffset);
-      const [b, rb] = positions(range.endContainer, range.endOffset);
+      if (!text.contains(range.startContainer) || !text.contains(range.endContainer)) {
+        if (now) say("Select a passage of the text first.", true);
+        return;
+      }
+      const [a, ra, sa] = positions(range.startContainer, range.startOffset);
+      const [b, rb, sb] = positions(range.endContainer, range.endOffset);
       const key = a + "," + b;
-      if (key === last) return;
+      if (key === last && !now) return;
       last = key;
       const wanted = range.toString();
       const name = base + "#char=" + a + "," + b;
@@ -142,7 +215,7 @@ SCRIPT = r"""
         const got = lf(new TextDecoder(charset).decode(await response.arrayBuffer()));
         if (got !== wanted) throw new Error("it names " + JSON.stringify(got.slice(0, 80)) + ", not the selection");
       });
-      if (rfc && text.dataset.rfcUrl) {
+      if (text.dataset.rfcUrl) {
         const fragment = "char=" + ra + "," + rb + text.dataset.rfcChecks;
         const url = location.origin + text.dataset.rfcUrl + "#" + fragment;
         offer("rfc5147", url, url, async function () {
@@ -150,10 +223,14 @@ SCRIPT = r"""
           if (got.integrity !== "ok" || got.checks.some(function (c) { return c.status !== "ok"; }))
             throw new Error("its integrity checks are " + got.integrity);
           if (lf(got.text) !== wanted) throw new Error("it names " + JSON.stringify(got.text.slice(0, 80)) + ", not the selection");
-        });
+        }, true);
       }
+      aliasForm("textfrag", base, directives(text.textContent, sa, sb), name,
+                "a text fragment quotes whole words: the selection starts or ends with white space");
+      annotationForm(name);
     }
-    // Named once the selection is made: at the end of a drag, or (keyboard, script) when it stops changing.
+    // Named once the selection is made: at the end of a drag, or (keyboard, script) when it stops changing;
+    // at once by Enter in the text or the button "Cite the selection" (said in the status, which is aria-live).
     text.addEventListener("pointerdown", function () { dragging = true; });
     document.addEventListener("pointerup", function () {
       if (dragging) { dragging = false; setTimeout(update, 0); }
@@ -161,7 +238,69 @@ SCRIPT = r"""
     document.addEventListener("selectionchange", function () {
       clearTimeout(timer);
       if (!dragging) timer = setTimeout(update, 120);
+      if (document.activeElement === text) caret();
     });
+    const button = document.getElementById("cite-selection");
+    if (button) button.addEventListener("click", function () { clearTimeout(timer); update(true); });
+
+    // The keyboard: Tab stops on the text; the arrow keys (Ctrl: by word), Home and End move a caret the page
+    // draws, Shift extends the selection from it (as a browser's caret browsing does), Enter cites.
+    const mark = document.createElement("div");
+    mark.className = "caret";
+    mark.hidden = true;
+    mark.setAttribute("aria-hidden", "true");
+    document.body.appendChild(mark);
+    function caret() {
+      const selection = document.getSelection();
+      if (document.activeElement !== text || !selection.rangeCount || !text.contains(selection.focusNode)) { mark.hidden = true; return; }
+      const node = selection.focusNode, offset = selection.focusOffset, range = document.createRange();
+      let x, r;
+      if (node.nodeType === 3 && offset < node.length && node.data[offset] !== "\n") {
+        range.setStart(node, offset); range.setEnd(node, offset + 1);
+        r = range.getClientRects()[0]; x = r && r.left;
+      } else if (node.nodeType === 3 && offset > 0 && node.data[offset - 1] !== "\n") {
+        range.setStart(node, offset - 1); range.setEnd(node, offset);
+        const rects = range.getClientRects(); r = rects[rects.length - 1]; x = r && r.right;
+      } else {
+        range.setStart(node, offset); range.collapse(true);
+        r = range.getBoundingClientRect(); x = r.left;
+        if (!r.height) { const t = text.getBoundingClientRect(); r = {top: t.top, height: 16}; x = t.left + 4; }
+      }
+      if (!r) { mark.hidden = true; return; }
+      mark.hidden = false;
+      mark.style.left = (x + scrollX - 1) + "px";
+      mark.style.top = (r.top + scrollY) + "px";
+      mark.style.height = r.height + "px";
+    }
+    const moves = {ArrowLeft: ["backward", "character", "word"], ArrowRight: ["forward", "character", "word"],
+                   ArrowUp: ["backward", "line", "paragraph"], ArrowDown: ["forward", "line", "paragraph"],
+                   Home: ["backward", "lineboundary", "documentboundary"], End: ["forward", "lineboundary", "documentboundary"]};
+    text.addEventListener("focus", function () {
+      const selection = document.getSelection();
+      if (!selection.rangeCount || !text.contains(selection.focusNode)) {
+        const walker = document.createTreeWalker(passage || text, NodeFilter.SHOW_TEXT);
+        const first = walker.nextNode();
+        if (first) selection.collapse(first, 0);
+      }
+      caret();
+    });
+    text.addEventListener("blur", function () { mark.hidden = true; });
+    text.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" && !event.altKey && !event.ctrlKey && !event.metaKey) {
+        event.preventDefault();
+        clearTimeout(timer);
+        update(true);
+        return;
+      }
+      const move = moves[event.key];
+      if (!move || event.altKey || event.metaKey) return;
+      event.preventDefault();
+      const selection = document.getSelection();
+      if (!selection.rangeCount || !text.contains(selection.focusNode)) text.dispatchEvent(new Event("focus"));
+      selection.modify(event.shiftKey ? "extend" : "move", move[0], event.ctrlKey ? move[2] : move[1]);
+      caret();
+    });
+    window.addEventListener("resize", caret);
   }
 
   // --- image: a box dragged on the image, in the image's own pixels ---------------------------------------
@@ -206,7 +345,7 @@ SCRIPT = r"""
     function cite() {
       const [x1, y1, x2, y2] = inputs.map(function (input) { return Number(input.value); });
       const k = frame ? Number(frame.value) : 0;
-      if (!(x1 < x2 && y1 < y2)) { clear("name"); say("Drag a box on the image (or give its corners) to name a region."); return; }
+      if (!(x1 < x2 && y1 < y2)) { clearAll(); say("Drag a box on the image (or give its corners) to name a region."); return; }
       show(x1, y1, x2, y2);
       const name = base + "#rect=(" + x1 + "," + y1 + "),(" + x2 + "," + y2 + ")" + (k ? "," + k : "");
       offer("name", name, view(name), async function () {
@@ -214,6 +353,10 @@ SCRIPT = r"""
         if (got.x1 !== x1 || got.y1 !== y1 || got.x2 !== x2 || got.y2 !== y2 || got.frame !== k)
           throw new Error("it names " + JSON.stringify(got));
       });
+      aliasForm("mediafrag", base, video || k ? [] : ["xywh=" + x1 + "," + y1 + "," + (x2 - x1) + "," + (y2 - y1)], name,
+                video ? "a region of a video's frame has no Media Fragment (xywh= is an image's)"
+                      : "a Media Fragment names a region of an image's first frame only");
+      annotationForm(name);
     }
     const cited = document.getElementById("cited");  // the region the name opened names: in view once the image is laid out
     if (cited) {
@@ -278,7 +421,7 @@ SCRIPT = r"""
     if (wave.dataset.start) (clipSaid ? clipSaid : wave).scrollIntoView({block: clipSaid ? "start" : "center"});
     function cite(fine) {  // fine: times marked at the player's (a video's), named to the millisecond whatever the width
       const a = Number(from.value), b = Number(to.value);
-      if (!(a < b)) { clear("name"); say(wave.dataset.hint || "Drag on the waveform (or give a start and an end) to name a stretch."); return; }
+      if (!(a < b)) { clearAll(); say(wave.dataset.hint || "Drag on the waveform (or give a start and an end) to name a stretch."); return; }
       showBand(a, b);
       // whole seconds when one pixel of the waveform spans a second or more; else milliseconds
       const coarse = fine !== true && duration / wave.getBoundingClientRect().width >= 1;
@@ -291,6 +434,8 @@ SCRIPT = r"""
         const first = Math.min(got.length, Math.ceil(ma * got.rate / 1000)), end = Math.min(got.length, Math.ceil(mb * got.rate / 1000));
         if (got.start !== first || got.end !== end) throw new Error("it names samples " + got.start + " to " + got.end);
       });
+      aliasForm("mediafrag", base, ["t=" + ma / 1000 + "," + mb / 1000], name, "");
+      annotationForm(name);
     }
     dragged(wave, at, function (start, t) { showBand(Math.min(start, t), Math.max(start, t)); }, function (start, t) {
       from.value = Math.min(start, t).toFixed(3);
@@ -317,7 +462,7 @@ SCRIPT = r"""
       function mark(input) {
         input.value = Math.min(duration, player.currentTime).toFixed(3);
         if (from.value !== "" && to.value !== "") cite(true);
-        else { clear("name"); showBand(Number(input.value), Number(input.value)); say("Marked " + input.id + " at " + input.value + " s; now mark " + (input === from ? "out (O)." : "in (I).")); }
+        else { clearAll(); showBand(Number(input.value), Number(input.value)); say("Marked " + input.id + " at " + input.value + " s; now mark " + (input === from ? "out (O)." : "in (I).")); }
       }
       markIn.addEventListener("click", function () { mark(from); });
       markOut.addEventListener("click", function () { mark(to); });
@@ -412,6 +557,7 @@ SCRIPT = r"""
         if (wanted === null ? Array.from(got).length !== b - a : got !== wanted)
           throw new Error("it names " + JSON.stringify(got.slice(0, 80)) + ", not the selection");
       });
+      annotationForm(name);
     }
     pdfView.addEventListener("pointerdown", function () { if (!boxMode) dragging = true; });
     document.addEventListener("pointerup", function () {
@@ -431,7 +577,7 @@ SCRIPT = r"""
       pageEls.forEach(function (other, k) {
         if (k !== n - 1) other.querySelectorAll(".box.selection").forEach(function (b) { b.hidden = true; });
       });
-      if (!(c[0] < c[2] && c[1] < c[3])) { clear("name"); say("Drag a box on a page (or give its page and corners) to name a region."); return; }
+      if (!(c[0] < c[2] && c[1] < c[3])) { clearAll(); say("Drag a box on a page (or give its page and corners) to name a region."); return; }
       pageInput.value = n;
       corners.forEach(function (input, i) { input.value = c[i]; });
       if (shownOn[n]) shownOn[n](c);
@@ -442,6 +588,7 @@ SCRIPT = r"""
         if (got.x1 !== c[0] || got.y1 !== c[1] || got.x2 !== c[2] || got.y2 !== c[3] || got.frame !== n - 1)
           throw new Error("it names " + JSON.stringify(got));
       });
+      annotationForm(name);
     }
     [pageInput].concat(corners).forEach(function (input) {
       input.addEventListener("change", function () {
