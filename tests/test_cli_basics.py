@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -144,7 +146,57 @@ def test_a_port_in_use_is_one_plain_line(tmp_path: Path) -> None:
             capture_output=True, text=True, timeout=60,
         )
     assert result.returncode == 1
-    assert result.stderr == f"pdi: cannot listen on 127.0.0.1 port {port}: {os.strerror(errno.EADDRINUSE)}\n"
+    assert result.stderr == (
+        f"pdi: cannot listen on 127.0.0.1 port {port}: {os.strerror(errno.EADDRINUSE)}; give another --port\n"
+    )
+
+
+@contextlib.contextmanager
+def _held_port_after_a_free_one() -> Iterator[int]:
+    """A port a listening socket holds here, the port below it free (as far as a bind can tell)."""
+    import socket
+
+    while True:
+        with socket.socket() as holder:
+            holder.bind(("127.0.0.1", 0))
+            holder.listen()
+            taken = holder.getsockname()[1]
+            with socket.socket() as probe:
+                try:
+                    probe.bind(("127.0.0.1", taken - 1))
+                except OSError:
+                    continue
+            yield taken
+            return
+
+
+def test_a_replay_port_in_use_is_named_as_the_replay_port(tmp_path: Path) -> None:
+    """``pdi serve --port N`` also listens on N + 1 for the replay origin: when that one is taken, the line
+    names it, and --replay-port, not a port the user never gave."""
+    import errno
+
+    archive = tmp_path / "archive"
+    assert subprocess.run([sys.executable, "-m", "pdi", "init", str(archive)], capture_output=True).returncode == 0
+    with _held_port_after_a_free_one() as taken:
+        result = subprocess.run(
+            [sys.executable, "-m", "pdi", "serve", "--port", str(taken - 1), "--archive", str(archive)],
+            capture_output=True, text=True, timeout=60,
+        )
+        given = subprocess.run(
+            [sys.executable, "-m", "pdi", "serve", "--port", "0", "--replay-port", str(taken), "--archive", str(archive)],
+            capture_output=True, text=True, timeout=60,
+        )
+    in_use = os.strerror(errno.EADDRINUSE)
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"pdi: cannot listen on 127.0.0.1 port {taken} for the replay origin (--port {taken - 1} + 1, where archived"
+        f" web pages are served): {in_use}; give another --replay-port\n"
+    )
+    assert given.returncode == 1
+    assert given.stderr == (
+        f"pdi: cannot listen on 127.0.0.1 port {taken} for the replay origin (--replay-port, where archived"
+        f" web pages are served): {in_use}; give another --replay-port\n"
+    )
 
 
 def test_usage_errors_stay_as_click_prints_them() -> None:

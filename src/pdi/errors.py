@@ -79,6 +79,18 @@ class IntegrityError(PDIError, exit_code=3, http_status=422, title="integrity ch
     """Bytes are not what a check (fixity checksum, length=, md5=) says they must be."""
 
 
+class CitationMismatchError(IntegrityError, title="citation does not match"):
+    """A citation's quotation is not at the position it names in the citing document (``pdi cite``)."""
+
+
+class FormatCheckError(IntegrityError, title="format check failed"):
+    """Octets given to deposit are not the format declared (their file signature, or a reader that cannot read them)."""
+
+
+class CharsetCheckError(IntegrityError, title="charset check failed"):
+    """A text given to deposit is UTF-8 but declared in another charset, in which its octets read otherwise."""
+
+
 class NotFoundError(PDIError, LookupError, exit_code=4, http_status=404, title="not found"):
     """A name, part, series or file that was asked for does not exist."""
 

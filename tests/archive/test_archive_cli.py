@@ -111,7 +111,7 @@ def test_cite_prints_both_ends_and_fails_on_a_misplaced_quotation(location: str,
     )
     wrong = run(location, "cite", f"{citing}@3={cited}#char=7,13", "--json", code=3)
     assert '"check": "mismatch"' in wrong.stdout and '"found": "They s"' in wrong.stdout
-    assert wrong.stderr.startswith("pdi: integrity check failed: the quotation is not at 3 in ")
+    assert wrong.stderr.startswith("pdi: citation does not match: the quotation is not at 3 in ")
     assert wrong.stderr.count("\n") == 1
 
 
@@ -426,7 +426,7 @@ def test_add_refuses_a_png_named_jpg_unless_forced(tmp_path: Path) -> None:
     refused = run(location, "add", str(report), "-s", S, code=3)
     assert refused.stdout == ""
     assert refused.stderr == (
-        f"pdi: integrity check failed: {report}: the content is image/png (PNG image data),"
+        f"pdi: format check failed: {report}: the content is image/png (PNG image data),"
         " but the format image+jpeg (image/jpeg) was declared; give --format png, or --force"
         " to deposit it as declared\n"
     )
@@ -445,7 +445,8 @@ def test_add_and_version_refuse_utf8_declared_latin1_unless_forced(tmp_path: Pat
     notes = tmp_path / "notes.txt"
     notes.write_bytes("naïve\n".encode())  # ï is C3 AF, at byte 2
     refused = run(location, "add", str(notes), "-s", S, "--charset", "latin-1", code=3)
-    assert f"{notes}: the text is UTF-8 (its first multi-byte character, 'ï' U+00EF, is the bytes C3 AF at byte 2)" in refused.stderr
+    assert refused.stderr.startswith(f"pdi: charset check failed: {notes}: the text is UTF-8 (its first multi-byte"
+                                     " character, 'ï' U+00EF, is the bytes C3 AF at byte 2)")
     assert "give --charset utf-8, or --force" in refused.stderr
     name = run(location, "add", str(notes), "-s", S).stdout.strip()
     run(location, "version", name, str(notes), "--charset", "latin-1", code=3)
@@ -455,7 +456,7 @@ def test_add_and_version_refuse_utf8_declared_latin1_unless_forced(tmp_path: Pat
     # Standard input is named so in the message.
     stdin = CliRunner().invoke(cli, ["add", "-", "-s", S, "--format", "text", "--charset", "latin-1",
                                      "--archive", location], input="naïve\n".encode())
-    assert stdin.exit_code == 3 and "standard input: the text is UTF-8" in stdin.stderr
+    assert stdin.exit_code == 3 and stdin.stderr.startswith("pdi: charset check failed: standard input: the text is UTF-8")
 
 
 def test_version_with_the_same_bytes_answers_with_the_existing_names(tmp_path: Path) -> None:
@@ -504,3 +505,36 @@ def test_add_with_an_id_already_minted_today(tmp_path: Path, one_gmt_day: dateti
     refused = run(location, "add", str(doc), "-s", S, "--id", "decision-7", code=5)
     assert "already minted; deposit a new version of it instead" in refused.stderr
     assert run(location, "ls", S).stdout == f"{name}\n"
+
+
+def test_add_warns_when_the_same_octets_already_have_a_name_of_the_day(
+    location: str, tmp_path: Path, one_gmt_day: datetime.datetime
+) -> None:
+    # Running the tour twice mints a second permanent name for the same file: said on stderr, not refused.
+    run(location, "init")
+    run(location, "series", "add", S)
+    run(location, "series", "add", "library.example.gb")
+    text = tmp_path / "declaration.txt"
+    text.write_bytes((EXAMPLES / "declaration.txt").read_bytes())
+    first = run(location, "add", str(text), "-s", S)
+    assert first.stderr == ""
+    again = run(location, "add", str(text), "-s", S)  # exit 0: a deposit, as asked
+    name1, name2 = first.stdout.strip(), again.stdout.strip()
+    assert (name1.endswith("/1.text.1"), name2.endswith("/2.text.1")) == (True, True)
+    assert again.stderr == (
+        f"warning: {name1} already holds these octets (deposited today); {name2} is a second permanent name"
+        " for them (every pdi add mints a name, never taken back; with --id ID, adding the same file again"
+        " mints nothing new)\n"
+    )
+    assert run(location, "get", name2).stdout_bytes == text.read_bytes()
+    # the same octets under another format name it too (the first name in listing order, without --id's advice)
+    named = run(location, "add", str(text), "-s", S, "--format", "octet-stream", "--id", "copy")
+    assert named.stderr == (
+        f"warning: {name1} already holds these octets (deposited today); {named.stdout.strip()} is a second"
+        " permanent name for them (every pdi add mints a name, never taken back)\n"
+    )
+    # other octets, or another series: nothing to say
+    other = tmp_path / "other.txt"
+    other.write_bytes(b"Other words.\n")
+    assert run(location, "add", str(other), "-s", S).stderr == ""
+    assert run(location, "add", str(text), "-s", "library.example.gb").stderr == ""

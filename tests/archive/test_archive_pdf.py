@@ -86,7 +86,7 @@ def test_pdi_add_guesses_pdf_from_the_name_and_refuses_a_broken_one(tmp_path: Pa
     bad.write_bytes(b"%PDF-1.7\n1 0 obj\n<<>>\nendobj\n")
     refused = run(location, "add", str(bad), "-s", S, code=3)
     assert refused.stderr == (
-        f"pdi: integrity check failed: {bad}: the content is not a PDF pdi can read: not a PDF PDFium can open"
+        f"pdi: format check failed: {bad}: the content is not a PDF pdi can read: not a PDF PDFium can open"
         " (PDFium: Data format error); --force deposits it as declared (with no text layer)\n"
     )
     assert run(location, "ls", S).stdout.strip() == name.rsplit(".", 2)[0] or name in run(location, "ls", S).stdout
@@ -371,7 +371,7 @@ def test_a_pdf_that_needs_a_password_is_refused_at_deposit(tmp_path: Path) -> No
     locked.write_bytes((CORPUS / "encrypted" / "user-password.pdf").read_bytes())
     refused = run(location, "add", str(locked), "-s", S, code=3)
     assert refused.stderr == (
-        f"pdi: integrity check failed: {locked}: the content is not a PDF pdi can read: the PDF is encrypted and"
+        f"pdi: format check failed: {locked}: the content is not a PDF pdi can read: the PDF is encrypted and"
         " needs a password to open (PDFium: Incorrect password error); --force deposits it as declared"
         " (with no text layer)\n"
     )

@@ -37,7 +37,8 @@ the depositor says about the bytes must be caught here, before it is stored:
   duration (and a frame size, if it has a video stream)
   (:class:`pdi.archive.video.VideoCheck`); what it reads is kept.
 
-The checks raise :class:`~pdi.errors.IntegrityError` (the bytes are not what
+The checks raise :class:`~pdi.errors.FormatCheckError` or :class:`~pdi.errors.CharsetCheckError`
+(integrity errors, exit status 3: the bytes are not what
 was said of them), naming what the bytes are, what was declared, and how to
 proceed; ``force=True`` (``--force``) deposits as declared instead.
 """
@@ -55,7 +56,14 @@ from typing import TYPE_CHECKING
 from pdi import charsets, formats
 from pdi.archive.blobs import BlobInfo, Octets, pieces
 from pdi.archive.store import BlobObserver, NewRepresentation
-from pdi.errors import IntegrityError, LimitError, ParseError, PDIError, UnsupportedError
+from pdi.errors import (
+    CharsetCheckError,
+    FormatCheckError,
+    LimitError,
+    ParseError,
+    PDIError,
+    UnsupportedError,
+)
 
 if TYPE_CHECKING:
     import queue
@@ -241,7 +249,7 @@ def check_charset(
         else f"the charset {charset} was declared"
     )
     advice = "give --format text (UTF-8 is then detected)" if token is not None else "give --charset utf-8"
-    raise IntegrityError(
+    raise CharsetCheckError(
         f"{_where(source)}the text is UTF-8 (its first multi-byte character, {first!r}"
         f" U+{ord(first):04X}, is the bytes {octets.hex(' ').upper()} at byte {at}),"
         f" but {said}, in which those bytes read {misread!r}; {advice}, or --force to"
@@ -396,7 +404,7 @@ def check_format(data: bytes, token: str, media_type: str, *, source: str | None
     except UnsupportedError:
         suggestion = "give its format (--format)"
     what = "empty" if found_type == "application/x-empty" else f"{found_type} ({_describe(data)})"
-    raise IntegrityError(
+    raise FormatCheckError(
         f"{_where(source)}the content is {what}, but the format {token} ({media_type}) was"
         f" declared; {suggestion}, or --force to deposit it as declared"
     )
@@ -504,7 +512,7 @@ class TextCheck:
         advice = (
             "give --format text (UTF-8 is then detected)" if self.token is not None else "give --charset utf-8"
         )
-        raise IntegrityError(
+        raise CharsetCheckError(
             f"{_where(self.source)}the text is UTF-8 (its first multi-byte character, {first!r}"
             f" U+{ord(first):04X}, is the bytes {octets.hex(' ').upper()} at byte {at}),"
             f" but {said}, in which those bytes read {misread!r}; {advice}, or --force to"
@@ -654,7 +662,7 @@ class PdfCheck:
     PDFium reads a PDF from its end (the cross-reference table and trailer),
     so the octets are kept as they stream past and opened at the end; a PDF
     it cannot open, or that needs a password, is refused with PDFium's reason
-    (an :class:`~pdi.errors.IntegrityError`: the octets are not the PDF the
+    (a :class:`~pdi.errors.FormatCheckError`: the octets are not the PDF the
     format says), unless ``force``, which deposits it as declared. Memory:
     the whole PDF, for the length of the deposit, up to :data:`PDF_LAYER_UP_TO`
     octets; a larger PDF is kept unchecked and with no text layer (the
@@ -708,7 +716,7 @@ class EmailCheck:
     :attr:`pdi.mail.message.MailLimits.max_bytes`, and read at the end by
     :func:`pdi.mail.message.read_message`, whose refusal (no header field on
     line 1, an mbox's ``From `` line, a NUL, too many parts, too deep) is an
-    :class:`~pdi.errors.IntegrityError` naming what is wrong and where,
+    :class:`~pdi.errors.FormatCheckError` naming what is wrong and where,
     unless ``force``. A larger message is refused as such. Forced or not,
     its ids for the thread index (:attr:`thread`) are read from its first
     :data:`pdi.mail.message.THREAD_HEAD` octets, as the migration that indexes messages
@@ -745,7 +753,7 @@ class EmailCheck:
         if self.force:
             return
         if self._size > self.limit:
-            raise IntegrityError(
+            raise FormatCheckError(
                 f"{_where(self.source)}the message is {self._size} octets, more than the {self.limit} pdi reads;"
                 " --force deposits it as declared"
             )
@@ -760,11 +768,11 @@ class EmailCheck:
         self._head = []
 
 
-def _unreadable(source: str | None, what: str, exc: PDIError, kept: str = "") -> IntegrityError:
+def _unreadable(source: str | None, what: str, exc: PDIError, kept: str = "") -> FormatCheckError:
     """The refusal of content that is not ``what`` pdi can read, with the reader's reason (``kept``: how
     ``--force`` keeps it)."""
     reason = exc.reason if isinstance(exc, ParseError) else str(exc)
-    return IntegrityError(
+    return FormatCheckError(
         f"{_where(source)}the content is not {what} pdi can read: {_lowered(reason)}; --force deposits it as declared"
         + kept
     )

@@ -196,7 +196,7 @@ class Deposits(ArchiveBase):
                 PDI.build(series=key.series, date=key.day, serial=serial,
                           foreign_id=None if serial is not None else key.unique_id, format=rep.format, version=1)
                 for rep in reps
-            ), False, False)
+            ), False, False, tuple(rep.sha256 for rep in reps))
 
     def deposit_batch(
         self,

@@ -17,8 +17,8 @@ from typing import Any, TypedDict, Unpack
 import pdi.archive.store as values
 from pdi import formats
 from pdi.archive.base import ArchiveBase
-from pdi.archive.naming import canonical_series, foreign_serial, parse_pdi, record_name
-from pdi.archive.results import IndexRun, ReindexReport, SearchHit, SearchResults
+from pdi.archive.naming import canonical_series, foreign_serial, key_of, parse_pdi, record_name
+from pdi.archive.results import Deposit, IndexRun, ReindexReport, SearchHit, SearchResults
 from pdi.archive.store import DocumentKey, ListKey, ListQuery, RepresentationRecord
 from pdi.errors import LimitError, UnsupportedError
 from pdi.identifier import PDI, Fragment
@@ -255,6 +255,16 @@ class Listing(ArchiveBase):
         a time, with no reader's guards and no check of ``series`` (canonical).
         """
         return self.store.iter_representations(ListQuery() if series is None else ListQuery(series=series))
+
+    def held_the_same_day(self, deposit: Deposit) -> PDI | None:
+        """Another name of the same series and GMT day that already keeps octets ``deposit`` just minted a name
+        for (the first in listing order), or ``None``: the owner's view, for ``pdi add`` to warn that the same
+        file was given a second permanent name. One indexed look-up; ``None`` for a deposit that minted nothing.
+        """
+        if not deposit.sha256s or deposit.unchanged or deposit.replayed:
+            return None
+        found = self.store.held_the_same_day(key_of(deposit[0]), deposit.sha256s)
+        return None if found is None else record_name(found)
 
     def _names(self, query: ListQuery | None) -> Iterator[PDI]:
         if query is None:

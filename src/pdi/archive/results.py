@@ -39,6 +39,9 @@ class Deposit(Sequence[PDI]):
     unchanged: bool = False
     #: the first answer to a retried request with the same Idempotency-Key: nothing was stored now
     replayed: bool = False
+    #: the SHA-256 of each format's octets, where the deposit minted a name just now (else empty):
+    #: what :meth:`~pdi.archive.Archive.held_the_same_day` looks for
+    sha256s: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def version(self) -> int:

@@ -14,7 +14,7 @@ so) is timed by the end of its last packet, read by a second ffprobe run
 whose lines are consumed as they come (bounded memory, the same time
 limit). A file ffprobe cannot read as that container, or whose video
 stream has no frame size, or with no timed packet, is refused (an
-:class:`~pdi.errors.IntegrityError` naming what is wrong), and the deposit
+:class:`~pdi.errors.FormatCheckError` naming what is wrong), and the deposit
 leaves nothing; ``--force`` deposits it as declared, unread (its time
 fragments are then unsupported). ffprobe runs as a subprocess with a time
 limit (:data:`PROBE_SECONDS`; past it, it is killed and the deposit is a
@@ -41,7 +41,7 @@ from decimal import Decimal, InvalidOperation
 from typing import IO
 
 from pdi.archive.blobs import BlobInfo
-from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, UnsupportedError
+from pdi.errors import FormatCheckError, LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.fragments.results import FragmentResult
 from pdi.fragments.video import CONTAINERS, VideoInfo, info_from_ffprobe, states_duration
 
@@ -176,7 +176,7 @@ class VideoCheck:
             if not isinstance(exc, ParseError):
                 raise
             where = f"{self.source}: " if self.source else ""
-            raise IntegrityError(
+            raise FormatCheckError(
                 f"{where}the content is not a {self.media_type} video pdi can read: {exc.reason};"
                 " --force deposits it as declared (unread: no time fragments)"
             ) from exc

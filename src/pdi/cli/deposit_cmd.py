@@ -30,6 +30,7 @@ from pdi.archive import (
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
 from pdi.errors import NotFoundError, StoreError
+from pdi.identifier import PDI
 
 
 def _open_file(path: str, stack: contextlib.ExitStack) -> BinaryIO:
@@ -239,7 +240,18 @@ def add_cmd(
         deposit = opened.deposit(
             series, [content], foreign_id=foreign_id, force=force, progress=shown, embargo_until=embargo
         )
+        earlier = opened.held_the_same_day(deposit)
     _print_deposit(deposit, "pdi version --force deposits them as a new version")
+    if earlier is not None:
+        click.echo(_second_name_warning(deposit[0], earlier, foreign_id is not None), err=True)
+
+
+def _second_name_warning(minted: PDI, earlier: PDI, named: bool) -> str:
+    """What ``pdi add`` says when the octets it just named were already held under another name of the day
+    (``named``: the deposit gave --id, so the advice to give one is left out)."""
+    advice = "" if named else "; with --id ID, adding the same file again mints nothing new"
+    return (f"warning: {earlier} already holds these octets (deposited today); {minted} is a second permanent"
+            f" name for them (every pdi add mints a name, never taken back{advice})")
 
 #: The most octets of messages one `pdi add FILE.mbox` deposits (all held until the one batch is written).
 MBOX_UP_TO = 256 << 20

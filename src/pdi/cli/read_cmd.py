@@ -14,7 +14,7 @@ import click
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
 from pdi.cli.get_run import run_get
-from pdi.errors import IntegrityError, ParseError
+from pdi.errors import CitationMismatchError, ParseError
 
 
 @click.command("get")
@@ -153,7 +153,7 @@ def cite_cmd(citation: str, as_json: bool, archive: str) -> None:
                 click.echo(f"{key}\t{json.dumps(fields[key], ensure_ascii=False)}")
         click.echo(f"check\t{check.status}: {check.detail}")
     if check.status == "mismatch":
-        raise IntegrityError(f"the quotation is not at {fields['position']} in {fields['citing']}: {check.detail}")
+        raise CitationMismatchError(f"the quotation is not at {fields['position']} in {fields['citing']}: {check.detail}")
 
 @click.command("meta")
 @click.argument("pdi")

@@ -120,13 +120,20 @@ def serve_cmd(
 
         check_admin_email(oai_admin_email)  # here, not in each worker
     count = workers if workers is not None else default_workers()
+    what = " for the replay origin (--replay-port, where archived web pages are served)"
     if replay_port is None:
         replay_port = 0 if port == 0 else port + 1
         if replay_port > 65535:
             raise click.BadParameter("--port 65535 leaves no next port for replay: give --replay-port", param_hint="--port")
-    listener = listening_socket(host, port)
+        if port != 0:
+            what = f" for the replay origin (--port {port} + 1, where archived web pages are served)"
+    listener = listening_socket(host, port, instead="; give another --port")
     bound = listener.getsockname()[1]
-    replay_listener = listening_socket(host, replay_port)
+    try:
+        replay_listener = listening_socket(host, replay_port, what=what, instead="; give another --replay-port")
+    except BaseException:
+        listener.close()
+        raise
     replay_bound = replay_listener.getsockname()[1]
     resolver_origin = None
     if base_url is not None:

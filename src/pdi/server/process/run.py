@@ -48,8 +48,11 @@ def default_workers() -> int:
     return max(1, min(4, len(os.sched_getaffinity(0))))
 
 
-def listening_socket(host: str, port: int) -> socket.socket:
+def listening_socket(host: str, port: int, *, what: str = "", instead: str = "") -> socket.socket:
     """A TCP socket bound to ``host`` and ``port`` (0: any free port); a :class:`PDIError` if it cannot be.
+
+    The refusal names the port, ``what`` it was for (`` for the replay origin``) and
+    ``instead``, what to do about it (``; give another --replay-port``).
 
     It is made ``IPPROTO_TCP`` explicitly: asyncio sets ``TCP_NODELAY`` only
     on connections accepted from a socket that says it is TCP, and without it
@@ -63,7 +66,7 @@ def listening_socket(host: str, port: int) -> socket.socket:
         listener.bind((host, port))
     except OSError as exc:
         listener.close()
-        raise PDIError(f"cannot listen on {host} port {port}: {exc.strerror}") from exc
+        raise PDIError(f"cannot listen on {host} port {port}{what}: {exc.strerror}{instead}") from exc
     return listener
 
 

@@ -1,0 +1,75 @@
+"""The README's five-minute tour, run as written: each `pdi` line of its first screen, and what it says each prints.
+
+A newcomer reads no further than the first screen, so what it shows must be
+what the commands do: the names `pdi add` mints (on today's GMT day, where
+the README shows 2026/11/25), the passage `pdi get` prints (with its CR LF),
+the first hit of `pdi search` (where the citation's position comes from) and
+every line `pdi cite` prints. `pdi serve` is left to the server's tests.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pdi.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOWN_DAY = "2026/11/25"
+
+
+def _tour() -> list[tuple[str, str | None, list[str]]]:
+    """The tour's `pdi` lines: (command, the name its `# →` comment says it prints, the `#   ` lines under it)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    head = "\n".join(text.splitlines()[:40])
+    block = head.split("```sh\n", 1)[1].split("```", 1)[0]
+    steps: list[tuple[str, str | None, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("#   "):
+            steps[-1][2].append(line.removeprefix("#   "))
+        elif line.startswith("pdi "):
+            arrow = re.search(r"# → (\S+)", line)
+            steps.append((re.sub(r"\s+# .*", "", line), arrow.group(1) if arrow else None, []))
+    return steps
+
+
+def test_the_readme_tour_prints_what_it_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_gmt_day: datetime.datetime
+) -> None:
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PDI_ARCHIVE", raising=False)
+    today = one_gmt_day.strftime("%Y/%m/%d")
+    steps = _tour()
+    assert [shlex.split(command)[1] for command, _, _ in steps] == [
+        "init", "series", "add", "add", "get", "search", "cite", "serve"]
+    for command, prints, shown in steps:
+        words = shlex.split(command.replace(SHOWN_DAY, today))
+        if words[1] == "serve":
+            continue
+        result = CliRunner().invoke(cli, words[1:])
+        assert result.exit_code == 0, (command, result.output, result.stderr)
+        out = result.stdout_bytes.decode("utf-8")
+        if prints is not None:
+            assert out == prints.replace(SHOWN_DAY, today) + "\n", command
+        expected = [line.replace(SHOWN_DAY, today) for line in shown]
+        if words[1] == "get":  # the passage as printed, its line ending CR LF (the README says so)
+            assert out == expected[0] + "\r\n"
+        elif words[1] == "search":  # its first hit, and where the snippet shown comes from
+            got = out.splitlines()
+            assert got[0] == expected[0]
+            quoted = expected[1].strip().strip("…, ")
+            assert quoted.replace("[", "").replace("]", "") in got[1].replace("[", "").replace("]", "")
+            assert "#char=388," in got[0], "the citation's position is where the page's hit starts"
+            then = re.search(r"…(/\S+#char=\d+,\d+)\)", expected[2])
+            assert then is not None and got[2].endswith(then.group(1)), (expected[2], got[2])
+        elif words[1] == "cite":  # every line, as printed
+            assert out.splitlines() == expected
+        else:
+            assert not expected, command
