@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from jwcrypto import jwk, jws
-from server_helpers import Clock
+from server_helpers import Clock, serving
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive
@@ -235,3 +235,19 @@ def test_verify_signatures_needs_manifests(archive_dir: tuple[Path, dict, str]) 
     location, _, _ = archive_dir
     status, output = _verify(location)
     assert status == 2 and "give files" in output
+
+
+def test_verify_signatures_reads_a_resolvers_manifest_and_key_over_http(
+        archive_dir: tuple[Path, dict, str]) -> None:
+    """``pdi serve`` finds the key in the archive's directory; the check follows the pages by their ``next``."""
+    location, _, _ = archive_dir
+    with serving(location) as (_, port):
+        base = f"http://127.0.0.1:{port}"
+        status, output = _verify(location, "--key", f"{base}/api/keys", f"{base}/api/manifest?series={OPEN}&limit=1")
+        assert status == 0, output
+        assert "checked 4 manifests listing 4 names: 0 problems" in output  # the anonymous reader's four
+        status, output = _verify(location, "--key", json.dumps(SigningKey.generate().public.jwk()),
+                                 f"{base}/api/manifest?series={OPEN}")
+        assert status == 3 and "signature\t" in output
+        status, output = _verify(location, f"{base}/api/manifest?series=never.example.us")
+        assert status == 4 and "HTTP 404" in output

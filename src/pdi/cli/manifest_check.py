@@ -22,8 +22,9 @@ from pdi.signing import MAX_JWS, PublicKey, parse_jwks, verify_manifest
 
 __all__ = ["SignatureReport", "check_signatures", "public_keys"]
 
-#: Seconds one HTTP request for a manifest page or a key set may take (connect, each read).
+#: Seconds one HTTP request for a manifest page or a key set may wait (to connect, for each read), and take in all.
 HTTP_TIMEOUT = 30.0
+HTTP_DEADLINE = 120.0
 #: Pages of one manifest URL followed at most.
 MAX_PAGES = 100_000
 
@@ -39,8 +40,11 @@ class SignatureReport:
 
 def _fetch(url: str, what: str) -> str:
     """The body of ``url`` as text, at most :data:`MAX_JWS` characters; a clear error when it cannot be had."""
+    import time
+
     import httpx
 
+    started = time.monotonic()
     try:
         with httpx.stream("GET", url, timeout=HTTP_TIMEOUT, follow_redirects=True) as answer:
             if answer.status_code != 200:
@@ -51,6 +55,8 @@ def _fetch(url: str, what: str) -> str:
                 body += piece
                 if len(body) > MAX_JWS:
                     raise LimitError(f"{what} {url} is larger than {MAX_JWS} octets")
+                if time.monotonic() - started > HTTP_DEADLINE:
+                    raise LimitError(f"{what} {url} took more than {HTTP_DEADLINE:.0f} s")
     except httpx.HTTPError as exc:
         raise StoreError(f"cannot fetch {what} {url}: {exc}") from exc
     return body.decode("utf-8", errors="replace")
@@ -80,12 +86,16 @@ def _manifests(source: str) -> Iterator[tuple[str, str]]:
         import httpx
 
         url = httpx.URL(source)
+        seen: set[str] = set()
         for _ in range(MAX_PAGES):
             text = _fetch(str(url), "the manifest").strip()
             yield str(url), text
             following = _next_of(text)
             if following is None:
                 return
+            if following in seen:
+                raise LimitError(f"{url}: its next page starts after {following} again (a loop)")
+            seen.add(following)
             url = url.copy_set_param("after", following)
         raise LimitError(f"{source}: more than {MAX_PAGES} pages")
     if source == "-":
