@@ -136,13 +136,16 @@ def series_access(name: str, access: str, archive: str) -> None:
                    " such as https://resolver/api/keys); default: the archive's own (pdi keys show).")
 @click.option("--key-file", "key_file", metavar="PATH",
               help="With --signatures and no --key: the archive's private key file [env PDI_SIGNING_KEY].")
+@click.option("--tsa-ca", "tsa_ca", metavar="CA.pem",
+              help="With --signatures: check each manifest file's RFC 3161 timestamp (FILE.tsr) was signed by a"
+                   " time-stamping authority this CA certifies (openssl ts -verify).")
 @click.option("--remove-unreferenced", "remove", is_flag=True,
               help="Also delete blobs no name holds (left by killed deposits), if untouched for --older-than.")
 @click.option("--older-than", default=3600.0, show_default=True, type=click.FloatRange(min=0),
               help="Seconds a blob must be untouched before --remove-unreferenced deletes it.")
 @archive_option
 def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, key_file: str | None,
-               remove: bool, older_than: float, archive: str) -> None:
+               tsa_ca: str | None, remove: bool, older_than: float, archive: str) -> None:
     """Recompute every stored representation's SHA-256 and check the catalog; exit 3 on any problem.
 
     Problems print one a line: the kind (missing, altered, size,
@@ -159,13 +162,16 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
     signature does not verify prints as signature (nothing it lists is
     trusted); a name whose digest or size differs from the catalog's, or is
     not there, as manifest-digest, manifest-size, manifest-missing; octets
-    that do not hash to the digest as altered or missing. Exit 3 on any.
+    that do not hash to the digest as altered or missing. A manifest
+    file's RFC 3161 timestamp beside it (FILE.tsr, pdi manifest --tsa) is
+    checked to be of the file, and with --tsa-ca its signature too; one
+    that is not prints as timestamp. Exit 3 on any.
     """
     if signatures:
-        _verify_signatures(manifests, key, key_file, archive)
+        _verify_signatures(manifests, key, key_file, tsa_ca, archive)
         return
-    if manifests or key or key_file:
-        raise click.UsageError("MANIFEST, --key and --key-file go with --signatures")
+    if manifests or key or key_file or tsa_ca:
+        raise click.UsageError("MANIFEST, --key, --key-file and --tsa-ca go with --signatures")
     with open_archive(archive) as opened, progress_bar("verifying") as progress:
         report = opened.verify(progress)
         if remove:
@@ -193,14 +199,17 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
             " (missing or altered blobs, or damage to the catalog)"
         )
 
-def _verify_signatures(manifests: tuple[str, ...], key: str | None, key_file: str | None, archive: str) -> None:
+def _verify_signatures(manifests: tuple[str, ...], key: str | None, key_file: str | None, tsa_ca: str | None,
+                       archive: str) -> None:
     """``pdi verify --signatures``: :mod:`pdi.cli.manifest_check`, printed one problem a line."""
     from pdi.cli.manifest_check import check_signatures, public_keys, refuse
 
     if not manifests:
         raise click.UsageError("--signatures checks the manifests named: give files (pdi manifest -o), - or URLs")
     with open_archive(archive) as opened:
-        report = check_signatures(opened, manifests, public_keys(key, opened, key_file))
+        report = check_signatures(opened, manifests, public_keys(key, opened, key_file), tsa_ca)
+    for source, when, by_ca in report.stamped:
+        click.echo(f"timestamped\t{source}\t{when}" + ("" if by_ca else " (the TSA's signature unchecked: --tsa-ca)"))
     for problem in report.problems:
         for name in problem.names:
             click.echo(f"{problem.kind}\t{name}\t{problem.detail}")

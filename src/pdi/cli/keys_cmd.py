@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -80,21 +81,27 @@ def keys_show(jwks: bool, key_file: str | None, archive: str) -> None:
               help="Names a page lists at most.")
 @click.option("--all", "every_page", is_flag=True, help="Every page, one JWS a line (else the first page only).")
 @click.option("--output", "-o", metavar="FILE", help="Write to FILE (whole, or not at all) instead of standard output.")
+@click.option("--tsa", metavar="URL",
+              help="Also have FILE's SHA-256 stamped by this RFC 3161 time-stamping authority; its answer is"
+                   " written to FILE.tsr (needs --output).")
 @key_file_option
 @archive_option
 def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, every_page: bool,
-                 output: str | None, key_file: str | None, archive: str) -> None:
+                 output: str | None, tsa: str | None, key_file: str | None, archive: str) -> None:
     """Write the signed manifest of a series (a day of it, or every day): a compact JWS (RFC 7515, EdDSA).
 
     Its payload (JSON) lists each versioned name with its format, version,
     sha256 and size (a withdrawn one: when, and no digest), and "next",
     the cursor of the following page (null on the last). The same JWS as
     GET /api/manifest?series=S&day=D; `pdi verify --signatures FILE` checks it.
+    With --tsa, a trusted timestamp (RFC 3161) of the file is kept beside it.
     """
     from pdi.archive.signing_key import key_path, load_key
     from pdi.signing import manifest_payload, sign_manifest
 
     when = _day(day)
+    if tsa is not None and output in (None, "-"):
+        raise click.UsageError("--tsa stamps a file: give --output FILE (the timestamp goes to FILE.tsr)")
     with open_archive(archive) as opened:
         key = load_key(key_path(opened.location, key_file))
 
@@ -110,6 +117,21 @@ def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, ev
                 cursor = page.next
 
         write_out(pages(), output)
+    if tsa is not None:
+        assert output is not None
+        _stamp(Path(output), tsa)
+
+
+def _stamp(path: Path, tsa: str) -> None:
+    """Have ``path`` stamped by the TSA ``tsa`` and write its answer to ``path.tsr``; say when it stamped it."""
+    from pdi._files import written_whole
+    from pdi.cli.timestamping import TSR_SUFFIX, request_timestamp
+
+    response, stamp = request_timestamp(tsa, path.read_bytes())
+    target = path.with_name(path.name + TSR_SUFFIX)
+    with written_whole(target, str(target)) as partial:
+        partial.write_bytes(response)
+    click.echo(f"timestamped {stamp.time} by {tsa}: {target}", err=True)
 
 
 def _day(text: str | None) -> datetime.date | None:

@@ -36,6 +36,8 @@ class SignatureReport:
     manifests: int = 0
     names: int = 0
     problems: list[Problem] = field(default_factory=list)
+    #: The manifest files with a good timestamp beside them: (file, when stamped, whether its TSA was checked).
+    stamped: list[tuple[str, str, bool]] = field(default_factory=list)
 
 
 def _fetch(url: str, what: str) -> str:
@@ -127,10 +129,34 @@ def _next_of(jws: str) -> str | None:
     return following if isinstance(following, str) else None
 
 
-def check_signatures(archive: Archive, sources: tuple[str, ...], keys: list[PublicKey]) -> SignatureReport:
-    """Check every manifest of ``sources`` with ``keys`` and against ``archive``."""
+def _check_timestamp(source: str, tsa_ca: str | None, report: SignatureReport) -> None:
+    """The RFC 3161 timestamp beside a manifest file (``FILE.tsr``), if there is one: of this file's octets, and
+    with ``tsa_ca`` signed by a TSA that CA certifies (``openssl ts -verify``)."""
+    from pdi.cli.timestamping import TSR_SUFFIX, verify_with_ca
+    from pdi.rfc3161 import MAX_RESPONSE, read_response
+
+    path = Path(source)
+    response = path.with_name(path.name + TSR_SUFFIX)
+    if source == "-" or source.startswith(("http://", "https://")) or not response.is_file():
+        return
+    try:
+        with response.open("rb") as f:
+            stamp = read_response(f.read(MAX_RESPONSE + 1))
+        stamp.check(path.read_bytes())
+        if tsa_ca is not None:
+            verify_with_ca(response, path, Path(tsa_ca))
+    except PDIError as exc:
+        report.problems.append(Problem("timestamp", "", (str(response),), str(exc)))
+        return
+    report.stamped.append((source, stamp.time, tsa_ca is not None))
+
+
+def check_signatures(archive: Archive, sources: tuple[str, ...], keys: list[PublicKey],
+                     tsa_ca: str | None = None) -> SignatureReport:
+    """Check every manifest of ``sources`` with ``keys`` and against ``archive`` (and each file's timestamp)."""
     report = SignatureReport()
     for source in sources:
+        _check_timestamp(source, tsa_ca, report)
         for where, jws in _manifests(source):
             report.manifests += 1
             try:
