@@ -39,6 +39,7 @@ from pdi.archive import Archive, Content
 from pdi.server import create_app
 from pdi.server.protocol.rfc2169 import rfc2169_query
 from pdi.server.replay.origin import create_replay_app, replay_path
+from pdi.signing import SigningKey
 from support.pgcluster import TemporaryCluster
 
 OPEN = "open.example.us"
@@ -49,6 +50,9 @@ NOW = datetime.datetime(2026, 11, 24, 12, 0, 0, tzinfo=datetime.UTC)
 ASKED = NOW + datetime.timedelta(hours=2)
 URL = "http://www.example.com/ruling.html"
 SHARED = "minutes"  # a word of public and secret texts alike
+#: The key both archives sign their manifests with: a manifest made without the secrets is the same JWS
+#: (Ed25519 is deterministic, RFC 8032 §5.1.6) as the one an anonymous reader gets with them.
+KEY = SigningKey.generate()
 
 
 def _q(text: str) -> str:
@@ -168,6 +172,12 @@ def resolver_requests(names: dict[str, str]) -> dict[tuple[str, frozenset[str]],
         ("/api/cite", frozenset({"GET", "HEAD"})):
             _gets(*(f"/api/cite?citation={_q(text + '@0=' + n.removeprefix('urn:'))}" for n in asked)),
         ("/api/series", frozenset({"GET", "HEAD"})): _gets("/api/series"),
+        ("/api/manifest", frozenset({"GET", "HEAD"})):
+            _gets(*(f"/api/manifest?series={s}" for s in (OPEN, CLOSED, SECRET)),
+                  f"/api/manifest?series={OPEN}&day={NOW.date().isoformat()}", f"/api/manifest?series={OPEN}&limit=1",
+                  f"/api/manifest?series={CLOSED}&day={NOW.date().isoformat()}"),
+        ("/api/keys", frozenset({"GET", "HEAD"})): _gets("/api/keys"),
+        ("/.well-known/pdi-keys", frozenset({"GET", "HEAD"})): _gets("/.well-known/pdi-keys"),
         **{(path, frozenset({"POST"})): _posts(path, write) for path in
            ("/api/deposit", "/api/batch", "/api/version", "/api/format", "/api/statements", "/api/withdraw",
             "/api/embargo")},
@@ -258,7 +268,7 @@ def _onward(answer: httpx.Response) -> list[Request]:
         for verb, token in _TOKEN.findall(answer.text):
             onward.append(("GET", f"/oai?{urllib.parse.urlencode({'verb': verb, 'resumptionToken': token})}", {}))
     for each in httpx.Response(200, headers={"link": answer.headers.get("link", "")}).links.values():
-        if each.get("rel") == "next" and answer.request.url.path.startswith("/timemap/"):
+        if each.get("rel") == "next" and answer.request.url.path.startswith(("/timemap/", "/api/manifest")):
             onward.append(("GET", each["url"].removeprefix("http://testserver"), {}))
     return onward
 
@@ -304,7 +314,8 @@ def test_an_anonymous_reader_learns_nothing_of_them_from_any_route_of_the_resolv
     def make(location: str) -> object:
         archive = Archive.open(location, clock=Clock(ASKED))
         # a TimeMap page of one capture and an OAI-PMH list page of one record: every link and token is asked
-        app = create_app(location, archive=archive, oai_admin_email="archivist@example.org", timemap_page=1)
+        app = create_app(location, archive=archive, oai_admin_email="archivist@example.org", timemap_page=1,
+                         signing_key=KEY)
         for route in app.routes:
             if isinstance(route, Route) and route.path == "/oai":
                 route.endpoint.__self__.page = 1  # type: ignore[attr-defined]

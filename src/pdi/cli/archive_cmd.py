@@ -126,12 +126,26 @@ def series_access(name: str, access: str, archive: str) -> None:
         record = opened.set_series_access(name, access)
     click.echo(f"series {record.name}: {record.access}")
 @click.command("verify")
+@click.argument("manifests", nargs=-1, metavar="[MANIFEST]...")
+@click.option("--signatures", is_flag=True,
+              help="Check the signed MANIFESTs (files of JWS lines, - for standard input, or /api/manifest URLs,"
+                   " followed page by page) instead: each signature with the archive's key (or --key), and each"
+                   " name's digest against the catalog and the stored octets.")
+@click.option("--key", metavar="JWK|FILE|URL",
+              help="With --signatures: the public key to check with, a JWK or JWK set (JSON text, a file or a URL"
+                   " such as https://resolver/api/keys); default: the archive's own (pdi keys show).")
+@click.option("--key-file", "key_file", metavar="PATH",
+              help="With --signatures and no --key: the archive's private key file [env PDI_SIGNING_KEY].")
+@click.option("--tsa-ca", "tsa_ca", metavar="CA.pem",
+              help="With --signatures: check each manifest file's RFC 3161 timestamp (FILE.tsr) was signed by a"
+                   " time-stamping authority this CA certifies (openssl ts -verify).")
 @click.option("--remove-unreferenced", "remove", is_flag=True,
               help="Also delete blobs no name holds (left by killed deposits), if untouched for --older-than.")
 @click.option("--older-than", default=3600.0, show_default=True, type=click.FloatRange(min=0),
               help="Seconds a blob must be untouched before --remove-unreferenced deletes it.")
 @archive_option
-def verify_cmd(remove: bool, older_than: float, archive: str) -> None:
+def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, key_file: str | None,
+               tsa_ca: str | None, remove: bool, older_than: float, archive: str) -> None:
     """Recompute every stored representation's SHA-256 and check the catalog; exit 3 on any problem.
 
     Problems print one a line: the kind (missing, altered, size,
@@ -142,7 +156,22 @@ def verify_cmd(remove: bool, older_than: float, archive: str) -> None:
     with when, and are not problems. Each blob's check (when, and whether its
     bytes were whole) is recorded in the catalog; the resolver's document
     page shows when each format was last verified.
+
+    With --signatures, the signed manifests named (pdi manifest, or a
+    resolver's /api/manifest) are checked instead: a manifest whose
+    signature does not verify prints as signature (nothing it lists is
+    trusted); a name whose digest or size differs from the catalog's, or is
+    not there, as manifest-digest, manifest-size, manifest-missing; octets
+    that do not hash to the digest as altered or missing. A manifest
+    file's RFC 3161 timestamp beside it (FILE.tsr, pdi manifest --tsa) is
+    checked to be of the file, and with --tsa-ca its signature too; one
+    that is not prints as timestamp. Exit 3 on any.
     """
+    if signatures:
+        _verify_signatures(manifests, key, key_file, tsa_ca, archive)
+        return
+    if manifests or key or key_file or tsa_ca:
+        raise click.UsageError("MANIFEST, --key, --key-file and --tsa-ca go with --signatures")
     with open_archive(archive) as opened, progress_bar("verifying") as progress:
         report = opened.verify(progress)
         if remove:
@@ -169,6 +198,25 @@ def verify_cmd(remove: bool, older_than: float, archive: str) -> None:
             f"verify found {plural(len(report.problems), 'problem')}"
             " (missing or altered blobs, or damage to the catalog)"
         )
+
+def _verify_signatures(manifests: tuple[str, ...], key: str | None, key_file: str | None, tsa_ca: str | None,
+                       archive: str) -> None:
+    """``pdi verify --signatures``: :mod:`pdi.cli.manifest_check`, printed one problem a line."""
+    from pdi.cli.manifest_check import check_signatures, public_keys, refuse
+
+    if not manifests:
+        raise click.UsageError("--signatures checks the manifests named: give files (pdi manifest -o), - or URLs")
+    with open_archive(archive) as opened:
+        report = check_signatures(opened, manifests, public_keys(key, opened, key_file), tsa_ca)
+    for source, when, by_ca in report.stamped:
+        click.echo(f"timestamped\t{source}\t{when}" + ("" if by_ca else " (the TSA's signature unchecked: --tsa-ca)"))
+    for problem in report.problems:
+        for name in problem.names:
+            click.echo(f"{problem.kind}\t{name}\t{problem.detail}")
+    click.echo(f"checked {plural(report.manifests, 'manifest')} listing {plural(report.names, 'name')}:"
+               f" {plural(len(report.problems), 'problem')}")
+    refuse(report)
+
 
 @click.command("export")
 @click.argument("directory", required=False)

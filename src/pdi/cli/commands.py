@@ -57,6 +57,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("search", "reindex", "index"), ("search_cmd",)),
     "anchor": ("anchor_cmd",),
     "annotate": ("annotate_cmd",),
+    **dict.fromkeys(("keys", "manifest"), ("keys_cmd",)),
 }
 
 
@@ -78,7 +79,9 @@ COMMAND_HELP: dict[str, str] = {
     "import": "Import a BagIt bag, or the captures of a WARC or WACZ file.",
     "index": "Make the full-text passages large deposits left to the indexer's queue (safe in several processes).",
     "init": "Create an archive at DIR or in a postgresql:// database (default: --archive).",
+    "keys": "The archive's Ed25519 signing key: made once (init), its public half shown (show).",
     "ls": "List names in date, then serial order, as the catalog is read.",
+    "manifest": "Write the signed manifest of a series (a day of it, or every day): a compact JWS (RFC 7515, EdDSA).",
     "meta": "Add statements (Dublin Core: title=, creator=, date= … or free keys) about PDI, or show them.",
     "mhtml": "Read, check, pack and unpack RFC 2557 MHTML files.",
     "parse": "Parse PDI (urn:pdi://… or pdi://…) and print its components, canonical form and warnings.",

@@ -127,12 +127,14 @@ from pdi.server.process.limits import (
     BodyDeadline,
     WorkLimits,
 )
+from pdi.server.protocol.manifests import ManifestAPI
 from pdi.server.protocol.memento_oaipmh import MementoRoutes, OAIRoutes
 from pdi.server.protocol.reanchor import AnchorAPI
 from pdi.server.protocol.resolver import ReadAPI, Resolver
 from pdi.server.protocol.web_annotation import AnnotationAPI
 from pdi.server.write.annotations import DEFAULT_PAGE_SIZE, AnnotationServer
 from pdi.server.write.api import WriteAPI
+from pdi.signing import SigningKey
 
 __all__ = ["ReplaySite", "create_app"]
 
@@ -153,6 +155,7 @@ def create_app(
     body_seconds: float = DEFAULT_BODY_SECONDS,
     body_rate: int = DEFAULT_BODY_RATE,
     timemap_page: int = TIMEMAP_PAGE,
+    signing_key: SigningKey | None = None,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -184,6 +187,8 @@ def create_app(
     (:class:`~pdi.server.process.limits.BodyDeadline`).
     ``timemap_page`` is how many captures of a URL (or versions of a
     document) a Memento TimeMap page holds the mementos of (:mod:`pdi.server.protocol.memento_oaipmh`).
+    ``signing_key`` signs the manifests of ``/api/manifest`` (:mod:`pdi.server.protocol.manifests`); without
+    it, the archive's own (:mod:`pdi.archive.signing_key`) if it has one.
     """
     opened = archive if archive is not None else Archive.open(location, connections=connections)
     if fixity_memo_seconds > 0:
@@ -215,6 +220,7 @@ def create_app(
         *AnnotationServer(opened, base_url=base_url, page_size=annotation_page_size).routes(),
         *MementoRoutes(opened, base_url, work, page=timemap_page).routes(),
         *OAIRoutes(opened, base_url, work=work, admin_email=oai_admin_email).routes(),
+        *ManifestAPI(opened, work, signing_key or _signing_key(opened)).routes(),
     ]
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]
@@ -232,3 +238,14 @@ def create_app(
     # the plain N2R or N2L of a name the cache does not hold yet, made by the connection (pdi.server.process.connection)
     app.state.public = resolver.public_answer if cache.max_entry_bytes > 0 else None
     return app
+
+
+def _signing_key(archive: Archive) -> SigningKey | None:
+    """The archive's signing key where it has one (``$PDI_SIGNING_KEY``, or its directory's), else ``None``."""
+    from pdi.archive.signing_key import key_path, load_key
+    from pdi.errors import NotFoundError, UnsupportedError
+
+    try:
+        return load_key(key_path(archive.location))
+    except (NotFoundError, UnsupportedError):
+        return None

@@ -34,6 +34,7 @@ from starlette.routing import BaseRoute, Route
 
 from pdi import __version__
 from pdi.archive import MAX_SEARCH_LIMIT
+from pdi.archive.manifests import MANIFEST_PAGE, MAX_MANIFEST_PAGE
 from pdi.server.pages.layout import esc, page
 from pdi.server.protocol.memento_oaipmh import MAX_OAI_FORM
 from pdi.server.protocol.resolver import MAX_LIST
@@ -451,6 +452,31 @@ _SERIES_LIST = Operation(
                                                  "properties": {"series": {"type": "array", "items": _OBJECT}}})},
     errors=(405, 503),
 )
+_MANIFEST = Operation(
+    "A page of a series' signed manifest: each name (of a day, or every day) with its SHA-256 and size, as a"
+    " compact JWS (RFC 7515) signed with EdDSA (RFC 8037) by the archive's key (GET /api/keys)",
+    (Param("series", "The series", required=True, schema=_SERIES, examples=("oma.eop.gov.us",)),
+     Param("day", "Only the names minted on this GMT day, YYYY-MM-DD (default: every day)",
+           schema=_optional({"type": "string", "minLength": 10, "maxLength": 10, "format": "date"})),
+     Param("after", "The previous page's \"next\" (a versioned name)", schema=_optional(_name("pdi-whole"))),
+     Param("limit", f"Names a page (default {MANIFEST_PAGE}, 1 to {MAX_MANIFEST_PAGE})",
+           schema=_optional({"type": "integer", "minimum": 1, "maximum": MAX_MANIFEST_PAGE}))),
+    answers={200: Answer(
+        "A compact JWS; its payload {type, series, day, after, next, names: [{name, format, version, sha256, size}"
+        " or {name, format, version, withdrawn}]} lists only what the reader may see (docs/how-to/signatures.md)",
+        "application/jose", {"type": "string", "pattern": "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"},
+        headers={"Link": ('<next>; rel="next" (RFC 8288), unless this is the last page', False)})},
+    errors=(*_ALWAYS, 400, 403, 404, 415),
+    error_text={404: "No such series, or the archive has no signing key (pdi keys init)",
+                415: "after= is not a versioned name"},
+)
+_KEYS = Operation(
+    "The archive's public signing key, a JWK set (RFC 7517 §5; kty OKP, crv Ed25519, RFC 8037), kid its RFC 7638"
+    " thumbprint; also at /.well-known/pdi-keys",
+    answers={200: Answer("The JWK set", "application/jwk-set+json", {
+        "type": "object", "required": ["keys"], "properties": {"keys": {"type": "array", "items": _OBJECT}}})},
+    errors=(405, 404, 503), error_text={404: "The archive has no signing key (pdi keys init)"},
+)
 _SEARCH = Operation(
     "Full-text search: passages matching the words and \"phrases\" given, ranked, each named by its char fragment",
     (Param("q", "Words, and phrases in double quotes", required=True,
@@ -592,6 +618,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/oai"): _OAI_GET,
     ("POST", "/oai"): _OAI_POST,
     ("GET", "/api/series"): _SERIES_LIST,
+    ("GET", "/api/manifest"): _MANIFEST,
+    ("GET", "/api/keys"): _KEYS,
     ("GET", "/api/search"): _SEARCH,
     ("GET", "/api/rfc5147"): _RFC5147,
     ("GET", "/api/pdf/page"): _PDF_PAGE,

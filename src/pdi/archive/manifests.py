@@ -1,0 +1,174 @@
+"""What a series' manifest lists: each name of a day (or of the whole series), its SHA-256 and size, a page at a time.
+
+The values a signed manifest (:mod:`pdi.signing`) is made of. A manifest is
+a list like any other (:mod:`pdi.archive.access`): what the current reader
+may not learn all of — a private or hidden series, an embargoed document or
+version — is left out before the page is cut, so no digest of it is shown;
+a series the reader may not read is refused as ``ls --series`` refuses it.
+A withdrawn name is listed, marked ``withdrawn`` (when) with no digest, as
+its tombstone is described; a purged one says so too.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from pdi import formats
+from pdi.archive.base import ArchiveBase
+from pdi.archive.fixity import Problem
+from pdi.archive.listing import _list_key
+from pdi.archive.naming import canonical_series, key_of, parse_pdi, record_name
+from pdi.archive.store import DocumentKey, ListQuery, RepresentationRecord, WithdrawalRecord
+from pdi.errors import IntegrityError, LimitError, PDIError, StoreError
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:
+    from pdi._later import dataclass
+
+__all__ = ["MANIFEST_PAGE", "MAX_MANIFEST_PAGE", "ManifestPage", "Manifests"]
+
+#: Names one manifest page lists unless asked for fewer or more.
+MANIFEST_PAGE = 1000
+#: The most names one manifest page may list (a page is one signature and one answer held whole).
+MAX_MANIFEST_PAGE = 10_000
+
+
+@dataclass(frozen=True)
+class ManifestPage:
+    """One page of a manifest: the series, the day (``None``: the whole series), the cursor it starts ``after``,
+    the one the next page starts after (``next``; ``None``: the last page) and its entries (JSON objects)."""
+
+    series: str
+    day: str | None
+    after: str | None
+    next: str | None
+    entries: tuple[dict[str, Any], ...]
+
+
+class Manifests(ArchiveBase):
+    """The manifest pages of a series."""
+
+    def manifest_page(
+        self, series: str, *, day: datetime.date | None = None, after: str | None = None,
+        limit: int = MANIFEST_PAGE,
+    ) -> ManifestPage:
+        """The names of ``series`` minted on ``day`` (every day: ``None``), after the versioned name ``after``,
+        at most ``limit`` of them, in listing order, as the current reader may see them."""
+        if not 1 <= limit <= MAX_MANIFEST_PAGE:
+            raise LimitError(f"a manifest page lists 1 to {MAX_MANIFEST_PAGE} names, not {limit}")
+        canonical = canonical_series(series)
+        cursor = None if after is None else _list_key(parse_pdi(after))
+        with self.snapshot():
+            self._require_series(canonical)
+            hidden = self._unlisted()
+            query = ListQuery(
+                series=canonical, year=day.year if day else None, month=day.month if day else None,
+                day=day.day if day else None, after=cursor,
+            )
+            records: list[RepresentationRecord] = []
+            more = False
+            for record in self.store.iter_representations(query, page=min(limit + 1, 1000)):
+                if record.series != canonical:
+                    continue  # a subseries has manifests of its own
+                if not hidden.version_listed(DocumentKey(record.series, record.day, record.unique_id),
+                                             record.version):
+                    continue
+                if len(records) == limit:
+                    more = True
+                    break
+                records.append(record)
+            tombstones = self.store.withdrawals_of(
+                list(dict.fromkeys(DocumentKey(r.series, r.day, r.unique_id) for r in records)))
+        gone: dict[tuple[DocumentKey, int | None], WithdrawalRecord] = {(t.key, t.version): t for t in tombstones}
+        entries = []
+        for record in records:
+            key = DocumentKey(record.series, record.day, record.unique_id)
+            entry: dict[str, Any] = {"name": str(record_name(record)), "format": record.format,
+                                     "version": record.version}
+            tombstone = gone.get((key, record.version)) or gone.get((key, None))
+            if tombstone is not None:
+                entry["withdrawn"] = tombstone.at
+                if record.purged is not None:
+                    entry["purged"] = record.purged
+            else:
+                entry["sha256"] = record.sha256
+                entry["size"] = record.size
+            entries.append(entry)
+        following = entries[-1]["name"] if more and entries else None
+        return ManifestPage(canonical, day.isoformat() if day else None, after, following, tuple(entries))
+
+    def check_manifest(
+        self, entries: Iterable[Mapping[str, Any]], progress: Callable[[int], None] | None = None,
+    ) -> tuple[int, list[Problem]]:
+        """Check a (verified) manifest's entries against this archive, as its owner: each name is in the catalog
+        with the digest and size listed, and its stored octets hash to that digest (read by verified chunks).
+
+        Answers how many entries were checked and the problems, one a name:
+        ``manifest-name`` (not a versioned name), ``manifest-missing`` (not in
+        the catalog), ``manifest-digest``, ``manifest-size`` (the catalog says
+        otherwise), ``manifest-withdrawn`` (withdrawn in one and not the
+        other), ``missing``/``altered`` (the stored octets are gone or differ).
+        """
+        problems: list[Problem] = []
+        checked = 0
+        for entry in entries:
+            checked += 1
+            if progress is not None:
+                progress(checked)
+            problem = self._check_entry(entry)
+            if problem is not None:
+                problems.append(problem)
+        return checked, problems
+
+    def _check_entry(self, entry: Mapping[str, Any]) -> Problem | None:
+        name = str(entry.get("name"))
+        listed = entry.get("sha256")
+        try:
+            parsed = parse_pdi(name)
+            if parsed.format is None or parsed.version is None or parsed.fragment is not None:
+                raise LimitError("not a versioned name")
+        except PDIError as exc:
+            return Problem("manifest-name", str(listed or ""), (name[:200],), f"not a versioned name: {exc}")
+        key = key_of(parsed)
+        token = formats.canonical_token(parsed.format)
+        record = next((r for r in self.store.representations(key)
+                       if r.version == parsed.version and r.format == token), None)
+        if record is None:
+            return Problem("manifest-missing", str(listed or ""), (name,), "the manifest lists it; the catalog has no such name")
+        tombstone = self.store.withdrawal(key, record.version)
+        if "withdrawn" in entry or tombstone is not None:
+            if "withdrawn" in entry and tombstone is not None:
+                return None
+            said = "withdrawn in the manifest, not in the archive" if tombstone is None else \
+                f"withdrawn in the archive ({tombstone.at}), not in the manifest"
+            return Problem("manifest-withdrawn", record.sha256, (name,), said)
+        if listed != record.sha256:
+            return Problem("manifest-digest", record.sha256, (name,),
+                           f"the manifest says sha256 {listed}, the catalog {record.sha256}")
+        if entry.get("size") != record.size:
+            return Problem("manifest-size", record.sha256, (name,),
+                           f"the manifest says {entry.get('size')} octets, the catalog {record.size}")
+        return self._check_octets(record, name)
+
+    def _check_octets(self, record: RepresentationRecord, name: str) -> Problem | None:
+        """Whether the stored octets of ``record`` hash to its SHA-256 (each chunk verified as read, then the whole)."""
+        try:
+            reader = self.store.open_blob(record.sha256, name=name)
+        except (IntegrityError, StoreError) as exc:
+            return Problem("missing", record.sha256, (name,), str(exc))
+        if reader is None:
+            return Problem("missing", record.sha256, (name,), "its octets are not in the store")
+        digest = hashlib.sha256()
+        try:
+            with reader:
+                for chunk in reader.chunks(0, reader.size):
+                    digest.update(chunk)
+        except (IntegrityError, StoreError) as exc:
+            return Problem("altered", record.sha256, (name,), str(exc))
+        if digest.hexdigest() != record.sha256:
+            return Problem("altered", record.sha256, (name,), f"its stored octets hash to {digest.hexdigest()}")
+        return None

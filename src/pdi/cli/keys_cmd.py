@@ -1,0 +1,149 @@
+"""`pdi keys init|show` (the archive's Ed25519 signing key) and `pdi manifest` (a series' names and digests, signed).
+
+Thin: where the key is kept is :mod:`pdi.archive.signing_key`, what a
+manifest lists :meth:`pdi.archive.Archive.manifest_page`, the JWS
+:mod:`pdi.signing`. The private key is never printed.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from pdi.cli.archive_cmd import archive_option
+from pdi.cli.archive_io import open_archive, write_out
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: ``--key-file PATH``: the private key's file; falls back to ``$PDI_SIGNING_KEY``, then the archive's directory.
+key_file_option: Callable[[F], F] = click.option(
+    "--key-file", "key_file", metavar="PATH",
+    help="The private key's file (PKCS#8 PEM) [env PDI_SIGNING_KEY; default: signing-key.pem in the"
+         " archive's directory; a postgresql:// archive must name one].",
+)
+
+
+@click.group("keys")
+def keys_group() -> None:
+    """The archive's Ed25519 signing key: made once (init), its public half shown (show)."""
+
+
+@keys_group.command("init")
+@key_file_option
+@archive_option
+def keys_init(key_file: str | None, archive: str) -> None:
+    """Make the archive's signing key (Ed25519) and print its public JWK; never over an existing key.
+
+    The private key is written as PKCS#8 PEM, mode 0600, to signing-key.pem
+    in the archive's directory, or to --key-file / $PDI_SIGNING_KEY (which a
+    PostgreSQL archive needs: it has no directory). It signs the manifests
+    the resolver serves at /api/manifest and `pdi manifest` writes; keep a
+    copy somewhere safe, as a lost key cannot be made again.
+    """
+    from pdi.archive.signing_key import create_key, key_path
+
+    with open_archive(archive) as opened:
+        path = key_path(opened.location, key_file)
+    key = create_key(path)
+    click.echo(json.dumps(key.public.jwk()))
+    click.echo(f"signing key {key.public.thumbprint} written to {path} (mode 0600); keep a copy safe", err=True)
+
+
+@keys_group.command("show")
+@click.option("--jwks", is_flag=True, help="Print the JWK set (RFC 7517 §5) the resolver serves at /api/keys.")
+@key_file_option
+@archive_option
+def keys_show(jwks: bool, key_file: str | None, archive: str) -> None:
+    """Print the public key: its JWK (RFC 8037, kid = RFC 7638 thumbprint) and, after it, the raw key in base64url."""
+    from pdi.archive.signing_key import key_path, load_key
+    from pdi.signing import jwk_set
+
+    with open_archive(archive) as opened:
+        key = load_key(key_path(opened.location, key_file))
+    if jwks:
+        click.echo(json.dumps(jwk_set([key.public])))
+        return
+    click.echo(json.dumps(key.public.jwk()))
+    click.echo(f"x\t{key.public.x}")
+    click.echo(f"kid\t{key.public.thumbprint}")
+
+
+@click.command("manifest")
+@click.option("--series", "-s", required=True, metavar="S", help="The series.")
+@click.option("--day", "-d", metavar="YYYY-MM-DD", help="Only the names minted on this GMT day (default: every day).")
+@click.option("--after", metavar="PDI", help="Start after this versioned name (the previous page's \"next\").")
+@click.option("--limit", default=1000, show_default=True, type=click.IntRange(1, 10_000),
+              help="Names a page lists at most.")
+@click.option("--all", "every_page", is_flag=True, help="Every page, one JWS a line (else the first page only).")
+@click.option("--output", "-o", metavar="FILE", help="Write to FILE (whole, or not at all) instead of standard output.")
+@click.option("--tsa", metavar="URL",
+              help="Also have FILE's SHA-256 stamped by this RFC 3161 time-stamping authority; its answer is"
+                   " written to FILE.tsr (needs --output).")
+@key_file_option
+@archive_option
+def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, every_page: bool,
+                 output: str | None, tsa: str | None, key_file: str | None, archive: str) -> None:
+    """Write the signed manifest of a series (a day of it, or every day): a compact JWS (RFC 7515, EdDSA).
+
+    Its payload (JSON) lists each versioned name with its format, version,
+    sha256 and size (a withdrawn one: when, and no digest), and "next",
+    the cursor of the following page (null on the last). The same JWS as
+    GET /api/manifest?series=S&day=D; `pdi verify --signatures FILE` checks it.
+    With --tsa, a trusted timestamp (RFC 3161) of the file is kept beside it.
+    """
+    from pdi.archive.signing_key import key_path, load_key
+    from pdi.signing import manifest_payload, sign_manifest
+
+    when = _day(day)
+    if tsa is not None and output in (None, "-"):
+        raise click.UsageError("--tsa stamps a file: give --output FILE (the timestamp goes to FILE.tsr)")
+    with open_archive(archive) as opened:
+        key = load_key(key_path(opened.location, key_file))
+
+        def pages() -> Iterator[bytes]:
+            cursor = after
+            while True:
+                page = opened.manifest_page(series, day=when, after=cursor, limit=limit)
+                payload = manifest_payload(page.series, page.day, list(page.entries), after=page.after,
+                                           next_after=page.next)
+                yield (sign_manifest(key, payload) + "\n").encode("ascii")
+                if not every_page or page.next is None:
+                    return
+                cursor = page.next
+
+        write_out(pages(), output)
+    if tsa is not None:
+        assert output is not None
+        _stamp(Path(output), tsa)
+
+
+def _stamp(path: Path, tsa: str) -> None:
+    """Have ``path`` stamped by the TSA ``tsa`` and write its answer to ``path.tsr``; say when it stamped it."""
+    from pdi._files import written_whole
+    from pdi.cli.timestamping import TSR_SUFFIX, request_timestamp
+
+    response, stamp = request_timestamp(tsa, path.read_bytes())
+    target = path.with_name(path.name + TSR_SUFFIX)
+    with written_whole(target, str(target)) as partial:
+        partial.write_bytes(response)
+    click.echo(f"timestamped {stamp.time} by {tsa}: {target}", err=True)
+
+
+def _day(text: str | None) -> datetime.date | None:
+    if text is None:
+        return None
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError as exc:
+        raise click.BadParameter(f"{text!r} is not a day (YYYY-MM-DD)", param_hint="--day") from exc
+
+
+def register(cli: click.Group) -> None:
+    """Add ``keys`` and ``manifest`` to the top-level ``pdi`` group."""
+    for command in (keys_group, manifest_cmd):
+        cli.add_command(command)

@@ -1,0 +1,180 @@
+"""`pdi verify --signatures`: signed manifests (files, standard input or resolver URLs) checked against a key and
+the archive. No click here (the option is :mod:`pdi.cli.archive_cmd`'s ``verify``).
+
+Each manifest's JWS is checked first (:func:`pdi.signing.verify_manifest`):
+one that does not verify with the key is reported and nothing it lists is
+trusted. Then each name it lists is checked against the catalog and the
+stored octets (:meth:`pdi.archive.Archive.check_manifest`). A manifest
+fetched from a URL is followed page by page (its ``next``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pdi.archive import Archive
+from pdi.archive.fixity import Problem
+from pdi.errors import IntegrityError, LimitError, NotFoundError, PDIError, StoreError
+from pdi.signing import MAX_JWS, PublicKey, parse_jwks, verify_manifest
+
+__all__ = ["SignatureReport", "check_signatures", "public_keys"]
+
+#: Seconds one HTTP request for a manifest page or a key set may wait (to connect, for each read), and take in all.
+HTTP_TIMEOUT = 30.0
+HTTP_DEADLINE = 120.0
+#: Pages of one manifest URL followed at most.
+MAX_PAGES = 100_000
+
+
+@dataclass
+class SignatureReport:
+    """What :func:`check_signatures` found: manifests and names checked, and the problems (``signature`` first)."""
+
+    manifests: int = 0
+    names: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    #: The manifest files with a good timestamp beside them: (file, when stamped, whether its TSA was checked).
+    stamped: list[tuple[str, str, bool]] = field(default_factory=list)
+
+
+def _fetch(url: str, what: str) -> str:
+    """The body of ``url`` as text, at most :data:`MAX_JWS` characters; a clear error when it cannot be had."""
+    import time
+
+    import httpx
+
+    started = time.monotonic()
+    try:
+        with httpx.stream("GET", url, timeout=HTTP_TIMEOUT, follow_redirects=True) as answer:
+            if answer.status_code != 200:
+                raise (NotFoundError if answer.status_code == 404 else StoreError)(
+                    f"{what} {url}: HTTP {answer.status_code}")
+            body = bytearray()
+            for piece in answer.iter_bytes():
+                body += piece
+                if len(body) > MAX_JWS:
+                    raise LimitError(f"{what} {url} is larger than {MAX_JWS} octets")
+                if time.monotonic() - started > HTTP_DEADLINE:
+                    raise LimitError(f"{what} {url} took more than {HTTP_DEADLINE:.0f} s")
+    except httpx.HTTPError as exc:
+        raise StoreError(f"cannot fetch {what} {url}: {exc}") from exc
+    return body.decode("utf-8", errors="replace")
+
+
+def public_keys(key: str | None, archive: Archive, key_file: str | None) -> list[PublicKey]:
+    """The keys ``--key`` names (a JWK or JWK set: JSON text, a file, or an http(s) URL), else the archive's own."""
+    if key is None:
+        from pdi.archive.signing_key import key_path, load_key
+
+        return [load_key(key_path(archive.location, key_file)).public]
+    if key.lstrip().startswith("{"):
+        return parse_jwks(key, "--key")
+    if key.startswith(("http://", "https://")):
+        return parse_jwks(_fetch(key, "the key set"), key)
+    try:
+        with Path(key).open("rb") as f:
+            return parse_jwks(f.read(MAX_JWS + 1), key)
+    except FileNotFoundError as exc:
+        raise NotFoundError(f"--key {key}: no such file (give a JWK, a file holding one, or a URL)") from exc
+
+
+def _manifests(source: str) -> Iterator[tuple[str, str]]:
+    """``(where, jws)`` of each manifest ``source`` holds: one JWS a line of a file (``-``: standard input),
+    or the pages of a resolver's ``/api/manifest`` URL, followed by their ``next``."""
+    if source.startswith(("http://", "https://")):
+        import httpx
+
+        url = httpx.URL(source)
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
+            text = _fetch(str(url), "the manifest").strip()
+            yield str(url), text
+            following = _next_of(text)
+            if following is None:
+                return
+            if following in seen:
+                raise LimitError(f"{url}: its next page starts after {following} again (a loop)")
+            seen.add(following)
+            url = url.copy_set_param("after", following)
+        raise LimitError(f"{source}: more than {MAX_PAGES} pages")
+    if source == "-":
+        text = sys.stdin.read(MAX_JWS + 1)
+    else:
+        try:
+            with Path(source).open(encoding="ascii", errors="replace") as f:
+                text = f.read(MAX_JWS + 1)
+        except FileNotFoundError as exc:
+            raise NotFoundError(f"no manifest file {source}") from exc
+    if len(text) > MAX_JWS:
+        raise LimitError(f"{source} is larger than {MAX_JWS} characters")
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            yield f"{source}:{number}", line.strip()
+
+
+def _next_of(jws: str) -> str | None:
+    """The ``next`` cursor of a manifest page, read before its signature is checked (only to fetch the next page)."""
+    import json
+
+    from pdi.signing import b64url_decode
+
+    try:
+        value = json.loads(b64url_decode(jws.split(".")[1], "the JWS payload"))
+    except (IndexError, PDIError, ValueError):
+        return None
+    following = value.get("next") if isinstance(value, dict) else None
+    return following if isinstance(following, str) else None
+
+
+def _check_timestamp(source: str, tsa_ca: str | None, report: SignatureReport) -> None:
+    """The RFC 3161 timestamp beside a manifest file (``FILE.tsr``), if there is one: of this file's octets, and
+    with ``tsa_ca`` signed by a TSA that CA certifies (``openssl ts -verify``)."""
+    from pdi.cli.timestamping import TSR_SUFFIX, verify_with_ca
+    from pdi.rfc3161 import MAX_RESPONSE, read_response
+
+    path = Path(source)
+    response = path.with_name(path.name + TSR_SUFFIX)
+    if source == "-" or source.startswith(("http://", "https://")) or not response.is_file():
+        return
+    try:
+        with response.open("rb") as f:
+            stamp = read_response(f.read(MAX_RESPONSE + 1))
+        stamp.check(path.read_bytes())
+        if tsa_ca is not None:
+            verify_with_ca(response, path, Path(tsa_ca))
+    except PDIError as exc:
+        report.problems.append(Problem("timestamp", "", (str(response),), str(exc)))
+        return
+    report.stamped.append((source, stamp.time, tsa_ca is not None))
+
+
+def check_signatures(archive: Archive, sources: tuple[str, ...], keys: list[PublicKey],
+                     tsa_ca: str | None = None) -> SignatureReport:
+    """Check every manifest of ``sources`` with ``keys`` and against ``archive`` (and each file's timestamp)."""
+    report = SignatureReport()
+    for source in sources:
+        _check_timestamp(source, tsa_ca, report)
+        for where, jws in _manifests(source):
+            report.manifests += 1
+            try:
+                manifest = verify_manifest(jws, keys)
+            except PDIError as exc:
+                report.problems.append(Problem("signature", "", (where,), str(exc)))
+                continue
+            checked, problems = archive.check_manifest(manifest.names)
+            report.names += checked
+            report.problems.extend(problems)
+    return report
+
+
+def refuse(report: SignatureReport) -> None:
+    """:class:`IntegrityError` when the report holds any problem."""
+    if report.problems:
+        bad = sum(1 for p in report.problems if p.kind == "signature")
+        raise IntegrityError(
+            f"verify --signatures found {len(report.problems)} problem(s)"
+            + (f", {bad} manifest(s) whose signature does not verify" if bad else "")
+        )

@@ -1,0 +1,74 @@
+"""Trusted timestamps of manifest files (RFC 3161): asked of a time-stamping authority over HTTP (§3.4), and
+its signature checked with Debian's ``openssl ts -verify``. No click here.
+
+What is stamped is the SHA-256 of the manifest file as written (every JWS
+line of it); the TSA's response (DER ``TimeStampResp``) is kept beside it as
+``FILE.tsr``, the name ``openssl ts`` gives it. The request and response
+themselves are :mod:`pdi.rfc3161`'s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from pdi.errors import IntegrityError, LimitError, StoreError, UnsupportedError
+from pdi.rfc3161 import MAX_RESPONSE, TimeStamp, read_response, timestamp_request
+
+__all__ = ["TSR_SUFFIX", "request_timestamp", "verify_with_ca"]
+
+#: What a manifest file's timestamp is called beside it.
+TSR_SUFFIX = ".tsr"
+#: Seconds the TSA may take to connect and for each read, and in all; ``openssl ts -verify`` at most.
+TSA_TIMEOUT = 30.0
+TSA_DEADLINE = 60.0
+OPENSSL_SECONDS = 30.0
+
+
+def request_timestamp(url: str, data: bytes) -> tuple[bytes, TimeStamp]:
+    """Ask the TSA at ``url`` to stamp the SHA-256 of ``data``: its DER response, and what it says (checked to
+    be of ``data``, with the request's nonce)."""
+    import httpx
+
+    nonce = secrets.randbits(63)
+    query = timestamp_request(hashlib.sha256(data).digest(), nonce)
+    started = time.monotonic()
+    body = bytearray()
+    try:
+        with httpx.stream("POST", url, content=query, timeout=TSA_TIMEOUT,
+                          headers={"Content-Type": "application/timestamp-query"}) as answer:
+            if answer.status_code != 200:
+                raise StoreError(f"the time-stamping authority {url} answered HTTP {answer.status_code}")
+            for piece in answer.iter_bytes():
+                body += piece
+                if len(body) > MAX_RESPONSE:
+                    raise LimitError(f"the time-stamping authority {url} answered more than {MAX_RESPONSE} octets")
+                if time.monotonic() - started > TSA_DEADLINE:
+                    raise LimitError(f"the time-stamping authority {url} took more than {TSA_DEADLINE:.0f} s")
+    except httpx.HTTPError as exc:
+        raise StoreError(f"cannot reach the time-stamping authority {url}: {exc}") from exc
+    stamp = read_response(bytes(body))
+    stamp.check(data, nonce)
+    return bytes(body), stamp
+
+
+def verify_with_ca(response: Path, data: Path, ca: Path) -> None:
+    """:class:`IntegrityError` unless ``openssl ts -verify`` finds the TSA's signature on ``response`` good, its
+    certificate chained to ``ca``, and the stamp of ``data``."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        raise UnsupportedError("checking a timestamp's signature needs openssl (Debian's openssl package)")
+    try:
+        done = subprocess.run(
+            [openssl, "ts", "-verify", "-in", str(response), "-data", str(data), "-CAfile", str(ca)],
+            capture_output=True, text=True, timeout=OPENSSL_SECONDS, check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise LimitError(f"openssl ts -verify took more than {OPENSSL_SECONDS:.0f} s") from exc
+    if done.returncode != 0 or "Verification: OK" not in done.stdout:
+        why = next((line for line in done.stderr.splitlines() if "error" in line.lower()), done.stderr.strip())
+        raise IntegrityError(f"the timestamp's signature does not verify with {ca}: {why[-300:]}")

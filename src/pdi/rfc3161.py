@@ -1,0 +1,169 @@
+"""Trusted timestamps (RFC 3161): the request for a SHA-256 digest, and what a response says.
+
+A pure core: DER octets in and out, no I/O (asking a time-stamping authority
+over HTTP and checking its signature are the command line's, with
+``openssl ts -verify``). Written by hand because only a few fixed
+structures are needed and no locked dependency speaks ASN.1: the
+``TimeStampReq`` (§2.4.1) is written whole, and of a ``TimeStampResp``
+(§2.4.2) only the path to the ``TSTInfo`` is read — status, the CMS
+``SignedData`` (RFC 5652 §5.1) around it, and its message imprint, time and
+nonce. The reader is strict DER (definite lengths only, every length
+within its parent), so a stranger's response can make it fail only with a
+:class:`~pdi.errors.ParseError` naming where.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from pdi.errors import IntegrityError, ParseError
+
+__all__ = ["MAX_RESPONSE", "TimeStamp", "read_response", "timestamp_request"]
+
+#: id-sha256 (RFC 5754 §2.2, NIST), DER of its OID's content.
+SHA256_OID = bytes.fromhex("608648016503040201")
+#: id-signedData (RFC 5652 §5.1) and id-ct-TSTInfo (RFC 3161 §2.4.2).
+SIGNED_DATA_OID = bytes.fromhex("2a864886f70d010702")
+TST_INFO_OID = bytes.fromhex("2a864886f70d0109100104")
+#: The largest response read (a token with the TSA's certificate chain is a few KiB).
+MAX_RESPONSE = 1 << 20
+
+_SEQUENCE, _SET, _INTEGER, _BOOLEAN, _OCTETS, _OID, _NULL, _TIME = 0x30, 0x31, 0x02, 0x01, 0x04, 0x06, 0x05, 0x18
+_EXPLICIT_0 = 0xA0
+#: PKIStatus granted (0) and grantedWithMods (1) carry a token (§2.4.2); the rest say why not.
+_STATUS = {0: "granted", 1: "grantedWithMods", 2: "rejection", 3: "waiting", 4: "revocationWarning",
+           5: "revocationNotification"}
+
+
+def _tlv(tag: int, content: bytes) -> bytes:
+    n = len(content)
+    if n < 0x80:
+        length = bytes([n])
+    else:
+        octets = n.to_bytes((n.bit_length() + 7) // 8, "big")
+        length = bytes([0x80 | len(octets)]) + octets
+    return bytes([tag]) + length + content
+
+
+def _integer(value: int) -> bytes:
+    if value < 0:
+        raise ValueError("only non-negative integers")
+    return _tlv(_INTEGER, value.to_bytes(value.bit_length() // 8 + 1, "big"))
+
+
+def timestamp_request(digest: bytes, nonce: int) -> bytes:
+    """The DER ``TimeStampReq`` (RFC 3161 §2.4.1) for a SHA-256 ``digest``: version 1, the nonce, and
+    ``certReq`` true (the TSA's certificate comes in the token, so it can be checked against a CA alone)."""
+    if len(digest) != 32:
+        raise ValueError("a SHA-256 digest is 32 octets")
+    imprint = _tlv(_SEQUENCE, _tlv(_SEQUENCE, _tlv(_OID, SHA256_OID) + _tlv(_NULL, b"")) + _tlv(_OCTETS, digest))
+    return _tlv(_SEQUENCE, _integer(1) + imprint + _integer(nonce) + _tlv(_BOOLEAN, b"\xff"))
+
+
+@dataclass(frozen=True)
+class _Element:
+    tag: int
+    start: int  # of the content
+    end: int
+
+
+def _element(data: bytes, offset: int, end: int, what: str) -> _Element:
+    """The DER element at ``offset`` (which must end by ``end``)."""
+    if offset + 2 > end:
+        raise ParseError(f"the timestamp response ends inside {what}", offset=offset, rule="der")
+    tag, first = data[offset], data[offset + 1]
+    start = offset + 2
+    if first < 0x80:
+        length = first
+    else:
+        count = first & 0x7F
+        if count == 0 or count > 4 or start + count > end:
+            raise ParseError(f"{what} has a length DER does not allow", offset=offset + 1, rule="der")
+        length = int.from_bytes(data[start:start + count], "big")
+        start += count
+    if start + length > end:
+        raise ParseError(f"{what} is longer than what holds it", offset=offset, rule="der")
+    return _Element(tag, start, start + length)
+
+
+def _children(data: bytes, parent: _Element, what: str) -> list[_Element]:
+    found = []
+    offset = parent.start
+    while offset < parent.end:
+        child = _element(data, offset, parent.end, what)
+        found.append(child)
+        offset = child.end
+    return found
+
+
+def _expect(element: _Element, tag: int, what: str) -> _Element:
+    if element.tag != tag:
+        raise ParseError(f"{what} has DER tag 0x{element.tag:02x}, not 0x{tag:02x}", offset=element.start,
+                         rule="rfc3161")
+    return element
+
+
+def _int(data: bytes, element: _Element) -> int:
+    return int.from_bytes(data[element.start:element.end], "big", signed=True)
+
+
+@dataclass(frozen=True)
+class TimeStamp:
+    """What a granted response says: the SHA-256 it stamps, when (``GeneralizedTime``, as written), its nonce."""
+
+    imprint: bytes
+    time: str
+    nonce: int | None
+
+    def check(self, data: bytes, nonce: int | None = None) -> None:
+        """:class:`IntegrityError` unless this stamps the SHA-256 of ``data`` (and carries ``nonce``, if given)."""
+        if self.imprint != hashlib.sha256(data).digest():
+            raise IntegrityError(f"the timestamp is of SHA-256 {self.imprint.hex()}, not of these octets")
+        if nonce is not None and self.nonce != nonce:
+            raise IntegrityError(f"the timestamp's nonce is {self.nonce}, not the request's {nonce}")
+
+
+def read_response(data: bytes) -> TimeStamp:
+    """Read a DER ``TimeStampResp`` (RFC 3161 §2.4.2): :class:`IntegrityError` if the TSA did not grant it,
+    :class:`ParseError` if it is not one; else the stamp's imprint, time and nonce (its signature unchecked)."""
+    if len(data) > MAX_RESPONSE:
+        raise ParseError(f"a timestamp response of {len(data)} octets is larger than {MAX_RESPONSE}", rule="rfc3161")
+    whole = _expect(_element(data, 0, len(data), "TimeStampResp"), _SEQUENCE, "TimeStampResp")
+    parts = _children(data, whole, "TimeStampResp")
+    if not parts:
+        raise ParseError("the TimeStampResp is empty", rule="rfc3161")
+    status_info = _children(data, _expect(parts[0], _SEQUENCE, "PKIStatusInfo"), "PKIStatusInfo")
+    if not status_info:
+        raise ParseError("the PKIStatusInfo is empty", rule="rfc3161")
+    status = _int(data, _expect(status_info[0], _INTEGER, "PKIStatus"))
+    if status not in (0, 1) or len(parts) < 2:
+        raise IntegrityError(f"the time-stamping authority answered {_STATUS.get(status, status)}: no timestamp")
+    content_info = _children(data, _expect(parts[1], _SEQUENCE, "the TimeStampToken"), "the TimeStampToken")
+    if len(content_info) < 2 or data[content_info[0].start:content_info[0].end] != SIGNED_DATA_OID:
+        raise ParseError("the TimeStampToken is not a CMS SignedData", rule="rfc3161")
+    signed = _children(data, _expect(content_info[1], _EXPLICIT_0, "the SignedData's [0]"), "SignedData")
+    signed_data = _children(data, _expect(signed[0], _SEQUENCE, "SignedData"), "SignedData") if signed else []
+    if len(signed_data) < 3:
+        raise ParseError("the SignedData has no encapsulated content", rule="rfc3161")
+    encapsulated = _children(data, _expect(signed_data[2], _SEQUENCE, "EncapsulatedContentInfo"), "the content")
+    if len(encapsulated) < 2 or data[encapsulated[0].start:encapsulated[0].end] != TST_INFO_OID:
+        raise ParseError("the SignedData does not hold a TSTInfo", rule="rfc3161")
+    octets = _children(data, _expect(encapsulated[1], _EXPLICIT_0, "eContent"), "eContent")
+    if not octets:
+        raise ParseError("the TSTInfo is empty", rule="rfc3161")
+    _expect(octets[0], _OCTETS, "eContent")
+    tst = _children(data, _expect(_element(data, octets[0].start, octets[0].end, "TSTInfo"), _SEQUENCE, "TSTInfo"),
+                    "TSTInfo")
+    if len(tst) < 5:
+        raise ParseError("the TSTInfo lacks fields RFC 3161 §2.4.2 requires", rule="rfc3161")
+    imprint = _children(data, _expect(tst[2], _SEQUENCE, "MessageImprint"), "MessageImprint")
+    if len(imprint) != 2:
+        raise ParseError("the MessageImprint is not an algorithm and a digest", rule="rfc3161")
+    algorithm = _children(data, _expect(imprint[0], _SEQUENCE, "AlgorithmIdentifier"), "AlgorithmIdentifier")
+    if not algorithm or data[algorithm[0].start:algorithm[0].end] != SHA256_OID:
+        raise IntegrityError("the timestamp is not of a SHA-256 digest")
+    digest = data[imprint[1].start:imprint[1].end]
+    time = _expect(tst[4], _TIME, "genTime")
+    nonce = next((_int(data, e) for e in tst[5:] if e.tag == _INTEGER), None)
+    return TimeStamp(digest, data[time.start:time.end].decode("ascii", errors="replace"), nonce)

@@ -1,0 +1,313 @@
+"""Signing keys and signed manifests: Ed25519 (RFC 8032) in JOSE — JWK (RFC 7517, RFC 8037 §2), JWK thumbprints
+(RFC 7638), JWS compact serialization (RFC 7515 §7.1) with ``alg`` ``EdDSA`` (RFC 8037 §3.1).
+
+A pure core: bytes and strings in, values out, no I/O (where a key file is
+kept is :mod:`pdi.archive.signing_key`). The arithmetic is ``cryptography``'s;
+written here is only the JOSE framing, a few lines of base64url and JSON, so
+that what is signed is exactly what the archive means (a JOSE library would
+save little and add a second parser of the same bytes). ``tests/test_signing.py``
+checks it against RFC 8037 Appendix A's vectors and against ``jwcrypto``.
+
+A manifest (:func:`manifest_payload`) is one JSON object: a series, a day
+(or the whole series), and a page of its names with their SHA-256 and
+size; it is the payload of a JWS whose protected header is
+``{"alg":"EdDSA","kid":<thumbprint>,"typ":"pdi-manifest+jws"}``. The JSON is
+written canonically (sorted keys, no spaces, UTF-8), so the same names
+give the same octets and, Ed25519 being deterministic (RFC 8032 §5.1.6), the
+same JWS.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from pdi.errors import IntegrityError, ParseError, UnsupportedError
+
+__all__ = [
+    "MANIFEST_TYPE",
+    "Manifest",
+    "NotAKey",
+    "PublicKey",
+    "SigningKey",
+    "Verified",
+    "b64url",
+    "b64url_decode",
+    "canonical_json",
+    "jwk_set",
+    "manifest_payload",
+    "parse_jwks",
+    "sign_compact",
+    "sign_manifest",
+    "verify_compact",
+    "verify_manifest",
+]
+
+#: The ``typ`` of a manifest's JWS header (RFC 7515 §4.1.9: ``application/`` left out) and its payload's ``type``.
+MANIFEST_TYPE = "pdi-manifest+jws"
+#: The longest compact JWS (or JWK set) pdi reads, in characters: far more than a page of manifest entries.
+MAX_JWS = 64 << 20
+
+
+def b64url(data: bytes) -> str:
+    """base64url without padding (RFC 7515 §2, Appendix C)."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def b64url_decode(text: str, what: str) -> bytes:
+    """The octets of unpadded base64url ``text``; :class:`ParseError` naming ``what`` if it is not that."""
+    if "=" in text or any(c not in _B64URL for c in text) or len(text) % 4 == 1:
+        bad = next((i for i, c in enumerate(text) if c not in _B64URL), None)
+        raise ParseError(f"{what} is not unpadded base64url", text=text[:80], offset=bad, rule="base64url")
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError) as exc:
+        raise ParseError(f"{what} is not base64url: {exc}", text=text[:80], rule="base64url") from exc
+
+
+_B64URL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def canonical_json(value: object) -> bytes:
+    """``value`` as JSON with sorted keys and no spaces, in UTF-8 (what a manifest's payload is)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+@dataclass(frozen=True)
+class PublicKey:
+    """An Ed25519 public key, as JOSE names it."""
+
+    raw: bytes  # the 32 octets (RFC 8032 §5.1.5)
+
+    @classmethod
+    def from_jwk(cls, jwk: Mapping[str, Any]) -> PublicKey:
+        """The key of an OKP JWK with ``crv`` Ed25519 (RFC 8037 §2); a private JWK's ``d`` is ignored."""
+        if jwk.get("kty") != "OKP":
+            raise UnsupportedError(f"a signing key is an OKP JWK (RFC 8037), not kty {jwk.get('kty')!r}")
+        if jwk.get("crv") != "Ed25519":
+            raise UnsupportedError(f"a signing key is on the curve Ed25519, not {jwk.get('crv')!r}")
+        x = jwk.get("x")
+        if not isinstance(x, str):
+            raise ParseError("the JWK has no \"x\" (the public key)", rule="jwk")
+        raw = b64url_decode(x, "the JWK's \"x\"")
+        if len(raw) != 32:
+            raise ParseError(f"an Ed25519 public key is 32 octets, the JWK's \"x\" is {len(raw)}", rule="jwk")
+        return cls(raw)
+
+    @property
+    def x(self) -> str:
+        """The key in base64url (the JWK's ``x``)."""
+        return b64url(self.raw)
+
+    @property
+    def thumbprint(self) -> str:
+        """The JWK thumbprint (RFC 7638 §3, SHA-256): of ``{"crv","kty","x"}`` in that order, no spaces."""
+        members = f'{{"crv":"Ed25519","kty":"OKP","x":"{self.x}"}}'
+        return b64url(hashlib.sha256(members.encode("ascii")).digest())
+
+    def jwk(self) -> dict[str, str]:
+        """The public JWK (RFC 8037 §2), with ``kid`` its thumbprint, ``use`` sig and ``alg`` EdDSA."""
+        return {"kty": "OKP", "crv": "Ed25519", "x": self.x, "kid": self.thumbprint, "use": "sig", "alg": "EdDSA"}
+
+    def verify(self, signature: bytes, data: bytes) -> bool:
+        """Whether ``signature`` is this key's Ed25519 signature of ``data``."""
+        try:
+            Ed25519PublicKey.from_public_bytes(self.raw).verify(signature, data)
+        except InvalidSignature:
+            return False
+        return True
+
+
+class SigningKey:
+    """An Ed25519 private key: signs; its :attr:`public` half is what is shown. Never printed (``repr`` hides it)."""
+
+    def __init__(self, key: Ed25519PrivateKey) -> None:
+        self._key = key
+        self.public = PublicKey(key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
+
+    def __repr__(self) -> str:
+        return f"SigningKey(kid={self.public.thumbprint!r})"
+
+    @classmethod
+    def generate(cls) -> SigningKey:
+        return cls(Ed25519PrivateKey.generate())
+
+    @classmethod
+    def from_pem(cls, data: bytes, where: str) -> SigningKey:
+        """The key of an unencrypted PKCS#8 PEM (``-----BEGIN PRIVATE KEY-----``); ``where`` names the file."""
+        try:
+            key = serialization.load_pem_private_key(data, password=None)
+        except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
+            raise ParseError(f"{where} is not an unencrypted PKCS#8 PEM private key: {exc}", rule="pkcs8") from exc
+        if not isinstance(key, Ed25519PrivateKey):
+            raise UnsupportedError(f"{where} holds a {type(key).__name__}, not an Ed25519 key")
+        return cls(key)
+
+    @classmethod
+    def from_jwk(cls, jwk: Mapping[str, Any]) -> SigningKey:
+        """The key of a private OKP JWK (``d``, RFC 8037 §2); its ``x`` must be the public half of ``d``."""
+        public = PublicKey.from_jwk(jwk)
+        d = jwk.get("d")
+        if not isinstance(d, str):
+            raise ParseError("the JWK has no \"d\" (it is a public key)", rule="jwk")
+        seed = b64url_decode(d, "the JWK's \"d\"")
+        if len(seed) != 32:
+            raise ParseError(f"an Ed25519 private key is 32 octets, the JWK's \"d\" is {len(seed)}", rule="jwk")
+        key = cls(Ed25519PrivateKey.from_private_bytes(seed))
+        if key.public != public:
+            raise IntegrityError("the JWK's \"x\" is not the public key of its \"d\"")
+        return key
+
+    def pem(self) -> bytes:
+        """The key as an unencrypted PKCS#8 PEM (what ``pdi keys init`` writes, mode 0600)."""
+        return self._key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+
+    def sign(self, data: bytes) -> bytes:
+        return self._key.sign(data)
+
+
+def sign_compact(key: SigningKey, payload: bytes, header: Mapping[str, Any] | None = None) -> str:
+    """The compact JWS (RFC 7515 §7.1) of ``payload`` signed with EdDSA (RFC 8037 §3.1).
+
+    ``header`` is the protected header (default ``{"alg":"EdDSA"}``); its
+    ``alg`` must be ``EdDSA``. It is written as JSON with no spaces, in the
+    order given (RFC 8037 A.4's header is ``{"alg":"EdDSA"}``).
+    """
+    protected = dict(header) if header is not None else {"alg": "EdDSA"}
+    if protected.get("alg") != "EdDSA":
+        raise UnsupportedError(f"pdi signs with alg EdDSA, not {protected.get('alg')!r}")
+    signing_input = b64url(json.dumps(protected, separators=(",", ":")).encode("utf-8")) + "." + b64url(payload)
+    return signing_input + "." + b64url(key.sign(signing_input.encode("ascii")))
+
+
+@dataclass(frozen=True)
+class Verified:
+    """A compact JWS whose signature held: its protected header and payload octets, and the key that signed it."""
+
+    header: dict[str, Any]
+    payload: bytes
+    key: PublicKey
+
+
+def verify_compact(jws: str, keys: Iterable[PublicKey]) -> Verified:
+    """Check a compact JWS against ``keys``: :class:`Verified`, or :class:`IntegrityError` saying what is wrong.
+
+    The header must say ``alg`` ``EdDSA`` (nothing else is accepted: no
+    ``none``, RFC 8725 §3.1) and have no ``crit`` pdi does not understand
+    (RFC 7515 §4.1.11). With a ``kid``, only the key of that thumbprint is
+    tried; without one, each key given.
+    """
+    if len(jws) > MAX_JWS:
+        raise IntegrityError(f"the JWS is {len(jws)} characters, more than the {MAX_JWS} pdi reads")
+    parts = jws.strip().split(".")
+    if len(parts) != 3:
+        raise ParseError(f"a compact JWS has 3 parts separated by '.', this one {len(parts)}", rule="jws")
+    header_b64, payload_b64, signature_b64 = parts
+    try:
+        header = json.loads(b64url_decode(header_b64, "the JWS header"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ParseError(f"the JWS header is not JSON: {exc}", rule="jws") from exc
+    if not isinstance(header, dict):
+        raise ParseError("the JWS header is not a JSON object", rule="jws")
+    if header.get("alg") != "EdDSA":
+        raise IntegrityError(f"the JWS is signed with alg {header.get('alg')!r}; pdi accepts EdDSA only")
+    if "crit" in header:
+        raise UnsupportedError(f"the JWS header names critical extensions pdi does not know: {header['crit']!r}")
+    payload = b64url_decode(payload_b64, "the JWS payload")
+    signature = b64url_decode(signature_b64, "the JWS signature")
+    candidates = list(keys)
+    kid = header.get("kid")
+    if kid is not None:
+        candidates = [k for k in candidates if k.thumbprint == kid]
+        if not candidates:
+            raise IntegrityError(f"the JWS is signed by the key {kid!r}, which is not one of the keys given")
+    data = f"{header_b64}.{payload_b64}".encode("ascii")
+    for key in candidates:
+        if len(signature) == 64 and key.verify(signature, data):
+            return Verified(header, payload, key)
+    who = f"the key {kid}" if kid is not None else "none of the keys given"
+    raise IntegrityError(f"the JWS signature does not verify with {who}: the payload was changed or another key signed it")
+
+
+def jwk_set(keys: Iterable[PublicKey]) -> dict[str, list[dict[str, str]]]:
+    """A JWK set (RFC 7517 §5) of public keys."""
+    return {"keys": [k.jwk() for k in keys]}
+
+
+def parse_jwks(text: str | bytes, where: str) -> list[PublicKey]:
+    """The Ed25519 keys of a JWK (an object with ``kty``) or a JWK set (``{"keys": […]}``); others are skipped."""
+    if len(text) > MAX_JWS:
+        raise ParseError(f"{where} is larger than a JWK set may be ({MAX_JWS} characters)", rule="jwk")
+    try:
+        value = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ParseError(f"{where} is not JSON: {exc}", rule="jwk") from exc
+    if isinstance(value, dict) and "kty" in value:
+        return [PublicKey.from_jwk(value)]
+    if not isinstance(value, dict) or not isinstance(value.get("keys"), list):
+        raise ParseError(f"{where} is neither a JWK nor a JWK set ({{\"keys\": […]}})", rule="jwk")
+    found = [PublicKey.from_jwk(k) for k in value["keys"]
+             if isinstance(k, dict) and k.get("kty") == "OKP" and k.get("crv") == "Ed25519"]
+    if not found:
+        raise NotAKey(f"{where} holds no Ed25519 key")
+    return found
+
+
+class NotAKey(UnsupportedError):
+    """A JWK set with no Ed25519 key in it."""
+
+
+def manifest_payload(series: str, day: str | None, entries: list[dict[str, Any]], *,
+                     after: str | None, next_after: str | None) -> bytes:
+    """A manifest's payload: ``series``, ``day`` (``None``: the whole series), this page's ``entries`` (``name``,
+    ``format``, ``version``, ``sha256``, ``size``; or ``name`` and ``withdrawn``), the cursor it starts ``after``
+    and the one the next page starts after (``next``: ``None`` on the last page)."""
+    return canonical_json({"type": MANIFEST_TYPE, "series": series, "day": day, "after": after, "next": next_after,
+                           "names": entries})
+
+
+def sign_manifest(key: SigningKey, payload: bytes) -> str:
+    """A manifest payload signed: a compact JWS whose header names the key (``kid``) and the type."""
+    return sign_compact(key, payload, {"alg": "EdDSA", "kid": key.public.thumbprint, "typ": MANIFEST_TYPE})
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A manifest whose signature held (:func:`verify_manifest`)."""
+
+    series: str
+    day: str | None
+    after: str | None
+    next: str | None
+    names: tuple[dict[str, Any], ...]
+    key: PublicKey
+
+
+def verify_manifest(jws: str, keys: Iterable[PublicKey]) -> Manifest:
+    """A manifest's JWS checked (:func:`verify_compact`) and its payload read; :class:`ParseError` if it is not
+    a manifest."""
+    verified = verify_compact(jws, keys)
+    try:
+        value = json.loads(verified.payload)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ParseError(f"the manifest's payload is not JSON: {exc}", rule="manifest") from exc
+    if not isinstance(value, dict) or value.get("type") != MANIFEST_TYPE:
+        raise ParseError(f"the JWS payload is not a pdi manifest (type {MANIFEST_TYPE})", rule="manifest")
+    names = value.get("names")
+    if not isinstance(names, list) or not all(isinstance(n, dict) and isinstance(n.get("name"), str) for n in names):
+        raise ParseError("the manifest's \"names\" is not a list of objects with a \"name\"", rule="manifest")
+    series = value.get("series")
+    if not isinstance(series, str):
+        raise ParseError("the manifest names no series", rule="manifest")
+    return Manifest(series, value.get("day"), value.get("after"), value.get("next"), tuple(names), verified.key)

@@ -1,0 +1,202 @@
+"""RFC 3161 trusted timestamps of manifests, against a local time-stamping authority made with ``openssl ts``.
+
+The TSA is Debian's openssl (``openssl ts -reply``) behind a small HTTP
+server on 127.0.0.1, with its own CA; openssl also reads pdi's requests
+(``openssl ts -query -text``) and checks the responses pdi keeps
+(``openssl ts -verify``), an independent reader both ways.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pdi.archive import Archive
+from pdi.cli import cli
+from pdi.errors import IntegrityError, ParseError
+from pdi.rfc3161 import read_response, timestamp_request
+
+SERIES = "ex.example.us"
+CONFIG = """\
+[ tsa_ext ]
+basicConstraints = critical,CA:false
+keyUsage = critical,digitalSignature
+extendedKeyUsage = critical,timeStamping
+[ tsa ]
+default_tsa = tsa_config1
+[ tsa_config1 ]
+serial = {dir}/serial
+crypto_device = builtin
+signer_cert = {dir}/tsa.pem
+signer_key = {dir}/tsa.key
+signer_digest = sha256
+default_policy = 1.2.3.4.1
+other_policies = 1.2.3.4.5
+digests = sha256
+accuracy = secs:1
+ordering = no
+tsa_name = no
+ess_cert_id_chain = no
+ess_cert_id_alg = sha256
+"""
+
+
+def _openssl() -> str:
+    found = shutil.which("openssl")
+    assert found, "openssl is missing: scripts/bootstrap --dev installs Debian's openssl"
+    return found
+
+
+def _run(*args: str, cwd: Path | None = None, data: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([_openssl(), *args], cwd=cwd, input=data, capture_output=True, timeout=60, check=True)
+
+
+def _authority(where: Path, name: str) -> Path:
+    """A CA and a TSA certified by it, in ``where``; the CA's certificate."""
+    where.mkdir()
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes")
+    _run("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", f"/CN={name} CA",
+         "-addext", "basicConstraints=critical,CA:true", "-addext", "keyUsage=critical,keyCertSign", cwd=where)
+    _run("req", *ec, "-keyout", "tsa.key", "-out", "tsa.csr", "-subj", f"/CN={name} TSA", cwd=where)
+    (where / "tsa.cnf").write_text(CONFIG.format(dir=where))
+    _run("x509", "-req", "-in", "tsa.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "tsa.pem",
+         "-days", "2", "-extfile", "tsa.cnf", "-extensions", "tsa_ext", cwd=where)
+    (where / "serial").write_text("01\n")
+    return where / "ca.pem"
+
+
+@pytest.fixture(scope="module")
+def tsa(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, Path]]:
+    """A local TSA over HTTP: its URL, its CA's certificate, and another CA's (which certifies another TSA)."""
+    base = tmp_path_factory.mktemp("tsa")
+    ca = _authority(base / "ours", "ours")
+    other = _authority(base / "theirs", "theirs")
+    lock = threading.Lock()
+
+    class Stamp(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            query = self.rfile.read(int(self.headers["Content-Length"]))
+            with lock:
+                (base / "q.tsq").write_bytes(query)
+                subprocess.run([_openssl(), "ts", "-reply", "-config", str(base / "ours" / "tsa.cnf"), "-queryfile",
+                                str(base / "q.tsq"), "-out", str(base / "r.tsr")], capture_output=True, timeout=60,
+                               check=True)
+                reply = (base / "r.tsr").read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/timestamp-reply")
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stamp)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/", ca, other
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_rfc3161_2_4_1_openssl_reads_the_request(tmp_path: Path) -> None:
+    digest = hashlib.sha256(b"a manifest\n").digest()
+    (tmp_path / "q.tsq").write_bytes(timestamp_request(digest, 0x1234567))
+    text = _run("ts", "-query", "-in", str(tmp_path / "q.tsq"), "-text").stdout.decode()
+    assert "Version: 1" in text and "Hash Algorithm: sha256" in text
+    assert "Nonce: 0x01234567" in text and "Certificate required: yes" in text
+    assert digest[:8].hex(" ") in text.replace("-", " ")
+
+
+def test_rfc3161_2_4_2_a_granted_response_read(tsa: tuple[str, Path, Path]) -> None:
+    from pdi.cli.timestamping import request_timestamp
+
+    url, _, _ = tsa
+    response, stamp = request_timestamp(url, b"a manifest\n")
+    assert stamp.imprint == hashlib.sha256(b"a manifest\n").digest()
+    assert len(stamp.time) >= 15 and stamp.time.endswith("Z")
+    assert read_response(response) == stamp
+    with pytest.raises(IntegrityError, match="not of these octets"):
+        stamp.check(b"another manifest\n")
+
+
+def test_rfc3161_2_4_2_a_rejection_is_refused(tmp_path: Path, tsa: tuple[str, Path, Path]) -> None:
+    _, ca, _ = tsa
+    (tmp_path / "data").write_bytes(b"x")
+    # a SHA-1 request, which this TSA (digests = sha256) rejects
+    _run("ts", "-query", "-data", str(tmp_path / "data"), "-sha1", "-out", str(tmp_path / "q.tsq"))
+    reply = subprocess.run([_openssl(), "ts", "-reply", "-config", str(ca.parent / "tsa.cnf"), "-queryfile",
+                            str(tmp_path / "q.tsq"), "-out", str(tmp_path / "r.tsr")], capture_output=True, timeout=60)
+    assert reply.returncode == 0
+    with pytest.raises(IntegrityError, match="rejection"):
+        read_response((tmp_path / "r.tsr").read_bytes())
+
+
+@settings(max_examples=200)
+@given(st.binary(max_size=400))
+def test_any_octets_fail_only_as_parse_or_integrity_errors(data: bytes) -> None:
+    try:
+        read_response(data)
+    except (ParseError, IntegrityError):
+        pass
+
+
+def test_every_cut_of_a_response_is_refused(tsa: tuple[str, Path, Path]) -> None:
+    from pdi.cli.timestamping import request_timestamp
+
+    response, _ = request_timestamp(tsa[0], b"x")
+    for end in range(0, len(response) - 1, 7):
+        with pytest.raises((ParseError, IntegrityError)):
+            read_response(response[:end])
+
+
+def test_pdi_manifest_tsa_and_verify_tsa_ca(tmp_path: Path, tsa: tuple[str, Path, Path]) -> None:
+    url, ca, other = tsa
+    location = tmp_path / "a"
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+        archive.add(SERIES, b"minutes\n", format="text")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["keys", "init", "--archive", str(location)]).exit_code == 0
+    out = tmp_path / "m.jws"
+    made = runner.invoke(cli, ["manifest", "--series", SERIES, "-o", str(out), "--tsa", url, "--archive", str(location)])
+    assert made.exit_code == 0, made.output
+    stamp = tmp_path / "m.jws.tsr"
+    # openssl, independently: the TSA's signature good, of this file
+    checked = _run("ts", "-verify", "-in", str(stamp), "-data", str(out), "-CAfile", str(ca)).stdout.decode()
+    assert "Verification: OK" in checked
+
+    def verify(*args: str) -> tuple[int, str]:
+        result = runner.invoke(cli, ["verify", "--signatures", str(out), *args, "--archive", str(location)])
+        return result.exit_code, result.output
+
+    status, output = verify("--tsa-ca", str(ca))
+    assert status == 0 and f"timestamped\t{out}\t" in output, output
+    status, output = verify()
+    assert status == 0 and "the TSA's signature unchecked" in output
+    status, output = verify("--tsa-ca", str(other))
+    assert status == 3 and f"timestamp\t{stamp}\t" in output and "does not verify" in output
+    out.write_text(out.read_text() + "\n")  # the file changed after it was stamped
+    status, output = verify()
+    assert status == 3 and "not of these octets" in output
+
+
+def test_tsa_needs_a_file(tmp_path: Path) -> None:
+    location = tmp_path / "a"
+    Archive.init(location).close()
+    result = CliRunner().invoke(cli, ["manifest", "--series", SERIES, "--tsa", "http://127.0.0.1:9/",
+                                      "--archive", str(location)])
+    assert result.exit_code == 2 and "--output FILE" in result.output

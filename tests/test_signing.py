@@ -1,0 +1,178 @@
+"""pdi.signing against RFC 8037 Appendix A and an independent JOSE library (jwcrypto).
+
+RFC 8037 A.1-A.4: the Ed25519 private and public JWK, the public key's
+RFC 7638 thumbprint, and the JWS of "Example of Ed25519 signing", reproduced
+octet for octet. Then jwcrypto verifies JWS pdi makes (a manifest's header,
+a manifest's payload) and pdi verifies JWS jwcrypto makes; a changed payload,
+another key, ``alg`` ``none`` and a stray ``kid`` are refused.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from jwcrypto import jwk, jws
+
+from pdi.errors import IntegrityError, ParseError, UnsupportedError
+from pdi.signing import (
+    PublicKey,
+    SigningKey,
+    b64url,
+    b64url_decode,
+    jwk_set,
+    manifest_payload,
+    parse_jwks,
+    sign_compact,
+    sign_manifest,
+    verify_compact,
+    verify_manifest,
+)
+
+# RFC 8037 Appendix A.1 (the private key), A.2 (its public key), A.3 (the thumbprint), A.4 (a JWS)
+RFC8037_D = "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A"
+RFC8037_X = "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"
+RFC8037_THUMBPRINT = "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k"
+RFC8037_PAYLOAD = b"Example of Ed25519 signing"
+RFC8037_JWS = ("eyJhbGciOiJFZERTQSJ9.RXhhbXBsZSBvZiBFZDI1NTE5IHNpZ25pbmc.hgyY0il_MGCjP0JzlnLWG1PPOt7-09PGcvMg3AIbQR6d"
+               "WbhijcNR4ki4iylGjg5BhVsPt9g7sVvpAr_MuM0KAg")
+RFC8037_PRIVATE = {"kty": "OKP", "crv": "Ed25519", "d": RFC8037_D, "x": RFC8037_X}
+
+
+def test_rfc8037_a_1_a_2_the_public_key_of_the_private_key() -> None:
+    key = SigningKey.from_jwk(RFC8037_PRIVATE)
+    assert key.public.x == RFC8037_X
+    assert PublicKey.from_jwk({"kty": "OKP", "crv": "Ed25519", "x": RFC8037_X}) == key.public
+
+
+def test_rfc8037_a_3_jwk_thumbprint() -> None:
+    assert PublicKey.from_jwk({"kty": "OKP", "crv": "Ed25519", "x": RFC8037_X}).thumbprint == RFC8037_THUMBPRINT
+    # and jwcrypto's (RFC 7638) of pdi's public JWK, kid and all
+    assert jwk.JWK(**SigningKey.from_jwk(RFC8037_PRIVATE).public.jwk()).thumbprint() == RFC8037_THUMBPRINT
+
+
+def test_rfc8037_a_4_ed25519_signing_reproduced_exactly() -> None:
+    assert sign_compact(SigningKey.from_jwk(RFC8037_PRIVATE), RFC8037_PAYLOAD) == RFC8037_JWS
+
+
+def test_rfc8037_a_5_ed25519_validation() -> None:
+    verified = verify_compact(RFC8037_JWS, [PublicKey.from_jwk({"kty": "OKP", "crv": "Ed25519", "x": RFC8037_X})])
+    assert verified.payload == RFC8037_PAYLOAD
+    assert verified.header == {"alg": "EdDSA"}
+
+
+def test_pem_round_trip_is_pkcs8() -> None:
+    key = SigningKey.generate()
+    pem = key.pem()
+    assert pem.startswith(b"-----BEGIN PRIVATE KEY-----\n")
+    assert SigningKey.from_pem(pem, "k.pem").public == key.public
+    assert "d" not in key.public.jwk()
+    assert repr(key) == f"SigningKey(kid={key.public.thumbprint!r})"  # never the private key
+    with pytest.raises(ParseError, match=r"k\.pem is not an unencrypted PKCS#8 PEM"):
+        SigningKey.from_pem(b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", "k.pem")
+
+
+def test_jwcrypto_verifies_a_manifest_pdi_signed() -> None:
+    key = SigningKey.generate()
+    payload = manifest_payload("ex.example.us", "2026-11-25", [
+        {"name": "urn:pdi://ex.example.us/2026/11/25/1.text.1", "format": "text", "version": 1,
+         "sha256": "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03", "size": 6}],
+        after=None, next_after=None)
+    token = sign_manifest(key, payload)
+    checked = jws.JWS()
+    checked.deserialize(token)
+    checked.verify(jwk.JWK(**key.public.jwk()), alg="EdDSA")
+    assert checked.payload == payload
+    assert json.loads(checked.payload)["names"][0]["size"] == 6
+    header = json.loads(b64url_decode(token.split(".")[0], "header"))
+    assert header == {"alg": "EdDSA", "kid": key.public.thumbprint, "typ": "pdi-manifest+jws"}
+    # pdi's JWK set is one jwcrypto reads, and finds the key in by its kid
+    keyset = jwk.JWKSet.from_json(json.dumps(jwk_set([key.public])))
+    assert keyset.get_key(key.public.thumbprint) is not None
+
+
+def test_pdi_verifies_a_jws_jwcrypto_signed() -> None:
+    theirs = jwk.JWK.generate(kty="OKP", crv="Ed25519")
+    payload = manifest_payload("ex.example.us", None, [], after=None, next_after=None)
+    signer = jws.JWS(payload)
+    signer.add_signature(theirs, alg="EdDSA", protected=json.dumps(
+        {"alg": "EdDSA", "kid": theirs.thumbprint(), "typ": "pdi-manifest+jws"}))
+    token = signer.serialize(compact=True)
+    keys = parse_jwks(theirs.export_public(), "their key")
+    manifest = verify_manifest(token, keys)
+    assert manifest.series == "ex.example.us" and manifest.names == ()
+    assert keys[0].thumbprint == theirs.thumbprint()
+
+
+def test_a_changed_payload_is_refused() -> None:
+    key = SigningKey.generate()
+    token = sign_manifest(key, manifest_payload("ex.example.us", None, [
+        {"name": "urn:pdi://ex.example.us/2026/11/25/1.text.1", "sha256": "00" * 32, "size": 1}],
+        after=None, next_after=None))
+    head, payload, signature = token.split(".")
+    changed = b64url_decode(payload, "payload").replace(b"00" * 32, b"01" + b"00" * 31)
+    with pytest.raises(IntegrityError, match="does not verify"):
+        verify_manifest(f"{head}.{b64url(changed)}.{signature}", [key.public])
+    # jwcrypto refuses it too
+    checked = jws.JWS()
+    checked.deserialize(f"{head}.{b64url(changed)}.{signature}")
+    with pytest.raises(jws.InvalidJWSSignature):
+        checked.verify(jwk.JWK(**key.public.jwk()), alg="EdDSA")
+
+
+def test_another_key_is_refused() -> None:
+    mine, theirs = SigningKey.generate(), SigningKey.generate()
+    token = sign_manifest(theirs, manifest_payload("ex.example.us", None, [], after=None, next_after=None))
+    with pytest.raises(IntegrityError, match="not one of the keys given"):
+        verify_manifest(token, [mine.public])
+    # without a kid, each key is tried, and none verifies
+    bare = sign_compact(theirs, b"{}")
+    with pytest.raises(IntegrityError, match="none of the keys given"):
+        verify_compact(bare, [mine.public])
+
+
+def test_alg_none_and_other_algs_are_refused() -> None:
+    key = SigningKey.generate()
+    none = b64url(b'{"alg":"none"}') + "." + b64url(b"{}") + "."
+    with pytest.raises(IntegrityError, match="EdDSA only"):
+        verify_compact(none, [key.public])
+    with pytest.raises(UnsupportedError):
+        sign_compact(key, b"{}", {"alg": "HS256"})
+    crit = b64url(b'{"alg":"EdDSA","crit":["exp"],"exp":1}') + "." + b64url(b"{}") + ".AA"
+    with pytest.raises(UnsupportedError, match="critical"):
+        verify_compact(crit, [key.public])
+
+
+@pytest.mark.parametrize("bad", ["", "a.b", "a.b.c.d", "e30.e30.!!!!", "e30=.e30.AA"])
+def test_malformed_jws_names_what_is_wrong(bad: str) -> None:
+    with pytest.raises((ParseError, IntegrityError)):
+        verify_compact(bad, [SigningKey.generate().public])
+
+
+def test_a_jwk_of_another_kind_is_refused() -> None:
+    with pytest.raises(UnsupportedError, match="OKP"):
+        parse_jwks('{"kty": "RSA", "n": "AQAB", "e": "AQAB"}', "k")
+    with pytest.raises(UnsupportedError, match="Ed25519"):
+        parse_jwks('{"kty": "OKP", "crv": "X25519", "x": "AA"}', "k")
+    with pytest.raises(ParseError, match="32 octets"):
+        parse_jwks('{"kty": "OKP", "crv": "Ed25519", "x": "AAAA"}', "k")
+    with pytest.raises(UnsupportedError, match="no Ed25519 key"):
+        parse_jwks('{"keys": []}', "k")
+
+
+@given(st.binary(max_size=300))
+def test_b64url_round_trip(data: bytes) -> None:
+    text = b64url(data)
+    assert "=" not in text and "+" not in text and "/" not in text
+    assert b64url_decode(text, "x") == data
+
+
+@given(st.binary(max_size=200))
+def test_any_payload_signed_verifies_with_jwcrypto(payload: bytes) -> None:
+    key = SigningKey.from_jwk(RFC8037_PRIVATE)
+    checked = jws.JWS()
+    checked.deserialize(sign_compact(key, payload))
+    checked.verify(jwk.JWK(**RFC8037_PRIVATE), alg="EdDSA")
+    assert checked.payload == payload
