@@ -64,11 +64,11 @@ class ManifestAPI(ArchiveHandlers):
     async def manifest(self, request: Request) -> Response:
         """One page of a series' manifest: ``series`` (required), ``day`` (``YYYY-MM-DD``; none: every day),
         ``after`` (the previous page's ``next``), ``limit`` (names, 1000, at most 10000); a compact JWS."""
-        key = self._key()
-        series = required(request, "series")
+        series = required(request, "series")  # the request read first: a bad one is a 400 whatever the archive
         day = _day(optional(request, "day"))
         after = optional(request, "after")
         limit = integer(request, "limit", MANIFEST_PAGE, least=1, most=MAX_MANIFEST_PAGE)
+        key = self._key()
         page = await self.work.run(functools.partial(self.archive.manifest_page, series, day=day, after=after, limit=limit))
         jws = sign_manifest(key, manifest_payload(page.series, page.day, list(page.entries), after=page.after,
                                                   next_after=page.next))
