@@ -45,6 +45,8 @@ PROBE_SECONDS = 1.5
 #: How long a resolver that connected is held to be up, and one that did not, down.
 UP_SECONDS = 30.0
 DOWN_SECONDS = 30.0
+#: Resolvers not known to be up or down probed for one answer, at most.
+MAX_PROBES = 3
 #: Seconds one fetch (a registry, a key, a TimeGate) may take in all.
 FETCH_SECONDS = 5.0
 #: How often a registry loaded from a URL is fetched again, without (and within) its max-age.
@@ -215,10 +217,7 @@ class Authorities:
 
     def is_up(self, base: str) -> bool:
         """Whether ``base``'s host takes a TCP connection within :data:`PROBE_SECONDS` (kept a while)."""
-        parts = urlsplit(base)
-        host = parts.hostname or ""
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        key = (host, port)
+        key = host, port = _address(base)
         now = time.monotonic()
         with self._lock:
             kept = self._up.get(key)
@@ -236,4 +235,28 @@ class Authorities:
         return up
 
     def first_up(self, candidates: list[Candidate]) -> Candidate | None:
-        return next((c for c in candidates if self.is_up(c.base)), None)
+        """The first of ``candidates`` that is up; at most :data:`MAX_PROBES` of them probed now (the others,
+        unknown, are taken to be down), so that one request waits :data:`PROBE_SECONDS` that many times at most."""
+        probes = 0
+        for candidate in candidates:
+            known = self._known(candidate.base)
+            if known is None:
+                if probes >= MAX_PROBES:
+                    continue
+                probes += 1
+                known = self.is_up(candidate.base)
+            if known:
+                return candidate
+        return None
+
+    def _known(self, base: str) -> bool | None:
+        """What was last found of ``base``, while it is kept; ``None``: not known."""
+        key = _address(base)
+        with self._lock:
+            kept = self._up.get(key)
+        return kept[1] if kept is not None and kept[0] > time.monotonic() else None
+
+
+def _address(base: str) -> tuple[str, int]:
+    parts = urlsplit(base)
+    return parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)

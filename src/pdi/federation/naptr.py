@@ -32,8 +32,8 @@ Only ``http`` and ``https`` base URLs are ever produced; anything else a
 record yields (``ftp:``, ``javascript:``, a malformed URL) is dropped. Every
 answer is kept for its TTL (at most :data:`MAX_TTL`), a domain with no
 records for :data:`NEGATIVE_TTL` seconds; each query has a deadline
-(:data:`QUERY_SECONDS`) and at most :data:`MAX_RECORDS` records of an
-answer are read.
+(:data:`QUERY_SECONDS`), one name costs at most :data:`MAX_LOOKUPS`
+look-ups, and at most :data:`MAX_RECORDS` records of an answer are read.
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ __all__ = ["MAX_HOPS", "NaptrFinder", "Service", "apply_regexp"]
 QUERY_SECONDS = 2.0
 #: Non-terminal NAPTR records followed for one name.
 MAX_HOPS = 4
+#: DNS look-ups (NAPTR and SRV, answered from the cache or not) one name may cost.
+MAX_LOOKUPS = 12
 #: Records of one answer read (an answer is bounded by the DNS message, 64 KiB over TCP, anyway).
 MAX_RECORDS = 32
 #: The longest an answer is kept, whatever its TTL.
@@ -175,11 +177,12 @@ class NaptrFinder:
     def services(self, domain: str, urn: str) -> list[Service]:
         """The resolvers the DNS names for ``urn``, starting at ``domain`` (its series), best first."""
         found: list[Service] = []
-        self._follow(domain.lower().rstrip("."), urn, 0, found)
+        self._follow(domain.lower().rstrip("."), urn, 0, found, [MAX_LOOKUPS])
         return found
 
-    def _follow(self, domain: str, urn: str, hops: int, found: list[Service]) -> None:
-        records = sorted(self._records(domain, "NAPTR"), key=lambda r: (r.order, r.preference))  # type: ignore[attr-defined]
+    def _follow(self, domain: str, urn: str, hops: int, found: list[Service], budget: list[int]) -> None:
+        records = sorted(self._records(domain, "NAPTR", budget),
+                         key=lambda r: (r.order, r.preference))  # type: ignore[attr-defined]
         matched_order: int | None = None
         for record in records:
             order, preference = int(record.order), int(record.preference)  # type: ignore[attr-defined]
@@ -203,7 +206,7 @@ class NaptrFinder:
                 next_domain = output if output is not None else replacement
                 if hops < MAX_HOPS and next_domain and next_domain != ".":
                     matched_order = order
-                    self._follow(next_domain.lower().rstrip("."), urn, hops + 1, found)
+                    self._follow(next_domain.lower().rstrip("."), urn, hops + 1, found, budget)
                 continue
             if service is None:
                 continue
@@ -219,7 +222,7 @@ class NaptrFinder:
                     found.append(Service(base, services, order, preference))
                     matched_order = order
             elif flags == "s" and replacement not in ("", "."):
-                targets = sorted(self._records(replacement.lower(), "SRV"),
+                targets = sorted(self._records(replacement.lower(), "SRV", budget),
                                  key=lambda r: (r.priority, -r.weight))  # type: ignore[attr-defined]
                 for target in targets:
                     host = target.target.to_text(omit_final_dot=True)  # type: ignore[attr-defined]
@@ -228,12 +231,16 @@ class NaptrFinder:
                         found.append(Service(base, services, order, preference))
                         matched_order = order
 
-    def _records(self, domain: str, kind: str) -> list[object]:
-        """The records of ``kind`` at ``domain``, kept for their TTL (none: :data:`NEGATIVE_TTL`)."""
+    def _records(self, domain: str, kind: str, budget: list[int]) -> list[object]:
+        """The records of ``kind`` at ``domain``, kept for their TTL (none: :data:`NEGATIVE_TTL`); none once the
+        name's ``budget`` of look-ups is spent."""
         import dns.exception
         import dns.name
         import dns.resolver
 
+        if budget[0] <= 0:
+            return []
+        budget[0] -= 1
         key = (domain, kind)
         now = time.monotonic()
         with self._lock:
@@ -269,7 +276,9 @@ def _host_base(scheme: str, host: str, port: int | None) -> str | None:
 def _server(server: str) -> tuple[str, int]:
     """``HOST:PORT`` (or ``HOST``, port 53; ``[v6]:PORT``) of ``--dns``."""
     host, port = server, "53"
-    if server.startswith("["):
+    if server.startswith("[") and "]" not in server:
+        host = ""
+    elif server.startswith("["):
         host, _, rest = server[1:].partition("]")
         port = rest[1:] if rest.startswith(":") else "53"
     elif server.count(":") == 1:
