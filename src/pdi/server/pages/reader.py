@@ -115,7 +115,7 @@ def _later_note(page: str, later: str | None, shown: str) -> str:
     how = relation(asked.date, found.date)
     said = ("a capture of the same day</strong>" if how == "same-day"
             else f"a{'n' if how == 'earlier' else ''} {how} capture</strong> ({found.date})")
-    note = (f'<p class="note later-capture" role="note" id="later-capture"><strong>This is {said} of'
+    note = (f'<p class="version-banner later-capture" role="note" id="later-capture"><strong>This is {said} of'
             f" <code>{html.escape(asked.unique_id)}</code>: the version <code>{html.escape(str(asked))}</code>"
             f" named ({asked.date}) was never kept.</p>")
     return page.replace("<main>", "<main>" + note, 1)
