@@ -33,7 +33,7 @@ record yields (``ftp:``, ``javascript:``, a malformed URL) is dropped. Every
 answer is kept for its TTL (at most :data:`MAX_TTL`), a domain with no
 records for :data:`NEGATIVE_TTL` seconds; each query has a deadline
 (:data:`QUERY_SECONDS`), one name costs at most :data:`MAX_LOOKUPS`
-look-ups, and at most :data:`MAX_RECORDS` records of an answer are read.
+look-ups within :data:`NAME_SECONDS`, and at most :data:`MAX_RECORDS` records of an answer are read.
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ __all__ = ["MAX_HOPS", "NaptrFinder", "Service", "apply_regexp"]
 QUERY_SECONDS = 2.0
 #: Non-terminal NAPTR records followed for one name.
 MAX_HOPS = 4
+#: Seconds all the look-ups of one name may take.
+NAME_SECONDS = 4.0
 #: DNS look-ups (NAPTR and SRV, answered from the cache or not) one name may cost.
 MAX_LOOKUPS = 12
 #: Records of one answer read (an answer is bounded by the DNS message, 64 KiB over TCP, anyway).
@@ -177,10 +179,10 @@ class NaptrFinder:
     def services(self, domain: str, urn: str) -> list[Service]:
         """The resolvers the DNS names for ``urn``, starting at ``domain`` (its series), best first."""
         found: list[Service] = []
-        self._follow(domain.lower().rstrip("."), urn, 0, found, [MAX_LOOKUPS])
+        self._follow(domain.lower().rstrip("."), urn, 0, found, [MAX_LOOKUPS, time.monotonic() + NAME_SECONDS])
         return found
 
-    def _follow(self, domain: str, urn: str, hops: int, found: list[Service], budget: list[int]) -> None:
+    def _follow(self, domain: str, urn: str, hops: int, found: list[Service], budget: list[float]) -> None:
         records = sorted(self._records(domain, "NAPTR", budget),
                          key=lambda r: (r.order, r.preference))  # type: ignore[attr-defined]
         matched_order: int | None = None
@@ -231,14 +233,14 @@ class NaptrFinder:
                         found.append(Service(base, services, order, preference))
                         matched_order = order
 
-    def _records(self, domain: str, kind: str, budget: list[int]) -> list[object]:
+    def _records(self, domain: str, kind: str, budget: list[float]) -> list[object]:
         """The records of ``kind`` at ``domain``, kept for their TTL (none: :data:`NEGATIVE_TTL`); none once the
-        name's ``budget`` of look-ups is spent."""
+        name's ``budget`` (look-ups left, and the deadline) is spent."""
         import dns.exception
         import dns.name
         import dns.resolver
 
-        if budget[0] <= 0:
+        if budget[0] <= 0 or time.monotonic() >= budget[1]:
             return []
         budget[0] -= 1
         key = (domain, kind)
@@ -250,7 +252,8 @@ class NaptrFinder:
         ttl: float = NEGATIVE_TTL
         records: list[object] = []
         try:
-            answer = self.resolver.resolve(domain, kind, raise_on_no_answer=False, search=False)
+            answer = self.resolver.resolve(domain, kind, raise_on_no_answer=False, search=False,
+                                           lifetime=max(0.1, min(self.resolver.lifetime, budget[1] - now)))
             if answer.rrset is not None:
                 records = list(answer.rrset)[:MAX_RECORDS]
                 ttl = min(answer.rrset.ttl, MAX_TTL)

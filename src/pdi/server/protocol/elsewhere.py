@@ -35,6 +35,7 @@ from __future__ import annotations
 import datetime
 import threading
 import time
+from dataclasses import dataclass
 from urllib.parse import quote
 
 import anyio.to_thread
@@ -50,6 +51,7 @@ from pdi.federation.rescue import RemoteCaptures, relation
 from pdi.identifier import PDI
 from pdi.interop.memento import select
 from pdi.server.http.problems import Problem
+from pdi.server.process.limits import WorkLimits
 from pdi.server.protocol.memento_oaipmh import is_url
 from pdi.server.protocol.resolver import Resolver
 from pdi.server.protocol.rfc2169 import n2r_url, rfc2169_query, urn_from_query
@@ -65,6 +67,10 @@ ELSEWHERE_MAX_AGE = 60
 REGISTRY_MAX_AGE = 300
 #: Seconds the archive's list of series is trusted before it is read again.
 _SERIES_SECONDS = 10.0
+#: Look-ups of other resolvers (DNS, registries, probes, TimeGates) at once, and how long one may wait for a place
+#: (then 503): they wait on the network, so they have threads of their own, never the catalog's or the evaluations'.
+LOOKUPS_AT_ONCE = 8
+LOOKUP_QUEUE_SECONDS = 10.0
 #: The services answered from elsewhere; what each is answered with there.
 _ONWARD = {"N2R": "N2R", "I2R": "N2R", "N2L": "N2L", "N2C": "N2C", "N2Ls": "N2Ls"}
 
@@ -80,6 +86,7 @@ class Elsewhere:
         self.base_url = base_url
         self.signing_key = signing_key
         self.remote = RemoteCaptures(authorities)
+        self.lookups = WorkLimits(LOOKUPS_AT_ONCE, LOOKUP_QUEUE_SECONDS)
         self._series: tuple[float, frozenset[str]] = (0.0, frozenset())
         self._lock = threading.Lock()
 
@@ -104,15 +111,20 @@ class Elsewhere:
         if service not in _ONWARD:
             return None
         base = self.base_url if self.base_url is not None else str(request.base_url)
-        headers = dict(request.headers)
-        return await anyio.to_thread.run_sync(self._service, service, name, request.url.query, base, headers)
+        found = await self.lookups.run(self._service, service, name, request.url.query, base)
+        if not isinstance(found, _Local):
+            return found
+        # a capture held here: its bytes read as every N2R's are, within the resolver's limits
+        answer = await self.resolver.work.run(self.resolver.n2r, found.name, base, dict(request.headers))
+        answer.headers.update({**found.about, "Content-Location": n2r_url(base, found.name)})
+        return answer
 
     async def view(self, request: Request, name: str) -> Response | None:
         """``/view?pdi=NAME`` of a name this archive does not hold: on to where it is, or ``None``."""
-        return await anyio.to_thread.run_sync(self._view, name)
+        return await self.lookups.run(self._view, name)
 
     # --- in a worker thread ---------------------------------------------------------------
-    def _service(self, service: str, name: str, query: str, base: str, headers: dict[str, str]) -> Response | None:
+    def _service(self, service: str, name: str, query: str, base: str) -> Response | _Local | None:
         pdi = _parsed(name)
         if pdi is None:
             return None
@@ -131,7 +143,7 @@ class Elsewhere:
             return _redirect(f"{chosen.base}uri-res/{_ONWARD[service]}?{query}")
         if service == "N2Ls" or not _legacy(pdi):
             return None
-        return self._rescue(pdi, service, base, headers)
+        return self._rescue(pdi, service, base)
 
     def _onward(self, pdi: PDI, service: str) -> list[Candidate] | None:
         series = pdi.series_name.lower()
@@ -171,14 +183,12 @@ class Elsewhere:
         wanted = None if pdi.date is None else _midnight(pdi)
         return _name_in(subject.mementos[select(subject.mementos, wanted)].uri)
 
-    def _rescue(self, pdi: PDI, service: str, base: str, headers: dict[str, str]) -> Response | None:
+    def _rescue(self, pdi: PDI, service: str, base: str) -> Response | _Local | None:
         local = self._local_capture(pdi, base)
         if local is not None:
             about = _about(pdi, local)
             if service in ("N2R", "I2R"):
-                answer = self.resolver.n2r(local, base, headers)
-                answer.headers.update({**about, "Content-Location": n2r_url(base, local)})
-                return answer
+                return _Local(local, about)
             to = "N2C" if service == "N2C" else "N2R"
             return _redirect(f"{base.rstrip('/')}/uri-res/{to}?{rfc2169_query(local)}", about)
         remote = self.remote.nearest(pdi.unique_id, pdi.date)
@@ -202,6 +212,14 @@ class Elsewhere:
         jws = sign_registry(key, registry)
         return Response(jws + "\n", media_type="application/jose",
                         headers={"Cache-Control": f"public, max-age={REGISTRY_MAX_AGE}"})
+
+
+@dataclass(frozen=True)
+class _Local:
+    """A capture this archive holds that answers a legacy name: its name and the fields that say which it is."""
+
+    name: str
+    about: dict[str, str]
 
 
 def _parsed(name: str) -> PDI | None:
