@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pdi.errors import ParseError, PDIError, StoreError, UnsupportedError
+from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, StoreError, UnsupportedError
 from pdi.federation.naptr import NaptrFinder
 from pdi.federation.registry import MAX_REGISTRY, Registry, read_registry_file, verify_registry
-from pdi.signing import PublicKey, parse_jwks
+from pdi.signing import MAX_JWS, PublicKey, parse_jwks
 
 __all__ = ["Authorities", "Candidate", "RegistrySource", "fetch_bounded", "load_keys"]
 
@@ -63,43 +63,50 @@ class Candidate:
     source: str
 
 
-def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*") -> tuple[bytes, dict[str, str]]:
-    """The body (at most ``most`` octets) and header fields of ``GET url``, within :data:`FETCH_SECONDS`;
-    :class:`~pdi.errors.StoreError` naming ``what`` when it cannot be had."""
+def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", seconds: float = FETCH_SECONDS,
+                  timeout: float | None = None, follow_redirects: bool = False) -> tuple[bytes, dict[str, str]]:
+    """The body (at most ``most`` octets) and header fields of ``GET url``, all of it within ``seconds`` (each
+    connection and read within ``timeout``, default ``seconds``), naming ``what`` in every refusal:
+    :class:`~pdi.errors.NotFoundError` for a ``404``, :class:`~pdi.errors.LimitError` past ``most`` octets or
+    ``seconds``, :class:`~pdi.errors.StoreError` for any other status or a failed connection."""
     import httpx
 
-    deadline = time.monotonic() + FETCH_SECONDS
+    deadline = time.monotonic() + seconds
     try:
-        with httpx.Client(timeout=FETCH_SECONDS, follow_redirects=False) as client, \
+        with httpx.Client(timeout=timeout or seconds, follow_redirects=follow_redirects) as client, \
                 client.stream("GET", url, headers={"accept": accept}) as answer:
             if answer.status_code != 200:
-                raise StoreError(f"{what} {url} answered {answer.status_code}")
-            chunks: list[bytes] = []
-            size = 0
+                raise (NotFoundError if answer.status_code == 404 else StoreError)(
+                    f"{what} {url}: HTTP {answer.status_code}")
+            body = bytearray()
             for chunk in answer.iter_bytes():
-                size += len(chunk)
-                if size > most:
-                    raise UnsupportedError(f"{what} {url} is larger than {most} octets")
+                body += chunk
+                if len(body) > most:
+                    raise LimitError(f"{what} {url} is larger than {most} octets")
                 if time.monotonic() > deadline:
-                    raise StoreError(f"{what} {url} took more than {FETCH_SECONDS:g} s")
-                chunks.append(chunk)
-            return b"".join(chunks), dict(answer.headers)
+                    raise LimitError(f"{what} {url} took more than {seconds:g} s")
+            return bytes(body), dict(answer.headers)
     except httpx.HTTPError as exc:
         raise StoreError(f"cannot fetch {what} {url}: {exc}") from exc
 
 
-def load_keys(given: str) -> list[PublicKey]:
-    """``--registry-key``: a JWK or JWK set given inline (``{…}``), in a file, or at an http(s) URL."""
+def load_keys(given: str, where: str = "--registry-key", *, seconds: float = FETCH_SECONDS,
+              timeout: float | None = None) -> list[PublicKey]:
+    """The Ed25519 keys of a JWK or JWK set given inline (``{…}``), in a file, or at an http(s) URL (fetched
+    within ``seconds``, redirects followed)."""
     if given.lstrip().startswith("{"):
-        return parse_jwks(given, "--registry-key")
+        return parse_jwks(given, where)
     if urlsplit(given).scheme in ("http", "https"):
-        data, _ = fetch_bounded(given, 1 << 20, "the registry key")
+        data, _ = fetch_bounded(given, MAX_JWS, "the key set", seconds=seconds, timeout=timeout,
+                                follow_redirects=True)
         return parse_jwks(data, given)
     try:
         with open(given, "rb") as f:
-            return parse_jwks(f.read(1 << 20), given)
+            return parse_jwks(f.read(MAX_JWS + 1), given)
+    except FileNotFoundError as exc:
+        raise NotFoundError(f"{where} {given}: no such file (give a JWK, a file holding one, or a URL)") from exc
     except OSError as exc:
-        raise StoreError(f"cannot read the registry key {given}: {exc.strerror}") from exc
+        raise StoreError(f"cannot read {where} {given}: {exc.strerror}") from exc
 
 
 def _max_age(cache_control: str) -> float:
