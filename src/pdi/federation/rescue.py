@@ -76,12 +76,13 @@ class RemoteCaptures:
             asked += 1
             try:
                 with httpx.Client(timeout=min(FETCH_SECONDS, max(0.5, deadline - time.monotonic())),
-                                  follow_redirects=False) as client:
-                    answer = client.get(f"{base}timegate/{url}", headers=headers)
+                                  follow_redirects=False) as client, \
+                        client.stream("GET", f"{base}timegate/{url}", headers=headers) as answer:
+                    # only the status and Location are read: the body, whatever its size, never is
+                    status, location = answer.status_code, answer.headers.get("location", "")
             except httpx.HTTPError:
                 continue
-            location = answer.headers.get("location", "")
-            if answer.status_code in (302, 303) and location.startswith(f"{base}uri-res/N2R?"):
+            if status in (302, 303) and location.startswith(f"{base}uri-res/N2R?") and len(location) <= 8000:
                 return RemoteCapture(base, location)
         with self._lock:
             if len(self._none) > 4096:
