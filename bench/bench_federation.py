@@ -13,7 +13,7 @@ connection each:
 * C's ``N2L`` of its own name: the floor, the same ``302`` for a name held;
 
 and, outside the server, one NAPTR resolution of A's series with a fresh
-:class:`pdi.federation.naptr.NaptrFinder` (nothing kept: a query, the
+:class:`pdi.federation.naptr.NaptrFinder` (no answer kept: a query, the
 rules read) beside one bare dnspython NAPTR query of the same domain (the
 peer). Medians of the rounds; the ratios to the floor and to the peer.
 Run: ``python3 bench/bench_federation.py [--requests N] [--rounds R]`` (``--markdown FILE``).
@@ -136,7 +136,7 @@ def main(argv: list[str]) -> int:
          "N2L of a name held (302)", f"{held * 1e6:.0f} µs", f"**{median['registry'] / held:.2f}×**"],
         ["N2L of another archive's name, through DNS NAPTR (302)", f"{median['dns'] * 1e6:.0f} µs",
          "N2L of a name held (302)", f"{held * 1e6:.0f} µs", f"**{median['dns'] / held:.2f}×**"],
-        ["one NAPTR resolution, nothing kept (`NaptrFinder`)", f"{median['naptr'] * 1e6:.0f} µs",
+        ["one NAPTR resolution, no answer kept (`NaptrFinder`)", f"{median['naptr'] * 1e6:.0f} µs",
          "one bare dnspython NAPTR query", f"{median['dnspython'] * 1e6:.0f} µs",
          f"**{median['naptr'] / median['dnspython']:.2f}×**"],
     ]
