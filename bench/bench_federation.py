@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -34,40 +33,21 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "server"))
 
 import httpx
+from server_helpers import serving
 
 import readme
 from pdi.archive import Archive
 from support.dnsnode import dnsmasq
 
-SERVING = re.compile(r"pdi: serving .*? at http://127\.0\.0\.1:(\d+)/")
-
 
 @contextmanager
 def serve(location: str, *options: str) -> Iterator[str]:
-    """``pdi serve`` of ``location`` with one worker on free ports: its base URL; stopped after."""
-    process = subprocess.Popen([sys.executable, "-m", "pdi", "serve", "--port", "0", "--replay-port", "0",
-                                "--workers", "1", "--archive", location, *options],
-                               stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    assert process.stderr is not None
-    found = SERVING.match(process.stderr.readline())
-    try:
-        assert found is not None, "pdi serve did not start"
-        url = f"http://127.0.0.1:{found[1]}/"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"{url}api/series", timeout=5)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, f"{url} did not answer"
-                time.sleep(0.05)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        process.stderr.close()
+    """``pdi serve`` of ``location`` with one worker on free ports, answering: its base URL; stopped after."""
+    with serving(location, "--workers", "1", *options) as (_, port):
+        yield f"http://127.0.0.1:{port}/"
 
 
 def pdi(*args: str, archive: str) -> str:
