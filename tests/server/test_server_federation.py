@@ -114,6 +114,8 @@ def network(tmp_path_factory: pytest.TempPathFactory, pg_cluster: TemporaryClust
             # "S": an SRV record names the host and port (RFC 2782)
             "--naptr-record=srv.example.us,100,10,S,THTTP+N2R+N2L,,_http._tcp.srv.example.us",
             f"--srv-host=_http._tcp.srv.example.us,localhost,{a_port}",
+            # "A": the replacement is the host, http://HOST/ (port 80: no resolver listens there in the tests)
+            "--naptr-record=down.example.us,100,10,A,THTTP+N2R+N2Ls,,localhost",
             # a non-terminal rule: the next lookup is at the replacement
             "--naptr-record=moved.example.us,100,10,,,,a.example.us",
         ]))
@@ -184,6 +186,15 @@ def test_dns_srv_and_non_terminal_rules(network: Network) -> None:
     moved = "urn:pdi://moved.example.us/2026/11/20/1.text.1"
     answer = get(f"{network.c_dns}uri-res/N2R?{moved}")
     assert answer.status_code == 302 and answer.headers["location"] == f"{network.a_url}uri-res/N2R?{moved}"
+
+
+def test_dns_a_rule_and_every_resolver_down(network: Network) -> None:
+    name = "urn:pdi://down.example.us/2026/11/20/1.text.1"
+    listed = get(f"{network.c_dns}uri-res/N2Ls?{name}")
+    assert listed.status_code == 200 and f"http://localhost/uri-res/N2R?{name}" in listed.text.splitlines()
+    answer = get(f"{network.c_dns}uri-res/N2R?{name}")
+    assert answer.status_code == 503 and answer.headers["retry-after"] == "30"
+    assert "every resolver known for down.example.us is down (http://localhost/)" in answer.json()["detail"]
 
 
 @pytest.mark.parametrize("series", ["ftp.example.us", "js.example.us"])
