@@ -55,6 +55,14 @@ PAGES = {
                        " && document.querySelector('.replay-banner h1').innerText.includes('captured 20')"
                        " && !document.querySelector('.replay-banner details.pdi-name').open"
                        " && document.querySelector('.replay-banner details.pdi-name code').textContent === new URLSearchParams(location.search).get('pdi')"),
+    # the legacy rescue of a 1990s capture name (pdi.server.protocol.elsewhere): the capture shown, with a note at
+    # the top that it is a later capture of the URL than the version the old name named, which was never kept
+    "later-capture": ("/view?pdi={capture}&later=urn%3Apdi%3A%2F%2Foma.eop.gov.us%2F1994%2F10%2F20%2F"
+                      "http%253a%252f%252fwww%252eexample%252ecom%252fnews%252ftoday%252ehtml.html.1",
+                      "document.getElementById('later-capture').innerText.startsWith('This is a later capture (20')"
+                      " && document.getElementById('later-capture').innerText.includes('(1994-10-20) was never kept')"
+                      " && document.getElementById('later-capture').getBoundingClientRect().bottom < innerHeight"
+                      " && document.querySelector('iframe.replay') !== null"),
     # its source, the viewer headed the same way
     "capture-source": ("/view?pdi={capture}&view=source", "document.querySelector('main h1 .url').textContent"
                        " === 'http://www.example.com/news/today.html'"

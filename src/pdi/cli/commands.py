@@ -58,6 +58,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "anchor": ("anchor_cmd",),
     "annotate": ("annotate_cmd",),
     **dict.fromkeys(("keys", "manifest"), ("keys_cmd",)),
+    "registry": ("registry_cmd",),
 }
 
 
@@ -85,6 +86,7 @@ COMMAND_HELP: dict[str, str] = {
     "meta": "Add statements (Dublin Core: title=, creator=, date= … or free keys) about PDI, or show them.",
     "mhtml": "Read, check, pack and unpack RFC 2557 MHTML files.",
     "parse": "Parse PDI (urn:pdi://… or pdi://…) and print its components, canonical form and warnings.",
+    "registry": "The archive's registry: series and their resolvers, the authority first, then mirrors (add, remove, show).",
     "reindex": "Make the full-text index again from the stored octets (one transaction: a failure keeps the old index).",
     "search": 'Find the passages holding every one of WORDS ("a phrase" in quotes; no operators).',
     "series": "Register and list document series (issuing authority, ISO 3166 country last).",

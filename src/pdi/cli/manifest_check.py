@@ -17,8 +17,8 @@ from pathlib import Path
 
 from pdi.archive import Archive
 from pdi.archive.fixity import Problem
-from pdi.errors import IntegrityError, LimitError, NotFoundError, PDIError, StoreError
-from pdi.signing import MAX_JWS, PublicKey, parse_jwks, verify_manifest
+from pdi.errors import IntegrityError, LimitError, NotFoundError, PDIError
+from pdi.signing import MAX_JWS, PublicKey, verify_manifest
 
 __all__ = ["SignatureReport", "check_signatures", "public_keys"]
 
@@ -42,25 +42,9 @@ class SignatureReport:
 
 def _fetch(url: str, what: str) -> str:
     """The body of ``url`` as text, at most :data:`MAX_JWS` characters; a clear error when it cannot be had."""
-    import time
+    from pdi.federation.authorities import fetch_bounded
 
-    import httpx
-
-    started = time.monotonic()
-    try:
-        with httpx.stream("GET", url, timeout=HTTP_TIMEOUT, follow_redirects=True) as answer:
-            if answer.status_code != 200:
-                raise (NotFoundError if answer.status_code == 404 else StoreError)(
-                    f"{what} {url}: HTTP {answer.status_code}")
-            body = bytearray()
-            for piece in answer.iter_bytes():
-                body += piece
-                if len(body) > MAX_JWS:
-                    raise LimitError(f"{what} {url} is larger than {MAX_JWS} octets")
-                if time.monotonic() - started > HTTP_DEADLINE:
-                    raise LimitError(f"{what} {url} took more than {HTTP_DEADLINE:.0f} s")
-    except httpx.HTTPError as exc:
-        raise StoreError(f"cannot fetch {what} {url}: {exc}") from exc
+    body, _ = fetch_bounded(url, MAX_JWS, what, seconds=HTTP_DEADLINE, timeout=HTTP_TIMEOUT, follow_redirects=True)
     return body.decode("utf-8", errors="replace")
 
 
@@ -70,15 +54,9 @@ def public_keys(key: str | None, archive: Archive, key_file: str | None) -> list
         from pdi.archive.signing_key import key_path, load_key
 
         return [load_key(key_path(archive.location, key_file)).public]
-    if key.lstrip().startswith("{"):
-        return parse_jwks(key, "--key")
-    if key.startswith(("http://", "https://")):
-        return parse_jwks(_fetch(key, "the key set"), key)
-    try:
-        with Path(key).open("rb") as f:
-            return parse_jwks(f.read(MAX_JWS + 1), key)
-    except FileNotFoundError as exc:
-        raise NotFoundError(f"--key {key}: no such file (give a JWK, a file holding one, or a URL)") from exc
+    from pdi.federation.authorities import load_keys
+
+    return load_keys(key, "--key", seconds=HTTP_DEADLINE, timeout=HTTP_TIMEOUT)
 
 
 def _manifests(source: str) -> Iterator[tuple[str, str]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,6 +21,10 @@ from pdi.server.process.limits import (
     DEFAULT_QUEUE_SECONDS,
     TIMEMAP_PAGE,
 )
+
+if TYPE_CHECKING:
+    from pdi.federation.authorities import RegistrySource
+    from pdi.federation.naptr import NaptrFinder
 
 #: Mebibytes of whole answers each worker keeps in memory unless told (pdi.server.process.cache).
 DEFAULT_CACHE_MIB = 32
@@ -72,12 +77,23 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--indexer", is_flag=True,
               help="Also run `pdi index --watch` in a process of its own, making the full-text passages "
               "large deposits left to the catalog's queue (any number of resolvers and indexers may share it).")
+@click.option("--registry", "registries", multiple=True, metavar="FILE|URL",
+              help="A signed registry of series and their resolvers (the JWS /.well-known/pdi-registry serves), "
+              "checked against --registry-key: a name of a series this archive does not hold is sent on to its "
+              "resolver. Repeatable; the archive's own registry.json is read first.")
+@click.option("--registry-key", metavar="JWK|FILE|URL",
+              help="The public key (a JWK or JWK set, inline, in a file or at a URL: /api/keys) every --registry "
+              "must be signed with; a registry it does not verify is refused.")
+@click.option("--dns", metavar="HOST:PORT",
+              help="A DNS server to ask for the NAPTR records (RFC 3404) of a series this archive does not "
+              "hold and no registry names.")
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
     queue_seconds: float, header_timeout: float, body_timeout: float, max_connections: int, fixity_memo: float,
     replay_port: int | None, replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None,
-    timemap_page: int, db_connections: int, indexer: bool, archive: str,
+    timemap_page: int, db_connections: int, indexer: bool, registries: tuple[str, ...], registry_key: str | None,
+    dns: str | None, archive: str,
 ) -> None:
     """Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.
 
@@ -119,6 +135,7 @@ def serve_cmd(
         from pdi.server.protocol.memento_oaipmh import check_admin_email
 
         check_admin_email(oai_admin_email)  # here, not in each worker
+    sources, finder = _federation(registries, registry_key, dns)  # refused here, before anything is served
     count = workers if workers is not None else default_workers()
     what = " for the replay origin (--replay-port, where archived web pages are served)"
     if replay_port is None:
@@ -147,7 +164,7 @@ def serve_cmd(
         resolver = create_app(archive, base_url=base_url, limits=work, cache_bytes=cache_mib << 20, replay=site,
                               oai_admin_email=oai_admin_email, fixity_memo_seconds=fixity_memo,
                               connections=db_connections, body_seconds=body_timeout,
-                              timemap_page=timemap_page)
+                              timemap_page=timemap_page, registries=sources, dns=finder)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
                                    resolver_port=bound, scripts=replay_scripts, limits=work)
         return ByPort(resolver, replay, replay_bound)
@@ -174,6 +191,20 @@ def serve_cmd(
         if drainer is not None:
             drainer.terminate()  # a row it held is leased a while, then taken again: nothing is lost
             drainer.wait()
+
+
+def _federation(registries: tuple[str, ...], registry_key: str | None,
+                dns: str | None) -> tuple[list[RegistrySource], NaptrFinder | None]:
+    """The registries of --registry, each checked against --registry-key now, and --dns's finder."""
+    from pdi.federation.authorities import RegistrySource, load_keys
+    from pdi.federation.naptr import NaptrFinder
+
+    if registries and registry_key is None:
+        raise click.BadParameter("a registry is trusted only when its signature verifies: give the key it is"
+                                 " signed with (--registry-key JWK|FILE|URL)", param_hint="--registry")
+    keys = load_keys(registry_key) if registry_key is not None else []
+    sources = [RegistrySource(where, keys) for where in registries]
+    return sources, (NaptrFinder(dns) if dns is not None else None)
 
 
 def _start_indexer(archive: str) -> subprocess.Popen[bytes]:

@@ -101,6 +101,9 @@ puts them together in one app.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -108,6 +111,8 @@ from starlette.routing import Route
 
 from pdi.archive import Archive
 from pdi.archive.blobs import memo
+from pdi.federation.authorities import Authorities, RegistrySource
+from pdi.federation.naptr import NaptrFinder
 from pdi.server.http.problems import HANDLERS, Options
 from pdi.server.http.readers import Readers
 from pdi.server.pages.api_docs import APIDocs
@@ -127,6 +132,7 @@ from pdi.server.process.limits import (
     BodyDeadline,
     WorkLimits,
 )
+from pdi.server.protocol.elsewhere import Elsewhere
 from pdi.server.protocol.manifests import ManifestAPI
 from pdi.server.protocol.memento_oaipmh import MementoRoutes, OAIRoutes
 from pdi.server.protocol.reanchor import AnchorAPI
@@ -156,6 +162,8 @@ def create_app(
     body_rate: int = DEFAULT_BODY_RATE,
     timemap_page: int = TIMEMAP_PAGE,
     signing_key: SigningKey | None = None,
+    registries: Sequence[RegistrySource] = (),
+    dns: NaptrFinder | None = None,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -188,7 +196,9 @@ def create_app(
     ``timemap_page`` is how many captures of a URL (or versions of a
     document) a Memento TimeMap page holds the mementos of (:mod:`pdi.server.protocol.memento_oaipmh`).
     ``signing_key`` signs the manifests of ``/api/manifest`` (:mod:`pdi.server.protocol.manifests`); without
-    it, the archive's own (:mod:`pdi.archive.signing_key`) if it has one.
+    it, the archive's own (:mod:`pdi.archive.signing_key`) if it has one; it also signs the archive's registry
+    at ``/.well-known/pdi-registry``. A name of a series the archive does not hold is looked up in its own
+    registry, then ``registries``, then the DNS server of ``dns`` (:mod:`pdi.server.protocol.elsewhere`).
     """
     opened = archive if archive is not None else Archive.open(location, connections=connections)
     if fixity_memo_seconds > 0:
@@ -197,6 +207,9 @@ def create_app(
     cache = ResponseCache(cache_bytes, generation=opened.withdrawals_generation, at_once=opened.generation_at_once)
     resolver = Resolver(opened, work, base_url, cache)
     pages = ReaderApp(opened, work, replay)
+    key = signing_key or _signing_key(opened)
+    elsewhere = Elsewhere(opened, resolver, Authorities(_registry_file(opened), list(registries), dns), base_url, key)
+    resolver.elsewhere = pages.elsewhere = elsewhere
     catalogue = BrowsePages(opened)
     search = SearchPages(opened, work)
     annotations = AnnotationAPI(opened, work)
@@ -220,7 +233,8 @@ def create_app(
         *AnnotationServer(opened, base_url=base_url, page_size=annotation_page_size).routes(),
         *MementoRoutes(opened, base_url, work, page=timemap_page).routes(),
         *OAIRoutes(opened, base_url, work=work, admin_email=oai_admin_email).routes(),
-        *ManifestAPI(opened, work, signing_key or _signing_key(opened)).routes(),
+        *ManifestAPI(opened, work, key).routes(),
+        *elsewhere.routes(),
     ]
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]
@@ -248,4 +262,15 @@ def _signing_key(archive: Archive) -> SigningKey | None:
     try:
         return load_key(key_path(archive.location))
     except (NotFoundError, UnsupportedError):
+        return None
+
+
+def _registry_file(archive: Archive) -> Path | None:
+    """The archive's own registry file (``registry.json`` or ``$PDI_REGISTRY``), if it can have one."""
+    from pdi.errors import UnsupportedError
+    from pdi.federation.registry import registry_path
+
+    try:
+        return registry_path(archive.location)
+    except UnsupportedError:
         return None

@@ -246,13 +246,22 @@ _URI_RES = Operation(
            schema={"type": "string"})),
     answers={200: Answer("The resource (with Memento-Datetime and the memento's Link, RFC 7089; a multipart/related"
                          " file with its boundary and type in Content-Type, RFC 2046 §5.1.1, RFC 2387 §3.1),"
-                         " description (JSON) or list (text/uri-list)", "*/*", {}),
+                         " description (JSON) or list (text/uri-list)", "*/*", {},
+                         headers={"PDI-Capture": ("I2R of a 1990s capture name this archive never kept, answered"
+                                                  " with its capture of the same URL nearest that day: same-day,"
+                                                  " later or earlier; asked=DAY; captured=NAME", False)}),
              206: Answer("A byte range of the resource", "*/*", {}),
              300: Answer("A generic name that Accept chooses no format of: every format of every version",
                          "text/uri-list", {"type": "string"}),
              302: Answer("N2L: the resource's URL; N2R of a generic name: the format Accept prefers;"
-                         " a browser fragment (#:~:text=, #t=, #xywh=): the native name's N2R",
-                         headers={"Location": ("Where to", True)}),
+                         " a browser fragment (#:~:text=, #t=, #xywh=): the native name's N2R; a name of a series"
+                         " this archive does not hold: the same service at its authority, or a mirror when the"
+                         " authority is down (from a registry or DNS NAPTR records: docs/how-to/federation.md);"
+                         " a 1990s capture name (I2R?urn:pdi://oma.eop.gov.us/…/http%3a…) held by another"
+                         " resolver: the capture nearest its day there, PDI-Capture saying which",
+                         headers={"Location": ("Where to", True),
+                                  "PDI-Capture": ("A capture answering a name never kept: same-day, later or"
+                                                  " earlier; asked=DAY; captured=NAME", False)}),
              304: Answer("Not modified"),
              # pdi.server.process.cache.answer: the entity's fields and Content-Range: bytes */length, no body; a
              # fragment wholly past the end: a problem (pdi.fragments.past_end_message), as pdi get's exit 9

@@ -22,10 +22,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from pdi.archive import Archive
-from pdi.errors import ParseError, PDIError
+from pdi.errors import NotFoundError, ParseError, PDIError
 from pdi.server.http.params import optional
 from pdi.server.pages.replay_frame import ReplaySite
 from pdi.server.process.limits import WorkLimits
+from pdi.server.protocol.elsewhere import Elsewhere, rescued_from
 
 
 class ReaderApp:
@@ -35,6 +36,7 @@ class ReaderApp:
         self.archive = archive
         self.work = work
         self.replay = replay  # where archived pages are replayed (pdi.server.pages.replay_frame); None: never
+        self.elsewhere: Elsewhere | None = None  # names not held here (pdi.server.protocol.elsewhere); None: 404
 
     async def view(self, request: Request) -> Response:
         from pdi.interop.aliases import alias_fragment, native_names
@@ -56,13 +58,19 @@ class ReaderApp:
                 replayed = functools.partial(render_replay_page, scripts=self.replay.scripts, select=select)
                 shown = await self.work.run(replayed, self.archive, str(alias.native) if alias else name, origin)
                 if shown is not None:
+                    shown = _later_note(shown, optional(request, "later"), name)
                     # its frame may show the replay origin and nothing else: an archived page that navigates
                     # its own frame (a script's location, a refresh) to the network or to the resolver is refused
                     return HTMLResponse(shown, headers={"content-security-policy": f"frame-src {origin}"})
-            return HTMLResponse(await self.work.run(render_view, self.archive, name, alias),
-                                headers={"content-security-policy": VIEW_POLICY})
+            viewed = _later_note(await self.work.run(render_view, self.archive, name, alias),
+                                 optional(request, "later"), name)
+            return HTMLResponse(viewed, headers={"content-security-policy": VIEW_POLICY})
         except PDIError as exc:
             error = exc
+        if isinstance(error, NotFoundError) and self.elsewhere is not None and name:
+            elsewhere = await self.elsewhere.view(request, name)
+            if elsewhere is not None:
+                return elsewhere
         return await self._problem(request, error, name or "")
 
     async def _problem(self, request: Request, error: PDIError, name: str) -> Response:
@@ -91,3 +99,23 @@ class ReaderApp:
         except PDIError as exc:
             error = exc
         return await self._problem(request, error, name or "")
+
+
+def _later_note(page: str, later: str | None, shown: str) -> str:
+    """``page`` with a note at the top of its main part when ``later`` (``&later=NAME``, set by the legacy
+    rescue of :mod:`pdi.server.protocol.elsewhere`) names another capture of the URL ``shown`` is a capture of."""
+    import html
+
+    from pdi.federation.rescue import relation
+
+    pair = rescued_from(later, shown) if later else None
+    if pair is None:
+        return page
+    asked, found = pair
+    how = relation(asked.date, found.date)
+    said = ("a capture of the same day</strong>" if how == "same-day"
+            else f"a{'n' if how == 'earlier' else ''} {how} capture</strong> ({found.date})")
+    note = (f'<p class="version-banner later-capture" role="note" id="later-capture"><strong>This is {said} of'
+            f" <code>{html.escape(asked.unique_id)}</code>: the version <code>{html.escape(str(asked))}</code>"
+            f" named ({asked.date}) was never kept.</p>")
+    return page.replace("<main>", "<main>" + note, 1)

@@ -21,7 +21,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import anyio
@@ -44,7 +44,7 @@ from pdi.archive.blobs import FileReader
 from pdi.archive.blobs.memo import Identity
 from pdi.archive.describe import describe
 from pdi.archive.results import Opened
-from pdi.errors import ParseError, PDIError, WithdrawnError
+from pdi.errors import NotFoundError, ParseError, PDIError, WithdrawnError
 from pdi.fragments import past_end_message
 from pdi.identifier import PDI
 from pdi.interop.accept import choose, parse_accept, preference
@@ -106,6 +106,12 @@ GENERIC_MAX_AGE = 60
 _NO_HEADERS: Mapping[str, str] = {}
 
 
+class NotHeld(Protocol):
+    """Who answers a name this resolver does not hold (:class:`pdi.server.protocol.elsewhere.Elsewhere`)."""
+
+    async def service(self, request: Request, service: str, name: str) -> Response | None: ...
+
+
 class Resolver:
     """RFC 2169 resolution over one archive: ``{service: handler}``, each ``handler(name, base_url, headers)``."""
 
@@ -118,12 +124,28 @@ class Resolver:
         self.cache = cache if cache is not None else ResponseCache(0)
         self.mementos = Mementos(archive)
         self._bases: dict[tuple[str, tuple[str, int | None] | None, bytes], str] = {}
+        #: the not-found path's answers from other resolvers (set by create_app), or None
+        self.elsewhere: NotHeld | None = None
         self.services: dict[str, Handler] = {
             "N2R": self.n2r, "I2R": self.n2r, "N2C": self.n2c,
             "N2L": self.n2l, "N2Ls": self.n2ls, "N2Ns": self.n2ns,
         }
 
     async def endpoint(self, request: Request) -> Response:
+        """``/uri-res/{service}?{urn}``: :meth:`_endpoint`; a name it does not hold, from :attr:`elsewhere` if it
+        can (:mod:`pdi.server.protocol.elsewhere`: another series' resolver, a capture of a legacy name)."""
+        try:
+            return await self._endpoint(request)
+        except NotFoundError:
+            if self.elsewhere is None or not request.url.query:
+                raise
+            service = request.path_params["service"]
+            found = await self.elsewhere.service(request, service, urn_from_query(request.url.query))
+            if found is None:
+                raise
+            return found
+
+    async def _endpoint(self, request: Request) -> Response:
         """``/uri-res/{service}?{urn}``: the service's handler, on the pool its cost calls for.
 
         A URN with a browser fragment (``#:~:text=``, ``#t=``, ``#xywh=``:

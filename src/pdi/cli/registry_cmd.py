@@ -1,0 +1,92 @@
+"""`pdi registry add|remove|show`: the archive's registry of series and their resolvers (:mod:`pdi.federation.registry`).
+
+Kept unsigned in ``registry.json`` in the archive's directory (or the file
+``--registry-file`` / ``$PDI_REGISTRY`` names); ``pdi serve`` signs it with
+the archive's key and serves it at ``/.well-known/pdi-registry``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from pdi.cli.archive_cmd import archive_option
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+registry_file_option: Callable[[F], F] = click.option(
+    "--registry-file", "registry_file", metavar="PATH",
+    help="The registry's file [env PDI_REGISTRY; default: registry.json in the archive's directory; a"
+         " postgresql:// archive must name one].",
+)
+
+
+def _path(archive: str, given: str | None) -> Path:
+    from pdi.federation.registry import registry_path
+
+    return registry_path(archive, given)
+
+
+@click.group("registry")
+def registry_group() -> None:
+    """The archive's registry: series and their resolvers, the authority first, then mirrors (add, remove, show)."""
+
+
+@registry_group.command("add")
+@click.argument("series")
+@click.argument("base_url")
+@click.option("--mirror", is_flag=True, help="BASE_URL mirrors SERIES (listed after the authority), rather than"
+              " being its authority (listed first).")
+@registry_file_option
+@archive_option
+def registry_add(series: str, base_url: str, mirror: bool, registry_file: str | None, archive: str) -> None:
+    """Name BASE_URL (http or https, a pdi resolver) as the authority of SERIES, or with --mirror a mirror of it."""
+    from pdi.federation.registry import read_registry_file, write_registry_file
+
+    path = _path(archive, registry_file)
+    registry = read_registry_file(path).with_resolver(series, base_url, mirror=mirror)
+    write_registry_file(path, registry)
+    click.echo(f"{series.lower()}\t" + "\t".join(registry.resolvers(series)))
+
+
+@registry_group.command("remove")
+@click.argument("series")
+@click.argument("base_url", required=False)
+@registry_file_option
+@archive_option
+def registry_remove(series: str, base_url: str | None, registry_file: str | None, archive: str) -> None:
+    """Take BASE_URL (without it: every resolver) of SERIES off the registry."""
+    from pdi.federation.registry import read_registry_file, write_registry_file
+
+    path = _path(archive, registry_file)
+    write_registry_file(path, read_registry_file(path).without(series, base_url))
+
+
+@registry_group.command("show")
+@click.option("--jws", is_flag=True, help="Print it signed with the archive's key, as /.well-known/pdi-registry"
+              " serves it (a compact JWS), to give to `pdi serve --registry FILE`.")
+@click.option("--key-file", metavar="PATH", help="The signing key's file (as `pdi keys` reads it).")
+@registry_file_option
+@archive_option
+def registry_show(jws: bool, key_file: str | None, registry_file: str | None, archive: str) -> None:
+    """Print the registry: one line a series, its resolvers after it (the authority first); or --jws."""
+    from pdi.federation.registry import read_registry_file, sign_registry
+
+    registry = read_registry_file(_path(archive, registry_file))
+    if jws:
+        from pdi.archive.signing_key import key_path, load_key
+
+        click.echo(sign_registry(load_key(key_path(archive, key_file)), registry))
+        return
+    if not registry.series:
+        click.echo("pdi: the registry lists no series (pdi registry add SERIES BASE_URL)", err=True)
+    for series, bases in sorted(registry.series.items()):
+        click.echo(f"{series}\t" + "\t".join(bases))
+
+
+def register(cli: click.Group) -> None:
+    """Add ``registry`` to the top-level ``pdi`` group."""
+    cli.add_command(registry_group)

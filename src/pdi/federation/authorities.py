@@ -1,0 +1,269 @@
+"""Who answers for a series this archive does not hold: the registries, then the DNS, the live one first.
+
+:class:`Authorities` puts together, in this order:
+
+1. the archive's own registry (``registry.json``: :mod:`pdi.federation.registry`),
+   re-read when the file changes;
+2. each registry ``pdi serve --registry`` loaded (a file or a URL), its
+   signature checked against ``--registry-key`` at every load (one that
+   does not verify is refused: at start, an error; at a reload, the one
+   held is kept and the refusal logged); a URL is fetched again after its
+   ``Cache-Control: max-age`` (at least :data:`MIN_RELOAD`, at most
+   :data:`MAX_RELOAD`; without one, :data:`DEFAULT_RELOAD`), a file when
+   it changes;
+3. the DNS (:mod:`pdi.federation.naptr`), when ``--dns`` names a server.
+
+A registry lists the authority first, then its mirrors: the order is kept,
+so the first live resolver is the authority when it is up. Whether a
+resolver is up is a TCP connection to its host and port within
+:data:`PROBE_SECONDS` (no request is sent, nothing is read); the result is
+kept :data:`UP_SECONDS` when it connected, :data:`DOWN_SECONDS` when it did not.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, StoreError, UnsupportedError
+from pdi.federation.naptr import NaptrFinder
+from pdi.federation.registry import MAX_REGISTRY, Registry, read_registry_file, verify_registry
+from pdi.signing import MAX_JWS, PublicKey, parse_jwks
+
+__all__ = ["Authorities", "Candidate", "RegistrySource", "fetch_bounded", "load_keys"]
+
+log = logging.getLogger("pdi.federation")
+
+#: Seconds a connection to a resolver may take before it is held to be down.
+PROBE_SECONDS = 1.5
+#: How long a resolver that connected is held to be up, and one that did not, down.
+UP_SECONDS = 30.0
+DOWN_SECONDS = 30.0
+#: Resolvers not known to be up or down probed for one answer, at most.
+MAX_PROBES = 3
+#: Seconds one fetch (a registry, a key, a TimeGate) may take in all.
+FETCH_SECONDS = 5.0
+#: How often a registry loaded from a URL is fetched again, without (and within) its max-age.
+DEFAULT_RELOAD = 300.0
+MIN_RELOAD = 10.0
+MAX_RELOAD = 86_400.0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A resolver that may answer for a series: its base URL and where it was learnt (``registry``, ``dns``)."""
+
+    base: str
+    source: str
+
+
+def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", seconds: float = FETCH_SECONDS,
+                  timeout: float | None = None, follow_redirects: bool = False) -> tuple[bytes, dict[str, str]]:
+    """The body (at most ``most`` octets) and header fields of ``GET url``, all of it within ``seconds`` (each
+    connection and read within ``timeout``, default ``seconds``), naming ``what`` in every refusal:
+    :class:`~pdi.errors.NotFoundError` for a ``404``, :class:`~pdi.errors.LimitError` past ``most`` octets or
+    ``seconds``, :class:`~pdi.errors.StoreError` for any other status or a failed connection."""
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    try:
+        with httpx.Client(timeout=timeout or seconds, follow_redirects=follow_redirects) as client, \
+                client.stream("GET", url, headers={"accept": accept}) as answer:
+            if answer.status_code != 200:
+                raise (NotFoundError if answer.status_code == 404 else StoreError)(
+                    f"{what} {url}: HTTP {answer.status_code}")
+            body = bytearray()
+            for chunk in answer.iter_bytes():
+                body += chunk
+                if len(body) > most:
+                    raise LimitError(f"{what} {url} is larger than {most} octets")
+                if time.monotonic() > deadline:
+                    raise LimitError(f"{what} {url} took more than {seconds:g} s")
+            return bytes(body), dict(answer.headers)
+    except httpx.HTTPError as exc:
+        raise StoreError(f"cannot fetch {what} {url}: {exc}") from exc
+
+
+def load_keys(given: str, where: str = "--registry-key", *, seconds: float = FETCH_SECONDS,
+              timeout: float | None = None) -> list[PublicKey]:
+    """The Ed25519 keys of a JWK or JWK set given inline (``{…}``), in a file, or at an http(s) URL (fetched
+    within ``seconds``, redirects followed)."""
+    if given.lstrip().startswith("{"):
+        return parse_jwks(given, where)
+    if urlsplit(given).scheme in ("http", "https"):
+        data, _ = fetch_bounded(given, MAX_JWS, "the key set", seconds=seconds, timeout=timeout,
+                                follow_redirects=True)
+        return parse_jwks(data, given)
+    try:
+        with open(given, "rb") as f:
+            return parse_jwks(f.read(MAX_JWS + 1), given)
+    except FileNotFoundError as exc:
+        raise NotFoundError(f"{where} {given}: no such file (give a JWK, a file holding one, or a URL)") from exc
+    except OSError as exc:
+        raise StoreError(f"cannot read {where} {given}: {exc.strerror}") from exc
+
+
+def _max_age(cache_control: str) -> float:
+    for part in cache_control.split(","):
+        name, _, value = part.strip().partition("=")
+        if name.lower() == "max-age" and value.strip().isdigit():
+            return min(max(float(value), MIN_RELOAD), MAX_RELOAD)
+    return DEFAULT_RELOAD
+
+
+class RegistrySource:
+    """A signed registry loaded from a file or a URL and kept current; :meth:`current` is the last that verified."""
+
+    def __init__(self, where: str, keys: list[PublicKey]) -> None:
+        self.where = where
+        self.keys = keys
+        self._lock = threading.Lock()
+        self._next = 0.0
+        self._stamp: tuple[int, int] | None = None
+        self.registry = self._load()  # the first load's refusal is the caller's error
+
+    def _is_url(self) -> bool:
+        return urlsplit(self.where).scheme in ("http", "https")
+
+    def _load(self) -> Registry:
+        if self._is_url():
+            data, headers = fetch_bounded(self.where, MAX_REGISTRY, "the registry", accept="application/jose")
+            self._next = time.monotonic() + _max_age(headers.get("cache-control", ""))
+        else:
+            try:
+                stat = os.stat(self.where)
+                with open(self.where, "rb") as f:
+                    data = f.read(MAX_REGISTRY + 1)
+            except OSError as exc:
+                raise StoreError(f"cannot read the registry {self.where}: {exc.strerror}") from exc
+            self._stamp = (stat.st_mtime_ns, stat.st_size)
+            self._next = time.monotonic() + MIN_RELOAD
+        if len(data) > MAX_REGISTRY:
+            raise UnsupportedError(f"the registry {self.where} is larger than {MAX_REGISTRY} octets")
+        try:
+            text = data.decode("ascii").strip()
+        except UnicodeDecodeError:
+            raise ParseError(f"the registry {self.where} is not a compact JWS", rule="registry") from None
+        return verify_registry(text, self.keys, self.where)
+
+    def current(self) -> Registry:
+        """The registry, loaded again when its time is up (a reload that fails keeps the one held, and says why)."""
+        now = time.monotonic()
+        if now < self._next or not self._lock.acquire(blocking=False):
+            return self.registry
+        try:
+            if not self._is_url():
+                stat = os.stat(self.where)
+                if (stat.st_mtime_ns, stat.st_size) == self._stamp:
+                    self._next = now + MIN_RELOAD
+                    return self.registry
+            self.registry = self._load()
+        except (PDIError, OSError) as exc:
+            self._next = now + MIN_RELOAD
+            log.warning("pdi: the registry %s was not reloaded (the one held is kept): %s", self.where, exc)
+        finally:
+            self._lock.release()
+        return self.registry
+
+
+class Authorities:
+    """The resolvers of a series: from the archive's own registry, the loaded ones, then the DNS; which are up."""
+
+    def __init__(self, own: Path | None, sources: list[RegistrySource], dns: NaptrFinder | None) -> None:
+        self.own = own
+        self.sources = sources
+        self.dns = dns
+        self._own: tuple[tuple[int, int] | None, Registry] = (None, Registry({}))
+        self._up: dict[tuple[str, int], tuple[float, bool]] = {}
+        self._lock = threading.Lock()
+
+    def registries(self) -> list[Registry]:
+        """The archive's own registry (re-read when its file changed) and each loaded one, in that order."""
+        found = []
+        if self.own is not None:
+            try:
+                stat = self.own.stat()
+                stamp: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+            except OSError:
+                stamp = None
+            if stamp != self._own[0]:
+                try:
+                    self._own = (stamp, read_registry_file(self.own) if stamp else Registry({}))
+                except PDIError as exc:
+                    log.warning("pdi: the registry %s cannot be read: %s", self.own, exc)
+                    self._own = (stamp, Registry({}))
+            found.append(self._own[1])
+        found.extend(source.current() for source in self.sources)
+        return found
+
+    def candidates(self, series: str, urn: str, service: str = "N2R") -> list[Candidate]:
+        """Every resolver known for ``series``, registries first (authority, then mirrors), then the DNS's."""
+        seen: dict[str, Candidate] = {}
+        for registry in self.registries():
+            for base in registry.resolvers(series):
+                seen.setdefault(base, Candidate(base, "registry"))
+        if self.dns is not None:
+            for found in self.dns.services(series, urn):
+                if found.offers(service):
+                    seen.setdefault(found.base, Candidate(found.base, "dns"))
+        return list(seen.values())
+
+    def every_resolver(self) -> list[str]:
+        """Every resolver any registry names, for any series (the network a capture may be asked of)."""
+        seen: dict[str, None] = {}
+        for registry in self.registries():
+            for bases in registry.series.values():
+                seen.update(dict.fromkeys(bases))
+        return list(seen)
+
+    def is_up(self, base: str) -> bool:
+        """Whether ``base``'s host takes a TCP connection within :data:`PROBE_SECONDS` (kept a while)."""
+        key = host, port = _address(base)
+        now = time.monotonic()
+        with self._lock:
+            kept = self._up.get(key)
+            if kept is not None and kept[0] > now:
+                return kept[1]
+        try:
+            with socket.create_connection((host, port), timeout=PROBE_SECONDS):
+                up = True
+        except OSError:
+            up = False
+        with self._lock:
+            if len(self._up) > 4096:
+                self._up.clear()
+            self._up[key] = (now + (UP_SECONDS if up else DOWN_SECONDS), up)
+        return up
+
+    def first_up(self, candidates: list[Candidate]) -> Candidate | None:
+        """The first of ``candidates`` that is up; at most :data:`MAX_PROBES` of them probed now (the others,
+        unknown, are taken to be down), so that one request waits :data:`PROBE_SECONDS` that many times at most."""
+        probes = 0
+        for candidate in candidates:
+            known = self._known(candidate.base)
+            if known is None:
+                if probes >= MAX_PROBES:
+                    continue
+                probes += 1
+                known = self.is_up(candidate.base)
+            if known:
+                return candidate
+        return None
+
+    def _known(self, base: str) -> bool | None:
+        """What was last found of ``base``, while it is kept; ``None``: not known."""
+        key = _address(base)
+        with self._lock:
+            kept = self._up.get(key)
+        return kept[1] if kept is not None and kept[0] > time.monotonic() else None
+
+
+def _address(base: str) -> tuple[str, int]:
+    parts = urlsplit(base)
+    return parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)

@@ -1,0 +1,307 @@
+"""A series' resolvers found in the DNS: NAPTR records (RFC 3403) read as RFC 3404 says for URNs.
+
+pdi names are delegated by series, and a series is a domain name (the
+draft's §2.2), so the lookup starts at the series' domain: for
+``urn:pdi://oma.eop.gov.us/…`` the NAPTR records of ``oma.eop.gov.us``.
+(RFC 3404 §3's first well-known rule would start at ``pdi.urn.arpa``; a
+rule published there would be ``!^urn:pdi://([^/]+)/.*$!\\1!``, which
+yields the same domain, so it is taken as read.) Then, for each record,
+lowest ``order`` first and within one order lowest ``preference`` first
+(RFC 3403 §4.1: once a record of one order matches, no other order is
+considered):
+
+* the flags (RFC 3404 §4, one letter, case-insensitive): ``U`` — terminal,
+  the ``regexp`` applied to the whole URN gives a URI, the resolver's
+  THTTP base (an output holding ``/uri-res/`` is cut before it); ``S`` —
+  terminal, the ``replacement`` is looked up as SRV (RFC 2782) and each
+  target and port makes ``http://target:port/``; ``A`` — terminal, the
+  ``replacement`` is the host, ``http://host/``; empty — not terminal, the
+  next NAPTR lookup is at the ``replacement`` (or the ``regexp``'s output),
+  at most :data:`MAX_HOPS` times; any other flag is ignored (RFC 3403 §4.1);
+* the ``service`` field (RFC 3404 §4, RFC 2168 §2: ``protocol *("+" rs)``):
+  the protocol must be ``THTTP`` (RFC 2169's convention, ``http``;
+  ``http`` and ``https`` are read too), and a terminal record is used for
+  the resolution services it lists (``THTTP+N2R+N2L+N2Ls``; none listed:
+  all). A record for another protocol (``z3950``, ``rcds``, ``E2U+sip``)
+  is skipped;
+* the ``regexp`` (RFC 3402 §3.2: ``delim ere delim repl delim [i]``) is
+  matched with RE2, in linear time, whoever wrote it; ``\\1``–``\\9`` in
+  ``repl`` are the groups.
+
+Only ``http`` and ``https`` base URLs are ever produced; anything else a
+record yields (``ftp:``, ``javascript:``, a malformed URL) is dropped. Every
+answer is kept for its TTL (at most :data:`MAX_TTL`), a domain with no
+records for :data:`NEGATIVE_TTL` seconds; each query has a deadline
+(:data:`QUERY_SECONDS`), one name costs at most :data:`MAX_LOOKUPS`
+look-ups within :data:`NAME_SECONDS`, and at most :data:`MAX_RECORDS` records of an answer are read.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from pdi.errors import ParseError
+from pdi.federation.registry import base_url
+
+__all__ = ["MAX_HOPS", "NaptrFinder", "Service", "apply_regexp"]
+
+#: Seconds one DNS query may take (the resolver answers a stranger: no long waits).
+QUERY_SECONDS = 2.0
+#: Non-terminal NAPTR records followed for one name.
+MAX_HOPS = 4
+#: Seconds all the look-ups of one name may take.
+NAME_SECONDS = 4.0
+#: DNS look-ups (NAPTR and SRV, answered from the cache or not) one name may cost.
+MAX_LOOKUPS = 12
+#: Records of one answer read (an answer is bounded by the DNS message, 64 KiB over TCP, anyway).
+MAX_RECORDS = 32
+#: The longest an answer is kept, whatever its TTL.
+MAX_TTL = 86_400
+#: How long a domain with no NAPTR records (or a failed query) is remembered as such.
+NEGATIVE_TTL = 60
+#: Domains whose answers are kept at once.
+MAX_KEPT = 4096
+_PROTOCOLS = {"thttp": "http", "http": "http", "https": "https"}
+
+
+@dataclass(frozen=True)
+class Service:
+    """A resolver the DNS names: its base URL, the RFC 2169 services its record lists (empty: all), and the
+    record's order and preference."""
+
+    base: str
+    services: frozenset[str]
+    order: int
+    preference: int
+
+    def offers(self, service: str) -> bool:
+        return not self.services or service.lower() in self.services
+
+
+def apply_regexp(regexp: str, subject: str) -> str | None:
+    """An RFC 3402 §3.2 substitution expression applied to ``subject``: its output, or ``None`` if it does
+    not match; :class:`ParseError` if it is not one."""
+    if len(regexp) < 3:
+        raise ParseError("a NAPTR regexp is delim ere delim repl delim [i]", text=regexp[:200], rule="naptr-regexp")
+    delim = regexp[0]
+    if delim == "\\" or delim.isdigit() or delim == "i":
+        raise ParseError(f"{delim!r} cannot delimit a NAPTR regexp (RFC 3402 §3.2)", text=regexp[:200],
+                         rule="naptr-regexp")
+    fields: list[str] = []
+    current: list[str] = []
+    escaped = False
+    for char in regexp[1:]:
+        if escaped:
+            current.append(char if char == delim else "\\" + char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == delim:
+            fields.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    flags = "".join(current)
+    if len(fields) != 2 or flags not in ("", "i"):
+        raise ParseError("a NAPTR regexp is delim ere delim repl delim [i]", text=regexp[:200], rule="naptr-regexp")
+    ere, repl = fields
+    pattern = _compiled(ere, flags != "i")
+    found = pattern.search(subject)
+    if found is None:
+        return None
+    out: list[str] = []
+    i = 0
+    while i < len(repl):
+        char = repl[i]
+        if char == "\\" and i + 1 < len(repl):
+            following = repl[i + 1]
+            if following.isdigit() and following != "0":
+                group = int(following)
+                if group > pattern.groups:
+                    raise ParseError(f"the NAPTR regexp's repl names group {group} of {pattern.groups}",
+                                     text=repl[:200], rule="naptr-regexp")
+                out.append(found.group(group) or "")
+            else:
+                out.append(following)
+            i += 2
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(ere: str, case_sensitive: bool) -> Any:
+    """An ERE compiled by RE2 (at most 1 MiB of its memory), kept: the same few rules come back at each TTL."""
+    import re2
+
+    options = re2.Options()
+    options.case_sensitive = case_sensitive
+    options.max_mem = 1 << 20
+    try:
+        return re2.compile(ere, options)
+    except re2.error as exc:
+        raise ParseError(f"the NAPTR regexp's ERE does not compile: {exc}", text=ere[:200],
+                         rule="naptr-regexp") from None
+
+
+def _thttp_base(uri: str) -> str | None:
+    """The THTTP base URL of a ``U`` record's output (``…/uri-res/N2R?…`` cut to ``…/``), if it is http(s)."""
+    cut = uri.find("/uri-res/")
+    try:
+        return base_url(uri[:cut + 1] if cut >= 0 else uri.split("?", 1)[0].split("#", 1)[0])
+    except ParseError:
+        return None
+
+
+def _parse_service(field: str) -> tuple[str, frozenset[str]] | None:
+    """``(scheme, services)`` of a NAPTR service field whose protocol is THTTP (or http, https), else ``None``."""
+    protocol, *services = field.split("+")
+    scheme = _PROTOCOLS.get(protocol.lower())
+    if scheme is None:
+        return None
+    return scheme, frozenset(s.lower() for s in services if s)
+
+
+class NaptrFinder:
+    """The THTTP resolvers of a URN's series, from the DNS server ``host:port`` (dnspython), answers kept for
+    their TTL."""
+
+    def __init__(self, server: str, *, timeout: float = QUERY_SECONDS) -> None:
+        import dns.resolver
+
+        host, port = _server(server)
+        self.resolver = dns.resolver.Resolver(configure=False)
+        self.resolver.nameservers = [host]
+        self.resolver.port = port
+        self.resolver.timeout = timeout
+        self.resolver.lifetime = timeout
+        self.server = server
+        self._kept: dict[tuple[str, str], tuple[float, list[object]]] = {}
+        self._lock = threading.Lock()
+
+    def services(self, domain: str, urn: str) -> list[Service]:
+        """The resolvers the DNS names for ``urn``, starting at ``domain`` (its series), best first."""
+        found: list[Service] = []
+        self._follow(domain.lower().rstrip("."), urn, 0, found, [MAX_LOOKUPS, time.monotonic() + NAME_SECONDS])
+        return found
+
+    def _follow(self, domain: str, urn: str, hops: int, found: list[Service], budget: list[float]) -> None:
+        records = sorted(self._records(domain, "NAPTR", budget),
+                         key=lambda r: (r.order, r.preference))  # type: ignore[attr-defined]
+        matched_order: int | None = None
+        for record in records:
+            order, preference = int(record.order), int(record.preference)  # type: ignore[attr-defined]
+            if matched_order is not None and order != matched_order:
+                break
+            flags = record.flags.decode("ascii", "replace").lower()  # type: ignore[attr-defined]
+            if flags not in ("", "u", "s", "a"):
+                continue  # an unknown flag: skipped (RFC 3403 §4.1)
+            regexp = record.regexp.decode("utf-8", "replace")  # type: ignore[attr-defined]
+            replacement = record.replacement.to_text(omit_final_dot=True)  # type: ignore[attr-defined]
+            output: str | None = None
+            if regexp:
+                try:
+                    output = apply_regexp(regexp, urn)
+                except ParseError:
+                    continue  # a bad rule is no rule
+                if output is None:
+                    continue  # the rule does not match this URN
+            service = _parse_service(record.service.decode("ascii", "replace"))  # type: ignore[attr-defined]
+            if flags == "":
+                next_domain = output if output is not None else replacement
+                if hops < MAX_HOPS and next_domain and next_domain != ".":
+                    matched_order = order
+                    self._follow(next_domain.lower().rstrip("."), urn, hops + 1, found, budget)
+                continue
+            if service is None:
+                continue
+            scheme, services = service
+            if flags == "u":
+                base = _thttp_base(output) if output is not None else None
+                if base is not None:
+                    found.append(Service(base, services, order, preference))
+                    matched_order = order
+            elif flags == "a" and replacement not in ("", "."):
+                base = _host_base(scheme, replacement, None)
+                if base is not None:
+                    found.append(Service(base, services, order, preference))
+                    matched_order = order
+            elif flags == "s" and replacement not in ("", "."):
+                targets = sorted(self._records(replacement.lower(), "SRV", budget),
+                                 key=lambda r: (r.priority, -r.weight))  # type: ignore[attr-defined]
+                for target in targets:
+                    host = target.target.to_text(omit_final_dot=True)  # type: ignore[attr-defined]
+                    base = _host_base(scheme, host, int(target.port))  # type: ignore[attr-defined]
+                    if base is not None:
+                        found.append(Service(base, services, order, preference))
+                        matched_order = order
+
+    def _records(self, domain: str, kind: str, budget: list[float]) -> list[object]:
+        """The records of ``kind`` at ``domain``, kept for their TTL (none: :data:`NEGATIVE_TTL`); none once the
+        name's ``budget`` (look-ups left, and the deadline) is spent."""
+        import dns.exception
+        import dns.name
+        import dns.resolver
+
+        if budget[0] <= 0 or time.monotonic() >= budget[1]:
+            return []
+        budget[0] -= 1
+        key = (domain, kind)
+        now = time.monotonic()
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is not None and kept[0] > now:
+                return kept[1]
+        ttl: float = NEGATIVE_TTL
+        records: list[object] = []
+        try:
+            answer = self.resolver.resolve(domain, kind, raise_on_no_answer=False, search=False,
+                                           lifetime=max(0.1, min(self.resolver.lifetime, budget[1] - now)))
+            if answer.rrset is not None:
+                records = list(answer.rrset)[:MAX_RECORDS]
+                ttl = min(answer.rrset.ttl, MAX_TTL)
+        except (dns.exception.DNSException, dns.name.EmptyLabel, ValueError, OSError):
+            records = []
+        with self._lock:
+            if len(self._kept) >= MAX_KEPT:
+                self._kept.clear()
+            if ttl > 0:
+                self._kept[key] = (now + ttl, records)
+        return records
+
+
+def _host_base(scheme: str, host: str, port: int | None) -> str | None:
+    default = 443 if scheme == "https" else 80
+    shown = f"[{host}]" if ":" in host else host
+    try:
+        return base_url(f"{scheme}://{shown}" + (f":{port}" if port and port != default else "") + "/")
+    except ParseError:
+        return None
+
+
+def _server(server: str) -> tuple[str, int]:
+    """``HOST:PORT`` (or ``HOST``, port 53; ``[v6]:PORT``) of ``--dns``."""
+    host, port = server, "53"
+    if server.startswith("[") and "]" not in server:
+        host = ""
+    elif server.startswith("["):
+        host, _, rest = server[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else "53"
+    elif server.count(":") == 1:
+        host, port = server.split(":")
+    if not port.isdigit() or not 0 < int(port) < 65536 or not host:
+        raise ParseError("the DNS server is HOST:PORT (127.0.0.1:5353), HOST, or [IPv6]:PORT", text=server[:200],
+                         rule="dns-server")
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        raise ParseError("the DNS server is named by its IP address (127.0.0.1:5353)", text=server[:200],
+                         rule="dns-server") from None
+    return host, int(port)

@@ -1,0 +1,204 @@
+"""The registry document: series -> resolver base URLs (the authority first, then mirrors), signed.
+
+The payload is canonical JSON (:func:`pdi.signing.canonical_json`)::
+
+    {"type": "pdi-registry", "issued": "2026-11-25T10:00:00Z",
+     "series": {"oma.eop.gov.us": ["https://a.example/", "https://mirror.example/"]}}
+
+and travels as a compact JWS (RFC 7515 §7.1, EdDSA per RFC 8037) whose
+protected header is ``{"alg":"EdDSA","kid":<RFC 7638 thumbprint>,
+"typ":"pdi-registry+jws"}``: :func:`sign_registry` and
+:func:`verify_registry`, reusing :mod:`pdi.signing`. A registry whose
+signature does not verify with the key given is refused
+(:class:`~pdi.errors.IntegrityError`), never half-read.
+
+An archive keeps its own registry, unsigned, as ``registry.json`` in its
+directory (or the file ``$PDI_REGISTRY`` / ``--registry-file`` names: a
+PostgreSQL archive has no directory), edited by ``pdi registry add`` and
+served signed with the archive's key at ``/.well-known/pdi-registry``.
+
+Every base URL is ``http`` or ``https`` with a host and ends in ``/``
+(:func:`base_url`): the resolver redirects only to these, so no registry
+entry can turn it into an open redirect to another scheme.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from pdi.errors import NotFoundError, ParseError, StoreError, UnsupportedError
+from pdi.signing import PublicKey, SigningKey, canonical_json, sign_compact, verify_compact
+
+__all__ = [
+    "MAX_REGISTRY",
+    "REGISTRY_ENV",
+    "REGISTRY_FILE",
+    "REGISTRY_TYPE",
+    "Registry",
+    "base_url",
+    "read_registry_file",
+    "registry_path",
+    "sign_registry",
+    "verify_registry",
+    "write_registry_file",
+]
+
+#: The ``typ`` of a registry's JWS header and its payload's ``type``.
+REGISTRY_TYPE = "pdi-registry+jws"
+#: The largest registry read, in octets (a file, a URL's body or a JWS): some 10,000 series.
+MAX_REGISTRY = 4 << 20
+#: Resolvers one series may list (the authority and its mirrors).
+MAX_RESOLVERS = 32
+#: The registry's file in a directory archive.
+REGISTRY_FILE = "registry.json"
+#: The environment variable naming the registry's file (a PostgreSQL archive needs it).
+REGISTRY_ENV = "PDI_REGISTRY"
+_SERIES = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+")
+
+
+def base_url(url: str, where: str = "a resolver's base URL") -> str:
+    """``url`` as a resolver's base URL (``http``/``https``, a host, no query or fragment, ending in ``/``);
+    :class:`ParseError` naming ``where`` otherwise."""
+    if len(url) > 2000 or any(c in url for c in "\r\n\t \\\"<>"):
+        raise ParseError(f"{where} is not a URL", text=url[:200], rule="base-url")
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ParseError(f"{where} must be an http or https URL, not {parts.scheme or 'schemeless'}",
+                         text=url[:200], rule="base-url")
+    if not parts.hostname or parts.query or parts.fragment or "@" in parts.netloc:
+        raise ParseError(f"{where} must be http(s)://host[:port]/path/ with no user, query or fragment",
+                         text=url[:200], rule="base-url")
+    try:
+        parts.port  # noqa: B018 — a port that is not a number raises here
+    except ValueError as exc:
+        raise ParseError(f"{where} has a bad port: {exc}", text=url[:200], rule="base-url") from None
+    return url if url.endswith("/") else url + "/"
+
+
+def _series_name(name: str) -> str:
+    lowered = name.lower()
+    if len(lowered) > 253 or not _SERIES.fullmatch(lowered):
+        raise ParseError("a series is a domain name (oma.eop.gov.us)", text=name[:200], rule="series")
+    return lowered
+
+
+@dataclass(frozen=True)
+class Registry:
+    """Series and their resolvers' base URLs, the authority first (:func:`base_url` each)."""
+
+    series: dict[str, tuple[str, ...]]
+    issued: str | None = None
+
+    def resolvers(self, series: str) -> tuple[str, ...]:
+        return self.series.get(series.lower(), ())
+
+    def with_resolver(self, series: str, url: str, *, mirror: bool) -> Registry:
+        """This registry with ``url`` the authority of ``series`` (first) or, ``mirror``, one of its mirrors."""
+        key, url = _series_name(series), base_url(url)
+        listed = [u for u in self.series.get(key, ()) if u != url]
+        listed = [*listed, url] if mirror else [url, *listed]
+        if len(listed) > MAX_RESOLVERS:
+            raise UnsupportedError(f"{key} lists {MAX_RESOLVERS} resolvers already, the most a registry keeps")
+        return Registry({**self.series, key: tuple(listed)}, self.issued)
+
+    def without(self, series: str, url: str | None = None) -> Registry:
+        """This registry without ``url`` for ``series`` (``None``: without the series)."""
+        key = _series_name(series)
+        if key not in self.series or (url is not None and base_url(url) not in self.series[key]):
+            raise NotFoundError(f"the registry lists no {url or 'resolver'} for {key}")
+        kept = () if url is None else tuple(u for u in self.series[key] if u != base_url(url))
+        series_map = {k: v for k, v in self.series.items() if k != key}
+        if kept:
+            series_map[key] = kept
+        return Registry(series_map, self.issued)
+
+    def payload(self, issued: str | None = None) -> bytes:
+        """The canonical JSON payload (``issued``: when it is signed, default now)."""
+        when = issued or datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return canonical_json({"type": REGISTRY_TYPE, "issued": when,
+                               "series": {k: list(v) for k, v in sorted(self.series.items())}})
+
+    @classmethod
+    def from_json(cls, data: bytes | str, where: str) -> Registry:
+        """A registry payload read; :class:`ParseError` naming ``where`` and what is wrong."""
+        if len(data) > MAX_REGISTRY:
+            raise UnsupportedError(f"{where} is larger than a registry may be ({MAX_REGISTRY} octets)")
+        try:
+            value: Any = json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ParseError(f"{where} is not JSON: {exc}", rule="registry") from exc
+        if not isinstance(value, dict) or value.get("type", REGISTRY_TYPE) != REGISTRY_TYPE:
+            raise ParseError(f"{where} is not a pdi registry (type {REGISTRY_TYPE})", rule="registry")
+        listed = value.get("series", {})
+        if not isinstance(listed, dict):
+            raise ParseError(f"{where}: \"series\" is not an object of series -> [base URL, …]", rule="registry")
+        series: dict[str, tuple[str, ...]] = {}
+        for name, urls in listed.items():
+            key = _series_name(str(name))
+            if not isinstance(urls, list) or not urls or len(urls) > MAX_RESOLVERS:
+                raise ParseError(f"{where}: the resolvers of {key} are not a list of 1 to {MAX_RESOLVERS} URLs",
+                                 rule="registry")
+            series[key] = tuple(dict.fromkeys(base_url(str(u), f"{where}: a resolver of {key}") for u in urls))
+        issued = value.get("issued")
+        return cls(series, issued if isinstance(issued, str) else None)
+
+
+def sign_registry(key: SigningKey, registry: Registry, issued: str | None = None) -> str:
+    """The registry as a compact JWS signed with ``key`` (its header names the key and the type), ``issued`` when
+    given, else when it was last edited (else now)."""
+    return sign_compact(key, registry.payload(issued or registry.issued),
+                        {"alg": "EdDSA", "kid": key.public.thumbprint, "typ": REGISTRY_TYPE})
+
+
+def verify_registry(jws: str, keys: list[PublicKey], where: str) -> Registry:
+    """A registry's JWS checked against ``keys`` and read: :class:`~pdi.errors.IntegrityError` when the
+    signature does not verify (another key, a changed payload)."""
+    verified = verify_compact(jws, keys)
+    if verified.header.get("typ") not in (None, REGISTRY_TYPE):
+        raise ParseError(f"{where} is a JWS of type {verified.header.get('typ')!r}, not {REGISTRY_TYPE}",
+                         rule="registry")
+    return Registry.from_json(verified.payload, where)
+
+
+def registry_path(location: str, given: str | None = None) -> Path:
+    """The registry file of the archive at ``location``: ``given``, ``$PDI_REGISTRY``, else ``registry.json`` in
+    a directory archive; a PostgreSQL archive without either is refused."""
+    named = given or os.environ.get(REGISTRY_ENV)
+    if named:
+        return Path(named)
+    if "://" in location:
+        raise UnsupportedError(f"the archive at {location} has no directory to keep a registry in: name its"
+                               f" file with --registry-file or ${REGISTRY_ENV}")
+    return Path(location) / REGISTRY_FILE
+
+
+def read_registry_file(path: Path) -> Registry:
+    """The registry kept in ``path`` (an empty one when there is no such file)."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_REGISTRY + 1)
+    except FileNotFoundError:
+        return Registry({})
+    except OSError as exc:
+        raise StoreError(f"cannot read the registry {path}: {exc.strerror}") from exc
+    return Registry.from_json(data, str(path))
+
+
+def write_registry_file(path: Path, registry: Registry) -> None:
+    """Write ``registry`` to ``path`` whole or not at all (a temporary file renamed over it)."""
+    temporary = path.with_name(path.name + ".new")
+    try:
+        with temporary.open("wb") as f:
+            f.write(json.dumps(json.loads(registry.payload()), indent=2).encode() + b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise StoreError(f"cannot write the registry {path}: {exc.strerror}") from exc

@@ -1,0 +1,91 @@
+"""The 1990s names of captured URLs answered from a capture somewhere in the network (legacy rescue).
+
+The White House publications server cited pages as
+``…/uri-res/I2R?urn:pdi://oma.eop.gov.us/1994/10/20/http%3a%2f%2fwww%2ewhitehouse%2egov%2f.html.1``
+(PDI-GRAMMAR §2.4: the unique id encapsulates the URL; §2.11: ``I2R``). That
+archive is gone; what survives are captures of the same URL, under other
+names, in other archives. :func:`relation` says how a capture stands to the
+version the old name asked for (same day, later, earlier: the exact
+version was never kept); :class:`RemoteCaptures` asks the resolvers a
+registry names, each through its Memento TimeGate (RFC 7089 §4.1:
+``/timegate/<URL>`` with ``Accept-Datetime``, ``302`` to the nearest
+memento), and trusts only an answer that points back into that same
+resolver's ``uri-res/N2R``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import threading
+import time
+from dataclasses import dataclass
+
+from pdi.federation.authorities import FETCH_SECONDS, Authorities
+from pdi.interop.memento import http_datetime
+
+__all__ = ["MAX_ASKED", "RemoteCapture", "RemoteCaptures", "relation"]
+
+#: Resolvers asked for one URL, at most (each within the probe and fetch deadlines, all within :data:`ALL_SECONDS`).
+MAX_ASKED = 8
+#: Seconds all the asking of one URL may take.
+ALL_SECONDS = 8.0
+#: How long a URL no resolver holds is remembered as such.
+NONE_SECONDS = 60.0
+
+
+def relation(asked: datetime.date | None, captured: datetime.date | None) -> str:
+    """How a capture of ``captured`` stands to the version of ``asked``: ``same-day``, ``later`` or ``earlier``."""
+    if asked is None or captured is None or captured == asked:
+        return "same-day"
+    return "later" if captured > asked else "earlier"
+
+
+@dataclass(frozen=True)
+class RemoteCapture:
+    """A memento another resolver holds: that resolver's base URL and the memento's N2R URL there."""
+
+    base: str
+    location: str
+
+
+class RemoteCaptures:
+    """The capture of a URL nearest a day, from the first resolver (in the registries' order) that holds one."""
+
+    def __init__(self, authorities: Authorities) -> None:
+        self.authorities = authorities
+        self._none: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def nearest(self, url: str, day: datetime.date | None, exclude: str | None = None) -> RemoteCapture | None:
+        import httpx
+
+        now = time.monotonic()
+        with self._lock:
+            if self._none.get(url, 0.0) > now:
+                return None
+        deadline = now + ALL_SECONDS
+        headers = {"accept": "*/*"}
+        if day is not None:
+            headers["accept-datetime"] = http_datetime(datetime.datetime.combine(day, datetime.time(), datetime.UTC))
+        asked = 0
+        for base in self.authorities.every_resolver():
+            if base == exclude or asked >= MAX_ASKED or time.monotonic() > deadline:
+                break
+            if not self.authorities.is_up(base):
+                continue
+            asked += 1
+            try:
+                with httpx.Client(timeout=min(FETCH_SECONDS, max(0.5, deadline - time.monotonic())),
+                                  follow_redirects=False) as client, \
+                        client.stream("GET", f"{base}timegate/{url}", headers=headers) as answer:
+                    # only the status and Location are read: the body, whatever its size, never is
+                    status, location = answer.status_code, answer.headers.get("location", "")
+            except httpx.HTTPError:
+                continue
+            if status in (302, 303) and location.startswith(f"{base}uri-res/N2R?") and len(location) <= 8000:
+                return RemoteCapture(base, location)
+        with self._lock:
+            if len(self._none) > 4096:
+                self._none.clear()
+            self._none[url] = time.monotonic() + NONE_SECONDS
+        return None

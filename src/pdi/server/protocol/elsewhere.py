@@ -1,0 +1,280 @@
+"""Names this archive does not hold, answered from elsewhere (issue 27 §4, §5): the resolver's not-found path.
+
+Called only where the resolver (``/uri-res/N2R``, ``I2R``, ``N2L``,
+``N2Ls``, ``N2C``) or the viewer (``/view``) met a name it does not hold:
+
+* **Another series.** A name of a series this archive neither holds nor
+  mirrors (no series of that name in its catalog) is looked up in the
+  registries, then the DNS (:class:`pdi.federation.authorities.Authorities`):
+  ``N2Ls`` answers ``200`` with the N2R URL of the name at every resolver
+  known (``text/uri-list``); the other services ``302`` to the same service
+  (``I2R``: ``N2R``) at the first resolver that is up — the authority, or
+  when it is down a mirror — and ``/view`` to its ``/view``. Every resolver
+  is down: ``503`` with ``Retry-After``. No resolver known: the ``404`` it was.
+  A redirect goes only to a base URL a registry or the DNS named
+  (``http``/``https``), followed by the service and the name as asked.
+* **Legacy rescue.** A name whose unique id is a URL (a capture's: the
+  1990s ``I2R`` links of ``oma.eop.gov.us``) that no authority answers is
+  answered from the capture of that URL nearest its day: one this archive
+  holds first (``N2R``/``I2R``: its bytes, ``200``; ``N2L``: ``302``),
+  else one a resolver of the registries holds (``302`` to it there). The
+  answer says which capture it is: ``PDI-Capture: later; asked=DAY;
+  captured=NAME`` (``same-day``, ``later`` or ``earlier``),
+  ``Content-Location`` (its N2R), ``Link: <URL>; rel="original"`` and,
+  unless it is of the same day, ``Warning: 299 pdi "this is a later
+  capture …"``; ``/view`` goes to the capture's page with ``&later=NAME``,
+  where the viewer says the same in a note.
+
+``/.well-known/pdi-registry`` serves the archive's own registry
+(``registry.json``, :mod:`pdi.federation.registry`) signed with its key, as
+``application/jose``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import threading
+import time
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from pdi.archive import Archive
+from pdi.errors import NotFoundError, ParseError, PDIError
+from pdi.federation.authorities import Authorities, Candidate
+from pdi.federation.registry import read_registry_file, sign_registry
+from pdi.federation.rescue import RemoteCaptures, relation
+from pdi.identifier import PDI
+from pdi.interop.memento import select
+from pdi.server.http.problems import Problem
+from pdi.server.process.limits import WorkLimits
+from pdi.server.protocol.memento_oaipmh import is_url
+from pdi.server.protocol.resolver import Resolver
+from pdi.server.protocol.rfc2169 import n2r_url, rfc2169_query, urn_from_query
+from pdi.signing import SigningKey
+
+__all__ = ["REGISTRY_PATH", "Elsewhere", "rescued_from"]
+
+#: Where a resolver serves its archive's registry, signed.
+REGISTRY_PATH = "/.well-known/pdi-registry"
+#: How long a shared cache may keep a redirect to another resolver, or its list: a resolver may go down.
+ELSEWHERE_MAX_AGE = 60
+#: How long a shared cache may keep the signed registry.
+REGISTRY_MAX_AGE = 300
+#: Seconds the archive's list of series is trusted before it is read again.
+_SERIES_SECONDS = 10.0
+#: Look-ups of other resolvers (DNS, registries, probes, TimeGates) at once, and how long one may wait for a place
+#: (then 503): they wait on the network, so they have threads of their own, never the catalog's or the evaluations'.
+LOOKUPS_AT_ONCE = 8
+LOOKUP_QUEUE_SECONDS = 10.0
+#: The services answered from elsewhere; what each is answered with there.
+_ONWARD = {"N2R": "N2R", "I2R": "N2R", "N2L": "N2L", "N2C": "N2C", "N2Ls": "N2Ls"}
+
+
+class Elsewhere:
+    """The not-found path of one resolver: other series' authorities and the rescue of legacy capture names."""
+
+    def __init__(self, archive: Archive, resolver: Resolver, authorities: Authorities,
+                 base_url: str | None = None, signing_key: SigningKey | None = None) -> None:
+        self.archive = archive
+        self.resolver = resolver
+        self.authorities = authorities
+        self.base_url = base_url
+        self.signing_key = signing_key
+        self.remote = RemoteCaptures(authorities)
+        self.lookups = WorkLimits(LOOKUPS_AT_ONCE, LOOKUP_QUEUE_SECONDS)
+        self._series: tuple[float, frozenset[str]] = (0.0, frozenset())
+        self._lock = threading.Lock()
+
+    def routes(self) -> list[Route]:
+        return [Route(REGISTRY_PATH, self.registry_document, methods=["GET", "HEAD"])]
+
+    def holds(self, series: str) -> bool:
+        """Whether the archive has the series (its own, or one it mirrors: both are series of its catalog)."""
+        now = time.monotonic()
+        with self._lock:
+            at, known = self._series
+        if now - at > _SERIES_SECONDS:
+            known = frozenset(s.name.lower() for s in self.archive.series())
+            with self._lock:
+                self._series = (now, known)
+        return series.lower() in known
+
+    # --- the hooks ----------------------------------------------------------------------
+    async def service(self, request: Request, service: str, name: str) -> Response | None:
+        """The answer from elsewhere to ``/uri-res/{service}?{name}``, which this archive does not hold; ``None``:
+        the ``404`` stands."""
+        if service not in _ONWARD:
+            return None
+        base = self.base_url if self.base_url is not None else str(request.base_url)
+        found = await self.lookups.run(self._service, service, name, request.url.query, base)
+        if not isinstance(found, _Local):
+            return found
+        # a capture held here: its bytes read as every N2R's are, within the resolver's limits
+        answer = await self.resolver.work.run(self.resolver.n2r, found.name, base, dict(request.headers))
+        answer.headers.update({**found.about, "Content-Location": n2r_url(base, found.name)})
+        return answer
+
+    async def view(self, request: Request, name: str) -> Response | None:
+        """``/view?pdi=NAME`` of a name this archive does not hold: on to where it is, or ``None``."""
+        return await self.lookups.run(self._view, name)
+
+    # --- in a worker thread ---------------------------------------------------------------
+    def _service(self, service: str, name: str, query: str, base: str) -> Response | _Local | None:
+        pdi = _parsed(name)
+        if pdi is None:
+            return None
+        onward = self._onward(pdi, service)
+        if onward is not None:
+            if service == "N2Ls":
+                body = "".join(f"{n2r_url(c.base, pdi)}\r\n" for c in onward)
+                return PlainTextResponse(f"# {pdi}\r\n{body}", media_type="text/uri-list",
+                                         headers={"Cache-Control": f"public, max-age={ELSEWHERE_MAX_AGE}"})
+            chosen = self.authorities.first_up(onward)
+            if chosen is None:
+                problem = Problem(503, "service unavailable", f"every resolver known for {pdi.series_name} is down"
+                                  f" ({', '.join(c.base for c in onward)}); try again later")
+                problem.headers["Retry-After"] = "30"
+                raise problem
+            return _redirect(f"{chosen.base}uri-res/{_ONWARD[service]}?{query}")
+        if service == "N2Ls" or not _legacy(pdi):
+            return None
+        return self._rescue(pdi, service, base)
+
+    def _onward(self, pdi: PDI, service: str) -> list[Candidate] | None:
+        series = pdi.series_name.lower()
+        if self.holds(series):
+            return None
+        found = self.authorities.candidates(series, _urn(pdi), _ONWARD[service])
+        return list(found) or None
+
+    def _view(self, name: str) -> Response | None:
+        pdi = _parsed(name)
+        if pdi is None:
+            return None
+        onward = self._onward(pdi, "N2R")
+        if onward is not None:
+            chosen = self.authorities.first_up(onward)
+            if chosen is not None:
+                return _redirect(f"{chosen.base}view?pdi={quote(name, safe='')}")
+            return None  # the page says it is not found here
+        if not _legacy(pdi):
+            return None
+        local = self._local_capture(pdi, "/")
+        if local is not None:
+            return _redirect(f"/view?pdi={quote(local, safe='')}&later={quote(str(pdi), safe='')}")
+        remote = self.remote.nearest(pdi.unique_id, pdi.date)
+        if remote is None:
+            return None
+        found = _name_in(remote.location)
+        return None if found is None else _redirect(
+            f"{remote.base}view?pdi={quote(found, safe='')}&later={quote(str(pdi), safe='')}")
+
+    def _local_capture(self, pdi: PDI, base: str) -> str | None:
+        """The name of the capture of ``pdi``'s URL this archive holds nearest its day, if it holds one."""
+        try:
+            subject = self.resolver.mementos.subject(pdi.unique_id, base)
+        except (PDIError, Problem):
+            return None
+        wanted = None if pdi.date is None else _midnight(pdi)
+        return _name_in(subject.mementos[select(subject.mementos, wanted)].uri)
+
+    def _rescue(self, pdi: PDI, service: str, base: str) -> Response | _Local | None:
+        local = self._local_capture(pdi, base)
+        if local is not None:
+            about = _about(pdi, local)
+            if service in ("N2R", "I2R"):
+                return _Local(local, about)
+            to = "N2C" if service == "N2C" else "N2R"
+            return _redirect(f"{base.rstrip('/')}/uri-res/{to}?{rfc2169_query(local)}", about)
+        remote = self.remote.nearest(pdi.unique_id, pdi.date)
+        if remote is None:
+            return None
+        found = _name_in(remote.location)
+        if found is None:
+            return None
+        return _redirect(remote.location, _about(pdi, found))
+
+    async def registry_document(self, request: Request) -> Response:
+        """``/.well-known/pdi-registry``: the archive's registry as a compact JWS (``application/jose``)."""
+        own = self.authorities.own
+        if own is None or not own.exists():
+            raise NotFoundError("this archive keeps no registry: `pdi registry add SERIES BASE_URL` makes one")
+        if self.signing_key is None:
+            raise NotFoundError("this archive has no signing key to sign its registry: `pdi keys init` makes one"
+                                " (then restart pdi serve)")
+        key = self.signing_key
+        registry = await anyio.to_thread.run_sync(read_registry_file, own)
+        jws = sign_registry(key, registry)
+        return Response(jws + "\n", media_type="application/jose",
+                        headers={"Cache-Control": f"public, max-age={REGISTRY_MAX_AGE}"})
+
+
+@dataclass(frozen=True)
+class _Local:
+    """A capture this archive holds that answers a legacy name: its name and the fields that say which it is."""
+
+    name: str
+    about: dict[str, str]
+
+
+def _parsed(name: str) -> PDI | None:
+    try:
+        return PDI.parse(name.strip())
+    except (ParseError, ValueError):
+        return None
+
+
+def _urn(pdi: PDI) -> str:
+    text = str(pdi)
+    return text if text.lower().startswith("urn:") else "urn:" + text
+
+
+def _legacy(pdi: PDI) -> bool:
+    """Whether ``pdi`` names a capture of a URL (its unique id the URL), as the 1990s I2R links do."""
+    return not pdi.is_serial and is_url(pdi.unique_id)
+
+
+def _midnight(pdi: PDI) -> datetime.datetime:
+    assert pdi.date is not None
+    return datetime.datetime.combine(pdi.date, datetime.time(), datetime.UTC)
+
+
+def _name_in(n2r: str) -> str | None:
+    """The name in an N2R URL (``…/uri-res/N2R?urn:pdi:…``)."""
+    _, sep, query = n2r.partition("/uri-res/N2R?")
+    if not sep:
+        return None
+    found = _parsed(urn_from_query(query))
+    return None if found is None else str(found)
+
+
+def rescued_from(asked: str, shown: str) -> tuple[PDI, PDI] | None:
+    """``(asked, shown)`` parsed when both name captures of one URL (the viewer's ``&later=`` note), else ``None``."""
+    first, second = _parsed(asked), _parsed(shown.split("#", 1)[0])
+    if first is None or second is None or not _legacy(first) or not _legacy(second):
+        return None
+    return (first, second) if first.unique_id == second.unique_id else None
+
+
+def _about(asked: PDI, captured: str) -> dict[str, str]:
+    """The fields that say which capture answers ``asked`` (see the module's docstring)."""
+    found = _parsed(captured)
+    how = relation(asked.date, None if found is None else found.date)
+    fields = {"PDI-Capture": f"{how}; asked={asked.date}; captured={captured}",
+              "Link": f'<{asked.unique_id}>; rel="original"'}
+    if how != "same-day":
+        day = "?" if found is None else found.date
+        fields["Warning"] = (f'299 pdi "this is a{"" if how == "later" else "n"} {how} capture ({day}) of'
+                             f' {asked.unique_id}: the version {asked} named ({asked.date}) was never kept"')
+    return {k: v.encode("latin-1", "replace").decode("latin-1") for k, v in fields.items()}
+
+
+def _redirect(location: str, extra: dict[str, str] | None = None) -> Response:
+    return Response(status_code=302, headers={"Location": location,
+                                              "Cache-Control": f"public, max-age={ELSEWHERE_MAX_AGE}",
+                                              **(extra or {})})

@@ -1,0 +1,278 @@
+"""Resolution across archives (issue 27 §4) and the legacy rescue of 1990s I2R names (§5), over real processes.
+
+Three archives: A (SQLite) holds the series ``a.example.us`` and a later
+capture of ``http://www.whitehouse.gov/``; B (SQLite) holds a copy of A's
+series under the same names (imported from A's bag, as a mirror holds it);
+C (PostgreSQL) holds only ``c.example.us``, with captures of
+``http://www.whitehouse.gov/WH/Welcome.html``. A serves its registry (the
+authority of ``a.example.us`` is A, its mirror B) signed with its key; a
+dnsmasq on 127.0.0.1 serves NAPTR records (RFC 3404). C is served three
+ways: with A's registry loaded by URL, with ``--dns`` only, and (after A is
+stopped) with the registry from a file.
+"""
+
+from __future__ import annotations
+
+import datetime
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import pytest
+from server_helpers import Clock, serving, stop
+
+from pdi.archive import Archive, Content
+from support.dnsnode import dnsmasq
+from support.pgcluster import TemporaryCluster
+
+A_SERIES = "a.example.us"
+C_SERIES = "c.example.us"
+HOME = "http://www.whitehouse.gov/"
+WELCOME = "http://www.whitehouse.gov/WH/Welcome.html"
+#: The 1990s names (PDI-GRAMMAR §2.4, §2.11): the White House server's, whose archive is gone.
+LEGACY_HOME = "urn:pdi://oma.eop.gov.us/1994/10/20/http%3a%2f%2fwww%2ewhitehouse%2egov%2f.html.1"
+LEGACY_WELCOME_SAME_DAY = "urn:pdi://oma.eop.gov.us/1995/03/01/http%3a%2f%2fwww%2ewhitehouse%2egov%2fWH%2fWelcome%2ehtml.html.1"
+LEGACY_WELCOME_EARLIER = "urn:pdi://oma.eop.gov.us/1994/06/01/http%3a%2f%2fwww%2ewhitehouse%2egov%2fWH%2fWelcome%2ehtml.html.1"
+LEGACY_NOWHERE = "urn:pdi://oma.eop.gov.us/1994/10/20/http%3a%2f%2fwww%2ewhitehouse%2egov%2fnowhere%2ehtml.html.1"
+
+
+
+def pdi(*args: str, archive: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pdi", *args, "--archive", str(archive)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def _deposit_at(archive: Archive, clock: Clock, when: str, series: str, body: bytes, url: str | None = None) -> str:
+    clock.now = datetime.datetime.fromisoformat(when).replace(tzinfo=datetime.UTC)
+    return str(archive.deposit(series, [Content(body, "html" if url else "text")], foreign_id=url)[0])
+
+
+@dataclass
+class Network:
+    a_url: str
+    b_url: str
+    c_registry: str
+    c_dns: str
+    a_name: str
+    a_home: str
+    jws_file: Path
+    other_key: Path
+    a_process: subprocess.Popen[str]
+    c_location: str
+    dns_server: str
+    a_dir: Path
+    a_key: Path
+
+
+@pytest.fixture(scope="module")
+def network(tmp_path_factory: pytest.TempPathFactory, pg_cluster: TemporaryCluster) -> Iterator[Network]:
+    root = tmp_path_factory.mktemp("federation")
+    a_dir, b_dir = root / "a", root / "b"
+    c_location = pg_cluster.create_schema("pdi_federation_c")
+    clock = Clock(datetime.datetime(2026, 11, 20, tzinfo=datetime.UTC))
+    with Archive.init(str(a_dir), clock=clock) as a:
+        a.add_series(A_SERIES)
+        a_name = _deposit_at(a, clock, "2026-11-20T09:00:00", A_SERIES, b"the minutes of A\n")
+        a_home = _deposit_at(a, clock, "2026-11-21T10:00:00", A_SERIES, b"<h1>The White House, 2026</h1>", HOME)
+    with Archive.init(str(c_location), clock=clock) as c:
+        c.add_series(C_SERIES)
+        _deposit_at(c, clock, "1995-03-01T12:00:00", C_SERIES, b"<h1>Welcome to the White House</h1>", WELCOME)
+    assert pdi("export", str(root / "bag"), "--series", A_SERIES, archive=a_dir).returncode == 0
+    Archive.init(str(b_dir)).close()
+    made = pdi("import", str(root / "bag"), archive=b_dir)
+    assert made.returncode == 0, made.stderr
+    assert pdi("keys", "init", archive=a_dir).returncode == 0
+    other = root / "other"
+    Archive.init(str(other)).close()
+    assert pdi("keys", "init", archive=other).returncode == 0
+    other_key = root / "other-key.json"
+    other_key.write_text(pdi("keys", "show", "--jwks", archive=other).stdout)
+    with ExitStack() as stack:
+        a_process, a_port = stack.enter_context(serving(a_dir))
+        _, b_port = stack.enter_context(serving(b_dir))
+        a_url, b_url = f"http://127.0.0.1:{a_port}/", f"http://127.0.0.1:{b_port}/"
+        assert pdi("registry", "add", A_SERIES, a_url, archive=a_dir).returncode == 0
+        added = pdi("registry", "add", A_SERIES, b_url, "--mirror", archive=a_dir)
+        assert added.returncode == 0 and added.stdout.strip() == f"{A_SERIES}\t{a_url}\t{b_url}", added
+        jws_file = root / "registry.jws"
+        jws_file.write_text(pdi("registry", "show", "--jws", archive=a_dir).stdout)
+        a_key = root / "a-key.json"
+        a_key.write_text(pdi("keys", "show", "--jwks", archive=a_dir).stdout)
+        node = stack.enter_context(dnsmasq([
+            # RFC 3404 §4: a terminal "U" rule whose output is A's THTTP (RFC 2169) base
+            f"--naptr-record={A_SERIES},100,10,U,THTTP+N2R+N2L+N2Ls,!^urn:pdi:.*$!{a_url}!",
+            # a rule of the same order for another protocol: skipped
+            f"--naptr-record={A_SERIES},100,20,U,z3950+N2L,!^.*$!z3950://127.0.0.1/!",
+            # a series whose rule leads to a scheme that is no resolver's
+            "--naptr-record=ftp.example.us,100,10,U,THTTP+N2R,!^.*$!ftp://127.0.0.1/pub/!",
+            "--naptr-record=js.example.us,100,10,U,THTTP+N2R,!^.*$!javascript:alert(1)//!",
+            # "S": an SRV record names the host and port (RFC 2782)
+            "--naptr-record=srv.example.us,100,10,S,THTTP+N2R+N2L,,_http._tcp.srv.example.us",
+            f"--srv-host=_http._tcp.srv.example.us,localhost,{a_port}",
+            # "A": the replacement is the host, http://HOST/ (port 80: no resolver listens there in the tests)
+            "--naptr-record=down.example.us,100,10,A,THTTP+N2R+N2Ls,,localhost",
+            # a non-terminal rule: the next lookup is at the replacement
+            "--naptr-record=moved.example.us,100,10,,,,a.example.us",
+        ]))
+        key_url = f"{a_url}api/keys"
+        _, c_reg_port = stack.enter_context(serving(
+            c_location, "--registry", f"{a_url}.well-known/pdi-registry", "--registry-key", key_url))
+        _, c_dns_port = stack.enter_context(serving(c_location, "--dns", node.server))
+        yield Network(a_url, b_url, f"http://127.0.0.1:{c_reg_port}/", f"http://127.0.0.1:{c_dns_port}/",
+                      a_name, a_home, jws_file, other_key, a_process, c_location, node.server, a_dir, a_key)
+
+
+def get(url: str, **headers: str) -> httpx.Response:
+    return httpx.get(url, headers=headers, timeout=30, follow_redirects=False)
+
+
+def test_registry_is_served_signed(network: Network) -> None:
+    from pdi.federation.registry import verify_registry
+    from pdi.signing import parse_jwks
+
+    answer = get(f"{network.a_url}.well-known/pdi-registry")
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/jose")
+    keys = parse_jwks(get(f"{network.a_url}api/keys").text, "A's keys")
+    registry = verify_registry(answer.text.strip(), keys, "A's registry")
+    assert registry.resolvers(A_SERIES) == (network.a_url, network.b_url)
+    assert verify_registry(network.jws_file.read_text().strip(), keys, "pdi registry show --jws") == registry
+
+
+def test_registry_answers_302_to_the_authority(network: Network) -> None:
+    query = network.a_name
+    answer = get(f"{network.c_registry}uri-res/N2R?{query}")
+    assert answer.status_code == 302 and answer.headers["location"] == f"{network.a_url}uri-res/N2R?{query}"
+    followed = httpx.get(answer.headers["location"], timeout=30)
+    assert followed.status_code == 200 and followed.content == b"the minutes of A\n"
+    for service in ("N2L", "N2C"):
+        moved = get(f"{network.c_registry}uri-res/{service}?{query}")
+        assert moved.status_code == 302 and moved.headers["location"] == f"{network.a_url}uri-res/{service}?{query}"
+    shown = get(f"{network.c_registry}view?pdi={query}")
+    assert shown.status_code == 302 and shown.headers["location"].startswith(f"{network.a_url}view?pdi=")
+
+
+def test_registry_n2ls_lists_the_authority_and_the_mirror(network: Network) -> None:
+    answer = get(f"{network.c_registry}uri-res/N2Ls?{network.a_name}")
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/uri-list")
+    urls = [line for line in answer.text.splitlines() if line and not line.startswith("#")]
+    assert urls == [f"{network.a_url}uri-res/N2R?{network.a_name}", f"{network.b_url}uri-res/N2R?{network.a_name}"]
+    for url in urls:  # the mirror serves the same bytes under the same name
+        assert httpx.get(url, timeout=30).content == b"the minutes of A\n"
+
+
+def test_own_names_and_unknown_series_are_untouched(network: Network) -> None:
+    assert get(f"{network.c_registry}uri-res/N2R?urn:pdi://{C_SERIES}/2026/11/20/1.text.1").status_code == 404
+    assert get(f"{network.c_registry}uri-res/N2R?urn:pdi://nobody.example.us/2026/11/20/1.text.1").status_code == 404
+
+
+def test_dns_naptr_answers_302_to_the_authority(network: Network) -> None:
+    answer = get(f"{network.c_dns}uri-res/N2R?{network.a_name}")
+    assert answer.status_code == 302 and answer.headers["location"] == f"{network.a_url}uri-res/N2R?{network.a_name}"
+    listed = get(f"{network.c_dns}uri-res/N2Ls?{network.a_name}")
+    assert [u for u in listed.text.splitlines() if u and not u.startswith("#")] == [
+        f"{network.a_url}uri-res/N2R?{network.a_name}"]
+
+
+def test_dns_srv_and_non_terminal_rules(network: Network) -> None:
+    port = network.a_url.rsplit(":", 1)[1].rstrip("/")
+    name = "urn:pdi://srv.example.us/2026/11/20/1.text.1"
+    answer = get(f"{network.c_dns}uri-res/N2L?{name}")
+    assert answer.status_code == 302 and answer.headers["location"] == f"http://localhost:{port}/uri-res/N2L?{name}"
+    moved = "urn:pdi://moved.example.us/2026/11/20/1.text.1"
+    answer = get(f"{network.c_dns}uri-res/N2R?{moved}")
+    assert answer.status_code == 302 and answer.headers["location"] == f"{network.a_url}uri-res/N2R?{moved}"
+
+
+def test_dns_a_rule_and_every_resolver_down(network: Network) -> None:
+    name = "urn:pdi://down.example.us/2026/11/20/1.text.1"
+    listed = get(f"{network.c_dns}uri-res/N2Ls?{name}")
+    assert listed.status_code == 200 and f"http://localhost/uri-res/N2R?{name}" in listed.text.splitlines()
+    answer = get(f"{network.c_dns}uri-res/N2R?{name}")
+    assert answer.status_code == 503 and answer.headers["retry-after"] == "30"
+    assert "every resolver known for down.example.us is down (http://localhost/)" in answer.json()["detail"]
+
+
+@pytest.mark.parametrize("series", ["ftp.example.us", "js.example.us"])
+def test_dns_answer_of_another_scheme_is_ignored(network: Network, series: str) -> None:
+    answer = get(f"{network.c_dns}uri-res/N2R?urn:pdi://{series}/2026/11/20/1.text.1")
+    assert answer.status_code == 404 and "location" not in answer.headers
+
+
+def test_registry_signed_by_another_key_is_refused(network: Network, tmp_path: Path) -> None:
+    process = subprocess.run(
+        [sys.executable, "-m", "pdi", "serve", "--port", "0", "--replay-port", "0", "--archive", network.c_location,
+         "--registry", str(network.jws_file), "--registry-key", str(network.other_key)],
+        capture_output=True, text=True, timeout=60)
+    assert process.returncode == 3, process.stderr
+    assert "registry" not in process.stderr or "signed by the key" in process.stderr
+    assert "integrity check failed" in process.stderr and "pdi: serving" not in process.stderr
+    header, payload, signature = network.jws_file.read_text().strip().split(".")
+    changed = tmp_path / "changed.jws"
+    import base64
+
+    body = base64.urlsafe_b64decode(payload + "==").replace(b"127.0.0.1", b"127.0.0.2")
+    changed.write_text(f"{header}.{base64.urlsafe_b64encode(body).rstrip(b'=').decode()}.{signature}")
+    process = subprocess.run(
+        [sys.executable, "-m", "pdi", "serve", "--port", "0", "--replay-port", "0", "--archive", network.c_location,
+         "--registry", str(changed), "--registry-key", str(network.a_key)],
+        capture_output=True, text=True, timeout=60)
+    assert process.returncode == 3 and "does not verify" in process.stderr, process.stderr
+
+
+def test_a_registry_without_its_key_is_refused(network: Network) -> None:
+    process = subprocess.run(
+        [sys.executable, "-m", "pdi", "serve", "--port", "0", "--archive", network.c_location,
+         "--registry", str(network.jws_file)], capture_output=True, text=True, timeout=60)
+    assert process.returncode == 2 and "--registry-key" in process.stderr
+
+
+def test_legacy_i2r_rescued_from_a_later_capture_elsewhere(network: Network) -> None:
+    answer = get(f"{network.c_registry}uri-res/I2R?{LEGACY_HOME}")
+    assert answer.status_code == 302, answer.text
+    assert answer.headers["location"].startswith(f"{network.a_url}uri-res/N2R?")
+    assert answer.headers["pdi-capture"].startswith("later; asked=1994-10-20; captured=urn:pdi://a.example.us/2026/11/21/")
+    assert "this is a later capture (2026-11-21)" in answer.headers["warning"]
+    assert httpx.get(answer.headers["location"], timeout=30).content == b"<h1>The White House, 2026</h1>"
+
+
+def test_legacy_i2r_rescued_from_a_local_capture(network: Network) -> None:
+    same = get(f"{network.c_registry}uri-res/I2R?{LEGACY_WELCOME_SAME_DAY}")
+    assert same.status_code == 200 and same.content == b"<h1>Welcome to the White House</h1>"
+    assert same.headers["pdi-capture"].startswith("same-day; asked=1995-03-01; captured=urn:pdi://c.example.us/1995/03/01/")
+    assert "warning" not in same.headers
+    assert same.headers["content-location"].startswith(f"{network.c_registry}uri-res/N2R?urn:pdi://c.example.us/")
+    earlier = get(f"{network.c_registry}uri-res/I2R?{LEGACY_WELCOME_EARLIER}")
+    assert earlier.status_code == 200 and earlier.content == b"<h1>Welcome to the White House</h1>"
+    assert earlier.headers["pdi-capture"].startswith("later; asked=1994-06-01;")
+    assert "this is a later capture (1995-03-01)" in earlier.headers["warning"]
+    assert get(f"{network.c_registry}uri-res/I2R?{LEGACY_NOWHERE}").status_code == 404
+
+
+def test_legacy_view_notes_a_later_capture(network: Network) -> None:
+    answer = get(f"{network.c_registry}view?pdi={quote(LEGACY_WELCOME_EARLIER, safe='')}")
+    assert answer.status_code == 302 and "&later=" in answer.headers["location"]
+    page = httpx.get(network.c_registry.rstrip("/") + answer.headers["location"], timeout=30)
+    assert page.status_code == 200
+    assert 'id="later-capture"' in page.text and "This is a later capture</strong>" in page.text
+    remote = get(f"{network.c_registry}view?pdi={quote(LEGACY_HOME, safe='')}")
+    assert remote.status_code == 302 and remote.headers["location"].startswith(f"{network.a_url}view?pdi=")
+    shown = httpx.get(remote.headers["location"], timeout=30)
+    assert "This is a later capture</strong>" in shown.text
+
+
+def test_falls_over_to_the_mirror_when_the_authority_is_down(network: Network) -> None:
+    """Last: A is stopped. A resolver that loads A's registry from a file sends A's names to B, the mirror."""
+    stop(network.a_process)
+    with serving(network.c_location, "--registry", str(network.jws_file), "--registry-key", str(network.a_key)) \
+            as (_, port):
+        c_url = f"http://127.0.0.1:{port}/"
+        answer = get(f"{c_url}uri-res/N2R?{network.a_name}")
+        assert answer.status_code == 302 and answer.headers["location"] == f"{network.b_url}uri-res/N2R?{network.a_name}"
+        assert httpx.get(answer.headers["location"], timeout=30).content == b"the minutes of A\n"
+        listed = get(f"{c_url}uri-res/N2Ls?{network.a_name}").text
+        assert f"{network.a_url}uri-res/N2R?" in listed and f"{network.b_url}uri-res/N2R?" in listed

@@ -1,0 +1,177 @@
+"""The registry document and NAPTR rules (pdi.federation): parsing, signatures, RFC 3402/3403/3404 rules, a real DNS."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jwcrypto.jws
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from jwcrypto import jwk
+
+from pdi.errors import IntegrityError, ParseError, PDIError, UnsupportedError
+from pdi.federation.naptr import NaptrFinder, apply_regexp
+from pdi.federation.registry import Registry, base_url, sign_registry, verify_registry
+from pdi.signing import SigningKey
+from support.dnsnode import dnsmasq
+
+URN = "urn:pdi://a.example.us/2026/11/20/1.text.1"
+
+
+# --- RFC 3402 §3.2 substitution expressions -------------------------------------------------
+def test_rfc3404_5_1_cid_example() -> None:
+    """RFC 3404 §5.1: the rule of cid.urn.arpa applied to urn:cid:199606121851.1@bar.example.com."""
+    assert apply_regexp(r"!^urn:cid:.+@([^\.]+\.)(.*)$!\2!i", "urn:cid:199606121851.1@bar.example.com") == "example.com"
+
+
+def test_rfc3402_3_2_case_flag_and_escaped_delimiter() -> None:
+    assert apply_regexp("!^URN:PDI://([^/]+)/.*$!\\1!i", URN) == "a.example.us"
+    assert apply_regexp("!^URN:PDI://([^/]+)/.*$!\\1!", URN) is None  # without i, case counts
+    assert apply_regexp("/^urn:pdi:\\/\\/([^\\/]+)\\/.*$/http:\\/\\/\\1\\//", URN) == "http://a.example.us/"
+    assert apply_regexp("!^.*$!http://127.0.0.1:8000/!", URN) == "http://127.0.0.1:8000/"
+
+
+@pytest.mark.parametrize("bad", ["", "!a!", "!a!b!x", "1a1b1", "!(!x!", "!a!\\2!"])
+def test_rfc3402_3_2_bad_expressions_say_so(bad: str) -> None:
+    with pytest.raises(ParseError) as caught:
+        apply_regexp(bad, URN)
+    assert caught.value.rule == "naptr-regexp"
+
+
+@given(st.text(max_size=60), st.text(max_size=60))
+def test_any_expression_parses_or_is_a_parse_error(regexp: str, subject: str) -> None:
+    try:
+        out = apply_regexp(regexp, subject)
+    except ParseError:
+        return
+    assert out is None or isinstance(out, str)
+
+
+def test_regexp_runs_in_linear_time_whoever_wrote_it() -> None:
+    """A backtracking engine takes exponential time on (a+)+$ against a's and a b; RE2 does not backtrack."""
+    assert apply_regexp("!^(a+)+$!x!", "a" * 5000 + "b") is None
+
+
+# --- base URLs and the registry --------------------------------------------------------------
+@pytest.mark.parametrize("bad", ["ftp://127.0.0.1/", "javascript:alert(1)//", "http://user@host/", "http:///x",
+                                 "http://h/?q", "http://h/#f", "https://h:port/", "http://h/\r\nX: y", "//h/"])
+def test_base_url_is_http_or_https_only(bad: str) -> None:
+    with pytest.raises(ParseError):
+        base_url(bad)
+
+
+def test_base_url_ends_in_a_slash() -> None:
+    assert base_url("https://r.example.org/pdi") == "https://r.example.org/pdi/"
+    assert base_url("HTTP://R.example.org/") == "HTTP://R.example.org/"
+
+
+def test_registry_keeps_the_authority_first() -> None:
+    registry = (Registry({}).with_resolver("A.Example.US", "http://a/", mirror=False)
+                .with_resolver("a.example.us", "http://b/", mirror=True)
+                .with_resolver("a.example.us", "http://c/", mirror=False))
+    assert registry.resolvers("a.example.us") == ("http://c/", "http://a/", "http://b/")
+    assert registry.without("a.example.us", "http://a").resolvers("a.example.us") == ("http://c/", "http://b/")
+    assert registry.without("a.example.us").series == {}
+    with pytest.raises(PDIError):
+        registry.without("b.example.us")
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("[", "not JSON"), ("[]", "not a pdi registry"), ('{"type": "x"}', "not a pdi registry"),
+    ('{"series": []}', "is not an object"), ('{"series": {"a.example.us": []}}', "not a list of 1 to"),
+    ('{"series": {"a.example.us": ["ftp://x/"]}}', "http or https"),
+    ('{"series": {"not a domain": ["http://x/"]}}', "a series is a domain name"),
+])
+def test_registry_document_errors_name_what_is_wrong(text: str, says: str) -> None:
+    with pytest.raises(ParseError) as caught:
+        Registry.from_json(text, "reg.json")
+    assert says in str(caught.value) or says in str(caught.value.rule)
+
+
+def test_registry_too_large_is_refused() -> None:
+    with pytest.raises(UnsupportedError):
+        Registry.from_json(b" " * (5 << 20), "big.json")
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=20), inner, max_size=4),
+                    max_leaves=12))
+def test_any_json_is_a_registry_or_a_pdi_error(value: object) -> None:
+    try:
+        Registry.from_json(json.dumps(value), "any.json")
+    except PDIError:
+        pass
+
+
+def test_signed_registry_verifies_with_its_key_only() -> None:
+    key, other = SigningKey.generate(), SigningKey.generate()
+    registry = Registry({"a.example.us": ("http://a/", "http://b/")})
+    jws = sign_registry(key, registry, "2026-11-25T10:00:00Z")
+    assert verify_registry(jws, [key.public], "r") == Registry(registry.series, "2026-11-25T10:00:00Z")
+    with pytest.raises(IntegrityError):
+        verify_registry(jws, [other.public], "r")
+    header, payload, signature = jws.split(".")
+    with pytest.raises(IntegrityError):
+        verify_registry(f"{header}.{payload[:-2]}AA.{signature}", [key.public], "r")
+
+
+def test_signed_registry_verifies_with_jwcrypto() -> None:
+    """An independent JOSE implementation reads the same JWS (RFC 7515, EdDSA per RFC 8037)."""
+    key = SigningKey.generate()
+    jws = sign_registry(key, Registry({"a.example.us": ("http://a/",)}), "2026-11-25T10:00:00Z")
+    token = jwcrypto.jws.JWS()
+    token.deserialize(jws)
+    token.verify(jwk.JWK(**key.public.jwk()))
+    assert json.loads(token.payload)["series"] == {"a.example.us": ["http://a/"]}
+    assert token.jose_header["typ"] == "pdi-registry+jws"
+
+
+def test_registry_cli_add_show_remove(tmp_path: Path) -> None:
+    archive = tmp_path / "archive"
+
+    def pdi(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pdi", *args, "--archive", str(archive)],
+                              capture_output=True, text=True, timeout=60)
+
+    assert pdi("init").returncode == 0
+    assert pdi("registry", "add", "a.example.us", "http://a.example/").returncode == 0
+    assert pdi("registry", "add", "a.example.us", "http://b.example", "--mirror").returncode == 0
+    assert pdi("registry", "show").stdout == "a.example.us\thttp://a.example/\thttp://b.example/\n"
+    refused = pdi("registry", "add", "a.example.us", "ftp://c.example/")
+    assert refused.returncode == 1 and "http or https" in refused.stderr
+    assert pdi("registry", "remove", "a.example.us", "http://a.example/").returncode == 0
+    assert pdi("registry", "show").stdout == "a.example.us\thttp://b.example/\n"
+    assert pdi("registry", "remove", "a.example.us", "http://a.example/").returncode == 4
+    unsigned = pdi("registry", "show", "--jws")
+    assert unsigned.returncode == 4 and "pdi keys init" in unsigned.stderr
+
+
+# --- NAPTR against a real DNS server ----------------------------------------------------------
+def test_naptr_answers_are_kept_for_their_ttl() -> None:
+    records = ["--naptr-record=a.example.us,100,10,U,THTTP+N2R+N2L,!^.*$!http://127.0.0.1:8000/uri-res/N2R?\\0!",
+               "--naptr-record=a.example.us,100,5,U,E2U+sip,!^.*$!sip:info@a.example.us!"]
+    with dnsmasq(records, ttl=300) as node:
+        finder = NaptrFinder(node.server)
+        found = finder.services("a.example.us", URN)
+        assert [(s.base, sorted(s.services)) for s in found] == [("http://127.0.0.1:8000/", ["n2l", "n2r"])]
+        assert found[0].offers("N2L") and not found[0].offers("N2Ls")
+    assert [s.base for s in finder.services("a.example.us", URN)] == ["http://127.0.0.1:8000/"]  # DNS gone: kept
+    with dnsmasq(records, ttl=0) as node:
+        uncached = NaptrFinder(node.server)
+        assert len(uncached.services("a.example.us", URN)) == 1
+    assert uncached.services("a.example.us", URN) == []  # TTL 0: asked again, and the server is gone
+
+
+def test_naptr_of_an_unknown_domain_is_none() -> None:
+    with dnsmasq([]) as node:
+        assert NaptrFinder(node.server).services("nobody.example.us", URN) == []
+
+
+@pytest.mark.parametrize("bad", ["localhost:53", "127.0.0.1:0", "127.0.0.1:x", "[::1", ""])
+def test_dns_server_is_an_address_and_port(bad: str) -> None:
+    with pytest.raises(ParseError):
+        NaptrFinder(bad)
