@@ -8,10 +8,12 @@ names at a time, each page a JWS checked with the key pinned by
 ``pdi mirror add``), not from OAI-PMH: the manifest is what every blob must
 be checked against anyway, so one walk gives both the list and the proof,
 and a page costs one request. A name already held with the listed digest
-costs no request; a new one costs two (its ``N2C`` description: media
-type, charset, line endings, when it was deposited; then its ``N2R``
-octets, hashed as they arrive and refused unless SHA-256 and size are the
-manifest's). New names are brought in a batch at a time (:data:`BATCH_NAMES`
+costs no request; a new one costs one: its ``N2R`` octets, hashed as they
+arrive and refused unless SHA-256 and size are the manifest's. The
+manifest's entry also says (signed) what the record needs besides: media
+type, charset, line endings, when it was deposited, how it is stored; from
+an origin whose manifests do not, they are read from the name's ``N2C``
+description (a second request). New names are brought in a batch at a time (:data:`BATCH_NAMES`
 names or :data:`BATCH_OCTETS` octets) through the archive's import, under
 the origin's exact names (:meth:`pdi.archive.Archive.import_mirrored`), each
 batch one transaction: a sync killed mid-way keeps every batch committed
@@ -290,7 +292,9 @@ def _fetch(origin: Peer, record: MirrorRecord, entry: Mapping[str, Any], spool: 
     name, sha256, size = str(entry["name"]), str(entry["sha256"]), int(entry["size"])
     fd, path = tempfile.mkstemp(dir=spool)
     try:
-        described = _record(name, sha256, size, origin.description(name))
+        # the signed entry says all a record needs; an origin whose manifests do not, its N2C description
+        signed = "created_at" in entry and "media_type" in entry
+        described = _record(name, sha256, size, _from_entry(entry) if signed else origin.description(name))
         with os.fdopen(fd, "wb") as into:
             origin.octets(name, sha256, size, into)
     except PDIError as exc:
@@ -299,6 +303,13 @@ def _fetch(origin: Peer, record: MirrorRecord, entry: Mapping[str, Any], spool: 
         kind = "altered" if isinstance(exc, IntegrityError) else "unfetched"
         return Problem(kind, sha256, (name,), f"from {record.base_url}: {exc} (not kept)")
     return described, Path(path)
+
+
+def _from_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A manifest entry's own fields in the shape of an N2C description (what :func:`_record` reads)."""
+    return {"charset": entry.get("charset"), "stored": {
+        "media_type": entry.get("media_type"), "line_ending": entry.get("line_ending"),
+        "created_at": entry.get("created_at"), "kept": entry.get("stored")}}
 
 
 def _record(name: str, sha256: str, size: int, description: Mapping[str, Any]) -> RepresentationRecord:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pdi.archive.blobs.inline import Inline
 from pdi.archive.catalog.base import CatalogBase, timestamp
 from pdi.archive.store import AuditRecord
 from pdi.errors import ImmutabilityError, NotFoundError
@@ -91,12 +90,11 @@ class MirrorsPart(CatalogBase):
             self._insert_audit(audit)
 
     def replace_blob(self, blob: StagedBlob, audit: AuditRecord) -> None:
-        """Inside one write transaction: the staged octets of a blob become its stored copy (a small blob's
-        catalog row is written again; a blob file was put in place by staging, over a damaged one), and
-        ``audit`` is appended."""
+        """Inside one write transaction: the staged octets of a blob become its stored copy, and ``audit`` is
+        appended. Its row of ``blobs`` (a small blob's octets; on PostgreSQL, which upload holds it) is written
+        again; a blob file was put in place by staging, over a damaged one."""
         with self._write():
-            if isinstance(blob, Inline):
-                self._query("DELETE FROM blobs WHERE sha256 = ?", (blob.info.sha256,))
+            self._query("DELETE FROM blobs WHERE sha256 = ?", (blob.info.sha256,))
             self._secure([blob])
             self._store_blobs([blob])
             self._insert_audit(audit)
