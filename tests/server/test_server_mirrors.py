@@ -292,3 +292,22 @@ def test_audit_reports_who_holds_which_digest(tmp_path: Path) -> None:
     assert f"disagree\t{names['text']}\there={ours}; {a_url}={theirs}" in out
     assert f"disagree\t{names['large']}\there=missing; {a_url}={hashlib.sha256(BYTES['large']).hexdigest()}" in out
     assert names["page"] not in out  # the same digest on both
+
+
+def test_a_name_the_origin_withdraws_is_withdrawn_on_the_mirror_at_the_next_sync(tmp_path: Path) -> None:
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        assert pdi("mirror", "sync", "--archive", str(b))[0] == 0
+        with Archive.open(a) as archive:
+            archive.withdraw(names["page"], "a mistake")
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "1 withdrawn (1 withdrawn here now)" in out, out
+        again = pdi("mirror", "sync", "--archive", str(b))
+        assert "1 withdrawn (0 withdrawn here now)" in again[1]
+    with serving(b) as b_url:
+        assert httpx.get(f"{b_url}/uri-res/N2R?{names['page']}").status_code == 410
+        assert httpx.get(f"{b_url}/uri-res/N2R?{names['text']}").content == BYTES["text"]
+    code, out = pdi("get", "--archive", str(b), names["page"])
+    assert code == 11 and a_url in out

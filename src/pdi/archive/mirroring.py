@@ -63,6 +63,15 @@ class Mirroring(ArchiveBase):
         return next((r for r in self.store.representations(key_of(parsed))
                      if r.version == parsed.version and r.format == token), None)
 
+    def withdrawn_here(self, name: str) -> str | None:
+        """``purged`` or ``withdrawn`` when the versioned ``name`` (held) is so here, as a version or with its whole
+        document; ``None`` when it is not."""
+        parsed = parse_pdi(name)
+        if parsed.version is None:
+            raise ParseError(f"{name} is not a versioned name (a format and a version)", rule="mirror-name")
+        tombstone = self.store.withdrawal(key_of(parsed), parsed.version)
+        return None if tombstone is None else "purged" if tombstone.purged else "withdrawn"
+
     def import_mirrored(self, origin: MirrorRecord, items: Sequence[tuple[RepresentationRecord, BlobSource]]) -> int:
         """Bring ``items`` in under their origin's exact names, in one transaction (an audit line each new
         document); returns how many representations are new."""

@@ -98,7 +98,8 @@ def mirror_sync(series: str | None, archive: str) -> None:
             problems += len(report.problems)
             click.echo(f"{record.series}\tfrom {record.base_url}: {plural(report.listed, 'name')} listed,"
                        f" {report.copied} new ({plural(report.octets, 'octet')}), {report.held} held already,"
-                       f" {report.withdrawn} withdrawn, {plural(len(report.problems), 'problem')}")
+                       f" {report.withdrawn} withdrawn ({report.tombstoned} withdrawn here now),"
+                       f" {plural(len(report.problems), 'problem')}")
     if problems:
         raise IntegrityError(f"sync refused {plural(problems, 'name')} (not kept; the others were)")
 

@@ -17,7 +17,9 @@ description (a second request). New names are brought in a batch at a time (:dat
 names or :data:`BATCH_OCTETS` octets) through the archive's import, under
 the origin's exact names (:meth:`pdi.archive.Archive.import_mirrored`), each
 batch one transaction: a sync killed mid-way keeps every batch committed
-and the next one fetches only what is not held yet.
+and the next one fetches only what is not held yet. A held name the
+origin lists as withdrawn is withdrawn here too (and purged, if it was
+purged there: a legal takedown reaches the copies).
 
 A manifest page that does not verify (changed, or signed by another key),
 that is of another series, or that does not start where it was asked to,
@@ -220,6 +222,8 @@ class SyncReport:
     copied: int = 0
     held: int = 0
     withdrawn: int = 0
+    #: Names held here that the origin withdrew since: withdrawn here too.
+    tombstoned: int = 0
     octets: int = 0
     problems: list[Problem] = field(default_factory=list)
 
@@ -264,6 +268,7 @@ def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: Sync
         name = str(entry["name"])
         if "withdrawn" in entry:
             report.withdrawn += 1
+            _withdraw(archive, record, name, entry, report)
             continue
         try:
             parsed = parse_pdi(name)
@@ -284,6 +289,20 @@ def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: Sync
                 "conflict", held.sha256, (name,),
                 f"held here with sha256 {held.sha256}; {record.base_url}'s signed manifest says {entry['sha256']}"))
     return wanted
+
+
+def _withdraw(archive: Archive, record: MirrorRecord, name: str, entry: Mapping[str, Any], report: SyncReport) -> None:
+    """A name the origin lists as withdrawn is withdrawn here too, if held (purged too, if it was purged there)."""
+    try:
+        purge = bool(entry.get("purged"))
+        if archive.held(name) is None or archive.withdrawn_here(name) in (("purged",) if purge else ("withdrawn", "purged")):
+            return
+        archive.withdraw(name, f"withdrawn at its origin {record.base_url} ({str(entry['withdrawn'])[:40]})",
+                         purge=purge)
+    except PDIError as exc:
+        report.problems.append(Problem("unwithdrawn", "", (name[:200],), f"withdrawn at {record.base_url}: {exc}"))
+        return
+    report.tombstoned += 1
 
 
 def _fetch(origin: Peer, record: MirrorRecord, entry: Mapping[str, Any], spool: Path,
