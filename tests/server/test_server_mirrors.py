@@ -125,6 +125,8 @@ def test_a_postgresql_mirror_serves_identical_bytes_with_the_origin_stopped_and_
         assert again[0] == 0 and "0 new" in again[1] and f"{len(BYTES)} held already" in again[1]
     # P holds A's names, with the digests of the bytes deposited
     assert held(p) == {names[w]: hashlib.sha256(data).hexdigest() for w, data in BYTES.items()}
+    with Archive.open(a) as theirs, Archive.open(p) as ours:  # each record as A keeps it, field for field
+        assert all(ours.held(names[w]) == theirs.held(names[w]) is not None for w in BYTES)
     # a mirror never mints in the series it mirrors
     (tmp_path / "new.txt").write_bytes(b"a minted name\n")
     refused = pdi("add", "--archive", p, "--series", S, str(tmp_path / "new.txt"))
@@ -180,11 +182,28 @@ class Tamper:
         self.octets_of: str | None = None
         self.n2r: list[str] = []
         self.delay = 0.0
+        self.inflight = 0
         self.lock = threading.Lock()
         self.other = SigningKey.generate()
         self.app = Starlette(routes=[Route("/{path:path}", self.forward)])
 
     def forward(self, request: Request) -> Response:
+        with self.lock:
+            self.inflight += 1
+        try:
+            return self._forward(request)
+        finally:
+            with self.lock:
+                self.inflight -= 1
+
+    def settled(self) -> None:
+        """Wait (30 s at most) until no request is being answered (a killed client's last ones included)."""
+        deadline = time.monotonic() + 30
+        while self.inflight:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+
+    def _forward(self, request: Request) -> Response:
         query = request.url.query
         url = f"{self.target}{request.url.path}" + (f"?{query}" if query else "")
         answer = httpx.get(url, timeout=30)
@@ -264,13 +283,14 @@ def test_a_sync_killed_mid_way_resumes_without_fetching_again_what_it_kept(tmp_p
         assert child.wait(30) == -signal.SIGKILL
         kept = held(b)
         assert 0 < len(kept) < len(names)
+        tamper.settled()
         before = len(tamper.n2r)
         tamper.delay = 0
         code, out = pdi("mirror", "sync", "--archive", str(b))
         assert code == 0, out
         again = tamper.n2r[before:]
     assert not set(kept) & set(again)  # nothing kept was fetched again
-    assert len(again) == len(names) - len(kept)
+    assert len(again) == len(set(again)) == len(names) - len(kept)
     with Archive.open(a) as archive:
         assert held(b) == {e["name"]: e["sha256"] for e in archive.manifest_page(S, limit=10_000).entries}
     assert pdi("verify", "--archive", str(b))[0] == 0
@@ -311,3 +331,38 @@ def test_a_name_the_origin_withdraws_is_withdrawn_on_the_mirror_at_the_next_sync
         assert httpx.get(f"{b_url}/uri-res/N2R?{names['text']}").content == BYTES["text"]
     code, out = pdi("get", "--archive", str(b), names["page"])
     assert code == 11 and a_url in out
+
+
+def test_from_an_origin_whose_manifests_list_digests_only_the_records_come_from_n2c(tmp_path: Path) -> None:
+    """An origin of an earlier pdi signs names, digests and sizes only: the rest of each record is its N2C's,
+    and the mirror describes each name as the origin does."""
+    from pdi.archive.manifests import ManifestPage
+    from pdi.server import create_app
+
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    archive = Archive.open(a)
+    real = archive.manifest_page
+    bare_keys = {"name", "format", "version", "sha256", "size", "withdrawn", "purged"}
+
+    def bare(*args: object, **kwargs: object) -> ManifestPage:
+        page = real(*args, **kwargs)  # type: ignore[arg-type]
+        return ManifestPage(page.series, page.day, page.after, page.next,
+                            tuple({k: v for k, v in e.items() if k in bare_keys} for e in page.entries))
+
+    archive.manifest_page = bare  # type: ignore[method-assign]
+    with in_thread(create_app(str(a), archive=archive), host="127.0.0.1", port=0, log_level="warning") as server:
+        a_url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+        listed = json.loads(b64url_decode(httpx.get(f"{a_url}/api/manifest?series={S}").text.split(".")[1], "payload"))
+        assert listed["names"] and all(set(e) <= bare_keys for e in listed["names"])
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and f"{len(BYTES)} new" in out, out
+        theirs = {w: httpx.get(f"{a_url}/uri-res/N2C?{names[w]}").json() for w in BYTES}
+    archive.close()
+    assert held(b) == {names[w]: hashlib.sha256(data).hexdigest() for w, data in BYTES.items()}
+    with serving(b) as b_url:
+        for which in BYTES:
+            ours = httpx.get(f"{b_url}/uri-res/N2C?{names[which]}").json()
+            assert (ours["media_type"], ours["charset"], ours["stored"]) == (
+                theirs[which]["media_type"], theirs[which]["charset"], theirs[which]["stored"])
