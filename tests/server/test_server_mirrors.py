@@ -35,7 +35,7 @@ from pdi.archive import Archive
 from pdi.cli import cli as main
 from pdi.signing import SigningKey, b64url, b64url_decode, canonical_json, sign_manifest
 from support.pgcluster import TemporaryCluster
-from support.stored_blobs import flip_octet
+from support.stored_blobs import damage, flip_octet
 
 S = "mirrored.example.us"
 #: Bytes deposited in A: a short text (a catalog row), a page, and 200 KB (a blob file).
@@ -123,6 +123,14 @@ def test_a_postgresql_mirror_serves_identical_bytes_with_the_origin_stopped_and_
         assert f"{len(BYTES)} new" in out
         again = pdi("mirror", "sync", "--archive", p)
         assert again[0] == 0 and "0 new" in again[1] and f"{len(BYTES)} held already" in again[1]
+        # on PostgreSQL too, a lost upload and an altered row are found and repaired from A
+        with Archive.open(p) as opened:
+            damage(opened, hashlib.sha256(BYTES["large"]).hexdigest(), "delete")
+            damage(opened, hashlib.sha256(BYTES["text"]).hexdigest(), "alter")
+        code, out = pdi("verify", "--archive", p)
+        assert code == 3 and f"missing\t{names['large']}" in out and f"altered\t{names['text']}" in out, out
+        code, out = pdi("verify", "--repair", "--archive", p)
+        assert code == 0 and out.count(f"\tfrom {a_url}, checked against its signed manifest") == 2, out
     # P holds A's names, with the digests of the bytes deposited
     assert held(p) == {names[w]: hashlib.sha256(data).hexdigest() for w, data in BYTES.items()}
     with Archive.open(a) as theirs, Archive.open(p) as ours:  # each record as A keeps it, field for field
