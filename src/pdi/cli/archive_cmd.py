@@ -176,6 +176,8 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
     it prints as repaired (with where from), or unrepaired and why. Exit 3
     only for problems left unrepaired.
     """
+    if signatures and repair:
+        raise click.UsageError("--repair goes with a verify of the stored blobs, not with --signatures")
     if signatures:
         _verify_signatures(manifests, key, key_file, tsa_ca, archive)
         return

@@ -74,8 +74,6 @@ class MirrorsPart(CatalogBase):
         """Every recorded mirror (of ``series``), by series, origins first."""
         where, params = ("WHERE series = ?", (series,)) if series is not None else ("", ())
         with self._read():
-            if not self._has_table("mirrors"):
-                return []
             rows = self._query(
                 f"SELECT series, base_url, role, jwk, added_at, synced_at FROM mirrors {where}"
                 " ORDER BY series, role, base_url", params)
