@@ -34,7 +34,14 @@ from pdi.archive.naming import (
 from pdi.archive.results import Deposit
 from pdi.archive.store import DepositResult, DocumentKey, Idempotency, NewRepresentation, WriteNote
 from pdi.archive.tokens import Writer
-from pdi.errors import IntegrityError, NotFoundError, ParseError, PDIError, UnsupportedError
+from pdi.errors import (
+    ImmutabilityError,
+    IntegrityError,
+    NotFoundError,
+    ParseError,
+    PDIError,
+    UnsupportedError,
+)
 from pdi.identifier import PDI
 
 if TYPE_CHECKING:
@@ -416,7 +423,17 @@ class Deposits(ArchiveBase):
             return
         if self.store.get_series(series) is None:
             raise NotFoundError(f"series {series} is not registered (pdi series add {series})")
+        self._not_mirrored(series)
         self._series_registered.add(series)
+
+    def _not_mirrored(self, series: str) -> None:
+        """:class:`ImmutabilityError` when this archive mirrors ``series``: only its origin mints in it
+        (:mod:`pdi.archive.mirroring`)."""
+        origin = next((m for m in self.store.list_mirrors(series) if m.role == "origin"), None)
+        if origin is not None:
+            raise ImmutabilityError(
+                f"series {series} is mirrored from {origin.base_url}: only its origin mints or versions names in it"
+                " (pdi mirror sync copies them here)")
 
     def _note(
         self,
@@ -512,6 +529,7 @@ class Deposits(ArchiveBase):
             raise ParseError("a version needs at least one format", rule="format")
         if not self.store.document_exists(key):
             raise NotFoundError(f"no document {key.series} {key.day.isoformat()} {key.unique_id} in the archive")
+        self._not_mirrored(key.series)
         with self._staging(contents, force, progress) as reps:
             note = self._note(writer, "version", reps, idempotency_key, request, embargo)
             result = self.store.new_version(

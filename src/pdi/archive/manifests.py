@@ -97,6 +97,9 @@ class Manifests(ArchiveBase):
             else:
                 entry["sha256"] = record.sha256
                 entry["size"] = record.size
+                # what a mirror needs to keep the name as it is here (pdi.network.mirrors), signed with the rest
+                entry.update(media_type=record.media_type, charset=record.charset, line_ending=record.line_ending,
+                             created_at=record.created_at, stored=record.stored)
             entries.append(entry)
         following = entries[-1]["name"] if more and entries else None
         return ManifestPage(canonical, day.isoformat() if day else None, after, following, tuple(entries))

@@ -26,7 +26,7 @@ from pdi.cli.archive_io import open_archive
 from pdi.errors import IntegrityError
 
 if TYPE_CHECKING:
-    pass
+    from pdi.archive.fixity import VerifyReport
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -139,13 +139,16 @@ def series_access(name: str, access: str, archive: str) -> None:
 @click.option("--tsa-ca", "tsa_ca", metavar="CA.pem",
               help="With --signatures: check each manifest file's RFC 3161 timestamp (FILE.tsr) was signed by a"
                    " time-stamping authority this CA certifies (openssl ts -verify).")
+@click.option("--repair", is_flag=True,
+              help="Fetch each missing or altered blob again from its series' origin or a peer (pdi mirror add),"
+                   " check it against that archive's signed manifest, and replace it (an audit line each).")
 @click.option("--remove-unreferenced", "remove", is_flag=True,
               help="Also delete blobs no name holds (left by killed deposits), if untouched for --older-than.")
 @click.option("--older-than", default=3600.0, show_default=True, type=click.FloatRange(min=0),
               help="Seconds a blob must be untouched before --remove-unreferenced deletes it.")
 @archive_option
 def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, key_file: str | None,
-               tsa_ca: str | None, remove: bool, older_than: float, archive: str) -> None:
+               tsa_ca: str | None, repair: bool, remove: bool, older_than: float, archive: str) -> None:
     """Recompute every stored representation's SHA-256 and check the catalog; exit 3 on any problem.
 
     Problems print one a line: the kind (missing, altered, size,
@@ -166,7 +169,15 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
     file's RFC 3161 timestamp beside it (FILE.tsr, pdi manifest --tsa) is
     checked to be of the file, and with --tsa-ca its signature too; one
     that is not prints as timestamp. Exit 3 on any.
+
+    With --repair, each missing or altered blob is fetched from its
+    series' origin or a peer (pdi mirror add), checked against that
+    archive's signed manifest and the catalog's digest, and replaced;
+    it prints as repaired (with where from), or unrepaired and why. Exit 3
+    only for problems left unrepaired.
     """
+    if signatures and repair:
+        raise click.UsageError("--repair goes with a verify of the stored blobs, not with --signatures")
     if signatures:
         _verify_signatures(manifests, key, key_file, tsa_ca, archive)
         return
@@ -183,6 +194,8 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
     for problem in report.problems:
         for name in problem.names:
             click.echo(f"{problem.kind}\t{name}\t{problem.detail}")
+    if repair and report.problems:
+        _repair(report, archive)
     for note in report.purged:
         click.echo(f"purged\t{note.names[0]}\t{note.detail} (withdrawn; not a problem)")
     if report.unreferenced:
@@ -198,6 +211,20 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
             f"verify found {plural(len(report.problems), 'problem')}"
             " (missing or altered blobs, or damage to the catalog)"
         )
+
+def _repair(report: VerifyReport, archive: str) -> None:
+    """``pdi verify --repair``: :func:`pdi.network.mirrors.repair`; the problems put right leave the report."""
+    from pdi.network.mirrors import repair
+
+    with open_archive(archive) as opened:
+        done = repair(opened, report.problems)
+    for name, source in done.repaired:
+        click.echo(f"repaired\t{name}\tfrom {source}, checked against its signed manifest")
+    for name, why in done.failed:
+        click.echo(f"unrepaired\t{name}\t{why}")
+    fixed = {name for name, _ in done.repaired}
+    report.problems = [p for p in report.problems if not (p.kind in ("missing", "altered") and fixed & set(p.names))]
+
 
 def _verify_signatures(manifests: tuple[str, ...], key: str | None, key_file: str | None, tsa_ca: str | None,
                        archive: str) -> None:

@@ -59,6 +59,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "annotate": ("annotate_cmd",),
     **dict.fromkeys(("keys", "manifest"), ("keys_cmd",)),
     "registry": ("registry_cmd",),
+    "mirror": ("mirror_cmd",),
 }
 
 
@@ -85,6 +86,7 @@ COMMAND_HELP: dict[str, str] = {
     "manifest": "Write the signed manifest of a series (a day of it, or every day): a compact JWS (RFC 7515, EdDSA).",
     "meta": "Add statements (Dublin Core: title=, creator=, date= … or free keys) about PDI, or show them.",
     "mhtml": "Read, check, pack and unpack RFC 2557 MHTML files.",
+    "mirror": "Mirror series of other pdi resolvers: add, sync, audit (docs: how-to/mirrors).",
     "parse": "Parse PDI (urn:pdi://… or pdi://…) and print its components, canonical form and warnings.",
     "registry": "The archive's registry: series and their resolvers, the authority first, then mirrors (add, remove, show).",
     "reindex": "Make the full-text index again from the stored octets (one transaction: a failure keeps the old index).",

@@ -69,7 +69,11 @@ class ChecksPart(CatalogBase):
                     yield CatalogProblem("document", _row_name(row), problem)
 
     def _numbering_problems(self) -> Iterator[CatalogProblem]:
-        """Serials against their counters, days' counts, versions 1..n each with a format, representations' digests."""
+        """Serials against their counters, days' counts, versions 1..n each with a format, representations' digests.
+
+        A mirrored series (:mod:`.mirrors`) may have gaps in its serials and versions: a mirror holds only what
+        its origin lets it read, and never mints in it."""
+        mirrored = {str(r[0]) for r in self._query("SELECT series FROM mirrors WHERE role = 'origin'")}
         counters = {
             (str(r[0]), str(r[1])): int(r[2])
             for r in self._query("SELECT series, day, last FROM daily_serials")
@@ -79,6 +83,8 @@ class ChecksPart(CatalogBase):
             " WHERE serial IS NOT NULL GROUP BY series, day"
         ):
             last = counters.pop((str(series), str(day)), None)
+            if str(series) in mirrored:
+                continue
             if (int(count), int(low), int(high)) != (int(high), 1, int(high)) or last != int(high):
                 counted = "no counter" if last is None else f"the day's counter says {last}"
                 yield CatalogProblem("serials", f"{series} {day}",
@@ -90,6 +96,8 @@ class ChecksPart(CatalogBase):
             yield CatalogProblem("counts", f"{series} {day}", f"the day's count of documents says {kept}, but it has {held}")
         for doc, count, low, high in self._query(
             "SELECT document, COUNT(*), MIN(version), MAX(version) FROM versions"
+            " WHERE document NOT IN (SELECT d.id FROM documents d JOIN mirrors m ON m.series = d.series"
+            " AND m.role = 'origin')"
             " GROUP BY document HAVING COUNT(*) <> MAX(version) OR MIN(version) <> 1"
         ):
             yield CatalogProblem("versions", self._describe_id(int(doc)), f"{plural(int(count), 'version')} numbered {low} to {high}")

@@ -56,6 +56,7 @@ class ImportsPart(CatalogBase):
         embargoes: Sequence[tuple[DocumentKey, int | None, str]] = (),
         *,
         new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
+        gapless: bool = True,
     ) -> int:
         """Bring records from another archive in, exactly as named; one transaction.
 
@@ -75,6 +76,11 @@ class ImportsPart(CatalogBase):
         (:data:`IMPORT_PAGE`) at a time, a few statements a page whatever its
         size, and the first bad record of a page is the one named. Memory
         grows with the distinct blobs and the days touched, not with the names.
+
+        ``gapless`` (the default) refuses an import that leaves gaps in a day's
+        serials or a document's versions; a mirror's (:mod:`pdi.archive.mirroring`)
+        may leave them, holding only what its origin lets it read, and never
+        minting in the series.
         """
         with self._read():  # refuse bad imports before staging any blob
             known = {str(r[0]) for r in self._query("SELECT name FROM series")}
@@ -90,7 +96,7 @@ class ImportsPart(CatalogBase):
         )
         try:
             added = self._import_staged(series, representations, assertions, audit, staged, withdrawals,
-                                        embargoes, new_document)
+                                        embargoes, new_document, gapless)
         except BaseException:
             discard_all(staged)
             raise
@@ -107,6 +113,7 @@ class ImportsPart(CatalogBase):
         withdrawals: Iterable[WithdrawalRecord] = (),
         embargoes: Sequence[tuple[DocumentKey, int | None, str]] = (),
         new_document: Callable[[RepresentationRecord], AuditRecord] | None = None,
+        gapless: bool = True,
     ) -> int:
         added = 0
         written = _ImportWritten({blob.info.sha256: blob for blob in staged})
@@ -119,7 +126,8 @@ class ImportsPart(CatalogBase):
             known = {str(r[0]) for r in self._query("SELECT name FROM series")}
             for page in pages(rec for rec, _ in representations):
                 added += self._import_page(page, known, written, new_document)
-            self._check_numbering(written.days)
+            if gapless:
+                self._check_numbering(written.days)
             for entry in audit:
                 self._insert_audit(entry)
             for statements in pages(assertions):

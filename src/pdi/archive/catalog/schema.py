@@ -28,7 +28,7 @@ def migrations(
     """
     args = (id_pk, blob_type, with_blob_table, search)
     steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args),
-             _index_queue(), _small_blobs(*args), _message_threads()]
+             _index_queue(), _small_blobs(*args), _message_threads(), _mirrors()]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -360,6 +360,29 @@ def _message_threads() -> list[str]:
         "CREATE TABLE message_heads_pending (sha256 TEXT PRIMARY KEY)",
         "INSERT INTO message_heads_pending (sha256) SELECT DISTINCT sha256 FROM representations"
         " WHERE media_type = 'message/rfc822' AND purged IS NULL",
+    ]
+
+
+def _mirrors() -> list[str]:
+    """Step 11: the other archives that hold a series (:mod:`pdi.archive.catalog.mirrors`, ``docs/how-to/mirrors.md``).
+
+    One row for each archive known to hold a copy of a series: ``origin``,
+    the archive this one mirrors the series from (``pdi mirror add``; at most
+    one a series), or ``peer``, another archive holding a copy
+    (``pdi mirror add --peer``: the origin records its mirrors so). ``jwk``
+    is the peer's public key, pinned when it was added: its manifests are
+    checked with it, never with a key fetched later. ``synced_at`` is when
+    the last ``pdi mirror sync`` of the series ended whole.
+    """
+    return [
+        """CREATE TABLE mirrors (
+            series TEXT NOT NULL,
+            base_url TEXT NOT NULL,
+            role TEXT NOT NULL,
+            jwk TEXT NOT NULL,
+            added_at TEXT NOT NULL,
+            synced_at TEXT,
+            PRIMARY KEY (series, base_url))""",
     ]
 
 

@@ -78,6 +78,7 @@ from pdi.server.process.cache import (
 from pdi.server.process.limits import ArchiveHandlers, WorkLimits
 from pdi.server.process.zerocopy import EXTENSION
 from pdi.server.protocol.memento_oaipmh import Mementos
+from pdi.server.protocol.mirrored import Locations
 from pdi.server.protocol.rfc2169 import n2r_path, n2r_url, rfc2169_query, sturdy, urn_from_query
 
 #: RFC 2169 services this resolver answers, and the others it knows of (501).
@@ -123,6 +124,7 @@ class Resolver:
         self.base_url = base_url
         self.cache = cache if cache is not None else ResponseCache(0)
         self.mementos = Mementos(archive)
+        self.locations = Locations(archive)
         self._bases: dict[tuple[str, tuple[str, int | None] | None, bytes], str] = {}
         #: the not-found path's answers from other resolvers (set by create_app), or None
         self.elsewhere: NotHeld | None = None
@@ -264,7 +266,7 @@ class Resolver:
                 if found is None or not self.mementos.dated_by_deposit(found):
                     return None
                 base = self.base_url if self.base_url is not None else self._base(scheme, server, host)
-                kept = whole_entity(found, self.mementos.headers(found, base))
+                kept = whole_entity(found, self._about(found, base))
         except (PDIError, UnicodeDecodeError):
             return None
         self._learn(query, kept)
@@ -293,6 +295,10 @@ class Resolver:
                                   "query_string": b"", "headers": [(b"host", host)] if host else []}))
             self._bases[key] = base
         return base
+
+    def _about(self, located: Resolved, base: str) -> Mapping[str, str]:
+        """The memento's headers of an N2R answer, and its origin's ``Link`` when the series is mirrored."""
+        return self.locations.headers(located.record.series, names_of(located)[0], self.mementos.headers(located, base))
 
     # --- the services ----------------------------------------------------------------
     def n2r(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
@@ -330,7 +336,7 @@ class Resolver:
                 return self._negotiate(located, name, base, accept)
             if prefers_description(accept, located.media_type):
                 return _varying(self.n2c(name, base))
-            about = self.mementos.headers(located, base)
+            about = self._about(located, base)
         if located.pdi.fragment is None and located.record.size > STREAM_FROM:
             return Large(located, about, _aggregate_type(self.archive, located))
         if located.record.size > STREAM_FROM and _video_time(located):
@@ -451,9 +457,12 @@ class Resolver:
         return _fixed_location(located, shared)
 
     def n2ls(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
-        """The N2R URLs of a name (one per format of a generic name), as ``text/uri-list``."""
-        return PlainTextResponse(_uri_list(name, [n2r_url(base, n) for n in self._names(name)]),
-                                 media_type="text/uri-list")
+        """The N2R URLs of a name (one per format of a generic name), as ``text/uri-list``: this resolver's, then
+        those of every other archive recorded as holding its series (:mod:`~pdi.server.protocol.mirrored`)."""
+        names = self._names(name)
+        others = self.locations.others(names[0].series_name.lower(), base) if names else ()
+        urls = [n2r_url(where, n) for where in (base, *others) for n in names]
+        return PlainTextResponse(_uri_list(name, urls), media_type="text/uri-list")
 
     def n2ns(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:
         """The names of the same resource: the canonical name, and for a versioned name its generic name."""

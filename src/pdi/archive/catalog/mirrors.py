@@ -1,0 +1,98 @@
+"""Mirrors: which other archives hold a copy of a series (schema step 11), and a damaged blob put right.
+
+A row of ``mirrors`` is an archive this one mirrors a series from (role
+``origin``) or one known to hold a copy (``peer``), with the public key
+pinned when it was added (:mod:`pdi.network.mirrors` checks every manifest
+with it). :meth:`MirrorsPart.replace_blob` writes the octets of a blob again
+over a damaged or missing copy (``pdi verify --repair``), in one catalog
+transaction with its audit line.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pdi.archive.catalog.base import CatalogBase, timestamp
+from pdi.archive.store import AuditRecord
+from pdi.errors import ImmutabilityError, NotFoundError
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+
+    from pdi.archive.blobs.seam import StagedBlob
+else:
+    from pdi._later import dataclass
+
+__all__ = ["MIRROR_ROLES", "MirrorRecord", "MirrorsPart"]
+
+#: What another archive is to a series: the one it is mirrored from, or another that holds a copy.
+MIRROR_ROLES = ("origin", "peer")
+
+
+@dataclass(frozen=True)
+class MirrorRecord:
+    """Another archive holding ``series``: its base URL, ``role`` (origin or peer), pinned JWK (JSON text)."""
+
+    series: str
+    base_url: str
+    role: str
+    jwk: str
+    added_at: str
+    synced_at: str | None = None
+
+
+class MirrorsPart(CatalogBase):
+    """The ``mirrors`` table, and a blob's octets written again."""
+
+    def add_mirror(self, record: MirrorRecord, audit: AuditRecord) -> None:
+        """Record ``record`` (with its audit line); the same again changes nothing; another key for the same
+        archive, or a second origin of a series, is refused."""
+        with self._write():
+            rows = self._query("SELECT base_url, role, jwk FROM mirrors WHERE series = ?", (record.series,))
+            for base_url, role, jwk in rows:
+                if base_url == record.base_url:
+                    if (role, jwk) == (record.role, record.jwk):
+                        return
+                    raise ImmutabilityError(
+                        f"{record.base_url} is recorded for {record.series} already as {role} with another key"
+                        " or role: pdi mirror remove it first")
+                if role == "origin" and record.role == "origin":
+                    raise ImmutabilityError(f"{record.series} is mirrored from {base_url} already (one origin a series)")
+            self._query(
+                "INSERT INTO mirrors (series, base_url, role, jwk, added_at) VALUES (?, ?, ?, ?, ?)",
+                (record.series, record.base_url, record.role, record.jwk, record.added_at))
+            self._insert_audit(audit)
+
+    def remove_mirror(self, series: str, base_url: str, audit: AuditRecord) -> None:
+        with self._write():
+            if not self._query("SELECT 1 FROM mirrors WHERE series = ? AND base_url = ?", (series, base_url)):
+                raise NotFoundError(f"{base_url} is not recorded as holding {series}")
+            self._query("DELETE FROM mirrors WHERE series = ? AND base_url = ?", (series, base_url))
+            self._insert_audit(audit)
+
+    def list_mirrors(self, series: str | None = None) -> list[MirrorRecord]:
+        """Every recorded mirror (of ``series``), by series, origins first."""
+        where, params = ("WHERE series = ?", (series,)) if series is not None else ("", ())
+        with self._read():
+            rows = self._query(
+                f"SELECT series, base_url, role, jwk, added_at, synced_at FROM mirrors {where}"
+                " ORDER BY series, role, base_url", params)
+        return [MirrorRecord(str(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]),
+                             None if r[5] is None else str(r[5])) for r in rows]
+
+    def mark_synced(self, series: str, base_url: str, audit: AuditRecord) -> None:
+        """Say that a sync of ``series`` from ``base_url`` ended whole, now (with its audit line)."""
+        with self._write():
+            self._query("UPDATE mirrors SET synced_at = ? WHERE series = ? AND base_url = ?",
+                        (timestamp(), series, base_url))
+            self._insert_audit(audit)
+
+    def replace_blob(self, blob: StagedBlob, audit: AuditRecord) -> None:
+        """Inside one write transaction: the staged octets of a blob become its stored copy, and ``audit`` is
+        appended. Its row of ``blobs`` (a small blob's octets; on PostgreSQL, which upload holds it) is written
+        again; a blob file was put in place by staging, over a damaged one."""
+        with self._write():
+            self._query("DELETE FROM blobs WHERE sha256 = ?", (blob.info.sha256,))
+            self._secure([blob])
+            self._store_blobs([blob])
+            self._insert_audit(audit)

@@ -1,0 +1,102 @@
+"""What a mirror keeps: the archives a series is mirrored from or held by, names brought in exactly as the
+origin minted them, and a damaged blob written again from a checked copy.
+
+The network side (fetching, checking signed manifests) is
+:mod:`pdi.network.mirrors`; here only what the archive records. Names come
+in through the same import a bag of another archive does
+(:meth:`pdi.archive.catalog.SQLStore.import_all`): every record under its
+origin's exact name, never minted again, all or nothing, identical records
+already held kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pdi import formats
+from pdi.archive.base import ArchiveBase
+from pdi.archive.blobs import Octets
+from pdi.archive.blobs.seam import BlobSource
+from pdi.archive.catalog.mirrors import MIRROR_ROLES, MirrorRecord
+from pdi.archive.naming import canonical_series, key_of, parse_pdi, record_name, timestamp
+from pdi.archive.store import AuditRecord, RepresentationRecord, SeriesRecord
+from pdi.errors import IntegrityError, ParseError
+
+__all__ = ["MirrorRecord", "Mirroring"]
+
+
+class Mirroring(ArchiveBase):
+    """The archive's mirrors and peers, mirrored names, and blobs repaired."""
+
+    def add_mirror(self, series: str, base_url: str, role: str, jwk: str) -> MirrorRecord:
+        """Record that the archive at ``base_url`` is ``series``' origin (this archive mirrors it; the series is
+        registered here if it is not) or a peer holding a copy, with its public key ``jwk`` pinned."""
+        if role not in MIRROR_ROLES:
+            raise ParseError(f"a mirror's role is one of {', '.join(MIRROR_ROLES)}, not {role!r}", rule="mirror-role")
+        canonical = canonical_series(series)
+        if role == "origin" and self.store.get_series(canonical) is None:
+            self.store.add_series(SeriesRecord(canonical, None, base_url, timestamp(self.now())))
+        record = MirrorRecord(canonical, base_url, role, jwk, timestamp(self.now()))
+        self.store.add_mirror(record, AuditRecord(timestamp(self.now()), self.who, f"mirror-{role}", canonical,
+                                                  f"{base_url} (key {jwk})"))
+        return record
+
+    def remove_mirror(self, series: str, base_url: str) -> None:
+        canonical = canonical_series(series)
+        self.store.remove_mirror(canonical, base_url, AuditRecord(timestamp(self.now()), self.who, "mirror-remove",
+                                                                  canonical, base_url))
+
+    def mirrors(self, series: str | None = None) -> list[MirrorRecord]:
+        """The recorded origins and peers (of ``series``), origins first."""
+        return self.store.list_mirrors(None if series is None else canonical_series(series))
+
+    def mark_synced(self, record: MirrorRecord, detail: str) -> None:
+        self.store.mark_synced(record.series, record.base_url, AuditRecord(
+            timestamp(self.now()), self.who, "mirror-sync", record.series, f"from {record.base_url}: {detail}"))
+
+    def held(self, name: str) -> RepresentationRecord | None:
+        """The catalog's record of the versioned ``name``, or ``None`` when this archive does not hold it."""
+        parsed = parse_pdi(name)
+        if parsed.format is None or parsed.version is None:
+            raise ParseError(f"{name} is not a versioned name (a format and a version)", rule="mirror-name")
+        token = formats.canonical_token(parsed.format)
+        return next((r for r in self.store.representations(key_of(parsed))
+                     if r.version == parsed.version and r.format == token), None)
+
+    def withdrawn_here(self, name: str) -> str | None:
+        """``purged`` or ``withdrawn`` when the versioned ``name`` (held) is so here, as a version or with its whole
+        document; ``None`` when it is not."""
+        parsed = parse_pdi(name)
+        if parsed.version is None:
+            raise ParseError(f"{name} is not a versioned name (a format and a version)", rule="mirror-name")
+        tombstone = self.store.withdrawal(key_of(parsed), parsed.version)
+        return None if tombstone is None else "purged" if tombstone.purged else "withdrawn"
+
+    def import_mirrored(self, origin: MirrorRecord, items: Sequence[tuple[RepresentationRecord, BlobSource]]) -> int:
+        """Bring ``items`` in under their origin's exact names, in one transaction (an audit line each new
+        document); returns how many representations are new."""
+        if not items:
+            return 0
+        series = self.store.get_series(origin.series)
+        known = [] if series is None else [series]
+
+        def new_document(first: RepresentationRecord) -> AuditRecord:
+            return AuditRecord(timestamp(self.now()), self.who, "mirror", str(record_name(first, generic=True)),
+                               f"from {origin.base_url}")
+
+        return self.store.import_all(known, items, (), new_document=new_document, gapless=False)
+
+    def replace_blob(self, sha256: str, octets: Octets, detail: str) -> None:
+        """Write the blob ``sha256`` again from ``octets`` (hashed as they are staged: any other digest is
+        refused, :class:`IntegrityError`, and nothing is kept), over a damaged or missing copy; an audit line
+        ``repair`` says where the octets came from (``detail``)."""
+        staged = self.store.stage_blob(octets)
+        if staged.info.sha256 != sha256:
+            staged.discard()
+            raise IntegrityError(f"the octets fetched for blob {sha256} hash to {staged.info.sha256}: not kept")
+        try:
+            self.store.replace_blob(staged, AuditRecord(timestamp(self.now()), self.who, "repair", sha256, detail))
+        except BaseException:
+            staged.discard()
+            raise
+        staged.close()

@@ -1,0 +1,136 @@
+"""`pdi mirror add|ls|remove|sync|audit`: series copied from other pdi resolvers, checked against their signed
+manifests, and compared with every peer. Thin: the network side is :mod:`pdi.network.mirrors`, what is
+recorded :mod:`pdi.archive.mirroring`."""
+
+from __future__ import annotations
+
+import click
+
+from pdi._wording import plural
+from pdi.cli.archive_cmd import archive_option
+from pdi.cli.archive_io import open_archive
+from pdi.errors import IntegrityError, NotFoundError
+
+
+@click.group("mirror")
+def mirror_group() -> None:
+    """Mirror series of other pdi resolvers: add, sync, audit (docs: how-to/mirrors)."""
+
+
+@mirror_group.command("add")
+@click.argument("base_url", metavar="BASE_URL")
+@click.option("--series", "-s", "series", required=True, metavar="S", help="The series mirrored (or held by a peer).")
+@click.option("--key", metavar="JWK|FILE|URL",
+              help="The archive's public key (a JWK or JWK set: JSON text, a file or a URL); default: fetched now"
+                   " from BASE_URL/api/keys and printed, for you to compare with what its operator says.")
+@click.option("--peer", is_flag=True,
+              help="BASE_URL holds a copy of S (this archive is its origin, or another mirror): list it in N2Ls and"
+                   " audit it; nothing is copied from it but repairs.")
+@archive_option
+def mirror_add(base_url: str, series: str, key: str | None, peer: bool, archive: str) -> None:
+    """Record that this archive mirrors series S from the pdi resolver at BASE_URL, pinning its public key.
+
+    Every later sync, audit and repair checks that archive's signed
+    manifests with the key pinned now, never with one fetched later. The
+    series is registered here if it is not; no name is ever minted in it
+    here (deposits in it are refused: only its origin mints).
+    """
+    from pdi.cli.manifest_check import public_keys
+    from pdi.network.mirrors import base_url as checked_base
+    from pdi.network.mirrors import fetch_keys, key_text
+
+    base = checked_base(base_url)
+    with open_archive(archive) as opened:
+        keys = fetch_keys(base) if key is None else public_keys(key, opened, None)
+        record = opened.add_mirror(series, base, "peer" if peer else "origin", key_text(keys))
+    for k in keys:
+        click.echo(f"key\t{k.thumbprint}\tx={k.x}")
+    click.echo(f"{record.role}\t{record.series}\t{record.base_url}")
+    if key is None:
+        click.echo("compare the key above with the one that archive's operator publishes (pdi keys show)", err=True)
+
+
+@mirror_group.command("ls")
+@click.option("--series", "-s", "series", metavar="S", help="Only this series.")
+@archive_option
+def mirror_ls(series: str | None, archive: str) -> None:
+    """List the recorded origins and peers: series, role, base URL, when last synced."""
+    with open_archive(archive) as opened:
+        for record in opened.mirrors(series):
+            click.echo(f"{record.series}\t{record.role}\t{record.base_url}\t{record.synced_at or 'never synced'}")
+
+
+@mirror_group.command("remove")
+@click.argument("base_url", metavar="BASE_URL")
+@click.option("--series", "-s", "series", required=True, metavar="S")
+@archive_option
+def mirror_remove(base_url: str, series: str, archive: str) -> None:
+    """Forget BASE_URL as an origin or peer of S (the names already copied stay)."""
+    from pdi.network.mirrors import base_url as checked_base
+
+    with open_archive(archive) as opened:
+        opened.remove_mirror(series, checked_base(base_url))
+    click.echo(f"removed\t{series}\t{base_url}")
+
+
+@mirror_group.command("sync")
+@click.option("--series", "-s", "series", metavar="S", help="Only this series (default: every mirrored series).")
+@archive_option
+def mirror_sync(series: str | None, archive: str) -> None:
+    """Copy what each origin lists and this archive does not hold yet, every blob checked against the
+    origin's signed manifest; exit 3 if a manifest or a blob is refused (what was checked is kept).
+
+    Safe to kill and run again: names are kept a batch (one transaction)
+    at a time, and names held already are not fetched again.
+    """
+    from pdi.network.mirrors import sync
+
+    problems = 0
+    with open_archive(archive) as opened:
+        origins = [m for m in opened.mirrors(series) if m.role == "origin"]
+        if not origins:
+            raise NotFoundError("this archive mirrors no series" + (f" {series}" if series else "") + " (pdi mirror add)")
+        for record in origins:
+            report = sync(opened, record)
+            for problem in report.problems:
+                for name in problem.names:
+                    click.echo(f"{problem.kind}\t{name}\t{problem.detail}")
+            problems += len(report.problems)
+            click.echo(f"{record.series}\tfrom {record.base_url}: {plural(report.listed, 'name')} listed,"
+                       f" {report.copied} new ({plural(report.octets, 'octet')}), {report.held} held already,"
+                       f" {report.withdrawn} withdrawn ({report.tombstoned} withdrawn here now),"
+                       f" {plural(len(report.problems), 'problem')}")
+    if problems:
+        raise IntegrityError(f"sync refused {plural(problems, 'name')} (not kept; the others were)")
+
+
+@mirror_group.command("audit")
+@click.option("--series", "-s", "series", metavar="S", help="Only this series (default: every series with peers).")
+@archive_option
+def mirror_audit(series: str | None, archive: str) -> None:
+    """Compare this archive's digests with every origin's and peer's signed manifest (LOCKSS-style); each
+    name they disagree on prints with who holds which digest; exit 3 on any."""
+    from pdi.network.mirrors import audit
+
+    found = 0
+    with open_archive(archive) as opened:
+        names = sorted({m.series for m in opened.mirrors(series)})
+        if not names:
+            raise NotFoundError("no origin nor peer is recorded" + (f" for {series}" if series else "") + " (pdi mirror add)")
+        for name in names:
+            report = audit(opened, name)
+            for where, why in report.unreachable:
+                click.echo(f"unreachable\t{where}\t{why}")
+            for disagreement in report.disagreements:
+                held = "; ".join(f"{who}={digest}" for who, digest in disagreement.holders.items())
+                click.echo(f"disagree\t{disagreement.name}\t{held}")
+            found += len(report.disagreements) + len(report.unreachable)
+            click.echo(f"{name}\t{plural(report.names, 'name')} compared with {plural(len(report.peers), 'peer')}:"
+                       f" {plural(len(report.disagreements), 'disagreement')}")
+    if found:
+        raise IntegrityError(f"the audit found {plural(found, 'disagreement or unreachable peer', 'disagreements or unreachable peers')}")
+
+
+def register(cli: click.Group) -> None:
+    """Add ``mirror`` to the top-level ``pdi`` group."""
+    cli.add_command(mirror_group)

@@ -1,0 +1,506 @@
+"""Mirrors over HTTP: a series copied from its origin, checked against the origin's signed manifests
+(``pdi mirror sync``); copies compared with every peer (``pdi mirror audit``); a damaged blob fetched again
+(``pdi verify --repair``).
+
+**What changed since the last sync** is read from the origin's signed
+manifest of the whole series (``/api/manifest?series=S``, a page of 1000
+names at a time, each page a JWS checked with the key pinned by
+``pdi mirror add``), not from OAI-PMH: the manifest is what every blob must
+be checked against anyway, so one walk gives both the list and the proof,
+and a page costs one request. A name already held with the listed digest
+costs no request; a new one costs one: its ``N2R`` octets, hashed as they
+arrive and refused unless SHA-256 and size are the manifest's. The
+manifest's entry also says (signed) what the record needs besides: media
+type, charset, line endings, when it was deposited, how it is stored; from
+an origin whose manifests do not, they are read from the name's ``N2C``
+description (a second request). New names are brought in a batch at a time (:data:`BATCH_NAMES`
+names or :data:`BATCH_OCTETS` octets) through the archive's import, under
+the origin's exact names (:meth:`pdi.archive.Archive.import_mirrored`), each
+batch one transaction: a sync killed mid-way keeps every batch committed
+and the next one fetches only what is not held yet. A held name the
+origin lists as withdrawn is withdrawn here too (and purged, if it was
+purged there: a legal takedown reaches the copies).
+
+A manifest page that does not verify (changed, or signed by another key),
+that is of another series, or that does not start where it was asked to,
+stops the sync before anything it lists is fetched; a blob whose octets
+differ from the manifest's digest or size is reported and not kept, the
+others are; either way the sync ends with :class:`~pdi.errors.IntegrityError`
+(exit 3). Limits: 30 s a request to connect and between reads,
+:data:`pdi.signing.MAX_JWS` a manifest page, 1 MiB a description, a blob
+no more octets than its manifest says.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+import httpx
+
+from pdi import formats
+from pdi.archive.fixity import LINE_ENDINGS, Problem
+from pdi.archive.naming import key_of, parse_pdi
+from pdi.archive.store import STORED_CANONICAL, STORED_EXACT, RepresentationRecord
+from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, PDIError, StoreError
+from pdi.server.protocol.rfc2169 import rfc2169_query, sturdy
+from pdi.signing import MAX_JWS, Manifest, PublicKey, jwk_set, parse_jwks, verify_manifest
+
+if TYPE_CHECKING:
+    from pdi.archive import Archive
+    from pdi.archive.mirroring import MirrorRecord
+
+__all__ = [
+    "AuditReport",
+    "Peer",
+    "RepairReport",
+    "SyncReport",
+    "audit",
+    "base_url",
+    "fetch_keys",
+    "pinned_keys",
+    "repair",
+    "sync",
+]
+
+#: Seconds a request may wait to connect and between two reads.
+HTTP_TIMEOUT = 30.0
+#: The longest N2C description read (a JSON object).
+MAX_DESCRIPTION = 1 << 20
+#: Names a manifest page is asked for.
+PAGE = 1000
+#: Pages one series' manifest may have (10 million names).
+MAX_PAGES = 10_000
+#: A sync brings new names in by batches of at most this many names, or octets: one transaction each.
+BATCH_NAMES = 200
+BATCH_OCTETS = 256 << 20
+#: Names fetched at once.
+WORKERS = 4
+
+
+def base_url(text: str) -> str:
+    """An archive's base URL as recorded: ``http(s)://host[:port][/path]``, no query, no trailing ``/``."""
+    url = httpx.URL(text)
+    if url.scheme not in ("http", "https") or not url.host or url.query or url.fragment:
+        raise ParseError(f"a resolver's base URL is http(s)://host[:port][/path], not {text[:200]!r}",
+                         text=text[:200], rule="base-url")
+    return str(url).rstrip("/")
+
+
+def _client() -> httpx.Client:
+    return httpx.Client(timeout=HTTP_TIMEOUT, follow_redirects=False,
+                        limits=httpx.Limits(max_connections=WORKERS * 2, max_keepalive_connections=WORKERS * 2))
+
+
+def _get_text(client: httpx.Client, url: str, what: str, most: int) -> str:
+    """The body of a ``200`` answer to ``GET url``, at most ``most`` octets; a clear error otherwise."""
+    try:
+        with client.stream("GET", url) as answer:
+            if answer.status_code != 200:
+                raise (NotFoundError if answer.status_code == 404 else StoreError)(
+                    f"{what} {url}: HTTP {answer.status_code}")
+            body = bytearray()
+            for piece in answer.iter_bytes():
+                body += piece
+                if len(body) > most:
+                    raise LimitError(f"{what} {url} is larger than {most} octets")
+    except httpx.HTTPError as exc:
+        raise StoreError(f"cannot fetch {what} {url}: {exc}") from exc
+    return body.decode("utf-8", errors="replace")
+
+
+def fetch_keys(url: str) -> list[PublicKey]:
+    """The Ed25519 keys of the archive at ``url`` (its ``/api/keys``)."""
+    with _client() as client:
+        return parse_jwks(_get_text(client, base_url(url) + "/api/keys", "the key set", MAX_JWS), url + "/api/keys")
+
+
+def pinned_keys(record: MirrorRecord) -> list[PublicKey]:
+    """The keys pinned for a mirror when it was added."""
+    return parse_jwks(record.jwk, f"the key pinned for {record.base_url}")
+
+
+def key_text(keys: Sequence[PublicKey]) -> str:
+    """Keys as the JWK set pinned in the catalog (JSON text)."""
+    return json.dumps(jwk_set(keys), sort_keys=True, separators=(",", ":"))
+
+
+class Peer:
+    """Another pdi resolver at ``base`` whose manifests are checked with ``keys``."""
+
+    def __init__(self, base: str, keys: Sequence[PublicKey], client: httpx.Client) -> None:
+        self.base = base_url(base)
+        self.keys = list(keys)
+        self.client = client
+
+    def url(self, service: str, name: str) -> str:
+        return f"{self.base}/uri-res/{service}?{sturdy(rfc2169_query(name))}"
+
+    def manifest(self, series: str, *, day: str | None = None) -> Iterator[Manifest]:
+        """The pages of ``series``' manifest (of ``day``, or every day), each verified with :attr:`keys`, of that
+        series and day, and starting after the previous page's ``next``: :class:`IntegrityError` otherwise."""
+        after: str | None = None
+        for _ in range(MAX_PAGES):
+            params: dict[str, str | int] = {"series": series, "limit": PAGE}
+            if day is not None:
+                params["day"] = day
+            if after is not None:
+                params["after"] = after
+            url = str(httpx.URL(self.base + "/api/manifest", params=params))
+            jws = _get_text(self.client, url, "the manifest", MAX_JWS).strip()
+            try:
+                page = verify_manifest(jws, self.keys)
+            except PDIError as exc:
+                raise IntegrityError(f"the manifest {url} is refused: {exc}") from exc
+            if page.series != series or page.day != day or page.after != after:
+                raise IntegrityError(
+                    f"the manifest {url} is signed but answers another question (series {page.series!r}, day"
+                    f" {page.day!r}, after {page.after!r}): refused")
+            yield page
+            if page.next is None:
+                return
+            if after is not None and page.next <= after:
+                raise IntegrityError(f"the manifest {url}: its next page starts after {page.next}, not later")
+            after = page.next
+        raise LimitError(f"the manifest of {series} at {self.base} has more than {MAX_PAGES} pages")
+
+    def description(self, name: str) -> dict[str, Any]:
+        """The N2C description of ``name`` (JSON)."""
+        url = self.url("N2C", name)
+        try:
+            value = json.loads(_get_text(self.client, url, "the description", MAX_DESCRIPTION))
+        except json.JSONDecodeError as exc:
+            raise ParseError(f"the description {url} is not JSON: {exc}", rule="n2c") from exc
+        if not isinstance(value, dict) or not isinstance(value.get("stored"), dict):
+            raise ParseError(f"the description {url} is not a pdi description (no \"stored\")", rule="n2c")
+        return value
+
+    def octets(self, name: str, sha256: str, size: int, into: IO[bytes]) -> None:
+        """The N2R octets of ``name`` written to ``into``, refused (:class:`IntegrityError`) unless they are
+        ``size`` octets hashing to ``sha256``; never more than ``size`` octets are read."""
+        url = self.url("N2R", name)
+        digest = hashlib.sha256()
+        count = 0
+        try:
+            with self.client.stream("GET", url) as answer:
+                if answer.status_code != 200:
+                    raise (NotFoundError if answer.status_code == 404 else StoreError)(
+                        f"the octets of {name} at {self.base}: HTTP {answer.status_code}")
+                for piece in answer.iter_raw():
+                    count += len(piece)
+                    if count > size:
+                        raise IntegrityError(
+                            f"{name} at {self.base}: more than the {size} octets its signed manifest says")
+                    digest.update(piece)
+                    into.write(piece)
+        except httpx.HTTPError as exc:
+            raise StoreError(f"cannot fetch {url}: {exc}") from exc
+        if count != size:
+            raise IntegrityError(f"{name} at {self.base}: {count} octets, its signed manifest says {size}")
+        if digest.hexdigest() != sha256:
+            raise IntegrityError(
+                f"{name} at {self.base}: its octets hash to {digest.hexdigest()}, its signed manifest says {sha256}")
+
+
+# --- sync -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SyncReport:
+    """What a sync did: names listed by the origin, new ones kept, those held already, withdrawn ones, octets."""
+
+    listed: int = 0
+    copied: int = 0
+    held: int = 0
+    withdrawn: int = 0
+    #: Names held here that the origin withdrew since: withdrawn here too.
+    tombstoned: int = 0
+    octets: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+
+def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport], None] | None = None) -> SyncReport:
+    """Copy what ``record``'s origin lists of its series and this archive does not hold yet (module docstring)."""
+    report = SyncReport()
+    spool = Path(tempfile.mkdtemp(prefix="pdi-mirror-"))
+    try:
+        with _client() as client, ThreadPoolExecutor(WORKERS) as pool:
+            origin = Peer(record.base_url, pinned_keys(record), client)
+            for page in origin.manifest(record.series):
+                wanted = _wanted(archive, record, page, report)
+                batch: list[tuple[RepresentationRecord, Path]] = []
+                octets = 0
+                for fetched in pool.map(lambda e: _fetch(origin, record, e, spool), wanted):
+                    if isinstance(fetched, Problem):
+                        report.problems.append(fetched)
+                        continue
+                    batch.append(fetched)
+                    octets += fetched[0].size
+                    if len(batch) >= BATCH_NAMES or octets >= BATCH_OCTETS:
+                        _keep(archive, record, batch, report)
+                        batch, octets = [], 0
+                        if progress is not None:
+                            progress(report)
+                _keep(archive, record, batch, report)
+                if progress is not None:
+                    progress(report)
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
+    if not report.problems:
+        archive.mark_synced(record, f"{report.copied} new of {report.listed} listed, {report.octets} octets")
+    return report
+
+
+def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: SyncReport) -> list[Mapping[str, Any]]:
+    """The entries of a verified page this archive does not hold yet (those held with another digest: problems)."""
+    wanted: list[Mapping[str, Any]] = []
+    for entry in page.names:
+        report.listed += 1
+        name = str(entry["name"])
+        if "withdrawn" in entry:
+            report.withdrawn += 1
+            _withdraw(archive, record, name, entry, report)
+            continue
+        try:
+            parsed = parse_pdi(name)
+            if parsed.series_name.lower() != record.series:
+                raise ParseError(f"a name of another series than {record.series}", rule="mirror-name")
+            if not isinstance(entry.get("sha256"), str) or not isinstance(entry.get("size"), int):
+                raise ParseError("no sha256 and size", rule="manifest")
+            held = archive.held(name)
+        except PDIError as exc:
+            report.problems.append(Problem("manifest-name", "", (name[:200],), f"listed by {record.base_url}: {exc}"))
+            continue
+        if held is None:
+            wanted.append(entry)
+        elif held.sha256 == entry["sha256"]:
+            report.held += 1
+        else:
+            report.problems.append(Problem(
+                "conflict", held.sha256, (name,),
+                f"held here with sha256 {held.sha256}; {record.base_url}'s signed manifest says {entry['sha256']}"))
+    return wanted
+
+
+def _withdraw(archive: Archive, record: MirrorRecord, name: str, entry: Mapping[str, Any], report: SyncReport) -> None:
+    """A name the origin lists as withdrawn is withdrawn here too, if held (purged too, if it was purged there)."""
+    try:
+        purge = bool(entry.get("purged"))
+        if archive.held(name) is None or archive.withdrawn_here(name) in (("purged",) if purge else ("withdrawn", "purged")):
+            return
+        archive.withdraw(name, f"withdrawn at its origin {record.base_url} ({str(entry['withdrawn'])[:40]})",
+                         purge=purge)
+    except PDIError as exc:
+        report.problems.append(Problem("unwithdrawn", "", (name[:200],), f"withdrawn at {record.base_url}: {exc}"))
+        return
+    report.tombstoned += 1
+
+
+def _fetch(origin: Peer, record: MirrorRecord, entry: Mapping[str, Any], spool: Path,
+           ) -> tuple[RepresentationRecord, Path] | Problem:
+    """A new name's record (from its description) and octets (spooled to a file, checked against ``entry``)."""
+    name, sha256, size = str(entry["name"]), str(entry["sha256"]), int(entry["size"])
+    fd, path = tempfile.mkstemp(dir=spool)
+    try:
+        # the signed entry says all a record needs; an origin whose manifests do not, its N2C description
+        signed = "created_at" in entry and "media_type" in entry
+        described = _record(name, sha256, size, _from_entry(entry) if signed else origin.description(name))
+        with os.fdopen(fd, "wb") as into:
+            origin.octets(name, sha256, size, into)
+    except PDIError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        kind = "altered" if isinstance(exc, IntegrityError) else "unfetched"
+        return Problem(kind, sha256, (name,), f"from {record.base_url}: {exc} (not kept)")
+    return described, Path(path)
+
+
+def _from_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A manifest entry's own fields in the shape of an N2C description (what :func:`_record` reads)."""
+    return {"charset": entry.get("charset"), "stored": {
+        "media_type": entry.get("media_type"), "line_ending": entry.get("line_ending"),
+        "created_at": entry.get("created_at"), "kept": entry.get("stored")}}
+
+
+def _record(name: str, sha256: str, size: int, description: Mapping[str, Any]) -> RepresentationRecord:
+    """The catalog record of a mirrored name: what its name says, its digest and size from the signed manifest,
+    and from its description only what the manifest does not carry (each checked for its shape)."""
+    parsed = parse_pdi(name)
+    if parsed.format is None or parsed.version is None or parsed.fragment is not None:
+        raise ParseError(f"{name} is not a versioned name", rule="mirror-name")
+    token = formats.canonical_token(parsed.format)
+    key = key_of(parsed)
+    stored = description["stored"]
+    media_type, charset = stored.get("media_type"), description.get("charset")
+    line_ending, created_at, kept = stored.get("line_ending"), stored.get("created_at"), stored.get("kept")
+    if media_type != formats.media_type_for(token):
+        raise ParseError(f"{name}: media type {media_type!r} is not that of format {token}", rule="n2c")
+    if charset is not None and not isinstance(charset, str):
+        raise ParseError(f"{name}: charset {charset!r} is not text", rule="n2c")
+    if line_ending is not None and line_ending not in LINE_ENDINGS:
+        raise ParseError(f"{name}: line endings {line_ending!r} are not a convention pdi records", rule="n2c")
+    if not isinstance(created_at, str) or len(created_at) != 27 or not created_at.endswith("Z"):
+        raise ParseError(f"{name}: created_at {created_at!r} is not a catalog timestamp", rule="n2c")
+    if kept not in (STORED_EXACT, STORED_CANONICAL):
+        raise ParseError(f"{name}: kept {kept!r} is neither {STORED_EXACT} nor {STORED_CANONICAL}", rule="n2c")
+    return RepresentationRecord(
+        series=key.series, day=key.day, unique_id=key.unique_id, serial=parsed.serial, version=parsed.version,
+        format=token, media_type=media_type, charset=charset, line_ending=line_ending, sha256=sha256, size=size,
+        created_at=created_at, stored=kept)
+
+
+def _keep(archive: Archive, record: MirrorRecord, batch: list[tuple[RepresentationRecord, Path]],
+          report: SyncReport) -> None:
+    """One transaction: the batch's names and octets (their files read again, hashed again by the import)."""
+    if not batch:
+        return
+
+    def reader(path: Path) -> Callable[[], Iterator[bytes]]:
+        def pieces() -> Iterator[bytes]:
+            with path.open("rb") as f:
+                while piece := f.read(1 << 20):
+                    yield piece
+
+        return pieces
+
+    try:
+        report.copied += archive.import_mirrored(record, [(rec, reader(path)) for rec, path in batch])
+        report.octets += sum(rec.size for rec, _ in batch)
+    finally:
+        for _, path in batch:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        batch.clear()
+
+
+# --- audit -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Disagreement:
+    """A name whose digest is not the same everywhere: each archive (``here``: this one) and what it holds
+    (a SHA-256, ``missing``, or ``withdrawn``)."""
+
+    name: str
+    holders: dict[str, str]
+
+
+@dataclass
+class AuditReport:
+    series: str
+    names: int = 0
+    peers: list[str] = field(default_factory=list)
+    disagreements: list[Disagreement] = field(default_factory=list)
+    unreachable: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _own(archive: Archive, series: str) -> dict[str, str]:
+    """This archive's names of ``series`` and their digests (``withdrawn``), as its manifest lists them."""
+    held: dict[str, str] = {}
+    after = None
+    while True:
+        page = archive.manifest_page(series, after=after, limit=10_000)
+        for entry in page.entries:
+            held[str(entry["name"])] = "withdrawn" if "withdrawn" in entry else str(entry.get("sha256"))
+        if page.next is None:
+            return held
+        after = page.next
+
+
+def audit(archive: Archive, series: str) -> AuditReport:
+    """Compare this archive's digests of ``series`` with every recorded peer's (and origin's) signed manifest,
+    LOCKSS-style: every name one of them lists with a digest another does not hold the same is a disagreement.
+    A peer whose manifest cannot be had, or does not verify with its pinned key, is ``unreachable`` (with why)."""
+    records = archive.mirrors(series)
+    if not records:
+        raise NotFoundError(f"no origin nor peer is recorded for {series} (pdi mirror add)")
+    report = AuditReport(records[0].series)
+    views: dict[str, dict[str, str]] = {"here": _own(archive, report.series)}
+    with _client() as client:
+        for record in records:
+            peer = Peer(record.base_url, pinned_keys(record), client)
+            report.peers.append(peer.base)
+            seen: dict[str, str] = {}
+            try:
+                for page in peer.manifest(report.series):
+                    for entry in page.names:
+                        seen[str(entry["name"])] = "withdrawn" if "withdrawn" in entry else str(entry.get("sha256"))
+            except PDIError as exc:
+                report.unreachable.append((peer.base, str(exc)))
+                continue
+            views[peer.base] = seen
+    names = sorted(set().union(*views.values()))
+    report.names = len(names)
+    for name in names:
+        holders = {who: view.get(name, "missing") for who, view in views.items()}
+        if len(set(holders.values())) > 1:
+            report.disagreements.append(Disagreement(name, holders))
+    return report
+
+
+# --- repair ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class RepairReport:
+    """Each damaged blob put right (its name, and the archive its octets came from), and each that was not."""
+
+    repaired: list[tuple[str, str]] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def repair(archive: Archive, problems: Sequence[Problem]) -> RepairReport:
+    """For each ``missing`` or ``altered`` blob: from the series' origin, else each peer, the octets of one of its
+    names whose digest that archive's signed manifest (of the name's day, checked with its pinned key) lists as
+    the catalog's; they replace the stored copy (:meth:`pdi.archive.Archive.replace_blob`, an audit line)."""
+    report = RepairReport()
+    with _client() as client:
+        for problem in problems:
+            if problem.kind not in ("missing", "altered") or not problem.names:
+                continue
+            done = None
+            why: list[str] = []
+            for name in problem.names:
+                parsed = parse_pdi(name)
+                series = parsed.series_name.lower()
+                for record in archive.mirrors(series):
+                    peer = Peer(record.base_url, pinned_keys(record), client)
+                    try:
+                        done = _repair_from(archive, peer, name, problem.sha256, parsed.date)
+                    except PDIError as exc:
+                        why.append(f"{peer.base}: {exc}")
+                        continue
+                    if done is not None:
+                        break
+                    why.append(f"{peer.base}: its signed manifest does not list {name} with sha256 {problem.sha256}")
+                if done is not None:
+                    report.repaired.append((name, done))
+                    break
+            if done is None:
+                report.failed.append((problem.names[0], "; ".join(why) or "no origin nor peer is recorded for it"))
+    return report
+
+
+def _repair_from(archive: Archive, peer: Peer, name: str, sha256: str, day: Any) -> str | None:
+    """Put the blob ``sha256`` right from ``peer`` if its signed manifest lists ``name`` with that digest."""
+    listed = None
+    for page in peer.manifest(parse_pdi(name).series_name.lower(), day=None if day is None else day.isoformat()):
+        listed = next((e for e in page.names if e.get("name") == name), None)
+        if listed is not None:
+            break
+    if listed is None or listed.get("sha256") != sha256 or not isinstance(listed.get("size"), int):
+        return None
+    with tempfile.TemporaryFile() as spool:
+        peer.octets(name, sha256, int(listed["size"]), spool)
+        spool.seek(0)
+        archive.replace_blob(sha256, spool, f"{name} from {peer.base} (its signed manifest lists this sha256)")
+    return peer.base

@@ -1,0 +1,376 @@
+"""Mirrors between real resolvers on loopback (``pdi serve`` processes): ``pdi mirror add|sync|audit``,
+``pdi verify --repair``, the origin's ``Link`` and ``N2Ls``'s every location.
+
+A is a SQLite archive (the origin of ``S``), B a SQLite mirror, P a
+PostgreSQL mirror. Every digest is checked against ``hashlib`` of the
+bytes deposited; a manifest is tampered with by a proxy between the
+mirror and A (one digest changed keeping A's signature, or the change
+re-signed by another key), and a blob's octets likewise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from server_helpers import in_thread, start_serve, stop, wait_answering
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from pdi.archive import Archive
+from pdi.cli import cli as main
+from pdi.signing import SigningKey, b64url, b64url_decode, canonical_json, sign_manifest
+from support.pgcluster import TemporaryCluster
+from support.stored_blobs import damage, flip_octet
+
+S = "mirrored.example.us"
+#: Bytes deposited in A: a short text (a catalog row), a page, and 200 KB (a blob file).
+BYTES = {
+    "text": b"the minutes of the first meeting\n",
+    "page": b"<!DOCTYPE html><title>Agenda</title><p>Item one.</p>\n",
+    "large": bytes(range(256)) * 800,
+}
+FORMATS = {"text": "text", "page": "html", "large": "octet-stream"}
+
+
+def pdi(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+@contextmanager
+def serving(location: Path | str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``pdi serve`` of ``location`` (a real process) on a free port; its base URL."""
+    process, port, _ = start_serve(location, "--replay-port", "0", start_new_session=True, drain=True,
+                                   env={**os.environ, **(env or {})})
+    try:
+        wait_answering(process, f"http://127.0.0.1:{port}/api/series")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(process)
+
+
+def origin(tmp_path: Path, extra: int = 0) -> tuple[Path, dict[str, str]]:
+    """A: series S with the three deposits of ``BYTES`` (and ``extra`` small texts), and a signing key."""
+    location = tmp_path / "a"
+    names: dict[str, str] = {}
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        for which, data in BYTES.items():
+            names[which] = str(archive.add(S, data, format=FORMATS[which]))
+        for n in range(extra):
+            names[f"extra{n}"] = str(archive.add(S, f"extra text {n}\n".encode(), format="text"))
+    assert pdi("keys", "init", "--archive", str(location))[0] == 0
+    return location, names
+
+
+def mirror(tmp_path: Path, name: str) -> Path:
+    location = tmp_path / name
+    Archive.init(location).close()
+    assert pdi("keys", "init", "--archive", str(location))[0] == 0
+    return location
+
+
+def a_key(location: Path) -> str:
+    code, out = pdi("keys", "show", "--archive", str(location))
+    assert code == 0
+    return out.splitlines()[0]
+
+
+def held(location: Path | str) -> dict[str, str]:
+    """The names of S a (closed) archive holds and their SHA-256, from its manifest."""
+    with Archive.open(location) as archive:
+        return {e["name"]: e["sha256"] for e in archive.manifest_page(S, limit=10_000).entries}
+
+
+@pytest.fixture
+def postgres(pg_cluster: TemporaryCluster, tmp_path: Path) -> tuple[str, dict[str, str]]:
+    """P: an empty PostgreSQL archive with a signing key (its file named by PDI_SIGNING_KEY)."""
+    url = pg_cluster.create_database(f"pdi_mirror_{os.getpid()}_{time.monotonic_ns()}")
+    Archive.init(url).close()
+    env = {"PDI_SIGNING_KEY": str(tmp_path / "p-key.pem")}
+    assert pdi("keys", "init", "--archive", url, "--key-file", env["PDI_SIGNING_KEY"])[0] == 0
+    return url, env
+
+
+def test_a_postgresql_mirror_serves_identical_bytes_with_the_origin_stopped_and_n2ls_lists_both(
+    tmp_path: Path, postgres: tuple[str, dict[str, str]], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    a, names = origin(tmp_path)
+    p, env = postgres
+    with serving(a) as a_url:
+        code, out = pdi("mirror", "add", a_url, "--series", S, "--archive", p)
+        assert code == 0, out
+        # the key printed for the operator to compare is A's own
+        kid = json.loads(a_key(a))["kid"]
+        assert f"key\t{kid}\t" in out
+        code, out = pdi("mirror", "sync", "--archive", p)
+        assert code == 0, out
+        assert f"{len(BYTES)} new" in out
+        again = pdi("mirror", "sync", "--archive", p)
+        assert again[0] == 0 and "0 new" in again[1] and f"{len(BYTES)} held already" in again[1]
+        # on PostgreSQL too, a lost upload and an altered row are found and repaired from A
+        with Archive.open(p) as opened:
+            damage(opened, hashlib.sha256(BYTES["large"]).hexdigest(), "delete")
+            damage(opened, hashlib.sha256(BYTES["text"]).hexdigest(), "alter")
+        code, out = pdi("verify", "--archive", p)
+        assert code == 3 and f"missing\t{names['large']}" in out and f"altered\t{names['text']}" in out, out
+        code, out = pdi("verify", "--repair", "--archive", p)
+        assert code == 0 and out.count(f"\tfrom {a_url}, checked against its signed manifest") == 2, out
+    # P holds A's names, with the digests of the bytes deposited
+    assert held(p) == {names[w]: hashlib.sha256(data).hexdigest() for w, data in BYTES.items()}
+    with Archive.open(a) as theirs, Archive.open(p) as ours:  # each record as A keeps it, field for field
+        assert all(ours.held(names[w]) == theirs.held(names[w]) is not None for w in BYTES)
+    # a mirror never mints in the series it mirrors
+    (tmp_path / "new.txt").write_bytes(b"a minted name\n")
+    refused = pdi("add", "--archive", p, "--series", S, str(tmp_path / "new.txt"))
+    assert refused[0] == 5 and "only its origin mints" in refused[1]
+    with serving(p, env) as p_url:  # A stopped: P answers alone
+        for which, data in BYTES.items():
+            answer = httpx.get(f"{p_url}/uri-res/N2R?{names[which]}")
+            assert answer.status_code == 200 and answer.content == data
+            assert f'<{a_url}/uri-res/N2R?{names[which]}>; rel="canonical"' in answer.headers["link"]
+        p_said = httpx.get(f"{p_url}/uri-res/N2Ls?{names['text']}").text.split("\r\n")
+        # A records P as a peer holding S (the origin's side of the choice): each lists both, its own first
+        code, out = pdi("mirror", "add", p_url, "--series", S, "--peer", "--archive", str(a))
+        assert code == 0, out
+        with serving(a) as a_again:
+            a_said = httpx.get(f"{a_again}/uri-res/N2Ls?{names['text']}").text.split("\r\n")
+            from_a = httpx.get(f"{a_again}/uri-res/N2R?{names['text']}")
+            assert "rel=\"canonical\"" in from_a.headers["link"] and p_url not in from_a.headers["link"]
+    assert p_said[:3] == [f"# {names['text']}", f"{p_url}/uri-res/N2R?{names['text']}",
+                          f"{a_url}/uri-res/N2R?{names['text']}"]
+    assert a_said[:3] == [f"# {names['text']}", f"{a_again}/uri-res/N2R?{names['text']}",
+                          f"{p_url}/uri-res/N2R?{names['text']}"]
+
+
+def test_a_flipped_byte_is_found_by_verify_and_repaired_from_the_origin(tmp_path: Path) -> None:
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    large = hashlib.sha256(BYTES["large"]).hexdigest()
+    small = hashlib.sha256(BYTES["text"]).hexdigest()
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        assert pdi("mirror", "sync", "--archive", str(b))[0] == 0
+        flip_octet(b, large, 1000)  # a blob file
+        flip_octet(b, small, 3)  # a catalog row
+        code, out = pdi("verify", "--archive", str(b))
+        assert code == 3 and f"altered\t{names['large']}" in out and f"altered\t{names['text']}" in out
+        code, out = pdi("verify", "--repair", "--archive", str(b))
+        assert code == 0, out
+        assert f"repaired\t{names['large']}\tfrom {a_url}" in out and f"repaired\t{names['text']}\tfrom {a_url}" in out
+    assert pdi("verify", "--archive", str(b))[0] == 0
+    with Archive.open(b) as archive:
+        assert archive.get(names["large"]).data == BYTES["large"] and archive.get(names["text"]).data == BYTES["text"]
+        lines = [e for e in archive.audit() if e.action == "repair"]
+    assert {e.subject for e in lines} == {large, small} and all(a_url in e.detail for e in lines)
+
+
+class Tamper:
+    """A proxy in front of A that can change a manifest's digest (keeping or re-signing), or a blob's octets,
+    and counts the N2R requests of each name."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.manifest: str | None = None  # "digest" | "resigned"
+        self.octets_of: str | None = None
+        self.n2r: list[str] = []
+        self.delay = 0.0
+        self.inflight = 0
+        self.lock = threading.Lock()
+        self.other = SigningKey.generate()
+        self.app = Starlette(routes=[Route("/{path:path}", self.forward)])
+
+    def forward(self, request: Request) -> Response:
+        with self.lock:
+            self.inflight += 1
+        try:
+            return self._forward(request)
+        finally:
+            with self.lock:
+                self.inflight -= 1
+
+    def settled(self) -> None:
+        """Wait (30 s at most) until no request is being answered (a killed client's last ones included)."""
+        deadline = time.monotonic() + 30
+        while self.inflight:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+
+    def _forward(self, request: Request) -> Response:
+        query = request.url.query
+        url = f"{self.target}{request.url.path}" + (f"?{query}" if query else "")
+        answer = httpx.get(url, timeout=30)
+        body = answer.content
+        if request.url.path == "/uri-res/N2R":
+            with self.lock:
+                self.n2r.append(query)
+            time.sleep(self.delay)
+            if self.octets_of == query:
+                body = body[:-1] + bytes([body[-1] ^ 1])
+        if request.url.path == "/api/manifest" and self.manifest is not None:
+            header, payload, signature = body.decode().split(".")
+            value = json.loads(b64url_decode(payload, "payload"))
+            value["names"][0]["sha256"] = hashlib.sha256(b"something else").hexdigest()
+            if self.manifest == "digest":
+                body = f"{header}.{b64url(canonical_json(value))}.{signature}".encode()
+            else:
+                body = sign_manifest(self.other, canonical_json(value)).encode()
+        headers = {k: v for k, v in answer.headers.items() if k.lower() in ("content-type", "link")}
+        return Response(body, status_code=answer.status_code, headers=headers)
+
+
+@contextmanager
+def tampering(target: str) -> Iterator[tuple[Tamper, str]]:
+    tamper = Tamper(target)
+    with in_thread(tamper.app, host="127.0.0.1", port=0, log_level="warning") as server:
+        port = server.servers[0].sockets[0].getsockname()[1]
+        yield tamper, f"http://127.0.0.1:{port}"
+
+
+@pytest.mark.parametrize("how", ["digest", "resigned"])
+def test_a_manifest_changed_or_signed_by_another_key_is_refused_and_nothing_from_it_is_stored(
+    tmp_path: Path, how: str,
+) -> None:
+    a, _ = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    with serving(a) as a_url, tampering(a_url) as (tamper, proxy):
+        tamper.manifest = how
+        # A's own key pinned (as its operator publishes it); the manifests come through the proxy
+        assert pdi("mirror", "add", proxy, "--series", S, "--key", a_key(a), "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 3, out
+        assert "is refused" in out and ("does not verify" in out or "not one of the keys given" in out)
+        assert tamper.n2r == []  # not one blob of it was even fetched
+    assert held(b) == {}
+
+
+def test_a_blob_whose_digest_differs_is_refused_and_the_others_kept(tmp_path: Path) -> None:
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    with serving(a) as a_url, tampering(a_url) as (tamper, proxy):
+        tamper.octets_of = names["page"]
+        assert pdi("mirror", "add", proxy, "--series", S, "--key", a_key(a), "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+    assert code == 3 and f"altered\t{names['page']}" in out and "hash to" in out
+    assert set(held(b)) == {names["text"], names["large"]}
+    verified = pdi("verify", "--archive", str(b))
+    assert verified[0] == 0, verified[1]
+
+
+def test_a_sync_killed_mid_way_resumes_without_fetching_again_what_it_kept(tmp_path: Path) -> None:
+    a, names = origin(tmp_path, extra=450)
+    b = mirror(tmp_path, "b")
+    with serving(a) as a_url, tampering(a_url) as (tamper, proxy):
+        tamper.delay = 0.004
+        assert pdi("mirror", "add", proxy, "--series", S, "--key", a_key(a), "--archive", str(b))[0] == 0
+        child = subprocess.Popen([sys.executable, "-m", "pdi", "mirror", "sync", "--archive", str(b)],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        kept: dict[str, str] = {}
+        while not kept:  # the first batch committed: kill it in the middle of the next
+            assert child.poll() is None and time.monotonic() < deadline, "the sync ended before it was killed"
+            time.sleep(0.05)
+            kept = held(b)
+        time.sleep(0.2)
+        child.send_signal(signal.SIGKILL)
+        assert child.wait(30) == -signal.SIGKILL
+        kept = held(b)
+        assert 0 < len(kept) < len(names)
+        tamper.settled()
+        before = len(tamper.n2r)
+        tamper.delay = 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0, out
+        again = tamper.n2r[before:]
+    assert not set(kept) & set(again)  # nothing kept was fetched again
+    assert len(again) == len(set(again)) == len(names) - len(kept)
+    with Archive.open(a) as archive:
+        assert held(b) == {e["name"]: e["sha256"] for e in archive.manifest_page(S, limit=10_000).entries}
+    assert pdi("verify", "--archive", str(b))[0] == 0
+
+
+def test_audit_reports_who_holds_which_digest(tmp_path: Path) -> None:
+    a, names = origin(tmp_path)
+    c = tmp_path / "c"  # an archive that minted the same names with other bytes: a forked copy
+    with Archive.init(c) as archive:
+        archive.add_series(S)
+        forked = str(archive.add(S, b"other minutes\n", format="text"))
+        archive.add(S, BYTES["page"], format="html")
+    assert forked == names["text"]
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", S, "--peer", "--archive", str(c))[0] == 0
+        code, out = pdi("mirror", "audit", "--archive", str(c))
+    assert code == 3, out
+    ours, theirs = hashlib.sha256(b"other minutes\n").hexdigest(), hashlib.sha256(BYTES["text"]).hexdigest()
+    assert f"disagree\t{names['text']}\there={ours}; {a_url}={theirs}" in out
+    assert f"disagree\t{names['large']}\there=missing; {a_url}={hashlib.sha256(BYTES['large']).hexdigest()}" in out
+    assert names["page"] not in out  # the same digest on both
+
+
+def test_a_name_the_origin_withdraws_is_withdrawn_on_the_mirror_at_the_next_sync(tmp_path: Path) -> None:
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        assert pdi("mirror", "sync", "--archive", str(b))[0] == 0
+        with Archive.open(a) as archive:
+            archive.withdraw(names["page"], "a mistake")
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "1 withdrawn (1 withdrawn here now)" in out, out
+        again = pdi("mirror", "sync", "--archive", str(b))
+        assert "1 withdrawn (0 withdrawn here now)" in again[1]
+    with serving(b) as b_url:
+        assert httpx.get(f"{b_url}/uri-res/N2R?{names['page']}").status_code == 410
+        assert httpx.get(f"{b_url}/uri-res/N2R?{names['text']}").content == BYTES["text"]
+    code, out = pdi("get", "--archive", str(b), names["page"])
+    assert code == 11 and a_url in out
+
+
+def test_from_an_origin_whose_manifests_list_digests_only_the_records_come_from_n2c(tmp_path: Path) -> None:
+    """An origin of an earlier pdi signs names, digests and sizes only: the rest of each record is its N2C's,
+    and the mirror describes each name as the origin does."""
+    from pdi.archive.manifests import ManifestPage
+    from pdi.server import create_app
+
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    archive = Archive.open(a)
+    real = archive.manifest_page
+    bare_keys = {"name", "format", "version", "sha256", "size", "withdrawn", "purged"}
+
+    def bare(*args: object, **kwargs: object) -> ManifestPage:
+        page = real(*args, **kwargs)  # type: ignore[arg-type]
+        return ManifestPage(page.series, page.day, page.after, page.next,
+                            tuple({k: v for k, v in e.items() if k in bare_keys} for e in page.entries))
+
+    archive.manifest_page = bare  # type: ignore[method-assign]
+    with in_thread(create_app(str(a), archive=archive), host="127.0.0.1", port=0, log_level="warning") as server:
+        a_url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+        listed = json.loads(b64url_decode(httpx.get(f"{a_url}/api/manifest?series={S}").text.split(".")[1], "payload"))
+        assert listed["names"] and all(set(e) <= bare_keys for e in listed["names"])
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and f"{len(BYTES)} new" in out, out
+        theirs = {w: httpx.get(f"{a_url}/uri-res/N2C?{names[w]}").json() for w in BYTES}
+    archive.close()
+    assert held(b) == {names[w]: hashlib.sha256(data).hexdigest() for w, data in BYTES.items()}
+    with serving(b) as b_url:
+        for which in BYTES:
+            ours = httpx.get(f"{b_url}/uri-res/N2C?{names[which]}").json()
+            assert (ours["media_type"], ours["charset"], ours["stored"]) == (
+                theirs[which]["media_type"], theirs[which]["charset"], theirs[which]["stored"])
