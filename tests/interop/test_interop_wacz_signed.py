@@ -1,0 +1,220 @@
+"""Signed WACZ exports (webrecorder "WACZ Signing and Verification" 0.1.0, the anonymous form): what is written is
+checked against the specification's text and by independent tools (openssl, py-wacz); a changed byte is refused
+by ``pdi import`` and ``pdi verify --signatures`` (exit 3). ReplayWeb.page's own check of the signature, in
+Chromium, is in ``test_interop_wacz_replayweb.py``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import stat
+import subprocess
+import sys
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from warc_builder import DATA
+
+from pdi.archive import Archive
+from pdi.cli import cli
+from pdi.interop.wacz import export_wacz
+from pdi.interop.warc import import_warc
+from pdi.wacz_signing import WaczKey
+
+S = "web.example.us"
+BIN = Path(sys.executable).parent
+#: The properties of an anonymous signedData, as the specification lists them ("MUST not contain any other").
+ANONYMOUS = {"hash", "created", "software", "version", "signature", "publicKey"}
+
+
+@pytest.fixture
+def archive_dir(tmp_path: Path) -> Iterator[Path]:
+    """An archive holding the recorded site (tests/data/warc/site.warc.gz)."""
+    with Archive.init(tmp_path / "archive") as opened:
+        opened.add_series(S)
+        import_warc(opened, DATA / "site.warc.gz", S)
+    yield tmp_path / "archive"
+
+
+def _export(archive_dir: Path, out: Path, key: WaczKey | None) -> Path:
+    with Archive.open(archive_dir) as opened:
+        export_wacz(opened, out, series=S, key=key)
+    return out
+
+
+def _rewrite(path: Path, member: str, change: Callable[[bytes], bytes]) -> None:
+    """The WACZ at ``path`` with ``member``'s octets changed (each entry kept as it was stored)."""
+    with zipfile.ZipFile(path) as zf:
+        members = [(info, zf.read(info)) for info in zf.infolist()]
+    with zipfile.ZipFile(path, "w") as zf:
+        for info, data in members:
+            zf.writestr(info, change(data) if info.filename == member else data)
+
+
+def _flip_title(data: bytes) -> bytes:
+    """One character of datapackage.json's title changed."""
+    return data.replace(b'"title": "pdi', b'"title": "pdj', 1)
+
+
+def _der_integer(value: bytes) -> bytes:
+    body = value.lstrip(b"\0") or b"\0"
+    if body[0] & 0x80:
+        body = b"\0" + body
+    return b"\x02" + bytes([len(body)]) + body
+
+
+def test_the_digest_file_is_the_specs_anonymous_form(archive_dir: Path, tmp_path: Path) -> None:
+    """datapackage-digest.json: the hash of datapackage.json, and signedData with exactly the anonymous form's
+    properties; openssl finds the key on P-384 and the signature (ECDSA, SHA-256 of the hash string) good."""
+    key = WaczKey.generate()
+    out = _export(archive_dir, tmp_path / "signed.wacz", key)
+    with zipfile.ZipFile(out) as zf:
+        package = zf.read("datapackage.json")
+        digest = json.loads(zf.read("datapackage-digest.json"))
+    expected = "sha256:" + hashlib.sha256(package).hexdigest()
+    assert set(digest) == {"path", "hash", "signedData"} and digest["path"] == "datapackage.json"
+    assert digest["hash"] == expected
+    signed = digest["signedData"]
+    assert set(signed) == ANONYMOUS
+    assert signed["hash"] == expected
+    assert signed["created"] == json.loads(package)["created"]  # py-wacz refuses a different one
+    assert signed["publicKey"] == key.public and signed["software"].startswith("pdi ")
+
+    spki = tmp_path / "key.der"
+    spki.write_bytes(base64.b64decode(signed["publicKey"]))
+    shown = subprocess.run(["openssl", "pkey", "-pubin", "-inform", "DER", "-in", str(spki), "-text", "-noout"],
+                           capture_output=True, text=True, timeout=60, check=True).stdout
+    assert "secp384r1" in shown  # the curve ReplayWeb.page imports the key on
+    raw = base64.b64decode(signed["signature"])
+    assert len(raw) == 96  # IEEE P1363: r and s, 48 octets each (what Web Crypto makes and reads)
+    body = _der_integer(raw[:48]) + _der_integer(raw[48:])
+    (tmp_path / "sig.der").write_bytes(b"\x30" + bytes([len(body)]) + body)
+    (tmp_path / "hash.txt").write_bytes(signed["hash"].encode("ascii"))
+    checked = subprocess.run(
+        ["openssl", "dgst", "-sha256", "-verify", str(spki), "-keyform", "DER", "-signature",
+         str(tmp_path / "sig.der"), str(tmp_path / "hash.txt")], capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0 and "Verified OK" in checked.stdout, checked.stdout + checked.stderr
+    (tmp_path / "hash.txt").write_bytes(signed["hash"].encode("ascii")[:-1] + b"0")
+    other = subprocess.run(
+        ["openssl", "dgst", "-sha256", "-verify", str(spki), "-keyform", "DER", "-signature",
+         str(tmp_path / "sig.der"), str(tmp_path / "hash.txt")], capture_output=True, text=True, timeout=60)
+    assert other.returncode != 0
+
+
+def _py_wacz(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(BIN / "wacz"), "validate", "-f", str(path)], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_py_wacz_reports_the_signature_and_refuses_a_changed_datapackage(archive_dir: Path, tmp_path: Path) -> None:
+    out = _export(archive_dir, tmp_path / "signed.wacz", WaczKey.generate())
+    checked = _py_wacz(out)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "Has signature" in checked.stdout and "Validation succeeded" in checked.stdout, checked.stdout
+    _rewrite(out, "datapackage.json", _flip_title)
+    tampered = _py_wacz(out)
+    assert "datapackage.json hash mismatch to datapackage-digest.json" in tampered.stdout, tampered.stdout
+    assert "Validation failed" in tampered.stdout
+
+
+def _pdi(*argv: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(argv))
+    return result.exit_code, result.output
+
+
+def test_keys_init_wacz_then_export_signs_by_default(archive_dir: Path, tmp_path: Path) -> None:
+    location = str(archive_dir)
+    code, out = _pdi("keys", "init", "--wacz", "--archive", location)
+    assert code == 0, out
+    key_file = archive_dir / "wacz-key.pem"
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    public = out.splitlines()[0]
+    code, shown = _pdi("keys", "show", "--wacz", "--archive", location)
+    assert code == 0 and shown.splitlines()[0] == public
+    code, again = _pdi("keys", "init", "--wacz", "--archive", location)
+    assert code == 5 and "holds a signing key already" in again  # never over an existing key
+    assert not (archive_dir / "signing-key.pem").exists()  # the Ed25519 key is another, made by pdi keys init
+
+    code, out = _pdi("export", "--wacz", str(tmp_path / "signed.wacz"), "--series", S, "--archive", location)
+    assert code == 0 and "signed with the WACZ key" in out, out
+    with zipfile.ZipFile(tmp_path / "signed.wacz") as zf:
+        assert json.loads(zf.read("datapackage-digest.json"))["signedData"]["publicKey"] == public
+    code, out = _pdi("export", "--wacz", str(tmp_path / "plain.wacz"), "--no-sign", "--archive", location)
+    assert code == 0, out
+    with zipfile.ZipFile(tmp_path / "plain.wacz") as zf:
+        assert "signedData" not in json.loads(zf.read("datapackage-digest.json"))
+
+    code, out = _pdi("verify", "--signatures", str(tmp_path / "signed.wacz"), "--archive", location)
+    assert code == 0 and "wacz-signed" in out and "signature verified" in out, out
+    code, out = _pdi("verify", "--signatures", str(tmp_path / "plain.wacz"), "--archive", location)
+    assert code == 3 and "wacz-unsigned" in out, out
+
+
+def test_export_sign_without_a_key_is_refused(archive_dir: Path, tmp_path: Path) -> None:
+    code, out = _pdi("export", "--wacz", str(tmp_path / "x.wacz"), "--sign", "--archive", str(archive_dir))
+    assert code == 4 and "pdi keys init --wacz" in out, out
+    assert not (tmp_path / "x.wacz").exists()
+    code, out = _pdi("export", str(tmp_path / "bag"), "--sign", "--archive", str(archive_dir))
+    assert code == 2 and "go with --wacz" in out
+
+
+def test_the_key_file_from_the_environment(archive_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    elsewhere = tmp_path / "secrets" / "wacz.pem"
+    elsewhere.parent.mkdir()
+    monkeypatch.setenv("PDI_WACZ_KEY", str(elsewhere))
+    code, out = _pdi("keys", "init", "--wacz", "--archive", str(archive_dir))
+    assert code == 0 and stat.S_IMODE(elsewhere.stat().st_mode) == 0o600, out
+    assert not (archive_dir / "wacz-key.pem").exists()
+    code, out = _pdi("export", "--wacz", str(tmp_path / "s.wacz"), "--archive", str(archive_dir))
+    assert code == 0 and "signed with" in out, out
+
+
+def _import(out: Path, tmp_path: Path, name: str) -> tuple[int, str, Path]:
+    target = tmp_path / name
+    with Archive.init(target) as fresh:
+        fresh.add_series(S)
+    code, output = _pdi("import", str(out), "--series", S, "--archive", str(target))
+    return code, output, target
+
+
+def _names(location: Path) -> list[str]:
+    with Archive.open(location) as opened:
+        return [r.unique_id for r in opened.iter_records(None)]
+
+
+@pytest.mark.parametrize(("member", "change", "said"), [
+    ("datapackage.json", _flip_title, "datapackage.json was changed"),
+    ("indexes/index.cdx", lambda data: data[:-2] + b"X\n", "indexes/index.cdx was changed"),
+    ("pages/pages.jsonl", lambda data: data.replace(b"pdi", b"pdj", 1), "pages/pages.jsonl was changed"),
+    ("datapackage-digest.json", lambda data: json.dumps(
+        {**json.loads(data), "signedData": {**json.loads(data)["signedData"], "publicKey": WaczKey.generate().public}}
+    ).encode(), "does not verify with its publicKey"),
+])
+def test_import_refuses_a_changed_signed_wacz(archive_dir: Path, tmp_path: Path, member: str,
+                                               change: Callable[[bytes], bytes], said: str) -> None:
+    out = _export(archive_dir, tmp_path / "signed.wacz", WaczKey.generate())
+    code, output, _ = _import(out, tmp_path, "whole")
+    assert code == 0 and "signed (anonymous form)" in output and "signature verified" in output, output
+    _rewrite(out, member, change)
+    code, output, target = _import(out, tmp_path, "refused")
+    assert code == 3 and said in output, output
+    assert _names(target) == []  # nothing deposited
+    code, output = _pdi("verify", "--signatures", str(out), "--archive", str(target))
+    assert code == 3 and "wacz-signature" in output and said in output, output
+
+
+def test_an_unsigned_wacz_still_imports(archive_dir: Path, tmp_path: Path) -> None:
+    out = _export(archive_dir, tmp_path / "plain.wacz", None)
+    code, output, target = _import(out, tmp_path, "plain")
+    assert code == 0 and "unsigned" in output, output
+    assert _names(target)
+
+
+def test_no_key_is_printed() -> None:
+    key = WaczKey.generate()
+    assert repr(key).startswith("WaczKey('sha256:") and "PRIVATE" not in repr(key)
