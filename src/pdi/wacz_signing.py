@@ -15,12 +15,19 @@ reference implementation) signs and how ReplayWeb.page checks it (it imports
 ``publicKey`` as ECDSA P-384). ``created`` is the ``datapackage.json``'s own
 ``created`` (py-wacz refuses a signature whose ``created`` differs).
 
-The other form, *domain-ownership identity + signed timestamp*, needs a TLS
-certificate for a domain from a CA and an RFC 3161 timestamp of the signature;
-it is what authsign (and so ``wacz validate --verify-auth``) checks, against
-its built-in list of trusted roots (Let's Encrypt, FreeTSA). pdi does not
-write it; :func:`check_digest` reads it (the signature checked with the
-certificate's key, the certificate chain and the timestamp left to authsign).
+With a certificate for the key and a time-stamping authority
+(:class:`Identity`), pdi writes the other form, *domain-ownership identity +
+signed timestamp*: ``signature`` is then DER (what authsign, its reference
+verifier and ``wacz validate --verify-auth``'s, reads), ``domain`` the
+certificate's subject, ``domainCert`` its PEM chain, ``timeSignature`` the
+RFC 3161 ``TimeStampResp`` (base64) of the ``signature`` string, and
+``timestampCert`` the TSA's PEM chain. authsign trusts only the roots it lists
+(Let's Encrypt's, FreeTSA's) and a certificate issued at most 7 days before
+``created``.
+
+:func:`check_digest` reads both forms; of the domain form it checks the
+signature with the certificate's key and that ``timeSignature`` stamps the
+signature, and leaves the chains' trust to authsign.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import base64
 import binascii
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,8 +50,9 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 )
 
 from pdi.errors import IntegrityError, ParseError, UnsupportedError
+from pdi.rfc3161 import read_response
 
-__all__ = ["ANONYMOUS", "DIGEST_FILE", "DOMAIN", "MAX_DIGEST_FILE", "SIGNING_VERSION", "Checked", "WaczKey", "check_digest",
+__all__ = ["ANONYMOUS", "DIGEST_FILE", "DOMAIN", "MAX_DIGEST_FILE", "SIGNING_VERSION", "Checked", "Identity", "WaczKey", "check_digest",
            "digest_file", "public_key_id"]
 
 #: The name of the digest file in the WACZ.
@@ -97,21 +106,72 @@ class WaczKey:
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         )
 
-    def sign(self, text: str) -> str:
-        """The base64 P1363 signature (r‖s, 48 octets each) of ``text``'s UTF-8 octets, ECDSA with SHA-256."""
-        r, s = decode_dss_signature(self._key.sign(text.encode("utf-8"), ec.ECDSA(hashes.SHA256())))
-        size = (self._key.curve.key_size + 7) // 8
-        return base64.b64encode(r.to_bytes(size, "big") + s.to_bytes(size, "big")).decode("ascii")
+    def sign(self, text: str, *, der: bool = False) -> str:
+        """The base64 signature of ``text``'s UTF-8 octets, ECDSA with SHA-256: P1363 (r‖s, 48 octets each),
+        or with ``der`` DER (RFC 3279 §2.2.3)."""
+        signature = self._key.sign(text.encode("utf-8"), ec.ECDSA(hashes.SHA256()))
+        if not der:
+            r, s = decode_dss_signature(signature)
+            size = (self._key.curve.key_size + 7) // 8
+            signature = r.to_bytes(size, "big") + s.to_bytes(size, "big")
+        return base64.b64encode(signature).decode("ascii")
 
 
-def digest_file(package: bytes, created: str, software: str, key: WaczKey | None) -> bytes:
+@dataclass(frozen=True)
+class Identity:
+    """What the domain form needs beside the key: the key's certificate chain (PEM, the key's certificate
+    first), the TSA's (PEM), and ``timestamp``, which asks the TSA to stamp octets (the DER ``TimeStampResp``)."""
+
+    domain_cert: str
+    timestamp_cert: str
+    timestamp: Callable[[bytes], bytes]
+
+    def domain(self, key: WaczKey) -> str:
+        """The certificate's domain (its subject's CN, else its first DNS name); :class:`IntegrityError` when it
+        does not certify ``key``."""
+        cert = _first_cert(self.domain_cert, "the domain certificate")
+        spki = cert.public_key().public_bytes(serialization.Encoding.DER,
+                                              serialization.PublicFormat.SubjectPublicKeyInfo)
+        if base64.b64encode(spki).decode("ascii") != key.public:
+            raise IntegrityError(f"the domain certificate ({cert.subject.rfc4514_string()}) certifies another key,"
+                                 f" not the WACZ key {public_key_id(key.public)}")
+        names = cert.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)
+        if names:
+            return str(names[0].value)
+        try:
+            dns = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        except x509.ExtensionNotFound:
+            dns = None
+        found = dns.get_values_for_type(x509.DNSName) if dns is not None else []
+        if not found:
+            raise ParseError("the domain certificate names no domain (no CN, no DNS name)", rule="WACZ signing")
+        return str(found[0])
+
+
+def _first_cert(chain: str, what: str) -> x509.Certificate:
+    try:
+        return x509.load_pem_x509_certificate(chain.encode("ascii"))
+    except (ValueError, UnicodeEncodeError) as exc:
+        raise ParseError(f"{what} is not a PEM certificate chain: {exc}", rule="WACZ signing") from None
+
+
+def digest_file(package: bytes, created: str, software: str, key: WaczKey | None,
+                identity: Identity | None = None) -> bytes:
     """The ``datapackage-digest.json`` of the ``datapackage.json`` octets ``package`` (whose ``created`` is
-    ``created``): its hash and, with ``key``, the anonymous ``signedData``."""
+    ``created``): its hash and, with ``key``, the anonymous ``signedData`` (with ``identity``, the domain form)."""
     hash_ = "sha256:" + hashlib.sha256(package).hexdigest()
     digest: dict[str, Any] = {"path": "datapackage.json", "hash": hash_}
-    if key is not None:
+    if key is not None and identity is None:
         digest["signedData"] = {"hash": hash_, "created": created, "software": software, "version": SIGNING_VERSION,
                                 "signature": key.sign(hash_), "publicKey": key.public}
+    elif key is not None and identity is not None:
+        domain = identity.domain(key)
+        signature = key.sign(hash_, der=True)
+        stamped = identity.timestamp(signature.encode("ascii"))
+        digest["signedData"] = {"hash": hash_, "created": created, "software": software, "version": SIGNING_VERSION,
+                                "signature": signature, "domain": domain, "domainCert": identity.domain_cert,
+                                "timeSignature": base64.b64encode(stamped).decode("ascii"),
+                                "timestampCert": identity.timestamp_cert}
     return json.dumps(digest, indent=2).encode("utf-8")
 
 
@@ -124,6 +184,7 @@ class Checked:
     form: str | None = None  # "anonymous" or "domain"
     public_key: str | None = None  # anonymous: the base64 SPKI
     domain: str | None = None  # domain: the domain named (its certificate's trust not checked here)
+    stamped: str | None = None  # domain: the time its RFC 3161 timestamp says (GeneralizedTime)
 
     def describe(self) -> str:
         if not self.signed:
@@ -132,8 +193,9 @@ class Checked:
             assert self.public_key is not None
             return (f"signed (anonymous form) by the ECDSA key {public_key_id(self.public_key)}: signature verified;"
                     " whose key it is is for you to know")
-        return (f"signed (domain form) for {self.domain}: signature verified with its certificate's key; the"
-                " certificate chain and the RFC 3161 timestamp are authsign's to check (wacz validate --verify-auth)")
+        return (f"signed (domain form) for {self.domain}, timestamped {self.stamped}: signature verified with its"
+                " certificate's key; the trust of the certificate and TSA chains is authsign's to check"
+                " (wacz validate --verify-auth)")
 
 
 def check_digest(where: str, package: bytes, digest_text: bytes) -> Checked:
@@ -187,13 +249,14 @@ def check_digest(where: str, package: bytes, digest_text: bytes) -> Checked:
         raise ParseError(f"{where}: signedData has neither a publicKey nor a domainCert"
                          + (f" (and properties {', '.join(extra)} of neither form)" if extra else ""),
                          rule="WACZ signing")
-    try:
-        cert = x509.load_pem_x509_certificate(signed["domainCert"].encode("ascii"))
-    except (ValueError, UnicodeEncodeError) as exc:
-        raise ParseError(f"{where}: signedData's domainCert is not a PEM certificate: {exc}",
-                         rule="WACZ signing") from None
+    cert = _first_cert(signed["domainCert"], f"{where}: signedData's domainCert")
     _verify(where, cert.public_key(), signature, stated, "its domainCert's key")
-    return Checked(actual, signed=True, form="domain", domain=str(signed.get("domain")))
+    stamp = read_response(_b64(where, signed.get("timeSignature"), "timeSignature"))
+    try:
+        stamp.check(signed["signature"].encode("ascii"))
+    except IntegrityError as exc:
+        raise IntegrityError(f"{where}: signedData's timeSignature is not of its signature: {exc}") from None
+    return Checked(actual, signed=True, form="domain", domain=str(signed.get("domain")), stamped=stamp.time)
 
 
 def _b64(where: str, value: object, what: str) -> bytes:
@@ -211,11 +274,15 @@ def _verify(where: str, key: object, signature: bytes, text: str, whose: str) ->
         raise UnsupportedError(f"{where}: the WACZ is signed with a {type(key).__name__}; the WACZ signing"
                                " specification's signatures are ECDSA")
     size = (key.curve.key_size + 7) // 8
-    der = signature
+    readings = [signature]  # DER; and, of the length of r‖s, P1363 (a DER signature that long is tried too)
     if len(signature) == 2 * size:
-        der = encode_dss_signature(int.from_bytes(signature[:size], "big"), int.from_bytes(signature[size:], "big"))
-    try:
-        key.verify(der, text.encode("utf-8"), ec.ECDSA(hashes.SHA256()))
-    except (InvalidSignature, ValueError):
-        raise IntegrityError(f"{where}: the WACZ signature does not verify with {whose}: datapackage-digest.json"
-                             " was changed or another key signed it") from None
+        readings.insert(0, encode_dss_signature(int.from_bytes(signature[:size], "big"),
+                                                int.from_bytes(signature[size:], "big")))
+    for der in readings:
+        try:
+            key.verify(der, text.encode("utf-8"), ec.ECDSA(hashes.SHA256()))
+            return
+        except (InvalidSignature, ValueError):
+            continue
+    raise IntegrityError(f"{where}: the WACZ signature does not verify with {whose}: datapackage-digest.json"
+                         " was changed or another key signed it")

@@ -25,6 +25,7 @@ from pdi.cli import cli
 from pdi.interop.wacz import export_wacz
 from pdi.interop.warc import import_warc
 from pdi.wacz_signing import WaczKey
+from test_rfc3161 import tsa  # noqa: F401 (a fixture: a local RFC 3161 TSA made with openssl ts)
 
 S = "web.example.us"
 BIN = Path(sys.executable).parent
@@ -218,3 +219,111 @@ def test_an_unsigned_wacz_still_imports(archive_dir: Path, tmp_path: Path) -> No
 def test_no_key_is_printed() -> None:
     key = WaczKey.generate()
     assert repr(key).startswith("WaczKey('sha256:") and "PRIVATE" not in repr(key)
+
+
+# The domain-identity form: the WACZ key certified for a domain by a local CA (made with openssl), the signature
+# timestamped by a local TSA (test_rfc3161's, made with openssl ts), checked by authsign through py-wacz.
+
+DOMAIN = "archive.example.org"
+
+
+def _openssl(*args: str, cwd: Path) -> str:
+    return subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=True).stdout
+
+
+def _fingerprint(pem: Path) -> str:
+    shown = _openssl("x509", "-in", str(pem), "-noout", "-fingerprint", "-sha256", cwd=pem.parent)
+    return shown.strip().split("=", 1)[1].replace(":", "").lower()
+
+
+@pytest.fixture
+def domain_form(archive_dir: Path, tmp_path: Path, tsa: tuple[str, Path, Path]) -> dict[str, Path | str]:  # noqa: F811
+    """The archive's WACZ key (pdi keys init --wacz), certified for DOMAIN by a local CA; the TSA; authsign's
+    trusted roots (a YAML file, as authsign's own tests write it) naming that CA and the TSA's CA."""
+    code, out = _pdi("keys", "init", "--wacz", "--archive", str(archive_dir))
+    assert code == 0, out
+    ca_dir = tmp_path / "domain-ca"
+    ca_dir.mkdir()
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes")
+    _openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=Domain CA",
+             "-addext", "basicConstraints=critical,CA:true", "-addext", "keyUsage=critical,keyCertSign", cwd=ca_dir)
+    _openssl("req", "-new", "-key", str(archive_dir / "wacz-key.pem"), "-subj", f"/CN={DOMAIN}", "-out", "d.csr",
+             cwd=ca_dir)
+    _openssl("x509", "-req", "-in", "d.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
+             "-out", "d.pem", cwd=ca_dir)
+    chain = ca_dir / "chain.pem"
+    chain.write_text((ca_dir / "d.pem").read_text() + (ca_dir / "ca.pem").read_text())
+    url, tsa_ca, _other = tsa
+    tsa_chain = tmp_path / "tsa-chain.pem"
+    tsa_chain.write_text((tsa_ca.parent / "tsa.pem").read_text() + tsa_ca.read_text())
+    roots = tmp_path / "roots.yaml"
+    roots.write_text(f"domain_cert_roots:\n  - {_fingerprint(ca_dir / 'ca.pem')}\n"
+                     f"timestamp_cert_roots:\n  - {_fingerprint(tsa_ca)}\n")
+    return {"chain": chain, "tsa": url, "tsa_chain": tsa_chain, "roots": roots}
+
+
+#: ``wacz validate --verify-auth -f FILE`` (py-wacz's command), with authsign trusting the roots of a YAML file
+#: (its Verifier reads ``DEFAULT_TRUSTED_ROOTS`` when py-wacz makes one; py-wacz gives no option for it).
+_VERIFY_AUTH = """import sys
+import authsign.verifier
+authsign.verifier.DEFAULT_TRUSTED_ROOTS = sys.argv[1]
+from wacz.main import main
+sys.exit(main(["validate", "--verify-auth", "-f", sys.argv[2]]))
+"""
+
+
+def _verify_auth(path: Path, roots: Path) -> tuple[int, str]:
+    done = subprocess.run([sys.executable, "-c", _VERIFY_AUTH, str(roots), str(path)], capture_output=True,
+                          text=True, timeout=300)
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_py_wacz_and_authsign_verify_the_domain_form(archive_dir: Path, tmp_path: Path,
+                                                     domain_form: dict[str, Path | str]) -> None:
+    out = tmp_path / "domain.wacz"
+    code, said = _pdi("export", "--wacz", str(out), "--series", S, "--domain-cert", str(domain_form["chain"]),
+                      "--tsa", str(domain_form["tsa"]), "--tsa-chain", str(domain_form["tsa_chain"]),
+                      "--archive", str(archive_dir))
+    assert code == 0, said
+    with zipfile.ZipFile(out) as zf:
+        signed = json.loads(zf.read("datapackage-digest.json"))["signedData"]
+    assert set(signed) == {"hash", "created", "software", "version", "signature", "domain", "domainCert",
+                           "timeSignature", "timestampCert"}
+    assert signed["domain"] == DOMAIN
+    code, said = _verify_auth(out, Path(domain_form["roots"]))
+    assert code == 0, said
+    assert "Successfully verified signature via: direct check" in said and "Validation succeeded" in said, said
+
+    code, said = _pdi("verify", "--signatures", str(out), "--archive", str(archive_dir))
+    assert code == 0 and f"signed (domain form) for {DOMAIN}" in said, said
+
+    _rewrite(out, "datapackage.json", _flip_title)
+    code, said = _verify_auth(out, Path(domain_form["roots"]))
+    assert code == 1 and "hash mismatch" in said, said
+    code, said = _pdi("verify", "--signatures", str(out), "--archive", str(archive_dir))
+    assert code == 3 and "datapackage.json was changed" in said, said
+
+
+def test_authsign_refuses_a_domain_form_whose_root_it_does_not_trust(
+        archive_dir: Path, tmp_path: Path, domain_form: dict[str, Path | str]) -> None:
+    out = tmp_path / "domain.wacz"
+    code, said = _pdi("export", "--wacz", str(out), "--domain-cert", str(domain_form["chain"]),
+                      "--tsa", str(domain_form["tsa"]), "--tsa-chain", str(domain_form["tsa_chain"]),
+                      "--archive", str(archive_dir))
+    assert code == 0, said
+    untrusting = tmp_path / "other-roots.yaml"
+    untrusting.write_text(f"domain_cert_roots:\n  - {'0' * 64}\ntimestamp_cert_roots:\n  - {'0' * 64}\n")
+    code, said = _verify_auth(out, untrusting)
+    assert code == 1 and "✗ Trusted Domain Root Cert" in said and "Validation failed" in said, said
+
+
+def test_a_domain_certificate_of_another_key_is_refused(archive_dir: Path, tmp_path: Path,
+                                                        domain_form: dict[str, Path | str]) -> None:
+    (archive_dir / "wacz-key.pem").unlink()
+    code, out = _pdi("keys", "init", "--wacz", "--archive", str(archive_dir))
+    assert code == 0, out
+    code, said = _pdi("export", "--wacz", str(tmp_path / "x.wacz"), "--domain-cert", str(domain_form["chain"]),
+                      "--tsa", str(domain_form["tsa"]), "--tsa-chain", str(domain_form["tsa_chain"]),
+                      "--archive", str(archive_dir))
+    assert code == 3 and "certifies another key" in said, said
+    assert not (tmp_path / "x.wacz").exists()

@@ -27,7 +27,7 @@ from pdi.errors import IntegrityError, UnsupportedError
 
 if TYPE_CHECKING:
     from pdi.archive.fixity import Problem
-    from pdi.wacz_signing import WaczKey
+    from pdi.wacz_signing import Identity, WaczKey
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -255,9 +255,16 @@ def _check_wacz_signature(path: str) -> Problem | None:
                    " archive has one].")
 @click.option("--key-file", "key_file", metavar="PATH",
               help="WACZ: the WACZ key's file [env PDI_WACZ_KEY; default: wacz-key.pem in the archive's directory].")
+@click.option("--domain-cert", "domain_cert", metavar="CHAIN.pem",
+              help="WACZ: sign in the domain-identity form: the WACZ key's certificate for a domain, then its CA's"
+                   " (PEM); with --tsa and --tsa-chain.")
+@click.option("--tsa", metavar="URL", help="WACZ, with --domain-cert: the RFC 3161 time-stamping authority.")
+@click.option("--tsa-chain", "tsa_chain", metavar="CHAIN.pem",
+              help="WACZ, with --domain-cert: the TSA's certificate, then its CA's (PEM).")
 @archive_option
 def export_cmd(directory: str | None, series: str | None, wacz: str | None, sign: bool | None,
-               key_file: str | None, archive: str) -> None:
+               key_file: str | None, domain_cert: str | None, tsa: str | None, tsa_chain: str | None,
+               archive: str) -> None:
     """Write the archive (or a series) to DIRECTORY as a BagIt bag, or with --wacz as a WACZ file.
 
     The WACZ (1.1.1) holds one WARC with a response record for each part of
@@ -271,17 +278,28 @@ def export_cmd(directory: str | None, series: str | None, wacz: str | None, sign
     anonymous form says (ECDSA P-384 of the datapackage.json's hash, with
     the public key); ReplayWeb.page shows the signature, and pdi import and
     pdi verify --signatures check it. --no-sign leaves it unsigned.
+
+    With --domain-cert, --tsa and --tsa-chain, it is signed in the
+    specification's domain-identity form instead (the key's certificate
+    for a domain and an RFC 3161 timestamp of the signature), the form
+    authsign, and so `wacz validate --verify-auth`, checks.
     """
     if (directory is None) == (wacz is None):
         raise click.UsageError("give DIRECTORY (a bag) or --wacz OUT.wacz, not both")
-    if wacz is None and (sign is not None or key_file is not None):
-        raise click.UsageError("--sign, --no-sign and --key-file go with --wacz")
+    signing = (sign, key_file, domain_cert, tsa, tsa_chain)
+    if wacz is None and any(given is not None for given in signing):
+        raise click.UsageError("--sign, --no-sign, --key-file, --domain-cert, --tsa and --tsa-chain go with --wacz")
+    if (domain_cert is None) != (tsa is None) or (domain_cert is None) != (tsa_chain is None):
+        raise click.UsageError("--domain-cert, --tsa and --tsa-chain go together (the domain-identity form)")
+    if domain_cert is not None and sign is False:
+        raise click.UsageError("--domain-cert signs: it does not go with --no-sign")
     if wacz is not None:
         from pdi.interop.wacz import export_wacz
 
+        identity = _identity(domain_cert, tsa, tsa_chain)
         with open_archive(archive) as opened, progress_bar("exporting") as progress:
-            key = _wacz_key(opened.location, sign, key_file)
-            done = export_wacz(opened, wacz, series=series, progress=progress, key=key)
+            key = _wacz_key(opened.location, True if identity is not None else sign, key_file)
+            done = export_wacz(opened, wacz, series=series, progress=progress, key=key, identity=identity)
         click.echo(f"exported {plural(done.pages, 'page')} and {plural(done.documents, 'other document')}"
                    f" ({plural(done.records, 'WARC record')}) to {wacz}")
         if key is not None:
@@ -293,6 +311,27 @@ def export_cmd(directory: str | None, series: str | None, wacz: str | None, sign
     with open_archive(archive) as opened, progress_bar("exporting") as progress:
         count = opened.export_bag(directory, series=series, progress=progress)
     click.echo(f"exported {plural(count, 'representation')} to {directory}")
+
+def _identity(domain_cert: str | None, tsa: str | None, tsa_chain: str | None) -> Identity | None:
+    """The domain-identity form's certificates and TSA (:class:`pdi.wacz_signing.Identity`), or ``None``."""
+    if domain_cert is None or tsa is None or tsa_chain is None:
+        return None
+    from pdi.cli.timestamping import request_timestamp
+    from pdi.wacz_signing import Identity
+
+    def read(path: str, what: str) -> str:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(1 << 20)
+            return data.decode("ascii")
+        except FileNotFoundError:
+            raise click.BadParameter(f"no file {path}", param_hint=what) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise click.BadParameter(f"cannot read {path} as a PEM file: {exc}", param_hint=what) from None
+
+    return Identity(read(domain_cert, "--domain-cert"), read(tsa_chain, "--tsa-chain"),
+                    lambda data: request_timestamp(tsa, data)[0])
+
 
 def _wacz_key(location: str, sign: bool | None, key_file: str | None) -> WaczKey | None:
     """The key ``pdi export --wacz`` signs with: ``None`` with --no-sign, or (no --sign) when there is none."""

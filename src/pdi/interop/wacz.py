@@ -57,7 +57,7 @@ from pdi.errors import (
 from pdi.identifier import PDI
 from pdi.interop.warc.write import warc_date
 from pdi.mhtml.resolve import comparable
-from pdi.wacz_signing import DIGEST_FILE, WaczKey, digest_file
+from pdi.wacz_signing import DIGEST_FILE, Identity, WaczKey, digest_file
 
 __all__ = ["WACZ_VERSION", "Exported", "capture_time", "captured_at", "dated_capture", "export_wacz"]
 
@@ -310,6 +310,7 @@ def export_wacz(
     title: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     key: WaczKey | None = None,
+    identity: Identity | None = None,
 ) -> Exported:
     """Write the archive's web documents (those whose id is an http(s) URL) as a WACZ at ``output``.
 
@@ -317,7 +318,8 @@ def export_wacz(
     archive) is written; withdrawn names are left out. The file is written
     beside ``output`` and renamed when complete; an existing ``output`` is
     not overwritten. With ``key``, ``datapackage-digest.json`` is signed
-    (:mod:`pdi.wacz_signing`: the WACZ signing specification's anonymous form).
+    (:mod:`pdi.wacz_signing`: the WACZ signing specification's anonymous form;
+    with ``identity`` too, its domain-identity form).
     """
     target = Path(output)
     if target.exists():
@@ -382,7 +384,7 @@ def export_wacz(
         pages_lines += [json.dumps(p, ensure_ascii=False) for p in pages]
         pages_bytes = ("\n".join(pages_lines) + "\n").encode("utf-8")
         with written_whole(target, str(output)) as partial:
-            _write_zip(partial, warc_path, cdx_path, pages_bytes, title or _title(series), pages, key)
+            _write_zip(partial, warc_path, cdx_path, pages_bytes, title or _title(series), pages, key, identity)
     return Exported(len(pages), documents, writer.records)
 
 
@@ -392,7 +394,7 @@ def _title(series: str | None) -> str:
 
 def _write_zip(
     path: Path, warc_path: Path, cdx_path: Path, pages: bytes, title: str, page_list: list[dict[str, str]],
-    key: WaczKey | None,
+    key: WaczKey | None, identity: Identity | None,
 ) -> None:
     created = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     resources: list[dict[str, object]] = []
@@ -440,5 +442,5 @@ def _write_zip(
         zf.writestr(zipfile.ZipInfo("datapackage.json", datetime.datetime.now(datetime.UTC).timetuple()[:6]),
                     package_bytes, compress_type=zipfile.ZIP_DEFLATED)
         zf.writestr(zipfile.ZipInfo(DIGEST_FILE, datetime.datetime.now(datetime.UTC).timetuple()[:6]),
-                    digest_file(package_bytes, created, f"pdi {__version__}", key), compress_type=zipfile.ZIP_DEFLATED)
+                    digest_file(package_bytes, created, f"pdi {__version__}", key, identity), compress_type=zipfile.ZIP_DEFLATED)
 
