@@ -18,13 +18,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from warc_builder import DATA
 
 from pdi.archive import Archive
 from pdi.cli import cli
+from pdi.errors import IntegrityError, ParseError, UnsupportedError
 from pdi.interop.wacz import export_wacz
 from pdi.interop.warc import import_warc
-from pdi.wacz_signing import WaczKey
+from pdi.wacz_signing import WaczKey, check_digest, digest_file
 from test_rfc3161 import tsa  # noqa: F401 (a fixture: a local RFC 3161 TSA made with openssl ts)
 
 S = "web.example.us"
@@ -214,6 +217,26 @@ def test_an_unsigned_wacz_still_imports(archive_dir: Path, tmp_path: Path) -> No
     code, output, target = _import(out, tmp_path, "plain")
     assert code == 0 and "unsigned" in output, output
     assert _names(target)
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=6),
+                     max_leaves=12)
+_PACKAGE = b'{"created": "2026-11-25T10:15:54Z", "resources": []}'
+_SIGNED = json.loads(digest_file(_PACKAGE, "2026-11-25T10:15:54Z", "pdi", WaczKey.generate()))
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(st.sampled_from(sorted(ANONYMOUS | {"domain", "domainCert", "timeSignature", "x"})),
+                       _JSON, max_size=8), st.binary(max_size=60))
+def test_any_digest_file_fails_only_as_a_named_error(changed: dict[str, object], noise: bytes) -> None:
+    """signedData with any properties changed to any JSON, or a digest file of any octets: a good signature, or
+    ParseError / IntegrityError / UnsupportedError (never another exception)."""
+    for text in (json.dumps({**_SIGNED, "signedData": {**_SIGNED["signedData"], **changed}}).encode(), noise):
+        try:
+            check_digest("x.wacz", _PACKAGE, text)
+        except (ParseError, IntegrityError, UnsupportedError):
+            pass
 
 
 def test_no_key_is_printed() -> None:

@@ -181,7 +181,15 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
     must have the SHA-256 it states (else the signature vouches for nothing).
     """
     try:
-        with zipfile.ZipFile(path) as zf:
+        zf = zipfile.ZipFile(path)
+    except FileNotFoundError:
+        raise NotFoundError(f"no file {path}") from None
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise ParseError(f"{path} is not a WACZ (not a ZIP file: {exc})", rule="WACZ") from None
+    except NotImplementedError as exc:
+        raise UnsupportedError(f"{path} cannot be read: {exc}") from None
+    try:
+        with zf:
             listed = {i.filename: i for i in (infos if infos is not None else zf.infolist())}
             if DIGEST_FILE not in listed or "datapackage.json" not in listed:
                 return None
@@ -195,8 +203,10 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
             checked = check_digest(str(path), package, digest)
             if resources and checked.signed:
                 _check_resources(path, zf, listed, package)
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
         raise ParseError(f"{path}: its datapackage files cannot be read: {exc}", rule="WACZ") from None
+    except (NotImplementedError, RuntimeError) as exc:  # a compression method or encryption zipfile lacks
+        raise UnsupportedError(f"{path}: its datapackage files cannot be read: {exc}") from None
     return checked
 
 
