@@ -316,7 +316,7 @@ def _identity(domain_cert: str | None, tsa: str | None, tsa_chain: str | None) -
     """The domain-identity form's certificates and TSA (:class:`pdi.wacz_signing.Identity`), or ``None``."""
     if domain_cert is None or tsa is None or tsa_chain is None:
         return None
-    from pdi.cli.timestamping import request_timestamp
+    from pdi.timestamping import request_timestamp
     from pdi.wacz_signing import Identity
 
     def read(path: str, what: str) -> str:

@@ -160,7 +160,7 @@ def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, ev
 def _stamp(path: Path, tsa: str) -> None:
     """Have ``path`` stamped by the TSA ``tsa`` and write its answer to ``path.tsr``; say when it stamped it."""
     from pdi._files import written_whole
-    from pdi.cli.timestamping import TSR_SUFFIX, request_timestamp
+    from pdi.timestamping import TSR_SUFFIX, request_timestamp
 
     response, stamp = request_timestamp(tsa, path.read_bytes())
     target = path.with_name(path.name + TSR_SUFFIX)

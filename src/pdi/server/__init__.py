@@ -156,6 +156,7 @@ def create_app(
     body_rate: int = DEFAULT_BODY_RATE,
     timemap_page: int = TIMEMAP_PAGE,
     signing_key: SigningKey | None = None,
+    tsa: str | None = None,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -188,7 +189,8 @@ def create_app(
     ``timemap_page`` is how many captures of a URL (or versions of a
     document) a Memento TimeMap page holds the mementos of (:mod:`pdi.server.protocol.memento_oaipmh`).
     ``signing_key`` signs the manifests of ``/api/manifest`` (:mod:`pdi.server.protocol.manifests`); without
-    it, the archive's own (:mod:`pdi.archive.signing_key`) if it has one.
+    it, the archive's own (:mod:`pdi.archive.signing_key`) if it has one. ``tsa``, a time-stamping
+    authority's URL, makes ``/api/manifest.tsr`` answer RFC 3161 timestamps of them.
     """
     opened = archive if archive is not None else Archive.open(location, connections=connections)
     if fixity_memo_seconds > 0:
@@ -220,7 +222,7 @@ def create_app(
         *AnnotationServer(opened, base_url=base_url, page_size=annotation_page_size).routes(),
         *MementoRoutes(opened, base_url, work, page=timemap_page).routes(),
         *OAIRoutes(opened, base_url, work=work, admin_email=oai_admin_email).routes(),
-        *ManifestAPI(opened, work, signing_key or _signing_key(opened)).routes(),
+        *ManifestAPI(opened, work, signing_key or _signing_key(opened), tsa).routes(),
     ]
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]
