@@ -103,7 +103,8 @@ def test_the_digest_file_is_the_specs_anonymous_form(archive_dir: Path, tmp_path
         ["openssl", "dgst", "-sha256", "-verify", str(spki), "-keyform", "DER", "-signature",
          str(tmp_path / "sig.der"), str(tmp_path / "hash.txt")], capture_output=True, text=True, timeout=60)
     assert checked.returncode == 0 and "Verified OK" in checked.stdout, checked.stdout + checked.stderr
-    (tmp_path / "hash.txt").write_bytes(signed["hash"].encode("ascii")[:-1] + b"0")
+    other_digit = b"1" if signed["hash"].endswith("0") else b"0"
+    (tmp_path / "hash.txt").write_bytes(signed["hash"].encode("ascii")[:-1] + other_digit)
     other = subprocess.run(
         ["openssl", "dgst", "-sha256", "-verify", str(spki), "-keyform", "DER", "-signature",
          str(tmp_path / "sig.der"), str(tmp_path / "hash.txt")], capture_output=True, text=True, timeout=60)
@@ -350,3 +351,28 @@ def test_a_domain_certificate_of_another_key_is_refused(archive_dir: Path, tmp_p
                       "--archive", str(archive_dir))
     assert code == 3 and "certifies another key" in said, said
     assert not (tmp_path / "x.wacz").exists()
+
+
+def test_a_listed_file_that_decompresses_too_far_is_refused_before_it_is_read(archive_dir: Path,
+                                                                              tmp_path: Path) -> None:
+    """A signed package may list a ZIP bomb: hashing it would read it whole; --max-expansion refuses it (exit 7)."""
+    key = WaczKey.generate()
+    out = _export(archive_dir, tmp_path / "signed.wacz", key)
+    bomb = bytes(8 << 20)
+    with zipfile.ZipFile(out) as zf:
+        members = [(info, zf.read(info)) for info in zf.infolist()]
+    package = json.loads(dict((i.filename, d) for i, d in members)["datapackage.json"])
+    package["resources"].append({"name": "big.cdx", "path": "indexes/big.cdx", "bytes": len(bomb),
+                                 "hash": "sha256:" + hashlib.sha256(bomb).hexdigest()})
+    package_bytes = json.dumps(package, indent=2).encode()
+    with zipfile.ZipFile(out, "w") as zf:
+        for info, data in members:
+            if info.filename == "datapackage.json":
+                data = package_bytes
+            elif info.filename == "datapackage-digest.json":
+                data = digest_file(package_bytes, package["created"], "pdi", key)
+            zf.writestr(info, data)
+        zf.writestr("indexes/big.cdx", bomb, compress_type=zipfile.ZIP_DEFLATED)
+    code, output, target = _import(out, tmp_path, "bombed")
+    assert code == 7 and "indexes/big.cdx" in output and "decompresses to" in output, output
+    assert _names(target) == []

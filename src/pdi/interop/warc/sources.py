@@ -116,7 +116,7 @@ def wacz_sources(
     names = sorted(sizes)
     if not names:
         raise ParseError(f"{path} holds no WARC file under archive/", rule="WACZ")
-    wacz_signature(path, infos, resources=True)
+    wacz_signature(path, infos, resources=True, max_expansion=max_expansion)
 
     def opener(member: str) -> Callable[[], contextlib.AbstractContextManager[BinaryIO]]:
         @contextlib.contextmanager
@@ -171,14 +171,16 @@ def wacz_sources(
     ]
 
 
-def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None, *,
-                   resources: bool = False) -> Checked | None:
+def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None, *, resources: bool = False,
+                   max_expansion: float = ReadLimits.max_expansion) -> Checked | None:
     """Check the WACZ's ``datapackage-digest.json`` (:func:`pdi.wacz_signing.check_digest`): ``None`` when it
     has none; :class:`IntegrityError` when ``datapackage.json`` was changed or the signature does not verify.
 
     With ``resources``, a signed WACZ's files are checked too: each WARC under
     ``archive/`` must be listed in ``datapackage.json`` and every file listed
-    must have the SHA-256 it states (else the signature vouches for nothing).
+    must have the SHA-256 it states (else the signature vouches for nothing);
+    one that decompresses to more than ``max_expansion`` times its size (past
+    its first MiB) is a :class:`~pdi.errors.LimitError`, before it is read.
     """
     try:
         zf = zipfile.ZipFile(path)
@@ -202,7 +204,7 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
                 package = fh.read(_MAX_PACKAGE + 1)
             checked = check_digest(str(path), package, digest)
             if resources and checked.signed:
-                _check_resources(path, zf, listed, package)
+                _check_resources(path, zf, listed, package, max_expansion)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
         raise ParseError(f"{path}: its datapackage files cannot be read: {exc}", rule="WACZ") from None
     except (NotImplementedError, RuntimeError) as exc:  # a compression method or encryption zipfile lacks
@@ -210,7 +212,8 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
     return checked
 
 
-def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zipfile.ZipInfo], package: bytes) -> None:
+def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zipfile.ZipInfo], package: bytes,
+                     max_expansion: float) -> None:
     """Every file ``datapackage.json`` lists hashes to what it says, and every WARC is listed."""
     resources = json.loads(package).get("resources")
     if not isinstance(resources, list):
@@ -227,6 +230,11 @@ def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zi
     for member, hash_ in stated.items():
         if member not in listed:
             raise IntegrityError(f"{path}: {member}, listed in the signed datapackage.json, is missing")
+        info = listed[member]
+        if info.file_size > EXPANSION_ALLOWANCE and info.file_size > max_expansion * info.compress_size:
+            raise LimitError(f"{Path(path).name}!{member} (the ZIP entry at offset {info.header_offset}) is refused:"
+                             f" it decompresses to {plural(info.file_size, 'byte')} from"
+                             f" {plural(info.compress_size, 'byte')}, more than {max_expansion:g} times")
         digest = hashlib.sha256()
         with zf.open(member) as fh:
             while chunk := fh.read(1 << 20):
