@@ -20,12 +20,12 @@ request to the TSA at a time.
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import functools
 import hashlib
 from collections import OrderedDict
 
+import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -34,6 +34,7 @@ from pdi.archive import Archive
 from pdi.archive.manifests import MANIFEST_PAGE, MAX_MANIFEST_PAGE
 from pdi.errors import NotFoundError, ParseError
 from pdi.server.http.params import integer, optional, required
+from pdi.server.http.problems import Busy
 from pdi.server.process.limits import ArchiveHandlers, WorkLimits
 from pdi.signing import SigningKey, jwk_set, manifest_payload, sign_manifest
 
@@ -58,7 +59,7 @@ class ManifestAPI(ArchiveHandlers):
         self.key = key
         self.tsa = tsa  # the time-stamping authority's URL (pdi serve --tsa), or None: no /api/manifest.tsr
         self._stamps: OrderedDict[bytes, bytes] = OrderedDict()
-        self._stamping = asyncio.Lock()
+        self._stamping = anyio.Lock()
 
     def routes(self) -> list[Route]:
         """``/api/manifest``, ``/api/keys`` and ``/.well-known/pdi-keys``."""
@@ -97,7 +98,13 @@ class ManifestAPI(ArchiveHandlers):
                                 " a time-stamping authority")
         data = jws.encode("ascii")
         digest = hashlib.sha256(data).digest()
-        async with self._stamping:  # one request to the TSA at a time; a page asked for twice is stamped once
+        # one request to the TSA at a time, so that a page asked for twice is stamped once; a request waits its
+        # turn as long as one for a place among the expensive ones may (503 after)
+        with anyio.move_on_after(self.work.queue_seconds) as waited:
+            await self._stamping.acquire()
+        if waited.cancelled_caught:
+            raise Busy(self.work.queue_seconds)
+        try:
             if digest in self._stamps:
                 self._stamps.move_to_end(digest)
             else:
@@ -107,6 +114,8 @@ class ManifestAPI(ArchiveHandlers):
                 while len(self._stamps) > KEPT_STAMPS:
                     self._stamps.popitem(last=False)
             stamp = self._stamps[digest]
+        finally:
+            self._stamping.release()
         return Response(stamp, media_type=TIMESTAMP_REPLY, headers={"Cache-Control": REVALIDATE})
 
     async def _page(self, request: Request) -> tuple[str, str | None]:
