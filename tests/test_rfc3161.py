@@ -122,7 +122,7 @@ def test_rfc3161_2_4_1_openssl_reads_the_request(tmp_path: Path) -> None:
 
 
 def test_rfc3161_2_4_2_a_granted_response_read(tsa: tuple[str, Path, Path]) -> None:
-    from pdi.cli.timestamping import request_timestamp
+    from pdi.timestamping import request_timestamp
 
     url, _, _ = tsa
     response, stamp = request_timestamp(url, b"a manifest\n")
@@ -155,7 +155,7 @@ def test_any_octets_fail_only_as_parse_or_integrity_errors(data: bytes) -> None:
 
 
 def test_every_cut_of_a_response_is_refused(tsa: tuple[str, Path, Path]) -> None:
-    from pdi.cli.timestamping import request_timestamp
+    from pdi.timestamping import request_timestamp
 
     response, _ = request_timestamp(tsa[0], b"x")
     for end in range(0, len(response) - 1, 7):

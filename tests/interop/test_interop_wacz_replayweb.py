@@ -12,6 +12,7 @@ style sheet's background and the image as archived. The screenshot goes to
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import os
 import re
@@ -19,7 +20,7 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from pdi.archive import Archive
 from pdi.capture.browser import devtools
 from pdi.interop.wacz import export_wacz
 from pdi.interop.warc import import_warc
+from pdi.wacz_signing import WaczKey
 
 S = "web.example.us"
 REPLAYWEBPAGE = Path(sys.prefix) / "share" / "replaywebpage"
@@ -68,16 +70,19 @@ class _RangeHandler(SimpleHTTPRequestHandler):
         return io.BytesIO(body)
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[str]:
-    """ReplayWeb.page and a WACZ of the recorded site, exported by pdi, at ``http://127.0.0.1:PORT/``."""
+def _serve(tmp_path: Path, key: WaczKey | None = None, tamper: Callable[[Path], None] | None = None,
+           ) -> contextlib.AbstractContextManager[str]:
+    """ReplayWeb.page and a WACZ of the recorded site, exported by pdi (signed with ``key``; then changed by
+    ``tamper``), at ``http://127.0.0.1:PORT/``."""
     assert (REPLAYWEBPAGE / "ui.js").is_file(), "ReplayWeb.page is missing: run scripts/bootstrap --dev"
     root = tmp_path / "www"
     shutil.copytree(REPLAYWEBPAGE, root)
     with Archive.init(tmp_path / "archive") as archive:
         archive.add_series(S)
         import_warc(archive, DATA / "site.warc.gz", S)
-        export_wacz(archive, root / "pages.wacz")
+        export_wacz(archive, root / "pages.wacz", key=key)
+    if tamper is not None:
+        tamper(root / "pages.wacz")
     (root / "embed.html").write_text(
         '<!doctype html><html><head><meta charset="utf-8"><script src="./ui.js"></script></head>'
         '<body style="margin:0"><replay-web-page style="display:block;width:100%;height:560px"'
@@ -89,16 +94,27 @@ def served(tmp_path: Path) -> Iterator[str]:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, directory=str(root), **kwargs)
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    @contextlib.contextmanager
+    def serving() -> Iterator[str]:
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        httpd.daemon_threads = True
+        thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+        finally:
+            httpd.shutdown()
+            httpd.server_close()
+            thread.join()
+
+    return serving()
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    """ReplayWeb.page and a WACZ of the recorded site, exported by pdi, at ``http://127.0.0.1:PORT/``."""
+    with _serve(tmp_path) as base:
+        yield base
 
 
 def _frames(tree: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -107,37 +123,99 @@ def _frames(tree: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield from _frames(child)
 
 
+def _wait_for_replay(pipe: Any, session: str) -> None:
+    """Until the replayed page's frame shows the heading, logo and background as archived (90 s at most)."""
+    deadline = time.monotonic() + 90
+    checks = (
+        "[document.querySelector('h1') && document.querySelector('h1').textContent,"
+        " document.querySelector('img') && document.querySelector('img').complete"
+        " && document.querySelector('img').naturalWidth,"
+        " getComputedStyle(document.body).backgroundImage,"
+        " getComputedStyle(document.body).backgroundColor]"
+    )
+    seen: object = None
+    while True:
+        assert time.monotonic() < deadline, f"ReplayWeb.page did not replay {PAGE}: {seen}"
+        tree = pipe.call("Page.getFrameTree", None, session, deadline)["frameTree"]
+        replayed = [f for f in _frames(tree) if f["url"].endswith(f"mp_/{PAGE}")]
+        if replayed:
+            world = pipe.call("Page.createIsolatedWorld", {"frameId": replayed[0]["id"]}, session, deadline)
+            answer = pipe.call(
+                "Runtime.evaluate",
+                {"expression": checks, "contextId": world["executionContextId"], "returnByValue": True},
+                session, deadline,
+            )
+            seen = answer["result"].get("value")
+            # the heading as archived (UTF-8), logo.png (8×8) decoded, and style.css's url(bg.png) applied
+            if isinstance(seen, list) and seen[0] == "Café notes" and seen[1] == 8 and "bg.png" in seen[2]:
+                return
+        else:
+            seen = [f["url"] for f in _frames(tree)]
+        time.sleep(0.5)
+
+
 def test_replaywebpage_replays_the_exported_page(served: str) -> None:
     with devtools() as pipe:
         session = open_page(pipe, served + "embed.html", timeout=60)
-        deadline = time.monotonic() + 90
-        checks = (
-            "[document.querySelector('h1') && document.querySelector('h1').textContent,"
-            " document.querySelector('img') && document.querySelector('img').complete"
-            " && document.querySelector('img').naturalWidth,"
-            " getComputedStyle(document.body).backgroundImage,"
-            " getComputedStyle(document.body).backgroundColor]"
-        )
-        seen: object = None
-        while True:
-            assert time.monotonic() < deadline, f"ReplayWeb.page did not replay {PAGE}: {seen}"
-            tree = pipe.call("Page.getFrameTree", None, session, deadline)["frameTree"]
-            replayed = [f for f in _frames(tree) if f["url"].endswith(f"mp_/{PAGE}")]
-            if replayed:
-                world = pipe.call("Page.createIsolatedWorld", {"frameId": replayed[0]["id"]}, session, deadline)
-                answer = pipe.call(
-                    "Runtime.evaluate",
-                    {"expression": checks, "contextId": world["executionContextId"], "returnByValue": True},
-                    session, deadline,
-                )
-                seen = answer["result"].get("value")
-                # the heading as archived (UTF-8), logo.png (8×8) decoded, and style.css's url(bg.png) applied
-                if isinstance(seen, list) and seen[0] == "Café notes" and seen[1] == 8 and "bg.png" in seen[2]:
-                    break
-            else:
-                seen = [f["url"] for f in _frames(tree)]
-            time.sleep(0.5)
+        _wait_for_replay(pipe, session)
         time.sleep(1)  # let the background image paint before the screenshot
         shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, time.monotonic() + 30)
     SHOTS.mkdir(parents=True, exist_ok=True)
     (SHOTS / "replaywebpage-exported-wacz.png").write_bytes(base64.b64decode(shot["data"]))
+
+
+#: What ReplayWeb.page (wabac.js) recorded of a WACZ's signature: the rows of its IndexedDB store
+#: "verification" ({id, expected, matched}), read from the page (the service worker's origin).
+_VERIFICATION = """(async () => {
+  const rows = [];
+  for (const d of await indexedDB.databases()) {
+    const db = await new Promise((ok, no) => { const r = indexedDB.open(d.name); r.onsuccess = () => ok(r.result);
+                                               r.onerror = () => no(r.error); });
+    if (db.objectStoreNames.contains("verification")) {
+      rows.push(...await new Promise(ok => { const q = db.transaction("verification").objectStore("verification")
+                                                         .getAll(); q.onsuccess = () => ok(q.result); }));
+    }
+    db.close();
+  }
+  return rows;
+})()"""
+
+
+def _verification(tmp_path: Path, key: WaczKey, tamper: Callable[[Path], None] | None = None) -> dict[str, Any]:
+    """ReplayWeb.page opens the WACZ (signed with ``key``) and replays it: what it recorded of the signature."""
+    with _serve(tmp_path, key, tamper) as base, devtools() as pipe:
+        session = open_page(pipe, base + "embed.html", timeout=60)
+        _wait_for_replay(pipe, session)
+        answer = pipe.call("Runtime.evaluate", {"expression": _VERIFICATION, "awaitPromise": True,
+                                                "returnByValue": True}, session, time.monotonic() + 30)
+    return {row["id"]: row for row in answer["result"]["value"]}
+
+
+def test_replaywebpage_verifies_the_signature(tmp_path: Path) -> None:
+    """Its signature check (Web Crypto: ECDSA P-384 with SHA-256 of the hash, the key imported from
+    signedData.publicKey) holds, and it shows the public key and software pdi signed with."""
+    key = WaczKey.generate()
+    rows = _verification(tmp_path, key)
+    assert rows["signature"]["matched"] is True, rows
+    assert rows["publicKey"]["expected"] == key.public
+    assert rows["software"]["expected"].startswith("pdi ")
+    assert rows["datapackageHash"]["expected"].startswith("sha256:")
+
+
+def test_replaywebpage_refuses_a_signature_by_another_key(tmp_path: Path) -> None:
+    """The same WACZ with another key put in signedData.publicKey: ReplayWeb.page's check fails."""
+
+    def other_key(path: Path) -> None:
+        import json
+        import zipfile
+
+        with zipfile.ZipFile(path) as zf:
+            members = {i.filename: (i, zf.read(i)) for i in zf.infolist()}
+        digest = json.loads(members["datapackage-digest.json"][1])
+        digest["signedData"]["publicKey"] = WaczKey.generate().public
+        with zipfile.ZipFile(path, "w") as zf:
+            for name, (info, data) in members.items():
+                zf.writestr(info, json.dumps(digest).encode() if name == "datapackage-digest.json" else data)
+
+    rows = _verification(tmp_path, WaczKey.generate(), other_key)
+    assert rows["signature"]["matched"] is False, rows

@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ from pdi.errors import IntegrityError
 from pdi.server import create_app
 from pdi.signing import SigningKey, b64url, b64url_decode
 from support.stored_blobs import flip_octet
+from test_rfc3161 import tsa  # noqa: F401 (a fixture: a local RFC 3161 TSA made with openssl ts)
 
 OPEN = "open.example.us"
 CLOSED = "closed.example.us"
@@ -251,3 +253,39 @@ def test_verify_signatures_reads_a_resolvers_manifest_and_key_over_http(
         assert status == 3 and "signature\t" in output
         status, output = _verify(location, f"{base}/api/manifest?series=never.example.us")
         assert status == 4 and "HTTP 404" in output
+
+
+def test_serve_tsa_timestamps_each_manifest_page(archive_dir: tuple[Path, dict, str],
+                                                 tsa: tuple[str, Path, Path]) -> None:  # noqa: F811
+    """``pdi serve --tsa URL``: /api/manifest.tsr is an RFC 3161 timestamp of the page /api/manifest answers (openssl
+    ts -verify says so), asked once and kept; ``pdi verify --signatures URL --tsa-ca`` checks each page's."""
+    import httpx
+
+    location, _, _ = archive_dir
+    url, ca, other = tsa
+    with serving(location, "--tsa", url, "--workers", "1") as (_, port):  # one worker: one kept set of stamps
+        base = f"http://127.0.0.1:{port}"
+        page = httpx.get(f"{base}/api/manifest?series={OPEN}&limit=2", timeout=30)
+        stamp = httpx.get(f"{base}/api/manifest.tsr?series={OPEN}&limit=2", timeout=30)
+        assert stamp.status_code == 200 and stamp.headers["content-type"] == "application/timestamp-reply"
+        work = location.parent
+        (work / "page.jws").write_bytes(page.content)
+        (work / "page.tsr").write_bytes(stamp.content)
+        checked = subprocess.run(["openssl", "ts", "-verify", "-in", str(work / "page.tsr"), "-data",
+                                  str(work / "page.jws"), "-CAfile", str(ca)], capture_output=True, text=True,
+                                 timeout=60)
+        assert "Verification: OK" in checked.stdout, checked.stdout + checked.stderr
+        again = httpx.get(f"{base}/api/manifest.tsr?series={OPEN}&limit=2", timeout=30)
+        assert again.content == stamp.content  # kept: the TSA (whose every answer has its own serial) asked once
+
+        manifest = f"{base}/api/manifest?series={OPEN}&limit=1"
+        status, output = _verify(location, manifest, "--tsa-ca", str(ca))
+        assert status == 0 and output.count(f"timestamped\t{base}/api/manifest?") == 4, output
+        status, output = _verify(location, manifest, "--tsa-ca", str(other))
+        assert status == 3 and "timestamp\t" in output and "does not verify" in output, output
+    with serving(location) as (_, port):
+        base = f"http://127.0.0.1:{port}"
+        none = httpx.get(f"{base}/api/manifest.tsr?series={OPEN}", timeout=30)
+        assert none.status_code == 404 and "pdi serve --tsa" in none.json()["detail"]
+        status, output = _verify(location, f"{base}/api/manifest?series={OPEN}", "--tsa-ca", str(ca))
+        assert status == 0 and "timestamped" not in output, output

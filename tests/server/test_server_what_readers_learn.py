@@ -176,6 +176,9 @@ def resolver_requests(names: dict[str, str]) -> dict[tuple[str, frozenset[str]],
             _gets(*(f"/api/manifest?series={s}" for s in (OPEN, CLOSED, SECRET)),
                   f"/api/manifest?series={OPEN}&day={NOW.date().isoformat()}", f"/api/manifest?series={OPEN}&limit=1",
                   f"/api/manifest?series={CLOSED}&day={NOW.date().isoformat()}"),
+        ("/api/manifest.tsr", frozenset({"GET", "HEAD"})):
+            _gets(*(f"/api/manifest.tsr?series={s}" for s in (OPEN, CLOSED, SECRET)),
+                  f"/api/manifest.tsr?series={OPEN}&day={NOW.date().isoformat()}"),
         ("/api/keys", frozenset({"GET", "HEAD"})): _gets("/api/keys"),
         ("/.well-known/pdi-keys", frozenset({"GET", "HEAD"})): _gets("/.well-known/pdi-keys"),
         **{(path, frozenset({"POST"})): _posts(path, write) for path in

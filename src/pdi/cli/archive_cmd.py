@@ -23,10 +23,11 @@ from pdi.archive import (
     resolve_location,
 )
 from pdi.cli.archive_io import open_archive
-from pdi.errors import IntegrityError
+from pdi.errors import IntegrityError, UnsupportedError
 
 if TYPE_CHECKING:
-    from pdi.archive.fixity import VerifyReport
+    from pdi.archive.fixity import Problem, VerifyReport
+    from pdi.wacz_signing import Identity, WaczKey
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -229,20 +230,46 @@ def _repair(report: VerifyReport, archive: str) -> None:
 def _verify_signatures(manifests: tuple[str, ...], key: str | None, key_file: str | None, tsa_ca: str | None,
                        archive: str) -> None:
     """``pdi verify --signatures``: :mod:`pdi.cli.manifest_check`, printed one problem a line."""
-    from pdi.cli.manifest_check import check_signatures, public_keys, refuse
+    from pdi.cli.manifest_check import SignatureReport, check_signatures, public_keys, refuse
 
     if not manifests:
-        raise click.UsageError("--signatures checks the manifests named: give files (pdi manifest -o), - or URLs")
-    with open_archive(archive) as opened:
-        report = check_signatures(opened, manifests, public_keys(key, opened, key_file), tsa_ca)
+        raise click.UsageError("--signatures checks the manifests named: give files (pdi manifest -o), - or URLs;"
+                               " or signed WACZ files")
+    waczs = [m for m in manifests if m.lower().endswith(".wacz") and "://" not in m]
+    manifests = tuple(m for m in manifests if m not in waczs)
+    wacz_problems = [_check_wacz_signature(path) for path in waczs]
+    if manifests:
+        with open_archive(archive) as opened:
+            report = check_signatures(opened, manifests, public_keys(key, opened, key_file), tsa_ca)
+    else:
+        report = SignatureReport()
+    report.problems[:0] = [p for p in wacz_problems if p is not None]
     for source, when, by_ca in report.stamped:
         click.echo(f"timestamped\t{source}\t{when}" + ("" if by_ca else " (the TSA's signature unchecked: --tsa-ca)"))
     for problem in report.problems:
         for name in problem.names:
             click.echo(f"{problem.kind}\t{name}\t{problem.detail}")
-    click.echo(f"checked {plural(report.manifests, 'manifest')} listing {plural(report.names, 'name')}:"
-               f" {plural(len(report.problems), 'problem')}")
+    click.echo(f"checked {plural(report.manifests, 'manifest')} listing {plural(report.names, 'name')}"
+               + (f" and {plural(len(waczs), 'WACZ file')}" if waczs else "")
+               + f": {plural(len(report.problems), 'problem')}")
     refuse(report)
+
+
+def _check_wacz_signature(path: str) -> Problem | None:
+    """A WACZ's signature and files checked (:func:`pdi.interop.warc.wacz_signature`): printed when it holds,
+    the problem (kind ``wacz-signature``, or ``wacz-unsigned``) when not."""
+    from pdi.archive.fixity import Problem
+    from pdi.errors import PDIError
+    from pdi.interop.warc import wacz_signature
+
+    try:
+        checked = wacz_signature(path, resources=True)
+    except PDIError as exc:
+        return Problem("wacz-signature", "", (path,), str(exc))
+    if checked is None or not checked.signed:
+        return Problem("wacz-unsigned", "", (path,), "the WACZ has no signature (datapackage-digest.json's signedData)")
+    click.echo(f"wacz-signed\t{path}\t{checked.describe()}")
+    return None
 
 
 @click.command("export")
@@ -250,8 +277,21 @@ def _verify_signatures(manifests: tuple[str, ...], key: str | None, key_file: st
 @click.option("--series", "-s", metavar="S", help="Only this series (for a bag: and its subseries).")
 @click.option("--wacz", "wacz", metavar="OUT.wacz",
               help="Write the web pages and other documents whose id is a URL as a WACZ instead of a bag.")
+@click.option("--sign/--no-sign", "sign", default=None,
+              help="WACZ: sign it with the archive's WACZ key (pdi keys init --wacz) [default: sign when the"
+                   " archive has one].")
+@click.option("--key-file", "key_file", metavar="PATH",
+              help="WACZ: the WACZ key's file [env PDI_WACZ_KEY; default: wacz-key.pem in the archive's directory].")
+@click.option("--domain-cert", "domain_cert", metavar="CHAIN.pem",
+              help="WACZ: sign in the domain-identity form: the WACZ key's certificate for a domain, then its CA's"
+                   " (PEM); with --tsa and --tsa-chain.")
+@click.option("--tsa", metavar="URL", help="WACZ, with --domain-cert: the RFC 3161 time-stamping authority.")
+@click.option("--tsa-chain", "tsa_chain", metavar="CHAIN.pem",
+              help="WACZ, with --domain-cert: the TSA's certificate, then its CA's (PEM).")
 @archive_option
-def export_cmd(directory: str | None, series: str | None, wacz: str | None, archive: str) -> None:
+def export_cmd(directory: str | None, series: str | None, wacz: str | None, sign: bool | None,
+               key_file: str | None, domain_cert: str | None, tsa: str | None, tsa_chain: str | None,
+               archive: str) -> None:
     """Write the archive (or a series) to DIRECTORY as a BagIt bag, or with --wacz as a WACZ file.
 
     The WACZ (1.1.1) holds one WARC with a response record for each part of
@@ -259,21 +299,83 @@ def export_cmd(directory: str | None, series: str | None, wacz: str | None, arch
     when it was imported from a WARC, else by its deposit; its CDXJ index;
     pages/pages.jsonl with each page's PDI; and datapackage.json. pywb,
     ReplayWeb.page and `wacz validate` open it. Never overwrites.
+
+    When the archive has a WACZ key (pdi keys init --wacz), or with --sign,
+    datapackage-digest.json is signed as the WACZ signing specification's
+    anonymous form says (ECDSA P-384 of the datapackage.json's hash, with
+    the public key); ReplayWeb.page shows the signature, and pdi import and
+    pdi verify --signatures check it. --no-sign leaves it unsigned.
+
+    With --domain-cert, --tsa and --tsa-chain, it is signed in the
+    specification's domain-identity form instead (the key's certificate
+    for a domain and an RFC 3161 timestamp of the signature), the form
+    authsign, and so `wacz validate --verify-auth`, checks.
     """
     if (directory is None) == (wacz is None):
         raise click.UsageError("give DIRECTORY (a bag) or --wacz OUT.wacz, not both")
+    signing = (sign, key_file, domain_cert, tsa, tsa_chain)
+    if wacz is None and any(given is not None for given in signing):
+        raise click.UsageError("--sign, --no-sign, --key-file, --domain-cert, --tsa and --tsa-chain go with --wacz")
+    if (domain_cert is None) != (tsa is None) or (domain_cert is None) != (tsa_chain is None):
+        raise click.UsageError("--domain-cert, --tsa and --tsa-chain go together (the domain-identity form)")
+    if domain_cert is not None and sign is False:
+        raise click.UsageError("--domain-cert signs: it does not go with --no-sign")
     if wacz is not None:
         from pdi.interop.wacz import export_wacz
 
+        identity = _identity(domain_cert, tsa, tsa_chain)
         with open_archive(archive) as opened, progress_bar("exporting") as progress:
-            done = export_wacz(opened, wacz, series=series, progress=progress)
+            key = _wacz_key(opened.location, True if identity is not None else sign, key_file)
+            done = export_wacz(opened, wacz, series=series, progress=progress, key=key, identity=identity)
         click.echo(f"exported {plural(done.pages, 'page')} and {plural(done.documents, 'other document')}"
                    f" ({plural(done.records, 'WARC record')}) to {wacz}")
+        if key is not None:
+            from pdi.wacz_signing import public_key_id
+
+            click.echo(f"signed with the WACZ key {public_key_id(key.public)}", err=True)
         return
     assert directory is not None
     with open_archive(archive) as opened, progress_bar("exporting") as progress:
         count = opened.export_bag(directory, series=series, progress=progress)
     click.echo(f"exported {plural(count, 'representation')} to {directory}")
+
+def _identity(domain_cert: str | None, tsa: str | None, tsa_chain: str | None) -> Identity | None:
+    """The domain-identity form's certificates and TSA (:class:`pdi.wacz_signing.Identity`), or ``None``."""
+    if domain_cert is None or tsa is None or tsa_chain is None:
+        return None
+    from pdi.timestamping import request_timestamp
+    from pdi.wacz_signing import Identity
+
+    def read(path: str, what: str) -> str:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(1 << 20)
+            return data.decode("ascii")
+        except FileNotFoundError:
+            raise click.BadParameter(f"no file {path}", param_hint=what) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise click.BadParameter(f"cannot read {path} as a PEM file: {exc}", param_hint=what) from None
+
+    return Identity(read(domain_cert, "--domain-cert"), read(tsa_chain, "--tsa-chain"),
+                    lambda data: request_timestamp(tsa, data)[0])
+
+
+def _wacz_key(location: str, sign: bool | None, key_file: str | None) -> WaczKey | None:
+    """The key ``pdi export --wacz`` signs with: ``None`` with --no-sign, or (no --sign) when there is none."""
+    if sign is False:
+        return None
+    from pdi.archive.signing_key import load_wacz_key, wacz_key_path
+
+    try:
+        path = wacz_key_path(location, key_file)
+    except UnsupportedError:  # a postgresql:// archive with no key file named
+        if sign:
+            raise
+        return None
+    if sign is None and not path.exists():
+        return None
+    return load_wacz_key(path)
+
 
 #: pdi import --partial: the whole records before a file's damage were imported, the rest dropped
 PARTIAL_EXIT = 14
@@ -354,8 +456,10 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
     if series is None:
         raise click.UsageError(f"importing {source} needs --series S (the series to deposit its captures in)")
     from pdi.capture.fetch import Limits
-    from pdi.interop.warc import Imported, ReadLimits, import_warc
+    from pdi.interop.warc import Imported, ReadLimits, import_warc, wacz_signature
 
+    # a signed WACZ whose datapackage was changed is refused here (exit 3), its files' hashes as it is read
+    signature = wacz_signature(source) if source.lower().endswith(".wacz") and Path(source).is_file() else None
     limits = Limits(max_resource_bytes=int(max_mb * 1024 * 1024), max_total_bytes=int(4 * max_mb * 1024 * 1024))
 
     def deposited(item: Imported) -> None:
@@ -371,6 +475,8 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
     # the bar counts the file's bytes as it is checked, then the deposits
     for reason in plan.skipped:
         click.echo(f"not imported: {reason}", err=True)
+    if signature is not None:
+        click.echo(f"{source}: {signature.describe()}", err=True)
     pages = sum(1 for d in done if d.page)
     new = sum(1 for d in done if not d.unchanged)
     click.echo(f"imported {plural(pages, 'page')} and {plural(len(done) - pages, 'other resource')}"

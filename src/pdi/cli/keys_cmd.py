@@ -1,4 +1,4 @@
-"""`pdi keys init|show` (the archive's Ed25519 signing key) and `pdi manifest` (a series' names and digests, signed).
+"""`pdi keys init|show` (the archive's Ed25519 signing key, and with --wacz its ECDSA P-384 WACZ key) and `pdi manifest` (a series' names and digests, signed).
 
 Thin: where the key is kept is :mod:`pdi.archive.signing_key`, what a
 manifest lists :meth:`pdi.archive.Archive.manifest_page`, the JWS
@@ -23,8 +23,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: ``--key-file PATH``: the private key's file; falls back to ``$PDI_SIGNING_KEY``, then the archive's directory.
 key_file_option: Callable[[F], F] = click.option(
     "--key-file", "key_file", metavar="PATH",
-    help="The private key's file (PKCS#8 PEM) [env PDI_SIGNING_KEY; default: signing-key.pem in the"
-         " archive's directory; a postgresql:// archive must name one].",
+    help="The private key's file (PKCS#8 PEM) [env PDI_SIGNING_KEY, with --wacz PDI_WACZ_KEY; default:"
+         " signing-key.pem, with --wacz wacz-key.pem, in the archive's directory; a postgresql:// archive must"
+         " name one].",
+)
+#: ``--wacz``: the WACZ key (ECDSA P-384, what the WACZ signing specification and ReplayWeb.page accept).
+wacz_option: Callable[[F], F] = click.option(
+    "--wacz", "wacz", is_flag=True,
+    help="The key that signs WACZ exports (ECDSA P-384, as the WACZ signing specification asks) instead.",
 )
 
 
@@ -34,9 +40,10 @@ def keys_group() -> None:
 
 
 @keys_group.command("init")
+@wacz_option
 @key_file_option
 @archive_option
-def keys_init(key_file: str | None, archive: str) -> None:
+def keys_init(wacz: bool, key_file: str | None, archive: str) -> None:
     """Make the archive's signing key (Ed25519) and print its public JWK; never over an existing key.
 
     The private key is written as PKCS#8 PEM, mode 0600, to signing-key.pem
@@ -44,9 +51,23 @@ def keys_init(key_file: str | None, archive: str) -> None:
     PostgreSQL archive needs: it has no directory). It signs the manifests
     the resolver serves at /api/manifest and `pdi manifest` writes; keep a
     copy somewhere safe, as a lost key cannot be made again.
-    """
-    from pdi.archive.signing_key import create_key, key_path
 
+    With --wacz, the archive's WACZ key is made instead (ECDSA P-384; the WACZ
+    signing specification's signatures are ECDSA, not Ed25519): wacz-key.pem,
+    or --key-file / $PDI_WACZ_KEY; `pdi export --wacz` then signs with it.
+    Its public key (base64 SubjectPublicKeyInfo, as a signed WACZ carries it)
+    is printed.
+    """
+    from pdi.archive.signing_key import create_key, create_wacz_key, key_path, wacz_key_path
+    from pdi.wacz_signing import public_key_id
+
+    if wacz:
+        with open_archive(archive) as opened:
+            path = wacz_key_path(opened.location, key_file)
+        made = create_wacz_key(path)
+        click.echo(made.public)
+        click.echo(f"WACZ key {public_key_id(made.public)} written to {path} (mode 0600); keep a copy safe", err=True)
+        return
     with open_archive(archive) as opened:
         path = key_path(opened.location, key_file)
     key = create_key(path)
@@ -56,13 +77,27 @@ def keys_init(key_file: str | None, archive: str) -> None:
 
 @keys_group.command("show")
 @click.option("--jwks", is_flag=True, help="Print the JWK set (RFC 7517 §5) the resolver serves at /api/keys.")
+@wacz_option
 @key_file_option
 @archive_option
-def keys_show(jwks: bool, key_file: str | None, archive: str) -> None:
-    """Print the public key: its JWK (RFC 8037, kid = RFC 7638 thumbprint) and, after it, the raw key in base64url."""
-    from pdi.archive.signing_key import key_path, load_key
-    from pdi.signing import jwk_set
+def keys_show(jwks: bool, wacz: bool, key_file: str | None, archive: str) -> None:
+    """Print the public key: its JWK (RFC 8037, kid = RFC 7638 thumbprint) and, after it, the raw key in base64url.
 
+    With --wacz: the WACZ key's public key, base64 of its SubjectPublicKeyInfo
+    (the "publicKey" of a signed WACZ's datapackage-digest.json), and its id.
+    """
+    from pdi.archive.signing_key import key_path, load_key, load_wacz_key, wacz_key_path
+    from pdi.signing import jwk_set
+    from pdi.wacz_signing import public_key_id
+
+    if wacz:
+        if jwks:
+            raise click.UsageError("--jwks is for the Ed25519 key; the WACZ key is not a JOSE key pdi serves")
+        with open_archive(archive) as opened:
+            wacz_key = load_wacz_key(wacz_key_path(opened.location, key_file))
+        click.echo(wacz_key.public)
+        click.echo(f"id\t{public_key_id(wacz_key.public)}")
+        return
     with open_archive(archive) as opened:
         key = load_key(key_path(opened.location, key_file))
     if jwks:
@@ -125,7 +160,7 @@ def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, ev
 def _stamp(path: Path, tsa: str) -> None:
     """Have ``path`` stamped by the TSA ``tsa`` and write its answer to ``path.tsr``; say when it stamped it."""
     from pdi._files import written_whole
-    from pdi.cli.timestamping import TSR_SUFFIX, request_timestamp
+    from pdi.timestamping import TSR_SUFFIX, request_timestamp
 
     response, stamp = request_timestamp(tsa, path.read_bytes())
     target = path.with_name(path.name + TSR_SUFFIX)

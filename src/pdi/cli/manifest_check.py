@@ -42,10 +42,15 @@ class SignatureReport:
 
 def _fetch(url: str, what: str) -> str:
     """The body of ``url`` as text, at most :data:`MAX_JWS` characters; a clear error when it cannot be had."""
+    return _fetch_bytes(url, what).decode("utf-8", errors="replace")
+
+
+def _fetch_bytes(url: str, what: str) -> bytes:
+    """The body of ``url``, at most :data:`MAX_JWS` octets; a clear error when it cannot be had."""
     from pdi.federation.authorities import fetch_bounded
 
     body, _ = fetch_bounded(url, MAX_JWS, what, seconds=HTTP_DEADLINE, timeout=HTTP_TIMEOUT, follow_redirects=True)
-    return body.decode("utf-8", errors="replace")
+    return body
 
 
 def public_keys(key: str | None, archive: Archive, key_file: str | None) -> list[PublicKey]:
@@ -110,8 +115,8 @@ def _next_of(jws: str) -> str | None:
 def _check_timestamp(source: str, tsa_ca: str | None, report: SignatureReport) -> None:
     """The RFC 3161 timestamp beside a manifest file (``FILE.tsr``), if there is one: of this file's octets, and
     with ``tsa_ca`` signed by a TSA that CA certifies (``openssl ts -verify``)."""
-    from pdi.cli.timestamping import TSR_SUFFIX, verify_with_ca
     from pdi.rfc3161 import MAX_RESPONSE, read_response
+    from pdi.timestamping import TSR_SUFFIX, verify_with_ca
 
     path = Path(source)
     response = path.with_name(path.name + TSR_SUFFIX)
@@ -129,13 +134,47 @@ def _check_timestamp(source: str, tsa_ca: str | None, report: SignatureReport) -
     report.stamped.append((source, stamp.time, tsa_ca is not None))
 
 
+def _check_page_timestamp(url: str, jws: str, tsa_ca: str | None, report: SignatureReport) -> None:
+    """The resolver's RFC 3161 timestamp of a manifest page it answered (``/api/manifest.tsr``, ``pdi serve
+    --tsa``), if it keeps them (``404``: it does not): of this page's octets, and with ``tsa_ca`` signed by a TSA
+    that CA certifies."""
+    import tempfile
+
+    import httpx
+
+    from pdi.rfc3161 import read_response
+    from pdi.timestamping import verify_with_ca
+
+    page = httpx.URL(url)
+    where = str(page.copy_with(path=page.path + ".tsr"))
+    try:
+        response = _fetch_bytes(where, "the manifest's timestamp")
+    except NotFoundError:
+        return
+    try:
+        stamp = read_response(response)
+        stamp.check(jws.encode("ascii"))
+        if tsa_ca is not None:
+            with tempfile.TemporaryDirectory(prefix="pdi-tsr-") as work:
+                (Path(work) / "page.tsr").write_bytes(response)
+                (Path(work) / "page.jws").write_bytes(jws.encode("ascii"))
+                verify_with_ca(Path(work) / "page.tsr", Path(work) / "page.jws", Path(tsa_ca))
+    except PDIError as exc:
+        report.problems.append(Problem("timestamp", "", (where,), str(exc)))
+        return
+    report.stamped.append((url, stamp.time, tsa_ca is not None))
+
+
 def check_signatures(archive: Archive, sources: tuple[str, ...], keys: list[PublicKey],
                      tsa_ca: str | None = None) -> SignatureReport:
-    """Check every manifest of ``sources`` with ``keys`` and against ``archive`` (and each file's timestamp)."""
+    """Check every manifest of ``sources`` with ``keys`` and against ``archive`` (and each file's timestamp, and
+    each resolver page's)."""
     report = SignatureReport()
     for source in sources:
         _check_timestamp(source, tsa_ca, report)
         for where, jws in _manifests(source):
+            if source.startswith(("http://", "https://")):
+                _check_page_timestamp(where, jws, tsa_ca, report)
             report.manifests += 1
             try:
                 manifest = verify_manifest(jws, keys)

@@ -74,6 +74,9 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--db-connections", default=DEFAULT_CONNECTIONS, show_default=True, type=click.IntRange(1, 1000),
               help="Catalog connections each worker keeps at most, in a pool (PostgreSQL; through pgbouncer,"
                    " use transaction pooling): a request's transaction takes one and waits while all are taken.")
+@click.option("--tsa", metavar="URL",
+              help="An RFC 3161 time-stamping authority: /api/manifest.tsr then answers a timestamp of the manifest"
+                   " page /api/manifest answers to the same query (asked once a page, then kept).")
 @click.option("--indexer", is_flag=True,
               help="Also run `pdi index --watch` in a process of its own, making the full-text passages "
               "large deposits left to the catalog's queue (any number of resolvers and indexers may share it).")
@@ -92,8 +95,8 @@ def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
     queue_seconds: float, header_timeout: float, body_timeout: float, max_connections: int, fixity_memo: float,
     replay_port: int | None, replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None,
-    timemap_page: int, db_connections: int, indexer: bool, registries: tuple[str, ...], registry_key: str | None,
-    dns: str | None, archive: str,
+    timemap_page: int, db_connections: int, tsa: str | None, indexer: bool, registries: tuple[str, ...],
+    registry_key: str | None, dns: str | None, archive: str,
 ) -> None:
     """Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.
 
@@ -164,7 +167,7 @@ def serve_cmd(
         resolver = create_app(archive, base_url=base_url, limits=work, cache_bytes=cache_mib << 20, replay=site,
                               oai_admin_email=oai_admin_email, fixity_memo_seconds=fixity_memo,
                               connections=db_connections, body_seconds=body_timeout,
-                              timemap_page=timemap_page, registries=sources, dns=finder)
+                              timemap_page=timemap_page, registries=sources, dns=finder, tsa=tsa)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
                                    resolver_port=bound, scripts=replay_scripts, limits=work)
         return ByPort(resolver, replay, replay_bound)

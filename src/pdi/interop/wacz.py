@@ -4,7 +4,7 @@ Implements, of the WACZ 1.1.1 specification (webrecorder), the layout
 (`archive/` WARC files stored without compression, `indexes/index.cdx`
 in CDXJ, `pages/pages.jsonl`, `datapackage.json` listing every file with
 its SHA-256 and size, `datapackage-digest.json` with the SHA-256 of
-`datapackage.json`), so that py-wacz's `wacz validate`, pywb and
+`datapackage.json`, signed when a key is given: :mod:`pdi.wacz_signing`), so that py-wacz's `wacz validate`, pywb and
 ReplayWeb.page open what :func:`export_wacz` writes. The WARC is written
 with warcio (ISO 28500:2017, WARC 1.1): one ``response`` record for each
 part of each archived page (its ``Content-Location`` the target URI, its
@@ -57,6 +57,7 @@ from pdi.errors import (
 from pdi.identifier import PDI
 from pdi.interop.warc.write import warc_date
 from pdi.mhtml.resolve import comparable
+from pdi.wacz_signing import DIGEST_FILE, Identity, WaczKey, digest_file
 
 __all__ = ["WACZ_VERSION", "Exported", "capture_time", "captured_at", "dated_capture", "export_wacz"]
 
@@ -308,13 +309,17 @@ def export_wacz(
     series: str | None = None,
     title: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    key: WaczKey | None = None,
+    identity: Identity | None = None,
 ) -> Exported:
     """Write the archive's web documents (those whose id is an http(s) URL) as a WACZ at ``output``.
 
     Every version of every such document of ``series`` (or of the whole
     archive) is written; withdrawn names are left out. The file is written
     beside ``output`` and renamed when complete; an existing ``output`` is
-    not overwritten.
+    not overwritten. With ``key``, ``datapackage-digest.json`` is signed
+    (:mod:`pdi.wacz_signing`: the WACZ signing specification's anonymous form;
+    with ``identity`` too, its domain-identity form).
     """
     target = Path(output)
     if target.exists():
@@ -379,7 +384,7 @@ def export_wacz(
         pages_lines += [json.dumps(p, ensure_ascii=False) for p in pages]
         pages_bytes = ("\n".join(pages_lines) + "\n").encode("utf-8")
         with written_whole(target, str(output)) as partial:
-            _write_zip(partial, warc_path, cdx_path, pages_bytes, title or _title(series), pages)
+            _write_zip(partial, warc_path, cdx_path, pages_bytes, title or _title(series), pages, key, identity)
     return Exported(len(pages), documents, writer.records)
 
 
@@ -388,7 +393,8 @@ def _title(series: str | None) -> str:
 
 
 def _write_zip(
-    path: Path, warc_path: Path, cdx_path: Path, pages: bytes, title: str, page_list: list[dict[str, str]]
+    path: Path, warc_path: Path, cdx_path: Path, pages: bytes, title: str, page_list: list[dict[str, str]],
+    key: WaczKey | None, identity: Identity | None,
 ) -> None:
     created = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     resources: list[dict[str, object]] = []
@@ -435,7 +441,6 @@ def _write_zip(
         package_bytes = json.dumps(package, indent=2).encode("utf-8")
         zf.writestr(zipfile.ZipInfo("datapackage.json", datetime.datetime.now(datetime.UTC).timetuple()[:6]),
                     package_bytes, compress_type=zipfile.ZIP_DEFLATED)
-        digest = {"path": "datapackage.json", "hash": "sha256:" + hashlib.sha256(package_bytes).hexdigest()}
-        zf.writestr(zipfile.ZipInfo("datapackage-digest.json", datetime.datetime.now(datetime.UTC).timetuple()[:6]),
-                    json.dumps(digest, indent=2).encode("utf-8"), compress_type=zipfile.ZIP_DEFLATED)
+        zf.writestr(zipfile.ZipInfo(DIGEST_FILE, datetime.datetime.now(datetime.UTC).timetuple()[:6]),
+                    digest_file(package_bytes, created, f"pdi {__version__}", key, identity), compress_type=zipfile.ZIP_DEFLATED)
 

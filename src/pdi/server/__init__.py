@@ -164,6 +164,7 @@ def create_app(
     signing_key: SigningKey | None = None,
     registries: Sequence[RegistrySource] = (),
     dns: NaptrFinder | None = None,
+    tsa: str | None = None,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -199,6 +200,7 @@ def create_app(
     it, the archive's own (:mod:`pdi.archive.signing_key`) if it has one; it also signs the archive's registry
     at ``/.well-known/pdi-registry``. A name of a series the archive does not hold is looked up in its own
     registry, then ``registries``, then the DNS server of ``dns`` (:mod:`pdi.server.protocol.elsewhere`).
+    ``tsa``, a time-stamping authority's URL, makes ``/api/manifest.tsr`` answer RFC 3161 timestamps of them.
     """
     opened = archive if archive is not None else Archive.open(location, connections=connections)
     if fixity_memo_seconds > 0:
@@ -233,7 +235,7 @@ def create_app(
         *AnnotationServer(opened, base_url=base_url, page_size=annotation_page_size).routes(),
         *MementoRoutes(opened, base_url, work, page=timemap_page).routes(),
         *OAIRoutes(opened, base_url, work=work, admin_email=oai_admin_email).routes(),
-        *ManifestAPI(opened, work, key).routes(),
+        *ManifestAPI(opened, work, key, tsa).routes(),
         *elsewhere.routes(),
     ]
     docs = APIDocs()

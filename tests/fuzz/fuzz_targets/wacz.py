@@ -37,6 +37,7 @@ TARGET = Target(
     tokens=(
         b"PK\x03\x04", b"PK\x01\x02", b"PK\x05\x06", b"PK\x06\x06", b"PK\x06\x07", b"archive/", b"archive/data.warc",
         b"archive/data.warc.gz", b".warc", b".warc.gz", b"pages/pages.jsonl", b"datapackage.json",
+        b"datapackage-digest.json", b"\"signedData\"", b"\"publicKey\"", b"\"hash\": \"sha256:",
         b"\x00\x00\x00\x00", b"\xff\xff\xff\xff", b"\x08\x00", b"WARC/1.1\r\n", b"Content-Length: ", b"\r\n\r\n",
     ),
     examples=0.4,

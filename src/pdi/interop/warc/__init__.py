@@ -60,17 +60,23 @@ if TYPE_CHECKING:
     from pdi.interop.warc.bounded import ReadLimits
     from pdi.interop.warc.pages import Imported, ImportPlan, Item, import_warc, plan_import
     from pdi.interop.warc.records import PAGE_TYPES, Entry, WarcIndex, read_index
-    from pdi.interop.warc.sources import Source, is_web_archive, sources_for, wacz_sources
+    from pdi.interop.warc.sources import (
+        Source,
+        is_web_archive,
+        sources_for,
+        wacz_signature,
+        wacz_sources,
+    )
     from pdi.interop.warc.write import warc_date, write_exchanges
 else:  # loaded when first asked for (pdi._lazy): reading a WARC loads no WARC writer
     __getattr__, __dir__ = exports(__name__, {
         "bounded": "ReadLimits", "pages": "Imported ImportPlan Item import_warc plan_import",
         "records": "PAGE_TYPES Entry WarcIndex read_index",
-        "sources": "Source is_web_archive sources_for wacz_sources", "write": "warc_date write_exchanges",
+        "sources": "Source is_web_archive sources_for wacz_signature wacz_sources", "write": "warc_date write_exchanges",
     })
 
 __all__ = [
     "PAGE_TYPES", "Entry", "ImportPlan", "Imported", "Item", "ReadLimits", "Source", "WarcIndex",
-    "import_warc", "is_web_archive", "plan_import", "read_index", "sources_for", "wacz_sources",
+    "import_warc", "is_web_archive", "plan_import", "read_index", "sources_for", "wacz_signature", "wacz_sources",
     "warc_date", "write_exchanges",
 ]

@@ -11,7 +11,9 @@ This module sits below :mod:`~pdi.interop.warc.records` (pass 1) and
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
+import json
 import os
 import shutil
 import zipfile
@@ -23,10 +25,14 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from pdi._wording import plural
-from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
+from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits
+from pdi.wacz_signing import DIGEST_FILE, MAX_DIGEST_FILE, Checked, check_digest
 
-__all__ = ["Source", "is_web_archive", "sources_for", "wacz_sources"]
+__all__ = ["Source", "is_web_archive", "sources_for", "wacz_signature", "wacz_sources"]
+
+#: The largest ``datapackage.json`` read to check a WACZ's signature (it lists a few files).
+_MAX_PACKAGE = 16 << 20
 
 _MAX_MEMBERS = 10_000
 
@@ -110,6 +116,7 @@ def wacz_sources(
     names = sorted(sizes)
     if not names:
         raise ParseError(f"{path} holds no WARC file under archive/", rule="WACZ")
+    wacz_signature(path, infos, resources=True, max_expansion=max_expansion)
 
     def opener(member: str) -> Callable[[], contextlib.AbstractContextManager[BinaryIO]]:
         @contextlib.contextmanager
@@ -162,6 +169,79 @@ def wacz_sources(
         )
         for number, name in enumerate(names)
     ]
+
+
+def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None, *, resources: bool = False,
+                   max_expansion: float = ReadLimits.max_expansion) -> Checked | None:
+    """Check the WACZ's ``datapackage-digest.json`` (:func:`pdi.wacz_signing.check_digest`): ``None`` when it
+    has none; :class:`IntegrityError` when ``datapackage.json`` was changed or the signature does not verify.
+
+    With ``resources``, a signed WACZ's files are checked too: each WARC under
+    ``archive/`` must be listed in ``datapackage.json`` and every file listed
+    must have the SHA-256 it states (else the signature vouches for nothing);
+    one that decompresses to more than ``max_expansion`` times its size (past
+    its first MiB) is a :class:`~pdi.errors.LimitError`, before it is read.
+    """
+    try:
+        zf = zipfile.ZipFile(path)
+    except FileNotFoundError:
+        raise NotFoundError(f"no file {path}") from None
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise ParseError(f"{path} is not a WACZ (not a ZIP file: {exc})", rule="WACZ") from None
+    except NotImplementedError as exc:
+        raise UnsupportedError(f"{path} cannot be read: {exc}") from None
+    try:
+        with zf:
+            listed = {i.filename: i for i in (infos if infos is not None else zf.infolist())}
+            if DIGEST_FILE not in listed or "datapackage.json" not in listed:
+                return None
+            for member, cap in ((DIGEST_FILE, MAX_DIGEST_FILE), ("datapackage.json", _MAX_PACKAGE)):
+                if listed[member].file_size > cap:
+                    raise LimitError(f"{path}: {member} is larger than the {plural(cap, 'byte')} pdi reads")
+            with zf.open(DIGEST_FILE) as fh:
+                digest = fh.read(MAX_DIGEST_FILE + 1)
+            with zf.open("datapackage.json") as fh:
+                package = fh.read(_MAX_PACKAGE + 1)
+            checked = check_digest(str(path), package, digest)
+            if resources and checked.signed:
+                _check_resources(path, zf, listed, package, max_expansion)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
+        raise ParseError(f"{path}: its datapackage files cannot be read: {exc}", rule="WACZ") from None
+    except (NotImplementedError, RuntimeError) as exc:  # a compression method or encryption zipfile lacks
+        raise UnsupportedError(f"{path}: its datapackage files cannot be read: {exc}") from None
+    return checked
+
+
+def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zipfile.ZipInfo], package: bytes,
+                     max_expansion: float) -> None:
+    """Every file ``datapackage.json`` lists hashes to what it says, and every WARC is listed."""
+    resources = json.loads(package).get("resources")
+    if not isinstance(resources, list):
+        raise ParseError(f"{path}: datapackage.json lists no resources", rule="WACZ")
+    stated: dict[str, str] = {}
+    for r in resources:
+        member, hash_ = (r.get("path"), r.get("hash")) if isinstance(r, dict) else (None, None)
+        if not isinstance(member, str) or not isinstance(hash_, str) or not hash_.startswith("sha256:"):
+            raise ParseError(f"{path}: datapackage.json lists {member!r} without a sha256: hash", rule="WACZ")
+        stated[member] = hash_
+    for member in listed:
+        if member.startswith("archive/") and member not in stated:
+            raise IntegrityError(f"{path}: {member} is not listed in the signed datapackage.json")
+    for member, hash_ in stated.items():
+        if member not in listed:
+            raise IntegrityError(f"{path}: {member}, listed in the signed datapackage.json, is missing")
+        info = listed[member]
+        if info.file_size > EXPANSION_ALLOWANCE and info.file_size > max_expansion * info.compress_size:
+            raise LimitError(f"{Path(path).name}!{member} (the ZIP entry at offset {info.header_offset}) is refused:"
+                             f" it decompresses to {plural(info.file_size, 'byte')} from"
+                             f" {plural(info.compress_size, 'byte')}, more than {max_expansion:g} times")
+        digest = hashlib.sha256()
+        with zf.open(member) as fh:
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+        if "sha256:" + digest.hexdigest() != hash_.lower():
+            raise IntegrityError(f"{path}: {member} was changed: its SHA-256 is sha256:{digest.hexdigest()},"
+                                 f" the signed datapackage.json says {hash_}")
 
 
 def _data_start(raw: BinaryIO, info: zipfile.ZipInfo, path: str | Path) -> int:

@@ -479,6 +479,16 @@ _MANIFEST = Operation(
     error_text={404: "No such series, or the archive has no signing key (pdi keys init)",
                 415: "after= is not a versioned name"},
 )
+_MANIFEST_TSR = Operation(
+    "An RFC 3161 timestamp of the manifest page GET /api/manifest answers to the same query (pdi serve --tsa URL):"
+    " asked of the time-stamping authority once a page, then kept",
+    _MANIFEST.params,
+    answers={200: Answer("A DER TimeStampResp (RFC 3161 §2.4.2) of the JWS's octets", "application/timestamp-reply",
+                         {"type": "string", "format": "binary"})},
+    errors=(*_ALWAYS, 400, 403, 404, 415),
+    error_text={404: "No such series, no signing key, or the resolver names no TSA (pdi serve --tsa)",
+                415: "after= is not a versioned name"},
+)
 _KEYS = Operation(
     "The archive's public signing key, a JWK set (RFC 7517 §5; kty OKP, crv Ed25519, RFC 8037), kid its RFC 7638"
     " thumbprint; also at /.well-known/pdi-keys",
@@ -628,6 +638,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/oai"): _OAI_POST,
     ("GET", "/api/series"): _SERIES_LIST,
     ("GET", "/api/manifest"): _MANIFEST,
+    ("GET", "/api/manifest.tsr"): _MANIFEST_TSR,
     ("GET", "/api/keys"): _KEYS,
     ("GET", "/api/search"): _SEARCH,
     ("GET", "/api/rfc5147"): _RFC5147,

@@ -9,13 +9,23 @@ see (:mod:`pdi.archive.access`): an anonymous reader only public names, a
 token's holder its series' private and embargoed ones too; a series the
 reader may not read is ``403`` (``404`` if hidden), as ``/api/ls`` answers.
 Without a key the answers are ``404`` problems saying how to make one.
+
+``GET /api/manifest.tsr`` (with ``pdi serve --tsa URL``) answers, for the
+same query, an RFC 3161 timestamp (a DER ``TimeStampResp``,
+``application/timestamp-reply``) of the very JWS octets ``/api/manifest``
+answers: asked of the TSA the first time, then kept (by the JWS's SHA-256,
+the last few thousand) so that asking again costs the TSA nothing; one
+request to the TSA at a time.
 """
 
 from __future__ import annotations
 
 import datetime
 import functools
+import hashlib
+from collections import OrderedDict
 
+import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -24,6 +34,7 @@ from pdi.archive import Archive
 from pdi.archive.manifests import MANIFEST_PAGE, MAX_MANIFEST_PAGE
 from pdi.errors import NotFoundError, ParseError
 from pdi.server.http.params import integer, optional, required
+from pdi.server.http.problems import Busy
 from pdi.server.process.limits import ArchiveHandlers, WorkLimits
 from pdi.signing import SigningKey, jwk_set, manifest_payload, sign_manifest
 
@@ -34,19 +45,27 @@ JOSE = "application/jose"
 JWK_SET = "application/jwk-set+json"
 #: A manifest's answer changes as names are deposited and withdrawn: a cache asks again each time.
 REVALIDATE = "no-cache"
+#: Media type of an RFC 3161 response (RFC 3161 §4).
+TIMESTAMP_REPLY = "application/timestamp-reply"
+#: Timestamps kept, of as many distinct manifest pages (each a few KiB).
+KEPT_STAMPS = 4096
 
 
 class ManifestAPI(ArchiveHandlers):
     """Manifests and the public key of one archive (``key``: its signing key, ``None``: it has none)."""
 
-    def __init__(self, archive: Archive, work: WorkLimits, key: SigningKey | None) -> None:
+    def __init__(self, archive: Archive, work: WorkLimits, key: SigningKey | None, tsa: str | None = None) -> None:
         super().__init__(archive, work)
         self.key = key
+        self.tsa = tsa  # the time-stamping authority's URL (pdi serve --tsa), or None: no /api/manifest.tsr
+        self._stamps: OrderedDict[bytes, bytes] = OrderedDict()
+        self._stamping = anyio.Lock()
 
     def routes(self) -> list[Route]:
         """``/api/manifest``, ``/api/keys`` and ``/.well-known/pdi-keys``."""
         return [
             Route("/api/manifest", self.manifest, methods=["GET", "HEAD"]),
+            Route("/api/manifest.tsr", self.timestamp, methods=["GET", "HEAD"]),
             Route("/api/keys", self.keys, methods=["GET", "HEAD"]),
             Route("/.well-known/pdi-keys", self.keys, methods=["GET", "HEAD"]),
         ]
@@ -64,19 +83,52 @@ class ManifestAPI(ArchiveHandlers):
     async def manifest(self, request: Request) -> Response:
         """One page of a series' manifest: ``series`` (required), ``day`` (``YYYY-MM-DD``; none: every day),
         ``after`` (the previous page's ``next``), ``limit`` (names, 1000, at most 10000); a compact JWS."""
-        series = required(request, "series")  # the request read first: a bad one is a 400 whatever the archive
+        jws, following = await self._page(request)
+        headers = {"Cache-Control": REVALIDATE}
+        if following is not None:
+            url = request.url.include_query_params(after=following)
+            headers["Link"] = f'<{url.path}?{url.query}>; rel="next"'
+        return Response(jws, media_type=JOSE, headers=headers)
+
+    async def timestamp(self, request: Request) -> Response:
+        """The RFC 3161 timestamp of the JWS ``/api/manifest`` answers to the same query (``pdi serve --tsa``)."""
+        jws, _ = await self._page(request)  # first: a query wrong is 400, a series not readable 403 or 404
+        if self.tsa is None:
+            raise NotFoundError("this resolver keeps no timestamps of its manifests: `pdi serve --tsa URL` names"
+                                " a time-stamping authority")
+        data = jws.encode("ascii")
+        digest = hashlib.sha256(data).digest()
+        # one request to the TSA at a time, so that a page asked for twice is stamped once; a request waits its
+        # turn as long as one for a place among the expensive ones may (503 after)
+        with anyio.move_on_after(self.work.queue_seconds) as waited:
+            await self._stamping.acquire()
+        if waited.cancelled_caught:
+            raise Busy(self.work.queue_seconds)
+        try:
+            if digest in self._stamps:
+                self._stamps.move_to_end(digest)
+            else:
+                from pdi.timestamping import request_timestamp
+
+                self._stamps[digest], _ = await self.work.run(request_timestamp, self.tsa, data)
+                while len(self._stamps) > KEPT_STAMPS:
+                    self._stamps.popitem(last=False)
+            stamp = self._stamps[digest]
+        finally:
+            self._stamping.release()
+        return Response(stamp, media_type=TIMESTAMP_REPLY, headers={"Cache-Control": REVALIDATE})
+
+    async def _page(self, request: Request) -> tuple[str, str | None]:
+        """The signed manifest page the query asks for, and its ``next`` cursor."""
+        series = required(request, "series")
         day = _day(optional(request, "day"))
         after = optional(request, "after")
         limit = integer(request, "limit", MANIFEST_PAGE, least=1, most=MAX_MANIFEST_PAGE)
-        key = self._key()
+        key = self._key()  # after the query is read: a query wrong is 400 whether or not there is a key
         page = await self.work.run(functools.partial(self.archive.manifest_page, series, day=day, after=after, limit=limit))
         jws = sign_manifest(key, manifest_payload(page.series, page.day, list(page.entries), after=page.after,
                                                   next_after=page.next))
-        headers = {"Cache-Control": REVALIDATE}
-        if page.next is not None:
-            url = request.url.include_query_params(after=page.next)
-            headers["Link"] = f'<{url.path}?{url.query}>; rel="next"'
-        return Response(jws, media_type=JOSE, headers=headers)
+        return jws, page.next
 
 
 def _day(text: str | None) -> datetime.date | None:

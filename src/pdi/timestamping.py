@@ -1,10 +1,11 @@
-"""Trusted timestamps of manifest files (RFC 3161): asked of a time-stamping authority over HTTP (§3.4), and
-its signature checked with Debian's ``openssl ts -verify``. No click here.
+"""Trusted timestamps (RFC 3161): asked of a time-stamping authority over HTTP (§3.4), and its signature checked
+with Debian's ``openssl ts -verify``. Used by ``pdi manifest --tsa``, the resolver's ``/api/manifest.tsr``
+(``pdi serve --tsa``) and the domain form of a signed WACZ; no click here.
 
-What is stamped is the SHA-256 of the manifest file as written (every JWS
-line of it); the TSA's response (DER ``TimeStampResp``) is kept beside it as
-``FILE.tsr``, the name ``openssl ts`` gives it. The request and response
-themselves are :mod:`pdi.rfc3161`'s.
+What ``pdi manifest --tsa`` stamps is the SHA-256 of the manifest file as
+written (every JWS line of it); the TSA's response (DER ``TimeStampResp``)
+is kept beside it as ``FILE.tsr``, the name ``openssl ts`` gives it. The
+request and response themselves are :mod:`pdi.rfc3161`'s.
 """
 
 from __future__ import annotations
