@@ -79,6 +79,13 @@ class BlobRules(CatalogBase):
                 found |= {str(r[0]) for r in rows}
         return found
 
+    def named_blobs(self) -> Iterator[tuple[str, int]]:
+        """Every blob a representation keeping its octets names, and its size, by name (what a backup copies)."""
+        for name, size in self._query(
+            "SELECT DISTINCT sha256, size FROM representations WHERE purged IS NULL ORDER BY sha256"
+        ):
+            yield str(name), int(size)
+
     def open_staging(self) -> str:
         """Record a new staging in a transaction of its own; its id."""
         import uuid  # only a deposit needs it (with platform, a millisecond of every command's start)

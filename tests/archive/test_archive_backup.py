@@ -1,0 +1,229 @@
+"""`pdi backup` and `pdi restore` (pdi.archive.backup): a consistent backup of a live archive, restored.
+
+The drill: eight writers deposit, a backup is taken in the middle, the archive
+is destroyed (``rm -rf``, ``DROP DATABASE``) and restored; ``pdi verify`` is
+clean and every deposit acknowledged before the backup began is there with
+its octets (their SHA-256 compared with what was deposited).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from pdi.archive import Archive, Content
+from pdi.archive.backup import MARKER, backup, restore
+from pdi.errors import ImmutabilityError, NotFoundError, StoreError
+from peak_memory import run_with_peak
+from support.pgcluster import TemporaryCluster
+
+S = "backup.example.us"
+WRITERS = 8
+_databases = itertools.count(1)
+
+
+def _pdi(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pdi", *args], capture_output=True, text=True, timeout=600, check=False)
+
+
+def _writer(location: str, seed: int, stop: threading.Event, acknowledged: list[tuple[float, str, str]],
+            failures: list[BaseException]) -> None:
+    """Deposit octets (small ones kept as catalog rows, larger ones as blob files) until ``stop``."""
+    rng = random.Random(seed)
+    try:
+        with Archive.open(location) as archive:
+            while not stop.is_set():
+                size = rng.choice((100, 5000, 70_000, 300_000))
+                octets = rng.randbytes(size)
+                (name,) = archive.deposit(S, [Content(octets, "octet-stream")])
+                # appended only once the deposit has returned: acknowledged
+                acknowledged.append((time.monotonic(), str(name), hashlib.sha256(octets).hexdigest()))
+    except BaseException as exc:
+        failures.append(exc)
+
+
+def _drill(location: str, dest: Path, destroy: Callable[[], object], restore_to: str | None) -> None:
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+    stop = threading.Event()
+    acknowledged: list[tuple[float, str, str]] = []
+    failures: list[BaseException] = []
+    threads = [threading.Thread(target=_writer, args=(location, seed, stop, acknowledged, failures))
+               for seed in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    try:
+        while len(acknowledged) < 40 and not failures:
+            time.sleep(0.05)
+        began = time.monotonic()
+        backup(location, dest)
+        after = len(acknowledged)
+        while len(acknowledged) < after + 16 and not failures:  # deposits go on after the backup, too
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert not failures, failures
+    before = [(name, digest) for when, name, digest in acknowledged if when < began]
+    assert len(before) >= 40
+    destroy()
+    restore(dest, restore_to)
+    where = restore_to or location
+    checked = _pdi("verify", "--archive", where)
+    assert checked.returncode == 0, checked.stderr
+    assert "0 problems" in checked.stdout
+    with Archive.open(where) as archive:
+        for name, digest in before:
+            with archive.open_octets(name) as opened:
+                assert hashlib.sha256(b"".join(opened.reader.chunks())).hexdigest() == digest, name
+
+
+def test_drill_sqlite(tmp_path: Path) -> None:
+    location = str(tmp_path / "archive")
+    _drill(location, tmp_path / "backup", lambda: shutil.rmtree(location), None)
+    assert not (tmp_path / "backup" / "tmp").exists() or not any((tmp_path / "backup" / "tmp").iterdir())
+
+
+def test_drill_postgres(pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
+    name = f"pdi_backup_{next(_databases)}"
+    location = pg_cluster.create_database(name)
+
+    def destroy() -> None:
+        with psycopg.connect(pg_cluster.url(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+        pg_cluster.create_database(name)  # empty: what restore --to needs
+
+    _drill(location, tmp_path / "backup", destroy, location)
+
+
+def _small_archive(root: Path) -> list[tuple[str, bytes]]:
+    with Archive.init(root) as archive:
+        archive.add_series(S)
+        return [(str(archive.deposit(S, [Content(octets, "octet-stream")])[0]), octets)
+                for octets in (b"row\n", os.urandom(200_000), os.urandom(100_000))]
+
+
+def test_incremental_backup_copies_only_new_blobs(tmp_path: Path) -> None:
+    root = tmp_path / "archive"
+    _small_archive(root)
+    first = backup(str(root), tmp_path / "b", copy=True)
+    assert (first.blobs_copied, first.blobs_present) == (2, 0)
+    with Archive.open(root) as archive:
+        archive.deposit(S, [Content(os.urandom(90_000), "octet-stream")])
+    second = backup(str(root), tmp_path / "b", copy=True)
+    assert (second.blobs_copied, second.blobs_present) == (1, 2)
+    assert second.octets_copied == 90_000
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["blobs", "catalog.sqlite", MARKER, "tmp"]
+    third = backup(str(root), tmp_path / "b")
+    assert (third.blobs_copied, third.blobs_linked, third.blobs_present) == (0, 0, 3)
+
+
+def test_backup_hard_links_on_one_file_system(tmp_path: Path) -> None:
+    root = tmp_path / "archive"
+    _small_archive(root)
+    done = backup(str(root), tmp_path / "b")
+    assert (done.blobs_linked, done.blobs_copied) == (2, 0)
+    for blob in (tmp_path / "b" / "blobs").glob("*/*"):
+        assert blob.stat().st_nlink == 2
+
+
+def test_a_damaged_blob_is_not_backed_up(tmp_path: Path) -> None:
+    from pdi.errors import IntegrityError
+
+    root = tmp_path / "archive"
+    _small_archive(root)
+    victim = next((root / "blobs").glob("*/*"))
+    victim.chmod(0o644)
+    victim.write_bytes(b"x" + victim.read_bytes()[1:])
+    with pytest.raises(IntegrityError, match=victim.name):
+        backup(str(root), tmp_path / "b", copy=True)
+    assert not (tmp_path / "b" / "catalog.sqlite").exists()
+
+
+def test_destination_must_be_empty_or_a_backup(tmp_path: Path) -> None:
+    root = tmp_path / "archive"
+    _small_archive(root)
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("mine\n")
+    with pytest.raises(ImmutabilityError, match="not empty and is not a pdi backup"):
+        backup(str(root), tmp_path / "full")
+    assert (tmp_path / "full" / "notes.txt").read_text() == "mine\n"
+    result = _pdi("backup", str(tmp_path / "full"), "--archive", str(root))
+    assert result.returncode == ImmutabilityError.exit_code
+    assert "not a pdi backup" in result.stderr
+    with pytest.raises(NotFoundError, match="not a pdi backup"):
+        restore(tmp_path / "full", str(tmp_path / "new"))
+
+
+def test_restore_refuses_an_existing_archive(tmp_path: Path) -> None:
+    root = tmp_path / "archive"
+    _small_archive(root)
+    backup(str(root), tmp_path / "b")
+    with pytest.raises(ImmutabilityError, match="holds an archive already"):
+        restore(tmp_path / "b")
+    result = _pdi("restore", str(tmp_path / "b"), "--to", str(tmp_path / "copy"))
+    assert result.returncode == 0, result.stderr
+    assert _pdi("verify", "--archive", str(tmp_path / "copy")).returncode == 0
+
+
+def test_not_enough_space_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "archive"
+    _small_archive(root)
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: shutil._ntuple_diskusage(1 << 30, 1 << 30, 1 << 20))  # type: ignore[attr-defined]
+    with pytest.raises(StoreError, match="not enough space"):
+        backup(str(root), tmp_path / "b")
+
+
+def test_pg_dump_missing_or_too_old_is_said(pg_cluster: TemporaryCluster, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    location = pg_cluster.create_database(f"pdi_backup_{next(_databases)}")
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+    old = tmp_path / "bin"
+    old.mkdir()
+    (old / "pg_dump").write_text("#!/bin/sh\necho 'pg_dump (PostgreSQL) 9.6.24'\n")
+    (old / "pg_dump").chmod(0o755)
+    monkeypatch.setenv("PATH", str(old))
+    with pytest.raises(StoreError, match=r"PostgreSQL 9, older than the server \(\d+\).*postgresql-client-"):
+        backup(location, tmp_path / "b")
+    (old / "pg_dump").unlink()
+    with pytest.raises(StoreError, match=r"pg_dump not found.*postgresql-client-"):
+        backup(location, tmp_path / "b")
+
+
+def test_backup_and_restore_stream(tmp_path: Path) -> None:
+    """A backup and a restore of a 96 MiB blob, copied, grow the process by far less than the blob."""
+    for name, size in (("small", 100_000), ("big", 96 << 20)):
+        with Archive.init(tmp_path / name) as archive:
+            archive.add_series(S)
+            with tempfile.TemporaryFile() as f:
+                for _ in range(size >> 16 or 1):
+                    f.write(os.urandom(min(size, 1 << 16)))
+                f.seek(0)
+                archive.deposit(S, [Content(f, "octet-stream")])
+    peaks = {}
+    for name in ("small", "big"):
+        code, peak, _ = run_with_peak([sys.executable, "-m", "pdi", "backup", "--copy", str(tmp_path / f"b-{name}"),
+                                       "--archive", str(tmp_path / name)], stdout=subprocess.DEVNULL)
+        assert code == 0
+        code, again, _ = run_with_peak([sys.executable, "-m", "pdi", "restore", "--copy", str(tmp_path / f"b-{name}"),
+                                        "--to", str(tmp_path / f"r-{name}")], stdout=subprocess.DEVNULL)
+        assert code == 0
+        peaks[name] = max(peak, again)
+    assert (tmp_path / "r-big" / "blobs").exists()
+    grown_mib = (peaks["big"] - peaks["small"]) / 1024
+    assert grown_mib < 30, f"backup and restore grew by {grown_mib:.0f} MiB for a 96 MiB blob"
