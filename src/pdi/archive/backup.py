@@ -73,7 +73,7 @@ Progress = Callable[[int, int], None]
 class BackupDone:
     """What a backup (or a restore) did."""
 
-    store: str  #: ``sqlite`` or ``postgres``
+    kind: str  #: the catalog: ``sqlite`` or ``postgres``
     blobs_copied: int
     blobs_linked: int
     blobs_present: int  #: already in the destination (an incremental backup)

@@ -40,7 +40,7 @@ def backup_cmd(dest: str, copy: bool, archive: str) -> None:
     with progress_bar("copying blobs") as progress:
         done = backup(resolve_location(archive), dest, copy=copy, progress=progress)
     kept = f", {done.blobs_present} there already" if done.blobs_present else ""
-    click.echo(f"backed up the {done.store} archive to {dest}: catalog as of {done.started_at},"
+    click.echo(f"backed up the {done.kind} archive to {dest}: catalog as of {done.started_at},"
                f" {plural(done.blobs_copied, 'blob')} copied ({done.octets_copied} octets),"
                f" {done.blobs_linked} hard-linked{kept}")
 
@@ -66,7 +66,7 @@ def restore_cmd(source: str, to: str | None, copy: bool) -> None:
 
     with progress_bar("restoring blobs") as progress:
         where, done = restore(source, to, copy=copy, progress=progress)
-    click.echo(f"restored the {done.store} archive to {where}: {plural(done.blobs_copied, 'blob')} copied,"
+    click.echo(f"restored the {done.kind} archive to {where}: {plural(done.blobs_copied, 'blob')} copied,"
                f" {done.blobs_linked} hard-linked; now run: pdi verify --archive {where}")
 
 
