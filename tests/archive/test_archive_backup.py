@@ -257,3 +257,29 @@ def test_s3_blobs_are_copied_and_put_back(s3_blobs: str, tmp_path: Path) -> None
     assert checked.returncode == 0, checked.stderr + checked.stdout
     with Archive.open(root) as archive, archive.open_octets(str(name)) as opened:
         assert hashlib.sha256(b"".join(opened.reader.chunks())).hexdigest() == digest
+
+
+def test_postgres_schema_archive_is_restored_into_its_schema(pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
+    """An archive in a schema of a shared database (search_path in its URL): dumped alone, restored by name."""
+    schema = f"pdi_backup_schema_{next(_databases)}"
+    location = pg_cluster.create_schema(schema)
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        octets = os.urandom(150_000)
+        (name,) = archive.deposit(S, [Content(octets, "octet-stream")])
+    result = _pdi("backup", str(tmp_path / "b"), "--archive", location)
+    assert result.returncode == 0, result.stderr
+    with psycopg.connect(pg_cluster.url(), autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+        conn.execute(f'CREATE SCHEMA "{schema}"')  # empty, as an operator might make it first
+    elsewhere = pg_cluster.create_schema(f"{schema}_other")
+    with pytest.raises(StoreError, match=f"holds the schema '{schema}'"):
+        restore(tmp_path / "b", elsewhere)
+    result = _pdi("restore", str(tmp_path / "b"), "--to", location)
+    assert result.returncode == 0, result.stderr
+    assert _pdi("verify", "--archive", location).returncode == 0
+    with Archive.open(location) as archive, archive.open_octets(str(name)) as opened:
+        assert b"".join(opened.reader.chunks()) == octets
+    result = _pdi("restore", str(tmp_path / "b"), "--to", location)
+    assert result.returncode == ImmutabilityError.exit_code
+    assert "holds an archive already" in result.stderr

@@ -158,9 +158,10 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _write_marker(dest: Path, store: str, source: str, started_at: str, blobs: int) -> None:
+def _write_marker(dest: Path, store: str, source: str, started_at: str, blobs: int,
+                  schema: str | None = None) -> None:
     marker = {"format": FORMAT, "store": store, "source": source, "started_at": started_at,
-              "finished_at": _now(), "blobs": blobs}
+              "finished_at": _now(), "blobs": blobs, "schema": schema}
     _write_atomically(dest / MARKER, json.dumps(marker, indent=1).encode() + b"\n")
 
 
@@ -388,19 +389,35 @@ def _postgres_tool(name: str, server_major: int) -> str:
 
 
 def _server_major(url: str) -> tuple[int, str | None, bool]:
-    """The server's major version, the schema the URL's search_path names (if any), and whether it holds a catalog."""
+    """The server's major version, the schema the URL's search_path names (``None``: the default), and whether
+    the URL holds a catalog."""
     import psycopg
 
     try:
         with psycopg.connect(url, connect_timeout=30) as conn:
             number = int(conn.execute("SHOW server_version_num").fetchone()[0])  # type: ignore[index]
-            schema = conn.execute("SELECT current_schema()").fetchone()[0]  # type: ignore[index]
+            path = str(conn.execute("SHOW search_path").fetchone()[0])  # type: ignore[index]
             holds = conn.execute("SELECT to_regclass('series') IS NOT NULL").fetchone()[0]  # type: ignore[index]
-            path = conn.execute("SHOW search_path").fetchone()[0]  # type: ignore[index]
     except psycopg.Error as exc:
         raise StoreError(f"cannot reach the PostgreSQL server: {exc}") from exc
-    named = schema if schema and not str(path).startswith('"$user"') else None
+    first = path.split(",")[0].strip().strip('"')
+    named = None if first in ("$user", "public") else first
     return number // 10000, named, bool(holds)
+
+
+def _make_way_for_schema(url: str, schema: str) -> None:
+    """Before restoring a backup of the schema ``schema`` (the one ``url`` names): an empty one is dropped
+    (``pg_restore`` makes it again)."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url, connect_timeout=30, autocommit=True) as conn:
+            if conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone():
+                conn.execute(psycopg.sql.SQL("DROP SCHEMA {}").format(psycopg.sql.Identifier(schema)))
+    except psycopg.errors.DependentObjectsStillExist as exc:
+        raise ImmutabilityError(f"the schema {schema!r} --to names is not empty: restore into an empty one") from exc
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot prepare the schema {schema!r}: {exc}") from exc
 
 
 def _run_tool(argv: list[str], what: str) -> None:
@@ -423,7 +440,7 @@ def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
     partial = dest / (DUMP + ".partial")
     partial.unlink(missing_ok=True)
     argv = [pg_dump, "--format=custom", "--no-owner", "--blobs", f"--file={partial}"]
-    if schema is not None and schema != "public":
+    if schema is not None:
         argv.append(f"--schema={schema}")
     try:
         _run_tool([*argv, f"--dbname={url}"], "pg_dump")
@@ -440,7 +457,7 @@ def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
         _copy_blobs(copier, catalog, names, None, progress)
     os.replace(partial, dest / DUMP)
     _fsync_dir(dest)
-    _write_marker(dest, "postgres", catalog.location, started_at, copier.copied + copier.present)
+    _write_marker(dest, "postgres", catalog.location, started_at, copier.copied + copier.present, schema)
     return BackupDone("postgres", copier.copied, copier.linked, copier.present, copier.octets, started_at)
 
 
@@ -464,7 +481,9 @@ def restore(source: str | os.PathLike[str], to: str | None = None, *, copy: bool
         return location, _restore_sqlite(src, Path(location), started_at, copy, progress)
     if not is_postgres_url(location):
         raise StoreError(f"{src} is a backup of a PostgreSQL archive: restore it --to a postgresql:// URL")
-    return location, _restore_postgres(src, location, started_at, progress)
+    schema = marker.get("schema")
+    return location, _restore_postgres(src, location, schema if isinstance(schema, str) else None, started_at,
+                                       progress)
 
 
 def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress: Progress | None) -> BackupDone:
@@ -512,11 +531,19 @@ def _has_table(conn: sqlite3.Connection, name: str) -> bool:
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
 
 
-def _restore_postgres(src: Path, url: str, started_at: str, progress: Progress | None) -> BackupDone:
-    major, _, holds = _server_major(url)
+def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
+                      progress: Progress | None) -> BackupDone:
+    major, named, holds = _server_major(url)
     if holds:
         raise ImmutabilityError("the database --to names holds an archive already: restore into an empty one")
     pg_restore = _postgres_tool("pg_restore", major)
+    if named != schema:
+        raise StoreError(f"the backup holds the schema {schema or 'public'!r}: name a database whose"
+                         f" search_path is it (…?options=-csearch_path%3D{schema}), not {named or 'public'!r}"
+                         if schema is not None else f"the backup holds a whole database's archive (schema public):"
+                         f" restore --to a database URL without a search_path (not {named!r})")
+    if schema is not None:
+        _make_way_for_schema(url, schema)
     _run_tool([pg_restore, "--no-owner", "--exit-on-error", "--single-transaction",
                f"--dbname={url}", str(src / DUMP)], "pg_restore")
     copier = BlobCopier(src, link=False)
