@@ -242,34 +242,45 @@ def test_backup_and_restore_stream(kind: str, tmp_path: Path, request: pytest.Fi
     assert grown_mib < 30, f"backup and restore grew by {grown_mib:.0f} MiB for a 96 MiB blob"
 
 
-def test_s3_blobs_are_copied_and_put_back(s3_blobs: str, tmp_path: Path) -> None:
+def test_s3_blobs_are_copied_and_put_back(location: str, s3_blobs: str, tmp_path: Path,
+                                         request: pytest.FixtureRequest) -> None:
     """Blobs in an S3-compatible store (the Swift node): copied into the backup; restored into a bucket that lost them."""
     import boto3
 
     from pdi.archive.blobs.s3 import S3Location
 
-    root = tmp_path / "archive"
-    with Archive.init(root, blobs=s3_blobs) as archive:
+    with Archive.init(location, blobs=s3_blobs) as archive:
         archive.add_series(S)
         octets = os.urandom(300_000)
         (name,) = archive.deposit(S, [Content(octets, "octet-stream")])
+        (small,) = archive.deposit(S, [Content(b"a small one\n", "text")])
     digest = hashlib.sha256(octets).hexdigest()
-    done = backup(str(root), tmp_path / "b")
-    assert done.blobs_copied == 1
+    done = backup(location, tmp_path / "b")
+    assert done.blobs_copied == 2  # beside S3, a small blob is an object too
     assert hashlib.sha256((tmp_path / "b" / "blobs" / digest[:2] / digest).read_bytes()).hexdigest() == digest
-    again = backup(str(root), tmp_path / "b")
-    assert (again.blobs_copied, again.blobs_present) == (0, 1)
+    again = backup(location, tmp_path / "b")
+    assert (again.blobs_copied, again.blobs_present) == (0, 2)
     # the archive and the bucket's object are lost
     where = S3Location.parse(s3_blobs)
     client = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
     client.delete_object(Bucket=where.bucket, Key=f"{where.prefix}{digest}")
-    shutil.rmtree(root)
+    if location.startswith("postgresql:"):
+        schema = location.rsplit("%3D", 1)[1]
+        cluster: TemporaryCluster = request.getfixturevalue("pg_cluster")
+        with psycopg.connect(cluster.url(), autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    else:
+        shutil.rmtree(location)
     _, restored = restore(tmp_path / "b")
     assert restored.blobs_copied == 1
-    checked = _pdi("verify", "--archive", str(root))
+    checked = _pdi("verify", "--archive", location)
     assert checked.returncode == 0, checked.stderr + checked.stdout
-    with Archive.open(root) as archive, archive.open_octets(str(name)) as opened:
-        assert hashlib.sha256(b"".join(opened.reader.chunks())).hexdigest() == digest
+    assert "unreferenced" not in checked.stdout
+    with Archive.open(location) as archive:
+        with archive.open_octets(str(name)) as opened:
+            assert hashlib.sha256(b"".join(opened.reader.chunks())).hexdigest() == digest
+        with archive.open_octets(str(small)) as opened:
+            assert b"".join(opened.reader.chunks()) == b"a small one\n"
 
 
 def test_postgres_schema_archive_is_restored_into_its_schema(pg_cluster: TemporaryCluster, tmp_path: Path) -> None:

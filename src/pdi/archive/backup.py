@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pdi.archive.catalog.blobs import NAMED_OUTSIDE_ROWS
 from pdi.archive.catalog.opening import is_postgres_url
 from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
 
@@ -269,10 +270,7 @@ def _stream_digest(f: Any) -> str:
 
 def _named_blobs(conn: sqlite3.Connection) -> Iterator[tuple[str, int]]:
     """The blobs a SQLite catalog names that are not rows of its own (name, size), by name."""
-    yield from conn.execute(
-        "SELECT DISTINCT r.sha256, r.size FROM representations r WHERE r.purged IS NULL"
-        " AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.sha256 = r.sha256) ORDER BY r.sha256"
-    )
+    yield from conn.execute(NAMED_OUTSIDE_ROWS)
 
 
 def _same_device(a: Path, b: Path) -> bool:
@@ -457,7 +455,9 @@ def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
         _copy_blobs(copier, catalog, names, None, progress)
     os.replace(partial, dest / DUMP)
     _fsync_dir(dest)
-    _write_marker(dest, "postgres", catalog.location, started_at, copier.copied + copier.present, schema)
+    from pdi.archive.postgres import redact_url
+
+    _write_marker(dest, "postgres", redact_url(url), started_at, copier.copied + copier.present, schema)
     return BackupDone("postgres", copier.copied, copier.linked, copier.present, copier.octets, started_at)
 
 
@@ -473,6 +473,8 @@ def restore(source: str | os.PathLike[str], to: str | None = None, *, copy: bool
     src = Path(source)
     marker = read_marker(src)
     location = to if to is not None else str(marker["source"])
+    if to is None and "***" in location:
+        raise StoreError(f"{src} was taken from {location}, whose password is not kept: give --to")
     started_at = _now()
     if marker["store"] == "sqlite":
         if is_postgres_url(location):
