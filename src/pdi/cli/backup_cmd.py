@@ -30,10 +30,14 @@ def backup_cmd(dest: str, copy: bool, archive: str) -> None:
 
     A second backup into the same DEST copies only the blobs not there yet
     and replaces the catalog copy atomically (written beside, then renamed).
-    The recovery point is the moment the catalog copy began: every deposit
-    acknowledged before it is in the backup. DEST must be empty, new, or a
-    pdi backup of the same kind of archive (else exit 5). Not enough space,
-    pg_dump missing or too old: exit 8. See docs/how-to/backup.md.
+    Recovery point: the moment the backup began (started_at in
+    DEST/pdi-backup.json): every deposit acknowledged before it is in the
+    backup. Recovery time: pdi restore hard-links the blobs (seconds) or
+    copies and hashes them at about disk speed, or runs pg_restore; then
+    pdi verify re-hashes everything. DEST must be empty, new, or a pdi
+    backup of the same kind of archive (else exit 5); a damaged blob: exit
+    3; not enough space, pg_dump missing or older than the server: exit 8
+    (the previous backup is kept). See docs/how-to/backup.md.
     """
     from pdi.archive.backup import backup
 
