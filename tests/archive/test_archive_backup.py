@@ -149,9 +149,12 @@ def test_a_damaged_blob_is_not_backed_up(tmp_path: Path) -> None:
     victim = next((root / "blobs").glob("*/*"))
     victim.chmod(0o644)
     victim.write_bytes(b"x" + victim.read_bytes()[1:])
-    with pytest.raises(IntegrityError, match=victim.name):
-        backup(str(root), tmp_path / "b", copy=True)
-    assert not (tmp_path / "b" / "catalog.sqlite").exists()
+    for copy in (True, False):
+        with pytest.raises(IntegrityError, match=victim.name):
+            backup(str(root), tmp_path / "b", copy=copy)
+        assert not (tmp_path / "b" / "catalog.sqlite").exists()
+        assert not list((tmp_path / "b" / "tmp").iterdir())
+        assert not (tmp_path / "b" / "blobs" / victim.name[:2] / victim.name).exists()
 
 
 def test_destination_must_be_empty_or_a_backup(tmp_path: Path) -> None:

@@ -205,8 +205,12 @@ class BlobCopier:
                     raise StoreError(f"cannot link {source} to {temporary}: {exc}") from exc
                 self.link = False  # another file system: copy from now on
             else:
-                with temporary.open("rb") as f:
-                    self._check(sha256, _stream_digest(f), source)
+                try:
+                    with temporary.open("rb") as f:
+                        self._check(sha256, _stream_digest(f), source)
+                except BaseException:
+                    temporary.unlink(missing_ok=True)
+                    raise
                 self._place(temporary, target)
                 self.linked += 1
                 return
