@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pdi.archive.blobs.files import fsync_dir
 from pdi.archive.catalog.blobs import NAMED_OUTSIDE_ROWS
 from pdi.archive.catalog.opening import is_postgres_url
 from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
@@ -148,15 +149,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(partial, path)
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_dir(path.parent)
 
 
 def _write_marker(dest: Path, store: str, source: str, started_at: str, blobs: int,
@@ -255,8 +248,8 @@ class BlobCopier:
     def sync(self) -> None:
         """Make every placed blob's name durable."""
         for folder in sorted(self._dirs):
-            _fsync_dir(folder)
-        _fsync_dir(self.root / "blobs")
+            fsync_dir(folder)
+        fsync_dir(self.root / "blobs")
         self._dirs.clear()
 
 
@@ -275,6 +268,19 @@ def _stream_digest(f: Any) -> str:
 def _named_blobs(conn: sqlite3.Connection) -> Iterator[tuple[str, int]]:
     """The blobs a SQLite catalog names that are not rows of its own (name, size), by name."""
     yield from conn.execute(NAMED_OUTSIDE_ROWS)
+
+
+def _copy_catalog(source: sqlite3.Connection, partial: Path) -> None:
+    """Copy the SQLite database ``source`` to the new file ``partial`` by SQLite's backup API, a step at a time,
+    as one file (no ``-wal`` beside it, so that it can be renamed), fsynced."""
+    copied = sqlite3.connect(partial, isolation_level=None)
+    try:
+        source.backup(copied, pages=PAGES_A_STEP)
+        copied.execute("PRAGMA journal_mode = DELETE")
+    finally:
+        copied.close()
+    with partial.open("rb") as f:
+        os.fsync(f.fileno())
 
 
 def _same_device(a: Path, b: Path) -> bool:
@@ -342,11 +348,10 @@ def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, c
         # one read transaction: every step copies the same commit, whatever writers do meanwhile
         source.execute("BEGIN")
         source.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        copied = sqlite3.connect(snapshot, isolation_level=None)
+        _copy_catalog(source, snapshot)
+        source.execute("COMMIT")
+        copied = sqlite3.connect(f"file:{snapshot}?mode=ro", uri=True)
         try:
-            source.backup(copied, pages=PAGES_A_STEP)
-            source.execute("COMMIT")
-            copied.execute("PRAGMA journal_mode = DELETE")  # one file, renamed into place below
             names = list(_named_blobs(copied))
         finally:
             copied.close()
@@ -358,10 +363,8 @@ def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, c
     needed = 0 if copier.link else sum(size for name, size in names if not copier.has(name, size))
     _check_space(dest, needed)
     _copy_blobs(copier, catalog, names, files, progress)
-    with snapshot.open("rb") as f:
-        os.fsync(f.fileno())
     os.replace(snapshot, dest / CATALOG)
-    _fsync_dir(dest)
+    fsync_dir(dest)
     _write_marker(dest, "sqlite", str(root.resolve()), started_at, len(names))
     return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at)
 
@@ -458,7 +461,7 @@ def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
         _check_space(dest, sum(size for name, size in names if not copier.has(name, size)))
         _copy_blobs(copier, catalog, names, None, progress)
     os.replace(partial, dest / DUMP)
-    _fsync_dir(dest)
+    fsync_dir(dest)
     from pdi.archive.postgres import redact_url
 
     _write_marker(dest, "postgres", redact_url(url), started_at, copier.copied + copier.present, schema)
@@ -515,19 +518,13 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
             _copy_blobs(copier, None, names, src, progress)
         partial = root / (CATALOG + ".partial")
         partial.unlink(missing_ok=True)
-        copied = sqlite3.connect(partial, isolation_level=None)
-        try:
-            backup_catalog.backup(copied, pages=PAGES_A_STEP)
-        finally:
-            copied.close()
+        _copy_catalog(backup_catalog, partial)
     except sqlite3.Error as exc:
         raise StoreError(f"cannot restore the catalog {src / CATALOG}: {exc}") from exc
     finally:
         backup_catalog.close()
-    with partial.open("rb") as f:
-        os.fsync(f.fileno())
     os.replace(partial, root / CATALOG)
-    _fsync_dir(root)
+    fsync_dir(root)
     if blobs_s3:
         _restore_s3(src, str(blobs_s3[0][0]), names, progress, copier)
     return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at)
