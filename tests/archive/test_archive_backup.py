@@ -170,6 +170,9 @@ def test_destination_must_be_empty_or_a_backup(tmp_path: Path) -> None:
     assert "not a pdi backup" in result.stderr
     with pytest.raises(NotFoundError, match="not a pdi backup"):
         restore(tmp_path / "full", str(tmp_path / "new"))
+    result = _pdi("backup", str(tmp_path / "b"), "--archive", str(tmp_path / "none"))
+    assert result.returncode == NotFoundError.exit_code, result.stderr
+    assert not (tmp_path / "b").exists()
 
 
 def test_restore_refuses_an_existing_archive(tmp_path: Path) -> None:
