@@ -7,8 +7,10 @@ command and its floor, interleaved:
 
 - SQLite backup: ``pdi backup --copy DEST`` against the manual procedure
   (``sqlite3 catalog.sqlite ".backup DEST/catalog.sqlite"`` then ``cp -a
-  blobs DEST/``), which checks no digest; and ``pdi backup`` (hard links);
-- SQLite restore: ``pdi restore --copy`` against ``cp -a`` of the backup;
+  blobs DEST/``), which checks no digest, without and with a ``sync -f`` to
+  make it durable (pdi fsyncs each blob); and ``pdi backup`` (hard links);
+- SQLite restore: ``pdi restore --copy`` against ``cp -a`` of the backup
+  (and ``sync -f``);
 - PostgreSQL backup: ``pdi backup`` against ``pg_dump -Fc``;
 - PostgreSQL restore: ``pdi restore --to`` an empty database against
   ``pg_restore`` into one.
@@ -106,11 +108,17 @@ def main(argv: list[str] | None = None) -> int:
             run("sqlite backup: pdi --copy", pdi("backup", "--copy", str(root / f"pb{n}"), "--archive", source))
             floor = root / f"fb{n}"
             if sqlite3_cli is not None:
-                run("sqlite backup: floor", ["sh", "-c", f'mkdir -p "{floor}" && "{sqlite3_cli}" "{source}/catalog.sqlite"'
-                                             f' ".backup \'{floor}/catalog.sqlite\'" && cp -a "{source}/blobs" "{floor}/"'])
+                manual = (f'mkdir -p "{floor}" && "{sqlite3_cli}" "{source}/catalog.sqlite"'
+                          f' ".backup \'{floor}/catalog.sqlite\'" && cp -a "{source}/blobs" "{floor}/"')
+                run("sqlite backup: floor", ["sh", "-c", manual])
+                shutil.rmtree(floor)
+                run("sqlite backup: floor + sync", ["sh", "-c", f'{manual} && sync -f "{floor}"'])
             run("sqlite backup: pdi (links)", pdi("backup", str(root / f"lb{n}"), "--archive", source))
             run("sqlite restore: pdi --copy", pdi("restore", "--copy", str(root / f"pb{n}"), "--to", str(root / f"pr{n}")))
             run("sqlite restore: floor (cp -a)", ["cp", "-a", str(root / f"pb{n}"), str(root / f"fr{n}")])
+            shutil.rmtree(root / f"fr{n}")
+            run("sqlite restore: floor (cp -a + sync)", ["sh", "-c", f'cp -a "{root}/pb{n}" "{root}/fr{n}"'
+                                                                     f' && sync -f "{root}/fr{n}"'])
             for done in (f"pb{n}", f"fb{n}", f"lb{n}", f"pr{n}", f"fr{n}"):
                 shutil.rmtree(root / done, ignore_errors=True)
             run("postgres backup: pdi", pdi("backup", str(root / f"gb{n}"), "--archive", database))
@@ -126,7 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     load_after = os.getloadavg()[0]
     median = {label: statistics.median(t) for label, t in times.items()}
     pairs = [("sqlite backup: pdi --copy", "sqlite backup: floor"),
+             ("sqlite backup: pdi --copy", "sqlite backup: floor + sync"),
              ("sqlite restore: pdi --copy", "sqlite restore: floor (cp -a)"),
+             ("sqlite restore: pdi --copy", "sqlite restore: floor (cp -a + sync)"),
              ("postgres backup: pdi", "postgres backup: floor (pg_dump -Fc)"),
              ("postgres restore: pdi", "postgres restore: floor (pg_restore)")]
     print(f"load average {load_before:.2f} before, {load_after:.2f} after (2 cores shared: compare ratios)")
@@ -135,9 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {label:<40} {value:7.2f} s")
     for ours, floor in pairs:
         if floor in median:
-            print(f"  {ours} / floor: {median[ours] / median[floor]:.2f}")
+            print(f"  {ours} / {floor}: {median[ours] / median[floor]:.2f}")
     rows = [[label, f"{value:.2f} s", ""] for label, value in median.items()]
-    rows += [[f"**{ours} / floor**", "", f"**{median[ours] / median[floor]:.2f}×**"] for ours, floor in pairs
+    rows += [[f"**{ours} / {floor}**", "", f"**{median[ours] / median[floor]:.2f}×**"] for ours, floor in pairs
              if floor in median]
     readme.write(args.markdown, (
         f"`pdi backup` and `pdi restore` of an archive of {args.blobs} blobs of {args.mib} MiB and {args.blobs}"
