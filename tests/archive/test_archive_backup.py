@@ -299,6 +299,12 @@ def test_postgres_schema_archive_is_restored_into_its_schema(pg_cluster: Tempora
         (name,) = archive.deposit(S, [Content(octets, "octet-stream")])
     result = _pdi("backup", str(tmp_path / "b"), "--archive", location)
     assert result.returncode == 0, result.stderr
+    _small_archive(tmp_path / "sqlite")
+    backup(str(tmp_path / "sqlite"), tmp_path / "sqlite-backup")
+    with pytest.raises(ImmutabilityError, match="holds a backup of a sqlite archive, not of this postgres one"):
+        backup(location, tmp_path / "sqlite-backup")
+    with pytest.raises(StoreError, match="backup of a SQLite archive: restore it to a directory"):
+        restore(tmp_path / "sqlite-backup", location)
     with psycopg.connect(pg_cluster.url(), autocommit=True) as conn:
         conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
         conn.execute(f'CREATE SCHEMA "{schema}"')  # empty, as an operator might make it first
