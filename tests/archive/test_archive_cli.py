@@ -348,10 +348,10 @@ def test_the_deposit_guides_commands_parse() -> None:
 def test_a_password_in_the_url_is_never_printed(url: str) -> None:
     # The archive's location is shown without its password, wherever the URL
     # carries one (userinfo, or libpq's password= parameter).
-    from pdi.archive.postgres import _redact
+    from pdi.archive.postgres import redact_url
 
-    assert "s3cret" not in _redact(url)
-    assert _redact(url).startswith(url.split(":", 1)[0] + "://me")
+    assert "s3cret" not in redact_url(url)
+    assert redact_url(url).startswith(url.split(":", 1)[0] + "://me")
     result = CliRunner().invoke(cli, ["ls", "--archive", url])
     assert result.exit_code == 8
     assert "s3cret" not in result.output + result.stderr

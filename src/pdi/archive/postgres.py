@@ -67,7 +67,8 @@ def _connect_once(url: str, wait: float) -> None:
     psycopg.connect(url, autocommit=True).close()
 
 
-def _redact(url: str) -> str:
+def redact_url(url: str) -> str:
+    """``url`` with any password in it written ``***``."""
     # Never print a password written into the URL: in its userinfo, or as
     # libpq's password= query parameter.
     url = _PASSWORD_PARAMETER.sub(r"\1***", url)
@@ -105,7 +106,7 @@ class PostgresStore(SQLStore):
     ) -> None:
         if connections < 1:
             raise LimitError("a pool needs at least one connection")
-        self.location = _redact(url)
+        self.location = redact_url(url)
         self._url = url
         self.connections = connections
         # No server-side prepared statements (psycopg prepares a query run 5 times):

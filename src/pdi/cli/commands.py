@@ -60,6 +60,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("keys", "manifest"), ("keys_cmd",)),
     "registry": ("registry_cmd",),
     "mirror": ("mirror_cmd",),
+    **dict.fromkeys(("backup", "restore"), ("backup_cmd",)),
 }
 
 
@@ -73,6 +74,7 @@ COMMAND_HELP: dict[str, str] = {
     "anchor": "Find the passage NAME cites (NAME#char=a,b, #line=a,b, #elt=… or #name=…) in version VERSION of it.",
     "annotate": "Export a name as a W3C Web Annotation, or find the names annotations point at.",
     "audit": "The audit log, oldest first: every write with who (a user, or token:NAME), when, what, and from where.",
+    "backup": "Back up the archive to the directory DEST while deposits go on; again into DEST: only what is new.",
     "capture": "Capture the web page at URL with everything it needs, as RFC 2557 MHTML.",
     "cite": "Resolve both ends of CITATION (A@position=B#fragment) and check the quotation.",
     "embargo": "Embargo NAME until a date: a generic name the whole document, a versioned name that version.",
@@ -90,6 +92,7 @@ COMMAND_HELP: dict[str, str] = {
     "parse": "Parse PDI (urn:pdi://… or pdi://…) and print its components, canonical form and warnings.",
     "registry": "The archive's registry: series and their resolvers, the authority first, then mirrors (add, remove, show).",
     "reindex": "Make the full-text index again from the stored octets (one transaction: a failure keeps the old index).",
+    "restore": "Restore the backup in SRC (made by pdi backup) to an empty place; then run pdi verify on it.",
     "search": 'Find the passages holding every one of WORDS ("a phrase" in quotes; no operators).',
     "series": "Register and list document series (issuing authority, ISO 3166 country last).",
     "serve": "Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.",

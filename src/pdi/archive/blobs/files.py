@@ -142,7 +142,7 @@ class FileBlobs(Attached):
         path = self.blob_path(sha256)
         try:
             if _unlink_if_free(path, math.inf):
-                _fsync_dir(path.parent)
+                fsync_dir(path.parent)
         except OSError as exc:
             raise StoreError(f"cannot delete blob {path}: {exc}") from exc
         return not path.exists()  # still there: a deposit in progress holds it
@@ -170,7 +170,7 @@ class FileBlobs(Attached):
                 stale = [f"tmp/{path.name}" for path in sorted((self.root / "tmp").iterdir())
                          if _unlink_if_free(path, cutoff)]
                 for sub in {self.blob_path(name).parent for name in unlinked}:
-                    _fsync_dir(sub)
+                    fsync_dir(sub)
             except OSError as exc:
                 raise StoreError(f"cannot remove unreferenced blobs in {self.root}: {exc}") from exc
         return sorted((rows - held).union(unlinked)) + stale
@@ -225,9 +225,9 @@ class FileBlobs(Attached):
         try:
             if not path.parent.is_dir():
                 path.parent.mkdir(exist_ok=True)
-                _fsync_dir(path.parent.parent)  # the new subdirectory's entry is durable too
+                fsync_dir(path.parent.parent)  # the new subdirectory's entry is durable too
             os.replace(tmp, path)
-            _fsync_dir(path.parent)
+            fsync_dir(path.parent)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
             raise StoreError(f"cannot write blob {path}: {exc}") from exc
@@ -349,7 +349,7 @@ class FileBlobs(Attached):
                 there = os.stat(path)
                 if (there.st_dev, there.st_ino) == (mine.st_dev, mine.st_ino):
                     path.unlink()
-                    _fsync_dir(path.parent)
+                    fsync_dir(path.parent)
             except FileNotFoundError:
                 pass
             except OSError as exc:
@@ -532,7 +532,8 @@ def _unlink_if_free(path: Path, cutoff: float) -> bool:
         os.close(fd)
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Make the names in the directory ``path`` durable (a file placed, renamed or removed there)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)

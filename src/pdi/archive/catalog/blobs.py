@@ -29,6 +29,12 @@ from pdi.archive.catalog.base import (
 STAGING_LIFETIME = 24 * 3600.0
 
 
+#: The blobs a representation keeping its octets names that are not rows of ``blobs`` (name, size), by name.
+NAMED_OUTSIDE_ROWS = (
+    "SELECT DISTINCT r.sha256, r.size FROM representations r WHERE r.purged IS NULL"
+    " AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.sha256 = r.sha256) ORDER BY r.sha256"
+)
+
 #: Names one query of :meth:`SQLStore.held` asks about.
 _HELD_A_QUERY = 500
 
@@ -78,6 +84,12 @@ class BlobRules(CatalogBase):
                 rows = self._query(f"SELECT DISTINCT sha256 FROM {table} WHERE sha256 IN ({marks}){kept}", batch)
                 found |= {str(r[0]) for r in rows}
         return found
+
+    def named_blobs(self) -> Iterator[tuple[str, int]]:
+        """Every blob a representation keeping its octets names that is not a row of the catalog's own, and its
+        size, by name: what a backup copies beside the catalog's."""
+        for name, size in self._query(NAMED_OUTSIDE_ROWS):
+            yield str(name), int(size)
 
     def open_staging(self) -> str:
         """Record a new staging in a transaction of its own; its id."""

@@ -1,0 +1,591 @@
+"""Consistent backups of a live archive, and restores from them (``pdi backup``, ``pdi restore``).
+
+A backup is a directory marked by ``pdi-backup.json``:
+
+- a **SQLite catalog** is copied by SQLite's online backup API
+  (:meth:`sqlite3.Connection.backup`, :data:`PAGES_A_STEP` pages at a time, so
+  memory stays bounded) inside one read transaction of the live catalog: the
+  copy is the catalog as one commit left it, whatever deposits go on. Blobs of
+  at most 64 KiB are rows of the catalog, so they are in the copy.
+- **PostgreSQL** is dumped by its own ``pg_dump -Fc`` (one snapshot of the
+  whole database, large objects and ``blob_parts`` included) to
+  ``catalog.dump``, restored by ``pg_restore`` into an empty database. The
+  ``pg_dump`` must be at least the server's major version.
+- **Blob files** (beside a SQLite catalog) and **S3 objects** are copied to
+  ``blobs/ab/<sha256>`` *after* the catalog's snapshot, each one the snapshot
+  names (a later deposit's are not needed): a file is hard-linked when the
+  backup is on the same file system (else copied), each hashed as it streams
+  and refused unless its SHA-256 is its name; an S3 object is read by verified
+  chunks. Blobs are never rewritten, only added, so every blob the snapshot
+  names is still there (unless a purge or ``--remove-unreferenced`` ran
+  meanwhile: then the backup fails and says so).
+
+A second backup into the same directory copies only the blobs not there yet,
+writes the new catalog beside the old one and renames it into place once its
+blobs are all there: an interrupted backup leaves the previous one whole.
+
+A restore is the same copy the other way: the blobs first, then the catalog
+(SQLite: the backup API again, then a rename; PostgreSQL: ``pg_restore``; S3:
+each object the catalog names that the bucket lacks is uploaded again).
+"""
+
+from __future__ import annotations
+
+import datetime
+import errno
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pdi.archive.blobs.files import fsync_dir
+from pdi.archive.catalog.blobs import NAMED_OUTSIDE_ROWS
+from pdi.archive.catalog.opening import is_postgres_url
+from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
+
+if TYPE_CHECKING:
+    from pdi.archive.catalog import SQLStore
+
+#: The file that marks a directory as a pdi backup (and says of what).
+MARKER = "pdi-backup.json"
+#: The SQLite catalog of a backup of a directory archive (the same name as in the archive).
+CATALOG = "catalog.sqlite"
+#: The ``pg_dump -Fc`` of a backup of a PostgreSQL archive.
+DUMP = "catalog.dump"
+#: Pages the SQLite backup API copies a step (of 4 KiB: 4 MiB).
+PAGES_A_STEP = 1024
+#: Octets read a time when a blob is copied.
+READ_SIZE = 1 << 20
+#: What is left free beyond the estimate before a backup starts (64 MiB).
+SPARE = 64 << 20
+#: The format of the marker.
+FORMAT = "pdi-backup/1"
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class BackupDone:
+    """What a backup (or a restore) did."""
+
+    kind: str  #: the catalog: ``sqlite`` or ``postgres``
+    blobs_copied: int
+    blobs_linked: int
+    blobs_present: int  #: already in the destination (an incremental backup)
+    octets_copied: int
+    started_at: str
+
+
+# --- the destination ----------------------------------------------------------------
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def read_marker(directory: Path) -> dict[str, Any]:
+    """The marker of the backup in ``directory`` (:class:`NotFoundError` when it is none)."""
+    path = directory / MARKER
+    try:
+        with path.open("rb") as f:
+            raw = f.read(1 << 16)
+        marker = json.loads(raw)
+    except FileNotFoundError:
+        raise NotFoundError(f"{directory} is not a pdi backup (no {MARKER})") from None
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from exc
+    if not isinstance(marker, dict) or marker.get("format") != FORMAT or marker.get("store") not in ("sqlite", "postgres"):
+        raise StoreError(f"{path} is not a {FORMAT} marker")
+    return marker
+
+
+def _prepare_destination(dest: Path, store: str) -> None:
+    """Make ``dest``, or check that it is empty or a backup of the same kind of store."""
+    if dest.exists() and not dest.is_dir():
+        raise ImmutabilityError(f"backup destination {dest} is a file, not a directory")
+    if dest.is_dir() and any(dest.iterdir()):
+        if not (dest / MARKER).exists():
+            if {p.name for p in dest.iterdir()} <= _UNFINISHED:
+                return _make_folders(dest)  # a first backup that did not finish: taken up again
+            raise ImmutabilityError(f"backup destination {dest} is not empty and is not a pdi backup (no {MARKER})")
+        found = read_marker(dest)["store"]
+        if found != store:
+            raise ImmutabilityError(f"{dest} holds a backup of a {found} archive, not of this {store} one")
+    _make_folders(dest)
+
+
+#: What a backup that did not finish leaves in its directory.
+_UNFINISHED = frozenset({"blobs", "tmp", CATALOG + ".partial", CATALOG + ".partial-journal", DUMP + ".partial"})
+
+
+def _make_folders(dest: Path) -> None:
+    try:
+        (dest / "blobs").mkdir(parents=True, exist_ok=True)
+        (dest / "tmp").mkdir(exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot make the backup directory {dest}: {exc}") from exc
+
+
+def _check_space(dest: Path, needed: int) -> None:
+    free = shutil.disk_usage(dest).free
+    if needed + SPARE > free:
+        raise StoreError(
+            f"not enough space at {dest}: about {needed >> 20} MiB needed (and {SPARE >> 20} MiB spare),"
+            f" {free >> 20} MiB free"
+        )
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(partial, path)
+    fsync_dir(path.parent)
+
+
+def _write_marker(dest: Path, store: str, source: str, started_at: str, blobs: int,
+                  schema: str | None = None) -> None:
+    marker = {"format": FORMAT, "store": store, "source": source, "started_at": started_at,
+              "finished_at": _now(), "blobs": blobs, "schema": schema}
+    _write_atomically(dest / MARKER, json.dumps(marker, indent=1).encode() + b"\n")
+
+
+# --- blobs ------------------------------------------------------------------------------
+
+
+def blob_file(root: Path, sha256: str) -> Path:
+    return root / "blobs" / sha256[:2] / sha256
+
+
+class BlobCopier:
+    """Copies blobs into ``root/blobs`` (by a hard link where it can), each checked against its name."""
+
+    def __init__(self, root: Path, *, link: bool = True) -> None:
+        self.root = root
+        self.link = link
+        self.copied = self.linked = self.present = self.octets = 0
+        self._dirs: set[Path] = set()
+
+    def has(self, sha256: str, size: int) -> bool:
+        """Whether the blob is there already (its size checked; its digest was checked when it came)."""
+        try:
+            return os.stat(blob_file(self.root, sha256)).st_size == size
+        except FileNotFoundError:
+            return False
+
+    def from_file(self, sha256: str, source: Path) -> None:
+        """Place the file ``source`` (hard-linked, or copied) and check its SHA-256 is ``sha256``."""
+        target = blob_file(self.root, sha256)
+        target.parent.mkdir(exist_ok=True)
+        temporary = self.root / "tmp" / f"{sha256}.{os.getpid()}"
+        temporary.unlink(missing_ok=True)
+        if self.link:
+            try:
+                os.link(source, temporary)
+            except FileNotFoundError:
+                raise _gone(sha256, source) from None
+            except OSError as exc:
+                if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+                    raise StoreError(f"cannot link {source} to {temporary}: {exc}") from exc
+                self.link = False  # another file system: copy from now on
+            else:
+                try:
+                    with temporary.open("rb") as f:
+                        self._check(sha256, _stream_digest(f), source)
+                except BaseException:
+                    temporary.unlink(missing_ok=True)
+                    raise
+                self._place(temporary, target)
+                self.linked += 1
+                return
+        try:
+            f = source.open("rb")
+        except FileNotFoundError:
+            raise _gone(sha256, source) from None
+        with f:
+            self.from_stream(sha256, iter(lambda: f.read(READ_SIZE), b""), str(source))
+
+    def from_stream(self, sha256: str, chunks: Iterator[bytes], where: str) -> None:
+        """Write ``chunks`` to the blob's file, hashing them as they stream; refused unless they are ``sha256``."""
+        target = blob_file(self.root, sha256)
+        target.parent.mkdir(exist_ok=True)
+        temporary = self.root / "tmp" / f"{sha256}.{os.getpid()}"
+        digest = hashlib.sha256()
+        try:
+            with temporary.open("wb") as out:
+                for chunk in chunks:
+                    digest.update(chunk)
+                    out.write(chunk)
+                    self.octets += len(chunk)
+                out.flush()
+                os.fsync(out.fileno())
+            self._check(sha256, digest.hexdigest(), where)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+        os.chmod(temporary, 0o444)
+        self._place(temporary, target)
+        self.copied += 1
+
+    def _check(self, sha256: str, found: str, where: object) -> None:
+        if found != sha256:
+            raise IntegrityError(f"blob {sha256} at {where} does not match its SHA-256 (it is {found}): nothing"
+                                 " damaged was copied; run pdi verify")
+
+    def _place(self, temporary: Path, target: Path) -> None:
+        os.replace(temporary, target)
+        self._dirs.add(target.parent)
+
+    def sync(self) -> None:
+        """Make every placed blob's name durable."""
+        for folder in sorted(self._dirs):
+            fsync_dir(folder)
+        fsync_dir(self.root / "blobs")
+        self._dirs.clear()
+
+
+def _gone(sha256: str, source: Path) -> StoreError:
+    return StoreError(f"blob {sha256} the catalog names is gone from {source} (a purge or"
+                      " pdi verify --remove-unreferenced ran during the backup?): run the backup again")
+
+
+def _stream_digest(f: Any) -> str:
+    digest = hashlib.sha256()
+    while chunk := f.read(READ_SIZE):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _named_blobs(conn: sqlite3.Connection) -> Iterator[tuple[str, int]]:
+    """The blobs a SQLite catalog names that are not rows of its own (name, size), by name."""
+    yield from conn.execute(NAMED_OUTSIDE_ROWS)
+
+
+def _copy_catalog(source: sqlite3.Connection, partial: Path) -> None:
+    """Copy the SQLite database ``source`` to the new file ``partial`` by SQLite's backup API, a step at a time,
+    as one file (no ``-wal`` beside it, so that it can be renamed), fsynced."""
+    copied = sqlite3.connect(partial, isolation_level=None)
+    try:
+        source.backup(copied, pages=PAGES_A_STEP)
+        copied.execute("PRAGMA journal_mode = DELETE")
+    finally:
+        copied.close()
+    with partial.open("rb") as f:
+        os.fsync(f.fileno())
+
+
+def _same_device(a: Path, b: Path) -> bool:
+    try:
+        return os.stat(a).st_dev == os.stat(b).st_dev
+    except OSError:
+        return False
+
+
+def _copy_blobs(copier: BlobCopier, catalog: SQLStore | None, names: list[tuple[str, int]],
+                files: Path | None, progress: Progress | None) -> None:
+    """Copy each named blob not in the destination: from ``files`` (a blob directory) or read through ``catalog``."""
+    for done, (sha256, size) in enumerate(names, 1):
+        if copier.has(sha256, size):
+            copier.present += 1
+        elif files is not None:
+            copier.from_file(sha256, blob_file(files, sha256))
+        else:
+            assert catalog is not None
+            reader = catalog.open_blob(sha256, name=sha256)
+            if reader is None:
+                raise StoreError(f"blob {sha256} the catalog names is not in {catalog.location}")
+            with reader:
+                copier.from_stream(sha256, reader.chunks(), catalog.location)
+        if progress is not None:
+            progress(done, len(names))
+    copier.sync()
+
+
+# --- backup -----------------------------------------------------------------------------
+
+
+def backup(location: str, dest: str | os.PathLike[str], *, copy: bool = False,
+           progress: Progress | None = None) -> BackupDone:
+    """Back up the archive at ``location`` (live: deposits may go on) into the directory ``dest``.
+
+    ``copy``: copy blob files even where a hard link could be made (a link
+    shares the archive's disk blocks: it survives ``rm -rf``, not damage to the disk).
+    """
+    from pdi.archive.catalog.opening import open_store
+
+    target = Path(dest)
+    started_at = _now()
+    store = "postgres" if is_postgres_url(location) else "sqlite"
+    catalog = open_store(location, create=False)  # NotFoundError when there is no archive
+    try:
+        _prepare_destination(target, store)
+        if store == "sqlite":
+            return _backup_sqlite(catalog, Path(location), target, started_at, copy, progress)
+        return _backup_postgres(catalog, location, target, started_at, progress)
+    finally:
+        catalog.close()
+
+
+def _backup_sqlite(catalog: SQLStore, root: Path, dest: Path, started_at: str, copy: bool,
+                   progress: Progress | None) -> BackupDone:
+    files = None if catalog.blob_store_url() is not None else root
+    snapshot = dest / (CATALOG + ".partial")
+    for leftover in (snapshot, snapshot.with_name(snapshot.name + "-journal")):
+        leftover.unlink(missing_ok=True)
+    source = sqlite3.connect(root / CATALOG, isolation_level=None, timeout=60)
+    try:
+        pages, page_size = (source.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "page_size"))
+        _check_space(dest, pages * page_size)
+        # one read transaction: every step copies the same commit, whatever writers do meanwhile
+        source.execute("BEGIN")
+        source.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        _copy_catalog(source, snapshot)
+        source.execute("COMMIT")
+        copied = sqlite3.connect(f"file:{snapshot}?mode=ro", uri=True)
+        try:
+            names = list(_named_blobs(copied))
+        finally:
+            copied.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot copy the catalog {root / CATALOG} to {snapshot}: {exc}") from exc
+    finally:
+        source.close()
+    copier = BlobCopier(dest, link=not copy and files is not None and _same_device(root / "blobs", dest / "blobs"))
+    needed = 0 if copier.link else sum(size for name, size in names if not copier.has(name, size))
+    _check_space(dest, needed)
+    _copy_blobs(copier, catalog, names, files, progress)
+    os.replace(snapshot, dest / CATALOG)
+    fsync_dir(dest)
+    _write_marker(dest, "sqlite", str(root.resolve()), started_at, len(names))
+    return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at)
+
+
+# --- PostgreSQL -------------------------------------------------------------------------
+
+_VERSION = re.compile(r"\(PostgreSQL\) (\d+)")
+
+
+def _postgres_tool(name: str, server_major: int) -> str:
+    """The path of ``pg_dump`` or ``pg_restore``, checked to be at least the server's major version."""
+    path = shutil.which(name)
+    if path is None:
+        raise StoreError(f"{name} not found: install Debian's postgresql-client-{server_major}"
+                         " (the server's major version)")
+    try:
+        said = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise StoreError(f"cannot run {path} --version: {exc}") from exc
+    found = _VERSION.search(said)
+    if found is None:
+        raise StoreError(f"{path} --version said {said.strip()!r}, not a PostgreSQL version")
+    if int(found.group(1)) < server_major:
+        raise StoreError(f"{path} is PostgreSQL {found.group(1)}, older than the server ({server_major}):"
+                         f" install Debian's postgresql-client-{server_major}")
+    return path
+
+
+def _server_major(url: str) -> tuple[int, str | None, bool]:
+    """The server's major version, the schema the URL's search_path names (``None``: the default), and whether
+    the URL holds a catalog."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url, connect_timeout=30) as conn:
+            number = int(conn.execute("SHOW server_version_num").fetchone()[0])  # type: ignore[index]
+            path = str(conn.execute("SHOW search_path").fetchone()[0])  # type: ignore[index]
+            holds = conn.execute("SELECT to_regclass('series') IS NOT NULL").fetchone()[0]  # type: ignore[index]
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot reach the PostgreSQL server: {exc}") from exc
+    first = path.split(",")[0].strip().strip('"')
+    named = None if first in ("$user", "public") else first
+    return number // 10000, named, bool(holds)
+
+
+def _make_way_for_schema(url: str, schema: str) -> None:
+    """Before restoring a backup of the schema ``schema`` (the one ``url`` names): an empty one is dropped
+    (``pg_restore`` makes it again)."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url, connect_timeout=30, autocommit=True) as conn:
+            if conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone():
+                conn.execute(psycopg.sql.SQL("DROP SCHEMA {}").format(psycopg.sql.Identifier(schema)))
+    except psycopg.errors.DependentObjectsStillExist as exc:
+        raise ImmutabilityError(f"the schema {schema!r} --to names is not empty: restore into an empty one") from exc
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot prepare the schema {schema!r}: {exc}") from exc
+
+
+def _run_tool(argv: list[str], what: str) -> None:
+    """Run ``pg_dump``/``pg_restore``: its messages kept to their last 64 KiB, a failure a :class:`StoreError`."""
+    with subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as child:
+        assert child.stderr is not None
+        said = bytearray()
+        while chunk := child.stderr.read(8192):
+            said += chunk
+            del said[:-65536]
+        status = child.wait()
+    if status != 0:
+        raise StoreError(f"{what} failed (exit {status}): {said.decode(errors='replace').strip()[-2000:]}")
+
+
+def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
+                     progress: Progress | None) -> BackupDone:
+    major, schema, _ = _server_major(url)
+    pg_dump = _postgres_tool("pg_dump", major)
+    partial = dest / (DUMP + ".partial")
+    partial.unlink(missing_ok=True)
+    argv = [pg_dump, "--format=custom", "--no-owner", "--blobs", f"--file={partial}"]
+    if schema is not None:
+        argv.append(f"--schema={schema}")
+    try:
+        _run_tool([*argv, f"--dbname={url}"], "pg_dump")
+        with partial.open("rb") as f:
+            os.fsync(f.fileno())
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    copier = BlobCopier(dest, link=False)
+    if catalog.blob_store_url() is not None:
+        # every blob the dump names is named now too (a name is only ever added, but by a purge)
+        names = list(catalog.named_blobs())
+        _check_space(dest, sum(size for name, size in names if not copier.has(name, size)))
+        _copy_blobs(copier, catalog, names, None, progress)
+    os.replace(partial, dest / DUMP)
+    fsync_dir(dest)
+    from pdi.archive.postgres import redact_url
+
+    _write_marker(dest, "postgres", redact_url(url), started_at, copier.copied + copier.present, schema)
+    return BackupDone("postgres", copier.copied, copier.linked, copier.present, copier.octets, started_at)
+
+
+# --- restore -----------------------------------------------------------------------------
+
+
+def restore(source: str | os.PathLike[str], to: str | None = None, *, copy: bool = False,
+            progress: Progress | None = None) -> tuple[str, BackupDone]:
+    """Restore the backup in ``source`` to ``to`` (default: where it was taken); where, and what was done.
+
+    ``copy``: copy blob files even where a hard link could be made.
+    """
+    src = Path(source)
+    marker = read_marker(src)
+    location = to if to is not None else str(marker["source"])
+    if to is None and "***" in location:
+        raise StoreError(f"{src} was taken from {location}, whose password is not kept: give --to")
+    started_at = _now()
+    if marker["store"] == "sqlite":
+        if is_postgres_url(location):
+            raise StoreError(f"{src} is a backup of a SQLite archive: restore it to a directory"
+                             " (pdi export and pdi import move an archive to PostgreSQL)")
+        return location, _restore_sqlite(src, Path(location), started_at, copy, progress)
+    if not is_postgres_url(location):
+        raise StoreError(f"{src} is a backup of a PostgreSQL archive: restore it --to a postgresql:// URL")
+    schema = marker.get("schema")
+    return location, _restore_postgres(src, location, schema if isinstance(schema, str) else None, started_at,
+                                       progress)
+
+
+def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress: Progress | None) -> BackupDone:
+    if (root / CATALOG).exists():
+        raise ImmutabilityError(f"{root} holds an archive already: restore into an empty or new directory")
+    if root.exists() and not root.is_dir():
+        raise ImmutabilityError(f"{root} is a file, not a directory")
+    if root.is_dir() and not {p.name for p in root.iterdir()} <= _UNFINISHED:
+        raise ImmutabilityError(f"{root} is not empty: restore into an empty or new directory")
+    try:
+        for sub in ("blobs", "tmp"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot make the archive directory {root}: {exc}") from exc
+    backup_catalog = sqlite3.connect(f"file:{src / CATALOG}?mode=ro", uri=True, isolation_level=None)
+    try:
+        names = list(_named_blobs(backup_catalog))
+        copier = BlobCopier(root, link=not copy and _same_device(src / "blobs", root / "blobs"))
+        blobs_s3 = backup_catalog.execute("SELECT url FROM blob_store").fetchall() if _has_table(
+            backup_catalog, "blob_store") else []
+        if not blobs_s3:
+            _check_space(root, 0 if copier.link else sum(size for _, size in names))
+            _copy_blobs(copier, None, names, src, progress)
+        partial = root / (CATALOG + ".partial")
+        partial.unlink(missing_ok=True)
+        _copy_catalog(backup_catalog, partial)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot restore the catalog {src / CATALOG}: {exc}") from exc
+    finally:
+        backup_catalog.close()
+    os.replace(partial, root / CATALOG)
+    fsync_dir(root)
+    if blobs_s3:
+        _restore_s3(src, str(blobs_s3[0][0]), names, progress, copier)
+    return BackupDone("sqlite", copier.copied, copier.linked, copier.present, copier.octets, started_at)
+
+
+def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
+
+
+def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
+                      progress: Progress | None) -> BackupDone:
+    major, named, holds = _server_major(url)
+    if holds:
+        raise ImmutabilityError("the database --to names holds an archive already: restore into an empty one")
+    pg_restore = _postgres_tool("pg_restore", major)
+    if named != schema:
+        raise StoreError(f"the backup holds the schema {schema or 'public'!r}: name a database whose"
+                         f" search_path is it (…?options=-csearch_path%3D{schema}), not {named or 'public'!r}"
+                         if schema is not None else f"the backup holds a whole database's archive (schema public):"
+                         f" restore --to a database URL without a search_path (not {named!r})")
+    if schema is not None:
+        _make_way_for_schema(url, schema)
+    _run_tool([pg_restore, "--no-owner", "--exit-on-error", "--single-transaction",
+               f"--dbname={url}", str(src / DUMP)], "pg_restore")
+    copier = BlobCopier(src, link=False)
+    from pdi.archive.catalog.opening import open_store
+
+    catalog = open_store(url, create=False)
+    try:
+        recorded = catalog.blob_store_url()
+        names = list(catalog.named_blobs()) if recorded is not None else []
+    finally:
+        catalog.close()
+    if recorded is not None:
+        _restore_s3(src, recorded, names, progress, copier)
+    return BackupDone("postgres", copier.copied, copier.linked, copier.present, copier.octets, started_at)
+
+
+def _restore_s3(src: Path, recorded: str, names: list[tuple[str, int]],
+                progress: Progress | None, copier: BlobCopier) -> None:
+    """Upload again each blob the restored catalog names that the bucket lacks, from the backup's copy."""
+    import uuid
+
+    from pdi.archive.blobs.s3 import S3Blobs
+
+    bucket = S3Blobs.open(recorded)
+    for done, (sha256, size) in enumerate(names, 1):
+        if bucket.size(sha256) == size:
+            copier.present += 1
+        else:
+            path = blob_file(src, sha256)
+            if not path.exists():
+                raise NotFoundError(f"blob {sha256} is neither in {recorded} nor in the backup {src}")
+            with path.open("rb") as f:
+                ident = uuid.uuid4().hex
+                info = bucket.upload(ident, f, None)
+                if info.sha256 != sha256:
+                    bucket.delete(bucket.staging_key(ident))
+                    raise IntegrityError(f"blob {path} in the backup does not match its SHA-256 name")
+                bucket.place(ident, info)
+            copier.copied += 1
+            copier.octets += size
+        if progress is not None:
+            progress(done, len(names))

@@ -1,0 +1,80 @@
+"""`pdi backup DEST` and `pdi restore SRC`: a consistent copy of a live archive, and the archive again from it.
+
+Thin: each parses its arguments, calls :mod:`pdi.archive.backup`, and prints.
+"""
+
+from __future__ import annotations
+
+import click
+
+from pdi._wording import plural
+from pdi.archive import resolve_location
+from pdi.cli.archive_cmd import archive_option, progress_bar
+
+
+@click.command("backup")
+@click.argument("dest", metavar="DEST")
+@click.option("--copy", "copy", is_flag=True,
+              help="Copy blob files even on the same file system (a hard link shares the archive's disk blocks).")
+@archive_option
+def backup_cmd(dest: str, copy: bool, archive: str) -> None:
+    """Back up the archive to the directory DEST while deposits go on; again into DEST: only what is new.
+
+    \b
+    SQLite: the catalog by SQLite's online backup API (one commit's state),
+    then each blob file it names, hard-linked when DEST is on the same file
+    system (else copied), each checked against its SHA-256 as it streams.
+    PostgreSQL: pg_dump -Fc of the database (one snapshot, blobs included;
+    pg_dump at least the server's version, Debian's postgresql-client-N).
+    Blobs in S3: each object the catalog names is copied into DEST/blobs.
+
+    A second backup into the same DEST copies only the blobs not there yet
+    and replaces the catalog copy atomically (written beside, then renamed).
+    Recovery point: the moment the backup began (started_at in
+    DEST/pdi-backup.json): every deposit acknowledged before it is in the
+    backup. Recovery time: pdi restore hard-links the blobs (seconds) or
+    copies and hashes them at about disk speed, or runs pg_restore; then
+    pdi verify re-hashes everything. DEST must be empty, new, or a pdi
+    backup of the same kind of archive (else exit 5); a damaged blob: exit
+    3; not enough space, pg_dump missing or older than the server: exit 8
+    (the previous backup is kept). See docs/how-to/backup.md.
+    """
+    from pdi.archive.backup import backup
+
+    with progress_bar("copying blobs") as progress:
+        done = backup(resolve_location(archive), dest, copy=copy, progress=progress)
+    kept = f", {done.blobs_present} there already" if done.blobs_present else ""
+    click.echo(f"backed up the {done.kind} archive to {dest}: catalog as of {done.started_at},"
+               f" {plural(done.blobs_copied, 'blob')} copied ({done.octets_copied} octets),"
+               f" {done.blobs_linked} hard-linked{kept}")
+
+
+@click.command("restore")
+@click.argument("source", metavar="SRC")
+@click.option("--to", "to", metavar="DIR|URL",
+              help="Where to restore: a new or empty directory, or an empty PostgreSQL database"
+                   " (default: where the backup was taken from).")
+@click.option("--copy", "copy", is_flag=True, help="Copy blob files even on the same file system.")
+def restore_cmd(source: str, to: str | None, copy: bool) -> None:
+    """Restore the backup in SRC (made by pdi backup) to an empty place; then run pdi verify on it.
+
+    \b
+    SQLite: the blob files (hard-linked when on the same file system, else
+    copied, each checked against its SHA-256), then the catalog (SQLite's
+    backup API, renamed into place last). PostgreSQL: pg_restore into the
+    empty database --to names (made beforehand: createdb). Blobs kept in S3
+    that the bucket has lost are uploaded again from SRC/blobs. A place that
+    holds an archive already is refused (exit 5).
+    """
+    from pdi.archive.backup import restore
+
+    with progress_bar("restoring blobs") as progress:
+        where, done = restore(source, to, copy=copy, progress=progress)
+    click.echo(f"restored the {done.kind} archive to {where}: {plural(done.blobs_copied, 'blob')} copied,"
+               f" {done.blobs_linked} hard-linked; now run: pdi verify --archive {where}")
+
+
+def register(cli: click.Group) -> None:
+    """Add ``backup`` and ``restore`` to the top-level ``pdi`` group."""
+    for command in (backup_cmd, restore_cmd):
+        cli.add_command(command)

@@ -1,0 +1,321 @@
+"""`pdi backup` and `pdi restore` (pdi.archive.backup): a consistent backup of a live archive, restored.
+
+The drill: eight writers deposit, a backup is taken in the middle, the archive
+is destroyed (``rm -rf``, ``DROP DATABASE``) and restored; ``pdi verify`` is
+clean and every deposit acknowledged before the backup began is there with
+its octets (their SHA-256 compared with what was deposited).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from pdi.archive import Archive, Content
+from pdi.archive.backup import MARKER, backup, restore
+from pdi.errors import ImmutabilityError, NotFoundError, StoreError
+from peak_memory import run_with_peak
+from support.pgcluster import TemporaryCluster
+
+S = "backup.example.us"
+WRITERS = 8
+_databases = itertools.count(1)
+
+
+def _pdi(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pdi", *args], capture_output=True, text=True, timeout=600, check=False)
+
+
+def _writer(location: str, seed: int, stop: threading.Event, acknowledged: list[tuple[float, str, str]],
+            failures: list[BaseException]) -> None:
+    """Deposit octets (small ones kept as catalog rows, larger ones as blob files) until ``stop``."""
+    rng = random.Random(seed)
+    try:
+        with Archive.open(location) as archive:
+            while not stop.is_set():
+                size = rng.choice((100, 5000, 70_000, 300_000))
+                octets = rng.randbytes(size)
+                (name,) = archive.deposit(S, [Content(octets, "octet-stream")])
+                # appended only once the deposit has returned: acknowledged
+                acknowledged.append((time.monotonic(), str(name), hashlib.sha256(octets).hexdigest()))
+    except BaseException as exc:
+        failures.append(exc)
+
+
+def _drill(location: str, dest: Path, destroy: Callable[[], object], restore_to: str | None) -> None:
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+    stop = threading.Event()
+    acknowledged: list[tuple[float, str, str]] = []
+    failures: list[BaseException] = []
+    threads = [threading.Thread(target=_writer, args=(location, seed, stop, acknowledged, failures))
+               for seed in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    try:
+        while len(acknowledged) < 40 and not failures:
+            time.sleep(0.05)
+        began = time.monotonic()
+        backup(location, dest)
+        after = len(acknowledged)
+        while len(acknowledged) < after + 16 and not failures:  # deposits go on after the backup, too
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert not failures, failures
+    before = [(name, digest) for when, name, digest in acknowledged if when < began]
+    assert len(before) >= 40
+    destroy()
+    restore(dest, restore_to)
+    where = restore_to or location
+    checked = _pdi("verify", "--archive", where)
+    assert checked.returncode == 0, checked.stderr
+    assert "0 problems" in checked.stdout
+    with Archive.open(where) as archive:
+        for name, digest in before:
+            with archive.open_octets(name) as opened:
+                assert hashlib.sha256(b"".join(opened.reader.chunks())).hexdigest() == digest, name
+
+
+def test_drill_sqlite(tmp_path: Path) -> None:
+    location = str(tmp_path / "archive")
+    _drill(location, tmp_path / "backup", lambda: shutil.rmtree(location), None)
+    assert not (tmp_path / "backup" / "tmp").exists() or not any((tmp_path / "backup" / "tmp").iterdir())
+
+
+def test_drill_postgres(pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
+    name = f"pdi_backup_{next(_databases)}"
+    location = pg_cluster.create_database(name)
+
+    def destroy() -> None:
+        with psycopg.connect(pg_cluster.url(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+        pg_cluster.create_database(name)  # empty: what restore --to needs
+
+    _drill(location, tmp_path / "backup", destroy, location)
+
+
+def _small_archive(root: Path) -> list[tuple[str, bytes]]:
+    with Archive.init(root) as archive:
+        archive.add_series(S)
+        return [(str(archive.deposit(S, [Content(octets, "octet-stream")])[0]), octets)
+                for octets in (b"row\n", os.urandom(200_000), os.urandom(100_000))]
+
+
+def test_incremental_backup_copies_only_new_blobs(tmp_path: Path) -> None:
+    root = tmp_path / "archive"
+    _small_archive(root)
+    first = backup(str(root), tmp_path / "b", copy=True)
+    assert (first.blobs_copied, first.blobs_present) == (2, 0)
+    with Archive.open(root) as archive:
+        archive.deposit(S, [Content(os.urandom(90_000), "octet-stream")])
+    second = backup(str(root), tmp_path / "b", copy=True)
+    assert (second.blobs_copied, second.blobs_present) == (1, 2)
+    assert second.octets_copied == 90_000
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["blobs", "catalog.sqlite", MARKER, "tmp"]
+    third = backup(str(root), tmp_path / "b")
+    assert (third.blobs_copied, third.blobs_linked, third.blobs_present) == (0, 0, 3)
+
+
+def test_backup_hard_links_on_one_file_system(tmp_path: Path) -> None:
+    root = tmp_path / "archive"
+    _small_archive(root)
+    done = backup(str(root), tmp_path / "b")
+    assert (done.blobs_linked, done.blobs_copied) == (2, 0)
+    for blob in (tmp_path / "b" / "blobs").glob("*/*"):
+        assert blob.stat().st_nlink == 2
+
+
+def test_a_damaged_blob_is_not_backed_up(tmp_path: Path) -> None:
+    from pdi.errors import IntegrityError
+
+    root = tmp_path / "archive"
+    _small_archive(root)
+    victim = next((root / "blobs").glob("*/*"))
+    victim.chmod(0o644)
+    victim.write_bytes(b"x" + victim.read_bytes()[1:])
+    for copy in (True, False):
+        with pytest.raises(IntegrityError, match=victim.name):
+            backup(str(root), tmp_path / "b", copy=copy)
+        assert not (tmp_path / "b" / "catalog.sqlite").exists()
+        assert not list((tmp_path / "b" / "tmp").iterdir())
+        assert not (tmp_path / "b" / "blobs" / victim.name[:2] / victim.name).exists()
+
+
+def test_destination_must_be_empty_or_a_backup(tmp_path: Path) -> None:
+    root = tmp_path / "archive"
+    _small_archive(root)
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("mine\n")
+    with pytest.raises(ImmutabilityError, match="not empty and is not a pdi backup"):
+        backup(str(root), tmp_path / "full")
+    assert (tmp_path / "full" / "notes.txt").read_text() == "mine\n"
+    result = _pdi("backup", str(tmp_path / "full"), "--archive", str(root))
+    assert result.returncode == ImmutabilityError.exit_code
+    assert "not a pdi backup" in result.stderr
+    with pytest.raises(NotFoundError, match="not a pdi backup"):
+        restore(tmp_path / "full", str(tmp_path / "new"))
+    result = _pdi("backup", str(tmp_path / "b"), "--archive", str(tmp_path / "none"))
+    assert result.returncode == NotFoundError.exit_code, result.stderr
+    assert not (tmp_path / "b").exists()
+
+
+def test_restore_refuses_an_existing_archive(tmp_path: Path) -> None:
+    root = tmp_path / "archive"
+    _small_archive(root)
+    backup(str(root), tmp_path / "b")
+    with pytest.raises(ImmutabilityError, match="holds an archive already"):
+        restore(tmp_path / "b")
+    result = _pdi("restore", str(tmp_path / "b"), "--to", str(tmp_path / "copy"))
+    assert result.returncode == 0, result.stderr
+    assert _pdi("verify", "--archive", str(tmp_path / "copy")).returncode == 0
+
+
+def test_not_enough_space_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "archive"
+    _small_archive(root)
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: shutil._ntuple_diskusage(1 << 30, 1 << 30, 1 << 20))  # type: ignore[attr-defined]
+    with pytest.raises(StoreError, match="not enough space"):
+        backup(str(root), tmp_path / "b")
+
+
+def test_pg_dump_missing_or_too_old_is_said(pg_cluster: TemporaryCluster, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    location = pg_cluster.create_database(f"pdi_backup_{next(_databases)}")
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+    old = tmp_path / "bin"
+    old.mkdir()
+    (old / "pg_dump").write_text("#!/bin/sh\necho 'pg_dump (PostgreSQL) 9.6.24'\n")
+    (old / "pg_dump").chmod(0o755)
+    monkeypatch.setenv("PATH", str(old))
+    with pytest.raises(StoreError, match=r"PostgreSQL 9, older than the server \(\d+\).*postgresql-client-"):
+        backup(location, tmp_path / "b")
+    (old / "pg_dump").unlink()
+    with pytest.raises(StoreError, match=r"pg_dump not found.*postgresql-client-"):
+        backup(location, tmp_path / "b")
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_backup_and_restore_stream(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """A backup and a restore of a 96 MiB blob (copied, not linked) grow the process far less than the blob.
+
+    The peak is the whole process tree's (``wait4`` counts the reaped children: pg_dump and pg_restore too).
+    """
+    cluster: TemporaryCluster | None = request.getfixturevalue("pg_cluster") if kind == "postgres" else None
+
+    def place(name: str) -> str:
+        if cluster is None:
+            return str(tmp_path / name)
+        return cluster.create_database(f"pdi_backup_{name}_{next(_databases)}")
+
+    peaks = {}
+    for name, size in (("small", 100_000), ("big", 96 << 20)):
+        location = place(name)
+        with Archive.init(location) as archive:
+            archive.add_series(S)
+            with tempfile.TemporaryFile() as f:
+                for _ in range(max(size >> 16, 1)):
+                    f.write(os.urandom(min(size, 1 << 16)))
+                f.seek(0)
+                archive.deposit(S, [Content(f, "octet-stream")])
+        code, peak, _ = run_with_peak([sys.executable, "-m", "pdi", "backup", "--copy", str(tmp_path / f"b-{name}"),
+                                       "--archive", location], stdout=subprocess.DEVNULL)
+        assert code == 0
+        target = place(f"r{name}")
+        code, again, _ = run_with_peak([sys.executable, "-m", "pdi", "restore", "--copy", str(tmp_path / f"b-{name}"),
+                                        "--to", target], stdout=subprocess.DEVNULL)
+        assert code == 0
+        with Archive.open(target) as restored:
+            assert restored.verify().problems == []
+        peaks[name] = max(peak, again)
+    grown_mib = (peaks["big"] - peaks["small"]) / 1024
+    assert grown_mib < 30, f"backup and restore grew by {grown_mib:.0f} MiB for a 96 MiB blob"
+
+
+def test_s3_blobs_are_copied_and_put_back(location: str, s3_blobs: str, tmp_path: Path,
+                                         request: pytest.FixtureRequest) -> None:
+    """Blobs in an S3-compatible store (the Swift node): copied into the backup; restored into a bucket that lost them."""
+    import boto3
+
+    from pdi.archive.blobs.s3 import S3Location
+
+    with Archive.init(location, blobs=s3_blobs) as archive:
+        archive.add_series(S)
+        octets = os.urandom(300_000)
+        (name,) = archive.deposit(S, [Content(octets, "octet-stream")])
+        (small,) = archive.deposit(S, [Content(b"a small one\n", "text")])
+    digest = hashlib.sha256(octets).hexdigest()
+    done = backup(location, tmp_path / "b")
+    assert done.blobs_copied == 2  # beside S3, a small blob is an object too
+    assert hashlib.sha256((tmp_path / "b" / "blobs" / digest[:2] / digest).read_bytes()).hexdigest() == digest
+    again = backup(location, tmp_path / "b")
+    assert (again.blobs_copied, again.blobs_present) == (0, 2)
+    # the archive and the bucket's object are lost
+    where = S3Location.parse(s3_blobs)
+    client = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+    client.delete_object(Bucket=where.bucket, Key=f"{where.prefix}{digest}")
+    if location.startswith("postgresql:"):
+        schema = location.rsplit("%3D", 1)[1]
+        cluster: TemporaryCluster = request.getfixturevalue("pg_cluster")
+        with psycopg.connect(cluster.url(), autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    else:
+        shutil.rmtree(location)
+    _, restored = restore(tmp_path / "b")
+    assert restored.blobs_copied == 1
+    checked = _pdi("verify", "--archive", location)
+    assert checked.returncode == 0, checked.stderr + checked.stdout
+    assert "unreferenced" not in checked.stdout
+    with Archive.open(location) as archive:
+        with archive.open_octets(str(name)) as opened:
+            assert hashlib.sha256(b"".join(opened.reader.chunks())).hexdigest() == digest
+        with archive.open_octets(str(small)) as opened:
+            assert b"".join(opened.reader.chunks()) == b"a small one\n"
+
+
+def test_postgres_schema_archive_is_restored_into_its_schema(pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
+    """An archive in a schema of a shared database (search_path in its URL): dumped alone, restored by name."""
+    schema = f"pdi_backup_schema_{next(_databases)}"
+    location = pg_cluster.create_schema(schema)
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        octets = os.urandom(150_000)
+        (name,) = archive.deposit(S, [Content(octets, "octet-stream")])
+    result = _pdi("backup", str(tmp_path / "b"), "--archive", location)
+    assert result.returncode == 0, result.stderr
+    _small_archive(tmp_path / "sqlite")
+    backup(str(tmp_path / "sqlite"), tmp_path / "sqlite-backup")
+    with pytest.raises(ImmutabilityError, match="holds a backup of a sqlite archive, not of this postgres one"):
+        backup(location, tmp_path / "sqlite-backup")
+    with pytest.raises(StoreError, match="backup of a SQLite archive: restore it to a directory"):
+        restore(tmp_path / "sqlite-backup", location)
+    with psycopg.connect(pg_cluster.url(), autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+        conn.execute(f'CREATE SCHEMA "{schema}"')  # empty, as an operator might make it first
+    elsewhere = pg_cluster.create_schema(f"{schema}_other")
+    with pytest.raises(StoreError, match=f"holds the schema '{schema}'"):
+        restore(tmp_path / "b", elsewhere)
+    result = _pdi("restore", str(tmp_path / "b"), "--to", location)
+    assert result.returncode == 0, result.stderr
+    assert _pdi("verify", "--archive", location).returncode == 0
+    with Archive.open(location) as archive, archive.open_octets(str(name)) as opened:
+        assert b"".join(opened.reader.chunks()) == octets
+    result = _pdi("restore", str(tmp_path / "b"), "--to", location)
+    assert result.returncode == ImmutabilityError.exit_code
+    assert "holds an archive already" in result.stderr
