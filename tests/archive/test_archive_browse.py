@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from pdi.archive import Archive, Content
 from pdi.archive.sqlite import CATALOG
-from pdi.archive.store import DayCount, FixityCheck, SeriesCount
+from pdi.archive.store import SCHEMA_VERSION, DayCount, FixityCheck, SeriesCount
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from support.stored_blobs import blob_file, damage
 
@@ -241,7 +241,7 @@ def test_a_catalog_of_schema_4_gets_its_counts_from_its_documents(location: str,
         archive.add(S, PNG + b"b", format="png", foreign_id="b")
         _on(clock, "2026-11-22")
         archive.add(S, PNG + b"c", format="png")
-        # back to schema 4: what steps 5 to 10 add is not there yet (beside SQLite, small blobs were files)
+        # back to schema 4: what steps 5 to 11 add is not there yet (beside SQLite, small blobs were files)
         store = archive.store
         with store._write():  # type: ignore[attr-defined]
             search = ("DROP TABLE search_fts",) if "postgresql" not in location else ()
@@ -249,7 +249,8 @@ def test_a_catalog_of_schema_4_gets_its_counts_from_its_documents(location: str,
             for sha, data in [] if "postgresql" in location else store._query("SELECT sha256, data FROM blobs"):  # type: ignore[attr-defined]
                 blob_file(location, sha).parent.mkdir(exist_ok=True)
                 blob_file(location, sha).write_bytes(data)
-            for statement in ("DROP TABLE message_heads_pending", "DROP TABLE message_references",
+            for statement in ("DROP TABLE mirrors", "DELETE FROM schema_migrations WHERE version = 11",
+                              "DROP TABLE message_heads_pending", "DROP TABLE message_references",
                               "DROP TABLE message_heads", "DELETE FROM schema_migrations WHERE version = 10",
                               *rows, "DELETE FROM schema_migrations WHERE version = 9",
                               "DROP TABLE index_queue", "DELETE FROM schema_migrations WHERE version = 8",
@@ -270,7 +271,7 @@ def test_a_catalog_of_schema_4_gets_its_counts_from_its_documents(location: str,
                 store._query(statement)  # type: ignore[attr-defined]
         assert store.schema_version() == 4
     with Archive.open(location, clock=clock) as archive:
-        assert archive.store.schema_version() == 10
+        assert archive.store.schema_version() == SCHEMA_VERSION
         assert archive.day_counts(S) == [DayCount(_d("2026-11-21"), 2), DayCount(_d("2026-11-22"), 1)]
         assert archive.series_counts() == [SeriesCount(S, 3, _d("2026-11-21"), _d("2026-11-22"), "2026-11-22T12:00:00.000000Z")]
         _on(clock, "2026-11-22", 13)

@@ -15,6 +15,7 @@ import pytest
 from archive_helpers import Clock
 
 from pdi.archive import Archive, Content
+from pdi.archive.store import SCHEMA_VERSION
 from pdi.mail.mbox import split_mbox
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "email"
@@ -98,10 +99,11 @@ def test_a_private_series_reply_is_not_listed_to_a_reader(mail_archive: Archive,
 
 
 def _to_schema_9(archive: Archive) -> None:
-    """The catalog as schema 9 left it: no thread index."""
+    """The catalog as schema 9 left it: no thread index (nor step 11's mirrors)."""
     store = archive.store
     with store._write():  # type: ignore[attr-defined]
-        for statement in ("DROP TABLE message_heads_pending", "DROP TABLE message_references", "DROP TABLE message_heads",
+        for statement in ("DROP TABLE mirrors", "DELETE FROM schema_migrations WHERE version = 11",
+                          "DROP TABLE message_heads_pending", "DROP TABLE message_references", "DROP TABLE message_heads",
                           "DELETE FROM schema_migrations WHERE version = 10"):
             store._query(statement)  # type: ignore[attr-defined]
     assert store.schema_version() == 9
@@ -116,7 +118,7 @@ def test_an_older_archive_gets_its_messages_indexed_when_opened(location: str, c
         forced = archive.deposit(A, [Content(b"no message at all\n", "rfc822")], force=True)[0]
         _to_schema_9(archive)
     with Archive.open(location, clock=clock) as archive:
-        assert archive.schema_version() == 10
+        assert archive.schema_version() == SCHEMA_VERSION
         assert archive.store.messages_pending() == 0
         assert [str(d.pdi) for _, d in archive.message_replies([ids[0][0]])] == [names[1]]
         assert [str(d.pdi) for _, d in archive.message_replies([ids[1][0]])] == [names[2]]
@@ -139,7 +141,7 @@ def test_pdi_init_migrates_an_older_archive(tmp_path: Path, clock: Clock) -> Non
         _to_schema_9(archive)
     done = CliRunner().invoke(cli, ["init", location])
     assert done.exit_code == 0, done.output
-    assert "schema version 10" in done.output
+    assert f"schema version {SCHEMA_VERSION}" in done.output
     with Archive.open(location, clock=clock) as archive:
         assert [str(d.pdi) for _, d in archive.message_replies([ids[1][0]])] == [names[2]]
 

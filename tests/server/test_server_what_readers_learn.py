@@ -181,6 +181,7 @@ def resolver_requests(names: dict[str, str]) -> dict[tuple[str, frozenset[str]],
                   f"/api/manifest.tsr?series={OPEN}&day={NOW.date().isoformat()}"),
         ("/api/keys", frozenset({"GET", "HEAD"})): _gets("/api/keys"),
         ("/.well-known/pdi-keys", frozenset({"GET", "HEAD"})): _gets("/.well-known/pdi-keys"),
+        ("/.well-known/pdi-registry", frozenset({"GET", "HEAD"})): _gets("/.well-known/pdi-registry"),
         **{(path, frozenset({"POST"})): _posts(path, write) for path in
            ("/api/deposit", "/api/batch", "/api/version", "/api/format", "/api/statements", "/api/withdraw",
             "/api/embargo")},
