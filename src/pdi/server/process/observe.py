@@ -1,0 +1,276 @@
+"""What the resolver tells its operators about each request: metrics, a request id, JSON logs, an access log.
+
+:class:`Observe` is the resolver app's outermost middleware. For every
+request it
+
+* takes the request id from an incoming ``X-Request-Id`` when it is
+  well-formed (:data:`REQUEST_ID`: 1 to 128 letters, digits and ``-._:``),
+  else makes one (32 hex digits), and echoes it in the answer's
+  ``X-Request-Id``; while the request runs, :data:`current_request_id` holds it,
+  so every log record made for it carries it;
+* counts it in :mod:`pdi.server.http.metrics` by its route's template
+  (``/uri-res/{service}``: never the path asked), method and status, with
+  its latency and body octets; a ``201`` of a deposit route as a deposit;
+* writes one line for it in the access log (:class:`AccessLog`, the Common
+  Log Format) and, with JSON logs (:func:`configure_logging`), one JSON
+  record (``"event": "request"``);
+* answers ``GET /metrics`` itself, before any token is looked at (a
+  Prometheus bearer token is not an archive's token):
+  :func:`pdi.server.http.metrics.may_read` says who may.
+
+Answers ``pdi serve``'s connections write from the cache of whole answers
+(:mod:`pdi.server.process.connection`) skip the app; they are counted
+there (route ``/uri-res/{service}``), and when an access log or JSON logs are
+asked for, the connections leave every request to the app, so each is logged.
+
+``SIGHUP`` asks every :class:`AccessLog` to reopen its file before its next
+line (:func:`reopen_logs`, set by :mod:`pdi.server.process.run`), so a log
+rotated by renaming goes on in a new file at the old path.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import datetime
+import json
+import logging
+import os
+import re
+import sys
+import time
+import uuid
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from pdi.errors import PDIError
+from pdi.server.http.metrics import DEPOSIT_ROUTES, counters, exposition, may_read
+from pdi.server.http.middleware import HTTPMiddleware
+from pdi.server.http.problems import problem
+
+#: A well-formed incoming ``X-Request-Id``, kept as the request's id; any other is replaced by one made here.
+REQUEST_ID = re.compile(rb"[A-Za-z0-9._:\-]{1,128}")
+#: The request id of the request being answered (``-`` outside one): every log record carries it.
+current_request_id: contextvars.ContextVar[str] = contextvars.ContextVar("pdi_request_id", default="-")
+#: The route label of a request no route took (an unknown path): one label, however many paths are asked.
+UNMATCHED = "(unmatched)"
+#: The route label of ``GET /metrics``.
+METRICS_PATH = "/metrics"
+
+_request_log = logging.getLogger("pdi.request")
+
+
+class AccessLog:
+    """An access log in the Common Log Format, appended to ``path`` (``-``: standard output).
+
+    Each line is written whole with one ``write`` to a file opened
+    ``O_APPEND``, so the workers' lines never interleave. The file is opened
+    in each process at its first line (after the fork) and again after
+    :func:`reopen_logs`. A path that cannot be opened is a :class:`PDIError`
+    when the log is made.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._pid = 0
+        self._generation = 0
+        if path != "-":
+            os.close(self._open())  # a path that cannot be written is said at once, not by each worker
+
+    def _open(self) -> int:
+        try:
+            return os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
+        except OSError as exc:
+            raise PDIError(f"cannot open the access log {self.path}: {exc.strerror}") from exc
+
+    def write(self, line: str) -> None:
+        """Append one line (without its newline)."""
+        data = (line + "\n").encode("utf-8", "backslashreplace")
+        if self.path == "-":
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+            return
+        if self._fd is None or self._pid != os.getpid() or self._generation != _reopen[0]:
+            if self._fd is not None and self._pid == os.getpid():
+                os.close(self._fd)
+            self._fd, self._pid, self._generation = self._open(), os.getpid(), _reopen[0]
+        os.write(self._fd, data)
+
+
+#: How many times the logs were asked to reopen (by SIGHUP): an :class:`AccessLog` that has seen fewer reopens.
+_reopen = [0]
+
+
+def reopen_logs(*_: object) -> None:
+    """Ask every access log to reopen its file before its next line (``SIGHUP``'s handler: it only counts)."""
+    _reopen[0] += 1
+
+
+def clf_line(scope: Scope, status: int, octets: int, when: datetime.datetime) -> str:
+    """The Common Log Format line of a request: ``host ident authuser [date] "request" status bytes``.
+
+    ``ident`` and ``authuser`` are ``-`` (no token or credential is ever
+    written); the request line is the method, the target as sent and the
+    protocol, any ``"``, ``\\`` or control character in it escaped ``\\xHH``.
+    """
+    client = scope.get("client")
+    host = client[0] if client else "-"
+    target = scope.get("raw_path") or scope["path"].encode("utf-8")
+    if scope.get("query_string"):
+        target += b"?" + scope["query_string"]
+    line = f'{scope["method"]} {_escape(target)} HTTP/{scope.get("http_version", "1.1")}'
+    stamp = when.strftime("%d/%b/%Y:%H:%M:%S %z")
+    return f'{host} - - [{stamp}] "{line}" {status} {octets if octets else "-"}'
+
+
+def _escape(raw: bytes) -> str:
+    return "".join(chr(b) if 0x20 < b < 0x7F and b not in (0x22, 0x5C) else f"\\x{b:02x}" for b in raw)
+
+
+class JSONFormatter(logging.Formatter):
+    """A log record as one JSON object a line: time (RFC 3339, UTC), level, logger, message, request id, pid."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.datetime.fromtimestamp(record.created, datetime.UTC).isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+            "request_id": getattr(record, "request_id", None) or current_request_id.get(),
+            "pid": record.process,
+        }
+        entry.update(getattr(record, "fields", {}))
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+def configure_logging(log_format: str) -> None:
+    """Log records of pdi and uvicorn to standard error: ``json``, one object a line; ``text``, uvicorn's own.
+
+    With ``json``, uvicorn's own configuration is not applied (``pdi serve``
+    passes ``log_config=None``): its errors reach this handler with the
+    request id of the request they were about.
+    """
+    if log_format != "json":
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JSONFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+    logging.getLogger("pdi").setLevel(logging.INFO)
+    logging.getLogger("uvicorn.access").disabled = True  # the access log is ours
+
+
+class Observe(HTTPMiddleware):
+    """The outermost middleware of the resolver (the module's docstring says what it does for each request).
+
+    ``access``: the access log, if any; ``json_logs``: one JSON record a
+    request (:func:`configure_logging`); ``metrics_token``: who may read
+    ``/metrics`` (:func:`pdi.server.http.metrics.may_read`).
+    """
+
+    def __init__(self, app: ASGIApp, *, access: AccessLog | None = None, json_logs: bool = False,
+                 metrics_token: str | None = None) -> None:
+        super().__init__(app)
+        self.access = access
+        self.json_logs = json_logs
+        self.metrics_token = metrics_token
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
+        sent = dict(scope.get("headers") or ()).get(b"x-request-id", b"")
+        request_id = sent.decode("ascii") if REQUEST_ID.fullmatch(sent) else uuid.uuid4().hex
+        token = current_request_id.set(request_id)
+        status = 500
+        octets = 0
+        length = 0
+
+        async def sending(message: Message) -> None:
+            nonlocal status, octets, length
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = [*message.get("headers", ()), (b"x-request-id", request_id.encode("ascii"))]
+                length = next((int(v) for k, v in headers if k.lower() == b"content-length" and v.isdigit()), 0)
+                message = {**message, "headers": headers}
+            elif message["type"] == "http.response.body":
+                octets += len(message.get("body", b""))
+            await send(message)
+
+        try:
+            if scope["path"] == METRICS_PATH and scope["method"] in ("GET", "HEAD"):
+                scope["route"] = None
+                await self._metrics(scope, receive, sending)
+            else:
+                await self.app(scope, receive, sending)
+        finally:
+            current_request_id.reset(token)
+            if scope["method"] != "HEAD" and status not in (204, 304) and octets < length:
+                octets = length  # the body went with sendfile (pdi.server.process.zerocopy), past send
+            self._record(scope, status, octets, time.perf_counter() - started, request_id)
+
+    async def _metrics(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await metrics_answer(scope, self.metrics_token)(scope, receive, send)
+
+    def _record(self, scope: Scope, status: int, octets: int, seconds: float, request_id: str) -> None:
+        route = scope.get("route")
+        template = METRICS_PATH if scope["path"] == METRICS_PATH and route is None else getattr(route, "path", UNMATCHED)
+        method = scope["method"] if scope["method"] in _METHODS else "other"
+        metrics = counters()
+        metrics.requests.labels(template, method, str(status)).inc()
+        metrics.latency.labels(template, method).observe(seconds)
+        if octets:
+            metrics.bytes.labels(template).inc(octets)
+        if status == 201 and template in DEPOSIT_ROUTES:
+            metrics.deposits.labels(template).inc()
+        if self.access is not None:
+            self.access.write(clf_line(scope, status, octets, datetime.datetime.now().astimezone()))
+        if self.json_logs:
+            _request_log.info("%s %s %d", scope["method"], scope["path"], status, extra={
+                "request_id": request_id,
+                "fields": {"event": "request", "method": scope["method"], "path": scope["path"], "route": template,
+                           "status": status, "bytes": octets, "seconds": round(seconds, 6),
+                           "client": (scope.get("client") or ("-",))[0]},
+            })
+
+
+def metrics_answer(scope: Scope, token: str | None) -> Response:
+    """The answer to ``GET /metrics``: the exposition to those :func:`may_read` lets through, else a 403 problem."""
+    if not may_read(scope, token):
+        how = ("send Authorization: Bearer and pdi serve's --metrics-token" if token else
+               "ask from the server's own machine (a loopback address, not through a proxy), or give"
+               " pdi serve a --metrics-token")
+        return problem(403, "forbidden", f"/metrics is not open to this client: {how}")
+    body, media_type = exposition()
+    return Response(body, media_type=media_type, headers={"Cache-Control": "no-store"})
+
+
+def metrics(token: str | None) -> Any:
+    """The endpoint of ``GET /metrics`` (:func:`metrics_answer`)."""
+
+    async def endpoint(request: Request) -> Response:
+        """Prometheus metrics of every worker, in the text exposition format (pdi.server.http.metrics)."""
+        return metrics_answer(request.scope, token)
+
+    return endpoint
+
+
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def count_cached_answer(method: bytes, status: int, octets: int, seconds: float) -> None:
+    """Count an answer a connection wrote from the cache (:mod:`pdi.server.process.connection`), without the app."""
+    metrics = counters()
+    verb = "GET" if method == b"GET" else "HEAD"
+    metrics.requests.labels(_URI_RES, verb, str(status)).inc()
+    metrics.latency.labels(_URI_RES, verb).observe(seconds)
+    if octets:
+        metrics.bytes.labels(_URI_RES).inc(octets)
+
+
+_URI_RES = "/uri-res/{service}"
