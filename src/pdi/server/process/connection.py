@@ -121,7 +121,9 @@ PublicAnswers = Callable[[bytes, str, "tuple[str, int | None] | None", bytes, by
 
 #: Request fields after which a request is not the plain case the protocol answers itself
 #: (a token is checked first: pdi.server.http.readers answers 401 to one that is not live).
-_NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade", b"authorization"})
+#: An ``X-Request-Id`` is echoed, and logged, by the app (pdi.server.process.observe).
+_NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade", b"authorization",
+                        b"x-request-id"})
 
 
 @functools.cache

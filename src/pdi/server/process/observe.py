@@ -5,9 +5,11 @@ request it
 
 * takes the request id from an incoming ``X-Request-Id`` when it is
   well-formed (:data:`REQUEST_ID`: 1 to 128 letters, digits and ``-._:``),
-  else makes one (32 hex digits), and echoes it in the answer's
-  ``X-Request-Id``; while the request runs, :data:`current_request_id` holds it,
-  so every log record made for it carries it;
+  else (one that is not, or none and JSON logs that would carry it) makes
+  one, 32 hex digits, and echoes it in the answer's ``X-Request-Id``; while
+  the request runs, :data:`current_request_id` holds it, so every log record
+  made for it carries it (without JSON logs and without an incoming
+  ``X-Request-Id`` none is made: nothing would carry it);
 * counts it in :mod:`pdi.server.http.metrics` by its route's template
   (``/uri-res/{service}``: never the path asked), method and status, with
   its latency and body octets; a ``201`` of a deposit route as a deposit;
@@ -184,9 +186,10 @@ class Observe(HTTPMiddleware):
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
-        sent = dict(scope.get("headers") or ()).get(b"x-request-id", b"")
-        request_id = sent.decode("ascii") if REQUEST_ID.fullmatch(sent) else uuid.uuid4().hex
-        token = current_request_id.set(request_id)
+        sent = dict(scope.get("headers") or ()).get(b"x-request-id")
+        request_id = (sent.decode("ascii") if sent is not None and REQUEST_ID.fullmatch(sent)
+                      else uuid.uuid4().hex if self.json_logs or sent is not None else None)
+        token = current_request_id.set(request_id or "-")
         status = 500
         octets = 0
         length = 0
@@ -195,7 +198,9 @@ class Observe(HTTPMiddleware):
             nonlocal status, octets, length
             if message["type"] == "http.response.start":
                 status = message["status"]
-                headers = [*message.get("headers", ()), (b"x-request-id", request_id.encode("ascii"))]
+                headers = list(message.get("headers", ()))
+                if request_id is not None:
+                    headers.append((b"x-request-id", request_id.encode("ascii")))
                 length = next((int(v) for k, v in headers if k.lower() == b"content-length" and v.isdigit()), 0)
                 message = {**message, "headers": headers}
             elif message["type"] == "http.response.body":
@@ -217,7 +222,7 @@ class Observe(HTTPMiddleware):
     async def _metrics(self, scope: Scope, receive: Receive, send: Send) -> None:
         await metrics_answer(scope, self.metrics_token)(scope, receive, send)
 
-    def _record(self, scope: Scope, status: int, octets: int, seconds: float, request_id: str) -> None:
+    def _record(self, scope: Scope, status: int, octets: int, seconds: float, request_id: str | None) -> None:
         route = scope.get("route")
         template = METRICS_PATH if scope["path"] == METRICS_PATH and route is None else getattr(route, "path", UNMATCHED)
         method = scope["method"] if scope["method"] in _METHODS else "other"
