@@ -37,14 +37,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import http
-import time
 from collections.abc import Callable
 from typing import Any, Final
 
 import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from pdi.server.http.metrics import cache_lookup
 from pdi.server.http.readers import has_cookie
 from pdi.server.process.cache import (
     N2L_PATH,
@@ -299,7 +297,6 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         except httptools.HttpParserInvalidURLError:
             return False  # the ASGI path says what is wrong with it
         query = url.query or b""
-        started = time.perf_counter()
         cache.refresh()  # stale: asked now, where the catalog can answer at once
         made = kept_wire(cache, url.path, self.headers, query)
         if made is not None:
@@ -310,7 +307,6 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
                 return False  # the app answers it, and counts its look-up in the cache (CachedAnswers)
             status, headers, body = found
             lines = b"".join(b"%s: %s\r\n" % pair for pair in headers) + b"\r\n"
-        cache_lookup(made is not None)
         defaults = self.server_state.default_headers
         if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date)
             _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
@@ -318,7 +314,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         self._disarm()
         method = self.parser.get_method()
         self.transport.write(head + body if method == b"GET" else head)
-        count_cached_answer(method, status, len(body) if method == b"GET" else 0, time.perf_counter() - started)
+        count_cached_answer(self.loop, method, status, len(body) if method == b"GET" else 0, made is not None)
         # what uvicorn does once a response is complete: count it, wait for the next request
         self.cycle = _ANSWERED
         self.server_state.total_requests += 1

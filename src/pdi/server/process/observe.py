@@ -22,8 +22,10 @@ request it
 
 Answers ``pdi serve``'s connections write from the cache of whole answers
 (:mod:`pdi.server.process.connection`) skip the app; they are counted
-there (route ``/uri-res/{service}``), and when an access log or JSON logs are
-asked for, the connections leave every request to the app, so each is logged.
+there (route ``/uri-res/{service}``: :func:`count_cached_answer`, tallied and
+added to the metrics within :data:`TALLY_SECONDS`, their latency not
+observed), and when an access log or JSON logs are asked for, the
+connections leave every request to the app, so each is logged.
 
 ``SIGHUP`` asks every :class:`AccessLog` to reopen its file before its next
 line (:func:`reopen_logs`, set by :mod:`pdi.server.process.run`), so a log
@@ -32,6 +34,7 @@ rotated by renaming goes on in a new file at the old path.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import datetime
 import json
@@ -226,13 +229,13 @@ class Observe(HTTPMiddleware):
         route = scope.get("route")
         template = METRICS_PATH if scope["path"] == METRICS_PATH and route is None else getattr(route, "path", UNMATCHED)
         method = scope["method"] if scope["method"] in _METHODS else "other"
-        metrics = counters()
-        metrics.requests.labels(template, method, str(status)).inc()
-        metrics.latency.labels(template, method).observe(seconds)
+        requests, latency, sent = _series(template, method, status)
+        requests.inc()
+        latency.observe(seconds)
         if octets:
-            metrics.bytes.labels(template).inc(octets)
+            sent.inc(octets)
         if status == 201 and template in DEPOSIT_ROUTES:
-            metrics.deposits.labels(template).inc()
+            counters().deposits.labels(template).inc()
         if self.access is not None:
             self.access.write(clf_line(scope, status, octets, datetime.datetime.now().astimezone()))
         if self.json_logs:
@@ -251,6 +254,7 @@ def metrics_answer(scope: Scope, token: str | None) -> Response:
                "ask from the server's own machine (a loopback address, not through a proxy), or give"
                " pdi serve a --metrics-token")
         return problem(403, "forbidden", f"/metrics is not open to this client: {how}")
+    flush_tally()  # this worker's answers from the cache, at once; the others' within TALLY_SECONDS
     body, media_type = exposition()
     return Response(body, media_type=media_type, headers={"Cache-Control": "no-store"})
 
@@ -265,17 +269,72 @@ def metrics(token: str | None) -> Any:
     return endpoint
 
 
+def _series(route: str, method: str, status: int) -> tuple[Any, Any, Any]:
+    """The request counter's, latency histogram's and body octets' series of a route, method and status: found
+    once a process (``labels`` checks and locks each time), kept while the routes' templates bound them."""
+    if _found_pid[0] != os.getpid():
+        _found.clear()
+        _found_pid[0] = os.getpid()
+    key = (route, method, status)
+    found = _found.get(key)
+    if found is None:
+        metrics = counters()
+        found = _found[key] = (metrics.requests.labels(route, method, str(status)),
+                               metrics.latency.labels(route, method), metrics.bytes.labels(route))
+    return found
+
+
+#: The series :func:`_series` found, by (route, method, status), and the process they were found in.
+_found: dict[tuple[str, str, int], tuple[Any, Any, Any]] = {}
+_found_pid = [0]
+
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
-def count_cached_answer(method: bytes, status: int, octets: int, seconds: float) -> None:
-    """Count an answer a connection wrote from the cache (:mod:`pdi.server.process.connection`), without the app."""
+def count_cached_answer(loop: asyncio.AbstractEventLoop, method: bytes, status: int, octets: int, hit: bool) -> None:
+    """Count an answer a connection wrote from the cache (:mod:`pdi.server.process.connection`), without the app.
+
+    The hot path: its counts are tallied here in plain integers and added to
+    the metrics (one ``inc`` a series for all of them) at most
+    :data:`TALLY_SECONDS` later, by a timer of the worker's event loop, so a
+    scrape sees them that late at most. Its latency (microseconds) is not
+    observed in ``pdi_http_request_duration_seconds``.
+    """
+    tally = _tally.get(os.getpid())
+    if tally is None:
+        _tally.clear()
+        tally = _tally[os.getpid()] = {}
+    key = (method, status, hit)
+    counts = tally.get(key)
+    if counts is None:
+        counts = tally[key] = [0, 0]
+    counts[0] += 1
+    counts[1] += octets
+    if not _flushing:
+        _flushing.append(loop.call_later(TALLY_SECONDS, flush_tally))
+
+
+def flush_tally() -> None:
+    """Add what :func:`count_cached_answer` has tallied in this process to the metrics."""
+    _flushing.clear()
+    tally = _tally.get(os.getpid())
+    if not tally:
+        return
     metrics = counters()
-    verb = "GET" if method == b"GET" else "HEAD"
-    metrics.requests.labels(_URI_RES, verb, str(status)).inc()
-    metrics.latency.labels(_URI_RES, verb).observe(seconds)
-    if octets:
-        metrics.bytes.labels(_URI_RES).inc(octets)
+    for (method, status, hit), (answers, octets) in tally.items():
+        if answers:
+            verb = "GET" if method == b"GET" else "HEAD"
+            metrics.requests.labels(_URI_RES, verb, str(status)).inc(answers)
+            metrics.cache.labels("hit" if hit else "miss").inc(answers)
+            if octets:
+                metrics.bytes.labels(_URI_RES).inc(octets)
+    tally.clear()
 
 
+#: Seconds after which the counts of answers written from the cache reach the metrics.
+TALLY_SECONDS = 0.25
+#: This process's tally of answers written from the cache: (method, status, hit) -> [answers, octets], by pid.
+_tally: dict[int, dict[tuple[bytes, int, bool], list[int]]] = {}
+#: The timer that will flush the tally, while one is set.
+_flushing: list[asyncio.TimerHandle] = []
 _URI_RES = "/uri-res/{service}"
