@@ -193,11 +193,12 @@ def test_json_logs_and_the_access_log_carry_each_request_and_its_id(archive: tup
     assert by_target["/nothing-here"]["status"] == "404" and by_target["/api/series"]["method"] == "GET"
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
 def test_sigterm_finishes_the_answer_in_flight_refuses_new_connections_and_exits_0(
-    archive: tuple[Path, str, str],
+    archive: tuple[Path, str, str], workers: str,
 ) -> None:
     location, _, large = archive
-    with serving(location, "--workers", "2") as (process, port):
+    with serving(location, "--workers", workers) as (process, port):
         digest = hashlib.sha256()
         received = 0
         with httpx.stream("GET", f"http://127.0.0.1:{port}/uri-res/N2R?{large}", timeout=30) as answer:
@@ -223,11 +224,13 @@ def test_sigterm_finishes_the_answer_in_flight_refuses_new_connections_and_exits
         assert process.wait(timeout=20) == 0
 
 
-def test_sighup_reopens_the_access_log_at_its_path(archive: tuple[Path, str, str], tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sighup_reopens_the_access_log_at_its_path(archive: tuple[Path, str, str], tmp_path: Path,
+                                                   workers: str) -> None:
     location = archive[0]
     access = tmp_path / "access.log"
     rotated = tmp_path / "access.log.1"
-    with serving(location, "--workers", "2", "--access-log", str(access)) as (process, port):
+    with serving(location, "--workers", workers, "--access-log", str(access)) as (process, port):
         base = f"http://127.0.0.1:{port}"
         for _ in range(4):
             httpx.get(f"{base}/healthz")

@@ -99,11 +99,15 @@ def serve(
                                "replay_port": replay_port, "every_request": every_request,
                                "own_logging": own_logging}
     if workers == 1:
-        previous = signal.signal(signal.SIGHUP, reopen_logs)
+        # uvicorn raises the SIGTERM it stopped on again once it has stopped, to the handler it found: this
+        # one ignores it, so a server stopped by SIGTERM exits 0, as the supervisor of several workers does
+        previous = {signal.SIGHUP: signal.signal(signal.SIGHUP, reopen_logs),
+                    signal.SIGTERM: signal.signal(signal.SIGTERM, _stopped)}
         try:
             _uvicorn(make_app(), listeners, **options)
         finally:
-            signal.signal(signal.SIGHUP, previous)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
         return
 
     def work() -> None:
@@ -241,6 +245,10 @@ class Workers:
         while self.pids:
             pid, _ = os.waitpid(-1, 0)
             self.pids.discard(pid)
+
+
+def _stopped(signum: int, frame: object) -> None:
+    """What ``SIGTERM`` does once uvicorn has stopped on it: nothing more (``pdi serve`` returns and exits 0)."""
 
 
 def _signal(pid: int, signum: int) -> None:
