@@ -14,6 +14,7 @@ import re
 import shutil
 import signal
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,8 +23,11 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from server_helpers import S, serving, start_serve, stop, wait_answering
+from starlette.testclient import TestClient
 
 from pdi.archive import Archive, Content
+from pdi.server import create_app
+from support.pgcluster import TemporaryCluster
 
 #: The Common Log Format: host ident authuser [dd/Mon/yyyy:HH:MM:SS ±zzzz] "request line" status bytes.
 CLF = re.compile(
@@ -251,3 +255,42 @@ def test_sighup_reopens_the_access_log_at_its_path(archive: tuple[Path, str, str
         assert len(new) == lines + 10 and all(CLF.fullmatch(line) for line in new)
         assert sum(" /api/series HTTP/1.1" in line for line in new) == 10
         assert process.poll() is None  # SIGHUP did not stop it
+
+
+def test_waits_for_a_pooled_catalog_connection_are_counted(pg_cluster: TemporaryCluster) -> None:
+    url = pg_cluster.create_database("pdi_operate_pool")
+    Archive.init(url).close()
+    with Archive.open(url, connections=1) as archive:
+        client = TestClient(create_app(url, archive=archive, cache_bytes=0), client=("127.0.0.1", 50000))
+
+        def metric(name: str) -> float:
+            answer = client.get("/metrics")
+            assert answer.status_code == 200
+            return sum(sample.value for family in text_string_to_metric_families(answer.text)
+                       for sample in family.samples if sample.name == name)
+
+        before = (metric("pdi_catalog_pool_waits_total"), metric("pdi_catalog_pool_wait_seconds_total"))
+        held, release = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with archive.snapshot():  # a read transaction: the pool's one connection, held
+                archive.series_access()
+                held.set()
+                release.wait(30)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        assert held.wait(30)
+        waiter = threading.Thread(target=archive.probe_catalog)  # finds every connection taken: waits
+        waiter.start()
+        deadline = time.monotonic() + 30
+        while archive.store._pool.get_stats().get("requests_waiting", 0) < 1:  # type: ignore[attr-defined]
+            assert time.monotonic() < deadline, "the probe never waited for the pool"
+            time.sleep(0.01)
+        time.sleep(0.2)  # it waits this long at least (psycopg_pool counts whole milliseconds)
+        release.set()
+        holder.join(30)
+        waiter.join(30)
+        after = (metric("pdi_catalog_pool_waits_total"), metric("pdi_catalog_pool_wait_seconds_total"))
+        assert after[0] - before[0] == 1.0
+        assert after[1] - before[1] >= 0.199

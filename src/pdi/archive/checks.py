@@ -50,6 +50,11 @@ class Checks(ArchiveBase):
             if close is not None:
                 close()
 
+    def catalog_waits(self) -> tuple[int, float]:
+        """Requests that waited for one of the catalog's pooled connections (PostgreSQL, ``--db-connections``) since
+        this was last asked in this process, and the seconds they waited in all (SQLite: none)."""
+        return self.store.pool_waits()
+
     def verify(self, progress: Callable[[int, int], None] | None = None) -> VerifyReport:
         """Recompute the SHA-256 of every stored representation and check the catalog itself.
 

@@ -238,7 +238,7 @@ def create_app(
     handlers = {**HANDLERS, HTTPException: page_or_problem}
     app = Starlette(routes=routes, exception_handlers=handlers, middleware=[
         # request ids, metrics, logs; /metrics answered before a token is looked at (pdi.server.process.observe)
-        Middleware(Observe, access=access_log, json_logs=json_logs, metrics_token=metrics_token),
+        Middleware(Observe, access=access_log, json_logs=json_logs, metrics_token=metrics_token, archive=opened),
         Middleware(BodyDeadline, seconds=body_seconds, rate=body_rate),  # whoever sends it, a token holder too
         Middleware(Options),  # OPTIONS of any route's path: its Allow, read from the routes (pdi.server.http.problems)
         Middleware(Readers, archive=opened, cookies=True, base_url=base_url, expired_page=expired_sign_in),  # before the cache: a token that is not live is 401, even for a kept answer

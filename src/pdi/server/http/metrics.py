@@ -58,6 +58,8 @@ class Metrics:
     cache: Counter
     fixity_failures: Counter
     store_errors: Counter
+    pool_waits: Counter
+    pool_wait_seconds: Counter
 
 
 @functools.cache
@@ -82,6 +84,10 @@ def counters() -> Metrics:
         store_errors=Counter("pdi_store_errors", "Storage errors answered 503 (the blob store or the catalog"
                              " failing), and readiness probes that failed, by part (store, catalog, blobs)",
                              ["part"]),
+        pool_waits=Counter("pdi_catalog_pool_waits", "Requests that waited for one of the catalog's pooled"
+                           " connections (PostgreSQL, pdi serve --db-connections): all were taken"),
+        pool_wait_seconds=Counter("pdi_catalog_pool_wait_seconds", "Seconds requests waited for one of the"
+                                  " catalog's pooled connections, in all"),
     )
 
 

@@ -50,6 +50,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pdi.archive import Archive
 from pdi.errors import PDIError
 from pdi.server.http.metrics import DEPOSIT_ROUTES, counters, exposition, may_read
 from pdi.server.http.middleware import HTTPMiddleware
@@ -61,6 +62,8 @@ REQUEST_ID = re.compile(rb"[A-Za-z0-9._:\-]{1,128}")
 current_request_id: contextvars.ContextVar[str] = contextvars.ContextVar("pdi_request_id", default="-")
 #: The route label of a request no route took (an unknown path): one label, however many paths are asked.
 UNMATCHED = "(unmatched)"
+#: Seconds after a request within which the catalog's pool waits it met are counted.
+POOL_SECONDS = 1.0
 #: The route label of ``GET /metrics``.
 METRICS_PATH = "/metrics"
 
@@ -181,11 +184,14 @@ class Observe(HTTPMiddleware):
     """
 
     def __init__(self, app: ASGIApp, *, access: AccessLog | None = None, json_logs: bool = False,
-                 metrics_token: str | None = None) -> None:
+                 metrics_token: str | None = None, archive: Archive | None = None) -> None:
         super().__init__(app)
         self.access = access
         self.json_logs = json_logs
         self.metrics_token = metrics_token
+        #: The archive whose catalog's pool waits are counted (:meth:`_pool_waits`), within a second of them.
+        self.archive = archive
+        self._pool_timer: asyncio.TimerHandle | None = None
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
@@ -213,6 +219,7 @@ class Observe(HTTPMiddleware):
         try:
             if scope["path"] == METRICS_PATH and scope["method"] in ("GET", "HEAD"):
                 scope["route"] = None
+                self._pool_waits()
                 await self._metrics(scope, receive, sending)
             else:
                 await self.app(scope, receive, sending)
@@ -225,7 +232,19 @@ class Observe(HTTPMiddleware):
     async def _metrics(self, scope: Scope, receive: Receive, send: Send) -> None:
         await metrics_answer(scope, self.metrics_token)(scope, receive, send)
 
+    def _pool_waits(self) -> None:
+        """Count the waits for the catalog's pooled connections since last counted (a timer's call, and /metrics)."""
+        self._pool_timer = None
+        if self.archive is not None:
+            waits, waited = self.archive.catalog_waits()
+            if waits:
+                metrics = counters()
+                metrics.pool_waits.inc(waits)
+                metrics.pool_wait_seconds.inc(waited)
+
     def _record(self, scope: Scope, status: int, octets: int, seconds: float, request_id: str | None) -> None:
+        if self._pool_timer is None and self.archive is not None:  # a request ran: it may have waited
+            self._pool_timer = asyncio.get_running_loop().call_later(POOL_SECONDS, self._pool_waits)
         route = scope.get("route")
         template = METRICS_PATH if scope["path"] == METRICS_PATH and route is None else getattr(route, "path", UNMATCHED)
         method = scope["method"] if scope["method"] in _METHODS else "other"
