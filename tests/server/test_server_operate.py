@@ -34,6 +34,8 @@ CLF = re.compile(
     r'(?P<host>\S+) (?P<ident>\S+) (?P<user>\S+) \[(?P<time>\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4})\] '
     r'"(?P<method>[A-Z]+) (?P<target>\S+) (?P<protocol>HTTP/\d\.\d)" (?P<status>\d{3}) (?P<bytes>\d+|-)'
 )
+#: The short text's octets.
+SHORT = b"Hello, operator.\n"
 #: 20 MiB: larger than what the kernel's socket buffers hold, so its answer is still being sent when asked to stop.
 LARGE = 20 << 20
 
@@ -103,9 +105,14 @@ def test_metrics_sum_every_worker_and_move_by_exactly_the_requests_made(archive:
     location, short, _ = archive
     with serving(location, "--workers", "3") as (_, port):
         base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20  # serving()'s own /api/series counted, a moment after it was answered
+        while (not scrape(port).get(("pdi_http_requests_total", requests_of("/api/series", "200")))
+               and time.monotonic() < deadline):
+            time.sleep(0.05)
+        time.sleep(0.3)  # and the last of those scrapes' own count
         before = scrape(port)
-        for _ in range(7):  # a connection each: the three workers share them
-            assert httpx.get(f"{base}/api/series").status_code == 200
+        for _ in range(7):  # a connection each: the three workers share them (not serving()'s own /api/series)
+            assert httpx.get(f"{base}/healthz").status_code == 200
         for n in range(5):  # five paths asked, one label: the series cannot grow with what strangers ask
             assert httpx.get(f"{base}/no/such/path/{n}").status_code == 404
         with httpx.Client() as client:  # one connection: its worker's cache of whole answers, a miss, then hits
@@ -125,7 +132,7 @@ def test_metrics_sum_every_worker_and_move_by_exactly_the_requests_made(archive:
         after = scrape(port)
         requests = moved(before, after, "pdi_http_requests_total")
         assert requests == {
-            requests_of("/api/series", "200"): 7.0,
+            requests_of("/healthz", "200"): 7.0,
             requests_of("(unmatched)", "404"): 5.0,
             requests_of("/uri-res/{service}", "200"): 4.0,
             requests_of("/metrics", "200"): float(scrapes),  # each scrape is counted once answered: all but the last
@@ -135,7 +142,7 @@ def test_metrics_sum_every_worker_and_move_by_exactly_the_requests_made(archive:
         octets = moved(before, after, "pdi_http_response_body_bytes_total")
         assert octets[(("route", "/uri-res/{service}"),)] == 4 * len(b"Hello, operator.\n")
         latency = moved(before, after, "pdi_http_request_duration_seconds_count")
-        assert latency[(("method", "GET"), ("route", "/api/series"))] == 7.0
+        assert latency[(("method", "GET"), ("route", "/healthz"))] == 7.0
 
 
 def test_deposits_are_counted_and_metrics_need_the_token_when_one_is_given(tmp_path: Path) -> None:
@@ -155,7 +162,10 @@ def test_deposits_are_counted_and_metrics_need_the_token_when_one_is_given(tmp_p
             answer = httpx.post(f"{base}/api/deposit?series={S}&format=text", content=f"deposit {n}\n".encode(),
                                 headers={"Authorization": f"Bearer {secret}", "Content-Type": "text/plain"})
             assert answer.status_code == 201, answer.text
-        after = scrape(port, **scraper)
+        deadline = time.monotonic() + 20  # a request is counted once its answer has gone: a moment after
+        while (moved(before, after := scrape(port, **scraper), "pdi_deposits_total") != {(("route", "/api/deposit"),): 3.0}
+               and time.monotonic() < deadline):
+            time.sleep(0.05)
         assert moved(before, after, "pdi_deposits_total") == {(("route", "/api/deposit"),): 3.0}
         assert moved(before, after, "pdi_http_requests_total")[requests_of("/api/deposit", "201", "POST")] == 3.0
 
@@ -231,7 +241,7 @@ def test_sigterm_finishes_the_answer_in_flight_refuses_new_connections_and_exits
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_sighup_reopens_the_access_log_at_its_path(archive: tuple[Path, str, str], tmp_path: Path,
                                                    workers: str) -> None:
-    location = archive[0]
+    location, short, _ = archive
     access = tmp_path / "access.log"
     rotated = tmp_path / "access.log.1"
     with serving(location, "--workers", workers, "--access-log", str(access)) as (process, port):
@@ -250,10 +260,19 @@ def test_sighup_reopens_the_access_log_at_its_path(archive: tuple[Path, str, str
         lines = len(access.read_text().splitlines())
         for _ in range(10):
             httpx.get(f"{base}/api/series")
+        with httpx.Client() as client:  # one connection: answers its worker writes from the cache, logged there
+            for _ in range(3):
+                assert client.get(f"{base}/uri-res/N2R?{short}").status_code == 200
+        deadline = time.monotonic() + 20  # a line is written once its answer has gone: a moment after the client has it
+        while len(access.read_text().splitlines()) < lines + 13 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
         assert rotated.read_text() == kept  # nothing more in the renamed file
         new = access.read_text().splitlines()
-        assert len(new) == lines + 10 and all(CLF.fullmatch(line) for line in new)
+        assert len(new) == lines + 13 and all(CLF.fullmatch(line) for line in new)
         assert sum(" /api/series HTTP/1.1" in line for line in new) == 10
+        n2r = [line for line in new if f"/uri-res/N2R?{short} " in line]
+        assert len(n2r) == 3 and all(line.endswith(f'" 200 {len(SHORT)}') for line in n2r)
         assert process.poll() is None  # SIGHUP did not stop it
 
 

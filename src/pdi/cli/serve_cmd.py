@@ -195,7 +195,7 @@ def serve_cmd(
     drainer = _start_indexer(archive) if indexer else None
     try:
         serve(make, listener, workers=count, header_timeout=header_timeout, max_connections=max_connections,
-              replay=replay_listener, every_request=log is not None or log_format == "json",
+              replay=replay_listener, every_request=log_format == "json",
               own_logging=log_format == "json")
     finally:
         if drainer is not None:

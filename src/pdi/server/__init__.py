@@ -247,6 +247,7 @@ def create_app(
     docs.routes = app.routes
     app.state.archive = opened
     app.state.cache = cache
+    app.state.access = access_log  # the connections write in it what they answer from the cache themselves
     # the plain N2R or N2L of a name the cache does not hold yet, made by the connection (pdi.server.process.connection)
     app.state.public = resolver.public_answer if cache.max_entry_bytes > 0 else None
     return app

@@ -58,7 +58,7 @@ from pdi.server.process.cache import (
     respond,
 )
 from pdi.server.process.limits import DEFAULT_HEADER_SECONDS
-from pdi.server.process.observe import count_cached_answer
+from pdi.server.process.observe import AccessLog, clf, count_cached_answer
 from pdi.server.process.zerocopy import EXTENSION, ZeroCopy
 
 #: The uvicorn version pdi serve's protocol was checked against (``pyproject.toml`` pins it).
@@ -235,6 +235,8 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     public: PublicAnswers | None = None
     #: The replay origin's port (:mod:`pdi.server.process.origins`): its connections are never answered from the cache.
     replay_port: int | None = None
+    #: The access log the answers written here go to (:class:`pdi.server.process.observe.AccessLog`), if any.
+    access: AccessLog | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -314,7 +316,11 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         self._disarm()
         method = self.parser.get_method()
         self.transport.write(head + body if method == b"GET" else head)
-        count_cached_answer(self.loop, method, status, len(body) if method == b"GET" else 0, made is not None)
+        octets = len(body) if method == b"GET" else 0
+        count_cached_answer(self.loop, method, status, octets, made is not None)
+        if self.access is not None:
+            self.access.write(clf(self.client[0] if self.client else "-", method.decode("ascii"), self.url, "1.1",
+                                  status, octets))
         # what uvicorn does once a response is complete: count it, wait for the next request
         self.cycle = _ANSWERED
         self.server_state.total_requests += 1
@@ -368,13 +374,13 @@ _PUBLIC_PATHS = frozenset({_N2L, *(p.encode() for p in N2R_PATHS)})
 
 def answering_protocol(
     header_seconds: float, cache: ResponseCache | None, replay_port: int | None = None,
-    public: PublicAnswers | None = None,
+    public: PublicAnswers | None = None, access: AccessLog | None = None,
 ) -> type[CachedAnswerProtocol]:
     """:class:`CachedAnswerProtocol` with its own request-head deadline and the worker's cache (and ``public``,
     which makes an N2R answer the cache does not hold yet, when it is the plain case).
 
     Connections to ``replay_port`` (the replay origin's) are never answered from it.
     """
-    attributes = {"header_seconds": header_seconds, "cache": cache, "replay_port": replay_port,
+    attributes = {"header_seconds": header_seconds, "cache": cache, "replay_port": replay_port, "access": access,
                   "public": None if public is None else staticmethod(public)}
     return type("CachedAnswerProtocol", (CachedAnswerProtocol,), attributes)

@@ -24,8 +24,9 @@ Answers ``pdi serve``'s connections write from the cache of whole answers
 (:mod:`pdi.server.process.connection`) skip the app; they are counted
 there (route ``/uri-res/{service}``: :func:`count_cached_answer`, tallied and
 added to the metrics within :data:`TALLY_SECONDS`, their latency not
-observed), and when an access log or JSON logs are asked for, the
-connections leave every request to the app, so each is logged.
+observed) and written in the access log there (:func:`clf`); when JSON logs
+are asked for, the connections leave every request to the app, so each is
+logged with its id.
 
 ``SIGHUP`` asks every :class:`AccessLog` to reopen its file before its next
 line (:func:`reopen_logs`, set by :mod:`pdi.server.process.run`), so a log
@@ -117,21 +118,41 @@ def reopen_logs(*_: object) -> None:
     _reopen[0] += 1
 
 
-def clf_line(scope: Scope, status: int, octets: int, when: datetime.datetime) -> str:
+def clf_line(scope: Scope, status: int, octets: int, when: float | None = None) -> str:
     """The Common Log Format line of a request: ``host ident authuser [date] "request" status bytes``.
 
     ``ident`` and ``authuser`` are ``-`` (no token or credential is ever
     written); the request line is the method, the target as sent and the
     protocol, any ``"``, ``\\`` or control character in it escaped ``\\xHH``.
+    ``when``: a POSIX time (default now), written in the local zone.
     """
     client = scope.get("client")
-    host = client[0] if client else "-"
     target = scope.get("raw_path") or scope["path"].encode("utf-8")
     if scope.get("query_string"):
         target += b"?" + scope["query_string"]
-    line = f'{scope["method"]} {_escape(target)} HTTP/{scope.get("http_version", "1.1")}'
-    stamp = when.strftime("%d/%b/%Y:%H:%M:%S %z")
-    return f'{host} - - [{stamp}] "{line}" {status} {octets if octets else "-"}'
+    return clf(client[0] if client else "-", scope["method"], target, scope.get("http_version", "1.1"), status,
+               octets, when)
+
+
+def clf(host: str, method: str, target: bytes, version: str, status: int, octets: int,
+        when: float | None = None) -> str:
+    """:func:`clf_line` of a request's parts (as a connection that answers from the cache has them)."""
+    shown = target.decode("ascii") if _PLAIN_TARGET.fullmatch(target) else _escape(target)
+    return f'{host} - - [{_stamp(when)}] "{method} {shown} HTTP/{version}" {status} {octets if octets else "-"}'
+
+
+def _stamp(when: float | None) -> str:
+    """``dd/Mon/yyyy:HH:MM:SS ±zzzz`` of a POSIX time, local; made once a second."""
+    second = int(time.time() if when is None else when)
+    if _stamps[0] != second:
+        _stamps[:] = [second, datetime.datetime.fromtimestamp(second).astimezone().strftime("%d/%b/%Y:%H:%M:%S %z")]
+    return str(_stamps[1])
+
+
+#: The second last written in the access log and its date as written.
+_stamps: list[object] = [None, ""]
+#: A request target with nothing to escape.
+_PLAIN_TARGET = re.compile(rb"[\x21\x23-\x5b\x5d-\x7e]*")
 
 
 def _escape(raw: bytes) -> str:
@@ -256,7 +277,7 @@ class Observe(HTTPMiddleware):
         if status == 201 and template in DEPOSIT_ROUTES:
             counters().deposits.labels(template).inc()
         if self.access is not None:
-            self.access.write(clf_line(scope, status, octets, datetime.datetime.now().astimezone()))
+            self.access.write(clf_line(scope, status, octets))
         if self.json_logs:
             _request_log.info("%s %s %d", scope["method"], scope["path"], status, extra={
                 "request_id": request_id,

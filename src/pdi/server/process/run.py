@@ -85,8 +85,8 @@ def serve(
     in each worker after the fork, never in this process. ``replay`` is the
     replay origin's socket, served by the same processes: the app tells its
     requests apart by their local port (:class:`pdi.server.process.origins.ByPort`).
-    ``every_request``: the app sees every request (it logs each), none is answered by the connection from
-    the cache of whole answers (:mod:`pdi.server.process.connection`). ``own_logging``: uvicorn leaves the
+    ``every_request``: the app sees every request (it logs each with its id), none is answered by the
+    connection from the cache of whole answers (:mod:`pdi.server.process.connection`). ``own_logging``: uvicorn leaves the
     logging configuration as it is (:func:`pdi.server.process.observe.configure_logging` made it).
     """
     if workers < 1:
@@ -136,7 +136,8 @@ def _uvicorn(
     cache = None if every_request else getattr(state, "cache", None)
     config = uvicorn.Config(
         app, log_level="warning", log_config=None if own_logging else uvicorn.config.LOGGING_CONFIG,
-        http=answering_protocol(header_timeout, cache, replay_port, None if cache is None else getattr(state, "public", None)),
+        http=answering_protocol(header_timeout, cache, replay_port, None if cache is None else getattr(state, "public", None),
+                                getattr(state, "access", None)),
         limit_concurrency=max_connections, timeout_keep_alive=5,
         timeout_graceful_shutdown=GRACE_SECONDS,
     )
