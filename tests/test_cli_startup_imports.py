@@ -27,7 +27,7 @@ from pdi.cli import COMMAND_HELP, COMMAND_MODULES, cli, load_all, top_help
 HEAVY = (
     "html5lib", "PIL", "rapidfuzz", "re2", "httpx", "starlette", "uvicorn", "rich", "numpy",
     "psycopg", "psycopg_pool", "boto3", "botocore", "soundfile", "magic", "warcio", "ijson",
-    "cdxj_indexer", "multipart", "python_multipart",
+    "cdxj_indexer", "multipart", "python_multipart", "prometheus_client",
 )
 #: Parts of pdi that reading a stored text by name does not use.
 NOT_FOR_GET = (

@@ -24,7 +24,8 @@ def _app(tmp_path: Path) -> tuple[TestClient, list[tuple[str, str]]]:
     machine = [
         (method, openapi_path(route.path))
         for route in app.routes
-        if isinstance(route, Route) and route.path.startswith(("/api/", "/uri-res/", "/timegate/", "/timemap/", "/oai"))
+        if isinstance(route, Route) and route.path.startswith(
+            ("/api/", "/uri-res/", "/timegate/", "/timemap/", "/oai", "/healthz", "/readyz", "/metrics"))
         for method in route.methods or ()
         if method != "HEAD"
     ]

@@ -7,13 +7,15 @@ the catalog for the reader's document page.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from pdi.archive.base import ArchiveBase
+from pdi.archive.blobs.files import FileBlobs
 from pdi.archive.fixity import Problem, VerifyReport, described_problem
 from pdi.archive.naming import record_name, timestamp
 from pdi.archive.store import FixityCheck
-from pdi.errors import LimitError
+from pdi.errors import LimitError, StoreError
 
 __all__ = ["FIXITY_CHECKS_PAGE", "Checks"]
 
@@ -23,6 +25,35 @@ FIXITY_CHECKS_PAGE = 1000
 
 class Checks(ArchiveBase):
     """Verify every blob and the catalog; remove what interrupted deposits left."""
+
+    def probe_catalog(self) -> None:
+        """One cheap query of the catalog (a resolver's readiness, ``/readyz``); raises what a failing catalog raises."""
+        self.store.withdrawals_generation()
+
+    def probe_blobs(self) -> None:
+        """The blob store's first name listed (a resolver's readiness, ``/readyz``); raises what a failing store
+        raises. Reads the first entry of a directory of blob files, one page of an S3 bucket's listing, one
+        row of PostgreSQL's blobs."""
+        blobs = self.store.blobs
+        if isinstance(blobs, FileBlobs):  # its names() lists every subdirectory first: too much for a probe
+            try:
+                with os.scandir(blobs.root / "blobs") as entries:
+                    next(entries, None)
+            except OSError as exc:
+                raise StoreError(f"cannot list blobs in {blobs.root}: {exc.strerror}") from exc
+            return
+        names = blobs.names()
+        try:
+            next(names, None)
+        finally:
+            close = getattr(names, "close", None)
+            if close is not None:
+                close()
+
+    def catalog_waits(self) -> tuple[int, float]:
+        """Requests that waited for one of the catalog's pooled connections (PostgreSQL, ``--db-connections``) since
+        this was last asked in this process, and the seconds they waited in all (SQLite: none)."""
+        return self.store.pool_waits()
 
     def verify(self, progress: Callable[[int, int], None] | None = None) -> VerifyReport:
         """Recompute the SHA-256 of every stored representation and check the catalog itself.

@@ -146,6 +146,11 @@ class PostgresStore(SQLStore):
                 f" ({self.connections} in the pool)"
             ) from exc
 
+    def pool_waits(self) -> tuple[int, float]:
+        # psycopg_pool's counters since they were last popped: requests queued for want of a free connection
+        stats = self._pool.pop_stats()
+        return int(stats.get("requests_queued", 0)), stats.get("requests_wait_ms", 0) / 1000
+
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
             with self._connection() as conn:

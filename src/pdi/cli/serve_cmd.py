@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from typing import TYPE_CHECKING
 
 import click
@@ -90,13 +92,23 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--dns", metavar="HOST:PORT",
               help="A DNS server to ask for the NAPTR records (RFC 3404) of a series this archive does not "
               "hold and no registry names.")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="How pdi serve logs to standard error: text (uvicorn's warnings and errors), or json: one "
+              "JSON object a line, each error and each request with its request id (X-Request-Id).")
+@click.option("--access-log", metavar="FILE|-", help="Append a line for each request in the Common Log Format to "
+              "FILE (- for standard output); SIGHUP reopens it (after a rotation by renaming).")
+@click.option("--metrics-token", envvar="PDI_METRICS_TOKEN", show_envvar=True, metavar="TOKEN",
+              help="Who may read the Prometheus metrics at /metrics: whoever sends Authorization: Bearer TOKEN "
+              "(better given in the environment than on a command line others can read); without it, clients on "
+              "this machine's loopback addresses not forwarded by a proxy.")
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
     queue_seconds: float, header_timeout: float, body_timeout: float, max_connections: int, fixity_memo: float,
     replay_port: int | None, replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None,
     timemap_page: int, db_connections: int, tsa: str | None, indexer: bool, registries: tuple[str, ...],
-    registry_key: str | None, dns: str | None, archive: str,
+    registry_key: str | None, dns: str | None, log_format: str, access_log: str | None,
+    metrics_token: str | None, archive: str,
 ) -> None:
     """Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.
 
@@ -121,6 +133,10 @@ def serve_cmd(
     worker trusts for --fixity-memo seconds the chunks of a stored file it
     has already checked, while the file is unchanged, and sends them with
     sendfile.
+    For operators: /healthz (alive), /readyz (catalog and blob store
+    reachable), Prometheus metrics of all workers at /metrics
+    (--metrics-token), JSON logs (--log-format json), an access log
+    (--access-log); SIGHUP reopens the access log (docs: how-to/operate).
     """
     from collections.abc import Callable
 
@@ -128,12 +144,19 @@ def serve_cmd(
 
     from pdi.archive import Archive
     from pdi.server import ReplaySite, create_app
+    from pdi.server.http.metrics import MULTIPROC_ENV
     from pdi.server.process.limits import WorkLimits
+    from pdi.server.process.observe import AccessLog, configure_logging
     from pdi.server.process.origins import ByPort
     from pdi.server.process.run import default_workers, listening_socket, serve
     from pdi.server.replay.origin import create_replay_app
     from pdi.uri import URI
 
+    # every worker counts in its own files of this private directory and /metrics sums them; prometheus_client
+    # reads the variable when it is first imported, which is after this (pdi.server.http.metrics.counters)
+    counts = tempfile.mkdtemp(prefix="pdi-serve-metrics-")
+    os.environ[MULTIPROC_ENV] = counts
+    click.get_current_context().call_on_close(lambda: shutil.rmtree(counts, ignore_errors=True))
     if oai_admin_email is not None:
         from pdi.server.protocol.memento_oaipmh import check_admin_email
 
@@ -161,13 +184,16 @@ def serve_cmd(
         if parsed.scheme and parsed.host:
             resolver_origin = f"{parsed.scheme}://{parsed.host}" + (f":{parsed.port}" if parsed.port else "")
     site = ReplaySite(replay_origin, replay_bound, replay_scripts)
+    log = AccessLog(access_log) if access_log is not None else None
+    configure_logging(log_format)
 
     def make_app() -> ASGIApp:
         work = WorkLimits(evaluations, queue_seconds)
         resolver = create_app(archive, base_url=base_url, limits=work, cache_bytes=cache_mib << 20, replay=site,
                               oai_admin_email=oai_admin_email, fixity_memo_seconds=fixity_memo,
                               connections=db_connections, body_seconds=body_timeout,
-                              timemap_page=timemap_page, registries=sources, dns=finder, tsa=tsa)
+                              timemap_page=timemap_page, registries=sources, dns=finder, tsa=tsa,
+                              access_log=log, json_logs=log_format == "json", metrics_token=metrics_token)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
                                    resolver_port=bound, scripts=replay_scripts, limits=work)
         return ByPort(resolver, replay, replay_bound)
@@ -189,7 +215,8 @@ def serve_cmd(
     drainer = _start_indexer(archive) if indexer else None
     try:
         serve(make, listener, workers=count, header_timeout=header_timeout, max_connections=max_connections,
-              replay=replay_listener)
+              replay=replay_listener, every_request=log_format == "json",
+              own_logging=log_format == "json")
     finally:
         if drainer is not None:
             drainer.terminate()  # a row it held is leased a while, then taken again: nothing is lost

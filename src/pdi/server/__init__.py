@@ -125,6 +125,7 @@ from pdi.server.pages.replay_frame import ReplaySite
 from pdi.server.pages.signin import SignIn, expired_sign_in
 from pdi.server.pages.text_search import SearchPages
 from pdi.server.process.cache import DEFAULT_CACHE_BYTES, CachedAnswers, ResponseCache
+from pdi.server.process.health import Readiness, healthz
 from pdi.server.process.limits import (
     DEFAULT_BODY_RATE,
     DEFAULT_BODY_SECONDS,
@@ -132,6 +133,7 @@ from pdi.server.process.limits import (
     BodyDeadline,
     WorkLimits,
 )
+from pdi.server.process.observe import METRICS_PATH, AccessLog, Observe, metrics
 from pdi.server.protocol.elsewhere import Elsewhere
 from pdi.server.protocol.manifests import ManifestAPI
 from pdi.server.protocol.memento_oaipmh import MementoRoutes, OAIRoutes
@@ -165,6 +167,9 @@ def create_app(
     registries: Sequence[RegistrySource] = (),
     dns: NaptrFinder | None = None,
     tsa: str | None = None,
+    access_log: AccessLog | None = None,
+    json_logs: bool = False,
+    metrics_token: str | None = None,
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
@@ -201,6 +206,9 @@ def create_app(
     at ``/.well-known/pdi-registry``. A name of a series the archive does not hold is looked up in its own
     registry, then ``registries``, then the DNS server of ``dns`` (:mod:`pdi.server.protocol.elsewhere`).
     ``tsa``, a time-stamping authority's URL, makes ``/api/manifest.tsr`` answer RFC 3161 timestamps of them.
+    ``access_log``, ``json_logs`` and ``metrics_token`` are what the outermost middleware
+    (:class:`~pdi.server.process.observe.Observe`) writes each request to and who may read ``/metrics``;
+    ``/healthz`` and ``/readyz`` are :mod:`pdi.server.process.health`.
     """
     opened = archive if archive is not None else Archive.open(location, connections=connections)
     if fixity_memo_seconds > 0:
@@ -240,9 +248,13 @@ def create_app(
     ]
     docs = APIDocs()
     routes += [Route("/openapi.json", docs.json), Route("/api", docs.page)]
+    routes += [Route("/healthz", healthz), Route("/readyz", Readiness(opened).readyz),
+               Route(METRICS_PATH, metrics(metrics_token))]
     # a browser's unknown path of the app is a page (pdi.server.pages.problem_pages); the rest RFC 9457 problems
     handlers = {**HANDLERS, HTTPException: page_or_problem}
     app = Starlette(routes=routes, exception_handlers=handlers, middleware=[
+        # request ids, metrics, logs; /metrics answered before a token is looked at (pdi.server.process.observe)
+        Middleware(Observe, access=access_log, json_logs=json_logs, metrics_token=metrics_token, archive=opened),
         Middleware(BodyDeadline, seconds=body_seconds, rate=body_rate),  # whoever sends it, a token holder too
         Middleware(Options),  # OPTIONS of any route's path: its Allow, read from the routes (pdi.server.http.problems)
         Middleware(Readers, archive=opened, cookies=True, base_url=base_url, expired_page=expired_sign_in),  # before the cache: a token that is not live is 401, even for a kept answer
@@ -251,6 +263,7 @@ def create_app(
     docs.routes = app.routes
     app.state.archive = opened
     app.state.cache = cache
+    app.state.access = access_log  # the connections write in it what they answer from the cache themselves
     # the plain N2R or N2L of a name the cache does not hold yet, made by the connection (pdi.server.process.connection)
     app.state.public = resolver.public_answer if cache.max_entry_bytes > 0 else None
     return app

@@ -163,6 +163,11 @@ class CatalogBase(ABC):
         """One statement whose rows are not wanted (``?`` placeholders), perhaps sent with the next (:meth:`_execute`)."""
         self._execute(sql, params)
 
+    def pool_waits(self) -> tuple[int, float]:
+        """Requests that waited for a pooled catalog connection since this was last asked, and the seconds they
+        waited: none here (one connection, no pool); PostgreSQL's pool counts them."""
+        return 0, 0.0
+
     def close(self) -> None:
         """Release the connection, and the blob store's."""
         with self._lock:

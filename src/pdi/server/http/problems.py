@@ -23,7 +23,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from pdi.errors import PDIError
+from pdi.errors import IntegrityError, PDIError, StoreError
+from pdi.server.http.metrics import counters
 
 
 class Busy(Exception):
@@ -67,6 +68,10 @@ async def on_problem(request: Request, exc: Exception) -> Response:
 
 async def on_pdi_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, PDIError)
+    if type(exc) is IntegrityError:  # octets that are not what their SHA-256 says (not a citation's or format's check)
+        counters().fixity_failures.inc()
+    elif isinstance(exc, StoreError):
+        counters().store_errors.labels("store").inc()
     return problem(exc.http_status, exc.title, str(exc), type=exc.problem_type, extensions=exc.details)
 
 

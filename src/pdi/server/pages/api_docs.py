@@ -614,6 +614,29 @@ _AUDIT = Operation(
     errors=(*_ALWAYS, 400, 401, 403), role="admin", tag="write",
 )
 
+_HEALTHZ = Operation(
+    "Alive: the worker answers (no catalog or blob store is touched); for a load balancer or a watchdog",
+    answers={200: Answer("ok", "text/plain", {"type": "string", "const": "ok\n"})},
+    errors=(405,), tag="operate",
+)
+_READYZ = Operation(
+    "Ready: the catalog answers a query and the blob store lists a name, each within 2 s",
+    answers={200: Answer("Both reachable", _JSON, {
+        "type": "object", "required": ["status", "checked"],
+        "properties": {"status": {"const": "ready"}, "checked": {"type": "array", "items": {"type": "string"}}}})},
+    errors=(405, 503), error_text={503: "Not ready: the problem's failed member names each part that failed"
+                                        " (catalog, blobs), its detail says how"},
+    tag="operate",
+)
+_METRICS = Operation(
+    "Prometheus metrics of every worker, in the text exposition format (pdi serve --metrics-token says who may"
+    " read them; without one, clients on the server's loopback addresses not forwarded by a proxy)",
+    answers={200: Answer("The metrics", "text/plain", {"type": "string"})},
+    errors=(403, 405), error_text={403: "Not open to this client: without the metrics token, or not from the"
+                                        " server's own machine"},
+    tag="operate",
+)
+
 #: (method, path) -> what the route is. Each route of the app under /api/, /uri-res/, /timegate/, /timemap/
 #: and /oai has one.
 OPERATIONS: dict[tuple[str, str], Operation] = {
@@ -652,6 +675,9 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/api/withdraw"): _WITHDRAW,
     ("POST", "/api/embargo"): _EMBARGO_SET,
     ("GET", "/api/audit"): _AUDIT,
+    ("GET", "/healthz"): _HEALTHZ,
+    ("GET", "/readyz"): _READYZ,
+    ("GET", "/metrics"): _METRICS,
 }
 
 #: The problem types other than about:blank (RFC 9457 §3.1.1), each described on the /api page under its id.
@@ -665,7 +691,7 @@ PROBLEM_TYPES: dict[str, str] = {
 }
 
 #: Where the machine routes are: each one under these is described.
-MACHINE_PREFIXES = ("/api/", "/uri-res/", "/timegate/", "/timemap/", "/oai")
+MACHINE_PREFIXES = ("/api/", "/uri-res/", "/timegate/", "/timemap/", "/oai", "/healthz", "/readyz", "/metrics")
 
 
 def _documented(route: BaseRoute) -> bool:

@@ -76,6 +76,7 @@ import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pdi.server.http.conditional import UNSATISFIABLE, byte_range, if_range_holds, tag_matches
+from pdi.server.http.metrics import cache_lookup
 
 #: Bytes of whole answers a worker keeps by default (``pdi serve --cache-mib``).
 DEFAULT_CACHE_BYTES = 32 << 20
@@ -530,6 +531,7 @@ class CachedAnswers:
             if not self.cache.refresh() and self.cache.generation is not None:
                 self.cache.revalidate(await anyio.to_thread.run_sync(self.cache.generation))
             found = kept_answer(self.cache, scope["path"], scope["headers"], scope["query_string"])
+            cache_lookup(found is not None)
             if found is not None:
                 status, headers, body = found
                 await send({"type": "http.response.start", "status": status, "headers": headers})

@@ -58,6 +58,7 @@ from pdi.server.process.cache import (
     respond,
 )
 from pdi.server.process.limits import DEFAULT_HEADER_SECONDS
+from pdi.server.process.observe import AccessLog, clf, count_cached_answer
 from pdi.server.process.zerocopy import EXTENSION, ZeroCopy
 
 #: The uvicorn version pdi serve's protocol was checked against (``pyproject.toml`` pins it).
@@ -118,7 +119,9 @@ PublicAnswers = Callable[[bytes, str, "tuple[str, int | None] | None", bytes, by
 
 #: Request fields after which a request is not the plain case the protocol answers itself
 #: (a token is checked first: pdi.server.http.readers answers 401 to one that is not live).
-_NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade", b"authorization"})
+#: An ``X-Request-Id`` is echoed, and logged, by the app (pdi.server.process.observe).
+_NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade", b"authorization",
+                        b"x-request-id"})
 
 
 @functools.cache
@@ -232,6 +235,8 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     public: PublicAnswers | None = None
     #: The replay origin's port (:mod:`pdi.server.process.origins`): its connections are never answered from the cache.
     replay_port: int | None = None
+    #: The access log the answers written here go to (:class:`pdi.server.process.observe.AccessLog`), if any.
+    access: AccessLog | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -301,7 +306,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         else:
             found = self._answer_public(cache, url.path, query)
             if found is None:
-                return False
+                return False  # the app answers it, and counts its look-up in the cache (CachedAnswers)
             status, headers, body = found
             lines = b"".join(b"%s: %s\r\n" % pair for pair in headers) + b"\r\n"
         defaults = self.server_state.default_headers
@@ -309,7 +314,13 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
         head = status_line(status) + _defaults[1] + lines
         self._disarm()
-        self.transport.write(head + body if self.parser.get_method() == b"GET" else head)
+        method = self.parser.get_method()
+        self.transport.write(head + body if method == b"GET" else head)
+        octets = len(body) if method == b"GET" else 0
+        count_cached_answer(self.loop, method, status, octets, made is not None)
+        if self.access is not None:
+            self.access.write(clf(self.client[0] if self.client else "-", method.decode("ascii"), self.url, "1.1",
+                                  status, octets))
         # what uvicorn does once a response is complete: count it, wait for the next request
         self.cycle = _ANSWERED
         self.server_state.total_requests += 1
@@ -363,13 +374,13 @@ _PUBLIC_PATHS = frozenset({_N2L, *(p.encode() for p in N2R_PATHS)})
 
 def answering_protocol(
     header_seconds: float, cache: ResponseCache | None, replay_port: int | None = None,
-    public: PublicAnswers | None = None,
+    public: PublicAnswers | None = None, access: AccessLog | None = None,
 ) -> type[CachedAnswerProtocol]:
     """:class:`CachedAnswerProtocol` with its own request-head deadline and the worker's cache (and ``public``,
     which makes an N2R answer the cache does not hold yet, when it is the plain case).
 
     Connections to ``replay_port`` (the replay origin's) are never answered from it.
     """
-    attributes = {"header_seconds": header_seconds, "cache": cache, "replay_port": replay_port,
+    attributes = {"header_seconds": header_seconds, "cache": cache, "replay_port": replay_port, "access": access,
                   "public": None if public is None else staticmethod(public)}
     return type("CachedAnswerProtocol", (CachedAnswerProtocol,), attributes)

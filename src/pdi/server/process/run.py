@@ -10,8 +10,10 @@ core is free. Each worker makes its own app (and opens its own archive:
 a SQLite or PostgreSQL connection must not cross a fork).
 
 The first process stays as the supervisor (:class:`Workers`): ``SIGINT``
-or ``SIGTERM`` stops every worker (each finishes the requests in hand, for
-up to :data:`GRACE_SECONDS`; then it is killed). A worker that dies is
+or ``SIGTERM`` closes its listening sockets and stops every worker (each
+stops accepting, finishes the requests in hand, for up to
+:data:`GRACE_SECONDS`; then it is killed); ``SIGHUP`` is passed on to every
+worker, which reopens its access log (:func:`pdi.server.process.observe.reopen_logs`). A worker that dies is
 replaced at once and the death said on stderr; when workers die more than
 twice as often as there are workers within :data:`DEATH_WINDOW_SECONDS`,
 something is wrong with every one of them, and the server stops with a
@@ -28,11 +30,12 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable
-from typing import IO, NoReturn
+from typing import IO, Any, NoReturn
 
 from starlette.types import ASGIApp
 
 from pdi.errors import PDIError
+from pdi.server.process.observe import reopen_logs
 
 #: How long a stopping worker may take to finish the requests in hand before it is killed.
 GRACE_SECONDS = 5
@@ -40,7 +43,7 @@ GRACE_SECONDS = 5
 DEATH_WINDOW_SECONDS = 60.0
 #: Connections the kernel holds for the workers to accept (as nginx's default ``listen … backlog``).
 BACKLOG = 511
-_SUPERVISED = {signal.SIGINT, signal.SIGTERM, signal.SIGCHLD}
+_SUPERVISED = {signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP}
 
 
 def default_workers() -> int:
@@ -73,6 +76,7 @@ def listening_socket(host: str, port: int, *, what: str = "", instead: str = "")
 def serve(
     make_app: Callable[[], ASGIApp], listener: socket.socket, *,
     workers: int = 1, header_timeout: float, max_connections: int, replay: socket.socket | None = None,
+    every_request: bool = False, own_logging: bool = False,
 ) -> None:
     """Serve ``make_app()`` on ``listener`` until interrupted: in this process, or in ``workers`` processes.
 
@@ -81,6 +85,9 @@ def serve(
     in each worker after the fork, never in this process. ``replay`` is the
     replay origin's socket, served by the same processes: the app tells its
     requests apart by their local port (:class:`pdi.server.process.origins.ByPort`).
+    ``every_request``: the app sees every request (it logs each with its id), none is answered by the
+    connection from the cache of whole answers (:mod:`pdi.server.process.connection`). ``own_logging``: uvicorn leaves the
+    logging configuration as it is (:func:`pdi.server.process.observe.configure_logging` made it).
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
@@ -88,21 +95,31 @@ def serve(
     for each in listeners:
         each.listen(BACKLOG)
     replay_port = None if replay is None else replay.getsockname()[1]
+    options: dict[str, Any] = {"header_timeout": header_timeout, "max_connections": max_connections,
+                               "replay_port": replay_port, "every_request": every_request,
+                               "own_logging": own_logging}
     if workers == 1:
-        _uvicorn(make_app(), listeners, header_timeout=header_timeout, max_connections=max_connections,
-                 replay_port=replay_port)
+        # uvicorn raises the SIGTERM it stopped on again once it has stopped, to the handler it found: this
+        # one ignores it, so a server stopped by SIGTERM exits 0, as the supervisor of several workers does
+        previous = {signal.SIGHUP: signal.signal(signal.SIGHUP, reopen_logs),
+                    signal.SIGTERM: signal.signal(signal.SIGTERM, _stopped)}
+        try:
+            _uvicorn(make_app(), listeners, **options)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
         return
 
     def work() -> None:
-        _uvicorn(make_app(), listeners, header_timeout=header_timeout, max_connections=max_connections,
-                 replay_port=replay_port)
+        signal.signal(signal.SIGHUP, reopen_logs)
+        _uvicorn(make_app(), listeners, **options)
 
-    Workers(work, workers).run()
+    Workers(work, workers, listeners=listeners).run()
 
 
 def _uvicorn(
     app: ASGIApp, listeners: list[socket.socket], *, header_timeout: float, max_connections: int,
-    replay_port: int | None = None,
+    replay_port: int | None = None, every_request: bool = False, own_logging: bool = False,
 ) -> None:
     """uvicorn on ``listeners`` until a signal stops it.
 
@@ -116,10 +133,11 @@ def _uvicorn(
     from pdi.server.process.connection import answering_protocol
 
     state = getattr(app, "state", None)
+    cache = None if every_request else getattr(state, "cache", None)
     config = uvicorn.Config(
-        app, log_level="warning",
-        http=answering_protocol(header_timeout, getattr(state, "cache", None), replay_port,
-                                getattr(state, "public", None)),
+        app, log_level="warning", log_config=None if own_logging else uvicorn.config.LOGGING_CONFIG,
+        http=answering_protocol(header_timeout, cache, replay_port, None if cache is None else getattr(state, "public", None),
+                                getattr(state, "access", None)),
         limit_concurrency=max_connections, timeout_keep_alive=5,
         timeout_graceful_shutdown=GRACE_SECONDS,
     )
@@ -135,8 +153,13 @@ class Workers:
     steps of a fork or a reap; each worker unblocks them before it works.
     """
 
-    def __init__(self, work: Callable[[], None], count: int, *, say: IO[str] | None = None) -> None:
+    def __init__(
+        self, work: Callable[[], None], count: int, *, say: IO[str] | None = None,
+        listeners: list[socket.socket] | None = None,
+    ) -> None:
         self.work = work
+        #: The sockets the workers accept from, closed here first when stopping: new connections are refused.
+        self.listeners = listeners or []
         self.count = count
         self.say = say if say is not None else sys.stderr
         self.pids: set[int] = set()
@@ -148,7 +171,11 @@ class Workers:
         try:
             for _ in range(self.count):
                 self._spawn()
-            while signal.sigwait(_SUPERVISED) == signal.SIGCHLD:
+            while (signum := signal.sigwait(_SUPERVISED)) in (signal.SIGCHLD, signal.SIGHUP):
+                if signum == signal.SIGHUP:
+                    for pid in self.pids:
+                        _signal(pid, signal.SIGHUP)
+                    continue
                 for pid, status in self._reap():
                     self._replace(pid, status)
         finally:
@@ -204,7 +231,10 @@ class Workers:
         self._spawn()
 
     def _stop(self) -> None:
-        """``SIGTERM`` to every worker; those still there after the grace are killed; all are reaped."""
+        """The listening sockets closed, ``SIGTERM`` to every worker; those still there after the grace are killed;
+        all are reaped."""
+        for listener in self.listeners:
+            listener.close()
         for pid in self.pids:
             _signal(pid, signal.SIGTERM)
         deadline = time.monotonic() + GRACE_SECONDS + 2
@@ -216,6 +246,10 @@ class Workers:
         while self.pids:
             pid, _ = os.waitpid(-1, 0)
             self.pids.discard(pid)
+
+
+def _stopped(signum: int, frame: object) -> None:
+    """What ``SIGTERM`` does once uvicorn has stopped on it: nothing more (``pdi serve`` returns and exits 0)."""
 
 
 def _signal(pid: int, signum: int) -> None:

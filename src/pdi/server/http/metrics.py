@@ -1,0 +1,139 @@
+"""The resolver's Prometheus metrics (``prometheus_client``) and ``GET /metrics``, which exposes them.
+
+Every series here has labels of bounded cardinality: a route's template
+(``/uri-res/{service}``, never the path asked: a stranger cannot grow the
+series), a method, a status, a fixed word.
+
+``pdi serve`` runs several worker processes; each counts in its own files
+of one directory (``prometheus_client``'s multiprocess mode:
+:data:`MULTIPROC_ENV`, which the serving process sets to a private
+temporary directory before this module is first imported and removes at
+exit, :func:`pdi.server.process.run.metrics_directory`), and whichever worker
+answers ``/metrics`` sums them all. Without that variable (an app made in
+a test's own process) the metrics are this process's.
+
+Who may read ``/metrics`` (:func:`may_read`): with ``pdi serve
+--metrics-token`` (or ``$PDI_METRICS_TOKEN``), whoever sends
+``Authorization: Bearer`` that token; without one, a client on a loopback
+address whose request carries no ``Forwarded`` or ``X-Forwarded-For``
+field (a reverse proxy on the same machine adds one for the stranger it
+forwards). Anyone else: ``403``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hmac
+import ipaddress
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from starlette.types import Scope
+
+if TYPE_CHECKING:
+    from prometheus_client import Counter, Histogram
+
+__all__ = ["DEPOSIT_ROUTES", "MULTIPROC_ENV", "Metrics", "cache_lookup", "counters", "exposition", "may_read"]
+
+#: The environment variable that puts ``prometheus_client`` in multiprocess mode (its directory of counts).
+#: ``prometheus_client`` reads it once, when it is first imported: so this module imports it only when a
+#: metric is first counted (:func:`counters`), after ``pdi serve`` has set it.
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+#: The routes whose 201 is a deposit.
+DEPOSIT_ROUTES = frozenset({"/api/deposit", "/api/batch", "/api/version", "/api/format"})
+#: Seconds: the bounds of the latency histogram's buckets.
+BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """The resolver's metrics (exposed with ``_total`` after each counter's name)."""
+
+    requests: Counter
+    latency: Histogram
+    bytes: Counter
+    deposits: Counter
+    cache: Counter
+    fixity_failures: Counter
+    store_errors: Counter
+    pool_waits: Counter
+    pool_wait_seconds: Counter
+
+
+@functools.cache
+def counters() -> Metrics:
+    """The metrics, made (and ``prometheus_client`` imported) the first time they are asked for."""
+    from prometheus_client import Counter, Histogram
+
+    return Metrics(
+        requests=Counter("pdi_http_requests", "HTTP requests answered, by route template, method and status",
+                         ["route", "method", "status"]),
+        latency=Histogram("pdi_http_request_duration_seconds",
+                          "Seconds from a request's head to its answer's last octet, by route template and method",
+                          ["route", "method"], buckets=BUCKETS),
+        bytes=Counter("pdi_http_response_body_bytes", "Octets of answers' bodies sent, by route template",
+                      ["route"]),
+        deposits=Counter("pdi_deposits", "Writes that deposited (a 201 of POST /api/deposit, /api/batch,"
+                         " /api/version or /api/format), by route template", ["route"]),
+        cache=Counter("pdi_answer_cache_lookups", "Look-ups in a worker's cache of whole N2R answers, by result"
+                      " (hit, miss)", ["result"]),
+        fixity_failures=Counter("pdi_fixity_failures", "Reads whose octets did not match their SHA-256"
+                                " (answered 422 integrity check failed)"),
+        store_errors=Counter("pdi_store_errors", "Storage errors answered 503 (the blob store or the catalog"
+                             " failing), and readiness probes that failed, by part (store, catalog, blobs)",
+                             ["part"]),
+        pool_waits=Counter("pdi_catalog_pool_waits", "Requests that waited for one of the catalog's pooled"
+                           " connections (PostgreSQL, pdi serve --db-connections): all were taken"),
+        pool_wait_seconds=Counter("pdi_catalog_pool_wait_seconds", "Seconds requests waited for one of the"
+                                  " catalog's pooled connections, in all"),
+    )
+
+
+def exposition() -> tuple[bytes, str]:
+    """The text exposition of every worker's metrics (of this process outside multiprocess mode), its media type."""
+    from prometheus_client import (
+        CONTENT_TYPE_LATEST,
+        REGISTRY,
+        CollectorRegistry,
+        generate_latest,
+        multiprocess,
+    )
+
+    counters()  # every family is listed, at 0, before its first count
+    path = os.environ.get(MULTIPROC_ENV)
+    if not path:
+        return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path=path)  # type: ignore[no-untyped-call]
+    return generate_latest(registry), CONTENT_TYPE_LATEST
+
+
+def may_read(scope: Scope, token: str | None) -> bool:
+    """Whether the request of ``scope`` may read ``/metrics`` (this module's docstring says who may)."""
+    headers = dict(scope.get("headers") or ())
+    if token:
+        sent = headers.get(b"authorization", b"")
+        scheme, _, credentials = sent.partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), token.encode())
+    if b"forwarded" in headers or b"x-forwarded-for" in headers:
+        return False
+    client = scope.get("client")
+    try:
+        return client is not None and ipaddress.ip_address(client[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def cache_lookup(hit: bool) -> None:
+    """Count a look-up in the cache of whole answers (:mod:`pdi.server.process.cache`)."""
+    children = _cache_children
+    if not children or children[0] != os.getpid():
+        family = counters().cache
+        children[:] = [os.getpid(), family.labels("miss"), family.labels("hit")]
+    children[1 + hit].inc()
+
+
+#: This process's id and the cache counter's two children (miss, hit), found once a process.
+_cache_children: list[Any] = []

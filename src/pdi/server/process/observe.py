@@ -1,0 +1,380 @@
+"""What the resolver tells its operators about each request: metrics, a request id, JSON logs, an access log.
+
+:class:`Observe` is the resolver app's outermost middleware. For every
+request it
+
+* takes the request id from an incoming ``X-Request-Id`` when it is
+  well-formed (:data:`REQUEST_ID`: 1 to 128 letters, digits and ``-._:``),
+  else (one that is not, or none and JSON logs that would carry it) makes
+  one, 32 hex digits, and echoes it in the answer's ``X-Request-Id``; while
+  the request runs, :data:`current_request_id` holds it, so every log record
+  made for it carries it (without JSON logs and without an incoming
+  ``X-Request-Id`` none is made: nothing would carry it);
+* counts it in :mod:`pdi.server.http.metrics` by its route's template
+  (``/uri-res/{service}``: never the path asked), method and status, with
+  its latency and body octets; a ``201`` of a deposit route as a deposit;
+* writes one line for it in the access log (:class:`AccessLog`, the Common
+  Log Format) and, with JSON logs (:func:`configure_logging`), one JSON
+  record (``"event": "request"``);
+* answers ``GET /metrics`` itself, before any token is looked at (a
+  Prometheus bearer token is not an archive's token):
+  :func:`pdi.server.http.metrics.may_read` says who may.
+
+Answers ``pdi serve``'s connections write from the cache of whole answers
+(:mod:`pdi.server.process.connection`) skip the app; they are counted
+there (route ``/uri-res/{service}``: :func:`count_cached_answer`, tallied and
+added to the metrics within :data:`TALLY_SECONDS`, their latency not
+observed) and written in the access log there (:func:`clf`); when JSON logs
+are asked for, the connections leave every request to the app, so each is
+logged with its id.
+
+``SIGHUP`` asks every :class:`AccessLog` to reopen its file before its next
+line (:func:`reopen_logs`, set by :mod:`pdi.server.process.run`), so a log
+rotated by renaming goes on in a new file at the old path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import datetime
+import json
+import logging
+import os
+import re
+import sys
+import time
+import uuid
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from pdi.archive import Archive
+from pdi.errors import PDIError
+from pdi.server.http.metrics import DEPOSIT_ROUTES, counters, exposition, may_read
+from pdi.server.http.middleware import HTTPMiddleware
+from pdi.server.http.problems import problem
+
+#: A well-formed incoming ``X-Request-Id``, kept as the request's id; any other is replaced by one made here.
+REQUEST_ID = re.compile(rb"[A-Za-z0-9._:\-]{1,128}")
+#: The request id of the request being answered (``-`` outside one): every log record carries it.
+current_request_id: contextvars.ContextVar[str] = contextvars.ContextVar("pdi_request_id", default="-")
+#: The route label of a request no route took (an unknown path): one label, however many paths are asked.
+UNMATCHED = "(unmatched)"
+#: Seconds after a request within which the catalog's pool waits it met are counted.
+POOL_SECONDS = 1.0
+#: The route label of ``GET /metrics``.
+METRICS_PATH = "/metrics"
+
+_request_log = logging.getLogger("pdi.request")
+
+
+class AccessLog:
+    """An access log in the Common Log Format, appended to ``path`` (``-``: standard output).
+
+    Each line is written whole with one ``write`` to a file opened
+    ``O_APPEND``, so the workers' lines never interleave. The file is opened
+    in each process at its first line (after the fork) and again after
+    :func:`reopen_logs`. A path that cannot be opened is a :class:`PDIError`
+    when the log is made.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._pid = 0
+        self._generation = 0
+        if path != "-":
+            os.close(self._open())  # a path that cannot be written is said at once, not by each worker
+
+    def _open(self) -> int:
+        try:
+            return os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
+        except OSError as exc:
+            raise PDIError(f"cannot open the access log {self.path}: {exc.strerror}") from exc
+
+    def write(self, line: str) -> None:
+        """Append one line (without its newline)."""
+        data = (line + "\n").encode("utf-8", "backslashreplace")
+        if self.path == "-":
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+            return
+        if self._fd is None or self._pid != os.getpid() or self._generation != _reopen[0]:
+            if self._fd is not None and self._pid == os.getpid():
+                os.close(self._fd)
+            self._fd, self._pid, self._generation = self._open(), os.getpid(), _reopen[0]
+        os.write(self._fd, data)
+
+
+#: How many times the logs were asked to reopen (by SIGHUP): an :class:`AccessLog` that has seen fewer reopens.
+_reopen = [0]
+
+
+def reopen_logs(*_: object) -> None:
+    """Ask every access log to reopen its file before its next line (``SIGHUP``'s handler: it only counts)."""
+    _reopen[0] += 1
+
+
+def clf_line(scope: Scope, status: int, octets: int, when: float | None = None) -> str:
+    """The Common Log Format line of a request: ``host ident authuser [date] "request" status bytes``.
+
+    ``ident`` and ``authuser`` are ``-`` (no token or credential is ever
+    written); the request line is the method, the target as sent and the
+    protocol, any ``"``, ``\\`` or control character in it escaped ``\\xHH``.
+    ``when``: a POSIX time (default now), written in the local zone.
+    """
+    client = scope.get("client")
+    target = scope.get("raw_path") or scope["path"].encode("utf-8")
+    if scope.get("query_string"):
+        target += b"?" + scope["query_string"]
+    return clf(client[0] if client else "-", scope["method"], target, scope.get("http_version", "1.1"), status,
+               octets, when)
+
+
+def clf(host: str, method: str, target: bytes, version: str, status: int, octets: int,
+        when: float | None = None) -> str:
+    """:func:`clf_line` of a request's parts (as a connection that answers from the cache has them)."""
+    shown = target.decode("ascii") if _PLAIN_TARGET.fullmatch(target) else _escape(target)
+    return f'{host} - - [{_stamp(when)}] "{method} {shown} HTTP/{version}" {status} {octets if octets else "-"}'
+
+
+def _stamp(when: float | None) -> str:
+    """``dd/Mon/yyyy:HH:MM:SS ±zzzz`` of a POSIX time, local; made once a second."""
+    second = int(time.time() if when is None else when)
+    if _stamps[0] != second:
+        _stamps[:] = [second, datetime.datetime.fromtimestamp(second).astimezone().strftime("%d/%b/%Y:%H:%M:%S %z")]
+    return str(_stamps[1])
+
+
+#: The second last written in the access log and its date as written.
+_stamps: list[object] = [None, ""]
+#: A request target with nothing to escape.
+_PLAIN_TARGET = re.compile(rb"[\x21\x23-\x5b\x5d-\x7e]*")
+
+
+def _escape(raw: bytes) -> str:
+    return "".join(chr(b) if 0x20 < b < 0x7F and b not in (0x22, 0x5C) else f"\\x{b:02x}" for b in raw)
+
+
+class JSONFormatter(logging.Formatter):
+    """A log record as one JSON object a line: time (RFC 3339, UTC), level, logger, message, request id, pid."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.datetime.fromtimestamp(record.created, datetime.UTC).isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+            "request_id": getattr(record, "request_id", None) or current_request_id.get(),
+            "pid": record.process,
+        }
+        entry.update(getattr(record, "fields", {}))
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+def configure_logging(log_format: str) -> None:
+    """Log records of pdi and uvicorn to standard error: ``json``, one object a line; ``text``, uvicorn's own.
+
+    With ``json``, uvicorn's own configuration is not applied (``pdi serve``
+    passes ``log_config=None``): its errors reach this handler with the
+    request id of the request they were about.
+    """
+    if log_format != "json":
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JSONFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+    logging.getLogger("pdi").setLevel(logging.INFO)
+    logging.getLogger("uvicorn.access").disabled = True  # the access log is ours
+
+
+class Observe(HTTPMiddleware):
+    """The outermost middleware of the resolver (the module's docstring says what it does for each request).
+
+    ``access``: the access log, if any; ``json_logs``: one JSON record a
+    request (:func:`configure_logging`); ``metrics_token``: who may read
+    ``/metrics`` (:func:`pdi.server.http.metrics.may_read`).
+    """
+
+    def __init__(self, app: ASGIApp, *, access: AccessLog | None = None, json_logs: bool = False,
+                 metrics_token: str | None = None, archive: Archive | None = None) -> None:
+        super().__init__(app)
+        self.access = access
+        self.json_logs = json_logs
+        self.metrics_token = metrics_token
+        #: The archive whose catalog's pool waits are counted (:meth:`_pool_waits`), within a second of them.
+        self.archive = archive
+        self._pool_timer: asyncio.TimerHandle | None = None
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
+        sent = dict(scope.get("headers") or ()).get(b"x-request-id")
+        request_id = (sent.decode("ascii") if sent is not None and REQUEST_ID.fullmatch(sent)
+                      else uuid.uuid4().hex if self.json_logs or sent is not None else None)
+        token = current_request_id.set(request_id or "-")
+        status = 500
+        octets = 0
+        length = 0
+
+        async def sending(message: Message) -> None:
+            nonlocal status, octets, length
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = list(message.get("headers", ()))
+                if request_id is not None:
+                    headers.append((b"x-request-id", request_id.encode("ascii")))
+                length = next((int(v) for k, v in headers if k.lower() == b"content-length" and v.isdigit()), 0)
+                message = {**message, "headers": headers}
+            elif message["type"] == "http.response.body":
+                octets += len(message.get("body", b""))
+            await send(message)
+
+        try:
+            if scope["path"] == METRICS_PATH and scope["method"] in ("GET", "HEAD"):
+                scope["route"] = None
+                self._pool_waits()
+                await self._metrics(scope, receive, sending)
+            else:
+                await self.app(scope, receive, sending)
+        finally:
+            current_request_id.reset(token)
+            if scope["method"] != "HEAD" and status not in (204, 304) and octets < length:
+                octets = length  # the body went with sendfile (pdi.server.process.zerocopy), past send
+            self._record(scope, status, octets, time.perf_counter() - started, request_id)
+
+    async def _metrics(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await metrics_answer(scope, self.metrics_token)(scope, receive, send)
+
+    def _pool_waits(self) -> None:
+        """Count the waits for the catalog's pooled connections since last counted (a timer's call, and /metrics)."""
+        self._pool_timer = None
+        if self.archive is not None:
+            waits, waited = self.archive.catalog_waits()
+            if waits:
+                metrics = counters()
+                metrics.pool_waits.inc(waits)
+                metrics.pool_wait_seconds.inc(waited)
+
+    def _record(self, scope: Scope, status: int, octets: int, seconds: float, request_id: str | None) -> None:
+        if self._pool_timer is None and self.archive is not None:  # a request ran: it may have waited
+            self._pool_timer = asyncio.get_running_loop().call_later(POOL_SECONDS, self._pool_waits)
+        route = scope.get("route")
+        template = METRICS_PATH if scope["path"] == METRICS_PATH and route is None else getattr(route, "path", UNMATCHED)
+        method = scope["method"] if scope["method"] in _METHODS else "other"
+        requests, latency, sent = _series(template, method, status)
+        requests.inc()
+        latency.observe(seconds)
+        if octets:
+            sent.inc(octets)
+        if status == 201 and template in DEPOSIT_ROUTES:
+            counters().deposits.labels(template).inc()
+        if self.access is not None:
+            self.access.write(clf_line(scope, status, octets))
+        if self.json_logs:
+            _request_log.info("%s %s %d", scope["method"], scope["path"], status, extra={
+                "request_id": request_id,
+                "fields": {"event": "request", "method": scope["method"], "path": scope["path"], "route": template,
+                           "status": status, "bytes": octets, "seconds": round(seconds, 6),
+                           "client": (scope.get("client") or ("-",))[0]},
+            })
+
+
+def metrics_answer(scope: Scope, token: str | None) -> Response:
+    """The answer to ``GET /metrics``: the exposition to those :func:`may_read` lets through, else a 403 problem."""
+    if not may_read(scope, token):
+        how = ("send Authorization: Bearer and pdi serve's --metrics-token" if token else
+               "ask from the server's own machine (a loopback address, not through a proxy), or give"
+               " pdi serve a --metrics-token")
+        return problem(403, "forbidden", f"/metrics is not open to this client: {how}")
+    flush_tally()  # this worker's answers from the cache, at once; the others' within TALLY_SECONDS
+    body, media_type = exposition()
+    return Response(body, media_type=media_type, headers={"Cache-Control": "no-store"})
+
+
+def metrics(token: str | None) -> Any:
+    """The endpoint of ``GET /metrics`` (:func:`metrics_answer`)."""
+
+    async def endpoint(request: Request) -> Response:
+        """Prometheus metrics of every worker, in the text exposition format (pdi.server.http.metrics)."""
+        return metrics_answer(request.scope, token)
+
+    return endpoint
+
+
+def _series(route: str, method: str, status: int) -> tuple[Any, Any, Any]:
+    """The request counter's, latency histogram's and body octets' series of a route, method and status: found
+    once a process (``labels`` checks and locks each time), kept while the routes' templates bound them."""
+    if _found_pid[0] != os.getpid():
+        _found.clear()
+        _found_pid[0] = os.getpid()
+    key = (route, method, status)
+    found = _found.get(key)
+    if found is None:
+        metrics = counters()
+        found = _found[key] = (metrics.requests.labels(route, method, str(status)),
+                               metrics.latency.labels(route, method), metrics.bytes.labels(route))
+    return found
+
+
+#: The series :func:`_series` found, by (route, method, status), and the process they were found in.
+_found: dict[tuple[str, str, int], tuple[Any, Any, Any]] = {}
+_found_pid = [0]
+
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def count_cached_answer(loop: asyncio.AbstractEventLoop, method: bytes, status: int, octets: int, hit: bool) -> None:
+    """Count an answer a connection wrote from the cache (:mod:`pdi.server.process.connection`), without the app.
+
+    The hot path: its counts are tallied here in plain integers and added to
+    the metrics (one ``inc`` a series for all of them) at most
+    :data:`TALLY_SECONDS` later, by a timer of the worker's event loop, so a
+    scrape sees them that late at most. Its latency (microseconds) is not
+    observed in ``pdi_http_request_duration_seconds``.
+    """
+    tally = _tally.get(os.getpid())
+    if tally is None:
+        _tally.clear()
+        tally = _tally[os.getpid()] = {}
+    key = (method, status, hit)
+    counts = tally.get(key)
+    if counts is None:
+        counts = tally[key] = [0, 0]
+    counts[0] += 1
+    counts[1] += octets
+    if not _flushing:
+        _flushing.append(loop.call_later(TALLY_SECONDS, flush_tally))
+
+
+def flush_tally() -> None:
+    """Add what :func:`count_cached_answer` has tallied in this process to the metrics."""
+    _flushing.clear()
+    tally = _tally.get(os.getpid())
+    if not tally:
+        return
+    metrics = counters()
+    for (method, status, hit), (answers, octets) in tally.items():
+        if answers:
+            verb = "GET" if method == b"GET" else "HEAD"
+            metrics.requests.labels(_URI_RES, verb, str(status)).inc(answers)
+            metrics.cache.labels("hit" if hit else "miss").inc(answers)
+            if octets:
+                metrics.bytes.labels(_URI_RES).inc(octets)
+    tally.clear()
+
+
+#: Seconds after which the counts of answers written from the cache reach the metrics.
+TALLY_SECONDS = 0.25
+#: This process's tally of answers written from the cache: (method, status, hit) -> [answers, octets], by pid.
+_tally: dict[int, dict[tuple[bytes, int, bool], list[int]]] = {}
+#: The timer that will flush the tally, while one is set.
+_flushing: list[asyncio.TimerHandle] = []
+_URI_RES = "/uri-res/{service}"

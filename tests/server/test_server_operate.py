@@ -1,0 +1,315 @@
+"""What an operator watches of a running ``pdi serve`` (real processes, several workers): health, metrics, logs, signals.
+
+The metrics are read with ``prometheus_client``'s own parser of the text
+exposition format; JSON log lines with :mod:`json`; access-log lines
+against the Common Log Format's grammar (as Apache's ``%h %l %u %t "%r" %>s %b``
+writes it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import signal
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from server_helpers import S, serving, start_serve, stop, wait_answering
+from starlette.testclient import TestClient
+
+from pdi.archive import Archive, Content
+from pdi.server import create_app
+from support.pgcluster import TemporaryCluster
+
+#: The Common Log Format: host ident authuser [dd/Mon/yyyy:HH:MM:SS ±zzzz] "request line" status bytes.
+CLF = re.compile(
+    r'(?P<host>\S+) (?P<ident>\S+) (?P<user>\S+) \[(?P<time>\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4})\] '
+    r'"(?P<method>[A-Z]+) (?P<target>\S+) (?P<protocol>HTTP/\d\.\d)" (?P<status>\d{3}) (?P<bytes>\d+|-)'
+)
+#: The short text's octets.
+SHORT = b"Hello, operator.\n"
+#: 20 MiB: larger than what the kernel's socket buffers hold, so its answer is still being sent when asked to stop.
+LARGE = 20 << 20
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, str]]:
+    """An archive with a short text and a 20 MiB one: its location and their names."""
+    location = tmp_path_factory.mktemp("operate") / "archive"
+    with Archive.init(location) as opened:
+        opened.add_series(S)
+        short = str(opened.deposit(S, [Content(b"Hello, operator.\n", "text")])[0])
+        large = str(opened.deposit(S, [Content(b"0123456789abcde\n" * (LARGE // 16), "text")])[0])
+    yield location, short, large
+
+
+def scrape(port: int, **headers: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of ``/metrics``, parsed by prometheus_client's parser: (name, sorted labels) -> value."""
+    answer = httpx.get(f"http://127.0.0.1:{port}/metrics", headers=headers, timeout=10)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"].startswith("text/plain; version=")
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(answer.text)
+        for sample in family.samples
+    }
+
+
+def moved(before: dict[tuple[str, tuple[tuple[str, str], ...]], float],
+          after: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str) -> dict[tuple[tuple[str, str], ...], float]:
+    """How much each series of ``name`` moved between two scrapes (those that moved)."""
+    return {labels: value - before.get((n, labels), 0.0) for (n, labels), value in after.items()
+            if n == name and value != before.get((n, labels), 0.0)}
+
+
+def requests_of(route: str, status: str, method: str = "GET") -> tuple[tuple[str, str], ...]:
+    return (("method", method), ("route", route), ("status", status))
+
+
+def test_healthz_is_alive_and_readyz_names_the_store_that_failed(archive: tuple[Path, str, str], tmp_path: Path) -> None:
+    location = tmp_path / "archive"
+    shutil.copytree(archive[0], location)
+    with serving(location, "--workers", "2") as (_, port):
+        alive = httpx.get(f"http://127.0.0.1:{port}/healthz")
+        assert (alive.status_code, alive.text, alive.headers["cache-control"]) == (200, "ok\n", "no-store")
+        ready = httpx.get(f"http://127.0.0.1:{port}/readyz")
+        assert ready.status_code == 200
+        assert ready.json() == {"status": "ready", "checked": ["catalog", "blobs"]}
+        (location / "blobs").rename(location / "blobs-away")  # the blob store gone from under the server
+        try:
+            for _ in range(4):  # each worker asked, whichever answers
+                ready = httpx.get(f"http://127.0.0.1:{port}/readyz")
+                assert ready.status_code == 503
+                assert ready.headers["content-type"] == "application/problem+json"
+                problem = ready.json()
+                assert problem["failed"] == ["blobs"] and problem["title"] == "not ready"
+                assert problem["detail"].startswith("blobs: StoreError: cannot list blobs in ")
+                # alive all the same
+                assert httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
+        finally:
+            (location / "blobs-away").rename(location / "blobs")
+        assert httpx.get(f"http://127.0.0.1:{port}/readyz").status_code == 200
+        failed = moved({}, scrape(port), "pdi_store_errors_total")
+        assert failed == {(("part", "blobs"),): 4.0}
+
+
+def test_metrics_sum_every_worker_and_move_by_exactly_the_requests_made(archive: tuple[Path, str, str]) -> None:
+    location, short, _ = archive
+    with serving(location, "--workers", "3") as (_, port):
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20  # serving()'s own /api/series counted, a moment after it was answered
+        while (not scrape(port).get(("pdi_http_requests_total", requests_of("/api/series", "200")))
+               and time.monotonic() < deadline):
+            time.sleep(0.05)
+        time.sleep(0.3)  # and the last of those scrapes' own count
+        before = scrape(port)
+        for _ in range(7):  # a connection each: the three workers share them (not serving()'s own /api/series)
+            assert httpx.get(f"{base}/healthz").status_code == 200
+        for n in range(5):  # five paths asked, one label: the series cannot grow with what strangers ask
+            assert httpx.get(f"{base}/no/such/path/{n}").status_code == 404
+        with httpx.Client() as client:  # one connection: its worker's cache of whole answers, a miss, then hits
+            bodies = [client.get(f"{base}/uri-res/N2R?{short}").content for _ in range(4)]
+        assert bodies == [b"Hello, operator.\n"] * 4
+        # answers written from the cache by the connection reach the metrics within a quarter of a second
+        scrapes = 1  # before's
+        deadline = time.monotonic() + 30
+        while True:
+            after = scrape(port)
+            scrapes += 1
+            n2r = moved(before, after, "pdi_http_requests_total").get(requests_of("/uri-res/{service}", "200"), 0)
+            if n2r >= 4 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        time.sleep(0.5)  # and nothing more comes
+        after = scrape(port)
+        requests = moved(before, after, "pdi_http_requests_total")
+        assert requests == {
+            requests_of("/healthz", "200"): 7.0,
+            requests_of("(unmatched)", "404"): 5.0,
+            requests_of("/uri-res/{service}", "200"): 4.0,
+            requests_of("/metrics", "200"): float(scrapes),  # each scrape is counted once answered: all but the last
+        }
+        assert moved(before, after, "pdi_answer_cache_lookups_total") == {(("result", "miss"),): 1.0,
+                                                                          (("result", "hit"),): 3.0}
+        octets = moved(before, after, "pdi_http_response_body_bytes_total")
+        assert octets[(("route", "/uri-res/{service}"),)] == 4 * len(b"Hello, operator.\n")
+        latency = moved(before, after, "pdi_http_request_duration_seconds_count")
+        assert latency[(("method", "GET"), ("route", "/healthz"))] == 7.0
+
+
+def test_deposits_are_counted_and_metrics_need_the_token_when_one_is_given(tmp_path: Path) -> None:
+    location = tmp_path / "archive"
+    with Archive.init(location) as opened:
+        opened.add_series(S)
+        _, secret = opened.add_token("depositor", role="deposit")
+    with serving(location, "--workers", "2", "--metrics-token", "s3cret-scrape") as (_, port):
+        base = f"http://127.0.0.1:{port}"
+        refused = httpx.get(f"{base}/metrics")
+        assert refused.status_code == 403 and refused.headers["content-type"] == "application/problem+json"
+        assert "--metrics-token" in refused.json()["detail"]
+        assert httpx.get(f"{base}/metrics", headers={"Authorization": "Bearer wrong"}).status_code == 403
+        scraper = {"Authorization": "Bearer s3cret-scrape"}
+        before = scrape(port, **scraper)
+        for n in range(3):
+            answer = httpx.post(f"{base}/api/deposit?series={S}&format=text", content=f"deposit {n}\n".encode(),
+                                headers={"Authorization": f"Bearer {secret}", "Content-Type": "text/plain"})
+            assert answer.status_code == 201, answer.text
+        deadline = time.monotonic() + 20  # a request is counted once its answer has gone: a moment after
+        while (moved(before, after := scrape(port, **scraper), "pdi_deposits_total") != {(("route", "/api/deposit"),): 3.0}
+               and time.monotonic() < deadline):
+            time.sleep(0.05)
+        assert moved(before, after, "pdi_deposits_total") == {(("route", "/api/deposit"),): 3.0}
+        assert moved(before, after, "pdi_http_requests_total")[requests_of("/api/deposit", "201", "POST")] == 3.0
+
+
+def test_json_logs_and_the_access_log_carry_each_request_and_its_id(archive: tuple[Path, str, str],
+                                                                   tmp_path: Path) -> None:
+    location, short, _ = archive
+    access = tmp_path / "access.log"
+    process, port, _ = start_serve(location, "--replay-port", "0", "--workers", "2", "--log-format", "json",
+                                   "--access-log", str(access), start_new_session=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_answering(process, f"{base}/healthz")
+        given = httpx.get(f"{base}/uri-res/N2R?{short}", headers={"X-Request-Id": "req-42.a:b"})
+        assert given.status_code == 200 and given.headers["x-request-id"] == "req-42.a:b"
+        made = httpx.get(f"{base}/api/series", headers={"X-Request-Id": "not well formed!"})
+        assert re.fullmatch(r"[0-9a-f]{32}", made.headers["x-request-id"])
+        missing = httpx.get(f"{base}/nothing-here")
+        assert missing.status_code == 404 and re.fullmatch(r"[0-9a-f]{32}", missing.headers["x-request-id"])
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+        assert process.stderr is not None
+        logged = process.stderr.read()
+        stop(process)
+    records = [json.loads(line) for line in logged.splitlines() if line.strip()]
+    requests = {r["request_id"]: r for r in records if r.get("event") == "request"}
+    assert requests["req-42.a:b"]["route"] == "/uri-res/{service}" and requests["req-42.a:b"]["status"] == 200
+    assert requests[made.headers["x-request-id"]]["path"] == "/api/series"
+    assert requests[missing.headers["x-request-id"]]["status"] == 404
+    assert all(r["level"] == "info" and r["time"].endswith("Z") for r in requests.values())
+    lines = access.read_text("utf-8").splitlines()
+    found = [CLF.fullmatch(line) for line in lines]
+    assert all(found), lines
+    by_target = {m["target"]: m for m in found if m}
+    n2r = by_target[f"/uri-res/N2R?{short}"]
+    assert (n2r["host"], n2r["ident"], n2r["user"], n2r["status"], n2r["bytes"]) == (
+        "127.0.0.1", "-", "-", "200", str(len(b"Hello, operator.\n")))
+    assert by_target["/nothing-here"]["status"] == "404" and by_target["/api/series"]["method"] == "GET"
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sigterm_finishes_the_answer_in_flight_refuses_new_connections_and_exits_0(
+    archive: tuple[Path, str, str], workers: str,
+) -> None:
+    location, _, large = archive
+    with serving(location, "--workers", workers) as (process, port):
+        digest = hashlib.sha256()
+        received = 0
+        with httpx.stream("GET", f"http://127.0.0.1:{port}/uri-res/N2R?{large}", timeout=30) as answer:
+            assert answer.status_code == 200
+            pieces = answer.iter_bytes(1 << 16)
+            first = next(pieces)
+            digest.update(first)
+            received += len(first)
+            process.send_signal(signal.SIGTERM)  # the answer is megabytes from done: the kernel holds far less
+            deadline = time.monotonic() + 10
+            while True:  # the listening socket is closed at once: a new connection is refused
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=2).close()
+                except ConnectionRefusedError:
+                    break
+                assert time.monotonic() < deadline, "new connections were still accepted after SIGTERM"
+                time.sleep(0.05)
+            for piece in pieces:
+                digest.update(piece)
+                received += len(piece)
+        assert received == LARGE
+        assert digest.hexdigest() == hashlib.sha256(b"0123456789abcde\n" * (LARGE // 16)).hexdigest()
+        assert process.wait(timeout=20) == 0
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sighup_reopens_the_access_log_at_its_path(archive: tuple[Path, str, str], tmp_path: Path,
+                                                   workers: str) -> None:
+    location, short, _ = archive
+    access = tmp_path / "access.log"
+    rotated = tmp_path / "access.log.1"
+    with serving(location, "--workers", workers, "--access-log", str(access)) as (process, port):
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(4):
+            httpx.get(f"{base}/healthz")
+        access.rename(rotated)  # logrotate's rename; the workers still hold the file open
+        process.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 20
+        while not access.exists() or not access.read_text():
+            assert time.monotonic() < deadline, "no new access log after SIGHUP"
+            httpx.get(f"{base}/healthz")
+            time.sleep(0.05)
+        time.sleep(0.5)  # the signal has reached every worker by now
+        kept = rotated.read_text()
+        lines = len(access.read_text().splitlines())
+        for _ in range(10):
+            httpx.get(f"{base}/api/series")
+        with httpx.Client() as client:  # one connection: answers its worker writes from the cache, logged there
+            for _ in range(3):
+                assert client.get(f"{base}/uri-res/N2R?{short}").status_code == 200
+        deadline = time.monotonic() + 20  # a line is written once its answer has gone: a moment after the client has it
+        while len(access.read_text().splitlines()) < lines + 13 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        assert rotated.read_text() == kept  # nothing more in the renamed file
+        new = access.read_text().splitlines()
+        assert len(new) == lines + 13 and all(CLF.fullmatch(line) for line in new)
+        assert sum(" /api/series HTTP/1.1" in line for line in new) == 10
+        n2r = [line for line in new if f"/uri-res/N2R?{short} " in line]
+        assert len(n2r) == 3 and all(line.endswith(f'" 200 {len(SHORT)}') for line in n2r)
+        assert process.poll() is None  # SIGHUP did not stop it
+
+
+def test_waits_for_a_pooled_catalog_connection_are_counted(pg_cluster: TemporaryCluster) -> None:
+    url = pg_cluster.create_database("pdi_operate_pool")
+    Archive.init(url).close()
+    with Archive.open(url, connections=1) as archive:
+        client = TestClient(create_app(url, archive=archive, cache_bytes=0), client=("127.0.0.1", 50000))
+
+        def metric(name: str) -> float:
+            answer = client.get("/metrics")
+            assert answer.status_code == 200
+            return sum(sample.value for family in text_string_to_metric_families(answer.text)
+                       for sample in family.samples if sample.name == name)
+
+        before = (metric("pdi_catalog_pool_waits_total"), metric("pdi_catalog_pool_wait_seconds_total"))
+        held, release = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with archive.snapshot():  # a read transaction: the pool's one connection, held
+                archive.series_access()
+                held.set()
+                release.wait(30)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        assert held.wait(30)
+        waiter = threading.Thread(target=archive.probe_catalog)  # finds every connection taken: waits
+        waiter.start()
+        deadline = time.monotonic() + 30
+        while archive.store._pool.get_stats().get("requests_waiting", 0) < 1:  # type: ignore[attr-defined]
+            assert time.monotonic() < deadline, "the probe never waited for the pool"
+            time.sleep(0.01)
+        time.sleep(0.2)  # it waits this long at least (psycopg_pool counts whole milliseconds)
+        release.set()
+        holder.join(30)
+        waiter.join(30)
+        after = (metric("pdi_catalog_pool_waits_total"), metric("pdi_catalog_pool_wait_seconds_total"))
+        assert after[0] - before[0] == 1.0
+        assert after[1] - before[1] >= 0.199

@@ -1,0 +1,26 @@
+"""One version, said alike everywhere: pyproject.toml, ``pdi.__version__``, ``pdi --version`` and CHANGELOG.md."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pdi
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_version_is_the_same_in_pyproject_the_package_the_command_and_the_changelog() -> None:
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["version"]
+    said = subprocess.run([sys.executable, "-m", "pdi", "--version"], capture_output=True, text=True, timeout=60,
+                          check=True).stdout
+    assert said == f"pdi, version {declared}\n"
+    assert pdi.__version__ == declared
+    changelog = (ROOT / "CHANGELOG.md").read_text("utf-8")
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$", changelog, re.MULTILINE)
+    assert releases and releases[0][0] == declared  # the newest release listed is the one installed
+    headings = re.findall(r"^## \[([^\]]+)\]", changelog, re.MULTILINE)
+    assert headings[0] == "Unreleased" and headings[1:] == [v for v, _ in releases]
