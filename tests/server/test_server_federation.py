@@ -259,6 +259,7 @@ def test_legacy_view_notes_a_later_capture(network: Network) -> None:
     page = httpx.get(network.c_registry.rstrip("/") + answer.headers["location"], timeout=30)
     assert page.status_code == 200
     assert 'id="later-capture"' in page.text and "This is a later capture</strong>" in page.text
+    _shown_in_chromium(network.c_registry.rstrip("/") + answer.headers["location"], "legacy-later-capture")
     remote = get(f"{network.c_registry}view?pdi={quote(LEGACY_HOME, safe='')}")
     assert remote.status_code == 302 and remote.headers["location"].startswith(f"{network.a_url}view?pdi=")
     shown = httpx.get(remote.headers["location"], timeout=30)
@@ -276,3 +277,29 @@ def test_falls_over_to_the_mirror_when_the_authority_is_down(network: Network) -
         assert httpx.get(answer.headers["location"], timeout=30).content == b"the minutes of A\n"
         listed = get(f"{c_url}uri-res/N2Ls?{network.a_name}").text
         assert f"{network.a_url}uri-res/N2R?" in listed and f"{network.b_url}uri-res/N2R?" in listed
+
+
+def _shown_in_chromium(url: str, name: str) -> None:
+    """Open ``url`` in Chromium: the later-capture note is on the page a reader sees (its picture kept in
+    ``$PDI_SCREENSHOTS``, else tests/artifacts/screenshots, for a person to look at)."""
+    import base64
+    import os
+    import time
+
+    from chromium_helpers import open_page
+    from pdi.capture.browser import devtools
+
+    shots = Path(os.environ.get("PDI_SCREENSHOTS") or Path(__file__).resolve().parents[1] / "artifacts" / "screenshots")
+    with devtools() as pipe:
+        session = open_page(pipe, url)
+        deadline = time.monotonic() + 30
+        pipe.call("Emulation.setDeviceMetricsOverride",
+                  {"width": 1100, "height": 700, "deviceScaleFactor": 1, "mobile": False}, session, deadline)
+        note = pipe.call("Runtime.evaluate", {"expression": "(() => { const n = document.getElementById('later-capture');"
+                                              " return !!n && n.getBoundingClientRect().height > 0"
+                                              " && n.textContent.includes('This is a later capture'); })()",
+                                              "returnByValue": True}, session, deadline)
+        shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, deadline)
+    shots.mkdir(parents=True, exist_ok=True)
+    (shots / f"{name}.png").write_bytes(base64.b64decode(shot["data"]))
+    assert note["result"]["value"] is True, "the later-capture note is not shown"
