@@ -303,7 +303,7 @@ def test_waits_for_a_pooled_catalog_connection_are_counted(pg_cluster: Temporary
         waiter = threading.Thread(target=archive.probe_catalog)  # finds every connection taken: waits
         waiter.start()
         deadline = time.monotonic() + 30
-        while archive.store._pool.get_stats().get("requests_waiting", 0) < 1:  # type: ignore[attr-defined]
+        while archive.store._pool.pool.get_stats().get("requests_waiting", 0) < 1:  # type: ignore[attr-defined]
             assert time.monotonic() < deadline, "the probe never waited for the pool"
             time.sleep(0.01)
         time.sleep(0.2)  # it waits this long at least (psycopg_pool counts whole milliseconds)

@@ -48,11 +48,14 @@ def find_bindir() -> Path:
 class TemporaryCluster:
     """A PostgreSQL server in a temporary directory, for one test session or benchmark."""
 
-    def __init__(self, *, shared_buffers: str | None = None, durable: bool = False) -> None:
+    def __init__(
+        self, *, shared_buffers: str | None = None, durable: bool = False, settings: dict[str, str] | None = None,
+    ) -> None:
         """``shared_buffers``: the server's buffer cache (``"6GB"``, ``"512MB"``); PostgreSQL's default (128 MB) when ``None``.
 
         ``durable``: keep PostgreSQL's defaults of ``fsync``, ``synchronous_commit`` and
         ``full_page_writes`` (on), as a benchmark of deposits needs; the tests turn them off.
+        ``settings``: more server settings (``-c name=value``), after those.
         """
         if shared_buffers is not None and not _MEMORY.fullmatch(shared_buffers):
             raise StoreError(
@@ -61,6 +64,7 @@ class TemporaryCluster:
             )
         self.shared_buffers = shared_buffers
         self.durable = durable
+        self.settings = dict(settings or {})
         self.bindir = find_bindir()
         # /tmp: short enough for a unix socket path (107 bytes) and open to the
         # postgres user, which a private $TMPDIR of root's may not be.
@@ -80,15 +84,19 @@ class TemporaryCluster:
             self._user = {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
         self.started = False
 
-    def _run(self, *args: str) -> None:
-        result = subprocess.run(
-            [str(self.bindir / args[0]), *args[1:]],
-            capture_output=True,
-            text=True,
-            check=False,
-            cwd=self.directory,
-            **self._user,
-        )
+    def _run(self, *args: str, timeout: float = 120) -> None:
+        try:
+            result = subprocess.run(
+                [str(self.bindir / args[0]), *args[1:]],
+                capture_output=True,
+                text=True,
+                check=False,
+                cwd=self.directory,
+                timeout=timeout,
+                **self._user,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise StoreError(f"{args[0]} did not finish within {timeout:g} s") from exc
         if result.returncode != 0:
             raise StoreError(
                 f"{args[0]} failed ({result.returncode}): {result.stderr.strip() or result.stdout.strip()}"
@@ -96,21 +104,44 @@ class TemporaryCluster:
 
     def start(self) -> TemporaryCluster:
         """Create and start the cluster; returns self."""
+        self._create()
+        self.launch()
+        return self
+
+    def _create(self) -> None:
+        """Make the data directory (a standby copies its primary's instead)."""
         self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres",
                   "-E", "UTF8", "--locale=C", "--no-sync")
+
+    def launch(self) -> None:
+        """Start the server on the data directory there is (again, after :meth:`kill`)."""
         options = f"-k {self.directory} -c listen_addresses='' -c max_connections=60"
         if not self.durable:
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         if self.shared_buffers is not None:
             options += f" -c shared_buffers={self.shared_buffers}"
+        options += "".join(f" -c {name}={value}" for name, value in self.settings.items())
         self._run("pg_ctl", "-D", str(self.data), "-o", options,
                   "-l", str(self.directory / "server.log"), "-w", "-t", "60", "start")
         self.started = True
-        return self
+
+    def kill(self) -> None:
+        """Stop the server at once, as a crash would (``pg_ctl stop -m immediate``: no checkpoint, clients cut off)."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "-t", "60", "stop")
+        self.started = False
 
     def url(self, database: str = "postgres") -> str:
         """A ``postgresql://`` URL for a database of this cluster."""
         return f"postgresql://postgres@/{database}?host={self.directory}"
+
+    def sql(self, statement: str, database: str = "postgres") -> list[tuple[Any, ...]]:
+        """One statement run in its own connection (autocommit, 30 s at most): its rows."""
+        import psycopg
+
+        with psycopg.connect(self.url(database), autocommit=True, connect_timeout=30) as conn:
+            conn.execute("SET statement_timeout = '30s'")
+            cursor = conn.execute(statement)
+            return list(cursor.fetchall()) if cursor.description is not None else []
 
     def create_database(self, name: str) -> str:
         """Create an empty database and return its URL."""

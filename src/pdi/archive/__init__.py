@@ -112,11 +112,13 @@ def resolve_location(location: str | os.PathLike[str] | None) -> str:
     return os.environ.get("PDI_ARCHIVE") or DEFAULT_LOCATION
 
 
-def _open_store(location: str, *, create: bool, blobs: str | None = None, connections: int = 0) -> SQLStore:
+def _open_store(
+    location: str, *, create: bool, blobs: str | None = None, connections: int = 0, read_url: str | None = None,
+) -> SQLStore:
     """The catalog at ``location`` holding the blob store it records (``blobs``: the one to record at init)."""
     from pdi.archive.catalog.opening import open_store
 
-    return open_store(location, create=create, blobs=blobs, connections=connections)
+    return open_store(location, create=create, blobs=blobs, connections=connections, read_url=read_url)
 
 
 class Archive(Deposits, Statements, Listing, Manifests, Mirroring, Browsing, Curation, Checks, Closing):
@@ -153,14 +155,18 @@ class Archive(Deposits, Statements, Listing, Manifests, Mirroring, Browsing, Cur
         *,
         clock: Callable[[], datetime.datetime] = utc_now,
         connections: int = 0,
+        read_url: str | None = None,
     ) -> Archive:
         """Open an existing archive; :class:`NotFoundError` when there is none.
 
         ``connections`` is how many catalog connections a PostgreSQL archive
         keeps at most, in a pool (0: :data:`pdi.archive.postgres.DEFAULT_CONNECTIONS`);
         each thread's transaction takes one, and waits while all are taken.
+        ``read_url`` names a streaming replica of a PostgreSQL archive: reads go
+        there, writes to ``location`` (:mod:`pdi.archive.postgres`).
         """
-        return cls(_open_store(resolve_location(location), create=False, connections=connections), clock=clock)
+        store = _open_store(resolve_location(location), create=False, connections=connections, read_url=read_url)
+        return cls(store, clock=clock)
 
     @property
     def location(self) -> str:

@@ -213,7 +213,7 @@ class ArchiveBase:
                               f"{what} is about the private series {key.series}; a token that may read it is needed")
 
     def _version_of(self, pdi: PDI, key: DocumentKey, latest: bool) -> int:
-        stored = self.store.versions(key)
+        stored = self.store.versions(key, wanted=pdi.version)
         if not stored:
             raise NotFoundError(f"{pdi.without_fragment()} is not in this archive")
         version = pdi.version if pdi.version is not None else 1

@@ -7,6 +7,32 @@ or an S3-compatible store recorded at ``pdi init``. Daily
 serials come from a counter row updated inside the deposit's transaction
 (``INSERT … ON CONFLICT DO UPDATE … RETURNING``): concurrent minters queue on
 that row, and a rolled-back deposit gives its serial back.
+
+Beyond one server (``pdi serve --read-url``): reads may go to a streaming
+replica while everything that writes goes to the primary the archive's URL
+names (:class:`_Servers`: one pool each). What goes where is decided here,
+not by the callers: a write transaction and any statement outside a
+transaction go to the primary; a read transaction (``_read``, ``reading``,
+an archive's snapshot) and a blob's parts read (:meth:`PostgresStore.fetch`)
+go to the replica, but
+
+* to the primary while the replica has not replayed this process's last
+  commit (its LSN, asked with the ``COMMIT``, against the replica's
+  ``pg_last_wal_replay_lsn()``): what a process wrote it reads back at once;
+* to the primary for the rest of a read that found no document on the
+  replica (:meth:`PostgresStore._ask_primary`): a name another resolver has
+  just minted is found there, not answered 404; and if the primary has it,
+  this process's reads stay there until the replica has replayed as far as
+  the primary was then;
+* to the primary while the replica does not answer.
+
+A server that stops answering (a broken connection) is asked again at most
+once a second; until it answers, transactions on it are refused at once
+(:class:`~pdi.errors.StoreError`, 503) rather than waiting for the pool; when
+it answers, a fresh pool is made. With a URL naming several hosts
+(``host=a,b&target_session_attrs=read-write``) that is how the resolvers
+follow a failover. docs/how-to/postgresql.md says which settings keep every
+acknowledged deposit (``synchronous_commit``, ``synchronous_standby_names``).
 """
 
 from __future__ import annotations
@@ -14,8 +40,9 @@ from __future__ import annotations
 import datetime
 import re
 import threading
+import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import psycopg
@@ -51,8 +78,16 @@ _REMOVAL_LOCK = 0x0B10B6
 #: A transaction's first and last statements, sent with others (:meth:`PostgresStore._transaction`).
 _BEGIN: tuple[str, tuple[Any, ...]] = ("BEGIN", ())
 _COMMIT: tuple[str, tuple[Any, ...]] = ("COMMIT", ())
+#: Sent after a write transaction's ``COMMIT`` when reads go to a replica: where the primary's WAL is (past the commit).
+_WAL_LOCATION: tuple[str, tuple[Any, ...]] = ("SELECT pg_current_wal_lsn()::text", ())
 #: A ``%b`` placeholder (not the ``b`` after an escaped ``%%``).
 _BINARY_PLACEHOLDER = re.compile(r"(?<!%)%b")
+
+
+#: How often a server found not answering is asked again (meanwhile its transactions are refused at once).
+PROBE_EVERY_SECONDS = 1.0
+#: How long such a question, or any new connection of a URL that sets no ``connect_timeout``, may take.
+CONNECT_SECONDS = 5
 
 
 def _connect_once(url: str, wait: float) -> None:
@@ -82,6 +117,99 @@ def redact_url(url: str) -> str:
 _PASSWORD_PARAMETER = re.compile(r"([?&]password=)[^&]*", re.IGNORECASE)
 
 
+def lsn(text: str | None) -> int:
+    """A WAL location as PostgreSQL writes it (``16/B374D848``) as a number (0 for none)."""
+    if not text:
+        return 0
+    high, _, low = text.partition("/")
+    return (int(high, 16) << 32) + int(low, 16)
+
+
+class _Servers:
+    """A pool of connections to the server a URL names (the first that answers, of several), refused at once
+    while it does not answer, made afresh when it answers again."""
+
+    def __init__(self, url: str, *, size: int, wait: float, name: str) -> None:
+        self.url = url
+        self.location = redact_url(url)
+        self.size, self.wait, self.name = size, wait, name
+        self._lock = threading.Lock()
+        self._down_since: float | None = None
+        self._asked = 0.0
+        self.pool = self._open(wait)
+
+    def _open(self, wait: float) -> ConnectionPool[psycopg.Connection[Any]]:
+        # No server-side prepared statements (psycopg prepares a query run 5 times):
+        # through pgbouncer in transaction mode the next transaction may run on
+        # another server connection, where the statement does not exist. Nor any
+        # session state: each transaction may run on another pooled connection.
+        kwargs: dict[str, Any] = {"autocommit": True, "prepare_threshold": None}
+        if "connect_timeout" not in psycopg.conninfo.conninfo_to_dict(self.url):
+            kwargs["connect_timeout"] = CONNECT_SECONDS
+        pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+            self.url, min_size=1, max_size=self.size, timeout=self.wait, open=False, kwargs=kwargs, name=self.name,
+        )
+        try:
+            _connect_once(self.url, wait)
+            pool.open(wait=True, timeout=wait)
+        except (psycopg.Error, PoolTimeout) as exc:
+            pool.close()
+            raise StoreError(f"cannot connect to {self.location}: {_oneline(exc)}") from exc
+        return pool
+
+    @property
+    def down(self) -> bool:
+        """Whether the server was last found not answering."""
+        return self._down_since is not None
+
+    def _recover(self) -> None:
+        """While the server is down: ask it again (at most once a second); a fresh pool if it answers, else
+        :class:`StoreError` at once."""
+        with self._lock:  # one thread asks; the others, meanwhile, are refused at once
+            if self._down_since is None:
+                return
+            now = time.monotonic()
+            since = now - self._down_since
+            if now - self._asked < PROBE_EVERY_SECONDS:
+                raise StoreError(f"{self.location}: the database server is not answering (for {since:.0f} s);"
+                                 " try again shortly")
+            self._asked = now
+        try:
+            fresh = self._open(CONNECT_SECONDS)
+        except StoreError as exc:
+            raise StoreError(f"{exc} (not answering for {since:.0f} s); try again shortly") from exc
+        with self._lock:
+            old, self.pool, self._down_since = self.pool, fresh, None
+        # its connections are broken; those in use are closed when given back
+        threading.Thread(target=old.close, kwargs={"timeout": 5.0}, daemon=True, name=f"{self.name}-close").start()
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection of the pool for as long as the block runs (:class:`StoreError` if none comes in time)."""
+        if self._down_since is not None:
+            self._recover()
+        pool = self.pool
+        try:
+            with pool.connection() as conn:
+                try:
+                    yield conn
+                finally:
+                    if conn.broken:  # the server went away (or the network): ask it again before the next use
+                        with self._lock:
+                            if self.pool is pool and self._down_since is None:
+                                self._down_since = self._asked = time.monotonic()
+        except PoolTimeout as exc:
+            raise StoreError(
+                f"{self.location}: no catalog connection free within {pool.timeout:g} s ({self.size} in the pool)"
+            ) from exc
+
+    def pop_stats(self) -> dict[str, int]:
+        return self.pool.pop_stats()
+
+    def close(self) -> None:
+        self.pool.close()
+
+
 class PostgresStore(SQLStore):
     """A PostgreSQL database holding the catalog (and, by default, the blobs: :mod:`pdi.archive.blobs.large_objects`)."""
 
@@ -102,54 +230,131 @@ class PostgresStore(SQLStore):
 
     def __init__(
         self, url: str, *, connections: int = DEFAULT_CONNECTIONS, wait: float = POOL_WAIT_SECONDS,
-        blobs: BlobStore | None = None,
+        blobs: BlobStore | None = None, read_url: str | None = None,
     ) -> None:
         if connections < 1:
             raise LimitError("a pool needs at least one connection")
         self.location = redact_url(url)
         self._url = url
         self.connections = connections
-        # No server-side prepared statements (psycopg prepares a query run 5 times):
-        # through pgbouncer in transaction mode the next transaction may run on
-        # another server connection, where the statement does not exist. Nor any
-        # session state: each transaction may run on another pooled connection.
-        self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
-            url, min_size=1, max_size=connections, timeout=wait, open=False,
-            kwargs={"autocommit": True, "prepare_threshold": None}, name="pdi-catalog",
-        )
-        try:
-            _connect_once(url, wait)
-            self._pool.open(wait=True, timeout=wait)
-        except (psycopg.Error, PoolTimeout) as exc:
-            self._pool.close()
-            raise StoreError(f"cannot connect to {self.location}: {_oneline(exc)}") from exc
+        self._pool = _Servers(url, size=connections, wait=wait, name="pdi-catalog")
+        #: The streaming replica reads go to (``--read-url``), if any: see the module's docstring.
+        self._replica: _Servers | None = None
+        #: Where the replica must have replayed to before reads go to it (an LSN: this process's last commit on the
+        #: primary, or where the primary was when it answered a read the replica could not), and where it was seen.
+        self._committed = self._replayed = 0
+        self._seen = threading.Lock()  # over those two
         self._local = threading.local()  # the connection of this thread's transaction, and its depth
         try:
+            if read_url is not None:
+                self._replica = _Servers(read_url, size=connections, wait=wait, name="pdi-catalog-reads")
             self.hold(blobs if blobs is not None else LargeObjects(url))
         except BaseException:
-            self._pool.close()
+            self.close_pools()
             raise
+
+    @property
+    def read_location(self) -> str | None:
+        """The replica reads go to (its URL without a password), if any."""
+        return self._replica.location if self._replica is not None else None
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
-        """This thread's transaction's connection, or one from the pool for one statement."""
+        """This thread's transaction's connection, or one of the primary's for one statement."""
         held = getattr(self._local, "conn", None)
         if held is not None:
             yield held
             return
-        try:
-            with self._pool.connection() as conn:
-                yield conn
-        except PoolTimeout as exc:
-            raise StoreError(
-                f"{self.location}: no catalog connection free within {self._pool.timeout:g} s"
-                f" ({self.connections} in the pool)"
-            ) from exc
+        with self._pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def _read_connection(self, primary: bool = False) -> Iterator[psycopg.Connection[Any]]:
+        """This thread's transaction's connection, or one for reading: the replica's unless it lags behind what
+        this process wrote, does not answer, or ``primary`` (then the primary's)."""
+        local = self._local
+        if getattr(local, "conn", None) is not None:
+            if primary and local.replica:
+                self._move_to_primary()
+            yield local.conn
+            return
+        with ExitStack() as stack:
+            yield self._reader(stack, primary)
+
+    def _reader(self, stack: ExitStack, primary: bool = False) -> psycopg.Connection[Any]:
+        """A connection to read from, held till ``stack`` closes: see :meth:`_read_connection`."""
+        replica = self._replica
+        if replica is not None and not primary and not replica.down:
+            held = ExitStack()
+            try:
+                conn = held.enter_context(replica.connection())
+                if self._caught_up(conn):
+                    stack.enter_context(held)
+                    self._local.replica = True
+                    return conn
+            except (StoreError, psycopg.Error):  # the replica does not answer: the primary does it all
+                pass
+            held.close()
+        conn = stack.enter_context(self._pool.connection())
+        self._local.replica = False
+        return conn
+
+    def _caught_up(self, conn: psycopg.Connection[Any]) -> bool:
+        """Whether the replica ``conn`` is on has replayed this process's last commit (asked only when it
+        may not have: one round trip after each write, none while nothing is written)."""
+        committed = self._committed
+        if committed <= self._replayed:
+            return True
+        row = conn.execute(
+            "SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END::text"
+        ).fetchone()
+        replayed = lsn(row[0] if row else None)
+        with self._seen:
+            self._replayed = max(self._replayed, replayed)
+        return replayed >= committed
+
+    def _ask_primary(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        # A read on the replica that found nothing: the rest of this thread's read transaction moves to the
+        # primary, which answers it. If the primary has what the replica did not (a name another resolver has just
+        # minted), this process reads from the primary until the replica has replayed what the primary had then:
+        # the reads after this one, which may be transactions of their own, see what this one saw.
+        local = self._local
+        if getattr(local, "conn", None) is None or not getattr(local, "replica", False):
+            return []  # no replica, or not in a transaction on it
+        self._move_to_primary()
+        rows = self._query(sql, params)
+        if rows:
+            (where,) = self._query("SELECT pg_current_wal_lsn()::text")[0]
+            self._must_replay(lsn(where))
+        return rows
+
+    def _must_replay(self, where: int) -> None:
+        """Reads go to the primary until the replica has replayed the WAL up to ``where``."""
+        with self._seen:
+            self._committed = max(self._committed, where)
+
+    def _move_to_primary(self) -> None:
+        """This thread's transaction on the replica, from now on on the primary: what it read stays read (it
+        was true when read, and each statement sees the latest state anyway, in READ COMMITTED); what it keeps
+        to send goes with it."""
+        local = self._local
+        kept = [statement for statement in local.deferred if statement is not _BEGIN]
+        local.deferred = []
+        self._roll_back(local.conn)
+        local.held.close()  # the replica's connection back to its pool
+        local.held = ExitStack()
+        local.conn = local.held.enter_context(self._pool.connection())
+        local.deferred, local.begun, local.replica = [_BEGIN, *kept], False, False
 
     def pool_waits(self) -> tuple[int, float]:
         # psycopg_pool's counters since they were last popped: requests queued for want of a free connection
-        stats = self._pool.pop_stats()
-        return int(stats.get("requests_queued", 0)), stats.get("requests_wait_ms", 0) / 1000
+        queued, waited = 0, 0.0
+        for servers in (self._pool, self._replica):
+            if servers is not None:
+                stats = servers.pop_stats()
+                queued += int(stats.get("requests_queued", 0))
+                waited += stats.get("requests_wait_ms", 0) / 1000
+        return queued, waited
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
@@ -186,15 +391,28 @@ class PostgresStore(SQLStore):
             local.begun = True
         return deferred
 
-    def _flush(self, conn: psycopg.Connection[Any], *then: tuple[str, tuple[Any, ...]]) -> None:
-        """Send what :meth:`_execute` kept, and ``then`` (in one round trip), its errors as :meth:`_query`'s."""
+    def _flush(
+        self, conn: psycopg.Connection[Any], *then: tuple[str, tuple[Any, ...]]
+    ) -> psycopg.Cursor[Any] | None:
+        """Send what :meth:`_execute` kept, and ``then`` (in one round trip), its errors as :meth:`_query`'s;
+        a cursor on the last statement's result."""
         statements = [*self._deferred(), *then]
         if not statements:
-            return
+            return None
         try:
-            _batch(conn, statements)
+            return _batch(conn, statements)
         except psycopg.errors.UniqueViolation as exc:
             raise ImmutabilityError(f"already in the archive: {exc.diag.message_detail}") from exc
+
+    def _commit(self, conn: psycopg.Connection[Any]) -> None:
+        """Send the ``COMMIT`` (with what is kept); with a replica, learn the commit's LSN in the same round trip
+        (a statement after the ``COMMIT``, in a transaction of its own): reads wait for the replica to reach it."""
+        if self._replica is None or not self._local.write:
+            self._flush(conn, _COMMIT)
+            return
+        cursor = self._flush(conn, _COMMIT, _WAL_LOCATION)
+        row = cursor.fetchone() if cursor is not None else None
+        self._must_replay(lsn(row[0] if row else None))
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[None]:
@@ -206,26 +424,39 @@ class PostgresStore(SQLStore):
         # statements kept after the last one: a deposit of a small blob is two round trips.
         local = self._local
         if getattr(local, "conn", None) is not None:
+            if write and not local.write:  # a write inside a read: the whole on the primary, and its commit waited for
+                if local.replica:
+                    self._move_to_primary()
+                local.write = True
             local.depth += 1
             try:
                 yield
             finally:
                 local.depth -= 1
             return
-        with self._connection() as conn:
-            local.conn, local.depth, local.deferred, local.begun = conn, 1, [_BEGIN], False
+        # A read is served by the replica, when there is one (see the module's docstring); the held
+        # connection is given back when the transaction ends (or sooner, by _ask_primary).
+        local.held = ExitStack()
+        try:
+            if write or self._replica is None:
+                local.conn, local.replica = local.held.enter_context(self._pool.connection()), False
+            else:
+                local.conn = self._reader(local.held)
+            local.depth, local.deferred, local.begun, local.write = 1, [_BEGIN], False, write
             try:
                 try:
                     yield
                     if local.begun or local.deferred != [_BEGIN]:  # something was (or is to be) sent
-                        self._flush(conn, _COMMIT)
+                        self._commit(local.conn)
                 except BaseException:
-                    self._roll_back(conn)
+                    self._roll_back(local.conn)
                     raise
             except psycopg.Error as exc:
                 raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
-            finally:
-                local.conn, local.depth, local.deferred, local.begun = None, 0, [], False
+        finally:
+            local.conn, local.depth, local.deferred, local.begun, local.write = None, 0, [], False, True
+            local.replica = False
+            local.held.close()
 
     def _roll_back(self, conn: psycopg.Connection[Any]) -> None:
         """End this thread's transaction without its changes, if its BEGIN was sent (nothing kept is sent)."""
@@ -238,10 +469,11 @@ class PostgresStore(SQLStore):
         except psycopg.Error:  # the connection is broken: the pool discards it, and the server rolls back
             pass
 
-    def fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        """One statement (``%s`` placeholders) with binary results: a bytea in text would arrive hex-encoded, twice the size."""
+    def fetch(self, sql: str, params: tuple[Any, ...], *, primary: bool = False) -> list[tuple[Any, ...]]:
+        """One statement that writes nothing (``%s`` placeholders) with binary results: a bytea in text would arrive
+        hex-encoded, twice the size. Outside a transaction it reads the replica, if any, unless ``primary``."""
         try:
-            with self._connection() as conn:
+            with self._read_connection(primary) as conn:
                 self._flush(conn)
                 cursor = conn.cursor(binary=True)
                 cursor.execute(sql, params)
@@ -375,17 +607,30 @@ class PostgresStore(SQLStore):
         )
         return str(rows[0][0]) if rows else None
 
+    @property
+    def replicated(self) -> bool:
+        return self._replica is not None
+
+    def close_pools(self) -> None:
+        """Close the pools of connections (the primary's, and the replica's)."""
+        self._pool.close()
+        if self._replica is not None:
+            self._replica.close()
+
     def close(self) -> None:
         self.blobs.close()
-        self._pool.close()
+        self.close_pools()
 
 
-def open_postgres(url: str, *, create: bool, connections: int = 0, blobs: BlobStore | None = None) -> PostgresStore:
+def open_postgres(
+    url: str, *, create: bool, connections: int = 0, blobs: BlobStore | None = None, read_url: str | None = None,
+) -> PostgresStore:
     """Connect to an archive database (with ``create``, make its tables) and migrate forward.
 
-    ``connections`` sizes the pool of catalog connections (0: :data:`DEFAULT_CONNECTIONS`).
+    ``connections`` sizes the pool of catalog connections (0: :data:`DEFAULT_CONNECTIONS`); ``read_url``
+    names a streaming replica of it that reads go to (see the module's docstring).
     """
-    store = PostgresStore(url, connections=connections or DEFAULT_CONNECTIONS, blobs=blobs)
+    store = PostgresStore(url, connections=connections or DEFAULT_CONNECTIONS, blobs=blobs, read_url=read_url)
     try:
         if not create and store.schema_version() == 0:
             raise NotFoundError(

@@ -76,6 +76,11 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--db-connections", default=DEFAULT_CONNECTIONS, show_default=True, type=click.IntRange(1, 1000),
               help="Catalog connections each worker keeps at most, in a pool (PostgreSQL; through pgbouncer,"
                    " use transaction pooling): a request's transaction takes one and waits while all are taken.")
+@click.option("--read-url", envvar="PDI_READ_URL", show_envvar=True, metavar="URL",
+              help="A streaming replica of the PostgreSQL archive (a postgresql:// URL): resolution, listings, search"
+                   " and every other read go there, deposits and every other write to --archive (the primary). A"
+                   " process reads back at once what it wrote, and a name the replica does not have yet is asked of"
+                   " the primary (docs: how-to/postgresql).")
 @click.option("--tsa", metavar="URL",
               help="An RFC 3161 time-stamping authority: /api/manifest.tsr then answers a timestamp of the manifest"
                    " page /api/manifest answers to the same query (asked once a page, then kept).")
@@ -106,7 +111,7 @@ def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
     queue_seconds: float, header_timeout: float, body_timeout: float, max_connections: int, fixity_memo: float,
     replay_port: int | None, replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None,
-    timemap_page: int, db_connections: int, tsa: str | None, indexer: bool, registries: tuple[str, ...],
+    timemap_page: int, db_connections: int, read_url: str | None, tsa: str | None, indexer: bool, registries: tuple[str, ...],
     registry_key: str | None, dns: str | None, log_format: str, access_log: str | None,
     metrics_token: str | None, archive: str,
 ) -> None:
@@ -126,7 +131,8 @@ def serve_cmd(
     connections are capped (--max-connections).
     Memory is bounded by --workers times (--evaluations documents at once
     plus --cache-mib). On PostgreSQL each worker keeps a pool of at most
-    --db-connections catalog connections. Archived web pages (captures, MHTML, HTML) are
+    --db-connections catalog connections (and as many to --read-url's
+    replica, which the reads go to). Archived web pages (captures, MHTML, HTML) are
     replayed from a second origin, --replay-port (default --port + 1), under
     a Content-Security-Policy that loads nothing from the network.
     Every read checks the octets it sends against their SHA-256, but a
@@ -191,7 +197,7 @@ def serve_cmd(
         work = WorkLimits(evaluations, queue_seconds)
         resolver = create_app(archive, base_url=base_url, limits=work, cache_bytes=cache_mib << 20, replay=site,
                               oai_admin_email=oai_admin_email, fixity_memo_seconds=fixity_memo,
-                              connections=db_connections, body_seconds=body_timeout,
+                              connections=db_connections, read_url=read_url, body_seconds=body_timeout,
                               timemap_page=timemap_page, registries=sources, dns=finder, tsa=tsa,
                               access_log=log, json_logs=log_format == "json", metrics_token=metrics_token)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
@@ -203,7 +209,7 @@ def serve_cmd(
         app = make_app()
         make = lambda: app  # noqa: E731
     else:  # each worker opens the archive itself; a missing or broken one is one error here, not one a worker
-        Archive.open(archive).close()
+        Archive.open(archive, read_url=read_url).close()
         make = make_app
     shown = f"[{host}]" if ":" in host else host
     plural = "s" if count > 1 else ""

@@ -159,6 +159,7 @@ def create_app(
     oai_admin_email: str | None = None,
     fixity_memo_seconds: float = memo.DEFAULT_SECONDS,
     connections: int = 0,
+    read_url: str | None = None,
     annotation_page_size: int = DEFAULT_PAGE_SIZE,
     body_seconds: float = DEFAULT_BODY_SECONDS,
     body_rate: int = DEFAULT_BODY_RATE,
@@ -173,7 +174,9 @@ def create_app(
 ) -> Starlette:
     """The resolver for the archive at ``location`` (opened now; ``archive`` to pass one already open).
 
-    ``connections`` sizes a PostgreSQL catalog's pool of connections (0: the default).
+    ``connections`` sizes a PostgreSQL catalog's pool of connections (0: the default); ``read_url`` names a
+    streaming replica of a PostgreSQL catalog that the reads go to, the writes going to ``location``
+    (:mod:`pdi.archive.postgres`).
 
     ``base_url`` (``https://resolver.example.org``) is put in front of the
     URLs that ``N2Ls`` and a ``300`` list; without it they are built from
@@ -210,7 +213,7 @@ def create_app(
     (:class:`~pdi.server.process.observe.Observe`) writes each request to and who may read ``/metrics``;
     ``/healthz`` and ``/readyz`` are :mod:`pdi.server.process.health`.
     """
-    opened = archive if archive is not None else Archive.open(location, connections=connections)
+    opened = archive if archive is not None else Archive.open(location, connections=connections, read_url=read_url)
     if fixity_memo_seconds > 0:
         opened.fixity_memo = memo.FixityMemo(fixity_memo_seconds)
     work = limits if limits is not None else WorkLimits()

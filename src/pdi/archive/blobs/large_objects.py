@@ -41,8 +41,14 @@ from pdi.errors import StoreError, UnsupportedError
 class PostgresRows(CatalogRows, Protocol):
     """What this store needs of its catalog beyond :class:`~.inline.CatalogRows`: binary results, in its database."""
 
-    def fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        """One statement (``%s`` placeholders) with binary results."""
+    def fetch(self, sql: str, params: tuple[Any, ...], *, primary: bool = False) -> list[tuple[Any, ...]]:
+        """One statement that writes nothing (``%s`` placeholders) with binary results; outside a transaction on a
+        replica, if the catalog reads from one, unless ``primary``."""
+        ...
+
+    @property
+    def replicated(self) -> bool:
+        """Whether reads go to a replica, which may lag behind the primary the writes go to."""
         ...
 
 
@@ -124,8 +130,16 @@ class LargeObjects:
                         observe.finish(info)
                     conn.execute("UPDATE blob_uploads SET sha256 = %s WHERE id = %s", (info.sha256, upload))
             except psycopg.Error as exc:
+                self._forget_broken(conn)
                 raise StoreError(f"{self.location}: cannot store a blob: {oneline(exc)}") from exc
         return Upload(self, upload, info)
+
+    def _forget_broken(self, conn: psycopg.Connection[Any]) -> None:
+        """After an error: a connection the server went away from is closed, and the next upload connects again
+        (to the primary the URL names then, after a failover)."""
+        if conn.broken or conn.closed:
+            conn.close()
+            self._uploads = None
 
     def stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
         # every blob uploaded, however small: an import's page may bring thousands, never all held in hand
@@ -164,39 +178,45 @@ class LargeObjects:
                     (upload,),
                 )
             except psycopg.Error as exc:
+                self._forget_broken(conn)
                 raise StoreError(f"{self.location}: {oneline(exc)}") from exc
 
     # --- reading -------------------------------------------------------------------
+    # Reads go where the catalog reads (a replica, if it has one). A blob's rows are written once, before the
+    # names that hold them: one not found on a replica is looked for on the primary, and its parts read there.
     def open(self, sha256: str, info: BlobInfo | None, *, name: str) -> ChunkedReader | None:
-        rows = self.catalog.query(
-            "SELECT upload, data IS NOT NULL, octet_length(data) FROM blobs WHERE sha256 = ?", (sha256,)
-        )
+        sql = "SELECT upload, data IS NOT NULL, octet_length(data) FROM blobs WHERE sha256 = %s"
+        rows = self.catalog.fetch(sql, (sha256,))
+        primary = not rows and self.catalog.replicated
+        if primary:
+            rows = self.catalog.fetch(sql, (sha256,), primary=True)
         if not rows:
             return None
         upload, legacy, legacy_size = rows[0]
         if info is None:
             info = BlobInfo(sha256, int(legacy_size or 0))
         if legacy:
-            return ChunkedReader(info, self._legacy_reader(sha256), name=name)
-        return ChunkedReader(info, self._part_reader(int(upload), info.chunk_size), name=name)
+            return ChunkedReader(info, self._legacy_reader(sha256, primary), name=name)
+        return ChunkedReader(info, self._part_reader(int(upload), info.chunk_size, primary), name=name)
 
-    def _legacy_reader(self, sha256: str) -> Callable[[int, int], bytes]:
+    def _legacy_reader(self, sha256: str, primary: bool) -> Callable[[int, int], bytes]:
         def read_raw(offset: int, length: int) -> bytes:
             rows = self.catalog.fetch(
-                "SELECT substring(data FROM %s FOR %s) FROM blobs WHERE sha256 = %s", (offset + 1, length, sha256)
+                "SELECT substring(data FROM %s FOR %s) FROM blobs WHERE sha256 = %s", (offset + 1, length, sha256),
+                primary=primary,
             )
             return bytes(rows[0][0]) if rows else b""
 
         return read_raw
 
-    def _part_reader(self, upload: int, size: int) -> Callable[[int, int], bytes]:
+    def _part_reader(self, upload: int, size: int, primary: bool) -> Callable[[int, int], bytes]:
         def read_raw(offset: int, length: int) -> bytes:
             if length <= 0:
                 return b""
             first, last = offset // size, (offset + length - 1) // size
             rows = self.catalog.fetch(
                 "SELECT n, data FROM blob_parts WHERE upload = %s AND n BETWEEN %s AND %s ORDER BY n",
-                (upload, first, last),
+                (upload, first, last), primary=primary,
             )
             joined = bytearray()
             expected = first

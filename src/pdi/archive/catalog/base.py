@@ -113,6 +113,12 @@ class CatalogBase(ABC):
     def _delete_passages(self, sources: Sequence[tuple[str, str, str]] | None) -> None:
         """Take the passages of ``sources`` (all, for ``None``) out of the full-text index."""
 
+    def _ask_primary(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """A read that found nothing (or not what was wanted), asked again where it cannot lag: on a replica
+        that may lag behind its primary, the rest of this thread's read transaction moves to the primary, which
+        answers this statement (:mod:`pdi.archive.postgres`); here, one database, there is nowhere else: no rows."""
+        return []
+
     def _lock_idempotency(self, token: int, key: str) -> None:
         """Inside a write transaction: hold off other writers with the same key (SQLite has one writer)."""
         return None
@@ -230,11 +236,9 @@ class CatalogBase(ABC):
         )
 
     def _document_id(self, key: DocumentKey, *, lock: bool = False) -> int | None:
-        rows = self._query(
-            "SELECT id FROM documents WHERE series = ? AND day = ? AND unique_id = ?"
-            + (self.for_update if lock else ""),
-            (key.series, key.day.isoformat(), key.unique_id),
-        )
+        sql = "SELECT id FROM documents WHERE series = ? AND day = ? AND unique_id = ?" + (self.for_update if lock else "")
+        params = (key.series, key.day.isoformat(), key.unique_id)
+        rows = self._query(sql, params) or self._ask_primary(sql, params)  # minted, perhaps, not yet replicated
         return int(rows[0][0]) if rows else None
 
     def _check_document(self, key: DocumentKey, *, lock: bool = False) -> int:

@@ -168,9 +168,8 @@ class BlobRules(CatalogBase):
     def blob_info(self, sha256: str) -> BlobInfo | None:
         """What the catalog knows of a blob: its chunk digests, or (stored before them) its size alone."""
         with self._read():
-            rows = self._query(
-                "SELECT size, chunk_size, chunks FROM blob_fixity WHERE sha256 = ?", (sha256,)
-            )
+            fixity = "SELECT size, chunk_size, chunks FROM blob_fixity WHERE sha256 = ?"
+            rows = self._query(fixity, (sha256,)) or self._ask_primary(fixity, (sha256,))  # not yet replicated?
             if rows:
                 size, chunk_size, chunks = rows[0]
                 return BlobInfo(sha256, int(size), int(chunk_size), bytes(chunks))

@@ -93,14 +93,17 @@ class ListingPart(CatalogBase):
         with self._read():
             return self._document_id(key) is not None
 
-    def versions(self, key: DocumentKey) -> list[int]:
+    def versions(self, key: DocumentKey, *, wanted: int | None = None) -> list[int]:
+        """The versions of ``key``, oldest first (none: no such document). On a replica that may lag behind, a
+        document not found, or one without the version ``wanted``, is asked of the primary too."""
+        sql = ("SELECT v.version FROM versions v JOIN documents d ON d.id = v.document"
+               " WHERE d.series = ? AND d.day = ? AND d.unique_id = ? ORDER BY v.version")
+        params = (key.series, key.day.isoformat(), key.unique_id)
         with self._read():
-            rows = self._query(
-                "SELECT v.version FROM versions v JOIN documents d ON d.id = v.document"
-                " WHERE d.series = ? AND d.day = ? AND d.unique_id = ? ORDER BY v.version",
-                (key.series, key.day.isoformat(), key.unique_id),
-            )
-        return [int(r[0]) for r in rows]
+            found = [int(r[0]) for r in self._query(sql, params)]
+            if not found or (wanted is not None and wanted not in found):
+                found = [int(r[0]) for r in self._ask_primary(sql, params)] or found
+        return found
 
     def representations(
         self, key: DocumentKey, version: int | None = None

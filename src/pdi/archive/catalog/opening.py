@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pdi.errors import StoreError
+from pdi.errors import StoreError, UnsupportedError
 
 if TYPE_CHECKING:
     from pdi.archive.blobs.seam import BlobStore
@@ -26,15 +26,23 @@ def is_postgres_url(location: str) -> bool:
     return location.startswith(("postgresql://", "postgres://"))
 
 
-def open_store(location: str, *, create: bool, blobs: str | None = None, connections: int = 0) -> SQLStore:
+def open_store(
+    location: str, *, create: bool, blobs: str | None = None, connections: int = 0, read_url: str | None = None,
+) -> SQLStore:
     """The catalog at ``location`` holding the blob store it records (``blobs``: the one to record at init).
 
-    ``connections`` sizes a PostgreSQL catalog's pool (0: the default).
+    ``connections`` sizes a PostgreSQL catalog's pool (0: the default); ``read_url`` names a streaming replica
+    of a PostgreSQL catalog that its reads go to (:mod:`pdi.archive.postgres`).
     """
+    if read_url is not None and not (is_postgres_url(location) and is_postgres_url(read_url)):
+        raise UnsupportedError(
+            f"a replica to read from (--read-url {_shown(read_url)}) needs a PostgreSQL archive and a postgresql://"
+            f" URL of its replica; the archive is {_shown(location)}"
+        )
     if is_postgres_url(location):
         from pdi.archive.postgres import open_postgres
 
-        catalog: SQLStore = open_postgres(location, create=create, connections=connections)
+        catalog: SQLStore = open_postgres(location, create=create, connections=connections, read_url=read_url)
     else:
         from pdi.archive.sqlite import open_sqlite
 
@@ -51,6 +59,15 @@ def open_store(location: str, *, create: bool, blobs: str | None = None, connect
         catalog.close()
         raise
     return catalog
+
+
+def _shown(location: str) -> str:
+    """A location as it may be shown (a URL without its password)."""
+    if not is_postgres_url(location):
+        return location
+    from pdi.archive.postgres import redact_url
+
+    return redact_url(location)
 
 
 def _blob_store(url: str) -> BlobStore:

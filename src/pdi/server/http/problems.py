@@ -3,7 +3,7 @@
 :class:`Problem` is an HTTP error raised by the resolver's own checks; the
 :mod:`pdi.errors` family answers with the status its class names; a request
 that found no place in time (:class:`Busy`, raised by :class:`pdi.server.process.limits.WorkLimits`) is ``503``
-with ``Retry-After``; anything else is a bug, ``500``, without a traceback.
+with ``Retry-After``, as is a storage error (:class:`~pdi.errors.StoreError`); anything else is a bug, ``500``, without a traceback.
 
 The methods a path takes are read from the app's route table, never written
 twice (:func:`allowed_methods`): several routes may serve one path, one a
@@ -25,6 +25,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pdi.errors import IntegrityError, PDIError, StoreError
 from pdi.server.http.metrics import counters
+
+#: The ``Retry-After`` of a storage error's 503: a failover of PostgreSQL takes seconds (docs/how-to/postgresql.md).
+STORE_RETRY_SECONDS = 5
 
 
 class Busy(Exception):
@@ -72,7 +75,10 @@ async def on_pdi_error(request: Request, exc: Exception) -> Response:
         counters().fixity_failures.inc()
     elif isinstance(exc, StoreError):
         counters().store_errors.labels("store").inc()
-    return problem(exc.http_status, exc.title, str(exc), type=exc.problem_type, extensions=exc.details)
+    answer = problem(exc.http_status, exc.title, str(exc), type=exc.problem_type, extensions=exc.details)
+    if isinstance(exc, StoreError):  # a database or blob store not answering (a failover under way): ask again soon
+        answer.headers["Retry-After"] = str(STORE_RETRY_SECONDS)
+    return answer
 
 
 #: The order methods are listed in (the rest after them, alphabetically).
