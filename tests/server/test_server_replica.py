@@ -25,7 +25,10 @@ import pytest
 from server_helpers import serving
 
 from pdi.archive import Archive
+from pdi.archive.content import Content
+from pdi.errors import StoreError
 from pdi.identifier import PDI
+from support.pgcluster import TemporaryCluster
 from support.pgreplica import ReplicatedClusters
 
 # one module: scripts/test hands a module to one worker (--dist loadfile), so these servers start once
@@ -112,10 +115,7 @@ def test_resolvers_with_a_read_url_serve_names_read_on_the_replica(clusters: Rep
         # every one of those 24 look-ups read the documents and versions tables on the replica
         assert _wait_scans(clusters, served.database, before + 2 * len(bodies)) >= before + 2 * len(bodies)
         # and the resolvers hold connections to it, as pg_stat_activity there shows
-        held = clusters.replica.sql(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            " AND backend_type = 'client backend'", served.database)
-        assert held[0][0] >= 2
+        assert _client_backends(clusters.replica, served.database) >= 2
 
 
 def test_a_name_just_deposited_is_read_at_once_though_the_replica_has_not_replayed_it(
@@ -153,6 +153,41 @@ def test_a_name_just_deposited_is_read_at_once_though_the_replica_has_not_replay
         clusters.wait_replayed()
         with httpx.Client(timeout=60) as client:
             assert client.get(f"http://127.0.0.1:{b}/uri-res/N2R?{name}").content == body
+
+
+def _client_backends(server: TemporaryCluster, database: str) -> int:
+    """Connections of clients to ``database`` on ``server``, besides the one asking."""
+    rows = server.sql("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                      " AND pid <> pg_backend_pid() AND backend_type = 'client backend'", database)
+    return int(rows[0][0])
+
+
+def test_reads_go_on_from_the_primary_while_the_replica_is_down_and_return_to_it(
+    clusters: ReplicatedClusters, served: Served,
+) -> None:
+    body = b"read while the replica is down\n"
+    with Archive.open(served.primary, read_url=served.replica) as archive:
+        name = str(archive.deposit(S, [Content(body, "text")])[0])
+        clusters.wait_replayed()
+        assert archive.get(name).data == body
+        assert _client_backends(clusters.replica, served.database) >= 1
+        clusters.replica.kill()
+        try:
+            # a read in flight on a connection the replica dropped is refused (503, to be asked again); the
+            # replica is then asked at most once a second, and meanwhile the primary answers every read
+            with pytest.raises(StoreError):
+                archive.get(name)
+            assert all(archive.get(name).data == body for _ in range(5))
+        finally:
+            clusters.replica.launch()
+        clusters.wait_synchronous()
+        clusters.wait_replayed()
+        # when it answers again, a fresh pool of connections to it is made and the reads are its own again
+        deadline = time.monotonic() + 60
+        while _client_backends(clusters.replica, served.database) < 1:
+            assert time.monotonic() < deadline, "the resolver never went back to the replica"
+            assert archive.get(name).data == body
+            time.sleep(0.1)
 
 
 def test_a_read_url_needs_a_postgresql_archive(tmp_path: object) -> None:

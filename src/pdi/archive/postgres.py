@@ -157,11 +157,6 @@ class _Servers:
             raise StoreError(f"cannot connect to {self.location}: {_oneline(exc)}") from exc
         return pool
 
-    @property
-    def down(self) -> bool:
-        """Whether the server was last found not answering."""
-        return self._down_since is not None
-
     def _recover(self) -> None:
         """While the server is down: ask it again (at most once a second); a fresh pool if it answers, else
         :class:`StoreError` at once."""
@@ -284,7 +279,7 @@ class PostgresStore(SQLStore):
     def _reader(self, stack: ExitStack, primary: bool = False) -> psycopg.Connection[Any]:
         """A connection to read from, held till ``stack`` closes: see :meth:`_read_connection`."""
         replica = self._replica
-        if replica is not None and not primary and not replica.down:
+        if replica is not None and not primary:  # down: refused at once, or asked again (once a second)
             held = ExitStack()
             try:
                 conn = held.enter_context(replica.connection())
