@@ -25,6 +25,7 @@ import pytest
 from server_helpers import serving
 
 from pdi.archive import Archive
+from pdi.archive.blobs.inline import INLINE_LIMIT
 from pdi.archive.content import Content
 from pdi.errors import StoreError
 from pdi.identifier import PDI
@@ -35,6 +36,8 @@ from support.pgreplica import ReplicatedClusters
 pytestmark = pytest.mark.postgres
 
 S = "replica.example.us"
+#: Octets over which a deposit's blob is uploaded first, on a connection of the blob store's own.
+LARGE = INLINE_LIMIT
 _databases = itertools.count(1)
 
 
@@ -226,6 +229,8 @@ def test_a_failover_loses_no_acknowledged_deposit_and_leaves_no_gap_in_the_seria
                     if stop.is_set():
                         return
                     body = f"writer {number}, deposit {i}\n".encode()
+                    if number == 0 and i % 5 == 0:  # uploaded on a connection of its own, before the deposit
+                        body *= LARGE // len(body) + 1
                     after = promoted.is_set()
                     try:
                         got = _deposit((a, b)[(number + i) % 2], token, body, timeout=60)
@@ -247,8 +252,9 @@ def test_a_failover_loses_no_acknowledged_deposit_and_leaves_no_gap_in_the_seria
                 _wait_for(lambda: sum(x.status == 503 for x in answers) >= 4, "deposits refused in the outage")
                 pair.replica.promote()
                 promoted.set()
-                _wait_for(lambda: sum(x.status == 201 and x.after_promotion for x in answers) >= 20,
-                          "20 deposits after the promotion")
+                _wait_for(lambda: sum(x.status == 201 and x.after_promotion for x in answers) >= 20
+                          and any(x.status == 201 and x.after_promotion and len(x.body) > LARGE for x in answers),
+                          "20 deposits after the promotion, an uploaded one among them")
             finally:
                 stop.set()
                 for thread in threads:
