@@ -212,13 +212,14 @@ ERRORS: dict[int, str] = {
     422: "An integrity check failed, or an Idempotency-Key was used before for another request",
     428: "If-Match is required (a write that replaces or deletes)",
     501: "A service of RFC 2169 this resolver does not offer",
-    503: "Busy (Retry-After) or a storage error: a problem; past the connection limit, uvicorn's text/plain",
+    503: "Busy or a storage error (a database failing over): a problem with Retry-After; past the connection"
+         " limit, uvicorn's text/plain",
 }
 #: The header fields of error answers (pdi.server.http.problems, pdi.server.write.api.Unauthorized).
 ERROR_HEADERS: dict[int, dict[str, tuple[str, bool]]] = {
     401: {"WWW-Authenticate": ('Bearer realm="pdi", and the error (RFC 6750 §3)', True)},
     405: {"Allow": ("The methods of this route", True)},
-    503: {"Retry-After": ("Seconds to wait, when the resolver is busy", False)},
+    503: {"Retry-After": ("Seconds to wait, when the resolver is busy or its storage is not answering", False)},
 }
 #: What every route can answer: a method it has not, a limit, and busy or a storage error.
 _ALWAYS = (405, 413, 503)
