@@ -98,6 +98,16 @@ class TemporaryCluster:
         """Create and start the cluster; returns self."""
         self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres",
                   "-E", "UTF8", "--locale=C", "--no-sync")
+        self.resume()
+        return self
+
+    def halt(self) -> None:
+        """Stop the server (a fast shutdown: its clients' connections are cut), keeping its data for :meth:`resume`."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "-t", "60", "stop")
+        self.started = False
+
+    def resume(self) -> None:
+        """Start the server of the data :meth:`start` made (again, after :meth:`halt`)."""
         options = f"-k {self.directory} -c listen_addresses='' -c max_connections=60"
         if not self.durable:
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
@@ -106,7 +116,6 @@ class TemporaryCluster:
         self._run("pg_ctl", "-D", str(self.data), "-o", options,
                   "-l", str(self.directory / "server.log"), "-w", "-t", "60", "start")
         self.started = True
-        return self
 
     def url(self, database: str = "postgres") -> str:
         """A ``postgresql://`` URL for a database of this cluster."""

@@ -95,6 +95,8 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="How pdi serve logs to standard error: text (uvicorn's warnings and errors), or json: one "
               "JSON object a line, each error and each request with its request id (X-Request-Id).")
+@click.option("--log-file", metavar="FILE", help="Write the log records (--log-format) to FILE instead of standard "
+              "error; SIGHUP reopens it (after a rotation by renaming).")
 @click.option("--access-log", metavar="FILE|-", help="Append a line for each request in the Common Log Format to "
               "FILE (- for standard output); SIGHUP reopens it (after a rotation by renaming).")
 @click.option("--metrics-token", envvar="PDI_METRICS_TOKEN", show_envvar=True, metavar="TOKEN",
@@ -107,7 +109,7 @@ def serve_cmd(
     queue_seconds: float, header_timeout: float, body_timeout: float, max_connections: int, fixity_memo: float,
     replay_port: int | None, replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None,
     timemap_page: int, db_connections: int, tsa: str | None, indexer: bool, registries: tuple[str, ...],
-    registry_key: str | None, dns: str | None, log_format: str, access_log: str | None,
+    registry_key: str | None, dns: str | None, log_format: str, log_file: str | None, access_log: str | None,
     metrics_token: str | None, archive: str,
 ) -> None:
     """Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.
@@ -136,7 +138,8 @@ def serve_cmd(
     For operators: /healthz (alive), /readyz (catalog and blob store
     reachable), Prometheus metrics of all workers at /metrics
     (--metrics-token), JSON logs (--log-format json), an access log
-    (--access-log); SIGHUP reopens the access log (docs: how-to/operate).
+    (--access-log), the replay origin's requests counted and logged too;
+    SIGHUP reopens the access log and --log-file (docs: how-to/operate).
     """
     from collections.abc import Callable
 
@@ -146,7 +149,7 @@ def serve_cmd(
     from pdi.server import ReplaySite, create_app
     from pdi.server.http.metrics import MULTIPROC_ENV
     from pdi.server.process.limits import WorkLimits
-    from pdi.server.process.observe import AccessLog, configure_logging
+    from pdi.server.process.observe import AccessLog, Observe, configure_logging
     from pdi.server.process.origins import ByPort
     from pdi.server.process.run import default_workers, listening_socket, serve
     from pdi.server.replay.origin import create_replay_app
@@ -185,7 +188,7 @@ def serve_cmd(
             resolver_origin = f"{parsed.scheme}://{parsed.host}" + (f":{parsed.port}" if parsed.port else "")
     site = ReplaySite(replay_origin, replay_bound, replay_scripts)
     log = AccessLog(access_log) if access_log is not None else None
-    configure_logging(log_format)
+    own_logging = configure_logging(log_format, log_file)
 
     def make_app() -> ASGIApp:
         work = WorkLimits(evaluations, queue_seconds)
@@ -196,7 +199,8 @@ def serve_cmd(
                               access_log=log, json_logs=log_format == "json", metrics_token=metrics_token)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
                                    resolver_port=bound, scripts=replay_scripts, limits=work)
-        return ByPort(resolver, replay, replay_bound)
+        observed = Observe(replay, access=log, json_logs=log_format == "json", metrics=False)
+        return ByPort(resolver, observed, replay_bound)
 
     make: Callable[[], ASGIApp]
     if count == 1:
@@ -215,8 +219,7 @@ def serve_cmd(
     drainer = _start_indexer(archive) if indexer else None
     try:
         serve(make, listener, workers=count, header_timeout=header_timeout, max_connections=max_connections,
-              replay=replay_listener, every_request=log_format == "json",
-              own_logging=log_format == "json")
+              replay=replay_listener, json_logs=log_format == "json", own_logging=own_logging)
     finally:
         if drainer is not None:
             drainer.terminate()  # a row it held is leased a while, then taken again: nothing is lost

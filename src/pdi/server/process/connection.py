@@ -37,6 +37,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import http
+import time
+import uuid
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -58,7 +60,7 @@ from pdi.server.process.cache import (
     respond,
 )
 from pdi.server.process.limits import DEFAULT_HEADER_SECONDS
-from pdi.server.process.observe import AccessLog, clf, count_cached_answer
+from pdi.server.process.observe import AccessLog, clf, count_cached_answer, log_cached_answer
 from pdi.server.process.zerocopy import EXTENSION, ZeroCopy
 
 #: The uvicorn version pdi serve's protocol was checked against (``pyproject.toml`` pins it).
@@ -237,6 +239,9 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     replay_port: int | None = None
     #: The access log the answers written here go to (:class:`pdi.server.process.observe.AccessLog`), if any.
     access: AccessLog | None = None
+    #: JSON logs (``pdi serve --log-format json``): each answer written here gets a request id, echoed in its
+    #: ``X-Request-Id``, and a JSON record (:func:`pdi.server.process.observe.log_cached_answer`).
+    json_logs: bool = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -294,6 +299,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         cache = self.cache
         if cache is None or not self._plain():
             return False
+        started = time.perf_counter() if self.json_logs else 0.0
         try:
             url = httptools.parse_url(self.url)
         except httptools.HttpParserInvalidURLError:
@@ -312,6 +318,10 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         defaults = self.server_state.default_headers
         if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date)
             _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
+        request_id = None
+        if self.json_logs:  # lines end with the head's empty line: the id goes before it
+            request_id = uuid.uuid4().hex
+            lines = lines[:-2] + b"x-request-id: %s\r\n\r\n" % request_id.encode("ascii")
         head = status_line(status) + _defaults[1] + lines
         self._disarm()
         method = self.parser.get_method()
@@ -321,6 +331,9 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         if self.access is not None:
             self.access.write(clf(self.client[0] if self.client else "-", method.decode("ascii"), self.url, "1.1",
                                   status, octets))
+        if request_id is not None:
+            log_cached_answer(request_id, method, self.url, status, octets, time.perf_counter() - started,
+                              self.client[0] if self.client else "-")
         # what uvicorn does once a response is complete: count it, wait for the next request
         self.cycle = _ANSWERED
         self.server_state.total_requests += 1
@@ -374,7 +387,7 @@ _PUBLIC_PATHS = frozenset({_N2L, *(p.encode() for p in N2R_PATHS)})
 
 def answering_protocol(
     header_seconds: float, cache: ResponseCache | None, replay_port: int | None = None,
-    public: PublicAnswers | None = None, access: AccessLog | None = None,
+    public: PublicAnswers | None = None, access: AccessLog | None = None, json_logs: bool = False,
 ) -> type[CachedAnswerProtocol]:
     """:class:`CachedAnswerProtocol` with its own request-head deadline and the worker's cache (and ``public``,
     which makes an N2R answer the cache does not hold yet, when it is the plain case).
@@ -382,5 +395,5 @@ def answering_protocol(
     Connections to ``replay_port`` (the replay origin's) are never answered from it.
     """
     attributes = {"header_seconds": header_seconds, "cache": cache, "replay_port": replay_port, "access": access,
-                  "public": None if public is None else staticmethod(public)}
+                  "public": None if public is None else staticmethod(public), "json_logs": json_logs}
     return type("CachedAnswerProtocol", (CachedAnswerProtocol,), attributes)
