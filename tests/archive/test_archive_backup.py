@@ -194,6 +194,39 @@ def test_not_enough_space_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         backup(str(root), tmp_path / "b")
 
 
+def test_postgres_backup_checks_the_space_before_pg_dump_and_keeps_the_last_backup(
+    pg_cluster: TemporaryCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    location = pg_cluster.create_database(f"pdi_backup_{next(_databases)}")
+    noise = random.Random(7)
+    with Archive.init(location) as archive:  # blobs in the database: large objects, incompressible
+        archive.add_series(S)
+        for _ in range(3):
+            archive.deposit(S, [Content(noise.randbytes(1 << 20), "octet-stream")])
+    dest = tmp_path / "b"
+    backup(location, dest)
+    dump = dest / "catalog.dump"
+    kept = dump.read_bytes()
+    from pdi.archive.backup import _dump_estimate
+
+    assert _dump_estimate(location, True) >= len(kept) >= 3 << 20  # the estimate is what the dump took at least
+    ran = tmp_path / "ran"
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    real = shutil.which("pg_dump")
+    assert real is not None
+    (tools / "pg_dump").write_text(f'#!/bin/sh\necho "$@" >> {ran}\nexec {real} "$@"\n')  # says how it ran
+    (tools / "pg_dump").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    free = len(kept)  # as much free as the last dump took: not enough with the spare
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: shutil._ntuple_diskusage(1 << 40, 1 << 40, free))  # type: ignore[attr-defined]
+    with pytest.raises(StoreError, match=r"not enough space at .*MiB needed"):
+        backup(location, dest)
+    asked = ran.read_text().splitlines() if ran.exists() else []
+    assert all(line == "--version" for line in asked), asked  # asked its version at most, never to dump
+    assert dump.read_bytes() == kept and not (dest / "catalog.dump.partial").exists()
+
+
 def test_pg_dump_missing_or_too_old_is_said(pg_cluster: TemporaryCluster, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     location = pg_cluster.create_database(f"pdi_backup_{next(_databases)}")

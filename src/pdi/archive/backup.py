@@ -438,10 +438,30 @@ def _run_tool(argv: list[str], what: str) -> None:
         raise StoreError(f"{what} failed (exit {status}): {said.decode(errors='replace').strip()[-2000:]}")
 
 
+def _dump_estimate(url: str, in_database: bool) -> int:
+    """Octets a ``pg_dump`` of the catalog ``url`` names may take, at most about: its tables' data without their
+    indexes (which a dump does not hold), and the large objects' when the blobs are in the database, with room
+    for what compressing octets that do not compress adds."""
+    import psycopg
+
+    query = ("SELECT COALESCE(SUM(pg_table_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n"
+             " ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'm') AND n.nspname = current_schema()")
+    try:
+        with psycopg.connect(url, connect_timeout=30) as conn:
+            size = int(conn.execute(query).fetchone()[0])  # type: ignore[index]
+            if in_database:
+                size += int(conn.execute("SELECT pg_table_size('pg_largeobject')").fetchone()[0])  # type: ignore[index]
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot reach the PostgreSQL server: {exc}") from exc
+    return size + size // 64 + (1 << 20)  # what does not compress grows a little in zlib, and the dump's own list
+
+
 def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
                      progress: Progress | None) -> BackupDone:
     major, schema, _ = _server_major(url)
     pg_dump = _postgres_tool("pg_dump", major)
+    # the dump is compressed: its tables' size is about the most it takes (the last dump is kept till it is done)
+    _check_space(dest, _dump_estimate(url, catalog.blob_store_url() is None))
     partial = dest / (DUMP + ".partial")
     partial.unlink(missing_ok=True)
     argv = [pg_dump, "--format=custom", "--no-owner", "--blobs", f"--file={partial}"]
