@@ -7,7 +7,8 @@ subcommand and options the ``pdi`` command has: each is looked up in the click
 commands themselves. Then the commands that touch only the archive are run,
 in the guide's order, on a throw-away archive (its absolute paths moved under
 a temporary directory); a ``systemctl start pdi-backup.service`` runs that
-unit's ``ExecStart``. ``docs/deploy/pdi-admin`` is checked against
+unit's ``ExecStart``. The upgrade commands run on an archive the oldest
+release of ``tests/data/releases/`` wrote. ``docs/deploy/pdi-admin`` is checked against
 ``systemd-run --help`` and, its properties as a unit, ``systemd-analyze verify``.
 """
 
@@ -16,7 +17,9 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+import sqlite3
 import subprocess
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +27,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from pdi.archive.store import SCHEMA_VERSION
 from pdi.cli import cli, load_all
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,15 +48,20 @@ class Command:
     line: str
 
 
-def _blocks(page: Path) -> list[str]:
+def _blocks(page: Path, section: str | None = None) -> list[str]:
+    """The ``sh`` blocks of the page (of its ``## `` section whose heading starts with ``section``)."""
     text = page.read_text("utf-8")
+    if section is not None:
+        parts = [p for p in re.split(r"^(?=## )", text, flags=re.MULTILINE) if p.startswith(f"## {section}")]
+        assert len(parts) == 1, section
+        text = parts[0]
     return re.findall(r"^```sh\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
 
 
-def _commands(page: Path) -> list[Command]:
+def _commands(page: Path, section: str | None = None) -> list[Command]:
     """Every simple command of the page's ``sh`` blocks, leading ``sudo`` and variable assignments removed."""
     commands: list[Command] = []
-    for block in _blocks(page):
+    for block in _blocks(page, section):
         for line in block.replace("\\\n", " ").splitlines():
             lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
             lexer.whitespace_split = True
@@ -119,8 +128,8 @@ def test_every_pdi_command_of_the_page_exists_with_its_options(page: Path) -> No
         path, found, rest = _resolve(command.words[1:])
         _check_options(found, path, rest)
         named.add(" ".join(path) or rest[0])
-    expected = ({"--version", "init", "series add", "keys init", "token add", "add", "verify", "backup", "restore"}
-                if page == GUIDE else {"--version", "backup", "init", "verify"})
+    expected = ({"--version", "init", "series add", "keys init", "token add", "add", "verify", "restore"}
+                if page == GUIDE else {"--version", "init", "verify"})
     assert expected <= named, named
 
 
@@ -158,13 +167,14 @@ def _moved(word: str, root: Path) -> str:
     return word
 
 
-def _run_offline(page: Path, root: Path, archive: Path) -> list[str]:
-    """Run the page's archive commands in order; returns the commands run."""
+def _run_offline(page: Path, root: Path, archive: Path, sections: tuple[str, ...] | None = None) -> list[str]:
+    """Run the archive commands of the page (of those sections) in order; returns the commands run."""
     backup_unit = shlex.split(next(line.split("=", 1)[1] for line in (DEPLOY / "pdi-backup.service").read_text().splitlines()
                                    if line.startswith("ExecStart=")))
     ran: list[str] = []
     env = {"PDI_ARCHIVE": str(archive)}
-    for command in _commands(page):
+    commands = _commands(page) if sections is None else [c for s in sections for c in _commands(page, s)]
+    for command in commands:
         words = command.words
         if words[:3] == ["systemctl", "start", "pdi-backup.service"]:
             words = backup_unit
@@ -184,23 +194,48 @@ def _run_offline(page: Path, root: Path, archive: Path) -> list[str]:
     return ran
 
 
+def _release_archive(root: Path) -> Path:
+    """The SQLite archive the oldest release in tests/data/releases/ wrote, as the service's archive."""
+    release = min(p for p in (ROOT / "tests/data/releases").iterdir() if p.is_dir())
+    (root / "var/lib/pdi").mkdir(parents=True)
+    with tarfile.open(release / "sqlite-archive.tar.gz") as tar:
+        tar.extractall(root / "var/lib/pdi", filter="data")
+    return root / "var/lib/pdi/archive"
+
+
+def _schema_version(archive: Path) -> int:
+    with sqlite3.connect(archive / "catalog.sqlite") as conn:
+        version = int(conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0])
+    conn.close()
+    return version
+
+
 def test_the_guides_archive_commands_run_as_written(tmp_path: Path) -> None:
+    """Steps 1 to 8 on a new archive; step 9 (the upgrade) on an archive an older release wrote."""
     archive = tmp_path / "var/lib/pdi/archive"
     archive.parent.mkdir(parents=True)
-    ran = _run_offline(GUIDE, tmp_path, archive)
+    ran = _run_offline(GUIDE, tmp_path, archive, tuple(f"{n}. " for n in range(1, 9)))
     assert any(c.startswith("pdi-admin token add") for c in ran) and any(c.startswith("pdi restore") for c in ran)
     assert (tmp_path / "var/lib/pdi-backup/latest/pdi-backup.json").is_file()
-    assert (tmp_path / "var/lib/pdi-backup/before-0.3.0/pdi-backup.json").is_file()
     assert (tmp_path / "tmp/drill/catalog.sqlite").is_file()
+
+    older = tmp_path / "upgraded"
+    archive = _release_archive(older)
+    before = _schema_version(archive)
+    assert before < SCHEMA_VERSION
+    ran = _run_offline(GUIDE, older, archive, ("9. ",))
+    assert [c.split()[1] for c in ran] == ["--version", "init", "verify"]
+    assert _schema_version(older / "var/lib/pdi-backup/before-0.3.0") == before
+    assert _schema_version(archive) == SCHEMA_VERSION
 
 
 def test_the_upgrade_pages_commands_run_as_written(tmp_path: Path) -> None:
-    archive = tmp_path / "var/lib/pdi/archive"
-    archive.parent.mkdir(parents=True)
-    assert CliRunner().invoke(cli, ["init", str(archive)]).exit_code == 0
+    archive = _release_archive(tmp_path)
+    before = _schema_version(archive)
     ran = _run_offline(UPGRADE, tmp_path, archive)
-    assert [c.split()[1] for c in ran] == ["--version", "backup", "--version", "init", "verify", "init", "verify"]
-    assert (tmp_path / "backup/pdi-before-upgrade/pdi-backup.json").is_file()
+    assert [c.split()[1] for c in ran] == ["--version", "--version", "init", "verify", "init", "verify"]
+    assert _schema_version(tmp_path / "backup/pdi-before-upgrade") == before
+    assert _schema_version(archive) == SCHEMA_VERSION
 
 
 def test_pdi_admin_asks_systemd_run_for_what_it_has(tmp_path: Path) -> None:

@@ -197,3 +197,61 @@ def test_a_catalog_newer_than_this_pdi_is_refused_saying_so(kind: str, tmp_path:
         assert (f"has schema version {newer}, newer than this pdi understands ({SCHEMA_VERSION}); upgrade pdi"
                 in refused.stderr), refused.stderr
     assert _schema_rows(location) == before
+
+
+def _empty_place(kind: str, tmp_path: Path, request: pytest.FixtureRequest, name: str) -> str:
+    if kind == "sqlite":
+        return str(tmp_path / name)
+    cluster: TemporaryCluster = request.getfixturevalue("pg_cluster")
+    return cluster.create_database(f"{name}_{next(_databases)}")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_backup_by_this_pdi_keeps_the_release_as_it_was(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """pdi backup and pdi restore copy an archive, they do not migrate it: the way back to the older release."""
+    release = RELEASE_DIRS[0]
+    kept = _expected(release)["archives"][kind]
+    old = list(range(1, _expected(release)["schema_version"] + 1))
+    location = _restore(release, kind, tmp_path, request)
+    dest = tmp_path / "backup"
+    done = pdi(location, "backup", str(dest))
+    assert done.exit_code == 0, done.output
+    assert [v for v, _ in _schema_rows(location)] == old  # the archive backed up is left as it was
+    if kind == "sqlite":
+        assert [v for v, _ in _schema_rows(str(dest))] == old
+    again = _empty_place(kind, tmp_path, request, "restored")
+    restored = CliRunner().invoke(cli, ["restore", str(dest), "--to", again], catch_exceptions=False)
+    assert restored.exit_code == 0, restored.output
+    assert [v for v, _ in _schema_rows(again)] == old  # restored as the release wrote it
+    assert pdi(again, "init").exit_code == 0
+    assert [v for v, _ in _schema_rows(again)] == list(range(1, SCHEMA_VERSION + 1))
+    assert pdi(again, "verify").exit_code == 0
+    for name, known in kept["names"].items():
+        got = pdi(again, "get", name, "-o", "-")
+        assert hashlib.sha256(got.stdout_bytes).hexdigest() == known["sha256"], name
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_init_backup_backs_up_before_migrating_and_only_then(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    release = RELEASE_DIRS[0]
+    old = list(range(1, _expected(release)["schema_version"] + 1))
+    location = _restore(release, kind, tmp_path, request)
+    # a backup that cannot be made (DEST is a file) migrates nothing
+    (tmp_path / "a-file").write_text("not a backup\n")
+    refused = pdi(location, "init", "--backup", str(tmp_path / "a-file"))
+    assert refused.exit_code == 5, refused.output
+    assert [v for v, _ in _schema_rows(location)] == old
+    dest = tmp_path / "before-upgrade"
+    done = pdi(location, "init", "--backup", str(dest))
+    assert done.exit_code == 0, done.output
+    assert done.stdout.splitlines() == [
+        f"backed up the archive at schema version {old[-1]} to {dest} before migrating it",
+        done.stdout.splitlines()[-1]]
+    assert done.stdout.endswith(f"(schema version {SCHEMA_VERSION})\n")
+    assert [v for v, _ in _schema_rows(location)] == list(range(1, SCHEMA_VERSION + 1))
+    assert json.loads((dest / "pdi-backup.json").read_text())["store"] == kind
+    if kind == "sqlite":
+        assert [v for v, _ in _schema_rows(str(dest))] == old
+    # nothing to migrate: no backup
+    assert pdi(location, "init", "--backup", str(tmp_path / "unneeded")).stdout.startswith("archive at ")
+    assert not (tmp_path / "unneeded").exists()
