@@ -196,7 +196,8 @@ def _run_offline(page: Path, root: Path, archive: Path, sections: tuple[str, ...
 
 def _release_archive(root: Path) -> Path:
     """The SQLite archive the oldest release in tests/data/releases/ wrote, as the service's archive."""
-    release = min(p for p in (ROOT / "tests/data/releases").iterdir() if p.is_dir())
+    release = min((p for p in (ROOT / "tests/data/releases").iterdir() if p.is_dir()),
+                  key=lambda p: tuple(int(n) for n in p.name.split(".")))
     (root / "var/lib/pdi").mkdir(parents=True)
     with tarfile.open(release / "sqlite-archive.tar.gz") as tar:
         tar.extractall(root / "var/lib/pdi", filter="data")
