@@ -325,12 +325,27 @@ def backup(location: str, dest: str | os.PathLike[str], *, copy: bool = False,
     target = Path(dest)
     started_at = _now()
     store = "postgres" if is_postgres_url(location) else "sqlite"
-    catalog = open_store(location, create=False)  # NotFoundError when there is no archive
+    # as it is: a backup taken by a newer pdi before it migrates the archive is what the older one can open
+    catalog = open_store(location, create=False, migrate=False)  # NotFoundError when there is no archive
     try:
         _prepare_destination(target, store)
         if store == "sqlite":
             return _backup_sqlite(catalog, Path(location), target, started_at, copy, progress)
         return _backup_postgres(catalog, location, target, started_at, progress)
+    finally:
+        catalog.close()
+
+
+def schema_version_at(location: str) -> int | None:
+    """The schema version of the archive at ``location`` as it is (not migrated); ``None`` where there is none."""
+    from pdi.archive.catalog.opening import open_store
+
+    try:
+        catalog = open_store(location, create=False, migrate=False)
+    except NotFoundError:
+        return None
+    try:
+        return catalog.schema_version()
     finally:
         catalog.close()
 
@@ -572,7 +587,7 @@ def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
     copier = BlobCopier(src, link=False)
     from pdi.archive.catalog.opening import open_store
 
-    catalog = open_store(url, create=False)
+    catalog = open_store(url, create=False, migrate=False)  # the backup's schema, as the SQLite restore keeps it
     try:
         recorded = catalog.blob_store_url()
         names = list(catalog.named_blobs()) if recorded is not None else []

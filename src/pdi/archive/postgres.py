@@ -380,10 +380,12 @@ class PostgresStore(SQLStore):
         self._pool.close()
 
 
-def open_postgres(url: str, *, create: bool, connections: int = 0, blobs: BlobStore | None = None) -> PostgresStore:
+def open_postgres(url: str, *, create: bool, connections: int = 0, blobs: BlobStore | None = None,
+                  migrate: bool = True) -> PostgresStore:
     """Connect to an archive database (with ``create``, make its tables) and migrate forward.
 
     ``connections`` sizes the pool of catalog connections (0: :data:`DEFAULT_CONNECTIONS`).
+    ``migrate=False``: leave an older schema as it is, but still refuse one newer than this pdi knows.
     """
     store = PostgresStore(url, connections=connections or DEFAULT_CONNECTIONS, blobs=blobs)
     try:
@@ -391,7 +393,10 @@ def open_postgres(url: str, *, create: bool, connections: int = 0, blobs: BlobSt
             raise NotFoundError(
                 f"no archive in {store.location} (no pdi tables); create one with pdi init"
             )
-        store.migrate()
+        if migrate:
+            store.migrate()
+        else:
+            store.refuse_newer_schema()
     except PDIError:
         store.close()
         raise

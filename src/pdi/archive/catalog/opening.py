@@ -26,19 +26,22 @@ def is_postgres_url(location: str) -> bool:
     return location.startswith(("postgresql://", "postgres://"))
 
 
-def open_store(location: str, *, create: bool, blobs: str | None = None, connections: int = 0) -> SQLStore:
+def open_store(location: str, *, create: bool, blobs: str | None = None, connections: int = 0,
+               migrate: bool = True) -> SQLStore:
     """The catalog at ``location`` holding the blob store it records (``blobs``: the one to record at init).
 
-    ``connections`` sizes a PostgreSQL catalog's pool (0: the default).
+    ``connections`` sizes a PostgreSQL catalog's pool (0: the default). ``migrate=False`` leaves an older
+    schema as it is (what a backup and a restore do: they copy an archive, they do not upgrade it); such a
+    catalog is fit only for reading what every released schema has (its blobs and where they are).
     """
     if is_postgres_url(location):
         from pdi.archive.postgres import open_postgres
 
-        catalog: SQLStore = open_postgres(location, create=create, connections=connections)
+        catalog: SQLStore = open_postgres(location, create=create, connections=connections, migrate=migrate)
     else:
         from pdi.archive.sqlite import open_sqlite
 
-        catalog = open_sqlite(location, create=create)
+        catalog = open_sqlite(location, create=create, migrate=migrate)
     try:
         recorded = catalog.blob_store_url()
         if blobs is not None:
@@ -46,7 +49,8 @@ def open_store(location: str, *, create: bool, blobs: str | None = None, connect
         if recorded is not None:
             catalog.hold(_blob_store(recorded))
         # the messages deposited before the thread index (schema 10) are read once it can read their blobs
-        catalog.fill_message_heads()
+        if migrate:
+            catalog.fill_message_heads()
     except BaseException:
         catalog.close()
         raise
