@@ -99,11 +99,13 @@ def _site(tls: int, plain: int, upstream: int, replay: int, cert: Path, key: Pat
 
 
 def _unit_command() -> list[str]:
-    """pdi serve as docs/deploy/pdi.service runs it, on any free ports, with one worker."""
+    """pdi serve as docs/deploy/pdi.service runs it, on any free ports, with one worker, and without its
+    ``--base-url``: every URL is then made from what the proxy says (X-Forwarded-*), which is what is tested."""
     line = next(line for line in (DEPLOY / "pdi.service").read_text().splitlines() if line.startswith("ExecStart="))
     argv = shlex.split(line.removeprefix("ExecStart="))
-    assert argv[:2] == ["/opt/pdi/bin/pdi", "serve"] and "--trusted-proxy" in argv
-    argv = [arg if arg != "8000" else "0" for arg in argv[2:]]
+    assert argv[:2] == ["/opt/pdi/bin/pdi", "serve"] and argv[argv.index("--trusted-proxy") + 1] == "127.0.0.1"
+    at = argv.index("--base-url")
+    argv = [arg if arg != "8000" else "0" for arg in argv[2:at] + argv[at + 2:]]
     return [sys.executable, "-c", "from pdi.cli import main; main()", "serve", *argv, "--workers", "1"]
 
 
