@@ -65,6 +65,8 @@ def test_an_untrusted_peer_or_no_fields_changes_nothing() -> None:
     # a list: its last item, the one the nearest proxy wrote
     (dict(host="x", x_forwarded_proto="http, https", x_forwarded_host="evil.example, pdi.example.org"),
      Origin("https", b"pdi.example.org", "127.0.0.1")),
+    # a long one is read as a short one (not remembered: pdi.server.http.forwarded._REMEMBERED)
+    (dict(host="x", x_forwarded_host="evil.example, " * 50 + "pdi.example.org"), Origin("http", b"pdi.example.org", "127.0.0.1")),
     # the client: the rightmost address that is not a trusted proxy; what is left of it is not believed
     (dict(host="x", x_forwarded_for="198.51.100.1, 203.0.113.9, 127.0.0.1"), Origin("http", b"x", "203.0.113.9")),
     (dict(host="x", x_forwarded_for="[2001:db8::5]"), Origin("http", b"x", "2001:db8::5")),

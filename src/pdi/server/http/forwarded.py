@@ -37,6 +37,7 @@ app (:mod:`pdi.server.process.connection`).
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Iterable, Sequence
@@ -65,9 +66,12 @@ class ForwardedError(ParseError):
     """A trusted proxy sent an ``X-Forwarded-*`` value that is not what the field holds (answered ``400``)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TrustedProxies:
-    """The addresses and networks whose ``X-Forwarded-*`` fields are believed (``pdi serve --trusted-proxy``)."""
+    """The addresses and networks whose ``X-Forwarded-*`` fields are believed (``pdi serve --trusted-proxy``).
+
+    Compared and hashed by identity (a process has one), so that what it decided is cheaply remembered.
+    """
 
     networks: tuple[Network, ...] = ()
 
@@ -91,13 +95,19 @@ class TrustedProxies:
         """Whether ``address`` (a peer's, as ASGI's ``client`` gives it) is one of the trusted proxies."""
         if not self.networks or not address:
             return False
-        try:
-            ip = ipaddress.ip_address(address)
-        except ValueError:
-            return False
-        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 on a dual-stack socket is 127.0.0.1
-        return any(ip in network for network in self.networks)
+        return _trusted(self, address)
+
+
+@functools.lru_cache(maxsize=4096)
+def _trusted(proxies: TrustedProxies, address: str) -> bool:
+    """:meth:`TrustedProxies.trusts`, remembered: a proxy's address comes again with every request it forwards."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 on a dual-stack socket is 127.0.0.1
+    return any(ip in network for network in proxies.networks)
 
 
 #: Trusting no proxy (``pdi serve``'s default): every request as it came.
@@ -130,13 +140,30 @@ def forwarded_origin(
             host = value
     if not given:
         return None
-    proto = _last(given.get(b"x-forwarded-proto"))
+    # remembered only when short: a few hundred bytes at most an entry
+    read = _origin if len(host) + sum(map(len, given.values())) <= _REMEMBERED else _origin.__wrapped__
+    return read(trusted, peer, scheme, host, given.get(b"x-forwarded-proto"), given.get(b"x-forwarded-host"),
+                given.get(b"x-forwarded-port"), given.get(b"x-forwarded-for"))
+
+
+#: The most octets of a request's Host and forwarded fields whose reading is remembered (:func:`_origin`).
+_REMEMBERED = 400
+
+
+@functools.lru_cache(maxsize=1024)
+def _origin(
+    trusted: TrustedProxies, peer: str | None, scheme: str, host: bytes, proto_field: bytes | None,
+    host_field: bytes | None, port_field: bytes | None, chain: bytes | None,
+) -> Origin:
+    """:func:`forwarded_origin` of the fields' values, remembered (a proxy sends the same few again and again;
+    an error is not remembered, and said again each time)."""
+    proto = _last(proto_field)
     if proto is not None:
         scheme = proto.decode("latin-1").lower()
         if scheme not in _DEFAULT_PORTS:
             raise ForwardedError(f"X-Forwarded-Proto from the proxy at {peer} is {_shown(proto)}, not http or https",
                                  rule="X-Forwarded-Proto")
-    named = _last(given.get(b"x-forwarded-host"))
+    named = _last(host_field)
     if named is not None:
         host = named
     port = None
@@ -147,7 +174,7 @@ def forwarded_origin(
             said = "X-Forwarded-Host" if named is not None else "Host"
             raise ForwardedError(f"{said} from the proxy at {peer} is {_shown(host)}, not a host[:port]", rule=said)
         port = found[2]
-    told = _last(given.get(b"x-forwarded-port"))
+    told = _last(port_field)
     if told is not None:
         if not _PORT.fullmatch(told) or not 0 < int(told) < 65536:
             raise ForwardedError(f"X-Forwarded-Port from the proxy at {peer} is {_shown(told)}, not a port",
@@ -157,7 +184,6 @@ def forwarded_origin(
     if port is not None and int(port) == _DEFAULT_PORTS[scheme]:
         host = host[: -len(port) - 1]  # https://h:443/ is https://h/ (RFC 3986 §6.2.3)
     client = peer
-    chain = given.get(b"x-forwarded-for")
     if chain is not None:
         client = _client(chain, peer, trusted)
     return Origin(scheme, host, client)
