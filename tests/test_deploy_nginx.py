@@ -63,8 +63,9 @@ class Site:
     deposit_token: str
     read_token: str
 
-    def client(self, **options: object) -> httpx.Client:
-        return httpx.Client(verify=ssl.create_default_context(cafile=str(self.cert)), timeout=120, **options)  # type: ignore[arg-type]
+    def client(self) -> httpx.Client:
+        """A client that trusts the site's certificate alone."""
+        return httpx.Client(verify=ssl.create_default_context(cafile=str(self.cert)), timeout=120)
 
 
 def _certificate(where: Path) -> tuple[Path, Path]:
@@ -78,14 +79,26 @@ def _certificate(where: Path) -> tuple[Path, Path]:
     return cert, key
 
 
+def _loopback6() -> str:
+    """``[::1]`` where this machine has IPv6 on loopback, else another loopback address for the file's IPv6
+    ``listen`` lines (a container without IPv6)."""
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return "127.0.0.2"
+    return "[::1]"
+
+
 def _site(tls: int, plain: int, upstream: int, replay: int, cert: Path, key: Path) -> str:
     """docs/deploy/nginx.conf with its ports (on 127.0.0.1 and ::1), certificate and upstreams changed."""
     text = (DEPLOY / "nginx.conf").read_text()
+    six = _loopback6()
     changes = [
         (r"listen 80;", f"listen 127.0.0.1:{plain};"),
-        (r"listen \[::\]:80;", f"listen [::1]:{plain};"),
+        (r"listen \[::\]:80;", f"listen {six}:{plain};"),
         (r"listen 443 ssl", f"listen 127.0.0.1:{tls} ssl"),
-        (r"listen \[::\]:443 ssl", f"listen [::1]:{tls} ssl"),
+        (r"listen \[::\]:443 ssl", f"listen {six}:{tls} ssl"),
         (r"https://\$host\$request_uri", f"https://$host:{tls}$request_uri"),
         (r"/etc/letsencrypt/live/pdi\.example\.org/fullchain\.pem", str(cert)),
         (r"/etc/letsencrypt/live/pdi\.example\.org/privkey\.pem", str(key)),
