@@ -12,8 +12,8 @@ annotation's IRI) all ``https://127.0.0.1:PORT/…``, the sign-in cookie
 ``Secure``, a 50 MB deposit streamed through (not spooled by nginx) in
 bounded memory, and plain http answered by a redirect to https. Sent to
 pdi directly from an address that is not the proxy's, forged
-``X-Forwarded-*`` fields change nothing; a bad one from the proxy is
-``400``.
+``X-Forwarded-*`` fields change nothing (no URL, not the client the access
+log names); a bad one from the proxy is ``400``.
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ class Site:
     name: str
     deposit_token: str
     read_token: str
+    access_log: Path
 
     def client(self) -> httpx.Client:
         """A client that trusts the site's certificate alone."""
@@ -132,8 +133,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         _, deposit_token = archive.add_token("upload", role="deposit", series=[S])
         _, read_token = archive.add_token("reader", role="read", series=[S])
     cert, key = _certificate(root)
+    access = (root / "access.log").open("wb")  # the unit's --access-log -: standard output
     server = subprocess.Popen(_unit_command(), env={**os.environ, "PDI_ARCHIVE": str(location)},
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                              stdin=subprocess.DEVNULL, stdout=access, stderr=subprocess.PIPE, text=True)
+    access.close()
     assert server.stderr is not None
     first = server.stderr.readline()
     threading.Thread(target=server.stderr.read, daemon=True).start()  # the access log and warnings: not kept
@@ -153,7 +156,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
                     assert time.monotonic() < deadline and server.poll() is None, "pdi serve did not answer"
                     time.sleep(0.05)
             yield Site(f"https://127.0.0.1:{tls}", f"http://127.0.0.1:{plain}", f"http://127.0.0.1:{upstream}",
-                       cert, node, server, name, deposit_token, read_token)
+                       cert, node, server, name, deposit_token, read_token, root / "access.log")
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -301,3 +304,19 @@ def test_a_bad_forwarded_value_from_the_proxy_is_400_and_names_it(site: Site, fi
         assert answer.status_code == 400, answer.text
         assert answer.headers["content-type"] == "application/problem+json"
         assert field in answer.json()["detail"] and "evil.example" not in answer.headers.get("link", "")
+
+
+def test_the_access_log_names_the_client_the_proxy_names_and_no_one_elses(site: Site) -> None:
+    told = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "pdi.example.org", "X-Forwarded-For": "198.51.100.23"}
+    spelt = site.name.replace("urn:", "URN:", 1)  # a spelling of the name asked nowhere else: its first answer made anew
+    for _ in range(3):  # made by the resolver or the connection, then from the cache the connection answers from
+        assert httpx.get(f"{site.direct}/uri-res/N2R?{spelt}", headers=told).status_code == 200  # from 127.0.0.1
+    with _from_elsewhere() as client:
+        assert client.get(f"{site.direct}/uri-res/N2R?{spelt}", headers=FORGED).status_code == 200
+    deadline = time.monotonic() + 10
+    while True:
+        lines = [line for line in site.access_log.read_text().splitlines() if spelt in line]
+        if len(lines) == 4 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert [line.split(" ", 1)[0] for line in lines] == ["198.51.100.23"] * 3 + ["127.0.0.2"], lines
