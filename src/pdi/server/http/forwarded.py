@@ -27,7 +27,7 @@ From a trusted peer:
 A field given more than once, or as a list, counts by its last item (the one
 the nearest proxy wrote). A value a trusted proxy sends that is not one of
 these forms is answered ``400`` with what was wrong
-(:class:`ForwardedError`): never put into a URL. RFC 7239's ``Forwarded``
+(a :class:`~pdi.errors.ParseError` whose ``rule`` is the field): never put into a URL. RFC 7239's ``Forwarded``
 is not read (nginx, the proxy documented, writes the ``X-Forwarded-*``
 fields); uvicorn's own reading of them (``proxy_headers``, trusting
 127.0.0.1 by default) is turned off in ``pdi serve``, which reads them here,
@@ -49,7 +49,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from pdi.errors import ParseError
 from pdi.server.http.problems import problem
 
-__all__ = ["NO_PROXIES", "ForwardedError", "Origin", "TrustedForwarding", "TrustedProxies", "forwarded_origin"]
+__all__ = ["NO_PROXIES", "Origin", "TrustedForwarding", "TrustedProxies", "forwarded_origin"]
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -60,10 +60,6 @@ _PORT = re.compile(rb"[0-9]{1,5}")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 #: The fields read, lower-cased as ASGI gives them.
 _FIELDS = frozenset({b"x-forwarded-proto", b"x-forwarded-host", b"x-forwarded-port", b"x-forwarded-for"})
-
-
-class ForwardedError(ParseError):
-    """A trusted proxy sent an ``X-Forwarded-*`` value that is not what the field holds (answered ``400``)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,7 +123,7 @@ def forwarded_origin(
     headers: Sequence[tuple[bytes, bytes]], peer: str | None, scheme: str, trusted: TrustedProxies,
 ) -> Origin | None:
     """The request's :class:`Origin` from the ``X-Forwarded-*`` fields of raw ``headers`` when ``peer`` is a
-    trusted proxy that sent any; else ``None`` (the request as it came). A :class:`ForwardedError` for a value
+    trusted proxy that sent any; else ``None`` (the request as it came). A :class:`~pdi.errors.ParseError` for a value
     that is not one of the field's forms (the module's docstring)."""
     if not trusted.trusts(peer):
         return None
@@ -161,7 +157,7 @@ def _origin(
     if proto is not None:
         scheme = proto.decode("latin-1").lower()
         if scheme not in _DEFAULT_PORTS:
-            raise ForwardedError(f"X-Forwarded-Proto from the proxy at {peer} is {_shown(proto)}, not http or https",
+            raise ParseError(f"X-Forwarded-Proto from the proxy at {peer} is {_shown(proto)}, not http or https",
                                  rule="X-Forwarded-Proto")
     named = _last(host_field)
     if named is not None:
@@ -172,12 +168,12 @@ def _origin(
         if found is None or (found[1].startswith(b"[") and not _ipv6(found[1][1:-1])) \
                 or (found[2] is not None and not 0 < int(found[2]) < 65536):
             said = "X-Forwarded-Host" if named is not None else "Host"
-            raise ForwardedError(f"{said} from the proxy at {peer} is {_shown(host)}, not a host[:port]", rule=said)
+            raise ParseError(f"{said} from the proxy at {peer} is {_shown(host)}, not a host[:port]", rule=said)
         port = found[2]
     told = _last(port_field)
     if told is not None:
         if not _PORT.fullmatch(told) or not 0 < int(told) < 65536:
-            raise ForwardedError(f"X-Forwarded-Port from the proxy at {peer} is {_shown(told)}, not a port",
+            raise ParseError(f"X-Forwarded-Port from the proxy at {peer} is {_shown(told)}, not a port",
                                  rule="X-Forwarded-Port")
         if host and port is None and int(told) != _DEFAULT_PORTS[scheme]:
             host += b":" + told
@@ -218,7 +214,7 @@ def _client(chain: bytes, peer: str | None, trusted: TrustedProxies) -> str | No
         try:
             client = str(ipaddress.ip_address(bare))
         except ValueError:
-            raise ForwardedError(f"X-Forwarded-For from the proxy at {peer} names {_shown(item.strip())},"
+            raise ParseError(f"X-Forwarded-For from the proxy at {peer} names {_shown(item.strip())},"
                                  " not an IP address", rule="X-Forwarded-For") from None
         if not trusted.trusts(client):
             break
@@ -252,7 +248,7 @@ class TrustedForwarding:
         client = scope.get("client")
         try:
             origin = forwarded_origin(scope["headers"], client[0] if client else None, scope["scheme"], self.trusted)
-        except ForwardedError as exc:
+        except ParseError as exc:
             await problem(400, "bad request from the proxy", str(exc))(scope, receive, send)
             return
         if origin is not None:

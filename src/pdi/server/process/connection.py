@@ -43,7 +43,8 @@ from typing import Any, Final
 import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from pdi.server.http.forwarded import NO_PROXIES, ForwardedError, TrustedProxies, forwarded_origin
+from pdi.errors import ParseError
+from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies, forwarded_origin
 from pdi.server.http.readers import has_cookie
 from pdi.server.process.cache import (
     N2L_PATH,
@@ -308,7 +309,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         if self.trusted:  # the client's scheme, host and address, as a trusted proxy says them
             try:
                 origin = forwarded_origin(self.headers, client, scheme, self.trusted)
-            except ForwardedError:
+            except ParseError:
                 return False  # the ASGI path answers 400, saying what (pdi.server.http.forwarded.TrustedForwarding)
             if origin is not None:
                 scheme, host, client = origin.scheme, origin.host, origin.client
