@@ -103,6 +103,11 @@ DEFAULT_CACHE_MIB = 32
               help="Who may read the Prometheus metrics at /metrics: whoever sends Authorization: Bearer TOKEN "
               "(better given in the environment than on a command line others can read); without it, clients on "
               "this machine's loopback addresses not forwarded by a proxy.")
+@click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS|NETWORK",
+              help="A reverse proxy (127.0.0.1, ::1, 10.0.0.0/8) whose X-Forwarded-Proto, -Host, -Port and -For "
+              "fields say the scheme, host and client of the request it forwards: the URLs pdi makes name them, and "
+              "a cookie set over https is Secure. Repeatable; default: none, and from anyone else these fields "
+              "are ignored (docs: how-to/deploy).")
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
@@ -110,7 +115,7 @@ def serve_cmd(
     replay_port: int | None, replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None,
     timemap_page: int, db_connections: int, tsa: str | None, indexer: bool, registries: tuple[str, ...],
     registry_key: str | None, dns: str | None, log_format: str, log_file: str | None, access_log: str | None,
-    metrics_token: str | None, archive: str,
+    metrics_token: str | None, trusted_proxies: tuple[str, ...], archive: str,
 ) -> None:
     """Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.
 
@@ -140,13 +145,17 @@ def serve_cmd(
     (--metrics-token), JSON logs (--log-format json), an access log
     (--access-log), the replay origin's requests counted and logged too;
     SIGHUP reopens the access log and --log-file (docs: how-to/operate).
+    Behind a reverse proxy that ends TLS, name it with --trusted-proxy
+    (docs: how-to/deploy, and docs/deploy/nginx.conf).
     """
     from collections.abc import Callable
 
     from starlette.types import ASGIApp
 
     from pdi.archive import Archive
+    from pdi.errors import ParseError
     from pdi.server import ReplaySite, create_app
+    from pdi.server.http.forwarded import TrustedForwarding, TrustedProxies
     from pdi.server.http.metrics import MULTIPROC_ENV
     from pdi.server.process.limits import WorkLimits
     from pdi.server.process.observe import AccessLog, Observe, configure_logging
@@ -165,6 +174,10 @@ def serve_cmd(
 
         check_admin_email(oai_admin_email)  # here, not in each worker
     sources, finder = _federation(registries, registry_key, dns)  # refused here, before anything is served
+    try:
+        trusted = TrustedProxies.parse(trusted_proxies)
+    except ParseError as exc:
+        raise click.BadParameter(exc.reason, param_hint="--trusted-proxy") from None
     count = workers if workers is not None else default_workers()
     what = " for the replay origin (--replay-port, where archived web pages are served)"
     if replay_port is None:
@@ -200,7 +213,8 @@ def serve_cmd(
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
                                    resolver_port=bound, scripts=replay_scripts, limits=work)
         observed = Observe(replay, access=log, json_logs=log_format == "json", metrics=False)
-        return ByPort(resolver, observed, replay_bound)
+        both = ByPort(resolver, observed, replay_bound)
+        return TrustedForwarding(both, trusted) if trusted else both
 
     make: Callable[[], ASGIApp]
     if count == 1:
@@ -219,7 +233,8 @@ def serve_cmd(
     drainer = _start_indexer(archive) if indexer else None
     try:
         serve(make, listener, workers=count, header_timeout=header_timeout, max_connections=max_connections,
-              replay=replay_listener, json_logs=log_format == "json", own_logging=own_logging)
+              replay=replay_listener, json_logs=log_format == "json", own_logging=own_logging,
+              trusted=trusted)
     finally:
         if drainer is not None:
             drainer.terminate()  # a row it held is leased a while, then taken again: nothing is lost

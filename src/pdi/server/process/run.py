@@ -35,6 +35,7 @@ from typing import IO, Any, NoReturn
 from starlette.types import ASGIApp
 
 from pdi.errors import PDIError
+from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies
 from pdi.server.process.observe import reopen_logs
 
 #: How long a stopping worker may take to finish the requests in hand before it is killed.
@@ -76,7 +77,7 @@ def listening_socket(host: str, port: int, *, what: str = "", instead: str = "")
 def serve(
     make_app: Callable[[], ASGIApp], listener: socket.socket, *,
     workers: int = 1, header_timeout: float, max_connections: int, replay: socket.socket | None = None,
-    json_logs: bool = False, own_logging: bool = False,
+    json_logs: bool = False, own_logging: bool = False, trusted: TrustedProxies = NO_PROXIES,
 ) -> None:
     """Serve ``make_app()`` on ``listener`` until interrupted: in this process, or in ``workers`` processes.
 
@@ -88,6 +89,8 @@ def serve(
     ``json_logs``: the answers connections write from the cache of whole answers
     (:mod:`pdi.server.process.connection`) get a request id and a JSON record too. ``own_logging``: uvicorn leaves the
     logging configuration as it is (:func:`pdi.server.process.observe.configure_logging` made it).
+    ``trusted``: the proxies whose ``X-Forwarded-*`` fields the connections believe (the app reads them itself:
+    :class:`pdi.server.http.forwarded.TrustedForwarding`); uvicorn's own reading of them is off.
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
@@ -97,7 +100,7 @@ def serve(
     replay_port = None if replay is None else replay.getsockname()[1]
     options: dict[str, Any] = {"header_timeout": header_timeout, "max_connections": max_connections,
                                "replay_port": replay_port, "json_logs": json_logs,
-                               "own_logging": own_logging}
+                               "own_logging": own_logging, "trusted": trusted}
     if workers == 1:
         # uvicorn raises the SIGTERM it stopped on again once it has stopped, to the handler it found: this
         # one ignores it, so a server stopped by SIGTERM exits 0, as the supervisor of several workers does
@@ -120,6 +123,7 @@ def serve(
 def _uvicorn(
     app: ASGIApp, listeners: list[socket.socket], *, header_timeout: float, max_connections: int,
     replay_port: int | None = None, json_logs: bool = False, own_logging: bool = False,
+    trusted: TrustedProxies = NO_PROXIES,
 ) -> None:
     """uvicorn on ``listeners`` until a signal stops it.
 
@@ -137,7 +141,10 @@ def _uvicorn(
     config = uvicorn.Config(
         app, log_level="warning", log_config=None if own_logging else uvicorn.config.LOGGING_CONFIG,
         http=answering_protocol(header_timeout, cache, replay_port, None if cache is None else getattr(state, "public", None),
-                                getattr(state, "access", None), json_logs),
+                                getattr(state, "access", None), json_logs, trusted),
+        # X-Forwarded-* are read only from --trusted-proxy, by the app and the connections (uvicorn's own
+        # reading would believe 127.0.0.1's, or $FORWARDED_ALLOW_IPS's, and leave X-Forwarded-Host out)
+        proxy_headers=False,
         limit_concurrency=max_connections, timeout_keep_alive=5,
         timeout_graceful_shutdown=GRACE_SECONDS,
     )
