@@ -45,11 +45,11 @@ import pdi
 from pdi.fragments.text import counting
 from pdi.fragments.text.charset import encoding_for
 from pdi.fragments.text.counting import BlockCounter, count_blocks
+from support.checkout import INSTALLED, ROOT
 from test_text_counting import _cuts, blocked_texts, ref_counts
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
 #: Wheels of every package requirements/run.lock pins (scripts/bootstrap --dev).
 WHEELHOUSE = Path(os.environ.get("PDI_WHEELHOUSE") or Path(sys.prefix) / "share" / "wheelhouse")
 #: What builds the sdist, besides src/.
@@ -332,9 +332,10 @@ def test_pipx_installs_the_server_extras_when_asked(dists: tuple[Path, Path], tm
 
 def test_the_suite_imports_the_pdi_it_means() -> None:
     """scripts/test in CI (``PDI_TEST_INSTALLED=1``) runs the suite against the installed wheel, else the
-    checkout's src/ (an editable install, or PYTHONPATH)."""
+    checkout's src/ (pytest's ``pythonpath``). The processes it starts run the same one
+    (tests/test_cli_basics.py)."""
     where = Path(pdi.__file__).resolve().parent
-    if os.environ.get("PDI_TEST_INSTALLED") == "1":
+    if INSTALLED:
         site = {Path(sysconfig.get_paths()[k]).resolve() for k in ("purelib", "platlib")}
         assert where.parent in site, f"pdi imported from {where}, not from the installed wheel in {site}"
         assert not list((where.parent).glob("__editable__*pdi*"))
