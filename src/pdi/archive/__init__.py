@@ -157,7 +157,7 @@ class Archive(Deposits, Statements, Listing, Manifests, Mirroring, Browsing, Cur
         """Open an existing archive; :class:`NotFoundError` when there is none.
 
         ``connections`` is how many catalog connections a PostgreSQL archive
-        keeps at most, in a pool (0: :data:`pdi.archive.postgres.DEFAULT_CONNECTIONS`);
+        keeps at most, in a pool (0: :data:`pdi.archive.catalog.opening.DEFAULT_CONNECTIONS`);
         each thread's transaction takes one, and waits while all are taken.
         """
         return cls(_open_store(resolve_location(location), create=False, connections=connections), clock=clock)

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pdi._extras import missing_extra
 from pdi.archive.blobs.files import fsync_dir
 from pdi.archive.catalog.blobs import NAMED_OUTSIDE_ROWS
 from pdi.archive.catalog.opening import is_postgres_url
@@ -411,7 +412,10 @@ def _postgres_tool(name: str, server_major: int) -> str:
 def _server_major(url: str) -> tuple[int, str | None, bool]:
     """The server's major version, the schema the URL's search_path names (``None``: the default), and whether
     the URL holds a catalog."""
-    import psycopg
+    try:
+        import psycopg
+    except ImportError as exc:  # pdi installed without its postgres extra
+        missing_extra("postgres", exc)
 
     try:
         with psycopg.connect(url, connect_timeout=30) as conn:
@@ -428,7 +432,10 @@ def _server_major(url: str) -> tuple[int, str | None, bool]:
 def _make_way_for_schema(url: str, schema: str) -> None:
     """Before restoring a backup of the schema ``schema`` (the one ``url`` names): an empty one is dropped
     (``pg_restore`` makes it again)."""
-    import psycopg
+    try:
+        import psycopg
+    except ImportError as exc:  # pdi installed without its postgres extra
+        missing_extra("postgres", exc)
 
     try:
         with psycopg.connect(url, connect_timeout=30, autocommit=True) as conn:

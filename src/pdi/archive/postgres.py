@@ -18,10 +18,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-import psycopg
-import psycopg.conninfo
-import psycopg.errors
-from psycopg_pool import ConnectionPool, PoolTimeout
+from pdi._extras import missing_extra
+
+try:
+    import psycopg
+    import psycopg.conninfo
+    import psycopg.errors
+    from psycopg_pool import ConnectionPool, PoolTimeout
+except ImportError as exc:  # pdi installed without its postgres extra
+    missing_extra("postgres", exc)
 
 from pdi.archive.blobs.large_objects import LargeObjects
 from pdi.archive.blobs.large_objects import oneline as _oneline
@@ -29,6 +34,7 @@ from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog import SearchAccess, SQLStore, search_page
 from pdi.archive.catalog.base import timestamp
 from pdi.archive.catalog.documents import COUNT_A_DAY, minted_already
+from pdi.archive.catalog.opening import DEFAULT_CONNECTIONS
 from pdi.archive.catalog.search_index import NEW_SOURCE
 from pdi.archive.store import SCHEMA_VERSION, DocumentKey, SearchKey
 from pdi.errors import ImmutabilityError, LimitError, NotFoundError, PDIError, StoreError
@@ -36,9 +42,6 @@ from pdi.passages.fulltext import MARK_END, MARK_START
 
 # Any fixed number: the advisory lock that serializes schema migrations.
 _MIGRATION_LOCK = 0x0A5C1E
-#: Catalog connections a store keeps at most (pdi serve --db-connections): a command needs one;
-#: a resolver worker's threads each hold one for a transaction, and wait for one when all are taken.
-DEFAULT_CONNECTIONS = 4
 #: How long a transaction waits for a free connection before it is refused (StoreError, 503).
 POOL_WAIT_SECONDS = 30.0
 

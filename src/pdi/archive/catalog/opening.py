@@ -20,6 +20,11 @@ if TYPE_CHECKING:
     from pdi.archive.blobs.seam import BlobStore
     from pdi.archive.catalog import SQLStore
 
+#: Catalog connections a PostgreSQL store keeps at most (pdi serve --db-connections): a command needs one;
+#: a resolver worker's threads each hold one for a transaction, and wait for one when all are taken.
+#: Here, not in :mod:`pdi.archive.postgres`, so that ``pdi serve`` on SQLite does not need psycopg.
+DEFAULT_CONNECTIONS = 4
+
 
 def is_postgres_url(location: str) -> bool:
     """Whether a location names a PostgreSQL database rather than a directory."""
@@ -34,6 +39,8 @@ def open_store(location: str, *, create: bool, blobs: str | None = None, connect
     schema as it is (what a backup and a restore do: they copy an archive, they do not upgrade it); such a
     catalog is fit only for reading what every released schema has (its blobs and where they are).
     """
+    if blobs is not None:  # the s3 extra is there (pdi._extras), or nothing is made
+        import pdi.archive.blobs.s3  # noqa: F401
     if is_postgres_url(location):
         from pdi.archive.postgres import open_postgres
 
