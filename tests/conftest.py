@@ -17,7 +17,9 @@ skipped.
 
 Subprocesses: every ``python -m pdi`` or ``python -c`` a test starts runs the
 checkout under test, not whatever copy of pdi is installed: this tree's
-``src`` goes first on ``PYTHONPATH`` for the whole session.
+``src`` goes first on ``PYTHONPATH`` for the whole session. In CI
+(``scripts/test`` with ``PDI_TEST_INSTALLED=1``) the pdi under test is the
+installed wheel, and ``src`` stays off the path (:mod:`support.checkout`).
 
 Parallel runs (``scripts/test`` runs pytest-xdist workers, ``-n``): every
 session fixture is per worker. Each worker starts its own PostgreSQL cluster
@@ -59,6 +61,7 @@ from hypothesis import HealthCheck, settings
 
 from pdi.archive import Archive
 from pdi.capture.browser import Pipe, devtools
+from support.checkout import INSTALLED, SRC
 from support.pgcluster import TemporaryCluster
 
 settings.register_profile("pdi", deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -70,10 +73,10 @@ settings.register_profile(
 )
 settings.load_profile("pdi-ci" if os.environ.get("CI") == "true" else "pdi")
 
-SRC = Path(__file__).resolve().parent.parent / "src"
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [str(SRC), *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(SRC))]
-)
+if not INSTALLED:
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(SRC), *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(SRC))]
+    )
 
 
 _databases = itertools.count(1)

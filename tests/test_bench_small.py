@@ -37,9 +37,7 @@ def _marks(name: str) -> list[pytest.MarkDecorator]:
 
 @pytest.mark.parametrize("name", [pytest.param(name, marks=_marks(name)) for name in BENCHMARKS])
 def test_benchmark_runs_small(name: str) -> None:
-    env = dict(os.environ)
-    # this tree's code, whatever pdi the interpreter has installed
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+    env = dict(os.environ)  # PYTHONPATH: the pdi under test (tests/conftest.py)
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "run_all.py"), "--small", name],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
     report = f"stdout:\n{done.stdout[-4000:]}\nstderr:\n{done.stderr[-4000:]}"

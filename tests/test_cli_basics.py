@@ -14,9 +14,11 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pdi
 from pdi import __version__
 from pdi.cli import COMMAND_MODULES, PDIGroup, cli, load_all
 from pdi.errors import IntegrityError, NotFoundError, ParseError
+from support.checkout import INSTALLED
 
 
 def test_version_prints_package_version() -> None:
@@ -90,15 +92,16 @@ def test_a_command_loads_only_its_own_modules(tmp_path: Path) -> None:
     assert result.stdout == "two\n[]\n"
 
 
-def test_subprocesses_run_this_checkout(tmp_path: Path) -> None:
+def test_subprocesses_run_the_pdi_under_test(tmp_path: Path) -> None:
     # tests/conftest.py puts this tree's src first, so a `python -m pdi` a test starts
-    # is the code under test even where another copy of pdi is installed.
+    # is the code under test even where another copy of pdi is installed; in CI both are
+    # the installed wheel (support.checkout, tests/test_package.py checks which one this is)
     result = subprocess.run(
         [sys.executable, "-c", "import pdi; print(pdi.__file__)"],
         capture_output=True, text=True, check=True, cwd=tmp_path,
     )
     here = Path(__file__).resolve().parent.parent / "src" / "pdi" / "__init__.py"
-    assert Path(result.stdout.strip()) == here
+    assert Path(result.stdout.strip()) == (Path(pdi.__file__) if INSTALLED else here)
 
 
 def test_every_error_prints_one_pdi_prefix() -> None:

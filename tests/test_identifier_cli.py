@@ -6,13 +6,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from click.testing import CliRunner
 
 from pdi.cli import cli
-
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -104,7 +101,7 @@ def test_parse_strict_turns_warnings_into_errors() -> None:
 
 
 def test_parse_as_a_process() -> None:
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env = dict(os.environ)  # PYTHONPATH: the pdi under test (tests/conftest.py)
     ok = subprocess.run(
         [sys.executable, "-m", "pdi", "parse", "pdi://a.us/2000/01/02/3.text"],
         capture_output=True,

@@ -6,13 +6,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from click.testing import CliRunner
 
 from pdi.cli import cli
-
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -99,7 +96,7 @@ def test_uri_help_lists_the_commands() -> None:
 
 
 def test_uri_resolve_as_a_real_process() -> None:
-    env = dict(os.environ, PYTHONPATH=str(SRC))
+    env = dict(os.environ)  # PYTHONPATH: the pdi under test (tests/conftest.py)
     done = subprocess.run(
         [sys.executable, "-m", "pdi", "uri", "resolve", "pdi://oma.eop.gov.us/1997/01/27/3", "4"],
         capture_output=True,

@@ -55,21 +55,56 @@ def _writer(location: str, seed: int, stop: threading.Event, acknowledged: list[
         failures.append(exc)
 
 
-def _drill(location: str, dest: Path, destroy: Callable[[], object], restore_to: str | None) -> None:
+def _http_writer(base: str, token: str, seed: int, stop: threading.Event,
+                 acknowledged: list[tuple[float, str, str]], failures: list[BaseException]) -> None:
+    """Deposit octets over HTTP (``POST /api/deposit`` of a running ``pdi serve``) until ``stop``."""
+    import httpx
+
+    rng = random.Random(seed)
+    try:
+        with httpx.Client(headers={"Authorization": f"Bearer {token}"}, timeout=60) as client:
+            while not stop.is_set():
+                octets = rng.randbytes(rng.choice((100, 5000, 70_000, 300_000)))
+                answer = client.post(f"{base}/api/deposit?series={S}&format=octet-stream", content=octets)
+                assert answer.status_code == 201, answer.text
+                # a 201 received: acknowledged
+                acknowledged.append((time.monotonic(), answer.json()["pdi"], hashlib.sha256(octets).hexdigest()))
+    except BaseException as exc:
+        failures.append(exc)
+
+
+def _drill(location: str, dest: Path, destroy: Callable[[], object], restore_to: str | None,
+           over_http: bool = False) -> None:
     with Archive.init(location) as archive:
         archive.add_series(S)
+        _, token = archive.add_token("drill", role="deposit", series=[S])
     stop = threading.Event()
     acknowledged: list[tuple[float, str, str]] = []
     failures: list[BaseException] = []
-    threads = [threading.Thread(target=_writer, args=(location, seed, stop, acknowledged, failures))
-               for seed in range(WRITERS)]
+    server = None
+    if over_http:  # the writers are strangers' clients of pdi serve (two workers), the backup the command
+        from server.server_helpers import start_serve, wait_answering
+        from server.server_helpers import stop as stop_server
+
+        server, port, _ = start_serve(location, "--workers", "2", "--replay-port", "0", drain=True,
+                                      start_new_session=True)
+        wait_answering(server, f"http://127.0.0.1:{port}/healthz")
+        threads = [threading.Thread(target=_http_writer, args=(f"http://127.0.0.1:{port}", token, seed, stop,
+                                                               acknowledged, failures)) for seed in range(WRITERS)]
+    else:
+        threads = [threading.Thread(target=_writer, args=(location, seed, stop, acknowledged, failures))
+                   for seed in range(WRITERS)]
     for thread in threads:
         thread.start()
     try:
         while len(acknowledged) < 40 and not failures:
             time.sleep(0.05)
         began = time.monotonic()
-        backup(location, dest)
+        if over_http:
+            made = _pdi("backup", str(dest), "--archive", location)
+            assert made.returncode == 0, made.stderr
+        else:
+            backup(location, dest)
         after = len(acknowledged)
         while len(acknowledged) < after + 16 and not failures:  # deposits go on after the backup, too
             time.sleep(0.05)
@@ -77,6 +112,8 @@ def _drill(location: str, dest: Path, destroy: Callable[[], object], restore_to:
         stop.set()
         for thread in threads:
             thread.join()
+        if server is not None:
+            stop_server(server)
     assert not failures, failures
     before = [(name, digest) for when, name, digest in acknowledged if when < began]
     assert len(before) >= 40
@@ -92,13 +129,15 @@ def _drill(location: str, dest: Path, destroy: Callable[[], object], restore_to:
                 assert hashlib.sha256(b"".join(opened.reader.chunks())).hexdigest() == digest, name
 
 
-def test_drill_sqlite(tmp_path: Path) -> None:
+@pytest.mark.parametrize("over_http", [False, True], ids=["archive", "http"])
+def test_drill_sqlite(tmp_path: Path, over_http: bool) -> None:
     location = str(tmp_path / "archive")
-    _drill(location, tmp_path / "backup", lambda: shutil.rmtree(location), None)
+    _drill(location, tmp_path / "backup", lambda: shutil.rmtree(location), None, over_http)
     assert not (tmp_path / "backup" / "tmp").exists() or not any((tmp_path / "backup" / "tmp").iterdir())
 
 
-def test_drill_postgres(pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
+@pytest.mark.parametrize("over_http", [False, True], ids=["archive", "http"])
+def test_drill_postgres(pg_cluster: TemporaryCluster, tmp_path: Path, over_http: bool) -> None:
     name = f"pdi_backup_{next(_databases)}"
     location = pg_cluster.create_database(name)
 
@@ -107,7 +146,7 @@ def test_drill_postgres(pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
             conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
         pg_cluster.create_database(name)  # empty: what restore --to needs
 
-    _drill(location, tmp_path / "backup", destroy, location)
+    _drill(location, tmp_path / "backup", destroy, location, over_http)
 
 
 def _small_archive(root: Path) -> list[tuple[str, bytes]]:
@@ -192,6 +231,39 @@ def test_not_enough_space_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(shutil, "disk_usage", lambda _: shutil._ntuple_diskusage(1 << 30, 1 << 30, 1 << 20))  # type: ignore[attr-defined]
     with pytest.raises(StoreError, match="not enough space"):
         backup(str(root), tmp_path / "b")
+
+
+def test_postgres_backup_checks_the_space_before_pg_dump_and_keeps_the_last_backup(
+    pg_cluster: TemporaryCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    location = pg_cluster.create_database(f"pdi_backup_{next(_databases)}")
+    noise = random.Random(7)
+    with Archive.init(location) as archive:  # blobs in the database: large objects, incompressible
+        archive.add_series(S)
+        for _ in range(3):
+            archive.deposit(S, [Content(noise.randbytes(1 << 20), "octet-stream")])
+    dest = tmp_path / "b"
+    backup(location, dest)
+    dump = dest / "catalog.dump"
+    kept = dump.read_bytes()
+    from pdi.archive.backup import _dump_estimate
+
+    assert _dump_estimate(location, True) >= len(kept) >= 3 << 20  # the estimate is what the dump took at least
+    ran = tmp_path / "ran"
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    real = shutil.which("pg_dump")
+    assert real is not None
+    (tools / "pg_dump").write_text(f'#!/bin/sh\necho "$@" >> {ran}\nexec {real} "$@"\n')  # says how it ran
+    (tools / "pg_dump").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    free = len(kept)  # as much free as the last dump took: not enough with the spare
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: shutil._ntuple_diskusage(1 << 40, 1 << 40, free))  # type: ignore[attr-defined]
+    with pytest.raises(StoreError, match=r"not enough space at .*MiB needed"):
+        backup(location, dest)
+    asked = ran.read_text().splitlines() if ran.exists() else []
+    assert all(line == "--version" for line in asked), asked  # asked its version at most, never to dump
+    assert dump.read_bytes() == kept and not (dest / "catalog.dump.partial").exists()
 
 
 def test_pg_dump_missing_or_too_old_is_said(pg_cluster: TemporaryCluster, tmp_path: Path,

@@ -3,15 +3,23 @@
 A command on a SQLite archive with its own files is a short process: importing
 psycopg and boto3 for it would more than double its start-up (they are most of
 what `pdi ls` imported before). Each test runs `pdi` in a fresh interpreter and
-asks it which of them it loaded.
+asks it which of them it loaded. Where they are not installed at all (pdi
+without its postgres or s3 extra, pyproject.toml), a SQLite archive still
+works and the other stores name the extra to install (pdi._extras); the
+same is checked on a real `pipx install` of the wheel in tests/test_package.py.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from pdi._extras import missing_extra
+from pdi.errors import UnsupportedError
 from support.pgcluster import TemporaryCluster
 
 #: Runs `pdi ARGS…` in this interpreter, then prints which of the heavy client libraries it imported.
@@ -39,3 +47,58 @@ def test_a_sqlite_archive_loads_neither_psycopg_nor_boto3(tmp_path: Path) -> Non
 def test_a_postgresql_archive_loads_psycopg_and_not_boto3(pg_cluster: TemporaryCluster) -> None:
     url = pg_cluster.create_database("opening_imports")
     assert _loaded("init", "--archive", url) == {"psycopg", "psycopg_pool"}
+
+
+#: Runs `pdi ARGS…` (the console script's entry) as if the libraries named in $PDI_TEST_BLOCK were not installed.
+BLOCKED = """
+import os, sys
+sys.modules.update(dict.fromkeys(os.environ["PDI_TEST_BLOCK"].split()))  # None: importing it fails
+from pdi.cli import main
+main()
+"""
+
+
+def _without(libraries: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", BLOCKED, *args], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, "PDI_TEST_BLOCK": libraries}, timeout=120, check=False)
+
+
+SERVER_LIBRARIES = "psycopg psycopg_pool boto3 botocore"
+
+
+def test_without_the_server_libraries_a_sqlite_archive_works(tmp_path: Path) -> None:
+    text = tmp_path / "a.txt"
+    text.write_text("one\n")
+    for args in (["init", "a"], ["series", "add", "example.org.us", "--archive", "a"],
+                 ["add", "a.txt", "--series", "example.org.us", "--archive", "a"], ["ls", "--archive", "a"],
+                 ["serve", "--help"], ["backup", "--help"]):
+        done = _without(SERVER_LIBRARIES, *args, cwd=tmp_path)
+        assert done.returncode == 0, (args, done.stderr)
+
+
+def test_without_psycopg_a_postgresql_archive_names_the_postgres_extra(tmp_path: Path) -> None:
+    done = _without("psycopg psycopg_pool", "init", "postgresql://127.0.0.1:1/none", cwd=tmp_path)
+    assert done.returncode == UnsupportedError.exit_code == 6
+    assert done.stderr == (
+        "pdi: unsupported: pdi's postgres extra is not installed (psycopg is missing), and a PostgreSQL catalog"
+        " (postgresql://…) needs it: install pdi with it, pipx install --force 'pdi[postgres]'"
+        " (or pip install 'pdi[postgres]')\n"
+    )
+
+
+def test_without_boto3_blobs_in_s3_name_the_s3_extra_and_make_no_archive(tmp_path: Path) -> None:
+    done = _without("boto3 botocore", "init", "a", "--blobs", "s3://bucket/prefix", cwd=tmp_path)
+    assert done.returncode == 6
+    assert "pdi's s3 extra is not installed (boto3 is missing)" in done.stderr
+    assert "pipx install --force 'pdi[s3]'" in done.stderr
+    assert not (tmp_path / "a").exists()
+
+
+def test_a_missing_module_that_is_no_extra_of_ours_is_a_bug_not_a_message() -> None:
+    bug = ModuleNotFoundError("No module named 'numpy'", name="numpy")
+    with pytest.raises(ModuleNotFoundError) as raised:
+        missing_extra("postgres", bug)
+    assert raised.value is bug
+    with pytest.raises(UnsupportedError) as named:
+        missing_extra("s3", ModuleNotFoundError("No module named 'botocore.config'", name="botocore.config"))
+    assert named.value.details == {"extra": "s3", "missing": "botocore"}

@@ -24,7 +24,6 @@ from pdi.interop.warc import Imported, import_warc, pages
 
 S = "web.example.us"
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(40))
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def _warc(path: Path, count: int = 7) -> Path:
@@ -154,7 +153,7 @@ print("finished", flush=True)
 def test_sigkill_mid_import_leaves_whole_batches_and_every_acknowledged_name(tmp_path: Path) -> None:
     warc = _warc(tmp_path / "a.warc.gz", count=40)
     _archive(tmp_path / "archive").close()
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env = dict(os.environ)  # PYTHONPATH: the pdi under test (tests/conftest.py)
     child = subprocess.Popen(
         [sys.executable, "-c", IMPORTER, str(tmp_path / "archive"), str(warc), S],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,

@@ -240,6 +240,23 @@ def test_legacy_i2r_rescued_from_a_later_capture_elsewhere(network: Network) -> 
     assert httpx.get(answer.headers["location"], timeout=30).content == b"<h1>The White House, 2026</h1>"
 
 
+def test_legacy_rescue_asks_the_archives_its_mirrors_name_and_never_itself(network: Network, tmp_path: Path) -> None:
+    d_dir = tmp_path / "d"  # no registry loaded, no DNS: it knows A only as the origin of a series it mirrors
+    Archive.init(str(d_dir)).close()
+    added = pdi("mirror", "add", network.a_url, "--series", A_SERIES, archive=d_dir)
+    assert added.returncode == 0, added.stderr
+    with serving(d_dir) as (_, d_port):
+        d_url = f"http://127.0.0.1:{d_port}/"
+        # its own registry names only itself: skipped when asking for captures, the mirrors' archives still asked
+        own = pdi("registry", "add", "d.example.us", d_url, archive=d_dir)
+        assert own.returncode == 0, own.stderr
+        answer = get(f"{d_url}uri-res/I2R?{LEGACY_HOME}")
+        assert answer.status_code == 302, answer.text
+        assert answer.headers["location"].startswith(f"{network.a_url}uri-res/N2R?")
+        assert "this is a later capture (2026-11-21)" in answer.headers["warning"]
+        assert httpx.get(answer.headers["location"], timeout=30).content == b"<h1>The White House, 2026</h1>"
+
+
 def test_legacy_i2r_rescued_from_a_local_capture(network: Network) -> None:
     same = get(f"{network.c_registry}uri-res/I2R?{LEGACY_WELCOME_SAME_DAY}")
     assert same.status_code == 200 and same.content == b"<h1>Welcome to the White House</h1>"

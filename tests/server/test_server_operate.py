@@ -14,6 +14,8 @@ import re
 import shutil
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -313,3 +315,130 @@ def test_waits_for_a_pooled_catalog_connection_are_counted(pg_cluster: Temporary
         after = (metric("pdi_catalog_pool_waits_total"), metric("pdi_catalog_pool_wait_seconds_total"))
         assert after[0] - before[0] == 1.0
         assert after[1] - before[1] >= 0.199
+
+
+def test_json_logs_go_to_the_log_file_for_answers_from_the_cache_too_and_sighup_reopens_it(
+    archive: tuple[Path, str, str], tmp_path: Path,
+) -> None:
+    location, short, _ = archive
+    logged = tmp_path / "pdi.log"
+    rotated = tmp_path / "pdi.log.1"
+    with serving(location, "--workers", "1", "--log-format", "json", "--log-file", str(logged)) as (process, port):
+        base = f"http://127.0.0.1:{port}"
+        before = scrape(port)
+        with httpx.Client() as client:  # one connection: its worker writes the N2R answers from the cache itself
+            answers = [client.get(f"{base}/uri-res/N2R?{short}") for _ in range(3)]
+        assert all(a.status_code == 200 and a.content == SHORT for a in answers)
+        ids = [a.headers["x-request-id"] for a in answers]
+        assert all(re.fullmatch(r"[0-9a-f]{32}", i) for i in ids) and len(set(ids)) == 3
+        hits = moved(before, scrape(port), "pdi_answer_cache_lookups_total").get((("result", "hit"),), 0.0)
+        assert hits >= 2  # the second and third came from the cache, without the app
+        deadline = time.monotonic() + 10
+        while not all(i in logged.read_text() for i in ids):
+            assert time.monotonic() < deadline, "a request's JSON record never reached the log file"
+            time.sleep(0.05)
+        records = {r["request_id"]: r for r in map(json.loads, logged.read_text().splitlines())
+                   if r.get("event") == "request"}
+        for i in ids:
+            assert (records[i]["route"], records[i]["path"], records[i]["status"], records[i]["bytes"]) == (
+                "/uri-res/{service}", "/uri-res/N2R", 200, len(SHORT))
+        logged.rename(rotated)  # logrotate's rename; the worker still holds the file open
+        process.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 20
+        while not logged.exists():
+            assert time.monotonic() < deadline, "no new log file after SIGHUP"
+            httpx.get(f"{base}/api/series")
+            time.sleep(0.05)
+        kept = rotated.read_text()
+        after = httpx.get(f"{base}/api/series", headers={"X-Request-Id": "after-rotation"})
+        assert after.status_code == 200
+        deadline = time.monotonic() + 10
+        while "after-rotation" not in logged.read_text():
+            assert time.monotonic() < deadline, "the record after SIGHUP is not in the new log file"
+            time.sleep(0.05)
+        assert rotated.read_text() == kept
+        assert process.poll() is None
+
+
+def test_the_replay_origin_is_counted_and_logged_and_does_not_answer_metrics(
+    archive: tuple[Path, str, str], tmp_path: Path,
+) -> None:
+    location, _, _ = archive
+    access = tmp_path / "access.log"
+    process, port, first = start_serve(location, "--replay-port", "0", "--access-log", str(access),
+                                       start_new_session=True)
+    try:
+        found = re.search(r"replay at http://[^:]+:(\d+)/", first)
+        assert found is not None, first
+        replay = int(found.group(1))
+        wait_answering(process, f"http://127.0.0.1:{port}/healthz")
+        before = scrape(port)
+        missing = httpx.get(f"http://127.0.0.1:{replay}/replay/no-such-part")
+        elsewhere = httpx.get(f"http://127.0.0.1:{replay}/metrics")  # an archived page's path here, not ours
+        assert missing.status_code == 404 and elsewhere.status_code == 404
+        assert "pdi_http_requests_total" not in elsewhere.text
+        counted = moved(before, scrape(port), "pdi_http_requests_total")
+        assert counted[requests_of("/replay/{rest:path}", "404")] == 1.0
+        assert counted[requests_of("/{rest:path}", "404")] == 1.0
+        deadline = time.monotonic() + 10
+        while " /metrics HTTP/1.1" not in access.read_text():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        lines = [(m["target"], m["status"]) for m in map(CLF.fullmatch, access.read_text().splitlines()) if m]
+        assert ("/replay/no-such-part", "404") in lines
+        assert ("/metrics", "404") in lines and ("/metrics", "200") in lines  # the replay origin's, and a scrape
+    finally:
+        stop(process)
+
+
+def test_metrics_say_what_pdi_verify_last_found(archive: tuple[Path, str, str], tmp_path: Path) -> None:
+    location = tmp_path / "archive"
+    shutil.copytree(archive[0], location)
+    large = b"0123456789abcde\n" * (LARGE // 16)
+    digest = hashlib.sha256(large).hexdigest()  # worked out here, not read from the archive
+    verify = [sys.executable, "-m", "pdi", "verify", "--archive", str(location)]
+    assert subprocess.run(verify, capture_output=True, timeout=120).returncode == 0
+    (stored,) = [p for p in (location / "blobs").rglob(f"{digest}*") if p.is_file()]
+    with stored.open("r+b") as damaged:  # one octet flipped in the middle of the large text's file
+        damaged.seek(LARGE // 2)
+        octet = damaged.read(1)
+        damaged.seek(LARGE // 2)
+        damaged.write(bytes([octet[0] ^ 0x20]))
+    second = time.time()
+    result = subprocess.run(verify, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 3 and "altered" in result.stdout, result.stdout
+    done = time.time()
+    with serving(location, "--workers", "2") as (_, port):
+        samples = scrape(port)
+    assert samples[("pdi_blobs", ())] == 2.0  # the short text and the large one
+    assert samples[("pdi_fixity_blobs", (("result", "whole"),))] == 1.0
+    assert samples[("pdi_fixity_blobs", (("result", "damaged"),))] == 1.0
+    newest = samples[("pdi_fixity_newest_check_timestamp_seconds", ())]
+    oldest = samples[("pdi_fixity_oldest_check_timestamp_seconds", ())]
+    assert second - 1 <= oldest <= newest <= done + 1  # each blob's latest check is the second verify's
+
+
+@pytest.mark.postgres
+def test_readyz_names_the_catalog_while_postgresql_is_down_and_is_ready_once_it_is_back() -> None:
+    with TemporaryCluster() as cluster:
+        url = cluster.create_database("pdi_ready")
+        with Archive.init(url) as opened:
+            opened.add_series(S)
+            opened.deposit(S, [Content(SHORT, "text")])
+        with serving(url, "--workers", "1") as (_, port):
+            assert httpx.get(f"http://127.0.0.1:{port}/readyz").status_code == 200
+            cluster.halt()
+            try:
+                ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=30)
+                assert ready.status_code == 503
+                problem = ready.json()
+                assert "catalog" in problem["failed"] and problem["detail"].startswith("catalog: ")
+                assert httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200  # alive all the same
+            finally:
+                cluster.resume()
+            deadline = time.monotonic() + 30  # the pool makes new connections to the server that came back
+            while httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=30).status_code != 200:
+                assert time.monotonic() < deadline, "/readyz did not become ready after PostgreSQL came back"
+                time.sleep(0.2)
+            samples = scrape(port)
+        assert samples[("pdi_store_errors_total", (("part", "catalog"),))] >= 1.0

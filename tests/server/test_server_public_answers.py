@@ -197,7 +197,7 @@ def test_a_location_not_for_anyone_goes_to_the_resolver_and_is_not_kept(names: d
     assert expected[0].split(b" ")[1] == {"private": b"403", "hidden": b"404", "under": b"403",
                                           "embargoed": b"403", "withdrawn": b"410"}[key]
     assert reached == [_query(names[key]).encode()] * 2
-    assert app.state.cache.get(b"N2L " + cache_key("127.0.0.1", _query(names[key]).encode())) is None
+    assert app.state.cache.get(b"N2L " + cache_key("127.0.0.1", _query(names[key]).encode(), "http")) is None
 
 
 @pytest.mark.parametrize("key", ["private", "hidden", "under", "embargoed", "withdrawn", "capture"])
@@ -213,7 +213,7 @@ def test_what_is_not_for_anyone_goes_to_the_resolver_and_is_not_kept(names: dict
         assert reached == [_query(names[key]).encode()]
     else:
         assert reached == [_query(names[key]).encode()] * 2
-        assert app.state.cache.get(cache_key("127.0.0.1", _query(names[key]).encode())) is None
+        assert app.state.cache.get(cache_key("127.0.0.1", _query(names[key]).encode(), "http")) is None
 
 
 def test_a_private_answer_read_with_a_token_is_never_kept_nor_given_to_others(names: dict[str, str]) -> None:
@@ -226,7 +226,7 @@ def test_a_private_answer_read_with_a_token_is_never_kept_nor_given_to_others(na
     assert b"cache-control: private, no-store" in expected[0]
     assert got == expected
     assert len(reached) == 3
-    assert app.state.cache.get(cache_key("127.0.0.1", _query(private).encode())) is None
+    assert app.state.cache.get(cache_key("127.0.0.1", _query(private).encode(), "http")) is None
 
 
 def test_a_damaged_or_missing_blob_is_refused_as_before(names: dict[str, str]) -> None:
@@ -239,7 +239,7 @@ def test_a_damaged_or_missing_blob_is_refused_as_before(names: dict[str, str]) -
     assert got == expected
     assert len(reached) == 4
     assert len(app.state.cache) == 0 or all(
-        app.state.cache.get(cache_key("127.0.0.1", _query(names[k]).encode())) is None
+        app.state.cache.get(cache_key("127.0.0.1", _query(names[k]).encode(), "http")) is None
         for k in ("damaged", "missing", "damaged file"))
 
 
@@ -274,7 +274,7 @@ def test_a_series_made_private_while_serving_is_honoured_at_once_for_a_name_not_
         assert after[1].startswith(b"HTTP/1.1 200")
         # the first went to the resolver, the second was made by the protocol: its series and the one above public
         assert calls.targets[1:] == [_query(utf8).encode()]
-        assert app.state.cache.get(cache_key("127.0.0.1", _query(utf8).encode())) is None
+        assert app.state.cache.get(cache_key("127.0.0.1", _query(utf8).encode(), "http")) is None
 
 
 def test_nothing_is_made_by_the_protocol_while_the_cache_is_stale(names: dict[str, str]) -> None:

@@ -182,7 +182,7 @@ def test_reads_go_on_from_the_primary_while_the_replica_is_down_and_return_to_it
                 archive.get(name)
             assert all(archive.get(name).data == body for _ in range(5))
         finally:
-            clusters.replica.launch()
+            clusters.replica.resume()
         clusters.wait_synchronous()
         clusters.wait_replayed()
         # when it answers again, a fresh pool of connections to it is made and the reads are its own again

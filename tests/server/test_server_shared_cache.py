@@ -16,9 +16,7 @@ that say nothing of caching (``proxy_cache_valid``) and never looks at
 from __future__ import annotations
 
 import datetime
-import shutil
-import signal
-import subprocess
+import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +24,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from server_helpers import Clock, serving, wait_answering
+from server_helpers import Clock, serving
 from test_server_pages_screenshots import SHOTS
 from test_server_signin import _js, _key, _shot, _wait
 
@@ -34,17 +32,12 @@ from chromium_helpers import open_page
 from pdi._ports import free_port
 from pdi.archive import Archive
 from pdi.capture.browser import devtools
+from support.nginxnode import nginx
 
 S = "library.example.us"
 SEALED = "court.example.us"
 HIDDEN = "grand-jury.example.us"
 URL = "http://www.example.com/ruling.html"
-
-
-def _nginx() -> str:
-    found = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/bin")
-    assert found, "nginx is missing: scripts/bootstrap --dev installs Debian's nginx"
-    return found
 
 
 @contextmanager
@@ -57,18 +50,7 @@ def caching_proxy(upstream: str, work: Path) -> Iterator[str]:
     ``Authorization``: what a token reads must then say it is not to be kept.
     """
     port = free_port()
-    work.mkdir()
-    temp = " ".join(f"{kind}_temp_path {work}/{kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
-    # one process, of whoever runs the test (no worker switching to another user who cannot write the cache)
-    (work / "nginx.conf").write_text(f"""
-daemon off;
-master_process off;
-pid {work}/nginx.pid;
-error_log {work}/error.log;
-events {{ worker_connections 64; }}
-http {{
-    access_log off;
-    {temp}
+    site = f"""
     proxy_cache_path {work}/cache levels=1:2 keys_zone=shared:1m;
     server {{
         listen 127.0.0.1:{port};
@@ -80,21 +62,9 @@ http {{
             add_header X-Cache-Status $upstream_cache_status always;
         }}
     }}
-}}
-""")
-    process = subprocess.Popen([_nginx(), "-p", str(work), "-e", str(work / "error.log"), "-c", str(work / "nginx.conf")],
-                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_answering(process, f"{base}/api/series")  # nginx's own errors: work/error.log
-        yield base
-    finally:
-        process.send_signal(signal.SIGQUIT)  # nginx: finish and stop
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=30)
+"""
+    with nginx(site, work, lambda: socket.create_connection(("127.0.0.1", port), timeout=1).close()):
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")

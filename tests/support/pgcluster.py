@@ -105,7 +105,7 @@ class TemporaryCluster:
     def start(self) -> TemporaryCluster:
         """Create and start the cluster; returns self."""
         self._create()
-        self.launch()
+        self.resume()
         return self
 
     def _create(self) -> None:
@@ -113,8 +113,19 @@ class TemporaryCluster:
         self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres",
                   "-E", "UTF8", "--locale=C", "--no-sync")
 
-    def launch(self) -> None:
-        """Start the server on the data directory there is (again, after :meth:`kill`)."""
+    def halt(self) -> None:
+        """Stop the server (a fast shutdown: its clients' connections are cut), keeping its data for :meth:`resume`."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "-t", "60", "stop")
+        self.started = False
+
+    def kill(self) -> None:
+        """Stop the server at once, as a crash would (``pg_ctl stop -m immediate``: no checkpoint, clients cut off),
+        keeping its data for :meth:`resume`."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "-t", "60", "stop")
+        self.started = False
+
+    def resume(self) -> None:
+        """Start the server of the data :meth:`start` made (again, after :meth:`halt` or :meth:`kill`)."""
         options = f"-k {self.directory} -c listen_addresses='' -c max_connections=60"
         if not self.durable:
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
@@ -124,11 +135,6 @@ class TemporaryCluster:
         self._run("pg_ctl", "-D", str(self.data), "-o", options,
                   "-l", str(self.directory / "server.log"), "-w", "-t", "60", "start")
         self.started = True
-
-    def kill(self) -> None:
-        """Stop the server at once, as a crash would (``pg_ctl stop -m immediate``: no checkpoint, clients cut off)."""
-        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "-t", "60", "stop")
-        self.started = False
 
     def url(self, database: str = "postgres") -> str:
         """A ``postgresql://`` URL for a database of this cluster."""

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pdi._extras import missing_extra
 from pdi.archive.blobs.files import fsync_dir
 from pdi.archive.catalog.blobs import NAMED_OUTSIDE_ROWS
 from pdi.archive.catalog.opening import is_postgres_url
@@ -325,12 +326,27 @@ def backup(location: str, dest: str | os.PathLike[str], *, copy: bool = False,
     target = Path(dest)
     started_at = _now()
     store = "postgres" if is_postgres_url(location) else "sqlite"
-    catalog = open_store(location, create=False)  # NotFoundError when there is no archive
+    # as it is: a backup taken by a newer pdi before it migrates the archive is what the older one can open
+    catalog = open_store(location, create=False, migrate=False)  # NotFoundError when there is no archive
     try:
         _prepare_destination(target, store)
         if store == "sqlite":
             return _backup_sqlite(catalog, Path(location), target, started_at, copy, progress)
         return _backup_postgres(catalog, location, target, started_at, progress)
+    finally:
+        catalog.close()
+
+
+def schema_version_at(location: str) -> int | None:
+    """The schema version of the archive at ``location`` as it is (not migrated); ``None`` where there is none."""
+    from pdi.archive.catalog.opening import open_store
+
+    try:
+        catalog = open_store(location, create=False, migrate=False)
+    except NotFoundError:
+        return None
+    try:
+        return catalog.schema_version()
     finally:
         catalog.close()
 
@@ -396,7 +412,10 @@ def _postgres_tool(name: str, server_major: int) -> str:
 def _server_major(url: str) -> tuple[int, str | None, bool]:
     """The server's major version, the schema the URL's search_path names (``None``: the default), and whether
     the URL holds a catalog."""
-    import psycopg
+    try:
+        import psycopg
+    except ImportError as exc:  # pdi installed without its postgres extra
+        missing_extra("postgres", exc)
 
     try:
         with psycopg.connect(url, connect_timeout=30) as conn:
@@ -413,7 +432,10 @@ def _server_major(url: str) -> tuple[int, str | None, bool]:
 def _make_way_for_schema(url: str, schema: str) -> None:
     """Before restoring a backup of the schema ``schema`` (the one ``url`` names): an empty one is dropped
     (``pg_restore`` makes it again)."""
-    import psycopg
+    try:
+        import psycopg
+    except ImportError as exc:  # pdi installed without its postgres extra
+        missing_extra("postgres", exc)
 
     try:
         with psycopg.connect(url, connect_timeout=30, autocommit=True) as conn:
@@ -438,10 +460,30 @@ def _run_tool(argv: list[str], what: str) -> None:
         raise StoreError(f"{what} failed (exit {status}): {said.decode(errors='replace').strip()[-2000:]}")
 
 
+def _dump_estimate(url: str, in_database: bool) -> int:
+    """Octets a ``pg_dump`` of the catalog ``url`` names may take, at most about: its tables' data without their
+    indexes (which a dump does not hold), and the large objects' when the blobs are in the database, with room
+    for what compressing octets that do not compress adds."""
+    import psycopg
+
+    query = ("SELECT COALESCE(SUM(pg_table_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n"
+             " ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'm') AND n.nspname = current_schema()")
+    try:
+        with psycopg.connect(url, connect_timeout=30) as conn:
+            size = int(conn.execute(query).fetchone()[0])  # type: ignore[index]
+            if in_database:
+                size += int(conn.execute("SELECT pg_table_size('pg_largeobject')").fetchone()[0])  # type: ignore[index]
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot reach the PostgreSQL server: {exc}") from exc
+    return size + size // 64 + (1 << 20)  # what does not compress grows a little in zlib, and the dump's own list
+
+
 def _backup_postgres(catalog: SQLStore, url: str, dest: Path, started_at: str,
                      progress: Progress | None) -> BackupDone:
     major, schema, _ = _server_major(url)
     pg_dump = _postgres_tool("pg_dump", major)
+    # the dump is compressed: its tables' size is about the most it takes (the last dump is kept till it is done)
+    _check_space(dest, _dump_estimate(url, catalog.blob_store_url() is None))
     partial = dest / (DUMP + ".partial")
     partial.unlink(missing_ok=True)
     argv = [pg_dump, "--format=custom", "--no-owner", "--blobs", f"--file={partial}"]
@@ -552,7 +594,7 @@ def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
     copier = BlobCopier(src, link=False)
     from pdi.archive.catalog.opening import open_store
 
-    catalog = open_store(url, create=False)
+    catalog = open_store(url, create=False, migrate=False)  # the backup's schema, as the SQLite restore keeps it
     try:
         recorded = catalog.blob_store_url()
         names = list(catalog.named_blobs()) if recorded is not None else []

@@ -14,7 +14,7 @@ from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs.files import FileBlobs
 from pdi.archive.fixity import Problem, VerifyReport, described_problem
 from pdi.archive.naming import record_name, timestamp
-from pdi.archive.store import FixityCheck
+from pdi.archive.store import FixityCheck, FixitySummary
 from pdi.errors import LimitError, StoreError
 
 __all__ = ["FIXITY_CHECKS_PAGE", "Checks"]
@@ -49,6 +49,10 @@ class Checks(ArchiveBase):
             close = getattr(names, "close", None)
             if close is not None:
                 close()
+
+    def fixity_summary(self) -> tuple[int, FixitySummary]:
+        """How many blobs the catalog names, and what the latest fixity check of each checked blob found."""
+        return self.store.count_blobs_used(), self.store.fixity_summary()
 
     def catalog_waits(self) -> tuple[int, float]:
         """Requests that waited for one of the catalog's pooled connections (PostgreSQL, ``--db-connections``) since

@@ -45,10 +45,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-import psycopg
-import psycopg.conninfo
-import psycopg.errors
-from psycopg_pool import ConnectionPool, PoolTimeout
+from pdi._extras import missing_extra
+
+try:
+    import psycopg
+    import psycopg.conninfo
+    import psycopg.errors
+    from psycopg_pool import ConnectionPool, PoolTimeout
+except ImportError as exc:  # pdi installed without its postgres extra
+    missing_extra("postgres", exc)
 
 from pdi.archive.blobs.large_objects import LargeObjects
 from pdi.archive.blobs.large_objects import oneline as _oneline
@@ -56,6 +61,7 @@ from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog import SearchAccess, SQLStore, search_page
 from pdi.archive.catalog.base import timestamp
 from pdi.archive.catalog.documents import COUNT_A_DAY, minted_already
+from pdi.archive.catalog.opening import DEFAULT_CONNECTIONS
 from pdi.archive.catalog.search_index import NEW_SOURCE
 from pdi.archive.store import SCHEMA_VERSION, DocumentKey, SearchKey
 from pdi.errors import ImmutabilityError, LimitError, NotFoundError, PDIError, StoreError
@@ -63,9 +69,6 @@ from pdi.passages.fulltext import MARK_END, MARK_START
 
 # Any fixed number: the advisory lock that serializes schema migrations.
 _MIGRATION_LOCK = 0x0A5C1E
-#: Catalog connections a store keeps at most (pdi serve --db-connections): a command needs one;
-#: a resolver worker's threads each hold one for a transaction, and wait for one when all are taken.
-DEFAULT_CONNECTIONS = 4
 #: How long a transaction waits for a free connection before it is refused (StoreError, 503).
 POOL_WAIT_SECONDS = 30.0
 
@@ -618,12 +621,14 @@ class PostgresStore(SQLStore):
 
 
 def open_postgres(
-    url: str, *, create: bool, connections: int = 0, blobs: BlobStore | None = None, read_url: str | None = None,
+    url: str, *, create: bool, connections: int = 0, blobs: BlobStore | None = None, migrate: bool = True,
+    read_url: str | None = None,
 ) -> PostgresStore:
     """Connect to an archive database (with ``create``, make its tables) and migrate forward.
 
-    ``connections`` sizes the pool of catalog connections (0: :data:`DEFAULT_CONNECTIONS`); ``read_url``
-    names a streaming replica of it that reads go to (see the module's docstring).
+    ``connections`` sizes the pool of catalog connections (0: :data:`DEFAULT_CONNECTIONS`).
+    ``migrate=False``: leave an older schema as it is, but still refuse one newer than this pdi knows.
+    ``read_url`` names a streaming replica of it that reads go to (see the module's docstring).
     """
     store = PostgresStore(url, connections=connections or DEFAULT_CONNECTIONS, blobs=blobs, read_url=read_url)
     try:
@@ -631,7 +636,10 @@ def open_postgres(
             raise NotFoundError(
                 f"no archive in {store.location} (no pdi tables); create one with pdi init"
             )
-        store.migrate()
+        if migrate:
+            store.migrate()
+        else:
+            store.refuse_newer_schema()
     except PDIError:
         store.close()
         raise

@@ -295,12 +295,19 @@ _PUBLIC_VERSION = (
 
 
 def open_sqlite(
-    directory: str | os.PathLike[str], *, create: bool, blobs: BlobStore | None = None
+    directory: str | os.PathLike[str], *, create: bool, blobs: BlobStore | None = None, migrate: bool = True
 ) -> SQLiteStore:
-    """Open (or with ``create`` make) an archive directory and migrate its schema forward."""
+    """Open (or with ``create`` make) an archive directory and migrate its schema forward.
+
+    ``migrate=False``: leave an older schema as it is (a backup copies the archive as it was), but still
+    refuse one newer than this pdi knows.
+    """
     store = SQLiteStore(directory, create=create, blobs=blobs)
     try:
-        store.migrate()
+        if migrate:
+            store.migrate()
+        else:
+            store.refuse_newer_schema()
     except PDIError:
         store.close()
         raise

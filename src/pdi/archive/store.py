@@ -428,6 +428,22 @@ class FixityCheck:
 
 
 @dataclass(frozen=True)
+class FixitySummary:
+    """What the latest fixity check of each blob ever checked (``pdi verify``) found, over the whole catalog.
+
+    ``whole`` and ``damaged``: how many blobs' latest check found their
+    bytes whole, or not; ``newest`` and ``oldest``: the latest check's time
+    (catalog form, :func:`pdi.archive.naming.timestamp`) of the blob checked
+    most and least recently (``None`` when none ever was).
+    """
+
+    whole: int
+    damaged: int
+    newest: str | None
+    oldest: str | None
+
+
+@dataclass(frozen=True)
 class SearchKey:
     """Where a search hit stands in the ranking: a keyset cursor (score, passage, document, version, format)."""
 

@@ -68,16 +68,33 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
 @click.option("--blobs", metavar="s3://BUCKET/PREFIX",
               help="Keep the blobs in this S3-compatible store (the bucket must exist); endpoint and"
                    " keys from AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY.")
+@click.option("--backup", "backup_dest", metavar="DEST",
+              help="Before migrating an existing archive, back it up into DEST as pdi backup DEST does (an empty"
+                   " or new directory, or a backup of this archive); a failed backup migrates nothing. An archive"
+                   " already at this pdi's schema version is not backed up.")
 @archive_option
-def init_cmd(location: str | None, blobs: str | None, archive: str) -> None:
+def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, archive: str) -> None:
     """Create an archive at DIR or in a postgresql:// database (default: --archive).
 
     Its blobs live beside the catalog (files, or rows of the database) unless
     --blobs names an S3-compatible store; the choice is recorded in the
     catalog and later commands find it there. Running it again on an
-    existing archive only migrates its schema forward.
+    existing archive only migrates its schema forward (any command that
+    opens it would): after installing a newer pdi, run it once, with
+    --backup DEST to keep the archive as the older pdi left it
+    (docs/how-to/upgrade.md). A catalog newer than this pdi knows is refused
+    (exit 8).
     """
-    with Archive.init(location or resolve_location(archive), blobs=blobs) as opened:
+    where = location or resolve_location(archive)
+    if backup_dest is not None:
+        from pdi.archive.backup import backup, schema_version_at
+        from pdi.archive.store import SCHEMA_VERSION
+
+        found = schema_version_at(where)
+        if found is not None and found < SCHEMA_VERSION:
+            backup(where, backup_dest)
+            click.echo(f"backed up the archive at schema version {found} to {backup_dest} before migrating it")
+    with Archive.init(where, blobs=blobs) as opened:
         click.echo(
             f"archive at {opened.location} (schema version {opened.schema_version()})"
         )

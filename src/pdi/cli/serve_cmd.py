@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from pdi.archive.blobs.memo import DEFAULT_SECONDS as DEFAULT_MEMO_SECONDS
-from pdi.archive.postgres import DEFAULT_CONNECTIONS
+from pdi.archive.catalog.opening import DEFAULT_CONNECTIONS
 from pdi.cli.archive_cmd import archive_option
 from pdi.server.process.limits import (
     DEFAULT_BODY_RATE,
@@ -100,20 +100,27 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="How pdi serve logs to standard error: text (uvicorn's warnings and errors), or json: one "
               "JSON object a line, each error and each request with its request id (X-Request-Id).")
+@click.option("--log-file", metavar="FILE", help="Write the log records (--log-format) to FILE instead of standard "
+              "error; SIGHUP reopens it (after a rotation by renaming).")
 @click.option("--access-log", metavar="FILE|-", help="Append a line for each request in the Common Log Format to "
               "FILE (- for standard output); SIGHUP reopens it (after a rotation by renaming).")
 @click.option("--metrics-token", envvar="PDI_METRICS_TOKEN", show_envvar=True, metavar="TOKEN",
               help="Who may read the Prometheus metrics at /metrics: whoever sends Authorization: Bearer TOKEN "
               "(better given in the environment than on a command line others can read); without it, clients on "
               "this machine's loopback addresses not forwarded by a proxy.")
+@click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS|NETWORK",
+              help="A reverse proxy (127.0.0.1, ::1, 10.0.0.0/8) whose X-Forwarded-Proto, -Host, -Port and -For "
+              "fields say the scheme, host and client of the request it forwards: the URLs pdi makes name them, and "
+              "a cookie set over https is Secure. Repeatable; default: none, and from anyone else these fields "
+              "are ignored (docs: how-to/deploy).")
 @archive_option
 def serve_cmd(
     host: str, port: int, base_url: str | None, workers: int | None, cache_mib: int, evaluations: int,
     queue_seconds: float, header_timeout: float, body_timeout: float, max_connections: int, fixity_memo: float,
     replay_port: int | None, replay_origin: str | None, replay_scripts: bool, oai_admin_email: str | None,
-    timemap_page: int, db_connections: int, read_url: str | None, tsa: str | None, indexer: bool, registries: tuple[str, ...],
-    registry_key: str | None, dns: str | None, log_format: str, access_log: str | None,
-    metrics_token: str | None, archive: str,
+    timemap_page: int, db_connections: int, read_url: str | None, tsa: str | None, indexer: bool,
+    registries: tuple[str, ...], registry_key: str | None, dns: str | None, log_format: str, log_file: str | None,
+    access_log: str | None, metrics_token: str | None, trusted_proxies: tuple[str, ...], archive: str,
 ) -> None:
     """Serve the archive read-only: RFC 2169 /uri-res/N2R?urn:pdi:… and friends, /api/…, and a viewer at /.
 
@@ -142,17 +149,22 @@ def serve_cmd(
     For operators: /healthz (alive), /readyz (catalog and blob store
     reachable), Prometheus metrics of all workers at /metrics
     (--metrics-token), JSON logs (--log-format json), an access log
-    (--access-log); SIGHUP reopens the access log (docs: how-to/operate).
+    (--access-log), the replay origin's requests counted and logged too;
+    SIGHUP reopens the access log and --log-file (docs: how-to/operate).
+    Behind a reverse proxy that ends TLS, name it with --trusted-proxy
+    (docs: how-to/deploy, and docs/deploy/nginx.conf).
     """
     from collections.abc import Callable
 
     from starlette.types import ASGIApp
 
     from pdi.archive import Archive
+    from pdi.errors import ParseError
     from pdi.server import ReplaySite, create_app
+    from pdi.server.http.forwarded import TrustedForwarding, TrustedProxies
     from pdi.server.http.metrics import MULTIPROC_ENV
     from pdi.server.process.limits import WorkLimits
-    from pdi.server.process.observe import AccessLog, configure_logging
+    from pdi.server.process.observe import AccessLog, Observe, configure_logging
     from pdi.server.process.origins import ByPort
     from pdi.server.process.run import default_workers, listening_socket, serve
     from pdi.server.replay.origin import create_replay_app
@@ -168,6 +180,10 @@ def serve_cmd(
 
         check_admin_email(oai_admin_email)  # here, not in each worker
     sources, finder = _federation(registries, registry_key, dns)  # refused here, before anything is served
+    try:
+        trusted = TrustedProxies.parse(trusted_proxies)
+    except ParseError as exc:
+        raise click.BadParameter(exc.reason, param_hint="--trusted-proxy") from None
     count = workers if workers is not None else default_workers()
     what = " for the replay origin (--replay-port, where archived web pages are served)"
     if replay_port is None:
@@ -191,7 +207,7 @@ def serve_cmd(
             resolver_origin = f"{parsed.scheme}://{parsed.host}" + (f":{parsed.port}" if parsed.port else "")
     site = ReplaySite(replay_origin, replay_bound, replay_scripts)
     log = AccessLog(access_log) if access_log is not None else None
-    configure_logging(log_format)
+    own_logging = configure_logging(log_format, log_file)
 
     def make_app() -> ASGIApp:
         work = WorkLimits(evaluations, queue_seconds)
@@ -202,7 +218,9 @@ def serve_cmd(
                               access_log=log, json_logs=log_format == "json", metrics_token=metrics_token)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
                                    resolver_port=bound, scripts=replay_scripts, limits=work)
-        return ByPort(resolver, replay, replay_bound)
+        observed = Observe(replay, access=log, json_logs=log_format == "json", metrics=False)
+        both = ByPort(resolver, observed, replay_bound)
+        return TrustedForwarding(both, trusted) if trusted else both
 
     make: Callable[[], ASGIApp]
     if count == 1:
@@ -221,8 +239,8 @@ def serve_cmd(
     drainer = _start_indexer(archive) if indexer else None
     try:
         serve(make, listener, workers=count, header_timeout=header_timeout, max_connections=max_connections,
-              replay=replay_listener, every_request=log_format == "json",
-              own_logging=log_format == "json")
+              replay=replay_listener, json_logs=log_format == "json", own_logging=own_logging,
+              trusted=trusted)
     finally:
         if drainer is not None:
             drainer.terminate()  # a row it held is leased a while, then taken again: nothing is lost

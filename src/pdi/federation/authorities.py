@@ -27,13 +27,20 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, StoreError, UnsupportedError
 from pdi.federation.naptr import NaptrFinder
-from pdi.federation.registry import MAX_REGISTRY, Registry, read_registry_file, verify_registry
+from pdi.federation.registry import (
+    MAX_REGISTRY,
+    Registry,
+    base_url,
+    read_registry_file,
+    verify_registry,
+)
 from pdi.signing import MAX_JWS, PublicKey, parse_jwks
 
 __all__ = ["Authorities", "Candidate", "RegistrySource", "fetch_bounded", "load_keys"]
@@ -175,10 +182,14 @@ class RegistrySource:
 class Authorities:
     """The resolvers of a series: from the archive's own registry, the loaded ones, then the DNS; which are up."""
 
-    def __init__(self, own: Path | None, sources: list[RegistrySource], dns: NaptrFinder | None) -> None:
+    def __init__(self, own: Path | None, sources: list[RegistrySource], dns: NaptrFinder | None,
+                 peers: Callable[[], Iterable[str]] | None = None) -> None:
         self.own = own
         self.sources = sources
         self.dns = dns
+        #: The other archives this one knows from its mirrors (origins and peers, ``pdi mirror add``): part of the
+        #: network a capture may be asked of, after the registries' resolvers.
+        self.peers = peers
         self._own: tuple[tuple[int, int] | None, Registry] = (None, Registry({}))
         self._up: dict[tuple[str, int], tuple[float, bool]] = {}
         self._lock = threading.Lock()
@@ -215,11 +226,18 @@ class Authorities:
         return list(seen.values())
 
     def every_resolver(self) -> list[str]:
-        """Every resolver any registry names, for any series (the network a capture may be asked of)."""
+        """Every resolver any registry names, for any series, then every archive the mirrors name (the network a
+        capture may be asked of)."""
         seen: dict[str, None] = {}
         for registry in self.registries():
             for bases in registry.series.values():
                 seen.update(dict.fromkeys(bases))
+        if self.peers is not None:
+            for url in self.peers():
+                try:
+                    seen.setdefault(base_url(url, "a mirror's base URL"), None)
+                except PDIError as exc:  # recorded by an older pdi, or by hand: skipped, said
+                    log.warning("pdi: a mirror's base URL is not asked for captures: %s", exc)
         return list(seen)
 
     def is_up(self, base: str) -> bool:

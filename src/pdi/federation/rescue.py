@@ -6,8 +6,8 @@ The White House publications server cited pages as
 archive is gone; what survives are captures of the same URL, under other
 names, in other archives. :func:`relation` says how a capture stands to the
 version the old name asked for (same day, later, earlier: the exact
-version was never kept); :class:`RemoteCaptures` asks the resolvers a
-registry names, each through its Memento TimeGate (RFC 7089 §4.1:
+version was never kept); :class:`RemoteCaptures` asks the resolvers the
+registries name, then the archives its mirrors name (origins and peers), each through its Memento TimeGate (RFC 7089 §4.1:
 ``/timegate/<URL>`` with ``Accept-Datetime``, ``302`` to the nearest
 memento), and trusts only an answer that points back into that same
 resolver's ``uri-res/N2R``.
@@ -69,9 +69,9 @@ class RemoteCaptures:
             headers["accept-datetime"] = http_datetime(datetime.datetime.combine(day, datetime.time(), datetime.UTC))
         asked = 0
         for base in self.authorities.every_resolver():
-            if base == exclude or asked >= MAX_ASKED or time.monotonic() > deadline:
+            if asked >= MAX_ASKED or time.monotonic() > deadline:
                 break
-            if not self.authorities.is_up(base):
+            if base == exclude or not self.authorities.is_up(base):  # this resolver itself was asked already
                 continue
             asked += 1
             try:

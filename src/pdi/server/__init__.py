@@ -221,7 +221,9 @@ def create_app(
     resolver = Resolver(opened, work, base_url, cache)
     pages = ReaderApp(opened, work, replay)
     key = signing_key or _signing_key(opened)
-    elsewhere = Elsewhere(opened, resolver, Authorities(_registry_file(opened), list(registries), dns), base_url, key)
+    authorities = Authorities(_registry_file(opened), list(registries), dns,
+                              peers=lambda: [m.base_url for m in opened.mirrors()])
+    elsewhere = Elsewhere(opened, resolver, authorities, base_url, key)
     resolver.elsewhere = pages.elsewhere = elsewhere
     catalogue = BrowsePages(opened)
     search = SearchPages(opened, work)

@@ -29,7 +29,12 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-import psycopg
+from pdi._extras import missing_extra
+
+try:
+    import psycopg
+except ImportError as exc:  # pdi installed without its postgres extra
+    missing_extra("postgres", exc)
 
 from pdi.archive.blobs import CHUNK_SIZE, BlobInfo, ChunkedReader, Digests, Octets, pieces
 from pdi.archive.blobs.inline import CatalogRows, inline_names, record_inline, stage_small

@@ -60,10 +60,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import boto3
-import botocore.exceptions
-from boto3.s3.transfer import TransferConfig
-from botocore.config import Config
+from pdi._extras import missing_extra
+
+try:
+    import boto3
+    import botocore.exceptions
+    from boto3.s3.transfer import TransferConfig
+    from botocore.config import Config
+except ImportError as exc:  # pdi installed without its s3 extra
+    missing_extra("s3", exc)
 
 from pdi.archive.blobs import CHUNK_SIZE, BlobInfo, ChunkedReader, Digests, Octets, pieces
 from pdi.archive.blobs.seam import (

@@ -31,6 +31,7 @@ from pdi.archive.store import (
     DocumentKey,
     DocumentStamp,
     FixityCheck,
+    FixitySummary,
     RepresentationRecord,
     SeriesCount,
 )
@@ -242,3 +243,17 @@ class BrowsePart(CatalogBase):
                     at, ok, problem = rows[0]
                     found[sha256] = FixityCheck(sha256, str(at), bool(ok), None if problem is None else str(problem))
         return found
+
+    def fixity_summary(self) -> FixitySummary:
+        """What each blob's latest fixity check found, counted over the catalog (``/metrics``)."""
+        with self._read():
+            rows = self._query(
+                "SELECT COALESCE(SUM(CASE WHEN f.ok <> 0 THEN 1 ELSE 0 END), 0),"
+                " COALESCE(SUM(CASE WHEN f.ok = 0 THEN 1 ELSE 0 END), 0), MAX(f.checked_at), MIN(f.checked_at)"
+                " FROM fixity_checks f JOIN (SELECT sha256, MAX(checked_at) AS latest FROM fixity_checks"
+                " GROUP BY sha256) l ON f.sha256 = l.sha256 AND f.checked_at = l.latest",
+                (),
+            )
+        whole, damaged, newest, oldest = rows[0]
+        return FixitySummary(int(whole), int(damaged), None if newest is None else str(newest),
+                             None if oldest is None else str(oldest))

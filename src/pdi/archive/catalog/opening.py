@@ -20,6 +20,11 @@ if TYPE_CHECKING:
     from pdi.archive.blobs.seam import BlobStore
     from pdi.archive.catalog import SQLStore
 
+#: Catalog connections a PostgreSQL store keeps at most (pdi serve --db-connections): a command needs one;
+#: a resolver worker's threads each hold one for a transaction, and wait for one when all are taken.
+#: Here, not in :mod:`pdi.archive.postgres`, so that ``pdi serve`` on SQLite does not need psycopg.
+DEFAULT_CONNECTIONS = 4
+
 
 def is_postgres_url(location: str) -> bool:
     """Whether a location names a PostgreSQL database rather than a directory."""
@@ -27,26 +32,32 @@ def is_postgres_url(location: str) -> bool:
 
 
 def open_store(
-    location: str, *, create: bool, blobs: str | None = None, connections: int = 0, read_url: str | None = None,
+    location: str, *, create: bool, blobs: str | None = None, connections: int = 0, migrate: bool = True,
+    read_url: str | None = None,
 ) -> SQLStore:
     """The catalog at ``location`` holding the blob store it records (``blobs``: the one to record at init).
 
-    ``connections`` sizes a PostgreSQL catalog's pool (0: the default); ``read_url`` names a streaming replica
-    of a PostgreSQL catalog that its reads go to (:mod:`pdi.archive.postgres`).
+    ``connections`` sizes a PostgreSQL catalog's pool (0: the default). ``migrate=False`` leaves an older
+    schema as it is (what a backup and a restore do: they copy an archive, they do not upgrade it); such a
+    catalog is fit only for reading what every released schema has (its blobs and where they are).
+    ``read_url`` names a streaming replica of a PostgreSQL catalog that its reads go to (:mod:`pdi.archive.postgres`).
     """
     if read_url is not None and not (is_postgres_url(location) and is_postgres_url(read_url)):
         raise UnsupportedError(
             f"a replica to read from (--read-url {_shown(read_url)}) needs a PostgreSQL archive and a postgresql://"
             f" URL of its replica; the archive is {_shown(location)}"
         )
+    if blobs is not None:  # the s3 extra is there (pdi._extras), or nothing is made
+        import pdi.archive.blobs.s3  # noqa: F401
     if is_postgres_url(location):
         from pdi.archive.postgres import open_postgres
 
-        catalog: SQLStore = open_postgres(location, create=create, connections=connections, read_url=read_url)
+        catalog: SQLStore = open_postgres(location, create=create, connections=connections, migrate=migrate,
+                                          read_url=read_url)
     else:
         from pdi.archive.sqlite import open_sqlite
 
-        catalog = open_sqlite(location, create=create)
+        catalog = open_sqlite(location, create=create, migrate=migrate)
     try:
         recorded = catalog.blob_store_url()
         if blobs is not None:
@@ -54,7 +65,8 @@ def open_store(
         if recorded is not None:
             catalog.hold(_blob_store(recorded))
         # the messages deposited before the thread index (schema 10) are read once it can read their blobs
-        catalog.fill_message_heads()
+        if migrate:
+            catalog.fill_message_heads()
     except BaseException:
         catalog.close()
         raise

@@ -418,6 +418,13 @@ class SchemaPart(CatalogBase):
             f"this pdi understands ({SCHEMA_VERSION}); upgrade pdi"
         )
 
+    def refuse_newer_schema(self) -> int:
+        """The schema version, unchanged; a :class:`StoreError` when it is newer than this pdi knows."""
+        current = self.schema_version()
+        if current > SCHEMA_VERSION:
+            raise self._too_new(current)
+        return current
+
     def migrate(self, target: int = SCHEMA_VERSION) -> int:
         """Apply missing migrations up to ``target``; returns the schema version now.
 

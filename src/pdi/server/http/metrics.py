@@ -33,8 +33,12 @@ from starlette.types import Scope
 
 if TYPE_CHECKING:
     from prometheus_client import Counter, Histogram
+    from prometheus_client.metrics_core import Metric
 
-__all__ = ["DEPOSIT_ROUTES", "MULTIPROC_ENV", "Metrics", "cache_lookup", "counters", "exposition", "may_read"]
+    from pdi.archive.store import FixitySummary
+
+__all__ = ["DEPOSIT_ROUTES", "FIXITY_SECONDS", "MULTIPROC_ENV", "Metrics", "cache_lookup", "counters", "exposition",
+           "fixity_families", "may_read"]
 
 #: The environment variable that puts ``prometheus_client`` in multiprocess mode (its directory of counts).
 #: ``prometheus_client`` reads it once, when it is first imported: so this module imports it only when a
@@ -91,8 +95,47 @@ def counters() -> Metrics:
     )
 
 
-def exposition() -> tuple[bytes, str]:
-    """The text exposition of every worker's metrics (of this process outside multiprocess mode), its media type."""
+#: Seconds a worker keeps what the catalog said of its fixity checks (:func:`fixity_families`) before asking again.
+FIXITY_SECONDS = 60.0
+
+
+def fixity_families(blobs: int, summary: FixitySummary) -> list[Metric]:
+    """The gauges of what ``pdi verify`` last found, read from the catalog's fixity checks at a scrape.
+
+    ``pdi verify`` runs apart from the server and records each blob's check
+    in the catalog (:meth:`pdi.archive.Archive.verify`); every worker reads
+    the same catalog, so these are the archive's, not summed over workers.
+    """
+    from prometheus_client.core import GaugeMetricFamily
+
+    held = GaugeMetricFamily("pdi_blobs", "Blobs the catalog names (distinct SHA-256)")
+    held.add_metric([], blobs)
+    checked = GaugeMetricFamily("pdi_fixity_blobs", "Blobs by what their latest fixity check (pdi verify) found:"
+                                " whole (their SHA-256 and size) or damaged (missing, altered, another size)",
+                                labels=["result"])
+    checked.add_metric(["whole"], summary.whole)
+    checked.add_metric(["damaged"], summary.damaged)
+    families: list[Metric] = [held, checked]
+    for which, at, what in (("newest", summary.newest, "most"), ("oldest", summary.oldest, "least")):
+        if at is not None:
+            gauge = GaugeMetricFamily(f"pdi_fixity_{which}_check_timestamp_seconds",
+                                      f"When the blob checked {what} recently was last checked (pdi verify),"
+                                      " seconds since the epoch")
+            gauge.add_metric([], _epoch(at))
+            families.append(gauge)
+    return families
+
+
+def _epoch(at: str) -> float:
+    """Seconds since the epoch of a moment as the catalog keeps it (``2026-11-25T10:31:02.118000Z``)."""
+    import datetime
+
+    return datetime.datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp()
+
+
+def exposition(extra: list[Metric] | None = None) -> tuple[bytes, str]:
+    """The text exposition of every worker's metrics (of this process outside multiprocess mode), and of
+    ``extra`` families (the archive's own, :func:`fixity_families`); its media type."""
     from prometheus_client import (
         CONTENT_TYPE_LATEST,
         REGISTRY,
@@ -104,10 +147,26 @@ def exposition() -> tuple[bytes, str]:
     counters()  # every family is listed, at 0, before its first count
     path = os.environ.get(MULTIPROC_ENV)
     if not path:
-        return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
-    registry = CollectorRegistry()
-    multiprocess.MultiProcessCollector(registry, path=path)  # type: ignore[no-untyped-call]
-    return generate_latest(registry), CONTENT_TYPE_LATEST
+        body = generate_latest(REGISTRY)
+    else:
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry, path=path)  # type: ignore[no-untyped-call]
+        body = generate_latest(registry)
+    if extra:
+        more = CollectorRegistry(auto_describe=False)
+        more.register(_Families(extra))
+        body += generate_latest(more)
+    return body, CONTENT_TYPE_LATEST
+
+
+class _Families:
+    """A collector of families made already (``prometheus_client``'s custom collector protocol)."""
+
+    def __init__(self, families: list[Metric]) -> None:
+        self.families = families
+
+    def collect(self) -> list[Metric]:
+        return self.families
 
 
 def may_read(scope: Scope, token: str | None) -> bool:

@@ -30,7 +30,7 @@ of ``/uri-res/N2R``, ``/uri-res/I2R`` and ``/uri-res/N2L`` from the cache before
 with ``If-None-Match`` (``304``) and one ``Range`` (``206``/``416``) read
 as the resolver itself reads them (:func:`answer`); a miss goes on to the
 resolver, which fills the cache (:meth:`pdi.server.protocol.resolver.Resolver.endpoint`).
-The key is the request's ``Host`` and query string exactly as sent
+The key is the request's scheme, and its ``Host`` and query string exactly as sent
 (:func:`cache_key`: the name as the client spelled it; every spelling of a
 name is its own entry). A request whose ``Accept`` names JSON is never
 answered from the cache: N2R may answer it with the name's description
@@ -530,7 +530,7 @@ class CachedAnswers:
         if scope["type"] == "http" and scope["path"] in _KEPT_PATHS and scope["method"] in ("GET", "HEAD"):
             if not self.cache.refresh() and self.cache.generation is not None:
                 self.cache.revalidate(await anyio.to_thread.run_sync(self.cache.generation))
-            found = kept_answer(self.cache, scope["path"], scope["headers"], scope["query_string"])
+            found = kept_answer(self.cache, scope["path"], scope["headers"], scope["query_string"], scope["scheme"])
             cache_lookup(found is not None)
             if found is not None:
                 status, headers, body = found
@@ -540,23 +540,23 @@ class CachedAnswers:
         await self.app(scope, receive, send)
 
 
-def kept_key(path: str | bytes, host: str | bytes, query: bytes) -> bytes:
-    """The key of the answer to ``path`` for this ``Host`` and query string (:func:`cache_key`), or ``b""`` for a
-    path whose answers are not kept. N2L's answers are kept apart from N2R's (their key begins ``N2L``)."""
+def kept_key(path: str | bytes, host: str | bytes, query: bytes, scheme: str) -> bytes:
+    """The key of the answer to ``path`` for this ``Host``, query string and scheme (:func:`cache_key`), or ``b""``
+    for a path whose answers are not kept. N2L's answers are kept apart from N2R's (their key begins ``N2L``)."""
     path = path.decode("latin-1") if isinstance(path, bytes) else path
     if path in N2R_PATHS:
-        return cache_key(host, query)
+        return cache_key(host, query, scheme)
     if path == N2L_PATH:
-        return b"N2L " + cache_key(host, query)
+        return b"N2L " + cache_key(host, query, scheme)
     return b""
 
 
 def kept_answer(
-    cache: ResponseCache, path: str | bytes, headers: Sequence[tuple[bytes, bytes]], query: bytes
+    cache: ResponseCache, path: str | bytes, headers: Sequence[tuple[bytes, bytes]], query: bytes, scheme: str,
 ) -> tuple[int, Headers, bytes] | None:
-    """Status, headers and body of the answer ``cache`` holds for a ``GET`` of ``path`` and these raw request fields,
-    or ``None`` (not kept; an N2R whose ``Accept`` names JSON: :func:`negotiates`)."""
-    key = kept_key(path, request_field(headers, b"host"), query)
+    """Status, headers and body of the answer ``cache`` holds for a ``GET`` of ``path`` and these raw request fields
+    (their ``Host``) over ``scheme``, or ``None`` (not kept; an N2R whose ``Accept`` names JSON: :func:`negotiates`)."""
+    key = kept_key(path, request_field(headers, b"host"), query, scheme)
     if not key or (not key.startswith(b"N2L ") and negotiates(headers)):
         return None
     kept = cache.get(key)
@@ -564,11 +564,13 @@ def kept_answer(
 
 
 def kept_wire(
-    cache: ResponseCache, path: str | bytes, headers: Sequence[tuple[bytes, bytes]], query: bytes
+    cache: ResponseCache, path: str | bytes, headers: Sequence[tuple[bytes, bytes]], query: bytes, scheme: str,
+    host: bytes,
 ) -> tuple[int, bytes, bytes] | None:
     """:func:`kept_answer` with the header lines as sent (``name: value`` and CRLF each, then an empty line),
-    those of a whole ``200`` or an N2L's ``302`` made once (:func:`wire`)."""
-    key = kept_key(path, request_field(headers, b"host"), query)
+    those of a whole ``200`` or an N2L's ``302`` made once (:func:`wire`); ``host`` is the request's (as a
+    trusted proxy says it, :mod:`pdi.server.http.forwarded`)."""
+    key = kept_key(path, host, query, scheme)
     if not key or (not key.startswith(b"N2L ") and negotiates(headers)):
         return None
     kept = cache.get(key)
@@ -594,13 +596,14 @@ def conditional_fields(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | No
     return found.get(b"if-none-match"), found.get(b"range"), found.get(b"if-range")
 
 
-def cache_key(host: str | bytes, query: bytes) -> bytes:
-    """The key of an answer: the request's ``Host`` and query string, both as sent.
+def cache_key(host: str | bytes, query: bytes, scheme: str) -> bytes:
+    """The key of an answer: the request's scheme, ``Host`` and query string, the last two as sent.
 
-    The host is part of it because a memento's ``Link`` (RFC 7089) names
-    its TimeGate and TimeMap by absolute URLs built from it.
+    The scheme and host are part of it because a memento's ``Link`` (RFC 7089)
+    names its TimeGate and TimeMap by absolute URLs built from them (behind a
+    trusted proxy, the client's: :mod:`pdi.server.http.forwarded`).
     """
-    return (host.encode("latin-1") if isinstance(host, str) else host) + b" " + query
+    return scheme.encode("latin-1") + b"://" + (host.encode("latin-1") if isinstance(host, str) else host) + b" " + query
 
 
 def request_field(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> bytes:

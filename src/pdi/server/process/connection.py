@@ -37,12 +37,16 @@ from __future__ import annotations
 import asyncio
 import functools
 import http
+import time
+import uuid
 from collections.abc import Callable
 from typing import Any, Final
 
 import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from pdi.errors import ParseError
+from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies, forwarded_origin
 from pdi.server.http.readers import has_cookie
 from pdi.server.process.cache import (
     N2L_PATH,
@@ -58,7 +62,7 @@ from pdi.server.process.cache import (
     respond,
 )
 from pdi.server.process.limits import DEFAULT_HEADER_SECONDS
-from pdi.server.process.observe import AccessLog, clf, count_cached_answer
+from pdi.server.process.observe import AccessLog, clf, count_cached_answer, log_cached_answer
 from pdi.server.process.zerocopy import EXTENSION, ZeroCopy
 
 #: The uvicorn version pdi serve's protocol was checked against (``pyproject.toml`` pins it).
@@ -237,6 +241,11 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     replay_port: int | None = None
     #: The access log the answers written here go to (:class:`pdi.server.process.observe.AccessLog`), if any.
     access: AccessLog | None = None
+    #: JSON logs (``pdi serve --log-format json``): each answer written here gets a request id, echoed in its
+    #: ``X-Request-Id``, and a JSON record (:func:`pdi.server.process.observe.log_cached_answer`).
+    json_logs: bool = False
+    #: The peers whose ``X-Forwarded-*`` fields say the scheme, host and client (:mod:`pdi.server.http.forwarded`).
+    trusted: TrustedProxies = NO_PROXIES
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -294,17 +303,28 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         cache = self.cache
         if cache is None or not self._plain():
             return False
+        started = time.perf_counter() if self.json_logs else 0.0
         try:
             url = httptools.parse_url(self.url)
         except httptools.HttpParserInvalidURLError:
             return False  # the ASGI path says what is wrong with it
         query = url.query or b""
+        scheme: str = self.scheme or "http"
+        host = request_field(self.headers, b"host")
+        client = self.client[0] if self.client else None
+        if self.trusted:  # the client's scheme, host and address, as a trusted proxy says them
+            try:
+                origin = forwarded_origin(self.headers, client, scheme, self.trusted)
+            except ParseError:
+                return False  # the ASGI path answers 400, saying what (pdi.server.http.forwarded.TrustedForwarding)
+            if origin is not None:
+                scheme, host, client = origin.scheme, origin.host, origin.client
         cache.refresh()  # stale: asked now, where the catalog can answer at once
-        made = kept_wire(cache, url.path, self.headers, query)
+        made = kept_wire(cache, url.path, self.headers, query, scheme, host)
         if made is not None:
             status, lines, body = made
         else:
-            found = self._answer_public(cache, url.path, query)
+            found = self._answer_public(cache, url.path, query, scheme, host)
             if found is None:
                 return False  # the app answers it, and counts its look-up in the cache (CachedAnswers)
             status, headers, body = found
@@ -312,6 +332,10 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         defaults = self.server_state.default_headers
         if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date)
             _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
+        request_id = None
+        if self.json_logs:  # lines end with the head's empty line: the id goes before it
+            request_id = uuid.uuid4().hex
+            lines = lines[:-2] + b"x-request-id: %s\r\n\r\n" % request_id.encode("ascii")
         head = status_line(status) + _defaults[1] + lines
         self._disarm()
         method = self.parser.get_method()
@@ -319,8 +343,10 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         octets = len(body) if method == b"GET" else 0
         count_cached_answer(self.loop, method, status, octets, made is not None)
         if self.access is not None:
-            self.access.write(clf(self.client[0] if self.client else "-", method.decode("ascii"), self.url, "1.1",
-                                  status, octets))
+            self.access.write(clf(client or "-", method.decode("ascii"), self.url, "1.1", status, octets))
+        if request_id is not None:
+            log_cached_answer(request_id, method, self.url, status, octets, time.perf_counter() - started,
+                              client or "-")
         # what uvicorn does once a response is complete: count it, wait for the next request
         self.cycle = _ANSWERED
         self.server_state.total_requests += 1
@@ -332,26 +358,23 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         return True
 
 
-    def _answer_public(self, cache: ResponseCache, path: bytes, query: bytes) -> tuple[int, Headers, bytes] | None:
+    def _answer_public(
+        self, cache: ResponseCache, path: bytes, query: bytes, scheme: str, host: bytes,
+    ) -> tuple[int, Headers, bytes] | None:
         """The answer to an N2R or N2L of a name the cache does not hold, made now and kept, when :attr:`public` can.
 
         Only while the cache is fresh (a stale one is revalidated by the
         ASGI path first, where the catalog cannot say its generation at once),
-        for a ``Host`` given, an N2R's ``Accept`` not naming JSON, and
-        no ``Forwarded`` or ``X-Forwarded-*`` field (which may change the URLs
-        the answer names).
+        for a ``Host`` given (``scheme`` and ``host`` are the client's, as a
+        trusted proxy says them), and an N2R's ``Accept`` not naming JSON.
         """
         public = self.public
-        if public is None or path not in _PUBLIC_PATHS or not cache.fresh:
-            return None
-        host = request_field(self.headers, b"host")
-        if not host or any(key == b"forwarded" or key.startswith(b"x-forwarded-") for key, _ in self.headers):
+        if public is None or path not in _PUBLIC_PATHS or not cache.fresh or not host:
             return None
         if path != _N2L and negotiates(self.headers):
             return None
         fields = conditional_fields(self.headers)
-        key = kept_key(path, host, query)
-        scheme = self.scheme or "http"
+        key = kept_key(path, host, query, scheme)
         if fields[0] is not None and path != _N2L:  # If-None-Match: the entity tag alone may answer (304)
             validator = public(path, scheme, self.server, host, query, True)
             unchanged = None if validator is None else respond(validator, *fields)
@@ -374,13 +397,16 @@ _PUBLIC_PATHS = frozenset({_N2L, *(p.encode() for p in N2R_PATHS)})
 
 def answering_protocol(
     header_seconds: float, cache: ResponseCache | None, replay_port: int | None = None,
-    public: PublicAnswers | None = None, access: AccessLog | None = None,
+    public: PublicAnswers | None = None, access: AccessLog | None = None, json_logs: bool = False,
+    trusted: TrustedProxies = NO_PROXIES,
 ) -> type[CachedAnswerProtocol]:
     """:class:`CachedAnswerProtocol` with its own request-head deadline and the worker's cache (and ``public``,
     which makes an N2R answer the cache does not hold yet, when it is the plain case).
 
-    Connections to ``replay_port`` (the replay origin's) are never answered from it.
+    Connections to ``replay_port`` (the replay origin's) are never answered from it. The ``X-Forwarded-*``
+    fields of a peer in ``trusted`` say the scheme and host an answer's URLs name (:mod:`pdi.server.http.forwarded`).
     """
     attributes = {"header_seconds": header_seconds, "cache": cache, "replay_port": replay_port, "access": access,
-                  "public": None if public is None else staticmethod(public)}
+                  "public": None if public is None else staticmethod(public), "json_logs": json_logs,
+                  "trusted": trusted}
     return type("CachedAnswerProtocol", (CachedAnswerProtocol,), attributes)

@@ -24,13 +24,20 @@ Answers ``pdi serve``'s connections write from the cache of whole answers
 (:mod:`pdi.server.process.connection`) skip the app; they are counted
 there (route ``/uri-res/{service}``: :func:`count_cached_answer`, tallied and
 added to the metrics within :data:`TALLY_SECONDS`, their latency not
-observed) and written in the access log there (:func:`clf`); when JSON logs
-are asked for, the connections leave every request to the app, so each is
-logged with its id.
+observed) and written in the access log there (:func:`clf`); with JSON logs
+they make a request id, echo it and write its record there too
+(:func:`log_cached_answer`).
 
-``SIGHUP`` asks every :class:`AccessLog` to reopen its file before its next
-line (:func:`reopen_logs`, set by :mod:`pdi.server.process.run`), so a log
-rotated by renaming goes on in a new file at the old path.
+The replay origin's requests are observed by an :class:`Observe` of their
+own (``metrics=False``: it does not answer ``/metrics``, an archived page's
+path there), counted under the replay app's route templates
+(``/replay/{rest:path}``) in the same metrics and logs.
+
+``SIGHUP`` asks every :class:`AccessLog`, and the log file of
+:func:`configure_logging` (``pdi serve --log-file``), to reopen its file
+before its next line (:func:`reopen_logs`, set by
+:mod:`pdi.server.process.run`), so a log rotated by renaming goes on in a
+new file at the old path.
 """
 
 from __future__ import annotations
@@ -53,7 +60,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pdi.archive import Archive
 from pdi.errors import PDIError
-from pdi.server.http.metrics import DEPOSIT_ROUTES, counters, exposition, may_read
+from pdi.server.http.metrics import (
+    DEPOSIT_ROUTES,
+    FIXITY_SECONDS,
+    counters,
+    exposition,
+    fixity_families,
+    may_read,
+)
 from pdi.server.http.middleware import HTTPMiddleware
 from pdi.server.http.problems import problem
 
@@ -178,22 +192,44 @@ class JSONFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 
-def configure_logging(log_format: str) -> None:
-    """Log records of pdi and uvicorn to standard error: ``json``, one object a line; ``text``, uvicorn's own.
+class ReopenedFile(logging.Handler):
+    """A log handler appending each record as one line to ``path`` (an :class:`AccessLog`), reopened after SIGHUP."""
 
-    With ``json``, uvicorn's own configuration is not applied (``pdi serve``
-    passes ``log_config=None``): its errors reach this handler with the
-    request id of the request they were about.
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.file = AccessLog(path)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.file.write(self.format(record))
+        except Exception:  # a handler never raises into the code that logged (logging's own rule)
+            self.handleError(record)
+
+
+#: How ``text`` log records are written to a ``--log-file`` (uvicorn's own go to standard error without one).
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(process)d]: %(message)s"
+
+
+def configure_logging(log_format: str, log_file: str | None = None) -> bool:
+    """Log records of pdi and uvicorn to ``log_file`` (else standard error): ``json``, one object a line;
+    ``text``, uvicorn's own format on standard error, or one line a record (:data:`TEXT_FORMAT`) in a file.
+
+    Returns whether pdi's configuration replaces uvicorn's (``json``, or a
+    file): then ``pdi serve`` passes ``log_config=None`` and uvicorn's errors
+    reach this handler (with the request id of the request they were about).
+    A file is reopened at its path after ``SIGHUP`` (:func:`reopen_logs`); one
+    that cannot be opened is a :class:`PDIError` at once.
     """
-    if log_format != "json":
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JSONFormatter())
+    if log_format != "json" and log_file is None:
+        return False
+    handler: logging.Handler = logging.StreamHandler(sys.stderr) if log_file is None else ReopenedFile(log_file)
+    handler.setFormatter(JSONFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
-    logging.getLogger("pdi").setLevel(logging.INFO)
+    logging.getLogger("pdi").setLevel(logging.INFO if log_format == "json" else logging.WARNING)
     logging.getLogger("uvicorn.access").disabled = True  # the access log is ours
+    return True
 
 
 class Observe(HTTPMiddleware):
@@ -201,15 +237,17 @@ class Observe(HTTPMiddleware):
 
     ``access``: the access log, if any; ``json_logs``: one JSON record a
     request (:func:`configure_logging`); ``metrics_token``: who may read
-    ``/metrics`` (:func:`pdi.server.http.metrics.may_read`).
+    ``/metrics`` (:func:`pdi.server.http.metrics.may_read`); ``metrics``:
+    whether it answers ``/metrics`` (not on the replay origin).
     """
 
     def __init__(self, app: ASGIApp, *, access: AccessLog | None = None, json_logs: bool = False,
-                 metrics_token: str | None = None, archive: Archive | None = None) -> None:
+                 metrics_token: str | None = None, archive: Archive | None = None, metrics: bool = True) -> None:
         super().__init__(app)
         self.access = access
         self.json_logs = json_logs
         self.metrics_token = metrics_token
+        self.answers_metrics = metrics
         #: The archive whose catalog's pool waits are counted (:meth:`_pool_waits`), within a second of them.
         self.archive = archive
         self._pool_timer: asyncio.TimerHandle | None = None
@@ -238,7 +276,7 @@ class Observe(HTTPMiddleware):
             await send(message)
 
         try:
-            if scope["path"] == METRICS_PATH and scope["method"] in ("GET", "HEAD"):
+            if scope["path"] == METRICS_PATH and scope["method"] in ("GET", "HEAD") and self.answers_metrics:
                 scope["route"] = None
                 self._pool_waits()
                 await self._metrics(scope, receive, sending)
@@ -251,7 +289,10 @@ class Observe(HTTPMiddleware):
             self._record(scope, status, octets, time.perf_counter() - started, request_id)
 
     async def _metrics(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await metrics_answer(scope, self.metrics_token)(scope, receive, send)
+        extra = None
+        if self.archive is not None and may_read(scope, self.metrics_token):
+            extra = await asyncio.to_thread(_fixity, self.archive)
+        await metrics_answer(scope, self.metrics_token, extra)(scope, receive, send)
 
     def _pool_waits(self) -> None:
         """Count the waits for the catalog's pooled connections since last counted (a timer's call, and /metrics)."""
@@ -267,7 +308,8 @@ class Observe(HTTPMiddleware):
         if self._pool_timer is None and self.archive is not None:  # a request ran: it may have waited
             self._pool_timer = asyncio.get_running_loop().call_later(POOL_SECONDS, self._pool_waits)
         route = scope.get("route")
-        template = METRICS_PATH if scope["path"] == METRICS_PATH and route is None else getattr(route, "path", UNMATCHED)
+        template = (METRICS_PATH if scope["path"] == METRICS_PATH and route is None and self.answers_metrics
+                    else getattr(route, "path", UNMATCHED))
         method = scope["method"] if scope["method"] in _METHODS else "other"
         requests, latency, sent = _series(template, method, status)
         requests.inc()
@@ -279,23 +321,60 @@ class Observe(HTTPMiddleware):
         if self.access is not None:
             self.access.write(clf_line(scope, status, octets))
         if self.json_logs:
-            _request_log.info("%s %s %d", scope["method"], scope["path"], status, extra={
-                "request_id": request_id,
-                "fields": {"event": "request", "method": scope["method"], "path": scope["path"], "route": template,
-                           "status": status, "bytes": octets, "seconds": round(seconds, 6),
-                           "client": (scope.get("client") or ("-",))[0]},
-            })
+            log_request(request_id, scope["method"], scope["path"], template, status, octets, seconds,
+                        (scope.get("client") or ("-",))[0])
 
 
-def metrics_answer(scope: Scope, token: str | None) -> Response:
-    """The answer to ``GET /metrics``: the exposition to those :func:`may_read` lets through, else a 403 problem."""
+def log_request(request_id: str | None, method: str, path: str, route: str, status: int, octets: int,
+                seconds: float, client: str) -> None:
+    """One request's JSON record (``"event": "request"``), with its request id."""
+    _request_log.info("%s %s %d", method, path, status, extra={
+        "request_id": request_id,
+        "fields": {"event": "request", "method": method, "path": path, "route": route, "status": status,
+                   "bytes": octets, "seconds": round(seconds, 6), "client": client},
+    })
+
+
+def log_cached_answer(request_id: str, method: bytes, target: bytes, status: int, octets: int, seconds: float,
+                      client: str) -> None:
+    """The JSON record of an answer a connection wrote from the cache (:mod:`pdi.server.process.connection`)."""
+    path = target.partition(b"?")[0].decode("utf-8", "backslashreplace")
+    log_request(request_id, method.decode("ascii"), path, _URI_RES, status, octets, seconds, client)
+
+
+def _fixity(archive: Archive) -> list[Any] | None:
+    """The archive's fixity gauges (:func:`pdi.server.http.metrics.fixity_families`), read from its catalog at most
+    once in :data:`~pdi.server.http.metrics.FIXITY_SECONDS` in this process; ``None`` while the catalog fails
+    (``/readyz`` says so)."""
+    now = time.monotonic()
+    kept = _fixity_kept
+    if kept and kept[0] == os.getpid() and now - kept[1] < FIXITY_SECONDS:
+        return list(kept[2])
+    try:
+        blobs, summary = archive.fixity_summary()
+    except Exception:  # whatever a failing catalog raises: the server's own counts are still answered
+        _log.warning("the catalog's fixity checks could not be read for /metrics", exc_info=True)
+        return None
+    families = fixity_families(blobs, summary)
+    _fixity_kept[:] = [os.getpid(), now, families]
+    return list(families)
+
+
+#: This process's id, when the fixity gauges were read and them (:func:`_fixity`).
+_fixity_kept: list[Any] = []
+_log = logging.getLogger("pdi.server")
+
+
+def metrics_answer(scope: Scope, token: str | None, extra: list[Any] | None = None) -> Response:
+    """The answer to ``GET /metrics``: the exposition (with ``extra`` families) to those :func:`may_read` lets
+    through, else a 403 problem."""
     if not may_read(scope, token):
         how = ("send Authorization: Bearer and pdi serve's --metrics-token" if token else
                "ask from the server's own machine (a loopback address, not through a proxy), or give"
                " pdi serve a --metrics-token")
         return problem(403, "forbidden", f"/metrics is not open to this client: {how}")
     flush_tally()  # this worker's answers from the cache, at once; the others' within TALLY_SECONDS
-    body, media_type = exposition()
+    body, media_type = exposition(extra)
     return Response(body, media_type=media_type, headers={"Cache-Control": "no-store"})
 
 

@@ -35,6 +35,7 @@ from typing import IO, Any, NoReturn
 from starlette.types import ASGIApp
 
 from pdi.errors import PDIError
+from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies
 from pdi.server.process.observe import reopen_logs
 
 #: How long a stopping worker may take to finish the requests in hand before it is killed.
@@ -76,7 +77,7 @@ def listening_socket(host: str, port: int, *, what: str = "", instead: str = "")
 def serve(
     make_app: Callable[[], ASGIApp], listener: socket.socket, *,
     workers: int = 1, header_timeout: float, max_connections: int, replay: socket.socket | None = None,
-    every_request: bool = False, own_logging: bool = False,
+    json_logs: bool = False, own_logging: bool = False, trusted: TrustedProxies = NO_PROXIES,
 ) -> None:
     """Serve ``make_app()`` on ``listener`` until interrupted: in this process, or in ``workers`` processes.
 
@@ -85,9 +86,11 @@ def serve(
     in each worker after the fork, never in this process. ``replay`` is the
     replay origin's socket, served by the same processes: the app tells its
     requests apart by their local port (:class:`pdi.server.process.origins.ByPort`).
-    ``every_request``: the app sees every request (it logs each with its id), none is answered by the
-    connection from the cache of whole answers (:mod:`pdi.server.process.connection`). ``own_logging``: uvicorn leaves the
+    ``json_logs``: the answers connections write from the cache of whole answers
+    (:mod:`pdi.server.process.connection`) get a request id and a JSON record too. ``own_logging``: uvicorn leaves the
     logging configuration as it is (:func:`pdi.server.process.observe.configure_logging` made it).
+    ``trusted``: the proxies whose ``X-Forwarded-*`` fields the connections believe (the app reads them itself:
+    :class:`pdi.server.http.forwarded.TrustedForwarding`); uvicorn's own reading of them is off.
     """
     if workers < 1:
         raise ValueError("workers must be at least 1")
@@ -96,8 +99,8 @@ def serve(
         each.listen(BACKLOG)
     replay_port = None if replay is None else replay.getsockname()[1]
     options: dict[str, Any] = {"header_timeout": header_timeout, "max_connections": max_connections,
-                               "replay_port": replay_port, "every_request": every_request,
-                               "own_logging": own_logging}
+                               "replay_port": replay_port, "json_logs": json_logs,
+                               "own_logging": own_logging, "trusted": trusted}
     if workers == 1:
         # uvicorn raises the SIGTERM it stopped on again once it has stopped, to the handler it found: this
         # one ignores it, so a server stopped by SIGTERM exits 0, as the supervisor of several workers does
@@ -119,7 +122,8 @@ def serve(
 
 def _uvicorn(
     app: ASGIApp, listeners: list[socket.socket], *, header_timeout: float, max_connections: int,
-    replay_port: int | None = None, every_request: bool = False, own_logging: bool = False,
+    replay_port: int | None = None, json_logs: bool = False, own_logging: bool = False,
+    trusted: TrustedProxies = NO_PROXIES,
 ) -> None:
     """uvicorn on ``listeners`` until a signal stops it.
 
@@ -133,11 +137,14 @@ def _uvicorn(
     from pdi.server.process.connection import answering_protocol
 
     state = getattr(app, "state", None)
-    cache = None if every_request else getattr(state, "cache", None)
+    cache = getattr(state, "cache", None)
     config = uvicorn.Config(
         app, log_level="warning", log_config=None if own_logging else uvicorn.config.LOGGING_CONFIG,
         http=answering_protocol(header_timeout, cache, replay_port, None if cache is None else getattr(state, "public", None),
-                                getattr(state, "access", None)),
+                                getattr(state, "access", None), json_logs, trusted),
+        # X-Forwarded-* are read only from --trusted-proxy, by the app and the connections (uvicorn's own
+        # reading would believe 127.0.0.1's, or $FORWARDED_ALLOW_IPS's, and leave X-Forwarded-Host out)
+        proxy_headers=False,
         limit_concurrency=max_connections, timeout_keep_alive=5,
         timeout_graceful_shutdown=GRACE_SECONDS,
     )

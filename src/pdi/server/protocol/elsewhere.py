@@ -167,7 +167,7 @@ class Elsewhere:
         local = self._local_capture(pdi, "/")
         if local is not None:
             return _redirect(f"/view?pdi={quote(local, safe='')}&later={quote(str(pdi), safe='')}")
-        remote = self.remote.nearest(pdi.unique_id, pdi.date)
+        remote = self.remote.nearest(pdi.unique_id, pdi.date, exclude=self.base_url)
         if remote is None:
             return None
         found = _name_in(remote.location)
@@ -191,7 +191,7 @@ class Elsewhere:
                 return _Local(local, about)
             to = "N2C" if service == "N2C" else "N2R"
             return _redirect(f"{base.rstrip('/')}/uri-res/{to}?{rfc2169_query(local)}", about)
-        remote = self.remote.nearest(pdi.unique_id, pdi.date)
+        remote = self.remote.nearest(pdi.unique_id, pdi.date, exclude=base)
         if remote is None:
             return None
         found = _name_in(remote.location)

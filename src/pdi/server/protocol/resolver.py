@@ -72,7 +72,6 @@ from pdi.server.process.cache import (
     answer,
     cache_key,
     fact_of,
-    kept_key,
     respond,
 )
 from pdi.server.process.limits import ArchiveHandlers, WorkLimits
@@ -183,7 +182,7 @@ class Resolver:
                 unchanged = None if validator is None else respond(validator, headers.get("if-none-match"), None, None)
                 if validator is not None and unchanged is not None:
                     if validator.shared:  # the next revalidation of the name needs no catalog either
-                        self.cache.put(cache_key(headers.get("host", ""), request.scope["query_string"]), validator)
+                        self.cache.put(_key(request), validator)
                     return _RawResponse(*unchanged)
             found = await self.work.run(self.representation, name, base, headers.get("accept"))
             if isinstance(found, Large):
@@ -198,7 +197,7 @@ class Resolver:
             if isinstance(found, Entity):
                 if found.shared and not negotiated:  # never an answer only a token's holder may read, nor one
                     # Accept chose (the cache's key is the name alone)
-                    self.cache.put(cache_key(headers.get("host", ""), request.scope["query_string"]), found)
+                    self.cache.put(_key(request), found)
                 return entity_response(found, headers)
             return found
         if inflection is not None:
@@ -211,7 +210,7 @@ class Resolver:
             if not isinstance(answered, Fixed):
                 return answered
             if answered.shared:  # a versioned name's location never changes: the next N2L needs no catalog
-                self.cache.put(kept_key(N2L_PATH, headers.get("host", ""), request.scope["query_string"]), answered)
+                self.cache.put(b"N2L " + _key(request), answered)
             return _RawResponse(answered.status, list(answered.headers), answered.body)
         return await anyio.to_thread.run_sync(handler, name, base, headers)
 
@@ -749,6 +748,11 @@ class _RawResponse(Response):
         self.body = body
         self.raw_headers = headers
         self.background = None
+
+
+def _key(request: Request) -> bytes:
+    """The key N2R's answer to ``request`` is kept under (N2L's: ``N2L`` before it): its ``Host``, query and scheme."""
+    return cache_key(request.headers.get("host", ""), request.scope["query_string"], request.scope["scheme"])
 
 
 def _uri_list(urn: str, urls: list[str]) -> str:

@@ -1,0 +1,344 @@
+"""pdi as a package: ``python -m build`` makes its sdist and wheel, and ``pipx install`` runs the wheel.
+
+Built from a copy of the checkout's build inputs (``pyproject.toml``,
+``setup.py``, ``MANIFEST.in``, ``src/`` without compiled files) by the
+``build`` front end with the dev environment's setuptools
+(``--no-isolation``: nothing fetched). The wheel is made from the sdist, as
+``python -m build`` does, and must equal the one made from the tree; it holds
+every file of ``src/pdi`` (pdi reads its data with ``importlib.resources``:
+the IANA registries, the vendored pdf.js) and the compiled text counter.
+Built with ``CC=false`` (no C compiler), the build still succeeds, says why
+the counter is missing, and the wheel counts text with numpy: the same counts
+as the compiled counter and a plain count, on texts hypothesis makes.
+
+``pipx install`` (Debian's pipx, ``scripts/bootstrap --dev``) puts the wheel
+in its own virtual environment with the dependencies from a wheelhouse of
+``requirements/run.lock`` (``scripts/bootstrap --dev`` fills
+``.venv/share/wheelhouse`` with ``pip wheel --require-hashes``; pip reads no
+index here). The plain install has no PostgreSQL or S3 library, yet inits,
+adds, gets and serves a SQLite archive, and names the extra to install when
+asked for the others; ``pdi[postgres,s3]`` has them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import time
+import zipfile
+from collections.abc import Iterator
+from itertools import pairwise
+from pathlib import Path
+
+import httpx
+import pytest
+from hypothesis import given, settings
+
+import pdi
+from pdi.fragments.text import counting
+from pdi.fragments.text.charset import encoding_for
+from pdi.fragments.text.counting import BlockCounter, count_blocks
+from support.checkout import INSTALLED, ROOT
+from test_text_counting import _cuts, blocked_texts, ref_counts
+
+pytestmark = pytest.mark.slow
+
+#: Wheels of every package requirements/run.lock pins (scripts/bootstrap --dev).
+WHEELHOUSE = Path(os.environ.get("PDI_WHEELHOUSE") or Path(sys.prefix) / "share" / "wheelhouse")
+#: What builds the sdist, besides src/.
+BUILD_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "CHANGELOG.md")
+#: The libraries of the extras: never in a plain install.
+SERVER_LIBRARIES = ("psycopg", "psycopg_pool", "psycopg_binary", "boto3", "botocore", "s3transfer")
+NO_COMPILER_WARNING = "WARNING: pdi: the compiled text counter pdi.fragments.text._count was not built"
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without what would make a child use this checkout, this venv or pip's
+    own configuration (the machine's indexes) instead of what it is given."""
+    drop = ("PYTHON", "PIP_", "PIPX_", "PDI_", "VIRTUAL_ENV")
+    return {**{k: v for k, v in os.environ.items() if not k.startswith(drop)}, **extra}
+
+
+def run(args: list[str | Path], *, env: dict[str, str] | None = None, check: bool = True,
+        **kwargs: object) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=600,
+                          env=env if env is not None else clean_env(), **kwargs)  # type: ignore[call-overload]
+    if check:
+        assert done.returncode == 0, f"{args}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return done  # type: ignore[no-any-return]
+
+
+def build(source: Path, out: Path, *what: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m build`` of ``source`` into ``out`` with this environment's build tools."""
+    return run([sys.executable, "-m", "build", "--no-isolation", *what, "--outdir", out, source],
+               env={**os.environ, **env})
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the checkout's build inputs, without anything a build or an editable install left."""
+    copy = tmp_path_factory.mktemp("tree")
+    for name in BUILD_INPUTS:
+        shutil.copy2(ROOT / name, copy / name)
+    shutil.copytree(ROOT / "src", copy / "src",
+                    ignore=shutil.ignore_patterns("*.so", "__pycache__", "*.py[cod]", "*.egg-info"))
+    return copy
+
+
+@pytest.fixture(scope="module")
+def dists(tree: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The sdist and the wheel made from it: ``python -m build`` with no option."""
+    out = tmp_path_factory.mktemp("dist")
+    build(tree, out)
+    (sdist,) = out.glob("pdi-*.tar.gz")
+    (wheel,) = out.glob("pdi-*.whl")
+    return sdist, wheel
+
+
+def members(wheel: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(wheel) as zf:
+        return {name: zf.read(name) for name in zf.namelist()}
+
+
+def test_the_sdist_holds_what_builds_the_wheel_and_no_compiled_file(dists: tuple[Path, Path]) -> None:
+    sdist, _ = dists
+    with tarfile.open(sdist) as tf:
+        names = {name.partition("/")[2] for name in tf.getnames()}
+    shipped = {str(p.relative_to(ROOT)) for p in (ROOT / "src" / "pdi").rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".so", ".pyc")}
+    assert shipped <= names
+    assert set(BUILD_INPUTS) <= names
+    assert not [n for n in names if n.endswith((".so", ".pyc")) or n.startswith("tests/")]
+
+
+def test_the_wheel_holds_every_file_of_src_pdi_and_the_compiled_counter(dists: tuple[Path, Path]) -> None:
+    _, wheel = dists
+    assert re.fullmatch(rf"pdi-{re.escape(pdi.__version__)}-cp3\d+-cp3\d+-linux_\w+\.whl", wheel.name)
+    inside = members(wheel)
+    for path in (ROOT / "src" / "pdi").rglob("*"):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".so", ".pyc"):
+            name = str(path.relative_to(ROOT / "src"))
+            assert inside.get(name) == path.read_bytes(), f"{name} is not in the wheel as it is in src/"
+    # the data pdi reads through importlib.resources, and the pdf.js files its manifest names
+    pdfjs = json.loads(inside["pdi/data/pdfjs/MANIFEST.json"])
+    for name, entry in pdfjs["files"].items():
+        assert hashlib.sha256(inside[f"pdi/data/pdfjs/{name}"]).hexdigest() == entry["sha256"]
+    assert [n for n in inside if re.fullmatch(r"pdi/fragments/text/_count\.cpython-3\d+-[\w-]+\.so", n)]
+
+
+def test_the_wheel_names_the_server_libraries_as_extras_only(dists: tuple[Path, Path]) -> None:
+    _, wheel = dists
+    metadata = members(wheel)[f"pdi-{pdi.__version__}.dist-info/METADATA"].decode()
+    requires = re.findall(r"^Requires-Dist: (.*)$", metadata, re.MULTILINE)
+    for requirement in requires:
+        name = re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0].lower().replace("-", "_")
+        if name in SERVER_LIBRARIES:
+            assert re.search(r"extra == \"(postgres|s3|dev)\"", requirement), requirement
+    assert {"postgres", "s3", "dev"} <= set(re.findall(r"^Provides-Extra: (.*)$", metadata, re.MULTILINE))
+    assert 'psycopg[binary]>=3.1; extra == "postgres"' in requires
+    assert 'boto3>=1.36; extra == "s3"' in requires
+
+
+def test_the_sdist_builds_the_same_wheel_as_the_tree(dists: tuple[Path, Path], tree: Path,
+                                                      tmp_path: Path) -> None:
+    _, from_sdist = dists
+    build(tree, tmp_path, "--wheel")
+    (from_tree,) = tmp_path.glob("pdi-*.whl")
+    assert from_tree.name == from_sdist.name
+    a, b = members(from_sdist), members(from_tree)
+    assert sorted(a) == sorted(b)
+    # the compiled counter holds the path it was built in; its RECORD line says so
+    differ = sorted(n for n in a if a[n] != b[n])
+    assert all(n.endswith((".so", "/RECORD")) for n in differ), differ
+
+
+# --- no C compiler -------------------------------------------------------------------------------------------
+
+
+#: Runs in the wheel built without a compiler: counts each text it reads (one JSON line each) with pdi's own
+#: choice of engine, and says which pdi it is.
+COUNTER = """
+import json, sys
+import pdi
+from pdi.fragments.text import counting
+from pdi.fragments.text.charset import encoding_for
+print(json.dumps([pdi.__file__, counting.COMPILED, counting.resolve_engine("auto")]), flush=True)
+for line in sys.stdin:
+    asked = json.loads(line)
+    buf, cuts = bytes.fromhex(asked["octets"]), asked["cuts"]
+    encoding = encoding_for(asked["charset"], b"")
+    capacity = max([b - a for a, b in zip(cuts, cuts[1:])] + [1])
+    got = counting.count_blocks([counting.BlockCounter(buf, encoding, capacity) for _ in range(2)], cuts)
+    print(json.dumps(got), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def no_compiler_wheel(dists: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The wheel the sdist builds with ``CC=false``, and what the build said."""
+    sdist, _ = dists
+    out = tmp_path_factory.mktemp("no-cc")
+    done = build(sdist, out, "--wheel", CC="false")
+    (wheel,) = out.glob("pdi-*.whl")
+    return wheel, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def numpy_counter(no_compiler_wheel: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory
+                  ) -> Iterator[subprocess.Popen[str]]:
+    """:data:`COUNTER` running in the no-compiler wheel, unpacked (its dependencies from this environment)."""
+    wheel, _ = no_compiler_wheel
+    unpacked = tmp_path_factory.mktemp("no-cc-site")
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(unpacked)
+    process = subprocess.Popen([sys.executable, "-c", COUNTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True, env={**clean_env(), "PYTHONPATH": str(unpacked)})
+    assert process.stdout is not None and process.stdin is not None
+    where, compiled, engine = json.loads(process.stdout.readline())
+    assert Path(where).is_relative_to(unpacked) and not compiled and engine == "numpy"
+    yield process
+    process.stdin.close()
+    assert process.wait(timeout=60) == 0
+    process.stdout.close()
+
+
+def test_without_a_compiler_the_wheel_is_built_without_the_counter_and_says_so(
+        no_compiler_wheel: tuple[Path, str]) -> None:
+    wheel, said = no_compiler_wheel
+    assert NO_COMPILER_WARNING in said and "pdi counts text with numpy instead" in said
+    names = members(wheel)
+    assert not [n for n in names if n.endswith(".so")]
+    assert "pdi/data/pdfjs/MANIFEST.json" in names and "pdi/fragments/text/counting.py" in names
+
+
+@settings(max_examples=150, deadline=None)
+@given(blocked_texts())
+def test_without_a_compiler_pdi_counts_as_the_compiled_counter_does(
+        numpy_counter: subprocess.Popen[str], entity: tuple[str, list[str]]) -> None:
+    assert counting.COMPILED  # this environment's pdi: the compiled counter, to compare with
+    charset, blocks = entity
+    body, cuts = _cuts(charset, blocks)
+    assert numpy_counter.stdin is not None and numpy_counter.stdout is not None
+    numpy_counter.stdin.write(json.dumps({"charset": charset, "octets": body.hex(), "cuts": cuts}) + "\n")
+    numpy_counter.stdin.flush()
+    got = [tuple(c) for c in json.loads(numpy_counter.stdout.readline())]
+    encoding = encoding_for(charset, b"")
+    capacity = max([b - a for a, b in pairwise(cuts)] + [1])
+    compiled = count_blocks([BlockCounter(body, encoding, capacity, "compiled")], cuts)
+    assert got == [tuple(c) for c in compiled] == [tuple(ref_counts(b)) for b in blocks]
+
+
+# --- pipx install ---------------------------------------------------------------------------------------------
+
+
+def pipx_env(home: Path) -> dict[str, str]:
+    """pipx in ``home``, its pip reading only the wheelhouse (and no configuration file of this machine)."""
+    assert any(WHEELHOUSE.glob("*.whl")), f"no wheelhouse at {WHEELHOUSE}: scripts/bootstrap --dev makes it"
+    return clean_env(PIPX_HOME=str(home / "pipx"), PIPX_BIN_DIR=str(home / "bin"), PIP_NO_INDEX="1",
+                     PIP_FIND_LINKS=str(WHEELHOUSE), PIP_CONFIG_FILE=os.devnull)
+
+
+def pipx_install(spec: str, home: Path) -> tuple[Path, Path]:
+    """``pipx install SPEC`` into ``home``: the ``pdi`` it installs and the python of its environment."""
+    pipx = shutil.which("pipx")
+    assert pipx is not None, "pipx is not installed: scripts/bootstrap --dev installs Debian's pipx"
+    run([pipx, "install", "--force", spec], env=pipx_env(home))
+    return home / "bin" / "pdi", home / "pipx" / "venvs" / "pdi" / "bin" / "python"
+
+
+def importable(python: Path, modules: tuple[str, ...]) -> set[str]:
+    probe = "import importlib.util, sys; print(*[m for m in sys.argv[1:] if importlib.util.find_spec(m)])"
+    return set(run([python, "-c", probe, *modules]).stdout.split())
+
+
+def test_pipx_installs_a_pdi_that_runs_a_sqlite_archive_without_server_libraries(
+        dists: tuple[Path, Path], tmp_path: Path) -> None:
+    _, wheel = dists
+    pdi_bin, python = pipx_install(str(wheel), tmp_path)
+    env = clean_env()
+    assert run([pdi_bin, "--version"], env=env).stdout == f"pdi, version {pdi.__version__}\n"
+    where = run([python, "-c", "import pdi; print(pdi.__file__)"], env=env).stdout.strip()
+    assert Path(where).is_relative_to(tmp_path / "pipx" / "venvs" / "pdi")
+    assert importable(python, SERVER_LIBRARIES) == set()
+    assert importable(python, ("pdi.fragments.text._count", "numpy")) == {"pdi.fragments.text._count", "numpy"}
+
+    archive = tmp_path / "archive"
+    text = tmp_path / "a.txt"
+    text.write_bytes(b"first line\r\nsecond line \xc3\xa9\r\nthird\r\n")
+    run([pdi_bin, "init", archive], env=env)
+    run([pdi_bin, "series", "add", "example.org.us", "--archive", archive], env=env)
+    name = run([pdi_bin, "add", text, "--series", "example.org.us", "--archive", archive], env=env).stdout.strip()
+    assert re.fullmatch(r"urn:pdi://example\.org\.us/\d{4}/\d\d/\d\d/1\.text\.1", name)
+    got = subprocess.run([pdi_bin, "get", name, "--archive", archive], capture_output=True, env=env, timeout=120)
+    assert got.returncode == 0 and got.stdout == text.read_bytes()
+    line = subprocess.run([pdi_bin, "get", f"{name}#line=1,2", "--archive", archive], capture_output=True,
+                          env=env, timeout=120)
+    assert line.returncode == 0 and line.stdout == "second line é\r\n".encode()
+
+    # the other stores name the extra they need, with the exit status of an UnsupportedError (6)
+    for args, extra in (([pdi_bin, "init", "postgresql://127.0.0.1:1/none"], "postgres"),
+                        ([pdi_bin, "init", tmp_path / "other", "--blobs", "s3://bucket/prefix"], "s3")):
+        refused = run(args, env=env, check=False)
+        assert refused.returncode == 6, refused.stderr
+        assert f"pipx install --force 'pdi[{extra}]'" in refused.stderr
+    assert not (tmp_path / "other").exists()  # refused before any archive was made
+
+    # pdi serve answers from the installed package: the stored text and the vendored pdf.js
+    process = subprocess.Popen([pdi_bin, "serve", "--port", "0", "--replay-port", "0", "--archive", archive],
+                               stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    try:
+        assert process.stderr is not None
+        first = process.stderr.readline()
+        found = re.match(r"pdi: serving .*? at (http://127\.0\.0\.1:\d+/)", first)
+        assert found is not None, first
+        with httpx.Client(base_url=found[1], timeout=30) as client:
+            deadline = time.monotonic() + 60
+            while True:  # the workers listen a moment after the first line
+                try:
+                    assert client.get("/healthz").status_code == 200
+                    break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline and process.poll() is None, "pdi serve did not answer"
+                    time.sleep(0.1)
+            served = client.get(f"/uri-res/N2R?{name}")
+            assert served.status_code == 200 and served.content == text.read_bytes()
+            manifest = json.loads((ROOT / "src" / "pdi" / "data" / "pdfjs" / "MANIFEST.json").read_bytes())
+            asset = client.get(f"/static/pdfjs/{manifest['version']}/pdf.min.mjs")
+            assert asset.status_code == 200
+            assert hashlib.sha256(asset.content).hexdigest() == manifest["files"]["pdf.min.mjs"]["sha256"]
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+        assert process.stderr is not None
+        process.stderr.close()
+
+
+def test_pipx_installs_the_server_extras_when_asked(dists: tuple[Path, Path], tmp_path: Path) -> None:
+    _, wheel = dists
+    _, python = pipx_install(f"{wheel}[postgres,s3]", tmp_path)
+    assert importable(python, SERVER_LIBRARIES) == set(SERVER_LIBRARIES)
+    run([python, "-c", "import pdi.archive.postgres, pdi.archive.blobs.s3"])
+
+
+# --- which pdi the suite runs -------------------------------------------------------------------------------
+
+
+def test_the_suite_imports_the_pdi_it_means() -> None:
+    """scripts/test in CI (``PDI_TEST_INSTALLED=1``) runs the suite against the installed wheel, else the
+    checkout's src/ (pytest's ``pythonpath``). The processes it starts run the same one
+    (tests/test_cli_basics.py)."""
+    where = Path(pdi.__file__).resolve().parent
+    if INSTALLED:
+        site = {Path(sysconfig.get_paths()[k]).resolve() for k in ("purelib", "platlib")}
+        assert where.parent in site, f"pdi imported from {where}, not from the installed wheel in {site}"
+        assert not list((where.parent).glob("__editable__*pdi*"))
+        assert counting.COMPILED
+    else:
+        assert where == (ROOT / "src" / "pdi").resolve()

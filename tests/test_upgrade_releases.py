@@ -1,0 +1,259 @@
+"""Archives written by each tagged release open, migrate and verify with this pdi, every name and passage intact.
+
+``tests/data/releases/<version>/`` holds, for each release, a SQLite archive
+(a tarball of its directory) and a PostgreSQL one (a ``pg_dump -Fc``), both
+made by ``scripts/release-archives TAG`` running that release's own code, and
+``expected.json``: every name with the SHA-256 of the file that was deposited
+(computed by the script from its input, not read back from the archive), the
+withdrawn name, passages with the text the script cut from its input, and
+what else the release was given (statements, a deposit token, a word to
+search). Here each is opened by the pdi under test: migrated by ``pdi init``
+or on first use, to :data:`SCHEMA_VERSION`; ``pdi verify`` is clean; each
+name gives its octets back, each passage its text; the withdrawn name is gone
+(exit 11, HTTP 410); the old token deposits. A catalog newer than this pdi
+is refused, saying so; a migration run twice changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import sqlite3
+import subprocess
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from starlette.testclient import TestClient
+
+from pdi.archive import Archive
+from pdi.archive.store import SCHEMA_VERSION
+from pdi.cli import cli
+from pdi.server import create_app
+from support.pgcluster import TemporaryCluster
+
+RELEASES = Path(__file__).resolve().parent / "data" / "releases"
+#: Oldest first (by version number: 0.10.0 after 0.9.0).
+RELEASE_DIRS = sorted((p for p in RELEASES.iterdir() if p.is_dir()),
+                      key=lambda p: tuple(int(n) for n in p.name.split(".")))
+KINDS = ("sqlite", "postgres")
+_databases = itertools.count(1)
+
+
+def _expected(release: Path) -> dict[str, Any]:
+    return json.loads((release / "expected.json").read_text("utf-8"))  # type: ignore[no-any-return]
+
+
+def pdi(location: str, *args: str) -> Result:
+    return CliRunner().invoke(cli, [*args, "--archive", location], catch_exceptions=False)
+
+
+def _restore(release: Path, kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """The release's archive of ``kind``, as it was written: unpacked, or restored into a fresh database."""
+    if kind == "sqlite":
+        with tarfile.open(release / "sqlite-archive.tar.gz") as tar:
+            tar.extractall(tmp_path, filter="data")
+        return str(tmp_path / "archive")
+    cluster: TemporaryCluster = request.getfixturevalue("pg_cluster")
+    url = cluster.create_database(f"release_{release.name.replace('.', '_')}_{next(_databases)}")
+    done = subprocess.run(
+        [str(cluster.bindir / "pg_restore"), "--no-owner", "--single-transaction", "--exit-on-error",
+         "--dbname", url, str(release / "postgres.dump")],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    return url
+
+
+def _schema_rows(location: str) -> list[tuple[int, str]]:
+    """The catalog's own record of its migrations, read past pdi (SQLite's or PostgreSQL's client)."""
+    if location.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(location) as conn:
+            return [(int(v), str(a)) for v, a in conn.execute(
+                "SELECT version, applied_at FROM schema_migrations ORDER BY version")]
+    with sqlite3.connect(Path(location) / "catalog.sqlite") as conn:
+        return [(int(v), str(a)) for v, a in conn.execute(
+            "SELECT version, applied_at FROM schema_migrations ORDER BY version")]
+
+
+def test_there_are_release_archives() -> None:
+    """Each release directory has what the script writes, and all of them stay small."""
+    assert RELEASE_DIRS, "tests/data/releases/ holds no release: run scripts/release-archives TAG"
+    total = 0
+    for release in RELEASE_DIRS:
+        files = {p.name for p in release.iterdir()}
+        assert files == {"README.md", "expected.json", "sqlite-archive.tar.gz", "postgres.dump"}, release
+        expected = _expected(release)
+        assert expected["version"] == release.name and expected["tag"] == f"v{release.name}"
+        assert expected["schema_version"] <= SCHEMA_VERSION  # no release is newer than the code that tests it
+        total += sum(p.stat().st_size for p in release.iterdir())
+    assert total < 2 << 20
+
+
+@pytest.mark.parametrize("first", ["init", "use"])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("release", RELEASE_DIRS, ids=[p.name for p in RELEASE_DIRS])
+def test_a_release_archive_migrates_and_answers_as_it_did(
+    release: Path, kind: str, first: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    expected = _expected(release)
+    kept = expected["archives"][kind]
+    location = _restore(release, kind, tmp_path, request)
+    assert [v for v, _ in _schema_rows(location)] == list(range(1, expected["schema_version"] + 1))
+
+    if first == "init":  # pdi init migrates (what docs/how-to/upgrade.md says to run)
+        done = pdi(location, "init")
+        assert done.exit_code == 0, done.output
+        assert done.stdout.endswith(f"(schema version {SCHEMA_VERSION})\n")
+    else:  # or the first command that opens it
+        name = next(iter(kept["names"]))
+        done = pdi(location, "get", "--info", name)
+        assert done.exit_code == 0, done.output
+    assert [v for v, _ in _schema_rows(location)] == list(range(1, SCHEMA_VERSION + 1))
+
+    checked = pdi(location, "verify")
+    assert checked.exit_code == 0, checked.output
+    assert checked.stdout.rstrip().endswith(" 0 problems")
+
+    for name, known in kept["names"].items():
+        out = tmp_path / "octets"
+        got = pdi(location, "get", name, "-o", str(out))
+        assert got.exit_code == 0, (name, got.output)
+        octets = out.read_bytes()
+        assert (hashlib.sha256(octets).hexdigest(), len(octets)) == (known["sha256"], known["size"]), name
+    for name, digest in kept["served_by_release"].items():
+        got = pdi(location, "get", name, "-o", "-")
+        assert got.exit_code == 0 and hashlib.sha256(got.stdout_bytes).hexdigest() == digest, name
+    for citation, passage in kept["passages"].items():
+        got = pdi(location, "get", citation)
+        assert got.exit_code == 0, (citation, got.output)
+        assert got.stdout_bytes == passage["text"].encode(passage["charset"]), citation
+    for generic, versions in kept["versions"].items():
+        listed = pdi(location, "get", generic)
+        assert [line for line in listed.stdout.splitlines() if not line.startswith("#")] == versions
+    for name, statements in (kept["statements"] | kept["fragment_statements"]).items():
+        shown = pdi(location, "meta", name).stdout.splitlines()
+        assert all(f"{key}\t{value}" in shown for key, value in statements.items()), (name, shown)
+    for word, name in kept["search"].items():
+        found = pdi(location, "search", word)
+        assert found.exit_code == 0 and found.stdout.startswith(name + "#"), found.output
+
+    (withdrawn, reason), = kept["withdrawn"].items()
+    gone = pdi(location, "get", withdrawn)
+    assert gone.exit_code == 11 and reason in gone.stderr
+    with TestClient(create_app(location)) as client:
+        answer = client.get(f"/uri-res/N2R?{withdrawn}")
+        assert answer.status_code == 410 and reason in answer.text
+        name, known = next(iter(kept["names"].items()))
+        assert hashlib.sha256(client.get(f"/uri-res/N2R?{name}").content).hexdigest() == known["sha256"]
+        # the release's deposit token still deposits
+        token = kept["token"]
+        made = client.post(f"/api/deposit?series={token['series']}&format=text", content=b"deposited after the upgrade\n",
+                           headers={"Authorization": f"Bearer {token['secret']}", "Content-Type": "text/plain"})
+        assert made.status_code == 201, made.text
+        assert client.get(made.headers["location"]).content == b"deposited after the upgrade\n"
+    again = pdi(location, "verify")
+    assert again.exit_code == 0 and again.stdout.rstrip().endswith(" 0 problems"), again.output
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_migrating_twice_changes_nothing_the_second_time(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    release = RELEASE_DIRS[0]
+    location = _restore(release, kind, tmp_path, request)
+    assert pdi(location, "init").exit_code == 0
+    migrated = _schema_rows(location)
+    with Archive.open(location) as archive:
+        names = archive.ls()
+    again = pdi(location, "init")
+    assert again.exit_code == 0 and again.stdout.endswith(f"(schema version {SCHEMA_VERSION})\n")
+    assert _schema_rows(location) == migrated  # no step applied again, none recorded twice
+    with Archive.open(location) as archive:
+        assert archive.ls() == names
+    assert pdi(location, "verify").exit_code == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_catalog_newer_than_this_pdi_is_refused_saying_so(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    release = RELEASE_DIRS[0]
+    location = _restore(release, kind, tmp_path, request)
+    assert pdi(location, "init").exit_code == 0
+    newer = SCHEMA_VERSION + 1
+    if kind == "postgres":
+        import psycopg
+
+        with psycopg.connect(location) as conn:
+            conn.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (%s, 'later')", (newer,))
+    else:
+        with sqlite3.connect(Path(location) / "catalog.sqlite") as conn:
+            conn.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?, 'later')", (newer,))
+        conn.close()
+    before = _schema_rows(location)
+    name = next(iter(_expected(release)["archives"][kind]["names"]))
+    for args in (("init",), ("get", "--info", name), ("verify",)):
+        refused = pdi(location, *args)
+        assert refused.exit_code == 8, (args, refused.output)
+        assert (f"has schema version {newer}, newer than this pdi understands ({SCHEMA_VERSION}); upgrade pdi"
+                in refused.stderr), refused.stderr
+    assert _schema_rows(location) == before
+
+
+def _empty_place(kind: str, tmp_path: Path, request: pytest.FixtureRequest, name: str) -> str:
+    if kind == "sqlite":
+        return str(tmp_path / name)
+    cluster: TemporaryCluster = request.getfixturevalue("pg_cluster")
+    return cluster.create_database(f"{name}_{next(_databases)}")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_backup_by_this_pdi_keeps_the_release_as_it_was(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """pdi backup and pdi restore copy an archive, they do not migrate it: the way back to the older release."""
+    release = RELEASE_DIRS[0]
+    kept = _expected(release)["archives"][kind]
+    old = list(range(1, _expected(release)["schema_version"] + 1))
+    location = _restore(release, kind, tmp_path, request)
+    dest = tmp_path / "backup"
+    done = pdi(location, "backup", str(dest))
+    assert done.exit_code == 0, done.output
+    assert [v for v, _ in _schema_rows(location)] == old  # the archive backed up is left as it was
+    if kind == "sqlite":
+        assert [v for v, _ in _schema_rows(str(dest))] == old
+    again = _empty_place(kind, tmp_path, request, "restored")
+    restored = CliRunner().invoke(cli, ["restore", str(dest), "--to", again], catch_exceptions=False)
+    assert restored.exit_code == 0, restored.output
+    assert [v for v, _ in _schema_rows(again)] == old  # restored as the release wrote it
+    assert pdi(again, "init").exit_code == 0
+    assert [v for v, _ in _schema_rows(again)] == list(range(1, SCHEMA_VERSION + 1))
+    assert pdi(again, "verify").exit_code == 0
+    for name, known in kept["names"].items():
+        got = pdi(again, "get", name, "-o", "-")
+        assert hashlib.sha256(got.stdout_bytes).hexdigest() == known["sha256"], name
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_init_backup_backs_up_before_migrating_and_only_then(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    release = RELEASE_DIRS[0]
+    old = list(range(1, _expected(release)["schema_version"] + 1))
+    location = _restore(release, kind, tmp_path, request)
+    # a backup that cannot be made (DEST is a file) migrates nothing
+    (tmp_path / "a-file").write_text("not a backup\n")
+    refused = pdi(location, "init", "--backup", str(tmp_path / "a-file"))
+    assert refused.exit_code == 5, refused.output
+    assert [v for v, _ in _schema_rows(location)] == old
+    dest = tmp_path / "before-upgrade"
+    done = pdi(location, "init", "--backup", str(dest))
+    assert done.exit_code == 0, done.output
+    assert done.stdout.splitlines() == [
+        f"backed up the archive at schema version {old[-1]} to {dest} before migrating it",
+        done.stdout.splitlines()[-1]]
+    assert done.stdout.endswith(f"(schema version {SCHEMA_VERSION})\n")
+    assert [v for v, _ in _schema_rows(location)] == list(range(1, SCHEMA_VERSION + 1))
+    assert json.loads((dest / "pdi-backup.json").read_text())["store"] == kind
+    if kind == "sqlite":
+        assert [v for v, _ in _schema_rows(str(dest))] == old
+    # nothing to migrate: no backup
+    assert pdi(location, "init", "--backup", str(tmp_path / "unneeded")).stdout.startswith("archive at ")
+    assert not (tmp_path / "unneeded").exists()
