@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import anyio.to_thread
 import httpx
 import pytest
 from click.testing import CliRunner
@@ -181,25 +182,29 @@ def test_a_flipped_byte_is_found_by_verify_and_repaired_from_the_origin(tmp_path
 
 
 class Tamper:
-    """A proxy in front of A that can change a manifest's digest (keeping or re-signing), or a blob's octets,
-    and counts the N2R requests of each name."""
+    """A proxy in front of A that can change a manifest's digest (keeping or re-signing), or a blob's octets
+    (in N2R's answer or in its part of POST /api/octets), can answer that POST 404 as an earlier pdi does
+    (``bulk``), and records each name whose octets are asked for (``fetched``)."""
 
     def __init__(self, target: str) -> None:
         self.target = target
         self.manifest: str | None = None  # "digest" | "resigned"
         self.octets_of: str | None = None
-        self.n2r: list[str] = []
+        self.bulk = True
+        self.fetched: list[str] = []
         self.delay = 0.0
         self.inflight = 0
         self.lock = threading.Lock()
         self.other = SigningKey.generate()
-        self.app = Starlette(routes=[Route("/{path:path}", self.forward)])
+        self.app = Starlette(routes=[Route("/{path:path}", self.forward, methods=["GET", "POST"])])
 
-    def forward(self, request: Request) -> Response:
+    async def forward(self, request: Request) -> Response:
         with self.lock:
             self.inflight += 1
         try:
-            return self._forward(request)
+            body = await request.body()
+            return await anyio.to_thread.run_sync(self._forward, request.method, request.url.path,
+                                                  request.url.query, body)
         finally:
             with self.lock:
                 self.inflight -= 1
@@ -211,18 +216,33 @@ class Tamper:
             assert time.monotonic() < deadline
             time.sleep(0.01)
 
-    def _forward(self, request: Request) -> Response:
-        query = request.url.query
-        url = f"{self.target}{request.url.path}" + (f"?{query}" if query else "")
-        answer = httpx.get(url, timeout=30)
-        body = answer.content
-        if request.url.path == "/uri-res/N2R":
+    def _forward(self, method: str, path: str, query: str, asked: bytes) -> Response:
+        url = f"{self.target}{path}" + (f"?{query}" if query else "")
+        if method == "POST" and path == "/api/octets":
+            if not self.bulk:
+                return Response(b"", status_code=404)
+            names = json.loads(asked)["names"]
             with self.lock:
-                self.n2r.append(query)
+                self.fetched.extend(names)
+            time.sleep(self.delay * len(names))
+            answer = httpx.post(url, content=asked, headers={"content-type": "application/json"}, timeout=30)
+        else:
+            answer = httpx.get(url, timeout=30)
+        body = answer.content
+        if path == "/uri-res/N2R":
+            with self.lock:
+                self.fetched.append(query)
             time.sleep(self.delay)
             if self.octets_of == query:
                 body = body[:-1] + bytes([body[-1] ^ 1])
-        if request.url.path == "/api/manifest" and self.manifest is not None:
+        marker = f"Content-Location: {self.octets_of}\r\n".encode()
+        if path == "/api/octets" and self.octets_of is not None and marker in body:
+            # the part's octets end where the next boundary begins: flip the last of them
+            head = body.index(marker)
+            start = body.index(b"\r\n\r\n", head) + 4
+            end = body.index(b"\r\n--", start) - 1
+            body = body[:end] + bytes([body[end] ^ 1]) + body[end + 1:]
+        if path == "/api/manifest" and self.manifest is not None:
             header, payload, signature = body.decode().split(".")
             value = json.loads(b64url_decode(payload, "payload"))
             value["names"][0]["sha256"] = hashlib.sha256(b"something else").hexdigest()
@@ -255,15 +275,18 @@ def test_a_manifest_changed_or_signed_by_another_key_is_refused_and_nothing_from
         code, out = pdi("mirror", "sync", "--archive", str(b))
         assert code == 3, out
         assert "is refused" in out and ("does not verify" in out or "not one of the keys given" in out)
-        assert tamper.n2r == []  # not one blob of it was even fetched
+        assert tamper.fetched == []  # not one blob of it was even fetched
     assert held(b) == {}
 
 
-def test_a_blob_whose_digest_differs_is_refused_and_the_others_kept(tmp_path: Path) -> None:
+@pytest.mark.parametrize("bulk", [True, False], ids=["api-octets", "n2r-each"])
+def test_a_blob_whose_digest_differs_is_refused_and_the_others_kept(tmp_path: Path, bulk: bool) -> None:
+    """In a part of POST /api/octets, or (from an origin without it, an earlier pdi) in N2R's answer."""
     a, names = origin(tmp_path)
     b = mirror(tmp_path, "b")
     with serving(a) as a_url, tampering(a_url) as (tamper, proxy):
         tamper.octets_of = names["page"]
+        tamper.bulk = bulk
         assert pdi("mirror", "add", proxy, "--series", S, "--key", a_key(a), "--archive", str(b))[0] == 0
         code, out = pdi("mirror", "sync", "--archive", str(b))
     assert code == 3 and f"altered\t{names['page']}" in out and "hash to" in out
@@ -292,11 +315,11 @@ def test_a_sync_killed_mid_way_resumes_without_fetching_again_what_it_kept(tmp_p
         kept = held(b)
         assert 0 < len(kept) < len(names)
         tamper.settled()
-        before = len(tamper.n2r)
+        before = len(tamper.fetched)
         tamper.delay = 0
         code, out = pdi("mirror", "sync", "--archive", str(b))
         assert code == 0, out
-        again = tamper.n2r[before:]
+        again = tamper.fetched[before:]
     assert not set(kept) & set(again)  # nothing kept was fetched again
     assert len(again) == len(set(again)) == len(names) - len(kept)
     with Archive.open(a) as archive:

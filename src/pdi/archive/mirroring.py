@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pdi import formats
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import Octets
-from pdi.archive.blobs.seam import BlobSource
+from pdi.archive.blobs.seam import BlobSource, Spooled
 from pdi.archive.catalog.mirrors import MIRROR_ROLES, MirrorRecord
 from pdi.archive.naming import canonical_series, key_of, parse_pdi, record_name, timestamp
 from pdi.archive.store import AuditRecord, RepresentationRecord, SeriesRecord
@@ -85,6 +85,11 @@ class Mirroring(ArchiveBase):
                                f"from {origin.base_url}")
 
         return self.store.import_all(known, items, (), new_document=new_document, gapless=False)
+
+    def write_ahead(self, octets: Octets) -> Spooled:
+        """A mirrored blob's ``octets`` written ahead of its :meth:`import_mirrored` (which takes it as it is where
+        the blob store can), hashed: check its ``info`` against the signed digest first; ``discard`` it after."""
+        return self.store.write_ahead(octets)
 
     def replace_blob(self, sha256: str, octets: Octets, detail: str) -> None:
         """Write the blob ``sha256`` again from ``octets`` (hashed as they are staged: any other digest is

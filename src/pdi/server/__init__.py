@@ -137,6 +137,7 @@ from pdi.server.process.observe import METRICS_PATH, AccessLog, Observe, metrics
 from pdi.server.protocol.elsewhere import Elsewhere
 from pdi.server.protocol.manifests import ManifestAPI
 from pdi.server.protocol.memento_oaipmh import MementoRoutes, OAIRoutes
+from pdi.server.protocol.octets import OctetsAPI
 from pdi.server.protocol.reanchor import AnchorAPI
 from pdi.server.protocol.resolver import ReadAPI, Resolver
 from pdi.server.protocol.web_annotation import AnnotationAPI
@@ -244,6 +245,7 @@ def create_app(
         *MementoRoutes(opened, base_url, work, page=timemap_page).routes(),
         *OAIRoutes(opened, base_url, work=work, admin_email=oai_admin_email).routes(),
         *ManifestAPI(opened, work, key, tsa).routes(),
+        *OctetsAPI(opened, work).routes(),
         *elsewhere.routes(),
     ]
     docs = APIDocs()

@@ -14,10 +14,19 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import cast
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
 from pdi.archive.blobs.inline import Inline
-from pdi.archive.blobs.seam import BlobObserver, BlobPin, BlobSource, BlobStore, StagedBlob
+from pdi.archive.blobs.seam import (
+    BlobObserver,
+    BlobPin,
+    BlobSource,
+    BlobStore,
+    Spooled,
+    StagedBlob,
+    spool_ahead,
+)
 from pdi.archive.catalog.base import (
     CatalogBase,
     pages,
@@ -120,6 +129,13 @@ class BlobRules(CatalogBase):
         placed: an exception from it leaves nothing behind.
         """
         return self.blobs.stage(source, observe)
+
+    def write_ahead(self, source: Octets) -> Spooled:
+        """``source`` written ahead of the import that will take it, hashed (its :attr:`~Spooled.info` to be checked
+        first): where the blob store takes it as it is (blob files: :meth:`~pdi.archive.blobs.files.FileBlobs.write_ahead`),
+        else to a local temporary file (:func:`~pdi.archive.blobs.seam.spool_ahead`). ``discard`` it after the import."""
+        ahead = getattr(self.blobs, "write_ahead", None)
+        return spool_ahead(source) if ahead is None else cast(Spooled, ahead(source))
 
     def _stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
         """Stage the blobs of an import, each checked against the SHA-256 its record names."""
