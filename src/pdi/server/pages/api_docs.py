@@ -489,6 +489,22 @@ _MANIFEST_TSR = Operation(
     error_text={404: "No such series, no signing key, or the resolver names no TSA (pdi serve --tsa)",
                 415: "after= is not a versioned name"},
 )
+_MANY_OCTETS = Operation(
+    "The stored octets of up to 1000 versioned names in one answer, for a mirror's sync (pdi mirror sync): one"
+    " multipart/mixed part a name, in the order asked, each its octets or the problem N2R would answer",
+    body=Body("JSON: {\"names\": [versioned names]}, at most 1 MiB",
+              {_JSON: {"schema": {"type": "object", "required": ["names"], "properties": {"names": {
+                  "type": "array", "minItems": 1, "maxItems": 1000, "items": _name("pdi-whole")}}}}}),
+    answers={200: Answer(
+        "multipart/mixed (RFC 2046 §5.1), the boundary the SHA-256 of the names asked; each part has"
+        " Content-Location (the name), Content-Length, and either Content-Type the record's media type and"
+        " X-PDI-SHA256 with the octets (read by verified chunks), or application/problem+json (RFC 9457) with the"
+        " status and detail N2R would answer (404, 403, 410 …). A reader without a token gets public names only;"
+        " never cached (no-store). docs/how-to/mirrors.md", "multipart/mixed", {"type": "string", "format": "binary"})},
+    errors=(*_ALWAYS, 400, 415),
+    error_text={400: "The body is not JSON, or not {\"names\": [...]} of 1 to 1000 strings",
+                413: "The body is more than 1 MiB"},
+)
 _KEYS = Operation(
     "The archive's public signing key, a JWK set (RFC 7517 §5; kty OKP, crv Ed25519, RFC 8037), kid its RFC 7638"
     " thumbprint; also at /.well-known/pdi-keys",
@@ -662,6 +678,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/series"): _SERIES_LIST,
     ("GET", "/api/manifest"): _MANIFEST,
     ("GET", "/api/manifest.tsr"): _MANIFEST_TSR,
+    ("POST", "/api/octets"): _MANY_OCTETS,
     ("GET", "/api/keys"): _KEYS,
     ("GET", "/api/search"): _SEARCH,
     ("GET", "/api/rfc5147"): _RFC5147,
