@@ -310,10 +310,16 @@ class _Parts:
     def _octets(self, count: int) -> Iterator[bytes]:
         """The next ``count`` octets, as they come."""
         while count:
-            if not self.buffer and not self._fill():
-                raise StoreError(f"POST {self.url}: the answer ends {count} octets before its part does")
-            piece = bytes(self.buffer[:count]) if len(self.buffer) > count else bytes(self.buffer)
-            del self.buffer[:len(piece)]
+            if self.buffer:
+                piece = bytes(self.buffer[:count])
+                del self.buffer[:len(piece)]
+            else:  # straight from the connection, not through the buffer
+                piece = next(self.raw, b"")
+                if not piece:
+                    raise StoreError(f"POST {self.url}: the answer ends {count} octets before its part does")
+                if len(piece) > count:
+                    self.buffer += memoryview(piece)[count:]
+                    piece = piece[:count]
             count -= len(piece)
             yield piece
 

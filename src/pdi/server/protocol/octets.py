@@ -32,7 +32,6 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from pdi.archive.naming import parse_pdi
 from pdi.errors import ParseError, PDIError
 from pdi.server.http.bodies import read_json
 from pdi.server.process.limits import ArchiveHandlers
@@ -93,10 +92,11 @@ class OctetsAPI(ArchiveHandlers):
     def _part(self, name: str, boundary: str) -> Iterator[bytes]:
         location = name.encode("ascii", "replace").replace(b"\r", b"?").replace(b"\n", b"?")
         try:
-            if parse_pdi(name).fragment is not None:
-                raise ParseError(f"{name[:200]} names a fragment: ask for the whole octets", rule="octets")
             with self.archive.snapshot():
                 opened = self.archive.open_octets(name)
+            if opened.pdi.fragment is not None:
+                opened.close()
+                raise ParseError(f"{name[:200]} names a fragment: ask for the whole octets", rule="octets")
         except PDIError as exc:
             problem = json.dumps({"type": exc.problem_type, "title": exc.title, "status": exc.http_status,
                                   "detail": str(exc)}).encode()
