@@ -364,6 +364,36 @@ def test_a_name_the_origin_withdraws_is_withdrawn_on_the_mirror_at_the_next_sync
     assert code == 11 and a_url in out
 
 
+@pytest.mark.parametrize("purge", [False, True], ids=["withdrawn", "purged"])
+def test_a_name_withdrawn_at_the_origin_before_the_first_sync_is_gone_on_the_mirror_not_unknown(
+    tmp_path: Path, purge: bool,
+) -> None:
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    with Archive.open(a) as archive:
+        archive.withdraw(names["page"], "a mistake", purge=purge)
+    generic = names["page"].rsplit(".", 2)[0]
+    with serving(a) as a_url:
+        theirs = httpx.get(f"{a_url}/uri-res/N2R?{names['page']}")
+        assert theirs.status_code == 410  # what the origin answers, and the mirror must answer too
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "1 withdrawn (1 withdrawn here now)" in out, out
+        again = pdi("mirror", "sync", "--archive", str(b))
+        assert "1 withdrawn (0 withdrawn here now)" in again[1]
+    assert names["page"] not in held(b)
+    with serving(b) as b_url:
+        for name in (names["page"], generic):
+            answer = httpx.get(f"{b_url}/uri-res/N2R?{name}")
+            assert answer.status_code == 410 and answer.headers["content-type"] == "application/problem+json"
+            assert a_url in answer.json()["detail"] and "before this mirror held it" in answer.json()["detail"]
+        never = names["page"].replace(".html.1", ".html.2")  # another version, never minted: unknown
+        assert httpx.get(f"{b_url}/uri-res/N2R?{never}").status_code == 404
+        assert httpx.get(f"{b_url}/uri-res/N2R?{names['text']}").content == BYTES["text"]
+    code, out = pdi("get", "--archive", str(b), names["page"])
+    assert code == 11 and a_url in out and ("purged" in out) == purge
+
+
 def test_from_an_origin_whose_manifests_list_digests_only_the_records_come_from_n2c(tmp_path: Path) -> None:
     """An origin of an earlier pdi signs names, digests and sizes only: the rest of each record is its N2C's,
     and the mirror describes each name as the origin does."""

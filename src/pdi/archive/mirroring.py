@@ -17,7 +17,7 @@ from pdi import formats
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import Octets
 from pdi.archive.blobs.seam import BlobSource, Spooled
-from pdi.archive.catalog.mirrors import MIRROR_ROLES, MirrorRecord
+from pdi.archive.catalog.mirrors import MIRROR_ROLES, MirrorRecord, MirrorWithdrawal
 from pdi.archive.naming import canonical_series, key_of, parse_pdi, record_name, timestamp
 from pdi.archive.store import AuditRecord, RepresentationRecord, SeriesRecord
 from pdi.errors import IntegrityError, ParseError
@@ -71,6 +71,15 @@ class Mirroring(ArchiveBase):
             raise ParseError(f"{name} is not a versioned name (a format and a version)", rule="mirror-name")
         tombstone = self.store.withdrawal(key_of(parsed), parsed.version)
         return None if tombstone is None else "purged" if tombstone.purged else "withdrawn"
+
+    def withdrawn_at_origin(self, origin: MirrorRecord, name: str, at: str, *, purged: bool) -> bool:
+        """Record that the versioned ``name``, not held here, was withdrawn at ``origin`` (at ``at``): this archive
+        answers it as gone (:class:`~pdi.errors.WithdrawnError`, 410), as the origin does. Whether it is new."""
+        parsed = parse_pdi(name)
+        if parsed.format is None or parsed.version is None:
+            raise ParseError(f"{name} is not a versioned name (a format and a version)", rule="mirror-name")
+        return self.store.record_mirror_withdrawal(MirrorWithdrawal(
+            key_of(parsed), parsed.version, formats.canonical_token(parsed.format), at, purged, origin.base_url))
 
     def import_mirrored(self, origin: MirrorRecord, items: Sequence[tuple[RepresentationRecord, BlobSource]]) -> int:
         """Bring ``items`` in under their origin's exact names, in one transaction (an audit line each new

@@ -27,7 +27,9 @@ batch one transaction, its blobs made durable together before it commits
 (:mod:`pdi.archive.blobs.files`): a sync killed mid-way keeps every batch
 committed and the next one fetches only what is not held yet. A held name the
 origin lists as withdrawn is withdrawn here too (and purged, if it was
-purged there: a legal takedown reaches the copies).
+purged there: a legal takedown reaches the copies); one never held is
+recorded gone (:meth:`pdi.archive.Archive.withdrawn_at_origin`), so that this
+resolver answers it ``410`` as the origin does, not ``404``.
 
 A manifest page that does not verify (changed, or signed by another key),
 that is of another series, or that does not start where it was asked to,
@@ -380,7 +382,7 @@ class SyncReport:
     copied: int = 0
     held: int = 0
     withdrawn: int = 0
-    #: Names held here that the origin withdrew since: withdrawn here too.
+    #: Names the origin withdrew that were not withdrawn here yet: withdrawn here too (held), or recorded gone.
     tombstoned: int = 0
     octets: int = 0
     problems: list[Problem] = field(default_factory=list)
@@ -548,7 +550,11 @@ def _withdraw(archive: Archive, record: MirrorRecord, name: str, entry: Mapping[
     """A name the origin lists as withdrawn is withdrawn here too, if held (purged too, if it was purged there)."""
     try:
         purge = bool(entry.get("purged"))
-        if archive.held(name) is None or archive.withdrawn_here(name) in (("purged",) if purge else ("withdrawn", "purged")):
+        if archive.held(name) is None:  # never held: its tombstone alone, so that it is gone here too (410)
+            if archive.withdrawn_at_origin(record, name, str(entry["withdrawn"])[:40], purged=purge):
+                report.tombstoned += 1
+            return
+        if archive.withdrawn_here(name) in (("purged",) if purge else ("withdrawn", "purged")):
             return
         archive.withdraw(name, f"withdrawn at its origin {record.base_url} ({str(entry['withdrawn'])[:40]})",
                          purge=purge)
