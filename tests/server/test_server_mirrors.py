@@ -394,6 +394,35 @@ def test_a_name_withdrawn_at_the_origin_before_the_first_sync_is_gone_on_the_mir
     assert code == 11 and a_url in out and ("purged" in out) == purge
 
 
+def test_a_running_server_stops_minting_in_a_series_at_once_when_it_is_mirrored(tmp_path: Path) -> None:
+    """`pdi mirror add` in another process, while `pdi serve` runs and has minted in the series: the very next
+    deposit, version or batch through the running server is refused (409), whatever it remembers of the series."""
+    b = tmp_path / "b"
+    with Archive.init(b) as archive:
+        archive.add_series(S)
+        _, secret = archive.add_token("clerk", role="curate", series=[S])
+    bearer = {"Authorization": f"Bearer {secret}"}
+    key = json.dumps({"keys": [SigningKey.generate().public.jwk()]})
+    with serving(b) as b_url:
+        minted = [httpx.post(f"{b_url}/api/deposit?series={S}&format=text", content=f"minutes {n}\n".encode(),
+                             headers=bearer) for n in range(2)]
+        assert [m.status_code for m in minted] == [201, 201]
+        first = minted[0].json()["pdi"]
+        code, out = pdi("mirror", "add", "https://a.example.org", "--series", S, "--key", key, "--archive", str(b))
+        assert code == 0, out
+        refused = [
+            httpx.post(f"{b_url}/api/deposit?series={S}&format=text", content=b"minutes 3\n", headers=bearer),
+            httpx.post(f"{b_url}/api/deposit?series={S}&format=text&id=x-1", content=b"minutes 4\n", headers=bearer),
+            httpx.post(f"{b_url}/api/version?pdi={first.rsplit('.', 2)[0]}&format=text", content=b"again\n",
+                       headers=bearer),
+            httpx.post(f"{b_url}/api/batch?series={S}", headers=bearer, files=[("file", ("a.txt", b"x\n", "text/plain"))]),
+        ]
+        for answer in refused:
+            assert answer.status_code == 409, answer.text
+            assert "mirrored from https://a.example.org" in answer.json()["detail"]
+    assert len(held(b)) == 2
+
+
 def test_from_an_origin_whose_manifests_list_digests_only_the_records_come_from_n2c(tmp_path: Path) -> None:
     """An origin of an earlier pdi signs names, digests and sizes only: the rest of each record is its N2C's,
     and the mirror describes each name as the origin does."""
