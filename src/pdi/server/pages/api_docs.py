@@ -505,14 +505,21 @@ _MANY_OCTETS = Operation(
     error_text={400: "The body is not JSON, or not {\"names\": [...]} of 1 to 1000 strings",
                 413: "The body is more than 1 MiB"},
 )
+#: An archive's base URL as pdi records it: http(s)://host[:port][/path].
+_BASE_URL = {"type": "string", "pattern": "^https?://[a-z0-9]+([.-][a-z0-9]+)*(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~-]+)*/?$"}
 _MIRROR_ANNOUNCE = Operation(
     "An archive announces that it holds a copy of a series (pdi mirror sync --announce URL): recorded here as a"
     " peer, its keys pinned, listed by N2Ls (within 5 s), polled by pdi mirror audit",
     body=Body("JSON: {\"series\": S, \"base_url\": \"http(s)://…\", \"keys\": the announcing archive's JWK set},"
               " at most 64 KiB",
               {_JSON: {"schema": {"type": "object", "required": ["series", "base_url", "keys"], "properties": {
-                  "series": _SERIES, "base_url": {"type": "string", "format": "uri"},
-                  "keys": {"type": "object", "required": ["keys"]}}}}}),
+                  "series": _SERIES, "base_url": _BASE_URL, "keys": {
+                      "type": "object", "required": ["keys"], "properties": {"keys": {
+                          "type": "array", "minItems": 1, "maxItems": 8, "items": {
+                              "type": "object", "required": ["kty", "crv", "x"], "properties": {
+                                  "kty": {"const": "OKP"}, "crv": {"const": "Ed25519"},
+                                  # 32 octets in unpadded base64url (its last character's low bits zero)
+                                  "x": {"type": "string", "pattern": "^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$"}}}}}}}}}}),
     answers={201: Answer("Recorded now: {series, base_url, role: peer, keys, added_at}", _JSON, _OBJECT),
              200: Answer("Recorded already, with the same keys", _JSON, _OBJECT)},
     errors=(*_ALWAYS, 400, 401, 403, 404, 409, 415), role="mirror", tag="write",
@@ -525,7 +532,7 @@ _MIRROR_WITHDRAW = Operation(
     "An archive withdraws its announcement: this one forgets it as a peer of the series (never the origin a"
     " series is mirrored from here)",
     (Param("series", "The series", required=True, schema=_SERIES),
-     Param("base_url", "The base URL announced", required=True, schema={"type": "string", "format": "uri"})),
+     Param("base_url", "The base URL announced", required=True, schema=_BASE_URL)),
     answers={204: Answer("Forgotten")},
     errors=(*_ALWAYS, 400, 401, 403, 404), role="mirror", tag="write",
     error_text={403: "The token's role is below mirror, its series do not cover S, or base_url is the origin",

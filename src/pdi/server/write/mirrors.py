@@ -45,6 +45,8 @@ __all__ = ["MirrorAnnouncements"]
 
 #: The longest announcement read.
 MAX_ANNOUNCEMENT = 64 << 10
+#: The most keys an archive may announce.
+MAX_KEYS = 8
 #: What an announcement is.
 _SHAPE = '{"series": S, "base_url": "http(s)://…", "keys": a JWK set}'
 
@@ -67,9 +69,12 @@ class MirrorAnnouncements:
         if not isinstance(body, dict):
             raise ParseError(f"an announcement is {_SHAPE}", rule="mirror-announcement")
         series, url = _text(body, "series"), base_url(_text(body, "base_url"))
-        if not isinstance(body.get("keys"), dict):
+        announced = body.get("keys")
+        if not isinstance(announced, dict) or not isinstance(announced.get("keys"), list):
             raise ParseError(f"keys: a JWK set ({{\"keys\": [...]}}) of the announcing archive, in {_SHAPE}",
                              rule="mirror-announcement")
+        if len(announced["keys"]) > MAX_KEYS:
+            raise ParseError(f"keys: at most {MAX_KEYS} keys, not {len(announced['keys'])}", rule="mirror-announcement")
         keys = parse_jwks(json.dumps(body["keys"]), "the keys announced")
         jwk = jwk_set_text(keys)
 
