@@ -289,3 +289,71 @@ def test_serve_tsa_timestamps_each_manifest_page(archive_dir: tuple[Path, dict, 
         assert none.status_code == 404 and "pdi serve --tsa" in none.json()["detail"]
         status, output = _verify(location, f"{base}/api/manifest?series={OPEN}", "--tsa-ca", str(ca))
         assert status == 0 and "timestamped" not in output, output
+
+
+def _parts(answer: object) -> list[tuple[dict[str, str], bytes]]:
+    """The parts of a POST /api/octets answer, read by the standard library's MIME parser (not pdi's)."""
+    import email.parser
+    import email.policy
+
+    head = f"Content-Type: {answer.headers['content-type']}\r\n\r\n".encode()  # type: ignore[attr-defined]
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + answer.content)  # type: ignore[attr-defined]
+    assert message.is_multipart() and not message.defects
+    return [({k.lower(): str(v) for k, v in part.items()}, part.get_payload(decode=True))
+            for part in message.iter_parts()]
+
+
+def test_octets_of_many_names_in_one_answer_each_as_n2r_would(archive_dir: tuple[Path, dict, str]) -> None:
+    location, names, secret = archive_dir
+    client = _client(location)
+    never = names["one"].replace("/1.text.1", "/99.text.1")
+    asked = [names["one"], names["late"], never, names["gone"], names["embargoed"], names["private"],
+             names["two"] + "#char=0,3", names["two"]]
+    answer = client.post("/api/octets", json={"names": asked})
+    assert answer.status_code == 200 and answer.headers["cache-control"].endswith("no-store")
+    boundary = hashlib.sha256(json.dumps(asked).encode()).hexdigest()
+    assert answer.headers["content-type"] == f"multipart/mixed; boundary={boundary}"
+    parts = _parts(answer)
+    assert [h["content-location"] for h, _ in parts] == asked
+    for (head, body), name in zip(parts, asked, strict=True):
+        assert int(head["content-length"]) == len(body)
+        if name in (names["one"], names["late"], names["two"]):
+            expected = BYTES[next(k for k in BYTES if names[k] == name)]
+            assert body == expected and head["x-pdi-sha256"] == hashlib.sha256(expected).hexdigest()
+            assert head["content-type"] == "text/plain"
+        else:  # what N2R answers this reader, with its status
+            n2r = client.get(f"/uri-res/N2R?{name.split('#')[0]}") if "#" not in name else None
+            problem = json.loads(body)
+            assert head["content-type"] == "application/problem+json"
+            status = {never: 404, names["gone"]: 410, names["embargoed"]: 403, names["private"]: 403}.get(name, 400)
+            assert problem["status"] == status and problem["detail"]
+            if n2r is not None:
+                assert n2r.status_code == status and n2r.json()["detail"] == problem["detail"]
+    bearer = client.post("/api/octets", json={"names": [names["private"]]},
+                         headers={"Authorization": f"Bearer {secret}"})
+    assert _parts(bearer)[0][1] == b"closed minutes\n"
+
+
+def test_octets_a_damaged_blob_cuts_the_answer(archive_dir: tuple[Path, dict, str]) -> None:
+    location, names, _ = archive_dir
+    flip_octet(location, hashlib.sha256(BYTES["late"]).hexdigest(), 2)
+    client = _client(location)
+    # the damaged chunk is never sent: the answer, begun, is cut short (Starlette's test client raises)
+    with pytest.raises(RuntimeError, match="response already started") as raised:
+        client.post("/api/octets", json={"names": [names["one"], names["late"], names["two"]]})
+    assert isinstance(raised.value.__cause__, IntegrityError)
+
+
+@pytest.mark.parametrize(("body", "status", "words"), [
+    (b'{"names": []}', 400, "1 to 1000 names, not 0"),
+    (json.dumps({"names": ["urn:pdi://x.us/2026/11/24/1.text.1"] * 1001}).encode(), 400, "not 1001"),
+    (b'{"names": "urn:pdi://x.us/2026/11/24/1.text.1"}', 400, '{"names": [versioned names]}'),
+    (b"names=1", 400, "not JSON"),
+    (b'{"names": ["' + b"x" * (1 << 20) + b'"]}', 413, "more than 1048576 octets"),
+])
+def test_octets_a_body_that_is_wrong_is_a_problem_naming_what(
+    archive_dir: tuple[Path, dict, str], body: bytes, status: int, words: str,
+) -> None:
+    answer = _client(archive_dir[0]).post("/api/octets", content=body, headers={"content-type": "application/json"})
+    assert answer.status_code == status and answer.headers["content-type"] == "application/problem+json"
+    assert words in answer.json()["detail"]

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import anyio.to_thread
 import httpx
 import pytest
 from click.testing import CliRunner
@@ -181,25 +182,32 @@ def test_a_flipped_byte_is_found_by_verify_and_repaired_from_the_origin(tmp_path
 
 
 class Tamper:
-    """A proxy in front of A that can change a manifest's digest (keeping or re-signing), or a blob's octets,
-    and counts the N2R requests of each name."""
+    """A proxy in front of A that can change a manifest's digest (keeping or re-signing), or a blob's octets
+    (in N2R's answer or in its part of POST /api/octets), can answer that POST 404 as an earlier pdi does
+    (``bulk``), and records each name whose octets are asked for (``fetched``)."""
 
     def __init__(self, target: str) -> None:
         self.target = target
         self.manifest: str | None = None  # "digest" | "resigned"
         self.octets_of: str | None = None
-        self.n2r: list[str] = []
+        self.bulk = True
+        self.fetched: list[str] = []
         self.delay = 0.0
+        #: Names whose POST /api/octets is held until ``gate`` is set (a sync caught mid-way for sure).
+        self.hold: set[str] = set()
+        self.gate = threading.Event()
         self.inflight = 0
         self.lock = threading.Lock()
         self.other = SigningKey.generate()
-        self.app = Starlette(routes=[Route("/{path:path}", self.forward)])
+        self.app = Starlette(routes=[Route("/{path:path}", self.forward, methods=["GET", "POST"])])
 
-    def forward(self, request: Request) -> Response:
+    async def forward(self, request: Request) -> Response:
         with self.lock:
             self.inflight += 1
         try:
-            return self._forward(request)
+            body = await request.body()
+            return await anyio.to_thread.run_sync(self._forward, request.method, request.url.path,
+                                                  request.url.query, body)
         finally:
             with self.lock:
                 self.inflight -= 1
@@ -211,18 +219,35 @@ class Tamper:
             assert time.monotonic() < deadline
             time.sleep(0.01)
 
-    def _forward(self, request: Request) -> Response:
-        query = request.url.query
-        url = f"{self.target}{request.url.path}" + (f"?{query}" if query else "")
-        answer = httpx.get(url, timeout=30)
-        body = answer.content
-        if request.url.path == "/uri-res/N2R":
+    def _forward(self, method: str, path: str, query: str, asked: bytes) -> Response:
+        url = f"{self.target}{path}" + (f"?{query}" if query else "")
+        if method == "POST" and path == "/api/octets":
+            if not self.bulk:
+                return Response(b"", status_code=404)
+            names = json.loads(asked)["names"]
             with self.lock:
-                self.n2r.append(query)
+                self.fetched.extend(names)
+            time.sleep(self.delay * len(names))
+            if self.hold.intersection(names):
+                self.gate.wait(60)
+            answer = httpx.post(url, content=asked, headers={"content-type": "application/json"}, timeout=30)
+        else:
+            answer = httpx.get(url, timeout=30)
+        body = answer.content
+        if path == "/uri-res/N2R":
+            with self.lock:
+                self.fetched.append(query)
             time.sleep(self.delay)
             if self.octets_of == query:
                 body = body[:-1] + bytes([body[-1] ^ 1])
-        if request.url.path == "/api/manifest" and self.manifest is not None:
+        marker = f"Content-Location: {self.octets_of}\r\n".encode()
+        if path == "/api/octets" and self.octets_of is not None and marker in body:
+            # the part's octets end where the next boundary begins: flip the last of them
+            head = body.index(marker)
+            start = body.index(b"\r\n\r\n", head) + 4
+            end = body.index(b"\r\n--", start) - 1
+            body = body[:end] + bytes([body[end] ^ 1]) + body[end + 1:]
+        if path == "/api/manifest" and self.manifest is not None:
             header, payload, signature = body.decode().split(".")
             value = json.loads(b64url_decode(payload, "payload"))
             value["names"][0]["sha256"] = hashlib.sha256(b"something else").hexdigest()
@@ -255,15 +280,18 @@ def test_a_manifest_changed_or_signed_by_another_key_is_refused_and_nothing_from
         code, out = pdi("mirror", "sync", "--archive", str(b))
         assert code == 3, out
         assert "is refused" in out and ("does not verify" in out or "not one of the keys given" in out)
-        assert tamper.n2r == []  # not one blob of it was even fetched
+        assert tamper.fetched == []  # not one blob of it was even fetched
     assert held(b) == {}
 
 
-def test_a_blob_whose_digest_differs_is_refused_and_the_others_kept(tmp_path: Path) -> None:
+@pytest.mark.parametrize("bulk", [True, False], ids=["api-octets", "n2r-each"])
+def test_a_blob_whose_digest_differs_is_refused_and_the_others_kept(tmp_path: Path, bulk: bool) -> None:
+    """In a part of POST /api/octets, or (from an origin without it, an earlier pdi) in N2R's answer."""
     a, names = origin(tmp_path)
     b = mirror(tmp_path, "b")
     with serving(a) as a_url, tampering(a_url) as (tamper, proxy):
         tamper.octets_of = names["page"]
+        tamper.bulk = bulk
         assert pdi("mirror", "add", proxy, "--series", S, "--key", a_key(a), "--archive", str(b))[0] == 0
         code, out = pdi("mirror", "sync", "--archive", str(b))
     assert code == 3 and f"altered\t{names['page']}" in out and "hash to" in out
@@ -277,6 +305,8 @@ def test_a_sync_killed_mid_way_resumes_without_fetching_again_what_it_kept(tmp_p
     b = mirror(tmp_path, "b")
     with serving(a) as a_url, tampering(a_url) as (tamper, proxy):
         tamper.delay = 0.004
+        with Archive.open(a) as archive:  # the names after the first batch are held back: the kill comes before them
+            tamper.hold = {e["name"] for e in archive.manifest_page(S, limit=10_000).entries[200:]}
         assert pdi("mirror", "add", proxy, "--series", S, "--key", a_key(a), "--archive", str(b))[0] == 0
         child = subprocess.Popen([sys.executable, "-m", "pdi", "mirror", "sync", "--archive", str(b)],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -291,12 +321,13 @@ def test_a_sync_killed_mid_way_resumes_without_fetching_again_what_it_kept(tmp_p
         assert child.wait(30) == -signal.SIGKILL
         kept = held(b)
         assert 0 < len(kept) < len(names)
+        tamper.gate.set()
         tamper.settled()
-        before = len(tamper.n2r)
+        before = len(tamper.fetched)
         tamper.delay = 0
         code, out = pdi("mirror", "sync", "--archive", str(b))
         assert code == 0, out
-        again = tamper.n2r[before:]
+        again = tamper.fetched[before:]
     assert not set(kept) & set(again)  # nothing kept was fetched again
     assert len(again) == len(set(again)) == len(names) - len(kept)
     with Archive.open(a) as archive:
@@ -341,6 +372,65 @@ def test_a_name_the_origin_withdraws_is_withdrawn_on_the_mirror_at_the_next_sync
     assert code == 11 and a_url in out
 
 
+@pytest.mark.parametrize("purge", [False, True], ids=["withdrawn", "purged"])
+def test_a_name_withdrawn_at_the_origin_before_the_first_sync_is_gone_on_the_mirror_not_unknown(
+    tmp_path: Path, purge: bool,
+) -> None:
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    with Archive.open(a) as archive:
+        archive.withdraw(names["page"], "a mistake", purge=purge)
+    generic = names["page"].rsplit(".", 2)[0]
+    with serving(a) as a_url:
+        theirs = httpx.get(f"{a_url}/uri-res/N2R?{names['page']}")
+        assert theirs.status_code == 410  # what the origin answers, and the mirror must answer too
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "1 withdrawn (1 withdrawn here now)" in out, out
+        again = pdi("mirror", "sync", "--archive", str(b))
+        assert "1 withdrawn (0 withdrawn here now)" in again[1]
+    assert names["page"] not in held(b)
+    with serving(b) as b_url:
+        for name in (names["page"], generic):
+            answer = httpx.get(f"{b_url}/uri-res/N2R?{name}")
+            assert answer.status_code == 410 and answer.headers["content-type"] == "application/problem+json"
+            assert a_url in answer.json()["detail"] and "before this mirror held it" in answer.json()["detail"]
+        never = names["page"].replace(".html.1", ".html.2")  # another version, never minted: unknown
+        assert httpx.get(f"{b_url}/uri-res/N2R?{never}").status_code == 404
+        assert httpx.get(f"{b_url}/uri-res/N2R?{names['text']}").content == BYTES["text"]
+    code, out = pdi("get", "--archive", str(b), names["page"])
+    assert code == 11 and a_url in out and ("purged" in out) == purge
+
+
+def test_a_running_server_stops_minting_in_a_series_at_once_when_it_is_mirrored(tmp_path: Path) -> None:
+    """`pdi mirror add` in another process, while `pdi serve` runs and has minted in the series: the very next
+    deposit, version or batch through the running server is refused (409), whatever it remembers of the series."""
+    b = tmp_path / "b"
+    with Archive.init(b) as archive:
+        archive.add_series(S)
+        _, secret = archive.add_token("clerk", role="curate", series=[S])
+    bearer = {"Authorization": f"Bearer {secret}"}
+    key = json.dumps({"keys": [SigningKey.generate().public.jwk()]})
+    with serving(b) as b_url:
+        minted = [httpx.post(f"{b_url}/api/deposit?series={S}&format=text", content=f"minutes {n}\n".encode(),
+                             headers=bearer) for n in range(2)]
+        assert [m.status_code for m in minted] == [201, 201]
+        first = minted[0].json()["pdi"]
+        code, out = pdi("mirror", "add", "https://a.example.org", "--series", S, "--key", key, "--archive", str(b))
+        assert code == 0, out
+        refused = [
+            httpx.post(f"{b_url}/api/deposit?series={S}&format=text", content=b"minutes 3\n", headers=bearer),
+            httpx.post(f"{b_url}/api/deposit?series={S}&format=text&id=x-1", content=b"minutes 4\n", headers=bearer),
+            httpx.post(f"{b_url}/api/version?pdi={first.rsplit('.', 2)[0]}&format=text", content=b"again\n",
+                       headers=bearer),
+            httpx.post(f"{b_url}/api/batch?series={S}", headers=bearer, files=[("file", ("a.txt", b"x\n", "text/plain"))]),
+        ]
+        for answer in refused:
+            assert answer.status_code == 409, answer.text
+            assert "mirrored from https://a.example.org" in answer.json()["detail"]
+    assert len(held(b)) == 2
+
+
 def test_from_an_origin_whose_manifests_list_digests_only_the_records_come_from_n2c(tmp_path: Path) -> None:
     """An origin of an earlier pdi signs names, digests and sizes only: the rest of each record is its N2C's,
     and the mirror describes each name as the origin does."""
@@ -374,3 +464,83 @@ def test_from_an_origin_whose_manifests_list_digests_only_the_records_come_from_
             ours = httpx.get(f"{b_url}/uri-res/N2C?{names[which]}").json()
             assert (ours["media_type"], ours["charset"], ours["stored"]) == (
                 theirs[which]["media_type"], theirs[which]["charset"], theirs[which]["stored"])
+
+
+def test_a_mirror_announces_itself_and_the_origins_n2ls_lists_it_then_withdraws(tmp_path: Path) -> None:
+    """`pdi mirror sync --announce URL` with a token of role mirror the origin issued: A records B as a peer
+    (no `pdi mirror add --peer` on A), its N2Ls lists B; DELETE /api/mirrors forgets it."""
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    with Archive.open(a) as archive:
+        _, secret = archive.add_token("mirror-b", role="mirror", series=[S])
+    (tmp_path / "token").write_text(secret + "\n")
+    b_url = "http://b.example.org:8080"
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--announce", b_url + "/", "--token-file", str(tmp_path / "token"),
+                        "--archive", str(b))
+        assert code == 0 and f"announced\t{S}\tto {a_url}\tnew" in out and f"{len(BYTES)} new" in out, out
+        again = pdi("mirror", "sync", "--announce", b_url, "--token-file", str(tmp_path / "token"), "--archive", str(b))
+        assert f"announced\t{S}\tto {a_url}\tknown already" in again[1], again[1]
+        locations = f"{a_url}/uri-res/N2Ls?{names['text']}"
+        deadline = time.monotonic() + 15  # the resolver reads the recorded mirrors again every 5 s
+        while f"{b_url}/uri-res/N2R?{names['text']}" not in httpx.get(locations).text:
+            assert time.monotonic() < deadline, httpx.get(locations).text
+            time.sleep(0.2)
+        with Archive.open(a) as archive:
+            (peer,) = archive.mirrors(S)
+            assert (peer.base_url, peer.role) == (b_url, "peer")
+            assert json.loads(peer.jwk)["keys"][0]["x"] == json.loads(a_key(b))["x"]  # B's own key, pinned
+            (line,) = [e for e in archive.audit() if e.action == "mirror-peer"]
+            assert line.who == "token:mirror-b" and line.address == "127.0.0.1"
+        bearer = {"Authorization": f"Bearer {secret}"}
+        gone = httpx.delete(f"{a_url}/api/mirrors", params={"series": S, "base_url": b_url}, headers=bearer)
+        assert gone.status_code == 204
+        while f"{b_url}/uri-res/N2R" in httpx.get(locations).text:
+            assert time.monotonic() < deadline + 15
+            time.sleep(0.2)
+        twice = httpx.delete(f"{a_url}/api/mirrors", params={"series": S, "base_url": b_url}, headers=bearer)
+        assert twice.status_code == 404 and f"{b_url} is not recorded as holding {S}" in twice.json()["detail"]
+
+
+def test_an_announcement_refused_is_a_problem_naming_what_was_wrong(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from pdi.server import create_app
+
+    a, _ = origin(tmp_path)
+    with Archive.open(a) as archive:
+        archive.add_series("other.example.us")
+        _, mirror_token = archive.add_token("mirror-b", role="mirror", series=[S])
+        _, reader = archive.add_token("reader", role="read", series=[S])
+        _, elsewhere = archive.add_token("mirror-c", role="mirror", series=["other.example.us"])
+    keys = {"keys": [SigningKey.generate().public.jwk()]}
+    good = {"series": S, "base_url": "https://b.example.org", "keys": keys}
+    client = TestClient(create_app(str(a)))
+
+    def post(body: object, token: str | None = mirror_token) -> httpx.Response:
+        return client.post("/api/mirrors", json=body, headers={"Authorization": f"Bearer {token}"} if token else {})
+
+    for answer, status, words in [
+        (post(good, None), 401, "Authorization: Bearer"),
+        (post(good, "pdi_not-a-token"), 401, "not known"),
+        (post(good, reader), 403, "has the role read; this needs mirror"),
+        (post(good, elsewhere), 403, f"not series {S}"),
+        (post([good]), 400, '{"series": S, "base_url"'),
+        (post({**good, "series": ""}), 400, "series: text"),
+        (post({**good, "base_url": "ftp://b.example.org"}), 400, "http(s)://host[:port][/path], not 'ftp://"),
+        (post({**good, "base_url": "https://b.example.org/?q=1"}), 400, "base URL"),
+        (post({**good, "keys": "x"}), 400, "keys: a JWK set"),
+        (post({**good, "keys": {"keys": [{"kty": "OKP", "crv": "Ed25519", "x": "!!"}]}}), 400, '"x" is not unpadded base64url'),
+        (post({**good, "series": "never.example.us"}, mirror_token), 403, "not series never.example.us"),
+        (client.post("/api/mirrors", content=b"x" * 70_000, headers={"Authorization": f"Bearer {mirror_token}"}),
+         413, "more than 65536 octets"),
+        (client.delete("/api/mirrors", params={"series": S}, headers={"Authorization": f"Bearer {mirror_token}"}),
+         400, "base_url"),
+    ]:
+        assert answer.status_code == status, (status, answer.text)
+        assert answer.headers["content-type"] == "application/problem+json"
+        assert words in answer.json()["detail"], (words, answer.json())
+    assert post(good).status_code == 201 and post(good).status_code == 200
+    other = post({**good, "keys": {"keys": [SigningKey.generate().public.jwk()]}})
+    assert other.status_code == 409 and "with another key" in other.json()["detail"]

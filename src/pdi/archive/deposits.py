@@ -20,6 +20,7 @@ from pdi import formats
 from pdi.archive.access import parse_until
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import Octets
+from pdi.archive.catalog.mirrors import mirrored_series
 from pdi.archive.content import Content, prepare
 from pdi.archive.naming import (
     canonical_series,
@@ -35,7 +36,6 @@ from pdi.archive.results import Deposit
 from pdi.archive.store import DepositResult, DocumentKey, Idempotency, NewRepresentation, WriteNote
 from pdi.archive.tokens import Writer
 from pdi.errors import (
-    ImmutabilityError,
     IntegrityError,
     NotFoundError,
     ParseError,
@@ -431,9 +431,7 @@ class Deposits(ArchiveBase):
         (:mod:`pdi.archive.mirroring`)."""
         origin = next((m for m in self.store.list_mirrors(series) if m.role == "origin"), None)
         if origin is not None:
-            raise ImmutabilityError(
-                f"series {series} is mirrored from {origin.base_url}: only its origin mints or versions names in it"
-                " (pdi mirror sync copies them here)")
+            raise mirrored_series(series, origin.base_url)
 
     def _note(
         self,

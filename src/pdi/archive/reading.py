@@ -30,7 +30,7 @@ from pdi.archive.blobs.inline import octets_reader
 from pdi.archive.naming import generic_of, key_of, parse_pdi, record_name, record_name_as, timestamp
 from pdi.archive.results import CitationResolved, Generic, GenericVersion, Opened, Resolved
 from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord
-from pdi.errors import AccessError, IntegrityError, NotFoundError, UnsupportedError
+from pdi.errors import AccessError, IntegrityError, NotFoundError, UnsupportedError, WithdrawnError
 from pdi.identifier import PDI, Fragment
 
 if TYPE_CHECKING:
@@ -178,8 +178,12 @@ class Reading(ArchiveBase):
                 generic = shown[0]
             return parsed, generic, []
         self._guard_series(parsed)
-        version, records = self._records(parsed, latest)
-        record = self._record(parsed, version, records)
+        try:
+            version, records = self._records(parsed, latest)
+            record = self._record(parsed, version, records)
+        except NotFoundError:
+            self._gone_at_origin(parsed)
+            raise
         self._guard_embargo(parsed, record.version)
         self._not_withdrawn(parsed, record)
         return parsed, record, records
@@ -188,8 +192,24 @@ class Reading(ArchiveBase):
         """Every version of the document a generic PDI names (the newest only with ``latest``), from one catalog query."""
         records = self.store.representations(key_of(parsed))
         if not records:
+            self._gone_at_origin(parsed)
             raise NotFoundError(f"{parsed.without_fragment()} is not in this archive")
         return generic_of(records, latest)
+
+    def _gone_at_origin(self, parsed: PDI) -> None:
+        """For a name not held here: :class:`WithdrawnError` (410) if it is a name of a mirrored series that its
+        origin had withdrawn before this archive held it (:meth:`withdrawn_at_origin`); else nothing."""
+        gone = self.store.mirror_withdrawals(key_of(parsed))
+        if parsed.format is not None:
+            token = formats.canonical_token(parsed.format)
+            gone = [g for g in gone if g.format == token and g.version == (parsed.version or 1)]
+        if gone:
+            first = gone[0]
+            purged = " (its octets purged)" if first.purged else ""
+            raise WithdrawnError(
+                f"{parsed.without_fragment()}: withdrawn at its origin {first.origin} {first.at}{purged},"
+                " before this mirror held it", reason=f"withdrawn at its origin {first.origin}", at=first.at,
+                who=first.origin, purged=first.purged)
 
     def cite(self, pdi: PDI | str) -> CitationResolved:
         """Resolve both ends of a citation and check that the quotation stands where it says.

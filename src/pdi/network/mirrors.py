@@ -8,18 +8,28 @@ names at a time, each page a JWS checked with the key pinned by
 ``pdi mirror add``), not from OAI-PMH: the manifest is what every blob must
 be checked against anyway, so one walk gives both the list and the proof,
 and a page costs one request. A name already held with the listed digest
-costs no request; a new one costs one: its ``N2R`` octets, hashed as they
-arrive and refused unless SHA-256 and size are the manifest's. The
+costs no request; new ones are asked for together, up to :data:`GROUP_NAMES`
+names or :data:`GROUP_OCTETS` octets a request (``POST /api/octets``,
+:mod:`pdi.server.protocol.octets`: one ``multipart/mixed`` part a name; an
+origin without it is asked ``N2R`` a name at a time), :data:`WORKERS`
+requests at once over kept-alive connections. Each blob is written as it
+arrives straight to where its import takes it
+(:meth:`pdi.archive.Archive.write_ahead`), hashed on the way once (its
+SHA-256 and chunk digests), and refused unless SHA-256 and size are the
+manifest's. The
 manifest's entry also says (signed) what the record needs besides: media
 type, charset, line endings, when it was deposited, how it is stored; from
 an origin whose manifests do not, they are read from the name's ``N2C``
 description (a second request). New names are brought in a batch at a time (:data:`BATCH_NAMES`
 names or :data:`BATCH_OCTETS` octets) through the archive's import, under
 the origin's exact names (:meth:`pdi.archive.Archive.import_mirrored`), each
-batch one transaction: a sync killed mid-way keeps every batch committed
-and the next one fetches only what is not held yet. A held name the
+batch one transaction, its blobs made durable together before it commits
+(:mod:`pdi.archive.blobs.files`): a sync killed mid-way keeps every batch
+committed and the next one fetches only what is not held yet. A held name the
 origin lists as withdrawn is withdrawn here too (and purged, if it was
-purged there: a legal takedown reaches the copies).
+purged there: a legal takedown reaches the copies); one never held is
+recorded gone (:meth:`pdi.archive.Archive.withdrawn_at_origin`), so that this
+resolver answers it ``410`` as the origin does, not ``404``.
 
 A manifest page that does not verify (changed, or signed by another key),
 that is of another series, or that does not start where it was asked to,
@@ -33,27 +43,36 @@ no more octets than its manifest says.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import shutil
+import re
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import httpx
 
 from pdi import formats
+from pdi.archive.blobs.seam import Spooled
 from pdi.archive.fixity import LINE_ENDINGS, Problem
+from pdi.archive.mirroring import base_url
 from pdi.archive.naming import key_of, parse_pdi
 from pdi.archive.store import STORED_CANONICAL, STORED_EXACT, RepresentationRecord
-from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, PDIError, StoreError
+from pdi.errors import (
+    AccessError,
+    ImmutabilityError,
+    IntegrityError,
+    LimitError,
+    NotFoundError,
+    ParseError,
+    PDIError,
+    StoreError,
+)
 from pdi.server.protocol.rfc2169 import rfc2169_query, sturdy
-from pdi.signing import MAX_JWS, Manifest, PublicKey, jwk_set, parse_jwks, verify_manifest
+from pdi.signing import MAX_JWS, Manifest, PublicKey, jwk_set_text, parse_jwks, verify_manifest
 
 if TYPE_CHECKING:
     from pdi.archive import Archive
@@ -64,6 +83,7 @@ __all__ = [
     "Peer",
     "RepairReport",
     "SyncReport",
+    "announce",
     "audit",
     "base_url",
     "fetch_keys",
@@ -83,17 +103,16 @@ MAX_PAGES = 10_000
 #: A sync brings new names in by batches of at most this many names, or octets: one transaction each.
 BATCH_NAMES = 200
 BATCH_OCTETS = 256 << 20
-#: Names fetched at once.
-WORKERS = 4
-
-
-def base_url(text: str) -> str:
-    """An archive's base URL as recorded: ``http(s)://host[:port][/path]``, no query, no trailing ``/``."""
-    url = httpx.URL(text)
-    if url.scheme not in ("http", "https") or not url.host or url.query or url.fragment:
-        raise ParseError(f"a resolver's base URL is http(s)://host[:port][/path], not {text[:200]!r}",
-                         text=text[:200], rule="base-url")
-    return str(url).rstrip("/")
+#: Requests for octets at once (each over a kept-alive connection).
+WORKERS = 3
+#: Names asked for in one ``POST /api/octets``, at most, and about as many octets.
+GROUP_NAMES = 100
+GROUP_OCTETS = 16 << 20
+#: Requests answered ahead of the batch being kept (their blobs written ahead, waiting).
+AHEAD = 2 * WORKERS
+#: The longest header section of a part, and the longest problem a part may hold.
+MAX_PART_HEAD = 8 << 10
+MAX_PART_PROBLEM = 64 << 10
 
 
 def _client() -> httpx.Client:
@@ -131,7 +150,7 @@ def pinned_keys(record: MirrorRecord) -> list[PublicKey]:
 
 def key_text(keys: Sequence[PublicKey]) -> str:
     """Keys as the JWK set pinned in the catalog (JSON text)."""
-    return json.dumps(jwk_set(keys), sort_keys=True, separators=(",", ":"))
+    return jwk_set_text(keys)
 
 
 class Peer:
@@ -184,6 +203,50 @@ class Peer:
             raise ParseError(f"the description {url} is not a pdi description (no \"stored\")", rule="n2c")
         return value
 
+    def n2r_pieces(self, name: str, size: int) -> Iterator[bytes]:
+        """The N2R octets of ``name`` as they arrive; :class:`IntegrityError` past ``size`` octets (never read)."""
+        url = self.url("N2R", name)
+        count = 0
+        try:
+            with self.client.stream("GET", url) as answer:
+                if answer.status_code != 200:
+                    raise (NotFoundError if answer.status_code == 404 else StoreError)(
+                        f"the octets of {name} at {self.base}: HTTP {answer.status_code}")
+                for piece in answer.iter_raw():
+                    count += len(piece)
+                    if count > size:
+                        raise IntegrityError(
+                            f"{name} at {self.base}: more than the {size} octets its signed manifest says")
+                    yield piece
+        except httpx.HTTPError as exc:
+            raise StoreError(f"cannot fetch {url}: {exc}") from exc
+
+    def octets_of(self, entries: Sequence[Mapping[str, Any]], write: Callable[[Iterator[bytes]], Spooled],
+                  ) -> list[Spooled | PDIError] | None:
+        """The octets of the manifest's ``entries`` in one ``POST /api/octets``, each written by ``write`` as it
+        arrives and checked against its entry's SHA-256 and size; for each, what was written or what went wrong
+        (once the answer goes wrong, every later name: why). ``None`` when the origin does not answer that
+        request (an earlier pdi: ask N2R)."""
+        url = self.base + "/api/octets"
+        done: list[Spooled | PDIError] = []
+        try:
+            with self.client.stream("POST", url, json={"names": [str(e["name"]) for e in entries]}) as answer:
+                if answer.status_code in (404, 405):
+                    return None
+                if answer.status_code != 200:
+                    raise StoreError(f"POST {url}: HTTP {answer.status_code}")
+                parts = _Parts(answer.iter_raw(), _boundary(answer.headers.get("content-type", ""), url), url)
+                for entry in entries:
+                    done.append(parts.take(entry, write, self.base))
+                parts.close()
+        except httpx.HTTPError as exc:
+            failure: PDIError = StoreError(f"cannot fetch {url}: {exc}")
+        except PDIError as exc:  # the answer is cut or not as it should be: what is left is not trusted
+            failure = exc
+        else:
+            return done
+        return done + [failure] * (len(entries) - len(done))
+
     def octets(self, name: str, sha256: str, size: int, into: IO[bytes]) -> None:
         """The N2R octets of ``name`` written to ``into``, refused (:class:`IntegrityError`) unless they are
         ``size`` octets hashing to ``sha256``; never more than ``size`` octets are read."""
@@ -211,6 +274,105 @@ class Peer:
                 f"{name} at {self.base}: its octets hash to {digest.hexdigest()}, its signed manifest says {sha256}")
 
 
+_BOUNDARY = re.compile(r"boundary=\"?([0-9A-Za-z'()+_,./:=?-]{1,70})\"?")
+
+
+def _boundary(content_type: str, url: str) -> bytes:
+    """The boundary of a ``multipart/mixed`` answer's ``Content-Type`` (RFC 2046 §5.1.1)."""
+    found = _BOUNDARY.search(content_type)
+    if not content_type.lower().startswith("multipart/mixed") or found is None:
+        raise ParseError(f"POST {url} answered {content_type[:100]!r}, not multipart/mixed with a boundary",
+                         rule="octets")
+    return found[1].encode("ascii")
+
+
+class _Parts:
+    """The parts of a ``POST /api/octets`` answer (:mod:`pdi.server.protocol.octets`), read in order from its
+    octets as they arrive: each part's head, then exactly its ``Content-Length`` octets."""
+
+    def __init__(self, raw: Iterator[bytes], boundary: bytes, url: str) -> None:
+        self.raw = raw
+        self.buffer = bytearray()
+        self.delimiter = b"--" + boundary
+        self.url = url
+
+    def _fill(self) -> bool:
+        piece = next(self.raw, None)
+        if piece is None:
+            return False
+        self.buffer += piece
+        return True
+
+    def _line(self) -> bytes:
+        while (end := self.buffer.find(b"\r\n")) < 0:
+            if len(self.buffer) > MAX_PART_HEAD or not self._fill():
+                raise StoreError(f"POST {self.url}: the answer ends (or runs on) inside a part's head")
+        line = bytes(self.buffer[:end])
+        del self.buffer[:end + 2]
+        return line
+
+    def _octets(self, count: int) -> Iterator[bytes]:
+        """The next ``count`` octets, as they come."""
+        while count:
+            if self.buffer:
+                piece = bytes(self.buffer[:count])
+                del self.buffer[:len(piece)]
+            else:  # straight from the connection, not through the buffer
+                piece = next(self.raw, b"")
+                if not piece:
+                    raise StoreError(f"POST {self.url}: the answer ends {count} octets before its part does")
+                if len(piece) > count:
+                    self.buffer += memoryview(piece)[count:]
+                    piece = piece[:count]
+            count -= len(piece)
+            yield piece
+
+    def _expect(self, line: bytes, what: str) -> None:
+        found = self._line()
+        if found != line:
+            raise ParseError(f"POST {self.url}: {what} expected, {found[:80]!r} found", rule="octets")
+
+    def take(self, entry: Mapping[str, Any], write: Callable[[Iterator[bytes]], Spooled], base: str,
+             ) -> Spooled | PDIError:
+        """The next part, which must be ``entry``'s: its octets written and checked, or the problem it holds."""
+        name, sha256, size = str(entry["name"]), str(entry["sha256"]), int(entry["size"])
+        self._expect(self.delimiter, "a part's boundary")
+        head: dict[str, str] = {}
+        while line := self._line():
+            field_name, _, value = line.decode("latin-1").partition(":")
+            head[field_name.strip().lower()] = value.strip()
+        length = head.get("content-length", "")
+        if head.get("content-location") != name or not length.isdigit():
+            raise ParseError(f"POST {self.url}: the part for {name} is not its (Content-Location"
+                             f" {head.get('content-location', '')[:200]!r}, Content-Length {length[:20]!r})",
+                             rule="octets")
+        count = int(length)
+        if head.get("content-type", "").startswith("application/problem+json"):
+            if count > MAX_PART_PROBLEM:
+                raise LimitError(f"POST {self.url}: the problem of {name} is more than {MAX_PART_PROBLEM} octets")
+            text = b"".join(self._octets(count)).decode("utf-8", "replace")
+            self._expect(b"", "the end of a part")
+            try:
+                said = json.loads(text)
+                detail = f"HTTP {int(said['status'])}: {str(said['detail'])[:500]}"
+            except (ValueError, KeyError, TypeError):
+                detail = text[:500]
+            return StoreError(f"the octets of {name} at {base}: {detail}")
+        if count != size:
+            raise IntegrityError(f"{name} at {base}: {count} octets, its signed manifest says {size}")
+        try:
+            spooled = _checked(write(self._octets(count)), name, sha256, size, base)
+        except IntegrityError as exc:
+            self._expect(b"", "the end of a part")
+            return exc
+        self._expect(b"", "the end of a part")
+        return spooled
+
+    def close(self) -> None:
+        """After the last part: the closing boundary."""
+        self._expect(self.delimiter + b"--", "the closing boundary")
+
+
 # --- sync -------------------------------------------------------------------------------------------
 
 
@@ -222,7 +384,7 @@ class SyncReport:
     copied: int = 0
     held: int = 0
     withdrawn: int = 0
-    #: Names held here that the origin withdrew since: withdrawn here too.
+    #: Names the origin withdrew that were not withdrawn here yet: withdrawn here too (held), or recorded gone.
     tombstoned: int = 0
     octets: int = 0
     problems: list[Problem] = field(default_factory=list)
@@ -231,33 +393,128 @@ class SyncReport:
 def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport], None] | None = None) -> SyncReport:
     """Copy what ``record``'s origin lists of its series and this archive does not hold yet (module docstring)."""
     report = SyncReport()
-    spool = Path(tempfile.mkdtemp(prefix="pdi-mirror-"))
-    try:
-        with _client() as client, ThreadPoolExecutor(WORKERS) as pool:
-            origin = Peer(record.base_url, pinned_keys(record), client)
-            for page in origin.manifest(record.series):
-                wanted = _wanted(archive, record, page, report)
-                batch: list[tuple[RepresentationRecord, Path]] = []
-                octets = 0
-                for fetched in pool.map(lambda e: _fetch(origin, record, e, spool), wanted):
-                    if isinstance(fetched, Problem):
-                        report.problems.append(fetched)
-                        continue
-                    batch.append(fetched)
-                    octets += fetched[0].size
-                    if len(batch) >= BATCH_NAMES or octets >= BATCH_OCTETS:
-                        _keep(archive, record, batch, report)
-                        batch, octets = [], 0
-                        if progress is not None:
-                            progress(report)
+    batch: list[tuple[RepresentationRecord, Spooled]] = []
+    running: deque[Future[list[Fetched]]] = deque()
+    octets = 0
+
+    def take(fetched: list[Fetched]) -> None:
+        nonlocal octets
+        for one in fetched:
+            if isinstance(one, Problem):
+                report.problems.append(one)
+                continue
+            batch.append(one)
+            octets += one[0].size
+            if len(batch) >= BATCH_NAMES or octets >= BATCH_OCTETS:
                 _keep(archive, record, batch, report)
+                octets = 0
                 if progress is not None:
                     progress(report)
-    finally:
-        shutil.rmtree(spool, ignore_errors=True)
+
+    with _client() as client, ThreadPoolExecutor(WORKERS) as pool:
+        origin = Peer(record.base_url, pinned_keys(record), client)
+        bulk = [True]  # the origin answers POST /api/octets (until it says it does not)
+        stopped: PDIError | None = None
+        try:
+            try:
+                for group in _groups(archive, record, origin.manifest(record.series), report):
+                    running.append(pool.submit(_fetch_group, archive, origin, record, group, bulk))
+                    while len(running) > AHEAD:
+                        take(running.popleft().result())
+            except PDIError as exc:  # a manifest page refused: what was fetched before it is kept
+                stopped = exc
+            while running:
+                take(running.popleft().result())
+            _keep(archive, record, batch, report)
+        finally:
+            for future in running:  # a failure while keeping: what the requests in flight wrote is removed
+                for one in future.result():
+                    if not isinstance(one, Problem):
+                        one[1].discard()
+            for _, spooled in batch:
+                spooled.discard()
+        if progress is not None:
+            progress(report)
+        if stopped is not None:
+            raise stopped
     if not report.problems:
         archive.mark_synced(record, f"{report.copied} new of {report.listed} listed, {report.octets} octets")
     return report
+
+
+#: What fetching one name comes to: its record and octets written ahead, or a problem.
+Fetched = tuple[RepresentationRecord, Spooled] | Problem
+
+
+def _groups(archive: Archive, record: MirrorRecord, pages: Iterable[Manifest], report: SyncReport,
+            ) -> Iterator[list[Mapping[str, Any]]]:
+    """The entries to fetch, page after page, in groups of :data:`GROUP_NAMES` names or :data:`GROUP_OCTETS`."""
+    for page in pages:
+        group: list[Mapping[str, Any]] = []
+        octets = 0
+        for entry in _wanted(archive, record, page, report):
+            group.append(entry)
+            octets += int(entry["size"])
+            if len(group) >= GROUP_NAMES or octets >= GROUP_OCTETS:
+                yield group
+                group, octets = [], 0
+        if group:
+            yield group
+
+
+def _fetch_group(archive: Archive, origin: Peer, record: MirrorRecord, group: list[Mapping[str, Any]],
+                 bulk: list[bool]) -> list[Fetched]:
+    """The records and octets of a group of new names (on a worker thread): in one request, or N2R each."""
+    records: list[RepresentationRecord | Problem] = []
+    for entry in group:
+        name, sha256, size = str(entry["name"]), str(entry["sha256"]), int(entry["size"])
+        try:
+            # the signed entry says all a record needs; an origin whose manifests do not, its N2C description
+            signed = "created_at" in entry and "media_type" in entry
+            records.append(_record(name, sha256, size, _from_entry(entry) if signed else origin.description(name)))
+        except PDIError as exc:
+            records.append(_problem(record, name, sha256, exc))
+    asked = [e for e, r in zip(group, records, strict=True) if not isinstance(r, Problem)]
+    got = origin.octets_of(asked, archive.write_ahead) if bulk[0] and asked else None
+    if got is None:
+        bulk[0] = False
+        got = [_one(archive, origin, e) for e in asked]
+    answers = iter(got)
+    fetched: list[Fetched] = []
+    for entry, rec in zip(group, records, strict=True):
+        if isinstance(rec, Problem):
+            fetched.append(rec)
+            continue
+        one = next(answers)
+        fetched.append(_problem(record, str(entry["name"]), rec.sha256, one) if isinstance(one, PDIError)
+                       else (rec, one))
+    return fetched
+
+
+def _one(archive: Archive, origin: Peer, entry: Mapping[str, Any]) -> Spooled | PDIError:
+    """One name's octets by N2R, written ahead and checked against its entry."""
+    name, sha256, size = str(entry["name"]), str(entry["sha256"]), int(entry["size"])
+    try:
+        return _checked(archive.write_ahead(origin.n2r_pieces(name, size)), name, sha256, size, origin.base)
+    except PDIError as exc:
+        return exc
+
+
+def _checked(spooled: Spooled, name: str, sha256: str, size: int, base: str) -> Spooled:
+    """What was written, if its octets are the entry's; else removed, and :class:`IntegrityError`."""
+    if spooled.info.size != size:
+        spooled.discard()
+        raise IntegrityError(f"{name} at {base}: {spooled.info.size} octets, its signed manifest says {size}")
+    if spooled.info.sha256 != sha256:
+        spooled.discard()
+        raise IntegrityError(
+            f"{name} at {base}: its octets hash to {spooled.info.sha256}, its signed manifest says {sha256}")
+    return spooled
+
+
+def _problem(record: MirrorRecord, name: str, sha256: str, exc: PDIError) -> Problem:
+    kind = "altered" if isinstance(exc, IntegrityError) else "unfetched"
+    return Problem(kind, sha256, (name,), f"from {record.base_url}: {exc} (not kept)")
 
 
 def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: SyncReport) -> list[Mapping[str, Any]]:
@@ -295,7 +552,11 @@ def _withdraw(archive: Archive, record: MirrorRecord, name: str, entry: Mapping[
     """A name the origin lists as withdrawn is withdrawn here too, if held (purged too, if it was purged there)."""
     try:
         purge = bool(entry.get("purged"))
-        if archive.held(name) is None or archive.withdrawn_here(name) in (("purged",) if purge else ("withdrawn", "purged")):
+        if archive.held(name) is None:  # never held: its tombstone alone, so that it is gone here too (410)
+            if archive.withdrawn_at_origin(record, name, str(entry["withdrawn"])[:40], purged=purge):
+                report.tombstoned += 1
+            return
+        if archive.withdrawn_here(name) in (("purged",) if purge else ("withdrawn", "purged")):
             return
         archive.withdraw(name, f"withdrawn at its origin {record.base_url} ({str(entry['withdrawn'])[:40]})",
                          purge=purge)
@@ -303,25 +564,6 @@ def _withdraw(archive: Archive, record: MirrorRecord, name: str, entry: Mapping[
         report.problems.append(Problem("unwithdrawn", "", (name[:200],), f"withdrawn at {record.base_url}: {exc}"))
         return
     report.tombstoned += 1
-
-
-def _fetch(origin: Peer, record: MirrorRecord, entry: Mapping[str, Any], spool: Path,
-           ) -> tuple[RepresentationRecord, Path] | Problem:
-    """A new name's record (from its description) and octets (spooled to a file, checked against ``entry``)."""
-    name, sha256, size = str(entry["name"]), str(entry["sha256"]), int(entry["size"])
-    fd, path = tempfile.mkstemp(dir=spool)
-    try:
-        # the signed entry says all a record needs; an origin whose manifests do not, its N2C description
-        signed = "created_at" in entry and "media_type" in entry
-        described = _record(name, sha256, size, _from_entry(entry) if signed else origin.description(name))
-        with os.fdopen(fd, "wb") as into:
-            origin.octets(name, sha256, size, into)
-    except PDIError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        kind = "altered" if isinstance(exc, IntegrityError) else "unfetched"
-        return Problem(kind, sha256, (name,), f"from {record.base_url}: {exc} (not kept)")
-    return described, Path(path)
 
 
 def _from_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -358,28 +600,40 @@ def _record(name: str, sha256: str, size: int, description: Mapping[str, Any]) -
         created_at=created_at, stored=kept)
 
 
-def _keep(archive: Archive, record: MirrorRecord, batch: list[tuple[RepresentationRecord, Path]],
+def _keep(archive: Archive, record: MirrorRecord, batch: list[tuple[RepresentationRecord, Spooled]],
           report: SyncReport) -> None:
-    """One transaction: the batch's names and octets (their files read again, hashed again by the import)."""
+    """One transaction: the batch's names and their octets, as written ahead (then emptied)."""
     if not batch:
         return
-
-    def reader(path: Path) -> Callable[[], Iterator[bytes]]:
-        def pieces() -> Iterator[bytes]:
-            with path.open("rb") as f:
-                while piece := f.read(1 << 20):
-                    yield piece
-
-        return pieces
-
     try:
-        report.copied += archive.import_mirrored(record, [(rec, reader(path)) for rec, path in batch])
+        report.copied += archive.import_mirrored(record, batch)
         report.octets += sum(rec.size for rec, _ in batch)
     finally:
-        for _, path in batch:
-            with contextlib.suppress(OSError):
-                path.unlink()
+        for _, spooled in batch:
+            spooled.discard()  # taken by the import, or not needed: removed
         batch.clear()
+
+
+def announce(record: MirrorRecord, url: str, keys: Sequence[PublicKey], token: str) -> bool:
+    """Tell ``record``'s origin that the archive at ``url`` (with ``keys``) holds a copy of its series
+    (``POST /api/mirrors``, :mod:`pdi.server.write.mirrors`), with ``token`` (role ``mirror``); whether the origin
+    recorded it now (``False``: it had already). Its refusal is raised with the problem's words."""
+    target = record.base_url + "/api/mirrors"
+    body = {"series": record.series, "base_url": base_url(url), "keys": json.loads(key_text(keys))}
+    try:
+        with _client() as client:
+            answer = client.post(target, json=body, headers={"Authorization": f"Bearer {token}"})
+    except httpx.HTTPError as exc:
+        raise StoreError(f"cannot announce this mirror to {target}: {exc}") from exc
+    if answer.status_code in (200, 201):
+        return answer.status_code == 201
+    try:
+        detail = str(answer.json()["detail"])[:500]
+    except (ValueError, KeyError, TypeError):
+        detail = answer.text[:200]
+    error = {401: AccessError, 403: AccessError, 404: NotFoundError, 409: ImmutabilityError}.get(
+        answer.status_code, StoreError)
+    raise error(f"{target} refused this mirror's announcement (HTTP {answer.status_code}): {detail}")
 
 
 # --- audit -----------------------------------------------------------------------------------------

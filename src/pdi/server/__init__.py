@@ -137,11 +137,13 @@ from pdi.server.process.observe import METRICS_PATH, AccessLog, Observe, metrics
 from pdi.server.protocol.elsewhere import Elsewhere
 from pdi.server.protocol.manifests import ManifestAPI
 from pdi.server.protocol.memento_oaipmh import MementoRoutes, OAIRoutes
+from pdi.server.protocol.octets import OctetsAPI
 from pdi.server.protocol.reanchor import AnchorAPI
 from pdi.server.protocol.resolver import ReadAPI, Resolver
 from pdi.server.protocol.web_annotation import AnnotationAPI
 from pdi.server.write.annotations import DEFAULT_PAGE_SIZE, AnnotationServer
 from pdi.server.write.api import WriteAPI
+from pdi.server.write.mirrors import MirrorAnnouncements
 from pdi.signing import SigningKey
 
 __all__ = ["ReplaySite", "create_app"]
@@ -240,6 +242,7 @@ def create_app(
         *PdfJsAssets().routes(),
         *ReadAPI(opened, work).routes(),
         *WriteAPI(opened, max_upload=max_upload, cache=cache).routes(),
+        *MirrorAnnouncements(opened).routes(),
         Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
         Route("/api/pdf/page", CiteAPI(opened, work).pdf_page),
         Route("/api/anchor", AnchorAPI(opened, work).anchor),
@@ -249,6 +252,7 @@ def create_app(
         *MementoRoutes(opened, base_url, work, page=timemap_page).routes(),
         *OAIRoutes(opened, base_url, work=work, admin_email=oai_admin_email).routes(),
         *ManifestAPI(opened, work, key, tsa).routes(),
+        *OctetsAPI(opened, work).routes(),
         *elsewhere.routes(),
     ]
     docs = APIDocs()

@@ -151,6 +151,9 @@ class Digests:
         if self._pending:
             self._full.append(b"".join(self._pending))
             self._pending, self._pending_size = [], 0
+        if not self._futures and len(self._full) == 1:  # one chunk: its digest is the whole's, not hashed again
+            whole, self._full = self._whole.digest(), []
+            return BlobInfo(whole.hex(), self.size, self.chunk_size, whole)
         if not self._futures:  # a small blob: hashed here, not handed to a thread and waited for
             chunks, self._full = _chunk_digests(self._full), []
             return BlobInfo(self._whole.hexdigest(), self.size, self.chunk_size, chunks)

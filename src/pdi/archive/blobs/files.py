@@ -15,7 +15,12 @@ blob an import brings, is a file.
 
 A blob file is written to a temporary file in ``tmp/``, fsynced, renamed to its
 name and the directory fsynced, all *before* the catalog transaction that
-refers to it commits. A process killed at any point therefore leaves either a
+refers to it commits. An import's blobs (a bag's, a mirror's batch) are made
+durable together: every file written first, then all synced at once (one
+``syncfs(2)`` of the archive's file system where the kernel reports
+write-back errors through it, Linux 5.8 and later; else an ``fsync`` each),
+then all renamed, then their directories synced (once each, or one
+``syncfs``): one flush of the disk's cache a step, not one a blob. A process killed at any point therefore leaves either a
 committed deposit whose blobs are all durable, or no deposit (at worst an
 unreferenced blob, which verification reports but does not count as damage).
 
@@ -44,7 +49,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Digests, Octets, file_reader, pieces
@@ -62,6 +67,7 @@ from pdi.archive.blobs.seam import (
     BlobCatalog,
     BlobObserver,
     BlobSource,
+    Spooled,
     StagedBlob,
     blob_octets,
     check_imported_blob,
@@ -83,6 +89,8 @@ class FileBlobs(Attached):
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
         self._folder = os.path.join(self.root, "blobs", "")  # what blob_file's names begin with
+        self._sync_fd: int | None = None  # opened before an import's first write: syncfs reports errors since
+        self._sync_lock = threading.Lock()
         try:
             (self.root / "blobs").mkdir(exist_ok=True)
             (self.root / "tmp").mkdir(exist_ok=True)
@@ -96,7 +104,41 @@ class FileBlobs(Attached):
         self._rows: CatalogRows = catalog
 
     def close(self) -> None:
-        """Nothing is held open between calls."""
+        """Nothing is held open between calls but the descriptor :meth:`_sync_all` syncs the file system by."""
+        with self._sync_lock:
+            if self._sync_fd is not None:
+                os.close(self._sync_fd)
+                self._sync_fd = None
+
+    def _syncer(self) -> int | None:
+        """The descriptor ``syncfs`` is called on, opened (once) before the first blob it is to make durable is
+        written: write-back errors since are reported through it. ``None`` where ``syncfs`` does not report them."""
+        if _syncfs() is None:
+            return None
+        with self._sync_lock:
+            if self._sync_fd is None:
+                try:
+                    self._sync_fd = os.open(self.root / "tmp", os.O_RDONLY)
+                except OSError as exc:
+                    raise StoreError(f"cannot open {self.root / 'tmp'}: {exc}") from exc
+            return self._sync_fd
+
+    def _sync_all(self, paths: Sequence[Path]) -> None:
+        """Make written files (or directories) durable: one ``syncfs`` for several, else an ``fsync`` each."""
+        syncfs = _syncfs()
+        fd = self._syncer() if len(paths) > 1 else None
+        try:
+            if syncfs is not None and fd is not None:
+                syncfs(fd)
+                return
+            for path in paths:
+                each = os.open(path, os.O_RDONLY)
+                try:
+                    os.fsync(each)
+                finally:
+                    os.close(each)
+        except OSError as exc:
+            raise StoreError(f"cannot make the blobs written in {self.root} durable: {exc}") from exc
 
     def record(self, blobs: Sequence[StagedBlob]) -> None:
         """Inside the catalog transaction: each small blob kept in hand is written in its row; each file was
@@ -191,9 +233,9 @@ class FileBlobs(Attached):
             raise StoreError(f"cannot write a blob in {self.root / 'tmp'}: {exc}") from exc
 
     def _write_temporary(
-        self, source: Octets, observe: BlobObserver | None = None
+        self, source: Octets, observe: BlobObserver | None = None, *, sync: bool = True
     ) -> tuple[Path, int, BlobInfo]:
-        """Write ``source`` to a new temporary file while hashing it; fsynced, still locked.
+        """Write ``source`` to a new temporary file while hashing it; fsynced (unless not ``sync``), still locked.
 
         Returns its path, its open descriptor (holding the exclusive lock) and
         what was written. Any failure (of the source, of ``observe``, of the
@@ -210,7 +252,8 @@ class FileBlobs(Attached):
             info = digests.finish()
             if observe is not None:
                 observe.finish(info)
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         except BaseException as exc:
             tmp.unlink(missing_ok=True)
             os.close(fd)
@@ -219,15 +262,22 @@ class FileBlobs(Attached):
             raise
         return tmp, fd, info
 
-    def _place(self, tmp: Path, sha256: str) -> None:
-        """Rename a written temporary file to the blob's name, durably."""
+    def _place(self, tmp: Path, sha256: str, folders: set[Path] | None = None) -> None:
+        """Rename a written temporary file to the blob's name, durably (or, given ``folders``, add the directories
+        to sync to it: the caller syncs them)."""
         path = self.blob_path(sha256)
         try:
             if not path.parent.is_dir():
                 path.parent.mkdir(exist_ok=True)
-                fsync_dir(path.parent.parent)  # the new subdirectory's entry is durable too
+                if folders is None:
+                    fsync_dir(path.parent.parent)  # the new subdirectory's entry is durable too
+                else:
+                    folders.add(path.parent.parent)
             os.replace(tmp, path)
-            fsync_dir(path.parent)
+            if folders is None:
+                fsync_dir(path.parent)
+            else:
+                folders.add(path.parent)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
             raise StoreError(f"cannot write blob {path}: {exc}") from exc
@@ -253,21 +303,34 @@ class FileBlobs(Attached):
             raise
         return _FilePin(self, info.sha256, fd, info, created=True)
 
-    def stage(self, source: Octets, observe: BlobObserver | None = None) -> StagedBlob:
+    def stage(self, source: Octets, observe: BlobObserver | None = None, *, replace: bool = False) -> StagedBlob:
         """A blob of at most :data:`~.inline.INLINE_LIMIT` octets kept in hand (written by :meth:`record`), a
-        larger one written to its file."""
+        larger one written to its file (``replace`` changes nothing: a file found at the name is kept only if
+        its octets hash to it)."""
         return stage_small(source, observe, self._stage_file)
 
     def _stage_file(self, source: Octets, observe: BlobObserver | None = None) -> _FilePin:
         tmp, fd, info = self._write_temporary(source, observe)
         return self._settle(tmp, fd, info)
 
+    def write_ahead(self, source: Octets) -> Spooled:
+        """``source`` written to a temporary file in ``tmp/`` and hashed, not yet durable, for an import to take
+        as it is (:meth:`stage_import` renames it into place, no copy, no hashing again). Its ``discard`` after the
+        import removes it if the import did not take it."""
+        self._syncer()  # before the first octet: a write-back error from here on is reported by the sync
+        tmp, fd, info = self._write_temporary(source, sync=False)
+        os.close(fd)
+        return _Ahead(self, tmp, info)
+
     def stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
         """Write every new blob of an import to a temporary file first; place them only when all are read.
 
         A bag object that cannot be read (or no longer has its hash) stops
         the import before any blob file is put in place: the temporary files
-        are removed and the archive is as it was. Unlike a deposit's, an
+        are removed and the archive is as it was. The files are made durable
+        together (:meth:`_sync_all`, module docstring), then renamed into place and
+        their directories synced together. A blob written ahead by
+        :meth:`write_ahead` is taken as it is. Unlike a deposit's, an
         import's blobs are not held open (an import may bring more blobs than
         a process may open files): inside the catalog transaction each is
         checked to be at its name (:class:`_ImportedFile`), and if a remover
@@ -276,6 +339,7 @@ class FileBlobs(Attached):
         seen: set[str] = set()
         staged: list[StagedBlob] = []
         pending: list[tuple[Path, BlobInfo]] = []
+        self._syncer()
         try:
             for sha256, content in blobs:
                 if sha256 in seen:
@@ -287,13 +351,19 @@ class FileBlobs(Attached):
                     pin.close()
                     staged.append(_ImportedFile(self, info, created=False))
                     continue
-                tmp, fd, info = self._write_temporary(blob_octets(content))
-                os.close(fd)
+                if isinstance(content, _Ahead) and content.store is self:
+                    tmp, info = content.path, content.info
+                else:
+                    tmp, fd, info = self._write_temporary(blob_octets(content), sync=False)
+                    os.close(fd)
                 pending.append((tmp, info))
                 check_imported_blob(sha256, info.sha256)
+            self._sync_all([tmp for tmp, _ in pending])
+            folders: set[Path] = set()
             while pending:
                 tmp, info = pending.pop()
-                staged.append(self._place_imported(tmp, info))
+                staged.append(self._place_imported(tmp, info, folders))
+            self._sync_all(sorted(folders))
         except BaseException:
             for tmp, _ in pending:
                 tmp.unlink(missing_ok=True)
@@ -301,8 +371,9 @@ class FileBlobs(Attached):
             raise
         return staged
 
-    def _place_imported(self, tmp: Path, info: BlobInfo) -> _ImportedFile:
-        """A written temporary file of an import becomes the blob, unless a sound one is there already."""
+    def _place_imported(self, tmp: Path, info: BlobInfo, folders: set[Path]) -> _ImportedFile:
+        """A written temporary file of an import becomes the blob, unless a sound one is there already (the
+        directories to sync added to ``folders``)."""
         pin = self._pin_existing(info.sha256)
         if pin is not None:
             pin.close()
@@ -313,7 +384,7 @@ class FileBlobs(Attached):
                 f"the staged file {tmp} of blob {info.sha256} was removed while the import ran"
                 " (by pdi verify --remove-unreferenced?); nothing was imported"
             )
-        self._place(tmp, info.sha256)
+        self._place(tmp, info.sha256, folders)
         return _ImportedFile(self, info, created=True)
 
     def open(self, sha256: str, info: BlobInfo | None, *, name: str) -> ChunkedReader | None:
@@ -395,6 +466,49 @@ class FileBlobs(Attached):
                 except OSError as exc:
                     raise StoreError(f"cannot list blobs in {blobs / sub}: {exc}") from exc
                 yield from names
+
+
+class _Ahead(Spooled):
+    """A blob written ahead into ``tmp/`` by :meth:`FileBlobs.write_ahead` (its import renames it into place)."""
+
+    def __init__(self, store: FileBlobs, path: Path, info: BlobInfo) -> None:
+        super().__init__(path, info)
+        self.store = store
+
+
+_SYNCFS: list[Callable[[int], None] | None] = []
+
+
+def _syncfs() -> Callable[[int], None] | None:
+    """``syncfs(2)`` from the C library, where it reports write-back errors (Linux 5.8 and later); else ``None``.
+    Looked up once, when an import first needs it (ctypes is not loaded by every command)."""
+    if not _SYNCFS:
+        _SYNCFS.append(_load_syncfs())
+    return _SYNCFS[0]
+
+
+def _load_syncfs() -> Callable[[int], None] | None:
+    import platform
+    import sys
+
+    release = re.match(r"(\d+)\.(\d+)", platform.release())
+    if sys.platform != "linux" or release is None or (int(release[1]), int(release[2])) < (5, 8):
+        return None
+    import ctypes
+
+    try:
+        function = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int]
+    function.restype = ctypes.c_int
+
+    def syncfs(fd: int) -> None:
+        if function(fd) != 0:
+            number = ctypes.get_errno()
+            raise OSError(number, os.strerror(number))
+
+    return syncfs
 
 
 #: The name of a subdirectory of ``blobs/``: the first two hex digits of its blobs' names.

@@ -11,11 +11,15 @@ catalog's (:class:`BlobCatalog`, written once in
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Protocol, TypeVar
 
-from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
+from pdi.archive.blobs import BlobInfo, ChunkedReader, Digests, Octets, pieces
 from pdi.errors import IntegrityError, StoreError
 
 #: A blob's bytes, or a function that gives them when the store needs them, in
@@ -133,11 +137,13 @@ class BlobStore(Protocol):
         """The catalog this store answers to (for held names, the removal lock, staging rows)."""
         ...
 
-    def stage(self, source: Octets, observe: BlobObserver | None = None) -> StagedBlob:
+    def stage(self, source: Octets, observe: BlobObserver | None = None, *, replace: bool = False) -> StagedBlob:
         """Write a blob from a stream before any catalog transaction, hashing it as it comes.
 
         ``observe`` sees every piece, and its ``finish`` runs before the blob is
-        put in place: an exception from either leaves nothing behind.
+        put in place: an exception from either leaves nothing behind. With
+        ``replace`` (a repair) the blob is written over whatever is stored
+        under its name, never kept because it looks the same.
         """
         ...
 
@@ -209,6 +215,46 @@ def stage_each(
         discard_all(staged)
         raise
     return staged
+
+
+class Spooled:
+    """A blob's octets written ahead of its import to a local file, hashed on the way (:attr:`info`): a
+    :data:`BlobSource` (calling it reads the file) to be checked before it is imported, and discarded after.
+
+    What :func:`spool_ahead` makes for a store that cannot write a blob ahead in its own place; the blob files
+    (:meth:`pdi.archive.blobs.files.FileBlobs.write_ahead`) write it where the import takes it without a copy.
+    """
+
+    def __init__(self, path: Path, info: BlobInfo) -> None:
+        self.path = path
+        self.info = info
+
+    def __call__(self) -> Iterator[bytes]:
+        with self.path.open("rb") as f:
+            yield from pieces(f)
+
+    def discard(self) -> None:
+        """Remove the file (after its import, or when it is refused)."""
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+def spool_ahead(source: Octets) -> Spooled:
+    """``source`` written to a new temporary file (removed again if reading it fails), hashed as it is written."""
+    fd, name = tempfile.mkstemp(prefix="pdi-ahead-")
+    digests = Digests()
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for piece in pieces(source):
+                digests.update(piece)
+                out.write(piece)
+        return Spooled(Path(name), digests.finish())
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        if isinstance(exc, OSError):
+            raise StoreError(f"cannot write a blob to {name}: {exc}") from exc
+        raise
 
 
 def check_imported_blob(expected: str, found: str) -> None:

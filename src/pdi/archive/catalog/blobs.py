@@ -14,10 +14,19 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import cast
 
 from pdi.archive.blobs import BlobInfo, ChunkedReader, Octets
 from pdi.archive.blobs.inline import Inline
-from pdi.archive.blobs.seam import BlobObserver, BlobPin, BlobSource, BlobStore, StagedBlob
+from pdi.archive.blobs.seam import (
+    BlobObserver,
+    BlobPin,
+    BlobSource,
+    BlobStore,
+    Spooled,
+    StagedBlob,
+    spool_ahead,
+)
 from pdi.archive.catalog.base import (
     CatalogBase,
     pages,
@@ -111,15 +120,24 @@ class BlobRules(CatalogBase):
     def live_stagings(self) -> set[str]:
         return {str(r[0]) for r in self._query("SELECT id FROM blob_stagings")}
 
-    def stage_blob(self, source: Octets, observe: BlobObserver | None = None) -> StagedBlob:
+    def stage_blob(self, source: Octets, observe: BlobObserver | None = None, *, replace: bool = False,
+                   ) -> StagedBlob:
         """Write a blob from a stream, hashing it, before the catalog transaction that will name it.
 
         The returned pin keeps :meth:`remove_unreferenced` off the blob until
         it is closed (after the catalog transaction that names it has ended).
         ``observe`` sees every piece and its ``finish`` runs before the blob is
-        placed: an exception from it leaves nothing behind.
+        placed: an exception from it leaves nothing behind. ``replace`` (a repair): written over what is
+        stored under its name (:meth:`pdi.archive.blobs.seam.BlobStore.stage`).
         """
-        return self.blobs.stage(source, observe)
+        return self.blobs.stage(source, observe, replace=replace)
+
+    def write_ahead(self, source: Octets) -> Spooled:
+        """``source`` written ahead of the import that will take it, hashed (its :attr:`~Spooled.info` to be checked
+        first): where the blob store takes it as it is (blob files: :meth:`~pdi.archive.blobs.files.FileBlobs.write_ahead`),
+        else to a local temporary file (:func:`~pdi.archive.blobs.seam.spool_ahead`). ``discard`` it after the import."""
+        ahead = getattr(self.blobs, "write_ahead", None)
+        return spool_ahead(source) if ahead is None else cast(Spooled, ahead(source))
 
     def _stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
         """Stage the blobs of an import, each checked against the SHA-256 its record names."""

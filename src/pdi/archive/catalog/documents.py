@@ -20,6 +20,7 @@ from pdi.archive.catalog.base import (
     CatalogBase,
     describe_key,
 )
+from pdi.archive.catalog.mirrors import mirrored_series
 from pdi.archive.store import (
     STORED_EXACT,
     AuditRecord,
@@ -186,8 +187,17 @@ class DocumentsPart(CatalogBase):
         ``registered``: the caller found ``series`` registered already (a series is never
         removed), so it is not asked again.
         """
-        if not registered and not self._query("SELECT 1 FROM series WHERE name = ?", (series,)):
-            raise NotFoundError(f"series {series} is not registered (pdi series add {series})")
+        # whether the series is mirrored here is asked inside the write itself: a `pdi mirror add` committed a
+        # moment ago stops the next mint at once, whatever a process remembers of the series
+        origin = "(SELECT base_url FROM mirrors WHERE series = ? AND role = 'origin')"
+        if registered:
+            (found,) = self._query(f"SELECT 1, {origin}", (series,))
+        else:
+            (found,) = self._query(f"SELECT (SELECT 1 FROM series WHERE name = ?), {origin}", (series, series))
+            if found[0] is None:
+                raise NotFoundError(f"series {series} is not registered (pdi series add {series})")
+        if found[1] is not None:
+            raise mirrored_series(series, str(found[1]))
         doc = None if key is None else self._document_id(key)
         if key is None or doc is None:
             return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pdi.archive.catalog.base import CatalogBase, timestamp
-from pdi.archive.store import AuditRecord
+from pdi.archive.store import AuditRecord, DocumentKey
 from pdi.errors import ImmutabilityError, NotFoundError
 
 if TYPE_CHECKING:
@@ -23,10 +23,16 @@ if TYPE_CHECKING:
 else:
     from pdi._later import dataclass
 
-__all__ = ["MIRROR_ROLES", "MirrorRecord", "MirrorsPart"]
+__all__ = ["MIRROR_ROLES", "MirrorRecord", "MirrorWithdrawal", "MirrorsPart", "mirrored_series"]
 
 #: What another archive is to a series: the one it is mirrored from, or another that holds a copy.
 MIRROR_ROLES = ("origin", "peer")
+
+
+def mirrored_series(series: str, origin: str) -> ImmutabilityError:
+    """The refusal of a name minted or versioned in a series this archive mirrors from ``origin``."""
+    return ImmutabilityError(f"series {series} is mirrored from {origin}: only its origin mints or versions names in"
+                             " it (pdi mirror sync copies them here)")
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,19 @@ class MirrorRecord:
     jwk: str
     added_at: str
     synced_at: str | None = None
+
+
+@dataclass(frozen=True)
+class MirrorWithdrawal:
+    """A name of a mirrored series withdrawn at its ``origin`` (at ``at``, its octets ``purged`` there or not)
+    before this archive held it (schema step 12)."""
+
+    key: DocumentKey
+    version: int
+    format: str
+    at: str
+    purged: bool
+    origin: str
 
 
 class MirrorsPart(CatalogBase):
@@ -86,6 +105,26 @@ class MirrorsPart(CatalogBase):
             self._query("UPDATE mirrors SET synced_at = ? WHERE series = ? AND base_url = ?",
                         (timestamp(), series, base_url))
             self._insert_audit(audit)
+
+    def record_mirror_withdrawal(self, gone: MirrorWithdrawal) -> bool:
+        """Record ``gone`` unless it is already; whether it was new."""
+        where = (gone.key.series, gone.key.day.isoformat(), gone.key.unique_id, gone.version, gone.format)
+        with self._write():
+            if self._query("SELECT 1 FROM mirror_withdrawals WHERE series = ? AND day = ? AND unique_id = ?"
+                           " AND version = ? AND format = ?", where):
+                return False
+            self._query("INSERT INTO mirror_withdrawals (series, day, unique_id, version, format, withdrawn_at, purged,"
+                        " origin, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (*where, gone.at, 1 if gone.purged else 0, gone.origin, timestamp()))
+        return True
+
+    def mirror_withdrawals(self, key: DocumentKey) -> list[MirrorWithdrawal]:
+        """The names of the document ``key`` recorded as withdrawn at the origin before they were held here."""
+        with self._read():
+            rows = self._query("SELECT version, format, withdrawn_at, purged, origin FROM mirror_withdrawals"
+                               " WHERE series = ? AND day = ? AND unique_id = ? ORDER BY version, format",
+                               (key.series, key.day.isoformat(), key.unique_id))
+        return [MirrorWithdrawal(key, int(v), str(f), str(at), bool(p), str(o)) for v, f, at, p, o in rows]
 
     def replace_blob(self, blob: StagedBlob, audit: AuditRecord) -> None:
         """Inside one write transaction: the staged octets of a blob become its stored copy, and ``audit`` is

@@ -28,7 +28,7 @@ def migrations(
     """
     args = (id_pk, blob_type, with_blob_table, search)
     steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args),
-             _index_queue(), _small_blobs(*args), _message_threads(), _mirrors()]
+             _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals()]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -383,6 +383,31 @@ def _mirrors() -> list[str]:
             added_at TEXT NOT NULL,
             synced_at TEXT,
             PRIMARY KEY (series, base_url))""",
+    ]
+
+
+def _mirror_withdrawals() -> list[str]:
+    """Step 12: names of a mirrored series withdrawn at its origin before this archive held them.
+
+    A mirror's sync (:mod:`pdi.network.mirrors`) finds a name its origin's
+    signed manifest lists as withdrawn: held here, it is withdrawn here too
+    (a tombstone of ``withdrawals``); never held, its tombstone is this row,
+    so that the mirror answers ``410``, as the origin does, not ``404``.
+    ``withdrawn_at`` is the origin's time, ``purged`` 1 when its octets were
+    purged there, ``origin`` the base URL it was learnt from.
+    """
+    return [
+        """CREATE TABLE mirror_withdrawals (
+            series TEXT NOT NULL,
+            day TEXT NOT NULL,
+            unique_id TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            format TEXT NOT NULL,
+            withdrawn_at TEXT NOT NULL,
+            purged INTEGER NOT NULL,
+            origin TEXT NOT NULL,
+            recorded_at TEXT NOT NULL,
+            PRIMARY KEY (series, day, unique_id, version, format))""",
     ]
 
 
