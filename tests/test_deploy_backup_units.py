@@ -85,8 +85,8 @@ def test_the_services_command_backs_up_and_the_backup_restores(tmp_path: Path) -
     argv = shlex.split(_settings(SERVICE.read_text())["ExecStart"][0])
     assert argv[:2] == ["/opt/pdi/bin/pdi", "backup"]
     dest = tmp_path / argv[-1].lstrip("/")
-    # this checkout's pdi (conftest.py puts its src on PYTHONPATH), and nothing else of the environment
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.environ["PYTHONPATH"], "PDI_ARCHIVE": str(tmp_path / "archive")}
+    # the pdi under test (conftest.py puts the checkout's src on PYTHONPATH; none for the installed wheel), nothing else
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.environ.get("PYTHONPATH", ""), "PDI_ARCHIVE": str(tmp_path / "archive")}
     for args in (["init"], ["series", "add", "backup.example.us"]):
         assert _pdi(*args, env=env).returncode == 0
     text = b"a deposit the timer's backup keeps\n" * 4000

@@ -160,7 +160,7 @@ class Archive(Deposits, Statements, Listing, Manifests, Mirroring, Browsing, Cur
         """Open an existing archive; :class:`NotFoundError` when there is none.
 
         ``connections`` is how many catalog connections a PostgreSQL archive
-        keeps at most, in a pool (0: :data:`pdi.archive.catalog.opening.DEFAULT_CONNECTIONS`);
+        keeps at most, in a pool (0: :data:`pdi.archive.catalog.base.DEFAULT_CONNECTIONS`);
         each thread's transaction takes one, and waits while all are taken.
         ``read_url`` names a streaming replica of a PostgreSQL archive: reads go
         there, writes to ``location`` (:mod:`pdi.archive.postgres`).

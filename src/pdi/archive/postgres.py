@@ -59,9 +59,8 @@ from pdi.archive.blobs.large_objects import LargeObjects
 from pdi.archive.blobs.large_objects import oneline as _oneline
 from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog import SearchAccess, SQLStore, search_page
-from pdi.archive.catalog.base import timestamp
+from pdi.archive.catalog.base import DEFAULT_CONNECTIONS, timestamp
 from pdi.archive.catalog.documents import COUNT_A_DAY, minted_already
-from pdi.archive.catalog.opening import DEFAULT_CONNECTIONS
 from pdi.archive.catalog.search_index import NEW_SOURCE
 from pdi.archive.store import SCHEMA_VERSION, DocumentKey, SearchKey
 from pdi.errors import ImmutabilityError, LimitError, NotFoundError, PDIError, StoreError

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from pdi.archive.blobs.memo import DEFAULT_SECONDS as DEFAULT_MEMO_SECONDS
-from pdi.archive.catalog.opening import DEFAULT_CONNECTIONS
+from pdi.archive.catalog.base import DEFAULT_CONNECTIONS
 from pdi.cli.archive_cmd import archive_option
 from pdi.server.process.limits import (
     DEFAULT_BODY_RATE,

@@ -34,6 +34,12 @@ from pdi.archive.store import (
 )
 from pdi.errors import NotFoundError
 
+#: Catalog connections a PostgreSQL store keeps at most (pdi serve --db-connections): a command needs one;
+#: a resolver worker's threads each hold one for a transaction, and wait for one when all are taken.
+#: Here, not in :mod:`pdi.archive.postgres` (which imports psycopg): ``pdi serve`` on SQLite needs no psycopg.
+DEFAULT_CONNECTIONS = 4
+
+
 if TYPE_CHECKING:
     from dataclasses import dataclass
 

@@ -20,10 +20,6 @@ if TYPE_CHECKING:
     from pdi.archive.blobs.seam import BlobStore
     from pdi.archive.catalog import SQLStore
 
-#: Catalog connections a PostgreSQL store keeps at most (pdi serve --db-connections): a command needs one;
-#: a resolver worker's threads each hold one for a transaction, and wait for one when all are taken.
-#: Here, not in :mod:`pdi.archive.postgres`, so that ``pdi serve`` on SQLite does not need psycopg.
-DEFAULT_CONNECTIONS = 4
 
 
 def is_postgres_url(location: str) -> bool:
