@@ -275,3 +275,30 @@ def test_the_token_is_kept_where_the_operator_put_it_and_never_written_down(
     with sqlite3.connect(b / "catalog.sqlite") as catalog:  # not in any row of the catalog either
         dump = "\n".join(catalog.iterdump())
     assert secret not in dump and "env:PDI_MIRROR_TOKEN" in dump
+
+
+def test_with_a_token_an_origin_whose_manifests_do_not_say_its_rules_is_not_copied(tmp_path: Path) -> None:
+    """An earlier pdi signs no access rules: what a token reads of it would be served here to anyone."""
+    from pdi.archive.manifests import ManifestPage
+    from pdi.server import create_app
+
+    a, _, token_file = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    archive = Archive.open(a)
+    real = archive.manifest_page
+
+    def unsaid(*args: Any, **kwargs: Any) -> ManifestPage:
+        page = real(*args, **kwargs)
+        return ManifestPage(page.series, page.day, page.after, page.next,
+                            tuple({k: v for k, v in e.items() if k != "embargo"} for e in page.entries))
+
+    archive.manifest_page = unsaid  # type: ignore[method-assign]
+    with in_thread(create_app(str(a), archive=archive), host="127.0.0.1", port=0, log_level="warning") as server:
+        a_url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+        assert "access" not in _payload(httpx.get(f"{a_url}/api/manifest?series={PUBLIC}").text)
+        assert pdi("mirror", "add", a_url, "--series", PUBLIC, "--token-file", str(token_file),
+                   "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+    archive.close()
+    assert code == 6 and "does not say its access rules" in out, out
+    assert held(b, PUBLIC) == {}

@@ -155,7 +155,12 @@ def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted:
     """Apply the access rules a verified ``page`` of ``record``'s origin says: the series' access, the embargoes
     of the names held (set, changed or lifted). Returns the ``wanted`` entries whose rules could be read (the
     others are problems: not fetched), the embargoes to bring in with them, and how many rules changed here."""
-    if page.access is None:  # an origin that does not say: the rules stay as they are
+    if page.access is None:  # an origin that does not say (an earlier pdi): the rules stay as they are
+        if record.token_source is not None:
+            raise UnsupportedError(
+                f"{record.base_url}'s manifest of {record.series} does not say its access rules (an earlier pdi):"
+                " read with a token, its private and embargoed names would be served here to anyone; nothing of"
+                " it is copied (sync it without a token, or once it is upgraded)")
         return list(wanted), [], 0
     changed = 1 if archive.follow_origin_access(record, page.access) else 0
     asked = {str(e["name"]) for e in wanted}
@@ -166,13 +171,15 @@ def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted:
             continue
         try:
             parsed = parse_pdi(name)
-            if parsed.version is None:
-                continue  # refused by the sync already
+        except PDIError:
+            continue  # reported by the sync already
+        if parsed.version is None:
+            continue
+        try:
             document, version = entry_embargo(entry)
-        except PDIError as exc:
-            if name in asked:
-                problems.append(Problem("manifest-name", "", (name[:200],), f"listed by {record.base_url}: {exc}"))
-                asked.discard(name)
+        except PDIError as exc:  # not fetched, nor its rule followed
+            problems.append(Problem("manifest-name", "", (name[:200],), f"listed by {record.base_url}: {exc}"))
+            asked.discard(name)
             continue
         rules[name] = (key_of(parsed), parsed.version, document, version)
     here = archive.embargoes_held(list(dict.fromkeys(key for key, _, _, _ in rules.values())))
