@@ -44,6 +44,7 @@ __all__ = [
     "b64url_decode",
     "canonical_json",
     "jwk_set",
+    "jwk_set_text",
     "manifest_payload",
     "parse_jwks",
     "sign_compact",
@@ -243,6 +244,11 @@ def verify_compact(jws: str, keys: Iterable[PublicKey]) -> Verified:
 def jwk_set(keys: Iterable[PublicKey]) -> dict[str, list[dict[str, str]]]:
     """A JWK set (RFC 7517 §5) of public keys."""
     return {"keys": [k.jwk() for k in keys]}
+
+
+def jwk_set_text(keys: Iterable[PublicKey]) -> str:
+    """Keys as a JWK set in one canonical JSON text (what a mirror pins in the catalog)."""
+    return json.dumps(jwk_set(keys), sort_keys=True, separators=(",", ":"))
 
 
 def parse_jwks(text: str | bytes, where: str) -> list[PublicKey]:

@@ -456,3 +456,83 @@ def test_from_an_origin_whose_manifests_list_digests_only_the_records_come_from_
             ours = httpx.get(f"{b_url}/uri-res/N2C?{names[which]}").json()
             assert (ours["media_type"], ours["charset"], ours["stored"]) == (
                 theirs[which]["media_type"], theirs[which]["charset"], theirs[which]["stored"])
+
+
+def test_a_mirror_announces_itself_and_the_origins_n2ls_lists_it_then_withdraws(tmp_path: Path) -> None:
+    """`pdi mirror sync --announce URL` with a token of role mirror the origin issued: A records B as a peer
+    (no `pdi mirror add --peer` on A), its N2Ls lists B; DELETE /api/mirrors forgets it."""
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    with Archive.open(a) as archive:
+        _, secret = archive.add_token("mirror-b", role="mirror", series=[S])
+    (tmp_path / "token").write_text(secret + "\n")
+    b_url = "http://b.example.org:8080"
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--announce", b_url + "/", "--token-file", str(tmp_path / "token"),
+                        "--archive", str(b))
+        assert code == 0 and f"announced\t{S}\tto {a_url}\tnew" in out and f"{len(BYTES)} new" in out, out
+        again = pdi("mirror", "sync", "--announce", b_url, "--token-file", str(tmp_path / "token"), "--archive", str(b))
+        assert f"announced\t{S}\tto {a_url}\tknown already" in again[1], again[1]
+        locations = f"{a_url}/uri-res/N2Ls?{names['text']}"
+        deadline = time.monotonic() + 15  # the resolver reads the recorded mirrors again every 5 s
+        while f"{b_url}/uri-res/N2R?{names['text']}" not in httpx.get(locations).text:
+            assert time.monotonic() < deadline, httpx.get(locations).text
+            time.sleep(0.2)
+        with Archive.open(a) as archive:
+            (peer,) = archive.mirrors(S)
+            assert (peer.base_url, peer.role) == (b_url, "peer")
+            assert json.loads(peer.jwk)["keys"][0]["x"] == json.loads(a_key(b))["x"]  # B's own key, pinned
+            (line,) = [e for e in archive.audit() if e.action == "mirror-peer"]
+            assert line.who == "token:mirror-b" and line.address == "127.0.0.1"
+        bearer = {"Authorization": f"Bearer {secret}"}
+        gone = httpx.delete(f"{a_url}/api/mirrors", params={"series": S, "base_url": b_url}, headers=bearer)
+        assert gone.status_code == 204
+        while f"{b_url}/uri-res/N2R" in httpx.get(locations).text:
+            assert time.monotonic() < deadline + 15
+            time.sleep(0.2)
+        twice = httpx.delete(f"{a_url}/api/mirrors", params={"series": S, "base_url": b_url}, headers=bearer)
+        assert twice.status_code == 404 and f"{b_url} is not recorded as holding {S}" in twice.json()["detail"]
+
+
+def test_an_announcement_refused_is_a_problem_naming_what_was_wrong(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from pdi.server import create_app
+
+    a, _ = origin(tmp_path)
+    with Archive.open(a) as archive:
+        archive.add_series("other.example.us")
+        _, mirror_token = archive.add_token("mirror-b", role="mirror", series=[S])
+        _, reader = archive.add_token("reader", role="read", series=[S])
+        _, elsewhere = archive.add_token("mirror-c", role="mirror", series=["other.example.us"])
+    keys = {"keys": [SigningKey.generate().public.jwk()]}
+    good = {"series": S, "base_url": "https://b.example.org", "keys": keys}
+    client = TestClient(create_app(str(a)))
+
+    def post(body: object, token: str | None = mirror_token) -> httpx.Response:
+        return client.post("/api/mirrors", json=body, headers={"Authorization": f"Bearer {token}"} if token else {})
+
+    for answer, status, words in [
+        (post(good, None), 401, "Authorization: Bearer"),
+        (post(good, "pdi_not-a-token"), 401, "not known"),
+        (post(good, reader), 403, "has the role read; this needs mirror"),
+        (post(good, elsewhere), 403, f"not series {S}"),
+        (post([good]), 400, '{"series": S, "base_url"'),
+        (post({**good, "series": ""}), 400, "series: text"),
+        (post({**good, "base_url": "ftp://b.example.org"}), 400, "http(s)://host[:port][/path], not 'ftp://"),
+        (post({**good, "base_url": "https://b.example.org/?q=1"}), 400, "base URL"),
+        (post({**good, "keys": "x"}), 400, "keys: a JWK set"),
+        (post({**good, "keys": {"keys": [{"kty": "OKP", "crv": "Ed25519", "x": "!!"}]}}), 400, '"x" is not unpadded base64url'),
+        (post({**good, "series": "never.example.us"}, mirror_token), 403, "not series never.example.us"),
+        (client.post("/api/mirrors", content=b"x" * 70_000, headers={"Authorization": f"Bearer {mirror_token}"}),
+         413, "more than 65536 octets"),
+        (client.delete("/api/mirrors", params={"series": S}, headers={"Authorization": f"Bearer {mirror_token}"}),
+         400, "base_url"),
+    ]:
+        assert answer.status_code == status, (status, answer.text)
+        assert answer.headers["content-type"] == "application/problem+json"
+        assert words in answer.json()["detail"], (words, answer.json())
+    assert post(good).status_code == 201 and post(good).status_code == 200
+    other = post({**good, "keys": {"keys": [SigningKey.generate().public.jwk()]}})
+    assert other.status_code == 409 and "with another key" in other.json()["detail"]

@@ -194,6 +194,11 @@ def resolver_requests(names: dict[str, str]) -> dict[tuple[str, frozenset[str]],
            ("/api/deposit", "/api/batch", "/api/version", "/api/format", "/api/statements", "/api/withdraw",
             "/api/embargo")},
         ("/api/audit", frozenset({"GET", "HEAD"})): _gets("/api/audit"),
+        ("/api/mirrors", frozenset({"POST"})): [
+            ("POST", "/api/mirrors", {"json": {"series": s, "base_url": "http://b.example.org", "keys": {"keys": []}}})
+            for s in (OPEN, CLOSED, SECRET)],
+        ("/api/mirrors", frozenset({"DELETE"})): [
+            ("DELETE", f"/api/mirrors?series={s}&base_url=http://b.example.org", {}) for s in (OPEN, CLOSED, SECRET)],
         ("/api/rfc5147", frozenset({"GET", "HEAD"})):
             _gets(*(f"/api/rfc5147?pdi={_q(n)}&fragment={_q('char=0,4')}" for n in asked)),
         ("/api/anchor", frozenset({"GET", "HEAD"})):

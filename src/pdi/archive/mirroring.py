@@ -12,6 +12,7 @@ already held kept.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pdi import formats
 from pdi.archive.access import check_access
@@ -21,34 +22,70 @@ from pdi.archive.blobs.seam import BlobSource, Spooled
 from pdi.archive.catalog.mirrors import MIRROR_ROLES, MirrorRecord, MirrorWithdrawal
 from pdi.archive.naming import canonical_series, key_of, parse_pdi, record_name, timestamp
 from pdi.archive.store import AuditRecord, DocumentKey, RepresentationRecord, SeriesRecord
-from pdi.errors import IntegrityError, ParseError
+from pdi.errors import AccessError, IntegrityError, NotFoundError, ParseError
 
-__all__ = ["MirrorRecord", "Mirroring"]
+if TYPE_CHECKING:
+    from pdi.archive.tokens import Writer
+
+__all__ = ["MirrorRecord", "Mirroring", "base_url"]
+
+
+def base_url(text: str) -> str:
+    """An archive's base URL as recorded: ``http(s)://host[:port][/path]``, no query, no trailing ``/``."""
+    import httpx  # its URL rules (lower-case host, default port left out), not a request
+
+    try:
+        url = httpx.URL(text)
+    except httpx.InvalidURL as exc:
+        raise ParseError(f"a resolver's base URL is http(s)://host[:port][/path], not {text[:200]!r}: {exc}",
+                         text=text[:200], rule="base-url") from exc
+    if url.scheme not in ("http", "https") or not url.host or url.query or url.fragment:
+        raise ParseError(f"a resolver's base URL is http(s)://host[:port][/path], not {text[:200]!r}",
+                         text=text[:200], rule="base-url")
+    return str(url).rstrip("/")
 
 
 class Mirroring(ArchiveBase):
     """The archive's mirrors and peers, mirrored names, and blobs repaired."""
 
-    def add_mirror(self, series: str, base_url: str, role: str, jwk: str,
-                   token_source: str | None = None) -> MirrorRecord:
+    def add_mirror(self, series: str, base_url: str, role: str, jwk: str, token_source: str | None = None, *,
+                   writer: Writer | None = None) -> MirrorRecord:
         """Record that the archive at ``base_url`` is ``series``' origin (this archive mirrors it; the series is
         registered here if it is not) or a peer holding a copy, with its public key ``jwk`` pinned, and where
-        the token its names are read with is kept (``token_source``, never the token itself)."""
+        the token its names are read with is kept (``token_source``, never the token itself). A ``writer``
+        (a mirror announcing itself over HTTP) records only a peer of a registered series its token covers
+        (role ``mirror``)."""
         if role not in MIRROR_ROLES:
             raise ParseError(f"a mirror's role is one of {', '.join(MIRROR_ROLES)}, not {role!r}", rule="mirror-role")
         canonical = canonical_series(series)
+        if writer is not None:
+            writer.require("mirror", canonical)
+            if role != "peer":
+                raise ParseError("an archive announces itself as a peer holding a copy, never as an origin",
+                                 rule="mirror-role")
+            if self.store.get_series(canonical) is None:
+                raise NotFoundError(f"series {canonical} is not registered here")
         if role == "origin" and self.store.get_series(canonical) is None:
             self.store.add_series(SeriesRecord(canonical, None, base_url, timestamp(self.now())))
         record = MirrorRecord(canonical, base_url, role, jwk, timestamp(self.now()), token_source=token_source)
         token = f", token from {token_source}" if token_source else ""
-        self.store.add_mirror(record, AuditRecord(timestamp(self.now()), self.who, f"mirror-{role}", canonical,
-                                                  f"{base_url} (key {jwk}){token}"))
+        self.store.add_mirror(record, AuditRecord(timestamp(self.now()), writer.name if writer else self.who,
+                                                  f"mirror-{role}", canonical, f"{base_url} (key {jwk}){token}",
+                                                  writer.address if writer else None))
         return record
 
-    def remove_mirror(self, series: str, base_url: str) -> None:
+    def remove_mirror(self, series: str, base_url: str, *, writer: Writer | None = None) -> None:
+        """Forget that the archive at ``base_url`` holds ``series``; a ``writer`` (a mirror withdrawing its
+        announcement) only a peer, of a series its token covers (role ``mirror``)."""
         canonical = canonical_series(series)
-        self.store.remove_mirror(canonical, base_url, AuditRecord(timestamp(self.now()), self.who, "mirror-remove",
-                                                                  canonical, base_url))
+        if writer is not None:
+            writer.require("mirror", canonical)
+            if any(m.base_url == base_url and m.role == "origin" for m in self.store.list_mirrors(canonical)):
+                raise AccessError(f"{base_url} is the origin {canonical} is mirrored from here, not a peer that"
+                                  " announced itself: pdi mirror remove forgets it")
+        self.store.remove_mirror(canonical, base_url, AuditRecord(
+            timestamp(self.now()), writer.name if writer else self.who, "mirror-remove", canonical, base_url,
+            writer.address if writer else None))
 
     def mirrors(self, series: str | None = None) -> list[MirrorRecord]:
         """The recorded origins and peers (of ``series``), origins first."""

@@ -35,8 +35,9 @@ if TYPE_CHECKING:
 else:
     from pdi._later import dataclass
 
-#: The roles, weakest first; each may do what the ones before it may.
-ROLES = ("read", "deposit", "curate", "admin")
+#: The roles, weakest first; each may do what the ones before it may. ``mirror`` reads, and announces an archive
+#: holding a copy of its series (``POST /api/mirrors``, :mod:`pdi.archive.mirroring`).
+ROLES = ("read", "mirror", "deposit", "curate", "admin")
 
 #: What a token's name may be: it names the writer in the audit log.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,99}\Z")

@@ -92,8 +92,17 @@ def mirror_remove(base_url: str, series: str, archive: str) -> None:
 
 @mirror_group.command("sync")
 @click.option("--series", "-s", "series", metavar="S", help="Only this series (default: every mirrored series).")
+@click.option("--announce", "announce_as", metavar="URL",
+              help="This archive's own base URL: announce it to each origin (POST /api/mirrors) so that the origin"
+                   " lists it among the locations; needs the origin's token.")
+@click.option("--token-file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="With --announce: the file holding the token the origin issued to this mirror (role mirror);"
+                   " default $PDI_ORIGIN_TOKEN.")
+@click.option("--key-file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="With --announce: this archive's signing key (default as for pdi keys show).")
 @archive_option
-def mirror_sync(series: str | None, archive: str) -> None:
+def mirror_sync(series: str | None, announce_as: str | None, token_file: str | None, key_file: str | None,
+                archive: str) -> None:
     """Copy what each origin lists and this archive does not hold yet, every blob checked against the
     origin's signed manifest; exit 3 if a manifest or a blob is refused (what was checked is kept).
 
@@ -102,14 +111,30 @@ def mirror_sync(series: str | None, archive: str) -> None:
     token (pdi mirror add --token-file), what an origin keeps private or
     under embargo is not listed to this archive, nor copied; with one, it is,
     and kept under the same access rules (the series' access, each embargo).
+    With --announce URL, each origin is first told that URL holds a copy
+    (its N2Ls then lists it), with this archive's public key.
     """
-    from pdi.network.mirrors import sync
+    import os
+    from pathlib import Path
+
+    from pdi.network.mirrors import announce, sync
 
     problems = 0
     with open_archive(archive) as opened:
         origins = [m for m in opened.mirrors(series) if m.role == "origin"]
         if not origins:
             raise NotFoundError("this archive mirrors no series" + (f" {series}" if series else "") + " (pdi mirror add)")
+        if announce_as is not None:
+            from pdi.archive.signing_key import key_path, load_key
+
+            token = (Path(token_file).read_text(encoding="utf-8") if token_file
+                     else os.environ.get("PDI_ORIGIN_TOKEN", "")).strip()
+            if not token:
+                raise click.UsageError("--announce needs the origin's token: --token-file FILE or $PDI_ORIGIN_TOKEN")
+            public = load_key(key_path(opened.location, key_file)).public
+            for record in origins:
+                new = announce(record, announce_as, [public], token)
+                click.echo(f"announced\t{record.series}\tto {record.base_url}\t{'new' if new else 'known already'}")
         for record in origins:
             report = sync(opened, record)
             for problem in report.problems:

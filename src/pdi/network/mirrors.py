@@ -64,10 +64,12 @@ import httpx
 from pdi import formats
 from pdi.archive.blobs.seam import Spooled
 from pdi.archive.fixity import LINE_ENDINGS, Problem
+from pdi.archive.mirroring import base_url
 from pdi.archive.naming import key_of, parse_pdi, record_name
 from pdi.archive.store import STORED_CANONICAL, STORED_EXACT, RepresentationRecord
 from pdi.errors import (
     AccessError,
+    ImmutabilityError,
     IntegrityError,
     LimitError,
     NotFoundError,
@@ -77,7 +79,7 @@ from pdi.errors import (
 )
 from pdi.network.mirror_access import Embargoes, follow_rules, read_token
 from pdi.server.protocol.rfc2169 import rfc2169_query, sturdy
-from pdi.signing import MAX_JWS, Manifest, PublicKey, jwk_set, parse_jwks, verify_manifest
+from pdi.signing import MAX_JWS, Manifest, PublicKey, jwk_set_text, parse_jwks, verify_manifest
 
 if TYPE_CHECKING:
     from pdi.archive import Archive
@@ -88,6 +90,7 @@ __all__ = [
     "Peer",
     "RepairReport",
     "SyncReport",
+    "announce",
     "audit",
     "base_url",
     "fetch_keys",
@@ -118,15 +121,6 @@ AHEAD = 2 * WORKERS
 #: The longest header section of a part, and the longest problem a part may hold.
 MAX_PART_HEAD = 8 << 10
 MAX_PART_PROBLEM = 64 << 10
-
-
-def base_url(text: str) -> str:
-    """An archive's base URL as recorded: ``http(s)://host[:port][/path]``, no query, no trailing ``/``."""
-    url = httpx.URL(text)
-    if url.scheme not in ("http", "https") or not url.host or url.query or url.fragment:
-        raise ParseError(f"a resolver's base URL is http(s)://host[:port][/path], not {text[:200]!r}",
-                         text=text[:200], rule="base-url")
-    return str(url).rstrip("/")
 
 
 def _client() -> httpx.Client:
@@ -173,7 +167,7 @@ def pinned_keys(record: MirrorRecord) -> list[PublicKey]:
 
 def key_text(keys: Sequence[PublicKey]) -> str:
     """Keys as the JWK set pinned in the catalog (JSON text)."""
-    return json.dumps(jwk_set(keys), sort_keys=True, separators=(",", ":"))
+    return jwk_set_text(keys)
 
 
 def peer_of(record: MirrorRecord, client: httpx.Client) -> Peer:
@@ -656,6 +650,28 @@ def _keep(archive: Archive, record: MirrorRecord, batch: list[tuple[Representati
         for _, spooled in batch:
             spooled.discard()  # taken by the import, or not needed: removed
         batch.clear()
+
+
+def announce(record: MirrorRecord, url: str, keys: Sequence[PublicKey], token: str) -> bool:
+    """Tell ``record``'s origin that the archive at ``url`` (with ``keys``) holds a copy of its series
+    (``POST /api/mirrors``, :mod:`pdi.server.write.mirrors`), with ``token`` (role ``mirror``); whether the origin
+    recorded it now (``False``: it had already). Its refusal is raised with the problem's words."""
+    target = record.base_url + "/api/mirrors"
+    body = {"series": record.series, "base_url": base_url(url), "keys": json.loads(key_text(keys))}
+    try:
+        with _client() as client:
+            answer = client.post(target, json=body, headers={"Authorization": f"Bearer {token}"})
+    except httpx.HTTPError as exc:
+        raise StoreError(f"cannot announce this mirror to {target}: {exc}") from exc
+    if answer.status_code in (200, 201):
+        return answer.status_code == 201
+    try:
+        detail = str(answer.json()["detail"])[:500]
+    except (ValueError, KeyError, TypeError):
+        detail = answer.text[:200]
+    error = {401: AccessError, 403: AccessError, 404: NotFoundError, 409: ImmutabilityError}.get(
+        answer.status_code, StoreError)
+    raise error(f"{target} refused this mirror's announcement (HTTP {answer.status_code}): {detail}")
 
 
 # --- audit -----------------------------------------------------------------------------------------

@@ -143,6 +143,7 @@ from pdi.server.protocol.resolver import ReadAPI, Resolver
 from pdi.server.protocol.web_annotation import AnnotationAPI
 from pdi.server.write.annotations import DEFAULT_PAGE_SIZE, AnnotationServer
 from pdi.server.write.api import WriteAPI
+from pdi.server.write.mirrors import MirrorAnnouncements
 from pdi.signing import SigningKey
 
 __all__ = ["ReplaySite", "create_app"]
@@ -236,6 +237,7 @@ def create_app(
         *PdfJsAssets().routes(),
         *ReadAPI(opened, work).routes(),
         *WriteAPI(opened, max_upload=max_upload, cache=cache).routes(),
+        *MirrorAnnouncements(opened).routes(),
         Route("/api/rfc5147", CiteAPI(opened, work).rfc5147),
         Route("/api/pdf/page", CiteAPI(opened, work).pdf_page),
         Route("/api/anchor", AnchorAPI(opened, work).anchor),

@@ -505,6 +505,39 @@ _MANY_OCTETS = Operation(
     error_text={400: "The body is not JSON, or not {\"names\": [...]} of 1 to 1000 strings",
                 413: "The body is more than 1 MiB"},
 )
+#: An archive's base URL as pdi records it: http(s)://host[:port][/path].
+_BASE_URL = {"type": "string", "pattern": "^https?://[a-z0-9]+([.-][a-z0-9]+)*(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~-]+)*/?$"}
+_MIRROR_ANNOUNCE = Operation(
+    "An archive announces that it holds a copy of a series (pdi mirror sync --announce URL): recorded here as a"
+    " peer, its keys pinned, listed by N2Ls (within 5 s), polled by pdi mirror audit",
+    body=Body("JSON: {\"series\": S, \"base_url\": \"http(s)://…\", \"keys\": the announcing archive's JWK set},"
+              " at most 64 KiB",
+              {_JSON: {"schema": {"type": "object", "required": ["series", "base_url", "keys"], "properties": {
+                  "series": _SERIES, "base_url": _BASE_URL, "keys": {
+                      "type": "object", "required": ["keys"], "properties": {"keys": {
+                          "type": "array", "minItems": 1, "maxItems": 8, "items": {
+                              "type": "object", "required": ["kty", "crv", "x"], "properties": {
+                                  "kty": {"const": "OKP"}, "crv": {"const": "Ed25519"},
+                                  # 32 octets in unpadded base64url (its last character's low bits zero)
+                                  "x": {"type": "string", "pattern": "^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$"}}}}}}}}}}),
+    answers={201: Answer("Recorded now: {series, base_url, role: peer, keys, added_at}", _JSON, _OBJECT),
+             200: Answer("Recorded already, with the same keys", _JSON, _OBJECT)},
+    errors=(*_ALWAYS, 400, 401, 403, 404, 409, 415), role="mirror", tag="write",
+    error_text={400: "The body is not the object above (the detail names the member), or a base URL that is not"
+                     " http(s)://host[:port][/path]",
+                403: "The token's role is below mirror, or its series do not cover S",
+                404: "S is not registered here", 409: "That base URL is recorded for S already with other keys"},
+)
+_MIRROR_WITHDRAW = Operation(
+    "An archive withdraws its announcement: this one forgets it as a peer of the series (never the origin a"
+    " series is mirrored from here)",
+    (Param("series", "The series", required=True, schema=_SERIES),
+     Param("base_url", "The base URL announced", required=True, schema=_BASE_URL)),
+    answers={204: Answer("Forgotten")},
+    errors=(*_ALWAYS, 400, 401, 403, 404), role="mirror", tag="write",
+    error_text={403: "The token's role is below mirror, its series do not cover S, or base_url is the origin",
+                404: "That base URL is not recorded as holding S"},
+)
 _KEYS = Operation(
     "The archive's public signing key, a JWK set (RFC 7517 §5; kty OKP, crv Ed25519, RFC 8037), kid its RFC 7638"
     " thumbprint; also at /.well-known/pdi-keys",
@@ -692,6 +725,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/api/withdraw"): _WITHDRAW,
     ("POST", "/api/embargo"): _EMBARGO_SET,
     ("GET", "/api/audit"): _AUDIT,
+    ("POST", "/api/mirrors"): _MIRROR_ANNOUNCE,
+    ("DELETE", "/api/mirrors"): _MIRROR_WITHDRAW,
     ("GET", "/healthz"): _HEALTHZ,
     ("GET", "/readyz"): _READYZ,
     ("GET", "/metrics"): _METRICS,

@@ -57,8 +57,8 @@ class OctetsAPI(ArchiveHandlers):
         each (its octets, or the problem N2R would answer)."""
         body = await read_json(request, MAX_BODY, f"the body is more than {MAX_BODY} octets", rule="octets")
         names = body.get("names") if isinstance(body, dict) else None
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise ParseError('the body is {"names": [versioned names]}', rule="octets")
+        if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+            raise ParseError('the body is {"names": [versioned names]}, each a non-empty text', rule="octets")
         if not 1 <= len(names) <= MAX_NAMES:
             raise ParseError(f"ask for 1 to {MAX_NAMES} names, not {len(names)}", rule="octets")
         boundary = hashlib.sha256(json.dumps(names).encode()).hexdigest()
