@@ -69,9 +69,10 @@ class MirrorsPart(CatalogBase):
     """The ``mirrors`` table, and a blob's octets written again."""
 
     def add_mirror(self, record: MirrorRecord, audit: AuditRecord) -> None:
-        """Record ``record`` (with its audit line); the same again changes nothing (but where its token is kept:
-        that is recorded anew); another key for the same archive, or a second origin of a series, is refused, and
-        so is a token's source recorded for another archive (one secret is never sent to two)."""
+        """Record ``record`` (with its audit line); the same again changes nothing, but for another place its
+        token is kept (recorded; none given keeps the one recorded, as an announcement over HTTP does); another
+        key for the same archive, or a second origin of a series, is refused, and so is a token's source
+        recorded for another archive (one secret is never sent to two)."""
         with self._write():
             if record.token_source is not None:
                 for (other,) in self._query("SELECT base_url FROM mirrors WHERE token_source = ? AND base_url <> ?",
@@ -83,7 +84,7 @@ class MirrorsPart(CatalogBase):
             for base_url, role, jwk, source in rows:
                 if base_url == record.base_url:
                     if (role, jwk) == (record.role, record.jwk):
-                        if source != record.token_source:
+                        if record.token_source is not None and source != record.token_source:
                             self._query("UPDATE mirrors SET token_source = ? WHERE series = ? AND base_url = ?",
                                         (record.token_source, record.series, record.base_url))
                             self._insert_audit(audit)
