@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from pdi.errors import AccessError, LimitError, NotFoundError, ParseError, UnsupportedError
-from pdi.network.mirror_access import MAX_TOKEN, describe_source, entry_embargo, read_token, token_source
+from pdi.network.mirror_access import (
+    MAX_TOKEN,
+    describe_source,
+    entry_embargo,
+    read_token,
+    token_source,
+)
 
 UNTIL = "2031-01-01T00:00:00.000000Z"
 
