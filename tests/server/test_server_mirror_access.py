@@ -16,10 +16,8 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
-import os
 import sqlite3
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +29,10 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from test_server_mirrors import a_key, mirror, pdi, serving
+from test_server_mirrors import a_key, mirror, pdi, postgres, serving  # noqa: F401 (postgres: a fixture)
 
 from pdi.archive import Archive
 from pdi.signing import b64url, b64url_decode, canonical_json
-from support.pgcluster import TemporaryCluster
 
 PUBLIC = "open.example.us"
 PRIVATE = "closed.example.us"
@@ -89,17 +86,12 @@ def held(location: Path | str, series: str) -> dict[str, str]:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def b_location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
-    """B: an empty archive with a signing key (SQLite, or PostgreSQL with its key file in PDI_SIGNING_KEY)."""
+def b_location(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, dict[str, str]]:
+    """B: an empty archive with a signing key (SQLite, or test_server_mirrors' PostgreSQL one)."""
     if request.param == "sqlite":
-        yield str(mirror(tmp_path, "b")), {}
-        return
-    cluster: TemporaryCluster = request.getfixturevalue("pg_cluster")
-    url = cluster.create_database(f"pdi_mirror_access_{os.getpid()}_{time.monotonic_ns()}")
-    Archive.init(url).close()
-    env = {"PDI_SIGNING_KEY": str(tmp_path / "b-key.pem")}
-    assert pdi("keys", "init", "--archive", url, "--key-file", env["PDI_SIGNING_KEY"])[0] == 0
-    yield url, env
+        return str(mirror(tmp_path, "b")), {}
+    found: tuple[str, dict[str, str]] = request.getfixturevalue("postgres")
+    return found
 
 
 def test_a_mirror_with_a_read_token_holds_private_and_embargoed_names_and_answers_as_the_origin(
