@@ -158,6 +158,29 @@ def test_verify_finds_a_flipped_octet_and_reads_refuse_its_chunk(
     assert [(p.kind, p.names) for p in report.problems] == [("altered", (str(name),))]
 
 
+def test_a_blob_altered_in_place_in_s3_is_repaired_over_its_object(s3_archive: Archive, s3_blobs: str) -> None:
+    """``pdi verify --repair``'s write (:meth:`Archive.replace_blob`): the object altered in place has the size of
+    the good one, and is copied over all the same (not kept as "the same bytes stored before")."""
+    data = _octets(2 * MIB + 3, 5)
+    name = s3_archive.add(S, data, format="octet-stream")
+    sha = hashlib.sha256(data).hexdigest()
+    client, bucket, prefix = _bucket(s3_blobs)
+    damaged = bytearray(data)
+    damaged[MIB + 9] ^= 0x01
+    client.put_object(Bucket=bucket, Key=prefix + sha, Body=bytes(damaged))
+    assert [(p.kind, p.names) for p in s3_archive.verify().problems] == [("altered", (str(name),))]
+    with pytest.raises(IntegrityError, match="hash to"):  # octets that are not the blob's: refused, nothing written
+        s3_archive.replace_blob(sha, bytes(damaged), "from a peer that holds the damaged copy")
+    s3_archive.replace_blob(sha, data, "from the origin (its signed manifest lists this sha256)")
+    stored = client.get_object(Bucket=bucket, Key=prefix + sha)["Body"].read()
+    assert hashlib.sha256(stored).hexdigest() == sha
+    assert s3_archive.verify().problems == []
+    assert s3_archive.get(name).data == data
+    assert [e.detail for e in s3_archive.audit() if e.action == "repair"] == [
+        "from the origin (its signed manifest lists this sha256)"]
+    assert not [key for key in _keys(s3_blobs) if key != prefix + sha]  # no staging object left behind
+
+
 class Boom(Exception):
     """A source that fails mid-stream."""
 

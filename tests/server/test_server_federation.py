@@ -195,6 +195,13 @@ def test_dns_a_rule_and_every_resolver_down(network: Network) -> None:
     answer = get(f"{network.c_dns}uri-res/N2R?{name}")
     assert answer.status_code == 503 and answer.headers["retry-after"] == "30"
     assert "every resolver known for down.example.us is down (http://localhost/)" in answer.json()["detail"]
+    # the viewer says the same to a reader: not "not in this archive" (404), but down for now (503)
+    view = f"{network.c_dns}view?pdi={quote(name, safe='')}"
+    page = httpx.get(view, headers={"Accept": "text/html"}, timeout=30)
+    assert page.status_code == 503 and page.headers["retry-after"] == "30"
+    assert page.headers["content-type"].startswith("text/html") and "Not in this archive" not in page.text
+    assert "every resolver known for down.example.us is down (http://localhost/)" in page.text
+    _shown_in_chromium(view, "every-resolver-down", "unavailable", "This name is held elsewhere, and every resolver")
 
 
 @pytest.mark.parametrize("series", ["ftp.example.us", "js.example.us"])
@@ -279,9 +286,10 @@ def test_falls_over_to_the_mirror_when_the_authority_is_down(network: Network) -
         assert f"{network.a_url}uri-res/N2R?" in listed and f"{network.b_url}uri-res/N2R?" in listed
 
 
-def _shown_in_chromium(url: str, name: str) -> None:
-    """Open ``url`` in Chromium: the later-capture note is on the page a reader sees (its picture kept in
-    ``$PDI_SCREENSHOTS``, else tests/artifacts/screenshots, for a person to look at)."""
+def _shown_in_chromium(url: str, name: str, element: str = "later-capture", words: str = "This is a later capture",
+                       ) -> None:
+    """Open ``url`` in Chromium: the note ``element`` saying ``words`` is on the page a reader sees (its picture
+    kept in ``$PDI_SCREENSHOTS``, else tests/artifacts/screenshots, for a person to look at)."""
     import base64
     import os
     import time
@@ -295,11 +303,11 @@ def _shown_in_chromium(url: str, name: str) -> None:
         deadline = time.monotonic() + 30
         pipe.call("Emulation.setDeviceMetricsOverride",
                   {"width": 1100, "height": 700, "deviceScaleFactor": 1, "mobile": False}, session, deadline)
-        note = pipe.call("Runtime.evaluate", {"expression": "(() => { const n = document.getElementById('later-capture');"
+        note = pipe.call("Runtime.evaluate", {"expression": f"(() => {{ const n = document.getElementById('{element}');"
                                               " return !!n && n.getBoundingClientRect().height > 0"
-                                              " && n.textContent.includes('This is a later capture'); })()",
+                                              f" && n.textContent.includes('{words}'); }})()",
                                               "returnByValue": True}, session, deadline)
         shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session, deadline)
     shots.mkdir(parents=True, exist_ok=True)
     (shots / f"{name}.png").write_bytes(base64.b64decode(shot["data"]))
-    assert note["result"]["value"] is True, "the later-capture note is not shown"
+    assert note["result"]["value"] is True, f"the note {element} is not shown"

@@ -173,7 +173,7 @@ class Mirroring(ArchiveBase):
         """Write the blob ``sha256`` again from ``octets`` (hashed as they are staged: any other digest is
         refused, :class:`IntegrityError`, and nothing is kept), over a damaged or missing copy; an audit line
         ``repair`` says where the octets came from (``detail``)."""
-        staged = self.store.stage_blob(octets)
+        staged = self.store.stage_blob(octets, replace=True)  # over the damaged copy, whatever its size
         if staged.info.sha256 != sha256:
             staged.discard()
             raise IntegrityError(f"the octets fetched for blob {sha256} hash to {staged.info.sha256}: not kept")

@@ -303,9 +303,10 @@ class FileBlobs(Attached):
             raise
         return _FilePin(self, info.sha256, fd, info, created=True)
 
-    def stage(self, source: Octets, observe: BlobObserver | None = None) -> StagedBlob:
+    def stage(self, source: Octets, observe: BlobObserver | None = None, *, replace: bool = False) -> StagedBlob:
         """A blob of at most :data:`~.inline.INLINE_LIMIT` octets kept in hand (written by :meth:`record`), a
-        larger one written to its file."""
+        larger one written to its file (``replace`` changes nothing: a file found at the name is kept only if
+        its octets hash to it)."""
         return stage_small(source, observe, self._stage_file)
 
     def _stage_file(self, source: Octets, observe: BlobObserver | None = None) -> _FilePin:

@@ -90,8 +90,9 @@ class LargeObjects:
                 raise StoreError(f"cannot connect to {self.location}: {oneline(exc)}") from exc
         return self._uploads
 
-    def stage(self, source: Octets, observe: BlobObserver | None = None) -> StagedBlob:
-        """A blob of at most :data:`~.inline.INLINE_LIMIT` octets kept in hand (written by :meth:`record`), a larger one uploaded."""
+    def stage(self, source: Octets, observe: BlobObserver | None = None, *, replace: bool = False) -> StagedBlob:
+        """A blob of at most :data:`~.inline.INLINE_LIMIT` octets kept in hand (written by :meth:`record`), a larger one
+        uploaded (always a new upload: ``replace`` changes nothing)."""
         return stage_small(source, observe, self._upload)
 
     def _upload(self, stream: Iterable[bytes], observe: BlobObserver | None) -> Upload:

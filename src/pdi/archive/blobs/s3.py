@@ -268,15 +268,16 @@ class S3Blobs:
             # the failure stands; what it left is for remove_unreferenced
             failure.add_note(f"and {key} could not be removed ({_message(exc)}): pdi verify --remove-unreferenced will")
 
-    def place(self, ident: str, info: BlobInfo) -> bool:
+    def place(self, ident: str, info: BlobInfo, *, replace: bool = False) -> bool:
         """Copy the staging object ``ident`` to the blob's key and delete it; whether the key is new.
 
         An object already at the key with the blob's size is the same bytes
-        stored before (its name is their SHA-256): it is kept, not copied over.
+        stored before (its name is their SHA-256): it is kept, not copied over,
+        unless ``replace`` (a repair: the object there was found altered).
         """
         staging = self.staging_key(ident)
         try:
-            created = self.size(info.sha256) != info.size
+            created = replace or self.size(info.sha256) != info.size
             if created:
                 self.client.copy(
                     {"Bucket": self.where.bucket, "Key": staging},
@@ -398,12 +399,14 @@ class S3Store(Attached):
         """The client keeps no connection that needs closing."""
 
     # --- staging ---------------------------------------------------------------------
-    def stage(self, source: Octets, observe: BlobObserver | None = None) -> StagedBlob:
+    def stage(self, source: Octets, observe: BlobObserver | None = None, *, replace: bool = False) -> StagedBlob:
+        """Upload to a staging key, then copy to the blob's key (unless an object of its size is there, and not
+        ``replace``: a repair copies over an object whose octets were altered in place)."""
         ident = self.catalog.open_staging()
         try:
             info = self.s3.upload(ident, source, observe)
             self.catalog.name_staging(ident, info.sha256)
-            created = self.s3.place(ident, info)
+            created = self.s3.place(ident, info, replace=replace)
         except BaseException:
             self.catalog.close_staging(ident)
             raise

@@ -137,11 +137,13 @@ class BlobStore(Protocol):
         """The catalog this store answers to (for held names, the removal lock, staging rows)."""
         ...
 
-    def stage(self, source: Octets, observe: BlobObserver | None = None) -> StagedBlob:
+    def stage(self, source: Octets, observe: BlobObserver | None = None, *, replace: bool = False) -> StagedBlob:
         """Write a blob from a stream before any catalog transaction, hashing it as it comes.
 
         ``observe`` sees every piece, and its ``finish`` runs before the blob is
-        put in place: an exception from either leaves nothing behind.
+        put in place: an exception from either leaves nothing behind. With
+        ``replace`` (a repair) the blob is written over whatever is stored
+        under its name, never kept because it looks the same.
         """
         ...
 

@@ -120,15 +120,17 @@ class BlobRules(CatalogBase):
     def live_stagings(self) -> set[str]:
         return {str(r[0]) for r in self._query("SELECT id FROM blob_stagings")}
 
-    def stage_blob(self, source: Octets, observe: BlobObserver | None = None) -> StagedBlob:
+    def stage_blob(self, source: Octets, observe: BlobObserver | None = None, *, replace: bool = False,
+                   ) -> StagedBlob:
         """Write a blob from a stream, hashing it, before the catalog transaction that will name it.
 
         The returned pin keeps :meth:`remove_unreferenced` off the blob until
         it is closed (after the catalog transaction that names it has ended).
         ``observe`` sees every piece and its ``finish`` runs before the blob is
-        placed: an exception from it leaves nothing behind.
+        placed: an exception from it leaves nothing behind. ``replace`` (a repair): written over what is
+        stored under its name (:meth:`pdi.archive.blobs.seam.BlobStore.stage`).
         """
-        return self.blobs.stage(source, observe)
+        return self.blobs.stage(source, observe, replace=replace)
 
     def write_ahead(self, source: Octets) -> Spooled:
         """``source`` written ahead of the import that will take it, hashed (its :attr:`~Spooled.info` to be checked

@@ -207,6 +207,17 @@ def render_not_found(archive: Archive, error: NotFoundError, name: str) -> str:
     return _page("Not found", error.http_status, "Not in this archive", body, name)
 
 
+# --- 503: known elsewhere, every resolver of it down ------------------------------------------------
+def render_unavailable(detail: str, name: str) -> str:
+    """A name of another archive's series whose every resolver is down now (:mod:`pdi.server.protocol.elsewhere`):
+    not "not found", but "not reachable now, try again later"."""
+    body = (f'<p class="error" role="alert" id="unavailable">This name is held elsewhere, and {esc(detail)}.</p>'
+            "<p>The name is not lost: its archive, or a mirror of it, can answer again. Reload this page in a"
+            " while.</p>"
+            f"{_resolve_form(name)}{_onward()}")
+    return _page("Unavailable", 503, "Its resolvers are down", body, name)
+
+
 # --- every page's error -------------------------------------------------------------------------
 def render_problem(archive: Archive, error: PDIError, name: str = "", base: str = "") -> str:
     """The page of ``error`` met on a page about ``name`` (empty: a page about no one name)."""

@@ -24,6 +24,7 @@ from starlette.responses import HTMLResponse, Response
 from pdi.archive import Archive
 from pdi.errors import NotFoundError, ParseError, PDIError
 from pdi.server.http.params import optional
+from pdi.server.http.problems import Problem
 from pdi.server.pages.replay_frame import ReplaySite
 from pdi.server.process.limits import WorkLimits
 from pdi.server.protocol.elsewhere import Elsewhere, rescued_from
@@ -68,7 +69,13 @@ class ReaderApp:
         except PDIError as exc:
             error = exc
         if isinstance(error, NotFoundError) and self.elsewhere is not None and name:
-            elsewhere = await self.elsewhere.view(request, name)
+            try:
+                elsewhere = await self.elsewhere.view(request, name)
+            except Problem as down:  # known elsewhere, every resolver of it down: a page saying so, 503
+                from pdi.server.pages.problem_pages import render_unavailable
+
+                return HTMLResponse(render_unavailable(down.detail, name), status_code=down.status,
+                                    headers=down.headers)
             if elsewhere is not None:
                 return elsewhere
         return await self._problem(request, error, name or "")

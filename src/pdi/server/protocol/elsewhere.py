@@ -10,7 +10,8 @@ Called only where the resolver (``/uri-res/N2R``, ``I2R``, ``N2L``,
   known (``text/uri-list``); the other services ``302`` to the same service
   (``I2R``: ``N2R``) at the first resolver that is up — the authority, or
   when it is down a mirror — and ``/view`` to its ``/view``. Every resolver
-  is down: ``503`` with ``Retry-After``. No resolver known: the ``404`` it was.
+  is down: ``503`` with ``Retry-After`` (``/view``: a page saying so, the
+  same status). No resolver known: the ``404`` it was.
   A redirect goes only to a base URL a registry or the DNS named
   (``http``/``https``), followed by the service and the name as asked.
 * **Legacy rescue.** A name whose unique id is a URL (a capture's: the
@@ -136,10 +137,7 @@ class Elsewhere:
                                          headers={"Cache-Control": f"public, max-age={ELSEWHERE_MAX_AGE}"})
             chosen = self.authorities.first_up(onward)
             if chosen is None:
-                problem = Problem(503, "service unavailable", f"every resolver known for {pdi.series_name} is down"
-                                  f" ({', '.join(c.base for c in onward)}); try again later")
-                problem.headers["Retry-After"] = "30"
-                raise problem
+                raise _every_resolver_down(pdi, onward)
             return _redirect(f"{chosen.base}uri-res/{_ONWARD[service]}?{query}")
         if service == "N2Ls" or not _legacy(pdi):
             return None
@@ -159,9 +157,9 @@ class Elsewhere:
         onward = self._onward(pdi, "N2R")
         if onward is not None:
             chosen = self.authorities.first_up(onward)
-            if chosen is not None:
-                return _redirect(f"{chosen.base}view?pdi={quote(name, safe='')}")
-            return None  # the page says it is not found here
+            if chosen is None:
+                raise _every_resolver_down(pdi, onward)  # the viewer's page says so, 503, not "not found"
+            return _redirect(f"{chosen.base}view?pdi={quote(name, safe='')}")
         if not _legacy(pdi):
             return None
         local = self._local_capture(pdi, "/")
@@ -220,6 +218,18 @@ class _Local:
 
     name: str
     about: dict[str, str]
+
+
+#: Seconds a client is told to wait when every resolver of a name is down.
+RETRY_AFTER = 30
+
+
+def _every_resolver_down(pdi: PDI, onward: list[Candidate]) -> Problem:
+    """``503`` with ``Retry-After``: a name known elsewhere whose every resolver is down."""
+    problem = Problem(503, "service unavailable", f"every resolver known for {pdi.series_name} is down"
+                      f" ({', '.join(c.base for c in onward)}); try again later")
+    problem.headers["Retry-After"] = str(RETRY_AFTER)
+    return problem
 
 
 def _parsed(name: str) -> PDI | None:
