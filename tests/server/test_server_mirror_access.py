@@ -1,9 +1,10 @@
 """Private and embargoed names mirrored, under the origin's access rules, between real ``pdi serve`` processes.
 
-A (SQLite) has a private series and, in a public series, a name embargoed
-until 2031-01-01. B, a mirror (SQLite or PostgreSQL) syncing with a ``read``
-token of A, holds both and answers each reader as A does: ``403`` to an
-anonymous reader (``embargoed until …``), the bytes to a token of B; both
+A (SQLite) has a private series, a hidden one and, in a public series, a
+name embargoed until 2031-01-01. B, a mirror (SQLite or PostgreSQL) syncing
+with a ``read`` token of A, holds them all and answers each reader as A
+does: ``403`` to an anonymous reader (``embargoed until …``; ``404`` for the
+hidden series), the bytes to a token of B; both
 served with a clock ten years ahead (Debian's libfaketime), the embargo is
 over on both. C, a mirror without a token, holds neither. A rule changed at
 A reaches B at its next sync; a manifest whose rules were changed on the way
@@ -36,7 +37,9 @@ from pdi.signing import b64url, b64url_decode, canonical_json
 
 PUBLIC = "open.example.us"
 PRIVATE = "closed.example.us"
-BYTES = {"open": b"the open minutes\n", "sealed": b"the sealed minutes\n", "closed": b"the closed minutes\n"}
+HIDDEN = "unseen.example.us"
+BYTES = {"open": b"the open minutes\n", "sealed": b"the sealed minutes\n", "closed": b"the closed minutes\n",
+         "unseen": b"the unseen minutes\n"}
 UNTIL = "2031-01-01T00:00:00.000000Z"
 #: A clock ten years ahead (2036): past the embargo.
 LATER = {"LD_PRELOAD": (sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1")) or ["libfaketime-missing"])[0],
@@ -52,12 +55,15 @@ def origin(tmp_path: Path) -> tuple[Path, dict[str, str], Path]:
         archive.add_series(PUBLIC)
         archive.add_series(PRIVATE)
         archive.set_series_access(PRIVATE, "private")
+        archive.add_series(HIDDEN)
+        archive.set_series_access(HIDDEN, "hidden")
         names["open"] = str(archive.add(PUBLIC, BYTES["open"], format="text"))
         names["sealed"] = str(archive.add(PUBLIC, BYTES["sealed"], format="text", embargo_until="2031-01-01"))
         names["closed"] = str(archive.add(PRIVATE, BYTES["closed"], format="text"))
+        names["unseen"] = str(archive.add(HIDDEN, BYTES["unseen"], format="text"))
     assert pdi("keys", "init", "--archive", str(location))[0] == 0
     token = tmp_path / "a-token"
-    token.write_text(made_token(location, "mirror-b", PUBLIC, PRIVATE) + "\n")
+    token.write_text(made_token(location, "mirror-b", PUBLIC, PRIVATE, HIDDEN) + "\n")
     token.chmod(0o600)
     return location, names, token
 
@@ -100,7 +106,7 @@ def test_a_mirror_with_a_read_token_holds_private_and_embargoed_names_and_answer
     a, names, token_file = origin(tmp_path)
     b, b_env = b_location
     with serving(a) as a_url:  # A at one address all along: the one B records
-        for series in (PUBLIC, PRIVATE):
+        for series in (PUBLIC, PRIVATE, HIDDEN):
             code, out = pdi("mirror", "add", a_url, "--series", series, "--token-file", str(token_file),
                             "--archive", b)
             assert code == 0 and f"token from the file {token_file}" in out, out
@@ -109,32 +115,36 @@ def test_a_mirror_with_a_read_token_holds_private_and_embargoed_names_and_answer
         assert f"{PUBLIC}\tfrom {a_url}: 2 names listed, 2 new" in out and f"{PRIVATE}\tfrom {a_url}: 1 name listed" in out
         assert "as anyone" not in out
         from_a = statuses(a_url, names)
-        theirs_too = statuses(a_url, names, made_token(a, "reader-a", PUBLIC, PRIVATE))
+        theirs_too = statuses(a_url, names, made_token(a, "reader-a", PUBLIC, PRIVATE, HIDDEN))
         assert held(b, PUBLIC) == {names[w]: hashlib.sha256(BYTES[w]).hexdigest() for w in ("open", "sealed")}
         assert held(b, PRIVATE) == {names["closed"]: hashlib.sha256(BYTES["closed"]).hexdigest()}
+        assert held(b, HIDDEN) == {names["unseen"]: hashlib.sha256(BYTES["unseen"]).hexdigest()}
         # A's own answers, as the access rules say
         assert from_a["open"] == (200, BYTES["open"].decode())
         assert from_a["sealed"][0] == 403 and f"embargoed until {UNTIL}" in from_a["sealed"][1]
         assert from_a["closed"][0] == 403 and f"the series {PRIVATE} is private" in from_a["closed"][1]
+        assert from_a["unseen"][0] == 404  # a hidden series' name: as if never minted
         assert all(theirs_too[w] == (200, BYTES[w].decode()) for w in BYTES)
-        b_token = made_token(b, "reader-b", PUBLIC, PRIVATE)  # B's own token holders read all of it
+        b_token = made_token(b, "reader-b", PUBLIC, PRIVATE, HIDDEN)  # B's own token holders read all of it
         with serving(b, b_env) as b_url:
             assert statuses(b_url, names) == from_a  # the same statuses and words to an anonymous reader
             assert all(statuses(b_url, names, b_token)[w] == (200, BYTES[w].decode()) for w in BYTES)
             listed = _payload(httpx.get(f"{b_url}/api/manifest?series={PUBLIC}").text)
             assert [e["name"] for e in listed["names"]] == [names["open"]]  # nor is it listed to anyone
             assert httpx.get(f"{b_url}/api/manifest?series={PRIVATE}").status_code == 403
+            assert httpx.get(f"{b_url}/api/manifest?series={HIDDEN}").status_code == 404
         # the rules came in audited, from A's address, with the names
         with Archive.open(b) as archive:
             lines = [e for e in archive.audit() if e.action in ("series-access", "embargo")]
         assert {(e.action, e.subject, e.detail, e.address) for e in lines} == {
-            ("series-access", PRIVATE, "private", a_url),
+            ("series-access", PRIVATE, "private", a_url), ("series-access", HIDDEN, "hidden", a_url),
             ("embargo", names["sealed"], f"version 1 until {UNTIL} (from its origin's signed manifest)", a_url)}
         # ten years later by each archive's clock: the embargo is over on both, the private series still private
         with serving(a, LATER) as a_later, serving(b, {**b_env, **LATER}) as b_later:
             later_a, later_b = statuses(a_later, names), statuses(b_later, names)
         assert later_a["sealed"] == later_b["sealed"] == (200, BYTES["sealed"].decode())
         assert later_a["closed"] == later_b["closed"] and later_b["closed"][0] == 403
+        assert later_a["unseen"] == later_b["unseen"] and later_b["unseen"][0] == 404
         # rules changed at A reach B at its next sync: the private series made public, the embargo lifted, the
         # open name's document embargoed
         with Archive.open(a) as archive:
@@ -145,9 +155,9 @@ def test_a_mirror_with_a_read_token_holds_private_and_embargoed_names_and_answer
         assert code == 0 and "0 new" in out, out
         assert out.count("access rule changed") == 1 and "2 access rules changed" in out, out
         again = pdi("mirror", "sync", "--archive", b)
-        assert again[0] == 0 and again[1].count("0 access rules changed") == 2, again[1]
+        assert again[0] == 0 and again[1].count("0 access rules changed") == 3, again[1]
         now_a = statuses(a_url, names)
-    assert now_a["open"][0] == 403 and now_a["sealed"][0] == now_a["closed"][0] == 200
+    assert now_a["open"][0] == 403 and now_a["sealed"][0] == now_a["closed"][0] == 200 and now_a["unseen"][0] == 404
     with serving(b, b_env) as b_url:
         assert statuses(b_url, names) == now_a
 
