@@ -32,14 +32,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 from test_server_mirrors import a_key, mirror, pdi, postgres, serving  # noqa: F401 (postgres: a fixture)
 
-from pdi.archive import Archive
+from pdi.archive import Archive, Content
 from pdi.signing import b64url, b64url_decode, canonical_json
 
 PUBLIC = "open.example.us"
 PRIVATE = "closed.example.us"
 HIDDEN = "unseen.example.us"
 BYTES = {"open": b"the open minutes\n", "sealed": b"the sealed minutes\n", "closed": b"the closed minutes\n",
-         "unseen": b"the unseen minutes\n"}
+         "unseen": b"the unseen minutes\n", "draft": b"a draft\n", "redraft": b"a draft, amended\n"}
 UNTIL = "2031-01-01T00:00:00.000000Z"
 #: A clock ten years ahead (2036): past the embargo.
 LATER = {"LD_PRELOAD": (sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1")) or ["libfaketime-missing"])[0],
@@ -59,6 +59,11 @@ def origin(tmp_path: Path) -> tuple[Path, dict[str, str], Path]:
         archive.set_series_access(HIDDEN, "hidden")
         names["open"] = str(archive.add(PUBLIC, BYTES["open"], format="text"))
         names["sealed"] = str(archive.add(PUBLIC, BYTES["sealed"], format="text", embargo_until="2031-01-01"))
+        # a document embargoed whole, two versions
+        names["draft"] = str(archive.add(PUBLIC, BYTES["draft"], format="text"))
+        drafts = names["draft"].rsplit(".", 2)[0]
+        names["redraft"] = str(archive.add_version(drafts, [Content(BYTES["redraft"], "text")])[0])
+        archive.embargo(drafts, "2031-01-01")
         names["closed"] = str(archive.add(PRIVATE, BYTES["closed"], format="text"))
         names["unseen"] = str(archive.add(HIDDEN, BYTES["unseen"], format="text"))
     assert pdi("keys", "init", "--archive", str(location))[0] == 0
@@ -112,16 +117,18 @@ def test_a_mirror_with_a_read_token_holds_private_and_embargoed_names_and_answer
             assert code == 0 and f"token from the file {token_file}" in out, out
         code, out = pdi("mirror", "sync", "--archive", b)
         assert code == 0, out
-        assert f"{PUBLIC}\tfrom {a_url}: 2 names listed, 2 new" in out and f"{PRIVATE}\tfrom {a_url}: 1 name listed" in out
+        assert f"{PUBLIC}\tfrom {a_url}: 4 names listed, 4 new" in out and f"{PRIVATE}\tfrom {a_url}: 1 name listed" in out
         assert "as anyone" not in out
         from_a = statuses(a_url, names)
         theirs_too = statuses(a_url, names, made_token(a, "reader-a", PUBLIC, PRIVATE, HIDDEN))
-        assert held(b, PUBLIC) == {names[w]: hashlib.sha256(BYTES[w]).hexdigest() for w in ("open", "sealed")}
+        assert held(b, PUBLIC) == {names[w]: hashlib.sha256(BYTES[w]).hexdigest()
+                                   for w in ("open", "sealed", "draft", "redraft")}
         assert held(b, PRIVATE) == {names["closed"]: hashlib.sha256(BYTES["closed"]).hexdigest()}
         assert held(b, HIDDEN) == {names["unseen"]: hashlib.sha256(BYTES["unseen"]).hexdigest()}
         # A's own answers, as the access rules say
         assert from_a["open"] == (200, BYTES["open"].decode())
-        assert from_a["sealed"][0] == 403 and f"embargoed until {UNTIL}" in from_a["sealed"][1]
+        assert all(from_a[w][0] == 403 and f"embargoed until {UNTIL}" in from_a[w][1]
+                   for w in ("sealed", "draft", "redraft"))
         assert from_a["closed"][0] == 403 and f"the series {PRIVATE} is private" in from_a["closed"][1]
         assert from_a["unseen"][0] == 404  # a hidden series' name: as if never minted
         assert all(theirs_too[w] == (200, BYTES[w].decode()) for w in BYTES)
@@ -138,11 +145,12 @@ def test_a_mirror_with_a_read_token_holds_private_and_embargoed_names_and_answer
             lines = [e for e in archive.audit() if e.action in ("series-access", "embargo")]
         assert {(e.action, e.subject, e.detail, e.address) for e in lines} == {
             ("series-access", PRIVATE, "private", a_url), ("series-access", HIDDEN, "hidden", a_url),
-            ("embargo", names["sealed"], f"version 1 until {UNTIL} (from its origin's signed manifest)", a_url)}
+            ("embargo", names["sealed"], f"version 1 until {UNTIL} (from its origin's signed manifest)", a_url),
+            ("embargo", names["draft"], f"the document until {UNTIL} (from its origin's signed manifest)", a_url)}
         # ten years later by each archive's clock: the embargo is over on both, the private series still private
         with serving(a, LATER) as a_later, serving(b, {**b_env, **LATER}) as b_later:
             later_a, later_b = statuses(a_later, names), statuses(b_later, names)
-        assert later_a["sealed"] == later_b["sealed"] == (200, BYTES["sealed"].decode())
+        assert all(later_a[w] == later_b[w] == (200, BYTES[w].decode()) for w in ("sealed", "draft", "redraft"))
         assert later_a["closed"] == later_b["closed"] and later_b["closed"][0] == 403
         assert later_a["unseen"] == later_b["unseen"] and later_b["unseen"][0] == 404
         # rules changed at A reach B at its next sync: the private series made public, the embargo lifted, the

@@ -138,9 +138,12 @@ class Mirroring(ArchiveBase):
                                f"from {origin.base_url}")
 
         at = timestamp(self.now())
-        keyed = [(key_of(parse_pdi(name)), version, until) for name, version, until in embargoes]
+        once: dict[tuple[DocumentKey, int | None], tuple[str, str]] = {}
+        for name, version, until in embargoes:  # a document's, said with each of its names: once
+            once.setdefault((key_of(parse_pdi(name)), version), (name, until))
+        keyed = [(key, version, until) for (key, version), (_, until) in once.items()]
         audit = [AuditRecord(at, self.who, "embargo", name, _embargo_detail(version, until), origin.base_url)
-                 for name, version, until in embargoes]
+                 for (_, version), (name, until) in once.items()]
         return self.store.import_all(known, items, (), audit, embargoes=keyed, new_document=new_document,
                                      gapless=False)
 

@@ -187,13 +187,12 @@ def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted:
     versions: set[tuple[DocumentKey, int]] = set()
     bring: Embargoes = []
     for name, (key, number, document, version) in rules.items():
-        if name in asked:  # a new name: its embargoes come in with it
-            if document is not None and document != here.get((key, None)) and key not in done:
+        if name in asked:  # a new name: its embargoes come in with it (its document's with each of its names,
+            # whichever of them is kept first; the import sets each once)
+            if document is not None and document != here.get((key, None)):
                 bring.append((name, None, document))
-                done.add(key)
             if version is not None and (key, number) not in versions and here.get((key, number)) != version:
                 bring.append((name, number, version))
-                versions.add((key, number))
             continue
         try:
             if key not in done and here.get((key, None)) != document:
