@@ -312,3 +312,22 @@ def test_with_a_token_an_origin_whose_manifests_do_not_say_its_rules_is_not_copi
     archive.close()
     assert code == 6 and "does not say its access rules" in out, out
     assert held(b, PUBLIC) == {}
+
+
+def test_one_token_of_role_mirror_reads_and_announces(tmp_path: Path) -> None:
+    """The token recorded by pdi mirror add --token-file is the one --announce sends when no other is given."""
+    a, names, _ = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    token = tmp_path / "mirror-token"
+    code, out = pdi("token", "add", "b-mirror", "--role", "mirror", "--series", PRIVATE, "--archive", str(a))
+    assert code == 0, out
+    token.write_text(out.splitlines()[0])
+    token.chmod(0o600)
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", PRIVATE, "--token-file", str(token), "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--announce", "https://b.example.org", "--archive", str(b))
+        assert code == 0 and f"announced\t{PRIVATE}\tto {a_url}\tnew" in out and "1 new" in out, out
+        listed = httpx.get(f"{a_url}/uri-res/N2Ls?{names['closed']}",
+                           headers={"Authorization": f"Bearer {token.read_text()}"}).text
+    assert f"https://b.example.org/uri-res/N2R?{names['closed']}" in listed
+    assert held(b, PRIVATE) == {names["closed"]: hashlib.sha256(BYTES["closed"]).hexdigest()}

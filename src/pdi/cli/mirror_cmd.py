@@ -97,7 +97,7 @@ def mirror_remove(base_url: str, series: str, archive: str) -> None:
                    " lists it among the locations; needs the origin's token.")
 @click.option("--token-file", type=click.Path(dir_okay=False), metavar="FILE",
               help="With --announce: the file holding the token the origin issued to this mirror (role mirror);"
-                   " default $PDI_ORIGIN_TOKEN.")
+                   " default $PDI_ORIGIN_TOKEN, else the token recorded by pdi mirror add --token-file.")
 @click.option("--key-file", type=click.Path(dir_okay=False), metavar="FILE",
               help="With --announce: this archive's signing key (default as for pdi keys show).")
 @archive_option
@@ -127,12 +127,17 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
         if announce_as is not None:
             from pdi.archive.signing_key import key_path, load_key
 
-            token = (Path(token_file).read_text(encoding="utf-8") if token_file
+            from pdi.network.mirror_access import read_token
+
+            given = (Path(token_file).read_text(encoding="utf-8") if token_file
                      else os.environ.get("PDI_ORIGIN_TOKEN", "")).strip()
-            if not token:
-                raise click.UsageError("--announce needs the origin's token: --token-file FILE or $PDI_ORIGIN_TOKEN")
+            if not given and any(record.token_source is None for record in origins):
+                raise click.UsageError("--announce needs the origin's token: --token-file FILE or $PDI_ORIGIN_TOKEN"
+                                       " (or the one recorded by pdi mirror add --token-file)")
             public = load_key(key_path(opened.location, key_file)).public
             for record in origins:
+                # the token given, else the one this origin is read with (a token of role mirror reads too)
+                token = given or read_token(str(record.token_source))
                 new = announce(record, announce_as, [public], token)
                 click.echo(f"announced\t{record.series}\tto {record.base_url}\t{'new' if new else 'known already'}")
         for record in origins:
