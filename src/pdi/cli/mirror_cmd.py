@@ -126,7 +126,6 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
             raise NotFoundError("this archive mirrors no series" + (f" {series}" if series else "") + " (pdi mirror add)")
         if announce_as is not None:
             from pdi.archive.signing_key import key_path, load_key
-
             from pdi.network.mirror_access import read_token
 
             given = (Path(token_file).read_text(encoding="utf-8") if token_file
