@@ -275,12 +275,16 @@ class NotAKey(UnsupportedError):
 
 
 def manifest_payload(series: str, day: str | None, entries: list[dict[str, Any]], *,
-                     after: str | None, next_after: str | None) -> bytes:
+                     after: str | None, next_after: str | None, access: str | None = None) -> bytes:
     """A manifest's payload: ``series``, ``day`` (``None``: the whole series), this page's ``entries`` (``name``,
     ``format``, ``version``, ``sha256``, ``size``; or ``name`` and ``withdrawn``), the cursor it starts ``after``
-    and the one the next page starts after (``next``: ``None`` on the last page)."""
-    return canonical_json({"type": MANIFEST_TYPE, "series": series, "day": day, "after": after, "next": next_after,
-                           "names": entries})
+    and the one the next page starts after (``next``: ``None`` on the last page); and the series' ``access``,
+    when given (an archive's access rules, which a mirror applies too)."""
+    value: dict[str, Any] = {"type": MANIFEST_TYPE, "series": series, "day": day, "after": after,
+                             "next": next_after, "names": entries}
+    if access is not None:
+        value["access"] = access
+    return canonical_json(value)
 
 
 def sign_manifest(key: SigningKey, payload: bytes) -> str:
@@ -298,6 +302,8 @@ class Manifest:
     next: str | None
     names: tuple[dict[str, Any], ...]
     key: PublicKey
+    #: The series' access where it was signed (``public``, ``private``, ``hidden``); ``None``: not said.
+    access: str | None = None
 
 
 def verify_manifest(jws: str, keys: Iterable[PublicKey]) -> Manifest:
@@ -316,4 +322,8 @@ def verify_manifest(jws: str, keys: Iterable[PublicKey]) -> Manifest:
     series = value.get("series")
     if not isinstance(series, str):
         raise ParseError("the manifest names no series", rule="manifest")
-    return Manifest(series, value.get("day"), value.get("after"), value.get("next"), tuple(names), verified.key)
+    access = value.get("access")
+    if access is not None and not isinstance(access, str):
+        raise ParseError("the manifest's \"access\" is not text", rule="manifest")
+    return Manifest(series, value.get("day"), value.get("after"), value.get("next"), tuple(names), verified.key,
+                    access)

@@ -249,7 +249,8 @@ def test_a_catalog_of_schema_4_gets_its_counts_from_its_documents(location: str,
             for sha, data in [] if "postgresql" in location else store._query("SELECT sha256, data FROM blobs"):  # type: ignore[attr-defined]
                 blob_file(location, sha).parent.mkdir(exist_ok=True)
                 blob_file(location, sha).write_bytes(data)
-            for statement in ("DROP TABLE mirror_withdrawals", "DELETE FROM schema_migrations WHERE version = 12",
+            for statement in ("DELETE FROM schema_migrations WHERE version = 13",
+                              "DROP TABLE mirror_withdrawals", "DELETE FROM schema_migrations WHERE version = 12",
                               "DROP TABLE mirrors", "DELETE FROM schema_migrations WHERE version = 11",
                               "DROP TABLE message_heads_pending", "DROP TABLE message_references",
                               "DROP TABLE message_heads", "DELETE FROM schema_migrations WHERE version = 10",

@@ -7,6 +7,14 @@ version — is left out before the page is cut, so no digest of it is shown;
 a series the reader may not read is refused as ``ls --series`` refuses it.
 A withdrawn name is listed, marked ``withdrawn`` (when) with no digest, as
 its tombstone is described; a purged one says so too.
+
+A page also says the access rules the origin applies, signed with the rest,
+so that a mirror applies the same (:mod:`pdi.network.mirrors`) and no one
+between them can lift one: the series' effective ``access`` (``public``,
+``private``, ``hidden``) and, for each name with an embargo set (over or
+not), ``embargo``: the document's (``document``) and the version's
+(``version``) ends. A reader who may not read them is shown none of those
+names anyway.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pdi import formats
+from pdi.archive.access import PUBLIC
 from pdi.archive.base import ArchiveBase
 from pdi.archive.fixity import Problem
 from pdi.archive.listing import _list_key
@@ -47,6 +56,8 @@ class ManifestPage:
     after: str | None
     next: str | None
     entries: tuple[dict[str, Any], ...]
+    #: The series' effective access here (:mod:`pdi.archive.access`); ``None``: not said.
+    access: str | None = None
 
 
 class Manifests(ArchiveBase):
@@ -81,8 +92,10 @@ class Manifests(ArchiveBase):
                     more = True
                     break
                 records.append(record)
-            tombstones = self.store.withdrawals_of(
-                list(dict.fromkeys(DocumentKey(r.series, r.day, r.unique_id) for r in records)))
+            documents = list(dict.fromkeys(DocumentKey(r.series, r.day, r.unique_id) for r in records))
+            tombstones = self.store.withdrawals_of(documents)
+            embargoes = self.store.embargoes_of(documents)
+            access = self.series_access().get(canonical, PUBLIC)
         gone: dict[tuple[DocumentKey, int | None], WithdrawalRecord] = {(t.key, t.version): t for t in tombstones}
         entries = []
         for record in records:
@@ -100,9 +113,14 @@ class Manifests(ArchiveBase):
                 # what a mirror needs to keep the name as it is here (pdi.network.mirrors), signed with the rest
                 entry.update(media_type=record.media_type, charset=record.charset, line_ending=record.line_ending,
                              created_at=record.created_at, stored=record.stored)
+                embargo = {which: until for which, until in (("document", embargoes.get((key, None))),
+                                                             ("version", embargoes.get((key, record.version))))
+                           if until is not None}
+                if embargo:
+                    entry["embargo"] = embargo
             entries.append(entry)
         following = entries[-1]["name"] if more and entries else None
-        return ManifestPage(canonical, day.isoformat() if day else None, after, following, tuple(entries))
+        return ManifestPage(canonical, day.isoformat() if day else None, after, following, tuple(entries), access)
 
     def check_manifest(
         self, entries: Iterable[Mapping[str, Any]], progress: Callable[[int], None] | None = None,

@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pdi import formats
+from pdi.archive.access import check_access
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import Octets
 from pdi.archive.blobs.seam import BlobSource, Spooled
 from pdi.archive.catalog.mirrors import MIRROR_ROLES, MirrorRecord, MirrorWithdrawal
 from pdi.archive.naming import canonical_series, key_of, parse_pdi, record_name, timestamp
-from pdi.archive.store import AuditRecord, RepresentationRecord, SeriesRecord
+from pdi.archive.store import AuditRecord, DocumentKey, RepresentationRecord, SeriesRecord
 from pdi.errors import AccessError, IntegrityError, NotFoundError, ParseError
 
 if TYPE_CHECKING:
@@ -47,10 +48,11 @@ def base_url(text: str) -> str:
 class Mirroring(ArchiveBase):
     """The archive's mirrors and peers, mirrored names, and blobs repaired."""
 
-    def add_mirror(self, series: str, base_url: str, role: str, jwk: str, *, writer: Writer | None = None,
-                   ) -> MirrorRecord:
+    def add_mirror(self, series: str, base_url: str, role: str, jwk: str, token_source: str | None = None, *,
+                   writer: Writer | None = None) -> MirrorRecord:
         """Record that the archive at ``base_url`` is ``series``' origin (this archive mirrors it; the series is
-        registered here if it is not) or a peer holding a copy, with its public key ``jwk`` pinned. A ``writer``
+        registered here if it is not) or a peer holding a copy, with its public key ``jwk`` pinned, and where
+        the token its names are read with is kept (``token_source``, never the token itself). A ``writer``
         (a mirror announcing itself over HTTP) records only a peer of a registered series its token covers
         (role ``mirror``)."""
         if role not in MIRROR_ROLES:
@@ -65,9 +67,10 @@ class Mirroring(ArchiveBase):
                 raise NotFoundError(f"series {canonical} is not registered here")
         if role == "origin" and self.store.get_series(canonical) is None:
             self.store.add_series(SeriesRecord(canonical, None, base_url, timestamp(self.now())))
-        record = MirrorRecord(canonical, base_url, role, jwk, timestamp(self.now()))
+        record = MirrorRecord(canonical, base_url, role, jwk, timestamp(self.now()), token_source=token_source)
+        token = f", token from {token_source}" if token_source else ""
         self.store.add_mirror(record, AuditRecord(timestamp(self.now()), writer.name if writer else self.who,
-                                                  f"mirror-{role}", canonical, f"{base_url} (key {jwk})",
+                                                  f"mirror-{role}", canonical, f"{base_url} (key {jwk}){token}",
                                                   writer.address if writer else None))
         return record
 
@@ -119,9 +122,12 @@ class Mirroring(ArchiveBase):
         return self.store.record_mirror_withdrawal(MirrorWithdrawal(
             key_of(parsed), parsed.version, formats.canonical_token(parsed.format), at, purged, origin.base_url))
 
-    def import_mirrored(self, origin: MirrorRecord, items: Sequence[tuple[RepresentationRecord, BlobSource]]) -> int:
+    def import_mirrored(self, origin: MirrorRecord, items: Sequence[tuple[RepresentationRecord, BlobSource]],
+                        embargoes: Sequence[tuple[str, int | None, str]] = ()) -> int:
         """Bring ``items`` in under their origin's exact names, in one transaction (an audit line each new
-        document); returns how many representations are new."""
+        document), with the ``embargoes`` the origin's signed manifest says they are under (a name, the version
+        embargoed or ``None``: its document, until when; an audit line each), so that no reader without access
+        may read one of them here even for a moment; returns how many representations are new."""
         if not items:
             return 0
         series = self.store.get_series(origin.series)
@@ -131,7 +137,35 @@ class Mirroring(ArchiveBase):
             return AuditRecord(timestamp(self.now()), self.who, "mirror", str(record_name(first, generic=True)),
                                f"from {origin.base_url}")
 
-        return self.store.import_all(known, items, (), new_document=new_document, gapless=False)
+        at = timestamp(self.now())
+        once: dict[tuple[DocumentKey, int | None], tuple[str, str]] = {}
+        for name, version, until in embargoes:  # a document's, said with each of its names: once
+            once.setdefault((key_of(parse_pdi(name)), version), (name, until))
+        keyed = [(key, version, until) for (key, version), (_, until) in once.items()]
+        audit = [AuditRecord(at, self.who, "embargo", name, _embargo_detail(version, until), origin.base_url)
+                 for (_, version), (name, until) in once.items()]
+        return self.store.import_all(known, items, (), audit, embargoes=keyed, new_document=new_document,
+                                     gapless=False)
+
+    def embargoes_held(self, keys: Sequence[DocumentKey]) -> dict[tuple[DocumentKey, int | None], str]:
+        """The embargoes set here on these documents (lifted or not): each document's (version ``None``) and each
+        version's, until when."""
+        return self.store.embargoes_of(keys)
+
+    def follow_origin_access(self, origin: MirrorRecord, access: str) -> bool:
+        """Give the mirrored series the ``access`` its origin's signed manifest says (audited, from the origin's
+        address), unless it has it already; whether it changed."""
+        record = self.store.get_series(origin.series)
+        if record is None or record.access == check_access(access):
+            return False
+        self.store.set_series_access(origin.series, access, self.who, timestamp(self.now()), address=origin.base_url)
+        return True
+
+    def follow_origin_embargo(self, origin: MirrorRecord, name: str, version: int | None, until: str | None) -> None:
+        """Embargo the held ``name``'s document (``version`` None) or that version until ``until`` (``None``: lift
+        it), as its origin's signed manifest says; audited, from the origin's address."""
+        self.store.set_embargo(key_of(parse_pdi(name)), version, until, self.who, timestamp(self.now()),
+                               subject=name, address=origin.base_url)
 
     def write_ahead(self, octets: Octets) -> Spooled:
         """A mirrored blob's ``octets`` written ahead of its :meth:`import_mirrored` (which takes it as it is where
@@ -152,3 +186,9 @@ class Mirroring(ArchiveBase):
             staged.discard()
             raise
         staged.close()
+
+
+def _embargo_detail(version: int | None, until: str) -> str:
+    """An embargo's audit line, as :meth:`pdi.archive.catalog.SQLStore.set_embargo` writes it, and its source."""
+    what = "the document" if version is None else f"version {version}"
+    return f"{what} until {until} (from its origin's signed manifest)"

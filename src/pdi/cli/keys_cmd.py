@@ -145,7 +145,7 @@ def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, ev
             while True:
                 page = opened.manifest_page(series, day=when, after=cursor, limit=limit)
                 payload = manifest_payload(page.series, page.day, list(page.entries), after=page.after,
-                                           next_after=page.next)
+                                           next_after=page.next, access=page.access)
                 yield (sign_manifest(key, payload) + "\n").encode("ascii")
                 if not every_page or page.next is None:
                     return

@@ -26,26 +26,39 @@ def mirror_group() -> None:
 @click.option("--peer", is_flag=True,
               help="BASE_URL holds a copy of S (this archive is its origin, or another mirror): list it in N2Ls and"
                    " audit it; nothing is copied from it but repairs.")
+@click.option("--token-file", "token_file", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Read BASE_URL with the token in FILE (mode 0600): a read token of that archive for S, so that"
+                   " its private and embargoed names are copied too, under its access rules. The catalog records"
+                   " the file's path, never the token.")
+@click.option("--token-env", "token_env", metavar="VARIABLE", is_flag=False, flag_value="PDI_MIRROR_TOKEN",
+              help="Read BASE_URL with the token in this environment variable of each sync (alone:"
+                   " $PDI_MIRROR_TOKEN); recorded by its name.")
 @archive_option
-def mirror_add(base_url: str, series: str, key: str | None, peer: bool, archive: str) -> None:
+def mirror_add(base_url: str, series: str, key: str | None, peer: bool, token_file: str | None,
+               token_env: str | None, archive: str) -> None:
     """Record that this archive mirrors series S from the pdi resolver at BASE_URL, pinning its public key.
 
     Every later sync, audit and repair checks that archive's signed
     manifests with the key pinned now, never with one fetched later. The
     series is registered here if it is not; no name is ever minted in it
-    here (deposits in it are refused: only its origin mints).
+    here (deposits in it are refused: only its origin mints). Adding it
+    again with another --token-file or --token-env records where its token
+    is kept now.
     """
     from pdi.cli.manifest_check import public_keys
+    from pdi.network.mirror_access import describe_source, token_source
     from pdi.network.mirrors import base_url as checked_base
     from pdi.network.mirrors import fetch_keys, key_text
 
     base = checked_base(base_url)
+    source = token_source(token_file, token_env)
     with open_archive(archive) as opened:
         keys = fetch_keys(base) if key is None else public_keys(key, opened, None)
-        record = opened.add_mirror(series, base, "peer" if peer else "origin", key_text(keys))
+        record = opened.add_mirror(series, base, "peer" if peer else "origin", key_text(keys), source)
     for k in keys:
         click.echo(f"key\t{k.thumbprint}\tx={k.x}")
-    click.echo(f"{record.role}\t{record.series}\t{record.base_url}")
+    click.echo(f"{record.role}\t{record.series}\t{record.base_url}"
+               + (f"\ttoken from {describe_source(source)}" if source else ""))
     if key is None:
         click.echo("compare the key above with the one that archive's operator publishes (pdi keys show)", err=True)
 
@@ -54,10 +67,14 @@ def mirror_add(base_url: str, series: str, key: str | None, peer: bool, archive:
 @click.option("--series", "-s", "series", metavar="S", help="Only this series.")
 @archive_option
 def mirror_ls(series: str | None, archive: str) -> None:
-    """List the recorded origins and peers: series, role, base URL, when last synced."""
+    """List the recorded origins and peers: series, role, base URL, when last synced, where its token is kept."""
+    from pdi.network.mirror_access import describe_source
+
     with open_archive(archive) as opened:
         for record in opened.mirrors(series):
-            click.echo(f"{record.series}\t{record.role}\t{record.base_url}\t{record.synced_at or 'never synced'}")
+            token = "no token" if record.token_source is None else f"token from {describe_source(record.token_source)}"
+            click.echo(f"{record.series}\t{record.role}\t{record.base_url}\t{record.synced_at or 'never synced'}"
+                       f"\t{token}")
 
 
 @mirror_group.command("remove")
@@ -80,7 +97,7 @@ def mirror_remove(base_url: str, series: str, archive: str) -> None:
                    " lists it among the locations; needs the origin's token.")
 @click.option("--token-file", type=click.Path(dir_okay=False), metavar="FILE",
               help="With --announce: the file holding the token the origin issued to this mirror (role mirror);"
-                   " default $PDI_ORIGIN_TOKEN.")
+                   " default $PDI_ORIGIN_TOKEN, else the token recorded by pdi mirror add --token-file.")
 @click.option("--key-file", type=click.Path(dir_okay=False), metavar="FILE",
               help="With --announce: this archive's signing key (default as for pdi keys show).")
 @archive_option
@@ -90,9 +107,12 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
     origin's signed manifest; exit 3 if a manifest or a blob is refused (what was checked is kept).
 
     Safe to kill and run again: names are kept a batch (one transaction)
-    at a time, and names held already are not fetched again. With
-    --announce URL, each origin is first told that URL holds a copy (its
-    N2Ls then lists it), with this archive's public key.
+    at a time, and names held already are not fetched again. Without a
+    token (pdi mirror add --token-file), what an origin keeps private or
+    under embargo is not listed to this archive, nor copied; with one, it is,
+    and kept under the same access rules (the series' access, each embargo).
+    With --announce URL, each origin is first told that URL holds a copy
+    (its N2Ls then lists it), with this archive's public key.
     """
     import os
     from pathlib import Path
@@ -106,13 +126,17 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
             raise NotFoundError("this archive mirrors no series" + (f" {series}" if series else "") + " (pdi mirror add)")
         if announce_as is not None:
             from pdi.archive.signing_key import key_path, load_key
+            from pdi.network.mirror_access import read_token
 
-            token = (Path(token_file).read_text(encoding="utf-8") if token_file
+            given = (Path(token_file).read_text(encoding="utf-8") if token_file
                      else os.environ.get("PDI_ORIGIN_TOKEN", "")).strip()
-            if not token:
-                raise click.UsageError("--announce needs the origin's token: --token-file FILE or $PDI_ORIGIN_TOKEN")
+            if not given and any(record.token_source is None for record in origins):
+                raise click.UsageError("--announce needs the origin's token: --token-file FILE or $PDI_ORIGIN_TOKEN"
+                                       " (or the one recorded by pdi mirror add --token-file)")
             public = load_key(key_path(opened.location, key_file)).public
             for record in origins:
+                # the token given, else the one this origin is read with (a token of role mirror reads too)
+                token = given or read_token(str(record.token_source))
                 new = announce(record, announce_as, [public], token)
                 click.echo(f"announced\t{record.series}\tto {record.base_url}\t{'new' if new else 'known already'}")
         for record in origins:
@@ -124,7 +148,12 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
             click.echo(f"{record.series}\tfrom {record.base_url}: {plural(report.listed, 'name')} listed,"
                        f" {report.copied} new ({plural(report.octets, 'octet')}), {report.held} held already,"
                        f" {report.withdrawn} withdrawn ({report.tombstoned} withdrawn here now),"
+                       f" {plural(report.access_changes, 'access rule')} changed,"
                        f" {plural(len(report.problems), 'problem')}")
+            if record.token_source is None:
+                click.echo(f"{record.series}\tread from {record.base_url} as anyone: names private or under embargo"
+                           " there are not listed to this archive (pdi mirror add BASE_URL --series S --token-file"
+                           " FILE)", err=True)
     if problems:
         raise IntegrityError(f"sync refused {plural(problems, 'name')} (not kept; the others were)")
 

@@ -31,6 +31,12 @@ purged there: a legal takedown reaches the copies); one never held is
 recorded gone (:meth:`pdi.archive.Archive.withdrawn_at_origin`), so that this
 resolver answers it ``410`` as the origin does, not ``404``.
 
+**Private and embargoed names** are copied only by a mirror that reads with
+a token of the origin (``pdi mirror add … --token-file``), and kept under
+the origin's access rules, which its signed manifest says
+(:mod:`pdi.network.mirror_access`); without a token, a mirror holds what
+anyone may read there.
+
 A manifest page that does not verify (changed, or signed by another key),
 that is of another series, or that does not start where it was asked to,
 stops the sync before anything it lists is fetched; a blob whose octets
@@ -59,7 +65,7 @@ from pdi import formats
 from pdi.archive.blobs.seam import Spooled
 from pdi.archive.fixity import LINE_ENDINGS, Problem
 from pdi.archive.mirroring import base_url
-from pdi.archive.naming import key_of, parse_pdi
+from pdi.archive.naming import key_of, parse_pdi, record_name
 from pdi.archive.store import STORED_CANONICAL, STORED_EXACT, RepresentationRecord
 from pdi.errors import (
     AccessError,
@@ -71,6 +77,7 @@ from pdi.errors import (
     PDIError,
     StoreError,
 )
+from pdi.network.mirror_access import Embargoes, follow_rules, read_token
 from pdi.server.protocol.rfc2169 import rfc2169_query, sturdy
 from pdi.signing import MAX_JWS, Manifest, PublicKey, jwk_set_text, parse_jwks, verify_manifest
 
@@ -87,6 +94,7 @@ __all__ = [
     "audit",
     "base_url",
     "fetch_keys",
+    "peer_of",
     "pinned_keys",
     "repair",
     "sync",
@@ -120,13 +128,12 @@ def _client() -> httpx.Client:
                         limits=httpx.Limits(max_connections=WORKERS * 2, max_keepalive_connections=WORKERS * 2))
 
 
-def _get_text(client: httpx.Client, url: str, what: str, most: int) -> str:
+def _get_text(client: httpx.Client, url: str, what: str, most: int, headers: Mapping[str, str] | None = None) -> str:
     """The body of a ``200`` answer to ``GET url``, at most ``most`` octets; a clear error otherwise."""
     try:
-        with client.stream("GET", url) as answer:
+        with client.stream("GET", url, headers=headers) as answer:
             if answer.status_code != 200:
-                raise (NotFoundError if answer.status_code == 404 else StoreError)(
-                    f"{what} {url}: HTTP {answer.status_code}")
+                raise _refusal(answer.status_code, f"{what} {url}", headers)
             body = bytearray()
             for piece in answer.iter_bytes():
                 body += piece
@@ -135,6 +142,16 @@ def _get_text(client: httpx.Client, url: str, what: str, most: int) -> str:
     except httpx.HTTPError as exc:
         raise StoreError(f"cannot fetch {what} {url}: {exc}") from exc
     return body.decode("utf-8", errors="replace")
+
+
+def _refusal(status: int, what: str, headers: Mapping[str, str] | None) -> PDIError:
+    """The error of an answer other than ``200``: a refusal (401, 403) says what would be let in."""
+    if status in (401, 403):
+        how = ("the token sent is refused, or may not read it" if headers else
+               "a token of that archive that may read it is needed: pdi mirror add BASE_URL --series S --token-file"
+               " FILE")
+        return AccessError(f"{what}: HTTP {status} ({how})")
+    return (NotFoundError if status == 404 else StoreError)(f"{what}: HTTP {status}")
 
 
 def fetch_keys(url: str) -> list[PublicKey]:
@@ -153,13 +170,25 @@ def key_text(keys: Sequence[PublicKey]) -> str:
     return jwk_set_text(keys)
 
 
-class Peer:
-    """Another pdi resolver at ``base`` whose manifests are checked with ``keys``."""
+def peer_of(record: MirrorRecord, client: httpx.Client) -> Peer:
+    """The archive ``record`` names, its manifests checked with the key pinned, asked with its token if it has
+    one (:mod:`pdi.network.mirror_access`)."""
+    token = None if record.token_source is None else read_token(record.token_source)
+    return Peer(record.base_url, pinned_keys(record), client, token)
 
-    def __init__(self, base: str, keys: Sequence[PublicKey], client: httpx.Client) -> None:
+
+class Peer:
+    """Another pdi resolver at ``base`` whose manifests are checked with ``keys``, asked with ``token`` (a bearer
+    token of that archive, RFC 6750 §2.1; ``None``: as anyone)."""
+
+    def __init__(self, base: str, keys: Sequence[PublicKey], client: httpx.Client, token: str | None = None) -> None:
         self.base = base_url(base)
         self.keys = list(keys)
         self.client = client
+        self.headers: dict[str, str] = {} if token is None else {"Authorization": f"Bearer {token}"}
+
+    def __repr__(self) -> str:
+        return f"Peer({self.base!r}, token={'yes' if self.headers else 'no'})"  # never the token
 
     def url(self, service: str, name: str) -> str:
         return f"{self.base}/uri-res/{service}?{sturdy(rfc2169_query(name))}"
@@ -175,7 +204,7 @@ class Peer:
             if after is not None:
                 params["after"] = after
             url = str(httpx.URL(self.base + "/api/manifest", params=params))
-            jws = _get_text(self.client, url, "the manifest", MAX_JWS).strip()
+            jws = _get_text(self.client, url, "the manifest", MAX_JWS, self.headers).strip()
             try:
                 page = verify_manifest(jws, self.keys)
             except PDIError as exc:
@@ -196,7 +225,7 @@ class Peer:
         """The N2C description of ``name`` (JSON)."""
         url = self.url("N2C", name)
         try:
-            value = json.loads(_get_text(self.client, url, "the description", MAX_DESCRIPTION))
+            value = json.loads(_get_text(self.client, url, "the description", MAX_DESCRIPTION, self.headers))
         except json.JSONDecodeError as exc:
             raise ParseError(f"the description {url} is not JSON: {exc}", rule="n2c") from exc
         if not isinstance(value, dict) or not isinstance(value.get("stored"), dict):
@@ -208,10 +237,9 @@ class Peer:
         url = self.url("N2R", name)
         count = 0
         try:
-            with self.client.stream("GET", url) as answer:
+            with self.client.stream("GET", url, headers=self.headers) as answer:
                 if answer.status_code != 200:
-                    raise (NotFoundError if answer.status_code == 404 else StoreError)(
-                        f"the octets of {name} at {self.base}: HTTP {answer.status_code}")
+                    raise _refusal(answer.status_code, f"the octets of {name} at {self.base}", self.headers)
                 for piece in answer.iter_raw():
                     count += len(piece)
                     if count > size:
@@ -230,7 +258,8 @@ class Peer:
         url = self.base + "/api/octets"
         done: list[Spooled | PDIError] = []
         try:
-            with self.client.stream("POST", url, json={"names": [str(e["name"]) for e in entries]}) as answer:
+            with self.client.stream("POST", url, json={"names": [str(e["name"]) for e in entries]},
+                                    headers=self.headers) as answer:
                 if answer.status_code in (404, 405):
                     return None
                 if answer.status_code != 200:
@@ -254,10 +283,9 @@ class Peer:
         digest = hashlib.sha256()
         count = 0
         try:
-            with self.client.stream("GET", url) as answer:
+            with self.client.stream("GET", url, headers=self.headers) as answer:
                 if answer.status_code != 200:
-                    raise (NotFoundError if answer.status_code == 404 else StoreError)(
-                        f"the octets of {name} at {self.base}: HTTP {answer.status_code}")
+                    raise _refusal(answer.status_code, f"the octets of {name} at {self.base}", self.headers)
                 for piece in answer.iter_raw():
                     count += len(piece)
                     if count > size:
@@ -388,6 +416,10 @@ class SyncReport:
     tombstoned: int = 0
     octets: int = 0
     problems: list[Problem] = field(default_factory=list)
+    #: Access rules changed here as the origin's signed manifest says (the series' access, embargoes).
+    access_changes: int = 0
+    #: The embargoes new names come in with, by name (:mod:`pdi.network.mirror_access`), until they are kept.
+    embargoes: dict[str, Embargoes] = field(default_factory=dict, repr=False)
 
 
 def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport], None] | None = None) -> SyncReport:
@@ -412,7 +444,7 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
                     progress(report)
 
     with _client() as client, ThreadPoolExecutor(WORKERS) as pool:
-        origin = Peer(record.base_url, pinned_keys(record), client)
+        origin = peer_of(record, client)
         bulk = [True]  # the origin answers POST /api/octets (until it says it does not)
         stopped: PDIError | None = None
         try:
@@ -452,7 +484,12 @@ def _groups(archive: Archive, record: MirrorRecord, pages: Iterable[Manifest], r
     for page in pages:
         group: list[Mapping[str, Any]] = []
         octets = 0
-        for entry in _wanted(archive, record, page, report):
+        wanted, embargoes, changed = follow_rules(archive, record, page, _wanted(archive, record, page, report),
+                                                  report.problems)
+        report.access_changes += changed
+        for name, version, until in embargoes:
+            report.embargoes.setdefault(name, []).append((name, version, until))
+        for entry in wanted:
             group.append(entry)
             octets += int(entry["size"])
             if len(group) >= GROUP_NAMES or octets >= GROUP_OCTETS:
@@ -605,8 +642,9 @@ def _keep(archive: Archive, record: MirrorRecord, batch: list[tuple[Representati
     """One transaction: the batch's names and their octets, as written ahead (then emptied)."""
     if not batch:
         return
+    embargoes = [one for rec, _ in batch for one in report.embargoes.pop(str(record_name(rec)), ())]
     try:
-        report.copied += archive.import_mirrored(record, batch)
+        report.copied += archive.import_mirrored(record, batch, embargoes)
         report.octets += sum(rec.size for rec, _ in batch)
     finally:
         for _, spooled in batch:
@@ -681,17 +719,17 @@ def audit(archive: Archive, series: str) -> AuditReport:
     views: dict[str, dict[str, str]] = {"here": _own(archive, report.series)}
     with _client() as client:
         for record in records:
-            peer = Peer(record.base_url, pinned_keys(record), client)
-            report.peers.append(peer.base)
+            report.peers.append(record.base_url)
             seen: dict[str, str] = {}
             try:
+                peer = peer_of(record, client)
                 for page in peer.manifest(report.series):
                     for entry in page.names:
                         seen[str(entry["name"])] = "withdrawn" if "withdrawn" in entry else str(entry.get("sha256"))
             except PDIError as exc:
-                report.unreachable.append((peer.base, str(exc)))
+                report.unreachable.append((record.base_url, str(exc)))
                 continue
-            views[peer.base] = seen
+            views[record.base_url] = seen
     names = sorted(set().union(*views.values()))
     report.names = len(names)
     for name in names:
@@ -727,15 +765,15 @@ def repair(archive: Archive, problems: Sequence[Problem]) -> RepairReport:
                 parsed = parse_pdi(name)
                 series = parsed.series_name.lower()
                 for record in archive.mirrors(series):
-                    peer = Peer(record.base_url, pinned_keys(record), client)
                     try:
+                        peer = peer_of(record, client)
                         done = _repair_from(archive, peer, name, problem.sha256, parsed.date)
                     except PDIError as exc:
-                        why.append(f"{peer.base}: {exc}")
+                        why.append(f"{record.base_url}: {exc}")
                         continue
                     if done is not None:
                         break
-                    why.append(f"{peer.base}: its signed manifest does not list {name} with sha256 {problem.sha256}")
+                    why.append(f"{record.base_url}: its signed manifest does not list {name} with sha256 {problem.sha256}")
                 if done is not None:
                     report.repaired.append((name, done))
                     break

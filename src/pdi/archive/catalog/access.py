@@ -106,6 +106,30 @@ class AccessPart(CatalogBase):
             key = DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id))
             yield key, None if version is None else int(version), str(until)
 
+    def embargoes_of(self, keys: Sequence[DocumentKey]) -> dict[tuple[DocumentKey, int | None], str]:
+        """The embargoes set (lifted or not) on these documents, found by their keys' index: each document's
+        (version ``None``) and each version's, until when. What a manifest page says of its names, and what a
+        mirror compares with it (:mod:`pdi.network.mirrors`)."""
+        found: dict[tuple[DocumentKey, int | None], str] = {}
+        with self._read():
+            for batch in pages(list(dict.fromkeys(keys)), _KEYS_A_QUERY // 2):  # the relation twice
+                relation, params = self._rows(
+                    ("text", "text", "text"), [(key.series, key.day.isoformat(), key.unique_id) for key in batch]
+                )
+                joined = (f" FROM {relation} JOIN documents d ON d.series = k.column1 AND d.day = k.column2"
+                          " AND d.unique_id = k.column3")
+                rows = self._query(
+                    f"SELECT d.series, d.day, d.unique_id, NULL, d.embargo_until{joined}"
+                    " WHERE d.embargo_until IS NOT NULL"
+                    f" UNION ALL SELECT d.series, d.day, d.unique_id, v.version, v.embargo_until{joined}"
+                    " JOIN versions v ON v.document = d.id WHERE v.embargo_until IS NOT NULL",
+                    params + params,
+                )
+                for series, day, unique_id, version, until in rows:
+                    key = DocumentKey(str(series), datetime.date.fromisoformat(str(day)), str(unique_id))
+                    found[key, None if version is None else int(version)] = str(until)
+        return found
+
     def add_token(self, name: str, digest: str, role: str, series: Sequence[str], at: str, by: str) -> TokenRecord:
         with self._write():
             if self._query("SELECT 1 FROM tokens WHERE name = ?", (name,)):

@@ -3,7 +3,9 @@
 A row of ``mirrors`` is an archive this one mirrors a series from (role
 ``origin``) or one known to hold a copy (``peer``), with the public key
 pinned when it was added (:mod:`pdi.network.mirrors` checks every manifest
-with it). :meth:`MirrorsPart.replace_blob` writes the octets of a blob again
+with it) and, when its names are read with a token, where that token is
+kept (``token_source``, schema step 13: a file's path or an environment
+variable's name, never the token itself). :meth:`MirrorsPart.replace_blob` writes the octets of a blob again
 over a damaged or missing copy (``pdi verify --repair``), in one catalog
 transaction with its audit line.
 """
@@ -37,7 +39,9 @@ def mirrored_series(series: str, origin: str) -> ImmutabilityError:
 
 @dataclass(frozen=True)
 class MirrorRecord:
-    """Another archive holding ``series``: its base URL, ``role`` (origin or peer), pinned JWK (JSON text)."""
+    """Another archive holding ``series``: its base URL, ``role`` (origin or peer), pinned JWK (JSON text), and
+    where the token its names are read with is kept (``token_source``: ``file:PATH`` or ``env:VARIABLE``;
+    ``None``: read as anyone)."""
 
     series: str
     base_url: str
@@ -45,6 +49,7 @@ class MirrorRecord:
     jwk: str
     added_at: str
     synced_at: str | None = None
+    token_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,13 +69,25 @@ class MirrorsPart(CatalogBase):
     """The ``mirrors`` table, and a blob's octets written again."""
 
     def add_mirror(self, record: MirrorRecord, audit: AuditRecord) -> None:
-        """Record ``record`` (with its audit line); the same again changes nothing; another key for the same
-        archive, or a second origin of a series, is refused."""
+        """Record ``record`` (with its audit line); the same again changes nothing, but for another place its
+        token is kept (recorded; none given keeps the one recorded, as an announcement over HTTP does); another
+        key for the same archive, or a second origin of a series, is refused, and so is a token's source
+        recorded for another archive (one secret is never sent to two)."""
         with self._write():
-            rows = self._query("SELECT base_url, role, jwk FROM mirrors WHERE series = ?", (record.series,))
-            for base_url, role, jwk in rows:
+            if record.token_source is not None:
+                for (other,) in self._query("SELECT base_url FROM mirrors WHERE token_source = ? AND base_url <> ?",
+                                            (record.token_source, record.base_url)):
+                    raise ImmutabilityError(f"{record.token_source} holds the token of {other} already: a token is"
+                                            " sent to one archive only (keep this one's in another file or variable)")
+            rows = self._query("SELECT base_url, role, jwk, token_source FROM mirrors WHERE series = ?",
+                               (record.series,))
+            for base_url, role, jwk, source in rows:
                 if base_url == record.base_url:
                     if (role, jwk) == (record.role, record.jwk):
+                        if record.token_source is not None and source != record.token_source:
+                            self._query("UPDATE mirrors SET token_source = ? WHERE series = ? AND base_url = ?",
+                                        (record.token_source, record.series, record.base_url))
+                            self._insert_audit(audit)
                         return
                     raise ImmutabilityError(
                         f"{record.base_url} is recorded for {record.series} already as {role} with another key"
@@ -78,8 +95,8 @@ class MirrorsPart(CatalogBase):
                 if role == "origin" and record.role == "origin":
                     raise ImmutabilityError(f"{record.series} is mirrored from {base_url} already (one origin a series)")
             self._query(
-                "INSERT INTO mirrors (series, base_url, role, jwk, added_at) VALUES (?, ?, ?, ?, ?)",
-                (record.series, record.base_url, record.role, record.jwk, record.added_at))
+                "INSERT INTO mirrors (series, base_url, role, jwk, added_at, token_source) VALUES (?, ?, ?, ?, ?, ?)",
+                (record.series, record.base_url, record.role, record.jwk, record.added_at, record.token_source))
             self._insert_audit(audit)
 
     def remove_mirror(self, series: str, base_url: str, audit: AuditRecord) -> None:
@@ -94,10 +111,10 @@ class MirrorsPart(CatalogBase):
         where, params = ("WHERE series = ?", (series,)) if series is not None else ("", ())
         with self._read():
             rows = self._query(
-                f"SELECT series, base_url, role, jwk, added_at, synced_at FROM mirrors {where}"
+                f"SELECT series, base_url, role, jwk, added_at, synced_at, token_source FROM mirrors {where}"
                 " ORDER BY series, role, base_url", params)
         return [MirrorRecord(str(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]),
-                             None if r[5] is None else str(r[5])) for r in rows]
+                             None if r[5] is None else str(r[5]), None if r[6] is None else str(r[6])) for r in rows]
 
     def mark_synced(self, series: str, base_url: str, audit: AuditRecord) -> None:
         """Say that a sync of ``series`` from ``base_url`` ended whole, now (with its audit line)."""

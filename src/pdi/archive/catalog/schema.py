@@ -28,7 +28,8 @@ def migrations(
     """
     args = (id_pk, blob_type, with_blob_table, search)
     steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args),
-             _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals()]
+             _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals(),
+             _mirror_tokens()]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -409,6 +410,18 @@ def _mirror_withdrawals() -> list[str]:
             recorded_at TEXT NOT NULL,
             PRIMARY KEY (series, day, unique_id, version, format))""",
     ]
+
+
+def _mirror_tokens() -> list[str]:
+    """Step 13: where the token a mirror reads its origin's private and embargoed names with is kept.
+
+    ``token_source`` is ``file:PATH`` (a file, mode 0600) or
+    ``env:VARIABLE`` (an environment variable of the process that syncs),
+    ``NULL`` for none: the catalog never holds the token itself, as the
+    archive's signing key is a file beside it, not a row in it
+    (:mod:`pdi.network.mirror_tokens`).
+    """
+    return ["ALTER TABLE mirrors ADD COLUMN token_source TEXT"]
 
 
 class SchemaPart(CatalogBase):

@@ -127,7 +127,7 @@ class ManifestAPI(ArchiveHandlers):
         key = self._key()  # after the query is read: a query wrong is 400 whether or not there is a key
         page = await self.work.run(functools.partial(self.archive.manifest_page, series, day=day, after=after, limit=limit))
         jws = sign_manifest(key, manifest_payload(page.series, page.day, list(page.entries), after=page.after,
-                                                  next_after=page.next))
+                                                  next_after=page.next, access=page.access))
         return jws, page.next
 
 
