@@ -20,7 +20,7 @@ from pdi import formats
 from pdi.archive.access import parse_until
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import Octets
-from pdi.archive.catalog.mirrors import mirrored_series
+from pdi.archive.catalog.base import mirrored_series
 from pdi.archive.content import Content, prepare
 from pdi.archive.naming import (
     canonical_series,

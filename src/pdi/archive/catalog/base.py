@@ -32,7 +32,14 @@ from pdi.archive.store import (
     RepresentationRecord,
     SeriesRecord,
 )
-from pdi.errors import NotFoundError
+from pdi.errors import ImmutabilityError, NotFoundError
+
+
+def mirrored_series(series: str, origin: str) -> ImmutabilityError:
+    """The refusal (by the documents' part and the deposits) of a name minted or versioned in a series this archive mirrors from ``origin``."""
+    return ImmutabilityError(f"series {series} is mirrored from {origin}: only its origin mints or versions names in"
+                             " it (pdi mirror sync copies them here)")
+
 
 #: Catalog connections a PostgreSQL store keeps at most (pdi serve --db-connections): a command needs one;
 #: a resolver worker's threads each hold one for a transaction, and wait for one when all are taken.

@@ -19,8 +19,8 @@ from pdi.archive.blobs.seam import StagedBlob
 from pdi.archive.catalog.base import (
     CatalogBase,
     describe_key,
+    mirrored_series,
 )
-from pdi.archive.catalog.mirrors import mirrored_series
 from pdi.archive.store import (
     STORED_EXACT,
     AuditRecord,

@@ -25,16 +25,10 @@ if TYPE_CHECKING:
 else:
     from pdi._later import dataclass
 
-__all__ = ["MIRROR_ROLES", "MirrorRecord", "MirrorWithdrawal", "MirrorsPart", "mirrored_series"]
+__all__ = ["MIRROR_ROLES", "MirrorRecord", "MirrorWithdrawal", "MirrorsPart"]
 
 #: What another archive is to a series: the one it is mirrored from, or another that holds a copy.
 MIRROR_ROLES = ("origin", "peer")
-
-
-def mirrored_series(series: str, origin: str) -> ImmutabilityError:
-    """The refusal of a name minted or versioned in a series this archive mirrors from ``origin``."""
-    return ImmutabilityError(f"series {series} is mirrored from {origin}: only its origin mints or versions names in"
-                             " it (pdi mirror sync copies them here)")
 
 
 @dataclass(frozen=True)
