@@ -37,6 +37,7 @@ NOT_FOR_GET = (
     "pdi.fragments.video", "pdi.archive.video",
     "pdi.interop",  # a browser fragment's aliases: only for a name with a '#'
     "pdi.charsets.sniff",  # how a browser finds a text's encoding: a stored text's charset is IANA's name
+    "pdi.archive.content", "pdi.archive.fixity",  # what a deposit is; what an audit reports
 )
 #: Standard-library modules reading a text by name does not use (annotations' JSON; a deposit's counting thread;
 #: the temporary file a blob is spooled to ahead, and what tempfile brings: shutil, random, the compressors;
