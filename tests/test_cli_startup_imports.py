@@ -45,7 +45,7 @@ NOT_FOR_GET = (
 #: own imports).
 STDLIB_NOT_FOR_GET = (
     "json", "queue", "tempfile", "shutil", "random", "bz2", "lzma", "zlib",
-    "inspect", "ast", "dis", "tokenize", "linecache", "ipaddress", "copy", "ntpath", "fnmatch",
+    "inspect", "ast", "dis", "tokenize", "linecache", "ipaddress", "copy", "ntpath", "fnmatch", "mmap", "fcntl", "heapq",
 )
 
 _REPORT = """

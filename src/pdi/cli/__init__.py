@@ -39,9 +39,10 @@ else:
 
 
 #: What :mod:`dataclasses` (``inspect``, and with it ``ast``, ``dis``, ``tokenize``; ``copy``),
-#: :mod:`pathlib` (``ntpath``, ``fnmatch``) and :mod:`urllib.parse` (``ipaddress``) import that a
-#: ``pdi get`` of a stored text never uses: loaded only if something asks them (:mod:`pdi._deferred`).
-FAST_GET_DEFERRED = ("inspect", "ipaddress", "copy", "ntpath", "fnmatch")
+#: :mod:`pathlib` (``ntpath``, ``fnmatch``), :mod:`urllib.parse` (``ipaddress``) and the blob
+#: files (``mmap`` for a large blob, ``fcntl`` for a pin, ``heapq`` for a listing) import that a
+#: ``pdi get`` of a small stored text never uses: loaded only if something asks them (:mod:`pdi._deferred`).
+FAST_GET_DEFERRED = ("inspect", "ipaddress", "copy", "ntpath", "fnmatch", "mmap", "fcntl", "heapq")
 
 
 def main(argv: list[str] | None = None) -> None:
