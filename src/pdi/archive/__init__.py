@@ -39,12 +39,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pdi._closing import Closing
+from pdi._lazy import exports
 from pdi.archive.browsing import Browsing
 from pdi.archive.checks import Checks
-from pdi.archive.content import Content, canonical_text, detect_charset, is_text_format
 from pdi.archive.curation import Curation
 from pdi.archive.deposits import BatchItem, Deposits
-from pdi.archive.fixity import VerifyReport
 from pdi.archive.listing import MAX_SEARCH_LIMIT, Listing
 from pdi.archive.manifests import ManifestPage, Manifests
 from pdi.archive.mirroring import Mirroring
@@ -69,6 +68,11 @@ from pdi.identifier import PDI
 
 if TYPE_CHECKING:
     from pdi.archive.catalog import SQLStore
+    from pdi.archive.content import Content, canonical_text, detect_charset, is_text_format
+    from pdi.archive.fixity import VerifyReport
+else:  # what a deposit is, and what an audit reports: loaded when asked for, not by a command that reads
+    __getattr__, __dir__ = exports(__name__, {
+        "content": "Content canonical_text detect_charset is_text_format", "fixity": "VerifyReport"})
 
 __all__ = [
     "DEFAULT_LOCATION",

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs.files import FileBlobs
-from pdi.archive.fixity import Problem, VerifyReport, described_problem
 from pdi.archive.naming import record_name, timestamp
 from pdi.archive.store import FixityCheck, FixitySummary
 from pdi.errors import LimitError, StoreError
+
+if TYPE_CHECKING:
+    from pdi.archive.fixity import VerifyReport
 
 __all__ = ["FIXITY_CHECKS_PAGE", "Checks"]
 
@@ -73,6 +76,12 @@ class Checks(ArchiveBase):
         recorded in the catalog, :data:`FIXITY_CHECKS_PAGE` to a transaction,
         for the reader's document page (:meth:`document`).
         """
+        from pdi.archive.fixity import (  # here: only an audit reports
+            Problem,
+            VerifyReport,
+            described_problem,
+        )
+
         report = VerifyReport()
         total = self.store.count_blobs_used()
         stored = self.store.iter_blob_names()

@@ -21,7 +21,6 @@ from pdi.archive.access import parse_until
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import Octets
 from pdi.archive.catalog.base import mirrored_series
-from pdi.archive.content import Content, prepare
 from pdi.archive.naming import (
     canonical_series,
     checked_foreign_id,
@@ -47,6 +46,8 @@ from pdi.identifier import PDI
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
     from dataclasses import dataclass
+
+    from pdi.archive.content import Content
 else:
     from pdi._later import dataclass
 
@@ -134,6 +135,10 @@ class Deposits(ArchiveBase):
         today whose latest version holds these bytes, it returns that name
         (:meth:`deposit` says whether it did).
         """
+        from pdi.archive.content import (
+            Content,  # here: what a deposit is, not loaded by a command that reads
+        )
+
         return self.deposit(
             series, [Content(content, format, charset)], foreign_id=foreign_id, force=force,
             embargo_until=embargo_until,
@@ -260,6 +265,7 @@ class Deposits(ArchiveBase):
         (``parallel_staging``). What the consumer did not take (it stopped
         early) is waited for and discarded.
         """
+        from pdi.archive.content import prepare
 
         def one(item: BatchItem) -> tuple[list[NewRepresentation], BaseException | None]:
             reps: list[NewRepresentation] = []
@@ -483,6 +489,8 @@ class Deposits(ArchiveBase):
         its checks ride on the same pass; a refusal of any format, or a
         failed catalog transaction, takes away what staging added.
         """
+        from pdi.archive.content import prepare
+
         reps: list[NewRepresentation] = []
         try:
             for content in contents:
@@ -567,6 +575,8 @@ class Deposits(ArchiveBase):
             raise NotFoundError(f"no document {where} in the archive")
         if version not in versions:
             raise NotFoundError(f"no version {version} of {where} in the archive")
+        from pdi.archive.content import Content
+
         with self._staging([Content(content, format, charset, source)], force, progress) as reps:
             note = self._note(writer, "format", reps, idempotency_key, request)
             result = self.store.add_formats(key, version, reps, timestamp(self.now()), note=note)

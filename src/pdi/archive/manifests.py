@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 from pdi import formats
 from pdi.archive.access import PUBLIC
 from pdi.archive.base import ArchiveBase
-from pdi.archive.fixity import Problem
 from pdi.archive.listing import _list_key
 from pdi.archive.naming import canonical_series, key_of, parse_pdi, record_name
 from pdi.archive.store import DocumentKey, ListQuery, RepresentationRecord, WithdrawalRecord
@@ -35,6 +34,8 @@ from pdi.errors import IntegrityError, LimitError, PDIError, StoreError
 
 if TYPE_CHECKING:
     from dataclasses import dataclass
+
+    from pdi.archive.fixity import Problem
 else:
     from pdi._later import dataclass
 
@@ -146,6 +147,7 @@ class Manifests(ArchiveBase):
         return checked, problems
 
     def _check_entry(self, entry: Mapping[str, Any]) -> Problem | None:
+        from pdi.archive.fixity import Problem  # here: only a manifest's check reports one
         name = str(entry.get("name"))
         listed = entry.get("sha256")
         try:
@@ -177,6 +179,7 @@ class Manifests(ArchiveBase):
 
     def _check_octets(self, record: RepresentationRecord, name: str) -> Problem | None:
         """Whether the stored octets of ``record`` hash to its SHA-256 (each chunk verified as read, then the whole)."""
+        from pdi.archive.fixity import Problem
         try:
             reader = self.store.open_blob(record.sha256, name=name)
         except (IntegrityError, StoreError) as exc:

@@ -38,14 +38,22 @@ else:
     __getattr__, __dir__ = exports(__name__, {"group": "PDIGroup cli load_all"})
 
 
+#: What :mod:`dataclasses` (``inspect``, and with it ``ast``, ``dis``, ``tokenize``; ``copy``),
+#: :mod:`pathlib` (``ntpath``, ``fnmatch``), :mod:`urllib.parse` (``ipaddress``) and the blob
+#: files (``mmap`` for a large blob, ``fcntl`` for a pin, ``heapq`` for a listing) import that a
+#: ``pdi get`` of a small stored text never uses: loaded only if something asks them (:mod:`pdi._deferred`).
+FAST_GET_DEFERRED = ("inspect", "ipaddress", "copy", "ntpath", "fnmatch", "mmap", "fcntl", "heapq")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``pdi`` console script.
 
     ``pdi --help``, ``pdi -h`` and ``pdi --version`` alone are answered
     without importing click (:mod:`pdi.cli.top_help`: the same output), and
     so is a plain ``pdi get NAME`` (:mod:`pdi.cli.fast_get`: the same
-    reading of its command line, the same run); everything else goes to
-    the click group.
+    reading of its command line, the same run, with the standard-library
+    modules of :data:`FAST_GET_DEFERRED` loaded only if used); everything
+    else goes to the click group.
     """
     args = argv if argv is not None else sys.argv[1:]
     if len(args) == 1 and args[0] in ("--help", "-h", "--version"):
@@ -54,6 +62,9 @@ def main(argv: list[str] | None = None) -> None:
         if top_help.answer(args[0]):
             return
     if args and args[0] == "get":
+        from pdi._deferred import defer
+
+        defer(*FAST_GET_DEFERRED)  # standard-library modules a read by name imports and never uses
         from pdi.cli import fast_get
 
         code = fast_get.run(args[1:])

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -241,6 +240,8 @@ class Spooled:
 
 def spool_ahead(source: Octets) -> Spooled:
     """``source`` written to a new temporary file (removed again if reading it fails), hashed as it is written."""
+    import tempfile  # here: with shutil, random and the compressors it pulls in, not at every command's start
+
     fd, name = tempfile.mkstemp(prefix="pdi-ahead-")
     digests = Digests()
     try:
