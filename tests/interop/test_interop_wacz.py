@@ -231,6 +231,15 @@ def test_import_and_export_on_each_store(location: str, tmp_path: Path) -> None:
         opened.add_series(S)
         done, _ = import_warc(opened, DATA / "site.warc.gz", S)
         assert [d.page for d in done] == [True, False]
+        # the statements the import's batch made with each name: what warcio reads in each record's headers
+        with (DATA / "site.warc.gz").open("rb") as fh:
+            said = {r.rec_headers.get_header("WARC-Target-URI"): r.rec_headers for r in ArchiveIterator(fh)
+                    if r.rec_type == "response"}
+        for d in done:
+            headers, meta = said[d.url], opened.meta(d.name)
+            assert meta["warc:date"] == headers.get_header("WARC-Date")
+            assert meta["warc:record-id"] == headers.get_header("WARC-Record-ID")
+            assert meta["warc:payload-digest"] == headers.get_header("WARC-Payload-Digest")
         out = tmp_path / "out.wacz"
         export_wacz(opened, out, series=S)
         again = _archive(tmp_path / "again")

@@ -282,6 +282,15 @@ class Reading(ArchiveBase):
             )
         return result
 
+    def get_record(self, record: RepresentationRecord, name: PDI | None = None) -> Resolved:
+        """:meth:`get` of the name of a record already read from the catalog (an export's listing, ``name``: its
+        name, if built already): the same guards and withdrawal check, without looking the record up again."""
+        parsed = record_name(record) if name is None else name
+        self._guard_series(parsed)
+        self._guard_embargo(parsed, record.version)
+        self._not_withdrawn(parsed, record)
+        return self._read(parsed, record, parsed)
+
     def formats(self, pdi: PDI | str, *, latest: bool = False) -> list[PDI]:
         """The versioned PDIs of every format of the version a PDI names."""
         parsed = parse_pdi(pdi)

@@ -352,7 +352,7 @@ def export_wacz(
                     stated = {key: archive.latest_statements(names, key) for key in _STATED}
                 name = names[(done - 1) % _STATED_AT_ONCE]
                 try:
-                    data = archive.get(name).data
+                    data = archive.get_record(r, name).data  # the record listed: not looked up again
                 except WithdrawnError:
                     continue
                 subject = str(name.canonical())

@@ -257,9 +257,16 @@ class DocumentsPart(CatalogBase):
         representations: Sequence[NewRepresentation], at: str, note: WriteNote | None,
     ) -> DocumentKey:
         """Inside the write transaction, its checks made: a new document (the day's next serial for ``None``), version 1."""
+        return self._new_document_row(series, day, unique_id, representations, at, note)[1]
+
+    def _new_document_row(
+        self, series: str, day: datetime.date, unique_id: str | None,
+        representations: Sequence[NewRepresentation], at: str, note: WriteNote | None,
+    ) -> tuple[int, DocumentKey]:
+        """:meth:`_new_document`, and the new document's row id."""
         doc, unique_id = self._insert_version_one(series, day, unique_id, at, note.embargo_until if note else None)
         self._insert_reps(doc, 1, representations, at, dated=True)
-        return DocumentKey(series, day, unique_id)
+        return doc, DocumentKey(series, day, unique_id)
 
     def _insert_version_one(
         self, series: str, day: datetime.date, unique_id: str | None, at: str, embargo_until: str | None
@@ -502,10 +509,14 @@ class DocumentsPart(CatalogBase):
                     return found
                 check()
                 results = []
+                rows: list[tuple[int, str, str, str, str, str]] = []  # the statements, inserted together
                 for item, ((uid, reps), on) in enumerate(zip(entries, dated, strict=True)):
-                    key = self._new_document(series, on, uid, reps, at, note)
+                    doc, key = self._new_document_row(series, on, uid, reps, at, note)
                     results.append(DepositResult(key, 1))
                     stated = None if statements is None else statements[item]
                     if stated:
-                        self._insert_assertions(key, stated[0], stated[1], who, at)
+                        rows += [(doc, stated[0], name, value, who, at) for name, value in stated[1]]
+                if rows:
+                    self._insert_rows("INSERT INTO assertions (document, subject, key, value, who, at)",
+                                      ("bigint", "text", "text", "text", "text", "text"), rows, wanted=False)
                 return self._noted_all(note, results, at)

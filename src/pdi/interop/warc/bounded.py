@@ -171,19 +171,29 @@ class _BoundedReader(DecompressingBufferedReader):  # type: ignore[misc]  # warc
         # wrongly (by the whole line so far); this one reads at most ``want`` bytes.
         cap = self.limits.max_line_bytes + 1
         want = cap if length is None else min(length, cap)
-        start = self.num_read - ((self.buff_size - self.buff.tell()) if self.buff else 0)
-        pieces: list[bytes] = []
-        got = 0
-        while got < want:
-            self._fillbuff()
-            if self.empty():
-                break
-            piece: bytes = self.buff.readline(want - got)
-            pieces.append(piece)
-            got += len(piece)
-            if piece.endswith(b"\n"):
-                break
-        line = b"".join(pieces)
+        buff = self.buff
+        line = b""
+        if buff is not None:
+            at = buff.tell()
+            start = self.num_read - (self.buff_size - at)
+            if at < self.buff_size:
+                # the common case, a whole line in the block at hand: one read, no joining
+                line = buff.readline(want)
+        else:
+            start = self.num_read
+        if not line.endswith(b"\n"):
+            pieces: list[bytes] = [line]
+            got = len(line)
+            while got < want:
+                self._fillbuff()
+                if self.empty():
+                    break
+                piece: bytes = self.buff.readline(want - got)
+                pieces.append(piece)
+                got += len(piece)
+                if piece.endswith(b"\n"):
+                    break
+            line = b"".join(pieces)
         if len(line) > self.limits.max_line_bytes:
             raise Refused(
                 LimitError,
@@ -208,7 +218,7 @@ class _BoundedReader(DecompressingBufferedReader):  # type: ignore[misc]  # warc
             raise Refused(
                 LimitError, f"its header blocks are longer than {plural(self.limits.max_header_bytes, 'byte')}"
             )
-        if line.strip(b"\r\n"):
+        if line != b"\r\n" and line.strip(b"\r\n"):
             if not self.open_line:
                 self.block_start = start
             self.open_line = True
