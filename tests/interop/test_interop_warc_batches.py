@@ -181,12 +181,13 @@ def test_sigkill_mid_import_leaves_whole_batches_and_every_acknowledged_name(tmp
 def test_a_batch_whose_staging_fails_leaves_no_blob(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: int
 ) -> None:
-    from pdi.archive import deposits
+    from pdi.archive import content, deposits
 
     warc = _warc(tmp_path / "a.warc.gz")
     archive = _archive(tmp_path / "archive")
     monkeypatch.setattr(deposits, "STAGING_THREADS", threads)
-    monkeypatch.setattr(deposits, "prepare", _failing_at(4, deposits.prepare))
+    # the deposits import prepare when they stage (pdi get never loads it): the fault goes where they find it
+    monkeypatch.setattr(content, "prepare", _failing_at(4, content.prepare))
     before = everything(archive)
     with pytest.raises(StoreError, match="the disk is full"):
         import_warc(archive, warc, S)
