@@ -23,6 +23,7 @@ import base64
 import binascii
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -66,7 +67,7 @@ def b64url(data: bytes) -> str:
 
 def b64url_decode(text: str, what: str) -> bytes:
     """The octets of unpadded base64url ``text``; :class:`ParseError` naming ``what`` if it is not that."""
-    if "=" in text or any(c not in _B64URL for c in text) or len(text) % 4 == 1:
+    if _B64URL_TEXT.fullmatch(text) is None or len(text) % 4 == 1:
         bad = next((i for i, c in enumerate(text) if c not in _B64URL), None)
         raise ParseError(f"{what} is not unpadded base64url", text=text[:80], offset=bad, rule="base64url")
     try:
@@ -76,6 +77,7 @@ def b64url_decode(text: str, what: str) -> bytes:
 
 
 _B64URL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+_B64URL_TEXT = re.compile("[A-Za-z0-9_-]*")
 
 
 def canonical_json(value: object) -> bytes:

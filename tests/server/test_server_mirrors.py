@@ -34,6 +34,7 @@ from starlette.routing import Route
 
 from pdi.archive import Archive
 from pdi.cli import cli as main
+from pdi.network.mirrors import BATCH_NAMES
 from pdi.signing import SigningKey, b64url, b64url_decode, canonical_json, sign_manifest
 from support.pgcluster import TemporaryCluster
 from support.stored_blobs import damage, flip_octet
@@ -301,12 +302,12 @@ def test_a_blob_whose_digest_differs_is_refused_and_the_others_kept(tmp_path: Pa
 
 
 def test_a_sync_killed_mid_way_resumes_without_fetching_again_what_it_kept(tmp_path: Path) -> None:
-    a, names = origin(tmp_path, extra=450)
+    a, names = origin(tmp_path, extra=BATCH_NAMES + 250)
     b = mirror(tmp_path, "b")
     with serving(a) as a_url, tampering(a_url) as (tamper, proxy):
         tamper.delay = 0.004
         with Archive.open(a) as archive:  # the names after the first batch are held back: the kill comes before them
-            tamper.hold = {e["name"] for e in archive.manifest_page(S, limit=10_000).entries[200:]}
+            tamper.hold = {e["name"] for e in archive.manifest_page(S, limit=10_000).entries[BATCH_NAMES:]}
         assert pdi("mirror", "add", proxy, "--series", S, "--key", a_key(a), "--archive", str(b))[0] == 0
         child = subprocess.Popen([sys.executable, "-m", "pdi", "mirror", "sync", "--archive", str(b)],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

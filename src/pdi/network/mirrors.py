@@ -78,7 +78,6 @@ from pdi.errors import (
     StoreError,
 )
 from pdi.network.mirror_access import Embargoes, follow_rules, read_token
-from pdi.server.protocol.rfc2169 import rfc2169_query, sturdy
 from pdi.signing import MAX_JWS, Manifest, PublicKey, jwk_set_text, parse_jwks, verify_manifest
 
 if TYPE_CHECKING:
@@ -109,15 +108,15 @@ PAGE = 1000
 #: Pages one series' manifest may have (10 million names).
 MAX_PAGES = 10_000
 #: A sync brings new names in by batches of at most this many names, or octets: one transaction each.
-BATCH_NAMES = 200
+BATCH_NAMES = 1000
 BATCH_OCTETS = 256 << 20
 #: Requests for octets at once (each over a kept-alive connection).
 WORKERS = 3
 #: Names asked for in one ``POST /api/octets``, at most, and about as many octets.
-GROUP_NAMES = 100
-GROUP_OCTETS = 16 << 20
+GROUP_NAMES = 250
+GROUP_OCTETS = 32 << 20
 #: Requests answered ahead of the batch being kept (their blobs written ahead, waiting).
-AHEAD = 2 * WORKERS
+AHEAD = 3 * WORKERS
 #: The longest header section of a part, and the longest problem a part may hold.
 MAX_PART_HEAD = 8 << 10
 MAX_PART_PROBLEM = 64 << 10
@@ -191,6 +190,9 @@ class Peer:
         return f"Peer({self.base!r}, token={'yes' if self.headers else 'no'})"  # never the token
 
     def url(self, service: str, name: str) -> str:
+        # imported here: a sync's bulk requests need none of it (importing pdi.server takes long)
+        from pdi.server.protocol.rfc2169 import rfc2169_query, sturdy
+
         return f"{self.base}/uri-res/{service}?{sturdy(rfc2169_query(name))}"
 
     def manifest(self, series: str, *, day: str | None = None) -> Iterator[Manifest]:

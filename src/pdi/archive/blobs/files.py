@@ -161,7 +161,7 @@ class FileBlobs(Attached):
         found is touched, so that the grace period of
         :meth:`remove_unreferenced` starts again.
         """
-        path = self.blob_path(sha256)
+        path = self.blob_file(sha256)  # not a Path: asked of each blob an import or a sync brings
         try:
             fd = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
@@ -345,13 +345,16 @@ class FileBlobs(Attached):
                 if sha256 in seen:
                     continue
                 seen.add(sha256)
-                pin = self._pin_existing(sha256)
+                ahead = isinstance(content, _Ahead) and content.store is self
+                # a blob written ahead is already on disk: whether one is at its name is asked once, before its rename
+                pin = None if ahead else self._pin_existing(sha256)
                 if pin is not None:
                     info = self.catalog.blob_info(sha256) or BlobInfo(sha256, os.fstat(pin.fd).st_size)
                     pin.close()
                     staged.append(_ImportedFile(self, info, created=False))
                     continue
-                if isinstance(content, _Ahead) and content.store is self:
+                if ahead:
+                    assert isinstance(content, _Ahead)
                     tmp, info = content.path, content.info
                 else:
                     tmp, fd, info = self._write_temporary(blob_octets(content), sync=False)

@@ -32,6 +32,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from pdi.archive.results import Opened
 from pdi.errors import ParseError, PDIError
 from pdi.server.http.bodies import read_json
 from pdi.server.process.limits import ArchiveHandlers
@@ -42,6 +43,8 @@ __all__ = ["MAX_NAMES", "OctetsAPI"]
 MAX_NAMES = 1000
 #: The longest body read (a JSON object of names).
 MAX_BODY = 1 << 20
+#: Names looked up together, in one snapshot of the catalog (their files open at once, at most).
+LOOK_UPS = 50
 #: Octets of the answer sent at a time (several small parts, or a chunk of a large one).
 PIECE = 1 << 20
 
@@ -76,30 +79,49 @@ class OctetsAPI(ArchiveHandlers):
                                  headers={"Cache-Control": "no-store"})
 
     def _parts(self, names: list[str], boundary: str) -> Iterator[bytes]:
-        """The answer's octets, :data:`PIECE` at a time or so (small parts joined)."""
+        """The answer's octets, :data:`PIECE` at a time or so (small parts joined); the names looked up
+        :data:`LOOK_UPS` at a time, in one snapshot of the catalog."""
         pending: list[bytes] = []
         size = 0
-        for name in names:
-            for piece in self._part(name, boundary):
-                pending.append(piece)
-                size += len(piece)
-                if size >= PIECE:
-                    yield b"".join(pending)
-                    pending, size = [], 0
+        for start in range(0, len(names), LOOK_UPS):
+            opened = self._open(names[start:start + LOOK_UPS])
+            try:
+                while opened:
+                    name, one = opened.pop(0)
+                    for piece in self._part(name, one, boundary):
+                        pending.append(piece)
+                        size += len(piece)
+                        if size >= PIECE:
+                            yield b"".join(pending)
+                            pending, size = [], 0
+            finally:
+                for _, one in opened:  # the answer was cut (the reader went away): what is still open is closed
+                    if not isinstance(one, PDIError):
+                        one.close()
         pending.append(f"--{boundary}--\r\n".encode())
         yield b"".join(pending)
 
-    def _part(self, name: str, boundary: str) -> Iterator[bytes]:
+    def _open(self, names: list[str]) -> list[tuple[str, Opened | PDIError]]:
+        """Each name's stored octets opened, or why not, in one snapshot of the catalog."""
+        opened: list[tuple[str, Opened | PDIError]] = []
+        with self.archive.snapshot():
+            for name in names:
+                try:
+                    one = self.archive.open_octets(name)
+                    if one.pdi.fragment is not None:
+                        one.close()
+                        raise ParseError(f"{name[:200]} names a fragment: ask for the whole octets", rule="octets")
+                except PDIError as exc:
+                    opened.append((name, exc))
+                    continue
+                opened.append((name, one))
+        return opened
+
+    def _part(self, name: str, opened: Opened | PDIError, boundary: str) -> Iterator[bytes]:
         location = name.encode("ascii", "replace").replace(b"\r", b"?").replace(b"\n", b"?")
-        try:
-            with self.archive.snapshot():
-                opened = self.archive.open_octets(name)
-            if opened.pdi.fragment is not None:
-                opened.close()
-                raise ParseError(f"{name[:200]} names a fragment: ask for the whole octets", rule="octets")
-        except PDIError as exc:
-            problem = json.dumps({"type": exc.problem_type, "title": exc.title, "status": exc.http_status,
-                                  "detail": str(exc)}).encode()
+        if isinstance(opened, PDIError):
+            problem = json.dumps({"type": opened.problem_type, "title": opened.title, "status": opened.http_status,
+                                  "detail": str(opened)}).encode()
             yield (b"--%s\r\nContent-Location: %s\r\nContent-Type: application/problem+json\r\n"
                    b"Content-Length: %d\r\n\r\n%s\r\n") % (boundary.encode(), location, len(problem), problem)
             return
