@@ -281,22 +281,12 @@ class Peer:
     def octets(self, name: str, sha256: str, size: int, into: IO[bytes]) -> None:
         """The N2R octets of ``name`` written to ``into``, refused (:class:`IntegrityError`) unless they are
         ``size`` octets hashing to ``sha256``; never more than ``size`` octets are read."""
-        url = self.url("N2R", name)
         digest = hashlib.sha256()
         count = 0
-        try:
-            with self.client.stream("GET", url, headers=self.headers) as answer:
-                if answer.status_code != 200:
-                    raise _refusal(answer.status_code, f"the octets of {name} at {self.base}", self.headers)
-                for piece in answer.iter_raw():
-                    count += len(piece)
-                    if count > size:
-                        raise IntegrityError(
-                            f"{name} at {self.base}: more than the {size} octets its signed manifest says")
-                    digest.update(piece)
-                    into.write(piece)
-        except httpx.HTTPError as exc:
-            raise StoreError(f"cannot fetch {url}: {exc}") from exc
+        for piece in self.n2r_pieces(name, size):
+            count += len(piece)
+            digest.update(piece)
+            into.write(piece)
         if count != size:
             raise IntegrityError(f"{name} at {self.base}: {count} octets, its signed manifest says {size}")
         if digest.hexdigest() != sha256:
