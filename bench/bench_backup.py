@@ -85,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.small:
         args.blobs, args.mib, args.rounds = 4, 0.25, 1
     sqlite3_cli = shutil.which("sqlite3")
+    if sqlite3_cli is None:  # the SQLite floor is sqlite3's own .backup: without it there is no floor to time
+        parser.error("sqlite3 (the command) not found: run scripts/bootstrap, which installs Debian's sqlite3")
     bindir = find_bindir()
     pg_dump, pg_restore = shutil.which("pg_dump") or str(bindir / "pg_dump"), shutil.which("pg_restore") or str(
         bindir / "pg_restore")
@@ -107,12 +109,11 @@ def main(argv: list[str] | None = None) -> int:
             n = next(_names)
             run("sqlite backup: pdi --copy", pdi("backup", "--copy", str(root / f"pb{n}"), "--archive", source))
             floor = root / f"fb{n}"
-            if sqlite3_cli is not None:
-                manual = (f'mkdir -p "{floor}" && "{sqlite3_cli}" "{source}/catalog.sqlite"'
-                          f' ".backup \'{floor}/catalog.sqlite\'" && cp -a "{source}/blobs" "{floor}/"')
-                run("sqlite backup: floor", ["sh", "-c", manual])
-                shutil.rmtree(floor)
-                run("sqlite backup: floor + sync", ["sh", "-c", f'{manual} && sync -f "{floor}"'])
+            manual = (f'mkdir -p "{floor}" && "{sqlite3_cli}" "{source}/catalog.sqlite"'
+                      f' ".backup \'{floor}/catalog.sqlite\'" && cp -a "{source}/blobs" "{floor}/"')
+            run("sqlite backup: floor", ["sh", "-c", manual])
+            shutil.rmtree(floor)
+            run("sqlite backup: floor + sync", ["sh", "-c", f'{manual} && sync -f "{floor}"'])
             run("sqlite backup: pdi (links)", pdi("backup", str(root / f"lb{n}"), "--archive", source))
             run("sqlite restore: pdi --copy", pdi("restore", "--copy", str(root / f"pb{n}"), "--to", str(root / f"pr{n}")))
             run("sqlite restore: floor (cp -a)", ["cp", "-a", str(root / f"pb{n}"), str(root / f"fr{n}")])
