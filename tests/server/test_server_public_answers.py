@@ -319,7 +319,7 @@ def test_a_name_asked_once_needs_no_catalog_for_its_location_or_its_304(
     app = create_app(names["location"])
     archive = app.state.archive
     asked: list[str] = []
-    for method in ("locate_public", "read_public"):
+    for method in ("locate_public", "read_public", "public_serial"):  # public_serial: a name spelled canonically
         real = getattr(archive, method)
         monkeypatch.setattr(archive, method, lambda parsed, *a, _real=real, **k: asked.append(str(parsed)) or _real(
             parsed, *a, **k))

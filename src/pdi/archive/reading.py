@@ -11,6 +11,7 @@ withdrawn name answers with its tombstone.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -129,11 +130,27 @@ class Reading(ArchiveBase):
         record = found.record
         return Resolved(record_name_as(record, parsed), b"", record.media_type, record.charset, record, siblings=found.records)
 
+    def public_serial(self, series: str, day: datetime.date, serial: str, version: int,
+                      token: str, *, octets: bool = True) -> PublicVersion | None:
+        """What the one statement of :meth:`read_public` tells of the serial name of these fields (``serial``, the
+        serial as the name spells it; ``token``, a canonical format token), without a :class:`PDI` parsed or
+        built: for a resolver that found them in a name spelled canonically
+        (:mod:`pdi.server.protocol.plain`). ``None``: not there, or not that plain case. The octets are not
+        read: check them against ``chunks`` (:func:`pdi.archive.blobs.checked`,
+        :func:`~pdi.archive.blobs.read_cached`) before any is served. Without ``octets`` a small blob's are not
+        fetched either (``data`` is ``None``): for a caller that serves none (N2L, a ``304``)."""
+        return self.store.public_version(DocumentKey(series, day, serial), version, token, self._now_stamp,
+                                         octets)
+
     def _public(self, parsed: PDI) -> PublicVersion | None:
         if parsed.format is None or parsed.fragment is not None or parsed.citation is not None or parsed.is_pattern:
             return None
         return self.store.public_version(key_of(parsed), parsed.version if parsed.version is not None else 1,
-                                         formats.canonical_token(parsed.format), timestamp(self.now()))
+                                         formats.canonical_token(parsed.format), self._now_stamp)
+
+    def _now_stamp(self) -> str:
+        """The archive's clock as the catalog keeps a moment (:func:`~pdi.archive.naming.timestamp`)."""
+        return timestamp(self.now())
 
     def version_of(self, located: Resolved) -> GenericVersion:
         """The version of its document a resolved name is of: its number, deposit time and formats.

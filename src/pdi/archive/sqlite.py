@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -123,7 +123,9 @@ class SQLiteStore(SQLStore):
         own.seen = seen
         return readable
 
-    def public_version(self, key: DocumentKey, version: int, token: str, now: str) -> PublicVersion | None:
+    def public_version(
+        self, key: DocumentKey, version: int, token: str, now: Callable[[], str], octets: bool = True,
+    ) -> PublicVersion | None:
         # a connection of the calling thread's own, read-only: the catalog's one connection may be held for a
         # whole transaction by another thread; in WAL mode a reader waits for no writer
         if not isinstance(self.blobs, FileBlobs):
@@ -131,7 +133,7 @@ class SQLiteStore(SQLStore):
         try:
             conn = self._own_connection()
             rows = conn.execute(
-                _PUBLIC_VERSION, (key.series, key.day.isoformat(), key.unique_id, version, token)).fetchall()
+                _PUBLIC_VERSION if octets else _PUBLIC_NAME, (key.series, key.day.isoformat(), key.unique_id, version, token)).fetchall()
             if not rows or key.series not in self._readable_series(conn, int(rows[0][-1])):
                 return None  # not there, or of a series not public (or one above it): the usual reads say
         except sqlite3.Error:
@@ -145,9 +147,10 @@ class SQLiteStore(SQLStore):
             if len(wanted) != 1:
                 return None
             row = wanted[0]
-        if row[13] is not None or row[14] or (row[15] is not None and str(row[15]) > now) or (
-                row[16] is not None and str(row[16]) > now):
-            return None  # purged, withdrawn, embargoed
+        if row[13] is not None or row[14]:
+            return None  # purged, withdrawn
+        if (row[15] is not None or row[16] is not None) and max(str(row[15] or ""), str(row[16] or "")) > now():
+            return None  # embargoed
         if len(rows) == 1:
             record = rep_record(row)
             records: tuple[RepresentationRecord, ...] = (record,)
@@ -292,6 +295,8 @@ _PUBLIC_VERSION = (
     " LEFT JOIN blobs b ON b.sha256 = f.sha256"
     " WHERE d.series = ?1 AND d.day = ?2 AND d.unique_id = ?3 AND v.version = ?4 ORDER BY r.format"
 )
+#: The same without a small blob's octets (``NULL`` in their place): for a caller that reads none (``octets=False``).
+_PUBLIC_NAME = _PUBLIC_VERSION.replace(", b.data,", ", NULL,").replace(" LEFT JOIN blobs b ON b.sha256 = f.sha256", "")
 
 
 def open_sqlite(

@@ -440,7 +440,7 @@ def read_cached(info: BlobInfo, path: str) -> bytes | None:
     For a small blob an event loop's thread answers (one ``open``, one ``preadv``, one ``close``): every
     chunk is hashed, whatever a :class:`~pdi.archive.blobs.memo.FixityMemo` holds.
     """
-    size, chunk_size, digests = info.size, info.chunk_size, info.chunks
+    size, digests = info.size, info.chunks
     if not _NOWAIT or not info.chunked or len(digests) != 32 * info.chunk_count():
         return None
     try:
@@ -456,7 +456,16 @@ def read_cached(info: BlobInfo, path: str) -> bytes | None:
         os.close(fd)
     if got != size:
         return None
-    data = bytes(buffer)
+    return checked(info, bytes(buffer))
+
+
+def checked(info: BlobInfo, data: bytes) -> bytes | None:
+    """``data``, a chunked blob's whole octets in hand (a file's read at once, a small blob's catalog row), if it
+    is ``info.size`` octets and every chunk matches its SHA-256; else ``None`` (the caller's verified reader then
+    says what is wrong)."""
+    size, chunk_size, digests = info.size, info.chunk_size, info.chunks
+    if len(data) != size or not info.chunked or len(digests) != 32 * info.chunk_count():
+        return None
     sha256 = hashlib.sha256
     for index, offset in enumerate(range(0, size, chunk_size)):
         if sha256(data[offset : offset + chunk_size]).digest() != digests[32 * index : 32 * index + 32]:

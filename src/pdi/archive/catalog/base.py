@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -193,11 +193,15 @@ class CatalogBase(ABC):
             self.blobs.close()
             self._conn.close()
 
-    def public_version(self, key: DocumentKey, version: int, token: str, now: str) -> PublicVersion | None:
-        """Format ``token`` of ``version`` of ``key`` if anyone may read it at ``now`` and its octets are a local
+    def public_version(
+        self, key: DocumentKey, version: int, token: str, now: Callable[[], str], octets: bool = True,
+    ) -> PublicVersion | None:
+        """Format ``token`` of ``version`` of ``key`` if anyone may read it now (``now()``, the moment as the catalog
+        keeps one, asked only when an embargo is to be compared) and its octets are a local
         file with chunk digests, told by one statement read without the catalog's lock, in the calling thread;
         ``None`` for anything else (not there, private, embargoed, withdrawn, purged; a catalog or blob store that
-        cannot tell so: then the usual reads, with the reader's guards, say what it is).
+        cannot tell so: then the usual reads, with the reader's guards, say what it is). Without ``octets``,
+        ``data`` is ``None`` even for a small blob whose catalog row holds its octets (a caller that reads none).
 
         For a resolver's event loop, which must not wait for the connection a worker thread holds: see
         :meth:`pdi.archive.Archive.read_public`.

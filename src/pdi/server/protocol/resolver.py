@@ -78,6 +78,7 @@ from pdi.server.process.limits import ArchiveHandlers, WorkLimits
 from pdi.server.process.zerocopy import EXTENSION
 from pdi.server.protocol.memento_oaipmh import Mementos
 from pdi.server.protocol.mirrored import Locations
+from pdi.server.protocol.plain import PlainAnswers
 from pdi.server.protocol.rfc2169 import n2r_path, n2r_url, rfc2169_query, sturdy, urn_from_query
 
 #: RFC 2169 services this resolver answers, and the others it knows of (501).
@@ -124,6 +125,8 @@ class Resolver:
         self.cache = cache if cache is not None else ResponseCache(0)
         self.mementos = Mementos(archive)
         self.locations = Locations(archive)
+        #: public_answer's answers to a serial name spelled canonically, from the catalog's row alone
+        self.plain = PlainAnswers(archive, ARCHIVED_CONTENT_POLICY, self.locations.origin)
         self._bases: dict[tuple[str, tuple[str, int | None] | None, bytes], str] = {}
         #: the not-found path's answers from other resolvers (set by create_app), or None
         self.elsewhere: NotHeld | None = None
@@ -252,7 +255,15 @@ class Resolver:
                     made = _fixed(known.names, True, known.etag)
                     self.cache.learn(query, Fact(known.names, known.etag, made.headers))
                 return made
+        most = min(self.cache.max_entry_bytes, STREAM_FROM)
         try:
+            plain = self.plain.answer(  # a serial name spelled canonically: from the catalog's row alone
+                query, n2l, revalidating, most,
+                None if n2l or revalidating else
+                self.base_url if self.base_url is not None else self._base(scheme, server, host))
+            if plain is not None:
+                self._learn(query, plain)
+                return plain
             parsed = PDI.parse(urn_from_query(query.decode()).strip())  # as Archive.locate parses it
             if n2l or revalidating:
                 located = self.archive.locate_public(parsed)
@@ -261,7 +272,7 @@ class Resolver:
                 kept: Entity | Validator | Fixed = (
                     _fixed_location(located, shared=True) if n2l else _validator_of(located, shared=True))
             else:
-                found = self.archive.read_public(parsed, most=min(self.cache.max_entry_bytes, STREAM_FROM))
+                found = self.archive.read_public(parsed, most=most)
                 if found is None or not self.mementos.dated_by_deposit(found):
                     return None
                 base = self.base_url if self.base_url is not None else self._base(scheme, server, host)

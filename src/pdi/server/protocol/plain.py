@@ -1,0 +1,163 @@
+"""N2R, N2L and ``304`` answers to anyone for a serial name spelled canonically, made from the catalog's row alone.
+
+The name a resolver is asked for most is one exactly as ``pdi add`` printed
+it: ``urn:pdi://SERIES/YYYY/MM/DD/SERIAL.FORMAT.VERSION``. When the
+catalog's one statement (:meth:`~pdi.archive.Archive.public_serial`, the
+statement of :meth:`~pdi.archive.Archive.read_public`) says that anyone may
+read it now, :class:`PlainAnswers` makes the answer that
+:meth:`~pdi.server.protocol.resolver.Resolver.public_answer` makes for it by
+its general path (:func:`~pdi.server.protocol.resolver.whole_entity` with
+the memento's headers, N2L's ``302``, the validator of a ``304``), byte for
+byte, from the row's fields: no :class:`~pdi.identifier.PDI` is parsed or
+built, and no :class:`~pdi.archive.Resolved`, version, memento or dict of
+fields is made on the way. Every octet is still checked against its chunk
+digests before it is served (:func:`pdi.archive.blobs.checked`,
+:func:`~pdi.archive.blobs.read_cached`).
+
+Anything else is ``None``, and the general path answers it and says what it
+is: another spelling of the name (upper case, an alias of the format, a
+foreign id), a capture of a URL, a series mirrored from another archive
+(whose answers link their origin), a multipart file (its ``Content-Type``
+comes from its octets), a base URL that a ``Link`` would quote, octets too
+large to keep, not in memory or not matching their digests.
+``tests/server/test_server_plain_answers.py`` checks these answers against
+the general path's for names of every shape, and that each case above
+goes on to it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Callable
+from typing import Final
+
+from pdi.archive import Archive
+from pdi.archive.blobs import BlobInfo, checked, read_cached
+from pdi.interop.memento import LINK_FORMAT, http_datetime, parse_timestamp
+from pdi.server.http.readers import BY_READER
+from pdi.server.process.cache import IMMUTABLE, SHARED_VALIDATOR_FIELDS, Entity, Fixed, Validator
+
+#: A serial name as :meth:`PDI.build` spells it, and nothing else: lower-case series, a four-digit year, two-digit
+#: month and day, a serial and a version without leading zeros, a format token of letters, digits and ``+``
+#: (``image+jpeg``; one with an escape, ``xhtml%2Bxml``, goes to the general path).
+_SERIAL_NAME: Final = re.compile(
+    rb"urn:pdi://([a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?)/([0-9]{4})/([0-9]{2})/([0-9]{2})/([1-9][0-9]{0,18})"
+    rb"\.([a-z0-9](?:[a-z0-9+]{0,30}[a-z0-9])?)\.([1-9][0-9]{0,8})")
+#: What :func:`urllib.parse.quote` leaves as it is in a ``Link`` (``pdi.interop.memento.link``): a base URL of other
+#: characters goes to the general path.
+_UNQUOTED: Final = re.compile(r"[A-Za-z0-9:/?#\[\]@!$&'()*+,;=\-._~%]*")
+
+_VARY_BY_READER: Final = (b"vary", BY_READER.encode("latin-1"))
+
+
+class PlainAnswers:
+    """The answers of the module's docstring, for one archive; ``content_policy`` is what every N2R answer of an
+    archived representation says in ``Content-Security-Policy``, ``origin(series)`` the base URL a mirrored series
+    is copied from (``None``: this archive's own)."""
+
+    def __init__(self, archive: Archive, content_policy: str, origin: Callable[[str], str | None]) -> None:
+        self.archive = archive
+        self._policy = content_policy.encode("latin-1")
+        self._origin = origin
+        #: Memento-Datetime of a deposit time, by its first 19 characters (the second): one a second of deposits.
+        self._stamps: dict[str, str] = {}
+        #: Whether a base URL (without its last ``/``) quotes to itself in a ``Link``.
+        self._bases: dict[str, bool] = {}
+
+    def answer(
+        self, query: bytes, n2l: bool, revalidating: bool, most: int, base: str | None,
+    ) -> Entity | Validator | Fixed | None:
+        """N2L's ``302`` (``n2l``), N2R's validator (``revalidating``) or else N2R's whole answer (at most ``most``
+        octets; ``base``, the request's base URL) of the name ``query`` spells, if it is the plain case."""
+        spelled = _SERIAL_NAME.fullmatch(query)
+        if spelled is None:
+            return None
+        series_b, year, month, dom, serial_b, token_b, version_b = spelled.groups()
+        try:
+            day = datetime.date(int(year), int(month), int(dom))
+        except ValueError:
+            return None  # no such day: the general path says so
+        series, serial, token = series_b.decode("ascii"), serial_b.decode("ascii"), token_b.decode("ascii")
+        version = int(version_b)
+        found = self.archive.public_serial(series, day, serial, version, token, octets=not (n2l or revalidating))
+        if found is None:
+            return None
+        record = found.record
+        if (record.serial is None or str(record.serial) != serial or record.format != token
+                or record.version != version or record.series != series):
+            return None  # not the name the record is named by, spelled so: the general path builds it
+        if self._origin(series) is not None:
+            return None  # mirrored: its answers link the origin (pdi.server.protocol.mirrored)
+        name = query.decode("ascii")
+        document = name.rsplit(".", 2)[0]
+        etag = f'"{record.sha256}"'
+        names = (name, document)
+        if n2l:
+            return Fixed(302, ((b"content-length", b"0"), (b"location", b"/uri-res/N2R?" + query), _VARY_BY_READER),
+                         b"", names, True, etag)
+        if revalidating:
+            return Validator(etag, SHARED_VALIDATOR_FIELDS, names, True)
+        media_type = record.media_type
+        if base is None or record.size > most or media_type.startswith("multipart/"):
+            return None
+        info = BlobInfo(record.sha256, found.size, found.chunk_size, found.chunks)
+        if found.data is not None:
+            data = checked(info, found.data)
+        elif found.size == record.size:
+            data = read_cached(info, found.path)
+        else:
+            data = None
+        if data is None or len(data) != record.size:
+            return None  # damaged, missing, or not in memory: the general path reads it, or says what is wrong
+        at = base.rstrip("/")
+        plain = self._bases.get(at)
+        if plain is None:
+            if len(self._bases) >= 64:
+                self._bases.clear()
+            self._bases[at] = plain = _UNQUOTED.fullmatch(at) is not None
+        if not plain:
+            return None
+        records = found.records
+        if len(records) == 1:
+            first, created = name, record.created_at
+        else:  # the version's first format names its memento; its first deposit dates it
+            first = f"{document}.{min(r.format for r in records)}.{version}"
+            created = min(r.created_at for r in records)
+        stamp = self._stamp(created)
+        link = (f'<{name}>; rel="canonical", <{at}/uri-res/N2R?{document}>; rel="original",'
+                f' <{at}/timegate/{document}>; rel="timegate",'
+                f' <{at}/timemap/link/{document}>; rel="timemap"; type="{LINK_FORMAT}",'
+                f' <{at}/uri-res/N2R?{first}>; rel="memento"; datetime="{stamp}"')
+        charset = record.charset
+        if charset:
+            content_type = f"{media_type}; charset={charset}"
+        else:  # as Starlette's Response labels a text it is given without a charset
+            content_type = f"{media_type}; charset=utf-8" if media_type.startswith("text/") else media_type
+        headers = (
+            (b"memento-datetime", stamp.encode("latin-1")),
+            (b"link", link.encode("latin-1")),
+            (b"vary", b"Accept"),
+            (b"x-pdi-sha256", record.sha256.encode("latin-1")),
+            (b"content-security-policy", self._policy),
+            (b"x-content-type-options", b"nosniff"),
+            (b"etag", etag.encode("latin-1")),
+            (b"cache-control", _IMMUTABLE),
+            (b"accept-ranges", b"bytes"),
+        )
+        return Entity(data, content_type.encode("latin-1"), etag, headers, names, True)
+
+    def _stamp(self, created: str) -> str:
+        """The Memento-Datetime of a deposit time as the catalog keeps it (``2026-11-22T14:30:00.000000Z``)."""
+        second = created[:19]
+        stamp = self._stamps.get(second) if created.endswith("Z") else None
+        if stamp is None:
+            stamp = http_datetime(parse_timestamp(created))
+            if created.endswith("Z") and len(created) > 19 and created[19] == ".":  # only the second is told
+                if len(self._stamps) >= 4096:
+                    self._stamps.clear()
+                self._stamps[second] = stamp
+        return stamp
+
+
+_IMMUTABLE: Final = IMMUTABLE.encode("latin-1")
