@@ -60,6 +60,7 @@ from pdi.server.process.cache import (
     negotiates,
     request_field,
     respond,
+    wire,
 )
 from pdi.server.process.limits import DEFAULT_HEADER_SECONDS
 from pdi.server.process.observe import AccessLog, clf, count_cached_answer, log_cached_answer
@@ -327,8 +328,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             found = self._answer_public(cache, url.path, query, scheme, host)
             if found is None:
                 return False  # the app answers it, and counts its look-up in the cache (CachedAnswers)
-            status, headers, body = found
-            lines = b"".join(b"%s: %s\r\n" % pair for pair in headers) + b"\r\n"
+            status, lines, body = found
         defaults = self.server_state.default_headers
         if defaults is not _defaults[0]:  # uvicorn makes them anew each second (the Date)
             _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
@@ -360,8 +360,10 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
 
     def _answer_public(
         self, cache: ResponseCache, path: bytes, query: bytes, scheme: str, host: bytes,
-    ) -> tuple[int, Headers, bytes] | None:
-        """The answer to an N2R or N2L of a name the cache does not hold, made now and kept, when :attr:`public` can.
+    ) -> tuple[int, bytes, bytes] | None:
+        """The answer to an N2R or N2L of a name the cache does not hold, made now and kept, when :attr:`public` can
+        (status, header lines as sent, body: a whole ``200``'s or a ``302``'s lines made once, kept with it, as
+        :func:`~pdi.server.process.cache.kept_wire` makes them).
 
         Only while the cache is fresh (a stale one is revalidated by the
         ASGI path first, where the catalog cannot say its generation at once),
@@ -380,12 +382,22 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             unchanged = None if validator is None else respond(validator, *fields)
             if validator is not None and unchanged is not None:
                 cache.put(key, validator)
-                return unchanged
+                return _lines(unchanged)
         made = public(path, scheme, self.server, host, query, False)
         if made is None:
             return None
         cache.put(key, made)
-        return respond(made, *fields)
+        sent = wire(made, fields)
+        if sent is not None:
+            return sent
+        found = respond(made, *fields)
+        return None if found is None else _lines(found)
+
+
+def _lines(found: tuple[int, Headers, bytes]) -> tuple[int, bytes, bytes]:
+    """An answer's status, its header fields as the lines sent (then the empty line), and its body."""
+    status, headers, body = found
+    return status, b"".join(b"%s: %s\r\n" % pair for pair in headers) + b"\r\n", body
 
 
 #: uvicorn's default headers last seen (Date, Server) and their lines: the same for every answer within a second.
