@@ -1,6 +1,7 @@
 """WARC records, read and checked once (pass 1 of an import): ISO 28500:2017 (WARC 1.1) §5, §6.3, §6.4, §6.7, §6.8.
 
-Every record is read to its end with warcio; its block and payload digests
+Every record is read to its end with warcio (a file of plain records only: by
+:mod:`~pdi.interop.warc.direct`, which gives the same); its block and payload digests
 (§5.8, §5.9) are checked as it passes, its payload's codings undone with the
 output bounded; what an import can use is indexed by URL (as URIs are
 compared, :func:`pdi.mhtml.resolve.comparable`) and by payload digest, so that
@@ -17,7 +18,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
@@ -297,7 +298,30 @@ def _read_source(
     total: int,
     progress: Callable[[int, int], None] | None,
 ) -> None:
-    """Index the records of one file (see :func:`read_index`)."""
+    """Index the records of one file (see :func:`read_index`): by :mod:`~pdi.interop.warc.direct` when every
+    record is plain, else by warcio."""
+    from pdi.interop.warc.direct import Handover, Read, read_plain
+
+    def told(at: int) -> None:
+        if progress is not None:
+            progress(min(before + at, total), total)
+
+    read = Read(index.kept_bytes, KEEP_TOTAL)
+    whole = True
+    with source.open() as fh:
+        try:
+            read_plain(fh, source, number, limit, bounds, deadline, read, told)
+        except (Handover, PDIError):  # (PDIError: the file itself is damaged, a WACZ entry's CRC-32)
+            whole = False  # warcio reads the whole file, and meets what is wrong where it is
+    for offset, entry, payload in read.records if whole else ():
+        index.records += 1
+        if entry is not None:
+            index.add(entry)
+            if payload is not None:
+                index.kept[(number, offset)] = payload
+                index.kept_bytes += len(payload)
+    if whole:
+        return
     with source.open() as fh, contextlib.redirect_stderr(io.StringIO()):
         # warcio writes its warning about a record not followed by blank lines to
         # stderr and counts it; here the count makes it an error.
@@ -376,8 +400,17 @@ def _index_one(
     With ``keep``, a payload of at most :data:`KEEP_RECORD` octets is kept too
     (it is the index's only once its record's digests are found right).
     """
-    kind = record.rec_type
-    headers = record.rec_headers
+    return _index_fields(record.rec_type, record.rec_headers, record.http_headers, record.length,
+                         record.content_stream, source, number, offset, limit, keep)
+
+
+def _index_fields(
+    kind: str, headers: Any, http: Any, length: int | None, content: Callable[[], BinaryIO], source: Source,
+    number: int, offset: int, limit: int, keep: bool,
+) -> tuple[Entry | None, bytes | None]:
+    """:func:`_index_one` of a record read (by warcio, or by :mod:`~pdi.interop.warc.direct`) into its type, its
+    WARC and HTTP header fields (``get_header``; the HTTP ones ``None`` when it has none, and ``statusline`` and
+    ``get_statuscode``, as warcio's), its ``Content-Length`` and its payload's stream, codings undone."""
     uri = headers.get_header("WARC-Target-URI")
     if kind not in ("response", "resource", "revisit") or not _http_target(uri):
         return None, None  # warcinfo, request, metadata, dns: … records say nothing a page is made of
@@ -385,7 +418,6 @@ def _index_one(
     uri = uri.strip().strip("<>")  # WARC 1.0 writers put <…> around it (§5.11 erratum)
     warc_date = headers.get_header("WARC-Date") or ""
     date = _parse_date(warc_date, source, offset)
-    http = record.http_headers
     where = _where(source, offset, uri)
     if kind == "resource":
         status = 200
@@ -407,9 +439,9 @@ def _index_one(
     segmented = headers.get_header("WARC-Segment-Number") is not None
     payload: bytes | None = None
     if kind != "revisit" and not segmented:
-        small = keep and 0 <= (record.length or 0) <= KEEP_RECORD
+        small = keep and 0 <= (length or 0) <= KEEP_RECORD
         try:
-            counted = _drain(record.content_stream(), limit, where, keep=small)
+            counted = _drain(content(), limit, where, keep=small)
         except LimitError:
             oversize = True  # the rest is read raw by read_to_end, so its digests are still checked
         else:
