@@ -10,7 +10,7 @@ record ``version CRLF fields CRLF CRLF block CRLF CRLF`` (ISO 28500:2017 §4)
 with an HTTP header block ending in CRLF CRLF. Those are read here: a gzip
 member decompressed in one go, each header block split whole, both digests
 (§5.8, §5.9) made in one ``hashlib`` call over the block and the payload,
-and the same index entries made from them (:func:`~pdi.interop.warc.records._index_fields`,
+and the same index entries made from them (:func:`~pdi.interop.warc.entries._index_fields`,
 which warcio's records go through too; transfer and content codings are
 undone by warcio's own readers).
 
@@ -44,7 +44,7 @@ from warcio.bufferedreaders import BufferedReader, ChunkedDataReader
 
 from pdi.errors import PDIError
 from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits
-from pdi.interop.warc.records import Entry, _index_fields
+from pdi.interop.warc.entries import Entry, _index_fields
 from pdi.interop.warc.sources import Source
 
 __all__ = ["RECORD_CAP", "Handover", "Read", "read_plain"]
