@@ -38,7 +38,7 @@ def _index(path: Path, *, fast: bool, monkeypatch: pytest.MonkeyPatch) -> object
         if not fast:
             def hand_over(*_args: object, **_kwargs: object) -> None:
                 raise direct.Handover(0)
-            patch.setattr(direct, "read_plain", hand_over)
+            patch.setattr(records, "read_plain", hand_over)
         try:
             index = read_index(sources_for(path), limit=1 << 20)
         except PDIError as exc:
@@ -119,6 +119,8 @@ def _odd() -> list[bytes]:
                  b"WARC-Payload-Digest: sha1:" + base64.b64encode(sha1)], body),
         _record([*common, b"WARC-Target-URI: http://example.org/",
                  b"WARC-Payload-Digest: sha1:" + base64.b32encode(hashlib.sha1(b"other").digest())], body),
+        _record([*common, b"WARC-Target-URI: http://example.org/a b", b"WARC-Target-URI: http://example.org/c d"],
+                body),
         _record([*common, b"WARC-Target-URI: http://example.org/", b"X-Folded: a", b"  b"], body),
         _record([*common, b"WARC-Target-URI: http://example.org/", b"X-Latin: caf\xe9"], body),
         _record([*common, b"WARC-Target-URI: http://example.org/", b"X-Bare: a\nb"], body),

@@ -200,8 +200,8 @@ def _record(
         raise _Short if len(data) - pos < head_cap else _NotPlain
     lines = _lines(data[pos:end])
     statusline, warc = _parse_fields(lines)
-    if statusline not in _VERSIONS:
-        raise _NotPlain
+    if statusline not in _VERSIONS or len(warc) < len(lines) - 1:
+        raise _NotPlain  # (a field named twice: warcio corrects the last WARC-Target-URI, and reads the first)
     kind = warc.get("warc-type")
     declared = warc.get("content-length")
     if kind is None or declared is None or not (declared.isascii() and declared.isdigit()):
