@@ -27,12 +27,12 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from pdi.errors import PDIError
-from pdi.interop.warc import direct, read_index, records, sources_for
+from pdi.interop.warc import ReadLimits, direct, read_index, records, sources_for
 
 DATE = "2024-05-06T10:00:00Z"
 
 
-def _index(path: Path, *, fast: bool, monkeypatch: pytest.MonkeyPatch) -> object:
+def _index(path: Path, *, fast: bool, monkeypatch: pytest.MonkeyPatch, bounds: ReadLimits | None = None) -> object:
     """What pass 1 makes of ``path`` (entries, kept payloads, records, dropped), or its error's text."""
     with monkeypatch.context() as patch:
         if not fast:
@@ -40,15 +40,15 @@ def _index(path: Path, *, fast: bool, monkeypatch: pytest.MonkeyPatch) -> object
                 raise direct.Handover(0)
             patch.setattr(records, "read_plain", hand_over)
         try:
-            index = read_index(sources_for(path), limit=1 << 20)
+            index = read_index(sources_for(path), limit=1 << 20, bounds=bounds)
         except PDIError as exc:
             return f"{type(exc).__name__}: {exc}"
         return index.entries, index.kept, index.records, index.dropped, index.by_key, index.by_digest
 
 
-def _same(path: Path, monkeypatch: pytest.MonkeyPatch) -> object:
-    ours = _index(path, fast=True, monkeypatch=monkeypatch)
-    assert ours == _index(path, fast=False, monkeypatch=monkeypatch)
+def _same(path: Path, monkeypatch: pytest.MonkeyPatch, bounds: ReadLimits | None = None) -> object:
+    ours = _index(path, fast=True, monkeypatch=monkeypatch, bounds=bounds)
+    assert ours == _index(path, fast=False, monkeypatch=monkeypatch, bounds=bounds)
     return ours
 
 
@@ -191,6 +191,21 @@ def test_a_member_of_zeros_is_refused_as_warcio_refuses_it(tmp_path: Path, monke
     path = tmp_path / "a.warc.gz"
     path.write_bytes(_site(True) + bomb)
     assert "decompresses to more than" in str(_same(path, monkeypatch))
+
+
+@pytest.mark.parametrize("compressed", [True, False])
+def test_header_bounds_near_a_record_s_own_give_what_warcio_gives(
+    compressed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / ("a.warc.gz" if compressed else "a.warc")
+    path.write_bytes(WHOLE[compressed])
+    outcomes = set()
+    for lines in range(8, 30):
+        outcomes.add(isinstance(_same(path, monkeypatch, ReadLimits(max_header_lines=lines)), str))
+    for size in range(300, 800, 20):
+        outcomes.add(isinstance(_same(path, monkeypatch, ReadLimits(max_header_bytes=size)), str))
+        outcomes.add(isinstance(_same(path, monkeypatch, ReadLimits(max_line_bytes=size // 4)), str))
+    assert outcomes == {True, False}  # refused under the tighter bounds, read under the looser
 
 
 #: the files damaged below, made once (their record ids are random: hypothesis replays its examples)

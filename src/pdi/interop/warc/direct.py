@@ -243,7 +243,8 @@ def _record(
             http = _Fields(fields, parts[1].strip() if len(parts) > 1 else "")
             payload_at = http_end + 4 - start
             header_lines += len(http_lines) + 1
-    if header_lines > bounds.max_header_lines or start - pos + payload_at > bounds.max_header_bytes:
+    # near the bounds (warcio's reader counts a line or two more or less at a record's edges): warcio's to judge
+    if header_lines + 4 > bounds.max_header_lines or start - pos + payload_at + 16 > bounds.max_header_bytes:
         raise _NotPlain
     payload = block[payload_at:]
     payload_digest = warc.get("warc-payload-digest")
