@@ -15,6 +15,7 @@ import base64
 import gzip
 import hashlib
 import io
+import random
 import tempfile
 import zlib
 from pathlib import Path
@@ -210,6 +211,20 @@ def test_header_bounds_near_a_record_s_own_give_what_warcio_gives(
 
 #: the files damaged below, made once (their record ids are random: hypothesis replays its examples)
 WHOLE = {compressed: _site(compressed) + _coded(compressed) for compressed in (True, False)}
+
+
+@pytest.mark.parametrize("lead", [1 << 20, 10 << 20])
+def test_a_member_whose_first_octets_expand_past_the_bound_is_refused_as_warcio_refuses_it(
+    lead: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Zeros, then random octets: the member as a whole is within the bound, its first blocks are not."""
+    body = b"\0" * lead + random.Random(lead).randbytes(1 << 20)
+    record = _record([b"WARC-Type: resource", b"WARC-Target-URI: http://example.org/z", b"WARC-Date: " + DATE.encode(),
+                      b"WARC-Block-Digest: sha1:" + base64.b32encode(hashlib.sha1(body).digest())], body)
+    deflate = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    path = tmp_path / "a.warc.gz"
+    path.write_bytes(_site(True) + deflate.compress(record) + deflate.flush() + _coded(True))
+    _same(path, monkeypatch)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

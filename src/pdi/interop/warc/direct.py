@@ -8,26 +8,28 @@ most of an import's first pass, itself longer than ``warcio check``
 gzip member per record (WARC 1.1 annex D) or an uncompressed file, each
 record ``version CRLF fields CRLF CRLF block CRLF CRLF`` (ISO 28500:2017 §4)
 with an HTTP header block ending in CRLF CRLF. Those are read here: a gzip
-member decompressed in one go, each header block split whole, both digests
-(§5.8, §5.9) made in one ``hashlib`` call over the block and the payload,
-and the same index entries made from them (:func:`~pdi.interop.warc.entries._index_fields`,
-which warcio's records go through too; transfer and content codings are
-undone by warcio's own readers).
+member decompressed whole, each header block split whole, each digest
+(§5.8, §5.9) made in one ``hashlib`` call, and the index entries made from
+them by :func:`~pdi.interop.warc.entries._index_fields`, which warcio's
+records go through too (transfer and content codings are undone by
+warcio's own readers).
 
 The fast path accepts a record only when it is sure warcio, through
 :class:`~pdi.interop.warc.bounded.BoundedIterator`, reads it the same and
 finds nothing wrong with it. Whatever else it meets (a line that is not
-``name: value``, a continuation line, a bare LF, a version other than
-``WARC/1.0`` or ``WARC/1.1``, a digest spelled other than in base32 or
-that does not match, a member holding more or less than one record, a
-record larger than :data:`RECORD_CAP`, a header block near the bounds, a
-gzip member near its expansion bound, the deadline, any damage) raises
-:class:`Handover`, and the caller reads the whole file again with warcio,
-from its start (warcio's reader, started at a member in the middle, would
+``name: value``, a continuation line, a bare CR or LF, a WARC field named
+twice, a version other than ``WARC/1.0`` or ``WARC/1.1``, a digest spelled
+other than in base32 as warcio writes it, or that does not match, a member
+holding more or less than one record, a record larger than
+:data:`RECORD_CAP`, a header block near the bounds, a member expanding
+near the bound (:func:`_expansion_cap`), the deadline, any damage) raises
+:class:`Handover`, and the caller reads the whole file again with warcio
+from its start (warcio's reader started at a member in the middle would
 not know the file's format and compression as it does there), which judges
-it and names any damage exactly as before: a file with such a record takes
-the fast path's time up to it more than it did. So the fast path changes how long a plain file takes,
-never what a file yields or which error it gives.
+it and names any damage exactly as before. So the fast path changes how
+long a plain file takes (a file holding another record takes the fast
+path's time up to it more), never what a file yields or which error it
+gives: tests/interop/test_interop_warc_direct.py compares the two readings.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from warcio.bufferedreaders import BufferedReader, ChunkedDataReader
+from warcio.utils import BUFF_SIZE
 
 from pdi.errors import PDIError
 from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits
@@ -258,6 +261,23 @@ def _record(
     return stop + 4, entry, kept
 
 
+#: Compressed octets fed to a member's decompressor at a time: warcio's reader's block (``BUFF_SIZE``), at
+#: whose ends :mod:`~pdi.interop.warc.bounded` checks the expansion.
+_STEP = BUFF_SIZE
+
+
+def _expansion_cap(bounds: ReadLimits) -> float:
+    """The expansion past which the fast path hands a member over.
+
+    The bounded reader checks ``made > allowance and made > ratio * given`` at the ends of its blocks; the
+    fast path checks after each :data:`_STEP` octets from the member's start, which may fall up to a block
+    after the reader's check, so it checks a lower ratio: where the reader's check fails, ``given`` here is
+    at most ``given + STEP`` there and ``made`` at least the same, so ``made`` is past ``ratio / 2`` times
+    ``given`` (``given`` over two blocks), or past the allowance over two blocks (under them).
+    """
+    return min(bounds.max_expansion / 2, EXPANSION_ALLOWANCE / (2 * _STEP))
+
+
 def _members(
     fh: BinaryIO, pending: bytes, bounds: ReadLimits, deadline: float | None
 ) -> Iterator[tuple[int, int, bytes]]:
@@ -265,11 +285,13 @@ def _members(
     read here."""
     offset = 0
     file_in = file_out = 0
-    ratio = bounds.max_expansion
+    cap = _expansion_cap(bounds)
+    buffer = memoryview(pending)
+    at = 0  # where the next member begins in buffer
     while True:
-        if not pending:
-            pending = fh.read(_BLOCK)
-            if not pending:
+        if at == len(buffer):
+            buffer, at = memoryview(fh.read(_BLOCK)), 0
+            if not buffer:
                 return
         if deadline is not None and time.monotonic() > deadline:
             raise Handover(offset)
@@ -277,21 +299,22 @@ def _members(
         out: list[bytes] = []
         made = taken = 0
         while not member.eof:
-            if not pending:
-                pending = fh.read(_BLOCK)
-                if not pending:
+            if at == len(buffer):
+                buffer, at = memoryview(fh.read(_BLOCK)), 0
+                if not buffer:
                     raise Handover(offset)  # cut inside the member
+            step = buffer[at:at + _STEP]
             try:
-                piece = member.decompress(pending, RECORD_CAP + 1 - made)
+                piece = member.decompress(step, RECORD_CAP + 1 - made)
             except zlib.error:
                 raise Handover(offset) from None
-            rest = member.unused_data if member.eof else member.unconsumed_tail
-            taken += len(pending) - len(rest)
-            pending = rest
+            used = len(step) - len(member.unused_data if member.eof else member.unconsumed_tail)
+            at += used
+            taken += used
             made += len(piece)
             out.append(piece)
-            if made > RECORD_CAP or (made > EXPANSION_ALLOWANCE and made > ratio * taken) or (
-                    file_out + made > EXPANSION_ALLOWANCE and file_out + made > ratio * (file_in + taken)):
+            if made > RECORD_CAP or (made > EXPANSION_ALLOWANCE and made > cap * taken) or (
+                    file_out + made > EXPANSION_ALLOWANCE and file_out + made > cap * (file_in + taken)):
                 raise Handover(offset)
         file_in += taken
         file_out += made
