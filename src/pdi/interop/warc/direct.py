@@ -263,7 +263,7 @@ def _record(
 
 #: Compressed octets fed to a member's decompressor at a time: warcio's reader's block (``BUFF_SIZE``), at
 #: whose ends :mod:`~pdi.interop.warc.bounded` checks the expansion.
-_STEP = BUFF_SIZE
+_STEP: int = BUFF_SIZE
 
 
 def _expansion_cap(bounds: ReadLimits) -> float:
