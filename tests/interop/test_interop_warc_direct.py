@@ -162,9 +162,19 @@ def test_a_plain_file_is_read_by_the_fast_path_alone_and_gives_what_warcio_gives
     assert _index(path, fast=True, monkeypatch=monkeypatch) == index
 
 
-def test_the_corpus_gives_what_warcio_gives(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert not isinstance(_same(DATA / "site.warc.gz", monkeypatch), str)
-    assert not isinstance(_same(DATA / "site.wacz", monkeypatch), str)
+@pytest.mark.parametrize("name", ["site.warc.gz", "site.wacz", "wget.warc.gz", "wget-plain.warc"])
+def test_the_corpus_is_read_by_the_fast_path_alone_and_gives_what_warcio_gives(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files other tools wrote (tests/data/warc/README.md): warcio's recorder, py-wacz, GNU Wget."""
+    index = _same(DATA / name, monkeypatch)
+    assert not isinstance(index, str) and index[0]
+
+    def no_warcio(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("warcio was asked to read a plain file")
+
+    monkeypatch.setattr(records, "BoundedIterator", no_warcio)
+    assert _index(DATA / name, fast=True, monkeypatch=monkeypatch) == index
 
 
 @pytest.mark.parametrize("number", range(len(_odd())))
