@@ -291,11 +291,14 @@ def _write_page(
     seen: set[str] = set()
     for part in (root, *(p for p in aggregate.parts if p is not root)):
         location = (part.location or part.content_location or "").split("#", 1)[0]
-        if not location.lower().startswith(("http://", "https://")) or comparable(location) in seen:
+        if not location.lower().startswith(("http://", "https://")):
             continue  # cid: parts (Chromium's inline sheets) are found through the page, not by URL
-        seen.add(comparable(location))
+        key = comparable(location)
+        if key in seen:
+            continue
+        seen.add(key)
         extra = {"PDI": str(name)} if part is root else None
-        when = date if part is root else part_dates.get(comparable(location), date)
+        when = date if part is root else part_dates.get(key, date)
         writer.response(location, when, part.content_type, part.charset, part.data, extra)
     if comparable(url) != comparable(root_url):  # the page answered at another URL: the redirect
         writer.redirect(url, root_url, date)

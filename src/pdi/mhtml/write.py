@@ -169,9 +169,13 @@ def encode_quoted_printable(data: bytes) -> bytes:
     return bytes(out)
 
 
+#: A line of base64 (RFC 2045 §6.8: at most 76 characters), cut by one ``findall`` (the lines sliced one by
+#: one were most of packing a page of images: issue 24)
+_BASE64_LINE = re.compile(rb".{1,%d}" % _LINE, re.DOTALL)
+
+
 def _encode_base64(data: bytes) -> bytes:
-    raw = base64.b64encode(data)
-    return b"\r\n".join(map(raw.__getitem__, map(slice, range(0, len(raw), _LINE), range(_LINE, len(raw) + _LINE, _LINE))))
+    return b"\r\n".join(_BASE64_LINE.findall(base64.b64encode(data)))
 
 
 def _q_word_chunks(value: str, charset: str, first_room: int, room: int = 75) -> list[str]:

@@ -6,7 +6,9 @@ record types ``response`` (§6.3), ``resource`` (§6.4) and ``revisit``
 not modified), and the named fields ``WARC-Target-URI`` (§5.11),
 ``WARC-Date`` (§5.4), ``WARC-Payload-Digest`` (§5.9), ``WARC-Block-Digest``
 (§5.8) and ``WARC-Refers-To-Target-URI``/``-Date`` (§5.12, §5.13). The
-records are read with ``warcio`` (never by hand).
+records are read with ``warcio``, except in pass 1 a file of plain records
+only (:mod:`~pdi.interop.warc.direct`: a header block at a time, for speed,
+giving what warcio gives; any other record and warcio reads the file).
 
 An import runs in two passes.
 
@@ -46,7 +48,8 @@ The package's modules: :mod:`~pdi.interop.warc.sources` (the WARC files of a
 path: itself, or those a WACZ holds), :mod:`~pdi.interop.warc.records` (pass 1: reading and
 checking the records, the index by URL and digest), :mod:`~pdi.interop.warc.bounded`
 (warcio's reader with the bounds and the checks for a file cut short), :mod:`~pdi.interop.warc.pages`
-(pass 2: pages and lone resources, planned and deposited) and
+(pass 2: pages and lone resources, planned and deposited), :mod:`~pdi.interop.warc.direct`
+(pass 1's fast path for plain records) and
 :mod:`~pdi.interop.warc.write` (a capture's exchanges as WARC).
 """
 

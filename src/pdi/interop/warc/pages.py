@@ -40,7 +40,8 @@ from pdi.errors import (
 )
 from pdi.identifier import PDI
 from pdi.interop.warc.bounded import ReadLimits
-from pdi.interop.warc.records import PAGE_TYPES, Entry, WarcIndex, _where, read_index
+from pdi.interop.warc.entries import _where
+from pdi.interop.warc.records import PAGE_TYPES, Entry, WarcIndex, read_index
 from pdi.interop.warc.sources import Source, sources_for
 from pdi.uri import resolve
 

@@ -1,6 +1,7 @@
 """WARC records, read and checked once (pass 1 of an import): ISO 28500:2017 (WARC 1.1) §5, §6.3, §6.4, §6.7, §6.8.
 
-Every record is read to its end with warcio; its block and payload digests
+Every record is read to its end with warcio (a file of plain records only: by
+:mod:`~pdi.interop.warc.direct`, which gives the same); its block and payload digests
 (§5.8, §5.9) are checked as it passes, its payload's codings undone with the
 output bounded; what an import can use is indexed by URL (as URIs are
 compared, :func:`pdi.mhtml.resolve.comparable`) and by payload digest, so that
@@ -14,17 +15,12 @@ import contextlib
 import datetime
 import io
 import time
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
-from warcio.exceptions import ArchiveLoadFailed
 from warcio.recordloader import ArcWarcRecord
 
-from pdi import formats
-from pdi._wording import plural
 from pdi.errors import (
     IntegrityError,
     LimitError,
@@ -34,107 +30,24 @@ from pdi.errors import (
     UnsupportedError,
 )
 from pdi.interop.warc.bounded import BoundedIterator, ReadLimits, Refused
+from pdi.interop.warc.direct import Handover, Read, read_plain
+from pdi.interop.warc.entries import (
+    _CHUNK,
+    KEEP_RECORD,
+    Entry,
+    _drain,
+    _index_fields,
+    _where,
+)
 from pdi.interop.warc.sources import Source
 from pdi.mhtml.resolve import comparable
 
-__all__ = ["PAGE_TYPES", "Entry", "WarcIndex", "read_index"]
+__all__ = ["KEEP_RECORD", "KEEP_TOTAL", "PAGE_TYPES", "Entry", "WarcIndex", "read_index"]
 
 #: media types that make a record a page (an aggregate), not a lone resource
 PAGE_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-_CHUNK = 1 << 16
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One record of a WARC, as indexed: where it is and what its headers said."""
-
-    source: int
-    offset: int
-    kind: str
-    uri: str
-    date: datetime.datetime
-    warc_date: str
-    record_id: str
-    status: int
-    media_type: str | None
-    charset: str | None
-    location: str | None
-    payload_digest: str | None
-    refers_to_uri: str | None = None
-    refers_to_date: str | None = None
-    size: int = 0
-    #: its payload decodes to more than the limit: listed, not imported (its digests were still checked)
-    oversize: bool = False
-    #: the first segment of a segmented record (WARC 1.1 §6.8): the rest is in ``continuation``
-    #: records, which pdi does not join; listed, not imported
-    segmented: bool = False
-
-    def unusable(self, limit: int) -> str | None:
-        """Why this record's payload cannot be used, or ``None``."""
-        if self.segmented:
-            return "it is a segment of a record split over several (WARC-Segment-Number), which pdi does not join"
-        if self.oversize:
-            return f"its payload is larger than the limit of {plural(limit, 'byte')}"
-        return None
-
-
-def _where(source: Source, offset: int, uri: str | None = None) -> str:
-    about = f" ({uri})" if uri else ""
-    return f"{source.name}: the record at offset {offset}{about}"
-
-
-def _parse_date(value: str | None, source: Source, offset: int) -> datetime.datetime:
-    if not value:
-        raise ParseError(f"{_where(source, offset)} has no WARC-Date", rule="WARC-Date")
-    try:
-        parsed = datetime.datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise ParseError(
-            f"{_where(source, offset)}: WARC-Date {value!r} is not a W3C-ISO8601 date", rule="WARC-Date"
-        ) from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=datetime.UTC)  # WARC dates are UTC (§5.4)
-    return parsed.astimezone(datetime.UTC)
-
-
-#: The largest payload pass 1 keeps for pass 2 (octets), and all it keeps at most: pass 2 reads a
-#: part kept so without opening the file and parsing its record again (a third of pass 2's time).
-KEEP_RECORD = 1 << 20
+#: All the payloads pass 1 keeps for pass 2, at most (octets; each at most :data:`KEEP_RECORD`).
 KEEP_TOTAL = 32 << 20
-
-
-def _content_type(value: str | None) -> tuple[str | None, str | None]:
-    media, charset = formats.content_type_of(value)
-    if media is not None and "/" not in media:
-        media = None
-    return media, charset
-
-
-def _drain(stream: BinaryIO, limit: int, where: str, keep: bool) -> bytes | int:
-    """Read ``stream`` to its end, at most ``limit`` bytes; the bytes (``keep``) or their count."""
-    pieces: list[bytes] = []
-    total = 0
-    try:
-        while True:
-            chunk = stream.read(_CHUNK)
-            if not chunk:
-                break
-            total += len(chunk)
-            if total > limit:
-                raise LimitError(f"{where}: its payload is larger than the limit of {plural(limit, 'byte')}")
-            if keep:
-                pieces.append(chunk)
-    except PDIError:
-        raise
-    except (zlib.error, ValueError, EOFError, OSError, ArchiveLoadFailed) as exc:
-        raise ParseError(f"{where}: its payload cannot be decoded: {exc}", rule="payload") from None
-    except Exception as exc:  # warcio's chunked and brotli decoders raise their own classes
-        raise ParseError(f"{where}: its payload cannot be decoded: {type(exc).__name__}: {exc}", rule="payload") from None
-    return b"".join(pieces) if keep else total
-
-
-def _http_target(uri: str | None) -> bool:
-    return uri is not None and uri.lower().startswith(("http://", "https://"))
 
 
 @dataclass
@@ -297,7 +210,28 @@ def _read_source(
     total: int,
     progress: Callable[[int, int], None] | None,
 ) -> None:
-    """Index the records of one file (see :func:`read_index`)."""
+    """Index the records of one file (see :func:`read_index`): by :mod:`~pdi.interop.warc.direct` when every
+    record is plain, else by warcio."""
+    def told(at: int) -> None:
+        if progress is not None:
+            progress(min(before + at, total), total)
+
+    read = Read(index.kept_bytes, KEEP_TOTAL)
+    whole = True
+    with source.open() as fh:
+        try:
+            read_plain(fh, source, number, limit, bounds, deadline, read, told)
+        except (Handover, PDIError):  # (PDIError: the file itself is damaged, a WACZ entry's CRC-32)
+            whole = False  # warcio reads the whole file, and meets what is wrong where it is
+    for offset, entry, payload in read.records if whole else ():
+        index.records += 1
+        if entry is not None:
+            index.add(entry)
+            if payload is not None:
+                index.kept[(number, offset)] = payload
+                index.kept_bytes += len(payload)
+    if whole:
+        return
     with source.open() as fh, contextlib.redirect_stderr(io.StringIO()):
         # warcio writes its warning about a record not followed by blank lines to
         # stderr and counts it; here the count makes it an error.
@@ -376,64 +310,5 @@ def _index_one(
     With ``keep``, a payload of at most :data:`KEEP_RECORD` octets is kept too
     (it is the index's only once its record's digests are found right).
     """
-    kind = record.rec_type
-    headers = record.rec_headers
-    uri = headers.get_header("WARC-Target-URI")
-    if kind not in ("response", "resource", "revisit") or not _http_target(uri):
-        return None, None  # warcinfo, request, metadata, dns: … records say nothing a page is made of
-    assert uri is not None
-    uri = uri.strip().strip("<>")  # WARC 1.0 writers put <…> around it (§5.11 erratum)
-    warc_date = headers.get_header("WARC-Date") or ""
-    date = _parse_date(warc_date, source, offset)
-    http = record.http_headers
-    where = _where(source, offset, uri)
-    if kind == "resource":
-        status = 200
-        media, charset = _content_type(headers.get_header("Content-Type"))
-        location = None
-    elif http is None:
-        if kind == "response":
-            return None, None  # a response that is not HTTP (ftp:, gopher:)
-        status, media, charset, location = 0, None, None, None
-    else:
-        code = (http.get_statuscode() or "").strip()
-        if not code.isdigit():
-            raise ParseError(f"{where} is damaged: its HTTP status line is {http.statusline!r}", rule="status-line")
-        status = int(code)
-        media, charset = _content_type(http.get_header("Content-Type"))
-        location = http.get_header("Location")
-    size = 0
-    oversize = False
-    segmented = headers.get_header("WARC-Segment-Number") is not None
-    payload: bytes | None = None
-    if kind != "revisit" and not segmented:
-        small = keep and 0 <= (record.length or 0) <= KEEP_RECORD
-        try:
-            counted = _drain(record.content_stream(), limit, where, keep=small)
-        except LimitError:
-            oversize = True  # the rest is read raw by read_to_end, so its digests are still checked
-        else:
-            if isinstance(counted, bytes):
-                size = len(counted)
-                payload = counted if size <= KEEP_RECORD else None  # a content coding may undo to more
-            else:
-                size = counted
-    return Entry(
-        source=number,
-        offset=offset,
-        kind=kind,
-        uri=uri,
-        date=date,
-        warc_date=warc_date.strip(),
-        record_id=(headers.get_header("WARC-Record-ID") or "").strip(),
-        status=status,
-        media_type=media,
-        charset=charset,
-        location=location,
-        payload_digest=headers.get_header("WARC-Payload-Digest"),
-        refers_to_uri=(headers.get_header("WARC-Refers-To-Target-URI") or "").strip("<> ") or None,
-        refers_to_date=(headers.get_header("WARC-Refers-To-Date") or "").strip() or None,
-        size=size,
-        oversize=oversize,
-        segmented=segmented,
-    ), payload
+    return _index_fields(record.rec_type, record.rec_headers, record.http_headers, record.length,
+                         record.content_stream, source, number, offset, limit, keep)

@@ -1,0 +1,190 @@
+"""A WARC record's index entry, made from its header fields and payload: what pass 1 makes of each record,
+whichever reader read it (warcio, :mod:`~pdi.interop.warc.records`; or :mod:`~pdi.interop.warc.direct`).
+
+ISO 28500:2017 (WARC 1.1) §5.4 (``WARC-Date``), §5.11 (``WARC-Target-URI``), §6.3, §6.4, §6.7 (the record
+types an import uses) and §6.8 (segments).
+"""
+
+from __future__ import annotations
+
+import datetime
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from warcio.exceptions import ArchiveLoadFailed
+
+from pdi import formats
+from pdi._wording import plural
+from pdi.errors import LimitError, ParseError, PDIError
+from pdi.interop.warc.sources import Source
+
+__all__ = ["KEEP_RECORD", "Entry"]
+
+_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One record of a WARC, as indexed: where it is and what its headers said."""
+
+    source: int
+    offset: int
+    kind: str
+    uri: str
+    date: datetime.datetime
+    warc_date: str
+    record_id: str
+    status: int
+    media_type: str | None
+    charset: str | None
+    location: str | None
+    payload_digest: str | None
+    refers_to_uri: str | None = None
+    refers_to_date: str | None = None
+    size: int = 0
+    #: its payload decodes to more than the limit: listed, not imported (its digests were still checked)
+    oversize: bool = False
+    #: the first segment of a segmented record (WARC 1.1 §6.8): the rest is in ``continuation``
+    #: records, which pdi does not join; listed, not imported
+    segmented: bool = False
+
+    def unusable(self, limit: int) -> str | None:
+        """Why this record's payload cannot be used, or ``None``."""
+        if self.segmented:
+            return "it is a segment of a record split over several (WARC-Segment-Number), which pdi does not join"
+        if self.oversize:
+            return f"its payload is larger than the limit of {plural(limit, 'byte')}"
+        return None
+
+
+def _where(source: Source, offset: int, uri: str | None = None) -> str:
+    about = f" ({uri})" if uri else ""
+    return f"{source.name}: the record at offset {offset}{about}"
+
+
+def _parse_date(value: str | None, source: Source, offset: int) -> datetime.datetime:
+    if not value:
+        raise ParseError(f"{_where(source, offset)} has no WARC-Date", rule="WARC-Date")
+    try:
+        parsed = datetime.datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ParseError(
+            f"{_where(source, offset)}: WARC-Date {value!r} is not a W3C-ISO8601 date", rule="WARC-Date"
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=datetime.UTC)  # WARC dates are UTC (§5.4)
+    return parsed.astimezone(datetime.UTC)
+
+
+#: The largest payload pass 1 keeps for pass 2 (octets; all it keeps: :data:`~pdi.interop.warc.records.KEEP_TOTAL`):
+#: pass 2 reads a part kept so without opening the file and parsing its record again (a third of pass 2's time).
+KEEP_RECORD = 1 << 20
+
+
+def _content_type(value: str | None) -> tuple[str | None, str | None]:
+    media, charset = formats.content_type_of(value)
+    if media is not None and "/" not in media:
+        media = None
+    return media, charset
+
+
+def _drain(stream: BinaryIO, limit: int, where: str, keep: bool) -> bytes | int:
+    """Read ``stream`` to its end, at most ``limit`` bytes; the bytes (``keep``) or their count."""
+    pieces: list[bytes] = []
+    total = 0
+    try:
+        while True:
+            chunk = stream.read(_CHUNK)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > limit:
+                raise LimitError(f"{where}: its payload is larger than the limit of {plural(limit, 'byte')}")
+            if keep:
+                pieces.append(chunk)
+    except PDIError:
+        raise
+    except (zlib.error, ValueError, EOFError, OSError, ArchiveLoadFailed) as exc:
+        raise ParseError(f"{where}: its payload cannot be decoded: {exc}", rule="payload") from None
+    except Exception as exc:  # warcio's chunked and brotli decoders raise their own classes
+        raise ParseError(f"{where}: its payload cannot be decoded: {type(exc).__name__}: {exc}", rule="payload") from None
+    return b"".join(pieces) if keep else total
+
+
+def _http_target(uri: str | None) -> bool:
+    return uri is not None and uri.lower().startswith(("http://", "https://"))
+
+
+def _index_fields(
+    kind: str, headers: Any, http: Any, length: int | None, content: Callable[[], BinaryIO], source: Source,
+    number: int, offset: int, limit: int, keep: bool,
+) -> tuple[Entry | None, bytes | None]:
+    """The index entry of a record an import can use (or ``None``), and its payload when kept; reads the payload
+    through.
+
+    The record is given read (by warcio, or by :mod:`~pdi.interop.warc.direct`) into its type, its WARC and
+    HTTP header fields (``get_header``; the HTTP ones ``None`` when it has none, and ``statusline`` and
+    ``get_statuscode``, as warcio's), its ``Content-Length`` and its payload's stream, codings undone. With
+    ``keep``, a payload of at most :data:`KEEP_RECORD` octets is kept too (it is the index's only once its
+    record's digests are found right).
+    """
+    uri = headers.get_header("WARC-Target-URI")
+    if kind not in ("response", "resource", "revisit") or not _http_target(uri):
+        return None, None  # warcinfo, request, metadata, dns: … records say nothing a page is made of
+    assert uri is not None
+    uri = uri.strip().strip("<>")  # WARC 1.0 writers put <…> around it (§5.11 erratum)
+    warc_date = headers.get_header("WARC-Date") or ""
+    date = _parse_date(warc_date, source, offset)
+    where = _where(source, offset, uri)
+    if kind == "resource":
+        status = 200
+        media, charset = _content_type(headers.get_header("Content-Type"))
+        location = None
+    elif http is None:
+        if kind == "response":
+            return None, None  # a response that is not HTTP (ftp:, gopher:)
+        status, media, charset, location = 0, None, None, None
+    else:
+        code = (http.get_statuscode() or "").strip()
+        if not code.isdigit():
+            raise ParseError(f"{where} is damaged: its HTTP status line is {http.statusline!r}", rule="status-line")
+        status = int(code)
+        media, charset = _content_type(http.get_header("Content-Type"))
+        location = http.get_header("Location")
+    size = 0
+    oversize = False
+    segmented = headers.get_header("WARC-Segment-Number") is not None
+    payload: bytes | None = None
+    if kind != "revisit" and not segmented:
+        small = keep and 0 <= (length or 0) <= KEEP_RECORD
+        try:
+            counted = _drain(content(), limit, where, keep=small)
+        except LimitError:
+            oversize = True  # the rest is read raw by read_to_end, so its digests are still checked
+        else:
+            if isinstance(counted, bytes):
+                size = len(counted)
+                payload = counted if size <= KEEP_RECORD else None  # a content coding may undo to more
+            else:
+                size = counted
+    return Entry(
+        source=number,
+        offset=offset,
+        kind=kind,
+        uri=uri,
+        date=date,
+        warc_date=warc_date.strip(),
+        record_id=(headers.get_header("WARC-Record-ID") or "").strip(),
+        status=status,
+        media_type=media,
+        charset=charset,
+        location=location,
+        payload_digest=headers.get_header("WARC-Payload-Digest"),
+        refers_to_uri=(headers.get_header("WARC-Refers-To-Target-URI") or "").strip("<> ") or None,
+        refers_to_date=(headers.get_header("WARC-Refers-To-Date") or "").strip() or None,
+        size=size,
+        oversize=oversize,
+        segmented=segmented,
+    ), payload
