@@ -43,7 +43,8 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from typing import Any
+from functools import lru_cache
+from typing import Any, cast
 
 from pdi._extras import missing_extra
 
@@ -55,6 +56,7 @@ try:
 except ImportError as exc:  # pdi installed without its postgres extra
     missing_extra("postgres", exc)
 
+from pdi.archive.blobs.inline import Inline
 from pdi.archive.blobs.large_objects import LargeObjects
 from pdi.archive.blobs.large_objects import oneline as _oneline
 from pdi.archive.blobs.seam import BlobStore
@@ -62,7 +64,15 @@ from pdi.archive.catalog import SearchAccess, SQLStore, search_page
 from pdi.archive.catalog.base import DEFAULT_CONNECTIONS, timestamp
 from pdi.archive.catalog.documents import COUNT_A_DAY, minted_already
 from pdi.archive.catalog.search_index import NEW_SOURCE
-from pdi.archive.store import SCHEMA_VERSION, DocumentKey, SearchKey
+from pdi.archive.store import (
+    SCHEMA_VERSION,
+    STORED_EXACT,
+    DepositResult,
+    DocumentKey,
+    NewRepresentation,
+    SearchKey,
+    WriteNote,
+)
 from pdi.errors import ImmutabilityError, LimitError, NotFoundError, PDIError, StoreError
 from pdi.passages.fulltext import MARK_END, MARK_START
 
@@ -511,6 +521,70 @@ class PostgresStore(SQLStore):
         arrays = ", ".join(f"%b::{kind}[]" for kind in types)
         return f"unnest({arrays}) AS k({columns})", [list(column) for column in zip(*rows, strict=True)]
 
+    def mint(
+        self,
+        series: str,
+        day: datetime.date,
+        unique_id: str | None,
+        representations: Sequence[NewRepresentation],
+        at: str,
+        *,
+        skip_identical: bool = False,
+        note: WriteNote | None = None,
+        registered: bool = False,
+    ) -> DepositResult:
+        # A new serial whose formats are all in hand: one statement, one round trip (:func:`_at_once`).
+        if (unique_id is None and registered and note is None and self._replica is None
+                and getattr(self._local, "conn", None) is None):
+            shape = _at_once_shape(representations)
+            if shape is not None:
+                made = self._mint_at_once(shape, series, day, representations, at)
+                if made is not None:
+                    return DepositResult(DocumentKey(series, day, made), 1)
+        return super().mint(series, day, unique_id, representations, at, skip_identical=skip_identical, note=note,
+                            registered=registered)
+
+    def _mint_at_once(
+        self, shape: tuple[tuple[bool, int], ...], series: str, day: datetime.date,
+        representations: Sequence[NewRepresentation], at: str,
+    ) -> str | None:
+        """The new document's serial, minted with every row of its deposit by one statement committed on its
+        own (:func:`_at_once`); ``None`` when it was refused as a whole (a mirrored series, a serial a foreign
+        id has taken), which the deposit made the long way then says why."""
+        params: dict[str, Any] = {"series": series, "day": day.isoformat(), "year": day.year, "month": day.month,
+                                  "dom": day.day, "at": at}
+        for n, rep in enumerate(representations):
+            info = rep.blob.info
+            params.update({
+                f"sha{n}": info.sha256, f"size{n}": info.size, f"chunk{n}": info.chunk_size,
+                f"chunks{n}": info.chunks, f"data{n}": cast(Inline, rep.blob).data,
+                f"format{n}": rep.format, f"media{n}": rep.media_type, f"charset{n}": rep.charset,
+                f"charset_key{n}": rep.charset or "", f"ending{n}": rep.line_ending,
+            })
+            if rep.index is not None:
+                params[f"index{n}"] = rep.index
+            passages = rep.passages
+            if passages is not None:
+                params[f"count{n}"], params[f"note{n}"] = passages.count, passages.note
+                held = list(passages)
+                if len(held) == 1:
+                    params[f"start{n}"], params[f"body{n}"] = held[0].start, held[0].text
+                    params[f"runs{n}"] = held[0].encoded_runs()
+                elif held:
+                    params[f"start{n}"] = [p.start for p in held]
+                    params[f"body{n}"] = [p.text for p in held]
+                    params[f"runs{n}"] = [p.encoded_runs() for p in held]
+        try:
+            with self._pool.connection() as conn:
+                row = conn.execute(_at_once(shape), params).fetchone()
+        except psycopg.errors.NotNullViolation:  # no document was made: nothing was
+            return None
+        except psycopg.errors.UniqueViolation as exc:
+            raise ImmutabilityError(f"already in the archive: {exc.diag.message_detail}") from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.location}: {_oneline(exc)}") from exc
+        return None if row is None else str(row[0])
+
     def _insert_version_one(
         self, series: str, day: datetime.date, unique_id: str | None, at: str, embargo_until: str | None
     ) -> tuple[int, str]:
@@ -643,6 +717,93 @@ def open_postgres(
         store.close()
         raise
     return store
+
+
+def _at_once_shape(representations: Sequence[NewRepresentation]) -> tuple[tuple[bool, int], ...] | None:
+    """What :func:`_at_once` needs to know of a deposit's formats, or ``None`` when it is made the long way.
+
+    Each format: whether it has a fragment index, and its full-text passages
+    (-1: none; else how many, at most :data:`_PASSAGES_AT_ONCE`, 2 standing for
+    any number past 1). Made at once: blobs in hand (:class:`Inline`), passages
+    known now (not queued), no message of the thread index, formats and sources distinct.
+    """
+    shape: list[tuple[bool, int]] = []
+    sources: set[tuple[str, str, str | None]] = set()
+    formats: set[str] = set()
+    for rep in representations:
+        passages = rep.passages
+        if not isinstance(rep.blob, Inline) or rep.media_type == "message/rfc822" or rep.format in formats:
+            return None
+        formats.add(rep.format)
+        if passages is None:
+            shape.append((rep.index is not None, -1))
+            continue
+        source = (rep.sha256, rep.media_type, rep.charset)
+        if passages.queued or passages.count > _PASSAGES_AT_ONCE or source in sources:
+            return None
+        sources.add(source)
+        shape.append((rep.index is not None, min(passages.count, 2)))
+    return tuple(shape)
+
+
+@lru_cache(maxsize=64)
+def _at_once(shape: tuple[tuple[bool, int], ...]) -> str:
+    """One statement that mints the day's next serial and writes every row of its deposit (data-modifying
+    ``WITH`` queries chained by ``RETURNING``); sent alone, outside a transaction, it is committed on its own
+    before its answer comes back: the serial, or, if the series is mirrored here, no row.
+
+    What the long way (:meth:`DocumentsPart.mint`) does in a transaction, in its order: the serial counter's
+    row first (concurrent minters queue on it, and a failed statement takes its increment back), then the
+    document, its day's count and version 1, then everything else, each made after the document (``FROM
+    d``): the blobs' chunk digests, the removal lock (shared) and then the blobs, each format's fragment
+    index and full-text source and passages, and its representation. A document not made (a mirrored series:
+    no serial is taken; a serial a foreign id holds: the insert does nothing) leaves the representation
+    without one, refused as ``NULL`` (``NotNullViolation``), so nothing of the statement stays.
+    """
+    blobs = range(len(shape))
+    parts = [
+        "s AS (INSERT INTO daily_serials (series, day, last) SELECT %(series)s, %(day)s, 1"
+        " WHERE NOT EXISTS (SELECT 1 FROM mirrors WHERE series = %(series)s AND role = 'origin')"
+        " ON CONFLICT (series, day) DO UPDATE SET last = daily_serials.last + 1 RETURNING last)",
+        "d AS (INSERT INTO documents (series, day, year, month, dom, unique_id, serial, created_at)"
+        " SELECT %(series)s, %(day)s, %(year)s, %(month)s, %(dom)s, last::text, last, %(at)s FROM s"
+        " ON CONFLICT (series, day, unique_id) DO NOTHING RETURNING id, unique_id)",
+        "n AS (INSERT INTO document_days (series, day, documents, last_deposit) SELECT %(series)s, %(day)s, 1, %(at)s"
+        f" FROM d{COUNT_A_DAY})",
+        "v AS (INSERT INTO versions (document, version, created_at) SELECT id, 1, %(at)s FROM d)",
+        "f AS (INSERT INTO blob_fixity (sha256, size, chunk_size, chunks, created_at) SELECT k.*, %(at)s FROM d, (VALUES "
+        + ", ".join(f"(%(sha{n})s::text, %(size{n})s::bigint, %(chunk{n})s::int, %(chunks{n})s::bytea)" for n in blobs)
+        + ") AS k ON CONFLICT (sha256) DO NOTHING)",
+        f"l AS (SELECT pg_advisory_xact_lock_shared({_REMOVAL_LOCK}) FROM d)",
+        "b AS (INSERT INTO blobs (sha256, data) SELECT k.* FROM l, (VALUES "
+        + ", ".join(f"(%(sha{n})s::text, %(data{n})s::bytea)" for n in blobs)
+        + ") AS k ON CONFLICT (sha256) DO NOTHING)",
+    ]
+    source = "%(sha{n})s, %(media{n})s, %(charset_key{n})s"
+    for n, (indexed, passages) in enumerate(shape):
+        key = source.format(n=n)
+        if indexed:
+            parts.append(f"x{n} AS (INSERT INTO fragment_indexes (sha256, media_type, charset, data)"
+                         f" SELECT {key}, %(index{n})s FROM d ON CONFLICT (sha256, media_type, charset) DO NOTHING)")
+        if passages < 0:
+            continue
+        parts.append(f"t{n} AS (INSERT INTO search_sources (sha256, media_type, charset, passages, note, indexed_at)"
+                     f" SELECT {key}, %(count{n})s, %(note{n})s, %(at)s FROM d"
+                     " ON CONFLICT (sha256, media_type, charset) DO NOTHING RETURNING 1)")
+        columns = "INSERT INTO search_passages (sha256, media_type, charset, start, body, runs)"
+        if passages == 1:
+            parts.append(f"p{n} AS ({columns} SELECT {key}, %(start{n})s, %(body{n})s, %(runs{n})s FROM t{n})")
+        elif passages > 1:
+            parts.append(f"p{n} AS ({columns} SELECT {key}, k.* FROM t{n},"
+                         f" unnest(%(start{n})s::bigint[], %(body{n})s::text[], %(runs{n})s::bytea[]) AS k)")
+    parts.append(
+        "r AS (INSERT INTO representations (document, version, format, media_type, charset, line_ending, sha256,"
+        f" size, created_at, stored) SELECT (SELECT id FROM d), 1, k.*, %(at)s, '{STORED_EXACT}' FROM (VALUES "
+        + ", ".join(f"(%(format{n})s::text, %(media{n})s::text, %(charset{n})s::text, %(ending{n})s::text,"
+                    f" %(sha{n})s::text, %(size{n})s::bigint)" for n in blobs)
+        + ") AS k)"
+    )
+    return "WITH " + ", ".join(parts) + " SELECT unique_id FROM d"
 
 
 def _batch(conn: psycopg.Connection[Any], statements: Sequence[tuple[str, tuple[Any, ...]]]) -> psycopg.Cursor[Any]:
