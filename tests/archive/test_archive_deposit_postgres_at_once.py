@@ -73,16 +73,19 @@ class _Sent:
         monkeypatch.setattr(psycopg.Cursor, "execute", execute)
 
 
+@pytest.mark.parametrize("function", [True, False], ids=["function", "statement"])
 def test_a_small_text_is_deposited_by_one_query_and_reads_back_whole(
-    pg: Archive, monkeypatch: pytest.MonkeyPatch
+    pg: Archive, monkeypatch: pytest.MonkeyPatch, function: bool
 ) -> None:
+    """By the function of schema 14, or, in a catalog without it, by one statement."""
+    monkeypatch.setattr(_store(pg), "_deposit_one", function)
     pg.add(S, b"the first minutes\n", format="text")  # the series is then known to be registered
     data = ("Minutes of the meeting\n" + "the quorum was present and voted\n" * 30).encode()
     sent = _Sent(monkeypatch)
     name = pg.add(S, data, format="text")
     monkeypatch.undo()
     assert len(sent.queries) == 1, sent.queries
-    assert not sent.queries[0].lstrip().upper().startswith("BEGIN")
+    assert sent.queries[0].startswith("SELECT pdi_deposit_one(" if function else "WITH s AS (")
     assert name.serial == 2
     sha = hashlib.sha256(data).hexdigest()
     assert pg.get(str(name)).data == data
@@ -95,15 +98,20 @@ def test_a_small_text_is_deposited_by_one_query_and_reads_back_whole(
 
 
 def test_what_one_statement_writes_is_what_the_transaction_wrote(pg: Archive, pg_cluster: TemporaryCluster) -> None:
-    """The same deposits made at once and the long way (a foreign id's, forced through the transaction of
-    several statements by a series check) leave the same rows, but for ids and times."""
-    texts = [b"plain words\n" * 40, ("caf\u00e9 na\u00efve \u2014 " * 60).encode(), b"\xef\xbb\xbfwith a mark\n"]
-    for data in texts:
-        pg.deposit(S, [Content(data, "text"), Content(data, "octet-stream")])
+    """The same deposits made at once (one format: by the function; more: by the statement) and the long way
+    (the transaction of several statements, taken for a series not known to be registered) leave the same
+    rows, but for ids and times."""
+    texts = [b"plain words\n" * 40, ("caf\u00e9 na\u00efve \u2014 " * 60).encode(), b"\xef\xbb\xbfwith a mark\n",
+             b"\xff\xfe" + "little-endian text\n".encode("utf-16-le"), b"<p>a page</p>\n"]
+    deposits = [[(data, "text")] for data in texts[:4]] + [[(texts[4], "html")], [(b"\x00\x01\x02", "octet-stream")]]
+    deposits += [[(data, "text"), (data, "octet-stream")] for data in texts[:3]]  # by the statement
+    deposits += [[(b"first of two\n", "text"), (b"<p>second</p>\n", "html")]]
+    for formats in deposits:
+        pg.deposit(S, [Content(data, token) for data, token in formats])
     with Archive.init(pg_cluster.create_schema(f"pdi_at_once_{next(_schemas)}")) as slow:
         slow.add_series(S)
-        for data in texts:  # registered=False: the long way, with its series check
-            slow.store.mint(S, pg.now().date(), None, [_prepared(slow, data, "text"), _prepared(slow, data, "octet-stream")],
+        for formats in deposits:  # registered=False: the long way, with its series check
+            slow.store.mint(S, pg.now().date(), None, [_prepared(slow, data, token) for data, token in formats],
                             "2026-11-25T00:00:00.000000Z")
         for table, columns in (
             ("representations", "format, media_type, charset, line_ending, sha256, size, stored, version"),
@@ -189,3 +197,16 @@ def test_threads_depositing_at_once_get_gap_free_serials(pg: Archive) -> None:
     assert _rows(pg, "SELECT documents FROM document_days") == [(threads * each,)]
     assert len(set(names)) == threads * each
     assert all(pg.get(name).data.startswith(b"thread ") for name in names)
+
+
+@pytest.mark.parametrize("formats", [["text"], ["text", "octet-stream"]], ids=["function", "statement"])
+def test_a_serial_a_foreign_id_holds_is_refused_and_no_serial_is_taken(pg: Archive, formats: list[str]) -> None:
+    """Not made by pdi's own foreign ids (a digit id is escaped), but refused all the same: no gap after it."""
+    pg.add(S, b"first\n", format="text")
+    _rows(pg, "INSERT INTO documents (series, day, year, month, dom, unique_id, serial, created_at)"
+              " SELECT series, day, year, month, dom, '2', NULL, created_at FROM documents")
+    before = _counts(pg)
+    with pytest.raises(ImmutabilityError, match="already minted"):
+        pg.deposit(S, [Content(b"second\n", token) for token in formats])
+    assert _counts(pg) == before
+    assert _rows(pg, "SELECT last FROM daily_serials") == [(1,)]
