@@ -11,6 +11,7 @@ get gap-free serials; a refusal (a mirrored series) is said as before.
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import json
 import re
@@ -25,7 +26,7 @@ from pdi.archive.postgres import PostgresStore
 from pdi.archive.store import NewRepresentation
 from pdi.errors import ImmutabilityError, StoreError
 from pdi.signing import SigningKey
-from support.pgcluster import TemporaryCluster
+from support.pgcluster import TemporaryBouncer, TemporaryCluster
 
 S = "oma.eop.gov.us"
 _schemas = iter(range(1, 1 << 20))
@@ -210,3 +211,32 @@ def test_a_serial_a_foreign_id_holds_is_refused_and_no_serial_is_taken(pg: Archi
         pg.deposit(S, [Content(b"second\n", token) for token in formats])
     assert _counts(pg) == before
     assert _rows(pg, "SELECT last FROM daily_serials") == [(1,)]
+
+
+_bounced = iter(range(1, 1 << 20))
+
+
+def test_through_pgbouncer_in_transaction_mode_deposits_at_once_mint_gap_free(pg_cluster: TemporaryCluster) -> None:
+    """Two server connections shared by eight depositing threads, one and two formats a deposit."""
+    database = f"pdi_at_once_bounced_{next(_bounced)}"
+    pg_cluster.create_database(database)
+    bouncer = TemporaryBouncer(pg_cluster, database, pool_size=2).start()
+    try:
+        with Archive.init(bouncer.url()) as archive:
+            archive.add_series(S)
+            names: list[list[str]] = [[] for _ in range(8)]
+
+            def deposit(t: int) -> None:
+                for n in range(12):
+                    data = f"thread {t} deposit {n}\n".encode()
+                    formats = [Content(data, "text")] + ([Content(data, "octet-stream")] if n % 3 == 0 else [])
+                    names[t].append(str(archive.deposit(S, formats)[0]))
+
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                list(pool.map(deposit, range(8)))
+            serials = sorted(r[0] for r in _rows(archive, "SELECT serial FROM documents"))
+            assert serials == list(range(1, 8 * 12 + 1))
+            for t, made in enumerate(names):
+                assert [archive.get(name).data for name in made] == [f"thread {t} deposit {n}\n".encode() for n in range(12)]
+    finally:
+        bouncer.stop()
