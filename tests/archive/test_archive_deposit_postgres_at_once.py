@@ -240,3 +240,22 @@ def test_through_pgbouncer_in_transaction_mode_deposits_at_once_mint_gap_free(pg
                 assert [archive.get(name).data for name in made] == [f"thread {t} deposit {n}\n".encode() for n in range(12)]
     finally:
         bouncer.stop()
+
+
+@pytest.mark.parametrize("formats", [["html"], ["html", "text"]], ids=["function", "statement"])
+def test_the_rows_are_written_in_the_long_ways_order(pg: Archive, formats: list[str]) -> None:
+    """The order two deposits of the same octets meet on the unique keys in: the same whichever way each is
+    made (another order would let them wait for each other: a deadlock). A trigger numbers each row written."""
+    tables = ("daily_serials", "documents", "document_days", "versions", "blob_fixity", "blobs", "fragment_indexes",
+              "search_sources", "search_passages", "representations")
+    _rows(pg, "CREATE TABLE written (n serial, name text)")
+    _rows(pg, "CREATE FUNCTION note_write() RETURNS trigger LANGUAGE plpgsql AS"
+              " $$ BEGIN INSERT INTO written (name) VALUES (TG_TABLE_NAME); RETURN NEW; END $$")
+    for table in tables:
+        _rows(pg, f"CREATE TRIGGER note_write BEFORE INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION note_write()")
+    pg.deposit(S, [Content(f"<p>the same words, as {token}</p>\n".encode(), token) for token in formats])
+    order = [str(r[0]) for r in _rows(pg, "SELECT name FROM written ORDER BY n")]
+    firsts = sorted(set(order), key=order.index)
+    assert firsts[:2] == ["daily_serials", "documents"]
+    assert [t for t in firsts if t in tables[4:]] == list(tables[4:])
+    assert set(firsts) == set(tables)

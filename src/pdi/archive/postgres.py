@@ -840,15 +840,17 @@ def _at_once_shape(representations: Sequence[NewRepresentation]) -> tuple[tuple[
 def _at_once(shape: tuple[tuple[bool, int], ...]) -> str:
     """One statement that mints the day's next serial and writes every row of its deposit (data-modifying
     ``WITH`` queries chained by ``RETURNING``); sent alone, outside a transaction, it is committed on its own
-    before its answer comes back: the serial, or, if the series is mirrored here, no row.
+    before its answer, the serial, comes back.
 
-    What the long way (:meth:`DocumentsPart.mint`) does in a transaction, in its order: the serial counter's
-    row first (concurrent minters queue on it, and a failed statement takes its increment back), then the
-    document, its day's count and version 1, then everything else, each made after the document (``FROM
-    d``): the blobs' chunk digests, the removal lock (shared) and then the blobs, each format's fragment
-    index and full-text source and passages, and its representation. A document not made (a mirrored series:
-    no serial is taken; a serial a foreign id holds: the insert does nothing) leaves the representation
-    without one, refused as ``NULL`` (``NotNullViolation``), so nothing of the statement stays.
+    What the long way (:meth:`DocumentsPart.mint`) does in a transaction, in its order, each query made to
+    wait for the one before by reading what it returned (PostgreSQL runs the queries of a ``WITH`` in an order
+    of its own otherwise, and two deposits of the same octets would meet on their unique keys in different
+    orders: a deadlock): the serial counter's row first (concurrent minters queue on it, and a failed
+    statement takes its increment back), the document, its day's count and version 1, then the blobs' chunk
+    digests, the removal lock (shared), the blobs, each format's fragment index and full-text source and
+    passages, and the representations. A document not made (a mirrored series: no serial is taken; a serial
+    a foreign id holds: the insert does nothing) leaves the representations without one, refused as ``NULL``
+    (``NotNullViolation``), so nothing of the statement stays.
     """
     blobs = range(len(shape))
     parts = [
@@ -859,36 +861,47 @@ def _at_once(shape: tuple[tuple[bool, int], ...]) -> str:
         " SELECT %(series)s, %(day)s, %(year)s, %(month)s, %(dom)s, last::text, last, %(at)s FROM s"
         " ON CONFLICT (series, day, unique_id) DO NOTHING RETURNING id, unique_id)",
         "n AS (INSERT INTO document_days (series, day, documents, last_deposit) SELECT %(series)s, %(day)s, 1, %(at)s"
-        f" FROM d{COUNT_A_DAY})",
-        "v AS (INSERT INTO versions (document, version, created_at) SELECT id, 1, %(at)s FROM d)",
-        "f AS (INSERT INTO blob_fixity (sha256, size, chunk_size, chunks, created_at) SELECT k.*, %(at)s FROM d, (VALUES "
+        f" FROM d{COUNT_A_DAY} RETURNING 1)",
+        "v AS (INSERT INTO versions (document, version, created_at) SELECT id, 1, %(at)s FROM d RETURNING 1)",
+        "f AS (INSERT INTO blob_fixity (sha256, size, chunk_size, chunks, created_at) SELECT k.*, %(at)s"
+        " FROM d, (SELECT count(*) FROM n) AS n, (SELECT count(*) FROM v) AS v, (VALUES "
         + ", ".join(f"(%(sha{n})s::text, %(size{n})s::bigint, %(chunk{n})s::int, %(chunks{n})s::bytea)" for n in blobs)
-        + ") AS k ON CONFLICT (sha256) DO NOTHING)",
-        f"l AS (SELECT pg_advisory_xact_lock_shared({_REMOVAL_LOCK}) FROM d)",
+        + ") AS k ON CONFLICT (sha256) DO NOTHING RETURNING 1)",
+        f"l AS (SELECT pg_advisory_xact_lock_shared({_REMOVAL_LOCK}) FROM d, (SELECT count(*) FROM f) AS f)",
         "b AS (INSERT INTO blobs (sha256, data) SELECT k.* FROM l, (VALUES "
         + ", ".join(f"(%(sha{n})s::text, %(data{n})s::bytea)" for n in blobs)
-        + ") AS k ON CONFLICT (sha256) DO NOTHING)",
+        + ") AS k ON CONFLICT (sha256) DO NOTHING RETURNING 1)",
     ]
+    before = "b"  # the query each one waits for
     source = "%(sha{n})s, %(media{n})s, %(charset_key{n})s"
     for n, (indexed, passages) in enumerate(shape):
         key = source.format(n=n)
+        after = f"FROM d, (SELECT count(*) FROM {before}) AS w"
         if indexed:
             parts.append(f"x{n} AS (INSERT INTO fragment_indexes (sha256, media_type, charset, data)"
-                         f" SELECT {key}, %(index{n})s FROM d ON CONFLICT (sha256, media_type, charset) DO NOTHING)")
+                         f" SELECT {key}, %(index{n})s {after}"
+                         " ON CONFLICT (sha256, media_type, charset) DO NOTHING RETURNING 1)")
+            before, after = f"x{n}", f"FROM d, (SELECT count(*) FROM x{n}) AS w"
         if passages < 0:
             continue
         parts.append(f"t{n} AS (INSERT INTO search_sources (sha256, media_type, charset, passages, note, indexed_at)"
-                     f" SELECT {key}, %(count{n})s, %(note{n})s, %(at)s FROM d"
+                     f" SELECT {key}, %(count{n})s, %(note{n})s, %(at)s {after}"
                      " ON CONFLICT (sha256, media_type, charset) DO NOTHING RETURNING 1)")
         columns = "INSERT INTO search_passages (sha256, media_type, charset, start, body, runs)"
+        if passages <= 0:
+            before = f"t{n}"
+            continue
         if passages == 1:
-            parts.append(f"p{n} AS ({columns} SELECT {key}, %(start{n})s, %(body{n})s, %(runs{n})s FROM t{n})")
-        elif passages > 1:
+            parts.append(f"p{n} AS ({columns} SELECT {key}, %(start{n})s, %(body{n})s, %(runs{n})s FROM t{n}"
+                         " RETURNING 1)")
+        else:
             parts.append(f"p{n} AS ({columns} SELECT {key}, k.* FROM t{n},"
-                         f" unnest(%(start{n})s::bigint[], %(body{n})s::text[], %(runs{n})s::bytea[]) AS k)")
+                         f" unnest(%(start{n})s::bigint[], %(body{n})s::text[], %(runs{n})s::bytea[]) AS k RETURNING 1)")
+        before = f"p{n}"
     parts.append(
         "r AS (INSERT INTO representations (document, version, format, media_type, charset, line_ending, sha256,"
-        f" size, created_at, stored) SELECT (SELECT id FROM d), 1, k.*, %(at)s, '{STORED_EXACT}' FROM (VALUES "
+        f" size, created_at, stored) SELECT (SELECT id FROM d), 1, k.*, %(at)s, '{STORED_EXACT}'"
+        f" FROM (SELECT count(*) FROM {before}) AS w, (VALUES "
         + ", ".join(f"(%(format{n})s::text, %(media{n})s::text, %(charset{n})s::text, %(ending{n})s::text,"
                     f" %(sha{n})s::text, %(size{n})s::bigint)" for n in blobs)
         + ") AS k)"
