@@ -2,11 +2,13 @@
 
 A new serial whose formats are all in hand (blobs of at most ``INLINE_LIMIT``
 octets, a few full-text passages) is minted with every row of its deposit by
-one statement sent outside a transaction (``pdi.archive.postgres._at_once``),
-which PostgreSQL commits before it answers. What it writes must be what the
-transaction of several statements wrote; a statement that fails must leave
-every table as it was and take no serial; concurrent depositors must still
-get gap-free serials; a refusal (a mirrored series) is said as before.
+one statement sent outside a transaction, which PostgreSQL commits before it
+answers: one format by the function of schema 14 (``pdi_deposit_one``), more
+by data-modifying ``WITH`` queries (``pdi.archive.postgres._at_once``). What
+either writes must be what the transaction of several statements wrote, in
+its order; a statement that fails must leave every table as it was and take
+no serial; concurrent depositors (through pgbouncer too) must still get
+gap-free serials; a refusal (a mirrored series, a serial taken) is said as before.
 """
 
 from __future__ import annotations
