@@ -19,7 +19,8 @@
    PostgreSQL cluster (``tests/support/pgcluster.py``) with fsync off, as the
    tests run it, and then on a second cluster with PostgreSQL's defaults
    (``TemporaryCluster(durable=True)``: fsync, synchronous_commit and
-   full_page_writes on).
+   full_page_writes on). Beside this process's CPU, PostgreSQL's: what its
+   processes (``/proc``) spent over the deposits, a mean a deposit.
 
 Run: ``python3 bench/bench_deposit.py`` (``--mb``, ``--runs``, ``--small``
 for a run of a few seconds that takes every path: 8 MiB, one run, 20 small
@@ -229,14 +230,34 @@ def deposit_1kb(
     return statistics.median(ours), statistics.median(theirs)
 
 
-def bench_small(label: str, archive: Archive, scratch: Path, count: int) -> list[str]:
-    """1 KB deposits on one store beside write + fsync: the README table's row."""
+def server_cpu(data: Path) -> float:
+    """CPU seconds (user + system) spent so far by the PostgreSQL server whose data directory is ``data``: its
+    postmaster and every process it started (backends, WAL writer, checkpointer, autovacuum), from ``/proc``."""
+    postmaster = int((data / "postmaster.pid").read_text().split()[0])
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(stat.parent.name) == postmaster or int(fields[1]) == postmaster:
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
+def bench_small(label: str, archive: Archive, scratch: Path, count: int, server: Path | None = None) -> list[str]:
+    """1 KB deposits on one store beside write + fsync: the README table's row. ``server``: the data directory
+    of the PostgreSQL cluster, whose CPU per deposit (a mean: the floor does not touch it) is told too."""
     archive.add_series(S)
     cpu: list[float] = []
+    before = server_cpu(server) if server is not None else 0.0
     o, t = deposit_1kb(archive, S, scratch, count, cpu)
+    spent = (server_cpu(server) - before) / (count + 5) if server is not None else None  # with deposit_1kb's 5 warm
+    theirs = "" if spent is None else f", server {spent * 1000:.2f} ms"
     print(f"deposit 1 KB, {label:32s} pdi {o * 1000:7.3f} ms   write+fsync {t * 1000:7.3f} ms   ratio {o / t:5.2f}x"
-          f"   CPU {cpu[0] * 1000:.3f} ms vs {cpu[1] * 1000:.3f} ms (this process)")
-    return [f"deposit 1 KB, {label}", f"{o * 1000:.2f} ms (CPU {cpu[0] * 1000:.2f} ms)",
+          f"   CPU {cpu[0] * 1000:.3f} ms vs {cpu[1] * 1000:.3f} ms (this process){theirs}")
+    return [f"deposit 1 KB, {label}", f"{o * 1000:.2f} ms (CPU {cpu[0] * 1000:.2f} ms{theirs})",
             f"write + fsync {t * 1000:.2f} ms (CPU {cpu[1] * 1000:.2f} ms)", f"**{o / t:.1f}×**"]
 
 
@@ -264,19 +285,19 @@ def main() -> None:
 
         with TemporaryCluster() as cluster, tempfile.TemporaryDirectory(prefix="pdi-bench-deposit-") as tmp, \
                 Archive.init(cluster.create_schema("deposit_nofsync")) as archive:
-            rows.append(bench_small("PostgreSQL, fsync off (as tests)", archive, Path(tmp), args.deposits))
+            rows.append(bench_small("PostgreSQL, fsync off (as tests)", archive, Path(tmp), args.deposits, cluster.data))
         # fsync, synchronous_commit and full_page_writes on: PostgreSQL's defaults, kept from the start
         # (the tests' cluster turns them off on its command line, which ALTER SYSTEM cannot undo)
         with TemporaryCluster(durable=True) as cluster, tempfile.TemporaryDirectory(prefix="pdi-bench-deposit-") as tmp, \
                 Archive.init(cluster.create_schema("deposit_fsync")) as archive:
-            rows.append(bench_small("PostgreSQL, fsync on", archive, Path(tmp), args.deposits))
+            rows.append(bench_small("PostgreSQL, fsync on", archive, Path(tmp), args.deposits, cluster.data))
     print(f"load average {os.getloadavg()[0]:.2f}")
     large = "" if args.no_large else (
         f"`pdi add` of a generated {args.mb:,} MiB text as a new process, medians of {args.runs} runs interleaved"
         " with its floor (read, `hashlib.sha256`, write with 1 MiB buffers, fsync); ")
     readme.write(args.markdown, large + f"1 KB deposits in-process (`Archive.deposit`), medians of {args.deposits}"
-                 " interleaved with `write` + `fsync` of the same octets to a new file (CPU: this process's,"
-                 " not PostgreSQL's):\n\n"
+                 " interleaved with `write` + `fsync` of the same octets to a new file (CPU: this process's;"
+                 " server: the mean CPU a deposit cost the PostgreSQL cluster, all its processes):\n\n"
                  + readme.table(["work", "pdi", "floor", "ratio"], rows))
 
 

@@ -241,15 +241,17 @@ def test_a_catalog_of_schema_4_gets_its_counts_from_its_documents(location: str,
         archive.add(S, PNG + b"b", format="png", foreign_id="b")
         _on(clock, "2026-11-22")
         archive.add(S, PNG + b"c", format="png")
-        # back to schema 4: what steps 5 to 11 add is not there yet (beside SQLite, small blobs were files)
+        # back to schema 4: what steps 5 to 14 add is not there yet (beside SQLite, small blobs were files)
         store = archive.store
         with store._write():  # type: ignore[attr-defined]
             search = ("DROP TABLE search_fts",) if "postgresql" not in location else ()
             rows = () if "postgresql" in location else ("DROP TABLE blobs",)
+            function = ("DROP FUNCTION pdi_deposit_one",) if "postgresql" in location else ()
             for sha, data in [] if "postgresql" in location else store._query("SELECT sha256, data FROM blobs"):  # type: ignore[attr-defined]
                 blob_file(location, sha).parent.mkdir(exist_ok=True)
                 blob_file(location, sha).write_bytes(data)
-            for statement in ("DELETE FROM schema_migrations WHERE version = 13",
+            for statement in (*function, "DELETE FROM schema_migrations WHERE version = 14",
+                              "DELETE FROM schema_migrations WHERE version = 13",
                               "DROP TABLE mirror_withdrawals", "DELETE FROM schema_migrations WHERE version = 12",
                               "DROP TABLE mirrors", "DELETE FROM schema_migrations WHERE version = 11",
                               "DROP TABLE message_heads_pending", "DROP TABLE message_references",

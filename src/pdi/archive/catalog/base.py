@@ -90,6 +90,8 @@ class CatalogBase(ABC):
     for_update: str = ""
     #: The statements of the full-text index that differ by database (schema step 5).
     search_schema: tuple[str, ...] = ()
+    #: The statements of schema step 14 (PostgreSQL's deposit function; none on SQLite).
+    deposit_schema: tuple[str, ...] = ()
     #: ``sqlite`` or ``postgresql``: the database the catalog is in.
     dialect: str = "sqlite"
     #: The blob store the catalog holds (:mod:`pdi.archive.catalog.blobs`).

@@ -19,17 +19,18 @@ from pdi.errors import StoreError
 
 
 def migrations(
-    id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str] = ()
+    id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str] = (), deposit: Sequence[str] = ()
 ) -> dict[int, list[str]]:
     """Schema migrations by version; version *n* takes a catalog from *n-1* to *n*.
 
     ``search`` are the statements of the full-text index that differ by
-    database (SQLite's FTS5 table, PostgreSQL's tsvector and GIN index).
+    database (SQLite's FTS5 table, PostgreSQL's tsvector and GIN index);
+    ``deposit`` those of step 14 (PostgreSQL's deposit function; none on SQLite).
     """
     args = (id_pk, blob_type, with_blob_table, search)
     steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args),
              _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals(),
-             _mirror_tokens()]
+             _mirror_tokens(), _deposit_function(deposit)]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -424,6 +425,16 @@ def _mirror_tokens() -> list[str]:
     return ["ALTER TABLE mirrors ADD COLUMN token_source TEXT"]
 
 
+def _deposit_function(deposit: Sequence[str]) -> list[str]:
+    """Step 14: what the database runs of a small deposit itself (PostgreSQL: :data:`pdi.archive.postgres.DEPOSIT_ONE`).
+
+    A function, so that the server plans its statements once a connection
+    rather than at every deposit; SQLite, in the depositing process, has
+    nothing to plan again and nothing here.
+    """
+    return list(deposit)
+
+
 class SchemaPart(CatalogBase):
     """The schema's version and migrations, and which blob store the catalog records."""
 
@@ -474,7 +485,7 @@ class SchemaPart(CatalogBase):
             raise self._too_new(current)
         if current >= target:
             return current
-        steps = migrations(self.id_pk, self.blob_type, self.blob_table, self.search_schema)
+        steps = migrations(self.id_pk, self.blob_type, self.blob_table, self.search_schema, self.deposit_schema)
         with self._write():
             if not self._has_table("schema_migrations"):
                 self._query(
