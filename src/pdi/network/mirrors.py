@@ -548,7 +548,7 @@ def _problem(record: MirrorRecord, name: str, sha256: str, exc: PDIError) -> Pro
 
 def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: SyncReport) -> list[Mapping[str, Any]]:
     """The entries of a verified page this archive does not hold yet (those held with another digest: problems)."""
-    wanted: list[Mapping[str, Any]] = []
+    listed: list[Mapping[str, Any]] = []
     for entry in page.names:
         report.listed += 1
         name = str(entry["name"])
@@ -560,20 +560,26 @@ def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: Sync
             parsed = parse_pdi(name)
             if parsed.series_name.lower() != record.series:
                 raise ParseError(f"a name of another series than {record.series}", rule="mirror-name")
+            if parsed.format is None or parsed.version is None:
+                raise ParseError(f"{name} is not a versioned name (a format and a version)", rule="mirror-name")
             if not isinstance(entry.get("sha256"), str) or not isinstance(entry.get("size"), int):
                 raise ParseError("no sha256 and size", rule="manifest")
-            held = archive.held(name)
         except PDIError as exc:
             report.problems.append(Problem("manifest-name", "", (name[:200],), f"listed by {record.base_url}: {exc}"))
             continue
-        if held is None:
-            wanted.append(entry)
-        elif held.sha256 == entry["sha256"]:
+        listed.append(entry)
+    held = archive.digests_held([str(one["name"]) for one in listed])  # the page's names, one look-up
+    wanted: list[Mapping[str, Any]] = []
+    for one in listed:
+        sha256 = held.get(str(one["name"]))
+        if sha256 is None:
+            wanted.append(one)
+        elif sha256 == one["sha256"]:
             report.held += 1
         else:
             report.problems.append(Problem(
-                "conflict", held.sha256, (name,),
-                f"held here with sha256 {held.sha256}; {record.base_url}'s signed manifest says {entry['sha256']}"))
+                "conflict", sha256, (str(one["name"]),),
+                f"held here with sha256 {sha256}; {record.base_url}'s signed manifest says {one['sha256']}"))
     return wanted
 
 
