@@ -590,12 +590,13 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
     with _client() as client:
         origin = peer_of(record, client)
         # the threads end first, then the connections they asked over are closed
-        with contextlib.closing(origin), ThreadPoolExecutor(WORKERS) as pool:
+        with contextlib.closing(origin), ThreadPoolExecutor(WORKERS) as pool, ThreadPoolExecutor(1) as lister:
             bulk = [True]  # the origin answers POST /api/octets (until it says it does not)
             stopped: PDIError | None = None
+            pages = _one_ahead(origin.manifest(record.series), lister)
             try:
                 try:
-                    for group in _groups(archive, record, origin.manifest(record.series), report):
+                    for group in _groups(archive, record, pages, report):
                         running.append(pool.submit(_fetch_group, archive, origin, record, group, bulk))
                         while len(running) > AHEAD:
                             take(running.popleft().result())
@@ -618,6 +619,18 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
     if not report.problems:
         archive.mark_synced(record, f"{report.copied} new of {report.listed} listed, {report.octets} octets")
     return report
+
+
+def _one_ahead(pages: Iterator[Manifest], thread: ThreadPoolExecutor) -> Iterator[Manifest]:
+    """The verified pages of ``pages`` in order, the next one asked for and checked on ``thread`` while this one is
+    used (its names looked up, fetched, kept): a page refused is raised where it comes, after those before it."""
+    following = thread.submit(next, pages, None)
+    try:
+        while (page := following.result()) is not None:
+            following = thread.submit(next, pages, None)
+            yield page
+    finally:
+        following.cancel()
 
 
 #: What fetching one name comes to: its record and octets written ahead, or a problem.

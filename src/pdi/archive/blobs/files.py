@@ -339,6 +339,7 @@ class FileBlobs(Attached):
         seen: set[str] = set()
         staged: list[StagedBlob] = []
         pending: list[tuple[Path, BlobInfo]] = []
+        taken: list[_Ahead] = []  # written ahead, their files renamed (or removed) here: nothing left to discard
         self._syncer()
         try:
             for sha256, content in blobs:
@@ -356,6 +357,7 @@ class FileBlobs(Attached):
                 if ahead:
                     assert isinstance(content, _Ahead)
                     tmp, info = content.path, content.info
+                    taken.append(content)
                 else:
                     tmp, fd, info = self._write_temporary(blob_octets(content), sync=False)
                     os.close(fd)
@@ -372,6 +374,9 @@ class FileBlobs(Attached):
                 tmp.unlink(missing_ok=True)
             discard_all(staged)
             raise
+        finally:
+            for spooled in taken:
+                spooled.taken = True
         return staged
 
     def _place_imported(self, tmp: Path, info: BlobInfo, folders: set[Path]) -> _ImportedFile:
@@ -477,6 +482,14 @@ class _Ahead(Spooled):
     def __init__(self, store: FileBlobs, path: Path, info: BlobInfo) -> None:
         super().__init__(path, info)
         self.store = store
+        #: Its file was renamed into place, or removed, by :meth:`FileBlobs.stage_import` (none to remove).
+        self.taken = False
+
+    def discard(self) -> None:
+        """Remove the file, unless an import took it (no ``unlink`` of a name no longer there: it would wait for
+        the lock of ``tmp/``, which the blobs being written ahead meanwhile hold in turn)."""
+        if not self.taken:
+            super().discard()
 
 
 _SYNCFS: list[Callable[[int], None] | None] = []
