@@ -12,7 +12,9 @@ costs no request; new ones are asked for together, up to :data:`GROUP_NAMES`
 names or :data:`GROUP_OCTETS` octets a request (``POST /api/octets``,
 :mod:`pdi.server.protocol.octets`: one ``multipart/mixed`` part a name; an
 origin without it is asked ``N2R`` a name at a time), :data:`WORKERS`
-requests at once over kept-alive connections. Each blob is written as it
+requests at once over kept-alive connections (:class:`_Direct` says why
+those of :mod:`http.client` for a plain ``http://`` origin), while the next
+manifest page is fetched and checked. Each blob is written as it
 arrives straight to where its import takes it
 (:meth:`pdi.archive.Archive.write_ahead`), hashed on the way once (its
 SHA-256 and chunk digests), and refused unless SHA-256 and size are the
