@@ -41,6 +41,7 @@ importing nothing, if a remover with no grace period took one meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import heapq
@@ -123,7 +124,7 @@ class FileBlobs(Attached):
                     raise StoreError(f"cannot open {self.root / 'tmp'}: {exc}") from exc
             return self._sync_fd
 
-    def _sync_all(self, paths: Sequence[Path]) -> None:
+    def _sync_all(self, paths: Sequence[str | Path]) -> None:
         """Make written files (or directories) durable: one ``syncfs`` for several, else an ``fsync`` each."""
         syncfs = _syncfs()
         fd = self._syncer() if len(paths) > 1 else None
@@ -262,22 +263,24 @@ class FileBlobs(Attached):
             raise
         return tmp, fd, info
 
-    def _place(self, tmp: Path, sha256: str, folders: set[Path] | None = None) -> None:
+    def _place(self, tmp: Path, sha256: str, folders: set[str] | None = None) -> None:
         """Rename a written temporary file to the blob's name, durably (or, given ``folders``, add the directories
         to sync to it: the caller syncs them)."""
-        path = self.blob_path(sha256)
+        path = self.blob_file(sha256)  # text, not a Path: asked of each blob an import or a sync brings
+        sub = path[:path.rindex("/")]
         try:
-            if not path.parent.is_dir():
-                path.parent.mkdir(exist_ok=True)
+            if not os.path.isdir(sub):
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(sub)
                 if folders is None:
-                    fsync_dir(path.parent.parent)  # the new subdirectory's entry is durable too
+                    fsync_dir(Path(self._folder))  # the new subdirectory's entry is durable too
                 else:
-                    folders.add(path.parent.parent)
+                    folders.add(self._folder)
             os.replace(tmp, path)
             if folders is None:
-                fsync_dir(path.parent)
+                fsync_dir(Path(sub))
             else:
-                folders.add(path.parent)
+                folders.add(sub)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
             raise StoreError(f"cannot write blob {path}: {exc}") from exc
@@ -371,7 +374,7 @@ class FileBlobs(Attached):
                 pending.append((tmp, info))
                 check_imported_blob(sha256, info.sha256)
             self._sync_all([tmp for tmp, _ in pending])
-            folders: set[Path] = set()
+            folders: set[str] = set()
             while pending:
                 tmp, info = pending.pop()
                 staged.append(self._place_imported(tmp, info, folders))
@@ -386,7 +389,7 @@ class FileBlobs(Attached):
                 spooled.taken = True
         return staged
 
-    def _place_imported(self, tmp: Path, info: BlobInfo, folders: set[Path]) -> _ImportedFile:
+    def _place_imported(self, tmp: Path, info: BlobInfo, folders: set[str]) -> _ImportedFile:
         """A written temporary file of an import becomes the blob, unless a sound one is there already (the
         directories to sync added to ``folders``)."""
         pin = self._pin_existing(info.sha256)
@@ -394,7 +397,7 @@ class FileBlobs(Attached):
             pin.close()
             tmp.unlink(missing_ok=True)
             return _ImportedFile(self, info, created=False)
-        if not tmp.exists():
+        if not os.path.exists(tmp):
             raise StoreError(
                 f"the staged file {tmp} of blob {info.sha256} was removed while the import ran"
                 " (by pdi verify --remove-unreferenced?); nothing was imported"
@@ -603,9 +606,9 @@ class _ImportedFile:
 
     def secure(self) -> None:
         """Inside the catalog transaction, where no remover acts: the blob must still be at its name."""
-        path = self.store.blob_path(self.info.sha256)
+        path = self.store.blob_file(self.info.sha256)
         try:
-            size = path.stat().st_size
+            size = os.stat(path).st_size
         except FileNotFoundError:
             raise StoreError(
                 f"blob {path} of the import was removed while the import ran"
