@@ -34,6 +34,7 @@ from starlette.routing import Route
 
 from pdi.archive import Archive
 from pdi.cli import cli as main
+from pdi.network import mirrors
 from pdi.network.mirrors import BATCH_NAMES
 from pdi.signing import SigningKey, b64url, b64url_decode, canonical_json, sign_manifest
 from support.pgcluster import TemporaryCluster
@@ -285,9 +286,15 @@ def test_a_manifest_changed_or_signed_by_another_key_is_refused_and_nothing_from
     assert held(b) == {}
 
 
-@pytest.mark.parametrize("bulk", [True, False], ids=["api-octets", "n2r-each"])
-def test_a_blob_whose_digest_differs_is_refused_and_the_others_kept(tmp_path: Path, bulk: bool) -> None:
-    """In a part of POST /api/octets, or (from an origin without it, an earlier pdi) in N2R's answer."""
+@pytest.mark.parametrize(("bulk", "direct"), [(True, True), (True, False), (False, True)],
+                         ids=["api-octets", "api-octets-through-httpx", "n2r-each"])
+def test_a_blob_whose_digest_differs_is_refused_and_the_others_kept(
+    tmp_path: Path, bulk: bool, direct: bool, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In a part of POST /api/octets (read over http.client, or through httpx as behind a proxy), or (from an
+    origin without it, an earlier pdi) in N2R's answer."""
+    if not direct:
+        monkeypatch.setattr(mirrors._Direct, "reaches", staticmethod(lambda base: False))
     a, names = origin(tmp_path)
     b = mirror(tmp_path, "b")
     with serving(a) as a_url, tampering(a_url) as (tamper, proxy):

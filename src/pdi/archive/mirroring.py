@@ -104,6 +104,18 @@ class Mirroring(ArchiveBase):
         return next((r for r in self.store.representations(key_of(parsed))
                      if r.version == parsed.version and r.format == token), None)
 
+    def digests_held(self, names: Sequence[str]) -> dict[str, str]:
+        """The SHA-256 held under each of the versioned ``names`` this archive holds (as :meth:`held` says, one
+        look-up a page of names, not one a name); :class:`~pdi.errors.ParseError` if one is not versioned."""
+        wanted: dict[str, tuple[DocumentKey, int, str]] = {}
+        for name in names:
+            parsed = parse_pdi(name)
+            if parsed.format is None or parsed.version is None:
+                raise ParseError(f"{name} is not a versioned name (a format and a version)", rule="mirror-name")
+            wanted[name] = (key_of(parsed), parsed.version, formats.canonical_token(parsed.format))
+        held = self.store.digests_held(list(wanted.values()))
+        return {name: held[asked] for name, asked in wanted.items() if asked in held}
+
     def withdrawn_here(self, name: str) -> str | None:
         """``purged`` or ``withdrawn`` when the versioned ``name`` (held) is so here, as a version or with its whole
         document; ``None`` when it is not."""

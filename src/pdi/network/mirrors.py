@@ -12,7 +12,9 @@ costs no request; new ones are asked for together, up to :data:`GROUP_NAMES`
 names or :data:`GROUP_OCTETS` octets a request (``POST /api/octets``,
 :mod:`pdi.server.protocol.octets`: one ``multipart/mixed`` part a name; an
 origin without it is asked ``N2R`` a name at a time), :data:`WORKERS`
-requests at once over kept-alive connections. Each blob is written as it
+requests at once over kept-alive connections (:class:`_Direct` says why
+those of :mod:`http.client` for a plain ``http://`` origin), while the next
+manifest page is fetched and checked. Each blob is written as it
 arrives straight to where its import takes it
 (:meth:`pdi.archive.Archive.write_ahead`), hashed on the way once (its
 SHA-256 and chunk digests), and refused unless SHA-256 and size are the
@@ -49,10 +51,14 @@ no more octets than its manifest says.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import http.client
 import json
 import re
 import tempfile
+import threading
+import urllib.parse
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -120,6 +126,8 @@ AHEAD = 3 * WORKERS
 #: The longest header section of a part, and the longest problem a part may hold.
 MAX_PART_HEAD = 8 << 10
 MAX_PART_PROBLEM = 64 << 10
+#: Octets asked of the connection at a time, at most, while an octets answer is read.
+READ_AT_MOST = 1 << 20
 
 
 def _client() -> httpx.Client:
@@ -185,6 +193,12 @@ class Peer:
         self.keys = list(keys)
         self.client = client
         self.headers: dict[str, str] = {} if token is None else {"Authorization": f"Bearer {token}"}
+        self.direct = _Direct(self.base) if _Direct.reaches(self.base) else None
+
+    def close(self) -> None:
+        """Close the connections the octets were asked over (those of :attr:`client` are the client's)."""
+        if self.direct is not None:
+            self.direct.close()
 
     def __repr__(self) -> str:
         return f"Peer({self.base!r}, token={'yes' if self.headers else 'no'})"  # never the token
@@ -251,7 +265,7 @@ class Peer:
         except httpx.HTTPError as exc:
             raise StoreError(f"cannot fetch {url}: {exc}") from exc
 
-    def octets_of(self, entries: Sequence[Mapping[str, Any]], write: Callable[[Iterator[bytes]], Spooled],
+    def octets_of(self, entries: Sequence[Mapping[str, Any]], write: Callable[[Iterator[memoryview]], Spooled],
                   ) -> list[Spooled | PDIError] | None:
         """The octets of the manifest's ``entries`` in one ``POST /api/octets``, each written by ``write`` as it
         arrives and checked against its entry's SHA-256 and size; for each, what was written or what went wrong
@@ -259,14 +273,14 @@ class Peer:
         request (an earlier pdi: ask N2R)."""
         url = self.base + "/api/octets"
         done: list[Spooled | PDIError] = []
+        body = json.dumps({"names": [str(e["name"]) for e in entries]}).encode()
         try:
-            with self.client.stream("POST", url, json={"names": [str(e["name"]) for e in entries]},
-                                    headers=self.headers) as answer:
-                if answer.status_code in (404, 405):
+            with self._post(url, body) as (status, content_type, raw):
+                if status in (404, 405):
                     return None
-                if answer.status_code != 200:
-                    raise StoreError(f"POST {url}: HTTP {answer.status_code}")
-                parts = _Parts(answer.iter_raw(), _boundary(answer.headers.get("content-type", ""), url), url)
+                if status != 200:
+                    raise StoreError(f"POST {url}: HTTP {status}")
+                parts = _Parts(raw, _boundary(content_type, url), url)
                 for entry in entries:
                     done.append(parts.take(entry, write, self.base))
                 parts.close()
@@ -277,6 +291,27 @@ class Peer:
         else:
             return done
         return done + [failure] * (len(entries) - len(done))
+
+    @contextlib.contextmanager
+    def _post(self, url: str, body: bytes) -> Iterator[tuple[int, str, Callable[[memoryview], int]]]:
+        """``POST url`` of a JSON ``body``: the answer's status, ``Content-Type`` and a function that reads its next
+        octets into a buffer, how many (0: the end; over :attr:`direct` where it reaches the origin, else
+        :attr:`client`). Failures to reach or read it are :class:`StoreError` or :class:`httpx.HTTPError`."""
+        if self.direct is None:
+            headers = {**self.headers, "Content-Type": "application/json"}
+            with self.client.stream("POST", url, content=body, headers=headers) as answer:
+                yield answer.status_code, answer.headers.get("content-type", ""), _copier(answer.iter_raw())
+            return
+        connection, got = self.direct.post(url, body, self.headers)
+        try:
+            yield got.status, got.getheader("content-type", ""), _reader(got, url)
+            try:
+                got.read(MAX_PART_HEAD)  # what follows the closing boundary (nothing, or a short epilogue)
+            except (OSError, http.client.HTTPException) as exc:
+                raise StoreError(f"cannot fetch {url}: {exc}") from exc
+        finally:
+            # read to its end, the connection asks the next request; else (cut, refused, not read) it is closed
+            self.direct.done(connection, kept=got.closed)
 
     def octets(self, name: str, sha256: str, size: int, into: IO[bytes]) -> None:
         """The N2R octets of ``name`` written to ``into``, refused (:class:`IntegrityError`) unless they are
@@ -294,6 +329,119 @@ class Peer:
                 f"{name} at {self.base}: its octets hash to {digest.hexdigest()}, its signed manifest says {sha256}")
 
 
+def _reader(answer: http.client.HTTPResponse, url: str) -> Callable[[memoryview], int]:
+    """A function reading ``answer``'s next octets into a buffer (straight from the connection), how many (0: the
+    end); :class:`StoreError` if they cannot be read (the connection breaks, or is silent for
+    :data:`HTTP_TIMEOUT` seconds)."""
+
+    def read_into(view: memoryview) -> int:
+        try:
+            return answer.readinto(view)
+        except (OSError, http.client.HTTPException) as exc:
+            raise StoreError(f"cannot fetch {url}: {exc}") from exc
+
+    return read_into
+
+
+def _copier(pieces: Iterator[bytes]) -> Callable[[memoryview], int]:
+    """A function copying the next octets of ``pieces`` into a buffer, how many (0: the end)."""
+    left = memoryview(b"")
+
+    def read_into(view: memoryview) -> int:
+        nonlocal left
+        while not left:
+            piece = next(pieces, None)
+            if piece is None:
+                return 0
+            left = memoryview(piece)
+        count = min(len(view), len(left))
+        view[:count] = left[:count]
+        left = left[count:]
+        return count
+
+    return read_into
+
+
+class _Direct:
+    """Kept-alive connections of the standard library's :mod:`http.client` to a plain ``http://`` origin, one a
+    thread, that a sync asks for octets over (``POST /api/octets``).
+
+    Why not :mod:`httpx`, as everywhere else: an octets answer is read
+    here in pieces of up to :data:`READ_AT_MOST` octets, each one
+    ``recv``, where httpx's HTTP/1.1 parser (h11) reads 64 KiB at a time and
+    passes each through its event machinery; on a sync of 1 GB from a
+    resolver on loopback httpx cost about three times the CPU a byte
+    (``bench/bench_mirror.py``). Only where httpx would send the request
+    as it is: a plain ``http://`` address and no proxy configured
+    (:meth:`reaches`); an ``https://`` origin, or one behind a proxy, is
+    asked through httpx. The same limit holds: :data:`HTTP_TIMEOUT` seconds
+    to connect and between two reads.
+    """
+
+    def __init__(self, base: str) -> None:
+        split = urllib.parse.urlsplit(base)
+        self.host = split.hostname or ""
+        self.port = split.port
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._open: set[http.client.HTTPConnection] = set()
+
+    @staticmethod
+    def reaches(base: str) -> bool:
+        """Whether ``base`` is a plain ``http://`` address and no proxy is configured for such addresses (httpx's
+        rule reads the same environment, :func:`urllib.request.getproxies`)."""
+        if not base.startswith("http://"):
+            return False
+        from urllib.request import getproxies  # here: it is only asked once a sync
+
+        proxies = getproxies()
+        return not (proxies.get("http") or proxies.get("all"))
+
+    def post(self, url: str, body: bytes, headers: Mapping[str, str],
+             ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """``POST url`` over this thread's connection (made, or made again if the origin closed it while it was
+        kept): the connection and its answer, whose head is read. :class:`StoreError` if it cannot be had."""
+        split = urllib.parse.urlsplit(url)
+        target = split.path + (f"?{split.query}" if split.query else "")
+        sent = {**headers, "Content-Type": "application/json"}
+        connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
+        kept = connection is not None
+        while True:
+            if connection is None:
+                connection = http.client.HTTPConnection(self.host, self.port, timeout=HTTP_TIMEOUT)
+                with self._lock:
+                    self._open.add(connection)
+                self._local.connection = connection
+            try:
+                connection.request("POST", target, body, sent)
+                return connection, connection.getresponse()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
+                self.done(connection, kept=False)
+                if not kept:
+                    raise StoreError(f"cannot fetch {url}: {exc}") from exc
+                connection, kept = None, False  # closed by the origin while it was kept: asked again, once
+            except (OSError, http.client.HTTPException) as exc:
+                self.done(connection, kept=False)
+                raise StoreError(f"cannot fetch {url}: {exc}") from exc
+
+    def done(self, connection: http.client.HTTPConnection, *, kept: bool) -> None:
+        """After an answer: the connection is kept for the thread's next request, or closed."""
+        if kept:
+            return
+        connection.close()
+        with self._lock:
+            self._open.discard(connection)
+        if getattr(self._local, "connection", None) is connection:
+            self._local.connection = None
+
+    def close(self) -> None:
+        """Close every connection still open (the threads that asked over them are done)."""
+        with self._lock:
+            connections, self._open = self._open, set()
+        for connection in connections:
+            connection.close()
+
+
 _BOUNDARY = re.compile(r"boundary=\"?([0-9A-Za-z'()+_,./:=?-]{1,70})\"?")
 
 
@@ -308,43 +456,49 @@ def _boundary(content_type: str, url: str) -> bytes:
 
 class _Parts:
     """The parts of a ``POST /api/octets`` answer (:mod:`pdi.server.protocol.octets`), read in order from its
-    octets as they arrive: each part's head, then exactly its ``Content-Length`` octets."""
+    octets as they arrive (into one buffer, read again and again): each part's head, then exactly its
+    ``Content-Length`` octets."""
 
-    def __init__(self, raw: Iterator[bytes], boundary: bytes, url: str) -> None:
-        self.raw = raw
-        self.buffer = bytearray()
+    def __init__(self, read_into: Callable[[memoryview], int], boundary: bytes, url: str) -> None:
+        self.read_into = read_into
+        self.buffer = bytearray(READ_AT_MOST)
+        self.view = memoryview(self.buffer)
+        self.start = self.end = 0  # the octets read and not taken yet: buffer[start:end]
         self.delimiter = b"--" + boundary
         self.url = url
 
     def _fill(self) -> bool:
-        piece = next(self.raw, None)
-        if piece is None:
-            return False
-        self.buffer += piece
-        return True
+        """Read more octets after those not taken yet (moved to the buffer's start first); whether any came."""
+        if self.start:
+            left = self.end - self.start
+            self.buffer[:left] = self.view[self.start:self.end]
+            self.start, self.end = 0, left
+        if self.end == len(self.buffer):
+            return False  # a part's head longer than the buffer (refused by _line)
+        count = self.read_into(self.view[self.end:])
+        self.end += count
+        return count > 0
 
     def _line(self) -> bytes:
-        while (end := self.buffer.find(b"\r\n")) < 0:
-            if len(self.buffer) > MAX_PART_HEAD or not self._fill():
+        while (end := self.buffer.find(b"\r\n", self.start, self.end)) < 0:
+            if self.end - self.start > MAX_PART_HEAD or not self._fill():
                 raise StoreError(f"POST {self.url}: the answer ends (or runs on) inside a part's head")
-        line = bytes(self.buffer[:end])
-        del self.buffer[:end + 2]
+        line = bytes(self.view[self.start:end])
+        self.start = end + 2
         return line
 
-    def _octets(self, count: int) -> Iterator[bytes]:
-        """The next ``count`` octets, as they come."""
+    def _octets(self, count: int) -> Iterator[memoryview]:
+        """The next ``count`` octets, as they come: views of the buffer, each to be used before the next is
+        asked for (the buffer is read into again)."""
         while count:
-            if self.buffer:
-                piece = bytes(self.buffer[:count])
-                del self.buffer[:len(piece)]
-            else:  # straight from the connection, not through the buffer
-                piece = next(self.raw, b"")
-                if not piece:
+            if self.start == self.end:
+                self.start = self.end = 0
+                if not self._fill():
                     raise StoreError(f"POST {self.url}: the answer ends {count} octets before its part does")
-                if len(piece) > count:
-                    self.buffer += memoryview(piece)[count:]
-                    piece = piece[:count]
-            count -= len(piece)
+            take = min(count, self.end - self.start)
+            piece = self.view[self.start:self.start + take]
+            self.start += take
+            count -= take
             yield piece
 
     def _expect(self, line: bytes, what: str) -> None:
@@ -352,7 +506,7 @@ class _Parts:
         if found != line:
             raise ParseError(f"POST {self.url}: {what} expected, {found[:80]!r} found", rule="octets")
 
-    def take(self, entry: Mapping[str, Any], write: Callable[[Iterator[bytes]], Spooled], base: str,
+    def take(self, entry: Mapping[str, Any], write: Callable[[Iterator[memoryview]], Spooled], base: str,
              ) -> Spooled | PDIError:
         """The next part, which must be ``entry``'s: its octets written and checked, or the problem it holds."""
         name, sha256, size = str(entry["name"]), str(entry["sha256"]), int(entry["size"])
@@ -370,7 +524,7 @@ class _Parts:
         if head.get("content-type", "").startswith("application/problem+json"):
             if count > MAX_PART_PROBLEM:
                 raise LimitError(f"POST {self.url}: the problem of {name} is more than {MAX_PART_PROBLEM} octets")
-            text = b"".join(self._octets(count)).decode("utf-8", "replace")
+            text = b"".join(bytes(piece) for piece in self._octets(count)).decode("utf-8", "replace")
             self._expect(b"", "the end of a part")
             try:
                 said = json.loads(text)
@@ -435,35 +589,50 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
                 if progress is not None:
                     progress(report)
 
-    with _client() as client, ThreadPoolExecutor(WORKERS) as pool:
+    with _client() as client:
         origin = peer_of(record, client)
-        bulk = [True]  # the origin answers POST /api/octets (until it says it does not)
-        stopped: PDIError | None = None
-        try:
+        # the threads end first, then the connections they asked over are closed
+        with contextlib.closing(origin), ThreadPoolExecutor(WORKERS) as pool, ThreadPoolExecutor(1) as lister:
+            bulk = [True]  # the origin answers POST /api/octets (until it says it does not)
+            stopped: PDIError | None = None
+            pages = _one_ahead(origin.manifest(record.series), lister)
             try:
-                for group in _groups(archive, record, origin.manifest(record.series), report):
-                    running.append(pool.submit(_fetch_group, archive, origin, record, group, bulk))
-                    while len(running) > AHEAD:
-                        take(running.popleft().result())
-            except PDIError as exc:  # a manifest page refused: what was fetched before it is kept
-                stopped = exc
-            while running:
-                take(running.popleft().result())
-            _keep(archive, record, batch, report)
-        finally:
-            for future in running:  # a failure while keeping: what the requests in flight wrote is removed
-                for one in future.result():
-                    if not isinstance(one, Problem):
-                        one[1].discard()
-            for _, spooled in batch:
-                spooled.discard()
-        if progress is not None:
-            progress(report)
-        if stopped is not None:
-            raise stopped
+                try:
+                    for group in _groups(archive, record, pages, report):
+                        running.append(pool.submit(_fetch_group, archive, origin, record, group, bulk))
+                        while len(running) > AHEAD:
+                            take(running.popleft().result())
+                except PDIError as exc:  # a manifest page refused: what was fetched before it is kept
+                    stopped = exc
+                while running:
+                    take(running.popleft().result())
+                _keep(archive, record, batch, report)
+            finally:
+                for future in running:  # a failure while keeping: what the requests in flight wrote is removed
+                    for one in future.result():
+                        if not isinstance(one, Problem):
+                            one[1].discard()
+                for _, spooled in batch:
+                    spooled.discard()
+            if progress is not None:
+                progress(report)
+            if stopped is not None:
+                raise stopped
     if not report.problems:
         archive.mark_synced(record, f"{report.copied} new of {report.listed} listed, {report.octets} octets")
     return report
+
+
+def _one_ahead(pages: Iterator[Manifest], thread: ThreadPoolExecutor) -> Iterator[Manifest]:
+    """The verified pages of ``pages`` in order, the next one asked for and checked on ``thread`` while this one is
+    used (its names looked up, fetched, kept): a page refused is raised where it comes, after those before it."""
+    following = thread.submit(next, pages, None)
+    try:
+        while (page := following.result()) is not None:
+            following = thread.submit(next, pages, None)
+            yield page
+    finally:
+        following.cancel()
 
 
 #: What fetching one name comes to: its record and octets written ahead, or a problem.
@@ -548,7 +717,7 @@ def _problem(record: MirrorRecord, name: str, sha256: str, exc: PDIError) -> Pro
 
 def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: SyncReport) -> list[Mapping[str, Any]]:
     """The entries of a verified page this archive does not hold yet (those held with another digest: problems)."""
-    wanted: list[Mapping[str, Any]] = []
+    listed: list[Mapping[str, Any]] = []
     for entry in page.names:
         report.listed += 1
         name = str(entry["name"])
@@ -560,20 +729,26 @@ def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: Sync
             parsed = parse_pdi(name)
             if parsed.series_name.lower() != record.series:
                 raise ParseError(f"a name of another series than {record.series}", rule="mirror-name")
+            if parsed.format is None or parsed.version is None:
+                raise ParseError(f"{name} is not a versioned name (a format and a version)", rule="mirror-name")
             if not isinstance(entry.get("sha256"), str) or not isinstance(entry.get("size"), int):
                 raise ParseError("no sha256 and size", rule="manifest")
-            held = archive.held(name)
         except PDIError as exc:
             report.problems.append(Problem("manifest-name", "", (name[:200],), f"listed by {record.base_url}: {exc}"))
             continue
-        if held is None:
-            wanted.append(entry)
-        elif held.sha256 == entry["sha256"]:
+        listed.append(entry)
+    held = archive.digests_held([str(one["name"]) for one in listed])  # the page's names, one look-up
+    wanted: list[Mapping[str, Any]] = []
+    for one in listed:
+        sha256 = held.get(str(one["name"]))
+        if sha256 is None:
+            wanted.append(one)
+        elif sha256 == one["sha256"]:
             report.held += 1
         else:
             report.problems.append(Problem(
-                "conflict", held.sha256, (name,),
-                f"held here with sha256 {held.sha256}; {record.base_url}'s signed manifest says {entry['sha256']}"))
+                "conflict", sha256, (str(one["name"]),),
+                f"held here with sha256 {sha256}; {record.base_url}'s signed manifest says {one['sha256']}"))
     return wanted
 
 

@@ -126,6 +126,10 @@ class Digests:
             if len(self._full) >= 8:
                 self._flush()
             return
+        if self._pending_size + len(piece) < self.chunk_size:  # the chunk being filled takes it whole: not copied
+            self._pending.append(piece)
+            self._pending_size += len(piece)
+            return
         view = memoryview(piece)
         while view:
             room = self.chunk_size - self._pending_size
@@ -163,8 +167,9 @@ class Digests:
         return BlobInfo(self._whole.hexdigest(), self.size, self.chunk_size, chunks)
 
 
-#: Octets to store: bytes in hand, a binary file (read to its end), or an iterable of pieces.
-Octets = bytes | bytearray | memoryview | BinaryIO | Iterable[bytes]
+#: Octets to store: bytes in hand, a binary file (read to its end), or an iterable of pieces (each copied as it
+#: comes: a view of a buffer read into again is used before the next piece is asked for).
+Octets = bytes | bytearray | memoryview | BinaryIO | Iterable[bytes | bytearray | memoryview]
 
 
 def pieces(source: Octets, read_size: int = READ_SIZE) -> Iterator[bytes]:
@@ -183,9 +188,9 @@ def pieces(source: Octets, read_size: int = READ_SIZE) -> Iterator[bytes]:
                 return
             yield piece
     else:
-        for piece in source:
-            if piece:
-                yield bytes(piece)
+        for given in source:
+            if given:
+                yield bytes(given)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ importing nothing, if a remover with no grace period took one meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import heapq
@@ -123,7 +124,7 @@ class FileBlobs(Attached):
                     raise StoreError(f"cannot open {self.root / 'tmp'}: {exc}") from exc
             return self._sync_fd
 
-    def _sync_all(self, paths: Sequence[Path]) -> None:
+    def _sync_all(self, paths: Sequence[str | Path]) -> None:
         """Make written files (or directories) durable: one ``syncfs`` for several, else an ``fsync`` each."""
         syncfs = _syncfs()
         fd = self._syncer() if len(paths) > 1 else None
@@ -262,22 +263,24 @@ class FileBlobs(Attached):
             raise
         return tmp, fd, info
 
-    def _place(self, tmp: Path, sha256: str, folders: set[Path] | None = None) -> None:
+    def _place(self, tmp: Path, sha256: str, folders: set[str] | None = None) -> None:
         """Rename a written temporary file to the blob's name, durably (or, given ``folders``, add the directories
         to sync to it: the caller syncs them)."""
-        path = self.blob_path(sha256)
+        path = self.blob_file(sha256)  # text, not a Path: asked of each blob an import or a sync brings
+        sub = path[:path.rindex("/")]
         try:
-            if not path.parent.is_dir():
-                path.parent.mkdir(exist_ok=True)
+            if not os.path.isdir(sub):
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(sub)
                 if folders is None:
-                    fsync_dir(path.parent.parent)  # the new subdirectory's entry is durable too
+                    fsync_dir(Path(self._folder))  # the new subdirectory's entry is durable too
                 else:
-                    folders.add(path.parent.parent)
+                    folders.add(self._folder)
             os.replace(tmp, path)
             if folders is None:
-                fsync_dir(path.parent)
+                fsync_dir(Path(sub))
             else:
-                folders.add(path.parent)
+                folders.add(sub)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
             raise StoreError(f"cannot write blob {path}: {exc}") from exc
@@ -319,7 +322,14 @@ class FileBlobs(Attached):
         import removes it if the import did not take it."""
         self._syncer()  # before the first octet: a write-back error from here on is reported by the sync
         tmp, fd, info = self._write_temporary(source, sync=False)
-        os.close(fd)
+        try:
+            # the disk starts writing it now, while the next blobs arrive: the import's sync then waits for
+            # little more than the last ones (a hint: the sync is what makes it durable)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        except (OSError, AttributeError):
+            pass  # a file system or platform without it: written back by the sync alone
+        finally:
+            os.close(fd)
         return _Ahead(self, tmp, info)
 
     def stage_import(self, blobs: Iterable[tuple[str, BlobSource]]) -> list[StagedBlob]:
@@ -339,6 +349,7 @@ class FileBlobs(Attached):
         seen: set[str] = set()
         staged: list[StagedBlob] = []
         pending: list[tuple[Path, BlobInfo]] = []
+        taken: list[_Ahead] = []  # written ahead, their files renamed (or removed) here: nothing left to discard
         self._syncer()
         try:
             for sha256, content in blobs:
@@ -356,13 +367,14 @@ class FileBlobs(Attached):
                 if ahead:
                     assert isinstance(content, _Ahead)
                     tmp, info = content.path, content.info
+                    taken.append(content)
                 else:
                     tmp, fd, info = self._write_temporary(blob_octets(content), sync=False)
                     os.close(fd)
                 pending.append((tmp, info))
                 check_imported_blob(sha256, info.sha256)
             self._sync_all([tmp for tmp, _ in pending])
-            folders: set[Path] = set()
+            folders: set[str] = set()
             while pending:
                 tmp, info = pending.pop()
                 staged.append(self._place_imported(tmp, info, folders))
@@ -372,9 +384,12 @@ class FileBlobs(Attached):
                 tmp.unlink(missing_ok=True)
             discard_all(staged)
             raise
+        finally:
+            for spooled in taken:
+                spooled.taken = True
         return staged
 
-    def _place_imported(self, tmp: Path, info: BlobInfo, folders: set[Path]) -> _ImportedFile:
+    def _place_imported(self, tmp: Path, info: BlobInfo, folders: set[str]) -> _ImportedFile:
         """A written temporary file of an import becomes the blob, unless a sound one is there already (the
         directories to sync added to ``folders``)."""
         pin = self._pin_existing(info.sha256)
@@ -382,7 +397,7 @@ class FileBlobs(Attached):
             pin.close()
             tmp.unlink(missing_ok=True)
             return _ImportedFile(self, info, created=False)
-        if not tmp.exists():
+        if not os.path.exists(tmp):
             raise StoreError(
                 f"the staged file {tmp} of blob {info.sha256} was removed while the import ran"
                 " (by pdi verify --remove-unreferenced?); nothing was imported"
@@ -477,6 +492,14 @@ class _Ahead(Spooled):
     def __init__(self, store: FileBlobs, path: Path, info: BlobInfo) -> None:
         super().__init__(path, info)
         self.store = store
+        #: Its file was renamed into place, or removed, by :meth:`FileBlobs.stage_import` (none to remove).
+        self.taken = False
+
+    def discard(self) -> None:
+        """Remove the file, unless an import took it (no ``unlink`` of a name no longer there: it would wait for
+        the lock of ``tmp/``, which the blobs being written ahead meanwhile hold in turn)."""
+        if not self.taken:
+            super().discard()
 
 
 _SYNCFS: list[Callable[[int], None] | None] = []
@@ -583,9 +606,9 @@ class _ImportedFile:
 
     def secure(self) -> None:
         """Inside the catalog transaction, where no remover acts: the blob must still be at its name."""
-        path = self.store.blob_path(self.info.sha256)
+        path = self.store.blob_file(self.info.sha256)
         try:
-            size = path.stat().st_size
+            size = os.stat(path).st_size
         except FileNotFoundError:
             raise StoreError(
                 f"blob {path} of the import was removed while the import ran"

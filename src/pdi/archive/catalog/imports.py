@@ -147,6 +147,21 @@ class ImportsPart(CatalogBase):
                 self._query("INSERT INTO access_changes (at) VALUES (?)", (timestamp(),))
         return added
 
+    def digests_held(self, names: Sequence[tuple[DocumentKey, int, str]]) -> dict[tuple[DocumentKey, int, str], str]:
+        """The SHA-256 the catalog holds under each of ``names`` (a document, a version, a format token) that it
+        holds (purged or withdrawn too): what :meth:`representations` says of each, asked a page at a time."""
+        held: dict[tuple[DocumentKey, int, str], str] = {}
+        with self._read():
+            for page in pages(list(dict.fromkeys(names)), MAX_PARAMETERS // 4):
+                ids = self._document_ids(list(dict.fromkeys(key for key, _, _ in page)))
+                stored, _ = self._stored_of(ids.values(), versions_too=False)
+                for key, version, token in page:
+                    doc = ids.get(key)
+                    sha256 = None if doc is None else stored.get((doc, version, token))
+                    if sha256 is not None:
+                        held[(key, version, token)] = sha256
+        return held
+
     def _document_ids(self, keys: Sequence[DocumentKey]) -> dict[DocumentKey, int]:
         """The catalog's id of each of ``keys`` that is a document in it."""
         found: dict[DocumentKey, int] = {}
