@@ -26,6 +26,8 @@ import functools
 import hmac
 import ipaddress
 import os
+import struct
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -149,14 +151,48 @@ def exposition(extra: list[Metric] | None = None) -> tuple[bytes, str]:
     if not path:
         body = generate_latest(REGISTRY)
     else:
-        registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry, path=path)  # type: ignore[no-untyped-call]
-        body = generate_latest(registry)
+        for attempt in range(_READS):
+            registry = CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry, path=path)  # type: ignore[no-untyped-call]
+            try:
+                body = generate_latest(registry)
+                break
+            except struct.error:
+                # prometheus_client makes a worker's file of counts and only then gives it its size
+                # (client_python issue 1199): read in between, the file is empty and the whole sum fails.
+                # Read again in a moment; an empty file that has stayed so is a worker's killed in between,
+                # empty for good: put aside.
+                if attempt == _READS - 1:
+                    raise
+                _put_aside_empty(path)
+                time.sleep(0.01)
     if extra:
         more = CollectorRegistry(auto_describe=False)
         more.register(_Families(extra))
         body += generate_latest(more)
     return body, CONTENT_TYPE_LATEST
+
+
+#: How many times the workers' files are read for one ``/metrics`` when one is found empty (:func:`exposition`).
+_READS = 3
+#: Seconds after which a worker's file of counts still empty is a killed worker's (it is sized at once).
+_EMPTY_FOR_GOOD = 1.0
+
+
+def _put_aside_empty(path: str) -> None:
+    """Remove the files of counts in ``path`` that have been empty for :data:`_EMPTY_FOR_GOOD` seconds: left by a
+    worker killed between making one and sizing it, they would make every later sum fail."""
+    now = time.time()
+    with os.scandir(path) as entries:
+        for entry in entries:
+            if not entry.name.endswith(".db"):
+                continue
+            try:
+                status = entry.stat()
+                if status.st_size == 0 and now - status.st_mtime > _EMPTY_FOR_GOOD:
+                    os.unlink(entry.path)
+            except OSError:
+                pass  # gone meanwhile, or sized: the next read sees it as it is
 
 
 class _Families:
