@@ -73,6 +73,15 @@ class WarcIndex:
         if entry.payload_digest and entry.kind != "revisit":
             self.by_digest.setdefault(_digest_key(entry.payload_digest), []).append(entry)
 
+    def count(self, number: int, offset: int, entry: Entry | None, payload: bytes | None) -> None:
+        """One record read, at ``offset`` of file ``number``: its entry if it is usable, and its payload if kept."""
+        self.records += 1
+        if entry is not None:
+            self.add(entry)
+            if payload is not None:
+                self.kept[(number, offset)] = payload
+                self.kept_bytes += len(payload)
+
     def nearest(self, url: str, when: datetime.datetime) -> Entry | None:
         """The record of ``url`` captured nearest in time to ``when`` (the earlier on a tie)."""
         same = self.by_key.get(comparable(url))
@@ -224,12 +233,7 @@ def _read_source(
         except (Handover, PDIError):  # (PDIError: the file itself is damaged, a WACZ entry's CRC-32)
             whole = False  # warcio reads the whole file, and meets what is wrong where it is
     for offset, entry, payload in read.records if whole else ():
-        index.records += 1
-        if entry is not None:
-            index.add(entry)
-            if payload is not None:
-                index.kept[(number, offset)] = payload
-                index.kept_bytes += len(payload)
+        index.count(number, offset, entry, payload)
     if whole:
         return
     with source.open() as fh, contextlib.redirect_stderr(io.StringIO()):
@@ -274,12 +278,7 @@ def _read_source(
             checker = getattr(record, "digest_checker", None)
             if checker is not None and checker.problems:
                 raise IntegrityError(f"{_where(source, offset, uri)} is damaged: {_digest_problem(checker.problems[0])}")
-            index.records += 1
-            if entry is not None:
-                index.add(entry)
-                if payload is not None:
-                    index.kept[(number, offset)] = payload
-                    index.kept_bytes += len(payload)
+            index.count(number, offset, entry, payload)
             if progress is not None:
                 progress(min(before + it.offset, total), total)
 
