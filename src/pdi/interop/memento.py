@@ -132,9 +132,14 @@ def select(mementos: Sequence[Memento], wanted: datetime.datetime | None) -> int
     return best
 
 
+def quotes_to_itself(uri: str) -> bool:
+    """Whether :func:`link` writes ``uri`` as it is: all of it unreserved or allowed characters."""
+    return _QUOTED.fullmatch(uri) is not None
+
+
 def link(uri: str, rel: str, **params: str) -> str:
     """One link-value of an RFC 8288 ``Link`` field (and of RFC 6690's link-format): ``<uri>; rel="…"; k="v"``."""
-    if not _QUOTED.fullmatch(uri):  # (one that is all unreserved or allowed characters quotes to itself)
+    if not quotes_to_itself(uri):
         uri = quote(uri, safe=_URI_CHARACTERS)
     out = f'<{uri}>; rel="{rel}"'
     for key, value in params.items():

@@ -34,7 +34,7 @@ from typing import Final
 
 from pdi.archive import Archive
 from pdi.archive.blobs import BlobInfo, checked, read_cached
-from pdi.interop.memento import LINK_FORMAT, http_datetime, parse_timestamp
+from pdi.interop.memento import LINK_FORMAT, http_datetime, parse_timestamp, quotes_to_itself
 from pdi.server.http.readers import BY_READER
 from pdi.server.process.cache import IMMUTABLE, SHARED_VALIDATOR_FIELDS, Entity, Fixed, Validator
 
@@ -44,9 +44,6 @@ from pdi.server.process.cache import IMMUTABLE, SHARED_VALIDATOR_FIELDS, Entity,
 _SERIAL_NAME: Final = re.compile(
     rb"urn:pdi://([a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?)/([0-9]{4})/([0-9]{2})/([0-9]{2})/([1-9][0-9]{0,18})"
     rb"\.([a-z0-9](?:[a-z0-9+]{0,30}[a-z0-9])?)\.([1-9][0-9]{0,8})")
-#: What :func:`urllib.parse.quote` leaves as it is in a ``Link`` (``pdi.interop.memento.link``): a base URL of other
-#: characters goes to the general path.
-_UNQUOTED: Final = re.compile(r"[A-Za-z0-9:/?#\[\]@!$&'()*+,;=\-._~%]*")
 
 _VARY_BY_READER: Final = (b"vary", BY_READER.encode("latin-1"))
 
@@ -115,7 +112,7 @@ class PlainAnswers:
         if plain is None:
             if len(self._bases) >= 64:
                 self._bases.clear()
-            self._bases[at] = plain = _UNQUOTED.fullmatch(at) is not None
+            self._bases[at] = plain = quotes_to_itself(at)  # else a Link quotes it: the general path
         if not plain:
             return None
         records = found.records
@@ -129,11 +126,7 @@ class PlainAnswers:
                 f' <{at}/timegate/{document}>; rel="timegate",'
                 f' <{at}/timemap/link/{document}>; rel="timemap"; type="{LINK_FORMAT}",'
                 f' <{at}/uri-res/N2R?{first}>; rel="memento"; datetime="{stamp}"')
-        charset = record.charset
-        if charset:
-            content_type = f"{media_type}; charset={charset}"
-        else:  # as Starlette's Response labels a text it is given without a charset
-            content_type = f"{media_type}; charset=utf-8" if media_type.startswith("text/") else media_type
+        content_type = labelled_type(media_type, record.charset)
         headers = (
             (b"memento-datetime", stamp.encode("latin-1")),
             (b"link", link.encode("latin-1")),
@@ -158,6 +151,15 @@ class PlainAnswers:
                     self._stamps.clear()
                 self._stamps[second] = stamp
         return stamp
+
+
+def labelled_type(media_type: str, charset: str | None) -> str:
+    """The ``Content-Type`` of an N2R answer of octets of this media type and charset (not a whole multipart file,
+    whose own parameters its octets say): the charset named, else ``utf-8`` for a text, as Starlette's ``Response``
+    labels a text it is given without one."""
+    if charset:
+        return f"{media_type}; charset={charset}"
+    return f"{media_type}; charset=utf-8" if media_type.startswith("text/") else media_type
 
 
 _IMMUTABLE: Final = IMMUTABLE.encode("latin-1")

@@ -78,7 +78,7 @@ from pdi.server.process.limits import ArchiveHandlers, WorkLimits
 from pdi.server.process.zerocopy import EXTENSION
 from pdi.server.protocol.memento_oaipmh import Mementos
 from pdi.server.protocol.mirrored import Locations
-from pdi.server.protocol.plain import PlainAnswers
+from pdi.server.protocol.plain import PlainAnswers, labelled_type
 from pdi.server.protocol.rfc2169 import n2r_path, n2r_url, rfc2169_query, sturdy, urn_from_query
 
 #: RFC 2169 services this resolver answers, and the others it knows of (501).
@@ -784,10 +784,7 @@ def _content_type(resolved: Resolved, *, whole: bool = False) -> str:
         charset = resolved.charset
     else:  # the fragment's own codec (no BOM: utf-16be), under its IANA name
         charset = registered_charset(resolved.fragment.charset) if resolved.fragment.charset else None
-    if charset:
-        return f"{resolved.media_type}; charset={charset}"
-    # as Starlette's Response labels a text it is given without a charset
-    return f"{resolved.media_type}; charset=utf-8" if resolved.media_type.startswith("text/") else resolved.media_type
+    return labelled_type(resolved.media_type, charset)
 
 
 def _about(resolved: Resolved, extra: Mapping[str, str] = _NO_HEADERS) -> dict[str, str]:
