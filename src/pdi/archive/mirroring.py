@@ -20,12 +20,13 @@ from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import Octets
 from pdi.archive.blobs.seam import BlobSource, Spooled
 from pdi.archive.catalog.mirrors import MIRROR_ROLES, MirrorRecord, MirrorWithdrawal
-from pdi.archive.naming import canonical_series, key_of, parse_pdi, record_name, timestamp
+from pdi.archive.naming import canonical_series, generic_text, key_of, parse_pdi, timestamp
 from pdi.archive.store import AuditRecord, DocumentKey, RepresentationRecord, SeriesRecord
 from pdi.errors import AccessError, IntegrityError, NotFoundError, ParseError
 
 if TYPE_CHECKING:
     from pdi.archive.tokens import Writer
+    from pdi.identifier import PDI
 
 __all__ = ["MirrorRecord", "Mirroring", "base_url"]
 
@@ -104,17 +105,18 @@ class Mirroring(ArchiveBase):
         return next((r for r in self.store.representations(key_of(parsed))
                      if r.version == parsed.version and r.format == token), None)
 
-    def digests_held(self, names: Sequence[str]) -> dict[str, str]:
-        """The SHA-256 held under each of the versioned ``names`` this archive holds (as :meth:`held` says, one
-        look-up a page of names, not one a name); :class:`~pdi.errors.ParseError` if one is not versioned."""
-        wanted: dict[str, tuple[DocumentKey, int, str]] = {}
+    def digests_held(self, names: Sequence[PDI | str]) -> list[str | None]:
+        """The SHA-256 held under each of the versioned ``names`` (as :meth:`held` says, one look-up a page of
+        names, not one a name), in their order: ``None`` for one not held; :class:`~pdi.errors.ParseError` if one
+        is not versioned. A name parsed already is not parsed again."""
+        wanted: list[tuple[DocumentKey, int, str]] = []
         for name in names:
             parsed = parse_pdi(name)
             if parsed.format is None or parsed.version is None:
                 raise ParseError(f"{name} is not a versioned name (a format and a version)", rule="mirror-name")
-            wanted[name] = (key_of(parsed), parsed.version, formats.canonical_token(parsed.format))
-        held = self.store.digests_held(list(wanted.values()))
-        return {name: held[asked] for name, asked in wanted.items() if asked in held}
+            wanted.append((key_of(parsed), parsed.version, formats.canonical_token(parsed.format)))
+        held = self.store.digests_held(wanted)
+        return [held.get(asked) for asked in wanted]
 
     def withdrawn_here(self, name: str) -> str | None:
         """``purged`` or ``withdrawn`` when the versioned ``name`` (held) is so here, as a version or with its whole
@@ -145,11 +147,12 @@ class Mirroring(ArchiveBase):
         series = self.store.get_series(origin.series)
         known = [] if series is None else [series]
 
-        def new_document(first: RepresentationRecord) -> AuditRecord:
-            return AuditRecord(timestamp(self.now()), self.who, "mirror", str(record_name(first, generic=True)),
-                               f"from {origin.base_url}")
+        at = timestamp(self.now())  # the moment of the batch's import, every audit line of it
+        detail = f"from {origin.base_url}"
 
-        at = timestamp(self.now())
+        def new_document(first: RepresentationRecord) -> AuditRecord:
+            return AuditRecord(at, self.who, "mirror", generic_text(first), detail)
+
         once: dict[tuple[DocumentKey, int | None], tuple[str, str]] = {}
         for name, version, until in embargoes:  # a document's, said with each of its names: once
             once.setdefault((key_of(parse_pdi(name)), version), (name, until))

@@ -141,6 +141,15 @@ def record_name(
     return versioned
 
 
+def generic_text(record: RepresentationRecord) -> str:
+    """``str(record_name(record, generic=True))``, the document's generic name as text; for a serial record made
+    without building a :class:`PDI` (an import or a sync names each new document in its audit line)."""
+    if record.serial is None:
+        return str(record_name(record, generic=True))
+    day = record.day
+    return f"urn:pdi://{record.series}/{day.year:04d}/{day.month:02d}/{day.day:02d}/{record.serial}"
+
+
 def record_name_as(record: RepresentationRecord, parsed: PDI) -> PDI:
     """:func:`record_name` of ``record`` (no fragment), or ``parsed`` itself when it is already that name as
     :meth:`PDI.build` makes it: a serial name spelled canonically, field for field (a resolver then neither

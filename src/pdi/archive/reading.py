@@ -142,6 +142,28 @@ class Reading(ArchiveBase):
         return self.store.public_version(DocumentKey(series, day, serial), version, token, self._now_stamp,
                                          octets)
 
+    def open_public(self, series: str, day: datetime.date, serial: str, version: int, token: str,
+                    name: str) -> tuple[RepresentationRecord, ChunkedReader] | None:
+        """The record and a reader by verified chunks (as :meth:`open_octets` opens them; close it after) of the
+        serial name ``name`` whose fields these are, spelled as :meth:`PDI.build` spells it, when the one
+        statement of :meth:`public_serial` says anyone may read it now and it is named so; else ``None`` (the
+        caller asks :meth:`open_octets`, which says what it is). For a resolver that serves many such names at
+        once (``POST /api/octets``): no :class:`PDI` parsed or built, one catalog statement."""
+        found = self.public_serial(series, day, serial, version, token)
+        if found is None:
+            return None
+        record = found.record
+        if (record.serial is None or str(record.serial) != serial or record.format != token
+                or record.version != version or record.series != series or found.size != record.size):
+            return None
+        info = BlobInfo(record.sha256, found.size, found.chunk_size, found.chunks)
+        if found.data is not None:
+            return record, octets_reader(info, found.data, name=name)
+        try:
+            return record, file_reader(info, found.path, name=name, memo=self.fixity_memo)
+        except OSError:
+            return None  # missing, or not readable: the general path says what is wrong
+
     def _public(self, parsed: PDI) -> PublicVersion | None:
         if parsed.format is None or parsed.fragment is not None or parsed.citation is not None or parsed.is_pattern:
             return None

@@ -83,6 +83,7 @@ from pdi.errors import (
     PDIError,
     StoreError,
 )
+from pdi.identifier import PDI
 from pdi.network.mirror_access import Embargoes, follow_rules, read_token
 from pdi.signing import MAX_JWS, Manifest, PublicKey, jwk_set_text, parse_jwks, verify_manifest
 
@@ -635,6 +636,9 @@ def _one_ahead(pages: Iterator[Manifest], thread: ThreadPoolExecutor) -> Iterato
         following.cancel()
 
 
+#: The key under which a group's entry (a copy of the manifest's) holds its name parsed, by :func:`_wanted`.
+_PARSED = " parsed"
+
 #: What fetching one name comes to: its record and octets written ahead, or a problem.
 Fetched = tuple[RepresentationRecord, Spooled] | Problem
 
@@ -645,13 +649,14 @@ def _groups(archive: Archive, record: MirrorRecord, pages: Iterable[Manifest], r
     for page in pages:
         group: list[Mapping[str, Any]] = []
         octets = 0
-        wanted, embargoes, changed = follow_rules(archive, record, page, _wanted(archive, record, page, report),
-                                                  report.problems)
+        parsed: dict[str, PDI] = {}
+        wanted, embargoes, changed = follow_rules(archive, record, page,
+                                                  _wanted(archive, record, page, report, parsed), report.problems)
         report.access_changes += changed
         for name, version, until in embargoes:
             report.embargoes.setdefault(name, []).append((name, version, until))
         for entry in wanted:
-            group.append(entry)
+            group.append({**entry, _PARSED: parsed[str(entry["name"])]})
             octets += int(entry["size"])
             if len(group) >= GROUP_NAMES or octets >= GROUP_OCTETS:
                 yield group
@@ -669,7 +674,8 @@ def _fetch_group(archive: Archive, origin: Peer, record: MirrorRecord, group: li
         try:
             # the signed entry says all a record needs; an origin whose manifests do not, its N2C description
             signed = "created_at" in entry and "media_type" in entry
-            records.append(_record(name, sha256, size, _from_entry(entry) if signed else origin.description(name)))
+            records.append(_record(entry.get(_PARSED) or name, sha256, size,
+                                   _from_entry(entry) if signed else origin.description(name)))
         except PDIError as exc:
             records.append(_problem(record, name, sha256, exc))
     asked = [e for e, r in zip(group, records, strict=True) if not isinstance(r, Problem)]
@@ -715,9 +721,12 @@ def _problem(record: MirrorRecord, name: str, sha256: str, exc: PDIError) -> Pro
     return Problem(kind, sha256, (name,), f"from {record.base_url}: {exc} (not kept)")
 
 
-def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: SyncReport) -> list[Mapping[str, Any]]:
-    """The entries of a verified page this archive does not hold yet (those held with another digest: problems)."""
+def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: SyncReport,
+            parsed_names: dict[str, PDI]) -> list[Mapping[str, Any]]:
+    """The entries of a verified page this archive does not hold yet (those held with another digest: problems);
+    each one's name parsed, in ``parsed_names``."""
     listed: list[Mapping[str, Any]] = []
+    parsed_listed: list[PDI] = []
     for entry in page.names:
         report.listed += 1
         name = str(entry["name"])
@@ -737,12 +746,13 @@ def _wanted(archive: Archive, record: MirrorRecord, page: Manifest, report: Sync
             report.problems.append(Problem("manifest-name", "", (name[:200],), f"listed by {record.base_url}: {exc}"))
             continue
         listed.append(entry)
-    held = archive.digests_held([str(one["name"]) for one in listed])  # the page's names, one look-up
+        parsed_listed.append(parsed)
+    held = archive.digests_held(parsed_listed)  # the page's names, one look-up
     wanted: list[Mapping[str, Any]] = []
-    for one in listed:
-        sha256 = held.get(str(one["name"]))
+    for one, parsed, sha256 in zip(listed, parsed_listed, held, strict=True):
         if sha256 is None:
             wanted.append(one)
+            parsed_names[str(one["name"])] = parsed
         elif sha256 == one["sha256"]:
             report.held += 1
         else:
@@ -777,9 +787,10 @@ def _from_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
         "created_at": entry.get("created_at"), "kept": entry.get("stored")}}
 
 
-def _record(name: str, sha256: str, size: int, description: Mapping[str, Any]) -> RepresentationRecord:
-    """The catalog record of a mirrored name: what its name says, its digest and size from the signed manifest,
-    and from its description only what the manifest does not carry (each checked for its shape)."""
+def _record(name: PDI | str, sha256: str, size: int, description: Mapping[str, Any]) -> RepresentationRecord:
+    """The catalog record of a mirrored name (or the name parsed): what its name says, its digest and size from
+    the signed manifest, and from its description only what the manifest does not carry (each checked for its
+    shape)."""
     parsed = parse_pdi(name)
     if parsed.format is None or parsed.version is None or parsed.fragment is not None:
         raise ParseError(f"{name} is not a versioned name", rule="mirror-name")
@@ -809,7 +820,8 @@ def _keep(archive: Archive, record: MirrorRecord, batch: list[tuple[Representati
     """One transaction: the batch's names and their octets, as written ahead (then emptied)."""
     if not batch:
         return
-    embargoes = [one for rec, _ in batch for one in report.embargoes.pop(str(record_name(rec)), ())]
+    embargoes = ([one for rec, _ in batch for one in report.embargoes.pop(str(record_name(rec)), ())]
+                 if report.embargoes else [])
     try:
         report.copied += archive.import_mirrored(record, batch, embargoes)
         report.octets += sum(rec.size for rec, _ in batch)

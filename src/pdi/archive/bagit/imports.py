@@ -23,7 +23,7 @@ from pdi.archive.naming import (
     MAX_ASSERTION_VALUE,
     canonical_series,
     checked_foreign_id,
-    record_name,
+    generic_text,
     timestamp,
 )
 from pdi.archive.store import AuditRecord, RepresentationRecord
@@ -102,7 +102,7 @@ def import_bag(
     def new_document(first: RepresentationRecord) -> AuditRecord:
         # Who brought these names in, and from which bag, goes to the audit log.
         return AuditRecord(
-            timestamp(now), archive.who, "import", str(record_name(first, generic=True)),
+            timestamp(now), archive.who, "import", generic_text(first),
             f"from the bag {bag} (catalog.json source {export.source!r})",
         )
 

@@ -269,14 +269,18 @@ class FileBlobs(Attached):
         path = self.blob_file(sha256)  # text, not a Path: asked of each blob an import or a sync brings
         sub = path[:path.rindex("/")]
         try:
-            if not os.path.isdir(sub):
+            try:
+                os.replace(tmp, path)  # into its subdirectory, there already but for the first blobs of a store
+            except FileNotFoundError:
+                if not os.path.exists(tmp):
+                    raise _TemporaryGone(tmp) from None
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(sub)
                 if folders is None:
                     fsync_dir(Path(self._folder))  # the new subdirectory's entry is durable too
                 else:
                     folders.add(self._folder)
-            os.replace(tmp, path)
+                os.replace(tmp, path)
             if folders is None:
                 fsync_dir(Path(sub))
             else:
@@ -397,12 +401,13 @@ class FileBlobs(Attached):
             pin.close()
             tmp.unlink(missing_ok=True)
             return _ImportedFile(self, info, created=False)
-        if not os.path.exists(tmp):
+        try:
+            self._place(tmp, info.sha256, folders)
+        except _TemporaryGone:
             raise StoreError(
                 f"the staged file {tmp} of blob {info.sha256} was removed while the import ran"
                 " (by pdi verify --remove-unreferenced?); nothing was imported"
-            )
-        self._place(tmp, info.sha256, folders)
+            ) from None
         return _ImportedFile(self, info, created=True)
 
     def open(self, sha256: str, info: BlobInfo | None, *, name: str) -> ChunkedReader | None:
@@ -594,6 +599,13 @@ class _FilePin:
                 self.store._discard_created(self)
         finally:
             self.close()
+
+
+class _TemporaryGone(StoreError):
+    """A temporary file was gone when it was to be renamed to its blob's name."""
+
+    def __init__(self, tmp: Path) -> None:
+        super().__init__(f"the temporary file {tmp} was removed before it became a blob")
 
 
 class _ImportedFile:

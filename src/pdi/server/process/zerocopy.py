@@ -19,7 +19,17 @@ waiting for it to be writable whenever the client's window is full, and
 checks ``unchanged()`` (an ``fstat``) before each call: a file changed while
 it is sent is an :class:`~pdi.errors.IntegrityError` and the answer is cut
 short (the ``Content-Length`` promised is not reached, so the client sees
-it). A client that goes away ends the sending quietly. Where the extension
+it). A client that goes away ends the sending quietly.
+
+An answer of ``Transfer-Encoding: chunked`` whose parts are stretches of
+files among other octets (``POST /api/octets``'s, many blobs in one
+answer, :mod:`pdi.server.protocol.octets`) awaits
+:meth:`ZeroCopy.chunked` with its frames: each frame is written as one
+chunk, its size line and the octets in hand written on the same duplicate
+socket, its stretches of files sent with ``sendfile``, each checked the same
+way; the app's last, empty, body message then ends the body as uvicorn
+does (``0`` CRLF CRLF). A file changed meanwhile closes the connection
+before the last chunk, so the client sees the cut. Where the extension
 is missing (another server, an in-process test client) the response reads
 the file itself.
 """
@@ -28,7 +38,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pdi.errors import IntegrityError
@@ -40,6 +51,22 @@ _STEP = 1 << 24
 #: How often the headers still in the connection's buffer are looked at again (seconds).
 _FLUSH_POLL = 0.002
 _FLUSH_POLL_MAX = 0.25
+#: Octets of a chunked answer gathered in hand before they are written (small pieces and chunk framing).
+_GATHER = 1 << 16
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """Octets ``[offset, offset + count)`` of the file open as ``fd``, to be sent only while ``unchanged()``."""
+
+    fd: int
+    offset: int
+    count: int
+    unchanged: Callable[[], bool]
+
+
+#: One chunk of a ``chunked`` answer (:meth:`ZeroCopy.chunked`): octets in hand and stretches of files, in order.
+Frame = Sequence["bytes | Stretch"]
 
 
 class ZeroCopy:
@@ -47,11 +74,15 @@ class ZeroCopy:
 
     ``cycle`` is uvicorn's request-response cycle of the request; the octets
     sent count against its ``Content-Length`` as a body message's would.
+    :meth:`chunked` sends an answer of ``Transfer-Encoding: chunked``
+    whose chunks hold stretches of files among other octets. :attr:`sent`
+    counts the octets of the body sent here (past the ASGI ``send``).
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, cycle: Any) -> None:
         self.loop = loop
         self.cycle = cycle
+        self.sent = 0
 
     async def __call__(self, fd: int, offset: int, count: int, unchanged: Callable[[], bool]) -> bool:
         """Send octets ``[offset, offset + count)`` of ``fd``; ``False`` if the client went away first."""
@@ -59,39 +90,116 @@ class ZeroCopy:
         if (not cycle.response_started or cycle.response_complete or cycle.chunked_encoding
                 or cycle.expected_content_length < count):
             raise RuntimeError("sendfile needs a started response with a Content-Length of at least the octets sent")
+        out = await self._taken()
+        if out is None:
+            return self._gone()
+        try:
+            if not await self._send_file(out, Stretch(fd, offset, count, unchanged)):
+                return self._gone()
+        finally:
+            os.close(out)
+        cycle.expected_content_length -= count
+        return True
+
+    async def chunked(self, frames: Iterable[Frame]) -> bool:
+        """Send each of ``frames`` as one chunk of a started ``chunked`` answer (RFC 9112 §7.1): its size line,
+        its octets (a :class:`Stretch` with ``sendfile``), its CRLF. A frame of no octets is skipped (a chunk of
+        size 0 would end the body: the app's last, empty, body message does that). ``False`` if the client went
+        away first; :class:`~pdi.errors.IntegrityError` (the connection closed) if a file changed meanwhile."""
+        cycle = self.cycle
+        if not cycle.response_started or cycle.response_complete or not cycle.chunked_encoding:
+            raise RuntimeError("chunked frames need a started response of Transfer-Encoding: chunked")
+        out = await self._taken()
+        if out is None:
+            return self._gone()
+        try:
+            pending = bytearray()
+            for frame in frames:
+                size = sum(piece.count if isinstance(piece, Stretch) else len(piece) for piece in frame)
+                if not size:
+                    continue
+                pending += b"%x\r\n" % size
+                for piece in frame:
+                    if isinstance(piece, Stretch):
+                        if not (await self._write(out, pending) and await self._send_file(out, piece)):
+                            return self._gone()
+                        pending.clear()
+                    elif len(pending) + len(piece) <= _GATHER:
+                        pending += piece
+                    else:  # a large piece goes as it is, after what is gathered
+                        if not (await self._write(out, pending) and await self._write(out, piece)):
+                            return self._gone()
+                        pending.clear()
+                    if not isinstance(piece, Stretch):
+                        self.sent += len(piece)
+                pending += b"\r\n"
+                if len(pending) >= _GATHER:
+                    if not await self._write(out, pending):
+                        return self._gone()
+                    pending.clear()
+            if not await self._write(out, pending):
+                return self._gone()
+        finally:
+            os.close(out)
+        return True
+
+    async def _taken(self) -> int | None:
+        """Once what the transport holds has left it (the status line and headers go first): a duplicate of the
+        connection's socket, ours to write on, wait on and close whatever the transport does meanwhile; ``None``
+        when the connection is gone."""
+        cycle = self.cycle
         transport = cycle.transport
         delay = _FLUSH_POLL
         while transport.get_write_buffer_size() and not transport.is_closing():
-            # the status line and headers go first; a client slow to read them is looked at less often
+            # a client slow to read them is looked at less often
             await asyncio.sleep(delay)
             delay = min(2 * delay, _FLUSH_POLL_MAX)
         sock = transport.get_extra_info("socket")
         if transport.is_closing() or cycle.disconnected or sock is None:
-            return self._gone()
-        out = os.dup(sock.fileno())  # ours to wait on and to close, whatever the transport does meanwhile
-        try:
-            left = count
-            while left:
-                if not unchanged():
-                    transport.close()
-                    raise IntegrityError("the stored file changed while it was being sent: the answer is cut short")
-                try:
-                    sent = os.sendfile(out, fd, offset, min(left, _STEP))
-                except BlockingIOError:
-                    await self._writable(out)
-                    continue
-                except (BrokenPipeError, ConnectionError):
-                    return self._gone()
-                if sent == 0:  # the file is shorter than it was
-                    transport.close()
-                    raise IntegrityError("the stored file ended before the octets promised were sent")
-                offset += sent
-                left -= sent
-                if transport.is_closing():
-                    return self._gone()
-        finally:
-            os.close(out)
-        cycle.expected_content_length -= count
+            return None
+        return os.dup(sock.fileno())
+
+    async def _write(self, out: int, data: bytes | bytearray) -> bool:
+        """All of ``data`` written to the socket (non-blocking: waiting whenever the client's window is full);
+        ``False`` if the client went away."""
+        view = memoryview(data)
+        while view:
+            try:
+                written = os.write(out, view)
+            except BlockingIOError:
+                await self._writable(out)
+                continue
+            except (BrokenPipeError, ConnectionError):
+                return False
+            view = view[written:]
+            if self.cycle.transport.is_closing():
+                return False
+        return True
+
+    async def _send_file(self, out: int, stretch: Stretch) -> bool:
+        """The stretch sent with ``sendfile``, ``unchanged()`` asked before each call; ``False`` if the client went
+        away."""
+        transport = self.cycle.transport
+        offset, left = stretch.offset, stretch.count
+        while left:
+            if not stretch.unchanged():
+                transport.close()
+                raise IntegrityError("the stored file changed while it was being sent: the answer is cut short")
+            try:
+                sent = os.sendfile(out, stretch.fd, offset, min(left, _STEP))
+            except BlockingIOError:
+                await self._writable(out)
+                continue
+            except (BrokenPipeError, ConnectionError):
+                return False
+            if sent == 0:  # the file is shorter than it was
+                transport.close()
+                raise IntegrityError("the stored file ended before the octets promised were sent")
+            offset += sent
+            left -= sent
+            self.sent += sent
+            if transport.is_closing():
+                return False
         return True
 
     async def _writable(self, out: int) -> None:

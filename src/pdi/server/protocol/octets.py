@@ -25,17 +25,23 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Generator, Iterator
+from functools import partial
 
 import anyio.to_thread
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
-from pdi.archive.results import Opened
+from pdi.archive.blobs import ChunkedReader, FileReader
+from pdi.archive.blobs.memo import Identity
+from pdi.archive.store import RepresentationRecord
 from pdi.errors import ParseError, PDIError
 from pdi.server.http.bodies import read_json
 from pdi.server.process.limits import ArchiveHandlers
+from pdi.server.process.zerocopy import EXTENSION, Frame, Stretch, ZeroCopy
+from pdi.server.protocol.plain import serial_fields
 
 __all__ = ["MAX_NAMES", "OctetsAPI"]
 
@@ -45,6 +51,8 @@ MAX_NAMES = 1000
 MAX_BODY = 1 << 20
 #: Names looked up together, in one snapshot of the catalog (their files open at once, at most).
 LOOK_UPS = 50
+#: A name's record and a reader of its octets by verified chunks (to be closed).
+Held = tuple[RepresentationRecord, ChunkedReader]
 #: Octets of the answer sent at a time (several small parts, or a chunk of a large one).
 PIECE = 1 << 20
 
@@ -65,47 +73,48 @@ class OctetsAPI(ArchiveHandlers):
         if not 1 <= len(names) <= MAX_NAMES:
             raise ParseError(f"ask for 1 to {MAX_NAMES} names, not {len(names)}", rule="octets")
         boundary = hashlib.sha256(json.dumps(names).encode()).hexdigest()
-        parts = self._parts(names, boundary)
-        context = contextvars.copy_context()  # the reader this request is answered for (pdi.archive.access)
+        return _Answer(self, names, boundary)
 
-        def following() -> bytes | None:
-            return context.run(next, parts, None)
-
-        async def body_pieces() -> AsyncIterator[bytes]:
-            while (piece := await anyio.to_thread.run_sync(following)) is not None:
-                yield piece
-
-        return StreamingResponse(body_pieces(), media_type=f"multipart/mixed; boundary={boundary}",
-                                 headers={"Cache-Control": "no-store"})
-
-    def _parts(self, names: list[str], boundary: str) -> Iterator[bytes]:
-        """The answer's octets, :data:`PIECE` at a time or so (small parts joined); the names looked up
-        :data:`LOOK_UPS` at a time, in one snapshot of the catalog."""
-        pending: list[bytes] = []
+    def _batches(self, names: list[str], boundary: str, *, stretches: bool) -> Generator[list[Frame], None, None]:
+        """The answer's frames, about :data:`PIECE` octets in hand at a time (a batch), the names looked up
+        :data:`LOOK_UPS` at a time, in one snapshot of the catalog: with ``stretches``, a blob file whose every
+        chunk this worker remembers verified (:mod:`pdi.archive.blobs.memo`) as a :class:`Stretch` of its open
+        file, to be sent with ``sendfile``; the rest read by verified chunks. The files of a batch stay open until
+        the next batch is asked for."""
+        batch: list[Frame] = []
         size = 0
         for start in range(0, len(names), LOOK_UPS):
             opened = self._open(names[start:start + LOOK_UPS])
             try:
-                while opened:
-                    name, one = opened.pop(0)
-                    for piece in self._part(name, one, boundary):
-                        pending.append(piece)
-                        size += len(piece)
-                        if size >= PIECE:
-                            yield b"".join(pending)
-                            pending, size = [], 0
-            finally:
-                for _, one in opened:  # the answer was cut (the reader went away): what is still open is closed
+                for name, one in opened:
+                    for frame in _frames(name, one, boundary, stretches=stretches):
+                        batch.append(frame)
+                        size += sum(len(piece) for piece in frame if not isinstance(piece, Stretch))
+                        if size >= PIECE or len(batch) >= LOOK_UPS:
+                            yield batch
+                            batch, size = [], 0
+                if batch:
+                    yield batch  # before the files it names are closed
+                    batch, size = [], 0
+            finally:  # also when the answer was cut (the reader went away)
+                for _, one in opened:
                     if not isinstance(one, PDIError):
-                        one.close()
-        pending.append(f"--{boundary}--\r\n".encode())
-        yield b"".join(pending)
+                        one[1].close()
+        yield [[f"--{boundary}--\r\n".encode()]]
 
-    def _open(self, names: list[str]) -> list[tuple[str, Opened | PDIError]]:
-        """Each name's stored octets opened, or why not, in one snapshot of the catalog."""
-        opened: list[tuple[str, Opened | PDIError]] = []
+    def _open(self, names: list[str]) -> list[tuple[str, Held | PDIError]]:
+        """Each name's stored octets opened, or why not, in one snapshot of the catalog. A serial name spelled
+        canonically that anyone may read now is opened from its one catalog row
+        (:meth:`~pdi.archive.Archive.open_public`); any other, by :meth:`~pdi.archive.Archive.open_octets`,
+        which says what it is."""
+        opened: list[tuple[str, Held | PDIError]] = []
         with self.archive.snapshot():
             for name in names:
+                fields = serial_fields(name.encode("utf-8", "replace"))
+                public = None if fields is None else self.archive.open_public(*fields, name)
+                if public is not None:
+                    opened.append((name, public))
+                    continue
                 try:
                     one = self.archive.open_octets(name)
                     if one.pdi.fragment is not None:
@@ -114,21 +123,74 @@ class OctetsAPI(ArchiveHandlers):
                 except PDIError as exc:
                     opened.append((name, exc))
                     continue
-                opened.append((name, one))
+                opened.append((name, (one.record, one.reader)))
         return opened
 
-    def _part(self, name: str, opened: Opened | PDIError, boundary: str) -> Iterator[bytes]:
-        location = name.encode("ascii", "replace").replace(b"\r", b"?").replace(b"\n", b"?")
-        if isinstance(opened, PDIError):
-            problem = json.dumps({"type": opened.problem_type, "title": opened.title, "status": opened.http_status,
-                                  "detail": str(opened)}).encode()
-            yield (b"--%s\r\nContent-Location: %s\r\nContent-Type: application/problem+json\r\n"
-                   b"Content-Length: %d\r\n\r\n%s\r\n") % (boundary.encode(), location, len(problem), problem)
-            return
-        with opened:
-            record = opened.record
-            yield (b"--%s\r\nContent-Location: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n"
-                   b"X-PDI-SHA256: %s\r\n\r\n") % (boundary.encode(), location, record.media_type.encode(),
-                                                   record.size, record.sha256.encode())
-            yield from opened.reader.chunks(0, record.size)  # each chunk checked against its digest
-            yield b"\r\n"
+
+def _frames(name: str, opened: Held | PDIError, boundary: str, *, stretches: bool) -> Iterator[Frame]:
+    """One name's part: its head, then its octets (a stretch of its file, or verified chunks), then its CRLF."""
+    location = name.encode("ascii", "replace").replace(b"\r", b"?").replace(b"\n", b"?")
+    if isinstance(opened, PDIError):
+        problem = json.dumps({"type": opened.problem_type, "title": opened.title, "status": opened.http_status,
+                              "detail": str(opened)}).encode()
+        yield [(b"--%s\r\nContent-Location: %s\r\nContent-Type: application/problem+json\r\n"
+                b"Content-Length: %d\r\n\r\n%s\r\n") % (boundary.encode(), location, len(problem), problem)]
+        return
+    record, reader = opened
+    head = (b"--%s\r\nContent-Location: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n"
+            b"X-PDI-SHA256: %s\r\n\r\n") % (boundary.encode(), location, record.media_type.encode(),
+                                           record.size, record.sha256.encode())
+    verified = reader.trusted(0, record.size) if stretches and isinstance(reader, FileReader) else None
+    if verified is not None:
+        assert isinstance(reader, FileReader)
+        yield [head, Stretch(reader.fd, 0, record.size, partial(_unchanged, reader, verified)), b"\r\n"]
+        return
+    frame: list[bytes | Stretch] = [head]
+    for chunk in reader.chunks(0, record.size):  # each chunk checked against its digest
+        frame.append(chunk)
+        yield frame
+        frame = []
+    frame.append(b"\r\n")
+    yield frame
+
+
+def _unchanged(reader: FileReader, verified: Identity) -> bool:
+    """Whether the file is still as it was when its chunks were found verified."""
+    return reader.identity() == verified
+
+
+class _Answer(Response):
+    """The ``multipart/mixed`` answer, made as it is sent: each batch of frames on a worker thread (in the
+    request's context: the reader it is answered for), sent with ``sendfile`` under ``pdi serve``
+    (:meth:`pdi.server.process.zerocopy.ZeroCopy.chunked`), elsewhere as body messages."""
+
+    def __init__(self, api: OctetsAPI, names: list[str], boundary: str) -> None:
+        # as StreamingResponse: no body here, so no Content-Length (the answer is chunked)
+        self.status_code = 200
+        self.media_type = f"multipart/mixed; boundary={boundary}"
+        self.background = None
+        self.init_headers({"Cache-Control": "no-store"})
+        self.api = api
+        self.names = names
+        self.boundary = boundary
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        zerocopy: ZeroCopy | None = scope.get("extensions", {}).get(EXTENSION)
+        batches = self.api._batches(self.names, self.boundary, stretches=zerocopy is not None)
+        context = contextvars.copy_context()  # the reader this request is answered for (pdi.archive.access)
+
+        def following() -> list[Frame] | None:
+            return context.run(next, batches, None)
+
+        try:
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            while (batch := await anyio.to_thread.run_sync(following)) is not None:
+                if zerocopy is not None:
+                    if not await zerocopy.chunked(batch):
+                        return  # the reader went away
+                    continue
+                body = b"".join(piece for frame in batch for piece in frame if isinstance(piece, bytes))
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            await anyio.to_thread.run_sync(context.run, batches.close)  # the files still open are closed

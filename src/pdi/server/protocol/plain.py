@@ -39,13 +39,29 @@ from pdi.server.http.readers import BY_READER
 from pdi.server.process.cache import IMMUTABLE, SHARED_VALIDATOR_FIELDS, Entity, Fixed, Validator
 
 #: A serial name as :meth:`PDI.build` spells it, and nothing else: lower-case series, a four-digit year, two-digit
-#: month and day, a serial and a version without leading zeros, a format token of letters, digits and ``+``
-#: (``image+jpeg``; one with an escape, ``xhtml%2Bxml``, goes to the general path).
+#: month and day, a serial and a version without leading zeros, a format token of lower-case letters, digits,
+#: ``-``, ``_`` and ``+`` (``image+jpeg``, ``utf-8``, ``octet-stream``, ``shift_jis``; one with an escape,
+#: ``xhtml%2Bxml``, goes to the general path).
 _SERIAL_NAME: Final = re.compile(
     rb"urn:pdi://([a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?)/([0-9]{4})/([0-9]{2})/([0-9]{2})/([1-9][0-9]{0,18})"
-    rb"\.([a-z0-9](?:[a-z0-9+]{0,30}[a-z0-9])?)\.([1-9][0-9]{0,8})")
+    rb"\.([a-z0-9](?:[a-z0-9+_-]{0,30}[a-z0-9])?)\.([1-9][0-9]{0,8})")
 
 _VARY_BY_READER: Final = (b"vary", BY_READER.encode("latin-1"))
+
+
+def serial_fields(name: bytes) -> tuple[str, datetime.date, str, int, str] | None:
+    """The series, day, serial (as spelled), version and format token of a serial name spelled as
+    :meth:`PDI.build` spells it, and nothing else (``None``: another spelling, or no such day; the general path
+    reads it and says what it is)."""
+    spelled = _SERIAL_NAME.fullmatch(name)
+    if spelled is None:
+        return None
+    series, year, month, dom, serial, token, version = spelled.groups()
+    try:
+        day = datetime.date(int(year), int(month), int(dom))
+    except ValueError:
+        return None
+    return series.decode("ascii"), day, serial.decode("ascii"), int(version), token.decode("ascii")
 
 
 class PlainAnswers:
@@ -67,16 +83,10 @@ class PlainAnswers:
     ) -> Entity | Validator | Fixed | None:
         """N2L's ``302`` (``n2l``), N2R's validator (``revalidating``) or else N2R's whole answer (at most ``most``
         octets; ``base``, the request's base URL) of the name ``query`` spells, if it is the plain case."""
-        spelled = _SERIAL_NAME.fullmatch(query)
-        if spelled is None:
+        fields = serial_fields(query)
+        if fields is None:
             return None
-        series_b, year, month, dom, serial_b, token_b, version_b = spelled.groups()
-        try:
-            day = datetime.date(int(year), int(month), int(dom))
-        except ValueError:
-            return None  # no such day: the general path says so
-        series, serial, token = series_b.decode("ascii"), serial_b.decode("ascii"), token_b.decode("ascii")
-        version = int(version_b)
+        series, day, serial, version, token = fields
         found = self.archive.public_serial(series, day, serial, version, token, octets=not (n2l or revalidating))
         if found is None:
             return None
