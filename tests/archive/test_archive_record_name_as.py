@@ -3,11 +3,14 @@ field (a resolver then neither builds the name nor parses it again)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from pdi.archive.naming import record_name, record_name_as
+from pdi.archive.naming import generic_text, record_name, record_name_as
 from pdi.archive.store import RepresentationRecord
 from pdi.identifier import PDI
 
@@ -40,3 +43,22 @@ def test_any_other_spelling_gives_the_records_name_built(record: RepresentationR
     made = record_name_as(record, parsed)
     assert made is not parsed
     assert made == record_name(record)
+
+
+@given(
+    series=st.from_regex(r"[a-z0-9](?:[a-z0-9-]{0,8}[a-z0-9])?(?:\.[a-z]{2,6}){0,2}\.(?:us|fr|de|jp)", fullmatch=True),
+    day=st.dates(min_value=datetime.date(1, 1, 1), max_value=datetime.date(9999, 12, 31)),
+    serial=st.one_of(st.integers(min_value=1, max_value=10**18), st.none()),
+    foreign=st.from_regex(r"[A-Za-z][A-Za-z0-9_()-]{0,20}", fullmatch=True),
+)
+def test_generic_text_is_the_generic_name_built(series: str, day: datetime.date, serial: int | None,
+                                                 foreign: str) -> None:
+    """An audit line's subject made without building a PDI is what building the generic name gives, and what
+    parsing it back reads."""
+    record = dataclasses.replace(_record(serial, str(serial) if serial is not None else foreign), series=series,
+                                 day=day)
+    text = generic_text(record)
+    assert text == str(record_name(record, generic=True))
+    parsed = PDI.parse(text)
+    assert (parsed.series_name, parsed.date, parsed.unique_id, parsed.format) == (
+        series, day, record.unique_id, None)

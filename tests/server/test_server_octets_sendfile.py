@@ -1,0 +1,162 @@
+"""``POST /api/octets`` under pdi serve's own protocol: parts of remembered blob files go with sendfile, in a chunked
+answer, and arrive exactly; damage is still refused (issue 27's sync, issue 13's fixity).
+
+The answer is read by the standard library's MIME parser (:mod:`email`), not
+by the mirror's reader, and each part compared with the octets this test
+deposited. A byte flipped after a blob was remembered changes its file's
+identity (``ctime``): the next answer reads the blob's chunks again and is cut
+short before the damaged part ends.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from server_helpers import in_thread
+
+from pdi.archive import Archive
+from pdi.archive.blobs import CHUNK_SIZE
+from pdi.archive.blobs.inline import INLINE_LIMIT
+from pdi.archive.blobs.memo import FixityMemo
+from pdi.server import create_app
+from pdi.server.process import zerocopy
+from pdi.server.process.connection import answering_protocol
+from pdi.server.process.run import listening_socket
+
+S = "octets.example.us"
+#: Octets of a blob file of two chunks and a bit, one of one chunk, and a small blob kept in its catalog row.
+LARGE = bytes(range(256)) * ((2 * CHUNK_SIZE + 777) // 256)
+MIDDLE = os.urandom(INLINE_LIMIT + 4321)
+SMALL = b"a small blob, kept in the catalog's row\n"
+ABSENT = f"urn:pdi://{S}/2026/01/01/999.octet-stream.1"
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, dict[str, bytes], dict[str, Path], Archive]]:
+    """The resolver on pdi serve's own protocol, in a thread: its URL, the names deposited with their octets, the
+    blob files of the two large ones, the archive."""
+    root = tmp_path / "archive"
+    with Archive.init(root) as archive:
+        archive.add_series(S)
+        octets = {str(archive.add(S, data, format="octet-stream")): data for data in (LARGE, SMALL, MIDDLE)}
+        files = {name: Path(archive.store.blobs.blob_path(archive.locate(name).sha256))  # type: ignore[attr-defined]
+                 for name, data in octets.items() if len(data) > INLINE_LIMIT}
+    app = create_app(str(root))
+    opened: Archive = app.state.archive
+    opened.fixity_memo = FixityMemo(600, racy_seconds=0.1)  # no need to wait 2 s for the files to be old
+    time.sleep(0.2)
+    sock = listening_socket("127.0.0.1", 0)
+    sock.listen()
+    try:
+        with in_thread(app, [sock], join=30, log_level="critical", loop="uvloop",
+                       http=answering_protocol(10, app.state.cache)):
+            yield f"http://127.0.0.1:{sock.getsockname()[1]}", octets, files, opened
+    finally:
+        opened.close()
+
+
+def parts(answer: httpx.Response) -> list[tuple[str, str, bytes]]:
+    """Each part's Content-Location, Content-Type and octets, as the standard library's MIME parser reads them."""
+    assert answer.headers.get("content-length") is None and answer.headers["transfer-encoding"] == "chunked"
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: " + answer.headers["content-type"].encode() + b"\r\n\r\n" + answer.content)
+    assert message.is_multipart() and not message.defects
+    found = []
+    for part in message.iter_parts():
+        payload = part.get_payload(decode=True)
+        assert isinstance(payload, bytes)
+        assert part["content-length"] == str(len(payload))
+        found.append((str(part["content-location"]), str(part["content-type"]), payload))
+    return found
+
+
+def spy_on_sendfile(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The octets each ``os.sendfile`` of the server sent (it sends them all the same)."""
+    calls: list[int] = []
+    real = os.sendfile
+
+    def counted(out: int, fd: int, offset: int | None, count: int) -> int:
+        sent = real(out, fd, offset, count)
+        calls.append(sent)
+        return sent
+
+    monkeypatch.setattr(zerocopy.os, "sendfile", counted)
+    return calls
+
+
+def test_remembered_blob_files_go_with_sendfile_and_every_part_arrives_exactly(
+    served: tuple[str, dict[str, bytes], dict[str, Path], Archive], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    base, octets, files, _ = served
+    calls = spy_on_sendfile(monkeypatch)
+    asked = [*octets, ABSENT, *reversed(octets)]
+    with httpx.Client(timeout=60) as client:
+        first = client.post(f"{base}/api/octets", json={"names": asked})
+        assert first.status_code == 200
+        got = parts(first)
+        assert [location for location, _, _ in got] == asked
+        for location, media_type, payload in got:
+            if location == ABSENT:
+                assert media_type == "application/problem+json" and b'"status": 404' in payload
+            else:
+                assert media_type == "application/octet-stream" and payload == octets[location]
+        # the first read of each blob hashed its chunks (and the second, in the same answer, was remembered)
+        deadline = time.monotonic() + 10
+        remembered = sum(len(octets[name]) for name in files)  # each large blob's second part
+        while sum(calls) < remembered and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert sum(calls) == remembered
+        calls.clear()
+        again = client.post(f"{base}/api/octets", json={"names": asked})
+        assert parts(again) == got
+        deadline = time.monotonic() + 10
+        while sum(calls) < 2 * remembered and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert sum(calls) == 2 * remembered, "every part of a blob file, now remembered, went with sendfile"
+
+
+def test_a_blob_damaged_after_it_was_remembered_cuts_the_answer_short(
+    served: tuple[str, dict[str, bytes], dict[str, Path], Archive],
+) -> None:
+    base, octets, files, _ = served
+    large = next(name for name, data in octets.items() if data == LARGE)
+    asked = list(octets)
+    with httpx.Client(timeout=60) as client:
+        assert [payload for _, _, payload in parts(client.post(f"{base}/api/octets", json={"names": asked}))] == [
+            octets[name] for name in asked]
+        path = files[large]
+        before = os.stat(path)
+        os.chmod(path, 0o600)
+        with open(path, "r+b") as f:
+            f.seek(CHUNK_SIZE + 5)
+            f.write(bytes([LARGE[CHUNK_SIZE + 5] ^ 1]))
+        os.chmod(path, before.st_mode)
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # the modification time put back
+        with pytest.raises(httpx.RemoteProtocolError):
+            client.post(f"{base}/api/octets", json={"names": asked})
+        assert parts(client.post(f"{base}/api/octets", json={"names": [n for n in asked if n != large]})) == [
+            (name, "application/octet-stream", octets[name]) for name in asked if name != large]
+
+
+def test_a_reader_that_goes_away_mid_answer_leaves_the_worker_serving(
+    served: tuple[str, dict[str, bytes], dict[str, Path], Archive],
+) -> None:
+    base, octets, _, _ = served
+    asked = list(octets) * 20  # several MB
+    with httpx.Client(timeout=60) as client:
+        assert len(parts(client.post(f"{base}/api/octets", json={"names": asked}))) == len(asked)
+    for _ in range(3):
+        with httpx.stream("POST", f"{base}/api/octets", json={"names": asked}, timeout=60) as response:
+            assert response.status_code == 200
+            next(response.iter_raw(1 << 16))
+        # closed after 64 KiB of several MB
+    with httpx.Client(timeout=60) as client:
+        assert [payload for _, _, payload in parts(client.post(f"{base}/api/octets", json={"names": asked}))] == [
+            octets[name] for name in asked]
