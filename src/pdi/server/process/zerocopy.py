@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -112,6 +113,9 @@ class ZeroCopy:
         out = await self._taken()
         if out is None:
             return self._gone()
+        # the octets in hand go with MSG_MORE: held by the kernel to leave with the file's octets that follow
+        # (one segment, not a small one before each part); the last of them without, so that all is pushed
+        link = socket.socket(fileno=out)
         try:
             pending = bytearray()
             for frame in frames:
@@ -121,26 +125,26 @@ class ZeroCopy:
                 pending += b"%x\r\n" % size
                 for piece in frame:
                     if isinstance(piece, Stretch):
-                        if not (await self._write(out, pending) and await self._send_file(out, piece)):
+                        if not (await self._send(link, pending, more=True) and await self._send_file(out, piece)):
                             return self._gone()
                         pending.clear()
                     elif len(pending) + len(piece) <= _GATHER:
                         pending += piece
                     else:  # a large piece goes as it is, after what is gathered
-                        if not (await self._write(out, pending) and await self._write(out, piece)):
+                        if not (await self._send(link, pending, more=True) and await self._send(link, piece, more=True)):
                             return self._gone()
                         pending.clear()
                     if not isinstance(piece, Stretch):
                         self.sent += len(piece)
                 pending += b"\r\n"
                 if len(pending) >= _GATHER:
-                    if not await self._write(out, pending):
+                    if not await self._send(link, pending, more=True):
                         return self._gone()
                     pending.clear()
-            if not await self._write(out, pending):
+            if not await self._send(link, pending, more=False):  # never empty after a frame
                 return self._gone()
         finally:
-            os.close(out)
+            link.close()  # the duplicate (out)
         return True
 
     async def _taken(self) -> int | None:
@@ -159,15 +163,17 @@ class ZeroCopy:
             return None
         return os.dup(sock.fileno())
 
-    async def _write(self, out: int, data: bytes | bytearray) -> bool:
-        """All of ``data`` written to the socket (non-blocking: waiting whenever the client's window is full);
-        ``False`` if the client went away."""
+    async def _send(self, link: socket.socket, data: bytes | bytearray, *, more: bool) -> bool:
+        """All of ``data`` sent on the socket (non-blocking: waiting whenever the client's window is full), with
+        ``MSG_MORE`` when ``more`` follows (a send without it pushes what was held); ``False`` if the client went
+        away."""
         view = memoryview(data)
+        flags = socket.MSG_MORE if more else 0
         while view:
             try:
-                written = os.write(out, view)
+                written = link.send(view, flags)
             except BlockingIOError:
-                await self._writable(out)
+                await self._writable(link.fileno())
                 continue
             except (BrokenPipeError, ConnectionError):
                 return False
