@@ -116,6 +116,8 @@ class PDI:
     version_wildcard: bool = False
     #: ``str(self)``, made at its first (a resolver prints one name several times an answer); never compared.
     _text: str | None = field(default=None, init=False, compare=False, repr=False, hash=False)
+    #: :meth:`canonical`, made at its first (an export asks it of each name for each statement key); never compared.
+    _canonical: PDI | None = field(default=None, init=False, compare=False, repr=False, hash=False)
 
     # -- parsing and printing ------------------------------------------------
 
@@ -165,8 +167,12 @@ class PDI:
 
     def canonical(self) -> PDI:
         """The canonical PDI (§2.2), parsed back from ``str(self)``."""
-        text = str(self)
-        return _parse_pdi(text, 0, len(text), False, 0)
+        made = self._canonical
+        if made is None:
+            text = str(self)
+            made = _parse_pdi(text, 0, len(text), False, 0)
+            object.__setattr__(self, "_canonical", made)
+        return made
 
     # -- views ---------------------------------------------------------------
 
