@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import uvicorn
+from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pdi.archive import Archive, Content
@@ -248,6 +249,20 @@ def in_thread(
     finally:
         server.should_exit = True
         thread.join(timeout=join)
+
+
+@contextmanager
+def on_own_protocol(app: Starlette) -> Iterator[str]:
+    """``app`` served in a thread on ``pdi serve``'s own HTTP protocol and uvloop (so with ``sendfile``,
+    :mod:`pdi.server.process.zerocopy`), on a free port of 127.0.0.1: its URL."""
+    from pdi.server.process.connection import answering_protocol
+    from pdi.server.process.run import listening_socket
+
+    sock = listening_socket("127.0.0.1", 0)
+    sock.listen()
+    with in_thread(app, [sock], join=30, log_level="critical", loop="uvloop",
+                   http=answering_protocol(10, app.state.cache)):
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
 @contextmanager

@@ -17,15 +17,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from server_helpers import in_thread, serving
+from server_helpers import on_own_protocol, serving
 
 from pdi.archive import Archive
 from pdi.archive.blobs import CHUNK_SIZE
 from pdi.archive.blobs.memo import RACY_SECONDS, FixityMemo, identity
 from pdi.server import create_app
 from pdi.server.process import zerocopy
-from pdi.server.process.connection import answering_protocol
-from pdi.server.process.run import listening_socket
 from pdi.server.protocol.resolver import STREAM_FROM
 
 S = "memo.example.us"
@@ -107,12 +105,9 @@ def in_process(tmp_path: Path) -> Iterator[tuple[str, str, Path, Archive]]:
     opened: Archive = app.state.archive
     opened.fixity_memo = FixityMemo(600, racy_seconds=0.1)  # no need to wait 2 s for the file to be old
     age(path, 0.2)
-    sock = listening_socket("127.0.0.1", 0)
-    sock.listen()
     try:
-        with in_thread(app, [sock], join=30, log_level="critical", loop="uvloop",
-                       http=answering_protocol(10, app.state.cache)):
-            yield f"http://127.0.0.1:{sock.getsockname()[1]}", name, path, opened
+        with on_own_protocol(app) as base:
+            yield base, name, path, opened
     finally:
         opened.close()
 

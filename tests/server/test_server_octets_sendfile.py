@@ -19,7 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from server_helpers import in_thread
+from server_helpers import on_own_protocol
 
 from pdi.archive import Archive
 from pdi.archive.blobs import CHUNK_SIZE
@@ -27,8 +27,6 @@ from pdi.archive.blobs.inline import INLINE_LIMIT
 from pdi.archive.blobs.memo import FixityMemo
 from pdi.server import create_app
 from pdi.server.process import zerocopy
-from pdi.server.process.connection import answering_protocol
-from pdi.server.process.run import listening_socket
 
 S = "octets.example.us"
 #: Octets of a blob file of two chunks and a bit, one of one chunk, and a small blob kept in its catalog row.
@@ -52,12 +50,9 @@ def served(tmp_path: Path) -> Iterator[tuple[str, dict[str, bytes], dict[str, Pa
     opened: Archive = app.state.archive
     opened.fixity_memo = FixityMemo(600, racy_seconds=0.1)  # no need to wait 2 s for the files to be old
     time.sleep(0.2)
-    sock = listening_socket("127.0.0.1", 0)
-    sock.listen()
     try:
-        with in_thread(app, [sock], join=30, log_level="critical", loop="uvloop",
-                       http=answering_protocol(10, app.state.cache)):
-            yield f"http://127.0.0.1:{sock.getsockname()[1]}", octets, files, opened
+        with on_own_protocol(app) as base:
+            yield base, octets, files, opened
     finally:
         opened.close()
 
