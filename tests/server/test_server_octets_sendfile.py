@@ -19,6 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prometheus_client import REGISTRY
 from server_helpers import on_own_protocol
 
 from pdi.archive import Archive
@@ -109,12 +110,24 @@ def test_remembered_blob_files_go_with_sendfile_and_every_part_arrives_exactly(
             time.sleep(0.01)
         assert sum(calls) == remembered
         calls.clear()
+        counted = body_octets()
         again = client.post(f"{base}/api/octets", json={"names": asked})
         assert parts(again) == got
         deadline = time.monotonic() + 10
         while sum(calls) < 2 * remembered and time.monotonic() < deadline:
             time.sleep(0.01)
         assert sum(calls) == 2 * remembered, "every part of a blob file, now remembered, went with sendfile"
+        # the metrics count the body's octets (as of a body sent through ASGI: not the chunks' framing), those
+        # that went with sendfile with them
+        while body_octets() == counted and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert body_octets() - counted == len(again.content)
+
+
+def body_octets() -> float:
+    """What ``pdi_http_response_body_bytes_total`` says of ``/api/octets`` (this process's registry)."""
+    return REGISTRY.get_sample_value("pdi_http_response_body_bytes_total", {"route": "/api/octets"}) or 0.0
+
 
 
 def test_a_blob_damaged_after_it_was_remembered_cuts_the_answer_short(

@@ -70,6 +70,7 @@ from pdi.server.http.metrics import (
 )
 from pdi.server.http.middleware import HTTPMiddleware
 from pdi.server.http.problems import problem
+from pdi.server.process.zerocopy import EXTENSION
 
 #: A well-formed incoming ``X-Request-Id``, kept as the request's id; any other is replaced by one made here.
 REQUEST_ID = re.compile(rb"[A-Za-z0-9._:\-]{1,128}")
@@ -260,16 +261,14 @@ class Observe(HTTPMiddleware):
         token = current_request_id.set(request_id or "-")
         status = 500
         octets = 0
-        length = 0
 
         async def sending(message: Message) -> None:
-            nonlocal status, octets, length
+            nonlocal status, octets
             if message["type"] == "http.response.start":
                 status = message["status"]
                 headers = list(message.get("headers", ()))
                 if request_id is not None:
                     headers.append((b"x-request-id", request_id.encode("ascii")))
-                length = next((int(v) for k, v in headers if k.lower() == b"content-length" and v.isdigit()), 0)
                 message = {**message, "headers": headers}
             elif message["type"] == "http.response.body":
                 octets += len(message.get("body", b""))
@@ -284,8 +283,9 @@ class Observe(HTTPMiddleware):
                 await self.app(scope, receive, sending)
         finally:
             current_request_id.reset(token)
-            if scope["method"] != "HEAD" and status not in (204, 304) and octets < length:
-                octets = length  # the body went with sendfile (pdi.server.process.zerocopy), past send
+            past_send = scope.get("extensions", {}).get(EXTENSION)
+            if past_send is not None:
+                octets += past_send.sent  # the octets that went with sendfile (pdi.server.process.zerocopy)
             self._record(scope, status, octets, time.perf_counter() - started, request_id)
 
     async def _metrics(self, scope: Scope, receive: Receive, send: Send) -> None:
