@@ -152,12 +152,13 @@ class Digests:
 
     def finish(self) -> BlobInfo:
         """The blob's :class:`BlobInfo` (the digests of every chunk, the last one short)."""
+        if not self._futures and len(self._full) + bool(self._pending) == 1:
+            # one chunk: its digest is the whole's, not hashed again (nor its pieces joined)
+            whole, self._full, self._pending, self._pending_size = self._whole.digest(), [], [], 0
+            return BlobInfo(whole.hex(), self.size, self.chunk_size, whole)
         if self._pending:
             self._full.append(b"".join(self._pending))
             self._pending, self._pending_size = [], 0
-        if not self._futures and len(self._full) == 1:  # one chunk: its digest is the whole's, not hashed again
-            whole, self._full = self._whole.digest(), []
-            return BlobInfo(whole.hex(), self.size, self.chunk_size, whole)
         if not self._futures:  # a small blob: hashed here, not handed to a thread and waited for
             chunks, self._full = _chunk_digests(self._full), []
             return BlobInfo(self._whole.hexdigest(), self.size, self.chunk_size, chunks)
