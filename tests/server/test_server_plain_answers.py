@@ -27,6 +27,7 @@ from pdi.archive import Archive
 from pdi.archive.content import Content
 from pdi.server import create_app
 from pdi.server.process.cache import ResponseCache
+from pdi.server.protocol.plain import NOT_PUBLIC
 from pdi.server.protocol.resolver import Resolver
 from support.stored_blobs import flip_octet
 
@@ -84,6 +85,8 @@ PLAIN = ("text", "utf8", "latin1", "html", "png", "jpeg token", "file", "two chu
          "second", "v2")
 #: The names it leaves to the general path, whatever the service.
 NOT_PLAIN = ("embargoed", "withdrawn", "private", "digits id")
+#: Of those, the names spelled canonically that the catalog does not let anyone read now.
+NOT_PUBLIC_NOW = ("embargoed", "withdrawn", "private")
 
 
 class _Off:
@@ -161,9 +164,31 @@ def test_what_is_not_the_plain_case_goes_to_the_general_path(
     plain = _plain(on, query)
     if key in ("mhtml", "damaged"):  # its location and tag are plain; its octets are the general path's
         assert plain[0] is None and plain[1] is not None and plain[2] is not None
+    elif key in NOT_PUBLIC_NOW:  # spelled canonically, and not there for anyone: the general path would find so too
+        assert plain == [NOT_PUBLIC] * 3
+        assert _answers(off, query) == [None] * 3
     else:
         assert plain == [None, None, None]
     assert _answers(on, query) == _answers(off, query)
+
+
+def test_a_name_spelled_canonically_that_is_not_there_asks_the_catalog_once(
+    resolvers: tuple[Resolver, Resolver], archive_names: tuple[str, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    on, off = resolvers
+    text = archive_names[1]["text"]
+    absent = [text.rsplit("/", 1)[0] + "/987654.text.1", text[:-1] + "7", text.replace(".text.", ".html.")]
+    for name in absent:
+        assert _answers(off, name.encode()) == [None] * 3  # the general path: not the plain case, for anyone
+    asked: list[str] = []
+    for method in ("locate_public", "read_public", "public_serial"):
+        real = getattr(on.archive, method)
+        monkeypatch.setattr(on.archive, method, lambda *a, _real=real, _name=method, **k: asked.append(_name) or _real(
+            *a, **k))
+    for name in absent:
+        asked.clear()
+        assert _answers(on, name.encode()) == [None] * 3
+        assert asked == ["public_serial"] * 3  # once a service: not again by the general public path
 
 
 def test_a_mirrored_series_and_a_base_url_a_link_quotes_go_to_the_general_path(
@@ -207,5 +232,5 @@ def test_any_spelling_is_answered_by_the_plain_path_as_the_general_path_or_not_a
     query = name.encode()
     expected = _answers(off, query)
     for made, general in zip(_plain(on, query), expected, strict=True):
-        assert made is None or made == general
+        assert made is None or made == general or (made is NOT_PUBLIC and general is None)
     assert _answers(on, query) == expected

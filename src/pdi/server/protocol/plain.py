@@ -20,6 +20,11 @@ foreign id), a capture of a URL, a series mirrored from another archive
 (whose answers link their origin), a multipart file (its ``Content-Type``
 comes from its octets), a base URL that a ``Link`` would quote, octets too
 large to keep, not in memory or not matching their digests.
+A name spelled so that the catalog's statement does not let anyone read
+now (not there, private, embargoed, withdrawn) is :data:`NOT_PUBLIC`: the
+general public path, which would run the same statement, is not asked, and
+the resolver's endpoint says what it is (one statement fewer for a stranger's
+``404``).
 ``tests/server/test_server_plain_answers.py`` checks these answers against
 the general path's for names of every shape, and that each case above
 goes on to it.
@@ -64,6 +69,16 @@ def serial_fields(name: bytes) -> tuple[str, datetime.date, str, int, str] | Non
     return series.decode("ascii"), day, serial.decode("ascii"), int(version), token.decode("ascii")
 
 
+class NotPublic:
+    """What :meth:`PlainAnswers.answer` says of a name spelled canonically that the catalog's one statement does not
+    let anyone read now (not there, private, embargoed, withdrawn): the general public path, which runs the same
+    statement, need not ask it again; the resolver says what it is."""
+
+
+#: The one :class:`NotPublic`.
+NOT_PUBLIC: Final = NotPublic()
+
+
 class PlainAnswers:
     """The answers of the module's docstring, for one archive; ``content_policy`` is what every N2R answer of an
     archived representation says in ``Content-Security-Policy``, ``origin(series)`` the base URL a mirrored series
@@ -80,16 +95,17 @@ class PlainAnswers:
 
     def answer(
         self, query: bytes, n2l: bool, revalidating: bool, most: int, base: str | None,
-    ) -> Entity | Validator | Fixed | None:
+    ) -> Entity | Validator | Fixed | NotPublic | None:
         """N2L's ``302`` (``n2l``), N2R's validator (``revalidating``) or else N2R's whole answer (at most ``most``
-        octets; ``base``, the request's base URL) of the name ``query`` spells, if it is the plain case."""
+        octets; ``base``, the request's base URL) of the name ``query`` spells, if it is the plain case;
+        :data:`NOT_PUBLIC` if it is spelled so but not there for anyone now."""
         fields = serial_fields(query)
         if fields is None:
             return None
         series, day, serial, version, token = fields
         found = self.archive.public_serial(series, day, serial, version, token, octets=not (n2l or revalidating))
         if found is None:
-            return None
+            return NOT_PUBLIC
         record = found.record
         if (record.serial is None or str(record.serial) != serial or record.format != token
                 or record.version != version or record.series != series):

@@ -78,7 +78,7 @@ from pdi.server.process.limits import ArchiveHandlers, WorkLimits
 from pdi.server.process.zerocopy import EXTENSION
 from pdi.server.protocol.memento_oaipmh import Mementos
 from pdi.server.protocol.mirrored import Locations
-from pdi.server.protocol.plain import PlainAnswers, labelled_type
+from pdi.server.protocol.plain import NotPublic, PlainAnswers, labelled_type
 from pdi.server.protocol.rfc2169 import n2r_path, n2r_url, rfc2169_query, sturdy, urn_from_query
 
 #: RFC 2169 services this resolver answers, and the others it knows of (501).
@@ -261,6 +261,8 @@ class Resolver:
                 query, n2l, revalidating, most,
                 None if n2l or revalidating else
                 self.base_url if self.base_url is not None else self._base(scheme, server, host))
+            if isinstance(plain, NotPublic):
+                return None  # read_public would run the same statement and find the same: the resolver says it
             if plain is not None:
                 self._learn(query, plain)
                 return plain
