@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +28,18 @@ from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord, 
 from pdi.errors import NotFoundError, PDIError, StoreError
 
 CATALOG = "catalog.sqlite"
+
+
+class _ThreadsOwn:
+    """Held in a thread's own data beside its connection: when the thread ends it goes, and the connection is
+    closed (:func:`_close_owned`)."""
+
+
+def _close_owned(conn: sqlite3.Connection, owned: list[sqlite3.Connection], lock: threading.RLock) -> None:
+    with lock:
+        if conn in owned:
+            owned.remove(conn)
+    conn.close()
 
 
 class SQLiteStore(SQLStore):
@@ -83,7 +96,8 @@ class SQLiteStore(SQLStore):
         return done
 
     def _own_connection(self) -> sqlite3.Connection:
-        """The calling thread's read-only connection to the catalog (made at its first use)."""
+        """The calling thread's read-only connection to the catalog (made at its first use; closed when the thread
+        ends, or with the store): a worker thread that comes and goes leaves none behind."""
         conn: sqlite3.Connection | None = getattr(self._own, "conn", None)
         if conn is None:
             conn = sqlite3.connect(f"file:{self.root / CATALOG}?mode=ro", uri=True, isolation_level=None,
@@ -91,6 +105,9 @@ class SQLiteStore(SQLStore):
             conn.execute("PRAGMA mmap_size = 268435456")  # pages read where they are, not copied in: a fifth faster
             with self._lock:
                 self._owned.append(conn)
+            # the thread's own data goes when the thread ends: the connection is closed with it
+            self._own.holder = holder = _ThreadsOwn()
+            weakref.finalize(holder, _close_owned, conn, self._owned, self._lock)
             self._own.conn = conn
             self._own.seen = None  # the data_version its series were read at (None: not yet)
             self._own.readable = frozenset()
