@@ -168,3 +168,38 @@ def test_a_reader_that_goes_away_mid_answer_leaves_the_worker_serving(
     with httpx.Client(timeout=60) as client:
         assert [payload for _, _, payload in parts(client.post(f"{base}/api/octets", json={"names": asked}))] == [
             octets[name] for name in asked]
+
+
+def test_on_another_server_a_reader_gone_stops_the_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without pdi serve's sendfile (here uvicorn's own protocol), the octets go as body messages, whose send says
+    nothing of a reader gone: the answer listens for the disconnect and stops reading blobs for nobody."""
+    from server_helpers import in_thread
+
+    from pdi.server.protocol import octets as octets_api
+
+    root = tmp_path / "archive"
+    with Archive.init(root) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, LARGE, format="octet-stream"))
+    made: list[str] = []
+    real = octets_api._frames
+
+    def counted(name: str, *args: object, **kwargs: object) -> object:
+        made.append(name)
+        return real(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(octets_api, "_frames", counted)
+    app = create_app(str(root))
+    asked = [name] * 200  # about 400 MB: far more than is read before the reader goes
+    with in_thread(app, host="127.0.0.1", port=0, log_level="critical") as server:
+        port = server.servers[0].sockets[0].getsockname()[1]
+        with httpx.stream("POST", f"http://127.0.0.1:{port}/api/octets", json={"names": asked}, timeout=60) as answer:
+            assert answer.status_code == 200
+            pieces = answer.iter_raw(1 << 16)
+            assert LARGE[:1000] in next(pieces) + next(pieces)
+        time.sleep(2)  # ample time to read every part, were it still being read
+        assert len(made) < len(asked) // 4
+        with httpx.Client(timeout=60) as client:  # and the server answers the next
+            assert parts(client.post(f"http://127.0.0.1:{port}/api/octets", json={"names": [name]})) == [
+                (name, "application/octet-stream", LARGE)]
+    app.state.archive.close()

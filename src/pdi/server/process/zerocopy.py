@@ -115,13 +115,22 @@ class ZeroCopy:
             return self._gone()
         # the octets in hand go with MSG_MORE: held by the kernel to leave with the file's octets that follow
         # (one segment, not a small one before each part); the last of them without, so that all is pushed
-        link = socket.socket(fileno=out)
         try:
+            link = socket.socket(fileno=out)
+        except OSError:
+            os.close(out)
+            raise
+        try:
+            link.setblocking(False)  # as the connection is (whatever socket.setdefaulttimeout says)
             pending = bytearray()
             for frame in frames:
                 size = sum(piece.count if isinstance(piece, Stretch) else len(piece) for piece in frame)
                 if not size:
                     continue
+                if len(pending) >= _GATHER:  # before the next frame, so that the last send always holds octets
+                    if not await self._send(link, pending, more=True):
+                        return self._gone()
+                    pending.clear()
                 pending += b"%x\r\n" % size
                 for piece in frame:
                     if isinstance(piece, Stretch):
@@ -137,11 +146,7 @@ class ZeroCopy:
                     if not isinstance(piece, Stretch):
                         self.sent += len(piece)
                 pending += b"\r\n"
-                if len(pending) >= _GATHER:
-                    if not await self._send(link, pending, more=True):
-                        return self._gone()
-                    pending.clear()
-            if not await self._send(link, pending, more=False):  # never empty after a frame
+            if not await self._send(link, pending, more=False):  # the last frame's CRLF at least: pushed
                 return self._gone()
         finally:
             link.close()  # the duplicate (out)
@@ -175,7 +180,7 @@ class ZeroCopy:
             except BlockingIOError:
                 await self._writable(link.fileno())
                 continue
-            except (BrokenPipeError, ConnectionError):
+            except OSError:  # reset, timed out, unreachable: the connection is gone
                 return False
             view = view[written:]
             if self.cycle.transport.is_closing():
@@ -196,7 +201,7 @@ class ZeroCopy:
             except BlockingIOError:
                 await self._writable(out)
                 continue
-            except (BrokenPipeError, ConnectionError):
+            except (BrokenPipeError, ConnectionError, TimeoutError):
                 return False
             if sent == 0:  # the file is shorter than it was
                 transport.close()

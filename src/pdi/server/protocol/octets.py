@@ -182,7 +182,7 @@ class _Answer(Response):
         def following() -> list[Frame] | None:
             return context.run(next, batches, None)
 
-        try:
+        async def answer() -> None:
             await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
             while (batch := await anyio.to_thread.run_sync(following)) is not None:
                 if zerocopy is not None:
@@ -192,5 +192,20 @@ class _Answer(Response):
                 body = b"".join(piece for frame in batch for piece in frame if isinstance(piece, bytes))
                 await send({"type": "http.response.body", "body": body, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+        try:
+            async with anyio.create_task_group() as group:
+
+                async def gone() -> None:
+                    # a reader that goes away stops the answer, as Starlette's StreamingResponse does (another
+                    # server's send says nothing of it): no more blobs read and checked for nobody
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    group.cancel_scope.cancel()
+
+                group.start_soon(gone)
+                await answer()
+                group.cancel_scope.cancel()
         finally:
-            await anyio.to_thread.run_sync(context.run, batches.close)  # the files still open are closed
+            with anyio.CancelScope(shield=True):  # the files still open are closed, even when cancelled
+                await anyio.to_thread.run_sync(context.run, batches.close)
