@@ -206,6 +206,11 @@ class _Answer(Response):
                 group.start_soon(gone)
                 await answer()
                 group.cancel_scope.cancel()
+        except BaseExceptionGroup as raised:  # what the answer raised (a damaged chunk …), not the task group's
+            error: BaseException = raised
+            while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+                error = error.exceptions[0]
+            raise error from error.__cause__  # its own cause kept, not the group as its context
         finally:
             with anyio.CancelScope(shield=True):  # the files still open are closed, even when cancelled
                 await anyio.to_thread.run_sync(context.run, batches.close)
