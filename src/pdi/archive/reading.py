@@ -98,19 +98,15 @@ class Reading(ArchiveBase):
             return None
         record = found.record
         name = record_name_as(record, parsed)
-        info = BlobInfo(record.sha256, found.size, found.chunk_size, found.chunks)
-        reader: ChunkedReader
-        if found.data is not None:  # a small blob in its catalog row: checked by chunks as a file's
-            reader = octets_reader(info, found.data, name=str(name))
-        else:
-            if found.size == record.size:
-                data = read_cached(info, found.path)  # at once, each chunk checked (else read below, which says why)
-                if data is not None:
-                    return Resolved(name, data, record.media_type, record.charset, record, siblings=found.records)
-            try:
-                reader = file_reader(info, found.path, name=str(name), memo=self.fixity_memo)
-            except OSError:
-                return None  # missing or unreadable: resolve says so
+        if found.data is None and found.size == record.size:
+            info = BlobInfo(record.sha256, found.size, found.chunk_size, found.chunks)
+            data = read_cached(info, found.path)  # at once, each chunk checked (else read below, which says why)
+            if data is not None:
+                return Resolved(name, data, record.media_type, record.charset, record, siblings=found.records)
+        reader = self._public_reader(found, str(name))  # a small blob's row is checked by chunks as a file is
+        if reader is None:
+            return None  # missing or unreadable: resolve says so
+        if isinstance(reader, FileReader):
             reader.nowait = True  # this thread waits for no disk: octets not in memory are read by resolve
         with reader:
             if reader.size != record.size:
@@ -135,12 +131,20 @@ class Reading(ArchiveBase):
         """What the one statement of :meth:`read_public` tells of the serial name of these fields (``serial``, the
         serial as the name spells it; ``token``, a canonical format token), without a :class:`PDI` parsed or
         built: for a resolver that found them in a name spelled canonically
-        (:mod:`pdi.server.protocol.plain`). ``None``: not there, or not that plain case. The octets are not
-        read: check them against ``chunks`` (:func:`pdi.archive.blobs.checked`,
-        :func:`~pdi.archive.blobs.read_cached`) before any is served. Without ``octets`` a small blob's are not
-        fetched either (``data`` is ``None``): for a caller that serves none (N2L, a ``304``)."""
-        return self.store.public_version(DocumentKey(series, day, serial), version, token, self._now_stamp,
-                                         octets)
+        (:mod:`pdi.server.protocol.plain`). ``None``: not there for anyone now, or not the name its record is
+        named by spelled so (the record's own serial, format and version). The octets are not read: check them
+        against ``chunks`` (:func:`pdi.archive.blobs.checked`, :func:`~pdi.archive.blobs.read_cached`) before
+        any is served. Without ``octets`` a small blob's are not fetched either (``data`` is ``None``): for a
+        caller that serves none (N2L, a ``304``)."""
+        found = self.store.public_version(DocumentKey(series, day, serial), version, token, self._now_stamp,
+                                          octets)
+        if found is None:
+            return None
+        record = found.record
+        if (record.serial is None or str(record.serial) != serial or record.format != token
+                or record.version != version or record.series != series):
+            return None
+        return found
 
     def open_public(self, series: str, day: datetime.date, serial: str, version: int, token: str,
                     name: str) -> tuple[RepresentationRecord, ChunkedReader] | None:
@@ -150,19 +154,21 @@ class Reading(ArchiveBase):
         caller asks :meth:`open_octets`, which says what it is). For a resolver that serves many such names at
         once (``POST /api/octets``): no :class:`PDI` parsed or built, one catalog statement."""
         found = self.public_serial(series, day, serial, version, token)
-        if found is None:
+        if found is None or found.size != found.record.size:
             return None
-        record = found.record
-        if (record.serial is None or str(record.serial) != serial or record.format != token
-                or record.version != version or record.series != series or found.size != record.size):
-            return None
-        info = BlobInfo(record.sha256, found.size, found.chunk_size, found.chunks)
+        reader = self._public_reader(found, name)
+        return None if reader is None else (found.record, reader)
+
+    def _public_reader(self, found: PublicVersion, name: str) -> ChunkedReader | None:
+        """A reader by verified chunks of what one statement found: a small blob's octets in its catalog row, or its
+        blob file (``None`` if it is missing or unreadable: the general path says what is wrong)."""
+        info = BlobInfo(found.record.sha256, found.size, found.chunk_size, found.chunks)
         if found.data is not None:
-            return record, octets_reader(info, found.data, name=name)
+            return octets_reader(info, found.data, name=name)
         try:
-            return record, file_reader(info, found.path, name=name, memo=self.fixity_memo)
+            return file_reader(info, found.path, name=name, memo=self.fixity_memo)
         except OSError:
-            return None  # missing, or not readable: the general path says what is wrong
+            return None
 
     def _public(self, parsed: PDI) -> PublicVersion | None:
         if parsed.format is None or parsed.fragment is not None or parsed.citation is not None or parsed.is_pattern:

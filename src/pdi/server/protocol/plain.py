@@ -107,9 +107,6 @@ class PlainAnswers:
         if found is None:
             return NOT_PUBLIC
         record = found.record
-        if (record.serial is None or str(record.serial) != serial or record.format != token
-                or record.version != version or record.series != series):
-            return None  # not the name the record is named by, spelled so: the general path builds it
         if self._origin(series) is not None:
             return None  # mirrored: its answers link the origin (pdi.server.protocol.mirrored)
         name = query.decode("ascii")
