@@ -98,23 +98,14 @@ class Mirroring(ArchiveBase):
 
     def held(self, name: str) -> RepresentationRecord | None:
         """The catalog's record of the versioned ``name``, or ``None`` when this archive does not hold it."""
-        parsed = parse_pdi(name)
-        if parsed.format is None or parsed.version is None:
-            raise ParseError(f"{name} is not a versioned name (a format and a version)", rule="mirror-name")
-        token = formats.canonical_token(parsed.format)
-        return next((r for r in self.store.representations(key_of(parsed))
-                     if r.version == parsed.version and r.format == token), None)
+        key, version, token = _versioned(name)
+        return next((r for r in self.store.representations(key) if r.version == version and r.format == token), None)
 
     def digests_held(self, names: Sequence[PDI | str]) -> list[str | None]:
         """The SHA-256 held under each of the versioned ``names`` (as :meth:`held` says, one look-up a page of
         names, not one a name), in their order: ``None`` for one not held; :class:`~pdi.errors.ParseError` if one
         is not versioned. A name parsed already is not parsed again."""
-        wanted: list[tuple[DocumentKey, int, str]] = []
-        for name in names:
-            parsed = parse_pdi(name)
-            if parsed.format is None or parsed.version is None:
-                raise ParseError(f"{name} is not a versioned name (a format and a version)", rule="mirror-name")
-            wanted.append((key_of(parsed), parsed.version, formats.canonical_token(parsed.format)))
+        wanted = [_versioned(name) for name in names]
         held = self.store.digests_held(wanted)
         return [held.get(asked) for asked in wanted]
 
@@ -130,11 +121,8 @@ class Mirroring(ArchiveBase):
     def withdrawn_at_origin(self, origin: MirrorRecord, name: str, at: str, *, purged: bool) -> bool:
         """Record that the versioned ``name``, not held here, was withdrawn at ``origin`` (at ``at``): this archive
         answers it as gone (:class:`~pdi.errors.WithdrawnError`, 410), as the origin does. Whether it is new."""
-        parsed = parse_pdi(name)
-        if parsed.format is None or parsed.version is None:
-            raise ParseError(f"{name} is not a versioned name (a format and a version)", rule="mirror-name")
-        return self.store.record_mirror_withdrawal(MirrorWithdrawal(
-            key_of(parsed), parsed.version, formats.canonical_token(parsed.format), at, purged, origin.base_url))
+        key, version, token = _versioned(name)
+        return self.store.record_mirror_withdrawal(MirrorWithdrawal(key, version, token, at, purged, origin.base_url))
 
     def import_mirrored(self, origin: MirrorRecord, items: Sequence[tuple[RepresentationRecord, BlobSource]],
                         embargoes: Sequence[tuple[str, int | None, str]] = ()) -> int:
@@ -201,6 +189,15 @@ class Mirroring(ArchiveBase):
             staged.discard()
             raise
         staged.close()
+
+
+def _versioned(name: PDI | str) -> tuple[DocumentKey, int, str]:
+    """The document, version and canonical format token the versioned ``name`` names (parsed, unless it is
+    already); :class:`~pdi.errors.ParseError` if it is not versioned."""
+    parsed = parse_pdi(name)
+    if parsed.format is None or parsed.version is None:
+        raise ParseError(f"{name} is not a versioned name (a format and a version)", rule="mirror-name")
+    return key_of(parsed), parsed.version, formats.canonical_token(parsed.format)
 
 
 def _embargo_detail(version: int | None, until: str) -> str:

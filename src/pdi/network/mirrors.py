@@ -636,18 +636,19 @@ def _one_ahead(pages: Iterator[Manifest], thread: ThreadPoolExecutor) -> Iterato
         following.cancel()
 
 
-#: The key under which a group's entry (a copy of the manifest's) holds its name parsed, by :func:`_wanted`.
-_PARSED = " parsed"
+#: A manifest entry to fetch, with its name as :func:`_wanted` parsed it.
+Wanted = tuple[Mapping[str, Any], PDI]
 
 #: What fetching one name comes to: its record and octets written ahead, or a problem.
 Fetched = tuple[RepresentationRecord, Spooled] | Problem
 
 
 def _groups(archive: Archive, record: MirrorRecord, pages: Iterable[Manifest], report: SyncReport,
-            ) -> Iterator[list[Mapping[str, Any]]]:
-    """The entries to fetch, page after page, in groups of :data:`GROUP_NAMES` names or :data:`GROUP_OCTETS`."""
+            ) -> Iterator[list[Wanted]]:
+    """The entries to fetch with their names parsed, page after page, in groups of :data:`GROUP_NAMES` names or
+    :data:`GROUP_OCTETS`."""
     for page in pages:
-        group: list[Mapping[str, Any]] = []
+        group: list[Wanted] = []
         octets = 0
         parsed: dict[str, PDI] = {}
         wanted, embargoes, changed = follow_rules(archive, record, page,
@@ -656,7 +657,7 @@ def _groups(archive: Archive, record: MirrorRecord, pages: Iterable[Manifest], r
         for name, version, until in embargoes:
             report.embargoes.setdefault(name, []).append((name, version, until))
         for entry in wanted:
-            group.append({**entry, _PARSED: parsed[str(entry["name"])]})
+            group.append((entry, parsed[str(entry["name"])]))
             octets += int(entry["size"])
             if len(group) >= GROUP_NAMES or octets >= GROUP_OCTETS:
                 yield group
@@ -665,27 +666,27 @@ def _groups(archive: Archive, record: MirrorRecord, pages: Iterable[Manifest], r
             yield group
 
 
-def _fetch_group(archive: Archive, origin: Peer, record: MirrorRecord, group: list[Mapping[str, Any]],
+def _fetch_group(archive: Archive, origin: Peer, record: MirrorRecord, group: list[Wanted],
                  bulk: list[bool]) -> list[Fetched]:
     """The records and octets of a group of new names (on a worker thread): in one request, or N2R each."""
     records: list[RepresentationRecord | Problem] = []
-    for entry in group:
+    for entry, parsed in group:
         name, sha256, size = str(entry["name"]), str(entry["sha256"]), int(entry["size"])
         try:
             # the signed entry says all a record needs; an origin whose manifests do not, its N2C description
             signed = "created_at" in entry and "media_type" in entry
-            records.append(_record(entry.get(_PARSED) or name, sha256, size,
+            records.append(_record(name, parsed, sha256, size,
                                    _from_entry(entry) if signed else origin.description(name)))
         except PDIError as exc:
             records.append(_problem(record, name, sha256, exc))
-    asked = [e for e, r in zip(group, records, strict=True) if not isinstance(r, Problem)]
+    asked = [e for (e, _), r in zip(group, records, strict=True) if not isinstance(r, Problem)]
     got = origin.octets_of(asked, archive.write_ahead) if bulk[0] and asked else None
     if got is None:
         bulk[0] = False
         got = [_one(archive, origin, e) for e in asked]
     answers = iter(got)
     fetched: list[Fetched] = []
-    for entry, rec in zip(group, records, strict=True):
+    for (entry, _), rec in zip(group, records, strict=True):
         if isinstance(rec, Problem):
             fetched.append(rec)
             continue
@@ -787,11 +788,10 @@ def _from_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
         "created_at": entry.get("created_at"), "kept": entry.get("stored")}}
 
 
-def _record(name: PDI | str, sha256: str, size: int, description: Mapping[str, Any]) -> RepresentationRecord:
-    """The catalog record of a mirrored name (or the name parsed): what its name says, its digest and size from
+def _record(name: str, parsed: PDI, sha256: str, size: int, description: Mapping[str, Any]) -> RepresentationRecord:
+    """The catalog record of a mirrored name (and the name parsed): what its name says, its digest and size from
     the signed manifest, and from its description only what the manifest does not carry (each checked for its
     shape)."""
-    parsed = parse_pdi(name)
     if parsed.format is None or parsed.version is None or parsed.fragment is not None:
         raise ParseError(f"{name} is not a versioned name", rule="mirror-name")
     token = formats.canonical_token(parsed.format)
