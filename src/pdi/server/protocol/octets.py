@@ -30,7 +30,7 @@ from functools import partial
 
 import anyio.to_thread
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -159,58 +159,43 @@ def _unchanged(reader: FileReader, verified: Identity) -> bool:
     return reader.identity() == verified
 
 
-class _Answer(Response):
+class _Answer(StreamingResponse):
     """The ``multipart/mixed`` answer, made as it is sent: each batch of frames on a worker thread (in the
     request's context: the reader it is answered for), sent with ``sendfile`` under ``pdi serve``
-    (:meth:`pdi.server.process.zerocopy.ZeroCopy.chunked`), elsewhere as body messages."""
+    (:meth:`pdi.server.process.zerocopy.ZeroCopy.chunked`), elsewhere as body messages. Starlette's
+    :class:`StreamingResponse` around it stops it when the reader goes away (so no blob is read and checked for
+    nobody) and raises what it raised (a damaged chunk) as itself."""
 
     def __init__(self, api: OctetsAPI, names: list[str], boundary: str) -> None:
-        # as StreamingResponse: no body here, so no Content-Length (the answer is chunked)
-        self.status_code = 200
-        self.media_type = f"multipart/mixed; boundary={boundary}"
-        self.background = None
-        self.init_headers({"Cache-Control": "no-store"})
+        super().__init__(iter(()), media_type=f"multipart/mixed; boundary={boundary}",
+                         headers={"Cache-Control": "no-store"})
         self.api = api
         self.names = names
         self.boundary = boundary
+        self.zerocopy: ZeroCopy | None = None
+        self.context = contextvars.copy_context()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        zerocopy: ZeroCopy | None = scope.get("extensions", {}).get(EXTENSION)
-        batches = self.api._batches(self.names, self.boundary, stretches=zerocopy is not None)
-        context = contextvars.copy_context()  # the reader this request is answered for (pdi.archive.access)
-
-        def following() -> list[Frame] | None:
-            return context.run(next, batches, None)
-
-        async def answer() -> None:
-            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-            while (batch := await anyio.to_thread.run_sync(following)) is not None:
-                if zerocopy is not None:
-                    if not await zerocopy.chunked(batch):
-                        return  # the reader went away
-                    continue
-                body = b"".join(piece for frame in batch for piece in frame if isinstance(piece, bytes))
-                await send({"type": "http.response.body", "body": body, "more_body": True})
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-
+        self.zerocopy = scope.get("extensions", {}).get(EXTENSION)
+        self.context = contextvars.copy_context()  # the reader this request is answered for (pdi.archive.access)
+        self.batches = self.api._batches(self.names, self.boundary, stretches=self.zerocopy is not None)
         try:
-            async with anyio.create_task_group() as group:
-
-                async def gone() -> None:
-                    # a reader that goes away stops the answer, as Starlette's StreamingResponse does (another
-                    # server's send says nothing of it): no more blobs read and checked for nobody
-                    while (await receive())["type"] != "http.disconnect":
-                        pass
-                    group.cancel_scope.cancel()
-
-                group.start_soon(gone)
-                await answer()
-                group.cancel_scope.cancel()
-        except BaseExceptionGroup as raised:  # what the answer raised (a damaged chunk …), not the task group's
-            error: BaseException = raised
-            while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-                error = error.exceptions[0]
-            raise error from error.__cause__  # its own cause kept, not the group as its context
+            await super().__call__(scope, receive, send)
         finally:
             with anyio.CancelScope(shield=True):  # the files still open are closed, even when cancelled
-                await anyio.to_thread.run_sync(context.run, batches.close)
+                await anyio.to_thread.run_sync(self.context.run, self.batches.close)
+
+    async def stream_response(self, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        while (batch := await anyio.to_thread.run_sync(self._following)) is not None:
+            if self.zerocopy is not None:
+                if not await self.zerocopy.chunked(batch):
+                    return  # the reader went away
+                continue
+            body = b"".join(piece for frame in batch for piece in frame if isinstance(piece, bytes))
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def _following(self) -> list[Frame] | None:
+        """The next batch, made in the request's context (on a worker thread); ``None`` after the last."""
+        return self.context.run(next, self.batches, None)
