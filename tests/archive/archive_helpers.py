@@ -50,3 +50,16 @@ def reseal(bag: Path) -> None:
     octets = sum(p.stat().st_size for p in files)
     (bag / "bag-info.txt").write_text(f"Payload-Oxum: {octets}.{len(files)}\n")
     (bag / "tagmanifest-sha256.txt").unlink()
+
+
+def before_serial_names(archive: Archive) -> list[str]:
+    """The statements that take a catalog back from schema step 15 to 14 (SQLite's ``serial_names`` and its
+    triggers; PostgreSQL's step 15 adds nothing), to run in a write transaction of ``archive``'s store."""
+    store = archive.store
+    names: list[str] = []
+    if store.dialect == "sqlite":
+        triggers = store._query(  # type: ignore[attr-defined]
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN"
+            " ('representations', 'versions', 'documents', 'withdrawals')")
+        names = [f"DROP TRIGGER {name}" for name, in triggers] + ["DROP TABLE serial_names"]
+    return [*names, "DELETE FROM schema_migrations WHERE version = 15"]

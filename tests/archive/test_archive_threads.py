@@ -12,7 +12,7 @@ import email.policy
 from pathlib import Path
 
 import pytest
-from archive_helpers import Clock
+from archive_helpers import Clock, before_serial_names
 
 from pdi.archive import Archive, Content
 from pdi.archive.store import SCHEMA_VERSION
@@ -100,12 +100,12 @@ def test_a_private_series_reply_is_not_listed_to_a_reader(mail_archive: Archive,
 
 def _to_schema_9(archive: Archive) -> None:
     """The catalog as schema 9 left it: no thread index (nor step 11's mirrors, nor step 12's tombstones, nor step 13's
-    token sources, nor step 14's deposit function)."""
+    token sources, nor step 14's deposit function, nor step 15's serial names)."""
     store = archive.store
     with store._write():  # type: ignore[attr-defined]
         if store.dialect == "postgresql":
             store._query("DROP FUNCTION pdi_deposit_one")  # type: ignore[attr-defined]
-        for statement in ("DELETE FROM schema_migrations WHERE version = 14",
+        for statement in (*before_serial_names(archive), "DELETE FROM schema_migrations WHERE version = 14",
                           "DELETE FROM schema_migrations WHERE version = 13",
                           "DROP TABLE mirror_withdrawals", "DELETE FROM schema_migrations WHERE version = 12",
                           "DROP TABLE mirrors", "DELETE FROM schema_migrations WHERE version = 11",

@@ -128,16 +128,17 @@ class Reading(ArchiveBase):
 
     def public_serial(self, series: str, day: datetime.date, serial: str, version: int,
                       token: str, *, octets: bool = True) -> PublicVersion | None:
-        """What the one statement of :meth:`read_public` tells of the serial name of these fields (``serial``, the
-        serial as the name spells it; ``token``, a canonical format token), without a :class:`PDI` parsed or
+        """What the catalog tells of the serial name of these fields (``serial``, the serial as the name spells it;
+        ``token``, a canonical format token) as :meth:`read_public` would, read as fast as the catalog can
+        (:meth:`SQLStore.public_serial_version`: on SQLite, the name's one row), without a :class:`PDI` parsed or
         built: for a resolver that found them in a name spelled canonically
         (:mod:`pdi.server.protocol.plain`). ``None``: not there for anyone now, or not the name its record is
         named by spelled so (the record's own serial, format and version). The octets are not read: check them
         against ``chunks`` (:func:`pdi.archive.blobs.checked`, :func:`~pdi.archive.blobs.read_cached`) before
-        any is served. Without ``octets`` a small blob's are not fetched either (``data`` is ``None``): for a
-        caller that serves none (N2L, a ``304``)."""
-        found = self.store.public_version(DocumentKey(series, day, serial), version, token, self._now_stamp,
-                                          octets)
+        any is served. Without ``octets`` neither a small blob's octets nor the chunk digests need be fetched
+        (``data`` is ``None``, ``chunks`` may be empty): for a caller that serves none (N2L, a ``304``)."""
+        found = self.store.public_serial_version(DocumentKey(series, day, serial), version, token, self._now_stamp,
+                                                 octets)
         if found is None:
             return None
         record = found.record
@@ -145,6 +146,13 @@ class Reading(ArchiveBase):
                 or record.version != version or record.series != series):
             return None
         return found
+
+    def public_digest(self, name: str, series: str) -> str | None:
+        """The SHA-256 of what the serial name ``name`` of ``series`` names, spelled as :meth:`PDI.build` spells it
+        (the caller checked the spelling), if anyone may read it now, as :meth:`public_serial` would tell it; ``None``
+        for anything else (not there for anyone now, or a catalog that cannot tell it in one step): for a resolver
+        that answers it without octets (N2L, a ``304``)."""
+        return self.store.public_digest(name, series, self._now_stamp)
 
     def open_public(self, series: str, day: datetime.date, serial: str, version: int, token: str,
                     name: str) -> tuple[RepresentationRecord, ChunkedReader] | None:

@@ -24,6 +24,7 @@ from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog import SearchAccess, SQLStore, search_page
 from pdi.archive.catalog.access import GENERATION
 from pdi.archive.catalog.rows import REP_COLUMNS, rep_record
+from pdi.archive.catalog.serial_names import SERIAL_NAMES
 from pdi.archive.store import DocumentKey, PublicVersion, RepresentationRecord, SearchKey
 from pdi.errors import NotFoundError, PDIError, StoreError
 
@@ -178,6 +179,60 @@ class SQLiteStore(SQLStore):
         return PublicVersion(records, record, self.blobs.blob_file(sha256), int(row[17]), int(row[18]),
                              bytes(row[19]), None if row[20] is None else bytes(row[20]))
 
+    def public_serial_version(
+        self, key: DocumentKey, version: int, token: str, now: Callable[[], str], octets: bool = True,
+    ) -> PublicVersion | None:
+        """:meth:`public_version` of a serial name (``key.unique_id``, the serial as ``pdi add`` spells it): its row
+        of ``serial_names`` (schema step 15), one walk down one B-tree, read without the catalog's lock in the calling
+        thread; a version of several formats is read by :meth:`public_version` (the records of all of them).
+        Without ``octets``, neither the blob's chunk digests nor a small blob's octets are read (``chunk_size`` 0,
+        ``chunks`` empty): for a caller that serves no octet (N2L, a ``304``)."""
+        if not isinstance(self.blobs, FileBlobs):
+            return None
+        day = key.day
+        name = f"urn:pdi://{key.series}/{day.year:04d}/{day.month:02d}/{day.day:02d}/{key.unique_id}.{token}.{version}"
+        try:
+            conn = self._own_connection()
+            row = conn.execute(_SERIAL_NAMED if octets else _SERIAL_NAMED_ALONE, (name,)).fetchone()
+            if row is None or key.series not in self._readable_series(conn, int(row[-1])):
+                return None  # not there (or not a serial name spelled so), or of a series not public
+        except sqlite3.Error:
+            return None  # busy (a checkpoint), or anything else: the usual reads say
+        if row[9]:
+            return None  # withdrawn, purged
+        if (row[7] is not None or row[8] is not None) and max(str(row[7] or ""), str(row[8] or "")) > now():
+            return None  # embargoed
+        if row[10] != 1:  # several formats: their records date and name the version's memento
+            return self.public_version(key, version, token, now, octets)
+        record = RepresentationRecord(
+            key.series, day, key.unique_id, int(key.unique_id), version, token, str(row[0]),
+            None if row[1] is None else str(row[1]), None if row[2] is None else str(row[2]), str(row[3]), int(row[4]),
+            str(row[5]), str(row[6]))
+        path = self.blobs.blob_file(record.sha256)
+        if not octets:
+            return PublicVersion((record,), record, path, record.size, 0, b"")
+        if row[11] is None:
+            return None  # no chunk digests: the usual reads say
+        return PublicVersion((record,), record, path, int(row[11]), int(row[12]), bytes(row[13]),
+                             None if row[14] is None else bytes(row[14]))
+
+    def public_digest(self, name: str, series: str, now: Callable[[], str]) -> str | None:
+        """The SHA-256 of what ``name`` (of ``series``) names if anyone may read it now, told by its one row of
+        ``serial_names``, read as :meth:`public_serial_version` reads it; ``None`` for anything else (not there,
+        private, embargoed, withdrawn; not spelled as ``pdi add`` prints it)."""
+        if not isinstance(self.blobs, FileBlobs):
+            return None
+        try:
+            conn = self._own_connection()
+            row = conn.execute(_SERIAL_DIGEST, (name,)).fetchone()
+            if row is None or row[3] or series not in self._readable_series(conn, int(row[-1])):
+                return None  # not there, withdrawn or purged, or of a series not public
+        except sqlite3.Error:
+            return None
+        if (row[1] is not None or row[2] is not None) and max(str(row[1] or ""), str(row[2] or "")) > now():
+            return None  # embargoed
+        return str(row[0])
+
     def generation_at_once(self) -> int | None:
         try:
             return int(self._own_connection().execute(GENERATION).fetchone()[0])
@@ -190,6 +245,8 @@ class SQLiteStore(SQLStore):
                 conn.close()
             self._owned.clear()
         super().close()
+
+    names_schema = SERIAL_NAMES
 
     # The full-text index (schema step 5): FTS5 over the passages' text, which
     # stays in search_passages (an external-content table); words are folded
@@ -314,6 +371,28 @@ _PUBLIC_VERSION = (
 )
 #: The same without a small blob's octets (``NULL`` in their place): for a caller that reads none (``octets=False``).
 _PUBLIC_NAME = _PUBLIC_VERSION.replace(", b.data,", ", NULL,").replace(" LEFT JOIN blobs b ON b.sha256 = f.sha256", "")
+
+
+#: :meth:`SQLiteStore.public_serial_version`'s statement: a serial name's row, its blob's size, chunk size and chunk
+#: digests, a small blob's octets, and the connection's ``data_version`` (as :data:`_PUBLIC_VERSION`).
+_SERIAL_NAMED = (
+    "SELECT n.media_type, n.charset, n.line_ending, n.sha256, n.size, n.created_at, n.stored, n.document_embargo,"
+    " n.version_embargo, n.withdrawn, n.formats, f.size, f.chunk_size, f.chunks, b.data,"
+    " (SELECT data_version FROM pragma_data_version)"
+    " FROM serial_names n LEFT JOIN blob_fixity f ON f.sha256 = n.sha256 LEFT JOIN blobs b ON b.sha256 = n.sha256"
+    " WHERE n.name = ?"
+)
+#: :meth:`SQLiteStore.public_digest`'s statement.
+_SERIAL_DIGEST = (
+    "SELECT sha256, document_embargo, version_embargo, withdrawn, (SELECT data_version FROM pragma_data_version)"
+    " FROM serial_names WHERE name = ?"
+)
+#: The same, the row alone (``octets=False``).
+_SERIAL_NAMED_ALONE = (
+    "SELECT n.media_type, n.charset, n.line_ending, n.sha256, n.size, n.created_at, n.stored, n.document_embargo,"
+    " n.version_embargo, n.withdrawn, n.formats, (SELECT data_version FROM pragma_data_version)"
+    " FROM serial_names n WHERE n.name = ?"
+)
 
 
 def open_sqlite(

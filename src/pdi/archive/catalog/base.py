@@ -92,6 +92,8 @@ class CatalogBase(ABC):
     search_schema: tuple[str, ...] = ()
     #: The statements of schema step 14 (PostgreSQL's deposit function; none on SQLite).
     deposit_schema: tuple[str, ...] = ()
+    #: The statements of schema step 15 (SQLite's table of serial names and its triggers; none on PostgreSQL).
+    names_schema: tuple[str, ...] = ()
     #: ``sqlite`` or ``postgresql``: the database the catalog is in.
     dialect: str = "sqlite"
     #: The blob store the catalog holds (:mod:`pdi.archive.catalog.blobs`).
@@ -208,6 +210,21 @@ class CatalogBase(ABC):
         For a resolver's event loop, which must not wait for the connection a worker thread holds: see
         :meth:`pdi.archive.Archive.read_public`.
         """
+        return None
+
+    def public_serial_version(
+        self, key: DocumentKey, version: int, token: str, now: Callable[[], str], octets: bool = True,
+    ) -> PublicVersion | None:
+        """:meth:`public_version` of a serial name (``key.unique_id``, the serial as ``pdi add`` spells it), as a
+        catalog reads it fastest (SQLite: one row of its own, :mod:`pdi.archive.catalog.serial_names`). Without
+        ``octets``, the blob's chunk digests may not be read either (``chunks`` empty): for a caller that serves no
+        octet."""
+        return self.public_version(key, version, token, now, octets)
+
+    def public_digest(self, name: str, series: str, now: Callable[[], str]) -> str | None:
+        """The SHA-256 of what the versioned name ``name`` (of ``series``), spelled as ``pdi add`` prints it, names if
+        anyone may read it now, read as :meth:`public_version` reads; ``None`` for anything else, or where the
+        catalog cannot tell so in one step (PostgreSQL: then the usual reads say what it is)."""
         return None
 
     def generation_at_once(self) -> int | None:

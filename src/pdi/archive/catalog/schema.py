@@ -19,18 +19,20 @@ from pdi.errors import StoreError
 
 
 def migrations(
-    id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str] = (), deposit: Sequence[str] = ()
+    id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str] = (), deposit: Sequence[str] = (),
+    names: Sequence[str] = (),
 ) -> dict[int, list[str]]:
     """Schema migrations by version; version *n* takes a catalog from *n-1* to *n*.
 
     ``search`` are the statements of the full-text index that differ by
     database (SQLite's FTS5 table, PostgreSQL's tsvector and GIN index);
-    ``deposit`` those of step 14 (PostgreSQL's deposit function; none on SQLite).
+    ``deposit`` those of step 14 (PostgreSQL's deposit function; none on SQLite);
+    ``names`` those of step 15 (SQLite's table of serial names; none on PostgreSQL).
     """
     args = (id_pk, blob_type, with_blob_table, search)
     steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args),
              _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals(),
-             _mirror_tokens(), _deposit_function(deposit)]
+             _mirror_tokens(), _deposit_function(deposit), _serial_names(names)]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -435,6 +437,17 @@ def _deposit_function(deposit: Sequence[str]) -> list[str]:
     return list(deposit)
 
 
+def _serial_names(names: Sequence[str]) -> list[str]:
+    """Step 15: each name a resolver is asked for most, spelled as ``pdi add`` prints it, one row keyed by it
+    (SQLite: :data:`pdi.archive.sqlite.SERIAL_NAMES`, kept by triggers; none on PostgreSQL).
+
+    A resolver answers a name it has not been asked for before by one walk
+    down one B-tree instead of the five tables of a version
+    (:meth:`pdi.archive.sqlite.SQLiteStore.public_serial_version`).
+    """
+    return list(names)
+
+
 class SchemaPart(CatalogBase):
     """The schema's version and migrations, and which blob store the catalog records."""
 
@@ -485,7 +498,8 @@ class SchemaPart(CatalogBase):
             raise self._too_new(current)
         if current >= target:
             return current
-        steps = migrations(self.id_pk, self.blob_type, self.blob_table, self.search_schema, self.deposit_schema)
+        steps = migrations(self.id_pk, self.blob_type, self.blob_table, self.search_schema, self.deposit_schema,
+                           self.names_schema)
         with self._write():
             if not self._has_table("schema_migrations"):
                 self._query(

@@ -1,0 +1,191 @@
+"""``serial_names`` (schema step 15, SQLite): one row a name as ``pdi add`` prints it, kept by triggers.
+
+Hypothesis runs sequences of what a curator does (deposits with and without
+a foreign id, new versions, new formats, withdrawals, purges, embargoes set
+and lifted, a series made private) and after each compares the table with
+a model the test keeps of its own: the names the archive printed, the
+SHA-256 of the bytes given, what was withdrawn and embargoed. It also
+checks what the resolver's fast read
+(:meth:`~pdi.archive.Archive.public_serial`) says of every name against the
+five-table statement it stands in for
+(:meth:`~pdi.archive.sqlite.SQLiteStore.public_version`), at a moment before
+and after each embargo. A bag exported and imported into another archive,
+and a catalog taken back to step 14 and migrated, hold the same rows.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from archive_helpers import PNG, Clock, before_serial_names
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pdi.archive import Archive
+from pdi.archive.content import Content
+from pdi.archive.store import DocumentKey
+
+S = "oma.eop.gov.us"
+#: Embargoes the curator sets: one over before the test's moments, one between them, one after both.
+PAST, BETWEEN, FUTURE = "2020-01-01", "2026-12-01", "2030-01-01"
+EARLY = datetime.datetime(2026, 11, 22, 14, 30, tzinfo=datetime.UTC)
+LATE = datetime.datetime(2027, 6, 1, tzinfo=datetime.UTC)
+
+
+@dataclass
+class Document:
+    generic: str
+    serial: bool
+    #: version → format → (sha256, size)
+    versions: dict[int, dict[str, tuple[str, int]]] = field(default_factory=dict)
+    embargo: str | None = None
+    version_embargoes: dict[int, str | None] = field(default_factory=dict)
+    withdrawn: set[int | None] = field(default_factory=set)
+
+
+def _text(n: int) -> bytes:
+    return f"document {n}\n".encode()
+
+
+def _digest(data: bytes) -> tuple[str, int]:
+    return hashlib.sha256(data).hexdigest(), len(data)
+
+
+def _rows(location: Path) -> dict[str, tuple[object, ...]]:
+    with sqlite3.connect(location / "catalog.sqlite") as db:
+        return {name: tuple(rest) for name, *rest in db.execute(
+            "SELECT name, sha256, size, document_embargo, version_embargo, withdrawn, formats FROM serial_names")}
+
+
+def _expected(documents: list[Document]) -> dict[str, tuple[object, ...]]:
+    rows = {}
+    for doc in documents:
+        if not doc.serial:
+            continue  # a foreign id: its names go to the usual reads
+        for version, formats in doc.versions.items():
+            for token, (sha256, size) in formats.items():
+                withdrawn = int(None in doc.withdrawn or version in doc.withdrawn)
+                rows[f"{doc.generic}.{token}.{version}"] = (
+                    sha256, size, doc.embargo, doc.version_embargoes.get(version), withdrawn, len(formats))
+    return rows
+
+
+OPERATIONS = st.lists(st.tuples(
+    st.sampled_from(["add", "foreign", "version", "format", "withdraw", "withdraw_version", "purge", "embargo",
+                     "embargo_version", "private"]),
+    st.integers(0, 50), st.sampled_from([PAST, BETWEEN, FUTURE, None])), min_size=1, max_size=12)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(operations=OPERATIONS)
+def test_the_table_says_what_the_archive_was_told(tmp_path_factory, operations) -> None:  # type: ignore[no-untyped-def]
+    location = tmp_path_factory.mktemp("serial")
+    clock = Clock(EARLY)
+    documents: list[Document] = []
+    count = 0
+    with Archive.init(str(location), clock=clock) as archive:
+        archive.add_series(S)
+        for op, pick, until in operations:
+            count += 1
+            live = [d for d in documents if None not in d.withdrawn]
+            if op in ("add", "foreign") or not live:
+                data = _text(count)
+                name = archive.add(S, data, format="text", foreign_id=f"f{count}" if op == "foreign" else None)
+                documents.append(Document(str(name).rsplit(".", 2)[0], op != "foreign", {1: {"text": _digest(data)}}))
+                continue
+            doc = live[pick % len(live)]
+            latest = max(doc.versions)
+            if op == "version":
+                data = _text(count)
+                made = archive.add_version(doc.generic, [Content(data, "text")]).names[0]
+                version = int(str(made).rsplit(".", 1)[1])
+                doc.versions[version] = {"text": _digest(data)}
+            elif op == "format" and "png" not in doc.versions[latest] and latest not in doc.withdrawn:
+                data = PNG + _text(count)
+                made = archive.add_format(f"{doc.generic}.text.{latest}", data, format="png", force=True)
+                assert str(made) == f"{doc.generic}.png.{latest}"
+                doc.versions[latest]["png"] = _digest(data)
+            elif op == "withdraw":
+                archive.withdraw(doc.generic, "a test")
+                doc.withdrawn.add(None)
+            elif op in ("withdraw_version", "purge") and latest not in doc.withdrawn:
+                archive.withdraw(f"{doc.generic}.text.{latest}", "a test", purge=op == "purge")
+                doc.withdrawn.add(latest)
+            elif op == "embargo":
+                doc.embargo = archive.embargo(doc.generic, until)
+            elif op == "embargo_version":
+                doc.version_embargoes[latest] = archive.embargo(f"{doc.generic}.text.{latest}", until)
+            elif op == "private":
+                archive.set_series_access(S, "private" if pick % 2 else "public")
+            assert _rows(location) == _expected(documents), (op, doc.generic)
+        _same_as_the_tables(archive, documents, clock)
+
+
+def _same_as_the_tables(archive: Archive, documents: list[Document], clock: Clock) -> None:
+    """What the fast read says of every name, at a moment before and after the embargo between them, is what the
+    five-table statement says."""
+    store = archive.store
+    for moment in (EARLY, LATE):
+        clock.now = moment
+        for doc in documents:
+            series, year, month, day, serial = doc.generic.removeprefix("urn:pdi://").split("/")
+            key = DocumentKey(series, datetime.date(int(year), int(month), int(day)), serial)
+            for version, formats in doc.versions.items():
+                for token in formats:
+                    for octets in (True, False):
+                        fast = archive.public_serial(series, key.day, serial, version, token, octets=octets)
+                        slow = store.public_version(key, version, token, archive._now_stamp, octets)  # type: ignore[attr-defined]
+                        if not doc.serial:
+                            assert fast is None
+                            continue
+                        assert (fast is None) == (slow is None), (doc.generic, version, token, moment, octets)
+                        if fast is not None and slow is not None:
+                            assert fast.record == slow.record and fast.records == slow.records
+                            assert fast.path == slow.path
+                            if octets:
+                                assert (fast.size, fast.chunk_size, fast.chunks, fast.data) == (
+                                    slow.size, slow.chunk_size, slow.chunks, slow.data)
+
+
+def _filled(location: Path, clock: Clock) -> tuple[list[str], list[str]]:
+    """An archive with a serial document of two versions and two formats, one withdrawn, one embargoed, and one with a
+    foreign id; the serial names and the foreign one."""
+    with Archive.init(str(location), clock=clock) as archive:
+        archive.add_series(S)
+        first = str(archive.add(S, _text(1), format="text"))
+        generic = first.rsplit(".", 2)[0]
+        second = str(archive.add_version(generic, [Content(_text(2), "text")]).names[0])
+        png = str(archive.add_format(second, PNG + b"2", format="png", force=True))
+        withdrawn = str(archive.add(S, _text(3), format="text"))
+        archive.withdraw(withdrawn, "a test")
+        embargoed = str(archive.add(S, _text(4), format="text", embargo_until=FUTURE))
+        foreign = str(archive.add(S, _text(5), format="text", foreign_id="report-5"))
+    return [first, second, png, withdrawn, embargoed], [foreign]
+
+
+def test_a_catalog_of_step_14_gets_its_rows_when_opened(tmp_path: Path) -> None:
+    clock = Clock(EARLY)
+    serial, foreign = _filled(tmp_path, clock)
+    made = _rows(tmp_path)
+    assert sorted(made) == sorted(serial) and not set(foreign) & set(made)
+    with Archive.open(str(tmp_path), clock=clock) as archive, archive.store._write():  # type: ignore[attr-defined]
+        for statement in before_serial_names(archive):
+            archive.store._query(statement)  # type: ignore[attr-defined]
+    with sqlite3.connect(tmp_path / "catalog.sqlite") as db:
+        assert not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'serial_names'").fetchall()
+    Archive.open(str(tmp_path), clock=clock).close()
+    assert _rows(tmp_path) == made
+
+
+def test_an_imported_bag_has_the_same_rows(tmp_path: Path) -> None:
+    clock = Clock(EARLY)
+    _filled(tmp_path / "a", clock)
+    with Archive.open(str(tmp_path / "a"), clock=clock) as archive:
+        archive.export_bag(tmp_path / "bag")
+    with Archive.init(str(tmp_path / "b"), clock=clock) as archive:
+        archive.import_bag(tmp_path / "bag")
+    assert _rows(tmp_path / "b") == _rows(tmp_path / "a")
