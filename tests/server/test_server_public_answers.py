@@ -319,7 +319,8 @@ def test_a_name_asked_once_needs_no_catalog_for_its_location_or_its_304(
     app = create_app(names["location"])
     archive = app.state.archive
     asked: list[str] = []
-    for method in ("locate_public", "read_public", "public_serial"):  # public_serial: a name spelled canonically
+    # public_serial and public_digest: a name spelled canonically (N2R; N2L and a 304)
+    for method in ("locate_public", "read_public", "public_serial", "public_digest"):
         real = getattr(archive, method)
         monkeypatch.setattr(archive, method, lambda parsed, *a, _real=real, **k: asked.append(str(parsed)) or _real(
             parsed, *a, **k))

@@ -2,9 +2,11 @@
 
 The name a resolver is asked for most is one exactly as ``pdi add`` printed
 it: ``urn:pdi://SERIES/YYYY/MM/DD/SERIAL.FORMAT.VERSION``. When the
-catalog's one statement (:meth:`~pdi.archive.Archive.public_serial`, the
-statement of :meth:`~pdi.archive.Archive.read_public`) says that anyone may
-read it now, :class:`PlainAnswers` makes the answer that
+catalog says that anyone may read it now (:meth:`~pdi.archive.Archive.public_serial`,
+what :meth:`~pdi.archive.Archive.read_public` would find; for N2L and a
+``304``, which serve no octet, :meth:`~pdi.archive.Archive.public_digest`:
+on SQLite each is one row of ``serial_names``, keyed by the name as
+spelled, :mod:`pdi.archive.catalog.serial_names`), :class:`PlainAnswers` makes the answer that
 :meth:`~pdi.server.protocol.resolver.Resolver.public_answer` makes for it by
 its general path (:func:`~pdi.server.protocol.resolver.whole_entity` with
 the memento's headers, N2L's ``302``, the validator of a ``304``), byte for
@@ -99,11 +101,28 @@ class PlainAnswers:
         """N2L's ``302`` (``n2l``), N2R's validator (``revalidating``) or else N2R's whole answer (at most ``most``
         octets; ``base``, the request's base URL) of the name ``query`` spells, if it is the plain case;
         :data:`NOT_PUBLIC` if it is spelled so but not there for anyone now."""
+        if n2l or revalidating:  # no octets: the name's digest alone, the name as spelled its key
+            spelled = _SERIAL_NAME.fullmatch(query)
+            if spelled is None:
+                return None
+            series = spelled.group(1).decode("ascii")
+            name = query.decode("ascii")
+            sha256 = self.archive.public_digest(name, series)
+            if sha256 is None:
+                return NOT_PUBLIC
+            if self._origin(series) is not None:
+                return None  # mirrored: its answers link the origin (pdi.server.protocol.mirrored)
+            etag = f'"{sha256}"'
+            names = (name, name.rsplit(".", 2)[0])
+            if n2l:
+                return Fixed(302, ((b"content-length", b"0"), (b"location", b"/uri-res/N2R?" + query),
+                                   _VARY_BY_READER), b"", names, True, etag)
+            return Validator(etag, SHARED_VALIDATOR_FIELDS, names, True)
         fields = serial_fields(query)
         if fields is None:
             return None
         series, day, serial, version, token = fields
-        found = self.archive.public_serial(series, day, serial, version, token, octets=not (n2l or revalidating))
+        found = self.archive.public_serial(series, day, serial, version, token)
         if found is None:
             return NOT_PUBLIC
         record = found.record
@@ -113,11 +132,6 @@ class PlainAnswers:
         document = name.rsplit(".", 2)[0]
         etag = f'"{record.sha256}"'
         names = (name, document)
-        if n2l:
-            return Fixed(302, ((b"content-length", b"0"), (b"location", b"/uri-res/N2R?" + query), _VARY_BY_READER),
-                         b"", names, True, etag)
-        if revalidating:
-            return Validator(etag, SHARED_VALIDATOR_FIELDS, names, True)
         media_type = record.media_type
         if base is None or record.size > most or media_type.startswith("multipart/"):
             return None
