@@ -189,3 +189,30 @@ def test_an_imported_bag_has_the_same_rows(tmp_path: Path) -> None:
     with Archive.init(str(tmp_path / "b"), clock=clock) as archive:
         archive.import_bag(tmp_path / "bag")
     assert _rows(tmp_path / "b") == _rows(tmp_path / "a")
+
+
+def test_a_row_that_says_what_the_tables_do_not_is_found_by_verify_and_made_again_by_repair(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    clock = Clock(EARLY)
+    serial, _ = _filled(tmp_path, clock)
+    made = _rows(tmp_path)
+    with sqlite3.connect(tmp_path / "catalog.sqlite") as db:  # behind the triggers' back, as no pdi code writes
+        db.execute("UPDATE serial_names SET withdrawn = 0")  # the withdrawn name said readable
+        db.execute("DELETE FROM serial_names WHERE name = ?", (serial[2],))  # a format without its row
+        db.execute("INSERT INTO serial_names SELECT 'urn:pdi://oma.eop.gov.us/2026/11/22/99.text.1', version,"
+                   " media_type, charset, line_ending, sha256, size, created_at, stored, document_embargo,"
+                   " version_embargo, withdrawn, formats FROM serial_names WHERE name = ?", (serial[0],))
+    with Archive.open(str(tmp_path), clock=clock) as archive:
+        found = [(p.kind, p.names) for p in archive.verify().problems]
+    wrong = sorted([serial[3], serial[2], "urn:pdi://oma.eop.gov.us/2026/11/22/99.text.1"])
+    assert found == [("catalog-serial-names", (name,)) for name in wrong]
+    verified = CliRunner().invoke(cli, ["verify", "--archive", str(tmp_path)])
+    assert verified.exit_code == 3 and all(f"catalog-serial-names\t{name}\t" in verified.output for name in wrong)
+    repaired = CliRunner().invoke(cli, ["verify", "--repair", "--archive", str(tmp_path)])
+    assert repaired.exit_code == 0, repaired.output
+    assert all(f"repaired\t{name}\t" in repaired.output for name in wrong)
+    assert _rows(tmp_path) == made
+    assert CliRunner().invoke(cli, ["verify", "--archive", str(tmp_path)]).exit_code == 0

@@ -191,8 +191,11 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
     With --repair, each missing or altered blob is fetched from its
     series' origin or a peer (pdi mirror add), checked against that
     archive's signed manifest and the catalog's digest, and replaced;
-    it prints as repaired (with where from), or unrepaired and why. Exit 3
-    only for problems left unrepaired.
+    it prints as repaired (with where from), or unrepaired and why. A row
+    of the table a SQLite catalog keeps of its serial names for the resolver
+    that says what its other tables do not (catalog-serial-names) is put
+    right by making that table again from them. Exit 3 only for problems
+    left unrepaired.
     """
     if signatures and repair:
         raise click.UsageError("--repair goes with a verify of the stored blobs, not with --signatures")
@@ -231,10 +234,20 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
         )
 
 def _repair(report: VerifyReport, archive: str) -> None:
-    """``pdi verify --repair``: :func:`pdi.network.mirrors.repair`; the problems put right leave the report."""
+    """``pdi verify --repair``: :func:`pdi.network.mirrors.repair`, and a table kept for speed made again from the
+    catalog's tables (:meth:`~pdi.archive.catalog.SQLStore.repair_derived`); the problems put right leave the
+    report."""
+    from pdi.archive.catalog.serial_names import PROBLEM_KIND
     from pdi.network.mirrors import repair
 
+    derived = [p for p in report.problems if p.kind == f"catalog-{PROBLEM_KIND}"]
     with open_archive(archive) as opened:
+        if derived:
+            opened.store.repair_derived()
+            for problem in derived:
+                click.echo(f"repaired\t{problem.names[0]}\tits row of serial_names made again from the catalog's"
+                           " tables")
+            report.problems = [p for p in report.problems if p not in derived]
         done = repair(opened, report.problems)
     for name, source in done.repaired:
         click.echo(f"repaired\t{name}\tfrom {source}, checked against its signed manifest")

@@ -52,7 +52,7 @@ def _row_of(rep: str) -> str:
     """The ``INSERT … SELECT`` of the rows of representation ``rep`` (``NEW`` in a trigger, ``r`` in a query over
     ``representations r``), of document ``d`` and version ``v`` (the ``FROM`` follows)."""
     return (
-        f"INSERT INTO serial_names SELECT {_NAME} || '.' || {rep}.format || '.' || {rep}.version, {rep}.version,"
+        f"INSERT INTO serial_names SELECT {_NAME} || '.' || {rep}.format || '.' || {rep}.version AS name, {rep}.version,"
         f" {rep}.media_type, {rep}.charset, {rep}.line_ending, {rep}.sha256, {rep}.size, {rep}.created_at,"
         f" {rep}.stored, d.embargo_until, v.embargo_until,"
         f" {rep}.purged IS NOT NULL OR EXISTS (SELECT 1 FROM withdrawals w WHERE w.document = d.id"
@@ -66,6 +66,17 @@ SERIAL_NAMES_OF: Final = (
     _row_of("r") + " FROM documents d JOIN versions v ON v.document = d.id"
     f" JOIN representations r ON r.document = d.id AND r.version = v.version WHERE {_SERIAL_DOCUMENT}"
 )
+_SELECT: Final = SERIAL_NAMES_OF.removeprefix("INSERT INTO serial_names ")
+#: The names whose row differs from what the tables say, or that have a row and should have none, or none and
+#: should have one (``pdi verify``), at most ``?`` of them.
+SERIAL_NAMES_DIFFERING: Final = (
+    f"SELECT name FROM (SELECT * FROM serial_names EXCEPT {_SELECT})"
+    f" UNION SELECT name FROM ({_SELECT} EXCEPT SELECT * FROM serial_names) ORDER BY name LIMIT ?"
+)
+#: The kind of :class:`~pdi.archive.store.CatalogProblem` of a row that says what the tables do not.
+PROBLEM_KIND: Final = "serial-names"
+#: The table made again from the other tables (``pdi verify --repair``).
+SERIAL_NAMES_AGAIN: Final = ("DELETE FROM serial_names", SERIAL_NAMES_OF)
 
 _NEW_ROW: Final = (f"{_row_of('NEW')} FROM documents d JOIN versions v ON v.document = d.id AND v.version = NEW.version"
                    f" WHERE d.id = NEW.document AND {_SERIAL_DOCUMENT}")
