@@ -223,8 +223,9 @@ class CatalogBase(ABC):
 
     def public_digest(self, name: str, series: str, now: Callable[[], str]) -> str | None:
         """The SHA-256 of what the versioned name ``name`` (of ``series``), spelled as ``pdi add`` prints it, names if
-        anyone may read it now, read as :meth:`public_version` reads; ``None`` for anything else, or where the
-        catalog cannot tell so in one step (PostgreSQL: then the usual reads say what it is)."""
+        anyone may read it now, read without the catalog's lock in the calling thread; ``None`` for anything else,
+        or where the catalog cannot tell so in one step (here, and on PostgreSQL: the usual reads, by the
+        resolver's endpoint, say what it is)."""
         return None
 
     def generation_at_once(self) -> int | None:

@@ -44,8 +44,8 @@ def _names_of(generic: str) -> str:
 
 def _names_of_document(document: str) -> str:
     """The rows of the names of the document whose id is ``document`` (none for a document without a serial)."""
-    return (f"name > (SELECT {_NAME} || '.' FROM documents d WHERE d.id = {document})"
-            f" AND name < (SELECT {_NAME} || '/' FROM documents d WHERE d.id = {document})")
+    return (f"name > (SELECT {_NAME} || '.' FROM documents d WHERE d.id = {document} AND {_SERIAL_DOCUMENT})"
+            f" AND name < (SELECT {_NAME} || '/' FROM documents d WHERE d.id = {document} AND {_SERIAL_DOCUMENT})")
 
 
 def _row_of(rep: str) -> str:
@@ -81,14 +81,21 @@ SERIAL_NAMES_AGAIN: Final = ("DELETE FROM serial_names", SERIAL_NAMES_OF)
 _NEW_ROW: Final = (f"{_row_of('NEW')} FROM documents d JOIN versions v ON v.document = d.id AND v.version = NEW.version"
                    f" WHERE d.id = NEW.document AND {_SERIAL_DOCUMENT}")
 _OLD_ROW: Final = ("DELETE FROM serial_names WHERE name = ("
-                   f"SELECT {_NAME} || '.' || OLD.format || '.' || OLD.version FROM documents d WHERE d.id = OLD.document)")
+                   f"SELECT {_NAME} || '.' || OLD.format || '.' || OLD.version FROM documents d"
+                   f" WHERE d.id = OLD.document AND {_SERIAL_DOCUMENT})")
+
+
+#: Whether the document of a trigger's ``OLD`` row had names of this shape.
+_OLD_SERIAL: Final = "OLD.serial IS NOT NULL AND OLD.unique_id = CAST(OLD.serial AS TEXT)"
+#: The rows of the names of a trigger's ``OLD`` document.
+_OLD_NAMES: Final = f"{_OLD_SERIAL} AND {_names_of(_name_of('OLD.series', 'OLD.day', 'OLD.serial'))}"
 
 
 def _siblings(row: str, other: str) -> str:
     """The names of the other formats of ``row``'s version (``NEW`` or ``OLD``); ``other`` says which are others."""
     return (f"SELECT {_NAME} || '.' || o.format || '.' || o.version FROM documents d"
             f" JOIN representations o ON o.document = d.id"
-            f" WHERE d.id = {row}.document AND o.version = {row}.version AND {other}")
+            f" WHERE d.id = {row}.document AND o.version = {row}.version AND {other} AND {_SERIAL_DOCUMENT}")
 
 
 #: The statements of step 15: the table, filled, and its triggers.
@@ -139,10 +146,10 @@ SERIAL_NAMES: Final[tuple[str, ...]] = (
         DELETE FROM serial_names WHERE {_names_of_document("OLD.document")} AND version = OLD.version;
         END""",
     f"""CREATE TRIGGER serial_names_document_removed AFTER DELETE ON documents BEGIN
-        DELETE FROM serial_names WHERE {_names_of(_name_of("OLD.series", "OLD.day", "OLD.serial"))};
+        DELETE FROM serial_names WHERE {_OLD_NAMES};
         END""",
     f"""CREATE TRIGGER serial_names_document_renamed AFTER UPDATE OF series, day, unique_id, serial ON documents BEGIN
-        DELETE FROM serial_names WHERE {_names_of(_name_of("OLD.series", "OLD.day", "OLD.serial"))};
+        DELETE FROM serial_names WHERE {_OLD_NAMES};
         {SERIAL_NAMES_OF} AND d.id = NEW.id;
         END""",
     f"""CREATE TRIGGER serial_names_withdrawal_removed AFTER DELETE ON withdrawals BEGIN

@@ -22,11 +22,12 @@ foreign id), a capture of a URL, a series mirrored from another archive
 (whose answers link their origin), a multipart file (its ``Content-Type``
 comes from its octets), a base URL that a ``Link`` would quote, octets too
 large to keep, not in memory or not matching their digests.
-A name spelled so that the catalog's statement does not let anyone read
-now (not there, private, embargoed, withdrawn) is :data:`NOT_PUBLIC`: the
-general public path, which would run the same statement, is not asked, and
-the resolver's endpoint says what it is (one statement fewer for a stranger's
-``404``).
+A name spelled so that the catalog does not let anyone read it now (not
+there, private, embargoed, withdrawn; or a catalog that cannot tell so in
+one step, which the general public path could not either: PostgreSQL, a
+blob store of objects) is :data:`NOT_PUBLIC`: the general public path is
+not asked, and the resolver's endpoint says what it is (one catalog read
+fewer for a stranger's ``404``).
 ``tests/server/test_server_plain_answers.py`` checks these answers against
 the general path's for names of every shape, and that each case above
 goes on to it.
@@ -72,9 +73,9 @@ def serial_fields(name: bytes) -> tuple[str, datetime.date, str, int, str] | Non
 
 
 class NotPublic:
-    """What :meth:`PlainAnswers.answer` says of a name spelled canonically that the catalog's one statement does not
-    let anyone read now (not there, private, embargoed, withdrawn): the general public path, which runs the same
-    statement, need not ask it again; the resolver says what it is."""
+    """What :meth:`PlainAnswers.answer` says of a name spelled canonically that the catalog does not let anyone read
+    now (not there, private, embargoed, withdrawn), or cannot tell so in one step: the general public path, which
+    would find no more, need not be asked; the resolver's endpoint says what it is."""
 
 
 #: The one :class:`NotPublic`.
