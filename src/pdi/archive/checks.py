@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs.files import FileBlobs
+from pdi.archive.catalog.serial_names import PROBLEM_KIND
 from pdi.archive.naming import record_name, timestamp
 from pdi.archive.store import FixityCheck, FixitySummary
 from pdi.errors import LimitError, StoreError
@@ -20,14 +21,22 @@ from pdi.errors import LimitError, StoreError
 if TYPE_CHECKING:
     from pdi.archive.fixity import VerifyReport
 
-__all__ = ["FIXITY_CHECKS_PAGE", "Checks"]
+__all__ = ["DERIVED_PROBLEM", "FIXITY_CHECKS_PAGE", "Checks"]
 
 #: Fixity checks :meth:`Checks.verify` records in one transaction.
 FIXITY_CHECKS_PAGE = 1000
+#: The kind of a :meth:`Checks.verify` problem that :meth:`Checks.repair_derived` puts right: a row of a table the
+#: catalog keeps from its other tables for speed (SQLite's ``serial_names``) that says what they do not.
+DERIVED_PROBLEM = f"catalog-{PROBLEM_KIND}"
 
 
 class Checks(ArchiveBase):
     """Verify every blob and the catalog; remove what interrupted deposits left."""
+
+    def repair_derived(self) -> int:
+        """Make the tables the catalog keeps from its other tables for speed again from them (what puts right a
+        :data:`DERIVED_PROBLEM`; not audited: no record of any name changes); the rows they hold now."""
+        return self.store.repair_derived()
 
     def probe_catalog(self) -> None:
         """One cheap query of the catalog (a resolver's readiness, ``/readyz``); raises what a failing catalog raises."""

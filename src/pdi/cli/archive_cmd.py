@@ -235,15 +235,15 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
 
 def _repair(report: VerifyReport, archive: str) -> None:
     """``pdi verify --repair``: :func:`pdi.network.mirrors.repair`, and a table kept for speed made again from the
-    catalog's tables (:meth:`~pdi.archive.catalog.SQLStore.repair_derived`); the problems put right leave the
+    catalog's tables (:meth:`~pdi.archive.Archive.repair_derived`); the problems put right leave the
     report."""
-    from pdi.archive.catalog.serial_names import PROBLEM_KIND
+    from pdi.archive.checks import DERIVED_PROBLEM
     from pdi.network.mirrors import repair
 
-    derived = [p for p in report.problems if p.kind == f"catalog-{PROBLEM_KIND}"]
+    derived = [p for p in report.problems if p.kind == DERIVED_PROBLEM]
     with open_archive(archive) as opened:
         if derived:
-            opened.store.repair_derived()
+            opened.repair_derived()
             for problem in derived:
                 click.echo(f"repaired\t{problem.names[0]}\tits row of serial_names made again from the catalog's"
                            " tables")
