@@ -127,7 +127,7 @@ class Reading(ArchiveBase):
         return Resolved(record_name_as(record, parsed), b"", record.media_type, record.charset, record, siblings=found.records)
 
     def public_serial(self, series: str, day: datetime.date, serial: str, version: int,
-                      token: str, *, octets: bool = True) -> PublicVersion | None:
+                      token: str) -> PublicVersion | None:
         """What the catalog tells of the serial name of these fields (``serial``, the serial as the name spells it;
         ``token``, a canonical format token) as :meth:`read_public` would, read as fast as the catalog can
         (:meth:`SQLStore.public_serial_version`: on SQLite, the name's one row), without a :class:`PDI` parsed or
@@ -135,10 +135,8 @@ class Reading(ArchiveBase):
         (:mod:`pdi.server.protocol.plain`). ``None``: not there for anyone now, or not the name its record is
         named by spelled so (the record's own serial, format and version). The octets are not read: check them
         against ``chunks`` (:func:`pdi.archive.blobs.checked`, :func:`~pdi.archive.blobs.read_cached`) before
-        any is served. Without ``octets`` neither a small blob's octets nor the chunk digests need be fetched
-        (``data`` is ``None``, ``chunks`` may be empty): for a caller that serves none (N2L, a ``304``)."""
-        found = self.store.public_serial_version(DocumentKey(series, day, serial), version, token, self._now_stamp,
-                                                 octets)
+        any is served. A caller that serves none (N2L, a ``304``) asks :meth:`public_digest`."""
+        found = self.store.public_serial_version(DocumentKey(series, day, serial), version, token, self._now_stamp)
         if found is None:
             return None
         record = found.record

@@ -178,8 +178,8 @@ class SQLiteStore(SQLStore):
             row = wanted[0]
         if row[13] is not None or row[14]:
             return None  # purged, withdrawn
-        if (row[15] is not None or row[16] is not None) and max(str(row[15] or ""), str(row[16] or "")) > now():
-            return None  # embargoed
+        if _embargoed(row[15], row[16], now):
+            return None
         if len(rows) == 1:
             record = rep_record(row)
             records: tuple[RepresentationRecord, ...] = (record,)
@@ -191,41 +191,36 @@ class SQLiteStore(SQLStore):
                              bytes(row[19]), None if row[20] is None else bytes(row[20]))
 
     def public_serial_version(
-        self, key: DocumentKey, version: int, token: str, now: Callable[[], str], octets: bool = True,
+        self, key: DocumentKey, version: int, token: str, now: Callable[[], str],
     ) -> PublicVersion | None:
         """:meth:`public_version` of a serial name (``key.unique_id``, the serial as ``pdi add`` spells it): its row
         of ``serial_names`` (schema step 15), one walk down one B-tree, read without the catalog's lock in the calling
-        thread; a version of several formats is read by :meth:`public_version` (the records of all of them).
-        Without ``octets``, neither the blob's chunk digests nor a small blob's octets are read (``chunk_size`` 0,
-        ``chunks`` empty): for a caller that serves no octet (N2L, a ``304``)."""
+        thread; a version of several formats is read by :meth:`public_version` (the records of all of them)."""
         if not isinstance(self.blobs, FileBlobs):
             return None
         day = key.day
         name = f"urn:pdi://{key.series}/{day.year:04d}/{day.month:02d}/{day.day:02d}/{key.unique_id}.{token}.{version}"
         try:
             conn = self._own_connection()
-            row = conn.execute(_SERIAL_NAMED if octets else _SERIAL_NAMED_ALONE, (name,)).fetchone()
+            row = conn.execute(_SERIAL_NAMED, (name,)).fetchone()
             if row is None or key.series not in self._readable_series(conn, int(row[-1])):
                 return None  # not there (or not a serial name spelled so), or of a series not public
         except sqlite3.Error:
             return None  # busy (a checkpoint), or anything else: the usual reads say
         if row[9]:
             return None  # withdrawn, purged
-        if (row[7] is not None or row[8] is not None) and max(str(row[7] or ""), str(row[8] or "")) > now():
-            return None  # embargoed
+        if _embargoed(row[7], row[8], now):
+            return None
         if row[10] != 1:  # several formats: their records date and name the version's memento
-            return self.public_version(key, version, token, now, octets)
+            return self.public_version(key, version, token, now)
         record = RepresentationRecord(
             key.series, day, key.unique_id, int(key.unique_id), version, token, str(row[0]),
             None if row[1] is None else str(row[1]), None if row[2] is None else str(row[2]), str(row[3]), int(row[4]),
             str(row[5]), str(row[6]))
-        path = self.blobs.blob_file(record.sha256)
-        if not octets:
-            return PublicVersion((record,), record, path, record.size, 0, b"")
         if row[11] is None:
             return None  # no chunk digests: the usual reads say
-        return PublicVersion((record,), record, path, int(row[11]), int(row[12]), bytes(row[13]),
-                             None if row[14] is None else bytes(row[14]))
+        return PublicVersion((record,), record, self.blobs.blob_file(record.sha256), int(row[11]), int(row[12]),
+                             bytes(row[13]), None if row[14] is None else bytes(row[14]))
 
     def public_digest(self, name: str, series: str, now: Callable[[], str]) -> str | None:
         """The SHA-256 of what ``name`` (of ``series``) names if anyone may read it now, told by its one row of
@@ -240,9 +235,7 @@ class SQLiteStore(SQLStore):
                 return None  # not there, withdrawn or purged, or of a series not public
         except sqlite3.Error:
             return None
-        if (row[1] is not None or row[2] is not None) and max(str(row[1] or ""), str(row[2] or "")) > now():
-            return None  # embargoed
-        return str(row[0])
+        return None if _embargoed(row[1], row[2], now) else str(row[0])
 
     def _derived_problems(self, limit: int) -> Iterator[CatalogProblem]:
         if not self._has_table("serial_names"):
@@ -411,12 +404,12 @@ _SERIAL_DIGEST = (
     "SELECT sha256, document_embargo, version_embargo, withdrawn, (SELECT data_version FROM pragma_data_version)"
     " FROM serial_names WHERE name = ?"
 )
-#: The same, the row alone (``octets=False``).
-_SERIAL_NAMED_ALONE = (
-    "SELECT n.media_type, n.charset, n.line_ending, n.sha256, n.size, n.created_at, n.stored, n.document_embargo,"
-    " n.version_embargo, n.withdrawn, n.formats, (SELECT data_version FROM pragma_data_version)"
-    " FROM serial_names n WHERE n.name = ?"
-)
+
+
+def _embargoed(document: object, version: object, now: Callable[[], str]) -> bool:
+    """Whether a document's or a version's embargo (as the catalog keeps them; ``None``: none) is not over yet;
+    ``now()``, the moment as the catalog keeps one, is asked only when there is one."""
+    return (document is not None or version is not None) and max(str(document or ""), str(version or "")) > now()
 
 
 def open_sqlite(

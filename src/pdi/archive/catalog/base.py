@@ -213,13 +213,11 @@ class CatalogBase(ABC):
         return None
 
     def public_serial_version(
-        self, key: DocumentKey, version: int, token: str, now: Callable[[], str], octets: bool = True,
+        self, key: DocumentKey, version: int, token: str, now: Callable[[], str],
     ) -> PublicVersion | None:
         """:meth:`public_version` of a serial name (``key.unique_id``, the serial as ``pdi add`` spells it), as a
-        catalog reads it fastest (SQLite: one row of its own, :mod:`pdi.archive.catalog.serial_names`). Without
-        ``octets``, the blob's chunk digests may not be read either (``chunks`` empty): for a caller that serves no
-        octet."""
-        return self.public_version(key, version, token, now, octets)
+        catalog reads it fastest (SQLite: one row of its own, :mod:`pdi.archive.catalog.serial_names`)."""
+        return self.public_version(key, version, token, now)
 
     def public_digest(self, name: str, series: str, now: Callable[[], str]) -> str | None:
         """The SHA-256 of what the versioned name ``name`` (of ``series``), spelled as ``pdi add`` prints it, names if

@@ -262,7 +262,7 @@ class Resolver:
                 None if n2l or revalidating else
                 self.base_url if self.base_url is not None else self._base(scheme, server, host))
             if isinstance(plain, NotPublic):
-                return None  # read_public would run the same statement and find the same: the resolver says it
+                return None  # read_public or locate_public would find no more: the resolver's endpoint says it
             if plain is not None:
                 self._learn(query, plain)
                 return plain
