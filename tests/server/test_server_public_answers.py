@@ -336,6 +336,43 @@ def test_a_name_asked_once_needs_no_catalog_for_its_location_or_its_304(
     assert calls.targets[1:] == []
 
 
+def test_a_locations_and_a_304s_second_asking_come_from_the_names_fact_alone(
+    names: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # N2L's 302 and a 304 are told by the name's fact (ResponseCache.known_wire), not kept again as whole answers;
+    # asked again, over pdi serve's protocol or through the ASGI middleware (HTTP/1.0), the same octets as the
+    # resolver's, and no catalog
+    text, html = names["text"], names["html"]
+    tag = _tag(_resolvers(names, [_request(text)])[0])
+    again = [_request(text, service="N2L"), _request(html, If_None_Match=_tag(_resolvers(names, [_request(html)])[0])),
+             _request(text, If_None_Match=f'"other", {tag}')]
+    asked = [*again, *again, *(r.replace(b"HTTP/1.1", b"HTTP/1.0") for r in again)]
+    with _serving(create_app(names["location"], cache_bytes=0), public=False) as (port, _):
+        expected = [exchange(port, [request])[0] for request in asked]  # HTTP/1.0's answer closes the connection
+    assert [e.split(b" ")[1] for e in expected] == [b"302", b"304", b"304"] * 3
+    app = create_app(names["location"])
+    archive = app.state.archive
+    reads: list[str] = []
+    for method in ("locate_public", "read_public", "public_serial", "public_digest", "locate"):
+        real = getattr(archive, method)
+        monkeypatch.setattr(archive, method, lambda parsed, *a, _real=real, **k: reads.append(str(parsed)) or _real(
+            parsed, *a, **k))
+    with _serving(app, public=True) as (port, calls):
+        exchange(port, [_warm(names)])
+        reads.clear()
+        got = [exchange(port, [request])[0] for request in asked]
+    assert [_without_date(g) for g in got] == [_without_date(e) for e in expected]
+    assert reads == [text, html]  # once a name: the text's 304 was told by the fact its N2L left
+    assert len(app.state.cache) == 0  # no whole answer kept: the facts tell them
+    assert calls.targets[1:] == [_query(n).encode() for n in (text, html, text)]  # HTTP/1.0: the middleware's
+
+
+def _without_date(response: bytes) -> bytes:
+    """An answer without its ``Date`` and ``Connection`` fields (HTTP/1.0's answers close the connection)."""
+    return b"\r\n".join(line for line in response.split(b"\r\n")
+                         if not line.lower().startswith((b"date:", b"connection:")))
+
+
 def test_what_a_cache_knows_of_a_name_is_forgotten_with_a_withdrawal(names: dict[str, str]) -> None:
     later = names["later"]
     app = create_app(names["location"])
@@ -373,10 +410,11 @@ def test_a_fact_packs_and_unpacks_to_itself() -> None:
 
     names = ("urn:pdi://a.example.us/2026/11/25/1.text.1", "urn:pdi://a.example.us/2026/11/25/1")
     tag = '"' + "ab" * 32 + '"'
-    located = ((b"content-length", b"0"), (b"location", b"/uri-res/N2R?" + names[0].encode()), (b"vary", b"Cookie"))
-    for fact in (Fact(names, tag), Fact(names, tag, located)):
+    plain = b"/uri-res/N2R?" + names[0].encode()  # N2L's Location: the N2R of the name as spelled, or another
+    for fact in (Fact(names, tag), Fact(names, tag, plain), Fact(names, tag, b"/uri-res/N2R?urn:pdi://A%2Eb")):
         packed = fact.pack()
         assert packed is not None and Fact.unpack(packed) == fact
+    assert len(Fact(names, tag, plain).pack() or b"") == 32 + len(names[0]) + 1  # the usual Location is not kept
     assert Fact(names, '"ab#line=1"').pack() is None  # not a whole version's tag: not kept
     assert Fact((names[0], "another"), tag).pack() is None
 

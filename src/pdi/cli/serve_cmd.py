@@ -42,7 +42,7 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--cache-mib", default=DEFAULT_CACHE_MIB, show_default=True, type=click.IntRange(0, 1 << 20),
               help="MiB of whole N2R answers (of names with a format, up to 1 MiB each) each worker keeps "
               "in memory, and as many again of what never changes about names asked (their entity tag and "
-              "N2L location, some 400 bytes a name); 0: none.")
+              "N2L location, some 350 bytes a name); 0: none.")
 @click.option("--evaluations", default=DEFAULT_EVALUATIONS, show_default=True, type=click.IntRange(1, 64),
               help="Expensive requests (N2R, N2C, /api/resolve, /api/cite, /view: they read a whole "
               "document) each worker serves at once; the others wait, cheap look-ups do not.")

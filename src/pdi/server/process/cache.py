@@ -9,11 +9,14 @@ on the bytes held (``max_bytes``; an answer larger than ``max_entry_bytes``
 is never kept). A generic name (no format) is never kept: its list of formats
 grows with each version. Two smaller facts about such a name never change
 either, and are kept as well, so that asking again needs no catalog: N2L's
-``302`` to the N2R of its canonical spelling (:class:`Fixed`, kept apart
-under a key of its own, :func:`kept_key`), and, when a client only
-revalidated (``If-None-Match`` answered ``304`` from the catalog alone, its
-bytes never read), the entity tag a ``304`` needs (:class:`Validator`, in
-the place the whole answer takes once it is read). The bytes cannot change, but a name can be taken
+``302`` to the N2R of its canonical spelling, and the entity tag a ``304``
+needs. Both are one :class:`Fact` of the name, kept apart under the query
+string alone (:meth:`ResponseCache.learn`) and read again into an answer
+each time (:meth:`ResponseCache.known_wire`), whatever the ``Host``; they
+are not kept again among the whole answers (:meth:`ResponseCache.keep`).
+Only the resolver's own answers (a request not the plain case below) keep
+a ``302`` (:class:`Fixed`, under a key of its own, :func:`kept_key`) or a
+``Validator`` there. The bytes cannot change, but a name can be taken
 out of service (withdrawn, :meth:`pdi.archive.Archive.withdraw`) by any
 resolver on the catalog: so the cache answers only while it is fresh, for
 :data:`REVALIDATE_SECONDS` after it last asked the catalog whether anything
@@ -77,6 +80,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pdi.server.http.conditional import UNSATISFIABLE, byte_range, if_range_holds, tag_matches
 from pdi.server.http.metrics import cache_lookup
+from pdi.server.http.readers import BY_READER
 
 #: Bytes of whole answers a worker keeps by default (``pdi serve --cache-mib``).
 DEFAULT_CACHE_BYTES = 32 << 20
@@ -97,6 +101,7 @@ REVALIDATE_SECONDS = 2.0
 N2R_PATHS = frozenset({"/uri-res/N2R", "/uri-res/I2R"})
 #: N2L's path: its ``302`` for a name with a format is kept too (:class:`Fixed`).
 N2L_PATH = "/uri-res/N2L"
+_N2L_PATHS = frozenset({N2L_PATH, N2L_PATH.encode()})
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -185,28 +190,29 @@ class Fact:
 
     Kept apart from whole answers (:meth:`ResponseCache.fact`), under the
     query string alone, packed in one ``bytes`` (:meth:`pack`: about 350
-    bytes of memory a name, so 32 MiB keeps some 80,000 names): a cold name
+    bytes of memory a name, so 32 MiB keeps some 95,000 names): a cold name
     asked once any way (``N2R``, ``N2L`` or revalidated) needs no catalog
-    for the others. ``location`` is ``N2L``'s header fields, ``None`` until
-    one was made (one ``Location`` field among others).
+    for the others, and an ``N2L`` or a ``304`` made from it is not kept
+    again among the whole answers. ``location`` is the ``Location`` of
+    N2L's ``302`` (:func:`located`), ``None`` until one was made.
     """
 
     names: tuple[str, ...]
     etag: str
-    location: tuple[tuple[bytes, bytes], ...] | None = None
+    location: bytes | None = None
 
     def validator(self) -> Validator:
         """The :class:`Validator` of the name (shared: a fact is kept for names anyone may read only)."""
         return Validator(self.etag, SHARED_VALIDATOR_FIELDS, self.names)
 
     def fixed(self) -> Fixed | None:
-        """N2L's ``302`` (:class:`Fixed`), when its fields are known."""
-        return None if self.location is None else Fixed(302, self.location, b"", self.names, etag=self.etag)
+        """N2L's ``302`` (:class:`Fixed`), when its ``Location`` is known."""
+        return None if self.location is None else located(self.location, self.names, True, self.etag)
 
     def pack(self) -> bytes | None:
-        """The fact in one ``bytes`` (:meth:`unpack` reads it), or ``None`` when it is not of the usual shape (a
-        whole version's tag, its names the versioned and generic name, N2L's fields a ``Location`` first and
-        then the fields every ``302`` has)."""
+        """The fact in one ``bytes`` (:meth:`unpack` reads it): the digest, the name, then (when known) a NUL and
+        the ``Location``, left out when it is the N2R of the name as spelled; ``None`` when it is not of the
+        usual shape (a whole version's tag, its names the versioned and generic name)."""
         name = self.names[0]
         etag = self.etag
         if (len(etag) != 66 or etag[0] != '"' or etag[-1] != '"' or "\x00" in name
@@ -216,47 +222,42 @@ class Fact:
             digest = bytes.fromhex(etag[1:-1])
         except ValueError:
             return None
-        location = b""
-        if self.location is not None:
-            value = next((v for k, v in self.location if k == b"location"), b"")
-            form = _form_index(tuple((k, b"" if k == b"location" else v) for k, v in self.location))
-            if not value or form is None:
-                return None
-            location = value + b"\x00%d" % form
-        return digest + name.encode() + b"\x00" + location
+        spelled = name.encode()
+        location = self.location
+        if location is None:
+            return digest + spelled
+        return digest + spelled + (b"\x00" if location == _N2R + spelled else b"\x00" + location)
 
     @staticmethod
     def unpack(packed: bytes) -> Fact:
         """The fact :meth:`pack` packed."""
-        name, _, location = packed[32:].partition(b"\x00")
-        text = name.decode()
-        fields = None
-        if location:
-            value, _, form = location.rpartition(b"\x00")
-            fields = tuple((k, value if k == b"location" else v) for k, v in _FORMS[int(form)])
-        return Fact((text, text.rsplit(".", 2)[0]), f'"{packed[:32].hex()}"', fields)
+        spelled, known, location = packed[32:].partition(b"\x00")
+        text = spelled.decode()
+        return Fact((text, text.rsplit(".", 2)[0]), f'"{packed[:32].hex()}"',
+                    (location or _N2R + spelled) if known else None)
 
 
-#: The fields of the ``302`` answers packed (:meth:`Fact.pack`), ``Location`` left empty: each form kept once.
-_FORMS: list[tuple[tuple[bytes, bytes], ...]] = []
+_N2R = b"/uri-res/N2R?"
+_VARY_BY_READER = (b"vary", BY_READER.encode("latin-1"))
+_NO_LENGTH = (b"content-length", b"0")
 
 
-def _form_index(form: tuple[tuple[bytes, bytes], ...]) -> int | None:
-    """The index of ``form`` among those packed (added the first time: every ``302`` has the same fields
-    but its ``Location``; ``None`` past a few)."""
-    try:
-        return _FORMS.index(form)
-    except ValueError:
-        if len(_FORMS) >= 8:
-            return None
-        _FORMS.append(form)
-        return len(_FORMS) - 1
+def located(location: bytes, names: tuple[str, ...], shared: bool, etag: str | None) -> Fixed:
+    """N2L's ``302`` to ``location`` of the name ``names`` tell: the fields Starlette's ``RedirectResponse`` has
+    (made without it), and, as every answer that is not immutable, ``Vary`` by who reads
+    (:mod:`pdi.server.http.readers`); its header lines made now."""
+    lines = b"content-length: 0\r\nlocation: " + location + _LINES_AFTER_LOCATION
+    return Fixed(302, (_NO_LENGTH, (b"location", location), _VARY_BY_READER), b"", names, shared, etag, [lines])
+
+
+_LINES_AFTER_LOCATION = b"\r\nvary: " + _VARY_BY_READER[1] + b"\r\n\r\n"
 
 
 #: ``Cache-Control`` of an answer that never changes (a name with a format), anyone may read.
 IMMUTABLE = "public, max-age=31536000, immutable"
 #: ``Vary`` and ``Cache-Control`` of a ``304`` of an answer anyone may read (:class:`Validator`).
 SHARED_VALIDATOR_FIELDS: tuple[tuple[bytes, bytes], ...] = ((b"vary", b"Accept"), (b"cache-control", IMMUTABLE.encode()))
+_VALIDATOR_LINES = b"\r\n" + b"".join(b"%s: %s\r\n" % pair for pair in SHARED_VALIDATOR_FIELDS) + b"\r\n"
 
 
 def fact_of(kept: Kept) -> Fact | None:
@@ -265,7 +266,11 @@ def fact_of(kept: Kept) -> Fact | None:
     if not kept.shared:
         return None
     if isinstance(kept, Fixed):
-        return None if kept.etag is None else Fact(kept.names, kept.etag, kept.headers)
+        if kept.etag is None:
+            return None
+        headers = kept.headers  # N2L's 302 (located()): its Location
+        plain = len(headers) == 3 and headers[0] == _NO_LENGTH and headers[2] == _VARY_BY_READER
+        return Fact(kept.names, kept.etag, headers[1][1] if plain and headers[1][0] == b"location" else None)
     return Fact(kept.names, kept.etag)
 
 
@@ -478,6 +483,36 @@ class ResponseCache:
         self._facts.move_to_end(query)
         return Fact.unpack(found)
 
+    def known_wire(self, query: bytes, n2l: bool, if_none_match: str | None) -> tuple[int, bytes, bytes] | None:
+        """What the :class:`Fact` kept for ``query`` answers, as :func:`wire` gives it (status, header lines as sent,
+        body), without making the fact: N2L's ``302`` (``n2l``) when its ``Location`` is known, else the ``304``
+        of an ``If-None-Match`` that holds the name's tag; ``None`` for anything else (also while not
+        :attr:`fresh`). The same octets as :func:`respond` gives of :meth:`Fact.fixed` and :meth:`Fact.validator`."""
+        if not (n2l or if_none_match is not None) or not self.fresh:
+            return None
+        packed = self._facts.get(query)
+        if packed is None:
+            return None
+        if n2l:
+            spelled, known, location = packed[32:].partition(b"\x00")
+            if not known:
+                return None
+            self._facts.move_to_end(query)
+            return 302, b"content-length: 0\r\nlocation: " + (location or _N2R + spelled) + _LINES_AFTER_LOCATION, b""
+        etag = f'"{packed[:32].hex()}"'
+        if if_none_match is None or not tag_matches(if_none_match, etag):
+            return None
+        self._facts.move_to_end(query)
+        return 304, b"etag: " + etag.encode("latin-1") + _VALIDATOR_LINES, b""
+
+    def keep(self, key: bytes, kept: Kept, query: bytes) -> bool:
+        """:meth:`put`, unless ``kept`` is N2L's ``302`` or a ``304``'s :class:`Validator` that the :class:`Fact`
+        kept for ``query`` answers already (:meth:`known_wire`): a name's fact is kept once, not again with each
+        ``Host`` and path that asked."""
+        if not isinstance(kept, Entity) and query in self._facts:
+            return False
+        return self.put(key, kept)
+
     def learn(self, query: bytes, fact: Fact) -> None:
         """Keep ``fact`` for the name asked by ``query``, the least recently used going beyond ``max_fact_bytes``."""
         packed = fact.pack()
@@ -559,8 +594,13 @@ def kept_answer(
     key = kept_key(path, request_field(headers, b"host"), query, scheme)
     if not key or (not key.startswith(b"N2L ") and negotiates(headers)):
         return None
+    fields = conditional_fields(headers)
     kept = cache.get(key)
-    return None if kept is None else respond(kept, *conditional_fields(headers))
+    if kept is None:  # N2L's 302, or a 304, from the name's fact (ResponseCache.known_wire)
+        known = cache.fact(query)
+        kept = (None if known is None else known.fixed() if key.startswith(b"N2L ") else
+                known.validator() if fields[0] is not None else None)
+    return None if kept is None else respond(kept, *fields)
 
 
 def kept_wire(
@@ -569,14 +609,18 @@ def kept_wire(
 ) -> tuple[int, bytes, bytes] | None:
     """:func:`kept_answer` with the header lines as sent (``name: value`` and CRLF each, then an empty line),
     those of a whole ``200`` or an N2L's ``302`` made once (:func:`wire`); ``host`` is the request's (as a
-    trusted proxy says it, :mod:`pdi.server.http.forwarded`)."""
+    trusted proxy says it, :mod:`pdi.server.http.forwarded`). N2L's ``302`` and a ``304`` may come from the
+    name's :class:`Fact` (:meth:`ResponseCache.known_wire`), N2L's before any key is made."""
+    n2l = path in _N2L_PATHS
+    if n2l and (known := cache.known_wire(query, True, None)) is not None:
+        return known
     key = kept_key(path, host, query, scheme)
-    if not key or (not key.startswith(b"N2L ") and negotiates(headers)):
-        return None
-    kept = cache.get(key)
-    if kept is None:
+    if not key or (not n2l and negotiates(headers)):
         return None
     fields = conditional_fields(headers)
+    kept = cache.get(key)
+    if kept is None:
+        return None if n2l else cache.known_wire(query, False, fields[0])
     made = wire(kept, fields)
     if made is not None:
         return made

@@ -381,12 +381,12 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             validator = public(path, scheme, self.server, host, query, True)
             unchanged = None if validator is None else respond(validator, *fields)
             if validator is not None and unchanged is not None:
-                cache.put(key, validator)
+                cache.keep(key, validator, query)
                 return _lines(unchanged)
         made = public(path, scheme, self.server, host, query, False)
         if made is None:
             return None
-        cache.put(key, made)
+        cache.keep(key, made, query)
         sent = wire(made, fields)
         if sent is not None:
             return sent

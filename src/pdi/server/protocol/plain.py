@@ -43,8 +43,14 @@ from typing import Final
 from pdi.archive import Archive
 from pdi.archive.blobs import BlobInfo, checked, read_cached
 from pdi.interop.memento import LINK_FORMAT, http_datetime, parse_timestamp, quotes_to_itself
-from pdi.server.http.readers import BY_READER
-from pdi.server.process.cache import IMMUTABLE, SHARED_VALIDATOR_FIELDS, Entity, Fixed, Validator
+from pdi.server.process.cache import (
+    IMMUTABLE,
+    SHARED_VALIDATOR_FIELDS,
+    Entity,
+    Fixed,
+    Validator,
+    located,
+)
 
 #: A serial name as :meth:`PDI.build` spells it, and nothing else: lower-case series, a four-digit year, two-digit
 #: month and day, a serial and a version without leading zeros, a format token of lower-case letters, digits,
@@ -53,9 +59,6 @@ from pdi.server.process.cache import IMMUTABLE, SHARED_VALIDATOR_FIELDS, Entity,
 _SERIAL_NAME: Final = re.compile(
     rb"urn:pdi://([a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?)/([0-9]{4})/([0-9]{2})/([0-9]{2})/([1-9][0-9]{0,18})"
     rb"\.([a-z0-9](?:[a-z0-9+_-]{0,30}[a-z0-9])?)\.([1-9][0-9]{0,8})")
-
-_VARY_BY_READER: Final = (b"vary", BY_READER.encode("latin-1"))
-
 
 def serial_fields(name: bytes) -> tuple[str, datetime.date, str, int, str] | None:
     """The series, day, serial (as spelled), version and format token of a serial name spelled as
@@ -116,8 +119,7 @@ class PlainAnswers:
             etag = f'"{sha256}"'
             names = (name, name.rsplit(".", 2)[0])
             if n2l:
-                return Fixed(302, ((b"content-length", b"0"), (b"location", b"/uri-res/N2R?" + query),
-                                   _VARY_BY_READER), b"", names, True, etag)
+                return located(b"/uri-res/N2R?" + query, names, True, etag)
             return Validator(etag, SHARED_VALIDATOR_FIELDS, names, True)
         fields = serial_fields(query)
         if fields is None:

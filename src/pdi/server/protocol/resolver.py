@@ -58,7 +58,7 @@ from pdi.server.http.conditional import (
 )
 from pdi.server.http.params import integer, optional, required
 from pdi.server.http.problems import Problem
-from pdi.server.http.readers import BY_READER, PRIVATE, by_cookie
+from pdi.server.http.readers import PRIVATE, by_cookie
 from pdi.server.process.cache import (
     IMMUTABLE,
     N2L_PATH,
@@ -72,6 +72,7 @@ from pdi.server.process.cache import (
     answer,
     cache_key,
     fact_of,
+    located,
     respond,
 )
 from pdi.server.process.limits import ArchiveHandlers, WorkLimits
@@ -253,7 +254,7 @@ class Resolver:
                 made = known.fixed()
                 if made is None:  # its location follows from its name: learnt now
                     made = _fixed(known.names, True, known.etag)
-                    self.cache.learn(query, Fact(known.names, known.etag, made.headers))
+                    self.cache.learn(query, Fact(known.names, known.etag, made.headers[1][1]))
                 return made
         most = min(self.cache.max_entry_bytes, STREAM_FROM)
         try:
@@ -855,16 +856,13 @@ def _fixed_location(located: Resolved, shared: bool) -> Fixed:
 
 def _fixed(names: tuple[str, ...], shared: bool, etag: str | None, to: str | None = None) -> Fixed:
     """N2L's ``302`` to the N2R of ``to`` or else ``names[0]``, a canonical versioned name (:func:`names_of`)."""
-    # the fields Starlette's RedirectResponse has (its Location quoted as it quotes it), made without it; as every
-    # answer that is not immutable, it varies by who reads (pdi.server.http.readers): said here, so that the
-    # answer kept is the one the app sends
-    location = quote(n2r_path(names[0] if to is None else to), safe=_LOCATION_SAFE).encode("latin-1")
-    return Fixed(302, ((b"content-length", b"0"), (b"location", location), _VARY_BY_READER), b"", names, shared, etag)
+    # its Location quoted as Starlette's RedirectResponse quotes it
+    return located(quote(n2r_path(names[0] if to is None else to), safe=_LOCATION_SAFE).encode("latin-1"),
+                   names, shared, etag)
 
 
 #: What Starlette's ``RedirectResponse`` leaves unquoted in a ``Location``.
 _LOCATION_SAFE = ":/%#?=@[]!$&'()*+,;"
-_VARY_BY_READER = (b"vary", BY_READER.encode("latin-1"))
 
 
 _N2L = N2L_PATH.encode()
