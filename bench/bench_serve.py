@@ -235,6 +235,10 @@ COLD_CONNECTIONS = (1, 64)
 HOT_NAMES = 100
 #: Documents deposited in one Archive.deposit_batch transaction.
 BATCH = 2_000
+#: The first-asking rows and the cold row whose requests each asks again (a name once, to a server just started).
+FIRST = {"N2R first": "N2R cold", "N2L first": "N2L cold", "304 first": "304 cold"}
+#: Seconds of a first-asking run at most: fewer requests than names (25,000 a second of N2L walk 100,000 in 4 s).
+FIRST_SECONDS = 3
 
 
 def _cold(root: Path, tools: dict[str, str], extra: list[str], args: argparse.Namespace, cores: int) -> int:
@@ -253,7 +257,15 @@ def _cold(root: Path, tools: dict[str, str], extra: list[str], args: argparse.Na
     request: read from ``/proc`` before and after each wrk run, over the
     requests wrk counted. The rows run in the order printed, so a cold row's
     names may have been asked by a row before it (each worker's cache of
-    32 MiB holds about a fifth of 100,000 small answers).
+    32 MiB holds about a fifth of 100,000 small answers, and the facts of
+    some 95,000 names, which tell their ``N2L`` and ``304``).
+
+    Then the first-asking rows (:data:`FIRST`): each run starts a ``pdi
+    serve`` of its own and walks the names in a shuffled order, each asked
+    once (:func:`walk_paths_script`, for at most :data:`FIRST_SECONDS`), so
+    that every answer needs the catalog; nginx is asked the same walk. A row
+    whose runs asked more requests than there are names says "names asked
+    again".
     """
     import random
 
@@ -318,6 +330,27 @@ def _cold(root: Path, tools: dict[str, str], extra: list[str], args: argparse.Na
                                                args.seconds, threads, peer_pid(root)))
                 rows.append((label, connections, Load.median(mine_runs), Load.median(theirs_runs)))
                 _cold_row(*rows[-1])
+        # first asking: each run a pdi serve just started, each name asked once (a walk through them all)
+        order = rng.sample(range(len(names)), len(names))
+        seconds = min(args.seconds, FIRST_SECONDS)
+        for label in [label for label in FIRST if not args.only or label in args.only]:
+            mine_paths, theirs_paths, _ = lists[FIRST[label]]
+            for connections in COLD_CONNECTIONS:
+                mine_runs, theirs_runs = [], []
+                threads = min(connections, cores)
+                walks = {server: walk_paths_script(root, f"{label.replace(' ', '-')}-{server}-{threads}",
+                                                   [paths[i] for i in order], threads)
+                         for server, paths in (("pdi", mine_paths), ("nginx", theirs_paths))}
+                for _ in range(args.runs):
+                    with pdi_serve(archive, extra, "pdi-serve-first.log") as first:
+                        mine_runs.append(wrk_cpu(tools["wrk"], first.url, walks["pdi"], connections, seconds,
+                                                 threads, first.pid))
+                    theirs_runs.append(wrk_cpu(tools["wrk"], peer, walks["nginx"], connections, seconds, threads,
+                                               peer_pid(root)))
+                again = max(load.requests for load in mine_runs) > len(names)
+                rows.append((label + (" (names asked again)" if again else ""), connections,
+                             Load.median(mine_runs), Load.median(theirs_runs)))
+                _cold_row(*rows[-1])
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
     if args.markdown is not None:
         args.markdown.write_text(cold_table(rows, args, len(names)), encoding="utf-8")
@@ -334,12 +367,17 @@ def cold_table(rows: list[tuple[str, int, Load, Load]], args: argparse.Namespace
 
     described = {"N2R cold": f"`N2R`, cold (drawn from {documents:,})", "N2R hot": f"`N2R`, hot ({HOT_NAMES} names)",
                  "N2L cold": "`N2L` (`302`), cold", "N2L hot": "`N2L` (`302`), hot",
-                 "304 cold": "`304` for `If-None-Match`, cold", "304 hot": "`304`, hot (names only revalidated)"}
-    body = [[described[label] if connections == COLD_CONNECTIONS[0] else "", str(connections), figures(mine),
+                 "304 cold": "`304` for `If-None-Match`, cold", "304 hot": "`304`, hot (names only revalidated)",
+                 "N2R first": "`N2R`, first asking", "N2L first": "`N2L`, first asking",
+                 "304 first": "`304`, first asking"}
+    body = [[described.get(label, label) if connections == COLD_CONNECTIONS[0] else "", str(connections), figures(mine),
              figures(theirs), f"{mine.rate / theirs.rate:.2f}×", f"{mine.cpu / max(theirs.cpu, 1e-9):.1f}×"]
             for label, connections, mine, theirs in rows]
     return (f"{documents:,} documents; {args.runs} runs of {args.seconds} s, pdi and nginx taking turns, medians; "
-            "CPU: user and system time of each server's processes a request.\n\n"
+            "CPU: user and system time of each server's processes a request. A cold row's names are drawn at random, "
+            "and may have been asked by a row before it (`N2L` and `304` rows are then told by the name's fact); "
+            f"each first-asking run ({min(args.seconds, FIRST_SECONDS)} s) is of a `pdi serve` just started, "
+            "asked each name once.\n\n"
             + readme.table(["request", "conns", "pdi serve", "nginx", "pdi/nginx req/s", "pdi/nginx CPU"], body))
 
 
@@ -446,6 +484,42 @@ end
     return script
 
 
+def walk_paths_script(root: Path, stem: str, lines: list[str], threads: int) -> Path:
+    """A wrk script asking for the paths of ``lines`` (as :func:`random_paths_script` reads them) in turn, each of
+    wrk's ``threads`` threads every ``threads``-th from its own first, so that no path is asked twice until all
+    were."""
+    paths = root / f"{stem}.paths"
+    paths.write_text("\n".join(lines) + "\n")
+    script = root / f"{stem}.lua"
+    script.write_text(f"""
+local paths, tags = {{}}, {{}}
+for line in io.lines("{paths}") do
+  local path, tag = line:match("^([^\\t]+)\\t?(.*)$")
+  paths[#paths + 1] = path
+  tags[#tags + 1] = tag
+end
+local count = #paths
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("id", threads)
+end
+local at = 0
+function init(args)
+  at = (id or 1) - 1
+end
+function request()
+  local i = at % count + 1
+  at = at + {threads}
+  if tags[i] ~= "" then
+    return wrk.format("GET", paths[i], {{["If-None-Match"] = tags[i]}})
+  end
+  return wrk.format("GET", paths[i])
+end
+""")
+    return script
+
+
 @dataclass(frozen=True)
 class Load:
     """What one wrk run of the cold section says: requests a second, median and 99th percentile latency (s),
@@ -455,11 +529,14 @@ class Load:
     p50: float
     cpu: float
     p99: float = 0.0
+    #: Requests wrk counted.
+    requests: int = 0
 
     @staticmethod
     def median(runs: list[Load]) -> Load:
         return Load(statistics.median(r.rate for r in runs), statistics.median(r.p50 for r in runs),
-                    statistics.median(r.cpu for r in runs), statistics.median(r.p99 for r in runs))
+                    statistics.median(r.cpu for r in runs), statistics.median(r.p99 for r in runs),
+                    int(statistics.median(r.requests for r in runs)))
 
 
 def wrk_cpu(program: str, base: str, script: Path, connections: int, seconds: int, threads: int, pid: int) -> Load:
@@ -483,7 +560,7 @@ def wrk_cpu(program: str, base: str, script: Path, connections: int, seconds: in
     if rate is None or p50 is None or p99 is None or count is None:
         raise SystemExit(f"wrk: cannot read its report:\n{out}")
     return Load(float(rate[1]), float(p50[1]) * _UNITS[p50[2]], spent / max(1, int(count[1])),
-                float(p99[1]) * _UNITS[p99[2]])
+                float(p99[1]) * _UNITS[p99[2]], int(count[1]))
 
 
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -681,9 +758,9 @@ class Serving:
 
 
 @contextmanager
-def pdi_serve(archive: Path, extra: list[str]) -> Iterator[Serving]:
-    """``pdi serve --port 0`` on the archive, until the block ends."""
-    log = archive.parent / "pdi-serve.log"
+def pdi_serve(archive: Path, extra: list[str], log_name: str = "pdi-serve.log") -> Iterator[Serving]:
+    """``pdi serve --port 0`` on the archive, until the block ends (its standard error in ``log_name`` beside it)."""
+    log = archive.parent / log_name
     with log.open("w") as err:
         process = subprocess.Popen(
             [sys.executable, "-m", "pdi", "serve", "--port", "0", "--archive", str(archive), *extra],
