@@ -30,6 +30,8 @@ def entity_tag(sha256: str, name: str) -> str:
 
 def tag_matches(field: str, tag: str) -> bool:
     """``If-None-Match``: ``*`` or a list holding ``tag`` (weak comparison, RFC 9110 §13.1.2)."""
+    if field == tag:  # the usual field: the one tag a cache kept
+        return True
     if field.strip() == "*":
         return True
     # entity tags are quoted and may hold commas (a fragment's), so the list is read tag by tag

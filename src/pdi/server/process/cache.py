@@ -674,11 +674,13 @@ def negotiates(headers: Iterable[tuple[bytes, bytes]]) -> bool:
 #: What in an ``Accept`` field may choose another answer than the default: JSON (N2C's description) and the
 #: three types a PDF's fragment may be answered as (:mod:`pdi.server.protocol.pdf_answers`).
 _NEGOTIATED = (b"json", b"application/*", b"text/plain", b"image/png", b"application/pdf")
+#: Any of them, in one search.
+_NEGOTIATED_ANY = re.compile(b"|".join(re.escape(kind) for kind in _NEGOTIATED))
 
 
 def accept_negotiates(accept: bytes) -> bool:
     """Whether an ``Accept`` field (lower-cased) may choose another answer than the default (:func:`negotiates`)."""
-    return any(kind in accept for kind in _NEGOTIATED)
+    return bool(accept) and _NEGOTIATED_ANY.search(accept) is not None
 
 
 _CONDITIONAL = frozenset({b"if-none-match", b"range", b"if-range"})
