@@ -5,7 +5,8 @@ Makes an origin (a SQLite archive directory) of ``--names`` names of
 random octets, ``--mb`` MB in all, and serves it with ``pdi serve`` on
 127.0.0.1; the same directory is an ``rsync --daemon`` module on
 127.0.0.1 (Debian's rsync). Then, in turn (``--rounds`` times, the
-machine is shared): ``pdi mirror sync`` into a fresh SQLite archive (``pdi
+machine is shared; each copy begins once ``sync`` has written back what the
+one before left in the page cache): ``pdi mirror sync`` into a fresh SQLite archive (``pdi
 mirror add`` made before the clock starts), each blob checked against the
 origin's signed manifest, and ``rsync -a rsync://127.0.0.1/…`` of the
 origin's directory (its catalog and blob files) into a fresh directory,
@@ -117,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                 mirror = root / f"mirror-{round_}"
                 Archive.init(mirror).close()
                 run([sys.executable, "-m", "pdi", "mirror", "add", url, "--series", S, "--archive", str(mirror)])
+                os.sync()  # each copy starts with nothing of the one before still to be written back
                 times["pdi mirror sync"].append(
                     run([sys.executable, "-m", "pdi", "mirror", "sync", "--archive", str(mirror)]))
                 got = 0
@@ -132,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(mirror)
                 for kind, options in (("rsync", []), ("rsync --fsync", ["--fsync"])):
                     copy = root / f"rsync-{round_}"
+                    os.sync()
                     times[kind].append(run(["rsync", "-a", *options, f"rsync://127.0.0.1:{rsync_port}/origin/",
                                             str(copy)]))
                     shutil.rmtree(copy)
