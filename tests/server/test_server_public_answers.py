@@ -416,6 +416,7 @@ def test_a_fact_packs_and_unpacks_to_itself() -> None:
         assert packed is not None and Fact.unpack(packed) == fact
     assert len(Fact(names, tag, plain).pack() or b"") == 32 + len(names[0]) + 1  # the usual Location is not kept
     assert Fact(names, '"ab#line=1"').pack() is None  # not a whole version's tag: not kept
+    assert Fact(names, tag, b"").pack() is None  # no Location is empty: it would unpack as the usual one
     assert Fact((names[0], "another"), tag).pack() is None
 
 

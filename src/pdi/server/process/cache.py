@@ -210,9 +210,10 @@ class Fact:
         return None if self.location is None else located(self.location, self.names, True, self.etag)
 
     def pack(self) -> bytes | None:
-        """The fact in one ``bytes`` (:meth:`unpack` reads it): the digest, the name, then (when known) a NUL and
-        the ``Location``, left out when it is the N2R of the name as spelled; ``None`` when it is not of the
-        usual shape (a whole version's tag, its names the versioned and generic name)."""
+        """The fact in one ``bytes`` (:meth:`unpack` reads it): the digest, the canonical name (``names[0]``), then
+        (when known) a NUL and the ``Location``, left out when it is the N2R of that name; ``None`` when it is not
+        of the usual shape (a whole version's tag, its names the versioned and generic name, a ``Location``
+        not empty)."""
         name = self.names[0]
         etag = self.etag
         if (len(etag) != 66 or etag[0] != '"' or etag[-1] != '"' or "\x00" in name
@@ -226,6 +227,8 @@ class Fact:
         location = self.location
         if location is None:
             return digest + spelled
+        if not location:
+            return None
         return digest + spelled + (b"\x00" if location == _N2R + spelled else b"\x00" + location)
 
     @staticmethod
@@ -506,9 +509,10 @@ class ResponseCache:
         return 304, b"etag: " + etag.encode("latin-1") + _VALIDATOR_LINES, b""
 
     def keep(self, key: bytes, kept: Kept, query: bytes) -> bool:
-        """:meth:`put`, unless ``kept`` is N2L's ``302`` or a ``304``'s :class:`Validator` that the :class:`Fact`
-        kept for ``query`` answers already (:meth:`known_wire`): a name's fact is kept once, not again with each
-        ``Host`` and path that asked."""
+        """:meth:`put`, unless ``kept`` is N2L's ``302`` or a ``304``'s :class:`Validator` and a :class:`Fact` is
+        kept for ``query``, which tells both (:meth:`known_wire`; a ``Location`` not known yet is made again from
+        the name, :meth:`~pdi.server.protocol.resolver.Resolver.public_answer`): a name's fact is kept once, not
+        again with each ``Host`` and path that asked."""
         if not isinstance(kept, Entity) and query in self._facts:
             return False
         return self.put(key, kept)
@@ -596,10 +600,10 @@ def kept_answer(
         return None
     fields = conditional_fields(headers)
     kept = cache.get(key)
-    if kept is None:  # N2L's 302, or a 304, from the name's fact (ResponseCache.known_wire)
+    n2l = key.startswith(b"N2L ")
+    if kept is None and (n2l or fields[0] is not None):  # N2L's 302, or a 304, from the name's fact
         known = cache.fact(query)
-        kept = (None if known is None else known.fixed() if key.startswith(b"N2L ") else
-                known.validator() if fields[0] is not None else None)
+        kept = None if known is None else known.fixed() if n2l else known.validator()
     return None if kept is None else respond(kept, *fields)
 
 

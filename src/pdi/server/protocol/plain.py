@@ -60,6 +60,7 @@ _SERIAL_NAME: Final = re.compile(
     rb"urn:pdi://([a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?)/([0-9]{4})/([0-9]{2})/([0-9]{2})/([1-9][0-9]{0,18})"
     rb"\.([a-z0-9](?:[a-z0-9+_-]{0,30}[a-z0-9])?)\.([1-9][0-9]{0,8})")
 
+
 def serial_fields(name: bytes) -> tuple[str, datetime.date, str, int, str] | None:
     """The series, day, serial (as spelled), version and format token of a serial name spelled as
     :meth:`PDI.build` spells it, and nothing else (``None``: another spelling, or no such day; the general path
