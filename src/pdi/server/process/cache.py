@@ -596,11 +596,11 @@ def kept_answer(
     """Status, headers and body of the answer ``cache`` holds for a ``GET`` of ``path`` and these raw request fields
     (their ``Host``) over ``scheme``, or ``None`` (not kept; an N2R whose ``Accept`` names JSON: :func:`negotiates`)."""
     key = kept_key(path, request_field(headers, b"host"), query, scheme)
-    if not key or (not key.startswith(b"N2L ") and negotiates(headers)):
+    n2l = key.startswith(b"N2L ")
+    if not key or (not n2l and negotiates(headers)):
         return None
     fields = conditional_fields(headers)
     kept = cache.get(key)
-    n2l = key.startswith(b"N2L ")
     if kept is None and (n2l or fields[0] is not None):  # N2L's 302, or a 304, from the name's fact
         known = cache.fact(query)
         kept = None if known is None else known.fixed() if n2l else known.validator()
