@@ -456,32 +456,8 @@ def fetch_status(url: str, if_none_match: str = "") -> tuple[int, bytes]:
 def random_paths_script(paths: Path, root: Path) -> Path:
     """A wrk script asking for a path drawn at random from ``paths`` (one a line: a path, then a tab and an
     ``If-None-Match`` value, if any); each of wrk's threads draws its own."""
-    script = root / f"{paths.stem}.lua"
-    script.write_text(f"""
-local paths, tags = {{}}, {{}}
-for line in io.lines("{paths}") do
-  local path, tag = line:match("^([^\\t]+)\\t?(.*)$")
-  paths[#paths + 1] = path
-  tags[#tags + 1] = tag
-end
-local count = #paths
-local threads = 0
-function setup(thread)
-  threads = threads + 1
-  thread:set("id", threads)
-end
-function init(args)
-  math.randomseed(os.time() * 1000 + (id or 0))
-end
-function request()
-  local i = math.random(count)
-  if tags[i] ~= "" then
-    return wrk.format("GET", paths[i], {{["If-None-Match"] = tags[i]}})
-  end
-  return wrk.format("GET", paths[i])
-end
-""")
-    return script
+    return _paths_script(paths, root / f"{paths.stem}.lua", "math.randomseed(os.time() * 1000 + (id or 0))",
+                         "local i = math.random(count)")
 
 
 def walk_paths_script(root: Path, stem: str, lines: list[str], threads: int) -> Path:
@@ -490,7 +466,13 @@ def walk_paths_script(root: Path, stem: str, lines: list[str], threads: int) -> 
     were."""
     paths = root / f"{stem}.paths"
     paths.write_text("\n".join(lines) + "\n")
-    script = root / f"{stem}.lua"
+    return _paths_script(paths, root / f"{stem}.lua", "at = (id or 1) - 1",
+                         f"local i = at % count + 1\n  at = at + {threads}")
+
+
+def _paths_script(paths: Path, script: Path, init: str, pick: str) -> Path:
+    """A wrk script asking for the paths listed in ``paths``: each thread's Lua ``init`` once, then ``pick`` (which
+    sets ``i``, the index of the next path) a request."""
     script.write_text(f"""
 local paths, tags = {{}}, {{}}
 for line in io.lines("{paths}") do
@@ -506,11 +488,10 @@ function setup(thread)
 end
 local at = 0
 function init(args)
-  at = (id or 1) - 1
+  {init}
 end
 function request()
-  local i = at % count + 1
-  at = at + {threads}
+  {pick}
   if tags[i] ~= "" then
     return wrk.format("GET", paths[i], {{["If-None-Match"] = tags[i]}})
   end

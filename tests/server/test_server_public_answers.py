@@ -318,12 +318,8 @@ def test_a_name_asked_once_needs_no_catalog_for_its_location_or_its_304(
     assert [e.split(b" ")[1] for e in expected] == [b"302", b"304", b"304", b"302"]
     app = create_app(names["location"])
     archive = app.state.archive
-    asked: list[str] = []
     # public_serial and public_digest: a name spelled canonically (N2R; N2L and a 304)
-    for method in ("locate_public", "read_public", "public_serial", "public_digest"):
-        real = getattr(archive, method)
-        monkeypatch.setattr(archive, method, lambda parsed, *a, _real=real, **k: asked.append(str(parsed)) or _real(
-            parsed, *a, **k))
+    asked = _catalog_reads(archive, monkeypatch, ("locate_public", "read_public", "public_serial", "public_digest"))
     with _serving(app, public=True) as (port, calls):
         exchange(port, [_warm(names)])
         asked.clear()
@@ -352,11 +348,8 @@ def test_a_locations_and_a_304s_second_asking_come_from_the_names_fact_alone(
     assert [e.split(b" ")[1] for e in expected] == [b"302", b"304", b"304"] * 3
     app = create_app(names["location"])
     archive = app.state.archive
-    reads: list[str] = []
-    for method in ("locate_public", "read_public", "public_serial", "public_digest", "locate"):
-        real = getattr(archive, method)
-        monkeypatch.setattr(archive, method, lambda parsed, *a, _real=real, **k: reads.append(str(parsed)) or _real(
-            parsed, *a, **k))
+    reads = _catalog_reads(archive, monkeypatch,
+                           ("locate_public", "read_public", "public_serial", "public_digest", "locate"))
     with _serving(app, public=True) as (port, calls):
         exchange(port, [_warm(names)])
         reads.clear()
@@ -365,6 +358,16 @@ def test_a_locations_and_a_304s_second_asking_come_from_the_names_fact_alone(
     assert reads == [text, html]  # once a name: the text's 304 was told by the fact its N2L left
     assert len(app.state.cache) == 0  # no whole answer kept: the facts tell them
     assert calls.targets[1:] == [_query(n).encode() for n in (text, html, text)]  # HTTP/1.0: the middleware's
+
+
+def _catalog_reads(archive: Archive, monkeypatch: pytest.MonkeyPatch, methods: tuple[str, ...]) -> list[str]:
+    """The names the archive's ``methods`` are asked for from now on (each call's first argument), in order."""
+    asked: list[str] = []
+    for method in methods:
+        real = getattr(archive, method)
+        monkeypatch.setattr(archive, method, lambda parsed, *a, _real=real, **k: asked.append(str(parsed)) or _real(
+            parsed, *a, **k))
+    return asked
 
 
 def _without_date(response: bytes) -> bytes:
