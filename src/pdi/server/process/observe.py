@@ -419,14 +419,10 @@ def count_cached_answer(loop: asyncio.AbstractEventLoop, method: bytes, status: 
     scrape sees them that late at most. Its latency (microseconds) is not
     observed in ``pdi_http_request_duration_seconds``.
     """
-    tally = _tally.get(os.getpid())
-    if tally is None:
-        _tally.clear()
-        tally = _tally[os.getpid()] = {}
     key = (method, status, hit)
-    counts = tally.get(key)
+    counts = _tally.get(key)
     if counts is None:
-        counts = tally[key] = [0, 0]
+        counts = _tally[key] = [0, 0]
     counts[0] += 1
     counts[1] += octets
     if not _flushing:
@@ -436,24 +432,32 @@ def count_cached_answer(loop: asyncio.AbstractEventLoop, method: bytes, status: 
 def flush_tally() -> None:
     """Add what :func:`count_cached_answer` has tallied in this process to the metrics."""
     _flushing.clear()
-    tally = _tally.get(os.getpid())
-    if not tally:
+    if not _tally:
         return
     metrics = counters()
-    for (method, status, hit), (answers, octets) in tally.items():
+    for (method, status, hit), (answers, octets) in _tally.items():
         if answers:
             verb = "GET" if method == b"GET" else "HEAD"
             metrics.requests.labels(_URI_RES, verb, str(status)).inc(answers)
             metrics.cache.labels("hit" if hit else "miss").inc(answers)
             if octets:
                 metrics.bytes.labels(_URI_RES).inc(octets)
-    tally.clear()
+    _tally.clear()
 
 
 #: Seconds after which the counts of answers written from the cache reach the metrics.
 TALLY_SECONDS = 0.25
-#: This process's tally of answers written from the cache: (method, status, hit) -> [answers, octets], by pid.
-_tally: dict[int, dict[tuple[bytes, int, bool], list[int]]] = {}
+#: This process's tally of answers written from the cache: (method, status, hit) -> [answers, octets].
+_tally: dict[tuple[bytes, int, bool], list[int]] = {}
 #: The timer that will flush the tally, while one is set.
 _flushing: list[asyncio.TimerHandle] = []
+
+
+def _forget_the_parents_tally() -> None:
+    """In a child just forked: the parent's counts are the parent's to flush, and its timer is of its loop."""
+    _tally.clear()
+    _flushing.clear()
+
+
+os.register_at_fork(after_in_child=_forget_the_parents_tally)
 _URI_RES = "/uri-res/{service}"
