@@ -83,12 +83,6 @@ def cookie_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     return cookie_parser(sent).get(COOKIE, "").strip() or None
 
 
-def has_cookie(headers: Iterable[tuple[bytes, bytes]]) -> bool:
-    """Whether a request may carry the :data:`COOKIE` cookie (a quick test of the raw headers: no false "no")."""
-    name = COOKIE.encode()
-    return any(k == b"cookie" and name in v for k, v in headers)
-
-
 def clear_cookie(secure: bool) -> str:
     """The ``Set-Cookie`` value that makes a browser forget the :data:`COOKIE` cookie."""
     return f"{COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict" + ("; Secure" if secure else "")

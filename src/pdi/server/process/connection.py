@@ -47,7 +47,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from pdi.errors import ParseError
 from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies, forwarded_origin
-from pdi.server.http.readers import has_cookie
+from pdi.server.http.readers import COOKIE
 from pdi.server.process.cache import (
     N2L_PATH,
     N2R_PATHS,
@@ -127,6 +127,19 @@ PublicAnswers = Callable[[bytes, str, "tuple[str, int | None] | None", bytes, by
 #: An ``X-Request-Id`` is echoed, and logged, by the app (pdi.server.process.observe).
 _NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade", b"authorization",
                         b"x-request-id"})
+
+
+def _not_plain_fields(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a request's fields take it out of the plain case: a body, an upgrade, a token, a request id of its
+    own, or a ``Cookie`` that may hold the sign-in (:data:`~pdi.server.http.readers.COOKIE`, a quick test of the
+    raw field, never a false "no": a sign-in is checked first, and its answers are never from here); one pass."""
+    for key, value in headers:  # noqa: SIM110 - a loop, not any() of a generator: one object fewer a request
+        if key in _NOT_PLAIN or (key == b"cookie" and _COOKIE in value):
+            return True
+    return False
+
+
+_COOKIE = COOKIE.encode()
 
 
 @functools.cache
@@ -296,8 +309,7 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             or (self.limit_concurrency is not None
                 and max(len(self.connections), len(self.tasks)) >= self.limit_concurrency)
             or parser.get_method() not in (b"GET", b"HEAD")
-            or any(key in _NOT_PLAIN for key, _ in self.headers)
-            or has_cookie(self.headers)  # a sign-in is checked first, and its answers are never from here
+            or _not_plain_fields(self.headers)
         )
 
     def _answer_from_cache(self) -> bool:
