@@ -24,12 +24,16 @@ def _requests(status: str) -> float:
 
 
 def test_answers_counted_reach_the_metrics_when_the_timer_flushes() -> None:
+    # a server test before this one in the same process may have left its timer on a loop now stopped: flushed
+    # here, the next count sets one on this loop (in a worker, the one loop runs as long as the process)
+    observe.flush_tally()
     loop = asyncio.new_event_loop()
     try:
         before = _requests("299")
         for _ in range(3):
             observe.count_cached_answer(loop, b"GET", 299, 10, True)
         assert _requests("299") == before  # not yet: tallied in the process
+        assert observe._flushing  # a flush set on this loop
         loop.run_until_complete(asyncio.sleep(observe.TALLY_SECONDS + 0.2))
         assert _requests("299") == before + 3
     finally:
@@ -37,6 +41,7 @@ def test_answers_counted_reach_the_metrics_when_the_timer_flushes() -> None:
 
 
 def test_a_forked_child_starts_with_no_count_and_no_timer_of_its_parents() -> None:
+    observe.flush_tally()
     loop = asyncio.new_event_loop()
     try:
         observe.count_cached_answer(loop, b"GET", 298, 10, True)
