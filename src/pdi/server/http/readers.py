@@ -83,6 +83,14 @@ def cookie_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     return cookie_parser(sent).get(COOKIE, "").strip() or None
 
 
+def may_hold_cookie(field: bytes) -> bool:
+    """Whether a raw ``Cookie`` field may carry the :data:`COOKIE` cookie (a quick test: never a false "no")."""
+    return _COOKIE_NAME in field
+
+
+_COOKIE_NAME = COOKIE.encode()
+
+
 def clear_cookie(secure: bool) -> str:
     """The ``Set-Cookie`` value that makes a browser forget the :data:`COOKIE` cookie."""
     return f"{COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict" + ("; Secure" if secure else "")

@@ -249,8 +249,13 @@ def located(location: bytes, names: tuple[str, ...], shared: bool, etag: str | N
     """N2L's ``302`` to ``location`` of the name ``names`` tell: the fields Starlette's ``RedirectResponse`` has
     (made without it), and, as every answer that is not immutable, ``Vary`` by who reads
     (:mod:`pdi.server.http.readers`); its header lines made now."""
-    lines = b"content-length: 0\r\nlocation: " + location + _LINES_AFTER_LOCATION
-    return Fixed(302, (_NO_LENGTH, (b"location", location), _VARY_BY_READER), b"", names, shared, etag, [lines])
+    return Fixed(302, (_NO_LENGTH, (b"location", location), _VARY_BY_READER), b"", names, shared, etag,
+                 [_located_lines(location)])
+
+
+def _located_lines(location: bytes) -> bytes:
+    """The header lines of :func:`located`'s ``302`` as sent."""
+    return b"content-length: 0\r\nlocation: " + location + _LINES_AFTER_LOCATION
 
 
 _LINES_AFTER_LOCATION = b"\r\nvary: " + _VARY_BY_READER[1] + b"\r\n\r\n"
@@ -501,7 +506,7 @@ class ResponseCache:
             if not known:
                 return None
             self._facts.move_to_end(query)
-            return 302, b"content-length: 0\r\nlocation: " + (location or _N2R + spelled) + _LINES_AFTER_LOCATION, b""
+            return 302, _located_lines(location or _N2R + spelled), b""
         etag = f'"{packed[:32].hex()}"'
         if if_none_match is None or not tag_matches(if_none_match, etag):
             return None

@@ -47,7 +47,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from pdi.errors import ParseError
 from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies, forwarded_origin
-from pdi.server.http.readers import COOKIE
+from pdi.server.http.readers import may_hold_cookie
 from pdi.server.process.cache import (
     N2L_PATH,
     N2R_PATHS,
@@ -131,15 +131,12 @@ _NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"up
 
 def _not_plain_fields(headers: list[tuple[bytes, bytes]]) -> bool:
     """Whether a request's fields take it out of the plain case: a body, an upgrade, a token, a request id of its
-    own, or a ``Cookie`` that may hold the sign-in (:data:`~pdi.server.http.readers.COOKIE`, a quick test of the
-    raw field, never a false "no": a sign-in is checked first, and its answers are never from here); one pass."""
-    for key, value in headers:  # noqa: SIM110 - a loop, not any() of a generator: one object fewer a request
-        if key in _NOT_PLAIN or (key == b"cookie" and _COOKIE in value):
+    own, or a ``Cookie`` that may hold the sign-in (:func:`~pdi.server.http.readers.may_hold_cookie`: a sign-in
+    is checked first, and its answers are never from here); one pass."""
+    for key, value in headers:  # a loop, not any() of a generator: one object fewer a request
+        if key in _NOT_PLAIN or (key == b"cookie" and may_hold_cookie(value)):
             return True
     return False
-
-
-_COOKIE = COOKIE.encode()
 
 
 @functools.cache

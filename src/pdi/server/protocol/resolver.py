@@ -254,7 +254,7 @@ class Resolver:
                 made = known.fixed()
                 if made is None:  # its location follows from its name: learnt now
                     made = _fixed(known.names, True, known.etag)
-                    self.cache.learn(query, Fact(known.names, known.etag, made.headers[1][1]))
+                    self._learn(query, made)
                 return made
         most = min(self.cache.max_entry_bytes, STREAM_FROM)
         try:
