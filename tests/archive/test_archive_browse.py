@@ -224,7 +224,9 @@ def test_sqlite_reads_the_indexes_not_the_tables(tmp_path: Path, clock: Clock) -
     assert "INDEX assertions_by_document" in plan("SELECT id FROM assertions WHERE document = ? ORDER BY id", 1)
     counts = plan("SELECT day, documents FROM document_days WHERE series = ? AND documents > 0 AND day >= ? AND day <= ?"
                   " ORDER BY day", S, "2026-01-01", "2026-12-31")
-    assert counts.startswith("SEARCH document_days USING INDEX") and "TEMP B-TREE" not in counts
+    # step 16: the table is one B-tree in the order of its key (series, day), searched by it
+    assert counts.startswith("SEARCH document_days USING PRIMARY KEY (series=? AND day>? AND day<?)")
+    assert "TEMP B-TREE" not in counts
     day = plan("SELECT d.id FROM documents d WHERE d.day = ? AND d.series = ? AND d.serial IS NULL AND d.unique_id > ?"
                " ORDER BY d.unique_id LIMIT 5", "2026-11-22", S, "a")
     assert "SEARCH d USING" in day and "TEMP B-TREE" not in day

@@ -174,6 +174,7 @@ def _name_fields(path: Path) -> dict[str, list[tuple[Any, ...]]] | None:
     """What names are made of, read straight from the file; None when SQLite cannot read it."""
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn.text_factory = bytes  # a flip may leave a text that is not UTF-8: still a value to compare
         try:
             return {
                 table: sorted(conn.execute(f"SELECT {cols} FROM {table}").fetchall(), key=repr)
@@ -181,7 +182,7 @@ def _name_fields(path: Path) -> dict[str, list[tuple[Any, ...]]] | None:
             }
         finally:
             conn.close()
-    except sqlite3.Error:
+    except (sqlite3.Error, UnicodeDecodeError):  # the latter: SQLite's own message quotes a damaged schema
         return None
 
 

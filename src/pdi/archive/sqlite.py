@@ -23,6 +23,7 @@ from pdi.archive.blobs.files import FileBlobs
 from pdi.archive.blobs.seam import BlobStore
 from pdi.archive.catalog import SearchAccess, SQLStore, search_page
 from pdi.archive.catalog.access import GENERATION
+from pdi.archive.catalog.keyed_tables import KEYED_STEP, KEYED_TABLES, keyed
 from pdi.archive.catalog.rows import REP_COLUMNS, rep_record
 from pdi.archive.catalog.serial_names import (
     PROBLEM_KIND,
@@ -31,6 +32,7 @@ from pdi.archive.catalog.serial_names import (
     SERIAL_NAMES_DIFFERING,
 )
 from pdi.archive.store import (
+    SCHEMA_VERSION,
     CatalogProblem,
     DocumentKey,
     PublicVersion,
@@ -83,7 +85,7 @@ class SQLiteStore(SQLStore):
             # what a purge deletes (a small blob's row, its passages) is overwritten with zeros in the catalog's
             # file, not only unlinked from its tree (see delete_purged_blobs below for the write-ahead log)
             self._conn.execute("PRAGMA secure_delete = ON")
-        except (OSError, sqlite3.Error) as exc:
+        except (OSError, sqlite3.Error, UnicodeDecodeError) as exc:  # the last: SQLite's message quotes a damaged schema
             raise StoreError(f"cannot open archive catalog {catalog}: {exc}") from exc
         self._lock = threading.RLock()
         #: Each thread's read-only connection of :meth:`public_version`, and all of them (closed with the store).
@@ -264,6 +266,28 @@ class SQLiteStore(SQLStore):
         super().close()
 
     names_schema = SERIAL_NAMES
+    keyed_schema = keyed(SERIAL_NAMES)
+
+    def migrate(self, target: int = SCHEMA_VERSION) -> int:
+        """:meth:`SchemaPart.migrate` with the connection's foreign keys off: step 16 drops and makes again tables
+        that others refer to, which SQLite does so (https://sqlite.org/lang_altertable.html#otheralter), the keys
+        checked before the commit (:meth:`_migrated`). A connection's foreign keys can change only outside a
+        transaction, and none is open here: the connection is the store's own, held by its lock."""
+        with self._lock:
+            self._conn.execute("PRAGMA foreign_keys = OFF")
+            try:
+                return super().migrate(target)
+            finally:
+                self._conn.execute("PRAGMA foreign_keys = ON")
+
+    def _migrated(self, before: int, now: int) -> None:
+        if before < KEYED_STEP <= now:
+            for table in KEYED_TABLES:
+                broken = self._query(f"PRAGMA foreign_key_check({table})")
+                if broken:
+                    raise StoreError(
+                        f"catalog {self.root / CATALOG}: schema step {KEYED_STEP} left {len(broken)} row(s) of"
+                        f" {table} referring to no row of {broken[0][2]}; nothing was changed")
 
     # The full-text index (schema step 5): FTS5 over the passages' text, which
     # stays in search_passages (an external-content table); words are folded
@@ -279,6 +303,8 @@ class SQLiteStore(SQLStore):
             return list(self._conn.execute(sql, tuple(params)).fetchall())
         except sqlite3.Error as exc:
             raise StoreError(f"catalog {self.root / CATALOG}: {exc}") from exc
+        except UnicodeDecodeError as exc:  # a text of a row, or SQLite's message quoting the schema, not UTF-8
+            raise StoreError(f"catalog {self.root / CATALOG}: a text that is not UTF-8 ({exc}): the file is damaged") from exc
 
     @contextmanager
     def _outermost(self, write: bool) -> Iterator[None]:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import datetime
-import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from pdi._wording import plural
@@ -40,14 +39,20 @@ class ChecksPart(CatalogBase):
         ``limit`` problems are returned; the checks read the catalog in pages.
         """
         found: list[CatalogProblem] = []
+        checks: tuple[Callable[[], Iterator[CatalogProblem]], ...] = (
+            self._document_problems, self._numbering_problems, self._statement_problems,
+            self._thread_index_problems, lambda: self._derived_problems(limit),
+        )
         with self._read():
-            for problem in itertools.chain(
-                self._document_problems(), self._numbering_problems(), self._statement_problems(),
-                self._thread_index_problems(), self._derived_problems(limit),
-            ):
-                found.append(problem)
-                if len(found) >= limit:
-                    break
+            for check in checks:
+                try:
+                    for problem in check():
+                        found.append(problem)
+                        if len(found) >= limit:
+                            return found
+                except (TypeError, ValueError) as exc:  # a damaged file's value read as another type, or not UTF-8
+                    found.append(CatalogProblem(
+                        "database", self.location, f"a row holds what its column cannot ({exc}): the file is damaged"))
         return found
 
     def _derived_problems(self, limit: int) -> Iterator[CatalogProblem]:

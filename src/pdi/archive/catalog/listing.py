@@ -308,7 +308,9 @@ class ListingPart(CatalogBase):
             for row in rows:
                 grouped.setdefault(str(row[0]), []).append(row)
             for (sha256,) in names:
-                yield blob_use(str(sha256), grouped.get(str(sha256), []))
+                uses = grouped.get(str(sha256))
+                if uses:  # none: the index names what no row holds, damage the catalog's integrity check reports
+                    yield blob_use(str(sha256), uses)
             if len(names) < page:
                 return
             after = last

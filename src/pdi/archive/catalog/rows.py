@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pdi.archive.store import AssertionRecord, BlobUse, RepresentationRecord
+from pdi.errors import StoreError
 
 REP_COLUMNS = (
     "d.series, d.day, d.unique_id, d.serial, r.version, r.format, r.media_type,"
@@ -17,17 +18,21 @@ LISTING_ORDER = " ORDER BY d.day, d.serial IS NULL, d.serial, d.unique_id, d.ser
 
 
 def blob_use(sha256: str, rows: list[tuple[Any, ...]]) -> BlobUse:
-    """A :class:`BlobUse` from the grouped rows of one blob (sha256, format, media type, charset, line ending, count, min, max)."""
-    return BlobUse(
-        sha256,
-        sum(int(r[5]) for r in rows),
-        (min(int(r[6]) for r in rows), max(int(r[7]) for r in rows)),
-        tuple(
-            (str(r[1]), str(r[2]), None if r[3] is None else str(r[3]), None if r[4] is None else str(r[4]))
-            for r in rows
-        ),
-        sum(int(r[8]) for r in rows),
-    )
+    """A :class:`BlobUse` from the grouped rows of one blob (sha256, format, media type, charset, line ending, count, min, max);
+    a :class:`StoreError` when a row's numbers are not numbers (a damaged catalog file)."""
+    try:
+        return BlobUse(
+            sha256,
+            sum(int(r[5]) for r in rows),
+            (min(int(r[6]) for r in rows), max(int(r[7]) for r in rows)),
+            tuple(
+                (str(r[1]), str(r[2]), None if r[3] is None else str(r[3]), None if r[4] is None else str(r[4]))
+                for r in rows
+            ),
+            sum(int(r[8]) for r in rows),
+        )
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"the catalog's rows of blob {sha256} are damaged ({exc}): restore it from a backup") from exc
 
 
 def rep_record(row: Sequence[Any]) -> RepresentationRecord:

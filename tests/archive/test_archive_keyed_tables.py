@@ -1,0 +1,124 @@
+"""Schema step 16 on SQLite (:mod:`pdi.archive.catalog.keyed_tables`): the tables a deposit writes kept by their keys.
+
+What SQLite itself says of the catalog (``pragma_table_list``'s ``wr``, its
+integrity and foreign-key checks), read past pdi with the ``sqlite3`` module,
+on a new catalog and on the newest release's archive (``tests/data/releases``,
+written by that release's own code at an older step): every row and trigger
+kept, the keys checked, and a catalog whose keys do not hold refused with
+nothing changed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from pdi.archive import Archive, Content
+from pdi.archive.catalog.keyed_tables import KEYED_STEP, KEYED_TABLES
+from pdi.archive.sqlite import open_sqlite
+from pdi.archive.store import SCHEMA_VERSION
+from pdi.errors import StoreError
+
+RELEASES = Path(__file__).resolve().parents[1] / "data" / "releases"
+S = "keyed.example.us"
+
+
+def _newest_release(tmp_path: Path) -> Path:
+    newest = max((p for p in RELEASES.iterdir() if p.is_dir()), key=lambda p: tuple(int(n) for n in p.name.split(".")))
+    with tarfile.open(newest / "sqlite-archive.tar.gz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    return tmp_path / "archive"
+
+
+def _sqlite(location: Path) -> sqlite3.Connection:
+    return sqlite3.connect(location / "catalog.sqlite")
+
+
+def _without_rowid(db: sqlite3.Connection) -> set[str]:
+    return {str(name) for name, in db.execute("SELECT name FROM pragma_table_list WHERE wr = 1 AND schema = 'main'")}
+
+
+def _step(db: sqlite3.Connection) -> int:
+    return int(db.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0])
+
+
+def _contents(db: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
+    return {t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in (*KEYED_TABLES, "serial_names")}
+
+
+def _triggers(db: sqlite3.Connection) -> dict[str, str]:
+    return {str(n): str(t) for n, t in db.execute("SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'")}
+
+
+def test_step_16_is_the_last_step() -> None:
+    assert SCHEMA_VERSION == KEYED_STEP == 16
+
+
+def test_a_new_catalog_keeps_the_deposit_tables_by_their_keys(tmp_path: Path) -> None:
+    with Archive.init(str(tmp_path / "a")) as archive:
+        archive.add_series(S)
+        archive.deposit(S, [Content(b"a line\n", "text")])
+        # the store's connection has its foreign keys on again after the migration turned them off
+        assert archive.store._conn.execute("PRAGMA foreign_keys").fetchone() == (1,)  # type: ignore[attr-defined]
+    with _sqlite(tmp_path / "a") as db:
+        assert set(KEYED_TABLES) <= _without_rowid(db)
+        indexes = {str(t) for t, in db.execute("SELECT tbl_name FROM sqlite_master WHERE name LIKE 'sqlite_autoindex_%'")}
+        assert not indexes & set(KEYED_TABLES)  # the key is the table: no second B-tree beside it
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_an_older_catalog_keeps_every_row_and_trigger(tmp_path: Path) -> None:
+    location = _newest_release(tmp_path / "old")
+    with _sqlite(location) as db:
+        assert _step(db) < KEYED_STEP - 1 and not _without_rowid(db) & set(KEYED_TABLES)
+    store = open_sqlite(location, create=False, migrate=False)
+    try:
+        store.migrate(KEYED_STEP - 1)  # the steps before 16, as the release's catalog takes them
+    finally:
+        store.close()
+    with _sqlite(location) as db:
+        assert _step(db) == KEYED_STEP - 1 and not _without_rowid(db) & set(KEYED_TABLES)
+        before = _contents(db)
+        assert before["representations"] and before["serial_names"]
+    with Archive.open(str(location)) as archive:
+        assert archive.store.schema_version() == KEYED_STEP
+    with Archive.init(str(tmp_path / "new")):
+        pass
+    with _sqlite(tmp_path / "new") as fresh:
+        triggers = _triggers(fresh)
+    with _sqlite(location) as db:
+        assert set(KEYED_TABLES) <= _without_rowid(db)
+        assert _contents(db) == before
+        assert _triggers(db) == triggers and len(triggers) == 10
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    # the triggers made again still keep serial_names: a deposit gets its row
+    with Archive.open(str(location)) as archive:
+        archive.add_series(S)
+        done = archive.deposit(S, [Content(b"after step 16\n", "text")])
+        name = str(done.names[0])
+    with _sqlite(location) as db:
+        assert db.execute("SELECT sha256 FROM serial_names WHERE name = ?", (name,)).fetchone() == (done.sha256s[0],)
+
+
+def test_an_older_catalog_whose_keys_do_not_hold_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    location = _newest_release(tmp_path)
+    with _sqlite(location) as db:
+        db.execute("PRAGMA foreign_keys = OFF")
+        # a format of a version that is not there (what no pdi writes: its foreign keys are on)
+        db.execute("INSERT INTO representations (document, version, format, media_type, sha256, size, created_at)"
+                   " VALUES (9999, 1, 'text', 'text/plain', ?, 1, '2026-01-01T00:00:00.000000Z')", ("0" * 64,))
+        db.commit()
+        step = _step(db)
+        contents = {t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in KEYED_TABLES}
+    with pytest.raises(StoreError, match=r"schema step 16 left 1 row\(s\) of representations referring to no row"
+                                         r" of versions; nothing was changed"):
+        Archive.open(str(location))
+    with _sqlite(location) as db:
+        assert _step(db) == step
+        assert not _without_rowid(db) & set(KEYED_TABLES)
+        assert {t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in KEYED_TABLES} == contents
