@@ -234,12 +234,12 @@ def verify_compact(jws: str, keys: Iterable[PublicKey]) -> Verified:
     if kid is not None:
         candidates = [k for k in candidates if k.thumbprint == kid]
         if not candidates:
-            raise IntegrityError(f"the JWS is signed by the key {kid!r}, which is not one of the keys given")
+            raise IntegrityError(f"the JWS is signed by the key {kid!r}, which is not one of the keys it is checked with")
     data = f"{header_b64}.{payload_b64}".encode("ascii")
     for key in candidates:
         if len(signature) == 64 and key.verify(signature, data):
             return Verified(header, payload, key)
-    who = f"the key {kid}" if kid is not None else "none of the keys given"
+    who = f"the key {kid}" if kid is not None else "none of the keys it is checked with"
     raise IntegrityError(f"the JWS signature does not verify with {who}: the payload was changed or another key signed it")
 
 

@@ -223,7 +223,7 @@ def test_verify_signatures_passes_and_refuses_a_changed_digest_or_another_key(
                                                    after=value["after"], next_after=value["next"]))
     (tmp_path / "forged.jws").write_text(forged + "\n")
     status, output = _verify(location, str(tmp_path / "forged.jws"))
-    assert status == 3 and "not one of the keys given" in output
+    assert status == 3 and "not one of the keys it is checked with" in output
     status, output = _verify(location, str(tmp_path / "forged.jws"), "--key", json.dumps(other.public.jwk()))
     assert status == 3 and f"manifest-digest\t{entry['name']}" in output
 

@@ -20,12 +20,19 @@ from pdi.cli.archive_io import open_archive, write_out
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: ``--key-file PATH``: the private key's file; falls back to ``$PDI_SIGNING_KEY``, then the archive's directory.
+#: ``--key-file PATH`` of ``pdi keys``: the private key's file (the WACZ key's with ``--wacz``); falls back to
+#: ``$PDI_SIGNING_KEY`` (``$PDI_WACZ_KEY``), then the archive's directory.
 key_file_option: Callable[[F], F] = click.option(
     "--key-file", "key_file", metavar="PATH",
     help="The private key's file (PKCS#8 PEM) [env PDI_SIGNING_KEY, with --wacz PDI_WACZ_KEY; default:"
          " signing-key.pem, with --wacz wacz-key.pem, in the archive's directory; a postgresql:// archive must"
          " name one].",
+)
+#: ``--key-file PATH`` of a command that signs with the Ed25519 key alone (``pdi manifest``).
+signing_key_file_option: Callable[[F], F] = click.option(
+    "--key-file", "key_file", metavar="PATH",
+    help="The signing key's file (PKCS#8 PEM) [env PDI_SIGNING_KEY; default: signing-key.pem in the archive's"
+         " directory; a postgresql:// archive must name one].",
 )
 #: ``--wacz``: the WACZ key (ECDSA P-384, what the WACZ signing specification and ReplayWeb.page accept).
 wacz_option: Callable[[F], F] = click.option(
@@ -119,7 +126,7 @@ def keys_show(jwks: bool, wacz: bool, key_file: str | None, archive: str) -> Non
 @click.option("--tsa", metavar="URL",
               help="Also have FILE's SHA-256 stamped by this RFC 3161 time-stamping authority; its answer is"
                    " written to FILE.tsr (needs --output).")
-@key_file_option
+@signing_key_file_option
 @archive_option
 def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, every_page: bool,
                  output: str | None, tsa: str | None, key_file: str | None, archive: str) -> None:

@@ -75,7 +75,15 @@ def token_revoke(name: str, archive: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
 @archive_option
 def audit_cmd(after: int, limit: int, as_json: bool, archive: str) -> None:
-    """The audit log, oldest first: every write with who (a user, or token:NAME), when, what, and from where."""
+    """The audit log, oldest first: who (a user, or token:NAME), when, what, and from where.
+
+    It holds every write made through the write API (deposits, versions,
+    formats, withdrawals, statements, annotations, announcements), and what
+    is changed on the command line that others rely on: withdrawals and
+    purges, embargoes, series access, tokens, mirrors, imports and repairs.
+    A deposit or statement made on the command line (pdi add, pdi assert)
+    is not in it: its name, time and digests are in the catalog itself.
+    """
     with open_archive(archive) as opened:
         entries = opened.audit(after, limit)
     if as_json:
