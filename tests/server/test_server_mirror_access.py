@@ -178,11 +178,12 @@ def test_a_mirror_without_a_token_holds_neither_and_says_why(tmp_path: Path) -> 
         code, out = pdi("mirror", "sync", "--archive", str(c))
         assert code == 0 and "1 name listed, 1 new" in out, out
         assert "names private or under embargo there are not listed to this archive" in out and "--token-file" in out
-        assert pdi("mirror", "add", a_url, "--series", PRIVATE, "--archive", str(c))[0] == 0
-        code, out = pdi("mirror", "sync", "--series", PRIVATE, "--archive", str(c))
-    assert code == 10 and "HTTP 403" in out and "--token-file" in out, out
+        # refused at once, not at the first sync: its manifest is not read as anyone
+        code, out = pdi("mirror", "add", a_url, "--series", PRIVATE, "--archive", str(c))
+        assert code == 10 and "HTTP 403" in out and "--token-file" in out, out
+        with Archive.open(c) as archive:
+            assert [m.series for m in archive.mirrors()] == [PUBLIC] and archive.find_series(PRIVATE) is None
     assert held(c, PUBLIC) == {names["open"]: hashlib.sha256(BYTES["open"]).hexdigest()}
-    assert held(c, PRIVATE) == {}
 
 
 def _payload(jws: str) -> dict[str, Any]:
@@ -196,6 +197,7 @@ class Altering:
     def __init__(self, target: str, change: Callable[[dict[str, Any]], None]) -> None:
         self.target = target
         self.change = change
+        self.altering = True
         self.fetched: list[str] = []
         self.app = Starlette(routes=[Route("/{path:path}", self.forward, methods=["GET", "POST"])])
 
@@ -211,7 +213,7 @@ class Altering:
             self.fetched.append(query or body.decode())
         answer = httpx.request(method, url, content=body or None, headers=headers, timeout=30)
         content = answer.content
-        if path == "/api/manifest" and answer.status_code == 200:
+        if path == "/api/manifest" and answer.status_code == 200 and self.altering:
             header, payload, signature = content.decode().split(".")
             value = json.loads(b64url_decode(payload, "payload"))
             self.change(value)
@@ -240,8 +242,10 @@ def test_a_manifest_whose_access_rules_were_altered_fails_its_signature_and_noth
         proxy = Altering(a_url, change)
         with in_thread(proxy.app, host="127.0.0.1", port=0, log_level="warning") as server:
             p_url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+            proxy.altering = False  # the add reads the first page once: the sync meets what was altered
             assert pdi("mirror", "add", p_url, "--series", series, "--key", a_key(a), "--token-file", str(token_file),
                        "--archive", str(b))[0] == 0
+            proxy.altering = True
             code, out = pdi("mirror", "sync", "--archive", str(b))
     assert code == 3 and "is refused" in out and "does not verify" in out, out
     assert proxy.fetched == []

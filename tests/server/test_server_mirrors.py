@@ -147,6 +147,13 @@ def test_a_postgresql_mirror_serves_identical_bytes_with_the_origin_stopped_and_
             answer = httpx.get(f"{p_url}/uri-res/N2R?{names[which]}")
             assert answer.status_code == 200 and answer.content == data
             assert f'<{a_url}/uri-res/N2R?{names[which]}>; rel="canonical"' in answer.headers["link"]
+        # a passage: the origin's link is to the same passage as the name's own canonical link (RFC 6596: one
+        # resource), its fragment %-escaped in the query as every N2R URL writes it
+        passage = httpx.get(f"{p_url}/uri-res/N2R?{names['text']}%23char=4,11")
+        assert passage.status_code == 200 and passage.content == b"minutes"
+        canonical = [link for link in passage.headers["link"].split(", <") if 'rel="canonical"' in link]
+        assert sorted(link.lstrip("<").split(">")[0] for link in canonical) == sorted(
+            [f"{a_url}/uri-res/N2R?{names['text']}%23char=4,11", f"{names['text']}#char=4,11"])
         p_said = httpx.get(f"{p_url}/uri-res/N2Ls?{names['text']}").text.split("\r\n")
         # A records P as a peer holding S (the origin's side of the choice): each lists both, its own first
         code, out = pdi("mirror", "add", p_url, "--series", S, "--peer", "--archive", str(a))
@@ -276,12 +283,12 @@ def test_a_manifest_changed_or_signed_by_another_key_is_refused_and_nothing_from
     a, _ = origin(tmp_path)
     b = mirror(tmp_path, "b")
     with serving(a) as a_url, tampering(a_url) as (tamper, proxy):
-        tamper.manifest = how
         # A's own key pinned (as its operator publishes it); the manifests come through the proxy
         assert pdi("mirror", "add", proxy, "--series", S, "--key", a_key(a), "--archive", str(b))[0] == 0
+        tamper.manifest = how  # after the add, which reads the first page once
         code, out = pdi("mirror", "sync", "--archive", str(b))
         assert code == 3, out
-        assert "is refused" in out and ("does not verify" in out or "not one of the keys given" in out)
+        assert "is refused" in out and ("does not verify" in out or "not one of the keys it is checked with" in out)
         assert tamper.fetched == []  # not one blob of it was even fetched
     assert held(b) == {}
 
@@ -341,6 +348,37 @@ def test_a_sync_killed_mid_way_resumes_without_fetching_again_what_it_kept(tmp_p
     with Archive.open(a) as archive:
         assert held(b) == {e["name"]: e["sha256"] for e in archive.manifest_page(S, limit=10_000).entries}
     assert pdi("verify", "--archive", str(b))[0] == 0
+
+
+def test_a_sync_stopped_with_ctrl_c_leaves_nothing_it_was_writing(tmp_path: Path) -> None:
+    """SIGINT (Ctrl-C) while the sync waits for a group of names the origin is slow to send, after others were
+    written ahead: the sync ends (130), every file it wrote ahead and did not keep is removed from ``tmp/``, and
+    no blob is left that no name holds; the next sync completes."""
+    a, _ = origin(tmp_path, extra=BATCH_NAMES + 250)
+    b = mirror(tmp_path, "b")
+    with serving(a) as a_url, tampering(a_url) as (tamper, proxy):
+        with Archive.open(a) as archive:  # the names after the first batch are held back
+            tamper.hold = {e["name"] for e in archive.manifest_page(S, limit=10_000).entries[BATCH_NAMES:]}
+        assert pdi("mirror", "add", proxy, "--series", S, "--key", a_key(a), "--archive", str(b))[0] == 0
+        child = subprocess.Popen([sys.executable, "-m", "pdi", "mirror", "sync", "--archive", str(b)],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not held(b):  # the first batch kept: the sync now waits for the held names
+            assert child.poll() is None and time.monotonic() < deadline, "the sync ended before it was stopped"
+            time.sleep(0.05)
+        time.sleep(0.3)
+        child.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+        tamper.gate.set()  # the requests in flight end, as the origin would answer them
+        _, err = child.communicate(timeout=120)
+        assert child.returncode == 130, err
+        tamper.settled()
+        assert sorted(p.name for p in (b / "tmp").iterdir()) == []
+        code, out = pdi("verify", "--archive", str(b))
+        assert code == 0 and "unreferenced" not in out, out
+        assert pdi("mirror", "sync", "--archive", str(b))[0] == 0
+    with Archive.open(a) as archive:
+        assert held(b) == {e["name"]: e["sha256"] for e in archive.manifest_page(S, limit=10_000).entries}
 
 
 def test_audit_reports_who_holds_which_digest(tmp_path: Path) -> None:
@@ -412,20 +450,24 @@ def test_a_name_withdrawn_at_the_origin_before_the_first_sync_is_gone_on_the_mir
 
 def test_a_running_server_stops_minting_in_a_series_at_once_when_it_is_mirrored(tmp_path: Path) -> None:
     """`pdi mirror add` in another process, while `pdi serve` runs and has minted in the series: the very next
-    deposit, version or batch through the running server is refused (409), whatever it remembers of the series."""
+    deposit, version or batch through the running server is refused (409), whatever it remembers of the series.
+    The add warns that the series holds documents here already (the origin's copy of this archive's series would
+    rather be added with --peer)."""
+    a, _ = origin(tmp_path)
     b = tmp_path / "b"
     with Archive.init(b) as archive:
         archive.add_series(S)
         _, secret = archive.add_token("clerk", role="curate", series=[S])
     bearer = {"Authorization": f"Bearer {secret}"}
-    key = json.dumps({"keys": [SigningKey.generate().public.jwk()]})
-    with serving(b) as b_url:
+    with serving(a) as a_url, serving(b) as b_url:
         minted = [httpx.post(f"{b_url}/api/deposit?series={S}&format=text", content=f"minutes {n}\n".encode(),
                              headers=bearer) for n in range(2)]
         assert [m.status_code for m in minted] == [201, 201]
         first = minted[0].json()["pdi"]
-        code, out = pdi("mirror", "add", "https://a.example.org", "--series", S, "--key", key, "--archive", str(b))
+        code, out = pdi("mirror", "add", a_url, "--series", S, "--key", a_key(a), "--archive", str(b))
         assert code == 0, out
+        assert f"warning: {S} holds 2 documents here already, which {a_url} did not send" in out
+        assert f"pdi mirror remove {a_url} --series {S}" in out and "--peer" in out
         refused = [
             httpx.post(f"{b_url}/api/deposit?series={S}&format=text", content=b"minutes 3\n", headers=bearer),
             httpx.post(f"{b_url}/api/deposit?series={S}&format=text&id=x-1", content=b"minutes 4\n", headers=bearer),
@@ -435,7 +477,7 @@ def test_a_running_server_stops_minting_in_a_series_at_once_when_it_is_mirrored(
         ]
         for answer in refused:
             assert answer.status_code == 409, answer.text
-            assert "mirrored from https://a.example.org" in answer.json()["detail"]
+            assert f"mirrored from {a_url}" in answer.json()["detail"]
     assert len(held(b)) == 2
 
 
@@ -538,6 +580,11 @@ def test_an_announcement_refused_is_a_problem_naming_what_was_wrong(tmp_path: Pa
         (post({**good, "series": ""}), 400, "series: text"),
         (post({**good, "base_url": "ftp://b.example.org"}), 400, "http(s)://host[:port][/path], not 'ftp://"),
         (post({**good, "base_url": "https://b.example.org/?q=1"}), 400, "base URL"),
+        # a port past 65535 made the origin's N2Ls list it and its mirror audit stop on a ValueError
+        (post({**good, "base_url": "http://127.0.0.1:99999"}), 400, "a port from 1 to 65535, not 99999"),
+        (post({**good, "base_url": "http://127.0.0.1:0"}), 400, "a port from 1 to 65535, not 0"),
+        (post({**good, "base_url": "http://u@127.0.0.1:8000"}), 400, "names no user or password"),
+        (post({**good, "base_url": "http://u:p@b.example.org"}), 400, "names no user or password"),
         (post({**good, "keys": "x"}), 400, "keys: a JWK set"),
         (post({**good, "keys": {"keys": [{"kty": "OKP", "crv": "Ed25519", "x": "!!"}]}}), 400, '"x" is not unpadded base64url'),
         (post({**good, "series": "never.example.us"}, mirror_token), 403, "not series never.example.us"),
@@ -552,3 +599,39 @@ def test_an_announcement_refused_is_a_problem_naming_what_was_wrong(tmp_path: Pa
     assert post(good).status_code == 201 and post(good).status_code == 200
     other = post({**good, "keys": {"keys": [SigningKey.generate().public.jwk()]}})
     assert other.status_code == 409 and "with another key" in other.json()["detail"]
+
+
+def test_what_a_stranger_gets_wrong_is_refused_at_once_in_the_origins_own_words(tmp_path: Path) -> None:
+    """What a new user tried (a port past 65535, a user in the URL, a series the origin does not hold, a manifest
+    URL with a bad day, an empty manifest file, an audit with the origin stopped): each refused at once, naming
+    what was wrong (the origin's own problem detail where it gave one), and nothing recorded."""
+    a, _ = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    key = a_key(a)
+    with serving(a) as a_url:
+        port = a_url.rsplit(":", 1)[1]
+        for url, words in [("http://127.0.0.1:99999", "a port from 1 to 65535, not 99999"),
+                           (f"http://someone@127.0.0.1:{port}", "names no user or password")]:
+            code, out = pdi("mirror", "add", url, "--series", S, "--key", key, "--archive", str(b))
+            assert code == 1 and words in out, out
+        # A's problem detail, quoted: not a bare "HTTP 404" that any web server could have said
+        code, out = pdi("mirror", "add", a_url, "--series", "nosuch.example.us", "--key", key, "--archive", str(b))
+        assert code == 4 and "HTTP 404: series nosuch.example.us is not registered" in out, out
+        code, out = pdi("mirror", "add", a_url, "--series", "nosuch.example.us", "--archive", str(b))  # key fetched
+        assert code == 4 and "series nosuch.example.us is not registered" in out, out
+        assert pdi("mirror", "ls", "--archive", str(b)) == (0, "")
+        with Archive.open(b) as archive:
+            assert archive.find_series("nosuch.example.us") is None
+        code, out = pdi("verify", "--signatures", f"{a_url}/api/manifest?series={S}&day=2026-1-1",
+                        "--key", key, "--archive", str(b))
+        assert code == 1 and "HTTP 400: " in out and "2026-1-1" in out, out
+        empty = tmp_path / "empty.jws"
+        empty.write_bytes(b"\n")
+        code, out = pdi("verify", "--signatures", str(empty), "--key", key, "--archive", str(b))
+        assert code == 3 and f"{empty}\tholds no manifest" in out, out
+        assert pdi("mirror", "add", a_url, "--series", S, "--key", key, "--archive", str(b))[0] == 0
+        assert pdi("mirror", "sync", "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "audit", "--archive", str(b))
+        assert code == 0 and f"{S}\t3 names compared with 1 peer: 0 disagreements" in out, out
+    code, out = pdi("mirror", "audit", "--archive", str(b))  # A stopped
+    assert code == 3 and f"unreachable\t{a_url}" in out and f"{S}\tno peer reached (1 unreachable): nothing compared" in out

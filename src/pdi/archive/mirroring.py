@@ -22,7 +22,7 @@ from pdi.archive.blobs.seam import BlobSource, Spooled
 from pdi.archive.catalog.mirrors import MIRROR_ROLES, MirrorRecord, MirrorWithdrawal
 from pdi.archive.naming import canonical_series, generic_text, key_of, parse_pdi, timestamp
 from pdi.archive.store import AuditRecord, DocumentKey, RepresentationRecord, SeriesRecord
-from pdi.errors import AccessError, IntegrityError, NotFoundError, ParseError
+from pdi.errors import AccessError, IntegrityError, NotFoundError, ParseError, PDIError
 
 if TYPE_CHECKING:
     from pdi.archive.tokens import Writer
@@ -42,6 +42,12 @@ def base_url(text: str) -> str:
                          text=text[:200], rule="base-url") from exc
     if url.scheme not in ("http", "https") or not url.host or url.query or url.fragment:
         raise ParseError(f"a resolver's base URL is http(s)://host[:port][/path], not {text[:200]!r}",
+                         text=text[:200], rule="base-url")
+    if url.userinfo:  # it would be sent as Basic credentials to every archive that reads the URL
+        raise ParseError(f"a resolver's base URL names no user or password: {text[:200]!r}",
+                         text=text[:200], rule="base-url")
+    if url.port is not None and not 0 < url.port < 65536:
+        raise ParseError(f"a resolver's base URL has a port from 1 to 65535, not {url.port} in {text[:200]!r}",
                          text=text[:200], rule="base-url")
     return str(url).rstrip("/")
 
@@ -74,6 +80,16 @@ class Mirroring(ArchiveBase):
                                                   f"mirror-{role}", canonical, f"{base_url} (key {jwk}){token}",
                                                   writer.address if writer else None))
         return record
+
+    def mirror_refusal(self, series: str, base_url: str, role: str, jwk: str,
+                       token_source: str | None = None) -> PDIError | None:
+        """Why :meth:`add_mirror` would refuse to record this now (a role not known, another key or role for an
+        archive recorded already, a second origin, a token's source recorded for another archive), or ``None``:
+        asked before the other archive is, so that what this archive refuses is said first."""
+        if role not in MIRROR_ROLES:
+            return ParseError(f"a mirror's role is one of {', '.join(MIRROR_ROLES)}, not {role!r}", rule="mirror-role")
+        return self.store.mirror_refusal(
+            MirrorRecord(canonical_series(series), base_url, role, jwk, timestamp(self.now()), token_source=token_source))
 
     def remove_mirror(self, series: str, base_url: str, *, writer: Writer | None = None) -> None:
         """Forget that the archive at ``base_url`` holds ``series``; a ``writer`` (a mirror withdrawing its

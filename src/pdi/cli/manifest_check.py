@@ -172,6 +172,7 @@ def check_signatures(archive: Archive, sources: tuple[str, ...], keys: list[Publ
     report = SignatureReport()
     for source in sources:
         _check_timestamp(source, tsa_ca, report)
+        found = report.manifests
         for where, jws in _manifests(source):
             if source.startswith(("http://", "https://")):
                 _check_page_timestamp(where, jws, tsa_ca, report)
@@ -184,6 +185,8 @@ def check_signatures(archive: Archive, sources: tuple[str, ...], keys: list[Publ
             checked, problems = archive.check_manifest(manifest.names)
             report.names += checked
             report.problems.extend(problems)
+        if report.manifests == found:  # an empty file (a download cut short, the wrong file) proves nothing
+            report.problems.append(Problem("signature", "", (source,), "holds no manifest (nothing but blank lines)"))
     return report
 
 

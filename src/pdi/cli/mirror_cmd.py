@@ -39,28 +39,47 @@ def mirror_add(base_url: str, series: str, key: str | None, peer: bool, token_fi
     """Record that this archive mirrors series S from the pdi resolver at BASE_URL, pinning its public key.
 
     Every later sync, audit and repair checks that archive's signed
-    manifests with the key pinned now, never with one fetched later. The
-    series is registered here if it is not; no name is ever minted in it
-    here (deposits in it are refused: only its origin mints). Adding it
-    again with another --token-file or --token-env records where its token
-    is kept now.
+    manifests with the key pinned now, never with one fetched later; its
+    manifest of S is read once now, so that a series it does not hold or a
+    key that is not its own is refused at once. The series is registered
+    here if it is not; no name is ever minted in it here (deposits in it
+    are refused: only its origin mints; a warning says so when the series
+    holds documents here already). Adding it again with another
+    --token-file or --token-env records where its token is kept now.
     """
+    from pdi.archive import canonical_series
     from pdi.cli.manifest_check import public_keys
     from pdi.network.mirror_access import describe_source, token_source
     from pdi.network.mirrors import base_url as checked_base
-    from pdi.network.mirrors import fetch_keys, key_text
+    from pdi.network.mirrors import check_origin, fetch_keys, key_text
 
     base = checked_base(base_url)
     source = token_source(token_file, token_env)
+    canonical = canonical_series(series)
     with open_archive(archive) as opened:
         keys = fetch_keys(base) if key is None else public_keys(key, opened, None)
-        record = opened.add_mirror(series, base, "peer" if peer else "origin", key_text(keys), source)
+        role = "peer" if peer else "origin"
+        refused = opened.mirror_refusal(canonical, base, role, key_text(keys), source)
+        if refused is not None:  # what this archive refuses, before the other is asked
+            raise refused
+        held = 0
+        if not peer:  # it must hold the series and sign with that key: said now, not at the first sync
+            check_origin(base, canonical, keys, source)
+            if not any(m.role == "origin" for m in opened.mirrors(canonical)):
+                held = next((c.documents for c in opened.series_counts() if c.series == canonical), 0)
+        record = opened.add_mirror(series, base, role, key_text(keys), source)
     for k in keys:
         click.echo(f"key\t{k.thumbprint}\tx={k.x}")
     click.echo(f"{record.role}\t{record.series}\t{record.base_url}"
                + (f"\ttoken from {describe_source(source)}" if source else ""))
     if key is None:
         click.echo("compare the key above with the one that archive's operator publishes (pdi keys show)", err=True)
+    if held:
+        click.echo(f"pdi: warning: {canonical} holds {plural(held, 'document')} here already, which {base} did not"
+                   f" send: from now on only {base} mints in it (deposits in it here are refused), and what it does"
+                   " not list stays here unchecked by its manifests. If this archive is the series' origin and"
+                   f" {base} holds a copy, undo it (pdi mirror remove {base} --series {canonical}) and add that"
+                   " archive with --peer.", err=True)
 
 
 @mirror_group.command("ls")
@@ -179,8 +198,13 @@ def mirror_audit(series: str | None, archive: str) -> None:
                 held = "; ".join(f"{who}={digest}" for who, digest in disagreement.holders.items())
                 click.echo(f"disagree\t{disagreement.name}\t{held}")
             found += len(report.disagreements) + len(report.unreachable)
-            click.echo(f"{name}\t{plural(report.names, 'name')} compared with {plural(len(report.peers), 'peer')}:"
-                       f" {plural(len(report.disagreements), 'disagreement')}")
+            reached = len(report.peers) - len(report.unreachable)
+            missed = f" ({len(report.unreachable)} unreachable)" if report.unreachable else ""
+            if reached:
+                click.echo(f"{name}\t{plural(report.names, 'name')} compared with {plural(reached, 'peer')}{missed}:"
+                           f" {plural(len(report.disagreements), 'disagreement')}")
+            else:  # the names held here alone: nothing was compared
+                click.echo(f"{name}\tno peer reached{missed}: nothing compared")
     if found:
         raise IntegrityError(f"the audit found {plural(found, 'disagreement or unreachable peer', 'disagreements or unreachable peers')}")
 

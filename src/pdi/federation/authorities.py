@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from pdi._refusals import refusal, said
 from pdi.errors import LimitError, NotFoundError, ParseError, PDIError, StoreError, UnsupportedError
 from pdi.federation.naptr import NaptrFinder
 from pdi.federation.registry import (
@@ -73,7 +74,8 @@ class Candidate:
 def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", seconds: float = FETCH_SECONDS,
                   timeout: float | None = None, follow_redirects: bool = False) -> tuple[bytes, dict[str, str]]:
     """The body (at most ``most`` octets) and header fields of ``GET url``, all of it within ``seconds`` (each
-    connection and read within ``timeout``, default ``seconds``), naming ``what`` in every refusal:
+    connection and read within ``timeout``, default ``seconds``), naming ``what`` in every refusal and quoting
+    the server's own problem (:mod:`pdi._refusals`): :class:`~pdi.errors.ParseError` for a ``400``,
     :class:`~pdi.errors.NotFoundError` for a ``404``, :class:`~pdi.errors.LimitError` past ``most`` octets or
     ``seconds``, :class:`~pdi.errors.StoreError` for any other status or a failed connection."""
     import httpx
@@ -83,8 +85,7 @@ def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", second
         with httpx.Client(timeout=timeout or seconds, follow_redirects=follow_redirects) as client, \
                 client.stream("GET", url, headers={"accept": accept}) as answer:
             if answer.status_code != 200:
-                raise (NotFoundError if answer.status_code == 404 else StoreError)(
-                    f"{what} {url}: HTTP {answer.status_code}")
+                raise refusal(answer.status_code, f"{what} {url}", said(answer))
             body = bytearray()
             for chunk in answer.iter_bytes():
                 body += chunk

@@ -68,6 +68,8 @@ from typing import IO, TYPE_CHECKING, Any
 import httpx
 
 from pdi import formats
+from pdi._refusals import refusal, said
+from pdi.archive.blobs import Octets
 from pdi.archive.blobs.seam import Spooled
 from pdi.archive.fixity import LINE_ENDINGS, Problem
 from pdi.archive.mirroring import base_url
@@ -99,6 +101,7 @@ __all__ = [
     "announce",
     "audit",
     "base_url",
+    "check_origin",
     "fetch_keys",
     "peer_of",
     "pinned_keys",
@@ -141,7 +144,7 @@ def _get_text(client: httpx.Client, url: str, what: str, most: int, headers: Map
     try:
         with client.stream("GET", url, headers=headers) as answer:
             if answer.status_code != 200:
-                raise _refusal(answer.status_code, f"{what} {url}", headers)
+                raise _refusal(answer.status_code, f"{what} {url}", headers, said(answer))
             body = bytearray()
             for piece in answer.iter_bytes():
                 body += piece
@@ -152,20 +155,33 @@ def _get_text(client: httpx.Client, url: str, what: str, most: int, headers: Map
     return body.decode("utf-8", errors="replace")
 
 
-def _refusal(status: int, what: str, headers: Mapping[str, str] | None) -> PDIError:
-    """The error of an answer other than ``200``: a refusal (401, 403) says what would be let in."""
+def _refusal(status: int, what: str, headers: Mapping[str, str] | None, told: str | None = None) -> PDIError:
+    """:func:`pdi._refusals.refusal`, but a refusal (401, 403) says what would be let in."""
     if status in (401, 403):
         how = ("the token sent is refused, or may not read it" if headers else
                "a token of that archive that may read it is needed: pdi mirror add BASE_URL --series S --token-file"
                " FILE")
-        return AccessError(f"{what}: HTTP {status} ({how})")
-    return (NotFoundError if status == 404 else StoreError)(f"{what}: HTTP {status}")
+        return AccessError(f"{what}: HTTP {status}" + (f": {told}" if told else "") + f" ({how})")
+    return refusal(status, what, told)
 
 
 def fetch_keys(url: str) -> list[PublicKey]:
     """The Ed25519 keys of the archive at ``url`` (its ``/api/keys``)."""
     with _client() as client:
         return parse_jwks(_get_text(client, base_url(url) + "/api/keys", "the key set", MAX_JWS), url + "/api/keys")
+
+
+def check_origin(base: str, series: str, keys: Sequence[PublicKey], source: str | None = None) -> None:
+    """That the archive at ``base`` answers the first page of ``series``' manifest, signed with one of ``keys``
+    (asked with the token ``source`` names): before it is recorded as the series' origin, so that a series it
+    does not hold, a key that is not its own or a token it refuses is said now, not at the first sync."""
+    token = None if source is None else read_token(source)
+    with _client() as client:
+        peer = Peer(base, keys, client, token)
+        try:
+            next(peer.manifest(series), None)
+        finally:
+            peer.close()
 
 
 def pinned_keys(record: MirrorRecord) -> list[PublicKey]:
@@ -256,7 +272,8 @@ class Peer:
         try:
             with self.client.stream("GET", url, headers=self.headers) as answer:
                 if answer.status_code != 200:
-                    raise _refusal(answer.status_code, f"the octets of {name} at {self.base}", self.headers)
+                    raise _refusal(answer.status_code, f"the octets of {name} at {self.base}", self.headers,
+                                   said(answer))
                 for piece in answer.iter_raw():
                     count += len(piece)
                     if count > size:
@@ -569,9 +586,39 @@ class SyncReport:
     embargoes: dict[str, Embargoes] = field(default_factory=dict, repr=False)
 
 
+class _Written:
+    """Every blob a sync writes ahead (:meth:`pdi.archive.Archive.write_ahead`, on any of its threads) until it is
+    kept or removed: what is left when the sync ends, however it ends (a refusal, an error, Ctrl-C while a
+    request's answer waits to be kept), is removed then, so that nothing it was writing stays in ``tmp/``."""
+
+    def __init__(self, archive: Archive) -> None:
+        self._write = archive.write_ahead
+        self._lock = threading.Lock()
+        self._held: dict[int, Spooled] = {}
+
+    def __call__(self, source: Octets) -> Spooled:
+        spooled = self._write(source)
+        with self._lock:
+            self._held[id(spooled)] = spooled
+        return spooled
+
+    def settled(self, spooled: Iterable[Spooled]) -> None:
+        """These were kept by an import or removed: forgotten."""
+        with self._lock:
+            for one in spooled:
+                self._held.pop(id(one), None)
+
+    def discard_rest(self) -> None:
+        with self._lock:
+            left, self._held = list(self._held.values()), {}
+        for one in left:
+            one.discard()
+
+
 def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport], None] | None = None) -> SyncReport:
     """Copy what ``record``'s origin lists of its series and this archive does not hold yet (module docstring)."""
     report = SyncReport()
+    written = _Written(archive)
     batch: list[tuple[RepresentationRecord, Spooled]] = []
     running: deque[Future[list[Fetched]]] = deque()
     octets = 0
@@ -585,12 +632,13 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
             batch.append(one)
             octets += one[0].size
             if len(batch) >= BATCH_NAMES or octets >= BATCH_OCTETS:
-                _keep(archive, record, batch, report)
+                _keep(archive, record, batch, report, written)
                 octets = 0
                 if progress is not None:
                     progress(report)
 
-    with _client() as client:
+    with _client() as client, contextlib.ExitStack() as leftovers:
+        leftovers.callback(written.discard_rest)  # last, once every thread has ended
         origin = peer_of(record, client)
         # the threads end first, then the connections they asked over are closed
         with contextlib.closing(origin), ThreadPoolExecutor(WORKERS) as pool, ThreadPoolExecutor(1) as lister:
@@ -600,14 +648,14 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
             try:
                 try:
                     for group in _groups(archive, record, pages, report):
-                        running.append(pool.submit(_fetch_group, archive, origin, record, group, bulk))
+                        running.append(pool.submit(_fetch_group, written, origin, record, group, bulk))
                         while len(running) > AHEAD:
                             take(running.popleft().result())
                 except PDIError as exc:  # a manifest page refused: what was fetched before it is kept
                     stopped = exc
                 while running:
                     take(running.popleft().result())
-                _keep(archive, record, batch, report)
+                _keep(archive, record, batch, report, written)
             finally:
                 for future in running:  # a failure while keeping: what the requests in flight wrote is removed
                     for one in future.result():
@@ -666,9 +714,10 @@ def _groups(archive: Archive, record: MirrorRecord, pages: Iterable[Manifest], r
             yield group
 
 
-def _fetch_group(archive: Archive, origin: Peer, record: MirrorRecord, group: list[Wanted],
+def _fetch_group(write: Callable[[Octets], Spooled], origin: Peer, record: MirrorRecord, group: list[Wanted],
                  bulk: list[bool]) -> list[Fetched]:
-    """The records and octets of a group of new names (on a worker thread): in one request, or N2R each."""
+    """The records and octets of a group of new names (on a worker thread): in one request, or N2R each, each
+    written ahead by ``write``."""
     records: list[RepresentationRecord | Problem] = []
     for entry, parsed in group:
         name, sha256, size = str(entry["name"]), str(entry["sha256"]), int(entry["size"])
@@ -680,10 +729,10 @@ def _fetch_group(archive: Archive, origin: Peer, record: MirrorRecord, group: li
         except PDIError as exc:
             records.append(_problem(record, name, sha256, exc))
     asked = [e for (e, _), r in zip(group, records, strict=True) if not isinstance(r, Problem)]
-    got = origin.octets_of(asked, archive.write_ahead) if bulk[0] and asked else None
+    got = origin.octets_of(asked, write) if bulk[0] and asked else None
     if got is None:
         bulk[0] = False
-        got = [_one(archive, origin, e) for e in asked]
+        got = [_one(write, origin, e) for e in asked]
     answers = iter(got)
     fetched: list[Fetched] = []
     for (entry, _), rec in zip(group, records, strict=True):
@@ -696,11 +745,11 @@ def _fetch_group(archive: Archive, origin: Peer, record: MirrorRecord, group: li
     return fetched
 
 
-def _one(archive: Archive, origin: Peer, entry: Mapping[str, Any]) -> Spooled | PDIError:
-    """One name's octets by N2R, written ahead and checked against its entry."""
+def _one(write: Callable[[Octets], Spooled], origin: Peer, entry: Mapping[str, Any]) -> Spooled | PDIError:
+    """One name's octets by N2R, written ahead by ``write`` and checked against its entry."""
     name, sha256, size = str(entry["name"]), str(entry["sha256"]), int(entry["size"])
     try:
-        return _checked(archive.write_ahead(origin.n2r_pieces(name, size)), name, sha256, size, origin.base)
+        return _checked(write(origin.n2r_pieces(name, size)), name, sha256, size, origin.base)
     except PDIError as exc:
         return exc
 
@@ -816,8 +865,9 @@ def _record(name: str, parsed: PDI, sha256: str, size: int, description: Mapping
 
 
 def _keep(archive: Archive, record: MirrorRecord, batch: list[tuple[RepresentationRecord, Spooled]],
-          report: SyncReport) -> None:
-    """One transaction: the batch's names and their octets, as written ahead (then emptied)."""
+          report: SyncReport, written: _Written) -> None:
+    """One transaction: the batch's names and their octets, as written ahead (then emptied, and ``written``
+    told)."""
     if not batch:
         return
     embargoes = ([one for rec, _ in batch for one in report.embargoes.pop(str(record_name(rec)), ())]
@@ -828,6 +878,7 @@ def _keep(archive: Archive, record: MirrorRecord, batch: list[tuple[Representati
     finally:
         for _, spooled in batch:
             spooled.discard()  # taken by the import, or not needed: removed
+        written.settled(spooled for _, spooled in batch)
         batch.clear()
 
 

@@ -64,34 +64,50 @@ class MirrorsPart(CatalogBase):
 
     def add_mirror(self, record: MirrorRecord, audit: AuditRecord) -> None:
         """Record ``record`` (with its audit line); the same again changes nothing, but for another place its
-        token is kept (recorded; none given keeps the one recorded, as an announcement over HTTP does); another
-        key for the same archive, or a second origin of a series, is refused, and so is a token's source
-        recorded for another archive (one secret is never sent to two)."""
+        token is kept (recorded; none given keeps the one recorded, as an announcement over HTTP does); what
+        :meth:`mirror_refusal` refuses is refused."""
         with self._write():
-            if record.token_source is not None:
-                for (other,) in self._query("SELECT base_url FROM mirrors WHERE token_source = ? AND base_url <> ?",
-                                            (record.token_source, record.base_url)):
-                    raise ImmutabilityError(f"{record.token_source} holds the token of {other} already: a token is"
-                                            " sent to one archive only (keep this one's in another file or variable)")
-            rows = self._query("SELECT base_url, role, jwk, token_source FROM mirrors WHERE series = ?",
-                               (record.series,))
-            for base_url, role, jwk, source in rows:
-                if base_url == record.base_url:
-                    if (role, jwk) == (record.role, record.jwk):
-                        if record.token_source is not None and source != record.token_source:
-                            self._query("UPDATE mirrors SET token_source = ? WHERE series = ? AND base_url = ?",
-                                        (record.token_source, record.series, record.base_url))
-                            self._insert_audit(audit)
-                        return
-                    raise ImmutabilityError(
-                        f"{record.base_url} is recorded for {record.series} already as {role} with another key"
-                        " or role: pdi mirror remove it first")
-                if role == "origin" and record.role == "origin":
-                    raise ImmutabilityError(f"{record.series} is mirrored from {base_url} already (one origin a series)")
+            refused, recorded = self._refusal_of(record)
+            if refused is not None:
+                raise refused
+            if recorded is not None:
+                if record.token_source is not None and recorded.token_source != record.token_source:
+                    self._query("UPDATE mirrors SET token_source = ? WHERE series = ? AND base_url = ?",
+                                (record.token_source, record.series, record.base_url))
+                    self._insert_audit(audit)
+                return
             self._query(
                 "INSERT INTO mirrors (series, base_url, role, jwk, added_at, token_source) VALUES (?, ?, ?, ?, ?, ?)",
                 (record.series, record.base_url, record.role, record.jwk, record.added_at, record.token_source))
             self._insert_audit(audit)
+
+    def mirror_refusal(self, record: MirrorRecord) -> ImmutabilityError | None:
+        """Why :meth:`add_mirror` would refuse ``record`` now, or ``None``: another key or role for an archive
+        recorded already, a second origin of a series, or a token's source recorded for another archive (one
+        secret is never sent to two). Asked before the other archive is (``pdi mirror add``)."""
+        with self._read():
+            return self._refusal_of(record)[0]
+
+    def _refusal_of(self, record: MirrorRecord) -> tuple[ImmutabilityError | None, MirrorRecord | None]:
+        """Inside a transaction: why ``record`` is refused (or ``None``), and the row recorded already for its
+        series and base URL with its role and key (or ``None``)."""
+        if record.token_source is not None:
+            for (other,) in self._query("SELECT base_url FROM mirrors WHERE token_source = ? AND base_url <> ?",
+                                        (record.token_source, record.base_url)):
+                return ImmutabilityError(f"{record.token_source} holds the token of {other} already: a token is"
+                                         " sent to one archive only (keep this one's in another file or variable)"), None
+        rows = self._query("SELECT base_url, role, jwk, token_source FROM mirrors WHERE series = ?", (record.series,))
+        for base_url, role, jwk, source in rows:
+            if base_url == record.base_url:
+                if (role, jwk) == (record.role, record.jwk):
+                    return None, MirrorRecord(record.series, str(base_url), str(role), str(jwk), "", None,
+                                              None if source is None else str(source))
+                return ImmutabilityError(
+                    f"{record.base_url} is recorded for {record.series} already as {role} with another key"
+                    " or role: pdi mirror remove it first"), None
+            if role == "origin" and record.role == "origin":
+                return ImmutabilityError(f"{record.series} is mirrored from {base_url} already (one origin a series)"), None
+        return None, None
 
     def remove_mirror(self, series: str, base_url: str, audit: AuditRecord) -> None:
         with self._write():

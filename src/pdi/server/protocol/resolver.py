@@ -310,8 +310,9 @@ class Resolver:
         return base
 
     def _about(self, located: Resolved, base: str) -> Mapping[str, str]:
-        """The memento's headers of an N2R answer, and its origin's ``Link`` when the series is mirrored."""
-        return self.locations.headers(located.record.series, names_of(located)[0], self.mementos.headers(located, base))
+        """The memento's headers of an N2R answer, and its origin's ``Link`` when the series is mirrored: to the
+        origin's N2R of the name as asked, its fragment too (the same passage as the ``canonical`` name)."""
+        return self.locations.headers(located.record.series, str(located.pdi), self.mementos.headers(located, base))
 
     # --- the services ----------------------------------------------------------------
     def n2r(self, name: str, base: str, headers: Mapping[str, str] = _NO_HEADERS) -> Response:

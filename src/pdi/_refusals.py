@@ -1,0 +1,52 @@
+"""What another server said when it refused: the RFC 9457 problem of an answer other than ``200``, and the error
+pdi raises for it (a mirror's origin, a registry, a manifest's resolver).
+
+A pdi resolver refuses with a problem whose ``detail`` names what was wrong
+(``series nosuch.example.us is not registered``, ``day is a GMT day
+YYYY-MM-DD``); saying only ``HTTP 404`` would leave the user to guess, and
+say the same of a plain web server that is no pdi at all.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from pdi.errors import NotFoundError, ParseError, PDIError, StoreError
+
+if TYPE_CHECKING:
+    import httpx
+
+#: The longest problem body read, in octets: beyond it, nothing is quoted.
+MAX_PROBLEM = 64 << 10
+
+
+def said(answer: httpx.Response) -> str | None:
+    """The ``detail`` (else the ``title``) of ``answer``'s problem (a JSON body, RFC 9457 §3.1), on one line and at
+    most 1,000 characters, read from its first :data:`MAX_PROBLEM` octets; ``None`` for any other body. For an
+    answer read as a stream whose body has not been read."""
+    import httpx
+
+    if "json" not in answer.headers.get("content-type", ""):
+        return None
+    body = bytearray()
+    try:
+        for piece in answer.iter_bytes():
+            body += piece
+            if len(body) > MAX_PROBLEM:
+                return None
+        problem = json.loads(body)
+    except (httpx.HTTPError, ValueError):
+        return None
+    told = (problem.get("detail") or problem.get("title")) if isinstance(problem, dict) else None
+    return " ".join(told.split())[:1000] if isinstance(told, str) and told.strip() else None
+
+
+def refusal(status: int, what: str, told: str | None = None) -> PDIError:
+    """The error of an answer ``status`` other than ``200`` to a request for ``what``, quoting what the server
+    ``told`` (:func:`said`): a ``400`` is a :class:`ParseError` (what was asked is not as it should be), a
+    ``404`` a :class:`NotFoundError`, anything else a :class:`StoreError`."""
+    text = f"{what}: HTTP {status}" + (f": {told}" if told else "")
+    if status == 400:
+        return ParseError(text, rule="request")
+    return (NotFoundError if status == 404 else StoreError)(text)
