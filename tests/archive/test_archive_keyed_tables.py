@@ -49,6 +49,17 @@ def _contents(db: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
     return {t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in (*KEYED_TABLES, "serial_names")}
 
 
+def _forms(db: sqlite3.Connection) -> dict[str, tuple[object, ...]]:
+    """Each table's columns (name, type, not null, default, key), foreign keys and indexes, as SQLite says them; a
+    key's columns are not null (as a WITHOUT ROWID table's always are, and as every row pdi writes has them)."""
+    return {t: (db.execute("SELECT name, type, \"notnull\" OR pk > 0, dflt_value, pk FROM pragma_table_info(?)",
+                           (t,)).fetchall(),
+                db.execute("SELECT \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?)", (t,)).fetchall(),
+                sorted(db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ?"
+                                  " AND sql IS NOT NULL", (t,)).fetchall()))
+            for t in KEYED_TABLES}
+
+
 def _triggers(db: sqlite3.Connection) -> dict[str, str]:
     return {str(n): str(t) for n, t in db.execute("SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'")}
 
@@ -83,6 +94,7 @@ def test_an_older_catalog_keeps_every_row_and_trigger(tmp_path: Path) -> None:
     with _sqlite(location) as db:
         assert _step(db) == KEYED_STEP - 1 and not _without_rowid(db) & set(KEYED_TABLES)
         before = _contents(db)
+        forms = _forms(db)
         assert before["representations"] and before["serial_names"]
     with Archive.open(str(location)) as archive:
         assert archive.store.schema_version() == KEYED_STEP
@@ -92,7 +104,7 @@ def test_an_older_catalog_keeps_every_row_and_trigger(tmp_path: Path) -> None:
         triggers = _triggers(fresh)
     with _sqlite(location) as db:
         assert set(KEYED_TABLES) <= _without_rowid(db)
-        assert _contents(db) == before
+        assert _contents(db) == before and _forms(db) == forms
         assert _triggers(db) == triggers and len(triggers) == 10
         assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         assert db.execute("PRAGMA foreign_key_check").fetchall() == []

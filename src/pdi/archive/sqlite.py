@@ -266,7 +266,6 @@ class SQLiteStore(SQLStore):
         super().close()
 
     names_schema = SERIAL_NAMES
-    keyed_schema = keyed(SERIAL_NAMES)
 
     def migrate(self, target: int = SCHEMA_VERSION) -> int:
         """:meth:`SchemaPart.migrate` with the connection's foreign keys off: step 16 drops and makes again tables
@@ -279,6 +278,9 @@ class SQLiteStore(SQLStore):
                 return super().migrate(target)
             finally:
                 self._conn.execute("PRAGMA foreign_keys = ON")
+
+    def _step(self, version: int, statements: list[str]) -> Sequence[str]:
+        return keyed(self._query) if version == KEYED_STEP else statements
 
     def _migrated(self, before: int, now: int) -> None:
         if before < KEYED_STEP <= now:

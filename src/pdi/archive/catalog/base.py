@@ -94,8 +94,6 @@ class CatalogBase(ABC):
     deposit_schema: tuple[str, ...] = ()
     #: The statements of schema step 15 (SQLite's table of serial names and its triggers; none on PostgreSQL).
     names_schema: tuple[str, ...] = ()
-    #: The statements of schema step 16 (SQLite's tables a deposit writes made ``WITHOUT ROWID``; none on PostgreSQL).
-    keyed_schema: tuple[str, ...] = ()
     #: ``sqlite`` or ``postgresql``: the database the catalog is in.
     dialect: str = "sqlite"
     #: The blob store the catalog holds (:mod:`pdi.archive.catalog.blobs`).

@@ -18,11 +18,13 @@ such tables. No statement of pdi reads a row id of them.
 The step follows SQLite's way of changing a table's form
 (https://sqlite.org/lang_altertable.html#otheralter): with the connection's
 foreign keys off (:meth:`pdi.archive.sqlite.SQLiteStore.migrate`), each
-table is made anew under another name, filled from the old one, the old one
-dropped and the new one renamed, its indexes made again; ``serial_names``'
-triggers (step 15), which name these tables, are dropped first and made
-again last; and before the commit ``PRAGMA foreign_key_check`` must find
-nothing (:meth:`~pdi.archive.sqlite.SQLiteStore._migrated`). It all runs in
+table is made anew under another name from its own definition (as the
+earlier steps left it in ``sqlite_master``), filled from the old one, the
+old one dropped and the new one renamed, its indexes made again from their
+own text; the triggers (``serial_names``', step 15, which name these
+tables) are dropped first and made again last from theirs; and before the
+commit ``PRAGMA foreign_key_check`` must find nothing
+(:meth:`~pdi.archive.sqlite.SQLiteStore._migrated`). It all runs in
 the migration's one transaction: a catalog is at step 15 or at step 16,
 never between. PostgreSQL keeps every table by its key already and has
 nothing to do.
@@ -30,108 +32,44 @@ nothing to do.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Final
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Final
 
 #: The step of the schema these statements are (:func:`pdi.archive.catalog.schema.migrations`).
 KEYED_STEP: Final = 16
 
-#: Each table: its columns and key as step 15 left them (every ``ALTER TABLE`` since included), and its indexes.
-_TABLES: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
-    "daily_serials": (
-        """series TEXT NOT NULL REFERENCES series(name),
-            day TEXT NOT NULL,
-            last INTEGER NOT NULL,
-            PRIMARY KEY (series, day)""",
-        (),
-    ),
-    "document_days": (
-        """series TEXT NOT NULL REFERENCES series(name),
-            day TEXT NOT NULL,
-            documents BIGINT NOT NULL,
-            last_deposit TEXT,
-            PRIMARY KEY (series, day)""",
-        (),
-    ),
-    "versions": (
-        """document INTEGER NOT NULL REFERENCES documents(id),
-            version INTEGER NOT NULL,
-            created_at TEXT NOT NULL,
-            embargo_until TEXT,
-            PRIMARY KEY (document, version)""",
-        ("CREATE INDEX versions_embargoed ON versions (embargo_until) WHERE embargo_until IS NOT NULL",),
-    ),
-    "representations": (
-        """document INTEGER NOT NULL,
-            version INTEGER NOT NULL,
-            format TEXT NOT NULL,
-            media_type TEXT NOT NULL,
-            charset TEXT,
-            line_ending TEXT,
-            sha256 TEXT NOT NULL,
-            size BIGINT NOT NULL,
-            created_at TEXT NOT NULL,
-            stored TEXT NOT NULL DEFAULT 'exact',
-            purged TEXT,
-            PRIMARY KEY (document, version, format),
-            FOREIGN KEY (document, version) REFERENCES versions(document, version)""",
-        ("CREATE INDEX representations_by_sha ON representations (sha256)",),
-    ),
-    "blob_fixity": (
-        """sha256 TEXT PRIMARY KEY,
-            size BIGINT NOT NULL,
-            chunk_size INTEGER NOT NULL,
-            chunks BLOB NOT NULL,
-            created_at TEXT NOT NULL""",
-        (),
-    ),
-    "search_sources": (
-        """sha256 TEXT NOT NULL,
-            media_type TEXT NOT NULL,
-            charset TEXT NOT NULL,
-            passages INTEGER NOT NULL,
-            note TEXT,
-            indexed_at TEXT NOT NULL,
-            PRIMARY KEY (sha256, media_type, charset)""",
-        (),
-    ),
-}
-
 #: The tables step 16 makes again.
-KEYED_TABLES: Final = tuple(_TABLES)
+KEYED_TABLES: Final = ("daily_serials", "document_days", "versions", "representations", "blob_fixity", "search_sources")
+
+#: The end of a table's definition that keeps it by its key already.
+_KEYED: Final = re.compile(r"\)\s*WITHOUT\s+ROWID\s*$", re.IGNORECASE)
+
+#: Reads the catalog inside the migration's transaction: a statement and its parameters, the rows.
+Query = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
 
 
-
-def _columns(definition: str) -> str:
-    """The names of a table definition's columns (its lines that are not constraints), in order."""
-    names = []
-    for line in definition.split(",\n"):
-        first = line.split()[0]
-        if first not in ("PRIMARY", "FOREIGN", "UNIQUE", "CHECK"):
-            names.append(first)
-    return ", ".join(names)
-
-
-def _rebuilt(table: str, definition: str, indexes: tuple[str, ...]) -> list[str]:
-    new = f"{table}_keyed"
-    columns = _columns(definition)
-    return [
-        f"CREATE TABLE {new} (\n            {definition}) WITHOUT ROWID",
-        f"INSERT INTO {new} ({columns}) SELECT {columns} FROM {table}",
-        f"DROP TABLE {table}",
-        f"ALTER TABLE {new} RENAME TO {table}",
-        *indexes,
-    ]
-
-
-def keyed(schema: Iterable[str]) -> tuple[str, ...]:
-    """The statements of step 16 (run with the connection's foreign keys off, checked before the commit), given
-    the statements of the catalog's other steps that make triggers naming these tables (step 15's, of
-    ``serial_names``): dropped first, made again last."""
-    triggers = [s for s in schema if s.lstrip().startswith("CREATE TRIGGER")]
-    return (
-        *(f"DROP TRIGGER IF EXISTS {s.split()[2]}" for s in triggers),
-        *(statement for table, (definition, indexes) in _TABLES.items()
-          for statement in _rebuilt(table, definition, indexes)),
-        *triggers,
-    )
+def keyed(query: Query) -> list[str]:
+    """The statements of step 16 for the catalog ``query`` reads (inside the migration's transaction, so what it
+    reads is what the statements change): each table made again from its own definition as the earlier steps
+    left it (``sqlite_master``: every ``ALTER TABLE`` since is in it), ``WITHOUT ROWID``, and its indexes; every
+    trigger dropped first and made again last, from its own text. Nothing is restated here that the earlier steps
+    say, so a catalog keeps exactly the columns, defaults and constraints it had."""
+    triggers = query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY rowid", ())
+    statements = [f"DROP TRIGGER {name}" for name, _ in triggers]
+    for table in KEYED_TABLES:
+        (definition,), = query("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
+        columns = ", ".join(str(name) for name, in query("SELECT name FROM pragma_table_info(?)", (table,)))
+        indexes = [str(sql) for sql, in query(
+            "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL ORDER BY rowid",
+            (table,))]
+        body = str(definition)[str(definition).index("("):]
+        body = _KEYED.sub(")", body)  # made so already (a catalog taken back a step): made so again
+        statements += [
+            f"CREATE TABLE {table}_keyed {body} WITHOUT ROWID",
+            f"INSERT INTO {table}_keyed ({columns}) SELECT {columns} FROM {table}",
+            f"DROP TABLE {table}",
+            f"ALTER TABLE {table}_keyed RENAME TO {table}",
+            *indexes,
+        ]
+    return statements + [str(sql) for _, sql in triggers]

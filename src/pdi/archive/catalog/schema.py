@@ -20,20 +20,20 @@ from pdi.errors import StoreError
 
 def migrations(
     id_pk: str, blob_type: str, with_blob_table: bool, search: Sequence[str] = (), deposit: Sequence[str] = (),
-    names: Sequence[str] = (), keyed: Sequence[str] = (),
+    names: Sequence[str] = (),
 ) -> dict[int, list[str]]:
     """Schema migrations by version; version *n* takes a catalog from *n-1* to *n*.
 
     ``search`` are the statements of the full-text index that differ by
     database (SQLite's FTS5 table, PostgreSQL's tsvector and GIN index);
     ``deposit`` those of step 14 (PostgreSQL's deposit function; none on SQLite);
-    ``names`` those of step 15 (SQLite's table of serial names; none on PostgreSQL);
-    ``keyed`` those of step 16 (SQLite's tables a deposit writes made ``WITHOUT ROWID``; none on PostgreSQL).
+    ``names`` those of step 15 (SQLite's table of serial names; none on PostgreSQL). Step 16's are made when it
+    runs, from the catalog's own definitions (:meth:`SchemaPart._step`; none on PostgreSQL).
     """
     args = (id_pk, blob_type, with_blob_table, search)
     steps = [*_tables(*args), *_formats_and_blobs(*args), *_search_and_access(*args), *_purges_and_annotations(*args),
              _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals(),
-             _mirror_tokens(), _deposit_function(deposit), _serial_names(names), _keyed_tables(keyed)]
+             _mirror_tokens(), _deposit_function(deposit), _serial_names(names), _keyed_tables()]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -449,12 +449,12 @@ def _serial_names(names: Sequence[str]) -> list[str]:
     return list(names)
 
 
-def _keyed_tables(keyed: Sequence[str]) -> list[str]:
-    """Step 16: the tables every deposit writes kept by their keys alone (SQLite:
-    :func:`pdi.archive.catalog.keyed_tables.keyed`, run with foreign keys off and checked before the commit; none
-    on PostgreSQL, whose tables are so already): six pages fewer a deposit written to SQLite's log, and each key
-    kept once."""
-    return list(keyed)
+def _keyed_tables() -> list[str]:
+    """Step 16: the tables every deposit writes kept by their keys alone (SQLite: six pages fewer a deposit written
+    to its log, each key kept once), with statements made when it runs from the catalog's own definitions
+    (:func:`pdi.archive.catalog.keyed_tables.keyed`, through :meth:`SchemaPart._step`), with foreign keys off and
+    checked before the commit; none on PostgreSQL, whose tables are so already."""
+    return []
 
 
 class SchemaPart(CatalogBase):
@@ -508,7 +508,7 @@ class SchemaPart(CatalogBase):
         if current >= target:
             return current
         steps = migrations(self.id_pk, self.blob_type, self.blob_table, self.search_schema, self.deposit_schema,
-                           self.names_schema, self.keyed_schema)
+                           self.names_schema)
         with self._write():
             if not self._has_table("schema_migrations"):
                 self._query(
@@ -520,7 +520,7 @@ class SchemaPart(CatalogBase):
                 raise self._too_new(current)
             first = current
             for version in range(current + 1, target + 1):
-                for statement in steps[version]:
+                for statement in self._step(version, steps[version]):
                     self._query(statement)
                 self._query(
                     "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
@@ -529,6 +529,11 @@ class SchemaPart(CatalogBase):
                 current = version
             self._migrated(first, current)
         return current
+
+    def _step(self, version: int, statements: list[str]) -> Sequence[str]:
+        """Inside the migration's transaction, as step ``version`` is to run: its statements (those
+        :func:`migrations` made; SQLite makes step 16's from the catalog as it is then)."""
+        return statements
 
     def _migrated(self, before: int, now: int) -> None:
         """Inside the migration's transaction, before its commit: what must hold of the catalog after the steps
