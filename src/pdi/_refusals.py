@@ -10,6 +10,7 @@ say the same of a plain web server that is no pdi at all.
 from __future__ import annotations
 
 import json
+import time
 from typing import TYPE_CHECKING
 
 from pdi.errors import NotFoundError, ParseError, PDIError, StoreError
@@ -21,10 +22,11 @@ if TYPE_CHECKING:
 MAX_PROBLEM = 64 << 10
 
 
-def said(answer: httpx.Response) -> str | None:
-    """The ``detail`` (else the ``title``) of ``answer``'s problem (a JSON body, RFC 9457 §3.1), on one line and at
-    most 1,000 characters, read from its first :data:`MAX_PROBLEM` octets; ``None`` for any other body. For an
-    answer read as a stream whose body has not been read."""
+def said(answer: httpx.Response, deadline: float | None = None) -> str | None:
+    """The ``detail`` (else the ``title``) of ``answer``'s problem (a JSON body, RFC 9457 §3.1), on one line of at
+    most 1,000 printable characters, read from its first :data:`MAX_PROBLEM` octets before ``deadline`` (a
+    :func:`time.monotonic` time; ``None``: the client's own timeouts only); ``None`` for any other body, or one
+    not read in time. For an answer read as a stream whose body has not been read."""
     import httpx
 
     if "json" not in answer.headers.get("content-type", ""):
@@ -33,13 +35,17 @@ def said(answer: httpx.Response) -> str | None:
     try:
         for piece in answer.iter_bytes():
             body += piece
-            if len(body) > MAX_PROBLEM:
+            if len(body) > MAX_PROBLEM or (deadline is not None and time.monotonic() > deadline):
                 return None
         problem = json.loads(body)
-    except (httpx.HTTPError, ValueError):
+    except (httpx.HTTPError, ValueError, RecursionError):  # the last: JSON nested deeper than Python reads
         return None
     told = (problem.get("detail") or problem.get("title")) if isinstance(problem, dict) else None
-    return " ".join(told.split())[:1000] if isinstance(told, str) and told.strip() else None
+    if not isinstance(told, str):
+        return None
+    # another server's words on our terminal and in our logs: no control characters (an escape sequence, a bell)
+    line = " ".join("".join(c if c.isprintable() else " " for c in told).split())[:1000]
+    return line or None
 
 
 def refusal(status: int, what: str, told: str | None = None) -> PDIError:

@@ -60,8 +60,9 @@ def _forms(db: sqlite3.Connection) -> dict[str, tuple[object, ...]]:
             for t in KEYED_TABLES}
 
 
-def _triggers(db: sqlite3.Connection) -> dict[str, str]:
-    return {str(n): str(t) for n, t in db.execute("SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'")}
+def _triggers(db: sqlite3.Connection) -> dict[str, tuple[str, str]]:
+    return {str(n): (str(t), str(q)) for n, t, q in db.execute(
+        "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'")}
 
 
 def test_step_16_is_the_last_step() -> None:
@@ -105,7 +106,7 @@ def test_an_older_catalog_keeps_every_row_and_trigger(tmp_path: Path) -> None:
     with _sqlite(location) as db:
         assert set(KEYED_TABLES) <= _without_rowid(db)
         assert _contents(db) == before and _forms(db) == forms
-        assert _triggers(db) == triggers and len(triggers) == 10
+        assert _triggers(db) == triggers and triggers  # the same triggers, word for word, as a new catalog's
         assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         assert db.execute("PRAGMA foreign_key_check").fetchall() == []
     # the triggers made again still keep serial_names: a deposit gets its row
@@ -117,7 +118,9 @@ def test_an_older_catalog_keeps_every_row_and_trigger(tmp_path: Path) -> None:
         assert db.execute("SELECT sha256 FROM serial_names WHERE name = ?", (name,)).fetchone() == (done.sha256s[0],)
 
 
-def test_an_older_catalog_whose_keys_do_not_hold_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+def test_an_older_catalog_whose_keys_did_not_hold_is_migrated_and_verify_reports_them(tmp_path: Path) -> None:
+    """Rows that referred to nothing before step 16 (damage, not the step's doing) do not lock the catalog: it is
+    migrated, and pdi verify still reports them."""
     location = _newest_release(tmp_path)
     with _sqlite(location) as db:
         db.execute("PRAGMA foreign_keys = OFF")
@@ -125,11 +128,42 @@ def test_an_older_catalog_whose_keys_do_not_hold_is_refused_and_left_as_it_was(t
         db.execute("INSERT INTO representations (document, version, format, media_type, sha256, size, created_at)"
                    " VALUES (9999, 1, 'text', 'text/plain', ?, 1, '2026-01-01T00:00:00.000000Z')", ("0" * 64,))
         db.commit()
+    with Archive.open(str(location)) as archive:
+        assert archive.store.schema_version() == KEYED_STEP
+        report = archive.verify()
+    assert not report.ok
+    assert ("catalog-database", "a row of representations refers to a missing row of versions") in {
+        (p.kind, p.detail) for p in report.problems}
+    with _sqlite(location) as db:
+        assert set(KEYED_TABLES) <= _without_rowid(db)
+        [(table, _, parent, _)] = db.execute("PRAGMA foreign_key_check(representations)").fetchall()
+        assert (table, parent) == ("representations", "versions")
+
+
+def test_a_step_that_would_break_keys_is_refused_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fault the step's own statements cannot make (they copy every row), injected: one version more removed.
+    The migration is refused naming the table, the catalog is as it was, and the store's connection has its
+    foreign keys on again and no transaction open."""
+    import pdi.archive.sqlite as sqlite_store
+
+    real = sqlite_store.keyed
+    monkeypatch.setattr(sqlite_store, "keyed", lambda query: [
+        *real(query), "DELETE FROM versions WHERE (document, version) IN (SELECT document, version FROM versions LIMIT 1)"])
+    location = _newest_release(tmp_path)
+    with _sqlite(location) as db:
         step = _step(db)
         contents = {t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in KEYED_TABLES}
-    with pytest.raises(StoreError, match=r"schema step 16 left 1 row\(s\) of representations referring to no row"
-                                         r" of versions; nothing was changed"):
-        Archive.open(str(location))
+    store = open_sqlite(location, create=False, migrate=False)
+    try:
+        with pytest.raises(StoreError, match=r"schema step 16 would leave 1 row\(s\) of representations referring to"
+                                             r" no row of versions, more than before it; nothing was changed"):
+            store.migrate()
+        assert store._conn.execute("PRAGMA foreign_keys").fetchone() == (1,)  # type: ignore[attr-defined]
+        assert not store._conn.in_transaction  # type: ignore[attr-defined]
+    finally:
+        store.close()
     with _sqlite(location) as db:
         assert _step(db) == step
         assert not _without_rowid(db) & set(KEYED_TABLES)

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -466,7 +467,7 @@ def test_a_running_server_stops_minting_in_a_series_at_once_when_it_is_mirrored(
         first = minted[0].json()["pdi"]
         code, out = pdi("mirror", "add", a_url, "--series", S, "--key", a_key(a), "--archive", str(b))
         assert code == 0, out
-        assert f"warning: {S} holds 2 documents here already, which {a_url} did not send" in out
+        assert f"warning: {S} holds 2 documents this archive minted: from now on only {a_url} mints in it" in out
         assert f"pdi mirror remove {a_url} --series {S}" in out and "--peer" in out
         refused = [
             httpx.post(f"{b_url}/api/deposit?series={S}&format=text", content=b"minutes 3\n", headers=bearer),
@@ -604,7 +605,9 @@ def test_an_announcement_refused_is_a_problem_naming_what_was_wrong(tmp_path: Pa
 def test_what_a_stranger_gets_wrong_is_refused_at_once_in_the_origins_own_words(tmp_path: Path) -> None:
     """What a new user tried (a port past 65535, a user in the URL, a series the origin does not hold, a manifest
     URL with a bad day, an empty manifest file, an audit with the origin stopped): each refused at once, naming
-    what was wrong (the origin's own problem detail where it gave one), and nothing recorded."""
+    what was wrong (the origin's own problem detail where it gave one), and nothing recorded. What the reviewer
+    of those fixes tried: a mirror removed and added again is not warned about; a row an earlier pdi recorded
+    with such a URL is removable; with the origin down, --no-check records it and the first sync says why."""
     a, _ = origin(tmp_path)
     b = mirror(tmp_path, "b")
     key = a_key(a)
@@ -633,5 +636,26 @@ def test_what_a_stranger_gets_wrong_is_refused_at_once_in_the_origins_own_words(
         assert pdi("mirror", "sync", "--archive", str(b))[0] == 0
         code, out = pdi("mirror", "audit", "--archive", str(b))
         assert code == 0 and f"{S}\t3 names compared with 1 peer: 0 disagreements" in out, out
-    code, out = pdi("mirror", "audit", "--archive", str(b))  # A stopped
+        # removed and added again (as a changed key asks): its names came from it, so no warning
+        assert pdi("mirror", "remove", a_url, "--series", S, "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "add", a_url, "--series", S, "--key", key, "--archive", str(b))
+        assert code == 0 and "warning" not in out, out
+    # a row an earlier pdi recorded, which this one refuses to record: its sync says why, and it can be removed
+    with sqlite3.connect(b / "catalog.sqlite") as db:
+        db.execute("INSERT INTO mirrors (series, base_url, role, jwk, added_at) VALUES"
+                   " ('other.example.us', 'http://127.0.0.1:99999', 'origin', ?, '2026-11-25T00:00:00.000000Z')",
+                   (key,))
+    code, out = pdi("mirror", "sync", "--series", "other.example.us", "--archive", str(b))
+    assert code == 1 and "a port from 1 to 65535, not 99999" in out, out
+    assert pdi("mirror", "remove", "http://127.0.0.1:99999", "--series", "other.example.us", "--archive", str(b)) == (
+        0, "removed\tother.example.us\thttp://127.0.0.1:99999\n")
+    # the origin down: --no-check records it with the key given, and the first sync says what is wrong
+    c = mirror(tmp_path, "c")
+    code, out = pdi("mirror", "add", a_url, "--series", S, "--key", key, "--archive", str(c))
+    assert code == 8 and "cannot fetch the manifest" in out, out
+    code, out = pdi("mirror", "add", a_url, "--series", S, "--key", key, "--no-check", "--archive", str(c))
+    assert code == 0 and f"origin\t{S}\t{a_url}" in out, out
+    code, out = pdi("mirror", "sync", "--archive", str(c))
+    assert code == 8 and "cannot fetch the manifest" in out, out
+    code, out = pdi("mirror", "audit", "--series", S, "--archive", str(b))  # A stopped
     assert code == 3 and f"unreachable\t{a_url}" in out and f"{S}\tno peer reached (1 unreachable): nothing compared" in out

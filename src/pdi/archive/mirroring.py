@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from pdi.archive.tokens import Writer
     from pdi.identifier import PDI
 
-__all__ = ["MirrorRecord", "Mirroring", "base_url"]
+__all__ = ["MirrorRecord", "Mirroring", "base_url", "recorded_url"]
 
 
 def base_url(text: str) -> str:
@@ -52,6 +52,20 @@ def base_url(text: str) -> str:
     return str(url).rstrip("/")
 
 
+def recorded_url(text: str) -> str:
+    """The base URL a recorded origin or peer is found by, to forget it: :func:`base_url`, or, for one an earlier
+    pdi recorded that it now refuses (a port past 65535, a user in it), the URL as that pdi wrote it."""
+    try:
+        return base_url(text)
+    except ParseError:
+        import httpx
+
+        try:
+            return str(httpx.URL(text)).rstrip("/")
+        except httpx.InvalidURL:
+            return text.rstrip("/")
+
+
 class Mirroring(ArchiveBase):
     """The archive's mirrors and peers, mirrored names, and blobs repaired."""
 
@@ -62,8 +76,8 @@ class Mirroring(ArchiveBase):
         the token its names are read with is kept (``token_source``, never the token itself). A ``writer``
         (a mirror announcing itself over HTTP) records only a peer of a registered series its token covers
         (role ``mirror``)."""
-        if role not in MIRROR_ROLES:
-            raise ParseError(f"a mirror's role is one of {', '.join(MIRROR_ROLES)}, not {role!r}", rule="mirror-role")
+        if (wrong := _role_refusal(role)) is not None:
+            raise wrong
         canonical = canonical_series(series)
         if writer is not None:
             writer.require("mirror", canonical)
@@ -86,10 +100,15 @@ class Mirroring(ArchiveBase):
         """Why :meth:`add_mirror` would refuse to record this now (a role not known, another key or role for an
         archive recorded already, a second origin, a token's source recorded for another archive), or ``None``:
         asked before the other archive is, so that what this archive refuses is said first."""
-        if role not in MIRROR_ROLES:
-            return ParseError(f"a mirror's role is one of {', '.join(MIRROR_ROLES)}, not {role!r}", rule="mirror-role")
+        if (wrong := _role_refusal(role)) is not None:
+            return wrong
         return self.store.mirror_refusal(
             MirrorRecord(canonical_series(series), base_url, role, jwk, timestamp(self.now()), token_source=token_source))
+
+    def minted_here(self, series: str) -> int:
+        """How many documents of ``series`` this archive holds that it minted itself: 0 when it ever mirrored the
+        series from another archive (an origin was recorded for it: the audit log keeps each, removed or not)."""
+        return self.store.minted_here(canonical_series(series))
 
     def remove_mirror(self, series: str, base_url: str, *, writer: Writer | None = None) -> None:
         """Forget that the archive at ``base_url`` holds ``series``; a ``writer`` (a mirror withdrawing its
@@ -220,3 +239,9 @@ def _embargo_detail(version: int | None, until: str) -> str:
     """An embargo's audit line, as :meth:`pdi.archive.catalog.SQLStore.set_embargo` writes it, and its source."""
     what = "the document" if version is None else f"version {version}"
     return f"{what} until {until} (from its origin's signed manifest)"
+
+
+def _role_refusal(role: str) -> ParseError | None:
+    if role in MIRROR_ROLES:
+        return None
+    return ParseError(f"a mirror's role is one of {', '.join(MIRROR_ROLES)}, not {role!r}", rule="mirror-role")

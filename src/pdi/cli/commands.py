@@ -73,7 +73,7 @@ COMMAND_HELP: dict[str, str] = {
     "add": "Mint a PDI for FILE ('-' = stdin) today (GMT) and deposit it; prints the PDI.",
     "anchor": "Find the passage NAME cites (NAME#char=a,b, #line=a,b, #elt=… or #name=…) in version VERSION of it.",
     "annotate": "Export a name as a W3C Web Annotation, or find the names annotations point at.",
-    "audit": "The audit log, oldest first: every write with who (a user, or token:NAME), when, what, and from where.",
+    "audit": "The audit log, oldest first: who (a user, or token:NAME), when, what, and from where.",
     "backup": "Back up the archive to the directory DEST while deposits go on; again into DEST: only what is new.",
     "capture": "Capture the web page at URL with everything it needs, as RFC 2557 MHTML.",
     "cite": "Resolve both ends of CITATION (A@position=B#fragment) and check the quotation.",

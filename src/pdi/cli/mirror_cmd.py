@@ -33,19 +33,23 @@ def mirror_group() -> None:
 @click.option("--token-env", "token_env", metavar="VARIABLE", is_flag=False, flag_value="PDI_MIRROR_TOKEN",
               help="Read BASE_URL with the token in this environment variable of each sync (alone:"
                    " $PDI_MIRROR_TOKEN); recorded by its name.")
+@click.option("--no-check", "no_check", is_flag=True,
+              help="Record it without reading BASE_URL's manifest of S now (it is down, say; give --key): a series"
+                   " it does not hold, a key not its own or a token it refuses is then found by the first sync.")
 @archive_option
 def mirror_add(base_url: str, series: str, key: str | None, peer: bool, token_file: str | None,
-               token_env: str | None, archive: str) -> None:
+               token_env: str | None, no_check: bool, archive: str) -> None:
     """Record that this archive mirrors series S from the pdi resolver at BASE_URL, pinning its public key.
 
     Every later sync, audit and repair checks that archive's signed
     manifests with the key pinned now, never with one fetched later; its
-    manifest of S is read once now, so that a series it does not hold or a
-    key that is not its own is refused at once. The series is registered
-    here if it is not; no name is ever minted in it here (deposits in it
-    are refused: only its origin mints; a warning says so when the series
-    holds documents here already). Adding it again with another
-    --token-file or --token-env records where its token is kept now.
+    manifest of S is read once now (not with --no-check), so that a series
+    it does not hold or a key that is not its own is refused at once. The
+    series is registered here if it is not; no name is ever minted in it
+    here (deposits in it are refused: only its origin mints; a warning says
+    so when the series holds documents this archive minted). Adding it
+    again with another --token-file or --token-env records where its token
+    is kept now.
     """
     from pdi.archive import canonical_series
     from pdi.cli.manifest_check import public_keys
@@ -63,10 +67,10 @@ def mirror_add(base_url: str, series: str, key: str | None, peer: bool, token_fi
         if refused is not None:  # what this archive refuses, before the other is asked
             raise refused
         held = 0
-        if not peer:  # it must hold the series and sign with that key: said now, not at the first sync
-            check_origin(base, canonical, keys, source)
-            if not any(m.role == "origin" for m in opened.mirrors(canonical)):
-                held = next((c.documents for c in opened.series_counts() if c.series == canonical), 0)
+        if not peer:
+            if not no_check:  # it must hold the series and sign with that key: said now, not at the first sync
+                check_origin(base, canonical, keys, source)
+            held = opened.minted_here(canonical)
         record = opened.add_mirror(series, base, role, key_text(keys), source)
     for k in keys:
         click.echo(f"key\t{k.thumbprint}\tx={k.x}")
@@ -75,9 +79,9 @@ def mirror_add(base_url: str, series: str, key: str | None, peer: bool, token_fi
     if key is None:
         click.echo("compare the key above with the one that archive's operator publishes (pdi keys show)", err=True)
     if held:
-        click.echo(f"pdi: warning: {canonical} holds {plural(held, 'document')} here already, which {base} did not"
-                   f" send: from now on only {base} mints in it (deposits in it here are refused), and what it does"
-                   " not list stays here unchecked by its manifests. If this archive is the series' origin and"
+        click.echo(f"pdi: warning: {canonical} holds {plural(held, 'document')} this archive minted: from now on only"
+                   f" {base} mints in it (deposits in it here are refused), and what it does not list stays here"
+                   " unchecked by its manifests. If this archive is the series' origin and"
                    f" {base} holds a copy, undo it (pdi mirror remove {base} --series {canonical}) and add that"
                    " archive with --peer.", err=True)
 
@@ -102,10 +106,10 @@ def mirror_ls(series: str | None, archive: str) -> None:
 @archive_option
 def mirror_remove(base_url: str, series: str, archive: str) -> None:
     """Forget BASE_URL as an origin or peer of S (the names already copied stay)."""
-    from pdi.network.mirrors import base_url as checked_base
+    from pdi.archive.mirroring import recorded_url
 
     with open_archive(archive) as opened:
-        opened.remove_mirror(series, checked_base(base_url))
+        opened.remove_mirror(series, recorded_url(base_url))
     click.echo(f"removed\t{series}\t{base_url}")
 
 

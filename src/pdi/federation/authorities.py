@@ -85,7 +85,7 @@ def fetch_bounded(url: str, most: int, what: str, *, accept: str = "*/*", second
         with httpx.Client(timeout=timeout or seconds, follow_redirects=follow_redirects) as client, \
                 client.stream("GET", url, headers={"accept": accept}) as answer:
             if answer.status_code != 200:
-                raise refusal(answer.status_code, f"{what} {url}", said(answer))
+                raise refusal(answer.status_code, f"{what} {url}", said(answer, deadline))
             body = bytearray()
             for chunk in answer.iter_bytes():
                 body += chunk

@@ -58,6 +58,7 @@ import json
 import re
 import tempfile
 import threading
+import time
 import urllib.parse
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -144,7 +145,8 @@ def _get_text(client: httpx.Client, url: str, what: str, most: int, headers: Map
     try:
         with client.stream("GET", url, headers=headers) as answer:
             if answer.status_code != 200:
-                raise _refusal(answer.status_code, f"{what} {url}", headers, said(answer))
+                raise _refusal(answer.status_code, f"{what} {url}", headers,
+                               said(answer, time.monotonic() + HTTP_TIMEOUT))
             body = bytearray()
             for piece in answer.iter_bytes():
                 body += piece
@@ -273,7 +275,7 @@ class Peer:
             with self.client.stream("GET", url, headers=self.headers) as answer:
                 if answer.status_code != 200:
                     raise _refusal(answer.status_code, f"the octets of {name} at {self.base}", self.headers,
-                                   said(answer))
+                                   said(answer, time.monotonic() + HTTP_TIMEOUT))
                 for piece in answer.iter_raw():
                     count += len(piece)
                     if count > size:

@@ -50,9 +50,11 @@ class ChecksPart(CatalogBase):
                         found.append(problem)
                         if len(found) >= limit:
                             return found
-                except (TypeError, ValueError) as exc:  # a damaged file's value read as another type, or not UTF-8
+                except (TypeError, ValueError) as exc:  # a damaged file's value read as another type
                     found.append(CatalogProblem(
                         "database", self.location, f"a row holds what its column cannot ({exc}): the file is damaged"))
+                    if len(found) >= limit:
+                        return found
         return found
 
     def _derived_problems(self, limit: int) -> Iterator[CatalogProblem]:

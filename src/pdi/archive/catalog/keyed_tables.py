@@ -12,8 +12,10 @@ keyed so: ``daily_serials``, ``document_days`` (one row a series and day),
 B-tree ordered by its key: a deposit writes six pages fewer to the
 write-ahead log (27 to 21 for a text of 1 KB) and a catalog holds each key
 once (a tenth smaller for 100,000 texts: 211 to 191 MB). Their rows are
-small (a blob's chunk digests are 32 octets a MiB), as SQLite advises for
-such tables. No statement of pdi reads a row id of them.
+small, as SQLite advises for such tables, but for the chunk digests of a
+blob of more than some 30 MiB (32 octets a MiB), which go on to overflow
+pages as a large row does in any table. No statement of pdi reads a row
+id of them.
 
 The step follows SQLite's way of changing a table's form
 (https://sqlite.org/lang_altertable.html#otheralter): with the connection's

@@ -109,6 +109,13 @@ class MirrorsPart(CatalogBase):
                 return ImmutabilityError(f"{record.series} is mirrored from {base_url} already (one origin a series)"), None
         return None, None
 
+    def minted_here(self, series: str) -> int:
+        """How many documents ``series`` holds, unless an origin was ever recorded for it (0 then)."""
+        with self._read():
+            if self._query("SELECT 1 FROM audit_log WHERE action = 'mirror-origin' AND subject = ? LIMIT 1", (series,)):
+                return 0
+            return int(self._query("SELECT COUNT(*) FROM documents WHERE series = ?", (series,))[0][0])
+
     def remove_mirror(self, series: str, base_url: str, audit: AuditRecord) -> None:
         with self._write():
             if not self._query("SELECT 1 FROM mirrors WHERE series = ? AND base_url = ?", (series, base_url)):

@@ -34,7 +34,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from pdi.archive import Archive
-from pdi.archive.mirroring import base_url
+from pdi.archive.mirroring import base_url, recorded_url
 from pdi.errors import ParseError
 from pdi.server.http.bodies import read_json
 from pdi.server.http.params import required
@@ -90,7 +90,7 @@ class MirrorAnnouncements:
     async def withdraw(self, request: Request) -> Response:
         """Forget a peer that announced itself: series= and base_url= (role mirror)."""
         writer = await bearer_writer(self.archive, request)
-        series, url = required(request, "series"), base_url(required(request, "base_url"))
+        series, url = required(request, "series"), recorded_url(required(request, "base_url"))
         await anyio.to_thread.run_sync(lambda: self.archive.remove_mirror(series, url, writer=writer))
         return Response(status_code=204)
 
