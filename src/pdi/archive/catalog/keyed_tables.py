@@ -9,8 +9,11 @@ keyed so: ``daily_serials``, ``document_days`` (one row a series and day),
 ``blob_fixity`` (a blob's chunk digests, by its SHA-256) and
 ``search_sources`` (which octets the full-text index has read). Made again
 ``WITHOUT ROWID`` (https://sqlite.org/withoutrowid.html), each is one
-B-tree ordered by its key: a deposit writes six pages fewer to the
-write-ahead log (27 to 21 for a text of 1 KB) and a catalog holds each key
+B-tree ordered by its key: a deposit writes four pages fewer to the
+write-ahead log (27 to 23 for a text of 1 KB: a page less for each row it
+inserts, a version, a format, a blob's digests, a source of the index; the
+day's two counters, updated in place, were one page each already) and a
+catalog holds each key
 once (a tenth smaller for 100,000 texts: 211 to 191 MB). Their rows are
 small, as SQLite advises for such tables, but for the chunk digests of a
 blob of more than some 30 MiB (32 octets a MiB), which go on to overflow

@@ -450,7 +450,7 @@ def _serial_names(names: Sequence[str]) -> list[str]:
 
 
 def _keyed_tables() -> list[str]:
-    """Step 16: the tables every deposit writes kept by their keys alone (SQLite: six pages fewer a deposit written
+    """Step 16: the tables every deposit writes kept by their keys alone (SQLite: four pages fewer a deposit written
     to its log, each key kept once), with statements made when it runs from the catalog's own definitions
     (:func:`pdi.archive.catalog.keyed_tables.keyed`, through :meth:`SchemaPart._step`), with foreign keys off and
     checked before the commit; none on PostgreSQL, whose tables are so already."""
