@@ -13,8 +13,8 @@ B-tree ordered by its key: a deposit writes four pages fewer to the
 write-ahead log (27 to 23 for a text of 1 KB: a page less for each row it
 inserts, a version, a format, a blob's digests, a source of the index; the
 day's two counters, updated in place, were one page each already) and a
-catalog holds each key
-once (a tenth smaller for 100,000 texts: 211 to 191 MB). Their rows are
+catalog holds each key once (a tenth smaller for 100,000 texts: 211 to 191
+MB). Their rows are
 small, as SQLite advises for such tables, but for the chunk digests of a
 blob of more than some 30 MiB (32 octets a MiB), which go on to overflow
 pages as a large row does in any table. No statement of pdi reads a row
