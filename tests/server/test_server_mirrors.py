@@ -39,7 +39,7 @@ from pdi.network import mirrors
 from pdi.network.mirrors import BATCH_NAMES
 from pdi.signing import SigningKey, b64url, b64url_decode, canonical_json, sign_manifest
 from support.pgcluster import TemporaryCluster
-from support.stored_blobs import damage, flip_octet
+from support.stored_blobs import blob_file, blob_row, damage, flip_octet
 
 S = "mirrored.example.us"
 #: Bytes deposited in A: a short text (a catalog row), a page, and 200 KB (a blob file).
@@ -178,7 +178,8 @@ def test_a_flipped_byte_is_found_by_verify_and_repaired_from_the_origin(tmp_path
         assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
         assert pdi("mirror", "sync", "--archive", str(b))[0] == 0
         flip_octet(b, large, 1000)  # a blob file
-        flip_octet(b, small, 3)  # a catalog row
+        flip_octet(b, small, 3)  # a small blob's file too: a sync writes each to its file, whatever its size
+        assert blob_row(b, small) is None
         code, out = pdi("verify", "--archive", str(b))
         assert code == 3 and f"altered\t{names['large']}" in out and f"altered\t{names['text']}" in out
         code, out = pdi("verify", "--repair", "--archive", str(b))
@@ -189,6 +190,9 @@ def test_a_flipped_byte_is_found_by_verify_and_repaired_from_the_origin(tmp_path
         assert archive.get(names["large"]).data == BYTES["large"] and archive.get(names["text"]).data == BYTES["text"]
         lines = [e for e in archive.audit() if e.action == "repair"]
     assert {e.subject for e in lines} == {large, small} and all(a_url in e.detail for e in lines)
+    # each put right where it was: no damaged file left beside a row read instead of it
+    assert blob_row(b, small) is None and blob_file(b, small).read_bytes() == BYTES["text"]
+    assert blob_file(b, large).read_bytes() == BYTES["large"]
 
 
 class Tamper:

@@ -57,6 +57,7 @@ from pdi.archive.blobs import BlobInfo, ChunkedReader, Digests, Octets, file_rea
 from pdi.archive.blobs.inline import (
     INLINE_LIMIT,
     CatalogRows,
+    Inline,
     inline_names,
     octets_reader,
     read_inline,
@@ -312,9 +313,13 @@ class FileBlobs(Attached):
 
     def stage(self, source: Octets, observe: BlobObserver | None = None, *, replace: bool = False) -> StagedBlob:
         """A blob of at most :data:`~.inline.INLINE_LIMIT` octets kept in hand (written by :meth:`record`), a
-        larger one written to its file (``replace`` changes nothing: a file found at the name is kept only if
-        its octets hash to it)."""
-        return stage_small(source, observe, self._stage_file)
+        larger one written to its file (a file found at the name is kept only if its octets hash to it). With
+        ``replace`` (a repair), a small blob whose file is there (an import, a mirror's sync, wrote it so) is
+        written over that file too: a damaged file is not left beside a row that would be read instead."""
+        staged = stage_small(source, observe, self._stage_file)
+        if replace and isinstance(staged, Inline) and os.path.exists(self.blob_file(staged.info.sha256)):
+            return self._stage_file(iter((staged.data,)))  # observe has seen these octets already
+        return staged
 
     def _stage_file(self, source: Octets, observe: BlobObserver | None = None) -> _FilePin:
         tmp, fd, info = self._write_temporary(source, observe)
