@@ -158,6 +158,22 @@ def test_pdi_verify_prints_catalog_damage_and_exits_3(tmp_path: Path) -> None:
     assert "catalog-serials" in result.output
 
 
+def test_a_value_of_the_wrong_type_is_one_problem_and_the_other_rows_are_checked_still(tmp_path: Path) -> None:
+    """A serial that reads as text (what a flipped type octet makes) is reported for its row, and the rows after
+    it are checked as ever (a serial that disagrees further on is found too); nothing stops on a traceback."""
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        _populate(archive)
+    with sqlite3.connect(Path(location) / "catalog.sqlite") as conn:
+        conn.execute("UPDATE documents SET serial = 'x3' WHERE unique_id = '3'")
+        conn.execute("UPDATE documents SET serial = 13 WHERE unique_id = '12'")
+    conn.close()
+    result = CliRunner().invoke(cli, ["verify", "--archive", location])
+    assert result.exit_code == 3, result.output
+    assert "its serial 'x3' is not a number" in result.output
+    assert "serial 13 disagrees with its unique id '12'" in result.output
+
+
 # --- random flips in the file ----------------------------------------------------------
 
 NAME_FIELDS = {

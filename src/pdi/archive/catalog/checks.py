@@ -222,7 +222,9 @@ def _document_problem(row: Sequence[Any]) -> str | None:
     if serial is None:
         if spells_serial(uid):
             return f"its unique id {uid!r} is written as a serial, but it has none"
-    elif not spells_serial(uid) or int(uid) != int(serial):
+    elif not isinstance(serial, int):  # a damaged file's value: the other rows are checked still
+        return f"its serial {serial!r} is not a number"
+    elif not spells_serial(uid) or int(uid) != serial:
         return f"its serial {serial} disagrees with its unique id {uid!r}"
     return None
 
