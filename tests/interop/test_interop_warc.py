@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import gzip
+import hashlib
 import re
 import tempfile
 from pathlib import Path
@@ -358,6 +359,34 @@ def test_wacz_that_is_not_a_zip_is_a_parse_error(archive: Archive, tmp_path: Pat
     bad.write_bytes(b"not a zip")
     with pytest.raises(ParseError, match="not a WACZ"):
         import_warc(archive, bad, S)
+
+
+def _rezipped(source: Path, target: Path, replace: dict[str, bytes | None]) -> Path:
+    """A copy of the WACZ ``source`` with members replaced (``None``: left out), stored as py-wacz stores them."""
+    import zipfile
+
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            data = replace.get(info.filename, zin.read(info.filename))
+            if data is not None:
+                zout.writestr(info.filename, data)
+    return target
+
+
+def test_an_unsigned_wacz_whose_warc_is_not_the_one_its_package_lists_is_refused(archive: Archive, tmp_path: Path) -> None:
+    """py-wacz's site.wacz with another WARC (Wget's) in its WARC's place and no signature: datapackage.json's
+    SHA-256 of the member says it is not the one listed (as ``wacz validate`` says), so nothing is imported."""
+    other = (DATA / "wget.warc.gz").read_bytes()
+    swapped = _rezipped(DATA / "site.wacz", tmp_path / "swapped.wacz",
+                        {"archive/site.warc.gz": other, "datapackage-digest.json": None})
+    with pytest.raises(IntegrityError, match=r"archive/site.warc.gz was changed: its SHA-256 is sha256:"
+                                             + hashlib.sha256(other).hexdigest() + r", datapackage.json says sha256:"):
+        import_warc(archive, swapped, S)
+    assert archive.ls(series=S) == []
+    missing = _rezipped(DATA / "site.wacz", tmp_path / "nopackage.wacz", {"datapackage.json": None})
+    with pytest.raises(ParseError, match="is not a WACZ: it has no datapackage.json"):
+        import_warc(archive, missing, S)
+    assert archive.ls(series=S) == []
 
 
 def test_a_name_is_dated_on_another_day_only_with_a_foreign_id(archive: Archive) -> None:

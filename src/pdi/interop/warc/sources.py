@@ -176,11 +176,12 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
     """Check the WACZ's ``datapackage-digest.json`` (:func:`pdi.wacz_signing.check_digest`): ``None`` when it
     has none; :class:`IntegrityError` when ``datapackage.json`` was changed or the signature does not verify.
 
-    With ``resources``, a signed WACZ's files are checked too: each WARC under
-    ``archive/`` must be listed in ``datapackage.json`` and every file listed
-    must have the SHA-256 it states (else the signature vouches for nothing);
-    one that decompresses to more than ``max_expansion`` times its size (past
-    its first MiB) is a :class:`~pdi.errors.LimitError`, before it is read.
+    With ``resources`` (a WACZ read to import it, or checked by ``pdi verify --signatures``), its files are
+    checked too, signed or not: it must have a ``datapackage.json`` (WACZ 1.1.1 asks for one), each WARC under
+    ``archive/`` must be listed in it and every file listed must have the SHA-256 it states (else the package
+    vouches for nothing: a WARC put in another's place would import as if it were the one listed); one that
+    decompresses to more than ``max_expansion`` times its size (past its first MiB) is a
+    :class:`~pdi.errors.LimitError`, before it is read.
     """
     try:
         zf = zipfile.ZipFile(path)
@@ -193,18 +194,25 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
     try:
         with zf:
             listed = {i.filename: i for i in (infos if infos is not None else zf.infolist())}
-            if DIGEST_FILE not in listed or "datapackage.json" not in listed:
+            if "datapackage.json" not in listed:
+                if resources:
+                    raise ParseError(f"{path} is not a WACZ: it has no datapackage.json (WACZ 1.1.1 asks for one,"
+                                     " listing each file with its SHA-256)", rule="WACZ")
                 return None
             for member, cap in ((DIGEST_FILE, MAX_DIGEST_FILE), ("datapackage.json", _MAX_PACKAGE)):
-                if listed[member].file_size > cap:
+                if member in listed and listed[member].file_size > cap:
                     raise LimitError(f"{path}: {member} is larger than the {plural(cap, 'byte')} pdi reads")
-            with zf.open(DIGEST_FILE) as fh:
-                digest = fh.read(MAX_DIGEST_FILE + 1)
             with zf.open("datapackage.json") as fh:
                 package = fh.read(_MAX_PACKAGE + 1)
-            checked = check_digest(str(path), package, digest)
-            if resources and checked.signed:
-                _check_resources(path, zf, listed, package, max_expansion)
+            checked = None
+            if DIGEST_FILE in listed:
+                with zf.open(DIGEST_FILE) as fh:
+                    digest = fh.read(MAX_DIGEST_FILE + 1)
+                checked = check_digest(str(path), package, digest)
+            if resources:
+                _check_resources(path, zf, listed, package, max_expansion,
+                                 "the signed datapackage.json" if checked is not None and checked.signed
+                                 else "datapackage.json")
     except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
         raise ParseError(f"{path}: its datapackage files cannot be read: {exc}", rule="WACZ") from None
     except (NotImplementedError, RuntimeError) as exc:  # a compression method or encryption zipfile lacks
@@ -213,9 +221,11 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
 
 
 def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zipfile.ZipInfo], package: bytes,
-                     max_expansion: float) -> None:
-    """Every file ``datapackage.json`` lists hashes to what it says, and every WARC is listed."""
-    resources = json.loads(package).get("resources")
+                     max_expansion: float, which: str) -> None:
+    """Every file ``datapackage.json`` (``which``, as the messages name it) lists hashes to what it says, and every
+    WARC is listed."""
+    value = json.loads(package)
+    resources = value.get("resources") if isinstance(value, dict) else None
     if not isinstance(resources, list):
         raise ParseError(f"{path}: datapackage.json lists no resources", rule="WACZ")
     stated: dict[str, str] = {}
@@ -226,10 +236,10 @@ def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zi
         stated[member] = hash_
     for member in listed:
         if member.startswith("archive/") and member not in stated:
-            raise IntegrityError(f"{path}: {member} is not listed in the signed datapackage.json")
+            raise IntegrityError(f"{path}: {member} is not listed in {which}")
     for member, hash_ in stated.items():
         if member not in listed:
-            raise IntegrityError(f"{path}: {member}, listed in the signed datapackage.json, is missing")
+            raise IntegrityError(f"{path}: {member}, listed in {which}, is missing")
         info = listed[member]
         if info.file_size > EXPANSION_ALLOWANCE and info.file_size > max_expansion * info.compress_size:
             raise LimitError(f"{Path(path).name}!{member} (the ZIP entry at offset {info.header_offset}) is refused:"
@@ -241,7 +251,7 @@ def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zi
                 digest.update(chunk)
         if "sha256:" + digest.hexdigest() != hash_.lower():
             raise IntegrityError(f"{path}: {member} was changed: its SHA-256 is sha256:{digest.hexdigest()},"
-                                 f" the signed datapackage.json says {hash_}")
+                                 f" {which} says {hash_}")
 
 
 def _data_start(raw: BinaryIO, info: zipfile.ZipInfo, path: str | Path) -> int:
