@@ -389,6 +389,35 @@ def test_an_unsigned_wacz_whose_warc_is_not_the_one_its_package_lists_is_refused
     assert archive.ls(series=S) == []
 
 
+@pytest.mark.parametrize(("data", "first"), [
+    (b"In Congress, July 4, 1776.\nThe unanimous Declaration\n", "In Congress, July 4, 1776."),
+    (gzip.compress(b"just one line of text\n"), "just one line of text"),  # a gzip member, not a WARC record
+    (b"hello world foo bar 0\n\n", "hello world foo bar 0"),  # what warcio would take for an ARC record
+])
+def test_a_file_that_is_not_a_warc_says_so(archive: Archive, tmp_path: Path, data: bytes, first: str) -> None:
+    path = tmp_path / "text.warc"
+    path.write_bytes(data)
+    with pytest.raises(ParseError, match=re.escape(f"text.warc is not a WARC file: its first line is {first!r}, not a"
+                                                   " version line (WARC/1.0 or WARC/1.1)")):
+        import_warc(archive, path, S)
+    assert archive.ls(series=S) == []
+
+
+def test_a_file_cut_inside_a_records_version_line_is_said_to_be_cut_short(archive: Archive, tmp_path: Path) -> None:
+    """Wget's uncompressed WARC cut three octets into its second record (where warcio says that record begins)."""
+    whole = (DATA / "wget-plain.warc").read_bytes()
+    with (DATA / "wget-plain.warc").open("rb") as fh:
+        walk = ArchiveIterator(fh)
+        offsets = []
+        for _ in walk:
+            offsets.append(walk.get_record_offset())
+    cut = tmp_path / "cut.warc"
+    cut.write_bytes(whole[: offsets[1] + 3])
+    with pytest.raises(ParseError, match=re.escape(f"cut.warc: the record at offset {offsets[1]} is damaged: the file"
+                                                   " ends inside its version line (the file is cut short)")):
+        import_warc(archive, cut, S)
+
+
 def test_a_name_is_dated_on_another_day_only_with_a_foreign_id(archive: Archive) -> None:
     from pdi.archive import Content
     from pdi.errors import UnsupportedError

@@ -15,8 +15,10 @@ import contextlib
 import datetime
 import io
 import time
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.recordloader import ArcWarcRecord
@@ -236,6 +238,8 @@ def _read_source(
         index.count(number, offset, entry, payload)
     if whole:
         return
+    with source.open() as fh:
+        _check_version_line(fh, source)
     with source.open() as fh, contextlib.redirect_stderr(io.StringIO()):
         # warcio writes its warning about a record not followed by blank lines to
         # stderr and counts it; here the count makes it an error.
@@ -296,9 +300,24 @@ def _damaged(source: Source, offset: int, exc: Exception) -> ParseError:
     """A record warcio could not read. On damaged input warcio raises whatever its
     parsing hits (``ArchiveLoadFailed``, ``ValueError``, ``zlib.error``, but also
     ``AttributeError`` on a missing header or ``IndexError``), so every exception
-    from it is a damaged record, named by its offset."""
+    from it is a damaged record, named by its offset; one whose first line the file
+    ends inside (an uncompressed file cut there) is said to be cut short."""
     detail = str(exc) or type(exc).__name__
+    if _ends_in_first_line(source, offset):
+        detail = "the file ends inside its version line (the file is cut short)"
     return ParseError(f"{_where(source, offset)} is damaged: {detail}", rule="WARC record")
+
+
+def _ends_in_first_line(source: Source, offset: int) -> bool:
+    """Whether the file (uncompressed there) ends within :data:`_FIRST_LINE_AT_MOST` octets of ``offset``, before
+    any line ends."""
+    try:
+        with source.open() as fh:
+            fh.seek(offset)
+            rest = fh.read(_FIRST_LINE_AT_MOST)
+    except OSError:
+        return False
+    return 0 < len(rest) < _FIRST_LINE_AT_MOST and rest[:2] != b"\x1f\x8b" and b"\n" not in rest
 
 
 def _index_one(
@@ -311,3 +330,25 @@ def _index_one(
     """
     return _index_fields(record.rec_type, record.rec_headers, record.http_headers, record.length,
                          record.content_stream, source, number, offset, limit, keep)
+
+
+#: Octets of a file's start read to find its first line (decompressed, for a gzip member).
+_FIRST_LINE_AT_MOST = 256
+
+
+def _check_version_line(fh: BinaryIO, source: Source) -> None:
+    """A :class:`ParseError` unless the file's first line (its first gzip member's, decompressed) begins ``WARC/``,
+    the version line of every WARC record (ISO 28500:2017 §5.2, WARC 1.1): warcio would read anything else as
+    ARC, the format before WARC, and report a file that is not a WARC at all as a damaged one. An empty file, or
+    a first member that does not decompress, is left to the reader, which says what is wrong with it."""
+    start = fh.read(_FIRST_LINE_AT_MOST * 4)
+    if start[:2] == b"\x1f\x8b":
+        try:
+            start = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(start, _FIRST_LINE_AT_MOST)
+        except zlib.error:
+            return
+    line = start[:_FIRST_LINE_AT_MOST].split(b"\n", 1)[0].rstrip(b"\r")
+    if line and not line.startswith(b"WARC/"):
+        shown = line[:60].decode("latin-1")
+        raise ParseError(f"{source.name} is not a WARC file: its first line is {shown!r}, not a version line"
+                         " (WARC/1.0 or WARC/1.1)", rule="WARC version")
