@@ -225,6 +225,19 @@ def test_restore_refuses_an_existing_archive(tmp_path: Path) -> None:
     assert _pdi("verify", "--archive", str(tmp_path / "copy")).returncode == 0
 
 
+def test_a_restore_from_a_backup_missing_a_blob_says_the_backup_is_incomplete(tmp_path: Path) -> None:
+    """Not "run the backup again" (what a backup meeting a blob purged meanwhile says): after the loss a restore is
+    for, the backup cannot be made again."""
+    root = tmp_path / "archive"
+    kept = _small_archive(root)
+    backup(str(root), tmp_path / "b", copy=True)
+    lost = hashlib.sha256(kept[1][1]).hexdigest()
+    (tmp_path / "b" / "blobs" / lost[:2] / lost).unlink()
+    with pytest.raises(StoreError, match=f"blob {lost} the backup's catalog names is missing from the backup .*:"
+                                         " this backup is incomplete or damaged; restore another one"):
+        restore(tmp_path / "b", str(tmp_path / "new"))
+
+
 def test_not_enough_space_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "archive"
     _small_archive(root)

@@ -337,6 +337,25 @@ def test_cli_import_prints_names_and_needs_a_series(tmp_path: Path) -> None:
     assert bag_with_series.exit_code == 2 and "a bag carries its own series" in bag_with_series.stderr
 
 
+def test_cli_import_of_what_it_does_not_read_says_what_it_reads(tmp_path: Path) -> None:
+    """A WARC named otherwise, a directory that is no bag, a path that is not there: with --series or without, the
+    message is about the source, not about --series."""
+    location = str(tmp_path / "archive")
+    runner = CliRunner()
+    runner.invoke(cli, ["init", location])
+    (tmp_path / "site.arc.gz").write_bytes((DATA / "site.warc.gz").read_bytes())
+    (tmp_path / "dir").mkdir()
+    for source, code, words in [
+        (tmp_path / "site.arc.gz", 1, "is a file named neither .warc, .warc.gz nor .wacz"),
+        (tmp_path / "dir", 1, "is a directory with no bagit.txt"),
+        (tmp_path / "nothing", 4, "no file or directory"),
+    ]:
+        for series in (["--series", S], []):
+            result = runner.invoke(cli, ["import", str(source), *series, "--archive", location])
+            assert result.exit_code == code and words in result.stderr, (source, series, result.output)
+            assert "--series" not in result.stderr
+
+
 def test_cli_import_names_the_damaged_record(tmp_path: Path) -> None:
     location = str(tmp_path / "archive")
     runner = CliRunner()
@@ -384,7 +403,7 @@ def test_an_unsigned_wacz_whose_warc_is_not_the_one_its_package_lists_is_refused
         import_warc(archive, swapped, S)
     assert archive.ls(series=S) == []
     missing = _rezipped(DATA / "site.wacz", tmp_path / "nopackage.wacz", {"datapackage.json": None})
-    with pytest.raises(ParseError, match="is not a WACZ: it has no datapackage.json"):
+    with pytest.raises(ParseError, match=re.escape("is not a WACZ: it has no datapackage.json")):
         import_warc(archive, missing, S)
     assert archive.ls(series=S) == []
 

@@ -170,9 +170,11 @@ def blob_file(root: Path, sha256: str) -> Path:
 class BlobCopier:
     """Copies blobs into ``root/blobs`` (by a hard link where it can), each checked against its name."""
 
-    def __init__(self, root: Path, *, link: bool = True) -> None:
+    def __init__(self, root: Path, *, link: bool = True, restoring: bool = False) -> None:
         self.root = root
         self.link = link
+        #: Copying from a backup (a blob missing there is the backup's damage), not into one.
+        self.restoring = restoring
         self.copied = self.linked = self.present = self.octets = 0
         self._dirs: set[Path] = set()
 
@@ -193,7 +195,7 @@ class BlobCopier:
             try:
                 os.link(source, temporary)
             except FileNotFoundError:
-                raise _gone(sha256, source) from None
+                raise _gone(sha256, source, self.restoring) from None
             except OSError as exc:
                 if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
                     raise StoreError(f"cannot link {source} to {temporary}: {exc}") from exc
@@ -211,7 +213,7 @@ class BlobCopier:
         try:
             f = source.open("rb")
         except FileNotFoundError:
-            raise _gone(sha256, source) from None
+            raise _gone(sha256, source, self.restoring) from None
         with f:
             self.from_stream(sha256, iter(lambda: f.read(READ_SIZE), b""), str(source))
 
@@ -254,7 +256,10 @@ class BlobCopier:
         self._dirs.clear()
 
 
-def _gone(sha256: str, source: Path) -> StoreError:
+def _gone(sha256: str, source: Path, restoring: bool) -> StoreError:
+    if restoring:  # after the loss a restore is for, the backup cannot be made again: say what it lacks
+        return StoreError(f"blob {sha256} the backup's catalog names is missing from the backup ({source}):"
+                          " this backup is incomplete or damaged; restore another one")
     return StoreError(f"blob {sha256} the catalog names is gone from {source} (a purge or"
                       " pdi verify --remove-unreferenced ran during the backup?): run the backup again")
 
@@ -552,7 +557,7 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
     backup_catalog = sqlite3.connect(f"file:{src / CATALOG}?mode=ro", uri=True, isolation_level=None)
     try:
         names = list(_named_blobs(backup_catalog))
-        copier = BlobCopier(root, link=not copy and _same_device(src / "blobs", root / "blobs"))
+        copier = BlobCopier(root, link=not copy and _same_device(src / "blobs", root / "blobs"), restoring=True)
         blobs_s3 = backup_catalog.execute("SELECT url FROM blob_store").fetchall() if _has_table(
             backup_catalog, "blob_store") else []
         if not blobs_s3:

@@ -23,7 +23,7 @@ from pdi.archive import (
     resolve_location,
 )
 from pdi.cli.archive_io import open_archive
-from pdi.errors import IntegrityError, UnsupportedError
+from pdi.errors import IntegrityError, NotFoundError, ParseError, UnsupportedError
 
 if TYPE_CHECKING:
     from pdi.archive.fixity import Problem, VerifyReport
@@ -465,7 +465,13 @@ def import_cmd(source: str, series: str | None, max_mb: float, max_expansion: fl
         from pdi.archive.bagit import is_pdi_export
 
         bag = Path(source)
-        foreign = (bag / "bagit.txt").is_file() and not is_pdi_export(bag)
+        if not (bag / "bagit.txt").is_file():  # neither a web archive by its name nor a bag: say which is asked
+            what = "a directory with no bagit.txt" if bag.is_dir() else "a file named neither .warc, .warc.gz nor .wacz"
+            if not bag.exists():
+                raise NotFoundError(f"no file or directory {source}")
+            raise ParseError(f"{source} is {what}: pdi import reads WARC (.warc, .warc.gz) and WACZ (.wacz) files"
+                             " and BagIt bags", rule="import")
+        foreign = not is_pdi_export(bag)
         if series is not None and not foreign:
             raise click.UsageError("--series is for WARC and WACZ files and for bags other tools made;"
                                    " a bag carries its own series when pdi exported it")
