@@ -282,6 +282,16 @@ def test_several_words_name_the_shortest_stretch_holding_them(archive: Archive) 
     )
 
 
+def test_a_word_twice_in_a_row_is_two_matches_and_a_phrase_one(archive: Archive) -> None:
+    """One word: its first match alone, and each match its own range, even with only a line ending between two
+    (``char`` counts on the CRLF-canonical text: the second walrus is at 12); a phrase of the two: one range."""
+    archive.add(S, b"the walrus\nwalrus spoke\n", format="text")
+    (hit,) = archive.search("walrus").hits
+    assert (hit.start, hit.end) == (4, 10) and hit.matches == ((4, 10), (12, 18))
+    (hit,) = archive.search('"walrus walrus"').hits
+    assert (hit.start, hit.end) == (4, 18) and hit.matches == ((4, 18),)
+
+
 def test_xml_text_is_found_in_its_source(archive: Archive) -> None:
     source = '<?xml version="1.0"?>\n<doc note="ocelot"><p>The heron</p><![CDATA[tern & gull]]></doc>\n'
     archive.add(S, source.encode(), format="xml")

@@ -118,9 +118,10 @@ class Listing(ArchiveBase):
         rows = self.store.search(parsed.phrases, series=name, limit=limit + 1, after=cursor,
                                  access=self._search_access())
         hits: list[SearchHit] = []
+        joins = any(len(phrase) > 1 for phrase in parsed.phrases)  # a phrase's words, marked one by one: one match
         for row in rows[:limit]:
-            text, marks = marked(row.marked)
-            groups = [marks] if len(row.each) == 1 else [marked(each)[1] for each in row.each]
+            text, marks = marked(row.marked, phrases=joins)
+            groups = [marks] if len(row.each) == 1 else [marked(each, phrases=joins)[1] for each in row.each]
             # one phrase: its first match; several: the shortest stretch with a match of each
             window = (marks[0] if len(groups) == 1 and marks else smallest_window(groups)) or (0, len(text))
             passage = Passage(row.passage.start, text, row.passage.runs)

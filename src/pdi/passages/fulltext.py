@@ -514,11 +514,13 @@ def markup_passages(text: str, kind: str, *, size: int = PASSAGE_CHARS) -> list[
 # --- what a match marks ---------------------------------------------------------------------
 
 
-def marked(highlighted: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+def marked(highlighted: str, *, phrases: bool = True) -> tuple[str, tuple[tuple[int, int], ...]]:
     """The text of a passage the engine marked (:data:`MARK_START` … :data:`MARK_END`), and each marked stretch.
 
-    Marks with nothing but white space and punctuation between them are one
-    stretch (a phrase's words).
+    With ``phrases`` (the query has a phrase of several words), marks with
+    nothing but white space and punctuation between them are one stretch (a
+    phrase's words, which PostgreSQL marks one by one); without, each mark is
+    its own (one word twice in a row, ``walrus\r\nwalrus``, is two matches).
     """
     plain: list[str] = []
     marks: list[tuple[int, int]] = []
@@ -537,7 +539,7 @@ def marked(highlighted: str) -> tuple[str, tuple[tuple[int, int], ...]]:
     text = "".join(plain)
     joined: list[tuple[int, int]] = []
     for a, b in marks:  # words of one phrase, which PostgreSQL marks one by one, as one stretch
-        if joined and not _has_word(text[joined[-1][1] : a]):
+        if phrases and joined and not _has_word(text[joined[-1][1] : a]):
             joined[-1] = (joined[-1][0], b)
         else:
             joined.append((a, b))
