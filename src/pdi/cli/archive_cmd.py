@@ -9,6 +9,7 @@ reading :mod:`pdi.cli.read_cmd`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -94,6 +95,9 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, a
         if found is not None and found < SCHEMA_VERSION:
             backup(where, backup_dest)
             click.echo(f"backed up the archive at schema version {found} to {backup_dest} before migrating it")
+        else:  # nothing to migrate (or no archive yet): said, so that DEST is not looked for in vain
+            why = "there is no archive yet" if found is None else f"it is at schema version {found} already"
+            click.echo(f"not backed up to {backup_dest}: {why}, nothing to migrate (pdi backup makes one)", err=True)
     with Archive.init(where, blobs=blobs) as opened:
         click.echo(
             f"archive at {opened.location} (schema version {opened.schema_version()})"
@@ -346,6 +350,8 @@ def export_cmd(directory: str | None, series: str | None, wacz: str | None, sign
     signing = (sign, key_file, domain_cert, tsa, tsa_chain)
     if wacz is None and any(given is not None for given in signing):
         raise click.UsageError("--sign, --no-sign, --key-file, --domain-cert, --tsa and --tsa-chain go with --wacz")
+    if wacz is not None and (wacz.endswith(("/", os.sep)) or Path(wacz).is_dir()):
+        raise click.UsageError(f"--wacz names the WACZ file to write, not a directory: {wacz}")
     if (domain_cert is None) != (tsa is None) or (domain_cert is None) != (tsa_chain is None):
         raise click.UsageError("--domain-cert, --tsa and --tsa-chain go together (the domain-identity form)")
     if domain_cert is not None and sign is False:

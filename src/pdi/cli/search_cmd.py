@@ -77,11 +77,16 @@ def reindex_cmd(series: str | None, archive: str) -> None:
 @archive_option
 def index_cmd(watch: bool, interval: float, limit: int | None, show_pending: bool, archive: str) -> None:
     """Make the full-text passages large deposits left to the indexer's queue (safe in several processes)."""
+    if show_pending and (watch or limit is not None):
+        raise click.UsageError("--pending only lists what is queued: it goes with neither --watch nor --limit")
     with open_archive(archive) as opened:
         if show_pending:
-            for sha256, media_type, charset, size, attempts, error in opened.queued_indexes():
+            queued = opened.queued_indexes()
+            for sha256, media_type, charset, size, attempts, error in queued:
                 what = f"{sha256} {media_type}{'; charset=' + charset if charset else ''} {size} octets"
                 click.echo(what + (f", {attempts} attempts, last: {one_line(error)}" if error else ""))
+            if not queued:
+                click.echo("nothing is queued: every text deposited is searched", err=True)
             return
         try:
             _drain(opened, watch, interval, limit)

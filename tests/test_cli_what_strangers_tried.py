@@ -1,0 +1,46 @@
+"""What a new user tried on the command line and was not told (a helper's trial of the web-archive, search and
+backup commands): each now says what it did not do, or refuses what it would have done wrongly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from pdi.archive.store import SCHEMA_VERSION
+from pdi.cli import cli
+
+S = "trial.example.us"
+
+
+def _pdi(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_index_pending_says_when_nothing_is_queued_and_goes_with_nothing_else(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    assert _pdi("init", location)[0] == 0
+    assert _pdi("index", "--pending", "--archive", location) == (
+        0, "", "nothing is queued: every text deposited is searched\n")
+    for other in (["--watch"], ["--limit", "3"]):
+        code, _, err = _pdi("index", "--pending", *other, "--archive", location)
+        assert code == 2 and "--pending only lists what is queued" in err
+
+
+def test_export_wacz_to_a_directory_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    assert _pdi("init", location)[0] == 0
+    for target in (f"{tmp_path}/newdir/", str(tmp_path)):
+        code, _, err = _pdi("export", "--wacz", target, "--archive", location)
+        assert code == 2 and "--wacz names the WACZ file to write, not a directory" in err
+    assert not (tmp_path / "newdir").exists()
+
+
+def test_init_backup_says_when_it_backs_nothing_up(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    code, _, err = _pdi("init", location, "--backup", str(tmp_path / "bk"))
+    assert code == 0 and f"not backed up to {tmp_path / 'bk'}: there is no archive yet" in err
+    code, _, err = _pdi("init", location, "--backup", str(tmp_path / "bk"))
+    assert code == 0 and f"it is at schema version {SCHEMA_VERSION} already, nothing to migrate (pdi backup makes one)" in err
+    assert not (tmp_path / "bk").exists()
