@@ -269,3 +269,11 @@ def test_a_token_with_any_other_character_is_refused(left: str, bad: str, right:
         PDI.parse(_BASE + token + ".1")
     assert info.value.rule == "format"
     assert info.value.offset == len(_BASE) + len(left)
+
+
+def test_rfc6838_4_3_a_charset_given_twice_is_refused_not_guessed() -> None:
+    """Over HTTP, ``text/plain; charset=utf-8; charset=latin1`` was deposited as Latin-1 without a word."""
+    assert formats.split_media_type("text/plain; charset=utf-8") == ("text/plain", "utf-8")
+    for value in ("text/plain; charset=utf-8; charset=latin1", "text/plain; charset=utf-8; CHARSET=utf-8"):
+        with pytest.raises(UnsupportedError, match=r"gives its charset twice: a parameter is given once"):
+            formats.split_media_type(value)

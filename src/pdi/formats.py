@@ -256,6 +256,9 @@ def split_media_type(media_type: str) -> tuple[str, str | None]:
     for param in params:
         name, eq, value = param.partition("=")
         if eq and name.strip().lower() == "charset":
+            if charset is not None:  # which one would be meant? (RFC 6838 §4.3: an error)
+                raise UnsupportedError(f"{media_type!r} gives its charset twice: a parameter is given once"
+                                       " (RFC 6838 §4.3)")
             charset = value.strip().strip('"')
     return mt, charset
 

@@ -94,6 +94,22 @@ def test_without_a_live_token_every_write_is_401_with_a_bearer_challenge(writabl
     assert after[3] == [*before[3], ("token-revoke", "token:depositor")]  # type: ignore[misc]
 
 
+def test_the_location_of_a_deposit_under_a_foreign_id_with_escapes_names_it_and_no_other(writable: Writable) -> None:
+    """Foreign ids ``x#y`` and ``x%23y`` (sent %-escaped in the query) are two names, ``…/x%23y.text.1`` and
+    ``…/x%2523y.text.1``; each deposit's ``Location`` must fetch its own bytes. Written raw, the second's named
+    the first's document (N2R reads ``%23`` in its query as ``#``), and the first's a fragment with no format."""
+    bodies = {"x%23y": b"the first text\n", "x%2523y": b"the second text\n"}
+    for escaped, body in bodies.items():
+        answer = writable.client.post(
+            f"/api/deposit?series={S}&format=text&id={escaped}", content=body,
+            headers=Writable.bearer(writable.deposit, **{"Content-Type": "text/plain"}),
+        )
+        assert answer.status_code == 201, answer.text
+        fetched = writable.client.get(answer.headers["location"])
+        assert fetched.status_code == 200 and fetched.content == body, (answer.headers["location"], fetched.text)
+        assert fetched.headers["x-pdi-sha256"] == hashlib.sha256(body).hexdigest()
+
+
 def test_a_deposit_is_201_with_its_name_the_exact_bytes_and_an_audit_entry(writable: Writable) -> None:
     body = b"one\ntwo\r\nthree\rfour"  # mixed line endings: kept exactly
     answer = writable.client.post(

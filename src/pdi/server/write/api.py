@@ -76,6 +76,7 @@ from pdi.server.http.bodies import read_body
 from pdi.server.http.params import flag, integer, optional, required
 from pdi.server.http.problems import Problem
 from pdi.server.process.cache import ResponseCache
+from pdi.server.protocol.rfc2169 import n2r_path
 
 #: The longest Idempotency-Key accepted (characters); the draft sets no limit, Stripe's is 255.
 MAX_KEY = 255
@@ -421,7 +422,9 @@ def _created(deposit: Deposit) -> Response:
     first = str(deposit[0])
     body = {"pdi": first, "names": [str(n) for n in deposit], "version": deposit.version,
             "unchanged": deposit.unchanged}
-    headers = {"Location": f"/uri-res/N2R?{first}"}
+    # as every answer writes an N2R path (a foreign id's "%23" is "%2523" there: N2R reads "%23" as the "#" of a
+    # fragment), so that the Location names the document just deposited and no other
+    headers = {"Location": n2r_path(first)}
     if deposit.replayed:
         headers["Idempotent-Replayed"] = "true"
     return JSONResponse(body, status_code=200 if deposit.unchanged else 201, headers=headers)
