@@ -342,13 +342,13 @@ def _check_version_line(fh: BinaryIO, source: Source) -> None:
     ARC, the format before WARC, and report a file that is not a WARC at all as a damaged one. An empty file, or
     a first member that does not decompress, is left to the reader, which says what is wrong with it."""
     start = fh.read(_FIRST_LINE_AT_MOST * 4)
-    if start[:2] == b"\x1f\x8b":
+    if b"\x1f\x8b".startswith(start[:2]):  # gzip (or a file cut inside its magic, or empty)
         try:
             start = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(start, _FIRST_LINE_AT_MOST)
         except zlib.error:
             return
     line = start[:_FIRST_LINE_AT_MOST].split(b"\n", 1)[0].rstrip(b"\r")
-    if line and not line.startswith(b"WARC/"):
+    if line and not line.startswith(b"WARC/") and not b"WARC/".startswith(line):  # the latter: a WARC cut short
         shown = line[:60].decode("latin-1")
         raise ParseError(f"{source.name} is not a WARC file: its first line is {shown!r}, not a version line"
                          " (WARC/1.0 or WARC/1.1)", rule="WARC version")

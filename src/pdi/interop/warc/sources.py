@@ -176,12 +176,13 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
     """Check the WACZ's ``datapackage-digest.json`` (:func:`pdi.wacz_signing.check_digest`): ``None`` when it
     has none; :class:`IntegrityError` when ``datapackage.json`` was changed or the signature does not verify.
 
-    With ``resources`` (a WACZ read to import it, or checked by ``pdi verify --signatures``), its files are
-    checked too, signed or not: it must have a ``datapackage.json`` (WACZ 1.1.1 asks for one), each WARC under
-    ``archive/`` must be listed in it and every file listed must have the SHA-256 it states (else the package
-    vouches for nothing: a WARC put in another's place would import as if it were the one listed); one that
-    decompresses to more than ``max_expansion`` times its size (past its first MiB) is a
-    :class:`~pdi.errors.LimitError`, before it is read.
+    With ``resources`` (a WACZ read to import it, or checked by ``pdi verify --signatures``), the files its
+    ``datapackage.json`` lists are checked too, signed or not (one without it has nothing to check them
+    against): each WARC under ``archive/`` must be listed and every file listed must have the SHA-256 it
+    states (else the package vouches for nothing: a WARC put in another's place would import as if it were
+    the one listed). In a signed WACZ, one that decompresses to more than ``max_expansion`` times its size
+    (past its first MiB) is a :class:`~pdi.errors.LimitError`, before it is read, and one that cannot be read
+    is an error; in an unsigned one both are left to the WARC reader, which names the record it fails at.
     """
     try:
         zf = zipfile.ZipFile(path)
@@ -195,10 +196,7 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
         with zf:
             listed = {i.filename: i for i in (infos if infos is not None else zf.infolist())}
             if "datapackage.json" not in listed:
-                if resources:
-                    raise ParseError(f"{path} is not a WACZ: it has no datapackage.json (WACZ 1.1.1 asks for one,"
-                                     " listing each file with its SHA-256)", rule="WACZ")
-                return None
+                return None  # nothing to check the files against: the WARCs are read as they are
             for member, cap in ((DIGEST_FILE, MAX_DIGEST_FILE), ("datapackage.json", _MAX_PACKAGE)):
                 if member in listed and listed[member].file_size > cap:
                     raise LimitError(f"{path}: {member} is larger than the {plural(cap, 'byte')} pdi reads")
@@ -210,9 +208,9 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
                     digest = fh.read(MAX_DIGEST_FILE + 1)
                 checked = check_digest(str(path), package, digest)
             if resources:
+                signed = checked is not None and checked.signed
                 _check_resources(path, zf, listed, package, max_expansion,
-                                 "the signed datapackage.json" if checked is not None and checked.signed
-                                 else "datapackage.json")
+                                 "the signed datapackage.json" if signed else "datapackage.json", signed)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
         raise ParseError(f"{path}: its datapackage files cannot be read: {exc}", rule="WACZ") from None
     except (NotImplementedError, RuntimeError) as exc:  # a compression method or encryption zipfile lacks
@@ -221,9 +219,10 @@ def wacz_signature(path: str | Path, infos: list[zipfile.ZipInfo] | None = None,
 
 
 def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zipfile.ZipInfo], package: bytes,
-                     max_expansion: float, which: str) -> None:
+                     max_expansion: float, which: str, signed: bool) -> None:
     """Every file ``datapackage.json`` (``which``, as the messages name it) lists hashes to what it says, and every
-    WARC is listed."""
+    WARC is listed. Unless ``signed``, a file that cannot be read whole (damaged, or expanding past
+    ``max_expansion``) is left to the WARC reader, which names the record it fails at."""
     value = json.loads(package)
     resources = value.get("resources") if isinstance(value, dict) else None
     if not isinstance(resources, list):
@@ -242,13 +241,20 @@ def _check_resources(path: str | Path, zf: zipfile.ZipFile, listed: dict[str, zi
             raise IntegrityError(f"{path}: {member}, listed in {which}, is missing")
         info = listed[member]
         if info.file_size > EXPANSION_ALLOWANCE and info.file_size > max_expansion * info.compress_size:
+            if not signed:
+                continue
             raise LimitError(f"{Path(path).name}!{member} (the ZIP entry at offset {info.header_offset}) is refused:"
                              f" it decompresses to {plural(info.file_size, 'byte')} from"
                              f" {plural(info.compress_size, 'byte')}, more than {max_expansion:g} times")
         digest = hashlib.sha256()
-        with zf.open(member) as fh:
-            while chunk := fh.read(1 << 20):
-                digest.update(chunk)
+        try:
+            with zf.open(member) as fh:
+                while chunk := fh.read(1 << 20):
+                    digest.update(chunk)
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError):
+            if signed:
+                raise
+            continue  # damaged: the WARC reader names where
         if "sha256:" + digest.hexdigest() != hash_.lower():
             raise IntegrityError(f"{path}: {member} was changed: its SHA-256 is sha256:{digest.hexdigest()},"
                                  f" {which} says {hash_}")
