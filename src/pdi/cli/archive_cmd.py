@@ -238,11 +238,11 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
         )
 
 def _repair(report: VerifyReport, archive: str) -> None:
-    """``pdi verify --repair``: :func:`pdi.network.mirrors.repair`, and a table kept for speed made again from the
+    """``pdi verify --repair``: :func:`pdi.network.polls.repair`, and a table kept for speed made again from the
     catalog's tables (:meth:`~pdi.archive.Archive.repair_derived`); the problems put right leave the
     report."""
     from pdi.archive.checks import DERIVED_PROBLEM
-    from pdi.network.mirrors import repair
+    from pdi.network.polls import repair
 
     derived = [p for p in report.problems if p.kind == DERIVED_PROBLEM]
     with open_archive(archive) as opened:

@@ -187,7 +187,7 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
 def mirror_audit(series: str | None, archive: str) -> None:
     """Compare this archive's digests with every origin's and peer's signed manifest (LOCKSS-style); each
     name they disagree on prints with who holds which digest; exit 3 on any."""
-    from pdi.network.mirrors import audit
+    from pdi.network.polls import audit
 
     found = 0
     with open_archive(archive) as opened:

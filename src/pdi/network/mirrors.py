@@ -1,6 +1,6 @@
-"""Mirrors over HTTP: a series copied from its origin, checked against the origin's signed manifests
-(``pdi mirror sync``); copies compared with every peer (``pdi mirror audit``); a damaged blob fetched again
-(``pdi verify --repair``).
+"""Mirrors over HTTP: another archive as a :class:`Peer` (its keys, manifests and octets), and a series copied
+from its origin, checked against the origin's signed manifests (``pdi mirror sync``). Copies compared with every
+peer (``pdi mirror audit``) and a damaged blob fetched again (``pdi verify --repair``) are :mod:`pdi.network.polls`.
 
 **What changed since the last sync** is read from the origin's signed
 manifest of the whole series (``/api/manifest?series=S``, a page of 1000
@@ -56,7 +56,6 @@ import hashlib
 import http.client
 import json
 import re
-import tempfile
 import threading
 import time
 import urllib.parse
@@ -95,18 +94,14 @@ if TYPE_CHECKING:
     from pdi.archive.mirroring import MirrorRecord
 
 __all__ = [
-    "AuditReport",
     "Peer",
-    "RepairReport",
     "SyncReport",
     "announce",
-    "audit",
     "base_url",
     "check_origin",
     "fetch_keys",
     "peer_of",
     "pinned_keys",
-    "repair",
     "sync",
 ]
 
@@ -904,127 +899,3 @@ def announce(record: MirrorRecord, url: str, keys: Sequence[PublicKey], token: s
     error = {401: AccessError, 403: AccessError, 404: NotFoundError, 409: ImmutabilityError}.get(
         answer.status_code, StoreError)
     raise error(f"{target} refused this mirror's announcement (HTTP {answer.status_code}): {detail}")
-
-
-# --- audit -----------------------------------------------------------------------------------------
-
-
-@dataclass
-class Disagreement:
-    """A name whose digest is not the same everywhere: each archive (``here``: this one) and what it holds
-    (a SHA-256, ``missing``, or ``withdrawn``)."""
-
-    name: str
-    holders: dict[str, str]
-
-
-@dataclass
-class AuditReport:
-    series: str
-    names: int = 0
-    peers: list[str] = field(default_factory=list)
-    disagreements: list[Disagreement] = field(default_factory=list)
-    unreachable: list[tuple[str, str]] = field(default_factory=list)
-
-
-def _own(archive: Archive, series: str) -> dict[str, str]:
-    """This archive's names of ``series`` and their digests (``withdrawn``), as its manifest lists them."""
-    held: dict[str, str] = {}
-    after = None
-    while True:
-        page = archive.manifest_page(series, after=after, limit=10_000)
-        for entry in page.entries:
-            held[str(entry["name"])] = "withdrawn" if "withdrawn" in entry else str(entry.get("sha256"))
-        if page.next is None:
-            return held
-        after = page.next
-
-
-def audit(archive: Archive, series: str) -> AuditReport:
-    """Compare this archive's digests of ``series`` with every recorded peer's (and origin's) signed manifest,
-    LOCKSS-style: every name one of them lists with a digest another does not hold the same is a disagreement.
-    A peer whose manifest cannot be had, or does not verify with its pinned key, is ``unreachable`` (with why)."""
-    records = archive.mirrors(series)
-    if not records:
-        raise NotFoundError(f"no origin nor peer is recorded for {series} (pdi mirror add)")
-    report = AuditReport(records[0].series)
-    views: dict[str, dict[str, str]] = {"here": _own(archive, report.series)}
-    with _client() as client:
-        for record in records:
-            report.peers.append(record.base_url)
-            seen: dict[str, str] = {}
-            try:
-                peer = peer_of(record, client)
-                for page in peer.manifest(report.series):
-                    for entry in page.names:
-                        seen[str(entry["name"])] = "withdrawn" if "withdrawn" in entry else str(entry.get("sha256"))
-            except PDIError as exc:
-                report.unreachable.append((record.base_url, str(exc)))
-                continue
-            views[record.base_url] = seen
-    names = sorted(set().union(*views.values()))
-    report.names = len(names)
-    for name in names:
-        holders = {who: view.get(name, "missing") for who, view in views.items()}
-        if len(set(holders.values())) > 1:
-            report.disagreements.append(Disagreement(name, holders))
-    return report
-
-
-# --- repair ----------------------------------------------------------------------------------------
-
-
-@dataclass
-class RepairReport:
-    """Each damaged blob put right (its name, and the archive its octets came from), and each that was not."""
-
-    repaired: list[tuple[str, str]] = field(default_factory=list)
-    failed: list[tuple[str, str]] = field(default_factory=list)
-
-
-def repair(archive: Archive, problems: Sequence[Problem]) -> RepairReport:
-    """For each ``missing`` or ``altered`` blob: from the series' origin, else each peer, the octets of one of its
-    names whose digest that archive's signed manifest (of the name's day, checked with its pinned key) lists as
-    the catalog's; they replace the stored copy (:meth:`pdi.archive.Archive.replace_blob`, an audit line)."""
-    report = RepairReport()
-    with _client() as client:
-        for problem in problems:
-            if problem.kind not in ("missing", "altered") or not problem.names:
-                continue
-            done = None
-            why: list[str] = []
-            for name in problem.names:
-                parsed = parse_pdi(name)
-                series = parsed.series_name.lower()
-                for record in archive.mirrors(series):
-                    try:
-                        peer = peer_of(record, client)
-                        done = _repair_from(archive, peer, name, problem.sha256, parsed.date)
-                    except PDIError as exc:
-                        why.append(f"{record.base_url}: {exc}")
-                        continue
-                    if done is not None:
-                        break
-                    why.append(f"{record.base_url}: its signed manifest does not list {name} with sha256 {problem.sha256}")
-                if done is not None:
-                    report.repaired.append((name, done))
-                    break
-            if done is None:
-                report.failed.append((problem.names[0], "; ".join(why) or "no origin nor peer is recorded for it"))
-    return report
-
-
-def _repair_from(archive: Archive, peer: Peer, name: str, sha256: str, day: Any) -> str | None:
-    """Put the blob ``sha256`` right from ``peer`` if its signed manifest lists ``name`` with that digest."""
-    listed = None
-    for page in peer.manifest(parse_pdi(name).series_name.lower(), day=None if day is None else day.isoformat()):
-        listed = next((e for e in page.names if e.get("name") == name), None)
-        if listed is not None:
-            break
-    if listed is None or listed.get("sha256") != sha256 or not isinstance(listed.get("size"), int):
-        return None
-    with tempfile.TemporaryFile() as spool:
-        peer.octets(name, sha256, int(listed["size"]), spool)
-        spool.seek(0)
-        archive.replace_blob(sha256, spool, f"{name} from {peer.base} (its signed manifest lists this sha256)")
-    return peer.base
