@@ -45,6 +45,16 @@ class PDIError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    def within(self, where: str, cut: int = 0) -> PDIError:
+        """The same error said of ``where`` (``"item 3: "``), a new one of its class: its message with its first ``cut``
+        characters (an earlier ``where``) replaced by ``where``."""
+        return type(self)(where + self.message[cut:])
+
+    def over_http(self) -> str:
+        """The message as the resolver's answers say it (RFC 9457 ``detail``): the message, unless it names the
+        command line's options, which the write API says in its own words (:class:`ContentRefusal`)."""
+        return self.message
+
 
 class ParseError(PDIError, ValueError, exit_code=1, http_status=400, title="syntax error"):
     """Input does not follow a grammar.
@@ -74,6 +84,9 @@ class ParseError(PDIError, ValueError, exit_code=1, http_status=400, title="synt
         super().__init__(full)
         self.reason = message
 
+    def within(self, where: str, cut: int = 0) -> ParseError:
+        return ParseError(where + self.reason[cut:], text=self.text, offset=self.offset, rule=self.rule)
+
 
 class IntegrityError(PDIError, exit_code=3, http_status=422, title="integrity check failed"):
     """Bytes are not what a check (fixity checksum, length=, md5=) says they must be."""
@@ -83,11 +96,45 @@ class CitationMismatchError(IntegrityError, title="citation does not match"):
     """A citation's quotation is not at the position it names in the citing document (``pdi cite``)."""
 
 
-class FormatCheckError(IntegrityError, title="format check failed"):
+class ContentRefusal(IntegrityError):
+    """Octets a deposit's content checks refused, and how to deposit them after all: ``declare`` what to declare
+    instead (``("format", "png")``, ``("charset", "utf-8")``, ``("format", None)`` for a format not known; an aside
+    may follow the value, ``("format", "text", " (UTF-8 is then detected)")``), else nothing to declare; a forced
+    deposit keeps them as declared (``note``: how, e.g. unread).
+
+    The message names the command line's options (``--format``, ``--charset``, ``--force``);
+    :meth:`over_http` says the same to a client of the write API, which declares a format or charset by its
+    parameters or ``Content-Type`` and cannot force a deposit.
+    """
+
+    def __init__(self, problem: str, *, declare: tuple[str, str | None] | tuple[str, str | None, str] | None = None,
+                 note: str = "") -> None:
+        self.problem, self.declare, self.note = problem, declare, note
+        if declare is None:
+            advice = f"--force deposits it as declared{note}"
+        else:
+            kind, value, aside = (*declare, "")[:3]
+            given = f"give its {kind} (--{kind})" if value is None else f"give --{kind} {value}{aside}"
+            advice = f"{given}, or --force to deposit it as declared{note}"
+        super().__init__(f"{problem}; {advice}")
+
+    def within(self, where: str, cut: int = 0) -> ContentRefusal:
+        return type(self)(where + self.problem[cut:], declare=self.declare, note=self.note)
+
+    def over_http(self) -> str:
+        forced = f"only pdi add --force, on the archive's own machine, deposits it as declared{self.note}"
+        if self.declare is None:
+            return f"{self.problem}; {forced}"
+        kind, value, aside = (*self.declare, "")[:3]
+        given = f"declare its {kind}" if value is None else f"declare the {kind} {value}{aside}"
+        return f"{self.problem}; {given} ({forced})"
+
+
+class FormatCheckError(ContentRefusal, title="format check failed"):
     """Octets given to deposit are not the format declared (their file signature, or a reader that cannot read them)."""
 
 
-class CharsetCheckError(IntegrityError, title="charset check failed"):
+class CharsetCheckError(ContentRefusal, title="charset check failed"):
     """A text given to deposit is UTF-8 but declared in another charset, in which its octets read otherwise."""
 
 

@@ -30,6 +30,7 @@ from server_helpers import serving
 from starlette.testclient import TestClient
 
 from pdi.archive import Archive
+from pdi.errors import FormatCheckError
 from pdi.server import create_app
 
 S = "library.example.us"
@@ -205,6 +206,35 @@ def test_a_refused_body_is_a_problem_and_leaves_the_archive_as_it_was(writable: 
     assert answer.status_code == 400
     assert "not valid utf-8" in answer.json()["detail"] and "offset 3" in answer.json()["detail"]
     assert snapshot(writable.archive) == before
+
+
+PNG_HEAD = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"  # a PNG's signature and first chunk's head (RFC 2083 §3.1, §3.2)
+
+
+def test_a_refused_format_or_charset_is_told_in_the_api_words_not_the_command_line_flags(writable: Writable) -> None:
+    # the content checks' advice: a client of the API declares a format or a charset; it has no --format or --force
+    before = snapshot(writable.archive)
+    answer = writable.client.post(f"/api/deposit?series={S}", content=PNG_HEAD,
+                                  headers=Writable.bearer(writable.deposit, **{"Content-Type": "text/plain"}))
+    detail = answer.json()["detail"]
+    assert answer.status_code == 422 and answer.json()["title"] == "format check failed"
+    assert "image/png" in detail and "declare the format png" in detail and "--" not in detail.replace("pdi add --force", "")
+    # "Grüße" in UTF-8 declared ISO-8859-1: the first multi-byte character, U+00FC, is C3 BC at octet 2
+    answer = writable.client.post(f"/api/deposit?series={S}", content="Grüße".encode(), headers=Writable.bearer(
+        writable.deposit, **{"Content-Type": "text/plain; charset=iso-8859-1"}))
+    detail = answer.json()["detail"]
+    assert answer.status_code == 422 and answer.json()["title"] == "charset check failed"
+    assert "C3 BC at byte 2" in detail and "declare the charset utf-8" in detail and "--charset" not in detail
+    # in a batch, the item is named once and the advice said once
+    answer = _batch(writable, [("ok.txt", b"fine\n", "text/plain"), ("pic.txt", PNG_HEAD, "text/plain")])
+    detail = answer.json()["detail"]
+    assert answer.status_code == 422 and detail.startswith("item 1: pic.txt: the content is image/png")
+    assert detail.count("declare the format png") == 1 and detail.count("deposits it as declared") == 1
+    assert snapshot(writable.archive) == before
+    # the command line's words stay the command line's
+    with pytest.raises(FormatCheckError) as refused:
+        writable.archive.add(S, PNG_HEAD, format="text")
+    assert str(refused.value).endswith("give --format png, or --force to deposit it as declared")
 
 
 def test_retries_sent_at_once_with_one_key_mint_one_name(location: str) -> None:

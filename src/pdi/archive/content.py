@@ -248,13 +248,17 @@ def check_charset(
         if token is not None
         else f"the charset {charset} was declared"
     )
-    advice = "give --format text (UTF-8 is then detected)" if token is not None else "give --charset utf-8"
     raise CharsetCheckError(
         f"{_where(source)}the text is UTF-8 (its first multi-byte character, {first!r}"
         f" U+{ord(first):04X}, is the bytes {octets.hex(' ').upper()} at byte {at}),"
-        f" but {said}, in which those bytes read {misread!r}; {advice}, or --force to"
-        " deposit it as declared"
+        f" but {said}, in which those bytes read {misread!r}", declare=_utf8_declared(token),
     )
+
+
+def _utf8_declared(token: str | None) -> tuple[str, str] | tuple[str, str, str]:
+    """What to declare of a UTF-8 text refused in a one-octet charset: the format ``text`` when a format ``token``
+    named the charset (UTF-8 is then detected), else the charset."""
+    return ("format", "text", " (UTF-8 is then detected)") if token is not None else ("charset", "utf-8")
 
 
 # --- formats --------------------------------------------------------------------------------
@@ -400,13 +404,13 @@ def check_format(data: bytes, token: str, media_type: str, *, source: str | None
     elif found is None or (found == "ZIP" and not _textual(media_type)):
         return
     try:
-        suggestion = "give --format " + formats.token_for(_REGISTERED_AS.get(found_type, found_type))
+        suggestion: str | None = formats.token_for(_REGISTERED_AS.get(found_type, found_type))
     except UnsupportedError:
-        suggestion = "give its format (--format)"
+        suggestion = None
     what = "empty" if found_type == "application/x-empty" else f"{found_type} ({_describe(data)})"
     raise FormatCheckError(
-        f"{_where(source)}the content is {what}, but the format {token} ({media_type}) was"
-        f" declared; {suggestion}, or --force to deposit it as declared"
+        f"{_where(source)}the content is {what}, but the format {token} ({media_type}) was declared",
+        declare=("format", suggestion),
     )
 
 
@@ -509,14 +513,10 @@ class TextCheck:
             if self.token is not None
             else f"the charset {self.charset} was declared"
         )
-        advice = (
-            "give --format text (UTF-8 is then detected)" if self.token is not None else "give --charset utf-8"
-        )
         raise CharsetCheckError(
             f"{_where(self.source)}the text is UTF-8 (its first multi-byte character, {first!r}"
             f" U+{ord(first):04X}, is the bytes {octets.hex(' ').upper()} at byte {at}),"
-            f" but {said}, in which those bytes read {misread!r}; {advice}, or --force to"
-            " deposit it as declared"
+            f" but {said}, in which those bytes read {misread!r}", declare=_utf8_declared(self.token),
         )
 
 
@@ -754,9 +754,7 @@ class EmailCheck:
             return
         if self._size > self.limit:
             raise FormatCheckError(
-                f"{_where(self.source)}the message is {self._size} octets, more than the {self.limit} pdi reads;"
-                " --force deposits it as declared"
-            )
+                f"{_where(self.source)}the message is {self._size} octets, more than the {self.limit} pdi reads")
         whole, self._kept = b"".join(self._kept), []
         try:
             read_message(whole)
@@ -772,10 +770,7 @@ def _unreadable(source: str | None, what: str, exc: PDIError, kept: str = "") ->
     """The refusal of content that is not ``what`` pdi can read, with the reader's reason (``kept``: how
     ``--force`` keeps it)."""
     reason = exc.reason if isinstance(exc, ParseError) else str(exc)
-    return FormatCheckError(
-        f"{_where(source)}the content is not {what} pdi can read: {_lowered(reason)}; --force deposits it as declared"
-        + kept
-    )
+    return FormatCheckError(f"{_where(source)}the content is not {what} pdi can read: {_lowered(reason)}", note=kept)
 
 
 def _lowered(message: str) -> str:

@@ -334,7 +334,7 @@ class Deposits(ArchiveBase):
                 try:
                     foreign_id = checked_foreign_id(name, foreign_id, token, item.day or today)
                 except PDIError as exc:
-                    raise type(exc)(f"item {index}: {exc}") from None
+                    raise exc.within(f"item {index}: ") from None
             checked.append(foreign_id)
         staged: list[list[NewRepresentation] | None] = []
         subjects: dict[int, PDI] = {}
@@ -350,7 +350,7 @@ class Deposits(ArchiveBase):
                         refused(index, failure)
                         continue
                     if isinstance(failure, PDIError):
-                        raise type(failure)(f"item {index}: {failure}") from None
+                        raise failure.within(f"item {index}: ") from None
                     raise failure
             kept = [i for i, reps in enumerate(staged) if reps is not None]
             results: list[DepositResult] = []

@@ -177,8 +177,8 @@ class VideoCheck:
                 raise
             where = f"{self.source}: " if self.source else ""
             raise FormatCheckError(
-                f"{where}the content is not a {self.media_type} video pdi can read: {exc.reason};"
-                " --force deposits it as declared (unread: no time fragments)"
+                f"{where}the content is not a {self.media_type} video pdi can read: {exc.reason}",
+                note=" (unread: no time fragments)",
             ) from exc
         finally:
             self.abandon()

@@ -31,7 +31,6 @@ from pdi.errors import (
     IntegrityError,
     LimitError,
     NotFoundError,
-    ParseError,
     PDIError,
     UnsupportedError,
 )
@@ -271,10 +270,7 @@ def import_payload(
         found = re.match(r"item (\d+): ", str(exc))
         if found is None:
             raise
-        where = f"{paths[int(found.group(1))]} in {bag}: "
-        if isinstance(exc, ParseError):
-            raise ParseError(where + exc.reason[found.end():], text=exc.text, offset=exc.offset, rule=exc.rule) from None
-        raise type(exc)(where + str(exc)[found.end():]) from None  # the other errors a deposit raises take a message alone
+        raise exc.within(f"{paths[int(found.group(1))]} in {bag}: ", found.end()) from None
     for done, (path, deposit) in enumerate(zip(paths, deposits, strict=True), start=1):
         name = deposit[0]
         archive.annotate(name, "bagit:path", path)

@@ -75,7 +75,7 @@ async def on_pdi_error(request: Request, exc: Exception) -> Response:
         counters().fixity_failures.inc()
     elif isinstance(exc, StoreError):
         counters().store_errors.labels("store").inc()
-    answer = problem(exc.http_status, exc.title, str(exc), type=exc.problem_type, extensions=exc.details)
+    answer = problem(exc.http_status, exc.title, exc.over_http(), type=exc.problem_type, extensions=exc.details)
     if isinstance(exc, StoreError):  # a database or blob store not answering (a failover under way): ask again soon
         answer.headers["Retry-After"] = str(STORE_RETRY_SECONDS)
     return answer
