@@ -78,14 +78,38 @@ def test_parse_http_datetime_says_what_is_wrong(text: str, rule: str) -> None:
     assert caught.value.rule == rule and "Accept-Datetime" in str(caught.value)
 
 
-@given(st.lists(moments, min_size=1, max_size=30, unique=True), moments)
+def _told(moment: datetime.datetime) -> datetime.datetime:
+    """A datetime as Memento tells it (RFC 7089 §2.1.1: rfc1123-date, to the second), read back."""
+    return parse_http_datetime(http_datetime(moment))
+
+
+#: deposit times as the catalog keeps them, to the microsecond
+precise = st.datetimes(min_value=datetime.datetime(1000, 1, 1), max_value=datetime.datetime(9999, 12, 31, 23, 59, 59),
+                       timezones=st.just(datetime.UTC))
+
+
+@given(st.lists(precise, min_size=1, max_size=30, unique=True), moments)
 def test_select_is_the_nearest_and_the_earlier_of_two(times: list[datetime.datetime], wanted: datetime.datetime) -> None:
     mementos = sorted(Memento(t, f"http://a.example/{i}") for i, t in enumerate(times))
     chosen = mementos[select(mementos, wanted)]
-    distance = abs(chosen.datetime - wanted)
-    assert all(abs(m.datetime - wanted) >= distance for m in mementos)
-    assert all(m.datetime >= chosen.datetime for m in mementos if abs(m.datetime - wanted) == distance)
+    # nearest as the client can see it: the datetimes told (Memento-Datetime, a TimeMap), and Accept-Datetime's
+    asked = _told(wanted)
+    distance = abs(_told(chosen.datetime) - asked)
+    assert all(abs(_told(m.datetime) - asked) >= distance for m in mementos)
+    assert all(m.datetime >= chosen.datetime for m in mementos if abs(_told(m.datetime) - asked) == distance)
     assert select(mementos, None) == len(mementos) - 1
+
+
+@given(st.lists(st.integers(0, 999_999), min_size=1, max_size=5, unique=True))
+def test_a_memento_told_at_the_second_asked_is_chosen_over_a_nearer_one_told_a_second_before(micros: list[int]) -> None:
+    # deposits at 06:04:25.91 and then within 06:04:26: asked for 06:04:26, a TimeGate that compared microseconds
+    # chose the one its TimeMap and Memento-Datetime tell as 06:04:25
+    before = datetime.datetime(2026, 11, 26, 6, 4, 25, 910_000, tzinfo=datetime.UTC)
+    within = sorted(before.replace(second=26, microsecond=m) for m in micros)
+    mementos = [Memento(t, f"http://a.example/{i}") for i, t in enumerate([before, *within])]
+    asked = parse_http_datetime("Thu, 26 Nov 2026 06:04:26 GMT")
+    chosen = mementos[select(mementos, asked)]
+    assert http_datetime(chosen.datetime) == "Thu, 26 Nov 2026 06:04:26 GMT" and chosen.datetime == within[0]
 
 
 def _mementos(n: int) -> list[Memento]:

@@ -107,6 +107,12 @@ def test_ranges_that_cannot_be_met_or_are_not_one(served: Served) -> None:
     size = len(whole.content)
     beyond = httpx.get(url, headers={"Range": f"bytes={size}-"})
     assert beyond.status_code == 416 and beyond.headers["content-range"] == f"bytes */{size}"
+    # a problem saying so (RFC 9457), never stored: a cache keys no answer on Range (RFC 9111 §4), and this 416
+    # given to a GET without one would hide the picture; it is no memento either (RFC 7089 §2.1.1)
+    assert beyond.headers["content-type"] == "application/problem+json"
+    assert beyond.json()["status"] == 416 and f"none of the {size} octets" in beyond.json()["detail"]
+    assert beyond.headers["cache-control"] == "no-store" and "memento-datetime" not in beyond.headers
+    assert httpx.head(url, headers={"Range": f"bytes={size}-"}).headers["cache-control"] == "no-store"
     # several ranges, another unit, or nonsense: the server may ignore the field (§14.2)
     for field in ("bytes=0-1,4-5", "words=0-4", "bytes=9-2", "bytes=x-y"):
         answer = httpx.get(url, headers={"Range": field})

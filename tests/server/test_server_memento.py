@@ -258,6 +258,21 @@ def test_rfc7089_a_documents_versions_are_its_mementos(site: Site) -> None:
     assert links(version.headers["link"])[original] == {"rel": "original"}
 
 
+def test_rfc7089_a_name_of_a_memento_is_no_original_resource(site: Site) -> None:
+    # §4: a TimeGate and a TimeMap are of an original resource (URI-R); a name with a version, a format or a
+    # fragment names a memento or a part of one: refused, saying which name to give, not read as the document
+    asked = {"Accept-Datetime": "Mon, 01 Jan 2024 00:00:00 GMT"}
+    versioned = site.versions[1]
+    for target in (versioned, versioned + "%23line=0,1", versioned.rsplit(".", 1)[0] + ".99",
+                   versioned.rsplit(".", 2)[0] + ".pdf.7", n2r(site, versioned)):
+        for route_ in ("timegate", "timemap/link"):
+            answer = httpx.get(f"{site.base}/{route_}/{target}", headers=asked)
+            assert answer.status_code == 400, (route_, target, answer.status_code)
+            assert answer.headers["content-type"] == "application/problem+json"
+            assert site.document in answer.json()["detail"] and "generic name" in answer.json()["detail"]
+    assert httpx.get(f"{site.base}/timegate/{site.document}", headers=asked).status_code == 302
+
+
 # --- a Memento client library -------------------------------------------------------------------
 def test_memento_client_finds_the_rfc_example_memento_from_a_memento(site: Site) -> None:
     client = MementoClient(timegate_uri=f"{site.base}/timegate/", check_native_timegate=False)

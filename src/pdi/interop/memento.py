@@ -117,18 +117,24 @@ class Memento:
 def select(mementos: Sequence[Memento], wanted: datetime.datetime | None) -> int:
     """The index of the memento a TimeGate selects for ``wanted`` among ``mementos`` (sorted, not empty).
 
-    The nearest in time; of two equally near, the earlier. Without a
-    datetime (no ``Accept-Datetime``), the latest (RFC 7089 §4.1.1:
-    "the most recent" is what a TimeGate commonly answers then).
+    The nearest in time, to the second, as each memento's datetime is told
+    (``Memento-Datetime``, a TimeMap: §2.1.1's resolution, the microseconds
+    dropped): a memento told at the very second asked for is chosen over one
+    a fraction of a second nearer but told a second earlier. Of two equally
+    near, the earlier. Without a datetime (no ``Accept-Datetime``), the
+    latest (RFC 7089 §4.1.1: "the most recent" is what a TimeGate commonly
+    answers then).
     """
     if not mementos:
         raise ValueError("a TimeGate selects among one memento or more")
     if wanted is None:
         return len(mementos) - 1
-    best = 0
+    wanted = wanted.replace(microsecond=0)
+    best, nearest = 0, None
     for i, memento in enumerate(mementos):
-        if abs(memento.datetime - wanted) < abs(mementos[best].datetime - wanted):
-            best = i
+        off = abs(memento.datetime.replace(microsecond=0) - wanted)
+        if nearest is None or off < nearest:
+            best, nearest = i, off
     return best
 
 

@@ -10,12 +10,29 @@ for the cache of whole answers (:mod:`pdi.server.process.cache`) alike.
 
 from __future__ import annotations
 
+import json
 import re
 
 #: What :func:`byte_range` answers for a range that selects no byte of the body.
 UNSATISFIABLE = (-1, -1)
 
 _ENTITY_TAG = re.compile(r'(?:W/)?"([\x21\x23-\x7e\x80-\xff]*)"')
+
+
+def unsatisfiable(range_field: str, length: int) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    """The header fields and body of the ``416`` of a ``Range`` that selects nothing of ``length`` octets (RFC 9110
+    §15.5.17): ``Content-Range: bytes */LENGTH``, an RFC 9457 problem saying so, and ``Cache-Control: no-store``,
+    since a cache does not key its answers on ``Range`` (RFC 9111 §4) and must not give this one to another request."""
+    said = " ".join(range_field.split())[:200]
+    body = json.dumps({"type": "about:blank", "title": "range not satisfiable", "status": 416,
+                       "detail": f"the Range {said} selects none of the {length} octets (RFC 9110 §14.1.2)"},
+                      ensure_ascii=False, separators=(",", ":")).encode()
+    return [(b"content-range", b"bytes */%d" % length), (b"cache-control", b"no-store"),
+            (b"content-type", b"application/problem+json"), (b"content-length", b"%d" % len(body))], body
+
+
+#: Fields of a whole answer a ``416`` leaves out: it is no memento, and it is not kept (:func:`unsatisfiable`).
+NOT_OF_416 = frozenset({b"cache-control", b"memento-datetime", b"link", b"content-length", b"content-type"})
 
 
 def entity_tag(sha256: str, name: str) -> str:

@@ -264,10 +264,10 @@ _URI_RES = Operation(
                                   "PDI-Capture": ("A capture answering a name never kept: same-day, later or"
                                                   " earlier; asked=DAY; captured=NAME", False)}),
              304: Answer("Not modified"),
-             # pdi.server.process.cache.answer: the entity's fields and Content-Range: bytes */length, no body; a
-             # fragment wholly past the end: a problem (pdi.fragments.past_end_message), as pdi get's exit 9
-             416: Answer("Range not satisfiable: of the Range field, Content-Range says the length and there is no"
-                         " body; of a fragment wholly past the end, a problem saying so",
+             # pdi.server.http.conditional.unsatisfiable: Content-Range: bytes */length and a problem, never stored;
+             # a fragment wholly past the end: a problem (pdi.fragments.past_end_message), as pdi get's exit 9
+             416: Answer("Range not satisfiable: of the Range field, a problem saying so, Content-Range the length"
+                         " and Cache-Control: no-store; of a fragment wholly past the end, a problem saying so",
                          "application/problem+json", {"$ref": "#/components/schemas/Problem"})},
     errors=(*_READ, 501),
 )

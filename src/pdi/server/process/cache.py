@@ -78,7 +78,14 @@ from itertools import chain
 import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from pdi.server.http.conditional import UNSATISFIABLE, byte_range, if_range_holds, tag_matches
+from pdi.server.http.conditional import (
+    NOT_OF_416,
+    UNSATISFIABLE,
+    byte_range,
+    if_range_holds,
+    tag_matches,
+    unsatisfiable,
+)
 from pdi.server.http.metrics import cache_lookup
 from pdi.server.http.readers import BY_READER
 
@@ -242,6 +249,7 @@ class Fact:
 
 _N2R = b"/uri-res/N2R?"
 _VARY_BY_READER = (b"vary", BY_READER.encode("latin-1"))
+_BY_READER = [f.strip() for f in BY_READER.split(",")]
 _NO_LENGTH = (b"content-length", b"0")
 
 
@@ -354,7 +362,14 @@ def answer(
     if wanted is None:
         return 200, [*entity.headers, *_length(length), (b"content-type", entity.content_type)], entity.body
     if wanted == UNSATISFIABLE:
-        return 416, [*entity.headers, (b"content-range", b"bytes */%d" % length), *_length(0)], b""
+        assert range_field is not None
+        fields, body = unsatisfiable(range_field, length)
+        # not immutable: it varies by who reads, as the resolver's readers say of every such answer
+        varies = [v.decode("latin-1") for k, v in entity.headers if k == b"vary"]
+        named = {f.strip().lower() for v in varies for f in v.split(",")}
+        vary = ", ".join([*varies, *(f for f in _BY_READER if f.lower() not in named)]).encode("latin-1")
+        kept = [(k, v) for k, v in entity.headers if k not in NOT_OF_416 and k != b"vary"]
+        return 416, [*kept, *fields, (b"vary", vary)], body
     first, last = wanted
     headers = [*entity.headers, (b"content-range", b"bytes %d-%d/%d" % (first, last, length)),
                *_length(last - first + 1), (b"content-type", entity.content_type)]

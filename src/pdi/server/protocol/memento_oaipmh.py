@@ -34,15 +34,16 @@ version of each is a memento, found with the catalog query of the
 compared exactly as it was captured; or a document, by its generic name
 (``/timegate/urn:pdi://…/id``) or the N2R URL of that name, whose versions
 are its mementos (the original resource is then the generic name's N2R
-URL). A version's memento is the N2R of its first format in token order
+URL); a name with a version, a format or a fragment names a memento, not
+the resource, and is refused (``400``), not read as its generic name. A version's memento is the N2R of its first format in token order
 (a capture has one, ``related``), at its deposit time, or for a capture
 imported from a WARC at its ``WARC-Date`` (:meth:`Mementos.captured`). Withdrawn versions and documents are no
 mementos: they are left out of TimeMaps and never chosen by a TimeGate.
 
 The N2R answer of a versioned name is itself a memento (§4.1.2): it
 carries ``Memento-Datetime`` (that time) and a ``Link``
-with ``original``, ``timegate``, ``timemap`` and the ``first`` and ``prev``
-mementos (:meth:`Mementos.headers`), which do not change as later versions
+with ``original``, ``timegate``, ``timemap`` and the version's memento
+(:meth:`Mementos.headers`), which do not change as later versions
 come, so the answer stays immutable. URLs these answers write (as every
 N2R URL of the resolver) hold a PDI's ``%2E`` as ``%252E`` (:func:`sturdy`).
 
@@ -262,6 +263,10 @@ class Mementos:
         if name.is_pattern or name.citation is not None:
             raise UnsupportedError(f"{name} names no one document: a TimeGate is of one document")
         generic = generic_of(name)
+        if name.format is not None or name.version is not None or name.version_wildcard or name.fragment is not None:
+            # a version, a format or a fragment: a memento (or a part of one), not the resource
+            raise ParseError(f"{name} names a memento of a document, not the document: a TimeGate or TimeMap is of"
+                             f" the document, by its generic name ({generic}) or that name's N2R URL", rule="URI-R")
         found = self.archive.locate(str(generic))
         assert isinstance(found, Generic)
         mementos, withdrawn = self._of_documents(iter([found]), base)

@@ -51,10 +51,12 @@ from pdi.interop.accept import choose, parse_accept, preference
 from pdi.interop.memento import LINK_FORMAT
 from pdi.mhtml.headers import SERVED_TYPE_OCTETS, served_content_type
 from pdi.server.http.conditional import (
+    NOT_OF_416,
     UNSATISFIABLE,
     byte_range,
     entity_tag,
     if_range_holds,
+    unsatisfiable,
 )
 from pdi.server.http.params import integer, optional, required
 from pdi.server.http.problems import Problem
@@ -669,7 +671,9 @@ def streamed_response(
     base = {**_about(located, extra), "ETag": tag, "Cache-Control": control, "Accept-Ranges": "bytes"}
     wanted = byte_range(headers.get("range"), size) if if_range_holds(headers.get("if-range"), tag) else None
     if wanted == UNSATISFIABLE:
-        return Response(status_code=416, headers={**base, "Content-Range": f"bytes */{size}"})
+        said, problem = unsatisfiable(headers["range"], size)  # the body of HEAD's answer too: the server drops it
+        kept = {k: v for k, v in base.items() if k.lower().encode() not in NOT_OF_416}
+        return Response(problem, status_code=416, headers={**kept, **{k.decode(): v.decode() for k, v in said}})
     start, end = (0, size) if wanted is None else (wanted[0], wanted[1] + 1)
     fields = {**base, "Content-Length": str(end - start)}
     if wanted is not None:
