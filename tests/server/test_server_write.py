@@ -237,6 +237,33 @@ def test_a_refused_format_or_charset_is_told_in_the_api_words_not_the_command_li
     assert str(refused.value).endswith("give --format png, or --force to deposit it as declared")
 
 
+def test_a_parameter_a_write_does_not_take_is_refused_and_nothing_is_written(writable: Writable) -> None:
+    # a misspelt format= would otherwise be left unread, and a name minted for good in the wrong format
+    name = str(writable.archive.add(S, b"first\n", format="text"))
+    before = snapshot(writable.archive)
+    admin = Writable.bearer(writable.admin, **{"Content-Type": "text/plain"})
+    for path in (f"/api/deposit?series={S}&fromat=html", f"/api/version?pdi={name.rsplit('.', 2)[0]}&charst=utf-8",
+                 f"/api/format?pdi={name}&format=html&embargo=2030-01-01", f"/api/statements?pdi={name}&key=dc:title&x=1",
+                 f"/api/withdraw?pdi={name}&pruge=true", f"/api/embargo?pdi={name}&untill=2030-01-01",
+                 f"/api/batch?series={S}&serie={S}", f"/api/mirrors?series={S}&base_url=http://a.example.us/&x=1"):
+        method = "DELETE" if path.startswith("/api/mirrors") else "POST"
+        answer = writable.client.request(method, path, content=b"<p>x</p>", headers=admin)
+        given = path.rsplit("&", 1)[1].split("=")[0]
+        assert answer.status_code == 400, (path, answer.status_code, answer.text)
+        assert f"{given}= is not one this route takes" in answer.json()["detail"], path
+    assert writable.client.get("/api/audit?after=0&limt=5", headers=admin).status_code == 400
+    assert snapshot(writable.archive) == before
+
+
+def test_the_parameters_a_write_takes_are_the_ones_its_description_lists(writable: Writable) -> None:
+    from pdi.server.write.api import TAKES
+
+    described = writable.client.get("/openapi.json").json()["paths"]
+    for path, keys in TAKES.items():
+        (operation,) = described[path].values()
+        assert {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"} == keys, path
+
+
 def test_retries_sent_at_once_with_one_key_mint_one_name(location: str) -> None:
     with Archive.init(location) as archive:
         archive.add_series(S)

@@ -10,6 +10,8 @@ arguments (OAI-PMH 2.0 §3.6). A number out of its range is a ``400`` too,
 naming the parameter and the range: ``413`` is for a request whose *content*
 is too large (RFC 9110 §15.5.14), not for a value the client chose.
 
+A route that writes refuses a parameter it does not take (:func:`only`).
+
 Routes whose query is not ``key=value`` pairs read the query string
 themselves: RFC 2169's ``/uri-res/…?<urn>`` (the URN is the whole query) and
 the Memento routes (the query belongs to the URL in the path).
@@ -23,7 +25,7 @@ from starlette.requests import Request
 
 from pdi.errors import ParseError
 
-__all__ = ["flag", "integer", "optional", "required", "single_values"]
+__all__ = ["flag", "integer", "only", "optional", "required", "single_values"]
 
 #: Where a request's checked parameters are kept (in its ASGI scope), so the query is counted once.
 _CHECKED = "pdi.query"
@@ -43,6 +45,20 @@ def single_values(request: Request) -> dict[str, str]:
     checked = dict(items)
     request.scope[_CHECKED] = checked
     return checked
+
+
+def only(request: Request, keys: frozenset[str]) -> None:
+    """Refuse a parameter not among ``keys``, the ones the route takes: a :class:`ParseError` naming it and them.
+
+    For the routes that write: a misspelt parameter (``fromat=html``) would
+    otherwise be left unread and the write made without it, minting a name
+    that is never taken back.
+    """
+    unknown = sorted(set(single_values(request)) - keys)
+    if unknown:
+        takes = ", ".join(f"{k}=" for k in sorted(keys)) or "none"
+        raise ParseError(f"the query parameter {unknown[0]}= is not one this route takes ({takes}); nothing was"
+                         " written", rule=unknown[0])
 
 
 def optional(request: Request, key: str, default: str | None = None) -> str | None:

@@ -73,7 +73,7 @@ from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
 from pdi.errors import LimitError, ParseError, StoreError
 from pdi.server.http.bodies import read_body
-from pdi.server.http.params import flag, integer, optional, required
+from pdi.server.http.params import flag, integer, only, optional, required
 from pdi.server.http.problems import Problem
 from pdi.server.process.cache import ResponseCache
 from pdi.server.protocol.rfc2169 import n2r_path
@@ -97,6 +97,19 @@ class Unauthorized(Problem):
     def __init__(self, detail: str, *, error: str | None = None) -> None:
         super().__init__(401, "unauthorized", detail)
         self.challenge = 'Bearer realm="pdi"' + (f', error="{error}"' if error else "")
+
+
+#: The query parameters each route that writes takes (:func:`~pdi.server.http.params.only` refuses any other).
+TAKES: dict[str, frozenset[str]] = {
+    "/api/deposit": frozenset({"series", "format", "id", "charset", "embargo"}),
+    "/api/batch": frozenset({"series", "embargo"}),
+    "/api/version": frozenset({"pdi", "format", "charset", "embargo"}),
+    "/api/format": frozenset({"pdi", "format", "charset"}),
+    "/api/statements": frozenset({"pdi", "key"}),
+    "/api/withdraw": frozenset({"pdi", "reason", "purge"}),
+    "/api/embargo": frozenset({"pdi", "until"}),
+    "/api/audit": frozenset({"after", "limit"}),
+}
 
 
 async def bearer_writer(archive: Archive, request: Request) -> Writer:
@@ -146,6 +159,7 @@ class WriteAPI:
 
     async def deposit(self, request: Request) -> Response:
         writer = await self.writer(request)
+        only(request, TAKES["/api/deposit"])
         series = required(request, "series")
         foreign_id = optional(request, "id")
         return await self._one(request, functools.partial(self.archive.deposit, series, foreign_id=foreign_id,
@@ -165,6 +179,7 @@ class WriteAPI:
         deposited.
         """
         writer = await self.writer(request)
+        only(request, TAKES["/api/batch"])
         series = required(request, "series")
         key = _idempotency_key(request)
         embargo = optional(request, "embargo")
@@ -203,6 +218,7 @@ class WriteAPI:
 
     async def version(self, request: Request) -> Response:
         writer = await self.writer(request)
+        only(request, TAKES["/api/version"])
         name = required(request, "pdi")
         return await self._one(request, functools.partial(self.archive.add_version, name, writer=writer))
 
@@ -220,6 +236,7 @@ class WriteAPI:
 
     async def format(self, request: Request) -> Response:
         writer = await self.writer(request)
+        only(request, TAKES["/api/format"])
         name = required(request, "pdi")
         token = required(request, "format")
         charset = optional(request, "charset")
@@ -236,6 +253,7 @@ class WriteAPI:
 
     async def statements(self, request: Request) -> Response:
         writer = await self.writer(request)
+        only(request, TAKES["/api/statements"])
         name = required(request, "pdi")
         statement = required(request, "key")
         text = _utf8(await read_body(request, MAX_STATEMENT, f"the body is more than {MAX_STATEMENT} octets"), "value")
@@ -249,6 +267,7 @@ class WriteAPI:
 
     async def withdraw(self, request: Request) -> Response:
         writer = await self.writer(request)
+        only(request, TAKES["/api/withdraw"])
         name = required(request, "pdi")
         given = optional(request, "reason") or ""
         reason = _utf8(await read_body(request, MAX_STATEMENT, f"the body is more than {MAX_STATEMENT} octets"), "reason") or given
@@ -268,6 +287,7 @@ class WriteAPI:
     async def embargo(self, request: Request) -> Response:
         """Embargo a document or a version until ``until=`` (role ``curate``); ``until=`` empty or absent lifts it."""
         writer = await self.writer(request)
+        only(request, TAKES["/api/embargo"])
         name = required(request, "pdi")
         until = optional(request, "until")
         moment = await anyio.to_thread.run_sync(lambda: self.archive.embargo(name, until, writer=writer))
@@ -277,6 +297,7 @@ class WriteAPI:
 
     async def audit(self, request: Request) -> Response:
         writer = await self.writer(request)
+        only(request, TAKES["/api/audit"])
         writer.require("admin")
         after = integer(request, "after", 0)
         limit = integer(request, "limit", 1000, least=1, most=MAX_AUDIT)

@@ -37,7 +37,7 @@ from pdi.archive import Archive
 from pdi.archive.mirroring import base_url, recorded_url
 from pdi.errors import ParseError
 from pdi.server.http.bodies import read_json
-from pdi.server.http.params import required
+from pdi.server.http.params import only, required
 from pdi.server.write.api import bearer_writer
 from pdi.signing import jwk_set_text, parse_jwks
 
@@ -64,6 +64,7 @@ class MirrorAnnouncements:
     async def announce(self, request: Request) -> Response:
         """Record the announcing archive as a peer holding a series (role mirror): {series, base_url, keys}."""
         writer = await bearer_writer(self.archive, request)
+        only(request, frozenset())
         body = await read_json(request, MAX_ANNOUNCEMENT, f"the announcement is more than {MAX_ANNOUNCEMENT} octets",
                                rule="mirror-announcement")
         if not isinstance(body, dict):
@@ -90,6 +91,7 @@ class MirrorAnnouncements:
     async def withdraw(self, request: Request) -> Response:
         """Forget a peer that announced itself: series= and base_url= (role mirror)."""
         writer = await bearer_writer(self.archive, request)
+        only(request, frozenset({"series", "base_url"}))
         series, url = required(request, "series"), recorded_url(required(request, "base_url"))
         await anyio.to_thread.run_sync(lambda: self.archive.remove_mirror(series, url, writer=writer))
         return Response(status_code=204)
