@@ -112,6 +112,26 @@ def test_requests_other_than_the_plain_case_go_to_the_app(names: dict[str, str])
         assert calls.paths == ["/uri-res/N2R"] * 2
 
 
+def test_if_match_is_the_resolvers_to_answer_from_the_cache_or_not(names: dict[str, str]) -> None:
+    # RFC 9110 §13.1.1: a GET whose If-Match holds no tag of the answer is not performed (412), even of an answer the
+    # cache holds; a tag that holds (or *) is the answer itself; If-Match is read before If-None-Match (§13.2.2)
+    text = names["text"]
+    app = create_app(names["location"])
+    with _serving(app) as (port, calls):
+        whole = exchange(port, [_request(text)])[0]
+        tag = whole.split(b"etag: ")[1].split(b"\r\n")[0].decode()
+        calls.paths.clear()
+        failed, held, anything, weak, both = exchange(port, [
+            _request(text, If_Match='"nope"'), _request(text, If_Match=f'"other", {tag}'), _request(text, If_Match="*"),
+            _request(text, If_Match="W/" + tag), _request(text, If_Match='"nope"', If_None_Match=tag)])
+        assert calls.paths == ["/uri-res/N2R"] * 5, "the protocol answered an If-Match from the cache"
+    for refused in (failed, weak, both):  # a weak tag never matches by strong comparison (§8.8.3.2)
+        assert refused.startswith(b"HTTP/1.1 412 ") and b"application/problem+json" in refused
+        assert b"holds no tag of this answer" in refused
+    for given in (held, anything):
+        assert given.startswith(b"HTTP/1.1 200 ") and given.endswith(b"\r\n\r\nHello, world.\nSecond line.\n")
+
+
 def test_pipelined_requests_are_answered_in_order(names: dict[str, str]) -> None:
     text, big = names["text"], names["big"]
     generic = text.rsplit(".", 2)[0]

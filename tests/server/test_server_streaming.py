@@ -36,6 +36,10 @@ def test_a_large_representation_is_streamed_whole_and_by_range(served: Served, s
     tail = httpx.get(url, headers={"Range": "bytes=-7"})
     assert tail.status_code == 206 and tail.content == deposited[-7:]
     assert httpx.get(url, headers={"Range": f"bytes={len(deposited)}-"}).status_code == 416
+    # If-Match (RFC 9110 §13.1.1): 412 when no tag holds, the answer (or its range) when one does
+    refused = httpx.get(url, headers={"If-Match": '"nope"'})
+    assert refused.status_code == 412 and refused.headers["content-type"] == "application/problem+json"
+    assert httpx.get(url, headers={"If-Match": tag, "Range": "bytes=0-9"}).content == deposited[:10]
     # If-Range with another tag: the whole body
     assert httpx.get(url, headers={"Range": "bytes=0-9", "If-Range": '"other"'}).content == deposited
     assert httpx.get(url, headers={"If-None-Match": tag}).status_code == 304

@@ -242,6 +242,8 @@ _URI_RES = Operation(
            schema={"type": "string"}),
      Param("If-None-Match", "The ETag held: 304 when it still is the answer", where="header",
            schema={"type": "string"}),
+     Param("If-Match", "N2R: the answer only if its ETag is one of these (strong comparison), else 412",
+           where="header", schema={"type": "string"}),
      Param("Accept", "N2R: application/json answers N2C's description (as does ?info after the name);"
            " for a generic name, the format it prefers (302 to it)", where="header",
            schema={"type": "string"})),
@@ -269,7 +271,7 @@ _URI_RES = Operation(
              416: Answer("Range not satisfiable: of the Range field, a problem saying so, Content-Range the length"
                          " and Cache-Control: no-store; of a fragment wholly past the end, a problem saying so",
                          "application/problem+json", {"$ref": "#/components/schemas/Problem"})},
-    errors=(*_READ, 501),
+    errors=(*_READ, 412, 501),
 )
 _RESOLVE = Operation(
     "What a name selects: media type, size, SHA-256, fragment ranges, region or samples; for a browser fragment"

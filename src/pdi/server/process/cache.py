@@ -617,8 +617,8 @@ def kept_answer(
     (their ``Host``) over ``scheme``, or ``None`` (not kept; an N2R whose ``Accept`` names JSON: :func:`negotiates`)."""
     key = kept_key(path, request_field(headers, b"host"), query, scheme)
     n2l = key.startswith(b"N2L ")
-    if not key or (not n2l and negotiates(headers)):
-        return None
+    if not key or (not n2l and (negotiates(headers) or request_field(headers, b"if-match"))):
+        return None  # JSON is the resolver's to give; so is If-Match's 412
     fields = conditional_fields(headers)
     kept = cache.get(key)
     if kept is None and (n2l or fields[0] is not None):  # N2L's 302, or a 304, from the name's fact

@@ -123,10 +123,10 @@ UVICORN_INTERNALS: Final[dict[str, str]] = {
 PublicAnswers = Callable[[bytes, str, "tuple[str, int | None] | None", bytes, bytes, bool], "Kept | None"]
 
 #: Request fields after which a request is not the plain case the protocol answers itself
-#: (a token is checked first: pdi.server.http.readers answers 401 to one that is not live).
+#: (a token is checked first: pdi.server.http.readers answers 401 to one that is not live; If-Match, by the resolver).
 #: An ``X-Request-Id`` is echoed, and logged, by the app (pdi.server.process.observe).
 _NOT_PLAIN = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade", b"authorization",
-                        b"x-request-id"})
+                        b"x-request-id", b"if-match"})
 
 
 def _not_plain_fields(headers: list[tuple[bytes, bytes]]) -> bool:

@@ -55,6 +55,7 @@ from pdi.server.http.conditional import (
     UNSATISFIABLE,
     byte_range,
     entity_tag,
+    if_match_holds,
     if_range_holds,
     unsatisfiable,
 )
@@ -182,7 +183,8 @@ class Resolver:
             if inflection is not None:  # ?info: what N2C answers, as ARK resolvers do
                 return _varying(await self.work.run(self.n2c, name, base, headers))
             negotiated = accept_negotiates(headers.get("accept", "").lower().encode("latin-1", "replace"))
-            if "if-none-match" in headers and not negotiated:
+            if_match = headers.get("if-match")
+            if "if-none-match" in headers and not negotiated and if_match is None:
                 # a cache that holds the bytes asks whether they changed: the catalog answers that
                 validator = await anyio.to_thread.run_sync(self.validator, name)
                 unchanged = None if validator is None else respond(validator, headers.get("if-none-match"), None, None)
@@ -191,6 +193,8 @@ class Resolver:
                         self.cache.put(_key(request), validator)
                     return _RawResponse(*unchanged)
             found = await self.work.run(self.representation, name, base, headers.get("accept"))
+            if if_match is not None:
+                _check_if_match(if_match, found)
             if isinstance(found, Large):
                 if request.method == "HEAD":  # the catalog knows every field but a whole multipart file's own
                     # Content-Type parameters, for which its first chunk is read (_aggregate_type)
@@ -646,6 +650,21 @@ def _aggregate_type(archive: Archive, located: Resolved) -> str | None:
     with archive.open_octets(str(located.pdi)) as opened:
         start = b"".join(opened.reader.chunks(0, min(located.record.size, SERVED_TYPE_OCTETS)))
     return served_content_type(start)
+
+
+def _check_if_match(field: str, found: Entity | Large | Response) -> None:
+    """``If-Match`` of an N2R (RFC 9110 §13.1.1): when it holds no tag of the answer's, the answer is not given but a
+    ``412`` problem; only of a ``200`` answer (§13.2.1: a ``404``, a ``300`` list or a redirect ignores it)."""
+    if isinstance(found, Entity):
+        tag = found.etag
+    elif isinstance(found, Large):
+        tag = entity_tag(found.resolved.sha256, str(found.resolved.pdi))
+    else:
+        return
+    if not if_match_holds(field, tag):
+        raise Problem(412, "precondition failed",
+                      f"If-Match {' '.join(field.split())[:200]} holds no tag of this answer's, {tag} (strong"
+                      " comparison, RFC 9110 §13.1.1)")
 
 
 def streamed_response(
