@@ -82,8 +82,16 @@ def test_without_a_live_token_every_write_is_401_with_a_bearer_challenge(writabl
     assert answer.status_code == 401
     assert answer.headers["www-authenticate"] == 'Bearer realm="pdi"'
     assert answer.headers["content-type"] == "application/problem+json"
+    # RFC 6750 §3: another scheme is as if no token were given (no error code); Bearer without a token is
+    # malformed, 400 with invalid_request (§3.1)
     answer = client.post(url, content=body, headers={"Authorization": f"Basic {writable.deposit}"})
-    assert answer.status_code == 401 and 'error="invalid_request"' in answer.headers["www-authenticate"]
+    assert answer.status_code == 401 and answer.headers["www-authenticate"] == 'Bearer realm="pdi"'
+    assert "not Basic" in answer.json()["detail"]
+    answer = client.post(url, content=body, headers={"Authorization": "Bearer "})
+    assert answer.status_code == 400 and answer.headers["www-authenticate"] == 'Bearer realm="pdi", error="invalid_request"'
+    for read in ("/api/series", f"/uri-res/N2R?urn:pdi://{S}/2026/11/26/1.text.1"):  # the readers' check says the same
+        assert client.get(read, headers={"Authorization": "Basic eDp5"}).headers["www-authenticate"] == 'Bearer realm="pdi"'
+        assert client.get(read, headers={"Authorization": "Bearer  "}).status_code == 400
     # a token of the right shape that was never made
     answer = client.post(url, content=body, headers=Writable.bearer("pdi_" + "A" * 43))
     assert answer.status_code == 401 and 'error="invalid_token"' in answer.headers["www-authenticate"]

@@ -75,6 +75,18 @@ PRIVATE = "private, no-store"
 ANONYMOUS = Reader()
 
 
+def refused_authorization(scheme: str, secret: str) -> tuple[int, str, str | None]:
+    """Why an ``Authorization`` field of this scheme and secret is refused before its token is looked up, as RFC 6750
+    §3 says: another scheme (``Basic``) is as if none were given, ``401`` and no error code; ``Bearer`` without a
+    token is malformed, ``400`` and ``invalid_request`` (§3.1). ``(0, "", None)``: a bearer token, to look up."""
+    if scheme.lower() != "bearer":
+        said = scheme[:40] or "no scheme"
+        return 401, f"this resolver takes Authorization: Bearer <token> (pdi token add), not {said}", None
+    if not secret.strip():
+        return 400, "Authorization: Bearer names no token", "invalid_request"
+    return 0, "", None
+
+
 def cookie_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     """The token the :data:`COOKIE` cookie of a request's raw headers holds (``None``: none, or empty)."""
     sent = "; ".join(v.decode("latin-1") for k, v in headers if k == b"cookie")
@@ -122,14 +134,13 @@ class Readers(HTTPMiddleware):
         if header is not None:
             scheme, _, secret = header.decode("latin-1").partition(" ")
             record = None
-            if scheme.lower() != "bearer" or not secret.strip():
-                detail, error = "Authorization must be 'Bearer <token>'", "invalid_request"
-            else:
+            status, detail, error = refused_authorization(scheme, secret)
+            if not status:
                 record = await anyio.to_thread.run_sync(self.archive.authenticate, secret.strip())
-                detail, error = "the token is not known, or was revoked", "invalid_token"
+                status, detail, error = 401, "the token is not known, or was revoked", "invalid_token"
             if record is None:
-                refusal = problem(401, "unauthorized", detail)
-                refusal.headers["WWW-Authenticate"] = f'Bearer realm="pdi", error="{error}"'
+                refusal = problem(status, "unauthorized" if status == 401 else "bad request", detail)
+                refusal.headers["WWW-Authenticate"] = 'Bearer realm="pdi"' + (f', error="{error}"' if error else "")
                 await refusal(scope, receive, send)
                 return
             reader = Reader(record)

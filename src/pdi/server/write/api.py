@@ -75,6 +75,7 @@ from pdi.errors import LimitError, ParseError, StoreError
 from pdi.server.http.bodies import read_body
 from pdi.server.http.params import flag, integer, only, optional, required
 from pdi.server.http.problems import Problem
+from pdi.server.http.readers import refused_authorization
 from pdi.server.process.cache import ResponseCache
 from pdi.server.protocol.rfc2169 import n2r_path
 
@@ -92,10 +93,11 @@ MAX_STATEMENT = 4 << 16
 
 
 class Unauthorized(Problem):
-    """``401``: no token, or not a live one (RFC 6750 §3: the challenge says which)."""
+    """``401``: no token, or not a live one (RFC 6750 §3: the challenge says which); ``400`` for a malformed
+    ``Authorization`` (:func:`~pdi.server.http.readers.refused_authorization`)."""
 
-    def __init__(self, detail: str, *, error: str | None = None) -> None:
-        super().__init__(401, "unauthorized", detail)
+    def __init__(self, detail: str, *, error: str | None = None, status: int = 401) -> None:
+        super().__init__(status, "unauthorized" if status == 401 else "bad request", detail)
         self.challenge = 'Bearer realm="pdi"' + (f', error="{error}"' if error else "")
 
 
@@ -119,8 +121,9 @@ async def bearer_writer(archive: Archive, request: Request) -> Writer:
     if header is None:
         raise Unauthorized("this route needs Authorization: Bearer <token> (pdi token add)")
     scheme, _, secret = header.partition(" ")
-    if scheme.lower() != "bearer" or not secret.strip():
-        raise Unauthorized("Authorization must be 'Bearer <token>'", error="invalid_request")
+    status, detail, error = refused_authorization(scheme, secret)
+    if status:
+        raise Unauthorized(detail, error=error, status=status)
     record = await anyio.to_thread.run_sync(archive.authenticate, secret.strip())
     if record is None:
         raise Unauthorized("the token is not known, or was revoked", error="invalid_token")
