@@ -33,7 +33,7 @@ def test_parse_prints_components_canonical_form_and_warnings() -> None:
     assert "fragment scheme: rect (default)" in lines
     assert (
         lines[-1]
-        == "warning: no version on a fragment PDI (line 457 requires one): read as version 1"
+        == "warning: no version on a fragment PDI (the PDI draft, line 457, requires one): read as version 1"
     )
 
 

@@ -169,7 +169,7 @@ def test_grammar_2_5_daily_serials_and_encapsulated_ids() -> None:
     assert not equivalent(p, BASE + "042.text.1")
     # An encapsulated id needs a format (lines 347, 395).
     r = PDI.parse(BASE + "invoice-9")
-    assert r.warnings == ("an encapsulated unique id requires a format (lines 347, 395)",)
+    assert r.warnings == ("an encapsulated unique id requires a format (PDI draft, lines 347, 395)",)
     assert err(BASE + "invoice-9", strict=True).rule == "format"
     assert PDI.parse(BASE + "9").warnings == ()
 
@@ -188,7 +188,7 @@ def test_grammar_2_7_version_rules() -> None:
     q = PDI.parse(BASE + "1.text#char=1,2")
     assert q.version == 1
     assert q.warnings == (
-        "no version on a fragment PDI (line 457 requires one): read as version 1",
+        "no version on a fragment PDI (the PDI draft, line 457, requires one): read as version 1",
     )
 
 

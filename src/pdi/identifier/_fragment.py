@@ -209,7 +209,7 @@ def _parse_position(raw: str, scheme: str | None, text: str, offset: int) -> Pos
         eq = offset + raw.index("=")
         if scheme in ("sec", "msec"):
             raise _fail(
-                "a fragment has one scheme: time units (sec, msec) are never mixed (line 734)",
+                "a fragment has one scheme: time units (sec, msec) are never mixed (PDI draft, line 734)",
                 text,
                 eq,
                 "fragment-specifier",
@@ -247,7 +247,7 @@ def _parse_fragment(body: str, text: str, offset: int) -> tuple[Fragment, tuple[
     elif "=" in body:
         cut = body.index("=")
         raise _fail(
-            f"invalid fragment scheme {body[:cut]!r}: expected letters and '-' (line 179)",
+            f"invalid fragment scheme {body[:cut]!r}: expected letters and '-' (PDI draft, line 179)",
             text,
             offset,
             "fragment-scheme",
@@ -329,7 +329,7 @@ def _check_fragment(
         except UnsupportedError as exc:
             raise _fail(
                 f"format {format!r} ({media_type}) has no default fragment scheme: name one "
-                "(lines 538-542)",
+                "(PDI draft, lines 538-542)",
                 text,
                 offset,
                 "fragment-scheme",
@@ -400,7 +400,7 @@ def _check_positions(
             and all(_is_coordinate(p) for p in pos[:2])
             and (n == 2 or isinstance(pos[2], int)),
             f"a {scheme} fragment needs two coordinates (x1,y1),(x2,y2) and an optional frame "
-            "(lines 692-701)",
+            "(PDI draft, lines 692-701)",
             "2-dim-coordinate",
         )
         a, b = pos[0], pos[1]

@@ -233,7 +233,7 @@ class PDI:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ParseError(f"a version is a positive integer, not {n!r}", rule="version")
         if self.format is None:
-            raise ParseError("a version requires a format (line 145)", rule="version")
+            raise ParseError("a version requires a format (PDI draft, line 145)", rule="version")
         return dataclasses.replace(self, version=n, version_wildcard=False).canonical()
 
     def with_format(self, token: str) -> PDI:
@@ -356,7 +356,7 @@ class PDI:
                 )
             text += f".{1 if version is None else version}"
         elif version is not None:
-            raise ParseError("a version requires a format (line 145)", rule="version")
+            raise ParseError("a version requires a format (PDI draft, line 145)", rule="version")
         if fragment is not None:
             text += "#" + _minted_fragment(fragment, format, version)
         return _parse_pdi(text, 0, len(text), True, 0)
@@ -376,7 +376,7 @@ def _minted_unique_id(serial: int | None, foreign_id: str | None, format: str | 
     assert foreign_id is not None
     if format is None:
         raise ParseError(
-            "an encapsulated foreign id requires a format (line 347)", rule="format"
+            "an encapsulated foreign id requires a format (PDI draft, line 347)", rule="format"
         )
     return escape_unique_id(foreign_id)
 
@@ -388,9 +388,9 @@ def _minted_fragment(fragment: Fragment, format: str | None, version: int | None
     for position in fragment.positions:
         _check_position_value(position)
     if format is None:
-        raise ParseError("a fragment needs a format (line 404)", rule="fragment-specifier")
+        raise ParseError("a fragment needs a format (PDI draft, line 404)", rule="fragment-specifier")
     if version is None:
-        raise ParseError("a fragment needs a version (line 457)", rule="fragment-specifier")
+        raise ParseError("a fragment needs a version (PDI draft, line 457)", rule="fragment-specifier")
     return str(fragment.canonical(format))
 
 
@@ -858,7 +858,7 @@ def _parse_pdi(
     if serial is None and fmt is None and unique_id_raw != "*":
         warnings.append(
             (
-                "an encapsulated unique id requires a format (lines 347, 395)",
+                "an encapsulated unique id requires a format (PDI draft, lines 347, 395)",
                 head.unique_id_at,
                 "format",
             )
@@ -871,7 +871,7 @@ def _parse_pdi(
         what = "fragment" if mark == "#" else "citation"
         if fmt is None:
             raise _fail(
-                f"a {what} needs a format (line 404)",
+                f"a {what} needs a format (PDI draft, line 404)",
                 text,
                 ri_end,
                 "fragment-specifier" if mark == "#" else "citation-specifier",
@@ -879,7 +879,7 @@ def _parse_pdi(
         if version is None and not head.version_wildcard:
             warnings.append(
                 (
-                    f"no version on a {what} PDI (line 457 requires one): read as version 1",
+                    f"no version on a {what} PDI (the PDI draft, line 457, requires one): read as version 1",
                     ri_end,
                     "version",
                 )
@@ -919,7 +919,7 @@ def _parse_citation(
     eq = text.find("=", start, end)
     if eq < 0:
         raise _fail(
-            "a citation is '@' origin-position '=' pdi (line 168): '=' missing",
+            "a citation is '@' origin-position '=' pdi (PDI draft, line 168): '=' missing",
             text,
             end,
             "citation-specifier",
