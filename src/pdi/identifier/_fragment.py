@@ -24,6 +24,7 @@ from pdi.identifier._syntax import (
     _first_bad,
     _number,
     _percent_decode,
+    _unescaped,
     _Warning,
 )
 
@@ -226,7 +227,7 @@ def _parse_position(raw: str, scheme: str | None, text: str, offset: int) -> Pos
         bad = _first_bad(raw, _NAME_SAFE)
         ch = raw[bad]
         if ch in _RESERVED or ch in "()":
-            why = f"reserved character {ch!r} in an element name must be %-escaped"
+            why = _unescaped(raw, bad, "an element name")
         else:
             why = f"character {ch!r} is not allowed in an element name"
         raise _fail(why, text, offset + bad, "element-name")

@@ -37,6 +37,7 @@ from pdi.identifier._syntax import (
     _first_bad,
     _number,
     _percent_decode,
+    _unescaped,
     _Warning,
     escape_unique_id,
     spells_serial,
@@ -727,7 +728,7 @@ def _specifier_parts(spec: str, text: str, spec_start: int) -> list[str]:
         bad = _first_bad(uid_raw, UNIQUE_SAFE)
         ch = uid_raw[bad]
         if ch in _RESERVED:
-            why = f"reserved character {ch!r} in the unique id must be %-escaped"
+            why = _unescaped(uid_raw, bad, "the unique id")
         else:
             why = f"character {ch!r} is not allowed in the unique id (escape it as UTF-8 %XX)"
         raise _fail(why, text, spec_start + bad, "unique-id")
@@ -745,7 +746,7 @@ def _check_format(fmt: str, text: str, fmt_at: int) -> None:
             bad = fmt.rfind("+") if fmt.count("+") > 1 or fmt.endswith("+") else fmt.find("+")
             why = "a format token holds one '+', between the major and the minor type (%-escape others: %2B)"
         elif ch in _RESERVED:
-            why = f"reserved character {ch!r} in the format token must be %-escaped"
+            why = _unescaped(fmt, bad, "the format token")
         else:
             why = (
                 f"character {ch!r} is not allowed in a format token (letters, digits, "

@@ -122,6 +122,15 @@ def _fail(message: str, text: str, offset: int | None, rule: str) -> ParseError:
     return ParseError(message, text=text, offset=offset, rule=rule)
 
 
+def _unescaped(raw: str, bad: int, where: str) -> str:
+    """Why the reserved character at ``raw[bad]`` is refused in ``where``: it must be %-escaped; a ``%`` not followed
+    by two hex digits is a broken %-escape, said so."""
+    ch = raw[bad]
+    if ch == "%":
+        return f"{raw[bad:bad + 3]!r} in {where} is not a %-escape: '%' and two hex digits ('%25' is a '%' itself)"
+    return f"reserved character {ch!r} in {where} must be %-escaped"
+
+
 def _first_bad(raw: str, safe: frozenset[str]) -> int:
     """Offset of the first character of ``raw`` that is neither in ``safe`` nor a %-escape."""
     i = 0
