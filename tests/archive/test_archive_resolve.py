@@ -151,6 +151,33 @@ def test_a_citation_resolves_both_ends_and_checks_the_quotation(archive: Archive
         archive.get(f"{page}@9={source}#char=15,26")
 
 
+def test_a_quotation_that_begins_or_ends_inside_a_crlf_stands_where_it_is(archive: Archive) -> None:
+    # CR and LF are one character each (PDI-GRAMMAR.md §3): "Hello, world." is chars 0-12, CR 13, LF 14
+    source = archive.add(S, TEXT, format="text")
+    assert archive.get(f"{source}#char=14,20").data == b"\nSecon"
+    begins = archive.cite(f"{source}@14={source}#char=14,20")  # the document quoting itself, from its LF
+    assert (begins.check.status, begins.check.quote, begins.check.found) == ("ok", "\nSecon", "\nSecon")
+    ends = archive.cite(f"{source}@12={source}#char=12,14")  # ".", then the CR alone
+    assert (ends.check.status, ends.check.quote) == ("ok", ".\r")
+    assert archive.cite(f"{source}@13={source}#char=12,14").check.status == "mismatch"
+
+
+def test_a_quotation_of_nothing_or_past_the_citing_end_does_not_stand(archive: Archive) -> None:
+    source = archive.add(S, TEXT, format="text")
+    letter = archive.add(S, b"He wrote: world.\nSecond.", format="text")  # 25 characters, CRLF-canonical
+    # the cited passage lies wholly past the source's end: it quotes nothing, as pdi get says (exit 9)
+    nothing = archive.cite(f"{letter}@10={source}#line=50,60")
+    assert nothing.check.status == "mismatch" and "selects nothing" in nothing.check.detail
+    # a position past the citing document's end: even an empty quotation does not stand there
+    for quoted in ("char=5,5", "char=7,21"):
+        beyond = archive.cite(f"{letter}@99={source}#{quoted}")
+        assert beyond.check.status == "mismatch", quoted
+        assert "ends at char=25, before the quotation's position char=99" in beyond.check.detail, beyond.check.detail
+    # an empty quotation at the very end, or inside, stands
+    assert archive.cite(f"{letter}@25={source}#char=5,5").check.status == "ok"
+    assert archive.cite(f"{letter}@3={source}#char=5,5").check.status == "ok"
+
+
 def test_fragment_name_is_the_full_name(archive: Archive) -> None:
     pdi = archive.add(S, TEXT, format="text")
     result = archive.get("pdi://OMA.eop.gov.us/2026/11/22/1.TEXT.1#CHAR=7,12")

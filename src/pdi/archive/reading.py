@@ -287,10 +287,16 @@ class Reading(ArchiveBase):
             )
         if not isinstance(cited, Resolved):
             raise UnsupportedError("the cited PDI needs a format and a version")
+        if cited.fragment is not None and cited.fragment.past_end:  # it quotes nothing: no quotation can stand
+            from pdi.fragments import past_end_message
+
+            said = past_end_message(cited.pdi, cited.fragment)
+            return CitationResolved(parsed, citing, origin, cited, QuotationCheck(
+                "mismatch", f"the cited fragment selects nothing: {said}", ""))
         scheme = formats.default_fragment_scheme(citing.record.format)
         check = check_quotation(
             citing.data, citing.media_type, citing.charset, scheme, origin,
-            cited.data, cited.media_type, cited.charset,
+            cited.data, cited.media_type, cited.charset, canonical=cited.fragment is not None,
         )
         return CitationResolved(parsed, citing, origin, cited, check)
 

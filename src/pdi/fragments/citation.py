@@ -45,8 +45,17 @@ def check_quotation(
     quoted: bytes,
     quoted_media_type: str,
     quoted_charset: str | None,
+    *,
+    canonical: bool = False,
 ) -> QuotationCheck:
-    """Compare the text ``quoted`` with the citing document's text at ``origin`` (in ``scheme``)."""
+    """Compare the text ``quoted`` with the citing document's text at ``origin`` (in ``scheme``).
+
+    ``canonical``: ``quoted`` is a fragment's selection, CRLF-canonical already
+    (:attr:`~pdi.fragments.FragmentResult.data`), whose line endings are not
+    written again (a selection may begin with the LF of a CRLF: that is one
+    character, not a line ending to make CRLF); else a whole document, made
+    CRLF-canonical here.
+    """
     from pdi.fragments.text import evaluate_pdi
     from pdi.fragments.text.lines import to_crlf
 
@@ -59,7 +68,9 @@ def check_quotation(
         return QuotationCheck("unchecked", f"the cited fragment is {quoted_media_type}, not text")
     try:
         codec = charsets.codec_for(quoted_charset or "us-ascii")  # a charset: never idna, zlib or a bad label
-        quote = to_crlf(quoted.decode(codec))
+        quote = quoted.decode(codec)
+        if not canonical:
+            quote = to_crlf(quote)
     except UnsupportedError as exc:
         return QuotationCheck("unchecked", f"the cited fragment's charset cannot be read: {exc}")
     except UnicodeDecodeError as exc:
@@ -68,7 +79,13 @@ def check_quotation(
         there = evaluate_pdi(
             "char", (origin, origin + len(quote)), citing, charset=citing_charset, media_type=citing_media_type
         )
-        found = to_crlf(there.text())
+        found = there.text()  # the selection: CRLF-canonical, as the positions count
+        if there.past_end or (origin > 0 and not quote and there.clamped):
+            # the position lies past the citing document's end: how long it is, as the positions count
+            length = len(evaluate_pdi("char", (0, origin), citing, charset=citing_charset,
+                                      media_type=citing_media_type).text())
+            return QuotationCheck("mismatch", f"the citing document ends at char={length}, before the quotation's"
+                                  f" position char={origin}", quote, found)
     except PDIError as exc:
         return QuotationCheck("unchecked", f"the citing document cannot be read as text: {exc}", quote)
     if found == quote:
