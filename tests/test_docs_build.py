@@ -110,6 +110,17 @@ def test_the_readme_is_short_and_its_links_into_docs_resolve() -> None:
         assert step in head, f"{step} is not in the README's first screen"
 
 
+def test_the_tutorial_shows_pdi_init_as_it_prints_today(tmp_path: Path) -> None:
+    # the tutorial's first command, run: its output line, with the archive's path as the tutorial names it
+    from pdi.archive.store import SCHEMA_VERSION
+
+    made = subprocess.run([sys.executable, "-m", "pdi", "init", str(tmp_path / "pdi-archive")], capture_output=True,
+                          text=True, check=True, timeout=120).stdout
+    assert made == f"archive at {tmp_path / 'pdi-archive'} (schema version {SCHEMA_VERSION})\n"
+    tutorial = (Path(__file__).resolve().parents[1] / "docs" / "tutorial.md").read_text("utf-8")
+    assert f"$ pdi init\narchive at pdi-archive (schema version {SCHEMA_VERSION})\n" in tutorial
+
+
 def test_the_built_site_is_ignored_by_git() -> None:
     ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").split()
     assert "site/" in ignored or "/site/" in ignored

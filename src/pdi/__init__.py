@@ -5,4 +5,4 @@ Mint ``urn:pdi://series.cc/YYYY/MM/DD/id.format.version`` names
 keep every version's bytes, and resolve a name down to a passage.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0.dev0"
