@@ -96,6 +96,26 @@ def test_an_unknown_fragment_scheme_names_the_schemes_there_are(archive: str, tm
     assert "(there: byte, char, elt, line, name)" in r.output
 
 
+def test_an_output_file_that_cannot_be_written_is_a_usage_mistake_said_before_reading(archive: str,
+                                                                                       tmp_path: Path) -> None:
+    # -o into a folder that is not there, or under a file: the user's mistake (exit 2), not the archive's storage
+    # failing (8), and no traceback; by click and by the fast path (a whole process) alike
+    (tmp_path / "a.txt").write_bytes(b"one two three\n")
+    name = CliRunner().invoke(cli, ["add", "-s", S, str(tmp_path / "a.txt"), "--archive", archive]).output.strip()
+    (tmp_path / "plain").write_bytes(b"")
+    for target, why in ((tmp_path / "missing" / "x.txt", f"the folder {tmp_path / 'missing'} does not exist"),
+                        (tmp_path / "plain" / "x.txt", f"{tmp_path / 'plain'} is not a folder")):
+        r = CliRunner().invoke(cli, ["get", name, "-o", str(target), "--archive", archive])
+        assert r.exit_code == 2 and f"pdi: cannot write {target}: {why}" in r.output, r.output
+        whole = subprocess.run([sys.executable, "-m", "pdi", "get", name, "-o", str(target), "--archive", archive],
+                               capture_output=True, text=True, timeout=60)
+        assert (whole.returncode, whole.stderr) == (2, f"pdi: cannot write {target}: {why}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "archive", "plain"]
+    written = tmp_path / "out.txt"
+    assert CliRunner().invoke(cli, ["get", name, "-o", str(written), "--archive", archive]).exit_code == 0
+    assert written.read_bytes() == b"one two three\n"
+
+
 def test_an_unknown_command_suggests_the_near_command_even_before_it_is_loaded() -> None:
     r = subprocess.run([sys.executable, "-m", "pdi", "ad"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2

@@ -29,8 +29,14 @@ def written_whole(target: Path, shown: str) -> Iterator[Path]:
         yield partial
         os.replace(partial, target)
     except OSError as exc:
-        partial.unlink(missing_ok=True)
+        _discard(partial)
         raise StoreError(f"cannot write {shown}: {exc.strerror or exc}") from exc
     except BaseException:
-        partial.unlink(missing_ok=True)
+        _discard(partial)
         raise
+
+
+def _discard(partial: Path) -> None:
+    """Remove a partial file, if there is one (its folder may not exist, or not be a folder: nothing to remove)."""
+    with contextlib.suppress(OSError):
+        partial.unlink(missing_ok=True)

@@ -6,6 +6,7 @@ bytes to a file (whole, or not at all) or to standard output.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -30,6 +31,21 @@ def write_out(data: bytes | Iterable[bytes], output: str | None) -> None:
     with written_whole(target, output) as partial, partial.open("wb") as f:
         for piece in pieces:
             f.write(piece)
+
+
+def unwritable(output: str | None) -> str | None:
+    """Why the file ``-o`` names cannot be written, said before anything is read (``None``: it may be, or it is
+    standard output): its folder is missing, not a folder, or not writable."""
+    if output is None or output == "-":
+        return None
+    folder = Path(output).parent
+    if not folder.exists():
+        return f"cannot write {output}: the folder {folder} does not exist"
+    if not folder.is_dir():
+        return f"cannot write {output}: {folder} is not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot write {output}: the folder {folder} is not writable"
+    return None
 
 
 def open_archive(archive: str) -> Archive:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pdi._wording import plural
 from pdi.archive import Generic, Resolved
-from pdi.cli.archive_io import open_archive, write_out
+from pdi.cli.archive_io import open_archive, unwritable, write_out
 from pdi.cli.commands import EXIT_PAST_END, EXIT_USAGE, one_line
 
 if TYPE_CHECKING:
@@ -181,8 +181,12 @@ def _binary_on_terminal(result: Resolved, output: str | None) -> bool:
 def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: str) -> int:
     """Do what ``pdi get`` does with these arguments (read by click or by :mod:`pdi.cli.fast_get`); the exit status.
 
-    Errors of the :mod:`pdi.errors` family are raised, for the caller to print as one line.
+    Errors of the :mod:`pdi.errors` family are raised, for the caller to print as one line. An ``-o`` that cannot be
+    written is a usage mistake (exit 2), said before the archive is opened.
     """
+    if (why := unwritable(output)) is not None:
+        say(f"pdi: {why}", err=True)
+        return EXIT_USAGE
     with open_archive(archive) as opened:
         if "#" in pdi:  # perhaps a browser fragment (no fragment, no alias: its module stays unloaded)
             from pdi.interop.aliases import alias_fragment, native_names
