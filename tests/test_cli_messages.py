@@ -93,7 +93,9 @@ def test_an_unknown_fragment_scheme_names_the_schemes_there_are(archive: str, tm
     r = CliRunner().invoke(cli, ["get", f"{name}#chr=0,3", "--archive", archive])
     assert r.exit_code == 6
     assert "no evaluator for fragment scheme 'chr' on text/plain; did you mean 'char'?" in r.output
-    assert "(there: byte, char, elt, line, name)" in r.output
+    assert "(there: byte, char, line)" in r.output  # elt and name: HTML and XML schemes, not text/plain's (the draft)
+    r = CliRunner().invoke(cli, ["get", f"{name}#elt=1,2", "--archive", archive])
+    assert r.exit_code == 1 and "(allowed: byte, char, line, or an extension scheme)" in r.output  # the grammar's list
 
 
 def test_an_output_file_that_cannot_be_written_is_a_usage_mistake_said_before_reading(archive: str,

@@ -241,13 +241,17 @@ def evaluators() -> tuple[tuple[str, str], ...]:
     return tuple(sorted(_REGISTRY))
 
 
-def _schemes_on(scheme: str, family: str) -> str:
-    """What the refusal of ``scheme`` adds: the schemes there are for this media family, and the near one."""
+def _schemes_on(scheme: str, family: str, media_type: str) -> str:
+    """What the refusal of ``scheme`` adds: the schemes there are for this media type, and the near one (of the
+    draft's schemes, those it defines for the type: ``elt`` is evaluated for the text family's HTML, not for
+    ``text/plain``)."""
     import difflib
 
     from pdi.formats import did_you_mean
+    from pdi.identifier import FRAGMENT_SCHEMES, allowed_schemes
 
-    schemes = sorted({s for s, f in _REGISTRY if f in (family, "*")})
+    defined = allowed_schemes(media_type.split(";", 1)[0].strip().lower())
+    schemes = sorted({s for s, f in _REGISTRY if f in (family, "*") and (s not in FRAGMENT_SCHEMES or s in defined)})
     near = difflib.get_close_matches(scheme.lower(), schemes, n=1, cutoff=0.6)
     return f"{did_you_mean(near)} (there: {', '.join(schemes)})" if schemes else ""
 
@@ -280,7 +284,8 @@ def evaluate(
         key = (scheme.lower(), "*")
     evaluator = _REGISTRY.get(key)
     if evaluator is None:
-        raise UnsupportedError(f"no evaluator for fragment scheme {scheme!r} on {media_type}{_schemes_on(scheme, family)}")
+        raise UnsupportedError(
+            f"no evaluator for fragment scheme {scheme!r} on {media_type}{_schemes_on(scheme, family, media_type)}")
     if charset is None:
         charset = parameters.get("charset")
     indexed = _INDEXED.get(key)

@@ -25,7 +25,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-from pdi.identifier._fragment import Fragment
+from pdi.identifier._fragment import Fragment, allowed_schemes
 from pdi.identifier._pdi import PDI, Citation, PDIQuery, equivalent, series_for_minting
 from pdi.identifier._syntax import (
     FRAGMENT_SCHEMES,
@@ -43,6 +43,7 @@ __all__ = [
     "Fragment",
     "PDIQuery",
     "Position",
+    "allowed_schemes",
     "equivalent",
     "escape_unique_id",
     "series_for_minting",

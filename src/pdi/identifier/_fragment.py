@@ -276,7 +276,7 @@ _FAMILY_SCHEMES = {
 
 
 @functools.lru_cache(maxsize=1024)
-def _allowed_schemes(media_type: str) -> frozenset[str]:
+def allowed_schemes(media_type: str) -> frozenset[str]:
     """The defined schemes that apply to a media type (an SVG image is an image and XML)."""
     allowed = _FAMILY_SCHEMES[formats.media_family(media_type)]
     major, _, minor = media_type.partition("/")
@@ -336,7 +336,7 @@ def _check_fragment(
                 "fragment-scheme",
             ) from exc
     if media_type is not None and scheme in FRAGMENT_SCHEMES:
-        allowed = _allowed_schemes(media_type)
+        allowed = allowed_schemes(media_type)
         if scheme not in allowed:
             raise _fail(
                 f"fragment scheme {scheme!r} is not defined for {media_type} "
