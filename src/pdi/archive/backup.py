@@ -99,7 +99,11 @@ def read_marker(directory: Path) -> dict[str, Any]:
             raw = f.read(1 << 16)
         marker = json.loads(raw)
     except FileNotFoundError:
+        if not directory.is_dir():
+            raise NotFoundError(f"{directory}: no such folder (a pdi backup is a folder pdi backup made)") from None
         raise NotFoundError(f"{directory} is not a pdi backup (no {MARKER})") from None
+    except NotADirectoryError:
+        raise NotFoundError(f"{directory} is not a folder: a pdi backup is a folder pdi backup made") from None
     except (OSError, ValueError) as exc:
         raise StoreError(f"cannot read {path}: {exc}") from exc
     if not isinstance(marker, dict) or marker.get("format") != FORMAT or marker.get("store") not in ("sqlite", "postgres"):

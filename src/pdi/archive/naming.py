@@ -97,8 +97,9 @@ def key_of(pdi: PDI) -> DocumentKey:
         raise UnsupportedError(f"{pdi} has a wildcard date: it is a pattern (use ls)")
     if foreign_serial(pdi):
         raise NotFoundError(
-            f"{pdi.without_fragment()} is not in this archive: its foreign id"
-            f" {pdi.unique_id!r} is spelled like a daily serial, which no archive mints"
+            f"{pdi.without_fragment()} is not in this archive: its unique id, %-escaped, is the foreign id"
+            f" {pdi.unique_id!r}, and no archive mints a foreign id spelled like a daily serial (the daily serial"
+            f" {pdi.unique_id} is written unescaped)"
         )
     return DocumentKey(pdi.series_name.lower(), date, pdi.unique_id)
 

@@ -29,7 +29,7 @@ from pdi.cli.archive_io import open_archive
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
 @archive_option
 def anchor_cmd(name: str, to: str, as_json: bool, archive: str) -> None:
-    """Find the passage NAME cites (NAME#char=a,b, #line=a,b, #elt=… or #name=…) in version VERSION of it.
+    """Find the passage NAME cites (NAME#char=a,b, #line=a,b, #elt=… or #name=…) in the version --to names.
 
     Prints the passage's name there (a char range of that version's
     CRLF-canonical text; line= when NAME cites lines and they map whole) and

@@ -71,7 +71,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
 #: with every command loaded).
 COMMAND_HELP: dict[str, str] = {
     "add": "Mint a PDI for FILE ('-' = stdin) today (GMT) and deposit it; prints the PDI.",
-    "anchor": "Find the passage NAME cites (NAME#char=a,b, #line=a,b, #elt=… or #name=…) in version VERSION of it.",
+    "anchor": "Find the passage NAME cites (NAME#char=a,b, #line=a,b, #elt=… or #name=…) in the version --to names.",
     "annotate": "Export a name as a W3C Web Annotation, or find the names annotations point at.",
     "audit": "The audit log, oldest first: who (a user, or token:NAME), when, what, and from where.",
     "backup": "Back up the archive to the directory DEST while deposits go on; again into DEST: only what is new.",
