@@ -96,6 +96,7 @@ def test_accept_chooses_a_pdf_fragments_answer_and_each_has_its_own_tag(archive:
     assert refused.status_code == 200  # names none of the three: the default, as for any other name
     refused = client.get(passage, headers={"Accept": "image/png;q=0, text/plain;q=0, application/pdf;q=0"})
     assert refused.status_code == 406 and "text/plain, image/png, application/pdf" in refused.json()["detail"]
+    assert "Accept" in refused.headers["vary"]  # chosen by Accept, as the answers it chose among (RFC 9110 §12.5.5)
     # a passage over two pages has no one image: 406 naming a passage per page
     both = client.get(f"/uri-res/N2R?{name}%23char=0,60", headers={"Accept": "image/png"})
     assert both.status_code == 406 and f"{name}#char=0,48" in both.json()["detail"]

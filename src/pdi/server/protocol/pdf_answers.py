@@ -32,6 +32,14 @@ DEFAULTS = {"passage": "text/plain", "region": "image/png", "location": "applica
 TYPES = ("text/plain", "image/png", "application/pdf")
 
 
+def _not_acceptable(detail: str) -> Problem:
+    """The ``406`` of an ``Accept`` that takes none of a PDF fragment's answers: it varies by ``Accept`` (RFC 9110
+    §12.5.5), as the answers it chose among do."""
+    refusal = Problem(406, "not acceptable", detail)
+    refusal.headers["Vary"] = "Accept"
+    return refusal
+
+
 def chosen_type(scheme: str, accept: str | None) -> str | None:
     """The media type N2R answers for a PDF fragment of ``scheme`` under ``accept`` (None: not a PDF answer)."""
     kind = KINDS.get(scheme)
@@ -43,7 +51,7 @@ def chosen_type(scheme: str, accept: str | None) -> str | None:
     offered = [default, *(t for t in TYPES if t != default)]
     index = choose(parse_accept(accept), offered)
     if index is None:
-        raise Problem(406, "not acceptable", f"a {kind} of a PDF ({scheme}=) is answered as {', '.join(offered)}:"
+        raise _not_acceptable(f"a {kind} of a PDF ({scheme}=) is answered as {', '.join(offered)}:"
                       f" the Accept field {accept!r} takes none of them")
     return offered[index]
 
@@ -103,19 +111,19 @@ def _passage_png(archive: Archive, resolved: Resolved, data: bytes, index: bytes
     name = str(resolved.pdi.without_fragment())
     layer = layer_of(data, index, name=name)
     if not fragment.ranges or fragment.ranges[0].start == fragment.ranges[-1].end:
-        raise Problem(406, "not acceptable", "an empty passage has no region to render: ask for text/plain")
+        raise _not_acceptable("an empty passage has no region to render: ask for text/plain")
     a, b = fragment.ranges[0].start, fragment.ranges[-1].end
     first, last = layer.page_of(a), layer.page_of(b - 1)
     if first != last:
         names = ", ".join(f"{resolved.pdi.without_fragment()}#char={max(a, s)},{min(b, e)}"
                           for s, e in (layer.page_range(n) for n in range(first, last + 1)) if max(a, s) < min(b, e))
-        raise Problem(406, "not acceptable", f"the passage lies on pages {first} to {last}: an image is of one page;"
+        raise _not_acceptable(f"the passage lies on pages {first} to {last}: an image is of one page;"
                       f" name a passage per page: {names}")
     page = page_boxes(data, index, first, name=name)
     boxes = [page.boxes[4 * i: 4 * i + 4] for i in range(max(0, a - page.start), min(len(page.text), b - page.start))]
     boxes = [box for box in boxes if not math.isnan(box[0])]
     if not boxes:
-        raise Problem(406, "not acceptable", "the passage has no character drawn on the page: ask for text/plain")
+        raise _not_acceptable("the passage has no character drawn on the page: ask for text/plain")
     left, top = page.crop[0], page.crop[3]
     x1 = min(box[0] for box in boxes) - left
     x2 = max(box[2] for box in boxes) - left
