@@ -245,8 +245,8 @@ class Mementos:
         it, a ``410`` problem when it held some and every one was withdrawn.
         """
         if not target:
-            raise ParseError("name the original resource after the route: /timegate/http://… or /timegate/urn:pdi://…",
-                             rule="URI-R")
+            raise ParseError("name the original resource after the route (/timegate/ or /timemap/link/): a URL"
+                             " (http://…) or a document's generic name (urn:pdi://…)", rule="URI-R")
         if _PDI_PREFIX.match(target):
             return self._document(PDI.parse(urn_from_query(target)), base)
         captures = self._captures(target)
