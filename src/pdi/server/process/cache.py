@@ -137,6 +137,9 @@ class Entity:
     shared: bool = True
     #: Its ``200``'s header lines as sent, made at its first (:func:`wire`).
     lines: list[bytes] = field(default_factory=list, compare=False, repr=False)
+    #: Whether every header value is known to hold no control character (made from checked parts alone:
+    #: :mod:`pdi.server.protocol.plain`), so that :meth:`ResponseCache.put` need not look.
+    sendable: bool = field(default=False, compare=False, repr=False)
 
     @property
     def size(self) -> int:
@@ -467,7 +470,9 @@ class ResponseCache:
         :class:`Validator` never takes the place of the whole :class:`Entity`.
         """
         cost = _size(entity) + len(key)
-        if cost > self.max_entry_bytes or _UNSENDABLE.search(b"\t".join([v for _, v in entity.headers])):
+        if cost > self.max_entry_bytes or (
+                not (isinstance(entity, Entity) and entity.sendable)
+                and _UNSENDABLE.search(b"\t".join([v for _, v in entity.headers]))):
             return False
         if isinstance(entity, Validator) and isinstance(self._entries.get(key), Entity):
             return False

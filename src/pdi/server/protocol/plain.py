@@ -179,7 +179,9 @@ class PlainAnswers:
             (b"cache-control", _IMMUTABLE),
             (b"accept-ranges", b"bytes"),
         )
-        return Entity(data, content_type.encode("latin-1"), etag, headers, names, True)
+        # every value made of checked parts: the name and its document (the pattern above), a base URL that quotes
+        # to itself, the catalog's media type, charset and digest, the configured policy, the stamp made here
+        return Entity(data, content_type.encode("latin-1"), etag, headers, names, True, sendable=True)
 
     def _stamp(self, created: str) -> str:
         """The Memento-Datetime of a deposit time as the catalog keeps it (``2026-11-22T14:30:00.000000Z``)."""
