@@ -272,6 +272,24 @@ def test_the_parameters_a_write_takes_are_the_ones_its_description_lists(writabl
         assert {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"} == keys, path
 
 
+def test_a_statement_is_read_in_the_charset_its_content_type_names(writable: Writable) -> None:
+    # RFC 2046 §4.1.2: a text body's charset is its Content-Type's parameter; without one, UTF-8
+    name = str(writable.archive.add(S, b"by hand\n", format="text"))
+    curator = writable.curate
+    said = {"latin-1": ("text/plain; charset=iso-8859-1", "Café".encode("iso-8859-1")),
+            "utf-8": ("text/plain", "Café".encode())}
+    for key, (kind, octets) in said.items():
+        answer = writable.client.post(f"/api/statements?pdi={name}&key=note.{key}", content=octets,
+                                      headers=Writable.bearer(curator, **{"Content-Type": kind}))
+        assert answer.status_code == 201 and answer.json()["value"] == "Café", answer.text
+    refused = writable.client.post(f"/api/statements?pdi={name}&key=note", content="Café".encode("iso-8859-1"),
+                                   headers=Writable.bearer(curator, **{"Content-Type": "text/plain"}))
+    assert refused.status_code == 400 and "must be text in utf-8: octet 3 is not" in refused.json()["detail"]
+    unknown = writable.client.post(f"/api/statements?pdi={name}&key=note", content=b"x",
+                                   headers=Writable.bearer(curator, **{"Content-Type": "text/plain; charset=klingon"}))
+    assert unknown.status_code == 415 and "klingon" in unknown.json()["detail"]
+
+
 def test_retries_sent_at_once_with_one_key_mint_one_name(location: str) -> None:
     with Archive.init(location) as archive:
         archive.add_series(S)

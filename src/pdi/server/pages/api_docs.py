@@ -637,15 +637,15 @@ _STATEMENTS = Operation(
     "Make a statement key = value about a name (history is kept)",
     (_WHOLE, Param("key", "A Dublin Core term or a free key", required=True,
                       schema={"type": "string", "minLength": 1, "format": "statement-key"})),
-    body=Body(f"The value, UTF-8 text (at most {MAX_STATEMENT} octets)", _TEXT_BODY, required=False),
+    body=Body(f"The value: text in the charset of its Content-Type, UTF-8 if none (at most {MAX_STATEMENT} octets)", _TEXT_BODY, required=False),
     answers={201: Answer("The statement as stored", _JSON, _OBJECT)}, errors=_WRITE, role="curate", tag="write",
 )
 _WITHDRAW = Operation(
     "Withdraw a version (a versioned name) or a whole document (a generic name), saying why",
-    (_WHOLE, Param("reason", "Why (or give it as the UTF-8 body)", schema={"type": "string"}),
+    (_WHOLE, Param("reason", "Why (or give it as the body, text)", schema={"type": "string"}),
      Param("purge", "true: also delete the octets (a legal takedown; needs the role admin),"
                     " except blobs another name keeps", schema={"type": "string", "enum": ["true", "false", ""]})),
-    body=Body(f"The reason, UTF-8 text (at most {MAX_STATEMENT} octets; none if reason= is given)", _TEXT_BODY,
+    body=Body(f"The reason: text in the charset of its Content-Type, UTF-8 if none (at most {MAX_STATEMENT} octets; none if reason= is given)", _TEXT_BODY,
               required=False),
     answers={201: Answer("The tombstone (withdrawn.purged; kept: SHA-256 of blobs other names keep);"
                          " N2R of the name is 410 from now on", _JSON, _OBJECT)},

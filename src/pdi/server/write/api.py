@@ -67,7 +67,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from pdi import formats
+from pdi import charsets, formats
 from pdi._wording import plural
 from pdi.archive import Archive, Content, Deposit
 from pdi.archive.tokens import Writer
@@ -259,7 +259,8 @@ class WriteAPI:
         only(request, TAKES["/api/statements"])
         name = required(request, "pdi")
         statement = required(request, "key")
-        text = _utf8(await read_body(request, MAX_STATEMENT, f"the body is more than {MAX_STATEMENT} octets"), "value")
+        text = _text(request, await read_body(request, MAX_STATEMENT, f"the body is more than {MAX_STATEMENT} octets"),
+                     "value")
         record = await anyio.to_thread.run_sync(
             lambda: self.archive.annotate(name, statement, text, writer=writer)
         )
@@ -273,7 +274,8 @@ class WriteAPI:
         only(request, TAKES["/api/withdraw"])
         name = required(request, "pdi")
         given = optional(request, "reason") or ""
-        reason = _utf8(await read_body(request, MAX_STATEMENT, f"the body is more than {MAX_STATEMENT} octets"), "reason") or given
+        reason = _text(request, await read_body(request, MAX_STATEMENT, f"the body is more than {MAX_STATEMENT} octets"),
+                       "reason") or given
         purge = flag(request, "purge")
         record = await anyio.to_thread.run_sync(
             lambda: self.archive.withdraw(name, reason, writer=writer, purge=purge)
@@ -497,8 +499,13 @@ def _manifest(value: object) -> list[dict[str, str]] | None:
     return parsed
 
 
-def _utf8(body: bytes, what: str) -> str:
+def _text(request: Request, body: bytes, what: str) -> str:
+    """The body as text: in the charset its ``Content-Type`` names (RFC 2046 §4.1.2), else UTF-8; octets that are
+    not text in it are a :class:`ParseError` naming the first."""
+    declared = request.headers.get("content-type")
+    charset = (formats.split_media_type(declared)[1] if declared else None) or "utf-8"
+    codec = charsets.codec_for(charset)  # a charset: never idna, zlib or a bad label (415 naming it)
     try:
-        return body.decode("utf-8")
+        return body.decode(codec)
     except UnicodeDecodeError as exc:
-        raise ParseError(f"the {what} (the body) must be UTF-8: octet {exc.start} is not", rule=what) from exc
+        raise ParseError(f"the {what} (the body) must be text in {charset}: octet {exc.start} is not", rule=what) from exc
