@@ -26,3 +26,8 @@ def test_search_prints_hits_and_reindex_rebuilds(tmp_path: Path) -> None:
     assert rebuilt.exit_code == 0 and "indexed 1 passages of 1 stored octet streams" in rebuilt.output
     bad = runner.invoke(cli, ["search", "--archive", location, '"walrus'])
     assert bad.exit_code == 1 and "not closed" in bad.output
+    # a passage that ends its line: its line ending is no trailing space on the snippet's line
+    with Archive.open(location) as archive:
+        archive.add("oma.eop.gov.us", b"A lone walrus\n", format="text")
+    lines = runner.invoke(cli, ["search", "--archive", location, "lone"]).output.splitlines()
+    assert lines[1] == "    A [lone] walrus"

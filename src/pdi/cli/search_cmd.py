@@ -49,7 +49,7 @@ def search_cmd(words: tuple[str, ...], series: str | None, limit: int, after: st
             at = b
         shown.append(hit.snippet[at:])
         click.echo(str(hit.name))
-        click.echo("    " + one_line("".join(shown)))
+        click.echo("    " + one_line("".join(shown)).rstrip())  # a passage's last line ending: no trailing space
     if results.next is not None:
         click.echo(f"next page: --after {results.next}")
     if results.pending:

@@ -451,7 +451,8 @@ def _components_for_minting(comps: list[str]) -> tuple[str, ...]:
         meant = COUNTRY_CODE_FOR.get(country)
         hint = f"; did you mean {'.'.join([*comps[:-1], meant])!r}?" if meant else ""
         raise ParseError(
-            f"minting needs an ISO 3166-1 alpha-2 country code, not {comps[-1]!r} (§2.3){hint}",
+            f"a series that names are minted in ends with an ISO 3166-1 alpha-2 country code, not {comps[-1]!r}"
+            f" (§2.3){hint}",
             text=text,
             offset=len(text) - len(comps[-1]),
             rule="iso-country",
