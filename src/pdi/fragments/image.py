@@ -123,13 +123,13 @@ def evaluate_image(
             if region.x1 == region.x2 or region.y1 == region.y2:
                 past = " (it lies past the image's edge)" if (x1 >= width or y1 >= height) else ""
                 raise UnsupportedError(
-                    f"crop ({x1},{y1}),({x2},{y2}) holds no pixels of this {width}x{height} image{past}:"
+                    f"crop ({x1},{y1}),({x2},{y2}) holds no pixels of this {width}×{height} image{past}:"
                     " there is no empty image to return"
                 )
             if width * height > MAX_CROP_PIXELS:
                 # Pillow decodes the whole frame to cut it: a small file can claim a huge one
                 raise LimitError(
-                    f"crop of a {width}x{height} image: cutting decodes all of its"
+                    f"crop of a {width}×{height} image: cutting decodes all of its"
                     f" {plural(width * height, 'pixel')}, more than the limit of {MAX_CROP_PIXELS:,}"
                     " (rect= names the region without decoding)"
                 )
