@@ -190,6 +190,19 @@ def test_a_name_not_here_suggests_the_nearest_names(client: TestClient, archive:
     assert _text(page.find(".//h1")).startswith("Cannot show this")
 
 
+def test_a_name_pasted_with_spaces_line_breaks_or_delimiters_around_it_is_read(client: TestClient,
+                                                                              archive: Archive) -> None:
+    # RFC 3986 Appendix C: a URI copied out of running text may come with whitespace (a line broken by the text's
+    # wrapping) and angle brackets or quotation marks around it, which are not part of it
+    name = str(archive.add(S, b"A text cited in a letter.\n", format="text"))
+    cut = len(name) // 2
+    for pasted in (f" {name} ", f"{name}\n", f"<{name}>", f"\u201c{name}\u201d", f"{name[:cut]}\n  {name[cut:]}",
+                   f"  <{name}#char=2,6>\t"):
+        page = _view(client, pasted, 200)
+        assert name in _text(page.find(".//h1")) or name in ET.tostring(page, encoding="unicode"), pasted
+    assert "text" in _text(_view(client, f"<{name}#char=2,6>", 200).find(".//mark"))
+
+
 def test_an_unknown_path_is_a_page_for_a_browser_and_a_problem_for_a_program(client: TestClient) -> None:
     answer = client.get("/no/such/page", headers=HTML)
     assert answer.status_code == 404 and answer.headers["content-type"] == "text/html; charset=utf-8"

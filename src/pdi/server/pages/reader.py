@@ -47,7 +47,7 @@ class ReaderApp:
 
         name: str | None = None
         try:
-            name = optional(request, "pdi")
+            name = pasted(optional(request, "pdi"))
             if not name:
                 return HTMLResponse(await anyio.to_thread.run_sync(render_home, self.archive))
             alias = None  # a browser's fragment (#t=, #xywh=, #:~:text=): the native name it equals, as pdi get reads it
@@ -94,7 +94,7 @@ class ReaderApp:
 
         name: str | None = None
         try:
-            name = optional(request, "pdi")
+            name = pasted(optional(request, "pdi"))
             mid = optional(request, "mid")
             if name and mid:
                 raise ParseError("give the message by ?pdi=NAME or by ?mid=mid:ID, not both", rule="pdi")
@@ -126,3 +126,21 @@ def _later_note(page: str, later: str | None, shown: str) -> str:
             f" <code>{html.escape(asked.unique_id)}</code>: the version <code>{html.escape(str(asked))}</code>"
             f" named ({asked.date}) was never kept.</p>")
     return page.replace("<main>", "<main>" + note, 1)
+
+
+#: What may surround a name copied out of running text: RFC 3986 Appendix C's delimiters, and quotation marks.
+_AROUND = (("<", ">"), ('"', '"'), ("'", "'"), ("\u201c", "\u201d"), ("\u2018", "\u2019"), ("\u2039", "\u203a"),
+           ("\u00ab", "\u00bb"))
+
+
+def pasted(name: str | None) -> str | None:
+    """A name as a person pasted it into a page, read as RFC 3986 Appendix C reads a URI in running text: its
+    whitespace (spaces, line breaks a text wrapped it at; a PDI holds none but %-escaped) left out, and the
+    angle brackets or quotation marks around it taken off."""
+    if name is None:
+        return None
+    name = "".join(name.split())
+    for left, right in _AROUND:
+        if len(name) > 1 and name.startswith(left) and name.endswith(right):
+            return name[1:-1]
+    return name
