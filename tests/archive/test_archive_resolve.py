@@ -160,6 +160,10 @@ def test_a_quotation_that_begins_or_ends_inside_a_crlf_stands_where_it_is(archiv
     ends = archive.cite(f"{source}@12={source}#char=12,14")  # ".", then the CR alone
     assert (ends.check.status, ends.check.quote) == ("ok", ".\r")
     assert archive.cite(f"{source}@13={source}#char=12,14").check.status == "mismatch"
+    # a byte range is the stored octets as they are (LF here): made CRLF-canonical to be compared
+    letter = archive.add(S, b"He wrote: Hello, world.\r\nSecond", format="text")
+    assert archive.get(f"{source}#byte=0,20").data == b"Hello, world.\nSecond"
+    assert archive.cite(f"{letter}@10={source}#byte=0,20").check.status == "ok"
 
 
 def test_a_quotation_of_nothing_or_past_the_citing_end_does_not_stand(archive: Archive) -> None:

@@ -270,7 +270,7 @@ class Reading(ArchiveBase):
         (PDI-GRAMMAR.md §3). A must be in this archive; B may not be, and then
         the check is ``unchecked``. See :func:`pdi.fragments.citation.check_quotation`.
         """
-        from pdi.fragments.citation import QuotationCheck, check_quotation
+        from pdi.fragments.citation import CANONICAL_SCHEMES, QuotationCheck, check_quotation
 
         parsed = parse_pdi(pdi)
         if parsed.citation is None:
@@ -296,7 +296,8 @@ class Reading(ArchiveBase):
         scheme = formats.default_fragment_scheme(citing.record.format)
         check = check_quotation(
             citing.data, citing.media_type, citing.charset, scheme, origin,
-            cited.data, cited.media_type, cited.charset, canonical=cited.fragment is not None,
+            cited.data, cited.media_type, cited.charset,
+            canonical=cited.fragment is not None and cited.fragment.scheme in CANONICAL_SCHEMES,
         )
         return CitationResolved(parsed, citing, origin, cited, check)
 

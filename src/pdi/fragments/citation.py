@@ -26,6 +26,11 @@ from pdi._wording import plural
 from pdi.errors import PDIError, UnsupportedError
 
 
+#: The schemes whose selection is CRLF-canonical text (they count over it): a ``byte`` range or an e-mail ``part``
+#: is the stored octets as they are, made CRLF-canonical before it is compared.
+CANONICAL_SCHEMES = frozenset({"char", "line", "elt", "name"})
+
+
 @dataclass(frozen=True)
 class QuotationCheck:
     """What the check found: ``status`` is ``ok``, ``mismatch`` or ``unchecked``; ``detail`` says why."""
