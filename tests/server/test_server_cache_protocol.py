@@ -121,10 +121,18 @@ def test_if_match_is_the_resolvers_to_answer_from_the_cache_or_not(names: dict[s
         whole = exchange(port, [_request(text)])[0]
         tag = whole.split(b"etag: ")[1].split(b"\r\n")[0].decode()
         calls.paths.clear()
-        failed, held, anything, weak, both = exchange(port, [
+        failed, held, anything, weak, both, unchanged, empty = exchange(port, [
             _request(text, If_Match='"nope"'), _request(text, If_Match=f'"other", {tag}'), _request(text, If_Match="*"),
-            _request(text, If_Match="W/" + tag), _request(text, If_Match='"nope"', If_None_Match=tag)])
-        assert calls.paths == ["/uri-res/N2R"] * 5, "the protocol answered an If-Match from the cache"
+            _request(text, If_Match="W/" + tag), _request(text, If_Match='"nope"', If_None_Match=tag),
+            _request(text, If_Match=tag, If_None_Match=tag), _request(text, If_Match="")])
+        assert calls.paths == ["/uri-res/N2R"] * 7, "the protocol answered an If-Match from the cache"
+    assert unchanged.startswith(b"HTTP/1.1 304 ")  # If-Match holds, then If-None-Match is read (§13.2.2)
+    assert empty.startswith(b"HTTP/1.1 412 ")  # an empty list holds no tag, from the cache or not
+    with _serving(app) as (port, calls):
+        described, any_ = exchange(port, [_request(text, If_Match=tag, Accept="application/json"),
+                                          _request(text, If_Match="*", Accept="application/json")])
+    assert described.startswith(b"HTTP/1.1 412 ")  # N2C's description has no tag: only * holds
+    assert any_.startswith(b"HTTP/1.1 200 ") and b"application/json" in any_
     for refused in (failed, weak, both):  # a weak tag never matches by strong comparison (§8.8.3.2)
         assert refused.startswith(b"HTTP/1.1 412 ") and b"application/problem+json" in refused
         assert b"holds no tag of this answer" in refused

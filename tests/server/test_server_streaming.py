@@ -40,6 +40,11 @@ def test_a_large_representation_is_streamed_whole_and_by_range(served: Served, s
     refused = httpx.get(url, headers={"If-Match": '"nope"'})
     assert refused.status_code == 412 and refused.headers["content-type"] == "application/problem+json"
     assert httpx.get(url, headers={"If-Match": tag, "Range": "bytes=0-9"}).content == deposited[:10]
+    # If-None-Match of a streamed answer (after If-Match holds, §13.2.2): 304, no octets; HEAD alike
+    for method in ("GET", "HEAD"):
+        unchanged = httpx.request(method, url, headers={"If-Match": tag, "If-None-Match": tag})
+        assert (unchanged.status_code, unchanged.content, unchanged.headers["etag"]) == (304, b"", tag), method
+    assert httpx.get(url, headers={"If-None-Match": tag, "Accept": "text/plain"}).status_code == 304
     # If-Range with another tag: the whole body
     assert httpx.get(url, headers={"Range": "bytes=0-9", "If-Range": '"other"'}).content == deposited
     assert httpx.get(url, headers={"If-None-Match": tag}).status_code == 304

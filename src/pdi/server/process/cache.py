@@ -622,7 +622,7 @@ def kept_answer(
     (their ``Host``) over ``scheme``, or ``None`` (not kept; an N2R whose ``Accept`` names JSON: :func:`negotiates`)."""
     key = kept_key(path, request_field(headers, b"host"), query, scheme)
     n2l = key.startswith(b"N2L ")
-    if not key or (not n2l and (negotiates(headers) or request_field(headers, b"if-match"))):
+    if not key or (not n2l and (negotiates(headers) or any(k == b"if-match" for k, _ in headers))):
         return None  # JSON is the resolver's to give; so is If-Match's 412
     fields = conditional_fields(headers)
     kept = cache.get(key)

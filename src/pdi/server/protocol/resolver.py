@@ -57,6 +57,7 @@ from pdi.server.http.conditional import (
     entity_tag,
     if_match_holds,
     if_range_holds,
+    tag_matches,
     unsatisfiable,
 )
 from pdi.server.http.params import integer, optional, required
@@ -336,6 +337,8 @@ class Resolver:
         if inflection is not None:
             return _varying(self.n2c(name, base, headers))
         found = self.representation(name, base, headers.get("accept"))
+        if (if_match := headers.get("if-match")) is not None:
+            _check_if_match(if_match, found)
         if isinstance(found, Large):
             return streamed_response(self.archive, found.resolved, headers, found.headers, content_type=found.content_type)
         return entity_response(found, headers) if isinstance(found, Entity) else found
@@ -654,14 +657,18 @@ def _aggregate_type(archive: Archive, located: Resolved) -> str | None:
 
 def _check_if_match(field: str, found: Entity | Large | Response) -> None:
     """``If-Match`` of an N2R (RFC 9110 §13.1.1): when it holds no tag of the answer's, the answer is not given but a
-    ``412`` problem; only of a ``200`` answer (§13.2.1: a ``404``, a ``300`` list or a redirect ignores it)."""
+    ``412`` problem (an answer without a tag, a description, is held by ``*`` alone); only of a ``2xx`` answer
+    (§13.2.1: a ``404``, a ``300`` list or a redirect ignores it)."""
+    tag: str | None
     if isinstance(found, Entity):
         tag = found.etag
     elif isinstance(found, Large):
         tag = entity_tag(found.resolved.sha256, str(found.resolved.pdi))
+    elif 200 <= found.status_code < 300:  # a description (JSON): no tag, so only * holds
+        tag = found.headers.get("etag")
     else:
         return
-    if not if_match_holds(field, tag):
+    if not (field.strip() == "*" if tag is None else if_match_holds(field, tag)):
         raise Problem(412, "precondition failed",
                       f"If-Match {' '.join(field.split())[:200]} holds no tag of this answer's, {tag} (strong"
                       " comparison, RFC 9110 §13.1.1)")
@@ -688,6 +695,10 @@ def streamed_response(
     tag = entity_tag(located.sha256, str(located.pdi))
     control = IMMUTABLE if shared_answer(archive, located) else PRIVATE
     base = {**_about(located, extra), "ETag": tag, "Cache-Control": control, "Accept-Ranges": "bytes"}
+    held = headers.get("if-none-match")
+    if held is not None and tag_matches(held, tag):  # RFC 9110 §13.1.2, after If-Match (§13.2.2): not modified
+        return Response(status_code=304, headers={"ETag": tag, "Cache-Control": control,
+                                                  **{k: v for k, v in base.items() if k == "Vary"}})
     wanted = byte_range(headers.get("range"), size) if if_range_holds(headers.get("if-range"), tag) else None
     if wanted == UNSATISFIABLE:
         said, problem = unsatisfiable(headers["range"], size)  # the body of HEAD's answer too: the server drops it
