@@ -383,6 +383,11 @@ def test_anno_protocol_5_2_slug_is_honoured_where_safe(server: Server) -> None:
         segment = given.removeprefix(server.container)
         assert str(uuid.UUID(segment)) == segment, unsafe  # a name of the server's choosing instead
         assert requests.get(given, timeout=30).status_code == 200
+    # the Slug is a header: a ?slug= is refused, not left unread while the annotation gets another IRI for good
+    asked = requests.post(server.container + "?slug=mine", data=json.dumps(note(server.text)).encode(), timeout=30,
+                          headers={"Authorization": f"Bearer {server.curator}", "Content-Type": PROFILE})
+    assert asked.status_code == 400 and "slug= is not one this route takes" in asked.json()["detail"]
+    assert server.write("DELETE", mine + "?purge=1").status_code == 400
 
 
 def test_anno_protocol_5_3_put_needs_the_current_etag(server: Server) -> None:

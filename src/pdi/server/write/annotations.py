@@ -270,6 +270,7 @@ class AnnotationServer:
 
     async def _create(self, request: Request) -> Response:
         writer = await bearer_writer(self.archive, request)
+        params.only(request, frozenset())  # the Slug is a header (RFC 5023 §9.7): a ?slug= would be left unread
         media_type = negotiate(request.headers.get("accept"))
         data = await _annotation_body(request)
         slug = request.headers.get("slug")
@@ -301,6 +302,7 @@ class AnnotationServer:
 
     async def _change(self, request: Request, slug: str) -> Response:
         writer = await bearer_writer(self.archive, request)
+        params.only(request, frozenset())  # the Slug is a header (RFC 5023 §9.7): a ?slug= would be left unread
         condition = request.headers.get("if-match")
         if condition is None:
             raise Problem(428, "precondition required",
