@@ -113,6 +113,9 @@ def test_an_output_file_that_cannot_be_written_is_a_usage_mistake_said_before_re
                                capture_output=True, text=True, timeout=60)
         assert (whole.returncode, whole.stderr) == (2, f"pdi: cannot write {target}: {why}\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "archive", "plain"]
+    # --info writes no -o: nothing to refuse
+    info = CliRunner().invoke(cli, ["get", name, "--info", "-o", str(tmp_path / "missing" / "x"), "--archive", archive])
+    assert info.exit_code == 0 and "sha256" in info.output.lower(), info.output
     written = tmp_path / "out.txt"
     assert CliRunner().invoke(cli, ["get", name, "-o", str(written), "--archive", archive]).exit_code == 0
     assert written.read_bytes() == b"one two three\n"

@@ -212,7 +212,7 @@ def test_destination_must_be_empty_or_a_backup(tmp_path: Path) -> None:
     # a folder that is not there, or a file, is said to be so, not "no pdi-backup.json"
     with pytest.raises(NotFoundError, match="no such folder"):
         restore(tmp_path / "absent", str(tmp_path / "new"))
-    with pytest.raises(NotFoundError, match="notes.txt is not a folder"):
+    with pytest.raises(NotFoundError, match=r"notes\.txt is not a folder"):
         restore(tmp_path / "full" / "notes.txt", str(tmp_path / "new"))
     result = _pdi("backup", str(tmp_path / "b"), "--archive", str(tmp_path / "none"))
     assert result.returncode == NotFoundError.exit_code, result.stderr

@@ -87,6 +87,9 @@ def test_without_a_live_token_every_write_is_401_with_a_bearer_challenge(writabl
     answer = client.post(url, content=body, headers={"Authorization": f"Basic {writable.deposit}"})
     assert answer.status_code == 401 and answer.headers["www-authenticate"] == 'Bearer realm="pdi"'
     assert "not Basic" in answer.json()["detail"]
+    bare = "pdi_" + "B" * 43  # a token sent without its scheme: refused, and never echoed back
+    answer = client.post(url, content=body, headers={"Authorization": bare})
+    assert answer.status_code == 401 and "pdi_" not in answer.text and "another scheme" in answer.json()["detail"]
     answer = client.post(url, content=body, headers={"Authorization": "Bearer "})
     assert answer.status_code == 400 and answer.headers["www-authenticate"] == 'Bearer realm="pdi", error="invalid_request"'
     for read in ("/api/series", f"/uri-res/N2R?urn:pdi://{S}/2026/11/26/1.text.1"):  # the readers' check says the same

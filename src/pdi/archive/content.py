@@ -355,8 +355,8 @@ def _libmagic(sample: bytes, *, mime: bool) -> str:
         import magic
     except ImportError as exc:  # python-magic loads libmagic when imported
         raise UnsupportedError(
-            f"the content cannot be checked: {exc} (install libmagic: Debian's libmagic1),"
-            " or deposit with --force"
+            f"the content cannot be checked: {exc} (the archive's machine needs libmagic: Debian's libmagic1;"
+            " pdi add --force deposits it unchecked)"
         ) from exc
     try:
         return str(magic.from_buffer(sample, mime=mime))

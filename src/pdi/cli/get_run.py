@@ -184,7 +184,7 @@ def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: 
     Errors of the :mod:`pdi.errors` family are raised, for the caller to print as one line. An ``-o`` that cannot be
     written is a usage mistake (exit 2), said before the archive is opened.
     """
-    if (why := unwritable(output)) is not None:
+    if not info and (why := unwritable(output)) is not None:
         say(f"pdi: {why}", err=True)
         return EXIT_USAGE
     with open_archive(archive) as opened:

@@ -25,7 +25,6 @@ from pdi import charsets, formats
 from pdi._wording import plural
 from pdi.errors import PDIError, UnsupportedError
 
-
 #: The schemes whose selection is CRLF-canonical text (they count over it): a ``byte`` range or an e-mail ``part``
 #: is the stored octets as they are, made CRLF-canonical before it is compared.
 CANONICAL_SCHEMES = frozenset({"char", "line", "elt", "name"})

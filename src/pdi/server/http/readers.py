@@ -7,9 +7,11 @@ is set for the whole request (:data:`pdi.archive.access.current_reader`, a
 context variable that the worker threads reading for it inherit), so every
 read path — N2R and the other RFC 2169 services, ``/api/*``, the viewer,
 replay, search and the browse pages — answers as the archive answers that
-reader. A token that is unknown, revoked or malformed is ``401`` (RFC 6750
-§3.1) rather than read as anonymous, so a reader is never silently shown
-less than they are allowed to see.
+reader. A token that is unknown or revoked is ``401`` (RFC 6750 §3.1), and
+``Bearer`` with no token after it ``400`` (``invalid_request``), rather than
+read as anonymous, so a reader is never silently shown less than they are
+allowed to see; another scheme (``Basic``) is ``401`` with no error code, as
+if no token were given (§3; :func:`refused_authorization`).
 
 A browser cannot send that header: on the resolver's own origin
 (``cookies=True``) a ``GET`` or ``HEAD`` without one reads as the token of
@@ -80,7 +82,8 @@ def refused_authorization(scheme: str, secret: str) -> tuple[int, str, str | Non
     §3 says: another scheme (``Basic``) is as if none were given, ``401`` and no error code; ``Bearer`` without a
     token is malformed, ``400`` and ``invalid_request`` (§3.1). ``(0, "", None)``: a bearer token, to look up."""
     if scheme.lower() != "bearer":
-        said = scheme[:40] or "no scheme"
+        # a scheme's name is a short word (Basic, Digest); anything else may be a token sent bare: never echoed
+        said = scheme if scheme.isascii() and scheme.isalpha() and len(scheme) <= 20 else "another scheme"
         return 401, f"this resolver takes Authorization: Bearer <token> (pdi token add), not {said}", None
     if not secret.strip():
         return 400, "Authorization: Bearer names no token", "invalid_request"

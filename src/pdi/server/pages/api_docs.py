@@ -195,8 +195,9 @@ _TEXT_BODY = {"text/plain": {"schema": {"type": "string"}}}
 # --- what each error status means --------------------------------------------------------------
 ERRORS: dict[int, str] = {
     400: "A syntax error in a parameter, a header or the body, naming what and where: a parameter given more"
-         " than once, a number out of its range (naming the range), a body malformed or cut short",
-    401: "No live bearer token (WWW-Authenticate says why)",
+         " than once, a number out of its range (naming the range), a body malformed or cut short; on a route"
+         " that writes, a parameter it does not take; Authorization: Bearer with no token (invalid_request)",
+    401: "No live bearer token (WWW-Authenticate says why; another scheme than Bearer: no error code)",
     403: "The token's role or series does not cover this, or the name is private or under an embargo",
     404: "No such name, series or page",
     405: "Not a method of this route (Allow lists those it has)",
@@ -217,7 +218,7 @@ ERRORS: dict[int, str] = {
 }
 #: The header fields of error answers (pdi.server.http.problems, pdi.server.write.api.Unauthorized).
 ERROR_HEADERS: dict[int, dict[str, tuple[str, bool]]] = {
-    401: {"WWW-Authenticate": ('Bearer realm="pdi", and the error (RFC 6750 §3)', True)},
+    401: {"WWW-Authenticate": ('Bearer realm="pdi", and the error when a bearer token was given (RFC 6750 §3)', True)},
     405: {"Allow": ("The methods of this route", True)},
     503: {"Retry-After": ("Seconds to wait, when the resolver is busy or its storage is not answering", False)},
 }

@@ -52,10 +52,11 @@ It steps aside (the ASGI path answers, from the same cache) whenever the
 request is not the plain case: another request still being answered on the
 connection, the client not reading what was written (the connection's
 write buffer full), a request body, an upgrade, ``Connection: close``,
-HTTP/1.0, the connection limit reached, or a token presented
+HTTP/1.0, the connection limit reached, a token presented
 (``Authorization``, or a browser's sign-in cookie, :mod:`pdi.server.http.readers`:
 it is checked first, and what is read with the cookie is never answered
-from here).
+from here), or an ``If-Match``, whose ``412`` is the resolver's (the
+middleware steps aside for it too).
 
 For a name the cache does not hold, the protocol also makes the answer
 itself when it is the plain case (an N2R, I2R or N2L anyone may read, told

@@ -2,8 +2,10 @@
 
 Every route takes ``Authorization: Bearer <token>`` (a token made with
 ``pdi token add``; :mod:`pdi.archive.tokens`): none, an unknown or a
-revoked one is ``401`` with ``WWW-Authenticate: Bearer`` (RFC 6750 §3); a
-token whose role or series does not cover the write is ``403``. The body
+revoked one is ``401`` with ``WWW-Authenticate: Bearer`` (RFC 6750 §3;
+``Bearer`` with no token is ``400``); a token whose role or series does
+not cover the write is ``403``. A query parameter the route does not take
+is ``400`` naming it, and nothing is written (:data:`TAKES`). The body
 is streamed into the archive's blob store as it arrives, never held whole;
 a failure at any octet (a refused format or charset, a client that goes
 away) leaves the archive exactly as it was. Each write is audited in the
@@ -29,10 +31,10 @@ transaction that makes it (who: ``token:NAME``, from which address).
 * ``POST /api/format?pdi=VERSIONED_NAME&format=F[&charset=C]`` — another
   format of an existing version (``201``).
 * ``POST /api/statements?pdi=NAME&key=K`` — a statement ``K = body`` (the
-  body is the value, UTF-8 text); role ``curate``. ``201``.
+  body is the value, text in its ``Content-Type``'s charset, UTF-8 if none); role ``curate``. ``201``.
 * ``POST /api/withdraw?pdi=NAME[&reason=WHY][&purge=true]`` — withdraw a
   version (a versioned name) or a document (a generic name): the reason is
-  the body (UTF-8) or ``reason=``; role ``curate``. ``201`` and the
+  the body (text, as a statement's) or ``reason=``; role ``curate``. ``201`` and the
   tombstone. ``purge=true`` (role ``admin``; a legal takedown) also deletes
   the octets, except blobs another name keeps (``kept``: their SHA-256).
 * ``POST /api/embargo?pdi=NAME&until=DATE`` — embargo a document (a generic
