@@ -185,6 +185,11 @@ def test_a_name_not_here_suggests_the_nearest_names(client: TestClient, archive:
     page = _view(client, hidden, 404)
     assert page.find(".//ul[@class='nearest']") is None
     assert _text(page.find(".//p[@class='error']")) == f"{hidden} is not in this archive."
+    # an element not in a document that is here: said of the document, which is linked, not "not in this archive"
+    page = _view(client, f"{first}#name=nope,nope", 404)
+    assert _text(page.find(".//h1")) == "Not in this document"
+    assert "/view?pdi=" + urllib.parse.quote(first, safe="") in _links(page)
+    assert page.find(".//ul[@class='nearest']") is None
     # a name that does not parse: what was wrong, 400, in the same layout
     page = _view(client, "urn:pdi:nonsense", 400)
     assert _text(page.find(".//h1")).startswith("Cannot show this")

@@ -190,9 +190,27 @@ def _nearest(archive: Archive, parsed: PDI) -> tuple[str, list[tuple[PDI, str]]]
             [(doc.pdi, listed.titles.get(str(doc.pdi), "")) for doc in listed.documents])
 
 
+def _held(archive: Archive, name: PDI) -> bool:
+    """Whether ``name`` (without a fragment) is here for this reader."""
+    try:
+        archive.locate(str(name))
+    except PDIError:
+        return False
+    return True
+
+
 def render_not_found(archive: Archive, error: NotFoundError, name: str) -> str:
     """A name that is not here (or not the reader's to know of): what was wrong, and the nearest names."""
     parsed = _parsed(name) if name else None
+    if parsed is not None and "#" in name and _held(archive, whole := parsed):
+        # the document is here; what its fragment names (an element, a name, a page) is not in it
+        body = (
+            f'<p class="error" role="alert">{esc(error)}.</p>'
+            f'<p>The document is here: <a href="{esc(_view(whole))}"><code>{esc(whole)}</code></a>. What the'
+            " fragment after its <code>#</code> names is not in it: check the fragment as it was cited.</p>"
+            f"{_resolve_form(name)}{_onward()}"
+        )
+        return _page("Not in this document", error.http_status, "Not in this document", body, name)
     heading, names = _nearest(archive, parsed) if parsed is not None else ("", [])
     items = "".join(
         f'<li><a href="{esc(_view(n))}"><code>{esc(n)}</code></a>{" — " + esc(t) if t else ""}</li>' for n, t in names
