@@ -70,7 +70,11 @@ PAGES = {
     # a deposited HTML file (no URL): its banner says deposited, not captured (issue 26)
     "replay-html-elt": ("/view?pdi={page}%23elt=1,1", "document.querySelector('iframe.replay').src.endsWith('#pdi-passage')"
                         " && document.querySelector('.replay-banner').innerText.includes('deposited')"
-                        " && !document.querySelector('.replay-banner').innerText.includes('captured')"),
+                        " && !document.querySelector('.replay-banner').innerText.includes('captured')"
+                        # the document's page one click away, as from every other viewer
+                        " && document.querySelector('.replay-banner a[href=\"/view?pdi=' + encodeURIComponent("
+                        "new URLSearchParams(location.search).get('pdi').split('#')[0].split('.').slice(0, -2).join('.')"
+                        ") + '\"]').textContent === 'the document'"),
     "replay-select": ("/view?pdi={capture}&select=1", "document.querySelector('iframe.replay').getAttribute('sandbox') === 'allow-scripts'"
                       " && document.getElementById('char-name') !== null"),
     # a text over 1 MiB: a window around the passage, scrolled into view, selections named from the whole

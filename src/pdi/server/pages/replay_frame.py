@@ -49,6 +49,7 @@ from pdi.archive.access import current_reader
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import PDIError
 from pdi.identifier import PDI
+from pdi.server.pages.browse import record_generic
 from pdi.server.pages.layout import capture_title, esc, name_details, page, shown_time
 from pdi.server.replay.origin import (
     AGGREGATE_TYPES,
@@ -207,7 +208,8 @@ def render_replay_page(
         f'<section class="replay-banner" aria-label="{kind}"><h1>{heading}</h1><dl>'
         + "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)
         + f'</dl><a href="{esc(source)}">source</a>'
-        + f'<a href="{esc(other)}">{"the page" if select else "select to cite"}</a></section>'
+        + f'<a href="{esc(other)}">{"the page" if select else "select to cite"}</a>'
+        + f'<a href="/view?pdi={quote(str(record_generic(record)), safe="")}">the document</a></section>'
     )
     # the status on a line of its own and the two names' places reserved: nothing above the frame
     # changes height when a name appears, so the page does not move under the reader's drag
