@@ -312,6 +312,13 @@ def test_the_other_forms_fit_a_phone(served: Served) -> None:
         widest = _js(pipe, session, "Math.max(...[...document.querySelectorAll('section.cite *')]"
                                     ".map((e) => e.getBoundingClientRect().right))")
         boxes = _js(pipe, session, "[...document.querySelectorAll('section.cite .offer input')].map((i) => i.clientWidth)")
+        # the name longer than its box: its end, the fragment, in view; the status said whole, not cut off
+        end = _js(pipe, session, "(() => { const i = document.getElementById('name');"
+                                 " return [i.scrollWidth > i.clientWidth, i.scrollLeft + i.clientWidth >= i.scrollWidth - 1]; })()")
+        status = _js(pipe, session, "(() => { const s = document.getElementById('cite-status');"
+                                    " return [s.textContent, s.scrollWidth <= s.clientWidth, s.scrollHeight <= s.clientHeight]; })()")
         _shoot(pipe, session, "text-other-forms-phone.png")
     assert widest <= 390, widest
     assert min(boxes) > 200, boxes  # wide enough to read the start of a name
+    assert end == [True, True], end
+    assert status[0].endswith("#char=7,12") and status[1:] == [True, True], status

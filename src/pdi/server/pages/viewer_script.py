@@ -66,12 +66,19 @@ SCRIPT = r"""
       return;
     }
     input.value = got && got.value ? got.value : name;
+    input.title = input.value;
+    input.scrollLeft = input.scrollWidth;  // its end in view: the fragment, where names of one document differ
     input.dataset.state = "verified";
     document.getElementById("copy-" + id).disabled = false;
     document.getElementById("open-" + id).href = got && got.href ? got.href : href;
     if (!quiet) say("Resolved and checked: " + name);
   }
   function clearAll() { ["name", "rfc5147", "textfrag", "mediafrag", "annotation"].forEach(clear); }
+  // a box filled while "Other forms" was closed had no width to scroll: its end brought in view when it opens
+  const forms = document.getElementById("other-forms");
+  if (forms) forms.addEventListener("toggle", function () {
+    forms.querySelectorAll(".offer input").forEach(function (input) { input.scrollLeft = input.scrollWidth; });
+  });
   function none(id, why) {
     offer(id, "", "", async function () { throw new Error(why); }, true);
   }
