@@ -218,6 +218,11 @@ def test_a_days_documents_a_page_at_a_time(client: TestClient, archive: Archive,
     assert "6 documents minted on this day" in _text(whole.find(".//main"))
     assert _crumbs(whole) == ["Home", "Series", S, "2026", "11", "22"]
     assert str(foreign[0]).startswith(generic[5])
+    # a withdrawn document, and one whose latest version is withdrawn, said so beside their titles
+    archive.withdraw(generic[2], "deposited by mistake")
+    archive.withdraw(str(archive.add_version(generic[1], [Content(b"serial 2, wrong\n", "text")])[0]), "wrong")
+    titles = [_text(row[1]) for row in _get(client, f"/series/{S}/2026/11/22").findall(".//table[@id='documents']/tbody/tr")]
+    assert titles[:4] == ["", "The second latest version withdrawn", "withdrawn", ""]
 
 
 def test_the_document_page_versions_formats_fixity_and_statement_history(

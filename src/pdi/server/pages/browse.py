@@ -72,6 +72,7 @@ code.sha{font-size:0.78rem;word-break:break-all} td.sha{min-width:12rem}
 table.catalogue td time{white-space:normal} time span{white-space:nowrap}
 tr.superseded td{color:#666} tr.superseded td.value{text-decoration:line-through}
 .ok{color:#176117;font-weight:600} .bad{color:#a00;font-weight:600} .never{color:#8a5a00}
+.withdrawn{font-size:0.85em;padding:0 0.3em;border:1px solid #8a1c1c;border-radius:3px;color:#8a1c1c;white-space:nowrap}
 ol.timeline{list-style:none;padding-left:0;border-left:3px solid #c8d3e0;margin-left:0.5rem}
 ol.timeline li{padding:0.3rem 0 0.3rem 1rem;position:relative}
 ol.timeline li::before{content:"";position:absolute;left:-0.45rem;top:0.75rem;width:0.6rem;height:0.6rem;border-radius:50%;background:#24303f}
@@ -345,7 +346,9 @@ def render_day(
     size = _limit(limit, DAY_PAGE)
     found = archive.day_documents(name, day, after=after or None, limit=size)
     total = next((c.documents for c in archive.day_counts(name, year=year, month=month) if c.day == day), 0)
-    rows = "".join(_document_row(doc, found) for doc in found.documents)
+    gone = {(t.key.unique_id, t.version) for t in archive.withdrawals_of(
+        [DocumentKey(name, day, doc.pdi.unique_id) for doc in found.documents])}  # by index: this page's alone
+    rows = "".join(_document_row(doc, found, gone) for doc in found.documents)
     here = _series_path(name, year, month, dom)
     pager = []
     if after:
@@ -374,12 +377,20 @@ def render_day(
     return _page(f"{name} {day.isoformat()}", body)
 
 
-def _document_row(doc: Generic, found: DocumentPage) -> str:
+def _document_row(doc: Generic, found: DocumentPage, gone: set[tuple[str, int | None]]) -> str:
+    """A day's document: its id, title, latest formats, versions and deposit; ``gone`` the (unique id, version) of
+    the page's withdrawals (version ``None``: the whole document), said beside its title."""
     latest = doc.versions[-1]
     title = found.titles.get(str(doc.pdi))
+    uid = doc.pdi.unique_id
+    said = esc(title) if title else ""
+    if (uid, None) in gone:
+        said += ' <span class="withdrawn">withdrawn</span>'
+    elif (uid, latest.number) in gone:
+        said += ' <span class="withdrawn">latest version withdrawn</span>'
     return (
-        f'<tr><td><a href="{esc(_view(doc.pdi))}" title="{esc(doc.pdi)}"><code>{esc(doc.pdi.unique_id)}</code></a></td>'
-        f"<td>{esc(title) if title else ''}</td><td>{_formats(latest.formats)}</td>"
+        f'<tr><td><a href="{esc(_view(doc.pdi))}" title="{esc(doc.pdi)}"><code>{esc(uid)}</code></a></td>'
+        f"<td>{said.strip()}</td><td>{_formats(latest.formats)}</td>"
         f'<td class="number">{len(doc.versions)}</td><td>{_time(latest.created_at)}</td></tr>'
     )
 
