@@ -208,6 +208,16 @@ def test_a_name_pasted_with_spaces_line_breaks_or_delimiters_around_it_is_read(c
     assert "text" in _text(_view(client, f"<{name}#char=2,6>", 200).find(".//mark"))
 
 
+def test_a_fragment_wholly_past_the_end_says_how_long_the_text_is_and_offers_no_passage(client: TestClient,
+                                                                                        archive: Archive) -> None:
+    name = str(archive.add(S, b"Thirteen char", format="text"))  # 13 characters
+    page = _view(client, f"{name}#char=999,1200", 200)
+    assert "#char=999,1200 lies wholly past the end (the text has 13 characters): it selects nothing." in _text(
+        page.find(".//p[@class='note']"))
+    assert page.find(".//p[@class='to-passage']") is None  # nothing marked to go to
+    assert _view(client, f"{name}#char=2,6", 200).find(".//p[@class='to-passage']") is not None
+
+
 def test_an_unknown_path_is_a_page_for_a_browser_and_a_problem_for_a_program(client: TestClient) -> None:
     answer = client.get("/no/such/page", headers=HTML)
     assert answer.status_code == 404 and answer.headers["content-type"] == "text/html; charset=utf-8"

@@ -59,6 +59,7 @@ from pdi._wording import plural
 from pdi.archive import Archive, Generic, Resolved
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import LimitError, UnsupportedError
+from pdi.fragments import past_end_message
 from pdi.identifier import PDI
 from pdi.server.pages.browse import record_generic, render_document
 from pdi.server.pages.cite import MAX_RFC5147, RFC5147Facts, image_facts, rfc5147_facts, waveform
@@ -267,8 +268,8 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None) -> str:
         )
     chosen = selected.fragment if selected is not None else None
     note = (
-        '<p class="note">The fragment lies wholly past the end: it selects nothing.</p>'
-        if chosen is not None and chosen.past_end
+        f'<p class="note">{html.escape(past_end_message(selected.pdi, chosen))}.</p>'  # the document's extent, as pdi get
+        if selected is not None and chosen is not None and chosen.past_end
         else '<p class="note">The fragment reaches past the end: it is cut there.</p>'
         if chosen is not None and chosen.clamped
         else ""
@@ -365,7 +366,7 @@ def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, hea
     shown = _shown(text, start, end)
     facts = rfc5147_facts(archive, whole)
     body = (
-        f"{head}{_TO_PASSAGE if start is not None else ''}{_text_panel(whole, facts, convention)}"
+        f"{head}{_TO_PASSAGE if start is not None and start != end else ''}{_text_panel(whole, facts, convention)}"
         f'<pre id="text" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}"{_rfc5147_data(facts)}>\n{shown}</pre>'
     )
     return _page(str(whole.pdi), body, SCRIPT)
