@@ -251,7 +251,7 @@ def test_the_document_page_versions_formats_fixity_and_statement_history(
         ["1", "text", "text/plain charset utf-8", "4", hashlib.sha256(b"one\n").hexdigest()],
         ["2", "text", "text/plain charset utf-8", "4", hashlib.sha256(b"two\n").hexdigest()],
     ]
-    assert all(r[6] == "never verified" for r in formats)
+    assert all(r[6] == "not audited yet" for r in formats)
     statements = page.findall(".//table[@id='statements']/tbody/tr")
     assert [(tr.get("class"), [_text(td) for td in tr]) for tr in statements] == [
         ("superseded", ["the document", "title", "First title", "ann", "2026-11-22 11:00:00 UTC", "superseded"]),

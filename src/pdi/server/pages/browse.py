@@ -398,7 +398,7 @@ def _document_row(doc: Generic, found: DocumentPage, gone: set[tuple[str, int | 
 # --- a document --------------------------------------------------------------------------------
 def _fixity(check: FixityCheck | None) -> str:
     if check is None:
-        return '<span class="never">never verified</span>'
+        return '<span class="never">not audited yet</span>'
     if check.ok:
         return f'<span class="ok">intact</span>, verified {_time(check.checked_at)}'
     return f'<span class="bad">{esc(check.problem or "failed")}</span> at the check of {_time(check.checked_at)}'
@@ -504,7 +504,8 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
 def _fixity_summary(records: Sequence[RepresentationRecord], checks: Sequence[FixityCheck]) -> str:
     blobs = {r.sha256 for r in records}
     if not checks:
-        return '<span class="never">never verified</span> (<code>pdi verify</code> checks every blob)'
+        return ('<span class="never">not audited yet</span> (every read is checked against the octets\' SHA-256;'
+                " the archive's audit, <code>pdi verify</code>, has not run since they were deposited)")
     bad = [c for c in checks if not c.ok]
     last = max(c.checked_at for c in checks)
     if bad:
@@ -512,7 +513,7 @@ def _fixity_summary(records: Sequence[RepresentationRecord], checks: Sequence[Fi
     unchecked = len(blobs) - len(checks)
     return (
         f'<span class="ok">intact</span> at the last check, {_time(last)}'
-        + (f"; {plural(unchecked, 'blob')} never verified" if unchecked else "")
+        + (f"; {plural(unchecked, 'blob')} not audited yet" if unchecked else "")
     )
 
 
