@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import click
+import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
@@ -231,3 +232,16 @@ def test_each_kind_of_error_has_an_exit_status_of_its_own() -> None:
     shared = {status: names for status, names in by_status.items() if len(names) > 1}
     assert shared == {11: {"WithdrawnError", "DeletedError"}}, shared
     assert PARTIAL_EXIT not in by_status and 9 not in by_status and 2 not in by_status
+
+
+def test_who_writes_without_user_variables_is_the_accounts_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a service or a container runs without $USER and $LOGNAME: the audit names the account, not "uid 0"
+    import pwd
+
+    from pdi.archive.naming import default_who
+
+    for variable in ("PDI_USER", "USER", "LOGNAME"):
+        monkeypatch.delenv(variable, raising=False)
+    assert default_who() == pwd.getpwuid(os.getuid()).pw_name
+    monkeypatch.setenv("PDI_USER", "archivist")
+    assert default_who() == "archivist"

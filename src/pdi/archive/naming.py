@@ -59,12 +59,18 @@ def timestamp(now: datetime.datetime) -> str:
 
 
 def default_who() -> str:
-    """Who the command line writes as: ``$PDI_USER``, else the login name, else the uid."""
+    """Who the command line writes as: ``$PDI_USER``, else the login name (``$USER``, ``$LOGNAME``, else the
+    account's own name, as a service or a container without those runs), else the uid."""
     for variable in ("PDI_USER", "USER", "LOGNAME"):
         value = os.environ.get(variable)
         if value:
             return value
-    return f"uid {os.getuid()}"
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:  # no account of this uid (a container's arbitrary uid)
+        return f"uid {os.getuid()}"
 
 
 def canonical_series(name: str) -> str:
