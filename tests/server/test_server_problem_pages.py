@@ -218,6 +218,13 @@ def test_a_fragment_wholly_past_the_end_says_how_long_the_text_is_and_offers_no_
     assert _view(client, f"{name}#char=2,6", 200).find(".//p[@class='to-passage']") is not None
 
 
+def test_a_command_an_error_quotes_is_code_on_its_page(client: TestClient) -> None:
+    answer = client.get("/series/nosuch.example.de", headers=HTML)
+    assert answer.status_code == 404
+    said = html5lib.parse(answer.text, namespaceHTMLElements=False).find(".//p[@class='error']")
+    assert said is not None and "`" not in _text(said) and "pdi series ls" in [_text(c) for c in said.iter("code")]
+
+
 def test_an_unknown_path_is_a_page_for_a_browser_and_a_problem_for_a_program(client: TestClient) -> None:
     answer = client.get("/no/such/page", headers=HTML)
     assert answer.status_code == 404 and answer.headers["content-type"] == "text/html; charset=utf-8"

@@ -27,6 +27,7 @@ problem (:mod:`pdi.server.http.problems`).
 from __future__ import annotations
 
 import dataclasses
+import re
 from urllib.parse import quote
 
 from starlette.exceptions import HTTPException
@@ -59,6 +60,15 @@ ul.nearest code{overflow-wrap:anywhere}
 
 def _view(name: PDI | str) -> str:
     return f"/view?pdi={quote(str(name), safe='')}"
+
+
+def _said(error: PDIError) -> str:
+    """An error's message in a page: escaped, each `command` it quotes (as the command line writes them) in <code>."""
+    return _QUOTED.sub(r"<code>\1</code>", esc(error))
+
+
+#: A stretch quoted in backticks, as messages quote a command.
+_QUOTED = re.compile(r"`([^`<>]+)`")
 
 
 def _parsed(name: str) -> PDI | None:
@@ -163,7 +173,7 @@ def render_forbidden(error: AccessError, name: str) -> str:
         f'<p><a href="{esc(link)}">Sign in</a> with a token that may read it (its keeper, the archive\'s'
         " curator, gives one to those who may), and you come back here, to this same name.</p>"
     )
-    body = f'<p class="error" role="alert">{esc(error)}.</p>{signed}{_resolve_form(name)}{_onward()}'
+    body = f'<p class="error" role="alert">{_said(error)}.</p>{signed}{_resolve_form(name)}{_onward()}'
     return _page("Sign in to read this", error.http_status, "A token is needed to read this", body, name)
 
 
@@ -205,7 +215,7 @@ def render_not_found(archive: Archive, error: NotFoundError, name: str) -> str:
     if parsed is not None and "#" in name and _held(archive, whole := parsed):
         # the document is here; what its fragment names (an element, a name, a page) is not in it
         body = (
-            f'<p class="error" role="alert">{esc(error)}.</p>'
+            f'<p class="error" role="alert">{_said(error)}.</p>'
             f'<p>The document is here: <a href="{esc(_view(whole))}"><code>{esc(whole)}</code></a>. What the'
             " fragment after its <code>#</code> names is not in it: check the fragment as it was cited.</p>"
             f"{_resolve_form(name)}{_onward()}"
@@ -217,7 +227,7 @@ def render_not_found(archive: Archive, error: NotFoundError, name: str) -> str:
     )
     near = f'<h2 id="nearest">{esc(heading)}</h2><ul class="nearest">{items}</ul>' if items else ""
     body = (
-        f'<p class="error" role="alert">{esc(error)}.</p>{near}'
+        f'<p class="error" role="alert">{_said(error)}.</p>{near}'
         "<p>Check the name as it was cited: a PDI names its series, the day it was first deposited, its"
         " number that day, its format and its version.</p>"
         f"{_resolve_form(name)}{_onward()}"
@@ -245,7 +255,7 @@ def render_problem(archive: Archive, error: PDIError, name: str = "", base: str 
         return render_forbidden(error, name)
     if isinstance(error, NotFoundError):
         return render_not_found(archive, error, name)
-    body = f'<p class="error" role="alert">{esc(error)}.</p>{_resolve_form(name)}{_onward()}'
+    body = f'<p class="error" role="alert">{_said(error)}.</p>{_resolve_form(name)}{_onward()}'
     return _page(error.title.capitalize(), error.http_status, f"Cannot show this: {error.title}", body, name)
 
 
