@@ -258,8 +258,10 @@ def test_the_document_page_versions_formats_fixity_and_statement_history(
         ("current", ["1.text.1#char=0,3", "x-note", "a word", "bob", "2026-11-22 11:00:00 UTC", "current"]),
         ("current", ["the document", "title", "Second title", "cy", "2026-11-22 11:00:00 UTC", "current"]),
     ]
-    # the viewer of one format links to its document's page
-    assert view in _links(_get(client, f"/view?pdi={urllib.parse.quote(str(first[1]), safe='')}"))
+    # the viewer of one format links to its document's page, and its tab says the document's title
+    viewed = _get(client, f"/view?pdi={urllib.parse.quote(str(first[1]), safe='')}")
+    assert view in _links(viewed)
+    assert _text(viewed.find(".//title")) == f"Second title — {first[1]}"
     clock.at("2026-11-24T06:00:00")
     archive.verify()
     formats = _rows(_get(client, view), "formats")

@@ -274,8 +274,10 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None) -> str:
         if chosen is not None and chosen.clamped
         else ""
     )
+    titled = archive.meta(str(record_generic(record))).get("title") or meta.get("title")
+    tab = f"{titled} — {parsed}" if titled else str(parsed)  # the browser's tab, history and bookmarks
     head = (
-        f"{_form(name)}{_heading(parsed, record)}{_version_banner(archive, record, meta)}"
+        f"{_form(name)}{_heading(parsed, record)}{_version_banner(archive, record, titled)}"
         f"{translated}{note}<dl>{facts}</dl>"
         f'<p><a href="/uri-res/N2R?{html.escape(_n2r(str(parsed)))}">the bytes</a> · '
         f'<a href="/api/resolve?pdi={quote(str(parsed), safe="")}">JSON</a> · '
@@ -285,22 +287,22 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None) -> str:
         from pdi.server.pages.pdf_view import HINT, render_pdf
 
         panel = _cite_panel(HINT, forms=("annotation",), why=_WHY_PDF)
-        return _page(str(parsed), head + render_pdf(archive, whole, selected, panel), SCRIPT)
+        return _page(tab, head + render_pdf(archive, whole, selected, panel), SCRIPT)
     if windowed and record.media_type != "message/rfc822":
-        return _window_page(archive, whole, selected, head)
+        return _window_page(archive, whole, selected, head, tab)
     if record.media_type == "message/rfc822":
         if windowed:
             whole = archive.read(located)
-        return _message_page(whole, selected, head)
+        return _message_page(whole, selected, head, tab)
     if family in ("text", "html", "xml"):
-        return _text_page(archive, whole, selected, head)
+        return _text_page(archive, whole, selected, head, tab)
     if family == "image":
-        return _page(str(parsed), head + _figure(whole, selected), SCRIPT)
+        return _page(tab, head + _figure(whole, selected), SCRIPT)
     if family == "timed" and whole.media_type.startswith("audio/"):
-        return _page(str(parsed), head + _sound(whole, selected), SCRIPT)
+        return _page(tab, head + _sound(whole, selected), SCRIPT)
     if video:
-        return _page(str(parsed), head + _video(archive, whole, selected), SCRIPT)
-    return _page(str(parsed), head)
+        return _page(tab, head + _video(archive, whole, selected), SCRIPT)
+    return _page(tab, head)
 
 
 _WHY_PDF = (
@@ -319,11 +321,10 @@ def _heading(parsed: PDI, record: RepresentationRecord) -> str:
     return f'<h1>{capture_title(url, record.created_at)}</h1><p class="pdi-name">{name_details(parsed, "PDI")}</p>'
 
 
-def _version_banner(archive: Archive, record: RepresentationRecord, meta: dict[str, str]) -> str:
-    """The document's title (its ``title`` statement, else this name's), and on a version that is not the
-    latest the reader may see, "version N of M" with a link to the latest (the same format if it has one)."""
+def _version_banner(archive: Archive, record: RepresentationRecord, title: str | None) -> str:
+    """The document's title (its ``title`` statement, else this name's: ``title``), and on a version that is not
+    the latest the reader may see, "version N of M" with a link to the latest (the same format if it has one)."""
     generic = record_generic(record)
-    title = archive.meta(str(generic)).get("title") or meta.get("title")
     shown = f'<p class="doc-title">Title: <cite>{html.escape(title)}</cite></p>' if title else ""
     document = archive.locate(str(generic))  # the versions the reader may learn of (an embargoed one is left out)
     if not isinstance(document, Generic) or not document.versions or document.versions[-1].number <= record.version:
@@ -343,7 +344,7 @@ def _n2r(name: str) -> str:
     return rfc2169_query(name)
 
 
-def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str) -> str:
+def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str, tab: str) -> str:
     from pdi.fragments.markup import document_charset
     from pdi.fragments.text import TextIndex
     from pdi.fragments.text.lines import line_ending_convention, to_crlf
@@ -369,10 +370,10 @@ def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, hea
         f"{head}{_TO_PASSAGE if start is not None and start != end else ''}{_text_panel(whole, facts, convention)}"
         f'<pre id="text" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}"{_rfc5147_data(facts)}>\n{shown}</pre>'
     )
-    return _page(str(whole.pdi), body, SCRIPT)
+    return _page(tab, body, SCRIPT)
 
 
-def _message_page(whole: Resolved, selected: Resolved | None, head: str) -> str:
+def _message_page(whole: Resolved, selected: Resolved | None, head: str, tab: str) -> str:
     """An e-mail: its header fields, thread and parts, and its body's text in the text viewer (docs/email.md)."""
     from pdi.server.pages.mail_pages import MESSAGE_STYLE, message_section
 
@@ -395,10 +396,10 @@ def _message_page(whole: Resolved, selected: Resolved | None, head: str) -> str:
         f"{_cite_panel(hint, cite_button=True)}"
         f'<pre id="text" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}">\n{_shown(text, start, end)}</pre>'
     )
-    return page(str(whole.pdi), body, script=SCRIPT, style=_STYLE + MESSAGE_STYLE)
+    return page(tab, body, script=SCRIPT, style=_STYLE + MESSAGE_STYLE)
 
 
-def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str) -> str:
+def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str, tab: str) -> str:
     """A long text: the passage ``selected`` names (or the beginning) with context on each side, never the whole.
 
     The window is itself a ``char`` fragment of the text, so its characters
@@ -436,7 +437,7 @@ def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, h
         f'<pre id="text" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}" data-offset="{first}"{_rfc5147_data(facts)}>'
         f"\n{shown}</pre>"
     )
-    return _page(str(whole.pdi), body, SCRIPT)
+    return _page(tab, body, SCRIPT)
 
 
 #: A link to the marked passage: the script scrolls it into view, and a reader without scripts follows this
