@@ -23,6 +23,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from pdi.archive import MAX_SEARCH_LIMIT, SearchHit, SearchResults
 from pdi.errors import ParseError, PDIError
 from pdi.server.http.params import integer, optional, single_values
+from pdi.server.pages.browse import record_generic
 from pdi.server.pages.layout import capture_title, captured_url, esc, name_details, page
 from pdi.server.process.limits import ArchiveHandlers
 
@@ -36,6 +37,7 @@ form.search input,form.search select{font:inherit;padding:0.3rem}
 ol.hits{padding-left:1.4rem} ol.hits li{margin-bottom:1rem}
 ol.hits .snippet{margin:0.2rem 0;max-width:48rem}
 ol.hits .where{font-size:0.85rem;color:#555}
+ol.hits .hit-title{margin:0 0 0.1rem;font-weight:600} ol.hits .hit-title cite{font-style:normal}
 nav.pages{margin-top:1rem}
 p.pending{max-width:48rem;margin:0 0 1rem;padding:0.4rem 0.8rem;border-left:4px solid #b8860b;background:#fdf6e3}
 """
@@ -64,6 +66,11 @@ def _hit_link(hit: SearchHit) -> str:
     if url is None:
         return f'<a href="{esc(view_url(hit))}#passage"><code class="name">{esc(hit.name)}</code></a>'
     return f'<a href="{esc(view_url(hit))}#passage">{capture_title(url, hit.record.created_at)}</a> {name_details(hit.name)}'
+
+
+def _titled(title: str | None) -> str:
+    """A hit's document title, when it has one (its ``title`` statement), above its name."""
+    return f'<p class="hit-title"><cite>{esc(title)}</cite></p>' if title else ""
 
 
 def _marked_snippet(hit: SearchHit) -> str:
@@ -118,11 +125,18 @@ class SearchPages(ArchiveHandlers):
         except PDIError as exc:
             body = f'<h1>Search</h1>{form}<p class="error" role="alert">{esc(exc)}</p>'
             return HTMLResponse(page("Search: error", body, style=STYLE, query=query), status_code=exc.http_status)
+        named = {str(hit.name.without_fragment()): hit.record for hit in results.hits}
+
+        def titled() -> dict[str, str | None]:  # as the viewer titles it: the document's, else the version's
+            return {n: self.archive.meta(str(record_generic(r))).get("title") or self.archive.meta(n).get("title")
+                    for n, r in named.items()}
+
+        titles = await self.work.run(titled)
         items = "".join(
-            f"<li>{_hit_link(hit)}"
+            f"<li>{_titled(titles.get(str(hit.name.without_fragment())))}{_hit_link(hit)}"
             f'<p class="snippet">{_marked_snippet(hit)}</p>'
             f'<p class="where">characters {hit.start} to {hit.end} · {esc(hit.record.media_type)}'
-            f" · deposited {esc(hit.record.created_at[:10])}</p>"
+            f" · version {hit.record.version} · deposited {esc(hit.record.created_at[:10])}</p>"
             "</li>"
             for hit in results.hits
         )
