@@ -46,7 +46,11 @@ PAGES = {
               " - 0.4 * document.getElementById('wave').getBoundingClientRect().width) < 1"
               " && document.getElementById('wave').getBoundingClientRect().top >= 0"
               " && document.getElementById('wave').getBoundingClientRect().bottom <= innerHeight"),
-    "html-source": ("/view?pdi={page}%23elt=1,1&view=source", "document.querySelector('mark') !== null"),
+    # the source of a page the resolver replays: the page itself one click away
+    "html-source": ("/view?pdi={page}%23elt=1,1&view=source", "document.querySelector('mark') !== null"
+                    " && [...document.querySelectorAll('main a')].some((a) => a.textContent === 'the page'"
+                    " && a.getAttribute('href') === '/view?pdi=' + encodeURIComponent("
+                    "new URLSearchParams(location.search).get('pdi')))"),
     # archived pages, replayed in a frame from the replay origin under a banner
     # its banner headed by the URL and the date captured, the name (which encapsulates the URL) in a details, closed
     "replay-capture": ("/view?pdi={capture}", "document.querySelector('iframe.replay').src.startsWith('{replay}/replay/')"

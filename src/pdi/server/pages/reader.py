@@ -63,8 +63,9 @@ class ReaderApp:
                     # its frame may show the replay origin and nothing else: an archived page that navigates
                     # its own frame (a script's location, a refresh) to the network or to the resolver is refused
                     return HTMLResponse(shown, headers={"content-security-policy": f"frame-src {origin}"})
-            viewed = _later_note(await self.work.run(render_view, self.archive, name, alias),
-                                 optional(request, "later"), name)
+            source = self.replay is not None and optional(request, "view") == "source"  # of a page replayed here
+            viewed = _later_note(await self.work.run(functools.partial(render_view, replayed=source), self.archive,
+                                                     name, alias), optional(request, "later"), name)
             return HTMLResponse(viewed, headers={"content-security-policy": VIEW_POLICY})
         except PDIError as exc:
             error = exc

@@ -203,11 +203,12 @@ def _form(value: str = "") -> str:
     )
 
 
-def render_view(archive: Archive, name: str, alias: Alias | None = None) -> str:
+def render_view(archive: Archive, name: str, alias: Alias | None = None, *, replayed: bool = False) -> str:
     """The page for ``name``: the whole representation, what its fragment selects marked.
 
     A browser's fragment (``#t=``, ``#xywh=``, ``#:~:text=``) is read as the native name it equals, as
     ``pdi get`` and N2R read it (:mod:`pdi.interop.aliases`), and the page says which (``alias``: already read).
+    ``replayed``: this is the source of a page the resolver replays (``&view=source``), which it links back to.
     """
     from pdi.interop.aliases import alias_fragment, native_names
 
@@ -281,7 +282,10 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None) -> str:
         f"{translated}{note}<dl>{facts}</dl>"
         f'<p><a href="/uri-res/N2R?{html.escape(_n2r(str(parsed)))}">the bytes</a> · '
         f'<a href="/api/resolve?pdi={quote(str(parsed), safe="")}">JSON</a> · '
-        f'<a href="/view?pdi={quote(str(record_generic(record)), safe="")}">the document</a></p>'
+        f'<a href="/view?pdi={quote(str(record_generic(record)), safe="")}">the document</a>'
+        + (f' · <a href="/view?pdi={quote(str(parsed), safe="")}">the page</a>'
+           if replayed and (family == "html" or record.media_type.startswith("multipart/")) else "")
+        + "</p>"
     )
     if pdf:
         from pdi.server.pages.pdf_view import HINT, render_pdf
