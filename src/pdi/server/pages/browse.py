@@ -448,7 +448,7 @@ def render_document(archive: Archive, generic: Generic, name: str) -> str:
     title = (own or titles)[-1].value if titles else None
     versions = "".join(
         f'<tr><td class="number">{v.number}</td>'
-        f'<td><time datetime="{esc(v.created_at)}">{esc(v.created_at)}</time>'
+        f"<td>{_time(v.created_at)}"
         + (f'<br><span class="bad">withdrawn {_time(gone[v.number].at)}: {esc(gone[v.number].reason)}</span>'
            if v.number in gone else "")
         + "</td><td><ul>"
