@@ -145,6 +145,9 @@ def test_a_citation_resolves_both_ends_and_checks_the_quotation(archive: Archive
     assert past.check.status == "mismatch" and "ends 9 characters before" in past.check.detail
     elsewhere = archive.cite(f"{page}@9=urn:pdi://other.gov.us/2026/11/22/1.text.1#char=0,3")
     assert elsewhere.check.status == "unchecked" and elsewhere.cited is None
+    # a name of a series minted here that is not here is a mistyped name, said so (exit 4), not left unchecked
+    with pytest.raises(NotFoundError):
+        archive.cite(f"{page}@9={str(source).replace('/1.text.1', '/99.text.1')}#char=0,3")
     picture = archive.add(S, b"GIF89a", format="gif")
     assert archive.cite(f"{picture}@(1,2)={source}#char=0,5").check.status == "unchecked"
     with pytest.raises(UnsupportedError, match="pdi cite"):

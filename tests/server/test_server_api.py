@@ -126,7 +126,8 @@ def test_the_viewer_marks_the_passage_and_escapes_the_text(served: Served) -> No
     versions = httpx.get(f"{served.url}/view", params={"pdi": served.versioned}).text
     for number, when, tails in [(1, VERSION_TIMES[0], ("html.1", "text.1")), (2, VERSION_TIMES[1], ("text.2",))]:
         row = versions.split(f'<td class="number">{number}</td>', 1)[1].split("</tr>", 1)[0]
-        assert f'<time datetime="{when}">{when}</time>' in row
+        day, clock = when.split(".")[0].split("T")  # machine-readable, and written as every other table writes it
+        assert f'<time datetime="{when}"><span>{day}</span> <span>{clock} UTC</span></time>' in row
         assert [name.split("</code>", 1)[0] for name in row.split('<code class="name">')[1:]] == [
             f"{served.versioned}.{tail}" for tail in tails
         ]

@@ -282,6 +282,10 @@ class Reading(ArchiveBase):
         try:
             cited = self.resolve(parsed.citation.cited)
         except NotFoundError as exc:
+            series = parsed.citation.cited.series_name.lower()
+            if self.store.get_series(series) is not None and not any(
+                    m.role == "origin" for m in self.store.list_mirrors(series)):
+                raise  # a series minted here, not one copied from elsewhere: the name is wrong, not unreachable
             return CitationResolved(
                 parsed, citing, origin, None, QuotationCheck("unchecked", f"the cited document is not here: {exc}")
             )
